@@ -1,0 +1,338 @@
+/** `claw plugins …` */
+import { existsSync, rmSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import {
+  DECLARING_FIELD,
+  disablePlugin,
+  enablePlugin,
+  forgetPlugin,
+  installPlugin,
+  PluginManageError,
+  readManifest,
+  redactConfig,
+  type InstallOutcome,
+  type Kernel,
+  type PluginRecord,
+  type StagedInstall,
+} from '../../../kernel/index.js';
+import { bootKernel } from '../boot.js';
+import { editConfig } from '../config-edit.js';
+import { printHelp } from '../help.js';
+import { CliError, printJson, println, table, truncate, usageError, warn, type Io } from '../io.js';
+
+const STATUS_WORD: Record<PluginRecord['status'], string> = {
+  ready: 'on',
+  active: 'loaded',
+  disabled: 'off',
+  failed: 'failed',
+};
+
+export async function run(args: string[], io: Io, help: boolean): Promise<number> {
+  const [sub, ...rest] = args;
+  if (help || !sub) {
+    printHelp(io, 'plugins');
+    return sub || help ? 0 : 2;
+  }
+  try {
+    switch (sub) {
+      case 'list':
+      case 'ls':
+        return await list(rest, io);
+      case 'info':
+      case 'inspect':
+        return await info(rest, io);
+      case 'enable':
+        return await toggle(rest, io, true);
+      case 'disable':
+        return await toggle(rest, io, false);
+      case 'install':
+        return await install(rest, io);
+      case 'uninstall':
+      case 'remove':
+        return await uninstall(rest, io);
+      case 'doctor':
+        return await doctor(rest, io);
+      default:
+        throw usageError(`unknown command "plugins ${sub}" (see claw plugins --help)`);
+    }
+  } catch (error) {
+    if (error instanceof PluginManageError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+  }
+}
+
+/** Capabilities as the manifest declares them (no code loaded). */
+function declared(record: PluginRecord): Record<string, string[]> {
+  const manifest = record.manifest;
+  if (!manifest) return {};
+  const out: Record<string, string[]> = {};
+  for (const field of Object.values(DECLARING_FIELD)) {
+    const names =
+      field === 'cliCommands'
+        ? (manifest.cliCommands ?? []).map((command) => command.name)
+        : ((manifest as Record<string, unknown>)[field] as string[] | undefined) ?? [];
+    if (names.length > 0) out[field] = [...names];
+  }
+  if (manifest.hooks?.length) out.hooks = [...manifest.hooks];
+  if (record.slots.length) out.kind = [...record.slots];
+  return out;
+}
+
+function summary(record: PluginRecord) {
+  return {
+    id: record.id,
+    name: record.name,
+    version: record.version ?? null,
+    description: record.description ?? null,
+    origin: record.origin,
+    dir: record.dir ?? null,
+    enabled: record.enabled,
+    status: record.status,
+    reason: record.reason,
+    error: record.error ?? null,
+    warnings: record.warnings,
+    capabilities: declared(record),
+  };
+}
+
+async function list(args: string[], io: Io): Promise<number> {
+  const { values } = flags(args, { enabled: { type: 'boolean' }, verbose: { type: 'boolean' } });
+  const kernel = await bootKernel(io, { strictConfig: false });
+  let records = [...kernel.plugins.list()];
+  if (values.enabled) records = records.filter((record) => record.enabled);
+  if (io.json) {
+    printJson(io, {
+      plugins: records.map(summary),
+      diagnostics: kernel.plugins.diagnostics,
+    });
+    return 0;
+  }
+  if (records.length === 0) {
+    println(io, 'No plugins found.');
+    return 0;
+  }
+  println(
+    io,
+    table(
+      records.map((record) => [
+        record.id,
+        STATUS_WORD[record.status],
+        record.origin,
+        record.version ?? '',
+        values.verbose ? record.reason : truncate(record.description ?? '', 60),
+      ]),
+      ['ID', 'STATUS', 'ORIGIN', 'VERSION', values.verbose ? 'WHY' : 'DESCRIPTION'],
+    ),
+  );
+  const failed = records.filter((record) => record.status === 'failed');
+  if (failed.length > 0) {
+    println(io, '\nFailed:');
+    for (const record of failed) println(io, `  ${record.id}: ${record.error}`);
+  }
+  for (const diagnostic of kernel.plugins.diagnostics) warn(io, diagnostic.message);
+  return 0;
+}
+
+function findRecord(kernel: Kernel, id: string | undefined): PluginRecord {
+  if (!id) throw usageError('missing plugin id');
+  const record = kernel.plugins.get(id);
+  if (!record) throw new CliError(`no plugin "${id}" is installed (see claw plugins list)`);
+  return record;
+}
+
+async function info(args: string[], io: Io): Promise<number> {
+  const { positionals } = flags(args, {});
+  const kernel = await bootKernel(io, { strictConfig: false });
+  const record = findRecord(kernel, positionals[0]);
+  const sensitive = new Set(
+    Object.entries(record.manifest?.uiHints ?? {})
+      .filter(([, hint]) => hint.sensitive)
+      .map(([key]) => key),
+  );
+  const config = redactConfig(record.config ?? {}, (path) => typeof path[0] === 'string' && sensitive.has(path[0]));
+  const detail = {
+    ...summary(record),
+    entry: record.entryPath ?? null,
+    install: record.install ?? null,
+    config,
+    configSchema: record.manifest?.configSchema ?? null,
+  };
+  if (io.json) {
+    printJson(io, detail);
+    return 0;
+  }
+  const lines = [
+    `${record.name} (${record.id})${record.version ? ` ${record.version}` : ''}`,
+    record.description ? `  ${record.description}` : undefined,
+    `  status:   ${STATUS_WORD[record.status]} — ${record.status === 'failed' ? record.error : record.reason}`,
+    `  origin:   ${record.origin}${record.dir ? ` (${record.dir})` : ''}`,
+    record.entryPath ? `  entry:    ${record.entryPath}` : undefined,
+    record.install ? `  install:  ${record.install.source} ${record.install.spec} at ${record.install.installedAt}` : undefined,
+    ...Object.entries(detail.capabilities).map(([field, names]) => `  ${`${field}:`.padEnd(10)}${names.join(', ')}`),
+    `  config:   ${JSON.stringify(config)}`,
+    ...record.warnings.map((warning) => `  warning:  ${warning}`),
+  ];
+  println(io, lines.filter((line) => line !== undefined).join('\n'));
+  return 0;
+}
+
+async function toggle(args: string[], io: Io, on: boolean): Promise<number> {
+  const { positionals } = flags(args, {});
+  if (positionals.length === 0) throw usageError(`usage: claw plugins ${on ? 'enable' : 'disable'} <id...>`);
+  const { value: notes, after } = await editConfig(io, (raw, kernel) =>
+    positionals.flatMap((id) => {
+      const record = findRecord(kernel, id);
+      return on ? enablePlugin(raw, record) : disablePlugin(raw, record);
+    }),
+  );
+  if (on) {
+    for (const id of positionals) {
+      const record = after.plugins.get(id)!;
+      if (record.status === 'failed') throw new CliError(`cannot enable "${id}": ${record.error}`);
+      if (!record.enabled) throw new CliError(`"${id}" is still off: ${record.reason}`);
+    }
+  }
+  if (io.json) {
+    printJson(io, { ok: true, [on ? 'enabled' : 'disabled']: positionals, notes });
+  } else {
+    for (const id of positionals) println(io, `${on ? 'Enabled' : 'Disabled'} ${id}.`);
+    for (const note of notes) println(io, `  ${note}`);
+  }
+  return 0;
+}
+
+async function install(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = flags(args, { force: { type: 'boolean' }, link: { type: 'boolean' } });
+  const spec = positionals[0];
+  if (!spec || positionals.length > 1) throw usageError('usage: claw plugins install <dir | file.tgz | npm-spec> [--force] [--link]');
+  if (values.link) return link(spec, io);
+  const progress = (line: string) => {
+    if (!io.json) io.stderr.write(`${line}\n`);
+  };
+  let staged: StagedInstall | undefined;
+  let outcome: InstallOutcome;
+  try {
+    const edit = await editConfig(
+      io,
+      async (raw, kernel) => {
+        staged = await installPlugin({
+          spec,
+          stateDir: kernel.paths.stateDir,
+          force: values.force,
+          raw,
+          records: kernel.plugins.list(),
+          env: io.env as NodeJS.ProcessEnv,
+          beforeInstall: (event) => kernel.hooks.runModifying('before_install', event),
+          progress: (step) => progress(`[${step.index}/${step.total}] ${step.label}…`),
+        });
+        return staged.outcome;
+      },
+      // Files move into place only once the config that records them has validated.
+      { beforeWrite: () => staged!.commit() },
+    );
+    outcome = edit.value;
+  } finally {
+    staged?.discard();
+  }
+  if (io.json) {
+    printJson(io, { ok: true, ...outcome });
+    return 0;
+  }
+  println(io, `Installed ${outcome.id}${outcome.version ? ` ${outcome.version}` : ''} → ${outcome.dir}`);
+  if (outcome.dependenciesInstalled > 0) println(io, `  ${outcome.dependenciesInstalled} dependencies installed`);
+  println(io, outcome.enabled ? '  enabled' : '  installed but off');
+  for (const note of outcome.notes) println(io, `  ${note}`);
+  return 0;
+}
+
+/** `--link`: use the directory in place through plugins.load.paths (for plugin development). */
+async function link(spec: string, io: Io): Promise<number> {
+  const dir = resolve(spec);
+  if (!existsSync(dir)) throw new CliError(`directory "${spec}" not found`);
+  const manifest = readManifest(dir);
+  if (!manifest.ok) throw new CliError(`refusing to link "${spec}": ${manifest.error}`);
+  const id = manifest.manifest.id;
+  const { value: notes, after } = await editConfig(io, (raw, kernel) => {
+    const existing = kernel.plugins.get(id);
+    if (existing?.manifest && existing.dir !== dir) {
+      throw new CliError(`plugin id "${id}" is already taken by the ${existing.origin} plugin at ${existing.dir ?? '(inline)'}`);
+    }
+    const plugins = (raw.plugins ??= {}) as { load?: { paths?: string[] } };
+    plugins.load ??= {};
+    plugins.load.paths ??= [];
+    if (!plugins.load.paths.includes(dir)) plugins.load.paths.push(dir);
+    const entries = ((raw.plugins as Record<string, any>).entries ??= {}) as Record<string, { enabled?: boolean }>;
+    entries[id] = { ...entries[id], enabled: true };
+    return [`added ${dir} to plugins.load.paths`];
+  });
+  const record = after.plugins.get(id);
+  if (record?.status === 'failed') throw new CliError(`linked "${id}" but it fails: ${record.error}`);
+  if (io.json) printJson(io, { ok: true, id, dir, notes });
+  else {
+    println(io, `Linked ${id} → ${dir}`);
+    for (const note of notes) println(io, `  ${note}`);
+  }
+  return 0;
+}
+
+async function uninstall(args: string[], io: Io): Promise<number> {
+  const { positionals, values } = flags(args, { 'keep-files': { type: 'boolean' } });
+  const id = positionals[0];
+  if (!id) throw usageError('usage: claw plugins uninstall <id> [--keep-files]');
+  let removeDir: string | undefined;
+  await editConfig(io, (raw, kernel) => {
+    const record = findRecord(kernel, id);
+    if (record.origin === 'bundled') throw new CliError(`"${id}" is bundled with claw and cannot be uninstalled; use claw plugins disable ${id}`);
+    const linked = record.origin === 'config' && record.dir ? record.dir : undefined;
+    if (record.origin !== 'global' && !linked) {
+      throw new CliError(`"${id}" was not installed by claw (it comes from ${record.origin} at ${record.dir}); remove it there`);
+    }
+    forgetPlugin(raw, id, linked);
+    if (record.origin === 'global' && !values['keep-files']) removeDir = record.dir;
+  });
+  if (removeDir) rmSync(removeDir, { recursive: true, force: true });
+  if (io.json) printJson(io, { ok: true, uninstalled: id, removed: removeDir ?? null });
+  else println(io, `Uninstalled ${id}${removeDir ? ` (removed ${removeDir})` : ''}.`);
+  return 0;
+}
+
+async function doctor(args: string[], io: Io): Promise<number> {
+  flags(args, {});
+  const kernel = await bootKernel(io, { strictConfig: false });
+  // Loading every enabled plugin is what surfaces import and register() failures.
+  await kernel.plugins.activateAll();
+  const records = kernel.plugins.list();
+  const failed = records.filter((record) => record.status === 'failed');
+  const issues = kernel.issues();
+  const errors = issues.filter((issue) => issue.level === 'error');
+  const ok = failed.length === 0 && errors.length === 0;
+  if (io.json) {
+    printJson(io, {
+      ok,
+      failed: failed.map((record) => ({ id: record.id, dir: record.dir ?? null, error: record.error })),
+      issues,
+      warnings: records.flatMap((record) => record.warnings.map((message) => ({ id: record.id, message }))),
+      diagnostics: kernel.plugins.diagnostics,
+    });
+    return ok ? 0 : 1;
+  }
+  const loaded = records.filter((record) => record.status === 'active').length;
+  println(io, `${records.length} plugins found, ${loaded} loaded, ${failed.length} failed.`);
+  for (const record of failed) println(io, `  ✗ ${record.id}: ${record.error}`);
+  for (const issue of issues) {
+    println(io, `  ${issue.level === 'error' ? '✗' : '!'} config ${issue.path}: ${issue.message}${issue.owner === 'kernel' ? '' : ` (plugin ${issue.owner})`}`);
+  }
+  for (const record of records) for (const warning of record.warnings) println(io, `  ! ${record.id}: ${warning}`);
+  for (const diagnostic of kernel.plugins.diagnostics) println(io, `  ! ${diagnostic.message}`);
+  if (ok) println(io, 'No problems found.');
+  return ok ? 0 : 1;
+}

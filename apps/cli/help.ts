@@ -1,0 +1,128 @@
+/**
+ * `claw --help`. Plugin-provided commands come from a quick scan of manifests (plain
+ * JSON reads, no validation, no kernel), which keeps help fast with many plugins installed.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { resolveConfigPath, resolveStateDir, resolveUserPath } from '../../kernel/config/paths.js';
+import { println, type Io } from './io.js';
+
+const BUNDLED = fileURLToPath(new URL('../../plugins/', import.meta.url));
+
+const TOPICS: Record<string, string> = {
+  plugins: `Usage: claw plugins <command> [--json]
+
+Commands:
+  list [--enabled] [--verbose]     Plugins found, their status and why
+  info <id>                        Manifest, capabilities, config and status of one plugin
+  enable <id...>                   Turn plugins on (switches exclusive slots)
+  disable <id...>                  Turn plugins off
+  install <dir|file.tgz|npm-spec>  Install into ~/.openclaw/extensions/<id> [--force] [--link]
+  uninstall <id>                   Remove an installed plugin [--keep-files]
+  doctor                           Load every enabled plugin and report failures`,
+  config: `Usage: claw config <command> [--json]
+
+Commands:
+  get <path>             Print a value (secrets redacted)
+  set <path> <value>     Set a value; the value is parsed as JSON5, else taken as text [--strict-json]
+  unset <path>           Remove a value
+  validate               Check the whole config (kernel and every enabled plugin)
+  path                   Print the config file location
+
+Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-plugin"].config`,
+};
+
+interface PluginCommand {
+  name: string;
+  description: string;
+  plugin: string;
+}
+
+export function printHelp(io: Io, topic?: string): void {
+  if (topic && TOPICS[topic]) {
+    println(io, TOPICS[topic]);
+    return;
+  }
+  const lines = [
+    'claw — a local-first personal AI assistant, built from plugins',
+    '',
+    'Usage: claw <command> [options]',
+    '',
+    'Commands:',
+    '  plugins    List, inspect, enable, install and diagnose plugins',
+    '  config     Read, change and validate openclaw.json',
+    '  help       Show help for a command (claw help plugins)',
+  ];
+  const commands = pluginCommands(io.env);
+  if (commands.length > 0) {
+    const width = Math.max(...commands.map((command) => command.name.length), 9);
+    lines.push('', 'Commands from plugins:');
+    for (const command of commands) {
+      lines.push(`  ${command.name.padEnd(width)}  ${command.description} (${command.plugin})`);
+    }
+  }
+  lines.push(
+    '',
+    'Options:',
+    '  --json              Machine-readable output',
+    '  --profile <name>    Use ~/.openclaw-<name> for state and config',
+    '  -V, --version       Print the version',
+    '  -h, --help          Show help',
+    '',
+    'Environment: OPENCLAW_CONFIG_PATH, OPENCLAW_STATE_DIR, OPENCLAW_PROFILE',
+  );
+  println(io, lines.join('\n'));
+}
+
+function pluginCommands(env: Record<string, string | undefined>): PluginCommand[] {
+  const dirs: string[] = [];
+  const configPath = resolveConfigPath(env);
+  try {
+    const config = JSON.parse(readFileSync(configPath, 'utf8')) as { plugins?: { load?: { paths?: unknown } } };
+    const paths = config.plugins?.load?.paths;
+    if (Array.isArray(paths)) {
+      for (const path of paths) if (typeof path === 'string') dirs.push(resolveUserPath(path, dirname(configPath), env));
+    }
+  } catch {
+    // No config, or JSON5 that needs the full parser: the plugin list is a courtesy here.
+  }
+  dirs.push(BUNDLED, join(resolveStateDir(env), 'extensions'));
+  const seen = new Map<string, PluginCommand>();
+  for (const dir of dirs) {
+    for (const manifest of manifestsIn(dir)) {
+      for (const command of manifest.cliCommands ?? []) {
+        if (!seen.has(command.name)) seen.set(command.name, { ...command, plugin: manifest.id });
+      }
+    }
+  }
+  return [...seen.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+interface LightManifest {
+  id: string;
+  cliCommands?: Array<{ name: string; description: string }>;
+}
+
+function manifestsIn(dir: string): LightManifest[] {
+  const read = (path: string): LightManifest | undefined => {
+    try {
+      const manifest = JSON.parse(readFileSync(path, 'utf8')) as LightManifest;
+      return typeof manifest.id === 'string' ? manifest : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const own = read(join(dir, 'openclaw.plugin.json'));
+  if (own) return [own];
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((name) => !name.startsWith('.'))
+    .map((name) => read(join(dir, name, 'openclaw.plugin.json')))
+    .filter((manifest): manifest is LightManifest => manifest !== undefined);
+}

@@ -1,0 +1,83 @@
+/**
+ * `claw`: the command line. Start-up imports only what the command needs: `--help` and
+ * `--version` touch no kernel code, and each command module is loaded on demand.
+ */
+import { readFileSync } from 'node:fs';
+import { CliError, type Io } from './io.js';
+
+interface Globals {
+  json: boolean;
+  help: boolean;
+  version: boolean;
+  rest: string[];
+}
+
+/** Global flags may appear anywhere before `--`; everything else is passed on in order. */
+function parseGlobals(argv: readonly string[], env: Record<string, string | undefined>): Globals {
+  const out: Globals = { json: false, help: false, version: false, rest: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      out.rest.push(...argv.slice(i));
+      break;
+    }
+    if (arg === '--json') out.json = true;
+    else if (arg === '--help' || arg === '-h') out.help = true;
+    else if ((arg === '--version' || arg === '-V') && out.rest.length === 0) out.version = true;
+    else if (arg === '--profile' || arg.startsWith('--profile=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!value) throw new CliError('--profile needs a name', 2);
+      env.OPENCLAW_PROFILE = value;
+    } else out.rest.push(arg);
+  }
+  return out;
+}
+
+export function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promise<number> {
+  let globals: Globals;
+  try {
+    globals = parseGlobals(argv, io.env);
+  } catch (error) {
+    return report({ ...io, json: false }, error);
+  }
+  const ctx: Io = { ...io, json: globals.json };
+  try {
+    if (globals.version) {
+      ctx.stdout.write(`claw ${packageVersion()}\n`);
+      return 0;
+    }
+    const [command, ...args] = globals.rest;
+    if (!command || command === 'help') {
+      const { printHelp } = await import('./help.js');
+      printHelp(ctx, args[0]);
+      return 0;
+    }
+    switch (command) {
+      case 'plugins':
+        return await (await import('./commands/plugins.js')).run(args, ctx, globals.help);
+      case 'config':
+        return await (await import('./commands/config.js')).run(args, ctx, globals.help);
+      default:
+        return await (await import('./commands/plugin-cli.js')).run(command, args, ctx, globals.help);
+    }
+  } catch (error) {
+    return report(ctx, error);
+  }
+}
+
+function report(io: Io, error: unknown): number {
+  const known = error instanceof CliError || (error instanceof Error && 'code' in error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (io.json) {
+    io.stdout.write(`${JSON.stringify({ ok: false, error: { message } }, null, 2)}\n`);
+  } else {
+    io.stderr.write(`claw: ${message}\n`);
+    if (!known && error instanceof Error && io.env.CLAW_DEBUG) io.stderr.write(`${error.stack}\n`);
+  }
+  return error instanceof CliError ? error.exitCode : 1;
+}

@@ -1,0 +1,15 @@
+/** Names the kernel's config schema and the plugin host share. */
+
+/** Exclusive plugin slots; a slot holds at most one plugin (or "none"). */
+export const SLOT_NAMES = ['memory', 'agentLoop', 'sandbox'] as const;
+export type SlotName = (typeof SLOT_NAMES)[number];
+
+/** Default holder of each slot when `plugins.slots.<slot>` is unset. */
+export const DEFAULT_SLOT_HOLDERS: Readonly<Record<SlotName, string>> = {
+  memory: 'memory-sqlite',
+  agentLoop: 'agent-loop',
+  sandbox: 'none',
+};
+
+/** Top-level keys the kernel owns; any other top-level key must be declared by a plugin. */
+export const KERNEL_CONFIG_KEYS = ['$schema', 'meta', 'plugins', 'agents', 'cron'] as const;

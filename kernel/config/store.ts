@@ -1,0 +1,99 @@
+/**
+ * openclaw.json on disk: read (JSON5), env-substitute, check against the kernel schema,
+ * and write back atomically. The raw form (with `${VAR}` references intact) is what gets
+ * edited and written; the resolved form is what the kernel runs with.
+ */
+import { readFileSync } from 'node:fs';
+import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
+import { writeJsonAtomic } from '../util/fs.js';
+import { parseJson5 } from '../util/json5.js';
+import { validateWith } from '../validation.js';
+import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
+import type { Env } from './paths.js';
+import type { KernelConfig } from './schema.js';
+import type { ConfigIssue } from '../plugins/resolve.js';
+
+export interface ConfigSnapshot {
+  path: string;
+  exists: boolean;
+  /** As written, `${VAR}` references intact. Edit this, then write it. */
+  raw: Record<string, unknown>;
+  /** With env references substituted: what the kernel runs with. */
+  resolved: KernelConfig;
+  /** Problems reading the file or substituting env vars, and kernel-schema violations. */
+  issues: ConfigIssue[];
+}
+
+/** Thrown when config problems stop the kernel from booting; lists every problem. */
+export class ConfigError extends Error {
+  readonly code = 'INVALID_CONFIG';
+  constructor(
+    readonly path: string,
+    readonly issues: readonly ConfigIssue[],
+  ) {
+    super(`invalid config ${path}:\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function formatIssue(issue: ConfigIssue): string {
+  const owner = issue.owner === 'kernel' ? '' : ` (plugin ${issue.owner})`;
+  return `${issue.path}: ${issue.message}${owner}`;
+}
+
+export function readConfigFile(path: string, env: Env = process.env): ConfigSnapshot {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return snapshotOf({}, path, env, false);
+    return broken(path, `cannot read the config file: ${(error as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = text.trim() === '' ? {} : parseJson5(text, path);
+  } catch (error) {
+    return broken(path, (error as Error).message);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    return broken(path, 'the config file must contain a JSON5 object');
+  }
+  return snapshotOf(data as Record<string, unknown>, path, env, true);
+}
+
+export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env = process.env, exists = false): ConfigSnapshot {
+  const missing: EnvSubstitutionIssue[] = [];
+  const resolved = substituteEnv(raw, env, missing) as KernelConfig;
+  const issues: ConfigIssue[] = missing.map(({ path: at, variable }) => ({
+    level: 'error',
+    path: at,
+    message: `references \${${variable}}, which is not set in the environment`,
+    owner: 'kernel',
+  }));
+  for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved))) {
+    issues.push({ level: 'error', ...issue, owner: 'kernel' });
+  }
+  return { path, exists, raw, resolved, issues };
+}
+
+function broken(path: string, message: string): ConfigSnapshot {
+  return { path, exists: true, raw: {}, resolved: {}, issues: [{ level: 'error', path: '<file>', message, owner: 'kernel' }] };
+}
+
+/**
+ * Config the plugin host can safely reason about: top-level kernel sections with schema
+ * errors are dropped (defaults apply), so one typo does not hide every plugin's status.
+ */
+export function usableConfig(snapshot: ConfigSnapshot): KernelConfig {
+  const broken = new Set(
+    snapshot.issues.filter((issue) => issue.level === 'error').map((issue) => issue.path.split(/[.[]/)[0]!),
+  );
+  if (broken.size === 0) return snapshot.resolved;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(snapshot.resolved)) if (!broken.has(key)) out[key] = value;
+  return out as KernelConfig;
+}
+
+export function writeConfigFile(path: string, raw: Record<string, unknown>): void {
+  writeJsonAtomic(path, raw, { mode: 0o600, backup: true });
+}

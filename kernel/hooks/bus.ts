@@ -1,0 +1,319 @@
+/**
+ * The hook bus: named tapable hooks, one per entry in the catalog.
+ *
+ * Handlers are wrapped before they are tapped so that a throwing handler is reported with
+ * its plugin id and the chain goes on; tapable itself would abort the call. Priority maps
+ * to tapable's `stage` (lower stage runs first), which keeps registration order among
+ * equal priorities.
+ */
+import { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from 'tapable';
+import {
+  HOOK_MODES,
+  isHookName,
+  mergeRuleFor,
+  type HookContext,
+  type HookEvent,
+  type HookHandler,
+  type HookName,
+  type HookResult,
+} from './catalog.js';
+
+export type VoidHookName = {
+  [H in HookName]: (typeof HOOK_MODES)[H] extends 'void' ? H : never;
+}[HookName];
+export type SyncHookName = 'tool_result_persist' | 'before_message_write';
+export type ModifyingHookName = Exclude<HookName, VoidHookName | SyncHookName>;
+
+export interface HookErrorReport {
+  hook: HookName;
+  pluginId: string;
+  kind: 'threw' | 'async-in-sync';
+  message: string;
+  error?: unknown;
+}
+
+export interface HookRegistrationInfo {
+  hook: HookName;
+  pluginId: string;
+  priority: number;
+}
+
+export interface HookOptions {
+  pluginId?: string;
+  /** Higher runs first; default 0. */
+  priority?: number;
+}
+
+export interface HookBusOptions {
+  onError?: (report: HookErrorReport) => void;
+  /**
+   * Called before an async hook runs. The plugin host uses it to activate plugins that
+   * declared the hook but have not been loaded yet. Return nothing when there is nothing to do.
+   */
+  prepare?: (hook: HookName) => Promise<void> | void;
+}
+
+interface Registration {
+  hook: HookName;
+  handler: (event: unknown, ctx: HookContext) => unknown;
+  pluginId: string;
+  priority: number;
+}
+
+/** Accumulator threaded through a modifying or sync chain. */
+interface ChainState {
+  event: unknown;
+  ctx: HookContext;
+  result: Record<string, unknown> | undefined;
+  stopped: boolean;
+}
+
+type Compiled =
+  | { mode: 'void'; hook: AsyncParallelHook<[unknown, HookContext]> }
+  | { mode: 'modifying'; hook: AsyncSeriesWaterfallHook<[ChainState]> }
+  | { mode: 'sync'; hook: SyncWaterfallHook<[ChainState]> };
+
+const RESOLVED = Promise.resolve();
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class HookBus {
+  private readonly registrations = new Map<HookName, Registration[]>();
+  private readonly compiled = new Map<HookName, Compiled>();
+  private readonly onError: (report: HookErrorReport) => void;
+  private readonly prepare?: (hook: HookName) => Promise<void> | void;
+
+  constructor(options: HookBusOptions = {}) {
+    this.onError = options.onError ?? (() => {});
+    this.prepare = options.prepare;
+  }
+
+  /** Register a handler; returns a function that removes it. */
+  on<H extends HookName>(hook: H, handler: HookHandler<H>, options: HookOptions = {}): () => void {
+    if (!isHookName(hook)) throw new TypeError(`unknown hook "${String(hook)}"`);
+    if (typeof handler !== 'function') throw new TypeError(`handler for hook "${hook}" must be a function`);
+    const priority = options.priority ?? 0;
+    if (!Number.isFinite(priority)) throw new TypeError(`priority for hook "${hook}" must be a finite number`);
+    const registration: Registration = {
+      hook,
+      handler: handler as Registration['handler'],
+      pluginId: options.pluginId ?? 'anonymous',
+      priority,
+    };
+    const list = this.registrations.get(hook) ?? [];
+    list.push(registration);
+    this.registrations.set(hook, list);
+    this.compiled.delete(hook);
+    return () => this.remove(registration);
+  }
+
+  /** Remove every handler a plugin registered (used when a plugin fails or is unloaded). */
+  removePlugin(pluginId: string): number {
+    let removed = 0;
+    for (const [hook, list] of this.registrations) {
+      const kept = list.filter((registration) => registration.pluginId !== pluginId);
+      if (kept.length !== list.length) {
+        removed += list.length - kept.length;
+        this.registrations.set(hook, kept);
+        this.compiled.delete(hook);
+      }
+    }
+    return removed;
+  }
+
+  has(hook: HookName): boolean {
+    return (this.registrations.get(hook)?.length ?? 0) > 0;
+  }
+
+  /** Registered handlers in the order they run. */
+  list(hook?: HookName): HookRegistrationInfo[] {
+    const hooks = hook ? [hook] : [...this.registrations.keys()];
+    return hooks.flatMap((name) =>
+      this.ordered(name).map(({ pluginId, priority }) => ({ hook: name, pluginId, priority })),
+    );
+  }
+
+  /** Void hook: every handler starts at once; resolves when all have settled. */
+  async runVoid<H extends VoidHookName>(hook: H, event: HookEvent<H>, ctx: HookContext = {}): Promise<void> {
+    const pending = this.prepare?.(hook);
+    if (pending) await pending;
+    const compiled = this.compile(hook);
+    if (!compiled || compiled.mode !== 'void') return;
+    await compiled.hook.promise(event, ctx);
+  }
+
+  /** Modifying hook: handlers in priority order, results merged by the hook's rule. */
+  async runModifying<H extends ModifyingHookName>(
+    hook: H,
+    event: HookEvent<H>,
+    ctx: HookContext = {},
+  ): Promise<Partial<NonNullable<HookResult<H>>>> {
+    const pending = this.prepare?.(hook);
+    if (pending) await pending;
+    const compiled = this.compile(hook);
+    if (!compiled || compiled.mode !== 'modifying') return {};
+    const state = await compiled.hook.promise({ event, ctx, result: undefined, stopped: false });
+    return (state.result ?? {}) as Partial<NonNullable<HookResult<H>>>;
+  }
+
+  /** Sync hook: never awaited. Handlers must return plain values. */
+  runSync<H extends SyncHookName>(hook: H, event: HookEvent<H>, ctx: HookContext = {}): Partial<NonNullable<HookResult<H>>> {
+    const compiled = this.compile(hook);
+    if (!compiled || compiled.mode !== 'sync') return {};
+    const state = compiled.hook.call({ event, ctx, result: undefined, stopped: false });
+    return (state.result ?? {}) as Partial<NonNullable<HookResult<H>>>;
+  }
+
+  private remove(registration: Registration): void {
+    const list = this.registrations.get(registration.hook);
+    if (!list) return;
+    const index = list.indexOf(registration);
+    if (index >= 0) {
+      list.splice(index, 1);
+      this.compiled.delete(registration.hook);
+    }
+  }
+
+  private ordered(hook: HookName): Registration[] {
+    const list = this.registrations.get(hook) ?? [];
+    // Array.prototype.sort is stable, so equal priorities keep registration order.
+    return [...list].sort((a, b) => b.priority - a.priority);
+  }
+
+  private report(hook: HookName, pluginId: string, kind: HookErrorReport['kind'], error?: unknown): void {
+    const message =
+      kind === 'async-in-sync'
+        ? `Async in sync hook: plugin "${pluginId}" returned a promise from "${hook}"; its result was ignored`
+        : `hook "${hook}" handler from plugin "${pluginId}" failed: ${describe(error)}`;
+    try {
+      this.onError({ hook, pluginId, kind, message, error });
+    } catch {
+      // A broken error sink must not break the message path.
+    }
+  }
+
+  private compile(hook: HookName): Compiled | undefined {
+    const cached = this.compiled.get(hook);
+    if (cached) return cached;
+    const list = this.registrations.get(hook);
+    if (!list || list.length === 0) return undefined;
+    const mode = HOOK_MODES[hook];
+    let compiled: Compiled;
+    if (mode === 'void') {
+      const tapped = new AsyncParallelHook<[unknown, HookContext]>(['event', 'ctx'], hook);
+      for (const registration of list) {
+        tapped.tapPromise(
+          { name: registration.pluginId, stage: -registration.priority },
+          this.voidTap(registration),
+        );
+      }
+      compiled = { mode, hook: tapped };
+    } else if (mode === 'modifying') {
+      const tapped = new AsyncSeriesWaterfallHook<[ChainState]>(['state'], hook);
+      for (const registration of list) {
+        tapped.tapPromise(
+          { name: registration.pluginId, stage: -registration.priority },
+          this.modifyingTap(registration),
+        );
+      }
+      compiled = { mode, hook: tapped };
+    } else {
+      const tapped = new SyncWaterfallHook<[ChainState]>(['state'], hook);
+      for (const registration of list) {
+        tapped.tap({ name: registration.pluginId, stage: -registration.priority }, this.syncTap(registration));
+      }
+      compiled = { mode, hook: tapped };
+    }
+    this.compiled.set(hook, compiled);
+    return compiled;
+  }
+
+  private voidTap({ hook, handler, pluginId }: Registration) {
+    return (event: unknown, ctx: HookContext): Promise<void> => {
+      let outcome: unknown;
+      try {
+        outcome = handler(event, { ...ctx, pluginId });
+      } catch (error) {
+        this.report(hook, pluginId, 'threw', error);
+        return RESOLVED;
+      }
+      if (!isThenable(outcome)) return RESOLVED;
+      return Promise.resolve(outcome).then(
+        () => undefined,
+        (error) => this.report(hook, pluginId, 'threw', error),
+      );
+    };
+  }
+
+  private modifyingTap({ hook, handler, pluginId }: Registration) {
+    const rule = mergeRuleFor(hook) as unknown as {
+      merge(acc: unknown, next: unknown): Record<string, unknown>;
+      apply?(event: unknown, acc: unknown): unknown;
+      stops?(next: unknown): boolean;
+    };
+    const fold = (state: ChainState, value: unknown): ChainState => {
+      if (value === undefined || value === null) return state;
+      if (typeof value !== 'object') {
+        this.report(hook, pluginId, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
+        return state;
+      }
+      state.result = rule.merge(state.result ?? {}, value);
+      if (rule.apply) state.event = rule.apply(state.event, state.result);
+      if (rule.stops?.(value)) state.stopped = true;
+      return state;
+    };
+    return (state: ChainState): Promise<ChainState> => {
+      if (state.stopped) return Promise.resolve(state);
+      let outcome: unknown;
+      try {
+        outcome = handler(state.event, { ...state.ctx, pluginId });
+      } catch (error) {
+        this.report(hook, pluginId, 'threw', error);
+        return Promise.resolve(state);
+      }
+      if (!isThenable(outcome)) return Promise.resolve(fold(state, outcome));
+      return Promise.resolve(outcome).then(
+        (value) => fold(state, value),
+        (error) => {
+          this.report(hook, pluginId, 'threw', error);
+          return state;
+        },
+      );
+    };
+  }
+
+  private syncTap({ hook, handler, pluginId }: Registration) {
+    const rule = mergeRuleFor(hook) as unknown as {
+      merge(acc: unknown, next: unknown): Record<string, unknown>;
+      apply?(event: unknown, acc: unknown): unknown;
+      stops?(next: unknown): boolean;
+    };
+    return (state: ChainState): ChainState => {
+      if (state.stopped) return state;
+      let outcome: unknown;
+      try {
+        outcome = handler(state.event, { ...state.ctx, pluginId });
+      } catch (error) {
+        this.report(hook, pluginId, 'threw', error);
+        return state;
+      }
+      if (isThenable(outcome)) {
+        // Never awaited: keep a late rejection from becoming an unhandled one.
+        Promise.resolve(outcome).catch(() => {});
+        this.report(hook, pluginId, 'async-in-sync');
+        return state;
+      }
+      if (outcome === undefined || outcome === null) return state;
+      state.result = rule.merge(state.result ?? {}, outcome);
+      if (rule.apply) state.event = rule.apply(state.event, state.result);
+      if (rule.stops?.(outcome)) state.stopped = true;
+      return state;
+    };
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The kernel's public surface. Four parts — lanes, hooks, config, protocol — plus the
+ * plugin host that fills everything else from plugins.
+ */
+export { createKernel, type Kernel, type KernelOptions } from './kernel.js';
+
+export {
+  LaneScheduler,
+  LaneClearedError,
+  sessionLane,
+  DEFAULT_LANE_CAPS,
+  GLOBAL_LANES,
+  LANE_WAIT_NOTICE_MS,
+  type LaneStats,
+  type LaneWaitNotice,
+  type LaneTask,
+} from './lanes.js';
+
+export { HookBus, type HookErrorReport, type HookOptions, type VoidHookName, type ModifyingHookName, type SyncHookName } from './hooks/bus.js';
+export * from './hooks/catalog.js';
+
+export { createLogger, silentLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
+
+export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
+export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
+export { parsePath, formatPath, getPath, setPath, unsetPath, hasPath, type PathSegment } from './config/path.js';
+export { redactConfig, isSecretKey, REDACTED } from './config/redact.js';
+export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
+export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
+
+export { ProtocolRegistry, ProtocolError, errorShape, parseFrame, validateConnectParams, type MethodSpec, type EventSpec } from './protocol/registry.js';
+export * from './protocol/constants.js';
+export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
+
+export { PluginHost, CapabilityError, PluginUnavailableError } from './plugins/host.js';
+export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugins/manifest.js';
+export { resolveEnablement, slotHolder } from './plugins/enablement.js';
+export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugins/resolve.js';
+export type { PluginOrigin } from './plugins/discovery.js';
+export type * from './plugins/api.js';
+export type * from './plugins/capabilities.js';
+export { DECLARING_FIELD } from './plugins/capabilities.js';
+
+export { writeFileAtomic, writeJsonAtomic } from './util/fs.js';
+export { parseJson5 } from './util/json5.js';
+export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
+export { enablePlugin, disablePlugin, forgetPlugin, PluginManageError } from './plugins/manage.js';
+export { installPlugin, classifySource, type InstallOptions, type InstallOutcome, type InstallStep, type StagedInstall } from './plugins/install.js';

@@ -1,0 +1,156 @@
+/**
+ * Booting the kernel: config, lanes, hook bus, protocol registry and the plugin host,
+ * wired together. Booting runs no plugin code except for plugins passed in as objects;
+ * everything else loads when first used, or at `start()` when a manifest asks for it.
+ */
+import { join } from 'node:path';
+import { HookBus, type HookErrorReport } from './hooks/bus.js';
+import { LaneScheduler } from './lanes.js';
+import { createLogger, type Logger } from './log.js';
+import { ProtocolRegistry } from './protocol/registry.js';
+import { ConfigError, readConfigFile, snapshotOf, usableConfig, type ConfigSnapshot } from './config/store.js';
+import { dirname } from 'node:path';
+import {
+  resolveConfigPath,
+  resolveExtensionsDir,
+  resolveStateDir,
+  resolveUserPath,
+  type Env,
+} from './config/paths.js';
+import type { KernelConfig } from './config/schema.js';
+import type { DiscoveryRoot } from './plugins/discovery.js';
+import { PluginHost } from './plugins/host.js';
+import type { CapabilityLookup, KernelPaths, PluginDefinition } from './plugins/api.js';
+import type { ConfigIssue } from './plugins/resolve.js';
+
+export interface KernelOptions {
+  env?: Env;
+  /** Use this config object instead of reading the config file. */
+  config?: Record<string, unknown>;
+  configPath?: string;
+  stateDir?: string;
+  /** Folder of bundled plugins (the CLI passes its own `plugins/`). */
+  bundledDir?: string;
+  /**
+   * Which discovery roots to search. The test kit turns all of them off so a kernel has
+   * exactly the plugins it was given.
+   */
+  discover?: { config?: boolean; workspace?: boolean; bundled?: boolean; global?: boolean };
+  /** Plugin directories to load in addition to discovery (origin "config"). */
+  pluginDirs?: readonly string[];
+  /** Plugins given as objects; loaded at boot. */
+  plugins?: readonly PluginDefinition[];
+  logger?: Logger;
+  moduleAliases?: Record<string, string>;
+  /**
+   * When true (default), kernel-level config errors stop the boot with a ConfigError.
+   * Tools that report on a broken config (`claw config validate`, `claw plugins doctor`) pass false.
+   */
+  strictConfig?: boolean;
+}
+
+export interface Kernel {
+  readonly paths: KernelPaths;
+  readonly config: ConfigSnapshot;
+  readonly lanes: LaneScheduler;
+  readonly hooks: HookBus;
+  readonly protocol: ProtocolRegistry;
+  readonly plugins: PluginHost;
+  readonly capabilities: CapabilityLookup;
+  readonly logger: Logger;
+  /** Every config problem: kernel schema, env references, plugin configs, unknown sections. */
+  issues(): ConfigIssue[];
+  /** Handler failures reported by the hook bus (most recent last, at most 100). */
+  hookErrors(): readonly HookErrorReport[];
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const MAX_HOOK_ERRORS = 100;
+
+export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
+  const env = options.env ?? process.env;
+  const stateDir = options.stateDir ?? resolveStateDir(env);
+  const configPath = options.configPath ?? (options.stateDir ? join(stateDir, 'openclaw.json') : resolveConfigPath(env));
+  const logger = options.logger ?? createLogger({ level: 'warn' });
+
+  const snapshot = options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env);
+  const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
+  if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
+  const config = usableConfig(snapshot);
+
+  const defaults = (config.agents as { defaults?: Record<string, any> } | undefined)?.defaults ?? {};
+  const workspaceDir = defaults.workspace
+    ? resolveUserPath(String(defaults.workspace), dirname(configPath), env)
+    : join(stateDir, 'workspace');
+  const paths: KernelPaths = { stateDir, workspaceDir, configPath };
+
+  const lanes = new LaneScheduler({
+    caps: {
+      main: defaults.maxConcurrent,
+      subagent: defaults.subagents?.maxConcurrent,
+      cron: (config.cron as { maxConcurrentRuns?: number } | undefined)?.maxConcurrentRuns,
+    },
+    onNotice: (notice) =>
+      logger.warn(`lane "${notice.lane}" task waited ${notice.waitedMs} ms to start (${notice.queuedBehind} still queued)`, {
+        lane: notice.lane,
+        waitedMs: notice.waitedMs,
+      }),
+  });
+
+  const hookErrors: HookErrorReport[] = [];
+  let host: PluginHost | undefined;
+  const hooks = new HookBus({
+    onError: (report) => {
+      hookErrors.push(report);
+      if (hookErrors.length > MAX_HOOK_ERRORS) hookErrors.shift();
+      const log = report.kind === 'async-in-sync' ? logger.warn : logger.error;
+      log(report.message, { plugin: report.pluginId, hook: report.hook });
+    },
+    prepare: (hook) => host?.prepareHook(hook),
+  });
+  const protocol = new ProtocolRegistry();
+
+  host = new PluginHost({
+    config,
+    roots: discoveryRoots(options, config, paths, env),
+    inline: options.plugins,
+    hooks,
+    lanes,
+    protocol,
+    logger,
+    paths,
+    moduleAliases: options.moduleAliases,
+  });
+  for (const diagnostic of host.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
+  await host.activateInline();
+  const plugins = host;
+
+  return {
+    paths,
+    config: snapshot,
+    lanes,
+    hooks,
+    protocol,
+    plugins,
+    capabilities: plugins.kernelServices.capabilities,
+    logger,
+    issues: () => [...snapshot.issues, ...plugins.issues],
+    hookErrors: () => hookErrors,
+    start: () => plugins.start(),
+    stop: () => plugins.stop(),
+  };
+}
+
+function discoveryRoots(options: KernelOptions, config: KernelConfig, paths: KernelPaths, env: Env): DiscoveryRoot[] {
+  const on = { config: true, workspace: true, bundled: true, global: true, ...options.discover };
+  const roots: DiscoveryRoot[] = (options.pluginDirs ?? []).map((dir) => ({ dir, origin: 'config' as const }));
+  if (on.config) {
+    const loadPaths = (config.plugins as { load?: { paths?: string[] } } | undefined)?.load?.paths ?? [];
+    for (const path of loadPaths) roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
+  }
+  if (on.workspace) roots.push({ dir: join(paths.workspaceDir, '.openclaw', 'extensions'), origin: 'workspace' });
+  if (on.bundled && options.bundledDir) roots.push({ dir: options.bundledDir, origin: 'bundled' });
+  if (on.global) roots.push({ dir: resolveExtensionsDir(paths.stateDir), origin: 'global' });
+  return roots;
+}

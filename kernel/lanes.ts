@@ -1,0 +1,282 @@
+/**
+ * Lane scheduler: named FIFO queues with a concurrency cap each.
+ *
+ * A run enters its `session:<key>` lane (cap 1, so one run per session) and, once
+ * it holds that, a global lane (`main`, `subagent`, `cron`, `nested`). Nesting in
+ * that order means a run waiting for its session never occupies a global slot.
+ *
+ * Pure promises: no timers and no threads. The long-wait notice is checked when a
+ * task is dequeued, so an idle scheduler leaves nothing on the event loop.
+ */
+
+export type LaneTask<T> = () => T | PromiseLike<T>;
+
+/** Rejection reason for tasks dropped by `clear(lane)`. */
+export class LaneClearedError extends Error {
+  readonly code = 'LANE_CLEARED';
+  constructor(readonly lane: string) {
+    super(`lane "${lane}" was cleared before this task started`);
+    this.name = 'LaneClearedError';
+  }
+}
+
+export interface LaneStats {
+  lane: string;
+  max: number;
+  queued: number;
+  active: number;
+  /** Longest time any task waited in this lane before starting. */
+  longestWaitMs: number;
+  /** How long the task at the head of the queue has been waiting right now. */
+  oldestQueuedMs: number;
+  completed: number;
+  failed: number;
+}
+
+export interface LaneWaitNotice {
+  lane: string;
+  waitedMs: number;
+  /** Tasks still queued behind the one that just started. */
+  queuedBehind: number;
+}
+
+export const SESSION_LANE_PREFIX = 'session:';
+export const GLOBAL_LANES = ['main', 'subagent', 'cron', 'nested'] as const;
+export type GlobalLane = (typeof GLOBAL_LANES)[number];
+
+export const DEFAULT_LANE_CAPS: Readonly<Record<GlobalLane, number>> = {
+  main: 4,
+  subagent: 8,
+  cron: 1,
+  nested: 1,
+};
+
+export const LANE_WAIT_NOTICE_MS = 2000;
+
+export function sessionLane(sessionKey: string): string {
+  const key = sessionKey.trim();
+  if (!key) throw new TypeError('session key must be a non-empty string');
+  return SESSION_LANE_PREFIX + key;
+}
+
+export interface LaneSchedulerOptions {
+  /** Caps for global lanes; unspecified lanes use DEFAULT_LANE_CAPS, unknown lanes 1. */
+  caps?: Partial<Record<string, number>>;
+  noticeAfterMs?: number;
+  onNotice?: (notice: LaneWaitNotice) => void;
+  now?: () => number;
+}
+
+interface Entry {
+  task: LaneTask<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+  enqueuedAt: number;
+}
+
+interface Lane {
+  name: string;
+  max: number;
+  queue: Entry[];
+  head: number;
+  active: number;
+  longestWaitMs: number;
+  completed: number;
+  failed: number;
+  /** Set while pump() runs, so tasks that finish synchronously do not recurse into it. */
+  pumping: boolean;
+}
+
+export class LaneScheduler {
+  private readonly lanes = new Map<string, Lane>();
+  private readonly caps = new Map<string, number>();
+  private readonly noticeAfterMs: number;
+  private readonly onNotice?: (notice: LaneWaitNotice) => void;
+  private readonly now: () => number;
+
+  constructor(options: LaneSchedulerOptions = {}) {
+    for (const [lane, max] of Object.entries(DEFAULT_LANE_CAPS)) this.caps.set(lane, max);
+    for (const [lane, max] of Object.entries(options.caps ?? {})) {
+      if (max !== undefined) this.caps.set(lane, checkCap(lane, max));
+    }
+    this.noticeAfterMs = options.noticeAfterMs ?? LANE_WAIT_NOTICE_MS;
+    this.onNotice = options.onNotice;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Change a lane's cap; raising it starts queued tasks at once. */
+  setConcurrency(lane: string, max: number): void {
+    this.caps.set(lane, checkCap(lane, max));
+    const existing = this.lanes.get(lane);
+    if (existing) {
+      existing.max = max;
+      this.pump(existing);
+    }
+  }
+
+  concurrency(lane: string): number {
+    if (lane.startsWith(SESSION_LANE_PREFIX)) return this.caps.get(lane) ?? 1;
+    return this.caps.get(lane) ?? 1;
+  }
+
+  /** Queue `task` on `lane`; the returned promise settles with the task's outcome. */
+  enqueue<T>(lane: string, task: LaneTask<T>): Promise<T> {
+    const state = this.lane(lane);
+    return new Promise<T>((resolve, reject) => {
+      state.queue.push({
+        task,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        enqueuedAt: this.now(),
+      });
+      this.pump(state);
+    });
+  }
+
+  /** Session lane outside, global lane inside: the shape of every agent run. */
+  runInSession<T>(sessionKey: string, task: LaneTask<T>, globalLane: string = 'main'): Promise<T> {
+    return this.enqueue(sessionLane(sessionKey), () => this.enqueue(globalLane, task));
+  }
+
+  /** Reject every task still waiting in `lane`; running tasks are left alone. Returns how many were dropped. */
+  clear(lane: string): number {
+    const state = this.lanes.get(lane);
+    if (!state) return 0;
+    const dropped = state.queue.slice(state.head);
+    state.queue = [];
+    state.head = 0;
+    const error = new LaneClearedError(lane);
+    for (const entry of dropped) entry.reject(error);
+    this.collect(state);
+    return dropped.length;
+  }
+
+  stats(lane: string): LaneStats | undefined {
+    const state = this.lanes.get(lane);
+    return state ? this.snapshot(state) : undefined;
+  }
+
+  allStats(): LaneStats[] {
+    return [...this.lanes.values()].map((state) => this.snapshot(state));
+  }
+
+  private snapshot(state: Lane): LaneStats {
+    const head = state.queue[state.head];
+    return {
+      lane: state.name,
+      max: state.max,
+      queued: state.queue.length - state.head,
+      active: state.active,
+      longestWaitMs: state.longestWaitMs,
+      oldestQueuedMs: head ? Math.max(0, this.now() - head.enqueuedAt) : 0,
+      completed: state.completed,
+      failed: state.failed,
+    };
+  }
+
+  private lane(name: string): Lane {
+    let state = this.lanes.get(name);
+    if (!state) {
+      if (!name) throw new TypeError('lane name must be a non-empty string');
+      state = {
+        name,
+        max: this.concurrency(name),
+        queue: [],
+        head: 0,
+        active: 0,
+        longestWaitMs: 0,
+        completed: 0,
+        failed: 0,
+        pumping: false,
+      };
+      this.lanes.set(name, state);
+    }
+    return state;
+  }
+
+  private pump(state: Lane): void {
+    if (state.pumping) return;
+    state.pumping = true;
+    try {
+      this.drain(state);
+    } finally {
+      state.pumping = false;
+    }
+    this.collect(state);
+  }
+
+  private drain(state: Lane): void {
+    while (state.active < state.max && state.head < state.queue.length) {
+      const entry = state.queue[state.head]!;
+      state.queue[state.head] = undefined as unknown as Entry;
+      state.head++;
+      if (state.head === state.queue.length) {
+        state.queue = [];
+        state.head = 0;
+      } else if (state.head > 1024 && state.head * 2 > state.queue.length) {
+        state.queue = state.queue.slice(state.head);
+        state.head = 0;
+      }
+      this.start(state, entry);
+    }
+  }
+
+  private start(state: Lane, entry: Entry): void {
+    const waited = this.now() - entry.enqueuedAt;
+    if (waited > state.longestWaitMs) state.longestWaitMs = waited;
+    if (waited >= this.noticeAfterMs && this.onNotice) {
+      this.onNotice({ lane: state.name, waitedMs: waited, queuedBehind: state.queue.length - state.head });
+    }
+    state.active++;
+    let result: unknown;
+    try {
+      result = entry.task();
+    } catch (error) {
+      this.finish(state, false);
+      entry.reject(error);
+      return;
+    }
+    if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
+      (result as PromiseLike<unknown>).then(
+        (value) => {
+          this.finish(state, true);
+          entry.resolve(value);
+        },
+        (error) => {
+          this.finish(state, false);
+          entry.reject(error);
+        },
+      );
+    } else {
+      this.finish(state, true);
+      entry.resolve(result);
+    }
+  }
+
+  private finish(state: Lane, ok: boolean): void {
+    state.active--;
+    if (ok) state.completed++;
+    else state.failed++;
+    this.pump(state);
+  }
+
+  /** Idle session lanes are dropped so a long-lived gateway does not accumulate one per conversation. */
+  private collect(state: Lane): void {
+    if (
+      state.active === 0 &&
+      !state.pumping &&
+      state.head === state.queue.length &&
+      state.name.startsWith(SESSION_LANE_PREFIX) &&
+      !this.caps.has(state.name)
+    ) {
+      this.lanes.delete(state.name);
+    }
+  }
+}
+
+function checkCap(lane: string, max: number): number {
+  if (!Number.isInteger(max) || max < 1) {
+    throw new RangeError(`lane "${lane}" concurrency must be a positive integer, got ${String(max)}`);
+  }
+  return max;
+}

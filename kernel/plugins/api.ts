@@ -1,0 +1,223 @@
+/**
+ * What a plugin's `register(api)` receives. Every method records the capability against
+ * the plugin, checks that the manifest declared it (so the host's view from manifests
+ * alone stays true), and is undone if registration fails.
+ */
+import type { HookHandler, HookName } from '../hooks/catalog.js';
+import type { HookBus } from '../hooks/bus.js';
+import type { LaneScheduler } from '../lanes.js';
+import type { Logger } from '../log.js';
+import type { ProtocolRegistry } from '../protocol/registry.js';
+import type { KernelConfig } from '../config/schema.js';
+import type { SlotName } from '../config/keys.js';
+import type { JsonSchema } from '../validation.js';
+import type { PluginOrigin } from './discovery.js';
+import type {
+  AgentLoop,
+  CapabilityKind,
+  CapabilityTypes,
+  ChannelPlugin,
+  CliDefinition,
+  CommandDefinition,
+  GatewayMethodDefinition,
+  HttpRouteDefinition,
+  MemoryBackend,
+  ModelProvider,
+  SandboxBackend,
+  ServiceDefinition,
+  ToolDefinition,
+} from './capabilities.js';
+
+/** Running hooks (not registering them: that goes through `api.on`, which checks the manifest). */
+export type HookRunner = Pick<HookBus, 'runVoid' | 'runModifying' | 'runSync' | 'has' | 'list'>;
+
+export interface CapabilityInfo {
+  kind: CapabilityKind;
+  name: string;
+  pluginId: string;
+  /** False while the owning plugin has not been loaded. */
+  loaded: boolean;
+}
+
+/** Finding capabilities by name; the owning plugin is loaded on first use. */
+export interface CapabilityLookup {
+  get<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K]>;
+  find<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined>;
+  list(kind: CapabilityKind): CapabilityInfo[];
+  slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
+}
+
+export interface KernelPaths {
+  stateDir: string;
+  workspaceDir: string;
+  configPath: string;
+}
+
+/** The kernel as a plugin sees it. */
+export interface KernelServices {
+  lanes: LaneScheduler;
+  hooks: HookRunner;
+  protocol: ProtocolRegistry;
+  capabilities: CapabilityLookup;
+  paths: KernelPaths;
+  /** The resolved (env-substituted) config the kernel booted with. */
+  config(): Readonly<KernelConfig>;
+}
+
+export interface PluginApi<Config = Record<string, unknown>> {
+  readonly id: string;
+  readonly name: string;
+  readonly version?: string;
+  readonly origin: PluginOrigin;
+  /** Plugin directory, when the plugin came from one. */
+  readonly rootDir?: string;
+  /** `plugins.entries.<id>.config`, validated against the manifest's configSchema, defaults applied. */
+  readonly config: Config;
+  /** Top-level config sections this plugin owns (manifest `configSections`), validated. */
+  section<T = Record<string, unknown>>(name: string): T;
+  readonly logger: Logger;
+  readonly kernel: KernelServices;
+
+  registerTool(tool: ToolDefinition<any>): void;
+  registerChannel(channel: ChannelPlugin): void;
+  registerProvider(provider: ModelProvider): void;
+  registerMemory(backend: MemoryBackend): void;
+  registerSandbox(sandbox: SandboxBackend): void;
+  registerAgentLoop(loop: AgentLoop): void;
+  on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number }): void;
+  registerGatewayMethod(name: string, method: GatewayMethodDefinition): void;
+  registerCommand(command: CommandDefinition): void;
+  registerService(service: ServiceDefinition): void;
+  registerCli(cli: CliDefinition): void;
+  registerHttpRoute(route: HttpRouteDefinition): void;
+}
+
+/** What a plugin module exports (usually through the SDK's `definePlugin`). */
+export interface PluginDefinition<Config = any> {
+  /** Must equal the manifest id when both are given. */
+  id?: string;
+  name?: string;
+  description?: string;
+  version?: string;
+  /**
+   * For plugins handed to the kernel as objects (the test kit): there is no manifest file,
+   * so these stand in for it. Such plugins are loaded at boot and need not declare
+   * capabilities up front.
+   */
+  configSchema?: JsonSchema;
+  kind?: SlotName | SlotName[];
+  register(api: PluginApi<Config>): void | Promise<void>;
+}
+
+/** The host side of registration, as seen by the api object of one plugin. */
+export interface RegistrationSink {
+  register<K extends CapabilityKind>(kind: K, name: string, value: CapabilityTypes[K]): void;
+  onHook<H extends HookName>(hook: H, handler: HookHandler<H>, priority: number): void;
+}
+
+export interface PluginIdentity {
+  id: string;
+  name: string;
+  version?: string;
+  origin: PluginOrigin;
+  dir?: string;
+  config: unknown;
+  sections: Record<string, unknown>;
+}
+
+function requireFunction(what: string, value: unknown): void {
+  if (typeof value !== 'function') throw new TypeError(`${what} must be a function`);
+}
+
+function requireName(what: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') throw new TypeError(`${what} must be a non-empty string`);
+  return value;
+}
+
+export function createPluginApi(
+  identity: PluginIdentity,
+  sink: RegistrationSink,
+  kernel: KernelServices,
+  logger: Logger,
+): PluginApi {
+  return {
+    id: identity.id,
+    name: identity.name,
+    version: identity.version,
+    origin: identity.origin,
+    rootDir: identity.dir,
+    config: identity.config as Record<string, unknown>,
+    section<T>(name: string): T {
+      if (!(name in identity.sections)) {
+        throw new Error(`plugin "${identity.id}" does not own config section "${name}" (declare it in configSections)`);
+      }
+      return identity.sections[name] as T;
+    },
+    logger,
+    kernel,
+
+    registerTool(tool) {
+      const name = requireName('tool.name', tool?.name);
+      requireName(`tool "${name}" description`, tool.description);
+      if (tool.parameters === null || typeof tool.parameters !== 'object') {
+        throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
+      }
+      requireFunction(`tool "${name}" execute`, tool.execute);
+      sink.register('tool', name, tool);
+    },
+    registerChannel(channel) {
+      const name = requireName('channel.id', channel?.id);
+      requireFunction(`channel "${name}" send`, channel.send);
+      sink.register('channel', name, channel);
+    },
+    registerProvider(provider) {
+      const name = requireName('provider.id', provider?.id);
+      requireFunction(`provider "${name}" stream`, provider.stream);
+      sink.register('provider', name, provider);
+    },
+    registerMemory(backend) {
+      requireFunction('memory backend search', backend?.search);
+      requireFunction('memory backend get', backend.get);
+      sink.register('memory', identity.id, backend);
+    },
+    registerSandbox(sandbox) {
+      requireFunction('sandbox exec', sandbox?.exec);
+      sink.register('sandbox', identity.id, sandbox);
+    },
+    registerAgentLoop(loop) {
+      requireFunction('agent loop run', loop?.run);
+      sink.register('agentLoop', identity.id, loop);
+    },
+    on(hook, handler, options = {}) {
+      requireFunction(`handler for hook "${String(hook)}"`, handler);
+      sink.onHook(hook, handler, options.priority ?? 0);
+    },
+    registerGatewayMethod(name, method) {
+      requireName('gateway method name', name);
+      requireFunction(`gateway method "${name}" handler`, method?.handler);
+      sink.register('gatewayMethod', name, method);
+    },
+    registerCommand(command) {
+      const name = requireName('command.name', command?.name);
+      if (name.startsWith('/')) throw new TypeError(`command "${name}" must be registered without the leading "/"`);
+      requireFunction(`command "${name}" handler`, command.handler);
+      sink.register('command', name, command);
+    },
+    registerService(service) {
+      const name = requireName('service.id', service?.id);
+      requireFunction(`service "${name}" start`, service.start);
+      sink.register('service', name, service);
+    },
+    registerCli(cli) {
+      const name = requireName('cli.name', cli?.name);
+      requireFunction(`cli command "${name}" run`, cli.run);
+      sink.register('cli', name, cli);
+    },
+    registerHttpRoute(route) {
+      const path = requireName('route.path', route?.path);
+      if (!path.startsWith('/')) throw new TypeError(`route path "${path}" must start with "/"`);
+      requireFunction(`route "${path}" handler`, route.handler);
+      sink.register('httpRoute', `${route.method ?? '*'} ${path}`, route);
+    },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Finding plugin directories. Roots are searched in precedence order and the first
+ * directory to claim an id wins; later claims are reported, not loaded:
+ *   1. plugins.load.paths          (origin "config")
+ *   2. <workspace>/.openclaw/extensions  ("workspace")
+ *   3. the bundled plugins folder  ("bundled")
+ *   4. <stateDir>/extensions       ("global", where `claw plugins install` puts plugins)
+ * A root may be a plugin directory itself or a folder of plugin directories.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { MANIFEST_FILE } from './manifest.js';
+
+export type PluginOrigin = 'config' | 'workspace' | 'bundled' | 'global' | 'inline';
+
+export const ORIGIN_ORDER: readonly PluginOrigin[] = ['inline', 'config', 'workspace', 'bundled', 'global'];
+
+export interface DiscoveryRoot {
+  dir: string;
+  origin: PluginOrigin;
+}
+
+export interface PluginCandidate {
+  dir: string;
+  origin: PluginOrigin;
+}
+
+export function findCandidates(roots: readonly DiscoveryRoot[]): PluginCandidate[] {
+  const seen = new Set<string>();
+  const candidates: PluginCandidate[] = [];
+  const add = (dir: string, origin: PluginOrigin) => {
+    if (seen.has(dir)) return;
+    seen.add(dir);
+    candidates.push({ dir, origin });
+  };
+  for (const root of roots) {
+    if (existsSync(join(root.dir, MANIFEST_FILE))) {
+      add(root.dir, root.origin);
+      continue;
+    }
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(root.dir, { withFileTypes: true });
+    } catch {
+      continue; // A missing root is normal (no workspace extensions, nothing installed yet).
+    }
+    entries.sort((a, b) => a.name.localeCompare(b.name));
+    for (const entry of entries) {
+      // Dot-folders hold install staging and backups, never live plugins.
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      if (!entry.isDirectory() && !entry.isSymbolicLink()) continue;
+      // Directories without a manifest are still candidates: they surface as failed
+      // plugins ("openclaw.plugin.json not found") instead of vanishing silently.
+      add(join(root.dir, entry.name), root.origin);
+    }
+  }
+  return candidates;
+}

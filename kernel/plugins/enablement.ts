@@ -1,0 +1,67 @@
+/**
+ * Whether a plugin is on, and why. Precedence, first match wins:
+ *   plugins.enabled = false  → everything off
+ *   plugins.deny             → off (deny beats allow)
+ *   plugins.allow (non-empty) and not listed → off
+ *   exclusive slot           → on only for the slot's holder
+ *   plugins.entries.<id>.enabled
+ *   default for where it came from (bundled: enabledByDefault; installed/config/inline: on;
+ *   workspace: off, because a workspace may be someone else's repository)
+ */
+import { DEFAULT_SLOT_HOLDERS, type SlotName } from '../config/keys.js';
+import type { PluginsConfig } from '../config/schema.js';
+import type { PluginOrigin } from './discovery.js';
+
+export interface Enablement {
+  enabled: boolean;
+  reason: string;
+}
+
+export function slotHolder(plugins: PluginsConfig | undefined, slot: SlotName): string {
+  return plugins?.slots?.[slot] ?? DEFAULT_SLOT_HOLDERS[slot];
+}
+
+export function resolveEnablement(
+  id: string,
+  origin: PluginOrigin,
+  slots: readonly SlotName[],
+  enabledByDefault: boolean,
+  plugins: PluginsConfig | undefined,
+): Enablement {
+  if (plugins?.enabled === false) return { enabled: false, reason: 'all plugins are off (plugins.enabled is false)' };
+  if (plugins?.deny?.includes(id)) return { enabled: false, reason: 'listed in plugins.deny' };
+  if (plugins?.allow && plugins.allow.length > 0 && !plugins.allow.includes(id)) {
+    return { enabled: false, reason: 'not listed in plugins.allow' };
+  }
+  const explicit = plugins?.entries?.[id]?.enabled;
+  for (const slot of slots) {
+    const holder = slotHolder(plugins, slot);
+    if (holder !== id) {
+      return {
+        enabled: false,
+        reason: holder === 'none' ? `the ${slot} slot is set to "none"` : `the ${slot} slot is held by "${holder}"`,
+      };
+    }
+  }
+  if (slots.length > 0) {
+    if (explicit === false) return { enabled: false, reason: `plugins.entries.${id}.enabled is false` };
+    return { enabled: true, reason: `holds the ${slots.join(' and ')} slot` };
+  }
+  if (explicit !== undefined) {
+    return { enabled: explicit, reason: `plugins.entries.${id}.enabled is ${String(explicit)}` };
+  }
+  switch (origin) {
+    case 'bundled':
+      return enabledByDefault
+        ? { enabled: true, reason: 'bundled, on by default' }
+        : { enabled: false, reason: 'bundled, off by default' };
+    case 'workspace':
+      return { enabled: false, reason: 'workspace plugin, off until enabled' };
+    case 'global':
+      return { enabled: true, reason: 'installed' };
+    case 'config':
+      return { enabled: true, reason: 'listed in plugins.load.paths' };
+    case 'inline':
+      return { enabled: true, reason: 'passed to the kernel directly' };
+  }
+}

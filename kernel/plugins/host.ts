@@ -1,0 +1,551 @@
+/**
+ * The plugin host: keeps one record per plugin, knows from manifests which plugin provides
+ * which capability, and loads a plugin's code only when one of those capabilities is first
+ * asked for (or one of its hooks first runs). A plugin that fails to load or register is
+ * marked failed, everything it registered is removed, and the rest keep working.
+ */
+import { pathToFileURL } from 'node:url';
+import { join, relative } from 'node:path';
+import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
+import type { HookBus } from '../hooks/bus.js';
+import type { LaneScheduler } from '../lanes.js';
+import type { Logger } from '../log.js';
+import type { ProtocolRegistry } from '../protocol/registry.js';
+import type { KernelConfig, PluginsConfig } from '../config/schema.js';
+import type { SlotName } from '../config/keys.js';
+import { findCandidates, type DiscoveryRoot } from './discovery.js';
+import { slotHolder } from './enablement.js';
+import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
+import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
+import {
+  createPluginApi,
+  type CapabilityInfo,
+  type CapabilityLookup,
+  type KernelPaths,
+  type KernelServices,
+  type PluginDefinition,
+  type RegistrationSink,
+} from './api.js';
+import { DECLARING_FIELD, type CapabilityKind, type CapabilityTypes, type NamedCapabilityKind, type ServiceDefinition } from './capabilities.js';
+
+/** Thrown when a capability is asked for that no loaded-or-loadable plugin provides. */
+export class CapabilityError extends Error {
+  readonly code = 'CAPABILITY_UNAVAILABLE';
+  constructor(message: string) {
+    super(message);
+    this.name = 'CapabilityError';
+  }
+}
+
+export class PluginUnavailableError extends Error {
+  readonly code = 'PLUGIN_UNAVAILABLE';
+  constructor(readonly pluginId: string, message: string) {
+    super(message);
+    this.name = 'PluginUnavailableError';
+  }
+}
+
+export interface PluginHostOptions {
+  config: KernelConfig;
+  roots: readonly DiscoveryRoot[];
+  inline?: readonly PluginDefinition[];
+  hooks: HookBus;
+  lanes: LaneScheduler;
+  protocol: ProtocolRegistry;
+  logger: Logger;
+  paths: KernelPaths;
+  /** Import aliases for third-party plugins loaded through jiti, e.g. `claw/sdk` → the built SDK. */
+  moduleAliases?: Record<string, string>;
+}
+
+interface Registered {
+  pluginId: string;
+  value: unknown;
+}
+
+interface RunningService {
+  pluginId: string;
+  service: ServiceDefinition;
+  controller: AbortController;
+}
+
+const SLOT_KINDS: readonly SlotName[] = ['memory', 'agentLoop', 'sandbox'];
+const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
+const SYNC_HOOKS: readonly HookName[] = ['tool_result_persist', 'before_message_write'];
+
+export class PluginHost {
+  readonly issues: ConfigIssue[];
+  readonly diagnostics: Diagnostic[];
+  private readonly records: PluginRecord[];
+  private readonly byId = new Map<string, PluginRecord>();
+  private readonly inline = new Map<string, PluginDefinition>();
+  /** kind → name → owning plugin id, for every plugin that is on. */
+  private readonly declared = new Map<CapabilityKind, Map<string, string>>();
+  /** Same, for plugins that are off, so "not available" errors can say why. */
+  private readonly declaredOff = new Map<string, string>();
+  private readonly registry = new Map<CapabilityKind, Map<string, Registered>>();
+  /** Hooks whose declaring plugins have not been loaded yet. */
+  private readonly pendingHooks = new Map<HookName, Set<string>>();
+  private readonly activations = new Map<string, Promise<void>>();
+  private readonly disposers = new Map<string, Array<() => void>>();
+  private readonly services: RunningService[] = [];
+  private running = false;
+  /** The kernel as plugins see it (also handed to apps that drive plugins directly). */
+  readonly kernelServices: KernelServices;
+
+  constructor(private readonly options: PluginHostOptions) {
+    const inlineManifests = (options.inline ?? []).map((definition) => {
+      const manifest = inlineManifest(definition);
+      this.inline.set(manifest.id, definition);
+      return { manifest };
+    });
+    const resolved = resolvePlugins({
+      candidates: findCandidates(options.roots),
+      inline: inlineManifests,
+      config: options.config,
+    });
+    this.records = resolved.records;
+    this.issues = resolved.issues;
+    this.diagnostics = resolved.diagnostics;
+    for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
+    for (const kind of [...NAMED_KINDS, ...SLOT_KINDS] as CapabilityKind[]) {
+      this.declared.set(kind, new Map());
+      this.registry.set(kind, new Map());
+    }
+    this.indexDeclarations();
+    this.kernelServices = {
+      lanes: options.lanes,
+      hooks: options.hooks,
+      protocol: options.protocol,
+      capabilities: this.lookup(),
+      paths: options.paths,
+      config: () => options.config,
+    };
+  }
+
+  /** Records for every plugin found, in precedence order. */
+  list(): readonly PluginRecord[] {
+    return this.records;
+  }
+
+  get(id: string): PluginRecord | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Plugins handed over as objects are loaded at boot: their code is already in memory. */
+  async activateInline(): Promise<void> {
+    for (const id of this.inline.keys()) {
+      const record = this.byId.get(id);
+      if (record?.status === 'ready') await this.activate(id).catch(() => {});
+    }
+  }
+
+  /** Load and register a plugin (once). Rejects with PluginUnavailableError when it cannot be used. */
+  activate(id: string): Promise<void> {
+    const record = this.byId.get(id);
+    if (!record) return Promise.reject(new PluginUnavailableError(id, `no plugin "${id}" is installed`));
+    const existing = this.activations.get(id);
+    if (existing) return existing;
+    if (record.status !== 'ready') return Promise.reject(unavailable(record));
+    const activation = this.load(record);
+    this.activations.set(id, activation);
+    return activation;
+  }
+
+  /** Load every plugin that is on; failures are recorded, not thrown. */
+  async activateAll(filter: (record: PluginRecord) => boolean = () => true): Promise<void> {
+    const ids = this.records.filter((record) => record.status === 'ready' && filter(record)).map((record) => record.id);
+    await Promise.all(ids.map((id) => this.activate(id).catch(() => {})));
+  }
+
+  /** Load plugins marked `activation.onStartup` and start every registered service. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    await this.activateAll((record) => record.manifest?.activation?.onStartup === true);
+    for (const [name, entry] of this.registry.get('service')!) {
+      if (!this.services.some((running) => running.service.id === name)) {
+        await this.startService(entry.pluginId, entry.value as ServiceDefinition);
+      }
+    }
+  }
+
+  /** Stop services in reverse start order. Errors are logged; stopping always completes. */
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const running of [...this.services].reverse()) {
+      running.controller.abort();
+      try {
+        await running.service.stop?.();
+      } catch (error) {
+        this.options.logger.error(`service "${running.service.id}" failed to stop: ${message(error)}`, { plugin: running.pluginId });
+      }
+    }
+    this.services.length = 0;
+  }
+
+  /**
+   * Called by the hook bus before an async hook runs. Loads plugins that declared the hook;
+   * the first message-path hook also loads plugins declaring the sync hooks, which cannot
+   * wait for a load when they fire.
+   */
+  prepareHook(hook: HookName): Promise<void> | undefined {
+    if (this.pendingHooks.size === 0) return undefined;
+    const ids = new Set(this.pendingHooks.get(hook) ?? []);
+    if ((MESSAGE_HOOKS as readonly string[]).includes(hook)) {
+      for (const sync of SYNC_HOOKS) for (const id of this.pendingHooks.get(sync) ?? []) ids.add(id);
+    }
+    if (ids.size === 0) return undefined;
+    return Promise.all([...ids].map((id) => this.activate(id).catch(() => {}))).then(() => undefined);
+  }
+
+  /** Which plugin serves an HTTP path, from manifest `httpRoutes` prefixes (no code loaded). */
+  routeOwner(path: string): string | undefined {
+    let best: { id: string; length: number } | undefined;
+    for (const [prefix, id] of this.declared.get('httpRoute')!) {
+      if (pathUnder(path, prefix) && (!best || prefix.length > best.length)) best = { id, length: prefix.length };
+    }
+    return best?.id;
+  }
+
+  /** Registered routes of a plugin, loading it first. */
+  async routes(pluginId: string): Promise<Array<CapabilityTypes['httpRoute']>> {
+    await this.activate(pluginId);
+    return [...this.registry.get('httpRoute')!.values()]
+      .filter((entry) => entry.pluginId === pluginId)
+      .map((entry) => entry.value as CapabilityTypes['httpRoute']);
+  }
+
+  // ── Internals ────────────────────────────────────────────────────────────────
+
+  private indexDeclarations(): void {
+    for (const record of this.records) {
+      const manifest = record.manifest;
+      if (!manifest || this.inline.has(record.id)) continue;
+      if (record.status === 'disabled') {
+        for (const kind of NAMED_KINDS) {
+          for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) this.declaredOff.set(`${kind}:${name}`, record.id);
+        }
+        continue;
+      }
+      if (record.status !== 'ready') continue;
+      const clash = this.firstClash(record, manifest);
+      if (clash) {
+        fail(record, clash);
+        continue;
+      }
+      for (const kind of NAMED_KINDS) {
+        for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
+          this.declared.get(kind)!.set(name, record.id);
+          if (kind === 'gatewayMethod') this.options.protocol.declareMethod(name, record.id);
+        }
+      }
+      for (const hook of manifest.hooks ?? []) {
+        const pending = this.pendingHooks.get(hook) ?? new Set<string>();
+        pending.add(record.id);
+        this.pendingHooks.set(hook, pending);
+      }
+    }
+  }
+
+  /** Two plugins that are on may not declare the same tool, channel, method, … */
+  private firstClash(record: PluginRecord, manifest: PluginManifest): string | undefined {
+    for (const kind of NAMED_KINDS) {
+      for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
+        const owner = this.declared.get(kind)!.get(name);
+        if (owner) return `${kind} "${name}" is already provided by plugin "${owner}"`;
+      }
+    }
+    return undefined;
+  }
+
+  private async load(record: PluginRecord): Promise<void> {
+    const logger = this.options.logger.child({ plugin: record.id });
+    let definition: PluginDefinition;
+    try {
+      definition = this.inline.get(record.id) ?? (await this.importDefinition(record));
+    } catch (error) {
+      fail(record, `cannot load ${this.entryLabel(record)}: ${message(error)}`);
+      logger.error(record.error!);
+      this.settlePending(record.id);
+      throw unavailable(record);
+    }
+    const api = createPluginApi(
+      {
+        id: record.id,
+        name: record.name,
+        version: record.version,
+        origin: record.origin,
+        dir: record.dir,
+        config: record.config ?? {},
+        sections: record.sections ?? {},
+      },
+      this.sink(record),
+      this.kernelServices,
+      logger,
+    );
+    try {
+      await definition.register(api);
+    } catch (error) {
+      this.rollback(record.id);
+      fail(record, `register() threw: ${message(error)}`);
+      logger.error(record.error!);
+      this.settlePending(record.id);
+      throw unavailable(record);
+    }
+    record.status = 'active';
+    this.settlePending(record.id);
+    this.noteMissing(record);
+    if (this.running) {
+      for (const [name, entry] of this.registry.get('service')!) {
+        if (entry.pluginId === record.id && !this.services.some((running) => running.service.id === name)) {
+          await this.startService(record.id, entry.value as ServiceDefinition);
+        }
+      }
+    }
+    logger.debug('plugin loaded');
+  }
+
+  private async importDefinition(record: PluginRecord): Promise<PluginDefinition> {
+    const entry = record.entryPath;
+    if (!entry) throw new Error('no entry module');
+    let mod: Record<string, unknown>;
+    if (record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)) {
+      mod = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
+    } else {
+      // Third-party plugins go through jiti: TypeScript without a build step, and the
+      // `claw/sdk` alias resolves to this installation's SDK.
+      const { createJiti } = await import('jiti');
+      const jiti = createJiti(import.meta.url, {
+        fsCache: join(this.options.paths.stateDir, 'cache', 'jiti'),
+        alias: this.options.moduleAliases ?? {},
+        interopDefault: false,
+        moduleCache: true,
+      });
+      mod = (await jiti.import(entry)) as Record<string, unknown>;
+    }
+    const definition = pickDefinition(mod);
+    if (definition.id !== undefined && definition.id !== record.id) {
+      throw new Error(`module exports plugin id "${definition.id}" but the manifest says "${record.id}"`);
+    }
+    return definition;
+  }
+
+  private sink(record: PluginRecord): RegistrationSink {
+    const declaredOnly = !this.inline.has(record.id);
+    const manifest = record.manifest!;
+    const disposers = this.disposers.get(record.id) ?? [];
+    this.disposers.set(record.id, disposers);
+    return {
+      register: (kind, name, value) => {
+        if (declaredOnly) this.checkDeclared(record, manifest, kind, name);
+        const table = this.registry.get(kind)!;
+        const existing = table.get(name);
+        if (existing) {
+          throw new Error(
+            existing.pluginId === record.id
+              ? `${kind} "${name}" is registered twice`
+              : `${kind} "${name}" is already registered by plugin "${existing.pluginId}"`,
+          );
+        }
+        if (kind === 'gatewayMethod') {
+          const method = value as CapabilityTypes['gatewayMethod'];
+          this.options.protocol.registerMethod(name, record.id, {
+            params: method.params,
+            scope: method.scope,
+            sideEffect: method.sideEffect,
+            description: method.description,
+          });
+        }
+        table.set(name, { pluginId: record.id, value });
+        if (!declaredOnly && NAMED_KINDS.includes(kind as NamedCapabilityKind)) {
+          this.declared.get(kind)!.set(name, record.id);
+        }
+        disposers.push(() => table.delete(name));
+      },
+      onHook: (hook, handler, priority) => {
+        if (declaredOnly && !(manifest.hooks ?? []).includes(hook)) {
+          throw new Error(`hook "${hook}" is not declared in the manifest "hooks" list`);
+        }
+        disposers.push(this.options.hooks.on(hook, handler, { pluginId: record.id, priority }));
+      },
+    };
+  }
+
+  private checkDeclared(record: PluginRecord, manifest: PluginManifest, kind: CapabilityKind, name: string): void {
+    if ((SLOT_KINDS as readonly string[]).includes(kind)) {
+      if (!manifestSlots(manifest).includes(kind as SlotName)) {
+        throw new Error(`registering a ${kind} needs "kind": "${kind}" in the manifest`);
+      }
+      return;
+    }
+    const field = DECLARING_FIELD[kind as NamedCapabilityKind];
+    if (kind === 'httpRoute') {
+      const path = name.slice(name.indexOf(' ') + 1).replace(/\/\*$/, '');
+      if (!(manifest.httpRoutes ?? []).some((prefix) => pathUnder(path, prefix))) {
+        throw new Error(`route "${path}" is not under any manifest "httpRoutes" prefix`);
+      }
+      return;
+    }
+    if (!declaredNames(manifest, field).includes(name)) {
+      throw new Error(`${kind} "${name}" is not declared in the manifest "${field}" list`);
+    }
+  }
+
+  private noteMissing(record: PluginRecord): void {
+    const manifest = record.manifest;
+    if (!manifest || this.inline.has(record.id)) return;
+    for (const kind of NAMED_KINDS) {
+      if (kind === 'httpRoute') continue;
+      for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
+        if (this.registry.get(kind)!.get(name)?.pluginId !== record.id) {
+          record.warnings.push(`declares ${kind} "${name}" but did not register it`);
+        }
+      }
+    }
+    for (const slot of record.slots) {
+      if (!this.registry.get(slot)!.has(record.id)) record.warnings.push(`declares kind "${slot}" but did not register it`);
+    }
+  }
+
+  private settlePending(id: string): void {
+    for (const [hook, ids] of this.pendingHooks) {
+      ids.delete(id);
+      if (ids.size === 0) this.pendingHooks.delete(hook);
+    }
+  }
+
+  private rollback(id: string): void {
+    for (const dispose of (this.disposers.get(id) ?? []).reverse()) dispose();
+    this.disposers.delete(id);
+    this.options.hooks.removePlugin(id);
+    this.options.protocol.unregisterOwner(id);
+  }
+
+  private async startService(pluginId: string, service: ServiceDefinition): Promise<void> {
+    const controller = new AbortController();
+    const logger = this.options.logger.child({ plugin: pluginId, service: service.id });
+    try {
+      await service.start({ logger, stateDir: this.options.paths.stateDir, signal: controller.signal });
+      this.services.push({ pluginId, service, controller });
+    } catch (error) {
+      const record = this.byId.get(pluginId)!;
+      controller.abort();
+      this.rollback(pluginId);
+      fail(record, `service "${service.id}" failed to start: ${message(error)}`);
+      logger.error(record.error!);
+    }
+  }
+
+  private entryLabel(record: PluginRecord): string {
+    return record.entryPath && record.dir ? relative(record.dir, record.entryPath) : 'entry module';
+  }
+
+  private lookup(): CapabilityLookup {
+    const host = this;
+    const find = async <K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined> => {
+      const registered = host.registry.get(kind)!.get(name);
+      if (registered) return registered.value as CapabilityTypes[K];
+      const owner = host.declared.get(kind)!.get(name);
+      if (!owner) return undefined;
+      await host.activate(owner);
+      const after = host.registry.get(kind)!.get(name);
+      if (!after) throw new CapabilityError(`plugin "${owner}" declares ${kind} "${name}" but did not register it`);
+      return after.value as CapabilityTypes[K];
+    };
+    return {
+      find: async (kind, name) => {
+        try {
+          return await find(kind, name);
+        } catch (error) {
+          if (error instanceof PluginUnavailableError) return undefined;
+          throw error;
+        }
+      },
+      get: async (kind, name) => {
+        let value;
+        try {
+          value = await find(kind, name);
+        } catch (error) {
+          if (error instanceof PluginUnavailableError) throw new CapabilityError(`${kind} "${name}" is unavailable: ${error.message}`);
+          throw error;
+        }
+        if (value !== undefined) return value;
+        const off = host.declaredOff.get(`${kind}:${name}`);
+        const hint = off ? `: plugin "${off}" provides it but is off (${host.byId.get(off)!.reason})` : '';
+        throw new CapabilityError(`no plugin provides ${kind} "${name}"${hint}`);
+      },
+      list: (kind) => {
+        const out = new Map<string, CapabilityInfo>();
+        for (const [name, pluginId] of host.declared.get(kind) ?? []) {
+          out.set(name, { kind, name, pluginId, loaded: host.registry.get(kind)!.has(name) });
+        }
+        for (const [name, entry] of host.registry.get(kind) ?? []) {
+          out.set(name, { kind, name, pluginId: entry.pluginId, loaded: true });
+        }
+        return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
+      },
+      slot: async (slot) => {
+        const holder = slotHolder(host.options.config.plugins as PluginsConfig | undefined, slot);
+        if (holder === 'none') return undefined;
+        const record = host.byId.get(holder);
+        if (!record || record.status === 'disabled') return undefined;
+        try {
+          await host.activate(holder);
+        } catch (error) {
+          throw new CapabilityError(`the ${slot} slot holder "${holder}" is unavailable: ${message(error)}`);
+        }
+        const registered = host.registry.get(slot)!.get(holder);
+        if (!registered) throw new CapabilityError(`plugin "${holder}" holds the ${slot} slot but did not register a ${slot}`);
+        return registered.value as CapabilityTypes[typeof slot];
+      },
+    };
+  }
+}
+
+function inlineManifest(definition: PluginDefinition): PluginManifest {
+  if (!definition || typeof definition.register !== 'function') {
+    throw new TypeError('an inline plugin must be an object with a register(api) function');
+  }
+  if (typeof definition.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(definition.id)) {
+    throw new TypeError(`an inline plugin needs an id of lowercase letters, digits, ".", "_" or "-" (got ${JSON.stringify(definition.id)})`);
+  }
+  return {
+    id: definition.id,
+    name: definition.name,
+    description: definition.description,
+    version: definition.version,
+    configSchema: (definition.configSchema ?? { type: 'object' }) as PluginManifest['configSchema'],
+    ...(definition.kind !== undefined ? { kind: definition.kind } : {}),
+  };
+}
+
+function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
+  const candidates = [mod.default, mod.plugin, mod];
+  for (const candidate of candidates) {
+    if (typeof candidate === 'function') return { register: candidate as PluginDefinition['register'] };
+    if (candidate && typeof candidate === 'object' && typeof (candidate as PluginDefinition).register === 'function') {
+      return candidate as PluginDefinition;
+    }
+    // jiti and CJS interop may wrap the default export once more.
+    const nested = candidate && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
+    if (nested && typeof nested === 'object' && typeof (nested as PluginDefinition).register === 'function') {
+      return nested as PluginDefinition;
+    }
+  }
+  throw new Error('the module does not export a plugin (expected a default export with register(api))');
+}
+
+function unavailable(record: PluginRecord): PluginUnavailableError {
+  if (record.status === 'failed') return new PluginUnavailableError(record.id, `plugin "${record.id}" failed: ${record.error}`);
+  return new PluginUnavailableError(record.id, `plugin "${record.id}" is off (${record.reason})`);
+}
+
+function pathUnder(path: string, prefix: string): boolean {
+  const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+  return path === base || path.startsWith(`${base}/`) || base === '';
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,287 @@
+/**
+ * Installing a third-party plugin into <stateDir>/extensions/<id> from a directory, a
+ * .tgz (npm pack format) or an npm spec. Work happens in a staging folder beside the
+ * target; the plugin appears under its final name only once it has been validated and
+ * its dependencies installed, by a single rename.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { BeforeInstallEvent, BeforeInstallResult } from '../hooks/catalog.js';
+import { validateWith, type JsonSchema } from '../validation.js';
+import { resolveExtensionsDir } from '../config/paths.js';
+import type { InstallRecord, PluginsConfig } from '../config/schema.js';
+import { manifestSlots, readManifest, type PluginManifest } from './manifest.js';
+import type { PluginRecord } from './resolve.js';
+import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
+
+export type InstallSource = InstallRecord['source'];
+
+export interface InstallStep {
+  index: number;
+  total: number;
+  label: string;
+}
+
+export interface InstallOptions {
+  spec: string;
+  stateDir: string;
+  /** Replace an installed plugin with the same id. */
+  force?: boolean;
+  /** Raw config to record the install in (mutated). */
+  raw: Record<string, unknown>;
+  /** Plugins currently known, for id clash checks. */
+  records: readonly PluginRecord[];
+  /** Runs the before_install hook; a block refuses the install. */
+  beforeInstall?: (event: BeforeInstallEvent) => Promise<Partial<BeforeInstallResult>>;
+  progress?: (step: InstallStep) => void;
+  /** Output of child processes (npm, tar), for a live view. */
+  output?: (chunk: string) => void;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface InstallOutcome {
+  id: string;
+  dir: string;
+  source: InstallSource;
+  version?: string;
+  enabled: boolean;
+  notes: string[];
+  dependenciesInstalled: number;
+}
+
+/**
+ * A validated install waiting in its staging folder. `commit()` moves it into place (one
+ * rename); `discard()` removes whatever is left of the staging folder and is always safe
+ * to call. The caller commits only after the config change that records it has validated.
+ */
+export interface StagedInstall {
+  outcome: InstallOutcome;
+  commit(): void;
+  discard(): void;
+}
+
+const STEPS = ['Fetching', 'Validating manifest', 'Checking for conflicts', 'Installing dependencies', 'Checking config', 'Activating install'];
+
+export function classifySource(spec: string, cwd: string): InstallSource {
+  const path = resolve(cwd, spec);
+  if (existsSync(path)) {
+    if (statSync(path).isDirectory()) return 'path';
+    if (/\.(tgz|tar\.gz)$/.test(spec)) return 'archive';
+    throw new PluginManageError(`"${spec}" is a file but not a .tgz archive`);
+  }
+  if (/\.(tgz|tar\.gz)$/.test(spec)) throw new PluginManageError(`archive "${spec}" not found`);
+  if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('~')) throw new PluginManageError(`directory "${spec}" not found`);
+  return 'npm';
+}
+
+export async function installPlugin(options: InstallOptions): Promise<StagedInstall> {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const step = (index: number) => options.progress?.({ index: index + 1, total: STEPS.length, label: STEPS[index]! });
+  const extensions = resolveExtensionsDir(options.stateDir);
+  mkdirSync(extensions, { recursive: true });
+  const source = classifySource(options.spec, cwd);
+  const staging = mkdtempSync(join(extensions, '.staging-'));
+  const discard = () => rmSync(staging, { recursive: true, force: true });
+  try {
+    step(0);
+    const root = await fetchInto(staging, source, options.spec, cwd, env, options.output);
+
+    step(1);
+    const result = readManifest(root);
+    if (!result.ok) throw new PluginManageError(`refusing to install "${options.spec}": ${result.error}`);
+    const manifest = result.manifest;
+    const target = join(extensions, manifest.id);
+
+    step(2);
+    const existing = options.records.find((record) => record.id === manifest.id && record.manifest);
+    const replacing = existing?.origin === 'global' && existing.dir === target;
+    if (existing && !(replacing && options.force)) {
+      throw new PluginManageError(
+        replacing
+          ? `plugin "${manifest.id}" is already installed at ${target}; pass --force to replace it`
+          : `plugin id "${manifest.id}" is already taken by the ${existing.origin} plugin at ${existing.dir ?? '(inline)'}`,
+      );
+    }
+    if (options.beforeInstall) {
+      const verdict = await options.beforeInstall({
+        pluginId: manifest.id,
+        source,
+        spec: options.spec,
+        dir: root,
+        manifest: manifest as Record<string, unknown>,
+      });
+      if (verdict.block) throw new PluginManageError(`install of "${manifest.id}" blocked: ${verdict.blockReason ?? 'by a before_install hook'}`);
+    }
+
+    step(3);
+    const dependencies = packageDependencies(root);
+    if (dependencies > 0) {
+      await run('npm', ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], root, env, options.output);
+    }
+
+    step(4);
+    const plugins = (options.raw.plugins ?? {}) as PluginsConfig;
+    const given = plugins.entries?.[manifest.id]?.config;
+    const problems = validateWith(manifest.configSchema as JsonSchema, structuredClone(given ?? {}), [
+      'plugins', 'entries', manifest.id, 'config',
+    ]);
+    if (given !== undefined && problems.length > 0) {
+      throw new PluginManageError(
+        `existing config does not fit "${manifest.id}": ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+      );
+    }
+
+    step(5);
+    const version = manifest.version ?? packageVersion(root);
+    recordInstall(options.raw, manifest, {
+      source,
+      // Paths are recorded absolute: a relative spec means nothing from another directory.
+      spec: source === 'npm' ? options.spec : resolve(cwd, options.spec),
+      installPath: target,
+      ...(version !== undefined ? { version } : {}),
+      installedAt: new Date().toISOString(),
+    });
+    const notes: string[] = [];
+    let enabled = false;
+    if (problems.length > 0) {
+      // Installed plugins default to on; this one cannot run yet, so it is switched off explicitly.
+      disablePlugin(options.raw, stagedRecord(manifest, target));
+      notes.push(
+        `left off until configured: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}; then run \`claw plugins enable ${manifest.id}\``,
+      );
+    } else {
+      notes.push(...enablePlugin(options.raw, stagedRecord(manifest, target)));
+      enabled = true;
+    }
+    return {
+      outcome: { id: manifest.id, dir: target, source, version, enabled, notes, dependenciesInstalled: dependencies },
+      commit() {
+        if (existsSync(target)) {
+          const old = join(extensions, `.replaced-${manifest.id}-${Date.now()}`);
+          renameSync(target, old);
+          renameSync(root, target);
+          rmSync(old, { recursive: true, force: true });
+        } else {
+          renameSync(root, target);
+        }
+        discard();
+      },
+      discard,
+    };
+  } catch (error) {
+    discard();
+    throw error;
+  }
+}
+
+function stagedRecord(manifest: PluginManifest, dir: string): PluginRecord {
+  return {
+    id: manifest.id,
+    name: manifest.name ?? manifest.id,
+    origin: 'global',
+    dir,
+    manifest,
+    slots: manifestSlots(manifest),
+    enabled: false,
+    reason: '',
+    status: 'disabled',
+    warnings: [],
+  };
+}
+
+function recordInstall(raw: Record<string, unknown>, manifest: PluginManifest, record: InstallRecord): void {
+  raw.plugins ??= {};
+  const plugins = raw.plugins as PluginsConfig & Record<string, any>;
+  plugins.installs ??= {};
+  plugins.installs[manifest.id] = record;
+}
+
+/** Put the plugin's files in `staging` and return the folder that holds its manifest. */
+async function fetchInto(
+  staging: string,
+  source: InstallSource,
+  spec: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  output?: (chunk: string) => void,
+): Promise<string> {
+  const root = join(staging, 'plugin');
+  if (source === 'path') {
+    cpSync(resolve(cwd, spec), root, {
+      recursive: true,
+      filter: (path) => !['node_modules', '.git'].includes(basename(path)),
+    });
+    return root;
+  }
+  let archive = resolve(cwd, spec);
+  if (source === 'npm') {
+    const packDir = join(staging, 'pack');
+    mkdirSync(packDir);
+    const out = await run('npm', ['pack', spec, '--pack-destination', packDir, '--json', '--loglevel=error'], packDir, env, output);
+    const packed = parsePackOutput(out) ?? readdirSync(packDir).find((name) => name.endsWith('.tgz'));
+    if (!packed) throw new PluginManageError(`npm pack "${spec}" produced no archive`);
+    archive = join(packDir, packed);
+  }
+  const unpacked = join(staging, 'unpacked');
+  mkdirSync(unpacked);
+  // GNU tar refuses members with ".." and strips leading "/", so an archive cannot write outside `unpacked`.
+  await run('tar', ['-xzf', archive, '-C', unpacked, '--no-same-owner'], staging, env, output);
+  const top = readdirSync(unpacked);
+  const inner = top.length === 1 && statSync(join(unpacked, top[0]!)).isDirectory() ? join(unpacked, top[0]!) : unpacked;
+  renameSync(inner, root);
+  return root;
+}
+
+function parsePackOutput(out: string): string | undefined {
+  try {
+    const parsed = JSON.parse(out) as Array<{ filename?: string }>;
+    return parsed[0]?.filename?.replace(/^.*\//, '');
+  } catch {
+    return undefined;
+  }
+}
+
+function packageJson(dir: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+function packageDependencies(dir: string): number {
+  const deps = packageJson(dir)?.dependencies;
+  return deps && typeof deps === 'object' ? Object.keys(deps).length : 0;
+}
+
+function packageVersion(dir: string): string | undefined {
+  const version = packageJson(dir)?.version;
+  return typeof version === 'string' ? version : undefined;
+}
+
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, output?: (chunk: string) => void): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      output?.(chunk);
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      output?.(chunk);
+    });
+    child.on('error', (error) => reject(new PluginManageError(`cannot run ${command}: ${error.message}`)));
+    child.on('close', (code) => {
+      if (code === 0) resolvePromise(stdout);
+      else {
+        const tail = stderr.trim().split('\n').slice(-3).join(' | ');
+        reject(new PluginManageError(`${command} ${args[0]} failed (exit ${code})${tail ? `: ${tail}` : ''}`));
+      }
+    });
+  });
+}

@@ -1,0 +1,93 @@
+/**
+ * `openclaw.plugin.json`, as TypeBox. Build-time source of manifests/openclaw.plugin.schema.json
+ * and kernel/generated/schemas.ts; runtime code imports only types from here.
+ *
+ * A manifest is what the host reads instead of running plugin code: identity, config
+ * schema, and every capability the plugin will register, so listing, validation, routing
+ * and help work while the plugin's module stays unloaded.
+ */
+import { Type, type Static } from 'typebox';
+import { HOOK_NAMES } from '../hooks/catalog.js';
+import { SLOT_KINDS } from './manifest-fields.js';
+
+const Strict = { additionalProperties: false } as const;
+const Open = { additionalProperties: true } as const;
+
+const Name = Type.String({ minLength: 1, maxLength: 128 });
+const Names = (description: string) => Type.Optional(Type.Array(Name, { uniqueItems: true, description }));
+
+const SlotKind = Type.Enum(SLOT_KINDS);
+
+export const PluginManifestSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    id: Type.String({
+      pattern: '^[a-z0-9][a-z0-9._-]*$',
+      maxLength: 128,
+      description: 'Canonical plugin id; the key under plugins.entries.',
+    }),
+    configSchema: Type.Object({}, { ...Open, description: 'JSON Schema for plugins.entries.<id>.config.' }),
+    name: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    version: Type.Optional(Type.String()),
+    entry: Type.Optional(
+      Type.String({ minLength: 1, description: 'Module to import on activation, relative to the plugin root.' }),
+    ),
+    kind: Type.Optional(Type.Union([SlotKind, Type.Array(SlotKind, { minItems: 1, uniqueItems: true })])),
+    enabledByDefault: Type.Optional(Type.Boolean()),
+    requiresPlugins: Names('Plugin ids this plugin needs to be useful.'),
+    channels: Names('Channel ids this plugin registers.'),
+    providers: Names('Model provider ids this plugin registers.'),
+    tools: Names('Agent tool names this plugin registers.'),
+    commands: Names('Chat slash commands (without "/") this plugin registers.'),
+    gatewayMethods: Names('Gateway RPC methods this plugin registers.'),
+    services: Names('Background services this plugin registers.'),
+    httpRoutes: Type.Optional(
+      Type.Array(Type.String({ pattern: '^/' }), { uniqueItems: true, description: 'HTTP path prefixes served.' }),
+    ),
+    hooks: Type.Optional(
+      Type.Array(Type.Enum(HOOK_NAMES), {
+        uniqueItems: true,
+        description: 'Hooks this plugin handles; the plugin is loaded when one of them first runs.',
+      }),
+    ),
+    skills: Names('Skill directories, relative to the plugin root.'),
+    cliCommands: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ pattern: '^[a-z][a-z0-9-]*$' }),
+            description: Type.String(),
+            hasSubcommands: Type.Optional(Type.Boolean()),
+          },
+          Strict,
+        ),
+      ),
+    ),
+    configSections: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9]*$' }), Type.Object({}, Open), {
+        description: 'Top-level openclaw.json sections this plugin owns, each with its JSON Schema.',
+      }),
+    ),
+    activation: Type.Optional(
+      Type.Object({ onStartup: Type.Optional(Type.Boolean()) }, { ...Open, description: 'Load eagerly at start.' }),
+    ),
+    uiHints: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object(
+          {
+            label: Type.Optional(Type.String()),
+            help: Type.Optional(Type.String()),
+            placeholder: Type.Optional(Type.String()),
+            sensitive: Type.Optional(Type.Boolean()),
+          },
+          Open,
+        ),
+      ),
+    ),
+  },
+  { ...Open, description: 'claw / OpenClaw plugin manifest (openclaw.plugin.json).' },
+);
+
+export type PluginManifest = Static<typeof PluginManifestSchema>;

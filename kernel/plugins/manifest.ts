@@ -1,0 +1,122 @@
+/**
+ * Reading one plugin directory's `openclaw.plugin.json` without running any plugin code:
+ * parse (JSON5), validate against the manifest schema, check the config schema is a usable
+ * JSON Schema, and find the entry module while refusing paths that leave the plugin root.
+ */
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
+import { parseJson5 } from '../util/json5.js';
+import { schemaProblems, validateWith } from '../validation.js';
+import { FOREIGN_MANIFEST_FIELDS } from './manifest-fields.js';
+import type { PluginManifest } from './manifest-schema.js';
+import type { SlotName } from '../config/keys.js';
+
+export const MANIFEST_FILE = 'openclaw.plugin.json';
+
+export type { PluginManifest };
+
+export type ManifestResult =
+  | { ok: true; manifest: PluginManifest; entryPath: string; warnings: string[] }
+  | { ok: false; error: string; id?: string };
+
+const KNOWN_FIELDS = new Set<string>([
+  ...Object.keys((PLUGIN_MANIFEST_SCHEMA.properties ?? {}) as Record<string, unknown>),
+  ...FOREIGN_MANIFEST_FIELDS,
+]);
+
+const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
+
+export function readManifest(dir: string): ManifestResult {
+  const file = join(dir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, error: code === 'ENOENT' ? `${MANIFEST_FILE} not found` : `cannot read ${MANIFEST_FILE}: ${String(error)}` };
+  }
+  let data: unknown;
+  try {
+    data = parseJson5(text, MANIFEST_FILE);
+  } catch (error) {
+    return { ok: false, error: (error as Error).message };
+  }
+  return checkManifest(data, dir);
+}
+
+/** Validate an already-parsed manifest for the plugin rooted at `dir`. */
+export function checkManifest(data: unknown, dir: string): ManifestResult {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
+  }
+  const raw = data as Record<string, unknown>;
+  const id = typeof raw.id === 'string' ? raw.id : undefined;
+  const fail = (error: string): ManifestResult => ({ ok: false, error: `${MANIFEST_FILE}: ${error}`, id });
+
+  const issues = validateWith(PLUGIN_MANIFEST_SCHEMA, raw);
+  if (issues.length > 0) return fail(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '));
+  const manifest = raw as PluginManifest;
+
+  const configProblems = schemaProblems(manifest.configSchema);
+  if (configProblems.length > 0) return fail(`configSchema is not a valid JSON Schema: ${configProblems.join('; ')}`);
+  for (const [section, schema] of Object.entries(manifest.configSections ?? {})) {
+    const problems = schemaProblems(schema);
+    if (problems.length > 0) return fail(`configSections.${section} is not a valid JSON Schema: ${problems.join('; ')}`);
+  }
+
+  const entry = resolveEntry(manifest, dir);
+  if (!entry.ok) return fail(entry.error);
+
+  const warnings = Object.keys(raw)
+    .filter((key) => !KNOWN_FIELDS.has(key))
+    .map((key) => `unknown manifest field "${key}" ignored`);
+  return { ok: true, manifest, entryPath: entry.path, warnings };
+}
+
+function resolveEntry(manifest: PluginManifest, dir: string): { ok: true; path: string } | { ok: false; error: string } {
+  const declared = manifest.entry ?? packageEntry(dir);
+  if (declared === undefined) {
+    const found = DEFAULT_ENTRIES.find((name) => existsSync(join(dir, name)));
+    if (!found) return { ok: false, error: `no entry module: set "entry" or add one of ${DEFAULT_ENTRIES.join(', ')}` };
+    return { ok: true, path: join(dir, found) };
+  }
+  if (isAbsolute(declared)) return { ok: false, error: `entry "${declared}" must be a path relative to the plugin directory` };
+  const path = resolve(dir, declared);
+  if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
+  if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
+  // A symlink inside the plugin dir must not lead out of it either.
+  if (!isInside(realpathSync(dir), realpathSync(path))) {
+    return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
+  }
+  return { ok: true, path };
+}
+
+/** OpenClaw packages name their entry in package.json `openclaw.extensions`. */
+function packageEntry(dir: string): string | undefined {
+  try {
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { openclaw?: { extensions?: unknown } };
+    const first = Array.isArray(pkg.openclaw?.extensions) ? pkg.openclaw.extensions[0] : undefined;
+    return typeof first === 'string' ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** Slot kinds a manifest declares, normalised to an array. */
+export function manifestSlots(manifest: PluginManifest): SlotName[] {
+  if (manifest.kind === undefined) return [];
+  return (Array.isArray(manifest.kind) ? manifest.kind : [manifest.kind]) as SlotName[];
+}
+
+/** Names a manifest declares for a named capability field. */
+export function declaredNames(manifest: PluginManifest, field: string): string[] {
+  if (field === 'cliCommands') return (manifest.cliCommands ?? []).map((command) => command.name);
+  const value = (manifest as Record<string, unknown>)[field];
+  return Array.isArray(value) ? (value as string[]) : [];
+}

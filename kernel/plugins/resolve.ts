@@ -1,0 +1,295 @@
+/**
+ * From discovered directories plus config to one record per plugin: manifest checked,
+ * id clashes settled, enablement and slots decided, plugin config validated. Runs no
+ * plugin code, so `claw plugins list` and config validation stay cheap.
+ */
+import { basename } from 'node:path';
+import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
+import type { InstallRecord, KernelConfig, PluginsConfig } from '../config/schema.js';
+import { formatPath } from '../config/path.js';
+import { validateWith, type JsonSchema } from '../validation.js';
+import type { PluginCandidate, PluginOrigin } from './discovery.js';
+import { resolveEnablement, slotHolder } from './enablement.js';
+import { manifestSlots, readManifest, type PluginManifest } from './manifest.js';
+
+export type PluginStatus = 'disabled' | 'ready' | 'active' | 'failed';
+
+export interface PluginRecord {
+  id: string;
+  name: string;
+  description?: string;
+  version?: string;
+  origin: PluginOrigin;
+  dir?: string;
+  manifest?: PluginManifest;
+  entryPath?: string;
+  slots: SlotName[];
+  enabled: boolean;
+  /** Why the plugin is on or off. */
+  reason: string;
+  status: PluginStatus;
+  /** Why the plugin failed, when status is "failed". */
+  error?: string;
+  warnings: string[];
+  /** Validated plugin config with schema defaults applied. */
+  config?: unknown;
+  /** Validated top-level sections the plugin owns (manifest `configSections`), defaults applied. */
+  sections?: Record<string, unknown>;
+  install?: InstallRecord;
+}
+
+export interface ConfigIssue {
+  level: 'error' | 'warning';
+  path: string;
+  message: string;
+  /** "kernel", or the id of the plugin whose schema the value broke. */
+  owner: string;
+}
+
+export interface Diagnostic {
+  level: 'error' | 'warning';
+  pluginId?: string;
+  message: string;
+}
+
+export interface InlineManifest {
+  manifest: PluginManifest;
+}
+
+export interface ResolveInput {
+  candidates: readonly PluginCandidate[];
+  /** Plugins handed over as objects (test kit); they take precedence over every directory. */
+  inline?: readonly InlineManifest[];
+  config: KernelConfig;
+}
+
+export interface ResolveOutput {
+  records: PluginRecord[];
+  issues: ConfigIssue[];
+  diagnostics: Diagnostic[];
+}
+
+export function resolvePlugins(input: ResolveInput): ResolveOutput {
+  const plugins = (input.config.plugins ?? {}) as PluginsConfig;
+  const records: PluginRecord[] = [];
+  const issues: ConfigIssue[] = [];
+  const diagnostics: Diagnostic[] = [];
+  const byId = new Map<string, PluginRecord>();
+
+  const claim = (record: PluginRecord): boolean => {
+    const first = byId.get(record.id);
+    if (first) {
+      diagnostics.push({
+        level: 'warning',
+        pluginId: record.id,
+        message: `duplicate plugin id "${record.id}": ${where(record)} is ignored; ${where(first)} takes precedence`,
+      });
+      return false;
+    }
+    byId.set(record.id, record);
+    records.push(record);
+    return true;
+  };
+
+  for (const { manifest } of input.inline ?? []) {
+    claim(baseRecord(manifest, 'inline'));
+  }
+  for (const candidate of input.candidates) {
+    const result = readManifest(candidate.dir);
+    if (!result.ok) {
+      // A broken manifest cannot claim an id; it is listed under its directory name.
+      const label = result.id ?? basename(candidate.dir);
+      records.push({
+        id: byId.has(label) ? `${label} (${candidate.dir})` : label,
+        name: label,
+        origin: candidate.origin,
+        dir: candidate.dir,
+        slots: [],
+        enabled: false,
+        reason: 'manifest is invalid',
+        status: 'failed',
+        error: result.error,
+        warnings: [],
+      });
+      continue;
+    }
+    const record = baseRecord(result.manifest, candidate.origin, candidate.dir);
+    record.entryPath = result.entryPath;
+    record.warnings.push(...result.warnings);
+    claim(record);
+  }
+
+  // Config sections: each top-level key belongs to the kernel or to exactly one plugin.
+  const sectionOwner = new Map<string, PluginRecord>();
+  for (const record of byId.values()) {
+    for (const section of Object.keys(record.manifest?.configSections ?? {})) {
+      const owner = sectionOwner.get(section);
+      if ((KERNEL_CONFIG_KEYS as readonly string[]).includes(section)) {
+        fail(record, `manifest claims config section "${section}", which belongs to the kernel`);
+      } else if (owner) {
+        fail(record, `manifest claims config section "${section}", already owned by plugin "${owner.id}"`);
+      } else {
+        sectionOwner.set(section, record);
+      }
+    }
+  }
+
+  for (const record of byId.values()) {
+    if (record.status === 'failed' || !record.manifest) continue;
+    const enablement = resolveEnablement(
+      record.id,
+      record.origin,
+      record.slots,
+      record.manifest.enabledByDefault === true,
+      plugins,
+    );
+    record.enabled = enablement.enabled;
+    record.reason = enablement.reason;
+    record.status = enablement.enabled ? 'ready' : 'disabled';
+    record.install = plugins.installs?.[record.id];
+  }
+
+  checkSlots(plugins, byId, issues);
+
+  for (const record of byId.values()) {
+    if (record.status !== 'ready' || !record.manifest) continue;
+    const problems = validatePluginConfig(record, input.config, plugins);
+    if (problems.length > 0) {
+      issues.push(...problems);
+      fail(record, `invalid config: ${problems.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
+    }
+  }
+
+  for (const key of Object.keys(input.config)) {
+    if ((KERNEL_CONFIG_KEYS as readonly string[]).includes(key)) continue;
+    const owner = sectionOwner.get(key);
+    if (!owner) {
+      issues.push({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' });
+    } else if (!owner.enabled) {
+      issues.push({
+        level: 'warning',
+        path: key,
+        message: `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`,
+        owner: owner.id,
+      });
+    }
+  }
+
+  const stale = (path: string, id: string) =>
+    issues.push({ level: 'warning', path, message: `refers to unknown plugin "${id}"; stale entry ignored`, owner: 'kernel' });
+  for (const [id, entry] of Object.entries(plugins.entries ?? {})) {
+    // An exact { enabled: false } is the marker `claw plugins uninstall` leaves; not stale.
+    const marker = Object.keys(entry).length === 1 && entry.enabled === false;
+    if (!byId.has(id) && !marker) stale(formatPath(['plugins', 'entries', id]), id);
+  }
+  for (const id of Object.keys(plugins.installs ?? {})) if (!byId.has(id)) stale(formatPath(['plugins', 'installs', id]), id);
+  for (const list of ['allow', 'deny'] as const) {
+    (plugins[list] ?? []).forEach((id, index) => {
+      if (!byId.has(id)) stale(formatPath(['plugins', list, index]), id);
+    });
+  }
+
+  return { records, issues, diagnostics };
+}
+
+function baseRecord(manifest: PluginManifest, origin: PluginOrigin, dir?: string): PluginRecord {
+  return {
+    id: manifest.id,
+    name: manifest.name ?? manifest.id,
+    description: manifest.description,
+    version: manifest.version,
+    origin,
+    dir,
+    manifest,
+    slots: manifestSlots(manifest),
+    enabled: false,
+    reason: '',
+    status: 'disabled',
+    warnings: [],
+  };
+}
+
+function where(record: PluginRecord): string {
+  return record.dir ? `${record.dir} (${record.origin})` : `the ${record.origin} plugin`;
+}
+
+export function fail(record: PluginRecord, error: string): void {
+  record.status = 'failed';
+  record.error = error;
+}
+
+function checkSlots(plugins: PluginsConfig, byId: Map<string, PluginRecord>, issues: ConfigIssue[]): void {
+  for (const slot of SLOT_NAMES) {
+    const configured = plugins.slots?.[slot];
+    const holder = slotHolder(plugins, slot);
+    if (holder === 'none') continue;
+    const record = byId.get(holder);
+    const path = formatPath(['plugins', 'slots', slot]);
+    if (!record) {
+      // The built-in default may simply not be installed; only an explicit choice is an error.
+      if (configured !== undefined) issues.push({ level: 'error', path, message: `no plugin "${holder}" is installed`, owner: 'kernel' });
+      continue;
+    }
+    if (record.manifest && !record.slots.includes(slot)) {
+      issues.push({ level: 'error', path, message: `plugin "${holder}" does not declare kind "${slot}"`, owner: 'kernel' });
+    }
+  }
+}
+
+/**
+ * The config of a plugin that has none in openclaw.json, when the schema is simple enough
+ * to see that `{}` satisfies it: `{}` plus the top-level property defaults. This keeps the
+ * common case (an unconfigured plugin) free of ajv, which costs ~1 ms per schema to compile.
+ * Returns undefined when the schema needs the real validator.
+ */
+function unconfiguredDefaults(schema: JsonSchema): Record<string, unknown> | undefined {
+  const allowed = new Set(['type', 'properties', 'additionalProperties', 'description', 'title', '$schema', '$id']);
+  if (!Object.keys(schema).every((key) => allowed.has(key))) return undefined;
+  if (schema.type !== undefined && schema.type !== 'object') return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, property] of Object.entries((schema.properties ?? {}) as Record<string, unknown>)) {
+    if (property === null || typeof property !== 'object') return undefined;
+    if ('default' in property) out[key] = structuredClone((property as { default: unknown }).default);
+  }
+  return out;
+}
+
+function validatePluginConfig(record: PluginRecord, config: KernelConfig, plugins: PluginsConfig): ConfigIssue[] {
+  const manifest = record.manifest!;
+  const issues: ConfigIssue[] = [];
+  const given = plugins.entries?.[record.id]?.config;
+  const schema = manifest.configSchema as JsonSchema;
+  const defaults = given === undefined ? unconfiguredDefaults(schema) : undefined;
+  if (defaults) {
+    record.config = defaults;
+  } else {
+    const value = given === undefined ? {} : structuredClone(given);
+    try {
+      for (const issue of validateWith(schema, value, ['plugins', 'entries', record.id, 'config'])) {
+        issues.push({ level: 'error', ...issue, owner: record.id });
+      }
+    } catch (error) {
+      issues.push({
+        level: 'error',
+        path: formatPath(['plugins', 'entries', record.id, 'config']),
+        message: `cannot be checked: the plugin's configSchema does not compile (${(error as Error).message})`,
+        owner: record.id,
+      });
+    }
+    record.config = value;
+  }
+  record.sections = {};
+  for (const [section, sectionSchema] of Object.entries(manifest.configSections ?? {})) {
+    const given = config[section];
+    const value = given === undefined ? {} : structuredClone(given);
+    try {
+      const problems = validateWith(sectionSchema as JsonSchema, value, [section]);
+      // An absent section is only run through the schema for its defaults.
+      if (given !== undefined) for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
+    } catch (error) {
+      issues.push({ level: 'error', path: section, message: `cannot be checked: schema does not compile (${(error as Error).message})`, owner: record.id });
+    }
+    record.sections[section] = value;
+  }
+  return issues;
+}

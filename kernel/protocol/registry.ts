@@ -1,0 +1,187 @@
+/**
+ * The protocol registry: every gateway method and event, with the schema its params or
+ * payload must satisfy. Methods owned by plugins that have not been loaded yet are listed
+ * from their manifests (so `hello-ok.features` is complete) and get their schema when the
+ * plugin registers them. Validators are compiled once, on first use.
+ */
+import type { ValidateFunction } from 'ajv';
+import {
+  CONNECT_PARAMS_SCHEMA,
+  EVENT_FRAME_SCHEMA,
+  REQUEST_FRAME_SCHEMA,
+  RESPONSE_FRAME_SCHEMA,
+} from '../generated/schemas.js';
+import type { ConnectParams, EventFrame, RequestFrame, ResponseFrame } from './schema.js';
+import { compileSchema, formatErrors, type JsonSchema, type SchemaIssue } from '../validation.js';
+import { ErrorCodes, type ErrorCode } from './constants.js';
+import type { ErrorShape } from './schema.js';
+
+export interface MethodSpec {
+  /** JSON Schema for `params`; omitted means any params are accepted. */
+  params?: JsonSchema;
+  /** Operator scope required to call the method, e.g. `operator.read`. */
+  scope?: string;
+  /** Side-effecting methods must carry an `idempotencyKey` in their params. */
+  sideEffect?: boolean;
+  description?: string;
+}
+
+export interface EventSpec {
+  payload?: JsonSchema;
+  /** May be dropped for a slow consumer (streaming deltas); final events never are. */
+  droppable?: boolean;
+  description?: string;
+}
+
+interface MethodEntry extends MethodSpec {
+  name: string;
+  owner: string;
+  /** False while only the manifest has declared it. */
+  registered: boolean;
+  validate?: ValidateFunction;
+}
+
+interface EventEntry extends EventSpec {
+  name: string;
+  owner: string;
+  validate?: ValidateFunction;
+}
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
+
+/** An error a method handler can throw to send a specific error shape to the client. */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: ErrorCode | string,
+    message: string,
+    readonly details?: unknown,
+    readonly retryable?: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+
+  toShape(): ErrorShape {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.details !== undefined ? { details: this.details } : {}),
+      ...(this.retryable !== undefined ? { retryable: this.retryable } : {}),
+      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
+    };
+  }
+}
+
+export function errorShape(code: ErrorCode | string, message: string, details?: unknown): ErrorShape {
+  return new ProtocolError(code, message, details).toShape();
+}
+
+export class ProtocolRegistry {
+  private readonly methods = new Map<string, MethodEntry>();
+  private readonly events = new Map<string, EventEntry>();
+
+  /** Note that `owner` will provide `name` once loaded. */
+  declareMethod(name: string, owner: string): void {
+    const existing = this.methods.get(name);
+    if (existing && existing.owner !== owner) {
+      throw new Error(`gateway method "${name}" is already provided by "${existing.owner}"`);
+    }
+    if (!existing) this.methods.set(name, { name, owner, registered: false });
+  }
+
+  registerMethod(name: string, owner: string, spec: MethodSpec = {}): void {
+    const existing = this.methods.get(name);
+    if (existing && existing.owner !== owner) {
+      throw new Error(`gateway method "${name}" is already provided by "${existing.owner}"`);
+    }
+    if (existing?.registered) throw new Error(`gateway method "${name}" is already registered`);
+    this.methods.set(name, { ...spec, name, owner, registered: true });
+  }
+
+  registerEvent(name: string, owner: string, spec: EventSpec = {}): void {
+    const existing = this.events.get(name);
+    if (existing && existing.owner !== owner) {
+      throw new Error(`gateway event "${name}" is already provided by "${existing.owner}"`);
+    }
+    this.events.set(name, { ...spec, name, owner });
+  }
+
+  /** Drop everything `owner` registered (the declarations from its manifest stay). */
+  unregisterOwner(owner: string): void {
+    for (const entry of this.methods.values()) {
+      if (entry.owner === owner) {
+        this.methods.set(entry.name, { name: entry.name, owner, registered: false });
+      }
+    }
+    for (const [name, entry] of this.events) if (entry.owner === owner) this.events.delete(name);
+  }
+
+  methodNames(): string[] {
+    return [...this.methods.keys()].sort();
+  }
+
+  eventNames(): string[] {
+    return [...this.events.keys()].sort();
+  }
+
+  method(name: string): Readonly<MethodEntry> | undefined {
+    return this.methods.get(name);
+  }
+
+  event(name: string): Readonly<EventEntry> | undefined {
+    return this.events.get(name);
+  }
+
+  validateParams(method: string, params: unknown): Validation<unknown> {
+    const entry = this.methods.get(method);
+    if (!entry) return { ok: false, issues: [{ path: 'method', message: `unknown method "${method}"` }] };
+    if (!entry.params) return { ok: true, value: params };
+    entry.validate ??= compileSchema(entry.params);
+    const value = params === undefined ? {} : params;
+    if (entry.validate(value)) return { ok: true, value };
+    return { ok: false, issues: formatErrors(entry.validate.errors ?? [], value, ['params']) };
+  }
+
+  validateEventPayload(event: string, payload: unknown): Validation<unknown> {
+    const entry = this.events.get(event);
+    if (!entry?.payload) return { ok: true, value: payload };
+    entry.validate ??= compileSchema(entry.payload);
+    if (entry.validate(payload)) return { ok: true, value: payload };
+    return { ok: false, issues: formatErrors(entry.validate.errors ?? [], payload, ['payload']) };
+  }
+}
+
+// ── Frame validation ────────────────────────────────────────────────────────────
+
+function check<T>(schema: JsonSchema, value: unknown): Validation<T> {
+  const validate = compileSchema(schema);
+  if (validate(value)) return { ok: true, value: value as T };
+  return { ok: false, issues: formatErrors(validate.errors ?? [], value) };
+}
+
+export const validateRequestFrame = (value: unknown) => check<RequestFrame>(REQUEST_FRAME_SCHEMA, value);
+export const validateResponseFrame = (value: unknown) => check<ResponseFrame>(RESPONSE_FRAME_SCHEMA, value);
+export const validateEventFrame = (value: unknown) => check<EventFrame>(EVENT_FRAME_SCHEMA, value);
+export const validateConnectParams = (value: unknown) => check<ConnectParams>(CONNECT_PARAMS_SCHEMA, value);
+
+/** Parse one text frame; every failure is an INVALID_REQUEST error naming what was wrong. */
+export function parseFrame(text: string): { ok: true; frame: RequestFrame | ResponseFrame | EventFrame } | { ok: false; error: ErrorShape } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, `frame is not valid JSON: ${(error as Error).message}`) };
+  }
+  const type = value !== null && typeof value === 'object' ? (value as { type?: unknown }).type : undefined;
+  const result =
+    type === 'req' ? validateRequestFrame(value) : type === 'res' ? validateResponseFrame(value) : type === 'event' ? validateEventFrame(value) : undefined;
+  if (!result) {
+    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, 'frame "type" must be "req", "res" or "event"') };
+  }
+  if (!result.ok) {
+    const summary = result.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, `invalid ${String(type)} frame: ${summary}`, { issues: result.issues }) };
+  }
+  return { ok: true, frame: result.value };
+}

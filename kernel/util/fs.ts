@@ -1,0 +1,41 @@
+/**
+ * File helpers for everything under the state dir. Writes go to a temp file in the same
+ * directory and are renamed over the target, so a crash leaves the old file or the new
+ * one, never half of either.
+ */
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync, existsSync, copyFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+export interface AtomicWriteOptions {
+  mode?: number;
+  /** Keep the previous content as `<file>.bak` before replacing it. */
+  backup?: boolean;
+}
+
+export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
+  const dir = dirname(file);
+  mkdirSync(dir, { recursive: true });
+  const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(temp, 'w', options.mode ?? 0o600);
+  try {
+    writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temp, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  try {
+    if (options.backup && existsSync(file)) copyFileSync(file, `${file}.bak`);
+    renameSync(temp, file);
+  } catch (error) {
+    rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): void {
+  writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, options);
+}

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve, dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO } from './helpers.js';
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : sources(path);
+    return /\.(ts|mts|js|mjs)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Relative import targets of a file, resolved to repository-relative paths. */
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)['"]([^'"]+)['"]/g)].map((match) => match[1]!);
+  return specs.filter((spec) => spec.startsWith('.')).map((spec) => relative(REPO, resolve(dirname(file), spec)));
+}
+
+describe('dependency direction: apps → plugins → sdk → kernel', () => {
+  it('kernel/ imports nothing from plugins/, sdk/ or apps/', () => {
+    const offenders = sources(join(REPO, 'kernel')).flatMap((file) =>
+      imports(file)
+        .filter((target) => /^(plugins|apps|sdk)\//.test(target))
+        .map((target) => `${relative(REPO, file)} → ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('sdk/ imports nothing from plugins/ or apps/', () => {
+    const offenders = sources(join(REPO, 'sdk')).flatMap((file) =>
+      imports(file)
+        .filter((target) => /^(plugins|apps)\//.test(target))
+        .map((target) => `${relative(REPO, file)} → ${target}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('a plugin imports no other plugin and nothing from apps/', () => {
+    const offenders: string[] = [];
+    for (const plugin of readdirSync(join(REPO, 'plugins'))) {
+      for (const file of sources(join(REPO, 'plugins', plugin))) {
+        for (const target of imports(file)) {
+          const otherPlugin = target.startsWith('plugins/') && !target.startsWith(`plugins/${plugin}/`);
+          if (otherPlugin || target.startsWith('apps/')) offenders.push(`${relative(REPO, file)} → ${target}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('the runtime kernel never imports TypeBox (schemas are generated at build time)', () => {
+    const offenders = sources(join(REPO, 'kernel'))
+      .filter((file) => !/schema\.ts$/.test(file))
+      .filter((file) => /from\s+['"]typebox['"]/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(REPO, file));
+    expect(offenders).toEqual([]);
+    // The TypeBox sources themselves are only ever imported for their types.
+    const valueImports = sources(join(REPO, 'kernel'))
+      .filter((file) => /^\s*import\s+(?!type\b)[^;]*from\s+['"][^'"]*\/(schema|manifest-schema)\.js['"]/m.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(REPO, file));
+    expect(valueImports).toEqual([]);
+  });
+});

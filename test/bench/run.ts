@@ -1,0 +1,175 @@
+/**
+ * `npm run bench`: the figures BENCHMARKS.md records. Runs against the built JS in dist/.
+ *
+ *   hooks        one message through all 13 message-path hooks, 10 handlers each   (target ≤ 50 µs)
+ *   lanes        enqueue→run throughput                                            (target ≥ 200k tasks/s)
+ *   cli-help     wall time of `claw --help`                                        (target ≤ 120 ms)
+ *   cli-list     `claw plugins list --json`, 100 extra installed plugins vs none   (target ≤ 30 ms added)
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HOOK_MODES, HookBus, LaneScheduler, MESSAGE_HOOKS } from '../../kernel/index.js';
+
+const CLI = fileURLToPath(new URL('../../apps/cli/bin.js', import.meta.url));
+const only = process.argv.slice(2);
+const want = (name: string) => only.length === 0 || only.includes(name);
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function line(name: string, value: string, target: string, ok: boolean): void {
+  console.log(`${name.padEnd(44)} ${value.padStart(14)}   target ${target.padEnd(12)} ${ok ? 'ok' : 'MISSED'}`);
+}
+
+async function benchHooks(): Promise<void> {
+  const bus = new HookBus();
+  for (const hook of MESSAGE_HOOKS) {
+    for (let i = 0; i < 10; i++) {
+      // Realistic mix: most handlers look and pass, some return a change.
+      const changes = HOOK_MODES[hook] !== 'void' && i % 3 === 0;
+      bus.on(hook, () => (changes ? {} : undefined), { pluginId: `p${i}`, priority: i % 4 });
+    }
+  }
+  const message = { role: 'assistant' as const, content: 'ok' };
+  const one = async () => {
+    await bus.runVoid('message_received', { channel: 'bench', from: 'u', content: 'hi', timestamp: 0 });
+    await bus.runModifying('before_model_resolve', { prompt: 'hi' });
+    await bus.runModifying('before_prompt_build', { prompt: 'hi', messages: [] });
+    await bus.runModifying('before_agent_start', { prompt: 'hi' });
+    await bus.runModifying('llm_input', { provider: 'p', model: 'm', systemPrompt: '', messages: [] });
+    await bus.runModifying('before_tool_call', { toolName: 't', params: {} });
+    bus.runSync('tool_result_persist', { toolName: 't', message });
+    await bus.runModifying('after_tool_call', { toolName: 't', params: {}, durationMs: 1 });
+    await bus.runModifying('llm_output', { provider: 'p', model: 'm', content: 'ok', toolCalls: [] });
+    await bus.runVoid('agent_end', { messages: [], success: true, durationMs: 1 });
+    await bus.runModifying('message_sending', { to: 'u', content: 'ok' });
+    bus.runSync('before_message_write', { message });
+    await bus.runVoid('message_sent', { to: 'u', content: 'ok', success: true });
+  };
+  for (let i = 0; i < 5_000; i++) await one();
+  const batches: number[] = [];
+  for (let batch = 0; batch < 7; batch++) {
+    const n = 5_000;
+    const start = performance.now();
+    for (let i = 0; i < n; i++) await one();
+    batches.push(((performance.now() - start) * 1000) / n);
+  }
+  const us = median(batches);
+  line('hooks: 1 message, 13 hooks × 10 handlers', `${us.toFixed(1)} µs`, '≤ 50 µs', us <= 50);
+}
+
+async function benchLanes(): Promise<void> {
+  const lanes = new LaneScheduler();
+  const run = async (n: number, enqueue: (i: number) => Promise<number>) => {
+    const start = performance.now();
+    const pending: Array<Promise<number>> = new Array(n);
+    for (let i = 0; i < n; i++) pending[i] = enqueue(i);
+    await Promise.all(pending);
+    return n / ((performance.now() - start) / 1000);
+  };
+  await run(50_000, (i) => lanes.enqueue('main', () => i));
+  const single: number[] = [];
+  const nested: number[] = [];
+  for (let round = 0; round < 5; round++) {
+    single.push(await run(200_000, (i) => lanes.enqueue('main', () => i)));
+    nested.push(await run(100_000, (i) => lanes.runInSession(`s${i % 64}`, () => i)));
+  }
+  const perSec = median(single);
+  line('lanes: enqueue→run, main lane', `${Math.round(perSec / 1000)}k tasks/s`, '≥ 200k/s', perSec >= 200_000);
+  const nestedPerSec = median(nested);
+  line('lanes: session lane → main (a full run)', `${Math.round(nestedPerSec / 1000)}k runs/s`, '(info)', true);
+}
+
+function timeCommand(args: string[], env: NodeJS.ProcessEnv): number {
+  const start = process.hrtime.bigint();
+  const result = spawnSync(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (result.status !== 0) throw new Error(`claw ${args.join(' ')} failed: ${result.stderr}`);
+  return ms;
+}
+
+function benchHelp(): void {
+  const state = mkdtempSync(join(tmpdir(), 'claw-bench-'));
+  const env = { ...process.env, OPENCLAW_STATE_DIR: state };
+  const baseline: number[] = [];
+  const help: number[] = [];
+  for (let i = 0; i < 3; i++) timeCommand(['--help'], env);
+  for (let i = 0; i < 25; i++) {
+    const start = process.hrtime.bigint();
+    spawnSync(process.execPath, ['-e', '0']);
+    baseline.push(Number(process.hrtime.bigint() - start) / 1e6);
+    help.push(timeCommand(['--help'], env));
+  }
+  const ms = median(help);
+  line('cli: claw --help (wall, median of 25)', `${ms.toFixed(0)} ms`, '≤ 120 ms', ms <= 120);
+  line('  (node -e 0 on this machine, for scale)', `${median(baseline).toFixed(0)} ms`, '', true);
+  rmSync(state, { recursive: true, force: true });
+}
+
+function writeExtraPlugins(state: string, count: number, configured: boolean): void {
+  const extensions = join(state, 'extensions');
+  const entries: Record<string, unknown> = {};
+  for (let i = 0; i < count; i++) {
+    const id = `bench-plugin-${String(i).padStart(3, '0')}`;
+    const dir = join(extensions, id);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(
+      join(dir, 'openclaw.plugin.json'),
+      JSON.stringify({
+        id,
+        name: `Bench plugin ${i}`,
+        description: 'Generated for the plugin-list benchmark',
+        version: '1.0.0',
+        entry: './index.js',
+        tools: [`bench_tool_${i}`],
+        hooks: ['message_sending'],
+        configSchema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            endpoint: { type: 'string', default: `https://example.invalid/${i}` },
+            retries: { type: 'integer', minimum: 0, default: 3 },
+          },
+        },
+      }),
+    );
+    writeFileSync(join(dir, 'index.js'), 'throw new Error("a benchmark plugin must never be loaded by plugins list");\n');
+    if (configured) entries[id] = { config: { endpoint: `https://example.invalid/custom/${i}`, retries: i % 5 } };
+  }
+  if (configured) writeFileSync(join(state, 'openclaw.json'), JSON.stringify({ plugins: { entries } }));
+}
+
+function benchList(): void {
+  const none = mkdtempSync(join(tmpdir(), 'claw-bench-none-'));
+  const hundred = mkdtempSync(join(tmpdir(), 'claw-bench-100-'));
+  const configured = mkdtempSync(join(tmpdir(), 'claw-bench-100c-'));
+  writeExtraPlugins(hundred, 100, false);
+  writeExtraPlugins(configured, 100, true);
+  const run = (state: string) => timeCommand(['plugins', 'list', '--json'], { ...process.env, OPENCLAW_STATE_DIR: state });
+  for (const state of [none, hundred, configured]) run(state);
+  const times = { none: [] as number[], hundred: [] as number[], configured: [] as number[] };
+  for (let i = 0; i < 41; i++) {
+    times.none.push(run(none));
+    times.hundred.push(run(hundred));
+    times.configured.push(run(configured));
+  }
+  const base = median(times.none);
+  const added = median(times.hundred) - base;
+  line('cli: plugins list --json, no extra plugins', `${base.toFixed(0)} ms`, '(info)', true);
+  line('cli: … with 100 extra installed plugins', `+${added.toFixed(1)} ms`, '≤ 30 ms', added <= 30);
+  const addedConfigured = median(times.configured) - base;
+  line('  … 100 extra plugins, each with its own config', `+${addedConfigured.toFixed(1)} ms`, '(info)', true);
+  for (const state of [none, hundred, configured]) rmSync(state, { recursive: true, force: true });
+}
+
+console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);
+if (want('hooks')) await benchHooks();
+if (want('lanes')) await benchLanes();
+if (want('cli-help')) benchHelp();
+if (want('cli-list')) benchList();

@@ -1,0 +1,230 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  createKernel,
+  formatIssue,
+  getPath,
+  parsePath,
+  readConfigFile,
+  redactConfig,
+  REDACTED,
+  resolveConfigPath,
+  resolveStateDir,
+  setPath,
+  silentLogger,
+  unsetPath,
+  writeConfigFile,
+  type ConfigIssue,
+} from '../kernel/index.js';
+import { createTestKernel } from '../sdk/testing.js';
+import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
+
+const strictPlugin = {
+  id: 'strict',
+  configSchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['token'],
+    properties: { token: { type: 'string' }, port: { type: 'integer', minimum: 1, default: 8080 } },
+  },
+  register() {},
+};
+
+function errors(issues: ConfigIssue[]) {
+  return issues.filter((issue) => issue.level === 'error').map(formatIssue);
+}
+
+describe('config paths', () => {
+  it('defaults to ~/.openclaw/openclaw.json and honours the environment', () => {
+    expect(resolveStateDir({ HOME: '/home/u' })).toBe('/home/u/.openclaw');
+    expect(resolveConfigPath({ HOME: '/home/u' })).toBe('/home/u/.openclaw/openclaw.json');
+    expect(resolveStateDir({ HOME: '/home/u', OPENCLAW_PROFILE: 'work' })).toBe('/home/u/.openclaw-work');
+    expect(resolveStateDir({ HOME: '/home/u', OPENCLAW_PROFILE: 'default' })).toBe('/home/u/.openclaw');
+    expect(resolveConfigPath({ HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw' })).toBe('/srv/claw/openclaw.json');
+    expect(resolveConfigPath({ HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw', OPENCLAW_CONFIG_PATH: '~/c.json5' })).toBe('/home/u/c.json5');
+    expect(() => resolveStateDir({ HOME: '/h', OPENCLAW_PROFILE: '../escape' })).toThrow(/not a valid profile name/);
+  });
+});
+
+describe('reading config', () => {
+  it('parses JSON5 (comments, unquoted keys, trailing commas) and substitutes ${VAR}', () => {
+    const dir = tempDir();
+    const file = join(dir, 'openclaw.json');
+    writeFileSync(
+      file,
+      `// my config
+      { agents: { defaults: { workspace: "\${WS}/work", maxConcurrent: 2, }, },
+        plugins: { entries: { x: { config: { literal: "$\${NOT_A_VAR}", key: "pre-\${KEY}-post" } } } } }`,
+    );
+    const snapshot = readConfigFile(file, { WS: '/data', KEY: 'k1' });
+    expect(snapshot.exists).toBe(true);
+    expect(snapshot.issues).toEqual([]);
+    expect(getPath(snapshot.resolved, ['agents', 'defaults', 'workspace'])).toBe('/data/work');
+    expect(getPath(snapshot.resolved, ['plugins', 'entries', 'x', 'config'])).toEqual({ literal: '${NOT_A_VAR}', key: 'pre-k1-post' });
+    // The raw form keeps the references, so writing it back never bakes in secrets.
+    expect(getPath(snapshot.raw, ['agents', 'defaults', 'workspace'])).toBe('${WS}/work');
+  });
+
+  it('treats a missing file as empty config', () => {
+    const snapshot = readConfigFile(join(tempDir(), 'nope.json'), {});
+    expect(snapshot).toMatchObject({ exists: false, raw: {}, issues: [] });
+  });
+});
+
+describe('invalid config: every bad path, a one-line reason and the owner', () => {
+  it('1. JSON5 syntax error names the file, line and column', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'openclaw.json'), '{\n  plugins: {\n    allow: [,]\n  }\n}');
+    const error = await createKernel({ stateDir: dir, env: {}, logger: silentLogger }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toMatch(/openclaw\.json:3:\d+: invalid JSON5/);
+  });
+
+  it('2. a kernel setting of the wrong type, and 3. an unknown top-level section', async () => {
+    const kernel = await createTestKernel({
+      config: { agents: { defaults: { maxConcurrent: 'four' } }, plugins: { allow: 'x' }, gatway: { port: 1 } },
+    }).catch((e: unknown) => e);
+    expect(kernel).toBeInstanceOf(ConfigError);
+    const lines = errors([...(kernel as ConfigError).issues]);
+    expect(lines).toContain('agents.defaults.maxConcurrent: must be integer');
+    expect(lines).toContain('plugins.allow: must be array');
+
+    const loose = await createKernel({ config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {} });
+    expect(errors(loose.issues())).toEqual(['gatway: is not a known config section (no plugin declares it)']);
+  });
+
+  it('4. a plugin config that breaks its schema names the path and the plugin; the plugin fails, others run', async () => {
+    const kernel = await createTestKernel({
+      plugins: [strictPlugin, { id: 'bystander', register() {} }],
+      config: { plugins: { entries: { strict: { config: { token: 5, port: 0, extra: true } } } } },
+    });
+    expect(errors(kernel.issues())).toEqual([
+      'plugins.entries.strict.config.extra: is not a known key (plugin strict)',
+      'plugins.entries.strict.config.token: must be string (plugin strict)',
+      'plugins.entries.strict.config.port: must be >= 1 (plugin strict)',
+    ]);
+    expect(kernel.plugins.get('strict')).toMatchObject({ status: 'failed' });
+    expect(kernel.plugins.get('strict')!.error).toContain('plugins.entries.strict.config.token: must be string');
+    expect(kernel.plugins.get('bystander')).toMatchObject({ status: 'active' });
+    await kernel.dispose();
+  });
+
+  it('5. a required plugin setting that is missing', async () => {
+    const kernel = await createTestKernel({ plugins: [strictPlugin] });
+    expect(errors(kernel.issues())).toEqual(['plugins.entries.strict.config.token: is required (plugin strict)']);
+    await kernel.dispose();
+  });
+
+  it('6. a ${VAR} reference to an unset variable', async () => {
+    const error = await createTestKernel({ config: { agents: { defaults: { workspace: '${NO_SUCH_VAR}' } } } }).catch((e: unknown) => e);
+    expect(errors([...(error as ConfigError).issues])).toEqual([
+      'agents.defaults.workspace: references ${NO_SUCH_VAR}, which is not set in the environment',
+    ]);
+  });
+
+  it('7. a slot pointing at a plugin that is not installed, or that is not of that kind', async () => {
+    const kernel = await createTestKernel({
+      plugins: [{ id: 'not-memory', register() {} }],
+      config: { plugins: { slots: { memory: 'ghost', agentLoop: 'not-memory' } } },
+    });
+    expect(errors(kernel.issues())).toEqual([
+      'plugins.slots.memory: no plugin "ghost" is installed',
+      'plugins.slots.agentLoop: plugin "not-memory" does not declare kind "agentLoop"',
+    ]);
+    await kernel.dispose();
+  });
+
+  it('applies schema defaults to plugin config and validates owned top-level sections', async () => {
+    const root = tempDir();
+    writePlugin(join(root, 'svc'), {
+      manifest: {
+        id: 'svc',
+        configSchema: EMPTY_SCHEMA,
+        configSections: {
+          service: { type: 'object', additionalProperties: false, properties: { port: { type: 'integer', default: 18789 } } },
+        },
+      },
+      code: 'export default { register(api) { globalThis.__svcSection = api.section("service"); } };',
+    });
+    const good = await createTestKernel({ plugins: [join(root, 'svc')], config: {} });
+    expect(good.issues()).toEqual([]);
+    await good.plugins.activate('svc');
+    expect((globalThis as Record<string, unknown>).__svcSection).toEqual({ port: 18789 });
+    const bad = await createTestKernel({ plugins: [join(root, 'svc')], config: { service: { port: 'x', host: 1 } } });
+    expect(errors(bad.issues())).toEqual([
+      'service.host: is not a known key (plugin svc)',
+      'service.port: must be integer (plugin svc)',
+    ]);
+    await good.dispose();
+    await bad.dispose();
+  });
+
+  it('warns about stale references instead of failing', async () => {
+    const kernel = await createTestKernel({ config: { plugins: { entries: { gone: { enabled: true } }, deny: ['gone-too'] } } });
+    expect(kernel.issues()).toEqual([
+      { level: 'warning', path: 'plugins.entries.gone', message: 'refers to unknown plugin "gone"; stale entry ignored', owner: 'kernel' },
+      { level: 'warning', path: 'plugins.deny[0]', message: 'refers to unknown plugin "gone-too"; stale entry ignored', owner: 'kernel' },
+    ]);
+    await kernel.dispose();
+  });
+});
+
+describe('writing config', () => {
+  it('writes atomically (temp file + rename), keeps a .bak, and leaves no temp files', () => {
+    const dir = tempDir();
+    const file = join(dir, 'openclaw.json');
+    writeConfigFile(file, { a: 1 });
+    writeConfigFile(file, { a: 2 });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ a: 2 });
+    expect(JSON.parse(readFileSync(`${file}.bak`, 'utf8'))).toEqual({ a: 1 });
+    expect(readdirSync(dir).sort()).toEqual(['openclaw.json', 'openclaw.json.bak']);
+  });
+
+  it('a writer that dies before the rename leaves the old file intact', () => {
+    // Simulates a crash: the temp file is written, the rename never happens.
+    const dir = tempDir();
+    const file = join(dir, 'openclaw.json');
+    writeConfigFile(file, { stable: true });
+    writeFileSync(join(dir, '.openclaw.json.12345.deadbeef.tmp'), '{"half": ');
+    expect(readConfigFile(file, {}).resolved).toEqual({ stable: true });
+    expect(existsSync(file)).toBe(true);
+  });
+});
+
+describe('config paths and redaction', () => {
+  it('parses dotted and bracketed paths and edits objects', () => {
+    expect(parsePath('plugins.entries["my.plugin"].config')).toEqual(['plugins', 'entries', 'my.plugin', 'config']);
+    expect(parsePath('agents.list[0].id')).toEqual(['agents', 'list', 0, 'id']);
+    expect(() => parsePath('a..b')).toThrow(/empty segment/);
+    expect(() => parsePath('a[x')).toThrow(/unclosed/);
+    const root: Record<string, unknown> = {};
+    setPath(root, ['a', 'b', 0, 'c'], 1);
+    expect(root).toEqual({ a: { b: [{ c: 1 }] } });
+    expect(() => setPath(root, ['__proto__', 'polluted'], 1)).toThrow(/not allowed/);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    setPath(root, ['x', 'y'], 2);
+    expect(unsetPath(root, ['x', 'y'])).toBe(true);
+    expect(root).not.toHaveProperty('x');
+    expect(unsetPath(root, ['x', 'y'])).toBe(false);
+  });
+
+  it('redacts secrets wherever config is shown', () => {
+    const shown = redactConfig(
+      {
+        gateway: { auth: { token: 'abc', password: 'pw' }, port: 1 },
+        models: { openai: { apiKey: 'sk-1', maxTokens: 4096 } },
+        channels: { telegram: { botToken: 'tg', webhookSecret: 's', credentials: { a: 'b' } } },
+        plugins: { entries: { p: { config: { endpointKey: 'x' } } } },
+      },
+      (path) => path.join('.') === 'plugins.entries.p.config.endpointKey',
+    );
+    expect(shown).toEqual({
+      gateway: { auth: { token: REDACTED, password: REDACTED }, port: 1 },
+      models: { openai: { apiKey: REDACTED, maxTokens: 4096 } },
+      channels: { telegram: { botToken: REDACTED, webhookSecret: REDACTED, credentials: { a: REDACTED } } },
+      plugins: { entries: { p: { config: { endpointKey: REDACTED } } } },
+    });
+  });
+});

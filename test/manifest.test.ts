@@ -1,0 +1,121 @@
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readManifest } from '../kernel/index.js';
+import { createTestKernel } from '../sdk/testing.js';
+import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
+
+const CODE = 'export default { register() {} };';
+
+function check(manifest: Record<string, unknown> | string, extra: Partial<Parameters<typeof writePlugin>[1]> = {}) {
+  const dir = writePlugin(join(tempDir(), 'p'), { manifest, code: CODE, ...extra });
+  return readManifest(dir);
+}
+
+function errorOf(result: ReturnType<typeof readManifest>): string {
+  if (result.ok) throw new Error('expected the manifest to be rejected');
+  return result.error;
+}
+
+describe('manifest validation', () => {
+  it('accepts a minimal manifest and JSON5 syntax, and finds the entry', () => {
+    const result = check(`{
+      // comments are fine
+      id: "minimal",
+      configSchema: { type: "object", additionalProperties: false, },
+    }`);
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.manifest.id).toBe('minimal');
+      expect(result.entryPath.endsWith('index.js')).toBe(true);
+      expect(result.warnings).toEqual([]);
+    }
+  });
+
+  it('1. rejects a missing id', () => {
+    expect(errorOf(check({ configSchema: EMPTY_SCHEMA }))).toBe('openclaw.plugin.json: id: is required');
+  });
+
+  it('2. rejects a missing configSchema', () => {
+    expect(errorOf(check({ id: 'x' }))).toBe('openclaw.plugin.json: configSchema: is required');
+  });
+
+  it('3. rejects an id with characters that are not allowed', () => {
+    expect(errorOf(check({ id: 'Bad Id!', configSchema: EMPTY_SCHEMA }))).toBe(
+      'openclaw.plugin.json: id: must match pattern "^[a-z0-9][a-z0-9._-]*$"',
+    );
+  });
+
+  it('4. rejects capability lists of the wrong type and unknown hooks or kinds', () => {
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, tools: 'clock' }))).toBe('openclaw.plugin.json: tools: must be array');
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, hooks: ['before_everything'] }))).toMatch(
+      /^openclaw\.plugin\.json: hooks\[0\]: must be one of "message_received", "before_model_resolve", .*"before_install"$/,
+    );
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, kind: 'brain' }))).toBe(
+      'openclaw.plugin.json: kind: does not match any allowed shape',
+    );
+  });
+
+  it('5. rejects text that is not JSON5, naming line and column', () => {
+    expect(errorOf(check('{ "id": "x", configSchema: { } '))).toMatch(/^openclaw\.plugin\.json:1:\d+: invalid JSON5: invalid end of input/);
+    expect(errorOf(check('[1, 2]'))).toBe('openclaw.plugin.json must contain a JSON object');
+  });
+
+  it('6. rejects a configSchema that is not a JSON Schema', () => {
+    expect(errorOf(check({ id: 'x', configSchema: { type: 'objekt' } }))).toMatch(
+      /^openclaw\.plugin\.json: configSchema is not a valid JSON Schema: type: /,
+    );
+  });
+
+  it('7. rejects an entry that leaves the plugin directory, directly or through a symlink', () => {
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, entry: '../outside.js' }))).toBe(
+      'openclaw.plugin.json: entry "../outside.js" points outside the plugin directory',
+    );
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, entry: '/etc/passwd' }))).toBe(
+      'openclaw.plugin.json: entry "/etc/passwd" must be a path relative to the plugin directory',
+    );
+    const outside = join(tempDir(), 'evil.js');
+    writeFileSync(outside, CODE);
+    const dir = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './link.js' } });
+    symlinkSync(outside, join(dir, 'link.js'));
+    expect(errorOf(readManifest(dir))).toBe('openclaw.plugin.json: entry "./link.js" resolves outside the plugin directory');
+  });
+
+  it('8. rejects a missing entry file, and a directory with no manifest', () => {
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, entry: './dist/index.js' }))).toBe(
+      'openclaw.plugin.json: entry file "./dist/index.js" not found',
+    );
+    const empty = join(tempDir(), 'empty');
+    mkdirSync(empty);
+    expect(errorOf(readManifest(empty))).toBe('openclaw.plugin.json not found');
+  });
+
+  it('reads the OpenClaw package.json entry and warns about unknown fields', () => {
+    const result = check(
+      { id: 'oc', configSchema: EMPTY_SCHEMA, contracts: { tools: ['x'] }, madeUpField: 1 },
+      { entryFile: 'src/main.js', files: { 'package.json': JSON.stringify({ openclaw: { extensions: ['./src/main.js'] } }) } },
+    );
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.entryPath.endsWith(join('src', 'main.js'))).toBe(true);
+      expect(result.warnings).toEqual(['unknown manifest field "madeUpField" ignored']);
+    }
+  });
+
+  it('marks plugins with broken manifests failed in the host, and keeps the rest working', async () => {
+    const root = tempDir();
+    writePlugin(join(root, 'broken'), { manifest: '{ "id": "broken", "configSchema": 3 }', code: CODE });
+    writePlugin(join(root, 'fine'), { manifest: { id: 'fine', configSchema: EMPTY_SCHEMA, tools: ['ok'] }, code: `
+      export default { register(api) {
+        api.registerTool({ name: 'ok', description: 'ok', parameters: { type: 'object' }, execute: () => ({ content: [{ type: 'text', text: 'ok' }] }) });
+      } };` });
+    const kernel = await createTestKernel({ plugins: [join(root, 'broken'), join(root, 'fine')] });
+    expect(kernel.plugins.get('broken')).toMatchObject({
+      status: 'failed',
+      error: 'openclaw.plugin.json: configSchema: must be object',
+    });
+    const tool = await kernel.capabilities.get('tool', 'ok');
+    expect(await tool.execute({}, { toolCallId: '1' })).toEqual({ content: [{ type: 'text', text: 'ok' }] });
+    await kernel.dispose();
+  });
+});

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createTestKernel } from '../sdk/testing.js';
+import { REPO, tempDir, writePlugin } from './helpers.js';
+
+const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+
+function block(language: string, firstLine: string): string {
+  const match = new RegExp('```' + language + '\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&') + '[\\s\\S]*?)```').exec(readme);
+  if (!match) throw new Error(`README has no ${language} block starting with ${firstLine}`);
+  return match[1]!;
+}
+
+describe('README', () => {
+  it('shows a plugin in at most 30 lines that works as written', async () => {
+    const manifest = block('json5', '// my-plugin/openclaw.plugin.json');
+    const code = block('ts', '// my-plugin/index.ts');
+    const lines = (text: string) => text.trim().split('\n').filter((line) => !line.trim().startsWith('//')).length;
+    expect(lines(manifest) + lines(code)).toBeLessThanOrEqual(30);
+
+    const dir = writePlugin(join(tempDir(), 'my-plugin'), { manifest, code, entryFile: 'index.ts' });
+    const kernel = await createTestKernel({ plugins: [dir] });
+    const tool = await kernel.capabilities.get('tool', 'shout');
+    expect(await tool.execute({ text: 'hi' }, { toolCallId: '1' })).toEqual({ content: [{ type: 'text', text: 'HI!' }] });
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: '  hello  ' })).toEqual({ content: 'hello' });
+    await kernel.dispose();
+  });
+
+  it('gives the two set-up commands that CI runs', () => {
+    expect(readme).toContain('npm install && npx claw plugins list');
+    expect(readme).toContain('npm test ');
+    expect(readFileSync(join(REPO, '.ci', 'run'), 'utf8')).toMatch(/\nnpm test\n/);
+  });
+});

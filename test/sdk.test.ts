@@ -1,0 +1,103 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { definePlugin, errorResult, jsonResult, textResult } from '../sdk/index.js';
+import { createTestKernel } from '../sdk/testing.js';
+import { REPO } from './helpers.js';
+
+const CLOCK = join(REPO, 'plugins', 'example-clock');
+const GUARD = join(REPO, 'plugins', 'example-guard');
+
+describe('SDK', () => {
+  it('definePlugin gives a typed register(api); the test kit boots a kernel with exactly that plugin', async () => {
+    const counter = definePlugin<{ start: number }>({
+      id: 'counter',
+      configSchema: { type: 'object', properties: { start: { type: 'integer', default: 10 } } },
+      register(api) {
+        let value = api.config.start;
+        api.registerTool({
+          name: 'count',
+          description: 'Counts up',
+          parameters: { type: 'object', properties: {} },
+          execute: () => textResult(String(++value)),
+        });
+        api.on('message_sending', (event) => ({ content: `${event.content} #${value}` }));
+      },
+    });
+    const kernel = await createTestKernel({ plugins: [counter] });
+    expect(kernel.plugins.list().map((record) => record.id)).toEqual(['counter']);
+    const count = await kernel.capabilities.get('tool', 'count');
+    expect(await count.execute({}, { toolCallId: 'a' })).toEqual(textResult('11'));
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'hi' })).toEqual({ content: 'hi #11' });
+    await kernel.dispose();
+  });
+
+  it('builds tool results', () => {
+    expect(textResult('t', { a: 1 })).toEqual({ content: [{ type: 'text', text: 't' }], details: { a: 1 } });
+    expect(jsonResult({ a: 1 })).toEqual({ content: [{ type: 'text', text: '{\n  "a": 1\n}' }], details: { a: 1 } });
+    expect(errorResult('nope')).toEqual({ content: [{ type: 'text', text: 'nope' }], isError: true });
+  });
+});
+
+describe('bundled example plugins', () => {
+  it('example-clock: the clock_now tool and /time command use the configured zone', async () => {
+    const kernel = await createTestKernel({
+      plugins: [CLOCK],
+      config: { plugins: { entries: { 'example-clock': { config: { timezone: 'Asia/Tokyo' } } } } },
+    });
+    const clock = await kernel.capabilities.get('tool', 'clock_now');
+    const result = await clock.execute({}, { toolCallId: '1' });
+    expect(result.isError).toBeUndefined();
+    expect(result.details).toMatchObject({ timeZone: 'Asia/Tokyo' });
+    expect(Date.parse((result.details as { iso: string }).iso)).toBeGreaterThan(Date.now() - 60_000);
+    const paris = await clock.execute({ timezone: 'Europe/Paris' }, { toolCallId: '2' });
+    expect(paris.details).toMatchObject({ timeZone: 'Europe/Paris' });
+    expect(await clock.execute({ timezone: 'Mars/Olympus' }, { toolCallId: '3' })).toEqual(
+      errorResult('"Mars/Olympus" is not a known time zone'),
+    );
+    const time = await kernel.capabilities.get('command', 'time');
+    expect(await time.handler({ args: 'Nowhere/Land' })).toEqual({ text: 'Unknown time zone "Nowhere/Land".' });
+    await kernel.dispose();
+  });
+
+  it('example-clock: rejects a config that does not fit its schema', async () => {
+    const kernel = await createTestKernel({
+      plugins: [CLOCK],
+      config: { plugins: { entries: { 'example-clock': { config: { timezone: '', color: 'red' } } } } },
+    });
+    expect(kernel.plugins.get('example-clock')!.status).toBe('failed');
+    expect(kernel.issues().map((issue) => issue.path)).toEqual([
+      'plugins.entries.example-clock.config.color',
+      'plugins.entries.example-clock.config.timezone',
+    ]);
+    await kernel.dispose();
+  });
+
+  it('example-guard: blocks listed tools and masks patterns in outgoing messages', async () => {
+    const kernel = await createTestKernel({
+      plugins: [GUARD],
+      config: {
+        plugins: { entries: { 'example-guard': { config: { blockTools: ['exec'], maskPatterns: ['sk-[a-z0-9]+'], mask: '***' } } } },
+      },
+    });
+    expect(await kernel.hooks.runModifying('before_tool_call', { toolName: 'exec', params: { cmd: 'rm' } })).toEqual({
+      block: true,
+      blockReason: 'tool "exec" is blocked by example-guard',
+    });
+    expect(await kernel.hooks.runModifying('before_tool_call', { toolName: 'read', params: {} })).toEqual({});
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'key sk-abc123 and sk-zz' })).toEqual({
+      content: 'key *** and ***',
+    });
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'sk-abc' })).toEqual({ content: '***' });
+    await kernel.dispose();
+  });
+
+  it('example-guard: a bad pattern fails the plugin with the reason', async () => {
+    const kernel = await createTestKernel({
+      plugins: [GUARD],
+      config: { plugins: { entries: { 'example-guard': { config: { maskPatterns: ['(unclosed'] } } } } },
+    });
+    await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'x' });
+    expect(kernel.plugins.get('example-guard')!.error).toMatch(/^register\(\) threw: maskPatterns: "\(unclosed" is not a valid regular expression/);
+    await kernel.dispose();
+  });
+});
