@@ -28,12 +28,14 @@ export { redactConfig, isSecretKey, REDACTED } from './config/redact.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
 export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
 
-export { ProtocolRegistry, ProtocolError, errorShape, parseFrame, validateConnectParams, type MethodSpec, type EventSpec } from './protocol/registry.js';
+export { ProtocolRegistry, ProtocolError, errorShape, parseFrame, validateConnectParams, type MethodSpec, type EventSpec, type EmitOptions, type EmittedEvent } from './protocol/registry.js';
 export * from './protocol/constants.js';
 export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
 
 export { PluginHost, CapabilityError, PluginUnavailableError } from './plugins/host.js';
 export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugins/manifest.js';
+export { describePlugin, declaredCapabilities, type PluginSummary } from './plugins/describe.js';
+export { composeConfigSchema, composeUiHints } from './config/compose.js';
 export { resolveEnablement, slotHolder } from './plugins/enablement.js';
 export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugins/resolve.js';
 export type { PluginOrigin } from './plugins/discovery.js';
@@ -42,6 +44,7 @@ export type * from './plugins/capabilities.js';
 export { DECLARING_FIELD } from './plugins/capabilities.js';
 
 export { writeFileAtomic, writeJsonAtomic } from './util/fs.js';
+export { clawVersion } from './util/version.js';
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { enablePlugin, disablePlugin, forgetPlugin, PluginManageError } from './plugins/manage.js';

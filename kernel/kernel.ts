@@ -8,7 +8,18 @@ import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
 import { createLogger, type Logger } from './log.js';
 import { ProtocolRegistry } from './protocol/registry.js';
-import { ConfigError, readConfigFile, snapshotOf, usableConfig, type ConfigSnapshot } from './config/store.js';
+import {
+  ConfigError,
+  readConfigFile,
+  snapshotOf,
+  usableConfig,
+  writeConfigFile,
+  type ConfigSnapshot,
+} from './config/store.js';
+import { composeConfigSchema } from './config/compose.js';
+import { setValidatorCacheDir } from './validation.js';
+import { silentLogger } from './log.js';
+import { trace } from './util/trace.js';
 import { dirname } from 'node:path';
 import {
   resolveConfigPath,
@@ -47,6 +58,10 @@ export interface KernelOptions {
    * Tools that report on a broken config (`claw config validate`, `claw plugins doctor`) pass false.
    */
   strictConfig?: boolean;
+  /** Run register() of plugins given as objects at boot (default true; config checks pass false). */
+  activateInline?: boolean;
+  /** Keep compiled plugin config validators in <stateDir>/cache/validators (default true). */
+  validatorCache?: boolean;
 }
 
 export interface Kernel {
@@ -69,11 +84,13 @@ export interface Kernel {
 const MAX_HOOK_ERRORS = 100;
 
 export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
+  trace('kernel: boot');
   const env = options.env ?? process.env;
   const stateDir = options.stateDir ?? resolveStateDir(env);
   const configPath = options.configPath ?? (options.stateDir ? join(stateDir, 'openclaw.json') : resolveConfigPath(env));
   const logger = options.logger ?? createLogger({ level: 'warn' });
 
+  if (options.validatorCache !== false) setValidatorCacheDir(join(stateDir, 'cache', 'validators'));
   const snapshot = options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env);
   const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
   if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
@@ -111,6 +128,25 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   });
   const protocol = new ProtocolRegistry();
 
+  const configFile = {
+    read: () => readConfigFile(configPath, env),
+    write: (raw: Record<string, unknown>) => writeConfigFile(configPath, raw),
+    schema: () => composeConfigSchema(host!.list()),
+    // A throwaway kernel over the candidate config: same discovery, no plugin code run.
+    check: async (raw: Record<string, unknown>) => {
+      const shadow = await createKernel({
+        ...options,
+        config: raw,
+        configPath,
+        stateDir,
+        logger: silentLogger,
+        strictConfig: false,
+        activateInline: false,
+      });
+      return shadow.issues();
+    },
+  };
+
   host = new PluginHost({
     config,
     roots: discoveryRoots(options, config, paths, env),
@@ -121,9 +157,12 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     logger,
     paths,
     moduleAliases: options.moduleAliases,
+    configFile,
+    env,
   });
   for (const diagnostic of host.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
-  await host.activateInline();
+  if (options.activateInline !== false) await host.activateInline();
+  trace(`kernel: ${host.list().length} plugins resolved`);
   const plugins = host;
 
   return {

@@ -2,13 +2,19 @@
  * Schema validation. The kernel's own schemas (config, manifest, wire frames) and the
  * JSON Schema meta-schema are precompiled at build time, so checking them needs no ajv at
  * all. Plugin schemas are compiled by one shared ajv instance, loaded on first use (it
- * costs ~25 ms to import, ~1 ms per compile) and cached by schema identity and content.
+ * costs ~25 ms to import plus ~1 ms per schema), and cached three ways: by schema object,
+ * by content in memory, and as standalone validator code on disk keyed by a hash of the
+ * schema — bundled plugins' schemas are written to dist/validators at build time, others
+ * to <stateDir>/cache/validators the first time they are compiled.
  */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
 import { formatPath, getPath, type PathSegment } from './config/path.js';
 import { AJV_OPTIONS } from './validation-options.js';
-import * as precompiled from './generated/validators.js';
 import * as schemas from './generated/schemas.js';
 
 const require = createRequire(import.meta.url);
@@ -22,35 +28,105 @@ export interface SchemaIssue {
 }
 
 let ajv: AjvClass | undefined;
-const byIdentity = new WeakMap<object, ValidateFunction>([
-  [schemas.KERNEL_CONFIG_SCHEMA, precompiled.validateKernelConfig],
-  [schemas.PLUGIN_MANIFEST_SCHEMA, precompiled.validatePluginManifest],
-  [schemas.FRAME_SCHEMA, precompiled.validateFrame],
-  [schemas.REQUEST_FRAME_SCHEMA, precompiled.validateRequestFrame],
-  [schemas.RESPONSE_FRAME_SCHEMA, precompiled.validateResponseFrame],
-  [schemas.EVENT_FRAME_SCHEMA, precompiled.validateEventFrame],
-  [schemas.ERROR_SHAPE_SCHEMA, precompiled.validateErrorShape],
-  [schemas.CONNECT_PARAMS_SCHEMA, precompiled.validateConnectParams],
-  [schemas.HELLO_OK_SCHEMA, precompiled.validateHelloOk],
-] as Array<[object, ValidateFunction]>);
+const byIdentity = new WeakMap<object, ValidateFunction>();
 const byContent = new Map<string, ValidateFunction>();
+
+/** The kernel's own schemas, precompiled by `npm run gen` into generated/validators/<name>.cjs. */
+const PRECOMPILED = new Map<object, string>([
+  [schemas.KERNEL_CONFIG_SCHEMA, 'kernel-config'],
+  [schemas.PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
+  [schemas.FRAME_SCHEMA, 'frame'],
+  [schemas.REQUEST_FRAME_SCHEMA, 'request-frame'],
+  [schemas.RESPONSE_FRAME_SCHEMA, 'response-frame'],
+  [schemas.EVENT_FRAME_SCHEMA, 'event-frame'],
+  [schemas.ERROR_SHAPE_SCHEMA, 'error-shape'],
+  [schemas.CONNECT_PARAMS_SCHEMA, 'connect-params'],
+  [schemas.HELLO_OK_SCHEMA, 'hello-ok'],
+]);
+
+function precompiled(name: string): ValidateFunction {
+  return require(`./generated/validators/${name}.cjs`) as ValidateFunction;
+}
 
 function instance(): AjvClass {
   if (!ajv) {
     const { Ajv } = require('ajv') as { Ajv: typeof AjvClass };
-    ajv = new Ajv({ ...AJV_OPTIONS });
+    ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
   }
   return ajv;
+}
+
+/** Validators compiled at build time for bundled plugins (absent when running from source). */
+const BUILT_IN_CACHE = join(dirname(fileURLToPath(import.meta.url)), '..', 'validators');
+let writableCache: string | undefined;
+
+/** Where newly compiled validators are kept for the next process (normally <stateDir>/cache/validators). */
+export function setValidatorCacheDir(dir: string | undefined): void {
+  writableCache = dir;
+}
+
+/** The file name a schema's compiled validator is stored under. */
+export function validatorKey(schema: JsonSchema): string {
+  return createHash('sha256').update(`ajv8:${JSON.stringify(AJV_OPTIONS)}:${JSON.stringify(schema)}`).digest('hex').slice(0, 32);
+}
+
+function loadCached(key: string): ValidateFunction | undefined {
+  for (const dir of [BUILT_IN_CACHE, writableCache]) {
+    if (!dir) continue;
+    const file = join(dir, `${key}.cjs`);
+    if (!existsSync(file)) continue;
+    try {
+      return require(file) as ValidateFunction;
+    } catch {
+      // A damaged entry is recompiled and rewritten below.
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Standalone CommonJS code for `validate`. Its ajv runtime helpers are required by
+ * absolute path unless `portable`, so the file works from any directory.
+ */
+export function standaloneValidator(validate: ValidateFunction, portable = false): string {
+  const standalone = (require('ajv/dist/standalone') as { default: (ajv: AjvClass, fn: ValidateFunction) => string }).default;
+  const code = standalone(instance(), validate);
+  if (portable) return code;
+  const runtime = dirname(require.resolve('ajv/dist/runtime/equal'));
+  return code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)/g, (_match, name: string) => `require(${JSON.stringify(join(runtime, name))})`);
+}
+
+function storeCached(key: string, validate: ValidateFunction): void {
+  if (!writableCache) return;
+  try {
+    mkdirSync(writableCache, { recursive: true });
+    const temp = join(writableCache, `.${key}.${randomBytes(4).toString('hex')}.tmp`);
+    writeFileSync(temp, standaloneValidator(validate));
+    renameSync(temp, join(writableCache, `${key}.cjs`));
+  } catch {
+    // The cache is an optimisation; a read-only state dir just means compiling each time.
+  }
 }
 
 export function compileSchema(schema: JsonSchema): ValidateFunction {
   const cached = byIdentity.get(schema);
   if (cached) return cached;
-  const key = JSON.stringify(schema);
-  let validate = byContent.get(key);
+  const builtIn = PRECOMPILED.get(schema);
+  if (builtIn) {
+    const validate = precompiled(builtIn);
+    byIdentity.set(schema, validate);
+    return validate;
+  }
+  const content = JSON.stringify(schema);
+  let validate = byContent.get(content);
   if (!validate) {
-    validate = instance().compile(schema) as ValidateFunction;
-    byContent.set(key, validate);
+    const key = validatorKey(schema);
+    validate = loadCached(key);
+    if (!validate) {
+      validate = instance().compile(schema) as ValidateFunction;
+      storeCached(key, validate);
+    }
+    byContent.set(content, validate);
   }
   byIdentity.set(schema, validate);
   return validate;
@@ -59,7 +135,7 @@ export function compileSchema(schema: JsonSchema): ValidateFunction {
 /** Problems with a schema itself (checked against the JSON Schema meta-schema), or [] if it is usable. */
 export function schemaProblems(schema: unknown): string[] {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return ['must be a JSON Schema object'];
-  const validate = precompiled.validateJsonSchema as ValidateFunction;
+  const validate = precompiled('json-schema');
   if (validate(schema)) return [];
   return formatErrors(validate.errors ?? [], schema).map((issue) => `${issue.path}: ${issue.message}`);
 }

@@ -1,6 +1,8 @@
 // After tsc: give dist/plugins/<id>/ its manifest (entry rewritten from .ts to the emitted
-// .js) and every non-TypeScript file, so dist/ runs without any source next to it.
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+// .js) and every non-TypeScript file, so dist/ runs without any source next to it; and
+// precompile every bundled plugin's config schemas into dist/validators, so starting
+// claw never compiles a schema for a bundled plugin.
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
@@ -8,6 +10,12 @@ import JSON5 from 'json5';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'plugins');
 const target = join(root, 'dist', 'plugins');
+const validators = join(root, 'dist', 'validators');
+// tsc emits .ts only; the kernel's precompiled validators are CommonJS files beside it.
+cpSync(join(root, 'kernel', 'generated', 'validators'), join(root, 'dist', 'kernel', 'generated', 'validators'), { recursive: true });
+const { compileSchema, standaloneValidator, validatorKey } = await import(join(root, 'dist', 'kernel', 'validation.js'));
+rmSync(validators, { recursive: true, force: true });
+mkdirSync(validators, { recursive: true });
 
 for (const id of readdirSync(source)) {
   const dir = join(source, id);
@@ -22,6 +30,11 @@ for (const id of readdirSync(source)) {
   const manifest = JSON5.parse(readFileSync(manifestPath, 'utf8'));
   if (typeof manifest.entry === 'string') manifest.entry = manifest.entry.replace(/\.(m|c)?ts$/, (ext) => ext.replace('ts', 'js'));
   writeFileSync(join(out, 'openclaw.plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  for (const schema of [manifest.configSchema, ...Object.values(manifest.configSections ?? {})]) {
+    writeFileSync(join(validators, `${validatorKey(schema)}.cjs`), standaloneValidator(compileSchema(schema), true));
+  }
 }
 
-chmodSync(join(root, 'dist', 'apps', 'cli', 'bin.js'), 0o755);
+// dist/cjs holds CommonJS builds inside a "type": "module" package.
+writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
+chmodSync(join(root, 'dist', 'apps', 'cli', 'bin.cjs'), 0o755);

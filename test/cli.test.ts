@@ -108,6 +108,7 @@ describe('claw plugins', () => {
       ['memory-sqlite', 'ready'],
       ['example-clock', 'disabled'],
       ['example-guard', 'disabled'],
+      ['gateway', 'ready'],
     ]);
     const switched = await claw(['plugins', 'enable', 'memory-alt'], env);
     expect(switched.stdout).toBe('Enabled memory-alt.\n  memory slot: "memory-sqlite" → "memory-alt" ("memory-sqlite" is now off)\n');
@@ -131,7 +132,8 @@ describe('claw plugins', () => {
     }
     const doctor = await claw(['plugins', 'doctor'], env);
     expect(doctor).toMatchObject({ code: 0 });
-    expect(doctor.stdout).toContain('1 loaded, 0 failed');
+    // The watched plugin and the bundled gateway (on by default) are loaded.
+    expect(doctor.stdout).toContain('4 plugins found, 2 loaded, 0 failed');
     expect(existsSync(marker)).toBe(true);
   });
 
@@ -267,7 +269,7 @@ describe('claw plugins install', () => {
     const listed = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
     expect(listed.find((p: { id: string }) => p.id === 'weather')).toMatchObject({ origin: 'global', status: 'ready' });
     // The installed plugin loads with its dependency.
-    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain('1 loaded, 0 failed');
+    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain('2 loaded, 0 failed');
   });
 
   it('installs from a .tgz built during the test', async () => {

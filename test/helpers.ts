@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const CLI = join(REPO, 'dist', 'apps', 'cli', 'bin.js');
+export const CLI = join(REPO, 'dist', 'apps', 'cli', 'bin.cjs');
 
 const made: string[] = [];
 afterAll(() => {

@@ -10,6 +10,11 @@ import {
   validateConnectParams,
 } from '../kernel/index.js';
 import { REQUEST_FRAME_SCHEMA } from '../kernel/generated/schemas.js';
+import { setValidatorCacheDir, validatorKey } from '../kernel/validation.js';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { tempDir } from './helpers.js';
 
 describe('wire frames', () => {
   it('accepts the three frame shapes', () => {
@@ -57,6 +62,27 @@ describe('wire frames', () => {
     expect(compileSchema(plugin)).toBe(compileSchema(plugin));
     // Same content, different object: still one compile.
     expect(compileSchema({ ...plugin })).toBe(compileSchema(plugin));
+  });
+});
+
+describe('validator cache', () => {
+  it('keeps compiled plugin validators on disk, usable from any directory', () => {
+    const dir = tempDir('claw-vcache-');
+    setValidatorCacheDir(dir);
+    try {
+      const schema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 }, size: { type: 'integer', default: 3 }, [`k${Date.now()}`]: {} } };
+      compileSchema(schema);
+      const file = join(dir, `${validatorKey(schema)}.cjs`);
+      expect(existsSync(file)).toBe(true);
+      const cached = createRequire(import.meta.url)(file) as ((data: unknown) => boolean) & { errors?: unknown[] };
+      const data: Record<string, unknown> = { name: 'ok' };
+      expect(cached(data)).toBe(true);
+      expect(data).toEqual({ name: 'ok', size: 3 });
+      expect(cached({ name: 'x' })).toBe(false);
+      expect(cached.errors).toEqual([expect.objectContaining({ keyword: 'minLength', instancePath: '/name' })]);
+    } finally {
+      setValidatorCacheDir(undefined);
+    }
   });
 });
 

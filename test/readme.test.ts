@@ -28,7 +28,7 @@ describe('README', () => {
   });
 
   it('gives the two set-up commands that CI runs', () => {
-    expect(readme).toContain('npm install && npx claw plugins list');
+    expect(readme).toContain('npm install && npx claw gateway ');
     expect(readme).toContain('npm test ');
     expect(readFileSync(join(REPO, '.ci', 'run'), 'utf8')).toMatch(/\nnpm test\n/);
   });

@@ -1,14 +1,22 @@
 /**
  * `claw --help`. Plugin-provided commands come from a quick scan of manifests (plain
  * JSON reads, no validation, no kernel), which keeps help fast with many plugins installed.
+ *
+ * This module is also compiled to CommonJS (tsconfig.cjs.json) for the `claw` executable,
+ * which answers `--help` without starting Node's ESM loader: keep it free of import.meta.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveConfigPath, resolveStateDir, resolveUserPath } from '../../kernel/config/paths.js';
-import { println, type Io } from './io.js';
 
-const BUNDLED = fileURLToPath(new URL('../../plugins/', import.meta.url));
+export interface HelpIo {
+  stdout: NodeJS.WritableStream;
+  env: Record<string, string | undefined>;
+}
+
+function println(io: HelpIo, text: string): void {
+  io.stdout.write(`${text}\n`);
+}
 
 const TOPICS: Record<string, string> = {
   plugins: `Usage: claw plugins <command> [--json]
@@ -39,7 +47,8 @@ interface PluginCommand {
   plugin: string;
 }
 
-export function printHelp(io: Io, topic?: string): void {
+/** Print help for `topic`, or the command overview (listing commands of plugins found in `bundledDir` and installed ones). */
+export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void {
   if (topic && TOPICS[topic]) {
     println(io, TOPICS[topic]);
     return;
@@ -54,7 +63,7 @@ export function printHelp(io: Io, topic?: string): void {
     '  config     Read, change and validate openclaw.json',
     '  help       Show help for a command (claw help plugins)',
   ];
-  const commands = pluginCommands(io.env);
+  const commands = pluginCommands(io.env, bundledDir);
   if (commands.length > 0) {
     const width = Math.max(...commands.map((command) => command.name.length), 9);
     lines.push('', 'Commands from plugins:');
@@ -75,7 +84,7 @@ export function printHelp(io: Io, topic?: string): void {
   println(io, lines.join('\n'));
 }
 
-function pluginCommands(env: Record<string, string | undefined>): PluginCommand[] {
+function pluginCommands(env: Record<string, string | undefined>, bundledDir: string | undefined): PluginCommand[] {
   const dirs: string[] = [];
   const configPath = resolveConfigPath(env);
   try {
@@ -87,7 +96,8 @@ function pluginCommands(env: Record<string, string | undefined>): PluginCommand[
   } catch {
     // No config, or JSON5 that needs the full parser: the plugin list is a courtesy here.
   }
-  dirs.push(BUNDLED, join(resolveStateDir(env), 'extensions'));
+  if (bundledDir) dirs.push(bundledDir);
+  dirs.push(join(resolveStateDir(env), 'extensions'));
   const seen = new Map<string, PluginCommand>();
   for (const dir of dirs) {
     for (const manifest of manifestsIn(dir)) {

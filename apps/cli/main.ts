@@ -2,8 +2,9 @@
  * `claw`: the command line. Start-up imports only what the command needs: `--help` and
  * `--version` touch no kernel code, and each command module is loaded on demand.
  */
-import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { CliError, type Io } from './io.js';
+import { trace } from '../../kernel/util/trace.js';
 
 interface Globals {
   json: boolean;
@@ -33,12 +34,9 @@ function parseGlobals(argv: readonly string[], env: Record<string, string | unde
   return out;
 }
 
-export function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
-}
 
 export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promise<number> {
+  trace('cli: main');
   let globals: Globals;
   try {
     globals = parseGlobals(argv, io.env);
@@ -48,13 +46,14 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
   const ctx: Io = { ...io, json: globals.json };
   try {
     if (globals.version) {
-      ctx.stdout.write(`claw ${packageVersion()}\n`);
+      const { clawVersion } = await import('../../kernel/util/version.js');
+      ctx.stdout.write(`claw ${clawVersion()}\n`);
       return 0;
     }
     const [command, ...args] = globals.rest;
     if (!command || command === 'help') {
       const { printHelp } = await import('./help.js');
-      printHelp(ctx, args[0]);
+      printHelp(ctx, args[0], fileURLToPath(new URL('../../plugins/', import.meta.url)));
       return 0;
     }
     switch (command) {

@@ -539,8 +539,18 @@ export const FRAME_SCHEMA: JsonSchema = {
           "minimum": 0
         },
         "stateVersion": {
-          "type": "integer",
-          "minimum": 0
+          "type": "object",
+          "properties": {
+            "presence": {
+              "type": "integer",
+              "minimum": 0
+            },
+            "health": {
+              "type": "integer",
+              "minimum": 0
+            }
+          },
+          "additionalProperties": true
         }
       },
       "additionalProperties": false
@@ -651,8 +661,18 @@ export const EVENT_FRAME_SCHEMA: JsonSchema = {
       "minimum": 0
     },
     "stateVersion": {
-      "type": "integer",
-      "minimum": 0
+      "type": "object",
+      "properties": {
+        "presence": {
+          "type": "integer",
+          "minimum": 0
+        },
+        "health": {
+          "type": "integer",
+          "minimum": 0
+        }
+      },
+      "additionalProperties": true
     }
   },
   "additionalProperties": false
@@ -729,15 +749,9 @@ export const CONNECT_PARAMS_SCHEMA: JsonSchema = {
       "additionalProperties": true
     },
     "role": {
-      "anyOf": [
-        {
-          "type": "string",
-          "const": "operator"
-        },
-        {
-          "type": "string",
-          "const": "node"
-        }
+      "enum": [
+        "operator",
+        "node"
       ]
     },
     "scopes": {

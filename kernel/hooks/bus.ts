@@ -6,7 +6,8 @@
  * to tapable's `stage` (lower stage runs first), which keeps registration order among
  * equal priorities.
  */
-import { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from 'tapable';
+import { createRequire } from 'node:module';
+import type { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from 'tapable';
 import {
   HOOK_MODES,
   isHookName,
@@ -74,6 +75,21 @@ type Compiled =
   | { mode: 'sync'; hook: SyncWaterfallHook<[ChainState]> };
 
 const RESOLVED = Promise.resolve();
+
+/**
+ * tapable is loaded when the first hook with handlers runs: its hook classes cost ~5 ms to
+ * load, which a process that never runs a hook (most CLI commands) should not pay.
+ */
+const require = createRequire(import.meta.url);
+let tapable: typeof import('tapable') | undefined;
+function hookClasses() {
+  tapable ??= {
+    AsyncParallelHook: require('tapable/lib/AsyncParallelHook.js'),
+    AsyncSeriesWaterfallHook: require('tapable/lib/AsyncSeriesWaterfallHook.js'),
+    SyncWaterfallHook: require('tapable/lib/SyncWaterfallHook.js'),
+  } as typeof import('tapable');
+  return tapable;
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
@@ -204,6 +220,7 @@ export class HookBus {
     const list = this.registrations.get(hook);
     if (!list || list.length === 0) return undefined;
     const mode = HOOK_MODES[hook];
+    const { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } = hookClasses();
     let compiled: Compiled;
     if (mode === 'void') {
       const tapped = new AsyncParallelHook<[unknown, HookContext]>(['event', 'ctx'], hook);

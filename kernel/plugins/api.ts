@@ -11,6 +11,8 @@ import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig } from '../config/schema.js';
 import type { SlotName } from '../config/keys.js';
 import type { JsonSchema } from '../validation.js';
+import type { ConfigSnapshot } from '../config/store.js';
+import type { ConfigIssue, PluginRecord } from './resolve.js';
 import type { PluginOrigin } from './discovery.js';
 import type {
   AgentLoop,
@@ -45,12 +47,30 @@ export interface CapabilityLookup {
   find<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined>;
   list(kind: CapabilityKind): CapabilityInfo[];
   slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
+  /**
+   * The HTTP route for a request: the plugin whose manifest `httpRoutes` prefix matches
+   * (longest wins) is loaded, then its registered routes are matched (exact path, or a
+   * prefix registered as `/path/*`).
+   */
+  route(method: string, path: string): Promise<{ pluginId: string; route: CapabilityTypes['httpRoute'] } | undefined>;
 }
 
 export interface KernelPaths {
   stateDir: string;
   workspaceDir: string;
   configPath: string;
+}
+
+/** Reading, checking and writing openclaw.json on behalf of plugins (the gateway's config.* methods). */
+export interface ConfigAccess {
+  /** The config file as it is on disk now (it may have changed since boot). */
+  read(): ConfigSnapshot;
+  /** Every problem `raw` would have as the config: kernel schema, env references, plugin schemas. */
+  check(raw: Record<string, unknown>): Promise<ConfigIssue[]>;
+  /** Write atomically, keeping the previous file as `.bak`. */
+  write(raw: Record<string, unknown>): void;
+  /** JSON Schema of the whole file: the kernel's part plus every plugin's sections and config. */
+  schema(): JsonSchema;
 }
 
 /** The kernel as a plugin sees it. */
@@ -60,8 +80,13 @@ export interface KernelServices {
   protocol: ProtocolRegistry;
   capabilities: CapabilityLookup;
   paths: KernelPaths;
+  /** The environment the kernel resolved config against (process.env, or a test's own). */
+  env: Readonly<Record<string, string | undefined>>;
   /** The resolved (env-substituted) config the kernel booted with. */
   config(): Readonly<KernelConfig>;
+  configFile: ConfigAccess;
+  /** Plugin records as the host sees them (no code loaded to answer). */
+  plugins(): readonly PluginRecord[];
 }
 
 export interface PluginApi<Config = Record<string, unknown>> {

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonSchema } from '../validation.js';
 import type { Logger } from '../log.js';
+import type { Kernel } from '../kernel.js';
 
 // ── Tools ────────────────────────────────────────────────────────────────────────
 
@@ -170,7 +171,16 @@ export interface GatewayMethodContext {
   connId?: string;
   role?: string;
   scopes?: readonly string[];
+  /** Paired device identity of the caller, when it presented one. */
+  deviceId?: string;
+  client?: { id: string; version?: string; platform?: string; mode?: string; instanceId?: string };
+  /** Aborted when the caller disconnects or the gateway shuts down. */
   signal?: AbortSignal;
+  /**
+   * Send an interim successful response now (for example `{ runId, status: "accepted" }`);
+   * the handler's return value follows later as the final response on the same request id.
+   */
+  ack?(payload: unknown): void;
   [key: string]: unknown;
 }
 
@@ -209,10 +219,21 @@ export interface ServiceDefinition {
   stop?(): void | Promise<void>;
 }
 
+export interface CliBootOptions {
+  logger?: Logger;
+  /** Deep-merged over the config file before validation (e.g. command-line flags). */
+  configOverlay?: Record<string, unknown>;
+}
+
 export interface CliContext {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   env: Record<string, string | undefined>;
+  /**
+   * Boot a fresh kernel the way the CLI does. Long-running commands (the gateway) own
+   * their kernel: their logger, their `start()`/`stop()`, a reboot after a config change.
+   */
+  boot(options?: CliBootOptions): Promise<Kernel>;
 }
 
 export interface CliDefinition {

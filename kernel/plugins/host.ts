@@ -7,6 +7,7 @@
 import { pathToFileURL } from 'node:url';
 import { join, relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
+import { trace } from '../util/trace.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
@@ -21,6 +22,7 @@ import {
   createPluginApi,
   type CapabilityInfo,
   type CapabilityLookup,
+  type ConfigAccess,
   type KernelPaths,
   type KernelServices,
   type PluginDefinition,
@@ -56,6 +58,8 @@ export interface PluginHostOptions {
   paths: KernelPaths;
   /** Import aliases for third-party plugins loaded through jiti, e.g. `claw/sdk` → the built SDK. */
   moduleAliases?: Record<string, string>;
+  configFile: ConfigAccess;
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 interface Registered {
@@ -119,7 +123,10 @@ export class PluginHost {
       protocol: options.protocol,
       capabilities: this.lookup(),
       paths: options.paths,
+      env: options.env,
       config: () => options.config,
+      configFile: options.configFile,
+      plugins: () => this.records,
     };
   }
 
@@ -294,6 +301,7 @@ export class PluginHost {
       throw unavailable(record);
     }
     record.status = 'active';
+    trace(`plugin ${record.id}: loaded`);
     this.settlePending(record.id);
     this.noteMissing(record);
     if (this.running) {
@@ -359,7 +367,9 @@ export class PluginHost {
         }
         table.set(name, { pluginId: record.id, value });
         if (!declaredOnly && NAMED_KINDS.includes(kind as NamedCapabilityKind)) {
-          this.declared.get(kind)!.set(name, record.id);
+          // Plugins without a manifest declare by registering; routes are looked up by prefix.
+          const declaredName = kind === 'httpRoute' ? (value as CapabilityTypes['httpRoute']).path.replace(/\/\*$/, '') : name;
+          this.declared.get(kind)!.set(declaredName, record.id);
         }
         disposers.push(() => table.delete(name));
       },
@@ -484,6 +494,19 @@ export class PluginHost {
           out.set(name, { kind, name, pluginId: entry.pluginId, loaded: true });
         }
         return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
+      },
+      route: async (method, path) => {
+        const owner = host.routeOwner(path);
+        if (!owner) return undefined;
+        const routes = await host.routes(owner);
+        const upper = method.toUpperCase();
+        const match = (route: CapabilityTypes['httpRoute']) =>
+          (route.method === '*' || route.method === upper || (upper === 'HEAD' && route.method === 'GET')) &&
+          (route.path === path || (route.path.endsWith('/*') && pathUnder(path, route.path.slice(0, -2))));
+        // Exact paths before wildcard prefixes, longer prefixes first.
+        const ordered = [...routes].sort((a, b) => Number(a.path.endsWith('/*')) - Number(b.path.endsWith('/*')) || b.path.length - a.path.length);
+        const route = ordered.find(match);
+        return route ? { pluginId: owner, route } : undefined;
       },
       slot: async (slot) => {
         const holder = slotHolder(host.options.config.plugins as PluginsConfig | undefined, slot);

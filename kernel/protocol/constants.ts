@@ -16,20 +16,22 @@ export const OPERATOR_SCOPES = [
 ] as const;
 export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
 
-/** Error codes carried in `error.code` of a failed response. */
+/**
+ * Error codes carried in `error.code` of a failed response. Finer reasons go in
+ * `error.details.code` (for example AUTH_TOKEN_MISMATCH, MISSING_SCOPE, PAIRING_REQUIRED).
+ */
 export const ErrorCodes = {
   INVALID_REQUEST: 'INVALID_REQUEST',
   UNAVAILABLE: 'UNAVAILABLE',
   NOT_PAIRED: 'NOT_PAIRED',
   NOT_LINKED: 'NOT_LINKED',
   AGENT_TIMEOUT: 'AGENT_TIMEOUT',
-  UNAUTHORIZED: 'UNAUTHORIZED',
   FORBIDDEN: 'FORBIDDEN',
-  NOT_FOUND: 'NOT_FOUND',
-  METHOD_NOT_FOUND: 'METHOD_NOT_FOUND',
-  CONFLICT: 'CONFLICT',
-  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
-  PROTOCOL_MISMATCH: 'PROTOCOL_MISMATCH',
-  INTERNAL: 'INTERNAL',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Frame limits advertised in hello-ok.policy, and the stricter limit before connect. */
+export const MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
+export const MAX_BUFFERED_BYTES = 50 * 1024 * 1024;
+export const MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024;
+export const TICK_INTERVAL_MS = 30_000;

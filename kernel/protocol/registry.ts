@@ -3,6 +3,9 @@
  * payload must satisfy. Methods owned by plugins that have not been loaded yet are listed
  * from their manifests (so `hello-ok.features` is complete) and get their schema when the
  * plugin registers them. Validators are compiled once, on first use.
+ *
+ * It is also the one path by which events reach clients: any plugin `emit`s a registered
+ * event here and the transport (the gateway plugin) delivers it to connections.
  */
 import type { ValidateFunction } from 'ajv';
 import {
@@ -30,8 +33,27 @@ export interface EventSpec {
   payload?: JsonSchema;
   /** May be dropped for a slow consumer (streaming deltas); final events never are. */
   droppable?: boolean;
+  /** Operator scope a connection needs to receive the event; omitted means every connection. */
+  scope?: string;
   description?: string;
 }
+
+export interface EmitOptions {
+  /** Deliver only to these connections (default: every connection allowed to see it). */
+  connIds?: readonly string[];
+  /** Overrides the event's registered `droppable`. */
+  droppable?: boolean;
+}
+
+export interface EmittedEvent {
+  event: string;
+  payload: unknown;
+  droppable: boolean;
+  scope?: string;
+  connIds?: readonly string[];
+}
+
+export type EventListener = (event: EmittedEvent) => void;
 
 interface MethodEntry extends MethodSpec {
   name: string;
@@ -80,6 +102,7 @@ export function errorShape(code: ErrorCode | string, message: string, details?: 
 export class ProtocolRegistry {
   private readonly methods = new Map<string, MethodEntry>();
   private readonly events = new Map<string, EventEntry>();
+  private readonly listeners = new Set<EventListener>();
 
   /** Note that `owner` will provide `name` once loaded. */
   declareMethod(name: string, owner: string): void {
@@ -131,6 +154,32 @@ export class ProtocolRegistry {
 
   event(name: string): Readonly<EventEntry> | undefined {
     return this.events.get(name);
+  }
+
+  /** Publish a registered event to whatever transport listens (the gateway). */
+  emit(event: string, payload: unknown, options: EmitOptions = {}): void {
+    const entry = this.events.get(event);
+    if (!entry) throw new Error(`cannot emit unregistered gateway event "${event}"`);
+    const emitted: EmittedEvent = {
+      event,
+      payload,
+      droppable: options.droppable ?? entry.droppable ?? false,
+      scope: entry.scope,
+      connIds: options.connIds,
+    };
+    for (const listener of this.listeners) {
+      try {
+        listener(emitted);
+      } catch {
+        // A failing transport must not break the plugin that emitted.
+      }
+    }
+  }
+
+  /** Receive every emitted event; returns an unsubscribe function. */
+  onEmit(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   validateParams(method: string, params: unknown): Validation<unknown> {

@@ -50,7 +50,12 @@ export const EventFrameSchema = Type.Object(
     event: Type.String({ minLength: 1, maxLength: 128 }),
     payload: Type.Optional(Type.Unknown()),
     seq: Type.Optional(Type.Integer({ minimum: 0 })),
-    stateVersion: Type.Optional(Type.Integer({ minimum: 0 })),
+    stateVersion: Type.Optional(
+      Type.Object(
+        { presence: Type.Optional(Type.Integer({ minimum: 0 })), health: Type.Optional(Type.Integer({ minimum: 0 })) },
+        { additionalProperties: true },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -73,7 +78,7 @@ export const ConnectParamsSchema = Type.Object(
       },
       { additionalProperties: true },
     ),
-    role: Type.Optional(Type.Union(ROLES.map((role) => Type.Literal(role)))),
+    role: Type.Optional(Type.Enum(ROLES)),
     scopes: Type.Optional(Type.Array(Type.String())),
     caps: Type.Optional(Type.Array(Type.String())),
     commands: Type.Optional(Type.Array(Type.String())),

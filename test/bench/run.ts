@@ -5,15 +5,22 @@
  *   lanes        enqueue→run throughput                                            (target ≥ 200k tasks/s)
  *   cli-help     wall time of `claw --help`                                        (target ≤ 120 ms)
  *   cli-list     `claw plugins list --json`, 100 extra installed plugins vs none   (target ≤ 30 ms added)
+ *   gw-start     `claw gateway` cold start to an accepted WebSocket handshake      (target ≤ 300 ms)
+ *   gw-rss       gateway RSS after 30 s idle                                       (target ≤ 90 MB)
+ *   gw-rtt       `health` round trips per second over 1 and 100 connections, p99 latency
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HOOK_MODES, HookBus, LaneScheduler, MESSAGE_HOOKS } from '../../kernel/index.js';
+import { GatewayClient } from '../../sdk/client.js';
+import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 
-const CLI = fileURLToPath(new URL('../../apps/cli/bin.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../apps/cli/bin.cjs', import.meta.url));
 const only = process.argv.slice(2);
 const want = (name: string) => only.length === 0 || only.includes(name);
 
@@ -168,8 +175,148 @@ function benchList(): void {
   for (const state of [none, hundred, configured]) rmSync(state, { recursive: true, force: true });
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function spawnGateway(port: number, stateDir: string): ChildProcess {
+  return spawn(process.execPath, [CLI, 'gateway', '--port', String(port)], {
+    env: { ...process.env, OPENCLAW_STATE_DIR: stateDir },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function stopGateway(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Milliseconds from spawn until a WebSocket handshake (hello-ok) succeeds. */
+async function timeToHello(): Promise<number> {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-gw-'));
+  const identity = generateDeviceIdentity();
+  const start = performance.now();
+  const child = spawnGateway(port, stateDir);
+  try {
+    for (;;) {
+      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, identity, connectTimeoutMs: 2000 });
+      try {
+        await client.connect();
+        const ms = performance.now() - start;
+        await client.close();
+        return ms;
+      } catch {
+        if (child.exitCode !== null) throw new Error('gateway exited during start-up');
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
+    }
+  } finally {
+    await stopGateway(child);
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+async function benchGatewayStart(): Promise<void> {
+  await timeToHello();
+  const runs: number[] = [];
+  for (let i = 0; i < 11; i++) runs.push(await timeToHello());
+  const ms = median(runs);
+  line('gateway: cold start → hello-ok (median of 11)', `${ms.toFixed(0)} ms`, '≤ 300 ms', ms <= 300);
+}
+
+function rssOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) * 1024;
+}
+
+async function benchGatewayRss(): Promise<void> {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-rss-'));
+  const child = spawnGateway(port, stateDir);
+  try {
+    // One client connects and leaves, as a CLI call would; then the gateway idles.
+    for (;;) {
+      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, identity: generateDeviceIdentity() });
+      try {
+        await client.connect();
+        await client.request('health');
+        await client.close();
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 30_000));
+    const mb = rssOf(child.pid!) / 1024 / 1024;
+    line('gateway: RSS after 30 s idle', `${mb.toFixed(1)} MB`, '≤ 90 MB', mb <= 90);
+  } finally {
+    await stopGateway(child);
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+async function benchGatewayRoundTrips(): Promise<void> {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-rtt-'));
+  const child = spawnGateway(port, stateDir);
+  const clients: GatewayClient[] = [];
+  try {
+    const connect = async () => {
+      for (;;) {
+        const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, identity: generateDeviceIdentity() });
+        try {
+          await client.connect();
+          return client;
+        } catch {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+    };
+    clients.push(await connect());
+    for (let i = 1; i < 100; i++) clients.push(await connect());
+    const measure = async (count: number, seconds: number) => {
+      const latencies: number[] = [];
+      const deadline = performance.now() + seconds * 1000;
+      await Promise.all(
+        clients.slice(0, count).map(async (client) => {
+          while (performance.now() < deadline) {
+            const start = performance.now();
+            await client.request('health');
+            latencies.push(performance.now() - start);
+          }
+        }),
+      );
+      latencies.sort((a, b) => a - b);
+      return { perSec: latencies.length / seconds, p50: latencies[latencies.length >> 1]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
+    };
+    await measure(1, 1);
+    const one = await measure(1, 5);
+    line('gateway: health over 1 connection', `${Math.round(one.perSec)} req/s`, '(info)', true);
+    line('  latency p50 / p99', `${one.p50.toFixed(2)} / ${one.p99.toFixed(2)} ms`, '(info)', true);
+    const hundred = await measure(100, 5);
+    line('gateway: health over 100 connections', `${Math.round(hundred.perSec)} req/s`, '(info)', true);
+    line('  latency p50 / p99', `${hundred.p50.toFixed(2)} / ${hundred.p99.toFixed(2)} ms`, '(info)', true);
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+    await stopGateway(child);
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
 console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);
 if (want('hooks')) await benchHooks();
 if (want('lanes')) await benchLanes();
 if (want('cli-help')) benchHelp();
 if (want('cli-list')) benchList();
+if (want('gw-start')) await benchGatewayStart();
+if (want('gw-rtt')) await benchGatewayRoundTrips();
+if (want('gw-rss')) await benchGatewayRss();

@@ -15,6 +15,11 @@ export async function run(command: string, args: string[], io: Io, help: boolean
   const argv = [...args];
   if (help) argv.push('--help');
   if (io.json) argv.push('--json');
-  const code = await cli.run(argv, { stdout: io.stdout, stderr: io.stderr, env: io.env });
+  const code = await cli.run(argv, {
+    stdout: io.stdout,
+    stderr: io.stderr,
+    env: io.env,
+    boot: (options = {}) => bootKernel(io, options),
+  });
   return typeof code === 'number' ? code : 0;
 }

@@ -3,7 +3,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
-  DECLARING_FIELD,
+  describePlugin,
   disablePlugin,
   enablePlugin,
   forgetPlugin,
@@ -70,40 +70,6 @@ function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: s
   }
 }
 
-/** Capabilities as the manifest declares them (no code loaded). */
-function declared(record: PluginRecord): Record<string, string[]> {
-  const manifest = record.manifest;
-  if (!manifest) return {};
-  const out: Record<string, string[]> = {};
-  for (const field of Object.values(DECLARING_FIELD)) {
-    const names =
-      field === 'cliCommands'
-        ? (manifest.cliCommands ?? []).map((command) => command.name)
-        : ((manifest as Record<string, unknown>)[field] as string[] | undefined) ?? [];
-    if (names.length > 0) out[field] = [...names];
-  }
-  if (manifest.hooks?.length) out.hooks = [...manifest.hooks];
-  if (record.slots.length) out.kind = [...record.slots];
-  return out;
-}
-
-function summary(record: PluginRecord) {
-  return {
-    id: record.id,
-    name: record.name,
-    version: record.version ?? null,
-    description: record.description ?? null,
-    origin: record.origin,
-    dir: record.dir ?? null,
-    enabled: record.enabled,
-    status: record.status,
-    reason: record.reason,
-    error: record.error ?? null,
-    warnings: record.warnings,
-    capabilities: declared(record),
-  };
-}
-
 async function list(args: string[], io: Io): Promise<number> {
   const { values } = flags(args, { enabled: { type: 'boolean' }, verbose: { type: 'boolean' } });
   const kernel = await bootKernel(io, { strictConfig: false });
@@ -111,7 +77,7 @@ async function list(args: string[], io: Io): Promise<number> {
   if (values.enabled) records = records.filter((record) => record.enabled);
   if (io.json) {
     printJson(io, {
-      plugins: records.map(summary),
+      plugins: records.map(describePlugin),
       diagnostics: kernel.plugins.diagnostics,
     });
     return 0;
@@ -160,7 +126,7 @@ async function info(args: string[], io: Io): Promise<number> {
   );
   const config = redactConfig(record.config ?? {}, (path) => typeof path[0] === 'string' && sensitive.has(path[0]));
   const detail = {
-    ...summary(record),
+    ...describePlugin(record),
     entry: record.entryPath ?? null,
     install: record.install ?? null,
     config,

@@ -1,0 +1,50 @@
+/** One plugin as shown to people and clients (`claw plugins list --json`, the gateway's plugins.list). */
+import { declaredNames } from './manifest.js';
+import { DECLARING_FIELD } from './capabilities.js';
+import type { PluginRecord } from './resolve.js';
+
+export interface PluginSummary {
+  id: string;
+  name: string;
+  version: string | null;
+  description: string | null;
+  origin: PluginRecord['origin'];
+  dir: string | null;
+  enabled: boolean;
+  status: PluginRecord['status'];
+  reason: string;
+  error: string | null;
+  warnings: string[];
+  /** Capabilities as the manifest declares them, by manifest field (plus `hooks` and `kind`). */
+  capabilities: Record<string, string[]>;
+}
+
+export function declaredCapabilities(record: PluginRecord): Record<string, string[]> {
+  const manifest = record.manifest;
+  if (!manifest) return {};
+  const out: Record<string, string[]> = {};
+  for (const field of Object.values(DECLARING_FIELD)) {
+    const names = declaredNames(manifest, field);
+    if (names.length > 0) out[field] = [...names];
+  }
+  if (manifest.hooks?.length) out.hooks = [...manifest.hooks];
+  if (record.slots.length) out.kind = [...record.slots];
+  return out;
+}
+
+export function describePlugin(record: PluginRecord): PluginSummary {
+  return {
+    id: record.id,
+    name: record.name,
+    version: record.version ?? null,
+    description: record.description ?? null,
+    origin: record.origin,
+    dir: record.dir ?? null,
+    enabled: record.enabled,
+    status: record.status,
+    reason: record.reason,
+    error: record.error ?? null,
+    warnings: [...record.warnings],
+    capabilities: declaredCapabilities(record),
+  };
+}

@@ -1,0 +1,387 @@
+/**
+ * `claw gateway`, `claw gateway call`, `claw health`, `claw status`, `claw devices`.
+ * The runner owns its kernel: it boots one with the gateway's logger, starts it, reboots
+ * it when config.apply asks, and stops it cleanly on SIGINT/SIGTERM.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { writeJsonAtomic, type CliContext, type Kernel, type PluginApi } from '../../kernel/index.js';
+import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
+import { loadOrCreateDeviceIdentity } from '../../sdk/device-auth.js';
+import { OPERATOR_SCOPES } from '../../kernel/protocol/constants.js';
+import type { GatewayService } from './index.js';
+import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
+import { DEFAULT_PORT, isLoopbackHost, type GatewaySection } from './settings.js';
+import { trace } from '../../kernel/util/trace.js';
+import { holderAlive, lockPath, type LockInfo } from './lock.js';
+
+class UsageError extends Error {}
+
+const HELP: Record<string, string> = {
+  gateway: `Usage: claw gateway [run] [options]        run the gateway in the foreground
+       claw gateway call <method> [--params '<json>'] [options]
+
+Options (run):
+  --port <n>           listen port (default: gateway.port, OPENCLAW_GATEWAY_PORT, 18789)
+  --bind <mode>        loopback (default) | lan | custom
+  --host <host>        the address for --bind custom
+  --token <token>      require this token (also OPENCLAW_GATEWAY_TOKEN, gateway.auth.token)
+  --password <pw>      require this password instead (also OPENCLAW_GATEWAY_PASSWORD)
+  --verbose            debug logging
+
+Options (call, health, status, devices):
+  --url <ws://…>       gateway to talk to (default ws://127.0.0.1:<port>)
+  --token, --password  shared secret, when the gateway requires one
+  --timeout <ms>       per-request timeout (default 30000)
+  --json               machine-readable output`,
+  devices: `Usage: claw devices list | approve <requestId> | reject <requestId> | remove <deviceId> [--json]`,
+};
+
+const CLIENT_FLAGS = {
+  url: { type: 'string' },
+  token: { type: 'string' },
+  password: { type: 'string' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+} as const;
+
+function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+  }
+}
+
+export async function runCommand(name: string, argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  try {
+    switch (name) {
+      case 'gateway':
+        if (argv[0] === 'call') return await call(argv.slice(1), ctx, api);
+        if (argv.includes('--help')) return print(ctx, HELP.gateway!);
+        return await runGateway(argv[0] === 'run' ? argv.slice(1) : argv, ctx, api);
+      case 'health':
+        return await health(argv, ctx, api);
+      case 'status':
+        return await status(argv, ctx, api);
+      case 'devices':
+        return await devices(argv, ctx, api);
+      default:
+        throw new UsageError(`unknown command ${name}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      ctx.stderr.write(`claw: ${error.message}\n`);
+      return 2;
+    }
+    if (error instanceof GatewayRequestError) {
+      ctx.stderr.write(`claw: ${error.code}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+function print(ctx: CliContext, text: string): number {
+  ctx.stdout.write(`${text}\n`);
+  return 0;
+}
+
+// ── The long-running gateway ──────────────────────────────────────────────────────
+
+async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    port: { type: 'string' },
+    bind: { type: 'string' },
+    host: { type: 'string' },
+    token: { type: 'string' },
+    password: { type: 'string' },
+    verbose: { type: 'boolean' },
+    json: { type: 'boolean' },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw gateway --help)`);
+  const gateway: Record<string, unknown> = {};
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    gateway.port = port;
+  }
+  if (values.bind !== undefined) {
+    if (!['loopback', 'lan', 'custom'].includes(values.bind)) throw new UsageError(`--bind must be loopback, lan or custom, got "${values.bind}"`);
+    gateway.bind = values.bind;
+  }
+  if (values.host !== undefined) gateway.customBindHost = values.host;
+  if (values.token !== undefined || values.password !== undefined) {
+    gateway.auth = { ...(values.token !== undefined ? { token: values.token } : {}), ...(values.password !== undefined ? { password: values.password } : {}) };
+  }
+  const section = api.section<GatewaySection>('gateway');
+  trace('gateway: run command');
+  const { createGatewayLogging } = await import('./logging.js');
+  const logging = createGatewayLogging({
+    stateDir: api.kernel.paths.stateDir,
+    level: values.verbose ? 'debug' : section.logs.level,
+    stdout: ctx.stdout,
+    maxFileBytes: section.logs.maxFileBytes,
+  });
+  const boot = () => ctx.boot({ logger: logging.logger, configOverlay: Object.keys(gateway).length ? { gateway } : undefined });
+
+  let kernel: Kernel;
+  let restarting = false;
+  const startKernel = async (): Promise<void> => {
+    kernel = await boot();
+    await kernel.start();
+    const record = kernel.plugins.get('gateway');
+    if (record?.status !== 'active') {
+      await kernel.stop();
+      throw new Error(record?.error ?? 'the gateway plugin did not start');
+    }
+    const service = (await kernel.capabilities.get('service', 'gateway')) as GatewayService;
+    // Asked for any free port: keep the one we got across in-place restarts.
+    const server = service.runtime.server;
+    if (server?.address && server.settings.port === 0) gateway.port = server.address.port;
+    service.runtime.requestRestart = (reason, delayMs) => {
+      if (restarting) return true;
+      restarting = true;
+      setTimeout(() => {
+        logging.logger.info(`restarting (${reason})`);
+        service.stopReason = { reason, restartExpectedMs: 2000 };
+        kernel
+          .stop()
+          .then(startKernel)
+          .catch((error: Error) => {
+            logging.logger.error(`restart failed: ${error.message}`);
+            logging.flush();
+            process.exit(1);
+          })
+          .finally(() => {
+            restarting = false;
+          });
+      }, delayMs);
+      return true;
+    };
+  };
+  try {
+    await startKernel();
+  } catch (error) {
+    logging.flush();
+    ctx.stderr.write(`claw: gateway failed to start: ${(error as Error).message}\n`);
+    return 1;
+  }
+
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        process.exit(1); // A second signal means "now".
+      }
+      stopping = true;
+      void (async () => {
+        const service = (await kernel.capabilities.find('service', 'gateway')) as GatewayService | undefined;
+        if (service) service.stopReason = { reason: signal };
+        await kernel.stop();
+        logging.flush();
+        resolve(0);
+        // Nothing else should keep the process, but a stray handle must not keep it alive.
+        setTimeout(() => process.exit(0), 200).unref();
+      })();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+// ── Talking to a running gateway ──────────────────────────────────────────────────
+
+interface DeviceAuthCache {
+  [url: string]: { deviceToken: string; role: string; scopes: string[] };
+}
+
+function clientOptions(values: { url?: string; token?: string; password?: string; timeout?: string }, ctx: CliContext, api: PluginApi): GatewayClientOptions {
+  const section = api.section<GatewaySection>('gateway');
+  const env = ctx.env;
+  // A gateway running for this state dir says where it listens in its lock file.
+  const running = readLockInfo(api.kernel.paths.stateDir);
+  const port = running?.port ?? section.port ?? (Number(env.OPENCLAW_GATEWAY_PORT) || DEFAULT_PORT);
+  const bindHost = running?.host ?? (section.bind === 'custom' ? section.customBindHost : undefined);
+  const host = bindHost && bindHost !== '0.0.0.0' && !isLoopbackHost(bindHost) ? bindHost : '127.0.0.1';
+  const url = values.url ?? env.OPENCLAW_GATEWAY_URL ?? `ws://${host}:${port}`;
+  const token = values.token ?? (env.OPENCLAW_GATEWAY_TOKEN?.trim() || section.auth?.token);
+  const password = values.password ?? (env.OPENCLAW_GATEWAY_PASSWORD?.trim() || section.auth?.password);
+  const identityDir = join(api.kernel.paths.stateDir, 'identity');
+  const cacheFile = join(identityDir, 'device-auth.json');
+  let cache: DeviceAuthCache = {};
+  try {
+    cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as DeviceAuthCache;
+  } catch {
+    // First use.
+  }
+  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${values.timeout}"`);
+  return {
+    url,
+    token,
+    password,
+    deviceToken: token || password ? undefined : cache[url]?.deviceToken,
+    identity: loadOrCreateDeviceIdentity(join(identityDir, 'device.json')),
+    role: 'operator',
+    scopes: [...OPERATOR_SCOPES],
+    client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+    requestTimeoutMs: timeout,
+    connectTimeoutMs: timeout,
+    onHello: (hello) => {
+      if (hello.auth.deviceToken) {
+        cache[url] = { deviceToken: hello.auth.deviceToken, role: hello.auth.role, scopes: hello.auth.scopes };
+        writeJsonAtomic(cacheFile, cache, { mode: 0o600 });
+      }
+    },
+  };
+}
+
+function readLockInfo(stateDir: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(lockPath(stateDir), 'utf8')) as LockInfo;
+    return holderAlive(info) ? info : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function withClient<T>(options: GatewayClientOptions, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+  const client = new GatewayClient(options);
+  try {
+    await client.connect();
+  } catch (error) {
+    if (error instanceof GatewayRequestError && error.code === 'UNAVAILABLE') {
+      throw new GatewayRequestError({ code: 'UNAVAILABLE', message: `gateway not reachable at ${options.url} (${error.message}); is \`claw gateway\` running?`, retryable: true });
+    }
+    throw error;
+  } 
+  try {
+    return await work(client);
+  } finally {
+    await client.close();
+  }
+}
+
+async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values, positionals } = parse(argv, { ...CLIENT_FLAGS, params: { type: 'string' }, 'expect-final': { type: 'boolean' } });
+  if (values.help) return print(ctx, HELP.gateway!);
+  const method = positionals[0];
+  if (!method || positionals.length > 1) throw new UsageError("usage: claw gateway call <method> [--params '<json>']");
+  let params: unknown;
+  if (values.params !== undefined) {
+    try {
+      params = JSON.parse(values.params);
+    } catch (error) {
+      throw new UsageError(`--params is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  const result = await withClient(clientOptions(values, ctx, api), (client) => client.request(method, params, { expectFinal: values['expect-final'] }));
+  ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  return 0;
+}
+
+function duration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+}
+
+async function health(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values } = parse(argv, CLIENT_FLAGS);
+  const snapshot = await withClient(clientOptions(values, ctx, api), (client) =>
+    client.request<ReturnType<import('./runtime.js').GatewayRuntime['health']>>('health'),
+  );
+  if (values.json) ctx.stdout.write(`${JSON.stringify(snapshot, null, 2)}\n`);
+  else {
+    const failed = snapshot.plugins.failed;
+    ctx.stdout.write(
+      [
+        `Gateway ${snapshot.status} · up ${duration(snapshot.uptimeMs)} · claw ${snapshot.version}`,
+        `  connections ${snapshot.connections} · plugins ${snapshot.plugins.loaded} loaded, ${snapshot.plugins.enabled} on, ${snapshot.plugins.total} found`,
+        `  memory ${Math.round(snapshot.memory.rssBytes / 1e6)} MB rss · event loop p99 ${snapshot.eventLoopDelayMs} ms`,
+        ...failed.map((plugin) => `  failed: ${plugin.id}: ${plugin.error}`),
+      ].join('\n') + '\n',
+    );
+  }
+  return snapshot.status === 'ok' ? 0 : 1;
+}
+
+async function status(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values } = parse(argv, CLIENT_FLAGS);
+  const result = await withClient(clientOptions(values, ctx, api), (client) =>
+    client.request<ReturnType<import('./runtime.js').GatewayRuntime['status']>>('status'),
+  );
+  if (values.json) {
+    ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  }
+  ctx.stdout.write(
+    [
+      `claw ${result.version} gateway (pid ${result.pid}, ${result.platform}, node ${result.node}), up ${duration(result.uptimeMs)}`,
+      `  listening  ${result.listening?.url ?? 'no'} (bind ${result.listening?.bind ?? '-'}, auth ${result.auth.mode ?? '-'})`,
+      `  clients    ${result.connections.total} (${result.connections.operators} operators, ${result.connections.nodes} nodes)`,
+      `  plugins    ${result.plugins.loaded} loaded, ${result.plugins.enabled} on, ${result.plugins.total} found${result.plugins.failed.length ? `; failed: ${result.plugins.failed.join(', ')}` : ''}`,
+      ...(result.stateDir ? [`  state      ${result.stateDir}`] : []),
+    ].join('\n') + '\n',
+  );
+  return 0;
+}
+
+// ── Device pairing ────────────────────────────────────────────────────────────────
+
+async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values, positionals } = parse(argv, CLIENT_FLAGS);
+  const [action = 'list', target] = positionals;
+  if (values.help) return print(ctx, HELP.devices!);
+  if (!['list', 'approve', 'reject', 'remove'].includes(action)) throw new UsageError(`unknown devices command "${action}" (${HELP.devices})`);
+  if (action !== 'list' && !target) throw new UsageError(`usage: claw devices ${action} <${action === 'remove' ? 'deviceId' : 'requestId'}>`);
+  const method = action === 'list' ? 'device.pair.list' : `device.pair.${action}`;
+  const params = action === 'list' ? {} : { ...(action === 'remove' ? { deviceId: target } : { requestId: target }), idempotencyKey: randomUUID() };
+  let result: unknown;
+  let offline = false;
+  try {
+    result = await withClient(clientOptions(values, ctx, api), (client) => client.request(method, params));
+  } catch (error) {
+    if (!(error instanceof GatewayRequestError) || !/not reachable/.test(error.message)) throw error;
+    // No gateway running: the pairing store on disk is the truth, edit it directly.
+    offline = true;
+    const store = new PairingStore(pairingFile(api.kernel.paths.stateDir));
+    try {
+      if (action === 'list') result = { pending: store.listPending(), paired: store.listPaired().map(publicDevice) };
+      else if (action === 'approve') result = { device: publicDevice(store.approve(target!, 'cli')) };
+      else if (action === 'reject') result = store.reject(target!);
+      else result = { deviceId: store.remove(target!).deviceId };
+    } catch (storeError) {
+      ctx.stderr.write(`claw: ${(storeError as Error).message}\n`);
+      return 1;
+    }
+  }
+  if (values.json) {
+    ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  }
+  if (offline) ctx.stderr.write('(gateway not running: updated the pairing store directly)\n');
+  if (action === 'list') {
+    const { pending, paired } = result as { pending: PairingRequest[]; paired: Array<ReturnType<typeof publicDevice>> };
+    const lines = [`Pending requests (${pending.length}):`];
+    for (const request of pending) {
+      lines.push(
+        `  ${request.requestId}  device ${request.deviceId.slice(0, 12)}…  ${request.role} [${request.scopes.join(', ')}]  from ${request.remoteAddress ?? '?'}  ${request.displayName ?? request.clientId ?? ''}  expires ${request.expiresAt}`,
+      );
+    }
+    lines.push(`Paired devices (${paired.length}):`);
+    for (const device of paired) {
+      lines.push(`  ${device.deviceId.slice(0, 12)}…  ${device.displayName ?? device.clientId ?? ''}  roles ${Object.keys(device.roles).join(', ')}  last seen ${device.lastSeenAt ?? 'never'}`);
+    }
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+  } else {
+    const label = action === 'remove' ? `device ${target}` : `request ${target}`;
+    ctx.stdout.write(`${action === 'approve' ? 'Approved' : action === 'reject' ? 'Rejected' : 'Removed'} ${label}.\n`);
+  }
+  return 0;
+}

@@ -1,0 +1,196 @@
+/**
+ * Deciding a `connect`: protocol version, shared-secret or device-token auth, the device
+ * signature over this connection's challenge, and whether the device is paired. Returns
+ * the granted role and scopes, or the error to send before closing.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  ErrorCodes,
+  MIN_PROTOCOL_VERSION,
+  OPERATOR_SCOPES,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  validateConnectParams,
+  type ConnectParams,
+} from '../../kernel/index.js';
+import { deviceAuthPayload, deviceIdFor, parsePublicKey, verifySignature } from '../../sdk/device-auth.js';
+import type { PairingRequest, PairingStore } from './pairing.js';
+import type { GatewaySettings } from './settings.js';
+
+/** How far a device's signedAt may be from the gateway clock. */
+export const SIGNATURE_SKEW_MS = 10 * 60_000;
+
+export interface ConnectContext {
+  nonce: string;
+  /** The client is on this machine (loopback, not forwarded by a proxy). */
+  local: boolean;
+  remoteAddress?: string;
+  now: number;
+}
+
+export interface Admission {
+  protocol: number;
+  role: 'operator' | 'node';
+  scopes: string[];
+  authMethod: 'none' | 'token' | 'password' | 'device-token' | 'local';
+  params: ConnectParams;
+  deviceId?: string;
+  /** A freshly issued device token to hand back in hello-ok. */
+  deviceToken?: string;
+}
+
+export type HandshakeResult =
+  | { ok: true; admission: Admission }
+  | { ok: false; error: ProtocolError; pairing?: { request: PairingRequest; created: boolean } };
+
+/** Constant-time string comparison (hashing first makes the lengths equal). */
+export function safeEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function reject(code: string, message: string, details: Record<string, unknown> = {}): HandshakeResult {
+  return { ok: false, error: new ProtocolError(code, message, details) };
+}
+
+export function hasScope(scopes: readonly string[], needed: string): boolean {
+  if (scopes.includes(needed) || scopes.includes('operator.admin')) return true;
+  return needed === 'operator.read' && scopes.includes('operator.write');
+}
+
+export function admitConnect(raw: unknown, ctx: ConnectContext, settings: GatewaySettings, pairing: PairingStore): HandshakeResult {
+  const checked = validateConnectParams(raw ?? {});
+  if (!checked.ok) {
+    const summary = checked.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+    return reject(ErrorCodes.INVALID_REQUEST, `invalid connect params: ${summary}`, { issues: checked.issues });
+  }
+  const params = checked.value;
+
+  // Protocol: the highest version both sides speak.
+  const protocol = Math.min(params.maxProtocol, PROTOCOL_VERSION);
+  if (params.minProtocol > params.maxProtocol || protocol < Math.max(params.minProtocol, MIN_PROTOCOL_VERSION)) {
+    return reject(
+      ErrorCodes.INVALID_REQUEST,
+      `protocol mismatch: client speaks ${params.minProtocol}–${params.maxProtocol}, gateway speaks ${MIN_PROTOCOL_VERSION}–${PROTOCOL_VERSION}`,
+      { code: 'PROTOCOL_MISMATCH', minProtocol: MIN_PROTOCOL_VERSION, maxProtocol: PROTOCOL_VERSION },
+    );
+  }
+
+  const role = params.role ?? 'operator';
+  const signedScopes = (params.scopes ?? []).map((scope) => scope.trim()).filter(Boolean);
+  const requested = role === 'node' ? [] : params.scopes === undefined ? ['operator.read'] : signedScopes;
+  const unknown = requested.filter((scope) => !(OPERATOR_SCOPES as readonly string[]).includes(scope));
+  if (unknown.length > 0) {
+    return reject(ErrorCodes.INVALID_REQUEST, `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, {
+      code: 'UNKNOWN_SCOPE',
+      allowed: OPERATOR_SCOPES,
+    });
+  }
+
+  // Device identity: the signature must cover this connection's nonce.
+  const device = params.device;
+  let deviceId: string | undefined;
+  if (device) {
+    const fail = (code: string, message: string) => reject(ErrorCodes.INVALID_REQUEST, message, { code });
+    if (!device.nonce.trim()) return fail('DEVICE_AUTH_NONCE_REQUIRED', 'device nonce required');
+    if (device.nonce !== ctx.nonce) return fail('DEVICE_AUTH_NONCE_MISMATCH', 'device nonce mismatch: sign the nonce from connect.challenge');
+    const key = parsePublicKey(device.publicKey);
+    if (!key) return fail('DEVICE_AUTH_PUBLIC_KEY_INVALID', 'device public key invalid (expected base64url of a raw ed25519 key)');
+    if (deviceIdFor(key.raw) !== device.id) return fail('DEVICE_AUTH_DEVICE_ID_MISMATCH', 'device identity mismatch: id is not the SHA-256 of the public key');
+    if (Math.abs(ctx.now - device.signedAt) > SIGNATURE_SKEW_MS) return fail('DEVICE_AUTH_SIGNATURE_EXPIRED', 'device signature expired');
+    const tokens = [...new Set([params.auth?.token, params.auth?.deviceToken, undefined])];
+    const client = params.client as ConnectParams['client'] & { deviceFamily?: string };
+    const signed = (['v3', 'v2'] as const).some((version) =>
+      tokens.some((token) =>
+        verifySignature(
+          key.key,
+          deviceAuthPayload(
+            {
+              deviceId: device.id,
+              clientId: client.id,
+              clientMode: client.mode ?? '',
+              role,
+              scopes: signedScopes,
+              signedAtMs: device.signedAt,
+              token,
+              nonce: device.nonce,
+              platform: client.platform,
+              deviceFamily: client.deviceFamily,
+            },
+            version,
+          ),
+          device.signature,
+        ),
+      ),
+    );
+    if (!signed) return fail('DEVICE_AUTH_SIGNATURE_INVALID', 'device signature invalid');
+    deviceId = device.id;
+  }
+
+  // Gateway auth applies to every connection, local or not.
+  const presented = params.auth?.token ?? params.auth?.password;
+  let authMethod: Admission['authMethod'] | undefined;
+  if (settings.auth.mode === 'none') authMethod = 'none';
+  else if (settings.auth.mode === 'token' && presented && safeEqual(presented, settings.auth.token!)) authMethod = 'token';
+  else if (settings.auth.mode === 'password' && presented && safeEqual(presented, settings.auth.password!)) authMethod = 'password';
+  const deviceToken = params.auth?.deviceToken ?? params.auth?.token;
+  if (!authMethod && deviceId && deviceToken && pairing.verifyToken(deviceId, role, deviceToken)) authMethod = 'device-token';
+  if (!authMethod) {
+    const secret = settings.auth.mode === 'password' ? 'password' : 'token';
+    const detail = presented ? `AUTH_${secret.toUpperCase()}_MISMATCH` : `AUTH_${secret.toUpperCase()}_MISSING`;
+    return reject(ErrorCodes.INVALID_REQUEST, `unauthorized: gateway ${secret} ${presented ? 'mismatch' : 'missing'}`, {
+      code: detail,
+      canRetryWithDeviceToken: false,
+      recommendedNextStep: 'update_auth_credentials',
+    });
+  }
+
+  if (!deviceId) {
+    // Without a device identity only this machine may connect: pairing is how remote
+    // devices are admitted, and pairing needs an identity.
+    if (!ctx.local) {
+      return reject(ErrorCodes.NOT_PAIRED, 'device identity required: connections from other machines must sign the connect challenge', {
+        code: 'DEVICE_IDENTITY_REQUIRED',
+      });
+    }
+    return { ok: true, admission: { protocol, role, scopes: requested, authMethod: authMethod === 'none' ? 'local' : authMethod, params } };
+  }
+
+  const paired = pairing.device(deviceId);
+  const grant = paired?.roles[role];
+  const covered = grant !== undefined && requested.every((scope) => hasScope(grant.scopes, scope));
+  if (!covered) {
+    const fields = {
+      deviceId,
+      publicKey: device!.publicKey,
+      role,
+      scopes: requested,
+      displayName: params.client.displayName,
+      platform: params.client.platform,
+      clientId: params.client.id,
+      remoteAddress: ctx.remoteAddress,
+    };
+    if (ctx.local && settings.pairing.autoApproveLoopback) {
+      pairing.approveDirect(fields, 'loopback');
+    } else {
+      const pending = pairing.request(fields);
+      return {
+        ok: false,
+        pairing: pending,
+        error: new ProtocolError(ErrorCodes.NOT_PAIRED, 'pairing required: an operator must approve this device (claw devices approve)', {
+          code: 'PAIRING_REQUIRED',
+          requestId: pending.request.requestId,
+          expiresAt: pending.request.expiresAt,
+          recommendedNextStep: 'wait_then_retry',
+        }, true),
+      };
+    }
+  }
+  pairing.touch(deviceId, ctx.remoteAddress);
+  // The first admission of a device for a role issues its token; later ones leave it be
+  // (a device that lost its token can still connect with the shared secret).
+  const hasToken = Boolean(pairing.device(deviceId)?.roles[role]?.tokenHash);
+  const issued = authMethod === 'device-token' || hasToken ? undefined : pairing.issueToken(deviceId, role);
+  return { ok: true, admission: { protocol, role, scopes: requested, authMethod, params, deviceId, deviceToken: issued } };
+}

@@ -1,0 +1,71 @@
+/**
+ * The gateway plugin. Registering is cheap: methods, events, CLI commands and the
+ * `gateway` service. The server itself (ws, fastify, pino) is imported when the service
+ * starts, and the client side when a CLI command runs.
+ */
+import { clawVersion, type ServiceDefinition } from '../../kernel/index.js';
+import { definePlugin } from '../../sdk/index.js';
+import { logFile } from './log-file.js';
+import { registerMethods } from './methods.js';
+import { PairingStore, pairingFile } from './pairing.js';
+import { GatewayRuntime } from './runtime.js';
+import { resolveSettings, type GatewaySection } from './settings.js';
+
+/** The `gateway` service as the `claw gateway` runner drives it. */
+export interface GatewayService extends ServiceDefinition {
+  runtime: GatewayRuntime;
+  /** Why the next stop happens; clients see it in the `shutdown` event. */
+  stopReason?: { reason: string; restartExpectedMs?: number };
+}
+
+export default definePlugin({
+  id: 'gateway',
+  register(api) {
+    const stateDir = api.kernel.paths.stateDir;
+    const section = api.section<GatewaySection>('gateway');
+    const runtime = new GatewayRuntime(api, new PairingStore(pairingFile(stateDir), section.pairing.requestTtlMs), clawVersion(), logFile(stateDir));
+
+    const events = api.kernel.protocol;
+    events.registerEvent('connect.challenge', api.id, { description: 'Sent first on every connection: {nonce, ts} to sign.' });
+    events.registerEvent('tick', api.id, { description: 'Keepalive every tickIntervalMs.' });
+    events.registerEvent('presence', api.id, { scope: 'operator.read' });
+    events.registerEvent('health', api.id);
+    events.registerEvent('shutdown', api.id, { description: '{reason, restartExpectedMs?} before the gateway stops.' });
+    events.registerEvent('error', api.id, { description: 'A frame was rejected and had no request id to answer.' });
+    events.registerEvent('device.pair.requested', api.id, { scope: 'operator.pairing' });
+    events.registerEvent('device.pair.resolved', api.id, { scope: 'operator.pairing' });
+    events.registerEvent('config.changed', api.id, { scope: 'operator.read' });
+
+    registerMethods(api, runtime);
+
+    const service: GatewayService = {
+      id: 'gateway',
+      runtime,
+      async start() {
+        const settings = resolveSettings(section, api.kernel.env);
+        const { GatewayServer } = await import('./server.js');
+        const server = new GatewayServer({ kernel: api.kernel, logger: api.logger, settings, pairing: runtime.pairing, version: runtime.version });
+        await server.start();
+        runtime.server = server;
+      },
+      async stop() {
+        const server = runtime.server;
+        runtime.server = undefined;
+        await server?.stop(service.stopReason?.reason, service.stopReason?.restartExpectedMs);
+        service.stopReason = undefined;
+      },
+    };
+    api.registerService(service);
+
+    const command = (name: string, description: string) =>
+      api.registerCli({
+        name,
+        description,
+        run: async (argv, ctx) => (await import('./cli.js')).runCommand(name, argv, ctx, api),
+      });
+    command('gateway', 'Run the gateway in the foreground (gateway call <method> calls one)');
+    command('health', 'Health of the running gateway');
+    command('status', 'Status of the running gateway');
+    command('devices', 'List, approve and reject device pairing requests');
+  },
+});

@@ -1,0 +1,106 @@
+/**
+ * Gateway logs: pino, JSON lines into <stateDir>/logs/gateway.log (what `logs.tail` reads)
+ * and to stdout — as JSON when stdout is a pipe, as short readable lines on a terminal.
+ */
+import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createRequire } from 'node:module';
+import type PinoModule from 'pino';
+import type { Logger, LogLevel } from '../../kernel/index.js';
+import { logFile } from './log-file.js';
+
+export interface GatewayLogging {
+  logger: Logger;
+  file: string;
+  flush(): void;
+}
+
+const pino = createRequire(import.meta.url)('pino') as typeof PinoModule;
+type Pino = PinoModule.Logger;
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const COLORS: Record<number, string> = { 20: '\x1b[90m', 30: '\x1b[36m', 40: '\x1b[33m', 50: '\x1b[31m', 60: '\x1b[31m' };
+
+/** One readable line per record: `12:03:04 INFO  [plugin] message key=value`. */
+export function prettyLine(record: Record<string, unknown>, color: boolean): string {
+  const { level, time, msg, pid: _pid, hostname: _host, plugin, ...rest } = record;
+  const clock = new Date(Number(time)).toTimeString().slice(0, 8);
+  const name = (LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5);
+  const scope = typeof plugin === 'string' ? `[${plugin}] ` : '';
+  const extra = Object.entries(rest)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
+  const head = color ? `${COLORS[Number(level)] ?? ''}${name}\x1b[0m` : name;
+  return `${clock} ${head} ${scope}${String(msg ?? '')}${extra ? ` ${extra}` : ''}\n`;
+}
+
+function prettyStream(out: NodeJS.WritableStream, color: boolean): Writable {
+  let carry = '';
+  return new Writable({
+    write(chunk, _encoding, done) {
+      const text = carry + chunk.toString();
+      const lines = text.split('\n');
+      carry = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line) continue;
+        try {
+          out.write(prettyLine(JSON.parse(line) as Record<string, unknown>, color));
+        } catch {
+          out.write(`${line}\n`);
+        }
+      }
+      done();
+    },
+  });
+}
+
+/** Keep one previous file when the log grows past `maxBytes` (checked at start). */
+function rotate(file: string, maxBytes: number): void {
+  try {
+    if (statSync(file).size > maxBytes) renameSync(file, `${file}.1`);
+  } catch {
+    // No log yet.
+  }
+}
+
+export function createGatewayLogging(options: {
+  stateDir: string;
+  level: Exclude<LogLevel, 'silent'>;
+  stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  maxFileBytes: number;
+}): GatewayLogging {
+  const file = logFile(options.stateDir);
+  mkdirSync(join(options.stateDir, 'logs'), { recursive: true });
+  rotate(file, options.maxFileBytes);
+  const fileStream = pino.destination({ dest: file, sync: false, mkdir: true });
+  const console = options.stdout.isTTY
+    ? prettyStream(options.stdout, !process.env.NO_COLOR)
+    : (options.stdout as NodeJS.WritableStream);
+  const root = pino(
+    { level: options.level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.epochTime },
+    pino.multistream([
+      { stream: console, level: options.level },
+      { stream: fileStream, level: options.level },
+    ]),
+  );
+  const flush = () => {
+    try {
+      fileStream.flushSync();
+    } catch {
+      // The file was never opened (we failed very early): nothing to flush.
+    }
+  };
+  return { logger: adapt(root), file, flush };
+}
+
+/** The kernel's Logger shape over a pino logger. */
+export function adapt(base: Pino): Logger {
+  return {
+    debug: (message, data) => base.debug(data ?? {}, message),
+    info: (message, data) => base.info(data ?? {}, message),
+    warn: (message, data) => base.warn(data ?? {}, message),
+    error: (message, data) => base.error(data ?? {}, message),
+    child: (bindings) => adapt(base.child(bindings)),
+  };
+}

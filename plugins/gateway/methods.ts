@@ -1,0 +1,334 @@
+/**
+ * Methods the gateway itself provides: health, status, presence, config.*, plugins.list,
+ * logs.tail, gateway.identity.get and device pairing. Each declares its params schema,
+ * the operator scope it needs, and whether it changes state (then it needs an
+ * idempotencyKey). Methods of other plugins arrive the same way through the registry.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  composeUiHints,
+  describePlugin,
+  ErrorCodes,
+  formatIssue,
+  formatPath,
+  getPath,
+  hasPath,
+  parseJson5,
+  ProtocolError,
+  redactConfig,
+  REDACTED,
+  type ConfigIssue,
+  type JsonSchema,
+  type PathSegment,
+  type PluginApi,
+} from '../../kernel/index.js';
+import { publicDevice, PairingError } from './pairing.js';
+import type { GatewayRuntime } from './runtime.js';
+import { tailLog } from './tail.js';
+
+const EMPTY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+const REQUEST_ID: JsonSchema = { type: 'object', additionalProperties: false, required: ['requestId'], properties: { requestId: { type: 'string', minLength: 1 } } };
+const DEVICE_ROLE: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['deviceId'],
+  properties: { deviceId: { type: 'string', minLength: 1 }, role: { enum: ['operator', 'node'] } },
+};
+const WHOLE_CONFIG: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    raw: { type: 'string', description: 'The whole config as JSON5 text' },
+    config: { type: 'object', description: 'The whole config as an object' },
+    baseHash: { type: 'string', description: 'config.get hash this edit is based on; refused if the file changed since' },
+    restartDelayMs: { type: 'integer', minimum: 0, maximum: 60_000 },
+  },
+};
+
+function invalid(message: string, details?: unknown): ProtocolError {
+  return new ProtocolError(ErrorCodes.INVALID_REQUEST, message, details);
+}
+
+function fileHash(path: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    bytes = Buffer.alloc(0);
+  }
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** Config paths a manifest marks sensitive, on top of secret-looking key names. */
+function sensitivity(runtime: GatewayRuntime) {
+  const hints = composeUiHints(runtime.api.kernel.plugins());
+  const sensitive = new Set(Object.entries(hints).filter(([, hint]) => hint.sensitive).map(([path]) => path));
+  return (path: readonly PathSegment[]) => sensitive.has(path.join('.'));
+}
+
+/** Values sent back as the redaction marker keep what the file already has. */
+function restoreRedacted(next: unknown, current: unknown, at: PathSegment[] = []): unknown {
+  if (next === REDACTED) {
+    if (!hasPath(current, at)) throw invalid(`${formatPath(at)} holds the redaction marker; send the real value`);
+    return getPath(current, at);
+  }
+  if (Array.isArray(next)) return next.map((item, index) => restoreRedacted(item, current, [...at, index]));
+  if (next !== null && typeof next === 'object') {
+    return Object.fromEntries(Object.entries(next).map(([key, value]) => [key, restoreRedacted(value, current, [...at, key])]));
+  }
+  return next;
+}
+
+/** RFC 7386 JSON merge patch: objects merge, null deletes, anything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
+function parseWhole(params: { raw?: string; config?: Record<string, unknown> }, what: string): Record<string, unknown> {
+  if ((params.raw === undefined) === (params.config === undefined)) throw invalid(`${what} needs exactly one of params.raw (JSON5 text) or params.config (object)`);
+  if (params.config !== undefined) return params.config;
+  let value: unknown;
+  try {
+    value = parseJson5(params.raw!, 'params.raw');
+  } catch (error) {
+    throw invalid((error as Error).message);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('params.raw must hold a JSON5 object');
+  return value as Record<string, unknown>;
+}
+
+export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
+  const kernel = api.kernel;
+  const configFile = kernel.configFile;
+
+  /** Validate, keep redacted secrets, check the base hash, write atomically, tell clients. */
+  async function writeConfig(next: Record<string, unknown>, baseHash: string | undefined) {
+    const current = configFile.read();
+    const path = current.path;
+    if (baseHash !== undefined && baseHash !== fileHash(path)) {
+      throw invalid('the config file changed since it was read; fetch config.get again and retry', { code: 'CONFIG_CONFLICT' });
+    }
+    const raw = restoreRedacted(next, current.raw) as Record<string, unknown>;
+    const errors = (await configFile.check(raw)).filter((issue: ConfigIssue) => issue.level === 'error');
+    if (errors.length > 0) {
+      throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, { code: 'INVALID_CONFIG', issues: errors });
+    }
+    configFile.write(raw);
+    const hash = fileHash(path);
+    kernel.protocol.emit('config.changed', { path, hash, ts: Date.now() });
+    api.logger.info('config written', { path });
+    return { path, hash };
+  }
+
+  api.registerGatewayMethod('health', {
+    params: EMPTY,
+    description: 'Gateway health snapshot (any authenticated connection).',
+    handler: () => runtime.health(),
+  });
+
+  api.registerGatewayMethod('status', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: 'Gateway summary: listener, connections, plugins, lanes.',
+    handler: (_params, ctx) => runtime.status(ctx.scopes?.includes('operator.admin') ?? false),
+  });
+
+  api.registerGatewayMethod('system-presence', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: 'Connected (and recently disconnected) clients.',
+    handler: () => runtime.server?.presence.snapshot() ?? [],
+  });
+
+  api.registerGatewayMethod('gateway.identity.get', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: "The gateway's own device identity.",
+    handler: () => runtime.identity(),
+  });
+
+  api.registerGatewayMethod('plugins.list', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: 'Every plugin found, with status and the reason for it.',
+    handler: () => ({ plugins: kernel.plugins().map(describePlugin) }),
+  });
+
+  api.registerGatewayMethod('logs.tail', {
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        cursor: { type: 'integer', minimum: 0 },
+        limit: { type: 'integer', minimum: 1, maximum: 5000 },
+        maxBytes: { type: 'integer', minimum: 1024, maximum: 4194304 },
+      },
+    },
+    scope: 'operator.read',
+    description: 'Lines of the gateway log file after a cursor (or the last ones).',
+    handler: (params: { cursor?: number; limit?: number; maxBytes?: number }) => tailLog(runtime.logFile, params),
+  });
+
+  api.registerGatewayMethod('config.get', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: 'The config file (secrets redacted), its hash for conflict checks, and its problems.',
+    handler: () => {
+      const snapshot = configFile.read();
+      return {
+        path: snapshot.path,
+        exists: snapshot.exists,
+        hash: fileHash(snapshot.path),
+        config: redactConfig(snapshot.raw, sensitivity(runtime)),
+        issues: snapshot.issues,
+      };
+    },
+  });
+
+  api.registerGatewayMethod('config.schema', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: 'JSON Schema of the whole config, with UI hints from plugin manifests.',
+    handler: () => ({ schema: configFile.schema(), uiHints: composeUiHints(kernel.plugins()), version: runtime.version }),
+  });
+
+  api.registerGatewayMethod('config.set', {
+    params: WHOLE_CONFIG,
+    scope: 'operator.admin',
+    sideEffect: true,
+    description: 'Replace the whole config (validated, written atomically). Takes effect on restart; see config.apply.',
+    handler: async (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string }) =>
+      ({ ...(await writeConfig(parseWhole(params, 'config.set'), params.baseHash)), restartRequired: true }),
+  });
+
+  api.registerGatewayMethod('config.patch', {
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        patch: { type: 'object', description: 'JSON merge patch (null deletes a key)' },
+        raw: { type: 'string', description: 'The merge patch as JSON5 text' },
+        baseHash: { type: 'string' },
+      },
+    },
+    scope: 'operator.admin',
+    sideEffect: true,
+    description: 'Merge a partial update into the config (JSON merge patch semantics).',
+    handler: async (params: { patch?: Record<string, unknown>; raw?: string; baseHash?: string }) => {
+      const patch = parseWhole({ raw: params.raw, config: params.patch }, 'config.patch');
+      const current = configFile.read();
+      if (current.issues.some((issue) => issue.path === '<file>')) {
+        throw invalid(`the config file cannot be parsed (${current.issues[0]!.message}); replace it with config.set instead`);
+      }
+      const next = mergePatch(current.raw, patch) as Record<string, unknown>;
+      return { ...(await writeConfig(next, params.baseHash)), restartRequired: true };
+    },
+  });
+
+  api.registerGatewayMethod('config.apply', {
+    params: WHOLE_CONFIG,
+    scope: 'operator.admin',
+    sideEffect: true,
+    description: 'Replace the whole config and restart the gateway to apply it.',
+    handler: async (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string; restartDelayMs?: number }) => {
+      const written = await writeConfig(parseWhole(params, 'config.apply'), params.baseHash);
+      const delayMs = params.restartDelayMs ?? 250;
+      const scheduled = runtime.requestRestart?.('config.apply', delayMs) ?? false;
+      return { ...written, restart: { scheduled, delayMs: scheduled ? delayMs : null } };
+    },
+  });
+
+  // ── Device pairing ───────────────────────────────────────────────────────────
+
+  const pairingCall = <T>(work: () => T): T => {
+    try {
+      runtime.pairing.reload();
+      return work();
+    } catch (error) {
+      if (error instanceof PairingError) throw invalid(error.message);
+      throw error;
+    }
+  };
+
+  api.registerGatewayMethod('device.pair.list', {
+    params: EMPTY,
+    scope: 'operator.pairing',
+    description: 'Pending pairing requests and paired devices.',
+    handler: () => pairingCall(() => ({ pending: runtime.pairing.listPending(), paired: runtime.pairing.listPaired().map(publicDevice) })),
+  });
+
+  api.registerGatewayMethod('device.pair.approve', {
+    params: REQUEST_ID,
+    scope: 'operator.pairing',
+    sideEffect: true,
+    description: 'Approve a pending pairing request; the device may then connect.',
+    handler: (params: { requestId: string }, ctx) =>
+      pairingCall(() => {
+        const device = runtime.pairing.approve(params.requestId, ctx.deviceId ?? 'operator');
+        kernel.protocol.emit('device.pair.resolved', { requestId: params.requestId, deviceId: device.deviceId, decision: 'approved', ts: Date.now() });
+        api.logger.info(`device ${device.deviceId.slice(0, 12)}… approved`, { requestId: params.requestId });
+        return { device: publicDevice(device) };
+      }),
+  });
+
+  api.registerGatewayMethod('device.pair.reject', {
+    params: REQUEST_ID,
+    scope: 'operator.pairing',
+    sideEffect: true,
+    description: 'Reject a pending pairing request.',
+    handler: (params: { requestId: string }) =>
+      pairingCall(() => {
+        const request = runtime.pairing.reject(params.requestId);
+        kernel.protocol.emit('device.pair.resolved', { requestId: request.requestId, deviceId: request.deviceId, decision: 'rejected', ts: Date.now() });
+        return { requestId: request.requestId, deviceId: request.deviceId };
+      }),
+  });
+
+  api.registerGatewayMethod('device.pair.remove', {
+    params: { type: 'object', additionalProperties: false, required: ['deviceId'], properties: { deviceId: { type: 'string', minLength: 1 } } },
+    scope: 'operator.pairing',
+    sideEffect: true,
+    description: 'Forget a paired device and disconnect it.',
+    handler: (params: { deviceId: string }) =>
+      pairingCall(() => {
+        runtime.pairing.remove(params.deviceId);
+        const closed = runtime.disconnectDevice(params.deviceId, undefined, 'device removed');
+        return { deviceId: params.deviceId, disconnected: closed };
+      }),
+  });
+
+  api.registerGatewayMethod('device.token.rotate', {
+    params: DEVICE_ROLE,
+    scope: 'operator.pairing',
+    sideEffect: true,
+    description: 'Issue a new device token (the old one stops working).',
+    handler: (params: { deviceId: string; role?: string }, ctx) =>
+      pairingCall(() => {
+        const role = params.role ?? 'operator';
+        const token = runtime.pairing.issueToken(params.deviceId, role);
+        // Only the device itself gets to see its new bearer token.
+        return { deviceId: params.deviceId, role, rotatedAt: new Date().toISOString(), ...(ctx.deviceId === params.deviceId ? { token } : {}) };
+      }),
+  });
+
+  api.registerGatewayMethod('device.token.revoke', {
+    params: DEVICE_ROLE,
+    scope: 'operator.pairing',
+    sideEffect: true,
+    description: 'Revoke a device token and close connections that used it.',
+    handler: (params: { deviceId: string; role?: string }) =>
+      pairingCall(() => {
+        const role = params.role ?? 'operator';
+        const revoked = runtime.pairing.revokeToken(params.deviceId, role);
+        const closed = runtime.disconnectDevice(params.deviceId, role, 'device token revoked', 'device-token');
+        return { deviceId: params.deviceId, role, revoked, disconnected: closed };
+      }),
+  });
+}

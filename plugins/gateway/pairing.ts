@@ -1,0 +1,247 @@
+/**
+ * Paired devices and pending pairing requests, kept in <stateDir>/devices/pairing.json
+ * (written atomically) so approvals survive restarts. Device tokens are stored only as
+ * SHA-256 hashes: the token itself exists on the device and in one hello-ok frame.
+ */
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../../kernel/index.js';
+
+export interface RoleGrant {
+  scopes: string[];
+  tokenHash?: string;
+  tokenIssuedAt?: string;
+}
+
+export interface PairedDevice {
+  deviceId: string;
+  publicKey: string;
+  displayName?: string;
+  platform?: string;
+  clientId?: string;
+  roles: Record<string, RoleGrant>;
+  approvedAt: string;
+  /** "loopback" for automatic local approval, otherwise the approving operator's device or "cli". */
+  approvedBy: string;
+  lastSeenAt?: string;
+  remoteAddress?: string;
+}
+
+export interface PairingRequest {
+  requestId: string;
+  deviceId: string;
+  publicKey: string;
+  role: string;
+  scopes: string[];
+  displayName?: string;
+  platform?: string;
+  clientId?: string;
+  remoteAddress?: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
+interface StoreFile {
+  version: 1;
+  paired: Record<string, PairedDevice>;
+  pending: Record<string, PairingRequest>;
+}
+
+export class PairingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PairingError';
+  }
+}
+
+export function pairingFile(stateDir: string): string {
+  return join(stateDir, 'devices', 'pairing.json');
+}
+
+const hash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export class PairingStore {
+  private data: StoreFile;
+
+  constructor(
+    private readonly file: string,
+    private readonly requestTtlMs = 5 * 60_000,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.data = this.load();
+  }
+
+  private load(): StoreFile {
+    try {
+      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as StoreFile;
+      if (parsed && typeof parsed === 'object' && parsed.paired && parsed.pending) return parsed;
+      throw new Error('unexpected shape');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, paired: {}, pending: {} };
+      throw new PairingError(`pairing store ${this.file} is unreadable: ${(error as Error).message}`);
+    }
+  }
+
+  /** Re-read from disk (another process, such as the CLI with the gateway down, may have written it). */
+  reload(): void {
+    this.data = this.load();
+  }
+
+  private save(): void {
+    writeJsonAtomic(this.file, this.data, { mode: 0o600 });
+  }
+
+  private prune(): boolean {
+    let changed = false;
+    for (const [id, request] of Object.entries(this.data.pending)) {
+      if (Date.parse(request.expiresAt) <= this.now()) {
+        delete this.data.pending[id];
+        changed = true;
+      }
+    }
+    return changed;
+  }
+
+  device(deviceId: string): PairedDevice | undefined {
+    return this.data.paired[deviceId];
+  }
+
+  listPaired(): PairedDevice[] {
+    return Object.values(this.data.paired);
+  }
+
+  listPending(): PairingRequest[] {
+    if (this.prune()) this.save();
+    return Object.values(this.data.pending).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /** A pending request for this device and role, reused while it is still open. */
+  request(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>): { request: PairingRequest; created: boolean } {
+    this.prune();
+    const existing = Object.values(this.data.pending).find((r) => r.deviceId === fields.deviceId && r.role === fields.role);
+    if (existing) {
+      existing.scopes = [...new Set([...existing.scopes, ...fields.scopes])];
+      this.save();
+      return { request: existing, created: false };
+    }
+    const created = new Date(this.now());
+    const request: PairingRequest = {
+      ...fields,
+      requestId: randomUUID(),
+      createdAt: created.toISOString(),
+      expiresAt: new Date(created.getTime() + this.requestTtlMs).toISOString(),
+    };
+    this.data.pending[request.requestId] = request;
+    this.save();
+    return { request, created: true };
+  }
+
+  /** Approve a pending request (or, with `direct`, a device seen on loopback). */
+  approve(requestId: string, approvedBy: string): PairedDevice {
+    this.prune();
+    const request = this.data.pending[requestId];
+    if (!request) throw new PairingError(`no pending pairing request "${requestId}" (it may have expired; requests last 5 minutes)`);
+    delete this.data.pending[requestId];
+    const device = this.grant(request, approvedBy);
+    this.save();
+    return device;
+  }
+
+  approveDirect(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>, approvedBy: string): PairedDevice {
+    const device = this.grant(fields, approvedBy);
+    this.save();
+    return device;
+  }
+
+  private grant(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>, approvedBy: string): PairedDevice {
+    const existing = this.data.paired[fields.deviceId];
+    const device: PairedDevice = existing ?? {
+      deviceId: fields.deviceId,
+      publicKey: fields.publicKey,
+      roles: {},
+      approvedAt: new Date(this.now()).toISOString(),
+      approvedBy,
+    };
+    device.displayName = fields.displayName ?? device.displayName;
+    device.platform = fields.platform ?? device.platform;
+    device.clientId = fields.clientId ?? device.clientId;
+    const grant = device.roles[fields.role] ?? { scopes: [] };
+    grant.scopes = [...new Set([...grant.scopes, ...fields.scopes])].sort();
+    device.roles[fields.role] = grant;
+    this.data.paired[device.deviceId] = device;
+    return device;
+  }
+
+  reject(requestId: string): PairingRequest {
+    const request = this.data.pending[requestId];
+    if (!request) throw new PairingError(`no pending pairing request "${requestId}"`);
+    delete this.data.pending[requestId];
+    this.save();
+    return request;
+  }
+
+  remove(deviceId: string): PairedDevice {
+    const device = this.data.paired[deviceId];
+    if (!device) throw new PairingError(`no paired device "${deviceId}"`);
+    delete this.data.paired[deviceId];
+    this.save();
+    return device;
+  }
+
+  /** Issue a new device token for a role the device holds, replacing any previous one. */
+  issueToken(deviceId: string, role: string): string {
+    const grant = this.data.paired[deviceId]?.roles[role];
+    if (!grant) throw new PairingError(`device "${deviceId}" is not paired for role "${role}"`);
+    const token = randomBytes(32).toString('base64url');
+    grant.tokenHash = hash(token);
+    grant.tokenIssuedAt = new Date(this.now()).toISOString();
+    this.save();
+    return token;
+  }
+
+  revokeToken(deviceId: string, role: string): boolean {
+    const grant = this.data.paired[deviceId]?.roles[role];
+    if (!grant?.tokenHash) return false;
+    delete grant.tokenHash;
+    delete grant.tokenIssuedAt;
+    this.save();
+    return true;
+  }
+
+  /** Constant-time check of a presented device token. */
+  verifyToken(deviceId: string, role: string, token: string): boolean {
+    const expected = this.data.paired[deviceId]?.roles[role]?.tokenHash;
+    if (!expected) return false;
+    return timingSafeEqual(Buffer.from(expected, 'hex'), Buffer.from(hash(token), 'hex'));
+  }
+
+  /** Record a connect; written at most once a minute per device so reconnect storms cost no I/O. */
+  touch(deviceId: string, remoteAddress?: string): void {
+    const device = this.data.paired[deviceId];
+    if (!device) return;
+    const previous = device.lastSeenAt ? Date.parse(device.lastSeenAt) : 0;
+    const moved = remoteAddress !== undefined && remoteAddress !== device.remoteAddress;
+    if (!moved && this.now() - previous < 60_000) return;
+    device.lastSeenAt = new Date(this.now()).toISOString();
+    if (remoteAddress) device.remoteAddress = remoteAddress;
+    this.save();
+  }
+}
+
+/** Paired devices as shown to clients: never token hashes. */
+export function publicDevice(device: PairedDevice) {
+  return {
+    deviceId: device.deviceId,
+    displayName: device.displayName ?? null,
+    platform: device.platform ?? null,
+    clientId: device.clientId ?? null,
+    roles: Object.fromEntries(
+      Object.entries(device.roles).map(([role, grant]) => [role, { scopes: grant.scopes, hasToken: Boolean(grant.tokenHash), tokenIssuedAt: grant.tokenIssuedAt ?? null }]),
+    ),
+    approvedAt: device.approvedAt,
+    approvedBy: device.approvedBy,
+    lastSeenAt: device.lastSeenAt ?? null,
+    remoteAddress: device.remoteAddress ?? null,
+  };
+}

@@ -1,0 +1,588 @@
+/**
+ * The gateway server: one port for WebSocket RPC and HTTP. The socket is accepting as soon
+ * as the port is bound; the HTTP app (fastify) is brought up by the first HTTP request.
+ *
+ * Every inbound frame goes through onMessage → (handshake | dispatch); every outbound
+ * frame through send(), which is where slow consumers are handled. Every request, from
+ * any connection, reaches a method through invoke(): scope, params, idempotency, handler.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createRequire } from 'node:module';
+import type { RawData, WebSocket as WsSocket, WebSocketServer as WsServer } from 'ws';
+import {
+  ErrorCodes,
+  MAX_PREAUTH_PAYLOAD_BYTES,
+  parseFrame,
+  ProtocolError,
+  errorShape,
+  type ErrorShape,
+  type EmittedEvent,
+  type GatewayMethodContext,
+  type KernelServices,
+  type Logger,
+  type RequestFrame,
+} from '../../kernel/index.js';
+import { admitConnect, hasScope, type Admission } from './handshake.js';
+import { DedupeCache, type Outcome } from './dedupe.js';
+import { acquireLock, type GatewayLock } from './lock.js';
+import type { PairingStore } from './pairing.js';
+import { PresenceTracker } from './presence.js';
+import type { GatewaySettings } from './settings.js';
+import { startHttpApp, type HttpApp } from './http.js';
+import { CloseCodes } from './close-codes.js';
+import { trace } from '../../kernel/util/trace.js';
+
+export interface GatewayServerOptions {
+  kernel: KernelServices;
+  logger: Logger;
+  settings: GatewaySettings;
+  pairing: PairingStore;
+  version: string;
+}
+
+export class Connection {
+  readonly id = randomUUID();
+  readonly nonce = randomUUID();
+  readonly challengeTs = Date.now();
+  readonly abort = new AbortController();
+  state: 'handshake' | 'open' | 'closed' = 'handshake';
+  admission?: Admission;
+  seq = 0;
+  dropped = 0;
+  connectedAt = 0;
+  handshakeTimer?: NodeJS.Timeout;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly remoteAddress: string | undefined,
+    /** On this machine and not forwarded by a proxy. */
+    readonly local: boolean,
+  ) {}
+
+  get role(): string | undefined {
+    return this.admission?.role;
+  }
+
+  get scopes(): readonly string[] {
+    return this.admission?.scopes ?? [];
+  }
+
+  get instanceId(): string {
+    return this.admission?.params.client.instanceId ?? this.id;
+  }
+}
+
+// CommonJS packages load twice as fast through require() as through the ESM wrapper.
+const { WebSocket, WebSocketServer } = createRequire(import.meta.url)('ws') as typeof import('ws');
+type WebSocket = WsSocket;
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+const HEALTH_EVENT_INTERVAL_MS = 60_000;
+
+function closeReason(text: string): string {
+  // The WebSocket protocol allows 123 bytes of close reason.
+  const buffer = Buffer.from(text);
+  return buffer.length <= 123 ? text : `${buffer.subarray(0, 120).toString('utf8')}...`;
+}
+
+export class GatewayServer {
+  readonly presence = new PresenceTracker();
+  readonly startedAt = Date.now();
+  private readonly connections = new Map<string, Connection>();
+  private readonly dedupe: DedupeCache;
+  private readonly eventLoop = monitorEventLoopDelay({ resolution: 20 });
+  private http?: Server;
+  private wss?: WsServer;
+  private app?: HttpApp;
+  private loadHttp?: () => Promise<void>;
+  private httpLoading?: Promise<void>;
+  private lock?: GatewayLock;
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe?: () => void;
+  private accepting = false;
+  private inflight = 0;
+  private idle?: () => void;
+  private healthVersion = 0;
+  address?: { host: string; port: number };
+
+  constructor(private readonly options: GatewayServerOptions) {
+    this.dedupe = new DedupeCache(options.settings.idempotencyWindowMs);
+  }
+
+  get settings(): GatewaySettings {
+    return this.options.settings;
+  }
+
+  connectionList(): Connection[] {
+    return [...this.connections.values()];
+  }
+
+  // ── Lifecycle ──────────────────────────────────────────────────────────────────
+
+  async start(): Promise<{ host: string; port: number }> {
+    const { settings, kernel, logger } = this.options;
+    this.lock = acquireLock(kernel.paths.stateDir, { host: settings.host, port: settings.port });
+    try {
+      this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
+      this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => this.onConnection(ws, req));
+      const pendingHttp: Array<[IncomingMessage, ServerResponse]> = [];
+      let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+      // fastify costs ~80 ms and ~15 MB to load; a gateway used only over WebSocket never
+      // needs it. It comes up on the first HTTP request, which waits for it.
+      this.loadHttp = () =>
+        (this.httpLoading ??= startHttpApp({ server: this.http!, kernel, settings, logger, health: () => this.health() }).then(
+          (app) => {
+            this.app = app;
+            handle = app.handle;
+          },
+          (error: unknown) => {
+            logger.error(`HTTP app failed to start: ${(error as Error).message}`);
+            handle = (_req, res) => void res.writeHead(500).end('{"error":"HTTP app failed to start"}');
+          },
+        ).then(() => {
+          for (const [req, res] of pendingHttp.splice(0)) handle!(req, res);
+        }));
+      this.http = createServer((req, res) => {
+        if (handle) return handle(req, res);
+        if (pendingHttp.length >= 1024) return void res.writeHead(503, { 'retry-after': '1' }).end('{"error":"gateway starting"}');
+        pendingHttp.push([req, res]);
+        void this.loadHttp!();
+      });
+      this.http.on('upgrade', (req, socket, head) => this.onUpgrade(req, socket, head));
+      this.http.on('clientError', (_error, socket) => socket.destroy());
+      await new Promise<void>((resolve, reject) => {
+        const onError = (error: NodeJS.ErrnoException) =>
+          reject(
+            error.code === 'EADDRINUSE'
+              ? new Error(`port ${settings.port} on ${settings.host} is already in use by another program (set gateway.port or --port)`)
+              : error,
+          );
+        this.http!.once('error', onError);
+        this.http!.listen(settings.port, settings.host, () => {
+          this.http!.off('error', onError);
+          resolve();
+        });
+      });
+      const bound = this.http.address();
+      const port = typeof bound === 'object' && bound ? bound.port : settings.port;
+      this.address = { host: settings.host, port };
+      this.lock.update({ port });
+      this.accepting = true;
+      this.eventLoop.enable();
+      this.unsubscribe = kernel.protocol.onEmit((event) => this.deliver(event));
+      this.timers.push(setInterval(() => this.broadcast('tick', { ts: Date.now() }), settings.tickIntervalMs));
+      this.timers.push(setInterval(() => this.publishHealth(), HEALTH_EVENT_INTERVAL_MS));
+      for (const timer of this.timers) timer.unref();
+      trace('gateway: listening');
+      logger.info(`gateway listening on ws://${settings.host}:${port} (auth: ${settings.auth.mode})`, { port, host: settings.host });
+      await kernel.hooks.runVoid('gateway_start', { port, host: settings.host });
+      return this.address;
+    } catch (error) {
+      this.http?.close();
+      this.lock.release();
+      throw error;
+    }
+  }
+
+  /**
+   * Stop: refuse new connections, tell clients why, let running requests finish (bounded),
+   * run gateway_stop hooks, close every socket, release the lock.
+   */
+  async stop(reason = 'shutdown', restartExpectedMs?: number): Promise<void> {
+    if (!this.accepting && !this.http) return;
+    const { kernel, logger, settings } = this.options;
+    this.accepting = false;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers = [];
+    this.unsubscribe?.();
+    this.eventLoop.disable();
+    this.http?.close();
+    this.broadcast('shutdown', { reason, ...(restartExpectedMs !== undefined ? { restartExpectedMs } : {}) });
+    if (this.inflight > 0) {
+      await new Promise<void>((resolve) => {
+        this.idle = resolve;
+        setTimeout(resolve, settings.shutdownDrainMs).unref();
+      });
+    }
+    await kernel.hooks.runVoid('gateway_stop', { reason });
+    const code = restartExpectedMs !== undefined ? CloseCodes.restart : CloseCodes.goingAway;
+    await Promise.all(this.connectionList().map((conn) => this.closeConnection(conn, code, `gateway ${reason}`, true)));
+    this.http?.closeAllConnections();
+    await this.httpLoading;
+    await this.app?.close();
+    this.http = undefined;
+    this.lock?.release();
+    logger.info(`gateway stopped (${reason})`);
+  }
+
+  // ── Connections ────────────────────────────────────────────────────────────────
+
+  private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (!this.accepting || !this.wss) {
+      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req));
+  }
+
+  private onConnection(ws: WebSocket, req: IncomingMessage): void {
+    const address = req.socket.remoteAddress;
+    // A request relayed by a proxy on this machine is treated as coming from elsewhere.
+    const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
+    const conn = new Connection(ws, address, LOOPBACK.has(address ?? '') && !forwarded);
+    this.connections.set(conn.id, conn);
+    conn.handshakeTimer = setTimeout(() => {
+      this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `no connect request within ${this.settings.handshakeTimeoutMs} ms`), CloseCodes.policy);
+    }, this.settings.handshakeTimeoutMs);
+    ws.on('message', (data, isBinary) => this.onMessage(conn, data, isBinary));
+    ws.on('close', () => this.onClose(conn));
+    ws.on('error', (error) => this.options.logger.debug(`socket error: ${error.message}`, { conn: conn.id }));
+    this.send(conn, { type: 'event', event: 'connect.challenge', payload: { nonce: conn.nonce, ts: conn.challengeTs } });
+  }
+
+  private onClose(conn: Connection): void {
+    // Runs once per socket, whether it closed by itself or was refused (state already "closed").
+    if (!this.connections.delete(conn.id)) return;
+    conn.state = 'closed';
+    clearTimeout(conn.handshakeTimer);
+    conn.abort.abort();
+    if (conn.admission) {
+      this.presence.disconnect(conn.instanceId, conn.id);
+      this.broadcastPresence();
+    }
+  }
+
+  /** Close a connection; `terminateAfter` forces it shut if the peer does not answer the close. */
+  closeConnection(conn: Connection, code: number, reason: string, wait = false): Promise<void> {
+    const ws = conn.ws;
+    if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
+    if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, closeReason(reason));
+    setTimeout(() => ws.terminate(), 1000).unref();
+    return wait ? closed : Promise.resolve();
+  }
+
+  /** Send an error (as a response when we know the request id, else as an `error` event) and close. */
+  private fail(conn: Connection, error: ErrorShape, code: number, id?: string): void {
+    if (conn.state === 'closed') return;
+    if (id) this.send(conn, { type: 'res', id, ok: false, error });
+    else this.sendEvent(conn, 'error', error);
+    void this.closeConnection(conn, code, error.message);
+    conn.state = 'closed';
+    clearTimeout(conn.handshakeTimer);
+  }
+
+  // ── Inbound frames ─────────────────────────────────────────────────────────────
+
+  private onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
+    try {
+      this.handleMessage(conn, data, isBinary);
+    } catch (error) {
+      // Nothing a client sends may take the gateway down: report, and drop this socket.
+      this.options.logger.error(`frame handling failed: ${(error as Error).stack ?? String(error)}`, { conn: conn.id });
+      this.fail(conn, errorShape(ErrorCodes.UNAVAILABLE, 'internal error while handling the frame'), CloseCodes.policy);
+    }
+  }
+
+  private handleMessage(conn: Connection, data: RawData, isBinary: boolean): void {
+    if (conn.state === 'closed') return;
+    const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    if (isBinary) {
+      this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, 'binary frames are not supported: send JSON text frames'), CloseCodes.unsupportedData);
+      return;
+    }
+    if (conn.state === 'handshake' && buffer.length > MAX_PREAUTH_PAYLOAD_BYTES) {
+      this.fail(
+        conn,
+        errorShape(ErrorCodes.INVALID_REQUEST, `frame of ${buffer.length} bytes exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`),
+        CloseCodes.tooBig,
+      );
+      return;
+    }
+    const text = buffer.toString('utf8');
+    const parsed = parseFrame(text);
+    if (!parsed.ok) {
+      if (conn.state === 'handshake') this.fail(conn, parsed.error, CloseCodes.policy, idOf(text));
+      else this.reply(conn, idOf(text), parsed.error);
+      return;
+    }
+    const frame = parsed.frame;
+    if (conn.state === 'handshake') {
+      if (frame.type !== 'req' || frame.method !== 'connect') {
+        const what = frame.type === 'req' ? `"${frame.method}"` : `a ${frame.type} frame`;
+        this.fail(
+          conn,
+          errorShape(ErrorCodes.INVALID_REQUEST, `the first frame must be a connect request, got ${what}`),
+          CloseCodes.policy,
+          frame.type === 'req' ? frame.id : undefined,
+        );
+        return;
+      }
+      this.handshake(conn, frame);
+      return;
+    }
+    if (frame.type !== 'req') {
+      this.reply(conn, undefined, errorShape(ErrorCodes.INVALID_REQUEST, `clients send req frames only, got a ${frame.type} frame`));
+      return;
+    }
+    void this.dispatch(conn, frame);
+  }
+
+  private handshake(conn: Connection, frame: RequestFrame): void {
+    clearTimeout(conn.handshakeTimer);
+    const { settings, pairing, kernel, logger } = this.options;
+    const result = admitConnect(frame.params, { nonce: conn.nonce, local: conn.local, remoteAddress: conn.remoteAddress, now: Date.now() }, settings, pairing);
+    if (!result.ok) {
+      if (result.pairing?.created) {
+        const request = result.pairing.request;
+        logger.warn(`pairing requested by device ${request.deviceId.slice(0, 12)}… from ${request.remoteAddress ?? 'unknown'}`, { requestId: request.requestId });
+        kernel.protocol.emit('device.pair.requested', request);
+      }
+      logger.info(`connect refused: ${result.error.message}`, { conn: conn.id, remote: conn.remoteAddress });
+      this.fail(conn, result.error.toShape(), CloseCodes.policy, frame.id);
+      return;
+    }
+    const admission = result.admission;
+    conn.admission = admission;
+    conn.state = 'open';
+    conn.connectedAt = Date.now();
+    const client = admission.params.client;
+    this.presence.upsert({
+      instanceId: conn.instanceId,
+      connId: conn.id,
+      deviceId: admission.deviceId,
+      clientId: client.id,
+      mode: client.mode,
+      platform: client.platform,
+      version: client.version,
+      displayName: client.displayName,
+      roles: [admission.role],
+      scopes: admission.scopes,
+      remoteAddress: conn.remoteAddress,
+      connected: true,
+      reason: 'connect',
+    });
+    this.send(conn, {
+      type: 'res',
+      id: frame.id,
+      ok: true,
+      payload: {
+        type: 'hello-ok',
+        protocol: admission.protocol,
+        server: { version: this.options.version, connId: conn.id },
+        features: { methods: kernel.protocol.methodNames(), events: kernel.protocol.eventNames() },
+        snapshot: {
+          presence: this.presence.snapshot(),
+          health: this.health(),
+          stateVersion: this.stateVersion(),
+          uptimeMs: Date.now() - this.startedAt,
+          sessionDefaults: { defaultAgentId: 'main', mainKey: 'main', mainSessionKey: 'agent:main:main', scope: 'per-sender' },
+          authMode: settings.auth.mode,
+        },
+        auth: {
+          role: admission.role,
+          scopes: admission.scopes,
+          ...(admission.deviceToken ? { deviceToken: admission.deviceToken } : {}),
+        },
+        policy: {
+          maxPayload: settings.maxPayloadBytes,
+          maxBufferedBytes: settings.maxBufferedBytes,
+          tickIntervalMs: settings.tickIntervalMs,
+        },
+      },
+    });
+    logger.debug('client connected', { conn: conn.id, client: client.id, role: admission.role, auth: admission.authMethod });
+    this.broadcastPresence(conn.id);
+  }
+
+  // ── Requests ───────────────────────────────────────────────────────────────────
+
+  private async dispatch(conn: Connection, frame: RequestFrame): Promise<void> {
+    this.inflight++;
+    try {
+      let outcome: Outcome;
+      try {
+        outcome = await this.invoke(frame.method, frame.params, {
+        connId: conn.id,
+        role: conn.role,
+        scopes: conn.scopes,
+        deviceId: conn.admission?.deviceId,
+        client: conn.admission?.params.client,
+        signal: conn.abort.signal,
+          ack: (payload) => this.send(conn, { type: 'res', id: frame.id, ok: true, payload }),
+        });
+      } catch (error) {
+        this.options.logger.error(`request ${frame.method} failed: ${(error as Error).stack ?? String(error)}`);
+        outcome = { ok: false, error: errorShape(ErrorCodes.UNAVAILABLE, `${frame.method} failed: ${(error as Error).message}`) };
+      }
+      if (conn.state !== 'open') return;
+      try {
+        this.send(conn, outcome.ok ? { type: 'res', id: frame.id, ok: true, payload: outcome.payload } : { type: 'res', id: frame.id, ok: false, error: outcome.error });
+      } catch (error) {
+        // A result that cannot be serialised (cycles, BigInt) still gets an answer.
+        this.send(conn, { type: 'res', id: frame.id, ok: false, error: errorShape(ErrorCodes.UNAVAILABLE, `${frame.method} returned a result that is not JSON: ${(error as Error).message}`) });
+      }
+    } finally {
+      this.inflight--;
+      if (this.inflight === 0) this.idle?.();
+    }
+  }
+
+  /** The single path from a request to a method: authorization, params, idempotency, handler. */
+  async invoke(method: string, rawParams: unknown, ctx: GatewayMethodContext): Promise<Outcome> {
+    const { kernel, logger } = this.options;
+    const failure = (error: ErrorShape): Outcome => ({ ok: false, error });
+    if (method === 'connect') return failure(errorShape(ErrorCodes.INVALID_REQUEST, 'already connected'));
+    if (!kernel.protocol.method(method)) return failure(errorShape(ErrorCodes.INVALID_REQUEST, `unknown method "${method}"`));
+    let definition;
+    try {
+      definition = await kernel.capabilities.get('gatewayMethod', method);
+    } catch (error) {
+      return failure({ ...errorShape(ErrorCodes.UNAVAILABLE, `method "${method}" is unavailable: ${(error as Error).message}`), retryable: false });
+    }
+    const spec = kernel.protocol.method(method)!;
+    if (spec.scope) {
+      if (ctx.role !== 'operator' || !hasScope(ctx.scopes ?? [], spec.scope)) {
+        return failure(
+          errorShape(ErrorCodes.FORBIDDEN, `missing scope: ${spec.scope}`, { code: 'MISSING_SCOPE', missingScope: spec.scope, requiredScopes: [spec.scope] }),
+        );
+      }
+    }
+    let params = rawParams === undefined ? {} : rawParams;
+    let idempotencyKey: string | undefined;
+    if (spec.sideEffect) {
+      const key = params !== null && typeof params === 'object' ? (params as { idempotencyKey?: unknown }).idempotencyKey : undefined;
+      if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
+        return failure(
+          errorShape(ErrorCodes.INVALID_REQUEST, `${method} changes state, so params.idempotencyKey (a unique string per intended action) is required`, {
+            code: 'IDEMPOTENCY_KEY_REQUIRED',
+          }),
+        );
+      }
+      idempotencyKey = key;
+      const { idempotencyKey: _drop, ...rest } = params as Record<string, unknown>;
+      params = rest;
+    }
+    const checked = kernel.protocol.validateParams(method, params);
+    if (!checked.ok) {
+      const summary = checked.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+      return failure(errorShape(ErrorCodes.INVALID_REQUEST, `invalid params for ${method}: ${summary}`, { issues: checked.issues }));
+    }
+    const run = async (): Promise<Outcome> => {
+      try {
+        return { ok: true, payload: await definition.handler(checked.value, ctx) };
+      } catch (error) {
+        if (error instanceof ProtocolError) return failure(error.toShape());
+        logger.error(`method ${method} failed: ${(error as Error).stack ?? String(error)}`, { method });
+        return failure(errorShape(ErrorCodes.UNAVAILABLE, `${method} failed: ${(error as Error).message}`));
+      }
+    };
+    if (!idempotencyKey) return run();
+    const { outcome } = await this.dedupe.run(`${method}\u0000${idempotencyKey}`, run);
+    return outcome;
+  }
+
+  private reply(conn: Connection, id: string | undefined, error: ErrorShape): void {
+    if (id) this.send(conn, { type: 'res', id, ok: false, error });
+    else this.sendEvent(conn, 'error', error);
+  }
+
+  // ── Outbound frames ────────────────────────────────────────────────────────────
+
+  /**
+   * The one place frames leave. A droppable event is skipped while the socket's buffer is
+   * above `dropEventsAboveBytes`; anything that would push it past `maxBufferedBytes`
+   * closes the connection instead of buffering without bound.
+   */
+  private send(conn: Connection, frame: object, droppable = false): boolean {
+    const ws = conn.ws;
+    if (ws.readyState !== WebSocket.OPEN) return false;
+    const text = JSON.stringify(frame);
+    const buffered = ws.bufferedAmount;
+    if (droppable && buffered > this.settings.dropEventsAboveBytes) {
+      conn.dropped++;
+      return false;
+    }
+    if (buffered + Buffer.byteLength(text) > this.settings.maxBufferedBytes) {
+      this.options.logger.warn(`closing slow consumer ${conn.id}: ${buffered} bytes waiting`, { conn: conn.id, dropped: conn.dropped });
+      void this.closeConnection(conn, CloseCodes.tryAgainLater, `slow consumer: over ${this.settings.maxBufferedBytes} bytes waiting to be read`);
+      return false;
+    }
+    ws.send(text);
+    return true;
+  }
+
+  private sendEvent(conn: Connection, event: string, payload: unknown, droppable = false, stateVersion?: object): boolean {
+    // seq counts every event meant for the connection, so a dropped one shows as a gap.
+    const seq = ++conn.seq;
+    return this.send(conn, { type: 'event', event, payload, seq, ...(stateVersion ? { stateVersion } : {}) }, droppable);
+  }
+
+  /** Events emitted by any plugin through the protocol registry. */
+  private deliver(emitted: EmittedEvent): void {
+    const targets = emitted.connIds ? emitted.connIds.map((id) => this.connections.get(id)).filter((c): c is Connection => !!c) : this.connectionList();
+    for (const conn of targets) {
+      if (conn.state !== 'open') continue;
+      if (emitted.scope && (conn.role !== 'operator' || !hasScope(conn.scopes, emitted.scope))) continue;
+      this.sendEvent(conn, emitted.event, emitted.payload, emitted.droppable);
+    }
+  }
+
+  broadcast(event: string, payload: unknown, stateVersion?: object, except?: string): void {
+    for (const conn of this.connections.values()) {
+      if (conn.state === 'open' && conn.id !== except) this.sendEvent(conn, event, payload, false, stateVersion);
+    }
+  }
+
+  private stateVersion() {
+    return { presence: this.presence.version, health: this.healthVersion };
+  }
+
+  private broadcastPresence(except?: string): void {
+    const presence = this.presence.snapshot();
+    this.broadcast('presence', { presence }, this.stateVersion(), except);
+  }
+
+  private publishHealth(): void {
+    this.healthVersion++;
+    this.broadcast('health', this.health(), this.stateVersion());
+  }
+
+  // ── Snapshots ──────────────────────────────────────────────────────────────────
+
+  health() {
+    const records = this.options.kernel.plugins();
+    const failed = records.filter((record) => record.status === 'failed');
+    const memory = process.memoryUsage();
+    const delay = this.eventLoop.percentile(99);
+    return {
+      ok: true,
+      status: failed.length > 0 ? 'degraded' : 'ok',
+      ts: Date.now(),
+      uptimeMs: Date.now() - this.startedAt,
+      version: this.options.version,
+      connections: [...this.connections.values()].filter((conn) => conn.state === 'open').length,
+      plugins: {
+        total: records.length,
+        enabled: records.filter((record) => record.enabled).length,
+        loaded: records.filter((record) => record.status === 'active').length,
+        failed: failed.map((record) => ({ id: record.id, error: record.error ?? '' })),
+      },
+      memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
+      eventLoopDelayMs: Number.isFinite(delay) ? Math.round(delay / 1e4) / 100 : 0,
+    };
+  }
+}
+
+/** The `id` of a frame we could not accept, if it has one, so the error can be correlated. */
+function idOf(text: string): string | undefined {
+  try {
+    const value = JSON.parse(text) as { id?: unknown };
+    return typeof value?.id === 'string' && value.id.length > 0 && value.id.length <= 128 ? value.id : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
+import { generateDeviceIdentity } from '../sdk/device-auth.js';
+import { CLI, claw, sleep, tempDir } from './helpers.js';
+
+interface Gateway {
+  child: ChildProcess;
+  port: number;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+/** Start `claw gateway` and wait for its "listening" log line. */
+function startGateway(env: Record<string, string>, args: string[] = []): Promise<Gateway> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /"port":(\d+).*gateway listening/.exec(stdout);
+      if (match) resolve({ child, port: Number(match[1]), stdout: () => stdout, stderr: () => stderr, exited });
+    });
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    void exited.then((code) => reject(new Error(`gateway exited (${code}) before listening: ${stderr}${stdout}`)));
+  });
+}
+
+function stateEnv() {
+  const stateDir = tempDir('claw-gwcli-');
+  return { stateDir, env: { OPENCLAW_STATE_DIR: stateDir } };
+}
+
+describe('claw gateway', () => {
+  it('runs in the foreground, answers health/status/call, and stops cleanly on SIGTERM', async () => {
+    const { env, stateDir } = stateEnv();
+    const gw = await startGateway(env);
+    const health = await claw(['health'], env);
+    expect(health.code, health.stderr).toBe(0);
+    expect(health.stdout).toMatch(/^Gateway ok · up \d+s · claw \d+\.\d+\.\d+/);
+    const status = JSON.parse((await claw(['status', '--json'], env)).stdout);
+    expect(status).toMatchObject({ pid: gw.child.pid, listening: { port: gw.port, bind: 'loopback' }, auth: { mode: 'none' }, stateDir });
+    const called = await claw(['gateway', 'call', 'plugins.list'], env);
+    expect(JSON.parse(called.stdout).plugins.find((p: { id: string }) => p.id === 'gateway')).toMatchObject({ status: 'active' });
+    const unknown = await claw(['gateway', 'call', 'no.such.method'], env);
+    expect(unknown).toMatchObject({ code: 1, stderr: 'claw: INVALID_REQUEST: unknown method "no.such.method"\n' });
+    const badParams = await claw(['gateway', 'call', 'health', '--params', '{nope'], env);
+    expect(badParams.code).toBe(2);
+    expect(badParams.stderr).toMatch(/^claw: --params is not valid JSON/);
+
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+    expect(gw.stdout()).toContain('gateway stopped (SIGTERM)');
+    expect(existsSync(join(stateDir, 'gateway.lock'))).toBe(false);
+    expect(existsSync(join(stateDir, 'logs', 'gateway.log'))).toBe(true);
+    const down = await claw(['health'], env);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/^claw: UNAVAILABLE: gateway not reachable at ws:\/\/127\.0\.0\.1:18789/);
+  });
+
+  it('refuses a second gateway for the same state dir and a LAN bind without auth', async () => {
+    const { env } = stateEnv();
+    const gw = await startGateway(env);
+    const second = await claw(['gateway', '--port', '0'], env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`another gateway is already running for this state dir (pid ${gw.child.pid}, port ${gw.port})`);
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+    const lan = await claw(['gateway', '--port', '0', '--bind', 'lan'], stateEnv().env);
+    expect(lan.code).toBe(1);
+    expect(lan.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 without auth/);
+    expect((await claw(['gateway', '--bind', 'moon'], env)).stderr).toBe('claw: --bind must be loopback, lan or custom, got "moon"\n');
+  });
+
+  it('requires the token it was started with, and pairs a remote device through `claw devices`', async () => {
+    const { env } = stateEnv();
+    const gw = await startGateway(env, ['--token', 'cli-secret']);
+    const refused = await claw(['health'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe('claw: INVALID_REQUEST: unauthorized: gateway token missing\n');
+    const authed = { ...env, OPENCLAW_GATEWAY_TOKEN: 'cli-secret' };
+    expect((await claw(['health'], authed)).code).toBe(0);
+
+    const phone = generateDeviceIdentity();
+    const remote = () =>
+      new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, token: 'cli-secret', identity: phone, headers: { 'x-forwarded-for': '198.51.100.9' } });
+    const refusedPhone = await remote().connect().catch((error: GatewayRequestError) => error);
+    expect(refusedPhone).toMatchObject({ code: 'NOT_PAIRED' });
+    const requestId = ((refusedPhone as GatewayRequestError).details as { requestId: string }).requestId;
+    const list = await claw(['devices', 'list'], authed);
+    expect(list.stdout).toContain(`${requestId}  device ${phone.deviceId.slice(0, 12)}…  operator [operator.read]  from 127.0.0.1`);
+    expect(await claw(['devices', 'approve', requestId], authed)).toMatchObject({ code: 0, stdout: `Approved request ${requestId}.\n` });
+    const paired = remote();
+    const hello = await paired.connect();
+    expect(hello.auth.deviceToken).toBeDefined();
+    await paired.close();
+    expect((await claw(['devices', 'reject', 'no-such-request'], authed)).stderr).toBe('claw: INVALID_REQUEST: no pending pairing request "no-such-request"\n');
+
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+    // With the gateway down, the pairing store is edited directly.
+    const offline = await claw(['devices', 'list', '--json'], env);
+    expect(offline.code).toBe(0);
+    expect(JSON.parse(offline.stdout).paired.some((d: { deviceId: string }) => d.deviceId === phone.deviceId)).toBe(true);
+  });
+
+  it('config.apply writes the config and restarts the gateway in place', async () => {
+    const { env, stateDir } = stateEnv();
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { tickIntervalMs: 30000 } }));
+    const gw = await startGateway(env);
+    const events: Array<{ event: string; payload: unknown }> = [];
+    const watcher = new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity(), onEvent: (f) => events.push({ event: f.event, payload: f.payload }) });
+    await watcher.connect();
+    const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000 } }, idempotencyKey: 'apply-1' })], env);
+    expect(applied.code, applied.stderr).toBe(0);
+    expect(JSON.parse(applied.stdout)).toMatchObject({ restart: { scheduled: true, delayMs: 250 } });
+    for (let i = 0; i < 60 && !/restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()); i++) await sleep(50);
+    expect(gw.stdout()).toMatch(/restarting \(config\.apply\)[\s\S]*gateway listening/);
+    expect(events.find((e) => e.event === 'shutdown')).toEqual({ event: 'shutdown', payload: { reason: 'config.apply', restartExpectedMs: 2000 } });
+    const hello = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity() }).connect();
+    expect(hello.policy.tickIntervalMs).toBe(15000);
+    await watcher.close();
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+  });
+
+  it('lists its commands in claw --help', async () => {
+    const help = await claw(['--help'], stateEnv().env);
+    expect(help.stdout).toMatch(/Commands from plugins:[\s\S]*gateway\s+Run the gateway in the foreground/);
+    expect(help.stdout).toMatch(/devices\s+List, approve and reject device pairing requests \(gateway\)/);
+    const usage = await claw(['gateway', '--help']);
+    expect(usage.stdout).toContain('Usage: claw gateway [run] [options]');
+    expect(CLI).toBeTruthy();
+  });
+});

@@ -1,0 +1,141 @@
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DedupeCache } from '../plugins/gateway/dedupe.js';
+import { mergePatch } from '../plugins/gateway/methods.js';
+import { PRESENCE_MAX_ENTRIES, PRESENCE_TTL_MS, PresenceTracker } from '../plugins/gateway/presence.js';
+import { resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
+import { tailLog } from '../plugins/gateway/tail.js';
+import { prettyLine } from '../plugins/gateway/logging.js';
+import { PairingStore } from '../plugins/gateway/pairing.js';
+import { tempDir } from './helpers.js';
+
+const base: GatewaySection = {
+  tickIntervalMs: 30000,
+  maxPayloadBytes: 26214400,
+  maxBufferedBytes: 52428800,
+  dropEventsAboveBytes: 1048576,
+  handshakeTimeoutMs: 10000,
+  idempotencyWindowMs: 300000,
+  shutdownDrainMs: 5000,
+  pairing: { autoApproveLoopback: true, requestTtlMs: 300000 },
+  logs: { level: 'info', maxFileBytes: 10485760 },
+};
+
+describe('gateway settings', () => {
+  it('defaults to 127.0.0.1:18789 with no auth; config beats environment; flags arrive as config', () => {
+    expect(resolveSettings(base, {})).toMatchObject({ host: '127.0.0.1', port: 18789, bind: 'loopback', loopbackOnly: true, auth: { mode: 'none' } });
+    expect(resolveSettings(base, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({ port: 19000, auth: { mode: 'token', token: 'env' } });
+    expect(resolveSettings({ ...base, port: 20000, auth: { token: 'cfg' } }, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({
+      port: 20000,
+      auth: { mode: 'token', token: 'cfg' },
+    });
+    expect(resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: 'pw' })).toMatchObject({ host: '0.0.0.0', loopbackOnly: false, auth: { mode: 'password' } });
+    expect(resolveSettings({ ...base, bind: 'custom', customBindHost: '127.0.0.2' }, {})).toMatchObject({ host: '127.0.0.2', loopbackOnly: true });
+  });
+
+  it('refuses unsafe or incomplete auth', () => {
+    expect(() => resolveSettings({ ...base, bind: 'lan' }, {})).toThrow(/refusing to listen on 0\.0\.0\.0 without auth/);
+    expect(() => resolveSettings({ ...base, bind: 'custom', customBindHost: '192.168.1.5' }, {})).toThrow(/refusing to listen on 192\.168\.1\.5/);
+    expect(() => resolveSettings({ ...base, auth: { mode: 'token' } }, {})).toThrow(/gateway.auth.mode is "token" but no token is set/);
+    expect(() => resolveSettings({ ...base, auth: { mode: 'password' } }, {})).toThrow(/no password is set/);
+    expect(() => resolveSettings(base, { OPENCLAW_GATEWAY_PORT: 'eighty' })).toThrow(/OPENCLAW_GATEWAY_PORT "eighty" is not a port number/);
+  });
+});
+
+describe('presence', () => {
+  it('keeps disconnected entries for 5 minutes and at most 200 entries', () => {
+    let now = 0;
+    const presence = new PresenceTracker(() => now);
+    presence.upsert({ instanceId: 'a', connId: 'c1', clientId: 'cli', roles: ['operator'], scopes: [], connected: true, reason: 'connect' });
+    presence.disconnect('a', 'other-connection');
+    expect(presence.snapshot()[0]).toMatchObject({ connected: true });
+    presence.disconnect('a', 'c1');
+    now = PRESENCE_TTL_MS - 1;
+    expect(presence.snapshot()).toHaveLength(1);
+    now = PRESENCE_TTL_MS + 1;
+    expect(presence.snapshot()).toHaveLength(0);
+    for (let i = 0; i < PRESENCE_MAX_ENTRIES + 20; i++) {
+      presence.upsert({ instanceId: `i${i}`, clientId: 'x', roles: [], scopes: [], connected: true, reason: 'connect' });
+    }
+    const entries = presence.snapshot();
+    expect(entries).toHaveLength(PRESENCE_MAX_ENTRIES);
+    expect(entries[0]!.instanceId).toBe(`i${PRESENCE_MAX_ENTRIES + 19}`);
+  });
+});
+
+describe('idempotency cache', () => {
+  it('replays the first outcome inside the window and runs again after it', async () => {
+    let now = 0;
+    const cache = new DedupeCache(1000, 10_000, () => now);
+    let runs = 0;
+    const work = async () => ({ ok: true, payload: ++runs });
+    expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: false });
+    expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: true });
+    now = 1001;
+    expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 2 }, replayed: false });
+  });
+
+  it('stays bounded', async () => {
+    const cache = new DedupeCache(60_000, 100);
+    for (let i = 0; i < 250; i++) await cache.run(`k${i}`, async () => ({ ok: true }));
+    expect(cache.size).toBeLessThanOrEqual(101);
+  });
+});
+
+describe('config merge patch', () => {
+  it('follows RFC 7386', () => {
+    expect(mergePatch({ a: { b: 1, c: 2 }, d: [1] }, { a: { b: null, e: 3 }, d: [2, 3], f: 'x' })).toEqual({ a: { c: 2, e: 3 }, d: [2, 3], f: 'x' });
+    expect(mergePatch({ a: 1 }, 'replace')).toBe('replace');
+  });
+});
+
+describe('log tail', () => {
+  it('returns the last lines, then only new whole lines after a cursor, and notices rotation', () => {
+    const file = join(tempDir(), 'gateway.log');
+    expect(tailLog(file)).toMatchObject({ lines: [], cursor: 0 });
+    writeFileSync(file, Array.from({ length: 10 }, (_, i) => `line ${i}`).join('\n') + '\n');
+    const last = tailLog(file, { limit: 3 });
+    expect(last).toMatchObject({ lines: ['line 7', 'line 8', 'line 9'], truncated: true });
+    appendFileSync(file, 'line 10\nline 11\nhalf');
+    const more = tailLog(file, { cursor: last.cursor });
+    expect(more).toMatchObject({ lines: ['line 10', 'line 11'], truncated: false, reset: false });
+    appendFileSync(file, ' done\n');
+    expect(tailLog(file, { cursor: more.cursor }).lines).toEqual(['half done']);
+    const paged = tailLog(file, { cursor: 0, limit: 4 });
+    expect(paged.lines).toEqual(['line 0', 'line 1', 'line 2', 'line 3']);
+    expect(tailLog(file, { cursor: paged.cursor, limit: 1 }).lines).toEqual(['line 4']);
+    writeFileSync(file, 'fresh\n');
+    expect(tailLog(file, { cursor: more.cursor })).toMatchObject({ lines: ['fresh'], reset: true });
+  });
+});
+
+describe('pairing store', () => {
+  it('expires pending requests after their TTL and keeps tokens only as hashes', () => {
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const file = join(tempDir(), 'pairing.json');
+    const store = new PairingStore(file, 5 * 60_000, () => now);
+    const { request } = store.request({ deviceId: 'd1', publicKey: 'k', role: 'operator', scopes: ['operator.read'] });
+    expect(store.listPending()).toHaveLength(1);
+    now += 5 * 60_000 + 1;
+    expect(store.listPending()).toHaveLength(0);
+    expect(() => store.approve(request.requestId, 'x')).toThrow(/no pending pairing request/);
+    const fresh = store.request({ deviceId: 'd1', publicKey: 'k', role: 'operator', scopes: ['operator.read'] });
+    store.approve(fresh.request.requestId, 'op');
+    const token = store.issueToken('d1', 'operator');
+    expect(store.verifyToken('d1', 'operator', token)).toBe(true);
+    expect(store.verifyToken('d1', 'operator', `${token}x`)).toBe(false);
+    expect(store.verifyToken('d1', 'node', token)).toBe(false);
+    expect(JSON.stringify(new PairingStore(file).listPaired())).not.toContain(token);
+  });
+});
+
+describe('terminal log lines', () => {
+  it('renders a pino record as one readable line', () => {
+    const time = new Date(2026, 0, 2, 3, 4, 5).getTime();
+    expect(prettyLine({ level: 30, time, pid: 1, hostname: 'h', plugin: 'gateway', msg: 'listening', port: 18789 }, false)).toBe(
+      '03:04:05 INFO  [gateway] listening port=18789\n',
+    );
+    expect(prettyLine({ level: 50, time, msg: 'boom', err: { code: 1 } }, true)).toBe('03:04:05 \x1b[31mERROR\x1b[0m boom err={"code":1}\n');
+  });
+});
