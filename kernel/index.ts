@@ -49,3 +49,5 @@ export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { enablePlugin, disablePlugin, forgetPlugin, PluginManageError } from './plugins/manage.js';
 export { installPlugin, classifySource, type InstallOptions, type InstallOutcome, type InstallStep, type StagedInstall } from './plugins/install.js';
+export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';
+export { compileToolPolicy, compileLayer, TOOL_GROUPS, TOOL_PROFILES, type ToolsConfig, type ToolPolicyLayer, type ToolProfile, type PolicyInput, type ToolMatcher } from './tools/policy.js';

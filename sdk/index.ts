@@ -38,3 +38,19 @@ export function jsonResult(value: unknown): ToolResult {
 export function errorResult(message: string, details?: unknown): ToolResult {
   return { content: [{ type: 'text', text: message }], isError: true, ...(details === undefined ? {} : { details }) };
 }
+
+export {
+  ModelError,
+  isModelError,
+  classifyHttpFailure,
+  errorFromResponse,
+  errorFromFetch,
+  retryAfterMs,
+  parseModelRef,
+  readSse,
+  type FailureKind,
+  type ModelRef,
+  type SseEvent,
+} from './models.js';
+
+export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';

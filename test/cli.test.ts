@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claw, EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
+import { bundledPlugins, claw, EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 import { startFakeRegistry, type FakeRegistry } from './fakes/npm-registry.js';
 
 function stateEnv() {
@@ -106,9 +106,7 @@ describe('claw plugins', () => {
     expect(before.map((p: { id: string; status: string }) => [p.id, p.status])).toEqual([
       ['memory-alt', 'disabled'],
       ['memory-sqlite', 'ready'],
-      ['example-clock', 'disabled'],
-      ['example-guard', 'disabled'],
-      ['gateway', 'ready'],
+      ...bundledPlugins().map((plugin) => [plugin.id, plugin.enabledByDefault ? 'ready' : 'disabled']),
     ]);
     const switched = await claw(['plugins', 'enable', 'memory-alt'], env);
     expect(switched.stdout).toBe('Enabled memory-alt.\n  memory slot: "memory-sqlite" → "memory-alt" ("memory-sqlite" is now off)\n');
@@ -132,8 +130,9 @@ describe('claw plugins', () => {
     }
     const doctor = await claw(['plugins', 'doctor'], env);
     expect(doctor).toMatchObject({ code: 0 });
-    // The watched plugin and the bundled gateway (on by default) are loaded.
-    expect(doctor.stdout).toContain('4 plugins found, 2 loaded, 0 failed');
+    // The watched plugin and the bundled plugins that are on by default are loaded.
+    const bundled = bundledPlugins();
+    expect(doctor.stdout).toContain(`${bundled.length + 1} plugins found, ${bundled.filter((plugin) => plugin.enabledByDefault).length + 1} loaded, 0 failed`);
     expect(existsSync(marker)).toBe(true);
   });
 
@@ -269,7 +268,7 @@ describe('claw plugins install', () => {
     const listed = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
     expect(listed.find((p: { id: string }) => p.id === 'weather')).toMatchObject({ origin: 'global', status: 'ready' });
     // The installed plugin loads with its dependency.
-    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain('2 loaded, 0 failed');
+    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain(`${bundledPlugins().filter((plugin) => plugin.enabledByDefault).length + 1} loaded, 0 failed`);
   });
 
   it('installs from a .tgz built during the test', async () => {

@@ -1,44 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
-import { CLI, claw, sleep, tempDir } from './helpers.js';
-
-interface Gateway {
-  child: ChildProcess;
-  port: number;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-});
-
-/** Start `claw gateway` and wait for its "listening" log line. */
-function startGateway(env: Record<string, string>, args: string[] = []): Promise<Gateway> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let stdout = '';
-    let stderr = '';
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /"port":(\d+).*gateway listening/.exec(stdout);
-      if (match) resolve({ child, port: Number(match[1]), stdout: () => stdout, stderr: () => stderr, exited });
-    });
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    void exited.then((code) => reject(new Error(`gateway exited (${code}) before listening: ${stderr}${stdout}`)));
-  });
-}
+import { CLI, claw, sleep, startCliGateway as startGateway, tempDir } from './helpers.js';
 
 function stateEnv() {
   const stateDir = tempDir('claw-gwcli-');

@@ -78,7 +78,14 @@ export function gatewayTestPlugin(events: RunningGateway['events']): PluginDefin
 }
 
 export async function startGateway(
-  options: { gateway?: Record<string, unknown>; stateDir?: string; env?: Record<string, string | undefined>; plugins?: PluginDefinition[] } = {},
+  options: {
+    gateway?: Record<string, unknown>;
+    stateDir?: string;
+    env?: Record<string, string | undefined>;
+    plugins?: Array<PluginDefinition | string>;
+    /** More openclaw.json content beside `gateway`. */
+    config?: Record<string, unknown>;
+  } = {},
 ): Promise<RunningGateway> {
   const stateDir = options.stateDir ?? tempDir('claw-gw-');
   const events: RunningGateway['events'] = { started: [], stopped: [] };
@@ -86,7 +93,7 @@ export async function startGateway(
     stateDir,
     env: options.env,
     plugins: [GATEWAY_DIR, gatewayTestPlugin(events), ...(options.plugins ?? [])],
-    config: { gateway: { port: 0, ...options.gateway } },
+    config: { ...options.config, gateway: { port: 0, ...options.gateway } },
   });
   await kernel.start();
   const record = kernel.plugins.get('gateway')!;

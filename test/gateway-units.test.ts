@@ -76,6 +76,31 @@ describe('idempotency cache', () => {
     expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 2 }, replayed: false });
   });
 
+  it('gives a repeat of a two-phase call the acks sent so far, later acks, then the same outcome', async () => {
+    const cache = new DedupeCache(60_000);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let runs = 0;
+    const first = cache.run(
+      'agent',
+      async (ack) => {
+        runs++;
+        ack({ status: 'accepted' });
+        await gate;
+        ack({ status: 'progress' });
+        return { ok: true, payload: { status: 'ok' } };
+      },
+    );
+    const repeatAcks: unknown[] = [];
+    const repeat = cache.run('agent', async () => ({ ok: false }), (payload) => repeatAcks.push(payload));
+    expect(repeatAcks).toEqual([{ status: 'accepted' }]);
+    release();
+    expect((await repeat).outcome).toEqual({ ok: true, payload: { status: 'ok' } });
+    expect((await first).replayed).toBe(false);
+    expect(repeatAcks).toEqual([{ status: 'accepted' }, { status: 'progress' }]);
+    expect(runs).toBe(1);
+  });
+
   it('stays bounded', async () => {
     const cache = new DedupeCache(60_000, 100);
     for (let i = 0; i < 250; i++) await cache.run(`k${i}`, async () => ({ ok: true }));

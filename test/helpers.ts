@@ -1,10 +1,11 @@
 /** Shared helpers: temporary directories, plugin folders written on the fly, and running the built CLI. */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
+import JSON5 from 'json5';
+import { afterAll, afterEach } from 'vitest';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(REPO, 'dist', 'apps', 'cli', 'bin.cjs');
@@ -73,4 +74,48 @@ export function claw(args: string[], env: Record<string, string | undefined> = {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The bundled plugins (from their manifests): ids in order, and which are on by default. */
+export function bundledPlugins(): Array<{ id: string; enabledByDefault: boolean }> {
+  const root = join(REPO, 'plugins');
+  return readdirSync(root)
+    .filter((name) => existsSync(join(root, name, 'openclaw.plugin.json')))
+    .map((name) => JSON5.parse(readFileSync(join(root, name, 'openclaw.plugin.json'), 'utf8')) as { id: string; enabledByDefault?: boolean })
+    .map((manifest) => ({ id: manifest.id, enabledByDefault: manifest.enabledByDefault === true }))
+    .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+export interface CliGateway {
+  child: ChildProcess;
+  port: number;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+const gatewayChildren: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of gatewayChildren.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+/** Start `claw gateway` (built CLI) and wait for its "listening" log line; killed after each test. */
+export function startCliGateway(env: Record<string, string>, args: string[] = []): Promise<CliGateway> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    gatewayChildren.push(child);
+    let stdout = '';
+    let stderr = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      const match = /"port":(\d+).*gateway listening/.exec(stdout);
+      if (match) resolve({ child, port: Number(match[1]), stdout: () => stdout, stderr: () => stderr, exited });
+    });
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    void exited.then((code) => reject(new Error(`gateway exited (${code}) before listening: ${stderr}${stdout}`)));
+  });
 }

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTestKernel } from '../sdk/testing.js';
-import { REPO, tempDir, writePlugin } from './helpers.js';
+import { claw, REPO, tempDir, writePlugin } from './helpers.js';
 
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
 
@@ -25,6 +25,19 @@ describe('README', () => {
     expect(await tool.execute({ text: 'hi' }, { toolCallId: '1' })).toEqual({ content: [{ type: 'text', text: 'HI!' }] });
     expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: '  hello  ' })).toEqual({ content: 'hello' });
     await kernel.dispose();
+  });
+
+  it('shows a provider config that validates', async () => {
+    const config = block('json5', '{\n  agents: { defaults: {');
+    const dir = tempDir();
+    writeFileSync(join(dir, 'openclaw.json'), config);
+    const result = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir, ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'b' });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    // And a mistake in the same place is caught.
+    writeFileSync(join(dir, 'openclaw.json'), config.replace('api: "openai-responses"', 'api: "openai-nonsense"'));
+    const broken = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir, ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'b' });
+    expect(broken.code).toBe(1);
+    expect(broken.stdout + broken.stderr).toMatch(/models\.providers\.openai\.api/);
   });
 
   it('gives the two set-up commands that CI runs', () => {

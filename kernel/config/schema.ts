@@ -66,6 +66,20 @@ export const PluginsConfigSchema = Type.Object(
   Strict,
 );
 
+const ToolNames = Type.Array(Type.String({ minLength: 1 }));
+const ToolLayer = {
+  profile: Type.Optional(Type.Enum(['minimal', 'coding', 'messaging', 'full'] as const)),
+  allow: Type.Optional(ToolNames),
+  deny: Type.Optional(ToolNames),
+};
+export const ToolsConfigSchema = Type.Object(
+  {
+    ...ToolLayer,
+    byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
+  },
+  Open,
+);
+
 export const KernelConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -89,6 +103,7 @@ export const KernelConfigSchema = Type.Object(
       ),
     ),
     cron: Type.Optional(Type.Object({ maxConcurrentRuns: Type.Optional(PositiveInt) }, Open)),
+    tools: Type.Optional(ToolsConfigSchema),
   },
   Open,
 );

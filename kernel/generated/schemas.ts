@@ -179,6 +179,67 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
         }
       },
       "additionalProperties": true
+    },
+    "tools": {
+      "type": "object",
+      "properties": {
+        "profile": {
+          "enum": [
+            "minimal",
+            "coding",
+            "messaging",
+            "full"
+          ]
+        },
+        "allow": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1
+          }
+        },
+        "deny": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1
+          }
+        },
+        "byProvider": {
+          "type": "object",
+          "patternProperties": {
+            "^.*$": {
+              "type": "object",
+              "properties": {
+                "profile": {
+                  "enum": [
+                    "minimal",
+                    "coding",
+                    "messaging",
+                    "full"
+                  ]
+                },
+                "allow": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                },
+                "deny": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                }
+              },
+              "additionalProperties": false
+            }
+          }
+        }
+      },
+      "additionalProperties": true
     }
   },
   "additionalProperties": true

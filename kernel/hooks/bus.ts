@@ -155,6 +155,15 @@ export class HookBus {
     );
   }
 
+  /**
+   * Resolves once plugins declaring `hook` are loaded. Lets a caller start a void hook
+   * without awaiting its handlers (`void runVoid(...)`) while still keeping hook order:
+   * with nothing left to load, handlers are invoked before runVoid returns.
+   */
+  ready(hook: HookName): Promise<void> {
+    return Promise.resolve(this.prepare?.(hook));
+  }
+
   /** Void hook: every handler starts at once; resolves when all have settled. */
   async runVoid<H extends VoidHookName>(hook: H, event: HookEvent<H>, ctx: HookContext = {}): Promise<void> {
     const pending = this.prepare?.(hook);

@@ -13,6 +13,7 @@ import type { SlotName } from '../config/keys.js';
 import type { JsonSchema } from '../validation.js';
 import type { ConfigSnapshot } from '../config/store.js';
 import type { ConfigIssue, PluginRecord } from './resolve.js';
+import type { ToolCallOutcome, ToolCallRequest } from '../tools/invoke.js';
 import type { PluginOrigin } from './discovery.js';
 import type {
   AgentLoop,
@@ -31,7 +32,7 @@ import type {
 } from './capabilities.js';
 
 /** Running hooks (not registering them: that goes through `api.on`, which checks the manifest). */
-export type HookRunner = Pick<HookBus, 'runVoid' | 'runModifying' | 'runSync' | 'has' | 'list'>;
+export type HookRunner = Pick<HookBus, 'runVoid' | 'runModifying' | 'runSync' | 'has' | 'list' | 'ready'>;
 
 export interface CapabilityInfo {
   kind: CapabilityKind;
@@ -87,6 +88,8 @@ export interface KernelServices {
   configFile: ConfigAccess;
   /** Plugin records as the host sees them (no code loaded to answer). */
   plugins(): readonly PluginRecord[];
+  /** The single path for running tools: policy, hooks, validation, size cap. */
+  tools: { invoke(request: ToolCallRequest): Promise<ToolCallOutcome> };
 }
 
 export interface PluginApi<Config = Record<string, unknown>> {

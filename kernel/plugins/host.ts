@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { join, relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
+import { invokeTool } from '../tools/invoke.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
@@ -127,6 +128,7 @@ export class PluginHost {
       config: () => options.config,
       configFile: options.configFile,
       plugins: () => this.records,
+      tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities: this.kernelServices.capabilities }, request) },
     };
   }
 

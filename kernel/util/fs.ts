@@ -11,6 +11,12 @@ export interface AtomicWriteOptions {
   mode?: number;
   /** Keep the previous content as `<file>.bak` before replacing it. */
   backup?: boolean;
+  /**
+   * Flush the data to the disk before the rename (default true). The rename alone already
+   * keeps the file whole if the process dies; the flush also covers power loss. Files
+   * rewritten on every agent turn may skip it.
+   */
+  fsync?: boolean;
 }
 
 export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
@@ -20,7 +26,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
   const fd = openSync(temp, 'w', options.mode ?? 0o600);
   try {
     writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-    fsyncSync(fd);
+    if (options.fsync !== false) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
     rmSync(temp, { force: true });

@@ -4,20 +4,15 @@
  * it when config.apply asks, and stops it cleanly on SIGINT/SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
-import { writeJsonAtomic, type CliContext, type Kernel, type PluginApi } from '../../kernel/index.js';
-import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
-import { loadOrCreateDeviceIdentity } from '../../sdk/device-auth.js';
-import { OPERATOR_SCOPES } from '../../kernel/protocol/constants.js';
+import { type CliContext, type Kernel, type PluginApi } from '../../kernel/index.js';
+import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
+import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
 import type { GatewayService } from './index.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
-import { DEFAULT_PORT, isLoopbackHost, type GatewaySection } from './settings.js';
+import type { GatewaySection } from './settings.js';
 import { trace } from '../../kernel/util/trace.js';
-import { holderAlive, lockPath, type LockInfo } from './lock.js';
 
-class UsageError extends Error {}
 
 const HELP: Record<string, string> = {
   gateway: `Usage: claw gateway [run] [options]        run the gateway in the foreground
@@ -48,16 +43,8 @@ const CLIENT_FLAGS = {
   help: { type: 'boolean' },
 } as const;
 
-function parse<T extends Record<string, { type: 'string' | 'boolean' }>>(argv: string[], options: T) {
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
-}
-
-export async function runCommand(name: string, argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
-  try {
+export function runCommand(name: string, argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  return runCliCommand(ctx, async () => {
     switch (name) {
       case 'gateway':
         if (argv[0] === 'call') return await call(argv.slice(1), ctx, api);
@@ -72,17 +59,7 @@ export async function runCommand(name: string, argv: string[], ctx: CliContext, 
       default:
         throw new UsageError(`unknown command ${name}`);
     }
-  } catch (error) {
-    if (error instanceof UsageError) {
-      ctx.stderr.write(`claw: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof GatewayRequestError) {
-      ctx.stderr.write(`claw: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+  });
 }
 
 function print(ctx: CliContext, text: string): number {
@@ -195,76 +172,22 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
 
 // ── Talking to a running gateway ──────────────────────────────────────────────────
 
-interface DeviceAuthCache {
-  [url: string]: { deviceToken: string; role: string; scopes: string[] };
-}
-
 function clientOptions(values: { url?: string; token?: string; password?: string; timeout?: string }, ctx: CliContext, api: PluginApi): GatewayClientOptions {
-  const section = api.section<GatewaySection>('gateway');
-  const env = ctx.env;
-  // A gateway running for this state dir says where it listens in its lock file.
-  const running = readLockInfo(api.kernel.paths.stateDir);
-  const port = running?.port ?? section.port ?? (Number(env.OPENCLAW_GATEWAY_PORT) || DEFAULT_PORT);
-  const bindHost = running?.host ?? (section.bind === 'custom' ? section.customBindHost : undefined);
-  const host = bindHost && bindHost !== '0.0.0.0' && !isLoopbackHost(bindHost) ? bindHost : '127.0.0.1';
-  const url = values.url ?? env.OPENCLAW_GATEWAY_URL ?? `ws://${host}:${port}`;
-  const token = values.token ?? (env.OPENCLAW_GATEWAY_TOKEN?.trim() || section.auth?.token);
-  const password = values.password ?? (env.OPENCLAW_GATEWAY_PASSWORD?.trim() || section.auth?.password);
-  const identityDir = join(api.kernel.paths.stateDir, 'identity');
-  const cacheFile = join(identityDir, 'device-auth.json');
-  let cache: DeviceAuthCache = {};
-  try {
-    cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as DeviceAuthCache;
-  } catch {
-    // First use.
-  }
   const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
   if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${values.timeout}"`);
-  return {
-    url,
-    token,
-    password,
-    deviceToken: token || password ? undefined : cache[url]?.deviceToken,
-    identity: loadOrCreateDeviceIdentity(join(identityDir, 'device.json')),
-    role: 'operator',
-    scopes: [...OPERATOR_SCOPES],
+  return operatorClientOptions({
+    stateDir: api.kernel.paths.stateDir,
+    env: ctx.env,
+    gateway: api.section<GatewaySection>('gateway'),
+    url: values.url,
+    token: values.token,
+    password: values.password,
+    timeoutMs: timeout,
     client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
-    requestTimeoutMs: timeout,
-    connectTimeoutMs: timeout,
-    onHello: (hello) => {
-      if (hello.auth.deviceToken) {
-        cache[url] = { deviceToken: hello.auth.deviceToken, role: hello.auth.role, scopes: hello.auth.scopes };
-        writeJsonAtomic(cacheFile, cache, { mode: 0o600 });
-      }
-    },
-  };
+  });
 }
 
-function readLockInfo(stateDir: string): LockInfo | undefined {
-  try {
-    const info = JSON.parse(readFileSync(lockPath(stateDir), 'utf8')) as LockInfo;
-    return holderAlive(info) ? info : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function withClient<T>(options: GatewayClientOptions, work: (client: GatewayClient) => Promise<T>): Promise<T> {
-  const client = new GatewayClient(options);
-  try {
-    await client.connect();
-  } catch (error) {
-    if (error instanceof GatewayRequestError && error.code === 'UNAVAILABLE') {
-      throw new GatewayRequestError({ code: 'UNAVAILABLE', message: `gateway not reachable at ${options.url} (${error.message}); is \`claw gateway\` running?`, retryable: true });
-    }
-    throw error;
-  } 
-  try {
-    return await work(client);
-  } finally {
-    await client.close();
-  }
-}
+const withClient = withGatewayClient;
 
 async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
   const { values, positionals } = parse(argv, { ...CLIENT_FLAGS, params: { type: 'string' }, 'expect-final': { type: 'boolean' } });

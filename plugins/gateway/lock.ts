@@ -6,17 +6,11 @@
  */
 import { hostname } from 'node:os';
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeJsonAtomic } from '../../kernel/index.js';
 
-export interface LockInfo {
-  pid: number;
-  hostname: string;
-  port?: number;
-  host?: string;
-  startedAt: string;
-}
+import { gatewayLockPath as lockPath, lockHolderAlive as holderAlive, type GatewayLockInfo as LockInfo } from '../../sdk/operator.js';
+export type { LockInfo };
 
 export class GatewayLockError extends Error {
   constructor(
@@ -34,33 +28,13 @@ export interface GatewayLock {
   release(): void;
 }
 
-export function lockPath(stateDir: string): string {
-  return join(stateDir, 'gateway.lock');
-}
+export { gatewayLockPath as lockPath, lockHolderAlive as holderAlive } from '../../sdk/operator.js';
 
 function readLock(path: string): LockInfo | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
   } catch {
     return undefined;
-  }
-}
-
-/** Is the process that wrote `info` still running (on this machine)? */
-export function holderAlive(info: LockInfo | undefined): boolean {
-  if (!info || !Number.isInteger(info.pid) || info.pid <= 0) return false;
-  if (info.hostname !== hostname()) return true; // Cannot check another machine's pids: assume alive.
-  try {
-    process.kill(info.pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A recycled pid belongs to some unrelated program: on Linux, check it is a node process.
-  try {
-    const cmdline = readFileSync(`/proc/${info.pid}/cmdline`, 'utf8');
-    return /node|claw/.test(cmdline);
-  } catch {
-    return true;
   }
 }
 

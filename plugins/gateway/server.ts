@@ -471,9 +471,9 @@ export class GatewayServer {
       const summary = checked.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
       return failure(errorShape(ErrorCodes.INVALID_REQUEST, `invalid params for ${method}: ${summary}`, { issues: checked.issues }));
     }
-    const run = async (): Promise<Outcome> => {
+    const run = async (handlerCtx: GatewayMethodContext = ctx): Promise<Outcome> => {
       try {
-        return { ok: true, payload: await definition.handler(checked.value, ctx) };
+        return { ok: true, payload: await definition.handler(checked.value, handlerCtx) };
       } catch (error) {
         if (error instanceof ProtocolError) return failure(error.toShape());
         logger.error(`method ${method} failed: ${(error as Error).stack ?? String(error)}`, { method });
@@ -481,7 +481,19 @@ export class GatewayServer {
       }
     };
     if (!idempotencyKey) return run();
-    const { outcome } = await this.dedupe.run(`${method}\u0000${idempotencyKey}`, run);
+    // A retried two-phase request (agent) gets the same ack and the same final result.
+    const { outcome } = await this.dedupe.run(
+      `${method}\u0000${idempotencyKey}`,
+      (recordAck) =>
+        run({
+          ...ctx,
+          ack: (payload) => {
+            recordAck(payload);
+            ctx.ack?.(payload);
+          },
+        }),
+      ctx.ack,
+    );
     return outcome;
   }
 

@@ -8,6 +8,8 @@
  *   gw-start     `claw gateway` cold start to an accepted WebSocket handshake      (target ≤ 300 ms)
  *   gw-rss       gateway RSS after 30 s idle                                       (target ≤ 90 MB)
  *   gw-rtt       `health` round trips per second over 1 and 100 connections, p99 latency
+ *   agent-turn   agent-loop overhead per turn, zero-latency model: no tool / one tool call (target p50 ≤ 2 ms)
+ *   agent-tput   turns per second across 50 sessions, zero-latency model               (target ≥ 500/s)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -312,6 +314,21 @@ async function benchGatewayRoundTrips(): Promise<void> {
   }
 }
 
+async function benchAgentTurn(): Promise<void> {
+  const { turnLatency } = await import('./agent.js');
+  for (const [label, model] of [['no tool', 'bench/text'], ['one tool call', 'bench/tool']] as const) {
+    const result = await turnLatency(model);
+    line(`agent turn overhead (${label}) p50`, `${result.p50.toFixed(2)} ms`, '≤ 2 ms', result.p50 <= 2);
+    line('  p99', `${result.p99.toFixed(2)} ms`, '(info)', true);
+  }
+}
+
+async function benchAgentThroughput(): Promise<void> {
+  const { turnThroughput } = await import('./agent.js');
+  const result = await turnThroughput();
+  line('agent turns/s across 50 sessions', `${Math.round(result.perSec)} /s`, '≥ 500/s', result.perSec >= 500);
+}
+
 console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);
 if (want('hooks')) await benchHooks();
 if (want('lanes')) await benchLanes();
@@ -320,3 +337,5 @@ if (want('cli-list')) benchList();
 if (want('gw-start')) await benchGatewayStart();
 if (want('gw-rtt')) await benchGatewayRoundTrips();
 if (want('gw-rss')) await benchGatewayRss();
+if (want('agent-turn')) await benchAgentTurn();
+if (want('agent-tput')) await benchAgentThroughput();

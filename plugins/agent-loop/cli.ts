@@ -1,0 +1,311 @@
+/**
+ * `claw agent`, `claw models`, `claw sessions`, `claw setup`.
+ *
+ * `claw agent` talks to the running gateway (so runs share its session lanes, hooks and
+ * channels) and streams the answer as it is written; `--local` runs the turn in this
+ * process instead. Without a running gateway for this state dir it runs locally too.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { expandHome, type CliContext, type PluginApi } from '../../kernel/index.js';
+import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import { listSessions } from './methods.js';
+import { providerSettings } from './settings.js';
+import type { AgentRuntime, RunResult } from './runtime.js';
+import { ensureWorkspace } from './workspace.js';
+
+const HELP: Record<string, string> = {
+  agent: `Usage: claw agent --message "<text>" [options]
+
+Send one message to an agent and stream the answer.
+
+Options:
+  -m, --message <text>   the message (required)
+  --agent <id>           agent id (default: the default agent)
+  --session <key>        session key (default: the agent's main session)
+  --thinking <level>     off | minimal | low | medium | high
+  --model <ref>          model for this message (provider/model or an alias)
+  --timeout <seconds>    give up after this long (default agents.defaults.timeoutSeconds)
+  --local                run in this process instead of through the gateway
+  --json                 print the run result as JSON
+  --url, --token, --password   reach a gateway elsewhere`,
+  models: `Usage: claw models list [--json]      models the enabled providers offer, and the configured chain
+       claw models status [--json]    the chain, auth profiles and their cooldowns`,
+  sessions: `Usage: claw sessions [--json] [--active <minutes>] [--agent <id>]`,
+  setup: `Usage: claw setup [--workspace <dir>]
+
+Creates the config file (if missing) and the agent workspace with its template files.
+Existing files are never overwritten.`,
+};
+
+const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+
+export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: PluginApi, runtime: AgentRuntime): Promise<number> {
+  return runCliCommand(ctx, async () => {
+    if (argv.includes('--help')) {
+      ctx.stdout.write(`${HELP[name] ?? ''}\n`);
+      return 0;
+    }
+    switch (name) {
+      case 'agent':
+        return await agentCommand(argv, ctx, api, runtime);
+      case 'models':
+        return await modelsCommand(argv, ctx, runtime);
+      case 'sessions':
+        return await sessionsCommand(argv, ctx, runtime);
+      case 'setup':
+        return setupCommand(argv, ctx, api);
+      default:
+        throw new UsageError(`unknown command ${name}`);
+    }
+  });
+}
+
+// ── claw agent ────────────────────────────────────────────────────────────────────
+
+async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, runtime: AgentRuntime): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    ...COMMON,
+    message: { type: 'string', short: 'm' },
+    agent: { type: 'string' },
+    session: { type: 'string' },
+    thinking: { type: 'string' },
+    model: { type: 'string' },
+    timeout: { type: 'string' },
+    local: { type: 'boolean' },
+    url: { type: 'string' },
+    token: { type: 'string' },
+    password: { type: 'string' },
+  });
+  const message = (values.message as string | undefined) ?? (positionals.length ? positionals.join(' ') : undefined);
+  if (!message?.trim()) throw new UsageError('give the message with --message "<text>" (see claw agent --help)');
+  const thinking = values.thinking as string | undefined;
+  if (thinking && !['off', 'minimal', 'low', 'medium', 'high'].includes(thinking)) throw new UsageError(`--thinking must be off, minimal, low, medium or high, got "${thinking}"`);
+  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw new UsageError(`--timeout must be seconds, got "${String(values.timeout)}"`);
+  const json = values.json === true;
+  const out = new StreamPrinter(ctx, json);
+
+  const remote = !values.local && (values.url !== undefined || ctx.env.OPENCLAW_GATEWAY_URL !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined);
+  let result: ReturnType<typeof summaryOf>;
+  if (remote) {
+    const options = operatorClientOptions({
+      stateDir: api.kernel.paths.stateDir,
+      env: ctx.env,
+      gateway: api.kernel.config().gateway as never,
+      url: values.url as string | undefined,
+      token: values.token as string | undefined,
+      password: values.password as string | undefined,
+      client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+      onEvent: (frame) => out.event(frame.event, frame.payload as Record<string, unknown>),
+    });
+    result = await withGatewayClient(options, (client) =>
+      client.request<ReturnType<typeof summaryOf>>(
+        'agent',
+        {
+          message,
+          idempotencyKey: randomUUID(),
+          ...(values.agent ? { agentId: values.agent } : {}),
+          ...(values.session ? { sessionKey: values.session } : {}),
+          ...(thinking ? { thinking } : {}),
+          ...(values.model ? { model: values.model } : {}),
+          ...(timeout ? { timeout } : {}),
+        },
+        {
+          expectFinal: true,
+          timeoutMs: ((timeout ?? runtime.settings(values.agent ?? runtime.defaultAgent()).timeoutSeconds) + 30) * 1000,
+          onAck: (ack) => out.accepted((ack as { runId: string }).runId),
+        },
+      ),
+    );
+  } else {
+    const handle = await runtime.dispatch({
+      agentId: values.agent as string | undefined,
+      sessionKey: values.session as string | undefined,
+      message,
+      thinking: thinking as never,
+      model: values.model as string | undefined,
+      timeoutMs: timeout ? timeout * 1000 : undefined,
+      channel: 'cli',
+      authorized: true,
+      onEvent: (event) => out.event(event.kind, event as unknown as Record<string, unknown>),
+    });
+    out.accepted(handle.runId);
+    result = summaryOf(await handle.done);
+  }
+  out.finish(result);
+  return result.status === 'ok' ? 0 : 1;
+}
+
+function summaryOf(result: RunResult) {
+  return { runId: result.runId, status: result.status, summary: result.error ?? result.text, error: result.error, result: { text: result.text, model: result.model, provider: result.provider, usage: result.usage } };
+}
+
+/** Prints assistant text as it streams, then whatever the final result adds. */
+class StreamPrinter {
+  private runId?: string;
+  private readonly early: Array<{ kind: string; payload: Record<string, unknown> }> = [];
+  private printed = '';
+
+  constructor(
+    private readonly ctx: CliContext,
+    private readonly json: boolean,
+  ) {}
+
+  accepted(runId: string): void {
+    this.runId = runId;
+    for (const item of this.early.splice(0)) this.event(item.kind, item.payload);
+  }
+
+  event(kind: string, payload: Record<string, unknown>): void {
+    if (this.json || kind !== 'agent') return;
+    if (!this.runId) {
+      this.early.push({ kind, payload });
+      return;
+    }
+    if (payload.runId !== this.runId) return;
+    const data = (payload.data ?? {}) as Record<string, unknown>;
+    if (payload.stream === 'assistant' && typeof data.delta === 'string') {
+      this.printed += data.delta;
+      this.ctx.stdout.write(data.delta);
+    } else if (payload.stream === 'assistant' && data.reset && this.printed) {
+      this.ctx.stdout.write('\n[retrying with another model or key]\n');
+      this.printed = '';
+    } else if (payload.stream === 'tool' && data.phase === 'start') {
+      this.ctx.stderr.write(`[tool] ${String(data.name)}\n`);
+    }
+  }
+
+  finish(result: ReturnType<typeof summaryOf>): void {
+    if (this.json) {
+      this.ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      return;
+    }
+    const text = result.result?.text ?? '';
+    if (text && text !== this.printed) this.ctx.stdout.write(this.printed ? `\n${text}` : text);
+    if (this.printed || text) this.ctx.stdout.write('\n');
+    if (result.status !== 'ok') this.ctx.stderr.write(`claw: run ${result.status}${result.error ? `: ${result.error}` : ''}\n`);
+  }
+}
+
+// ── claw models ───────────────────────────────────────────────────────────────────
+
+async function modelsCommand(argv: string[], ctx: CliContext, runtime: AgentRuntime): Promise<number> {
+  const { values, positionals } = parse(argv, { ...COMMON, agent: { type: 'string' } });
+  const action = positionals[0] ?? 'list';
+  const agentId = (values.agent as string | undefined) ?? runtime.defaultAgent();
+  const settings = runtime.settings(agentId);
+  const chain = runtime.models.chain(settings);
+  if (action === 'list') {
+    const catalog = await runtime.models.catalog();
+    const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
+    if (values.json) {
+      ctx.stdout.write(`${JSON.stringify({ default: chain[0] ?? null, fallbacks: chain.slice(1), models: catalog.map((model) => ({ ...model, alias: aliases.get(model.ref) })) }, null, 2)}\n`);
+      return 0;
+    }
+    const lines = [`Default: ${chain[0] ?? '(none: set agents.defaults.model or a provider API key)'}`];
+    if (chain.length > 1) lines.push(`Fallbacks: ${chain.slice(1).join(', ')}`);
+    lines.push('', 'Models:');
+    for (const model of catalog) {
+      const flags = [aliases.get(model.ref) ? `alias ${aliases.get(model.ref)}` : '', model.contextWindow ? `ctx ${Math.round(model.contextWindow / 1000)}k` : '', model.reasoning ? 'reasoning' : ''].filter(Boolean);
+      lines.push(`  ${model.ref}${flags.length ? `  (${flags.join(', ')})` : ''}`);
+    }
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  }
+  if (action === 'status') {
+    const profiles = runtime.authProfiles(agentId);
+    const providers = runtime.kernel.capabilities.list('provider').map((info) => info.name);
+    const now = runtime.now();
+    const report = await Promise.all(
+      providers.map(async (id) => {
+        const provider = await runtime.kernel.capabilities.find('provider', id).catch(() => undefined);
+        const config = providerSettings(runtime.kernel.config(), id);
+        const keys = provider?.requiresKey === false ? [] : profiles.profilesFor(id, { configKey: config.apiKey, envKeys: provider?.envKeys, env: runtime.kernel.env });
+        return {
+          provider: id,
+          baseUrl: config.baseUrl ?? null,
+          needsKey: provider?.requiresKey !== false && !config.baseUrl,
+          profiles: keys.map((profile) => {
+            const usage = profiles.usage(profile.id);
+            const coolingMs = usage.cooldownUntil && usage.cooldownUntil > now ? usage.cooldownUntil - now : 0;
+            return { id: profile.id, source: profile.source, coolingDownMs: coolingMs, lastFailure: usage.lastFailureKind ?? null, errorCount: usage.errorCount ?? 0 };
+          }),
+        };
+      }),
+    );
+    if (values.json) {
+      ctx.stdout.write(`${JSON.stringify({ agentId, default: chain[0] ?? null, fallbacks: chain.slice(1), providers: report }, null, 2)}\n`);
+      return 0;
+    }
+    const lines = [`Agent ${agentId}: ${chain[0] ?? 'no model configured'}${chain.length > 1 ? ` → ${chain.slice(1).join(' → ')}` : ''}`, ''];
+    for (const entry of report) {
+      const state = entry.profiles.length
+        ? entry.profiles.map((profile) => `${profile.id} [${profile.source}] ${profile.coolingDownMs ? `cooling down ${Math.ceil(profile.coolingDownMs / 60_000)} min after ${profile.lastFailure}` : 'ready'}`).join('; ')
+        : entry.needsKey
+          ? 'no key'
+          : entry.baseUrl
+            ? `no key needed (${entry.baseUrl})`
+            : 'no key needed';
+      lines.push(`  ${entry.provider.padEnd(12)} ${state}`);
+    }
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  }
+  throw new UsageError(`unknown action "${action}": use claw models list or claw models status`);
+}
+
+// ── claw sessions ─────────────────────────────────────────────────────────────────
+
+async function sessionsCommand(argv: string[], ctx: CliContext, runtime: AgentRuntime): Promise<number> {
+  const { values, positionals } = parse(argv, { ...COMMON, active: { type: 'string' }, agent: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
+  const active = values.active === undefined ? undefined : Number(values.active);
+  if (active !== undefined && !(Number.isFinite(active) && active > 0)) throw new UsageError(`--active must be minutes, got "${String(values.active)}"`);
+  const rows = await listSessions(runtime, { agentId: values.agent as string | undefined, activeMinutes: active });
+  if (values.json) {
+    ctx.stdout.write(`${JSON.stringify({ count: rows.length, activeMinutes: active ?? null, sessions: rows }, null, 2)}\n`);
+    return 0;
+  }
+  if (rows.length === 0) {
+    ctx.stdout.write(active ? `No sessions active in the last ${active} minutes.\n` : 'No sessions yet.\n');
+    return 0;
+  }
+  const now = runtime.now();
+  const age = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 1000)}s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)}m` : ms < 86_400_000 ? `${Math.round(ms / 3_600_000)}h` : `${Math.round(ms / 86_400_000)}d`);
+  const lines = rows.map(
+    (row) => `${row.key.padEnd(40)} ${age(now - row.updatedAt).padStart(4)} ago  ${String(row.totalTokens).padStart(7)} tok  ${row.lastModel ?? row.model ?? '-'}`,
+  );
+  ctx.stdout.write(`${'KEY'.padEnd(40)} ${'UPDATED'.padStart(8)}  ${'TOKENS'.padStart(11)}  MODEL\n${lines.join('\n')}\n`);
+  return 0;
+}
+
+// ── claw setup ────────────────────────────────────────────────────────────────────
+
+function setupCommand(argv: string[], ctx: CliContext, api: PluginApi): number {
+  const { values, positionals } = parse(argv, { ...COMMON, workspace: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw setup --help)`);
+  const requested = values.workspace ? resolve(expandHome(values.workspace as string)) : undefined;
+  const configPath = api.kernel.paths.configPath;
+  const lines: string[] = [];
+  const file = api.kernel.configFile;
+  if (!existsSync(configPath)) {
+    file.write({ agents: { defaults: { workspace: requested ?? api.kernel.paths.workspaceDir } } });
+    lines.push(`Created config ${configPath}`);
+  } else if (requested) {
+    const raw = file.read().raw as { agents?: { defaults?: Record<string, unknown> } };
+    file.write({ ...raw, agents: { ...raw.agents, defaults: { ...raw.agents?.defaults, workspace: requested } } });
+    lines.push(`Set agents.defaults.workspace in ${configPath}`);
+  } else lines.push(`Config ${configPath} already exists (left as it is)`);
+  const workspace = requested ?? api.kernel.paths.workspaceDir;
+  const { created, kept } = ensureWorkspace(workspace);
+  lines.push(`Workspace ${workspace}`);
+  for (const name of created) lines.push(`  created ${name}`);
+  for (const name of kept) lines.push(`  kept    ${name} (already there)`);
+  lines.push('', 'Next: set a model (see README "Models and providers"), then: claw agent --message "hello"');
+  if (values.json) ctx.stdout.write(`${JSON.stringify({ configPath, workspace, created, kept }, null, 2)}\n`);
+  else ctx.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}

@@ -1,0 +1,496 @@
+/**
+ * Slash commands and directives: handled before any model sees the message, and only for
+ * authorized senders (operators on the gateway, allow-listed channel senders).
+ *
+ * - Reset triggers (`/new`, `/reset`, plus `session.resetTriggers`) start a new session id.
+ * - Standalone commands (`/stop`, `/status`, `/context`, `/compact`, `/help`, plugin commands).
+ * - Directives (`/think`, `/verbose`, `/reasoning`, `/model`, `/queue`): alone they persist on
+ *   the session; inside a normal message they are stripped and apply to that message only.
+ * - The inline shortcut `/status` runs immediately and is stripped from the rest.
+ */
+import type { ThinkingLevel } from '../../kernel/index.js';
+import { clawVersion } from '../../kernel/index.js';
+import { estimateTokens } from './context.js';
+import { resolveModelInput } from './models.js';
+import type { PromptReport } from './prompt.js';
+import type { AgentRuntime, DispatchInput } from './runtime.js';
+import { matchResetTrigger, resetTriggersFrom } from './sessions/reset.js';
+import type { SessionEntry, SessionQueueOverride } from './sessions/store.js';
+import { durationMs, normalizeQueueMode, type DropPolicy, type QueueMode } from './settings.js';
+import { allowedTools, skillDirsFor, systemPromptFor } from './turn.js';
+
+export interface CommandOutcome {
+  /** Said back to the sender (through the normal delivery path). */
+  reply?: string;
+  /** Then run the agent with this message (and overrides). */
+  continueWith?: Partial<DispatchInput>;
+}
+
+export type VerboseLevel = 'on' | 'off' | 'full';
+export type ReasoningLevel = 'on' | 'off' | 'stream';
+
+export interface QueueDirective extends SessionQueueOverride {
+  reset?: boolean;
+}
+
+export interface Directives {
+  /** The message with every directive removed. */
+  rest: string;
+  thinking?: ThinkingLevel;
+  verbose?: VerboseLevel;
+  reasoning?: ReasoningLevel;
+  /** What followed `/model` (unresolved: an alias, a ref, a provider name, with an optional @profile). */
+  model?: string;
+  queue?: QueueDirective;
+  /** Directive names seen, in order (also those without a usable argument). */
+  found: Array<'think' | 'verbose' | 'reasoning' | 'model' | 'queue'>;
+}
+
+const DIRECTIVE_NAMES: Record<string, Directives['found'][number]> = {
+  think: 'think',
+  thinking: 'think',
+  t: 'think',
+  verbose: 'verbose',
+  v: 'verbose',
+  reasoning: 'reasoning',
+  reason: 'reasoning',
+  model: 'model',
+  queue: 'queue',
+};
+
+const THINKING_LEVELS: Record<string, ThinkingLevel> = {
+  off: 'off',
+  none: 'off',
+  minimal: 'minimal',
+  min: 'minimal',
+  low: 'low',
+  on: 'low',
+  medium: 'medium',
+  med: 'medium',
+  high: 'high',
+  max: 'high',
+  xhigh: 'high',
+};
+
+export const GREETING_PROMPT =
+  'A new session was just started with /new or /reset. Greet the user in one or two short sentences, in your own voice, and ask what they would like to do.';
+
+const QUEUE_MODES = new Set(['steer', 'followup', 'collect', 'steer-backlog', 'steer+backlog', 'interrupt', 'queue']);
+
+/**
+ * Find and remove directives. Arguments are taken only when they are valid for the
+ * directive (`/think what is X` keeps "what is X" for the model), except `/model`, whose
+ * argument is any single word.
+ */
+export function parseDirectives(text: string): Directives {
+  const tokens = text.split(/(\s+)/);
+  const out: Directives = { rest: '', found: [] };
+  const kept: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const match = /^\/([a-z]+)(?::(\S*))?$/i.exec(token);
+    const name = match ? DIRECTIVE_NAMES[match[1]!.toLowerCase()] : undefined;
+    if (!match || !name) {
+      kept.push(token);
+      continue;
+    }
+    out.found.push(name);
+    // The argument is either glued on with ":" or the next word.
+    const glued = match[2] || undefined;
+    const nextWordIndex = tokens[i + 1] !== undefined && /^\s+$/.test(tokens[i + 1]!) ? i + 2 : -1;
+    const nextWord = nextWordIndex > 0 ? tokens[nextWordIndex] : undefined;
+    const take = (accept: (word: string) => boolean): string | undefined => {
+      if (glued !== undefined) return accept(glued) ? glued : undefined;
+      if (nextWord !== undefined && nextWord !== '' && accept(nextWord)) {
+        i = nextWordIndex;
+        return nextWord;
+      }
+      return undefined;
+    };
+    if (name === 'think') {
+      const level = take((word) => word.toLowerCase() in THINKING_LEVELS);
+      if (level) out.thinking = THINKING_LEVELS[level.toLowerCase()];
+    } else if (name === 'verbose') {
+      const level = take((word) => ['on', 'off', 'full'].includes(word.toLowerCase()));
+      if (level) out.verbose = level.toLowerCase() as VerboseLevel;
+    } else if (name === 'reasoning') {
+      const level = take((word) => ['on', 'off', 'stream'].includes(word.toLowerCase()));
+      if (level) out.reasoning = level.toLowerCase() as ReasoningLevel;
+    } else if (name === 'model') {
+      const model = take(() => true);
+      if (model) out.model = model;
+    } else if (name === 'queue') {
+      const queue: QueueDirective = {};
+      const mode = take((word) => QUEUE_MODES.has(word.toLowerCase()) || word.toLowerCase() === 'reset' || word.toLowerCase() === 'default');
+      if (mode) {
+        const lower = mode.toLowerCase();
+        if (lower === 'reset' || lower === 'default') queue.reset = true;
+        else queue.mode = normalizeQueueMode(lower) as QueueMode;
+      }
+      // Options: debounce:2s cap:25 drop:summarize, each the next word.
+      for (;;) {
+        const option = tokens[i + 2];
+        if (tokens[i + 1] === undefined || !/^\s+$/.test(tokens[i + 1]!) || !option) break;
+        const parsed = /^(debounce|cap|drop):(\S+)$/i.exec(option);
+        if (!parsed) break;
+        const key = parsed[1]!.toLowerCase();
+        const value = parsed[2]!;
+        if (key === 'debounce') queue.debounceMs = durationMs(value, NaN);
+        else if (key === 'cap') queue.cap = Number(value);
+        else if (key === 'drop') queue.drop = value.toLowerCase() as DropPolicy;
+        i += 2;
+      }
+      if (Object.keys(queue).length > 0) out.queue = queue;
+    }
+    // Drop the whitespace that separated this directive from what came before.
+    if (kept.length > 0 && /^\s+$/.test(kept[kept.length - 1]!)) kept.pop();
+  }
+  out.rest = kept.join('').trim();
+  return out;
+}
+
+/** Problems with a `/queue` directive's options, in words. */
+function queueProblems(queue: QueueDirective): string[] {
+  const problems: string[] = [];
+  if (queue.debounceMs !== undefined && !(Number.isFinite(queue.debounceMs) && queue.debounceMs >= 0)) problems.push('debounce must be a duration such as 500ms, 2s or 1m');
+  if (queue.cap !== undefined && !(Number.isInteger(queue.cap) && queue.cap >= 1)) problems.push('cap must be a whole number ≥ 1');
+  if (queue.drop !== undefined && !['old', 'new', 'summarize'].includes(queue.drop)) problems.push('drop must be old, new or summarize');
+  return problems;
+}
+
+interface CommandScope {
+  runtime: AgentRuntime;
+  input: DispatchInput;
+  agentId: string;
+  sessionKey: string;
+}
+
+type Builtin = (scope: CommandScope, args: string, text: string) => Promise<CommandOutcome | undefined>;
+
+const BUILTINS: Record<string, { description: string; run: Builtin }> = {
+  stop: { description: 'abort the current run and drop queued messages', run: async (scope) => stopCommand(scope) },
+  status: { description: 'model, context use and session settings', run: async (scope) => ({ reply: await statusText(scope) }) },
+  context: { description: 'what fills the context window (list | detail)', run: async (scope, args) => ({ reply: await contextText(scope, args) }) },
+  compact: { description: 'summarize older turns now ([instructions])', run: async (scope, args) => compactCommand(scope, args) },
+  help: { description: 'list commands', run: async (scope) => ({ reply: helpText(scope) }) },
+  commands: { description: 'list commands', run: async (scope) => ({ reply: helpText(scope) }) },
+  think: { description: 'thinking level (off | minimal | low | medium | high)', run: async (scope, _args, text) => directiveCommand(scope, text) },
+  verbose: { description: 'show tool calls as they happen (on | off | full)', run: async (scope, _args, text) => directiveCommand(scope, text) },
+  reasoning: { description: 'send the model’s reasoning too (on | off | stream)', run: async (scope, _args, text) => directiveCommand(scope, text) },
+  model: { description: 'show or switch the model (list | status | <model>[@profile] | default)', run: async (scope, args, text) => modelCommand(scope, args, text) },
+  queue: { description: 'queue mode for messages during a run (<mode> [debounce:2s cap:25 drop:summarize] | reset)', run: async (scope, _args, text) => directiveCommand(scope, text) },
+};
+for (const alias of ['thinking', 't']) BUILTINS[alias] = BUILTINS.think!;
+BUILTINS.v = BUILTINS.verbose!;
+BUILTINS.reason = BUILTINS.reasoning!;
+
+const ABORT_WORDS = new Set(['stop', 'abort', 'esc']);
+
+export async function handleCommand(runtime: AgentRuntime, input: DispatchInput): Promise<CommandOutcome | undefined> {
+  const text = input.message.trim();
+  if (!text) return undefined;
+  const scope: CommandScope = { runtime, input, agentId: input.agentId!, sessionKey: input.sessionKey! };
+
+  const trigger = matchResetTrigger(text, resetTriggersFrom(runtime.sessionSection()));
+  if (trigger) return resetCommand(scope, trigger.rest);
+
+  // A bare "stop" while something runs means stop; otherwise it is just a word.
+  if (ABORT_WORDS.has(text.toLowerCase()) && runtime.hasWork(scope.sessionKey)) return stopCommand(scope);
+
+  const standalone = /^\/([a-z][\w-]*)(?::|\s+|$)([\s\S]*)$/i.exec(text);
+  if (standalone) {
+    const name = standalone[1]!.toLowerCase();
+    const args = standalone[2]!.trim();
+    const builtin = BUILTINS[name];
+    if (builtin) {
+      const outcome = await builtin.run(scope, args, text);
+      if (outcome) return outcome;
+    } else {
+      const plugin = await pluginCommand(scope, name, args);
+      if (plugin) return plugin;
+    }
+  }
+
+  // "hey /status": the status goes back now, the rest goes to the model.
+  const inline = /(^|\s)\/status(?=\s|$)/i;
+  if (inline.test(text)) {
+    const rest = text.replace(inline, ' ').replace(/\s{2,}/g, ' ').trim();
+    if (rest) return { reply: await statusText(scope), continueWith: { message: rest } };
+  }
+  return undefined;
+}
+
+/**
+ * Directives inside a normal message: stripped, applied to this message only. Returns the
+ * input to run (or an outcome when a directive was unusable and the sender should know).
+ */
+export async function applyInlineDirectives(runtime: AgentRuntime, input: DispatchInput): Promise<DispatchInput> {
+  const directives = parseDirectives(input.message);
+  if (directives.found.length === 0) return input;
+  const out: DispatchInput = { ...input, message: directives.rest };
+  if (directives.thinking) out.thinking = directives.thinking;
+  if (directives.verbose) out.verbose = directives.verbose;
+  if (directives.reasoning) out.reasoning = directives.reasoning;
+  if (directives.queue?.mode) out.queueMode = directives.queue.mode;
+  if (directives.model) {
+    const [wanted] = directives.model.split('@');
+    const settings = runtime.settings(input.agentId!);
+    const ref = resolveModelInput(wanted ?? '', settings, await runtime.models.catalog());
+    if (ref) out.model = ref;
+  }
+  return out;
+}
+
+async function resetCommand(scope: CommandScope, rest: string): Promise<CommandOutcome> {
+  const { runtime, agentId, sessionKey } = scope;
+  let message = rest;
+  let model: string | undefined;
+  // "/new opus …": the first word picks the new session's model when it names one.
+  const first = /^(\S+)(?:\s+([\s\S]*))?$/.exec(rest);
+  if (first) {
+    const [wanted, profile] = first[1]!.split('@');
+    const ref = resolveModelInput(wanted ?? '', runtime.settings(agentId), await runtime.models.catalog());
+    if (ref && (first[1]!.includes('/') || looksLikeModelWord(wanted!, ref, runtime, agentId))) {
+      model = ref;
+      message = (first[2] ?? '').trim();
+      if (profile) await runtime.store(agentId).upsert(sessionKey, { authProfileOverride: profile });
+    }
+  }
+  const entry = await runtime.resetSession(agentId, sessionKey, model ? { model } : {});
+  const note = `✅ New session started${model ? ` · model ${model}` : ''} (${entry.sessionId.slice(0, 8)}).`;
+  return { reply: message ? undefined : note, continueWith: { message: message || GREETING_PROMPT, ...(model ? { model } : {}) } };
+}
+
+/** "/new hello" must not read "hello" as a model; accept aliases, provider names and exact ids only. */
+function looksLikeModelWord(word: string, ref: string, runtime: AgentRuntime, agentId: string): boolean {
+  const lower = word.toLowerCase();
+  const settings = runtime.settings(agentId);
+  if (Object.values(settings.models).some((entry) => entry?.alias?.toLowerCase() === lower)) return true;
+  const [provider, model] = [ref.slice(0, ref.indexOf('/')), ref.slice(ref.indexOf('/') + 1)];
+  return lower === provider || lower === model.toLowerCase() || model.toLowerCase().startsWith(lower);
+}
+
+function stopCommand(scope: CommandScope): CommandOutcome {
+  const count = scope.runtime.stop(scope.sessionKey, 'stopped');
+  return { reply: count > 0 ? `⏹️ Stopped ${count} run${count === 1 ? '' : 's'}.` : 'Nothing is running.' };
+}
+
+async function compactCommand(scope: CommandScope, instructions: string): Promise<CommandOutcome> {
+  const outcome = await scope.runtime.compactSession(scope.agentId, scope.sessionKey, instructions || undefined);
+  if (!outcome.compacted) return { reply: `🧹 Nothing to compact${outcome.reason ? ` (${outcome.reason})` : ''}.` };
+  return { reply: `🧹 Compacted: ${outcome.summarized} older message${outcome.summarized === 1 ? '' : 's'} summarized; compactions: ${outcome.compactions}.` };
+}
+
+async function pluginCommand(scope: CommandScope, name: string, args: string): Promise<CommandOutcome | undefined> {
+  const capabilities = scope.runtime.kernel.capabilities;
+  if (!capabilities.list('command').some((info) => info.name.toLowerCase() === name)) return undefined;
+  const info = capabilities.list('command').find((entry) => entry.name.toLowerCase() === name)!;
+  const command = await capabilities.find('command', info.name);
+  if (!command) return undefined;
+  if (!command.acceptsArgs && args) return { reply: `/${command.name} takes no arguments.` };
+  try {
+    const result = await command.handler({ args, sessionKey: scope.sessionKey, channel: scope.input.channel, senderId: scope.input.from });
+    return { reply: result?.text ?? `/${command.name} done.` };
+  } catch (error) {
+    return { reply: `⚠️ /${command.name} failed: ${(error as Error).message ?? String(error)}` };
+  }
+}
+
+/** A message made only of directives persists them on the session. */
+async function directiveCommand(scope: CommandScope, text: string): Promise<CommandOutcome | undefined> {
+  const directives = parseDirectives(text);
+  if (directives.rest) return undefined; // Per-message hints: the caller strips and runs.
+  const { runtime, agentId, sessionKey } = scope;
+  const store = runtime.store(agentId);
+  const entry = await store.get(sessionKey);
+  const lines: string[] = [];
+  const patch: Partial<SessionEntry> & Record<string, unknown> = {};
+  for (const name of new Set(directives.found)) {
+    if (name === 'think') {
+      if (directives.thinking) {
+        patch.thinkingLevel = directives.thinking;
+        lines.push(`🧠 Thinking: ${directives.thinking}`);
+      } else lines.push(`🧠 Thinking: ${entry?.thinkingLevel ?? runtime.settings(agentId).thinkingDefault} (levels: off, minimal, low, medium, high)`);
+    } else if (name === 'verbose') {
+      if (directives.verbose) {
+        patch.verboseLevel = directives.verbose;
+        lines.push(`🔎 Verbose: ${directives.verbose}`);
+      } else lines.push(`🔎 Verbose: ${entry?.verboseLevel ?? 'off'} (on | off | full)`);
+    } else if (name === 'reasoning') {
+      if (directives.reasoning) {
+        patch.reasoningLevel = directives.reasoning;
+        lines.push(`💭 Reasoning: ${directives.reasoning}`);
+      } else lines.push(`💭 Reasoning: ${entry?.reasoningLevel ?? 'off'} (on | off | stream)`);
+    } else if (name === 'model') {
+      const outcome = await modelCommand(scope, directives.model ?? '', `/model ${directives.model ?? ''}`);
+      if (outcome?.reply) lines.push(outcome.reply);
+    } else if (name === 'queue') {
+      const queue = directives.queue;
+      if (!queue) {
+        const current = runtime.queueSettings(scope.input, entry);
+        lines.push(`📥 Queue: ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`);
+        continue;
+      }
+      const problems = queueProblems(queue);
+      if (problems.length > 0) {
+        lines.push(`⚠️ /queue: ${problems.join('; ')}`);
+        continue;
+      }
+      if (queue.reset) {
+        patch.queue = undefined;
+        runtime.cachedQueueOverride.delete(sessionKey);
+        const current = runtime.queueSettings({ ...scope.input, queueMode: undefined }, { ...(entry ?? ({} as SessionEntry)), queue: undefined });
+        lines.push(`📥 Queue reset to ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`);
+      } else {
+        const { reset: _reset, ...override } = queue;
+        const merged: SessionQueueOverride = { ...entry?.queue, ...override };
+        patch.queue = merged;
+        runtime.cachedQueueOverride.set(sessionKey, merged);
+        const current = runtime.queueSettings({ ...scope.input, queueMode: undefined }, { ...(entry ?? ({} as SessionEntry)), queue: merged });
+        lines.push(`📥 Queue: ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`);
+      }
+    }
+  }
+  if (Object.keys(patch).length > 0) await store.upsert(sessionKey, patch);
+  return { reply: lines.join('\n') };
+}
+
+async function modelCommand(scope: CommandScope, args: string, text: string): Promise<CommandOutcome | undefined> {
+  const { runtime, agentId, sessionKey } = scope;
+  const settings = runtime.settings(agentId);
+  const lower = args.toLowerCase();
+  const entry = await runtime.store(agentId).get(sessionKey);
+  const chain = runtime.models.chain(settings, entry?.model);
+  if (!args || lower === 'list') {
+    const catalog = await runtime.models.catalog();
+    const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
+    const refs = [...new Set([...chain, ...Object.keys(settings.models), ...catalog.map((item) => item.ref)])];
+    const lines = refs.map((ref) => `${ref === chain[0] ? '•' : '-'} ${ref}${aliases.get(ref) ? ` (${aliases.get(ref)})` : ''}`);
+    return { reply: [`🤖 Model: ${chain[0] ?? 'none configured'}`, ...(lines.length ? ['Available:', ...lines] : [])].join('\n') };
+  }
+  if (lower === 'status') {
+    const profiles = runtime.authProfiles(agentId).snapshot();
+    const now = runtime.now();
+    const lines = [`🤖 Model: ${chain[0] ?? 'none configured'}`, `Fallbacks: ${chain.slice(1).join(', ') || 'none'}`];
+    if (entry?.authProfileOverride) lines.push(`Profile: ${entry.authProfileOverride}`);
+    for (const [id, usage] of Object.entries(profiles)) {
+      const cooling = usage.cooldownUntil && usage.cooldownUntil > now ? `cooling down ${Math.ceil((usage.cooldownUntil - now) / 60_000)} min (${usage.lastFailureKind})` : 'ready';
+      lines.push(`- ${id}: ${cooling}`);
+    }
+    return { reply: lines.join('\n') };
+  }
+  if (text.trim().split(/\s+/).length > 2 && !/^\/model\s+\S+$/i.test(text.trim())) return undefined; // "/model x what is…": a per-message hint.
+  if (lower === 'default' || lower === 'reset') {
+    await runtime.store(agentId).upsert(sessionKey, { model: undefined, authProfileOverride: undefined });
+    return { reply: `🤖 Model reset to ${runtime.models.chain(settings)[0] ?? 'none configured'}` };
+  }
+  const [wanted, profile] = args.split('@');
+  const ref = resolveModelInput(wanted ?? '', settings, await runtime.models.catalog());
+  if (!ref) return { reply: `⚠️ Unknown model "${wanted}". Try /model list.` };
+  await runtime.store(agentId).upsert(sessionKey, { model: ref, authProfileOverride: profile || undefined });
+  return { reply: `🤖 Model set to ${ref}${profile ? ` (profile ${profile})` : ''}` };
+}
+
+function formatNumber(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+function sizeText(chars: number): string {
+  return `${formatNumber(chars)} chars (~${formatNumber(estimateTokens(chars))} tok)`;
+}
+
+function ago(ms: number): string {
+  if (ms < 60_000) return `${Math.max(0, Math.round(ms / 1000))}s ago`;
+  if (ms < 3_600_000) return `${Math.round(ms / 60_000)}m ago`;
+  if (ms < 86_400_000) return `${Math.round(ms / 3_600_000)}h ago`;
+  return `${Math.round(ms / 86_400_000)}d ago`;
+}
+
+async function statusText(scope: CommandScope): Promise<string> {
+  const { runtime, agentId, sessionKey, input } = scope;
+  const settings = runtime.settings(agentId);
+  const entry = await runtime.store(agentId).get(sessionKey);
+  const chain = runtime.models.chain(settings, entry?.model);
+  const info = chain[0] ? await runtime.models.info(chain[0], settings) : undefined;
+  const queue = runtime.queueSettings(input, entry);
+  const used = entry?.totalTokens ?? 0;
+  const window = info?.contextWindow ?? 0;
+  const lines = [
+    `🦞 claw ${clawVersion()}`,
+    `🤖 Model: ${chain[0] ?? 'none configured'}${chain.length > 1 ? ` (fallbacks: ${chain.slice(1).join(', ')})` : ''}`,
+    `📚 Context: ${formatNumber(used)}/${formatNumber(window)} tokens${window ? ` (${Math.round((used / window) * 100)}%)` : ''} · 🧹 Compactions: ${entry?.compactionCount ?? 0}`,
+    `🧵 Session: ${sessionKey}${entry ? ` · ${entry.sessionId.slice(0, 8)} · updated ${ago(runtime.now() - entry.updatedAt)}` : ' · not started'}`,
+    `⚙️ Thinking: ${entry?.thinkingLevel ?? settings.thinkingDefault} · Verbose: ${entry?.verboseLevel ?? 'off'} · Reasoning: ${entry?.reasoningLevel ?? 'off'}`,
+    `📥 Queue: ${queue.mode} (debounce ${queue.debounceMs}ms, cap ${queue.cap}, drop ${queue.drop})`,
+    `🏃 Run: ${runtime.isActive(sessionKey) ? 'running' : 'idle'}`,
+  ];
+  return lines.join('\n');
+}
+
+async function contextText(scope: CommandScope, args: string): Promise<string> {
+  const { runtime, agentId, sessionKey } = scope;
+  const mode = args.trim().toLowerCase() || 'list';
+  if (mode !== 'list' && mode !== 'detail') return 'Usage: /context list | /context detail';
+  const settings = runtime.settings(agentId);
+  const entry = await runtime.store(agentId).get(sessionKey);
+  let report = entry?.systemPromptReport as PromptReport | undefined;
+  const label = report ? 'run' : 'estimate';
+  if (!report) {
+    const chain = runtime.models.chain(settings, entry?.model);
+    const provider = chain[0]?.split('/')[0];
+    const tools = await allowedTools(runtime.kernel, settings, provider, chain[0]);
+    report = systemPromptFor({
+      settings,
+      tools,
+      mainSession: sessionKey === runtime.mainKey(agentId),
+      skillDirs: skillDirsFor(settings.workspaceDir, runtime.kernel.paths.stateDir, runtime.bundledSkillsDir),
+      model: chain[0],
+      thinking: entry?.thinkingLevel ?? settings.thinkingDefault,
+    }).report;
+  }
+  const tools = report.tools ?? [];
+  const schemaChars = tools.reduce((sum, tool) => sum + tool.schemaChars, 0);
+  const lines = [
+    '🧠 Context breakdown',
+    `Workspace: ${settings.workspaceDir}`,
+    `Bootstrap max/file: ${formatNumber(settings.bootstrapMaxChars)} chars`,
+    `Sandbox: mode=off sandboxed=false`,
+    `System prompt (${label}): ${sizeText(report.chars)} (Project Context ${sizeText(report.projectContextChars)})`,
+    '',
+    'Injected workspace files:',
+    ...report.files.map(
+      (file) =>
+        `- ${file.name}: ${file.status === 'empty' ? 'OK' : file.status.toUpperCase()} | raw ${sizeText(file.rawChars)} | injected ${sizeText(file.injectedChars)}`,
+    ),
+    '',
+    `Skills list (system prompt text): ${sizeText(report.skillsChars)} (${report.skills.length} skill${report.skills.length === 1 ? '' : 's'})`,
+    `Tools: ${tools.map((tool) => tool.name).join(', ') || '(none)'}`,
+    `Tool list (system prompt text): ${sizeText(report.toolListChars)}`,
+    `Tool schemas (JSON): ${sizeText(schemaChars)} (counts toward context; not shown as text)`,
+  ];
+  if (mode === 'detail') {
+    const top = <T extends { name: string }>(items: T[], size: (item: T) => number, noun: string): string[] => {
+      const sorted = [...items].sort((a, b) => size(b) - size(a));
+      const shown = sorted.slice(0, 10).map((item) => `- ${item.name}: ${sizeText(size(item))}`);
+      if (sorted.length > 10) shown.push(`… (+${sorted.length - 10} more ${noun})`);
+      return shown.length ? shown : ['(none)'];
+    };
+    lines.push('', 'Top skills (prompt entry size):', ...top(report.skills, (skill) => skill.chars, 'skills'));
+    lines.push('', 'Top tools (schema size):', ...top(tools, (tool) => tool.schemaChars, 'tools'));
+  }
+  const window = entry?.contextTokens || (await runtime.models.info(runtime.models.chain(settings, entry?.model)[0] ?? '', settings)).contextWindow;
+  lines.push('', `Session tokens (cached): ${formatNumber(entry?.totalTokens ?? 0)} total / ctx=${formatNumber(window)}`);
+  return lines.join('\n');
+}
+
+function helpText(scope: CommandScope): string {
+  const seen = new Set<CommandOutcome | unknown>();
+  const lines = ['Commands:', '/new [model] · /reset [model] — start a new session'];
+  for (const [name, command] of Object.entries(BUILTINS)) {
+    if (seen.has(command)) continue;
+    seen.add(command);
+    lines.push(`/${name} — ${command.description}`);
+  }
+  for (const info of scope.runtime.kernel.capabilities.list('command')) lines.push(`/${info.name} — from plugin ${info.pluginId}`);
+  return lines.join('\n');
+}

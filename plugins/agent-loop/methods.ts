@@ -1,0 +1,479 @@
+/**
+ * The agent loop's gateway methods: `agent` (two-phase), `agent.wait`, `chat.*` for chat
+ * UIs, `sessions.*` and `models.list`. Every run goes through AgentRuntime.dispatch, the
+ * same door channels and the HTTP endpoint use.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../kernel/index.js';
+import { ProtocolError } from '../../kernel/index.js';
+import { ErrorCodes } from '../../kernel/protocol/constants.js';
+import { NO_REPLY } from './reply.js';
+import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
+import type { SessionEntry, SessionPatch } from './sessions/store.js';
+import { Transcript } from './sessions/transcript.js';
+import { agentIds, normalizeQueueMode } from './settings.js';
+
+export const AGENT_WAIT_DEFAULT_MS = 30_000;
+const HISTORY_DEFAULT_LIMIT = 200;
+const HISTORY_MAX_LIMIT = 1000;
+
+const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high'] };
+const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
+const MESSAGE: JsonSchema = { type: 'string', maxLength: 1_000_000 };
+const ATTACHMENTS: JsonSchema = {
+  type: 'array',
+  maxItems: 16,
+  items: {
+    type: 'object',
+    required: ['content'],
+    additionalProperties: false,
+    properties: {
+      type: { const: 'image' },
+      mimeType: { type: 'string', pattern: '^image/' },
+      fileName: { type: 'string' },
+      /** base64, or a data: URL */
+      content: { type: 'string', minLength: 1 },
+    },
+  },
+};
+
+function invalid(message: string): ProtocolError {
+  return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
+}
+
+/** Images from `attachments` (base64 or data: URLs). */
+function imagesFrom(attachments: Array<{ mimeType?: string; content: string }> | undefined): DispatchInput['images'] {
+  if (!attachments?.length) return undefined;
+  return attachments.map((attachment, index) => {
+    const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(attachment.content);
+    const mimeType = dataUrl?.[1] ?? attachment.mimeType;
+    if (!mimeType?.startsWith('image/')) throw invalid(`attachments[${index}]: give mimeType (image/png, image/jpeg, …) or a data: URL`);
+    const data = dataUrl?.[2] ?? attachment.content;
+    if (!/^[A-Za-z0-9+/=\s]+$/.test(data)) throw invalid(`attachments[${index}].content is not base64`);
+    return { type: 'image' as const, data: data.replace(/\s+/g, ''), mimeType };
+  });
+}
+
+/** What `agent` and `agent.wait` report about a finished run. */
+function runSummary(result: RunResult) {
+  return {
+    runId: result.runId,
+    status: result.status,
+    summary: result.error ?? result.text,
+    sessionKey: result.sessionKey,
+    startedAt: result.startedAt,
+    endedAt: result.endedAt,
+    ...(result.error ? { error: result.error } : {}),
+    result: {
+      text: result.text,
+      payloads: result.payloads.map((payload) => ({ text: payload.text, media: payload.media, ...(payload.replyTo ? { replyTo: payload.replyTo } : {}) })),
+      sessionId: result.sessionId,
+      provider: result.provider,
+      model: result.model,
+      usage: result.usage,
+      durationMs: result.endedAt - result.startedAt,
+    },
+  };
+}
+
+/** Deliver to a channel plugin, when the caller asked for delivery. */
+async function channelTarget(api: PluginApi, params: { deliver?: boolean; channel?: string; to?: string; accountId?: string }): Promise<DeliveryTarget | undefined> {
+  if (!params.deliver) return undefined;
+  if (!params.channel || !params.to) throw invalid('deliver needs channel and to');
+  const channel = await api.kernel.capabilities.find('channel', params.channel).catch(() => undefined);
+  if (!channel) throw invalid(`channel "${params.channel}" is not available (is its plugin enabled?)`);
+  return {
+    channel: params.channel,
+    to: params.to,
+    accountId: params.accountId,
+    send: (payload) => channel.send({ to: params.to!, accountId: params.accountId, text: payload.text, media: payload.media.map((url) => ({ url })), replyTo: payload.replyTo }),
+  };
+}
+
+export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): void {
+  const method = api.registerGatewayMethod.bind(api);
+  const events = api.kernel.protocol;
+  events.registerEvent('agent', api.id, { scope: 'operator.read', description: '{runId, seq, stream: lifecycle|assistant|tool|compaction, ts, data} for every run.' });
+  events.registerEvent('chat', api.id, { scope: 'operator.read', description: '{runId, sessionKey, seq, state: delta|final|aborted|error, message} for chat UIs.' });
+
+  method('agent', {
+    scope: 'operator.write',
+    sideEffect: true,
+    description: 'Run the agent: first res {runId, status:"accepted", acceptedAt}, final res when the run ends.',
+    params: {
+      type: 'object',
+      required: ['message'],
+      additionalProperties: false,
+      properties: {
+        message: MESSAGE,
+        agentId: KEY,
+        sessionKey: KEY,
+        thinking: THINKING,
+        model: { type: 'string', minLength: 1 },
+        extraSystemPrompt: { type: 'string', maxLength: 100_000 },
+        timeout: { type: 'number', exclusiveMinimum: 0, description: 'seconds (default agents.defaults.timeoutSeconds)' },
+        attachments: ATTACHMENTS,
+        deliver: { type: 'boolean' },
+        channel: { type: 'string', minLength: 1 },
+        to: { type: 'string', minLength: 1 },
+        accountId: { type: 'string' },
+        queueMode: { type: 'string' },
+      },
+    },
+    handler: async (params: {
+      message: string;
+      agentId?: string;
+      sessionKey?: string;
+      thinking?: ThinkingLevel;
+      model?: string;
+      extraSystemPrompt?: string;
+      timeout?: number;
+      attachments?: Array<{ mimeType?: string; content: string }>;
+      deliver?: boolean;
+      channel?: string;
+      to?: string;
+      accountId?: string;
+      queueMode?: string;
+    }, ctx: GatewayMethodContext) => {
+      if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
+      const handle = await runtime.dispatch({
+        agentId: params.agentId,
+        sessionKey: params.sessionKey,
+        message: params.message,
+        images: imagesFrom(params.attachments),
+        thinking: params.thinking,
+        model: params.model,
+        extraSystemPrompt: params.extraSystemPrompt,
+        timeoutMs: params.timeout ? params.timeout * 1000 : undefined,
+        deliver: await channelTarget(api, params),
+        channel: params.deliver ? params.channel : undefined,
+        queueMode: params.queueMode,
+        authorized: true,
+      });
+      ctx.ack?.({ runId: handle.runId, status: 'accepted', acceptedAt: handle.acceptedAt, ...(handle.status !== 'started' ? { disposition: handle.status } : {}) });
+      return runSummary(await handle.done);
+    },
+  });
+
+  method('agent.wait', {
+    scope: 'operator.write',
+    description: 'Wait for a run to end (default 30 s; waiting never stops the run).',
+    params: {
+      type: 'object',
+      required: ['runId'],
+      additionalProperties: false,
+      properties: { runId: KEY, timeoutMs: { type: 'integer', minimum: 0, maximum: 86_400_000 } },
+    },
+    handler: async (params: { runId: string; timeoutMs?: number }) => {
+      const record = runtime.run(params.runId);
+      if (!record) throw invalid(`unknown runId "${params.runId}" (finished runs are remembered for a while, not forever)`);
+      const timeoutMs = params.timeoutMs ?? AGENT_WAIT_DEFAULT_MS;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+      try {
+        const outcome = await Promise.race([record.done, timeout]);
+        if (outcome === 'timeout') return { runId: params.runId, status: 'timeout', ...(record.startedAt ? { startedAt: record.startedAt } : {}) };
+        return runSummary(outcome);
+      } catch (error) {
+        return { runId: params.runId, status: 'error', error: (error as Error).message ?? String(error) };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  });
+
+  method('chat.send', {
+    scope: 'operator.write',
+    sideEffect: true,
+    description: 'Send a chat message; the answer streams as chat events. Returns {runId, status} at once.',
+    params: {
+      type: 'object',
+      required: ['sessionKey', 'message'],
+      additionalProperties: false,
+      properties: {
+        sessionKey: KEY,
+        message: MESSAGE,
+        thinking: THINKING,
+        attachments: ATTACHMENTS,
+        timeoutMs: { type: 'integer', minimum: 1 },
+        queueMode: { type: 'string' },
+      },
+    },
+    handler: async (params: {
+      sessionKey: string;
+      message: string;
+      thinking?: ThinkingLevel;
+      attachments?: Array<{ mimeType?: string; content: string }>;
+      timeoutMs?: number;
+      queueMode?: string;
+    }) => {
+      if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
+      const handle = await runtime.dispatch({
+        sessionKey: params.sessionKey,
+        message: params.message,
+        images: imagesFrom(params.attachments),
+        thinking: params.thinking,
+        timeoutMs: params.timeoutMs,
+        queueMode: params.queueMode,
+        authorized: true,
+      });
+      // Failures surface as chat error events; nobody awaits this promise.
+      handle.done.catch(() => {});
+      return { runId: handle.runId, status: handle.status, acceptedAt: handle.acceptedAt };
+    },
+  });
+
+  method('chat.history', {
+    scope: 'operator.read',
+    params: {
+      type: 'object',
+      required: ['sessionKey'],
+      additionalProperties: false,
+      properties: { sessionKey: KEY, limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT } },
+    },
+    handler: async (params: { sessionKey: string; limit?: number }) => {
+      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
+      const entry = await runtime.store(agentId).get(sessionKey);
+      if (!entry) return { sessionKey, sessionId: null, messages: [] };
+      const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId));
+      const messages = transcript
+        .messages()
+        .filter((message) => !(message.role === 'assistant' && textOf(message.content).trim() === NO_REPLY && !hasToolCall(message.content)));
+      const limit = params.limit ?? HISTORY_DEFAULT_LIMIT;
+      return {
+        sessionKey,
+        sessionId: entry.sessionId,
+        thinkingLevel: entry.thinkingLevel ?? runtime.settings(agentId).thinkingDefault,
+        messages: messages.slice(-limit),
+        hasActiveRun: runtime.isActive(sessionKey),
+      };
+    },
+  });
+
+  method('chat.abort', {
+    scope: 'operator.write',
+    params: { type: 'object', required: ['sessionKey'], additionalProperties: false, properties: { sessionKey: KEY, runId: KEY } },
+    handler: (params: { sessionKey: string; runId?: string }) => {
+      const { sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
+      const before = runtime.activeRunIds();
+      if (params.runId) {
+        const record = runtime.run(params.runId);
+        if (!record || record.sessionKey !== sessionKey) return { ok: true, aborted: false, runIds: [] };
+        const aborted = runtime.abortRun(params.runId, 'aborted');
+        return { ok: true, aborted, runIds: aborted ? [params.runId] : [] };
+      }
+      const count = runtime.stop(sessionKey, 'aborted');
+      return { ok: true, aborted: count > 0, runIds: before.filter((id) => runtime.run(id)?.sessionKey === sessionKey), stopped: count };
+    },
+  });
+
+  method('sessions.list', {
+    scope: 'operator.read',
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { agentId: KEY, activeMinutes: { type: 'number', exclusiveMinimum: 0 }, limit: { type: 'integer', minimum: 1 } },
+    },
+    handler: async (params: { agentId?: string; activeMinutes?: number; limit?: number }) => ({
+      sessions: await listSessions(runtime, params),
+    }),
+  });
+
+  method('sessions.preview', {
+    scope: 'operator.read',
+    params: {
+      type: 'object',
+      required: ['keys'],
+      additionalProperties: false,
+      properties: { keys: { type: 'array', items: KEY, minItems: 1, maxItems: 64 }, limit: { type: 'integer', minimum: 1, maximum: 50 }, maxChars: { type: 'integer', minimum: 16, maximum: 4000 } },
+    },
+    handler: async (params: { keys: string[]; limit?: number; maxChars?: number }) => {
+      const limit = params.limit ?? 6;
+      const maxChars = params.maxChars ?? 240;
+      const previews = await Promise.all(
+        params.keys.map(async (key) => {
+          const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: key });
+          const entry = await runtime.store(agentId).get(sessionKey);
+          if (!entry) return { key, status: 'missing', items: [] };
+          const file = runtime.store(agentId).transcriptPath(entry.sessionId);
+          if (!existsSync(file)) return { key, status: 'empty', items: [] };
+          const items = new Transcript(file)
+            .messages()
+            .filter((message) => message.role !== 'toolResult')
+            .map((message) => ({ role: message.role, text: clip(textOf(message.content), maxChars) }))
+            .filter((item) => item.text && item.text !== NO_REPLY)
+            .slice(-limit);
+          return { key, status: items.length ? 'ok' : 'empty', items };
+        }),
+      );
+      return { ts: Date.now(), previews };
+    },
+  });
+
+  method('sessions.patch', {
+    scope: 'operator.admin',
+    params: {
+      type: 'object',
+      required: ['key'],
+      additionalProperties: false,
+      properties: {
+        key: KEY,
+        label: { type: ['string', 'null'], maxLength: 200 },
+        model: { type: ['string', 'null'] },
+        thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
+        verboseLevel: { enum: ['on', 'off', 'full', null] },
+        reasoningLevel: { enum: ['on', 'off', 'stream', null] },
+        sendPolicy: { enum: ['allow', 'deny', null] },
+        queueMode: { anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }] },
+        queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
+        queueCap: { type: ['integer', 'null'], minimum: 1 },
+        queueDrop: { enum: ['old', 'new', 'summarize', null] },
+      },
+    },
+    handler: async (params: Record<string, unknown> & { key: string }) => {
+      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
+      const patch: SessionPatch = {};
+      const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
+      for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
+        if (field in params) (patch as Record<string, unknown>)[field] = value(field);
+      }
+      if ('model' in params) {
+        const model = value<string>('model');
+        if (model !== undefined) {
+          const { resolveModelInput } = await import('./models.js');
+          const ref = resolveModelInput(model, runtime.settings(agentId), await runtime.models.catalog());
+          if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
+          patch.model = ref;
+        } else patch.model = undefined;
+      }
+      const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
+      const updated = await runtime.store(agentId).upsert(sessionKey, (entry) => {
+        if (queueFields.length === 0) return patch;
+        const queue = { ...entry?.queue };
+        const set = (name: keyof typeof queue, field: string) => {
+          if (!(field in params)) return;
+          if (params[field] === null) delete queue[name];
+          else (queue as Record<string, unknown>)[name] = params[field];
+        };
+        set('mode', 'queueMode');
+        set('debounceMs', 'queueDebounceMs');
+        set('cap', 'queueCap');
+        set('drop', 'queueDrop');
+        return { ...patch, queue: Object.keys(queue).length ? queue : undefined };
+      });
+      runtime.cachedQueueOverride.set(sessionKey, updated.queue);
+      return { ok: true, key: sessionKey, entry: updated };
+    },
+  });
+
+  method('sessions.reset', {
+    scope: 'operator.admin',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, model: { type: 'string', minLength: 1 } } },
+    handler: async (params: { key: string; model?: string }) => {
+      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
+      let model: string | undefined;
+      if (params.model) {
+        const { resolveModelInput } = await import('./models.js');
+        model = resolveModelInput(params.model, runtime.settings(agentId), await runtime.models.catalog());
+        if (!model) throw invalid(`unknown model "${params.model}" (see models.list)`);
+      }
+      const entry = await runtime.resetSession(agentId, sessionKey, model ? { model } : {});
+      return { ok: true, key: sessionKey, entry };
+    },
+  });
+
+  method('sessions.delete', {
+    scope: 'operator.admin',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, deleteTranscript: { type: 'boolean' } } },
+    handler: async (params: { key: string; deleteTranscript?: boolean }) => {
+      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
+      runtime.stop(sessionKey, 'deleted');
+      const store = runtime.store(agentId);
+      const entry = await store.get(sessionKey);
+      const deleted = await store.delete(sessionKey);
+      runtime.cachedQueueOverride.delete(sessionKey);
+      if (entry && params.deleteTranscript !== false) {
+        // Transcripts of this session id (topic threads included) go with it.
+        const dir = store.dir;
+        for (const name of readdirSync(dir)) {
+          if (name === `${entry.sessionId}.jsonl` || (name.startsWith(`${entry.sessionId}-topic-`) && name.endsWith('.jsonl'))) rmSync(join(dir, name), { force: true });
+        }
+      }
+      return { ok: true, key: sessionKey, deleted };
+    },
+  });
+
+  method('sessions.compact', {
+    scope: 'operator.admin',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, instructions: { type: 'string', maxLength: 10_000 } } },
+    handler: async (params: { key: string; instructions?: string }) => {
+      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
+      const outcome = await runtime.compactSession(agentId, sessionKey, params.instructions);
+      return { ok: true, key: sessionKey, ...outcome };
+    },
+  });
+
+  method('models.list', {
+    scope: 'operator.read',
+    params: { type: 'object', additionalProperties: false, properties: { agentId: KEY } },
+    handler: async (params: { agentId?: string }) => {
+      const agentId = params.agentId ?? runtime.defaultAgent();
+      const settings = runtime.settings(agentId);
+      const chain = runtime.models.chain(settings);
+      const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
+      const catalog = await runtime.models.catalog();
+      const refs = new Set(catalog.map((model) => model.ref));
+      return {
+        default: chain[0] ?? null,
+        fallbacks: chain.slice(1),
+        models: [
+          ...catalog.map((model) => ({ ...model, ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}) })),
+          // Configured refs the catalog does not list (a model the provider does not advertise).
+          ...chain.filter((ref) => !refs.has(ref)).map((ref) => ({ ref, provider: ref.split('/')[0], id: ref.slice(ref.indexOf('/') + 1), ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}) })),
+        ],
+      };
+    },
+  });
+}
+
+export async function listSessions(runtime: AgentRuntime, options: { agentId?: string; activeMinutes?: number; limit?: number }) {
+  const agents = options.agentId ? [options.agentId] : knownAgents(runtime);
+  const cutoff = options.activeMinutes ? runtime.now() - options.activeMinutes * 60_000 : undefined;
+  const rows: Array<{ key: string; agentId: string; hasActiveRun: boolean } & SessionEntry> = [];
+  for (const agentId of agents) {
+    for (const { key, entry } of await runtime.store(agentId).list()) {
+      if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
+      rows.push({ key, agentId, ...entry, hasActiveRun: runtime.isActive(key) });
+    }
+  }
+  rows.sort((a, b) => b.updatedAt - a.updatedAt);
+  return options.limit ? rows.slice(0, options.limit) : rows;
+}
+
+/** Agents in config plus any with sessions on disk. */
+export function knownAgents(runtime: AgentRuntime): string[] {
+  const ids = new Set(agentIds(runtime.kernel.config()));
+  const dir = join(runtime.kernel.paths.stateDir, 'agents');
+  try {
+    for (const name of readdirSync(dir)) if (existsSync(join(dir, name, 'sessions'))) ids.add(name);
+  } catch {
+    // No agents directory yet.
+  }
+  return [...ids];
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+}
+
+function hasToolCall(content: unknown): boolean {
+  return Array.isArray(content) && content.some((part: { type?: string }) => part.type === 'toolCall');
+}
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

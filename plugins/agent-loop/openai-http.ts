@@ -1,0 +1,244 @@
+/**
+ * `POST /v1/chat/completions` on the gateway: any OpenAI client can talk to claw. Each
+ * request is one agent turn (tools, memory, hooks, policy all apply), answered in the Chat
+ * Completions shape, streamed as SSE when `stream: true`. The route sits behind gateway
+ * auth (Authorization: Bearer <gateway token>).
+ *
+ * Which agent: `model: "claw:<agentId>"` (or "openclaw:<agentId>", "agent:<agentId>") or the
+ * `x-openclaw-agent-id` header. Which session: the `x-openclaw-session-key` header, else
+ * one per `user` field, else a fresh session per request (earlier messages in the request
+ * are then given to the agent as the conversation so far).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ImagePart } from '../../kernel/index.js';
+import type { AgentRuntime, DispatchInput, RunEvent, RunResult } from './runtime.js';
+import { normalizeAgentId } from './sessions/keys.js';
+
+export const MAX_BODY_BYTES = 20 * 1024 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly type = 'invalid_request_error',
+    readonly param?: string,
+  ) {
+    super(message);
+  }
+}
+
+interface ChatCompletionMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
+  content?: string | Array<{ type: string; text?: string; image_url?: { url: string } | string }> | null;
+  name?: string;
+}
+
+interface ChatCompletionRequest {
+  model?: string;
+  messages: ChatCompletionMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  user?: string;
+}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > limit) {
+      reject(new HttpError(413, `request body is ${declared} bytes; the limit is ${limit}`));
+      req.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new HttpError(413, `request body is over the ${limit}-byte limit`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function parseRequest(body: Buffer): ChatCompletionRequest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new HttpError(400, `body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'body must be a JSON object');
+  const request = parsed as Partial<ChatCompletionRequest>;
+  if (!Array.isArray(request.messages) || request.messages.length === 0) throw new HttpError(400, 'messages must be a non-empty array', 'invalid_request_error', 'messages');
+  request.messages.forEach((message, index) => {
+    if (!message || typeof message !== 'object') throw new HttpError(400, `messages[${index}] must be an object`, 'invalid_request_error', `messages[${index}]`);
+    if (!['system', 'developer', 'user', 'assistant', 'tool', 'function'].includes(message.role)) {
+      throw new HttpError(400, `messages[${index}].role "${String(message.role)}" is not one of system, developer, user, assistant, tool`, 'invalid_request_error', `messages[${index}].role`);
+    }
+    const content = message.content;
+    if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) {
+      throw new HttpError(400, `messages[${index}].content must be a string or an array of parts`, 'invalid_request_error', `messages[${index}].content`);
+    }
+  });
+  if (request.model !== undefined && typeof request.model !== 'string') throw new HttpError(400, 'model must be a string', 'invalid_request_error', 'model');
+  if (request.user !== undefined && typeof request.user !== 'string') throw new HttpError(400, 'user must be a string', 'invalid_request_error', 'user');
+  return request as ChatCompletionRequest;
+}
+
+function textOf(content: ChatCompletionMessage['content']): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (part.type === 'text' || part.type === 'input_text' ? (part.text ?? '') : '')).join('');
+}
+
+function imagesOf(content: ChatCompletionMessage['content']): ImagePart[] {
+  if (!Array.isArray(content)) return [];
+  const images: ImagePart[] = [];
+  for (const part of content) {
+    if (part.type !== 'image_url') continue;
+    const url = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
+    const match = url ? /^data:(image\/[\w.+-]+);base64,(.+)$/s.exec(url) : null;
+    // Remote image URLs are not fetched: the gateway does not reach out on a caller's behalf.
+    if (!match) throw new HttpError(400, 'image_url parts must be data: URLs (image/*;base64)', 'invalid_request_error', 'messages');
+    images.push({ type: 'image', data: match[2]!, mimeType: match[1]! });
+  }
+  return images;
+}
+
+/** `claw`, `claw:<agent>`, `openclaw:<agent>`, `agent:<agent>`; anything else means the default agent. */
+function agentFromModel(model: string | undefined): string | undefined {
+  const match = model ? /^(?:claw|openclaw|agent):(.+)$/i.exec(model.trim()) : null;
+  return match ? match[1] : undefined;
+}
+
+export function createChatCompletionsHandler(runtime: AgentRuntime) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let request: ChatCompletionRequest;
+    try {
+      request = parseRequest(await readBody(req, MAX_BODY_BYTES));
+    } catch (error) {
+      sendError(res, error);
+      return;
+    }
+    try {
+      const header = (name: string) => {
+        const value = req.headers[name];
+        return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
+      };
+      const agentId = normalizeAgentId(header('x-openclaw-agent-id') ?? agentFromModel(request.model) ?? runtime.defaultAgent());
+      const last = request.messages[request.messages.length - 1]!;
+      if (last.role !== 'user') throw new HttpError(400, 'the last message must have role "user"', 'invalid_request_error', 'messages');
+      const system = request.messages.filter((message) => message.role === 'system' || message.role === 'developer').map((message) => textOf(message.content));
+      const explicitKey = header('x-openclaw-session-key');
+      const sessionKey = explicitKey ?? (request.user ? `agent:${agentId}:openai-user:${request.user.toLowerCase().replace(/[^a-z0-9_.@-]/g, '-').slice(0, 64)}` : `agent:${agentId}:openai:${randomUUID()}`);
+      const fresh = !explicitKey && !request.user;
+      const earlier = request.messages.slice(0, -1).filter((message) => message.role === 'user' || message.role === 'assistant');
+      const extra = [...system];
+      if (fresh && earlier.length > 0) {
+        extra.push(`Conversation so far (from the client):\n${earlier.map((message) => `${message.role === 'user' ? 'User' : 'Assistant'}: ${textOf(message.content)}`).join('\n')}`);
+      }
+      const images = imagesOf(last.content);
+      const created = Math.floor(Date.now() / 1000);
+      const model = request.model ?? `claw:${agentId}`;
+
+      const input: DispatchInput = {
+        agentId,
+        sessionKey,
+        message: textOf(last.content),
+        images: images.length ? images : undefined,
+        extraSystemPrompt: extra.length ? extra.join('\n\n') : undefined,
+        channel: 'openai-http',
+        authorized: true,
+      };
+
+      if (!request.stream) {
+        const handle = await runtime.dispatch(input);
+        const result = await handle.done;
+        if (result.status !== 'ok') throw runFailure(result);
+        sendJson(res, 200, {
+          id: `chatcmpl-${result.runId}`,
+          object: 'chat.completion',
+          created,
+          model,
+          choices: [{ index: 0, message: { role: 'assistant', content: result.text }, finish_reason: 'stop' }],
+          usage: usageOf(result),
+        });
+        return;
+      }
+
+      // Streaming: each assistant delta becomes a chunk as it arrives.
+      const id = `chatcmpl-${randomUUID()}`;
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      const chunk = (delta: Record<string, unknown>, finish: string | null, extraFields: Record<string, unknown> = {}) =>
+        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extraFields })}\n\n`);
+      chunk({ role: 'assistant', content: '' }, null);
+      let streamed = '';
+      let runId: string | undefined;
+      res.on('close', () => {
+        if (!res.writableFinished && runId) runtime.abortRun(runId, 'client disconnected');
+      });
+      const handle = await runtime.dispatch({
+        ...input,
+        onEvent: (event: RunEvent) => {
+          if (event.kind !== 'agent' || event.stream !== 'assistant' || typeof event.data.delta !== 'string' || !event.data.delta) return;
+          streamed += event.data.delta;
+          chunk({ content: event.data.delta }, null);
+        },
+      });
+      runId = handle.runId;
+      const result = await handle.done;
+      if (result.status !== 'ok') {
+        const failure = runFailure(result);
+        res.write(`data: ${JSON.stringify({ error: { message: failure.message, type: failure.type } })}\n\n`);
+      } else {
+        // Replies that were not streamed (a command, a message_sending rewrite) still arrive.
+        if (result.text && result.text !== streamed) {
+          const rest = result.text.startsWith(streamed) ? result.text.slice(streamed.length) : streamed ? `\n\n${result.text}` : result.text;
+          if (rest) chunk({ content: rest }, null);
+        }
+        chunk({}, 'stop');
+        if (request.stream_options?.include_usage) {
+          res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(result) })}\n\n`);
+        }
+      }
+      res.end('data: [DONE]\n\n');
+    } catch (error) {
+      sendError(res, error);
+    }
+  };
+}
+
+function usageOf(result: RunResult) {
+  const prompt = result.usage.input + (result.usage.cacheRead ?? 0);
+  return { prompt_tokens: prompt, completion_tokens: result.usage.output, total_tokens: prompt + result.usage.output };
+}
+
+function runFailure(result: RunResult): HttpError {
+  if (result.status === 'timeout') return new HttpError(504, result.error ?? 'the agent run timed out', 'timeout');
+  if (result.status === 'aborted') return new HttpError(499, 'the agent run was aborted', 'aborted');
+  return new HttpError(502, result.error ?? 'the agent run failed', 'agent_error');
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, error: unknown): void {
+  const known = error instanceof HttpError ? error : new HttpError(500, (error as Error)?.message ?? String(error), 'server_error');
+  if (res.headersSent) {
+    if (!res.writableEnded) res.end(`data: ${JSON.stringify({ error: { message: known.message, type: known.type } })}\n\ndata: [DONE]\n\n`);
+    return;
+  }
+  sendJson(res, known.status, { error: { message: known.message, type: known.type, param: known.param ?? null, code: null } });
+}

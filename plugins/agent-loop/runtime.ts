@@ -1,0 +1,849 @@
+/**
+ * The agent runtime: where every inbound message (gateway, channel, CLI, HTTP) enters.
+ * dispatch() fires message_received, handles slash commands, and then either starts a run
+ * (session lane, then the global lane) or — when the session is busy — applies the queue
+ * mode: steer into the live run, queue a follow-up, collect into one follow-up, or
+ * interrupt. After a run, the reply goes out through the one delivery path:
+ * message_sending → before_message_write → send → message_sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ImagePart, KernelServices, Logger, ThinkingLevel, TranscriptMessage } from '../../kernel/index.js';
+import { LaneClearedError } from '../../kernel/index.js';
+import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
+import { applyInlineDirectives, handleCommand, type CommandOutcome, type ReasoningLevel, type VerboseLevel } from './commands.js';
+import { Models } from './models.js';
+import { BlockChunker, parseReply, type ReplyPayload } from './reply.js';
+import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey, sessionTypeOf } from './sessions/keys.js';
+import { isStale, resolveResetPolicy, type SessionResetConfig } from './sessions/reset.js';
+import { SessionStore, type SessionEntry, type SessionPatch } from './sessions/store.js';
+import { Transcript } from './sessions/transcript.js';
+import { agentSettings, defaultAgentId, normalizeQueueMode, queueDefaults, type AgentSettings, type MessagesSection, type QueueSettings } from './settings.js';
+import { skillDirsFor, Turn, type AgentStream, type TurnResult } from './turn.js';
+
+export interface DeliveryTarget {
+  channel: string;
+  to: string;
+  accountId?: string;
+  threadId?: string | number;
+  send(payload: ReplyPayload): Promise<{ messageId?: string } | void>;
+}
+
+export interface DispatchInput {
+  agentId?: string;
+  /** Full session key; default: the agent's main session. */
+  sessionKey?: string;
+  message: string;
+  images?: ImagePart[];
+  channel?: string;
+  from?: string;
+  messageId?: string;
+  threadId?: string | number;
+  accountId?: string;
+  /** May run slash commands (operators and allow-listed senders). */
+  authorized?: boolean;
+  thinking?: ThinkingLevel;
+  model?: string;
+  extraSystemPrompt?: string;
+  timeoutMs?: number;
+  /** Where the final reply goes; without one it only reaches event listeners. */
+  deliver?: DeliveryTarget;
+  /** Override the session's queue mode for this message. */
+  queueMode?: string;
+  onEvent?: (event: RunEvent) => void;
+  /** Start a fresh session for this run (cron, isolated jobs). */
+  freshSession?: boolean;
+  /** Per-message `/verbose` and `/reasoning`; the session's levels otherwise. */
+  verbose?: VerboseLevel;
+  reasoning?: ReasoningLevel;
+}
+
+export type RunEvent =
+  | { kind: 'agent'; runId: string; sessionKey: string; seq: number; stream: AgentStream; ts: number; data: Record<string, unknown> }
+  | { kind: 'chat'; runId: string; sessionKey: string; seq: number; state: 'delta' | 'final' | 'aborted' | 'error'; text: string; deltaText?: string; errorMessage?: string };
+
+export type RunStatus = 'ok' | 'error' | 'timeout' | 'aborted';
+
+export interface RunResult {
+  runId: string;
+  sessionKey: string;
+  sessionId: string;
+  status: RunStatus;
+  text: string;
+  payloads: ReplyPayload[];
+  usage: TurnResult['usage'];
+  provider?: string;
+  model?: string;
+  startedAt: number;
+  endedAt: number;
+  error?: string;
+}
+
+export interface RunHandle {
+  runId: string;
+  acceptedAt: number;
+  /** What happened to the message: a new run, queued behind one, steered into one, a command. */
+  status: 'started' | 'queued' | 'steered' | 'command' | 'dropped' | 'duplicate';
+  done: Promise<RunResult>;
+}
+
+interface ActiveRun {
+  runId: string;
+  controller: AbortController;
+  streaming: boolean;
+  steering: string[];
+  done: Promise<RunResult>;
+}
+
+interface QueuedItem {
+  input: DispatchInput;
+  enqueuedAt: number;
+  settle: { resolve: (result: RunResult) => void; reject: (error: unknown) => void };
+  runId: string;
+}
+
+interface FollowupQueue {
+  items: QueuedItem[];
+  dropped: QueuedItem[];
+  settings: QueueSettings;
+  timer?: NodeJS.Timeout;
+  draining: boolean;
+}
+
+interface RunRecord {
+  runId: string;
+  sessionKey: string;
+  status: 'queued' | 'running' | RunStatus;
+  startedAt?: number;
+  endedAt?: number;
+  error?: string;
+  done: Promise<RunResult>;
+}
+
+const CHAT_DELTA_THROTTLE_MS = 150;
+const MAX_RUN_RECORDS = 500;
+const DEDUPE_WINDOW_MS = 20 * 60_000;
+
+export class AgentRuntime {
+  readonly models: Models;
+  private readonly stores = new Map<string, SessionStore>();
+  private readonly profiles = new Map<string, AuthProfiles>();
+  private readonly active = new Map<string, ActiveRun>();
+  private readonly followups = new Map<string, FollowupQueue>();
+  private readonly runs = new Map<string, RunRecord>();
+  private readonly seen = new Map<string, number>();
+  private seq = 0;
+
+  constructor(
+    readonly kernel: KernelServices,
+    readonly logger: Logger,
+    private readonly sections: () => { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection },
+    readonly bundledSkillsDir: string,
+    readonly now: () => number = Date.now,
+  ) {
+    this.models = new Models(kernel, (agentId) => this.authProfiles(agentId));
+  }
+
+  // ── Per-agent state ──────────────────────────────────────────────────────────
+
+  settings(agentId: string): AgentSettings {
+    return agentSettings(this.kernel.config(), agentId, this.kernel.paths.stateDir, this.kernel.paths.workspaceDir);
+  }
+
+  defaultAgent(): string {
+    return defaultAgentId(this.kernel.config());
+  }
+
+  store(agentId: string): SessionStore {
+    let store = this.stores.get(agentId);
+    if (!store) {
+      store = new SessionStore(join(this.kernel.paths.stateDir, 'agents', agentId, 'sessions'), { now: this.now });
+      this.stores.set(agentId, store);
+    }
+    return store;
+  }
+
+  authProfiles(agentId: string): AuthProfiles {
+    let profiles = this.profiles.get(agentId);
+    if (!profiles) {
+      profiles = new AuthProfiles(authProfilesFile(this.kernel.paths.stateDir, agentId), this.now);
+      this.profiles.set(agentId, profiles);
+    }
+    return profiles;
+  }
+
+  mainKey(agentId: string): string {
+    const mainKey = typeof this.sections().session?.mainKey === 'string' ? (this.sections().session!.mainKey as string) : 'main';
+    return buildAgentMainSessionKey(agentId, mainKey);
+  }
+
+  resolveTarget(input: { agentId?: string; sessionKey?: string }): { agentId: string; sessionKey: string } {
+    if (input.sessionKey) {
+      if (input.sessionKey === 'main') {
+        const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
+        return { agentId, sessionKey: this.mainKey(agentId) };
+      }
+      const parsed = parseSessionKey(input.sessionKey);
+      return { agentId: normalizeAgentId(parsed.agentId ?? input.agentId ?? this.defaultAgent()), sessionKey: input.sessionKey };
+    }
+    const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
+    return { agentId, sessionKey: this.mainKey(agentId) };
+  }
+
+  isActive(sessionKey: string): boolean {
+    return this.active.has(sessionKey);
+  }
+
+  activeRunIds(): string[] {
+    return [...this.active.values()].map((run) => run.runId);
+  }
+
+  run(runId: string): RunRecord | undefined {
+    return this.runs.get(runId);
+  }
+
+  // ── Entry point ──────────────────────────────────────────────────────────────
+
+  async dispatch(input: DispatchInput): Promise<RunHandle> {
+    const { agentId, sessionKey } = this.resolveTarget(input);
+    const acceptedAt = this.now();
+    const runId = randomUUID();
+    const full: DispatchInput = { ...input, agentId, sessionKey };
+    const hooks = this.kernel.hooks;
+
+    // Channels redeliver on reconnect; the same message id within the window runs once.
+    if (input.messageId) {
+      const key = `${input.channel ?? 'gateway'}:${input.accountId ?? ''}:${input.messageId}`;
+      this.pruneSeen();
+      if (this.seen.has(key)) return { runId, acceptedAt, status: 'duplicate', done: Promise.resolve(this.emptyResult(runId, sessionKey, 'ok')) };
+      this.seen.set(key, acceptedAt);
+    }
+
+    await hooks.ready('message_received');
+    void hooks.runVoid(
+      'message_received',
+      { channel: input.channel ?? 'gateway', accountId: input.accountId, from: input.from ?? 'operator', content: input.message, messageId: input.messageId, timestamp: acceptedAt },
+      { agentId, sessionKey, channel: input.channel },
+    );
+
+    // Commands (for authorized senders) and directives are handled before any model sees them.
+    if (input.authorized !== false) {
+      const outcome = await handleCommand(this, full);
+      if (outcome) return this.afterCommand(outcome, full, runId, acceptedAt);
+      return this.submit(await applyInlineDirectives(this, full), runId, acceptedAt);
+    }
+    return this.submit(full, runId, acceptedAt);
+  }
+
+  private async afterCommand(outcome: CommandOutcome, input: DispatchInput, runId: string, acceptedAt: number): Promise<RunHandle> {
+    const sessionKey = input.sessionKey!;
+    const result: RunResult = { ...this.emptyResult(runId, sessionKey, 'ok'), text: outcome.reply ?? '' };
+    if (outcome.reply) {
+      const replyRunId = outcome.continueWith ? randomUUID() : runId;
+      result.payloads = [parseReply(outcome.reply)];
+      this.chatEvent(input, replyRunId, sessionKey, 'final', outcome.reply);
+      if (input.deliver) await this.deliver(input, replyRunId, sessionKey, { text: outcome.reply, media: [], silent: false });
+    }
+    if (outcome.continueWith) {
+      const next = await applyInlineDirectives(this, { ...input, ...outcome.continueWith });
+      return this.submit(next, runId, acceptedAt);
+    }
+    return { runId, acceptedAt, status: 'command', done: Promise.resolve(result) };
+  }
+
+  /** The `session` config section (reset policy, triggers, main key). */
+  sessionSection(): (SessionResetConfig & Record<string, unknown>) | undefined {
+    return this.sections().session;
+  }
+
+  /** A run is active or messages are queued for the session. */
+  hasWork(sessionKey: string): boolean {
+    const queue = this.followups.get(sessionKey);
+    return this.active.has(sessionKey) || (queue !== undefined && queue.items.length > 0);
+  }
+
+  /** `/new`, `/reset`, `sessions.reset`: stop what runs, then a new session id under the same key. */
+  async resetSession(agentId: string, sessionKey: string, patch: SessionPatch = {}): Promise<SessionEntry> {
+    this.stop(sessionKey, 'reset');
+    const resolved = await this.store(agentId).resolve(sessionKey, { reset: true, patch });
+    this.cachedQueueOverride.set(sessionKey, resolved.entry.queue);
+    await this.sessionBoundary(agentId, sessionKey, resolved.entry, resolved.previous);
+    return resolved.entry;
+  }
+
+  /** `/compact` and `sessions.compact`: in the session lane, so it never races a run. */
+  async compactSession(
+    agentId: string,
+    sessionKey: string,
+    instructions?: string,
+  ): Promise<{ compacted: boolean; reason?: string; summarized?: number; compactions?: number; summary?: string }> {
+    return this.kernel.lanes.runInSession(sessionKey, async () => {
+      const store = this.store(agentId);
+      const session = await store.get(sessionKey);
+      if (!session) return { compacted: false, reason: 'no session yet' };
+      const controller = new AbortController();
+      let summarized = 0;
+      const turn = this.turnFor({ agentId, sessionKey } as DispatchInput, session, randomUUID(), controller, undefined, (stream, data) => {
+        if (stream === 'compaction' && data.phase === 'end') summarized = Number(data.summarized ?? 0);
+      });
+      const outcome = await turn.compactNow({ instructions });
+      if (!outcome.compacted) return { compacted: false, reason: 'too little history' };
+      const entry = await store.get(sessionKey);
+      return { compacted: true, summarized, compactions: entry?.compactionCount, summary: outcome.summary };
+    });
+  }
+
+  private turnFor(
+    input: DispatchInput,
+    session: SessionEntry,
+    runId: string,
+    controller: AbortController,
+    active: ActiveRun | undefined,
+    emit: (stream: AgentStream, data: Record<string, unknown>) => void,
+  ): Turn {
+    const agentId = input.agentId!;
+    const sessionKey = input.sessionKey!;
+    const settings = this.settings(agentId);
+    const store = this.store(agentId);
+    return new Turn({
+      kernel: this.kernel,
+      models: this.models,
+      store,
+      transcript: new Transcript(store.transcriptPath(session.sessionId, input.threadId)),
+      settings,
+      runId,
+      sessionKey,
+      session,
+      mainSession: sessionKey === this.mainKey(agentId),
+      channel: input.channel,
+      signal: controller.signal,
+      takeSteering: () => active?.steering.splice(0) ?? [],
+      setStreaming: (streaming) => {
+        if (active) active.streaming = streaming;
+      },
+      emit,
+      skillDirs: skillDirsFor(settings.workspaceDir, this.kernel.paths.stateDir, this.bundledSkillsDir),
+    });
+  }
+
+  /** Start a run, or apply the queue mode when the session is busy. */
+  private submit(input: DispatchInput, runId: string, acceptedAt: number): RunHandle {
+    const sessionKey = input.sessionKey!;
+    const active = this.active.get(sessionKey);
+    const queue = this.followups.get(sessionKey);
+    const busy = active !== undefined || (queue !== undefined && (queue.items.length > 0 || queue.draining));
+    if (!busy) return { runId, acceptedAt, status: 'started', done: this.startRun(input, runId) };
+
+    const settings = this.queueSettings(input);
+    if (settings.mode === 'interrupt' && active) {
+      active.controller.abort('interrupted');
+      return { runId, acceptedAt, status: 'started', done: this.startRun(input, runId) };
+    }
+    const steer = settings.mode === 'steer' || settings.mode === 'steer-backlog';
+    if (steer && active?.streaming) {
+      active.steering.push(input.message);
+      this.emitAgent(input, active.runId, sessionKey, 'lifecycle', { phase: 'steer-queued' });
+      if (settings.mode === 'steer') return { runId: active.runId, acceptedAt, status: 'steered', done: active.done };
+    }
+    return this.enqueueFollowup(input, runId, acceptedAt, settings);
+  }
+
+  queueSettings(input: DispatchInput, entry?: SessionEntry): QueueSettings {
+    const base = queueDefaults(this.sections().messages, input.channel);
+    const override = entry?.queue ?? this.cachedQueueOverride.get(input.sessionKey ?? '');
+    const mode = normalizeQueueMode(input.queueMode) ?? normalizeQueueMode(override?.mode) ?? base.mode;
+    return {
+      mode,
+      debounceMs: override?.debounceMs ?? base.debounceMs,
+      cap: override?.cap ?? base.cap,
+      drop: override?.drop ?? base.drop,
+    };
+  }
+
+  /** Session queue overrides, mirrored from the store so queue decisions stay synchronous. */
+  readonly cachedQueueOverride = new Map<string, SessionEntry['queue']>();
+
+  private enqueueFollowup(input: DispatchInput, runId: string, acceptedAt: number, settings: QueueSettings): RunHandle {
+    const sessionKey = input.sessionKey!;
+    let queue = this.followups.get(sessionKey);
+    if (!queue) {
+      queue = { items: [], dropped: [], settings, draining: false };
+      this.followups.set(sessionKey, queue);
+    }
+    queue.settings = settings;
+    let settle!: QueuedItem['settle'];
+    const done = new Promise<RunResult>((resolve, reject) => (settle = { resolve, reject }));
+    const item: QueuedItem = { input, enqueuedAt: acceptedAt, settle, runId };
+    if (queue.items.length >= settings.cap) {
+      if (settings.drop === 'new') {
+        settle.resolve({ ...this.emptyResult(runId, sessionKey, 'error'), error: `queue full (${settings.cap} messages); message dropped` });
+        return { runId, acceptedAt, status: 'dropped', done };
+      }
+      const oldest = queue.items.shift()!;
+      if (settings.drop === 'summarize') queue.dropped.push(oldest);
+      oldest.settle.resolve({ ...this.emptyResult(oldest.runId, sessionKey, 'error'), error: 'dropped from a full queue' });
+    }
+    queue.items.push(item);
+    this.recordRun(runId, sessionKey, 'queued', done);
+    this.scheduleDrain(sessionKey);
+    return { runId, acceptedAt, status: 'queued', done };
+  }
+
+  /** After the session goes quiet for debounceMs, run what was queued. */
+  private scheduleDrain(sessionKey: string): void {
+    const queue = this.followups.get(sessionKey);
+    if (!queue || queue.draining) return;
+    clearTimeout(queue.timer);
+    if (this.active.has(sessionKey)) return; // The run's end schedules the drain again.
+    queue.timer = setTimeout(() => void this.drain(sessionKey), queue.settings.debounceMs);
+  }
+
+  private async drain(sessionKey: string): Promise<void> {
+    const queue = this.followups.get(sessionKey);
+    if (!queue || queue.draining || this.active.has(sessionKey)) return;
+    queue.draining = true;
+    try {
+      while (queue.items.length > 0 || queue.dropped.length > 0) {
+        if (queue.settings.mode === 'collect') {
+          // One follow-up per route (channel + thread), so replies still go to the right place.
+          const routeOf = (item: QueuedItem) => `${item.input.channel ?? ''}\u0000${item.input.threadId ?? ''}\u0000${item.input.deliver?.to ?? ''}`;
+          const first = queue.items[0];
+          const route = first ? routeOf(first) : undefined;
+          const batch = route === undefined ? [] : queue.items.filter((item) => routeOf(item) === route);
+          queue.items = queue.items.filter((item) => !batch.includes(item));
+          const dropped = queue.dropped.splice(0);
+          const prompt = collectPrompt(batch.map((item) => item.input.message), dropped.map((item) => item.input.message));
+          const base = batch[batch.length - 1]?.input ?? dropped[dropped.length - 1]!.input;
+          const runId = batch[batch.length - 1]?.runId ?? randomUUID();
+          const result = await this.startRun({ ...base, message: prompt, images: batch.flatMap((item) => item.input.images ?? []) }, runId).catch((error: unknown) => ({
+            ...this.emptyResult(runId, sessionKey, 'error'),
+            error: String(error),
+          }));
+          for (const item of batch) item.settle.resolve({ ...result, runId: item.runId });
+        } else {
+          const item = queue.items.shift();
+          const dropped = queue.dropped.splice(0);
+          if (!item) {
+            await this.startRun({ ...dropped[dropped.length - 1]!.input, message: collectPrompt([], dropped.map((d) => d.input.message)) }, randomUUID());
+            continue;
+          }
+          const message = dropped.length ? `${collectPrompt([], dropped.map((d) => d.input.message))}\n\n${item.input.message}` : item.input.message;
+          const result = await this.startRun({ ...item.input, message }, item.runId).catch((error: unknown) => ({
+            ...this.emptyResult(item.runId, sessionKey, 'error'),
+            error: String(error),
+          }));
+          item.settle.resolve(result);
+        }
+      }
+    } finally {
+      queue.draining = false;
+      if (queue.items.length === 0) this.followups.delete(sessionKey);
+    }
+  }
+
+  /** Kernel stopping: abort every run and drop every queue. */
+  shutdown(): void {
+    for (const key of new Set([...this.active.keys(), ...this.followups.keys()])) this.stop(key, 'shutdown');
+  }
+
+  /** Abort one run (active or queued) without touching the rest of its session's queue. */
+  abortRun(runId: string, reason = 'aborted'): boolean {
+    const record = this.runs.get(runId);
+    if (!record) return false;
+    const active = this.active.get(record.sessionKey);
+    if (active?.runId === runId) {
+      active.controller.abort(reason);
+      return true;
+    }
+    const queue = this.followups.get(record.sessionKey);
+    const index = queue?.items.findIndex((item) => item.runId === runId) ?? -1;
+    if (queue && index >= 0) {
+      const [item] = queue.items.splice(index, 1);
+      item!.settle.resolve({ ...this.emptyResult(runId, record.sessionKey, 'aborted') });
+      return true;
+    }
+    return false;
+  }
+
+  /** Abort the session's run and drop what is queued. Returns how many were stopped. */
+  stop(sessionKey: string, reason = 'stopped'): number {
+    let count = 0;
+    const active = this.active.get(sessionKey);
+    if (active) {
+      active.controller.abort(reason);
+      count++;
+    }
+    const queue = this.followups.get(sessionKey);
+    if (queue) {
+      clearTimeout(queue.timer);
+      for (const item of queue.items.splice(0)) {
+        item.settle.resolve({ ...this.emptyResult(item.runId, sessionKey, 'aborted') });
+        count++;
+      }
+      queue.dropped = [];
+      if (!queue.draining) this.followups.delete(sessionKey);
+    }
+    this.kernel.lanes.clear(`session:${sessionKey}`);
+    return count;
+  }
+
+  // ── Running ──────────────────────────────────────────────────────────────────
+
+  private startRun(input: DispatchInput, runId: string): Promise<RunResult> {
+    const sessionKey = input.sessionKey!;
+    const done = this.kernel.lanes
+      .runInSession(sessionKey, () => this.execute(input, runId))
+      .catch((error: unknown) => {
+        if (error instanceof LaneClearedError) return { ...this.emptyResult(runId, sessionKey, 'aborted') };
+        throw error;
+      });
+    this.recordRun(runId, sessionKey, 'queued', done);
+    return done;
+  }
+
+  private recordRun(runId: string, sessionKey: string, status: RunRecord['status'], done: Promise<RunResult>): void {
+    this.runs.set(runId, { runId, sessionKey, status, done });
+    while (this.runs.size > MAX_RUN_RECORDS) this.runs.delete(this.runs.keys().next().value as string);
+    done.then(
+      (result) => Object.assign(this.runs.get(runId) ?? {}, { status: result.status, endedAt: result.endedAt, startedAt: result.startedAt, error: result.error }),
+      (error: unknown) => Object.assign(this.runs.get(runId) ?? {}, { status: 'error', endedAt: this.now(), error: String(error) }),
+    );
+  }
+
+  private async execute(input: DispatchInput, runId: string): Promise<RunResult> {
+    const agentId = input.agentId!;
+    const sessionKey = input.sessionKey!;
+    const settings = this.settings(agentId);
+    const startedAt = this.now();
+    const controller = new AbortController();
+    let resolveDone!: (result: RunResult) => void;
+    const donePromise = new Promise<RunResult>((resolve) => (resolveDone = resolve));
+    const active: ActiveRun = { runId, controller, streaming: false, steering: [], done: donePromise };
+    this.active.set(sessionKey, active);
+    const record = this.runs.get(runId);
+    if (record) Object.assign(record, { status: 'running', startedAt });
+    const timeoutMs = input.timeoutMs ?? settings.timeoutSeconds * 1000;
+    const timer = setTimeout(() => controller.abort('timeout'), timeoutMs);
+    timer.unref();
+    const chat = new ChatStream(this, input, runId, sessionKey);
+    this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'start', startedAt });
+    let result: RunResult;
+    try {
+      const session = await this.resolveSession(agentId, sessionKey, input);
+      const store = this.store(agentId);
+      ensureDir(settings.workspaceDir, this.logger);
+      const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
+      const blocks = settings.blockStreaming.enabled && input.deliver ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
+      const turn = this.turnFor(input, session, runId, controller, active, (stream, data) => {
+        this.emitAgent(input, runId, sessionKey, stream, data);
+        if (stream === 'assistant') {
+          chat.onAssistant(data);
+          blocks?.onAssistant(data);
+        }
+        // Verbose: each tool call is announced to the sender as it starts.
+        if (verbose !== 'off' && stream === 'tool' && data.phase === 'start' && input.deliver) {
+          void this.deliver(input, runId, sessionKey, { text: toolAnnouncement(data, verbose), media: [], silent: false });
+        }
+      });
+      const turnResult = await turn.run({
+        message: input.message,
+        images: input.images,
+        thinking: input.thinking,
+        model: input.model,
+        extraSystemPrompt: input.extraSystemPrompt,
+      });
+      const reason = controller.signal.reason;
+      const status: RunStatus =
+        turnResult.status === 'aborted' ? (reason === 'timeout' ? 'timeout' : 'aborted') : turnResult.status;
+      await this.kernel.hooks.ready('agent_end');
+      void this.kernel.hooks.runVoid(
+        'agent_end',
+        {
+          messages: turnResult.messages as unknown as TranscriptMessage[],
+          success: status === 'ok',
+          ...(turnResult.error ? { error: turnResult.error } : {}),
+          durationMs: this.now() - startedAt,
+        },
+        { agentId, sessionKey, sessionId: session.sessionId, runId, channel: input.channel },
+      );
+      const payloads: ReplyPayload[] = [];
+      const reasoning = input.reasoning ?? (session.reasoningLevel as ReasoningLevel | undefined) ?? 'off';
+      if (status === 'ok' && reasoning !== 'off' && input.deliver) {
+        // Reasoning on: the model's thinking goes out as its own message, before the answer.
+        const thought = turnResult.messages
+          .flatMap((message) => (message.role === 'assistant' && Array.isArray(message.content) ? message.content : []))
+          .flatMap((part) => (part.type === 'thinking' && part.thinking.trim() ? [part.thinking.trim()] : []))
+          .join('\n\n');
+        if (thought) await this.deliver(input, runId, sessionKey, { text: `Reasoning:\n${thought}`, media: [], silent: false });
+      }
+      if (blocks) {
+        // Block streaming delivered the answer as it was written.
+        await blocks.finish();
+        payloads.push(...blocks.sent);
+      } else if (status === 'ok') {
+        const reply = parseReply(turnResult.text);
+        if (reply.silent && !reply.text) {
+          this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
+        } else if (reply.text || reply.media.length) {
+          const delivered = await this.deliver(input, runId, sessionKey, reply);
+          if (delivered) payloads.push(delivered);
+        } else if (turnResult.toolError && input.deliver) {
+          // Nothing to say but a tool failed: tell the user rather than going quiet.
+          const fallback = await this.deliver(input, runId, sessionKey, { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false });
+          if (fallback) payloads.push(fallback);
+        }
+      }
+      await store.upsert(sessionKey, (entry) => ({
+        updatedAt: this.now(),
+        inputTokens: turnResult.usage.input,
+        outputTokens: turnResult.usage.output,
+        totalTokens: turnResult.usage.input + turnResult.usage.output,
+        contextTokens: entry?.contextTokens || 0,
+        abortedLastRun: status !== 'ok',
+        systemSent: true,
+        ...(turnResult.model ? { lastModel: `${turnResult.provider}/${turnResult.model}` } : {}),
+        ...(turnResult.cacheTouchedAt ? { lastCacheTouchAt: turnResult.cacheTouchedAt } : {}),
+        ...(turnResult.promptReport ? { systemPromptReport: turnResult.promptReport as unknown as Record<string, unknown> } : {}),
+        ...(input.channel ? { lastChannel: input.channel } : {}),
+        ...(input.deliver ? { lastTo: input.deliver.to, lastAccountId: input.deliver.accountId } : {}),
+      }));
+      result = {
+        runId,
+        sessionKey,
+        sessionId: session.sessionId,
+        status,
+        text: payloads.map((payload) => payload.text).join('\n\n'),
+        payloads,
+        usage: turnResult.usage,
+        provider: turnResult.provider,
+        model: turnResult.model,
+        startedAt,
+        endedAt: this.now(),
+        ...(turnResult.error ? { error: turnResult.error } : status === 'timeout' ? { error: `the run timed out after ${Math.round(timeoutMs / 1000)} s` } : {}),
+      };
+    } catch (error) {
+      this.logger.error(`run ${runId} failed: ${(error as Error).stack ?? String(error)}`);
+      result = { ...this.emptyResult(runId, sessionKey, 'error'), startedAt, error: (error as Error).message ?? String(error) };
+    } finally {
+      clearTimeout(timer);
+      this.active.delete(sessionKey);
+    }
+    chat.finish(result);
+    this.emitAgent(input, runId, sessionKey, 'lifecycle', {
+      phase: result.status === 'ok' ? 'end' : 'error',
+      status: result.status,
+      ...(result.error ? { error: result.error } : {}),
+      endedAt: result.endedAt,
+    });
+    resolveDone(result);
+    this.scheduleDrain(sessionKey);
+    return result;
+  }
+
+  /** The session entry for this run, starting a new session when the reset policy says so. */
+  async resolveSession(agentId: string, sessionKey: string, input: Pick<DispatchInput, 'channel' | 'freshSession' | 'from' | 'threadId' | 'accountId'>): Promise<SessionEntry> {
+    const store = this.store(agentId);
+    const policy = resolveResetPolicy(this.sections().session, { type: sessionTypeOf(sessionKey), channel: input.channel });
+    const resolved = await store.resolve(sessionKey, {
+      reset: input.freshSession ? true : (entry) => isStale(entry.updatedAt, policy, new Date(this.now())),
+      // The run's end writes updatedAt; touching it here too would cost a store write per turn.
+      touch: false,
+      ...(input.channel ? { patch: { channel: input.channel, origin: { provider: input.channel, from: input.from, accountId: input.accountId, threadId: input.threadId } } } : {}),
+    });
+    this.cachedQueueOverride.set(sessionKey, resolved.entry.queue);
+    if (resolved.isNew) await this.sessionBoundary(agentId, sessionKey, resolved.entry, resolved.previous);
+    return resolved.entry;
+  }
+
+  async sessionBoundary(agentId: string, sessionKey: string, entry: SessionEntry, previous?: SessionEntry): Promise<void> {
+    const hooks = this.kernel.hooks;
+    if (previous) {
+      const count = new Transcript(this.store(agentId).transcriptPath(previous.sessionId)).messages().length;
+      await hooks.ready('session_end');
+      void hooks.runVoid('session_end', { sessionId: previous.sessionId, sessionKey, messageCount: count }, { agentId, sessionKey });
+    }
+    await hooks.ready('session_start');
+    void hooks.runVoid('session_start', { sessionId: entry.sessionId, sessionKey, ...(previous ? { resumedFrom: previous.sessionId } : {}) }, { agentId, sessionKey });
+  }
+
+  /** The one outbound path: message_sending → before_message_write → send → message_sent. */
+  async deliver(input: DispatchInput, runId: string, sessionKey: string, reply: ReplyPayload): Promise<ReplyPayload | undefined> {
+    const hooks = this.kernel.hooks;
+    const channel = input.deliver?.channel ?? input.channel ?? 'gateway';
+    const to = input.deliver?.to ?? sessionKey;
+    const ctx = { agentId: input.agentId, sessionKey, runId, channel };
+    const sending = await hooks.runModifying('message_sending', { channel, to, content: reply.text, metadata: { replyTo: reply.replyTo, media: reply.media } }, ctx);
+    if (sending.cancel) {
+      this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-cancelled' });
+      return undefined;
+    }
+    const payload: ReplyPayload = { ...reply, text: sending.content ?? reply.text };
+    const record = hooks.runSync('before_message_write', { message: { role: 'assistant', content: payload.text, delivery: { channel, to } } as TranscriptMessage }, ctx);
+    let error: string | undefined;
+    try {
+      if (input.deliver) await input.deliver.send(payload);
+    } catch (sendError) {
+      error = (sendError as Error).message ?? String(sendError);
+      this.logger.error(`delivery to ${channel}:${to} failed: ${error}`);
+    }
+    await hooks.ready('message_sent');
+    void hooks.runVoid('message_sent', { channel, to, content: payload.text, success: error === undefined, ...(error ? { error } : {}) }, ctx);
+    if (record.block) return payload;
+    return error ? undefined : payload;
+  }
+
+  // ── Events ───────────────────────────────────────────────────────────────────
+
+  emitAgent(input: DispatchInput, runId: string, sessionKey: string, stream: AgentStream, data: Record<string, unknown>): void {
+    const event = { runId, sessionKey, seq: ++this.seq, stream, ts: this.now(), data };
+    input.onEvent?.({ kind: 'agent', ...event });
+    this.kernel.protocol.emit('agent', event, { droppable: stream === 'assistant' });
+  }
+
+  chatEvent(input: DispatchInput, runId: string, sessionKey: string, state: 'delta' | 'final' | 'aborted' | 'error', text: string, extra: { deltaText?: string; errorMessage?: string } = {}): void {
+    const seq = ++this.seq;
+    input.onEvent?.({ kind: 'chat', runId, sessionKey, seq, state, text, ...extra });
+    this.kernel.protocol.emit(
+      'chat',
+      {
+        runId,
+        sessionKey,
+        seq,
+        state,
+        message: { role: 'assistant', content: [{ type: 'text', text }], timestamp: this.now() },
+        ...(extra.deltaText !== undefined ? { deltaText: extra.deltaText } : {}),
+        ...(extra.errorMessage ? { errorMessage: extra.errorMessage } : {}),
+      },
+      { droppable: state === 'delta' },
+    );
+  }
+
+  emptyResult(runId: string, sessionKey: string, status: RunStatus): RunResult {
+    const now = this.now();
+    return { runId, sessionKey, sessionId: '', status, text: '', payloads: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, startedAt: now, endedAt: now };
+  }
+
+  private pruneSeen(): void {
+    const cutoff = this.now() - DEDUPE_WINDOW_MS;
+    for (const [key, at] of this.seen) {
+      if (at >= cutoff) break;
+      this.seen.delete(key);
+    }
+  }
+}
+
+/** Chat events for UIs: deltas coalesced to one per 150 ms, then final / aborted / error. */
+class ChatStream {
+  private text = '';
+  private pending = '';
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly runtime: AgentRuntime,
+    private readonly input: DispatchInput,
+    private readonly runId: string,
+    private readonly sessionKey: string,
+  ) {}
+
+  onAssistant(data: Record<string, unknown>): void {
+    if (data.reset) {
+      this.text = '';
+      this.pending = '';
+      return;
+    }
+    if (typeof data.delta !== 'string') return;
+    this.text += data.delta;
+    this.pending += data.delta;
+    this.timer ??= setTimeout(() => this.flush(), CHAT_DELTA_THROTTLE_MS);
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    if (!this.pending) return;
+    const deltaText = this.pending;
+    this.pending = '';
+    this.runtime.chatEvent(this.input, this.runId, this.sessionKey, 'delta', this.text, { deltaText });
+  }
+
+  finish(result: RunResult): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (result.status === 'ok') this.runtime.chatEvent(this.input, this.runId, this.sessionKey, 'final', result.text);
+    else if (result.status === 'aborted') this.runtime.chatEvent(this.input, this.runId, this.sessionKey, 'aborted', this.text);
+    else this.runtime.chatEvent(this.input, this.runId, this.sessionKey, 'error', this.text, { errorMessage: result.error ?? result.status });
+  }
+}
+
+/**
+ * Block streaming (`agents.defaults.blockStreamingDefault: "on"`): a long answer goes out
+ * in blocks of 800–1200 characters while it is written, each through the one delivery
+ * path. What is buffered is sent when a model message ends; a failed attempt's unsent text
+ * is dropped.
+ */
+class BlockDelivery {
+  private chunker: BlockChunker;
+  private chain: Promise<void> = Promise.resolve();
+  readonly sent: ReplyPayload[] = [];
+
+  constructor(
+    private readonly runtime: AgentRuntime,
+    private readonly input: DispatchInput,
+    private readonly runId: string,
+    private readonly sessionKey: string,
+    private readonly limits: { minChars: number; maxChars: number },
+  ) {
+    this.chunker = new BlockChunker(limits.minChars, limits.maxChars);
+  }
+
+  onAssistant(data: Record<string, unknown>): void {
+    if (data.reset) {
+      this.chunker = new BlockChunker(this.limits.minChars, this.limits.maxChars);
+      return;
+    }
+    if (typeof data.delta === 'string') this.enqueue(this.chunker.push(data.delta));
+    if (data.messageEnd) this.enqueue(this.chunker.flush());
+  }
+
+  private enqueue(blocks: string[]): void {
+    for (const block of blocks) {
+      const reply = parseReply(block);
+      if (reply.silent || (!reply.text && reply.media.length === 0)) continue;
+      this.chain = this.chain.then(async () => {
+        const payload = await this.runtime.deliver(this.input, this.runId, this.sessionKey, reply);
+        if (payload) this.sent.push(payload);
+      });
+    }
+  }
+
+  async finish(): Promise<void> {
+    this.enqueue(this.chunker.flush());
+    await this.chain;
+  }
+}
+
+/** The prompt for messages that queued while the agent was busy. */
+export function collectPrompt(messages: readonly string[], dropped: readonly string[]): string {
+  const parts = ['[Queued messages while agent was busy]'];
+  if (dropped.length > 0) {
+    parts.push(`[${dropped.length} earlier message${dropped.length === 1 ? ' was' : 's were'} dropped from a full queue:]\n${dropped.map((text) => `• ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n')}`);
+  }
+  messages.forEach((text, index) => parts.push(`---\nQueued #${index + 1}\n${text}`));
+  return parts.join('\n\n');
+}
+
+/** The workspace is the tools' working directory: make sure it exists (a read-only one is fine). */
+function ensureDir(dir: string, logger: Logger): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    logger.warn(`workspace ${dir} cannot be created: ${(error as Error).message}`);
+  }
+}
+
+/** What `/verbose on` shows for a tool call: its name and a short form of its arguments. */
+function toolAnnouncement(data: Record<string, unknown>, verbose: VerboseLevel): string {
+  const args = JSON.stringify(data.args ?? {});
+  const limit = verbose === 'full' ? 2000 : 120;
+  return `🛠️ ${String(data.name)} ${args.length > limit ? `${args.slice(0, limit)}…` : args}`;
+}

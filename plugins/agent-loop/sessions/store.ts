@@ -1,0 +1,450 @@
+/**
+ * The per-agent session store: `<stateDir>/agents/<agentId>/sessions/sessions.json`, a map
+ * of session key → SessionEntry. The gateway is its only writer, so an in-process lock
+ * per file is enough to keep concurrent updates from overwriting each other; each write
+ * replaces the file atomically, so a crash leaves the previous store or the new one.
+ *
+ * The file is re-read (when it changed on disk) inside every update rather than trusted
+ * from memory: deleting a key by hand is a supported way to reset a session, and an
+ * in-memory copy would write the deleted entry straight back.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { expandHome, parseJson5, resolveStateDir, writeJsonAtomic, type Env } from '../../../kernel/index.js';
+import { normalizeAgentId } from './keys.js';
+
+export const STORE_FILE = 'sessions.json';
+
+export type QueueMode = 'steer' | 'followup' | 'collect' | 'steer-backlog' | 'interrupt' | 'queue';
+
+/** Per-session `/queue` override. */
+export interface SessionQueueOverride {
+  mode?: QueueMode;
+  debounceMs?: number;
+  cap?: number;
+  drop?: 'old' | 'new' | 'summarize';
+}
+
+/** Where a session's conversation came from (best-effort, from the inbound envelope). */
+export interface SessionOrigin {
+  label?: string;
+  /** Normalized channel id. */
+  provider?: string;
+  from?: string;
+  to?: string;
+  accountId?: string;
+  threadId?: string | number;
+}
+
+export interface DeliveryContext {
+  channel?: string;
+  to?: string;
+  accountId?: string;
+  threadId?: string | number;
+}
+
+export interface SessionEntry {
+  /** Names the transcript file; replaced on reset, while the key stays. */
+  sessionId: string;
+  /** ms since the epoch. */
+  createdAt: number;
+  /** ms since the epoch; reset policy measures staleness from here. */
+  updatedAt: number;
+
+  /** Model override for this session (`/model`, `/new <model>`). */
+  model?: string;
+  provider?: string;
+  /** Last Anthropic call (prompt cache refresh), for cache-ttl pruning. */
+  lastCacheTouchAt?: number;
+  /** The model that answered the last run (`provider/model`). */
+  lastModel?: string;
+  /** `/model …@<profileId>`: the auth profile tried first in this session. */
+  authProfileOverride?: string;
+  thinkingLevel?: string;
+  verboseLevel?: string;
+  reasoningLevel?: string;
+  elevatedLevel?: string;
+  queue?: SessionQueueOverride;
+
+  /** Usage reported by the last run. */
+  inputTokens: number;
+  outputTokens: number;
+  /** Tokens the current context occupies. */
+  totalTokens: number;
+  /** Context window `totalTokens` is measured against (0 while unknown). */
+  contextTokens: number;
+  compactionCount: number;
+  /** `compactionCount` at the last pre-compaction memory flush, so one runs once per cycle. */
+  memoryFlushCompactionCount?: number;
+  memoryFlushAt?: number;
+  abortedLastRun?: boolean;
+  /** The system prompt was already sent in this session. */
+  systemSent?: boolean;
+  /** Opaque: what went into the last system prompt (for `/context`). */
+  systemPromptReport?: Record<string, unknown>;
+
+  // UI labelling.
+  label?: string;
+  displayName?: string;
+  channel?: string;
+  chatType?: 'direct' | 'group' | 'channel';
+  subject?: string;
+  room?: string;
+  space?: string;
+  origin?: SessionOrigin;
+
+  // Where replies go when a run is not triggered by an inbound message.
+  lastChannel?: string;
+  lastTo?: string;
+  lastAccountId?: string;
+  lastThreadId?: string | number;
+  deliveryContext?: DeliveryContext;
+
+  /** `/send on|off` override; absent means the config rules apply. */
+  sendPolicy?: 'allow' | 'deny';
+  /** Key of the session that spawned this one (sub-agents). */
+  spawnedBy?: string;
+}
+
+/**
+ * A change to an entry. Fields are replaced, not merged; a field set to `undefined` is
+ * removed (JSON has no undefined, and removal is how overrides like `sendPolicy` clear).
+ */
+export type SessionPatch = { [K in keyof SessionEntry]?: SessionEntry[K] | undefined };
+
+/**
+ * Returns the patch to apply, or undefined to leave the store untouched (which is an
+ * error when there is no entry yet: upsert has nothing to return).
+ */
+export type SessionUpdater = (entry: SessionEntry | undefined) => SessionPatch | undefined | Promise<SessionPatch | undefined>;
+
+export interface ResolveOptions {
+  /**
+   * Start a new session (new sessionId) even when an entry exists: true for `/new`,
+   * cron runs and manual resets; a function to decide from the current entry (staleness)
+   * while the store is locked.
+   */
+  reset?: boolean | ((entry: SessionEntry) => boolean);
+  /** Applied to the resolved entry in the same write. */
+  patch?: SessionPatch;
+  /** Set updatedAt on an existing entry even when nothing else changes (default true). */
+  touch?: boolean;
+}
+
+export interface ResolvedSession {
+  entry: SessionEntry;
+  /** The sessionId was minted by this call (no entry, or reset). */
+  isNew: boolean;
+  /** The entry that was replaced by a reset. */
+  previous?: SessionEntry;
+}
+
+export class SessionStoreError extends Error {
+  constructor(
+    readonly file: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${file}: ${reason}`, options);
+    this.name = 'SessionStoreError';
+  }
+}
+
+/**
+ * Run-specific state that a reset clears; everything else (model and level overrides,
+ * queue mode, send policy, labels, routing) belongs to the conversation and carries over.
+ */
+const RUN_STATE_FIELDS: ReadonlyArray<keyof SessionEntry> = [
+  'inputTokens',
+  'outputTokens',
+  'totalTokens',
+  'contextTokens',
+  'compactionCount',
+  'memoryFlushCompactionCount',
+  'memoryFlushAt',
+  'abortedLastRun',
+  'systemSent',
+  'systemPromptReport',
+];
+
+export function newSessionEntry(now: number = Date.now(), sessionId: string = randomUUID()): SessionEntry {
+  return {
+    sessionId,
+    createdAt: now,
+    updatedAt: now,
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+    contextTokens: 0,
+    compactionCount: 0,
+  };
+}
+
+/**
+ * `<stateDir>/agents/<agentId>/sessions`, or the folder of `session.store` when set
+ * (a path to sessions.json; `{agentId}` and `~` are expanded).
+ */
+export function resolveSessionsDir(agentId: string, options: { store?: string; env?: Env } = {}): string {
+  const env = options.env ?? process.env;
+  const agent = normalizeAgentId(agentId);
+  if (options.store?.trim()) {
+    return dirname(expandHome(options.store.trim().replaceAll('{agentId}', agent), env));
+  }
+  return join(resolveStateDir(env), 'agents', agent, 'sessions');
+}
+
+// Keyed by store file so that two SessionStore objects for the same folder share a lock.
+const locks = new Map<string, Promise<unknown>>();
+
+function withLock<T>(file: string, task: () => Promise<T> | T): Promise<T> {
+  const previous = locks.get(file) ?? Promise.resolve();
+  const run = previous.then(task);
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  locks.set(file, settled);
+  void settled.then(() => {
+    if (locks.get(file) === settled) locks.delete(file);
+  });
+  return run;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function applyPatch(entry: SessionEntry, patch: SessionPatch): SessionEntry {
+  const next: Record<string, unknown> = { ...entry };
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) delete next[field];
+    else next[field] = value;
+  }
+  return next as unknown as SessionEntry;
+}
+
+/** Entries written by older versions may lack counters the type promises. */
+function withCounters(value: Record<string, unknown>): SessionEntry {
+  const entry = { ...value } as Record<string, unknown>;
+  const number = (field: string, fallback: number) => {
+    if (typeof entry[field] !== 'number' || !Number.isFinite(entry[field])) entry[field] = fallback;
+  };
+  number('updatedAt', 0);
+  number('createdAt', entry.updatedAt as number);
+  for (const field of ['inputTokens', 'outputTokens', 'totalTokens', 'contextTokens', 'compactionCount']) number(field, 0);
+  return entry as unknown as SessionEntry;
+}
+
+type Sessions = Record<string, SessionEntry>;
+
+interface PendingUpsert {
+  key: string;
+  change: SessionPatch | SessionUpdater;
+  resolve: (entry: SessionEntry) => void;
+  reject: (error: unknown) => void;
+}
+
+/** We write plain JSON; JSON5 (comments, trailing commas) only for files edited by hand. */
+function parseStore(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return parseJson5(text, file);
+  }
+}
+
+export class SessionStore {
+  readonly dir: string;
+  readonly file: string;
+  private readonly now: () => number;
+  private cache?: { stamp: string; sessions: Sessions };
+  /** Upserts waiting for the next write. */
+  private batch?: PendingUpsert[];
+
+  constructor(dir: string, options: { now?: () => number } = {}) {
+    this.dir = dir;
+    this.file = join(dir, STORE_FILE);
+    this.now = options.now ?? Date.now;
+  }
+
+  static forAgent(agentId: string, options: { store?: string; env?: Env; now?: () => number } = {}): SessionStore {
+    return new SessionStore(resolveSessionsDir(agentId, options), { now: options.now });
+  }
+
+  async get(key: string): Promise<SessionEntry | undefined> {
+    const entry = this.load()[key];
+    return entry ? structuredClone(entry) : undefined;
+  }
+
+  /** Every entry, most recently updated first. */
+  async list(): Promise<Array<{ key: string; entry: SessionEntry }>> {
+    return Object.entries(this.load())
+      .map(([key, entry]) => ({ key, entry: structuredClone(entry) }))
+      .sort((a, b) => b.entry.updatedAt - a.entry.updatedAt);
+  }
+
+  /**
+   * Creates or changes one entry and returns it. A missing entry starts from
+   * `newSessionEntry()`; `updatedAt` becomes now unless the patch sets it.
+   */
+  upsert(key: string, change: SessionPatch | SessionUpdater): Promise<SessionEntry> {
+    return new Promise<SessionEntry>((resolve, reject) => {
+      // Group commit: upserts that arrive while the store is busy are applied together and
+      // written once, so fifty sessions finishing runs at once cost one rewrite, not fifty.
+      let batch = this.batch;
+      if (!batch) {
+        const fresh: PendingUpsert[] = [];
+        this.batch = batch = fresh;
+        void withLock(this.file, () => this.commit(fresh));
+      }
+      batch.push({ key, change, resolve, reject });
+    });
+  }
+
+  private async commit(batch: PendingUpsert[]): Promise<void> {
+    if (this.batch === batch) this.batch = undefined;
+    const done: Array<[PendingUpsert, SessionEntry]> = [];
+    let sessions: Sessions;
+    try {
+      sessions = { ...this.load() };
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    let changed = false;
+    for (const item of batch) {
+      try {
+        const current = sessions[item.key];
+        const patch = typeof item.change === 'function' ? await item.change(current ? structuredClone(current) : undefined) : item.change;
+        if (patch === undefined) {
+          if (current) done.push([item, structuredClone(current)]);
+          else item.reject(new SessionStoreError(this.file, `no session "${item.key}" and the updater returned no change`));
+          continue;
+        }
+        const now = this.now();
+        const next = applyPatch(current ?? newSessionEntry(now), { updatedAt: now, ...patch });
+        sessions[item.key] = next;
+        changed = true;
+        done.push([item, structuredClone(next)]);
+      } catch (error) {
+        item.reject(error);
+      }
+    }
+    try {
+      if (changed) this.save(sessions);
+    } catch (error) {
+      for (const [item] of done) item.reject(error);
+      return;
+    }
+    for (const [item, entry] of done) item.resolve(entry);
+  }
+
+  /** Removes the entry; its transcript stays on disk. True when there was one. */
+  delete(key: string): Promise<boolean> {
+    return withLock(this.file, () => {
+      const sessions = this.load();
+      if (!(key in sessions)) return false;
+      const { [key]: _removed, ...rest } = sessions;
+      this.save(rest);
+      return true;
+    });
+  }
+
+  /**
+   * The session an inbound message (or a run) should use: the existing entry, touched,
+   * or a new one with a fresh sessionId when there is none or `reset` says so.
+   */
+  resolve(key: string, options: ResolveOptions = {}): Promise<ResolvedSession> {
+    return withLock(this.file, () => {
+      const sessions = this.load();
+      const current = sessions[key];
+      const now = this.now();
+      const reset = current !== undefined && (typeof options.reset === 'function' ? options.reset(structuredClone(current)) : options.reset === true);
+
+      let base: SessionEntry;
+      if (!current) {
+        base = newSessionEntry(now);
+      } else if (reset) {
+        const carried: Record<string, unknown> = { ...current };
+        for (const field of RUN_STATE_FIELDS) delete carried[field];
+        base = { ...(carried as unknown as SessionEntry), ...newSessionEntry(now) };
+      } else {
+        base = current;
+      }
+      if (current && !reset && !options.patch && options.touch === false) {
+        return { entry: structuredClone(current), isNew: false };
+      }
+      const entry = applyPatch(base, { updatedAt: now, ...options.patch });
+      this.save({ ...sessions, [key]: entry });
+      const result: ResolvedSession = { entry: structuredClone(entry), isNew: !current || reset };
+      if (reset && current) result.previous = structuredClone(current);
+      return result;
+    });
+  }
+
+  /** `<dir>/<sessionId>.jsonl`, or `<dir>/<sessionId>-topic-<threadId>.jsonl` for a topic. */
+  transcriptPath(sessionId: string, threadId?: string | number): string {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(sessionId)) {
+      throw new SessionStoreError(this.file, `invalid sessionId "${sessionId}"`);
+    }
+    if (threadId === undefined || String(threadId).trim() === '') return join(this.dir, `${sessionId}.jsonl`);
+    // Thread ids come from the network; keep them from naming another path.
+    const safeThread = String(threadId).trim().replace(/[^A-Za-z0-9._-]/g, '_');
+    return join(this.dir, `${sessionId}-topic-${safeThread}.jsonl`);
+  }
+
+  private load(): Sessions {
+    let stamp: string;
+    try {
+      const stat = statSync(this.file);
+      stamp = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        this.cache = undefined;
+        return {};
+      }
+      throw error;
+    }
+    if (this.cache?.stamp === stamp) return this.cache.sessions;
+
+    let text: string;
+    try {
+      text = readFileSync(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw error;
+    }
+    let data: unknown;
+    try {
+      data = text.trim() === '' ? {} : parseStore(text, this.file);
+    } catch (error) {
+      // Refuse rather than start empty: the next write would replace the user's sessions.
+      throw new SessionStoreError(this.file, `cannot parse the session store (${(error as Error).message})`, { cause: error });
+    }
+    if (!isRecord(data)) throw new SessionStoreError(this.file, 'the session store is not a JSON object');
+    const sessions: Sessions = {};
+    for (const [key, value] of Object.entries(data)) {
+      // An entry without a sessionId cannot name a transcript; treat it as deleted.
+      if (isRecord(value) && typeof value.sessionId === 'string' && value.sessionId) {
+        sessions[key] = withCounters(value);
+      }
+    }
+    this.cache = { stamp, sessions };
+    return sessions;
+  }
+
+  private save(sessions: Sessions): void {
+    // Rewritten after every run: the rename keeps it whole across a crash, and skipping the
+    // flush to disk saves about a millisecond per turn (power loss could cost the last run's
+    // counters, never the file).
+    writeJsonAtomic(this.file, sessions, { mode: 0o600, fsync: false });
+    // What we just wrote is what the next load would parse; remember it under the new stamp.
+    try {
+      const stat = statSync(this.file);
+      this.cache = { stamp: `${stat.ino}:${stat.size}:${stat.mtimeMs}`, sessions };
+    } catch {
+      this.cache = undefined;
+    }
+  }
+}

@@ -1,0 +1,506 @@
+/**
+ * One agent turn: from a user message to a final answer through as many model calls and
+ * tool calls as it takes. The message-path hooks fire here at their exact points:
+ *
+ *   before_model_resolve → before_prompt_build → before_agent_start →
+ *   [llm_input → model → llm_output → (before_tool_call → tool → tool_result_persist →
+ *   after_tool_call)×N]… → agent_end
+ *
+ * with before_message_write before every transcript append (user, assistant, tool result).
+ * message_received happens before the turn (dispatch) and delivery after it (runtime).
+ */
+import { hostname, platform, release } from 'node:os';
+import { join } from 'node:path';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  HookContext,
+  KernelServices,
+  ModelRequest,
+  ThinkingLevel,
+  ToolDefinition,
+  ToolMatcher,
+  TranscriptMessage,
+  UserMessage,
+} from '../../kernel/index.js';
+import { compileToolPolicy } from '../../kernel/index.js';
+import { isModelError, ModelError, parseModelRef } from '../../sdk/models.js';
+import {
+  compactionCut,
+  compactionThreshold,
+  estimateContextTokens,
+  pruneToolResults,
+  renderForSummary,
+  summaryPrompt,
+  SUMMARY_SYSTEM_PROMPT,
+} from './context.js';
+import type { Models, ModelOutcome } from './models.js';
+import { buildSystemPrompt, type PromptMode, type PromptReport } from './prompt.js';
+import type { SessionEntry, SessionStore } from './sessions/store.js';
+import { isCompactionEntry, isMessageEntry, type Transcript } from './sessions/transcript.js';
+import type { AgentSettings } from './settings.js';
+import { isWritable, loadBootstrapFiles, scanSkills } from './workspace.js';
+
+export type AgentStream = 'lifecycle' | 'assistant' | 'tool' | 'compaction';
+
+export interface TurnInput {
+  message: string;
+  images?: Array<{ type: 'image'; data: string; mimeType: string }>;
+  thinking?: ThinkingLevel;
+  model?: string;
+  extraSystemPrompt?: string;
+  promptMode?: PromptMode;
+}
+
+export interface TurnDeps {
+  kernel: KernelServices;
+  models: Models;
+  store: SessionStore;
+  transcript: Transcript;
+  settings: AgentSettings;
+  runId: string;
+  sessionKey: string;
+  session: SessionEntry;
+  /** The main session of its agent (MEMORY.md is injected there only). */
+  mainSession: boolean;
+  channel?: string;
+  signal: AbortSignal;
+  /** Messages that arrived for this session while the turn runs (queue mode "steer"). */
+  takeSteering: () => string[];
+  /** Whether steering is currently possible (the turn is inside its model/tool loop). */
+  setStreaming: (streaming: boolean) => void;
+  emit: (stream: AgentStream, data: Record<string, unknown>) => void;
+  /** Skills folders searched in order (workspace, user, bundled). */
+  skillDirs: string[];
+}
+
+export interface TurnResult {
+  text: string;
+  /** Everything this turn added to the transcript. */
+  messages: ChatMessage[];
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  model?: string;
+  provider?: string;
+  status: 'ok' | 'aborted' | 'error';
+  error?: string;
+  promptReport?: PromptReport;
+  /** The last model call failed part-way: a tool errored and no text followed. */
+  toolError?: string;
+  /** When the run last called Anthropic (its prompt cache was refreshed). */
+  cacheTouchedAt?: number;
+}
+
+const STEERED_SKIP = 'Skipped: a new user message arrived before this tool ran; it follows below.';
+
+export class Turn {
+  private readonly hookCtx: HookContext;
+  private readonly written: ChatMessage[] = [];
+  private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+  private flushedThisCycle = false;
+  private compactedOnOverflow = false;
+  private lastToolError?: string;
+  private pruneThisRun?: boolean;
+  private cacheTouchedAt?: number;
+
+  constructor(private readonly deps: TurnDeps) {
+    this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel };
+  }
+
+  async run(input: TurnInput): Promise<TurnResult> {
+    const { kernel, settings } = this.deps;
+    const hooks = kernel.hooks;
+
+    // Model: session or per-message override, then before_model_resolve may redirect.
+    let chain = this.deps.models.chain(settings, input.model ?? this.deps.session.model);
+    const primary = chain[0] ? parseModelRef(chain[0]) : undefined;
+    const resolve = await hooks.runModifying('before_model_resolve', { prompt: input.message, provider: primary?.provider, model: primary?.model }, this.hookCtx);
+    chain = overrideChain(chain, resolve.providerOverride, resolve.modelOverride);
+
+    const history = this.deps.transcript.messages();
+    const build = await hooks.runModifying('before_prompt_build', { prompt: input.message, messages: history as unknown as TranscriptMessage[] }, this.hookCtx);
+
+    const current = chain[0] ? parseModelRef(chain[0]) : undefined;
+    const tools = await this.availableTools(current?.provider, chain[0]);
+    const built = systemPromptFor({
+      settings,
+      tools,
+      mainSession: this.deps.mainSession,
+      skillDirs: this.deps.skillDirs,
+      model: chain[0],
+      thinking: input.thinking ?? this.deps.session.thinkingLevel ?? settings.thinkingDefault,
+      extra: input.extraSystemPrompt,
+      mode: input.promptMode,
+    });
+    let systemPrompt = build.systemPrompt ?? built.prompt;
+    if (build.appendSystemContext) systemPrompt = `${systemPrompt}\n\n${build.appendSystemContext}`;
+    let userText = build.prependContext ? `${build.prependContext}\n\n${input.message}` : input.message;
+
+    const start = await hooks.runModifying(
+      'before_agent_start',
+      { prompt: userText, provider: current?.provider, model: current?.model, messages: history as unknown as TranscriptMessage[] },
+      this.hookCtx,
+    );
+    if (start.systemPrompt && !build.systemPrompt) systemPrompt = start.systemPrompt;
+    if (start.appendSystemContext) systemPrompt = `${systemPrompt}\n\n${start.appendSystemContext}`;
+    if (start.prependContext) userText = `${start.prependContext}\n\n${userText}`;
+    chain = overrideChain(chain, start.providerOverride, start.modelOverride);
+
+    const user: UserMessage = {
+      role: 'user',
+      content: input.images?.length ? [{ type: 'text', text: userText }, ...input.images] : userText,
+      timestamp: Date.now(),
+    };
+    const messages = [...history];
+    if (this.write(user)) messages.push(user);
+
+    const thinking = input.thinking ?? (this.deps.session.thinkingLevel as ThinkingLevel | undefined) ?? settings.thinkingDefault;
+    const state: LoopState = { systemPrompt, messages, tools, chain, thinking };
+    try {
+      const text = await this.loop(state, false);
+      return this.result('ok', text, state, built.report);
+    } catch (error) {
+      if (this.deps.signal.aborted || (isModelError(error) && error.kind === 'aborted')) return this.result('aborted', '', state, built.report);
+      return { ...this.result('error', '', state, built.report), error: (error as Error).message ?? String(error) };
+    }
+  }
+
+  private result(status: TurnResult['status'], text: string, state: LoopState, report: PromptReport): TurnResult {
+    const ref = state.usedRef ? parseModelRef(state.usedRef) : undefined;
+    return {
+      status,
+      text,
+      messages: this.written,
+      usage: this.usage,
+      provider: ref?.provider,
+      model: ref?.model,
+      promptReport: report,
+      toolError: text ? undefined : this.lastToolError,
+      cacheTouchedAt: this.cacheTouchedAt,
+    };
+  }
+
+  private availableTools(provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
+    return allowedTools(this.deps.kernel, this.deps.settings, provider, model);
+  }
+
+  private policy(provider: string | undefined, model: string | undefined): ToolMatcher {
+    return toolPolicy(this.deps.kernel, this.deps.settings, provider, model);
+  }
+
+  /** Append to the transcript unless a before_message_write handler blocks it. */
+  private write(message: ChatMessage): boolean {
+    const hook = this.deps.kernel.hooks.runSync('before_message_write', { message: message as unknown as TranscriptMessage }, this.hookCtx);
+    if (hook.block) return false;
+    const final = (hook.message as unknown as ChatMessage | undefined) ?? message;
+    this.deps.transcript.appendMessage(final);
+    this.written.push(final);
+    return true;
+  }
+
+  /** Model ↔ tools until the model answers without calling tools. Returns the answer text. */
+  private async loop(state: LoopState, silent: boolean): Promise<string> {
+    const { kernel, settings, signal } = this.deps;
+    const hooks = kernel.hooks;
+    this.deps.setStreaming(!silent);
+    try {
+      for (;;) {
+        if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
+        await this.maybeCompact(state, silent);
+        const current = parseModelRef(state.chain[0] ?? '');
+        const info = await this.deps.models.info(state.chain[0] ?? '', settings);
+        let requestMessages = state.messages;
+        if (settings.pruning.mode === 'cache-ttl' && current?.provider === 'anthropic') {
+          // Only once the prompt cache has expired (no call within ttl); then for the whole
+          // run, so every request of the run shares the same (pruned, cacheable) prefix.
+          this.pruneThisRun ??= Date.now() - (this.deps.session.lastCacheTouchAt ?? 0) > settings.pruning.ttlMs;
+          if (this.pruneThisRun) requestMessages = pruneToolResults(state.messages, settings.pruning, info.contextWindow);
+        }
+        const input = await hooks.runModifying(
+          'llm_input',
+          {
+            provider: current?.provider ?? '',
+            model: current?.model ?? '',
+            systemPrompt: state.systemPrompt,
+            messages: requestMessages as unknown as TranscriptMessage[],
+            tools: state.tools.map((tool) => tool.name),
+          },
+          this.hookCtx,
+        );
+        const request: Omit<ModelRequest, 'model' | 'endpoint'> = {
+          systemPrompt: input.systemPrompt ?? state.systemPrompt,
+          messages: (input.messages as unknown as ChatMessage[] | undefined) ?? requestMessages,
+          tools: state.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+          thinking: state.thinking,
+          ...(info.maxTokens ? { maxTokens: info.maxTokens } : {}),
+        };
+        let outcome: ModelOutcome;
+        try {
+          outcome = await this.deps.models.stream(settings, state.chain, request, {
+            signal,
+            preferProfile: this.deps.session.authProfileOverride,
+            onEvent: (event) => {
+              if (silent) return;
+              if (event.type === 'text_delta') this.deps.emit('assistant', { delta: event.delta });
+              else if (event.type === 'thinking_delta' && event.delta) this.deps.emit('assistant', { thinkingDelta: event.delta });
+              else if (event.type === 'reset') this.deps.emit('assistant', { reset: true, reason: event.reason });
+            },
+          });
+        } catch (error) {
+          if (isModelError(error) && error.kind === 'context_overflow' && !this.compactedOnOverflow) {
+            // The provider says the context is too long: compact once and try again.
+            this.compactedOnOverflow = true;
+            await this.compact(state, { reason: 'overflow' });
+            continue;
+          }
+          throw error;
+        }
+        state.usedRef = outcome.ref;
+        if (outcome.provider === 'anthropic') this.cacheTouchedAt = Date.now();
+        this.addUsage(outcome);
+        const output = await hooks.runModifying(
+          'llm_output',
+          {
+            provider: outcome.provider,
+            model: outcome.model,
+            content: outcome.text,
+            toolCalls: outcome.toolCalls.map((call) => ({ id: call.id, name: call.name, params: call.arguments })),
+            usage: outcome.usage,
+          },
+          this.hookCtx,
+        );
+        const text = output.content ?? outcome.text;
+        const assistant: AssistantMessage = {
+          role: 'assistant',
+          content: [...outcome.thinking, ...(text ? [{ type: 'text' as const, text }] : []), ...outcome.toolCalls],
+          provider: outcome.provider,
+          model: outcome.model,
+          stopReason: outcome.stopReason,
+          ...(outcome.usage ? { usage: outcome.usage } : {}),
+          timestamp: Date.now(),
+        };
+        if (this.write(assistant)) state.messages.push(assistant);
+        // Block streaming sends what is buffered when a model message ends.
+        if (!silent) this.deps.emit('assistant', { messageEnd: true, toolCalls: outcome.toolCalls.length });
+        if (outcome.toolCalls.length === 0) return text;
+
+        const policy = this.policy(outcome.provider, outcome.ref);
+        let steered: string[] = [];
+        for (const [index, call] of outcome.toolCalls.entries()) {
+          steered = silent ? [] : this.deps.takeSteering();
+          if (steered.length > 0) {
+            // A user message arrived: the remaining calls are skipped and it goes next.
+            for (const skipped of outcome.toolCalls.slice(index)) {
+              const message: ChatMessage = {
+                role: 'toolResult',
+                toolCallId: skipped.id,
+                toolName: skipped.name,
+                content: [{ type: 'text', text: STEERED_SKIP }],
+                isError: true,
+                timestamp: Date.now(),
+              };
+              if (this.write(message)) state.messages.push(message);
+            }
+            break;
+          }
+          if (!silent) this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
+          const result = await kernel.tools.invoke({
+            name: call.name,
+            params: call.arguments,
+            toolCallId: call.id,
+            context: { agentId: settings.agentId, sessionKey: this.deps.sessionKey, workspaceDir: settings.workspaceDir, signal, runId: this.deps.runId },
+            allowed: policy,
+            maxResultChars: settings.maxResultChars,
+          });
+          if (result.message.isError) this.lastToolError = result.message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+          if (!silent) {
+            this.deps.emit('tool', {
+              phase: 'end',
+              toolCallId: call.id,
+              name: call.name,
+              isError: result.message.isError === true,
+              durationMs: Math.round(result.durationMs),
+              result: summarizeContent(result.message.content),
+            });
+          }
+          if (this.write(result.message)) state.messages.push(result.message);
+          if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
+        }
+        if (steered.length === 0 && !silent) steered = this.deps.takeSteering();
+        for (const text of steered) {
+          const message: UserMessage = { role: 'user', content: text, timestamp: Date.now() };
+          if (this.write(message)) state.messages.push(message);
+          this.deps.emit('lifecycle', { phase: 'steered', chars: text.length });
+        }
+      }
+    } finally {
+      this.deps.setStreaming(false);
+    }
+  }
+
+  private addUsage(outcome: ModelOutcome): void {
+    this.usage.input += outcome.usage?.input ?? 0;
+    this.usage.output += outcome.usage?.output ?? 0;
+    this.usage.cacheRead += outcome.usage?.cacheRead ?? 0;
+    this.usage.cacheWrite += outcome.usage?.cacheWrite ?? 0;
+  }
+
+  /** Near the window: one silent memory-flush turn per compaction cycle, then compaction. */
+  private async maybeCompact(state: LoopState, silent: boolean): Promise<void> {
+    if (silent) return;
+    const { settings } = this.deps;
+    const info = await this.deps.models.info(state.chain[0] ?? '', settings);
+    const schemaChars = state.tools.reduce((sum, tool) => sum + JSON.stringify(tool.parameters).length + tool.description.length, 0);
+    const estimate = estimateContextTokens(state.systemPrompt, state.messages, schemaChars);
+    if (estimate <= compactionThreshold(info.contextWindow, settings.compaction)) return;
+    const entry = await this.deps.store.get(this.deps.sessionKey);
+    const cycle = entry?.compactionCount ?? 0;
+    const flush = settings.compaction.memoryFlush;
+    if (flush.enabled && !this.flushedThisCycle && entry?.memoryFlushCompactionCount !== cycle && isWritable(settings.workspaceDir)) {
+      this.flushedThisCycle = true;
+      await this.memoryFlush(state);
+      await this.deps.store.upsert(this.deps.sessionKey, { memoryFlushCompactionCount: cycle, memoryFlushAt: Date.now() });
+    }
+    await this.compact(state, { reason: 'threshold' });
+  }
+
+  /** A silent turn asking the model to write durable notes before older turns are summarised. */
+  private async memoryFlush(state: LoopState): Promise<void> {
+    this.deps.emit('compaction', { phase: 'memory-flush' });
+    const prompt: UserMessage = { role: 'user', content: this.deps.settings.compaction.memoryFlush.prompt, timestamp: Date.now() };
+    const flushState: LoopState = {
+      ...state,
+      systemPrompt: `${state.systemPrompt}\n\n${this.deps.settings.compaction.memoryFlush.systemPrompt}`,
+      messages: [...state.messages],
+    };
+    if (this.write(prompt)) flushState.messages.push(prompt);
+    await this.loop(flushState, true);
+    state.messages = flushState.messages;
+    this.deps.setStreaming(true);
+  }
+
+  /** `/compact` and `sessions.compact`: summarise now, outside a model turn. */
+  async compactNow(options: { model?: string; instructions?: string } = {}): Promise<{ compacted: boolean; summary?: string; usage: TurnResult['usage'] }> {
+    const chain = this.deps.models.chain(this.deps.settings, options.model ?? this.deps.session.model);
+    const state: LoopState = { systemPrompt: '', messages: this.deps.transcript.messages(), tools: [], chain, thinking: 'off' };
+    const outcome = await this.compact(state, { reason: 'manual', instructions: options.instructions });
+    return { ...outcome, usage: this.usage };
+  }
+
+  /** Summarise older turns into a compaction entry; later requests see the summary plus the tail. */
+  async compact(state: LoopState, options: { reason: 'threshold' | 'overflow' | 'manual'; instructions?: string }): Promise<{ compacted: boolean; summary?: string }> {
+    const { kernel, transcript, settings } = this.deps;
+    const entries = transcript.entries();
+    const lastCompaction = [...entries].reverse().find(isCompactionEntry);
+    const firstKeptIndex = lastCompaction?.firstKeptEntryId ? entries.findIndex((entry) => entry.id === lastCompaction.firstKeptEntryId) : -1;
+    const compactionIndex = lastCompaction ? entries.indexOf(lastCompaction) : -1;
+    const live = entries.filter((entry, index) => isMessageEntry(entry) && index >= (firstKeptIndex >= 0 ? firstKeptIndex : compactionIndex + 1));
+    const messages = live.flatMap((entry) => (isMessageEntry(entry) ? [entry.message] : []));
+    const cut = compactionCut(messages, Math.min(settings.compaction.keepRecentTokens, Math.floor((await this.deps.models.info(state.chain[0] ?? '', settings)).contextWindow / 4)));
+    if (cut === 0) return { compacted: false };
+    const tokensBefore = estimateContextTokens(state.systemPrompt, state.messages);
+    await kernel.hooks.ready('before_compaction');
+    void kernel.hooks.runVoid('before_compaction', { messageCount: messages.length, tokenCount: tokensBefore }, this.hookCtx);
+    this.deps.emit('compaction', { phase: 'start', reason: options.reason, messages: messages.length });
+    const outcome = await this.deps.models.stream(
+      settings,
+      state.chain,
+      {
+        systemPrompt: SUMMARY_SYSTEM_PROMPT,
+        messages: [{ role: 'user', content: summaryPrompt(renderForSummary(messages.slice(0, cut)), lastCompaction?.summary, options.instructions), timestamp: Date.now() }],
+        thinking: 'off',
+      },
+      { signal: this.deps.signal, onEvent: () => {} },
+    );
+    this.addUsage(outcome);
+    const summary = outcome.text.trim() || '(no summary)';
+    transcript.appendCompaction({ summary, firstKeptEntryId: live[cut]?.id ?? null, tokensBefore });
+    const updated = await this.deps.store.upsert(this.deps.sessionKey, (entry) => ({ compactionCount: (entry?.compactionCount ?? 0) + 1 }));
+    this.flushedThisCycle = false;
+    state.messages = transcript.messages();
+    this.deps.emit('compaction', { phase: 'end', reason: options.reason, summarized: cut, compactions: updated.compactionCount });
+    await kernel.hooks.ready('after_compaction');
+    void kernel.hooks.runVoid('after_compaction', { messageCount: state.messages.length, compactedCount: cut, summary }, this.hookCtx);
+    return { compacted: true, summary };
+  }
+}
+
+export interface LoopState {
+  systemPrompt: string;
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  chain: string[];
+  thinking: ThinkingLevel;
+  usedRef?: string;
+}
+
+/** Apply a hook's provider/model override to the chain's first entry. */
+function overrideChain(chain: string[], provider?: string, model?: string): string[] {
+  if (!provider && !model) return chain;
+  if (model?.includes('/') && !provider) return [model, ...chain.filter((ref) => ref !== model)];
+  const current = chain[0] ? parseModelRef(chain[0]) : undefined;
+  const p = provider ?? current?.provider;
+  const m = model ?? current?.model;
+  if (!p || !m) return chain;
+  const ref = `${p}/${m}`;
+  return [ref, ...chain.filter((item) => item !== ref)];
+}
+
+function summarizeContent(content: ChatMessage['content']): string {
+  if (typeof content === 'string') return content.slice(0, 2000);
+  const text = content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n');
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+}
+
+export function toolPolicy(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): ToolMatcher {
+  return compileToolPolicy({ global: kernel.config().tools, agent: settings.tools, provider, model });
+}
+
+/** Registered tools that the policy lets this agent (and model) use. */
+export async function allowedTools(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
+  const policy = toolPolicy(kernel, settings, provider, model);
+  const names = kernel.capabilities
+    .list('tool')
+    .map((info) => info.name)
+    .filter(policy);
+  const tools = await Promise.all(names.map((name) => kernel.capabilities.find('tool', name).catch(() => undefined)));
+  return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
+}
+
+export interface PromptSources {
+  settings: AgentSettings;
+  tools: readonly ToolDefinition[];
+  mainSession: boolean;
+  skillDirs: readonly string[];
+  model?: string;
+  thinking: string;
+  extra?: string;
+  mode?: PromptMode;
+}
+
+/** The system prompt and its size report, from the workspace, tools and skills as they are now. */
+export function systemPromptFor(sources: PromptSources): { prompt: string; report: PromptReport } {
+  const { settings } = sources;
+  const built = buildSystemPrompt({
+    mode: sources.mode ?? 'full',
+    tools: sources.tools.map((tool) => ({ name: tool.name, description: tool.description })),
+    workspaceDir: settings.workspaceDir,
+    bootstrap: loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars }),
+    skills: scanSkills(sources.skillDirs),
+    userTimezone: settings.userTimezone,
+    runtime: {
+      agentId: settings.agentId,
+      host: hostname(),
+      os: `${platform()} ${release()}`,
+      node: process.version,
+      model: sources.model ?? 'none',
+      thinking: sources.thinking,
+    },
+    extra: sources.extra,
+  });
+  built.report.tools = sources.tools.map((tool) => ({ name: tool.name, schemaChars: JSON.stringify(tool.parameters ?? {}).length }));
+  return built;
+}
+
+export function skillDirsFor(workspaceDir: string, stateDir: string, bundledSkillsDir: string): string[] {
+  return [join(workspaceDir, 'skills'), join(stateDir, 'skills'), bundledSkillsDir];
+}

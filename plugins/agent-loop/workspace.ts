@@ -1,0 +1,126 @@
+/**
+ * The agent workspace: bootstrap files injected into the system prompt, the templates
+ * `claw setup` copies in (never over existing files), and skills found on disk.
+ */
+import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Injected into every session, in this order. MEMORY.md is added for the main session only. */
+export const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md'] as const;
+
+export const TEMPLATES_DIR = fileURLToPath(new URL('./templates/', import.meta.url));
+
+export interface BootstrapFile {
+  name: string;
+  path: string;
+  status: 'ok' | 'truncated' | 'missing' | 'empty';
+  rawChars: number;
+  injectedChars: number;
+  /** Text as injected (truncated with a marker when needed); absent when missing or empty. */
+  content?: string;
+}
+
+export function truncationMarker(name: string, rawChars: number, maxChars: number): string {
+  return `\n\n[… ${name} truncated: showing ${maxChars} of ${rawChars} characters …]`;
+}
+
+export function loadBootstrapFiles(workspaceDir: string, options: { mainSession: boolean; maxChars: number }): BootstrapFile[] {
+  const names: string[] = [...BOOTSTRAP_FILES];
+  if (options.mainSession) names.push(existsSync(join(workspaceDir, 'MEMORY.md')) || !existsSync(join(workspaceDir, 'memory.md')) ? 'MEMORY.md' : 'memory.md');
+  // One directory listing instead of a failed open per missing file (every turn reads these).
+  let present: Set<string>;
+  try {
+    present = new Set(readdirSync(workspaceDir));
+  } catch {
+    present = new Set();
+  }
+  return names.map((name) => {
+    const path = join(workspaceDir, name);
+    let raw: string;
+    try {
+      if (!present.has(name)) throw new Error('missing');
+      raw = readFileSync(path, 'utf8');
+    } catch {
+      return { name, path, status: 'missing', rawChars: 0, injectedChars: 0 };
+    }
+    if (raw.trim() === '') return { name, path, status: 'empty', rawChars: raw.length, injectedChars: 0 };
+    if (raw.length <= options.maxChars) return { name, path, status: 'ok', rawChars: raw.length, injectedChars: raw.length, content: raw };
+    const content = raw.slice(0, options.maxChars) + truncationMarker(name, raw.length, options.maxChars);
+    return { name, path, status: 'truncated', rawChars: raw.length, injectedChars: content.length, content };
+  });
+}
+
+export function isWritable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Create the workspace and copy templates that are not there yet. Returns what was created. */
+export function ensureWorkspace(workspaceDir: string, templatesDir = TEMPLATES_DIR): { created: string[]; kept: string[] } {
+  mkdirSync(join(workspaceDir, 'memory'), { recursive: true });
+  const created: string[] = [];
+  const kept: string[] = [];
+  for (const name of readdirSync(templatesDir).filter((file) => file.endsWith('.md')).sort()) {
+    const target = join(workspaceDir, name);
+    if (existsSync(target)) {
+      kept.push(name);
+      continue;
+    }
+    // COPYFILE_EXCL: a file appearing between the check and the copy is still never overwritten.
+    try {
+      copyFileSync(join(templatesDir, name), target, constants.COPYFILE_EXCL);
+      created.push(name);
+    } catch {
+      kept.push(name);
+    }
+  }
+  return { created, kept };
+}
+
+export interface Skill {
+  name: string;
+  description: string;
+  /** Path of the SKILL.md the model should `read` to use the skill. */
+  location: string;
+}
+
+/** Skills are folders with a SKILL.md whose front matter has `name` and `description`; earlier dirs win. */
+export function scanSkills(dirs: readonly string[]): Skill[] {
+  const found = new Map<string, Skill>();
+  for (const dir of dirs) {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries.sort()) {
+      const file = join(dir, entry, 'SKILL.md');
+      try {
+        if (!statSync(file).isFile()) continue;
+      } catch {
+        continue;
+      }
+      const meta = frontMatter(readFileSync(file, 'utf8'));
+      const name = meta.name ?? entry;
+      if (!found.has(name) && meta.description) found.set(name, { name, description: meta.description, location: file });
+    }
+  }
+  return [...found.values()];
+}
+
+function frontMatter(text: string): Record<string, string> {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
+  if (!match) return {};
+  const out: Record<string, string> = {};
+  for (const line of match[1]!.split(/\r?\n/)) {
+    const pair = /^([A-Za-z][\w-]*):\s*(.*)$/.exec(line);
+    if (pair) out[pair[1]!] = pair[2]!.replace(/^["']|["']$/g, '').trim();
+  }
+  return out;
+}

@@ -1,0 +1,154 @@
+/** The `exec` tool: run a shell command, wait for it or hand it to the background. */
+import { stat } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { errorResult, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
+import { guard, optionalBoolean, optionalEnv, optionalNumber, optionalString, requiredString } from './args.js';
+import { statusNote, summarize } from './describe.js';
+import type { SessionRegistry } from './registry.js';
+import { MAX_TIMER_MS, type ProcessSession } from './session.js';
+
+export interface ExecConfig {
+  timeoutSeconds: number;
+  maxOutputChars: number;
+  backgroundAfterMs: number;
+}
+
+export interface ExecDeps {
+  registry: SessionRegistry;
+  config: ExecConfig;
+  workspace(ctx: ToolContext): string;
+}
+
+type Params = Record<string, unknown>;
+
+export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
+  const { config } = deps;
+  return {
+    name: 'exec',
+    label: 'Exec',
+    description:
+      'Run a shell command (/bin/sh -c) in the workspace and return its combined stdout and stderr. ' +
+      `A command still running after yieldMs (default ${config.backgroundAfterMs} ms) keeps running in the background ` +
+      'and the result gives its sessionId for the process tool; background: true does that at once. ' +
+      `Commands are killed after timeout seconds (default ${config.timeoutSeconds}).`,
+    parameters: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        command: { type: 'string', minLength: 1, description: 'Shell command to run' },
+        workdir: { type: 'string', description: 'Working directory, relative to the workspace or absolute (default: the workspace)' },
+        env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Environment variables to set for the command' },
+        timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
+        timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
+        background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
+        yieldMs: { type: 'integer', minimum: 0, description: `Milliseconds to wait before moving the command to the background (default ${config.backgroundAfterMs}; 0 = wait until it ends)` },
+      },
+      required: ['command'],
+    },
+    execute: (params, ctx) => guard('exec', () => runExec(params, ctx, deps)),
+  };
+}
+
+async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promise<ToolResult> {
+  const { config, registry } = deps;
+  const command = requiredString(params, 'command');
+  const workdir = optionalString(params, 'workdir');
+  const env = optionalEnv(params, 'env');
+  const timeoutSeconds =
+    optionalNumber(params, 'timeout', { minimum: 0 }) ?? optionalNumber(params, 'timeoutSeconds', { minimum: 0 }) ?? config.timeoutSeconds;
+  const background = optionalBoolean(params, 'background') ?? false;
+  const yieldMs = optionalNumber(params, 'yieldMs', { minimum: 0, integer: true }) ?? config.backgroundAfterMs;
+
+  if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
+  const workspace = deps.workspace(ctx);
+  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
+  const cwd = workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
+  const isDir = await stat(cwd).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+  if (!isDir) return errorResult(`exec: working directory ${cwd} does not exist or is not a directory`);
+
+  let session: ProcessSession;
+  try {
+    session = registry.start({
+      command,
+      cwd,
+      env: { ...inheritedEnv(), ...env, OPENCLAW_SHELL: 'exec' },
+      timeoutMs: timeoutSeconds * 1000,
+      maxOutputChars: config.maxOutputChars,
+      agentId: ctx.agentId,
+    });
+  } catch (error) {
+    // spawn() throws synchronously on arguments it cannot pass to the OS, such as a NUL byte.
+    return errorResult(`exec: could not start the command: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (background) {
+    session.backgrounded = true;
+    return runningResult(session, '');
+  }
+  const outcome = await waitFor(session, yieldMs, ctx.signal);
+  if (outcome === 'yield') {
+    session.backgrounded = true;
+    session.pollCursor = session.output.total;
+    return runningResult(session, session.output.text());
+  }
+  return finishedResult(session);
+}
+
+function inheritedEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+/** Resolves when the command ends, or with "yield" once it has run for yieldMs. An abort kills it. */
+function waitFor(session: ProcessSession, yieldMs: number, signal: AbortSignal | undefined): Promise<'done' | 'yield'> {
+  return new Promise((resolvePromise) => {
+    let aborted = false;
+    const onAbort = () => {
+      aborted = true;
+      session.stop('aborted');
+    };
+    const settle = (outcome: 'done' | 'yield') => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolvePromise(outcome);
+    };
+    const timer =
+      yieldMs > 0
+        ? setTimeout(() => {
+            if (!aborted && session.running) settle('yield');
+          }, Math.min(yieldMs, MAX_TIMER_MS))
+        : undefined;
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void session.done.then(() => settle('done'));
+  });
+}
+
+function runningResult(session: ProcessSession, soFar: string): ToolResult {
+  let text =
+    `Command still running in the background as session ${session.id} (pid ${session.pid}). ` +
+    `Use the process tool with sessionId "${session.id}": poll for new output, log to read all of it, ` +
+    'write to send input, kill to stop it.';
+  if (soFar) text += `\n\nOutput so far:\n${soFar}`;
+  const { sessionId, pid, cwd, startedAt, outputChars } = summarize(session);
+  return textResult(text, { status: 'running', sessionId, pid, cwd, startedAt, outputChars });
+}
+
+function finishedResult(session: ProcessSession): ToolResult {
+  const output = session.output.text();
+  const ok = session.status === 'completed';
+  const text = (output || '(no output)') + (ok ? '' : `\n\n${statusNote(session)}`);
+  const details = {
+    status: session.status,
+    exitCode: session.exitCode,
+    signal: session.signal,
+    durationMs: session.durationMs,
+    cwd: session.cwd,
+    pid: session.pid ?? null,
+    outputChars: session.output.total,
+    truncated: session.output.omitted > 0,
+    omittedChars: session.output.omitted,
+    ...(session.error === undefined ? {} : { error: session.error }),
+  };
+  return ok ? textResult(text, details) : errorResult(text, details);
+}

@@ -1,0 +1,80 @@
+/**
+ * The commands of one plugin instance. Running ones are tracked so they can all be killed
+ * when the kernel stops; finished background ones stay readable for a while, within a cap.
+ */
+import { randomBytes } from 'node:crypto';
+import { KILL_GRACE_MS, ProcessSession, type SessionOptions } from './session.js';
+
+export interface RegistryOptions {
+  finishedTtlMs: number;
+  maxFinished: number;
+}
+
+export class SessionRegistry {
+  private readonly sessions = new Map<string, ProcessSession>();
+  /** Kills every running group if Node exits without the kernel being stopped first. */
+  private readonly onProcessExit = () => {
+    for (const session of this.sessions.values()) if (session.running) session.killNow();
+  };
+  private exitHookInstalled = false;
+
+  constructor(private readonly options: RegistryOptions) {}
+
+  start(options: Omit<SessionOptions, 'id'>): ProcessSession {
+    let id: string;
+    do id = randomBytes(4).toString('hex');
+    while (this.sessions.has(id));
+    const session = new ProcessSession({ ...options, id });
+    this.sessions.set(id, session);
+    this.updateExitHook();
+    void session.done.then(() => {
+      if (!session.backgrounded) this.sessions.delete(session.id);
+      this.prune();
+      this.updateExitHook();
+    });
+    return session;
+  }
+
+  /** A background session visible to `agentId` (sessions are scoped per agent). */
+  get(id: string, agentId: string | undefined): ProcessSession | undefined {
+    const session = this.sessions.get(id);
+    return session && session.backgrounded && session.agentId === agentId ? session : undefined;
+  }
+
+  list(agentId: string | undefined): ProcessSession[] {
+    this.prune();
+    return [...this.sessions.values()].filter((session) => session.backgrounded && session.agentId === agentId);
+  }
+
+  /** Stop every running command (SIGTERM, then SIGKILL after the grace period) and forget them all. */
+  async stopAll(): Promise<void> {
+    const running = [...this.sessions.values()].filter((session) => session.running);
+    for (const session of running) session.stop('killed');
+    await Promise.race([Promise.all(running.map((session) => session.done)), delay(KILL_GRACE_MS + 500)]);
+    for (const session of running) if (session.running) session.killNow();
+    this.sessions.clear();
+    this.updateExitHook();
+  }
+
+  private prune(): void {
+    const now = Date.now();
+    const finished = [...this.sessions.values()]
+      .filter((session) => !session.running)
+      .sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
+    const excess = finished.length - this.options.maxFinished;
+    finished.forEach((session, index) => {
+      if (index < excess || now - (session.endedAt ?? now) > this.options.finishedTtlMs) this.sessions.delete(session.id);
+    });
+  }
+
+  private updateExitHook(): void {
+    const needed = [...this.sessions.values()].some((session) => session.running);
+    if (needed && !this.exitHookInstalled) process.on('exit', this.onProcessExit);
+    if (!needed && this.exitHookInstalled) process.off('exit', this.onProcessExit);
+    this.exitHookInstalled = needed;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,177 @@
+/**
+ * One shell command and everything known about it. The command runs in its own process
+ * group (a new session via `detached`), so a kill reaches whatever the shell started too.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { OutputBuffer } from './output.js';
+
+export type SessionStatus = 'running' | 'completed' | 'failed' | 'killed' | 'timeout' | 'aborted';
+type StopReason = 'killed' | 'timeout' | 'aborted';
+
+export interface SessionOptions {
+  id: string;
+  command: string;
+  cwd: string;
+  env: Record<string, string>;
+  /** 0 means no limit. */
+  timeoutMs: number;
+  maxOutputChars: number;
+  agentId?: string;
+}
+
+/** How long a process group gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 2000;
+/**
+ * After the shell exits, how long to wait for its output pipes to close. Anything it left
+ * running in the background keeps them open, and the command must not wait for that.
+ */
+const PIPE_DRAIN_MS = 200;
+/** setTimeout fires at once for delays beyond this. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: the whole group is already gone.
+  }
+}
+
+export class ProcessSession {
+  readonly id: string;
+  readonly command: string;
+  readonly cwd: string;
+  readonly agentId?: string;
+  readonly timeoutMs: number;
+  readonly startedAt = Date.now();
+  readonly pid: number | undefined;
+  readonly output: OutputBuffer;
+  /** Resolves once the command has ended and its output is complete. */
+  readonly done: Promise<void>;
+  status: SessionStatus = 'running';
+  exitCode: number | null = null;
+  signal: NodeJS.Signals | null = null;
+  endedAt?: number;
+  error?: string;
+  /** Handed to the process tool (explicitly, or because it outlived the wait). */
+  backgrounded = false;
+  /** Output position the last poll (or the exec call that backgrounded it) read up to. */
+  pollCursor = 0;
+
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly listeners = new Set<() => void>();
+  private stopReason?: StopReason;
+  private timeoutTimer?: NodeJS.Timeout;
+  private drainTimer?: NodeJS.Timeout;
+  private resolveDone!: () => void;
+
+  constructor(options: SessionOptions) {
+    this.id = options.id;
+    this.command = options.command;
+    this.cwd = options.cwd;
+    this.agentId = options.agentId;
+    this.timeoutMs = options.timeoutMs;
+    this.output = new OutputBuffer(options.maxOutputChars);
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+
+    this.child = spawn('/bin/sh', ['-c', options.command], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.pid = this.child.pid;
+
+    // One decoder per stream: a multi-byte character may straddle two chunks.
+    for (const stream of [this.child.stdout, this.child.stderr]) {
+      const decoder = new StringDecoder('utf8');
+      stream.on('data', (chunk: Buffer) => this.append(decoder.write(chunk)));
+      stream.on('end', () => this.append(decoder.end()));
+    }
+    // Writing to a command that has exited raises EPIPE here; write() reports it instead.
+    this.child.stdin.on('error', () => {});
+    this.child.on('error', (error) => {
+      this.error = error.message;
+      this.finish();
+    });
+    this.child.on('exit', (code, signal) => {
+      this.exitCode = code;
+      this.signal = signal;
+      this.drainTimer = setTimeout(() => this.finish(), PIPE_DRAIN_MS);
+    });
+    this.child.on('close', () => this.finish());
+
+    if (options.timeoutMs > 0) {
+      this.timeoutTimer = setTimeout(() => this.stop('timeout'), Math.min(options.timeoutMs, MAX_TIMER_MS));
+    }
+  }
+
+  get running(): boolean {
+    return this.status === 'running';
+  }
+
+  get durationMs(): number {
+    return (this.endedAt ?? Date.now()) - this.startedAt;
+  }
+
+  /** Called on new output and when the command ends; returns the unsubscribe function. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** SIGTERM to the whole group, SIGKILL to whatever is left after a grace period. */
+  stop(reason: StopReason): void {
+    if (!this.running || this.stopReason) return;
+    this.stopReason = reason;
+    signalGroup(this.pid, 'SIGTERM');
+    // Deliberately outlives finish(): children that ignore SIGTERM may still hold on.
+    setTimeout(() => signalGroup(this.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+  }
+
+  /** For process exit, when there is no time for grace. */
+  killNow(): void {
+    this.stopReason ??= 'killed';
+    signalGroup(this.pid, 'SIGKILL');
+  }
+
+  /** Returns an error message when the input cannot be delivered. */
+  write(data: string, close: boolean): string | undefined {
+    if (!this.running) return `session ${this.id} has already ended`;
+    const stdin = this.child.stdin;
+    if (!stdin.writable) return `the stdin of session ${this.id} is closed`;
+    if (data) stdin.write(data);
+    if (close) stdin.end();
+    return undefined;
+  }
+
+  private append(text: string): void {
+    if (!text) return;
+    this.output.append(text);
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private finish(): void {
+    if (!this.running) return;
+    clearTimeout(this.timeoutTimer);
+    clearTimeout(this.drainTimer);
+    // Output still buffered in a pipe held by a leftover background child is abandoned.
+    this.child.stdout.destroy();
+    this.child.stderr.destroy();
+    this.child.stdin.destroy();
+    this.endedAt = Date.now();
+    if (this.stopReason) this.status = this.stopReason;
+    else if (this.error !== undefined) this.status = 'failed';
+    else if (this.signal !== null) this.status = 'killed';
+    else this.status = this.exitCode === 0 ? 'completed' : 'failed';
+    this.notify();
+    this.listeners.clear();
+    this.resolveDone();
+  }
+}
