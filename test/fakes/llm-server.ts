@@ -15,7 +15,8 @@
  *  - A Responses turn cut short by `stopReason: 'length'` ends with `response.incomplete`
  *    (status "incomplete"), not `response.completed`, exactly like the real API.
  */
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { hashEmbedding } from '../../sdk/memory/hash-embedder.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -127,26 +128,13 @@ export function fakeThinkingSignature(thinking: string): string {
 }
 
 /**
- * The vector `/v1/embeddings` returns for `text`: a set of words (case-folded), each word a
- * fixed pseudo-random direction derived from its hash, summed and L2-normalised. Texts
- * sharing words therefore point the same way; unrelated texts are close to orthogonal.
- * Words count once each, so a repeated "the" does not outweigh the words that carry meaning.
+ * The vector `/v1/embeddings` returns for `text`: the SDK's deterministic hash embedding
+ * (each distinct word, CJK character and CJK bigram a fixed pseudo-random direction,
+ * summed and L2-normalised). Texts sharing words point the same way; unrelated texts are
+ * close to orthogonal.
  */
 export function fakeEmbedding(text: string, dims = 64): number[] {
-  const sum = new Float64Array(dims);
-  const words = new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-  // Punctuation-only or empty text still needs a stable, non-zero vector.
-  for (const word of words.size > 0 ? words : [text]) {
-    for (let block = 0; block * 16 < dims; block++) {
-      const digest = createHash('sha256').update(`${block}:${word}`).digest();
-      for (let k = 0; k < 16 && block * 16 + k < dims; k++) {
-        sum[block * 16 + k] += digest.readUInt16LE(k * 2) / 32767.5 - 1;
-      }
-    }
-  }
-  const norm = Math.hypot(...sum) || 1;
-  // Real embeddings are float32; rounding here keeps JSON and base64 answers identical.
-  return Array.from(sum, (value) => Math.fround(value / norm));
+  return hashEmbedding(text, dims);
 }
 
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {

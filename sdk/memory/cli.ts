@@ -1,0 +1,122 @@
+/**
+ * `claw memory status [--deep]`, `claw memory index [--force]` (with a progress line:
+ * files, chunks, embeddings per second) and `claw memory search "<query>" [--json]`.
+ * Runs against the backend that holds the memory slot, in this process.
+ */
+import type { CliContext, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../kernel/index.js';
+import { parseFlags, runCliCommand, UsageError } from '../cli.js';
+import type { MemoryManager } from './plugin.js';
+
+const HELP = `Usage: claw memory status [--deep] [--agent <id>] [--json]
+       claw memory index [--force] [--agent <id>] [--json]
+       claw memory search "<query>" [--max <n>] [--min-score <x>] [--agent <id>] [--json]`;
+
+const FLAGS = {
+  help: { type: 'boolean' },
+  json: { type: 'boolean' },
+  agent: { type: 'string' },
+  deep: { type: 'boolean' },
+  force: { type: 'boolean' },
+  max: { type: 'string' },
+  'min-score': { type: 'string' },
+} as const;
+
+export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryManager<any>): Promise<number> {
+  return runCliCommand(ctx, async () => {
+    const { values, positionals } = parseFlags(argv, FLAGS);
+    const [action, ...rest] = positionals;
+    if (values.help || !action) {
+      ctx.stdout.write(`${HELP}\n`);
+      return action || values.help ? 0 : 2;
+    }
+    const agentId = values.agent as string | undefined;
+    try {
+      switch (action) {
+        case 'status':
+          return await status(ctx, manager, agentId, values.deep === true, values.json === true);
+        case 'index':
+          return await index(ctx, manager, agentId, values.force === true, values.json === true);
+        case 'search': {
+          const query = rest.join(' ').trim();
+          if (!query) throw new UsageError('give the query: claw memory search "<query>"');
+          const max = values.max === undefined ? undefined : Number(values.max);
+          if (max !== undefined && !(Number.isInteger(max) && max > 0)) throw new UsageError(`--max must be a positive whole number, got "${String(values.max)}"`);
+          const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score']);
+          if (minScore !== undefined && !(minScore >= 0 && minScore <= 1)) throw new UsageError(`--min-score must be between 0 and 1, got "${String(values['min-score'])}"`);
+          return await search(ctx, manager, query, { agentId, maxResults: max, minScore }, values.json === true);
+        }
+        default:
+          throw new UsageError(`unknown action "${action}" (status, index, search)`);
+      }
+    } finally {
+      await manager.stop();
+    }
+  });
+}
+
+async function status(ctx: CliContext, manager: MemoryManager<any>, agentId: string | undefined, deep: boolean, json: boolean): Promise<number> {
+  if (deep) await manager.sync(agentId);
+  const report = await manager.status({ agentId, deep });
+  if (json) {
+    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return 0;
+  }
+  const lines = Object.entries(report).map(([key, value]) => `  ${key.padEnd(16)} ${typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}`);
+  ctx.stdout.write(`Memory (${String(report.backend)})\n${lines.join('\n')}\n`);
+  return 0;
+}
+
+async function index(ctx: CliContext, manager: MemoryManager<any>, agentId: string | undefined, force: boolean, json: boolean): Promise<number> {
+  const started = Date.now();
+  const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true;
+  let lastDraw = 0;
+  const draw = (progress: MemorySyncProgress, final = false) => {
+    if (json) return;
+    const now = Date.now();
+    if (!final && now - lastDraw < 100) return;
+    lastDraw = now;
+    const seconds = Math.max(0.001, (now - started) / 1000);
+    const width = 24;
+    const filled = progress.filesTotal ? Math.round((progress.files / progress.filesTotal) * width) : width;
+    const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
+    const line = `${bar} ${progress.files}/${progress.filesTotal} files · ${progress.chunks} chunks · ${progress.embedded} embedded (${Math.round(progress.embedded / seconds)}/s)`;
+    ctx.stderr.write(tty ? `\r${line}${final ? '\n' : ''}` : final ? `${line}\n` : '');
+  };
+  let last: MemorySyncProgress | undefined;
+  const stats: MemorySyncStats = await manager.sync(agentId, {
+    force,
+    onProgress: (progress) => {
+      last = progress;
+      draw(progress);
+    },
+  });
+  if (last) draw({ ...last, files: last.filesTotal }, true);
+  if (json) ctx.stdout.write(`${JSON.stringify(stats, null, 2)}\n`);
+  else {
+    ctx.stdout.write(
+      `Indexed ${stats.files} files${stats.rebuilt ? ' (full rebuild)' : ''}: ${stats.indexed} changed, ${stats.skipped} unchanged, ${stats.removed} removed; ${stats.chunks} chunks, ${stats.embedded} embedded, ${stats.cacheHits} from cache, in ${stats.durationMs} ms\n`,
+    );
+  }
+  return 0;
+}
+
+async function search(
+  ctx: CliContext,
+  manager: MemoryManager<any>,
+  query: string,
+  options: { agentId?: string; maxResults?: number; minScore?: number },
+  json: boolean,
+): Promise<number> {
+  const result: MemorySearchResult = await manager.search(query, options);
+  if (json) {
+    ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  }
+  const header = `${result.results.length} result${result.results.length === 1 ? '' : 's'} (${result.backend}, ${result.mode}${result.provider ? `, ${result.provider}/${result.model}` : ''})`;
+  const lines = [header, ...(result.notice ? [`note: ${result.notice}`] : [])];
+  for (const hit of result.results) {
+    lines.push('', `${hit.path}:${hit.startLine}-${hit.endLine}  score ${hit.score.toFixed(3)}`, ...hit.snippet.split('\n').map((line) => `  ${line}`));
+  }
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}

@@ -1,0 +1,199 @@
+/**
+ * Which files are memory, and the only way to read one by name.
+ *
+ * Memory is `MEMORY.md` (or `memory.md`) and every `.md` under `memory/` in the workspace,
+ * plus the configured extra paths. Symlinks are never followed. Files are named by their
+ * workspace-relative path; files under an extra path outside the workspace are named
+ * `extra/<root name>/<path below it>`. `memory_get` accepts only those names: `..`,
+ * absolute paths, other files and symlinks that lead out are refused with the reason.
+ */
+import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+
+export interface MemoryFile {
+  /** The name tools and results use (workspace-relative, or `extra/<root>/…`). */
+  path: string;
+  absPath: string;
+  source: 'memory' | 'extra';
+  mtimeMs: number;
+  size: number;
+}
+
+export class MemoryPathError extends Error {
+  constructor(
+    readonly requested: string,
+    reason: string,
+  ) {
+    super(`memory_get: "${requested}" ${reason}`);
+    this.name = 'MemoryPathError';
+  }
+}
+
+function lstat(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+function toPosix(path: string): string {
+  return sep === '/' ? path : path.split(sep).join('/');
+}
+
+/** Every `.md` file under `dir`, recursively, skipping symlinks (files and folders). */
+function walk(dir: string, out: string[]): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names.sort()) {
+    const path = join(dir, name);
+    const stat = lstat(path);
+    if (!stat || stat.isSymbolicLink()) continue;
+    if (stat.isDirectory()) walk(path, out);
+    else if (stat.isFile() && name.toLowerCase().endsWith('.md')) out.push(path);
+  }
+}
+
+/** Stable short names for extra roots outside the workspace (`extra/<name>/…`). */
+export function extraRootNames(workspaceDir: string, extraPaths: readonly string[]): Map<string, string> {
+  const names = new Map<string, string>();
+  const used = new Set<string>();
+  for (const root of extraPaths) {
+    const abs = resolve(workspaceDir, root);
+    if (isInside(workspaceDir, abs)) continue;
+    const base = basename(abs).replace(/\.md$/i, '').replace(/[^A-Za-z0-9._-]/g, '_') || 'root';
+    let name = base;
+    for (let i = 2; used.has(name); i++) name = `${base}-${i}`;
+    used.add(name);
+    names.set(abs, name);
+  }
+  return names;
+}
+
+function displayPath(workspaceDir: string, abs: string, extraNames: Map<string, string>): string {
+  if (isInside(workspaceDir, abs)) return toPosix(relative(workspaceDir, abs));
+  for (const [root, name] of extraNames) {
+    if (abs === root) return `extra/${name}/${basename(abs)}`;
+    if (isInside(root, abs)) return `extra/${name}/${toPosix(relative(root, abs))}`;
+  }
+  return toPosix(abs);
+}
+
+/** The memory files of a workspace, deduplicated, in a stable order. */
+export function listMemoryFiles(workspaceDir: string, extraPaths: readonly string[] = []): MemoryFile[] {
+  const found: Array<{ abs: string; source: MemoryFile['source'] }> = [];
+  for (const name of ['MEMORY.md', 'memory.md']) {
+    const abs = join(workspaceDir, name);
+    const stat = lstat(abs);
+    if (stat?.isFile()) found.push({ abs, source: 'memory' });
+  }
+  const memoryDir = join(workspaceDir, 'memory');
+  const dirStat = lstat(memoryDir);
+  if (dirStat?.isDirectory() && !dirStat.isSymbolicLink()) {
+    const files: string[] = [];
+    walk(memoryDir, files);
+    for (const abs of files) found.push({ abs, source: 'memory' });
+  }
+  for (const extra of extraPaths) {
+    const abs = resolve(workspaceDir, extra);
+    const stat = lstat(abs);
+    if (!stat || stat.isSymbolicLink()) continue;
+    if (stat.isDirectory()) {
+      const files: string[] = [];
+      walk(abs, files);
+      for (const file of files) found.push({ abs: file, source: 'extra' });
+    } else if (stat.isFile() && abs.toLowerCase().endsWith('.md')) {
+      found.push({ abs, source: 'extra' });
+    }
+  }
+  const names = extraRootNames(workspaceDir, extraPaths);
+  const seen = new Set<string>();
+  const out: MemoryFile[] = [];
+  for (const item of found) {
+    if (seen.has(item.abs)) continue;
+    seen.add(item.abs);
+    const stat = lstat(item.abs)!;
+    out.push({ path: displayPath(workspaceDir, item.abs, names), absPath: item.abs, source: item.source, mtimeMs: stat.mtimeMs, size: stat.size });
+  }
+  return out;
+}
+
+/**
+ * The absolute path of a memory file named by a tool call. Refuses, with the reason:
+ * absolute paths, `..` segments, names that are not memory files, and files whose real
+ * location (after symlinks) is outside the memory roots.
+ */
+export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly string[], requested: string): { path: string; absPath: string } {
+  const name = requested.trim().replace(/\\/g, '/');
+  if (!name) throw new MemoryPathError(requested, 'is empty: give a path such as MEMORY.md or memory/2026-01-31.md');
+  if (isAbsolute(name) || /^[A-Za-z]:\//.test(name)) throw new MemoryPathError(requested, 'is absolute: give the path relative to the workspace (MEMORY.md, memory/…)');
+  if (name.split('/').includes('..')) throw new MemoryPathError(requested, 'contains "..": memory files are read by their own name only');
+  if (!name.toLowerCase().endsWith('.md')) throw new MemoryPathError(requested, 'is not a Markdown file: only MEMORY.md, memory/*.md and the configured extra paths can be read');
+
+  let abs: string | undefined;
+  let roots: string[];
+  const names = extraRootNames(workspaceDir, extraPaths);
+  const extra = /^extra\/([^/]+)\/(.+)$/.exec(name);
+  if (extra) {
+    const root = [...names].find(([, short]) => short === extra[1])?.[0];
+    if (!root) throw new MemoryPathError(requested, `names an unknown extra root "${extra[1]}"`);
+    const rootStat = lstat(root);
+    abs = rootStat?.isFile() ? (basename(root) === extra[2] ? root : undefined) : resolve(root, extra[2]!);
+    if (!abs) throw new MemoryPathError(requested, 'is not a memory file');
+    roots = [root];
+  } else {
+    abs = resolve(workspaceDir, name);
+    const inMemoryDir = name.startsWith('memory/');
+    const isRootFile = name === 'MEMORY.md' || name === 'memory.md';
+    const inExtra = extraPaths.map((path) => resolve(workspaceDir, path)).filter((root) => isInside(root, abs!));
+    if (!inMemoryDir && !isRootFile && inExtra.length === 0) {
+      throw new MemoryPathError(requested, 'is not a memory file: only MEMORY.md, memory/… and the configured extra paths can be read');
+    }
+    roots = [...(inMemoryDir ? [join(workspaceDir, 'memory')] : []), ...(isRootFile ? [workspaceDir] : []), ...inExtra];
+  }
+
+  // Resolve symlinks: the real file must still be inside a memory root.
+  let real: string;
+  try {
+    real = realpathSync(abs);
+  } catch {
+    throw new MemoryPathError(requested, 'does not exist');
+  }
+  const realRoots = roots.map((root) => {
+    try {
+      return realpathSync(root);
+    } catch {
+      return root;
+    }
+  });
+  if (!realRoots.some((root) => isInside(root, real))) throw new MemoryPathError(requested, 'leads outside the memory files (through a symlink)');
+  if (lstat(abs)?.isSymbolicLink()) throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
+  return { path: name, absPath: abs };
+}
+
+/** Lines `from` (1-based) to `from + lines - 1` of a memory file. */
+export function readMemoryLines(absPath: string, from = 1, lines?: number): { text: string; from: number; lines: number; totalLines: number } {
+  const all = readFileSync(absPath, 'utf8').split('\n');
+  if (all.length > 1 && all[all.length - 1] === '') all.pop();
+  const start = Math.max(1, Math.floor(from));
+  const count = lines === undefined ? all.length - start + 1 : Math.max(0, Math.floor(lines));
+  const slice = all.slice(start - 1, start - 1 + count);
+  return { text: slice.join('\n'), from: start, lines: slice.length, totalLines: all.length };
+}
+
+/** `memory/2026-01-31.md` (or `memory/2026-01-31-slug.md`) → that date; undated files → undefined. */
+export function datedFileDay(path: string): Date | undefined {
+  const match = /(?:^|\/)memory\/(?:.*\/)?(\d{4})-(\d{2})-(\d{2})[^/]*\.md$/i.exec(path);
+  if (!match) return undefined;
+  const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}

@@ -1,0 +1,20 @@
+/** The memory SDK: what every memory backend plugin builds on. */
+export { defineMemoryPlugin, MemoryManager, type MemoryIndex, type MemoryIndexContext, type MemoryPluginOptions } from './plugin.js';
+export { resolveMemorySettings, SNIPPET_MAX_CHARS, type EmbeddingProviderId, type MemorySettings } from './settings.js';
+export { datedFileDay, listMemoryFiles, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryFile } from './files.js';
+export { chunkMarkdown, estimateTokens, hashText, isCjk, segmentCjk, snippetOf, tokenize, tokenSet, type Chunk } from './text.js';
+export {
+  bm25RankToScore,
+  cosine,
+  finish,
+  jaccard,
+  mergeHybridResults,
+  mmrRerank,
+  normalizeBm25,
+  sanitizeAndNormalizeEmbedding,
+  temporalDecayMultiplier,
+  type MergeOptions,
+  type ScoredChunk,
+} from './scoring.js';
+export type { EmbeddingContext, EmbeddingFactory, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
+export { createHashEmbedder, hashEmbedding } from './hash-embedder.js';

@@ -1,0 +1,292 @@
+/**
+ * What every memory backend plugin shares, so a backend is only its index: per-agent
+ * indexes created on first use, the `memory` slot capability, the `memory_search` and
+ * `memory_get` tools, `claw memory status|index|search`, a watcher on MEMORY.md and
+ * memory/ (1.5 s debounce) that re-syncs in the background, and a sync at start-up.
+ *
+ *   export default defineMemoryPlugin({ id: 'memory-x', backend: 'x', createIndex: (settings, ctx) => new XIndex(settings) });
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import type {
+  CliContext,
+  Logger,
+  MemoryBackend,
+  MemorySearchResult,
+  MemorySyncProgress,
+  MemorySyncStats,
+  PluginApi,
+  PluginDefinition,
+  ToolContext,
+} from '../../kernel/index.js';
+import { definePlugin, errorResult, jsonResult } from '../index.js';
+import { MemoryPathError, readMemoryLines, resolveMemoryPath } from './files.js';
+import { resolveMemorySettings, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
+import { snippetOf } from './text.js';
+import { runMemoryCli } from './cli.js';
+
+/** One agent's index in one backend. */
+export interface MemoryIndex {
+  search(query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult>;
+  sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
+  status(options: { deep?: boolean }): Promise<Record<string, unknown>>;
+  /** Read a memory file; the default reads MEMORY.md, memory/ and extra paths safely. */
+  get?(path: string, options: { from?: number; lines?: number }): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number }>;
+  close(): Promise<void> | void;
+}
+
+export interface MemoryIndexContext {
+  api: PluginApi<any>;
+  logger: Logger;
+  stateDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
+  id: string;
+  /** Reported as `backend` in results and status. */
+  backend: string;
+  createIndex(settings: MemorySettings, context: MemoryIndexContext, config: Config): MemoryIndex | Promise<MemoryIndex>;
+}
+
+const SEARCH_DESCRIPTION =
+  'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or todos. Returns the best matching snippets with path and line range; read more with memory_get.';
+const GET_DESCRIPTION = 'Read lines of a memory file (MEMORY.md, memory/YYYY-MM-DD.md, or a path from memory_search results).';
+
+export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(options: MemoryPluginOptions<Config>): PluginDefinition<Config> {
+  return definePlugin<Config>({
+    id: options.id,
+    register(api) {
+      const manager = new MemoryManager(api, options);
+      api.registerMemory(manager.backend());
+      api.registerTool({
+        name: 'memory_search',
+        label: 'Memory Search',
+        description: SEARCH_DESCRIPTION,
+        parameters: {
+          type: 'object',
+          required: ['query'],
+          additionalProperties: false,
+          properties: {
+            query: { type: 'string', minLength: 1, description: 'What to look for, in words.' },
+            maxResults: { type: 'integer', minimum: 1, maximum: 50 },
+            minScore: { type: 'number', minimum: 0, maximum: 1 },
+          },
+        },
+        execute: async (params: { query: string; maxResults?: number; minScore?: number }, ctx: ToolContext) => {
+          const result = await manager.search(params.query, { agentId: ctx.agentId, maxResults: params.maxResults, minScore: params.minScore, signal: ctx.signal });
+          const settings = manager.settings(ctx.agentId);
+          return jsonResult({
+            ...result,
+            results: result.results.map((hit) => ({
+              ...hit,
+              snippet: snippetOf(hit.snippet, SNIPPET_MAX_CHARS),
+              ...(settings.citations !== 'off' ? { citation: `${hit.path}#L${hit.startLine}-L${hit.endLine}` } : {}),
+            })),
+          });
+        },
+      });
+      api.registerTool({
+        name: 'memory_get',
+        label: 'Memory Get',
+        description: GET_DESCRIPTION,
+        parameters: {
+          type: 'object',
+          required: ['path'],
+          additionalProperties: false,
+          properties: {
+            path: { type: 'string', minLength: 1, description: 'MEMORY.md, memory/…, or a path from memory_search.' },
+            from: { type: 'integer', minimum: 1, description: 'First line (1-based).' },
+            lines: { type: 'integer', minimum: 1, description: 'How many lines.' },
+          },
+        },
+        execute: async (params: { path: string; from?: number; lines?: number }, ctx: ToolContext) => {
+          try {
+            const read = await manager.get(params.path, { agentId: ctx.agentId, from: params.from, lines: params.lines });
+            return { content: [{ type: 'text', text: read.text }], details: { path: read.path, from: read.from, lines: read.lines, totalLines: read.totalLines } };
+          } catch (error) {
+            if (error instanceof MemoryPathError) return errorResult(error.message);
+            throw error;
+          }
+        },
+      });
+      api.registerCli({ name: 'memory', description: 'Memory status, indexing and search', run: (argv: string[], ctx: CliContext) => runMemoryCli(argv, ctx, manager) });
+      api.registerService({
+        id: `${options.id}-sync`,
+        start: () => manager.start(),
+        stop: () => manager.stop(),
+      });
+    },
+  });
+}
+
+/** Per-agent indexes, the watcher, and the slot capability over them. */
+export class MemoryManager<Config extends Record<string, unknown> = Record<string, unknown>> {
+  private readonly indexes = new Map<string, Promise<MemoryIndex>>();
+  private readonly watchers: FSWatcher[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly debounce = new Map<string, NodeJS.Timeout>();
+  private readonly syncing = new Map<string, Promise<MemorySyncStats>>();
+  private readonly dirty = new Set<string>();
+  private stopped = false;
+
+  constructor(
+    readonly api: PluginApi<Config>,
+    readonly options: MemoryPluginOptions<Config>,
+  ) {}
+
+  get backendName(): string {
+    return this.options.backend;
+  }
+
+  defaultAgent(): string {
+    const list = ((this.api.kernel.config().agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
+    return list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main';
+  }
+
+  settings(agentId = this.defaultAgent()): MemorySettings {
+    const config = this.api.kernel.config();
+    const list = ((config.agents as { list?: Array<{ id?: string; workspace?: string }> } | undefined)?.list ?? []);
+    const entry = list.find((agent) => agent.id === agentId);
+    const workspaceDir = entry?.workspace
+      ? entry.workspace.replace(/^~(?=$|\/)/, process.env.HOME ?? '~')
+      : agentId === this.defaultAgent()
+        ? this.api.kernel.paths.workspaceDir
+        : join(this.api.kernel.paths.stateDir, `workspace-${agentId}`);
+    return resolveMemorySettings(config, { agentId, workspaceDir, stateDir: this.api.kernel.paths.stateDir });
+  }
+
+  index(agentId = this.defaultAgent()): Promise<MemoryIndex> {
+    let index = this.indexes.get(agentId);
+    if (!index) {
+      const settings = this.settings(agentId);
+      index = Promise.resolve(
+        this.options.createIndex(settings, { api: this.api, logger: this.api.logger, stateDir: this.api.kernel.paths.stateDir, env: this.api.kernel.env }, this.api.config),
+      );
+      index.catch(() => this.indexes.delete(agentId));
+      this.indexes.set(agentId, index);
+    }
+    return index;
+  }
+
+  /** One sync at a time per agent; callers during a sync share it. */
+  sync(agentId = this.defaultAgent(), options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+    const running = this.syncing.get(agentId);
+    if (running && !options.force) return running;
+    const run = (running ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        this.dirty.delete(agentId);
+        return (await this.index(agentId)).sync(options);
+      })
+      .finally(() => {
+        if (this.syncing.get(agentId) === run) this.syncing.delete(agentId);
+      });
+    this.syncing.set(agentId, run);
+    return run;
+  }
+
+  async search(query: string, options: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal } = {}): Promise<MemorySearchResult> {
+    const agentId = options.agentId ?? this.defaultAgent();
+    const settings = this.settings(agentId);
+    if (!settings.enabled) return { results: [], backend: this.backendName, mode: 'keyword', notice: 'memory search is disabled for this agent (memorySearch.enabled: false)' };
+    const index = await this.index(agentId);
+    // Never block a search on a full index build; but a stale index is brought up to date first.
+    const first = !this.synced.has(agentId);
+    if (settings.sync.onSearch && (first || this.dirty.has(agentId))) {
+      this.synced.add(agentId);
+      await this.sync(agentId).catch((error: Error) => this.api.logger.warn(`memory sync before search failed: ${error.message}`));
+    }
+    return index.search(query, {
+      maxResults: options.maxResults ?? settings.query.maxResults,
+      minScore: options.minScore ?? settings.query.minScore,
+      signal: options.signal,
+    });
+  }
+
+  private readonly synced = new Set<string>();
+
+  async get(path: string, options: { agentId?: string; from?: number; lines?: number } = {}) {
+    const agentId = options.agentId ?? this.defaultAgent();
+    const index = await this.index(agentId);
+    if (index.get) return index.get(path, options);
+    const settings = this.settings(agentId);
+    const resolved = resolveMemoryPath(settings.workspaceDir, settings.extraPaths, path);
+    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines) };
+  }
+
+  async status(options: { agentId?: string; deep?: boolean } = {}): Promise<Record<string, unknown>> {
+    const agentId = options.agentId ?? this.defaultAgent();
+    const index = await this.index(agentId);
+    return { backend: this.backendName, agentId, ...(await index.status({ deep: options.deep })) };
+  }
+
+  backend(): MemoryBackend {
+    return {
+      search: (query, options) => this.search(query, options),
+      get: (path, options) => this.get(path, options),
+      status: (options) => this.status(options),
+      sync: (options) => this.sync(options?.agentId, options),
+      close: () => this.stop(),
+    };
+  }
+
+  /** Service start: index the default agent in the background and watch its memory files. */
+  start(): void {
+    this.stopped = false;
+    const agentId = this.defaultAgent();
+    const settings = this.settings(agentId);
+    if (!settings.enabled) return;
+    this.synced.add(agentId);
+    this.sync(agentId).catch((error: Error) => this.api.logger.warn(`memory index at start-up failed: ${error.message}`));
+    if (settings.sync.watch) this.watch(agentId, settings);
+    if (settings.sync.intervalMinutes > 0) {
+      const timer = setInterval(() => this.markDirty(agentId, 0), settings.sync.intervalMinutes * 60_000);
+      timer.unref();
+      this.timers.add(timer);
+    }
+  }
+
+  /** Changes settle for `debounceMs`, then a background sync picks them up. */
+  markDirty(agentId: string, debounceMs = this.settings(agentId).sync.watchDebounceMs): void {
+    this.dirty.add(agentId);
+    clearTimeout(this.debounce.get(agentId));
+    const timer = setTimeout(() => {
+      this.debounce.delete(agentId);
+      if (this.stopped || !this.dirty.has(agentId)) return;
+      this.sync(agentId).catch((error: Error) => this.api.logger.warn(`memory re-index failed: ${error.message}`));
+    }, debounceMs);
+    timer.unref();
+    this.debounce.set(agentId, timer);
+  }
+
+  private watch(agentId: string, settings: MemorySettings): void {
+    const onChange = (file: string | null) => {
+      if (file === null || /\.md$/i.test(file) || !file.includes('.')) this.markDirty(agentId);
+    };
+    const tryWatch = (path: string, recursive: boolean) => {
+      try {
+        const watcher = watch(path, { recursive, persistent: false }, (_event, file) => onChange(file ? String(file) : null));
+        watcher.on('error', () => watcher.close());
+        this.watchers.push(watcher);
+      } catch {
+        // The folder may not exist yet; the workspace watcher notices when it appears.
+      }
+    };
+    tryWatch(settings.workspaceDir, false);
+    tryWatch(join(settings.workspaceDir, 'memory'), true);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const watcher of this.watchers.splice(0)) watcher.close();
+    for (const timer of [...this.timers, ...this.debounce.values()]) clearTimeout(timer);
+    this.timers.clear();
+    this.debounce.clear();
+    await Promise.allSettled([...this.syncing.values()]);
+    const indexes = [...this.indexes.values()];
+    this.indexes.clear();
+    this.synced.clear();
+    for (const index of await Promise.allSettled(indexes)) if (index.status === 'fulfilled') await index.value.close();
+  }
+}

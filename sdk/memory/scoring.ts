@@ -1,0 +1,135 @@
+/**
+ * Ranking shared by the memory backends: vector normalisation, BM25 normalisation,
+ * the hybrid merge (0.7 · vector + 0.3 · text), temporal decay for dated daily files,
+ * and MMR re-ranking for diverse results.
+ */
+import { datedFileDay } from './files.js';
+import { tokenSet } from './text.js';
+
+/** Non-finite values become 0; then unit length (vectors of length < 1e-10 stay as they are). */
+export function sanitizeAndNormalizeEmbedding(vector: readonly number[]): number[] {
+  const clean = vector.map((value) => (Number.isFinite(value) ? value : 0));
+  const magnitude = Math.sqrt(clean.reduce((sum, value) => sum + value * value, 0));
+  if (magnitude < 1e-10) return clean;
+  return clean.map((value) => value / magnitude);
+}
+
+/** OpenClaw's rank → score for a non-negative "badness" rank (0 is best). */
+export function bm25RankToScore(rank: number): number {
+  return 1 / (1 + Math.max(0, rank));
+}
+
+/**
+ * SQLite FTS5's bm25() is negative, more negative meaning more relevant. Relevance is its
+ * negation; scores are relevance relative to the best candidate, so the best keyword
+ * match scores 1 and the rest fall in (0, 1].
+ */
+export function normalizeBm25(ranks: readonly number[]): number[] {
+  const relevance = ranks.map((rank) => Math.max(0, -rank));
+  const best = Math.max(0, ...relevance);
+  if (best <= 0) return ranks.map((_rank, index) => bm25RankToScore(index));
+  return relevance.map((value) => value / best);
+}
+
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  if (na === 0 || nb === 0) return 0;
+  return dot / Math.sqrt(na * nb);
+}
+
+export function temporalDecayMultiplier(ageInDays: number, halfLifeDays: number): number {
+  return Math.exp(-(Math.LN2 / halfLifeDays) * Math.max(0, ageInDays));
+}
+
+export interface ScoredChunk {
+  /** Unique per chunk (the merge key). */
+  id: string;
+  path: string;
+  startLine: number;
+  endLine: number;
+  text: string;
+  source?: string;
+  vectorScore?: number;
+  textScore?: number;
+  score: number;
+}
+
+export interface MergeOptions {
+  vectorWeight: number;
+  textWeight: number;
+  minScore: number;
+  maxResults: number;
+  mmr?: { enabled: boolean; lambda: number };
+  temporalDecay?: { enabled: boolean; halfLifeDays: number };
+  now?: Date;
+}
+
+type Candidate = Omit<ScoredChunk, 'score' | 'vectorScore' | 'textScore'> & { score: number };
+
+/** Union by chunk id, weighted sum, optional decay and MMR, then minScore and maxResults. */
+export function mergeHybridResults(vector: readonly Candidate[], keyword: readonly Candidate[], options: MergeOptions): ScoredChunk[] {
+  const merged = new Map<string, ScoredChunk>();
+  for (const item of vector) merged.set(item.id, { ...item, vectorScore: item.score, score: 0 });
+  for (const item of keyword) {
+    const existing = merged.get(item.id);
+    if (existing) existing.textScore = item.score;
+    else merged.set(item.id, { ...item, textScore: item.score, score: 0 });
+  }
+  let results = [...merged.values()].map((item) => ({
+    ...item,
+    score: options.vectorWeight * (item.vectorScore ?? 0) + options.textWeight * (item.textScore ?? 0),
+  }));
+  return finish(results, options);
+}
+
+/** Decay, MMR, threshold and limit, for results already scored. */
+export function finish(results: ScoredChunk[], options: Omit<MergeOptions, 'vectorWeight' | 'textWeight'>): ScoredChunk[] {
+  let out = results;
+  if (options.temporalDecay?.enabled) {
+    const now = options.now ?? new Date();
+    out = out.map((item) => {
+      const day = datedFileDay(item.path);
+      if (!day) return item; // Evergreen files never decay.
+      const age = (now.getTime() - day.getTime()) / 86_400_000;
+      return { ...item, score: item.score * temporalDecayMultiplier(age, options.temporalDecay!.halfLifeDays) };
+    });
+  }
+  out.sort((a, b) => b.score - a.score);
+  if (options.mmr?.enabled) out = mmrRerank(out, options.mmr.lambda);
+  return out.filter((item) => item.score >= options.minScore).slice(0, options.maxResults);
+}
+
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 1;
+  let shared = 0;
+  for (const token of a) if (b.has(token)) shared++;
+  return shared / (a.size + b.size - shared);
+}
+
+/** Maximal marginal relevance: λ · relevance − (1 − λ) · max similarity to what is picked. */
+export function mmrRerank<T extends { score: number; text: string }>(items: readonly T[], lambda: number): T[] {
+  const remaining = items.map((item) => ({ item, tokens: tokenSet(item.text) }));
+  const picked: typeof remaining = [];
+  while (remaining.length > 0) {
+    let bestIndex = 0;
+    let bestValue = -Infinity;
+    remaining.forEach((candidate, index) => {
+      const similarity = picked.length ? Math.max(...picked.map((chosen) => jaccard(candidate.tokens, chosen.tokens))) : 0;
+      const value = lambda * candidate.item.score - (1 - lambda) * similarity;
+      if (value > bestValue) {
+        bestValue = value;
+        bestIndex = index;
+      }
+    });
+    picked.push(remaining.splice(bestIndex, 1)[0]!);
+  }
+  return picked.map((entry) => entry.item);
+}

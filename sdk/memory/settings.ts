@@ -1,0 +1,119 @@
+/**
+ * Memory settings every backend shares: `agents.defaults.memorySearch`, overridden per
+ * agent by `agents.list[].memorySearch`. Defaults follow OpenClaw's documented values.
+ */
+import { isAbsolute, join, resolve } from 'node:path';
+import { expandHome, type KernelConfig } from '../../kernel/index.js';
+
+export type EmbeddingProviderId = 'auto' | 'local' | 'openai' | 'gemini' | 'voyage' | 'none';
+
+export interface MemorySettings {
+  agentId: string;
+  enabled: boolean;
+  workspaceDir: string;
+  /** Extra Markdown files or folders (absolute, or relative to the workspace). */
+  extraPaths: string[];
+  provider: EmbeddingProviderId;
+  model?: string;
+  /** Used only when the primary embedding provider fails. */
+  fallback: EmbeddingProviderId;
+  remote: { baseUrl?: string; apiKey?: string; headers?: Record<string, string>; timeoutMs: number; batchSize: number };
+  local: { modelPath?: string; timeoutMs: number };
+  store: { path: string; vector: { enabled: boolean; extensionPath?: string } };
+  chunking: { tokens: number; overlap: number };
+  query: {
+    maxResults: number;
+    minScore: number;
+    hybrid: { enabled: boolean; vectorWeight: number; textWeight: number; candidateMultiplier: number };
+    mmr: { enabled: boolean; lambda: number };
+    temporalDecay: { enabled: boolean; halfLifeDays: number };
+  };
+  cache: { enabled: boolean; maxEntries: number };
+  sync: { watch: boolean; watchDebounceMs: number; intervalMinutes: number; onSearch: boolean };
+  citations: 'auto' | 'on' | 'off';
+}
+
+export const SNIPPET_MAX_CHARS = 700;
+
+type AnyRecord = Record<string, any>;
+
+function merged(config: KernelConfig, agentId: string): AnyRecord {
+  const agents = (config.agents ?? {}) as AnyRecord;
+  const defaults = (agents.defaults?.memorySearch ?? {}) as AnyRecord;
+  const entry = ((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === agentId)?.memorySearch ?? {};
+  const deep = (a: AnyRecord, b: AnyRecord): AnyRecord => {
+    const out: AnyRecord = { ...a };
+    for (const [key, value] of Object.entries(b)) {
+      out[key] = value && typeof value === 'object' && !Array.isArray(value) && a[key] && typeof a[key] === 'object' ? deep(a[key], value) : value;
+    }
+    return out;
+  };
+  return deep(defaults, entry);
+}
+
+function providerId(value: unknown, fallback: EmbeddingProviderId): EmbeddingProviderId {
+  return typeof value === 'string' && ['auto', 'local', 'openai', 'gemini', 'voyage', 'none'].includes(value) ? (value as EmbeddingProviderId) : fallback;
+}
+
+/**
+ * Settings for one agent. `stateDir` and `workspaceDir` come from the kernel; the store
+ * path template takes `{agentId}` and `~`.
+ */
+export function resolveMemorySettings(config: KernelConfig, options: { agentId: string; workspaceDir: string; stateDir: string }): MemorySettings {
+  const raw = merged(config, options.agentId);
+  const hybrid = (raw.query?.hybrid ?? {}) as AnyRecord;
+  // Weights are normalised so they sum to 1 (7:3 and 14:6 mean the same).
+  const vectorWeight = Math.max(0, Number(hybrid.vectorWeight ?? 0.7));
+  const textWeight = Math.max(0, Number(hybrid.textWeight ?? 0.3));
+  const total = vectorWeight + textWeight || 1;
+  const storeTemplate = typeof raw.store?.path === 'string' ? raw.store.path : undefined;
+  const storePath = storeTemplate
+    ? resolve(expandHome(storeTemplate.replaceAll('{agentId}', options.agentId)))
+    : join(options.stateDir, 'memory', `${options.agentId}.sqlite`);
+  const localPath = typeof raw.local?.modelPath === 'string' ? raw.local.modelPath : undefined;
+  return {
+    agentId: options.agentId,
+    enabled: raw.enabled !== false,
+    workspaceDir: options.workspaceDir,
+    extraPaths: ((raw.extraPaths ?? []) as Array<string | { path: string }>)
+      .map((item) => (typeof item === 'string' ? item : item?.path))
+      .filter((item): item is string => typeof item === 'string' && item.trim() !== '')
+      .map((item) => {
+        const expanded = expandHome(item);
+        return isAbsolute(expanded) ? expanded : resolve(options.workspaceDir, expanded);
+      }),
+    provider: providerId(raw.provider, 'auto'),
+    model: typeof raw.model === 'string' ? raw.model : undefined,
+    fallback: providerId(raw.fallback, 'none'),
+    remote: {
+      baseUrl: raw.remote?.baseUrl,
+      apiKey: raw.remote?.apiKey,
+      headers: raw.remote?.headers,
+      timeoutMs: Number(raw.remote?.timeoutMs ?? 60_000),
+      batchSize: Number(raw.remote?.batchSize ?? 64),
+    },
+    local: { modelPath: localPath ? resolve(options.workspaceDir, expandHome(localPath)) : undefined, timeoutMs: Number(raw.local?.timeoutMs ?? 300_000) },
+    store: { path: storePath, vector: { enabled: raw.store?.vector?.enabled !== false, extensionPath: raw.store?.vector?.extensionPath } },
+    chunking: { tokens: Number(raw.chunking?.tokens ?? 400), overlap: Number(raw.chunking?.overlap ?? 80) },
+    query: {
+      maxResults: Number(raw.query?.maxResults ?? 6),
+      minScore: Number(raw.query?.minScore ?? 0.35),
+      hybrid: {
+        enabled: hybrid.enabled !== false,
+        vectorWeight: vectorWeight / total,
+        textWeight: textWeight / total,
+        candidateMultiplier: Number(hybrid.candidateMultiplier ?? 4),
+      },
+      mmr: { enabled: raw.query?.mmr?.enabled === true, lambda: Number(raw.query?.mmr?.lambda ?? 0.7) },
+      temporalDecay: { enabled: raw.query?.temporalDecay?.enabled === true, halfLifeDays: Number(raw.query?.temporalDecay?.halfLifeDays ?? 30) },
+    },
+    cache: { enabled: raw.cache?.enabled !== false, maxEntries: Number(raw.cache?.maxEntries ?? 50_000) },
+    sync: {
+      watch: raw.sync?.watch !== false,
+      watchDebounceMs: Number(raw.sync?.watchDebounceMs ?? 1500),
+      intervalMinutes: Number(raw.sync?.intervalMinutes ?? 0),
+      onSearch: raw.sync?.onSearch !== false,
+    },
+    citations: raw.citations === 'on' || raw.citations === 'off' ? raw.citations : 'auto',
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * Text handling shared by the memory backends: token estimates, tokens for similarity,
+ * CJK segmentation (so Chinese and Japanese are findable by any full-text engine that
+ * splits on spaces) and chunking Markdown into overlapping, line-aligned pieces.
+ */
+import { createHash } from 'node:crypto';
+
+/** Han, Hiragana, Katakana, Hangul: scripts written without spaces between words. */
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u{20000}-\u{2fa1f}]/u;
+const CJK_GLOBAL = new RegExp(CJK.source, 'gu');
+
+export function isCjk(char: string): boolean {
+  return CJK.test(char);
+}
+
+/** ≈ tokens: a CJK character counts one, other text one per four characters. */
+export function estimateTokens(text: string): number {
+  const cjk = text.match(CJK_GLOBAL)?.length ?? 0;
+  return cjk + Math.ceil((text.length - cjk) / 4);
+}
+
+/**
+ * Lower-case word tokens; each CJK character is its own token, and adjacent CJK
+ * characters also give a bigram (so "记忆" matches as a pair, not just as two characters).
+ */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  for (const match of text.toLowerCase().matchAll(/[\p{L}\p{N}_]+/gu)) {
+    const word = match[0];
+    if (!CJK.test(word)) {
+      out.push(word);
+      continue;
+    }
+    // Split mixed runs: latin parts stay words, CJK parts become unigrams and bigrams.
+    let latin = '';
+    let previous = '';
+    for (const char of word) {
+      if (isCjk(char)) {
+        if (latin) out.push(latin);
+        latin = '';
+        out.push(char);
+        if (previous) out.push(previous + char);
+        previous = char;
+      } else {
+        latin += char;
+        previous = '';
+      }
+    }
+    if (latin) out.push(latin);
+  }
+  return out;
+}
+
+export function tokenSet(text: string): Set<string> {
+  return new Set(tokenize(text));
+}
+
+/** Spaces around every CJK character, for full-text indexes that split on spaces. */
+export function segmentCjk(text: string): string {
+  return text.replace(CJK_GLOBAL, (char) => ` ${char} `).replace(/ {2,}/g, ' ');
+}
+
+export interface Chunk {
+  /** 1-based, inclusive. */
+  startLine: number;
+  endLine: number;
+  text: string;
+  /** sha256 of the text: the key of the embedding cache. */
+  hash: string;
+  tokens: number;
+}
+
+export function hashText(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Cut Markdown into chunks of about `tokens` tokens, each starting with the last
+ * `overlap` tokens of the previous one. Chunks follow line boundaries; a single line
+ * longer than a chunk is split inside the line.
+ */
+export function chunkMarkdown(text: string, options: { tokens: number; overlap: number }): Chunk[] {
+  const max = Math.max(1, options.tokens);
+  const overlap = Math.max(0, Math.min(options.overlap, max - 1));
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  // Pieces: whole lines, or parts of over-long lines, each with its line number.
+  const pieces: Array<{ line: number; text: string; tokens: number }> = [];
+  lines.forEach((line, index) => {
+    const tokens = estimateTokens(line) || 0;
+    if (tokens <= max) {
+      pieces.push({ line: index + 1, text: line, tokens: Math.max(tokens, 1) });
+      return;
+    }
+    let part = '';
+    for (const char of line) {
+      if (estimateTokens(part + char) > max) {
+        pieces.push({ line: index + 1, text: part, tokens: estimateTokens(part) });
+        part = '';
+      }
+      part += char;
+    }
+    if (part) pieces.push({ line: index + 1, text: part, tokens: estimateTokens(part) });
+  });
+
+  const chunks: Chunk[] = [];
+  let start = 0;
+  while (start < pieces.length) {
+    let end = start;
+    let total = 0;
+    while (end < pieces.length && (end === start || total + pieces[end]!.tokens <= max)) {
+      total += pieces[end]!.tokens;
+      end++;
+    }
+    const slice = pieces.slice(start, end);
+    const body = joinPieces(slice);
+    if (body.trim()) {
+      chunks.push({ startLine: slice[0]!.line, endLine: slice[slice.length - 1]!.line, text: body, hash: hashText(body), tokens: total });
+    }
+    if (end >= pieces.length) break;
+    // Step back over the last `overlap` tokens, but always move forward.
+    let next = end;
+    let carried = 0;
+    while (next - 1 > start && carried + pieces[next - 1]!.tokens <= overlap) {
+      carried += pieces[next - 1]!.tokens;
+      next--;
+    }
+    start = next;
+  }
+  return chunks;
+}
+
+function joinPieces(pieces: ReadonlyArray<{ line: number; text: string }>): string {
+  let out = '';
+  for (let i = 0; i < pieces.length; i++) {
+    if (i > 0) out += pieces[i]!.line === pieces[i - 1]!.line ? '' : '\n';
+    out += pieces[i]!.text;
+  }
+  return out;
+}
+
+/** A snippet of at most `max` characters, cut at a word boundary when one is near. */
+export function snippetOf(text: string, max: number): string {
+  const trimmed = text.trim();
+  if (trimmed.length <= max) return trimmed;
+  const cut = trimmed.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > max * 0.8 ? cut.slice(0, space) : cut}…`;
+}
