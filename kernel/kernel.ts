@@ -36,6 +36,8 @@ import type { ConfigIssue } from './plugins/resolve.js';
 
 export interface KernelOptions {
   env?: Env;
+  /** Where transpiled third-party plugin code is cached (default `<stateDir>/cache/jiti`). */
+  transpileCacheDir?: string;
   /** Use this config object instead of reading the config file. */
   config?: Record<string, unknown>;
   configPath?: string;
@@ -157,6 +159,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     logger,
     paths,
     moduleAliases: options.moduleAliases,
+    transpileCacheDir: options.transpileCacheDir,
     configFile,
     env,
   });

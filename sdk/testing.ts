@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sdkAliases } from './aliases.js';
-import { createKernel, createLogger, type Kernel, type LogRecord, type Logger, type PluginDefinition } from '../kernel/index.js';
+import { createKernel, createLogger, type Kernel, type LogRecord, type Logger, type ModelRequest, type ModelStreamEvent, type PluginDefinition } from '../kernel/index.js';
+import { definePlugin } from './index.js';
 
 export interface TestKernelOptions {
   /** Plugin objects, or paths of plugin directories (with openclaw.plugin.json). */
@@ -47,6 +48,8 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     plugins: plugins.filter((plugin): plugin is PluginDefinition => typeof plugin !== 'string'),
     logger,
     moduleAliases: sdkAliases(),
+    // One lasting folder for the whole test process: modules outlive each test's state dir.
+    transpileCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`),
   });
   return {
     ...kernel,
@@ -57,4 +60,37 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What a scripted model answers: text, or tool calls (the loop runs them and asks again). */
+export type ScriptedAnswer = string | { text?: string; toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }> };
+
+/**
+ * A model provider plugin (`scripted/<anything>`) that answers in-process, at once, from a
+ * function of the request — for tests that need a whole agent turn but no HTTP.
+ */
+export function scriptedModel(respond: (request: ModelRequest) => ScriptedAnswer | Promise<ScriptedAnswer>): PluginDefinition {
+  return definePlugin({
+    id: 'scripted-model',
+    register(api) {
+      api.registerProvider({
+        id: 'scripted',
+        requiresKey: false,
+        async *stream(request): AsyncGenerator<ModelStreamEvent> {
+          const answer = await respond(request);
+          const { text, toolCalls } = typeof answer === 'string' ? { text: answer, toolCalls: undefined } : answer;
+          if (text) yield { type: 'text_delta', delta: text };
+          for (const [index, call] of (toolCalls ?? []).entries()) yield { type: 'tool_call', id: `call_${index}_${Date.now().toString(36)}`, name: call.name, arguments: call.arguments };
+          yield { type: 'done', stopReason: toolCalls?.length ? 'toolUse' : 'stop', usage: { input: 1, output: 1 } };
+        },
+      });
+    },
+  });
+}
+
+/** The text of the last user message of a model request. */
+export function lastUserText(request: ModelRequest): string {
+  const user = [...request.messages].reverse().find((message) => message.role === 'user');
+  if (!user) return '';
+  return typeof user.content === 'string' ? user.content : user.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }

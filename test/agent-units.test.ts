@@ -189,6 +189,25 @@ describe('system prompt', () => {
     expect(prompt).toContain('TOOLS.md truncated: showing 100 of 300 characters');
   });
 
+  it("daily memory: yesterday's and today's memory/YYYY-MM-DD.md are injected in every session", () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'memory'));
+    writeFileSync(join(dir, 'memory', '2026-11-20.md'), '- yesterday: booked the flight');
+    writeFileSync(join(dir, 'memory', '2026-11-21.md'), '- today: packed');
+    writeFileSync(join(dir, 'memory', '2026-11-19.md'), '- two days ago: not injected');
+    const now = new Date(2026, 10, 21, 12, 0, 0);
+    for (const mainSession of [true, false]) {
+      const files = loadBootstrapFiles(dir, { mainSession, maxChars: 1000, now });
+      expect(files.filter((file) => file.name.startsWith('memory/')).map((file) => [file.name, file.content])).toEqual([
+        ['memory/2026-11-20.md', '- yesterday: booked the flight'],
+        ['memory/2026-11-21.md', '- today: packed'],
+      ]);
+    }
+    // In a zone where it is already the 22nd, the pair moves on.
+    const names = loadBootstrapFiles(dir, { mainSession: true, maxChars: 1000, now: new Date(Date.UTC(2026, 10, 21, 23, 30)), timeZone: 'Asia/Tokyo' }).map((file) => file.name);
+    expect(names.filter((name) => name.startsWith('memory/'))).toEqual(['memory/2026-11-21.md']);
+  });
+
   it('claw setup templates: created once, never overwritten', () => {
     const dir = join(tempDir(), 'workspace');
     const first = ensureWorkspace(dir);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledPlugins, claw, EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
+import { bundledPlugins, claw, EMPTY_SCHEMA, onByDefault, tempDir, writePlugin } from './helpers.js';
 import { startFakeRegistry, type FakeRegistry } from './fakes/npm-registry.js';
 
 function stateEnv() {
@@ -106,7 +106,10 @@ describe('claw plugins', () => {
     expect(before.map((p: { id: string; status: string }) => [p.id, p.status])).toEqual([
       ['memory-alt', 'disabled'],
       ['memory-sqlite', 'ready'],
-      ...bundledPlugins().map((plugin) => [plugin.id, plugin.enabledByDefault ? 'ready' : 'disabled']),
+      // The test's own memory-sqlite shadows the bundled one (config paths come first).
+      ...bundledPlugins()
+        .filter((plugin) => plugin.id !== 'memory-sqlite')
+        .map((plugin) => [plugin.id, onByDefault(plugin) ? 'ready' : 'disabled']),
     ]);
     const switched = await claw(['plugins', 'enable', 'memory-alt'], env);
     expect(switched.stdout).toBe('Enabled memory-alt.\n  memory slot: "memory-sqlite" → "memory-alt" ("memory-sqlite" is now off)\n');
@@ -132,7 +135,7 @@ describe('claw plugins', () => {
     expect(doctor).toMatchObject({ code: 0 });
     // The watched plugin and the bundled plugins that are on by default are loaded.
     const bundled = bundledPlugins();
-    expect(doctor.stdout).toContain(`${bundled.length + 1} plugins found, ${bundled.filter((plugin) => plugin.enabledByDefault).length + 1} loaded, 0 failed`);
+    expect(doctor.stdout).toContain(`${bundled.length + 1} plugins found, ${bundled.filter(onByDefault).length + 1} loaded, 0 failed`);
     expect(existsSync(marker)).toBe(true);
   });
 
@@ -268,7 +271,7 @@ describe('claw plugins install', () => {
     const listed = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
     expect(listed.find((p: { id: string }) => p.id === 'weather')).toMatchObject({ origin: 'global', status: 'ready' });
     // The installed plugin loads with its dependency.
-    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain(`${bundledPlugins().filter((plugin) => plugin.enabledByDefault).length + 1} loaded, 0 failed`);
+    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain(`${bundledPlugins().filter(onByDefault).length + 1} loaded, 0 failed`);
   });
 
   it('installs from a .tgz built during the test', async () => {

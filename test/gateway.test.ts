@@ -144,6 +144,22 @@ describe('auth', () => {
     await custom.dispose();
   });
 
+  it("refuses WebSockets opened by other sites' pages (Origin), but not its own or allowed ones", async () => {
+    const gw = await gateway({ gateway: { allowedOrigins: ['https://dash.example'] } });
+    const host = `127.0.0.1:${gw.port}`;
+    await expect(rawSocket(gw.url, { origin: 'https://evil.example' })).rejects.toThrow(/403/);
+    await expect(rawSocket(gw.url, { origin: 'null' })).rejects.toThrow(/403/);
+    for (const origin of [`http://${host}`, 'https://dash.example']) {
+      const socket = await rawSocket(gw.url, { origin });
+      await socket.next((frame) => frame.event === 'connect.challenge');
+      socket.ws.close();
+    }
+    // Non-browser clients send no Origin at all.
+    const plain = await rawSocket(gw.url);
+    await plain.next((frame) => frame.event === 'connect.challenge');
+    plain.ws.close();
+  });
+
   it('checks operator scopes per method; a node cannot call operator methods', async () => {
     const gw = await gateway();
     const reader = await open(gw.url, { scopes: ['operator.read'] });

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
+import { DEFAULT_SLOT_HOLDERS } from '../kernel/config/keys.js';
 import { afterAll, afterEach } from 'vitest';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -76,14 +77,19 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The bundled plugins (from their manifests): ids in order, and which are on by default. */
-export function bundledPlugins(): Array<{ id: string; enabledByDefault: boolean }> {
+/** The bundled plugins (from their manifests): ids in order, whether they are on by default, their slots. */
+export function bundledPlugins(): Array<{ id: string; enabledByDefault: boolean; kind: string[] }> {
   const root = join(REPO, 'plugins');
   return readdirSync(root)
     .filter((name) => existsSync(join(root, name, 'openclaw.plugin.json')))
-    .map((name) => JSON5.parse(readFileSync(join(root, name, 'openclaw.plugin.json'), 'utf8')) as { id: string; enabledByDefault?: boolean })
-    .map((manifest) => ({ id: manifest.id, enabledByDefault: manifest.enabledByDefault === true }))
+    .map((name) => JSON5.parse(readFileSync(join(root, name, 'openclaw.plugin.json'), 'utf8')) as { id: string; enabledByDefault?: boolean; kind?: string | string[] })
+    .map((manifest) => ({ id: manifest.id, enabledByDefault: manifest.enabledByDefault === true, kind: manifest.kind === undefined ? [] : ([] as string[]).concat(manifest.kind) }))
     .sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** Whether a bundled plugin loads without any config: on by default, and holding its slots. */
+export function onByDefault(plugin: { id: string; enabledByDefault: boolean; kind: string[] }): boolean {
+  return plugin.enabledByDefault && plugin.kind.every((slot) => DEFAULT_SLOT_HOLDERS[slot as keyof typeof DEFAULT_SLOT_HOLDERS] === plugin.id);
 }
 
 export interface CliGateway {

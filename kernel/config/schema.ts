@@ -80,6 +80,56 @@ export const ToolsConfigSchema = Type.Object(
   Open,
 );
 
+const IdList = Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Number()]));
+
+/** What the channel pipeline reads from `channels.<id>` (and each `accounts.<id>`); channels add their own keys. */
+const ChannelPolicyFields = {
+  enabled: Type.Optional(Type.Boolean()),
+  dmPolicy: Type.Optional(Type.Enum(['pairing', 'allowlist', 'open', 'disabled'] as const, { description: 'Who may send direct messages (default pairing).' })),
+  allowFrom: Type.Optional(IdList),
+  groupPolicy: Type.Optional(Type.Enum(['open', 'allowlist', 'disabled'] as const, { description: 'Which groups are answered (default allowlist).' })),
+  groupAllowFrom: Type.Optional(IdList),
+  groups: Type.Optional(
+    Type.Record(
+      Type.String(),
+      Type.Object({ requireMention: Type.Optional(Type.Boolean()), enabled: Type.Optional(Type.Boolean()), agentId: Type.Optional(Type.String({ minLength: 1 })) }, Open),
+    ),
+  ),
+  historyLimit: Type.Optional(Type.Integer({ minimum: 0 })),
+  textChunkLimit: Type.Optional(PositiveInt),
+  agentId: Type.Optional(Type.String({ minLength: 1 })),
+  retry: Type.Optional(
+    Type.Object(
+      {
+        attempts: Type.Optional(PositiveInt),
+        minDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+        maxDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+        jitter: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+      },
+      Strict,
+    ),
+  ),
+};
+export const ChannelConfigSchema = Type.Object(
+  { ...ChannelPolicyFields, accounts: Type.Optional(Type.Record(Type.String(), Type.Object(ChannelPolicyFields, Open))) },
+  Open,
+);
+
+export const BindingSchema = Type.Object(
+  {
+    agentId: Type.String({ minLength: 1 }),
+    match: Type.Object(
+      {
+        channel: Type.Optional(Type.String({ minLength: 1 })),
+        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        peer: Type.Optional(Type.Object({ kind: Type.Optional(Type.Enum(['direct', 'group', 'channel'] as const)), id: Type.String({ minLength: 1 }) }, Strict)),
+      },
+      Strict,
+    ),
+  },
+  Strict,
+);
+
 export const KernelConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -104,6 +154,8 @@ export const KernelConfigSchema = Type.Object(
     ),
     cron: Type.Optional(Type.Object({ maxConcurrentRuns: Type.Optional(PositiveInt) }, Open)),
     tools: Type.Optional(ToolsConfigSchema),
+    channels: Type.Optional(Type.Record(Type.String(), ChannelConfigSchema, { description: 'Messaging channels, by channel id.' })),
+    bindings: Type.Optional(Type.Array(BindingSchema, { description: 'Which agent answers which channel, account or peer.' })),
   },
   Open,
 );

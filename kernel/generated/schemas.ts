@@ -240,6 +240,289 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
         }
       },
       "additionalProperties": true
+    },
+    "channels": {
+      "type": "object",
+      "patternProperties": {
+        "^.*$": {
+          "type": "object",
+          "properties": {
+            "enabled": {
+              "type": "boolean"
+            },
+            "dmPolicy": {
+              "enum": [
+                "pairing",
+                "allowlist",
+                "open",
+                "disabled"
+              ],
+              "description": "Who may send direct messages (default pairing)."
+            },
+            "allowFrom": {
+              "type": "array",
+              "items": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  {
+                    "type": "number"
+                  }
+                ]
+              }
+            },
+            "groupPolicy": {
+              "enum": [
+                "open",
+                "allowlist",
+                "disabled"
+              ],
+              "description": "Which groups are answered (default allowlist)."
+            },
+            "groupAllowFrom": {
+              "type": "array",
+              "items": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  {
+                    "type": "number"
+                  }
+                ]
+              }
+            },
+            "groups": {
+              "type": "object",
+              "patternProperties": {
+                "^.*$": {
+                  "type": "object",
+                  "properties": {
+                    "requireMention": {
+                      "type": "boolean"
+                    },
+                    "enabled": {
+                      "type": "boolean"
+                    },
+                    "agentId": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "additionalProperties": true
+                }
+              }
+            },
+            "historyLimit": {
+              "type": "integer",
+              "minimum": 0
+            },
+            "textChunkLimit": {
+              "type": "integer",
+              "minimum": 1
+            },
+            "agentId": {
+              "type": "string",
+              "minLength": 1
+            },
+            "retry": {
+              "type": "object",
+              "properties": {
+                "attempts": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "minDelayMs": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "maxDelayMs": {
+                  "type": "integer",
+                  "minimum": 0
+                },
+                "jitter": {
+                  "type": "number",
+                  "minimum": 0,
+                  "maximum": 1
+                }
+              },
+              "additionalProperties": false
+            },
+            "accounts": {
+              "type": "object",
+              "patternProperties": {
+                "^.*$": {
+                  "type": "object",
+                  "properties": {
+                    "enabled": {
+                      "type": "boolean"
+                    },
+                    "dmPolicy": {
+                      "enum": [
+                        "pairing",
+                        "allowlist",
+                        "open",
+                        "disabled"
+                      ],
+                      "description": "Who may send direct messages (default pairing)."
+                    },
+                    "allowFrom": {
+                      "type": "array",
+                      "items": {
+                        "anyOf": [
+                          {
+                            "type": "string",
+                            "minLength": 1
+                          },
+                          {
+                            "type": "number"
+                          }
+                        ]
+                      }
+                    },
+                    "groupPolicy": {
+                      "enum": [
+                        "open",
+                        "allowlist",
+                        "disabled"
+                      ],
+                      "description": "Which groups are answered (default allowlist)."
+                    },
+                    "groupAllowFrom": {
+                      "type": "array",
+                      "items": {
+                        "anyOf": [
+                          {
+                            "type": "string",
+                            "minLength": 1
+                          },
+                          {
+                            "type": "number"
+                          }
+                        ]
+                      }
+                    },
+                    "groups": {
+                      "type": "object",
+                      "patternProperties": {
+                        "^.*$": {
+                          "type": "object",
+                          "properties": {
+                            "requireMention": {
+                              "type": "boolean"
+                            },
+                            "enabled": {
+                              "type": "boolean"
+                            },
+                            "agentId": {
+                              "type": "string",
+                              "minLength": 1
+                            }
+                          },
+                          "additionalProperties": true
+                        }
+                      }
+                    },
+                    "historyLimit": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "textChunkLimit": {
+                      "type": "integer",
+                      "minimum": 1
+                    },
+                    "agentId": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "retry": {
+                      "type": "object",
+                      "properties": {
+                        "attempts": {
+                          "type": "integer",
+                          "minimum": 1
+                        },
+                        "minDelayMs": {
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "maxDelayMs": {
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "jitter": {
+                          "type": "number",
+                          "minimum": 0,
+                          "maximum": 1
+                        }
+                      },
+                      "additionalProperties": false
+                    }
+                  },
+                  "additionalProperties": true
+                }
+              }
+            }
+          },
+          "additionalProperties": true
+        }
+      },
+      "description": "Messaging channels, by channel id."
+    },
+    "bindings": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "required": [
+          "agentId",
+          "match"
+        ],
+        "properties": {
+          "agentId": {
+            "type": "string",
+            "minLength": 1
+          },
+          "match": {
+            "type": "object",
+            "properties": {
+              "channel": {
+                "type": "string",
+                "minLength": 1
+              },
+              "accountId": {
+                "type": "string",
+                "minLength": 1
+              },
+              "peer": {
+                "type": "object",
+                "required": [
+                  "id"
+                ],
+                "properties": {
+                  "kind": {
+                    "enum": [
+                      "direct",
+                      "group",
+                      "channel"
+                    ]
+                  },
+                  "id": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                },
+                "additionalProperties": false
+              }
+            },
+            "additionalProperties": false
+          }
+        },
+        "additionalProperties": false
+      },
+      "description": "Which agent answers which channel, account or peer."
     }
   },
   "additionalProperties": true

@@ -9,6 +9,7 @@ import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig } from '../config/schema.js';
+import type { ChannelsApi } from '../channels/manager.js';
 import type { SlotName } from '../config/keys.js';
 import type { JsonSchema } from '../validation.js';
 import type { ConfigSnapshot } from '../config/store.js';
@@ -90,6 +91,8 @@ export interface KernelServices {
   plugins(): readonly PluginRecord[];
   /** The single path for running tools: policy, hooks, validation, size cap. */
   tools: { invoke(request: ToolCallRequest): Promise<ToolCallOutcome> };
+  /** Channels: the inbound pipeline, the single outbound path, pairing, status. */
+  channels: ChannelsApi;
 }
 
 export interface PluginApi<Config = Record<string, unknown>> {

@@ -24,6 +24,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   agentId?: string;
   sessionKey?: string;
+  /** The agent run making the call. */
+  runId?: string;
   /** The agent's workspace; relative paths in tool params resolve against it. */
   workspaceDir?: string;
   /** Streams partial output to UIs while the tool runs. */
@@ -40,11 +42,56 @@ export interface ToolDefinition<Params = Record<string, unknown>> {
 }
 
 // ── Channels ─────────────────────────────────────────────────────────────────────
+//
+// A channel plugin is a transport: it turns what a platform delivers into an
+// InboundMessage and hands it to `ctx.receive`, and it sends one already-shaped piece of
+// text or media when asked. Everything between — dedupe, access control, session keys,
+// queueing, the agent, hooks, chunking, retries — is the kernel's one pipeline, so no
+// channel can skip a step.
 
 export type PeerKind = 'direct' | 'group' | 'channel';
 
+export interface InboundMedia {
+  /** Where to fetch it (an http(s) URL the channel serves or a local file path). */
+  url?: string;
+  /** Inline content, base64. */
+  data?: string;
+  mimeType?: string;
+  fileName?: string;
+  caption?: string;
+}
+
+/** One received message, normalised. */
+export interface InboundMessage {
+  accountId: string;
+  /** The conversation: the sender (direct) or the group / channel / room. */
+  peer: { kind: PeerKind; id: string };
+  sender: { id: string; name?: string; username?: string };
+  text: string;
+  /** The platform's id for the message (dedupe key, reply target). */
+  messageId: string;
+  media?: InboundMedia[];
+  /** Forum topic / thread inside the peer. */
+  threadId?: string;
+  replyTo?: { messageId: string; text?: string; senderId?: string };
+  /** The bot was addressed (mention, reply to the bot, or a command) — for mention gating. */
+  mentioned?: boolean;
+  /** Group title, for labels and the group context line. */
+  peerName?: string;
+  timestamp?: number;
+}
+
+/** What became of an inbound message. */
+export type InboundOutcome =
+  | { status: 'dispatched'; sessionKey: string; runId: string }
+  | { status: 'duplicate' }
+  | { status: 'pairing'; code: string; created: boolean }
+  | { status: 'blocked'; reason: string }
+  | { status: 'history'; reason: string };
+
 export interface OutboundMessage {
   accountId?: string;
+  /** Peer id to send to (chat id, channel id, phone number). */
   to: string;
   text?: string;
   media?: Array<{ url: string; mimeType?: string; caption?: string }>;
@@ -57,21 +104,54 @@ export interface SendResult {
   [key: string]: unknown;
 }
 
+/** Thrown by a channel's send: whether (and when) the kernel should try again. */
+export interface ChannelSendFailure extends Error {
+  retryable?: boolean;
+  retryAfterMs?: number;
+}
+
 export interface ChannelStatus {
   accountId: string;
   connected: boolean;
+  running?: boolean;
   detail?: string;
+  lastError?: string;
   [key: string]: unknown;
+}
+
+/** Passed to `start` for one account. */
+export interface ChannelAccountContext {
+  accountId: string;
+  /** The channel's config (`channels.<id>`) with the account's overrides applied. */
+  config: Readonly<Record<string, unknown>>;
+  logger: Logger;
+  /** Aborted when the account stops. */
+  signal: AbortSignal;
+  stateDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Hand a received message to the pipeline; resolves once it is accepted or refused. */
+  receive(message: InboundMessage): Promise<InboundOutcome>;
 }
 
 export interface ChannelPlugin {
   id: string;
   label?: string;
-  /** Longest text one outbound message may carry; longer text is chunked. */
-  textLimit?: number;
-  start?(ctx: { accountId: string; logger: Logger; signal: AbortSignal }): void | Promise<void>;
+  /** Longest text one outbound message may carry; the kernel cuts longer text. */
+  textLimit: number;
+  /**
+   * Config this channel has before the user writes any (`channels.<id>` is merged over it).
+   * With `enabled: true` the channel runs without being configured — for channels whose
+   * access is already controlled elsewhere (WebChat rides on gateway auth).
+   */
+  defaults?: Readonly<Record<string, unknown>>;
+  /** Account ids configured for this channel (default: the keys of `accounts`, else "default"). */
+  accounts?(config: Readonly<Record<string, unknown>>): string[];
+  start?(ctx: ChannelAccountContext): void | Promise<void>;
   stop?(accountId: string): void | Promise<void>;
+  /** Send one piece (already within textLimit). Throw a ChannelSendFailure to ask for a retry. */
   send(message: OutboundMessage): Promise<SendResult>;
+  /** Show "typing…" while the agent works, when the platform has it. */
+  typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
 }
 
@@ -191,7 +271,7 @@ export interface ModelProvider {
 // ── Slot capabilities ────────────────────────────────────────────────────────────
 
 export interface MemorySearchHit {
-  /** Workspace-relative path (or `extra:<name>/…`, `qmd/<collection>/…` for other roots). */
+  /** Workspace-relative path (or `extra/<name>/…`, `qmd/<collection>/…` for other roots). */
   path: string;
   startLine: number;
   endLine: number;
@@ -285,8 +365,29 @@ export interface AgentRunRequest {
   [key: string]: unknown;
 }
 
+/** A message for the agent loop from a channel (the kernel's inbound pipeline). */
+export interface AgentDispatch {
+  agentId?: string;
+  sessionKey: string;
+  message: string;
+  images?: ImagePart[];
+  channel: string;
+  accountId?: string;
+  from?: string;
+  messageId?: string;
+  threadId?: string;
+  /** May run slash commands. */
+  authorized: boolean;
+  /** Context the agent should see for this message (group history, sender). */
+  extraSystemPrompt?: string;
+  /** Where replies go; the loop sends them through the kernel's outbound path. */
+  deliver: { channel: string; to: string; accountId?: string; threadId?: string; replyTo?: string };
+}
+
 export interface AgentLoop {
   run(request: AgentRunRequest): Promise<{ text: string; [key: string]: unknown }>;
+  /** Queue-aware entry for channel messages; `done` settles when the reply has gone out. */
+  dispatch(input: AgentDispatch): Promise<{ runId: string; status: string; done: Promise<{ status: string; text: string; error?: string }> }>;
 }
 
 // ── Control-plane surfaces ───────────────────────────────────────────────────────

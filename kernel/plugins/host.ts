@@ -4,6 +4,7 @@
  * asked for (or one of its hooks first runs). A plugin that fails to load or register is
  * marked failed, everything it registered is removed, and the rest keep working.
  */
+import { readdirSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { join, relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
@@ -17,6 +18,8 @@ import type { KernelConfig, PluginsConfig } from '../config/schema.js';
 import type { SlotName } from '../config/keys.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
+import { ChannelManager } from '../channels/manager.js';
+import { expandHome } from '../config/paths.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
 import {
@@ -57,6 +60,11 @@ export interface PluginHostOptions {
   protocol: ProtocolRegistry;
   logger: Logger;
   paths: KernelPaths;
+  /**
+   * Where jiti keeps transpiled plugin code (default `<stateDir>/cache/jiti`). Modules stay
+   * cached for the whole process, so short-lived kernels (tests) share one lasting folder.
+   */
+  transpileCacheDir?: string;
   /** Import aliases for third-party plugins loaded through jiti, e.g. `claw/sdk` → the built SDK. */
   moduleAliases?: Record<string, string>;
   configFile: ConfigAccess;
@@ -129,8 +137,31 @@ export class PluginHost {
       configFile: options.configFile,
       plugins: () => this.records,
       tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities: this.kernelServices.capabilities }, request) },
+      channels: undefined as unknown as ChannelManager,
     };
+    const capabilities = this.kernelServices.capabilities;
+    this.channels = new ChannelManager({
+      config: () => options.config,
+      hooks: options.hooks,
+      logger: options.logger,
+      stateDir: options.paths.stateDir,
+      env: options.env,
+      declaredChannels: () => capabilities.list('channel').map((info) => ({ id: info.name, pluginId: info.pluginId, loaded: info.loaded })),
+      findChannel: (id) => capabilities.find('channel', id),
+      mediaRoots: () => {
+        const list = ((options.config.agents as { list?: Array<{ workspace?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.workspace ? [expandHome(agent.workspace, options.env)] : []));
+        return [options.paths.workspaceDir, join(options.paths.stateDir, 'media'), ...list, ...workspaceDirs(options.paths.stateDir)];
+      },
+      agentLoop: () => capabilities.slot('agentLoop').catch((error: Error) => {
+        options.logger.error(`channel message not handled: ${error.message}`);
+        return undefined;
+      }),
+    });
+    this.kernelServices.channels = this.channels;
   }
+
+  /** Channel accounts, started after the plugins' services (they need the agent loop). */
+  readonly channels: ChannelManager;
 
   /** Records for every plugin found, in precedence order. */
   list(): readonly PluginRecord[] {
@@ -177,11 +208,13 @@ export class PluginHost {
         await this.startService(entry.pluginId, entry.value as ServiceDefinition);
       }
     }
+    await this.channels.start();
   }
 
   /** Stop services in reverse start order. Errors are logged; stopping always completes. */
   async stop(): Promise<void> {
     this.running = false;
+    await this.channels.stop();
     for (const running of [...this.services].reverse()) {
       running.controller.abort();
       try {
@@ -327,7 +360,7 @@ export class PluginHost {
       // `claw/sdk` alias resolves to this installation's SDK.
       const { createJiti } = await import('jiti');
       const jiti = createJiti(import.meta.url, {
-        fsCache: join(this.options.paths.stateDir, 'cache', 'jiti'),
+        fsCache: this.options.transpileCacheDir ?? join(this.options.paths.stateDir, 'cache', 'jiti'),
         alias: this.options.moduleAliases ?? {},
         interopDefault: false,
         moduleCache: true,
@@ -573,4 +606,15 @@ function pathUnder(path: string, prefix: string): boolean {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** `<stateDir>/workspace-<agentId>` folders (agents without an explicit workspace). */
+function workspaceDirs(stateDir: string): string[] {
+  try {
+    return readdirSync(stateDir)
+      .filter((name) => name.startsWith('workspace-'))
+      .map((name) => join(stateDir, name));
+  } catch {
+    return [];
+  }
 }

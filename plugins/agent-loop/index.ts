@@ -10,6 +10,7 @@ import type { AgentLoop, AgentRunRequest, ThinkingLevel } from '../../kernel/ind
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
 import { registerAgentMethods } from './methods.js';
+import { messageTool } from './message-tool.js';
 import { createChatCompletionsHandler } from './openai-http.js';
 import { AgentRuntime, type DispatchInput, type RunHandle } from './runtime.js';
 import type { SessionResetConfig } from './sessions/reset.js';
@@ -49,6 +50,7 @@ export default definePlugin<AgentLoopConfig>({
     );
 
     registerAgentMethods(api, runtime);
+    api.registerTool(messageTool(runtime));
 
     const slot: AgentLoopSlot = {
       runtime,

@@ -12,6 +12,7 @@ import { NO_REPLY } from './reply.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import type { SessionEntry, SessionPatch } from './sessions/store.js';
 import { Transcript } from './sessions/transcript.js';
+import { parseSessionKey } from './sessions/keys.js';
 import { agentIds, normalizeQueueMode } from './settings.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
@@ -236,7 +237,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
       const entry = await runtime.store(agentId).get(sessionKey);
       if (!entry) return { sessionKey, sessionId: null, messages: [] };
-      const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId));
+      const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
       const messages = transcript
         .messages()
         .filter((message) => !(message.role === 'assistant' && textOf(message.content).trim() === NO_REPLY && !hasToolCall(message.content)));
@@ -296,7 +297,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
           const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: key });
           const entry = await runtime.store(agentId).get(sessionKey);
           if (!entry) return { key, status: 'missing', items: [] };
-          const file = runtime.store(agentId).transcriptPath(entry.sessionId);
+          const file = runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId);
           if (!existsSync(file)) return { key, status: 'empty', items: [] };
           const items = new Transcript(file)
             .messages()

@@ -27,7 +27,13 @@ export interface DeliveryTarget {
   to: string;
   accountId?: string;
   threadId?: string | number;
-  send(payload: ReplyPayload): Promise<{ messageId?: string } | void>;
+  /** Reply to this message (groups: the message that addressed the bot). */
+  replyTo?: string;
+  /**
+   * The caller's own transport. Without one, replies go to the channel plugin named by
+   * `channel` through the kernel's outbound path (chunking, retries).
+   */
+  send?(payload: ReplyPayload): Promise<{ messageId?: string } | void>;
 }
 
 export interface DispatchInput {
@@ -92,6 +98,8 @@ interface ActiveRun {
   runId: string;
   controller: AbortController;
   streaming: boolean;
+  /** The turn is over and the reply is going out: a new message starts its own run. */
+  finishing?: boolean;
   steering: string[];
   done: Promise<RunResult>;
 }
@@ -214,7 +222,8 @@ export class AgentRuntime {
 
     // Channels redeliver on reconnect; the same message id within the window runs once.
     if (input.messageId) {
-      const key = `${input.channel ?? 'gateway'}:${input.accountId ?? ''}:${input.messageId}`;
+      // Message ids are only unique per chat on most platforms (Telegram counts per chat).
+      const key = `${input.channel ?? 'gateway'}:${input.accountId ?? ''}:${sessionKey}:${input.from ?? ''}:${input.messageId}`;
       this.pruneSeen();
       if (this.seen.has(key)) return { runId, acceptedAt, status: 'duplicate', done: Promise.resolve(this.emptyResult(runId, sessionKey, 'ok')) };
       this.seen.set(key, acceptedAt);
@@ -310,7 +319,8 @@ export class AgentRuntime {
       kernel: this.kernel,
       models: this.models,
       store,
-      transcript: new Transcript(store.transcriptPath(session.sessionId, input.threadId)),
+      // A topic's turns live in their own file; the key names the topic when the input does not.
+      transcript: new Transcript(store.transcriptPath(session.sessionId, input.threadId ?? parseSessionKey(sessionKey).threadId)),
       settings,
       runId,
       sessionKey,
@@ -332,7 +342,7 @@ export class AgentRuntime {
     const sessionKey = input.sessionKey!;
     const active = this.active.get(sessionKey);
     const queue = this.followups.get(sessionKey);
-    const busy = active !== undefined || (queue !== undefined && (queue.items.length > 0 || queue.draining));
+    const busy = (active !== undefined && !active.finishing) || (queue !== undefined && (queue.items.length > 0 || queue.draining));
     if (!busy) return { runId, acceptedAt, status: 'started', done: this.startRun(input, runId) };
 
     const settings = this.queueSettings(input);
@@ -553,6 +563,7 @@ export class AgentRuntime {
         model: input.model,
         extraSystemPrompt: input.extraSystemPrompt,
       });
+      active.finishing = true;
       const reason = controller.signal.reason;
       const status: RunStatus =
         turnResult.status === 'aborted' ? (reason === 'timeout' ? 'timeout' : 'aborted') : turnResult.status;
@@ -606,7 +617,9 @@ export class AgentRuntime {
         ...(turnResult.cacheTouchedAt ? { lastCacheTouchAt: turnResult.cacheTouchedAt } : {}),
         ...(turnResult.promptReport ? { systemPromptReport: turnResult.promptReport as unknown as Record<string, unknown> } : {}),
         ...(input.channel ? { lastChannel: input.channel } : {}),
-        ...(input.deliver ? { lastTo: input.deliver.to, lastAccountId: input.deliver.accountId } : {}),
+        ...(input.deliver
+          ? { lastTo: input.deliver.to, lastAccountId: input.deliver.accountId, lastThreadId: input.deliver.threadId, deliveryContext: { channel: input.deliver.channel, to: input.deliver.to, accountId: input.deliver.accountId, threadId: input.deliver.threadId } }
+          : {}),
       }));
       result = {
         runId,
@@ -659,7 +672,7 @@ export class AgentRuntime {
   async sessionBoundary(agentId: string, sessionKey: string, entry: SessionEntry, previous?: SessionEntry): Promise<void> {
     const hooks = this.kernel.hooks;
     if (previous) {
-      const count = new Transcript(this.store(agentId).transcriptPath(previous.sessionId)).messages().length;
+      const count = new Transcript(this.store(agentId).transcriptPath(previous.sessionId, parseSessionKey(sessionKey).threadId)).messages().length;
       await hooks.ready('session_end');
       void hooks.runVoid('session_end', { sessionId: previous.sessionId, sessionKey, messageCount: count }, { agentId, sessionKey });
     }
@@ -667,30 +680,52 @@ export class AgentRuntime {
     void hooks.runVoid('session_start', { sessionId: entry.sessionId, sessionKey, ...(previous ? { resumedFrom: previous.sessionId } : {}) }, { agentId, sessionKey });
   }
 
-  /** The one outbound path: message_sending → before_message_write → send → message_sent. */
+  /** Replies leave through the kernel's one outbound path (hooks, chunking, retries). */
+  /** Texts the `message` tool already sent during a run, so the final reply does not repeat them. */
+  private readonly toolSends = new Map<string, Set<string>>();
+
+  noteToolSend(runId: string, channel: string, to: string, text: string): void {
+    let sent = this.toolSends.get(runId);
+    if (!sent) {
+      sent = new Set();
+      this.toolSends.set(runId, sent);
+      // Runs end long before this; the entry only has to outlive the final reply.
+      setTimeout(() => this.toolSends.delete(runId), 10 * 60_000).unref();
+    }
+    sent.add(`${channel}\u0000${to}\u0000${text.trim()}`);
+  }
+
   async deliver(input: DispatchInput, runId: string, sessionKey: string, reply: ReplyPayload): Promise<ReplyPayload | undefined> {
-    const hooks = this.kernel.hooks;
-    const channel = input.deliver?.channel ?? input.channel ?? 'gateway';
-    const to = input.deliver?.to ?? sessionKey;
-    const ctx = { agentId: input.agentId, sessionKey, runId, channel };
-    const sending = await hooks.runModifying('message_sending', { channel, to, content: reply.text, metadata: { replyTo: reply.replyTo, media: reply.media } }, ctx);
-    if (sending.cancel) {
+    const target = input.deliver;
+    if (target && this.toolSends.get(runId)?.has(`${target.channel}\u0000${target.to}\u0000${reply.text.trim()}`)) {
+      // The agent already said exactly this with the message tool.
+      this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-deduplicated' });
+      return undefined;
+    }
+    const channel = target?.channel ?? input.channel ?? 'gateway';
+    const send = target?.send?.bind(target);
+    const result = await this.kernel.channels.send({
+      channel,
+      to: target?.to ?? sessionKey,
+      ...(target?.accountId ? { accountId: target.accountId } : {}),
+      ...(target?.threadId !== undefined ? { threadId: String(target.threadId) } : {}),
+      text: reply.text,
+      media: reply.media,
+      ...((reply.replyTo ?? target?.replyTo) ? { replyTo: reply.replyTo ?? target?.replyTo } : {}),
+      context: { agentId: input.agentId, sessionKey, runId, channel },
+      ...(send
+        ? { transport: (message) => send({ text: message.text ?? '', media: (message.media ?? []).map((item) => item.url), ...(message.replyTo ? { replyTo: message.replyTo } : {}), silent: false }) }
+        : {}),
+    });
+    if (result.cancelled) {
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-cancelled' });
       return undefined;
     }
-    const payload: ReplyPayload = { ...reply, text: sending.content ?? reply.text };
-    const record = hooks.runSync('before_message_write', { message: { role: 'assistant', content: payload.text, delivery: { channel, to } } as TranscriptMessage }, ctx);
-    let error: string | undefined;
-    try {
-      if (input.deliver) await input.deliver.send(payload);
-    } catch (sendError) {
-      error = (sendError as Error).message ?? String(sendError);
-      this.logger.error(`delivery to ${channel}:${to} failed: ${error}`);
+    if (!result.delivered) {
+      this.logger.error(`delivery to ${channel}:${target?.to ?? sessionKey} failed: ${result.error}`);
+      return undefined;
     }
-    await hooks.ready('message_sent');
-    void hooks.runVoid('message_sent', { channel, to, content: payload.text, success: error === undefined, ...(error ? { error } : {}) }, ctx);
-    if (record.block) return payload;
-    return error ? undefined : payload;
+    return { ...reply, text: result.text };
   }
 
   // ── Events ───────────────────────────────────────────────────────────────────

@@ -72,7 +72,7 @@ export const DEFAULT_QUEUE: QueueSettings = { mode: 'collect', debounceMs: 1000,
 
 const MEMORY_FLUSH_SYSTEM = 'Session nearing compaction. Store durable memories now.';
 const MEMORY_FLUSH_PROMPT =
-  'Pre-compaction memory flush: write anything worth keeping (decisions, facts about the user, open tasks) to memory/YYYY-MM-DD.md in the workspace (use today\'s date), appending. If there is nothing to store, reply with NO_REPLY.';
+  'Pre-compaction memory flush: append anything worth keeping (decisions, facts about the user, open tasks) to memory/YYYY-MM-DD.md in the workspace. If there is nothing to store, reply with NO_REPLY.';
 
 type AnyRecord = Record<string, any>;
 

@@ -39,7 +39,7 @@ import { buildSystemPrompt, type PromptMode, type PromptReport } from './prompt.
 import type { SessionEntry, SessionStore } from './sessions/store.js';
 import { isCompactionEntry, isMessageEntry, type Transcript } from './sessions/transcript.js';
 import type { AgentSettings } from './settings.js';
-import { isWritable, loadBootstrapFiles, scanSkills } from './workspace.js';
+import { dayStamp, isWritable, loadBootstrapFiles, scanSkills } from './workspace.js';
 
 export type AgentStream = 'lifecycle' | 'assistant' | 'tool' | 'compaction';
 
@@ -366,7 +366,10 @@ export class Turn {
   /** A silent turn asking the model to write durable notes before older turns are summarised. */
   private async memoryFlush(state: LoopState): Promise<void> {
     this.deps.emit('compaction', { phase: 'memory-flush' });
-    const prompt: UserMessage = { role: 'user', content: this.deps.settings.compaction.memoryFlush.prompt, timestamp: Date.now() };
+    // The prompt names today's file literally, so the model needs no clock to find it.
+    const today = dayStamp(new Date(), this.deps.settings.userTimezone);
+    const text = this.deps.settings.compaction.memoryFlush.prompt.replaceAll('YYYY-MM-DD', today);
+    const prompt: UserMessage = { role: 'user', content: text, timestamp: Date.now() };
     const flushState: LoopState = {
       ...state,
       systemPrompt: `${state.systemPrompt}\n\n${this.deps.settings.compaction.memoryFlush.systemPrompt}`,
@@ -484,7 +487,7 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
     mode: sources.mode ?? 'full',
     tools: sources.tools.map((tool) => ({ name: tool.name, description: tool.description })),
     workspaceDir: settings.workspaceDir,
-    bootstrap: loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars }),
+    bootstrap: loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars, timeZone: settings.userTimezone }),
     skills: scanSkills(sources.skillDirs),
     userTimezone: settings.userTimezone,
     runtime: {

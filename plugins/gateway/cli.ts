@@ -56,6 +56,12 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
         return await status(argv, ctx, api);
       case 'devices':
         return await devices(argv, ctx, api);
+      case 'channels':
+      case 'message':
+      case 'pairing': {
+        const { channelsCommand } = await import('./channels-cli.js');
+        return await channelsCommand(name, argv, ctx, api, (values) => clientOptions(values, ctx, api));
+      }
       default:
         throw new UsageError(`unknown command ${name}`);
     }

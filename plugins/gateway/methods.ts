@@ -9,6 +9,9 @@ import { readFileSync } from 'node:fs';
 import {
   composeUiHints,
   describePlugin,
+  disablePlugin,
+  enablePlugin,
+  PluginManageError,
   ErrorCodes,
   formatIssue,
   formatPath,
@@ -242,6 +245,93 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
       const delayMs = params.restartDelayMs ?? 250;
       const scheduled = runtime.requestRestart?.('config.apply', delayMs) ?? false;
       return { ...written, restart: { scheduled, delayMs: scheduled ? delayMs : null } };
+    },
+  });
+
+  for (const on of [true, false]) {
+    api.registerGatewayMethod(on ? 'plugins.enable' : 'plugins.disable', {
+      params: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1 } } },
+      scope: 'operator.admin',
+      sideEffect: true,
+      description: on ? 'Turn a plugin on (an exclusive slot switches holders); takes effect on restart.' : 'Turn a plugin off; takes effect on restart.',
+      handler: async (params: { id: string }) => {
+        const record = kernel.plugins().find((candidate) => candidate.id === params.id);
+        if (!record) throw invalid(`no plugin "${params.id}" is installed`);
+        const current = configFile.read();
+        const raw = structuredClone(current.raw);
+        let notes: string[];
+        try {
+          notes = on ? enablePlugin(raw, record) : disablePlugin(raw, record);
+        } catch (error) {
+          if (error instanceof PluginManageError) throw invalid(error.message);
+          throw error;
+        }
+        const written = await writeConfig(raw, undefined);
+        return { ...written, id: params.id, enabled: on, notes, restartRequired: true };
+      },
+    });
+  }
+
+  // ── Channels ─────────────────────────────────────────────────────────────────
+
+  api.registerGatewayMethod('channels.status', {
+    params: EMPTY,
+    scope: 'operator.read',
+    description: 'Channels declared by enabled plugins, whether they are configured, and each account’s state.',
+    handler: async () => ({ channels: await kernel.channels.status() }),
+  });
+
+  api.registerGatewayMethod('send', {
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['channel', 'to', 'message'],
+      properties: {
+        channel: { type: 'string', minLength: 1 },
+        to: { type: 'string', minLength: 1 },
+        message: { type: 'string', minLength: 1, maxLength: 100_000 },
+        accountId: { type: 'string', minLength: 1 },
+        threadId: { type: 'string', minLength: 1 },
+        replyTo: { type: 'string', minLength: 1 },
+        media: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 10 },
+      },
+    },
+    scope: 'operator.write',
+    sideEffect: true,
+    description: 'Send a message through a channel (the same outbound path as agent replies).',
+    handler: async (params: { channel: string; to: string; message: string; accountId?: string; threadId?: string; replyTo?: string; media?: string[] }) => {
+      const result = await kernel.channels.send({
+        channel: params.channel,
+        to: params.to,
+        text: params.message,
+        ...(params.accountId ? { accountId: params.accountId } : {}),
+        ...(params.threadId ? { threadId: params.threadId } : {}),
+        ...(params.replyTo ? { replyTo: params.replyTo } : {}),
+        ...(params.media ? { media: params.media } : {}),
+        context: { channel: params.channel },
+      });
+      if (result.cancelled) throw invalid('a message_sending hook cancelled the message', { code: 'CANCELLED' });
+      if (!result.delivered) throw new ProtocolError(ErrorCodes.UNAVAILABLE, `sending to ${params.channel}:${params.to} failed: ${result.error}`);
+      return { ok: true, channel: params.channel, to: params.to, pieces: result.pieces, messageIds: result.messageIds };
+    },
+  });
+
+  api.registerGatewayMethod('pairing.list', {
+    params: { type: 'object', additionalProperties: false, properties: { channel: { type: 'string', minLength: 1 } } },
+    scope: 'operator.pairing',
+    description: 'Senders waiting for approval on messaging channels, with their codes.',
+    handler: (params: { channel?: string }) => ({ requests: kernel.channels.pairing.list(params.channel) }),
+  });
+
+  api.registerGatewayMethod('pairing.approve', {
+    params: { type: 'object', additionalProperties: false, required: ['channel', 'code'], properties: { channel: { type: 'string', minLength: 1 }, code: { type: 'string', minLength: 1 } } },
+    scope: 'operator.pairing',
+    sideEffect: true,
+    description: 'Approve a channel pairing code: the sender may message the assistant from now on.',
+    handler: (params: { channel: string; code: string }) => {
+      const request = kernel.channels.pairing.approve(params.channel, params.code);
+      if (!request) throw invalid(`no pending pairing code "${params.code}" on ${params.channel} (codes expire after one hour)`);
+      return { approved: true, channel: params.channel, senderId: request.senderId, senderName: request.senderName };
     },
   });
 

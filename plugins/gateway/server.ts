@@ -24,6 +24,9 @@ import {
   type KernelServices,
   type Logger,
   type RequestFrame,
+  buildAgentMainSessionKey,
+  normalizeAgentId,
+  normalizeMainKey,
 } from '../../kernel/index.js';
 import { admitConnect, hasScope, type Admission } from './handshake.js';
 import { DedupeCache, type Outcome } from './dedupe.js';
@@ -178,6 +181,8 @@ export class GatewayServer {
       for (const timer of this.timers) timer.unref();
       trace('gateway: listening');
       logger.info(`gateway listening on ws://${settings.host}:${port} (auth: ${settings.auth.mode})`, { port, host: settings.host });
+      const browserHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+      logger.info(`web UI: http://${browserHost.includes(':') ? `[${browserHost}]` : browserHost}:${port}/${settings.auth.mode === 'none' ? '' : `#token=<your ${settings.auth.mode}>`}`);
       await kernel.hooks.runVoid('gateway_start', { port, host: settings.host });
       return this.address;
     } catch (error) {
@@ -225,7 +230,30 @@ export class GatewayServer {
       socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
       return;
     }
+    // Browsers let any web page open a WebSocket to 127.0.0.1. A browser always sends Origin:
+    // only pages served by this gateway (same host) or origins the config allows get in.
+    const refused = this.refusedOrigin(req);
+    if (refused) {
+      this.options.logger.warn(`refused a WebSocket from origin ${refused}`);
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nthis origin may not connect to the gateway (gateway.allowedOrigins)\n');
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req));
+  }
+
+  /** The Origin header when it names another site than this gateway, else undefined. */
+  private refusedOrigin(req: IncomingMessage): string | undefined {
+    const origin = req.headers.origin;
+    if (origin === undefined) return undefined;
+    let host: string;
+    try {
+      host = new URL(origin).host;
+    } catch {
+      return origin;
+    }
+    if (host === req.headers.host) return undefined;
+    if ((this.settings.allowedOrigins ?? []).some((allowed) => allowed === '*' || allowed === origin)) return undefined;
+    return origin;
   }
 
   private onConnection(ws: WebSocket, req: IncomingMessage): void {
@@ -379,7 +407,7 @@ export class GatewayServer {
           health: this.health(),
           stateVersion: this.stateVersion(),
           uptimeMs: Date.now() - this.startedAt,
-          sessionDefaults: { defaultAgentId: 'main', mainKey: 'main', mainSessionKey: 'agent:main:main', scope: 'per-sender' },
+          sessionDefaults: sessionDefaults(this.options.kernel.config()),
           authMode: settings.auth.mode,
         },
         auth: {
@@ -597,4 +625,13 @@ function idOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** What clients should assume about sessions: the default agent and its main session key. */
+function sessionDefaults(config: Readonly<Record<string, unknown>>) {
+  const list = ((config.agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
+  const defaultAgentId = normalizeAgentId(list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main');
+  const session = (config.session ?? {}) as { mainKey?: string; scope?: string };
+  const mainKey = normalizeMainKey(session.mainKey);
+  return { defaultAgentId, mainKey, mainSessionKey: buildAgentMainSessionKey(defaultAgentId, mainKey), scope: session.scope === 'global' ? 'global' : 'per-sender' };
 }

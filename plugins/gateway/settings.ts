@@ -19,6 +19,8 @@ export interface GatewaySection {
   shutdownDrainMs: number;
   pairing: { autoApproveLoopback: boolean; requestTtlMs: number };
   logs: { level: 'debug' | 'info' | 'warn' | 'error'; maxFileBytes: number };
+  /** Browser origins (besides the gateway's own pages) allowed to open a WebSocket. */
+  allowedOrigins?: string[];
 }
 
 export interface GatewaySettings extends Omit<GatewaySection, 'port' | 'bind' | 'auth' | 'customBindHost'> {

@@ -71,6 +71,12 @@ export const CONTRACT_QUERIES: Array<[query: string, expected: string]> = [
   ['tomatoes basil balcony', 'memory/projects/garden.md'],
 ];
 
+/** The target's config with the memory slot given to `holder` (other plugin settings kept). */
+function withSlot(config: Record<string, unknown> | undefined, holder: string): Record<string, unknown> {
+  const plugins = (config?.plugins ?? {}) as Record<string, unknown>;
+  return { ...config, plugins: { ...plugins, slots: { ...(plugins.slots as Record<string, unknown> | undefined), memory: holder } } };
+}
+
 function writeCorpus(workspace: string, files: Record<string, string>): void {
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(join(workspace, name, '..'), { recursive: true });
@@ -103,7 +109,7 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
     beforeAll(async () => {
       kernel = await createTestKernel({
         plugins: [target.plugin, ...(target.plugins ?? [])],
-        config: { ...target.config?.(), plugins: { slots: { memory: target.name } } },
+        config: withSlot(target.config?.(), target.name),
         env: target.env,
       });
       workspace = kernel.paths.workspaceDir;
@@ -203,14 +209,14 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
 
     it('is chosen by plugins.slots.memory, and another holder replaces it through config', async () => {
       const plugins = [target.plugin, ...(target.plugins ?? []), otherMemory];
-      const other = await createTestKernel({ plugins, config: { ...target.config?.(), plugins: { slots: { memory: 'memory-contract-other' } } }, env: target.env });
+      const other = await createTestKernel({ plugins, config: withSlot(target.config?.(), 'memory-contract-other'), env: target.env });
       try {
         expect(await (await other.capabilities.slot('memory'))?.status()).toMatchObject({ backend: 'other' });
         expect(other.capabilities.list('tool').some((tool) => tool.name === 'memory_search')).toBe(false);
       } finally {
         await other.dispose();
       }
-      const back = await createTestKernel({ plugins, config: { ...target.config?.(), plugins: { slots: { memory: target.name } } }, env: target.env });
+      const back = await createTestKernel({ plugins, config: withSlot(target.config?.(), target.name), env: target.env });
       try {
         expect(await (await back.capabilities.slot('memory'))?.status({ agentId: 'main' })).toMatchObject({ backend: target.backend });
         expect(back.capabilities.list('tool').find((tool) => tool.name === 'memory_search')?.pluginId).toBe(target.name);

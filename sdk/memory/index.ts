@@ -17,4 +17,5 @@ export {
   type ScoredChunk,
 } from './scoring.js';
 export type { EmbeddingContext, EmbeddingFactory, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
+export { selectEmbeddingProvider } from './embedding-providers.js';
 export { createHashEmbedder, hashEmbedding } from './hash-embedder.js';

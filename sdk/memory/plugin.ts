@@ -8,6 +8,7 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
+import { expandHome } from '../../kernel/index.js';
 import type {
   CliContext,
   Logger,
@@ -149,7 +150,7 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     const list = ((config.agents as { list?: Array<{ id?: string; workspace?: string }> } | undefined)?.list ?? []);
     const entry = list.find((agent) => agent.id === agentId);
     const workspaceDir = entry?.workspace
-      ? entry.workspace.replace(/^~(?=$|\/)/, process.env.HOME ?? '~')
+      ? expandHome(entry.workspace, this.api.kernel.env)
       : agentId === this.defaultAgent()
         ? this.api.kernel.paths.workspaceDir
         : join(this.api.kernel.paths.stateDir, `workspace-${agentId}`);
@@ -191,11 +192,13 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     const settings = this.settings(agentId);
     if (!settings.enabled) return { results: [], backend: this.backendName, mode: 'keyword', notice: 'memory search is disabled for this agent (memorySearch.enabled: false)' };
     const index = await this.index(agentId);
-    // Never block a search on a full index build; but a stale index is brought up to date first.
+    // The first search waits for the first index build (joining the start-up sync if it is
+    // running); after that, a search only catches up with files marked changed.
     const first = !this.synced.has(agentId);
-    if (settings.sync.onSearch && (first || this.dirty.has(agentId))) {
-      this.synced.add(agentId);
-      await this.sync(agentId).catch((error: Error) => this.api.logger.warn(`memory sync before search failed: ${error.message}`));
+    if (first || (settings.sync.onSearch && this.dirty.has(agentId))) {
+      await this.sync(agentId)
+        .then(() => this.synced.add(agentId))
+        .catch((error: Error) => this.api.logger.warn(`memory sync before search failed: ${error.message}`));
     }
     return index.search(query, {
       maxResults: options.maxResults ?? settings.query.maxResults,
@@ -237,8 +240,9 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     const agentId = this.defaultAgent();
     const settings = this.settings(agentId);
     if (!settings.enabled) return;
-    this.synced.add(agentId);
-    this.sync(agentId).catch((error: Error) => this.api.logger.warn(`memory index at start-up failed: ${error.message}`));
+    this.sync(agentId)
+      .then(() => this.synced.add(agentId))
+      .catch((error: Error) => this.api.logger.warn(`memory index at start-up failed: ${error.message}`));
     if (settings.sync.watch) this.watch(agentId, settings);
     if (settings.sync.intervalMinutes > 0) {
       const timer = setInterval(() => this.markDirty(agentId, 0), settings.sync.intervalMinutes * 60_000);

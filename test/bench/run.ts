@@ -10,6 +10,9 @@
  *   gw-rtt       `health` round trips per second over 1 and 100 connections, p99 latency
  *   agent-turn   agent-loop overhead per turn, zero-latency model: no tool / one tool call (target p50 ≤ 2 ms)
  *   agent-tput   turns per second across 50 sessions, zero-latency model               (target ≥ 500/s)
+ *   memory       2,000 files (≈ 10k chunks): full index, unchanged re-index (≤ 1 s), hybrid query
+ *                p50/p99 (≤ 5 / ≤ 20 ms) on sqlite; minisearch and qmd side by side
+ *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -329,6 +332,33 @@ async function benchAgentThroughput(): Promise<void> {
   line('agent turns/s across 50 sessions', `${Math.round(result.perSec)} /s`, '≥ 500/s', result.perSec >= 500);
 }
 
+async function benchMemory(): Promise<void> {
+  const { memoryBench } = await import('./memory.js');
+  const qmd = fileURLToPath(new URL('../../../.cache/qmd/bin/qmd', import.meta.url));
+  const { existsSync } = await import('node:fs');
+  const result = await memoryBench({ qmdCommand: existsSync(qmd) ? qmd : undefined });
+  line(`memory corpus`, `${result.files} files`, `${result.chunks} chunks`, true);
+  line('memory sqlite: full index', `${(result.sqlite.indexMs / 1000).toFixed(2)} s`, '(info)', true);
+  line('memory sqlite: re-index unchanged corpus', `${Math.round(result.sqlite.reindexMs)} ms`, '≤ 1000 ms', result.sqlite.reindexMs <= 1000);
+  line(`memory sqlite: ${result.sqlite.mode} query p50`, `${result.sqlite.p50.toFixed(2)} ms`, '≤ 5 ms', result.sqlite.p50 <= 5);
+  line('  p99', `${result.sqlite.p99.toFixed(2)} ms`, '≤ 20 ms', result.sqlite.p99 <= 20);
+  line('memory minisearch: full index', `${(result.minisearch.indexMs / 1000).toFixed(2)} s`, '(info)', true);
+  line('memory minisearch: re-index unchanged', `${Math.round(result.minisearch.reindexMs)} ms`, '(info)', true);
+  line('memory minisearch: query p50 / p99', `${result.minisearch.p50.toFixed(2)} / ${result.minisearch.p99.toFixed(2)} ms`, '(info)', true);
+  if (result.qmd && 'skipped' in result.qmd) line('memory qmd', 'skipped', result.qmd.skipped, true);
+  else if (result.qmd) {
+    line('memory qmd: qmd update (full index)', `${(result.qmd.updateMs / 1000).toFixed(2)} s`, '(info)', true);
+    line('memory qmd: qmd search p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
+  }
+}
+
+async function benchTelegram(): Promise<void> {
+  const { telegramBench } = await import('./telegram.js');
+  const result = await telegramBench();
+  line(`telegram: DMs → replies (${result.messages} DMs, 50 users)`, `${Math.round(result.messagesPerSecond)} msg/s`, '(info)', true);
+  line('telegram: median added latency (one at a time)', `${result.medianAddedMs.toFixed(1)} ms`, '(info)', true);
+}
+
 console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);
 if (want('hooks')) await benchHooks();
 if (want('lanes')) await benchLanes();
@@ -339,3 +369,5 @@ if (want('gw-rtt')) await benchGatewayRoundTrips();
 if (want('gw-rss')) await benchGatewayRss();
 if (want('agent-turn')) await benchAgentTurn();
 if (want('agent-tput')) await benchAgentThroughput();
+if (want('memory')) await benchMemory();
+if (want('telegram')) await benchTelegram();

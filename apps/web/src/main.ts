@@ -1,0 +1,209 @@
+/**
+ * WebChat and the Control UI, in one page served by the gateway.
+ *
+ * Start-up: take a token from the URL fragment if there is one, load this browser's device
+ * key, connect to the gateway that served the page, and show the view the fragment names
+ * (`#/chat`, `#/overview`, `#/sessions`, `#/channels`, `#/plugins`, `#/config`, `#/logs`).
+ * The shell around the views shows the connection: a banner while it is down, a sign-in
+ * form when the gateway wants a secret, a waiting screen while this device awaits approval.
+ */
+import type { App, View } from './app.js';
+import { loadDeviceIdentity } from './device.js';
+import { formatTime, h, replace, type Child } from './dom.js';
+import { Gateway, type ConnectionState } from './gateway.js';
+import { clientId, loadDeviceToken, loadSecret, saveDeviceToken, saveSecret, takeTokenFromFragment } from './storage.js';
+import { channelsView } from './views/channels.js';
+import { chatView } from './views/chat.js';
+import { configView } from './views/config.js';
+import { renderLogin } from './views/login.js';
+import { logsView } from './views/logs.js';
+import { overviewView } from './views/overview.js';
+import { pluginsView } from './views/plugins.js';
+import { sessionsView } from './views/sessions.js';
+
+const ROUTES: Record<string, View> = {
+  chat: chatView,
+  overview: overviewView,
+  sessions: sessionsView,
+  channels: channelsView,
+  plugins: pluginsView,
+  config: configView,
+  logs: logsView,
+};
+const NAV: Array<[route: string, label: string]> = [
+  ['chat', 'Chat'],
+  ['overview', 'Overview'],
+  ['sessions', 'Sessions'],
+  ['channels', 'Channels'],
+  ['plugins', 'Plugins'],
+  ['config', 'Config'],
+  ['logs', 'Logs'],
+];
+/** Everything an operator can hold; the gateway grants what the secret or pairing allows. */
+const SCOPES = ['operator.admin', 'operator.read', 'operator.write', 'operator.approvals', 'operator.pairing'];
+
+function parseRoute(): { name: string; params: URLSearchParams } {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [name = '', query = ''] = hash.split('?');
+  return { name: ROUTES[name] ? name : 'chat', params: new URLSearchParams(query) };
+}
+
+function gatewayUrl(): string {
+  const url = new URL('.', location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.hash = '';
+  return url.href;
+}
+
+async function main(): Promise<void> {
+  const fragmentToken = takeTokenFromFragment();
+  if (fragmentToken) saveSecret({ kind: 'token', value: fragmentToken });
+  const identity = await loadDeviceIdentity();
+  const gw = new Gateway({
+    url: gatewayUrl(),
+    scopes: SCOPES,
+    identity,
+    credentials: () => ({ secret: loadSecret(), deviceToken: identity ? loadDeviceToken(identity.deviceId) : undefined }),
+    onDeviceToken(token) {
+      if (!identity) return;
+      // The device token is this browser's own, and revocable on its own (claw devices):
+      // keep it rather than the gateway's shared secret.
+      saveDeviceToken(identity.deviceId, token);
+      saveSecret(undefined);
+    },
+  });
+
+  // ── Shell ──────────────────────────────────────────────────────────────────────
+  const main = h('main', { id: 'main', tabindex: '-1' });
+  const links = NAV.map(([route, label]) => h('a', { href: `#/${route}`, 'data-route': route }, label));
+  const nav = h('nav', { 'aria-label': 'Main', hidden: true }, links);
+  const pill = h('span', { class: 'pill', role: 'status' });
+  const signOut = h('button', { type: 'button', class: 'link', hidden: true, onclick: () => signOutNow() }, 'Sign out');
+  const banner = h('div', { class: 'banner', role: 'alert', hidden: true });
+  const toasts = h('div', { class: 'toasts', 'aria-live': 'polite' });
+  const skip = h('a', { class: 'skip', href: '#main', onclick: (event: Event) => (event.preventDefault(), main.focus()) }, 'Skip to content');
+  replace(
+    document.body,
+    skip,
+    h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'claw'), nav, h('div', { class: 'status' }, pill, signOut)),
+    banner,
+    main,
+    toasts,
+  );
+
+  const app: App = {
+    gw,
+    clientId: clientId(),
+    identity,
+    go: (route) => void (location.hash = route),
+    toast(message, kind = 'info') {
+      const close = h('button', { type: 'button', class: 'icon', 'aria-label': 'Dismiss' }, '×');
+      const toast = h('div', { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, h('span', null, message), close);
+      close.addEventListener('click', () => toast.remove());
+      toasts.append(toast);
+      if (kind === 'info') window.setTimeout(() => toast.remove(), 5000);
+    },
+  };
+
+  // ── Views ──────────────────────────────────────────────────────────────────────
+  let unmount: (() => void) | undefined;
+  let shown: 'view' | 'screen' | undefined;
+
+  function showRoute(focus: boolean): void {
+    const { name, params } = parseRoute();
+    for (const link of links) {
+      if (link.dataset.route === name) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    unmount?.();
+    main.className = `view-${name}`;
+    const view = ROUTES[name]!;
+    document.title = `${view.title} · claw`;
+    unmount = view.mount(main, app, params);
+    shown = 'view';
+    if (focus) main.querySelector<HTMLElement>('h1')?.focus();
+  }
+
+  /** A full-page state instead of a view (connecting, waiting for approval, refused). */
+  function showScreen(...content: Child[]): void {
+    unmount?.();
+    unmount = undefined;
+    shown = 'screen';
+    main.className = 'view-screen';
+    replace(main, h('div', { class: 'screen' }, ...content));
+  }
+
+  window.addEventListener('hashchange', () => {
+    if (shown === 'view') showRoute(true);
+  });
+
+  function signIn(secret: { kind: 'token' | 'password'; value: string }): void {
+    saveSecret(secret);
+    showScreen(h('p', { class: 'muted' }, 'Connecting…'));
+    gw.retryNow();
+  }
+
+  function signOutNow(): void {
+    saveSecret(undefined);
+    if (identity) saveDeviceToken(identity.deviceId, undefined);
+    gw.stop();
+  }
+
+  // ── Connection ─────────────────────────────────────────────────────────────────
+  let countdown: number | undefined;
+  gw.watch((state: ConnectionState) => {
+    const labels: Record<ConnectionState['phase'], string> = {
+      connecting: 'Connecting…',
+      open: 'Connected',
+      reconnecting: 'Offline',
+      pairing: 'Awaiting approval',
+      'signed-out': 'Signed out',
+      refused: 'Refused',
+    };
+    pill.textContent = labels[state.phase];
+    pill.dataset.phase = state.phase;
+    signOut.hidden = state.phase !== 'open' || (state.hello?.snapshot as { authMode?: string } | undefined)?.authMode === 'none';
+    clearInterval(countdown);
+    banner.hidden = state.phase !== 'reconnecting';
+    if (state.phase === 'reconnecting') {
+      const retry = h('button', { type: 'button', onclick: () => gw.retryNow() }, 'Retry now');
+      const text = h('span');
+      const tick = () => (text.textContent = `${state.message ?? 'Disconnected'}. Reconnecting in ${Math.max(0, Math.ceil(((state.retryAt ?? 0) - Date.now()) / 1000))} s…`);
+      tick();
+      countdown = window.setInterval(tick, 1000);
+      replace(banner, text, retry);
+      if (shown !== 'view') showScreen(h('p', { class: 'muted' }, 'Cannot reach the gateway yet. Retrying…'));
+    }
+    if (state.phase === 'open' && shown !== 'view') showRoute(false);
+    if (state.phase === 'connecting' && !shown) showScreen(h('p', { class: 'muted' }, 'Connecting to the gateway…'));
+    if (state.phase === 'signed-out') {
+      // A device token that worked would have been accepted: this one is stale.
+      if (identity) saveDeviceToken(identity.deviceId, undefined);
+      unmount?.();
+      unmount = undefined;
+      shown = 'screen';
+      main.className = 'view-login';
+      renderLogin(main, state, signIn);
+    }
+    if (state.phase === 'pairing') {
+      showScreen(
+        h('h1', { tabindex: '-1' }, 'Waiting for approval'),
+        h('p', null, 'The gateway does not know this browser yet. Approve it on the gateway machine:'),
+        h('pre', null, h('code', null, `claw devices approve ${state.requestId ?? ''}`)),
+        h('p', { class: 'muted' }, `This page connects by itself once approved (next try ${formatTime(state.retryAt)}).`),
+      );
+    }
+    if (state.phase === 'refused') {
+      showScreen(
+        h('h1', { tabindex: '-1' }, 'The gateway refused the connection'),
+        h('p', { class: 'notice error', role: 'alert' }, state.message ?? 'No reason given.'),
+        h('button', { type: 'button', class: 'primary', onclick: () => gw.retryNow() }, 'Try again'),
+      );
+    }
+    // Views need a connection: on the sign-in and waiting screens there is nowhere to go.
+    nav.hidden = shown !== 'view';
+  });
+  gw.start();
+}
+
+void main();

@@ -1,0 +1,129 @@
+/** Channels: which messaging channels run, each account's state, and people waiting to be approved. */
+import { every, onReconnect, type View } from '../app.js';
+import { badge, errorBox, errorMessage, formatAgo, h, pageHeader, replace } from '../dom.js';
+
+interface ChannelInfo {
+  id: string;
+  pluginId: string;
+  configured: boolean;
+  enabled: boolean;
+  accounts: Array<{ accountId: string; running: boolean; connected: boolean; detail?: string; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+}
+
+interface PairingRequest {
+  code: string;
+  channel: string;
+  senderId: string;
+  senderName?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export const channelsView: View = {
+  title: 'Channels',
+  mount(root, app) {
+    const { gw } = app;
+    const channelsBox = h('div', { class: 'cards', 'aria-busy': 'true' });
+    const pairingBox = h('div');
+    replace(
+      root,
+      h(
+        'div',
+        { class: 'page' },
+        pageHeader('Channels', h('button', { type: 'button', onclick: () => void load() }, 'Refresh')),
+        channelsBox,
+        h('h2', { class: 'section-title' }, 'Waiting for approval'),
+        pairingBox,
+      ),
+    );
+
+    async function load(): Promise<void> {
+      try {
+        const { channels } = await gw.call<{ channels: ChannelInfo[] }>('channels.status');
+        replace(channelsBox, channels.length ? channels.map(channelCard) : h('p', { class: 'empty' }, 'No channel plugin is enabled.'));
+      } catch (error) {
+        replace(channelsBox, errorBox(error, () => void load()));
+      } finally {
+        channelsBox.removeAttribute('aria-busy');
+      }
+      if (!gw.can('operator.pairing')) return replace(pairingBox, h('p', { class: 'muted' }, 'Approving people needs the operator.pairing scope.'));
+      try {
+        const { requests } = await gw.call<{ requests: PairingRequest[] }>('pairing.list', {});
+        replace(pairingBox, requests.length ? pairingTable(requests) : h('p', { class: 'empty' }, 'Nobody is waiting. People who message the assistant on a channel with dmPolicy "pairing" appear here with their code.'));
+      } catch (error) {
+        replace(pairingBox, errorBox(error, () => void load()));
+      }
+    }
+
+    function channelCard(channel: ChannelInfo): HTMLElement {
+      const running = channel.accounts.some((account) => account.running);
+      const state = running
+        ? badge('Running', 'ok')
+        : channel.accounts.some((account) => account.lastError)
+          ? badge('Failed', 'bad')
+          : badge(channel.configured ? (channel.enabled ? 'Stopped' : 'Disabled') : 'Not configured', 'muted');
+      return h(
+        'section',
+        { class: 'card', 'data-channel': channel.id },
+        h('h2', null, channel.id, ' ', state),
+        h('p', { class: 'muted' }, `Plugin ${channel.pluginId}${channel.configured ? '' : running ? ' · runs with its defaults' : ` · not configured (channels.${channel.id})`}`),
+        channel.accounts.length
+          ? h(
+              'ul',
+              { class: 'plain-list' },
+              channel.accounts.map((account) =>
+                h(
+                  'li',
+                  null,
+                  h('strong', null, account.accountId),
+                  ': ',
+                  account.running ? (account.connected ? 'connected' : 'running, not connected') : 'not running',
+                  account.detail ? ` · ${account.detail}` : '',
+                  account.lastInboundAt ? ` · last message ${formatAgo(account.lastInboundAt)}` : '',
+                  account.lastOutboundAt ? ` · last reply ${formatAgo(account.lastOutboundAt)}` : '',
+                  account.lastError ? h('p', { class: 'error-text' }, account.lastError) : null,
+                ),
+              ),
+            )
+          : null,
+      );
+    }
+
+    function pairingTable(requests: PairingRequest[]): HTMLElement {
+      return h(
+        'table',
+        null,
+        h('thead', null, h('tr', null, ['Channel', 'Who', 'Code', 'Expires', ''].map((name) => h('th', { scope: 'col' }, name)))),
+        h(
+          'tbody',
+          null,
+          requests.map((request) =>
+            h(
+              'tr',
+              null,
+              h('td', null, request.channel),
+              h('td', null, request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId),
+              h('td', null, h('code', null, request.code)),
+              h('td', null, new Date(request.expiresAt).toLocaleTimeString()),
+              h('td', null, h('button', { type: 'button', class: 'primary', onclick: () => void approve(request) }, 'Approve')),
+            ),
+          ),
+        ),
+      );
+    }
+
+    async function approve(request: PairingRequest): Promise<void> {
+      try {
+        await gw.act('pairing.approve', { channel: request.channel, code: request.code });
+        app.toast(`${request.senderName ?? request.senderId} may now message the assistant on ${request.channel}.`);
+        await load();
+      } catch (error) {
+        app.toast(errorMessage(error), 'error');
+      }
+    }
+
+    const cleanups = [onReconnect(app, () => void load()), every(15_000, () => void load())];
+    void load();
+    return () => cleanups.forEach((cleanup) => cleanup());
+  },
+};

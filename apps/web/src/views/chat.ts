@@ -1,0 +1,582 @@
+/**
+ * WebChat: talk to the assistant.
+ *
+ * A conversation this browser started goes through the `webchat` channel (`webchat.send`):
+ * the kernel's pipeline applies access rules and hooks and answers in the session it
+ * derives, which the outcome names together with the run id. The run then streams as
+ * `chat` events for that session — deltas, then final, aborted or error — and the reply the
+ * channel delivers arrives as a `webchat.message` for this browser's client id.
+ *
+ * Other sessions (another channel's, a cron job's) can be opened from the list; writing
+ * there uses `chat.send` as the operator, since WebChat is not their channel.
+ */
+import { every, onReconnect, type App, type View } from '../app.js';
+import { errorBox, errorMessage, formatAgo, formatTime, h, randomId, replace } from '../dom.js';
+import { renderMarkdown } from '../markdown.js';
+import { loadJson, saveJson } from '../storage.js';
+
+interface SessionRow {
+  key: string;
+  label?: string;
+  displayName?: string;
+  updatedAt: number;
+  hasActiveRun?: boolean;
+  lastChannel?: string;
+}
+
+type Part = { type: string; text?: string; name?: string; mimeType?: string; data?: string };
+
+interface HistoryMessage {
+  role: 'user' | 'assistant' | 'toolResult';
+  content: string | Part[];
+  timestamp?: number;
+  errorMessage?: string;
+  stopReason?: string;
+}
+
+interface ChatEvent {
+  runId: string;
+  sessionKey: string;
+  state: 'delta' | 'final' | 'aborted' | 'error';
+  message?: { content?: Part[] };
+  errorMessage?: string;
+}
+
+interface WebchatMessage {
+  id: string;
+  to: string;
+  text: string;
+  media: Array<{ url: string }>;
+  threadId?: string;
+  ts: number;
+}
+
+type Outcome =
+  | { status: 'dispatched'; sessionKey: string; runId: string }
+  | { status: 'duplicate' }
+  | { status: 'pairing'; code: string; created: boolean }
+  | { status: 'blocked' | 'history'; reason: string };
+
+interface Conversation {
+  /** Unknown for a new chat until its first message is accepted. */
+  key?: string;
+  /** The browser's own thread on the webchat channel (none: its main thread). */
+  threadId?: string;
+  via: 'webchat' | 'operator';
+}
+
+interface Attachment {
+  mimeType: string;
+  fileName: string;
+  dataUrl: string;
+}
+
+/** Session key → thread id ("" for the main thread) of conversations WebChat started here. */
+const KNOWN_KEY = 'claw.webchat.conversations';
+const CURRENT_KEY = 'claw.webchat.current';
+/** Session key → the first thing said in it, as its title. */
+const TITLES_KEY = 'claw.webchat.titles';
+const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+
+function textOf(content: string | Part[] | undefined): string {
+  if (typeof content === 'string') return content;
+  return (content ?? []).map((part) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+}
+
+export const chatView: View = {
+  title: 'Chat',
+  mount(root, app, params) {
+    const { gw, clientId } = app;
+    const known = loadJson<Record<string, string>>(KNOWN_KEY, {});
+    const titles = loadJson<Record<string, string>>(TITLES_KEY, {});
+    const mainKey = String((gw.hello?.snapshot as { sessionDefaults?: { mainSessionKey?: string } })?.sessionDefaults?.mainSessionKey ?? 'agent:main:main');
+    if (known[mainKey] === undefined) known[mainKey] = '';
+
+    let conversation: Conversation = pickInitial();
+    let attachments: Attachment[] = [];
+    /** Runs we wait for (accepted, no text yet), runs with text streaming in, runs that ended. */
+    const pending = new Set<string>();
+    const streaming = new Map<string, { item: HTMLElement; body: HTMLElement; text: string }>();
+    const finished = new Set<string>();
+    /** Chat events seen lately, replayed when a send tells us which session and run are ours. */
+    const recent: ChatEvent[] = [];
+    /** Delivered messages that arrived while a reply was streaming (usually that same reply). */
+    let held: WebchatMessage[] = [];
+    /** chat.history said a run was going when we opened the session. */
+    let activeOnOpen = false;
+
+    // ── Layout ───────────────────────────────────────────────────────────────────
+    const list = h('ul', { class: 'conv-list' });
+    const sidebar = h(
+      'aside',
+      { class: 'conversations', id: 'conversations', 'aria-label': 'Conversations', onkeydown: (event: KeyboardEvent) => event.key === 'Escape' && (setSidebar(false), toggle.focus()) },
+      h('div', { class: 'conv-head' }, h('h2', null, 'Conversations'), h('button', { type: 'button', class: 'primary', onclick: () => newChat() }, 'New chat')),
+      list,
+    );
+    const toggle = h('button', { type: 'button', class: 'conv-toggle', 'aria-controls': 'conversations', 'aria-expanded': 'false', onclick: () => setSidebar(!root.classList.contains('show-conversations')) }, 'Conversations');
+    const title = h('h1', { tabindex: '-1' });
+    const hint = h('p', { class: 'thread-hint' });
+    const stop = h('button', { type: 'button', class: 'danger stop', hidden: true, onclick: () => void abort() }, '■ Stop');
+    const messages = h('ol', { class: 'messages', role: 'log', 'aria-label': 'Messages' });
+    const empty = h('div', { class: 'empty-chat' }, h('p', { class: 'empty-title' }, 'How can I help?'), h('p', null, 'Messages go to your assistant through the gateway. Replies stream in as they are written.'));
+    const scroller = h('div', { class: 'messages-scroll' }, empty, messages);
+    const announcer = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
+    const input = h('textarea', {
+      id: 'composer-input',
+      rows: '1',
+      placeholder: 'Message the assistant',
+      'aria-describedby': 'composer-hint',
+      onkeydown: (event: KeyboardEvent) => {
+        // Enter sends; Shift+Enter is a new line; Enter while composing (IME) is not ours.
+        if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+          event.preventDefault();
+          form.requestSubmit();
+        }
+      },
+      oninput: () => autosize(),
+    });
+    const files = h('input', { type: 'file', accept: 'image/*', multiple: true, class: 'sr-only', tabindex: '-1', 'aria-hidden': 'true', onchange: () => void addFiles() });
+    const chips = h('div', { class: 'attachments' });
+    const sendButton = h('button', { type: 'submit', class: 'primary send' }, 'Send');
+    const composerNote = h('p', { class: 'composer-hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line');
+    const form = h(
+      'form',
+      { class: 'composer', onsubmit: (event: Event) => (event.preventDefault(), void submit()) },
+      chips,
+      h(
+        'div',
+        { class: 'composer-row' },
+        h('label', { class: 'sr-only', for: 'composer-input' }, 'Message'),
+        h('button', { type: 'button', class: 'icon attach', 'aria-label': 'Attach images', title: 'Attach images', onclick: () => files.click() }, '+'),
+        input,
+        sendButton,
+      ),
+      files,
+      composerNote,
+    );
+    const thread = h('div', { class: 'thread' }, h('header', { class: 'thread-head' }, toggle, h('div', { class: 'thread-title' }, title, hint), stop), scroller, announcer, form);
+    replace(root, h('section', { class: 'chat' }, sidebar, thread));
+
+    // ── Conversations ────────────────────────────────────────────────────────────
+    function pickInitial(): Conversation {
+      const requested = params.get('session');
+      if (requested) return conversationFor(requested);
+      const saved = loadJson<Conversation | null>(CURRENT_KEY, null);
+      if (saved && (saved.key || saved.threadId) && (saved.via === 'webchat' || saved.via === 'operator')) return saved;
+      return { key: mainKey, via: 'webchat' };
+    }
+
+    function conversationFor(key: string): Conversation {
+      return known[key] !== undefined ? { key, via: 'webchat', ...(known[key] ? { threadId: known[key] } : {}) } : { key, via: 'operator' };
+    }
+
+    function remember(): void {
+      if (conversation.via === 'webchat' && conversation.key) {
+        known[conversation.key] = conversation.threadId ?? '';
+        saveJson(KNOWN_KEY, known);
+      }
+      saveJson(CURRENT_KEY, conversation);
+    }
+
+    function titleOf(key: string | undefined, row?: SessionRow): string {
+      if (!key) return 'New chat';
+      if (row?.label) return row.label;
+      if (titles[key]) return titles[key];
+      if (key === mainKey) return 'Main conversation';
+      if (row?.displayName) return row.displayName;
+      const thread = key.startsWith(`${mainKey}:topic:`) ? key.slice(mainKey.length + ':topic:'.length) : undefined;
+      if (thread) return `Conversation ${thread.slice(0, 6)}`;
+      return key.replace(/^agent:[^:]+:/, '').split(':').join(' · ');
+    }
+
+    function showConversation(): void {
+      title.textContent = titleOf(conversation.key);
+      hint.textContent =
+        conversation.via === 'operator' ? 'WebChat did not start this session: your messages go into it as the operator.' : conversation.key ? '' : 'A new conversation of its own.';
+      for (const button of list.querySelectorAll<HTMLElement>('[data-key]')) {
+        if (button.dataset.key === (conversation.key ?? '')) button.setAttribute('aria-current', 'true');
+        else button.removeAttribute('aria-current');
+      }
+    }
+
+    function select(next: Conversation): void {
+      conversation = next;
+      remember();
+      showConversation();
+      setSidebar(false);
+      void loadHistory();
+    }
+
+    function newChat(): void {
+      select({ via: 'webchat', threadId: randomId(4) });
+      void loadList();
+      input.focus();
+    }
+
+    function setSidebar(open: boolean): void {
+      root.classList.toggle('show-conversations', open);
+      toggle.setAttribute('aria-expanded', String(open));
+    }
+
+    let listTimer: number | undefined;
+    function refreshListSoon(): void {
+      clearTimeout(listTimer);
+      listTimer = window.setTimeout(() => void loadList(), 400);
+    }
+
+    async function loadList(): Promise<void> {
+      try {
+        const { sessions } = await gw.call<{ sessions: SessionRow[] }>('sessions.list', { limit: 50 });
+        const previews = new Map<string, string>();
+        if (sessions.length) {
+          const result = await gw
+            .call<{ previews: Array<{ key: string; items: Array<{ role: string; text: string }> }> }>('sessions.preview', { keys: sessions.map((row) => row.key).slice(0, 64), limit: 1, maxChars: 90 })
+            .catch(() => ({ previews: [] }));
+          for (const preview of result.previews) previews.set(preview.key, preview.items.at(-1)?.text ?? '');
+        }
+        const rows: Array<SessionRow | undefined> = sessions;
+        if (!conversation.key) rows.unshift(undefined);
+        replace(
+          list,
+          rows.map((row) =>
+            h(
+              'li',
+              null,
+              h(
+                'button',
+                { type: 'button', class: 'conv', 'data-key': row?.key ?? '', onclick: () => (row ? select(conversationFor(row.key)) : undefined) },
+                h('span', { class: 'conv-title' }, titleOf(row?.key, row), row?.hasActiveRun ? h('span', { class: 'dot', title: 'Replying…', 'aria-label': '(replying)' }) : null),
+                h('span', { class: 'conv-preview' }, row ? previews.get(row.key) || ' ' : 'Say something to start'),
+                row ? h('span', { class: 'conv-time' }, formatAgo(row.updatedAt)) : null,
+              ),
+            ),
+          ),
+        );
+        showConversation();
+      } catch (error) {
+        replace(list, h('li', null, errorBox(error, () => void loadList())));
+      }
+    }
+
+    // ── Messages ─────────────────────────────────────────────────────────────────
+    function nearBottom(): boolean {
+      return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 120;
+    }
+
+    function add(item: HTMLElement): HTMLElement {
+      const follow = nearBottom();
+      const typing = messages.querySelector('.typing');
+      messages.insertBefore(item, typing);
+      empty.hidden = true;
+      if (follow) scroller.scrollTop = scroller.scrollHeight;
+      return item;
+    }
+
+    function bubble(role: 'user' | 'assistant' | 'system', body: Node, ts?: number, extra?: Node | null): HTMLElement {
+      const who = role === 'user' ? 'You' : role === 'assistant' ? 'Assistant' : 'Notice';
+      return h('li', { class: `msg ${role}` }, h('div', { class: 'meta' }, h('span', { class: 'who' }, who), ts ? h('time', { datetime: new Date(ts).toISOString() }, formatTime(ts)) : null), h('div', { class: 'body' }, body), extra ?? null);
+    }
+
+    function userBody(text: string, images: Array<{ src: string; name?: string }>): Node {
+      return h('div', null, text ? h('p', { class: 'plain' }, text) : null, images.length ? h('div', { class: 'thumbs' }, images.map((image) => h('img', { src: image.src, alt: image.name ?? 'attached image' }))) : null);
+    }
+
+    function note(text: string, tone: 'info' | 'error' = 'info'): void {
+      add(bubble('system', h('p', { class: tone === 'error' ? 'error-text' : '' }, text)));
+    }
+
+    function renderHistory(history: HistoryMessage[]): void {
+      for (const message of history) {
+        if (message.role === 'user') {
+          const parts = typeof message.content === 'string' ? [] : message.content;
+          const images = parts.filter((part) => part.type === 'image' && part.data).map((part) => ({ src: `data:${part.mimeType};base64,${part.data}` }));
+          add(bubble('user', userBody(textOf(message.content), images), message.timestamp));
+        } else if (message.role === 'assistant') {
+          const text = textOf(message.content);
+          const tools = typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'toolCall');
+          const extra = tools.length ? h('p', { class: 'tools' }, `Used ${tools.map((tool) => tool.name).join(', ')}`) : null;
+          if (text.trim()) add(bubble('assistant', renderMarkdown(text), message.timestamp, extra));
+          else if (extra) add(h('li', { class: 'msg tool-only' }, extra));
+          if (message.errorMessage) note(message.errorMessage, 'error');
+        }
+      }
+    }
+
+    async function loadHistory(): Promise<void> {
+      const key = conversation.key;
+      messages.replaceChildren();
+      pending.clear();
+      streaming.clear();
+      finished.clear();
+      held = [];
+      activeOnOpen = false;
+      empty.hidden = false;
+      updateBusy();
+      if (!key) return;
+      messages.setAttribute('aria-busy', 'true');
+      try {
+        const history = await gw.call<{ messages: HistoryMessage[]; hasActiveRun?: boolean }>('chat.history', { sessionKey: key, limit: 200 });
+        if (conversation.key !== key) return;
+        renderHistory(history.messages);
+        activeOnOpen = history.hasActiveRun === true;
+        scroller.scrollTop = scroller.scrollHeight;
+      } catch (error) {
+        messages.append(h('li', null, errorBox(error, () => void loadHistory())));
+      } finally {
+        messages.removeAttribute('aria-busy');
+        updateBusy();
+      }
+    }
+
+    // ── Streaming ────────────────────────────────────────────────────────────────
+    function updateBusy(): void {
+      const busy = pending.size > 0 || streaming.size > 0 || activeOnOpen;
+      stop.hidden = !busy;
+      const waiting = busy && streaming.size === 0;
+      const typing = messages.querySelector('.typing');
+      if (waiting && !typing) {
+        messages.append(h('li', { class: 'msg assistant typing', 'aria-label': 'The assistant is working' }, h('span', { class: 'dots', 'aria-hidden': 'true' }, h('i'), h('i'), h('i'))));
+        empty.hidden = true;
+        if (nearBottom()) scroller.scrollTop = scroller.scrollHeight;
+      } else if (!waiting) typing?.remove();
+    }
+
+    function streamFor(runId: string) {
+      let entry = streaming.get(runId);
+      if (!entry) {
+        const body = h('div', { class: 'markdown' });
+        const item = add(bubble('assistant', body, Date.now()));
+        item.setAttribute('aria-busy', 'true');
+        entry = { item, body, text: '' };
+        streaming.set(runId, entry);
+        announcer.textContent = 'The assistant is replying…';
+      }
+      return entry;
+    }
+
+    function setText(entry: { body: HTMLElement; text: string }, text: string): void {
+      if (text === entry.text) return;
+      const follow = nearBottom();
+      entry.text = text;
+      replace(entry.body, renderMarkdown(text));
+      if (follow) scroller.scrollTop = scroller.scrollHeight;
+    }
+
+    function onChat(event: ChatEvent): void {
+      recent.push(event);
+      if (recent.length > 200) recent.shift();
+      if (event.sessionKey !== conversation.key) {
+        if (event.state !== 'delta') refreshListSoon();
+        return;
+      }
+      apply(event);
+    }
+
+    function apply(event: ChatEvent): void {
+      if (finished.has(event.runId)) return;
+      const text = textOf(event.message?.content);
+      if (event.state === 'delta') {
+        pending.delete(event.runId);
+        setText(streamFor(event.runId), text);
+        updateBusy();
+        return;
+      }
+      const entry = streaming.get(event.runId) ?? (text.trim() || event.state !== 'final' ? streamFor(event.runId) : undefined);
+      if (entry) {
+        setText(entry, text);
+        entry.item.removeAttribute('aria-busy');
+        if (event.state === 'aborted') entry.item.append(h('p', { class: 'stopped' }, 'Stopped'));
+        if (event.state === 'error') entry.item.append(h('p', { class: 'error-text' }, event.errorMessage || 'The reply failed.'));
+        if (!entry.text.trim() && event.state === 'aborted') entry.body.replaceChildren(h('p', { class: 'muted' }, '(no reply)'));
+      }
+      finished.add(event.runId);
+      streaming.delete(event.runId);
+      pending.delete(event.runId);
+      activeOnOpen = false;
+      announcer.textContent = event.state === 'final' ? 'Reply finished.' : event.state === 'aborted' ? 'Reply stopped.' : 'The reply failed.';
+      releaseHeld(text);
+      void forgetEndedRuns();
+      updateBusy();
+      refreshListSoon();
+    }
+
+    /** Runs merged into another (queue "collect") never get events of their own: ask. */
+    async function forgetEndedRuns(): Promise<void> {
+      for (const runId of [...pending]) {
+        const result = await gw.call<{ status: string }>('agent.wait', { runId, timeoutMs: 0 }).catch(() => ({ status: 'unknown' }));
+        if (result.status !== 'timeout') pending.delete(runId);
+      }
+      updateBusy();
+    }
+
+    function onDelivered(message: WebchatMessage): void {
+      if (message.to !== clientId) return;
+      const ours = conversation.via === 'webchat' && (message.threadId ?? undefined) === conversation.threadId;
+      if (!ours) {
+        app.toast('A new WebChat message arrived in another conversation.');
+        refreshListSoon();
+        return;
+      }
+      if (pending.size || streaming.size) held.push(message);
+      else showDelivered(message);
+    }
+
+    function showDelivered(message: WebchatMessage): void {
+      const media = message.media.length
+        ? h('ul', { class: 'media' }, message.media.map((item) => h('li', null, /^https?:/i.test(item.url) ? h('a', { href: item.url, target: '_blank', rel: 'noopener noreferrer' }, item.url) : item.url)))
+        : null;
+      add(bubble('assistant', renderMarkdown(message.text), message.ts, media));
+    }
+
+    /** The streamed reply already showed what the channel delivered for it; show the rest. */
+    function releaseHeld(finalText: string): void {
+      const rest = held.filter((message) => !message.text.trim() || !finalText.includes(message.text.trim()));
+      held = [];
+      for (const message of rest) if (message.text.trim() || message.media.length) showDelivered(message);
+    }
+
+    // ── Sending ──────────────────────────────────────────────────────────────────
+    async function submit(): Promise<void> {
+      const text = input.value.trim();
+      const images = attachments;
+      if (!text && !images.length) return;
+      if (gw.state.phase !== 'open') {
+        app.toast('Not connected: the message was not sent.', 'error');
+        return;
+      }
+      input.value = '';
+      attachments = [];
+      renderChips();
+      autosize();
+      const sent = add(bubble('user', userBody(text, images.map((image) => ({ src: image.dataUrl, name: image.fileName }))), Date.now()));
+      const wire = images.map((image) => ({ type: 'image', mimeType: image.mimeType, fileName: image.fileName, content: image.dataUrl }));
+      try {
+        if (conversation.via === 'webchat') {
+          const outcome = await gw.act<Outcome>('webchat.send', {
+            text,
+            clientId,
+            ...(conversation.threadId ? { threadId: conversation.threadId } : {}),
+            ...(wire.length ? { attachments: wire } : {}),
+          });
+          accepted(outcome, text);
+        } else {
+          const result = await gw.act<{ runId: string; status: string }>('chat.send', { sessionKey: conversation.key, message: text, ...(wire.length ? { attachments: wire } : {}) });
+          if (!finished.has(result.runId)) pending.add(result.runId);
+          updateBusy();
+        }
+      } catch (error) {
+        sent.classList.add('failed');
+        sent.append(h('p', { class: 'error-text' }, `Not sent: ${errorMessage(error)}`));
+        if (!input.value) input.value = text;
+        autosize();
+      }
+    }
+
+    function accepted(outcome: Outcome, text: string): void {
+      if (outcome.status === 'dispatched') {
+        if (conversation.key !== outcome.sessionKey) {
+          if (!conversation.key && text) {
+            titles[outcome.sessionKey] = text.split('\n')[0]!.slice(0, 60);
+            saveJson(TITLES_KEY, titles);
+          }
+          conversation = { ...conversation, key: outcome.sessionKey };
+          remember();
+          showConversation();
+        }
+        if (!finished.has(outcome.runId)) pending.add(outcome.runId);
+        for (const event of recent) if (event.sessionKey === outcome.sessionKey) apply(event);
+        updateBusy();
+        refreshListSoon();
+      } else if (outcome.status === 'pairing') {
+        // A new code was just delivered as a message; repeat it only when it was not.
+        if (!outcome.created) note(`This browser is waiting for approval. Pairing code: ${outcome.code} (on the gateway: claw pairing approve webchat ${outcome.code}).`);
+      } else if (outcome.status === 'blocked' || outcome.status === 'history') {
+        note(`Not answered: ${outcome.reason}`, 'error');
+      }
+    }
+
+    async function abort(): Promise<void> {
+      if (!conversation.key) return;
+      stop.disabled = true;
+      try {
+        await gw.call('chat.abort', { sessionKey: conversation.key });
+        // Streaming runs end with an "aborted" event; queued ones just disappear.
+        pending.clear();
+        activeOnOpen = false;
+        updateBusy();
+      } catch (error) {
+        app.toast(`Could not stop: ${errorMessage(error)}`, 'error');
+      } finally {
+        stop.disabled = false;
+      }
+    }
+
+    // ── Composer ─────────────────────────────────────────────────────────────────
+    function autosize(): void {
+      input.style.height = 'auto';
+      input.style.height = `${Math.min(input.scrollHeight, 240)}px`;
+    }
+
+    async function addFiles(): Promise<void> {
+      for (const file of Array.from(files.files ?? [])) {
+        if (!file.type.startsWith('image/')) app.toast(`${file.name} is not an image.`, 'error');
+        else if (file.size > MAX_ATTACHMENT_BYTES) app.toast(`${file.name} is larger than 5 MB.`, 'error');
+        else attachments.push({ mimeType: file.type, fileName: file.name, dataUrl: await readAsDataUrl(file) });
+      }
+      files.value = '';
+      renderChips();
+      input.focus();
+    }
+
+    function renderChips(): void {
+      replace(
+        chips,
+        attachments.map((attachment, index) =>
+          h(
+            'span',
+            { class: 'chip' },
+            h('img', { src: attachment.dataUrl, alt: '' }),
+            attachment.fileName,
+            h('button', { type: 'button', class: 'icon', 'aria-label': `Remove ${attachment.fileName}`, onclick: () => (attachments.splice(index, 1), renderChips()) }, '×'),
+          ),
+        ),
+      );
+    }
+
+    function setConnected(open: boolean): void {
+      input.disabled = !open;
+      sendButton.disabled = !open;
+      input.placeholder = open ? 'Message the assistant' : 'Not connected — waiting for the gateway…';
+    }
+
+    // ── Wiring ───────────────────────────────────────────────────────────────────
+    const cleanups = [
+      gw.on<ChatEvent>('chat', onChat),
+      gw.on<WebchatMessage>('webchat.message', onDelivered),
+      gw.watch((state) => setConnected(state.phase === 'open')),
+      onReconnect(app, () => {
+        void loadList();
+        void loadHistory();
+      }),
+      every(30_000, () => void loadList()),
+    ];
+    remember();
+    showConversation();
+    void loadList();
+    void loadHistory();
+    input.focus();
+    return () => {
+      clearTimeout(listTimer);
+      for (const cleanup of cleanups) cleanup();
+    };
+  },
+};
+
+function readAsDataUrl(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result));
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(file);
+  });
+}

@@ -1,0 +1,208 @@
+/**
+ * Channels at run time: which channel accounts run, their status, and the entry points
+ * plugins and apps use — `receive` (the inbound pipeline), `send` (the outbound path),
+ * pairing. Channel plugins are loaded only when their channel is configured
+ * (`channels.<id>` in openclaw.json): the gateway starts each enabled account at start-up
+ * and stops it on shutdown.
+ */
+import type { KernelConfig } from '../config/schema.js';
+import type { HookBus } from '../hooks/bus.js';
+import type { Logger } from '../log.js';
+import type { AgentLoop, ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugins/capabilities.js';
+import { ChannelAccess, type PairingRequest } from './access.js';
+import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from './config.js';
+import { sendOutbound, type OutboundRequest, type OutboundResult } from './outbound.js';
+import { InboundPipeline } from './pipeline.js';
+
+export interface ChannelInfo {
+  id: string;
+  pluginId: string;
+  configured: boolean;
+  enabled: boolean;
+  accounts: Array<ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+}
+
+export interface ChannelsApi {
+  /** Channels declared by enabled plugins, with their accounts' state. */
+  status(): Promise<ChannelInfo[]>;
+  /** The inbound pipeline (channels call it through their account context). */
+  receive(channel: string, message: InboundMessage): Promise<InboundOutcome>;
+  /** The one outbound path. */
+  send(request: OutboundRequest): Promise<OutboundResult>;
+  pairing: {
+    list(channel?: string): PairingRequest[];
+    approve(channel: string, code: string): PairingRequest | undefined;
+  };
+}
+
+export interface ChannelManagerDeps {
+  config(): KernelConfig;
+  hooks: HookBus;
+  logger: Logger;
+  stateDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Channel ids declared by enabled plugins, with the declaring plugin. */
+  declaredChannels(): Array<{ id: string; pluginId: string; loaded: boolean }>;
+  findChannel(id: string): Promise<ChannelPlugin | undefined>;
+  agentLoop(): Promise<AgentLoop | undefined>;
+  /** Folders local attachments may come from (workspaces, the media folder). */
+  mediaRoots(): string[];
+}
+
+interface RunningAccount {
+  channel: string;
+  accountId: string;
+  controller: AbortController;
+  running: boolean;
+  lastError?: string;
+  lastInboundAt?: number;
+  lastOutboundAt?: number;
+}
+
+export class ChannelManager implements ChannelsApi {
+  readonly access: ChannelAccess;
+  private readonly pipeline: InboundPipeline;
+  private readonly accounts = new Map<string, RunningAccount>();
+
+  constructor(private readonly deps: ChannelManagerDeps) {
+    this.access = new ChannelAccess(deps.stateDir);
+    this.pipeline = new InboundPipeline({
+      config: deps.config,
+      access: this.access,
+      logger: deps.logger,
+      agentLoop: deps.agentLoop,
+      findChannel: deps.findChannel,
+      send: (request) => this.send(request),
+    });
+  }
+
+  readonly pairing = {
+    list: (channel?: string) => this.access.pending(channel),
+    approve: (channel: string, code: string) => this.access.approve(channel, code),
+  };
+
+  send(request: OutboundRequest): Promise<OutboundResult> {
+    const account = this.accounts.get(`${request.channel}\u0000${request.accountId ?? 'default'}`);
+    if (account) account.lastOutboundAt = Date.now();
+    return sendOutbound(
+      {
+        hooks: this.deps.hooks,
+        findChannel: this.deps.findChannel,
+        retrySettings: (channel, accountId) => channelSettings(this.deps.config(), channel, accountId).retry,
+        textLimit: (channel, accountId) => Math.min(channel.textLimit, channelSettings(this.deps.config(), channel.id, accountId).textChunkLimit ?? Number.POSITIVE_INFINITY),
+        mediaRoots: this.deps.mediaRoots(),
+        isChannel: (id) => channelSection(this.deps.config(), id) !== undefined || this.deps.declaredChannels().some((channel) => channel.id === id),
+      },
+      request,
+    );
+  }
+
+  receive(channel: string, message: InboundMessage): Promise<InboundOutcome> {
+    const account = this.accounts.get(`${channel}\u0000${message.accountId}`);
+    if (account) account.lastInboundAt = Date.now();
+    return this.pipeline.handle(channel, message);
+  }
+
+  /** Start every enabled account of every configured channel. Failures are recorded, not thrown. */
+  async start(): Promise<void> {
+    const config = this.deps.config();
+    for (const { id, loaded } of this.deps.declaredChannels()) {
+      const section = channelSection(config, id);
+      // Unconfigured channels stay unloaded, unless already loaded and on by default (WebChat).
+      if (!section && !loaded) continue;
+      if (section?.enabled === false) continue;
+      let plugin: ChannelPlugin | undefined;
+      try {
+        plugin = await this.deps.findChannel(id);
+      } catch (error) {
+        this.deps.logger.error(`channel ${id} is configured but its plugin failed to load: ${(error as Error).message}`);
+        continue;
+      }
+      if (!plugin?.start) continue;
+      if (!section && plugin.defaults?.enabled !== true) continue;
+      const merged = { ...plugin.defaults, ...section };
+      const accountIds = plugin.accounts ? plugin.accounts(merged) : configuredAccounts(merged);
+      for (const accountId of accountIds) await this.startAccount(plugin, accountId);
+    }
+  }
+
+  private async startAccount(plugin: ChannelPlugin, accountId: string): Promise<void> {
+    const settings = channelSettings(this.deps.config(), plugin.id, accountId, plugin.defaults);
+    const key = `${plugin.id}\u0000${accountId}`;
+    const state: RunningAccount = { channel: plugin.id, accountId, controller: new AbortController(), running: false };
+    this.accounts.set(key, state);
+    if (!settings.enabled) return;
+    const problems = channelConfigProblems(settings);
+    if (problems.length > 0) {
+      state.lastError = problems.join('; ');
+      this.deps.logger.error(`channel ${plugin.id} account ${accountId} not started: ${state.lastError}`);
+      return;
+    }
+    try {
+      await plugin.start!({
+        accountId,
+        config: settings.raw,
+        logger: this.deps.logger.child({ channel: plugin.id, account: accountId }),
+        signal: state.controller.signal,
+        stateDir: this.deps.stateDir,
+        env: this.deps.env,
+        receive: (message) => this.receive(plugin.id, { ...message, accountId }),
+      });
+      state.running = true;
+      this.deps.logger.info(`channel ${plugin.id} account ${accountId} started`);
+    } catch (error) {
+      state.lastError = (error as Error).message ?? String(error);
+      this.deps.logger.error(`channel ${plugin.id} account ${accountId} failed to start: ${state.lastError}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const state of [...this.accounts.values()].reverse()) {
+      state.controller.abort();
+      if (!state.running) continue;
+      try {
+        const plugin = await this.deps.findChannel(state.channel);
+        await plugin?.stop?.(state.accountId);
+      } catch (error) {
+        this.deps.logger.error(`channel ${state.channel} account ${state.accountId} failed to stop: ${(error as Error).message}`);
+      }
+      state.running = false;
+    }
+    this.accounts.clear();
+  }
+
+  async status(): Promise<ChannelInfo[]> {
+    const config = this.deps.config();
+    const out: ChannelInfo[] = [];
+    for (const { id, pluginId } of this.deps.declaredChannels()) {
+      const section = channelSection(config, id);
+      const running = [...this.accounts.values()].filter((state) => state.channel === id);
+      let reported: ChannelStatus[] = [];
+      if (running.some((state) => state.running)) {
+        const plugin = await this.deps.findChannel(id).catch(() => undefined);
+        reported = (await Promise.resolve(plugin?.status?.()).catch(() => undefined)) ?? [];
+      }
+      const accountIds = new Set([...(section ? configuredAccounts(section) : []), ...running.map((state) => state.accountId)]);
+      out.push({
+        id,
+        pluginId,
+        configured: section !== undefined,
+        enabled: section !== undefined && section.enabled !== false,
+        accounts: [...accountIds].map((accountId) => {
+          const state = running.find((item) => item.accountId === accountId);
+          const own = reported.find((item) => item.accountId === accountId);
+          return {
+            accountId,
+            connected: own?.connected ?? false,
+            ...own,
+            running: state?.running ?? false,
+            ...(state?.lastError ? { lastError: state.lastError } : {}),
+            ...(state?.lastInboundAt ? { lastInboundAt: state.lastInboundAt } : {}),
+            ...(state?.lastOutboundAt ? { lastOutboundAt: state.lastOutboundAt } : {}),
+          };
+        }),
+      });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,177 @@
+/**
+ * The one outbound path. Every reply the agent sends, every `message` tool call, every
+ * `claw message send` and every pairing notice goes through `send`:
+ *
+ *   message_sending (may rewrite or cancel) → before_message_write → cut to the channel's
+ *   limit → channel send, each piece retried on transient failures → message_sent
+ *
+ * so hooks and policy see all of it. Retries: 3 attempts, backoff from 400 ms doubling to
+ * at most 30 s with ±10 % jitter, or the platform's own retry_after when it gives one.
+ */
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HookBus } from '../hooks/bus.js';
+import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
+import type { ChannelPlugin, ChannelSendFailure, OutboundMessage, SendResult } from '../plugins/capabilities.js';
+import { splitForChannel } from '../text/chunker.js';
+import { DEFAULT_RETRY, type RetrySettings } from './config.js';
+
+export interface OutboundRequest {
+  /** Channel id ("telegram"), or an internal surface ("gateway", "cli") that has no transport. */
+  channel: string;
+  to: string;
+  accountId?: string;
+  threadId?: string;
+  text: string;
+  media?: string[];
+  replyTo?: string;
+  /** Who is sending (agent, session, run) — passed to the hooks. */
+  context?: HookContext;
+  /** Send through this instead of the channel plugin (callers with their own transport). */
+  transport?: (message: OutboundMessage) => Promise<SendResult | void>;
+}
+
+export interface OutboundResult {
+  /** Everything reached the transport (true for surfaces without one). */
+  delivered: boolean;
+  /** A message_sending handler cancelled it. */
+  cancelled: boolean;
+  /** The text as sent (after message_sending). */
+  text: string;
+  pieces: number;
+  attempts: number;
+  messageIds: string[];
+  error?: string;
+}
+
+export interface OutboundDeps {
+  hooks: Pick<HookBus, 'runModifying' | 'runSync' | 'runVoid' | 'ready'>;
+  findChannel(id: string): Promise<ChannelPlugin | undefined>;
+  retrySettings(channel: string, accountId?: string): RetrySettings;
+  textLimit(channel: ChannelPlugin, accountId?: string): number;
+  /** A real channel is meant (configured or declared): without its plugin the send fails. */
+  isChannel(id: string): boolean;
+  /** Folders local media may come from (see refusedMedia); undefined: no check. */
+  mediaRoots?: readonly string[];
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/**
+ * Attachments are URLs, or files inside the allowed folders (the workspaces, the media
+ * folder): a model that names /etc/passwd or ~/.ssh/id_ed25519 must not get it uploaded.
+ * Returns the reason a piece of media is refused, or undefined when all are fine.
+ */
+export function refusedMedia(media: readonly string[], allowedRoots: readonly string[]): string | undefined {
+  for (const item of media) {
+    if (/^(https?:|data:)/i.test(item)) continue;
+    if (/^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item)) return `media "${item}" uses a scheme that cannot be sent (use http(s), data: or a workspace file)`;
+    const path = /^file:/i.test(item) ? fileURLToPath(item) : item;
+    if (!isAbsolute(path)) return `media "${item}" is a relative path; give it as an absolute path inside the workspace`;
+    let real: string;
+    try {
+      real = realpathSync(path);
+    } catch {
+      return `media "${item}" does not exist`;
+    }
+    const inside = allowedRoots.some((root) => {
+      let base = root;
+      try {
+        base = realpathSync(root);
+      } catch {
+        // A root that does not exist holds nothing.
+      }
+      const rel = relative(base, real);
+      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+    });
+    if (!inside) return `media "${item}" is outside the workspace; only files in the workspace or the media folder can be sent`;
+  }
+  return undefined;
+}
+
+/** Longest retry_after we wait for before giving up on the send. */
+export const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How long to wait before attempt `attempt + 1` (attempt counts from 1). */
+export function retryDelay(attempt: number, settings: RetrySettings, failure: ChannelSendFailure | undefined, random: () => number = Math.random): number {
+  // The platform's own retry_after wins over our cap: retrying earlier only earns another 429.
+  if (failure?.retryAfterMs !== undefined && failure.retryAfterMs >= 0) return Math.min(failure.retryAfterMs, MAX_RETRY_AFTER_MS);
+  const base = Math.min(settings.maxDelayMs, settings.minDelayMs * 2 ** (attempt - 1));
+  const spread = base * settings.jitter * (random() * 2 - 1);
+  return Math.max(settings.minDelayMs, Math.min(settings.maxDelayMs, Math.round(base + spread)));
+}
+
+function retryable(error: unknown): boolean {
+  const failure = error as ChannelSendFailure | undefined;
+  if (failure?.retryable !== undefined) return failure.retryable;
+  return failure?.retryAfterMs !== undefined;
+}
+
+export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest): Promise<OutboundResult> {
+  const context = { ...request.context, channel: request.channel };
+  const sending = await deps.hooks.runModifying(
+    'message_sending',
+    { channel: request.channel, to: request.to, content: request.text, metadata: { replyTo: request.replyTo, media: request.media, threadId: request.threadId, accountId: request.accountId } },
+    context,
+  );
+  if (sending.cancel) return { delivered: false, cancelled: true, text: request.text, pieces: 0, attempts: 0, messageIds: [] };
+  const text = sending.content ?? request.text;
+  const mediaProblem = deps.mediaRoots ? refusedMedia(request.media ?? [], deps.mediaRoots) : undefined;
+  if (mediaProblem) {
+    await deps.hooks.ready('message_sent');
+    void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: false, error: mediaProblem }, context);
+    return { delivered: false, cancelled: false, text, pieces: 0, attempts: 0, messageIds: [], error: mediaProblem };
+  }
+  deps.hooks.runSync('before_message_write', { message: { role: 'assistant', content: text, delivery: { channel: request.channel, to: request.to } } as TranscriptMessage }, context);
+
+  const channel = request.transport ? undefined : await deps.findChannel(request.channel).catch(() => undefined);
+  if (!request.transport && !channel && deps.isChannel(request.channel)) {
+    const error = `channel "${request.channel}" is not available (is its plugin enabled?)`;
+    await deps.hooks.ready('message_sent');
+    void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: false, error }, context);
+    return { delivered: false, cancelled: false, text, pieces: 0, attempts: 0, messageIds: [], error };
+  }
+  const transport = request.transport ?? (channel ? (message: OutboundMessage) => channel.send(message) : undefined);
+  const base = { to: request.to, ...(request.accountId ? { accountId: request.accountId } : {}), ...(request.threadId ? { threadId: request.threadId } : {}) };
+  const pieces: OutboundMessage[] = [];
+  if (request.transport || !channel) {
+    // The caller's own transport takes the reply whole; it knows its limits.
+    if (text.trim() || request.media?.length) pieces.push({ ...base, text, media: (request.media ?? []).map((url) => ({ url })), ...(request.replyTo ? { replyTo: request.replyTo } : {}) });
+  } else {
+    // A channel gets pieces within its limit, text first, then each attachment.
+    splitForChannel(text, deps.textLimit(channel, request.accountId)).forEach((piece, index) => pieces.push({ ...base, text: piece, ...(index === 0 && request.replyTo ? { replyTo: request.replyTo } : {}) }));
+    for (const url of request.media ?? []) pieces.push({ ...base, media: [{ url }], ...(pieces.length === 0 && request.replyTo ? { replyTo: request.replyTo } : {}) });
+  }
+
+  const settings = channel ? deps.retrySettings(request.channel, request.accountId) : DEFAULT_RETRY;
+  const sleep = deps.sleep ?? defaultSleep;
+  const messageIds: string[] = [];
+  let attempts = 0;
+  let error: string | undefined;
+  if (transport) {
+    // Pieces go strictly in order; a failed piece stops the rest (a gap would be worse).
+    for (const piece of pieces) {
+      for (let attempt = 1; ; attempt++) {
+        attempts++;
+        try {
+          const result = await transport(piece);
+          if (result && typeof result.messageId === 'string') messageIds.push(result.messageId);
+          break;
+        } catch (failure) {
+          if (attempt >= settings.attempts || !retryable(failure)) {
+            error = (failure as Error)?.message ?? String(failure);
+            break;
+          }
+          await sleep(retryDelay(attempt, settings, failure as ChannelSendFailure, deps.random));
+        }
+      }
+      if (error) break;
+    }
+  }
+  await deps.hooks.ready('message_sent');
+  void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: error === undefined, ...(error ? { error } : {}) }, context);
+  return { delivered: error === undefined, cancelled: false, text, pieces: pieces.length, attempts, messageIds, ...(error ? { error } : {}) };
+}

@@ -1,0 +1,194 @@
+/**
+ * The inbound pipeline every channel message goes through, in this order, with no way
+ * around it:
+ *
+ *   dedupe → access control (DM policy / pairing, group policy, mention gating) →
+ *   route (agent, session key) → typing → the agent loop's queue → the agent →
+ *   replies through the one outbound path
+ *
+ * Group messages that do not address the bot are kept (bounded) and shown to the agent
+ * with the next message that does.
+ */
+import type { KernelConfig } from '../config/schema.js';
+import type { AgentDispatch, AgentLoop, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugins/capabilities.js';
+import { deriveSessionKey, normalizeAgentId, type DmScope } from '../sessions/keys.js';
+import type { Logger } from '../log.js';
+import type { ChannelAccess } from './access.js';
+import { channelSettings, type ChannelSettings } from './config.js';
+import type { OutboundRequest, OutboundResult } from './outbound.js';
+
+const DEDUPE_WINDOW_MS = 20 * 60_000;
+const DEDUPE_MAX = 10_000;
+const TYPING_REFRESH_MS = 4000;
+const TYPING_MAX_MS = 10 * 60_000;
+
+export interface PipelineDeps {
+  config(): KernelConfig;
+  access: ChannelAccess;
+  logger: Logger;
+  agentLoop(): Promise<AgentLoop | undefined>;
+  findChannel(id: string): Promise<ChannelPlugin | undefined>;
+  send(request: OutboundRequest): Promise<OutboundResult>;
+  now?: () => number;
+}
+
+interface Binding {
+  agentId: string;
+  match: { channel?: string; accountId?: string; peer?: { kind?: string; id: string } };
+}
+
+export interface HistoryEntry {
+  sender: string;
+  text: string;
+  timestamp: number;
+}
+
+export class InboundPipeline {
+  private readonly seen = new Map<string, number>();
+  private readonly history = new Map<string, HistoryEntry[]>();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: PipelineDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  async handle(channel: string, message: InboundMessage): Promise<InboundOutcome> {
+    const channelPlugin = await this.deps.findChannel(channel).catch(() => undefined);
+    const settings = channelSettings(this.deps.config(), channel, message.accountId, channelPlugin?.defaults);
+
+    // 1. Dedupe: platforms redeliver after reconnects and timeouts.
+    const key = `${channel}\u0000${message.accountId}\u0000${message.peer.id}\u0000${message.messageId}`;
+    this.prune();
+    if (this.seen.has(key)) return { status: 'duplicate' };
+    this.seen.set(key, this.now());
+
+    // 2. Access control.
+    const isGroup = message.peer.kind !== 'direct';
+    if (!isGroup) {
+      const decision = this.deps.access.checkDm(settings, message.sender);
+      if (!decision.allow) {
+        if (decision.pairing) {
+          if (decision.pairing.created) await this.sendPairingNotice(settings, message, decision.pairing.code);
+          return { status: 'pairing', code: decision.pairing.code, created: decision.pairing.created };
+        }
+        this.deps.logger.info(`${channel}: dropped a direct message: ${decision.reason}`);
+        return { status: 'blocked', reason: decision.reason };
+      }
+    } else {
+      const decision = this.deps.access.checkGroup(settings, message.peer.id, message.sender);
+      if (!decision.allow) return { status: 'blocked', reason: decision.reason };
+      if (decision.requireMention && !message.mentioned) {
+        this.remember(channel, message, settings.historyLimit);
+        return { status: 'history', reason: 'the bot was not mentioned (requireMention)' };
+      }
+    }
+
+    // 3. Route: which agent, which session.
+    const agentId = this.agentFor(settings, message);
+    const sessionConfig = (this.deps.config().session ?? {}) as { mainKey?: string; dmScope?: DmScope; identityLinks?: Record<string, string[]>; scope?: 'per-sender' | 'global' };
+    const sessionKey = deriveSessionKey(
+      { agentId, channel, accountId: message.accountId, peer: message.peer, ...(message.threadId ? { threadId: message.threadId } : {}) },
+      sessionConfig,
+    );
+
+    const loop = await this.deps.agentLoop();
+    if (!loop?.dispatch) return { status: 'blocked', reason: 'no agent loop is enabled (plugins.slots.agentLoop)' };
+
+    // 4. Typing shows at once, while the message may still wait in the queue, and is
+    // renewed until the reply is out (platforms clear it after a few seconds).
+    const typingTarget = { accountId: message.accountId, to: message.peer.id, ...(message.threadId ? { threadId: message.threadId } : {}) };
+    const typing = channelPlugin?.typing ? () => void channelPlugin.typing!(typingTarget).catch(() => {}) : undefined;
+    typing?.();
+
+    const dispatch: AgentDispatch = {
+      agentId,
+      sessionKey,
+      message: message.text,
+      images: (message.media ?? [])
+        .filter((item) => item.data && item.mimeType?.startsWith('image/'))
+        .map((item) => ({ type: 'image' as const, data: item.data!, mimeType: item.mimeType! })),
+      channel,
+      accountId: message.accountId,
+      from: message.sender.id,
+      messageId: message.messageId,
+      ...(message.threadId ? { threadId: message.threadId } : {}),
+      authorized: isGroup ? this.deps.access.isOwner(settings, message.sender) : true,
+      ...(this.contextFor(channel, message, isGroup) ? { extraSystemPrompt: this.contextFor(channel, message, isGroup) } : {}),
+      deliver: {
+        channel,
+        to: message.peer.id,
+        accountId: message.accountId,
+        ...(message.threadId ? { threadId: message.threadId } : {}),
+        ...(isGroup ? { replyTo: message.messageId } : {}),
+      },
+    };
+    if (isGroup) this.history.delete(this.historyKey(channel, message));
+    const handle = await loop.dispatch(dispatch);
+    if (typing) {
+      const timer = setInterval(typing, TYPING_REFRESH_MS);
+      timer.unref();
+      const stop = () => clearInterval(timer);
+      handle.done.then(stop, stop);
+      setTimeout(stop, TYPING_MAX_MS).unref();
+    }
+    handle.done.catch((error: unknown) => this.deps.logger.error(`${channel}: the run for ${sessionKey} failed: ${(error as Error)?.message ?? String(error)}`));
+    return { status: 'dispatched', sessionKey, runId: handle.runId };
+  }
+
+  /** Bindings (peer, then account, then channel), then the channel's agentId, then the default agent. */
+  private agentFor(settings: ChannelSettings, message: InboundMessage): string {
+    const config = this.deps.config();
+    const bindings = (Array.isArray(config.bindings) ? config.bindings : []) as Binding[];
+    const forChannel = bindings.filter((binding) => typeof binding?.agentId === 'string' && (!binding.match?.channel || binding.match.channel === settings.channel));
+    const peer = forChannel.find((binding) => binding.match?.peer?.id === message.peer.id && (!binding.match.peer.kind || binding.match.peer.kind === message.peer.kind));
+    const account = forChannel.find((binding) => !binding.match?.peer && binding.match?.accountId === message.accountId);
+    const channel = forChannel.find((binding) => !binding.match?.peer && !binding.match?.accountId && binding.match?.channel === settings.channel);
+    const group = message.peer.kind !== 'direct' ? settings.groups[message.peer.id]?.agentId : undefined;
+    const list = ((config.agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
+    const fallback = list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main';
+    return normalizeAgentId(peer?.agentId ?? group ?? account?.agentId ?? channel?.agentId ?? settings.agentId ?? fallback);
+  }
+
+  private historyKey(channel: string, message: InboundMessage): string {
+    return `${channel}:${message.accountId}:${message.peer.kind}:${message.peer.id}${message.threadId ? `:${message.threadId}` : ''}`;
+  }
+
+  private remember(channel: string, message: InboundMessage, limit: number): void {
+    if (limit <= 0 || !message.text.trim()) return;
+    const key = this.historyKey(channel, message);
+    const entries = this.history.get(key) ?? [];
+    entries.push({ sender: message.sender.name ?? message.sender.username ?? message.sender.id, text: message.text, timestamp: message.timestamp ?? this.now() });
+    while (entries.length > limit) entries.shift();
+    this.history.set(key, entries);
+  }
+
+  /** Unaddressed messages kept since the bot last answered in this group. */
+  groupHistory(channel: string, message: Pick<InboundMessage, 'accountId' | 'peer' | 'threadId'>): readonly HistoryEntry[] {
+    return this.history.get(this.historyKey(channel, message as InboundMessage)) ?? [];
+  }
+
+  private contextFor(channel: string, message: InboundMessage, isGroup: boolean): string | undefined {
+    if (!isGroup) return undefined;
+    const who = message.sender.name ?? message.sender.username ?? message.sender.id;
+    const lines = [`This message is from ${who} in the ${channel} ${message.peer.kind} ${message.peerName ? `"${message.peerName}"` : message.peer.id}. Reply to the group; keep it short.`];
+    const history = this.history.get(this.historyKey(channel, message)) ?? [];
+    if (history.length > 0) {
+      lines.push('Recent messages in the group (not addressed to you), oldest first:', ...history.map((entry) => `- ${entry.sender}: ${entry.text.replace(/\s+/g, ' ').slice(0, 500)}`));
+    }
+    return lines.join('\n');
+  }
+
+  private async sendPairingNotice(settings: ChannelSettings, message: InboundMessage, code: string): Promise<void> {
+    const text = `I don't know you yet, so I can't answer. Your pairing code is ${code}. Ask my owner to approve it with:\nclaw pairing approve ${settings.channel} ${code}\n(The code expires in one hour.)`;
+    const result = await this.deps.send({ channel: settings.channel, to: message.peer.id, accountId: message.accountId, text, context: { channel: settings.channel } });
+    if (!result.delivered) this.deps.logger.warn(`${settings.channel}: could not send the pairing code to ${message.sender.id}: ${result.error ?? 'cancelled'}`);
+  }
+
+  private prune(): void {
+    const cutoff = this.now() - DEDUPE_WINDOW_MS;
+    for (const [key, at] of this.seen) {
+      if (at >= cutoff && this.seen.size <= DEDUPE_MAX) break;
+      this.seen.delete(key);
+    }
+  }
+}

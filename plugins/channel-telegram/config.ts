@@ -1,0 +1,136 @@
+/**
+ * The Telegram keys of `channels.telegram` (and `channels.telegram.accounts.<id>`): the
+ * kernel validates the access keys it reads, this module the rest, in words a user can act
+ * on. Nothing here loads grammY.
+ */
+import { createHmac } from 'node:crypto';
+
+export const DEFAULT_API_ROOT = 'https://api.telegram.org';
+export const TOKEN_ENV = 'TELEGRAM_BOT_TOKEN';
+/** Webhook paths live under the prefix the manifest declares in `httpRoutes`. */
+export const WEBHOOK_PREFIX = '/telegram/';
+const DEFAULT_MEDIA_MAX_MB = 20;
+
+export interface WebhookSettings {
+  /** What Telegram calls (public, normally https). */
+  url: string;
+  /** The gateway path that receives it. */
+  path: string;
+  secret: string;
+}
+
+export interface TelegramAccountSettings {
+  accountId: string;
+  token: string;
+  apiRoot: string;
+  webhook?: WebhookSettings;
+  /** Inbound files larger than this are not downloaded. */
+  mediaMaxBytes: number;
+  /** Telegram's link previews under messages with URLs. */
+  linkPreview: boolean;
+}
+
+export class TelegramConfigError extends Error {
+  override readonly name = 'TelegramConfigError';
+}
+
+type AnyRecord = Record<string, unknown>;
+
+const isRecord = (value: unknown): value is AnyRecord => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Where an account's keys live, for messages. */
+export function configPath(accountId: string): string {
+  return accountId === 'default' ? 'channels.telegram' : `channels.telegram.accounts.${accountId}`;
+}
+
+/** Account ids of the section: keys of `accounts`, else the flat section as "default". */
+export function accountIds(section: AnyRecord | undefined): string[] {
+  const accounts = isRecord(section?.accounts) ? Object.keys(section.accounts) : [];
+  return accounts.length > 0 ? accounts : ['default'];
+}
+
+/** The section with one account's overrides applied (account keys win), as the kernel merges it. */
+export function mergedAccountConfig(section: AnyRecord | undefined, accountId: string): AnyRecord {
+  const { accounts, ...root } = section ?? {};
+  const account = isRecord(accounts) && isRecord(accounts[accountId]) ? accounts[accountId] : {};
+  return { ...root, ...account };
+}
+
+/** A webhook secret that survives restarts without being configured: derived from the token. */
+export function derivedWebhookSecret(token: string): string {
+  return createHmac('sha256', token).update('claw channel-telegram webhook secret').digest('hex');
+}
+
+function text(raw: AnyRecord, key: string, where: string): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new TelegramConfigError(`${where}.${key} must be a string`);
+  return value.trim();
+}
+
+/** Resolve one account's settings; throws TelegramConfigError naming the key to fix. */
+export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: Readonly<Record<string, string | undefined>>): TelegramAccountSettings {
+  const where = configPath(accountId);
+  // The environment variable is one bot's token: it stands in for the default account only.
+  const token = text(raw, 'botToken', where) ?? (accountId === 'default' ? env[TOKEN_ENV]?.trim() || undefined : undefined);
+  if (!token) {
+    throw new TelegramConfigError(
+      accountId === 'default'
+        ? `Telegram has no bot token: set ${where}.botToken in openclaw.json or the ${TOKEN_ENV} environment variable (create a bot and get its token from @BotFather)`
+        : `Telegram account "${accountId}" has no bot token: set ${where}.botToken (${TOKEN_ENV} only applies to the default account)`,
+    );
+  }
+  if (!/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
+    throw new TelegramConfigError(`${accountId === 'default' && !raw.botToken ? TOKEN_ENV : `${where}.botToken`} does not look like a Telegram bot token (expected "<digits>:<secret>" as @BotFather gives it)`);
+  }
+
+  const apiRootText = text(raw, 'apiRoot', where) ?? DEFAULT_API_ROOT;
+  let apiRoot: URL;
+  try {
+    apiRoot = new URL(apiRootText);
+  } catch {
+    throw new TelegramConfigError(`${where}.apiRoot must be a URL like ${DEFAULT_API_ROOT} (got "${apiRootText}")`);
+  }
+  if (!/^https?:$/.test(apiRoot.protocol)) throw new TelegramConfigError(`${where}.apiRoot must be an http(s) URL`);
+  if (/\/bot[^/]*/.test(apiRoot.pathname)) throw new TelegramConfigError(`${where}.apiRoot is the Bot API server's root: leave out "/bot<token>"`);
+
+  const mediaMaxMb = raw.mediaMaxMb ?? DEFAULT_MEDIA_MAX_MB;
+  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0)) throw new TelegramConfigError(`${where}.mediaMaxMb must be a positive number`);
+
+  return {
+    accountId,
+    token,
+    apiRoot: apiRootText.replace(/\/+$/, ''),
+    webhook: resolveWebhook(accountId, raw, token, where),
+    mediaMaxBytes: Math.round(mediaMaxMb * 1024 * 1024),
+    linkPreview: raw.linkPreview !== false,
+  };
+}
+
+function resolveWebhook(accountId: string, raw: AnyRecord, token: string, where: string): WebhookSettings | undefined {
+  if (raw.webhook !== undefined && !isRecord(raw.webhook)) throw new TelegramConfigError(`${where}.webhook must be an object: { url, secret?, path? }`);
+  const section = (raw.webhook ?? {}) as AnyRecord;
+  // OpenClaw's flat spellings are accepted so its configs keep working.
+  const url = text(section, 'url', `${where}.webhook`) ?? text(raw, 'webhookUrl', where);
+  if (!url) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TelegramConfigError(`${where}.webhook.url must be the public URL Telegram posts updates to (got "${url}")`);
+  }
+  if (!/^https?:$/.test(parsed.protocol)) throw new TelegramConfigError(`${where}.webhook.url must be an https URL`);
+
+  const secret = text(section, 'secret', `${where}.webhook`) ?? text(raw, 'webhookSecret', where) ?? derivedWebhookSecret(token);
+  if (!/^[A-Za-z0-9_-]{1,256}$/.test(secret)) {
+    throw new TelegramConfigError(`${where}.webhook.secret may only use A-Z, a-z, 0-9, "_" and "-" (1 to 256 characters), as Telegram requires`);
+  }
+
+  const configuredPath = text(section, 'path', `${where}.webhook`) ?? text(raw, 'webhookPath', where);
+  // Behind a proxy the public path may differ from the gateway's; by default they match when they can.
+  const path = configuredPath ?? (parsed.pathname.startsWith(WEBHOOK_PREFIX) ? parsed.pathname : `${WEBHOOK_PREFIX}webhook/${accountId}`);
+  if (!path.startsWith(WEBHOOK_PREFIX) || path.length <= WEBHOOK_PREFIX.length) {
+    throw new TelegramConfigError(`${where}.webhook.path must start with "${WEBHOOK_PREFIX}" (the gateway serves Telegram webhooks there), got "${path}"`);
+  }
+  return { url, path, secret };
+}

@@ -1,0 +1,136 @@
+/**
+ * The Telegram channel: bot accounts on grammY, long polling by default, a webhook through
+ * the gateway when `channels.telegram.webhook.url` is set.
+ *
+ * Registering costs nothing: grammY is imported when an account starts or the first
+ * message is sent (`claw message send` sends without polling), never at load.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { definePlugin, type KernelServices, type Logger } from '../../sdk/index.js';
+import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
+import { loadGrammy, TelegramAccount } from './bot.js';
+import { accountIds, mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
+import { TelegramSender } from './send.js';
+
+/** Telegram's limit for one message's text, counted after formatting is parsed. */
+export const TELEGRAM_TEXT_LIMIT = 4096;
+
+type AnyRecord = Record<string, unknown>;
+
+export class TelegramChannel {
+  private readonly accounts = new Map<string, TelegramAccount>();
+  /** Send-only clients for accounts this process does not run (the CLI). */
+  private readonly senders = new Map<string, { key: string; sender: TelegramSender }>();
+
+  constructor(
+    private readonly kernel: Pick<KernelServices, 'config' | 'env'>,
+    private readonly logger: Logger,
+  ) {}
+
+  plugin(): ChannelPlugin {
+    return {
+      id: 'telegram',
+      label: 'Telegram',
+      textLimit: TELEGRAM_TEXT_LIMIT,
+      start: (ctx) => this.start(ctx),
+      stop: (accountId) => this.stop(accountId),
+      send: (message) => this.send(message),
+      typing: (target) => this.typing(target),
+      status: () => this.status(),
+    };
+  }
+
+  private section(): AnyRecord | undefined {
+    const section = (this.kernel.config().channels as AnyRecord | undefined)?.telegram;
+    return section && typeof section === 'object' ? (section as AnyRecord) : undefined;
+  }
+
+  async start(ctx: ChannelAccountContext): Promise<void> {
+    await this.stop(ctx.accountId);
+    const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
+    const twin = [...this.accounts.values()].find((other) => other.settings.token === settings.token);
+    // Telegram hands each update to one consumer: two accounts on one bot would steal each other's messages.
+    if (twin) throw new TelegramConfigError(`Telegram accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (botToken)`);
+    const clash = settings.webhook && [...this.accounts.values()].find((other) => other.webhookPath === settings.webhook!.path);
+    if (clash) throw new TelegramConfigError(`Telegram accounts "${clash.accountId}" and "${ctx.accountId}" use the same webhook path ${settings.webhook!.path}: give one a different webhook.path`);
+    const account = new TelegramAccount(settings, ctx, await loadGrammy());
+    this.accounts.set(ctx.accountId, account);
+    ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
+    try {
+      await account.start();
+    } catch (error) {
+      this.accounts.delete(ctx.accountId);
+      await account.stop();
+      throw error;
+    }
+  }
+
+  async stop(accountId: string): Promise<void> {
+    const account = this.accounts.get(accountId);
+    if (!account) return;
+    this.accounts.delete(accountId);
+    await account.stop();
+  }
+
+  /** The account a send without one goes out on: "default" if there is one, else the first configured. */
+  private defaultAccount(): string {
+    if (this.accounts.has('default')) return 'default';
+    const ids = accountIds(this.section());
+    return ids.includes('default') ? 'default' : ids[0]!;
+  }
+
+  private async senderFor(accountId: string | undefined): Promise<TelegramSender> {
+    const id = accountId ?? this.defaultAccount();
+    const running = this.accounts.get(id);
+    if (running) return running.sender;
+    let settings;
+    try {
+      settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
+    } catch (error) {
+      throw new ChannelSendError((error as Error).message, { retryable: false, cause: error });
+    }
+    const key = `${settings.apiRoot}\u0000${settings.token}\u0000${settings.linkPreview}`;
+    const cached = this.senders.get(id);
+    if (cached?.key === key) return cached.sender;
+    const grammy = await loadGrammy();
+    const sender = new TelegramSender(new grammy.Api(settings.token, { apiRoot: settings.apiRoot }), grammy.InputFile, { linkPreview: settings.linkPreview });
+    this.senders.set(id, { key, sender });
+    return sender;
+  }
+
+  async send(message: OutboundMessage): Promise<SendResult> {
+    return (await this.senderFor(message.accountId)).send(message);
+  }
+
+  async typing(target: { accountId: string; to: string; threadId?: string }): Promise<void> {
+    await (await this.senderFor(target.accountId)).typing(target.to, target.threadId);
+  }
+
+  status(): ChannelStatus[] {
+    return [...this.accounts.values()].map((account) => account.status());
+  }
+
+  /** POST /telegram/…: the account whose webhook path this is. */
+  async webhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    const account = [...this.accounts.values()].find((candidate) => candidate.webhookPath === path);
+    if (!account) {
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: `no Telegram account takes webhooks at ${path}` }));
+      return;
+    }
+    await account.handleWebhook(req, res);
+  }
+}
+
+export default definePlugin({
+  id: 'channel-telegram',
+  register(api) {
+    const channel = new TelegramChannel(api.kernel, api.logger);
+    api.registerChannel(channel.plugin());
+    // Telegram authenticates with the secret header, not gateway auth; account paths come
+    // from config, so one route takes the whole prefix and dispatches by path.
+    api.registerHttpRoute({ method: 'POST', path: '/telegram/*', auth: 'none', handler: (req, res) => channel.webhook(req, res) });
+  },
+});

@@ -1,0 +1,145 @@
+/**
+ * `claw channels list|status`, `claw message send`, `claw pairing list|approve`.
+ *
+ * With a gateway running for this state dir they ask it (it knows which accounts run and
+ * its channels are connected); without one, `channels` reports the configuration, `message
+ * send` sends from this process through the same outbound path, and pairing (which lives in
+ * files) works either way.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CliContext, PluginApi } from '../../kernel/index.js';
+import type { GatewayClientOptions } from '../../sdk/client.js';
+import { parseFlags, UsageError } from '../../sdk/cli.js';
+import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
+
+type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
+
+export const CHANNEL_HELP: Record<string, string> = {
+  channels: `Usage: claw channels list [--json]      channels the enabled plugins provide, and whether they are configured
+       claw channels status [--json]    each account: running, connected, last error (from the running gateway)`,
+  message: `Usage: claw message send --channel <id> --to <peer> [--account <id>] [--thread <id>] [--reply-to <messageId>] "<text>"`,
+  pairing: `Usage: claw pairing list [<channel>] [--json]
+       claw pairing approve <channel> <code>`,
+};
+
+const COMMON = {
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  password: { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+export async function channelsCommand(
+  name: 'channels' | 'message' | 'pairing',
+  argv: string[],
+  ctx: CliContext,
+  api: PluginApi,
+  clientOptions: (values: { url?: string; token?: string; password?: string; timeout?: string }) => GatewayClientOptions,
+): Promise<number> {
+  const { values, positionals } = parseFlags(argv, {
+    ...COMMON,
+    channel: { type: 'string' },
+    to: { type: 'string' },
+    account: { type: 'string' },
+    thread: { type: 'string' },
+    'reply-to': { type: 'string' },
+  });
+  if (values.help) {
+    ctx.stdout.write(`${CHANNEL_HELP[name]}\n`);
+    return 0;
+  }
+  const json = values.json === true;
+  const viaGateway = values.url !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined;
+  const [action, ...rest] = positionals;
+
+  if (name === 'channels') {
+    if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
+    let channels: ChannelInfo[];
+    let source: 'gateway' | 'config';
+    if (viaGateway) {
+      channels = (await withGatewayClient(clientOptions(values), (client) => client.request<{ channels: ChannelInfo[] }>('channels.status'))).channels;
+      source = 'gateway';
+    } else {
+      channels = await api.kernel.channels.status();
+      source = 'config';
+    }
+    if (json) {
+      ctx.stdout.write(`${JSON.stringify({ source, channels }, null, 2)}\n`);
+      return 0;
+    }
+    if (channels.length === 0) {
+      ctx.stdout.write('No channel plugins are enabled.\n');
+      return 0;
+    }
+    const lines: string[] = [];
+    if (source === 'config' && action === 'status') lines.push('(no gateway is running: showing configuration only; start it with `claw gateway`)');
+    for (const channel of channels) {
+      lines.push(`${channel.id.padEnd(12)} ${channel.configured ? 'configured' : 'not configured'}${channel.enabled ? '' : ', off'}  (plugin ${channel.pluginId})`);
+      if (action === 'status') {
+        for (const account of channel.accounts) {
+          const state = account.running ? (account.connected ? 'running, connected' : 'running, not connected') : 'stopped';
+          lines.push(`  ${account.accountId.padEnd(10)} ${state}${account.lastError ? `  error: ${account.lastError}` : ''}${account.detail ? `  ${account.detail}` : ''}`);
+        }
+      }
+    }
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  }
+
+  if (name === 'message') {
+    if (action !== 'send') throw new UsageError(CHANNEL_HELP.message!);
+    const text = rest.join(' ').trim();
+    const channel = values.channel as string | undefined;
+    const to = values.to as string | undefined;
+    if (!channel || !to || !text) throw new UsageError(`give --channel, --to and the text: ${CHANNEL_HELP.message}`);
+    const request = {
+      channel,
+      to,
+      message: text,
+      ...(values.account ? { accountId: values.account as string } : {}),
+      ...(values.thread ? { threadId: values.thread as string } : {}),
+      ...(values['reply-to'] ? { replyTo: values['reply-to'] as string } : {}),
+    };
+    let result: { pieces: number; messageIds: string[] };
+    if (viaGateway) {
+      result = await withGatewayClient(clientOptions(values), (client) => client.request('send', { ...request, idempotencyKey: randomUUID() }));
+    } else {
+      const sent = await api.kernel.channels.send({ ...request, text, context: { channel } });
+      if (sent.cancelled) throw new Error('a message_sending hook cancelled the message');
+      if (!sent.delivered) throw new Error(`sending to ${channel}:${to} failed: ${sent.error}`);
+      result = sent;
+    }
+    if (json) ctx.stdout.write(`${JSON.stringify({ ok: true, ...result }, null, 2)}\n`);
+    else ctx.stdout.write(`Sent to ${channel}:${to}${result.pieces > 1 ? ` in ${result.pieces} messages` : ''}.\n`);
+    return 0;
+  }
+
+  // Pairing lives in files under the state dir: the same answer with or without a gateway.
+  const pairing = api.kernel.channels.pairing;
+  if (action === 'list' || action === undefined) {
+    const requests = pairing.list(rest[0]);
+    if (json) ctx.stdout.write(`${JSON.stringify({ requests }, null, 2)}\n`);
+    else if (requests.length === 0) ctx.stdout.write(`No pairing requests are waiting${rest[0] ? ` on ${rest[0]}` : ''}.\n`);
+    else {
+      const now = Date.now();
+      ctx.stdout.write(
+        `${requests
+          .map((request) => `${request.channel.padEnd(10)} ${request.code}  from ${request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId}  expires in ${Math.max(1, Math.round((request.expiresAt - now) / 60_000))} min`)
+          .join('\n')}\n`,
+      );
+    }
+    return 0;
+  }
+  if (action === 'approve') {
+    const [channel, code] = rest;
+    if (!channel || !code) throw new UsageError('usage: claw pairing approve <channel> <code>');
+    const approved = pairing.approve(channel, code);
+    if (!approved) throw new UsageError(`no pending pairing code "${code}" on ${channel} (codes expire after one hour; see claw pairing list)`);
+    if (json) ctx.stdout.write(`${JSON.stringify({ approved: true, channel, senderId: approved.senderId }, null, 2)}\n`);
+    else ctx.stdout.write(`Approved ${approved.senderName ? `${approved.senderName} (${approved.senderId})` : approved.senderId} on ${channel}. Their next message reaches the assistant.\n`);
+    return 0;
+  }
+  throw new UsageError(CHANNEL_HELP.pairing!);
+}

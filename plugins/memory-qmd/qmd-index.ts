@@ -1,0 +1,438 @@
+/**
+ * One agent's memory in QMD, with the built-in SQLite engine behind it.
+ *
+ * Every agent has a private QMD home, `<stateDir>/agents/<agentId>/qmd/` (`xdg-config`,
+ * `xdg-cache`, handed to qmd as XDG_CONFIG_HOME / XDG_CACHE_HOME, and HOME so nothing lands in
+ * the user's own). Sync makes sure the collections exist and runs `qmd update`; in the modes
+ * that use vectors it also starts `qmd embed` in the background (its first run downloads a
+ * model, which must not hold up a search). Search runs `qmd <mode> --json` over this agent's
+ * collections. Whenever qmd is missing, fails, is too slow or prints something that is not
+ * its JSON, the same call is answered by the built-in SQLite index (opened on first need),
+ * the reason is logged once, and the next call tries qmd again.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../kernel/index.js';
+import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
+import { listMemoryFiles, readMemoryLines, resolveMemoryPath } from '../../sdk/memory/files.js';
+import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
+import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/settings.js';
+// Imported up front (it loads no native code until opened): a lazy import() would go through
+// the jiti instance that first loaded this plugin, whose cache folder may be gone by then.
+import { SqliteMemoryIndex } from '../../sdk/memory/sqlite/index.js';
+import { planCollections, resolveQmdPath, type QmdCollection } from './collections.js';
+import { QmdError, resolveQmdCommand, runQmd, type QmdCommand, type RunResult } from './qmd-cli.js';
+import { mapHits, parseQmdJson } from './results.js';
+
+export type SearchMode = 'search' | 'vsearch' | 'query';
+
+export interface QmdPluginConfig extends Record<string, unknown> {
+  command?: string;
+  searchMode?: SearchMode;
+  timeoutMs?: number;
+  updateTimeoutMs?: number;
+  embedTimeoutMs?: number;
+  updateIntervalMinutes?: number;
+  maxResults?: number;
+}
+
+const MODE: Record<SearchMode, MemorySearchResult['mode']> = { search: 'keyword', vsearch: 'vector', query: 'hybrid' };
+
+/** What sync remembers between runs: the collections it created and each file's hash. */
+interface QmdState {
+  version: 1;
+  collections: Record<string, { dir: string; mask: string }>;
+  /** absolute path → sha256 of the content QMD last indexed. */
+  files: Record<string, string>;
+  lastSyncAt?: string;
+}
+
+/** The part of the built-in engine this backend uses (sdk/memory/sqlite). */
+type FallbackIndex = Pick<MemoryIndex, 'search' | 'sync' | 'status' | 'close'>;
+
+function sha256(path: string): string | undefined {
+  try {
+    return createHash('sha256').update(readFileSync(path)).digest('hex');
+  } catch {
+    return undefined;
+  }
+}
+
+export class QmdMemoryIndex implements MemoryIndex {
+  readonly home: string;
+  readonly xdgConfig: string;
+  readonly xdgCache: string;
+  private readonly statePath: string;
+  private readonly logger: Logger;
+  private readonly mode: SearchMode;
+  private readonly timeoutMs: number;
+  private readonly updateTimeoutMs: number;
+  private readonly embedTimeoutMs: number;
+  private state: QmdState;
+  private syncing?: Promise<MemorySyncStats>;
+  private embedding?: Promise<void>;
+  private lastEmbed?: { at: string; chunks?: number; error?: string };
+  private timer?: NodeJS.Timeout;
+  private fallback?: Promise<FallbackIndex>;
+  private readonly reported = new Set<string>();
+  private collectionsLock: Promise<void> = Promise.resolve();
+  /** QMD's index vanished since the last sync: every file was indexed anew. */
+  private indexLost = false;
+  private healthy: boolean | undefined;
+  private lastFailure?: { reason: string; at: string; during: 'sync' | 'search' | 'status' };
+  private closed = false;
+  /** Aborted by close(): every qmd still running for this index (a background embed too) is killed. */
+  private readonly lifetime = new AbortController();
+
+  constructor(
+    readonly settings: MemorySettings,
+    private readonly context: MemoryIndexContext,
+    private readonly config: QmdPluginConfig,
+  ) {
+    this.logger = context.logger;
+    this.mode = config.searchMode ?? 'search';
+    this.timeoutMs = config.timeoutMs ?? 4000;
+    this.updateTimeoutMs = config.updateTimeoutMs ?? 120_000;
+    this.embedTimeoutMs = config.embedTimeoutMs ?? 30 * 60_000;
+    this.home = join(context.stateDir, 'agents', settings.agentId, 'qmd');
+    this.xdgConfig = join(this.home, 'xdg-config');
+    this.xdgCache = join(this.home, 'xdg-cache');
+    this.statePath = join(this.home, 'claw-state.json');
+    this.state = this.readState();
+    const minutes = config.updateIntervalMinutes ?? 5;
+    if (minutes > 0) {
+      // Armed when the index is created, which the service does at start-up for the default agent.
+      this.timer = setInterval(() => {
+        this.sync({}).catch((error: Error) => this.logger.warn(`memory-qmd: periodic update failed: ${error.message}`));
+      }, minutes * 60_000);
+      this.timer.unref();
+    }
+  }
+
+  // ── qmd plumbing ──────────────────────────────────────────────────────────────────
+
+  command(): QmdCommand {
+    return resolveQmdCommand(this.config.command, this.context.env);
+  }
+
+  /** The child's environment: the caller's, with this agent's QMD home in every place QMD looks. */
+  private childEnv(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [key, value] of Object.entries({ ...process.env, ...this.context.env })) if (typeof value === 'string') env[key] = value;
+    // Each of these would point QMD at some other index or config than this agent's.
+    delete env.INDEX_PATH;
+    delete env.QMD_CONFIG_DIR;
+    return { ...env, XDG_CONFIG_HOME: this.xdgConfig, XDG_CACHE_HOME: this.xdgCache, HOME: this.home, PWD: this.home, NO_COLOR: '1' };
+  }
+
+  private run(args: string[], timeoutMs: number, signal?: AbortSignal): Promise<RunResult> {
+    mkdirSync(this.xdgConfig, { recursive: true });
+    mkdirSync(this.xdgCache, { recursive: true });
+    const combined = signal ? AbortSignal.any([this.lifetime.signal, signal]) : this.lifetime.signal;
+    const result = runQmd(this.command(), args, { env: this.childEnv(), cwd: this.home, timeoutMs, signal: combined });
+    result.then(
+      (done) => this.logger.debug(`memory-qmd: qmd ${args.slice(0, 2).join(' ')} took ${done.durationMs} ms`, { agentId: this.settings.agentId }),
+      () => undefined,
+    );
+    return result;
+  }
+
+  private readState(): QmdState {
+    try {
+      const parsed = JSON.parse(readFileSync(this.statePath, 'utf8')) as QmdState;
+      if (parsed.version === 1 && parsed.collections && parsed.files) return parsed;
+    } catch {
+      // First run, or a damaged file: start over (the next sync re-creates what is missing).
+    }
+    return { version: 1, collections: {}, files: {} };
+  }
+
+  private saveState(): void {
+    mkdirSync(this.home, { recursive: true });
+    writeJsonAtomic(this.statePath, this.state);
+  }
+
+  /**
+   * Make QMD's collections match the plan: add missing ones, re-create changed ones, drop
+   * ones no longer configured. Idempotent; costs nothing when the recorded state matches.
+   */
+  private ensureCollections(plan: readonly QmdCollection[], force: boolean): Promise<void> {
+    // A search and a sync may both find a collection missing; the second must see the first's work.
+    const run = this.collectionsLock.catch(() => undefined).then(() => this.reconcileCollections(plan, force));
+    this.collectionsLock = run;
+    return run;
+  }
+
+  private async reconcileCollections(plan: readonly QmdCollection[], force: boolean): Promise<void> {
+    // QMD's config or index gone (home wiped, or never made): whatever the state says, nothing exists.
+    if (!existsSync(join(this.xdgConfig, 'qmd', 'index.yml')) || !existsSync(join(this.xdgCache, 'qmd', 'index.sqlite'))) {
+      if (Object.keys(this.state.collections).length > 0) this.indexLost = true;
+      this.state.collections = {};
+    }
+    const wanted = new Map(plan.map((item) => [item.name, item]));
+    for (const name of Object.keys(this.state.collections)) {
+      if (!wanted.has(name)) {
+        await this.removeCollection(name);
+        delete this.state.collections[name];
+        this.saveState();
+      }
+    }
+    for (const item of plan) {
+      const known = this.state.collections[item.name];
+      if (!force && known && known.dir === item.dir && known.mask === item.mask) continue;
+      if (known || force) await this.removeCollection(item.name);
+      try {
+        await this.addCollection(item);
+      } catch (error) {
+        // Made earlier by a run whose state was lost: replace it with the planned one.
+        if (!(error instanceof QmdError) || !/already exists/i.test(error.reason)) throw error;
+        await this.removeCollection(item.name);
+        await this.addCollection(item);
+      }
+      this.state.collections[item.name] = { dir: item.dir, mask: item.mask };
+      this.saveState();
+    }
+  }
+
+  private addCollection(item: QmdCollection): Promise<RunResult> {
+    return this.run(['collection', 'add', item.dir, '--name', item.name, '--mask', item.mask], this.updateTimeoutMs);
+  }
+
+  private async removeCollection(name: string): Promise<void> {
+    try {
+      await this.run(['collection', 'remove', name], this.updateTimeoutMs);
+    } catch (error) {
+      if (!(error instanceof QmdError) || !/not found/i.test(error.reason)) throw error;
+    }
+  }
+
+  private noteFailure(error: QmdError, during: 'sync' | 'search' | 'status'): void {
+    this.healthy = false;
+    this.lastFailure = { reason: error.reason, at: new Date().toISOString(), during };
+    if (!this.reported.has(error.reason)) {
+      this.reported.add(error.reason);
+      this.logger.warn(`memory-qmd: QMD failed (${error.reason}); the built-in SQLite index answers until it works again`, { agentId: this.settings.agentId });
+    }
+  }
+
+  private noteSuccess(): void {
+    if (this.healthy === false) this.logger.info('memory-qmd: QMD works again', { agentId: this.settings.agentId });
+    this.healthy = true;
+  }
+
+  // ── the built-in engine, for when qmd fails ─────────────────────────────────────
+
+  private openFallback(): Promise<FallbackIndex> {
+    if (!this.fallback) {
+      const opening = (async (): Promise<FallbackIndex> => {
+        const embeddings = selectEmbeddingProvider(this.settings, { config: this.context.api.kernel.config(), env: this.context.env, logger: this.logger });
+        return SqliteMemoryIndex.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
+      })();
+      this.fallback = opening;
+      // A failed open is retried on the next fallback (better-sqlite3 may get rebuilt meanwhile).
+      opening.catch(() => {
+        if (this.fallback === opening) this.fallback = undefined;
+      });
+    }
+    return this.fallback;
+  }
+
+  private async fallbackSearch(error: QmdError, query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
+    this.noteFailure(error, 'search');
+    let index: FallbackIndex;
+    try {
+      index = await this.openFallback();
+    } catch (openError) {
+      const reason = `QMD failed (${error.reason}) and the built-in SQLite index could not be opened: ${(openError as Error).message}`;
+      if (!this.reported.has(reason)) {
+        this.reported.add(reason);
+        this.logger.error(`memory-qmd: ${reason}`);
+      }
+      return { results: [], backend: 'qmd', mode: MODE[this.mode], notice: reason };
+    }
+    // The fallback may have been idle while QMD served; bring it up to date (unchanged files are skipped).
+    await index.sync({}).catch((syncError: Error) => this.logger.warn(`memory-qmd: SQLite fallback sync failed: ${syncError.message}`));
+    const result = await index.search(query, options);
+    const notice = `QMD failed (${error.reason}); answered by the built-in SQLite index${result.notice ? `; ${result.notice}` : ''}`;
+    return { ...result, backend: 'sqlite', notice };
+  }
+
+  // ── MemoryIndex ──────────────────────────────────────────────────────────────────
+
+  sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+    // One at a time: the periodic timer and the manager's syncs share a running one.
+    if (this.syncing && !options.force) return this.syncing;
+    const previous = this.syncing ?? Promise.resolve(undefined);
+    const run = previous
+      .catch(() => undefined)
+      .then(() => this.syncOnce(options))
+      .finally(() => {
+        if (this.syncing === run) this.syncing = undefined;
+      });
+    this.syncing = run;
+    return run;
+  }
+
+  private async syncOnce(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats> {
+    if (this.closed) throw new Error('memory-qmd: the index is closed');
+    const started = Date.now();
+    const force = options.force === true;
+    const files = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
+    const progress = (phase: MemorySyncProgress['phase'], done: number) =>
+      options.onProgress?.({ phase, files: done, filesTotal: files.length, chunks: done, embedded: 0 });
+    progress('scan', 0);
+    const hashes = new Map(files.map((file) => [file.absPath, sha256(file.absPath)]));
+    let embedded = 0;
+    try {
+      await this.ensureCollections(planCollections(this.settings), force);
+      progress('write', 0);
+      await this.run(['update'], this.updateTimeoutMs);
+      if (this.mode !== 'search') {
+        const embedding = this.embed(force);
+        // Only an explicit rebuild waits for the vectors; otherwise search falls back meanwhile.
+        if (force) {
+          progress('embed', files.length);
+          await embedding;
+          embedded = this.lastEmbed?.chunks ?? 0;
+        }
+      }
+    } catch (error) {
+      if (!(error instanceof QmdError)) throw error;
+      this.noteFailure(error, 'sync');
+      let index: FallbackIndex;
+      try {
+        index = await this.openFallback();
+      } catch (openError) {
+        throw new Error(`memory-qmd: QMD failed (${error.reason}) and the built-in SQLite index could not be opened: ${(openError as Error).message}`);
+      }
+      return index.sync(options);
+    }
+    this.noteSuccess();
+    const rebuilt = force || this.indexLost;
+    this.indexLost = false;
+    let indexed = 0;
+    let skipped = 0;
+    const next: Record<string, string> = {};
+    for (const file of files) {
+      const hash = hashes.get(file.absPath);
+      if (hash === undefined) continue;
+      next[file.absPath] = hash;
+      if (!rebuilt && this.state.files[file.absPath] === hash) skipped++;
+      else indexed++;
+    }
+    const removed = Object.keys(this.state.files).filter((path) => !(path in next)).length;
+    this.state.files = next;
+    this.state.lastSyncAt = new Date().toISOString();
+    this.saveState();
+    progress('done', files.length);
+    const count = Object.keys(next).length;
+    // QMD's keyword index holds whole documents, so a file is one chunk to it.
+    return { files: count, indexed, skipped, removed, chunks: count, embedded, cacheHits: 0, rebuilt, durationMs: Date.now() - started };
+  }
+
+  /** `qmd embed`, one at a time, in the background; the outcome is kept for status. */
+  private embed(force: boolean): Promise<void> {
+    if (this.embedding) return this.embedding;
+    const run = this.run(force ? ['embed', '-f'] : ['embed'], this.embedTimeoutMs)
+      .then((result) => {
+        this.lastEmbed = { at: new Date().toISOString(), chunks: Number(/Embedded (\d+) chunks/.exec(result.stdout)?.[1] ?? 0) };
+      })
+      .catch((error: Error) => {
+        if (this.closed) return;
+        const reason = error instanceof QmdError ? error.reason : error.message;
+        this.lastEmbed = { at: new Date().toISOString(), error: reason };
+        if (!this.reported.has(reason)) {
+          this.reported.add(reason);
+          this.logger.warn(`memory-qmd: qmd embed failed (${reason}); ${this.mode} searches fall back to the built-in SQLite index until vectors exist`);
+        }
+      })
+      .finally(() => {
+        if (this.embedding === run) this.embedding = undefined;
+      });
+    this.embedding = run;
+    return run;
+  }
+
+  async search(query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
+    const maxResults = Math.max(1, Math.min(options.maxResults, this.config.maxResults ?? Number.POSITIVE_INFINITY));
+    const mode = MODE[this.mode];
+    try {
+      const plan = planCollections(this.settings);
+      await this.ensureCollections(plan, false);
+      if (plan.length === 0) {
+        this.noteSuccess();
+        return { results: [], backend: 'qmd', mode, notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)` };
+      }
+      // Extra candidates: some may be dropped (symlinks, files gone since the last update, duplicates).
+      const limit = Math.min(100, Math.max(20, maxResults * 3));
+      const args = [this.mode, '--json', '-n', String(limit), ...plan.flatMap((item) => ['-c', item.name]), '--', query];
+      const output = await this.run(args, this.timeoutMs, options.signal);
+      if (this.mode !== 'search' && /need embeddings/i.test(output.stderr) && /^\s*\[\s*\]\s*$/.test(output.stdout)) {
+        // Nothing found because nothing has vectors yet: that is not an answer.
+        throw new QmdError('output', `qmd ${this.mode} has no vectors to search yet (qmd embed has not finished)`);
+      }
+      const hits = mapHits(parseQmdJson(output.stdout), this.settings, plan, { snippetMax: SNIPPET_MAX_CHARS, relativeScores: this.mode === 'search' });
+      this.noteSuccess();
+      return { results: hits.filter((hit) => hit.score >= options.minScore).slice(0, maxResults), backend: 'qmd', mode };
+    } catch (error) {
+      if (!(error instanceof QmdError)) throw error;
+      return this.fallbackSearch(error, query, { ...options, maxResults });
+    }
+  }
+
+  async status(options: { deep?: boolean } = {}): Promise<Record<string, unknown>> {
+    const command = this.command();
+    let version: string | undefined;
+    if (options.deep) {
+      try {
+        version = (await this.run(['--version'], this.timeoutMs)).stdout.trim();
+        this.noteSuccess();
+      } catch (error) {
+        if (!(error instanceof QmdError)) throw error;
+        this.noteFailure(error, 'status');
+      }
+    }
+    let fallback: Record<string, unknown> | undefined;
+    if (this.fallback) {
+      try {
+        fallback = await (await this.fallback).status(options);
+      } catch (error) {
+        fallback = { error: (error as Error).message };
+      }
+    }
+    return {
+      backend: 'qmd',
+      searchMode: this.mode,
+      // null: QMD has not run yet.
+      healthy: this.healthy ?? null,
+      command: command.path,
+      commandSource: command.source,
+      ...(version ? { version } : {}),
+      home: this.home,
+      collections: Object.keys(this.state.collections),
+      files: Object.keys(this.state.files).length,
+      lastSyncAt: this.state.lastSyncAt ?? null,
+      lastFailure: this.lastFailure ?? null,
+      ...(this.mode !== 'search' ? { embedding: this.embedding ? 'running' : 'idle', lastEmbed: this.lastEmbed ?? null } : {}),
+      ...(fallback ? { fallback } : {}),
+    };
+  }
+
+  async get(path: string, options: { from?: number; lines?: number } = {}): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number }> {
+    const resolved = /^qmd\//.test(path.trim())
+      ? resolveQmdPath(planCollections(this.settings), path)
+      : resolveMemoryPath(this.settings.workspaceDir, this.settings.extraPaths, path);
+    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines) };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.lifetime.abort(new Error('memory-qmd: the index was closed'));
+    await Promise.allSettled([this.syncing, this.embedding]);
+    const fallback = this.fallback;
+    this.fallback = undefined;
+    if (fallback) await (await fallback.catch(() => undefined))?.close();
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * For channel authors. A channel plugin declares `channels: ["<id>"]` in its manifest and
+ * registers a ChannelPlugin: `start` turns what the platform delivers into InboundMessage
+ * objects for `ctx.receive`, `send` delivers one piece. Everything in between is the
+ * kernel's. `send` must work without `start` (the CLI sends from a process that does not
+ * poll), so build clients lazily from config.
+ */
+import type { ChannelSendFailure } from '../../kernel/index.js';
+
+export type {
+  ChannelAccountContext,
+  ChannelPlugin,
+  ChannelStatus,
+  InboundMedia,
+  InboundMessage,
+  InboundOutcome,
+  OutboundMessage,
+  PeerKind,
+  SendResult,
+} from '../../kernel/index.js';
+
+/** Throw from `send` to tell the kernel whether (and when) to try again. */
+export class ChannelSendError extends Error implements ChannelSendFailure {
+  readonly retryable: boolean;
+  readonly retryAfterMs?: number;
+  constructor(message: string, options: { retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'ChannelSendError';
+    this.retryable = options.retryable ?? options.retryAfterMs !== undefined;
+    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
+  }
+}
