@@ -175,3 +175,35 @@ describe('memory files', () => {
     expect(datedFileDay('memory/projects/garden.md')).toBeUndefined();
   });
 });
+
+describe('the memory plugin wiring', () => {
+  it('re-indexes in the background after memory files change (watcher, 1.5 s debounce)', async () => {
+    const { createTestKernel } = await import('../sdk/testing.js');
+    const { REPO } = await import('./helpers.js');
+    const { mkdirSync: mkdir, writeFileSync: write } = await import('node:fs');
+    const kernel = await createTestKernel({
+      plugins: [join(REPO, 'plugins', 'memory-sqlite')],
+      // Searches must not sync by themselves here: only the watcher can bring the change in.
+      config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { onSearch: false } } } } },
+    });
+    try {
+      mkdir(join(kernel.paths.workspaceDir, 'memory'), { recursive: true });
+      write(join(kernel.paths.workspaceDir, 'MEMORY.md'), '# Memory\n\n- The garage code is 4711.\n');
+      await kernel.start();
+      const memory = (await kernel.capabilities.slot('memory'))!;
+      expect((await memory.search('garage code')).results.map((hit) => hit.path)).toEqual(['MEMORY.md']);
+      const changedAt = Date.now();
+      write(join(kernel.paths.workspaceDir, 'memory', '2026-11-21.md'), '# Today\n\n- Ordered a new bicycle chain.\n');
+      let found = false;
+      while (!found && Date.now() - changedAt < 10_000) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        found = (await memory.search('bicycle chain')).results.some((hit) => hit.path === 'memory/2026-11-21.md');
+      }
+      expect(found).toBe(true);
+      // Not before the debounce: the change settles for 1.5 s first.
+      expect(Date.now() - changedAt).toBeGreaterThanOrEqual(1400);
+    } finally {
+      await kernel.dispose();
+    }
+  }, 20_000);
+});

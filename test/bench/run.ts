@@ -347,7 +347,7 @@ async function benchMemory(): Promise<void> {
   line('memory minisearch: query p50 / p99', `${result.minisearch.p50.toFixed(2)} / ${result.minisearch.p99.toFixed(2)} ms`, '(info)', true);
   if (result.qmd && 'skipped' in result.qmd) line('memory qmd', 'skipped', result.qmd.skipped, true);
   else if (result.qmd) {
-    line('memory qmd: qmd update (full index)', `${(result.qmd.updateMs / 1000).toFixed(2)} s`, '(info)', true);
+    line('memory qmd: collection add + update (full index)', `${(result.qmd.updateMs / 1000).toFixed(2)} s`, '(info)', true);
     line('memory qmd: qmd search p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
   }
 }

@@ -7,6 +7,7 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { Chunk } from '../text.js';
 import { segmentCjk } from '../text.js';
 import { cosine } from '../scoring.js';
+import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqlite, loadVectorExtension, type Db } from './native.js';
 import { CORE_SCHEMA, FTS_SCHEMA, readMeta, SCHEMA_VERSION, tableNames, vecSchema, vecTableDims, writeMeta, type IndexMeta } from './schema.js';
 import { fromBlob, toBlob } from './vectors.js';
@@ -272,8 +273,25 @@ export class IndexStore {
     else if (known !== dims) throw new DimensionMismatchError(known, dims);
   }
 
+  /** Known to exist: searches skip the sqlite_master lookup (the table is only dropped in refreshVec). */
+  private vecTableSeen = false;
+
   private hasVecTable(): boolean {
-    return vecTableDims(this.db) !== undefined;
+    if (this.vecTableSeen) return true;
+    this.vecTableSeen = vecTableDims(this.db) !== undefined;
+    return this.vecTableSeen;
+  }
+
+  // Searches run the same two statements again and again; preparing them once saves ~0.1 ms each.
+  private readonly statements = new Map<string, BetterSqlite3.Statement<unknown[]>>();
+
+  private statement(sql: string): BetterSqlite3.Statement<unknown[]> {
+    let prepared = this.statements.get(sql);
+    if (!prepared) {
+      prepared = this.db.prepare(sql);
+      this.statements.set(sql, prepared);
+    }
+    return prepared;
   }
 
   private putVec(id: number, vector: Float32Array): void {
@@ -296,7 +314,11 @@ export class IndexStore {
     const fresh = !meta.vecStale && (tableDims === meta.dims || (tableDims === undefined && !this.anyVector()));
     if (fresh) return;
     this.db.transaction(() => {
-      if (tableDims !== undefined) this.db.exec('DROP TABLE chunks_vec');
+      if (tableDims !== undefined) {
+        this.db.exec('DROP TABLE chunks_vec');
+        this.vecTableSeen = false;
+        this.statements.clear();
+      }
       if (meta.dims !== undefined) {
         this.db.exec(vecSchema(meta.dims));
         const insert = this.db.prepare('INSERT INTO chunks_vec (rowid, embedding) VALUES (?, ?)');
@@ -377,20 +399,19 @@ export class IndexStore {
 
   /** FTS5 matches, best first; `rank` is bm25(): negative, more negative is better. */
   keyword(match: string, limit: number): Array<ChunkRow & { rank: number }> {
-    return this.db
-      .prepare(`SELECT ${CHUNK_COLUMNS}, chunks_fts.rank AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY chunks_fts.rank LIMIT ?`)
-      .all(match, limit) as Array<ChunkRow & { rank: number }>;
+    return this.statement(`SELECT ${CHUNK_COLUMNS}, chunks_fts.rank AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY chunks_fts.rank LIMIT ?`).all(
+      match,
+      limit,
+    ) as Array<ChunkRow & { rank: number }>;
   }
 
   /** The `limit` chunks nearest to `query` by cosine similarity, best first (score = cosine, ≥ 0). */
   nearest(query: Float32Array, limit: number): Array<ChunkRow & { score: number }> {
     if (this.vector === 'sqlite-vec') {
       if (!this.hasVecTable()) return [];
-      const rows = this.db
-        .prepare(
-          `SELECT ${CHUNK_COLUMNS}, v.distance AS distance FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v JOIN chunks c ON c.id = v.rowid ORDER BY v.distance`,
-        )
-        .all(toBlob(query), limit) as Array<ChunkRow & { distance: number }>;
+      const rows = this.statement(
+        `SELECT ${CHUNK_COLUMNS}, v.distance AS distance FROM (SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?) v JOIN chunks c ON c.id = v.rowid ORDER BY v.distance`,
+      ).all(toBlob(query), limit) as Array<ChunkRow & { distance: number }>;
       return rows.map(({ distance, ...row }) => ({ ...row, score: clampScore(1 - distance) }));
     }
     return this.nearestInJs(query, limit);
