@@ -12,6 +12,7 @@ import { NO_REPLY } from './reply.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import type { SessionEntry, SessionPatch } from './sessions/store.js';
 import { Transcript } from './sessions/transcript.js';
+import { decodeImageAttachments, type AttachmentParam } from '../../sdk/attachments.js';
 import { parseSessionKey } from './sessions/keys.js';
 import { agentIds, normalizeQueueMode } from './settings.js';
 
@@ -44,16 +45,9 @@ function invalid(message: string): ProtocolError {
 }
 
 /** Images from `attachments` (base64 or data: URLs). */
-function imagesFrom(attachments: Array<{ mimeType?: string; content: string }> | undefined): DispatchInput['images'] {
+function imagesFrom(attachments: AttachmentParam[] | undefined): DispatchInput['images'] {
   if (!attachments?.length) return undefined;
-  return attachments.map((attachment, index) => {
-    const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(attachment.content);
-    const mimeType = dataUrl?.[1] ?? attachment.mimeType;
-    if (!mimeType?.startsWith('image/')) throw invalid(`attachments[${index}]: give mimeType (image/png, image/jpeg, …) or a data: URL`);
-    const data = dataUrl?.[2] ?? attachment.content;
-    if (!/^[A-Za-z0-9+/=\s]+$/.test(data)) throw invalid(`attachments[${index}].content is not base64`);
-    return { type: 'image' as const, data: data.replace(/\s+/g, ''), mimeType };
-  });
+  return decodeImageAttachments(attachments).map(({ data, mimeType }) => ({ type: 'image' as const, data, mimeType }));
 }
 
 /** What `agent` and `agent.wait` report about a finished run. */

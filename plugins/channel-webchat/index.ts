@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, ProtocolError, type ChannelAccountContext, type InboundMedia, type JsonSchema } from '../../kernel/index.js';
+import { decodeImageAttachments } from '../../sdk/attachments.js';
 import { definePlugin } from '../../sdk/index.js';
 import { StaticBundle } from './static.js';
 
@@ -75,15 +76,7 @@ function invalid(message: string): ProtocolError {
 }
 
 function mediaFrom(attachments: WebchatSendParams['attachments']): InboundMedia[] | undefined {
-  if (!attachments?.length) return undefined;
-  return attachments.map((attachment, index) => {
-    const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(attachment.content);
-    const mimeType = dataUrl?.[1] ?? attachment.mimeType;
-    if (!mimeType?.startsWith('image/')) throw invalid(`attachments[${index}]: give mimeType (image/png, …) or a data: URL`);
-    const data = (dataUrl?.[2] ?? attachment.content).replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data)) throw invalid(`attachments[${index}].content is not base64`);
-    return { data, mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) };
-  });
+  return attachments?.length ? decodeImageAttachments(attachments) : undefined;
 }
 
 /**
@@ -96,18 +89,12 @@ export function bundleCandidates(root: string | undefined, configPath: string): 
   return [join(here, '..', '..', 'apps', 'web', 'dist'), join(here, '..', '..', 'apps', 'web')];
 }
 
-const OPEN: Readonly<Record<string, unknown>> = { enabled: true, dmPolicy: 'open', allowFrom: ['*'] };
-
 /**
- * WebChat is open by default: whoever reaches it passed gateway auth. Defaults merge key by
- * key under `channels.webchat`, so once the config chooses who may talk (dmPolicy or
- * allowFrom) the open pair must not fill in the rest: "pairing" with the default "*" would
- * let everyone in.
+ * WebChat is open by default: whoever reaches it passed gateway auth. (When the config sets
+ * dmPolicy or allowFrom, the kernel drops both defaults together, so "pairing" never
+ * inherits the default "*".)
  */
-function channelDefaults(section: unknown): Readonly<Record<string, unknown>> {
-  const chosen = section !== null && typeof section === 'object' && ('dmPolicy' in section || 'allowFrom' in section);
-  return chosen ? { enabled: true } : OPEN;
-}
+const OPEN: Readonly<Record<string, unknown>> = { enabled: true, dmPolicy: 'open', allowFrom: ['*'] };
 
 export default definePlugin<{ root?: string }>({
   id: 'channel-webchat',
@@ -125,9 +112,7 @@ export default definePlugin<{ root?: string }>({
       id: 'webchat',
       label: 'WebChat',
       textLimit: WEBCHAT_TEXT_LIMIT,
-      get defaults() {
-        return channelDefaults((api.kernel.config().channels as Record<string, unknown> | undefined)?.webchat);
-      },
+      defaults: OPEN,
       start(ctx) {
         accounts.set(ctx.accountId, ctx);
         ctx.signal.addEventListener('abort', () => accounts.delete(ctx.accountId), { once: true });

@@ -51,7 +51,7 @@ export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
 }
 
 const SEARCH_DESCRIPTION =
-  'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or todos. Returns the best matching snippets with path and line range; read more with memory_get.';
+  'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or open tasks. Returns the best matching snippets with path and line range; read more with memory_get.';
 const GET_DESCRIPTION = 'Read lines of a memory file (MEMORY.md, memory/YYYY-MM-DD.md, or a path from memory_search results).';
 
 export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(options: MemoryPluginOptions<Config>): PluginDefinition<Config> {
