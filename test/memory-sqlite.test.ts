@@ -14,11 +14,13 @@ import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settin
 import { buildFtsQuery } from '../sdk/memory/sqlite/fts-query.js';
 import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
 import { SCHEMA_VERSION } from '../sdk/memory/sqlite/schema.js';
+import { sqliteModuleFor } from '../sdk/memory/sqlite/native.js';
 import { REPO, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 
 const require = createRequire(import.meta.url);
-const Database = require('better-sqlite3') as typeof BetterSqlite3;
+// The same better-sqlite3 build the engine picks for this Node (12 on Node 20, 13 from 22).
+const Database = require(sqliteModuleFor()) as typeof BetterSqlite3;
 const JITI = join(REPO, 'node_modules/jiti/lib/jiti-cli.mjs');
 
 let fake: FakeLlm;
@@ -429,6 +431,13 @@ describe('memory-sqlite engine: indexing', () => {
     expect(phases.at(-1)).toBe('done');
     expect(scratchFiles(env.dir)).toEqual([]);
     expect(paths(await index.search('websocket reconnect bug', DEFAULT_QUERY))[0]).toBe('memory/2026-11-02.md');
+  });
+
+  it('picks better-sqlite3 12 on Node 20 and 13 (better-sqlite3-node22) on Node 22 and later', () => {
+    expect(sqliteModuleFor('20.20.2')).toBe('better-sqlite3');
+    expect(sqliteModuleFor('22.12.0')).toBe('better-sqlite3-node22');
+    expect(sqliteModuleFor('24.21.0')).toBe('better-sqlite3-node22');
+    expect((require(sqliteModuleFor()) as { prototype: object }).prototype).toBeDefined();
   });
 
   it('survives SIGKILL mid-rebuild: the index stays intact and answers, and the leftovers are removed on open', async () => {

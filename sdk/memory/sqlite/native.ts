@@ -11,13 +11,23 @@ export type DatabaseConstructor = typeof BetterSqlite3;
 
 let sqlite: DatabaseConstructor | undefined;
 
+/**
+ * better-sqlite3 comes in two majors: 12 (built from source on install) for Node 20, and
+ * 13 (prebuilt, installed as `better-sqlite3-node22`) for Node 22 and later — 13 crashes
+ * on Node 20, and 12 aborts on Node 24 when the garbage collector frees a statement.
+ */
+export function sqliteModuleFor(nodeVersion: string = process.versions.node): string {
+  return Number(nodeVersion.split('.')[0]) >= 22 ? 'better-sqlite3-node22' : 'better-sqlite3';
+}
+
 export function loadSqlite(): DatabaseConstructor {
   if (sqlite) return sqlite;
   const require = createRequire(import.meta.url);
+  const name = sqliteModuleFor();
   try {
-    sqlite = require('better-sqlite3') as DatabaseConstructor;
+    sqlite = require(name) as DatabaseConstructor;
   } catch (error) {
-    throw new Error(`memory-sqlite could not load better-sqlite3 (reinstall it, or pick another memory backend): ${(error as Error).message}`);
+    throw new Error(`memory-sqlite could not load ${name} (run npm install again, or pick another memory backend): ${(error as Error).message}`);
   }
   return sqlite;
 }
