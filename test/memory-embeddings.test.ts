@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
-import { register } from 'node:module';
 import { join } from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { watchImports } from './import-watch.js';
 import type { KernelConfig } from '../kernel/index.js';
 import { isModelError } from '../sdk/models.js';
 import type { BuildOptions, ConcreteProviderId, LocalEmbeddingProvider as LocalProvider } from '../sdk/memory/embedding-providers.js';
@@ -16,22 +15,7 @@ import { tempDir } from './helpers.js';
 
 // Watch the ESM loader itself: the hook reports every node-llama-cpp module URL anything in
 // this process resolves, so "not imported before the first embed" is observed, not assumed.
-const seen: string[] = [];
-const channel = new MessageChannel();
-channel.port1.on('message', (url: string) => seen.push(url));
-channel.port1.unref();
-const hook = `
-let port;
-export function initialize(data) { port = data.port; }
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
-  if (result.url.includes('/node_modules/node-llama-cpp/')) port.postMessage(result.url);
-  return result;
-}`;
-register(`data:text/javascript,${encodeURIComponent(hook)}`, import.meta.url, {
-  data: { port: channel.port2 },
-  transferList: [channel.port2],
-});
+const seen = watchImports('/node_modules/node-llama-cpp/');
 
 // Imported only now, with the hook in place: a static import of node-llama-cpp anywhere in
 // the providers' module graph would otherwise run before the hook could see it.

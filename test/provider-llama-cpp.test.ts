@@ -1,9 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { register } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { watchImports } from './import-watch.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import type { ModelProvider, ModelRequest, ModelStreamEvent } from '../sdk/index.js';
 import { isModelError } from '../sdk/index.js';
@@ -18,22 +17,7 @@ const SLOW = 60_000;
 // Watch the ESM loader itself rather than trust a flag the plugin sets: the hook reports
 // every module URL of node-llama-cpp that anything in this process resolves. The plugin is
 // loaded through jiti, which hands node_modules ESM packages to Node's own import().
-const seen: string[] = [];
-const channel = new MessageChannel();
-channel.port1.on('message', (url: string) => seen.push(url));
-channel.port1.unref();
-const hook = `
-let port;
-export function initialize(data) { port = data.port; }
-export async function resolve(specifier, context, next) {
-  const result = await next(specifier, context);
-  if (result.url.includes('/node_modules/node-llama-cpp/')) port.postMessage(result.url);
-  return result;
-}`;
-register(`data:text/javascript,${encodeURIComponent(hook)}`, import.meta.url, {
-  data: { port: channel.port2 },
-  transferList: [channel.port2],
-});
+const seen = watchImports('/node_modules/node-llama-cpp/');
 
 /** The hook runs on the loader thread; give its messages a moment to arrive. */
 async function backendImports(): Promise<string[]> {
