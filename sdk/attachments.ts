@@ -3,12 +3,32 @@
  * mimeType? }`), decoded and checked once for every method that takes them.
  */
 import { ErrorCodes } from '../kernel/protocol/constants.js';
-import { ProtocolError } from '../kernel/index.js';
+import { ProtocolError, type JsonSchema } from '../kernel/index.js';
 
 export interface AttachmentParam {
+  type?: 'image';
   mimeType?: string;
   fileName?: string;
   content: string;
+}
+
+/** The schema of an `attachments` param (AttachmentParam[]): at most `maxItems` images. */
+export function imageAttachmentsSchema(maxItems: number): JsonSchema {
+  return {
+    type: 'array',
+    maxItems,
+    items: {
+      type: 'object',
+      required: ['content'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'image' },
+        mimeType: { type: 'string', pattern: '^image/' },
+        fileName: { type: 'string', maxLength: 255 },
+        content: { type: 'string', minLength: 1, description: 'base64, or a data: URL' },
+      },
+    },
+  };
 }
 
 /** The images, or a protocol error naming the attachment that is wrong. */

@@ -53,4 +53,6 @@ export {
   type SseEvent,
 } from './models.js';
 
+export { isInside, toPosix } from '../kernel/util/paths.js';
+
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';

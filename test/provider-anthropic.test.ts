@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { isModelError, type ChatMessage, type ModelError, type ModelProvider, type ModelRequest, type ModelStreamEvent, type SseEvent } from '../sdk/index.js';
+import { type ChatMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type SseEvent } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { tokenPlan } from '../plugins/anthropic/models.js';
 import { parseMessagesStream } from '../plugins/anthropic/stream.js';

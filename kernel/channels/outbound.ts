@@ -9,12 +9,13 @@
  * at most 30 s with ±10 % jitter, or the platform's own retry_after when it gives one.
  */
 import { realpathSync } from 'node:fs';
-import { isAbsolute, relative } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
 import type { ChannelPlugin, ChannelSendFailure, OutboundMessage, SendResult } from '../plugins/capabilities.js';
 import { splitForChannel } from '../text/chunker.js';
+import { isInside } from '../util/paths.js';
 import { DEFAULT_RETRY, type RetrySettings } from './config.js';
 
 export interface OutboundRequest {
@@ -82,8 +83,7 @@ export function refusedMedia(media: readonly string[], allowedRoots: readonly st
       } catch {
         // A root that does not exist holds nothing.
       }
-      const rel = relative(base, real);
-      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+      return real !== base && isInside(base, real);
     });
     if (!inside) return `media "${item}" is outside the workspace; only files in the workspace or the media folder can be sent`;
   }

@@ -271,7 +271,7 @@ export class PluginHost {
         continue;
       }
       if (record.status !== 'ready') continue;
-      const clash = this.firstClash(record, manifest);
+      const clash = this.firstClash(manifest);
       if (clash) {
         fail(record, clash);
         continue;
@@ -291,7 +291,7 @@ export class PluginHost {
   }
 
   /** Two plugins that are on may not declare the same tool, channel, method, … */
-  private firstClash(record: PluginRecord, manifest: PluginManifest): string | undefined {
+  private firstClash(manifest: PluginManifest): string | undefined {
     for (const kind of NAMED_KINDS) {
       for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
         const owner = this.declared.get(kind)!.get(name);
@@ -381,7 +381,7 @@ export class PluginHost {
     this.disposers.set(record.id, disposers);
     return {
       register: (kind, name, value) => {
-        if (declaredOnly) this.checkDeclared(record, manifest, kind, name);
+        if (declaredOnly) this.checkDeclared(manifest, kind, name);
         const table = this.registry.get(kind)!;
         const existing = table.get(name);
         if (existing) {
@@ -417,7 +417,7 @@ export class PluginHost {
     };
   }
 
-  private checkDeclared(record: PluginRecord, manifest: PluginManifest, kind: CapabilityKind, name: string): void {
+  private checkDeclared(manifest: PluginManifest, kind: CapabilityKind, name: string): void {
     if ((SLOT_KINDS as readonly string[]).includes(kind)) {
       if (!manifestSlots(manifest).includes(kind as SlotName)) {
         throw new Error(`registering a ${kind} needs "kind": "${kind}" in the manifest`);

@@ -4,9 +4,10 @@
  * JSON Schema, and find the entry module while refusing paths that leave the plugin root.
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
 import { parseJson5 } from '../util/json5.js';
+import { isInside } from '../util/paths.js';
 import { schemaProblems, validateWith } from '../validation.js';
 import { FOREIGN_MANIFEST_FIELDS } from './manifest-fields.js';
 import type { PluginManifest } from './manifest-schema.js';
@@ -101,11 +102,6 @@ function packageEntry(dir: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /** Slot kinds a manifest declares, normalised to an array. */

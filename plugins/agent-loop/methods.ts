@@ -12,7 +12,7 @@ import { NO_REPLY } from './reply.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import type { SessionEntry, SessionPatch } from './sessions/store.js';
 import { Transcript } from './sessions/transcript.js';
-import { decodeImageAttachments, type AttachmentParam } from '../../sdk/attachments.js';
+import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
 import { parseSessionKey } from './sessions/keys.js';
 import { agentIds, normalizeQueueMode } from './settings.js';
 
@@ -23,22 +23,7 @@ const HISTORY_MAX_LIMIT = 1000;
 const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high'] };
 const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 const MESSAGE: JsonSchema = { type: 'string', maxLength: 1_000_000 };
-const ATTACHMENTS: JsonSchema = {
-  type: 'array',
-  maxItems: 16,
-  items: {
-    type: 'object',
-    required: ['content'],
-    additionalProperties: false,
-    properties: {
-      type: { const: 'image' },
-      mimeType: { type: 'string', pattern: '^image/' },
-      fileName: { type: 'string' },
-      /** base64, or a data: URL */
-      content: { type: 'string', minLength: 1 },
-    },
-  },
-};
+const ATTACHMENTS = imageAttachmentsSchema(16);
 
 function invalid(message: string): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
@@ -124,7 +109,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       model?: string;
       extraSystemPrompt?: string;
       timeout?: number;
-      attachments?: Array<{ mimeType?: string; content: string }>;
+      attachments?: AttachmentParam[];
       deliver?: boolean;
       channel?: string;
       to?: string;
@@ -199,7 +184,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       sessionKey: string;
       message: string;
       thinking?: ThinkingLevel;
-      attachments?: Array<{ mimeType?: string; content: string }>;
+      attachments?: AttachmentParam[];
       timeoutMs?: number;
       queueMode?: string;
     }) => {

@@ -6,7 +6,7 @@
  * message is sent (`claw message send` sends without polling), never at load.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { definePlugin, type KernelServices, type Logger } from '../../sdk/index.js';
+import { definePlugin, type KernelServices } from '../../sdk/index.js';
 import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
 import { accountIds, mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
@@ -24,7 +24,6 @@ export class TelegramChannel {
 
   constructor(
     private readonly kernel: Pick<KernelServices, 'config' | 'env'>,
-    private readonly logger: Logger,
   ) {}
 
   plugin(): ChannelPlugin {
@@ -127,7 +126,7 @@ export class TelegramChannel {
 export default definePlugin({
   id: 'channel-telegram',
   register(api) {
-    const channel = new TelegramChannel(api.kernel, api.logger);
+    const channel = new TelegramChannel(api.kernel);
     api.registerChannel(channel.plugin());
     // Telegram authenticates with the secret header, not gateway auth; account paths come
     // from config, so one route takes the whole prefix and dispatches by path.

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, ProtocolError, type ChannelAccountContext, type InboundMedia, type JsonSchema } from '../../kernel/index.js';
-import { decodeImageAttachments } from '../../sdk/attachments.js';
+import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
 import { definePlugin } from '../../sdk/index.js';
 import { StaticBundle } from './static.js';
 
@@ -36,7 +36,7 @@ export interface WebchatSendParams {
   messageId?: string;
   senderName?: string;
   accountId?: string;
-  attachments?: Array<{ type?: 'image'; mimeType?: string; fileName?: string; content: string }>;
+  attachments?: AttachmentParam[];
 }
 
 // Ids become parts of session keys, where ":" separates fields.
@@ -53,21 +53,7 @@ const SEND_PARAMS: JsonSchema = {
     messageId: { type: 'string', minLength: 1, maxLength: 128, description: 'Dedupe key: the same id is answered once.' },
     senderName: { type: 'string', maxLength: 100 },
     accountId: { type: 'string', minLength: 1, maxLength: 64 },
-    attachments: {
-      type: 'array',
-      maxItems: 8,
-      items: {
-        type: 'object',
-        required: ['content'],
-        additionalProperties: false,
-        properties: {
-          type: { const: 'image' },
-          mimeType: { type: 'string', pattern: '^image/' },
-          fileName: { type: 'string', maxLength: 255 },
-          content: { type: 'string', minLength: 1, description: 'base64, or a data: URL' },
-        },
-      },
-    },
+    attachments: imageAttachmentsSchema(8),
   },
 };
 

@@ -9,7 +9,8 @@
  * memory/2026-11-01.md); files of extra roots outside it are `qmd/<collection>/<path>`.
  */
 import { lstatSync, realpathSync, type Stats } from 'node:fs';
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, relative, resolve } from 'node:path';
+import { isInside, toPosix } from '../../sdk/index.js';
 import { MemoryPathError } from '../../sdk/memory/files.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
 
@@ -36,15 +37,6 @@ function lstat(path: string): Stats | undefined {
   } catch {
     return undefined;
   }
-}
-
-export function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-function toPosix(path: string): string {
-  return sep === '/' ? path : path.split(sep).join('/');
 }
 
 function collectionName(abs: string, used: Set<string>): string {

@@ -16,9 +16,10 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { MemorySearchHit } from '../../kernel/index.js';
+import { isInside } from '../../sdk/index.js';
 import { snippetOf } from '../../sdk/memory/text.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
-import { displayPath, isInside, type QmdCollection } from './collections.js';
+import { displayPath, type QmdCollection } from './collections.js';
 import { QmdError } from './qmd-cli.js';
 
 export interface QmdHit {

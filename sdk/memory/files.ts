@@ -8,7 +8,8 @@
  * absolute paths, other files and symlinks that lead out are refused with the reason.
  */
 import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
-import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve } from 'node:path';
+import { isInside, toPosix } from '../../kernel/util/paths.js';
 
 export interface MemoryFile {
   /** The name tools and results use (workspace-relative, or `extra/<root>/…`). */
@@ -35,15 +36,6 @@ function lstat(path: string): Stats | undefined {
   } catch {
     return undefined;
   }
-}
-
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
-function toPosix(path: string): string {
-  return sep === '/' ? path : path.split(sep).join('/');
 }
 
 /** Every `.md` file under `dir`, recursively, skipping symlinks (files and folders). */

@@ -10,7 +10,7 @@
  * Other sessions (another channel's, a cron job's) can be opened from the list; writing
  * there uses `chat.send` as the operator, since WebChat is not their channel.
  */
-import { every, onReconnect, type App, type View } from '../app.js';
+import { every, onReconnect, type View } from '../app.js';
 import { errorBox, errorMessage, formatAgo, formatTime, h, randomId, replace } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { loadJson, saveJson } from '../storage.js';
