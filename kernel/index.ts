@@ -32,16 +32,16 @@ export { ProtocolRegistry, ProtocolError, errorShape, parseFrame, validateConnec
 export * from './protocol/constants.js';
 export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
 
-export { PluginHost, CapabilityError, PluginUnavailableError } from './plugins/host.js';
-export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugins/manifest.js';
-export { describePlugin, declaredCapabilities, type PluginSummary } from './plugins/describe.js';
+export { PluginHost, CapabilityError, PluginUnavailableError } from './plugin-host/host.js';
+export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';
+export { describePlugin, declaredCapabilities, type PluginSummary } from './plugin-host/describe.js';
 export { composeConfigSchema, composeUiHints } from './config/compose.js';
-export { resolveEnablement, slotHolder } from './plugins/enablement.js';
-export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugins/resolve.js';
-export type { PluginOrigin } from './plugins/discovery.js';
-export type * from './plugins/api.js';
-export type * from './plugins/capabilities.js';
-export { DECLARING_FIELD } from './plugins/capabilities.js';
+export { resolveEnablement, slotHolder } from './plugin-host/enablement.js';
+export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugin-host/resolve.js';
+export type { PluginOrigin } from './plugin-host/discovery.js';
+export type * from './plugin-host/api.js';
+export type * from './plugin-host/capabilities.js';
+export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
 export { writeFileAtomic, writeJsonAtomic } from './util/fs.js';
 export { BlockChunker, findBreak, findFences, splitForChannel, type Fence } from './text/chunker.js';
@@ -73,7 +73,7 @@ export {
 export { clawVersion } from './util/version.js';
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
-export { enablePlugin, disablePlugin, forgetPlugin, PluginManageError } from './plugins/manage.js';
-export { installPlugin, classifySource, type InstallOptions, type InstallOutcome, type InstallStep, type StagedInstall } from './plugins/install.js';
+export { enablePlugin, disablePlugin, forgetPlugin, PluginManageError } from './plugin-host/manage.js';
+export { installPlugin, classifySource, type InstallOptions, type InstallOutcome, type InstallStep, type StagedInstall } from './plugin-host/install.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';
 export { compileToolPolicy, compileLayer, TOOL_GROUPS, TOOL_PROFILES, type ToolsConfig, type ToolPolicyLayer, type ToolProfile, type PolicyInput, type ToolMatcher } from './tools/policy.js';

@@ -29,10 +29,10 @@ import {
   type Env,
 } from './config/paths.js';
 import type { KernelConfig } from './config/schema.js';
-import type { DiscoveryRoot } from './plugins/discovery.js';
-import { PluginHost } from './plugins/host.js';
-import type { CapabilityLookup, KernelPaths, PluginDefinition } from './plugins/api.js';
-import type { ConfigIssue } from './plugins/resolve.js';
+import type { DiscoveryRoot } from './plugin-host/discovery.js';
+import { PluginHost } from './plugin-host/host.js';
+import type { CapabilityLookup, KernelPaths, PluginDefinition } from './plugin-host/api.js';
+import type { ConfigIssue } from './plugin-host/resolve.js';
 
 export interface KernelOptions {
   env?: Env;

@@ -9,7 +9,7 @@ import { AJV_OPTIONS } from '../kernel/validation-options.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KernelConfigSchema } from '../kernel/config/schema.js';
-import { PluginManifestSchema } from '../kernel/plugins/manifest-schema.js';
+import { PluginManifestSchema } from '../kernel/plugin-host/manifest-schema.js';
 import {
   ConnectParamsSchema,
   ErrorShapeSchema,

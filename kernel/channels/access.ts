@@ -13,7 +13,7 @@ import { randomInt } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../util/fs.js';
-import type { InboundMessage } from '../plugins/capabilities.js';
+import type { InboundMessage } from '../plugin-host/capabilities.js';
 import type { ChannelSettings } from './config.js';
 
 export const PAIRING_TTL_MS = 60 * 60_000;

@@ -8,7 +8,7 @@
 import type { KernelConfig } from '../config/schema.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
-import type { AgentLoop, ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugins/capabilities.js';
+import type { AgentLoop, ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
 import { ChannelAccess, type PairingRequest } from './access.js';
 import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from './config.js';
 import { sendOutbound, type OutboundRequest, type OutboundResult } from './outbound.js';

@@ -13,7 +13,7 @@ import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
-import type { ChannelPlugin, ChannelSendFailure, OutboundMessage, SendResult } from '../plugins/capabilities.js';
+import type { ChannelPlugin, ChannelSendFailure, OutboundMessage, SendResult } from '../plugin-host/capabilities.js';
 import { splitForChannel } from '../text/chunker.js';
 import { isInside } from '../util/paths.js';
 import { DEFAULT_RETRY, type RetrySettings } from './config.js';

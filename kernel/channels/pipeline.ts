@@ -10,7 +10,7 @@
  * with the next message that does.
  */
 import type { KernelConfig } from '../config/schema.js';
-import type { AgentDispatch, AgentLoop, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugins/capabilities.js';
+import type { AgentDispatch, AgentLoop, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
 import { deriveSessionKey, normalizeAgentId, type DmScope } from '../sessions/keys.js';
 import type { Logger } from '../log.js';
 import type { ChannelAccess } from './access.js';

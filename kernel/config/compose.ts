@@ -5,7 +5,7 @@
  */
 import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
 import type { JsonSchema } from '../validation.js';
-import type { PluginRecord } from '../plugins/resolve.js';
+import type { PluginRecord } from '../plugin-host/resolve.js';
 
 type Node = Record<string, any>;
 
