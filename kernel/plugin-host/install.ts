@@ -11,8 +11,8 @@ import type { BeforeInstallEvent, BeforeInstallResult } from '../hooks/catalog.j
 import { validateWith, type JsonSchema } from '../validation.js';
 import { resolveExtensionsDir } from '../config/paths.js';
 import type { InstallRecord, PluginsConfig } from '../config/schema.js';
-import { manifestSlots, readManifest, type PluginManifest } from './manifest.js';
-import type { PluginRecord } from './resolve.js';
+import { readManifest, type PluginManifest } from './manifest.js';
+import { baseRecord, type PluginRecord } from './resolve.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 
 export type InstallSource = InstallRecord['source'];
@@ -148,12 +148,12 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     let enabled = false;
     if (problems.length > 0) {
       // Installed plugins default to on; this one cannot run yet, so it is switched off explicitly.
-      disablePlugin(options.raw, stagedRecord(manifest, target));
+      disablePlugin(options.raw, baseRecord(manifest, 'global', target));
       notes.push(
         `left off until configured: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}; then run \`claw plugins enable ${manifest.id}\``,
       );
     } else {
-      notes.push(...enablePlugin(options.raw, stagedRecord(manifest, target)));
+      notes.push(...enablePlugin(options.raw, baseRecord(manifest, 'global', target)));
       enabled = true;
     }
     return {
@@ -175,21 +175,6 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     discard();
     throw error;
   }
-}
-
-function stagedRecord(manifest: PluginManifest, dir: string): PluginRecord {
-  return {
-    id: manifest.id,
-    name: manifest.name ?? manifest.id,
-    origin: 'global',
-    dir,
-    manifest,
-    slots: manifestSlots(manifest),
-    enabled: false,
-    reason: '',
-    status: 'disabled',
-    warnings: [],
-  };
 }
 
 function recordInstall(raw: Record<string, unknown>, manifest: PluginManifest, record: InstallRecord): void {

@@ -192,7 +192,8 @@ export function resolvePlugins(input: ResolveInput): ResolveOutput {
   return { records, issues, diagnostics };
 }
 
-function baseRecord(manifest: PluginManifest, origin: PluginOrigin, dir?: string): PluginRecord {
+/** A record before enablement has been decided: off, with no reason yet. */
+export function baseRecord(manifest: PluginManifest, origin: PluginOrigin, dir?: string): PluginRecord {
   return {
     id: manifest.id,
     name: manifest.name ?? manifest.id,
