@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
@@ -14,11 +14,21 @@ describe('claw gateway', () => {
   it('runs in the foreground, answers health/status/call, and stops cleanly on SIGTERM', async () => {
     const { env, stateDir } = stateEnv();
     const gw = await startGateway(env);
+    // No auth configured: a strong token was generated, saved owner-only, never printed.
+    const configFile = join(stateDir, 'openclaw.json');
+    const token = JSON.parse(readFileSync(configFile, 'utf8')).gateway.auth.token as string;
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(statSync(configFile).mode & 0o777).toBe(0o600);
+    expect(gw.stdout()).toContain('a token was generated and saved to');
+    expect(gw.stdout()).not.toContain(token);
+    const anonymous = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity() }).connect().catch((error: GatewayRequestError) => error);
+    expect(anonymous).toMatchObject({ code: 'INVALID_REQUEST', details: { code: 'AUTH_TOKEN_MISSING' } });
+    // The CLI reads it from the config file.
     const health = await claw(['health'], env);
     expect(health.code, health.stderr).toBe(0);
     expect(health.stdout).toMatch(/^Gateway ok · up \d+s · claw \d+\.\d+\.\d+/);
     const status = JSON.parse((await claw(['status', '--json'], env)).stdout);
-    expect(status).toMatchObject({ pid: gw.child.pid, listening: { port: gw.port, bind: 'loopback' }, auth: { mode: 'none' }, stateDir });
+    expect(status).toMatchObject({ pid: gw.child.pid, listening: { port: gw.port, bind: 'loopback' }, auth: { mode: 'token' }, stateDir });
     const called = await claw(['gateway', 'call', 'plugins.list'], env);
     expect(JSON.parse(called.stdout).plugins.find((p: { id: string }) => p.id === 'gateway')).toMatchObject({ status: 'active' });
     const unknown = await claw(['gateway', 'call', 'no.such.method'], env);
@@ -85,18 +95,19 @@ describe('claw gateway', () => {
 
   it('config.apply writes the config and restarts the gateway in place', async () => {
     const { env, stateDir } = stateEnv();
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { tickIntervalMs: 30000 } }));
+    const auth = { token: 'apply-test-token-0123456789' };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { tickIntervalMs: 30000, auth } }));
     const gw = await startGateway(env);
     const events: Array<{ event: string; payload: unknown }> = [];
-    const watcher = new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity(), onEvent: (f) => events.push({ event: f.event, payload: f.payload }) });
+    const watcher = new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, ...auth, identity: generateDeviceIdentity(), onEvent: (f) => events.push({ event: f.event, payload: f.payload }) });
     await watcher.connect();
-    const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000 } }, idempotencyKey: 'apply-1' })], env);
+    const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000, auth } }, idempotencyKey: 'apply-1' })], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect(JSON.parse(applied.stdout)).toMatchObject({ restart: { scheduled: true, delayMs: 250 } });
     for (let i = 0; i < 60 && !/restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()); i++) await sleep(50);
     expect(gw.stdout()).toMatch(/restarting \(config\.apply\)[\s\S]*gateway listening/);
     expect(events.find((e) => e.event === 'shutdown')).toEqual({ event: 'shutdown', payload: { reason: 'config.apply', restartExpectedMs: 2000 } });
-    const hello = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity() }).connect();
+    const hello = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, ...auth, identity: generateDeviceIdentity() }).connect();
     expect(hello.policy.tickIntervalMs).toBe(15000);
     await watcher.close();
     gw.child.kill('SIGTERM');

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { PluginDefinition } from '../kernel/index.js';
+import type { GatewaySection } from '../plugins/gateway/settings.js';
 import { definePlugin } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { GatewayClient, type GatewayClientOptions } from '../sdk/client.js';
@@ -9,6 +10,27 @@ import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { REPO, sleep, tempDir } from './helpers.js';
 
 export const GATEWAY_DIR = join(REPO, 'plugins', 'gateway');
+
+/** The token test gateways require unless a test configures auth itself. */
+export const TEST_TOKEN = 'test-gateway-token-0123456789abcdef';
+
+/** The `gateway` section with its manifest defaults (for tests that build settings directly). */
+export const GATEWAY_DEFAULTS: GatewaySection = {
+  tickIntervalMs: 30_000,
+  maxPayloadBytes: 26_214_400,
+  maxBufferedBytes: 52_428_800,
+  dropEventsAboveBytes: 1_048_576,
+  handshakeTimeoutMs: 10_000,
+  idempotencyWindowMs: 300_000,
+  shutdownDrainMs: 5000,
+  pairing: { autoApproveLoopback: true, requestTtlMs: 300_000 },
+  logs: { level: 'info', maxFileBytes: 10_485_760 },
+  auth: { rateLimit: { maxAttempts: 10, windowMs: 60_000, lockoutMs: 300_000, exemptLoopback: true } },
+  controlUi: {},
+  http: { endpoints: { chatCompletions: { enabled: false } } },
+  preauth: { maxConnections: 1024, maxPerAddress: 32 },
+  presenceIntervalMs: 1000,
+};
 
 export interface RunningGateway {
   kernel: TestKernel;
@@ -93,7 +115,7 @@ export async function startGateway(
     stateDir,
     env: options.env,
     plugins: [GATEWAY_DIR, gatewayTestPlugin(events), ...(options.plugins ?? [])],
-    config: { ...options.config, gateway: { port: 0, ...options.gateway } },
+    config: { ...options.config, gateway: { port: 0, auth: { token: TEST_TOKEN }, ...options.gateway } },
   });
   await kernel.start();
   const record = kernel.plugins.get('gateway')!;
@@ -110,7 +132,9 @@ export async function startGateway(
 }
 
 export async function client(url: string, options: Partial<GatewayClientOptions> = {}): Promise<GatewayClient> {
-  const c = new GatewayClient({ url, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'], ...options });
+  // The test token, unless the test brings its own credentials (or says `token: undefined`).
+  const credentials = 'token' in options || 'password' in options || 'deviceToken' in options ? {} : { token: TEST_TOKEN };
+  const c = new GatewayClient({ url, ...credentials, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'], ...options });
   await c.connect();
   return c;
 }
@@ -164,7 +188,7 @@ export function rawSocket(url: string, headers?: Record<string, string>): Promis
   });
 }
 
-/** A connect request for raw-socket tests (loopback, no device identity). */
+/** A connect request for raw-socket tests (loopback, no device identity, the test token). */
 export function connectFrame(params: Record<string, unknown> = {}, id = 'c1') {
-  return { type: 'req', id, method: 'connect', params: { minProtocol: 3, maxProtocol: 4, client: { id: 'raw-test', mode: 'test' }, ...params } };
+  return { type: 'req', id, method: 'connect', params: { minProtocol: 3, maxProtocol: 4, client: { id: 'raw-test', mode: 'test' }, auth: { token: TEST_TOKEN }, ...params } };
 }

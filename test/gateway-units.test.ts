@@ -4,41 +4,43 @@ import { describe, expect, it } from 'vitest';
 import { DedupeCache } from '../plugins/gateway/dedupe.js';
 import { mergePatch } from '../plugins/gateway/methods.js';
 import { PRESENCE_MAX_ENTRIES, PRESENCE_TTL_MS, PresenceTracker } from '../plugins/gateway/presence.js';
-import { resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
+import { needsGeneratedToken, resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
+import { GATEWAY_DEFAULTS } from './gateway-helpers.js';
 import { tailLog } from '../plugins/gateway/tail.js';
 import { prettyLine } from '../plugins/gateway/logging.js';
 import { PairingStore } from '../plugins/gateway/pairing.js';
 import { tempDir } from './helpers.js';
 
-const base: GatewaySection = {
-  tickIntervalMs: 30000,
-  maxPayloadBytes: 26214400,
-  maxBufferedBytes: 52428800,
-  dropEventsAboveBytes: 1048576,
-  handshakeTimeoutMs: 10000,
-  idempotencyWindowMs: 300000,
-  shutdownDrainMs: 5000,
-  pairing: { autoApproveLoopback: true, requestTtlMs: 300000 },
-  logs: { level: 'info', maxFileBytes: 10485760 },
-};
+const base: GatewaySection = GATEWAY_DEFAULTS;
+const rateLimit = GATEWAY_DEFAULTS.auth.rateLimit;
+const LONG = 'x'.repeat(16);
 
 describe('gateway settings', () => {
-  it('defaults to 127.0.0.1:18789 with no auth; config beats environment; flags arrive as config', () => {
-    expect(resolveSettings(base, {})).toMatchObject({ host: '127.0.0.1', port: 18789, bind: 'loopback', loopbackOnly: true, auth: { mode: 'none' } });
+  it('defaults to 127.0.0.1:18789; config beats environment; flags arrive as config', () => {
+    expect(resolveSettings({ ...base, auth: { token: 'cfg', rateLimit } }, {})).toMatchObject({ host: '127.0.0.1', port: 18789, bind: 'loopback', loopbackOnly: true, auth: { mode: 'token' } });
     expect(resolveSettings(base, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({ port: 19000, auth: { mode: 'token', token: 'env' } });
-    expect(resolveSettings({ ...base, port: 20000, auth: { token: 'cfg' } }, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({
+    expect(resolveSettings({ ...base, port: 20000, auth: { token: 'cfg', rateLimit } }, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({
       port: 20000,
       auth: { mode: 'token', token: 'cfg' },
     });
-    expect(resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: 'pw' })).toMatchObject({ host: '0.0.0.0', loopbackOnly: false, auth: { mode: 'password' } });
-    expect(resolveSettings({ ...base, bind: 'custom', customBindHost: '127.0.0.2' }, {})).toMatchObject({ host: '127.0.0.2', loopbackOnly: true });
+    expect(resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: LONG })).toMatchObject({ host: '0.0.0.0', loopbackOnly: false, auth: { mode: 'password' } });
+    expect(resolveSettings({ ...base, bind: 'custom', customBindHost: '127.0.0.2', auth: { mode: 'none', rateLimit } }, {})).toMatchObject({ host: '127.0.0.2', loopbackOnly: true, auth: { mode: 'none' } });
+  });
+
+  it('a gateway with no auth configured gets a generated token; "none" only when explicit', () => {
+    expect(needsGeneratedToken(base, {})).toBe(true);
+    expect(needsGeneratedToken(base, { OPENCLAW_GATEWAY_TOKEN: 'env' })).toBe(false);
+    expect(needsGeneratedToken({ ...base, auth: { mode: 'none', rateLimit } }, {})).toBe(false);
+    expect(() => resolveSettings(base, {})).toThrow(/no gateway auth is configured/);
   });
 
   it('refuses unsafe or incomplete auth', () => {
-    expect(() => resolveSettings({ ...base, bind: 'lan' }, {})).toThrow(/refusing to listen on 0\.0\.0\.0 without auth/);
-    expect(() => resolveSettings({ ...base, bind: 'custom', customBindHost: '192.168.1.5' }, {})).toThrow(/refusing to listen on 192\.168\.1\.5/);
-    expect(() => resolveSettings({ ...base, auth: { mode: 'token' } }, {})).toThrow(/gateway.auth.mode is "token" but no token is set/);
-    expect(() => resolveSettings({ ...base, auth: { mode: 'password' } }, {})).toThrow(/no password is set/);
+    expect(() => resolveSettings({ ...base, bind: 'lan', auth: { mode: 'none', rateLimit } }, {})).toThrow(/refusing to listen on 0\.0\.0\.0 without auth/);
+    expect(() => resolveSettings({ ...base, bind: 'custom', customBindHost: '192.168.1.5', auth: { mode: 'none', rateLimit } }, {})).toThrow(/refusing to listen on 192\.168\.1\.5/);
+    expect(() => resolveSettings({ ...base, bind: 'lan', auth: { token: 'a', rateLimit } }, {})).toThrow(/with a 1-character token: .* at least 16 characters/);
+    expect(() => resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: 'x'.repeat(15) })).toThrow(/15-character password/);
+    expect(() => resolveSettings({ ...base, auth: { mode: 'token', rateLimit } }, {})).toThrow(/gateway.auth.mode is "token" but no token is set/);
+    expect(() => resolveSettings({ ...base, auth: { mode: 'password', rateLimit } }, {})).toThrow(/no password is set/);
     expect(() => resolveSettings(base, { OPENCLAW_GATEWAY_PORT: 'eighty' })).toThrow(/OPENCLAW_GATEWAY_PORT "eighty" is not a port number/);
   });
 });

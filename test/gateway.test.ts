@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
 import { base64UrlEncode, deviceAuthPayload, generateDeviceIdentity, rawPublicKey, signPayload } from '../sdk/device-auth.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { connectFrame, client, GATEWAY_DIR, rawSocket, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { connectFrame, client, GATEWAY_DIR, rawSocket, startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
 import { sleep, tempDir } from './helpers.js';
 
 const running: Array<RunningGateway | GatewayClient> = [];
@@ -56,7 +56,7 @@ describe('handshake', () => {
         protocol: 4,
         server: { version: expect.any(String), connId: expect.any(String) },
         features: { methods: expect.arrayContaining(['health', 'status', 'config.get', 'device.pair.approve', 'test.counter']), events: expect.arrayContaining(['tick', 'presence', 'shutdown']) },
-        snapshot: { presence: expect.any(Array), health: { ok: true }, stateVersion: { presence: expect.any(Number), health: 0 }, uptimeMs: expect.any(Number), authMode: 'none', sessionDefaults: { mainSessionKey: 'agent:main:main' } },
+        snapshot: { presence: expect.any(Array), health: { ok: true }, stateVersion: { presence: expect.any(Number), health: 0 }, uptimeMs: expect.any(Number), authMode: 'token', sessionDefaults: { mainSessionKey: 'agent:main:main' } },
         auth: { role: 'operator', scopes: ['operator.read'] },
         policy: { maxPayload: 25 * 1024 * 1024, maxBufferedBytes: 50 * 1024 * 1024, tickIntervalMs: 30_000 },
       },
@@ -116,7 +116,7 @@ describe('handshake', () => {
 describe('auth', () => {
   it('token mode: missing and wrong tokens are refused, the right one admitted', async () => {
     const gw = await gateway({ gateway: { auth: { token: 'sekret-token' } } });
-    const missing = await rejection(client(gw.url));
+    const missing = await rejection(client(gw.url, { token: undefined }));
     expect(missing).toMatchObject({ code: 'INVALID_REQUEST', message: 'unauthorized: gateway token missing', details: { code: 'AUTH_TOKEN_MISSING' } });
     const wrong = await rejection(client(gw.url, { token: 'guess' }));
     expect(wrong.details).toMatchObject({ code: 'AUTH_TOKEN_MISMATCH', recommendedNextStep: 'update_auth_credentials' });
@@ -128,8 +128,8 @@ describe('auth', () => {
     const pw = await gateway({ gateway: { auth: { mode: 'password', password: 'hunter22' } } });
     expect((await rejection(client(pw.url, { password: 'nope' }))).details).toMatchObject({ code: 'AUTH_PASSWORD_MISMATCH' });
     await open(pw.url, { password: 'hunter22' });
-    const env = await gateway({ env: { OPENCLAW_GATEWAY_TOKEN: 'from-env' } });
-    await rejection(client(env.url));
+    const env = await gateway({ env: { OPENCLAW_GATEWAY_TOKEN: 'from-env' }, gateway: { auth: {} } });
+    await rejection(client(env.url, { token: undefined }));
     await open(env.url, { token: 'from-env' });
   });
 
@@ -145,7 +145,7 @@ describe('auth', () => {
   });
 
   it("refuses WebSockets opened by other sites' pages (Origin), but not its own or allowed ones", async () => {
-    const gw = await gateway({ gateway: { allowedOrigins: ['https://dash.example'] } });
+    const gw = await gateway({ gateway: { controlUi: { allowedOrigins: ['https://dash.example'] } } });
     const host = `127.0.0.1:${gw.port}`;
     await expect(rawSocket(gw.url, { origin: 'https://evil.example' })).rejects.toThrow(/403/);
     await expect(rawSocket(gw.url, { origin: 'null' })).rejects.toThrow(/403/);
@@ -260,7 +260,7 @@ describe('device identity and pairing', () => {
     const attempt = async (mutate: (params: Record<string, any>, nonce: string, ts: number) => void) => {
       const raw = await rawSocket(gw.url, REMOTE);
       const { payload } = await raw.next((f) => f.event === 'connect.challenge');
-      const params: Record<string, any> = { minProtocol: 3, maxProtocol: 4, client: { id: 'x', mode: 'cli' }, role: 'operator', scopes: ['operator.read'] };
+      const params: Record<string, any> = { minProtocol: 3, maxProtocol: 4, client: { id: 'x', mode: 'cli' }, role: 'operator', scopes: ['operator.read'], auth: { token: TEST_TOKEN } };
       const signed = deviceAuthPayload({ deviceId: device.deviceId, clientId: 'x', clientMode: 'cli', role: 'operator', scopes: ['operator.read'], signedAtMs: payload.ts, nonce: payload.nonce });
       params.device = { id: device.deviceId, publicKey: base64UrlEncode(rawPublicKey(device.publicKeyPem)), signature: signPayload(device.privateKeyPem, signed), signedAt: payload.ts, nonce: payload.nonce };
       mutate(params, payload.nonce, payload.ts);
@@ -349,25 +349,55 @@ describe('requests', () => {
 });
 
 describe('events', () => {
-  it('sends ticks and presence with a per-connection seq', async () => {
+  it('sends ticks, and presence only to clients that want it, with a per-connection seq', async () => {
     const gw = await gateway({ gateway: { tickIntervalMs: 1000 } });
     const raw = await rawSocket(gw.url);
-    raw.send(connectFrame({ client: { id: 'watcher', mode: 'test' } }));
+    raw.send(connectFrame({ client: { id: 'watcher', mode: 'ui' } }));
     await raw.next((f) => f.type === 'res');
+    // A CLI-style client did not ask for presence: it gets ticks but no presence events.
+    const cli = await rawSocket(gw.url);
+    cli.send(connectFrame({ client: { id: 'quiet', mode: 'cli' } }));
+    await cli.next((f) => f.type === 'res');
     const other = await open(gw.url, { client: { id: 'second-client' } });
-    const presence = await raw.next((f) => f.event === 'presence');
-    expect(presence.payload.presence.map((entry: { clientId: string }) => entry.clientId)).toEqual(['second-client', 'watcher']);
+    const presence = await raw.next((f) => f.event === 'presence' && f.payload.presence.length === 3);
+    expect(presence.payload.presence.map((entry: { clientId: string }) => entry.clientId)).toEqual(['second-client', 'quiet', 'watcher']);
     expect(presence.stateVersion).toMatchObject({ presence: expect.any(Number) });
     const tick = await raw.next((f) => f.event === 'tick', 2500);
     expect(tick.payload.ts).toEqual(expect.any(Number));
+    await cli.next((f) => f.event === 'tick', 2500);
+    expect(cli.frames.filter((f) => f.event === 'presence')).toEqual([]);
     const seqs = raw.frames.filter((f) => f.type === 'event' && f.seq !== undefined).map((f) => f.seq);
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
-    expect(((await other.request('system-presence')) as unknown[]).length).toBe(2);
+    expect(((await other.request('system-presence')) as unknown[]).length).toBe(3);
     raw.ws.close();
-    await sleep(100);
-    const after = (await other.request('system-presence')) as Array<{ clientId: string; connected: boolean }>;
-    expect(after.find((entry) => entry.clientId === 'watcher')).toMatchObject({ connected: false });
+    cli.ws.close();
+    // Having asked once (system-presence), `other` now receives the coalesced update.
+    const update = await new Promise<Record<string, any>>((resolve) => {
+      const check = setInterval(async () => {
+        const after = (await other.request('system-presence')) as Array<{ clientId: string; connected: boolean }>;
+        if (after.filter((entry) => !entry.connected).length === 2) {
+          clearInterval(check);
+          resolve(after);
+        }
+      }, 50);
+    });
+    expect(update.find((entry: { clientId: string }) => entry.clientId === 'watcher')).toMatchObject({ connected: false });
+  });
+
+  it('coalesces a burst of connects into a few presence snapshots', async () => {
+    const gw = await gateway({ gateway: { presenceIntervalMs: 300 } });
+    const watcher = await rawSocket(gw.url);
+    watcher.send(connectFrame({ client: { id: 'watcher', mode: 'ui' } }));
+    await watcher.next((f) => f.type === 'res');
+    const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => open(gw.url, { client: { id: `burst-${i}` } })));
+    await watcher.next((f) => f.event === 'presence' && f.payload.presence.length === 31, 3000);
+    const snapshots = watcher.frames.filter((f) => f.event === 'presence');
+    // 31 connects; a snapshot at most every 300 ms while they land.
+    expect(snapshots.length).toBeLessThanOrEqual(4);
+    await Promise.all(burst.map((c) => c.close()));
+    running.splice(0, running.length, ...running.filter((item) => !burst.includes(item as GatewayClient)));
+    watcher.ws.close();
   });
 
   it('drops streaming events for a slow consumer, then closes it when its buffer passes the cap', async () => {
@@ -398,10 +428,11 @@ describe('events', () => {
 
   it('on stop: refuses new sockets, sends shutdown, finishes running requests, runs gateway_stop, closes', async () => {
     const gw = await startGateway();
-    const c = new GatewayClient({ url: gw.url, identity: generateDeviceIdentity() });
+    const c = new GatewayClient({ url: gw.url, token: TEST_TOKEN, identity: generateDeviceIdentity() });
     const events: Array<{ event: string; payload: unknown }> = [];
     const closes: number[] = [];
     const withHandlers = new GatewayClient({
+      token: TEST_TOKEN,
       url: gw.url,
       identity: generateDeviceIdentity(),
       onEvent: (frame) => events.push({ event: frame.event, payload: frame.payload }),
@@ -524,7 +555,7 @@ describe('client', () => {
     const stateDir = tempDir('claw-recon-');
     const gw = await startGateway({ stateDir });
     const hellos: number[] = [];
-    const c = new GatewayClient({ url: gw.url, identity: generateDeviceIdentity(), reconnect: { initialMs: 50, maxMs: 200 }, onHello: () => hellos.push(Date.now()) });
+    const c = new GatewayClient({ url: gw.url, token: TEST_TOKEN, identity: generateDeviceIdentity(), reconnect: { initialMs: 50, maxMs: 200 }, onHello: () => hellos.push(Date.now()) });
     running.push(c);
     await c.connect();
     await expect(c.request('test.slow', { ms: 500 }, { timeoutMs: 100 })).rejects.toThrow('test.slow timed out after 100 ms');

@@ -28,25 +28,14 @@ import { StaticBundle } from '../plugins/channel-webchat/static.js';
 import { GatewayServer } from '../plugins/gateway/server.js';
 import { PairingStore, pairingFile } from '../plugins/gateway/pairing.js';
 import { resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, GATEWAY_DEFAULTS, startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
 import { REPO, tempDir } from './helpers.js';
 
 const WEBCHAT_DIR = join(REPO, 'plugins', 'channel-webchat');
 const AGENT_LOOP_DIR = join(REPO, 'plugins', 'agent-loop');
 
 /** The gateway section with its manifest defaults, on an ephemeral port. */
-const GATEWAY_SECTION: GatewaySection = {
-  port: 0,
-  tickIntervalMs: 30_000,
-  maxPayloadBytes: 26_214_400,
-  maxBufferedBytes: 52_428_800,
-  dropEventsAboveBytes: 1_048_576,
-  handshakeTimeoutMs: 10_000,
-  idempotencyWindowMs: 300_000,
-  shutdownDrainMs: 0,
-  pairing: { autoApproveLoopback: true, requestTtlMs: 300_000 },
-  logs: { level: 'info', maxFileBytes: 10_485_760 },
-};
+const GATEWAY_SECTION: GatewaySection = { ...GATEWAY_DEFAULTS, port: 0, shutdownDrainMs: 0, auth: { ...GATEWAY_DEFAULTS.auth, token: TEST_TOKEN } };
 
 async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const start = Date.now();
@@ -83,6 +72,7 @@ class BrowserPlatform implements FakePlatform {
     this.connection ??= (async () => {
       const operator = new GatewayClient({
         url: this.url!,
+        token: TEST_TOKEN,
         scopes: ['operator.read', 'operator.write'],
         onEvent: (frame: EventFrame) => {
           if (frame.event !== 'webchat.message') return;

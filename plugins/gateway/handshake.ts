@@ -15,6 +15,7 @@ import {
 } from '../../kernel/index.js';
 import { deviceAuthPayload, deviceIdFor, parsePublicKey, verifySignature } from '../../sdk/device-auth.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
+import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewaySettings } from './settings.js';
 
 /** How far a device's signedAt may be from the gateway clock. */
@@ -26,6 +27,9 @@ export interface ConnectContext {
   local: boolean;
   remoteAddress?: string;
   now: number;
+  /** Failed-auth lockout, and this client's key in it (undefined key: not counted). */
+  limiter?: AuthRateLimiter;
+  clientKey?: string;
 }
 
 export interface Admission {
@@ -54,6 +58,19 @@ function reject(code: string, message: string, details: Record<string, unknown> 
   return { ok: false, error: new ProtocolError(code, message, details) };
 }
 
+function rateLimited(retryAfterMs: number): HandshakeResult {
+  return {
+    ok: false,
+    error: new ProtocolError(
+      ErrorCodes.INVALID_REQUEST,
+      'unauthorized: too many failed authentication attempts (retry later)',
+      { code: 'AUTH_RATE_LIMITED', authReason: 'rate_limited', recommendedNextStep: 'wait_then_retry' },
+      true,
+      retryAfterMs,
+    ),
+  };
+}
+
 export function hasScope(scopes: readonly string[], needed: string): boolean {
   if (scopes.includes(needed) || scopes.includes('operator.admin')) return true;
   return needed === 'operator.read' && scopes.includes('operator.write');
@@ -66,6 +83,16 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
     return reject(ErrorCodes.INVALID_REQUEST, `invalid connect params: ${summary}`, { issues: checked.issues });
   }
   const params = checked.value;
+
+  // A locked-out client is refused before anything about it is checked.
+  const presented = params.auth?.token ?? params.auth?.password;
+  const deviceToken = params.auth?.deviceToken ?? params.auth?.token;
+  const { limiter, clientKey } = ctx;
+  const counted = limiter !== undefined && clientKey !== undefined && settings.auth.mode !== 'none';
+  if (counted) {
+    const locked = Math.max(presented ? limiter.retryAfterMs(clientKey, 'shared') : 0, params.auth?.deviceToken ? limiter.retryAfterMs(clientKey, 'device') : 0);
+    if (locked > 0) return rateLimited(locked);
+  }
 
   // Protocol: the highest version both sides speak.
   const protocol = Math.min(params.maxProtocol, PROTOCOL_VERSION);
@@ -129,13 +156,21 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
   }
 
   // Gateway auth applies to every connection, local or not.
-  const presented = params.auth?.token ?? params.auth?.password;
   let authMethod: Admission['authMethod'] | undefined;
   if (settings.auth.mode === 'none') authMethod = 'none';
   else if (settings.auth.mode === 'token' && presented && safeEqual(presented, settings.auth.token!)) authMethod = 'token';
   else if (settings.auth.mode === 'password' && presented && safeEqual(presented, settings.auth.password!)) authMethod = 'password';
-  const deviceToken = params.auth?.deviceToken ?? params.auth?.token;
   if (!authMethod && deviceId && deviceToken && pairing.verifyToken(deviceId, role, deviceToken)) authMethod = 'device-token';
+  if (counted) {
+    if (authMethod === 'token' || authMethod === 'password') limiter.succeed(clientKey, 'shared');
+    else if (authMethod === 'device-token') limiter.succeed(clientKey, 'device');
+    else {
+      // Only wrong credentials count: a client that sent none is not guessing.
+      const lockouts = [presented ? limiter.fail(clientKey, 'shared') : 0, params.auth?.deviceToken ? limiter.fail(clientKey, 'device') : 0];
+      const lockout = Math.max(...lockouts);
+      if (lockout > 0) return rateLimited(lockout);
+    }
+  }
   if (!authMethod) {
     const secret = settings.auth.mode === 'password' ? 'password' : 'token';
     const detail = presented ? `AUTH_${secret.toUpperCase()}_MISMATCH` : `AUTH_${secret.toUpperCase()}_MISSING`;

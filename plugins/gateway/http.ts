@@ -7,6 +7,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { KernelServices, Logger } from '../../kernel/index.js';
 import { safeEqual } from './handshake.js';
+import { clientKey, isLoopbackAddress, type AuthRateLimiter } from './rate-limit.js';
+import { checkContentType } from './request-guard.js';
 import type { GatewaySettings } from './settings.js';
 
 export interface HttpApp {
@@ -19,19 +21,34 @@ export interface HttpAppOptions {
   kernel: KernelServices;
   settings: GatewaySettings;
   logger: Logger;
+  limiter: AuthRateLimiter;
   health(): { ok: boolean; status: string; uptimeMs: number; version: string };
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+/** The outcome of checking a request's `Authorization: Bearer <token or password>`. */
+export type HttpAuthResult = { ok: true } | { ok: false; status: 401 | 429; message: string; retryAfterMs?: number };
 
-/** Gateway auth for HTTP: `Authorization: Bearer <token or password>`. */
-export function httpAuthorized(req: IncomingMessage, settings: GatewaySettings): boolean {
-  if (settings.auth.mode === 'none') return LOOPBACK.has(req.socket.remoteAddress ?? '');
-  const header = req.headers.authorization ?? '';
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match) return false;
+/**
+ * Gateway auth for HTTP, with the same failed-attempt lockout as the WebSocket handshake.
+ * A locked-out client is answered 429 before its secret is compared.
+ */
+export function httpAuthorize(req: IncomingMessage, settings: GatewaySettings, limiter: AuthRateLimiter): HttpAuthResult {
+  const unauthorized = { ok: false as const, status: 401 as const, message: 'unauthorized: send Authorization: Bearer <gateway token>' };
+  if (settings.auth.mode === 'none') return isLoopbackAddress(req.socket.remoteAddress ?? '') ? { ok: true } : unauthorized;
+  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  if (!match) return unauthorized;
+  const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
+  const client = clientKey(req.socket.remoteAddress, req.headers.origin, forwarded, settings.auth.rateLimit);
+  const locked = client.exempt ? 0 : limiter.retryAfterMs(client.key, 'shared');
+  if (locked > 0) return { ok: false, status: 429, message: 'too many failed authentication attempts; retry later', retryAfterMs: locked };
   const secret = settings.auth.mode === 'token' ? settings.auth.token! : settings.auth.password!;
-  return safeEqual(match[1]!.trim(), secret);
+  if (safeEqual(match[1]!.trim(), secret)) {
+    if (!client.exempt) limiter.succeed(client.key, 'shared');
+    return { ok: true };
+  }
+  const lockout = client.exempt ? 0 : limiter.fail(client.key, 'shared');
+  if (lockout > 0) return { ok: false, status: 429, message: 'too many failed authentication attempts; retry later', retryAfterMs: lockout };
+  return unauthorized;
 }
 
 export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
@@ -71,9 +88,17 @@ export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
         }
         return reply.code(404).send({ error: `no route for ${request.method} ${path}` });
       }
-      if (found.route.auth !== 'none' && !httpAuthorized(request.raw, options.settings)) {
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'unauthorized: send Authorization: Bearer <gateway token>' });
+      if (found.route.auth !== 'none') {
+        const auth = httpAuthorize(request.raw, options.settings, options.limiter);
+        if (!auth.ok) {
+          if (auth.retryAfterMs !== undefined) reply.header('retry-after', String(Math.ceil(auth.retryAfterMs / 1000)));
+          else reply.header('www-authenticate', 'Bearer');
+          return reply.code(auth.status).send({ error: auth.message });
+        }
       }
+      // Checked after auth so an unauthenticated caller learns nothing about the route.
+      const badType = checkContentType(request.raw);
+      if (badType) return reply.code(badType.status).send({ error: badType.message });
       reply.hijack();
       try {
         await found.route.handler(request.raw, reply.raw);

@@ -9,7 +9,8 @@ import { logFile } from './log-file.js';
 import { registerMethods } from './methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
-import { resolveSettings, type GatewaySection } from './settings.js';
+import { needsGeneratedToken, resolveSettings, type GatewaySection } from './settings.js';
+import { saveGeneratedToken } from './token.js';
 
 /** The `gateway` service as the `claw gateway` runner drives it. */
 export interface GatewayService extends ServiceDefinition {
@@ -42,7 +43,8 @@ export default definePlugin({
       id: 'gateway',
       runtime,
       async start() {
-        const settings = resolveSettings(section, api.kernel.env);
+        const auth = needsGeneratedToken(section, api.kernel.env) ? { ...section.auth, mode: 'token' as const, token: saveGeneratedToken(api) } : section.auth;
+        const settings = resolveSettings({ ...section, auth }, api.kernel.env);
         const { GatewayServer } = await import('./server.js');
         const server = new GatewayServer({ kernel: api.kernel, logger: api.logger, settings, pairing: runtime.pairing, version: runtime.version });
         await server.start();

@@ -146,8 +146,11 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('system-presence', {
     params: EMPTY,
     scope: 'operator.read',
-    description: 'Connected (and recently disconnected) clients.',
-    handler: () => runtime.server?.presence.snapshot() ?? [],
+    description: 'Connected (and recently disconnected) clients; the caller receives presence events from then on.',
+    handler: (_params, ctx) => {
+      if (ctx.connId) runtime.server?.wantPresence(ctx.connId);
+      return runtime.server?.presence.snapshot() ?? [];
+    },
   });
 
   api.registerGatewayMethod('gateway.identity.get', {

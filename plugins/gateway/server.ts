@@ -29,6 +29,8 @@ import {
   normalizeMainKey,
 } from '../../kernel/index.js';
 import { admitConnect, hasScope, type Admission } from './handshake.js';
+import { AuthRateLimiter, clientKey, isLoopbackAddress } from './rate-limit.js';
+import { checkRequest, type Refusal } from './request-guard.js';
 import { DedupeCache, type Outcome } from './dedupe.js';
 import { acquireLock, type GatewayLock } from './lock.js';
 import type { PairingStore } from './pairing.js';
@@ -57,12 +59,20 @@ export class Connection {
   dropped = 0;
   connectedAt = 0;
   handshakeTimer?: NodeJS.Timeout;
+  releasePreauth?: () => void;
+  stopPreauthCount?: () => void;
+  /** Bytes received before connect succeeded (the pre-auth limit is enforced as they arrive). */
+  preauthBytes = 0;
+  /** Wants `presence` events: a UI client, or one that asked for `system-presence`. */
+  wantsPresence = false;
 
   constructor(
     readonly ws: WebSocket,
     readonly remoteAddress: string | undefined,
     /** On this machine and not forwarded by a proxy. */
     readonly local: boolean,
+    /** Identifies the client to the failed-auth limiter; undefined when it is exempt. */
+    readonly limiterKey: string | undefined,
   ) {}
 
   get role(): string | undefined {
@@ -82,8 +92,23 @@ export class Connection {
 const { WebSocket, WebSocketServer } = createRequire(import.meta.url)('ws') as typeof import('ws');
 type WebSocket = WsSocket;
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 const HEALTH_EVENT_INTERVAL_MS = 60_000;
+/** Room for WebSocket frame headers on top of the pre-auth payload limit. */
+const PREAUTH_FRAMING_SLACK = 1024;
+/** Client modes that display presence (the Control UI and web chat). */
+const PRESENCE_MODES = new Set(['ui', 'webchat']);
+
+function forwardedRequest(req: IncomingMessage): boolean {
+  return req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
+}
+
+function refuseRaw(socket: Duplex, refusal: Refusal, extraHeaders = ''): void {
+  const body = `${JSON.stringify({ error: refusal.message })}\n`;
+  const reason = { 403: 'Forbidden', 421: 'Misdirected Request', 503: 'Service Unavailable' }[refusal.status] ?? 'Refused';
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`,
+  );
+}
 
 function closeReason(text: string): string {
   // The WebSocket protocol allows 123 bytes of close reason.
@@ -109,10 +134,17 @@ export class GatewayServer {
   private inflight = 0;
   private idle?: () => void;
   private healthVersion = 0;
+  private readonly limiter: AuthRateLimiter;
+  /** Sockets that have not completed connect: in total and per client address. */
+  private preauthTotal = 0;
+  private readonly preauthByAddress = new Map<string, number>();
+  private presenceTimer?: NodeJS.Timeout;
+  private presenceSentAt = 0;
   address?: { host: string; port: number };
 
   constructor(private readonly options: GatewayServerOptions) {
     this.dedupe = new DedupeCache(options.settings.idempotencyWindowMs);
+    this.limiter = new AuthRateLimiter(options.settings.auth.rateLimit);
   }
 
   get settings(): GatewaySettings {
@@ -130,13 +162,13 @@ export class GatewayServer {
     this.lock = acquireLock(kernel.paths.stateDir, { host: settings.host, port: settings.port });
     try {
       this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
-      this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => this.onConnection(ws, req));
+      this.wss.on('connection', (ws: WebSocket, req: IncomingMessage, release: () => void) => this.onConnection(ws, req, release));
       const pendingHttp: Array<[IncomingMessage, ServerResponse]> = [];
       let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
       // fastify costs ~80 ms and ~15 MB to load; a gateway used only over WebSocket never
       // needs it. It comes up on the first HTTP request, which waits for it.
       this.loadHttp = () =>
-        (this.httpLoading ??= startHttpApp({ server: this.http!, kernel, settings, logger, health: () => this.health() }).then(
+        (this.httpLoading ??= startHttpApp({ server: this.http!, kernel, settings, logger, limiter: this.limiter, health: () => this.health() }).then(
           (app) => {
             this.app = app;
             handle = app.handle;
@@ -149,6 +181,11 @@ export class GatewayServer {
           for (const [req, res] of pendingHttp.splice(0)) handle!(req, res);
         }));
       this.http = createServer((req, res) => {
+        const refused = checkRequest(req, settings);
+        if (refused) {
+          logger.warn(`refused HTTP ${req.method} ${req.url?.split('?')[0]}: ${refused.message}`, { remote: req.socket.remoteAddress });
+          return void res.writeHead(refused.status, { 'content-type': 'application/json', connection: 'close' }).end(`${JSON.stringify({ error: refused.message })}\n`);
+        }
         if (handle) return handle(req, res);
         if (pendingHttp.length >= 1024) return void res.writeHead(503, { 'retry-after': '1' }).end('{"error":"gateway starting"}');
         pendingHttp.push([req, res]);
@@ -182,7 +219,12 @@ export class GatewayServer {
       trace('gateway: listening');
       logger.info(`gateway listening on ws://${settings.host}:${port} (auth: ${settings.auth.mode})`, { port, host: settings.host });
       const browserHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
-      logger.info(`web UI: http://${browserHost.includes(':') ? `[${browserHost}]` : browserHost}:${port}/${settings.auth.mode === 'none' ? '' : `#token=<your ${settings.auth.mode}>`}`);
+      const webUi = `http://${browserHost.includes(':') ? `[${browserHost}]` : browserHost}:${port}/`;
+      if (settings.auth.mode === 'none') {
+        logger.warn(`gateway auth is OFF (gateway.auth.mode "none"): any program on this machine can control the assistant. Web UI: ${webUi}`);
+      } else {
+        logger.info(`web UI: ${webUi} (run \`claw dashboard\` to open it signed in with the gateway ${settings.auth.mode})`);
+      }
       await kernel.hooks.runVoid('gateway_start', { port, host: settings.host });
       return this.address;
     } catch (error) {
@@ -200,6 +242,7 @@ export class GatewayServer {
     if (!this.accepting && !this.http) return;
     const { kernel, logger, settings } = this.options;
     this.accepting = false;
+    clearTimeout(this.presenceTimer);
     for (const timer of this.timers) clearTimeout(timer);
     this.timers = [];
     this.unsubscribe?.();
@@ -227,41 +270,63 @@ export class GatewayServer {
 
   private onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (!this.accepting || !this.wss) {
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n');
+      refuseRaw(socket, { status: 503, message: 'the gateway is not accepting connections' });
       return;
     }
-    // Browsers let any web page open a WebSocket to 127.0.0.1. A browser always sends Origin:
-    // only pages served by this gateway (same host) or origins the config allows get in.
-    const refused = this.refusedOrigin(req);
+    const refused = checkRequest(req, this.settings);
     if (refused) {
-      this.options.logger.warn(`refused a WebSocket from origin ${refused}`);
-      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nthis origin may not connect to the gateway (gateway.allowedOrigins)\n');
+      this.options.logger.warn(`refused a WebSocket: ${refused.message}`, { remote: req.socket.remoteAddress });
+      refuseRaw(socket, refused);
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req));
-  }
-
-  /** The Origin header when it names another site than this gateway, else undefined. */
-  private refusedOrigin(req: IncomingMessage): string | undefined {
-    const origin = req.headers.origin;
-    if (origin === undefined) return undefined;
-    let host: string;
-    try {
-      host = new URL(origin).host;
-    } catch {
-      return origin;
+    // Admission: sockets that have not authenticated are capped in total and per address,
+    // so nobody can hold the gateway's memory or file descriptors without a credential.
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const directLoopback = isLoopbackAddress(address) && !forwardedRequest(req);
+    const fromAddress = this.preauthByAddress.get(address) ?? 0;
+    const { maxConnections, maxPerAddress } = this.settings.preauth;
+    if (this.preauthTotal >= maxConnections || (!directLoopback && fromAddress >= maxPerAddress)) {
+      const which = this.preauthTotal >= maxConnections ? `${maxConnections} in total` : `${maxPerAddress} from ${address}`;
+      this.options.logger.warn(`refused a WebSocket: too many unauthenticated connections (${which})`, { remote: address });
+      refuseRaw(socket, { status: 503, message: 'too many connections are still authenticating; retry shortly' }, 'Retry-After: 1\r\n');
+      return;
     }
-    if (host === req.headers.host) return undefined;
-    if ((this.settings.allowedOrigins ?? []).some((allowed) => allowed === '*' || allowed === origin)) return undefined;
-    return origin;
+    this.preauthTotal++;
+    this.preauthByAddress.set(address, fromAddress + 1);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.preauthTotal--;
+      const left = (this.preauthByAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.preauthByAddress.set(address, left);
+      else this.preauthByAddress.delete(address);
+    };
+    // The socket may die before the upgrade completes; the slot must come back either way.
+    socket.once('close', release);
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req, release));
   }
 
-  private onConnection(ws: WebSocket, req: IncomingMessage): void {
+  private onConnection(ws: WebSocket, req: IncomingMessage, releasePreauth: () => void): void {
     const address = req.socket.remoteAddress;
     // A request relayed by a proxy on this machine is treated as coming from elsewhere.
-    const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
-    const conn = new Connection(ws, address, LOOPBACK.has(address ?? '') && !forwarded);
+    const forwarded = forwardedRequest(req);
+    const limited = clientKey(address, req.headers.origin, forwarded, this.settings.auth.rateLimit);
+    const conn = new Connection(ws, address, isLoopbackAddress(address ?? '') && !forwarded, limited.exempt ? undefined : limited.key);
+    conn.releasePreauth = releasePreauth;
     this.connections.set(conn.id, conn);
+    // ws buffers a whole frame before handing it over, so the pre-auth size limit is
+    // enforced on the bytes as they arrive: nobody unauthenticated can make it buffer more.
+    const socket = req.socket;
+    const countPreauth = (chunk: Buffer) => {
+      conn.preauthBytes += chunk.length;
+      if (conn.state === 'handshake' && conn.preauthBytes > MAX_PREAUTH_PAYLOAD_BYTES + PREAUTH_FRAMING_SLACK) {
+        socket.pause();
+        this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `more than ${MAX_PREAUTH_PAYLOAD_BYTES} bytes sent before connect: exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`), CloseCodes.tooBig);
+      }
+    };
+    socket.on('data', countPreauth);
+    conn.stopPreauthCount = () => socket.off('data', countPreauth);
     conn.handshakeTimer = setTimeout(() => {
       this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `no connect request within ${this.settings.handshakeTimeoutMs} ms`), CloseCodes.policy);
     }, this.settings.handshakeTimeoutMs);
@@ -276,10 +341,12 @@ export class GatewayServer {
     if (!this.connections.delete(conn.id)) return;
     conn.state = 'closed';
     clearTimeout(conn.handshakeTimer);
+    conn.releasePreauth?.();
+    conn.stopPreauthCount?.();
     conn.abort.abort();
     if (conn.admission) {
       this.presence.disconnect(conn.instanceId, conn.id);
-      this.broadcastPresence();
+      this.presenceChanged();
     }
   }
 
@@ -362,7 +429,12 @@ export class GatewayServer {
   private handshake(conn: Connection, frame: RequestFrame): void {
     clearTimeout(conn.handshakeTimer);
     const { settings, pairing, kernel, logger } = this.options;
-    const result = admitConnect(frame.params, { nonce: conn.nonce, local: conn.local, remoteAddress: conn.remoteAddress, now: Date.now() }, settings, pairing);
+    const result = admitConnect(
+      frame.params,
+      { nonce: conn.nonce, local: conn.local, remoteAddress: conn.remoteAddress, now: Date.now(), limiter: this.limiter, clientKey: conn.limiterKey },
+      settings,
+      pairing,
+    );
     if (!result.ok) {
       if (result.pairing?.created) {
         const request = result.pairing.request;
@@ -377,7 +449,10 @@ export class GatewayServer {
     conn.admission = admission;
     conn.state = 'open';
     conn.connectedAt = Date.now();
+    conn.releasePreauth?.();
+    conn.stopPreauthCount?.();
     const client = admission.params.client;
+    conn.wantsPresence = admission.role === 'operator' && PRESENCE_MODES.has(client.mode ?? '') && hasScope(admission.scopes, 'operator.read');
     this.presence.upsert({
       instanceId: conn.instanceId,
       connId: conn.id,
@@ -423,7 +498,7 @@ export class GatewayServer {
       },
     });
     logger.debug('client connected', { conn: conn.id, client: client.id, role: admission.role, auth: admission.authMethod });
-    this.broadcastPresence(conn.id);
+    this.presenceChanged();
   }
 
   // ── Requests ───────────────────────────────────────────────────────────────────
@@ -538,9 +613,13 @@ export class GatewayServer {
    * closes the connection instead of buffering without bound.
    */
   private send(conn: Connection, frame: object, droppable = false): boolean {
+    if (conn.ws.readyState !== WebSocket.OPEN) return false;
+    return this.sendText(conn, JSON.stringify(frame), droppable);
+  }
+
+  private sendText(conn: Connection, text: string, droppable: boolean): boolean {
     const ws = conn.ws;
     if (ws.readyState !== WebSocket.OPEN) return false;
-    const text = JSON.stringify(frame);
     const buffered = ws.bufferedAmount;
     if (droppable && buffered > this.settings.dropEventsAboveBytes) {
       conn.dropped++;
@@ -561,29 +640,60 @@ export class GatewayServer {
     return this.send(conn, { type: 'event', event, payload, seq, ...(stateVersion ? { stateVersion } : {}) }, droppable);
   }
 
-  /** Events emitted by any plugin through the protocol registry. */
-  private deliver(emitted: EmittedEvent): void {
-    const targets = emitted.connIds ? emitted.connIds.map((id) => this.connections.get(id)).filter((c): c is Connection => !!c) : this.connectionList();
+  /**
+   * One event to many connections: the payload is serialised once and only the
+   * per-connection sequence number is spliced in, so fan-out costs a string concat each.
+   */
+  private fanOut(targets: Iterable<Connection>, event: string, payload: unknown, droppable: boolean, stateVersion?: object): void {
+    let head: string | undefined;
+    let tail = '';
     for (const conn of targets) {
       if (conn.state !== 'open') continue;
-      if (emitted.scope && (conn.role !== 'operator' || !hasScope(conn.scopes, emitted.scope))) continue;
-      this.sendEvent(conn, emitted.event, emitted.payload, emitted.droppable);
+      if (head === undefined) {
+        head = `{"type":"event","event":${JSON.stringify(event)},"payload":${JSON.stringify(payload) ?? 'null'},"seq":`;
+        tail = stateVersion ? `,"stateVersion":${JSON.stringify(stateVersion)}}` : '}';
+      }
+      this.sendText(conn, `${head}${++conn.seq}${tail}`, droppable);
     }
   }
 
+  /** Events emitted by any plugin through the protocol registry. */
+  private deliver(emitted: EmittedEvent): void {
+    const targets = emitted.connIds ? emitted.connIds.map((id) => this.connections.get(id)).filter((c): c is Connection => !!c) : this.connections.values();
+    const allowed = emitted.scope ? filter(targets, (conn) => conn.role === 'operator' && hasScope(conn.scopes, emitted.scope!)) : targets;
+    this.fanOut(allowed, emitted.event, emitted.payload, emitted.droppable ?? false);
+  }
+
   broadcast(event: string, payload: unknown, stateVersion?: object, except?: string): void {
-    for (const conn of this.connections.values()) {
-      if (conn.state === 'open' && conn.id !== except) this.sendEvent(conn, event, payload, false, stateVersion);
-    }
+    this.fanOut(filter(this.connections.values(), (conn) => conn.id !== except), event, payload, false, stateVersion);
   }
 
   private stateVersion() {
     return { presence: this.presence.version, health: this.healthVersion };
   }
 
-  private broadcastPresence(except?: string): void {
-    const presence = this.presence.snapshot();
-    this.broadcast('presence', { presence }, this.stateVersion(), except);
+  /** A connection asked for presence (system-presence): it gets presence events from now on. */
+  wantPresence(connId: string): void {
+    const conn = this.connections.get(connId);
+    if (conn) conn.wantsPresence = true;
+  }
+
+  /**
+   * Connects and disconnects are coalesced: at most one presence snapshot per
+   * `presenceIntervalMs`, serialised once, sent only to connections that want presence.
+   * A burst of a thousand connects costs a handful of snapshots, not a thousand squared.
+   */
+  private presenceChanged(): void {
+    if (this.presenceTimer || !this.accepting) return;
+    const wait = Math.max(0, this.presenceSentAt + this.settings.presenceIntervalMs - Date.now());
+    this.presenceTimer = setTimeout(() => {
+      this.presenceTimer = undefined;
+      this.presenceSentAt = Date.now();
+      const targets = filter(this.connections.values(), (conn) => conn.wantsPresence);
+      // Presence is a snapshot: one that cannot be delivered now is superseded by the next.
+      this.fanOut(targets, 'presence', { presence: this.presence.snapshot() }, true, this.stateVersion());
+    }, wait);
+    this.presenceTimer.unref();
   }
 
   private publishHealth(): void {
@@ -615,6 +725,10 @@ export class GatewayServer {
       eventLoopDelayMs: Number.isFinite(delay) ? Math.round(delay / 1e4) / 100 : 0,
     };
   }
+}
+
+function* filter<T>(items: Iterable<T>, keep: (item: T) => boolean): Iterable<T> {
+  for (const item of items) if (keep(item)) yield item;
 }
 
 /** The `id` of a frame we could not accept, if it has one, so the error can be correlated. */
