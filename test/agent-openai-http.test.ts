@@ -8,7 +8,7 @@ let h: AgentHarness;
 let openai: OpenAI;
 
 beforeAll(async () => {
-  h = await startAgent({ gateway: { auth: { mode: 'token', token: TOKEN } } });
+  h = await startAgent({ gateway: { auth: { mode: 'token', token: TOKEN }, http: { endpoints: { chatCompletions: { enabled: true } } } } });
   openai = new OpenAI({ baseURL: `http://127.0.0.1:${h.gw.port}/v1`, apiKey: TOKEN, maxRetries: 0 });
 });
 afterAll(() => h.stop());

@@ -16,11 +16,6 @@ import { AgentRuntime, type DispatchInput, type RunHandle } from './runtime.js';
 import type { SessionResetConfig } from './sessions/reset.js';
 import type { MessagesSection } from './settings.js';
 
-export type AgentLoopConfig = {
-  /** Serve POST /v1/chat/completions on the gateway (behind gateway auth). */
-  openaiHttp: boolean;
-};
-
 /** What the `agentLoop` slot holds: `run` for one-shot callers, `dispatch` for channels. */
 export interface AgentLoopSlot extends AgentLoop {
   dispatch(input: DispatchInput): Promise<RunHandle>;
@@ -36,7 +31,7 @@ function bundledSkillsDir(): string {
   return fileURLToPath(new URL('../../skills/', import.meta.url));
 }
 
-export default definePlugin<AgentLoopConfig>({
+export default definePlugin({
   id: 'agent-loop',
   register(api) {
     const runtime = new AgentRuntime(
@@ -75,9 +70,10 @@ export default definePlugin<AgentLoopConfig>({
     };
     api.registerAgentLoop(slot);
 
-    if (api.config.openaiHttp) {
-      api.registerHttpRoute({ method: 'POST', path: '/v1/chat/completions', handler: createChatCompletionsHandler(runtime) });
-    }
+    // Off unless the owner turns it on (OpenClaw's key): an HTTP endpoint that runs the agent
+    // is one more way in, so it must be asked for.
+    const endpoints = (api.kernel.config().gateway as { http?: { endpoints?: { chatCompletions?: { enabled?: boolean } } } } | undefined)?.http?.endpoints;
+    api.registerHttpRoute({ method: 'POST', path: '/v1/chat/completions', handler: createChatCompletionsHandler(runtime, endpoints?.chatCompletions?.enabled === true) });
 
     for (const [name, description] of [
       ['agent', 'Send a message to an agent and stream the answer'],

@@ -117,8 +117,13 @@ function agentFromModel(model: string | undefined): string | undefined {
   return match ? match[1] : undefined;
 }
 
-export function createChatCompletionsHandler(runtime: AgentRuntime) {
+export function createChatCompletionsHandler(runtime: AgentRuntime, enabled: boolean) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!enabled) {
+      req.resume();
+      sendError(res, new HttpError(404, 'the OpenAI-compatible endpoint is off: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway', 'not_found_error'));
+      return;
+    }
     let request: ChatCompletionRequest;
     try {
       request = parseRequest(await readBody(req, MAX_BODY_BYTES));
