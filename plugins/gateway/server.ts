@@ -321,8 +321,11 @@ export class GatewayServer {
     const countPreauth = (chunk: Buffer) => {
       conn.preauthBytes += chunk.length;
       if (conn.state === 'handshake' && conn.preauthBytes > MAX_PREAUTH_PAYLOAD_BYTES + PREAUTH_FRAMING_SLACK) {
-        socket.pause();
         this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `more than ${MAX_PREAUTH_PAYLOAD_BYTES} bytes sent before connect: exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`), CloseCodes.tooBig);
+        // Stop reading now (ws would keep buffering the frame): flush the close frame, then drop.
+        socket.off('data', countPreauth);
+        socket.once('finish', () => socket.destroy());
+        socket.end();
       }
     };
     socket.on('data', countPreauth);
