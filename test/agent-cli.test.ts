@@ -3,7 +3,7 @@
  * embedded with --local), claw models list|status, claw sessions — with the model faked on
  * 127.0.0.1, plus a local GGUF through the llama-cpp provider.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
@@ -35,12 +35,19 @@ describe('claw setup', () => {
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain(`Created config ${join(stateDir, 'openclaw.json')}`);
     expect(first.stdout).toMatch(/created AGENTS\.md/);
+    // The gateway will need auth: setup makes a strong token and keeps the file owner-only.
+    expect(first.stdout).toContain('Generated a gateway token');
+    const config = JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8'));
+    expect(config.gateway.auth).toEqual({ mode: 'token', token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/) });
+    expect(first.stdout).not.toContain(config.gateway.auth.token);
+    expect(statSync(join(stateDir, 'openclaw.json')).mode & 0o777).toBe(0o600);
     const workspace = join(stateDir, 'workspace');
     for (const name of ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md']) expect(existsSync(join(workspace, name)), name).toBe(true);
     writeFileSync(join(workspace, 'SOUL.md'), 'my own soul');
     const second = await claw(['setup'], env);
     expect(second.stdout).toMatch(/kept {4}SOUL\.md \(already there\)/);
     expect(second.stdout).toContain('already exists (left as it is)');
+    expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token).toBe(config.gateway.auth.token);
     expect(readFileSync(join(workspace, 'SOUL.md'), 'utf8')).toBe('my own soul');
   });
 });

@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { expandHome, type CliContext, type PluginApi } from '../../kernel/index.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import { listSessions } from './methods.js';
 import { providerSettings } from './settings.js';
@@ -291,14 +292,20 @@ function setupCommand(argv: string[], ctx: CliContext, api: PluginApi): number {
   const configPath = api.kernel.paths.configPath;
   const lines: string[] = [];
   const file = api.kernel.configFile;
-  if (!existsSync(configPath)) {
-    file.write({ agents: { defaults: { workspace: requested ?? api.kernel.paths.workspaceDir } } });
-    lines.push(`Created config ${configPath}`);
-  } else if (requested) {
-    const raw = file.read().raw as { agents?: { defaults?: Record<string, unknown> } };
-    file.write({ ...raw, agents: { ...raw.agents, defaults: { ...raw.agents?.defaults, workspace: requested } } });
-    lines.push(`Set agents.defaults.workspace in ${configPath}`);
-  } else lines.push(`Config ${configPath} already exists (left as it is)`);
+  const existed = existsSync(configPath);
+  const raw = (existed ? file.read().raw : {}) as { agents?: { defaults?: Record<string, unknown> }; gateway?: Record<string, unknown> };
+  let next = raw;
+  if (!existed || requested) {
+    next = { ...next, agents: { ...raw.agents, defaults: { ...raw.agents?.defaults, workspace: requested ?? raw.agents?.defaults?.workspace ?? api.kernel.paths.workspaceDir } } };
+    lines.push(existed ? `Set agents.defaults.workspace in ${configPath}` : `Created config ${configPath}`);
+  }
+  // The gateway never runs open: a config without gateway auth gets a strong token now.
+  if (gatewayAuthUnset(raw.gateway as Parameters<typeof gatewayAuthUnset>[0], ctx.env)) {
+    next = { ...next, gateway: { ...raw.gateway, auth: { ...(raw.gateway?.auth as object | undefined), mode: 'token', token: generateGatewayToken() } } };
+    lines.push(`Generated a gateway token (gateway.auth.token in ${configPath}); \`claw dashboard\` opens the web UI with it`);
+  }
+  if (next !== raw) file.write(next);
+  else lines.push(`Config ${configPath} already exists (left as it is)`);
   const workspace = requested ?? api.kernel.paths.workspaceDir;
   const { created, kept } = ensureWorkspace(workspace);
   lines.push(`Workspace ${workspace}`);

@@ -2,6 +2,8 @@
  * The gateway's settings: the `gateway` config section (command-line flags arrive merged
  * into it), then environment variables for anything left unset, then defaults.
  */
+import { gatewayAuthUnset } from '../../sdk/gateway-auth.js';
+
 export type BindMode = 'loopback' | 'lan' | 'custom';
 export type AuthMode = 'none' | 'token' | 'password';
 
@@ -72,9 +74,8 @@ function configuredSecrets(section: GatewaySection, env: Record<string, string |
  * gateway gets a generated token on first start instead of running open.
  */
 export function needsGeneratedToken(section: GatewaySection, env: Record<string, string | undefined>): boolean {
-  const { token, password } = configuredSecrets(section, env);
   // Beyond loopback the owner must choose the secret: refusing to start says so.
-  return section.auth?.mode === undefined && !token && !password && isLoopbackHost(bindHost(section) ?? '');
+  return gatewayAuthUnset(section, env) && isLoopbackHost(bindHost(section) ?? '');
 }
 
 function bindHost(section: Pick<GatewaySection, 'bind' | 'customBindHost'>): string | undefined {

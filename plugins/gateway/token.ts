@@ -3,13 +3,8 @@
  * saves it in the config file (owner-only, written atomically) and tells the owner how to
  * use it. Every local client (the CLI, `claw dashboard`) reads it from there.
  */
-import { randomBytes } from 'node:crypto';
 import type { PluginApi } from '../../kernel/index.js';
-
-/** 32 random bytes, base64url: 43 characters, 256 bits. */
-export function generateGatewayToken(): string {
-  return randomBytes(32).toString('base64url');
-}
+import { generateGatewayToken } from '../../sdk/gateway-auth.js';
 
 export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): string {
   const file = api.kernel.configFile;

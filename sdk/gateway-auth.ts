@@ -1,0 +1,16 @@
+/**
+ * Gateway auth as seen from config: is any configured, and making a token when none is.
+ * Shared by the gateway (first start) and `claw setup`, so both make the same kind of token.
+ */
+import { randomBytes } from 'node:crypto';
+
+/** A gateway token: 32 random bytes, base64url (43 characters, 256 bits). */
+export function generateGatewayToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** True when config and environment name no way to authenticate to the gateway. */
+export function gatewayAuthUnset(gateway: { auth?: { mode?: string; token?: string; password?: string } } | undefined, env: Readonly<Record<string, string | undefined>>): boolean {
+  const auth = gateway?.auth;
+  return !auth?.mode && !auth?.token && !auth?.password && !env.OPENCLAW_GATEWAY_TOKEN?.trim() && !env.OPENCLAW_GATEWAY_PASSWORD?.trim();
+}
