@@ -47,6 +47,23 @@ describe('claw gateway', () => {
     expect(down.stderr).toMatch(/^claw: UNAVAILABLE: gateway not reachable at ws:\/\/127\.0\.0\.1:18789/);
   });
 
+  it('claw dashboard prints or opens the web UI URL with the token in the fragment', async () => {
+    const { env, stateDir } = stateEnv();
+    const gw = await startGateway(env);
+    const token = JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token as string;
+    const printed = await claw(['dashboard', '--no-open'], env);
+    expect(printed).toMatchObject({ code: 0, stdout: `http://127.0.0.1:${gw.port}/#token=${token}\n`, stderr: '' });
+    const json = JSON.parse((await claw(['dashboard', '--json'], env)).stdout);
+    expect(json).toEqual({ ok: true, url: `http://127.0.0.1:${gw.port}/#token=${token}`, httpUrl: `http://127.0.0.1:${gw.port}/`, wsUrl: `ws://127.0.0.1:${gw.port}`, port: gw.port, tokenIncluded: true, running: true });
+    // No desktop to open a browser on: it falls back to printing the URL.
+    const headless = await claw(['dashboard'], { ...env, DISPLAY: '', WAYLAND_DISPLAY: '' });
+    expect(headless.stdout).toContain(`#token=${token}`);
+    gw.child.kill('SIGTERM');
+    await gw.exited;
+    const stopped = await claw(['dashboard', '--no-open'], env);
+    expect(stopped.stderr).toContain('The gateway is not running for this state dir; start it with `claw gateway`.');
+  });
+
   it('refuses a second gateway for the same state dir and a LAN bind without auth', async () => {
     const { env } = stateEnv();
     const gw = await startGateway(env);

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { type CliContext, type Kernel, type PluginApi } from '../../kernel/index.js';
 import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
-import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
+import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import type { GatewayService } from './index.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
@@ -31,6 +31,12 @@ Options (call, health, status, devices):
   --token, --password  shared secret, when the gateway requires one
   --timeout <ms>       per-request timeout (default 30000)
   --json               machine-readable output`,
+  dashboard: `Usage: claw dashboard [--no-open] [--json]
+
+Opens the web UI (Control UI and WebChat) signed in: the gateway token goes in the URL
+fragment, which the browser keeps to itself and the page removes at once.
+  --no-open   print the URL (with the token) instead of opening a browser
+  --json      print {url, httpUrl, wsUrl, port, tokenIncluded, running} and open nothing`,
   devices: `Usage: claw devices list | approve <requestId> | reject <requestId> | remove <deviceId> [--json]`,
 };
 
@@ -56,6 +62,8 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
         return await status(argv, ctx, api);
       case 'devices':
         return await devices(argv, ctx, api);
+      case 'dashboard':
+        return await dashboard(argv, ctx, api);
       case 'channels':
       case 'message':
       case 'pairing': {
@@ -259,6 +267,50 @@ async function status(argv: string[], ctx: CliContext, api: PluginApi): Promise<
     ].join('\n') + '\n',
   );
   return 0;
+}
+
+// ── The web UI ────────────────────────────────────────────────────────────────────
+
+async function dashboard(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values } = parse(argv, { 'no-open': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean' } });
+  if (values.help) return print(ctx, HELP.dashboard!);
+  const options = clientOptions({}, ctx, api);
+  const wsUrl = options.url;
+  const httpUrl = `${wsUrl.replace(/^ws/, 'http').replace(/\/+$/, '')}/`;
+  // Only a token can travel in the fragment; a password is typed into the sign-in form.
+  const url = options.token ? `${httpUrl}#token=${encodeURIComponent(options.token)}` : httpUrl;
+  const running = runningGateway(api.kernel.paths.stateDir) !== undefined;
+  if (values.json) {
+    ctx.stdout.write(`${JSON.stringify({ ok: true, url, httpUrl, wsUrl, port: Number(new URL(httpUrl).port), tokenIncluded: Boolean(options.token), running }, null, 2)}\n`);
+    return 0;
+  }
+  if (!running) ctx.stderr.write('The gateway is not running for this state dir; start it with `claw gateway`.\n');
+  if (!options.token) ctx.stderr.write(options.password ? 'The gateway uses a password: enter it on the sign-in page.\n' : 'No gateway token is configured (claw setup makes one).\n');
+  if (values['no-open'] || !(await openBrowser(url))) {
+    ctx.stdout.write(`${url}\n`);
+    return 0;
+  }
+  // The token went to the browser, not to the terminal (and its scrollback).
+  ctx.stdout.write(`Opened ${httpUrl}${options.token ? ' signed in with the gateway token' : ''}.\n`);
+  return 0;
+}
+
+/** Open `url` in the desktop's browser; false when that did not work (no desktop, no opener). */
+async function openBrowser(url: string): Promise<boolean> {
+  if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return false;
+  const { spawn } = await import('node:child_process');
+  const [command, args] =
+    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+  return new Promise((resolve) => {
+    // The URL is an argument, never shell text.
+    const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
+    // Openers hand the URL over and exit; one still running after a while has a browser going.
+    const timer = setTimeout(() => resolve(true), 5000);
+    timer.unref();
+    child.once('error', () => (clearTimeout(timer), resolve(false)));
+    child.once('exit', (code) => (clearTimeout(timer), resolve(code === 0)));
+    child.unref();
+  });
 }
 
 // ── Device pairing ────────────────────────────────────────────────────────────────
