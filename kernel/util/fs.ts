@@ -45,3 +45,25 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
 export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): void {
   writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, options);
 }
+
+/**
+ * `writeFileAtomic` without blocking the event loop: for stores a server rewrites while
+ * clients wait (same temp + fsync + rename, so a crash still leaves one whole file).
+ */
+export async function writeFileAtomicAsync(file: string, data: string | Uint8Array, options: Pick<AtomicWriteOptions, 'mode'> = {}): Promise<void> {
+  const { mkdir, open, rename, rm } = await import('node:fs/promises');
+  const dir = dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const handle = await open(temp, 'w', options.mode ?? 0o600);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    await rename(temp, file);
+  } catch (error) {
+    await handle.close().catch(() => {});
+    await rm(temp, { force: true });
+    throw error;
+  }
+}

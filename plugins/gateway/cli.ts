@@ -337,6 +337,7 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
       else if (action === 'approve') result = { device: publicDevice(store.approve(target!, 'cli')) };
       else if (action === 'reject') result = store.reject(target!);
       else result = { deviceId: store.remove(target!).deviceId };
+      await store.flush();
     } catch (storeError) {
       ctx.stderr.write(`claw: ${(storeError as Error).message}\n`);
       return 1;

@@ -340,10 +340,13 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
 
   // ── Device pairing ───────────────────────────────────────────────────────────
 
-  const pairingCall = <T>(work: () => T): T => {
+  /** Run a pairing change against the store as it is on disk, and answer once it is written. */
+  const pairingCall = async <T>(work: () => T): Promise<T> => {
     try {
-      runtime.pairing.reload();
-      return work();
+      await runtime.pairing.reload();
+      const result = work();
+      await runtime.pairing.flush();
+      return result;
     } catch (error) {
       if (error instanceof PairingError) throw invalid(error.message);
       throw error;

@@ -1,12 +1,16 @@
 /**
  * Paired devices and pending pairing requests, kept in <stateDir>/devices/pairing.json
- * (written atomically) so approvals survive restarts. Device tokens are stored only as
+ * (written atomically) so approvals survive restarts. Changes are made in memory and
+ * written by `flush()`, which batches everything changed so far into one write: a burst
+ * of a thousand new devices costs a handful of writes, and the event loop never waits on
+ * the disk. Whoever acknowledges a change (a hello-ok carrying a device token, an
+ * approval) awaits `flush()` first. Device tokens are stored only as
  * SHA-256 hashes: the token itself exists on the device and in one hello-ok frame.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonAtomic } from '../../kernel/index.js';
+import { writeFileAtomicAsync } from '../../kernel/index.js';
 
 export interface RoleGrant {
   scopes: string[];
@@ -63,6 +67,10 @@ const hash = (token: string) => createHash('sha256').update(token).digest('hex')
 
 export class PairingStore {
   private data: StoreFile;
+  /** Bumped by every change; `written` is the version on disk. */
+  private version = 0;
+  private written = 0;
+  private writing?: Promise<void>;
 
   constructor(
     private readonly file: string,
@@ -83,13 +91,37 @@ export class PairingStore {
     }
   }
 
-  /** Re-read from disk (another process, such as the CLI with the gateway down, may have written it). */
-  reload(): void {
+  /**
+   * Re-read from disk (another process, such as the CLI with the gateway down, may have
+   * written it). Unwritten changes are written first, never dropped.
+   */
+  async reload(): Promise<void> {
+    await this.flush();
     this.data = this.load();
   }
 
   private save(): void {
-    writeJsonAtomic(this.file, this.data, { mode: 0o600 });
+    this.version++;
+  }
+
+  /** True when changes are waiting to be written. */
+  get dirty(): boolean {
+    return this.written < this.version;
+  }
+
+  /** Resolves once every change made before the call is on disk. */
+  async flush(): Promise<void> {
+    const target = this.version;
+    while (this.written < target) {
+      this.writing ??= this.writeOnce().finally(() => (this.writing = undefined));
+      await this.writing;
+    }
+  }
+
+  private async writeOnce(): Promise<void> {
+    const version = this.version;
+    await writeFileAtomicAsync(this.file, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
+    this.written = version;
   }
 
   private prune(): boolean {

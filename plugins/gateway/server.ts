@@ -53,7 +53,10 @@ export class Connection {
   readonly nonce = randomUUID();
   readonly challengeTs = Date.now();
   readonly abort = new AbortController();
-  state: 'handshake' | 'open' | 'closed' = 'handshake';
+  /** handshake → admitting (connect received, being decided) → open → closed. */
+  state: 'handshake' | 'admitting' | 'open' | 'closed' = 'handshake';
+  /** Frames that arrived while the connect was being decided; handled once open. */
+  held: Array<{ data: RawData; isBinary: boolean }> = [];
   admission?: Admission;
   seq = 0;
   dropped = 0;
@@ -320,7 +323,7 @@ export class GatewayServer {
     const socket = req.socket;
     const countPreauth = (chunk: Buffer) => {
       conn.preauthBytes += chunk.length;
-      if (conn.state === 'handshake' && conn.preauthBytes > MAX_PREAUTH_PAYLOAD_BYTES + PREAUTH_FRAMING_SLACK) {
+      if (conn.state !== 'open' && conn.preauthBytes > MAX_PREAUTH_PAYLOAD_BYTES + PREAUTH_FRAMING_SLACK) {
         this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `more than ${MAX_PREAUTH_PAYLOAD_BYTES} bytes sent before connect: exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`), CloseCodes.tooBig);
         // Stop reading now (ws would keep buffering the frame): flush the close frame, then drop.
         socket.off('data', countPreauth);
@@ -387,6 +390,12 @@ export class GatewayServer {
 
   private handleMessage(conn: Connection, data: RawData, isBinary: boolean): void {
     if (conn.state === 'closed') return;
+    if (conn.state === 'admitting') {
+      // A client may pipeline requests behind its connect; they wait for the verdict.
+      if (conn.held.length >= 32) this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, 'too many frames before hello-ok'), CloseCodes.policy);
+      else conn.held.push({ data, isBinary });
+      return;
+    }
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     if (isBinary) {
       this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, 'binary frames are not supported: send JSON text frames'), CloseCodes.unsupportedData);
@@ -419,7 +428,7 @@ export class GatewayServer {
         );
         return;
       }
-      this.handshake(conn, frame);
+      void this.handshake(conn, frame);
       return;
     }
     if (frame.type !== 'req') {
@@ -429,8 +438,9 @@ export class GatewayServer {
     void this.dispatch(conn, frame);
   }
 
-  private handshake(conn: Connection, frame: RequestFrame): void {
+  private async handshake(conn: Connection, frame: RequestFrame): Promise<void> {
     clearTimeout(conn.handshakeTimer);
+    conn.state = 'admitting';
     const { settings, pairing, kernel, logger } = this.options;
     const result = admitConnect(
       frame.params,
@@ -438,6 +448,17 @@ export class GatewayServer {
       settings,
       pairing,
     );
+    // A device token or pairing request is on disk before the client hears of it.
+    if (pairing.dirty) {
+      try {
+        await pairing.flush();
+      } catch (error) {
+        logger.error(`pairing store write failed: ${(error as Error).message}`);
+        this.fail(conn, errorShape(ErrorCodes.UNAVAILABLE, 'the gateway could not record this device; try again'), CloseCodes.tryAgainLater, frame.id);
+        return;
+      }
+      if ((conn.state as Connection['state']) === 'closed') return;
+    }
     if (!result.ok) {
       if (result.pairing?.created) {
         const request = result.pairing.request;
@@ -502,6 +523,7 @@ export class GatewayServer {
     });
     logger.debug('client connected', { conn: conn.id, client: client.id, role: admission.role, auth: admission.authMethod });
     this.presenceChanged();
+    for (const held of conn.held.splice(0)) this.onMessage(conn, held.data, held.isBinary);
   }
 
   // ── Requests ───────────────────────────────────────────────────────────────────

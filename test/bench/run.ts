@@ -13,6 +13,9 @@
  *   memory       2,000 files (≈ 10k chunks): full index, unchanged re-index (≤ 1 s), hybrid query
  *                p50/p99 (≤ 5 / ≤ 20 ms) on sqlite; minisearch and qmd side by side
  *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
+ *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
+ *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
+ *                requests, p99
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -24,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { HOOK_MODES, HookBus, LaneScheduler, MESSAGE_HOOKS } from '../../kernel/index.js';
 import { GatewayClient } from '../../sdk/client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
+import { BENCH_TOKEN, gatewayLoadBench } from './gateway-load.js';
 
 const CLI = fileURLToPath(new URL('../../apps/cli/bin.cjs', import.meta.url));
 const only = process.argv.slice(2);
@@ -192,7 +196,7 @@ function freePort(): Promise<number> {
 
 function spawnGateway(port: number, stateDir: string): ChildProcess {
   return spawn(process.execPath, [CLI, 'gateway', '--port', String(port)], {
-    env: { ...process.env, OPENCLAW_STATE_DIR: stateDir },
+    env: { ...process.env, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_GATEWAY_TOKEN: BENCH_TOKEN },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -213,7 +217,7 @@ async function timeToHello(): Promise<number> {
   const child = spawnGateway(port, stateDir);
   try {
     for (;;) {
-      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, identity, connectTimeoutMs: 2000 });
+      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: BENCH_TOKEN, identity, connectTimeoutMs: 2000 });
       try {
         await client.connect();
         const ms = performance.now() - start;
@@ -250,7 +254,7 @@ async function benchGatewayRss(): Promise<void> {
   try {
     // One client connects and leaves, as a CLI call would; then the gateway idles.
     for (;;) {
-      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, identity: generateDeviceIdentity() });
+      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: BENCH_TOKEN, identity: generateDeviceIdentity() });
       try {
         await client.connect();
         await client.request('health');
@@ -277,7 +281,7 @@ async function benchGatewayRoundTrips(): Promise<void> {
   try {
     const connect = async () => {
       for (;;) {
-        const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, identity: generateDeviceIdentity() });
+        const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: BENCH_TOKEN, identity: generateDeviceIdentity() });
         try {
           await client.connect();
           return client;
@@ -359,6 +363,16 @@ async function benchTelegram(): Promise<void> {
   line('telegram: median added latency (one at a time)', `${result.medianAddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
+async function benchGatewayBurst(): Promise<void> {
+  const result = await gatewayLoadBench(CLI, await freePort());
+  line(`gateway: ${result.clients} clients connect at once, admitted`, `${result.admitted}`, `${result.clients}`, result.admitted === result.clients);
+  line('  total time to all connected', `${Math.round(result.totalMs)} ms`, '(info)', true);
+  line('  connect latency p50 / p99', `${result.connectP50Ms.toFixed(0)} / ${result.connectP99Ms.toFixed(0)} ms`, '(info)', true);
+  line('  longest gateway event-loop stall', `${result.stallMaxMs.toFixed(1)} ms`, '≤ 100 ms', result.stallMaxMs <= 100);
+  line(`gateway: 200 clients × 20 requests (${result.loadRequests})`, `${Math.round(result.loadPerSec)} req/s`, '(info)', true);
+  line('  latency p50 / p99', `${result.loadP50Ms.toFixed(2)} / ${result.loadP99Ms.toFixed(2)} ms`, '(info)', true);
+}
+
 console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);
 if (want('hooks')) await benchHooks();
 if (want('lanes')) await benchLanes();
@@ -367,6 +381,7 @@ if (want('cli-list')) benchList();
 if (want('gw-start')) await benchGatewayStart();
 if (want('gw-rtt')) await benchGatewayRoundTrips();
 if (want('gw-rss')) await benchGatewayRss();
+if (want('gw-burst')) await benchGatewayBurst();
 if (want('agent-turn')) await benchAgentTurn();
 if (want('agent-tput')) await benchAgentThroughput();
 if (want('memory')) await benchMemory();
