@@ -28,7 +28,8 @@ import {
   normalizeAgentId,
   normalizeMainKey,
 } from '../../kernel/index.js';
-import { admitConnect, hasScope, type Admission } from './handshake.js';
+import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
+import { SlicedQueue } from './slices.js';
 import { AuthRateLimiter, clientKey, isLoopbackAddress } from './rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
 import { DedupeCache, type Outcome } from './dedupe.js';
@@ -142,6 +143,8 @@ export class GatewayServer {
   private preauthTotal = 0;
   private readonly preauthByAddress = new Map<string, number>();
   private presenceTimer?: NodeJS.Timeout;
+  private readonly slices = new SlicedQueue(5, (error) => this.options.logger.error(`handshake failed: ${(error as Error).stack ?? String(error)}`));
+  private healthCache?: { at: number; value: ReturnType<GatewayServer['computeHealth']> };
   private presenceSentAt = 0;
   address?: { host: string; port: number };
 
@@ -307,7 +310,12 @@ export class GatewayServer {
     };
     // The socket may die before the upgrade completes; the slot must come back either way.
     socket.once('close', release);
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req, release));
+    // Accepting a socket costs a hash, a 101 and a challenge: done in slices, so a thousand
+    // sockets arriving in one poll do not hold the event loop.
+    this.slices.run(() => {
+      if (socket.destroyed || !this.accepting) return void socket.destroy();
+      this.wss!.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req, release));
+    });
   }
 
   private onConnection(ws: WebSocket, req: IncomingMessage, releasePreauth: () => void): void {
@@ -428,7 +436,7 @@ export class GatewayServer {
         );
         return;
       }
-      void this.handshake(conn, frame);
+      this.handshake(conn, frame);
       return;
     }
     if (frame.type !== 'req') {
@@ -438,27 +446,36 @@ export class GatewayServer {
     void this.dispatch(conn, frame);
   }
 
-  private async handshake(conn: Connection, frame: RequestFrame): Promise<void> {
+  /** A connect request: decided, then (once any pairing change is on disk) answered, in slices. */
+  private handshake(conn: Connection, frame: RequestFrame): void {
     clearTimeout(conn.handshakeTimer);
     conn.state = 'admitting';
-    const { settings, pairing, kernel, logger } = this.options;
+    this.slices.run(() => this.decide(conn, frame));
+  }
+
+  private decide(conn: Connection, frame: RequestFrame): void {
+    if (conn.state === 'closed') return;
+    const { settings, pairing, logger } = this.options;
     const result = admitConnect(
       frame.params,
       { nonce: conn.nonce, local: conn.local, remoteAddress: conn.remoteAddress, now: Date.now(), limiter: this.limiter, clientKey: conn.limiterKey },
       settings,
       pairing,
     );
+    if (!pairing.dirty) return this.answerConnect(conn, frame, result);
     // A device token or pairing request is on disk before the client hears of it.
-    if (pairing.dirty) {
-      try {
-        await pairing.flush();
-      } catch (error) {
-        logger.error(`pairing store write failed: ${(error as Error).message}`);
+    pairing.flush().then(
+      () => this.slices.run(() => this.answerConnect(conn, frame, result)),
+      (error: Error) => {
+        logger.error(`pairing store write failed: ${error.message}`);
         this.fail(conn, errorShape(ErrorCodes.UNAVAILABLE, 'the gateway could not record this device; try again'), CloseCodes.tryAgainLater, frame.id);
-        return;
-      }
-      if ((conn.state as Connection['state']) === 'closed') return;
-    }
+      },
+    );
+  }
+
+  private answerConnect(conn: Connection, frame: RequestFrame, result: HandshakeResult): void {
+    if (conn.state === 'closed') return;
+    const { settings, kernel, logger } = this.options;
     if (!result.ok) {
       if (result.pairing?.created) {
         const request = result.pairing.request;
@@ -502,7 +519,8 @@ export class GatewayServer {
         server: { version: this.options.version, connId: conn.id },
         features: { methods: kernel.protocol.methodNames(), events: kernel.protocol.eventNames() },
         snapshot: {
-          presence: this.presence.snapshot(),
+          // The full list goes to clients that show presence; others ask (system-presence).
+          presence: conn.wantsPresence ? this.presence.snapshot() : [],
           health: this.health(),
           stateVersion: this.stateVersion(),
           uptimeMs: Date.now() - this.startedAt,
@@ -728,7 +746,16 @@ export class GatewayServer {
 
   // ── Snapshots ──────────────────────────────────────────────────────────────────
 
+  /** Health changes slowly and is costly to read (memoryUsage walks the heap): cached for a second. */
   health() {
+    const now = Date.now();
+    if (!this.healthCache || now - this.healthCache.at >= 1000) this.healthCache = { at: now, value: this.computeHealth() };
+    let connections = 0;
+    for (const conn of this.connections.values()) if (conn.state === 'open') connections++;
+    return { ...this.healthCache.value, ts: now, uptimeMs: now - this.startedAt, connections };
+  }
+
+  private computeHealth() {
     const records = this.options.kernel.plugins();
     const failed = records.filter((record) => record.status === 'failed');
     const memory = process.memoryUsage();

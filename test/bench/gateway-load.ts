@@ -18,12 +18,19 @@ import { generateDeviceIdentity, type DeviceIdentity } from '../../sdk/device-au
 export const BENCH_TOKEN = 'bench-gateway-token-0123456789abcdef0123456789';
 
 const PROBE = `
-const { monitorEventLoopDelay } = require('node:perf_hooks');
+const { monitorEventLoopDelay, PerformanceObserver } = require('node:perf_hooks');
 const histogram = monitorEventLoopDelay({ resolution: 1 });
 histogram.enable();
+let gcMaxMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMaxMs = Math.max(gcMaxMs, entry.duration);
+}).observe({ entryTypes: ['gc'] });
 process.on('message', (message) => {
-  if (message === 'reset') histogram.reset();
-  if (message === 'read') process.send({ maxMs: histogram.max / 1e6, p99Ms: histogram.percentile(99) / 1e6 });
+  if (message === 'reset') {
+    histogram.reset();
+    gcMaxMs = 0;
+  }
+  if (message === 'read') process.send({ maxMs: histogram.max / 1e6, p99Ms: histogram.percentile(99) / 1e6, gcMaxMs });
 });
 process.channel && process.channel.unref();
 `;
@@ -31,7 +38,7 @@ process.channel && process.channel.unref();
 interface ProbedGateway {
   child: ChildProcess;
   url: string;
-  read(): Promise<{ maxMs: number; p99Ms: number }>;
+  read(): Promise<{ maxMs: number; p99Ms: number; gcMaxMs: number }>;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -61,7 +68,7 @@ async function startProbedGateway(cli: string, port: number): Promise<ProbedGate
     url,
     read: () =>
       new Promise((resolve) => {
-        child.once('message', (message) => resolve(message as { maxMs: number; p99Ms: number }));
+        child.once('message', (message) => resolve(message as { maxMs: number; p99Ms: number; gcMaxMs: number }));
         child.send('read');
       }),
     reset: () => void child.send('reset'),
@@ -87,6 +94,8 @@ export interface BurstResult {
   connectP50Ms: number;
   connectP99Ms: number;
   stallMaxMs: number;
+  /** Longest garbage-collection pause in the burst (part of the stall, when it is the cause). */
+  gcMaxMs: number;
   loadRequests: number;
   loadP50Ms: number;
   loadP99Ms: number;
@@ -154,6 +163,7 @@ export async function gatewayLoadBench(cli: string, port: number, clients = 1000
       connectP50Ms: percentile(latencies, 0.5),
       connectP99Ms: percentile(latencies, 0.99),
       stallMaxMs: burstStall.maxMs,
+      gcMaxMs: burstStall.gcMaxMs,
       loadRequests: requestLatencies.length,
       loadP50Ms: percentile(requestLatencies, 0.5),
       loadP99Ms: percentile(requestLatencies, 0.99),

@@ -369,6 +369,7 @@ async function benchGatewayBurst(): Promise<void> {
   line('  total time to all connected', `${Math.round(result.totalMs)} ms`, '(info)', true);
   line('  connect latency p50 / p99', `${result.connectP50Ms.toFixed(0)} / ${result.connectP99Ms.toFixed(0)} ms`, '(info)', true);
   line('  longest gateway event-loop stall', `${result.stallMaxMs.toFixed(1)} ms`, '≤ 100 ms', result.stallMaxMs <= 100);
+  line('  … longest GC pause within it', `${result.gcMaxMs.toFixed(1)} ms`, '(info)', true);
   line(`gateway: 200 clients × 20 requests (${result.loadRequests})`, `${Math.round(result.loadPerSec)} req/s`, '(info)', true);
   line('  latency p50 / p99', `${result.loadP50Ms.toFixed(2)} / ${result.loadP99Ms.toFixed(2)} ms`, '(info)', true);
 }
