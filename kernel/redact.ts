@@ -40,9 +40,13 @@ export const MASK = '***';
 
 /** Shorter configured values are left alone: masking "abcd" everywhere would wreck text, and showing 4 chars is the limit anyway. */
 const MIN_SECRET_LENGTH = 5;
-/** Env values are picked by name alone, so they need more to go on (no "1", "true", "en_US"). */
+/**
+ * Env values are picked by name alone, so they need more to go on: at least 8 characters,
+ * and not a plain word (`GATEWAY_AUTH_MODE=password` must not mask "password" everywhere).
+ */
 const MIN_ENV_SECRET_LENGTH = 8;
 const SECRET_ENV_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
+const PLAIN_WORD = /^(?:[a-z]+|[A-Z]+)$/;
 
 /**
  * Secret shapes. Each has exactly one capture group: the structural prefix that stays
@@ -103,7 +107,7 @@ export function createRedactor(options: RedactorOptions): Redactor {
   collectConfigSecrets(options.config, secrets);
   for (const [name, value] of Object.entries(options.env)) {
     const trimmed = value?.trim();
-    if (trimmed && trimmed.length >= MIN_ENV_SECRET_LENGTH && SECRET_ENV_NAME.test(name)) secrets.add(trimmed);
+    if (trimmed && trimmed.length >= MIN_ENV_SECRET_LENGTH && !PLAIN_WORD.test(trimmed) && SECRET_ENV_NAME.test(name)) secrets.add(trimmed);
   }
   const configured = (options.config.logging as { redactPatterns?: unknown } | undefined)?.redactPatterns;
   const user = [...(Array.isArray(configured) ? configured : []), ...(options.patterns ?? [])].flatMap((pattern) => {

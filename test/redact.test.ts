@@ -75,13 +75,13 @@ describe('createRedactor', () => {
     expect(nested.text('abcdefgh-and-more')).toBe('***');
   });
 
-  it('masks values of secret-named environment variables of 8 characters or more', () => {
+  it('masks values of secret-named environment variables: 8 characters or more, not a plain word', () => {
     const redact = createRedactor({
       config: {},
-      env: { OPENAI_API_KEY: 'opaque-openai-value', TELEGRAM_BOT_TOKEN: 'opaque-telegram', OPENCLAW_GATEWAY_TOKEN: 'gwtoken-1234', SHORT_TOKEN: 'abc1234', FEATURE_KEY: 'true', HOME: '/home/ada/secretive', LANG: 'en_US.UTF-8' },
+      env: { OPENAI_API_KEY: 'opaque-openai-value', TELEGRAM_BOT_TOKEN: 'opaque-telegram', OPENCLAW_GATEWAY_TOKEN: 'gwtoken-1234', SHORT_TOKEN: 'abc1234', FEATURE_KEY: 'true', GATEWAY_AUTH_MODE: 'password', HOME: '/home/ada/secretive', LANG: 'en_US.UTF-8' },
     });
     expect(redact.text('opaque-openai-value opaque-telegram gwtoken-1234')).toBe('*** *** ***');
-    expect(redact.text('abc1234 true /home/ada/secretive en_US.UTF-8')).toBe('abc1234 true /home/ada/secretive en_US.UTF-8');
+    expect(redact.text('abc1234 true password /home/ada/secretive en_US.UTF-8')).toBe('abc1234 true password /home/ada/secretive en_US.UTF-8');
   });
 
   it('applies logging.redactPatterns: raw (flags gi) and /pattern/flags, long matches keeping a hint', () => {
