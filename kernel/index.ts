@@ -19,7 +19,8 @@ export {
 export { HookBus, type HookErrorReport, type HookOptions, type VoidHookName, type ModifyingHookName, type SyncHookName } from './hooks/bus.js';
 export * from './hooks/catalog.js';
 
-export { createLogger, silentLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
+export { createLogger, silentLogger, redactingLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
+export { createRedactor, compileRedactPattern, MASK, type Redactor, type RedactorOptions } from './redact.js';
 
 export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';

@@ -6,7 +6,8 @@
 import { join } from 'node:path';
 import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, redactingLogger, type Logger } from './log.js';
+import { createRedactor, type Redactor } from './redact.js';
 import { ProtocolRegistry } from './protocol/registry.js';
 import {
   ConfigError,
@@ -74,7 +75,10 @@ export interface Kernel {
   readonly protocol: ProtocolRegistry;
   readonly plugins: PluginHost;
   readonly capabilities: CapabilityLookup;
+  /** Already redacting: what reaches the logger given in the options has secrets masked. */
   readonly logger: Logger;
+  /** The one redaction layer for every output (logs, tool results, transcripts, status, frames). */
+  readonly redact: Redactor;
   /** Every config problem: kernel schema, env references, plugin configs, unknown sections. */
   issues(): ConfigIssue[];
   /** Handler failures reported by the hook bus (most recent last, at most 100). */
@@ -90,10 +94,13 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   const env = options.env ?? process.env;
   const stateDir = options.stateDir ?? resolveStateDir(env);
   const configPath = options.configPath ?? (options.stateDir ? join(stateDir, 'openclaw.json') : resolveConfigPath(env));
-  const logger = options.logger ?? createLogger({ level: 'warn' });
 
   if (options.validatorCache !== false) setValidatorCacheDir(join(stateDir, 'cache', 'validators'));
   const snapshot = options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env);
+  // From the whole resolved config, not the usable part: a section dropped for a schema
+  // error may still hold a secret that ends up in a message.
+  const redact = createRedactor({ config: snapshot.resolved, env });
+  const logger = redactingLogger(options.logger ?? createLogger({ level: 'warn' }), redact);
   const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
   if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
   const config = usableConfig(snapshot);
@@ -157,6 +164,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     lanes,
     protocol,
     logger,
+    redact,
     paths,
     moduleAliases: options.moduleAliases,
     transpileCacheDir: options.transpileCacheDir,
@@ -177,6 +185,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     plugins,
     capabilities: plugins.kernelServices.capabilities,
     logger,
+    redact,
     issues: () => [...snapshot.issues, ...plugins.issues],
     hookErrors: () => hookErrors,
     start: () => plugins.start(),

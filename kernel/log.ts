@@ -2,6 +2,8 @@
  * The kernel's logging interface. The kernel only needs levels and child loggers; the
  * gateway plugs pino in behind the same shape, tests capture lines, the CLI prints warnings.
  */
+import type { Redactor } from './redact.js';
+
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export interface Logger {
@@ -51,3 +53,18 @@ function stderrSink(record: LogRecord): void {
 }
 
 export const silentLogger: Logger = createLogger({ level: 'silent' });
+
+/**
+ * `base` behind a redactor: every message, every string in `data` and every binding is
+ * masked before the sink sees it, so no plugin can log a secret by accident.
+ */
+export function redactingLogger(base: Logger, redact: Pick<Redactor, 'text' | 'value'>): Logger {
+  const data = (value: Record<string, unknown> | undefined) => (value === undefined ? undefined : redact.value(value));
+  return {
+    debug: (message, more) => base.debug(redact.text(message), data(more)),
+    info: (message, more) => base.info(redact.text(message), data(more)),
+    warn: (message, more) => base.warn(redact.text(message), data(more)),
+    error: (message, more) => base.error(redact.text(message), data(more)),
+    child: (bindings) => redactingLogger(base.child(redact.value(bindings)), redact),
+  };
+}

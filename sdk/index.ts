@@ -55,4 +55,7 @@ export {
 
 export { isInside, toPosix } from '../kernel/util/paths.js';
 
+/** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
+export { createRedactor, MASK } from '../kernel/redact.js';
+
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';

@@ -34,6 +34,7 @@ import {
   Transcript,
   type MessageEntry,
 } from '../plugins/agent-loop/sessions/transcript.js';
+import { createRedactor } from '../kernel/index.js';
 import { REPO, tempDir } from './helpers.js';
 
 // ── Keys ─────────────────────────────────────────────────────────────────────────
@@ -401,6 +402,19 @@ describe('transcripts', () => {
     const d = transcript.appendMessage(user('and again'));
     expect(d.parentId).toBe(c.id);
     expectChained(file);
+  });
+
+  it('masks secrets in every entry before writing it, when given a redactor', () => {
+    const file = join(tempDir('claw-transcript-'), 'sess-2.jsonl');
+    const redact = createRedactor({ config: { models: { providers: { openai: { apiKey: 'cfg-openai-key-1' } } } }, env: {} });
+    const transcript = new Transcript(file, { redact });
+    const input = user('my key is cfg-openai-key-1, see https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe');
+    expect(transcript.appendMessage(input).message).toEqual(user('my key is ***, see https://api.telegram.org/bot123456789:***/getMe'));
+    transcript.appendCompaction({ summary: 'the user shared cfg-openai-key-1', firstKeptEntryId: null, tokensBefore: 10 });
+    expect(readFileSync(file, 'utf8')).not.toContain('cfg-openai-key-1');
+    expect(readFileSync(file, 'utf8')).not.toContain('AAHdqTcvCH1v');
+    // The caller's message is not changed.
+    expect(JSON.stringify(input)).toContain('cfg-openai-key-1');
   });
 
   it('uses the topic file name for the sessionId and writes the header once', () => {

@@ -121,3 +121,59 @@ describe('the tool-call path', () => {
     await kernel.dispose();
   });
 });
+
+describe('secrets in tool results', () => {
+  it('masks env values and configured keys in results and errors before the model or transcript sees them', async () => {
+    const env = { OPENAI_API_KEY: 'env-openai-key-0123456789', HOME: '/home/ada', LANG: 'en_US.UTF-8' };
+    const apiKey = 'cfg-anthropic-key-9876543210';
+    const errors: unknown[] = [];
+    const printed = Object.entries(env).map(([name, value]) => `${name}=${value}`).join('\n');
+    const kernel = await createTestKernel({
+      env,
+      config: { plugins: { entries: { leaky: { config: { apiKey } } } } },
+      plugins: [
+        definePlugin({
+          id: 'leaky',
+          configSchema: { type: 'object', properties: { apiKey: { type: 'string' } } },
+          register(api) {
+            // What `exec env` prints: every variable of the process.
+            api.registerTool({ name: 'env', description: 'Prints env', parameters: { type: 'object' }, execute: () => textResult(`${printed}\nkey in use: ${apiKey}`, { apiKey }) });
+            api.registerTool({
+              name: 'fails',
+              description: 'Throws with a key in the message',
+              parameters: { type: 'object' },
+              execute: () => {
+                throw new Error(`401 from https://api.example.com/v1?key=${apiKey}`);
+              },
+            });
+            api.registerTool({ name: 'picture', description: 'An image', parameters: { type: 'object' }, execute: () => ({ content: [{ type: 'image', data: 'QUtJQUFBQUFBQUFBQUFBQUFBQUE=', mimeType: 'image/png' }] }) });
+            // Hooks see the masked error; one that puts a secret back cannot get it past the choke point.
+            api.on('after_tool_call', (event) => {
+              if (event.toolName !== 'fails') return undefined;
+              errors.push(event.error);
+              return { result: textResult(`retry with ${env.OPENAI_API_KEY}`) };
+            });
+          },
+        }),
+      ],
+    });
+    const call = (name: string) =>
+      kernel.plugins.kernelServices.tools.invoke({ name, params: {}, toolCallId: `c-${name}`, context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: '/tmp' } });
+
+    const listed = await call('env');
+    const text = JSON.stringify([listed.message, listed.result]);
+    expect(text).not.toContain(env.OPENAI_API_KEY);
+    expect(text).not.toContain(apiKey);
+    expect((listed.message.content[0] as { text: string }).text).toBe('OPENAI_API_KEY=***\nHOME=/home/ada\nLANG=en_US.UTF-8\nkey in use: ***');
+    expect(listed.message.details).toEqual({ apiKey: '***' });
+
+    const failed = await call('fails');
+    expect(errors).toEqual(['Tool fails failed: 401 from https://api.example.com/v1?key=***']);
+    expect(failed.message).toMatchObject({ isError: false, content: [{ type: 'text', text: 'retry with ***' }] });
+    expect(JSON.stringify(failed)).not.toContain(apiKey);
+
+    const picture = await call('picture');
+    expect(picture.message.content[0]).toEqual({ type: 'image', data: 'QUtJQUFBQUFBQUFBQUFBQUFBQUE=', mimeType: 'image/png' });
+    await kernel.dispose();
+  });
+});

@@ -41,7 +41,7 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
   try {
     globals = parseGlobals(argv, io.env);
   } catch (error) {
-    return report({ ...io, json: false }, error);
+    return await report({ ...io, json: false }, error);
   }
   const ctx: Io = { ...io, json: globals.json };
   try {
@@ -65,18 +65,37 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
         return await (await import('./commands/plugin-cli.js')).run(command, args, ctx, globals.help);
     }
   } catch (error) {
-    return report(ctx, error);
+    return await report(ctx, error);
   }
 }
 
-function report(io: Io, error: unknown): number {
+async function report(io: Io, error: unknown): Promise<number> {
   const known = error instanceof CliError || (error instanceof Error && 'code' in error);
-  const message = error instanceof Error ? error.message : String(error);
+  const mask = await secretMask(io.env);
+  const message = mask(error instanceof Error ? error.message : String(error));
   if (io.json) {
     io.stdout.write(`${JSON.stringify({ ok: false, error: { message } }, null, 2)}\n`);
   } else {
     io.stderr.write(`claw: ${message}\n`);
-    if (!known && error instanceof Error && io.env.CLAW_DEBUG) io.stderr.write(`${error.stack}\n`);
+    if (!known && error instanceof Error && io.env.CLAW_DEBUG) io.stderr.write(`${mask(String(error.stack))}\n`);
   }
   return error instanceof CliError ? error.exitCode : 1;
+}
+
+/**
+ * Error messages can quote secrets (a request URL with a bot token, a rejected key), so
+ * they are masked with what the config file and environment know. Loaded on this error
+ * path only: `--help` and `--version` stay free of kernel code.
+ */
+async function secretMask(env: Record<string, string | undefined>): Promise<(text: string) => string> {
+  const { createRedactor } = await import('../../kernel/redact.js');
+  let config: Record<string, unknown> = {};
+  try {
+    const [{ readConfigFile }, { resolveConfigPath }] = await Promise.all([import('../../kernel/config/store.js'), import('../../kernel/config/paths.js')]);
+    config = readConfigFile(resolveConfigPath(env), env).resolved;
+  } catch {
+    // No readable config: built-in shapes and secret-named environment variables still apply.
+  }
+  const redactor = createRedactor({ config, env });
+  return (text) => redactor.text(text);
 }

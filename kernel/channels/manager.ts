@@ -8,6 +8,7 @@
 import type { KernelConfig } from '../config/schema.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
+import type { Redactor } from '../redact.js';
 import type { AgentLoop, ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
 import { ChannelAccess, type PairingRequest } from './access.js';
 import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from './config.js';
@@ -39,6 +40,7 @@ export interface ChannelManagerDeps {
   config(): KernelConfig;
   hooks: HookBus;
   logger: Logger;
+  redact: Redactor;
   stateDir: string;
   env: Readonly<Record<string, string | undefined>>;
   /** Channel ids declared by enabled plugins, with the declaring plugin. */
@@ -134,7 +136,7 @@ export class ChannelManager implements ChannelsApi {
     if (!settings.enabled) return;
     const problems = channelConfigProblems(settings);
     if (problems.length > 0) {
-      state.lastError = problems.join('; ');
+      state.lastError = this.deps.redact.text(problems.join('; '));
       this.deps.logger.error(`channel ${plugin.id} account ${accountId} not started: ${state.lastError}`);
       return;
     }
@@ -151,7 +153,8 @@ export class ChannelManager implements ChannelsApi {
       state.running = true;
       this.deps.logger.info(`channel ${plugin.id} account ${accountId} started`);
     } catch (error) {
-      state.lastError = (error as Error).message ?? String(error);
+      // Network errors of bot libraries carry request URLs, and those carry tokens.
+      state.lastError = this.deps.redact.text((error as Error).message ?? String(error));
       this.deps.logger.error(`channel ${plugin.id} account ${accountId} failed to start: ${state.lastError}`);
     }
   }
@@ -203,6 +206,7 @@ export class ChannelManager implements ChannelsApi {
         }),
       });
     }
-    return out;
+    // What channel plugins report (their own lastError, detail, URLs) is masked here too.
+    return this.deps.redact.value(out);
   }
 }

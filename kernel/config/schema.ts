@@ -156,6 +156,18 @@ export const KernelConfigSchema = Type.Object(
     tools: Type.Optional(ToolsConfigSchema),
     channels: Type.Optional(Type.Record(Type.String(), ChannelConfigSchema, { description: 'Messaging channels, by channel id.' })),
     bindings: Type.Optional(Type.Array(BindingSchema, { description: 'Which agent answers which channel, account or peer.' })),
+    logging: Type.Optional(
+      Type.Object(
+        {
+          redactPatterns: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description: 'Extra secrets to mask in every output: regex strings (flags gi), or "/pattern/flags". Built-in masking always applies.',
+            }),
+          ),
+        },
+        Open,
+      ),
+    ),
   },
   Open,
 );

@@ -8,6 +8,7 @@ import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { parseJson5 } from '../util/json5.js';
 import { validateWith } from '../validation.js';
+import { redactPatternIssues } from '../redact.js';
 import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
 import type { Env } from './paths.js';
 import type { KernelConfig } from './schema.js';
@@ -73,6 +74,8 @@ export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env 
   for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved))) {
     issues.push({ level: 'error', ...issue, owner: 'kernel' });
   }
+  // A regex the schema cannot check: reported here, so a bad pattern is a config error, not a crash.
+  for (const issue of redactPatternIssues(resolved)) issues.push({ level: 'error', ...issue, owner: 'kernel' });
   return { path, exists, raw, resolved, issues };
 }
 

@@ -523,6 +523,20 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
         "additionalProperties": false
       },
       "description": "Which agent answers which channel, account or peer."
+    },
+    "logging": {
+      "type": "object",
+      "properties": {
+        "redactPatterns": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1
+          },
+          "description": "Extra secrets to mask in every output: regex strings (flags gi), or \"/pattern/flags\". Built-in masking always applies."
+        }
+      },
+      "additionalProperties": true
     }
   },
   "additionalProperties": true

@@ -7,6 +7,7 @@ import type { HookHandler, HookName } from '../hooks/catalog.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
+import type { Redactor } from '../redact.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig } from '../config/schema.js';
 import type { ChannelsApi } from '../channels/manager.js';
@@ -87,6 +88,11 @@ export interface KernelServices {
   /** The resolved (env-substituted) config the kernel booted with. */
   config(): Readonly<KernelConfig>;
   configFile: ConfigAccess;
+  /**
+   * The one redaction layer: mask secrets in anything a plugin shows outside the process
+   * (status, errors, files it writes). `api.logger` already goes through it.
+   */
+  redact: Redactor;
   /** Plugin records as the host sees them (no code loaded to answer). */
   plugins(): readonly PluginRecord[];
   /** The single path for running tools: policy, hooks, validation, size cap. */

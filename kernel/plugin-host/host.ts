@@ -13,6 +13,7 @@ import { invokeTool } from '../tools/invoke.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
+import type { Redactor } from '../redact.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig, PluginsConfig } from '../config/schema.js';
 import type { SlotName } from '../config/keys.js';
@@ -59,6 +60,7 @@ export interface PluginHostOptions {
   lanes: LaneScheduler;
   protocol: ProtocolRegistry;
   logger: Logger;
+  redact: Redactor;
   paths: KernelPaths;
   /**
    * Where jiti keeps transpiled plugin code (default `<stateDir>/cache/jiti`). Modules stay
@@ -136,7 +138,8 @@ export class PluginHost {
       config: () => options.config,
       configFile: options.configFile,
       plugins: () => this.records,
-      tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities: this.kernelServices.capabilities }, request) },
+      redact: options.redact,
+      tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities: this.kernelServices.capabilities, redact: options.redact }, request) },
       channels: undefined as unknown as ChannelManager,
     };
     const capabilities = this.kernelServices.capabilities;
@@ -144,6 +147,7 @@ export class PluginHost {
       config: () => options.config,
       hooks: options.hooks,
       logger: options.logger,
+      redact: options.redact,
       stateDir: options.paths.stateDir,
       env: options.env,
       declaredChannels: () => capabilities.list('channel').map((info) => ({ id: info.name, pluginId: info.pluginId, loaded: info.loaded })),

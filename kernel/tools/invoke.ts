@@ -2,8 +2,9 @@
  * The one path every tool call takes, whoever makes it (the agent loop, an RPC, a channel):
  *
  *   policy → before_tool_call (may rewrite params or block) → params checked against the
- *   tool's schema → execute → result size cap → tool_result_persist (sync; shapes what is
- *   written to the transcript) → after_tool_call (may replace the result)
+ *   tool's schema → execute → secrets masked → result size cap → tool_result_persist (sync;
+ *   shapes what is written to the transcript) → after_tool_call (may replace the result,
+ *   which is masked again)
  *
  * Failures the model should learn from (blocked, unknown tool, bad params, a throwing
  * tool) come back as error results, never as exceptions, so one bad call cannot end a run.
@@ -11,6 +12,7 @@
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
 import type { CapabilityLookup } from '../plugin-host/api.js';
+import type { Redactor } from '../redact.js';
 import type { ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors, type JsonSchema } from '../validation.js';
 
@@ -40,6 +42,8 @@ export interface ToolCallOutcome {
 export interface ToolRunnerDeps {
   hooks: Pick<HookBus, 'runModifying' | 'runSync'>;
   capabilities: Pick<CapabilityLookup, 'find'>;
+  /** Masks secrets in what goes back to the model and the transcript (`exec env`, error text). */
+  redact: Pick<Redactor, 'value'>;
 }
 
 function errorResult(text: string, details?: unknown): ToolResult {
@@ -66,8 +70,11 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   let blocked = false;
   let result: ToolResult;
 
+  // Text and details; image bytes are left as they are (value() skips them).
+  const mask = <T>(value: T): T => deps.redact.value(value);
+
   const finish = (value: ToolResult): ToolCallOutcome => {
-    const capped = capResult(value, request.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
+    const capped = capResult(mask(value), request.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
     let message: ToolResultMessage = {
       role: 'toolResult',
       toolCallId: request.toolCallId,
@@ -82,7 +89,7 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
       { toolName: request.name, toolCallId: request.toolCallId, message: message as unknown as TranscriptMessage },
       hookCtx,
     );
-    if (persisted.message) message = persisted.message as unknown as ToolResultMessage;
+    if (persisted.message) message = mask(persisted.message as unknown as ToolResultMessage);
     return { message, result: capped, params, blocked, durationMs: performance.now() - started };
   };
 
@@ -131,7 +138,7 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
       hookCtx,
     );
     if (changed.result && typeof changed.result === 'object' && Array.isArray((changed.result as ToolResult).content)) {
-      const replaced = changed.result as ToolResult;
+      const replaced = mask(changed.result as ToolResult);
       return { ...outcome, result: replaced, message: { ...outcome.message, content: replaced.content, isError: replaced.isError === true } };
     }
     return outcome;

@@ -320,7 +320,7 @@ export class AgentRuntime {
       models: this.models,
       store,
       // A topic's turns live in their own file; the key names the topic when the input does not.
-      transcript: new Transcript(store.transcriptPath(session.sessionId, input.threadId ?? parseSessionKey(sessionKey).threadId)),
+      transcript: new Transcript(store.transcriptPath(session.sessionId, input.threadId ?? parseSessionKey(sessionKey).threadId), { redact: this.kernel.redact }),
       settings,
       runId,
       sessionKey,

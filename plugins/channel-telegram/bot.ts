@@ -19,6 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAbsolute, join } from 'node:path';
 import type { Bot, Transformer } from 'grammy';
 import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
+import type { Redactor } from '../../sdk/index.js';
 import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js';
 import { parseMessage, type Attachment, type TgMessage } from './inbound.js';
 import { describeError, grammySignal, isTokenRejected, TelegramSender } from './send.js';
@@ -120,6 +121,7 @@ export class TelegramAccount {
     readonly settings: TelegramAccountSettings,
     private readonly ctx: ChannelAccountContext,
     grammy: Grammy,
+    private readonly redact: Pick<Redactor, 'text'>,
   ) {
     this.accountId = settings.accountId;
     this.mode = settings.webhook ? 'webhook' : 'polling';
@@ -156,7 +158,8 @@ export class TelegramAccount {
 
   private failed(error: string): void {
     this.connected = false;
-    this.lastError = error;
+    // grammY's network errors quote the request URL, …/bot<token>/getUpdates.
+    this.lastError = this.redact.text(error);
   }
 
   private get where(): string {

@@ -23,7 +23,7 @@ export class TelegramChannel {
   private readonly senders = new Map<string, { key: string; sender: TelegramSender }>();
 
   constructor(
-    private readonly kernel: Pick<KernelServices, 'config' | 'env'>,
+    private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact'>,
   ) {}
 
   plugin(): ChannelPlugin {
@@ -52,7 +52,10 @@ export class TelegramChannel {
     if (twin) throw new TelegramConfigError(`Telegram accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (botToken)`);
     const clash = settings.webhook && [...this.accounts.values()].find((other) => other.webhookPath === settings.webhook!.path);
     if (clash) throw new TelegramConfigError(`Telegram accounts "${clash.accountId}" and "${ctx.accountId}" use the same webhook path ${settings.webhook!.path}: give one a different webhook.path`);
-    const account = new TelegramAccount(settings, ctx, await loadGrammy());
+    // The token may come from the environment or an account the redactor did not see as
+    // secret: register it, since grammY puts it into every request URL and so every network error.
+    this.kernel.redact.add(settings.token);
+    const account = new TelegramAccount(settings, ctx, await loadGrammy(), this.kernel.redact);
     this.accounts.set(ctx.accountId, account);
     ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
     try {
@@ -88,6 +91,7 @@ export class TelegramChannel {
     } catch (error) {
       throw new ChannelSendError((error as Error).message, { retryable: false, cause: error });
     }
+    this.kernel.redact.add(settings.token);
     const key = `${settings.apiRoot}\u0000${settings.token}\u0000${settings.linkPreview}`;
     const cached = this.senders.get(id);
     if (cached?.key === key) return cached.sender;

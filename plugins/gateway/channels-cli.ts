@@ -65,6 +65,9 @@ export async function channelsCommand(
       channels = await api.kernel.channels.status();
       source = 'config';
     }
+    // The gateway masks what it sends; masking here too covers a gateway of another version
+    // or one that knows fewer secrets, and the local status.
+    channels = api.kernel.redact.value(channels);
     if (json) {
       ctx.stdout.write(`${JSON.stringify({ source, channels }, null, 2)}\n`);
       return 0;

@@ -1,19 +1,25 @@
 /**
  * Gateway logs: pino, JSON lines into <stateDir>/logs/gateway.log (what `logs.tail` reads)
  * and to stdout — as JSON when stdout is a pipe, as short readable lines on a terminal.
+ *
+ * Secrets: the kernel masks what plugins log before it gets here; every serialized record
+ * is masked once more on its way to the file and stdout, so a line logged through the pino
+ * instance directly cannot leak either. The log folder is 0700 and the files 0600.
  */
-import { mkdirSync, renameSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type PinoModule from 'pino';
-import type { Logger, LogLevel } from '../../kernel/index.js';
+import { createRedactor, type Logger, type LogLevel, type Redactor } from '../../kernel/index.js';
 import { logFile } from './log-file.js';
 
 export interface GatewayLogging {
   logger: Logger;
   file: string;
   flush(): void;
+  /** Mask with this redactor from now on (the kernel's, once one has booted with the config). */
+  setRedactor(redact: Pick<Redactor, 'text'>): void;
 }
 
 const pino = createRequire(import.meta.url)('pino') as typeof PinoModule;
@@ -55,7 +61,7 @@ function prettyStream(out: NodeJS.WritableStream, color: boolean): Writable {
   });
 }
 
-/** Keep one previous file when the log grows past `maxBytes` (checked at start). */
+/** Keep one previous file when the log grows past `maxBytes` (checked at start); it keeps its 0600. */
 function rotate(file: string, maxBytes: number): void {
   try {
     if (statSync(file).size > maxBytes) renameSync(file, `${file}.1`);
@@ -64,21 +70,44 @@ function rotate(file: string, maxBytes: number): void {
   }
 }
 
+/** Owner-only, also for a folder or file an older version created with the default umask. */
+function restrict(path: string, mode: number): void {
+  try {
+    chmodSync(path, mode);
+  } catch {
+    // Not there (yet), or not ours to change: the open below reports real problems.
+  }
+}
+
 export function createGatewayLogging(options: {
   stateDir: string;
   level: Exclude<LogLevel, 'silent'>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   maxFileBytes: number;
+  /**
+   * Until setRedactor() is called: built-in shapes (Telegram URLs, API keys, bearer tokens, …)
+   * and secret-named environment variables.
+   */
+  redact?: Pick<Redactor, 'text'>;
 }): GatewayLogging {
   const file = logFile(options.stateDir);
-  mkdirSync(join(options.stateDir, 'logs'), { recursive: true });
+  const dir = join(options.stateDir, 'logs');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  restrict(dir, 0o700);
   rotate(file, options.maxFileBytes);
-  const fileStream = pino.destination({ dest: file, sync: false, mkdir: true });
+  restrict(file, 0o600);
+  let redact = options.redact ?? createRedactor({ config: {}, env: process.env });
+  const fileStream = pino.destination({ dest: file, sync: false, mkdir: true, mode: 0o600 });
   const console = options.stdout.isTTY
     ? prettyStream(options.stdout, !process.env.NO_COLOR)
     : (options.stdout as NodeJS.WritableStream);
   const root = pino(
-    { level: options.level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.epochTime },
+    {
+      level: options.level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.epochTime,
+      hooks: { streamWrite: (line) => redact.text(line) },
+    },
     pino.multistream([
       { stream: console, level: options.level },
       { stream: fileStream, level: options.level },
@@ -91,7 +120,14 @@ export function createGatewayLogging(options: {
       // The file was never opened (we failed very early): nothing to flush.
     }
   };
-  return { logger: adapt(root), file, flush };
+  return {
+    logger: adapt(root),
+    file,
+    flush,
+    setRedactor: (next) => {
+      redact = next;
+    },
+  };
 }
 
 /** The kernel's Logger shape over a pino logger. */

@@ -179,7 +179,8 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     },
     scope: 'operator.read',
     description: 'Lines of the gateway log file after a cursor (or the last ones).',
-    handler: (params: { cursor?: number; limit?: number; maxBytes?: number }) => tailLog(runtime.logFile, params),
+    // Lines are masked when written; this also covers lines written before a secret was configured.
+    handler: (params: { cursor?: number; limit?: number; maxBytes?: number }) => kernel.redact.value(tailLog(runtime.logFile, params)),
   });
 
   api.registerGatewayMethod('config.get', {

@@ -1,4 +1,6 @@
 /** Commands contributed by plugins (`cliCommands` in their manifests), e.g. `claw gateway`. */
+import { Writable } from 'node:stream';
+import type { Redactor } from '../../../kernel/index.js';
 import { bootKernel } from '../boot.js';
 import { usageError, type Io } from '../io.js';
 
@@ -17,9 +19,24 @@ export async function run(command: string, args: string[], io: Io, help: boolean
   if (io.json) argv.push('--json');
   const code = await cli.run(argv, {
     stdout: io.stdout,
-    stderr: io.stderr,
+    stderr: masked(io.stderr, kernel.redact),
     env: io.env,
     boot: (options = {}) => bootKernel(io, options),
   });
   return typeof code === 'number' ? code : 0;
+}
+
+/**
+ * Commands report their own failures on stderr, and a failure can quote a secret (a
+ * request URL with a bot token in it): each write is masked on its way through.
+ */
+function masked(stream: NodeJS.WritableStream, redact: Pick<Redactor, 'text'>): NodeJS.WritableStream {
+  const out = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      stream.write(redact.text(chunk.toString()));
+      done(); // pass-through: nothing is held back if the command exits right after writing
+    },
+  });
+  // Progress bars redraw in place only on a terminal.
+  return Object.assign(out, { isTTY: (stream as NodeJS.WriteStream).isTTY === true });
 }

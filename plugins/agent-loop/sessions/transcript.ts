@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { ChatMessage, UserMessage } from '../../../kernel/index.js';
+import type { ChatMessage, Redactor, UserMessage } from '../../../kernel/index.js';
 
 export const TRANSCRIPT_VERSION = 1;
 
@@ -213,6 +213,8 @@ export interface TranscriptOptions {
   /** Extra header fields (e.g. the parent session of a sub-agent). */
   header?: Record<string, unknown>;
   now?: () => Date;
+  /** Masks secrets in every entry before it is written (the kernel's `redact`). */
+  redact?: Pick<Redactor, 'value'>;
 }
 
 interface Tail {
@@ -294,8 +296,10 @@ export class Transcript {
   append(input: AppendInput): TranscriptEntry {
     if (input.type === 'session') throw new TypeError('the session header is written by the transcript itself');
     const tail = this.sync();
+    // Transcripts are replayed to the model and shown in UIs: a secret written here would live on.
+    const masked = this.options.redact ? this.options.redact.value(input) : input;
     const entry = {
-      ...input,
+      ...masked,
       type: input.type,
       id: this.newId(tail.ids),
       parentId: tail.lastId,
