@@ -43,7 +43,17 @@ export type * from './plugin-host/api.js';
 export type * from './plugin-host/capabilities.js';
 export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
-export { writeFileAtomic, writeJsonAtomic } from './util/fs.js';
+export {
+  writeFileAtomic,
+  writeJsonAtomic,
+  ensurePrivateDir,
+  ensurePrivateFile,
+  restrictTree,
+  privateModeOf,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  NON_OWNER_BITS,
+} from './util/fs.js';
 export { BlockChunker, findBreak, findFences, splitForChannel, type Fence } from './text/chunker.js';
 export {
   DEFAULT_AGENT_ID,

@@ -89,7 +89,7 @@ export class PairingStore {
   }
 
   private save(): void {
-    writeJsonAtomic(this.file, this.data, { mode: 0o600 });
+    writeJsonAtomic(this.file, this.data);
   }
 
   private prune(): boolean {
