@@ -42,15 +42,16 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 /** Workspaces inside the state dir: checked themselves, their contents skipped. */
-export function workspaceDirs(ctx: AuditContext, stateRoot: string): Set<string> {
+function workspaceDirs(ctx: AuditContext, stateRoot: string): Set<string> {
   const dirs = [ctx.workspaceDir, join(ctx.stateDir, 'workspace')];
   try {
     for (const name of readdirSync(stateRoot)) if (name.startsWith('workspace-')) dirs.push(join(stateRoot, name));
   } catch {
     // No state dir yet.
   }
-  for (const agent of section(ctx.config.agents).list ?? []) {
-    if (typeof agent?.workspace === 'string') dirs.push(resolve(expandHome(agent.workspace, ctx.env)));
+  const agents: unknown[] = Array.isArray(section(ctx.config.agents).list) ? ctx.config.agents.list : [];
+  for (const agent of agents.map(section)) {
+    if (typeof agent.workspace === 'string') dirs.push(resolve(expandHome(agent.workspace, ctx.env)));
   }
   // The same folders seen through the state dir's real path, when it is a symlink.
   return new Set(dirs.map((dir) => (isInside(ctx.stateDir, dir) ? join(stateRoot, relative(ctx.stateDir, dir)) : dir)));

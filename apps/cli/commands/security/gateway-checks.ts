@@ -5,9 +5,9 @@
  */
 import { section, type AuditContext, type Finding } from './types.js';
 
-export type AuthMode = 'none' | 'token' | 'password';
+type AuthMode = 'none' | 'token' | 'password';
 
-export interface GatewayExposure {
+interface GatewayExposure {
   bind: string;
   host: string;
   /** Reachable from other machines. */
@@ -26,24 +26,26 @@ const MAX_ATTEMPTS_PER_MINUTE = 100;
 
 const PLACEHOLDERS = new Set(['', 'undefined', 'null', 'changeme', 'change-me', 'change_me', 'replaceme', 'replace-me', 'your-token', 'your_token', 'yourtoken', 'token', 'secret', 'password', 'xxx', 'todo']);
 
-export function isLoopbackHost(host: string): boolean {
+function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '::ffff:127.0.0.1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
-function secretFrom(configValue: unknown, envName: string, env: AuditContext['env']): { value: string; source: string } | undefined {
-  if (typeof configValue === 'string') return { value: configValue, source: envName.endsWith('TOKEN') ? 'gateway.auth.token' : 'gateway.auth.password' };
+/** The config value wins over the environment, as in the gateway. */
+function secretFrom(auth: Record<string, unknown>, kind: 'token' | 'password', env: AuditContext['env']): { value: string; source: string } | undefined {
+  if (typeof auth[kind] === 'string') return { value: auth[kind], source: `gateway.auth.${kind}` };
+  const envName = kind === 'token' ? 'OPENCLAW_GATEWAY_TOKEN' : 'OPENCLAW_GATEWAY_PASSWORD';
   const fromEnv = env[envName]?.trim();
   return fromEnv ? { value: fromEnv, source: envName } : undefined;
 }
 
 /** The gateway's effective bind and auth, resolved the way the gateway resolves them. */
-export function gatewayExposure(ctx: AuditContext): GatewayExposure {
+function gatewayExposure(ctx: AuditContext): GatewayExposure {
   const gateway = section(ctx.config.gateway);
   const auth = section(gateway.auth);
   const bind = typeof gateway.bind === 'string' ? gateway.bind : 'loopback';
   const host = bind === 'lan' ? '0.0.0.0' : bind === 'custom' ? String(gateway.customBindHost ?? '') : '127.0.0.1';
-  const token = secretFrom(auth.token, 'OPENCLAW_GATEWAY_TOKEN', ctx.env);
-  const password = secretFrom(auth.password, 'OPENCLAW_GATEWAY_PASSWORD', ctx.env);
+  const token = secretFrom(auth, 'token', ctx.env);
+  const password = secretFrom(auth, 'password', ctx.env);
   // Unset means token auth: a gateway without a token generates one on its first start.
   const mode: AuthMode = ['none', 'token', 'password'].includes(auth.mode) ? auth.mode : token || !password ? 'token' : 'password';
   return { bind, host, exposed: !isLoopbackHost(host), mode, token, password };
