@@ -122,9 +122,15 @@ describe('claw security audit', () => {
     const { stateDir, env } = looseSetup();
     const { code, report } = await audit(env, '--fix');
     expect(code).toBe(1);
-    expect(report.fixed).toContainEqual({ kind: 'config', key: 'channels.telegram.groupPolicy', from: 'open', to: 'allowlist' });
-    expect(report.fixed).toContainEqual({ kind: 'chmod', path: stateDir, from: '755', to: '700' });
-    expect(report.fixed).toContainEqual({ kind: 'chmod', path: join(stateDir, 'agents/main/sessions/s1.jsonl'), from: '644', to: '600' });
+    expect(report.fixed![0]).toEqual({ kind: 'config', key: 'channels.telegram.groupPolicy', from: 'open', to: 'allowlist' });
+    const chmods = report.fixed!.slice(1).sort((a, b) => a.path!.localeCompare(b.path!));
+    expect(chmods).toEqual([
+      { kind: 'chmod', path: stateDir, from: '755', to: '700' },
+      { kind: 'chmod', path: join(stateDir, 'agents/main/agent/auth-profiles.json'), from: '644', to: '600' },
+      { kind: 'chmod', path: join(stateDir, 'agents/main/sessions/s1.jsonl'), from: '644', to: '600' },
+      { kind: 'chmod', path: join(stateDir, 'cache/validators/abc.cjs'), from: '644', to: '600' },
+      { kind: 'chmod', path: join(stateDir, 'credentials/telegram-allowFrom.json'), from: '666', to: '600' },
+    ]);
     expect(mode(stateDir)).toBe(0o700);
     expect(mode(join(stateDir, 'openclaw.json'))).toBe(0o600);
     expect(mode(join(stateDir, 'openclaw.json.bak'))).toBe(0o600);

@@ -129,7 +129,8 @@ describe('state dir permissions', () => {
     const result = await claw(['config', 'set', 'agents.defaults.timeoutSeconds', '60'], { OPENCLAW_STATE_DIR: stateDir });
     expect(result.code, result.stderr).toBe(0);
     expect(lstatSync(join(stateDir, 'agents')).mode & 0o777).toBe(0o755);
-    // The config itself is written anew (a new file, 0600); the .bak keeps the old content and mode.
+    // The config is written anew, and its backup is a new file too: both 0600.
     expect(lstatSync(join(stateDir, 'openclaw.json')).mode & 0o777).toBe(0o600);
+    expect(lstatSync(join(stateDir, 'openclaw.json.bak')).mode & 0o777).toBe(0o600);
   });
 });

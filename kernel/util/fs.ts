@@ -83,7 +83,11 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
   }
   closeSync(fd);
   try {
-    if (options.backup && existsSync(file)) copyFileSync(file, `${file}.bak`);
+    if (options.backup && existsSync(file)) {
+      // A copy takes the original's mode, which may predate owner-only files.
+      copyFileSync(file, `${file}.bak`);
+      chmodSync(`${file}.bak`, PRIVATE_FILE_MODE);
+    }
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });

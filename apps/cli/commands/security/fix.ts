@@ -107,7 +107,7 @@ function fixModes(ctx: AuditContext, scan: StateScan, outcome: FixOutcome): void
 export async function applyFixes(ctx: AuditContext, io: Io): Promise<FixOutcome> {
   const outcome: FixOutcome = { fixed: [], failed: [] };
   await fixGroupPolicies(ctx, io, outcome);
-  // Scanned after the config write, which leaves a backup with the old file's mode.
+  // Scanned after the config write: the file it replaced is gone, its backup is new.
   fixModes(ctx, scanState(ctx), outcome);
   return outcome;
 }
