@@ -300,5 +300,6 @@ describe('claw security audit', () => {
     expect(severityOf(wrong.report, 'gateway.probe_failed')).toBe('warn');
     expect(wrong.report.probe).toMatchObject({ healthy: false, unauthenticated: 'refused' });
     expect(wrong.report.probe!.error).toMatch(/unauthorized/);
+    expect(await claw(['security', 'audit', '--token', 'x'], env)).toMatchObject({ code: 2, stderr: 'claw: --token and --password are for the --deep probe\n' });
   });
 });

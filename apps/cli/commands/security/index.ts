@@ -64,6 +64,7 @@ function checks(ctx: AuditContext): Finding[] {
 
 async function audit(args: string[], io: Io): Promise<number> {
   const flags = options(args);
+  if ((flags.token !== undefined || flags.password !== undefined) && !flags.deep) throw usageError('--token and --password are for the --deep probe');
   let ctx = await auditContext(io);
   let fix: FixOutcome | undefined;
   if (flags.fix) {
