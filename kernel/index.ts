@@ -44,7 +44,18 @@ export type * from './plugin-host/api.js';
 export type * from './plugin-host/capabilities.js';
 export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
-export { writeFileAtomic, writeFileAtomicAsync, writeJsonAtomic } from './util/fs.js';
+export {
+  writeFileAtomic,
+  writeFileAtomicAsync,
+  writeJsonAtomic,
+  ensurePrivateDir,
+  ensurePrivateFile,
+  restrictTree,
+  privateModeOf,
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  NON_OWNER_BITS,
+} from './util/fs.js';
 export { BlockChunker, findBreak, findFences, splitForChannel, type Fence } from './text/chunker.js';
 export {
   DEFAULT_AGENT_ID,

@@ -7,8 +7,8 @@
  * schema — bundled plugins' schemas are written to dist/validators at build time, others
  * to <stateDir>/cache/validators the first time they are compiled.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
 import { formatPath, getPath, type PathSegment } from './config/path.js';
 import { AJV_OPTIONS } from './validation-options.js';
 import * as schemas from './generated/schemas.js';
+import { writeFileAtomic } from './util/fs.js';
 
 const require = createRequire(import.meta.url);
 
@@ -99,10 +100,7 @@ export function standaloneValidator(validate: ValidateFunction, portable = false
 function storeCached(key: string, validate: ValidateFunction): void {
   if (!writableCache) return;
   try {
-    mkdirSync(writableCache, { recursive: true });
-    const temp = join(writableCache, `.${key}.${randomBytes(4).toString('hex')}.tmp`);
-    writeFileSync(temp, standaloneValidator(validate));
-    renameSync(temp, join(writableCache, `${key}.cjs`));
+    writeFileAtomic(join(writableCache, `${key}.cjs`), standaloneValidator(validate), { fsync: false });
   } catch {
     // The cache is an optimisation; a read-only state dir just means compiling each time.
   }

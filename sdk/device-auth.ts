@@ -6,8 +6,7 @@
  * 32-byte key. Used by the client (signing) and the gateway (verifying).
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { writeJsonAtomic } from '../kernel/util/fs.js';
 
 export interface DeviceIdentity {
@@ -53,8 +52,7 @@ export function loadOrCreateDeviceIdentity(file: string): DeviceIdentity {
     }
   }
   const identity = generateDeviceIdentity();
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  writeJsonAtomic(file, identity, { mode: 0o600 });
+  writeJsonAtomic(file, identity);
   return identity;
 }
 

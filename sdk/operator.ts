@@ -113,7 +113,7 @@ export function operatorClientOptions(options: OperatorConnection): GatewayClien
     onHello: (hello) => {
       if (hello.auth.deviceToken) {
         cache[url] = { deviceToken: hello.auth.deviceToken, role: hello.auth.role, scopes: hello.auth.scopes };
-        writeJsonAtomic(cacheFile, cache, { mode: 0o600 });
+        writeJsonAtomic(cacheFile, cache);
       }
     },
   };

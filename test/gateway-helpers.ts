@@ -71,6 +71,7 @@ export function gatewayTestPlugin(events: RunningGateway['events']): PluginDefin
           throw new Error('kaput');
         },
       });
+      api.registerGatewayMethod('test.echo', { handler: (params) => params });
       api.registerGatewayMethod('test.bigint', { handler: () => ({ big: 10n }) });
       api.registerGatewayMethod('test.badschema', { params: { type: 'object', properties: { a: { $ref: '#/nowhere' } } }, handler: () => 1 });
       api.registerGatewayMethod('test.twophase', {

@@ -220,6 +220,28 @@ describe('failed-auth lockout', () => {
   });
 });
 
+describe('secrets never leave through the gateway', () => {
+  it('masks configured secrets and secret-named environment values in results and events', async () => {
+    const botToken = '123456789:AAHfakeTelegramTokenForTheTestOnly_0123';
+    const gw = await startGateway({ env: { ACME_API_KEY: 'acme-live-key-4242424242' }, config: { channels: { telegram: { botToken } } } });
+    try {
+      const events: unknown[] = [];
+      const c = await client(gw.url, { onEvent: (frame) => events.push(frame) });
+      const echoed = JSON.stringify(await c.request('test.echo', { a: `token ${botToken}`, b: ['acme-live-key-4242424242'], c: `https://api.telegram.org/bot${botToken}/getMe` }));
+      expect(echoed).not.toContain(botToken);
+      expect(echoed).not.toContain('acme-live-key-4242424242');
+      expect(echoed).toContain('***');
+      gw.kernel.protocol.emit('test.final', { leak: botToken });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(JSON.stringify(events)).not.toContain(botToken);
+      expect(JSON.stringify(events)).toContain('test.final');
+      await c.close();
+    } finally {
+      await gw.stop();
+    }
+  });
+});
+
 describe('admission before auth', () => {
   it('caps unauthenticated sockets per address and in total (503), and frees the slots', async () => {
     const gw = await startGateway({ gateway: { preauth: { maxConnections: 6, maxPerAddress: 3 }, handshakeTimeoutMs: 5000 } });

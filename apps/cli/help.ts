@@ -39,6 +39,17 @@ Commands:
   path                   Print the config file location
 
 Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-plugin"].config`,
+  security: `Usage: claw security audit [--deep] [--fix] [--json]
+
+Checks gateway exposure and auth, who may message the assistant, file permissions under the
+state dir, plugins and the exec tool. Exit code 1 while a critical finding remains.
+
+Options:
+  --deep                 Also probe the running gateway (health, and a connect without credentials)
+  --token <token>        Token for the probe (default: config, OPENCLAW_GATEWAY_TOKEN)
+  --password <password>  Password for the probe
+  --fix                  Apply the safe fixes: chmod 700/600 under the state dir and the config,
+                         groupPolicy "open" → "allowlist"; never changes tokens, auth or bind`,
 };
 
 interface PluginCommand {
@@ -61,6 +72,7 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
     'Commands:',
     '  plugins    List, inspect, enable, install and diagnose plugins',
     '  config     Read, change and validate openclaw.json',
+    '  security   Audit config, file permissions and plugins (security audit [--deep] [--fix])',
     '  help       Show help for a command (claw help plugins)',
   ];
   const commands = pluginCommands(io.env, bundledDir);

@@ -10,7 +10,7 @@
  * groupAllowFrom or have an entry in `groups`) and then mention gating.
  */
 import { randomInt } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../util/fs.js';
 import type { InboundMessage } from '../plugin-host/capabilities.js';
@@ -79,8 +79,7 @@ export class ChannelAccess {
   }
 
   private write(file: string, value: unknown): void {
-    mkdirSync(join(this.stateDir, 'credentials'), { recursive: true, mode: 0o700 });
-    writeJsonAtomic(file, value, { mode: 0o600 });
+    writeJsonAtomic(file, value);
   }
 
   /** Senders approved through pairing (the credentials file). */

@@ -98,5 +98,5 @@ export function usableConfig(snapshot: ConfigSnapshot): KernelConfig {
 }
 
 export function writeConfigFile(path: string, raw: Record<string, unknown>): void {
-  writeJsonAtomic(path, raw, { mode: 0o600, backup: true });
+  writeJsonAtomic(path, raw, { backup: true });
 }

@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { join, relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
+import { ensurePrivateDir, restrictTree } from '../util/fs.js';
 import { invokeTool } from '../tools/invoke.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
@@ -363,13 +364,19 @@ export class PluginHost {
       // Third-party plugins go through jiti: TypeScript without a build step, and the
       // `claw/sdk` alias resolves to this installation's SDK.
       const { createJiti } = await import('jiti');
+      const cacheDir = this.options.transpileCacheDir ?? join(this.options.paths.stateDir, 'cache', 'jiti');
+      const cached = prepareCacheDir(cacheDir);
       const jiti = createJiti(import.meta.url, {
-        fsCache: this.options.transpileCacheDir ?? join(this.options.paths.stateDir, 'cache', 'jiti'),
+        fsCache: cacheDir,
         alias: this.options.moduleAliases ?? {},
         interopDefault: false,
         moduleCache: true,
       });
-      mod = (await jiti.import(entry)) as Record<string, unknown>;
+      try {
+        mod = (await jiti.import(entry)) as Record<string, unknown>;
+      } finally {
+        restrictNewEntries(cacheDir, cached);
+      }
     }
     const definition = pickDefinition(mod);
     if (definition.id !== undefined && definition.id !== record.id) {
@@ -620,5 +627,35 @@ function workspaceDirs(stateDir: string): string[] {
       .map((name) => join(stateDir, name));
   } catch {
     return [];
+  }
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Create jiti's cache dir owner-only (jiti would use the umask) and list what is in it. */
+function prepareCacheDir(dir: string): Set<string> {
+  try {
+    ensurePrivateDir(dir);
+  } catch {
+    // A read-only state dir: jiti notices too and transpiles without a cache.
+  }
+  return new Set(safeReaddir(dir));
+}
+
+/** jiti writes cache files with the umask's mode: the ones it just added become 0600. */
+function restrictNewEntries(dir: string, before: ReadonlySet<string>): void {
+  for (const name of safeReaddir(dir)) {
+    if (before.has(name)) continue;
+    try {
+      restrictTree(join(dir, name));
+    } catch {
+      // Removed meanwhile by another process; nothing left to protect.
+    }
   }
 }

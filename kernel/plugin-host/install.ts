@@ -5,11 +5,12 @@
  * its dependencies installed, by a single rename.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../hooks/catalog.js';
 import { validateWith, type JsonSchema } from '../validation.js';
 import { resolveExtensionsDir } from '../config/paths.js';
+import { ensurePrivateDir, restrictTree } from '../util/fs.js';
 import type { InstallRecord, PluginsConfig } from '../config/schema.js';
 import { readManifest, type PluginManifest } from './manifest.js';
 import { baseRecord, type PluginRecord } from './resolve.js';
@@ -81,7 +82,7 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
   const env = options.env ?? process.env;
   const step = (index: number) => options.progress?.({ index: index + 1, total: STEPS.length, label: STEPS[index]! });
   const extensions = resolveExtensionsDir(options.stateDir);
-  mkdirSync(extensions, { recursive: true });
+  ensurePrivateDir(extensions);
   const source = classifySource(options.spec, cwd);
   const staging = mkdtempSync(join(extensions, '.staging-'));
   const discard = () => rmSync(staging, { recursive: true, force: true });
@@ -121,6 +122,9 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     if (dependencies > 0) {
       await run('npm', ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], root, env, options.output);
     }
+    // Copied, unpacked and npm-installed files arrive with their source's or the umask's
+    // modes; the plugin lives in the state dir, so it becomes owner-only like the rest.
+    restrictTree(root);
 
     step(4);
     const plugins = (options.raw.plugins ?? {}) as PluginsConfig;
@@ -204,14 +208,14 @@ async function fetchInto(
   let archive = resolve(cwd, spec);
   if (source === 'npm') {
     const packDir = join(staging, 'pack');
-    mkdirSync(packDir);
+    ensurePrivateDir(packDir);
     const out = await run('npm', ['pack', spec, '--pack-destination', packDir, '--json', '--loglevel=error'], packDir, env, output);
     const packed = parsePackOutput(out) ?? readdirSync(packDir).find((name) => name.endsWith('.tgz'));
     if (!packed) throw new PluginManageError(`npm pack "${spec}" produced no archive`);
     archive = join(packDir, packed);
   }
   const unpacked = join(staging, 'unpacked');
-  mkdirSync(unpacked);
+  ensurePrivateDir(unpacked);
   // GNU tar refuses members with ".." and strips leading "/", so an archive cannot write outside `unpacked`.
   await run('tar', ['-xzf', archive, '-C', unpacked, '--no-same-owner'], staging, env, output);
   const top = readdirSync(unpacked);

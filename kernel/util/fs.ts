@@ -1,13 +1,60 @@
 /**
- * File helpers for everything under the state dir. Writes go to a temp file in the same
- * directory and are renamed over the target, so a crash leaves the old file or the new
- * one, never half of either.
+ * File helpers for everything under the state dir. The state dir holds config with
+ * secrets, transcripts, credentials and keys, so whatever claw creates there is owner-only:
+ * directories 0700, files 0600, whatever the process umask says. Modes already on disk
+ * are left alone (`claw security audit --fix` is how looser ones get tightened).
+ *
+ * Writes go to a temp file in the same directory and are renamed over the target, so a
+ * crash leaves the old file or the new one, never half of either.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync, existsSync, copyFileSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync, existsSync, copyFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
+export const PRIVATE_DIR_MODE = 0o700;
+export const PRIVATE_FILE_MODE = 0o600;
+/** Permission bits for the group and for others: none of them belong on state files. */
+export const NON_OWNER_BITS = 0o077;
+
+/**
+ * Create `dir` (and missing parents) as 0700. An existing directory keeps its mode: a
+ * looser one is reported by the audit, not changed behind the user's back.
+ */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+/**
+ * The owner-only mode for an entry of mode `mode`: 0700 for a directory, 0600 for a file,
+ * 0700 for a file its owner may execute (so an installed plugin's binaries keep working).
+ */
+export function privateModeOf(mode: number, isDirectory: boolean): number {
+  if (isDirectory || mode & 0o100) return PRIVATE_DIR_MODE;
+  return PRIVATE_FILE_MODE;
+}
+
+/**
+ * Make a tree claw has just created owner-only (files copied or unpacked keep the modes
+ * they came with). Symlinks are neither followed nor changed. Returns the paths changed.
+ */
+export function restrictTree(root: string): string[] {
+  const changed: string[] = [];
+  const visit = (path: string) => {
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) return;
+    const wanted = privateModeOf(stat.mode, stat.isDirectory());
+    if ((stat.mode & 0o777) !== wanted) {
+      chmodSync(path, wanted);
+      changed.push(path);
+    }
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
+  };
+  visit(root);
+  return changed;
+}
+
 export interface AtomicWriteOptions {
+  /** Mode of the file (default 0600). */
   mode?: number;
   /** Keep the previous content as `<file>.bak` before replacing it. */
   backup?: boolean;
@@ -19,11 +66,13 @@ export interface AtomicWriteOptions {
   fsync?: boolean;
 }
 
+/** Write `file` atomically; missing parent directories are created 0700, the file 0600. */
 export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
   const dir = dirname(file);
-  mkdirSync(dir, { recursive: true });
+  ensurePrivateDir(dir);
   const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(temp, 'w', options.mode ?? 0o600);
+  const mode = options.mode ?? PRIVATE_FILE_MODE;
+  const fd = openSync(temp, 'w', mode);
   try {
     writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
     if (options.fsync !== false) fsyncSync(fd);
@@ -34,7 +83,11 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
   }
   closeSync(fd);
   try {
-    if (options.backup && existsSync(file)) copyFileSync(file, `${file}.bak`);
+    if (options.backup && existsSync(file)) {
+      // A copy takes the original's mode, which may predate owner-only files.
+      copyFileSync(file, `${file}.bak`);
+      chmodSync(`${file}.bak`, PRIVATE_FILE_MODE);
+    }
     renameSync(temp, file);
   } catch (error) {
     rmSync(temp, { force: true });
@@ -47,15 +100,29 @@ export function writeJsonAtomic(file: string, value: unknown, options: AtomicWri
 }
 
 /**
+ * Create `file` empty and 0600 if it does not exist yet, so a library that opens it by name
+ * (SQLite, which gives its journals the database file's mode) never creates it with the
+ * umask's mode. An existing file is untouched.
+ */
+export function ensurePrivateFile(file: string): void {
+  ensurePrivateDir(dirname(file));
+  try {
+    closeSync(openSync(file, 'wx', PRIVATE_FILE_MODE));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/**
  * `writeFileAtomic` without blocking the event loop: for stores a server rewrites while
  * clients wait (same temp + fsync + rename, so a crash still leaves one whole file).
  */
 export async function writeFileAtomicAsync(file: string, data: string | Uint8Array, options: Pick<AtomicWriteOptions, 'mode'> = {}): Promise<void> {
   const { mkdir, open, rename, rm } = await import('node:fs/promises');
   const dir = dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
   const temp = join(dir, `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const handle = await open(temp, 'w', options.mode ?? 0o600);
+  const handle = await open(temp, 'w', options.mode ?? PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(data);
     await handle.sync();

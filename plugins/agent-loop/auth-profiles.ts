@@ -6,8 +6,8 @@
  * A failing profile cools down: 1 → 5 → 25 → 60 minutes for consecutive failures; billing
  * failures 5 h doubling to 24 h. A success resets the count.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { writeJsonAtomic } from '../../kernel/index.js';
 import type { FailureKind } from '../../sdk/models.js';
 
@@ -76,8 +76,7 @@ export class AuthProfiles {
   }
 
   private save(): void {
-    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
-    writeJsonAtomic(this.file, this.data, { mode: 0o600 });
+    writeJsonAtomic(this.file, this.data);
   }
 
   /**

@@ -7,10 +7,9 @@
  * message_sending → before_message_write → send → message_sent.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ImagePart, KernelServices, Logger, ThinkingLevel, TranscriptMessage } from '../../kernel/index.js';
-import { LaneClearedError } from '../../kernel/index.js';
+import { ensurePrivateDir, LaneClearedError } from '../../kernel/index.js';
 import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
 import { applyInlineDirectives, handleCommand, type CommandOutcome, type ReasoningLevel, type VerboseLevel } from './commands.js';
 import { Models } from './models.js';
@@ -867,10 +866,13 @@ export function collectPrompt(messages: readonly string[], dropped: readonly str
   return parts.join('\n\n');
 }
 
-/** The workspace is the tools' working directory: make sure it exists (a read-only one is fine). */
+/**
+ * The workspace is the tools' working directory: make sure it exists (a read-only one is
+ * fine). Created owner-only: it holds the agent's memory and the user's notes.
+ */
 function ensureDir(dir: string, logger: Logger): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
   } catch (error) {
     logger.warn(`workspace ${dir} cannot be created: ${(error as Error).message}`);
   }

@@ -2,9 +2,10 @@
  * The agent workspace: bootstrap files injected into the system prompt, the templates
  * `claw setup` copies in (never over existing files), and skills found on disk.
  */
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
 
 /** Injected into every session, in this order. MEMORY.md is added for the main session only. */
 export const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md'] as const;
@@ -87,7 +88,7 @@ export function isWritable(dir: string): boolean {
 
 /** Create the workspace and copy templates that are not there yet. Returns what was created. */
 export function ensureWorkspace(workspaceDir: string, templatesDir = TEMPLATES_DIR): { created: string[]; kept: string[] } {
-  mkdirSync(join(workspaceDir, 'memory'), { recursive: true });
+  ensurePrivateDir(join(workspaceDir, 'memory'));
   const created: string[] = [];
   const kept: string[] = [];
   for (const name of readdirSync(templatesDir).filter((file) => file.endsWith('.md')).sort()) {
@@ -99,6 +100,8 @@ export function ensureWorkspace(workspaceDir: string, templatesDir = TEMPLATES_D
     // COPYFILE_EXCL: a file appearing between the check and the copy is still never overwritten.
     try {
       copyFileSync(join(templatesDir, name), target, constants.COPYFILE_EXCL);
+      // A copy takes the template's mode (0644 in the package); the user's copy is private.
+      chmodSync(target, PRIVATE_FILE_MODE);
       created.push(name);
     } catch {
       kept.push(name);

@@ -18,6 +18,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAbsolute, join } from 'node:path';
 import type { Bot, Transformer } from 'grammy';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../kernel/index.js';
 import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
 import type { Redactor } from '../../sdk/index.js';
 import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js';
@@ -309,10 +310,10 @@ export class TelegramAccount {
           continue;
         }
         const dir = join(this.ctx.stateDir, 'media', 'telegram', this.accountId);
-        await mkdir(dir, { recursive: true });
+        await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         const safeName = (attachment.fileName ?? `${attachment.kind}`).replace(/[^\w.-]+/g, '_').slice(0, 100);
         const path = join(dir, `${attachment.uniqueId}-${safeName}`);
-        await writeFile(path, data, { mode: 0o600 });
+        await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
         media.push({ url: path, mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) });
         notes.push(`[${label} (${mimeType}, ${data.length} bytes) saved at ${path}]`);
       } catch (error) {

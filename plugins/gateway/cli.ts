@@ -123,6 +123,8 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
   let restarting = false;
   const startKernel = async (): Promise<void> => {
     kernel = await boot();
+    // Lines the runner logs itself (restarts, failures) are masked like the kernel's.
+    logging.setRedactor(kernel.redact);
     await kernel.start();
     const record = kernel.plugins.get('gateway');
     if (record?.status !== 'active') {

@@ -5,9 +5,9 @@
  * and taken over.
  */
 import { hostname } from 'node:os';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { writeJsonAtomic } from '../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, writeJsonAtomic } from '../../kernel/index.js';
 
 import { gatewayLockPath as lockPath, lockHolderAlive as holderAlive, type GatewayLockInfo as LockInfo } from '../../sdk/operator.js';
 export type { LockInfo };
@@ -39,12 +39,12 @@ function readLock(path: string): LockInfo | undefined {
 }
 
 export function acquireLock(stateDir: string, info: Omit<LockInfo, 'pid' | 'hostname' | 'startedAt'> = {}): GatewayLock {
-  mkdirSync(stateDir, { recursive: true });
+  ensurePrivateDir(stateDir);
   const path = lockPath(stateDir);
   const mine: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...info };
   for (let attempt = 0; attempt < 5; attempt++) {
     const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    writeFileSync(temp, `${JSON.stringify(mine)}\n`, { mode: 0o600 });
+    writeFileSync(temp, `${JSON.stringify(mine)}\n`, { mode: PRIVATE_FILE_MODE });
     try {
       linkSync(temp, path);
       rmSync(temp, { force: true });
@@ -52,7 +52,7 @@ export function acquireLock(stateDir: string, info: Omit<LockInfo, 'pid' | 'host
         path,
         update(more) {
           Object.assign(mine, more);
-          writeJsonAtomic(path, mine, { mode: 0o600 });
+          writeJsonAtomic(path, mine);
         },
         release() {
           if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });

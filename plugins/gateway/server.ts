@@ -655,9 +655,10 @@ export class GatewayServer {
    * above `dropEventsAboveBytes`; anything that would push it past `maxBufferedBytes`
    * closes the connection instead of buffering without bound.
    */
+  /** Every frame is masked on its way out: no secret leaves through a result, event or error. */
   private send(conn: Connection, frame: object, droppable = false): boolean {
     if (conn.ws.readyState !== WebSocket.OPEN) return false;
-    return this.sendText(conn, JSON.stringify(frame), droppable);
+    return this.sendText(conn, JSON.stringify(this.options.kernel.redact.value(frame)), droppable);
   }
 
   private sendText(conn: Connection, text: string, droppable: boolean): boolean {
@@ -693,7 +694,7 @@ export class GatewayServer {
     for (const conn of targets) {
       if (conn.state !== 'open') continue;
       if (head === undefined) {
-        head = `{"type":"event","event":${JSON.stringify(event)},"payload":${JSON.stringify(payload) ?? 'null'},"seq":`;
+        head = `{"type":"event","event":${JSON.stringify(event)},"payload":${JSON.stringify(this.options.kernel.redact.value(payload)) ?? 'null'},"seq":`;
         tail = stateVersion ? `,"stateVersion":${JSON.stringify(stateVersion)}}` : '}';
       }
       this.sendText(conn, `${head}${++conn.seq}${tail}`, droppable);

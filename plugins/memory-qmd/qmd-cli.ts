@@ -129,9 +129,20 @@ function firstLine(text: string): string {
 const INDEX_ARGS = ['--index', 'index'];
 
 /**
- * Run `qmd args…` without a shell (arguments, the user's query included, go through
- * untouched). Resolves with the output on exit code 0; rejects with a QmdError otherwise.
- * The child leads its own process group so a timeout also ends anything it started.
+ * On POSIX, QMD starts through `sh -c 'umask 077; exec "$0" "$@"'`: its index and config
+ * live in the state dir and must be created owner-only, and a child's umask can only be set
+ * from inside it. The shell interprets none of the arguments ("$@" passes them as they are)
+ * and `exec` keeps the pid, so the process group below is still QMD's own.
+ */
+function privateSpawnArgs(path: string, args: readonly string[]): [string, string[]] {
+  if (process.platform === 'win32') return [path, [...args]];
+  return ['/bin/sh', ['-c', 'umask 077; exec "$0" "$@"', path, ...args]];
+}
+
+/**
+ * Run `qmd args…` with no shell interpreting anything (arguments, the user's query included,
+ * go through untouched). Resolves with the output on exit code 0; rejects with a QmdError
+ * otherwise. The child leads its own process group so a timeout also ends anything it started.
  */
 export function runQmd(command: QmdCommand, args: readonly string[], options: RunOptions): Promise<RunResult> {
   const started = Date.now();
@@ -153,7 +164,8 @@ export function runQmd(command: QmdCommand, args: readonly string[], options: Ru
     }
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(command.path, [...INDEX_ARGS, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      const [file, argv] = privateSpawnArgs(command.path, [...INDEX_ARGS, ...args]);
+      child = spawn(file, argv, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     } catch (error) {
       reject(new QmdError('spawn', `could not start ${command.path}: ${(error as Error).message}`));
       return;

@@ -11,9 +11,9 @@
  * the reason is logged once, and the next call tries qmd again.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../kernel/index.js';
+import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../kernel/index.js';
 import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
 import { listMemoryFiles, readMemoryLines, resolveMemoryPath } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
@@ -127,8 +127,8 @@ export class QmdMemoryIndex implements MemoryIndex {
   }
 
   private run(args: string[], timeoutMs: number, signal?: AbortSignal): Promise<RunResult> {
-    mkdirSync(this.xdgConfig, { recursive: true });
-    mkdirSync(this.xdgCache, { recursive: true });
+    ensurePrivateDir(this.xdgConfig);
+    ensurePrivateDir(this.xdgCache);
     const combined = signal ? AbortSignal.any([this.lifetime.signal, signal]) : this.lifetime.signal;
     const result = runQmd(this.command(), args, { env: this.childEnv(), cwd: this.home, timeoutMs, signal: combined });
     result.then(
@@ -149,7 +149,6 @@ export class QmdMemoryIndex implements MemoryIndex {
   }
 
   private saveState(): void {
-    mkdirSync(this.home, { recursive: true });
     writeJsonAtomic(this.statePath, this.state);
   }
 

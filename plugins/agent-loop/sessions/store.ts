@@ -438,7 +438,7 @@ export class SessionStore {
     // Rewritten after every run: the rename keeps it whole across a crash, and skipping the
     // flush to disk saves about a millisecond per turn (power loss could cost the last run's
     // counters, never the file).
-    writeJsonAtomic(this.file, sessions, { mode: 0o600, fsync: false });
+    writeJsonAtomic(this.file, sessions, { fsync: false });
     // What we just wrote is what the next load would parse; remember it under the new stamp.
     try {
       const stat = statSync(this.file);

@@ -11,9 +11,9 @@
  * entry written after it.
  */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { ChatMessage, Redactor, UserMessage } from '../../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, type ChatMessage, type Redactor, type UserMessage } from '../../../kernel/index.js';
 
 export const TRANSCRIPT_VERSION = 1;
 
@@ -359,10 +359,10 @@ export class Transcript {
   private write(tail: Tail, entries: TranscriptEntry[]): void {
     const lines = entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
     const text = (tail.torn ? '\n' : '') + lines;
-    mkdirSync(dirname(this.file), { recursive: true });
+    ensurePrivateDir(dirname(this.file));
     // One append call per entry: with O_APPEND the line lands whole at the end, or (if
     // the process dies mid-write) as the torn tail that readers skip.
-    appendFileSync(this.file, text, { encoding: 'utf8', mode: 0o600 });
+    appendFileSync(this.file, text, { encoding: 'utf8', mode: PRIVATE_FILE_MODE });
     tail.size += Buffer.byteLength(text, 'utf8');
     tail.torn = false;
     tail.hasEntries = true;

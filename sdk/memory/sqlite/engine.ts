@@ -7,8 +7,7 @@
  * waiting for vectors gives keyword results; no FTS5 gives vector results. Every such
  * answer carries a `notice` that says why.
  */
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
 import type { Logger, MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../../kernel/index.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
 import { listMemoryFiles, type MemoryFile } from '../files.js';
@@ -108,7 +107,6 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
   static async open(settings: MemorySettings, options: SqliteMemoryIndexOptions): Promise<SqliteMemoryIndex> {
     const path = settings.store.path;
-    mkdirSync(dirname(path), { recursive: true });
     const leftovers = removeAbandonedScratch(path);
     if (leftovers.length) options.logger.info(`memory index ${path}: removed what an interrupted rebuild left behind (${leftovers.join(', ')})`);
     const store = IndexStore.open(path, { vector: settings.store.vector });

@@ -4,6 +4,7 @@
  * and no transaction spans an `await`, so a search never sees half a file.
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
+import { ensurePrivateFile } from '../../../kernel/util/fs.js';
 import type { Chunk } from '../text.js';
 import { segmentCjk } from '../text.js';
 import { cosine } from '../scoring.js';
@@ -99,6 +100,9 @@ export class IndexStore {
     let recovered: string | undefined;
     const connect = (): Db => {
       try {
+        // Created 0600 before SQLite opens it: SQLite gives its journal files the database
+        // file's mode, so the index and every -journal/-wal/-shm beside it stay owner-only.
+        ensurePrivateFile(path);
         return new Database(path);
       } catch (error) {
         throw new Error(`memory index: cannot open ${path}: ${(error as Error).message}`);

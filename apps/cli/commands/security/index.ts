@@ -1,0 +1,85 @@
+/**
+ * `claw security audit [--deep] [--fix] [--json]`: checks config, file permissions and
+ * plugins for the mistakes that expose an assistant, with OpenClaw's checkIds. The plain
+ * audit reads config and disk only; --deep also asks the running gateway; --fix applies the
+ * safe remedies and reports what is left. Exit code 1 while a critical finding remains.
+ */
+import { parseArgs } from 'node:util';
+import { clawVersion } from '../../../../kernel/index.js';
+import { bootKernel } from '../../boot.js';
+import { printHelp } from '../../help.js';
+import { CliError, usageError, type Io } from '../../io.js';
+import { channelChecks } from './channel-checks.js';
+import { applyFixes, type FixOutcome } from './fix.js';
+import { fsChecks, scanState } from './fs-checks.js';
+import { gatewayChecks } from './gateway-checks.js';
+import { pluginChecks } from './plugin-checks.js';
+import { probeGateway, type ProbeReport } from './probe.js';
+import { printAudit, sortFindings, summarize } from './report.js';
+import { toolChecks } from './tool-checks.js';
+import type { AuditContext, Finding } from './types.js';
+
+export async function run(args: string[], io: Io, help: boolean): Promise<number> {
+  const [sub, ...rest] = args;
+  if (help || !sub) {
+    printHelp(io, 'security');
+    return sub || help ? 0 : 2;
+  }
+  if (sub !== 'audit') throw usageError(`unknown command "security ${sub}" (see claw security --help)`);
+  return audit(rest, io);
+}
+
+function options(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: { deep: { type: 'boolean' }, fix: { type: 'boolean' }, token: { type: 'string' }, password: { type: 'string' } },
+      allowPositionals: false,
+      strict: true,
+    }).values;
+  } catch (error) {
+    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+  }
+}
+
+/** Config (raw and resolved), paths and discovered plugins; no plugin code runs. */
+async function auditContext(io: Io): Promise<AuditContext> {
+  const kernel = await bootKernel(io, { strictConfig: false });
+  const broken = kernel.config.issues.find((issue) => issue.path === '<file>');
+  if (broken) throw new CliError(`cannot audit ${kernel.config.path}: ${broken.message}`);
+  return {
+    config: kernel.config.resolved as AuditContext['config'],
+    raw: kernel.config.raw,
+    env: io.env,
+    stateDir: kernel.paths.stateDir,
+    configPath: kernel.paths.configPath,
+    workspaceDir: kernel.paths.workspaceDir,
+    plugins: kernel.plugins.list(),
+  };
+}
+
+function checks(ctx: AuditContext): Finding[] {
+  return [...gatewayChecks(ctx), ...channelChecks(ctx), ...fsChecks(ctx, scanState(ctx)), ...pluginChecks(ctx), ...toolChecks(ctx)];
+}
+
+async function audit(args: string[], io: Io): Promise<number> {
+  const flags = options(args);
+  if ((flags.token !== undefined || flags.password !== undefined) && !flags.deep) throw usageError('--token and --password are for the --deep probe');
+  let ctx = await auditContext(io);
+  let fix: FixOutcome | undefined;
+  if (flags.fix) {
+    fix = await applyFixes(ctx, io);
+    // What is left is judged on the config and modes as they are now.
+    ctx = await auditContext(io);
+  }
+  const findings = checks(ctx);
+  let probe: ProbeReport | undefined;
+  if (flags.deep) {
+    const probed = await probeGateway(ctx, { token: flags.token, password: flags.password, version: clawVersion() });
+    findings.push(...probed.findings);
+    probe = probed.report;
+  }
+  const sorted = sortFindings(findings);
+  printAudit(io, { stateDir: ctx.stateDir, configPath: ctx.configPath, findings: sorted, fix, probe });
+  return summarize(sorted).critical > 0 ? 1 : 0;
+}
