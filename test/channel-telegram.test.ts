@@ -6,7 +6,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -17,7 +16,7 @@ import { markdownToTelegramHtml } from '../plugins/channel-telegram/format.js';
 import { addressesBot, parseMessage, type TgMessage } from '../plugins/channel-telegram/inbound.js';
 import { FakeTelegramApi, parseTelegramHtml } from './fakes/telegram-api.js';
 import { startGateway } from './gateway-helpers.js';
-import { REPO, sleep, tempDir } from './helpers.js';
+import { freePort, REPO, sleep, tempDir } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
 const AGENT_LOOP = fileURLToPath(new URL('../plugins/agent-loop/', import.meta.url));
@@ -571,12 +570,3 @@ describe('reading Telegram messages', () => {
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}

@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +15,7 @@ import { definePlugin, textResult } from '../sdk/index.js';
 import { createTestKernel, scriptedModel } from '../sdk/testing.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
 import { client, GATEWAY_DIR, gatewayTestPlugin, type RunningGateway } from './gateway-helpers.js';
-import { claw, sleep, tempDir } from './helpers.js';
+import { claw, freePort, sleep, tempDir } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
 const AGENT_LOOP = fileURLToPath(new URL('../plugins/agent-loop/', import.meta.url));
@@ -377,12 +376,3 @@ function tee(...loggers: Logger[]): Logger {
   };
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
