@@ -650,17 +650,17 @@ export class GatewayServer {
 
   // ── Outbound frames ────────────────────────────────────────────────────────────
 
-  /**
-   * The one place frames leave. A droppable event is skipped while the socket's buffer is
-   * above `dropEventsAboveBytes`; anything that would push it past `maxBufferedBytes`
-   * closes the connection instead of buffering without bound.
-   */
   /** Every frame is masked on its way out: no secret leaves through a result, event or error. */
   private send(conn: Connection, frame: object, droppable = false): boolean {
     if (conn.ws.readyState !== WebSocket.OPEN) return false;
     return this.sendText(conn, JSON.stringify(this.options.kernel.redact.value(frame)), droppable);
   }
 
+  /**
+   * The one place frames leave. A droppable event is skipped while the socket's buffer is
+   * above `dropEventsAboveBytes`; anything that would push it past `maxBufferedBytes`
+   * closes the connection instead of buffering without bound.
+   */
   private sendText(conn: Connection, text: string, droppable: boolean): boolean {
     const ws = conn.ws;
     if (ws.readyState !== WebSocket.OPEN) return false;
@@ -708,8 +708,8 @@ export class GatewayServer {
     this.fanOut(allowed, emitted.event, emitted.payload, emitted.droppable ?? false);
   }
 
-  broadcast(event: string, payload: unknown, stateVersion?: object, except?: string): void {
-    this.fanOut(filter(this.connections.values(), (conn) => conn.id !== except), event, payload, false, stateVersion);
+  broadcast(event: string, payload: unknown, stateVersion?: object): void {
+    this.fanOut(this.connections.values(), event, payload, false, stateVersion);
   }
 
   private stateVersion() {
