@@ -135,6 +135,8 @@ describe('a fresh gateway', () => {
       expect(refused).toMatchObject({ details: { code: 'AUTH_TOKEN_MISSING' } });
       const token = JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token as string;
       expect(token.length).toBeGreaterThanOrEqual(43);
+      // Known to the redactor from the moment it exists.
+      expect(kernel.redact.text(`the token is ${token}`)).toBe('the token is ***');
       const owner = new GatewayClient({ url, token, identity: generateDeviceIdentity() });
       await owner.connect();
       expect(await owner.request('health')).toMatchObject({ ok: true });

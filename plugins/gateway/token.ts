@@ -15,6 +15,8 @@ export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): s
   const raw = structuredClone(snapshot.raw);
   const gateway = (raw.gateway ??= {}) as Record<string, unknown>;
   const token = generateGatewayToken();
+  // The kernel's redactor was built from the config before this token existed.
+  api.kernel.redact.add(token);
   gateway.auth = { ...(gateway.auth as Record<string, unknown> | undefined), mode: 'token', token };
   try {
     file.write(raw);
