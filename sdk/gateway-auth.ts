@@ -9,6 +9,11 @@ export function generateGatewayToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
+/** A host name or socket address that only this machine can reach (127/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 /** True when config and environment name no way to authenticate to the gateway. */
 export function gatewayAuthUnset(gateway: { auth?: { mode?: string; token?: string; password?: string } } | undefined, env: Readonly<Record<string, string | undefined>>): boolean {
   const auth = gateway?.auth;

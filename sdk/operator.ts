@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../kernel/index.js';
 import { OPERATOR_SCOPES } from '../kernel/protocol/constants.js';
+import { isLoopbackHost } from './gateway-auth.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';
 import { loadOrCreateDeviceIdentity } from './device-auth.js';
 
@@ -55,10 +56,6 @@ export function runningGateway(stateDir: string): GatewayLockInfo | undefined {
   }
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 export interface OperatorConnection {
   stateDir: string;
   env: Readonly<Record<string, string | undefined>>;
@@ -86,7 +83,7 @@ export function operatorClientOptions(options: OperatorConnection): GatewayClien
   const running = runningGateway(options.stateDir);
   const port = running?.port ?? gateway.port ?? (Number(env.OPENCLAW_GATEWAY_PORT) || DEFAULT_GATEWAY_PORT);
   const bindHost = running?.host ?? (gateway.bind === 'custom' ? gateway.customBindHost : undefined);
-  const host = bindHost && bindHost !== '0.0.0.0' && !isLoopback(bindHost) ? bindHost : '127.0.0.1';
+  const host = bindHost && bindHost !== '0.0.0.0' && !isLoopbackHost(bindHost) ? bindHost : '127.0.0.1';
   const url = options.url ?? env.OPENCLAW_GATEWAY_URL ?? `ws://${host}:${port}`;
   const token = options.token ?? (env.OPENCLAW_GATEWAY_TOKEN?.trim() || gateway.auth?.token);
   const password = options.password ?? (env.OPENCLAW_GATEWAY_PASSWORD?.trim() || gateway.auth?.password);

@@ -7,7 +7,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { KernelServices, Logger } from '../../kernel/index.js';
 import { safeEqual } from './handshake.js';
-import { clientKey, isLoopbackAddress, type AuthRateLimiter } from './rate-limit.js';
+import { isLoopbackHost } from '../../sdk/gateway-auth.js';
+import { clientKey, type AuthRateLimiter } from './rate-limit.js';
 import { checkContentType } from './request-guard.js';
 import type { GatewaySettings } from './settings.js';
 
@@ -34,7 +35,7 @@ export type HttpAuthResult = { ok: true } | { ok: false; status: 401 | 429; mess
  */
 export function httpAuthorize(req: IncomingMessage, settings: GatewaySettings, limiter: AuthRateLimiter): HttpAuthResult {
   const unauthorized = { ok: false as const, status: 401 as const, message: 'unauthorized: send Authorization: Bearer <gateway token>' };
-  if (settings.auth.mode === 'none') return isLoopbackAddress(req.socket.remoteAddress ?? '') ? { ok: true } : unauthorized;
+  if (settings.auth.mode === 'none') return isLoopbackHost(req.socket.remoteAddress ?? '') ? { ok: true } : unauthorized;
   const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
   if (!match) return unauthorized;
   const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;

@@ -4,6 +4,7 @@
  * Only wrong credentials count; a missing one is not a guess. A client that is locked out
  * is refused before its credential is looked at.
  */
+import { isLoopbackHost } from '../../sdk/gateway-auth.js';
 import type { RateLimitSettings } from './settings.js';
 
 export type CredentialScope = 'shared' | 'device';
@@ -82,11 +83,7 @@ export function clientKey(
   settings: RateLimitSettings,
 ): { key: string; exempt: boolean } {
   const address = remoteAddress ?? 'unknown';
-  const loopback = isLoopbackAddress(address);
+  const loopback = isLoopbackHost(address);
   if (origin !== undefined && loopback) return { key: `origin:${origin}`, exempt: false };
   return { key: address, exempt: loopback && !forwarded && origin === undefined && settings.exemptLoopback };
-}
-
-export function isLoopbackAddress(address: string): boolean {
-  return address === '::1' || /^(::ffff:)?127\./.test(address);
 }

@@ -30,7 +30,8 @@ import {
 } from '../../kernel/index.js';
 import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
 import { SlicedQueue } from './slices.js';
-import { AuthRateLimiter, clientKey, isLoopbackAddress } from './rate-limit.js';
+import { isLoopbackHost } from '../../sdk/gateway-auth.js';
+import { AuthRateLimiter, clientKey } from './rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
 import { DedupeCache, type Outcome } from './dedupe.js';
 import { acquireLock, type GatewayLock } from './lock.js';
@@ -288,7 +289,7 @@ export class GatewayServer {
     // Admission: sockets that have not authenticated are capped in total and per address,
     // so nobody can hold the gateway's memory or file descriptors without a credential.
     const address = req.socket.remoteAddress ?? 'unknown';
-    const directLoopback = isLoopbackAddress(address) && !forwardedRequest(req);
+    const directLoopback = isLoopbackHost(address) && !forwardedRequest(req);
     const fromAddress = this.preauthByAddress.get(address) ?? 0;
     const { maxConnections, maxPerAddress } = this.settings.preauth;
     if (this.preauthTotal >= maxConnections || (!directLoopback && fromAddress >= maxPerAddress)) {
@@ -323,7 +324,7 @@ export class GatewayServer {
     // A request relayed by a proxy on this machine is treated as coming from elsewhere.
     const forwarded = forwardedRequest(req);
     const limited = clientKey(address, req.headers.origin, forwarded, this.settings.auth.rateLimit);
-    const conn = new Connection(ws, address, isLoopbackAddress(address ?? '') && !forwarded, limited.exempt ? undefined : limited.key);
+    const conn = new Connection(ws, address, isLoopbackHost(address ?? '') && !forwarded, limited.exempt ? undefined : limited.key);
     conn.releasePreauth = releasePreauth;
     this.connections.set(conn.id, conn);
     // ws buffers a whole frame before handing it over, so the pre-auth size limit is

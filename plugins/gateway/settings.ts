@@ -2,7 +2,7 @@
  * The gateway's settings: the `gateway` config section (command-line flags arrive merged
  * into it), then environment variables for anything left unset, then defaults.
  */
-import { gatewayAuthUnset } from '../../sdk/gateway-auth.js';
+import { gatewayAuthUnset, isLoopbackHost } from '../../sdk/gateway-auth.js';
 
 export type BindMode = 'loopback' | 'lan' | 'custom';
 export type AuthMode = 'none' | 'token' | 'password';
@@ -55,10 +55,6 @@ export class GatewaySettingsError extends Error {
     super(message);
     this.name = 'GatewaySettingsError';
   }
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::ffff:127.0.0.1';
 }
 
 /** The secret from config, then the environment. */

@@ -3,6 +3,7 @@
  * hard guessing is (secret length, rate limit), and which extra doors are open (browser
  * origins, the OpenAI-compatible HTTP API).
  */
+import { isLoopbackHost } from '../../../../sdk/gateway-auth.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
 type AuthMode = 'none' | 'token' | 'password';
@@ -25,10 +26,6 @@ const SECRET_CRITICAL_BELOW = 16;
 const MAX_ATTEMPTS_PER_MINUTE = 100;
 
 const PLACEHOLDERS = new Set(['', 'undefined', 'null', 'changeme', 'change-me', 'change_me', 'replaceme', 'replace-me', 'your-token', 'your_token', 'yourtoken', 'token', 'secret', 'password', 'xxx', 'todo']);
-
-function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '::ffff:127.0.0.1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
 
 /** The config value wins over the environment, as in the gateway. */
 function secretFrom(auth: Record<string, unknown>, kind: 'token' | 'password', env: AuditContext['env']): { value: string; source: string } | undefined {
