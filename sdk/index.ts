@@ -13,7 +13,8 @@
  */
 import type { PluginDefinition, ToolDefinition, ToolResult } from '../kernel/index.js';
 
-export type * from '../kernel/index.js';
+/** The kernel's public surface (lanes, hooks, config, protocol, capability types), so a plugin imports the SDK only. */
+export * from '../kernel/index.js';
 
 /** Identity at run time; gives `register(api)` its types. `Config` types `api.config`. */
 export function definePlugin<Config = Record<string, unknown>>(definition: PluginDefinition<Config>): PluginDefinition<Config> {

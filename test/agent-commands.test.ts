@@ -8,8 +8,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { definePlugin } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import type { AgentLoopSlot } from '../plugins/agent-loop/index.js';
-import type { DispatchInput, RunResult } from '../plugins/agent-loop/runtime.js';
-import { parseDirectives } from '../plugins/agent-loop/commands.js';
+import type { DispatchInput, RunResult } from '../plugins/agent/runtime.js';
+import { parseDirectives } from '../plugins/agent/commands.js';
 import { AGENT_PLUGINS } from './agent-helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 

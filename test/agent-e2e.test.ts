@@ -298,7 +298,7 @@ describe('idempotency, timeout and abort', () => {
     const done: any = await h.client.request('agent.wait', { runId: ack.runId });
     expect(done).toMatchObject({ runId: ack.runId, status: 'ok', summary: 'slow answer', startedAt: expect.any(Number), endedAt: expect.any(Number) });
     await expect(h.client.request('agent.wait', { runId: 'nope' })).rejects.toThrow(/unknown runId/);
-    const { AGENT_WAIT_DEFAULT_MS } = await import('../plugins/agent-loop/methods.js');
+    const { AGENT_WAIT_DEFAULT_MS } = await import('../plugins/agent/methods.js');
     expect(AGENT_WAIT_DEFAULT_MS).toBe(30_000);
   });
 

@@ -15,7 +15,7 @@ import {
   sessionTypeOf,
   type SessionKeyConfig,
   type SessionRoute,
-} from '../plugins/agent-loop/sessions/keys.js';
+} from '../sdk/sessions/index.js';
 import {
   isStale,
   matchResetTrigger,
@@ -24,8 +24,8 @@ import {
   resolveResetPolicy,
   staleReason,
   type SessionResetConfig,
-} from '../plugins/agent-loop/sessions/reset.js';
-import { resolveSessionsDir, SessionStore, SessionStoreError } from '../plugins/agent-loop/sessions/store.js';
+} from '../sdk/sessions/index.js';
+import { resolveSessionsDir, SessionStore, SessionStoreError } from '../sdk/sessions/index.js';
 import {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
@@ -33,7 +33,7 @@ import {
   isMessageEntry,
   Transcript,
   type MessageEntry,
-} from '../plugins/agent-loop/sessions/transcript.js';
+} from '../sdk/sessions/index.js';
 import { createRedactor } from '../kernel/index.js';
 import { REPO, tempDir } from './helpers.js';
 

@@ -9,11 +9,11 @@ import type { KernelConfig } from '../config/schema.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
 import type { Redactor } from '../redact.js';
-import type { AgentLoop, ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
+import type { ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
 import { ChannelAccess, type PairingRequest } from './access.js';
 import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from './config.js';
 import { sendOutbound, type OutboundRequest, type OutboundResult } from './outbound.js';
-import { InboundPipeline } from './pipeline.js';
+import { InboundPipeline, type AgentDispatcher } from './pipeline.js';
 
 export interface ChannelInfo {
   id: string;
@@ -46,7 +46,7 @@ export interface ChannelManagerDeps {
   /** Channel ids declared by enabled plugins, with the declaring plugin. */
   declaredChannels(): Array<{ id: string; pluginId: string; loaded: boolean }>;
   findChannel(id: string): Promise<ChannelPlugin | undefined>;
-  agentLoop(): Promise<AgentLoop | undefined>;
+  agentLoop(): Promise<AgentDispatcher | undefined>;
   /** Folders local attachments may come from (workspaces, the media folder). */
   mediaRoots(): string[];
 }

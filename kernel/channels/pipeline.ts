@@ -10,7 +10,11 @@
  * with the next message that does.
  */
 import type { KernelConfig } from '../config/schema.js';
-import type { AgentDispatch, AgentLoop, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
+import type { AgentDispatch, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
+
+export interface AgentDispatcher {
+  dispatch(input: AgentDispatch): Promise<{ runId: string; status: string; done: Promise<{ status: string; text: string; error?: string }> }>;
+}
 import { deriveSessionKey, normalizeAgentId, type DmScope } from '../sessions/keys.js';
 import type { Logger } from '../log.js';
 import type { ChannelAccess } from './access.js';
@@ -26,7 +30,7 @@ export interface PipelineDeps {
   config(): KernelConfig;
   access: ChannelAccess;
   logger: Logger;
-  agentLoop(): Promise<AgentLoop | undefined>;
+  agentLoop(): Promise<AgentDispatcher | undefined>;
   findChannel(id: string): Promise<ChannelPlugin | undefined>;
   send(request: OutboundRequest): Promise<OutboundResult>;
   now?: () => number;
@@ -92,7 +96,7 @@ export class InboundPipeline {
     );
 
     const loop = await this.deps.agentLoop();
-    if (!loop?.dispatch) return { status: 'blocked', reason: 'no agent loop is enabled (plugins.slots.agentLoop)' };
+    if (!loop?.dispatch) return { status: 'blocked', reason: 'no agent is enabled (the "agent" service, plugin agent)' };
 
     // 4. Typing shows at once, while the message may still wait in the queue, and is
     // renewed until the reply is out (platforms clear it after a few seconds).

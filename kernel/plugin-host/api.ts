@@ -222,7 +222,7 @@ export function createPluginApi(
       sink.register('sandbox', identity.id, sandbox);
     },
     registerAgentLoop(loop) {
-      requireFunction('agent loop run', loop?.run);
+      requireFunction('agent loop runTurn', loop?.runTurn);
       sink.register('agentLoop', identity.id, loop);
     },
     on(hook, handler, options = {}) {
@@ -242,7 +242,7 @@ export function createPluginApi(
     },
     registerService(service) {
       const name = requireName('service.id', service?.id);
-      requireFunction(`service "${name}" start`, service.start);
+      if (service.start !== undefined) requireFunction(`service "${name}" start`, service.start);
       sink.register('service', name, service);
     },
     registerCli(cli) {

@@ -357,14 +357,6 @@ export interface SandboxBackend {
   dispose?(): Promise<void> | void;
 }
 
-export interface AgentRunRequest {
-  sessionKey: string;
-  message: string;
-  agentId?: string;
-  signal?: AbortSignal;
-  [key: string]: unknown;
-}
-
 /** A message for the agent loop from a channel (the kernel's inbound pipeline). */
 export interface AgentDispatch {
   agentId?: string;
@@ -384,10 +376,13 @@ export interface AgentDispatch {
   deliver: { channel: string; to: string; accountId?: string; threadId?: string; replyTo?: string };
 }
 
+/**
+ * The `agentLoop` slot holds one turn: prompt, model/tool loop, streaming, compaction. Its
+ * full contract (TurnInput, TurnContext, TurnResult) is the SDK's `claw/sdk/agent`; the
+ * kernel only routes it.
+ */
 export interface AgentLoop {
-  run(request: AgentRunRequest): Promise<{ text: string; [key: string]: unknown }>;
-  /** Queue-aware entry for channel messages; `done` settles when the reply has gone out. */
-  dispatch(input: AgentDispatch): Promise<{ runId: string; status: string; done: Promise<{ status: string; text: string; error?: string }> }>;
+  runTurn(input: any, ctx: any): Promise<any>;
 }
 
 // ── Control-plane surfaces ───────────────────────────────────────────────────────
@@ -441,8 +436,10 @@ export interface ServiceContext {
 
 export interface ServiceDefinition {
   id: string;
-  start(ctx: ServiceContext): void | Promise<void>;
+  start?(ctx: ServiceContext): void | Promise<void>;
   stop?(): void | Promise<void>;
+  /** What other plugins get from `capabilities.find('service', id)` (the SDK's useService). */
+  api?: unknown;
 }
 
 export interface CliBootOptions {

@@ -21,6 +21,7 @@ import type { SlotName } from '../config/keys.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { ChannelManager } from '../channels/manager.js';
+import type { AgentDispatcher } from '../channels/pipeline.js';
 import { expandHome } from '../config/paths.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
@@ -157,7 +158,7 @@ export class PluginHost {
         const list = ((options.config.agents as { list?: Array<{ workspace?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.workspace ? [expandHome(agent.workspace, options.env)] : []));
         return [options.paths.workspaceDir, join(options.paths.stateDir, 'media'), ...list, ...workspaceDirs(options.paths.stateDir)];
       },
-      agentLoop: () => capabilities.slot('agentLoop').catch((error: Error) => {
+      agentLoop: () => capabilities.find('service', 'agent').then((service) => service?.api as AgentDispatcher | undefined).catch((error: Error) => {
         options.logger.error(`channel message not handled: ${error.message}`);
         return undefined;
       }),
@@ -482,7 +483,7 @@ export class PluginHost {
     const controller = new AbortController();
     const logger = this.options.logger.child({ plugin: pluginId, service: service.id });
     try {
-      await service.start({ logger, stateDir: this.options.paths.stateDir, signal: controller.signal });
+      await service.start?.({ logger, stateDir: this.options.paths.stateDir, signal: controller.signal });
       this.services.push({ pluginId, service, controller });
     } catch (error) {
       const record = this.byId.get(pluginId)!;

@@ -4,9 +4,7 @@
  * injected files; `none` is the identity line alone. The time section names only the time
  * zone, so the prompt stays byte-identical across runs and provider prompt caches hold.
  */
-import type { BootstrapFile, Skill } from './workspace.js';
-
-export type PromptMode = 'full' | 'minimal' | 'none';
+import type { BootstrapFile, PromptMode, PromptReport, Skill } from '../../sdk/agent/index.js';
 
 export interface PromptInput {
   mode: PromptMode;
@@ -19,18 +17,6 @@ export interface PromptInput {
   sandbox?: { mode: string; workspace: string };
   /** Extra text from the caller (group chat context, sub-agent context). */
   extra?: string;
-}
-
-export interface PromptReport {
-  mode: PromptMode;
-  chars: number;
-  projectContextChars: number;
-  toolListChars: number;
-  skillsChars: number;
-  skills: Array<{ name: string; chars: number }>;
-  files: Array<Pick<BootstrapFile, 'name' | 'status' | 'rawChars' | 'injectedChars'>>;
-  /** JSON schema size per tool: sent with every request, never shown as text. */
-  tools?: Array<{ name: string; schemaChars: number }>;
 }
 
 export const IDENTITY_LINE = 'You are a personal assistant running inside claw.';

@@ -10,85 +10,43 @@
  * message_received happens before the turn (dispatch) and delivery after it (runtime).
  */
 import { hostname, platform, release } from 'node:os';
-import { join } from 'node:path';
 import type {
   AssistantMessage,
   ChatMessage,
   HookContext,
-  KernelServices,
   ModelRequest,
   ThinkingLevel,
   ToolDefinition,
   ToolMatcher,
   TranscriptMessage,
   UserMessage,
-} from '../../kernel/index.js';
-import { compileToolPolicy } from '../../kernel/index.js';
-import { isModelError, ModelError, parseModelRef } from '../../sdk/models.js';
+} from '../../sdk/index.js';
+import { isModelError, ModelError, parseModelRef } from '../../sdk/index.js';
 import {
+  allowedTools,
   compactionCut,
   compactionThreshold,
+  dayStamp,
   estimateContextTokens,
+  isCompactionEntry,
+  isMessageEntry,
+  isWritable,
+  loadBootstrapFiles,
   pruneToolResults,
   renderForSummary,
+  scanSkills,
   summaryPrompt,
+  toolPolicy,
   SUMMARY_SYSTEM_PROMPT,
-} from './context.js';
-import type { Models, ModelOutcome } from './models.js';
-import { buildSystemPrompt, type PromptMode, type PromptReport } from './prompt.js';
-import type { SessionEntry, SessionStore } from './sessions/store.js';
-import { isCompactionEntry, isMessageEntry, type Transcript } from './sessions/transcript.js';
-import type { AgentSettings } from './settings.js';
-import { dayStamp, isWritable, loadBootstrapFiles, scanSkills } from './workspace.js';
-
-export type AgentStream = 'lifecycle' | 'assistant' | 'tool' | 'compaction';
-
-export interface TurnInput {
-  message: string;
-  images?: Array<{ type: 'image'; data: string; mimeType: string }>;
-  thinking?: ThinkingLevel;
-  model?: string;
-  extraSystemPrompt?: string;
-  promptMode?: PromptMode;
-}
-
-export interface TurnDeps {
-  kernel: KernelServices;
-  models: Models;
-  store: SessionStore;
-  transcript: Transcript;
-  settings: AgentSettings;
-  runId: string;
-  sessionKey: string;
-  session: SessionEntry;
-  /** The main session of its agent (MEMORY.md is injected there only). */
-  mainSession: boolean;
-  channel?: string;
-  signal: AbortSignal;
-  /** Messages that arrived for this session while the turn runs (queue mode "steer"). */
-  takeSteering: () => string[];
-  /** Whether steering is currently possible (the turn is inside its model/tool loop). */
-  setStreaming: (streaming: boolean) => void;
-  emit: (stream: AgentStream, data: Record<string, unknown>) => void;
-  /** Skills folders searched in order (workspace, user, bundled). */
-  skillDirs: string[];
-}
-
-export interface TurnResult {
-  text: string;
-  /** Everything this turn added to the transcript. */
-  messages: ChatMessage[];
-  usage: { input: number; output: number; cacheRead: number; cacheWrite: number };
-  model?: string;
-  provider?: string;
-  status: 'ok' | 'aborted' | 'error';
-  error?: string;
-  promptReport?: PromptReport;
-  /** The last model call failed part-way: a tool errored and no text followed. */
-  toolError?: string;
-  /** When the run last called Anthropic (its prompt cache was refreshed). */
-  cacheTouchedAt?: number;
-}
+  type AgentSettings,
+  type ModelOutcome,
+  type PromptMode,
+  type PromptReport,
+  type TurnContext,
+  type TurnInput,
+  type TurnResult,
+} from '../../sdk/agent/index.js';
+import { buildSystemPrompt } from './prompt.js';
 
 const STEERED_SKIP = 'Skipped: a new user message arrived before this tool ran; it follows below.';
 
@@ -102,7 +60,7 @@ export class Turn {
   private pruneThisRun?: boolean;
   private cacheTouchedAt?: number;
 
-  constructor(private readonly deps: TurnDeps) {
+  constructor(private readonly deps: TurnContext) {
     this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel };
   }
 
@@ -454,21 +412,6 @@ function summarizeContent(content: ChatMessage['content']): string {
   return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
 }
 
-export function toolPolicy(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): ToolMatcher {
-  return compileToolPolicy({ global: kernel.config().tools, agent: settings.tools, provider, model });
-}
-
-/** Registered tools that the policy lets this agent (and model) use. */
-export async function allowedTools(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
-  const policy = toolPolicy(kernel, settings, provider, model);
-  const names = kernel.capabilities
-    .list('tool')
-    .map((info) => info.name)
-    .filter(policy);
-  const tools = await Promise.all(names.map((name) => kernel.capabilities.find('tool', name).catch(() => undefined)));
-  return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
-}
-
 export interface PromptSources {
   settings: AgentSettings;
   tools: readonly ToolDefinition[];
@@ -502,8 +445,4 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
   });
   built.report.tools = sources.tools.map((tool) => ({ name: tool.name, schemaChars: JSON.stringify(tool.parameters ?? {}).length }));
   return built;
-}
-
-export function skillDirsFor(workspaceDir: string, stateDir: string, bundledSkillsDir: string): string[] {
-  return [join(workspaceDir, 'skills'), join(stateDir, 'skills'), bundledSkillsDir];
 }

@@ -6,7 +6,7 @@
  * cools that profile down and moves on, first to the next profile, then the next model.
  */
 import type { KernelServices, ModelInfo, ModelProvider, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../../kernel/index.js';
-import { isModelError, ModelError, parseModelRef, type ModelRef } from '../../sdk/models.js';
+import { isModelError, ModelError, parseModelRef, type ModelRef } from '../models.js';
 import { AuthProfiles, PROFILE_FAILURES, type AuthProfile } from './auth-profiles.js';
 import { providerSettings, type AgentSettings, type ModelSetting } from './settings.js';
 

@@ -5,16 +5,16 @@
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../kernel/index.js';
-import { ProtocolError } from '../../kernel/index.js';
-import { ErrorCodes } from '../../kernel/protocol/constants.js';
-import { NO_REPLY } from './reply.js';
+import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
+import { ProtocolError } from '../../sdk/index.js';
+import { ErrorCodes } from '../../sdk/index.js';
+import { NO_REPLY } from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
-import type { SessionEntry, SessionPatch } from './sessions/store.js';
-import { Transcript } from './sessions/transcript.js';
+import type { SessionEntry, SessionPatch } from '../../sdk/agent/index.js';
+import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
-import { parseSessionKey } from './sessions/keys.js';
-import { agentIds, normalizeQueueMode } from './settings.js';
+import { parseSessionKey } from '../../sdk/agent/index.js';
+import { agentIds, normalizeQueueMode } from '../../sdk/agent/index.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
 const HISTORY_DEFAULT_LIMIT = 200;
@@ -321,7 +321,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       if ('model' in params) {
         const model = value<string>('model');
         if (model !== undefined) {
-          const { resolveModelInput } = await import('./models.js');
+          const { resolveModelInput } = await import('../../sdk/agent/index.js');
           const ref = resolveModelInput(model, runtime.settings(agentId), await runtime.models.catalog());
           if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
           patch.model = ref;
@@ -354,7 +354,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
       let model: string | undefined;
       if (params.model) {
-        const { resolveModelInput } = await import('./models.js');
+        const { resolveModelInput } = await import('../../sdk/agent/index.js');
         model = resolveModelInput(params.model, runtime.settings(agentId), await runtime.models.catalog());
         if (!model) throw invalid(`unknown model "${params.model}" (see models.list)`);
       }

@@ -8,14 +8,14 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { expandHome, type CliContext, type PluginApi } from '../../kernel/index.js';
+import { expandHome, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import { listSessions } from './methods.js';
-import { providerSettings } from './settings.js';
+import { providerSettings } from '../../sdk/agent/index.js';
 import type { AgentRuntime, RunResult } from './runtime.js';
-import { ensureWorkspace } from './workspace.js';
+import { ensureWorkspace } from '../../sdk/agent/index.js';
 
 const HELP: Record<string, string> = {
   agent: `Usage: claw agent --message "<text>" [options]
@@ -43,7 +43,7 @@ Existing files are never overwritten.`,
 
 const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
-export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: PluginApi, runtime: AgentRuntime): Promise<number> {
+export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: PluginApi, runtime: AgentRuntime, templatesDir: string): Promise<number> {
   return runCliCommand(ctx, async () => {
     if (argv.includes('--help')) {
       ctx.stdout.write(`${HELP[name] ?? ''}\n`);
@@ -57,7 +57,7 @@ export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: 
       case 'sessions':
         return await sessionsCommand(argv, ctx, runtime);
       case 'setup':
-        return setupCommand(argv, ctx, api);
+        return setupCommand(argv, ctx, api, templatesDir);
       default:
         throw new UsageError(`unknown command ${name}`);
     }
@@ -285,7 +285,7 @@ async function sessionsCommand(argv: string[], ctx: CliContext, runtime: AgentRu
 
 // ── claw setup ────────────────────────────────────────────────────────────────────
 
-function setupCommand(argv: string[], ctx: CliContext, api: PluginApi): number {
+function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templatesDir: string): number {
   const { values, positionals } = parse(argv, { ...COMMON, workspace: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw setup --help)`);
   const requested = values.workspace ? resolve(expandHome(values.workspace as string)) : undefined;
@@ -307,7 +307,7 @@ function setupCommand(argv: string[], ctx: CliContext, api: PluginApi): number {
   if (next !== raw) file.write(next);
   else lines.push(`Config ${configPath} already exists (left as it is)`);
   const workspace = requested ?? api.kernel.paths.workspaceDir;
-  const { created, kept } = ensureWorkspace(workspace);
+  const { created, kept } = ensureWorkspace(workspace, templatesDir);
   lines.push(`Workspace ${workspace}`);
   for (const name of created) lines.push(`  created ${name}`);
   for (const name of kept) lines.push(`  kept    ${name} (already there)`);

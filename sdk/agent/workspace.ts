@@ -4,13 +4,11 @@
  */
 import { accessSync, chmodSync, constants, copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
 
 /** Injected into every session, in this order. MEMORY.md is added for the main session only. */
 export const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md'] as const;
 
-export const TEMPLATES_DIR = fileURLToPath(new URL('./templates/', import.meta.url));
 
 export interface BootstrapFile {
   name: string;
@@ -87,7 +85,8 @@ export function isWritable(dir: string): boolean {
 }
 
 /** Create the workspace and copy templates that are not there yet. Returns what was created. */
-export function ensureWorkspace(workspaceDir: string, templatesDir = TEMPLATES_DIR): { created: string[]; kept: string[] } {
+/** `templatesDir` holds the files a new workspace starts with (the agent plugin ships them). */
+export function ensureWorkspace(workspaceDir: string, templatesDir: string): { created: string[]; kept: string[] } {
   ensurePrivateDir(join(workspaceDir, 'memory'));
   const created: string[] = [];
   const kept: string[] = [];
@@ -151,4 +150,9 @@ function frontMatter(text: string): Record<string, string> {
     if (pair) out[pair[1]!] = pair[2]!.replace(/^["']|["']$/g, '').trim();
   }
   return out;
+}
+
+/** Where skills are looked up, first match wins: the workspace's, the user's, the bundled ones. */
+export function skillDirsFor(workspaceDir: string, stateDir: string, bundledSkillsDir: string): string[] {
+  return [join(workspaceDir, 'skills'), join(stateDir, 'skills'), bundledSkillsDir];
 }

@@ -8,89 +8,52 @@
  */
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import type { ImagePart, KernelServices, Logger, ThinkingLevel, TranscriptMessage } from '../../kernel/index.js';
-import { ensurePrivateDir, LaneClearedError } from '../../kernel/index.js';
-import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
-import { applyInlineDirectives, handleCommand, type CommandOutcome, type ReasoningLevel, type VerboseLevel } from './commands.js';
-import { Models } from './models.js';
-import { BlockChunker, parseReply, type ReplyPayload } from './reply.js';
-import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey, sessionTypeOf } from './sessions/keys.js';
-import { isStale, resolveResetPolicy, type SessionResetConfig } from './sessions/reset.js';
-import { SessionStore, type SessionEntry, type SessionPatch } from './sessions/store.js';
-import { Transcript } from './sessions/transcript.js';
-import { agentSettings, defaultAgentId, normalizeQueueMode, queueDefaults, type AgentSettings, type MessagesSection, type QueueSettings } from './settings.js';
-import { skillDirsFor, Turn, type AgentStream, type TurnResult } from './turn.js';
+import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
+import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
+import {
+  agentSettings,
+  AuthProfiles,
+  authProfilesFile,
+  BlockChunker,
+  buildAgentMainSessionKey,
+  defaultAgentId,
+  isStale,
+  Models,
+  normalizeAgentId,
+  normalizeQueueMode,
+  parseReply,
+  parseSessionKey,
+  queueDefaults,
+  resolveResetPolicy,
+  sessionTypeOf,
+  SessionStore,
+  skillDirsFor,
+  Transcript,
+  type AgentLoopSlot,
+  type AgentSettings,
+  type AgentStream,
+  type CommandOutcome,
+  type DispatchInput,
+  type MessagesSection,
+  type QueueSettings,
+  type ReasoningLevel,
+  type ReplyPayload,
 
-export interface DeliveryTarget {
-  channel: string;
-  to: string;
-  accountId?: string;
-  threadId?: string | number;
-  /** Reply to this message (groups: the message that addressed the bot). */
-  replyTo?: string;
-  /**
-   * The caller's own transport. Without one, replies go to the channel plugin named by
-   * `channel` through the kernel's outbound path (chunking, retries).
-   */
-  send?(payload: ReplyPayload): Promise<{ messageId?: string } | void>;
-}
+  type RunHandle,
+  type RunResult,
+  type RunStatus,
+  type SessionEntry,
+  type SessionPatch,
+  type SessionResetConfig,
+  type TurnContext,
+  type TurnResult,
+  type VerboseLevel,
+} from '../../sdk/agent/index.js';
 
-export interface DispatchInput {
-  agentId?: string;
-  /** Full session key; default: the agent's main session. */
-  sessionKey?: string;
-  message: string;
-  images?: ImagePart[];
-  channel?: string;
-  from?: string;
-  messageId?: string;
-  threadId?: string | number;
-  accountId?: string;
-  /** May run slash commands (operators and allow-listed senders). */
-  authorized?: boolean;
-  thinking?: ThinkingLevel;
-  model?: string;
-  extraSystemPrompt?: string;
-  timeoutMs?: number;
-  /** Where the final reply goes; without one it only reaches event listeners. */
-  deliver?: DeliveryTarget;
-  /** Override the session's queue mode for this message. */
-  queueMode?: string;
-  onEvent?: (event: RunEvent) => void;
-  /** Start a fresh session for this run (cron, isolated jobs). */
-  freshSession?: boolean;
-  /** Per-message `/verbose` and `/reasoning`; the session's levels otherwise. */
-  verbose?: VerboseLevel;
-  reasoning?: ReasoningLevel;
-}
-
-export type RunEvent =
-  | { kind: 'agent'; runId: string; sessionKey: string; seq: number; stream: AgentStream; ts: number; data: Record<string, unknown> }
-  | { kind: 'chat'; runId: string; sessionKey: string; seq: number; state: 'delta' | 'final' | 'aborted' | 'error'; text: string; deltaText?: string; errorMessage?: string };
-
-export type RunStatus = 'ok' | 'error' | 'timeout' | 'aborted';
-
-export interface RunResult {
-  runId: string;
-  sessionKey: string;
-  sessionId: string;
-  status: RunStatus;
-  text: string;
-  payloads: ReplyPayload[];
-  usage: TurnResult['usage'];
-  provider?: string;
-  model?: string;
-  startedAt: number;
-  endedAt: number;
-  error?: string;
-}
-
-export interface RunHandle {
-  runId: string;
-  acceptedAt: number;
-  /** What happened to the message: a new run, queued behind one, steered into one, a command. */
-  status: 'started' | 'queued' | 'steered' | 'command' | 'dropped' | 'duplicate';
-  done: Promise<RunResult>;
+/** Slash commands, handed in by the plugin's entry (they need the runtime; the runtime does not import them). */
+export interface CommandHandlers {
+  handle(runtime: AgentRuntime, input: DispatchInput): Promise<CommandOutcome | undefined>;
+  applyInline(runtime: AgentRuntime, input: DispatchInput): Promise<DispatchInput>;
 }
 
 interface ActiveRun {
@@ -147,6 +110,7 @@ export class AgentRuntime {
     readonly logger: Logger,
     private readonly sections: () => { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection },
     readonly bundledSkillsDir: string,
+    private readonly commands: CommandHandlers,
     readonly now: () => number = Date.now,
   ) {
     this.models = new Models(kernel, (agentId) => this.authProfiles(agentId));
@@ -237,9 +201,9 @@ export class AgentRuntime {
 
     // Commands (for authorized senders) and directives are handled before any model sees them.
     if (input.authorized !== false) {
-      const outcome = await handleCommand(this, full);
+      const outcome = await this.commands.handle(this, full);
       if (outcome) return this.afterCommand(outcome, full, runId, acceptedAt);
-      return this.submit(await applyInlineDirectives(this, full), runId, acceptedAt);
+      return this.submit(await this.commands.applyInline(this, full), runId, acceptedAt);
     }
     return this.submit(full, runId, acceptedAt);
   }
@@ -254,7 +218,7 @@ export class AgentRuntime {
       if (input.deliver) await this.deliver(input, replyRunId, sessionKey, { text: outcome.reply, media: [], silent: false });
     }
     if (outcome.continueWith) {
-      const next = await applyInlineDirectives(this, { ...input, ...outcome.continueWith });
+      const next = await this.commands.applyInline(this, { ...input, ...outcome.continueWith });
       return this.submit(next, runId, acceptedAt);
     }
     return { runId, acceptedAt, status: 'command', done: Promise.resolve(result) };
@@ -292,29 +256,38 @@ export class AgentRuntime {
       if (!session) return { compacted: false, reason: 'no session yet' };
       const controller = new AbortController();
       let summarized = 0;
-      const turn = this.turnFor({ agentId, sessionKey } as DispatchInput, session, randomUUID(), controller, undefined, (stream, data) => {
+      const loop = await this.loop();
+      if (!loop.compact) return { compacted: false, reason: 'the agent loop in use (plugins.slots.agentLoop) cannot compact' };
+      const ctx = this.turnContext({ agentId, sessionKey } as DispatchInput, session, randomUUID(), controller, undefined, (stream, data) => {
         if (stream === 'compaction' && data.phase === 'end') summarized = Number(data.summarized ?? 0);
       });
-      const outcome = await turn.compactNow({ instructions });
+      const outcome = await loop.compact(ctx, { instructions });
       if (!outcome.compacted) return { compacted: false, reason: 'too little history' };
       const entry = await store.get(sessionKey);
       return { compacted: true, summarized, compactions: entry?.compactionCount, summary: outcome.summary };
     });
   }
 
-  private turnFor(
+  /** The slot holder that runs turns; loaded on first use. */
+  async loop(): Promise<AgentLoopSlot> {
+    const loop = (await this.kernel.capabilities.slot('agentLoop')) as AgentLoopSlot | undefined;
+    if (!loop) throw new Error('no agent loop is enabled (plugins.slots.agentLoop)');
+    return loop;
+  }
+
+  private turnContext(
     input: DispatchInput,
     session: SessionEntry,
     runId: string,
     controller: AbortController,
     active: ActiveRun | undefined,
     emit: (stream: AgentStream, data: Record<string, unknown>) => void,
-  ): Turn {
+  ): TurnContext {
     const agentId = input.agentId!;
     const sessionKey = input.sessionKey!;
     const settings = this.settings(agentId);
     const store = this.store(agentId);
-    return new Turn({
+    return {
       kernel: this.kernel,
       models: this.models,
       store,
@@ -333,7 +306,7 @@ export class AgentRuntime {
       },
       emit,
       skillDirs: skillDirsFor(settings.workspaceDir, this.kernel.paths.stateDir, this.bundledSkillsDir),
-    });
+    };
   }
 
   /** Start a run, or apply the queue mode when the session is busy. */
@@ -544,7 +517,8 @@ export class AgentRuntime {
       ensureDir(settings.workspaceDir, this.logger);
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
       const blocks = settings.blockStreaming.enabled && input.deliver ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
-      const turn = this.turnFor(input, session, runId, controller, active, (stream, data) => {
+      const loop = await this.loop();
+      const ctx = this.turnContext(input, session, runId, controller, active, (stream, data) => {
         this.emitAgent(input, runId, sessionKey, stream, data);
         if (stream === 'assistant') {
           chat.onAssistant(data);
@@ -555,13 +529,16 @@ export class AgentRuntime {
           void this.deliver(input, runId, sessionKey, { text: toolAnnouncement(data, verbose), media: [], silent: false });
         }
       });
-      const turnResult = await turn.run({
+      const turnResult: TurnResult = await loop.runTurn(
+        {
         message: input.message,
         images: input.images,
         thinking: input.thinking,
         model: input.model,
-        extraSystemPrompt: input.extraSystemPrompt,
-      });
+          extraSystemPrompt: input.extraSystemPrompt,
+        },
+        ctx,
+      );
       active.finishing = true;
       const reason = controller.signal.reason;
       const status: RunStatus =
@@ -884,3 +861,5 @@ function toolAnnouncement(data: Record<string, unknown>, verbose: VerboseLevel):
   const limit = verbose === 'full' ? 2000 : 120;
   return `🛠️ ${String(data.name)} ${args.length > limit ? `${args.slice(0, limit)}…` : args}`;
 }
+
+export type { DeliveryTarget, DispatchInput, RunEvent, RunHandle, RunResult, RunStatus } from '../../sdk/agent/index.js';

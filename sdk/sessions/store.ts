@@ -11,16 +11,16 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { expandHome, parseJson5, resolveStateDir, writeJsonAtomic, type Env } from '../../../kernel/index.js';
+import { expandHome, parseJson5, resolveStateDir, writeJsonAtomic, type Env } from '../../kernel/index.js';
 import { normalizeAgentId } from './keys.js';
 
 export const STORE_FILE = 'sessions.json';
 
-export type QueueMode = 'steer' | 'followup' | 'collect' | 'steer-backlog' | 'interrupt' | 'queue';
+export type SessionQueueMode = 'steer' | 'followup' | 'collect' | 'steer-backlog' | 'interrupt' | 'queue';
 
 /** Per-session `/queue` override. */
 export interface SessionQueueOverride {
-  mode?: QueueMode;
+  mode?: SessionQueueMode;
   debounceMs?: number;
   cap?: number;
   drop?: 'old' | 'new' | 'summarize';

@@ -8,26 +8,31 @@
  *   the session; inside a normal message they are stripped and apply to that message only.
  * - The inline shortcut `/status` runs immediately and is stripped from the rest.
  */
-import type { ThinkingLevel } from '../../kernel/index.js';
-import { clawVersion } from '../../kernel/index.js';
-import { estimateTokens } from './context.js';
-import { resolveModelInput } from './models.js';
-import type { PromptReport } from './prompt.js';
-import type { AgentRuntime, DispatchInput } from './runtime.js';
-import { matchResetTrigger, resetTriggersFrom } from './sessions/reset.js';
-import type { SessionEntry, SessionQueueOverride } from './sessions/store.js';
-import { durationMs, normalizeQueueMode, type DropPolicy, type QueueMode } from './settings.js';
-import { allowedTools, skillDirsFor, systemPromptFor } from './turn.js';
+import type { ThinkingLevel } from '../../sdk/index.js';
+import { clawVersion } from '../../sdk/index.js';
+import {
+  durationMs,
+  estimateTokens,
+  matchResetTrigger,
+  normalizeQueueMode,
+  resetTriggersFrom,
+  resolveModelInput,
+  skillDirsFor,
+  type CommandOutcome,
+  type DispatchInput,
+  type DropPolicy,
+  type PromptReport,
+  type QueueMode,
+  type ReasoningLevel,
+  type SessionEntry,
+  type SessionQueueOverride,
+  type VerboseLevel,
+} from '../../sdk/agent/index.js';
+import type { AgentRuntime } from './runtime.js';
 
-export interface CommandOutcome {
-  /** Said back to the sender (through the normal delivery path). */
-  reply?: string;
-  /** Then run the agent with this message (and overrides). */
-  continueWith?: Partial<DispatchInput>;
-}
 
-export type VerboseLevel = 'on' | 'off' | 'full';
-export type ReasoningLevel = 'on' | 'off' | 'stream';
+
+
 
 export interface QueueDirective extends SessionQueueOverride {
   reset?: boolean;
@@ -436,17 +441,18 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
   let report = entry?.systemPromptReport as PromptReport | undefined;
   const label = report ? 'run' : 'estimate';
   if (!report) {
-    const chain = runtime.models.chain(settings, entry?.model);
-    const provider = chain[0]?.split('/')[0];
-    const tools = await allowedTools(runtime.kernel, settings, provider, chain[0]);
-    report = systemPromptFor({
-      settings,
-      tools,
-      mainSession: sessionKey === runtime.mainKey(agentId),
-      skillDirs: skillDirsFor(settings.workspaceDir, runtime.kernel.paths.stateDir, runtime.bundledSkillsDir),
-      model: chain[0],
-      thinking: entry?.thinkingLevel ?? settings.thinkingDefault,
-    }).report;
+    const loop = await runtime.loop();
+    if (!loop.describePrompt) return `🧠 The agent loop in use (plugins.slots.agentLoop) does not describe its system prompt; it is reported after the next run.`;
+    report = (
+      await loop.describePrompt({
+        kernel: runtime.kernel,
+        settings,
+        mainSession: sessionKey === runtime.mainKey(agentId),
+        skillDirs: skillDirsFor(settings.workspaceDir, runtime.kernel.paths.stateDir, runtime.bundledSkillsDir),
+        model: runtime.models.chain(settings, entry?.model)[0],
+        thinking: entry?.thinkingLevel ?? settings.thinkingDefault,
+      })
+    ).report;
   }
   const tools = report.tools ?? [];
   const schemaChars = tools.reduce((sum, tool) => sum + tool.schemaChars, 0);

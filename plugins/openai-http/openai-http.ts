@@ -11,9 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ImagePart } from '../../kernel/index.js';
-import type { AgentRuntime, DispatchInput, RunEvent, RunResult } from './runtime.js';
-import { normalizeAgentId } from './sessions/keys.js';
+import type { ImagePart } from '../../sdk/index.js';
+import { normalizeAgentId, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -117,7 +116,8 @@ function agentFromModel(model: string | undefined): string | undefined {
   return match ? match[1] : undefined;
 }
 
-export function createChatCompletionsHandler(runtime: AgentRuntime, enabled: boolean) {
+/** `agent()` finds the agent plugin's service when a request comes in (it loads on first use). */
+export function createChatCompletionsHandler(agent: () => Promise<AgentService>, enabled: boolean) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!enabled) {
       req.resume();
@@ -132,6 +132,7 @@ export function createChatCompletionsHandler(runtime: AgentRuntime, enabled: boo
       return;
     }
     try {
+      const runtime = await agent();
       const header = (name: string) => {
         const value = req.headers[name];
         return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;

@@ -3,7 +3,7 @@
  * another chat on any channel — through the kernel's one outbound path (the same hooks,
  * chunking and retries as a reply).
  */
-import type { ToolDefinition } from '../../kernel/index.js';
+import type { ToolDefinition } from '../../sdk/index.js';
 import { errorResult, jsonResult } from '../../sdk/index.js';
 import type { AgentRuntime } from './runtime.js';
 

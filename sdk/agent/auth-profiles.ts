@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../../kernel/index.js';
-import type { FailureKind } from '../../sdk/models.js';
+import type { FailureKind } from '../models.js';
 
 export interface AuthProfile {
   id: string;

@@ -1,0 +1,102 @@
+/**
+ * The dispatcher's contract: what the agent plugin offers other plugins as its service
+ * (`useService(kernel, 'agent')`): channels, the OpenAI-compatible endpoint, cron and
+ * sub-agents hand it messages; it answers with a handle whose `done` settles when the
+ * reply has gone out.
+ */
+import type { ImagePart, ThinkingLevel } from '../../kernel/index.js';
+import type { AgentStream, TurnResult } from './loop.js';
+import type { ReplyPayload } from './reply.js';
+
+export type VerboseLevel = 'on' | 'off' | 'full';
+export type ReasoningLevel = 'on' | 'off' | 'stream';
+
+export interface DeliveryTarget {
+  channel: string;
+  to: string;
+  accountId?: string;
+  threadId?: string | number;
+  /** Reply to this message (groups: the message that addressed the bot). */
+  replyTo?: string;
+  /**
+   * The caller's own transport. Without one, replies go to the channel plugin named by
+   * `channel` through the kernel's outbound path (chunking, retries).
+   */
+  send?(payload: ReplyPayload): Promise<{ messageId?: string } | void>;
+}
+
+export interface DispatchInput {
+  agentId?: string;
+  /** Full session key; default: the agent's main session. */
+  sessionKey?: string;
+  message: string;
+  images?: ImagePart[];
+  channel?: string;
+  from?: string;
+  messageId?: string;
+  threadId?: string | number;
+  accountId?: string;
+  /** May run slash commands (operators and allow-listed senders). */
+  authorized?: boolean;
+  thinking?: ThinkingLevel;
+  model?: string;
+  extraSystemPrompt?: string;
+  timeoutMs?: number;
+  /** Where the final reply goes; without one it only reaches event listeners. */
+  deliver?: DeliveryTarget;
+  /** Override the session's queue mode for this message. */
+  queueMode?: string;
+  onEvent?: (event: RunEvent) => void;
+  /** Start a fresh session for this run (cron, isolated jobs). */
+  freshSession?: boolean;
+  /** Per-message `/verbose` and `/reasoning`; the session's levels otherwise. */
+  verbose?: VerboseLevel;
+  reasoning?: ReasoningLevel;
+}
+
+export type RunEvent =
+  | { kind: 'agent'; runId: string; sessionKey: string; seq: number; stream: AgentStream; ts: number; data: Record<string, unknown> }
+  | { kind: 'chat'; runId: string; sessionKey: string; seq: number; state: 'delta' | 'final' | 'aborted' | 'error'; text: string; deltaText?: string; errorMessage?: string };
+
+export type RunStatus = 'ok' | 'error' | 'timeout' | 'aborted';
+
+export interface RunResult {
+  runId: string;
+  sessionKey: string;
+  sessionId: string;
+  status: RunStatus;
+  text: string;
+  payloads: ReplyPayload[];
+  usage: TurnResult['usage'];
+  provider?: string;
+  model?: string;
+  startedAt: number;
+  endedAt: number;
+  error?: string;
+}
+
+export interface RunHandle {
+  runId: string;
+  acceptedAt: number;
+  /** What happened to the message: a new run, queued behind one, steered into one, a command. */
+  status: 'started' | 'queued' | 'steered' | 'command' | 'dropped' | 'duplicate';
+  done: Promise<RunResult>;
+}
+
+/** What a slash command did: a reply, and/or a message to run the agent with. */
+export interface CommandOutcome {
+  /** Said back to the sender (through the normal delivery path). */
+  reply?: string;
+  /** Then run the agent with this message (and overrides). */
+  continueWith?: Partial<DispatchInput>;
+}
+
+/** The agent plugin's service api. */
+export interface AgentService {
+  dispatch(input: DispatchInput): Promise<RunHandle>;
+  /** Abort one run; false when it is not running. */
+  abortRun(runId: string, reason?: string): boolean;
+  /** Stop everything running or queued for a session; returns how many runs were stopped. */
+  stop(sessionKey: string, reason?: string): number;
+  defaultAgent(): string;
+}

@@ -1,0 +1,128 @@
+/**
+ * The `agentLoop` slot: one turn and nothing else. The agent plugin (the dispatcher) owns
+ * everything around a turn — sessions, queueing, slash commands, delivery, the `agent` and
+ * `chat.*` methods — and for each run hands the slot holder a TurnContext: the session's
+ * store entry and transcript, the model service, the agent's settings, and callbacks for
+ * streaming and steering. Swapping the slot swaps only this.
+ *
+ *   export default definePlugin({ id: 'my-loop', register(api) {
+ *     api.registerAgentLoop(defineAgentLoop({ async runTurn(input, ctx) { … } }));
+ *   } });
+ */
+import type { ChatMessage, ImagePart, KernelServices, ThinkingLevel, ToolDefinition, ToolMatcher } from '../../kernel/index.js';
+import { compileToolPolicy } from '../../kernel/index.js';
+import type { Models } from './models.js';
+import type { AgentSettings } from './settings.js';
+import type { SessionEntry, SessionStore } from '../sessions/store.js';
+import type { Transcript } from '../sessions/transcript.js';
+
+export type AgentStream = 'lifecycle' | 'assistant' | 'tool' | 'compaction';
+export type PromptMode = 'full' | 'minimal' | 'none';
+
+export interface TurnInput {
+  message: string;
+  images?: ImagePart[];
+  thinking?: ThinkingLevel;
+  /** A per-message model override ("provider/model" or an alias, already resolved). */
+  model?: string;
+  extraSystemPrompt?: string;
+  promptMode?: PromptMode;
+}
+
+/** Everything a loop may use for one turn; the dispatcher builds it fresh per run. */
+export interface TurnContext {
+  kernel: KernelServices;
+  /** Model selection, auth profiles and failover (the SDK's model service). */
+  models: Models;
+  store: SessionStore;
+  /** The session's transcript: read history, append what the turn adds. */
+  transcript: Transcript;
+  settings: AgentSettings;
+  runId: string;
+  sessionKey: string;
+  session: SessionEntry;
+  /** The main session of its agent (MEMORY.md is injected there only). */
+  mainSession: boolean;
+  channel?: string;
+  /** Aborted by /stop, chat.abort, an interrupt or the run's timeout. */
+  signal: AbortSignal;
+  /** Messages that arrived for this session while the turn runs (queue mode "steer"). */
+  takeSteering(): string[];
+  /** Whether steering is possible right now (the turn is inside its model/tool loop). */
+  setStreaming(streaming: boolean): void;
+  /** Stream events to UIs: `assistant` {delta | thinkingDelta | messageEnd}, `tool` {phase, …}, `lifecycle`, `compaction`. */
+  emit(stream: AgentStream, data: Record<string, unknown>): void;
+  /** Skills folders searched in order (workspace, user, bundled). */
+  skillDirs: string[];
+}
+
+export interface TurnUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface PromptReport {
+  mode: PromptMode;
+  chars: number;
+  projectContextChars: number;
+  toolListChars: number;
+  skillsChars: number;
+  skills: Array<{ name: string; chars: number }>;
+  files: Array<{ name: string; status: string; rawChars: number; injectedChars: number }>;
+  /** JSON schema size per tool: sent with every request, never shown as text. */
+  tools?: Array<{ name: string; schemaChars: number }>;
+}
+
+export interface TurnResult {
+  /** The final answer (may carry `[[media:…]]` markers and NO_REPLY, parsed by the dispatcher). */
+  text: string;
+  /** Everything this turn added to the transcript. */
+  messages: ChatMessage[];
+  usage: TurnUsage;
+  model?: string;
+  provider?: string;
+  status: 'ok' | 'aborted' | 'error';
+  error?: string;
+  promptReport?: PromptReport;
+  /** A tool errored and no text followed: the dispatcher tells the user. */
+  toolError?: string;
+  /** When the run last called Anthropic (its prompt cache was refreshed). */
+  cacheTouchedAt?: number;
+}
+
+export interface CompactOutcome {
+  compacted: boolean;
+  summary?: string;
+  usage?: TurnUsage;
+}
+
+/** What the `agentLoop` slot holds. Only `runTurn` is required. */
+export interface AgentLoopSlot {
+  runTurn(input: TurnInput, ctx: TurnContext): Promise<TurnResult>;
+  /** `/compact` and `sessions.compact`: summarise older turns now. */
+  compact?(ctx: TurnContext, options: { instructions?: string; model?: string }): Promise<CompactOutcome>;
+  /** `/context`: the system prompt this loop would build now, with its size report. */
+  describePrompt?(ctx: Pick<TurnContext, 'kernel' | 'settings' | 'mainSession' | 'skillDirs'> & { model?: string; thinking: string }): Promise<{ prompt: string; report: PromptReport }>;
+}
+
+export function defineAgentLoop(loop: AgentLoopSlot): AgentLoopSlot {
+  return loop;
+}
+
+/** The tool policy for an agent and model (tools.allow/deny/profile, per agent and provider). */
+export function toolPolicy(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): ToolMatcher {
+  return compileToolPolicy({ global: kernel.config().tools, agent: settings.tools, provider, model });
+}
+
+/** Registered tools that the policy lets this agent (and model) use; their plugins load here. */
+export async function allowedTools(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
+  const policy = toolPolicy(kernel, settings, provider, model);
+  const names = kernel.capabilities
+    .list('tool')
+    .map((info) => info.name)
+    .filter(policy);
+  const tools = await Promise.all(names.map((name) => kernel.capabilities.find('tool', name).catch(() => undefined)));
+  return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
+}

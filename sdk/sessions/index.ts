@@ -1,0 +1,9 @@
+/**
+ * Sessions as an SDK service: the per-agent session store (sessions.json), transcripts
+ * (JSONL per session), reset policies and session keys. The agent plugin and anything
+ * else that reads or writes sessions use these, so swapping the agent loop keeps them.
+ */
+export * from './keys.js';
+export * from './store.js';
+export * from './transcript.js';
+export * from './reset.js';

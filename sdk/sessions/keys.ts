@@ -1,0 +1,2 @@
+/** Session keys (temporarily re-exported from the kernel until the channel move lands). */
+export * from '../../kernel/sessions/keys.js';
