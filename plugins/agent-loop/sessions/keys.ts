@@ -1,2 +1,2 @@
-/** Session keys are the kernel's (channels derive them too); re-exported for the loop's modules. */
-export * from '../../../kernel/sessions/keys.js';
+/** Session keys live in the SDK (the channels plugin derives them too); re-exported for the loop's modules. */
+export * from '../../../sdk/sessions/keys.js';

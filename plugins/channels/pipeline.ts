@@ -9,13 +9,9 @@
  * Group messages that do not address the bot are kept (bounded) and shown to the agent
  * with the next message that does.
  */
-import type { KernelConfig } from '../config/schema.js';
-import type { AgentDispatch, AgentLoop, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
-import { deriveSessionKey, normalizeAgentId, type DmScope } from '../sessions/keys.js';
-import type { Logger } from '../log.js';
+import { deriveSessionKey, normalizeAgentId, type AgentDispatch, type AgentLoop, type ChannelPlugin, type DmScope, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
+import { channelSettings, type ChannelSettings } from '../../sdk/channels/config.js';
 import type { ChannelAccess } from './access.js';
-import { channelSettings, type ChannelSettings } from './config.js';
-import type { OutboundRequest, OutboundResult } from './outbound.js';
 
 const DEDUPE_WINDOW_MS = 20 * 60_000;
 const DEDUPE_MAX = 10_000;

@@ -5,40 +5,29 @@
  * (`channels.<id>` in openclaw.json): the gateway starts each enabled account at start-up
  * and stops it on shutdown.
  */
-import type { KernelConfig } from '../config/schema.js';
-import type { HookBus } from '../hooks/bus.js';
-import type { Logger } from '../log.js';
-import type { Redactor } from '../redact.js';
-import type { AgentLoop, ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
-import { ChannelAccess, type PairingRequest } from './access.js';
-import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from './config.js';
-import { sendOutbound, type OutboundRequest, type OutboundResult } from './outbound.js';
+import type {
+  AgentLoop,
+  ChannelInfo,
+  ChannelPlugin,
+  ChannelsApi,
+  ChannelStatus,
+  HookBus,
+  InboundMessage,
+  InboundOutcome,
+  KernelConfig,
+  Logger,
+  OutboundRequest,
+  OutboundResult,
+  Redactor,
+} from '../../sdk/index.js';
+import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from '../../sdk/channels/config.js';
+import { sendOutbound } from '../../sdk/channels/outbound.js';
+import { ChannelAccess } from './access.js';
 import { InboundPipeline } from './pipeline.js';
-
-export interface ChannelInfo {
-  id: string;
-  pluginId: string;
-  configured: boolean;
-  enabled: boolean;
-  accounts: Array<ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
-}
-
-export interface ChannelsApi {
-  /** Channels declared by enabled plugins, with their accounts' state. */
-  status(): Promise<ChannelInfo[]>;
-  /** The inbound pipeline (channels call it through their account context). */
-  receive(channel: string, message: InboundMessage): Promise<InboundOutcome>;
-  /** The one outbound path. */
-  send(request: OutboundRequest): Promise<OutboundResult>;
-  pairing: {
-    list(channel?: string): PairingRequest[];
-    approve(channel: string, code: string): PairingRequest | undefined;
-  };
-}
 
 export interface ChannelManagerDeps {
   config(): KernelConfig;
-  hooks: HookBus;
+  hooks: Pick<HookBus, 'runModifying' | 'runSync' | 'runVoid' | 'ready'>;
   logger: Logger;
   redact: Redactor;
   stateDir: string;
@@ -79,8 +68,8 @@ export class ChannelManager implements ChannelsApi {
   }
 
   readonly pairing = {
-    list: (channel?: string) => this.access.pending(channel),
-    approve: (channel: string, code: string) => this.access.approve(channel, code),
+    list: async (channel?: string) => this.access.pending(channel),
+    approve: async (channel: string, code: string) => this.access.approve(channel, code),
   };
 
   send(request: OutboundRequest): Promise<OutboundResult> {
