@@ -56,32 +56,6 @@ export {
   PRIVATE_FILE_MODE,
   NON_OWNER_BITS,
 } from './util/fs.js';
-export { BlockChunker, findBreak, findFences, splitForChannel, type Fence } from './text/chunker.js';
-export {
-  DEFAULT_AGENT_ID,
-  DEFAULT_MAIN_KEY,
-  DEFAULT_ACCOUNT_ID,
-  DM_SCOPES,
-  buildAgentMainSessionKey,
-  cronSessionKey,
-  deriveSessionKey,
-  hookSessionKey,
-  nodeSessionKey,
-  normalizeAccountId,
-  normalizeAgentId,
-  normalizeChannelId,
-  normalizeLegacyKey,
-  normalizeMainKey,
-  parseSessionKey,
-  resolveLinkedPeerId,
-  sessionTypeOf,
-  type DmScope,
-  type ParsedSessionKey,
-  type SessionKeyConfig,
-  type SessionKind,
-  type SessionRoute,
-  type SessionType,
-} from './sessions/keys.js';
 export { clawVersion } from './util/version.js';
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';

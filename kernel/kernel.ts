@@ -32,7 +32,8 @@ import {
 import type { KernelConfig } from './config/schema.js';
 import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
-import type { CapabilityLookup, KernelPaths, PluginDefinition } from './plugin-host/api.js';
+import type { KernelPaths, PluginDefinition } from './plugin-host/api.js';
+import type { CapabilityLookup } from './plugin-host/capabilities.js';
 import type { ConfigIssue } from './plugin-host/resolve.js';
 
 export interface KernelOptions {

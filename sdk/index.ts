@@ -60,3 +60,36 @@ export { isInside, toPosix } from '../kernel/util/paths.js';
 export { createRedactor, MASK } from '../kernel/redact.js';
 
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';
+
+/** Cutting text into messages (block streaming, channel limits). */
+export { BlockChunker, findBreak, findFences, splitForChannel, type Fence } from './text/chunker.js';
+
+/** Session keys: the names conversations are stored under (OpenClaw's formats). */
+export {
+  DEFAULT_AGENT_ID,
+  DEFAULT_MAIN_KEY,
+  DEFAULT_ACCOUNT_ID,
+  DM_SCOPES,
+  buildAgentMainSessionKey,
+  cronSessionKey,
+  deriveSessionKey,
+  hookSessionKey,
+  nodeSessionKey,
+  normalizeAccountId,
+  normalizeAgentId,
+  normalizeChannelId,
+  normalizeLegacyKey,
+  normalizeMainKey,
+  parseSessionKey,
+  resolveLinkedPeerId,
+  sessionTypeOf,
+  type DmScope,
+  type ParsedSessionKey,
+  type SessionKeyConfig,
+  type SessionKind,
+  type SessionRoute,
+  type SessionType,
+} from './sessions/keys.js';
+
+export { expandHome } from '../kernel/config/paths.js';
+export { writeJsonAtomic } from '../kernel/util/fs.js';

@@ -8,10 +8,31 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sdkAliases } from './aliases.js';
 import { createKernel, createLogger, type Kernel, type LogRecord, type Logger, type ModelRequest, type ModelStreamEvent, type PluginDefinition } from '../kernel/index.js';
 import { definePlugin } from './index.js';
+
+/**
+ * The folder of a bundled plugin: `<package>/plugins/<id>` next to this SDK — the sources
+ * when the SDK runs from source, the prebuilt `dist/plugins/<id>` when it runs from dist.
+ */
+export function bundledPluginDir(id: string): string {
+  return join(dirname(fileURLToPath(import.meta.url)), '..', 'plugins', id);
+}
+
+/**
+ * The bundled plugins a test needs for an agent to answer a message, by id: the channel
+ * machinery (inbound pipeline, outbound path) and the agent loop. Add a model provider
+ * (`scriptedModel`) and the channel under test.
+ */
+export const AGENT_STACK: readonly string[] = ['channels', 'agent', 'agent-loop'];
+
+/** The AGENT_STACK plugins' folders, for `createTestKernel({ plugins: [...agentStackDirs(), …] })`. */
+export function agentStackDirs(): string[] {
+  return AGENT_STACK.map(bundledPluginDir);
+}
 
 export interface TestKernelOptions {
   /** Plugin objects, or paths of plugin directories (with openclaw.plugin.json). */

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { definePlugin } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
-import type { AgentLoopSlot } from '../plugins/agent-loop/index.js';
+import type { AgentService } from '../sdk/agent/index.js';
+import type { AgentRuntime } from '../plugins/agent/runtime.js';
+import { useService } from '../sdk/services.js';
 import type { DispatchInput, RunResult } from '../plugins/agent/runtime.js';
 import { parseDirectives } from '../plugins/agent/commands.js';
 import { AGENT_PLUGINS } from './agent-helpers.js';
@@ -47,7 +49,7 @@ async function boot(config: Record<string, any> = {}) {
     },
   });
   kernels.push(kernel);
-  const slot = (await kernel.capabilities.slot('agentLoop')) as AgentLoopSlot;
+  const slot = (await useService<AgentService & { runtime: AgentRuntime }>(kernel, 'agent'))!;
   const send = async (message: string, extra: Partial<DispatchInput> = {}): Promise<RunResult & { disposition: string }> => {
     const handle = await slot.dispatch({ message, ...extra });
     return { ...(await handle.done), disposition: handle.status };

@@ -210,10 +210,10 @@ describe('system prompt', () => {
 
   it('claw setup templates: created once, never overwritten', () => {
     const dir = join(tempDir(), 'workspace');
-    const first = ensureWorkspace(dir);
+    const first = ensureWorkspace(dir, join(REPO, 'plugins', 'agent', 'templates'));
     expect(first.created).toEqual(expect.arrayContaining(['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md']));
     writeFileSync(join(dir, 'SOUL.md'), 'mine');
-    const second = ensureWorkspace(dir);
+    const second = ensureWorkspace(dir, join(REPO, 'plugins', 'agent', 'templates'));
     expect(second.created).toEqual([]);
     expect(readFileSync(join(dir, 'SOUL.md'), 'utf8')).toBe('mine');
     mkdirSync(join(dir, 'memory'), { recursive: true });

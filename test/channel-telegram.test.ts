@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../kernel/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import { useService } from '../sdk/services.js';
 import { markdownToTelegramHtml } from '../plugins/channel-telegram/format.js';
 import { addressesBot, parseMessage, type TgMessage } from '../plugins/channel-telegram/inbound.js';
 import { FakeTelegramApi, parseTelegramHtml } from './fakes/telegram-api.js';
@@ -19,7 +20,7 @@ import { startGateway } from './gateway-helpers.js';
 import { freePort, REPO, sleep, tempDir } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
-const AGENT_LOOP = fileURLToPath(new URL('../plugins/agent-loop/', import.meta.url));
+const AGENT_LOOP = agentStackDirs();
 
 // ── The shared channel contract ────────────────────────────────────────────────────
 
@@ -83,7 +84,7 @@ let respond: (request: ModelRequest) => ScriptedAnswer;
 async function boot(channel: Record<string, unknown>, options: { env?: Record<string, string>; withToken?: boolean } = {}): Promise<TestKernel> {
   await kernel?.dispose();
   kernel = await createTestKernel({
-    plugins: [AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request)))],
+    plugins: [...AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request)))],
     config: {
       agents: { defaults: { model: 'scripted/echo' } },
       messages: { queue: { debounceMs: 0 } },
@@ -188,7 +189,7 @@ describe('telegram channel', () => {
     await until(() => sendsTo(forum).length === 2, 'the second topic reply');
     expect(sendsTo(forum)[1]!.params.message_thread_id).toBe(43);
 
-    const loop = (await kernel!.capabilities.slot('agentLoop')) as unknown as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
+    const loop = (await useService(kernel!, 'agent')) as unknown as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
     const keys = (await loop.runtime.store('main').list()).map((item) => item.key);
     expect(keys).toEqual(expect.arrayContaining(['agent:main:telegram:group:-1009988776655:topic:42', 'agent:main:telegram:group:-1009988776655:topic:43']));
   });
@@ -413,7 +414,7 @@ describe('telegram channel', () => {
     const url = `http://127.0.0.1:${port}/telegram/webhook/default`;
     const gateway = await startGateway({
       gateway: { port },
-      plugins: [AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
+      plugins: [...AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
         messages: { queue: { debounceMs: 0 } },

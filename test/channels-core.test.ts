@@ -1,15 +1,13 @@
-/** The kernel's channel core: access control and pairing, routing, the outbound path's retries, the CLI. */
+/** The channel core (plugins/channels, sdk/channels): access control and pairing, routing, the outbound path's retries, the CLI. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ChannelAccess, MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from '../kernel/channels/access.js';
-import { channelConfigProblems, channelSettings } from '../kernel/channels/config.js';
-import { retryDelay, sendOutbound } from '../kernel/channels/outbound.js';
-import { HookBus, splitForChannel, type ChannelPlugin, type InboundMessage } from '../kernel/index.js';
-import { ChannelSendError } from '../sdk/channels/index.js';
-import { definePlugin } from '../sdk/index.js';
-import { createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
-import { claw, REPO, tempDir, writePlugin } from './helpers.js';
+import { ChannelAccess, MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from '../plugins/channels/access.js';
+import { HookBus, type ChannelPlugin, type InboundMessage } from '../kernel/index.js';
+import { ChannelSendError, channelConfigProblems, channelSettings, refusedMedia, retryDelay, sendOutbound } from '../sdk/channels/index.js';
+import { definePlugin, splitForChannel } from '../sdk/index.js';
+import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
+import { claw, tempDir, writePlugin } from './helpers.js';
 
 const settingsFor = (channel: Record<string, unknown>) => channelSettings({ channels: { chat: channel } } as never, 'chat');
 const sender = (id: string, extra: Partial<InboundMessage['sender']> = {}) => ({ id, ...extra });
@@ -135,7 +133,6 @@ describe('the outbound path', () => {
     writeFileSync(join(workspace, 'chart.png'), 'png');
     writeFileSync(join(root, 'secret.txt'), 'secret');
     symlinkSync(join(root, 'secret.txt'), join(workspace, 'innocent.png'));
-    const { refusedMedia } = await import('../kernel/channels/outbound.js');
     expect(refusedMedia([join(workspace, 'chart.png'), 'https://example.com/a.png', 'data:image/png;base64,AAAA'], [workspace])).toBeUndefined();
     expect(refusedMedia([join(root, 'secret.txt')], [workspace])).toMatch(/outside the workspace/);
     expect(refusedMedia([join(workspace, 'innocent.png')], [workspace])).toMatch(/outside the workspace/);
@@ -184,7 +181,7 @@ describe('routing', () => {
       },
     });
     kernel = await createTestKernel({
-      plugins: [join(REPO, 'plugins', 'agent-loop'), channel, scriptedModel(() => 'ok')],
+      plugins: [...agentStackDirs(), channel, scriptedModel(() => 'ok')],
       config: { agents: { defaults: { model: 'scripted/x' }, list: [{ id: 'main', default: true }, { id: 'work' }, { id: 'family' }] }, messages: { queue: { debounceMs: 0 } }, ...config },
     });
     await kernel.start();

@@ -12,13 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, createKernel, createLogger, createRedactor, type LogRecord, type Logger } from '../kernel/index.js';
 import { definePlugin, textResult } from '../sdk/index.js';
-import { createTestKernel, scriptedModel } from '../sdk/testing.js';
+import { agentStackDirs, createTestKernel, scriptedModel } from '../sdk/testing.js';
+import { useService } from '../sdk/services.js';
+import type { AgentService } from '../sdk/agent/index.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
 import { client, GATEWAY_DIR, gatewayTestPlugin, type RunningGateway } from './gateway-helpers.js';
 import { claw, freePort, sleep, tempDir } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
-const AGENT_LOOP = fileURLToPath(new URL('../plugins/agent-loop/', import.meta.url));
+const AGENT_LOOP = agentStackDirs();
 
 /** A token shaped like the ones @BotFather hands out: bot id, colon, 35 characters. */
 function botToken(): string {
@@ -191,7 +193,7 @@ describe('the kernel wires one redactor everywhere', () => {
     const kernel = await createTestKernel({
       env: { PROVIDER_API_KEY: secret },
       plugins: [
-        AGENT_LOOP,
+        ...AGENT_LOOP,
         definePlugin({
           id: 'leak-tool',
           register(api) {
@@ -207,7 +209,7 @@ describe('the kernel wires one redactor everywhere', () => {
       ],
       config: { agents: { defaults: { model: 'scripted/x' } } },
     });
-    const loop = await kernel.capabilities.slot('agentLoop');
+    const loop = await useService<AgentService>(kernel, 'agent');
     await loop!.run({ sessionKey: 'agent:main:main', message: `remember ${secret}` });
     expect(seen).toEqual([JSON.stringify([{ type: 'text', text: 'PROVIDER_API_KEY=***' }])]);
     const dir = join(kernel.stateDir, 'agents', 'main', 'sessions');

@@ -489,7 +489,7 @@ describe('transcripts', () => {
 
   it('survives SIGKILL mid-append: every line is whole except at most a torn last one', async () => {
     const dir = tempDir('claw-transcript-kill-');
-    const moduleUrl = pathToFileURL(join(REPO, 'plugins/agent-loop/sessions/transcript.ts')).href;
+    const moduleUrl = pathToFileURL(join(REPO, 'sdk/sessions/transcript.ts')).href;
     const script = join(dir, 'writer.ts');
     writeFileSync(
       script,

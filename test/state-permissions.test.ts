@@ -6,7 +6,7 @@
 import { lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChannelAccess } from '../kernel/channels/access.js';
+import { ChannelAccess } from '../plugins/channels/access.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { claw, tempDir, writePlugin } from './helpers.js';
 

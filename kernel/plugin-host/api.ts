@@ -10,7 +10,6 @@ import type { Logger } from '../log.js';
 import type { Redactor } from '../redact.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig } from '../config/schema.js';
-import type { ChannelsApi } from '../channels/manager.js';
 import type { SlotName } from '../config/keys.js';
 import type { JsonSchema } from '../validation.js';
 import type { ConfigSnapshot } from '../config/store.js';
@@ -20,6 +19,8 @@ import type { PluginOrigin } from './discovery.js';
 import type {
   AgentLoop,
   CapabilityKind,
+  CapabilityLookup,
+  ChannelsApi,
   CapabilityTypes,
   ChannelPlugin,
   CliDefinition,
@@ -35,28 +36,6 @@ import type {
 
 /** Running hooks (not registering them: that goes through `api.on`, which checks the manifest). */
 export type HookRunner = Pick<HookBus, 'runVoid' | 'runModifying' | 'runSync' | 'has' | 'list' | 'ready'>;
-
-export interface CapabilityInfo {
-  kind: CapabilityKind;
-  name: string;
-  pluginId: string;
-  /** False while the owning plugin has not been loaded. */
-  loaded: boolean;
-}
-
-/** Finding capabilities by name; the owning plugin is loaded on first use. */
-export interface CapabilityLookup {
-  get<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K]>;
-  find<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined>;
-  list(kind: CapabilityKind): CapabilityInfo[];
-  slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
-  /**
-   * The HTTP route for a request: the plugin whose manifest `httpRoutes` prefix matches
-   * (longest wins) is loaded, then its registered routes are matched (exact path, or a
-   * prefix registered as `/path/*`).
-   */
-  route(method: string, path: string): Promise<{ pluginId: string; route: CapabilityTypes['httpRoute'] } | undefined>;
-}
 
 export interface KernelPaths {
   stateDir: string;
@@ -97,7 +76,10 @@ export interface KernelServices {
   plugins(): readonly PluginRecord[];
   /** The single path for running tools: policy, hooks, validation, size cap. */
   tools: { invoke(request: ToolCallRequest): Promise<ToolCallOutcome> };
-  /** Channels: the inbound pipeline, the single outbound path, pairing, status. */
+  /**
+   * The channel choke point: the inbound pipeline, the single outbound path, pairing,
+   * status — forwarded to whichever plugin provides the service "channels".
+   */
   channels: ChannelsApi;
 }
 
@@ -243,6 +225,7 @@ export function createPluginApi(
     registerService(service) {
       const name = requireName('service.id', service?.id);
       if (service.start !== undefined) requireFunction(`service "${name}" start`, service.start);
+      if (service.stop !== undefined) requireFunction(`service "${name}" stop`, service.stop);
       sink.register('service', name, service);
     },
     registerCli(cli) {

@@ -6,7 +6,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonSchema } from '../validation.js';
 import type { Logger } from '../log.js';
-import type { Kernel } from '../kernel.js';
+import type { Redactor } from '../redact.js';
+import type { HookContext } from '../hooks/catalog.js';
+import type { SlotName } from '../config/keys.js';
+import type { PluginRecord } from './resolve.js';
 
 // ── Tools ────────────────────────────────────────────────────────────────────────
 
@@ -153,6 +156,72 @@ export interface ChannelPlugin {
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+}
+
+/** One message for the outbound path (`api.kernel.channels.send`). */
+export interface OutboundRequest {
+  /** Channel id ("telegram"), or an internal surface ("gateway", "cli") that has no transport. */
+  channel: string;
+  to: string;
+  accountId?: string;
+  threadId?: string;
+  text: string;
+  media?: string[];
+  replyTo?: string;
+  /** Who is sending (agent, session, run) — passed to the hooks. */
+  context?: HookContext;
+  /** Send through this instead of the channel plugin (callers with their own transport). */
+  transport?: (message: OutboundMessage) => Promise<SendResult | void>;
+}
+
+export interface OutboundResult {
+  /** Everything reached the transport (true for surfaces without one). */
+  delivered: boolean;
+  /** A message_sending handler cancelled it. */
+  cancelled: boolean;
+  /** The text as sent (after message_sending). */
+  text: string;
+  pieces: number;
+  attempts: number;
+  messageIds: string[];
+  error?: string;
+}
+
+/** A sender waiting for the owner to approve their pairing code. */
+export interface PairingRequest {
+  code: string;
+  channel: string;
+  accountId: string;
+  senderId: string;
+  senderName?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface ChannelInfo {
+  id: string;
+  pluginId: string;
+  configured: boolean;
+  enabled: boolean;
+  accounts: Array<ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+}
+
+/**
+ * The channel choke point (`api.kernel.channels`): inbound dispatch, the one outbound path,
+ * pairing and status. The kernel forwards each call to the `api` of the service "channels"
+ * (the bundled plugins/channels); another plugin may provide it instead.
+ */
+export interface ChannelsApi {
+  /** Channels declared by enabled plugins, with their accounts' state. */
+  status(): Promise<ChannelInfo[]>;
+  /** The inbound pipeline (channels call it through their account context). */
+  receive(channel: string, message: InboundMessage): Promise<InboundOutcome>;
+  /** The one outbound path. */
+  send(request: OutboundRequest): Promise<OutboundResult>;
+  pairing: {
+    list(channel?: string): Promise<PairingRequest[]>;
+    approve(channel: string, code: string): Promise<PairingRequest | undefined>;
+  };
 }
 
 // ── Model providers ──────────────────────────────────────────────────────────────
@@ -357,24 +426,6 @@ export interface SandboxBackend {
   dispose?(): Promise<void> | void;
 }
 
-/** A message for the agent loop from a channel (the kernel's inbound pipeline). */
-export interface AgentDispatch {
-  agentId?: string;
-  sessionKey: string;
-  message: string;
-  images?: ImagePart[];
-  channel: string;
-  accountId?: string;
-  from?: string;
-  messageId?: string;
-  threadId?: string;
-  /** May run slash commands. */
-  authorized: boolean;
-  /** Context the agent should see for this message (group history, sender). */
-  extraSystemPrompt?: string;
-  /** Where replies go; the loop sends them through the kernel's outbound path. */
-  deliver: { channel: string; to: string; accountId?: string; threadId?: string; replyTo?: string };
-}
 
 /**
  * The `agentLoop` slot holds one turn: prompt, model/tool loop, streaming, compaction. Its
@@ -436,9 +487,10 @@ export interface ServiceContext {
 
 export interface ServiceDefinition {
   id: string;
+  /** Runs at gateway start (or when the plugin loads while the gateway runs). */
   start?(ctx: ServiceContext): void | Promise<void>;
   stop?(): void | Promise<void>;
-  /** What other plugins get from `capabilities.find('service', id)` (the SDK's useService). */
+  /** What other plugins use, through `capabilities.find('service', id)` (e.g. ChannelsApi for "channels"). */
   api?: unknown;
 }
 
@@ -456,7 +508,19 @@ export interface CliContext {
    * Boot a fresh kernel the way the CLI does. Long-running commands (the gateway) own
    * their kernel: their logger, their `start()`/`stop()`, a reboot after a config change.
    */
-  boot(options?: CliBootOptions): Promise<Kernel>;
+  boot(options?: CliBootOptions): Promise<BootedKernel>;
+}
+
+/**
+ * The part of a booted kernel (kernel.ts `Kernel`) a CLI command drives. Declared here, not
+ * imported, so the capability types do not depend on the kernel and its plugin host.
+ */
+export interface BootedKernel {
+  readonly capabilities: CapabilityLookup;
+  readonly plugins: { get(id: string): PluginRecord | undefined };
+  readonly redact: Redactor;
+  start(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface CliDefinition {
@@ -506,3 +570,25 @@ export const DECLARING_FIELD = {
 
 export type NamedCapabilityKind = keyof typeof DECLARING_FIELD;
 export type SlotCapabilityKind = Exclude<CapabilityKind, NamedCapabilityKind>;
+
+export interface CapabilityInfo {
+  kind: CapabilityKind;
+  name: string;
+  pluginId: string;
+  /** False while the owning plugin has not been loaded. */
+  loaded: boolean;
+}
+
+/** Finding capabilities by name; the owning plugin is loaded on first use. */
+export interface CapabilityLookup {
+  get<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K]>;
+  find<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined>;
+  list(kind: CapabilityKind): CapabilityInfo[];
+  slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
+  /**
+   * The HTTP route for a request: the plugin whose manifest `httpRoutes` prefix matches
+   * (longest wins) is loaded, then its registered routes are matched (exact path, or a
+   * prefix registered as `/path/*`).
+   */
+  route(method: string, path: string): Promise<{ pluginId: string; route: CapabilityTypes['httpRoute'] } | undefined>;
+}

@@ -20,22 +20,18 @@ import type { KernelConfig, PluginsConfig } from '../config/schema.js';
 import type { SlotName } from '../config/keys.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
-import { ChannelManager } from '../channels/manager.js';
-import type { AgentDispatcher } from '../channels/pipeline.js';
-import { expandHome } from '../config/paths.js';
+import { CHANNELS_SERVICE, channelsFacade } from '../channels.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
 import {
   createPluginApi,
-  type CapabilityInfo,
-  type CapabilityLookup,
   type ConfigAccess,
   type KernelPaths,
   type KernelServices,
   type PluginDefinition,
   type RegistrationSink,
 } from './api.js';
-import { DECLARING_FIELD, type CapabilityKind, type CapabilityTypes, type NamedCapabilityKind, type ServiceDefinition } from './capabilities.js';
+import { DECLARING_FIELD, type CapabilityInfo, type CapabilityKind, type CapabilityLookup, type CapabilityTypes, type NamedCapabilityKind, type ServiceDefinition } from './capabilities.js';
 
 /** Thrown when a capability is asked for that no loaded-or-loadable plugin provides. */
 export class CapabilityError extends Error {
@@ -130,44 +126,22 @@ export class PluginHost {
       this.registry.set(kind, new Map());
     }
     this.indexDeclarations();
+    const capabilities = this.lookup();
     this.kernelServices = {
       lanes: options.lanes,
       hooks: options.hooks,
       protocol: options.protocol,
-      capabilities: this.lookup(),
+      capabilities,
       paths: options.paths,
       env: options.env,
       config: () => options.config,
       configFile: options.configFile,
       plugins: () => this.records,
       redact: options.redact,
-      tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities: this.kernelServices.capabilities, redact: options.redact }, request) },
-      channels: undefined as unknown as ChannelManager,
+      tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities, redact: options.redact }, request) },
+      channels: channelsFacade(capabilities),
     };
-    const capabilities = this.kernelServices.capabilities;
-    this.channels = new ChannelManager({
-      config: () => options.config,
-      hooks: options.hooks,
-      logger: options.logger,
-      redact: options.redact,
-      stateDir: options.paths.stateDir,
-      env: options.env,
-      declaredChannels: () => capabilities.list('channel').map((info) => ({ id: info.name, pluginId: info.pluginId, loaded: info.loaded })),
-      findChannel: (id) => capabilities.find('channel', id),
-      mediaRoots: () => {
-        const list = ((options.config.agents as { list?: Array<{ workspace?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.workspace ? [expandHome(agent.workspace, options.env)] : []));
-        return [options.paths.workspaceDir, join(options.paths.stateDir, 'media'), ...list, ...workspaceDirs(options.paths.stateDir)];
-      },
-      agentLoop: () => capabilities.find('service', 'agent').then((service) => service?.api as AgentDispatcher | undefined).catch((error: Error) => {
-        options.logger.error(`channel message not handled: ${error.message}`);
-        return undefined;
-      }),
-    });
-    this.kernelServices.channels = this.channels;
   }
-
-  /** Channel accounts, started after the plugins' services (they need the agent loop). */
-  readonly channels: ChannelManager;
 
   /** Records for every plugin found, in precedence order. */
   list(): readonly PluginRecord[] {
@@ -209,18 +183,19 @@ export class PluginHost {
     if (this.running) return;
     this.running = true;
     await this.activateAll((record) => record.manifest?.activation?.onStartup === true);
-    for (const [name, entry] of this.registry.get('service')!) {
+    // The channel service goes last, so it stops first: channel accounts feed the agent loop
+    // and the gateway, and start once those are up.
+    const services = [...this.registry.get('service')!].sort(([a], [b]) => Number(a === CHANNELS_SERVICE) - Number(b === CHANNELS_SERVICE));
+    for (const [name, entry] of services) {
       if (!this.services.some((running) => running.service.id === name)) {
         await this.startService(entry.pluginId, entry.value as ServiceDefinition);
       }
     }
-    await this.channels.start();
   }
 
   /** Stop services in reverse start order. Errors are logged; stopping always completes. */
   async stop(): Promise<void> {
     this.running = false;
-    await this.channels.stop();
     for (const running of [...this.services].reverse()) {
       running.controller.abort();
       try {
@@ -618,17 +593,6 @@ function pathUnder(path: string, prefix: string): boolean {
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-/** `<stateDir>/workspace-<agentId>` folders (agents without an explicit workspace). */
-function workspaceDirs(stateDir: string): string[] {
-  try {
-    return readdirSync(stateDir)
-      .filter((name) => name.startsWith('workspace-'))
-      .map((name) => join(stateDir, name));
-  } catch {
-    return [];
-  }
 }
 
 function safeReaddir(dir: string): string[] {

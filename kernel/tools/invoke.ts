@@ -11,9 +11,8 @@
  */
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
-import type { CapabilityLookup } from '../plugin-host/api.js';
 import type { Redactor } from '../redact.js';
-import type { ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
+import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors, type JsonSchema } from '../validation.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */

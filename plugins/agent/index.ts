@@ -55,6 +55,16 @@ export default definePlugin({
     const service: AgentService & { runtime: AgentRuntime } = {
       runtime,
       dispatch: (input) => runtime.dispatch(input),
+      async run(input, options = {}) {
+        const handle = await runtime.dispatch(input);
+        const onAbort = () => runtime.abortRun(handle.runId, 'aborted');
+        options.signal?.addEventListener('abort', onAbort, { once: true });
+        try {
+          return await handle.done;
+        } finally {
+          options.signal?.removeEventListener('abort', onAbort);
+        }
+      },
       abortRun: (runId, reason) => runtime.abortRun(runId, reason),
       stop: (sessionKey, reason) => runtime.stop(sessionKey, reason),
       defaultAgent: () => runtime.defaultAgent(),

@@ -122,7 +122,7 @@ export async function channelsCommand(
   // Pairing lives in files under the state dir: the same answer with or without a gateway.
   const pairing = api.kernel.channels.pairing;
   if (action === 'list' || action === undefined) {
-    const requests = pairing.list(rest[0]);
+    const requests = await pairing.list(rest[0]);
     if (json) ctx.stdout.write(`${JSON.stringify({ requests }, null, 2)}\n`);
     else if (requests.length === 0) ctx.stdout.write(`No pairing requests are waiting${rest[0] ? ` on ${rest[0]}` : ''}.\n`);
     else {
@@ -138,7 +138,7 @@ export async function channelsCommand(
   if (action === 'approve') {
     const [channel, code] = rest;
     if (!channel || !code) throw new UsageError('usage: claw pairing approve <channel> <code>');
-    const approved = pairing.approve(channel, code);
+    const approved = await pairing.approve(channel, code);
     if (!approved) throw new UsageError(`no pending pairing code "${code}" on ${channel} (codes expire after one hour; see claw pairing list)`);
     if (json) ctx.stdout.write(`${JSON.stringify({ approved: true, channel, senderId: approved.senderId }, null, 2)}\n`);
     else ctx.stdout.write(`Approved ${approved.senderName ? `${approved.senderName} (${approved.senderId})` : approved.senderId} on ${channel}. Their next message reaches the assistant.\n`);

@@ -4,7 +4,7 @@
  * it when config.apply asks, and stops it cleanly on SIGINT/SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
-import { type CliContext, type Kernel, type PluginApi } from '../../kernel/index.js';
+import { type BootedKernel, type CliContext, type PluginApi } from '../../kernel/index.js';
 import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
@@ -119,7 +119,7 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
   });
   const boot = () => ctx.boot({ logger: logging.logger, configOverlay: Object.keys(gateway).length ? { gateway } : undefined });
 
-  let kernel: Kernel;
+  let kernel: BootedKernel;
   let restarting = false;
   const startKernel = async (): Promise<void> => {
     kernel = await boot();

@@ -324,7 +324,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     params: { type: 'object', additionalProperties: false, properties: { channel: { type: 'string', minLength: 1 } } },
     scope: 'operator.pairing',
     description: 'Senders waiting for approval on messaging channels, with their codes.',
-    handler: (params: { channel?: string }) => ({ requests: kernel.channels.pairing.list(params.channel) }),
+    handler: async (params: { channel?: string }) => ({ requests: await kernel.channels.pairing.list(params.channel) }),
   });
 
   api.registerGatewayMethod('pairing.approve', {
@@ -332,8 +332,8 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     scope: 'operator.pairing',
     sideEffect: true,
     description: 'Approve a channel pairing code: the sender may message the assistant from now on.',
-    handler: (params: { channel: string; code: string }) => {
-      const request = kernel.channels.pairing.approve(params.channel, params.code);
+    handler: async (params: { channel: string; code: string }) => {
+      const request = await kernel.channels.pairing.approve(params.channel, params.code);
       if (!request) throw invalid(`no pending pairing code "${params.code}" on ${params.channel} (codes expire after one hour)`);
       return { approved: true, channel: params.channel, senderId: request.senderId, senderName: request.senderName };
     },

@@ -24,10 +24,8 @@ import {
   type KernelServices,
   type Logger,
   type RequestFrame,
-  buildAgentMainSessionKey,
-  normalizeAgentId,
-  normalizeMainKey,
 } from '../../kernel/index.js';
+import { buildAgentMainSessionKey, normalizeAgentId, normalizeMainKey } from '../../sdk/sessions/keys.js';
 import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
 import { SlicedQueue } from './slices.js';
 import { isLoopbackHost } from '../../sdk/gateway-auth.js';

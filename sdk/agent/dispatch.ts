@@ -94,6 +94,8 @@ export interface CommandOutcome {
 /** The agent plugin's service api. */
 export interface AgentService {
   dispatch(input: DispatchInput): Promise<RunHandle>;
+  /** Dispatch and wait for the result; `signal` aborts the run. */
+  run(input: DispatchInput, options?: { signal?: AbortSignal }): Promise<RunResult>;
   /** Abort one run; false when it is not running. */
   abortRun(runId: string, reason?: string): boolean;
   /** Stop everything running or queued for a session; returns how many runs were stopped. */

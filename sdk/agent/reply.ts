@@ -34,4 +34,4 @@ export function parseReply(raw: string): ReplyPayload {
 
 // Block chunking (paragraph → newline → sentence, never inside a code fence) is shared with
 // channel delivery, so it lives in the kernel.
-export { BlockChunker, findBreak, findFences } from '../../kernel/index.js';
+export { BlockChunker, findBreak, findFences } from '../../sdk/index.js';

@@ -4,18 +4,17 @@
  *
  *   channelContractSuite({ channel: 'telegram', plugin: dir, config: () => ({ botToken: … }), platform, textLimit: 4096 });
  *
- * It boots a kernel with the plugin, the bundled agent loop and an in-process model that
- * echoes, starts the channel, and checks what users of a chat app rely on: replies to
+ * It boots a kernel with the plugin, the bundled agent stack (sdk/testing AGENT_STACK) and
+ * an in-process model that echoes, starts the channel, and checks what users of a chat app rely on: replies to
  * allowed senders, pairing for unknown ones, allowlists, dedupe of redelivered messages,
  * long replies cut to the platform's limit in order, mention gating with group history,
  * topics getting their own session, the outbound path's hooks, and status. Only imported
  * by tests (it imports vitest).
  */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest, PluginDefinition } from '../../kernel/index.js';
 import { definePlugin } from '../index.js';
-import { createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../testing.js';
+import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../testing.js';
 
 export interface PlatformMessage {
   kind: 'direct' | 'group';
@@ -59,7 +58,6 @@ export interface ChannelContractTarget {
   env?: Record<string, string | undefined>;
 }
 
-const AGENT_LOOP = fileURLToPath(new URL('../../plugins/agent-loop/', import.meta.url));
 const OWNER = 'owner-1';
 
 /** The model: echoes, and writes a long multi-paragraph answer when asked for LONG. */
@@ -102,7 +100,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
         },
       });
       kernel = await createTestKernel({
-        plugins: [AGENT_LOOP, target.plugin, scriptedModel((request) => (requests.push(request), answer(request, target.textLimit))), hooks],
+        plugins: [...agentStackDirs(), target.plugin, scriptedModel((request) => (requests.push(request), answer(request, target.textLimit))), hooks],
         config: {
           agents: { defaults: { model: 'scripted/echo' } },
           messages: { queue: { debounceMs: 0 } },
@@ -159,8 +157,8 @@ export function channelContractSuite(target: ChannelContractTarget): void {
       expect(notice).toContain(`claw pairing approve ${target.channel} ${code}`);
       expect(requests).toHaveLength(0);
       const channels = kernel.plugins.kernelServices.channels;
-      expect(channels.pairing.list(target.channel).map((request) => request.code)).toContain(code);
-      expect(channels.pairing.approve(target.channel, code!)).toMatchObject({ senderId: 'newbie' });
+      expect((await channels.pairing.list(target.channel)).map((request) => request.code)).toContain(code);
+      expect(await channels.pairing.approve(target.channel, code!)).toMatchObject({ senderId: 'newbie' });
       await deliver({ kind: 'direct', chatId: 'newbie', senderId: 'newbie', text: 'now?' });
       await until(() => sentTo('newbie').length > 1, 'a reply after approval');
       expect(sentTo('newbie')[1]!.text).toBe('echo: now?');

@@ -30,3 +30,23 @@ export class ChannelSendError extends Error implements ChannelSendFailure {
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
+
+export type { ChannelInfo, ChannelsApi, OutboundRequest, OutboundResult, PairingRequest } from '../../kernel/index.js';
+
+/** Channel config as the pipeline reads it (`channels.<id>`, per-account overrides). */
+export {
+  channelSection,
+  channelSettings,
+  configuredAccounts,
+  channelConfigProblems,
+  DEFAULT_RETRY,
+  DEFAULT_HISTORY_LIMIT,
+  type ChannelSettings,
+  type DmPolicy,
+  type GroupPolicy,
+  type GroupSettings,
+  type RetrySettings,
+} from './config.js';
+
+/** The outbound machinery behind `api.kernel.channels.send` (hooks, media check, chunking, retries). */
+export { sendOutbound, refusedMedia, retryDelay, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';

@@ -3,7 +3,7 @@
  * stranger start agent runs (with the agent's tools), so they are called out per channel
  * and per account.
  */
-import { channelSettings, configuredAccounts } from '../../../../kernel/channels/config.js';
+import { channelSettings, configuredAccounts } from '../../../../sdk/channels/config.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
 function dmFinding(channel: string, path: string, allowFrom: readonly string[]): Finding {

@@ -1,9 +1,10 @@
 /**
  * Channel config: `channels.<id>` in openclaw.json, with per-account overrides under
  * `channels.<id>.accounts.<accountId>`. The keys the pipeline reads are defined here;
- * anything else (a bot token, a webhook URL) belongs to the channel plugin.
+ * anything else (a bot token, a webhook URL) belongs to the channel plugin. Pure functions
+ * of the config, for the channels plugin, channel plugins and apps (`claw security audit`).
  */
-import type { KernelConfig } from '../config/schema.js';
+import type { KernelConfig } from '../../kernel/index.js';
 
 export type DmPolicy = 'pairing' | 'allowlist' | 'open' | 'disabled';
 export type GroupPolicy = 'open' | 'allowlist' | 'disabled';

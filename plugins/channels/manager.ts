@@ -5,40 +5,29 @@
  * (`channels.<id>` in openclaw.json): the gateway starts each enabled account at start-up
  * and stops it on shutdown.
  */
-import type { KernelConfig } from '../config/schema.js';
-import type { HookBus } from '../hooks/bus.js';
-import type { Logger } from '../log.js';
-import type { Redactor } from '../redact.js';
-import type { ChannelPlugin, ChannelStatus, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
-import { ChannelAccess, type PairingRequest } from './access.js';
-import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from './config.js';
-import { sendOutbound, type OutboundRequest, type OutboundResult } from './outbound.js';
-import { InboundPipeline, type AgentDispatcher } from './pipeline.js';
-
-export interface ChannelInfo {
-  id: string;
-  pluginId: string;
-  configured: boolean;
-  enabled: boolean;
-  accounts: Array<ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
-}
-
-export interface ChannelsApi {
-  /** Channels declared by enabled plugins, with their accounts' state. */
-  status(): Promise<ChannelInfo[]>;
-  /** The inbound pipeline (channels call it through their account context). */
-  receive(channel: string, message: InboundMessage): Promise<InboundOutcome>;
-  /** The one outbound path. */
-  send(request: OutboundRequest): Promise<OutboundResult>;
-  pairing: {
-    list(channel?: string): PairingRequest[];
-    approve(channel: string, code: string): PairingRequest | undefined;
-  };
-}
+import type {
+  ChannelInfo,
+  ChannelPlugin,
+  ChannelsApi,
+  ChannelStatus,
+  HookBus,
+  InboundMessage,
+  InboundOutcome,
+  KernelConfig,
+  Logger,
+  OutboundRequest,
+  OutboundResult,
+  Redactor,
+} from '../../sdk/index.js';
+import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from '../../sdk/channels/config.js';
+import { sendOutbound } from '../../sdk/channels/outbound.js';
+import { ChannelAccess } from './access.js';
+import type { AgentService } from '../../sdk/agent/index.js';
+import { InboundPipeline } from './pipeline.js';
 
 export interface ChannelManagerDeps {
   config(): KernelConfig;
-  hooks: HookBus;
+  hooks: Pick<HookBus, 'runModifying' | 'runSync' | 'runVoid' | 'ready'>;
   logger: Logger;
   redact: Redactor;
   stateDir: string;
@@ -46,7 +35,7 @@ export interface ChannelManagerDeps {
   /** Channel ids declared by enabled plugins, with the declaring plugin. */
   declaredChannels(): Array<{ id: string; pluginId: string; loaded: boolean }>;
   findChannel(id: string): Promise<ChannelPlugin | undefined>;
-  agentLoop(): Promise<AgentDispatcher | undefined>;
+  agent(): Promise<AgentService | undefined>;
   /** Folders local attachments may come from (workspaces, the media folder). */
   mediaRoots(): string[];
 }
@@ -72,15 +61,15 @@ export class ChannelManager implements ChannelsApi {
       config: deps.config,
       access: this.access,
       logger: deps.logger,
-      agentLoop: deps.agentLoop,
+      agent: deps.agent,
       findChannel: deps.findChannel,
       send: (request) => this.send(request),
     });
   }
 
   readonly pairing = {
-    list: (channel?: string) => this.access.pending(channel),
-    approve: (channel: string, code: string) => this.access.approve(channel, code),
+    list: async (channel?: string) => this.access.pending(channel),
+    approve: async (channel: string, code: string) => this.access.approve(channel, code),
   };
 
   send(request: OutboundRequest): Promise<OutboundResult> {

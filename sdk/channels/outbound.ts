@@ -11,40 +11,20 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HookBus } from '../hooks/bus.js';
-import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
-import type { ChannelPlugin, ChannelSendFailure, OutboundMessage, SendResult } from '../plugin-host/capabilities.js';
+import type {
+  ChannelPlugin,
+  ChannelSendFailure,
+  HookBus,
+  OutboundMessage,
+  OutboundRequest,
+  OutboundResult,
+  TranscriptMessage,
+} from '../../kernel/index.js';
+import { isInside } from '../../kernel/util/paths.js';
 import { splitForChannel } from '../text/chunker.js';
-import { isInside } from '../util/paths.js';
 import { DEFAULT_RETRY, type RetrySettings } from './config.js';
 
-export interface OutboundRequest {
-  /** Channel id ("telegram"), or an internal surface ("gateway", "cli") that has no transport. */
-  channel: string;
-  to: string;
-  accountId?: string;
-  threadId?: string;
-  text: string;
-  media?: string[];
-  replyTo?: string;
-  /** Who is sending (agent, session, run) — passed to the hooks. */
-  context?: HookContext;
-  /** Send through this instead of the channel plugin (callers with their own transport). */
-  transport?: (message: OutboundMessage) => Promise<SendResult | void>;
-}
-
-export interface OutboundResult {
-  /** Everything reached the transport (true for surfaces without one). */
-  delivered: boolean;
-  /** A message_sending handler cancelled it. */
-  cancelled: boolean;
-  /** The text as sent (after message_sending). */
-  text: string;
-  pieces: number;
-  attempts: number;
-  messageIds: string[];
-  error?: string;
-}
+export type { OutboundRequest, OutboundResult };
 
 export interface OutboundDeps {
   hooks: Pick<HookBus, 'runModifying' | 'runSync' | 'runVoid' | 'ready'>;

@@ -12,9 +12,8 @@
 import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonAtomic } from '../util/fs.js';
-import type { InboundMessage } from '../plugin-host/capabilities.js';
-import type { ChannelSettings } from './config.js';
+import { writeJsonAtomic, type InboundMessage, type PairingRequest } from '../../sdk/index.js';
+import type { ChannelSettings } from '../../sdk/channels/config.js';
 
 export const PAIRING_TTL_MS = 60 * 60_000;
 export const MAX_PENDING_PAIRINGS = 3;
@@ -22,15 +21,7 @@ export const MAX_PENDING_PAIRINGS = 3;
 const CODE_ALPHABET = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 const CODE_LENGTH = 8;
 
-export interface PairingRequest {
-  code: string;
-  channel: string;
-  accountId: string;
-  senderId: string;
-  senderName?: string;
-  createdAt: number;
-  expiresAt: number;
-}
+export type { PairingRequest };
 
 interface PairingFile {
   version: 1;

@@ -9,17 +9,10 @@
  * Group messages that do not address the bot are kept (bounded) and shown to the agent
  * with the next message that does.
  */
-import type { KernelConfig } from '../config/schema.js';
-import type { AgentDispatch, ChannelPlugin, InboundMessage, InboundOutcome } from '../plugin-host/capabilities.js';
-
-export interface AgentDispatcher {
-  dispatch(input: AgentDispatch): Promise<{ runId: string; status: string; done: Promise<{ status: string; text: string; error?: string }> }>;
-}
-import { deriveSessionKey, normalizeAgentId, type DmScope } from '../sessions/keys.js';
-import type { Logger } from '../log.js';
+import type { AgentService, DispatchInput } from '../../sdk/agent/index.js';
+import { deriveSessionKey, normalizeAgentId, type ChannelPlugin, type DmScope, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
+import { channelSettings, type ChannelSettings } from '../../sdk/channels/config.js';
 import type { ChannelAccess } from './access.js';
-import { channelSettings, type ChannelSettings } from './config.js';
-import type { OutboundRequest, OutboundResult } from './outbound.js';
 
 const DEDUPE_WINDOW_MS = 20 * 60_000;
 const DEDUPE_MAX = 10_000;
@@ -30,7 +23,8 @@ export interface PipelineDeps {
   config(): KernelConfig;
   access: ChannelAccess;
   logger: Logger;
-  agentLoop(): Promise<AgentDispatcher | undefined>;
+  /** The agent plugin's dispatcher (service "agent"). */
+  agent(): Promise<AgentService | undefined>;
   findChannel(id: string): Promise<ChannelPlugin | undefined>;
   send(request: OutboundRequest): Promise<OutboundResult>;
   now?: () => number;
@@ -95,8 +89,8 @@ export class InboundPipeline {
       sessionConfig,
     );
 
-    const loop = await this.deps.agentLoop();
-    if (!loop?.dispatch) return { status: 'blocked', reason: 'no agent is enabled (the "agent" service, plugin agent)' };
+    const agent = await this.deps.agent();
+    if (!agent) return { status: 'blocked', reason: 'no agent is enabled (plugin "agent", service "agent")' };
 
     // 4. Typing shows at once, while the message may still wait in the queue, and is
     // renewed until the reply is out (platforms clear it after a few seconds).
@@ -104,7 +98,7 @@ export class InboundPipeline {
     const typing = channelPlugin?.typing ? () => void channelPlugin.typing!(typingTarget).catch(() => {}) : undefined;
     typing?.();
 
-    const dispatch: AgentDispatch = {
+    const dispatch: DispatchInput = {
       agentId,
       sessionKey,
       message: message.text,
@@ -127,7 +121,7 @@ export class InboundPipeline {
       },
     };
     if (isGroup) this.history.delete(this.historyKey(channel, message));
-    const handle = await loop.dispatch(dispatch);
+    const handle = await agent.dispatch(dispatch);
     if (typing) {
       const timer = setInterval(typing, TYPING_REFRESH_MS);
       timer.unref();
