@@ -5,15 +5,15 @@
  */
 import { join } from 'node:path';
 import { definePlugin, textResult } from '../sdk/index.js';
+import { agentStackDirs, bundledPluginDir } from '../sdk/testing.js';
 import type { GatewayClient } from '../sdk/client.js';
 import type { EventFrame } from '../kernel/protocol/schema.js';
 import type { HookName } from '../kernel/index.js';
 import { HOOK_NAMES } from '../kernel/index.js';
 import { startFakeLlm, type FakeLlm, type FakeLlmOptions } from './fakes/llm-server.js';
 import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
-import { REPO } from './helpers.js';
 
-export const AGENT_PLUGINS = ['agent-loop', 'openai', 'anthropic', 'tools-fs', 'tools-exec'].map((id) => join(REPO, 'plugins', id));
+export const AGENT_PLUGINS = [...agentStackDirs(), ...['openai', 'anthropic', 'tools-fs', 'tools-exec'].map(bundledPluginDir)];
 
 export const MODELS = { openai: 'openai/gpt-4.1', anthropic: 'anthropic/claude-sonnet-4-5' } as const;
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../kernel/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { markdownToTelegramHtml } from '../plugins/channel-telegram/format.js';
 import { addressesBot, parseMessage, type TgMessage } from '../plugins/channel-telegram/inbound.js';
 import { FakeTelegramApi, parseTelegramHtml } from './fakes/telegram-api.js';
@@ -19,7 +19,6 @@ import { startGateway } from './gateway-helpers.js';
 import { freePort, REPO, sleep, tempDir } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
-const AGENT_LOOP = fileURLToPath(new URL('../plugins/agent-loop/', import.meta.url));
 
 // ── The shared channel contract ────────────────────────────────────────────────────
 
@@ -83,7 +82,7 @@ let respond: (request: ModelRequest) => ScriptedAnswer;
 async function boot(channel: Record<string, unknown>, options: { env?: Record<string, string>; withToken?: boolean } = {}): Promise<TestKernel> {
   await kernel?.dispose();
   kernel = await createTestKernel({
-    plugins: [AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request)))],
+    plugins: [...agentStackDirs(), TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request)))],
     config: {
       agents: { defaults: { model: 'scripted/echo' } },
       messages: { queue: { debounceMs: 0 } },
@@ -222,7 +221,7 @@ describe('telegram channel', () => {
     expect(String(notice.result.text)).toContain(`claw pairing approve telegram ${code}`);
     expect(requests).toHaveLength(0);
     const channels = kernel!.plugins.kernelServices.channels;
-    expect(channels.pairing.approve('telegram', code!)).toMatchObject({ channel: 'telegram', senderId: '1002', senderName: 'Bob' });
+    expect(await channels.pairing.approve('telegram', code!)).toMatchObject({ channel: 'telegram', senderId: '1002', senderName: 'Bob' });
     await api.pushUpdate(dm('now?', BOB));
     await until(() => sendsTo(BOB.id).length === 2, 'the answer after approval');
     expect(sendsTo(BOB.id)[1]!.result.text).toBe('echo: now?');
@@ -366,7 +365,7 @@ describe('telegram channel', () => {
   });
 
   it('sends from a process that does not poll (the CLI path)', async () => {
-    kernel = await createTestKernel({ plugins: [TELEGRAM], config: { channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } } });
+    kernel = await createTestKernel({ plugins: [bundledPluginDir('channels'), TELEGRAM], config: { channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } } });
     const sent = await kernel.plugins.kernelServices.channels.send({ channel: 'telegram', to: '1001', text: 'from the _cli_' });
     expect(sent).toMatchObject({ delivered: true, pieces: 1 });
     expect(api.calls.map((call) => call.method)).toEqual(['sendMessage']);
@@ -413,7 +412,7 @@ describe('telegram channel', () => {
     const url = `http://127.0.0.1:${port}/telegram/webhook/default`;
     const gateway = await startGateway({
       gateway: { port },
-      plugins: [AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
+      plugins: [...agentStackDirs(), TELEGRAM, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
         messages: { queue: { debounceMs: 0 } },
@@ -454,9 +453,9 @@ describe('grammY loading', () => {
       const jiti = createJiti(${JSON.stringify(join(REPO, 'test', 'lazy-grammy.cjs'))});
       const grammyLoaded = () => Object.keys(require.cache).some((file) => /[\\\\/]node_modules[\\\\/]grammy[\\\\/]/.test(file));
       (async () => {
-        const { createTestKernel } = await jiti.import(${JSON.stringify(join(REPO, 'sdk', 'testing.ts'))});
+        const { bundledPluginDir, createTestKernel } = await jiti.import(${JSON.stringify(join(REPO, 'sdk', 'testing.ts'))});
         const kernel = await createTestKernel({
-          plugins: [${JSON.stringify(TELEGRAM)}],
+          plugins: [bundledPluginDir('channels'), ${JSON.stringify(TELEGRAM)}],
           config: { channels: { telegram: { botToken: ${JSON.stringify(api.token)}, apiRoot: ${JSON.stringify(api.apiRoot)}, dmPolicy: 'allowlist', allowFrom: ['1'] } } },
         });
         const channel = await kernel.capabilities.get('channel', 'telegram');

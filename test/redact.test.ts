@@ -12,13 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, createKernel, createLogger, createRedactor, type LogRecord, type Logger } from '../kernel/index.js';
 import { definePlugin, textResult } from '../sdk/index.js';
-import { createTestKernel, scriptedModel } from '../sdk/testing.js';
+import { agentStackDirs, bundledPluginDir, createTestKernel, scriptedModel } from '../sdk/testing.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
 import { client, GATEWAY_DIR, gatewayTestPlugin, type RunningGateway } from './gateway-helpers.js';
 import { claw, freePort, sleep, tempDir } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
-const AGENT_LOOP = fileURLToPath(new URL('../plugins/agent-loop/', import.meta.url));
 
 /** A token shaped like the ones @BotFather hands out: bot id, colon, 35 characters. */
 function botToken(): string {
@@ -191,7 +190,7 @@ describe('the kernel wires one redactor everywhere', () => {
     const kernel = await createTestKernel({
       env: { PROVIDER_API_KEY: secret },
       plugins: [
-        AGENT_LOOP,
+        ...agentStackDirs(),
         definePlugin({
           id: 'leak-tool',
           register(api) {
@@ -282,7 +281,7 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
     const kernel = await createTestKernel({
       stateDir,
       logger: tee(logging.logger, createLogger({ level: 'debug', sink: (record) => records.push(record) })),
-      plugins: [GATEWAY_DIR, TELEGRAM, gatewayTestPlugin(events)],
+      plugins: [GATEWAY_DIR, bundledPluginDir('channels'), TELEGRAM, gatewayTestPlugin(events)],
       config: {
         gateway: { port: 0, auth: { mode: 'token', token: gatewayToken } },
         // Nothing listens there: every Bot API call fails with a network error quoting …/bot<token>/getMe.

@@ -19,13 +19,14 @@ import type { GatewayClient } from '../sdk/client.js';
 import type { GatewayService } from '../plugins/gateway/index.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { agentStackDirs, bundledPluginDir } from '../sdk/testing.js';
 import { REPO, tempDir } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(REPO, 'test-results', 'web-ui');
 const TOKEN = 'ui-test-token-0123456789';
 const API_KEY = 'sk-test-very-secret-key';
-const PLUGINS = ['agent-loop', 'openai', 'channel-webchat'].map((id) => join(REPO, 'plugins', id));
+const PLUGINS = [...agentStackDirs(), ...['openai', 'channel-webchat'].map(bundledPluginDir)];
 
 const STREAMED = 'Streaming works: this reply arrives a few characters at a time, and then it is complete. END';
 const LONG = Array.from({ length: 60 }, (_, i) => `Sentence ${i + 1} of a very long story that nobody will read to the end.`).join(' ');

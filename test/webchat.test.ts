@@ -22,7 +22,7 @@ import type { EventFrame, ModelRequest, PluginDefinition } from '../kernel/index
 import { definePlugin } from '../sdk/index.js';
 import { channelContractSuite, type FakePlatform, type PlatformSent } from '../sdk/channels/contract.js';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
-import { lastUserText, scriptedModel } from '../sdk/testing.js';
+import { agentStackDirs, lastUserText, scriptedModel } from '../sdk/testing.js';
 import webchatPlugin, { bundleCandidates, WEBCHAT_TEXT_LIMIT, type WebchatMessageEvent } from '../plugins/channel-webchat/index.js';
 import { StaticBundle } from '../plugins/channel-webchat/static.js';
 import { GatewayServer } from '../plugins/gateway/server.js';
@@ -32,7 +32,6 @@ import { client, GATEWAY_DEFAULTS, startGateway, TEST_TOKEN, type RunningGateway
 import { REPO, tempDir } from './helpers.js';
 
 const WEBCHAT_DIR = join(REPO, 'plugins', 'channel-webchat');
-const AGENT_LOOP_DIR = join(REPO, 'plugins', 'agent-loop');
 
 /** The gateway section with its manifest defaults, on an ephemeral port. */
 const GATEWAY_SECTION: GatewaySection = { ...GATEWAY_DEFAULTS, port: 0, shutdownDrainMs: 0, auth: { ...GATEWAY_DEFAULTS.auth, token: TEST_TOKEN } };
@@ -163,7 +162,7 @@ describe('webchat in a running gateway', () => {
   beforeAll(async () => {
     appDir = buildApp();
     gw = await startGateway({
-      plugins: [AGENT_LOOP_DIR, WEBCHAT_DIR, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
+      plugins: [...agentStackDirs(), WEBCHAT_DIR, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
       gateway: { auth: { mode: 'token', token: TOKEN } },
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
@@ -291,7 +290,7 @@ describe('webchat in a running gateway', () => {
 
 describe('webchat channel switched off', () => {
   it('refuses webchat.send when channels.webchat.enabled is false', async () => {
-    const gw = await startGateway({ plugins: [AGENT_LOOP_DIR, WEBCHAT_DIR], config: { channels: { webchat: { enabled: false } } } });
+    const gw = await startGateway({ plugins: [...agentStackDirs(), WEBCHAT_DIR], config: { channels: { webchat: { enabled: false } } } });
     const operator = await client(gw.url);
     try {
       const error = await operator.request('webchat.send', { idempotencyKey: randomUUID(), text: 'hi', clientId: 'b' }).catch((failure: GatewayRequestError) => failure);

@@ -7,13 +7,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { ModelRequest, ModelStreamEvent } from '../../kernel/index.js';
 import { definePlugin, textResult } from '../../sdk/index.js';
-import { createTestKernel } from '../../sdk/testing.js';
+import { agentStackDirs, createTestKernel } from '../../sdk/testing.js';
 import type { AgentLoopSlot } from '../../plugins/agent-loop/index.js';
 
-const AGENT_LOOP_DIR = fileURLToPath(new URL('../../plugins/agent-loop/', import.meta.url));
 
 /** Answers at once: "tool" models call `noop` once, then answer; others answer straight away. */
 const instantModel = definePlugin({
@@ -46,7 +44,7 @@ async function bootAgent(model: string) {
   const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-agent-'));
   const kernel = await createTestKernel({
     stateDir,
-    plugins: [AGENT_LOOP_DIR, instantModel],
+    plugins: [...agentStackDirs(), instantModel],
     config: { agents: { defaults: { model } }, messages: { queue: { debounceMs: 0 } } },
   });
   const slot = (await kernel.capabilities.slot('agentLoop')) as AgentLoopSlot;

@@ -14,10 +14,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createTestKernel, lastUserText, scriptedModel } from '../../sdk/testing.js';
+import { agentStackDirs, createTestKernel, lastUserText, scriptedModel } from '../../sdk/testing.js';
 import { FakeTelegramApi, type TelegramCall } from '../fakes/telegram-api.js';
 
-const AGENT_LOOP_DIR = fileURLToPath(new URL('../../plugins/agent-loop/', import.meta.url));
 const TELEGRAM_DIR = fileURLToPath(new URL('../../plugins/channel-telegram/', import.meta.url));
 
 function median(values: number[]): number {
@@ -42,7 +41,7 @@ export async function telegramBench(options: TelegramBenchOptions = {}): Promise
   const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-telegram-'));
   const kernel = await createTestKernel({
     stateDir,
-    plugins: [AGENT_LOOP_DIR, TELEGRAM_DIR, scriptedModel((request) => `re: ${lastUserText(request)}`)],
+    plugins: [...agentStackDirs(), TELEGRAM_DIR, scriptedModel((request) => `re: ${lastUserText(request)}`)],
     config: {
       agents: { defaults: { model: 'scripted/bench' } },
       messages: { queue: { debounceMs: 0 } },
