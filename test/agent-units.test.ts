@@ -11,7 +11,7 @@ import { BlockChunker, findFences, parseReply } from '../sdk/agent/index.js';
 import { agentSettings } from '../sdk/agent/index.js';
 import { ensureWorkspace, loadBootstrapFiles, truncationMarker } from '../sdk/agent/index.js';
 import { parseModelRef } from '../sdk/models.js';
-import { tempDir } from './helpers.js';
+import { REPO, tempDir } from './helpers.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

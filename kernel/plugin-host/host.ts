@@ -103,6 +103,8 @@ export class PluginHost {
   private readonly disposers = new Map<string, Array<() => void>>();
   private readonly services: RunningService[] = [];
   private running = false;
+  /** While start() loads the onStartup plugins: their services start after, in one ordered pass. */
+  private loadingStartup = false;
   /** The kernel as plugins see it (also handed to apps that drive plugins directly). */
   readonly kernelServices: KernelServices;
 
@@ -182,7 +184,12 @@ export class PluginHost {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    await this.activateAll((record) => record.manifest?.activation?.onStartup === true);
+    this.loadingStartup = true;
+    try {
+      await this.activateAll((record) => record.manifest?.activation?.onStartup === true);
+    } finally {
+      this.loadingStartup = false;
+    }
     // The channel service goes last, so it stops first: channel accounts feed the agent loop
     // and the gateway, and start once those are up.
     const services = [...this.registry.get('service')!].sort(([a], [b]) => Number(a === CHANNELS_SERVICE) - Number(b === CHANNELS_SERVICE));
@@ -320,7 +327,7 @@ export class PluginHost {
     trace(`plugin ${record.id}: loaded`);
     this.settlePending(record.id);
     this.noteMissing(record);
-    if (this.running) {
+    if (this.running && !this.loadingStartup) {
       for (const [name, entry] of this.registry.get('service')!) {
         if (entry.pluginId === record.id && !this.services.some((running) => running.service.id === name)) {
           await this.startService(record.id, entry.value as ServiceDefinition);
