@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../kernel/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import { markdownToTelegramHtml } from '../plugins/channel-telegram/format.js';
 import { addressesBot, parseMessage, type TgMessage } from '../plugins/channel-telegram/inbound.js';
@@ -223,7 +223,7 @@ describe('telegram channel', () => {
     expect(String(notice.result.text)).toContain(`claw pairing approve telegram ${code}`);
     expect(requests).toHaveLength(0);
     const channels = kernel!.plugins.kernelServices.channels;
-    expect(channels.pairing.approve('telegram', code!)).toMatchObject({ channel: 'telegram', senderId: '1002', senderName: 'Bob' });
+    expect(await channels.pairing.approve('telegram', code!)).toMatchObject({ channel: 'telegram', senderId: '1002', senderName: 'Bob' });
     await api.pushUpdate(dm('now?', BOB));
     await until(() => sendsTo(BOB.id).length === 2, 'the answer after approval');
     expect(sendsTo(BOB.id)[1]!.result.text).toBe('echo: now?');
@@ -367,7 +367,7 @@ describe('telegram channel', () => {
   });
 
   it('sends from a process that does not poll (the CLI path)', async () => {
-    kernel = await createTestKernel({ plugins: [TELEGRAM], config: { channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } } });
+    kernel = await createTestKernel({ plugins: [bundledPluginDir('channels'), TELEGRAM], config: { channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } } });
     const sent = await kernel.plugins.kernelServices.channels.send({ channel: 'telegram', to: '1001', text: 'from the _cli_' });
     expect(sent).toMatchObject({ delivered: true, pieces: 1 });
     expect(api.calls.map((call) => call.method)).toEqual(['sendMessage']);
@@ -457,7 +457,7 @@ describe('grammY loading', () => {
       (async () => {
         const { createTestKernel } = await jiti.import(${JSON.stringify(join(REPO, 'sdk', 'testing.ts'))});
         const kernel = await createTestKernel({
-          plugins: [${JSON.stringify(TELEGRAM)}],
+          plugins: [${JSON.stringify(bundledPluginDir('channels'))}, ${JSON.stringify(TELEGRAM)}],
           config: { channels: { telegram: { botToken: ${JSON.stringify(api.token)}, apiRoot: ${JSON.stringify(api.apiRoot)}, dmPolicy: 'allowlist', allowFrom: ['1'] } } },
         });
         const channel = await kernel.capabilities.get('channel', 'telegram');

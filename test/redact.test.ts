@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, createKernel, createLogger, createRedactor, type LogRecord, type Logger } from '../kernel/index.js';
 import { definePlugin, textResult } from '../sdk/index.js';
-import { agentStackDirs, createTestKernel, scriptedModel } from '../sdk/testing.js';
+import { agentStackDirs, bundledPluginDir, createTestKernel, scriptedModel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import type { AgentService } from '../sdk/agent/index.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
@@ -284,7 +284,7 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
     const kernel = await createTestKernel({
       stateDir,
       logger: tee(logging.logger, createLogger({ level: 'debug', sink: (record) => records.push(record) })),
-      plugins: [GATEWAY_DIR, TELEGRAM, gatewayTestPlugin(events)],
+      plugins: [GATEWAY_DIR, bundledPluginDir('channels'), TELEGRAM, gatewayTestPlugin(events)],
       config: {
         gateway: { port: 0, auth: { mode: 'token', token: gatewayToken } },
         // Nothing listens there: every Bot API call fails with a network error quoting …/bot<token>/getMe.

@@ -227,7 +227,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
         await deliver({ kind: 'group', chatId: 'forum-1', senderId: OWNER, text: 'in topic', threadId: '42' });
         await until(() => sentTo('forum-1').length > 0, 'a reply in the topic');
         expect(sentTo('forum-1')[0]!.threadId).toBe('42');
-        const loop = (await kernel.capabilities.slot('agentLoop')) as unknown as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
+        const loop = (await kernel.capabilities.find('service', 'agent'))?.api as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
         const keys = (await loop.runtime.store('main').list()).map((item) => item.key);
         expect(keys).toContain(`agent:main:${target.channel}:group:forum-1:topic:42`);
       });
