@@ -65,7 +65,7 @@ export function capResult(result: ToolResult, maxChars: number): ToolResult {
 
 export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest): Promise<ToolCallOutcome> {
   const started = performance.now();
-  const hookCtx: HookContext = { agentId: request.context.agentId, sessionKey: request.context.sessionKey, runId: request.context.runId };
+  const hookCtx: HookContext = { agentId: request.context.agentId, sessionKey: request.context.sessionKey, runId: request.context.runId, signal: request.context.signal };
   let params = request.params;
   let blocked = false;
   let result: ToolResult;

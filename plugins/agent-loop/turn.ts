@@ -103,7 +103,7 @@ export class Turn {
   private cacheTouchedAt?: number;
 
   constructor(private readonly deps: TurnDeps) {
-    this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel };
+    this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel, signal: deps.signal };
   }
 
   async run(input: TurnInput): Promise<TurnResult> {
