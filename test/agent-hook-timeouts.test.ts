@@ -2,11 +2,16 @@
  * Hook failure policy on a real kernel with the agent loop and the fake LLM on 127.0.0.1:
  * a hung hook is cut off by its timeout (the plugin's own or the operator's
  * plugins.entries.<id>.hooks) and the session stays usable; chat.abort and /stop free the
- * session lane even while a run waits on a hook that never settles.
+ * session lane even while a run waits on a hook that never settles; `claw agent --local
+ * --json` never exits 0 without output when a run fails, hangs or stalls.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { definePlugin } from '../sdk/index.js';
 import { idem, runAgent, startAgent, until, type AgentHarness } from './agent-helpers.js';
+import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
+import { claw, EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 let harness: AgentHarness | undefined;
 afterEach(async () => {
@@ -108,5 +113,59 @@ describe('abort frees the session lane while a hook hangs', () => {
     expect((await first).final.status).toBe('aborted');
     const next = await runAgent(h.client, { message: 'two' });
     expect(next.final).toMatchObject({ status: 'ok', summary: 'second answer' });
+  });
+});
+
+describe('claw agent --local --json: a failed run says so and exits non-zero', () => {
+  let fake: FakeLlm;
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+  });
+  afterAll(() => fake.close());
+
+  /** A state dir with the fake model and a plugin whose message_sending never settles. */
+  function state(hooks?: Record<string, unknown>, pluginTimeoutMs?: number) {
+    const stateDir = tempDir('claw-hookcli-');
+    const pluginDir = writePlugin(join(stateDir, 'hung-hook'), {
+      manifest: { id: 'hung-hook', hooks: ['message_sending'], configSchema: EMPTY_SCHEMA },
+      code: `export default { register(api) { api.on('message_sending', () => new Promise(() => {}), ${JSON.stringify(pluginTimeoutMs === undefined ? {} : { timeoutMs: pluginTimeoutMs })}); } };`,
+    });
+    const config = {
+      agents: { defaults: { model: 'openai/gpt-4.1' } },
+      models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-cli' } } },
+      plugins: { load: { paths: [pluginDir] }, ...(hooks ? { entries: { 'hung-hook': { hooks } } } : {}) },
+    };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config));
+    return { OPENCLAW_STATE_DIR: stateDir };
+  }
+
+  it('a hook cut off by its timeout: the reply still arrives, exit 0, the timeout is logged with the plugin id', async () => {
+    fake.script({ text: 'Still here.' });
+    const result = await claw(['agent', '--local', '--json', '-m', 'hi'], state(undefined, 200));
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'ok', summary: 'Still here.' });
+    expect(result.stderr).toContain('hook "message_sending" handler from plugin "hung-hook" timed out after 200 ms');
+  });
+
+  it('a hook the operator lets wait forever, with nothing left to settle it: a JSON error and exit 1, not a silent 0', async () => {
+    fake.script({ text: 'Never delivered.' });
+    const result = await claw(['agent', '--local', '--json', '-m', 'hi'], state({ timeouts: { message_sending: 0 } }));
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'error', error: 'the run stalled: nothing left to wait for' });
+  });
+
+  it('a failing model: a JSON error and exit 1', async () => {
+    fake.script({ error: { status: 400, message: 'bad request from the fake' } });
+    const result = await claw(['agent', '--local', '--json', '-m', 'hi'], state(undefined, 200));
+    expect(result.code).toBe(1);
+    const out = JSON.parse(result.stdout);
+    expect(out).toMatchObject({ status: 'error', error: expect.stringContaining('bad request from the fake') });
+  });
+
+  it('a hung model past --timeout: a JSON timeout and exit 1', async () => {
+    fake.script({ hang: true });
+    const result = await claw(['agent', '--local', '--json', '--timeout', '1', '-m', 'hi'], state(undefined, 200));
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'timeout', error: expect.stringMatching(/timed out/) });
   });
 });
