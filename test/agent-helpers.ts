@@ -4,7 +4,7 @@
  * whose completion the test controls (to send messages while a run is mid-tool).
  */
 import { join } from 'node:path';
-import { definePlugin, textResult } from '../sdk/index.js';
+import { definePlugin, textResult, type PluginDefinition } from '../sdk/index.js';
 import type { GatewayClient } from '../sdk/client.js';
 import type { EventFrame } from '../kernel/protocol/schema.js';
 import type { HookName } from '../kernel/index.js';
@@ -76,6 +76,8 @@ export interface AgentHarnessOptions {
   env?: Record<string, string | undefined>;
   /** Leave the API key out of config (auth-profile tests write their own). */
   noConfigKey?: boolean;
+  /** More plugins beside the agent plugins and the recorder. */
+  plugins?: Array<PluginDefinition | string>;
 }
 
 function deepMerge(base: Record<string, any>, extra: Record<string, any>): Record<string, any> {
@@ -123,7 +125,7 @@ export async function startAgent(options: AgentHarnessOptions = {}): Promise<Age
     },
     options.config ?? {},
   );
-  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder], config, gateway: options.gateway, env: options.env });
+  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])], config, gateway: options.gateway, env: options.env });
   const events: EventFrame[] = [];
   const operator = await client(gw.url, { onEvent: (frame) => events.push(frame), ...(options.gateway?.auth ? { token: (options.gateway.auth as { token?: string }).token } : {}) });
   return {

@@ -294,3 +294,87 @@ describe('hook bus', () => {
     expect(prepared).toEqual(['gateway_start', 'late handler ran']);
   });
 });
+
+describe('hook timeouts and the run signal', () => {
+  const never = () => new Promise<never>(() => {});
+
+  it('cuts a handler off at its timeoutMs: reported with plugin id and hook, the chain goes on', async () => {
+    const reports: HookErrorReport[] = [];
+    const bus = new HookBus({ onError: (report) => reports.push(report) });
+    bus.on('message_sending', never, { pluginId: 'stuck', priority: 2, timeoutMs: 30 });
+    bus.on('message_sending', (event) => ({ content: `${event.content}!` }), { pluginId: 'next', priority: 1 });
+    const started = Date.now();
+    expect(await bus.runModifying('message_sending', { to: 'u', content: 'hi' })).toEqual({ content: 'hi!' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(reports).toEqual([
+      expect.objectContaining({ hook: 'message_sending', pluginId: 'stuck', kind: 'timeout', message: 'hook "message_sending" handler from plugin "stuck" timed out after 30 ms' }),
+    ]);
+  });
+
+  it('a late result of a timed-out handler is ignored; a fast one is kept', async () => {
+    const bus = new HookBus();
+    bus.on('llm_output', () => sleep(60).then(() => ({ content: 'late' })), { pluginId: 'slow', timeoutMs: 10 });
+    bus.on('before_model_resolve', () => sleep(1).then(() => ({ modelOverride: 'm' })), { pluginId: 'fast', timeoutMs: 500 });
+    expect(await bus.runModifying('llm_output', { provider: 'p', model: 'm', content: 'orig', toolCalls: [] })).toEqual({});
+    expect(await bus.runModifying('before_model_resolve', { prompt: 'x' })).toEqual({ modelOverride: 'm' });
+    await sleep(70);
+  });
+
+  it('void hooks stop waiting at the timeout too', async () => {
+    const reports: HookErrorReport[] = [];
+    const bus = new HookBus({ onError: (report) => reports.push(report) });
+    bus.on('agent_end', never, { pluginId: 'observer', timeoutMs: 20 });
+    await bus.runVoid('agent_end', { messages: [], success: true, durationMs: 1 });
+    expect(reports.map((report) => [report.pluginId, report.kind, report.message])).toEqual([
+      ['observer', 'timeout', 'hook "agent_end" handler from plugin "observer" timed out after 20 ms'],
+    ]);
+  });
+
+  it('defaults: 15 s for prompt building, 30 s for other async hooks, none for sync hooks; 0 waits forever', () => {
+    const bus = new HookBus();
+    bus.on('before_prompt_build', () => {}, { pluginId: 'a' });
+    bus.on('message_sending', () => {}, { pluginId: 'a' });
+    bus.on('agent_end', () => {}, { pluginId: 'a' });
+    bus.on('tool_result_persist', () => {}, { pluginId: 'a' });
+    bus.on('llm_input', () => {}, { pluginId: 'a', timeoutMs: 0 });
+    expect(Object.fromEntries(bus.list().map((info) => [info.hook, info.timeoutMs]))).toEqual({
+      before_prompt_build: 15_000,
+      message_sending: 30_000,
+      agent_end: 30_000,
+      tool_result_persist: 0,
+      llm_input: 0,
+    });
+    expect(() => bus.on('agent_end', () => {}, { timeoutMs: -1 })).toThrow(/timeoutMs/);
+    expect(() => bus.on('agent_end', () => {}, { timeoutMs: Number.NaN })).toThrow(/timeoutMs/);
+  });
+
+  it('the run signal cuts a hung modifying hook (rejects with the reason) and a void hook (resolves)', async () => {
+    const reports: HookErrorReport[] = [];
+    const bus = new HookBus({ onError: (report) => reports.push(report) });
+    const seen: Array<AbortSignal | undefined> = [];
+    bus.on('message_sending', (_event, ctx) => {
+      seen.push(ctx.signal);
+      return never();
+    }, { pluginId: 'stuck', timeoutMs: 0 });
+    bus.on('message_received', never, { pluginId: 'stuck', timeoutMs: 0 });
+    const controller = new AbortController();
+    const sending = bus.runModifying('message_sending', { to: 'u', content: 'x' }, { signal: controller.signal });
+    const received = bus.runVoid('message_received', { channel: 'c', from: 'u', content: 'x', timestamp: 0 }, { signal: controller.signal });
+    await sleep(5);
+    controller.abort('stopped');
+    await expect(sending).rejects.toBe('stopped');
+    await expect(received).resolves.toBeUndefined();
+    // Handlers get the signal for their own I/O; an abort is not the plugin's failure.
+    expect(seen).toEqual([controller.signal]);
+    expect(reports).toEqual([]);
+    // Already aborted: no handler starts.
+    await expect(bus.runModifying('message_sending', { to: 'u', content: 'x' }, { signal: controller.signal })).rejects.toBe('stopped');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('sync hooks cannot be timed out: they finish on the caller\'s stack', () => {
+    const bus = new HookBus();
+    bus.on('before_message_write', () => ({ block: true }), { pluginId: 'a', timeoutMs: 1 });
+    expect(bus.runSync('before_message_write', { message })).toEqual({ block: true });
+  });
+});

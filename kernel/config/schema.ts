@@ -7,6 +7,7 @@
  * manifests (`configSections`) and validated against their schemas.
  */
 import { Type, type Static } from 'typebox';
+import { HOOK_NAMES } from '../hooks/catalog.js';
 
 
 const Strict = { additionalProperties: false } as const;
@@ -15,6 +16,8 @@ const PositiveInt = Type.Integer({ minimum: 1 });
 /** A plugin id, or "none" to leave the slot empty. */
 const SlotHolder = Type.String({ minLength: 1 });
 const PluginIds = Type.Array(Type.String({ minLength: 1 }), { uniqueItems: true });
+const HookTimeout = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
+const HOOK_NAME_PATTERN = `^(${HOOK_NAMES.join('|')})$`;
 
 export const PluginEntrySchema = Type.Object(
   {
@@ -25,6 +28,10 @@ export const PluginEntrySchema = Type.Object(
         {
           allowConversationAccess: Type.Optional(Type.Boolean()),
           allowPromptInjection: Type.Optional(Type.Boolean()),
+          /** Budget for each of this plugin's async hook handlers, ms (0: wait forever). */
+          timeoutMs: Type.Optional(HookTimeout),
+          /** Per-hook budgets, ms; win over timeoutMs. */
+          timeouts: Type.Optional(Type.Record(Type.String({ pattern: HOOK_NAME_PATTERN }), HookTimeout, Strict)),
         },
         Strict,
       ),

@@ -84,6 +84,22 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                     },
                     "allowPromptInjection": {
                       "type": "boolean"
+                    },
+                    "timeoutMs": {
+                      "type": "integer",
+                      "minimum": 0,
+                      "maximum": 2147483647
+                    },
+                    "timeouts": {
+                      "type": "object",
+                      "patternProperties": {
+                        "^(message_received|before_model_resolve|before_prompt_build|before_agent_start|llm_input|before_tool_call|tool_result_persist|after_tool_call|llm_output|agent_end|message_sending|before_message_write|message_sent|gateway_start|gateway_stop|session_start|session_end|before_compaction|after_compaction|before_install)$": {
+                          "type": "integer",
+                          "minimum": 0,
+                          "maximum": 2147483647
+                        }
+                      },
+                      "additionalProperties": false
                     }
                   },
                   "additionalProperties": false

@@ -5,10 +5,18 @@
  * its plugin id and the chain goes on; tapable itself would abort the call. Priority maps
  * to tapable's `stage` (lower stage runs first), which keeps registration order among
  * equal priorities.
+ *
+ * Every async handler has a budget (`timeoutMs`, default from the catalog): past it the bus
+ * stops waiting, reports "timed out", and the chain goes on as if the handler returned
+ * nothing. That ends the host's await, not the plugin's work. A `signal` in the context
+ * (the run's) is raced too: when it aborts, a modifying hook rejects with its reason and a
+ * void hook resolves, so `/stop` never waits on a plugin. Sync hooks cannot be timed out:
+ * they run to completion on the caller's stack before anything else can happen.
  */
 import { createRequire } from 'node:module';
 import type { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from 'tapable';
 import {
+  defaultHookTimeoutMs,
   HOOK_MODES,
   isHookName,
   mergeRuleFor,
@@ -28,7 +36,7 @@ export type ModifyingHookName = Exclude<HookName, VoidHookName | SyncHookName>;
 export interface HookErrorReport {
   hook: HookName;
   pluginId: string;
-  kind: 'threw' | 'async-in-sync';
+  kind: 'threw' | 'async-in-sync' | 'timeout';
   message: string;
   error?: unknown;
 }
@@ -37,12 +45,15 @@ export interface HookRegistrationInfo {
   hook: HookName;
   pluginId: string;
   priority: number;
+  timeoutMs: number;
 }
 
 export interface HookOptions {
   pluginId?: string;
   /** Higher runs first; default 0. */
   priority?: number;
+  /** Longest wait for this handler; default per hook (catalog), 0 waits forever. Ignored for sync hooks. */
+  timeoutMs?: number;
 }
 
 export interface HookBusOptions {
@@ -59,6 +70,7 @@ interface Registration {
   handler: (event: unknown, ctx: HookContext) => unknown;
   pluginId: string;
   priority: number;
+  timeoutMs: number;
 }
 
 /** Accumulator threaded through a modifying or sync chain. */
@@ -75,6 +87,35 @@ type Compiled =
   | { mode: 'sync'; hook: SyncWaterfallHook<[ChainState]> };
 
 const RESOLVED = Promise.resolve();
+const TIMED_OUT = Symbol('timed out');
+/** Wraps the run's abort reason so it is told apart from a handler's own rejection. */
+class Aborted {
+  constructor(readonly reason: unknown) {}
+}
+
+/**
+ * The handler's outcome, or TIMED_OUT after `ms`, or a rejection with Aborted when `signal`
+ * fires. A void hook's timer does not keep the process alive: no one needs its result.
+ */
+function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal | undefined, unref = false): Promise<unknown> {
+  if (!(ms > 0) && !signal) return Promise.resolve(outcome);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => finish(() => reject(new Aborted(signal!.reason)));
+    const timer = ms > 0 ? setTimeout(() => finish(() => resolve(TIMED_OUT)), ms) : undefined;
+    if (unref) timer?.unref?.();
+    function finish(settle: () => void) {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      settle();
+    }
+    if (signal?.aborted) return onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve(outcome).then(
+      (value) => finish(() => resolve(value)),
+      (error) => finish(() => reject(error)),
+    );
+  });
+}
 
 /**
  * tapable is loaded when the first hook with handlers runs: its hook classes cost ~5 ms to
@@ -116,11 +157,14 @@ export class HookBus {
     if (typeof handler !== 'function') throw new TypeError(`handler for hook "${hook}" must be a function`);
     const priority = options.priority ?? 0;
     if (!Number.isFinite(priority)) throw new TypeError(`priority for hook "${hook}" must be a finite number`);
+    const timeoutMs = options.timeoutMs ?? defaultHookTimeoutMs(hook);
+    if (!(timeoutMs >= 0 && timeoutMs <= 2 ** 31 - 1)) throw new TypeError(`timeoutMs for hook "${hook}" must be 0 or a positive number of ms`);
     const registration: Registration = {
       hook,
       handler: handler as Registration['handler'],
       pluginId: options.pluginId ?? 'anonymous',
       priority,
+      timeoutMs,
     };
     const list = this.registrations.get(hook) ?? [];
     list.push(registration);
@@ -151,7 +195,7 @@ export class HookBus {
   list(hook?: HookName): HookRegistrationInfo[] {
     const hooks = hook ? [hook] : [...this.registrations.keys()];
     return hooks.flatMap((name) =>
-      this.ordered(name).map(({ pluginId, priority }) => ({ hook: name, pluginId, priority })),
+      this.ordered(name).map(({ pluginId, priority, timeoutMs }) => ({ hook: name, pluginId, priority, timeoutMs })),
     );
   }
 
@@ -173,7 +217,7 @@ export class HookBus {
     await compiled.hook.promise(event, ctx);
   }
 
-  /** Modifying hook: handlers in priority order, results merged by the hook's rule. */
+  /** Modifying hook: handlers in priority order, results merged by the hook's rule. Rejects when ctx.signal aborts. */
   async runModifying<H extends ModifyingHookName>(
     hook: H,
     event: HookEvent<H>,
@@ -215,7 +259,7 @@ export class HookBus {
     const message =
       kind === 'async-in-sync'
         ? `Async in sync hook: plugin "${pluginId}" returned a promise from "${hook}"; its result was ignored`
-        : `hook "${hook}" handler from plugin "${pluginId}" failed: ${describe(error)}`;
+        : `hook "${hook}" handler from plugin "${pluginId}" ${kind === 'timeout' ? describe(error) : `failed: ${describe(error)}`}`;
     try {
       this.onError({ hook, pluginId, kind, message, error });
     } catch {
@@ -260,7 +304,11 @@ export class HookBus {
     return compiled;
   }
 
-  private voidTap({ hook, handler, pluginId }: Registration) {
+  private timedOut(hook: HookName, pluginId: string, ms: number): void {
+    this.report(hook, pluginId, 'timeout', `timed out after ${ms} ms`);
+  }
+
+  private voidTap({ hook, handler, pluginId, timeoutMs }: Registration) {
     return (event: unknown, ctx: HookContext): Promise<void> => {
       let outcome: unknown;
       try {
@@ -270,14 +318,14 @@ export class HookBus {
         return RESOLVED;
       }
       if (!isThenable(outcome)) return RESOLVED;
-      return Promise.resolve(outcome).then(
-        () => undefined,
-        (error) => this.report(hook, pluginId, 'threw', error),
+      return bounded(outcome, timeoutMs, ctx.signal, true).then(
+        (value) => void (value === TIMED_OUT && this.timedOut(hook, pluginId, timeoutMs)),
+        (error) => void (error instanceof Aborted || this.report(hook, pluginId, 'threw', error)),
       );
     };
   }
 
-  private modifyingTap({ hook, handler, pluginId }: Registration) {
+  private modifyingTap({ hook, handler, pluginId, timeoutMs }: Registration) {
     const rule = mergeRuleFor(hook) as unknown as {
       merge(acc: unknown, next: unknown): Record<string, unknown>;
       apply?(event: unknown, acc: unknown): unknown;
@@ -296,6 +344,7 @@ export class HookBus {
     };
     return (state: ChainState): Promise<ChainState> => {
       if (state.stopped) return Promise.resolve(state);
+      if (state.ctx.signal?.aborted) return Promise.reject(state.ctx.signal.reason);
       let outcome: unknown;
       try {
         outcome = handler(state.event, { ...state.ctx, pluginId });
@@ -304,9 +353,10 @@ export class HookBus {
         return Promise.resolve(state);
       }
       if (!isThenable(outcome)) return Promise.resolve(fold(state, outcome));
-      return Promise.resolve(outcome).then(
-        (value) => fold(state, value),
+      return bounded(outcome, timeoutMs, state.ctx.signal).then(
+        (value) => (value === TIMED_OUT ? (this.timedOut(hook, pluginId, timeoutMs), state) : fold(state, value)),
         (error) => {
+          if (error instanceof Aborted) throw error.reason;
           this.report(hook, pluginId, 'threw', error);
           return state;
         },

@@ -22,6 +22,8 @@ export interface HookContext {
   accountId?: string;
   /** Plugin whose handler is running; filled in by the bus. */
   pluginId?: string;
+  /** The run's abort signal: the bus stops waiting when it fires; pass it on to your own I/O. */
+  signal?: AbortSignal;
 }
 
 export interface TranscriptMessage {
@@ -292,6 +294,21 @@ export const HOOK_MODES: Readonly<Modes> = {
   after_compaction: 'void',
   before_install: 'modifying',
 };
+
+/**
+ * How long the bus waits for one async handler unless its registration (`timeoutMs`) or the
+ * operator (`plugins.entries.<id>.hooks.timeoutMs` / `.timeouts.<hook>`) says otherwise.
+ * As in OpenClaw, prompt building gets 15 s so it cannot eat the model's time; every other
+ * async hook 30 s. Sync hooks have none (0): they cannot be interrupted.
+ */
+export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
+export const HOOK_TIMEOUT_DEFAULTS: { readonly [H in HookName]?: number } = {
+  before_prompt_build: 15_000,
+  before_agent_start: 15_000,
+};
+export function defaultHookTimeoutMs(hook: HookName): number {
+  return HOOK_MODES[hook] === 'sync' ? 0 : (HOOK_TIMEOUT_DEFAULTS[hook] ?? DEFAULT_HOOK_TIMEOUT_MS);
+}
 
 export function isHookName(name: string): name is HookName {
   return Object.prototype.hasOwnProperty.call(HOOK_MODES, name);

@@ -103,7 +103,8 @@ export interface PluginApi<Config = Record<string, unknown>> {
   registerMemory(backend: MemoryBackend): void;
   registerSandbox(sandbox: SandboxBackend): void;
   registerAgentLoop(loop: AgentLoop): void;
-  on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number }): void;
+  /** `timeoutMs`: longest wait for this handler (default per hook; the operator's config wins). */
+  on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number; timeoutMs?: number }): void;
   registerGatewayMethod(name: string, method: GatewayMethodDefinition): void;
   registerCommand(command: CommandDefinition): void;
   registerService(service: ServiceDefinition): void;
@@ -131,7 +132,7 @@ export interface PluginDefinition<Config = any> {
 /** The host side of registration, as seen by the api object of one plugin. */
 export interface RegistrationSink {
   register<K extends CapabilityKind>(kind: K, name: string, value: CapabilityTypes[K]): void;
-  onHook<H extends HookName>(hook: H, handler: HookHandler<H>, priority: number): void;
+  onHook<H extends HookName>(hook: H, handler: HookHandler<H>, options: { priority?: number; timeoutMs?: number }): void;
 }
 
 export interface PluginIdentity {
@@ -209,7 +210,7 @@ export function createPluginApi(
     },
     on(hook, handler, options = {}) {
       requireFunction(`handler for hook "${String(hook)}"`, handler);
-      sink.onHook(hook, handler, options.priority ?? 0);
+      sink.onHook(hook, handler, options);
     },
     registerGatewayMethod(name, method) {
       requireName('gateway method name', name);

@@ -402,11 +402,14 @@ export class PluginHost {
         }
         disposers.push(() => table.delete(name));
       },
-      onHook: (hook, handler, priority) => {
+      onHook: (hook, handler, { priority, timeoutMs }) => {
         if (declaredOnly && !(manifest.hooks ?? []).includes(hook)) {
           throw new Error(`hook "${hook}" is not declared in the manifest "hooks" list`);
         }
-        disposers.push(this.options.hooks.on(hook, handler, { pluginId: record.id, priority }));
+        // The operator's budget (plugins.entries.<id>.hooks) wins over the plugin's own.
+        const policy = (this.options.config.plugins as PluginsConfig | undefined)?.entries?.[record.id]?.hooks;
+        timeoutMs = policy?.timeouts?.[hook] ?? policy?.timeoutMs ?? timeoutMs;
+        disposers.push(this.options.hooks.on(hook, handler, { pluginId: record.id, priority, timeoutMs }));
       },
     };
   }

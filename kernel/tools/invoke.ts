@@ -64,6 +64,8 @@ export function capResult(result: ToolResult, maxChars: number): ToolResult {
 
 export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest): Promise<ToolCallOutcome> {
   const started = performance.now();
+  // No run signal here: a tool call always ends with a result for the transcript, so its
+  // hooks are bounded by their timeouts only.
   const hookCtx: HookContext = { agentId: request.context.agentId, sessionKey: request.context.sessionKey, runId: request.context.runId };
   let params = request.params;
   let blocked = false;

@@ -61,7 +61,7 @@ export class Turn {
   private cacheTouchedAt?: number;
 
   constructor(private readonly deps: TurnContext) {
-    this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel };
+    this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel, signal: deps.signal };
   }
 
   async run(input: TurnInput): Promise<TurnResult> {

@@ -134,7 +134,12 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
       onEvent: (event) => out.event(event.kind, event as unknown as Record<string, unknown>),
     });
     out.accepted(handle.runId);
-    result = summaryOf(await handle.done);
+    // Nothing left that could finish the run (a promise no one will settle): say so and fail,
+    // rather than let the empty event loop end the process with exit code 0 and no output.
+    let stalled!: () => void;
+    const stall = new Promise<RunResult>((resolve) => (stalled = () => resolve({ ...runtime.emptyResult(handle.runId, '', 'error'), error: 'the run stalled: nothing left to wait for' })));
+    process.once('beforeExit', stalled);
+    result = summaryOf(await Promise.race([handle.done, stall]).finally(() => process.off('beforeExit', stalled)));
   }
   out.finish(result);
   return result.status === 'ok' ? 0 : 1;

@@ -612,8 +612,10 @@ export class AgentRuntime {
         ...(turnResult.error ? { error: turnResult.error } : status === 'timeout' ? { error: `the run timed out after ${Math.round(timeoutMs / 1000)} s` } : {}),
       };
     } catch (error) {
-      this.logger.error(`run ${runId} failed: ${(error as Error).stack ?? String(error)}`);
-      result = { ...this.emptyResult(runId, sessionKey, 'error'), startedAt, error: (error as Error).message ?? String(error) };
+      // Aborted while awaiting a hook (or anything else): the reason says stop or timeout.
+      const stopped: RunStatus | undefined = controller.signal.aborted ? (controller.signal.reason === 'timeout' ? 'timeout' : 'aborted') : undefined;
+      if (!stopped) this.logger.error(`run ${runId} failed: ${(error as Error).stack ?? String(error)}`);
+      result = { ...this.emptyResult(runId, sessionKey, stopped ?? 'error'), startedAt, error: stopped === 'timeout' ? `the run timed out after ${Math.round(timeoutMs / 1000)} s` : (error as Error)?.message ?? String(error) };
     } finally {
       clearTimeout(timer);
       this.active.delete(sessionKey);
@@ -688,7 +690,8 @@ export class AgentRuntime {
       text: reply.text,
       media: reply.media,
       ...((reply.replyTo ?? target?.replyTo) ? { replyTo: reply.replyTo ?? target?.replyTo } : {}),
-      context: { agentId: input.agentId, sessionKey, runId, channel },
+      // The run's signal: /stop and chat.abort cut a hook that hangs while the reply goes out.
+      context: { agentId: input.agentId, sessionKey, runId, channel, signal: this.active.get(sessionKey)?.runId === runId ? this.active.get(sessionKey)!.controller.signal : undefined },
       ...(send
         ? { transport: (message) => send({ text: message.text ?? '', media: (message.media ?? []).map((item) => item.url), ...(message.replyTo ? { replyTo: message.replyTo } : {}), silent: false }) }
         : {}),
