@@ -59,3 +59,4 @@ export { isInside, toPosix } from '../kernel/util/paths.js';
 export { createRedactor, MASK } from '../kernel/redact.js';
 
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';
+export * from './runtime-deps.js';
