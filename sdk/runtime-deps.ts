@@ -343,7 +343,7 @@ export async function ensurePluginRuntimeDeps(pluginId: string, manifest: unknow
 export const NODE_LLAMA_CPP: RuntimeDependency = {
   name: 'node-llama-cpp',
   version: '^3.22.1',
-  approxSizeMb: 75,
+  approxSizeMb: 85,
   platformPackages: {
     'linux-x64': '@node-llama-cpp/linux-x64',
     'linux-arm64': '@node-llama-cpp/linux-arm64',
