@@ -149,7 +149,9 @@ function readMarker(dir: string): Record<string, { version: string; installedAt:
 
 /** Where `name` would be imported from, without importing it; undefined when absent. */
 export function locateRuntimeDep(name: string, options: RuntimeDepOptions = {}): LocatedRuntimeDep | undefined {
-  const resolved = resolveEntry(name, options.resolveFrom ?? import.meta.url);
+  // CLAW_RUNTIME_DEPS_STATE_ONLY=1 ignores claw's own node_modules (tests; trying the install).
+  const stateOnly = (options.env ?? process.env).CLAW_RUNTIME_DEPS_STATE_ONLY === '1';
+  const resolved = stateOnly ? undefined : resolveEntry(name, options.resolveFrom ?? import.meta.url);
   if (resolved) return { source: 'resolved', entry: resolved };
   const dir = runtimeDepsDir(stateDirOf(options));
   // Only a completed install counts: a package whose binary step failed half-way is absent.

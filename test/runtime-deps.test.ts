@@ -200,3 +200,49 @@ describe('on-demand runtime dependencies', () => {
     expect(again).toMatchObject({ code: 0, stderr: '' });
   }, 120_000);
 });
+
+describe('first use without node-llama-cpp', () => {
+  it('the llama-cpp provider tries the install and explains an unreachable registry in one line', async () => {
+    const { createTestKernel } = await import('../sdk/testing.js');
+    const { isModelError } = await import('../sdk/index.js');
+    const root = tempDir('claw-rtd-');
+    const modelPath = join(root, 'model.gguf');
+    writeFileSync(modelPath, 'not read: the backend fails first');
+    const port = await freePort();
+    const kernel = await createTestKernel({
+      plugins: [join(REPO, 'plugins', 'llama-cpp')],
+      config: { plugins: { entries: { 'llama-cpp': { config: { modelPath } } } } },
+      env: { ...npmEnv(`http://127.0.0.1:${port}/`, root), CLAW_RUNTIME_DEPS_STATE_ONLY: '1' },
+    });
+    try {
+      const provider = await kernel.capabilities.get('provider', 'llama-cpp');
+      const error = await (async () => {
+        for await (const _ of provider.stream({ model: 'model', messages: [{ role: 'user', content: 'hi' }] }, { signal: new AbortController().signal })) void _;
+      })().catch((caught: unknown) => caught);
+      expect(isModelError(error)).toBe(true);
+      expect((error as Error).message).toBe(
+        `llama-cpp: could not start llama.cpp: could not install node-llama-cpp@^3.22.1: the npm registry http://127.0.0.1:${port}/ cannot be reached (ECONNREFUSED). Connect to the network and retry: claw plugins enable llama-cpp`,
+      );
+      expect(existsSync(join(kernel.stateDir, 'runtime-deps', 'node_modules', 'node-llama-cpp'))).toBe(false);
+    } finally {
+      await kernel.dispose();
+    }
+  }, 60_000);
+
+  it('local memory embeddings do the same, naming what to run', async () => {
+    const { LocalEmbeddingProvider } = await import('../sdk/memory/embedding-local.js');
+    const root = tempDir('claw-rtd-');
+    const port = await freePort();
+    const provider = new LocalEmbeddingProvider({
+      modelPath: join(root, 'embed.gguf'),
+      timeoutMs: 30_000,
+      stateDir: join(root, 'state'),
+      env: { ...npmEnv(`http://127.0.0.1:${port}/`, root), CLAW_RUNTIME_DEPS_STATE_ONLY: '1' },
+    });
+    const error = await provider.embed(['hello']).catch((caught: unknown) => caught);
+    expect((error as Error).message).toBe(
+      `local embeddings (${join(root, 'embed.gguf')}): could not start llama.cpp (node-llama-cpp): could not install node-llama-cpp@^3.22.1: the npm registry http://127.0.0.1:${port}/ cannot be reached (ECONNREFUSED). Connect to the network and retry: claw plugins enable llama-cpp (or set memorySearch.provider to a remote one)`,
+    );
+    await provider.close();
+  }, 60_000);
+});
