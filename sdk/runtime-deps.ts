@@ -183,6 +183,8 @@ function runNpm(args: string[], options: RuntimeDepOptions, onFetch: () => void)
     const child = spawn(options.npm ?? 'npm', args, {
       env: { ...(options.env ?? process.env), npm_config_update_notifier: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // npm is npm.cmd on Windows, which only a shell runs.
+      shell: process.platform === 'win32',
     });
     let output = '';
     let pending = '';
