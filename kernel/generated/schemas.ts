@@ -773,6 +773,48 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
       },
       "description": "Top-level openclaw.json sections this plugin owns, each with its JSON Schema."
     },
+    "runtimeDependencies": {
+      "type": "array",
+      "items": {
+        "type": "object",
+        "required": [
+          "name",
+          "version"
+        ],
+        "properties": {
+          "name": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 214
+          },
+          "version": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A semver range."
+          },
+          "platformPackages": {
+            "type": "object",
+            "patternProperties": {
+              "^[a-z0-9]+-[a-z0-9]+$": {
+                "type": "string",
+                "minLength": 1
+              }
+            },
+            "description": "\"<platform>-<arch>\" → the one optional binary package to add for that machine."
+          },
+          "approxSizeMb": {
+            "type": "number",
+            "minimum": 0
+          },
+          "scripts": {
+            "type": "boolean",
+            "description": "Run install scripts (default false)."
+          }
+        },
+        "additionalProperties": false
+      },
+      "description": "Heavy npm packages not installed with claw: `claw plugins enable` (or first use) installs them into <stateDir>/runtime-deps."
+    },
     "activation": {
       "type": "object",
       "properties": {

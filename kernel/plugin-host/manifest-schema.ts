@@ -69,6 +69,28 @@ export const PluginManifestSchema = Type.Object(
         description: 'Top-level openclaw.json sections this plugin owns, each with its JSON Schema.',
       }),
     ),
+    runtimeDependencies: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 214 }),
+            version: Type.String({ minLength: 1, description: 'A semver range.' }),
+            platformPackages: Type.Optional(
+              Type.Record(Type.String({ pattern: '^[a-z0-9]+-[a-z0-9]+$' }), Type.String({ minLength: 1 }), {
+                description: '"<platform>-<arch>" → the one optional binary package to add for that machine.',
+              }),
+            ),
+            approxSizeMb: Type.Optional(Type.Number({ minimum: 0 })),
+            scripts: Type.Optional(Type.Boolean({ description: 'Run install scripts (default false).' })),
+          },
+          Strict,
+        ),
+        {
+          description:
+            'Heavy npm packages not installed with claw: `claw plugins enable` (or first use) installs them into <stateDir>/runtime-deps.',
+        },
+      ),
+    ),
     activation: Type.Optional(
       Type.Object({ onStartup: Type.Optional(Type.Boolean()) }, { ...Open, description: 'Load eagerly at start.' }),
     ),

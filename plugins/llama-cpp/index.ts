@@ -2,7 +2,8 @@
  * Model provider "llama-cpp": a local GGUF model run in-process by llama.cpp.
  *
  * Importing this module stays cheap — it pulls in only the SDK and node builtins; the
- * runtime imports node-llama-cpp on the first `stream` call and keeps the llama.cpp backend,
+ * runtime imports node-llama-cpp on the first `stream` call (installing it into the state
+ * dir first when claw was installed without it, see sdk/runtime-deps.ts) and keeps the llama.cpp backend,
  * the model and its context for every later request (one load per model file). The
  * "llama-cpp" service frees them when the kernel stops.
  *
@@ -18,7 +19,8 @@ import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
 import { definePlugin, ModelError } from '../../sdk/index.js';
 import type { ModelInfo, ModelProvider } from '../../sdk/index.js';
-import { LlamaCppRuntime, PROVIDER_ID } from './runtime.js';
+import { importNodeLlamaCpp } from '../../sdk/runtime-deps.js';
+import { LlamaCppRuntime, PROVIDER_ID, type LlamaModule } from './runtime.js';
 
 export interface LlamaCppConfig {
   modelPath?: string;
@@ -50,12 +52,25 @@ export default definePlugin<LlamaCppConfig>({
   register(api) {
     const config = api.config;
     const modelPath = resolveModelPath(config.modelPath, api.kernel.paths.stateDir);
-    const runtime = new LlamaCppRuntime({
-      contextSize: config.contextSize,
-      threads: config.threads,
-      gpu: config.gpu,
-      logger: api.logger,
-    });
+    // node-llama-cpp is not part of claw's install: found by normal resolution (dev), else
+    // in <stateDir>/runtime-deps, else installed there now (`claw plugins enable llama-cpp`
+    // does the same ahead of time).
+    const importBackend = (): Promise<LlamaModule> =>
+      importNodeLlamaCpp<LlamaModule>({
+        stateDir: api.kernel.paths.stateDir,
+        env: { ...process.env, ...api.kernel.env },
+        log: (line) => api.logger.info(line),
+        retryCommand: `claw plugins enable ${PROVIDER_ID}`,
+      });
+    const runtime = new LlamaCppRuntime(
+      {
+        contextSize: config.contextSize,
+        threads: config.threads,
+        gpu: config.gpu,
+        logger: api.logger,
+      },
+      importBackend,
+    );
 
     // Checked per request, not at load: the file may appear (or vanish) while claw runs,
     // and a missing model must not keep the plugin from loading and listing itself.

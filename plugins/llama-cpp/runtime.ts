@@ -7,9 +7,10 @@
 import type { ChatHistoryItem, ChatWrapper, Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
 import { ModelError } from '../../sdk/index.js';
 import type { Logger, ModelRequest, ModelStreamEvent, StopReason } from '../../sdk/index.js';
+import { importNodeLlamaCpp } from '../../sdk/runtime-deps.js';
 import { toChatHistory } from './history.js';
 
-type LlamaModule = typeof import('node-llama-cpp');
+export type LlamaModule = typeof import('node-llama-cpp');
 
 export const PROVIDER_ID = 'llama-cpp';
 
@@ -167,7 +168,7 @@ export class LlamaCppRuntime {
 
   constructor(
     private readonly options: RuntimeOptions,
-    private readonly importBackend: () => Promise<LlamaModule> = () => import('node-llama-cpp'),
+    private readonly importBackend: () => Promise<LlamaModule> = () => importNodeLlamaCpp<LlamaModule>({ retryCommand: `claw plugins enable ${PROVIDER_ID}` }),
   ) {}
 
   /** Whether the llama.cpp backend has been asked for yet (for status and tests). */

@@ -18,7 +18,7 @@ export default defineMemoryPlugin({
   async createIndex(settings, context) {
     let selection: EmbeddingSelection;
     try {
-      selection = await selectEmbeddingProvider(settings, { config: context.api.kernel.config(), env: context.env, logger: context.logger });
+      selection = await selectEmbeddingProvider(settings, { config: context.api.kernel.config(), env: context.env, logger: context.logger, stateDir: context.stateDir });
     } catch (error) {
       // A broken provider setup must not take keyword search down with it.
       const reason = `the embedding provider could not be set up (${error instanceof Error ? error.message : String(error)}): keyword search only`;

@@ -225,7 +225,7 @@ export class QmdMemoryIndex implements MemoryIndex {
   private openFallback(): Promise<FallbackIndex> {
     if (!this.fallback) {
       const opening = (async (): Promise<FallbackIndex> => {
-        const embeddings = selectEmbeddingProvider(this.settings, { config: this.context.api.kernel.config(), env: this.context.env, logger: this.logger });
+        const embeddings = selectEmbeddingProvider(this.settings, { config: this.context.api.kernel.config(), env: this.context.env, logger: this.logger, stateDir: this.context.stateDir });
         return SqliteMemoryIndex.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
       })();
       this.fallback = opening;

@@ -12,7 +12,7 @@ export default defineMemoryPlugin({
   backend: 'sqlite',
   createIndex: (settings, ctx) =>
     SqliteMemoryIndex.open(settings, {
-      embeddings: selectEmbeddingProvider(settings, { config: ctx.api.kernel.config(), env: ctx.env, logger: ctx.logger }),
+      embeddings: selectEmbeddingProvider(settings, { config: ctx.api.kernel.config(), env: ctx.env, logger: ctx.logger, stateDir: ctx.stateDir }),
       logger: ctx.logger,
     }),
 });

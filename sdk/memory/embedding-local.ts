@@ -1,12 +1,14 @@
 /**
  * Local embeddings: a GGUF model run on the CPU by node-llama-cpp. The package (and its
- * native addon) is imported on the first embed, never when this module loads, so memory
+ * native addon) is imported on the first embed (and installed into the state dir first when
+ * claw was installed without it, see sdk/runtime-deps.ts), never when this module loads, so memory
  * search that never embeds locally never pays for it. Once loaded, the model stays loaded
  * for later calls until close(). The type import below is erased at compile time.
  */
 import { basename } from 'node:path';
 import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
 import { ModelError } from '../models.js';
+import { importNodeLlamaCpp } from '../runtime-deps.js';
 import type { EmbeddingContext, EmbeddingProvider } from './embeddings.js';
 import { sanitizeAndNormalizeEmbedding } from './scoring.js';
 
@@ -22,6 +24,10 @@ export interface LocalEmbeddingOptions {
   logger?: EmbeddingContext['logger'];
   /** How node-llama-cpp is imported (tests count or replace it). */
   importBackend?: () => Promise<LlamaModule>;
+  /** claw's state dir: where node-llama-cpp is installed on first use when claw lacks it. */
+  stateDir?: string;
+  /** Environment for that install (npm registry, proxy). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 interface Loaded {
@@ -63,6 +69,17 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   /** Whether node-llama-cpp has been asked for (for status and tests). */
   get backendRequested(): boolean {
     return this.loading !== undefined;
+  }
+
+  /** Normal resolution, else the state dir's on-demand install (installed now if missing). */
+  private importDefault(): Promise<LlamaModule> {
+    const { stateDir, env, logger } = this.options;
+    return importNodeLlamaCpp<LlamaModule>({
+      stateDir,
+      env: { ...process.env, ...env },
+      log: (line) => (logger?.info ?? logger?.warn)?.call(logger, line),
+      retryCommand: 'claw plugins enable llama-cpp (or set memorySearch.provider to a remote one)',
+    });
   }
 
   private error(kind: ModelError['kind'], message: string, cause?: unknown): ModelError {
@@ -111,7 +128,7 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
       let lib: LlamaModule;
       let llama: Llama;
       try {
-        lib = await (this.options.importBackend ?? (() => import('node-llama-cpp')))();
+        lib = await (this.options.importBackend ?? (() => this.importDefault()))();
         llama = await lib.getLlama({
           gpu: false,
           // Compiling llama.cpp takes a toolchain, a download and minutes: not something to

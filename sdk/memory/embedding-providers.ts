@@ -112,7 +112,14 @@ function buildLocal(settings: MemorySettings, context: EmbeddingContext, options
     return { unavailable: `local: "hf:" model URIs are not downloaded here; download the GGUF and set memorySearch.local.modelPath to the file (${modelPath})` };
   }
   if (!existsSync(modelPath) || !statSync(modelPath).isFile()) return { unavailable: `local: model file not found: ${modelPath}` };
-  const provider = new LocalEmbeddingProvider({ modelPath, timeoutMs: settings.local.timeoutMs, threads: options.threads, logger: context.logger });
+  const provider = new LocalEmbeddingProvider({
+    modelPath,
+    timeoutMs: settings.local.timeoutMs,
+    threads: options.threads,
+    logger: context.logger,
+    stateDir: context.stateDir,
+    env: context.env,
+  });
   return { provider, description: `local ${modelPath}` };
 }
 

@@ -36,6 +36,8 @@ export interface EmbeddingContext {
   env: Readonly<Record<string, string | undefined>>;
   /** For providers that log why they fell back. */
   logger?: { warn(message: string): void; info?(message: string): void };
+  /** claw's state dir: `local` installs node-llama-cpp under it on first use when needed. */
+  stateDir?: string;
 }
 
 export type EmbeddingFactory = (settings: MemorySettings, context: EmbeddingContext) => EmbeddingSelection;

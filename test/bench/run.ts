@@ -16,6 +16,8 @@
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
+ *   install-size node_modules of `npm install --omit=dev` for this platform, from
+ *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,6 +30,7 @@ import { HOOK_MODES, HookBus, LaneScheduler, MESSAGE_HOOKS } from '../../kernel/
 import { GatewayClient } from '../../sdk/client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { BENCH_TOKEN, gatewayLoadBench } from './gateway-load.js';
+import { installSize } from './install-size.js';
 
 const CLI = fileURLToPath(new URL('../../apps/cli/bin.cjs', import.meta.url));
 const only = process.argv.slice(2);
@@ -374,6 +377,15 @@ async function benchGatewayBurst(): Promise<void> {
   line('  latency p50 / p99', `${result.loadP50Ms.toFixed(2)} / ${result.loadP99Ms.toFixed(2)} ms`, '(info)', true);
 }
 
+function benchInstallSize(): void {
+  // dist/test/bench/run.js → the project root (where package-lock.json and node_modules are).
+  const root = fileURLToPath(new URL('../../../', import.meta.url));
+  const result = installSize(root);
+  line(`install size (--omit=dev), ${result.packages} packages`, `${result.mb.toFixed(1)} MB`, '≤ 150 MB', result.mb <= 150 && result.missing.length === 0);
+  console.log(`  largest: ${result.largest.slice(0, 3).map((item) => `${item.name} ${item.mb.toFixed(1)} MB`).join(', ')}`);
+  if (result.missing.length > 0) line('  not on disk (run npm install)', result.missing.slice(0, 3).join(', '), '(none)', false);
+}
+
 console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);
 if (want('hooks')) await benchHooks();
 if (want('lanes')) await benchLanes();
@@ -387,3 +399,4 @@ if (want('agent-turn')) await benchAgentTurn();
 if (want('agent-tput')) await benchAgentThroughput();
 if (want('memory')) await benchMemory();
 if (want('telegram')) await benchTelegram();
+if (want('install-size')) benchInstallSize();

@@ -16,6 +16,7 @@ import {
   type PluginRecord,
   type StagedInstall,
 } from '../../../kernel/index.js';
+import { ensurePluginRuntimeDeps, progressPrinter } from '../../../sdk/runtime-deps.js';
 import { bootKernel } from '../boot.js';
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';
@@ -165,6 +166,14 @@ async function toggle(args: string[], io: Io, on: boolean): Promise<number> {
       const record = after.plugins.get(id)!;
       if (record.status === 'failed') throw new CliError(`cannot enable "${id}": ${record.error}`);
       if (!record.enabled) throw new CliError(`"${id}" is still off: ${record.reason}`);
+      // Heavy packages the plugin declares (runtimeDependencies) install now, not with claw.
+      await ensurePluginRuntimeDeps(id, record.manifest, {
+        stateDir: after.paths.stateDir,
+        env: { ...process.env, ...io.env },
+        onProgress: progressPrinter(io.stderr),
+      }).catch((error: unknown) => {
+        throw new CliError(`enabled ${id}, but ${error instanceof Error ? error.message : String(error)}`);
+      });
     }
   }
   if (io.json) {
