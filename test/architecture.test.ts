@@ -63,3 +63,43 @@ describe('dependency direction: apps → plugins → sdk → kernel', () => {
     expect(valueImports).toEqual([]);
   });
 });
+
+/** Import circles among the files under `dir` (type-only imports count), each as a list of files. */
+function circles(dir: string): string[][] {
+  const files = sources(join(REPO, dir)).map((file) => relative(REPO, file));
+  const known = new Set(files);
+  const edges = new Map(files.map((file) => [file, imports(join(REPO, file)).map((target) => target.replace(/\.js$/, '.ts')).filter((target) => known.has(target))]));
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    for (const target of edges.get(file)!) {
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file)!, low.get(target)!));
+      } else if (stack.includes(target)) low.set(file, Math.min(low.get(file)!, index.get(target)!));
+    }
+    if (low.get(file) === index.get(file)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        component.push(member);
+      } while (member !== file);
+      if (component.length > 1 || edges.get(file)!.includes(file)) found.push(component.sort());
+    }
+  };
+  for (const file of files) if (!index.has(file)) visit(file);
+  return found;
+}
+
+describe('no import circles', () => {
+  it.each(['kernel', 'plugins/channels'])('in %s/', (dir) => {
+    expect(circles(dir)).toEqual([]);
+  });
+});

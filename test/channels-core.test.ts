@@ -244,3 +244,18 @@ export default { id: 'file-chat', register(api) { api.registerChannel({ id: 'fil
     expect(channels.channels.find((channel: { id: string }) => channel.id === 'filechat')).toMatchObject({ configured: true, pluginId: 'file-chat' });
   });
 });
+
+describe('the channel choke point without plugins/channels', () => {
+  it('says what is missing on send and receive; status and pairing are empty', async () => {
+    const kernel = await createTestKernel();
+    try {
+      const channels = kernel.plugins.kernelServices.channels;
+      await expect(channels.send({ channel: 'telegram', to: '1', text: 'hi' })).rejects.toThrow(/service "channels".*plugins\/channels/);
+      await expect(channels.receive('telegram', { accountId: 'default', peer: { kind: 'direct', id: '1' }, sender: { id: '1' }, text: 'hi', messageId: 'm1' })).rejects.toThrow(/plugins\/channels/);
+      expect(await channels.status()).toEqual([]);
+      expect(await channels.pairing.list()).toEqual([]);
+    } finally {
+      await kernel.dispose();
+    }
+  });
+});

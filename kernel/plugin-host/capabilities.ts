@@ -49,8 +49,8 @@ export interface ToolDefinition<Params = Record<string, unknown>> {
 // A channel plugin is a transport: it turns what a platform delivers into an
 // InboundMessage and hands it to `ctx.receive`, and it sends one already-shaped piece of
 // text or media when asked. Everything between — dedupe, access control, session keys,
-// queueing, the agent, hooks, chunking, retries — is the kernel's one pipeline, so no
-// channel can skip a step.
+// queueing, the agent, hooks, chunking, retries — is one pipeline behind the kernel's
+// channel choke point (plugins/channels provides it), so no channel can skip a step.
 
 export type PeerKind = 'direct' | 'group' | 'channel';
 
@@ -139,7 +139,7 @@ export interface ChannelAccountContext {
 export interface ChannelPlugin {
   id: string;
   label?: string;
-  /** Longest text one outbound message may carry; the kernel cuts longer text. */
+  /** Longest text one outbound message may carry; longer text is cut to fit. */
   textLimit: number;
   /**
    * Config this channel has before the user writes any (`channels.<id>` is merged over it).

@@ -2,8 +2,9 @@
  * For channel authors. A channel plugin declares `channels: ["<id>"]` in its manifest and
  * registers a ChannelPlugin: `start` turns what the platform delivers into InboundMessage
  * objects for `ctx.receive`, `send` delivers one piece. Everything in between is the
- * kernel's. `send` must work without `start` (the CLI sends from a process that does not
- * poll), so build clients lazily from config.
+ * channels plugin's, behind the kernel's choke point `api.kernel.channels`. `send` must
+ * work without `start` (the CLI sends from a process that does not poll), so build
+ * clients lazily from config.
  */
 import type { ChannelSendFailure } from '../../kernel/index.js';
 
