@@ -10,6 +10,7 @@ export function sdkAliases(): Record<string, string> {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   return {
     'claw/sdk/testing': join(here, `testing${ext}`),
+    'claw/sdk/agent': join(here, 'agent', `index${ext}`),
     'claw/sdk': join(here, `index${ext}`),
   };
 }
