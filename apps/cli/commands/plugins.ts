@@ -2,20 +2,9 @@
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  describePlugin,
-  disablePlugin,
-  enablePlugin,
-  forgetPlugin,
-  installPlugin,
-  PluginManageError,
-  readManifest,
-  redactConfig,
-  type InstallOutcome,
-  type Kernel,
-  type PluginRecord,
-  type StagedInstall,
-} from '../../../kernel/index.js';
+import { readManifest, redactConfig, type Kernel, type PluginRecord } from '../../../kernel/index.js';
+import { installPlugin, type InstallOutcome, type StagedInstall } from '../plugins/install.js';
+import { describePlugin, disablePlugin, enablePlugin, forgetPlugin, PluginManageError } from '../plugins/manage.js';
 import { bootKernel } from '../boot.js';
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';

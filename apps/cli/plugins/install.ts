@@ -7,13 +7,21 @@
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import type { BeforeInstallEvent, BeforeInstallResult } from '../hooks/catalog.js';
-import { validateWith, type JsonSchema } from '../validation.js';
-import { resolveExtensionsDir } from '../config/paths.js';
-import { ensurePrivateDir, restrictTree } from '../util/fs.js';
-import type { InstallRecord, PluginsConfig } from '../config/schema.js';
-import { readManifest, type PluginManifest } from './manifest.js';
-import { baseRecord, type PluginRecord } from './resolve.js';
+import {
+  ensurePrivateDir,
+  readManifest,
+  resolveExtensionsDir,
+  restrictTree,
+  validateWith,
+  type BeforeInstallEvent,
+  type BeforeInstallResult,
+  type InstallRecord,
+  type JsonSchema,
+  type PluginManifest,
+  type PluginRecord,
+  type PluginsConfig,
+} from '../../../kernel/index.js';
+import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 
 export type InstallSource = InstallRecord['source'];
