@@ -27,6 +27,7 @@ Commands:
   enable <id...>                   Turn plugins on (switches exclusive slots)
   disable <id...>                  Turn plugins off
   install <dir|file.tgz|npm-spec>  Install into ~/.openclaw/extensions/<id> [--force] [--link]
+                                   [--enable] (a memory/agentLoop/sandbox plugin takes its slot)
   uninstall <id>                   Remove an installed plugin [--keep-files]
   doctor                           Load every enabled plugin and report failures`,
   config: `Usage: claw config <command> [--json]

@@ -30,3 +30,6 @@ export class ChannelSendError extends Error implements ChannelSendFailure {
     if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
   }
 }
+
+/** The channel contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/channels/contract`. */
+export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';
