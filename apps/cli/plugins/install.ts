@@ -90,6 +90,8 @@ export interface StagedInstall {
 const STEPS = ['Fetching', 'Validating manifest', 'Checking for conflicts', 'Installing dependencies', 'Checking config', 'Activating install'];
 
 export function classifySource(spec: string, cwd: string): InstallSource {
+  // `file:…`, `npm:…`, `git+https:…` and the like are npm specs, even when they name a .tgz.
+  if (/^[a-z][a-z0-9+.-]+:/i.test(spec)) return 'npm';
   const path = resolve(cwd, spec);
   if (existsSync(path)) {
     if (statSync(path).isDirectory()) return 'path';
@@ -292,7 +294,9 @@ function declaresHost(pkg: Record<string, unknown> | undefined): boolean {
  * `npm install` the plugin's runtime dependencies, never claw itself: the host names are
  * taken out of the package.json npm reads (and put back afterwards), and peer dependencies
  * are not fetched (`--legacy-peer-deps`), so a dependency that peers on `claw` cannot pull
- * the unrelated registry package either. Returns how many dependencies were installed.
+ * the unrelated registry package either. `file:` dependencies are copied, not linked
+ * (`--install-links`): the plugin moves after this step, and must not depend on where it
+ * came from. Returns how many dependencies were installed.
  */
 async function installDependencies(root: string, env: NodeJS.ProcessEnv, output?: (chunk: string) => void): Promise<number> {
   const file = join(root, 'package.json');
@@ -314,7 +318,7 @@ async function installDependencies(root: string, env: NodeJS.ProcessEnv, output?
   try {
     await run(
       'npm',
-      ['install', '--omit=dev', '--omit=peer', '--legacy-peer-deps', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+      ['install', '--omit=dev', '--omit=peer', '--legacy-peer-deps', '--install-links', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
       root,
       env,
       output,
