@@ -35,7 +35,6 @@ export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, Connec
 
 export { PluginHost, CapabilityError, PluginUnavailableError } from './plugin-host/host.js';
 export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';
-export { describePlugin, declaredCapabilities, type PluginSummary } from './plugin-host/describe.js';
 export { composeConfigSchema, composeUiHints } from './config/compose.js';
 export { resolveEnablement, slotHolder } from './plugin-host/enablement.js';
 export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugin-host/resolve.js';
@@ -59,7 +58,5 @@ export {
 export { clawVersion } from './util/version.js';
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
-export { enablePlugin, disablePlugin, forgetPlugin, PluginManageError } from './plugin-host/manage.js';
-export { installPlugin, classifySource, type InstallOptions, type InstallOutcome, type InstallStep, type StagedInstall } from './plugin-host/install.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';
 export { compileToolPolicy, compileLayer, TOOL_GROUPS, TOOL_PROFILES, type ToolsConfig, type ToolPolicyLayer, type ToolProfile, type PolicyInput, type ToolMatcher } from './tools/policy.js';

@@ -103,3 +103,14 @@ describe('no import circles', () => {
     expect(circles(dir)).toEqual([]);
   });
 });
+
+describe('plugin management lives in the CLI app', () => {
+  it('kernel/ holds no install, uninstall, enable or disable code', () => {
+    const files = sources(join(REPO, 'kernel')).map((file) => relative(REPO, file));
+    expect(files.filter((file) => /plugin-host\/(install|manage|describe)\.ts$/.test(file))).toEqual([]);
+    const kernelIndex = readFileSync(join(REPO, 'kernel', 'index.ts'), 'utf8');
+    for (const name of ['installPlugin', 'enablePlugin', 'disablePlugin', 'forgetPlugin', 'PluginManageError']) {
+      expect(kernelIndex).not.toContain(name);
+    }
+  });
+});

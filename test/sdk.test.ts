@@ -1,8 +1,10 @@
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { sdkAliases } from '../sdk/aliases.js';
 import { definePlugin, errorResult, jsonResult, textResult } from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { REPO } from './helpers.js';
+import { REPO, tempDir, writePlugin } from './helpers.js';
 
 const CLOCK = join(REPO, 'plugins', 'example-clock');
 const GUARD = join(REPO, 'plugins', 'example-guard');
@@ -98,6 +100,69 @@ describe('bundled example plugins', () => {
     });
     await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'x' });
     expect(kernel.plugins.get('example-guard')!.error).toMatch(/^register\(\) threw: maskPatterns: "\(unclosed" is not a valid regular expression/);
+    await kernel.dispose();
+  });
+});
+
+describe('the package surface for plugin authors', () => {
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { name: string; bin: Record<string, string>; exports: Record<string, string> };
+
+  it('is @claw-assistant/claw (the npm name `claw` is another package), exporting the SDK subpaths and not the kernel', () => {
+    expect(pkg.name).toBe('@claw-assistant/claw');
+    expect(Object.keys(pkg.bin)).toEqual(['claw']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(
+      ['./package.json', './sdk', './sdk/agent', './sdk/channels', './sdk/channels/contract', './sdk/client', './sdk/memory', './sdk/memory/contract', './sdk/services', './sdk/sessions', './sdk/testing'].sort(),
+    );
+    for (const target of Object.values(pkg.exports)) expect(existsSync(join(REPO, target)), target).toBe(true);
+  });
+
+  it('maps the same subpaths for third-party plugins, under the package name and the legacy `claw/…`', () => {
+    const aliases = sdkAliases();
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (subpath === './package.json') continue;
+      const module = target.replace(/^\.\/dist\//, '').replace(/\.js$/, '');
+      for (const name of ['@claw-assistant/claw', 'claw']) {
+        expect(relative(REPO, aliases[`${name}/${subpath.slice(2)}`]!).replace(/\.(ts|js)$/, ''), `${name}/${subpath.slice(2)}`).toBe(module);
+      }
+    }
+  });
+
+  it('keeps vitest out of every subpath but the contract suites', () => {
+    const reaches = (file: string, seen = new Set<string>()): boolean => {
+      if (seen.has(file)) return false;
+      seen.add(file);
+      const text = readFileSync(file, 'utf8');
+      if (/from\s+['"]vitest['"]|import\(\s*['"]vitest['"]/.test(text)) return true;
+      // Static value imports only (dynamic ones load on use); the built files have no type imports left.
+      const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]+)['"]/gm)].map((match) => match[1]!);
+      return specs.some((spec) => reaches(resolve(dirname(file), spec), seen));
+    };
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (subpath === './package.json') continue;
+      expect(reaches(join(REPO, target)), subpath).toBe(/contract/.test(subpath));
+    }
+  });
+
+  it('a TypeScript plugin imports ChannelSendError and defineMemoryPlugin by either name', async () => {
+    const root = tempDir();
+    writePlugin(join(root, 'author'), {
+      manifest: { id: 'author', configSchema: { type: 'object' }, tools: ['probe'] },
+      entryFile: 'index.ts',
+      code: `
+        import { definePlugin, textResult } from '@claw-assistant/claw/sdk';
+        import { ChannelSendError } from '@claw-assistant/claw/sdk/channels';
+        import { defineMemoryPlugin } from 'claw/sdk/memory';
+        export default definePlugin({
+          id: 'author',
+          register(api) {
+            api.registerTool({ name: 'probe', description: 'p', parameters: { type: 'object' },
+              execute: () => textResult(new ChannelSendError('x', { retryAfterMs: 5 }).retryable + ' ' + typeof defineMemoryPlugin) });
+          },
+        });`,
+    });
+    const kernel = await createTestKernel({ plugins: [join(root, 'author')] });
+    const probe = await kernel.capabilities.get('tool', 'probe');
+    expect(await probe.execute({}, { toolCallId: '1' })).toEqual(textResult('true function'));
     await kernel.dispose();
   });
 });

@@ -23,14 +23,19 @@ export function errorsOf(kernel: Kernel): ConfigIssue[] {
 export async function editConfig<T>(
   io: Io,
   edit: (raw: Record<string, unknown>, kernel: Kernel) => T | Promise<T>,
-  options: { dryRun?: boolean; beforeWrite?: (value: T) => void } = {},
+  options: {
+    dryRun?: boolean;
+    beforeWrite?: (value: T) => void;
+    /** Plugin folders not yet in place (an install's staging folder) that the edited config may refer to. */
+    pluginDirs?: (value: T) => readonly string[];
+  } = {},
 ): Promise<EditResult<T>> {
   const before = await bootKernel(io, { strictConfig: false });
   const fileProblem = before.config.issues.find((issue) => issue.path === '<file>');
   if (fileProblem) throw new CliError(`cannot edit ${before.config.path}: ${fileProblem.message}`);
   const raw = structuredClone(before.config.raw);
   const value = await edit(raw, before);
-  const after = await revalidate(io, before, raw);
+  const after = await revalidate(io, before, raw, options.pluginDirs?.(value));
   const known = new Set(errorsOf(before).map(key));
   const introduced = errorsOf(after).filter((issue) => !known.has(key(issue)));
   if (introduced.length > 0) {
@@ -43,8 +48,9 @@ export async function editConfig<T>(
   return { value, before, after };
 }
 
-function revalidate(io: Io, before: Kernel, raw: Record<string, unknown>): Promise<Kernel> {
+function revalidate(io: Io, before: Kernel, raw: Record<string, unknown>, pluginDirs?: readonly string[]): Promise<Kernel> {
   return createKernel({
+    ...(pluginDirs?.length ? { pluginDirs } : {}),
     env: io.env,
     config: raw,
     configPath: before.config.path,

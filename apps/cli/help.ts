@@ -1,13 +1,19 @@
 /**
- * `claw --help`. Plugin-provided commands come from a quick scan of manifests (plain
- * JSON reads, no validation, no kernel), which keeps help fast with many plugins installed.
+ * `claw --help`. Plugin-provided commands come from a quick scan of manifests (read with
+ * the kernel's JSON5 reader, not validated, no kernel, no plugin code), which keeps help
+ * fast with many plugins installed. Only commands of plugins that are on are listed, decided
+ * by the kernel's own enablement rules (plugins.enabled/allow/deny/entries, slots).
  *
  * This module is also compiled to CommonJS (tsconfig.cjs.json) for the `claw` executable,
  * which answers `--help` without starting Node's ESM loader: keep it free of import.meta.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { SLOT_NAMES, type SlotName } from '../../kernel/config/keys.js';
 import { resolveConfigPath, resolveStateDir, resolveUserPath } from '../../kernel/config/paths.js';
+import type { PluginsConfig } from '../../kernel/config/schema.js';
+import { resolveEnablement, type PluginOrigin } from '../../kernel/plugin-host/enablement.js';
+import { parseJson5 } from '../../kernel/util/json5.js';
 
 export interface HelpIo {
   stdout: NodeJS.WritableStream;
@@ -27,6 +33,7 @@ Commands:
   enable <id...>                   Turn plugins on (switches exclusive slots)
   disable <id...>                  Turn plugins off
   install <dir|file.tgz|npm-spec>  Install into ~/.openclaw/extensions/<id> [--force] [--link]
+                                   [--enable] (a memory/agentLoop/sandbox plugin takes its slot)
   uninstall <id>                   Remove an installed plugin [--keep-files]
   doctor                           Load every enabled plugin and report failures`,
   config: `Usage: claw config <command> [--json]
@@ -97,22 +104,31 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
 }
 
 function pluginCommands(env: Record<string, string | undefined>, bundledDir: string | undefined): PluginCommand[] {
-  const dirs: string[] = [];
+  const roots: Array<{ dir: string; origin: PluginOrigin }> = [];
   const configPath = resolveConfigPath(env);
+  let plugins: PluginsConfig | undefined;
   try {
-    const config = JSON.parse(readFileSync(configPath, 'utf8')) as { plugins?: { load?: { paths?: unknown } } };
-    const paths = config.plugins?.load?.paths;
+    const config = parseJson5(readFileSync(configPath, 'utf8'), configPath) as { plugins?: PluginsConfig } | null;
+    plugins = config?.plugins && typeof config.plugins === 'object' ? config.plugins : undefined;
+    const paths = plugins?.load?.paths;
     if (Array.isArray(paths)) {
-      for (const path of paths) if (typeof path === 'string') dirs.push(resolveUserPath(path, dirname(configPath), env));
+      for (const path of paths) if (typeof path === 'string') roots.push({ dir: resolveUserPath(path, dirname(configPath), env), origin: 'config' });
     }
   } catch {
-    // No config, or JSON5 that needs the full parser: the plugin list is a courtesy here.
+    // No config, or a broken one: help still lists what is on by default.
   }
-  if (bundledDir) dirs.push(bundledDir);
-  dirs.push(join(resolveStateDir(env), 'extensions'));
+  // Discovery order as the plugin host has it (workspace plugins are off unless enabled; not scanned here).
+  if (bundledDir) roots.push({ dir: bundledDir, origin: 'bundled' });
+  roots.push({ dir: join(resolveStateDir(env), 'extensions'), origin: 'global' });
+  const claimed = new Set<string>();
   const seen = new Map<string, PluginCommand>();
-  for (const dir of dirs) {
-    for (const manifest of manifestsIn(dir)) {
+  for (const root of roots) {
+    for (const manifest of manifestsIn(root.dir)) {
+      // The first directory to claim an id wins, as in discovery.
+      if (claimed.has(manifest.id)) continue;
+      claimed.add(manifest.id);
+      const slots = slotsOf(manifest.kind);
+      if (!resolveEnablement(manifest.id, root.origin, slots, manifest.enabledByDefault === true, plugins).enabled) continue;
       for (const command of manifest.cliCommands ?? []) {
         if (!seen.has(command.name)) seen.set(command.name, { ...command, plugin: manifest.id });
       }
@@ -123,14 +139,21 @@ function pluginCommands(env: Record<string, string | undefined>, bundledDir: str
 
 interface LightManifest {
   id: string;
+  kind?: unknown;
+  enabledByDefault?: unknown;
   cliCommands?: Array<{ name: string; description: string }>;
+}
+
+function slotsOf(kind: unknown): SlotName[] {
+  const kinds = Array.isArray(kind) ? kind : kind === undefined ? [] : [kind];
+  return kinds.filter((slot): slot is SlotName => (SLOT_NAMES as readonly unknown[]).includes(slot));
 }
 
 function manifestsIn(dir: string): LightManifest[] {
   const read = (path: string): LightManifest | undefined => {
     try {
-      const manifest = JSON.parse(readFileSync(path, 'utf8')) as LightManifest;
-      return typeof manifest.id === 'string' ? manifest : undefined;
+      const manifest = parseJson5(readFileSync(path, 'utf8'), path) as LightManifest | null;
+      return manifest && typeof manifest.id === 'string' ? manifest : undefined;
     } catch {
       return undefined;
     }
@@ -144,7 +167,8 @@ function manifestsIn(dir: string): LightManifest[] {
     return [];
   }
   return names
-    .filter((name) => !name.startsWith('.'))
+    .filter((name) => !name.startsWith('.') && name !== 'node_modules')
+    .sort((a, b) => a.localeCompare(b))
     .map((name) => read(join(dir, name, 'openclaw.plugin.json')))
     .filter((manifest): manifest is LightManifest => manifest !== undefined);
 }

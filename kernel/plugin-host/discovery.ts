@@ -11,7 +11,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { MANIFEST_FILE } from './manifest.js';
 
-export type PluginOrigin = 'config' | 'workspace' | 'bundled' | 'global' | 'inline';
+import type { PluginOrigin } from './enablement.js';
+
+export type { PluginOrigin };
 
 export const ORIGIN_ORDER: readonly PluginOrigin[] = ['inline', 'config', 'workspace', 'bundled', 'global'];
 

@@ -10,7 +10,9 @@
  */
 import { DEFAULT_SLOT_HOLDERS, type SlotName } from '../config/keys.js';
 import type { PluginsConfig } from '../config/schema.js';
-import type { PluginOrigin } from './discovery.js';
+
+/** Where a plugin was found (see discovery.ts). Defined here so this module stays a leaf: `claw --help` uses it from CommonJS. */
+export type PluginOrigin = 'config' | 'workspace' | 'bundled' | 'global' | 'inline';
 
 export interface Enablement {
   enabled: boolean;

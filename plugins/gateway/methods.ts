@@ -8,10 +8,6 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   composeUiHints,
-  describePlugin,
-  disablePlugin,
-  enablePlugin,
-  PluginManageError,
   ErrorCodes,
   formatIssue,
   formatPath,
@@ -26,6 +22,8 @@ import {
   type PathSegment,
   type PluginApi,
 } from '../../kernel/index.js';
+import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
+import { describePlugin } from '../../sdk/plugin-summary.js';
 import { publicDevice, PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
 import { tailLog } from './tail.js';

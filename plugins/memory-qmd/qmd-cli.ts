@@ -61,7 +61,7 @@ export function findProjectRoot(from: string): string | undefined {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === 'claw') return dir;
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@claw-assistant/claw') return dir;
       } catch {
         // Not JSON we can read; keep climbing.
       }

@@ -51,3 +51,6 @@ export {
 
 /** The outbound machinery behind `api.kernel.channels.send` (hooks, media check, chunking, retries). */
 export { sendOutbound, refusedMedia, retryDelay, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';
+
+/** The channel contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/channels/contract`. */
+export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';

@@ -19,3 +19,5 @@ export {
 export type { EmbeddingContext, EmbeddingFactory, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
 export { selectEmbeddingProvider } from './embedding-providers.js';
 export { createHashEmbedder, hashEmbedding } from './hash-embedder.js';
+/** The memory contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/memory/contract`. */
+export type { MemoryContractTarget } from './contract.js';

@@ -2,20 +2,11 @@
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  describePlugin,
-  disablePlugin,
-  enablePlugin,
-  forgetPlugin,
-  installPlugin,
-  PluginManageError,
-  readManifest,
-  redactConfig,
-  type InstallOutcome,
-  type Kernel,
-  type PluginRecord,
-  type StagedInstall,
-} from '../../../kernel/index.js';
+import { readManifest, redactConfig, slotHolder, type Kernel, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
+import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
+import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
+import { installPlugin, type InstallOutcome, type StagedInstall } from '../plugins/install.js';
+import { describePlugin, disablePlugin, enablePlugin, forgetPlugin, PluginManageError } from '../plugins/manage.js';
 import { ensurePluginRuntimeDeps, progressPrinter } from '../../../sdk/runtime-deps.js';
 import { bootKernel } from '../boot.js';
 import { editConfig } from '../config-edit.js';
@@ -186,10 +177,10 @@ async function toggle(args: string[], io: Io, on: boolean): Promise<number> {
 }
 
 async function install(args: string[], io: Io): Promise<number> {
-  const { positionals, values } = flags(args, { force: { type: 'boolean' }, link: { type: 'boolean' } });
+  const { positionals, values } = flags(args, { force: { type: 'boolean' }, link: { type: 'boolean' }, enable: { type: 'boolean' } });
   const spec = positionals[0];
-  if (!spec || positionals.length > 1) throw usageError('usage: claw plugins install <dir | file.tgz | npm-spec> [--force] [--link]');
-  if (values.link) return link(spec, io);
+  if (!spec || positionals.length > 1) throw usageError('usage: claw plugins install <dir | file.tgz | npm-spec> [--force] [--link] [--enable]');
+  if (values.link) return link(spec, io, values.enable === true);
   const progress = (line: string) => {
     if (!io.json) io.stderr.write(`${line}\n`);
   };
@@ -203,6 +194,7 @@ async function install(args: string[], io: Io): Promise<number> {
           spec,
           stateDir: kernel.paths.stateDir,
           force: values.force,
+          enable: values.enable,
           raw,
           records: kernel.plugins.list(),
           env: io.env as NodeJS.ProcessEnv,
@@ -211,8 +203,9 @@ async function install(args: string[], io: Io): Promise<number> {
         });
         return staged.outcome;
       },
-      // Files move into place only once the config that records them has validated.
-      { beforeWrite: () => staged!.commit() },
+      // Files move into place only once the config that records them has validated; until
+      // then the check loads the plugin from its staging folder (a new slot holder must exist).
+      { beforeWrite: () => staged!.commit(), pluginDirs: () => [staged!.stagedDir] },
     );
     outcome = edit.value;
   } finally {
@@ -229,8 +222,11 @@ async function install(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
-/** `--link`: use the directory in place through plugins.load.paths (for plugin development). */
-async function link(spec: string, io: Io): Promise<number> {
+/**
+ * `--link`: use the directory in place through plugins.load.paths (for plugin development).
+ * A plugin with a `kind` takes its slot only with `--enable`, as with a copied install.
+ */
+async function link(spec: string, io: Io, enable: boolean): Promise<number> {
   const dir = resolve(spec);
   if (!existsSync(dir)) throw new CliError(`directory "${spec}" not found`);
   const manifest = readManifest(dir);
@@ -245,9 +241,21 @@ async function link(spec: string, io: Io): Promise<number> {
     plugins.load ??= {};
     plugins.load.paths ??= [];
     if (!plugins.load.paths.includes(dir)) plugins.load.paths.push(dir);
+    const notes = [`added ${dir} to plugins.load.paths`];
+    const slots = manifestSlots(manifest.manifest);
+    if (slots.length > 0) {
+      if (enable) notes.push(...enablePlugin(raw, baseRecord(manifest.manifest, 'config', dir)));
+      else {
+        const holders = slots.map((slot) => `the ${slot} slot is held by "${slotHolder(raw.plugins as PluginsConfig, slot)}"`).join(', ');
+        if (slots.some((slot) => slotHolder(raw.plugins as PluginsConfig, slot) !== id)) {
+          notes.push(`not switched on (${holders}); run \`claw plugins enable ${id}\` to use it`);
+        }
+      }
+      return notes;
+    }
     const entries = ((raw.plugins as Record<string, any>).entries ??= {}) as Record<string, { enabled?: boolean }>;
     entries[id] = { ...entries[id], enabled: true };
-    return [`added ${dir} to plugins.load.paths`];
+    return notes;
   });
   const record = after.plugins.get(id);
   if (record?.status === 'failed') throw new CliError(`linked "${id}" but it fails: ${record.error}`);

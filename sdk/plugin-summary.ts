@@ -1,7 +1,6 @@
 /** One plugin as shown to people and clients (`claw plugins list --json`, the gateway's plugins.list). */
-import { declaredNames } from './manifest.js';
-import { DECLARING_FIELD } from './capabilities.js';
-import type { PluginRecord } from './resolve.js';
+import { DECLARING_FIELD, type PluginRecord } from '../kernel/index.js';
+import { declaredNames } from '../kernel/plugin-host/manifest.js';
 
 export interface PluginSummary {
   id: string;

@@ -1,12 +1,10 @@
 /**
  * Enabling and disabling plugins as edits of the raw config. Pure functions over the
  * config object: the caller validates the result and writes it atomically. Used by
- * `claw plugins enable|disable` and by the gateway's plugin methods.
+ * `claw plugins enable|disable|install` (apps/cli) and by the gateway's plugin methods,
+ * which is why they live in the SDK rather than in the CLI app.
  */
-import { SLOT_NAMES, type SlotName } from '../config/keys.js';
-import type { PluginsConfig } from '../config/schema.js';
-import { slotHolder } from './enablement.js';
-import type { PluginRecord } from './resolve.js';
+import { SLOT_NAMES, slotHolder, type PluginRecord, type PluginsConfig, type SlotName } from '../kernel/index.js';
 
 export class PluginManageError extends Error {
   readonly code = 'PLUGIN_MANAGE';
@@ -16,7 +14,7 @@ export class PluginManageError extends Error {
   }
 }
 
-function pluginsSection(raw: Record<string, unknown>): PluginsConfig & Record<string, any> {
+export function pluginsSection(raw: Record<string, unknown>): PluginsConfig & Record<string, any> {
   if (raw.plugins === undefined) raw.plugins = {};
   const plugins = raw.plugins;
   if (plugins === null || typeof plugins !== 'object' || Array.isArray(plugins)) {
@@ -79,29 +77,4 @@ export function disablePlugin(raw: Record<string, unknown>, record: PluginRecord
   }
   entry(plugins, record.id).enabled = false;
   return notes;
-}
-
-/**
- * Remove a plugin from config: install record, settings, lists, slots and load paths. An
- * exact `{ enabled: false }` entry stays behind as the uninstall marker, so files kept on
- * disk (or a later copy) do not switch themselves back on.
- */
-export function forgetPlugin(raw: Record<string, unknown>, id: string, installPath?: string): void {
-  const plugins = pluginsSection(raw);
-  if (plugins.installs) delete plugins.installs[id];
-  plugins.entries ??= {};
-  plugins.entries[id] = { enabled: false };
-  for (const list of ['allow', 'deny'] as const) {
-    if (plugins[list]) plugins[list] = plugins[list]!.filter((item) => item !== id);
-  }
-  for (const slot of SLOT_NAMES) {
-    if (plugins.slots?.[slot] === id) delete (plugins.slots as Record<string, string>)[slot];
-  }
-  if (installPath && plugins.load?.paths) {
-    plugins.load.paths = plugins.load.paths.filter((path) => path !== installPath);
-  }
-  for (const key of ['installs', 'slots'] as const) {
-    const value = plugins[key] as Record<string, unknown> | undefined;
-    if (value && Object.keys(value).length === 0) delete plugins[key];
-  }
 }

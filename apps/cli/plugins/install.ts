@@ -3,17 +3,35 @@
  * .tgz (npm pack format) or an npm spec. Work happens in a staging folder beside the
  * target; the plugin appears under its final name only once it has been validated and
  * its dependencies installed, by a single rename.
+ *
+ * A plugin with a `kind` (memory, agentLoop, sandbox) is recorded but does not take its
+ * slot unless asked (`enable`): swapping a slot holder is a choice, not a side effect.
+ *
+ * A plugin may declare claw itself (`@claw-assistant/claw`, or the legacy `claw`) as a
+ * dependency or peer dependency. npm is never asked for it — the name `claw` belongs to an
+ * unrelated package — and the plugin gets a link to this installation's package instead.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
-import type { BeforeInstallEvent, BeforeInstallResult } from '../hooks/catalog.js';
-import { validateWith, type JsonSchema } from '../validation.js';
-import { resolveExtensionsDir } from '../config/paths.js';
-import { ensurePrivateDir, restrictTree } from '../util/fs.js';
-import type { InstallRecord, PluginsConfig } from '../config/schema.js';
-import { readManifest, type PluginManifest } from './manifest.js';
-import { baseRecord, type PluginRecord } from './resolve.js';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import {
+  ensurePrivateDir,
+  readManifest,
+  slotHolder,
+  resolveExtensionsDir,
+  restrictTree,
+  validateWith,
+  type BeforeInstallEvent,
+  type BeforeInstallResult,
+  type InstallRecord,
+  type JsonSchema,
+  type PluginManifest,
+  type PluginRecord,
+  type PluginsConfig,
+} from '../../../kernel/index.js';
+import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
+import { clawPackageRoot } from '../../../kernel/util/version.js';
+import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 
 export type InstallSource = InstallRecord['source'];
@@ -29,6 +47,10 @@ export interface InstallOptions {
   stateDir: string;
   /** Replace an installed plugin with the same id. */
   force?: boolean;
+  /** Let a plugin with a `kind` take its slot(s); without it the install is recorded and the slot left as it is. */
+  enable?: boolean;
+  /** This installation's package root, linked into plugins that depend on claw (default: found from this file). */
+  hostRoot?: string;
   /** Raw config to record the install in (mutated). */
   raw: Record<string, unknown>;
   /** Plugins currently known, for id clash checks. */
@@ -59,6 +81,8 @@ export interface InstallOutcome {
  */
 export interface StagedInstall {
   outcome: InstallOutcome;
+  /** Where the validated plugin waits until commit(); config checks load it from here. */
+  stagedDir: string;
   commit(): void;
   discard(): void;
 }
@@ -66,6 +90,8 @@ export interface StagedInstall {
 const STEPS = ['Fetching', 'Validating manifest', 'Checking for conflicts', 'Installing dependencies', 'Checking config', 'Activating install'];
 
 export function classifySource(spec: string, cwd: string): InstallSource {
+  // `file:…`, `npm:…`, `git+https:…` and the like are npm specs, even when they name a .tgz.
+  if (/^[a-z][a-z0-9+.-]+:/i.test(spec)) return 'npm';
   const path = resolve(cwd, spec);
   if (existsSync(path)) {
     if (statSync(path).isDirectory()) return 'path';
@@ -118,10 +144,8 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     }
 
     step(3);
-    const dependencies = packageDependencies(root);
-    if (dependencies > 0) {
-      await run('npm', ['install', '--omit=dev', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'], root, env, options.output);
-    }
+    const dependencies = await installDependencies(root, env, options.output);
+    linkHostPackage(root, options.hostRoot);
     // Copied, unpacked and npm-installed files arrive with their source's or the umask's
     // modes; the plugin lives in the state dir, so it becomes owner-only like the rest.
     restrictTree(root);
@@ -150,7 +174,20 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     });
     const notes: string[] = [];
     let enabled = false;
-    if (problems.length > 0) {
+    const slots = manifestSlots(manifest);
+    if (slots.length > 0 && !options.enable) {
+      // Recorded, not switched on: the slot keeps its current holder until asked.
+      const held = slots.filter((slot) => slotHolder(plugins, slot) === manifest.id);
+      const explicitlyOff = plugins.entries?.[manifest.id]?.enabled === false;
+      enabled = held.length === slots.length && !explicitlyOff && problems.length === 0;
+      if (!enabled) {
+        const holders = slots.map((slot) => `the ${slot} slot is held by "${slotHolder(plugins, slot)}"`).join(', ');
+        notes.push(`not switched on (${holders}); run \`claw plugins enable ${manifest.id}\` to use it`);
+      }
+      if (problems.length > 0) {
+        notes.push(`needs config first: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
+      }
+    } else if (problems.length > 0) {
       // Installed plugins default to on; this one cannot run yet, so it is switched off explicitly.
       disablePlugin(options.raw, baseRecord(manifest, 'global', target));
       notes.push(
@@ -162,6 +199,7 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     }
     return {
       outcome: { id: manifest.id, dir: target, source, version, enabled, notes, dependenciesInstalled: dependencies },
+      stagedDir: root,
       commit() {
         if (existsSync(target)) {
           const old = join(extensions, `.replaced-${manifest.id}-${Date.now()}`);
@@ -241,9 +279,69 @@ function packageJson(dir: string): Record<string, unknown> | undefined {
   }
 }
 
-function packageDependencies(dir: string): number {
-  const deps = packageJson(dir)?.dependencies;
-  return deps && typeof deps === 'object' ? Object.keys(deps).length : 0;
+/** Names under which a plugin may depend on claw itself. */
+export const HOST_PACKAGE_NAMES = ['@claw-assistant/claw', 'claw'] as const;
+const DEPENDENCY_FIELDS = ['dependencies', 'peerDependencies', 'optionalDependencies', 'devDependencies'] as const;
+
+function declaresHost(pkg: Record<string, unknown> | undefined): boolean {
+  return DEPENDENCY_FIELDS.some((field) => {
+    const deps = pkg?.[field];
+    return deps !== null && typeof deps === 'object' && HOST_PACKAGE_NAMES.some((name) => name in (deps as object));
+  });
+}
+
+/**
+ * `npm install` the plugin's runtime dependencies, never claw itself: the host names are
+ * taken out of the package.json npm reads (and put back afterwards), and peer dependencies
+ * are not fetched (`--legacy-peer-deps`), so a dependency that peers on `claw` cannot pull
+ * the unrelated registry package either. `file:` dependencies are copied, not linked
+ * (`--install-links`): the plugin moves after this step, and must not depend on where it
+ * came from. Returns how many dependencies were installed.
+ */
+async function installDependencies(root: string, env: NodeJS.ProcessEnv, output?: (chunk: string) => void): Promise<number> {
+  const file = join(root, 'package.json');
+  const pkg = packageJson(root);
+  if (!pkg) return 0;
+  const stripped = structuredClone(pkg);
+  for (const field of DEPENDENCY_FIELDS) {
+    const deps = stripped[field];
+    if (deps === null || typeof deps !== 'object') continue;
+    for (const name of HOST_PACKAGE_NAMES) delete (deps as Record<string, unknown>)[name];
+  }
+  const meta = stripped.peerDependenciesMeta as Record<string, unknown> | undefined;
+  if (meta && typeof meta === 'object') for (const name of HOST_PACKAGE_NAMES) delete meta[name];
+  const deps = stripped.dependencies;
+  const count = deps && typeof deps === 'object' ? Object.keys(deps).length : 0;
+  if (count === 0) return 0;
+  const original = readFileSync(file, 'utf8');
+  writeFileSync(file, `${JSON.stringify(stripped, null, 2)}\n`);
+  try {
+    await run(
+      'npm',
+      ['install', '--omit=dev', '--omit=peer', '--legacy-peer-deps', '--install-links', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+      root,
+      env,
+      output,
+    );
+  } finally {
+    writeFileSync(file, original);
+  }
+  return count;
+}
+
+/**
+ * A plugin that declares claw gets node_modules/@claw-assistant/claw and node_modules/claw
+ * linked to this installation, so plain JavaScript `import … from '@claw-assistant/claw/sdk'`
+ * resolves to the host (TypeScript plugins also get jiti aliases for the same specifiers).
+ */
+function linkHostPackage(root: string, hostRoot = clawPackageRoot()): void {
+  if (!hostRoot || !declaresHost(packageJson(root))) return;
+  for (const name of HOST_PACKAGE_NAMES) {
+    const link = join(root, 'node_modules', ...name.split('/'));
+    rmSync(link, { recursive: true, force: true });
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(hostRoot, link, 'dir');
+  }
 }
 
 function packageVersion(dir: string): string | undefined {
