@@ -94,3 +94,4 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
 export * from './runtime-deps.js';
+export { trace } from '../kernel/util/trace.js';

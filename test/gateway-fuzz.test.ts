@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { client, connectFrame, rawSocket, startGateway, type RunningGateway } from './gateway-helpers.js';
-import type { GatewayService } from '../plugins/gateway/index.js';
+import type { GatewayService } from '../plugins/gateway/service.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
 

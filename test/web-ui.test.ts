@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../sdk/client.js';
-import type { GatewayService } from '../plugins/gateway/index.js';
+import type { GatewayService } from '../plugins/gateway/service.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
 import { REPO, tempDir } from './helpers.js';

@@ -18,7 +18,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAbsolute, join } from 'node:path';
 import type { Bot, Transformer } from 'grammy';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../kernel/index.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../sdk/index.js';
 import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
 import type { Redactor } from '../../sdk/index.js';
 import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js';

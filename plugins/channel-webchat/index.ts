@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ErrorCodes, ProtocolError, type ChannelAccountContext, type InboundMedia, type JsonSchema } from '../../kernel/index.js';
+import { ErrorCodes, ProtocolError, type ChannelAccountContext, type InboundMedia, type JsonSchema } from '../../sdk/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
 import { definePlugin } from '../../sdk/index.js';
 import { StaticBundle } from './static.js';

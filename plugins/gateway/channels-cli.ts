@@ -7,7 +7,7 @@
  * files) works either way.
  */
 import { randomUUID } from 'node:crypto';
-import type { CliContext, PluginApi } from '../../kernel/index.js';
+import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { runningGateway, withGatewayClient } from '../../sdk/operator.js';

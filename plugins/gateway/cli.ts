@@ -4,14 +4,14 @@
  * it when config.apply asks, and stops it cleanly on SIGINT/SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
-import { type BootedKernel, type CliContext, type PluginApi } from '../../kernel/index.js';
+import { type BootedKernel, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
-import type { GatewayService } from './index.js';
+import type { GatewayService } from './service.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
-import { trace } from '../../kernel/util/trace.js';
+import { trace } from '../../sdk/index.js';
 
 
 const HELP: Record<string, string> = {

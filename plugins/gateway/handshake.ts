@@ -12,7 +12,7 @@ import {
   ProtocolError,
   validateConnectParams,
   type ConnectParams,
-} from '../../kernel/index.js';
+} from '../../sdk/index.js';
 import { deviceAuthPayload, deviceIdFor, parsePublicKey, verifySignature } from '../../sdk/device-auth.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';

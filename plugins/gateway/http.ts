@@ -5,7 +5,7 @@
  * request stream unread, so handlers get the raw request exactly as it arrived.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { KernelServices, Logger } from '../../kernel/index.js';
+import type { KernelServices, Logger } from '../../sdk/index.js';
 import { safeEqual } from './handshake.js';
 import { isLoopbackHost } from '../../sdk/gateway-auth.js';
 import { clientKey, type AuthRateLimiter } from './rate-limit.js';

@@ -3,21 +3,16 @@
  * `gateway` service. The server itself (ws, fastify, pino) is imported when the service
  * starts, and the client side when a CLI command runs.
  */
-import { clawVersion, type ServiceDefinition } from '../../kernel/index.js';
+import { clawVersion } from '../../sdk/index.js';
 import { definePlugin } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
 import { registerMethods } from './methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
+import type { GatewayService } from './service.js';
 import { needsGeneratedToken, resolveSettings, type GatewaySection } from './settings.js';
 import { saveGeneratedToken } from './token.js';
 
-/** The `gateway` service as the `claw gateway` runner drives it. */
-export interface GatewayService extends ServiceDefinition {
-  runtime: GatewayRuntime;
-  /** Why the next stop happens; clients see it in the `shutdown` event. */
-  stopReason?: { reason: string; restartExpectedMs?: number };
-}
 
 export default definePlugin({
   id: 'gateway',

@@ -7,7 +7,7 @@
 import { hostname } from 'node:os';
 import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, writeJsonAtomic } from '../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, writeJsonAtomic } from '../../sdk/index.js';
 
 import { gatewayLockPath as lockPath, lockHolderAlive as holderAlive, type GatewayLockInfo as LockInfo } from '../../sdk/operator.js';
 export type { LockInfo };

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type PinoModule from 'pino';
-import { createRedactor, type Logger, type LogLevel, type Redactor } from '../../kernel/index.js';
+import { createRedactor, type Logger, type LogLevel, type Redactor } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
 
 export interface GatewayLogging {

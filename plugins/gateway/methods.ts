@@ -21,7 +21,7 @@ import {
   type JsonSchema,
   type PathSegment,
   type PluginApi,
-} from '../../kernel/index.js';
+} from '../../sdk/index.js';
 import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
 import { describePlugin } from '../../sdk/plugin-summary.js';
 import { publicDevice, PairingError } from './pairing.js';

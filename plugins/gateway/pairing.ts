@@ -10,7 +10,7 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicAsync } from '../../kernel/index.js';
+import { writeFileAtomicAsync } from '../../sdk/index.js';
 
 export interface RoleGrant {
   scopes: string[];

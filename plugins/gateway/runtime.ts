@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { arch, platform } from 'node:os';
-import type { PluginApi } from '../../kernel/index.js';
+import type { PluginApi } from '../../sdk/index.js';
 import { base64UrlEncode, loadOrCreateDeviceIdentity, rawPublicKey } from '../../sdk/device-auth.js';
 import type { PairingStore } from './pairing.js';
 import type { GatewayServer } from './server.js';

@@ -24,7 +24,7 @@ import {
   type KernelServices,
   type Logger,
   type RequestFrame,
-} from '../../kernel/index.js';
+} from '../../sdk/index.js';
 import { buildAgentMainSessionKey, normalizeAgentId, normalizeMainKey } from '../../sdk/sessions/keys.js';
 import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
 import { SlicedQueue } from './slices.js';
@@ -38,7 +38,7 @@ import { PresenceTracker } from './presence.js';
 import type { GatewaySettings } from './settings.js';
 import { startHttpApp, type HttpApp } from './http.js';
 import { CloseCodes } from './close-codes.js';
-import { trace } from '../../kernel/util/trace.js';
+import { trace } from '../../sdk/index.js';
 
 export interface GatewayServerOptions {
   kernel: KernelServices;

@@ -3,7 +3,7 @@
  * saves it in the config file (owner-only, written atomically) and tells the owner how to
  * use it. Every local client (the CLI, `claw dashboard`) reads it from there.
  */
-import type { PluginApi } from '../../kernel/index.js';
+import type { PluginApi } from '../../sdk/index.js';
 import { generateGatewayToken } from '../../sdk/gateway-auth.js';
 
 export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): string {

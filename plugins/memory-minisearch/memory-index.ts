@@ -12,7 +12,7 @@
  *   without vectors rank by keyword until a later sync embeds them.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../kernel/index.js';
+import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../../sdk/memory/embeddings.js';
 import { listMemoryFiles, type MemoryFile } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';

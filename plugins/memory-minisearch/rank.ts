@@ -2,7 +2,7 @@
  * Turning engine output into ranked memory hits: keyword candidates from MiniSearch,
  * vector candidates from a cosine scan, then the SDK's merge/finish rules.
  */
-import type { MemorySearchHit } from '../../kernel/index.js';
+import type { MemorySearchHit } from '../../sdk/index.js';
 import { cosine, type ScoredChunk } from '../../sdk/memory/scoring.js';
 import { SNIPPET_MAX_CHARS } from '../../sdk/memory/settings.js';
 import { snippetOf } from '../../sdk/memory/text.js';

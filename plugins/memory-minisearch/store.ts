@@ -9,7 +9,7 @@
  * answering from a half-index.
  */
 import { dirname, basename, join } from 'node:path';
-import type { MemorySyncStats } from '../../kernel/index.js';
+import type { MemorySyncStats } from '../../sdk/index.js';
 
 const FORMAT = 'claw-memory-minisearch';
 const VERSION = 1;

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expandHome } from '../../kernel/index.js';
+import { expandHome } from '../../sdk/index.js';
 
 export type QmdFailureKind = 'missing' | 'exit' | 'timeout' | 'output' | 'spawn';
 

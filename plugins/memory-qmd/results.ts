@@ -15,7 +15,7 @@
  */
 import { lstatSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { MemorySearchHit } from '../../kernel/index.js';
+import type { MemorySearchHit } from '../../sdk/index.js';
 import { isInside } from '../../sdk/index.js';
 import { snippetOf } from '../../sdk/memory/text.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';

@@ -5,7 +5,6 @@
  */
 import type { CliContext, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../kernel/index.js';
 import { parseFlags, runCliCommand, UsageError } from '../cli.js';
-import type { MemoryManager } from './plugin.js';
 
 const HELP = `Usage: claw memory status [--deep] [--agent <id>] [--json]
        claw memory index [--force] [--agent <id>] [--json]
@@ -21,7 +20,15 @@ const FLAGS = {
   'min-score': { type: 'string' },
 } as const;
 
-export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryManager<any>): Promise<number> {
+/** What the memory commands drive: the SDK's MemoryManager (declared here so the two files do not import each other). */
+export interface MemoryCliTarget {
+  sync(agentId?: string, options?: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
+  search(query: string, options?: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal }): Promise<MemorySearchResult>;
+  status(options?: { agentId?: string; deep?: boolean }): Promise<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryCliTarget): Promise<number> {
   return runCliCommand(ctx, async () => {
     const { values, positionals } = parseFlags(argv, FLAGS);
     const [action, ...rest] = positionals;
@@ -54,7 +61,7 @@ export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryMan
   });
 }
 
-async function status(ctx: CliContext, manager: MemoryManager<any>, agentId: string | undefined, deep: boolean, json: boolean): Promise<number> {
+async function status(ctx: CliContext, manager: MemoryCliTarget, agentId: string | undefined, deep: boolean, json: boolean): Promise<number> {
   if (deep) await manager.sync(agentId);
   const report = await manager.status({ agentId, deep });
   if (json) {
@@ -66,7 +73,7 @@ async function status(ctx: CliContext, manager: MemoryManager<any>, agentId: str
   return 0;
 }
 
-async function index(ctx: CliContext, manager: MemoryManager<any>, agentId: string | undefined, force: boolean, json: boolean): Promise<number> {
+async function index(ctx: CliContext, manager: MemoryCliTarget, agentId: string | undefined, force: boolean, json: boolean): Promise<number> {
   const started = Date.now();
   const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true;
   let lastDraw = 0;
@@ -102,7 +109,7 @@ async function index(ctx: CliContext, manager: MemoryManager<any>, agentId: stri
 
 async function search(
   ctx: CliContext,
-  manager: MemoryManager<any>,
+  manager: MemoryCliTarget,
   query: string,
   options: { agentId?: string; maxResults?: number; minScore?: number },
   json: boolean,
