@@ -61,13 +61,16 @@ describe('claw --help', () => {
     const { stateDir, env } = stateEnv();
     const byDefault = pluginCommands((await claw(['--help'], env)).stdout);
     expect(byDefault.memory).toBe('memory-sqlite');
-    expect(byDefault.agent).toBe('agent-loop');
+    expect(byDefault.agent).toBe('agent');
 
     writeFileSync(join(stateDir, 'openclaw.json'), '{ plugins: { slots: { memory: "memory-minisearch" } } }');
     expect(pluginCommands((await claw(['--help'], env)).stdout).memory).toBe('memory-minisearch');
 
-    // The agentLoop slot emptied: its commands go with it; plugins.enabled false: no plugin commands at all.
+    // Emptying the agentLoop slot swaps only the turn: `claw agent` belongs to the agent plugin and stays.
     writeFileSync(join(stateDir, 'openclaw.json'), '{ plugins: { slots: { agentLoop: "none" } } }');
+    expect(pluginCommands((await claw(['--help'], env)).stdout).agent).toBe('agent');
+    // The agent plugin off: its commands go with it; plugins.enabled false: no plugin commands at all.
+    writeFileSync(join(stateDir, 'openclaw.json'), '{ plugins: { entries: { agent: { enabled: false } } } }');
     expect(pluginCommands((await claw(['--help'], env)).stdout).agent).toBeUndefined();
     writeFileSync(join(stateDir, 'openclaw.json'), '{ plugins: { enabled: false } }');
     expect((await claw(['--help'], env)).stdout).not.toContain('Commands from plugins');

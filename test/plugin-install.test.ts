@@ -18,8 +18,7 @@ const REGISTER: Record<Slot, string> = {
     status: () => ({ backend: 'fake' }),
   });`,
   agentLoop: `api.registerAgentLoop({
-    run: async () => ({ text: 'ok' }),
-    dispatch: async () => ({ runId: 'r', status: 'ok', done: Promise.resolve({ status: 'ok', text: 'ok' }) }),
+    runTurn: async () => ({ status: 'ok', text: 'ok', messages: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }),
   });`,
   sandbox: `api.registerSandbox({ exec: async () => ({ exitCode: 0, stdout: '', stderr: '' }) });`,
 };
