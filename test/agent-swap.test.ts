@@ -52,9 +52,11 @@ describe('a swapped agent loop', () => {
     expect(JSON.stringify(h.fake.requests.at(-1)!.body)).toContain('hi there');
   });
 
-  it('keeps sessions.list', async () => {
+  it('keeps sessions.list and models.list', async () => {
     const listed: any = await h.client.request('sessions.list', {});
     expect(listed.sessions.map((session: any) => session.key)).toContain('agent:main:main');
+    const models: any = await h.client.request('models.list', {});
+    expect(models.default).toBe('openai/gpt-4.1');
   });
 
   it('keeps slash commands (answered without a model call)', async () => {

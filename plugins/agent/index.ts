@@ -6,7 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { AgentService, MessagesSection, SessionResetConfig } from '../../sdk/agent/index.js';
+import { ModelService, type AgentService, type MessagesSection, type SessionResetConfig } from '../../sdk/agent/index.js';
+import { useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
 import { applyInlineDirectives, handleCommand } from './commands.js';
@@ -28,7 +29,9 @@ export const TEMPLATES_DIR = fileURLToPath(new URL('./templates/', import.meta.u
 
 export default definePlugin({
   id: 'agent',
-  register(api) {
+  async register(api) {
+    // The models plugin's service when it is on, so cooldowns are shared; else our own.
+    const models = (await useService<ModelService>(api.kernel, 'models')) ?? new ModelService(api.kernel);
     const runtime = new AgentRuntime(
       api.kernel,
       api.logger,
@@ -38,6 +41,7 @@ export default definePlugin({
       },
       bundledSkillsDir(),
       { handle: handleCommand, applyInline: applyInlineDirectives },
+      models,
     );
 
     registerAgentMethods(api, runtime);
@@ -45,7 +49,6 @@ export default definePlugin({
 
     for (const [name, description] of [
       ['agent', 'Send a message to an agent and stream the answer'],
-      ['models', 'List models and show provider auth status'],
       ['sessions', 'List sessions'],
       ['setup', 'Create the config and the agent workspace'],
     ] as const) {

@@ -394,27 +394,6 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
     },
   });
 
-  method('models.list', {
-    scope: 'operator.read',
-    params: { type: 'object', additionalProperties: false, properties: { agentId: KEY } },
-    handler: async (params: { agentId?: string }) => {
-      const agentId = params.agentId ?? runtime.defaultAgent();
-      const settings = runtime.settings(agentId);
-      const chain = runtime.models.chain(settings);
-      const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
-      const catalog = await runtime.models.catalog();
-      const refs = new Set(catalog.map((model) => model.ref));
-      return {
-        default: chain[0] ?? null,
-        fallbacks: chain.slice(1),
-        models: [
-          ...catalog.map((model) => ({ ...model, ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}) })),
-          // Configured refs the catalog does not list (a model the provider does not advertise).
-          ...chain.filter((ref) => !refs.has(ref)).map((ref) => ({ ref, provider: ref.split('/')[0], id: ref.slice(ref.indexOf('/') + 1), ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}) })),
-        ],
-      };
-    },
-  });
 }
 
 export async function listSessions(runtime: AgentRuntime, options: { agentId?: string; activeMinutes?: number; limit?: number }) {

@@ -12,13 +12,13 @@ import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
 import {
   agentSettings,
-  AuthProfiles,
-  authProfilesFile,
+  type AuthProfiles,
   BlockChunker,
   buildAgentMainSessionKey,
   defaultAgentId,
   isStale,
-  Models,
+  type Models,
+  type ModelService,
   normalizeAgentId,
   normalizeQueueMode,
   parseReply,
@@ -98,7 +98,6 @@ const DEDUPE_WINDOW_MS = 20 * 60_000;
 export class AgentRuntime {
   readonly models: Models;
   private readonly stores = new Map<string, SessionStore>();
-  private readonly profiles = new Map<string, AuthProfiles>();
   private readonly active = new Map<string, ActiveRun>();
   private readonly followups = new Map<string, FollowupQueue>();
   private readonly runs = new Map<string, RunRecord>();
@@ -111,9 +110,11 @@ export class AgentRuntime {
     private readonly sections: () => { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection },
     readonly bundledSkillsDir: string,
     private readonly commands: CommandHandlers,
+    /** Model selection and auth profiles, shared with the models plugin (service "models"). */
+    private readonly modelService: ModelService,
     readonly now: () => number = Date.now,
   ) {
-    this.models = new Models(kernel, (agentId) => this.authProfiles(agentId));
+    this.models = modelService.models;
   }
 
   // ── Per-agent state ──────────────────────────────────────────────────────────
@@ -136,12 +137,7 @@ export class AgentRuntime {
   }
 
   authProfiles(agentId: string): AuthProfiles {
-    let profiles = this.profiles.get(agentId);
-    if (!profiles) {
-      profiles = new AuthProfiles(authProfilesFile(this.kernel.paths.stateDir, agentId), this.now);
-      this.profiles.set(agentId, profiles);
-    }
-    return profiles;
+    return this.modelService.authProfiles(agentId);
   }
 
   mainKey(agentId: string): string {

@@ -13,3 +13,4 @@ export * from './models.js';
 export * from './auth-profiles.js';
 export * from '../sessions/index.js';
 export * from './dispatch.js';
+export * from './model-service.js';

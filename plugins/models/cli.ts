@@ -1,0 +1,77 @@
+/**
+ * `claw models list|status`: the models the enabled providers offer with the configured
+ * chain and aliases, and each provider's auth profiles with their cooldowns.
+ */
+import type { CliContext } from '../../sdk/index.js';
+import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
+import { providerSettings, type ModelService } from '../../sdk/agent/index.js';
+
+export const MODELS_HELP = `Usage: claw models list [--json]      models the enabled providers offer, and the configured chain
+       claw models status [--json]    the chain, auth profiles and their cooldowns`;
+
+const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+
+export async function modelsCommand(argv: string[], ctx: CliContext, runtime: ModelService): Promise<number> {
+  const { values, positionals } = parse(argv, { ...COMMON, agent: { type: 'string' } });
+  const action = positionals[0] ?? 'list';
+  const agentId = (values.agent as string | undefined) ?? runtime.defaultAgent();
+  const settings = runtime.settings(agentId);
+  const chain = runtime.models.chain(settings);
+  if (action === 'list') {
+    const catalog = await runtime.models.catalog();
+    const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
+    if (values.json) {
+      ctx.stdout.write(`${JSON.stringify({ default: chain[0] ?? null, fallbacks: chain.slice(1), models: catalog.map((model) => ({ ...model, alias: aliases.get(model.ref) })) }, null, 2)}\n`);
+      return 0;
+    }
+    const lines = [`Default: ${chain[0] ?? '(none: set agents.defaults.model or a provider API key)'}`];
+    if (chain.length > 1) lines.push(`Fallbacks: ${chain.slice(1).join(', ')}`);
+    lines.push('', 'Models:');
+    for (const model of catalog) {
+      const flags = [aliases.get(model.ref) ? `alias ${aliases.get(model.ref)}` : '', model.contextWindow ? `ctx ${Math.round(model.contextWindow / 1000)}k` : '', model.reasoning ? 'reasoning' : ''].filter(Boolean);
+      lines.push(`  ${model.ref}${flags.length ? `  (${flags.join(', ')})` : ''}`);
+    }
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  }
+  if (action === 'status') {
+    const profiles = runtime.authProfiles(agentId);
+    const providers = runtime.kernel.capabilities.list('provider').map((info) => info.name);
+    const now = runtime.now();
+    const report = await Promise.all(
+      providers.map(async (id) => {
+        const provider = await runtime.kernel.capabilities.find('provider', id).catch(() => undefined);
+        const config = providerSettings(runtime.kernel.config(), id);
+        const keys = provider?.requiresKey === false ? [] : profiles.profilesFor(id, { configKey: config.apiKey, envKeys: provider?.envKeys, env: runtime.kernel.env });
+        return {
+          provider: id,
+          baseUrl: config.baseUrl ?? null,
+          needsKey: provider?.requiresKey !== false && !config.baseUrl,
+          profiles: keys.map((profile) => {
+            const usage = profiles.usage(profile.id);
+            const coolingMs = usage.cooldownUntil && usage.cooldownUntil > now ? usage.cooldownUntil - now : 0;
+            return { id: profile.id, source: profile.source, coolingDownMs: coolingMs, lastFailure: usage.lastFailureKind ?? null, errorCount: usage.errorCount ?? 0 };
+          }),
+        };
+      }),
+    );
+    if (values.json) {
+      ctx.stdout.write(`${JSON.stringify({ agentId, default: chain[0] ?? null, fallbacks: chain.slice(1), providers: report }, null, 2)}\n`);
+      return 0;
+    }
+    const lines = [`Agent ${agentId}: ${chain[0] ?? 'no model configured'}${chain.length > 1 ? ` → ${chain.slice(1).join(' → ')}` : ''}`, ''];
+    for (const entry of report) {
+      const state = entry.profiles.length
+        ? entry.profiles.map((profile) => `${profile.id} [${profile.source}] ${profile.coolingDownMs ? `cooling down ${Math.ceil(profile.coolingDownMs / 60_000)} min after ${profile.lastFailure}` : 'ready'}`).join('; ')
+        : entry.needsKey
+          ? 'no key'
+          : entry.baseUrl
+            ? `no key needed (${entry.baseUrl})`
+            : 'no key needed';
+      lines.push(`  ${entry.provider.padEnd(12)} ${state}`);
+    }
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+    return 0;
+  }
+  throw new UsageError(`unknown action "${action}": use claw models list or claw models status`);
+}

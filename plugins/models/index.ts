@@ -1,0 +1,55 @@
+/**
+ * Models: which model each agent uses (agents.defaults.model, fallbacks, aliases), the
+ * catalog the enabled providers offer, and auth profiles with their cooldowns. Offers the
+ * SDK's ModelService as service "models" (the agent plugin runs turns with it), the
+ * `models.list` method and `claw models`. It stays when the agent loop is swapped.
+ */
+import { ModelService } from '../../sdk/agent/index.js';
+import { definePlugin, type JsonSchema } from '../../sdk/index.js';
+import { modelsCommand, MODELS_HELP } from './cli.js';
+import { runCliCommand } from '../../sdk/cli.js';
+
+const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
+
+export default definePlugin({
+  id: 'models',
+  register(api) {
+    const runtime = new ModelService(api.kernel);
+    api.registerService({ id: 'models', api: runtime });
+
+    api.registerGatewayMethod('models.list', {
+      scope: 'operator.read',
+      params: { type: 'object', additionalProperties: false, properties: { agentId: KEY } },
+      handler: async (params: { agentId?: string }) => {
+        const agentId = params.agentId ?? runtime.defaultAgent();
+        const settings = runtime.settings(agentId);
+        const chain = runtime.models.chain(settings);
+        const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
+        const catalog = await runtime.models.catalog();
+        const refs = new Set(catalog.map((model) => model.ref));
+        return {
+          default: chain[0] ?? null,
+          fallbacks: chain.slice(1),
+          models: [
+            ...catalog.map((model) => ({ ...model, ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}) })),
+            // Configured refs the catalog does not list (a model the provider does not advertise).
+            ...chain.filter((ref) => !refs.has(ref)).map((ref) => ({ ref, provider: ref.split('/')[0], id: ref.slice(ref.indexOf('/') + 1), ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}) })),
+          ],
+        };
+      },
+    });
+
+    api.registerCli({
+      name: 'models',
+      description: 'List models and show provider auth status',
+      run: (argv, ctx) =>
+        runCliCommand(ctx, async () => {
+          if (argv.includes('--help')) {
+            ctx.stdout.write(`${MODELS_HELP}\n`);
+            return 0;
+          }
+          return modelsCommand(argv, ctx, runtime);
+        }),
+    });
+  },
+});

@@ -1,0 +1,39 @@
+/**
+ * Model selection as a service: one Models (chain, aliases, catalog, failover) and one
+ * AuthProfiles per agent for the whole process, so cooldowns a run records are what
+ * `models.list`, `/model` and the next run see. The models plugin offers it as service
+ * "models"; the agent plugin uses that one, or builds its own when the plugin is off.
+ */
+import type { KernelServices } from '../../kernel/index.js';
+import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
+import { Models } from './models.js';
+import { agentSettings, defaultAgentId, type AgentSettings } from './settings.js';
+
+export class ModelService {
+  readonly models: Models;
+  private readonly profiles = new Map<string, AuthProfiles>();
+
+  constructor(
+    readonly kernel: KernelServices,
+    readonly now: () => number = Date.now,
+  ) {
+    this.models = new Models(kernel, (agentId) => this.authProfiles(agentId));
+  }
+
+  settings(agentId: string): AgentSettings {
+    return agentSettings(this.kernel.config(), agentId, this.kernel.paths.stateDir, this.kernel.paths.workspaceDir);
+  }
+
+  defaultAgent(): string {
+    return defaultAgentId(this.kernel.config());
+  }
+
+  authProfiles(agentId: string): AuthProfiles {
+    let profiles = this.profiles.get(agentId);
+    if (!profiles) {
+      profiles = new AuthProfiles(authProfilesFile(this.kernel.paths.stateDir, agentId), this.now);
+      this.profiles.set(agentId, profiles);
+    }
+    return profiles;
+  }
+}
