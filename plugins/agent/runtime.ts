@@ -11,11 +11,9 @@ import { join } from 'node:path';
 import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
 import {
-  agentSettings,
   type AuthProfiles,
   BlockChunker,
   buildAgentMainSessionKey,
-  defaultAgentId,
   isStale,
   type Models,
   type ModelService,
@@ -120,11 +118,11 @@ export class AgentRuntime {
   // ── Per-agent state ──────────────────────────────────────────────────────────
 
   settings(agentId: string): AgentSettings {
-    return agentSettings(this.kernel.config(), agentId, this.kernel.paths.stateDir, this.kernel.paths.workspaceDir);
+    return this.modelService.settings(agentId);
   }
 
   defaultAgent(): string {
-    return defaultAgentId(this.kernel.config());
+    return this.modelService.defaultAgent();
   }
 
   store(agentId: string): SessionStore {
