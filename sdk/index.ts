@@ -115,5 +115,8 @@ export {
 
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
+export { ensurePrivateFile, writeFileAtomicAsync } from './fs.js';
+export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
+export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';
 export { trace } from '../kernel/util/trace.js';
