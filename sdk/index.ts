@@ -30,6 +30,7 @@ export type {
   CapabilityLookup,
   CapabilityTypes,
   ChannelsApi,
+  CliBootOptions,
   CliContext,
   CliDefinition,
   Kernel,

@@ -6,9 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonSchema } from '../validation.js';
 import type { Logger } from '../log.js';
-import type { Redactor } from '../redact.js';
 import type { SlotName } from '../config/keys.js';
-import type { PluginRecord } from './resolve.js';
 
 // ── Tools ────────────────────────────────────────────────────────────────────────
 
@@ -175,40 +173,14 @@ export interface ServiceDefinition {
   api?: unknown;
 }
 
-export interface CliBootOptions {
-  logger?: Logger;
-  /** Deep-merged over the config file before validation (e.g. command-line flags). */
-  configOverlay?: Record<string, unknown>;
-}
-
-export interface CliContext {
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  env: Record<string, string | undefined>;
-  /**
-   * Boot a fresh kernel the way the CLI does. Long-running commands (the gateway) own
-   * their kernel: their logger, their `start()`/`stop()`, a reboot after a config change.
-   */
-  boot(options?: CliBootOptions): Promise<BootedKernel>;
-}
-
-/**
- * The part of a booted kernel (kernel.ts `Kernel`) a CLI command drives. Declared here, not
- * imported, so the capability types do not depend on the kernel and its plugin host.
- */
-export interface BootedKernel {
-  readonly capabilities: CapabilityLookup;
-  readonly plugins: { get(id: string): PluginRecord | undefined };
-  readonly redact: Redactor;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-
 export interface CliDefinition {
   name: string;
   description: string;
-  /** Returns the process exit code (default 0). */
-  run(argv: string[], ctx: CliContext): number | void | Promise<number | void>;
+  /**
+   * Returns the process exit code (default 0). `ctx` is the CLI app's: output streams,
+   * env and a way to boot a kernel (the SDK's CliContext).
+   */
+  run(argv: string[], ctx: any): number | void | Promise<number | void>;
 }
 
 export interface HttpRouteDefinition {

@@ -57,13 +57,31 @@ export interface Kernel extends Omit<K.Kernel, 'capabilities' | 'plugins'> {
   readonly plugins: Omit<K.PluginHost, 'kernelServices'> & { readonly kernelServices: KernelServices };
 }
 
-/** The part of a booted kernel a CLI command drives, with typed capability lookup. */
-export interface BootedKernel extends K.BootedKernel {
-  readonly capabilities: CapabilityLookup;
+export interface CliBootOptions {
+  logger?: K.Logger;
+  /** Deep-merged over the config file before validation (e.g. command-line flags). */
+  configOverlay?: Record<string, unknown>;
 }
 
-export interface CliContext extends K.CliContext {
-  boot(options?: K.CliBootOptions): Promise<BootedKernel>;
+/** What the CLI app hands a plugin's command (`api.registerCli`). */
+export interface CliContext {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: Record<string, string | undefined>;
+  /**
+   * Boot a fresh kernel the way the CLI does. Long-running commands (the gateway) own
+   * their kernel: their logger, their `start()`/`stop()`, a reboot after a config change.
+   */
+  boot(options?: CliBootOptions): Promise<BootedKernel>;
+}
+
+/** The part of a booted kernel (the kernel's `Kernel`) a CLI command drives. */
+export interface BootedKernel {
+  readonly capabilities: CapabilityLookup;
+  readonly plugins: { get(id: string): K.PluginRecord | undefined };
+  readonly redact: K.Redactor;
+  start(): Promise<void>;
+  stop(): Promise<void>;
 }
 
 export interface CliDefinition extends K.CliDefinition {
