@@ -83,6 +83,10 @@ export interface KernelServices {
   channels: ChannelsApi;
 }
 
+/**
+ * Channels, providers and slot backends are checked here only for the method the kernel
+ * needs; the SDK's PluginApi (sdk/types/plugin.ts) types them with their full contracts.
+ */
 export interface PluginApi<Config = Record<string, unknown>> {
   readonly id: string;
   readonly name: string;
