@@ -24,7 +24,7 @@ export { createRedactor, compileRedactPattern, MASK, type Redactor, type Redacto
 
 export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
-export { parsePath, formatPath, getPath, setPath, unsetPath, hasPath, type PathSegment } from './config/path.js';
+export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { redactConfig, isSecretKey, REDACTED } from './config/redact.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
 export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
@@ -35,7 +35,7 @@ export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, Connec
 
 export { PluginHost, CapabilityError, PluginUnavailableError } from './plugin-host/host.js';
 export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';
-export { composeConfigSchema, composeUiHints } from './config/compose.js';
+export { composeConfigSchema } from './config/compose.js';
 export { resolveEnablement, slotHolder } from './plugin-host/enablement.js';
 export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugin-host/resolve.js';
 export type { PluginOrigin } from './plugin-host/discovery.js';
@@ -45,17 +45,14 @@ export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
 export {
   writeFileAtomic,
-  writeFileAtomicAsync,
   writeJsonAtomic,
   ensurePrivateDir,
-  ensurePrivateFile,
   restrictTree,
   privateModeOf,
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
   NON_OWNER_BITS,
 } from './util/fs.js';
-export { clawVersion } from './util/version.js';
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';

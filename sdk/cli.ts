@@ -3,7 +3,7 @@
  * errors (exit 2), and gateway errors (exit 1) reported the same way by every command.
  */
 import { parseArgs } from 'node:util';
-import type { CliContext } from '../kernel/index.js';
+import type { CliContext } from './types/plugin.js';
 import { GatewayRequestError } from './client.js';
 
 /** Wrong flags or arguments: printed as `claw: <message>`, exit code 2. */

@@ -11,10 +11,33 @@
  *     },
  *   });
  */
-import type { PluginDefinition, ToolDefinition, ToolResult } from '../kernel/index.js';
+import type { ToolDefinition, ToolResult } from '../kernel/index.js';
+import type { PluginDefinition } from './types/plugin.js';
 
 /** The kernel's public surface (lanes, hooks, config, protocol, capability types), so a plugin imports the SDK only. */
 export * from '../kernel/index.js';
+
+/**
+ * The capability contracts the SDK owns, and the plugin API typed with them (these names
+ * take precedence over the kernel's minimal shapes re-exported above).
+ */
+export type * from './types/channels.js';
+export type * from './types/models.js';
+export type * from './types/memory.js';
+export type * from './types/sandbox.js';
+export type {
+  BootedKernel,
+  CapabilityLookup,
+  CapabilityTypes,
+  ChannelsApi,
+  CliBootOptions,
+  CliContext,
+  CliDefinition,
+  Kernel,
+  KernelServices,
+  PluginApi,
+  PluginDefinition,
+} from './types/plugin.js';
 
 /** Identity at run time; gives `register(api)` its types. `Config` types `api.config`. */
 export function definePlugin<Config = Record<string, unknown>>(definition: PluginDefinition<Config>): PluginDefinition<Config> {
@@ -93,5 +116,8 @@ export {
 
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
+export { ensurePrivateFile, writeFileAtomicAsync } from './fs.js';
+export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
+export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';
 export { trace } from '../kernel/util/trace.js';

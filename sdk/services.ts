@@ -4,7 +4,7 @@
  * for it by id and gets the api object, typed by an SDK contract such as AgentService.
  * The providing plugin loads on first use.
  */
-import type { KernelServices } from '../kernel/index.js';
+import type { KernelServices } from './types/plugin.js';
 
 export async function useService<T>(kernel: Pick<KernelServices, 'capabilities'>, id: string): Promise<T | undefined> {
   const service = await kernel.capabilities.find('service', id);

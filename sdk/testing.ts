@@ -11,7 +11,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sdkAliases } from './aliases.js';
-import { createKernel, createLogger, type Kernel, type LogRecord, type Logger, type ModelRequest, type ModelStreamEvent, type PluginDefinition } from '../kernel/index.js';
+import { createKernel, createLogger, type LogRecord, type Logger } from '../kernel/index.js';
+import type { Kernel, PluginDefinition } from './types/plugin.js';
+import type { ModelRequest, ModelStreamEvent } from './types/models.js';
 import { definePlugin } from './index.js';
 
 /**
@@ -74,7 +76,8 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     transpileCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`),
   });
   return {
-    ...kernel,
+    // The SDK's Kernel: the same object, its capabilities typed with the SDK's contracts.
+    ...(kernel as Kernel),
     stateDir,
     logs,
     async dispose() {

@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../kernel/index.js';
+import type { ChatMessage } from '../sdk/index.js';
 import { AuthProfiles, BILLING_STEPS_MS, COOLDOWN_STEPS_MS } from '../sdk/agent/index.js';
 import { compactionCut, compactionThreshold, estimateTokens, pruneToolResults } from '../sdk/agent/index.js';
 import { modelChain, resolveModelInput } from '../sdk/agent/index.js';

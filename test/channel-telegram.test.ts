@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../kernel/index.js';
+import type { ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';

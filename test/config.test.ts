@@ -17,7 +17,7 @@ import {
   unsetPath,
   writeConfigFile,
   type ConfigIssue,
-} from '../kernel/index.js';
+} from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 

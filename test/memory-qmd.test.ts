@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, write
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MemoryBackend, MemorySearchResult } from '../kernel/index.js';
+import type { MemoryBackend, MemorySearchResult } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { projectQmdPath, resolveQmdCommand, runQmd } from '../plugins/memory-qmd/qmd-cli.js';

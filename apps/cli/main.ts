@@ -46,7 +46,7 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
   const ctx: Io = { ...io, json: globals.json };
   try {
     if (globals.version) {
-      const { clawVersion } = await import('../../kernel/util/version.js');
+      const { clawVersion } = await import('../../sdk/version.js');
       ctx.stdout.write(`claw ${clawVersion()}\n`);
       return 0;
     }

@@ -26,14 +26,3 @@ export function composeConfigSchema(records: readonly PluginRecord[]): JsonSchem
   }
   return schema;
 }
-
-/** UI hints from every manifest, keyed by full config path. */
-export function composeUiHints(records: readonly PluginRecord[]): Record<string, Record<string, unknown>> {
-  const hints: Record<string, Record<string, unknown>> = {};
-  for (const record of records) {
-    for (const [key, hint] of Object.entries(record.manifest?.uiHints ?? {})) {
-      hints[`plugins.entries.${record.id}.config.${key}`] = hint;
-    }
-  }
-  return hints;
-}

@@ -22,14 +22,14 @@ import type {
   CapabilityLookup,
   ChannelsApi,
   CapabilityTypes,
-  ChannelPlugin,
+  ChannelCapability,
   CliDefinition,
   CommandDefinition,
   GatewayMethodDefinition,
   HttpRouteDefinition,
-  MemoryBackend,
-  ModelProvider,
-  SandboxBackend,
+  MemoryCapability,
+  ProviderCapability,
+  SandboxCapability,
   ServiceDefinition,
   ToolDefinition,
 } from './capabilities.js';
@@ -83,6 +83,10 @@ export interface KernelServices {
   channels: ChannelsApi;
 }
 
+/**
+ * Channels, providers and slot backends are checked here only for the method the kernel
+ * needs; the SDK's PluginApi (sdk/types/plugin.ts) types them with their full contracts.
+ */
 export interface PluginApi<Config = Record<string, unknown>> {
   readonly id: string;
   readonly name: string;
@@ -98,10 +102,10 @@ export interface PluginApi<Config = Record<string, unknown>> {
   readonly kernel: KernelServices;
 
   registerTool(tool: ToolDefinition<any>): void;
-  registerChannel(channel: ChannelPlugin): void;
-  registerProvider(provider: ModelProvider): void;
-  registerMemory(backend: MemoryBackend): void;
-  registerSandbox(sandbox: SandboxBackend): void;
+  registerChannel(channel: ChannelCapability): void;
+  registerProvider(provider: ProviderCapability): void;
+  registerMemory(backend: MemoryCapability): void;
+  registerSandbox(sandbox: SandboxCapability): void;
   registerAgentLoop(loop: AgentLoop): void;
   /** `timeoutMs`: longest wait for this handler (default per hook; the operator's config wins). */
   on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number; timeoutMs?: number }): void;

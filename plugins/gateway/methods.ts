@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
-  composeUiHints,
   ErrorCodes,
   formatIssue,
   formatPath,
@@ -21,6 +20,7 @@ import {
   type JsonSchema,
   type PathSegment,
   type PluginApi,
+  type PluginRecord,
 } from '../../sdk/index.js';
 import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
 import { describePlugin } from '../../sdk/plugin-summary.js';
@@ -426,4 +426,15 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
         return { deviceId: params.deviceId, role, revoked, disconnected: closed };
       }),
   });
+}
+
+/** UI hints from every manifest, keyed by full config path. */
+function composeUiHints(records: readonly PluginRecord[]): Record<string, Record<string, unknown>> {
+  const hints: Record<string, Record<string, unknown>> = {};
+  for (const record of records) {
+    for (const [key, hint] of Object.entries(record.manifest?.uiHints ?? {})) {
+      hints[`plugins.entries.${record.id}.config.${key}`] = hint;
+    }
+  }
+  return hints;
 }

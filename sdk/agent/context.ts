@@ -3,7 +3,8 @@
  * characters per token. Compaction summarises older turns (persisted in the transcript);
  * pruning trims old tool results in the request only (the transcript is never rewritten).
  */
-import type { ChatMessage, ToolResultMessage } from '../../kernel/index.js';
+import type { ToolResultMessage } from '../../kernel/index.js';
+import type { ChatMessage } from '../types/models.js';
 import { compileLayer } from '../../kernel/index.js';
 import type { CompactionSettings, PruningSettings } from './settings.js';
 

@@ -4,7 +4,7 @@
  * sub-agents hand it messages; it answers with a handle whose `done` settles when the
  * reply has gone out.
  */
-import type { ImagePart, ThinkingLevel } from '../../kernel/index.js';
+import type { ImagePart, ThinkingLevel } from '../types/models.js';
 import type { AgentStream, TurnResult } from './loop.js';
 import type { ReplyPayload } from './reply.js';
 

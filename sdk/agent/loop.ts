@@ -9,7 +9,9 @@
  *     api.registerAgentLoop(defineAgentLoop({ async runTurn(input, ctx) { … } }));
  *   } });
  */
-import type { ChatMessage, ImagePart, KernelServices, ThinkingLevel, ToolDefinition, ToolMatcher } from '../../kernel/index.js';
+import type { ToolDefinition, ToolMatcher } from '../../kernel/index.js';
+import type { ChatMessage, ImagePart, ThinkingLevel } from '../types/models.js';
+import type { KernelServices } from '../types/plugin.js';
 import { compileToolPolicy } from '../../kernel/index.js';
 import type { Models } from './models.js';
 import type { AgentSettings } from './settings.js';

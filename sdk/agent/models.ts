@@ -5,7 +5,8 @@
  * provider; a failure that is about the key (auth, billing, rate limit, timeout, overload)
  * cools that profile down and moves on, first to the next profile, then the next model.
  */
-import type { KernelServices, ModelInfo, ModelProvider, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../../kernel/index.js';
+import type { KernelServices } from '../types/plugin.js';
+import type { ModelInfo, ModelProvider, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../types/models.js';
 import { isModelError, ModelError, parseModelRef, type ModelRef } from '../models.js';
 import { AuthProfiles, PROFILE_FAILURES, type AuthProfile } from './auth-profiles.js';
 import { providerSettings, type AgentSettings, type ModelSetting } from './settings.js';

@@ -12,7 +12,8 @@
  * by tests (it imports vitest).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelRequest, PluginDefinition } from '../../kernel/index.js';
+import type { ModelRequest } from '../types/models.js';
+import type { PluginDefinition } from '../types/plugin.js';
 import { definePlugin } from '../index.js';
 import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../testing.js';
 

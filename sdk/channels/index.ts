@@ -6,7 +6,7 @@
  * work without `start` (the CLI sends from a process that does not poll), so build
  * clients lazily from config.
  */
-import type { ChannelSendFailure } from '../../kernel/index.js';
+import type { ChannelSendFailure } from '../types/channels.js';
 
 export type {
   ChannelAccountContext,
@@ -18,7 +18,7 @@ export type {
   OutboundMessage,
   PeerKind,
   SendResult,
-} from '../../kernel/index.js';
+} from '../types/channels.js';
 
 /** Throw from `send` to tell the kernel whether (and when) to try again. */
 export class ChannelSendError extends Error implements ChannelSendFailure {
@@ -32,7 +32,7 @@ export class ChannelSendError extends Error implements ChannelSendFailure {
   }
 }
 
-export type { ChannelInfo, ChannelsApi, OutboundRequest, OutboundResult, PairingRequest } from '../../kernel/index.js';
+export type { ChannelInfo, ChannelsApi, OutboundRequest, OutboundResult, PairingRequest } from '../types/channels.js';
 
 /** Channel config as the pipeline reads it (`channels.<id>`, per-account overrides). */
 export {

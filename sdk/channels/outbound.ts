@@ -11,15 +11,14 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { HookBus, TranscriptMessage } from '../../kernel/index.js';
 import type {
   ChannelPlugin,
   ChannelSendFailure,
-  HookBus,
   OutboundMessage,
   OutboundRequest,
   OutboundResult,
-  TranscriptMessage,
-} from '../../kernel/index.js';
+} from '../types/channels.js';
 import { isInside } from '../../kernel/util/paths.js';
 import { splitForChannel } from '../text/chunker.js';
 import { DEFAULT_RETRY, type RetrySettings } from './config.js';

@@ -3,7 +3,8 @@
  * files, chunks, embeddings per second) and `claw memory search "<query>" [--json]`.
  * Runs against the backend that holds the memory slot, in this process.
  */
-import type { CliContext, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../kernel/index.js';
+import type { CliContext } from '../types/plugin.js';
+import type { MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../types/memory.js';
 import { parseFlags, runCliCommand, UsageError } from '../cli.js';
 
 const HELP = `Usage: claw memory status [--deep] [--agent <id>] [--json]

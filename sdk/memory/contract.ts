@@ -12,7 +12,9 @@
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { MemoryBackend, MemorySearchResult, PluginDefinition, ToolResult } from '../../kernel/index.js';
+import type { ToolResult } from '../../kernel/index.js';
+import type { MemoryBackend, MemorySearchResult } from '../types/memory.js';
+import type { PluginDefinition } from '../types/plugin.js';
 import { definePlugin } from '../index.js';
 import { createTestKernel, type TestKernel } from '../testing.js';
 

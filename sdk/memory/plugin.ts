@@ -9,17 +9,14 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { expandHome } from '../../kernel/index.js';
+import type { Logger, ToolContext } from '../../kernel/index.js';
+import type { CliContext, PluginApi, PluginDefinition } from '../types/plugin.js';
 import type {
-  CliContext,
-  Logger,
   MemoryBackend,
   MemorySearchResult,
   MemorySyncProgress,
   MemorySyncStats,
-  PluginApi,
-  PluginDefinition,
-  ToolContext,
-} from '../../kernel/index.js';
+} from '../types/memory.js';
 import { definePlugin, errorResult, jsonResult } from '../index.js';
 import { MemoryPathError, readMemoryLines, resolveMemoryPath } from './files.js';
 import { resolveMemorySettings, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';

@@ -23,7 +23,7 @@ export const DEFAULT_ACCOUNT_ID = 'default';
 export type DmScope = 'main' | 'per-peer' | 'per-channel-peer' | 'per-account-channel-peer';
 export const DM_SCOPES: readonly DmScope[] = ['main', 'per-peer', 'per-channel-peer', 'per-account-channel-peer'];
 
-import type { PeerKind } from '../../kernel/index.js';
+import type { PeerKind } from '../types/channels.js';
 
 export type { PeerKind };
 

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ModelRequest, ModelStreamEvent } from '../../kernel/index.js';
+import type { ModelRequest, ModelStreamEvent } from '../../sdk/index.js';
 import { definePlugin, textResult } from '../../sdk/index.js';
 import { createTestKernel } from '../../sdk/testing.js';
 import type { AgentService } from '../../sdk/agent/index.js';

@@ -9,9 +9,9 @@ import {
   redactConfig,
   setPath,
   unsetPath,
-  type Kernel,
   type PathSegment,
-} from '../../../kernel/index.js';
+} from '../../../sdk/index.js';
+import type { Kernel } from '../../../kernel/index.js';
 import { bootKernel } from '../boot.js';
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';

@@ -1,6 +1,7 @@
 /** Commands contributed by plugins (`cliCommands` in their manifests), e.g. `claw gateway`. */
 import { Writable } from 'node:stream';
 import type { Redactor } from '../../../kernel/index.js';
+import type { BootedKernel, CliContext } from '../../../sdk/index.js';
 import { bootKernel } from '../boot.js';
 import { usageError, type Io } from '../io.js';
 
@@ -17,12 +18,14 @@ export async function run(command: string, args: string[], io: Io, help: boolean
   const argv = [...args];
   if (help) argv.push('--help');
   if (io.json) argv.push('--json');
-  const code = await cli.run(argv, {
+  const ctx: CliContext = {
     stdout: io.stdout,
     stderr: masked(io.stderr, kernel.redact),
     env: io.env,
-    boot: (options = {}) => bootKernel(io, options),
-  });
+    // The kernel as the SDK types it: the same object, capabilities with their full contracts.
+    boot: (options = {}) => bootKernel(io, options) as Promise<BootedKernel>,
+  };
+  const code = await cli.run(argv, ctx);
   return typeof code === 'number' ? code : 0;
 }
 

@@ -30,7 +30,7 @@ import {
   type PluginsConfig,
 } from '../../../kernel/index.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
-import { clawPackageRoot } from '../../../kernel/util/version.js';
+import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 

@@ -8,7 +8,8 @@
  * answer carries a `notice` that says why.
  */
 import { readFileSync, statSync } from 'node:fs';
-import type { Logger, MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../../kernel/index.js';
+import type { Logger } from '../../../kernel/index.js';
+import type { MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../types/memory.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
 import { listMemoryFiles, type MemoryFile } from '../files.js';
 import type { MemoryIndex } from '../plugin.js';

@@ -4,7 +4,7 @@
  * and no transaction spans an `await`, so a search never sees half a file.
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { ensurePrivateFile } from '../../../kernel/util/fs.js';
+import { ensurePrivateFile } from '../../fs.js';
 import type { Chunk } from '../text.js';
 import { segmentCjk } from '../text.js';
 import { cosine } from '../scoring.js';

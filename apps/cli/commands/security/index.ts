@@ -5,7 +5,7 @@
  * safe remedies and reports what is left. Exit code 1 while a critical finding remains.
  */
 import { parseArgs } from 'node:util';
-import { clawVersion } from '../../../../kernel/index.js';
+import { clawVersion } from '../../../../sdk/version.js';
 import { bootKernel } from '../../boot.js';
 import { printHelp } from '../../help.js';
 import { CliError, usageError, type Io } from '../../io.js';

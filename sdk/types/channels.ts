@@ -1,0 +1,185 @@
+/**
+ * The channel contract: what a channel plugin registers (`api.registerChannel`), what it
+ * hands the pipeline, and the typed face of the kernel's channel choke point
+ * (`api.kernel.channels`). The kernel stores a channel as any object with an `id` and a
+ * `send`; these types are what the channels plugin and every transport agree on.
+ *
+ * A channel plugin is a transport: it turns what a platform delivers into an
+ * InboundMessage and hands it to `ctx.receive`, and it sends one already-shaped piece of
+ * text or media when asked. Everything between — dedupe, access control, session keys,
+ * queueing, the agent, hooks, chunking, retries — is one pipeline behind the kernel's
+ * channel choke point (plugins/channels provides it), so no channel can skip a step.
+ */
+import type { HookContext, Logger } from '../../kernel/index.js';
+
+export type PeerKind = 'direct' | 'group' | 'channel';
+
+export interface InboundMedia {
+  /** Where to fetch it (an http(s) URL the channel serves or a local file path). */
+  url?: string;
+  /** Inline content, base64. */
+  data?: string;
+  mimeType?: string;
+  fileName?: string;
+  caption?: string;
+}
+
+/** One received message, normalised. */
+export interface InboundMessage {
+  accountId: string;
+  /** The conversation: the sender (direct) or the group / channel / room. */
+  peer: { kind: PeerKind; id: string };
+  sender: { id: string; name?: string; username?: string };
+  text: string;
+  /** The platform's id for the message (dedupe key, reply target). */
+  messageId: string;
+  media?: InboundMedia[];
+  /** Forum topic / thread inside the peer. */
+  threadId?: string;
+  replyTo?: { messageId: string; text?: string; senderId?: string };
+  /** The bot was addressed (mention, reply to the bot, or a command) — for mention gating. */
+  mentioned?: boolean;
+  /** Group title, for labels and the group context line. */
+  peerName?: string;
+  timestamp?: number;
+}
+
+/** What became of an inbound message. */
+export type InboundOutcome =
+  | { status: 'dispatched'; sessionKey: string; runId: string }
+  | { status: 'duplicate' }
+  | { status: 'pairing'; code: string; created: boolean }
+  | { status: 'blocked'; reason: string }
+  | { status: 'history'; reason: string };
+
+export interface OutboundMessage {
+  accountId?: string;
+  /** Peer id to send to (chat id, channel id, phone number). */
+  to: string;
+  text?: string;
+  media?: Array<{ url: string; mimeType?: string; caption?: string }>;
+  replyTo?: string;
+  threadId?: string;
+}
+
+export interface SendResult {
+  messageId?: string;
+  [key: string]: unknown;
+}
+
+/** Thrown by a channel's send: whether (and when) the kernel should try again. */
+export interface ChannelSendFailure extends Error {
+  retryable?: boolean;
+  retryAfterMs?: number;
+}
+
+export interface ChannelStatus {
+  accountId: string;
+  connected: boolean;
+  running?: boolean;
+  detail?: string;
+  lastError?: string;
+  [key: string]: unknown;
+}
+
+/** Passed to `start` for one account. */
+export interface ChannelAccountContext {
+  accountId: string;
+  /** The channel's config (`channels.<id>`) with the account's overrides applied. */
+  config: Readonly<Record<string, unknown>>;
+  logger: Logger;
+  /** Aborted when the account stops. */
+  signal: AbortSignal;
+  stateDir: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Hand a received message to the pipeline; resolves once it is accepted or refused. */
+  receive(message: InboundMessage): Promise<InboundOutcome>;
+}
+
+export interface ChannelPlugin {
+  id: string;
+  label?: string;
+  /** Longest text one outbound message may carry; longer text is cut to fit. */
+  textLimit: number;
+  /**
+   * Config this channel has before the user writes any (`channels.<id>` is merged over it).
+   * With `enabled: true` the channel runs without being configured — for channels whose
+   * access is already controlled elsewhere (WebChat rides on gateway auth).
+   */
+  defaults?: Readonly<Record<string, unknown>>;
+  /** Account ids configured for this channel (default: the keys of `accounts`, else "default"). */
+  accounts?(config: Readonly<Record<string, unknown>>): string[];
+  start?(ctx: ChannelAccountContext): void | Promise<void>;
+  stop?(accountId: string): void | Promise<void>;
+  /** Send one piece (already within textLimit). Throw a ChannelSendFailure to ask for a retry. */
+  send(message: OutboundMessage): Promise<SendResult>;
+  /** Show "typing…" while the agent works, when the platform has it. */
+  typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
+  status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+}
+
+/** One message for the outbound path (`api.kernel.channels.send`). */
+export interface OutboundRequest {
+  /** Channel id ("telegram"), or an internal surface ("gateway", "cli") that has no transport. */
+  channel: string;
+  to: string;
+  accountId?: string;
+  threadId?: string;
+  text: string;
+  media?: string[];
+  replyTo?: string;
+  /** Who is sending (agent, session, run) — passed to the hooks. */
+  context?: HookContext;
+  /** Send through this instead of the channel plugin (callers with their own transport). */
+  transport?: (message: OutboundMessage) => Promise<SendResult | void>;
+}
+
+export interface OutboundResult {
+  /** Everything reached the transport (true for surfaces without one). */
+  delivered: boolean;
+  /** A message_sending handler cancelled it. */
+  cancelled: boolean;
+  /** The text as sent (after message_sending). */
+  text: string;
+  pieces: number;
+  attempts: number;
+  messageIds: string[];
+  error?: string;
+}
+
+/** A sender waiting for the owner to approve their pairing code. */
+export interface PairingRequest {
+  code: string;
+  channel: string;
+  accountId: string;
+  senderId: string;
+  senderName?: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export interface ChannelInfo {
+  id: string;
+  pluginId: string;
+  configured: boolean;
+  enabled: boolean;
+  accounts: Array<ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+}
+
+/**
+ * The channel choke point (`api.kernel.channels`): inbound dispatch, the one outbound path,
+ * pairing and status. The kernel forwards each call to the `api` of the service "channels"
+ * (the bundled plugins/channels); another plugin may provide it instead.
+ */
+export interface ChannelsApi {
+  /** Channels declared by enabled plugins, with their accounts' state. */
+  status(): Promise<ChannelInfo[]>;
+  /** The inbound pipeline (channels call it through their account context). */
+  receive(channel: string, message: InboundMessage): Promise<InboundOutcome>;
+  /** The one outbound path. */
+  send(request: OutboundRequest): Promise<OutboundResult>;
+  pairing: {
+    list(channel?: string): Promise<PairingRequest[]>;
+    approve(channel: string, code: string): Promise<PairingRequest | undefined>;
+  };
+}

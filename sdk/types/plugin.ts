@@ -1,0 +1,89 @@
+/**
+ * The plugin API as a plugin author sees it: the kernel's PluginApi with the capability
+ * contracts the SDK owns (channels, model providers, memory and sandbox backends) filled
+ * in. The kernel stores those capabilities by a minimal shape (an `id` and a `send`, a
+ * `search` and a `get`, …); these interfaces narrow `api.register*` and
+ * `api.kernel.capabilities` to the full contracts, so plugin code stays fully typed.
+ * At run time they are the very same objects.
+ */
+import type * as K from '../../kernel/index.js';
+import type { SlotName } from '../../kernel/index.js';
+import type { ChannelPlugin, ChannelsApi } from './channels.js';
+
+export type { ChannelsApi };
+import type { ModelProvider } from './models.js';
+import type { MemoryBackend } from './memory.js';
+import type { SandboxBackend } from './sandbox.js';
+
+/** Every kind of capability with its full contract. */
+export interface CapabilityTypes extends K.CapabilityTypes {
+  channel: ChannelPlugin;
+  provider: ModelProvider;
+  memory: MemoryBackend;
+  sandbox: SandboxBackend;
+}
+
+/** Finding capabilities by name; the owning plugin is loaded on first use. */
+export interface CapabilityLookup extends K.CapabilityLookup {
+  get<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind]>;
+  find<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind] | undefined>;
+  slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
+}
+
+/** The kernel as a plugin sees it. */
+export interface KernelServices extends K.KernelServices {
+  capabilities: CapabilityLookup;
+  /** The channel choke point: inbound pipeline, the single outbound path, pairing, status. */
+  channels: ChannelsApi;
+}
+
+export interface PluginApi<Config = Record<string, unknown>> extends K.PluginApi<Config> {
+  readonly kernel: KernelServices;
+  registerChannel(channel: ChannelPlugin): void;
+  registerProvider(provider: ModelProvider): void;
+  registerMemory(backend: MemoryBackend): void;
+  registerSandbox(sandbox: SandboxBackend): void;
+  registerCli(cli: CliDefinition): void;
+}
+
+/** What a plugin module exports (usually through `definePlugin`). */
+export interface PluginDefinition<Config = any> extends K.PluginDefinition<Config> {
+  register(api: PluginApi<Config>): void | Promise<void>;
+}
+
+/** A booted kernel (`createKernel`, the test kit), with typed capability lookup. */
+export interface Kernel extends Omit<K.Kernel, 'capabilities' | 'plugins'> {
+  readonly capabilities: CapabilityLookup;
+  readonly plugins: Omit<K.PluginHost, 'kernelServices'> & { readonly kernelServices: KernelServices };
+}
+
+export interface CliBootOptions {
+  logger?: K.Logger;
+  /** Deep-merged over the config file before validation (e.g. command-line flags). */
+  configOverlay?: Record<string, unknown>;
+}
+
+/** What the CLI app hands a plugin's command (`api.registerCli`). */
+export interface CliContext {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  env: Record<string, string | undefined>;
+  /**
+   * Boot a fresh kernel the way the CLI does. Long-running commands (the gateway) own
+   * their kernel: their logger, their `start()`/`stop()`, a reboot after a config change.
+   */
+  boot(options?: CliBootOptions): Promise<BootedKernel>;
+}
+
+/** The part of a booted kernel (the kernel's `Kernel`) a CLI command drives. */
+export interface BootedKernel {
+  readonly capabilities: CapabilityLookup;
+  readonly plugins: { get(id: string): K.PluginRecord | undefined };
+  readonly redact: K.Redactor;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface CliDefinition extends K.CliDefinition {
+  run(argv: string[], ctx: CliContext): number | void | Promise<number | void>;
+}
