@@ -4,7 +4,7 @@
  * `models.list`, `/model` and the next run see. The models plugin offers it as service
  * "models"; the agent plugin uses that one, or builds its own when the plugin is off.
  */
-import type { KernelServices } from '../../kernel/index.js';
+import type { KernelServices } from '../types/plugin.js';
 import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
 import { Models } from './models.js';
 import { agentSettings, defaultAgentId, type AgentSettings } from './settings.js';
