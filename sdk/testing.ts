@@ -26,11 +26,11 @@ export function bundledPluginDir(id: string): string {
 
 /**
  * The bundled plugins a test needs for an agent to answer a message, by id: the channel
- * machinery (inbound pipeline, outbound path), model selection, the agent (sessions,
- * dispatcher, commands) and the agent loop (the turn). Add a model provider
+ * machinery (inbound pipeline, outbound path), model selection, session stores, the agent
+ * (dispatcher, commands) and the agent loop (the turn). Add a model provider
  * (`scriptedModel`) and the channel under test.
  */
-export const AGENT_STACK: readonly string[] = ['channels', 'models', 'agent', 'agent-loop'];
+export const AGENT_STACK: readonly string[] = ['channels', 'models', 'sessions', 'agent', 'agent-loop'];
 
 /** The AGENT_STACK plugins' folders, for `createTestKernel({ plugins: [...agentStackDirs(), …] })`. */
 export function agentStackDirs(): string[] {

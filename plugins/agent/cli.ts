@@ -12,7 +12,6 @@ import { expandHome, type CliContext, type PluginApi } from '../../sdk/index.js'
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
-import { listSessions } from './methods.js';
 import type { AgentRuntime, RunResult } from './runtime.js';
 import { ensureWorkspace } from '../../sdk/agent/index.js';
 
@@ -31,7 +30,6 @@ Options:
   --local                run in this process instead of through the gateway
   --json                 print the run result as JSON
   --url, --token, --password   reach a gateway elsewhere`,
-  sessions: `Usage: claw sessions [--json] [--active <minutes>] [--agent <id>]`,
   setup: `Usage: claw setup [--workspace <dir>]
 
 Creates the config file (if missing) and the agent workspace with its template files.
@@ -49,8 +47,6 @@ export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: 
     switch (name) {
       case 'agent':
         return await agentCommand(argv, ctx, api, runtime);
-      case 'sessions':
-        return await sessionsCommand(argv, ctx, runtime);
       case 'setup':
         return setupCommand(argv, ctx, api, templatesDir);
       default:
@@ -189,31 +185,6 @@ class StreamPrinter {
     if (this.printed || text) this.ctx.stdout.write('\n');
     if (result.status !== 'ok') this.ctx.stderr.write(`claw: run ${result.status}${result.error ? `: ${result.error}` : ''}\n`);
   }
-}
-
-// ── claw sessions ─────────────────────────────────────────────────────────────────
-
-async function sessionsCommand(argv: string[], ctx: CliContext, runtime: AgentRuntime): Promise<number> {
-  const { values, positionals } = parse(argv, { ...COMMON, active: { type: 'string' }, agent: { type: 'string' } });
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
-  const active = values.active === undefined ? undefined : Number(values.active);
-  if (active !== undefined && !(Number.isFinite(active) && active > 0)) throw new UsageError(`--active must be minutes, got "${String(values.active)}"`);
-  const rows = await listSessions(runtime, { agentId: values.agent as string | undefined, activeMinutes: active });
-  if (values.json) {
-    ctx.stdout.write(`${JSON.stringify({ count: rows.length, activeMinutes: active ?? null, sessions: rows }, null, 2)}\n`);
-    return 0;
-  }
-  if (rows.length === 0) {
-    ctx.stdout.write(active ? `No sessions active in the last ${active} minutes.\n` : 'No sessions yet.\n');
-    return 0;
-  }
-  const now = runtime.now();
-  const age = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 1000)}s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)}m` : ms < 86_400_000 ? `${Math.round(ms / 3_600_000)}h` : `${Math.round(ms / 86_400_000)}d`);
-  const lines = rows.map(
-    (row) => `${row.key.padEnd(40)} ${age(now - row.updatedAt).padStart(4)} ago  ${String(row.totalTokens).padStart(7)} tok  ${row.lastModel ?? row.model ?? '-'}`,
-  );
-  ctx.stdout.write(`${'KEY'.padEnd(40)} ${'UPDATED'.padStart(8)}  ${'TOKENS'.padStart(11)}  MODEL\n${lines.join('\n')}\n`);
-  return 0;
 }
 
 // ── claw setup ────────────────────────────────────────────────────────────────────

@@ -1,12 +1,13 @@
 /**
  * The agent plugin: where every message for an agent enters (gateway methods, channels,
- * `/v1`, `claw agent`) and where its reply leaves. It owns sessions, the queue, slash
- * commands and delivery, and offers them to other plugins as the `agent` service
- * (AgentService in the SDK). The turn itself is the `agentLoop` slot's.
+ * `/v1`, `claw agent`) and where its reply leaves. It owns the queue, slash commands and
+ * delivery, and offers them to other plugins as the `agent` service (AgentService in the
+ * SDK). Sessions and models are their own plugins' services; the turn is the `agentLoop`
+ * slot's.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ModelService, type AgentService, type MessagesSection, type SessionResetConfig } from '../../sdk/agent/index.js';
+import { ModelService, SessionService, type AgentService, type MessagesSection, type SessionResetConfig } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
@@ -31,7 +32,10 @@ export default definePlugin({
   id: 'agent',
   async register(api) {
     // The models plugin's service when it is on, so cooldowns are shared; else our own.
+    // The models and sessions plugins' services when they are on, so model cooldowns and
+    // session stores are one per process; else our own.
     const models = (await useService<ModelService>(api.kernel, 'models')) ?? new ModelService(api.kernel);
+    const sessions = (await useService<SessionService>(api.kernel, 'sessions')) ?? new SessionService(api.kernel);
     const runtime = new AgentRuntime(
       api.kernel,
       api.logger,
@@ -42,6 +46,7 @@ export default definePlugin({
       bundledSkillsDir(),
       { handle: handleCommand, applyInline: applyInlineDirectives },
       models,
+      sessions,
     );
 
     registerAgentMethods(api, runtime);
@@ -49,7 +54,6 @@ export default definePlugin({
 
     for (const [name, description] of [
       ['agent', 'Send a message to an agent and stream the answer'],
-      ['sessions', 'List sessions'],
       ['setup', 'Create the config and the agent workspace'],
     ] as const) {
       api.registerCli({ name, description, run: (argv, ctx) => runAgentCli(name, argv, ctx, api, runtime, TEMPLATES_DIR) });
@@ -71,6 +75,13 @@ export default definePlugin({
       abortRun: (runId, reason) => runtime.abortRun(runId, reason),
       stop: (sessionKey, reason) => runtime.stop(sessionKey, reason),
       defaultAgent: () => runtime.defaultAgent(),
+      isActive: (sessionKey) => runtime.isActive(sessionKey),
+      resetSession: (agentId, sessionKey, patch) => runtime.resetSession(agentId, sessionKey, patch),
+      compactSession: (agentId, sessionKey, instructions) => runtime.compactSession(agentId, sessionKey, instructions),
+      sessionChanged(sessionKey, entry) {
+        if (entry) runtime.cachedQueueOverride.set(sessionKey, entry.queue);
+        else runtime.cachedQueueOverride.delete(sessionKey);
+      },
     };
     api.registerService({
       id: 'agent',

@@ -3,18 +3,15 @@
  * UIs, `sessions.*` and `models.list`. Every run goes through AgentRuntime.dispatch, the
  * same door channels and the HTTP endpoint use.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
 import { ProtocolError } from '../../sdk/index.js';
 import { ErrorCodes } from '../../sdk/index.js';
 import { NO_REPLY } from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
-import type { SessionEntry, SessionPatch } from '../../sdk/agent/index.js';
 import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
 import { parseSessionKey } from '../../sdk/agent/index.js';
-import { agentIds, normalizeQueueMode } from '../../sdk/agent/index.js';
+import { normalizeQueueMode } from '../../sdk/agent/index.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
 const HISTORY_DEFAULT_LIMIT = 200;
@@ -247,179 +244,6 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       return { ok: true, aborted: count > 0, runIds: before.filter((id) => runtime.run(id)?.sessionKey === sessionKey), stopped: count };
     },
   });
-
-  method('sessions.list', {
-    scope: 'operator.read',
-    params: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { agentId: KEY, activeMinutes: { type: 'number', exclusiveMinimum: 0 }, limit: { type: 'integer', minimum: 1 } },
-    },
-    handler: async (params: { agentId?: string; activeMinutes?: number; limit?: number }) => ({
-      sessions: await listSessions(runtime, params),
-    }),
-  });
-
-  method('sessions.preview', {
-    scope: 'operator.read',
-    params: {
-      type: 'object',
-      required: ['keys'],
-      additionalProperties: false,
-      properties: { keys: { type: 'array', items: KEY, minItems: 1, maxItems: 64 }, limit: { type: 'integer', minimum: 1, maximum: 50 }, maxChars: { type: 'integer', minimum: 16, maximum: 4000 } },
-    },
-    handler: async (params: { keys: string[]; limit?: number; maxChars?: number }) => {
-      const limit = params.limit ?? 6;
-      const maxChars = params.maxChars ?? 240;
-      const previews = await Promise.all(
-        params.keys.map(async (key) => {
-          const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: key });
-          const entry = await runtime.store(agentId).get(sessionKey);
-          if (!entry) return { key, status: 'missing', items: [] };
-          const file = runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId);
-          if (!existsSync(file)) return { key, status: 'empty', items: [] };
-          const items = new Transcript(file)
-            .messages()
-            .filter((message) => message.role !== 'toolResult')
-            .map((message) => ({ role: message.role, text: clip(textOf(message.content), maxChars) }))
-            .filter((item) => item.text && item.text !== NO_REPLY)
-            .slice(-limit);
-          return { key, status: items.length ? 'ok' : 'empty', items };
-        }),
-      );
-      return { ts: Date.now(), previews };
-    },
-  });
-
-  method('sessions.patch', {
-    scope: 'operator.admin',
-    params: {
-      type: 'object',
-      required: ['key'],
-      additionalProperties: false,
-      properties: {
-        key: KEY,
-        label: { type: ['string', 'null'], maxLength: 200 },
-        model: { type: ['string', 'null'] },
-        thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
-        verboseLevel: { enum: ['on', 'off', 'full', null] },
-        reasoningLevel: { enum: ['on', 'off', 'stream', null] },
-        sendPolicy: { enum: ['allow', 'deny', null] },
-        queueMode: { anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }] },
-        queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
-        queueCap: { type: ['integer', 'null'], minimum: 1 },
-        queueDrop: { enum: ['old', 'new', 'summarize', null] },
-      },
-    },
-    handler: async (params: Record<string, unknown> & { key: string }) => {
-      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
-      const patch: SessionPatch = {};
-      const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
-      for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
-        if (field in params) (patch as Record<string, unknown>)[field] = value(field);
-      }
-      if ('model' in params) {
-        const model = value<string>('model');
-        if (model !== undefined) {
-          const { resolveModelInput } = await import('../../sdk/agent/index.js');
-          const ref = resolveModelInput(model, runtime.settings(agentId), await runtime.models.catalog());
-          if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
-          patch.model = ref;
-        } else patch.model = undefined;
-      }
-      const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
-      const updated = await runtime.store(agentId).upsert(sessionKey, (entry) => {
-        if (queueFields.length === 0) return patch;
-        const queue = { ...entry?.queue };
-        const set = (name: keyof typeof queue, field: string) => {
-          if (!(field in params)) return;
-          if (params[field] === null) delete queue[name];
-          else (queue as Record<string, unknown>)[name] = params[field];
-        };
-        set('mode', 'queueMode');
-        set('debounceMs', 'queueDebounceMs');
-        set('cap', 'queueCap');
-        set('drop', 'queueDrop');
-        return { ...patch, queue: Object.keys(queue).length ? queue : undefined };
-      });
-      runtime.cachedQueueOverride.set(sessionKey, updated.queue);
-      return { ok: true, key: sessionKey, entry: updated };
-    },
-  });
-
-  method('sessions.reset', {
-    scope: 'operator.admin',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, model: { type: 'string', minLength: 1 } } },
-    handler: async (params: { key: string; model?: string }) => {
-      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
-      let model: string | undefined;
-      if (params.model) {
-        const { resolveModelInput } = await import('../../sdk/agent/index.js');
-        model = resolveModelInput(params.model, runtime.settings(agentId), await runtime.models.catalog());
-        if (!model) throw invalid(`unknown model "${params.model}" (see models.list)`);
-      }
-      const entry = await runtime.resetSession(agentId, sessionKey, model ? { model } : {});
-      return { ok: true, key: sessionKey, entry };
-    },
-  });
-
-  method('sessions.delete', {
-    scope: 'operator.admin',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, deleteTranscript: { type: 'boolean' } } },
-    handler: async (params: { key: string; deleteTranscript?: boolean }) => {
-      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
-      runtime.stop(sessionKey, 'deleted');
-      const store = runtime.store(agentId);
-      const entry = await store.get(sessionKey);
-      const deleted = await store.delete(sessionKey);
-      runtime.cachedQueueOverride.delete(sessionKey);
-      if (entry && params.deleteTranscript !== false) {
-        // Transcripts of this session id (topic threads included) go with it.
-        const dir = store.dir;
-        for (const name of readdirSync(dir)) {
-          if (name === `${entry.sessionId}.jsonl` || (name.startsWith(`${entry.sessionId}-topic-`) && name.endsWith('.jsonl'))) rmSync(join(dir, name), { force: true });
-        }
-      }
-      return { ok: true, key: sessionKey, deleted };
-    },
-  });
-
-  method('sessions.compact', {
-    scope: 'operator.admin',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, instructions: { type: 'string', maxLength: 10_000 } } },
-    handler: async (params: { key: string; instructions?: string }) => {
-      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.key });
-      const outcome = await runtime.compactSession(agentId, sessionKey, params.instructions);
-      return { ok: true, key: sessionKey, ...outcome };
-    },
-  });
-
-}
-
-export async function listSessions(runtime: AgentRuntime, options: { agentId?: string; activeMinutes?: number; limit?: number }) {
-  const agents = options.agentId ? [options.agentId] : knownAgents(runtime);
-  const cutoff = options.activeMinutes ? runtime.now() - options.activeMinutes * 60_000 : undefined;
-  const rows: Array<{ key: string; agentId: string; hasActiveRun: boolean } & SessionEntry> = [];
-  for (const agentId of agents) {
-    for (const { key, entry } of await runtime.store(agentId).list()) {
-      if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
-      rows.push({ key, agentId, ...entry, hasActiveRun: runtime.isActive(key) });
-    }
-  }
-  rows.sort((a, b) => b.updatedAt - a.updatedAt);
-  return options.limit ? rows.slice(0, options.limit) : rows;
-}
-
-/** Agents in config plus any with sessions on disk. */
-export function knownAgents(runtime: AgentRuntime): string[] {
-  const ids = new Set(agentIds(runtime.kernel.config()));
-  const dir = join(runtime.kernel.paths.stateDir, 'agents');
-  try {
-    for (const name of readdirSync(dir)) if (existsSync(join(dir, name, 'sessions'))) ids.add(name);
-  } catch {
-    // No agents directory yet.
-  }
-  return [...ids];
 }
 
 function textOf(content: unknown): string {
@@ -430,9 +254,4 @@ function textOf(content: unknown): string {
 
 function hasToolCall(content: unknown): boolean {
   return Array.isArray(content) && content.some((part: { type?: string }) => part.type === 'toolCall');
-}
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

@@ -7,24 +7,22 @@
  * message_sending → before_message_write → send → message_sent.
  */
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
 import {
   type AuthProfiles,
   BlockChunker,
-  buildAgentMainSessionKey,
   isStale,
   type Models,
   type ModelService,
-  normalizeAgentId,
+  type SessionService,
   normalizeQueueMode,
   parseReply,
   parseSessionKey,
   queueDefaults,
   resolveResetPolicy,
   sessionTypeOf,
-  SessionStore,
+  type SessionStore,
   skillDirsFor,
   Transcript,
   type AgentLoopSlot,
@@ -95,7 +93,6 @@ const DEDUPE_WINDOW_MS = 20 * 60_000;
 
 export class AgentRuntime {
   readonly models: Models;
-  private readonly stores = new Map<string, SessionStore>();
   private readonly active = new Map<string, ActiveRun>();
   private readonly followups = new Map<string, FollowupQueue>();
   private readonly runs = new Map<string, RunRecord>();
@@ -110,6 +107,8 @@ export class AgentRuntime {
     private readonly commands: CommandHandlers,
     /** Model selection and auth profiles, shared with the models plugin (service "models"). */
     private readonly modelService: ModelService,
+    /** Session stores, shared with the sessions plugin (service "sessions"). */
+    readonly sessions: SessionService,
     readonly now: () => number = Date.now,
   ) {
     this.models = modelService.models;
@@ -126,12 +125,7 @@ export class AgentRuntime {
   }
 
   store(agentId: string): SessionStore {
-    let store = this.stores.get(agentId);
-    if (!store) {
-      store = new SessionStore(join(this.kernel.paths.stateDir, 'agents', agentId, 'sessions'), { now: this.now });
-      this.stores.set(agentId, store);
-    }
-    return store;
+    return this.sessions.store(agentId);
   }
 
   authProfiles(agentId: string): AuthProfiles {
@@ -139,21 +133,11 @@ export class AgentRuntime {
   }
 
   mainKey(agentId: string): string {
-    const mainKey = typeof this.sections().session?.mainKey === 'string' ? (this.sections().session!.mainKey as string) : 'main';
-    return buildAgentMainSessionKey(agentId, mainKey);
+    return this.sessions.mainKey(agentId);
   }
 
   resolveTarget(input: { agentId?: string; sessionKey?: string }): { agentId: string; sessionKey: string } {
-    if (input.sessionKey) {
-      if (input.sessionKey === 'main') {
-        const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
-        return { agentId, sessionKey: this.mainKey(agentId) };
-      }
-      const parsed = parseSessionKey(input.sessionKey);
-      return { agentId: normalizeAgentId(parsed.agentId ?? input.agentId ?? this.defaultAgent()), sessionKey: input.sessionKey };
-    }
-    const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
-    return { agentId, sessionKey: this.mainKey(agentId) };
+    return this.sessions.resolveTarget(input);
   }
 
   isActive(sessionKey: string): boolean {

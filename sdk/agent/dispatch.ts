@@ -7,6 +7,7 @@
 import type { ImagePart, ThinkingLevel } from '../types/models.js';
 import type { AgentStream, TurnResult } from './loop.js';
 import type { ReplyPayload } from './reply.js';
+import type { SessionEntry, SessionPatch } from '../sessions/store.js';
 
 export type VerboseLevel = 'on' | 'off' | 'full';
 export type ReasoningLevel = 'on' | 'off' | 'stream';
@@ -101,4 +102,12 @@ export interface AgentService {
   /** Stop everything running or queued for a session; returns how many runs were stopped. */
   stop(sessionKey: string, reason?: string): number;
   defaultAgent(): string;
+  /** A run is going on in this session. */
+  isActive(sessionKey: string): boolean;
+  /** `/new`, `sessions.reset`: stop what runs, then a new session id (session_end/session_start fire). */
+  resetSession(agentId: string, sessionKey: string, patch?: SessionPatch): Promise<SessionEntry>;
+  /** `/compact`, `sessions.compact`: summarise older turns now, in the session lane. */
+  compactSession(agentId: string, sessionKey: string, instructions?: string): Promise<{ compacted: boolean; reason?: string; summarized?: number; compactions?: number; summary?: string }>;
+  /** The session's entry changed (or was deleted) outside a run: queue settings follow it. */
+  sessionChanged(sessionKey: string, entry: SessionEntry | undefined): void;
 }

@@ -7,3 +7,4 @@ export * from './keys.js';
 export * from './store.js';
 export * from './transcript.js';
 export * from './reset.js';
+export * from './service.js';

@@ -1,0 +1,37 @@
+/**
+ * Sessions: the per-agent session stores and transcripts (the SDK's SessionService, offered
+ * as service "sessions"), the `sessions.*` methods and `claw sessions`. The agent plugin
+ * keeps its runs in these stores; this plugin stays when the agent loop is swapped.
+ */
+import { ModelService, SessionService, type AgentService } from '../../sdk/agent/index.js';
+import { runCliCommand } from '../../sdk/cli.js';
+import { definePlugin } from '../../sdk/index.js';
+import { useService } from '../../sdk/services.js';
+import { sessionsCommand, SESSIONS_HELP } from './cli.js';
+import { registerSessionMethods, type SessionsDeps } from './methods.js';
+
+export default definePlugin({
+  id: 'sessions',
+  async register(api) {
+    const sessions = new SessionService(api.kernel);
+    api.registerService({ id: 'sessions', api: sessions });
+    const deps: SessionsDeps = {
+      sessions,
+      models: (await useService<ModelService>(api.kernel, 'models')) ?? new ModelService(api.kernel),
+      agent: () => useService<AgentService>(api.kernel, 'agent'),
+    };
+    registerSessionMethods(api, deps);
+    api.registerCli({
+      name: 'sessions',
+      description: 'List sessions',
+      run: (argv, ctx) =>
+        runCliCommand(ctx, async () => {
+          if (argv.includes('--help')) {
+            ctx.stdout.write(`${SESSIONS_HELP}\n`);
+            return 0;
+          }
+          return sessionsCommand(argv, ctx, deps);
+        }),
+    });
+  },
+});

@@ -1,0 +1,201 @@
+/**
+ * The `sessions.*` gateway methods: list, preview, patch, reset, delete, compact. Stores
+ * come from the sessions service; what touches running sessions (stop, reset hooks,
+ * compaction, queue settings) goes through the agent plugin's service when it is on.
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
+import { NO_REPLY, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
+
+export interface SessionsDeps {
+  sessions: SessionService;
+  models: ModelService;
+  /** The agent plugin's service, when it is on. */
+  agent(): Promise<AgentService | undefined>;
+}
+
+const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high'] };
+const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
+
+function invalid(message: string): ProtocolError {
+  return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
+}
+
+export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void {
+  api.registerGatewayMethod('sessions.list', {
+    scope: 'operator.read',
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { agentId: KEY, activeMinutes: { type: 'number', exclusiveMinimum: 0 }, limit: { type: 'integer', minimum: 1 } },
+    },
+    handler: async (params: { agentId?: string; activeMinutes?: number; limit?: number }) => ({
+      sessions: await listSessions(deps, params),
+    }),
+  });
+
+  api.registerGatewayMethod('sessions.preview', {
+    scope: 'operator.read',
+    params: {
+      type: 'object',
+      required: ['keys'],
+      additionalProperties: false,
+      properties: { keys: { type: 'array', items: KEY, minItems: 1, maxItems: 64 }, limit: { type: 'integer', minimum: 1, maximum: 50 }, maxChars: { type: 'integer', minimum: 16, maximum: 4000 } },
+    },
+    handler: async (params: { keys: string[]; limit?: number; maxChars?: number }) => {
+      const limit = params.limit ?? 6;
+      const maxChars = params.maxChars ?? 240;
+      const previews = await Promise.all(
+        params.keys.map(async (key) => {
+          const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: key });
+          const entry = await deps.sessions.store(agentId).get(sessionKey);
+          if (!entry) return { key, status: 'missing', items: [] };
+          const file = deps.sessions.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId);
+          if (!existsSync(file)) return { key, status: 'empty', items: [] };
+          const items = new Transcript(file)
+            .messages()
+            .filter((message) => message.role !== 'toolResult')
+            .map((message) => ({ role: message.role, text: clip(textOf(message.content), maxChars) }))
+            .filter((item) => item.text && item.text !== NO_REPLY)
+            .slice(-limit);
+          return { key, status: items.length ? 'ok' : 'empty', items };
+        }),
+      );
+      return { ts: Date.now(), previews };
+    },
+  });
+
+  api.registerGatewayMethod('sessions.patch', {
+    scope: 'operator.admin',
+    params: {
+      type: 'object',
+      required: ['key'],
+      additionalProperties: false,
+      properties: {
+        key: KEY,
+        label: { type: ['string', 'null'], maxLength: 200 },
+        model: { type: ['string', 'null'] },
+        thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
+        verboseLevel: { enum: ['on', 'off', 'full', null] },
+        reasoningLevel: { enum: ['on', 'off', 'stream', null] },
+        sendPolicy: { enum: ['allow', 'deny', null] },
+        queueMode: { anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }] },
+        queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
+        queueCap: { type: ['integer', 'null'], minimum: 1 },
+        queueDrop: { enum: ['old', 'new', 'summarize', null] },
+      },
+    },
+    handler: async (params: Record<string, unknown> & { key: string }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+      const patch: SessionPatch = {};
+      const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
+      for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
+        if (field in params) (patch as Record<string, unknown>)[field] = value(field);
+      }
+      if ('model' in params) {
+        const model = value<string>('model');
+        if (model !== undefined) {
+                    const ref = resolveModelInput(model, deps.models.settings(agentId), await deps.models.models.catalog());
+          if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
+          patch.model = ref;
+        } else patch.model = undefined;
+      }
+      const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
+      const updated = await deps.sessions.store(agentId).upsert(sessionKey, (entry) => {
+        if (queueFields.length === 0) return patch;
+        const queue = { ...entry?.queue };
+        const set = (name: keyof typeof queue, field: string) => {
+          if (!(field in params)) return;
+          if (params[field] === null) delete queue[name];
+          else (queue as Record<string, unknown>)[name] = params[field];
+        };
+        set('mode', 'queueMode');
+        set('debounceMs', 'queueDebounceMs');
+        set('cap', 'queueCap');
+        set('drop', 'queueDrop');
+        return { ...patch, queue: Object.keys(queue).length ? queue : undefined };
+      });
+      (await deps.agent())?.sessionChanged(sessionKey, updated);
+      return { ok: true, key: sessionKey, entry: updated };
+    },
+  });
+
+  api.registerGatewayMethod('sessions.reset', {
+    scope: 'operator.admin',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, model: { type: 'string', minLength: 1 } } },
+    handler: async (params: { key: string; model?: string }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+      let model: string | undefined;
+      if (params.model) {
+                model = resolveModelInput(params.model, deps.models.settings(agentId), await deps.models.models.catalog());
+        if (!model) throw invalid(`unknown model "${params.model}" (see models.list)`);
+      }
+      const agent = await deps.agent();
+      const patch = model ? { model } : {};
+      // Without the agent plugin nothing runs, so there is nothing to stop and no hooks to fire.
+      const entry = agent ? await agent.resetSession(agentId, sessionKey, patch) : (await deps.sessions.store(agentId).resolve(sessionKey, { reset: true, patch })).entry;
+      return { ok: true, key: sessionKey, entry };
+    },
+  });
+
+  api.registerGatewayMethod('sessions.delete', {
+    scope: 'operator.admin',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, deleteTranscript: { type: 'boolean' } } },
+    handler: async (params: { key: string; deleteTranscript?: boolean }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+      const agent = await deps.agent();
+      agent?.stop(sessionKey, 'deleted');
+      const store = deps.sessions.store(agentId);
+      const entry = await store.get(sessionKey);
+      const deleted = await store.delete(sessionKey);
+      agent?.sessionChanged(sessionKey, undefined);
+      if (entry && params.deleteTranscript !== false) {
+        // Transcripts of this session id (topic threads included) go with it.
+        const dir = store.dir;
+        for (const name of readdirSync(dir)) {
+          if (name === `${entry.sessionId}.jsonl` || (name.startsWith(`${entry.sessionId}-topic-`) && name.endsWith('.jsonl'))) rmSync(join(dir, name), { force: true });
+        }
+      }
+      return { ok: true, key: sessionKey, deleted };
+    },
+  });
+
+  api.registerGatewayMethod('sessions.compact', {
+    scope: 'operator.admin',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, instructions: { type: 'string', maxLength: 10_000 } } },
+    handler: async (params: { key: string; instructions?: string }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+      const agent = await deps.agent();
+      if (!agent) throw invalid('compaction runs through the agent plugin, which is off');
+      const outcome = await agent.compactSession(agentId, sessionKey, params.instructions);
+      return { ok: true, key: sessionKey, ...outcome };
+    },
+  });
+}
+
+export async function listSessions(deps: SessionsDeps, options: { agentId?: string; activeMinutes?: number; limit?: number }) {
+  const agents = options.agentId ? [options.agentId] : deps.sessions.knownAgents();
+  const cutoff = options.activeMinutes ? deps.sessions.now() - options.activeMinutes * 60_000 : undefined;
+  const agent = await deps.agent();
+  const rows: Array<{ key: string; agentId: string; hasActiveRun: boolean } & SessionEntry> = [];
+  for (const agentId of agents) {
+    for (const { key, entry } of await deps.sessions.store(agentId).list()) {
+      if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
+      rows.push({ key, agentId, ...entry, hasActiveRun: agent?.isActive(key) ?? false });
+    }
+  }
+  rows.sort((a, b) => b.updatedAt - a.updatedAt);
+  return options.limit ? rows.slice(0, options.limit) : rows;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+}
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,62 @@
+/**
+ * Sessions as a service: one SessionStore per agent for the whole process (two stores on
+ * one sessions.json would lose each other's writes), and the rules that turn "main" or a
+ * bare agent id into a session key. The sessions plugin offers it as service "sessions";
+ * the agent plugin uses that one, or builds its own when the plugin is off.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KernelConfig, KernelPaths } from '../../kernel/index.js';
+import { agentIds, defaultAgentId } from '../agent/settings.js';
+import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey } from './keys.js';
+import { SessionStore } from './store.js';
+
+export class SessionService {
+  private readonly stores = new Map<string, SessionStore>();
+
+  constructor(
+    readonly kernel: { config(): Readonly<KernelConfig>; paths: KernelPaths },
+    readonly now: () => number = Date.now,
+  ) {}
+
+  store(agentId: string): SessionStore {
+    let store = this.stores.get(agentId);
+    if (!store) {
+      store = new SessionStore(join(this.kernel.paths.stateDir, 'agents', agentId, 'sessions'), { now: this.now });
+      this.stores.set(agentId, store);
+    }
+    return store;
+  }
+
+  defaultAgent(): string {
+    return defaultAgentId(this.kernel.config());
+  }
+
+  /** `agent:<id>:<session.mainKey>`, the agent's main session. */
+  mainKey(agentId: string): string {
+    const mainKey = (this.kernel.config().session as { mainKey?: unknown } | undefined)?.mainKey;
+    return buildAgentMainSessionKey(agentId, typeof mainKey === 'string' ? mainKey : 'main');
+  }
+
+  /** A full session key and its agent from what a caller gave: a key, "main", an agent id, or nothing. */
+  resolveTarget(input: { agentId?: string; sessionKey?: string }): { agentId: string; sessionKey: string } {
+    if (input.sessionKey && input.sessionKey !== 'main') {
+      const parsed = parseSessionKey(input.sessionKey);
+      return { agentId: normalizeAgentId(parsed.agentId ?? input.agentId ?? this.defaultAgent()), sessionKey: input.sessionKey };
+    }
+    const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
+    return { agentId, sessionKey: this.mainKey(agentId) };
+  }
+
+  /** Agents in config plus any with sessions on disk. */
+  knownAgents(): string[] {
+    const ids = new Set(agentIds(this.kernel.config()));
+    const dir = join(this.kernel.paths.stateDir, 'agents');
+    try {
+      for (const name of readdirSync(dir)) if (existsSync(join(dir, name, 'sessions'))) ids.add(name);
+    } catch {
+      // No agents directory yet.
+    }
+    return [...ids];
+  }
+}
