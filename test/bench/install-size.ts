@@ -73,6 +73,9 @@ export function installSize(root: string): InstallSize {
   const sizes: Array<{ name: string; mb: number }> = [];
   for (const [path, entry] of Object.entries(lock.packages)) {
     if (path === '' || entry.dev || entry.devOptional) continue;
+    // Links are the overrides' stand-ins for node-llama-cpp's GPU builds (scripts/no-gpu-build),
+    // under a dev package: `npm install --omit=dev` does not create them.
+    if (entry.link) continue;
     if (!fits(entry.os, process.platform) || !fits(entry.cpu, process.arch)) continue;
     if (entry.libc && libc && !entry.libc.includes(libc)) continue;
     let stat;
