@@ -37,3 +37,15 @@ export async function runCliCommand(ctx: CliContext, body: () => Promise<number>
     throw error;
   }
 }
+
+/** A plugin CLI command's `run`: `--help` prints `help`, anything else runs `body` through runCliCommand. */
+export function cliCommand(help: string, body: (argv: string[], ctx: CliContext) => Promise<number> | number): (argv: string[], ctx: CliContext) => Promise<number> {
+  return (argv, ctx) =>
+    runCliCommand(ctx, () => {
+      if (argv.includes('--help')) {
+        ctx.stdout.write(`${help}\n`);
+        return 0;
+      }
+      return body(argv, ctx);
+    });
+}

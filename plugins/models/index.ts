@@ -7,7 +7,7 @@
 import { ModelService } from '../../sdk/agent/index.js';
 import { definePlugin, type JsonSchema } from '../../sdk/index.js';
 import { modelsCommand, MODELS_HELP } from './cli.js';
-import { runCliCommand } from '../../sdk/cli.js';
+import { cliCommand } from '../../sdk/cli.js';
 
 const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 
@@ -42,14 +42,7 @@ export default definePlugin({
     api.registerCli({
       name: 'models',
       description: 'List models and show provider auth status',
-      run: (argv, ctx) =>
-        runCliCommand(ctx, async () => {
-          if (argv.includes('--help')) {
-            ctx.stdout.write(`${MODELS_HELP}\n`);
-            return 0;
-          }
-          return modelsCommand(argv, ctx, runtime);
-        }),
+      run: cliCommand(MODELS_HELP, (argv, ctx) => modelsCommand(argv, ctx, runtime)),
     });
   },
 });

@@ -4,7 +4,7 @@
  * keeps its runs in these stores; this plugin stays when the agent loop is swapped.
  */
 import { ModelService, SessionService, type AgentService } from '../../sdk/agent/index.js';
-import { runCliCommand } from '../../sdk/cli.js';
+import { cliCommand } from '../../sdk/cli.js';
 import { definePlugin } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
 import { sessionsCommand, SESSIONS_HELP } from './cli.js';
@@ -24,14 +24,7 @@ export default definePlugin({
     api.registerCli({
       name: 'sessions',
       description: 'List sessions',
-      run: (argv, ctx) =>
-        runCliCommand(ctx, async () => {
-          if (argv.includes('--help')) {
-            ctx.stdout.write(`${SESSIONS_HELP}\n`);
-            return 0;
-          }
-          return sessionsCommand(argv, ctx, deps);
-        }),
+      run: cliCommand(SESSIONS_HELP, (argv, ctx) => sessionsCommand(argv, ctx, deps)),
     });
   },
 });
