@@ -16,7 +16,7 @@ export {
   type LaneTask,
 } from './lanes.js';
 
-export { HookBus, type HookErrorReport, type HookOptions, type VoidHookName, type ModifyingHookName, type SyncHookName } from './hooks/bus.js';
+export { HookBus, type HookErrorReport, type HookOptions, type HookBusOptions, type HookRegistrationInfo } from './hooks/bus.js';
 export * from './hooks/catalog.js';
 
 export { createLogger, silentLogger, redactingLogger, type Logger, type LogLevel, type LogRecord } from './log.js';

@@ -12,6 +12,8 @@
  *   });
  */
 import type { ToolDefinition, ToolResult } from '../kernel/index.js';
+import { HookBus as KernelHookBus, type HookBusOptions } from '../kernel/index.js';
+import type { HookBus as TypedHookBus } from './types/hooks.js';
 import type { PluginDefinition } from './types/plugin.js';
 
 /** The kernel's public surface (lanes, hooks, config, protocol, capability types), so a plugin imports the SDK only. */
@@ -22,6 +24,8 @@ export * from '../kernel/index.js';
  * take precedence over the kernel's minimal shapes re-exported above).
  */
 export type * from './types/channels.js';
+export type * from './types/hooks.js';
+export type { HookHandler, HookRunner } from './types/hooks.js';
 export type * from './types/models.js';
 export type * from './types/memory.js';
 export type * from './types/sandbox.js';
@@ -38,6 +42,10 @@ export type {
   PluginApi,
   PluginDefinition,
 } from './types/plugin.js';
+
+/** The kernel's hook bus, typed with every hook's payload and result (the same class at run time). */
+export const HookBus = KernelHookBus as unknown as new (options?: HookBusOptions) => TypedHookBus;
+export type HookBus = TypedHookBus;
 
 /** Identity at run time; gives `register(api)` its types. `Config` types `api.config`. */
 export function definePlugin<Config = Record<string, unknown>>(definition: PluginDefinition<Config>): PluginDefinition<Config> {

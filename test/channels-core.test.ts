@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelAccess, MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from '../plugins/channels/access.js';
-import { HookBus } from '../kernel/index.js';
+import { HookBus } from '../sdk/index.js';
 import type { ChannelPlugin, InboundMessage } from '../sdk/index.js';
 import { ChannelSendError, channelConfigProblems, channelSettings, refusedMedia, retryDelay, sendOutbound } from '../sdk/channels/index.js';
 import { definePlugin, splitForChannel } from '../sdk/index.js';

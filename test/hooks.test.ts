@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { HOOK_MODES, HOOK_NAMES, HookBus, LIFECYCLE_HOOKS, MESSAGE_HOOKS, type HookErrorReport, type HookName } from '../kernel/index.js';
+import { HOOK_MODES, HOOK_NAMES, LIFECYCLE_HOOKS, MESSAGE_HOOKS, type HookErrorReport, type HookName } from '../kernel/index.js';
+import { HookBus } from '../sdk/index.js';
 import { sleep } from './helpers.js';
 
 const message = { role: 'assistant' as const, content: 'hi' };

@@ -19,19 +19,15 @@ import {
   defaultHookTimeoutMs,
   HOOK_MODES,
   isHookName,
-  mergeRuleFor,
+  MERGE_RULES,
   type HookContext,
-  type HookEvent,
   type HookHandler,
   type HookName,
-  type HookResult,
+  type HookOutcome,
+  type ModifyingHookName,
+  type SyncHookName,
+  type VoidHookName,
 } from './catalog.js';
-
-export type VoidHookName = {
-  [H in HookName]: (typeof HOOK_MODES)[H] extends 'void' ? H : never;
-}[HookName];
-export type SyncHookName = 'tool_result_persist' | 'before_message_write';
-export type ModifyingHookName = Exclude<HookName, VoidHookName | SyncHookName>;
 
 export interface HookErrorReport {
   hook: HookName;
@@ -65,12 +61,8 @@ export interface HookBusOptions {
   prepare?: (hook: HookName) => Promise<void> | void;
 }
 
-interface Registration {
-  hook: HookName;
+interface Registration extends HookRegistrationInfo {
   handler: (event: unknown, ctx: HookContext) => unknown;
-  pluginId: string;
-  priority: number;
-  timeoutMs: number;
 }
 
 /** Accumulator threaded through a modifying or sync chain. */
@@ -97,7 +89,7 @@ class Aborted {
  * The handler's outcome, or TIMED_OUT after `ms`, or a rejection with Aborted when `signal`
  * fires. A void hook's timer does not keep the process alive: no one needs its result.
  */
-function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal | undefined, unref = false): Promise<unknown> {
+function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal | undefined, unref: boolean) {
   if (!(ms > 0) && !signal) return Promise.resolve(outcome);
   return new Promise((resolve, reject) => {
     const onAbort = () => finish(() => reject(new Aborted(signal!.reason)));
@@ -152,37 +144,29 @@ export class HookBus {
   }
 
   /** Register a handler; returns a function that removes it. */
-  on<H extends HookName>(hook: H, handler: HookHandler<H>, options: HookOptions = {}): () => void {
+  on(hook: HookName, handler: HookHandler, options: HookOptions = {}): () => void {
     if (!isHookName(hook)) throw new TypeError(`unknown hook "${String(hook)}"`);
     if (typeof handler !== 'function') throw new TypeError(`handler for hook "${hook}" must be a function`);
     const priority = options.priority ?? 0;
     if (!Number.isFinite(priority)) throw new TypeError(`priority for hook "${hook}" must be a finite number`);
     const timeoutMs = options.timeoutMs ?? defaultHookTimeoutMs(hook);
-    if (!(timeoutMs >= 0 && timeoutMs <= 2 ** 31 - 1)) throw new TypeError(`timeoutMs for hook "${hook}" must be 0 or a positive number of ms`);
-    const registration: Registration = {
-      hook,
-      handler: handler as Registration['handler'],
-      pluginId: options.pluginId ?? 'anonymous',
-      priority,
-      timeoutMs,
-    };
+    if (!(timeoutMs >= 0 && timeoutMs <= 2 ** 31 - 1)) {
+      throw new TypeError(`timeoutMs for hook "${hook}" must be 0 or a positive number of ms`);
+    }
+    const pluginId = options.pluginId ?? 'anonymous';
+    const registration: Registration = { hook, handler: handler as Registration['handler'], pluginId, priority, timeoutMs };
     const list = this.registrations.get(hook) ?? [];
     list.push(registration);
     this.registrations.set(hook, list);
     this.compiled.delete(hook);
-    return () => this.remove(registration);
+    return () => this.removeWhere(hook, (entry) => entry === registration);
   }
 
   /** Remove every handler a plugin registered (used when a plugin fails or is unloaded). */
   removePlugin(pluginId: string): number {
     let removed = 0;
-    for (const [hook, list] of this.registrations) {
-      const kept = list.filter((registration) => registration.pluginId !== pluginId);
-      if (kept.length !== list.length) {
-        removed += list.length - kept.length;
-        this.registrations.set(hook, kept);
-        this.compiled.delete(hook);
-      }
+    for (const hook of this.registrations.keys()) {
+      removed += this.removeWhere(hook, (entry) => entry.pluginId === pluginId);
     }
     return removed;
   }
@@ -209,44 +193,38 @@ export class HookBus {
   }
 
   /** Void hook: every handler starts at once; resolves when all have settled. */
-  async runVoid<H extends VoidHookName>(hook: H, event: HookEvent<H>, ctx: HookContext = {}): Promise<void> {
+  async runVoid(hook: VoidHookName, event: object, ctx: HookContext = {}): Promise<void> {
     const pending = this.prepare?.(hook);
     if (pending) await pending;
     const compiled = this.compile(hook);
-    if (!compiled || compiled.mode !== 'void') return;
-    await compiled.hook.promise(event, ctx);
+    if (compiled?.mode === 'void') await compiled.hook.promise(event, ctx);
   }
 
   /** Modifying hook: handlers in priority order, results merged by the hook's rule. Rejects when ctx.signal aborts. */
-  async runModifying<H extends ModifyingHookName>(
-    hook: H,
-    event: HookEvent<H>,
-    ctx: HookContext = {},
-  ): Promise<Partial<NonNullable<HookResult<H>>>> {
+  async runModifying(hook: ModifyingHookName, event: object, ctx: HookContext = {}): Promise<HookOutcome> {
     const pending = this.prepare?.(hook);
     if (pending) await pending;
     const compiled = this.compile(hook);
-    if (!compiled || compiled.mode !== 'modifying') return {};
+    if (compiled?.mode !== 'modifying') return {};
     const state = await compiled.hook.promise({ event, ctx, result: undefined, stopped: false });
-    return (state.result ?? {}) as Partial<NonNullable<HookResult<H>>>;
+    return state.result ?? {};
   }
 
   /** Sync hook: never awaited. Handlers must return plain values. */
-  runSync<H extends SyncHookName>(hook: H, event: HookEvent<H>, ctx: HookContext = {}): Partial<NonNullable<HookResult<H>>> {
+  runSync(hook: SyncHookName, event: object, ctx: HookContext = {}): HookOutcome {
     const compiled = this.compile(hook);
-    if (!compiled || compiled.mode !== 'sync') return {};
+    if (compiled?.mode !== 'sync') return {};
     const state = compiled.hook.call({ event, ctx, result: undefined, stopped: false });
-    return (state.result ?? {}) as Partial<NonNullable<HookResult<H>>>;
+    return state.result ?? {};
   }
 
-  private remove(registration: Registration): void {
-    const list = this.registrations.get(registration.hook);
-    if (!list) return;
-    const index = list.indexOf(registration);
-    if (index >= 0) {
-      list.splice(index, 1);
-      this.compiled.delete(registration.hook);
-    }
+  private removeWhere(hook: HookName, matches: (entry: Registration) => boolean): number {
+    const list = this.registrations.get(hook) ?? [];
+    const kept = list.filter((entry) => !matches(entry));
+    if (kept.length === list.length) return 0;
+    this.registrations.set(hook, kept);
+    this.compiled.delete(hook);
+    return list.length - kept.length;
   }
 
   private ordered(hook: HookName): Registration[] {
@@ -272,89 +250,76 @@ export class HookBus {
     if (cached) return cached;
     const list = this.registrations.get(hook);
     if (!list || list.length === 0) return undefined;
-    const mode = HOOK_MODES[hook];
     const { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } = hookClasses();
+    const tap = (registration: Registration) => ({ name: registration.pluginId, stage: -registration.priority });
     let compiled: Compiled;
-    if (mode === 'void') {
+    if (HOOK_MODES[hook] === 'void') {
       const tapped = new AsyncParallelHook<[unknown, HookContext]>(['event', 'ctx'], hook);
-      for (const registration of list) {
-        tapped.tapPromise(
-          { name: registration.pluginId, stage: -registration.priority },
-          this.voidTap(registration),
-        );
-      }
-      compiled = { mode, hook: tapped };
-    } else if (mode === 'modifying') {
+      for (const registration of list) tapped.tapPromise(tap(registration), this.voidTap(registration));
+      compiled = { mode: 'void', hook: tapped };
+    } else if (HOOK_MODES[hook] === 'modifying') {
       const tapped = new AsyncSeriesWaterfallHook<[ChainState]>(['state'], hook);
-      for (const registration of list) {
-        tapped.tapPromise(
-          { name: registration.pluginId, stage: -registration.priority },
-          this.modifyingTap(registration),
-        );
-      }
-      compiled = { mode, hook: tapped };
+      for (const registration of list) tapped.tapPromise(tap(registration), this.modifyingTap(registration));
+      compiled = { mode: 'modifying', hook: tapped };
     } else {
       const tapped = new SyncWaterfallHook<[ChainState]>(['state'], hook);
-      for (const registration of list) {
-        tapped.tap({ name: registration.pluginId, stage: -registration.priority }, this.syncTap(registration));
-      }
-      compiled = { mode, hook: tapped };
+      for (const registration of list) tapped.tap(tap(registration), this.syncTap(registration));
+      compiled = { mode: 'sync', hook: tapped };
     }
     this.compiled.set(hook, compiled);
     return compiled;
   }
 
-  private timedOut(hook: HookName, pluginId: string, ms: number): void {
-    this.report(hook, pluginId, 'timeout', `timed out after ${ms} ms`);
+  /** Calls the handler; a synchronous throw is reported and ends as `undefined`. */
+  private invoke({ hook, handler, pluginId }: Registration, event: unknown, ctx: HookContext): unknown {
+    try {
+      return handler(event, { ...ctx, pluginId });
+    } catch (error) {
+      this.report(hook, pluginId, 'threw', error);
+      return undefined;
+    }
   }
 
-  private voidTap({ hook, handler, pluginId, timeoutMs }: Registration) {
+  private timedOut({ hook, pluginId, timeoutMs }: Registration): void {
+    this.report(hook, pluginId, 'timeout', `timed out after ${timeoutMs} ms`);
+  }
+
+  /** Folds one handler's result into the chain by the hook's merge rule. */
+  private fold({ hook, pluginId }: Registration, state: ChainState, value: unknown): ChainState {
+    if (value === undefined || value === null) return state;
+    if (typeof value !== 'object') {
+      this.report(hook, pluginId, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
+      return state;
+    }
+    const next = value as Record<string, unknown>;
+    const rule = MERGE_RULES[hook] ?? {};
+    state.result = rule.merge ? rule.merge(state.result ?? {}, next) : { ...state.result, ...next };
+    if (rule.apply) state.event = rule.apply(state.event as Record<string, unknown>, state.result);
+    if (rule.stops?.(next)) state.stopped = true;
+    return state;
+  }
+
+  private voidTap(registration: Registration) {
+    const { hook, pluginId, timeoutMs } = registration;
     return (event: unknown, ctx: HookContext): Promise<void> => {
-      let outcome: unknown;
-      try {
-        outcome = handler(event, { ...ctx, pluginId });
-      } catch (error) {
-        this.report(hook, pluginId, 'threw', error);
-        return RESOLVED;
-      }
+      const outcome = this.invoke(registration, event, ctx);
       if (!isThenable(outcome)) return RESOLVED;
       return bounded(outcome, timeoutMs, ctx.signal, true).then(
-        (value) => void (value === TIMED_OUT && this.timedOut(hook, pluginId, timeoutMs)),
+        (value) => void (value === TIMED_OUT && this.timedOut(registration)),
         (error) => void (error instanceof Aborted || this.report(hook, pluginId, 'threw', error)),
       );
     };
   }
 
-  private modifyingTap({ hook, handler, pluginId, timeoutMs }: Registration) {
-    const rule = mergeRuleFor(hook) as unknown as {
-      merge(acc: unknown, next: unknown): Record<string, unknown>;
-      apply?(event: unknown, acc: unknown): unknown;
-      stops?(next: unknown): boolean;
-    };
-    const fold = (state: ChainState, value: unknown): ChainState => {
-      if (value === undefined || value === null) return state;
-      if (typeof value !== 'object') {
-        this.report(hook, pluginId, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
-        return state;
-      }
-      state.result = rule.merge(state.result ?? {}, value);
-      if (rule.apply) state.event = rule.apply(state.event, state.result);
-      if (rule.stops?.(value)) state.stopped = true;
-      return state;
-    };
+  private modifyingTap(registration: Registration) {
+    const { hook, pluginId, timeoutMs } = registration;
     return (state: ChainState): Promise<ChainState> => {
       if (state.stopped) return Promise.resolve(state);
       if (state.ctx.signal?.aborted) return Promise.reject(state.ctx.signal.reason);
-      let outcome: unknown;
-      try {
-        outcome = handler(state.event, { ...state.ctx, pluginId });
-      } catch (error) {
-        this.report(hook, pluginId, 'threw', error);
-        return Promise.resolve(state);
-      }
-      if (!isThenable(outcome)) return Promise.resolve(fold(state, outcome));
-      return bounded(outcome, timeoutMs, state.ctx.signal).then(
-        (value) => (value === TIMED_OUT ? (this.timedOut(hook, pluginId, timeoutMs), state) : fold(state, value)),
+      const outcome = this.invoke(registration, state.event, state.ctx);
+      if (!isThenable(outcome)) return Promise.resolve(this.fold(registration, state, outcome));
+      return bounded(outcome, timeoutMs, state.ctx.signal, false).then(
+        (value) => (value === TIMED_OUT ? (this.timedOut(registration), state) : this.fold(registration, state, value)),
         (error) => {
           if (error instanceof Aborted) throw error.reason;
           this.report(hook, pluginId, 'threw', error);
@@ -364,31 +329,14 @@ export class HookBus {
     };
   }
 
-  private syncTap({ hook, handler, pluginId }: Registration) {
-    const rule = mergeRuleFor(hook) as unknown as {
-      merge(acc: unknown, next: unknown): Record<string, unknown>;
-      apply?(event: unknown, acc: unknown): unknown;
-      stops?(next: unknown): boolean;
-    };
+  private syncTap(registration: Registration) {
     return (state: ChainState): ChainState => {
       if (state.stopped) return state;
-      let outcome: unknown;
-      try {
-        outcome = handler(state.event, { ...state.ctx, pluginId });
-      } catch (error) {
-        this.report(hook, pluginId, 'threw', error);
-        return state;
-      }
-      if (isThenable(outcome)) {
-        // Never awaited: keep a late rejection from becoming an unhandled one.
-        Promise.resolve(outcome).catch(() => {});
-        this.report(hook, pluginId, 'async-in-sync');
-        return state;
-      }
-      if (outcome === undefined || outcome === null) return state;
-      state.result = rule.merge(state.result ?? {}, outcome);
-      if (rule.apply) state.event = rule.apply(state.event, state.result);
-      if (rule.stops?.(outcome)) state.stopped = true;
+      const outcome = this.invoke(registration, state.event, state.ctx);
+      if (!isThenable(outcome)) return this.fold(registration, state, outcome);
+      // Never awaited: keep a late rejection from becoming an unhandled one.
+      Promise.resolve(outcome).catch(() => {});
+      this.report(registration.hook, registration.pluginId, 'async-in-sync');
       return state;
     };
   }

@@ -1,6 +1,7 @@
 /**
- * Every hook a plugin can handle, with its payload, its result and how results combine.
- * This file is the whole extension surface of the message path: read it top to bottom.
+ * Every hook by name, with its run mode, its default time limit and how results combine.
+ * The kernel needs no more than that; each hook's payload and result types are the SDK's
+ * (sdk/types/hooks.ts), which is where a plugin author reads the whole hook surface.
  *
  * Modes:
  *  - void       all handlers run in parallel; results are ignored.
@@ -32,247 +33,8 @@ export interface TranscriptMessage {
   [key: string]: unknown;
 }
 
-export interface ToolCallRef {
-  id: string;
-  name: string;
-  params: Record<string, unknown>;
-}
-
-// ── The 13 message-path hooks, in message-path order ─────────────────────────────
-
-export interface MessageReceivedEvent {
-  channel: string;
-  accountId?: string;
-  from: string;
-  to?: string;
-  content: string;
-  messageId?: string;
-  timestamp: number;
-  metadata?: Record<string, unknown>;
-}
-
-export interface BeforeModelResolveEvent {
-  prompt: string;
-  provider?: string;
-  model?: string;
-}
-export interface BeforeModelResolveResult {
-  modelOverride?: string;
-  providerOverride?: string;
-}
-
-export interface BeforePromptBuildEvent {
-  prompt: string;
-  messages: TranscriptMessage[];
-}
-export interface BeforePromptBuildResult {
-  systemPrompt?: string;
-  prependContext?: string;
-  appendSystemContext?: string;
-}
-
-export interface BeforeAgentStartEvent {
-  prompt: string;
-  provider?: string;
-  model?: string;
-  messages?: TranscriptMessage[];
-}
-export type BeforeAgentStartResult = BeforeModelResolveResult & BeforePromptBuildResult;
-
-export interface LlmInputEvent {
-  provider: string;
-  model: string;
-  systemPrompt: string;
-  messages: TranscriptMessage[];
-  tools?: string[];
-}
-export interface LlmInputResult {
-  systemPrompt?: string;
-  messages?: TranscriptMessage[];
-}
-
-export interface LlmOutputEvent {
-  provider: string;
-  model: string;
-  content: string;
-  toolCalls: ToolCallRef[];
-  usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number };
-}
-export interface LlmOutputResult {
-  content?: string;
-}
-
-export interface BeforeToolCallEvent {
-  toolName: string;
-  toolCallId?: string;
-  params: Record<string, unknown>;
-}
-export interface BeforeToolCallResult {
-  params?: Record<string, unknown>;
-  block?: boolean;
-  blockReason?: string;
-}
-
-export interface ToolResultPersistEvent {
-  toolName: string;
-  toolCallId?: string;
-  message: TranscriptMessage;
-}
-export interface ToolResultPersistResult {
-  message?: TranscriptMessage;
-}
-
-export interface AfterToolCallEvent {
-  toolName: string;
-  toolCallId?: string;
-  params: Record<string, unknown>;
-  result?: unknown;
-  error?: string;
-  durationMs: number;
-}
-export interface AfterToolCallResult {
-  result?: unknown;
-}
-
-export interface AgentEndEvent {
-  messages: TranscriptMessage[];
-  success: boolean;
-  error?: string;
-  durationMs: number;
-}
-
-export interface MessageSendingEvent {
-  channel?: string;
-  to: string;
-  content: string;
-  metadata?: Record<string, unknown>;
-}
-export interface MessageSendingResult {
-  content?: string;
-  cancel?: boolean;
-}
-
-export interface BeforeMessageWriteEvent {
-  message: TranscriptMessage;
-}
-export interface BeforeMessageWriteResult {
-  message?: TranscriptMessage;
-  block?: boolean;
-}
-
-export interface MessageSentEvent {
-  channel?: string;
-  to: string;
-  content: string;
-  success: boolean;
-  error?: string;
-}
-
-// ── Lifecycle hooks ─────────────────────────────────────────────────────────────
-
-export interface GatewayStartEvent {
-  port: number;
-  host: string;
-}
-export interface GatewayStopEvent {
-  reason: string;
-}
-export interface SessionStartEvent {
-  sessionId: string;
-  sessionKey?: string;
-  resumedFrom?: string;
-}
-export interface SessionEndEvent {
-  sessionId: string;
-  sessionKey?: string;
-  messageCount: number;
-}
-export interface BeforeCompactionEvent {
-  messageCount: number;
-  tokenCount?: number;
-}
-export interface AfterCompactionEvent {
-  messageCount: number;
-  compactedCount: number;
-  summary?: string;
-}
-export interface BeforeInstallEvent {
-  pluginId: string;
-  source: 'path' | 'archive' | 'npm';
-  spec: string;
-  dir: string;
-  manifest: Record<string, unknown>;
-}
-export interface BeforeInstallResult {
-  block?: boolean;
-  blockReason?: string;
-}
-
-/** Payload and result type of every hook. Results of void hooks are `void`. */
-export interface HookTypes {
-  message_received: { event: MessageReceivedEvent; result: void };
-  before_model_resolve: { event: BeforeModelResolveEvent; result: BeforeModelResolveResult };
-  before_prompt_build: { event: BeforePromptBuildEvent; result: BeforePromptBuildResult };
-  before_agent_start: { event: BeforeAgentStartEvent; result: BeforeAgentStartResult };
-  llm_input: { event: LlmInputEvent; result: LlmInputResult };
-  before_tool_call: { event: BeforeToolCallEvent; result: BeforeToolCallResult };
-  tool_result_persist: { event: ToolResultPersistEvent; result: ToolResultPersistResult };
-  after_tool_call: { event: AfterToolCallEvent; result: AfterToolCallResult };
-  llm_output: { event: LlmOutputEvent; result: LlmOutputResult };
-  agent_end: { event: AgentEndEvent; result: void };
-  message_sending: { event: MessageSendingEvent; result: MessageSendingResult };
-  before_message_write: { event: BeforeMessageWriteEvent; result: BeforeMessageWriteResult };
-  message_sent: { event: MessageSentEvent; result: void };
-  gateway_start: { event: GatewayStartEvent; result: void };
-  gateway_stop: { event: GatewayStopEvent; result: void };
-  session_start: { event: SessionStartEvent; result: void };
-  session_end: { event: SessionEndEvent; result: void };
-  before_compaction: { event: BeforeCompactionEvent; result: void };
-  after_compaction: { event: AfterCompactionEvent; result: void };
-  before_install: { event: BeforeInstallEvent; result: BeforeInstallResult };
-}
-
-export type HookName = keyof HookTypes;
-export type HookEvent<H extends HookName> = HookTypes[H]['event'];
-export type HookResult<H extends HookName> = HookTypes[H]['result'];
-
-export type HookHandler<H extends HookName> = (
-  event: HookEvent<H>,
-  ctx: HookContext,
-) => HookResult<H> | void | undefined | Promise<HookResult<H> | void | undefined>;
-
-type Modes = { [H in HookName]: HookResult<H> extends void ? 'void' : 'modifying' | 'sync' };
-
 /** The 13 message-path hooks, in the order a message meets them. */
-export const MESSAGE_HOOKS = [
-  'message_received',
-  'before_model_resolve',
-  'before_prompt_build',
-  'before_agent_start',
-  'llm_input',
-  'before_tool_call',
-  'tool_result_persist',
-  'after_tool_call',
-  'llm_output',
-  'agent_end',
-  'message_sending',
-  'before_message_write',
-  'message_sent',
-] as const satisfies readonly HookName[];
-
-export const LIFECYCLE_HOOKS = [
-  'gateway_start',
-  'gateway_stop',
-  'session_start',
-  'session_end',
-  'before_compaction',
-  'after_compaction',
-  'before_install',
-] as const satisfies readonly HookName[];
-
-export const HOOK_NAMES: readonly HookName[] = [...MESSAGE_HOOKS, ...LIFECYCLE_HOOKS];
-
-export const HOOK_MODES: Readonly<Modes> = {
+const MESSAGE_HOOK_MODES = {
   message_received: 'void',
   before_model_resolve: 'modifying',
   before_prompt_build: 'modifying',
@@ -286,6 +48,9 @@ export const HOOK_MODES: Readonly<Modes> = {
   message_sending: 'modifying',
   before_message_write: 'sync',
   message_sent: 'void',
+} as const satisfies Record<string, HookMode>;
+
+const LIFECYCLE_HOOK_MODES = {
   gateway_start: 'void',
   gateway_stop: 'void',
   session_start: 'void',
@@ -293,7 +58,40 @@ export const HOOK_MODES: Readonly<Modes> = {
   before_compaction: 'void',
   after_compaction: 'void',
   before_install: 'modifying',
-};
+} as const satisfies Record<string, HookMode>;
+
+export const HOOK_MODES = { ...MESSAGE_HOOK_MODES, ...LIFECYCLE_HOOK_MODES };
+export type HookName = keyof typeof HOOK_MODES;
+export const MESSAGE_HOOKS = Object.keys(MESSAGE_HOOK_MODES) as readonly (keyof typeof MESSAGE_HOOK_MODES)[];
+export const LIFECYCLE_HOOKS = Object.keys(LIFECYCLE_HOOK_MODES) as readonly (keyof typeof LIFECYCLE_HOOK_MODES)[];
+export const HOOK_NAMES = [...MESSAGE_HOOKS, ...LIFECYCLE_HOOKS] as readonly HookName[];
+
+export type VoidHookName = { [H in HookName]: (typeof HOOK_MODES)[H] extends 'void' ? H : never }[HookName];
+export type SyncHookName = { [H in HookName]: (typeof HOOK_MODES)[H] extends 'sync' ? H : never }[HookName];
+export type ModifyingHookName = Exclude<HookName, VoidHookName | SyncHookName>;
+
+export function isHookName(name: string): name is HookName {
+  return Object.prototype.hasOwnProperty.call(HOOK_MODES, name);
+}
+
+/**
+ * A merged result as the kernel sees it: an open record, with the keys the kernel reads
+ * from the hooks it fires itself (the tool choke point). The SDK types every hook's result.
+ */
+export interface HookOutcome {
+  params?: Record<string, unknown>;
+  block?: boolean;
+  blockReason?: string;
+  message?: unknown;
+  result?: unknown;
+  [key: string]: unknown;
+}
+
+/**
+ * A handler as the kernel stores it: it is called with its hook's event and whatever it
+ * returns is folded by the merge rule. The SDK's HookHandler<H> is the typed form.
+ */
+export type HookHandler = (event: object, ctx: HookContext) => void;
 
 /**
  * How long the bus waits for one async handler unless its registration (`timeoutMs`) or the
@@ -310,32 +108,24 @@ export function defaultHookTimeoutMs(hook: HookName): number {
   return HOOK_MODES[hook] === 'sync' ? 0 : (HOOK_TIMEOUT_DEFAULTS[hook] ?? DEFAULT_HOOK_TIMEOUT_MS);
 }
 
-export function isHookName(name: string): name is HookName {
-  return Object.prototype.hasOwnProperty.call(HOOK_MODES, name);
-}
-
 // ── Merge rules ─────────────────────────────────────────────────────────────────
 
+type Result = Record<string, unknown>;
+
 /**
- * How one handler's result folds into the running result (`merge`), how the event seen
- * by the next handler changes (`apply`), and whether the result ends the chain (`stops`).
+ * How one handler's result folds into the running result (`merge`, default: shallow, later
+ * keys win), how the event seen by the next handler changes (`apply`), and whether the
+ * result ends the chain (`stops`).
  */
-export interface MergeRule<H extends HookName> {
-  merge(acc: HookResult<H>, next: HookResult<H>): HookResult<H>;
-  apply?(event: HookEvent<H>, acc: HookResult<H>): HookEvent<H>;
-  stops?(next: HookResult<H>): boolean;
+export interface MergeRule {
+  merge?(acc: Result, next: Result): Result;
+  apply?(event: Result, acc: Result): Result;
+  stops?(next: Result): boolean;
 }
 
-type AnyResult = Record<string, unknown>;
-
-/** Shallow merge, later keys win: the rule for hooks without a specific one. */
-const lastWins = {
-  merge: (acc: AnyResult, next: AnyResult) => ({ ...acc, ...next }),
-};
-
 /** Keep the first value a handler gave for each of `keys`; later handlers cannot replace it. */
-function firstWins(acc: AnyResult, next: AnyResult, keys: readonly string[]): AnyResult {
-  const out: AnyResult = { ...acc };
+function firstWins(acc: Result, next: Result, keys: readonly string[]): Result {
+  const out: Result = { ...acc };
   for (const key of keys) {
     if (out[key] === undefined && next[key] !== undefined) out[key] = next[key];
   }
@@ -347,7 +137,7 @@ function concat(a: unknown, b: unknown): string | undefined {
   return parts.length ? parts.join('\n\n') : undefined;
 }
 
-function mergePromptBuild(acc: AnyResult, next: AnyResult): AnyResult {
+function mergePromptBuild(acc: Result, next: Result): Result {
   const out = firstWins(acc, next, ['systemPrompt']);
   const prepend = concat(acc.prependContext, next.prependContext);
   const append = concat(acc.appendSystemContext, next.appendSystemContext);
@@ -356,60 +146,28 @@ function mergePromptBuild(acc: AnyResult, next: AnyResult): AnyResult {
   return out;
 }
 
-const MODEL_KEYS = ['modelOverride', 'providerOverride'] as const;
-
-export const MERGE_RULES: { [H in HookName]?: MergeRule<H> } = {
-  before_model_resolve: {
-    merge: (acc, next) => firstWins(acc as AnyResult, next as AnyResult, MODEL_KEYS),
-  },
-  before_prompt_build: {
-    merge: (acc, next) => mergePromptBuild(acc as AnyResult, next as AnyResult),
-  },
-  before_agent_start: {
-    merge: (acc, next) =>
-      firstWins(mergePromptBuild(acc as AnyResult, next as AnyResult), next as AnyResult, MODEL_KEYS),
-  },
-  llm_input: {
-    merge: lastWins.merge,
-    apply: (event, acc) => ({
-      ...event,
-      ...(acc.systemPrompt !== undefined ? { systemPrompt: acc.systemPrompt } : {}),
-      ...(acc.messages !== undefined ? { messages: acc.messages } : {}),
-    }),
-  },
-  before_tool_call: {
-    merge: lastWins.merge,
-    apply: (event, acc) => (acc.params !== undefined ? { ...event, params: acc.params } : event),
-    stops: (next) => next.block === true,
-  },
-  tool_result_persist: {
-    merge: lastWins.merge,
-    apply: (event, acc) => (acc.message !== undefined ? { ...event, message: acc.message } : event),
-  },
-  after_tool_call: {
-    merge: lastWins.merge,
-    apply: (event, acc) => ('result' in acc ? { ...event, result: acc.result } : event),
-  },
-  llm_output: {
-    merge: lastWins.merge,
-    apply: (event, acc) => (acc.content !== undefined ? { ...event, content: acc.content } : event),
-  },
-  message_sending: {
-    merge: lastWins.merge,
-    apply: (event, acc) => (acc.content !== undefined ? { ...event, content: acc.content } : event),
-    stops: (next) => next.cancel === true,
-  },
-  before_message_write: {
-    merge: lastWins.merge,
-    apply: (event, acc) => (acc.message !== undefined ? { ...event, message: acc.message } : event),
-    stops: (next) => next.block === true,
-  },
-  before_install: {
-    merge: lastWins.merge,
-    stops: (next) => next.block === true,
-  },
-};
-
-export function mergeRuleFor<H extends HookName>(hook: H): MergeRule<H> {
-  return (MERGE_RULES[hook] as MergeRule<H> | undefined) ?? (lastWins as unknown as MergeRule<H>);
+/** The next handler sees the event with the result's `keys` (those set) applied. */
+function applying(...keys: string[]): MergeRule['apply'] {
+  return (event, acc) => {
+    const set = keys.filter((key) => acc[key] !== undefined);
+    return set.length ? { ...event, ...Object.fromEntries(set.map((key) => [key, acc[key]])) } : event;
+  };
 }
+
+const MODEL_KEYS = ['modelOverride', 'providerOverride'];
+const blocks = (next: Result) => next.block === true;
+
+export const MERGE_RULES: { readonly [H in HookName]?: MergeRule } = {
+  before_model_resolve: { merge: (acc, next) => firstWins(acc, next, MODEL_KEYS) },
+  before_prompt_build: { merge: mergePromptBuild },
+  before_agent_start: { merge: (acc, next) => firstWins(mergePromptBuild(acc, next), next, MODEL_KEYS) },
+  llm_input: { apply: applying('systemPrompt', 'messages') },
+  before_tool_call: { apply: applying('params'), stops: blocks },
+  tool_result_persist: { apply: applying('message') },
+  // A handler may set the result to undefined on purpose.
+  after_tool_call: { apply: (event, acc) => ('result' in acc ? { ...event, result: acc.result } : event) },
+  llm_output: { apply: applying('content') },
+  message_sending: { apply: applying('content'), stops: (next) => next.cancel === true },
+  before_message_write: { apply: applying('message'), stops: blocks },
+  before_install: { stops: blocks },
+};

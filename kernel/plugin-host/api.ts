@@ -108,7 +108,7 @@ export interface PluginApi<Config = Record<string, unknown>> {
   registerSandbox(sandbox: SandboxCapability): void;
   registerAgentLoop(loop: AgentLoop): void;
   /** `timeoutMs`: longest wait for this handler (default per hook; the operator's config wins). */
-  on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number; timeoutMs?: number }): void;
+  on(hook: HookName, handler: HookHandler, options?: { priority?: number; timeoutMs?: number }): void;
   registerGatewayMethod(name: string, method: GatewayMethodDefinition): void;
   registerCommand(command: CommandDefinition): void;
   registerService(service: ServiceDefinition): void;
@@ -136,7 +136,7 @@ export interface PluginDefinition<Config = any> {
 /** The host side of registration, as seen by the api object of one plugin. */
 export interface RegistrationSink {
   register<K extends CapabilityKind>(kind: K, name: string, value: CapabilityTypes[K]): void;
-  onHook<H extends HookName>(hook: H, handler: HookHandler<H>, options: { priority?: number; timeoutMs?: number }): void;
+  onHook(hook: HookName, handler: HookHandler, options: { priority?: number; timeoutMs?: number }): void;
 }
 
 export interface PluginIdentity {

@@ -11,7 +11,7 @@
 import { realpathSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HookBus, TranscriptMessage } from '../../kernel/index.js';
+import type { HookBus, TranscriptMessage } from '../types/hooks.js';
 import type {
   ChannelPlugin,
   ChannelSendFailure,

@@ -9,11 +9,12 @@
 import type * as K from '../../kernel/index.js';
 import type { SlotName } from '../../kernel/index.js';
 import type { ChannelPlugin, ChannelsApi } from './channels.js';
-
-export type { ChannelsApi };
+import type { HookBus, HookHandler, HookName, HookRunner } from './hooks.js';
 import type { ModelProvider } from './models.js';
 import type { MemoryBackend } from './memory.js';
 import type { SandboxBackend } from './sandbox.js';
+
+export type { ChannelsApi };
 
 /** Every kind of capability with its full contract. */
 export interface CapabilityTypes extends K.CapabilityTypes {
@@ -32,6 +33,7 @@ export interface CapabilityLookup extends K.CapabilityLookup {
 
 /** The kernel as a plugin sees it. */
 export interface KernelServices extends K.KernelServices {
+  hooks: HookRunner;
   capabilities: CapabilityLookup;
   /** The channel choke point: inbound pipeline, the single outbound path, pairing, status. */
   channels: ChannelsApi;
@@ -44,6 +46,8 @@ export interface PluginApi<Config = Record<string, unknown>> extends K.PluginApi
   registerMemory(backend: MemoryBackend): void;
   registerSandbox(sandbox: SandboxBackend): void;
   registerCli(cli: CliDefinition): void;
+  /** `timeoutMs`: longest wait for this handler (default per hook; the operator's config wins). */
+  on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number; timeoutMs?: number }): void;
 }
 
 /** What a plugin module exports (usually through `definePlugin`). */
@@ -52,7 +56,8 @@ export interface PluginDefinition<Config = any> extends K.PluginDefinition<Confi
 }
 
 /** A booted kernel (`createKernel`, the test kit), with typed capability lookup. */
-export interface Kernel extends Omit<K.Kernel, 'capabilities' | 'plugins'> {
+export interface Kernel extends Omit<K.Kernel, 'capabilities' | 'plugins' | 'hooks'> {
+  readonly hooks: HookBus;
   readonly capabilities: CapabilityLookup;
   readonly plugins: Omit<K.PluginHost, 'kernelServices'> & { readonly kernelServices: KernelServices };
 }

@@ -21,14 +21,13 @@ import {
   resolveExtensionsDir,
   restrictTree,
   validateWith,
-  type BeforeInstallEvent,
-  type BeforeInstallResult,
   type InstallRecord,
   type JsonSchema,
   type PluginManifest,
   type PluginRecord,
   type PluginsConfig,
 } from '../../../kernel/index.js';
+import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
