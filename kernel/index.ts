@@ -29,9 +29,7 @@ export { redactConfig, isSecretKey, REDACTED } from './config/redact.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
 export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
 
-export { ProtocolRegistry, ProtocolError, errorShape, parseFrame, validateConnectParams, type MethodSpec, type EventSpec, type EmitOptions, type EmittedEvent } from './protocol/registry.js';
-export * from './protocol/constants.js';
-export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
+export { ProtocolRegistry, type MethodSpec, type EventSpec, type EmitOptions, type EmittedEvent } from './protocol/registry.js';
 
 export { PluginHost, CapabilityError, PluginUnavailableError } from './plugin-host/host.js';
 export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';

@@ -36,13 +36,6 @@ const byContent = new Map<string, ValidateFunction>();
 const PRECOMPILED = new Map<object, string>([
   [schemas.KERNEL_CONFIG_SCHEMA, 'kernel-config'],
   [schemas.PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
-  [schemas.FRAME_SCHEMA, 'frame'],
-  [schemas.REQUEST_FRAME_SCHEMA, 'request-frame'],
-  [schemas.RESPONSE_FRAME_SCHEMA, 'response-frame'],
-  [schemas.EVENT_FRAME_SCHEMA, 'event-frame'],
-  [schemas.ERROR_SHAPE_SCHEMA, 'error-shape'],
-  [schemas.CONNECT_PARAMS_SCHEMA, 'connect-params'],
-  [schemas.HELLO_OK_SCHEMA, 'hello-ok'],
 ]);
 
 function precompiled(name: string): ValidateFunction {

@@ -11,8 +11,10 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'plugins');
 const target = join(root, 'dist', 'plugins');
 const validators = join(root, 'dist', 'validators');
-// tsc emits .ts only; the kernel's precompiled validators are CommonJS files beside it.
-cpSync(join(root, 'kernel', 'generated', 'validators'), join(root, 'dist', 'kernel', 'generated', 'validators'), { recursive: true });
+// tsc emits .ts only; the precompiled validators (kernel schemas, wire frames) are CommonJS files beside it.
+for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
+  cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
+}
 const { compileSchema, standaloneValidator, validatorKey } = await import(join(root, 'dist', 'kernel', 'validation.js'));
 rmSync(validators, { recursive: true, force: true });
 mkdirSync(validators, { recursive: true });

@@ -2,8 +2,9 @@
  * Image attachments as gateway methods receive them (`{ content: base64 | data: URL,
  * mimeType? }`), decoded and checked once for every method that takes them.
  */
-import { ErrorCodes } from '../kernel/protocol/constants.js';
-import { ProtocolError, type JsonSchema } from '../kernel/index.js';
+import type { JsonSchema } from '../kernel/index.js';
+import { ErrorCodes } from './protocol/constants.js';
+import { ProtocolError } from './protocol/frames.js';
 
 export interface AttachmentParam {
   type?: 'image';

@@ -12,8 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { platform as osPlatform } from 'node:os';
 import { createRequire } from 'node:module';
 import type WsWebSocket from 'ws';
-import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../kernel/protocol/constants.js';
-import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from '../kernel/protocol/schema.js';
+import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from './protocol/constants.js';
+import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from './protocol/schema.js';
 import { deviceAuthPayload, rawPublicKey, base64UrlEncode, signPayload, type DeviceIdentity } from './device-auth.js';
 
 export interface GatewayClientOptions {

@@ -125,6 +125,11 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
 export { ensurePrivateFile, writeFileAtomicAsync } from './fs.js';
+
+/** The gateway's wire format: frames, the handshake, error shapes and codes. */
+export * from './protocol/constants.js';
+export * from './protocol/frames.js';
+export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
 export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../kernel/index.js';
-import { OPERATOR_SCOPES } from '../kernel/protocol/constants.js';
+import { OPERATOR_SCOPES } from './protocol/constants.js';
 import { isLoopbackHost } from './gateway-auth.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';
 import { loadOrCreateDeviceIdentity } from './device-auth.js';

@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  compileSchema,
-  errorShape,
-  ErrorCodes,
-  parseFrame,
-  PROTOCOL_VERSION,
-  ProtocolError,
-  ProtocolRegistry,
-  validateConnectParams,
-} from '../kernel/index.js';
-import { REQUEST_FRAME_SCHEMA } from '../kernel/generated/schemas.js';
+import { compileSchema, ProtocolRegistry } from '../kernel/index.js';
+import { errorShape, ErrorCodes, parseFrame, PROTOCOL_VERSION, ProtocolError, validateConnectParams } from '../sdk/index.js';
+import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
 import { setValidatorCacheDir, validatorKey } from '../kernel/validation.js';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -57,7 +49,7 @@ describe('wire frames', () => {
   });
 
   it('uses validators compiled once (the kernel schemas are precompiled)', () => {
-    expect(compileSchema(REQUEST_FRAME_SCHEMA)).toBe(compileSchema(REQUEST_FRAME_SCHEMA));
+    expect(compileSchema(KERNEL_CONFIG_SCHEMA)).toBe(compileSchema(KERNEL_CONFIG_SCHEMA));
     const plugin = { type: 'object', properties: { n: { type: 'number' } } };
     expect(compileSchema(plugin)).toBe(compileSchema(plugin));
     // Same content, different object: still one compile.

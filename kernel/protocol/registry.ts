@@ -8,16 +8,7 @@
  * event here and the transport (the gateway plugin) delivers it to connections.
  */
 import type { ValidateFunction } from 'ajv';
-import {
-  CONNECT_PARAMS_SCHEMA,
-  EVENT_FRAME_SCHEMA,
-  REQUEST_FRAME_SCHEMA,
-  RESPONSE_FRAME_SCHEMA,
-} from '../generated/schemas.js';
-import type { ConnectParams, EventFrame, RequestFrame, ResponseFrame } from './schema.js';
 import { compileSchema, formatErrors, type JsonSchema, type SchemaIssue } from '../validation.js';
-import { ErrorCodes, type ErrorCode } from './constants.js';
-import type { ErrorShape } from './schema.js';
 
 export interface MethodSpec {
   /** JSON Schema for `params`; omitted means any params are accepted. */
@@ -71,34 +62,6 @@ interface EventEntry extends EventSpec {
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
 
-/** An error a method handler can throw to send a specific error shape to the client. */
-export class ProtocolError extends Error {
-  constructor(
-    readonly code: ErrorCode | string,
-    message: string,
-    readonly details?: unknown,
-    readonly retryable?: boolean,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = 'ProtocolError';
-  }
-
-  toShape(): ErrorShape {
-    return {
-      code: this.code,
-      message: this.message,
-      ...(this.details !== undefined ? { details: this.details } : {}),
-      ...(this.retryable !== undefined ? { retryable: this.retryable } : {}),
-      ...(this.retryAfterMs !== undefined ? { retryAfterMs: this.retryAfterMs } : {}),
-    };
-  }
-}
-
-export function errorShape(code: ErrorCode | string, message: string, details?: unknown): ErrorShape {
-  return new ProtocolError(code, message, details).toShape();
-}
-
 export class ProtocolRegistry {
   private readonly methods = new Map<string, MethodEntry>();
   private readonly events = new Map<string, EventEntry>();
@@ -106,27 +69,18 @@ export class ProtocolRegistry {
 
   /** Note that `owner` will provide `name` once loaded. */
   declareMethod(name: string, owner: string): void {
-    const existing = this.methods.get(name);
-    if (existing && existing.owner !== owner) {
-      throw new Error(`gateway method "${name}" is already provided by "${existing.owner}"`);
-    }
-    if (!existing) this.methods.set(name, { name, owner, registered: false });
+    if (!claimed(this.methods, 'method', name, owner)) this.methods.set(name, { name, owner, registered: false });
   }
 
   registerMethod(name: string, owner: string, spec: MethodSpec = {}): void {
-    const existing = this.methods.get(name);
-    if (existing && existing.owner !== owner) {
-      throw new Error(`gateway method "${name}" is already provided by "${existing.owner}"`);
+    if (claimed(this.methods, 'method', name, owner)?.registered) {
+      throw new Error(`gateway method "${name}" is already registered`);
     }
-    if (existing?.registered) throw new Error(`gateway method "${name}" is already registered`);
     this.methods.set(name, { ...spec, name, owner, registered: true });
   }
 
   registerEvent(name: string, owner: string, spec: EventSpec = {}): void {
-    const existing = this.events.get(name);
-    if (existing && existing.owner !== owner) {
-      throw new Error(`gateway event "${name}" is already provided by "${existing.owner}"`);
-    }
+    claimed(this.events, 'event', name, owner);
     this.events.set(name, { ...spec, name, owner });
   }
 
@@ -187,50 +141,27 @@ export class ProtocolRegistry {
     if (!entry) return { ok: false, issues: [{ path: 'method', message: `unknown method "${method}"` }] };
     if (!entry.params) return { ok: true, value: params };
     entry.validate ??= compileSchema(entry.params);
-    const value = params === undefined ? {} : params;
-    if (entry.validate(value)) return { ok: true, value };
-    return { ok: false, issues: formatErrors(entry.validate.errors ?? [], value, ['params']) };
+    return check(entry.validate, params === undefined ? {} : params, 'params');
   }
 
   validateEventPayload(event: string, payload: unknown): Validation<unknown> {
     const entry = this.events.get(event);
     if (!entry?.payload) return { ok: true, value: payload };
     entry.validate ??= compileSchema(entry.payload);
-    if (entry.validate(payload)) return { ok: true, value: payload };
-    return { ok: false, issues: formatErrors(entry.validate.errors ?? [], payload, ['payload']) };
+    return check(entry.validate, payload, 'payload');
   }
 }
 
-// ── Frame validation ────────────────────────────────────────────────────────────
-
-function check<T>(schema: JsonSchema, value: unknown): Validation<T> {
-  const validate = compileSchema(schema);
-  if (validate(value)) return { ok: true, value: value as T };
-  return { ok: false, issues: formatErrors(validate.errors ?? [], value) };
+/** The entry already under `name`, which must belong to `owner`. */
+function claimed<E extends { owner: string }>(map: Map<string, E>, kind: string, name: string, owner: string) {
+  const existing = map.get(name);
+  if (existing && existing.owner !== owner) {
+    throw new Error(`gateway ${kind} "${name}" is already provided by "${existing.owner}"`);
+  }
+  return existing;
 }
 
-export const validateRequestFrame = (value: unknown) => check<RequestFrame>(REQUEST_FRAME_SCHEMA, value);
-export const validateResponseFrame = (value: unknown) => check<ResponseFrame>(RESPONSE_FRAME_SCHEMA, value);
-export const validateEventFrame = (value: unknown) => check<EventFrame>(EVENT_FRAME_SCHEMA, value);
-export const validateConnectParams = (value: unknown) => check<ConnectParams>(CONNECT_PARAMS_SCHEMA, value);
-
-/** Parse one text frame; every failure is an INVALID_REQUEST error naming what was wrong. */
-export function parseFrame(text: string): { ok: true; frame: RequestFrame | ResponseFrame | EventFrame } | { ok: false; error: ErrorShape } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, `frame is not valid JSON: ${(error as Error).message}`) };
-  }
-  const type = value !== null && typeof value === 'object' ? (value as { type?: unknown }).type : undefined;
-  const result =
-    type === 'req' ? validateRequestFrame(value) : type === 'res' ? validateResponseFrame(value) : type === 'event' ? validateEventFrame(value) : undefined;
-  if (!result) {
-    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, 'frame "type" must be "req", "res" or "event"') };
-  }
-  if (!result.ok) {
-    const summary = result.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, `invalid ${String(type)} frame: ${summary}`, { issues: result.issues }) };
-  }
-  return { ok: true, frame: result.value };
+function check(validate: ValidateFunction, value: unknown, at: string): Validation<unknown> {
+  if (validate(value)) return { ok: true, value };
+  return { ok: false, issues: formatErrors(validate.errors ?? [], value, [at]) };
 }

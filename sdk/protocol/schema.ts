@@ -1,13 +1,13 @@
 /**
- * Gateway wire protocol, as TypeBox: frames, errors and the handshake. Build-time source
- * of kernel/generated/schemas.ts. Frames are JSON text over WebSocket:
+ * Gateway wire protocol, as TypeBox: frames, errors and the handshake. Build-time source of
+ * sdk/generated/protocol.ts; runtime code imports only types from here. Frames are JSON
+ * text over WebSocket:
  *   request   {type:"req",   id, method, params?}
  *   response  {type:"res",   id, ok, payload? | error?}
  *   event     {type:"event", event, payload?, seq?, stateVersion?}
  */
 import { Type, type Static } from 'typebox';
 import { ROLES } from './constants.js';
-
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 
@@ -59,9 +59,6 @@ export const EventFrameSchema = Type.Object(
   },
   { additionalProperties: false },
 );
-
-export const FrameSchema = Type.Union([RequestFrameSchema, ResponseFrameSchema, EventFrameSchema]);
-
 
 export const ConnectParamsSchema = Type.Object(
   {

@@ -5,7 +5,6 @@ export const PROTOCOL_VERSION = 4;
 export const MIN_PROTOCOL_VERSION = 3;
 
 export const ROLES = ['operator', 'node'] as const;
-export type Role = (typeof ROLES)[number];
 
 export const OPERATOR_SCOPES = [
   'operator.read',
@@ -14,7 +13,6 @@ export const OPERATOR_SCOPES = [
   'operator.approvals',
   'operator.pairing',
 ] as const;
-export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
 
 /**
  * Error codes carried in `error.code` of a failed response. Finer reasons go in
@@ -30,8 +28,5 @@ export const ErrorCodes = {
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
-/** Frame limits advertised in hello-ok.policy, and the stricter limit before connect. */
-export const MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
-export const MAX_BUFFERED_BYTES = 50 * 1024 * 1024;
+/** The most a connection may send before its connect is accepted. */
 export const MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024;
-export const TICK_INTERVAL_MS = 30_000;
