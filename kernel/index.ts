@@ -20,12 +20,11 @@ export { HookBus, type HookErrorReport, type HookOptions, type HookBusOptions, t
 export * from './hooks/catalog.js';
 
 export { createLogger, silentLogger, redactingLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
-export { createRedactor, compileRedactPattern, MASK, type Redactor, type RedactorOptions } from './redact.js';
+export { createRedactor, compileRedactPattern, isSecretKey, MASK, type Redactor, type RedactorOptions } from './redact.js';
 
 export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
 export { formatPath, getPath, type PathSegment } from './config/path.js';
-export { redactConfig, isSecretKey, REDACTED } from './config/redact.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
 export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
 

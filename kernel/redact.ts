@@ -12,7 +12,6 @@
  * Known secrets and the built-in shapes are one case-insensitive regex, so `text()` is a
  * single pass; each user pattern keeps its own flags and so gets a pass of its own.
  */
-import { isSecretKey } from './config/redact.js';
 import { formatPath, type PathSegment } from './config/path.js';
 
 export interface Redactor {
@@ -37,6 +36,13 @@ export interface RedactorOptions {
 }
 
 export const MASK = '***';
+
+const SECRET_KEY = /(token|api[-_]?key|password|passwd|passphrase|secret|private[-_]?key|credentials?|cookie|authorization)$/i;
+
+/** A config key whose value is a credential, wherever it appears (`botToken`, `apiKey`, …). */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key);
+}
 
 /** Shorter configured values are left alone: masking "abcd" everywhere would wreck text, and showing 4 chars is the limit anyway. */
 const MIN_SECRET_LENGTH = 5;

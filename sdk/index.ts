@@ -131,6 +131,7 @@ export * from './protocol/constants.js';
 export * from './protocol/frames.js';
 export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
 export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
+export { redactConfig, REDACTED } from './config-redact.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';
 export { trace } from '../kernel/util/trace.js';

@@ -1,16 +1,11 @@
 /**
- * Secrets never leave the process in clear text when config is shown: any string under a
- * key that names a credential is replaced, as is any path a plugin marks sensitive.
+ * Secrets never leave the process in clear text when config is shown (`claw config get`,
+ * the gateway's config.get): any value under a key that names a credential is replaced, as
+ * is any path a plugin marks sensitive. Writing the marker back keeps the stored value.
  */
-import type { PathSegment } from './path.js';
+import { isSecretKey, type PathSegment } from '../kernel/index.js';
 
 export const REDACTED = '__REDACTED__';
-
-const SECRET_KEY = /(token|api[-_]?key|password|passwd|passphrase|secret|private[-_]?key|credentials?|cookie|authorization)$/i;
-
-export function isSecretKey(key: string): boolean {
-  return SECRET_KEY.test(key);
-}
 
 export function redactConfig(
   value: unknown,
