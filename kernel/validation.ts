@@ -1,11 +1,11 @@
 /**
- * Schema validation. The kernel's own schemas (config, manifest, wire frames) and the
- * JSON Schema meta-schema are precompiled at build time, so checking them needs no ajv at
- * all. Plugin schemas are compiled by one shared ajv instance, loaded on first use (it
- * costs ~25 ms to import plus ~1 ms per schema), and cached three ways: by schema object,
- * by content in memory, and as standalone validator code on disk keyed by a hash of the
- * schema — bundled plugins' schemas are written to dist/validators at build time, others
- * to <stateDir>/cache/validators the first time they are compiled.
+ * Schema validation. The kernel's own schemas (config, manifest) and the JSON Schema
+ * meta-schema are precompiled at build time, so checking them needs no ajv at all. Plugin
+ * schemas are compiled by one shared ajv instance, loaded on first use (it costs ~25 ms to
+ * import plus ~1 ms per schema), and cached three ways: by schema object, by content in
+ * memory, and as standalone validator code on disk keyed by a hash of the schema — bundled
+ * plugins' schemas are written to dist/validators at build time, others to
+ * <stateDir>/cache/validators the first time they are compiled.
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
