@@ -17,7 +17,8 @@ export function redactConfig(
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
       const path = [...at, key];
-      if ((isSecretKey(key) || isSensitive(path)) && item !== null && item !== undefined && typeof item !== 'boolean' && typeof item !== 'number') {
+      const secret = isSecretKey(key) || isSensitive(path);
+      if (secret && item !== null && item !== undefined && typeof item !== 'boolean' && typeof item !== 'number') {
         out[key] = typeof item === 'string' ? REDACTED : redactAll(item);
       } else {
         out[key] = redactConfig(item, isSensitive, path);

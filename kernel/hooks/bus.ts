@@ -153,8 +153,13 @@ export class HookBus {
     if (!(timeoutMs >= 0 && timeoutMs <= 2 ** 31 - 1)) {
       throw new TypeError(`timeoutMs for hook "${hook}" must be 0 or a positive number of ms`);
     }
-    const pluginId = options.pluginId ?? 'anonymous';
-    const registration: Registration = { hook, handler: handler as Registration['handler'], pluginId, priority, timeoutMs };
+    const registration: Registration = {
+      hook,
+      handler: handler as Registration['handler'],
+      pluginId: options.pluginId ?? 'anonymous',
+      priority,
+      timeoutMs,
+    };
     const list = this.registrations.get(hook) ?? [];
     list.push(registration);
     this.registrations.set(hook, list);

@@ -8,7 +8,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Validation } from '../../kernel/protocol/registry.js';
 import { formatErrors } from '../../kernel/validation.js';
 import { ErrorCodes, type ErrorCode } from './constants.js';
-import type { ConnectParams, ErrorShape, EventFrame, RequestFrame, ResponseFrame } from './schema.js';
+import type { ConnectParams, ErrorShape, EventFrame, Frame, RequestFrame, ResponseFrame } from './schema.js';
 
 /** An error a method handler can throw to send a specific error shape to the client. */
 export class ProtocolError extends Error {
@@ -55,7 +55,13 @@ export const validateResponseFrame = checker<ResponseFrame>('response-frame');
 export const validateEventFrame = checker<EventFrame>('event-frame');
 export const validateConnectParams = checker<ConnectParams>('connect-params');
 
-type Parsed = { ok: true; frame: RequestFrame | ResponseFrame | EventFrame } | { ok: false; error: ErrorShape };
+const FRAME_CHECKS = new Map<unknown, (value: unknown) => Validation<Frame>>([
+  ['req', validateRequestFrame],
+  ['res', validateResponseFrame],
+  ['event', validateEventFrame],
+]);
+
+type Parsed = { ok: true; frame: Frame } | { ok: false; error: ErrorShape };
 
 /** Parse one text frame; every failure is an INVALID_REQUEST error naming what was wrong. */
 export function parseFrame(text: string): Parsed {
@@ -67,16 +73,15 @@ export function parseFrame(text: string): Parsed {
     return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, reason) };
   }
   const type = value !== null && typeof value === 'object' ? (value as { type?: unknown }).type : undefined;
-  const validate =
-    type === 'req' ? validateRequestFrame : type === 'res' ? validateResponseFrame : type === 'event' ? validateEventFrame : undefined;
+  const validate = FRAME_CHECKS.get(type);
   if (!validate) {
     return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, 'frame "type" must be "req", "res" or "event"') };
   }
   const result = validate(value);
   if (!result.ok) {
     const summary = result.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-    const error = errorShape(ErrorCodes.INVALID_REQUEST, `invalid ${String(type)} frame: ${summary}`, { issues: result.issues });
-    return { ok: false, error };
+    const message = `invalid ${String(type)} frame: ${summary}`;
+    return { ok: false, error: errorShape(ErrorCodes.INVALID_REQUEST, message, { issues: result.issues }) };
   }
   return { ok: true, frame: result.value };
 }

@@ -5,7 +5,14 @@
  * narrow `api.on` and `api.kernel.hooks` so handlers and callers are fully typed.
  */
 import type * as K from '../../kernel/index.js';
-import type { HookContext, HookName, ModifyingHookName, SyncHookName, TranscriptMessage, VoidHookName } from '../../kernel/index.js';
+import type {
+  HookContext,
+  HookName,
+  ModifyingHookName,
+  SyncHookName,
+  TranscriptMessage,
+  VoidHookName,
+} from '../../kernel/index.js';
 
 export type { HookContext, HookName, ModifyingHookName, SyncHookName, TranscriptMessage, VoidHookName };
 
