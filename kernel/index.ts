@@ -56,4 +56,3 @@ export {
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';
-export { compileToolPolicy, compileLayer, TOOL_GROUPS, TOOL_PROFILES, type ToolsConfig, type ToolPolicyLayer, type ToolProfile, type PolicyInput, type ToolMatcher } from './tools/policy.js';

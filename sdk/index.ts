@@ -25,6 +25,7 @@ export type * from './types/channels.js';
 export type * from './types/models.js';
 export type * from './types/memory.js';
 export type * from './types/sandbox.js';
+export type * from './types/capabilities.js';
 export type {
   BootedKernel,
   CapabilityLookup,
@@ -116,6 +117,7 @@ export {
 
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
+export * from './tool-policy.js';
 export { ensurePrivateFile, writeFileAtomicAsync } from './fs.js';
 export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';

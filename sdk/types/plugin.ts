@@ -14,6 +14,7 @@ export type { ChannelsApi };
 import type { ModelProvider } from './models.js';
 import type { MemoryBackend } from './memory.js';
 import type { SandboxBackend } from './sandbox.js';
+import type { CommandDefinition, GatewayMethodDefinition, HttpRouteDefinition } from './capabilities.js';
 
 /** Every kind of capability with its full contract. */
 export interface CapabilityTypes extends K.CapabilityTypes {
@@ -21,6 +22,10 @@ export interface CapabilityTypes extends K.CapabilityTypes {
   provider: ModelProvider;
   memory: MemoryBackend;
   sandbox: SandboxBackend;
+  gatewayMethod: GatewayMethodDefinition;
+  command: CommandDefinition;
+  cli: CliDefinition;
+  httpRoute: HttpRouteDefinition;
 }
 
 /** Finding capabilities by name; the owning plugin is loaded on first use. */
@@ -28,6 +33,7 @@ export interface CapabilityLookup extends K.CapabilityLookup {
   get<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind]>;
   find<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind] | undefined>;
   slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
+  route(method: string, path: string): Promise<{ pluginId: string; route: HttpRouteDefinition } | undefined>;
 }
 
 /** The kernel as a plugin sees it. */
@@ -43,7 +49,10 @@ export interface PluginApi<Config = Record<string, unknown>> extends K.PluginApi
   registerProvider(provider: ModelProvider): void;
   registerMemory(backend: MemoryBackend): void;
   registerSandbox(sandbox: SandboxBackend): void;
+  registerGatewayMethod(name: string, method: GatewayMethodDefinition): void;
+  registerCommand(command: CommandDefinition): void;
   registerCli(cli: CliDefinition): void;
+  registerHttpRoute(route: HttpRouteDefinition): void;
 }
 
 /** What a plugin module exports (usually through `definePlugin`). */
@@ -84,6 +93,9 @@ export interface BootedKernel {
   stop(): Promise<void>;
 }
 
-export interface CliDefinition extends K.CliDefinition {
+export interface CliDefinition {
+  name: string;
+  description: string;
+  /** Returns the process exit code (default 0). */
   run(argv: string[], ctx: CliContext): number | void | Promise<number | void>;
 }
