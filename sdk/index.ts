@@ -78,7 +78,7 @@ export {
   type SseEvent,
 } from './models.js';
 
-export { isInside, toPosix } from '../kernel/util/paths.js';
+export { isInside } from '../kernel/util/paths.js';
 
 /** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
 export { createRedactor, MASK } from '../kernel/redact.js';
@@ -118,7 +118,7 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
 export * from './tool-policy.js';
-export { ensurePrivateFile, writeFileAtomicAsync } from './fs.js';
+export { ensurePrivateFile, toPosix, writeFileAtomicAsync } from './fs.js';
 export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';

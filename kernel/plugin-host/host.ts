@@ -111,7 +111,7 @@ export class PluginHost {
     const inline = (options.inline ?? []).map((definition) => {
       const manifest = inlineManifest(definition);
       this.inline.set(manifest.id, definition);
-      return { manifest };
+      return manifest;
     });
     const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: options.config });
     this.records = resolved.records;
@@ -507,7 +507,7 @@ export class PluginHost {
 
 /** Every named capability a manifest declares, as [kind, name] pairs. */
 function declarations(manifest: PluginManifest): Array<[NamedCapabilityKind, string]> {
-  return NAMED_KINDS.flatMap((kind) => declaredNames(manifest, DECLARING_FIELD[kind]).map((name) => [kind, name] as [NamedCapabilityKind, string]));
+  return NAMED_KINDS.flatMap((kind) => declaredNames(manifest, DECLARING_FIELD[kind]).map((name) => [kind, name] as const));
 }
 
 /** A plugin with a manifest may register only what the manifest declares. */
