@@ -228,17 +228,12 @@ export class PluginHost {
   /** Registered routes of a plugin, loading it first. */
   async routes(pluginId: string): Promise<Array<CapabilityTypes['httpRoute']>> {
     await this.activate(pluginId);
-    return this.registeredBy('httpRoute', pluginId).map(([, value]) => value);
+    return [...this.registry.get('httpRoute')!.values()]
+      .filter((entry) => entry.pluginId === pluginId)
+      .map((entry) => entry.value as CapabilityTypes['httpRoute']);
   }
 
   // ── Internals ────────────────────────────────────────────────────────────────
-
-  /** What `pluginId` registered of one kind, as [name, value] pairs. */
-  private registeredBy<K extends CapabilityKind>(kind: K, pluginId: string): Array<[string, CapabilityTypes[K]]> {
-    return [...this.registry.get(kind)!]
-      .filter(([, entry]) => entry.pluginId === pluginId)
-      .map(([name, entry]) => [name, entry.value as CapabilityTypes[K]]);
-  }
 
   private indexDeclarations(): void {
     for (const record of this.records) {
