@@ -4,17 +4,7 @@
  */
 export { createKernel, type Kernel, type KernelOptions } from './kernel.js';
 
-export {
-  LaneScheduler,
-  LaneClearedError,
-  sessionLane,
-  DEFAULT_LANE_CAPS,
-  GLOBAL_LANES,
-  LANE_WAIT_NOTICE_MS,
-  type LaneStats,
-  type LaneWaitNotice,
-  type LaneTask,
-} from './lanes.js';
+export * from './lanes.js';
 
 export { HookBus, type HookErrorReport, type HookOptions, type HookBusOptions, type HookRegistrationInfo } from './hooks/bus.js';
 export * from './hooks/catalog.js';
@@ -40,17 +30,7 @@ export type * from './plugin-host/api.js';
 export type * from './plugin-host/capabilities.js';
 export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
-export {
-  writeFileAtomic,
-  writeJsonAtomic,
-  ensurePrivateDir,
-  restrictTree,
-  privateModeOf,
-  PRIVATE_DIR_MODE,
-  PRIVATE_FILE_MODE,
-  NON_OWNER_BITS,
-} from './util/fs.js';
+export * from './util/fs.js';
 export { parseJson5 } from './util/json5.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';
-export { compileToolPolicy, compileLayer, TOOL_GROUPS, TOOL_PROFILES, type ToolsConfig, type ToolPolicyLayer, type ToolProfile, type PolicyInput, type ToolMatcher } from './tools/policy.js';

@@ -3,32 +3,17 @@
  * wired together. Booting runs no plugin code except for plugins passed in as objects;
  * everything else loads when first used, or at `start()` when a manifest asks for it.
  */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
-import { createLogger, redactingLogger, type Logger } from './log.js';
+import { createLogger, redactingLogger, silentLogger, type Logger } from './log.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { ProtocolRegistry } from './protocol/registry.js';
-import {
-  ConfigError,
-  readConfigFile,
-  snapshotOf,
-  usableConfig,
-  writeConfigFile,
-  type ConfigSnapshot,
-} from './config/store.js';
+import { ConfigError, readConfigFile, snapshotOf, usableConfig, writeConfigFile, type ConfigSnapshot } from './config/store.js';
 import { composeConfigSchema } from './config/compose.js';
 import { setValidatorCacheDir } from './validation.js';
-import { silentLogger } from './log.js';
 import { trace } from './util/trace.js';
-import { dirname } from 'node:path';
-import {
-  resolveConfigPath,
-  resolveExtensionsDir,
-  resolveStateDir,
-  resolveUserPath,
-  type Env,
-} from './config/paths.js';
+import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
 import type { KernelConfig } from './config/schema.js';
 import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
@@ -126,6 +111,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   });
 
   const hookErrors: HookErrorReport[] = [];
+  // The host needs the hook bus and the bus asks the host to load plugins: bound after both exist.
   let host: PluginHost | undefined;
   const hooks = new HookBus({
     onError: (report) => {
@@ -157,7 +143,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     },
   };
 
-  host = new PluginHost({
+  const plugins = new PluginHost({
     config,
     roots: discoveryRoots(options, config, paths, env),
     inline: options.plugins,
@@ -172,10 +158,10 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     configFile,
     env,
   });
-  for (const diagnostic of host.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
-  if (options.activateInline !== false) await host.activateInline();
-  trace(`kernel: ${host.list().length} plugins resolved`);
-  const plugins = host;
+  host = plugins;
+  for (const diagnostic of plugins.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
+  if (options.activateInline !== false) await plugins.activateInline();
+  trace(`kernel: ${plugins.list().length} plugins resolved`);
 
   return {
     paths,

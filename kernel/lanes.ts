@@ -115,7 +115,6 @@ export class LaneScheduler {
   }
 
   concurrency(lane: string): number {
-    if (lane.startsWith(SESSION_LANE_PREFIX)) return this.caps.get(lane) ?? 1;
     return this.caps.get(lane) ?? 1;
   }
 
@@ -232,32 +231,27 @@ export class LaneScheduler {
     try {
       result = entry.task();
     } catch (error) {
-      this.finish(state, false);
-      entry.reject(error);
+      this.finish(state, entry, false, error);
       return;
     }
     if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
       (result as PromiseLike<unknown>).then(
-        (value) => {
-          this.finish(state, true);
-          entry.resolve(value);
-        },
-        (error) => {
-          this.finish(state, false);
-          entry.reject(error);
-        },
+        (value) => this.finish(state, entry, true, value),
+        (error) => this.finish(state, entry, false, error),
       );
     } else {
-      this.finish(state, true);
-      entry.resolve(result);
+      this.finish(state, entry, true, result);
     }
   }
 
-  private finish(state: Lane, ok: boolean): void {
+  /** The lane moves on before the task's caller hears of the outcome. */
+  private finish(state: Lane, entry: Entry, ok: boolean, outcome: unknown): void {
     state.active--;
     if (ok) state.completed++;
     else state.failed++;
     this.pump(state);
+    if (ok) entry.resolve(outcome);
+    else entry.reject(outcome);
   }
 
   /** Idle session lanes are dropped so a long-lived gateway does not accumulate one per conversation. */

@@ -1,11 +1,16 @@
 /**
- * State-dir file helpers only plugins use, beside the kernel's own (kernel/util/fs.ts:
- * owner-only modes, `writeFileAtomic`, `ensurePrivateDir`), with the same rules.
+ * File helpers only plugins use, beside the kernel's own (kernel/util/fs.ts: owner-only
+ * modes, `writeFileAtomic`, `ensurePrivateDir`), with the same rules.
  */
 import { closeSync, openSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ensurePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../kernel/index.js';
+
+/** Forward slashes, the form names take in results and tool output on every platform. */
+export function toPosix(path: string): string {
+  return sep === '/' ? path : path.split(sep).join('/');
+}
 
 /**
  * Create `file` empty and 0600 if it does not exist yet, so a library that opens it by name

@@ -29,6 +29,7 @@ export type { HookHandler, HookRunner } from './types/hooks.js';
 export type * from './types/models.js';
 export type * from './types/memory.js';
 export type * from './types/sandbox.js';
+export type * from './types/capabilities.js';
 export type {
   BootedKernel,
   CapabilityLookup,
@@ -85,7 +86,7 @@ export {
   type SseEvent,
 } from './models.js';
 
-export { isInside, toPosix } from '../kernel/util/paths.js';
+export { isInside } from '../kernel/util/paths.js';
 
 /** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
 export { createRedactor, MASK } from '../kernel/redact.js';
@@ -124,7 +125,8 @@ export {
 
 export { expandHome } from '../kernel/config/paths.js';
 export { writeJsonAtomic } from '../kernel/util/fs.js';
-export { ensurePrivateFile, writeFileAtomicAsync } from './fs.js';
+export * from './tool-policy.js';
+export { ensurePrivateFile, toPosix, writeFileAtomicAsync } from './fs.js';
 
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */
 export * from './protocol/constants.js';

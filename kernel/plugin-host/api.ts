@@ -1,7 +1,7 @@
 /**
- * What a plugin's `register(api)` receives. Every method records the capability against
- * the plugin, checks that the manifest declared it (so the host's view from manifests
- * alone stays true), and is undone if registration fails.
+ * What a plugin's `register(api)` receives. Every `register*` call checks the value's shape
+ * (REGISTRATION) and hands it to the host, which checks that the manifest declared it (so
+ * the host's view from manifests alone stays true) and undoes it if registration fails.
  */
 import type { HookHandler, HookName } from '../hooks/catalog.js';
 import type { HookBus } from '../hooks/bus.js';
@@ -16,22 +16,14 @@ import type { ConfigSnapshot } from '../config/store.js';
 import type { ConfigIssue, PluginRecord } from './resolve.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../tools/invoke.js';
 import type { PluginOrigin } from './discovery.js';
-import type {
-  AgentLoop,
-  CapabilityKind,
-  CapabilityLookup,
-  ChannelsApi,
-  CapabilityTypes,
-  ChannelCapability,
-  CliDefinition,
-  CommandDefinition,
-  GatewayMethodDefinition,
-  HttpRouteDefinition,
-  MemoryCapability,
-  ProviderCapability,
-  SandboxCapability,
-  ServiceDefinition,
-  ToolDefinition,
+import {
+  REGISTRATION,
+  type CapabilityKind,
+  type CapabilityLookup,
+  type CapabilityTypes,
+  type ChannelsApi,
+  type ServiceDefinition,
+  type ToolDefinition,
 } from './capabilities.js';
 
 /** Running hooks (not registering them: that goes through `api.on`, which checks the manifest). */
@@ -84,8 +76,8 @@ export interface KernelServices {
 }
 
 /**
- * Channels, providers and slot backends are checked here only for the method the kernel
- * needs; the SDK's PluginApi (sdk/types/plugin.ts) types them with their full contracts.
+ * Capabilities are typed here by the shape the kernel needs; the SDK's PluginApi
+ * (sdk/types/plugin.ts) types them with their full contracts.
  */
 export interface PluginApi<Config = Record<string, unknown>> {
   readonly id: string;
@@ -102,18 +94,18 @@ export interface PluginApi<Config = Record<string, unknown>> {
   readonly kernel: KernelServices;
 
   registerTool(tool: ToolDefinition<any>): void;
-  registerChannel(channel: ChannelCapability): void;
-  registerProvider(provider: ProviderCapability): void;
-  registerMemory(backend: MemoryCapability): void;
-  registerSandbox(sandbox: SandboxCapability): void;
-  registerAgentLoop(loop: AgentLoop): void;
+  registerChannel(channel: CapabilityTypes['channel']): void;
+  registerProvider(provider: CapabilityTypes['provider']): void;
+  registerMemory(backend: CapabilityTypes['memory']): void;
+  registerSandbox(sandbox: CapabilityTypes['sandbox']): void;
+  registerAgentLoop(loop: CapabilityTypes['agentLoop']): void;
   /** `timeoutMs`: longest wait for this handler (default per hook; the operator's config wins). */
   on(hook: HookName, handler: HookHandler, options?: { priority?: number; timeoutMs?: number }): void;
-  registerGatewayMethod(name: string, method: GatewayMethodDefinition): void;
-  registerCommand(command: CommandDefinition): void;
+  registerGatewayMethod(name: string, method: CapabilityTypes['gatewayMethod']): void;
+  registerCommand(command: CapabilityTypes['command']): void;
   registerService(service: ServiceDefinition): void;
-  registerCli(cli: CliDefinition): void;
-  registerHttpRoute(route: HttpRouteDefinition): void;
+  registerCli(cli: CapabilityTypes['cli']): void;
+  registerHttpRoute(route: CapabilityTypes['httpRoute']): void;
 }
 
 /** What a plugin module exports (usually through the SDK's `definePlugin`). */
@@ -139,16 +131,6 @@ export interface RegistrationSink {
   onHook(hook: HookName, handler: HookHandler, options: { priority?: number; timeoutMs?: number }): void;
 }
 
-export interface PluginIdentity {
-  id: string;
-  name: string;
-  version?: string;
-  origin: PluginOrigin;
-  dir?: string;
-  config: unknown;
-  sections: Record<string, unknown>;
-}
-
 function requireFunction(what: string, value: unknown): void {
   if (typeof value !== 'function') throw new TypeError(`${what} must be a function`);
 }
@@ -158,91 +140,63 @@ function requireName(what: string, value: unknown): string {
   return value;
 }
 
-export function createPluginApi(
-  identity: PluginIdentity,
-  sink: RegistrationSink,
-  kernel: KernelServices,
-  logger: Logger,
-): PluginApi {
+export function createPluginApi(record: PluginRecord, sink: RegistrationSink, kernel: KernelServices, logger: Logger): PluginApi {
+  /** Slot backends are named by their plugin; `check` adds what one kind needs beyond its functions. */
+  const register = (kind: CapabilityKind, value: any, name?: string, check?: (name: string) => void): void => {
+    const { key, calls } = REGISTRATION[kind];
+    name ??= key ? requireName(`${kind}.${key}`, value?.[key]) : record.id;
+    check?.(name);
+    for (const call of calls) requireFunction(`${kind} "${name}" ${call}`, value?.[call]);
+    sink.register(kind, name, value);
+  };
+  const sections = record.sections ?? {};
   return {
-    id: identity.id,
-    name: identity.name,
-    version: identity.version,
-    origin: identity.origin,
-    rootDir: identity.dir,
-    config: identity.config as Record<string, unknown>,
+    id: record.id,
+    name: record.name,
+    version: record.version,
+    origin: record.origin,
+    rootDir: record.dir,
+    config: (record.config ?? {}) as Record<string, unknown>,
     section<T>(name: string): T {
-      if (!(name in identity.sections)) {
-        throw new Error(`plugin "${identity.id}" does not own config section "${name}" (declare it in configSections)`);
+      if (!(name in sections)) {
+        throw new Error(`plugin "${record.id}" does not own config section "${name}" (declare it in configSections)`);
       }
-      return identity.sections[name] as T;
+      return sections[name] as T;
     },
     logger,
     kernel,
 
-    registerTool(tool) {
-      const name = requireName('tool.name', tool?.name);
-      requireName(`tool "${name}" description`, tool.description);
-      if (tool.parameters === null || typeof tool.parameters !== 'object') {
-        throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
-      }
-      requireFunction(`tool "${name}" execute`, tool.execute);
-      sink.register('tool', name, tool);
-    },
-    registerChannel(channel) {
-      const name = requireName('channel.id', channel?.id);
-      requireFunction(`channel "${name}" send`, channel.send);
-      sink.register('channel', name, channel);
-    },
-    registerProvider(provider) {
-      const name = requireName('provider.id', provider?.id);
-      requireFunction(`provider "${name}" stream`, provider.stream);
-      sink.register('provider', name, provider);
-    },
-    registerMemory(backend) {
-      requireFunction('memory backend search', backend?.search);
-      requireFunction('memory backend get', backend.get);
-      sink.register('memory', identity.id, backend);
-    },
-    registerSandbox(sandbox) {
-      requireFunction('sandbox exec', sandbox?.exec);
-      sink.register('sandbox', identity.id, sandbox);
-    },
-    registerAgentLoop(loop) {
-      requireFunction('agent loop runTurn', loop?.runTurn);
-      sink.register('agentLoop', identity.id, loop);
-    },
+    registerTool: (tool) =>
+      register('tool', tool, undefined, (name) => {
+        requireName(`tool "${name}" description`, tool.description);
+        if (tool.parameters === null || typeof tool.parameters !== 'object') {
+          throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
+        }
+      }),
+    registerChannel: (channel) => register('channel', channel),
+    registerProvider: (provider) => register('provider', provider),
+    registerMemory: (backend) => register('memory', backend),
+    registerSandbox: (sandbox) => register('sandbox', sandbox),
+    registerAgentLoop: (loop) => register('agentLoop', loop),
     on(hook, handler, options = {}) {
       requireFunction(`handler for hook "${String(hook)}"`, handler);
       sink.onHook(hook, handler, options);
     },
-    registerGatewayMethod(name, method) {
-      requireName('gateway method name', name);
-      requireFunction(`gateway method "${name}" handler`, method?.handler);
-      sink.register('gatewayMethod', name, method);
-    },
-    registerCommand(command) {
-      const name = requireName('command.name', command?.name);
-      if (name.startsWith('/')) throw new TypeError(`command "${name}" must be registered without the leading "/"`);
-      requireFunction(`command "${name}" handler`, command.handler);
-      sink.register('command', name, command);
-    },
-    registerService(service) {
-      const name = requireName('service.id', service?.id);
-      if (service.start !== undefined) requireFunction(`service "${name}" start`, service.start);
-      if (service.stop !== undefined) requireFunction(`service "${name}" stop`, service.stop);
-      sink.register('service', name, service);
-    },
-    registerCli(cli) {
-      const name = requireName('cli.name', cli?.name);
-      requireFunction(`cli command "${name}" run`, cli.run);
-      sink.register('cli', name, cli);
-    },
+    registerGatewayMethod: (name, method) => register('gatewayMethod', method, requireName('gateway method name', name)),
+    registerCommand: (command) =>
+      register('command', command, undefined, (name) => {
+        if (name.startsWith('/')) throw new TypeError(`command "${name}" must be registered without the leading "/"`);
+      }),
+    registerService: (service) =>
+      register('service', service, undefined, (name) => {
+        if (service.start !== undefined) requireFunction(`service "${name}" start`, service.start);
+        if (service.stop !== undefined) requireFunction(`service "${name}" stop`, service.stop);
+      }),
+    registerCli: (cli) => register('cli', cli),
     registerHttpRoute(route) {
-      const path = requireName('route.path', route?.path);
+      const path = requireName('httpRoute.path', route?.path);
       if (!path.startsWith('/')) throw new TypeError(`route path "${path}" must start with "/"`);
-      requireFunction(`route "${path}" handler`, route.handler);
-      sink.register('httpRoute', `${route.method ?? '*'} ${path}`, route);
+      register('httpRoute', route, `${route.method ?? '*'} ${path}`);
     },
   };
 }

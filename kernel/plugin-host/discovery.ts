@@ -7,25 +7,20 @@
  *   4. <stateDir>/extensions       ("global", where `claw plugins install` puts plugins)
  * A root may be a plugin directory itself or a folder of plugin directories.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { MANIFEST_FILE } from './manifest.js';
-
 import type { PluginOrigin } from './enablement.js';
 
 export type { PluginOrigin };
 
-export const ORIGIN_ORDER: readonly PluginOrigin[] = ['inline', 'config', 'workspace', 'bundled', 'global'];
-
+/** A folder to search (a root) or a plugin directory found in one (a candidate). */
 export interface DiscoveryRoot {
   dir: string;
   origin: PluginOrigin;
 }
 
-export interface PluginCandidate {
-  dir: string;
-  origin: PluginOrigin;
-}
+export type PluginCandidate = DiscoveryRoot;
 
 export function findCandidates(roots: readonly DiscoveryRoot[]): PluginCandidate[] {
   const seen = new Set<string>();
@@ -40,7 +35,7 @@ export function findCandidates(roots: readonly DiscoveryRoot[]): PluginCandidate
       add(root.dir, root.origin);
       continue;
     }
-    let entries: import('node:fs').Dirent[];
+    let entries: Dirent[];
     try {
       entries = readdirSync(root.dir, { withFileTypes: true });
     } catch {

@@ -17,10 +17,10 @@ import type { Logger } from '../log.js';
 import type { Redactor } from '../redact.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig, PluginsConfig } from '../config/schema.js';
-import type { SlotName } from '../config/keys.js';
+import { SLOT_NAMES, type SlotName } from '../config/keys.js';
+import { CHANNELS_SERVICE, channelsFacade } from '../channels.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
-import { CHANNELS_SERVICE, channelsFacade } from '../channels.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
 import {
@@ -31,22 +31,27 @@ import {
   type PluginDefinition,
   type RegistrationSink,
 } from './api.js';
-import { DECLARING_FIELD, type CapabilityInfo, type CapabilityKind, type CapabilityLookup, type CapabilityTypes, type NamedCapabilityKind, type ServiceDefinition } from './capabilities.js';
+import {
+  DECLARING_FIELD,
+  REGISTRATION,
+  type CapabilityKind,
+  type CapabilityLookup,
+  type CapabilityTypes,
+  type NamedCapabilityKind,
+  type ServiceDefinition,
+} from './capabilities.js';
 
 /** Thrown when a capability is asked for that no loaded-or-loadable plugin provides. */
 export class CapabilityError extends Error {
   readonly code = 'CAPABILITY_UNAVAILABLE';
-  constructor(message: string) {
-    super(message);
-    this.name = 'CapabilityError';
-  }
+  override name = 'CapabilityError';
 }
 
 export class PluginUnavailableError extends Error {
   readonly code = 'PLUGIN_UNAVAILABLE';
+  override name = 'PluginUnavailableError';
   constructor(readonly pluginId: string, message: string) {
     super(message);
-    this.name = 'PluginUnavailableError';
   }
 }
 
@@ -76,54 +81,44 @@ interface Registered {
   value: unknown;
 }
 
-interface RunningService {
-  pluginId: string;
-  service: ServiceDefinition;
-  controller: AbortController;
-}
-
-const SLOT_KINDS: readonly SlotName[] = ['memory', 'agentLoop', 'sandbox'];
 const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
 const SYNC_HOOKS: readonly HookName[] = ['tool_result_persist', 'before_message_write'];
 
 export class PluginHost {
   readonly issues: ConfigIssue[];
   readonly diagnostics: Diagnostic[];
+  /** The kernel as plugins see it (also handed to apps that drive plugins directly). */
+  readonly kernelServices: KernelServices;
   private readonly records: PluginRecord[];
   private readonly byId = new Map<string, PluginRecord>();
   private readonly inline = new Map<string, PluginDefinition>();
   /** kind → name → owning plugin id, for every plugin that is on. */
   private readonly declared = new Map<CapabilityKind, Map<string, string>>();
-  /** Same, for plugins that are off, so "not available" errors can say why. */
+  /** `kind:name` → plugin id, for plugins that are off, so "not available" errors can say why. */
   private readonly declaredOff = new Map<string, string>();
+  /** kind → name → what was registered, and by whom. */
   private readonly registry = new Map<CapabilityKind, Map<string, Registered>>();
   /** Hooks whose declaring plugins have not been loaded yet. */
   private readonly pendingHooks = new Map<HookName, Set<string>>();
   private readonly activations = new Map<string, Promise<void>>();
   private readonly disposers = new Map<string, Array<() => void>>();
-  private readonly services: RunningService[] = [];
+  private readonly services: Array<{ pluginId: string; service: ServiceDefinition; controller: AbortController }> = [];
   private running = false;
   /** While start() loads the onStartup plugins: their services start after, in one ordered pass. */
   private loadingStartup = false;
-  /** The kernel as plugins see it (also handed to apps that drive plugins directly). */
-  readonly kernelServices: KernelServices;
 
   constructor(private readonly options: PluginHostOptions) {
-    const inlineManifests = (options.inline ?? []).map((definition) => {
+    const inline = (options.inline ?? []).map((definition) => {
       const manifest = inlineManifest(definition);
       this.inline.set(manifest.id, definition);
-      return { manifest };
+      return manifest;
     });
-    const resolved = resolvePlugins({
-      candidates: findCandidates(options.roots),
-      inline: inlineManifests,
-      config: options.config,
-    });
+    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: options.config });
     this.records = resolved.records;
     this.issues = resolved.issues;
     this.diagnostics = resolved.diagnostics;
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
-    for (const kind of [...NAMED_KINDS, ...SLOT_KINDS] as CapabilityKind[]) {
+    for (const kind of Object.keys(REGISTRATION) as CapabilityKind[]) {
       this.declared.set(kind, new Map());
       this.registry.set(kind, new Map());
     }
@@ -157,8 +152,7 @@ export class PluginHost {
   /** Plugins handed over as objects are loaded at boot: their code is already in memory. */
   async activateInline(): Promise<void> {
     for (const id of this.inline.keys()) {
-      const record = this.byId.get(id);
-      if (record?.status === 'ready') await this.activate(id).catch(() => {});
+      if (this.byId.get(id)?.status === 'ready') await this.activate(id).catch(() => {});
     }
   }
 
@@ -176,8 +170,8 @@ export class PluginHost {
 
   /** Load every plugin that is on; failures are recorded, not thrown. */
   async activateAll(filter: (record: PluginRecord) => boolean = () => true): Promise<void> {
-    const ids = this.records.filter((record) => record.status === 'ready' && filter(record)).map((record) => record.id);
-    await Promise.all(ids.map((id) => this.activate(id).catch(() => {})));
+    const ready = this.records.filter((record) => record.status === 'ready' && filter(record));
+    await Promise.all(ready.map((record) => this.activate(record.id).catch(() => {})));
   }
 
   /** Load plugins marked `activation.onStartup` and start every registered service. */
@@ -190,25 +184,18 @@ export class PluginHost {
     } finally {
       this.loadingStartup = false;
     }
-    // The channel service goes last, so it stops first: channel accounts feed the agent loop
-    // and the gateway, and start once those are up.
-    const services = [...this.registry.get('service')!].sort(([a], [b]) => Number(a === CHANNELS_SERVICE) - Number(b === CHANNELS_SERVICE));
-    for (const [name, entry] of services) {
-      if (!this.services.some((running) => running.service.id === name)) {
-        await this.startService(entry.pluginId, entry.value as ServiceDefinition);
-      }
-    }
+    await this.startServices();
   }
 
   /** Stop services in reverse start order. Errors are logged; stopping always completes. */
   async stop(): Promise<void> {
     this.running = false;
-    for (const running of [...this.services].reverse()) {
-      running.controller.abort();
+    for (const { pluginId, service, controller } of [...this.services].reverse()) {
+      controller.abort();
       try {
-        await running.service.stop?.();
+        await service.stop?.();
       } catch (error) {
-        this.options.logger.error(`service "${running.service.id}" failed to stop: ${message(error)}`, { plugin: running.pluginId });
+        this.options.logger.error(`service "${service.id}" failed to stop: ${message(error)}`, { plugin: pluginId });
       }
     }
     this.services.length = 0;
@@ -221,7 +208,7 @@ export class PluginHost {
    */
   prepareHook(hook: HookName): Promise<void> | undefined {
     if (this.pendingHooks.size === 0) return undefined;
-    const ids = new Set(this.pendingHooks.get(hook) ?? []);
+    const ids = new Set(this.pendingHooks.get(hook));
     if ((MESSAGE_HOOKS as readonly string[]).includes(hook)) {
       for (const sync of SYNC_HOOKS) for (const id of this.pendingHooks.get(sync) ?? []) ids.add(id);
     }
@@ -253,114 +240,64 @@ export class PluginHost {
       const manifest = record.manifest;
       if (!manifest || this.inline.has(record.id)) continue;
       if (record.status === 'disabled') {
-        for (const kind of NAMED_KINDS) {
-          for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) this.declaredOff.set(`${kind}:${name}`, record.id);
-        }
+        for (const [kind, name] of declarations(manifest)) this.declaredOff.set(`${kind}:${name}`, record.id);
         continue;
       }
       if (record.status !== 'ready') continue;
-      const clash = this.firstClash(manifest);
+      // Two plugins that are on may not declare the same tool, channel, method, …
+      const clash = declarations(manifest).find(([kind, name]) => this.declared.get(kind)!.has(name));
       if (clash) {
-        fail(record, clash);
+        const [kind, name] = clash;
+        fail(record, `${kind} "${name}" is already provided by plugin "${this.declared.get(kind)!.get(name)}"`);
         continue;
       }
-      for (const kind of NAMED_KINDS) {
-        for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
-          this.declared.get(kind)!.set(name, record.id);
-          if (kind === 'gatewayMethod') this.options.protocol.declareMethod(name, record.id);
-        }
+      for (const [kind, name] of declarations(manifest)) {
+        this.declared.get(kind)!.set(name, record.id);
+        if (kind === 'gatewayMethod') this.options.protocol.declareMethod(name, record.id);
       }
       for (const hook of manifest.hooks ?? []) {
         const pending = this.pendingHooks.get(hook) ?? new Set<string>();
-        pending.add(record.id);
-        this.pendingHooks.set(hook, pending);
+        this.pendingHooks.set(hook, pending.add(record.id));
       }
     }
-  }
-
-  /** Two plugins that are on may not declare the same tool, channel, method, … */
-  private firstClash(manifest: PluginManifest): string | undefined {
-    for (const kind of NAMED_KINDS) {
-      for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
-        const owner = this.declared.get(kind)!.get(name);
-        if (owner) return `${kind} "${name}" is already provided by plugin "${owner}"`;
-      }
-    }
-    return undefined;
   }
 
   private async load(record: PluginRecord): Promise<void> {
     const logger = this.options.logger.child({ plugin: record.id });
+    const failWith = (error: string): PluginUnavailableError => {
+      fail(record, error);
+      logger.error(error);
+      this.settlePending(record.id);
+      return unavailable(record);
+    };
     let definition: PluginDefinition;
     try {
       definition = this.inline.get(record.id) ?? (await this.importDefinition(record));
     } catch (error) {
-      fail(record, `cannot load ${this.entryLabel(record)}: ${message(error)}`);
-      logger.error(record.error!);
-      this.settlePending(record.id);
-      throw unavailable(record);
+      const entry = record.entryPath && record.dir ? relative(record.dir, record.entryPath) : 'entry module';
+      throw failWith(`cannot load ${entry}: ${message(error)}`);
     }
-    const api = createPluginApi(
-      {
-        id: record.id,
-        name: record.name,
-        version: record.version,
-        origin: record.origin,
-        dir: record.dir,
-        config: record.config ?? {},
-        sections: record.sections ?? {},
-      },
-      this.sink(record),
-      this.kernelServices,
-      logger,
-    );
     try {
-      await definition.register(api);
+      await definition.register(createPluginApi(record, this.sink(record), this.kernelServices, logger));
     } catch (error) {
       this.rollback(record.id);
-      fail(record, `register() threw: ${message(error)}`);
-      logger.error(record.error!);
-      this.settlePending(record.id);
-      throw unavailable(record);
+      throw failWith(`register() threw: ${message(error)}`);
     }
     record.status = 'active';
     trace(`plugin ${record.id}: loaded`);
     this.settlePending(record.id);
     this.noteMissing(record);
-    if (this.running && !this.loadingStartup) {
-      for (const [name, entry] of this.registry.get('service')!) {
-        if (entry.pluginId === record.id && !this.services.some((running) => running.service.id === name)) {
-          await this.startService(record.id, entry.value as ServiceDefinition);
-        }
-      }
-    }
+    if (this.running && !this.loadingStartup) await this.startServices(record.id);
     logger.debug('plugin loaded');
   }
 
   private async importDefinition(record: PluginRecord): Promise<PluginDefinition> {
     const entry = record.entryPath;
     if (!entry) throw new Error('no entry module');
-    let mod: Record<string, unknown>;
-    if (record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)) {
-      mod = (await import(pathToFileURL(entry).href)) as Record<string, unknown>;
-    } else {
-      // Third-party plugins go through jiti: TypeScript without a build step, and the
-      // `claw/sdk` alias resolves to this installation's SDK.
-      const { createJiti } = await import('jiti');
-      const cacheDir = this.options.transpileCacheDir ?? join(this.options.paths.stateDir, 'cache', 'jiti');
-      const cached = prepareCacheDir(cacheDir);
-      const jiti = createJiti(import.meta.url, {
-        fsCache: cacheDir,
-        alias: this.options.moduleAliases ?? {},
-        interopDefault: false,
-        moduleCache: true,
-      });
-      try {
-        mod = (await jiti.import(entry)) as Record<string, unknown>;
-      } finally {
-        restrictNewEntries(cacheDir, cached);
-      }
-    }
+    const mod =
+      record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)
+        ? ((await import(pathToFileURL(entry).href)) as Record<string, unknown>)
+        : await this.importThroughJiti(entry);
     const definition = pickDefinition(mod);
     if (definition.id !== undefined && definition.id !== record.id) {
       throw new Error(`module exports plugin id "${definition.id}" but the manifest says "${record.id}"`);
@@ -368,14 +305,49 @@ export class PluginHost {
     return definition;
   }
 
+  /**
+   * Third-party plugins go through jiti: TypeScript without a build step, and the `claw/sdk`
+   * alias resolves to this installation's SDK. jiti creates its cache with the umask's
+   * modes, so the cache dir is made owner-only first and what jiti adds is restricted after.
+   */
+  private async importThroughJiti(entry: string): Promise<Record<string, unknown>> {
+    const { createJiti } = await import('jiti');
+    const cacheDir = this.options.transpileCacheDir ?? join(this.options.paths.stateDir, 'cache', 'jiti');
+    try {
+      ensurePrivateDir(cacheDir);
+    } catch {
+      // A read-only state dir: jiti notices too and transpiles without a cache.
+    }
+    const before = new Set(safeReaddir(cacheDir));
+    const jiti = createJiti(import.meta.url, {
+      fsCache: cacheDir,
+      alias: this.options.moduleAliases ?? {},
+      interopDefault: false,
+      moduleCache: true,
+    });
+    try {
+      return (await jiti.import(entry)) as Record<string, unknown>;
+    } finally {
+      for (const name of safeReaddir(cacheDir).filter((name) => !before.has(name))) {
+        try {
+          restrictTree(join(cacheDir, name));
+        } catch {
+          // Removed meanwhile by another process; nothing left to protect.
+        }
+      }
+    }
+  }
+
+  /** Where one plugin's `api.register*` and `api.on` calls land. */
   private sink(record: PluginRecord): RegistrationSink {
+    // Plugins handed over as objects have no manifest to check against: they declare by registering.
     const declaredOnly = !this.inline.has(record.id);
     const manifest = record.manifest!;
     const disposers = this.disposers.get(record.id) ?? [];
     this.disposers.set(record.id, disposers);
     return {
       register: (kind, name, value) => {
-        if (declaredOnly) this.checkDeclared(manifest, kind, name);
+        if (declaredOnly) checkDeclared(manifest, kind, name);
         const table = this.registry.get(kind)!;
         const existing = table.get(name);
         if (existing) {
@@ -386,19 +358,14 @@ export class PluginHost {
           );
         }
         if (kind === 'gatewayMethod') {
-          const method = value as CapabilityTypes['gatewayMethod'];
-          this.options.protocol.registerMethod(name, record.id, {
-            params: method.params,
-            scope: method.scope,
-            sideEffect: method.sideEffect,
-            description: method.description,
-          });
+          const { params, scope, sideEffect, description } = value as CapabilityTypes['gatewayMethod'];
+          this.options.protocol.registerMethod(name, record.id, { params, scope, sideEffect, description });
         }
         table.set(name, { pluginId: record.id, value });
-        if (!declaredOnly && NAMED_KINDS.includes(kind as NamedCapabilityKind)) {
-          // Plugins without a manifest declare by registering; routes are looked up by prefix.
-          const declaredName = kind === 'httpRoute' ? (value as CapabilityTypes['httpRoute']).path.replace(/\/\*$/, '') : name;
-          this.declared.get(kind)!.set(declaredName, record.id);
+        if (!declaredOnly && kind in DECLARING_FIELD) {
+          // Routes are looked up by prefix, so an undeclared one is indexed by its path.
+          const path = kind === 'httpRoute' ? (value as CapabilityTypes['httpRoute']).path.replace(/\/\*$/, '') : name;
+          this.declared.get(kind)!.set(path, record.id);
         }
         disposers.push(() => table.delete(name));
       },
@@ -414,35 +381,12 @@ export class PluginHost {
     };
   }
 
-  private checkDeclared(manifest: PluginManifest, kind: CapabilityKind, name: string): void {
-    if ((SLOT_KINDS as readonly string[]).includes(kind)) {
-      if (!manifestSlots(manifest).includes(kind as SlotName)) {
-        throw new Error(`registering a ${kind} needs "kind": "${kind}" in the manifest`);
-      }
-      return;
-    }
-    const field = DECLARING_FIELD[kind as NamedCapabilityKind];
-    if (kind === 'httpRoute') {
-      const path = name.slice(name.indexOf(' ') + 1).replace(/\/\*$/, '');
-      if (!(manifest.httpRoutes ?? []).some((prefix) => pathUnder(path, prefix))) {
-        throw new Error(`route "${path}" is not under any manifest "httpRoutes" prefix`);
-      }
-      return;
-    }
-    if (!declaredNames(manifest, field).includes(name)) {
-      throw new Error(`${kind} "${name}" is not declared in the manifest "${field}" list`);
-    }
-  }
-
+  /** A plugin that declares more than it registers still works; `claw plugins list` says so. */
   private noteMissing(record: PluginRecord): void {
-    const manifest = record.manifest;
-    if (!manifest || this.inline.has(record.id)) return;
-    for (const kind of NAMED_KINDS) {
-      if (kind === 'httpRoute') continue;
-      for (const name of declaredNames(manifest, DECLARING_FIELD[kind])) {
-        if (this.registry.get(kind)!.get(name)?.pluginId !== record.id) {
-          record.warnings.push(`declares ${kind} "${name}" but did not register it`);
-        }
+    if (!record.manifest || this.inline.has(record.id)) return;
+    for (const [kind, name] of declarations(record.manifest)) {
+      if (kind !== 'httpRoute' && this.registry.get(kind)!.get(name)?.pluginId !== record.id) {
+        record.warnings.push(`declares ${kind} "${name}" but did not register it`);
       }
     }
     for (const slot of record.slots) {
@@ -464,97 +408,117 @@ export class PluginHost {
     this.options.protocol.unregisterOwner(id);
   }
 
-  private async startService(pluginId: string, service: ServiceDefinition): Promise<void> {
-    const controller = new AbortController();
-    const logger = this.options.logger.child({ plugin: pluginId, service: service.id });
-    try {
-      await service.start?.({ logger, stateDir: this.options.paths.stateDir, signal: controller.signal });
-      this.services.push({ pluginId, service, controller });
-    } catch (error) {
-      const record = this.byId.get(pluginId)!;
-      controller.abort();
-      this.rollback(pluginId);
-      fail(record, `service "${service.id}" failed to start: ${message(error)}`);
-      logger.error(record.error!);
+  /**
+   * Start registered services that are not running (only `pluginId`'s, when given). The
+   * channel service goes last, so it stops first: channel accounts feed the agent loop and
+   * the gateway, and start once those are up.
+   */
+  private async startServices(pluginId?: string): Promise<void> {
+    const entries = [...this.registry.get('service')!]
+      .filter(([, entry]) => pluginId === undefined || entry.pluginId === pluginId)
+      .sort(([a], [b]) => Number(a === CHANNELS_SERVICE) - Number(b === CHANNELS_SERVICE));
+    for (const [name, entry] of entries) {
+      if (this.services.some((running) => running.service.id === name)) continue;
+      const service = entry.value as ServiceDefinition;
+      const controller = new AbortController();
+      const logger = this.options.logger.child({ plugin: entry.pluginId, service: service.id });
+      try {
+        await service.start?.({ logger, stateDir: this.options.paths.stateDir, signal: controller.signal });
+        this.services.push({ pluginId: entry.pluginId, service, controller });
+      } catch (error) {
+        const record = this.byId.get(entry.pluginId)!;
+        controller.abort();
+        this.rollback(entry.pluginId);
+        fail(record, `service "${service.id}" failed to start: ${message(error)}`);
+        logger.error(record.error!);
+      }
     }
   }
 
-  private entryLabel(record: PluginRecord): string {
-    return record.entryPath && record.dir ? relative(record.dir, record.entryPath) : 'entry module';
-  }
-
   private lookup(): CapabilityLookup {
-    const host = this;
-    const find = async <K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined> => {
-      const registered = host.registry.get(kind)!.get(name);
-      if (registered) return registered.value as CapabilityTypes[K];
-      const owner = host.declared.get(kind)!.get(name);
-      if (!owner) return undefined;
-      await host.activate(owner);
-      const after = host.registry.get(kind)!.get(name);
-      if (!after) throw new CapabilityError(`plugin "${owner}" declares ${kind} "${name}" but did not register it`);
-      return after.value as CapabilityTypes[K];
+    const { registry, declared } = this;
+    /** Registered value, loading the declaring plugin first; PluginUnavailableError if it cannot load. */
+    const load = async <K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined> => {
+      const owner = registry.get(kind)!.has(name) ? undefined : declared.get(kind)!.get(name);
+      if (owner) await this.activate(owner);
+      const value = registry.get(kind)!.get(name)?.value as CapabilityTypes[K] | undefined;
+      if (owner && !value) throw new CapabilityError(`plugin "${owner}" declares ${kind} "${name}" but did not register it`);
+      return value;
     };
     return {
-      find: async (kind, name) => {
-        try {
-          return await find(kind, name);
-        } catch (error) {
+      find: (kind, name) =>
+        load(kind, name).catch((error) => {
           if (error instanceof PluginUnavailableError) return undefined;
           throw error;
-        }
-      },
+        }),
       get: async (kind, name) => {
-        let value;
-        try {
-          value = await find(kind, name);
-        } catch (error) {
-          if (error instanceof PluginUnavailableError) throw new CapabilityError(`${kind} "${name}" is unavailable: ${error.message}`);
-          throw error;
-        }
+        const value = await load(kind, name).catch((error) => {
+          if (!(error instanceof PluginUnavailableError)) throw error;
+          throw new CapabilityError(`${kind} "${name}" is unavailable: ${error.message}`);
+        });
         if (value !== undefined) return value;
-        const off = host.declaredOff.get(`${kind}:${name}`);
-        const hint = off ? `: plugin "${off}" provides it but is off (${host.byId.get(off)!.reason})` : '';
+        const off = this.declaredOff.get(`${kind}:${name}`);
+        const hint = off ? `: plugin "${off}" provides it but is off (${this.byId.get(off)!.reason})` : '';
         throw new CapabilityError(`no plugin provides ${kind} "${name}"${hint}`);
       },
       list: (kind) => {
-        const out = new Map<string, CapabilityInfo>();
-        for (const [name, pluginId] of host.declared.get(kind) ?? []) {
-          out.set(name, { kind, name, pluginId, loaded: host.registry.get(kind)!.has(name) });
-        }
-        for (const [name, entry] of host.registry.get(kind) ?? []) {
-          out.set(name, { kind, name, pluginId: entry.pluginId, loaded: true });
-        }
-        return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
+        const loaded = registry.get(kind) ?? new Map<string, Registered>();
+        const infos = new Map([...(declared.get(kind) ?? [])].map(([name, pluginId]) => [name, { pluginId, loaded: loaded.has(name) }]));
+        for (const [name, entry] of loaded) infos.set(name, { pluginId: entry.pluginId, loaded: true });
+        return [...infos]
+          .map(([name, info]) => ({ kind, name, ...info }))
+          .sort((a, b) => a.name.localeCompare(b.name));
       },
       route: async (method, path) => {
-        const owner = host.routeOwner(path);
+        const owner = this.routeOwner(path);
         if (!owner) return undefined;
-        const routes = await host.routes(owner);
         const upper = method.toUpperCase();
-        const match = (route: CapabilityTypes['httpRoute']) =>
+        const matches = (route: CapabilityTypes['httpRoute']) =>
           (route.method === '*' || route.method === upper || (upper === 'HEAD' && route.method === 'GET')) &&
           (route.path === path || (route.path.endsWith('/*') && pathUnder(path, route.path.slice(0, -2))));
         // Exact paths before wildcard prefixes, longer prefixes first.
-        const ordered = [...routes].sort((a, b) => Number(a.path.endsWith('/*')) - Number(b.path.endsWith('/*')) || b.path.length - a.path.length);
-        const route = ordered.find(match);
+        const wildcard = (route: CapabilityTypes['httpRoute']) => Number(route.path.endsWith('/*'));
+        const routes = (await this.routes(owner)).sort((a, b) => wildcard(a) - wildcard(b) || b.path.length - a.path.length);
+        const route = routes.find(matches);
         return route ? { pluginId: owner, route } : undefined;
       },
       slot: async (slot) => {
-        const holder = slotHolder(host.options.config.plugins as PluginsConfig | undefined, slot);
+        const holder = slotHolder(this.options.config.plugins as PluginsConfig | undefined, slot);
         if (holder === 'none') return undefined;
-        const record = host.byId.get(holder);
+        const record = this.byId.get(holder);
         if (!record || record.status === 'disabled') return undefined;
         try {
-          await host.activate(holder);
+          await this.activate(holder);
         } catch (error) {
           throw new CapabilityError(`the ${slot} slot holder "${holder}" is unavailable: ${message(error)}`);
         }
-        const registered = host.registry.get(slot)!.get(holder);
+        const registered = registry.get(slot)!.get(holder);
         if (!registered) throw new CapabilityError(`plugin "${holder}" holds the ${slot} slot but did not register a ${slot}`);
         return registered.value as CapabilityTypes[typeof slot];
       },
     };
+  }
+}
+
+/** Every named capability a manifest declares, as [kind, name] pairs. */
+function declarations(manifest: PluginManifest): Array<[NamedCapabilityKind, string]> {
+  return NAMED_KINDS.flatMap((kind) => declaredNames(manifest, DECLARING_FIELD[kind]).map((name) => [kind, name] as const));
+}
+
+/** A plugin with a manifest may register only what the manifest declares. */
+function checkDeclared(manifest: PluginManifest, kind: CapabilityKind, name: string): void {
+  if ((SLOT_NAMES as readonly string[]).includes(kind)) {
+    if (!manifestSlots(manifest).includes(kind as SlotName)) throw new Error(`registering a ${kind} needs "kind": "${kind}" in the manifest`);
+  } else if (kind === 'httpRoute') {
+    const path = name.slice(name.indexOf(' ') + 1).replace(/\/\*$/, '');
+    if (!(manifest.httpRoutes ?? []).some((prefix) => pathUnder(path, prefix))) {
+      throw new Error(`route "${path}" is not under any manifest "httpRoutes" prefix`);
+    }
+  } else {
+    const field = DECLARING_FIELD[kind as NamedCapabilityKind];
+    if (!declaredNames(manifest, field).includes(name)) {
+      throw new Error(`${kind} "${name}" is not declared in the manifest "${field}" list`);
+    }
   }
 }
 
@@ -576,17 +540,14 @@ function inlineManifest(definition: PluginDefinition): PluginManifest {
 }
 
 function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
-  const candidates = [mod.default, mod.plugin, mod];
-  for (const candidate of candidates) {
+  const isDefinition = (value: unknown): value is PluginDefinition =>
+    value !== null && typeof value === 'object' && typeof (value as PluginDefinition).register === 'function';
+  for (const candidate of [mod.default, mod.plugin, mod]) {
     if (typeof candidate === 'function') return { register: candidate as PluginDefinition['register'] };
-    if (candidate && typeof candidate === 'object' && typeof (candidate as PluginDefinition).register === 'function') {
-      return candidate as PluginDefinition;
-    }
+    if (isDefinition(candidate)) return candidate;
     // jiti and CJS interop may wrap the default export once more.
-    const nested = candidate && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
-    if (nested && typeof nested === 'object' && typeof (nested as PluginDefinition).register === 'function') {
-      return nested as PluginDefinition;
-    }
+    const nested = candidate !== null && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
+    if (isDefinition(nested)) return nested;
   }
   throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
@@ -610,27 +571,5 @@ function safeReaddir(dir: string): string[] {
     return readdirSync(dir);
   } catch {
     return [];
-  }
-}
-
-/** Create jiti's cache dir owner-only (jiti would use the umask) and list what is in it. */
-function prepareCacheDir(dir: string): Set<string> {
-  try {
-    ensurePrivateDir(dir);
-  } catch {
-    // A read-only state dir: jiti notices too and transpiles without a cache.
-  }
-  return new Set(safeReaddir(dir));
-}
-
-/** jiti writes cache files with the umask's mode: the ones it just added become 0600. */
-function restrictNewEntries(dir: string, before: ReadonlySet<string>): void {
-  for (const name of safeReaddir(dir)) {
-    if (before.has(name)) continue;
-    try {
-      restrictTree(join(dir, name));
-    } catch {
-      // Removed meanwhile by another process; nothing left to protect.
-    }
   }
 }

@@ -8,7 +8,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { HOOK_NAMES } from '../hooks/catalog.js';
-import { SLOT_KINDS } from './manifest-fields.js';
+import { SLOT_NAMES } from '../config/keys.js';
 
 const Strict = { additionalProperties: false } as const;
 const Open = { additionalProperties: true } as const;
@@ -16,7 +16,7 @@ const Open = { additionalProperties: true } as const;
 const Name = Type.String({ minLength: 1, maxLength: 128 });
 const Names = (description: string) => Type.Optional(Type.Array(Name, { uniqueItems: true, description }));
 
-const SlotKind = Type.Enum(SLOT_KINDS);
+const SlotKind = Type.Enum(SLOT_NAMES);
 
 export const PluginManifestSchema = Type.Object(
   {

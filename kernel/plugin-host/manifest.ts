@@ -9,7 +9,6 @@ import { PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
 import { parseJson5 } from '../util/json5.js';
 import { isInside } from '../util/paths.js';
 import { schemaProblems, validateWith } from '../validation.js';
-import { FOREIGN_MANIFEST_FIELDS } from './manifest-fields.js';
 import type { PluginManifest } from './manifest-schema.js';
 import type { SlotName } from '../config/keys.js';
 
@@ -21,9 +20,25 @@ export type ManifestResult =
   | { ok: true; manifest: PluginManifest; entryPath: string; warnings: string[] }
   | { ok: false; error: string; id?: string };
 
+/**
+ * OpenClaw manifest fields claw accepts but does not act on, so OpenClaw plugins still
+ * load; any other unknown key is reported as a warning.
+ */
+const FOREIGN_FIELDS = [
+  'enabledByDefaultOnPlatforms', 'legacyPluginIds', 'autoEnableWhenConfiguredProviders',
+  'providerCatalogEntry', 'capabilityCatalogEntry', 'modelSupport', 'modelCatalog', 'modelPricing',
+  'modelIdNormalization', 'providerEndpoints', 'providerRequest', 'secretProviderIntegrations',
+  'cliBackends', 'syntheticAuthRefs', 'nonSecretAuthMarkers', 'commandAliases', 'providerUsageAuthEnvVars',
+  'providerAuthAliases', 'providerAuthChoices', 'backupResources', 'setup', 'doctorContract',
+  'doctorHealthChecks', 'sessionRouteStateOwners', 'qaRunners', 'dashboard', 'mcpServers', 'themes',
+  'contracts', 'transcriptSources', 'configContracts', 'mediaUnderstandingProviderMetadata',
+  'imageGenerationProviderMetadata', 'videoGenerationProviderMetadata', 'musicGenerationProviderMetadata',
+  'toolMetadata', 'channelConfigs', 'channelAccountKeyPolicies', 'catalog', 'categories', 'configGroups',
+];
+
 const KNOWN_FIELDS = new Set<string>([
   ...Object.keys((PLUGIN_MANIFEST_SCHEMA.properties ?? {}) as Record<string, unknown>),
-  ...FOREIGN_MANIFEST_FIELDS,
+  ...FOREIGN_FIELDS,
 ]);
 
 const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];

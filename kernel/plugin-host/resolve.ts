@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
 import type { InstallRecord, KernelConfig, PluginsConfig } from '../config/schema.js';
-import { formatPath } from '../config/path.js';
+import { formatPath, type PathSegment } from '../config/path.js';
 import { validateWith, type JsonSchema } from '../validation.js';
 import type { PluginCandidate, PluginOrigin } from './discovery.js';
 import { resolveEnablement, slotHolder } from './enablement.js';
@@ -52,48 +52,30 @@ export interface Diagnostic {
   message: string;
 }
 
-export interface InlineManifest {
-  manifest: PluginManifest;
-}
-
-export interface ResolveInput {
+/** `inline`: manifests of plugins handed over as objects (test kit); they precede every directory. */
+export function resolvePlugins(input: {
   candidates: readonly PluginCandidate[];
-  /** Plugins handed over as objects (test kit); they take precedence over every directory. */
-  inline?: readonly InlineManifest[];
+  inline: readonly PluginManifest[];
   config: KernelConfig;
-}
-
-export interface ResolveOutput {
-  records: PluginRecord[];
-  issues: ConfigIssue[];
-  diagnostics: Diagnostic[];
-}
-
-export function resolvePlugins(input: ResolveInput): ResolveOutput {
+}): { records: PluginRecord[]; issues: ConfigIssue[]; diagnostics: Diagnostic[] } {
   const plugins = (input.config.plugins ?? {}) as PluginsConfig;
   const records: PluginRecord[] = [];
   const issues: ConfigIssue[] = [];
   const diagnostics: Diagnostic[] = [];
   const byId = new Map<string, PluginRecord>();
 
-  const claim = (record: PluginRecord): boolean => {
+  const claim = (record: PluginRecord): void => {
     const first = byId.get(record.id);
-    if (first) {
-      diagnostics.push({
-        level: 'warning',
-        pluginId: record.id,
-        message: `duplicate plugin id "${record.id}": ${where(record)} is ignored; ${where(first)} takes precedence`,
-      });
-      return false;
+    if (!first) {
+      byId.set(record.id, record);
+      records.push(record);
+      return;
     }
-    byId.set(record.id, record);
-    records.push(record);
-    return true;
+    const message = `duplicate plugin id "${record.id}": ${where(record)} is ignored; ${where(first)} takes precedence`;
+    diagnostics.push({ level: 'warning', pluginId: record.id, message });
   };
 
-  for (const { manifest } of input.inline ?? []) {
-    claim(baseRecord(manifest, 'inline'));
-  }
+  for (const manifest of input.inline) claim(baseRecord(manifest, 'inline'));
   for (const candidate of input.candidates) {
     const result = readManifest(candidate.dir);
     if (!result.ok) {
@@ -136,13 +118,8 @@ export function resolvePlugins(input: ResolveInput): ResolveOutput {
 
   for (const record of byId.values()) {
     if (record.status === 'failed' || !record.manifest) continue;
-    const enablement = resolveEnablement(
-      record.id,
-      record.origin,
-      record.slots,
-      record.manifest.enabledByDefault === true,
-      plugins,
-    );
+    const byDefault = record.manifest.enabledByDefault === true;
+    const enablement = resolveEnablement(record.id, record.origin, record.slots, byDefault, plugins);
     record.enabled = enablement.enabled;
     record.reason = enablement.reason;
     record.status = enablement.enabled ? 'ready' : 'disabled';
@@ -256,41 +233,30 @@ function unconfiguredDefaults(schema: JsonSchema): Record<string, unknown> | und
 }
 
 function validatePluginConfig(record: PluginRecord, config: KernelConfig, plugins: PluginsConfig): ConfigIssue[] {
-  const manifest = record.manifest!;
   const issues: ConfigIssue[] = [];
-  const given = plugins.entries?.[record.id]?.config;
-  const schema = manifest.configSchema as JsonSchema;
-  const defaults = given === undefined ? unconfiguredDefaults(schema) : undefined;
-  if (defaults) {
-    record.config = defaults;
-  } else {
+  /** `given` with schema defaults applied; an absent section is only run through the schema for its defaults. */
+  const validated = (schema: JsonSchema, given: unknown, path: PathSegment[], what: string): unknown => {
     const value = given === undefined ? {} : structuredClone(given);
     try {
-      for (const issue of validateWith(schema, value, ['plugins', 'entries', record.id, 'config'])) {
-        issues.push({ level: 'error', ...issue, owner: record.id });
+      const problems = validateWith(schema, value, path);
+      if (given !== undefined) {
+        for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
       }
     } catch (error) {
-      issues.push({
-        level: 'error',
-        path: formatPath(['plugins', 'entries', record.id, 'config']),
-        message: `cannot be checked: the plugin's configSchema does not compile (${(error as Error).message})`,
-        owner: record.id,
-      });
+      const message = `cannot be checked: ${what} does not compile (${(error as Error).message})`;
+      issues.push({ level: 'error', path: formatPath(path), message, owner: record.id });
     }
-    record.config = value;
-  }
+    return value;
+  };
+  const manifest = record.manifest!;
+  const given = plugins.entries?.[record.id]?.config;
+  const schema = manifest.configSchema as JsonSchema;
+  const configPath = ['plugins', 'entries', record.id, 'config'];
+  record.config =
+    (given === undefined && unconfiguredDefaults(schema)) || validated(schema, given ?? {}, configPath, "the plugin's configSchema");
   record.sections = {};
   for (const [section, sectionSchema] of Object.entries(manifest.configSections ?? {})) {
-    const given = config[section];
-    const value = given === undefined ? {} : structuredClone(given);
-    try {
-      const problems = validateWith(sectionSchema as JsonSchema, value, [section]);
-      // An absent section is only run through the schema for its defaults.
-      if (given !== undefined) for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
-    } catch (error) {
-      issues.push({ level: 'error', path: section, message: `cannot be checked: schema does not compile (${(error as Error).message})`, owner: record.id });
-    }
-    record.sections[section] = value;
+    record.sections[section] = validated(sectionSchema as JsonSchema, config[section], [section], 'schema');
   }
   return issues;
 }

@@ -22,7 +22,7 @@ export interface ToolCallRequest {
   name: string;
   params: Record<string, unknown>;
   toolCallId: string;
-  context: Omit<ToolContext, 'toolCallId'> & { runId?: string };
+  context: Omit<ToolContext, 'toolCallId'>;
   /** Tool policy verdict; false means the call is refused before anything runs. */
   allowed?: (name: string) => boolean;
   maxResultChars?: number;

@@ -21,18 +21,6 @@ function ownFile(): string {
   }
 }
 
-export class Json5ParseError extends Error {
-  constructor(
-    readonly file: string,
-    readonly line: number | undefined,
-    readonly column: number | undefined,
-    reason: string,
-  ) {
-    super(`${file}${line !== undefined ? `:${line}:${column ?? 1}` : ''}: invalid JSON5: ${reason}`);
-    this.name = 'Json5ParseError';
-  }
-}
-
 export function parseJson5(text: string, file = '<input>'): unknown {
   try {
     return JSON.parse(text);
@@ -45,6 +33,7 @@ export function parseJson5(text: string, file = '<input>'): unknown {
   } catch (error) {
     const err = error as { lineNumber?: number; columnNumber?: number; message?: string };
     const reason = String(err.message ?? error).replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
-    throw new Json5ParseError(file, err.lineNumber, err.columnNumber, reason);
+    const at = err.lineNumber !== undefined ? `:${err.lineNumber}:${err.columnNumber ?? 1}` : '';
+    throw new SyntaxError(`${file}${at}: invalid JSON5: ${reason}`);
   }
 }

@@ -12,8 +12,3 @@ export function isInside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
-
-/** Forward slashes, the form names take in results and tool output on every platform. */
-export function toPosix(path: string): string {
-  return sep === '/' ? path : path.split(sep).join('/');
-}

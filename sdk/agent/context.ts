@@ -5,7 +5,7 @@
  */
 import type { ToolResultMessage } from '../../kernel/index.js';
 import type { ChatMessage } from '../types/models.js';
-import { compileLayer } from '../../kernel/index.js';
+import { compileLayer } from '../tool-policy.js';
 import type { CompactionSettings, PruningSettings } from './settings.js';
 
 export const CHARS_PER_TOKEN = 4;

@@ -9,10 +9,10 @@
  *     api.registerAgentLoop(defineAgentLoop({ async runTurn(input, ctx) { … } }));
  *   } });
  */
-import type { ToolDefinition, ToolMatcher } from '../../kernel/index.js';
+import type { ToolDefinition } from '../../kernel/index.js';
 import type { ChatMessage, ImagePart, ThinkingLevel } from '../types/models.js';
 import type { KernelServices } from '../types/plugin.js';
-import { compileToolPolicy } from '../../kernel/index.js';
+import { compileToolPolicy, type ToolMatcher } from '../tool-policy.js';
 import type { Models } from './models.js';
 import type { AgentSettings } from './settings.js';
 import type { SessionEntry, SessionStore } from '../sessions/store.js';

@@ -4,7 +4,8 @@
  * follow OpenClaw's documented values.
  */
 import { join } from 'node:path';
-import { expandHome, type KernelConfig, type ToolsConfig } from '../../kernel/index.js';
+import { expandHome, type KernelConfig } from '../../kernel/index.js';
+import type { ToolsConfig } from '../tool-policy.js';
 import type { ThinkingLevel } from '../types/models.js';
 
 export type ModelSetting = string | { primary?: string; fallbacks?: string[] };

@@ -9,7 +9,8 @@
  */
 import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
-import { isInside, toPosix } from '../../kernel/util/paths.js';
+import { isInside } from '../../kernel/util/paths.js';
+import { toPosix } from '../fs.js';
 
 export interface MemoryFile {
   /** The name tools and results use (workspace-relative, or `extra/<root>/…`). */

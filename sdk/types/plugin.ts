@@ -13,6 +13,7 @@ import type { HookBus, HookHandler, HookName, HookRunner } from './hooks.js';
 import type { ModelProvider } from './models.js';
 import type { MemoryBackend } from './memory.js';
 import type { SandboxBackend } from './sandbox.js';
+import type { CommandDefinition, GatewayMethodDefinition, HttpRouteDefinition } from './capabilities.js';
 
 export type { ChannelsApi };
 
@@ -22,6 +23,10 @@ export interface CapabilityTypes extends K.CapabilityTypes {
   provider: ModelProvider;
   memory: MemoryBackend;
   sandbox: SandboxBackend;
+  gatewayMethod: GatewayMethodDefinition;
+  command: CommandDefinition;
+  cli: CliDefinition;
+  httpRoute: HttpRouteDefinition;
 }
 
 /** Finding capabilities by name; the owning plugin is loaded on first use. */
@@ -29,6 +34,7 @@ export interface CapabilityLookup extends K.CapabilityLookup {
   get<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind]>;
   find<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind] | undefined>;
   slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
+  route(method: string, path: string): Promise<{ pluginId: string; route: HttpRouteDefinition } | undefined>;
 }
 
 /** The kernel as a plugin sees it. */
@@ -45,7 +51,10 @@ export interface PluginApi<Config = Record<string, unknown>> extends K.PluginApi
   registerProvider(provider: ModelProvider): void;
   registerMemory(backend: MemoryBackend): void;
   registerSandbox(sandbox: SandboxBackend): void;
+  registerGatewayMethod(name: string, method: GatewayMethodDefinition): void;
+  registerCommand(command: CommandDefinition): void;
   registerCli(cli: CliDefinition): void;
+  registerHttpRoute(route: HttpRouteDefinition): void;
   /** `timeoutMs`: longest wait for this handler (default per hook; the operator's config wins). */
   on<H extends HookName>(hook: H, handler: HookHandler<H>, options?: { priority?: number; timeoutMs?: number }): void;
 }
@@ -89,6 +98,9 @@ export interface BootedKernel {
   stop(): Promise<void>;
 }
 
-export interface CliDefinition extends K.CliDefinition {
+export interface CliDefinition {
+  name: string;
+  description: string;
+  /** Returns the process exit code (default 0). */
   run(argv: string[], ctx: CliContext): number | void | Promise<number | void>;
 }

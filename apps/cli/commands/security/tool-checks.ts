@@ -4,7 +4,7 @@
  * anything the agent reads can become a shell command.
  */
 import { userInfo } from 'node:os';
-import { compileToolPolicy, type ToolsConfig } from '../../../../kernel/index.js';
+import { compileToolPolicy, type ToolsConfig } from '../../../../sdk/tool-policy.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
 function agentsWithExec(ctx: AuditContext): string[] {

@@ -1,0 +1,57 @@
+/**
+ * The control-plane contracts behind `api.registerGatewayMethod`, `registerCommand` and
+ * `registerHttpRoute`. The kernel stores these by a minimal shape (a handler, a name, a
+ * path); the plugins that serve them (the gateway, the run dispatcher) give them meaning.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { JsonSchema } from '../../kernel/index.js';
+
+export interface GatewayMethodContext {
+  /** Connection the request arrived on, when it came over the wire. */
+  connId?: string;
+  role?: string;
+  scopes?: readonly string[];
+  /** Paired device identity of the caller, when it presented one. */
+  deviceId?: string;
+  client?: { id: string; version?: string; platform?: string; mode?: string; instanceId?: string };
+  /** Aborted when the caller disconnects or the gateway shuts down. */
+  signal?: AbortSignal;
+  /**
+   * Send an interim successful response now (for example `{ runId, status: "accepted" }`);
+   * the handler's return value follows later as the final response on the same request id.
+   */
+  ack?(payload: unknown): void;
+  [key: string]: unknown;
+}
+
+export interface GatewayMethodDefinition<Params = any> {
+  params?: JsonSchema;
+  scope?: string;
+  sideEffect?: boolean;
+  description?: string;
+  handler(params: Params, ctx: GatewayMethodContext): unknown;
+}
+
+export interface CommandContext {
+  args: string;
+  sessionKey?: string;
+  channel?: string;
+  senderId?: string;
+}
+
+export interface CommandDefinition {
+  /** Without the leading "/". */
+  name: string;
+  description: string;
+  acceptsArgs?: boolean;
+  handler(ctx: CommandContext): { text?: string } | void | Promise<{ text?: string } | void>;
+}
+
+export interface HttpRouteDefinition {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | '*';
+  /** Exact path, or a prefix ending in `/*`. Must fall under a manifest `httpRoutes` prefix. */
+  path: string;
+  /** `gateway` (default) puts the route behind gateway auth. */
+  auth?: 'gateway' | 'none';
+  handler(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
+}
