@@ -51,6 +51,27 @@ describe('/v1/chat/completions', () => {
     expect(usage).toMatchObject({ total_tokens: expect.any(Number) });
   });
 
+  async function streamedText(content: string): Promise<string> {
+    const stream = await openai.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    return text;
+  }
+
+  it('streams text written before a tool call once, and the answer once, a paragraph apart', async () => {
+    h.fake.reset();
+    h.fake.script({ text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'The answer is 42.', chunkSize: 4 });
+    expect(await streamedText('what is it?')).toBe('Let me check.\n\nThe answer is 42.');
+  });
+
+  it('never streams the silent token, not even its first characters', async () => {
+    h.fake.reset();
+    h.fake.script({ text: 'Looking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'NO_REPLY', chunkSize: 3 });
+    expect(await streamedText('anything?')).toBe('Looking.');
+    h.fake.script({ text: 'NO_REPLY', chunkSize: 2 });
+    expect(await streamedText('quiet')).toBe('');
+  });
+
   it('keeps a conversation per `user`, and gives a fresh session to requests without one', async () => {
     h.fake.reset();
     h.fake.script({ text: 'first' }, { text: 'second' });
