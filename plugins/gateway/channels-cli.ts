@@ -11,6 +11,7 @@ import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import { unknownChannelProblem } from './send-channel.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
@@ -106,6 +107,10 @@ export async function channelsCommand(
       ...(values['reply-to'] ? { replyTo: values['reply-to'] as string } : {}),
     };
     let result: { pieces: number; messageIds: string[] };
+    if (!viaGateway) {
+      const problem = await unknownChannelProblem(api.kernel, channel);
+      if (problem) throw new UsageError(problem);
+    }
     if (viaGateway) {
       result = await withGatewayClient(clientOptions(values), (client) => client.request('send', { ...request, idempotencyKey: randomUUID() }));
     } else {
