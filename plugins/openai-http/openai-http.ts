@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ImagePart } from '../../sdk/index.js';
-import { normalizeAgentId, parseReply, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
+import type { ImagePart, KernelConfig } from '../../sdk/index.js';
+import { normalizeAgentId, parseReply, unknownAgentProblem, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -117,7 +117,7 @@ function agentFromModel(model: string | undefined): string | undefined {
 }
 
 /** `agent()` finds the agent plugin's service when a request comes in (it loads on first use). */
-export function createChatCompletionsHandler(agent: () => Promise<AgentService>, enabled: boolean) {
+export function createChatCompletionsHandler(agent: () => Promise<AgentService>, enabled: boolean, config: () => KernelConfig) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!enabled) {
       req.resume();
@@ -137,7 +137,10 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         const value = req.headers[name];
         return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
       };
-      const agentId = normalizeAgentId(header('x-openclaw-agent-id') ?? agentFromModel(request.model) ?? runtime.defaultAgent());
+      const named = header('x-openclaw-agent-id') ?? agentFromModel(request.model);
+      const agentProblem = named === undefined ? undefined : unknownAgentProblem(config(), named);
+      if (agentProblem) throw new HttpError(400, agentProblem, 'invalid_request_error', header('x-openclaw-agent-id') ? undefined : 'model');
+      const agentId = normalizeAgentId(named ?? runtime.defaultAgent());
       const last = request.messages[request.messages.length - 1]!;
       if (last.role !== 'user') throw new HttpError(400, 'the last message must have role "user"', 'invalid_request_error', 'messages');
       const system = request.messages.filter((message) => message.role === 'system' || message.role === 'developer').map((message) => textOf(message.content));
