@@ -157,6 +157,12 @@ describe('claw agent', () => {
     const local = await claw(['agent', '--local', '--agent', 'wrok', '-m', 'hi'], env);
     expect(local.code).toBe(2);
     expect(local.stderr).toContain('unknown agent "wrok": the configured agents are home, work');
+    for (const command of [['models', 'status'], ['models', 'list'], ['sessions']]) {
+      const other = await claw([...command, '--agent', 'wrok'], env);
+      expect(other.code, command.join(' ')).toBe(2);
+      expect(other.stderr, command.join(' ')).toMatch(/unknown agent "wrok": the (configured )?agents are home, work/);
+    }
+    expect((await claw(['sessions', '--agent', 'work'], env)).code).toBe(0);
     await startCliGateway(env);
     const remote = await claw(['agent', '--agent', 'wrok', '-m', 'hi'], env);
     expect(remote.code).toBe(1);
