@@ -107,13 +107,11 @@ export async function channelsCommand(
       ...(values['reply-to'] ? { replyTo: values['reply-to'] as string } : {}),
     };
     let result: { pieces: number; messageIds: string[] };
-    if (!viaGateway) {
-      const problem = await unknownChannelProblem(api.kernel, channel);
-      if (problem) throw new UsageError(problem);
-    }
     if (viaGateway) {
       result = await withGatewayClient(clientOptions(values), (client) => client.request('send', { ...request, idempotencyKey: randomUUID() }));
     } else {
+      const problem = await unknownChannelProblem(api.kernel, channel);
+      if (problem) throw new UsageError(problem);
       const sent = await api.kernel.channels.send({ ...request, text, context: { channel } });
       if (sent.cancelled) throw new Error('a message_sending hook cancelled the message');
       if (!sent.delivered) throw new Error(`sending to ${channel}:${to} failed: ${sent.error}`);
