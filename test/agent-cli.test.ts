@@ -3,12 +3,13 @@
  * embedded with --local), claw models list|status, claw sessions — with the model faked on
  * 127.0.0.1, plus a local GGUF through the llama-cpp provider.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { writeTinyLlamaGguf } from './fixtures/gguf.js';
-import { claw, startCliGateway, tempDir } from './helpers.js';
+import { claw, CLI, startCliGateway, tempDir } from './helpers.js';
 
 let fake: FakeLlm;
 beforeAll(async () => {
@@ -49,6 +50,25 @@ describe('claw setup', () => {
     expect(second.stdout).toContain('already exists (left as it is)');
     expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token).toBe(config.gateway.auth.token);
     expect(readFileSync(join(workspace, 'SOUL.md'), 'utf8')).toBe('my own soul');
+    // The first-run ritual deleted BOOTSTRAP.md: setup does not bring it back.
+    rmSync(join(workspace, 'BOOTSTRAP.md'));
+    const third = await claw(['setup'], env);
+    expect(third.code, third.stderr).toBe(0);
+    expect(existsSync(join(workspace, 'BOOTSTRAP.md'))).toBe(false);
+  });
+
+  it('seeds BOOTSTRAP.md only into a brand-new workspace, not beside an existing one', async () => {
+    const stateDir = tempDir('claw-setup-');
+    const workspace = join(tempDir('claw-ws-'), 'mine');
+    mkdirSync(workspace, { recursive: true });
+    writeFileSync(join(workspace, 'AGENTS.md'), 'my rules');
+    const result = await claw(['setup', '--workspace', workspace, '--json'], { OPENCLAW_STATE_DIR: stateDir });
+    expect(result.code, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.kept).toEqual(['AGENTS.md']);
+    expect(report.created).toContain('SOUL.md');
+    expect(report.created).not.toContain('BOOTSTRAP.md');
+    expect(existsSync(join(workspace, 'BOOTSTRAP.md'))).toBe(false);
   });
 });
 
@@ -86,6 +106,73 @@ describe('claw agent', () => {
     const result = await claw(['agent', '--local', '--message', 'hi'], env);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/run error: no model could answer: no API key for anthropic/);
+  });
+
+  it('text written before a tool call, then the answer: each printed once; tool results use phase "result"', async () => {
+    const { env } = stateWith(openaiConfig());
+    const script = () =>
+      fake.script({ text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'The answer is 42.', chunkSize: 4 });
+    fake.reset();
+    script();
+    const local = await claw(['agent', '--local', '-m', 'what is it?'], env);
+    expect(local.code, local.stderr).toBe(0);
+    expect(local.stdout).toBe('Let me check.\nThe answer is 42.\n');
+    expect(local.stderr).toMatch(/^\[tool\] read\n\[tool\] read failed: .*missing\.txt/m);
+    await startCliGateway(env);
+    script();
+    const remote = await claw(['agent', '-m', 'and again?'], env);
+    expect(remote.code, remote.stderr).toBe(0);
+    expect(remote.stdout).toBe('Let me check.\nThe answer is 42.\n');
+    expect(remote.stderr).toMatch(/\[tool\] read failed/);
+  });
+
+  it('never prints NO_REPLY, whole or in pieces', async () => {
+    const { env } = stateWith(openaiConfig());
+    fake.reset();
+    fake.script({ text: 'NO_REPLY', chunkSize: 3 }, { text: 'Checking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'no_reply', chunkSize: 2 });
+    const quiet = await claw(['agent', '--local', '-m', 'nothing to say'], env);
+    expect(quiet).toMatchObject({ code: 0, stdout: '' });
+    const after = await claw(['agent', '--local', '-m', 'look, then nothing'], env);
+    expect(after).toMatchObject({ code: 0, stdout: 'Checking.\n' });
+  });
+
+  it('piped into a reader that stops early (| head): exits 0 without an EPIPE crash', async () => {
+    const { env } = stateWith(openaiConfig());
+    fake.reset();
+    fake.script({ text: Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n'), chunkSize: 8, delayMs: 15 });
+    const child = spawn(process.execPath, [CLI, 'agent', '--local', '-m', 'count'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    // Like `head -n 1`: read until the first line, then close the pipe.
+    await new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => chunk.includes('\n') && resolve()));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => child.on('close', (exit) => resolve(exit)));
+    expect(stderr).not.toMatch(/EPIPE|Error/);
+    expect(code).toBe(0);
+  });
+
+  it('--agent with an unknown id is an error naming the agents, and creates nothing', async () => {
+    const { env, stateDir } = stateWith({ ...openaiConfig(), agents: { defaults: { model: 'openai/gpt-4.1' }, list: [{ id: 'home', default: true }, { id: 'work' }] } });
+    fake.reset();
+    const local = await claw(['agent', '--local', '--agent', 'wrok', '-m', 'hi'], env);
+    expect(local.code).toBe(2);
+    expect(local.stderr).toContain('unknown agent "wrok": the configured agents are home, work');
+    for (const command of [['models', 'status'], ['models', 'list'], ['sessions']]) {
+      const other = await claw([...command, '--agent', 'wrok'], env);
+      expect(other.code, command.join(' ')).toBe(2);
+      expect(other.stderr, command.join(' ')).toMatch(/unknown agent "wrok": the (configured )?agents are home, work/);
+    }
+    expect((await claw(['sessions', '--agent', 'work'], env)).code).toBe(0);
+    await startCliGateway(env);
+    const remote = await claw(['agent', '--agent', 'wrok', '-m', 'hi'], env);
+    expect(remote.code).toBe(1);
+    expect(remote.stderr).toContain('unknown agent "wrok"');
+    expect(fake.requests).toHaveLength(0);
+    expect(existsSync(join(stateDir, 'agents', 'wrok'))).toBe(false);
+    expect(existsSync(join(stateDir, 'workspace-wrok'))).toBe(false);
+    // A listed agent that is not the default works.
+    fake.script({ text: 'Work here.' });
+    expect(await claw(['agent', '--agent', 'work', '-m', 'hi'], env)).toMatchObject({ code: 0, stdout: 'Work here.\n' });
   });
 
   it('rejects bad flags with usage errors', async () => {

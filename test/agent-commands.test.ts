@@ -233,6 +233,47 @@ describe('slash commands', () => {
     expect(delivered[0]).toMatchObject({ text: 'Here you go', replyTo: 'm42', media: ['https://example.com/a.png'] });
   });
 
+  it('NO_REPLY never streams: not in agent events, chat deltas or the final, even in pieces', async () => {
+    const { kernel, send } = await boot();
+    const events: any[] = [];
+    const protocol: any[] = [];
+    const stop = kernel.protocol.onEmit((frame) => void protocol.push(frame));
+    // Text before a tool call, then the token in pieces, slowly enough for chat deltas.
+    fake.script(
+      { text: 'Let me look.', toolCalls: [{ name: 'read', arguments: { path: 'nothing-here.txt' } }] },
+      { text: 'NO_REPLY', chunkSize: 2, delayMs: 120 },
+    );
+    const result = await send('anything new?', { onEvent: (event) => void events.push(event) });
+    stop();
+    expect(result.status).toBe('ok');
+    expect(result.text).toBe('');
+    const streamed = events.filter((event) => event.kind === 'agent' && event.stream === 'assistant' && typeof event.data.delta === 'string').map((event) => event.data.delta);
+    expect(streamed.join('')).toBe('Let me look.');
+    const chat = events.filter((event) => event.kind === 'chat');
+    expect(chat.some((event) => event.state === 'delta')).toBe(true);
+    for (const event of chat) {
+      expect(`${event.text}${event.deltaText ?? ''}`).not.toMatch(/NO|_R|LY/);
+    }
+    expect(chat.at(-1)).toMatchObject({ state: 'final', text: '' });
+    // Gateway clients (agent and chat events) get the same filtered stream.
+    expect(protocol.filter((frame) => frame.event === 'agent' && frame.payload.data.delta).map((frame) => frame.payload.data.delta).join('')).toBe('Let me look.');
+    expect(protocol.some((frame) => frame.event === 'chat' && frame.payload.state === 'delta')).toBe(true);
+    expect(JSON.stringify([...events, ...protocol])).not.toMatch(/NO_|_REP|REPLY/);
+  });
+
+  it('chat deltas carry the current model message: text before a tool call is not glued to the answer', async () => {
+    const { send } = await boot();
+    const chat: any[] = [];
+    fake.script({ text: 'Let me look.', toolCalls: [{ name: 'read', arguments: { path: 'nothing-here.txt' } }] }, { text: 'It is not there.', chunkSize: 4, delayMs: 60 });
+    await send('is it there?', { onEvent: (event) => void (event.kind === 'chat' && chat.push(event)) });
+    const deltas = chat.filter((event) => event.state === 'delta');
+    expect(deltas[0]).toMatchObject({ text: 'Let me look.', deltaText: 'Let me look.' });
+    expect(deltas.slice(1).every((event) => 'It is not there.'.startsWith(event.text))).toBe(true);
+    expect(deltas.map((event) => event.deltaText).join('')).toBe('Let me look.It is not there.');
+    expect(deltas.at(-1).text).toBe('It is not there.');
+    expect(chat.at(-1)).toMatchObject({ state: 'final', text: 'It is not there.' });
+  });
+
   it('block streaming sends a long answer in 800–1200 character blocks as it is written', async () => {
     const { send } = await boot({ agents: { defaults: { model: 'openai/gpt-4.1', blockStreamingDefault: 'on' } } });
     const paragraphs = Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(65 + i)}${'x'.repeat(448)}.`);

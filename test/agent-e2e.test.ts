@@ -128,11 +128,11 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     expect(reorder(firsts)).toEqual(reorder(design));
     expect(h.hooks.some((record) => record.hook === 'session_start')).toBe(true);
 
-    // Streamed events: one lifecycle start, assistant deltas, tool start/end, one lifecycle end.
+    // Streamed events: one lifecycle start, assistant deltas, tool start/result, one lifecycle end.
     const events = agentEvents(h.events, ack.runId);
     expect(events.filter((event) => event.stream === 'lifecycle' && event.data.phase === 'start')).toHaveLength(1);
     expect(events.filter((event) => event.stream === 'lifecycle' && ['end', 'error'].includes(event.data.phase))).toHaveLength(1);
-    expect(events.filter((event) => event.stream === 'tool').map((event) => event.data.phase)).toEqual(['start', 'end']);
+    expect(events.filter((event) => event.stream === 'tool').map((event) => event.data.phase)).toEqual(['start', 'result']);
     expect(events.filter((event) => event.stream === 'assistant' && event.data.delta).map((event) => event.data.delta).join('')).toBe('Done: I wrote notes/hello.txt.');
     const seqs = events.map((event) => event.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);

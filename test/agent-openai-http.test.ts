@@ -1,4 +1,6 @@
 /** POST /v1/chat/completions on the gateway, called with the official `openai` npm client. */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgent, type AgentHarness } from './agent-helpers.js';
@@ -51,6 +53,27 @@ describe('/v1/chat/completions', () => {
     expect(usage).toMatchObject({ total_tokens: expect.any(Number) });
   });
 
+  async function streamedText(content: string): Promise<string> {
+    const stream = await openai.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    return text;
+  }
+
+  it('streams text written before a tool call once, and the answer once, a paragraph apart', async () => {
+    h.fake.reset();
+    h.fake.script({ text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'The answer is 42.', chunkSize: 4 });
+    expect(await streamedText('what is it?')).toBe('Let me check.\n\nThe answer is 42.');
+  });
+
+  it('never streams the silent token, not even its first characters', async () => {
+    h.fake.reset();
+    h.fake.script({ text: 'Looking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'NO_REPLY', chunkSize: 3 });
+    expect(await streamedText('anything?')).toBe('Looking.');
+    h.fake.script({ text: 'NO_REPLY', chunkSize: 2 });
+    expect(await streamedText('quiet')).toBe('');
+  });
+
   it('keeps a conversation per `user`, and gives a fresh session to requests without one', async () => {
     h.fake.reset();
     h.fake.script({ text: 'first' }, { text: 'second' });
@@ -72,6 +95,20 @@ describe('/v1/chat/completions', () => {
     const raw = await fetch(`http://127.0.0.1:${h.gw.port}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{not json' });
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as any).error.message).toMatch(/not valid JSON/);
+  });
+
+  it('refuses an agent that is not configured instead of creating it', async () => {
+    h.fake.reset();
+    await expect(openai.chat.completions.create({ model: 'claw:wrok', messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow(/unknown agent "wrok": the configured agent is main/);
+    const raw = await fetch(`http://127.0.0.1:${h.gw.port}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-openclaw-agent-id': 'wrok' },
+      body: JSON.stringify({ model: 'claw', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(raw.status).toBe(400);
+    expect(((await raw.json()) as any).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('unknown agent "wrok"') });
+    expect(h.fake.requests).toHaveLength(0);
+    expect(existsSync(join(h.gw.stateDir, 'agents', 'wrok'))).toBe(false);
   });
 
   it('reports a failed run as an error, not an empty answer', async () => {

@@ -1,5 +1,5 @@
 /** The agent loop's pure parts: reply shaping, block chunking, prompt, context budget, failover maths. */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../sdk/index.js';
@@ -7,7 +7,7 @@ import { AuthProfiles, BILLING_STEPS_MS, COOLDOWN_STEPS_MS } from '../sdk/agent/
 import { compactionCut, compactionThreshold, estimateTokens, pruneToolResults } from '../sdk/agent/index.js';
 import { modelChain, resolveModelInput } from '../sdk/agent/index.js';
 import { buildSystemPrompt, IDENTITY_LINE } from '../plugins/agent-loop/prompt.js';
-import { BlockChunker, findFences, parseReply } from '../sdk/agent/index.js';
+import { BlockChunker, findFences, parseReply, SilentReplyFilter, unknownAgentProblem } from '../sdk/agent/index.js';
 import { agentSettings } from '../sdk/agent/index.js';
 import { ensureWorkspace, loadBootstrapFiles, truncationMarker } from '../sdk/agent/index.js';
 import { parseModelRef } from '../sdk/models.js';
@@ -22,6 +22,41 @@ describe('reply shaping', () => {
     expect(parseReply('  NO_REPLY \n')).toMatchObject({ silent: true });
     expect(parseReply('Nothing to add. NO_REPLY')).toMatchObject({ silent: false });
     expect(parseReply('Hello')).toMatchObject({ silent: false, text: 'Hello' });
+  });
+
+  it('the silent token matches in any case', () => {
+    expect(parseReply('no_reply')).toMatchObject({ silent: true, text: '' });
+    expect(parseReply('No_Reply\n')).toMatchObject({ silent: true, text: '' });
+  });
+
+  it('streamed text holds back what could still become NO_REPLY, and drops it when it does', () => {
+    const stream = (filter: SilentReplyFilter, events: Array<Record<string, unknown>>) => events.flatMap((event) => filter.filter(event));
+    const deltas = (out: Array<Record<string, unknown>>) => out.filter((event) => typeof event.delta === 'string').map((event) => event.delta);
+    const filter = new SilentReplyFilter();
+    // The token in pieces: nothing of it ever comes out, the message end still does.
+    const silent = stream(filter, [{ delta: '\nN' }, { delta: 'O_' }, { delta: 'REP' }, { delta: 'LY' }, { delta: ' \n' }, { messageEnd: true, toolCalls: 0 }]);
+    expect(deltas(silent)).toEqual([]);
+    expect(silent).toEqual([{ messageEnd: true, toolCalls: 0 }]);
+    expect(deltas(stream(filter, [{ delta: 'no_r' }, { delta: 'eply' }, { messageEnd: true }]))).toEqual([]);
+    // "No" could start the token; " thanks" rules it out and both go out together, then live.
+    expect(deltas(stream(filter, [{ delta: 'No' }]))).toEqual([]);
+    expect(deltas(stream(filter, [{ delta: ' thanks' }, { delta: '!' }]))).toEqual(['No thanks', '!']);
+    expect(stream(filter, [{ messageEnd: true }])).toEqual([{ messageEnd: true }]);
+    // A whole answer that is a prefix of the token comes out when its message ends.
+    expect(deltas(stream(filter, [{ delta: 'NO' }, { messageEnd: true }]))).toEqual(['NO']);
+    // More text after the whole token: not silent (the delivered reply keeps it too).
+    expect(deltas(stream(filter, [{ delta: 'NO_REPLY' }, { delta: ' needed, all good' }, { messageEnd: true }]))).toEqual(['NO_REPLY needed, all good']);
+    // A retry (reset) forgets what was held; thinking passes untouched.
+    expect(stream(filter, [{ delta: 'NO_' }, { reset: true }, { thinkingDelta: 'hm' }, { delta: 'Hi' }])).toEqual([{ reset: true }, { thinkingDelta: 'hm' }, { delta: 'Hi' }]);
+  });
+
+  it('an agent exists when it is the default agent or listed in agents.list', () => {
+    expect(unknownAgentProblem({}, 'main')).toBeUndefined();
+    expect(unknownAgentProblem({}, 'Main')).toBeUndefined();
+    expect(unknownAgentProblem({}, 'work')).toBe('unknown agent "work": the configured agent is main (agents.list in the config)');
+    const config = { agents: { list: [{ id: 'home', default: true }, { id: 'work' }] } } as never;
+    expect(unknownAgentProblem(config, 'work')).toBeUndefined();
+    expect(unknownAgentProblem(config, 'main')).toBe('unknown agent "main": the configured agents are home, work (agents.list in the config)');
   });
 
   it('parses [[reply:id]] and [[media:url]] and strips them', () => {
@@ -217,6 +252,26 @@ describe('system prompt', () => {
     expect(second.created).toEqual([]);
     expect(readFileSync(join(dir, 'SOUL.md'), 'utf8')).toBe('mine');
     mkdirSync(join(dir, 'memory'), { recursive: true });
+  });
+
+  it('BOOTSTRAP.md is seeded into a brand-new workspace only', () => {
+    const templates = join(REPO, 'plugins', 'agent', 'templates');
+    // The ritual ran and deleted it: setup again does not bring it back.
+    const done = join(tempDir(), 'workspace');
+    expect(ensureWorkspace(done, templates).created).toContain('BOOTSTRAP.md');
+    rmSync(join(done, 'BOOTSTRAP.md'));
+    expect(ensureWorkspace(done, templates).created).toEqual([]);
+    expect(existsSync(join(done, 'BOOTSTRAP.md'))).toBe(false);
+    // A workspace the user already has (any workspace file, or only MEMORY.md): no ritual.
+    for (const existing of ['AGENTS.md', 'MEMORY.md']) {
+      const dir = join(tempDir(), 'workspace');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, existing), 'mine');
+      const result = ensureWorkspace(dir, templates);
+      expect(result.created, existing).not.toContain('BOOTSTRAP.md');
+      expect(result.created, existing).toContain('SOUL.md');
+      expect(existsSync(join(dir, 'BOOTSTRAP.md')), existing).toBe(false);
+    }
   });
 });
 

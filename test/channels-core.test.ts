@@ -8,7 +8,7 @@ import type { ChannelPlugin, InboundMessage } from '../sdk/index.js';
 import { ChannelSendError, channelConfigProblems, channelSettings, refusedMedia, retryDelay, sendOutbound } from '../sdk/channels/index.js';
 import { definePlugin, splitForChannel } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
-import { claw, tempDir, writePlugin } from './helpers.js';
+import { claw, startCliGateway, tempDir, writePlugin } from './helpers.js';
 
 const settingsFor = (channel: Record<string, unknown>) => channelSettings({ channels: { chat: channel } } as never, 'chat');
 const sender = (id: string, extra: Partial<InboundMessage['sender']> = {}) => ({ id, ...extra });
@@ -219,7 +219,7 @@ describe('routing', () => {
 });
 
 describe('claw pairing and claw message send', () => {
-  it('lists and approves pairing codes from the files, and sends through a channel without a gateway', async () => {
+  it('lists and approves pairing codes from the files, sends through a channel with or without a gateway, and refuses a misspelled one', async () => {
     const stateDir = tempDir();
     const access = new ChannelAccess(stateDir);
     const code = access.requestPairing('chat', 'default', { id: 'u9', name: 'Nine' })!.code;
@@ -243,6 +243,19 @@ export default { id: 'file-chat', register(api) { api.registerChannel({ id: 'fil
     expect(readFileSync(outbox, 'utf8')).toBe('bob:hello\nbob:there\nbob:world\n');
     const channels = JSON.parse((await claw(['channels', 'list', '--json'], env)).stdout);
     expect(channels.channels.find((channel: { id: string }) => channel.id === 'filechat')).toMatchObject({ configured: true, pluginId: 'file-chat' });
+
+    // A misspelled channel is an error naming the real ones, not "Sent" — here and through a gateway.
+    const typo = await claw(['message', 'send', '--channel', 'filechta', '--to', 'bob', 'lost?'], env);
+    expect(typo.code).toBe(2);
+    expect(typo.stdout).toBe('');
+    expect(typo.stderr).toMatch(/unknown channel "filechta": the channels are .*filechat/);
+    await startCliGateway(env);
+    const remote = await claw(['message', 'send', '--channel', 'filechta', '--to', 'bob', 'lost?'], env);
+    expect(remote.code).toBe(1);
+    expect(remote.stdout).toBe('');
+    expect(remote.stderr).toMatch(/unknown channel "filechta"/);
+    expect(await claw(['message', 'send', '--channel', 'filechat', '--to', 'bob', 'via gw'], env)).toMatchObject({ code: 0, stdout: 'Sent to filechat:bob.\n' });
+    expect(readFileSync(outbox, 'utf8')).toBe('bob:hello\nbob:there\nbob:world\nbob:via gw\n');
   });
 });
 

@@ -29,6 +29,19 @@ function words(): string[] {
   return out;
 }
 
+// The reader went away (`claw agent … | head`): like any Unix filter, stop quietly and
+// successfully rather than die on an unhandled EPIPE. The gateway server keeps running (its
+// log file still has everything); a closed stderr only loses notes.
+const command = words();
+const serving = command[0] === 'gateway' && command[1] !== 'call';
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  if (!serving) process.exit(0);
+});
+process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+});
+
 function fastPath(): boolean {
   const rest = words();
   if (rest[0] === '--version' || rest[0] === '-V') {

@@ -272,7 +272,7 @@ export class Turn {
           if (result.message.isError) this.lastToolError = result.message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
           if (!silent) {
             this.deps.emit('tool', {
-              phase: 'end',
+              phase: 'result',
               toolCallId: call.id,
               name: call.name,
               isError: result.message.isError === true,

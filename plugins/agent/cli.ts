@@ -13,7 +13,7 @@ import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js
 import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import type { AgentRuntime, RunResult } from './runtime.js';
-import { ensureWorkspace } from '../../sdk/agent/index.js';
+import { ensureWorkspace, parseReply, unknownAgentProblem } from '../../sdk/agent/index.js';
 
 const HELP: Record<string, string> = {
   agent: `Usage: claw agent --message "<text>" [options]
@@ -33,7 +33,8 @@ Options:
   setup: `Usage: claw setup [--workspace <dir>]
 
 Creates the config file (if missing) and the agent workspace with its template files.
-Existing files are never overwritten.`,
+Existing files are never overwritten; BOOTSTRAP.md (the first-run ritual) is seeded only
+into a brand-new workspace.`,
 };
 
 const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
@@ -81,6 +82,9 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
   const out = new StreamPrinter(ctx, json);
 
   const remote = !values.local && (values.url !== undefined || ctx.env.OPENCLAW_GATEWAY_URL !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined);
+  // A gateway checks the agent against its own config; here, this config decides.
+  const agentProblem = !remote && values.agent !== undefined ? unknownAgentProblem(api.kernel.config(), values.agent as string) : undefined;
+  if (agentProblem) throw new UsageError(agentProblem);
   let result: ReturnType<typeof summaryOf>;
   if (remote) {
     const options = operatorClientOptions({
@@ -145,6 +149,9 @@ class StreamPrinter {
   private runId?: string;
   private readonly early: Array<{ kind: string; payload: Record<string, unknown> }> = [];
   private printed = '';
+  /** Text of the latest model message: the final answer, when the run ends, is that message. */
+  private message = '';
+  private messageEnded = false;
 
   constructor(
     private readonly ctx: CliContext,
@@ -164,15 +171,32 @@ class StreamPrinter {
     }
     if (payload.runId !== this.runId) return;
     const data = (payload.data ?? {}) as Record<string, unknown>;
-    if (payload.stream === 'assistant' && typeof data.delta === 'string') {
-      this.printed += data.delta;
-      this.ctx.stdout.write(data.delta);
+    if (payload.stream === 'assistant' && typeof data.delta === 'string' && data.delta) {
+      if (this.messageEnded) {
+        // Text written before a tool call, then the answer: one line apart, not run together.
+        if (this.message) this.write('\n');
+        this.message = '';
+        this.messageEnded = false;
+      }
+      this.message += data.delta;
+      this.write(data.delta);
+    } else if (payload.stream === 'assistant' && data.messageEnd) {
+      this.messageEnded = true;
     } else if (payload.stream === 'assistant' && data.reset && this.printed) {
       this.ctx.stdout.write('\n[retrying with another model or key]\n');
       this.printed = '';
+      this.message = '';
+      this.messageEnded = false;
     } else if (payload.stream === 'tool' && data.phase === 'start') {
       this.ctx.stderr.write(`[tool] ${String(data.name)}\n`);
+    } else if (payload.stream === 'tool' && data.phase === 'result' && data.isError) {
+      this.ctx.stderr.write(`[tool] ${String(data.name)} failed${typeof data.result === 'string' && data.result ? `: ${data.result.split('\n')[0]!.slice(0, 200)}` : ''}\n`);
     }
+  }
+
+  private write(text: string): void {
+    this.printed += text;
+    this.ctx.stdout.write(text);
   }
 
   finish(result: ReturnType<typeof summaryOf>): void {
@@ -180,9 +204,11 @@ class StreamPrinter {
       this.ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return;
     }
+    // The reply as delivered (directives parsed, hooks applied); printed again only when it
+    // is not what already streamed (a command's reply, a message_sending rewrite).
     const text = result.result?.text ?? '';
-    if (text && text !== this.printed) this.ctx.stdout.write(this.printed ? `\n${text}` : text);
-    if (this.printed || text) this.ctx.stdout.write('\n');
+    if (text && text !== parseReply(this.message).text) this.write(this.printed ? `\n${text}` : text);
+    if (this.printed) this.ctx.stdout.write('\n');
     if (result.status !== 'ok') this.ctx.stderr.write(`claw: run ${result.status}${result.error ? `: ${result.error}` : ''}\n`);
   }
 }

@@ -6,7 +6,7 @@
 import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
 import { ProtocolError } from '../../sdk/index.js';
 import { ErrorCodes } from '../../sdk/index.js';
-import { NO_REPLY } from '../../sdk/agent/index.js';
+import { isSilentReplyText, unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
@@ -114,6 +114,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       queueMode?: string;
     }, ctx: GatewayMethodContext) => {
       if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
+      const agentProblem = params.agentId === undefined ? undefined : unknownAgentProblem(api.kernel.config(), params.agentId);
+      if (agentProblem) throw invalid(agentProblem);
       const handle = await runtime.dispatch({
         agentId: params.agentId,
         sessionKey: params.sessionKey,
@@ -216,7 +218,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
       const messages = transcript
         .messages()
-        .filter((message) => !(message.role === 'assistant' && textOf(message.content).trim() === NO_REPLY && !hasToolCall(message.content)));
+        .filter((message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)));
       const limit = params.limit ?? HISTORY_DEFAULT_LIMIT;
       return {
         sessionKey,

@@ -22,6 +22,7 @@ import {
   queueDefaults,
   resolveResetPolicy,
   sessionTypeOf,
+  SilentReplyFilter,
   type SessionStore,
   skillDirsFor,
   Transcript,
@@ -496,7 +497,7 @@ export class AgentRuntime {
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
       const blocks = settings.blockStreaming.enabled && input.deliver ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
       const loop = await this.loop();
-      const ctx = this.turnContext(input, session, runId, controller, active, (stream, data) => {
+      const ctx = this.turnContext(input, session, runId, controller, active, withoutSilentToken((stream, data) => {
         this.emitAgent(input, runId, sessionKey, stream, data);
         if (stream === 'assistant') {
           chat.onAssistant(data);
@@ -506,7 +507,7 @@ export class AgentRuntime {
         if (verbose !== 'off' && stream === 'tool' && data.phase === 'start' && input.deliver) {
           void this.deliver(input, runId, sessionKey, { text: toolAnnouncement(data, verbose), media: [], silent: false });
         }
-      });
+      }));
       const turnResult: TurnResult = await loop.runTurn(
         {
         message: input.message,
@@ -727,9 +728,11 @@ export class AgentRuntime {
 
 /** Chat events for UIs: deltas coalesced to one per 150 ms, then final / aborted / error. */
 class ChatStream {
+  /** The current model message's text: the final answer is one message, so a delta is too. */
   private text = '';
   private pending = '';
   private timer?: NodeJS.Timeout;
+  private messageEnded = false;
 
   constructor(
     private readonly runtime: AgentRuntime,
@@ -742,12 +745,24 @@ class ChatStream {
     if (data.reset) {
       this.text = '';
       this.pending = '';
+      this.messageEnded = false;
       return;
     }
-    if (typeof data.delta !== 'string') return;
-    this.text += data.delta;
-    this.pending += data.delta;
-    this.timer ??= setTimeout(() => this.flush(), CHAT_DELTA_THROTTLE_MS);
+    if (typeof data.delta === 'string' && data.delta) {
+      if (this.messageEnded) {
+        this.text = '';
+        this.messageEnded = false;
+      }
+      this.text += data.delta;
+      this.pending += data.delta;
+      this.timer ??= setTimeout(() => this.flush(), CHAT_DELTA_THROTTLE_MS);
+    }
+    if (data.messageEnd) {
+      // Text written before a tool call goes out now; the next message starts afresh.
+      clearTimeout(this.timer);
+      this.flush();
+      this.messageEnded = true;
+    }
   }
 
   private flush(): void {
@@ -834,6 +849,15 @@ function ensureDir(dir: string, logger: Logger): void {
   } catch (error) {
     logger.warn(`workspace ${dir} cannot be created: ${(error as Error).message}`);
   }
+}
+
+/** The agent stream with the silent token held back from every listener: UIs, SSE, the CLI, blocks. */
+function withoutSilentToken(emit: (stream: AgentStream, data: Record<string, unknown>) => void): (stream: AgentStream, data: Record<string, unknown>) => void {
+  const silence = new SilentReplyFilter();
+  return (stream, data) => {
+    if (stream !== 'assistant') return emit(stream, data);
+    for (const item of silence.filter(data)) emit(stream, item);
+  };
 }
 
 /** What `/verbose on` shows for a tool call: its name and a short form of its arguments. */

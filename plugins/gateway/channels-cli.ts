@@ -11,6 +11,7 @@ import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import { unknownChannelProblem } from './send-channel.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
@@ -109,6 +110,8 @@ export async function channelsCommand(
     if (viaGateway) {
       result = await withGatewayClient(clientOptions(values), (client) => client.request('send', { ...request, idempotencyKey: randomUUID() }));
     } else {
+      const problem = await unknownChannelProblem(api.kernel, channel);
+      if (problem) throw new UsageError(problem);
       const sent = await api.kernel.channels.send({ ...request, text, context: { channel } });
       if (sent.cancelled) throw new Error('a message_sending hook cancelled the message');
       if (!sent.delivered) throw new Error(`sending to ${channel}:${to} failed: ${sent.error}`);

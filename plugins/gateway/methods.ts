@@ -27,6 +27,7 @@ import { describePlugin } from '../../sdk/plugin-summary.js';
 import { publicDevice, PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
 import { tailLog } from './tail.js';
+import { unknownChannelProblem } from './send-channel.js';
 
 const EMPTY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 const REQUEST_ID: JsonSchema = { type: 'object', additionalProperties: false, required: ['requestId'], properties: { requestId: { type: 'string', minLength: 1 } } };
@@ -302,6 +303,8 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     sideEffect: true,
     description: 'Send a message through a channel (the same outbound path as agent replies).',
     handler: async (params: { channel: string; to: string; message: string; accountId?: string; threadId?: string; replyTo?: string; media?: string[] }) => {
+      const problem = await unknownChannelProblem(kernel, params.channel);
+      if (problem) throw invalid(problem);
       const result = await kernel.channels.send({
         channel: params.channel,
         to: params.to,

@@ -4,7 +4,7 @@
  */
 import type { CliContext } from '../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
-import { providerSettings, type ModelService } from '../../sdk/agent/index.js';
+import { providerSettings, unknownAgentProblem, type ModelService } from '../../sdk/agent/index.js';
 
 export const MODELS_HELP = `Usage: claw models list [--json]      models the enabled providers offer, and the configured chain
        claw models status [--json]    the chain, auth profiles and their cooldowns`;
@@ -14,6 +14,8 @@ const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const
 export async function modelsCommand(argv: string[], ctx: CliContext, runtime: ModelService): Promise<number> {
   const { values, positionals } = parse(argv, { ...COMMON, agent: { type: 'string' } });
   const action = positionals[0] ?? 'list';
+  const agentProblem = values.agent === undefined ? undefined : unknownAgentProblem(runtime.kernel.config(), values.agent as string);
+  if (agentProblem) throw new UsageError(agentProblem);
   const agentId = (values.agent as string | undefined) ?? runtime.defaultAgent();
   const settings = runtime.settings(agentId);
   const chain = runtime.models.chain(settings);

@@ -14,6 +14,6 @@ export default definePlugin({
   register(api) {
     const endpoints = (api.kernel.config().gateway as { http?: { endpoints?: { chatCompletions?: { enabled?: boolean } } } } | undefined)?.http?.endpoints;
     const agent = () => requireService<AgentService>(api.kernel, 'agent', 'the OpenAI-compatible endpoint');
-    api.registerHttpRoute({ method: 'POST', path: '/v1/chat/completions', handler: createChatCompletionsHandler(agent, endpoints?.chatCompletions?.enabled === true) });
+    api.registerHttpRoute({ method: 'POST', path: '/v1/chat/completions', handler: createChatCompletionsHandler(agent, endpoints?.chatCompletions?.enabled === true, () => api.kernel.config()) });
   },
 });

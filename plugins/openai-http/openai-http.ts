@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ImagePart } from '../../sdk/index.js';
-import { normalizeAgentId, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
+import type { ImagePart, KernelConfig } from '../../sdk/index.js';
+import { normalizeAgentId, parseReply, unknownAgentProblem, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -117,7 +117,7 @@ function agentFromModel(model: string | undefined): string | undefined {
 }
 
 /** `agent()` finds the agent plugin's service when a request comes in (it loads on first use). */
-export function createChatCompletionsHandler(agent: () => Promise<AgentService>, enabled: boolean) {
+export function createChatCompletionsHandler(agent: () => Promise<AgentService>, enabled: boolean, config: () => KernelConfig) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!enabled) {
       req.resume();
@@ -137,7 +137,10 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         const value = req.headers[name];
         return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
       };
-      const agentId = normalizeAgentId(header('x-openclaw-agent-id') ?? agentFromModel(request.model) ?? runtime.defaultAgent());
+      const named = header('x-openclaw-agent-id') ?? agentFromModel(request.model);
+      const agentProblem = named === undefined ? undefined : unknownAgentProblem(config(), named);
+      if (agentProblem) throw new HttpError(400, agentProblem, 'invalid_request_error', header('x-openclaw-agent-id') ? undefined : 'model');
+      const agentId = normalizeAgentId(named ?? runtime.defaultAgent());
       const last = request.messages[request.messages.length - 1]!;
       if (last.role !== 'user') throw new HttpError(400, 'the last message must have role "user"', 'invalid_request_error', 'messages');
       const system = request.messages.filter((message) => message.role === 'system' || message.role === 'developer').map((message) => textOf(message.content));
@@ -184,7 +187,10 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       const chunk = (delta: Record<string, unknown>, finish: string | null, extraFields: Record<string, unknown> = {}) =>
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extraFields })}\n\n`);
       chunk({ role: 'assistant', content: '' }, null);
-      let streamed = '';
+      // The final answer is the last model message; text written before a tool call stays
+      // above it, a paragraph apart.
+      let message = '';
+      let messageEnded = false;
       let runId: string | undefined;
       res.on('close', () => {
         if (!res.writableFinished && runId) runtime.abortRun(runId, 'client disconnected');
@@ -192,8 +198,15 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       const handle = await runtime.dispatch({
         ...input,
         onEvent: (event: RunEvent) => {
-          if (event.kind !== 'agent' || event.stream !== 'assistant' || typeof event.data.delta !== 'string' || !event.data.delta) return;
-          streamed += event.data.delta;
+          if (event.kind !== 'agent' || event.stream !== 'assistant') return;
+          if (event.data.messageEnd) messageEnded = true;
+          if (typeof event.data.delta !== 'string' || !event.data.delta) return;
+          if (messageEnded) {
+            if (message) chunk({ content: '\n\n' }, null);
+            message = '';
+            messageEnded = false;
+          }
+          message += event.data.delta;
           chunk({ content: event.data.delta }, null);
         },
       });
@@ -204,8 +217,8 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         res.write(`data: ${JSON.stringify({ error: { message: failure.message, type: failure.type } })}\n\n`);
       } else {
         // Replies that were not streamed (a command, a message_sending rewrite) still arrive.
-        if (result.text && result.text !== streamed) {
-          const rest = result.text.startsWith(streamed) ? result.text.slice(streamed.length) : streamed ? `\n\n${result.text}` : result.text;
+        if (result.text && result.text !== parseReply(message).text) {
+          const rest = result.text.startsWith(message) ? result.text.slice(message.length) : message ? `\n\n${result.text}` : result.text;
           if (rest) chunk({ content: rest }, null);
         }
         chunk({}, 'stop');

@@ -1,6 +1,7 @@
 /** `claw sessions`: the sessions of every agent, newest first (`--json`, `--active <minutes>`, `--agent`). */
 import type { CliContext } from '../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
+import { normalizeAgentId } from '../../sdk/agent/index.js';
 import { listSessions, type SessionsDeps } from './methods.js';
 
 export const SESSIONS_HELP = `Usage: claw sessions [--json] [--active <minutes>] [--agent <id>]`;
@@ -12,7 +13,12 @@ export async function sessionsCommand(argv: string[], ctx: CliContext, deps: Ses
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
   const active = values.active === undefined ? undefined : Number(values.active);
   if (active !== undefined && !(Number.isFinite(active) && active > 0)) throw new UsageError(`--active must be minutes, got "${String(values.active)}"`);
-  const rows = await listSessions(deps, { agentId: values.agent as string | undefined, activeMinutes: active });
+  // Agents in the config, and those only left on disk (their sessions can still be listed).
+  const known = [...new Set(deps.sessions.knownAgents().map((id) => normalizeAgentId(id)))];
+  if (values.agent !== undefined && !known.includes(normalizeAgentId(values.agent as string))) {
+    throw new UsageError(`unknown agent "${String(values.agent)}": the agents are ${known.join(', ')}`);
+  }
+  const rows = await listSessions(deps, { agentId: values.agent === undefined ? undefined : normalizeAgentId(values.agent as string), activeMinutes: active });
   if (values.json) {
     ctx.stdout.write(`${JSON.stringify({ count: rows.length, activeMinutes: active ?? null, sessions: rows }, null, 2)}\n`);
     return 0;

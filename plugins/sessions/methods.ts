@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
-import { NO_REPLY, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
+import { isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
 
 export interface SessionsDeps {
   sessions: SessionService;
@@ -57,7 +57,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
             .messages()
             .filter((message) => message.role !== 'toolResult')
             .map((message) => ({ role: message.role, text: clip(textOf(message.content), maxChars) }))
-            .filter((item) => item.text && item.text !== NO_REPLY)
+            .filter((item) => item.text && !isSilentReplyText(item.text))
             .slice(-limit);
           return { key, status: items.length ? 'ok' : 'empty', items };
         }),

@@ -52,7 +52,7 @@ export interface TurnContext {
   takeSteering(): string[];
   /** Whether steering is possible right now (the turn is inside its model/tool loop). */
   setStreaming(streaming: boolean): void;
-  /** Stream events to UIs: `assistant` {delta | thinkingDelta | messageEnd}, `tool` {phase, …}, `lifecycle`, `compaction`. */
+  /** Stream events to UIs: `assistant` {delta | thinkingDelta | messageEnd}, `tool` {phase: start | update | result, …} (OpenClaw's phases), `lifecycle`, `compaction`. */
   emit(stream: AgentStream, data: Record<string, unknown>): void;
   /** Skills folders searched in order (workspace, user, bundled). */
   skillDirs: string[];

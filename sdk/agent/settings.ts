@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { expandHome, type KernelConfig } from '../../kernel/index.js';
 import type { ToolsConfig } from '../tool-policy.js';
 import type { ThinkingLevel } from '../types/models.js';
+import { normalizeAgentId } from '../sessions/keys.js';
 
 export type ModelSetting = string | { primary?: string; fallbacks?: string[] };
 
@@ -91,6 +92,17 @@ export function agentIds(config: KernelConfig): string[] {
   const list = ((config.agents as AnyRecord | undefined)?.list ?? []) as Array<{ id?: string }>;
   const ids = list.map((agent) => agent.id).filter((id): id is string => typeof id === 'string');
   return ids.length > 0 ? ids : ['main'];
+}
+
+/**
+ * Why `agentId` cannot be used, or undefined when it can: an agent exists when it is the
+ * default agent or listed in `agents.list` (an unknown id must not quietly become a new
+ * agent with its own folders).
+ */
+export function unknownAgentProblem(config: KernelConfig, agentId: string): string | undefined {
+  const known = [...new Set(agentIds(config).map((id) => normalizeAgentId(id)))];
+  if (known.includes(normalizeAgentId(agentId))) return undefined;
+  return `unknown agent "${agentId}": the configured agent${known.length === 1 ? ' is' : 's are'} ${known.join(', ')} (agents.list in the config)`;
 }
 
 export function defaultAgentId(config: KernelConfig): string {
