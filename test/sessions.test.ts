@@ -496,11 +496,12 @@ describe('transcripts', () => {
       `import { Transcript } from ${JSON.stringify(moduleUrl)};
 const transcript = new Transcript(process.argv[2]);
 const pause = new Int32Array(new SharedArrayBuffer(4));
-process.stdout.write('ready\\n');
 for (let i = 0; ; i++) {
   // Mixed sizes: large entries take several page writes, so a kill can land inside one.
   const size = i % 3 === 0 ? 2_000_000 : 1_000 + Math.floor(Math.random() * 300_000);
   transcript.appendMessage({ role: 'user', content: String(i) + ':' + 'x'.repeat(size) });
+  // Ready once the file exists, so a kill under load never races the first append.
+  if (i === 0) process.stdout.write('ready\\n');
   Atomics.wait(pause, 0, 0, 1);
 }
 `,
