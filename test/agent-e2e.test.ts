@@ -165,11 +165,14 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
 });
 
 describe('queue modes for messages that arrive during a run', () => {
-  it('steer: remaining tool calls are skipped and the message goes to the model next', async () => {
+  it('steer: tool calls not yet launched are skipped and the message goes to the model next', async () => {
     harness = await startAgent({ config: { messages: { queue: { mode: 'steer' } } } });
     const h = harness;
+    // The first four calls launch together (the parallel bound); the fifth waits for a free
+    // slot, and by then the steering message is there.
+    const gates = [1, 2, 3, 4].map((n) => ({ id: `call_gate${n}`, name: 'wait_gate', arguments: {} }));
     h.fake.script(
-      { toolCalls: [{ id: 'call_gate', name: 'wait_gate', arguments: {} }, { id: 'call_write', name: 'write', arguments: { path: 'skipped.txt', content: 'x' } }] },
+      { toolCalls: [...gates, { id: 'call_write', name: 'write', arguments: { path: 'skipped.txt', content: 'x' } }] },
       { text: 'Changing course as you asked.' },
     );
     const first = runAgent(h.client, { message: 'do two things' });
@@ -404,7 +407,7 @@ describe('auth profiles and failover', () => {
     writeFileSync(join(dir, 'auth-profiles.json'), JSON.stringify({ version: 1, profiles, ...(order ? { order } : {}) }));
   }
 
-  it('a rate-limited profile cools down (1 min) and the next profile answers; the next run skips it', async () => {
+  it('a rate limit rotates at once to the next free profile; the (profile, model) cools down 1 min and the next run skips it', async () => {
     harness = await startAgent({ noConfigKey: true, fake: { apiKeys: ['key-a', 'key-b'] } });
     const h = harness;
     writeProfiles(h, { 'openai:a': { provider: 'openai', key: 'key-a' }, 'openai:b': { provider: 'openai', key: 'key-b' } }, { openai: ['openai:a', 'openai:b'] });
@@ -415,9 +418,12 @@ describe('auth profiles and failover', () => {
     expect(final).toMatchObject({ status: 'ok', summary: 'answered by b' });
     expect(h.fake.requests.map((request) => request.apiKey)).toEqual(['key-a', 'key-b']);
     const stored = JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', 'main', 'agent', 'auth-profiles.json'), 'utf8'));
-    expect(stored.usageStats['openai:a']).toMatchObject({ lastFailureKind: 'rate_limit', errorCount: 1 });
-    expect(stored.usageStats['openai:a'].cooldownUntil - before).toBeGreaterThanOrEqual(60_000);
-    expect(stored.usageStats['openai:a'].cooldownUntil - Date.now()).toBeLessThanOrEqual(60_000);
+    // The cooldown is the (profile, model) pair's: another model on key-a is still free.
+    const cooled = stored.usageStats['openai:a'].models['gpt-4.1'];
+    expect(cooled).toMatchObject({ lastFailureKind: 'rate_limit', errorCount: 1 });
+    expect(stored.usageStats['openai:a'].cooldownUntil).toBeUndefined();
+    expect(cooled.cooldownUntil - before).toBeGreaterThanOrEqual(60_000);
+    expect(cooled.cooldownUntil - Date.now()).toBeLessThanOrEqual(60_000);
     await runAgent(h.client, { message: 'again' });
     expect(h.fake.requests.map((request) => request.apiKey)).toEqual(['key-a', 'key-b', 'key-b']);
   });

@@ -161,6 +161,29 @@ describe('auth profile cooldowns', () => {
     expect(stored.usageStats['openai:b']).toMatchObject({ billingErrorCount: 5, lastFailureKind: 'billing' });
   });
 
+  it('rate limits and overload cool one model of a key; auth cools the key; 24 h without failures start the steps over', () => {
+    let now = 1_000_000;
+    const profiles = new AuthProfiles(join(tempDir(), 'auth-profiles.json'), () => now);
+    expect(profiles.markFailure('openai:a', 'rate_limit', undefined, 'gpt-4.1').cooldownUntil! - now).toBe(MINUTE);
+    expect(profiles.markFailure('openai:a', 'overloaded', undefined, 'gpt-4.1').cooldownUntil! - now).toBe(5 * MINUTE);
+    expect(profiles.cooldown('openai:a', 'gpt-4.1')).toEqual({ scope: 'model', kind: 'overloaded', until: now + 5 * MINUTE });
+    expect(profiles.available('openai:a', 'gpt-4.1-mini')).toBe(true);
+    expect(profiles.available('openai:a')).toBe(true);
+    // A day later the streak is forgotten: the next failure is a first one again.
+    now += 25 * HOUR;
+    expect(profiles.recovering('openai:a', 'gpt-4.1')).toBe(true);
+    expect(profiles.markFailure('openai:a', 'rate_limit', undefined, 'gpt-4.1').cooldownUntil! - now).toBe(MINUTE);
+    // Auth is about the key: every model of it waits.
+    profiles.markFailure('openai:a', 'auth', undefined, 'gpt-4.1-mini');
+    expect(profiles.cooldown('openai:a', 'o3')).toEqual({ scope: 'profile', kind: 'auth', until: now + MINUTE });
+    // A success clears the profile and that model's streak.
+    now += 2 * MINUTE;
+    profiles.markSuccess('openai:a', 'gpt-4.1');
+    expect(profiles.usage('openai:a')).toMatchObject({ errorCount: 0 });
+    expect(profiles.usage('openai:a').models).toBeUndefined();
+    expect(profiles.recovering('openai:a', 'gpt-4.1')).toBe(false);
+  });
+
   it('orders profiles: file order, then config key, then environment', () => {
     const dir = tempDir();
     const file = join(dir, 'auth-profiles.json');

@@ -349,9 +349,9 @@ describe('provider-anthropic', () => {
       ]);
     });
 
-    it('fails when the stream ends before the message does', async () => {
+    it('fails when the stream ends before the message does (a transport failure, retried like a timeout)', async () => {
       const events = sse(start, { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-      expect((await failure(collectFrom(parseMessagesStream(events, 'anthropic')))).kind).toBe('unknown');
+      expect((await failure(collectFrom(parseMessagesStream(events, 'anthropic')))).kind).toBe('timeout');
     });
   });
 });

@@ -449,9 +449,9 @@ describe('provider-openai', () => {
       expect(events[0]).toEqual({ type: 'tool_call', id: 'c', name: 'now', arguments: {} });
     });
 
-    it('fails when the stream stops before the model finished', async () => {
+    it('fails when the stream stops before the model finished (a transport failure, retried like a timeout)', async () => {
       const caught = await failure(collectFrom(parseChatStream(sse(chunk({ content: 'half' })), 'openai')));
-      expect(caught.kind).toBe('unknown');
+      expect(caught.kind).toBe('timeout');
     });
   });
 

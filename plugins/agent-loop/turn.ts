@@ -16,6 +16,7 @@ import type {
   HookContext,
   ModelRequest,
   ThinkingLevel,
+  ToolCallPart,
   ToolDefinition,
   ToolMatcher,
   TranscriptMessage,
@@ -47,6 +48,7 @@ import {
   type TurnResult,
 } from '../../sdk/agent/index.js';
 import { buildSystemPrompt } from './prompt.js';
+import { MAX_PARALLEL_TOOL_CALLS, runToolBatch } from './tool-batch.js';
 
 const STEERED_SKIP = 'Skipped: a new user message arrived before this tool ran; it follows below.';
 
@@ -112,7 +114,10 @@ export class Turn {
     if (this.write(user)) messages.push(user);
 
     const thinking = input.thinking ?? (this.deps.session.thinkingLevel as ThinkingLevel | undefined) ?? settings.thinkingDefault;
-    const state: LoopState = { systemPrompt, messages, tools, chain, thinking };
+    // A model the user chose (`--model`, `/model`) is tried even while it cools down.
+    const requested = input.model ?? this.deps.session.model;
+    const explicit = requested ? this.deps.models.chain(settings, requested)[0] : undefined;
+    const state: LoopState = { systemPrompt, messages, tools, chain, thinking, explicit };
     try {
       const text = await this.loop(state, false);
       return this.result('ok', text, state, built.report);
@@ -196,11 +201,12 @@ export class Turn {
           outcome = await this.deps.models.stream(settings, state.chain, request, {
             signal,
             preferProfile: this.deps.session.authProfileOverride,
+            explicit: state.explicit,
             onEvent: (event) => {
               if (silent) return;
               if (event.type === 'text_delta') this.deps.emit('assistant', { delta: event.delta });
               else if (event.type === 'thinking_delta' && event.delta) this.deps.emit('assistant', { thinkingDelta: event.delta });
-              else if (event.type === 'reset') this.deps.emit('assistant', { reset: true, reason: event.reason });
+              else if (event.type === 'reset') this.deps.emit('assistant', { reset: true, reason: event.reason, ...(event.retry ? { retry: event.retry } : {}) });
             },
           });
         } catch (error) {
@@ -241,48 +247,8 @@ export class Turn {
         if (!silent) this.deps.emit('assistant', { messageEnd: true, toolCalls: outcome.toolCalls.length });
         if (outcome.toolCalls.length === 0) return text;
 
-        const policy = this.policy(outcome.provider, outcome.ref);
-        let steered: string[] = [];
-        for (const [index, call] of outcome.toolCalls.entries()) {
-          steered = silent ? [] : this.deps.takeSteering();
-          if (steered.length > 0) {
-            // A user message arrived: the remaining calls are skipped and it goes next.
-            for (const skipped of outcome.toolCalls.slice(index)) {
-              const message: ChatMessage = {
-                role: 'toolResult',
-                toolCallId: skipped.id,
-                toolName: skipped.name,
-                content: [{ type: 'text', text: STEERED_SKIP }],
-                isError: true,
-                timestamp: Date.now(),
-              };
-              if (this.write(message)) state.messages.push(message);
-            }
-            break;
-          }
-          if (!silent) this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
-          const result = await kernel.tools.invoke({
-            name: call.name,
-            params: call.arguments,
-            toolCallId: call.id,
-            context: { agentId: settings.agentId, sessionKey: this.deps.sessionKey, workspaceDir: settings.workspaceDir, signal, runId: this.deps.runId },
-            allowed: policy,
-            maxResultChars: settings.maxResultChars,
-          });
-          if (result.message.isError) this.lastToolError = result.message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
-          if (!silent) {
-            this.deps.emit('tool', {
-              phase: 'result',
-              toolCallId: call.id,
-              name: call.name,
-              isError: result.message.isError === true,
-              durationMs: Math.round(result.durationMs),
-              result: summarizeContent(result.message.content),
-            });
-          }
-          if (this.write(result.message)) state.messages.push(result.message);
-          if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
-        }
+        let steered = await this.runTools(outcome.toolCalls, state, this.policy(outcome.provider, outcome.ref), silent);
+        if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
         if (steered.length === 0 && !silent) steered = this.deps.takeSteering();
         for (const text of steered) {
           const message: UserMessage = { role: 'user', content: text, timestamp: Date.now() };
@@ -293,6 +259,48 @@ export class Turn {
     } finally {
       this.deps.setStreaming(false);
     }
+  }
+
+  /**
+   * The tool calls of one assistant message, run together (tool-batch.ts) through the
+   * kernel's tool choke point, each with its own hooks; results are written in call order.
+   * A steering message stops the calls not yet started (they get a "skipped" result) and
+   * is returned to go next; an abort stops them too and leaves them to the abort path.
+   */
+  private async runTools(calls: ToolCallPart[], state: LoopState, policy: ToolMatcher, silent: boolean): Promise<string[]> {
+    const { kernel, settings, signal } = this.deps;
+    let steered: string[] = [];
+    const context = { agentId: settings.agentId, sessionKey: this.deps.sessionKey, workspaceDir: settings.workspaceDir, signal, runId: this.deps.runId };
+    await runToolBatch(calls, MAX_PARALLEL_TOOL_CALLS, {
+      start: () => {
+        if (signal.aborted) return false;
+        if (!silent && steered.length === 0) steered = this.deps.takeSteering();
+        return steered.length === 0;
+      },
+      run: async (call) => {
+        if (!silent) this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
+        const result = await kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, allowed: policy, maxResultChars: settings.maxResultChars });
+        if (!silent) {
+          this.deps.emit('tool', {
+            phase: 'result',
+            toolCallId: call.id,
+            name: call.name,
+            isError: result.message.isError === true,
+            durationMs: Math.round(result.durationMs),
+            result: summarizeContent(result.message.content),
+          });
+        }
+        return result.message;
+      },
+      settle: (call, _index, message) => {
+        if (!message && steered.length === 0) return;
+        // A user message arrived before this call started: it is skipped and the message goes next.
+        const final: ChatMessage = message ?? { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: STEERED_SKIP }], isError: true, timestamp: Date.now() };
+        if (message?.isError) this.lastToolError = message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+        if (this.write(final)) state.messages.push(final);
+      },
+    });
+    return steered;
   }
 
   private addUsage(outcome: ModelOutcome): void {
@@ -392,6 +400,8 @@ export interface LoopState {
   chain: string[];
   thinking: ThinkingLevel;
   usedRef?: string;
+  /** The ref the user chose for this turn, if any. */
+  explicit?: string;
 }
 
 /** Apply a hook's provider/model override to the chain's first entry. */

@@ -17,6 +17,7 @@ export const anthropicProvider: ModelProvider = {
   label: 'Anthropic',
   envKeys: ['ANTHROPIC_API_KEY'],
   requiresKey: true,
+  apis: ['anthropic-messages'],
   models: () => ANTHROPIC_MODELS.map((model) => ({ ...model })),
   stream: (request, options) => streamAnthropic(request, options.signal),
 };
@@ -28,7 +29,9 @@ async function* streamAnthropic(request: ModelRequest, signal: AbortSignal | und
   // Last, so configured headers can add betas or replace auth (a proxy's bearer token).
   for (const [name, value] of Object.entries(endpoint.headers ?? {})) headers.set(name, value);
   const body = messagesBody(request);
-  yield* parseMessagesStream(postSse({ provider: PROVIDER, url: messagesUrl(endpoint.baseUrl), headers, body, timeoutMs: endpoint.timeoutMs, signal }), PROVIDER);
+  // A custom provider id served by this plugin (an Anthropic-compatible proxy) names itself in errors.
+  const label = endpoint.provider ?? PROVIDER;
+  yield* parseMessagesStream(postSse({ provider: label, url: messagesUrl(endpoint.baseUrl), headers, body, timeoutMs: endpoint.timeoutMs, signal }), label);
 }
 
 /** `${baseUrl}/v1/messages`; a base URL already ending in /v1 is not given a second one. */

@@ -77,7 +77,8 @@ export async function* parseMessagesStream(events: AsyncIterable<SseEvent>, prov
     yield done(stopReason, emittedCalls, usage);
     return;
   }
-  throw new ModelError('unknown', `${provider} stream ended before the message finished`, { provider });
+  // A connection cut mid-stream is a transport failure: retried like a timeout.
+  throw new ModelError('timeout', `${provider} stream ended before the message finished`, { provider });
 }
 
 function done(stopReason: string | undefined, emittedCalls: number, usage: Usage): ModelStreamEvent {

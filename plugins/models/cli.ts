@@ -4,7 +4,7 @@
  */
 import type { CliContext } from '../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
-import { providerSettings, unknownAgentProblem, type ModelService } from '../../sdk/agent/index.js';
+import { configuredProviderIds, routeProvider, unknownAgentProblem, type ModelService } from '../../sdk/agent/index.js';
 
 export const MODELS_HELP = `Usage: claw models list [--json]      models the enabled providers offer, and the configured chain
        claw models status [--json]    the chain, auth profiles and their cooldowns`;
@@ -38,21 +38,28 @@ export async function modelsCommand(argv: string[], ctx: CliContext, runtime: Mo
   }
   if (action === 'status') {
     const profiles = runtime.authProfiles(agentId);
-    const providers = runtime.kernel.capabilities.list('provider').map((info) => info.name);
+    const registered = runtime.kernel.capabilities.list('provider').map((info) => info.name);
+    const providers = [...registered, ...configuredProviderIds(runtime.kernel).filter((id) => !registered.includes(id))];
     const now = runtime.now();
     const report = await Promise.all(
       providers.map(async (id) => {
-        const provider = await runtime.kernel.capabilities.find('provider', id).catch(() => undefined);
-        const config = providerSettings(runtime.kernel.config(), id);
-        const keys = provider?.requiresKey === false ? [] : profiles.profilesFor(id, { configKey: config.apiKey, envKeys: provider?.envKeys, env: runtime.kernel.env });
+        const route = await routeProvider(runtime.kernel, id);
+        if (typeof route === 'string') return { provider: id, baseUrl: null, needsKey: false, problem: route, profiles: [] };
+        const { provider, config } = route;
+        const keys = provider.requiresKey === false ? [] : profiles.profilesFor(id, { configKey: config.apiKey, envKeys: route.envKeys, env: runtime.kernel.env });
         return {
           provider: id,
           baseUrl: config.baseUrl ?? null,
-          needsKey: provider?.requiresKey !== false && !config.baseUrl,
+          ...(route.custom ? { api: config.api } : {}),
+          needsKey: provider.requiresKey !== false && !(config.baseUrl && provider.keylessWithBaseUrl),
           profiles: keys.map((profile) => {
             const usage = profiles.usage(profile.id);
             const coolingMs = usage.cooldownUntil && usage.cooldownUntil > now ? usage.cooldownUntil - now : 0;
-            return { id: profile.id, source: profile.source, coolingDownMs: coolingMs, lastFailure: usage.lastFailureKind ?? null, errorCount: usage.errorCount ?? 0 };
+            // Cooldowns of single models on this key (rate limits, overload): other models still answer.
+            const models = Object.entries(usage.models ?? {})
+              .filter(([, state]) => (state.cooldownUntil ?? 0) > now)
+              .map(([model, state]) => ({ model, coolingDownMs: state.cooldownUntil! - now, lastFailure: state.lastFailureKind ?? null, errorCount: state.errorCount ?? 0 }));
+            return { id: profile.id, source: profile.source, coolingDownMs: coolingMs, lastFailure: usage.lastFailureKind ?? null, errorCount: usage.errorCount ?? 0, models };
           }),
         };
       }),
@@ -62,9 +69,18 @@ export async function modelsCommand(argv: string[], ctx: CliContext, runtime: Mo
       return 0;
     }
     const lines = [`Agent ${agentId}: ${chain[0] ?? 'no model configured'}${chain.length > 1 ? ` → ${chain.slice(1).join(' → ')}` : ''}`, ''];
+    const minutes = (ms: number) => `${Math.ceil(ms / 60_000)} min`;
     for (const entry of report) {
-      const state = entry.profiles.length
-        ? entry.profiles.map((profile) => `${profile.id} [${profile.source}] ${profile.coolingDownMs ? `cooling down ${Math.ceil(profile.coolingDownMs / 60_000)} min after ${profile.lastFailure}` : 'ready'}`).join('; ')
+      const state = 'problem' in entry
+        ? entry.problem
+        : entry.profiles.length
+        ? entry.profiles
+            .map((profile) => {
+              const own = profile.coolingDownMs ? `cooling down ${minutes(profile.coolingDownMs)} after ${profile.lastFailure}` : 'ready';
+              const models = profile.models.map((model) => `${model.model} cooling down ${minutes(model.coolingDownMs)} after ${model.lastFailure}`);
+              return `${profile.id} [${profile.source}] ${[own, ...models].join(', ')}`;
+            })
+            .join('; ')
         : entry.needsKey
           ? 'no key'
           : entry.baseUrl

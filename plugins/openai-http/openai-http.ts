@@ -4,8 +4,9 @@
  * Completions shape, streamed as SSE when `stream: true`. The route sits behind gateway
  * auth (Authorization: Bearer <gateway token>).
  *
- * Which agent: `model: "claw:<agentId>"` (or "openclaw:<agentId>", "agent:<agentId>") or the
- * `x-openclaw-agent-id` header. Which session: the `x-openclaw-session-key` header, else
+ * Which agent: `model: "openclaw/<agentId>"` (or "claw:<agentId>", "openclaw:<agentId>",
+ * "agent:<agentId>") or the `x-openclaw-agent-id` header. Which backend model: the agent's
+ * own, or a "provider/model" in `model` or the `x-openclaw-model` header. Which session: the `x-openclaw-session-key` header, else
  * one per `user` field, else a fresh session per request (earlier messages in the request
  * are then given to the agent as the conversation so far).
  */
@@ -110,10 +111,18 @@ function imagesOf(content: ChatCompletionMessage['content']): ImagePart[] {
   return images;
 }
 
-/** `claw`, `claw:<agent>`, `openclaw:<agent>`, `agent:<agent>`; anything else means the default agent. */
-function agentFromModel(model: string | undefined): string | undefined {
-  const match = model ? /^(?:claw|openclaw|agent):(.+)$/i.exec(model.trim()) : null;
-  return match ? match[1] : undefined;
+/**
+ * What the `model` field asks for: an agent (`openclaw`, `openclaw/default`,
+ * `openclaw/<agent>`, `claw:<agent>`, `openclaw:<agent>`, `agent:<agent>`) or a backend
+ * model "provider/model" (as GET /v1/models lists them) for the default agent. Anything
+ * else (a bare "gpt-4o") means the default agent with its own model.
+ */
+export function targetFromModel(model: string | undefined): { agentId?: string; model?: string } {
+  const value = model?.trim() ?? '';
+  const agent = /^(?:claw|openclaw|agent):(.+)$/i.exec(value) ?? /^openclaw\/(.+)$/i.exec(value);
+  if (agent) return agent[1]!.toLowerCase() === 'default' ? {} : { agentId: agent[1] };
+  if (/^[a-z0-9][a-z0-9._-]*\/\S+$/i.test(value)) return { model: value };
+  return {};
 }
 
 /** `agent()` finds the agent plugin's service when a request comes in (it loads on first use). */
@@ -137,10 +146,13 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         const value = req.headers[name];
         return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
       };
-      const named = header('x-openclaw-agent-id') ?? agentFromModel(request.model);
+      const target = targetFromModel(request.model);
+      const named = header('x-openclaw-agent-id') ?? target.agentId;
       const agentProblem = named === undefined ? undefined : unknownAgentProblem(config(), named);
       if (agentProblem) throw new HttpError(400, agentProblem, 'invalid_request_error', header('x-openclaw-agent-id') ? undefined : 'model');
       const agentId = normalizeAgentId(named ?? runtime.defaultAgent());
+      // OpenClaw's header for a backend model; a "provider/model" in `model` does the same.
+      const backendModel = header('x-openclaw-model') ?? target.model;
       const last = request.messages[request.messages.length - 1]!;
       if (last.role !== 'user') throw new HttpError(400, 'the last message must have role "user"', 'invalid_request_error', 'messages');
       const system = request.messages.filter((message) => message.role === 'system' || message.role === 'developer').map((message) => textOf(message.content));
@@ -164,6 +176,7 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         extraSystemPrompt: extra.length ? extra.join('\n\n') : undefined,
         channel: 'openai-http',
         authorized: true,
+        ...(backendModel ? { model: backendModel } : {}),
       };
 
       if (!request.stream) {

@@ -55,7 +55,8 @@ export async function* parseChatStream(events: AsyncIterable<SseEvent>, provider
     }
   }
   if (finishReason === undefined && !sawDone) {
-    throw new ModelError('unknown', `${provider} stream ended before the model finished`, { provider });
+    // A connection cut mid-stream is a transport failure: retried like a timeout.
+    throw new ModelError('timeout', `${provider} stream ended before the model finished`, { provider });
   }
   yield* flushCalls();
   yield { type: 'done', stopReason: chatStopReason(finishReason, emittedCalls), ...(usage ? { usage } : {}) };

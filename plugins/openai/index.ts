@@ -21,16 +21,19 @@ export const openaiProvider: ModelProvider = {
   envKeys: ['OPENAI_API_KEY'],
   requiresKey: true,
   keylessWithBaseUrl: true,
+  apis: ['openai-completions', 'openai-responses'],
   models: () => OPENAI_MODELS.map((model) => ({ ...model })),
   stream: (request, options) => streamOpenAi(request, options.signal),
 };
 
 async function* streamOpenAi(request: ModelRequest, signal: AbortSignal | undefined): AsyncGenerator<ModelStreamEvent> {
   const endpoint = request.endpoint ?? {};
+  // A custom provider id served by this plugin (models.providers.ollama) names itself in errors.
+  const label = endpoint.provider ?? PROVIDER;
   // OpenClaw's config spells these "openai-completions" and "openai-responses".
   const api = ({ 'openai-completions': 'chat', 'openai-responses': 'responses' } as Record<string, string>)[endpoint.api ?? ''] ?? endpoint.api ?? 'chat';
   if (api !== 'chat' && api !== 'responses') {
-    throw new ModelError('invalid_request', `${PROVIDER}: unknown endpoint.api "${api}" (expected "chat" / "openai-completions" or "responses" / "openai-responses")`, { provider: PROVIDER });
+    throw new ModelError('invalid_request', `${label}: unknown endpoint.api "${api}" (expected "chat" / "openai-completions" or "responses" / "openai-responses")`, { provider: label });
   }
   const baseUrl = (endpoint.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
   const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });
@@ -38,12 +41,12 @@ async function* streamOpenAi(request: ModelRequest, signal: AbortSignal | undefi
   // Last, so configured headers can replace ours (an Azure `api-key`, a proxy's auth).
   for (const [name, value] of Object.entries(endpoint.headers ?? {})) headers.set(name, value);
 
-  const post = { provider: PROVIDER, headers, timeoutMs: endpoint.timeoutMs, signal };
+  const post = { provider: label, headers, timeoutMs: endpoint.timeoutMs, signal };
   if (api === 'responses') {
-    yield* parseResponsesStream(postSse({ ...post, url: `${baseUrl}/responses`, body: responsesBody(request) }), PROVIDER);
+    yield* parseResponsesStream(postSse({ ...post, url: `${baseUrl}/responses`, body: responsesBody(request) }), label);
   } else {
     const body = chatBody(request, { useMaxCompletionTokens: isOpenAiItself(baseUrl) });
-    yield* parseChatStream(postSse({ ...post, url: `${baseUrl}/chat/completions`, body }), PROVIDER);
+    yield* parseChatStream(postSse({ ...post, url: `${baseUrl}/chat/completions`, body }), label);
   }
 }
 

@@ -99,7 +99,8 @@ export async function* parseResponsesStream(events: AsyncIterable<SseEvent>, pro
         break;
     }
   }
-  throw new ModelError('unknown', `${provider} stream ended before the response completed`, { provider });
+  // A connection cut mid-stream is a transport failure: retried like a timeout.
+  throw new ModelError('timeout', `${provider} stream ended before the response completed`, { provider });
 }
 
 function responsesStopReason(incomplete: boolean, response: any, emittedCalls: number): StopReason {

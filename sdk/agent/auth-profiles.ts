@@ -3,8 +3,11 @@
  * keys per provider and what happened to each (cooldowns after failures). Keys in config
  * (`models.providers.<id>.apiKey`) and in the environment count as profiles too.
  *
- * A failing profile cools down: 1 → 5 → 25 → 60 minutes for consecutive failures; billing
- * failures 5 h doubling to 24 h. A success resets the count.
+ * A cooldown is kept per (profile, model) for failures about one model on that key (rate
+ * limits, overload, timeouts: another model of the same provider may still answer) and per
+ * profile for failures about the key itself (auth, billing). Consecutive failures cool down
+ * for 1 → 5 → 25 → 60 minutes; billing 5 h doubling to 24 h. A success resets the count,
+ * and so do 24 h without a failure.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,13 +24,26 @@ export interface AuthProfile {
   source: 'file' | 'config' | 'env';
 }
 
-export interface ProfileUsage {
-  lastUsed?: number;
+/** One cooldown streak: of a whole profile, or of one model on it. */
+export interface CooldownState {
   lastFailureAt?: number;
   lastFailureKind?: FailureKind;
   errorCount?: number;
-  billingErrorCount?: number;
   cooldownUntil?: number;
+}
+
+export interface ProfileUsage extends CooldownState {
+  lastUsed?: number;
+  billingErrorCount?: number;
+  /** Cooldowns scoped to one model id of this profile's provider. */
+  models?: Record<string, CooldownState>;
+}
+
+/** What keeps a (profile, model) from being used right now. */
+export interface Cooldown {
+  scope: 'profile' | 'model';
+  kind?: FailureKind;
+  until: number;
 }
 
 interface ProfilesFile {
@@ -44,13 +60,17 @@ export const BILLING_STEPS_MS = [5 * HOUR, 10 * HOUR, 20 * HOUR, 24 * HOUR];
 
 /** Failures that say something about the key (so another key may work). */
 export const PROFILE_FAILURES: ReadonlySet<FailureKind> = new Set(['auth', 'billing', 'rate_limit', 'timeout', 'overloaded']);
+/** Failures about the key for every model: they cool the whole profile down. */
+const KEY_FAILURES: ReadonlySet<FailureKind> = new Set(['auth', 'billing']);
+/** After this long without a failure, the next one starts again at the first step. */
+export const FAILURE_WINDOW_MS = 24 * HOUR;
 
 export function authProfilesFile(stateDir: string, agentId: string): string {
   return join(stateDir, 'agents', agentId, 'agent', 'auth-profiles.json');
 }
 
-export function cooldownFor(kind: FailureKind, usage: ProfileUsage, retryAfterMs?: number): number {
-  if (kind === 'billing') return BILLING_STEPS_MS[Math.min((usage.billingErrorCount ?? 1) - 1, BILLING_STEPS_MS.length - 1)]!;
+export function cooldownFor(kind: FailureKind, usage: ProfileUsage | CooldownState, retryAfterMs?: number): number {
+  if (kind === 'billing') return BILLING_STEPS_MS[Math.min(((usage as ProfileUsage).billingErrorCount ?? 1) - 1, BILLING_STEPS_MS.length - 1)]!;
   const step = COOLDOWN_STEPS_MS[Math.min((usage.errorCount ?? 1) - 1, COOLDOWN_STEPS_MS.length - 1)]!;
   return Math.max(step, retryAfterMs ?? 0);
 }
@@ -102,30 +122,73 @@ export class AuthProfiles {
     return this.data.usageStats?.[profileId] ?? {};
   }
 
-  available(profileId: string): boolean {
-    return (this.usage(profileId).cooldownUntil ?? 0) <= this.now();
+  /** Usable now for `model` (or, without one, for any model): no cooldown of the profile or of that model. */
+  available(profileId: string, model?: string): boolean {
+    return this.cooldown(profileId, model) === undefined;
   }
 
-  markSuccess(profileId: string): void {
+  /** The cooldown in force for (profile, model): the profile's own first, then the model's. */
+  cooldown(profileId: string, model?: string): Cooldown | undefined {
+    const usage = this.usage(profileId);
+    const now = this.now();
+    if ((usage.cooldownUntil ?? 0) > now) return { scope: 'profile', kind: usage.lastFailureKind, until: usage.cooldownUntil! };
+    const scoped = model === undefined ? undefined : usage.models?.[model];
+    if (scoped && (scoped.cooldownUntil ?? 0) > now) return { scope: 'model', kind: scoped.lastFailureKind, until: scoped.cooldownUntil! };
+    return undefined;
+  }
+
+  /**
+   * Failed before and not yet answered since, though no longer cooling down: the next
+   * attempt is a probe (one request, no retries) rather than another full recovery.
+   */
+  recovering(profileId: string, model: string): boolean {
+    const usage = this.usage(profileId);
+    return Boolean(usage.errorCount || usage.models?.[model]?.errorCount) && this.cooldown(profileId, model) === undefined;
+  }
+
+  markSuccess(profileId: string, model?: string): void {
     const previous = this.usage(profileId);
+    const scoped = model === undefined ? undefined : previous.models?.[model];
     // A healthy key answering again changes nothing worth a disk write, except now and then its lastUsed.
-    const clean = !previous.errorCount && !previous.billingErrorCount && previous.cooldownUntil === undefined;
+    const clean = !previous.errorCount && !previous.billingErrorCount && previous.cooldownUntil === undefined && scoped === undefined;
     if (clean && previous.lastUsed !== undefined && this.now() - previous.lastUsed < MINUTE) return;
-    const usage = { ...previous, lastUsed: this.now(), errorCount: 0, billingErrorCount: 0, cooldownUntil: undefined };
+    const usage: ProfileUsage = { ...previous, lastUsed: this.now(), errorCount: 0, billingErrorCount: 0, cooldownUntil: undefined };
+    if (model !== undefined && usage.models?.[model]) {
+      const { [model]: _cleared, ...rest } = usage.models;
+      usage.models = Object.keys(rest).length > 0 ? rest : undefined;
+    }
     this.data.usageStats = { ...this.data.usageStats, [profileId]: usage };
     this.save();
   }
 
-  markFailure(profileId: string, kind: FailureKind, retryAfterMs?: number): ProfileUsage {
+  /**
+   * Record a failure and start its cooldown. With a model, failures that are not about the
+   * key (rate limit, overload, timeout) cool down only that model on this profile; auth and
+   * billing failures, or a failure with no model named, cool down the whole profile.
+   * Returns the streak that was extended.
+   */
+  markFailure(profileId: string, kind: FailureKind, retryAfterMs?: number, model?: string): CooldownState {
     const previous = this.usage(profileId);
+    const now = this.now();
+    if (model !== undefined && !KEY_FAILURES.has(kind)) {
+      const streak = fresh(previous.models?.[model], now);
+      const state: CooldownState = { lastFailureAt: now, lastFailureKind: kind, errorCount: (streak.errorCount ?? 0) + 1 };
+      state.cooldownUntil = now + cooldownFor(kind, state, retryAfterMs);
+      // The profile's own fields stay as they are: they describe the key, not this model.
+      const usage: ProfileUsage = { ...previous, models: { ...previous.models, [model]: state } };
+      this.data.usageStats = { ...this.data.usageStats, [profileId]: usage };
+      this.save();
+      return state;
+    }
+    const streak = fresh(previous, now);
     const usage: ProfileUsage = {
       ...previous,
-      lastFailureAt: this.now(),
+      lastFailureAt: now,
       lastFailureKind: kind,
-      errorCount: kind === 'billing' ? previous.errorCount ?? 0 : (previous.errorCount ?? 0) + 1,
-      billingErrorCount: kind === 'billing' ? (previous.billingErrorCount ?? 0) + 1 : previous.billingErrorCount,
+      errorCount: kind === 'billing' ? streak.errorCount ?? 0 : (streak.errorCount ?? 0) + 1,
+      billingErrorCount: kind === 'billing' ? (streak.billingErrorCount ?? 0) + 1 : streak.billingErrorCount,
     };
-    usage.cooldownUntil = this.now() + cooldownFor(kind, usage, retryAfterMs);
+    usage.cooldownUntil = now + cooldownFor(kind, usage, retryAfterMs);
     this.data.usageStats = { ...this.data.usageStats, [profileId]: usage };
     this.save();
     return usage;
@@ -138,6 +201,13 @@ export class AuthProfiles {
     for (const [id, usage] of Object.entries(this.data.usageStats ?? {})) if (!out[id]) out[id] = { provider: id.split(':')[0]!, ...usage };
     return out;
   }
+}
+
+/** A streak whose last failure is older than the failure window starts over. */
+function fresh<T extends CooldownState & { billingErrorCount?: number }>(state: T | undefined, now: number): Partial<T> {
+  if (!state) return {};
+  if (state.lastFailureAt !== undefined && now - state.lastFailureAt > FAILURE_WINDOW_MS) return { ...state, errorCount: 0, billingErrorCount: 0 };
+  return state;
 }
 
 function rank(order: readonly string[], id: string): number {

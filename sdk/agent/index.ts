@@ -11,6 +11,8 @@ export * from './workspace.js';
 export * from './context.js';
 export * from './models.js';
 export * from './auth-profiles.js';
+export * from './provider-routing.js';
+export * from './retry-policy.js';
 export * from '../sessions/index.js';
 export * from './dispatch.js';
 export * from './model-service.js';

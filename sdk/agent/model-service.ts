@@ -6,18 +6,21 @@
  */
 import type { KernelServices } from '../types/plugin.js';
 import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
-import { Models } from './models.js';
+import { Models, type ModelsOptions } from './models.js';
 import { agentSettings, defaultAgentId, type AgentSettings } from './settings.js';
 
 export class ModelService {
   readonly models: Models;
   private readonly profiles = new Map<string, AuthProfiles>();
 
+  readonly now: () => number;
+
   constructor(
     readonly kernel: KernelServices,
-    readonly now: () => number = Date.now,
+    options: ModelsOptions = {},
   ) {
-    this.models = new Models(kernel, (agentId) => this.authProfiles(agentId));
+    this.now = options.now ?? Date.now;
+    this.models = new Models(kernel, (agentId) => this.authProfiles(agentId), { ...options, now: this.now });
   }
 
   settings(agentId: string): AgentSettings {

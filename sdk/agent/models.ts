@@ -1,14 +1,28 @@
 /**
  * Choosing a model and calling it. A model ref is "provider/model" (split at the first
  * "/"); aliases come from `agents.defaults.models`; the chain is the primary model then its
- * fallbacks. Calling walks the chain: for each model, each usable auth profile of its
- * provider; a failure that is about the key (auth, billing, rate limit, timeout, overload)
- * cools that profile down and moves on, first to the next profile, then the next model.
+ * fallbacks. Calling walks the chain (OpenClaw's model failover): for each model, each
+ * auth profile of its provider.
+ *
+ *  - A transient failure (429, 5xx, network, timeout) is first retried on the same model
+ *    and key with backoff (retry-policy.ts); a rate limit rotates at once to another key
+ *    that is free.
+ *  - What is left cools down the (profile, model) pair — or the whole profile for auth and
+ *    billing — so a sibling model of the same provider is still tried.
+ *  - A pair cooling down is skipped, except: the model the user chose explicitly is always
+ *    tried; a transient cooldown is probed (at most once per provider per call, and once
+ *    per 30 s per pair) when it is the primary's and nearly over, or when nothing later in
+ *    the chain could answer, so a single-key user is not benched for the whole cooldown;
+ *    and the first request after a cooldown is itself a probe (one attempt, no retries)
+ *    when a fallback could answer, so a still-broken endpoint does not stall a run through
+ *    a second full recovery.
  */
 import type { KernelServices } from '../types/plugin.js';
-import type { ModelInfo, ModelProvider, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../types/models.js';
+import type { ModelInfo, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../types/models.js';
 import { isModelError, ModelError, parseModelRef, type ModelRef } from '../models.js';
 import { AuthProfiles, PROFILE_FAILURES, type AuthProfile } from './auth-profiles.js';
+import { abortableSleep, DEFAULT_RETRY_POLICY, retryDecision, TRANSIENT_FAILURES, type RetryPolicy } from './retry-policy.js';
+import { configuredProviderIds, routeProvider, type ProviderRoute } from './provider-routing.js';
 import { providerSettings, type AgentSettings, type ModelSetting } from './settings.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
@@ -29,6 +43,29 @@ export function aliasTable(settings: AgentSettings): Map<string, string> {
   const table = new Map<string, string>();
   for (const [ref, entry] of Object.entries(settings.models)) if (entry?.alias) table.set(entry.alias.toLowerCase(), ref);
   return table;
+}
+
+/** A cooling (profile, model) is probed at most this often. */
+export const PROBE_INTERVAL_MS = 30_000;
+/** The primary's cooldown ending within this long may be probed even while other candidates remain. */
+export const PROBE_MARGIN_MS = 15_000;
+
+/** A reset tells listeners to drop the failed attempt's partial output; `retry` when the same model is asked again. */
+export type ModelResetEvent = { type: 'reset'; reason: string; retry?: { attempt: number; of: number; waitMs: number } };
+
+export interface ModelsOptions {
+  now?: () => number;
+  /** Waits between retries; tests pass one that records the wait and returns at once. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  retry?: Partial<RetryPolicy>;
+  random?: () => number;
+}
+
+interface Candidate {
+  ref: string;
+  parsed: ModelRef;
+  route: ProviderRoute;
+  profile?: AuthProfile;
 }
 
 export interface ModelCatalogEntry extends ModelInfo {
@@ -56,10 +93,23 @@ export function resolveModelInput(input: string, settings: AgentSettings, catalo
 }
 
 export class Models {
+  private readonly now: () => number;
+  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly policy: RetryPolicy;
+  private readonly random: () => number;
+  /** When each (agent, profile, model) was last probed while cooling down. */
+  private readonly probedAt = new Map<string, number>();
+
   constructor(
     private readonly kernel: KernelServices,
     private readonly profilesFor: (agentId: string) => AuthProfiles,
-  ) {}
+    options: ModelsOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? abortableSleep;
+    this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.random = options.random ?? Math.random;
+  }
 
   /** The chain to try: an override first, then the configured primary and fallbacks, else an automatic pick. */
   chain(settings: AgentSettings, override?: string): string[] {
@@ -73,17 +123,21 @@ export class Models {
     return local ? ['llama-cpp/local'] : [];
   }
 
+  /** Every model the enabled providers offer, then the configured-only providers' models. */
   async catalog(): Promise<ModelCatalogEntry[]> {
     const out: ModelCatalogEntry[] = [];
-    for (const info of this.kernel.capabilities.list('provider')) {
-      const provider = await this.kernel.capabilities.find('provider', info.name).catch(() => undefined);
-      const fromConfig = providerSettings(this.kernel.config(), info.name).models ?? [];
-      const fromProvider = provider?.models ? await Promise.resolve(provider.models()).catch(() => []) : [];
+    const registered = this.kernel.capabilities.list('provider').map((info) => info.name);
+    // "replace": only the models config lists, not the providers' built-in catalogs.
+    const replace = (this.kernel.config().models as { mode?: string } | undefined)?.mode === 'replace';
+    for (const id of [...registered, ...configuredProviderIds(this.kernel).filter((id) => !registered.includes(id))]) {
+      const provider = registered.includes(id) ? await this.kernel.capabilities.find('provider', id).catch(() => undefined) : undefined;
+      const fromConfig = providerSettings(this.kernel.config(), id).models ?? [];
+      const fromProvider = provider?.models && !replace ? await Promise.resolve(provider.models()).catch(() => []) : [];
       const seen = new Set<string>();
       for (const model of [...fromConfig, ...fromProvider]) {
         if (seen.has(model.id)) continue;
         seen.add(model.id);
-        out.push({ ...model, provider: info.name, ref: `${info.name}/${model.id}` });
+        out.push({ ...model, provider: id, ref: `${id}/${model.id}` });
       }
     }
     return out;
@@ -115,10 +169,12 @@ export class Models {
     request: Omit<ModelRequest, 'model' | 'endpoint'>,
     options: {
       signal: AbortSignal;
-      onEvent: (event: ModelStreamEvent | { type: 'reset'; reason: string }) => void;
+      onEvent: (event: ModelStreamEvent | ModelResetEvent) => void;
       onAttempt?: (ref: string, profile?: string) => void;
       /** A session's `/model …@profile` choice: tried first for its provider. */
       preferProfile?: string;
+      /** The ref the user chose (`--model`, `/model`): tried even while it cools down. */
+      explicit?: string;
     },
   ): Promise<ModelOutcome> {
     if (chain.length === 0) {
@@ -126,53 +182,55 @@ export class Models {
     }
     const profiles = this.profilesFor(settings.agentId);
     const problems: string[] = [];
+    const candidates = await this.candidates(settings, chain, profiles, options.preferProfile, problems);
+    const probedProviders = new Set<string>();
     let lastError: ModelError | undefined;
-    for (const ref of chain) {
-      const parsed = parseModelRef(ref);
-      if (!parsed) {
-        problems.push(`"${ref}" is not a provider/model ref`);
-        continue;
-      }
-      const provider = await this.kernel.capabilities.find('provider', parsed.provider).catch(() => undefined);
-      if (!provider) {
-        problems.push(`no provider plugin "${parsed.provider}" is enabled`);
-        continue;
-      }
-      const config = providerSettings(this.kernel.config(), parsed.provider);
-      const candidates: Array<AuthProfile | undefined> =
-        provider.requiresKey === false
-          ? [undefined]
-          : profiles.profilesFor(parsed.provider, { configKey: config.apiKey, envKeys: provider.envKeys, env: this.kernel.env });
-      const preferred = candidates.findIndex((profile) => profile?.id === options.preferProfile);
-      if (preferred > 0) candidates.unshift(...candidates.splice(preferred, 1));
-      if (candidates.length === 0) {
-        // An OpenAI-compatible local server (Ollama, vLLM) needs no key once a baseUrl is set.
-        if (config.baseUrl && provider.keylessWithBaseUrl) candidates.push(undefined);
-        else {
-          const env = (provider.envKeys ?? []).join(' or ');
-          problems.push(`no API key for ${parsed.provider}: set ${env ? `${env}, ` : ''}models.providers.${parsed.provider}.apiKey, or add a profile to agents/${settings.agentId}/agent/auth-profiles.json`);
-        }
-      }
-      for (const profile of candidates) {
-        if (profile && !profiles.available(profile.id)) {
-          problems.push(`${profile.id} is cooling down`);
+    const usable = (candidate: Candidate) => !candidate.profile || profiles.available(candidate.profile.id, candidate.parsed.model);
+    for (let index = 0; index < candidates.length; index++) {
+      const candidate = candidates[index]!;
+      const { ref, profile, parsed } = candidate;
+      const later = candidates.slice(index + 1);
+      let probe = false;
+      const cooldown = profile ? profiles.cooldown(profile.id, parsed.model) : undefined;
+      if (profile && cooldown && ref !== options.explicit) {
+        const probeKey = `${settings.agentId}|${profile.id}|${parsed.model}`;
+        const now = this.now();
+        const mayProbe =
+          TRANSIENT_FAILURES.has(cooldown.kind ?? 'unknown') &&
+          !probedProviders.has(candidate.route.id) &&
+          now - (this.probedAt.get(probeKey) ?? -Infinity) >= PROBE_INTERVAL_MS &&
+          ((ref === chain[0] && cooldown.until - now <= PROBE_MARGIN_MS) || !later.some(usable));
+        if (!mayProbe) {
+          problems.push(`${ref} (${profile.id}) is cooling down for ${Math.ceil((cooldown.until - now) / 1000)} s after ${cooldown.kind ?? 'a failure'}`);
           continue;
         }
-        options.onAttempt?.(ref, profile?.id);
-        try {
-          const outcome = await this.attempt(provider, parsed, request, profile, config, options);
-          if (profile) profiles.markSuccess(profile.id);
-          return { ...outcome, ref, provider: parsed.provider, model: parsed.model, profileId: profile?.id };
-        } catch (error) {
-          const failure = isModelError(error) ? error : new ModelError('unknown', (error as Error)?.message ?? String(error), { cause: error });
-          if (options.signal.aborted || failure.kind === 'aborted') throw new ModelError('aborted', 'the run was aborted');
-          if (failure.kind === 'context_overflow' || failure.kind === 'invalid_request') throw failure;
-          lastError = failure;
-          problems.push(`${ref}${profile ? ` (${profile.id})` : ''}: ${failure.message}`);
-          options.onEvent({ type: 'reset', reason: failure.message });
-          if (profile && PROFILE_FAILURES.has(failure.kind)) profiles.markFailure(profile.id, failure.kind, failure.retryAfterMs);
-          // Not a key problem (or no key to rotate): the next model may still work.
-          if (!profile || !PROFILE_FAILURES.has(failure.kind)) break;
+        probe = true;
+        probedProviders.add(candidate.route.id);
+        this.probedAt.set(probeKey, now);
+      } else if (profile && !cooldown && ref !== options.explicit) {
+        // With nothing else to fall back on, a full recovery beats a quick failure.
+        probe = profiles.recovering(profile.id, parsed.model) && later.some(usable);
+      }
+      options.onAttempt?.(ref, profile?.id);
+      try {
+        const outcome = await this.attemptWithRecovery(candidate, request, options, {
+          probe,
+          // Another key of this model that is free now: a rate limit rotates to it at once.
+          canRotate: later.some((other) => other.ref === ref && other.profile !== undefined && usable(other)),
+          hasFallback: later.some(usable),
+        });
+        if (profile) profiles.markSuccess(profile.id, parsed.model);
+        return { ...outcome, ref, provider: parsed.provider, model: parsed.model, profileId: profile?.id };
+      } catch (error) {
+        const failure = asModelError(error);
+        if (options.signal.aborted || failure.kind === 'aborted') throw new ModelError('aborted', 'the run was aborted');
+        if (failure.kind === 'context_overflow' || failure.kind === 'invalid_request') throw failure;
+        lastError = failure;
+        problems.push(`${ref}${profile ? ` (${profile.id})` : ''}: ${failure.message}`);
+        if (profile && PROFILE_FAILURES.has(failure.kind)) profiles.markFailure(profile.id, failure.kind, failure.retryAfterMs, parsed.model);
+        // Only a failure about the key makes another key of the same model worth a try.
+        if (!profile || !KEY_ROTATION.has(failure.kind)) {
+          while (candidates[index + 1]?.ref === ref) index++;
         }
       }
     }
@@ -180,14 +238,74 @@ export class Models {
     throw new ModelError(lastError?.kind ?? 'unknown', `no model could answer: ${summary}`, { status: lastError?.status, retryAfterMs: lastError?.retryAfterMs });
   }
 
-  private async attempt(
-    provider: ModelProvider,
-    ref: ModelRef,
+  /** Every (model, profile) pair to try, in order; refs that cannot be tried at all go to `problems`. */
+  private async candidates(settings: AgentSettings, chain: readonly string[], profiles: AuthProfiles, preferProfile: string | undefined, problems: string[]): Promise<Candidate[]> {
+    const out: Candidate[] = [];
+    for (const ref of chain) {
+      const parsed = parseModelRef(ref);
+      if (!parsed) {
+        problems.push(`"${ref}" is not a provider/model ref`);
+        continue;
+      }
+      const route = await routeProvider(this.kernel, parsed.provider);
+      if (typeof route === 'string') {
+        problems.push(route);
+        continue;
+      }
+      const { provider, config } = route;
+      const keys: Array<AuthProfile | undefined> =
+        provider.requiresKey === false ? [undefined] : profiles.profilesFor(parsed.provider, { configKey: config.apiKey, envKeys: route.envKeys, env: this.kernel.env });
+      const preferred = keys.findIndex((profile) => profile?.id === preferProfile);
+      if (preferred > 0) keys.unshift(...keys.splice(preferred, 1));
+      if (keys.length === 0) {
+        // An OpenAI-compatible local server (Ollama, vLLM) needs no key once a baseUrl is set.
+        if (config.baseUrl && provider.keylessWithBaseUrl) keys.push(undefined);
+        else {
+          const env = route.envKeys.join(' or ');
+          problems.push(`no API key for ${parsed.provider}: set ${env ? `${env}, ` : ''}models.providers.${parsed.provider}.apiKey, or add a profile to agents/${settings.agentId}/agent/auth-profiles.json`);
+        }
+      }
+      for (const profile of keys) out.push({ ref, parsed, route, profile });
+    }
+    return out;
+  }
+
+  /** One candidate, asked again after transient failures as the retry policy allows. */
+  private async attemptWithRecovery(
+    candidate: Candidate,
     request: Omit<ModelRequest, 'model' | 'endpoint'>,
-    profile: AuthProfile | undefined,
-    config: ReturnType<typeof providerSettings>,
+    options: { signal: AbortSignal; onEvent: (event: ModelStreamEvent | ModelResetEvent) => void },
+    mode: { probe: boolean; canRotate: boolean; hasFallback: boolean },
+  ): Promise<Omit<ModelOutcome, 'ref' | 'provider' | 'model' | 'profileId'>> {
+    const started = this.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.attempt(candidate, request, options);
+      } catch (error) {
+        const failure = asModelError(error);
+        if (options.signal.aborted || failure.kind === 'aborted') throw failure;
+        if (failure.kind === 'context_overflow' || failure.kind === 'invalid_request') throw failure;
+        const decision =
+          mode.probe || (failure.kind === 'rate_limit' && mode.canRotate)
+            ? undefined
+            : retryDecision(this.policy, failure, attempt, this.now() - started, { hasFallback: mode.hasFallback, random: this.random });
+        if (!decision?.retry) {
+          options.onEvent({ type: 'reset', reason: failure.message });
+          throw failure;
+        }
+        options.onEvent({ type: 'reset', reason: failure.message, retry: { attempt: attempt + 1, of: decision.maxAttempts, waitMs: decision.waitMs } });
+        await this.sleep(decision.waitMs, options.signal);
+      }
+    }
+  }
+
+  private async attempt(
+    candidate: Candidate,
+    request: Omit<ModelRequest, 'model' | 'endpoint'>,
     options: { signal: AbortSignal; onEvent: (event: ModelStreamEvent) => void },
   ): Promise<Omit<ModelOutcome, 'ref' | 'provider' | 'model' | 'profileId'>> {
+    const { route, parsed: ref, profile } = candidate;
+    const { provider, config } = route;
     const text: string[] = [];
     // Anthropic may send several thinking blocks, each with its own signature; keep them apart.
     const thinking: ThinkingPart[] = [];
@@ -201,7 +319,8 @@ export class Models {
       apiKey: profile?.key,
       headers: config.headers,
       api: config.api,
-      timeoutMs: config.timeoutMs,
+      timeoutMs: config.timeoutMs ?? (config.timeoutSeconds !== undefined ? config.timeoutSeconds * 1000 : undefined),
+      ...(route.custom ? { provider: route.id } : {}),
     };
     for await (const event of provider.stream({ ...request, model: ref.model, endpoint }, { signal: options.signal })) {
       if (options.signal.aborted) throw new ModelError('aborted', 'the run was aborted');
@@ -228,6 +347,13 @@ export class Models {
     if (!done) throw new ModelError('timeout', `${ref.provider} stream ended without finishing`);
     return { text: text.join(''), thinking: thinking.filter((part) => part.thinking || part.signature), toolCalls, stopReason, usage };
   }
+}
+
+/** Failures that rotate to another key of the same model. */
+const KEY_ROTATION: ReadonlySet<string> = new Set(['auth', 'billing', 'rate_limit']);
+
+function asModelError(error: unknown): ModelError {
+  return isModelError(error) ? error : new ModelError('unknown', (error as Error)?.message ?? String(error), { cause: error });
 }
 
 export interface ModelOutcome {

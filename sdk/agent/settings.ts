@@ -54,6 +54,8 @@ export interface ProviderSettings {
   api?: string;
   headers?: Record<string, string>;
   timeoutMs?: number;
+  /** OpenClaw's name for the request timeout; `timeoutMs` wins when both are set. */
+  timeoutSeconds?: number;
   models?: Array<{ id: string; name?: string; contextWindow?: number; maxTokens?: number; reasoning?: boolean }>;
 }
 

@@ -49,8 +49,16 @@ export interface ModelEndpoint {
   baseUrl?: string;
   apiKey?: string;
   headers?: Record<string, string>;
-  /** Which wire API to use when a provider speaks several (openai: "chat" | "responses"). */
+  /**
+   * Which wire API to use when a provider speaks several: "openai-completions" |
+   * "openai-responses" (also spelled "chat" | "responses"), "anthropic-messages".
+   */
   api?: string;
+  /**
+   * The configured provider id the request is for, when it is not the plugin's own: a
+   * `models.providers.ollama` entry served by the openai plugin. Errors name it.
+   */
+  provider?: string;
   /** Abort the HTTP request after this long without completing (ms). */
   timeoutMs?: number;
 }
@@ -100,6 +108,12 @@ export interface ModelProvider {
    * (Ollama, vLLM, llama.cpp server) take no key.
    */
   keylessWithBaseUrl?: boolean;
+  /**
+   * The wire APIs this provider speaks (OpenClaw's `api` names: "openai-completions",
+   * "openai-responses", "anthropic-messages"). A `models.providers.<id>` entry with any
+   * other id is served by the provider that speaks its `api`.
+   */
+  apis?: readonly string[];
   models?(): ModelInfo[] | Promise<ModelInfo[]>;
   stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }
