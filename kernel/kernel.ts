@@ -155,9 +155,11 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       });
       return shadow.issues();
     },
+    // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
+    use: (next: ConfigSnapshot) => void (hostOptions.config = usableConfig(next)),
   };
 
-  host = new PluginHost({
+  const hostOptions = {
     config,
     roots: discoveryRoots(options, config, paths, env),
     inline: options.plugins,
@@ -171,7 +173,8 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     transpileCacheDir: options.transpileCacheDir,
     configFile,
     env,
-  });
+  };
+  host = new PluginHost(hostOptions);
   for (const diagnostic of host.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
   if (options.activateInline !== false) await host.activateInline();
   trace(`kernel: ${host.list().length} plugins resolved`);

@@ -53,6 +53,8 @@ export interface ConfigAccess {
   write(raw: Record<string, unknown>): void;
   /** JSON Schema of the whole file: the kernel's part plus every plugin's sections and config. */
   schema(): JsonSchema;
+  /** Make `snapshot` what `config()` returns from now on (hot reload of a validated change). */
+  use(snapshot: ConfigSnapshot): void;
 }
 
 /** The kernel as a plugin sees it. */

@@ -44,8 +44,10 @@ export default definePlugin({
         const server = new GatewayServer({ kernel: api.kernel, logger: api.logger, settings, pairing: runtime.pairing, version: runtime.version });
         await server.start();
         runtime.server = server;
+        runtime.reloader.watch();
       },
       async stop() {
+        runtime.reloader.close();
         const server = runtime.server;
         runtime.server = undefined;
         await server?.stop(service.stopReason?.reason, service.stopReason?.restartExpectedMs);
