@@ -307,7 +307,13 @@ describe('requests', () => {
     expect(concurrent).toEqual({ counter: 1 });
     // A retry on a new connection (after a reconnect) is still deduplicated.
     const other = await open(gw.url);
-    expect(await other.request('test.counter', { idempotencyKey: key, by: 5 })).toEqual({ counter: 1 });
+    expect(await other.request('test.counter', { idempotencyKey: key })).toEqual({ counter: 1 });
+    // The same key with other params is a mistake, not a retry: refused, naming the key.
+    expect(await rejection(other.request('test.counter', { idempotencyKey: key, by: 5 }))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining(`idempotencyKey "${key}" was already used for a test.counter request with different params`),
+      details: { code: 'IDEMPOTENCY_KEY_REUSED', idempotencyKey: key },
+    });
     expect(await other.request('test.counter', { idempotencyKey: randomUUID() })).toEqual({ counter: 2 });
   });
 
