@@ -7,7 +7,7 @@
  * a second time: its repeat is told so. Bounded in entries and bytes, oldest evicted first.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, writeFileAtomic } from '../../sdk/index.js';
 
@@ -69,6 +69,8 @@ export class DedupeCache {
   private readonly maxFileBytes: number;
   private readonly now: () => number;
   private fileBytes = 0;
+  /** Kept open for appends; reopened after each rewrite. */
+  private fd?: number;
 
   constructor(
     private readonly windowMs: number,
@@ -125,6 +127,12 @@ export class DedupeCache {
     return { outcome: await entry.outcome, replayed: false };
   }
 
+  /** Let go of the file (the server stops; a restart opens a new cache). */
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
   get size(): number {
     return this.entries.size;
   }
@@ -170,9 +178,12 @@ export class DedupeCache {
       this.rewrite(line);
       return;
     }
-    ensurePrivateDir(dirname(file));
-    appendFileSync(file, text, { mode: PRIVATE_FILE_MODE });
-    this.fileBytes += Buffer.byteLength(text);
+    if (this.fd === undefined) {
+      ensurePrivateDir(dirname(file));
+      this.fd = openSync(file, 'a', PRIVATE_FILE_MODE);
+    }
+    // Not fsynced: a process crash keeps what was written; only a power loss could cost the tail.
+    this.fileBytes += writeSync(this.fd, text);
   }
 
   /** The file with only live entries (and `extra`), written atomically. */
@@ -187,6 +198,7 @@ export class DedupeCache {
     const text = lines.length ? `${lines.join('\n')}\n` : '';
     writeFileAtomic(file, text, { fsync: false });
     this.fileBytes = Buffer.byteLength(text);
+    this.close();
   }
 }
 

@@ -267,6 +267,7 @@ export class GatewayServer {
     await this.httpLoading;
     await this.app?.close();
     this.http = undefined;
+    this.dedupe.close();
     this.lock?.release();
     logger.info(`gateway stopped (${reason})`);
   }
