@@ -52,12 +52,8 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   return out;
 }
 
-/**
- * The merge patch that turns `before` into `after`, and whether it replaces an array
- * (a patch cannot edit one element, so such a patch should carry a baseHash).
- */
-export function diffMergePatch(before: Record<string, unknown>, after: Record<string, unknown>): { patch: Record<string, unknown>; replacesArray: boolean } {
-  let replacesArray = false;
+/** The merge patch that turns `before` into `after` (arrays are replaced whole). */
+export function diffMergePatch(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
   const walk = (a: Record<string, unknown>, b: Record<string, unknown>, at: PathSegment[]): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
@@ -67,11 +63,10 @@ export function diffMergePatch(before: Record<string, unknown>, after: Record<st
         if (Object.keys(inner).length > 0) out[key] = inner;
       } else if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) {
         if (b[key] === null) throw new Error(`${formatPath([...at, key])}: null cannot be written through a merge patch (null deletes); unset the key instead`);
-        if (Array.isArray(b[key])) replacesArray = true;
         out[key] = b[key];
       }
     }
     return out;
   };
-  return { patch: walk(before, after, []), replacesArray };
+  return walk(before, after, []);
 }

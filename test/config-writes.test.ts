@@ -140,7 +140,7 @@ describe('hot reload (gateway.reload)', () => {
       restartRequired: true,
       reload: { mode: 'hot', restartPaths: ['gateway.tickIntervalMs'], restartRequired: true, restartScheduled: false, message: 'Restart the gateway to apply gateway.tickIntervalMs.' },
     });
-    const patched = await call(env, 'config.patch', { patch: { gateway: { presenceIntervalMs: 2000 } }, idempotencyKey: 'r2' });
+    const patched = await call(env, 'config.patch', { patch: { gateway: { presenceIntervalMs: 2000 } }, baseHash: (await call(env, 'config.get')).json!.hash, idempotencyKey: 'r2' });
     expect(patched.json).toMatchObject({ restartRequired: true, message: 'Restart the gateway to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.' });
     expect(gw.stdout()).not.toContain('restarting');
     const status = (await call(env, 'status')).json!;
@@ -173,7 +173,7 @@ describe('hot reload (gateway.reload)', () => {
       restart: [['gateway', 'port']],
       none: [['meta', 'a']],
     });
-    expect(diffMergePatch({ a: { b: 1, c: 2 }, l: [1] }, { a: { b: 1 }, l: [1, 2], n: 'x' })).toEqual({ patch: { a: { c: null }, l: [1, 2], n: 'x' }, replacesArray: true });
+    expect(diffMergePatch({ a: { b: 1, c: 2 }, l: [1] }, { a: { b: 1 }, l: [1, 2], n: 'x' })).toEqual({ a: { c: null }, l: [1, 2], n: 'x' });
   });
 });
 
@@ -181,9 +181,10 @@ describe('idempotency keys survive a gateway restart', () => {
   it('a retry after kill -9 and restart gets the first outcome without running again; other params are refused by name', async () => {
     const { env, file, stateDir } = setup();
     const first = await startCliGateway(env);
-    const original = await call(env, 'config.patch', { patch: { meta: { value: 1 } }, idempotencyKey: 'retry-me' });
+    const request = { patch: { meta: { value: 1 } }, baseHash: (await call(env, 'config.get')).json!.hash, idempotencyKey: 'retry-me' };
+    const original = await call(env, 'config.patch', request);
     expect(original.code, original.stderr).toBe(0);
-    const later = await call(env, 'config.patch', { patch: { meta: { value: 2 } }, idempotencyKey: 'another' });
+    const later = await call(env, 'config.patch', { patch: { meta: { value: 2 } }, baseHash: original.json!.hash, idempotencyKey: 'another' });
     expect(later.code).toBe(0);
     const keys = join(stateDir, 'gateway', 'idempotency.jsonl');
     expect(statSync(keys).mode & 0o777).toBe(0o600);
@@ -191,13 +192,13 @@ describe('idempotency keys survive a gateway restart', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     await startCliGateway(env);
-    const retried = await call(env, 'config.patch', { patch: { meta: { value: 1 } }, idempotencyKey: 'retry-me' });
+    const retried = await call(env, 'config.patch', request);
     expect(retried.code, retried.stderr).toBe(0);
     // The first outcome (its hash), and the file still holds the later write: it did not run again.
     expect(retried.json).toEqual(original.json);
     expect(read(file).meta).toEqual({ value: 2 });
 
-    const mismatch = await call(env, 'config.patch', { patch: { meta: { value: 3 } }, idempotencyKey: 'retry-me' });
+    const mismatch = await call(env, 'config.patch', { ...request, patch: { meta: { value: 3 } } });
     expect(mismatch.code).toBe(1);
     expect(mismatch.stderr).toBe(
       'claw: INVALID_REQUEST: idempotencyKey "retry-me" was already used for a config.patch request with different params; send a new key for a new request, or the same params to get the first result\n',

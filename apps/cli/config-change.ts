@@ -23,7 +23,7 @@ export interface ConfigChange {
   reload?: ReloadResult;
 }
 
-/** Attempts when a concurrent edit of the same array wins the race (its patch carries a baseHash). */
+/** Every other writer can win the race at most once per retry: enough for 20 writers at once. */
 const MAX_CONFLICT_RETRIES = 20;
 
 export async function changeConfig(io: Io, purpose: string, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
@@ -66,20 +66,16 @@ async function throughGateway(client: GatewayClient, edit: (raw: Record<string, 
     const current = await request<{ hash: string; config: Record<string, unknown> }>(client, 'config.get', {});
     const next = structuredClone(current.config);
     edit(next);
-    let diff: ReturnType<typeof diffMergePatch>;
+    let patch: Record<string, unknown>;
     try {
-      diff = diffMergePatch(current.config, next);
+      patch = diffMergePatch(current.config, next);
     } catch (error) {
       throw new CliError((error as Error).message);
     }
-    if (Object.keys(diff.patch).length === 0) return { via: 'gateway', changed: false };
+    if (Object.keys(patch).length === 0) return { via: 'gateway', changed: false };
     try {
-      // Keys merge into the file as it is; a replaced array must not undo a concurrent edit of it.
-      const result = await client.request<{ reload: ReloadResult }>('config.patch', {
-        patch: diff.patch,
-        ...(diff.replacesArray ? { baseHash: current.hash } : {}),
-        idempotencyKey: randomUUID(),
-      });
+      // Based on the revision just read: if another writer got in first, read again and redo the edit.
+      const result = await client.request<{ reload: ReloadResult }>('config.patch', { patch, baseHash: current.hash, idempotencyKey: randomUUID() });
       return { via: 'gateway', changed: true, reload: result.reload };
     } catch (error) {
       const conflict = error instanceof GatewayRequestError && (error.details as { code?: string } | undefined)?.code === 'CONFIG_CONFLICT';

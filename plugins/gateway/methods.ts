@@ -44,7 +44,7 @@ const WHOLE_CONFIG: JsonSchema = {
   properties: {
     raw: { type: 'string', description: 'The whole config as JSON5 text' },
     config: { type: 'object', description: 'The whole config as an object' },
-    baseHash: { type: 'string', description: 'config.get hash this edit is based on; refused if the file changed since' },
+    baseHash: { type: 'string', description: 'config.get hash this edit is based on (required once the file exists); refused if the file changed since' },
     restartDelayMs: { type: 'integer', minimum: 0, maximum: 60_000 },
   },
 };
@@ -94,7 +94,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
    * Under the config lock: check the base hash, edit the file as it is now, keep redacted
    * secrets, refuse new errors, write atomically, tell clients, then hot-reload or restart.
    */
-  async function writeConfig(method: string, edit: (current: ConfigSnapshot) => Record<string, unknown>, baseHash: string | undefined, mayRestart = true) {
+  async function writeConfig(method: string, edit: (current: ConfigSnapshot) => Record<string, unknown>, baseHash: string | null | undefined, mayRestart = true) {
     const path = kernel.paths.configPath;
     try {
       return await withConfigLock(
@@ -102,6 +102,10 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
         `gateway ${method}`,
         async () => {
           const current = configFile.read();
+          // As OpenClaw: an edit of an existing file must say which revision it is based on.
+          if (baseHash === undefined && current.exists) {
+            throw invalid(`${method} needs params.baseHash (the hash from config.get) because ${path} exists; read it with config.get and retry`, { code: 'CONFIG_BASE_HASH_REQUIRED' });
+          }
           const raw = restoreRedacted(edit(current), current.raw) as Record<string, unknown>;
           const errors = await introducedErrors(raw, current);
           if (errors.length > 0) {
@@ -114,7 +118,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
           api.logger.info(`config written (${method}): ${reload.message}`, { path, paths: reload.changedPaths });
           return { path, hash, reload, restartRequired: reload.restartRequired && !reload.restartScheduled, message: reload.message };
         },
-        baseHash,
+        baseHash ?? undefined,
       );
     } catch (error) {
       if (error instanceof ConfigConflictError) throw invalid(error.message, { code: 'CONFIG_CONFLICT', currentHash: error.currentHash });
@@ -225,7 +229,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
       properties: {
         patch: { type: 'object', description: 'JSON merge patch (null deletes a key)' },
         raw: { type: 'string', description: 'The merge patch as JSON5 text' },
-        baseHash: { type: 'string' },
+        baseHash: { type: 'string', description: 'config.get hash this edit is based on (required once the file exists); refused if the file changed since' },
       },
     },
     scope: 'operator.admin',
@@ -285,7 +289,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
             }
             return raw;
           },
-          undefined,
+          null, // edits the file as it is under the lock
         );
         return { ...written, id: params.id, enabled: on, notes };
       },
