@@ -22,7 +22,7 @@ export * from './hooks/catalog.js';
 export { createLogger, silentLogger, redactingLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
 export { createRedactor, compileRedactPattern, MASK, type Redactor, type RedactorOptions } from './redact.js';
 
-export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, configHash, usableConfig, formatIssue, type ConfigSnapshot } from './config/store.js';
+export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
 export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { redactConfig, isSecretKey, REDACTED } from './config/redact.js';

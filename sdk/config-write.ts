@@ -5,7 +5,9 @@
  * earlier (a client holding a `config.get` hash) passes it as `baseHash`: if the file
  * changed since, the write is refused rather than overwriting the other change.
  */
-import { configHash, formatPath, type PathSegment } from '../kernel/index.js';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { formatPath, type PathSegment } from '../kernel/index.js';
 import { withFileLock } from './file-lock.js';
 
 export class ConfigConflictError extends Error {
@@ -17,6 +19,17 @@ export class ConfigConflictError extends Error {
     super(`the config file changed since it was read (baseHash ${baseHash.slice(0, 12)}… is not the current ${currentHash.slice(0, 12)}…); read it again (config.get) and retry`);
     this.name = 'ConfigConflictError';
   }
+}
+
+/** The file's revision for compare-and-swap (`config.get` hash, `baseHash`): sha256 of its bytes (of nothing when missing). */
+export function configHash(path: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch {
+    bytes = Buffer.alloc(0);
+  }
+  return createHash('sha256').update(bytes).digest('hex');
 }
 
 export function configLockPath(configPath: string): string {

@@ -3,7 +3,6 @@
  * and write back atomically. The raw form (with `${VAR}` references intact) is what gets
  * edited and written; the resolved form is what the kernel runs with.
  */
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
 import { writeJsonAtomic } from '../util/fs.js';
@@ -96,17 +95,6 @@ export function usableConfig(snapshot: ConfigSnapshot): KernelConfig {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(snapshot.resolved)) if (!broken.has(key)) out[key] = value;
   return out as KernelConfig;
-}
-
-/** The file's revision for compare-and-swap (`config.get` hash, `baseHash`): sha256 of its bytes ("" when missing). */
-export function configHash(path: string): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch {
-    bytes = Buffer.alloc(0);
-  }
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 export function writeConfigFile(path: string, raw: Record<string, unknown>): void {

@@ -5,7 +5,6 @@
  * idempotencyKey). Methods of other plugins arrive the same way through the registry.
  */
 import {
-  configHash,
   ErrorCodes,
   formatIssue,
   formatPath,
@@ -22,7 +21,7 @@ import {
   type PluginApi,
   type PluginRecord,
 } from '../../sdk/index.js';
-import { ConfigConflictError, mergePatch, withConfigLock } from '../../sdk/config-write.js';
+import { configHash, ConfigConflictError, mergePatch, withConfigLock } from '../../sdk/config-write.js';
 import type { ReloadResult } from '../../sdk/config-reload.js';
 import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
 import { describePlugin } from '../../sdk/plugin-summary.js';
