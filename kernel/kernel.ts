@@ -141,9 +141,11 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       });
       return shadow.issues();
     },
+    // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
+    use: (next: ConfigSnapshot) => void (hostOptions.config = usableConfig(next)),
   };
 
-  const plugins = new PluginHost({
+  const hostOptions = {
     config,
     roots: discoveryRoots(options, config, paths, env),
     inline: options.plugins,
@@ -157,11 +159,12 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     transpileCacheDir: options.transpileCacheDir,
     configFile,
     env,
-  });
-  host = plugins;
-  for (const diagnostic of plugins.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
-  if (options.activateInline !== false) await plugins.activateInline();
-  trace(`kernel: ${plugins.list().length} plugins resolved`);
+  };
+  host = new PluginHost(hostOptions);
+  for (const diagnostic of host.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
+  if (options.activateInline !== false) await host.activateInline();
+  trace(`kernel: ${host.list().length} plugins resolved`);
+  const plugins = host;
 
   return {
     paths,

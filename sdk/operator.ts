@@ -5,13 +5,15 @@
  * plugin CLI that needs the running gateway use this, so they all connect the same way.
  */
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../kernel/index.js';
 import { OPERATOR_SCOPES } from './protocol/constants.js';
 import { isLoopbackHost } from './gateway-auth.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';
 import { loadOrCreateDeviceIdentity } from './device-auth.js';
+import { lockHolderAlive } from './file-lock.js';
+
+export { lockHolderAlive };
 
 export const DEFAULT_GATEWAY_PORT = 18789;
 
@@ -26,24 +28,6 @@ export interface GatewayLockInfo {
 
 export function gatewayLockPath(stateDir: string): string {
   return join(stateDir, 'gateway.lock');
-}
-
-/** Is the process that wrote `info` still running (on this machine)? */
-export function lockHolderAlive(info: GatewayLockInfo | undefined): boolean {
-  if (!info || !Number.isInteger(info.pid) || info.pid <= 0) return false;
-  if (info.hostname !== hostname()) return true; // Cannot check another machine's pids: assume alive.
-  try {
-    process.kill(info.pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A recycled pid belongs to some unrelated program: on Linux, check it is a node process.
-  try {
-    const cmdline = readFileSync(`/proc/${info.pid}/cmdline`, 'utf8');
-    return /node|claw/.test(cmdline);
-  } catch {
-    return true;
-  }
 }
 
 /** The lock of the gateway running for this state dir, if one is. */

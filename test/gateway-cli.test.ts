@@ -118,7 +118,8 @@ describe('claw gateway', () => {
     const events: Array<{ event: string; payload: unknown }> = [];
     const watcher = new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, ...auth, identity: generateDeviceIdentity(), onEvent: (f) => events.push({ event: f.event, payload: f.payload }) });
     await watcher.connect();
-    const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000, auth } }, idempotencyKey: 'apply-1' })], env);
+    const { hash } = JSON.parse((await claw(['gateway', 'call', 'config.get'], env)).stdout) as { hash: string };
+    const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000, auth } }, baseHash: hash, idempotencyKey: 'apply-1' })], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect(JSON.parse(applied.stdout)).toMatchObject({ restart: { scheduled: true, delayMs: 250 } });
     for (let i = 0; i < 60 && !/restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()); i++) await sleep(50);

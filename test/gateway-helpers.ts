@@ -22,6 +22,7 @@ export const GATEWAY_DEFAULTS: GatewaySection = {
   dropEventsAboveBytes: 1_048_576,
   handshakeTimeoutMs: 10_000,
   idempotencyWindowMs: 300_000,
+  reload: { mode: 'hybrid' },
   shutdownDrainMs: 5000,
   pairing: { autoApproveLoopback: true, requestTtlMs: 300_000 },
   logs: { level: 'info', maxFileBytes: 10_485_760 },

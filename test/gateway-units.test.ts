@@ -1,8 +1,8 @@
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DedupeCache } from '../plugins/gateway/dedupe.js';
-import { mergePatch } from '../plugins/gateway/methods.js';
+import { DedupeCache, paramsFingerprint } from '../plugins/gateway/dedupe.js';
+import { mergePatch } from '../sdk/config-write.js';
 import { PRESENCE_MAX_ENTRIES, PRESENCE_TTL_MS, PresenceTracker } from '../plugins/gateway/presence.js';
 import { needsGeneratedToken, resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
 import { GATEWAY_DEFAULTS } from './gateway-helpers.js';
@@ -69,13 +69,22 @@ describe('presence', () => {
 describe('idempotency cache', () => {
   it('replays the first outcome inside the window and runs again after it', async () => {
     let now = 0;
-    const cache = new DedupeCache(1000, 10_000, () => now);
+    const cache = new DedupeCache(1000, { now: () => now });
     let runs = 0;
     const work = async () => ({ ok: true, payload: ++runs });
-    expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: false });
-    expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: true });
+    expect(await cache.run('k', { a: 1 }, work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: false });
+    expect(await cache.run('k', { a: 1 }, work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: true });
     now = 1001;
-    expect(await cache.run('k', work)).toEqual({ outcome: { ok: true, payload: 2 }, replayed: false });
+    expect(await cache.run('k', { a: 1 }, work)).toEqual({ outcome: { ok: true, payload: 2 }, replayed: false });
+  });
+
+  it('refuses a key reused with different params (key order does not matter)', async () => {
+    const cache = new DedupeCache(60_000);
+    const work = async () => ({ ok: true });
+    await cache.run('k', { a: 1, b: { c: 2, d: 3 } }, work);
+    expect(await cache.run('k', { b: { d: 3, c: 2 }, a: 1 }, work)).toEqual({ outcome: { ok: true }, replayed: true });
+    expect(await cache.run('k', { a: 2, b: { c: 2, d: 3 } }, work)).toEqual({ conflict: true });
+    expect(paramsFingerprint({ x: [1, 2] })).not.toBe(paramsFingerprint({ x: [2, 1] }));
   });
 
   it('gives a repeat of a two-phase call the acks sent so far, later acks, then the same outcome', async () => {
@@ -83,30 +92,57 @@ describe('idempotency cache', () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let runs = 0;
-    const first = cache.run(
-      'agent',
-      async (ack) => {
-        runs++;
-        ack({ status: 'accepted' });
-        await gate;
-        ack({ status: 'progress' });
-        return { ok: true, payload: { status: 'ok' } };
-      },
-    );
+    const first = cache.run('agent', {}, async (ack) => {
+      runs++;
+      ack({ status: 'accepted' });
+      await gate;
+      ack({ status: 'progress' });
+      return { ok: true, payload: { status: 'ok' } };
+    });
     const repeatAcks: unknown[] = [];
-    const repeat = cache.run('agent', async () => ({ ok: false }), (payload) => repeatAcks.push(payload));
+    const repeat = cache.run('agent', {}, async () => ({ ok: false }), (payload) => repeatAcks.push(payload));
     expect(repeatAcks).toEqual([{ status: 'accepted' }]);
     release();
-    expect((await repeat).outcome).toEqual({ ok: true, payload: { status: 'ok' } });
-    expect((await first).replayed).toBe(false);
+    expect(((await repeat) as { outcome: unknown }).outcome).toEqual({ ok: true, payload: { status: 'ok' } });
+    expect(((await first) as { replayed: boolean }).replayed).toBe(false);
     expect(repeatAcks).toEqual([{ status: 'accepted' }, { status: 'progress' }]);
     expect(runs).toBe(1);
   });
 
-  it('stays bounded', async () => {
-    const cache = new DedupeCache(60_000, 100);
-    for (let i = 0; i < 250; i++) await cache.run(`k${i}`, async () => ({ ok: true }));
+  it('keeps keys on disk (owner-only): a new cache replays outcomes, refuses other params, and never reruns an interrupted call', async () => {
+    const dir = tempDir('claw-dedupe-');
+    const file = join(dir, 'gateway', 'idempotency.jsonl');
+    const first = new DedupeCache(60_000, { file });
+    await first.run('done', { n: 1 }, async () => ({ ok: true, payload: { value: 42 } }));
+    void first.run('cut', { n: 2 }, async (ack) => {
+      ack({ runId: 'r1', status: 'accepted' });
+      return new Promise<never>(() => {}); // the process "dies" with this still running
+    });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // A torn last line (killed mid-append) is skipped.
+    appendFileSync(file, '{"k":"torn","p":"x","e":9');
+    const second = new DedupeCache(60_000, { file });
+    let runs = 0;
+    const work = async () => ({ ok: true, payload: ++runs });
+    expect(await second.run('done', { n: 1 }, work)).toEqual({ outcome: { ok: true, payload: { value: 42 } }, replayed: true });
+    expect(await second.run('done', { n: 9 }, work)).toEqual({ conflict: true });
+    const acks: unknown[] = [];
+    const cut = (await second.run('cut', { n: 2 }, work, (ack) => acks.push(ack))) as { outcome: { ok: boolean; error?: { message: string } } };
+    expect(cut.outcome.ok).toBe(false);
+    expect(cut.outcome.error?.message).toMatch(/restarted before this request finished; it is not run a second time/);
+    expect(acks).toEqual([{ runId: 'r1', status: 'accepted' }]);
+    expect(runs).toBe(0);
+  });
+
+  it('stays bounded in memory and on disk', async () => {
+    const dir = tempDir('claw-dedupe-');
+    const file = join(dir, 'idempotency.jsonl');
+    const cache = new DedupeCache(60_000, { maxEntries: 100, maxFileBytes: 8192, file });
+    for (let i = 0; i < 250; i++) await cache.run(`k${i}`, { i }, async () => ({ ok: true }));
     expect(cache.size).toBeLessThanOrEqual(101);
+    expect(statSync(file).size).toBeLessThanOrEqual(8192);
+    const reloaded = new DedupeCache(60_000, { maxEntries: 100, file });
+    expect(await reloaded.run('k249', { i: 249 }, async () => ({ ok: false }))).toEqual({ outcome: { ok: true }, replayed: true });
   });
 });
 

@@ -307,7 +307,13 @@ describe('requests', () => {
     expect(concurrent).toEqual({ counter: 1 });
     // A retry on a new connection (after a reconnect) is still deduplicated.
     const other = await open(gw.url);
-    expect(await other.request('test.counter', { idempotencyKey: key, by: 5 })).toEqual({ counter: 1 });
+    expect(await other.request('test.counter', { idempotencyKey: key })).toEqual({ counter: 1 });
+    // The same key with other params is a mistake, not a retry: refused, naming the key.
+    expect(await rejection(other.request('test.counter', { idempotencyKey: key, by: 5 }))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: expect.stringContaining(`idempotencyKey "${key}" was already used for a test.counter request with different params`),
+      details: { code: 'IDEMPOTENCY_KEY_REUSED', idempotencyKey: key },
+    });
     expect(await other.request('test.counter', { idempotencyKey: randomUUID() })).toEqual({ counter: 2 });
   });
 
@@ -471,14 +477,21 @@ describe('config methods', () => {
     const stale = await rejection(c.request('config.set', { config: updated, baseHash: got.hash, idempotencyKey: randomUUID() }));
     expect(stale.details).toMatchObject({ code: 'CONFIG_CONFLICT' });
 
-    const invalid = await rejection(c.request('config.patch', { patch: { agents: { defaults: { maxConcurrent: 0 } }, gatway: {} }, idempotencyKey: randomUUID() }));
+    // As in OpenClaw, an edit of an existing file must name the revision it is based on.
+    for (const method of ['config.set', 'config.patch', 'config.apply']) {
+      const unbased = await rejection(c.request(method, { [method === 'config.patch' ? 'patch' : 'config']: { agents: {} }, idempotencyKey: randomUUID() }));
+      expect(unbased.details).toMatchObject({ code: 'CONFIG_BASE_HASH_REQUIRED' });
+      expect(unbased.message).toBe(`${method} needs params.baseHash (the hash from config.get) because ${configPath} exists; read it with config.get and retry`);
+    }
+
+    const invalid = await rejection(c.request('config.patch', { patch: { agents: { defaults: { maxConcurrent: 0 } }, gatway: {} }, baseHash: written.hash, idempotencyKey: randomUUID() }));
     expect(invalid.details).toMatchObject({ code: 'INVALID_CONFIG' });
     expect(invalid.message).toBe('config is invalid: agents.defaults.maxConcurrent: must be >= 1; gatway: is not a known config section (no plugin declares it)');
 
-    await c.request('config.patch', { raw: '{ agents: { defaults: { maxConcurrent: null, workspace: "/tmp/ws" } } }', idempotencyKey: randomUUID() });
+    const patched = (await c.request('config.patch', { raw: '{ agents: { defaults: { maxConcurrent: null, workspace: "/tmp/ws" } } }', baseHash: written.hash, idempotencyKey: randomUUID() })) as { hash: string };
     expect(JSON.parse(readFileSync(configPath, 'utf8')).agents).toEqual({ defaults: { workspace: '/tmp/ws' } });
 
-    const applied = await c.request('config.apply', { config: { agents: { defaults: { maxConcurrent: 2 } } }, idempotencyKey: randomUUID() });
+    const applied = await c.request('config.apply', { config: { agents: { defaults: { maxConcurrent: 2 } } }, baseHash: patched.hash, idempotencyKey: randomUUID() });
     expect(applied).toMatchObject({ restart: { scheduled: false, delayMs: null } });
 
     const schema = (await c.request('config.schema')) as { schema: { properties: Record<string, any> } };

@@ -306,7 +306,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
 
     await editor.fill(JSON.stringify({ ...parsed, messages: { queue: { debounceMs: 25 } } }, null, 2));
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByText('Saved. Restart the gateway to apply it.').waitFor();
+    await page.getByText(/^Saved\. Restart the gateway to apply messages\.queue\.debounceMs/).waitFor();
     const written = JSON.parse(readFileSync(configFile, 'utf8'));
     expect(written.messages.queue.debounceMs).toBe(25);
     expect(written.models.providers.openai.apiKey).toBe(API_KEY);

@@ -1,10 +1,12 @@
 /**
- * The one way CLI commands change openclaw.json: edit a copy of the raw config, boot a
- * kernel against the result to validate it (kernel schema and every enabled plugin),
- * refuse if the edit introduces a config error, then write atomically.
+ * The one way CLI commands change openclaw.json: holding the config lock (so concurrent
+ * writers queue instead of losing each other's changes), edit a copy of the raw config,
+ * boot a kernel against the result to validate it (kernel schema and every enabled
+ * plugin), refuse if the edit introduces a config error, then write atomically.
  */
-import { createKernel, formatIssue, silentLogger, writeConfigFile, type ConfigIssue, type Kernel } from '../../kernel/index.js';
+import { createKernel, formatIssue, resolveConfigPath, silentLogger, writeConfigFile, type ConfigIssue, type Kernel } from '../../kernel/index.js';
 import { sdkAliases } from '../../sdk/aliases.js';
+import { withConfigLock } from '../../sdk/config-write.js';
 import { BUNDLED_PLUGINS_DIR, bootKernel } from './boot.js';
 import { CliError, type Io } from './io.js';
 
@@ -28,7 +30,17 @@ export async function editConfig<T>(
     beforeWrite?: (value: T) => void;
     /** Plugin folders not yet in place (an install's staging folder) that the edited config may refer to. */
     pluginDirs?: (value: T) => readonly string[];
+    /** Named in the lock file while this edit holds it. */
+    purpose?: string;
   } = {},
+): Promise<EditResult<T>> {
+  return withConfigLock(resolveConfigPath(io.env), options.purpose ?? 'claw config edit', () => editLocked(io, edit, options));
+}
+
+async function editLocked<T>(
+  io: Io,
+  edit: (raw: Record<string, unknown>, kernel: Kernel) => T | Promise<T>,
+  options: Parameters<typeof editConfig<T>>[2] & object,
 ): Promise<EditResult<T>> {
   const before = await bootKernel(io, { strictConfig: false });
   const fileProblem = before.config.issues.find((issue) => issue.path === '<file>');

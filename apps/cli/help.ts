@@ -45,7 +45,10 @@ Commands:
   validate               Check the whole config (kernel and every enabled plugin)
   path                   Print the config file location
 
-Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-plugin"].config`,
+Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-plugin"].config
+With a gateway running, set and unset go through it: the answer says whether the change is
+live or the gateway restarts (or must be restarted) to apply it (gateway.reload.mode).
+Concurrent writers queue on <config>.lock; none loses another's change.`,
   security: `Usage: claw security audit [--deep] [--fix] [--json]
 
 Checks gateway exposure and auth, who may message the assistant, file permissions under the

@@ -41,10 +41,12 @@ export interface ConfigAccess {
   read(): ConfigSnapshot;
   /** Every problem `raw` would have as the config: kernel schema, env references, plugin schemas. */
   check(raw: Record<string, unknown>): Promise<ConfigIssue[]>;
-  /** Write atomically, keeping the previous file as `.bak`. */
+  /** Write atomically, keeping `.bak` (read, edit and write inside `withConfigLock`, sdk/config-write.ts). */
   write(raw: Record<string, unknown>): void;
   /** JSON Schema of the whole file: the kernel's part plus every plugin's sections and config. */
   schema(): JsonSchema;
+  /** Make `snapshot` what `config()` returns from now on (hot reload of a validated change). */
+  use(snapshot: ConfigSnapshot): void;
 }
 
 /** The kernel as a plugin sees it. */

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { withConfigLock } from '../../sdk/config-write.js';
 import { expandHome, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
@@ -49,7 +50,8 @@ export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: 
       case 'agent':
         return await agentCommand(argv, ctx, api, runtime);
       case 'setup':
-        return setupCommand(argv, ctx, api, templatesDir);
+        // Reads and writes openclaw.json: under the config lock like every other writer.
+        return await withConfigLock(api.kernel.paths.configPath, 'claw setup', () => setupCommand(argv, ctx, api, templatesDir));
       default:
         throw new UsageError(`unknown command ${name}`);
     }

@@ -38,14 +38,16 @@ export default definePlugin({
       id: 'gateway',
       runtime,
       async start() {
-        const auth = needsGeneratedToken(section, api.kernel.env) ? { ...section.auth, mode: 'token' as const, token: saveGeneratedToken(api) } : section.auth;
+        const auth = needsGeneratedToken(section, api.kernel.env) ? { ...section.auth, mode: 'token' as const, token: await saveGeneratedToken(api) } : section.auth;
         const settings = resolveSettings({ ...section, auth }, api.kernel.env);
         const { GatewayServer } = await import('./server.js');
         const server = new GatewayServer({ kernel: api.kernel, logger: api.logger, settings, pairing: runtime.pairing, version: runtime.version });
         await server.start();
         runtime.server = server;
+        runtime.reloader.watch();
       },
       async stop() {
+        runtime.reloader.close();
         const server = runtime.server;
         runtime.server = undefined;
         await server?.stop(service.stopReason?.reason, service.stopReason?.restartExpectedMs);

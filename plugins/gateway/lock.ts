@@ -1,14 +1,11 @@
 /**
- * One gateway per state dir. The lock file is created with link(2), which fails if the
- * file exists, so two gateways starting together cannot both win. A lock left by a
- * process that no longer exists is renamed away (only one contender's rename succeeds)
- * and taken over.
+ * One gateway per state dir: `<stateDir>/gateway.lock` names the running gateway (pid,
+ * host, port). Unlike the config lock nobody waits for it: a second gateway refuses to start
+ * and names the first. A lock left by a process that no longer exists is taken over.
  */
-import { hostname } from 'node:os';
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, writeJsonAtomic } from '../../sdk/index.js';
-
+import { rmSync } from 'node:fs';
+import { ensurePrivateDir, writeJsonAtomic } from '../../sdk/index.js';
+import { breakLockFile, createLockFile, lockHolder, readLockFile } from '../../sdk/file-lock.js';
 import { gatewayLockPath as lockPath, lockHolderAlive as holderAlive, type GatewayLockInfo as LockInfo } from '../../sdk/operator.js';
 export type { LockInfo };
 
@@ -30,24 +27,12 @@ export interface GatewayLock {
 
 export { gatewayLockPath as lockPath, lockHolderAlive as holderAlive } from '../../sdk/operator.js';
 
-function readLock(path: string): LockInfo | undefined {
-  try {
-    return JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
-  } catch {
-    return undefined;
-  }
-}
-
 export function acquireLock(stateDir: string, info: Omit<LockInfo, 'pid' | 'hostname' | 'startedAt'> = {}): GatewayLock {
   ensurePrivateDir(stateDir);
   const path = lockPath(stateDir);
-  const mine: LockInfo = { pid: process.pid, hostname: hostname(), startedAt: new Date().toISOString(), ...info };
+  const mine: LockInfo = { ...lockHolder(), ...info };
   for (let attempt = 0; attempt < 5; attempt++) {
-    const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
-    writeFileSync(temp, `${JSON.stringify(mine)}\n`, { mode: PRIVATE_FILE_MODE });
-    try {
-      linkSync(temp, path);
-      rmSync(temp, { force: true });
+    if (createLockFile(path, mine)) {
       return {
         path,
         update(more) {
@@ -55,27 +40,18 @@ export function acquireLock(stateDir: string, info: Omit<LockInfo, 'pid' | 'host
           writeJsonAtomic(path, mine);
         },
         release() {
-          if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });
+          if (readLockFile(path)?.pid === process.pid) rmSync(path, { force: true });
         },
       };
-    } catch (error) {
-      rmSync(temp, { force: true });
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    const holder = readLock(path);
+    const holder = readLockFile<LockInfo>(path);
     if (holderAlive(holder)) {
       throw new GatewayLockError(
         `another gateway is already running for this state dir (pid ${holder!.pid}${holder!.port ? `, port ${holder!.port}` : ''}); stop it first or use a different OPENCLAW_STATE_DIR`,
         holder,
       );
     }
-    const stale = `${path}.stale-${randomBytes(4).toString('hex')}`;
-    try {
-      renameSync(path, stale);
-      rmSync(stale, { force: true });
-    } catch {
-      // Another contender moved it first; try again.
-    }
+    breakLockFile(path);
   }
   throw new GatewayLockError(`could not acquire ${path}`);
 }

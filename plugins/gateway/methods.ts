@@ -4,8 +4,6 @@
  * the operator scope it needs, and whether it changes state (then it needs an
  * idempotencyKey). Methods of other plugins arrive the same way through the registry.
  */
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import {
   ErrorCodes,
   formatIssue,
@@ -17,11 +15,14 @@ import {
   redactConfig,
   REDACTED,
   type ConfigIssue,
+  type ConfigSnapshot,
   type JsonSchema,
   type PathSegment,
   type PluginApi,
   type PluginRecord,
 } from '../../sdk/index.js';
+import { configHash, ConfigConflictError, mergePatch, withConfigLock } from '../../sdk/config-write.js';
+import type { ReloadResult } from '../../sdk/config-reload.js';
 import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
 import { describePlugin } from '../../sdk/plugin-summary.js';
 import { publicDevice, PairingError } from './pairing.js';
@@ -43,23 +44,13 @@ const WHOLE_CONFIG: JsonSchema = {
   properties: {
     raw: { type: 'string', description: 'The whole config as JSON5 text' },
     config: { type: 'object', description: 'The whole config as an object' },
-    baseHash: { type: 'string', description: 'config.get hash this edit is based on; refused if the file changed since' },
+    baseHash: { type: 'string', description: 'config.get hash this edit is based on (required once the file exists); refused if the file changed since' },
     restartDelayMs: { type: 'integer', minimum: 0, maximum: 60_000 },
   },
 };
 
 function invalid(message: string, details?: unknown): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message, details);
-}
-
-function fileHash(path: string): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(path);
-  } catch {
-    bytes = Buffer.alloc(0);
-  }
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** Config paths a manifest marks sensitive, on top of secret-looking key names. */
@@ -82,17 +73,6 @@ function restoreRedacted(next: unknown, current: unknown, at: PathSegment[] = []
   return next;
 }
 
-/** RFC 7386 JSON merge patch: objects merge, null deletes, anything else replaces. */
-export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete out[key];
-    else out[key] = mergePatch(out[key], value);
-  }
-  return out;
-}
-
 function parseWhole(params: { raw?: string; config?: Record<string, unknown> }, what: string): Record<string, unknown> {
   if ((params.raw === undefined) === (params.config === undefined)) throw invalid(`${what} needs exactly one of params.raw (JSON5 text) or params.config (object)`);
   if (params.config !== undefined) return params.config;
@@ -110,23 +90,49 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   const kernel = api.kernel;
   const configFile = kernel.configFile;
 
-  /** Validate, keep redacted secrets, check the base hash, write atomically, tell clients. */
-  async function writeConfig(next: Record<string, unknown>, baseHash: string | undefined) {
-    const current = configFile.read();
-    const path = current.path;
-    if (baseHash !== undefined && baseHash !== fileHash(path)) {
-      throw invalid('the config file changed since it was read; fetch config.get again and retry', { code: 'CONFIG_CONFLICT' });
+  /**
+   * Under the config lock: check the base hash, edit the file as it is now, keep redacted
+   * secrets, refuse new errors, write atomically, tell clients, then hot-reload or restart.
+   */
+  async function writeConfig(method: string, edit: (current: ConfigSnapshot) => Record<string, unknown>, baseHash: string | null | undefined, mayRestart = true) {
+    const path = kernel.paths.configPath;
+    try {
+      return await withConfigLock(
+        path,
+        `gateway ${method}`,
+        async () => {
+          const current = configFile.read();
+          // As OpenClaw: an edit of an existing file must say which revision it is based on.
+          if (baseHash === undefined && current.exists) {
+            throw invalid(`${method} needs params.baseHash (the hash from config.get) because ${path} exists; read it with config.get and retry`, { code: 'CONFIG_BASE_HASH_REQUIRED' });
+          }
+          const raw = restoreRedacted(edit(current), current.raw) as Record<string, unknown>;
+          const errors = await introducedErrors(raw, current);
+          if (errors.length > 0) {
+            throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, { code: 'INVALID_CONFIG', issues: errors });
+          }
+          configFile.write(raw);
+          const hash = configHash(path);
+          kernel.protocol.emit('config.changed', { path, hash, ts: Date.now() });
+          const reload: ReloadResult = runtime.reloader.written(current, configFile.read(), hash, mayRestart);
+          api.logger.info(`config written (${method}): ${reload.message}`, { path, paths: reload.changedPaths });
+          return { path, hash, reload, restartRequired: reload.restartRequired && !reload.restartScheduled, message: reload.message };
+        },
+        baseHash ?? undefined,
+      );
+    } catch (error) {
+      if (error instanceof ConfigConflictError) throw invalid(error.message, { code: 'CONFIG_CONFLICT', currentHash: error.currentHash });
+      throw error;
     }
-    const raw = restoreRedacted(next, current.raw) as Record<string, unknown>;
+  }
+
+  /** Errors `raw` has that the current file does not (a pre-existing plugin problem does not block every edit). */
+  async function introducedErrors(raw: Record<string, unknown>, current: ConfigSnapshot): Promise<ConfigIssue[]> {
     const errors = (await configFile.check(raw)).filter((issue: ConfigIssue) => issue.level === 'error');
-    if (errors.length > 0) {
-      throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, { code: 'INVALID_CONFIG', issues: errors });
-    }
-    configFile.write(raw);
-    const hash = fileHash(path);
-    kernel.protocol.emit('config.changed', { path, hash, ts: Date.now() });
-    api.logger.info('config written', { path });
-    return { path, hash };
+    if (errors.length === 0 || !current.exists || current.issues.some((issue) => issue.path === '<file>')) return errors;
+    const key = (issue: ConfigIssue) => `${issue.path}\u0000${issue.message}`;
+    const known = new Set((await configFile.check(current.raw)).map(key));
+    return errors.filter((issue) => !known.has(key(issue)));
   }
 
   api.registerGatewayMethod('health', {
@@ -191,7 +197,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
       return {
         path: snapshot.path,
         exists: snapshot.exists,
-        hash: fileHash(snapshot.path),
+        hash: configHash(snapshot.path),
         config: redactConfig(snapshot.raw, sensitivity(runtime)),
         issues: snapshot.issues,
       };
@@ -209,9 +215,11 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     params: WHOLE_CONFIG,
     scope: 'operator.admin',
     sideEffect: true,
-    description: 'Replace the whole config (validated, written atomically). Takes effect on restart; see config.apply.',
-    handler: async (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string }) =>
-      ({ ...(await writeConfig(parseWhole(params, 'config.set'), params.baseHash)), restartRequired: true }),
+    description: 'Replace the whole config (validated, written atomically); safe changes apply at once, others per gateway.reload.mode.',
+    handler: (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string }) => {
+      const next = parseWhole(params, 'config.set');
+      return writeConfig('config.set', () => next, params.baseHash);
+    },
   });
 
   api.registerGatewayMethod('config.patch', {
@@ -221,20 +229,25 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
       properties: {
         patch: { type: 'object', description: 'JSON merge patch (null deletes a key)' },
         raw: { type: 'string', description: 'The merge patch as JSON5 text' },
-        baseHash: { type: 'string' },
+        baseHash: { type: 'string', description: 'config.get hash this edit is based on (required once the file exists); refused if the file changed since' },
       },
     },
     scope: 'operator.admin',
     sideEffect: true,
     description: 'Merge a partial update into the config (JSON merge patch semantics).',
-    handler: async (params: { patch?: Record<string, unknown>; raw?: string; baseHash?: string }) => {
+    handler: (params: { patch?: Record<string, unknown>; raw?: string; baseHash?: string }) => {
       const patch = parseWhole({ raw: params.raw, config: params.patch }, 'config.patch');
-      const current = configFile.read();
-      if (current.issues.some((issue) => issue.path === '<file>')) {
-        throw invalid(`the config file cannot be parsed (${current.issues[0]!.message}); replace it with config.set instead`);
-      }
-      const next = mergePatch(current.raw, patch) as Record<string, unknown>;
-      return { ...(await writeConfig(next, params.baseHash)), restartRequired: true };
+      // Merged into the file as it is under the lock, so patches of different keys never undo each other.
+      return writeConfig(
+        'config.patch',
+        (current) => {
+          if (current.issues.some((issue) => issue.path === '<file>')) {
+            throw invalid(`the config file cannot be parsed (${current.issues[0]!.message}); replace it with config.set instead`);
+          }
+          return mergePatch(current.raw, patch) as Record<string, unknown>;
+        },
+        params.baseHash,
+      );
     },
   });
 
@@ -244,10 +257,13 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     sideEffect: true,
     description: 'Replace the whole config and restart the gateway to apply it.',
     handler: async (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string; restartDelayMs?: number }) => {
-      const written = await writeConfig(parseWhole(params, 'config.apply'), params.baseHash);
+      const next = parseWhole(params, 'config.apply');
+      // It restarts whatever changed: the reload only reports (and hot-applies, should the restart be impossible).
+      const written = await writeConfig('config.apply', () => next, params.baseHash, false);
       const delayMs = params.restartDelayMs ?? 250;
       const scheduled = runtime.requestRestart?.('config.apply', delayMs) ?? false;
-      return { ...written, restart: { scheduled, delayMs: scheduled ? delayMs : null } };
+      const message = scheduled ? 'The gateway is restarting to apply the new config.' : written.message;
+      return { ...written, restartRequired: !scheduled && written.restartRequired, message, restart: { scheduled, delayMs: scheduled ? delayMs : null } };
     },
   });
 
@@ -260,17 +276,22 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
       handler: async (params: { id: string }) => {
         const record = kernel.plugins().find((candidate) => candidate.id === params.id);
         if (!record) throw invalid(`no plugin "${params.id}" is installed`);
-        const current = configFile.read();
-        const raw = structuredClone(current.raw);
-        let notes: string[];
-        try {
-          notes = on ? enablePlugin(raw, record) : disablePlugin(raw, record);
-        } catch (error) {
-          if (error instanceof PluginManageError) throw invalid(error.message);
-          throw error;
-        }
-        const written = await writeConfig(raw, undefined);
-        return { ...written, id: params.id, enabled: on, notes, restartRequired: true };
+        let notes: string[] = [];
+        const written = await writeConfig(
+          on ? 'plugins.enable' : 'plugins.disable',
+          (current) => {
+            const raw = structuredClone(current.raw);
+            try {
+              notes = on ? enablePlugin(raw, record) : disablePlugin(raw, record);
+            } catch (error) {
+              if (error instanceof PluginManageError) throw invalid(error.message);
+              throw error;
+            }
+            return raw;
+          },
+          null, // edits the file as it is under the lock
+        );
+        return { ...written, id: params.id, enabled: on, notes };
       },
     });
   }

@@ -9,11 +9,13 @@ import { base64UrlEncode, loadOrCreateDeviceIdentity, rawPublicKey } from '../..
 import type { PairingStore } from './pairing.js';
 import type { GatewayServer } from './server.js';
 import { CloseCodes } from './close-codes.js';
+import { ConfigReloader } from './reload.js';
 
 export class GatewayRuntime {
   server?: GatewayServer;
   /** Installed by `claw gateway`: restart the whole kernel after `delayMs`. Returns false if it cannot. */
   requestRestart?: (reason: string, delayMs: number) => boolean;
+  readonly reloader: ConfigReloader;
   private readonly bootedAt = Date.now();
 
   constructor(
@@ -21,7 +23,9 @@ export class GatewayRuntime {
     readonly pairing: PairingStore,
     readonly version: string,
     readonly logFile: string,
-  ) {}
+  ) {
+    this.reloader = new ConfigReloader(api, (reason, delayMs) => this.requestRestart?.(reason, delayMs) ?? false);
+  }
 
   identity() {
     const identity = loadOrCreateDeviceIdentity(join(this.api.kernel.paths.stateDir, 'identity', 'gateway.json'));

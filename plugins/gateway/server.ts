@@ -31,7 +31,7 @@ import { SlicedQueue } from './slices.js';
 import { isLoopbackHost } from '../../sdk/gateway-auth.js';
 import { AuthRateLimiter, clientKey } from './rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
-import { DedupeCache, type Outcome } from './dedupe.js';
+import { DedupeCache, idempotencyFile, type Outcome } from './dedupe.js';
 import { acquireLock, type GatewayLock } from './lock.js';
 import type { PairingStore } from './pairing.js';
 import { PresenceTracker } from './presence.js';
@@ -148,7 +148,7 @@ export class GatewayServer {
   address?: { host: string; port: number };
 
   constructor(private readonly options: GatewayServerOptions) {
-    this.dedupe = new DedupeCache(options.settings.idempotencyWindowMs);
+    this.dedupe = new DedupeCache(options.settings.idempotencyWindowMs, { file: idempotencyFile(options.kernel.paths.stateDir) });
     this.limiter = new AuthRateLimiter(options.settings.auth.rateLimit);
   }
 
@@ -267,6 +267,7 @@ export class GatewayServer {
     await this.httpLoading;
     await this.app?.close();
     this.http = undefined;
+    this.dedupe.close();
     this.lock?.release();
     logger.info(`gateway stopped (${reason})`);
   }
@@ -627,8 +628,9 @@ export class GatewayServer {
     };
     if (!idempotencyKey) return run();
     // A retried two-phase request (agent) gets the same ack and the same final result.
-    const { outcome } = await this.dedupe.run(
+    const result = await this.dedupe.run(
       `${method}\u0000${idempotencyKey}`,
+      checked.value,
       (recordAck) =>
         run({
           ...ctx,
@@ -639,7 +641,15 @@ export class GatewayServer {
         }),
       ctx.ack,
     );
-    return outcome;
+    if ('conflict' in result) {
+      return failure(
+        errorShape(ErrorCodes.INVALID_REQUEST, `idempotencyKey "${idempotencyKey}" was already used for a ${method} request with different params; send a new key for a new request, or the same params to get the first result`, {
+          code: 'IDEMPOTENCY_KEY_REUSED',
+          idempotencyKey,
+        }),
+      );
+    }
+    return result.outcome;
   }
 
   private reply(conn: Connection, id: string | undefined, error: ErrorShape): void {

@@ -25,6 +25,7 @@ export interface GatewaySection {
   dropEventsAboveBytes: number;
   handshakeTimeoutMs: number;
   idempotencyWindowMs: number;
+  reload: { mode: 'hybrid' | 'hot' | 'restart' | 'off' };
   shutdownDrainMs: number;
   pairing: { autoApproveLoopback: boolean; requestTtlMs: number };
   logs: { level: 'debug' | 'info' | 'warn' | 'error'; maxFileBytes: number };

@@ -4,9 +4,14 @@
  * use it. Every local client (the CLI, `claw dashboard`) reads it from there.
  */
 import type { PluginApi } from '../../sdk/index.js';
+import { withConfigLock } from '../../sdk/config-write.js';
 import { generateGatewayToken } from '../../sdk/gateway-auth.js';
 
-export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): string {
+export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): Promise<string> {
+  return withConfigLock(api.kernel.paths.configPath, 'gateway: saving a generated token', () => save(api));
+}
+
+function save(api: Pick<PluginApi, 'kernel' | 'logger'>): string {
   const file = api.kernel.configFile;
   const snapshot = file.read();
   if (snapshot.issues.some((issue) => issue.path === '<file>')) {

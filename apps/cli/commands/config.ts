@@ -13,7 +13,7 @@ import {
 } from '../../../sdk/index.js';
 import type { Kernel } from '../../../kernel/index.js';
 import { bootKernel } from '../boot.js';
-import { editConfig } from '../config-edit.js';
+import { changeConfig, type ConfigChange } from '../config-change.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, usageError, type Io } from '../io.js';
 
@@ -93,27 +93,33 @@ async function set(args: string[], io: Io): Promise<number> {
     if (values['strict-json']) throw usageError(`value is not valid JSON: ${(error as Error).message}`);
     value = text;
   }
-  await editConfig(io, (raw) => {
+  const change = await changeConfig(io, `claw config set ${path}`, (raw) => {
     try {
       setPath(raw, segments, value);
     } catch (error) {
       throw new CliError((error as Error).message);
     }
   });
-  if (io.json) printJson(io, { ok: true, path, value });
-  else println(io, `Set ${path}.`);
+  report(io, change, change.changed ? `Set ${path}.` : `No change: ${path} already has that value.`, { path, value });
   return 0;
+}
+
+/** One line (or JSON) about the change and, when a gateway took it, whether it is live. */
+function report(io: Io, change: ConfigChange, done: string, fields: Record<string, unknown>): void {
+  const reload = change.reload;
+  if (io.json) {
+    printJson(io, { ok: true, ...fields, changed: change.changed, via: change.via, ...(reload ? { reload, restartRequired: reload.restartRequired && !reload.restartScheduled } : {}) });
+  } else println(io, reload && change.changed ? `${done} ${reload.message}` : done);
 }
 
 async function unset(args: string[], io: Io): Promise<number> {
   const { positionals } = flags(args, {});
   if (positionals.length !== 1) throw usageError('usage: claw config unset <path>');
   const segments = segmentsOf(positionals[0]);
-  await editConfig(io, (raw) => {
+  const change = await changeConfig(io, `claw config unset ${positionals[0]}`, (raw) => {
     if (!unsetPath(raw, segments)) throw new CliError(`${positionals[0]} is not set`);
   });
-  if (io.json) printJson(io, { ok: true, path: positionals[0] });
-  else println(io, `Removed ${positionals[0]}.`);
+  report(io, change, `Removed ${positionals[0]}.`, { path: positionals[0] });
   return 0;
 }
 

@@ -53,7 +53,7 @@ export const configView: View = {
             'p',
             { class: 'muted small', id: 'config-help' },
             `JSON5 is fine. Saving rewrites the file from what is here, so comments in it are not kept. Secrets show as ${REDACTED}: leave the marker to keep the stored value. ` +
-              (admin ? 'Changes apply when the gateway restarts.' : 'Editing needs the operator.admin scope.'),
+              (admin ? 'Safe changes (channel access, models, tool policy) apply at once; saving says when others need a restart.' : 'Editing needs the operator.admin scope.'),
           ),
           editor,
           h('div', { class: 'form-actions' }, save, apply),
@@ -88,9 +88,9 @@ export const configView: View = {
     async function write(method: 'config.set' | 'config.apply'): Promise<void> {
       save.disabled = apply.disabled = true;
       try {
-        const result = await gw.act<{ restart?: { scheduled: boolean } }>(method, { raw: editor.value, ...(snapshot ? { baseHash: snapshot.hash } : {}) });
-        const restarting = method === 'config.apply' && result.restart?.scheduled;
-        app.toast(restarting ? 'Saved. The gateway is restarting to apply it.' : 'Saved. Restart the gateway to apply it.');
+        // The gateway says whether the change is live, is being applied by a restart, or needs one.
+        const result = await gw.act<{ message: string }>(method, { raw: editor.value, ...(snapshot ? { baseHash: snapshot.hash } : {}) });
+        app.toast(`Saved. ${result.message}`);
         await load();
       } catch (error) {
         const issues = error instanceof GatewayError && Array.isArray(error.details.issues) ? (error.details.issues as ConfigIssue[]) : [];
