@@ -16,7 +16,7 @@ export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, 
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
 export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
-export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
+export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './generated/types.js';
 
 export { ProtocolRegistry, type MethodSpec, type EventSpec, type EmitOptions, type EmittedEvent } from './protocol/registry.js';
 

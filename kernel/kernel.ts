@@ -14,7 +14,7 @@ import { composeConfigSchema } from './config/compose.js';
 import { setValidatorCacheDir } from './validation.js';
 import { trace } from './util/trace.js';
 import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
-import type { KernelConfig } from './config/schema.js';
+import type { KernelConfig } from './generated/types.js';
 import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
 import type { KernelPaths, PluginDefinition } from './plugin-host/api.js';

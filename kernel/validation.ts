@@ -14,8 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
 import { formatPath, getPath, type PathSegment } from './config/path.js';
-import { AJV_OPTIONS } from './validation-options.js';
-import * as schemas from './generated/schemas.js';
+import { AJV_OPTIONS, KERNEL_CONFIG_SCHEMA, PLUGIN_MANIFEST_SCHEMA } from './generated/schemas.js';
 import { writeFileAtomic } from './util/fs.js';
 
 const require = createRequire(import.meta.url);
@@ -34,8 +33,8 @@ const byContent = new Map<string, ValidateFunction>();
 
 /** The kernel's own schemas, precompiled by `npm run gen` into generated/validators/<name>.cjs. */
 const PRECOMPILED = new Map<object, string>([
-  [schemas.KERNEL_CONFIG_SCHEMA, 'kernel-config'],
-  [schemas.PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
+  [KERNEL_CONFIG_SCHEMA, 'kernel-config'],
+  [PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
 ]);
 
 function precompiled(name: string): ValidateFunction {

@@ -16,7 +16,7 @@ import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
 import type { Redactor } from '../redact.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
-import type { KernelConfig, PluginsConfig } from '../config/schema.js';
+import type { KernelConfig, PluginsConfig } from '../generated/types.js';
 import { SLOT_NAMES, type SlotName } from '../config/keys.js';
 import { CHANNELS_SERVICE, channelsFacade } from '../channels.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';

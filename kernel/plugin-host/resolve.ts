@@ -5,7 +5,7 @@
  */
 import { basename } from 'node:path';
 import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
-import type { InstallRecord, KernelConfig, PluginsConfig } from '../config/schema.js';
+import type { InstallRecord, KernelConfig, PluginsConfig } from '../generated/types.js';
 import { formatPath, type PathSegment } from '../config/path.js';
 import { validateWith, type JsonSchema } from '../validation.js';
 import type { PluginCandidate, PluginOrigin } from './discovery.js';

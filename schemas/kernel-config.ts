@@ -1,0 +1,179 @@
+/**
+ * The part of openclaw.json the kernel itself owns, as TypeBox: a build input. `npm run gen`
+ * turns it into kernel/generated/ (JSON Schema, a precompiled validator and the static
+ * types); nothing at run time imports this file.
+ *
+ * Sections owned by plugins (gateway, channels, memory, …) are declared in those plugins'
+ * manifests (`configSections`) and validated against their schemas.
+ */
+import { Type } from 'typebox';
+import { HOOK_NAMES } from '../kernel/hooks/catalog.js';
+
+const Strict = { additionalProperties: false } as const;
+const Open = { additionalProperties: true } as const;
+const PositiveInt = Type.Integer({ minimum: 1 });
+/** A plugin id, or "none" to leave the slot empty. */
+const SlotHolder = Type.String({ minLength: 1 });
+const PluginIds = Type.Array(Type.String({ minLength: 1 }), { uniqueItems: true });
+const HookTimeout = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
+const HOOK_NAME_PATTERN = `^(${HOOK_NAMES.join('|')})$`;
+
+export const PluginEntrySchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    config: Type.Optional(Type.Unknown()),
+    hooks: Type.Optional(
+      Type.Object(
+        {
+          allowConversationAccess: Type.Optional(Type.Boolean()),
+          allowPromptInjection: Type.Optional(Type.Boolean()),
+          /** Budget for each of this plugin's async hook handlers, ms (0: wait forever). */
+          timeoutMs: Type.Optional(HookTimeout),
+          /** Per-hook budgets, ms; win over timeoutMs. */
+          timeouts: Type.Optional(Type.Record(Type.String({ pattern: HOOK_NAME_PATTERN }), HookTimeout, Strict)),
+        },
+        Strict,
+      ),
+    ),
+  },
+  Strict,
+);
+
+export const InstallRecordSchema = Type.Object(
+  {
+    source: Type.Union([Type.Literal('path'), Type.Literal('archive'), Type.Literal('npm')]),
+    spec: Type.String(),
+    installPath: Type.String(),
+    version: Type.Optional(Type.String()),
+    installedAt: Type.String(),
+  },
+  Strict,
+);
+
+export const PluginsConfigSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    allow: Type.Optional(PluginIds),
+    deny: Type.Optional(PluginIds),
+    load: Type.Optional(Type.Object({ paths: Type.Optional(Type.Array(Type.String({ minLength: 1 }))) }, Strict)),
+    slots: Type.Optional(
+      Type.Object(
+        {
+          memory: Type.Optional(SlotHolder),
+          agentLoop: Type.Optional(SlotHolder),
+          sandbox: Type.Optional(SlotHolder),
+        },
+        Strict,
+      ),
+    ),
+    entries: Type.Optional(Type.Record(Type.String(), PluginEntrySchema)),
+    installs: Type.Optional(Type.Record(Type.String(), InstallRecordSchema)),
+  },
+  Strict,
+);
+
+const ToolNames = Type.Array(Type.String({ minLength: 1 }));
+const ToolLayer = {
+  profile: Type.Optional(Type.Enum(['minimal', 'coding', 'messaging', 'full'] as const)),
+  allow: Type.Optional(ToolNames),
+  deny: Type.Optional(ToolNames),
+};
+export const ToolsConfigSchema = Type.Object(
+  {
+    ...ToolLayer,
+    byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
+  },
+  Open,
+);
+
+const IdList = Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Number()]));
+
+/** What the channel pipeline reads from `channels.<id>` (and each `accounts.<id>`); channels add their own keys. */
+const ChannelPolicyFields = {
+  enabled: Type.Optional(Type.Boolean()),
+  dmPolicy: Type.Optional(Type.Enum(['pairing', 'allowlist', 'open', 'disabled'] as const, { description: 'Who may send direct messages (default pairing).' })),
+  allowFrom: Type.Optional(IdList),
+  groupPolicy: Type.Optional(Type.Enum(['open', 'allowlist', 'disabled'] as const, { description: 'Which groups are answered (default allowlist).' })),
+  groupAllowFrom: Type.Optional(IdList),
+  groups: Type.Optional(
+    Type.Record(
+      Type.String(),
+      Type.Object({ requireMention: Type.Optional(Type.Boolean()), enabled: Type.Optional(Type.Boolean()), agentId: Type.Optional(Type.String({ minLength: 1 })) }, Open),
+    ),
+  ),
+  historyLimit: Type.Optional(Type.Integer({ minimum: 0 })),
+  textChunkLimit: Type.Optional(PositiveInt),
+  agentId: Type.Optional(Type.String({ minLength: 1 })),
+  retry: Type.Optional(
+    Type.Object(
+      {
+        attempts: Type.Optional(PositiveInt),
+        minDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+        maxDelayMs: Type.Optional(Type.Integer({ minimum: 0 })),
+        jitter: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+      },
+      Strict,
+    ),
+  ),
+};
+export const ChannelConfigSchema = Type.Object(
+  { ...ChannelPolicyFields, accounts: Type.Optional(Type.Record(Type.String(), Type.Object(ChannelPolicyFields, Open))) },
+  Open,
+);
+
+export const BindingSchema = Type.Object(
+  {
+    agentId: Type.String({ minLength: 1 }),
+    match: Type.Object(
+      {
+        channel: Type.Optional(Type.String({ minLength: 1 })),
+        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        peer: Type.Optional(Type.Object({ kind: Type.Optional(Type.Enum(['direct', 'group', 'channel'] as const)), id: Type.String({ minLength: 1 }) }, Strict)),
+      },
+      Strict,
+    ),
+  },
+  Strict,
+);
+
+export const KernelConfigSchema = Type.Object(
+  {
+    $schema: Type.Optional(Type.String()),
+    meta: Type.Optional(Type.Object({}, Open)),
+    plugins: Type.Optional(PluginsConfigSchema),
+    agents: Type.Optional(
+      Type.Object(
+        {
+          defaults: Type.Optional(
+            Type.Object(
+              {
+                workspace: Type.Optional(Type.String({ minLength: 1 })),
+                maxConcurrent: Type.Optional(PositiveInt),
+                subagents: Type.Optional(Type.Object({ maxConcurrent: Type.Optional(PositiveInt) }, Open)),
+              },
+              Open,
+            ),
+          ),
+        },
+        Open,
+      ),
+    ),
+    cron: Type.Optional(Type.Object({ maxConcurrentRuns: Type.Optional(PositiveInt) }, Open)),
+    tools: Type.Optional(ToolsConfigSchema),
+    channels: Type.Optional(Type.Record(Type.String(), ChannelConfigSchema, { description: 'Messaging channels, by channel id.' })),
+    bindings: Type.Optional(Type.Array(BindingSchema, { description: 'Which agent answers which channel, account or peer.' })),
+    logging: Type.Optional(
+      Type.Object(
+        {
+          redactPatterns: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description: 'Extra secrets to mask in every output: regex strings (flags gi), or "/pattern/flags". Built-in masking always applies.',
+            }),
+          ),
+        },
+        Open,
+      ),
+    ),
+  },
+  Open,
+);
