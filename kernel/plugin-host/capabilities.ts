@@ -132,11 +132,10 @@ export interface CapabilityLookup {
   find<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined>;
   list(kind: CapabilityKind): CapabilityInfo[];
   slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
-  /**
-   * The HTTP route for a request: the plugin whose manifest `httpRoutes` prefix matches
-   * (longest wins) is loaded, then its registered routes are matched.
-   */
-  route(method: string, path: string): Promise<{ pluginId: string; route: CapabilityTypes['httpRoute'] } | undefined>;
+  /** HTTP path prefix (manifest `httpRoutes`) → owning plugin; the gateway matches requests against them. */
+  routePrefixes(): ReadonlyMap<string, string>;
+  /** The HTTP routes a plugin registered, loading it first. */
+  routes(pluginId: string): Promise<Array<CapabilityTypes['httpRoute']>>;
 }
 
 /**

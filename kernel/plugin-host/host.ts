@@ -10,6 +10,7 @@ import { join, relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
 import { ensurePrivateDir, restrictTree } from '../util/fs.js';
+import { pathUnder } from '../util/paths.js';
 import { invokeTool } from '../tools/invoke.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
@@ -214,23 +215,6 @@ export class PluginHost {
     }
     if (ids.size === 0) return undefined;
     return Promise.all([...ids].map((id) => this.activate(id).catch(() => {}))).then(() => undefined);
-  }
-
-  /** Which plugin serves an HTTP path, from manifest `httpRoutes` prefixes (no code loaded). */
-  routeOwner(path: string): string | undefined {
-    let best: { id: string; length: number } | undefined;
-    for (const [prefix, id] of this.declared.get('httpRoute')!) {
-      if (pathUnder(path, prefix) && (!best || prefix.length > best.length)) best = { id, length: prefix.length };
-    }
-    return best?.id;
-  }
-
-  /** Registered routes of a plugin, loading it first. */
-  async routes(pluginId: string): Promise<Array<CapabilityTypes['httpRoute']>> {
-    await this.activate(pluginId);
-    return [...this.registry.get('httpRoute')!.values()]
-      .filter((entry) => entry.pluginId === pluginId)
-      .map((entry) => entry.value as CapabilityTypes['httpRoute']);
   }
 
   // ── Internals ────────────────────────────────────────────────────────────────
@@ -469,18 +453,12 @@ export class PluginHost {
           .map(([name, info]) => ({ kind, name, ...info }))
           .sort((a, b) => a.name.localeCompare(b.name));
       },
-      route: async (method, path) => {
-        const owner = this.routeOwner(path);
-        if (!owner) return undefined;
-        const upper = method.toUpperCase();
-        const matches = (route: CapabilityTypes['httpRoute']) =>
-          (route.method === '*' || route.method === upper || (upper === 'HEAD' && route.method === 'GET')) &&
-          (route.path === path || (route.path.endsWith('/*') && pathUnder(path, route.path.slice(0, -2))));
-        // Exact paths before wildcard prefixes, longer prefixes first.
-        const wildcard = (route: CapabilityTypes['httpRoute']) => Number(route.path.endsWith('/*'));
-        const routes = (await this.routes(owner)).sort((a, b) => wildcard(a) - wildcard(b) || b.path.length - a.path.length);
-        const route = routes.find(matches);
-        return route ? { pluginId: owner, route } : undefined;
+      routePrefixes: () => declared.get('httpRoute')!,
+      routes: async (pluginId) => {
+        await this.activate(pluginId);
+        return [...registry.get('httpRoute')!.values()]
+          .filter((entry) => entry.pluginId === pluginId)
+          .map((entry) => entry.value as CapabilityTypes['httpRoute']);
       },
       slot: async (slot) => {
         const holder = slotHolder(this.options.config.plugins as PluginsConfig | undefined, slot);
@@ -555,11 +533,6 @@ function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
 function unavailable(record: PluginRecord): PluginUnavailableError {
   if (record.status === 'failed') return new PluginUnavailableError(record.id, `plugin "${record.id}" failed: ${record.error}`);
   return new PluginUnavailableError(record.id, `plugin "${record.id}" is off (${record.reason})`);
-}
-
-function pathUnder(path: string, prefix: string): boolean {
-  const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-  return path === base || path.startsWith(`${base}/`) || base === '';
 }
 
 function message(error: unknown): string {
