@@ -9,7 +9,7 @@ export * from './lanes.js';
 export { HookBus, type HookErrorReport, type HookOptions, type HookBusOptions, type HookRegistrationInfo } from './hooks/bus.js';
 export * from './hooks/catalog.js';
 
-export { createLogger, silentLogger, redactingLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
+export { silentLogger, redactingLogger, type Logger } from './log.js';
 export { createRedactor, compileRedactPattern, isSecretKey, MASK, type Redactor, type RedactorOptions } from './redact.js';
 
 export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';

@@ -6,7 +6,7 @@
 import { dirname, join } from 'node:path';
 import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
-import { createLogger, redactingLogger, silentLogger, type Logger } from './log.js';
+import { redactingLogger, silentLogger, type Logger } from './log.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { ProtocolRegistry } from './protocol/registry.js';
 import { ConfigError, readConfigFile, snapshotOf, usableConfig, writeConfigFile, type ConfigSnapshot } from './config/store.js';
@@ -40,7 +40,8 @@ export interface KernelOptions {
   pluginDirs?: readonly string[];
   /** Plugins given as objects; loaded at boot. */
   plugins?: readonly PluginDefinition[];
-  logger?: Logger;
+  /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
+  logger: Logger;
   moduleAliases?: Record<string, string>;
   /**
    * When true (default), kernel-level config errors stop the boot with a ConfigError.
@@ -75,7 +76,7 @@ export interface Kernel {
 
 const MAX_HOOK_ERRORS = 100;
 
-export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
+export async function createKernel(options: KernelOptions): Promise<Kernel> {
   trace('kernel: boot');
   const env = options.env ?? process.env;
   const stateDir = options.stateDir ?? resolveStateDir(env);
@@ -86,7 +87,7 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   // From the whole resolved config, not the usable part: a section dropped for a schema
   // error may still hold a secret that ends up in a message.
   const redact = createRedactor({ config: snapshot.resolved, env });
-  const logger = redactingLogger(options.logger ?? createLogger({ level: 'warn' }), redact);
+  const logger = redactingLogger(options.logger, redact);
   const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
   if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
   const config = usableConfig(snapshot);
@@ -144,19 +145,13 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   };
 
   const plugins = new PluginHost({
-    config,
     roots: discoveryRoots(options, config, paths, env),
     inline: options.plugins,
+    kernel: { lanes, protocol, redact, paths, env, configFile, config: () => config },
     hooks,
-    lanes,
-    protocol,
     logger,
-    redact,
-    paths,
     moduleAliases: options.moduleAliases,
     transpileCacheDir: options.transpileCacheDir,
-    configFile,
-    env,
   });
   host = plugins;
   for (const diagnostic of plugins.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
