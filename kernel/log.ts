@@ -14,7 +14,9 @@ export interface Logger {
 }
 
 const ignore = () => {};
-export const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore, child: () => silentLogger };
+export const silentLogger: Logger = {
+  debug: ignore, info: ignore, warn: ignore, error: ignore, child: () => silentLogger,
+};
 
 /**
  * `base` behind a redactor: every message, every string in `data` and every binding is

@@ -140,6 +140,20 @@ export function validateWith(schema: JsonSchema, data: unknown, base: readonly P
   return formatErrors(validate.errors ?? [], data, base);
 }
 
+/** Readable messages for ajv's keywords; `key` is the property the message is about, one level down. */
+const MESSAGES: Record<string, (params: Record<string, any>) => { message: string; key?: string }> = {
+  required: (params) => ({ message: 'is required', key: String(params.missingProperty) }),
+  additionalProperties: (params) => ({ message: 'is not a known key', key: String(params.additionalProperty) }),
+  enum: (params) => {
+    const allowed = (params.allowedValues as unknown[]).map((value) => JSON.stringify(value));
+    return { message: `must be one of ${allowed.join(', ')}` };
+  },
+  const: (params) => ({ message: `must be ${JSON.stringify(params.allowedValue)}` }),
+  anyOf: () => ({ message: 'does not match any allowed shape' }),
+  oneOf: () => ({ message: 'does not match any allowed shape' }),
+  propertyNames: (params) => ({ message: `has a key that is not allowed (${String(params.propertyName)})` }),
+};
+
 export function formatErrors(errors: readonly ErrorObject[], data: unknown, base: readonly PathSegment[] = []): SchemaIssue[] {
   const byPath = new Map<string, string[]>();
   // anyOf/oneOf report one error per failed branch plus a summary; the summary alone reads best.
@@ -147,24 +161,10 @@ export function formatErrors(errors: readonly ErrorObject[], data: unknown, base
   for (const error of errors) {
     if (unions.has(error.instancePath) && error.keyword !== 'anyOf' && error.keyword !== 'oneOf') continue;
     if (error.keyword === 'if') continue;
+    const known = MESSAGES[error.keyword]?.(error.params);
     const segments = pointerToSegments(error.instancePath, data);
-    let message = error.message ?? 'is invalid';
-    const params = error.params as Record<string, unknown>;
-    if (error.keyword === 'required') {
-      segments.push(String(params.missingProperty));
-      message = 'is required';
-    } else if (error.keyword === 'additionalProperties') {
-      segments.push(String(params.additionalProperty));
-      message = 'is not a known key';
-    } else if (error.keyword === 'enum') {
-      message = `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    } else if (error.keyword === 'const') {
-      message = `must be ${JSON.stringify(params.allowedValue)}`;
-    } else if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
-      message = 'does not match any allowed shape';
-    } else if (error.keyword === 'propertyNames') {
-      message = `has a key that is not allowed (${String(params.propertyName)})`;
-    }
+    if (known?.key !== undefined) segments.push(known.key);
+    const message = known?.message ?? error.message ?? 'is invalid';
     const path = formatPath([...base, ...segments]);
     const list = byPath.get(path) ?? [];
     if (!list.includes(message)) list.push(message);

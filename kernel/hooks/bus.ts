@@ -169,8 +169,8 @@ export class HookBus {
 
   /** Remove every handler a plugin registered (used when a plugin fails or is unloaded). */
   removePlugin(pluginId: string): number {
-    const hooks = [...this.registrations.keys()];
-    return hooks.reduce((removed, hook) => removed + this.removeWhere(hook, (entry) => entry.pluginId === pluginId), 0);
+    const ours = (entry: Registration) => entry.pluginId === pluginId;
+    return [...this.registrations.keys()].reduce((removed, hook) => removed + this.removeWhere(hook, ours), 0);
   }
 
   has(hook: HookName): boolean {
@@ -181,7 +181,8 @@ export class HookBus {
   list(hook?: HookName): HookRegistrationInfo[] {
     const hooks = hook ? [hook] : [...this.registrations.keys()];
     // Array.prototype.sort is stable, so equal priorities keep registration order.
-    const ordered = hooks.flatMap((name) => [...(this.registrations.get(name) ?? [])].sort((a, b) => b.priority - a.priority));
+    const byPriority = (a: Registration, b: Registration) => b.priority - a.priority;
+    const ordered = hooks.flatMap((name) => [...(this.registrations.get(name) ?? [])].sort(byPriority));
     return ordered.map(({ hook, pluginId, priority, timeoutMs }) => ({ hook, pluginId, priority, timeoutMs }));
   }
 

@@ -16,13 +16,14 @@ import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
 import type { KernelConfig } from '../generated/types.js';
 import { SLOT_NAMES, type SlotName } from '../config/keys.js';
-import { CHANNELS_SERVICE, channelsFacade } from '../channels.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
 import { createPluginApi, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
 import {
+  CHANNELS_SERVICE,
+  channelsFacade,
   DECLARING_FIELD,
   REGISTRATION,
   type CapabilityKind,
@@ -69,7 +70,7 @@ interface Registered {
 
 const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
 const byKind = <V>() =>
-  Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map<string, V>()])) as Record<CapabilityKind, Map<string, V>>;
+  Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map()])) as Record<CapabilityKind, Map<string, V>>;
 const SYNC_HOOKS: readonly HookName[] = ['tool_result_persist', 'before_message_write'];
 
 export class PluginHost {
@@ -103,8 +104,8 @@ export class PluginHost {
       return manifest;
     });
     this.config = options.kernel.config() as KernelConfig;
-    const candidates = findCandidates(options.roots);
-    ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolvePlugins({ candidates, inline, config: this.config }));
+    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: this.config });
+    ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
     this.indexDeclarations();
     const capabilities = this.lookup();
@@ -425,7 +426,8 @@ export class PluginHost {
       },
       list: (kind) => {
         const loaded = registry[kind] ?? new Map<string, Registered>();
-        const infos = new Map([...(declared[kind] ?? [])].map(([name, pluginId]) => [name, { pluginId, loaded: loaded.has(name) }]));
+        const infos = new Map<string, { pluginId: string; loaded: boolean }>();
+        for (const [name, pluginId] of declared[kind] ?? []) infos.set(name, { pluginId, loaded: loaded.has(name) });
         for (const [name, entry] of loaded) infos.set(name, { pluginId: entry.pluginId, loaded: true });
         return [...infos]
           .map(([name, info]) => ({ kind, name, ...info }))
