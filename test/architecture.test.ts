@@ -29,11 +29,13 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
 /**
  * Issue 10's target is 3,000 lines (`wc -l`). The kernel is not there yet (7,110 before the
  * channel pipeline, session keys, the chunker and plugin management moved out; 5,586 before
- * the channel, model, memory and sandbox contracts moved to sdk/types/); this budget is a
- * ratchet at today's size: lower it whenever code leaves the kernel, never raise it.
+ * the channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the
+ * TypeBox sources moved to schemas/, route matching to the gateway and the plain logger to
+ * the SDK); this budget is a ratchet at today's size: lower it whenever code leaves the
+ * kernel, never raise it.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 5100;
+const KERNEL_LINE_BUDGET = 3550;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

@@ -37,11 +37,6 @@ export function readManifest(dir: string): ManifestResult {
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }
-  return checkManifest(data, dir);
-}
-
-/** Validate an already-parsed manifest for the plugin rooted at `dir`. */
-export function checkManifest(data: unknown, dir: string): ManifestResult {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
   }
