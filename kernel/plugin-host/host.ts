@@ -429,9 +429,7 @@ export class PluginHost {
         const infos = new Map<string, { pluginId: string; loaded: boolean }>();
         for (const [name, pluginId] of declared[kind] ?? []) infos.set(name, { pluginId, loaded: loaded.has(name) });
         for (const [name, entry] of loaded) infos.set(name, { pluginId: entry.pluginId, loaded: true });
-        return [...infos]
-          .map(([name, info]) => ({ kind, name, ...info }))
-          .sort((a, b) => a.name.localeCompare(b.name));
+        return [...infos].map(([name, info]) => ({ kind, name, ...info })).sort((a, b) => a.name.localeCompare(b.name));
       },
       routePrefixes: () => declared.httpRoute,
       routes: async (pluginId) => {
