@@ -63,10 +63,7 @@ export interface PluginHostOptions {
   moduleAliases?: Record<string, string>;
 }
 
-interface Registered {
-  pluginId: string;
-  value: unknown;
-}
+type Registered = { pluginId: string; value: unknown };
 
 const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
 const byKind = <V>() =>
@@ -485,14 +482,8 @@ function inlineManifest(definition: PluginDefinition): PluginManifest {
   if (typeof definition.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(definition.id)) {
     throw new TypeError(`an inline plugin needs an id of lowercase letters, digits, ".", "_" or "-" (got ${JSON.stringify(definition.id)})`);
   }
-  return {
-    id: definition.id,
-    name: definition.name,
-    description: definition.description,
-    version: definition.version,
-    configSchema: (definition.configSchema ?? { type: 'object' }) as PluginManifest['configSchema'],
-    ...(definition.kind !== undefined ? { kind: definition.kind } : {}),
-  };
+  const { id, name, description, version, kind, configSchema = { type: 'object' } } = definition;
+  return { id, name, description, version, configSchema, ...(kind !== undefined ? { kind } : {}) };
 }
 
 function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
@@ -508,9 +499,8 @@ function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
   throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
 
-function unavailable(record: PluginRecord): PluginUnavailableError {
-  if (record.status === 'failed') return new PluginUnavailableError(record.id, `plugin "${record.id}" failed: ${record.error}`);
-  return new PluginUnavailableError(record.id, `plugin "${record.id}" is off (${record.reason})`);
+function unavailable({ id, status, error, reason }: PluginRecord): PluginUnavailableError {
+  return new PluginUnavailableError(id, status === 'failed' ? `plugin "${id}" failed: ${error}` : `plugin "${id}" is off (${reason})`);
 }
 
 function message(error: unknown): string {
