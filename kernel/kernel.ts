@@ -92,9 +92,9 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
   const config = usableConfig(snapshot);
 
-  const defaults = (config.agents as { defaults?: Record<string, any> } | undefined)?.defaults ?? {};
+  const defaults = config.agents?.defaults ?? {};
   const workspaceDir = defaults.workspace
-    ? resolveUserPath(String(defaults.workspace), dirname(configPath), env)
+    ? resolveUserPath(defaults.workspace, dirname(configPath), env)
     : join(stateDir, 'workspace');
   const paths: KernelPaths = { stateDir, workspaceDir, configPath };
 
@@ -102,13 +102,10 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     caps: {
       main: defaults.maxConcurrent,
       subagent: defaults.subagents?.maxConcurrent,
-      cron: (config.cron as { maxConcurrentRuns?: number } | undefined)?.maxConcurrentRuns,
+      cron: config.cron?.maxConcurrentRuns,
     },
-    onNotice: (notice) =>
-      logger.warn(`lane "${notice.lane}" task waited ${notice.waitedMs} ms to start (${notice.queuedBehind} still queued)`, {
-        lane: notice.lane,
-        waitedMs: notice.waitedMs,
-      }),
+    onNotice: ({ lane, waitedMs, queuedBehind }) =>
+      logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, { lane, waitedMs }),
   });
 
   const hookErrors: HookErrorReport[] = [];
@@ -179,8 +176,7 @@ function discoveryRoots(options: KernelOptions, config: KernelConfig, paths: Ker
   const on = { config: true, workspace: true, bundled: true, global: true, ...options.discover };
   const roots: DiscoveryRoot[] = (options.pluginDirs ?? []).map((dir) => ({ dir, origin: 'config' as const }));
   if (on.config) {
-    const loadPaths = (config.plugins as { load?: { paths?: string[] } } | undefined)?.load?.paths ?? [];
-    for (const path of loadPaths) roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
+    for (const path of config.plugins?.load?.paths ?? []) roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
   }
   if (on.workspace) roots.push({ dir: join(paths.workspaceDir, '.openclaw', 'extensions'), origin: 'workspace' });
   if (on.bundled && options.bundledDir) roots.push({ dir: options.bundledDir, origin: 'bundled' });

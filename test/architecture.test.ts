@@ -35,7 +35,7 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * kernel, never raise it.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3550;
+const KERNEL_LINE_BUDGET = 3500;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {
