@@ -226,7 +226,7 @@ export class HookBus {
     return list.length - kept.length;
   }
 
-  private report(hook: HookName, pluginId: string, kind: HookErrorReport['kind'], error?: unknown): void {
+  private report({ hook, pluginId }: Registration, kind: HookErrorReport['kind'], error?: unknown): void {
     const message =
       kind === 'async-in-sync'
         ? `Async in sync hook: plugin "${pluginId}" returned a promise from "${hook}"; its result was ignored`
@@ -255,28 +255,28 @@ export class HookBus {
   }
 
   /** Calls the handler; a synchronous throw is reported and ends as `undefined`. */
-  private invoke({ hook, handler, pluginId }: Registration, event: unknown, ctx: HookContext): unknown {
+  private invoke(registration: Registration, event: unknown, ctx: HookContext): unknown {
     try {
-      return handler(event, { ...ctx, pluginId });
+      return registration.handler(event, { ...ctx, pluginId: registration.pluginId });
     } catch (error) {
-      this.report(hook, pluginId, 'threw', error);
+      this.report(registration, 'threw', error);
       return undefined;
     }
   }
 
-  private timedOut({ hook, pluginId, timeoutMs }: Registration): void {
-    this.report(hook, pluginId, 'timeout', `timed out after ${timeoutMs} ms`);
+  private timedOut(registration: Registration): void {
+    this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
   }
 
   /** Folds one handler's result into the chain by the hook's merge rule. */
-  private fold({ hook, pluginId }: Registration, state: ChainState, value: unknown): ChainState {
+  private fold(registration: Registration, state: ChainState, value: unknown): ChainState {
     if (value === undefined || value === null) return state;
     if (typeof value !== 'object') {
-      this.report(hook, pluginId, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
+      this.report(registration, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
       return state;
     }
     const next = value as Record<string, unknown>;
-    const rule = MERGE_RULES[hook] ?? {};
+    const rule = MERGE_RULES[registration.hook] ?? {};
     state.result = rule.merge ? rule.merge(state.result ?? {}, next) : { ...state.result, ...next };
     if (rule.apply) state.event = rule.apply(state.event as Record<string, unknown>, state.result);
     if (rule.stops?.(next)) state.stopped = true;
@@ -284,29 +284,27 @@ export class HookBus {
   }
 
   private voidTap(registration: Registration) {
-    const { hook, pluginId, timeoutMs } = registration;
     return (event: unknown, ctx: HookContext): Promise<void> => {
       const outcome = this.invoke(registration, event, ctx);
       if (!isThenable(outcome)) return RESOLVED;
-      return bounded(outcome, timeoutMs, ctx.signal, true).then(
+      return bounded(outcome, registration.timeoutMs, ctx.signal, true).then(
         (value) => void (value === TIMED_OUT && this.timedOut(registration)),
-        (error) => void (error instanceof Aborted || this.report(hook, pluginId, 'threw', error)),
+        (error) => void (error instanceof Aborted || this.report(registration, 'threw', error)),
       );
     };
   }
 
   private modifyingTap(registration: Registration) {
-    const { hook, pluginId, timeoutMs } = registration;
     return (state: ChainState): Promise<ChainState> => {
       if (state.stopped) return Promise.resolve(state);
       if (state.ctx.signal?.aborted) return Promise.reject(state.ctx.signal.reason);
       const outcome = this.invoke(registration, state.event, state.ctx);
       if (!isThenable(outcome)) return Promise.resolve(this.fold(registration, state, outcome));
-      return bounded(outcome, timeoutMs, state.ctx.signal, false).then(
+      return bounded(outcome, registration.timeoutMs, state.ctx.signal, false).then(
         (value) => (value === TIMED_OUT ? (this.timedOut(registration), state) : this.fold(registration, state, value)),
         (error) => {
           if (error instanceof Aborted) throw error.reason;
-          this.report(hook, pluginId, 'threw', error);
+          this.report(registration, 'threw', error);
           return state;
         },
       );
@@ -320,7 +318,7 @@ export class HookBus {
       if (!isThenable(outcome)) return this.fold(registration, state, outcome);
       // Never awaited: keep a late rejection from becoming an unhandled one.
       Promise.resolve(outcome).catch(() => {});
-      this.report(registration.hook, registration.pluginId, 'async-in-sync');
+      this.report(registration, 'async-in-sync');
       return state;
     };
   }
