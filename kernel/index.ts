@@ -9,14 +9,14 @@ export * from './lanes.js';
 export { HookBus, type HookErrorReport, type HookOptions, type HookBusOptions, type HookRegistrationInfo } from './hooks/bus.js';
 export * from './hooks/catalog.js';
 
-export { createLogger, silentLogger, redactingLogger, type Logger, type LogLevel, type LogRecord } from './log.js';
+export { silentLogger, redactingLogger, type Logger } from './log.js';
 export { createRedactor, compileRedactPattern, isSecretKey, MASK, type Redactor, type RedactorOptions } from './redact.js';
 
 export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
 export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
-export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './config/schema.js';
+export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './generated/types.js';
 
 export { ProtocolRegistry, type MethodSpec, type EventSpec, type EmitOptions, type EmittedEvent } from './protocol/registry.js';
 
@@ -32,5 +32,6 @@ export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
 export * from './util/fs.js';
 export { parseJson5 } from './util/json5.js';
+export { pathUnder } from './util/paths.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';

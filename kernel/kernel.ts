@@ -6,7 +6,7 @@
 import { dirname, join } from 'node:path';
 import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
-import { createLogger, redactingLogger, silentLogger, type Logger } from './log.js';
+import { redactingLogger, silentLogger, type Logger } from './log.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { ProtocolRegistry } from './protocol/registry.js';
 import { ConfigError, readConfigFile, snapshotOf, usableConfig, writeConfigFile, type ConfigSnapshot } from './config/store.js';
@@ -14,7 +14,7 @@ import { composeConfigSchema } from './config/compose.js';
 import { setValidatorCacheDir } from './validation.js';
 import { trace } from './util/trace.js';
 import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
-import type { KernelConfig } from './config/schema.js';
+import type { KernelConfig } from './generated/types.js';
 import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
 import type { KernelPaths, PluginDefinition } from './plugin-host/api.js';
@@ -40,7 +40,8 @@ export interface KernelOptions {
   pluginDirs?: readonly string[];
   /** Plugins given as objects; loaded at boot. */
   plugins?: readonly PluginDefinition[];
-  logger?: Logger;
+  /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
+  logger: Logger;
   moduleAliases?: Record<string, string>;
   /**
    * When true (default), kernel-level config errors stop the boot with a ConfigError.
@@ -75,7 +76,7 @@ export interface Kernel {
 
 const MAX_HOOK_ERRORS = 100;
 
-export async function createKernel(options: KernelOptions = {}): Promise<Kernel> {
+export async function createKernel(options: KernelOptions): Promise<Kernel> {
   trace('kernel: boot');
   const env = options.env ?? process.env;
   const stateDir = options.stateDir ?? resolveStateDir(env);
@@ -86,14 +87,14 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
   // From the whole resolved config, not the usable part: a section dropped for a schema
   // error may still hold a secret that ends up in a message.
   const redact = createRedactor({ config: snapshot.resolved, env });
-  const logger = redactingLogger(options.logger ?? createLogger({ level: 'warn' }), redact);
+  const logger = redactingLogger(options.logger, redact);
   const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
   if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
-  const config = usableConfig(snapshot);
+  let config = usableConfig(snapshot);
 
-  const defaults = (config.agents as { defaults?: Record<string, any> } | undefined)?.defaults ?? {};
+  const defaults = config.agents?.defaults ?? {};
   const workspaceDir = defaults.workspace
-    ? resolveUserPath(String(defaults.workspace), dirname(configPath), env)
+    ? resolveUserPath(defaults.workspace, dirname(configPath), env)
     : join(stateDir, 'workspace');
   const paths: KernelPaths = { stateDir, workspaceDir, configPath };
 
@@ -101,13 +102,10 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
     caps: {
       main: defaults.maxConcurrent,
       subagent: defaults.subagents?.maxConcurrent,
-      cron: (config.cron as { maxConcurrentRuns?: number } | undefined)?.maxConcurrentRuns,
+      cron: config.cron?.maxConcurrentRuns,
     },
-    onNotice: (notice) =>
-      logger.warn(`lane "${notice.lane}" task waited ${notice.waitedMs} ms to start (${notice.queuedBehind} still queued)`, {
-        lane: notice.lane,
-        waitedMs: notice.waitedMs,
-      }),
+    onNotice: ({ lane, waitedMs, queuedBehind }) =>
+      logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, { lane, waitedMs }),
   });
 
   const hookErrors: HookErrorReport[] = [];
@@ -142,29 +140,22 @@ export async function createKernel(options: KernelOptions = {}): Promise<Kernel>
       return shadow.issues();
     },
     // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
-    use: (next: ConfigSnapshot) => void (hostOptions.config = usableConfig(next)),
+    use: (next: ConfigSnapshot) => void (config = usableConfig(next)),
   };
 
-  const hostOptions = {
-    config,
+  const plugins = new PluginHost({
     roots: discoveryRoots(options, config, paths, env),
     inline: options.plugins,
+    kernel: { lanes, protocol, redact, paths, env, configFile, config: () => config },
     hooks,
-    lanes,
-    protocol,
     logger,
-    redact,
-    paths,
     moduleAliases: options.moduleAliases,
     transpileCacheDir: options.transpileCacheDir,
-    configFile,
-    env,
-  };
-  host = new PluginHost(hostOptions);
-  for (const diagnostic of host.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
-  if (options.activateInline !== false) await host.activateInline();
-  trace(`kernel: ${host.list().length} plugins resolved`);
-  const plugins = host;
+  });
+  host = plugins;
+  for (const diagnostic of plugins.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
+  if (options.activateInline !== false) await plugins.activateInline();
+  trace(`kernel: ${plugins.list().length} plugins resolved`);
 
   return {
     paths,
@@ -187,8 +178,7 @@ function discoveryRoots(options: KernelOptions, config: KernelConfig, paths: Ker
   const on = { config: true, workspace: true, bundled: true, global: true, ...options.discover };
   const roots: DiscoveryRoot[] = (options.pluginDirs ?? []).map((dir) => ({ dir, origin: 'config' as const }));
   if (on.config) {
-    const loadPaths = (config.plugins as { load?: { paths?: string[] } } | undefined)?.load?.paths ?? [];
-    for (const path of loadPaths) roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
+    for (const path of config.plugins?.load?.paths ?? []) roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
   }
   if (on.workspace) roots.push({ dir: join(paths.workspaceDir, '.openclaw', 'extensions'), origin: 'workspace' });
   if (on.bundled && options.bundledDir) roots.push({ dir: options.bundledDir, origin: 'bundled' });

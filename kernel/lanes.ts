@@ -43,14 +43,7 @@ export interface LaneWaitNotice {
 export const SESSION_LANE_PREFIX = 'session:';
 export const GLOBAL_LANES = ['main', 'subagent', 'cron', 'nested'] as const;
 export type GlobalLane = (typeof GLOBAL_LANES)[number];
-
-export const DEFAULT_LANE_CAPS: Readonly<Record<GlobalLane, number>> = {
-  main: 4,
-  subagent: 8,
-  cron: 1,
-  nested: 1,
-};
-
+export const DEFAULT_LANE_CAPS: Readonly<Record<GlobalLane, number>> = { main: 4, subagent: 8, cron: 1, nested: 1 };
 export const LANE_WAIT_NOTICE_MS = 2000;
 
 export function sessionLane(sessionKey: string): string {
@@ -74,28 +67,23 @@ interface Entry {
   enqueuedAt: number;
 }
 
-interface Lane {
+/** A lane's counters, plus its queue read from `head` on (so dequeuing is O(1)). */
+interface Lane extends Omit<LaneStats, 'lane' | 'queued' | 'oldestQueuedMs'> {
   name: string;
-  max: number;
   queue: Entry[];
   head: number;
-  active: number;
-  longestWaitMs: number;
-  completed: number;
-  failed: number;
   /** Set while pump() runs, so tasks that finish synchronously do not recurse into it. */
   pumping: boolean;
 }
 
 export class LaneScheduler {
   private readonly lanes = new Map<string, Lane>();
-  private readonly caps = new Map<string, number>();
+  private readonly caps = new Map<string, number>(Object.entries(DEFAULT_LANE_CAPS));
   private readonly noticeAfterMs: number;
   private readonly onNotice?: (notice: LaneWaitNotice) => void;
   private readonly now: () => number;
 
   constructor(options: LaneSchedulerOptions = {}) {
-    for (const [lane, max] of Object.entries(DEFAULT_LANE_CAPS)) this.caps.set(lane, max);
     for (const [lane, max] of Object.entries(options.caps ?? {})) {
       if (max !== undefined) this.caps.set(lane, checkCap(lane, max));
     }
@@ -122,12 +110,7 @@ export class LaneScheduler {
   enqueue<T>(lane: string, task: LaneTask<T>): Promise<T> {
     const state = this.lane(lane);
     return new Promise<T>((resolve, reject) => {
-      state.queue.push({
-        task,
-        resolve: resolve as (value: unknown) => void,
-        reject,
-        enqueuedAt: this.now(),
-      });
+      state.queue.push({ task, resolve: resolve as (value: unknown) => void, reject, enqueuedAt: this.now() });
       this.pump(state);
     });
   }
@@ -159,35 +142,17 @@ export class LaneScheduler {
     return [...this.lanes.values()].map((state) => this.snapshot(state));
   }
 
-  private snapshot(state: Lane): LaneStats {
-    const head = state.queue[state.head];
-    return {
-      lane: state.name,
-      max: state.max,
-      queued: state.queue.length - state.head,
-      active: state.active,
-      longestWaitMs: state.longestWaitMs,
-      oldestQueuedMs: head ? Math.max(0, this.now() - head.enqueuedAt) : 0,
-      completed: state.completed,
-      failed: state.failed,
-    };
+  private snapshot({ name, max, queue, head, active, longestWaitMs, completed, failed }: Lane): LaneStats {
+    const oldestQueuedMs = queue[head] ? Math.max(0, this.now() - queue[head].enqueuedAt) : 0;
+    return { lane: name, max, queued: queue.length - head, active, longestWaitMs, oldestQueuedMs, completed, failed };
   }
 
   private lane(name: string): Lane {
     let state = this.lanes.get(name);
     if (!state) {
       if (!name) throw new TypeError('lane name must be a non-empty string');
-      state = {
-        name,
-        max: this.concurrency(name),
-        queue: [],
-        head: 0,
-        active: 0,
-        longestWaitMs: 0,
-        completed: 0,
-        failed: 0,
-        pumping: false,
-      };
+      const counters = { active: 0, longestWaitMs: 0, completed: 0, failed: 0 };
+      state = { name, max: this.concurrency(name), queue: [], head: 0, pumping: false, ...counters };
       this.lanes.set(name, state);
     }
     return state;
@@ -197,32 +162,27 @@ export class LaneScheduler {
     if (state.pumping) return;
     state.pumping = true;
     try {
-      this.drain(state);
+      while (state.active < state.max && state.head < state.queue.length) {
+        const entry = state.queue[state.head]!;
+        state.queue[state.head++] = undefined as unknown as Entry;
+        if (state.head === state.queue.length) {
+          state.queue = [];
+          state.head = 0;
+        } else if (state.head > 1024 && state.head * 2 > state.queue.length) {
+          state.queue = state.queue.slice(state.head);
+          state.head = 0;
+        }
+        this.start(state, entry);
+      }
     } finally {
       state.pumping = false;
     }
     this.collect(state);
   }
 
-  private drain(state: Lane): void {
-    while (state.active < state.max && state.head < state.queue.length) {
-      const entry = state.queue[state.head]!;
-      state.queue[state.head] = undefined as unknown as Entry;
-      state.head++;
-      if (state.head === state.queue.length) {
-        state.queue = [];
-        state.head = 0;
-      } else if (state.head > 1024 && state.head * 2 > state.queue.length) {
-        state.queue = state.queue.slice(state.head);
-        state.head = 0;
-      }
-      this.start(state, entry);
-    }
-  }
-
   private start(state: Lane, entry: Entry): void {
     const waited = this.now() - entry.enqueuedAt;
-    if (waited > state.longestWaitMs) state.longestWaitMs = waited;
+    state.longestWaitMs = Math.max(state.longestWaitMs, waited);
     if (waited >= this.noticeAfterMs && this.onNotice) {
       this.onNotice({ lane: state.name, waitedMs: waited, queuedBehind: state.queue.length - state.head });
     }
@@ -231,8 +191,7 @@ export class LaneScheduler {
     try {
       result = entry.task();
     } catch (error) {
-      this.finish(state, entry, false, error);
-      return;
+      return this.finish(state, entry, false, error);
     }
     if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
       (result as PromiseLike<unknown>).then(
@@ -247,24 +206,15 @@ export class LaneScheduler {
   /** The lane moves on before the task's caller hears of the outcome. */
   private finish(state: Lane, entry: Entry, ok: boolean, outcome: unknown): void {
     state.active--;
-    if (ok) state.completed++;
-    else state.failed++;
+    state[ok ? 'completed' : 'failed']++;
     this.pump(state);
-    if (ok) entry.resolve(outcome);
-    else entry.reject(outcome);
+    (ok ? entry.resolve : entry.reject)(outcome);
   }
 
   /** Idle session lanes are dropped so a long-lived gateway does not accumulate one per conversation. */
   private collect(state: Lane): void {
-    if (
-      state.active === 0 &&
-      !state.pumping &&
-      state.head === state.queue.length &&
-      state.name.startsWith(SESSION_LANE_PREFIX) &&
-      !this.caps.has(state.name)
-    ) {
-      this.lanes.delete(state.name);
-    }
+    const idle = state.active === 0 && !state.pumping && state.head === state.queue.length;
+    if (idle && state.name.startsWith(SESSION_LANE_PREFIX) && !this.caps.has(state.name)) this.lanes.delete(state.name);
   }
 }
 

@@ -1,10 +1,9 @@
 /**
- * The kernel's logging interface. The kernel only needs levels and child loggers; the
- * gateway plugs pino in behind the same shape, tests capture lines, the CLI prints warnings.
+ * The kernel's logging interface: levels and child loggers. Whoever boots the kernel hands
+ * it one (the CLI prints warnings, the gateway plugs pino in, tests capture records; the
+ * SDK's createLogger is the plain one), and the kernel puts it behind the redactor.
  */
 import type { Redactor } from './redact.js';
-
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
 export interface Logger {
   debug(message: string, data?: Record<string, unknown>): void;
@@ -14,45 +13,10 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
-export interface LogRecord {
-  level: Exclude<LogLevel, 'silent'>;
-  time: number;
-  message: string;
-  [key: string]: unknown;
-}
-
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
-
-export interface SimpleLoggerOptions {
-  level?: LogLevel;
-  /** Receives every record at or above `level`. Default: one line on stderr. */
-  sink?: (record: LogRecord) => void;
-  bindings?: Record<string, unknown>;
-}
-
-export function createLogger(options: SimpleLoggerOptions = {}): Logger {
-  const threshold = RANK[options.level ?? 'info'];
-  const sink = options.sink ?? stderrSink;
-  const bindings = options.bindings ?? {};
-  const emit = (level: Exclude<LogLevel, 'silent'>) => (message: string, data?: Record<string, unknown>) => {
-    if (RANK[level] < threshold) return;
-    sink({ ...bindings, ...data, level, time: Date.now(), message });
-  };
-  return {
-    debug: emit('debug'),
-    info: emit('info'),
-    warn: emit('warn'),
-    error: emit('error'),
-    child: (more) => createLogger({ ...options, bindings: { ...bindings, ...more } }),
-  };
-}
-
-function stderrSink(record: LogRecord): void {
-  const scope = typeof record.plugin === 'string' ? `[${record.plugin}] ` : '';
-  process.stderr.write(`${record.level}: ${scope}${record.message}\n`);
-}
-
-export const silentLogger: Logger = createLogger({ level: 'silent' });
+const ignore = () => {};
+export const silentLogger: Logger = {
+  debug: ignore, info: ignore, warn: ignore, error: ignore, child: () => silentLogger,
+};
 
 /**
  * `base` behind a redactor: every message, every string in `data` and every binding is

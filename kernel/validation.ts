@@ -14,8 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
 import { formatPath, getPath, type PathSegment } from './config/path.js';
-import { AJV_OPTIONS } from './validation-options.js';
-import * as schemas from './generated/schemas.js';
+import { AJV_OPTIONS, KERNEL_CONFIG_SCHEMA, PLUGIN_MANIFEST_SCHEMA } from './generated/schemas.js';
 import { writeFileAtomic } from './util/fs.js';
 
 const require = createRequire(import.meta.url);
@@ -34,8 +33,8 @@ const byContent = new Map<string, ValidateFunction>();
 
 /** The kernel's own schemas, precompiled by `npm run gen` into generated/validators/<name>.cjs. */
 const PRECOMPILED = new Map<object, string>([
-  [schemas.KERNEL_CONFIG_SCHEMA, 'kernel-config'],
-  [schemas.PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
+  [KERNEL_CONFIG_SCHEMA, 'kernel-config'],
+  [PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
 ]);
 
 function precompiled(name: string): ValidateFunction {
@@ -141,6 +140,20 @@ export function validateWith(schema: JsonSchema, data: unknown, base: readonly P
   return formatErrors(validate.errors ?? [], data, base);
 }
 
+/** Readable messages for ajv's keywords; `key` is the property the message is about, one level down. */
+const MESSAGES: Record<string, (params: Record<string, any>) => { message: string; key?: string }> = {
+  required: (params) => ({ message: 'is required', key: String(params.missingProperty) }),
+  additionalProperties: (params) => ({ message: 'is not a known key', key: String(params.additionalProperty) }),
+  enum: (params) => {
+    const allowed = (params.allowedValues as unknown[]).map((value) => JSON.stringify(value));
+    return { message: `must be one of ${allowed.join(', ')}` };
+  },
+  const: (params) => ({ message: `must be ${JSON.stringify(params.allowedValue)}` }),
+  anyOf: () => ({ message: 'does not match any allowed shape' }),
+  oneOf: () => ({ message: 'does not match any allowed shape' }),
+  propertyNames: (params) => ({ message: `has a key that is not allowed (${String(params.propertyName)})` }),
+};
+
 export function formatErrors(errors: readonly ErrorObject[], data: unknown, base: readonly PathSegment[] = []): SchemaIssue[] {
   const byPath = new Map<string, string[]>();
   // anyOf/oneOf report one error per failed branch plus a summary; the summary alone reads best.
@@ -148,24 +161,10 @@ export function formatErrors(errors: readonly ErrorObject[], data: unknown, base
   for (const error of errors) {
     if (unions.has(error.instancePath) && error.keyword !== 'anyOf' && error.keyword !== 'oneOf') continue;
     if (error.keyword === 'if') continue;
+    const known = MESSAGES[error.keyword]?.(error.params);
     const segments = pointerToSegments(error.instancePath, data);
-    let message = error.message ?? 'is invalid';
-    const params = error.params as Record<string, unknown>;
-    if (error.keyword === 'required') {
-      segments.push(String(params.missingProperty));
-      message = 'is required';
-    } else if (error.keyword === 'additionalProperties') {
-      segments.push(String(params.additionalProperty));
-      message = 'is not a known key';
-    } else if (error.keyword === 'enum') {
-      message = `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-    } else if (error.keyword === 'const') {
-      message = `must be ${JSON.stringify(params.allowedValue)}`;
-    } else if (error.keyword === 'anyOf' || error.keyword === 'oneOf') {
-      message = 'does not match any allowed shape';
-    } else if (error.keyword === 'propertyNames') {
-      message = `has a key that is not allowed (${String(params.propertyName)})`;
-    }
+    if (known?.key !== undefined) segments.push(known.key);
+    const message = known?.message ?? error.message ?? 'is invalid';
     const path = formatPath([...base, ...segments]);
     const list = byPath.get(path) ?? [];
     if (!list.includes(message)) list.push(message);

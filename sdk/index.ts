@@ -87,6 +87,7 @@ export {
 } from './models.js';
 
 export { isInside } from '../kernel/util/paths.js';
+export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions } from './logger.js';
 
 /** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
 export { createRedactor, MASK } from '../kernel/redact.js';

@@ -29,11 +29,13 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
 /**
  * Issue 10's target is 3,000 lines (`wc -l`). The kernel is not there yet (7,110 before the
  * channel pipeline, session keys, the chunker and plugin management moved out; 5,586 before
- * the channel, model, memory and sandbox contracts moved to sdk/types/); this budget is a
- * ratchet at today's size: lower it whenever code leaves the kernel, never raise it.
+ * the channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the
+ * TypeBox sources moved to schemas/, route matching to the gateway and the plain logger to
+ * the SDK); this budget is a ratchet at today's size: lower it whenever code leaves the
+ * kernel, never raise it.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 5100;
+const KERNEL_LINE_BUDGET = 3500;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {
@@ -91,15 +93,23 @@ describe('dependency direction: apps → plugins → sdk → kernel', () => {
 
   it('the runtime kernel never imports TypeBox (schemas are generated at build time)', () => {
     const offenders = sources(join(REPO, 'kernel'))
-      .filter((file) => !/schema\.ts$/.test(file))
       .filter((file) => /from\s+['"]typebox['"]/.test(readFileSync(file, 'utf8')))
       .map((file) => relative(REPO, file));
     expect(offenders).toEqual([]);
-    // The TypeBox sources themselves are only ever imported for their types.
-    const valueImports = sources(join(REPO, 'kernel'))
-      .filter((file) => /^\s*import\s+(?!type\b)[^;]*from\s+['"][^'"]*\/(schema|manifest-schema)\.js['"]/m.test(readFileSync(file, 'utf8')))
-      .map((file) => relative(REPO, file));
-    expect(valueImports).toEqual([]);
+  });
+
+  it('schemas/ (build inputs) imports only the kernel, and nothing at run time imports schemas/', () => {
+    const offenders = sources(join(REPO, 'schemas')).flatMap((file) =>
+      imports(file)
+        .filter((target) => !/^(schemas|kernel)\//.test(target))
+        .map((target) => `${relative(REPO, file)} → ${target}`),
+    );
+    for (const dir of ['kernel', 'sdk', 'plugins', 'apps']) {
+      for (const file of sources(join(REPO, dir))) {
+        for (const target of imports(file)) if (target.startsWith('schemas/')) offenders.push(`${relative(REPO, file)} → ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, type KernelConfig, type LogRecord, type Logger } from '../kernel/index.js';
+import { createLogger, type KernelConfig, type LogRecord, type Logger } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import { selectEmbeddingProvider } from '../sdk/memory/embedding-providers.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../sdk/memory/embeddings.js';

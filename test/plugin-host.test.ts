@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createKernel, resolveEnablement, silentLogger, type PluginsConfig } from '../kernel/index.js';
 import { createTestKernel } from '../sdk/testing.js';
+import { findRoute } from '../plugins/gateway/http.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 type Marks = Record<string, string[]>;
@@ -185,10 +186,13 @@ describe('lazy activation', () => {
       code: tracked('lazy-web', `api.registerHttpRoute({ method: 'POST', path: '/hooks/github', handler: (req, res) => res.end('ok') });`),
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'web')] });
-    expect(kernel.plugins.routeOwner('/hooks/github')).toBe('web');
-    expect(kernel.plugins.routeOwner('/hooksx')).toBeUndefined();
+    expect([...kernel.capabilities.routePrefixes()]).toEqual([['/hooks', 'web']]);
+    expect(await findRoute(kernel.capabilities, 'POST', '/hooksx')).toBeUndefined();
     expect(marks()['lazy-web']).toBeUndefined();
-    const routes = await kernel.plugins.routes('web');
+    const found = await findRoute(kernel.capabilities, 'POST', '/hooks/github');
+    expect(found && `${found.pluginId}: ${found.route.method} ${found.route.path}`).toBe('web: POST /hooks/github');
+    expect(await findRoute(kernel.capabilities, 'GET', '/hooks/github')).toBeUndefined();
+    const routes = await kernel.capabilities.routes('web');
     expect(routes.map((route) => `${route.method} ${route.path}`)).toEqual(['POST /hooks/github']);
     await kernel.dispose();
   });

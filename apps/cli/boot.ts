@@ -1,6 +1,7 @@
 /** Booting a kernel the way every CLI command needs it: bundled plugins, SDK aliases, warnings on stderr. */
 import { fileURLToPath } from 'node:url';
-import { createKernel, createLogger, readConfigFile, resolveConfigPath, type Kernel, type Logger } from '../../kernel/index.js';
+import { createKernel, readConfigFile, resolveConfigPath, type Kernel, type Logger } from '../../kernel/index.js';
+import { createLogger } from '../../sdk/logger.js';
 import { sdkAliases } from '../../sdk/aliases.js';
 import type { Io } from './io.js';
 

@@ -11,7 +11,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SLOT_NAMES, type SlotName } from '../../kernel/config/keys.js';
 import { resolveConfigPath, resolveStateDir, resolveUserPath } from '../../kernel/config/paths.js';
-import type { PluginsConfig } from '../../kernel/config/schema.js';
+import type { PluginsConfig } from '../../kernel/generated/types.js';
 import { resolveEnablement, type PluginOrigin } from '../../kernel/plugin-host/enablement.js';
 import { parseJson5 } from '../../kernel/util/json5.js';
 

@@ -11,7 +11,7 @@ import { validateWith } from '../validation.js';
 import { redactPatternIssues } from '../redact.js';
 import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
 import type { Env } from './paths.js';
-import type { KernelConfig } from './schema.js';
+import type { KernelConfig } from '../generated/types.js';
 import type { ConfigIssue } from '../plugin-host/resolve.js';
 
 export interface ConfigSnapshot {

@@ -14,11 +14,11 @@
  * they run to completion on the caller's stack before anything else can happen.
  */
 import { createRequire } from 'node:module';
-import type { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from 'tapable';
 import {
   defaultHookTimeoutMs,
   HOOK_MODES,
   isHookName,
+  type HookMode,
   MERGE_RULES,
   type HookContext,
   type HookHandler,
@@ -73,10 +73,15 @@ interface ChainState {
   stopped: boolean;
 }
 
-type Compiled =
-  | { mode: 'void'; hook: AsyncParallelHook<[unknown, HookContext]> }
-  | { mode: 'modifying'; hook: AsyncSeriesWaterfallHook<[ChainState]> }
-  | { mode: 'sync'; hook: SyncWaterfallHook<[ChainState]> };
+type TapOptions = { name: string; stage: number };
+
+/** The part of a tapable hook the bus uses (the three classes share it). */
+interface Tapped {
+  tap(options: TapOptions, fn: (state: ChainState) => ChainState): void;
+  tapPromise(options: TapOptions, fn: (...args: any[]) => Promise<unknown>): void;
+  call(state: ChainState): ChainState;
+  promise(...args: unknown[]): Promise<any>;
+}
 
 const RESOLVED = Promise.resolve();
 const TIMED_OUT = Symbol('timed out');
@@ -114,14 +119,14 @@ function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal 
  * load, which a process that never runs a hook (most CLI commands) should not pay.
  */
 const require = createRequire(import.meta.url);
-let tapable: typeof import('tapable') | undefined;
-function hookClasses() {
+let tapable: Record<HookMode, new (args: string[], name: string) => Tapped> | undefined;
+function hookClass(mode: HookMode) {
   tapable ??= {
-    AsyncParallelHook: require('tapable/lib/AsyncParallelHook.js'),
-    AsyncSeriesWaterfallHook: require('tapable/lib/AsyncSeriesWaterfallHook.js'),
-    SyncWaterfallHook: require('tapable/lib/SyncWaterfallHook.js'),
-  } as typeof import('tapable');
-  return tapable;
+    void: require('tapable/lib/AsyncParallelHook.js'),
+    modifying: require('tapable/lib/AsyncSeriesWaterfallHook.js'),
+    sync: require('tapable/lib/SyncWaterfallHook.js'),
+  };
+  return tapable[mode];
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -134,14 +139,9 @@ function describe(error: unknown): string {
 
 export class HookBus {
   private readonly registrations = new Map<HookName, Registration[]>();
-  private readonly compiled = new Map<HookName, Compiled>();
-  private readonly onError: (report: HookErrorReport) => void;
-  private readonly prepare?: (hook: HookName) => Promise<void> | void;
+  private readonly compiled = new Map<HookName, Tapped>();
 
-  constructor(options: HookBusOptions = {}) {
-    this.onError = options.onError ?? (() => {});
-    this.prepare = options.prepare;
-  }
+  constructor(private readonly options: HookBusOptions = {}) {}
 
   /** Register a handler; returns a function that removes it. */
   on(hook: HookName, handler: HookHandler, options: HookOptions = {}): () => void {
@@ -169,11 +169,8 @@ export class HookBus {
 
   /** Remove every handler a plugin registered (used when a plugin fails or is unloaded). */
   removePlugin(pluginId: string): number {
-    let removed = 0;
-    for (const hook of this.registrations.keys()) {
-      removed += this.removeWhere(hook, (entry) => entry.pluginId === pluginId);
-    }
-    return removed;
+    const ours = (entry: Registration) => entry.pluginId === pluginId;
+    return [...this.registrations.keys()].reduce((removed, hook) => removed + this.removeWhere(hook, ours), 0);
   }
 
   has(hook: HookName): boolean {
@@ -183,9 +180,10 @@ export class HookBus {
   /** Registered handlers in the order they run. */
   list(hook?: HookName): HookRegistrationInfo[] {
     const hooks = hook ? [hook] : [...this.registrations.keys()];
-    return hooks.flatMap((name) =>
-      this.ordered(name).map(({ pluginId, priority, timeoutMs }) => ({ hook: name, pluginId, priority, timeoutMs })),
-    );
+    // Array.prototype.sort is stable, so equal priorities keep registration order.
+    const byPriority = (a: Registration, b: Registration) => b.priority - a.priority;
+    const ordered = hooks.flatMap((name) => [...(this.registrations.get(name) ?? [])].sort(byPriority));
+    return ordered.map(({ hook, pluginId, priority, timeoutMs }) => ({ hook, pluginId, priority, timeoutMs }));
   }
 
   /**
@@ -194,33 +192,29 @@ export class HookBus {
    * with nothing left to load, handlers are invoked before runVoid returns.
    */
   ready(hook: HookName): Promise<void> {
-    return Promise.resolve(this.prepare?.(hook));
+    return Promise.resolve(this.options.prepare?.(hook));
   }
 
   /** Void hook: every handler starts at once; resolves when all have settled. */
   async runVoid(hook: VoidHookName, event: object, ctx: HookContext = {}): Promise<void> {
-    const pending = this.prepare?.(hook);
+    const pending = this.options.prepare?.(hook);
     if (pending) await pending;
-    const compiled = this.compile(hook);
-    if (compiled?.mode === 'void') await compiled.hook.promise(event, ctx);
+    if (HOOK_MODES[hook] === 'void') await this.compile(hook)?.promise(event, ctx);
   }
 
   /** Modifying hook: handlers in priority order, results merged by the hook's rule. Rejects when ctx.signal aborts. */
   async runModifying(hook: ModifyingHookName, event: object, ctx: HookContext = {}): Promise<HookOutcome> {
-    const pending = this.prepare?.(hook);
+    const pending = this.options.prepare?.(hook);
     if (pending) await pending;
-    const compiled = this.compile(hook);
-    if (compiled?.mode !== 'modifying') return {};
-    const state = await compiled.hook.promise({ event, ctx, result: undefined, stopped: false });
-    return state.result ?? {};
+    if (HOOK_MODES[hook] !== 'modifying') return {};
+    const state = await this.compile(hook)?.promise({ event, ctx, result: undefined, stopped: false });
+    return state?.result ?? {};
   }
 
   /** Sync hook: never awaited. Handlers must return plain values. */
   runSync(hook: SyncHookName, event: object, ctx: HookContext = {}): HookOutcome {
-    const compiled = this.compile(hook);
-    if (compiled?.mode !== 'sync') return {};
-    const state = compiled.hook.call({ event, ctx, result: undefined, stopped: false });
-    return state.result ?? {};
+    if (HOOK_MODES[hook] !== 'sync') return {};
+    return this.compile(hook)?.call({ event, ctx, result: undefined, stopped: false }).result ?? {};
   }
 
   private removeWhere(hook: HookName, matches: (entry: Registration) => boolean): number {
@@ -232,72 +226,57 @@ export class HookBus {
     return list.length - kept.length;
   }
 
-  private ordered(hook: HookName): Registration[] {
-    const list = this.registrations.get(hook) ?? [];
-    // Array.prototype.sort is stable, so equal priorities keep registration order.
-    return [...list].sort((a, b) => b.priority - a.priority);
-  }
-
-  private report(hook: HookName, pluginId: string, kind: HookErrorReport['kind'], error?: unknown): void {
+  private report({ hook, pluginId }: Registration, kind: HookErrorReport['kind'], error?: unknown): void {
     const message =
       kind === 'async-in-sync'
         ? `Async in sync hook: plugin "${pluginId}" returned a promise from "${hook}"; its result was ignored`
         : `hook "${hook}" handler from plugin "${pluginId}" ${kind === 'timeout' ? describe(error) : `failed: ${describe(error)}`}`;
     try {
-      this.onError({ hook, pluginId, kind, message, error });
+      this.options.onError?.({ hook, pluginId, kind, message, error });
     } catch {
       // A broken error sink must not break the message path.
     }
   }
 
-  private compile(hook: HookName): Compiled | undefined {
+  private compile(hook: HookName): Tapped | undefined {
     const cached = this.compiled.get(hook);
     if (cached) return cached;
     const list = this.registrations.get(hook);
     if (!list || list.length === 0) return undefined;
-    const { AsyncParallelHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } = hookClasses();
-    const tap = (registration: Registration) => ({ name: registration.pluginId, stage: -registration.priority });
-    let compiled: Compiled;
-    if (HOOK_MODES[hook] === 'void') {
-      const tapped = new AsyncParallelHook<[unknown, HookContext]>(['event', 'ctx'], hook);
-      for (const registration of list) tapped.tapPromise(tap(registration), this.voidTap(registration));
-      compiled = { mode: 'void', hook: tapped };
-    } else if (HOOK_MODES[hook] === 'modifying') {
-      const tapped = new AsyncSeriesWaterfallHook<[ChainState]>(['state'], hook);
-      for (const registration of list) tapped.tapPromise(tap(registration), this.modifyingTap(registration));
-      compiled = { mode: 'modifying', hook: tapped };
-    } else {
-      const tapped = new SyncWaterfallHook<[ChainState]>(['state'], hook);
-      for (const registration of list) tapped.tap(tap(registration), this.syncTap(registration));
-      compiled = { mode: 'sync', hook: tapped };
+    const mode = HOOK_MODES[hook];
+    const tapped = new (hookClass(mode))(mode === 'void' ? ['event', 'ctx'] : ['state'], hook);
+    for (const registration of list) {
+      const tap = { name: registration.pluginId, stage: -registration.priority };
+      if (mode === 'sync') tapped.tap(tap, this.syncTap(registration));
+      else tapped.tapPromise(tap, mode === 'void' ? this.voidTap(registration) : this.modifyingTap(registration));
     }
-    this.compiled.set(hook, compiled);
-    return compiled;
+    this.compiled.set(hook, tapped);
+    return tapped;
   }
 
   /** Calls the handler; a synchronous throw is reported and ends as `undefined`. */
-  private invoke({ hook, handler, pluginId }: Registration, event: unknown, ctx: HookContext): unknown {
+  private invoke(registration: Registration, event: unknown, ctx: HookContext): unknown {
     try {
-      return handler(event, { ...ctx, pluginId });
+      return registration.handler(event, { ...ctx, pluginId: registration.pluginId });
     } catch (error) {
-      this.report(hook, pluginId, 'threw', error);
+      this.report(registration, 'threw', error);
       return undefined;
     }
   }
 
-  private timedOut({ hook, pluginId, timeoutMs }: Registration): void {
-    this.report(hook, pluginId, 'timeout', `timed out after ${timeoutMs} ms`);
+  private timedOut(registration: Registration): void {
+    this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
   }
 
   /** Folds one handler's result into the chain by the hook's merge rule. */
-  private fold({ hook, pluginId }: Registration, state: ChainState, value: unknown): ChainState {
+  private fold(registration: Registration, state: ChainState, value: unknown): ChainState {
     if (value === undefined || value === null) return state;
     if (typeof value !== 'object') {
-      this.report(hook, pluginId, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
+      this.report(registration, 'threw', new TypeError(`returned ${typeof value}; expected an object`));
       return state;
     }
     const next = value as Record<string, unknown>;
-    const rule = MERGE_RULES[hook] ?? {};
+    const rule = MERGE_RULES[registration.hook] ?? {};
     state.result = rule.merge ? rule.merge(state.result ?? {}, next) : { ...state.result, ...next };
     if (rule.apply) state.event = rule.apply(state.event as Record<string, unknown>, state.result);
     if (rule.stops?.(next)) state.stopped = true;
@@ -305,29 +284,27 @@ export class HookBus {
   }
 
   private voidTap(registration: Registration) {
-    const { hook, pluginId, timeoutMs } = registration;
     return (event: unknown, ctx: HookContext): Promise<void> => {
       const outcome = this.invoke(registration, event, ctx);
       if (!isThenable(outcome)) return RESOLVED;
-      return bounded(outcome, timeoutMs, ctx.signal, true).then(
+      return bounded(outcome, registration.timeoutMs, ctx.signal, true).then(
         (value) => void (value === TIMED_OUT && this.timedOut(registration)),
-        (error) => void (error instanceof Aborted || this.report(hook, pluginId, 'threw', error)),
+        (error) => void (error instanceof Aborted || this.report(registration, 'threw', error)),
       );
     };
   }
 
   private modifyingTap(registration: Registration) {
-    const { hook, pluginId, timeoutMs } = registration;
     return (state: ChainState): Promise<ChainState> => {
       if (state.stopped) return Promise.resolve(state);
       if (state.ctx.signal?.aborted) return Promise.reject(state.ctx.signal.reason);
       const outcome = this.invoke(registration, state.event, state.ctx);
       if (!isThenable(outcome)) return Promise.resolve(this.fold(registration, state, outcome));
-      return bounded(outcome, timeoutMs, state.ctx.signal, false).then(
+      return bounded(outcome, registration.timeoutMs, state.ctx.signal, false).then(
         (value) => (value === TIMED_OUT ? (this.timedOut(registration), state) : this.fold(registration, state, value)),
         (error) => {
           if (error instanceof Aborted) throw error.reason;
-          this.report(hook, pluginId, 'threw', error);
+          this.report(registration, 'threw', error);
           return state;
         },
       );
@@ -341,7 +318,7 @@ export class HookBus {
       if (!isThenable(outcome)) return this.fold(registration, state, outcome);
       // Never awaited: keep a late rejection from becoming an unhandled one.
       Promise.resolve(outcome).catch(() => {});
-      this.report(registration.hook, registration.pluginId, 'async-in-sync');
+      this.report(registration, 'async-in-sync');
       return state;
     };
   }

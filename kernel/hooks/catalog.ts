@@ -27,12 +27,6 @@ export interface HookContext {
   signal?: AbortSignal;
 }
 
-export interface TranscriptMessage {
-  role: 'user' | 'assistant' | 'toolResult' | 'system';
-  content: unknown;
-  [key: string]: unknown;
-}
-
 /** The 13 message-path hooks, in the order a message meets them. */
 const MESSAGE_HOOK_MODES = {
   message_received: 'void',

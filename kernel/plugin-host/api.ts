@@ -9,7 +9,7 @@ import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
 import type { Redactor } from '../redact.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
-import type { KernelConfig } from '../config/schema.js';
+import type { KernelConfig } from '../generated/types.js';
 import type { SlotName } from '../config/keys.js';
 import type { JsonSchema } from '../validation.js';
 import type { ConfigSnapshot } from '../config/store.js';

@@ -132,17 +132,18 @@ export interface CapabilityLookup {
   find<K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined>;
   list(kind: CapabilityKind): CapabilityInfo[];
   slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
-  /**
-   * The HTTP route for a request: the plugin whose manifest `httpRoutes` prefix matches
-   * (longest wins) is loaded, then its registered routes are matched.
-   */
-  route(method: string, path: string): Promise<{ pluginId: string; route: CapabilityTypes['httpRoute'] } | undefined>;
+  /** HTTP path prefix (manifest `httpRoutes`) → owning plugin; the gateway matches requests against them. */
+  routePrefixes(): ReadonlyMap<string, string>;
+  /** The HTTP routes a plugin registered, loading it first. */
+  routes(pluginId: string): Promise<Array<CapabilityTypes['httpRoute']>>;
 }
 
 /**
- * The channel choke point (`api.kernel.channels`): inbound dispatch, the one outbound path,
- * pairing and status, forwarded to the `api` of the service "channels". Typed in full by
- * the SDK's ChannelsApi.
+ * The channel choke point (`api.kernel.channels`): every inbound channel message, every
+ * outbound send and every pairing decision crosses this one object. The kernel owns the
+ * interface; the machinery behind it (pipeline, access control, chunking, retries) is the
+ * `api` of the service "channels" (the bundled plugins/channels or a replacement), loaded
+ * the first time it is needed. Typed in full by the SDK's ChannelsApi.
  */
 export interface ChannelsApi {
   status(): Promise<unknown[]>;
@@ -151,5 +152,31 @@ export interface ChannelsApi {
   pairing: {
     list(channel?: string): Promise<unknown[]>;
     approve(channel: string, code: string): Promise<unknown>;
+  };
+}
+
+/** The service id whose `api` implements ChannelsApi. */
+export const CHANNELS_SERVICE = 'channels';
+
+export function channelsFacade(capabilities: CapabilityLookup): ChannelsApi {
+  const provider = async (): Promise<ChannelsApi | undefined> => {
+    const service = await capabilities.find('service', CHANNELS_SERVICE);
+    return service?.api as ChannelsApi | undefined;
+  };
+  const required = async (what: string): Promise<ChannelsApi> => {
+    const api = await provider();
+    if (!api) {
+      throw new Error(`cannot ${what}: no plugin provides the service "${CHANNELS_SERVICE}" (enable plugins/channels, the bundled "channels" plugin)`);
+    }
+    return api;
+  };
+  return {
+    status: async () => (await provider().catch(() => undefined))?.status() ?? [],
+    receive: async (channel, message) => (await required(`receive a ${channel} message`)).receive(channel, message),
+    send: async (request) => (await required(`send to ${request.channel}`)).send(request),
+    pairing: {
+      list: async (channel) => (await provider().catch(() => undefined))?.pairing.list(channel) ?? [],
+      approve: async (channel, code) => (await required('approve a pairing code')).pairing.approve(channel, code),
+    },
   };
 }

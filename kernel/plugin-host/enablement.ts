@@ -9,7 +9,7 @@
  *   workspace: off, because a workspace may be someone else's repository)
  */
 import { DEFAULT_SLOT_HOLDERS, type SlotName } from '../config/keys.js';
-import type { PluginsConfig } from '../config/schema.js';
+import type { PluginsConfig } from '../generated/types.js';
 
 /** Where a plugin was found (see discovery.ts). Defined here so this module stays a leaf: `claw --help` uses it from CommonJS. */
 export type PluginOrigin = 'config' | 'workspace' | 'bundled' | 'global' | 'inline';

@@ -10,28 +10,20 @@ import { join, relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
 import { ensurePrivateDir, restrictTree } from '../util/fs.js';
+import { pathUnder } from '../util/paths.js';
 import { invokeTool } from '../tools/invoke.js';
 import type { HookBus } from '../hooks/bus.js';
-import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
-import type { Redactor } from '../redact.js';
-import type { ProtocolRegistry } from '../protocol/registry.js';
-import type { KernelConfig, PluginsConfig } from '../config/schema.js';
+import type { KernelConfig } from '../generated/types.js';
 import { SLOT_NAMES, type SlotName } from '../config/keys.js';
-import { CHANNELS_SERVICE, channelsFacade } from '../channels.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
+import { createPluginApi, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
 import {
-  createPluginApi,
-  type ConfigAccess,
-  type KernelPaths,
-  type KernelServices,
-  type PluginDefinition,
-  type RegistrationSink,
-} from './api.js';
-import {
+  CHANNELS_SERVICE,
+  channelsFacade,
   DECLARING_FIELD,
   REGISTRATION,
   type CapabilityKind,
@@ -56,15 +48,12 @@ export class PluginUnavailableError extends Error {
 }
 
 export interface PluginHostOptions {
-  config: KernelConfig;
   roots: readonly DiscoveryRoot[];
   inline?: readonly PluginDefinition[];
+  /** The kernel parts plugins see as they are; the host adds capabilities, plugins, tools and channels. */
+  kernel: Omit<KernelServices, 'hooks' | 'capabilities' | 'plugins' | 'tools' | 'channels'>;
   hooks: HookBus;
-  lanes: LaneScheduler;
-  protocol: ProtocolRegistry;
   logger: Logger;
-  redact: Redactor;
-  paths: KernelPaths;
   /**
    * Where jiti keeps transpiled plugin code (default `<stateDir>/cache/jiti`). Modules stay
    * cached for the whole process, so short-lived kernels (tests) share one lasting folder.
@@ -72,16 +61,13 @@ export interface PluginHostOptions {
   transpileCacheDir?: string;
   /** Import aliases for third-party plugins loaded through jiti, e.g. `claw/sdk` → the built SDK. */
   moduleAliases?: Record<string, string>;
-  configFile: ConfigAccess;
-  env: Readonly<Record<string, string | undefined>>;
 }
 
-interface Registered {
-  pluginId: string;
-  value: unknown;
-}
+type Registered = { pluginId: string; value: unknown };
 
 const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
+const byKind = <V>() =>
+  Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map()])) as Record<CapabilityKind, Map<string, V>>;
 const SYNC_HOOKS: readonly HookName[] = ['tool_result_persist', 'before_message_write'];
 
 export class PluginHost {
@@ -90,14 +76,15 @@ export class PluginHost {
   /** The kernel as plugins see it (also handed to apps that drive plugins directly). */
   readonly kernelServices: KernelServices;
   private readonly records: PluginRecord[];
+  private readonly config: KernelConfig;
   private readonly byId = new Map<string, PluginRecord>();
   private readonly inline = new Map<string, PluginDefinition>();
   /** kind → name → owning plugin id, for every plugin that is on. */
-  private readonly declared = new Map<CapabilityKind, Map<string, string>>();
+  private readonly declared = byKind<string>();
   /** `kind:name` → plugin id, for plugins that are off, so "not available" errors can say why. */
   private readonly declaredOff = new Map<string, string>();
   /** kind → name → what was registered, and by whom. */
-  private readonly registry = new Map<CapabilityKind, Map<string, Registered>>();
+  private readonly registry = byKind<Registered>();
   /** Hooks whose declaring plugins have not been loaded yet. */
   private readonly pendingHooks = new Map<HookName, Set<string>>();
   private readonly activations = new Map<string, Promise<void>>();
@@ -113,29 +100,19 @@ export class PluginHost {
       this.inline.set(manifest.id, definition);
       return manifest;
     });
-    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: options.config });
-    this.records = resolved.records;
-    this.issues = resolved.issues;
-    this.diagnostics = resolved.diagnostics;
+    this.config = options.kernel.config() as KernelConfig;
+    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: this.config });
+    ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
-    for (const kind of Object.keys(REGISTRATION) as CapabilityKind[]) {
-      this.declared.set(kind, new Map());
-      this.registry.set(kind, new Map());
-    }
     this.indexDeclarations();
     const capabilities = this.lookup();
+    const { hooks, kernel } = options;
     this.kernelServices = {
-      lanes: options.lanes,
-      hooks: options.hooks,
-      protocol: options.protocol,
+      ...kernel,
+      hooks,
       capabilities,
-      paths: options.paths,
-      env: options.env,
-      config: () => options.config,
-      configFile: options.configFile,
       plugins: () => this.records,
-      redact: options.redact,
-      tools: { invoke: (request) => invokeTool({ hooks: options.hooks, capabilities, redact: options.redact }, request) },
+      tools: { invoke: (request) => invokeTool({ hooks, capabilities, redact: kernel.redact }, request) },
       channels: channelsFacade(capabilities),
     };
   }
@@ -216,23 +193,6 @@ export class PluginHost {
     return Promise.all([...ids].map((id) => this.activate(id).catch(() => {}))).then(() => undefined);
   }
 
-  /** Which plugin serves an HTTP path, from manifest `httpRoutes` prefixes (no code loaded). */
-  routeOwner(path: string): string | undefined {
-    let best: { id: string; length: number } | undefined;
-    for (const [prefix, id] of this.declared.get('httpRoute')!) {
-      if (pathUnder(path, prefix) && (!best || prefix.length > best.length)) best = { id, length: prefix.length };
-    }
-    return best?.id;
-  }
-
-  /** Registered routes of a plugin, loading it first. */
-  async routes(pluginId: string): Promise<Array<CapabilityTypes['httpRoute']>> {
-    await this.activate(pluginId);
-    return [...this.registry.get('httpRoute')!.values()]
-      .filter((entry) => entry.pluginId === pluginId)
-      .map((entry) => entry.value as CapabilityTypes['httpRoute']);
-  }
-
   // ── Internals ────────────────────────────────────────────────────────────────
 
   private indexDeclarations(): void {
@@ -245,15 +205,15 @@ export class PluginHost {
       }
       if (record.status !== 'ready') continue;
       // Two plugins that are on may not declare the same tool, channel, method, …
-      const clash = declarations(manifest).find(([kind, name]) => this.declared.get(kind)!.has(name));
+      const clash = declarations(manifest).find(([kind, name]) => this.declared[kind].has(name));
       if (clash) {
         const [kind, name] = clash;
-        fail(record, `${kind} "${name}" is already provided by plugin "${this.declared.get(kind)!.get(name)}"`);
+        fail(record, `${kind} "${name}" is already provided by plugin "${this.declared[kind].get(name)}"`);
         continue;
       }
       for (const [kind, name] of declarations(manifest)) {
-        this.declared.get(kind)!.set(name, record.id);
-        if (kind === 'gatewayMethod') this.options.protocol.declareMethod(name, record.id);
+        this.declared[kind].set(name, record.id);
+        if (kind === 'gatewayMethod') this.options.kernel.protocol.declareMethod(name, record.id);
       }
       for (const hook of manifest.hooks ?? []) {
         const pending = this.pendingHooks.get(hook) ?? new Set<string>();
@@ -312,7 +272,7 @@ export class PluginHost {
    */
   private async importThroughJiti(entry: string): Promise<Record<string, unknown>> {
     const { createJiti } = await import('jiti');
-    const cacheDir = this.options.transpileCacheDir ?? join(this.options.paths.stateDir, 'cache', 'jiti');
+    const cacheDir = this.options.transpileCacheDir ?? join(this.options.kernel.paths.stateDir, 'cache', 'jiti');
     try {
       ensurePrivateDir(cacheDir);
     } catch {
@@ -348,7 +308,7 @@ export class PluginHost {
     return {
       register: (kind, name, value) => {
         if (declaredOnly) checkDeclared(manifest, kind, name);
-        const table = this.registry.get(kind)!;
+        const table = this.registry[kind];
         const existing = table.get(name);
         if (existing) {
           throw new Error(
@@ -359,13 +319,13 @@ export class PluginHost {
         }
         if (kind === 'gatewayMethod') {
           const { params, scope, sideEffect, description } = value as CapabilityTypes['gatewayMethod'];
-          this.options.protocol.registerMethod(name, record.id, { params, scope, sideEffect, description });
+          this.options.kernel.protocol.registerMethod(name, record.id, { params, scope, sideEffect, description });
         }
         table.set(name, { pluginId: record.id, value });
         if (!declaredOnly && kind in DECLARING_FIELD) {
           // Routes are looked up by prefix, so an undeclared one is indexed by its path.
           const path = kind === 'httpRoute' ? (value as CapabilityTypes['httpRoute']).path.replace(/\/\*$/, '') : name;
-          this.declared.get(kind)!.set(path, record.id);
+          this.declared[kind].set(path, record.id);
         }
         disposers.push(() => table.delete(name));
       },
@@ -374,7 +334,7 @@ export class PluginHost {
           throw new Error(`hook "${hook}" is not declared in the manifest "hooks" list`);
         }
         // The operator's budget (plugins.entries.<id>.hooks) wins over the plugin's own.
-        const policy = (this.options.config.plugins as PluginsConfig | undefined)?.entries?.[record.id]?.hooks;
+        const policy = this.config.plugins?.entries?.[record.id]?.hooks;
         timeoutMs = policy?.timeouts?.[hook] ?? policy?.timeoutMs ?? timeoutMs;
         disposers.push(this.options.hooks.on(hook, handler, { pluginId: record.id, priority, timeoutMs }));
       },
@@ -385,12 +345,12 @@ export class PluginHost {
   private noteMissing(record: PluginRecord): void {
     if (!record.manifest || this.inline.has(record.id)) return;
     for (const [kind, name] of declarations(record.manifest)) {
-      if (kind !== 'httpRoute' && this.registry.get(kind)!.get(name)?.pluginId !== record.id) {
+      if (kind !== 'httpRoute' && this.registry[kind].get(name)?.pluginId !== record.id) {
         record.warnings.push(`declares ${kind} "${name}" but did not register it`);
       }
     }
     for (const slot of record.slots) {
-      if (!this.registry.get(slot)!.has(record.id)) record.warnings.push(`declares kind "${slot}" but did not register it`);
+      if (!this.registry[slot].has(record.id)) record.warnings.push(`declares kind "${slot}" but did not register it`);
     }
   }
 
@@ -405,7 +365,7 @@ export class PluginHost {
     for (const dispose of (this.disposers.get(id) ?? []).reverse()) dispose();
     this.disposers.delete(id);
     this.options.hooks.removePlugin(id);
-    this.options.protocol.unregisterOwner(id);
+    this.options.kernel.protocol.unregisterOwner(id);
   }
 
   /**
@@ -414,7 +374,7 @@ export class PluginHost {
    * the gateway, and start once those are up.
    */
   private async startServices(pluginId?: string): Promise<void> {
-    const entries = [...this.registry.get('service')!]
+    const entries = [...this.registry.service]
       .filter(([, entry]) => pluginId === undefined || entry.pluginId === pluginId)
       .sort(([a], [b]) => Number(a === CHANNELS_SERVICE) - Number(b === CHANNELS_SERVICE));
     for (const [name, entry] of entries) {
@@ -423,7 +383,7 @@ export class PluginHost {
       const controller = new AbortController();
       const logger = this.options.logger.child({ plugin: entry.pluginId, service: service.id });
       try {
-        await service.start?.({ logger, stateDir: this.options.paths.stateDir, signal: controller.signal });
+        await service.start?.({ logger, stateDir: this.options.kernel.paths.stateDir, signal: controller.signal });
         this.services.push({ pluginId: entry.pluginId, service, controller });
       } catch (error) {
         const record = this.byId.get(entry.pluginId)!;
@@ -439,9 +399,9 @@ export class PluginHost {
     const { registry, declared } = this;
     /** Registered value, loading the declaring plugin first; PluginUnavailableError if it cannot load. */
     const load = async <K extends CapabilityKind>(kind: K, name: string): Promise<CapabilityTypes[K] | undefined> => {
-      const owner = registry.get(kind)!.has(name) ? undefined : declared.get(kind)!.get(name);
+      const owner = registry[kind].has(name) ? undefined : declared[kind].get(name);
       if (owner) await this.activate(owner);
-      const value = registry.get(kind)!.get(name)?.value as CapabilityTypes[K] | undefined;
+      const value = registry[kind].get(name)?.value as CapabilityTypes[K] | undefined;
       if (owner && !value) throw new CapabilityError(`plugin "${owner}" declares ${kind} "${name}" but did not register it`);
       return value;
     };
@@ -462,28 +422,21 @@ export class PluginHost {
         throw new CapabilityError(`no plugin provides ${kind} "${name}"${hint}`);
       },
       list: (kind) => {
-        const loaded = registry.get(kind) ?? new Map<string, Registered>();
-        const infos = new Map([...(declared.get(kind) ?? [])].map(([name, pluginId]) => [name, { pluginId, loaded: loaded.has(name) }]));
+        const loaded = registry[kind] ?? new Map<string, Registered>();
+        const infos = new Map<string, { pluginId: string; loaded: boolean }>();
+        for (const [name, pluginId] of declared[kind] ?? []) infos.set(name, { pluginId, loaded: loaded.has(name) });
         for (const [name, entry] of loaded) infos.set(name, { pluginId: entry.pluginId, loaded: true });
-        return [...infos]
-          .map(([name, info]) => ({ kind, name, ...info }))
-          .sort((a, b) => a.name.localeCompare(b.name));
+        return [...infos].map(([name, info]) => ({ kind, name, ...info })).sort((a, b) => a.name.localeCompare(b.name));
       },
-      route: async (method, path) => {
-        const owner = this.routeOwner(path);
-        if (!owner) return undefined;
-        const upper = method.toUpperCase();
-        const matches = (route: CapabilityTypes['httpRoute']) =>
-          (route.method === '*' || route.method === upper || (upper === 'HEAD' && route.method === 'GET')) &&
-          (route.path === path || (route.path.endsWith('/*') && pathUnder(path, route.path.slice(0, -2))));
-        // Exact paths before wildcard prefixes, longer prefixes first.
-        const wildcard = (route: CapabilityTypes['httpRoute']) => Number(route.path.endsWith('/*'));
-        const routes = (await this.routes(owner)).sort((a, b) => wildcard(a) - wildcard(b) || b.path.length - a.path.length);
-        const route = routes.find(matches);
-        return route ? { pluginId: owner, route } : undefined;
+      routePrefixes: () => declared.httpRoute,
+      routes: async (pluginId) => {
+        await this.activate(pluginId);
+        return [...registry.httpRoute.values()]
+          .filter((entry) => entry.pluginId === pluginId)
+          .map((entry) => entry.value as CapabilityTypes['httpRoute']);
       },
       slot: async (slot) => {
-        const holder = slotHolder(this.options.config.plugins as PluginsConfig | undefined, slot);
+        const holder = slotHolder(this.config.plugins, slot);
         if (holder === 'none') return undefined;
         const record = this.byId.get(holder);
         if (!record || record.status === 'disabled') return undefined;
@@ -492,7 +445,7 @@ export class PluginHost {
         } catch (error) {
           throw new CapabilityError(`the ${slot} slot holder "${holder}" is unavailable: ${message(error)}`);
         }
-        const registered = registry.get(slot)!.get(holder);
+        const registered = registry[slot].get(holder);
         if (!registered) throw new CapabilityError(`plugin "${holder}" holds the ${slot} slot but did not register a ${slot}`);
         return registered.value as CapabilityTypes[typeof slot];
       },
@@ -529,14 +482,8 @@ function inlineManifest(definition: PluginDefinition): PluginManifest {
   if (typeof definition.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(definition.id)) {
     throw new TypeError(`an inline plugin needs an id of lowercase letters, digits, ".", "_" or "-" (got ${JSON.stringify(definition.id)})`);
   }
-  return {
-    id: definition.id,
-    name: definition.name,
-    description: definition.description,
-    version: definition.version,
-    configSchema: (definition.configSchema ?? { type: 'object' }) as PluginManifest['configSchema'],
-    ...(definition.kind !== undefined ? { kind: definition.kind } : {}),
-  };
+  const { id, name, description, version, kind, configSchema = { type: 'object' } } = definition;
+  return { id, name, description, version, configSchema, ...(kind !== undefined ? { kind } : {}) };
 }
 
 function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
@@ -552,14 +499,8 @@ function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
   throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
 
-function unavailable(record: PluginRecord): PluginUnavailableError {
-  if (record.status === 'failed') return new PluginUnavailableError(record.id, `plugin "${record.id}" failed: ${record.error}`);
-  return new PluginUnavailableError(record.id, `plugin "${record.id}" is off (${record.reason})`);
-}
-
-function pathUnder(path: string, prefix: string): boolean {
-  const base = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-  return path === base || path.startsWith(`${base}/`) || base === '';
+function unavailable({ id, status, error, reason }: PluginRecord): PluginUnavailableError {
+  return new PluginUnavailableError(id, status === 'failed' ? `plugin "${id}" failed: ${error}` : `plugin "${id}" is off (${reason})`);
 }
 
 function message(error: unknown): string {

@@ -5,11 +5,11 @@
  */
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
+import { KNOWN_MANIFEST_FIELDS, PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
 import { parseJson5 } from '../util/json5.js';
 import { isInside } from '../util/paths.js';
 import { schemaProblems, validateWith } from '../validation.js';
-import type { PluginManifest } from './manifest-schema.js';
+import type { PluginManifest } from '../generated/types.js';
 import type { SlotName } from '../config/keys.js';
 
 export const MANIFEST_FILE = 'openclaw.plugin.json';
@@ -19,27 +19,6 @@ export type { PluginManifest };
 export type ManifestResult =
   | { ok: true; manifest: PluginManifest; entryPath: string; warnings: string[] }
   | { ok: false; error: string; id?: string };
-
-/**
- * OpenClaw manifest fields claw accepts but does not act on, so OpenClaw plugins still
- * load; any other unknown key is reported as a warning.
- */
-const FOREIGN_FIELDS = [
-  'enabledByDefaultOnPlatforms', 'legacyPluginIds', 'autoEnableWhenConfiguredProviders',
-  'providerCatalogEntry', 'capabilityCatalogEntry', 'modelSupport', 'modelCatalog', 'modelPricing',
-  'modelIdNormalization', 'providerEndpoints', 'providerRequest', 'secretProviderIntegrations',
-  'cliBackends', 'syntheticAuthRefs', 'nonSecretAuthMarkers', 'commandAliases', 'providerUsageAuthEnvVars',
-  'providerAuthAliases', 'providerAuthChoices', 'backupResources', 'setup', 'doctorContract',
-  'doctorHealthChecks', 'sessionRouteStateOwners', 'qaRunners', 'dashboard', 'mcpServers', 'themes',
-  'contracts', 'transcriptSources', 'configContracts', 'mediaUnderstandingProviderMetadata',
-  'imageGenerationProviderMetadata', 'videoGenerationProviderMetadata', 'musicGenerationProviderMetadata',
-  'toolMetadata', 'channelConfigs', 'channelAccountKeyPolicies', 'catalog', 'categories', 'configGroups',
-];
-
-const KNOWN_FIELDS = new Set<string>([
-  ...Object.keys((PLUGIN_MANIFEST_SCHEMA.properties ?? {}) as Record<string, unknown>),
-  ...FOREIGN_FIELDS,
-]);
 
 const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
 
@@ -58,11 +37,6 @@ export function readManifest(dir: string): ManifestResult {
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }
-  return checkManifest(data, dir);
-}
-
-/** Validate an already-parsed manifest for the plugin rooted at `dir`. */
-export function checkManifest(data: unknown, dir: string): ManifestResult {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
   }
@@ -85,7 +59,7 @@ export function checkManifest(data: unknown, dir: string): ManifestResult {
   if (!entry.ok) return fail(entry.error);
 
   const warnings = Object.keys(raw)
-    .filter((key) => !KNOWN_FIELDS.has(key))
+    .filter((key) => !KNOWN_MANIFEST_FIELDS.includes(key))
     .map((key) => `unknown manifest field "${key}" ignored`);
   return { ok: true, manifest, entryPath: entry.path, warnings };
 }

@@ -5,7 +5,7 @@
  */
 import { basename } from 'node:path';
 import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
-import type { InstallRecord, KernelConfig, PluginsConfig } from '../config/schema.js';
+import type { InstallRecord, KernelConfig, PluginsConfig } from '../generated/types.js';
 import { formatPath, type PathSegment } from '../config/path.js';
 import { validateWith, type JsonSchema } from '../validation.js';
 import type { PluginCandidate, PluginOrigin } from './discovery.js';
@@ -58,7 +58,7 @@ export function resolvePlugins(input: {
   inline: readonly PluginManifest[];
   config: KernelConfig;
 }): { records: PluginRecord[]; issues: ConfigIssue[]; diagnostics: Diagnostic[] } {
-  const plugins = (input.config.plugins ?? {}) as PluginsConfig;
+  const plugins: PluginsConfig = input.config.plugins ?? {};
   const records: PluginRecord[] = [];
   const issues: ConfigIssue[] = [];
   const diagnostics: Diagnostic[] = [];
@@ -81,18 +81,10 @@ export function resolvePlugins(input: {
     if (!result.ok) {
       // A broken manifest cannot claim an id; it is listed under its directory name.
       const label = result.id ?? basename(candidate.dir);
-      records.push({
-        id: byId.has(label) ? `${label} (${candidate.dir})` : label,
-        name: label,
-        origin: candidate.origin,
-        dir: candidate.dir,
-        slots: [],
-        enabled: false,
-        reason: 'manifest is invalid',
-        status: 'failed',
-        error: result.error,
-        warnings: [],
-      });
+      const id = byId.has(label) ? `${label} (${candidate.dir})` : label;
+      const failed = { status: 'failed', reason: 'manifest is invalid', error: result.error } as const;
+      const { origin, dir } = candidate;
+      records.push({ id, name: label, origin, dir, slots: [], enabled: false, warnings: [], ...failed });
       continue;
     }
     const record = baseRecord(result.manifest, candidate.origin, candidate.dir);
@@ -119,10 +111,8 @@ export function resolvePlugins(input: {
   for (const record of byId.values()) {
     if (record.status === 'failed' || !record.manifest) continue;
     const byDefault = record.manifest.enabledByDefault === true;
-    const enablement = resolveEnablement(record.id, record.origin, record.slots, byDefault, plugins);
-    record.enabled = enablement.enabled;
-    record.reason = enablement.reason;
-    record.status = enablement.enabled ? 'ready' : 'disabled';
+    Object.assign(record, resolveEnablement(record.id, record.origin, record.slots, byDefault, plugins));
+    record.status = record.enabled ? 'ready' : 'disabled';
     record.install = plugins.installs?.[record.id];
   }
 
@@ -143,12 +133,8 @@ export function resolvePlugins(input: {
     if (!owner) {
       issues.push({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' });
     } else if (!owner.enabled) {
-      issues.push({
-        level: 'warning',
-        path: key,
-        message: `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`,
-        owner: owner.id,
-      });
+      const message = `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`;
+      issues.push({ level: 'warning', path: key, message, owner: owner.id });
     }
   }
 
@@ -171,20 +157,10 @@ export function resolvePlugins(input: {
 
 /** A record before enablement has been decided: off, with no reason yet. */
 export function baseRecord(manifest: PluginManifest, origin: PluginOrigin, dir?: string): PluginRecord {
-  return {
-    id: manifest.id,
-    name: manifest.name ?? manifest.id,
-    description: manifest.description,
-    version: manifest.version,
-    origin,
-    dir,
-    manifest,
-    slots: manifestSlots(manifest),
-    enabled: false,
-    reason: '',
-    status: 'disabled',
-    warnings: [],
-  };
+  const { id, name = id, description, version } = manifest;
+  const off = { enabled: false, reason: '', status: 'disabled' } as const;
+  const slots = manifestSlots(manifest);
+  return { id, name, description, version, origin, dir, manifest, slots, ...off, warnings: [] };
 }
 
 function where(record: PluginRecord): string {
@@ -250,10 +226,10 @@ function validatePluginConfig(record: PluginRecord, config: KernelConfig, plugin
   };
   const manifest = record.manifest!;
   const given = plugins.entries?.[record.id]?.config;
-  const schema = manifest.configSchema as JsonSchema;
   const configPath = ['plugins', 'entries', record.id, 'config'];
   record.config =
-    (given === undefined && unconfiguredDefaults(schema)) || validated(schema, given ?? {}, configPath, "the plugin's configSchema");
+    (given === undefined && unconfiguredDefaults(manifest.configSchema)) ||
+    validated(manifest.configSchema, given ?? {}, configPath, "the plugin's configSchema");
   record.sections = {};
   for (const [section, sectionSchema] of Object.entries(manifest.configSections ?? {})) {
     record.sections[section] = validated(sectionSchema as JsonSchema, config[section], [section], 'schema');

@@ -7,7 +7,6 @@
  * It is also the one path by which events reach clients: any plugin `emit`s a registered
  * event here and the transport (the gateway plugin) delivers it to connections.
  */
-import type { ValidateFunction } from 'ajv';
 import { compileSchema, formatErrors, type JsonSchema, type SchemaIssue } from '../validation.js';
 
 export interface MethodSpec {
@@ -51,13 +50,11 @@ interface MethodEntry extends MethodSpec {
   owner: string;
   /** False while only the manifest has declared it. */
   registered: boolean;
-  validate?: ValidateFunction;
 }
 
 interface EventEntry extends EventSpec {
   name: string;
   owner: string;
-  validate?: ValidateFunction;
 }
 
 export type Validation<T> = { ok: true; value: T } | { ok: false; issues: SchemaIssue[] };
@@ -86,10 +83,8 @@ export class ProtocolRegistry {
 
   /** Drop everything `owner` registered (the declarations from its manifest stay). */
   unregisterOwner(owner: string): void {
-    for (const entry of this.methods.values()) {
-      if (entry.owner === owner) {
-        this.methods.set(entry.name, { name: entry.name, owner, registered: false });
-      }
+    for (const { name, owner: holder } of this.methods.values()) {
+      if (holder === owner) this.methods.set(name, { name, owner, registered: false });
     }
     for (const [name, entry] of this.events) if (entry.owner === owner) this.events.delete(name);
   }
@@ -140,15 +135,13 @@ export class ProtocolRegistry {
     const entry = this.methods.get(method);
     if (!entry) return { ok: false, issues: [{ path: 'method', message: `unknown method "${method}"` }] };
     if (!entry.params) return { ok: true, value: params };
-    entry.validate ??= compileSchema(entry.params);
-    return check(entry.validate, params === undefined ? {} : params, 'params');
+    return check(entry.params, params === undefined ? {} : params, 'params');
   }
 
   validateEventPayload(event: string, payload: unknown): Validation<unknown> {
     const entry = this.events.get(event);
     if (!entry?.payload) return { ok: true, value: payload };
-    entry.validate ??= compileSchema(entry.payload);
-    return check(entry.validate, payload, 'payload');
+    return check(entry.payload, payload, 'payload');
   }
 }
 
@@ -161,7 +154,9 @@ function claimed<E extends { owner: string }>(map: Map<string, E>, kind: string,
   return existing;
 }
 
-function check(validate: ValidateFunction, value: unknown, at: string): Validation<unknown> {
+/** compileSchema keeps each schema's validator, so this compiles once per schema. */
+function check(schema: JsonSchema, value: unknown, at: string): Validation<unknown> {
+  const validate = compileSchema(schema);
   if (validate(value)) return { ok: true, value };
   return { ok: false, issues: formatErrors(validate.errors ?? [], value, [at]) };
 }

@@ -10,10 +10,10 @@
  * tool) come back as error results, never as exceptions, so one bad call cannot end a run.
  */
 import type { HookBus } from '../hooks/bus.js';
-import type { HookContext, TranscriptMessage } from '../hooks/catalog.js';
+import type { HookContext } from '../hooks/catalog.js';
 import type { Redactor } from '../redact.js';
 import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
-import { compileSchema, formatErrors, type JsonSchema } from '../validation.js';
+import { compileSchema, formatErrors } from '../validation.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -64,84 +64,73 @@ export function capResult(result: ToolResult, maxChars: number): ToolResult {
 
 export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest): Promise<ToolCallOutcome> {
   const started = performance.now();
+  const { name, toolCallId, context } = request;
   // No run signal here: a tool call always ends with a result for the transcript, so its
   // hooks are bounded by their timeouts only.
-  const hookCtx: HookContext = { agentId: request.context.agentId, sessionKey: request.context.sessionKey, runId: request.context.runId };
-  let params = request.params;
-  let blocked = false;
-  let result: ToolResult;
-
+  const hookCtx: HookContext = { agentId: context.agentId, sessionKey: context.sessionKey, runId: context.runId };
   // Text and details; image bytes are left as they are (value() skips them).
   const mask = <T>(value: T): T => deps.redact.value(value);
+  let params = request.params;
+  let blocked = false;
 
-  const finish = (value: ToolResult): ToolCallOutcome => {
-    const capped = capResult(mask(value), request.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
-    let message: ToolResultMessage = {
-      role: 'toolResult',
-      toolCallId: request.toolCallId,
-      toolName: request.name,
-      content: capped.content,
-      isError: capped.isError === true,
-      ...(capped.details !== undefined ? { details: capped.details } : {}),
-      timestamp: Date.now(),
-    };
-    const persisted = deps.hooks.runSync(
-      'tool_result_persist',
-      { toolName: request.name, toolCallId: request.toolCallId, message: message as unknown as TranscriptMessage },
-      hookCtx,
-    );
-    if (persisted.message) message = mask(persisted.message as unknown as ToolResultMessage);
-    return { message, result: capped, params, blocked, durationMs: performance.now() - started };
+  const run = async (): Promise<ToolResult> => {
+    if (request.allowed && !request.allowed(name)) {
+      blocked = true;
+      return errorResult(`Tool "${name}" is not allowed by the tool policy for this agent.`);
+    }
+    const hook = await deps.hooks.runModifying('before_tool_call', { toolName: name, toolCallId, params }, hookCtx);
+    if (hook.params) params = hook.params;
+    if (hook.block) {
+      blocked = true;
+      return errorResult(`Tool call blocked: ${hook.blockReason ?? 'a before_tool_call hook refused it'}`);
+    }
+    let tool: ToolDefinition | undefined;
+    try {
+      tool = await deps.capabilities.find('tool', name);
+    } catch (error) {
+      return errorResult(`Tool "${name}" is unavailable: ${(error as Error).message}`);
+    }
+    if (!tool) return errorResult(`Unknown tool "${name}".`);
+    const validate = compileSchema(tool.parameters);
+    const checked = structuredClone(params);
+    if (!validate(checked)) {
+      const issues = formatErrors(validate.errors ?? [], checked, []).map((issue) => `${issue.path}: ${issue.message}`);
+      return errorResult(`Invalid arguments for ${name}: ${issues.join('; ')}`, { issues });
+    }
+    params = checked;
+    try {
+      const result = await tool.execute(params, { ...context, toolCallId });
+      if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');
+      return result;
+    } catch (error) {
+      if (context.signal?.aborted) return errorResult(`Tool ${name} was aborted.`);
+      return errorResult(`Tool ${name} failed: ${(error as Error).message ?? String(error)}`);
+    }
   };
 
-  if (request.allowed && !request.allowed(request.name)) {
-    blocked = true;
-    return after(finish(errorResult(`Tool "${request.name}" is not allowed by the tool policy for this agent.`)));
-  }
+  const result = capResult(mask(await run()), request.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
+  const { content, details } = result;
+  const isError = result.isError === true;
+  let message: ToolResultMessage = {
+    role: 'toolResult',
+    toolCallId,
+    toolName: name,
+    content,
+    isError,
+    ...(details !== undefined ? { details } : {}),
+    timestamp: Date.now(),
+  };
+  const persisted = deps.hooks.runSync('tool_result_persist', { toolName: name, toolCallId, message }, hookCtx);
+  if (persisted.message) message = mask(persisted.message as ToolResultMessage);
+  const durationMs = performance.now() - started;
 
-  const hook = await deps.hooks.runModifying('before_tool_call', { toolName: request.name, toolCallId: request.toolCallId, params }, hookCtx);
-  if (hook.params) params = hook.params;
-  if (hook.block) {
-    blocked = true;
-    return after(finish(errorResult(`Tool call blocked: ${hook.blockReason ?? 'a before_tool_call hook refused it'}`)));
+  const error = isError ? content.map((part) => (part.type === 'text' ? part.text : '')).join('\n') : undefined;
+  const event = { toolName: name, toolCallId, params, result, ...(error ? { error } : {}), durationMs };
+  const changed = (await deps.hooks.runModifying('after_tool_call', event, hookCtx)).result as ToolResult | undefined;
+  if (changed && typeof changed === 'object' && Array.isArray(changed.content)) {
+    const replaced = mask(changed);
+    message = { ...message, content: replaced.content, isError: replaced.isError === true };
+    return { message, result: replaced, params, blocked, durationMs };
   }
-
-  let tool: ToolDefinition | undefined;
-  try {
-    tool = await deps.capabilities.find('tool', request.name);
-  } catch (error) {
-    return after(finish(errorResult(`Tool "${request.name}" is unavailable: ${(error as Error).message}`)));
-  }
-  if (!tool) return after(finish(errorResult(`Unknown tool "${request.name}".`)));
-
-  const validate = compileSchema(tool.parameters as JsonSchema);
-  const checked = structuredClone(params);
-  if (!validate(checked)) {
-    const issues = formatErrors(validate.errors ?? [], checked, []).map((issue) => `${issue.path}: ${issue.message}`);
-    return after(finish(errorResult(`Invalid arguments for ${request.name}: ${issues.join('; ')}`, { issues })));
-  }
-  params = checked as Record<string, unknown>;
-
-  try {
-    result = await tool.execute(params, { ...request.context, toolCallId: request.toolCallId });
-    if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');
-  } catch (error) {
-    if (request.context.signal?.aborted) result = errorResult(`Tool ${request.name} was aborted.`);
-    else result = errorResult(`Tool ${request.name} failed: ${(error as Error).message ?? String(error)}`);
-  }
-  return after(finish(result));
-
-  async function after(outcome: ToolCallOutcome): Promise<ToolCallOutcome> {
-    const error = outcome.result.isError ? outcome.result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n') : undefined;
-    const changed = await deps.hooks.runModifying(
-      'after_tool_call',
-      { toolName: request.name, toolCallId: request.toolCallId, params: outcome.params, result: outcome.result, ...(error ? { error } : {}), durationMs: outcome.durationMs },
-      hookCtx,
-    );
-    if (changed.result && typeof changed.result === 'object' && Array.isArray((changed.result as ToolResult).content)) {
-      const replaced = mask(changed.result as ToolResult);
-      return { ...outcome, result: replaced, message: { ...outcome.message, content: replaced.content, isError: replaced.isError === true } };
-    }
-    return outcome;
-  }
+  return { message, result, params, blocked, durationMs };
 }

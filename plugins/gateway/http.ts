@@ -5,7 +5,7 @@
  * request stream unread, so handlers get the raw request exactly as it arrived.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { KernelServices, Logger } from '../../sdk/index.js';
+import { pathUnder, type CapabilityLookup, type HttpRouteDefinition, type KernelServices, type Logger } from '../../sdk/index.js';
 import { safeEqual } from './handshake.js';
 import { isLoopbackHost } from '../../sdk/gateway-auth.js';
 import { clientKey, type AuthRateLimiter } from './rate-limit.js';
@@ -52,6 +52,31 @@ export function httpAuthorize(req: IncomingMessage, settings: GatewaySettings, l
   return unauthorized;
 }
 
+/**
+ * The route for a request: the plugin whose manifest `httpRoutes` prefix holds the path
+ * (longest wins) is loaded, then its registered routes are matched, exact paths before
+ * wildcard prefixes and longer prefixes first. Rejects when the owning plugin cannot load.
+ */
+export async function findRoute(
+  capabilities: CapabilityLookup,
+  method: string,
+  path: string,
+): Promise<{ pluginId: string; route: HttpRouteDefinition } | undefined> {
+  let owner: { id: string; length: number } | undefined;
+  for (const [prefix, id] of capabilities.routePrefixes()) {
+    if (pathUnder(path, prefix) && (!owner || prefix.length > owner.length)) owner = { id, length: prefix.length };
+  }
+  if (!owner) return undefined;
+  const upper = method.toUpperCase();
+  const matches = (route: HttpRouteDefinition) =>
+    (route.method === '*' || route.method === upper || (upper === 'HEAD' && route.method === 'GET')) &&
+    (route.path === path || (route.path.endsWith('/*') && pathUnder(path, route.path.slice(0, -2))));
+  const wildcard = (route: HttpRouteDefinition) => Number(route.path.endsWith('/*'));
+  const routes = (await capabilities.routes(owner.id)).sort((a, b) => wildcard(a) - wildcard(b) || b.path.length - a.path.length);
+  const route = routes.find(matches);
+  return route ? { pluginId: owner.id, route } : undefined;
+}
+
 export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
   const { default: Fastify } = await import('fastify');
   let handler!: (req: IncomingMessage, res: ServerResponse) => void;
@@ -75,7 +100,7 @@ export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     scope.all('/*', async (request, reply) => {
       const path = request.url.split('?')[0]!;
-      const found = await options.kernel.capabilities.route(request.method, path).catch((error: Error) => {
+      const found = await findRoute(options.kernel.capabilities, request.method, path).catch((error: Error) => {
         options.logger.error(`route ${path} unavailable: ${error.message}`);
         return null;
       });

@@ -5,16 +5,15 @@
  * narrow `api.on` and `api.kernel.hooks` so handlers and callers are fully typed.
  */
 import type * as K from '../../kernel/index.js';
-import type {
-  HookContext,
-  HookName,
-  ModifyingHookName,
-  SyncHookName,
-  TranscriptMessage,
-  VoidHookName,
-} from '../../kernel/index.js';
+import type { HookContext, HookName, ModifyingHookName, SyncHookName, VoidHookName } from '../../kernel/index.js';
 
-export type { HookContext, HookName, ModifyingHookName, SyncHookName, TranscriptMessage, VoidHookName };
+export type { HookContext, HookName, ModifyingHookName, SyncHookName, VoidHookName };
+
+export interface TranscriptMessage {
+  role: 'user' | 'assistant' | 'toolResult' | 'system';
+  content: unknown;
+  [key: string]: unknown;
+}
 
 export interface ToolCallRef {
   id: string;

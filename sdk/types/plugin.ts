@@ -34,7 +34,7 @@ export interface CapabilityLookup extends K.CapabilityLookup {
   get<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind]>;
   find<Kind extends K.CapabilityKind>(kind: Kind, name: string): Promise<CapabilityTypes[Kind] | undefined>;
   slot<S extends SlotName>(slot: S): Promise<CapabilityTypes[S] | undefined>;
-  route(method: string, path: string): Promise<{ pluginId: string; route: HttpRouteDefinition } | undefined>;
+  routes(pluginId: string): Promise<HttpRouteDefinition[]>;
 }
 
 /** The kernel as a plugin sees it. */

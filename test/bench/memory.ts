@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLogger } from '../../kernel/index.js';
+import { createLogger } from '../../sdk/index.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
 import { createHashEmbedder } from '../../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../../sdk/memory/settings.js';

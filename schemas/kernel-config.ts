@@ -1,14 +1,13 @@
 /**
- * The part of openclaw.json the kernel itself owns, as TypeBox. This module is read at
- * build time (`npm run gen`) to produce kernel/generated/schemas.ts; runtime code imports
- * only the generated JSON Schema and, from here, types.
+ * The part of openclaw.json the kernel itself owns, as TypeBox: a build input. `npm run gen`
+ * turns it into kernel/generated/ (JSON Schema, a precompiled validator and the static
+ * types); nothing at run time imports this file.
  *
  * Sections owned by plugins (gateway, channels, memory, …) are declared in those plugins'
  * manifests (`configSections`) and validated against their schemas.
  */
-import { Type, type Static } from 'typebox';
-import { HOOK_NAMES } from '../hooks/catalog.js';
-
+import { Type } from 'typebox';
+import { HOOK_NAMES } from '../kernel/hooks/catalog.js';
 
 const Strict = { additionalProperties: false } as const;
 const Open = { additionalProperties: true } as const;
@@ -178,8 +177,3 @@ export const KernelConfigSchema = Type.Object(
   },
   Open,
 );
-
-export type PluginEntry = Static<typeof PluginEntrySchema>;
-export type InstallRecord = Static<typeof InstallRecordSchema>;
-export type PluginsConfig = Static<typeof PluginsConfigSchema>;
-export type KernelConfig = Static<typeof KernelConfigSchema> & Record<string, unknown>;

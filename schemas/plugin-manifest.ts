@@ -1,14 +1,14 @@
 /**
- * `openclaw.plugin.json`, as TypeBox. Build-time source of manifests/openclaw.plugin.schema.json
- * and kernel/generated/schemas.ts; runtime code imports only types from here.
+ * `openclaw.plugin.json`, as TypeBox: a build input. `npm run gen` turns it into
+ * manifests/openclaw.plugin.schema.json and kernel/generated/ (JSON Schema, validator, types).
  *
  * A manifest is what the host reads instead of running plugin code: identity, config
  * schema, and every capability the plugin will register, so listing, validation, routing
  * and help work while the plugin's module stays unloaded.
  */
-import { Type, type Static } from 'typebox';
-import { HOOK_NAMES } from '../hooks/catalog.js';
-import { SLOT_NAMES } from '../config/keys.js';
+import { Type } from 'typebox';
+import { HOOK_NAMES } from '../kernel/hooks/catalog.js';
+import { SLOT_NAMES } from '../kernel/config/keys.js';
 
 const Strict = { additionalProperties: false } as const;
 const Open = { additionalProperties: true } as const;
@@ -112,4 +112,18 @@ export const PluginManifestSchema = Type.Object(
   { ...Open, description: 'claw / OpenClaw plugin manifest (openclaw.plugin.json).' },
 );
 
-export type PluginManifest = Static<typeof PluginManifestSchema>;
+/**
+ * OpenClaw manifest fields claw accepts but does not act on, so OpenClaw plugins still
+ * load; any other unknown key is reported as a warning.
+ */
+export const FOREIGN_FIELDS = [
+  'enabledByDefaultOnPlatforms', 'legacyPluginIds', 'autoEnableWhenConfiguredProviders',
+  'providerCatalogEntry', 'capabilityCatalogEntry', 'modelSupport', 'modelCatalog', 'modelPricing',
+  'modelIdNormalization', 'providerEndpoints', 'providerRequest', 'secretProviderIntegrations',
+  'cliBackends', 'syntheticAuthRefs', 'nonSecretAuthMarkers', 'commandAliases', 'providerUsageAuthEnvVars',
+  'providerAuthAliases', 'providerAuthChoices', 'backupResources', 'setup', 'doctorContract',
+  'doctorHealthChecks', 'sessionRouteStateOwners', 'qaRunners', 'dashboard', 'mcpServers', 'themes',
+  'contracts', 'transcriptSources', 'configContracts', 'mediaUnderstandingProviderMetadata',
+  'imageGenerationProviderMetadata', 'videoGenerationProviderMetadata', 'musicGenerationProviderMetadata',
+  'toolMetadata', 'channelConfigs', 'channelAccountKeyPolicies', 'catalog', 'categories', 'configGroups',
+];
