@@ -5,11 +5,11 @@
  * plugin CLI that needs the running gateway use this, so they all connect the same way.
  */
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { writeJsonAtomic } from '../kernel/index.js';
 import { OPERATOR_SCOPES } from '../kernel/protocol/constants.js';
 import { isLoopbackHost } from './gateway-auth.js';
+import { lockHolderAlive } from './lock-holder.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';
 import { loadOrCreateDeviceIdentity } from './device-auth.js';
 
@@ -28,23 +28,7 @@ export function gatewayLockPath(stateDir: string): string {
   return join(stateDir, 'gateway.lock');
 }
 
-/** Is the process that wrote `info` still running (on this machine)? */
-export function lockHolderAlive(info: GatewayLockInfo | undefined): boolean {
-  if (!info || !Number.isInteger(info.pid) || info.pid <= 0) return false;
-  if (info.hostname !== hostname()) return true; // Cannot check another machine's pids: assume alive.
-  try {
-    process.kill(info.pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  // A recycled pid belongs to some unrelated program: on Linux, check it is a node process.
-  try {
-    const cmdline = readFileSync(`/proc/${info.pid}/cmdline`, 'utf8');
-    return /node|claw/.test(cmdline);
-  } catch {
-    return true;
-  }
-}
+export { lockHolderAlive } from './lock-holder.js';
 
 /** The lock of the gateway running for this state dir, if one is. */
 export function runningGateway(stateDir: string): GatewayLockInfo | undefined {
