@@ -4,7 +4,7 @@
  * covered by transcript-validity.test.ts.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, statSync, utimesSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ function sleeper(): Promise<{ pid: number; kill(): Promise<void> }> {
 describe('session lock', () => {
   it('names its holder in an owner-only file, one file per key, removed on release', async () => {
     const dir = tempDir('claw-lock-unit-');
-    const lock = await acquireSessionLock(dir, KEY);
+    const lock = await acquireSessionLock(dir, KEY, { lingerMs: 0 });
     expect(lock.file).toBe(sessionLockPath(dir, KEY));
     expect(lock.file).toMatch(/locks\/agent_main_telegram_group_-100_7-[0-9a-f]{10}\.lock$/);
     expect(sessionLockPath(dir, 'agent:main:telegram:group:-100:7')).not.toBe(lock.file);
@@ -100,11 +100,25 @@ describe('session lock', () => {
 
   it('release never removes a lock that is no longer ours', async () => {
     const dir = tempDir('claw-lock-unit-');
-    const lock = await acquireSessionLock(dir, KEY);
-    // Taken over meanwhile (e.g. judged stale by another host).
+    const lock = await acquireSessionLock(dir, KEY, { lingerMs: 0 });
+    // Taken over meanwhile (e.g. judged stale by another host): a new file in its place.
+    rmSync(lock.file);
     foreignLock(dir, 1, 'newer');
     lock.release();
     expect(JSON.parse(readFileSync(lock.file, 'utf8')).token).toBe('newer');
+  });
+
+  it('lingers briefly after release, so the next turn of the session takes it at no cost', async () => {
+    const dir = tempDir('claw-lock-unit-');
+    const first = await acquireSessionLock(dir, KEY, { lingerMs: 150 });
+    const ino = statSync(first.file).ino;
+    first.release();
+    expect(statSync(first.file).ino).toBe(ino);
+    const again = await acquireSessionLock(dir, KEY, { lingerMs: 150 });
+    expect(statSync(again.file).ino).toBe(ino);
+    again.release();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(existsSync(again.file)).toBe(false);
   });
 });
 

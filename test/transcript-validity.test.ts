@@ -6,14 +6,14 @@
  * `claw agent --local` processes) against the fake model on 127.0.0.1, which records the
  * exact requests it receives and rejects invalid tool pairing as the real APIs do.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agentEvents, runAgent, startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from './fakes/llm-server.js';
-import { claw, tempDir } from './helpers.js';
+import { CLI, claw, tempDir } from './helpers.js';
 import { ABORTED_TOOL_RESULT } from '../sdk/sessions/tool-pairing.js';
 
 let harness: AgentHarness | undefined;
@@ -62,7 +62,7 @@ describe('steer never drops a message', () => {
     const h = harness;
     h.fake.script({ text: `A long answer. ${'words '.repeat(60)}`, delayMs: 10, chunkSize: 6 }, { text: 'Answer to the steered message.' });
     const first = runAgent(h.client, { message: 'tell me a story' });
-    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'), 5000, 'streaming');
+    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'), 20_000, 'streaming');
     const second = runAgent(h.client, { message: 'and make it short' });
     const [a, b] = await Promise.all([first, second]);
     expect(b.ack.disposition).toBe('steered');
@@ -89,7 +89,7 @@ describe('steer never drops a message', () => {
     const h = harness;
     h.fake.script({ text: 'x'.repeat(400), delayMs: 10, chunkSize: 4 });
     const first = runAgent(h.client, { message: 'talk' });
-    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'), 5000, 'streaming');
+    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'), 20_000, 'streaming');
     const steered = runAgent(h.client, { message: 'steered' });
     await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'steer-queued'), 3000, 'steer');
     const stop = await runAgent(h.client, { message: '/stop' });
@@ -306,7 +306,7 @@ describe('one writer per session across processes', () => {
   let fake: FakeLlm;
   afterAll(() => fake?.close());
 
-  it('two `claw agent --local` runs on one session: the second waits, the transcript stays in order', async () => {
+  it('two `claw agent --local` runs on one session: the second waits (and says so), the transcript stays in order', async () => {
     fake = await startFakeLlm();
     const stateDir = tempDir('claw-lock-');
     writeFileSync(
@@ -314,34 +314,43 @@ describe('one writer per session across processes', () => {
       JSON.stringify({ agents: { defaults: { model: 'openai/gpt-4.1' } }, models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-test' } } } }),
     );
     const env = { OPENCLAW_STATE_DIR: stateDir };
-    // The first run streams slowly; the second must not start writing while it does.
-    fake.script({ text: `first ${'slow '.repeat(60)}`, delayMs: 25, chunkSize: 5 }, { text: 'second answer' });
+    // The first run's model answers only once the second process has said it is waiting.
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let answered = 0;
+    fake.respond(async () => (answered++ === 0 ? (await gate, { text: 'first answer' }) : { text: 'second answer' }));
     const one = claw(['agent', '--local', '--message', 'one'], env);
     await until(() => fake.requests.length === 1, 15_000, 'the first request');
-    const two = claw(['agent', '--local', '--message', 'two', '--json'], env);
+    const child = spawn(process.execPath, [CLI, 'agent', '--local', '--message', 'two', '--json'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const two = new Promise<number>((resolve) => child.once('close', (code) => resolve(code ?? -1)));
+    await until(() => stderr.includes('[waiting]'), 15_000, 'the second process to wait');
+    expect(stderr).toMatch(/\[waiting\] the session is in use by another process \(pid \d+\)/);
+    expect(fake.requests).toHaveLength(1);
+    openGate();
     const first = await one;
-    const firstDone = Date.now();
-    const second = await two;
     expect(first.code, first.stderr).toBe(0);
-    expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ status: 'ok', summary: 'second answer' });
+    expect(first.stdout).toBe('first answer\n');
+    expect(await two, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ status: 'ok', summary: 'second answer' });
     expect(fake.requests).toHaveLength(2);
-    expect(fake.requests[1]!.at).toBeGreaterThan(firstDone - 1000);
     // The second saw the first's whole turn.
-    expect(chat(fake.requests[1]!).map((message) => [message.role, text(message.content).slice(0, 5)])).toEqual([
+    expect(chat(fake.requests[1]!).map((message) => [message.role, text(message.content)])).toEqual([
       ['user', 'one'],
-      ['assistant', 'first'],
+      ['assistant', 'first answer'],
       ['user', 'two'],
     ]);
     const entries = transcript(stateDir);
     expect(entries.filter((entry) => entry.type === 'session')).toHaveLength(1);
-    expect(entries.filter((entry) => entry.type === 'message').map((entry) => text(entry.message.content).slice(0, 5))).toEqual(['one', 'first', 'two', 'secon']);
+    expect(entries.filter((entry) => entry.type === 'message').map((entry) => text(entry.message.content))).toEqual(['one', 'first answer', 'two', 'second answer']);
     // Each entry's parent is the one before it: one chain, no interleaving.
     for (let index = 2; index < entries.length; index++) expect(entries[index].parentId).toBe(entries[index - 1].id);
   });
 
   it('a lock left by a dead process is taken over at once', async () => {
-    fake ??= await startFakeLlm();
     fake.reset();
     const stateDir = tempDir('claw-lock-stale-');
     writeFileSync(

@@ -528,7 +528,7 @@ export class AgentRuntime {
     let lock: SessionLock | undefined;
     try {
       const store = this.store(agentId);
-      // Another process (`claw agent --local`, a second gateway's CLI) may be writing this session.
+      // One writer per session across processes: `claw agent --local` beside the gateway, or another local run.
       lock = await acquireSessionLock(store.dir, sessionKey, {
         signal: controller.signal,
         onWait: (holder) => this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'waiting', reason: 'session-lock', ...(holder ? { holderPid: holder.pid } : {}) }),

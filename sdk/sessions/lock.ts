@@ -7,14 +7,14 @@
  * The lock is a file beside the transcripts, `locks/<session key>.lock`, naming its holder
  * (pid, host, when). It is keyed by the session key rather than the transcript so that the
  * session store's choice of transcript (a new session on first use or after a reset) is
- * made under the lock too. The file is written whole and then link(2)ed into place, so it
- * never exists half-written and two contenders cannot both create it. The holder touches
+ * made under the lock too. The file is created with O_EXCL, so two contenders cannot
+ * both create it. The holder touches
  * it while it holds it; a lock is taken over only when its holder is gone (a dead pid on
  * this host) or it has not been touched for `staleMs` (a holder on another host, or a pid
  * recycled by an unrelated process).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, futimesSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
@@ -22,7 +22,10 @@ import { lockHolderAlive } from '../lock-holder.js';
 
 /** A holder that stopped touching its lock this long ago is gone. */
 export const SESSION_LOCK_STALE_MS = 10 * 60_000;
+/** How long a session lock outlives its run in case the session's next turn follows. */
+export const SESSION_LOCK_LINGER_MS = 1000;
 const POLL_MS = 50;
+const HOST = hostname();
 
 export interface SessionLockInfo {
   pid: number;
@@ -60,6 +63,14 @@ export interface SessionLockOptions {
   onWait?: (holder: SessionLockInfo | undefined) => void;
   /** How often a waiter looks again (default 50 ms). */
   pollMs?: number;
+  /** Touch the file while held (default true); a lock held for milliseconds needs no proof of life. */
+  heartbeat?: boolean;
+  /**
+   * After release, keep the file this long (default 0) so this process can take the lock
+   * again at no cost: turns of one session follow each other closely, and another process
+   * waits at most this much longer.
+   */
+  lingerMs?: number;
 }
 
 /** `<sessionsDir>/locks/<key>.lock`; the key is spelled out where it can be, with a hash so distinct keys never share a file. */
@@ -83,7 +94,7 @@ const heldHere = new Map<string, Promise<void>>();
 
 function stale(file: string, holder: SessionLockInfo | undefined, staleMs: number): boolean {
   // Our own pid on a lock this process does not hold: a previous run of this pid died holding it.
-  if (holder && holder.pid === process.pid && holder.hostname === hostname()) return true;
+  if (holder && holder.pid === process.pid && holder.hostname === HOST) return true;
   if (holder && !lockHolderAlive(holder)) return true;
   try {
     return Date.now() - statSync(file).mtimeMs > staleMs;
@@ -92,18 +103,29 @@ function stale(file: string, holder: SessionLockInfo | undefined, staleMs: numbe
   }
 }
 
-/** One attempt: the lock, or the current holder. */
-function tryCreate(file: string, mine: SessionLockInfo): boolean {
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  writeFileSync(temp, `${JSON.stringify(mine)}\n`, { mode: PRIVATE_FILE_MODE });
+/**
+ * One attempt (O_EXCL: only one contender creates the file). Returns the new file, still
+ * open, or undefined when the lock exists. A contender reading the file before its content
+ * is written sees no holder but a fresh file, which counts as held.
+ */
+function tryCreate(file: string, mine: SessionLockInfo): Pick<Holding, 'fd' | 'ino'> | undefined {
+  let fd: number;
   try {
-    linkSync(temp, file);
-    return true;
+    fd = openSync(file, 'wx', PRIVATE_FILE_MODE);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return false;
-  } finally {
-    rmSync(temp, { force: true });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return undefined;
+    if (code !== 'ENOENT') throw error;
+    ensurePrivateDir(dirname(file));
+    fd = openSync(file, 'wx', PRIVATE_FILE_MODE);
+  }
+  try {
+    writeSync(fd, `${JSON.stringify(mine)}\n`);
+    return { fd, ino: fstatSync(fd).ino };
+  } catch (error) {
+    closeSync(fd);
+    rmSync(file, { force: true });
+    throw error;
   }
 }
 
@@ -132,12 +154,34 @@ function breakStale(file: string, seen: SessionLockInfo | undefined): void {
 
 function describe(holder: SessionLockInfo | undefined): string {
   if (!holder) return 'another process';
-  return `process ${holder.pid}${holder.hostname === hostname() ? '' : ` on ${holder.hostname}`} (since ${holder.acquiredAt})`;
+  return `process ${holder.pid}${holder.hostname === HOST ? '' : ` on ${holder.hostname}`} (since ${holder.acquiredAt})`;
 }
 
 /** Waits until the session is free (or the signal aborts), then holds it until release(). */
 export function acquireSessionLock(sessionsDir: string, sessionKey: string, options: SessionLockOptions = {}): Promise<SessionLock> {
-  return acquireFileLock(sessionLockPath(sessionsDir, sessionKey), `session ${sessionKey}`, sessionKey, options);
+  return acquireFileLock(sessionLockPath(sessionsDir, sessionKey), `session ${sessionKey}`, sessionKey, { lingerMs: SESSION_LOCK_LINGER_MS, ...options });
+}
+
+/** A lock file this process created and still has. */
+interface Holding {
+  /** Kept open while held: its inode cannot be reused, so a file with it at our path is ours. */
+  fd: number;
+  ino: number;
+  touch?: NodeJS.Timeout;
+  /** Set while lingering after a release. */
+  expire?: NodeJS.Timeout;
+}
+
+/** Released locks kept for a moment (see `lingerMs`), by file. */
+const lingering = new Map<string, Holding>();
+let cleanupOnExit = false;
+
+function drop(file: string, held: Holding): void {
+  clearInterval(held.touch);
+  clearTimeout(held.expire);
+  // Still our file (not taken over as stale and replaced)? Then it is ours to remove.
+  if (statSync(file, { throwIfNoEntry: false })?.ino === held.ino) rmSync(file, { force: true });
+  closeSync(held.fd);
 }
 
 /** The same kind of lock on any file path (`what` names it in errors). */
@@ -158,11 +202,18 @@ export async function acquireFileLock(file: string, what: string, sessionKey: st
   try {
     if (before) await abortable(before, options.signal, () => new SessionLockError(`${what} is busy in this process`));
 
-    ensurePrivateDir(dirname(file));
-    const mine: SessionLockInfo = { pid: process.pid, hostname: hostname(), sessionKey, acquiredAt: new Date().toISOString(), token: randomBytes(8).toString('hex') };
+    const kept = lingering.get(file);
+    if (kept) {
+      lingering.delete(file);
+      clearTimeout(kept.expire);
+      return holding(file, kept, options.lingerMs ?? 0, leaveQueue);
+    }
+    const mine: SessionLockInfo = { pid: process.pid, hostname: HOST, sessionKey, acquiredAt: new Date().toISOString(), token: randomBytes(8).toString('hex') };
     let waited = false;
+    let created: Pick<Holding, 'fd' | 'ino'> | undefined;
     for (;;) {
-      if (tryCreate(file, mine)) break;
+      created = tryCreate(file, mine);
+      if (created) break;
       const holder = readHolder(file);
       if (stale(file, holder, staleMs)) {
         breakStale(file, holder);
@@ -178,29 +229,52 @@ export async function acquireFileLock(file: string, what: string, sessionKey: st
       await sleep(options.pollMs ?? POLL_MS, options.signal);
     }
 
-    const touch = setInterval(() => {
-      try {
-        utimesSync(file, new Date(), new Date());
-      } catch {
-        // Gone (removed by hand); release() copes.
-      }
-    }, Math.max(1000, Math.min(30_000, staleMs / 4)));
-    touch.unref();
-    let released = false;
-    return {
-      file,
-      release() {
-        if (released) return;
-        released = true;
-        clearInterval(touch);
-        if (readHolder(file)?.token === mine.token) rmSync(file, { force: true });
-        leaveQueue();
-      },
-    };
+    const { fd } = created;
+    const touch =
+      options.heartbeat === false
+        ? undefined
+        : setInterval(() => {
+            try {
+              futimesSync(fd, new Date(), new Date());
+            } catch {
+              // Closed meanwhile (released); nothing to prove.
+            }
+          }, Math.max(1000, Math.min(30_000, staleMs / 4)));
+    touch?.unref();
+    return holding(file, { fd, ino: created.ino, touch }, options.lingerMs ?? 0, leaveQueue);
   } catch (error) {
     leaveQueue();
     throw error;
   }
+}
+
+function holding(file: string, held: Holding, lingerMs: number, leaveQueue: () => void): SessionLock {
+  let released = false;
+  return {
+    file,
+    release() {
+      if (released) return;
+      released = true;
+      if (lingerMs > 0) {
+        held.expire = setTimeout(() => {
+          if (lingering.get(file) !== held) return;
+          lingering.delete(file);
+          drop(file, held);
+        }, lingerMs);
+        held.expire.unref();
+        lingering.set(file, held);
+        if (!cleanupOnExit) {
+          cleanupOnExit = true;
+          process.once('exit', () => {
+            for (const [path, kept] of lingering) drop(path, kept);
+          });
+        }
+      } else {
+        drop(file, held);
+      }
+      leaveQueue();
+    },
+  };
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -378,12 +378,16 @@ export class SessionStore {
    * or a new one with a fresh sessionId when there is none or `reset` says so.
    */
   resolve(key: string, options: ResolveOptions = {}): Promise<ResolvedSession> {
-    return withLock(this.file, () =>
-      this.exclusive(() => {
+    const resets = (entry: SessionEntry) => (typeof options.reset === 'function' ? options.reset(structuredClone(entry)) : options.reset === true);
+    return withLock(this.file, () => {
+      // The common case writes nothing (the session exists, is fresh, and is not touched): no lock file needed.
+      const existing = !options.patch && options.touch === false ? this.load()[key] : undefined;
+      if (existing && !resets(existing)) return { entry: structuredClone(existing), isNew: false };
+      return this.exclusive(() => {
         const sessions = this.load();
         const current = sessions[key];
         const now = this.now();
-        const reset = current !== undefined && (typeof options.reset === 'function' ? options.reset(structuredClone(current)) : options.reset === true);
+        const reset = current !== undefined && resets(current);
 
         let base: SessionEntry;
         if (!current) {
@@ -403,13 +407,13 @@ export class SessionStore {
         const result: ResolvedSession = { entry: structuredClone(entry), isNew: !current || reset };
         if (reset && current) result.previous = structuredClone(current);
         return result;
-      }),
-    );
+      });
+    });
   }
 
   /** Runs a read-modify-write holding the store's lock file (other processes write here too). */
   private async exclusive<T>(task: () => Promise<T> | T): Promise<T> {
-    const lock = await acquireFileLock(join(this.dir, 'locks', `${STORE_FILE}.lock`), `the session store ${this.file}`, STORE_FILE, { timeoutMs: STORE_LOCK_TIMEOUT_MS, pollMs: 5 });
+    const lock = await acquireFileLock(join(this.dir, 'locks', `${STORE_FILE}.lock`), `the session store ${this.file}`, STORE_FILE, { timeoutMs: STORE_LOCK_TIMEOUT_MS, pollMs: 5, heartbeat: false });
     try {
       return await task();
     } finally {

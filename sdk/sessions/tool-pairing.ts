@@ -44,6 +44,33 @@ export function danglingToolCalls(messages: readonly ChatMessage[]): ToolCallPar
   return [];
 }
 
+/**
+ * The fast check, run on every turn's whole history: each assistant's well-formed calls
+ * answered right after it, in call order, and nothing else. No allocation per message.
+ */
+function pairedInOrder(messages: readonly ChatMessage[]): boolean {
+  const calls: ToolCallPart[] = [];
+  let answered = 0;
+  for (const message of messages) {
+    if (message.role === 'toolResult') {
+      const call = calls[answered];
+      if (!call || idOf(call.id) !== idOf(message.toolCallId)) return false;
+      answered++;
+      continue;
+    }
+    if (answered < calls.length) return false;
+    if (calls.length > 0) calls.length = 0;
+    answered = 0;
+    if (message.role !== 'assistant' || !Array.isArray(message.content)) continue;
+    for (const part of message.content) {
+      if (part.type !== 'toolCall') continue;
+      if (!wellFormed(part)) return false;
+      calls.push(part);
+    }
+  }
+  return answered === calls.length;
+}
+
 /** A call the model can be shown: providers reject calls without an id, a name or an arguments object. */
 function wellFormed(call: ToolCallPart): boolean {
   return idOf(call.id) !== '' && typeof call.name === 'string' && call.name !== '' && typeof call.arguments === 'object' && call.arguments !== null && !Array.isArray(call.arguments);
@@ -55,6 +82,7 @@ function wellFormed(call: ToolCallPart): boolean {
  * valid history costs one pass and keeps the prompt cache's prefix byte-identical.
  */
 export function repairToolPairing(messages: readonly ChatMessage[]): ChatMessage[] {
+  if (pairedInOrder(messages)) return messages as ChatMessage[];
   interface Occurrence {
     id: string;
     call: ToolCallPart;
