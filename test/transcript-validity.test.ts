@@ -350,6 +350,26 @@ describe('one writer per session across processes', () => {
     for (let index = 2; index < entries.length; index++) expect(entries[index].parentId).toBe(entries[index - 1].id);
   });
 
+  it('a run that cannot get the session before its timeout fails clearly, naming the holder', async () => {
+    harness = await startAgent();
+    const h = harness;
+    const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => holder.once('spawn', resolve));
+      const { sessionLockPath } = await import('../sdk/sessions/lock.js');
+      const lock = sessionLockPath(sessionsDir(h.gw.stateDir), 'agent:main:main');
+      mkdirSync(join(sessionsDir(h.gw.stateDir), 'locks'), { recursive: true });
+      writeFileSync(lock, JSON.stringify({ pid: holder.pid, hostname: hostname(), sessionKey: 'agent:main:main', acquiredAt: new Date().toISOString(), token: 'other' }));
+      const { ack, final } = await runAgent(h.client, { message: 'hello', timeout: 0.5 });
+      expect(final).toMatchObject({ status: 'timeout', error: expect.stringMatching(new RegExp(`session agent:main:main is in use by process ${holder.pid} \\(since .*\\); gave up waiting`)) });
+      expect(agentEvents(h.events, ack.runId).some((event) => event.data.phase === 'waiting' && event.data.holderPid === holder.pid)).toBe(true);
+      expect(h.fake.requests).toHaveLength(0);
+      expect(JSON.parse(readFileSync(lock, 'utf8')).token).toBe('other');
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
   it('a lock left by a dead process is taken over at once', async () => {
     fake.reset();
     const stateDir = tempDir('claw-lock-stale-');
