@@ -268,7 +268,9 @@ describe('session store', () => {
     const first = statSync(join(dir, 'sessions.json')).ino;
     await store.upsert('b', { label: 'two' });
     expect(statSync(join(dir, 'sessions.json')).ino).not.toBe(first);
-    expect(readdirSync(dir)).toEqual(['sessions.json']);
+    // Beside the store only its lock folder, empty once the writes are done.
+    expect(readdirSync(dir)).toEqual(['locks', 'sessions.json']);
+    expect(readdirSync(join(dir, 'locks'))).toEqual([]);
     expect(Object.keys(JSON.parse(readFileSync(join(dir, 'sessions.json'), 'utf8')))).toEqual(['a', 'b']);
   });
 

@@ -27,14 +27,18 @@ import {
   allowedTools,
   compactionCut,
   compactionThreshold,
+  danglingToolCalls,
   dayStamp,
   estimateContextTokens,
+  abortedToolResult,
+  isCompactionSummaryMessage,
   isCompactionEntry,
   isMessageEntry,
   isWritable,
   loadBootstrapFiles,
   pruneToolResults,
   renderForSummary,
+  repairToolPairing,
   scanSkills,
   summaryPrompt,
   toolPolicy,
@@ -57,6 +61,8 @@ export class Turn {
   private readonly written: ChatMessage[] = [];
   private usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
   private flushedThisCycle = false;
+  /** A memory flush is running: its messages stay out of the transcript. */
+  private flushing = false;
   private compactedOnOverflow = false;
   private lastToolError?: string;
   private pruneThisRun?: boolean;
@@ -76,7 +82,7 @@ export class Turn {
     const resolve = await hooks.runModifying('before_model_resolve', { prompt: input.message, provider: primary?.provider, model: primary?.model }, this.hookCtx);
     chain = overrideChain(chain, resolve.providerOverride, resolve.modelOverride);
 
-    const history = this.deps.transcript.messages();
+    const history = this.loadHistory();
     const build = await hooks.runModifying('before_prompt_build', { prompt: input.message, messages: history as unknown as TranscriptMessage[] }, this.hookCtx);
 
     const current = chain[0] ? parseModelRef(chain[0]) : undefined;
@@ -122,6 +128,8 @@ export class Turn {
       const text = await this.loop(state, false);
       return this.result('ok', text, state, built.report);
     } catch (error) {
+      // Calls the stopped run never answered get an "aborted" result, so the next request is valid.
+      this.closeToolCalls(state.messages);
       if (this.deps.signal.aborted || (isModelError(error) && error.kind === 'aborted')) return this.result('aborted', '', state, built.report);
       return { ...this.result('error', '', state, built.report), error: (error as Error).message ?? String(error) };
     }
@@ -150,8 +158,32 @@ export class Turn {
     return toolPolicy(this.deps.kernel, this.deps.settings, provider, model);
   }
 
+  /**
+   * The stored history as the model may see it. Calls a previous run left open at the end
+   * (a crash, another process) are answered in the transcript first; older damage is mended
+   * in memory (see tool-pairing.ts).
+   */
+  private loadHistory(): ChatMessage[] {
+    const stored = this.deps.transcript.messages();
+    const closed = this.closeToolCalls(stored);
+    return repairToolPairing(closed.length ? [...stored, ...closed] : stored);
+  }
+
+  /** Writes a synthetic "aborted" result for each call at the end of `messages` that has none. */
+  private closeToolCalls(messages: ChatMessage[]): ChatMessage[] {
+    const written: ChatMessage[] = [];
+    for (const call of danglingToolCalls(messages)) {
+      const result = abortedToolResult(call);
+      if (this.write(result)) written.push(result);
+    }
+    if (written.length) this.deps.emit('lifecycle', { phase: 'tool-results-repaired', count: written.length });
+    return written;
+  }
+
   /** Append to the transcript unless a before_message_write handler blocks it. */
   private write(message: ChatMessage): boolean {
+    // A memory flush works on a private copy of the conversation; nothing of it is stored.
+    if (this.flushing) return true;
     const hook = this.deps.kernel.hooks.runSync('before_message_write', { message: message as unknown as TranscriptMessage }, this.hookCtx);
     if (hook.block) return false;
     const final = (hook.message as unknown as ChatMessage | undefined) ?? message;
@@ -329,28 +361,41 @@ export class Turn {
     await this.compact(state, { reason: 'threshold' });
   }
 
-  /** A silent turn asking the model to write durable notes before older turns are summarised. */
+  /**
+   * A silent turn of its own asking the model to write durable notes before older turns are
+   * summarised. It runs on a private copy of the conversation: the user's message that
+   * waits for an answer is left out (the flush prompt must not bury it), and nothing the
+   * flush says is stored or reaches the main request; only what its tools did (the memory
+   * files) remains. A failed flush is skipped: it is housekeeping, not the user's answer.
+   */
   private async memoryFlush(state: LoopState): Promise<void> {
     this.deps.emit('compaction', { phase: 'memory-flush' });
     // The prompt names today's file literally, so the model needs no clock to find it.
     const today = dayStamp(new Date(), this.deps.settings.userTimezone);
     const text = this.deps.settings.compaction.memoryFlush.prompt.replaceAll('YYYY-MM-DD', today);
-    const prompt: UserMessage = { role: 'user', content: text, timestamp: Date.now() };
+    const context = [...state.messages];
+    while (context.length > 0 && context[context.length - 1]!.role === 'user' && !isCompactionSummaryMessage(context[context.length - 1]!)) context.pop();
     const flushState: LoopState = {
       ...state,
       systemPrompt: `${state.systemPrompt}\n\n${this.deps.settings.compaction.memoryFlush.systemPrompt}`,
-      messages: [...state.messages],
+      messages: [...context, { role: 'user', content: text, timestamp: Date.now() }],
     };
-    if (this.write(prompt)) flushState.messages.push(prompt);
-    await this.loop(flushState, true);
-    state.messages = flushState.messages;
-    this.deps.setStreaming(true);
+    this.flushing = true;
+    try {
+      await this.loop(flushState, true);
+    } catch (error) {
+      if (this.deps.signal.aborted || (isModelError(error) && error.kind === 'aborted')) throw error;
+      this.deps.emit('compaction', { phase: 'memory-flush-failed', error: (error as Error).message ?? String(error) });
+    } finally {
+      this.flushing = false;
+      this.deps.setStreaming(true);
+    }
   }
 
   /** `/compact` and `sessions.compact`: summarise now, outside a model turn. */
   async compactNow(options: { model?: string; instructions?: string } = {}): Promise<{ compacted: boolean; summary?: string; usage: TurnResult['usage'] }> {
     const chain = this.deps.models.chain(this.deps.settings, options.model ?? this.deps.session.model);
-    const state: LoopState = { systemPrompt: '', messages: this.deps.transcript.messages(), tools: [], chain, thinking: 'off' };
+    const state: LoopState = { systemPrompt: '', messages: repairToolPairing(this.deps.transcript.messages()), tools: [], chain, thinking: 'off' };
     const outcome = await this.compact(state, { reason: 'manual', instructions: options.instructions });
     return { ...outcome, usage: this.usage };
   }
@@ -385,7 +430,7 @@ export class Turn {
     transcript.appendCompaction({ summary, firstKeptEntryId: live[cut]?.id ?? null, tokensBefore });
     const updated = await this.deps.store.upsert(this.deps.sessionKey, (entry) => ({ compactionCount: (entry?.compactionCount ?? 0) + 1 }));
     this.flushedThisCycle = false;
-    state.messages = transcript.messages();
+    state.messages = repairToolPairing(transcript.messages());
     this.deps.emit('compaction', { phase: 'end', reason: options.reason, summarized: cut, compactions: updated.compactionCount });
     await kernel.hooks.ready('after_compaction');
     void kernel.hooks.runVoid('after_compaction', { messageCount: state.messages.length, compactedCount: cut, summary }, this.hookCtx);

@@ -166,13 +166,19 @@ class StreamPrinter {
   }
 
   event(kind: string, payload: Record<string, unknown>): void {
-    if (this.json || kind !== 'agent') return;
+    if (kind !== 'agent') return;
     if (!this.runId) {
       this.early.push({ kind, payload });
       return;
     }
     if (payload.runId !== this.runId) return;
     const data = (payload.data ?? {}) as Record<string, unknown>;
+    // On stderr even with --json: a run that waits should say why.
+    if (payload.stream === 'lifecycle' && data.phase === 'waiting' && data.reason === 'session-lock') {
+      this.ctx.stderr.write(`[waiting] the session is in use by another process${data.holderPid ? ` (pid ${String(data.holderPid)})` : ''}\n`);
+      return;
+    }
+    if (this.json) return;
     if (payload.stream === 'assistant' && typeof data.delta === 'string' && data.delta) {
       if (this.messageEnded) {
         // Text written before a tool call, then the answer: one line apart, not run together.

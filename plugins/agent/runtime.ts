@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
 import {
+  acquireSessionLock,
   type AuthProfiles,
   BlockChunker,
   isStale,
@@ -40,6 +41,8 @@ import {
   type RunResult,
   type RunStatus,
   type SessionEntry,
+  type SessionLock,
+  SessionLockError,
   type SessionPatch,
   type SessionResetConfig,
   type TurnContext,
@@ -59,8 +62,22 @@ interface ActiveRun {
   streaming: boolean;
   /** The turn is over and the reply is going out: a new message starts its own run. */
   finishing?: boolean;
-  steering: string[];
+  /** Messages steered into this run, not yet taken by the turn. */
+  steering: SteerItem[];
+  /** Steered messages the turn took: their senders get this run's result. */
+  taken: SteerItem[];
   done: Promise<RunResult>;
+}
+
+interface SteerItem {
+  input: DispatchInput;
+  acceptedAt: number;
+  /**
+   * Mode "steer": the sender waits on this, and a message the run never takes (it answered
+   * with text only, or stopped) becomes a follow-up run. Absent in "steer-backlog", which
+   * queued the follow-up already.
+   */
+  settle?: QueuedItem['settle'];
 }
 
 interface QueuedItem {
@@ -231,19 +248,24 @@ export class AgentRuntime {
   ): Promise<{ compacted: boolean; reason?: string; summarized?: number; compactions?: number; summary?: string }> {
     return this.kernel.lanes.runInSession(sessionKey, async () => {
       const store = this.store(agentId);
-      const session = await store.get(sessionKey);
-      if (!session) return { compacted: false, reason: 'no session yet' };
       const controller = new AbortController();
-      let summarized = 0;
-      const loop = await this.loop();
-      if (!loop.compact) return { compacted: false, reason: 'the agent loop in use (plugins.slots.agentLoop) cannot compact' };
-      const ctx = this.turnContext({ agentId, sessionKey } as DispatchInput, session, randomUUID(), controller, undefined, (stream, data) => {
-        if (stream === 'compaction' && data.phase === 'end') summarized = Number(data.summarized ?? 0);
-      });
-      const outcome = await loop.compact(ctx, { instructions });
-      if (!outcome.compacted) return { compacted: false, reason: 'too little history' };
-      const entry = await store.get(sessionKey);
-      return { compacted: true, summarized, compactions: entry?.compactionCount, summary: outcome.summary };
+      const lock = await acquireSessionLock(store.dir, sessionKey, { timeoutMs: this.settings(agentId).timeoutSeconds * 1000 });
+      try {
+        const session = await store.get(sessionKey);
+        if (!session) return { compacted: false, reason: 'no session yet' };
+        let summarized = 0;
+        const loop = await this.loop();
+        if (!loop.compact) return { compacted: false, reason: 'the agent loop in use (plugins.slots.agentLoop) cannot compact' };
+        const ctx = this.turnContext({ agentId, sessionKey } as DispatchInput, session, randomUUID(), controller, undefined, (stream, data) => {
+          if (stream === 'compaction' && data.phase === 'end') summarized = Number(data.summarized ?? 0);
+        });
+        const outcome = await loop.compact(ctx, { instructions });
+        if (!outcome.compacted) return { compacted: false, reason: 'too little history' };
+        const entry = await store.get(sessionKey);
+        return { compacted: true, summarized, compactions: entry?.compactionCount, summary: outcome.summary };
+      } finally {
+        lock.release();
+      }
     });
   }
 
@@ -279,7 +301,12 @@ export class AgentRuntime {
       mainSession: sessionKey === this.mainKey(agentId),
       channel: input.channel,
       signal: controller.signal,
-      takeSteering: () => active?.steering.splice(0) ?? [],
+      takeSteering: () => {
+        if (!active) return [];
+        const items = active.steering.splice(0);
+        active.taken.push(...items);
+        return items.map((item) => item.input.message);
+      },
       setStreaming: (streaming) => {
         if (active) active.streaming = streaming;
       },
@@ -303,9 +330,14 @@ export class AgentRuntime {
     }
     const steer = settings.mode === 'steer' || settings.mode === 'steer-backlog';
     if (steer && active?.streaming) {
-      active.steering.push(input.message);
       this.emitAgent(input, active.runId, sessionKey, 'lifecycle', { phase: 'steer-queued' });
-      if (settings.mode === 'steer') return { runId: active.runId, acceptedAt, status: 'steered', done: active.done };
+      if (settings.mode === 'steer') {
+        let settle!: QueuedItem['settle'];
+        const done = new Promise<RunResult>((resolve, reject) => (settle = { resolve, reject }));
+        active.steering.push({ input, acceptedAt, settle });
+        return { runId: active.runId, acceptedAt, status: 'steered', done };
+      }
+      active.steering.push({ input, acceptedAt });
     }
     return this.enqueueFollowup(input, runId, acceptedAt, settings);
   }
@@ -434,6 +466,10 @@ export class AgentRuntime {
     if (active) {
       active.controller.abort(reason);
       count++;
+      for (const item of active.steering.splice(0)) {
+        item.settle?.resolve({ ...this.emptyResult(active.runId, sessionKey, 'aborted') });
+        if (item.settle) count++;
+      }
     }
     const queue = this.followups.get(sessionKey);
     if (queue) {
@@ -480,7 +516,7 @@ export class AgentRuntime {
     const controller = new AbortController();
     let resolveDone!: (result: RunResult) => void;
     const donePromise = new Promise<RunResult>((resolve) => (resolveDone = resolve));
-    const active: ActiveRun = { runId, controller, streaming: false, steering: [], done: donePromise };
+    const active: ActiveRun = { runId, controller, streaming: false, steering: [], taken: [], done: donePromise };
     this.active.set(sessionKey, active);
     const record = this.runs.get(runId);
     if (record) Object.assign(record, { status: 'running', startedAt });
@@ -490,9 +526,15 @@ export class AgentRuntime {
     const chat = new ChatStream(this, input, runId, sessionKey);
     this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'start', startedAt });
     let result: RunResult;
+    let lock: SessionLock | undefined;
     try {
-      const session = await this.resolveSession(agentId, sessionKey, input);
       const store = this.store(agentId);
+      // One writer per session across processes: `claw agent --local` beside the gateway, or another local run.
+      lock = await acquireSessionLock(store.dir, sessionKey, {
+        signal: controller.signal,
+        onWait: (holder) => this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'waiting', reason: 'session-lock', ...(holder ? { holderPid: holder.pid } : {}) }),
+      });
+      const session = await this.resolveSession(agentId, sessionKey, input);
       ensureDir(settings.workspaceDir, this.logger);
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
       const blocks = settings.blockStreaming.enabled && input.deliver ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
@@ -594,11 +636,15 @@ export class AgentRuntime {
       // Aborted while awaiting a hook (or anything else): the reason says stop or timeout.
       const stopped: RunStatus | undefined = controller.signal.aborted ? (controller.signal.reason === 'timeout' ? 'timeout' : 'aborted') : undefined;
       if (!stopped) this.logger.error(`run ${runId} failed: ${(error as Error).stack ?? String(error)}`);
-      result = { ...this.emptyResult(runId, sessionKey, stopped ?? 'error'), startedAt, error: stopped === 'timeout' ? `the run timed out after ${Math.round(timeoutMs / 1000)} s` : (error as Error)?.message ?? String(error) };
+      const message = error instanceof SessionLockError || stopped !== 'timeout' ? ((error as Error)?.message ?? String(error)) : `the run timed out after ${Math.round(timeoutMs / 1000)} s`;
+      result = { ...this.emptyResult(runId, sessionKey, stopped ?? 'error'), startedAt, error: message };
     } finally {
       clearTimeout(timer);
+      lock?.release();
+      this.requeueSteering(sessionKey, active);
       this.active.delete(sessionKey);
     }
+    for (const item of active.taken) item.settle?.resolve(result);
     chat.finish(result);
     this.emitAgent(input, runId, sessionKey, 'lifecycle', {
       phase: result.status === 'ok' ? 'end' : 'error',
@@ -609,6 +655,22 @@ export class AgentRuntime {
     resolveDone(result);
     this.scheduleDrain(sessionKey);
     return result;
+  }
+
+  /**
+   * Steered messages the run ended without taking: it answered with text only (no tool
+   * boundary came), or it stopped. Each gets a run of its own, ahead of what queued later.
+   */
+  private requeueSteering(sessionKey: string, active: ActiveRun): void {
+    const left = active.steering.splice(0).filter((item) => item.settle);
+    if (left.length === 0) return;
+    let queue = this.followups.get(sessionKey);
+    if (!queue) {
+      queue = { items: [], dropped: [], settings: this.queueSettings(left[0]!.input), draining: false };
+      this.followups.set(sessionKey, queue);
+    }
+    queue.items.unshift(...left.map((item) => ({ input: item.input, enqueuedAt: item.acceptedAt, settle: item.settle!, runId: randomUUID() })));
+    this.emitAgent(left[0]!.input, active.runId, sessionKey, 'lifecycle', { phase: 'steer-followup', count: left.length });
   }
 
   /** The session entry for this run, starting a new session when the reset policy says so. */

@@ -8,3 +8,5 @@ export * from './store.js';
 export * from './transcript.js';
 export * from './reset.js';
 export * from './service.js';
+export * from './lock.js';
+export * from './tool-pairing.js';

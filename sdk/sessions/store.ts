@@ -1,8 +1,10 @@
 /**
  * The per-agent session store: `<stateDir>/agents/<agentId>/sessions/sessions.json`, a map
- * of session key → SessionEntry. The gateway is its only writer, so an in-process lock
- * per file is enough to keep concurrent updates from overwriting each other; each write
- * replaces the file atomically, so a crash leaves the previous store or the new one.
+ * of session key → SessionEntry. Every read-modify-write happens under a lock, in this
+ * process (a promise chain per file) and across processes (a lock file: `claw agent
+ * --local` writes the store beside a running gateway), so concurrent updates never
+ * overwrite each other; each write replaces the file atomically, so a crash leaves the
+ * previous store or the new one.
  *
  * The file is re-read (when it changed on disk) inside every update rather than trusted
  * from memory: deleting a key by hand is a supported way to reset a session, and an
@@ -13,8 +15,11 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expandHome, parseJson5, resolveStateDir, writeJsonAtomic, type Env } from '../../kernel/index.js';
 import { normalizeAgentId } from './keys.js';
+import { acquireFileLock } from './lock.js';
 
 export const STORE_FILE = 'sessions.json';
+/** A store write takes milliseconds; waiting this long means its holder is stuck. */
+const STORE_LOCK_TIMEOUT_MS = 30_000;
 
 export type SessionQueueMode = 'steer' | 'followup' | 'collect' | 'steer-backlog' | 'interrupt' | 'queue';
 
@@ -296,21 +301,34 @@ export class SessionStore {
       if (!batch) {
         const fresh: PendingUpsert[] = [];
         this.batch = batch = fresh;
-        void withLock(this.file, () => this.commit(fresh));
+        void withLock(this.file, () =>
+          this.exclusive(() => this.commit(fresh)).then(
+            (settle) => settle.forEach((done) => done()),
+            (error: unknown) => {
+              // The lock was not had: nothing of this batch was written.
+              if (this.batch === fresh) this.batch = undefined;
+              for (const item of fresh) item.reject(error);
+            },
+          ),
+        );
       }
       batch.push({ key, change, resolve, reject });
     });
   }
 
-  private async commit(batch: PendingUpsert[]): Promise<void> {
+  /**
+   * Applies a batch and writes it once. Returns how to settle each upsert, which the caller
+   * does after releasing the lock, so whoever awaited an upsert finds the store unlocked.
+   */
+  private async commit(batch: PendingUpsert[]): Promise<Array<() => void>> {
+    const settle: Array<() => void> = [];
     if (this.batch === batch) this.batch = undefined;
     const done: Array<[PendingUpsert, SessionEntry]> = [];
     let sessions: Sessions;
     try {
       sessions = { ...this.load() };
     } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
+      return batch.map((item) => () => item.reject(error));
     }
     let changed = false;
     for (const item of batch) {
@@ -319,7 +337,10 @@ export class SessionStore {
         const patch = typeof item.change === 'function' ? await item.change(current ? structuredClone(current) : undefined) : item.change;
         if (patch === undefined) {
           if (current) done.push([item, structuredClone(current)]);
-          else item.reject(new SessionStoreError(this.file, `no session "${item.key}" and the updater returned no change`));
+          else {
+            const error = new SessionStoreError(this.file, `no session "${item.key}" and the updater returned no change`);
+            settle.push(() => item.reject(error));
+          }
           continue;
         }
         const now = this.now();
@@ -328,27 +349,28 @@ export class SessionStore {
         changed = true;
         done.push([item, structuredClone(next)]);
       } catch (error) {
-        item.reject(error);
+        settle.push(() => item.reject(error));
       }
     }
     try {
       if (changed) this.save(sessions);
     } catch (error) {
-      for (const [item] of done) item.reject(error);
-      return;
+      return [...settle, ...done.map(([item]) => () => item.reject(error))];
     }
-    for (const [item, entry] of done) item.resolve(entry);
+    return [...settle, ...done.map(([item, entry]) => () => item.resolve(entry))];
   }
 
   /** Removes the entry; its transcript stays on disk. True when there was one. */
   delete(key: string): Promise<boolean> {
-    return withLock(this.file, () => {
-      const sessions = this.load();
-      if (!(key in sessions)) return false;
-      const { [key]: _removed, ...rest } = sessions;
-      this.save(rest);
-      return true;
-    });
+    return withLock(this.file, () =>
+      this.exclusive(() => {
+        const sessions = this.load();
+        if (!(key in sessions)) return false;
+        const { [key]: _removed, ...rest } = sessions;
+        this.save(rest);
+        return true;
+      }),
+    );
   }
 
   /**
@@ -356,31 +378,47 @@ export class SessionStore {
    * or a new one with a fresh sessionId when there is none or `reset` says so.
    */
   resolve(key: string, options: ResolveOptions = {}): Promise<ResolvedSession> {
+    const resets = (entry: SessionEntry) => (typeof options.reset === 'function' ? options.reset(structuredClone(entry)) : options.reset === true);
     return withLock(this.file, () => {
-      const sessions = this.load();
-      const current = sessions[key];
-      const now = this.now();
-      const reset = current !== undefined && (typeof options.reset === 'function' ? options.reset(structuredClone(current)) : options.reset === true);
+      // The common case writes nothing (the session exists, is fresh, and is not touched): no lock file needed.
+      const existing = !options.patch && options.touch === false ? this.load()[key] : undefined;
+      if (existing && !resets(existing)) return { entry: structuredClone(existing), isNew: false };
+      return this.exclusive(() => {
+        const sessions = this.load();
+        const current = sessions[key];
+        const now = this.now();
+        const reset = current !== undefined && resets(current);
 
-      let base: SessionEntry;
-      if (!current) {
-        base = newSessionEntry(now);
-      } else if (reset) {
-        const carried: Record<string, unknown> = { ...current };
-        for (const field of RUN_STATE_FIELDS) delete carried[field];
-        base = { ...(carried as unknown as SessionEntry), ...newSessionEntry(now) };
-      } else {
-        base = current;
-      }
-      if (current && !reset && !options.patch && options.touch === false) {
-        return { entry: structuredClone(current), isNew: false };
-      }
-      const entry = applyPatch(base, { updatedAt: now, ...options.patch });
-      this.save({ ...sessions, [key]: entry });
-      const result: ResolvedSession = { entry: structuredClone(entry), isNew: !current || reset };
-      if (reset && current) result.previous = structuredClone(current);
-      return result;
+        let base: SessionEntry;
+        if (!current) {
+          base = newSessionEntry(now);
+        } else if (reset) {
+          const carried: Record<string, unknown> = { ...current };
+          for (const field of RUN_STATE_FIELDS) delete carried[field];
+          base = { ...(carried as unknown as SessionEntry), ...newSessionEntry(now) };
+        } else {
+          base = current;
+        }
+        if (current && !reset && !options.patch && options.touch === false) {
+          return { entry: structuredClone(current), isNew: false };
+        }
+        const entry = applyPatch(base, { updatedAt: now, ...options.patch });
+        this.save({ ...sessions, [key]: entry });
+        const result: ResolvedSession = { entry: structuredClone(entry), isNew: !current || reset };
+        if (reset && current) result.previous = structuredClone(current);
+        return result;
+      });
     });
+  }
+
+  /** Runs a read-modify-write holding the store's lock file (other processes write here too). */
+  private async exclusive<T>(task: () => Promise<T> | T): Promise<T> {
+    const lock = await acquireFileLock(join(this.dir, 'locks', `${STORE_FILE}.lock`), `the session store ${this.file}`, STORE_FILE, { timeoutMs: STORE_LOCK_TIMEOUT_MS, pollMs: 5, heartbeat: false });
+    try {
+      return await task();
+    } finally {
+      lock.release();
+    }
   }
 
   /** `<dir>/<sessionId>.jsonl`, or `<dir>/<sessionId>-topic-<threadId>.jsonl` for a topic. */

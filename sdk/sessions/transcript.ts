@@ -9,6 +9,9 @@
  * do not parse, and the next append starts with a newline when the file does not end
  * with one, so the torn fragment stays on a line of its own instead of corrupting the
  * entry written after it.
+ *
+ * One writer at a time: a run holds the session lock (lock.ts) while it appends, so two
+ * processes never interleave their turns in one file.
  */
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
