@@ -14,3 +14,4 @@ export * from './auth-profiles.js';
 export * from '../sessions/index.js';
 export * from './dispatch.js';
 export * from './model-service.js';
+export * from './intake.js';
