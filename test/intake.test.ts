@@ -208,4 +208,30 @@ describe('an agent request while the gateway drains', () => {
       await fake.close();
     }
   }, 30_000);
+
+  it('config.apply restarts the gateway only after the running turn is answered', async () => {
+    const fake = await startFakeLlm();
+    try {
+      const stateDir = tempDir('claw-intake-restart-');
+      writeConfig(stateDir, fake);
+      fake.respond(() => ({ text: 'ANSWER before the restart', delayMs: 100, chunkSize: 2 }));
+      const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+      const client = await connectOperator(gw.port);
+      const running = client.request('agent', { message: 'finish first', idempotencyKey: 'r1' }, { expectFinal: true });
+      const deadline = Date.now() + 5000;
+      while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const current = await client.request<{ hash: string }>('config.get', {});
+      const config = { ...JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')), session: { idleMinutes: 30 } };
+      expect(await client.request('config.apply', { config, baseHash: current.hash, idempotencyKey: 'apply-1' })).toMatchObject({ restart: { scheduled: true } });
+      expect(await running).toMatchObject({ status: 'ok', summary: 'ANSWER before the restart' });
+      const log = () => readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8');
+      while (log().split('gateway listening').length < 3 && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(log()).toMatch(/restarting \(config\.apply\)[\s\S]*waiting up to 300 s for 1 running turn\(s\) to finish[\s\S]*gateway listening/);
+      const { users, answers } = readTranscripts(stateDir);
+      expect([users.get('finish first'), answers.get('before the restart')]).toEqual([1, 1]);
+      await client.close().catch(() => {});
+    } finally {
+      await fake.close();
+    }
+  }, 30_000);
 });

@@ -101,7 +101,7 @@ export function readTranscripts(stateDir: string, agentId = 'main'): { users: Ma
 }
 
 async function connect(port: number): Promise<GatewayClient> {
-  const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write'], requestTimeoutMs: 60_000 });
+  const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write', 'operator.admin'], requestTimeoutMs: 60_000 });
   await client.connect();
   return client;
 }
