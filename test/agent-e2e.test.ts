@@ -197,8 +197,10 @@ describe('queue modes for messages that arrive during a run', () => {
     h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'first done' }, { text: 'second done' });
     const first = runAgent(h.client, { message: 'first' });
     await h.gate.entered;
-    const second = runAgent(h.client, { message: 'second' });
-    await until(() => h.events.length > 0 && h.fake.requests.length === 1, 2000, 'first request');
+    let acked = false;
+    // Accepted means on disk (the intake journal): the gate opens once the second is queued.
+    const second = runAgent(h.client, { message: 'second' }, () => (acked = true));
+    await until(() => acked && h.fake.requests.length === 1, 2000, 'the second message accepted');
     h.gate.open();
     const [a, b] = await Promise.all([first, second]);
     expect(b.ack.disposition).toBe('queued');

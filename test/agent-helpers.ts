@@ -154,9 +154,10 @@ export function idem(): string {
 export async function runAgent(
   operator: GatewayClient,
   params: Record<string, unknown>,
+  onAck?: (ack: { runId: string; status: string; disposition?: string }) => void,
 ): Promise<{ ack: { runId: string; status: string; acceptedAt: number; disposition?: string }; final: any }> {
   let ack: any;
-  const final = await operator.request('agent', { idempotencyKey: idem(), ...params }, { expectFinal: true, timeoutMs: 20_000, onAck: (payload) => (ack = payload) });
+  const final = await operator.request('agent', { idempotencyKey: idem(), ...params }, { expectFinal: true, timeoutMs: 20_000, onAck: (payload) => ((ack = payload), onAck?.(ack)) });
   return { ack, final };
 }
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
 import { DEFAULT_SLOT_HOLDERS } from '../kernel/config/keys.js';
 import { afterAll, afterEach } from 'vitest';
+import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(REPO, 'dist', 'apps', 'cli', 'bin.cjs');
@@ -104,13 +105,7 @@ export function onByDefault(plugin: { id: string; enabledByDefault: boolean; kin
   return plugin.enabledByDefault && plugin.kind.every((slot) => DEFAULT_SLOT_HOLDERS[slot as keyof typeof DEFAULT_SLOT_HOLDERS] === plugin.id);
 }
 
-export interface CliGateway {
-  child: ChildProcess;
-  port: number;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
+export type { CliGateway };
 
 const gatewayChildren: ChildProcess[] = [];
 afterEach(() => {
@@ -119,21 +114,5 @@ afterEach(() => {
 
 /** Start `claw gateway` (built CLI) and wait for its "listening" log line; killed after each test. */
 export function startCliGateway(env: Record<string, string>, args: string[] = []): Promise<CliGateway> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'gateway', '--port', '0', ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    gatewayChildren.push(child);
-    let stdout = '';
-    let stderr = '';
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    child.stdout!.on('data', (chunk) => {
-      stdout += chunk;
-      const match = /"port":(\d+).*gateway listening/.exec(stdout);
-      if (match) resolve({ child, port: Number(match[1]), stdout: () => stdout, stderr: () => stderr, exited });
-    });
-    child.stderr!.on('data', (chunk) => (stderr += chunk));
-    void exited.then((code) => reject(new Error(`gateway exited (${code}) before listening: ${stderr}${stdout}`)));
-  });
+  return spawnCliGateway(CLI, env, args, (child) => gatewayChildren.push(child));
 }

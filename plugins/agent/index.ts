@@ -25,6 +25,9 @@ function bundledSkillsDir(): string {
   return fileURLToPath(new URL('../../skills/', import.meta.url));
 }
 
+/** OpenClaw's drain budget for a stop or restart, 5 minutes: the default of `gateway.agentDrainMs` (gateway manifest). */
+const AGENT_DRAIN_DEFAULT_MS = 300_000;
+
 /** The files a new workspace starts with (`claw setup`, the first run). */
 export const TEMPLATES_DIR = fileURLToPath(new URL('./templates/', import.meta.url));
 
@@ -73,6 +76,7 @@ export default definePlugin({
         }
       },
       abortRun: (runId, reason) => runtime.abortRun(runId, reason),
+      drain: (timeoutMs) => runtime.drainTurns(timeoutMs ?? ((api.kernel.config().gateway as { agentDrainMs?: number } | undefined)?.agentDrainMs ?? AGENT_DRAIN_DEFAULT_MS)),
       stop: (sessionKey, reason) => runtime.stop(sessionKey, reason),
       defaultAgent: () => runtime.defaultAgent(),
       isActive: (sessionKey) => runtime.isActive(sessionKey),
@@ -86,8 +90,12 @@ export default definePlugin({
     api.registerService({
       id: 'agent',
       api: service,
-      stop() {
-        runtime.shutdown();
+      // Only the gateway starts services: it alone journals what it accepts and resumes it.
+      start() {
+        void runtime.openIntake().catch((error: Error) => api.logger.error(`resuming interrupted runs failed: ${error.message}`));
+      },
+      async stop() {
+        await runtime.shutdown();
       },
     });
   },

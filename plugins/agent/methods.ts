@@ -6,7 +6,7 @@
 import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
 import { ProtocolError } from '../../sdk/index.js';
 import { ErrorCodes } from '../../sdk/index.js';
-import { isSilentReplyText, unknownAgentProblem } from '../../sdk/agent/index.js';
+import { IntakeClosedError, isSilentReplyText, unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
@@ -30,6 +30,16 @@ function invalid(message: string): ProtocolError {
 function imagesFrom(attachments: AttachmentParam[] | undefined): DispatchInput['images'] {
   if (!attachments?.length) return undefined;
   return decodeImageAttachments(attachments).map(({ data, mimeType }) => ({ type: 'image' as const, data, mimeType }));
+}
+
+/** Dispatch; a gateway that is shutting down answers UNAVAILABLE (retryable), nothing is half-accepted. */
+async function admit(runtime: AgentRuntime, input: DispatchInput) {
+  try {
+    return await runtime.dispatch(input);
+  } catch (error) {
+    if (error instanceof IntakeClosedError) throw new ProtocolError(ErrorCodes.UNAVAILABLE, error.message, undefined, true, 2000);
+    throw error;
+  }
 }
 
 /** What `agent` and `agent.wait` report about a finished run. */
@@ -116,7 +126,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
       const agentProblem = params.agentId === undefined ? undefined : unknownAgentProblem(api.kernel.config(), params.agentId);
       if (agentProblem) throw invalid(agentProblem);
-      const handle = await runtime.dispatch({
+      const handle = await admit(runtime, {
         agentId: params.agentId,
         sessionKey: params.sessionKey,
         message: params.message,
@@ -188,7 +198,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       queueMode?: string;
     }) => {
       if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
-      const handle = await runtime.dispatch({
+      const handle = await admit(runtime, {
         sessionKey: params.sessionKey,
         message: params.message,
         images: imagesFrom(params.attachments),

@@ -9,6 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
+import { statSync } from 'node:fs';
+import { AgentIntake, noteInterruption, restartNote } from './intake.js';
 import {
   acquireSessionLock,
   type AuthProfiles,
@@ -45,6 +47,8 @@ import {
   SessionLockError,
   type SessionPatch,
   type SessionResetConfig,
+  IntakeClosedError,
+  type OpenRun,
   type TurnContext,
   type TurnResult,
   type VerboseLevel,
@@ -116,6 +120,12 @@ export class AgentRuntime {
   private readonly runs = new Map<string, RunRecord>();
   private readonly seen = new Map<string, number>();
   private seq = 0;
+  /** The intake journal: open in the gateway (the agent service's start), absent in CLI runs. */
+  private intake?: AgentIntake;
+  /** Shutting down: queued follow-ups wait for the next start instead of running now. */
+  private closing = false;
+  /** Resuming what a previous process left: new messages queue behind it. */
+  private resuming?: Promise<void>;
 
   constructor(
     readonly kernel: KernelServices,
@@ -178,14 +188,17 @@ export class AgentRuntime {
     const runId = randomUUID();
     const full: DispatchInput = { ...input, agentId, sessionKey };
     const hooks = this.kernel.hooks;
+    if (this.closing) throw new IntakeClosedError();
+    if (this.resuming) await this.resuming.catch(() => undefined);
 
     // Channels redeliver on reconnect; the same message id within the window runs once.
+    let dedupeKey: string | undefined;
     if (input.messageId) {
       // Message ids are only unique per chat on most platforms (Telegram counts per chat).
-      const key = `${input.channel ?? 'gateway'}:${input.accountId ?? ''}:${sessionKey}:${input.from ?? ''}:${input.messageId}`;
+      dedupeKey = `${input.channel ?? 'gateway'}:${input.accountId ?? ''}:${sessionKey}:${input.from ?? ''}:${input.messageId}`;
       this.pruneSeen();
-      if (this.seen.has(key)) return { runId, acceptedAt, status: 'duplicate', done: Promise.resolve(this.emptyResult(runId, sessionKey, 'ok')) };
-      this.seen.set(key, acceptedAt);
+      if (this.seen.has(dedupeKey)) return { runId, acceptedAt, status: 'duplicate', done: Promise.resolve(this.emptyResult(runId, sessionKey, 'ok')) };
+      this.seen.set(dedupeKey, acceptedAt);
     }
 
     await hooks.ready('message_received');
@@ -199,9 +212,38 @@ export class AgentRuntime {
     if (input.authorized !== false) {
       const outcome = await this.commands.handle(this, full);
       if (outcome) return this.afterCommand(outcome, full, runId, acceptedAt);
-      return this.submit(await this.commands.applyInline(this, full), runId, acceptedAt);
+      return this.accept(await this.commands.applyInline(this, full), runId, acceptedAt, dedupeKey);
     }
-    return this.submit(full, runId, acceptedAt);
+    return this.accept(full, runId, acceptedAt, dedupeKey);
+  }
+
+  /**
+   * On disk first (when the intake is open), then into a run or the queue: whoever is told
+   * "accepted" can rely on it surviving a crash. The record is written before the run is
+   * queued and fsync'd while the turn already starts; the handle (the acknowledgment) waits
+   * for the fsync. A message that cannot be written is not accepted, and its dedupe key is
+   * released so a redelivery gets another chance.
+   */
+  private async accept(input: DispatchInput, runId: string, acceptedAt: number, dedupeKey?: string): Promise<RunHandle> {
+    if (!this.intake) return this.submit(input, runId, acceptedAt);
+    let durable: Promise<void>;
+    try {
+      durable = this.intake.accept(input, runId, acceptedAt, dedupeKey);
+    } catch (error) {
+      if (dedupeKey) this.seen.delete(dedupeKey);
+      throw error;
+    }
+    const handle = this.submit(input, runId, acceptedAt);
+    this.intake.track(input.agentId!, runId, handle.done);
+    try {
+      await durable;
+    } catch (error) {
+      // Not durable, so not accepted: stop what started and let the caller retry.
+      this.abortRun(runId, 'intake journal write failed');
+      if (dedupeKey) this.seen.delete(dedupeKey);
+      throw error;
+    }
+    return handle;
   }
 
   private async afterCommand(outcome: CommandOutcome, input: DispatchInput, runId: string, acceptedAt: number): Promise<RunHandle> {
@@ -215,7 +257,7 @@ export class AgentRuntime {
     }
     if (outcome.continueWith) {
       const next = await this.commands.applyInline(this, { ...input, ...outcome.continueWith });
-      return this.submit(next, runId, acceptedAt);
+      return this.accept(next, runId, acceptedAt);
     }
     return { runId, acceptedAt, status: 'command', done: Promise.resolve(result) };
   }
@@ -292,8 +334,7 @@ export class AgentRuntime {
       kernel: this.kernel,
       models: this.models,
       store,
-      // A topic's turns live in their own file; the key names the topic when the input does not.
-      transcript: new Transcript(store.transcriptPath(session.sessionId, input.threadId ?? parseSessionKey(sessionKey).threadId), { redact: this.kernel.redact }),
+      transcript: new Transcript(this.transcriptFile(store, session, input), { redact: this.kernel.redact }),
       settings,
       runId,
       sessionKey,
@@ -313,6 +354,11 @@ export class AgentRuntime {
       emit,
       skillDirs: skillDirsFor(settings.workspaceDir, this.kernel.paths.stateDir, this.bundledSkillsDir),
     };
+  }
+
+  /** A topic's turns live in their own file; the key names the topic when the input does not. */
+  private transcriptFile(store: SessionStore, session: SessionEntry, input: DispatchInput): string {
+    return store.transcriptPath(session.sessionId, input.threadId ?? parseSessionKey(input.sessionKey!).threadId);
   }
 
   /** Start a run, or apply the queue mode when the session is busy. */
@@ -388,7 +434,7 @@ export class AgentRuntime {
     const queue = this.followups.get(sessionKey);
     if (!queue || queue.draining) return;
     clearTimeout(queue.timer);
-    if (this.active.has(sessionKey)) return; // The run's end schedules the drain again.
+    if (this.active.has(sessionKey) || this.closing) return; // The run's end schedules the drain again.
     queue.timer = setTimeout(() => void this.drain(sessionKey), queue.settings.debounceMs);
   }
 
@@ -397,7 +443,7 @@ export class AgentRuntime {
     if (!queue || queue.draining || this.active.has(sessionKey)) return;
     queue.draining = true;
     try {
-      while (queue.items.length > 0 || queue.dropped.length > 0) {
+      while ((queue.items.length > 0 || queue.dropped.length > 0) && !this.closing) {
         if (queue.settings.mode === 'collect') {
           // One follow-up per route (channel + thread), so replies still go to the right place.
           const routeOf = (item: QueuedItem) => `${item.input.channel ?? ''}\u0000${item.input.threadId ?? ''}\u0000${item.input.deliver?.to ?? ''}`;
@@ -409,7 +455,9 @@ export class AgentRuntime {
           const prompt = collectPrompt(batch.map((item) => item.input.message), dropped.map((item) => item.input.message));
           const base = batch[batch.length - 1]?.input ?? dropped[dropped.length - 1]!.input;
           const runId = batch[batch.length - 1]?.runId ?? randomUUID();
-          const result = await this.startRun({ ...base, message: prompt, images: batch.flatMap((item) => item.input.images ?? []) }, runId).catch((error: unknown) => ({
+          const merged: DispatchInput = { ...base, message: prompt, images: batch.flatMap((item) => item.input.images ?? []) };
+          this.intake?.merge(merged, runId, batch.map((item) => item.runId));
+          const result = await this.startRun(merged, runId).catch((error: unknown) => ({
             ...this.emptyResult(runId, sessionKey, 'error'),
             error: String(error),
           }));
@@ -418,10 +466,16 @@ export class AgentRuntime {
           const item = queue.items.shift();
           const dropped = queue.dropped.splice(0);
           if (!item) {
-            await this.startRun({ ...dropped[dropped.length - 1]!.input, message: collectPrompt([], dropped.map((d) => d.input.message)) }, randomUUID());
+            const summary: DispatchInput = { ...dropped[dropped.length - 1]!.input, message: collectPrompt([], dropped.map((d) => d.input.message)) };
+            const summaryRunId = randomUUID();
+            this.intake?.merge(summary, summaryRunId, []);
+            const done = this.startRun(summary, summaryRunId);
+            this.intake?.track(summary.agentId!, summaryRunId, done);
+            await done;
             continue;
           }
           const message = dropped.length ? `${collectPrompt([], dropped.map((d) => d.input.message))}\n\n${item.input.message}` : item.input.message;
+          if (dropped.length) this.intake?.merge({ ...item.input, message }, item.runId, []);
           const result = await this.startRun({ ...item.input, message }, item.runId).catch((error: unknown) => ({
             ...this.emptyResult(item.runId, sessionKey, 'error'),
             error: String(error),
@@ -435,9 +489,77 @@ export class AgentRuntime {
     }
   }
 
-  /** Kernel stopping: abort every run and drop every queue. */
-  shutdown(): void {
+  // ── Intake: durable acceptance, resume after a restart, drain on shutdown ────
+
+  /**
+   * The gateway starts the agent service: open the intake journals, and resume what a
+   * previous process accepted and did not finish. Synchronous up to the resumes, so no
+   * message is accepted before the journal is open.
+   */
+  openIntake(): Promise<void> {
+    if (this.intake) return Promise.resolve();
+    const intake = new AgentIntake(this.kernel.paths.stateDir, this.logger, this.now);
+    const { open, seen } = intake.load();
+    for (const [key, at] of seen) this.seen.set(key, at);
+    this.intake = intake;
+    this.closing = false;
+    if (open.length === 0) return Promise.resolve();
+    this.logger.info(`resuming ${open.length} accepted message(s) a previous gateway did not finish`);
+    // New messages wait until the old ones are back in their queues, so they stay in order.
+    const resumed = this.resume(open).finally(() => {
+      if (this.resuming === resumed) this.resuming = undefined;
+    });
+    this.resuming = resumed;
+    return resumed;
+  }
+
+  /** Runs a previous process left open: see plugins/agent/intake.ts for what each state gets. */
+  private async resume(open: Array<{ agentId: string; run: OpenRun }>): Promise<void> {
+    const intake = this.intake!;
+    const redact = { redact: this.kernel.redact };
+    for (const { agentId, run, state } of await intake.plan(open, redact)) {
+      // Each resumed message gets its own turn.
+      const input: DispatchInput = { ...run.input, queueMode: 'followup' };
+      const sessionKey = input.sessionKey!;
+      this.logger.info(`resuming run ${run.id} in ${sessionKey} (${state.kind}, attempt ${run.attempts})`);
+      if (state.kind === 'answered') {
+        noteInterruption(run, 'redelivered', redact);
+        const delivered = input.deliver ? this.deliver(input, run.id, sessionKey, parseReply(state.text)) : Promise.resolve(undefined);
+        void delivered.catch(() => undefined).then(() => intake.journal(agentId).done(run.id, 'ok'));
+        continue;
+      }
+      if (state.kind === 'mid-turn') noteInterruption(run, 'continued', redact);
+      const resumed: DispatchInput = state.kind === 'mid-turn' ? { ...input, message: restartNote(run.input.message), images: undefined } : input;
+      const handle = this.submit(resumed, run.id, run.at);
+      intake.track(agentId, run.id, handle.done);
+    }
+  }
+
+  /**
+   * The gateway stops or restarts (SIGTERM, config.apply): accept nothing new, let running
+   * turns finish for up to `timeoutMs`, then stop the rest. With the intake open, what was
+   * stopped or still queued stays in the journal and resumes at the next start.
+   */
+  async drainTurns(timeoutMs: number): Promise<void> {
+    this.closing = true;
+    if (this.intake) this.intake.closing = true;
+    for (const queue of this.followups.values()) clearTimeout(queue.timer);
+    const running = () => [...this.active.values()].map((run) => run.done);
+    if (timeoutMs > 0 && this.active.size > 0) {
+      this.logger.info(`waiting up to ${Math.round(timeoutMs / 1000)} s for ${this.active.size} running turn(s) to finish`);
+      await settleWithin(Promise.allSettled(running()), timeoutMs);
+    }
+    const left = running();
     for (const key of new Set([...this.active.keys(), ...this.followups.keys()])) this.stop(key, 'shutdown');
+    // Stopped turns write their last transcript lines before the journal closes.
+    await settleWithin(Promise.allSettled(left), 2000);
+  }
+
+  /** Kernel stopping: whatever still runs is stopped now (see drain), and the journal is closed. */
+  async shutdown(): Promise<void> {
+    await this.drainTurns(0);
+    await this.intake?.close();
+    this.intake = undefined;
   }
 
   /** Abort one run (active or queued) without touching the rest of its session's queue. */
@@ -535,6 +657,11 @@ export class AgentRuntime {
         onWait: (holder) => this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'waiting', reason: 'session-lock', ...(holder ? { holderPid: holder.pid } : {}) }),
       });
       const session = await this.resolveSession(agentId, sessionKey, input);
+      if (this.intake) {
+        // Where this turn's transcript lines begin: a restart reads from here what the turn got done.
+        const file = this.transcriptFile(store, session, input);
+        this.intake.journal(agentId).started(runId, file, fileSize(file));
+      }
       ensureDir(settings.workspaceDir, this.logger);
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
       const blocks = settings.blockStreaming.enabled && input.deliver ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
@@ -889,6 +1016,25 @@ class BlockDelivery {
     this.enqueue(this.chunker.flush());
     await this.chain;
   }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resolves when `promise` settles or `ms` pass, whichever is first. */
+function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void promise.finally(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /** The prompt for messages that queued while the agent was busy. */

@@ -8,6 +8,13 @@
  * photo download holds back only its own chat), while different chats run side by side —
  * the runner's `sequentialize` semantics without the runner.
  *
+ * Confirmation: Telegram forgets an update once a later getUpdates asks past it (the
+ * offset). Before each getUpdates the account waits until every update it handed over has
+ * reached the pipeline — for a message to the agent, until it is in the agent's intake
+ * journal — and asks again from the first one the pipeline could not accept (a gateway
+ * shutting down), so an update is confirmed only once it is safe on disk. A webhook
+ * answers 200 under the same rule, else 503 so Telegram retries.
+ *
  * Supervision: a network failure never fails `start` (the gateway must come up while
  * Telegram is unreachable); polling restarts with backoff and `status()` shows the last
  * error. Only a token Telegram rejects stops the account for good.
@@ -49,6 +56,8 @@ const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+/** After the pipeline refused an update (gateway stopping), wait this long before polling again. */
+const REFUSED_RETRY_MS = 5_000;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -117,6 +126,10 @@ export class TelegramAccount {
   private lastError?: string;
   private supervisor?: Promise<void>;
   private stopping?: Promise<void>;
+  /** Updates handed to the pipeline and not yet confirmed: resolves false when one must be delivered again. */
+  private readonly unconfirmed = new Map<number, Promise<boolean>>();
+  /** Updates the pipeline refused (the gateway was stopping): never confirmed until accepted. */
+  private readonly refused = new Set<number>();
 
   constructor(
     readonly settings: TelegramAccountSettings,
@@ -129,7 +142,8 @@ export class TelegramAccount {
     this.queues = new KeyedQueue((error) => ctx.logger.error(`telegram: an incoming message failed: ${describeError(error)}`));
     this.bot = new grammy.Bot(settings.token, { client: { apiRoot: settings.apiRoot } });
     this.bot.api.config.use(this.tracker());
-    this.bot.use((context) => this.accept(context.update.message as TgMessage | undefined));
+    this.bot.api.config.use(this.confirmGate());
+    this.bot.use((context) => this.accept(context.update.update_id, context.update.message as TgMessage | undefined));
     this.bot.catch((error) => ctx.logger.error(`telegram: update handling failed: ${describeError(error.error)}`));
     this.sender = new TelegramSender(this.bot.api, grammy.InputFile, { linkPreview: settings.linkPreview });
   }
@@ -155,6 +169,32 @@ export class TelegramAccount {
         throw error;
       }
     }) as Transformer;
+  }
+
+  /** Holds each getUpdates until what it would confirm is durable; see "Confirmation" above. */
+  private confirmGate(): Transformer {
+    return (async (prev, method, payload, signal) => {
+      if (method !== 'getUpdates') return prev(method, payload, signal);
+      const offset = (payload as { offset?: number }).offset;
+      if (offset === undefined) return prev(method, payload, signal);
+      await this.settled(offset);
+      const redeliverFrom = this.refused.size > 0 ? Math.min(...this.refused) : undefined;
+      if (redeliverFrom === undefined) return prev(method, payload, signal);
+      // Refused means the gateway is stopping: ask again only after a pause (or not at all,
+      // once stopped), and never past the refused update.
+      if (!this.abort.signal.aborted) await sleep(REFUSED_RETRY_MS, this.abort.signal);
+      return prev(method, { ...payload, offset: Math.min(offset, redeliverFrom) }, signal);
+    }) as Transformer;
+  }
+
+  /** Waits for every update below `offset` to be settled, noting the ones the pipeline refused. */
+  private async settled(offset: number): Promise<void> {
+    for (const [updateId, accepted] of [...this.unconfirmed]) {
+      if (updateId >= offset) continue;
+      this.unconfirmed.delete(updateId);
+      if (await accepted) this.refused.delete(updateId);
+      else this.refused.add(updateId);
+    }
   }
 
   private failed(error: string): void {
@@ -268,14 +308,28 @@ export class TelegramAccount {
   // ── Inbound ──────────────────────────────────────────────────────────────────────
 
   /** Runs inside grammY's update loop: must return at once. */
-  private accept(message: TgMessage | undefined): void {
-    if (!message?.chat || this.stopping) return;
-    this.queues.push(String(message.chat.id), () => this.process(message));
+  private accept(updateId: number, message: TgMessage | undefined): void {
+    if (!message?.chat) return;
+    if (this.stopping) {
+      this.unconfirmed.set(updateId, Promise.resolve(false));
+      return;
+    }
+    let settle!: (accepted: boolean) => void;
+    this.unconfirmed.set(updateId, new Promise<boolean>((resolve) => (settle = resolve)));
+    this.queues.push(String(message.chat.id), async () => {
+      try {
+        settle((await this.process(message)) !== 'unavailable');
+      } catch (error) {
+        // Failed for good (logged by the queue); asking Telegram again would fail the same way.
+        settle(true);
+        throw error;
+      }
+    });
   }
 
-  private async process(message: TgMessage): Promise<void> {
+  private async process(message: TgMessage): Promise<string | undefined> {
     const parsed = parseMessage(message, this.bot.botInfo, { mediaMaxBytes: this.settings.mediaMaxBytes });
-    if (!parsed) return;
+    if (!parsed) return undefined;
     const { media, notes } = await this.fetchAttachments(parsed.attachments);
     const text = [parsed.inbound.text, ...notes].filter(Boolean).join('\n');
     const inbound: InboundMessage = {
@@ -286,6 +340,7 @@ export class TelegramAccount {
     };
     const outcome = await this.ctx.receive(inbound);
     this.ctx.logger.debug(`telegram: message ${inbound.messageId} in ${inbound.peer.kind} ${inbound.peer.id}: ${outcome.status}`);
+    return outcome.status;
   }
 
   /**
@@ -367,7 +422,11 @@ export class TelegramAccount {
     }
     if (!update || typeof update !== 'object' || typeof (update as { update_id?: unknown }).update_id !== 'number') return reply(400, '{"error":"not a Telegram update"}');
     this.connected = true;
+    const updateId = (update as { update_id: number }).update_id;
     await this.bot.handleUpdate(update as Parameters<Bot['handleUpdate']>[0]);
+    const accepted = await (this.unconfirmed.get(updateId) ?? true);
+    this.unconfirmed.delete(updateId);
+    if (!accepted) return reply(503, '{"error":"the gateway is restarting; retry"}');
     reply(200);
   }
 }

@@ -9,7 +9,7 @@
  * Group messages that do not address the bot are kept (bounded) and shown to the agent
  * with the next message that does.
  */
-import type { AgentService, DispatchInput } from '../../sdk/agent/index.js';
+import { IntakeClosedError, type AgentService, type DispatchInput } from '../../sdk/agent/index.js';
 import { deriveSessionKey, normalizeAgentId, type ChannelPlugin, type DmScope, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
 import { channelSettings, type ChannelSettings } from '../../sdk/channels/config.js';
 import type { ChannelAccess } from './access.js';
@@ -120,8 +120,17 @@ export class InboundPipeline {
         ...(isGroup ? { replyTo: message.messageId } : {}),
       },
     };
+    let handle: Awaited<ReturnType<AgentService['dispatch']>>;
+    try {
+      // Resolves once the message is on disk: only then may the channel confirm it to the platform.
+      handle = await agent.dispatch(dispatch);
+    } catch (error) {
+      if (!(error instanceof IntakeClosedError)) throw error;
+      // Not accepted: a redelivery (after the restart) must not count as a duplicate.
+      this.seen.delete(key);
+      return { status: 'unavailable', reason: error.message };
+    }
     if (isGroup) this.history.delete(this.historyKey(channel, message));
-    const handle = await agent.dispatch(dispatch);
     if (typing) {
       const timer = setInterval(typing, TYPING_REFRESH_MS);
       timer.unref();

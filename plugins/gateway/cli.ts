@@ -12,6 +12,8 @@ import type { GatewayService } from './service.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
 import { trace } from '../../sdk/index.js';
+import type { AgentService } from '../../sdk/agent/index.js';
+import { useService } from '../../sdk/services.js';
 
 
 const HELP: Record<string, string> = {
@@ -141,8 +143,8 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
       setTimeout(() => {
         logging.logger.info(`restarting (${reason})`);
         service.stopReason = { reason, restartExpectedMs: 2000 };
-        kernel
-          .stop()
+        drainAgent(kernel)
+          .then(() => kernel.stop())
           .then(startKernel)
           .catch((error: Error) => {
             logging.logger.error(`restart failed: ${error.message}`);
@@ -174,6 +176,7 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
       void (async () => {
         const service = (await kernel.capabilities.find('service', 'gateway')) as GatewayService | undefined;
         if (service) service.stopReason = { reason: signal };
+        await drainAgent(kernel);
         await kernel.stop();
         logging.flush();
         resolve(0);
@@ -184,6 +187,18 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+}
+
+/**
+ * Before the kernel stops (SIGTERM, a restart): running turns may finish for up to
+ * `gateway.agentDrainMs` while every service they use is still up; new messages are
+ * refused and what is left resumes at the next start. Nothing to do when no message has
+ * loaded the agent.
+ */
+async function drainAgent(kernel: BootedKernel): Promise<void> {
+  if (kernel.plugins.get('agent')?.status !== 'active') return;
+  const agent = await useService<AgentService>(kernel, 'agent').catch(() => undefined);
+  await agent?.drain();
 }
 
 // ── Talking to a running gateway ──────────────────────────────────────────────────

@@ -4,6 +4,7 @@
  * starts, and the client side when a CLI command runs.
  */
 import { clawVersion } from '../../sdk/index.js';
+import { hasPendingIntake } from '../../sdk/agent/intake.js';
 import { definePlugin } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
 import { registerMethods } from './methods.js';
@@ -45,6 +46,11 @@ export default definePlugin({
         await server.start();
         runtime.server = server;
         runtime.reloader.watch();
+        // Messages a previous gateway accepted and did not finish: the agent plugin loads
+        // now (not at the first new message) and resumes them.
+        if (hasPendingIntake(api.kernel.paths.stateDir)) {
+          void api.kernel.capabilities.find('service', 'agent').catch((error: Error) => api.logger.error(`cannot resume interrupted runs: the agent plugin failed to load: ${error.message}`));
+        }
       },
       async stop() {
         runtime.reloader.close();

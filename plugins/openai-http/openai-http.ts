@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ImagePart, KernelConfig } from '../../sdk/index.js';
-import { normalizeAgentId, parseReply, unknownAgentProblem, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
+import { IntakeClosedError, normalizeAgentId, parseReply, unknownAgentProblem, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -180,7 +180,7 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       };
 
       if (!request.stream) {
-        const handle = await runtime.dispatch(input);
+        const handle = await admit(runtime, input);
         const result = await handle.done;
         if (result.status !== 'ok') throw runFailure(result);
         sendJson(res, 200, {
@@ -194,36 +194,44 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         return;
       }
 
-      // Streaming: each assistant delta becomes a chunk as it arrives.
+      // Streaming: each assistant delta becomes a chunk as it arrives. The 200 goes out once
+      // the message is accepted (on disk); deltas before that wait for it.
       const id = `chatcmpl-${randomUUID()}`;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
       const chunk = (delta: Record<string, unknown>, finish: string | null, extraFields: Record<string, unknown> = {}) =>
         res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extraFields })}\n\n`);
-      chunk({ role: 'assistant', content: '' }, null);
       // The final answer is the last model message; text written before a tool call stays
       // above it, a paragraph apart.
       let message = '';
       let messageEnded = false;
+      let early: string[] | undefined = [];
+      const send = (text: string) => {
+        if (early) early.push(text);
+        else chunk({ content: text }, null);
+      };
       let runId: string | undefined;
       res.on('close', () => {
         if (!res.writableFinished && runId) runtime.abortRun(runId, 'client disconnected');
       });
-      const handle = await runtime.dispatch({
+      const handle = await admit(runtime, {
         ...input,
         onEvent: (event: RunEvent) => {
           if (event.kind !== 'agent' || event.stream !== 'assistant') return;
           if (event.data.messageEnd) messageEnded = true;
           if (typeof event.data.delta !== 'string' || !event.data.delta) return;
           if (messageEnded) {
-            if (message) chunk({ content: '\n\n' }, null);
+            if (message) send('\n\n');
             message = '';
             messageEnded = false;
           }
           message += event.data.delta;
-          chunk({ content: event.data.delta }, null);
+          send(event.data.delta);
         },
       });
       runId = handle.runId;
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      chunk({ role: 'assistant', content: '' }, null);
+      for (const delta of early) chunk({ content: delta }, null);
+      early = undefined;
       const result = await handle.done;
       if (result.status !== 'ok') {
         const failure = runFailure(result);
@@ -244,6 +252,16 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       sendError(res, error);
     }
   };
+}
+
+/** Dispatch; the response is only started once the message is accepted (on disk). */
+async function admit(runtime: Pick<AgentService, 'dispatch'>, input: DispatchInput) {
+  try {
+    return await runtime.dispatch(input);
+  } catch (error) {
+    if (error instanceof IntakeClosedError) throw new HttpError(503, error.message, 'unavailable');
+    throw error;
+  }
 }
 
 function usageOf(result: RunResult) {

@@ -99,6 +99,13 @@ export interface AgentService {
   run(input: DispatchInput, options?: { signal?: AbortSignal }): Promise<RunResult>;
   /** Abort one run; false when it is not running. */
   abortRun(runId: string, reason?: string): boolean;
+  /**
+   * The gateway is stopping or restarting: accept nothing new (IntakeClosedError), let
+   * running turns finish for up to `timeoutMs` (default `gateway.agentDrainMs`), then stop
+   * the rest; accepted messages not finished stay in the intake journal and resume at the
+   * next start.
+   */
+  drain(timeoutMs?: number): Promise<void>;
   /** Stop everything running or queued for a session; returns how many runs were stopped. */
   stop(sessionKey: string, reason?: string): number;
   defaultAgent(): string;

@@ -16,3 +16,4 @@ export * from './retry-policy.js';
 export * from '../sessions/index.js';
 export * from './dispatch.js';
 export * from './model-service.js';
+export * from './intake.js';

@@ -50,7 +50,9 @@ export type InboundOutcome =
   | { status: 'duplicate' }
   | { status: 'pairing'; code: string; created: boolean }
   | { status: 'blocked'; reason: string }
-  | { status: 'history'; reason: string };
+  | { status: 'history'; reason: string }
+  /** Not accepted (the gateway is shutting down): the platform should deliver it again later. */
+  | { status: 'unavailable'; reason: string };
 
 export interface OutboundMessage {
   accountId?: string;

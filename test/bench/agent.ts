@@ -42,7 +42,12 @@ const instantModel = definePlugin({
   },
 });
 
-async function bootAgent(model: string) {
+/**
+ * `intake`: open the intake journal as the gateway does, so every message is written and
+ * fsync'd before its acknowledgment (the turn starts meanwhile); without it, as embedded
+ * CLI runs go.
+ */
+async function bootAgent(model: string, intake = true) {
   const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-agent-'));
   const kernel = await createTestKernel({
     stateDir,
@@ -50,6 +55,7 @@ async function bootAgent(model: string) {
     config: { agents: { defaults: { model } }, messages: { queue: { debounceMs: 0 } } },
   });
   const slot = (await useService<AgentService>(kernel, 'agent'))!;
+  if (intake) await (slot as AgentService & { runtime: { openIntake(): Promise<void> } }).runtime.openIntake();
   const turn = async (sessionKey: string) => {
     const handle = await slot.dispatch({ sessionKey, message: 'hello' });
     const result = await handle.done;
@@ -71,8 +77,8 @@ export interface TurnLatency {
 }
 
 /** Sequential turns, spread over 20 sessions (each grows to turns/20 exchanges). */
-export async function turnLatency(model: 'bench/text' | 'bench/tool', turns = 2000): Promise<TurnLatency> {
-  const agent = await bootAgent(model);
+export async function turnLatency(model: 'bench/text' | 'bench/tool', turns = 2000, intake = true): Promise<TurnLatency> {
+  const agent = await bootAgent(model, intake);
   try {
     for (let i = 0; i < 200; i++) await agent.turn(`agent:main:warm-${i % 20}`);
     const latencies: number[] = [];

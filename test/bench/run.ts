@@ -10,6 +10,8 @@
  *   gw-rtt       `health` round trips per second over 1 and 100 connections, p99 latency
  *   agent-turn   agent-loop overhead per turn, zero-latency model: no tool / one tool call (target p50 ≤ 2 ms)
  *   agent-tput   turns per second across 50 sessions, zero-latency model               (target ≥ 500/s)
+ *   crash        `claw gateway` killed with SIGKILL 10 times during 50 concurrent `agent` runs
+ *                over 10 sessions: acknowledged vs lost (target 0 lost, none answered twice)
  *   memory       2,000 files (≈ 10k chunks): full index, unchanged re-index (≤ 1 s), hybrid query
  *                p50/p99 (≤ 5 / ≤ 20 ms) on sqlite; minisearch and qmd side by side
  *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
@@ -331,6 +333,18 @@ async function benchAgentTurn(): Promise<void> {
     line(`agent turn overhead (${label}) p50`, `${result.p50.toFixed(2)} ms`, '≤ 2 ms', result.p50 <= 2);
     line('  p99', `${result.p99.toFixed(2)} ms`, '(info)', true);
   }
+  // The same turns without the intake journal (embedded runs): the difference is its fsync.
+  const bare = await turnLatency('bench/text', 2000, false);
+  line('  no tool, without the intake journal: p50', `${bare.p50.toFixed(2)} ms`, '(info)', true);
+}
+
+async function benchCrash(): Promise<void> {
+  const { crashBench } = await import('./crash.js');
+  const result = await crashBench({ cli: CLI, cycles: 10, sessions: 10, perSession: 5 });
+  line(`crash: kill -9 ×${result.cycles}, acknowledged / lost`, `${result.acknowledged} / ${result.lost}`, '0 lost', result.lost === 0 && result.duplicated === 0);
+  line('  answered twice', `${result.duplicated}`, '0', result.duplicated === 0);
+  line('  sent (not acknowledged before the kill)', `${result.sent} (${result.sent - result.acknowledged})`, '(info)', true);
+  line('  interrupted turns noted in transcripts', `${result.interruptedNoted}`, '(info)', true);
 }
 
 async function benchAgentThroughput(): Promise<void> {
@@ -397,6 +411,7 @@ if (want('gw-rss')) await benchGatewayRss();
 if (want('gw-burst')) await benchGatewayBurst();
 if (want('agent-turn')) await benchAgentTurn();
 if (want('agent-tput')) await benchAgentThroughput();
+if (want('crash')) await benchCrash();
 if (want('memory')) await benchMemory();
 if (want('telegram')) await benchTelegram();
 if (want('install-size')) benchInstallSize();

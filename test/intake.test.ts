@@ -1,0 +1,237 @@
+/**
+ * Durable intake (issue 11, part 1): a message is on disk before it is acknowledged, a
+ * restart resumes what was accepted and not finished (once), Telegram confirms an update
+ * only once it is durable, and a stopping gateway drains running turns up to
+ * `gateway.agentDrainMs`. The process tests run the built `claw gateway` against a fake
+ * model and a fake Telegram Bot API on 127.0.0.1, and kill it for real.
+ */
+import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { IntakeJournal, intakeFile } from '../sdk/agent/intake.js';
+import { GatewayRequestError } from '../sdk/client.js';
+import { answerEcho, connectOperator, crashBench, readTranscripts, writeConfig } from './bench/crash.js';
+import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
+import { FakeTelegramApi } from './fakes/telegram-api.js';
+import { CLI, startCliGateway, tempDir } from './helpers.js';
+
+const input = (message: string) => ({ agentId: 'main', sessionKey: 'agent:main:main', message });
+
+describe('the intake journal', () => {
+  it('keeps accepted runs until done, owner-only, across a reload', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'claw-intake-')), 'agents', 'main', 'intake.jsonl');
+    const journal = new IntakeJournal(file);
+    journal.load();
+    const now = Date.now();
+    await journal.accept('r1', input('one'), now, 'telegram:default:k:1:7');
+    await journal.accept('r2', input('two'), now + 1);
+    journal.started('r1', '/t/s.jsonl', 42);
+    journal.done('r2', 'ok');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(file, '..')).mode & 0o777).toBe(0o700);
+    const reread = new IntakeJournal(file).load();
+    expect(reread.open).toEqual([{ id: 'r1', at: now, input: input('one'), key: 'telegram:default:k:1:7', starts: [{ file: '/t/s.jsonl', offset: 42 }], attempts: 0 }]);
+    expect([...reread.seen.keys()]).toEqual(['telegram:default:k:1:7']);
+    await journal.close();
+  });
+
+  it('skips a torn last line, and the rewrite on load drops it', async () => {
+    const file = join(tempDir('claw-intake-'), 'intake.jsonl');
+    const journal = new IntakeJournal(file);
+    journal.load();
+    await journal.accept('whole', input('kept'), 1);
+    await journal.close();
+    appendFileSync(file, '{"t":"accepted","id":"torn","at":2,"inp');
+    const second = new IntakeJournal(file);
+    const read = second.load();
+    expect(read.open.map((run) => run.id)).toEqual(['whole']);
+    expect(read.skippedLines).toBe(1);
+    await second.accept('next', input('after'), 3);
+    // Records, then the preallocated NUL padding.
+    const text = readFileSync(file, 'utf8');
+    expect(text.slice(0, text.indexOf('\0')).split('\n').filter(Boolean).map((line) => JSON.parse(line).id)).toEqual(['whole', 'next']);
+    await second.close();
+  });
+
+  it('merges queued messages into one run, and counts resume attempts', async () => {
+    const file = join(tempDir('claw-intake-'), 'intake.jsonl');
+    const journal = new IntakeJournal(file);
+    journal.load();
+    await journal.accept('a', input('first'), 1);
+    await journal.accept('b', input('second'), 2);
+    journal.merge('b', input('first\nsecond'), ['a', 'b']);
+    await journal.resuming(['b']);
+    const read = new IntakeJournal(file).load();
+    expect(read.open).toMatchObject([{ id: 'b', at: 2, input: { message: 'first\nsecond' }, attempts: 1 }]);
+    await journal.close();
+  });
+
+  it('lives at agents/<id>/intake.jsonl under the state dir', () => {
+    expect(intakeFile('/state', 'work')).toBe(join('/state', 'agents', 'work', 'intake.jsonl'));
+  });
+});
+
+describe('kill -9 during concurrent runs', () => {
+  it('every acknowledged message is in its transcript and answered once after restart', async () => {
+    const report = await crashBench({ cli: CLI, cycles: 4, sessions: 5, perSession: 5, killAfterMs: [200, 900] });
+    expect(report.acknowledged).toBeGreaterThan(40);
+    expect(report).toMatchObject({ lost: 0, duplicated: 0, answered: report.acknowledged });
+  }, 90_000);
+});
+
+describe('a stopping gateway and Telegram', () => {
+  let fake: FakeLlm;
+  const api = new FakeTelegramApi();
+  beforeAll(async () => {
+    fake = await startFakeLlm();
+    await api.start();
+  });
+  afterAll(async () => {
+    await fake.close();
+    await api.stop();
+  });
+  afterEach(() => {
+    fake.reset();
+    api.reset();
+  });
+
+  function gatewayState(gateway: Record<string, unknown> = {}) {
+    const stateDir = tempDir('claw-intake-gw-');
+    writeConfig(stateDir, fake, {
+      channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: ['1001'] } },
+      gateway,
+    });
+    return { stateDir, env: { OPENCLAW_STATE_DIR: stateDir } };
+  }
+
+  const dm = (text: string) => ({ message: api.message({ chatId: 1001, from: { id: 1001 }, text }) });
+  const answersTo = (chatId: number) => api.sent().filter((call) => call.method === 'sendMessage' && String(call.params.chat_id) === String(chatId)).map((call) => call.params.text);
+  const openRuns = (stateDir: string) => new IntakeJournal(intakeFile(stateDir, 'main')).load().open;
+
+  it('SIGTERM lets the reply being written go out, and confirms the update only once it is durable', async () => {
+    const { stateDir, env } = gatewayState();
+    fake.respond(() => ({ text: 'ANSWER drained', delayMs: 120, chunkSize: 2 }));
+    const gw = await startCliGateway(env);
+    const updateId = await api.pushUpdate(dm('please answer before you stop'));
+    // The model is answering (slowly) when the stop signal comes.
+    const deadline = Date.now() + 5000;
+    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fake.requests).toHaveLength(1);
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+    expect(answersTo(1001)).toEqual(['ANSWER drained']);
+    // Confirmed to Telegram (a getUpdates past it), so it is not delivered again.
+    expect(api.callsTo('getUpdates').some((call) => Number(call.params.offset) > updateId)).toBe(true);
+    // The log file, not stdout: the last lines can still be in the pipe when the process exits.
+    const log = readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8');
+    expect(log).toContain('waiting up to 300 s for 1 running turn(s) to finish');
+    expect(openRuns(stateDir)).toEqual([]);
+  }, 30_000);
+
+  it('stops a turn that outlasts gateway.agentDrainMs, keeps it, and answers in the same chat after the restart', async () => {
+    const { stateDir, env } = gatewayState({ agentDrainMs: 500 });
+    fake.script({ hang: true });
+    answerEcho(fake, 5);
+    const first = await startCliGateway(env);
+    await api.pushUpdate(dm('a long question'));
+    const deadline = Date.now() + 5000;
+    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const stopping = Date.now();
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    // 500 ms of drain, then the stopped turn settles and the process exits (well before the model would).
+    expect(Date.now() - stopping).toBeLessThan(4000);
+    expect(answersTo(1001)).toEqual([]);
+    expect(openRuns(stateDir).map((run) => run.input.message)).toEqual(['a long question']);
+
+    await startCliGateway(env);
+    await api.waitFor((call) => call.method === 'sendMessage' && String(call.params.chat_id) === '1001', 10_000, 'the resumed answer');
+    expect(answersTo(1001)).toEqual(['ANSWER a long question']);
+    const { users, recoveries } = readTranscripts(stateDir);
+    expect(users.get('a long question')).toBe(1);
+    expect(recoveries).toBe(1);
+    // Nothing runs twice: no second answer, no redelivered update.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(answersTo(1001)).toHaveLength(1);
+    expect(openRuns(stateDir)).toEqual([]);
+  }, 30_000);
+
+  it('a message that arrives while the gateway drains is refused, not lost: Telegram delivers it again after the restart', async () => {
+    const { stateDir, env } = gatewayState({ agentDrainMs: 2000 });
+    fake.respond(() => ({ text: 'ANSWER slow', delayMs: 100, chunkSize: 1 }));
+    const first = await startCliGateway(env);
+    await api.pushUpdate(dm('slow one'));
+    const deadline = Date.now() + 5000;
+    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    first.child.kill('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Telegram still polls while turns drain; the pipeline refuses the update and it is not confirmed.
+    let handed = false;
+    const late = api.pushUpdate(dm('late message')).then(() => (handed = true));
+    expect(await first.exited).toBe(0);
+    // The stopping gateway got it and refused it (it is answered only after the restart).
+    expect(handed).toBe(true);
+    expect(answersTo(1001)).toEqual(['ANSWER slow']);
+    answerEcho(fake, 5);
+    await startCliGateway(env);
+    await late;
+    await api.waitFor((call) => call.method === 'sendMessage' && call.params.text === 'ANSWER late message', 10_000, 'the late message answered');
+    expect(answersTo(1001).filter((text) => text === 'ANSWER late message')).toHaveLength(1);
+    expect(readTranscripts(stateDir).users.get('late message')).toBe(1);
+  }, 30_000);
+});
+
+describe('an agent request while the gateway drains', () => {
+  it('is refused with UNAVAILABLE (retryable), while the running turn finishes and is answered', async () => {
+    const fake = await startFakeLlm();
+    try {
+      const stateDir = tempDir('claw-intake-drain-');
+      writeConfig(stateDir, fake, { gateway: { agentDrainMs: 5000 } });
+      fake.respond(() => ({ text: 'ANSWER finishing', delayMs: 100, chunkSize: 2 }));
+      const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+      const client = await connectOperator(gw.port);
+      const running = client.request('agent', { message: 'finish me', idempotencyKey: 'k1' }, { expectFinal: true });
+      const deadline = Date.now() + 5000;
+      while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      gw.child.kill('SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const refused = await client.request('agent', { message: 'too late', idempotencyKey: 'k2' }, { expectFinal: true }).catch((error: GatewayRequestError) => error);
+      expect(refused).toBeInstanceOf(GatewayRequestError);
+      expect(refused).toMatchObject({ code: 'UNAVAILABLE', retryable: true });
+      expect(await running).toMatchObject({ status: 'ok', summary: 'ANSWER finishing' });
+      expect(await gw.exited).toBe(0);
+      expect(readTranscripts(stateDir).users.has('too late')).toBe(false);
+      expect(new IntakeJournal(intakeFile(stateDir, 'main')).load().open).toEqual([]);
+      await client.close();
+    } finally {
+      await fake.close();
+    }
+  }, 30_000);
+
+  it('config.apply restarts the gateway only after the running turn is answered', async () => {
+    const fake = await startFakeLlm();
+    try {
+      const stateDir = tempDir('claw-intake-restart-');
+      writeConfig(stateDir, fake);
+      fake.respond(() => ({ text: 'ANSWER before the restart', delayMs: 100, chunkSize: 2 }));
+      const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+      const client = await connectOperator(gw.port);
+      const running = client.request('agent', { message: 'finish first', idempotencyKey: 'r1' }, { expectFinal: true });
+      const deadline = Date.now() + 5000;
+      while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const current = await client.request<{ hash: string }>('config.get', {});
+      const config = { ...JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')), session: { idleMinutes: 30 } };
+      expect(await client.request('config.apply', { config, baseHash: current.hash, idempotencyKey: 'apply-1' })).toMatchObject({ restart: { scheduled: true } });
+      expect(await running).toMatchObject({ status: 'ok', summary: 'ANSWER before the restart' });
+      const log = () => readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8');
+      while (log().split('gateway listening').length < 3 && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(log()).toMatch(/restarting \(config\.apply\)[\s\S]*waiting up to 300 s for 1 running turn\(s\) to finish[\s\S]*gateway listening/);
+      const { users, answers } = readTranscripts(stateDir);
+      expect([users.get('finish first'), answers.get('before the restart')]).toEqual([1, 1]);
+      await client.close().catch(() => {});
+    } finally {
+      await fake.close();
+    }
+  }, 30_000);
+});
