@@ -20,7 +20,7 @@ const REGISTER: Record<Slot, string> = {
   agentLoop: `api.registerAgentLoop({
     runTurn: async () => ({ status: 'ok', text: 'ok', messages: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }),
   });`,
-  sandbox: `api.registerSandbox({ exec: async () => ({ exitCode: 0, stdout: '', stderr: '' }) });`,
+  sandbox: `api.registerSandbox({ id: 'fake', check: async () => ({ ok: true }), ensure: async () => { throw new Error('no sandboxes here'); }, list: async () => [], remove: async () => {} });`,
 };
 
 /** A slot plugin package: JavaScript, importing the SDK by the package name (resolved by the host's aliases). */

@@ -80,7 +80,7 @@ export interface CapabilityTypes {
   /** `path` is exact, or a prefix ending in `/*`; `auth: 'none'` opts out of gateway auth. */
   httpRoute: { method: string; path: string; auth?: 'gateway' | 'none'; handler: Fn };
   memory: { search: Fn; get: Fn };
-  sandbox: { exec: Fn };
+  sandbox: { id: string; ensure: Fn; check: Fn; list: Fn; remove: Fn };
   agentLoop: { runTurn: Fn };
 }
 
@@ -114,7 +114,7 @@ export const REGISTRATION: { [K in CapabilityKind]: { key?: string; calls: reado
   cli: { key: 'name', calls: ['run'] },
   httpRoute: { key: 'path', calls: ['handler'] },
   memory: { calls: ['search', 'get'] },
-  sandbox: { calls: ['exec'] },
+  sandbox: { calls: ['check', 'ensure', 'list', 'remove'] },
   agentLoop: { calls: ['runTurn'] },
 };
 
