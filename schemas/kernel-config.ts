@@ -136,6 +136,42 @@ export const BindingSchema = Type.Object(
   Strict,
 );
 
+/** `agents.defaults.sandbox` / `agents.list[].sandbox` (OpenClaw's names; defaults in the descriptions). */
+export const SandboxConfigSchema = Type.Object(
+  {
+    mode: Type.Optional(Type.Enum(['off', 'non-main', 'all'] as const, { description: 'Which sessions run tools in a sandbox (default off; non-main: all but the agent main session).' })),
+    scope: Type.Optional(Type.Enum(['session', 'agent', 'shared'] as const, { description: 'One sandbox per session, per agent (default) or one shared by all.' })),
+    workspaceAccess: Type.Optional(Type.Enum(['none', 'ro', 'rw'] as const, { description: 'What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot).' })),
+    workspaceRoot: Type.Optional(Type.String({ minLength: 1, description: 'Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes).' })),
+    docker: Type.Optional(
+      Type.Object(
+        {
+          image: Type.Optional(Type.String({ minLength: 1, description: 'Container image (Docker backend).' })),
+          network: Type.Optional(Type.String({ minLength: 1, description: 'Network: "none" (default) or a backend network name.' })),
+          binds: Type.Optional(Type.Array(Type.String({ pattern: '^[^:]+:[^:]+(:(ro|rw))?$' }), { description: 'Extra mounts "host:sandbox[:ro]"; sensitive host paths are refused.' })),
+          env: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Environment inside the sandbox.' })),
+          memory: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\d+(\\.\\d+)?\\s*[bkmgBKMG]?[bB]?$' })], { description: 'Memory limit: bytes or "512m", "1g".' })),
+          pidsLimit: Type.Optional(PositiveInt),
+          cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+          readOnlyRoot: Type.Optional(Type.Boolean({ description: 'Read-only root filesystem (default true).' })),
+          containerPrefix: Type.Optional(Type.String({ minLength: 1, description: 'Name prefix of sandbox containers (Docker backend, default openclaw-sbx-).' })),
+        },
+        Strict,
+      ),
+    ),
+    prune: Type.Optional(
+      Type.Object(
+        {
+          idleHours: Type.Optional(Type.Number({ minimum: 0, description: 'Remove a sandbox idle this long (Docker backend, default 24).' })),
+          maxAgeDays: Type.Optional(Type.Number({ minimum: 0, description: 'Remove a sandbox this old (Docker backend, default 7).' })),
+        },
+        Strict,
+      ),
+    ),
+  },
+  Strict,
+);
+
 export const KernelConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -150,10 +186,12 @@ export const KernelConfigSchema = Type.Object(
                 workspace: Type.Optional(Type.String({ minLength: 1 })),
                 maxConcurrent: Type.Optional(PositiveInt),
                 subagents: Type.Optional(Type.Object({ maxConcurrent: Type.Optional(PositiveInt) }, Open)),
+                sandbox: Type.Optional(SandboxConfigSchema),
               },
               Open,
             ),
           ),
+          list: Type.Optional(Type.Array(Type.Object({ id: Type.Optional(Type.String({ minLength: 1 })), sandbox: Type.Optional(SandboxConfigSchema) }, Open))),
         },
         Open,
       ),

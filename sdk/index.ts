@@ -11,7 +11,8 @@
  *     },
  *   });
  */
-import type { ToolDefinition, ToolResult } from '../kernel/index.js';
+import type { ToolContext, ToolDefinition, ToolResult } from '../kernel/index.js';
+import type { SandboxInstance } from './types/sandbox.js';
 import { HookBus as KernelHookBus, type HookBusOptions } from '../kernel/index.js';
 import type { HookBus as TypedHookBus } from './types/hooks.js';
 import type { PluginDefinition } from './types/plugin.js';
@@ -55,6 +56,11 @@ export function definePlugin<Config = Record<string, unknown>>(definition: Plugi
 
 export function defineTool<Params = Record<string, unknown>>(tool: ToolDefinition<Params>): ToolDefinition<Params> {
   return tool;
+}
+
+/** The sandbox this call runs in (set by the tool choke point for `runsInSandbox` tools), if any. */
+export function sandboxOf(ctx: Pick<ToolContext, 'sandbox'>): SandboxInstance | undefined {
+  return ctx.sandbox as SandboxInstance | undefined;
 }
 
 /** A tool result the model reads as text; `details` is for UIs and logs. */

@@ -49,6 +49,17 @@ Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-
 With a gateway running, set and unset go through it: the answer says whether the change is
 live or the gateway restarts (or must be restarted) to apply it (gateway.reload.mode).
 Concurrent writers queue on <config>.lock; none loses another's change.`,
+  sandbox: `Usage: claw sandbox <command> [--json]
+
+Commands:
+  explain [--agent <id>] [--session <key>]   Is this session sandboxed, why, and where do exec and file tools run
+  list                                       Sandboxes of the configured backend (plugins.slots.sandbox)
+  recreate --all | --agent <id> | --session <key>
+                                             Remove sandboxes; the next use recreates them with the current config
+  build [--image <name:tag>]                 Build the default sandbox image (Docker backend)
+
+Which sessions are sandboxed: agents.defaults.sandbox.mode (off | non-main | all), per agent
+agents.list[].sandbox; the backend: plugins.slots.sandbox ("sandbox-bwrap", "sandbox-docker").`,
   security: `Usage: claw security audit [--deep] [--fix] [--json]
 
 Checks gateway exposure and auth, who may message the assistant, file permissions under the
@@ -82,6 +93,7 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
     'Commands:',
     '  plugins    List, inspect, enable, install and diagnose plugins',
     '  config     Read, change and validate openclaw.json',
+    '  sandbox    Explain, list and recreate tool sandboxes (sandbox explain|list|recreate|build)',
     '  security   Audit config, file permissions and plugins (security audit [--deep] [--fix])',
     '  help       Show help for a command (claw help plugins)',
   ];

@@ -257,9 +257,250 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 }
               },
               "additionalProperties": true
+            },
+            "sandbox": {
+              "type": "object",
+              "properties": {
+                "mode": {
+                  "enum": [
+                    "off",
+                    "non-main",
+                    "all"
+                  ],
+                  "description": "Which sessions run tools in a sandbox (default off; non-main: all but the agent main session)."
+                },
+                "scope": {
+                  "enum": [
+                    "session",
+                    "agent",
+                    "shared"
+                  ],
+                  "description": "One sandbox per session, per agent (default) or one shared by all."
+                },
+                "workspaceAccess": {
+                  "enum": [
+                    "none",
+                    "ro",
+                    "rw"
+                  ],
+                  "description": "What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot)."
+                },
+                "workspaceRoot": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes)."
+                },
+                "docker": {
+                  "type": "object",
+                  "properties": {
+                    "image": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "Container image (Docker backend)."
+                    },
+                    "network": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "Network: \"none\" (default) or a backend network name."
+                    },
+                    "binds": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "pattern": "^[^:]+:[^:]+(:(ro|rw))?$"
+                      },
+                      "description": "Extra mounts \"host:sandbox[:ro]\"; sensitive host paths are refused."
+                    },
+                    "env": {
+                      "type": "object",
+                      "patternProperties": {
+                        "^.*$": {
+                          "type": "string"
+                        }
+                      },
+                      "description": "Environment inside the sandbox."
+                    },
+                    "memory": {
+                      "anyOf": [
+                        {
+                          "type": "integer",
+                          "minimum": 1
+                        },
+                        {
+                          "type": "string",
+                          "pattern": "^\\d+(\\.\\d+)?\\s*[bkmgBKMG]?[bB]?$"
+                        }
+                      ],
+                      "description": "Memory limit: bytes or \"512m\", \"1g\"."
+                    },
+                    "pidsLimit": {
+                      "type": "integer",
+                      "minimum": 1
+                    },
+                    "cpus": {
+                      "type": "number",
+                      "exclusiveMinimum": 0
+                    },
+                    "readOnlyRoot": {
+                      "type": "boolean",
+                      "description": "Read-only root filesystem (default true)."
+                    },
+                    "containerPrefix": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "Name prefix of sandbox containers (Docker backend, default openclaw-sbx-)."
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "prune": {
+                  "type": "object",
+                  "properties": {
+                    "idleHours": {
+                      "type": "number",
+                      "minimum": 0,
+                      "description": "Remove a sandbox idle this long (Docker backend, default 24)."
+                    },
+                    "maxAgeDays": {
+                      "type": "number",
+                      "minimum": 0,
+                      "description": "Remove a sandbox this old (Docker backend, default 7)."
+                    }
+                  },
+                  "additionalProperties": false
+                }
+              },
+              "additionalProperties": false
             }
           },
           "additionalProperties": true
+        },
+        "list": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "id": {
+                "type": "string",
+                "minLength": 1
+              },
+              "sandbox": {
+                "type": "object",
+                "properties": {
+                  "mode": {
+                    "enum": [
+                      "off",
+                      "non-main",
+                      "all"
+                    ],
+                    "description": "Which sessions run tools in a sandbox (default off; non-main: all but the agent main session)."
+                  },
+                  "scope": {
+                    "enum": [
+                      "session",
+                      "agent",
+                      "shared"
+                    ],
+                    "description": "One sandbox per session, per agent (default) or one shared by all."
+                  },
+                  "workspaceAccess": {
+                    "enum": [
+                      "none",
+                      "ro",
+                      "rw"
+                    ],
+                    "description": "What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot)."
+                  },
+                  "workspaceRoot": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes)."
+                  },
+                  "docker": {
+                    "type": "object",
+                    "properties": {
+                      "image": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Container image (Docker backend)."
+                      },
+                      "network": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Network: \"none\" (default) or a backend network name."
+                      },
+                      "binds": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "pattern": "^[^:]+:[^:]+(:(ro|rw))?$"
+                        },
+                        "description": "Extra mounts \"host:sandbox[:ro]\"; sensitive host paths are refused."
+                      },
+                      "env": {
+                        "type": "object",
+                        "patternProperties": {
+                          "^.*$": {
+                            "type": "string"
+                          }
+                        },
+                        "description": "Environment inside the sandbox."
+                      },
+                      "memory": {
+                        "anyOf": [
+                          {
+                            "type": "integer",
+                            "minimum": 1
+                          },
+                          {
+                            "type": "string",
+                            "pattern": "^\\d+(\\.\\d+)?\\s*[bkmgBKMG]?[bB]?$"
+                          }
+                        ],
+                        "description": "Memory limit: bytes or \"512m\", \"1g\"."
+                      },
+                      "pidsLimit": {
+                        "type": "integer",
+                        "minimum": 1
+                      },
+                      "cpus": {
+                        "type": "number",
+                        "exclusiveMinimum": 0
+                      },
+                      "readOnlyRoot": {
+                        "type": "boolean",
+                        "description": "Read-only root filesystem (default true)."
+                      },
+                      "containerPrefix": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Name prefix of sandbox containers (Docker backend, default openclaw-sbx-)."
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "prune": {
+                    "type": "object",
+                    "properties": {
+                      "idleHours": {
+                        "type": "number",
+                        "minimum": 0,
+                        "description": "Remove a sandbox idle this long (Docker backend, default 24)."
+                      },
+                      "maxAgeDays": {
+                        "type": "number",
+                        "minimum": 0,
+                        "description": "Remove a sandbox this old (Docker backend, default 7)."
+                      }
+                    },
+                    "additionalProperties": false
+                  }
+                },
+                "additionalProperties": false
+              }
+            },
+            "additionalProperties": true
+          }
         }
       },
       "additionalProperties": true

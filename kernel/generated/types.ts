@@ -46,7 +46,78 @@ export type KernelConfig = {
       subagents?: {
         maxConcurrent?: number;
       };
+      sandbox?: {
+        /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
+        mode?: "off" | "non-main" | "all";
+        /** One sandbox per session, per agent (default) or one shared by all. */
+        scope?: "session" | "agent" | "shared";
+        /** What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot). */
+        workspaceAccess?: "none" | "ro" | "rw";
+        /** Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes). */
+        workspaceRoot?: string;
+        docker?: {
+          /** Container image (Docker backend). */
+          image?: string;
+          /** Network: "none" (default) or a backend network name. */
+          network?: string;
+          /** Extra mounts "host:sandbox[:ro]"; sensitive host paths are refused. */
+          binds?: string[];
+          /** Environment inside the sandbox. */
+          env?: Record<string, string>;
+          /** Memory limit: bytes or "512m", "1g". */
+          memory?: number | string;
+          pidsLimit?: number;
+          cpus?: number;
+          /** Read-only root filesystem (default true). */
+          readOnlyRoot?: boolean;
+          /** Name prefix of sandbox containers (Docker backend, default openclaw-sbx-). */
+          containerPrefix?: string;
+        };
+        prune?: {
+          /** Remove a sandbox idle this long (Docker backend, default 24). */
+          idleHours?: number;
+          /** Remove a sandbox this old (Docker backend, default 7). */
+          maxAgeDays?: number;
+        };
+      };
     };
+    list?: Array<{
+      id?: string;
+      sandbox?: {
+        /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
+        mode?: "off" | "non-main" | "all";
+        /** One sandbox per session, per agent (default) or one shared by all. */
+        scope?: "session" | "agent" | "shared";
+        /** What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot). */
+        workspaceAccess?: "none" | "ro" | "rw";
+        /** Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes). */
+        workspaceRoot?: string;
+        docker?: {
+          /** Container image (Docker backend). */
+          image?: string;
+          /** Network: "none" (default) or a backend network name. */
+          network?: string;
+          /** Extra mounts "host:sandbox[:ro]"; sensitive host paths are refused. */
+          binds?: string[];
+          /** Environment inside the sandbox. */
+          env?: Record<string, string>;
+          /** Memory limit: bytes or "512m", "1g". */
+          memory?: number | string;
+          pidsLimit?: number;
+          cpus?: number;
+          /** Read-only root filesystem (default true). */
+          readOnlyRoot?: boolean;
+          /** Name prefix of sandbox containers (Docker backend, default openclaw-sbx-). */
+          containerPrefix?: string;
+        };
+        prune?: {
+          /** Remove a sandbox idle this long (Docker backend, default 24). */
+          idleHours?: number;
+          /** Remove a sandbox this old (Docker backend, default 7). */
+          maxAgeDays?: number;
+        };
+      };
+    }>;
   };
   cron?: {
     maxConcurrentRuns?: number;

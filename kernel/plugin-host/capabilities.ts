@@ -28,6 +28,15 @@ export interface ToolContext {
   workspaceDir?: string;
   /** Streams partial output to UIs while the tool runs. */
   onUpdate?: (partial: ToolResult) => void;
+  /** Set by the choke point when this session is sandboxed (the SDK's SandboxInstance). */
+  sandbox?: ToolSandbox;
+}
+
+/** The kernel's view of a SandboxInstance (sdk/types/sandbox.ts has the full contract). */
+export interface ToolSandbox {
+  readonly id: string;
+  readonly backend: string;
+  readonly spec: { scopeKey: string; workspaceRoot: string; workspaceAccess: 'none' | 'ro' | 'rw'; workdir: string };
 }
 
 export interface ToolDefinition<Params = Record<string, unknown>> {
@@ -36,6 +45,8 @@ export interface ToolDefinition<Params = Record<string, unknown>> {
   description: string;
   /** JSON Schema of the params object the model must supply. */
   parameters: JsonSchema;
+  /** Runs commands or touches files: in a sandboxed session it gets `ctx.sandbox`, or is refused. */
+  runsInSandbox?: boolean;
   execute(params: Params, ctx: ToolContext): ToolResult | Promise<ToolResult>;
 }
 

@@ -112,7 +112,7 @@ export class PluginHost {
       hooks,
       capabilities,
       plugins: () => this.records,
-      tools: { invoke: (request) => invokeTool({ hooks, capabilities, redact: kernel.redact }, request) },
+      tools: { invoke: (request) => invokeTool({ hooks, capabilities, redact: kernel.redact, sandbox: { capabilities, config: kernel.config, paths: kernel.paths } }, request) },
       channels: channelsFacade(capabilities),
     };
   }

@@ -14,6 +14,7 @@ import type { HookContext } from '../hooks/catalog.js';
 import type { Redactor } from '../redact.js';
 import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors } from '../validation.js';
+import { routeSandbox, type SandboxRouteDeps } from './sandbox-route.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -43,6 +44,8 @@ export interface ToolRunnerDeps {
   capabilities: Pick<CapabilityLookup, 'find'>;
   /** Masks secrets in what goes back to the model and the transcript (`exec env`, error text). */
   redact: Pick<Redactor, 'value'>;
+  /** Without it no call is sandboxed (unit tests of the other steps). */
+  sandbox?: SandboxRouteDeps;
 }
 
 function errorResult(text: string, details?: unknown): ToolResult {
@@ -98,8 +101,10 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
       return errorResult(`Invalid arguments for ${name}: ${issues.join('; ')}`, { issues });
     }
     params = checked;
+    const sandbox = await routeSandbox(deps.sandbox, tool, context);
+    if (typeof sandbox === 'string') return errorResult(sandbox);
     try {
-      const result = await tool.execute(params, { ...context, toolCallId });
+      const result = await tool.execute(params, { ...context, toolCallId, ...(sandbox ? { sandbox } : {}) });
       if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');
       return result;
     } catch (error) {

@@ -1,11 +1,11 @@
 /** The `exec` tool: run a shell command, wait for it or hand it to the background. */
 import { stat } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
-import { errorResult, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
+import { isAbsolute, posix, resolve } from 'node:path';
+import { errorResult, sandboxOf, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
 import { guard, optionalBoolean, optionalEnv, optionalNumber, optionalString, requiredString } from './args.js';
 import { statusNote, summarize } from './describe.js';
 import type { SessionRegistry } from './registry.js';
-import { MAX_TIMER_MS, type ProcessSession } from './session.js';
+import { MAX_TIMER_MS, type ProcessSession, type SessionOptions } from './session.js';
 
 export interface ExecConfig {
   timeoutSeconds: number;
@@ -26,6 +26,7 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
   return {
     name: 'exec',
     label: 'Exec',
+    runsInSandbox: true,
     description:
       'Run a shell command (/bin/sh -c) in the workspace and return its combined stdout and stderr. ' +
       `A command still running after yieldMs (default ${config.backgroundAfterMs} ms) keeps running in the background ` +
@@ -60,21 +61,14 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
   const yieldMs = optionalNumber(params, 'yieldMs', { minimum: 0, integer: true }) ?? config.backgroundAfterMs;
 
   if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
-  const workspace = deps.workspace(ctx);
-  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
-  const cwd = workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
-  const isDir = await stat(cwd).then(
-    (info) => info.isDirectory(),
-    () => false,
-  );
-  if (!isDir) return errorResult(`exec: working directory ${cwd} does not exist or is not a directory`);
+  const placement = await place(ctx, deps, workdir, env);
+  if (typeof placement === 'string') return errorResult(placement);
 
   let session: ProcessSession;
   try {
     session = registry.start({
       command,
-      cwd,
-      env: { ...inheritedEnv(), ...env, OPENCLAW_SHELL: 'exec' },
+      ...placement,
       timeoutMs: timeoutSeconds * 1000,
       maxOutputChars: config.maxOutputChars,
       agentId: ctx.agentId,
@@ -94,6 +88,33 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
     return runningResult(session, session.output.text());
   }
   return finishedResult(session);
+}
+
+/**
+ * Where the command runs. In a sandbox: paths are the sandbox's own (the workspace is its
+ * `workdir`) and nothing of the host's environment goes in. On the host: the workspace
+ * directory, with the gateway's environment.
+ */
+async function place(
+  ctx: ToolContext,
+  deps: ExecDeps,
+  workdir: string | undefined,
+  env: Record<string, string> | undefined,
+): Promise<Pick<SessionOptions, 'cwd' | 'env' | 'spawn'> | string> {
+  const sandbox = sandboxOf(ctx);
+  if (sandbox) {
+    const cwd = workdir ? posix.resolve(sandbox.spec.workdir, workdir) : sandbox.spec.workdir;
+    return { cwd, env: { ...env, OPENCLAW_SHELL: 'exec' }, spawn: (request) => sandbox.spawn(request) };
+  }
+  const workspace = deps.workspace(ctx);
+  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
+  const cwd = workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
+  const isDir = await stat(cwd).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+  if (!isDir) return `exec: working directory ${cwd} does not exist or is not a directory`;
+  return { cwd, env: { ...inheritedEnv(), ...env, OPENCLAW_SHELL: 'exec' } };
 }
 
 function inheritedEnv(): Record<string, string> {

@@ -1,10 +1,16 @@
 /**
- * One shell command and everything known about it. The command runs in its own process
- * group (a new session via `detached`), so a kill reaches whatever the shell started too.
+ * One shell command and everything known about it. Where it runs is the spawner's business:
+ * on the host (`hostSpawner`: its own process group via `detached`, so a kill reaches whatever
+ * the shell started too) or inside a sandbox (`SandboxInstance.spawn`).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
+import type { SandboxProcess } from '../../sdk/index.js';
 import { OutputBuffer } from './output.js';
+
+/** A started command; host processes also have a pid. */
+export type Spawned = SandboxProcess & { readonly pid?: number };
+export type Spawner = (request: { command: string; cwd: string; env: Record<string, string> }) => Spawned;
 
 export type SessionStatus = 'running' | 'completed' | 'failed' | 'killed' | 'timeout' | 'aborted';
 type StopReason = 'killed' | 'timeout' | 'aborted';
@@ -18,6 +24,8 @@ export interface SessionOptions {
   timeoutMs: number;
   maxOutputChars: number;
   agentId?: string;
+  /** Default: the host's /bin/sh. */
+  spawn?: Spawner;
 }
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
@@ -38,6 +46,16 @@ export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): vo
     // ESRCH: the whole group is already gone.
   }
 }
+
+/** `/bin/sh -c` on the host, in a new process group. Throws on arguments the OS refuses (a NUL byte). */
+export const hostSpawner: Spawner = ({ command, cwd, env }) => {
+  const child = spawn('/bin/sh', ['-c', command], { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<{ exitCode: number | null; signal: string | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }));
+  });
+  return { pid: child.pid, stdout: child.stdout, stderr: child.stderr, stdin: child.stdin, exited, kill: (signal) => signalGroup(child.pid, signal) };
+};
 
 export class ProcessSession {
   readonly id: string;
@@ -60,7 +78,9 @@ export class ProcessSession {
   /** Output position the last poll (or the exec call that backgrounded it) read up to. */
   pollCursor = 0;
 
-  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly child: Spawned;
+  private openStreams = 2;
+  private exited = false;
   private readonly listeners = new Set<() => void>();
   private stopReason?: StopReason;
   private timeoutTimer?: NodeJS.Timeout;
@@ -76,12 +96,7 @@ export class ProcessSession {
     this.output = new OutputBuffer(options.maxOutputChars);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
 
-    this.child = spawn('/bin/sh', ['-c', options.command], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    this.child = (options.spawn ?? hostSpawner)({ command: options.command, cwd: options.cwd, env: options.env });
     this.pid = this.child.pid;
 
     // One decoder per stream: a multi-byte character may straddle two chunks.
@@ -89,19 +104,26 @@ export class ProcessSession {
       const decoder = new StringDecoder('utf8');
       stream.on('data', (chunk: Buffer) => this.append(decoder.write(chunk)));
       stream.on('end', () => this.append(decoder.end()));
+      stream.on('close', () => {
+        this.openStreams--;
+        if (this.exited && this.openStreams === 0) this.finish();
+      });
     }
     // Writing to a command that has exited raises EPIPE here; write() reports it instead.
-    this.child.stdin.on('error', () => {});
-    this.child.on('error', (error) => {
-      this.error = error.message;
-      this.finish();
-    });
-    this.child.on('exit', (code, signal) => {
-      this.exitCode = code;
-      this.signal = signal;
-      this.drainTimer = setTimeout(() => this.finish(), PIPE_DRAIN_MS);
-    });
-    this.child.on('close', () => this.finish());
+    this.child.stdin?.on('error', () => {});
+    this.child.exited.then(
+      ({ exitCode, signal }) => {
+        this.exitCode = exitCode;
+        this.signal = signal as NodeJS.Signals | null;
+        this.exited = true;
+        if (this.openStreams === 0) this.finish();
+        else this.drainTimer = setTimeout(() => this.finish(), PIPE_DRAIN_MS);
+      },
+      (error: Error) => {
+        this.error = error.message;
+        this.finish();
+      },
+    );
 
     if (options.timeoutMs > 0) {
       this.timeoutTimer = setTimeout(() => this.stop('timeout'), Math.min(options.timeoutMs, MAX_TIMER_MS));
@@ -126,22 +148,22 @@ export class ProcessSession {
   stop(reason: StopReason): void {
     if (!this.running || this.stopReason) return;
     this.stopReason = reason;
-    signalGroup(this.pid, 'SIGTERM');
+    this.child.kill('SIGTERM');
     // Deliberately outlives finish(): children that ignore SIGTERM may still hold on.
-    setTimeout(() => signalGroup(this.pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+    setTimeout(() => this.child.kill('SIGKILL'), KILL_GRACE_MS).unref();
   }
 
   /** For process exit, when there is no time for grace. */
   killNow(): void {
     this.stopReason ??= 'killed';
-    signalGroup(this.pid, 'SIGKILL');
+    this.child.kill('SIGKILL');
   }
 
   /** Returns an error message when the input cannot be delivered. */
   write(data: string, close: boolean): string | undefined {
     if (!this.running) return `session ${this.id} has already ended`;
     const stdin = this.child.stdin;
-    if (!stdin.writable) return `the stdin of session ${this.id} is closed`;
+    if (!stdin?.writable) return `the stdin of session ${this.id} is closed`;
     if (data) stdin.write(data);
     if (close) stdin.end();
     return undefined;
@@ -164,7 +186,7 @@ export class ProcessSession {
     // Output still buffered in a pipe held by a leftover background child is abandoned.
     this.child.stdout.destroy();
     this.child.stderr.destroy();
-    this.child.stdin.destroy();
+    this.child.stdin?.destroy();
     this.endedAt = Date.now();
     if (this.stopReason) this.status = this.stopReason;
     else if (this.error !== undefined) this.status = 'failed';

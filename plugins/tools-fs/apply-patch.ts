@@ -6,7 +6,7 @@
 import { readFile, rm, stat } from 'node:fs/promises';
 import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
 import { unifiedDiff } from './diff.js';
-import { describeFsError, isNotFound, looksBinary, resolvePath, stageWrite, type StagedWrite } from './files.js';
+import { describeFsError, isNotFound, looksBinary, stageWrite, type StagedWrite } from './files.js';
 import { applyHunks } from './patch-apply.js';
 import { PatchError, parsePatch, type PatchOp } from './patch-parse.js';
 
@@ -25,7 +25,8 @@ export interface PatchSummary {
   diffs: Array<{ path: string; diff: string }>;
 }
 
-export async function applyPatchTool(input: string, workspaceDir: string): Promise<ToolResult> {
+/** `resolve` turns a patch path into the file to change (and refuses paths out of reach). */
+export async function applyPatchTool(input: string, resolve: (path: string) => Promise<string>): Promise<ToolResult> {
   let ops: PatchOp[];
   try {
     ops = parsePatch(input);
@@ -43,7 +44,7 @@ export async function applyPatchTool(input: string, workspaceDir: string): Promi
       return known ? known.contents : readExisting(absolute, path);
     };
     for (const op of ops) {
-      const absolute = resolvePath(op.path, workspaceDir);
+      const absolute = await resolve(op.path);
       const before = await current(absolute, op.path);
       if (op.kind === 'add') {
         if (before !== null) throw new PatchError(`Add File: ${op.path} already exists (delete it earlier in the patch to replace it)`);
@@ -58,7 +59,7 @@ export async function applyPatchTool(input: string, workspaceDir: string): Promi
       } else {
         if (before === null) throw new PatchError(`Update File: ${op.path} does not exist`);
         const after = op.hunks.length > 0 ? applyHunks(before, op.hunks, op.path) : before;
-        const target = op.moveTo === undefined ? absolute : resolvePath(op.moveTo, workspaceDir);
+        const target = op.moveTo === undefined ? absolute : await resolve(op.moveTo);
         if (target !== absolute) {
           if ((await current(target, op.moveTo!)) !== null) throw new PatchError(`Move to: ${op.moveTo} already exists`);
           planned.set(absolute, { path: op.path, contents: null });

@@ -1,14 +1,15 @@
 /**
- * The file tools: read, write, edit and apply_patch. Relative paths resolve against the
- * agent's workspace (the call's `workspaceDir`, else the kernel's); absolute paths are used
- * as given, because containment is the sandbox's job, not these tools'.
+ * The file tools: read, write, edit and apply_patch. On the host, relative paths resolve
+ * against the agent's workspace (the call's `workspaceDir`, else the kernel's) and absolute
+ * paths are used as given. In a sandboxed session they are confined to the sandbox's
+ * workspace (scope.ts), read-only when its workspaceAccess is "ro".
  */
 import { definePlugin, type ToolContext } from '../../sdk/index.js';
 import { applyPatchTool } from './apply-patch.js';
-import { guard, optionalInteger, requiredString } from './args.js';
+import { guard, optionalInteger, ParamError, requiredString } from './args.js';
 import { editFileTool } from './edit.js';
-import { resolvePath } from './files.js';
 import { readFileTool } from './read.js';
+import { fileScope, type FileScope } from './scope.js';
 import { writeFileTool } from './write.js';
 
 interface FsConfig {
@@ -28,11 +29,17 @@ export default definePlugin<FsConfig>({
   id: 'tools-fs',
   register(api) {
     const limits = { maxReadBytes: api.config.maxReadBytes, maxReadLines: api.config.maxReadLines };
-    const workspace = (ctx: ToolContext) => ctx.workspaceDir ?? api.kernel.paths.workspaceDir;
+    const scope = (ctx: ToolContext) => fileScope(ctx, ctx.workspaceDir ?? api.kernel.paths.workspaceDir);
+    const writable = (ctx: ToolContext): FileScope => {
+      const files = scope(ctx);
+      if (files.readOnly) throw new ParamError(`cannot change files: ${files.readOnly}`);
+      return files;
+    };
 
     api.registerTool({
       name: 'read',
       label: 'Read',
+      runsInSandbox: true,
       description:
         `Read a text file (or a PNG/JPEG/GIF/WebP image). Text is returned as is, at most ${limits.maxReadLines} lines or ` +
         `${limits.maxReadBytes} bytes per call; when more remains the result ends with the offset to continue from. ` +
@@ -53,7 +60,7 @@ export default definePlugin<FsConfig>({
           return readFileTool(
             {
               path,
-              absolutePath: resolvePath(path, workspace(ctx)),
+              absolutePath: await scope(ctx).resolve(path),
               offset: optionalInteger(params, 'offset', 1),
               limit: optionalInteger(params, 'limit', 1),
             },
@@ -65,6 +72,7 @@ export default definePlugin<FsConfig>({
     api.registerTool({
       name: 'write',
       label: 'Write',
+      runsInSandbox: true,
       description:
         'Create or overwrite a file with the given content. Parent directories are created as needed. ' +
         'Prefer edit or apply_patch to change part of an existing file.',
@@ -81,13 +89,14 @@ export default definePlugin<FsConfig>({
         guard('write', async () => {
           const path = requiredString(params, 'path');
           const content = requiredString(params, 'content', { allowEmpty: true });
-          return writeFileTool(path, resolvePath(path, workspace(ctx)), content);
+          return writeFileTool(path, await writable(ctx).resolve(path), content);
         }),
     });
 
     api.registerTool({
       name: 'edit',
       label: 'Edit',
+      runsInSandbox: true,
       description:
         'Replace one exact span of a text file. oldText must match the file exactly (whitespace included) and occur ' +
         'exactly once; add surrounding lines to make it unique.',
@@ -106,7 +115,7 @@ export default definePlugin<FsConfig>({
           const path = requiredString(params, 'path');
           return editFileTool({
             path,
-            absolutePath: resolvePath(path, workspace(ctx)),
+            absolutePath: await writable(ctx).resolve(path),
             oldText: requiredString(params, 'oldText'),
             newText: requiredString(params, 'newText', { allowEmpty: true }),
           });
@@ -116,6 +125,7 @@ export default definePlugin<FsConfig>({
     api.registerTool({
       name: 'apply_patch',
       label: 'Apply patch',
+      runsInSandbox: true,
       description:
         'Add, update, move and delete files with one patch; either every change applies or none does. Format:\n' +
         '*** Begin Patch\n' +
@@ -135,7 +145,7 @@ export default definePlugin<FsConfig>({
         required: ['input'],
       },
       execute: (params: Params, ctx) =>
-        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), workspace(ctx))),
+        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), writable(ctx).resolve)),
     });
   },
 });

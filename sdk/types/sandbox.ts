@@ -31,6 +31,8 @@ export interface SandboxSpec {
   binds: string[];
   env: Record<string, string>;
   limits: { memoryBytes?: number; pids?: number; cpus?: number };
+  /** `docker.readOnlyRoot` (default true): the sandbox's root filesystem is read-only. */
+  readOnlyRoot?: boolean;
   /** A hash of the spec's settings: a reused sandbox whose hash differs is recreated. */
   configHash: string;
 }
