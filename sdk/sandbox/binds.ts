@@ -52,10 +52,10 @@ function blockedReason(path: string, policy: BindPolicy): string | undefined {
     if (within(path, blocked)) return `${blocked} is a protected host path`;
     if (within(blocked, path)) return `it contains the protected host path ${blocked}`;
   }
-  const state = normalize(policy.stateDir);
-  if (within(path, state) || within(state, path)) return `it exposes the claw state dir ${state}`;
   const home = normalize(policy.home ?? homedir());
   if (within(home, path)) return `it exposes the home directory ${home} as a whole`;
+  const state = normalize(policy.stateDir);
+  if (within(path, state) || within(state, path)) return `it exposes the claw state dir ${state}`;
   for (const secret of HOME_SECRETS) {
     if (within(path, join(home, secret))) return `${join(home, secret)} holds credentials`;
   }

@@ -1,0 +1,46 @@
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { validateBind } from '../sdk/sandbox/binds.js';
+import { tempDir } from './helpers.js';
+
+const policy = { stateDir: '/home/u/.openclaw', home: '/home/u' };
+
+describe('sandbox bind validation (shared by every backend)', () => {
+  it.each([
+    ['/:/host', /host root/],
+    ['etc:/x', /must be absolute/],
+    ['/etc/passwd:/x', /\/etc is a protected host path/],
+    ['/var/run/docker.sock:/var/run/docker.sock', /protected host path/],
+    ['/run/docker.sock:/d.sock', /protected host path/],
+    ['/proc:/p', /\/proc is a protected host path/],
+    ['/sys/kernel:/k', /\/sys is a protected host path/],
+    ['/dev:/d', /protected/],
+    ['/home/u/../../etc:/x', /\/etc is a protected host path/],
+    ['//etc//:/x', /\/etc is a protected host path/],
+    ['/var:/v', /contains the protected host path \/var\/run/],
+    ['/home/u/.openclaw/credentials:/c', /claw state dir/],
+    ['/home/u:/h', /home directory \/home\/u as a whole/],
+    ['/home:/h', /home directory/],
+    ['/home/u/.ssh:/s:ro', /holds credentials/],
+    ['/home/u/project:/proc/x', /reserved inside the sandbox/],
+    ['/home/u/project:/x:rx', /not "host:sandbox\[:ro\|rw\]"/],
+    ['/home/u/project', /not "host:sandbox/],
+  ])('refuses %s', (bind, reason) => {
+    expect(() => validateBind(bind, policy)).toThrow(reason);
+  });
+
+  it('accepts an ordinary project directory, read-only or not', () => {
+    expect(validateBind('/home/u/project:/project:ro', policy)).toEqual({ source: '/home/u/project', target: '/project', readOnly: true });
+    expect(validateBind('/srv/data:/data', policy)).toEqual({ source: '/srv/data', target: '/data', readOnly: false });
+  });
+
+  it('refuses an innocent-looking path that is a symbolic link to /etc (checked again after resolving)', () => {
+    const dir = tempDir();
+    symlinkSync('/etc', join(dir, 'config'));
+    mkdirSync(join(dir, 'real'));
+    expect(() => validateBind(`${dir}/config:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc/);
+    expect(() => validateBind(`${dir}/config/ssl/missing:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc\/ssl\/missing/);
+    expect(validateBind(`${dir}/real:/x`, { stateDir: '/nonexistent-state' }).source).toBe(`${dir}/real`);
+  });
+});
