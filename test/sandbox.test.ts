@@ -124,6 +124,20 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
     expect(existsSync(join(host, 'planted'))).toBe(false);
   });
 
+  it('the process tool of a sandboxed session neither sees nor signals host commands', async () => {
+    const onHost = await invoke(kernel, 'exec', { command: 'sleep 20', background: true }, MAIN, workspace);
+    const hostSession = (onHost.result.details as { sessionId: string }).sessionId;
+    try {
+      const listed = await invoke(kernel, 'process', { action: 'list' }, GROUP, workspace);
+      expect(text(listed.result)).not.toContain(hostSession);
+      const killed = await invoke(kernel, 'process', { action: 'kill', sessionId: hostSession }, GROUP, workspace);
+      expect(text(killed.result)).toMatch(/no session/);
+      expect(text((await invoke(kernel, 'process', { action: 'list' }, MAIN, workspace)).result)).toMatch(new RegExp(`${hostSession}  running`));
+    } finally {
+      await invoke(kernel, 'process', { action: 'kill', sessionId: hostSession }, MAIN, workspace);
+    }
+  });
+
   it('a kill reaches everything the command started inside the sandbox', async () => {
     const marker = `sleep 31${Math.floor(Math.random() * 1000)}`;
     const started = await invoke(kernel, 'exec', { command: `${marker} & ${marker} & wait`, background: true }, GROUP, workspace);

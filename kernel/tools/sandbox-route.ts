@@ -23,22 +23,15 @@ export interface SandboxSettings {
 }
 
 /** The SandboxSpec (sdk/types/sandbox.ts) a backend is asked to ensure. */
-export interface SandboxRouteSpec {
-  scopeKey: string;
-  scope: SandboxSettings['scope'];
-  agentId: string;
-  sessionKey: string;
-  workspaceRoot: string;
-  workspaceAccess: SandboxSettings['workspaceAccess'];
-  workdir: string;
-  image?: string;
-  network: string;
-  binds: string[];
-  env: Record<string, string>;
-  limits: { memoryBytes?: number; pids?: number; cpus?: number };
-  readOnlyRoot: boolean;
-  configHash: string;
-}
+export type SandboxRouteSpec = Pick<SandboxSettings, 'scope' | 'workspaceAccess' | 'workspaceRoot'> &
+  Pick<SandboxSettings['docker'], 'image' | 'network' | 'binds' | 'env' | 'readOnlyRoot'> & {
+    scopeKey: string;
+    agentId: string;
+    sessionKey: string;
+    workdir: string;
+    limits: { memoryBytes?: number; pids?: number; cpus?: number };
+    configHash: string;
+  };
 
 export interface SandboxRoute {
   agentId: string;

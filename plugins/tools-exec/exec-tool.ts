@@ -100,11 +100,11 @@ async function place(
   deps: ExecDeps,
   workdir: string | undefined,
   env: Record<string, string> | undefined,
-): Promise<Pick<SessionOptions, 'cwd' | 'env' | 'spawn'> | string> {
+): Promise<Pick<SessionOptions, 'cwd' | 'env' | 'spawn' | 'place'> | string> {
   const sandbox = sandboxOf(ctx);
   if (sandbox) {
     const cwd = workdir ? posix.resolve(sandbox.spec.workdir, workdir) : sandbox.spec.workdir;
-    return { cwd, env: { ...env, OPENCLAW_SHELL: 'exec' }, spawn: (request) => sandbox.spawn(request) };
+    return { cwd, env: { ...env, OPENCLAW_SHELL: 'exec' }, spawn: (request) => sandbox.spawn(request), place: sandbox.id };
   }
   const workspace = deps.workspace(ctx);
   // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.

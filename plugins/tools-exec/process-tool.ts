@@ -1,5 +1,5 @@
 /** The `process` tool: look after commands that exec left running in the background. */
-import { errorResult, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
+import { errorResult, sandboxOf, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
 import { ParamError, guard, optionalBoolean, optionalNumber, optionalString, requiredString } from './args.js';
 import { formatDuration, shortCommand, statusNote, summarize } from './describe.js';
 import type { SessionRegistry } from './registry.js';
@@ -17,6 +17,7 @@ export function createProcessTool(registry: SessionRegistry): ToolDefinition<Par
   return {
     name: 'process',
     label: 'Process',
+    runsInSandbox: true,
     description:
       'Manage commands exec moved to the background. list: all sessions with their status. ' +
       'poll: output since the last poll and the status (timeout waits up to that many ms for something new). ' +
@@ -43,11 +44,12 @@ export function createProcessTool(registry: SessionRegistry): ToolDefinition<Par
 async function runAction(params: Params, ctx: ToolContext, registry: SessionRegistry): Promise<ToolResult> {
   const action = requiredString(params, 'action') as Action;
   if (!ACTIONS.includes(action)) throw new ParamError(`unknown action "${action}"; use one of ${ACTIONS.join(', ')}`);
-  if (action === 'list') return list(registry.list(ctx.agentId));
+  const place = sandboxOf(ctx)?.id ?? 'host';
+  if (action === 'list') return list(registry.list(ctx.agentId, place));
 
   const sessionId = optionalString(params, 'sessionId');
   if (!sessionId) throw new ParamError(`"sessionId" is required for action "${action}"`);
-  const session = registry.get(sessionId, ctx.agentId);
+  const session = registry.get(sessionId, ctx.agentId, place);
   if (!session) return errorResult(`process: no session "${sessionId}" (it may have ended long ago; action "list" shows the sessions)`);
 
   switch (action) {

@@ -35,15 +35,18 @@ export class SessionRegistry {
     return session;
   }
 
-  /** A background session visible to `agentId` (sessions are scoped per agent). */
-  get(id: string, agentId: string | undefined): ProcessSession | undefined {
+  /**
+   * A background session visible to `agentId` where it runs (`place`: "host" or a sandbox id):
+   * sessions are scoped per agent, and a sandboxed session never sees or signals host commands.
+   */
+  get(id: string, agentId: string | undefined, place: string): ProcessSession | undefined {
     const session = this.sessions.get(id);
-    return session && session.backgrounded && session.agentId === agentId ? session : undefined;
+    return session && session.backgrounded && session.agentId === agentId && session.place === place ? session : undefined;
   }
 
-  list(agentId: string | undefined): ProcessSession[] {
+  list(agentId: string | undefined, place: string): ProcessSession[] {
     this.prune();
-    return [...this.sessions.values()].filter((session) => session.backgrounded && session.agentId === agentId);
+    return [...this.sessions.values()].filter((session) => session.backgrounded && session.agentId === agentId && session.place === place);
   }
 
   /** Stop every running command (SIGTERM, then SIGKILL after the grace period) and forget them all. */

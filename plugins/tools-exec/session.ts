@@ -26,6 +26,8 @@ export interface SessionOptions {
   agentId?: string;
   /** Default: the host's /bin/sh. */
   spawn?: Spawner;
+  /** "host", or the id of the sandbox it runs in. */
+  place?: string;
 }
 
 /** How long a process group gets between SIGTERM and SIGKILL. */
@@ -62,6 +64,7 @@ export class ProcessSession {
   readonly command: string;
   readonly cwd: string;
   readonly agentId?: string;
+  readonly place: string;
   readonly timeoutMs: number;
   readonly startedAt = Date.now();
   readonly pid: number | undefined;
@@ -92,6 +95,7 @@ export class ProcessSession {
     this.command = options.command;
     this.cwd = options.cwd;
     this.agentId = options.agentId;
+    this.place = options.place ?? 'host';
     this.timeoutMs = options.timeoutMs;
     this.output = new OutputBuffer(options.maxOutputChars);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));

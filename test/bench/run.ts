@@ -18,6 +18,7 @@
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
+ *   sandbox      exec latency through the tool choke point, warm: host vs bwrap sandbox (p50 / p95)
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -33,6 +34,7 @@ import { GatewayClient } from '../../sdk/client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { BENCH_TOKEN, gatewayLoadBench } from './gateway-load.js';
 import { installSize } from './install-size.js';
+import { sandboxExecBench } from './sandbox.js';
 
 const CLI = fileURLToPath(new URL('../../apps/cli/bin.cjs', import.meta.url));
 const only = process.argv.slice(2);
@@ -414,4 +416,5 @@ if (want('agent-tput')) await benchAgentThroughput();
 if (want('crash')) await benchCrash();
 if (want('memory')) await benchMemory();
 if (want('telegram')) await benchTelegram();
+if (want('sandbox')) await sandboxExecBench(line);
 if (want('install-size')) benchInstallSize();
