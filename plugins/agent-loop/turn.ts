@@ -14,6 +14,7 @@ import type {
   AssistantMessage,
   ChatMessage,
   HookContext,
+  KernelConfig,
   ModelRequest,
   ThinkingLevel,
   ToolCallPart,
@@ -40,6 +41,7 @@ import {
   renderForSummary,
   repairToolPairing,
   scanSkills,
+  sessionSandbox,
   summaryPrompt,
   toolPolicy,
   SUMMARY_SYSTEM_PROMPT,
@@ -96,6 +98,7 @@ export class Turn {
       thinking: input.thinking ?? this.deps.session.thinkingLevel ?? settings.thinkingDefault,
       extra: input.extraSystemPrompt,
       mode: input.promptMode,
+      sandbox: promptSandbox(sessionSandbox(kernel.config() as KernelConfig, settings, this.deps.sessionKey, kernel.paths.stateDir)),
     });
     let systemPrompt = build.systemPrompt ?? built.prompt;
     if (build.appendSystemContext) systemPrompt = `${systemPrompt}\n\n${build.appendSystemContext}`;
@@ -476,6 +479,12 @@ export interface PromptSources {
   thinking: string;
   extra?: string;
   mode?: PromptMode;
+  /** Set when the session's tools run in a sandbox (its mode and the workspace path inside). */
+  sandbox?: { mode: string; workspace: string };
+}
+
+function promptSandbox(sandbox: ReturnType<typeof sessionSandbox>): PromptSources['sandbox'] {
+  return sandbox.workdir ? { mode: sandbox.mode, workspace: sandbox.workdir } : undefined;
 }
 
 /** The system prompt and its size report, from the workspace, tools and skills as they are now. */
@@ -497,6 +506,7 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
       thinking: sources.thinking,
     },
     extra: sources.extra,
+    ...(sources.sandbox ? { sandbox: sources.sandbox } : {}),
   });
   built.report.tools = sources.tools.map((tool) => ({ name: tool.name, schemaChars: JSON.stringify(tool.parameters ?? {}).length }));
   return built;

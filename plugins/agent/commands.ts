@@ -8,7 +8,7 @@
  *   the session; inside a normal message they are stripped and apply to that message only.
  * - The inline shortcut `/status` runs immediately and is stripped from the rest.
  */
-import type { ThinkingLevel } from '../../sdk/index.js';
+import type { KernelConfig, ThinkingLevel } from '../../sdk/index.js';
 import { clawVersion } from '../../sdk/index.js';
 import {
   durationMs,
@@ -17,6 +17,7 @@ import {
   normalizeQueueMode,
   resetTriggersFrom,
   resolveModelInput,
+  sessionSandbox,
   skillDirsFor,
   type CommandOutcome,
   type DispatchInput,
@@ -454,13 +455,14 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
       })
     ).report;
   }
+  const sandbox = sessionSandbox(runtime.kernel.config() as KernelConfig, settings, sessionKey, runtime.kernel.paths.stateDir);
   const tools = report.tools ?? [];
   const schemaChars = tools.reduce((sum, tool) => sum + tool.schemaChars, 0);
   const lines = [
     '🧠 Context breakdown',
     `Workspace: ${settings.workspaceDir}`,
     `Bootstrap max/file: ${formatNumber(settings.bootstrapMaxChars)} chars`,
-    `Sandbox: mode=off sandboxed=false`,
+    `Sandbox: mode=${sandbox.mode} sandboxed=${sandbox.sandboxed}${sandbox.workdir ? ` (tools run in ${sandbox.workdir})` : ''}`,
     `System prompt (${label}): ${sizeText(report.chars)} (Project Context ${sizeText(report.projectContextChars)})`,
     '',
     'Injected workspace files:',

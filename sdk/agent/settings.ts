@@ -4,7 +4,7 @@
  * follow OpenClaw's documented values.
  */
 import { join } from 'node:path';
-import { expandHome, type KernelConfig } from '../../kernel/index.js';
+import { expandHome, resolveSandboxRoute, type KernelConfig } from '../../kernel/index.js';
 import type { ToolsConfig } from '../tool-policy.js';
 import type { ThinkingLevel } from '../types/models.js';
 import { normalizeAgentId } from '../sessions/keys.js';
@@ -189,3 +189,12 @@ export function normalizeQueueMode(mode: string | undefined): QueueMode | undefi
 }
 
 export { durationMs };
+
+/**
+ * Whether `sessionKey` runs its tools in a sandbox, for the system prompt and /context: the
+ * same answer the tool choke point routes with (resolveSandboxRoute).
+ */
+export function sessionSandbox(config: KernelConfig, settings: AgentSettings, sessionKey: string, stateDir: string): { mode: string; sandboxed: boolean; workdir?: string } {
+  const route = resolveSandboxRoute(config, { agentId: settings.agentId, sessionKey, workspaceDir: settings.workspaceDir, stateDir });
+  return { mode: route.settings.mode, sandboxed: route.sandboxed, ...(route.spec ? { workdir: route.spec.workdir } : {}) };
+}
