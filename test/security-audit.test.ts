@@ -170,6 +170,9 @@ describe('claw security audit', () => {
     expect(ids(report)).toEqual(['tools.exec.host_no_sandbox_no_approvals']);
     expect(report.findings.filter((finding) => finding.checkId.startsWith('fs.'))).toEqual([]);
 
+    const sandboxed = cleanSetup({ plugins: { slots: { sandbox: 'sandbox-bwrap' } }, agents: { defaults: { sandbox: { mode: 'all' } } } });
+    expect(ids((await audit(sandboxed.env)).report)).toEqual([]);
+
     const locked = cleanSetup({ tools: { deny: ['group:runtime'] } });
     const text = await claw(['security', 'audit'], locked.env);
     expect(text.code).toBe(0);

@@ -1,9 +1,11 @@
 /**
- * Tool blast radius. Today `exec` runs commands directly on the host: no sandbox, no
- * approval prompt. Where the tool policy lets an agent use it, a prompt injection in
- * anything the agent reads can become a shell command.
+ * Tool blast radius. Unless an agent's sessions are all sandboxed (sandbox mode "all"),
+ * `exec` runs commands directly on the host without an approval prompt. Where the tool
+ * policy lets an agent use it, a prompt injection in anything the agent reads can become a
+ * shell command.
  */
 import { userInfo } from 'node:os';
+import { sandboxSettings, type KernelConfig } from '../../../../kernel/index.js';
 import { compileToolPolicy, type ToolsConfig } from '../../../../sdk/tool-policy.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
@@ -14,6 +16,7 @@ function agentsWithExec(ctx: AuditContext): string[] {
   const global = section(ctx.config.tools) as ToolsConfig;
   return entries
     .filter((agent) => compileToolPolicy({ global, agent: agent.tools as ToolsConfig | undefined })('exec'))
+    .filter((agent) => sandboxSettings(ctx.config as KernelConfig, String(agent.id), ctx.stateDir).mode !== 'all')
     .map((agent) => String(agent.id));
 }
 
@@ -33,7 +36,7 @@ export function toolChecks(ctx: AuditContext): Finding[] {
     severity: 'warn',
     title: 'Agents run shell commands on this machine unattended',
     detail: `The exec tool (plugin ${providers.map((record) => record.id).join(', ')}) is available to agent ${agents.join(', ')}: commands run on this host as ${user}, without a sandbox and without asking for approval, so instructions hidden in anything the agent reads can run commands.`,
-    fix: 'Take it away where it is not needed: tools.deny ["group:runtime"] (per agent: agents.list[].tools.deny), or a tools.profile without it ("messaging" or "minimal").',
+    fix: 'Sandbox it (plugins.slots.sandbox "sandbox-bwrap" and agents.defaults.sandbox.mode "non-main" or "all"), or take it away where it is not needed: tools.deny ["group:runtime"] (per agent: agents.list[].tools.deny), or a tools.profile without it ("messaging" or "minimal").',
     fixable: false,
   }];
 }
