@@ -113,6 +113,17 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
     expect(text(result)).toMatch(/outside the sandbox workspace/);
   });
 
+  it('apply_patch cannot add or move a file out of the sandbox workspace', async () => {
+    for (const input of [
+      `*** Begin Patch\n*** Add File: ../../../../${host}/added\n+x\n*** End Patch`,
+      `*** Begin Patch\n*** Add File: ${host}/added\n+x\n*** End Patch`,
+    ]) {
+      const result = (await invoke(kernel, 'apply_patch', { input }, GROUP, workspace)).result;
+      expect(text(result)).toMatch(/outside the sandbox workspace/);
+    }
+    expect(existsSync(join(host, 'added'))).toBe(false);
+  });
+
   it('file tools refuse a symbolic link planted in the workspace that leads out', async () => {
     await exec('ln -sfn / /workspace/rootlink && ln -sfn ' + host + ' /workspace/hostlink');
     for (const path of ['rootlink/etc/hostname', 'hostlink/secret']) {
