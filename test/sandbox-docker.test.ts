@@ -13,7 +13,10 @@ import { validateBind } from '../plugins/sandbox-docker/binds.js';
 import { daemonAddress, DOCKERODE } from '../plugins/sandbox-docker/client.js';
 import { containerNameFor, hostnameFor } from '../plugins/sandbox-docker/container.js';
 import { buildSandboxImage } from '../plugins/sandbox-docker/image.js';
-import { DOCKER_DEPS_STATE, dockerTestBackend, sandboxSpec } from './docker-helpers.js';
+import { createTestKernel } from '../sdk/testing.js';
+import type { SandboxBackend } from '../sdk/index.js';
+import type { SandboxDockerService } from '../plugins/sandbox-docker/index.js';
+import { DOCKER_DEPS_STATE, dockerTestBackend, linkDockerDeps, requireDockerHost, sandboxSpec } from './docker-helpers.js';
 import { REPO, tempDir } from './helpers.js';
 
 let backend: DockerSandboxBackend;
@@ -100,6 +103,18 @@ describe('sandbox-docker: inside the container', () => {
     mkdirSync(join(workspace, 'sub'));
     expect((await sandbox.exec({ command: ['pwd'], cwd: 'sub' })).stdout).toBe('/workspace/sub\n');
     await expect(sandbox.exec({ command: ['pwd'], cwd: '../etc' })).rejects.toThrow(/outside the sandbox workdir/);
+  });
+
+  it('spawn: ends when the command exits even with stdin left open, and takes stdin while it runs', async () => {
+    const quick = sandbox.spawn({ command: 'echo hi' });
+    const out = firstLine(quick);
+    expect(await quick.exited).toEqual({ exitCode: 0, signal: null });
+    expect(await out).toBe('hi');
+    const reader = sandbox.spawn({ command: 'read line; echo "got $line"' });
+    const got = firstLine(reader);
+    reader.stdin!.write('typed\n');
+    expect(await got).toBe('got typed');
+    expect(await reader.exited).toEqual({ exitCode: 0, signal: null });
   });
 
   it('kills the whole process group of a background command', async () => {
@@ -236,5 +251,34 @@ describe('sandbox-docker: lifecycle', () => {
     expect(manifest.runtimeDependencies).toEqual([DOCKERODE]);
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
     expect({ ...pkg.dependencies, ...pkg.devDependencies }).not.toHaveProperty('dockerode');
+  });
+});
+
+describe('sandbox-docker as a plugin', () => {
+  it('fills the sandbox slot and offers the "sandbox-docker" service, dockerode from <stateDir>/runtime-deps', async () => {
+    const stateDir = join(tempDir('claw-sbx-plugin-'), 'state');
+    linkDockerDeps(stateDir);
+    const kernel = await createTestKernel({
+      plugins: [join(REPO, 'plugins', 'sandbox-docker')],
+      config: { plugins: { slots: { sandbox: 'sandbox-docker' } } },
+      env: { DOCKER_HOST: requireDockerHost() },
+      stateDir,
+    });
+    try {
+      const slot = (await kernel.capabilities.slot('sandbox')) as unknown as SandboxBackend;
+      expect(slot.id).toBe('docker');
+      expect(await slot.check()).toEqual({ ok: true });
+      const sandbox = await slot.ensure(sandboxSpec(tempDir('claw-sbx-plugin-ws-')));
+      try {
+        expect((await sandbox.exec({ command: ['hostname'] })).stdout).toBe(`${hostnameFor(containerNameFor(sandbox.spec.scopeKey))}\n`);
+      } finally {
+        await slot.remove(sandbox.id);
+      }
+      const service = (await kernel.capabilities.get('service', 'sandbox-docker')).api as SandboxDockerService;
+      expect(service.defaultImage).toBe('claw-sandbox:busybox');
+      expect(typeof service.buildImage).toBe('function');
+    } finally {
+      await kernel.dispose();
+    }
   });
 });

@@ -60,9 +60,11 @@ export function describeAddress(address: ReturnType<typeof daemonAddress>): stri
 /** A client for the daemon at `env`'s DOCKER_HOST; dockerode is installed on first use. */
 export async function connectDocker(env: Readonly<Record<string, string | undefined>>, deps: RuntimeDepOptions): Promise<DockerClient> {
   const address = daemonAddress(env);
-  const mod = await importRuntimeDep<{ default: new (options: object) => DockerClient }>(DOCKERODE, {
-    retryCommand: 'claw plugins enable sandbox-docker',
-    ...deps,
-  });
-  return new mod.default(address);
+  const mod = await importRuntimeDep<unknown>(DOCKERODE, { retryCommand: 'claw plugins enable sandbox-docker', ...deps });
+  // A CommonJS package: `default` under Node's ESM loader; the plugin loader (jiti) may
+  // hand over the exports object itself or wrap it once more.
+  let Docker = mod as { default?: unknown } | ((...args: unknown[]) => unknown);
+  for (let depth = 0; typeof Docker !== 'function' && Docker?.default && depth < 2; depth++) Docker = Docker.default as typeof Docker;
+  if (typeof Docker !== 'function') throw new Error('dockerode did not export its Docker class');
+  return new (Docker as unknown as new (options: object) => DockerClient)(address);
 }
