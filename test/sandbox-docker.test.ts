@@ -126,6 +126,17 @@ describe('sandbox-docker: inside the container', () => {
     expect(left.stdout.trim()).toBe('0');
   });
 
+  it('dispose kills the commands still running, the container stays', async () => {
+    const other = await dockerTestBackend({ containerPrefix: backend.prefix });
+    const same = await other.ensure(sandbox.spec);
+    expect(same.id).toBe(sandbox.id);
+    const process = same.spawn({ command: 'sleep 306 & sleep 307' });
+    await sh(sandbox, 'sleep 0.3');
+    await other.dispose();
+    expect(await process.exited).toMatchObject({ exitCode: null });
+    expect((await sh(sandbox, 'ps -o args | grep -c "^sleep 30[67]" || true')).stdout.trim()).toBe('0');
+  });
+
   it('times out a command and kills what it started', async () => {
     const started = Date.now();
     const result = await sh(sandbox, 'sleep 303 & sleep 304', 500);

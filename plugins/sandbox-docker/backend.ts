@@ -17,6 +17,8 @@ import { DockerProcess, execToEnd } from './process.js';
 
 export const BACKEND_ID = 'docker';
 const PRUNE_EVERY_MS = 5 * 60_000;
+/** How long dispose waits for killed commands to be reported gone. */
+const DISPOSE_WAIT_MS = 5000;
 
 export interface PruneSettings {
   /** Remove a sandbox unused for this long; 0 turns it off (OpenClaw default 24). */
@@ -53,6 +55,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   readonly id = BACKEND_ID;
   private client?: Promise<DockerClient>;
   private readonly lastUsed = new Map<string, number>();
+  /** Commands still running, killed on dispose so none outlives the gateway. */
+  private readonly live = new Set<DockerProcess>();
   private readonly ensuring = new Map<string, Promise<SandboxInstance>>();
   private lastPrune = 0;
   private readonly now: () => number;
@@ -165,7 +169,10 @@ export class DockerSandboxBackend implements SandboxBackend {
     };
     const start = (argv: string[], cwd: string | undefined, env: Record<string, string> | undefined): DockerProcess => {
       touch();
-      return new DockerProcess({ docker, container }, { argv, cwd: resolveCwd(cwd), env: env ?? {} });
+      const process = new DockerProcess({ docker, container }, { argv, cwd: resolveCwd(cwd), env: env ?? {} });
+      this.live.add(process);
+      void process.exited.finally(() => this.live.delete(process));
+      return process;
     };
     return {
       id: container.id,
@@ -259,7 +266,16 @@ export class DockerSandboxBackend implements SandboxBackend {
     await this.prune();
   }
 
-  dispose(): void {
+  /**
+   * Kills every command this backend started that is still running (its whole process
+   * group), like tools-exec does on the host when the gateway stops. Containers stay, to
+   * be reused or pruned.
+   */
+  async dispose(): Promise<void> {
+    const running = [...this.live];
+    for (const process of running) process.kill('SIGKILL');
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, DISPOSE_WAIT_MS).unref());
+    await Promise.race([Promise.all(running.map((process) => process.exited)), timeout]);
     this.client = undefined;
   }
 }
