@@ -59,10 +59,16 @@ class PidLine extends PassThrough {
     const newline = this.head.indexOf('\n');
     if (newline < 0) return callback();
     this.seen = true;
-    const pid = Number(this.head.slice(0, newline));
-    if (Number.isInteger(pid) && pid > 0) this.onPid(pid);
-    const rest = Buffer.from(this.head.slice(newline + 1), 'latin1');
+    const line = this.head.slice(0, newline);
+    // Anything but a pid (the shell failed before the wrapper ran) is the command's output.
+    const pid = /^\d+$/.test(line) ? Number(line) : undefined;
+    if (pid) this.onPid(pid);
+    const rest = Buffer.from(pid ? this.head.slice(newline + 1) : this.head, 'latin1');
     callback(null, rest.length > 0 ? rest : undefined);
+  }
+
+  override _flush(callback: (error?: Error | null, data?: Buffer) => void): void {
+    callback(null, !this.seen && this.head ? Buffer.from(this.head, 'latin1') : undefined);
   }
 }
 
