@@ -13,14 +13,13 @@ cd "$(dirname "$0")/.."
 [ -f dist/plugins/sandbox-docker/image.js ] || npm run build >/dev/null
 exec node --input-type=module - "$@" <<'JS'
 import { DockerSandboxBackend } from './dist/plugins/sandbox-docker/backend.js';
-import { buildSandboxImage } from './dist/plugins/sandbox-docker/image.js';
 import { progressPrinter } from './dist/sdk/runtime-deps.js';
 
 const backend = new DockerSandboxBackend({ env: process.env, deps: { onProgress: progressPrinter(process.stderr) } });
 const image = process.argv[2] ?? backend.defaultImage;
 try {
   const started = performance.now();
-  await buildSandboxImage(await backend.docker(), { image });
+  await backend.buildImage({ image });
   console.log(`built ${image} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 } catch (error) {
   console.error(`build-sandbox-image: ${error.message}`);

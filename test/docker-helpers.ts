@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { ensureRuntimeDep, runtimeDepsDir } from '../sdk/runtime-deps.js';
 import { DockerSandboxBackend, type DockerBackendOptions } from '../plugins/sandbox-docker/backend.js';
 import { DOCKERODE } from '../plugins/sandbox-docker/client.js';
-import { buildSandboxImage } from '../plugins/sandbox-docker/image.js';
 import type { SandboxSpec } from '../sdk/index.js';
 import { REPO } from './helpers.js';
 
@@ -44,7 +43,7 @@ export async function dockerTestBackend(options: Partial<DockerBackendOptions> =
   const status = await backend.check();
   if (!status.ok) {
     if (!/image .* is missing/.test(status.reason)) throw new Error(`Docker is not usable for the sandbox tests: ${status.reason}. Start it with: ${START}`);
-    await buildSandboxImage(await backend.docker(), { image: backend.defaultImage });
+    await backend.buildImage();
   }
   return backend;
 }

@@ -12,7 +12,6 @@ import { DockerSandboxBackend } from '../plugins/sandbox-docker/backend.js';
 import { validateBind } from '../plugins/sandbox-docker/binds.js';
 import { daemonAddress, DOCKERODE } from '../plugins/sandbox-docker/client.js';
 import { containerNameFor, hostnameFor } from '../plugins/sandbox-docker/container.js';
-import { buildSandboxImage } from '../plugins/sandbox-docker/image.js';
 import { createTestKernel } from '../sdk/testing.js';
 import type { SandboxBackend } from '../sdk/index.js';
 import type { SandboxDockerService } from '../plugins/sandbox-docker/index.js';
@@ -242,13 +241,14 @@ describe('sandbox-docker: lifecycle', () => {
     expect(await missing.check()).toEqual({ ok: false, reason: expect.stringMatching(/image claw-sandbox:never-built is missing .*claw sandbox build/) });
     const down = new DockerSandboxBackend({ env: { DOCKER_HOST: `unix://${tempDir('claw-nodocker-')}/docker.sock` }, deps: { stateDir: DOCKER_DEPS_STATE } });
     expect(await down.check()).toEqual({ ok: false, reason: expect.stringMatching(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/) });
+    await expect(down.buildImage()).rejects.toThrow(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/);
   });
 
   it('builds an image from busybox-static that runs a shell', async () => {
     const image = `claw-sandbox:test-${process.pid}`;
     const docker = await backend.docker();
     try {
-      expect(await buildSandboxImage(docker, { image })).toBe(image);
+      expect(await backend.buildImage({ image })).toBe(image);
       const custom = await backend.ensure(sandboxSpec(tempDir('claw-sbx-img-'), { image }));
       expect((await sh(custom, 'echo $0; ls /bin/sh')).stdout).toBe('sh\n/bin/sh\n');
       await backend.remove(custom.id);
@@ -287,7 +287,12 @@ describe('sandbox-docker as a plugin', () => {
       }
       const service = (await kernel.capabilities.get('service', 'sandbox-docker')).api as SandboxDockerService;
       expect(service.defaultImage).toBe('claw-sandbox:busybox');
-      expect(typeof service.buildImage).toBe('function');
+      const image = `claw-sandbox:plugin-${process.pid}`;
+      try {
+        expect(await service.buildImage({ image })).toBe(image);
+      } finally {
+        await (await backend.docker()).getImage(image).remove({ force: true }).catch(() => {});
+      }
     } finally {
       await kernel.dispose();
     }

@@ -13,6 +13,7 @@ import type { SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '
 import type { RuntimeDepOptions } from '../../sdk/runtime-deps.js';
 import { connectDocker, daemonAddress, describeAddress, type ContainerHandle, type ContainerSummary, type DockerClient } from './client.js';
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';
+import { buildSandboxImage, type BuildImageOptions } from './image.js';
 import { DockerProcess, execToEnd } from './process.js';
 
 export const BACKEND_ID = 'docker';
@@ -45,6 +46,10 @@ function isNotFound(error: unknown): boolean {
 
 function isConflict(error: unknown): boolean {
   return (error as { statusCode?: number } | null)?.statusCode === 409;
+}
+
+function unreachable(where: string, error: unknown): string {
+  return `the Docker daemon at ${where} is not reachable (${(error as Error).message}); start Docker or set DOCKER_HOST`;
 }
 
 function labelFilter(labels: Record<string, string>): string {
@@ -94,7 +99,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     try {
       await docker.ping();
     } catch (error) {
-      return { ok: false, reason: `the Docker daemon at ${where} is not reachable (${(error as Error).message}); start Docker or set DOCKER_HOST` };
+      return { ok: false, reason: unreachable(where, error) };
     }
     try {
       await docker.getImage(this.defaultImage).inspect();
@@ -103,6 +108,17 @@ export class DockerSandboxBackend implements SandboxBackend {
       return { ok: false, reason: `the sandbox image ${this.defaultImage} is missing on ${where}; build it with \`claw sandbox build\` (or scripts/build-sandbox-image.sh)` };
     }
     return { ok: true };
+  }
+
+  /** Builds the default image (or `options.image`) from busybox-static; returns its name. */
+  async buildImage(options: BuildImageOptions = {}): Promise<string> {
+    const docker = await this.docker();
+    try {
+      await docker.ping();
+    } catch (error) {
+      throw new Error(unreachable(describeAddress(daemonAddress(this.options.env)), error));
+    }
+    return buildSandboxImage(docker, { image: this.defaultImage, ...options });
   }
 
   ensure(spec: SandboxSpec): Promise<SandboxInstance> {

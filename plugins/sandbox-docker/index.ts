@@ -11,7 +11,7 @@
 import { definePlugin } from '../../sdk/index.js';
 import { DockerSandboxBackend, type PruneSettings } from './backend.js';
 import { DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE } from './container.js';
-import { buildSandboxImage, type BuildImageOptions } from './image.js';
+import type { BuildImageOptions } from './image.js';
 
 /** What the service "sandbox-docker" offers. */
 export interface SandboxDockerService {
@@ -41,7 +41,7 @@ export default definePlugin({
     api.registerSandbox(backend);
     const service: SandboxDockerService = {
       defaultImage: backend.defaultImage,
-      buildImage: async (options = {}) => buildSandboxImage(await backend.docker(), { image: backend.defaultImage, ...options }),
+      buildImage: (options) => backend.buildImage(options),
       prune: () => backend.prune(),
     };
     api.registerService({ id: 'sandbox-docker', api: service, stop: () => backend.dispose() });

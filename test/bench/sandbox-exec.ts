@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxBackend } from '../../plugins/sandbox-docker/backend.js';
-import { buildSandboxImage } from '../../plugins/sandbox-docker/image.js';
 
 export interface LatencyRow {
   label: string;
@@ -46,7 +45,7 @@ export async function dockerExecLatency(depsStateDir: string): Promise<LatencyRo
   const status = await backend.check();
   if (!status.ok) {
     if (!/image .* is missing/.test(status.reason)) return { skipped: status.reason };
-    await buildSandboxImage(await backend.docker(), { image: backend.defaultImage });
+    await backend.buildImage();
   }
   const workspace = mkdtempSync(join(tmpdir(), 'claw-bench-sbx-'));
   const sandbox = await backend.ensure({
