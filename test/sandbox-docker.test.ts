@@ -3,6 +3,7 @@
  * sees (hostname, /workspace, no network, read-only root, no capabilities, limits), the
  * binds it refuses, container reuse and recreation, list/remove/prune, kill and timeout.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import JSON5 from 'json5';
@@ -80,6 +81,8 @@ describe('sandbox-docker: inside the container', () => {
     const status = (await sh(sandbox, 'cat /proc/self/status')).stdout;
     for (const field of ['CapEff', 'CapPrm', 'CapBnd']) expect(status).toMatch(new RegExp(`${field}:\\s+0{16}\\n`));
     expect(status).toMatch(/NoNewPrivs:\s+1\n/);
+    // An init process reaps what commands leave behind.
+    expect((await sh(sandbox, 'cat /proc/1/comm')).stdout).toBe('docker-init\n');
   });
 
   it('enforces the pids and memory limits', async () => {
@@ -204,6 +207,12 @@ describe('sandbox-docker: lifecycle', () => {
     // Two concurrent ensures share one container.
     const [a, b] = await Promise.all([backend.ensure(spec), backend.ensure(spec)]);
     expect(new Set([a.id, b.id, first.id]).size).toBe(1);
+
+    // A stopped container (daemon restart, `docker stop`) is started again, not replaced.
+    execFileSync('docker', ['stop', '-t', '0', first.id], { stdio: 'ignore' });
+    const restarted = await backend.ensure(spec);
+    expect(restarted.id).toBe(first.id);
+    expect((await sh(restarted, 'echo up')).stdout).toBe('up\n');
 
     const changed = await backend.ensure({ ...spec, configHash: 'hash-2' });
     expect(changed.id).not.toBe(first.id);
