@@ -1,0 +1,113 @@
+/**
+ * How a SandboxSpec becomes a container: name, labels and the Engine API create options.
+ * Hardened the way OpenClaw's Docker backend is: no network unless asked, read-only root,
+ * every capability dropped, no-new-privileges, an init process, pids and memory limits,
+ * writable tmpfs only where programs expect scratch space.
+ */
+import { createHash } from 'node:crypto';
+import { posix } from 'node:path';
+import type { SandboxSpec } from '../../sdk/index.js';
+import { checkHostPath, validateBind } from './binds.js';
+
+/** The image claw builds locally (scripts/build-sandbox-image.sh, `claw sandbox build`). */
+export const DEFAULT_IMAGE = 'claw-sandbox:busybox';
+export const DEFAULT_CONTAINER_PREFIX = 'claw-sbx-';
+/** Used when the spec sets no limit: a fork bomb or a runaway allocation stays contained. */
+export const DEFAULT_PIDS_LIMIT = 256;
+export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
+export const TMPFS_PATHS = ['/tmp', '/var/tmp', '/run'];
+
+/** Label keys: `list` finds claw's containers by them, `ensure` compares the hash. */
+export const LABELS = {
+  sandbox: 'claw.sandbox',
+  scopeKey: 'claw.sandbox.scopeKey',
+  scope: 'claw.sandbox.scope',
+  agentId: 'claw.sandbox.agentId',
+  sessionKey: 'claw.sandbox.sessionKey',
+  configHash: 'claw.sandbox.configHash',
+  createdAt: 'claw.sandbox.createdAt',
+} as const;
+
+/** Stable and readable: a slug of the scope key plus a hash, so distinct keys never collide. */
+export function containerNameFor(scopeKey: string, prefix = DEFAULT_CONTAINER_PREFIX): string {
+  const slug = scopeKey.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'sandbox';
+  const hash = createHash('sha256').update(scopeKey).digest('hex').slice(0, 8);
+  return `${prefix}${slug}-${hash}`;
+}
+
+/** The container's hostname: its name, cut to a DNS label. */
+export function hostnameFor(name: string): string {
+  return name.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 63).replace(/-+$/, '');
+}
+
+function checkNetwork(network: string): string {
+  const value = network.trim() || 'none';
+  // Sharing the host's or another container's network namespace undoes the isolation.
+  if (value === 'host' || value.startsWith('container:')) {
+    throw new Error(`sandbox network "${value}" is refused: it shares a network namespace outside the sandbox (use "none" or a named Docker network)`);
+  }
+  return value;
+}
+
+function checkWorkdir(workdir: string): string {
+  if (!posix.isAbsolute(workdir)) throw new Error(`sandbox workdir "${workdir}" must be an absolute container path`);
+  const normalized = posix.normalize(workdir);
+  if (normalized === '/' || /^\/(proc|sys|dev)(\/|$)/.test(normalized)) throw new Error(`sandbox workdir "${workdir}" may not be /, /proc, /sys or /dev`);
+  return normalized.length > 1 ? normalized.replace(/\/+$/, '') : normalized;
+}
+
+export interface CreateSettings {
+  name: string;
+  image: string;
+  /** The daemon's socket on this host, refused as a bind source (and its folders). */
+  daemonSocket?: string;
+  now: number;
+}
+
+/** Engine API create options for `spec`; throws a readable error for anything refused. */
+export function createOptions(spec: SandboxSpec, settings: CreateSettings): Record<string, unknown> {
+  const workdir = checkWorkdir(spec.workdir);
+  const workspace = checkHostPath('sandbox workspace', spec.workspaceRoot, settings.daemonSocket);
+  // "none" still gets a workspace: the sandbox's own directory, which the routing chose.
+  const binds = [`${workspace}:${workdir}:${spec.workspaceAccess === 'ro' ? 'ro' : 'rw'}`];
+  for (const bind of spec.binds) {
+    const parsed = validateBind(bind, settings.daemonSocket);
+    binds.push(`${parsed.source}:${parsed.target}:${parsed.readOnly ? 'ro' : 'rw'}`);
+  }
+  const memory = spec.limits.memoryBytes ?? DEFAULT_MEMORY_BYTES;
+  const hostConfig: Record<string, unknown> = {
+    Init: true,
+    ReadonlyRootfs: true,
+    CapDrop: ['ALL'],
+    SecurityOpt: ['no-new-privileges'],
+    NetworkMode: checkNetwork(spec.network),
+    PidsLimit: spec.limits.pids ?? DEFAULT_PIDS_LIMIT,
+    Memory: memory,
+    // Equal to Memory: no swap on top of the limit.
+    MemorySwap: memory,
+    Tmpfs: Object.fromEntries(TMPFS_PATHS.map((path) => [path, 'rw,nosuid,nodev,size=64m'])),
+    Binds: binds,
+    // Stopped containers are pruned or recreated by claw; Docker must not restart them.
+    RestartPolicy: { Name: 'no' },
+  };
+  if (spec.limits.cpus !== undefined) hostConfig.NanoCpus = Math.round(spec.limits.cpus * 1e9);
+  return {
+    name: settings.name,
+    Image: settings.image,
+    // The container only hosts execs; tini (Init) reaps whatever they leave behind.
+    Cmd: ['sleep', '2147483647'],
+    Hostname: hostnameFor(settings.name),
+    WorkingDir: workdir,
+    Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
+    Labels: {
+      [LABELS.sandbox]: '1',
+      [LABELS.scopeKey]: spec.scopeKey,
+      [LABELS.scope]: spec.scope,
+      [LABELS.agentId]: spec.agentId,
+      [LABELS.sessionKey]: spec.sessionKey,
+      [LABELS.configHash]: spec.configHash,
+      [LABELS.createdAt]: String(settings.now),
+    },
+    HostConfig: hostConfig,
+  };
+}
