@@ -63,7 +63,7 @@ async function enabledIds(env: Record<string, string>): Promise<string[]> {
   return (JSON.parse(listed.stdout).plugins as Array<{ id: string; enabled: boolean }>).filter((p) => p.enabled).map((p) => p.id).sort();
 }
 
-const DEFAULT_HOLDER: Record<Slot, string | undefined> = { memory: 'memory-sqlite', agentLoop: 'agent-loop', sandbox: undefined };
+const DEFAULT_HOLDER: Record<Slot, string | undefined> = { memory: 'memory-sqlite', agentLoop: 'agent-loop', sandbox: 'sandbox-docker' };
 
 describe('installing slot plugins', () => {
   const cases: Array<[Slot, 'dir' | 'tgz' | 'file-spec']> = [];

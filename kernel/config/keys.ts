@@ -8,7 +8,9 @@ export type SlotName = (typeof SLOT_NAMES)[number];
 export const DEFAULT_SLOT_HOLDERS: Readonly<Record<SlotName, string>> = {
   memory: 'memory-sqlite',
   agentLoop: 'agent-loop',
-  sandbox: 'none',
+  // As in OpenClaw, sandboxed sessions run in Docker unless another backend is chosen; with
+  // agents.*.sandbox.mode "off" (the default) the plugin never loads.
+  sandbox: 'sandbox-docker',
 };
 
 /** Top-level keys the kernel owns; any other top-level key must be declared by a plugin. */
