@@ -107,8 +107,8 @@ describe('exec', () => {
 
   it('rejects bad params as error results', async () => {
     expect(await run(exec, {})).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: command: is required' }] });
-    expect(await run(exec, { command: 'true', timeout: -1 })).toMatchObject({ isError: true, content: [{ text: 'exec: "timeout" must be a number ≥ 0' }] });
-    expect(await run(exec, { command: 'true', env: { A: {} } })).toMatchObject({ isError: true, content: [{ text: 'exec: "env.A" must be a string' }] });
+    expect(await run(exec, { command: 'true', timeout: -1 })).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: timeout: must be >= 0' }] });
+    expect(await run(exec, { command: 'true', env: { A: {} } })).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: env.A: must be string' }] });
     expect(text(await run(exec, { command: 'echo a\0b' }))).toMatch(/^exec: could not start the command: .*null bytes/);
   });
 

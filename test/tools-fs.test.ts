@@ -117,7 +117,7 @@ describe('read', () => {
       isError: true,
       content: [{ text: 'Invalid arguments for read: offset: must be >= 1' }],
     });
-    expect(await run(tools.read, {}, ws)).toMatchObject({ isError: true, content: [{ text: 'read: "path" is required and must be a string' }] });
+    expect(await run(tools.read, {}, ws)).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for read: path: is required' }] });
   });
 
   it('returns images as an image part and refuses other binary files', async () => {
