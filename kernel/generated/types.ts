@@ -60,6 +60,16 @@ export type KernelConfig = {
       allow?: string[];
       deny?: string[];
     }>;
+    fs?: {
+      /** Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default false, as in OpenClaw. */
+      workspaceOnly?: boolean;
+    };
+    exec?: {
+      applyPatch?: {
+        /** Keep apply_patch inside the agent workspace. Default true. */
+        workspaceOnly?: boolean;
+      };
+    };
   };
   /** Messaging channels, by channel id. */
   channels?: Record<string, {

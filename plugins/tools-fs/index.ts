@@ -1,11 +1,13 @@
 /**
  * The file tools: read, write, edit and apply_patch. Relative paths resolve against the
- * agent's workspace (the call's `workspaceDir`, else the kernel's); absolute paths are used
- * as given, because containment is the sandbox's job, not these tools'.
+ * agent's workspace (the call's `workspaceDir`, else the kernel's). With
+ * `tools.fs.workspaceOnly` (all four tools) or `tools.exec.applyPatch.workspaceOnly`
+ * (apply_patch; on unless set to false) they only touch files inside it (contain.ts).
  */
 import { definePlugin, type ToolContext } from '../../sdk/index.js';
 import { applyPatchTool } from './apply-patch.js';
 import { guard, optionalInteger, requiredString } from './args.js';
+import type { Containment } from './contain.js';
 import { editFileTool } from './edit.js';
 import { resolvePath } from './files.js';
 import { readFileTool } from './read.js';
@@ -21,7 +23,7 @@ type Params = Record<string, unknown>;
 const pathParam = {
   type: 'string',
   minLength: 1,
-  description: 'File path, relative to the workspace or absolute',
+  description: 'File path, relative to the workspace (or absolute, unless the tools are limited to the workspace)',
 } as const;
 
 export default definePlugin<FsConfig>({
@@ -29,6 +31,15 @@ export default definePlugin<FsConfig>({
   register(api) {
     const limits = { maxReadBytes: api.config.maxReadBytes, maxReadLines: api.config.maxReadLines };
     const workspace = (ctx: ToolContext) => ctx.workspaceDir ?? api.kernel.paths.workspaceDir;
+    // Read on every call, so a config reload applies to the next one.
+    const containment = (ctx: ToolContext, tool: 'fs' | 'apply_patch'): Containment | undefined => {
+      const tools = api.kernel.config().tools as { fs?: { workspaceOnly?: boolean }; exec?: { applyPatch?: { workspaceOnly?: boolean } } } | undefined;
+      if (tools?.fs?.workspaceOnly === true) return { workspace: workspace(ctx), setting: 'tools.fs.workspaceOnly' };
+      if (tool === 'apply_patch' && tools?.exec?.applyPatch?.workspaceOnly !== false) {
+        return { workspace: workspace(ctx), setting: 'tools.exec.applyPatch.workspaceOnly' };
+      }
+      return undefined;
+    };
 
     api.registerTool({
       name: 'read',
@@ -56,6 +67,7 @@ export default definePlugin<FsConfig>({
               absolutePath: resolvePath(path, workspace(ctx)),
               offset: optionalInteger(params, 'offset', 1),
               limit: optionalInteger(params, 'limit', 1),
+              containment: containment(ctx, 'fs'),
             },
             limits,
           );
@@ -81,7 +93,7 @@ export default definePlugin<FsConfig>({
         guard('write', async () => {
           const path = requiredString(params, 'path');
           const content = requiredString(params, 'content', { allowEmpty: true });
-          return writeFileTool(path, resolvePath(path, workspace(ctx)), content);
+          return writeFileTool(path, resolvePath(path, workspace(ctx)), content, containment(ctx, 'fs'));
         }),
     });
 
@@ -109,6 +121,7 @@ export default definePlugin<FsConfig>({
             absolutePath: resolvePath(path, workspace(ctx)),
             oldText: requiredString(params, 'oldText'),
             newText: requiredString(params, 'newText', { allowEmpty: true }),
+            containment: containment(ctx, 'fs'),
           });
         }),
     });
@@ -135,7 +148,7 @@ export default definePlugin<FsConfig>({
         required: ['input'],
       },
       execute: (params: Params, ctx) =>
-        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), workspace(ctx))),
+        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), workspace(ctx), containment(ctx, 'apply_patch'))),
     });
   },
 });
