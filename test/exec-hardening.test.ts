@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { connectOperator, writeConfig } from './bench/crash.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
-import { CLI, REPO, sleep, startCliGateway, tempDir } from './helpers.js';
+import { REPO, sleep, startCliGateway, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'tools-exec');
 const text = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((part) => part.text ?? '').join('');
