@@ -117,23 +117,30 @@ export async function openChecked(absolute: string, display: string, containment
   // O_NONBLOCK: opening a FIFO must not hang the tool before fstat can refuse it.
   const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
-    const info = await handle.stat();
-    if (info.isDirectory()) {
-      await handle.close();
-      return 'directory';
-    }
-    if (!info.isFile()) throw new PathRefused(`Refused: ${display} is not a regular file (a device, FIFO or socket); the file tools only read regular files.`);
-    const opened = (await descriptorPath(handle)) ?? real;
-    if (isProc(opened)) throw new PathRefused(`Refused: ${display} is under /proc; the file tools do not read or write process information.`);
-    if (containment) {
-      if (!within(await realRoot(containment.workspace), opened)) throw outside(display, opened, containment);
-      if (info.nlink > 1) throw hardlinked(display, info.nlink, containment);
-    }
-    return { handle, real: opened, size: info.size };
+    const checked = await checkDescriptor(handle, real, display, containment);
+    if (checked === 'directory') await handle.close();
+    return checked;
   } catch (error) {
     await handle.close().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The check on what was actually opened (a parent swapped for a symlink after the path
+ * check shows up here): a regular file, not under /proc, inside the workspace, one link.
+ */
+export async function checkDescriptor(handle: FileHandle, real: string, display: string, containment: Containment | undefined): Promise<OpenedFile | 'directory'> {
+  const info = await handle.stat();
+  if (info.isDirectory()) return 'directory';
+  if (!info.isFile()) throw new PathRefused(`Refused: ${display} is not a regular file (a device, FIFO or socket); the file tools only read regular files.`);
+  const opened = (await descriptorPath(handle)) ?? real;
+  if (isProc(opened)) throw new PathRefused(`Refused: ${display} is under /proc; the file tools do not read or write process information.`);
+  if (containment) {
+    if (!within(await realRoot(containment.workspace), opened)) throw outside(display, opened, containment);
+    if (info.nlink > 1) throw hardlinked(display, info.nlink, containment);
+  }
+  return { handle, real: opened, size: info.size };
 }
 
 /** Before a staged write is renamed into place: its directory must still lead inside the workspace. */
