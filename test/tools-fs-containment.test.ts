@@ -60,6 +60,10 @@ describe('tools.fs.workspaceOnly', () => {
     expect(text(await kernel.runTool('read', { path: 'real/a.txt' }, { workspaceDir: join(root, 'ws-link') }))).toBe('inside a');
     expect((await kernel.runTool('write', { path: 'alias/b.txt', content: 'b' }, { workspaceDir: ws })).isError).toBeUndefined();
     expect(readFileSync(join(ws, 'real', 'b.txt'), 'utf8')).toBe('b');
+    // A workspace that does not exist yet, under a symlinked parent: judged by where it will be.
+    const fresh = join(root, 'ws-link', 'new-ws');
+    expect((await kernel.runTool('write', { path: 'c.txt', content: 'c' }, { workspaceDir: fresh })).isError).toBeUndefined();
+    expect(readFileSync(join(ws, 'new-ws', 'c.txt'), 'utf8')).toBe('c');
   });
 
   it('refuses ~ paths, and apply_patch deleting a link removes the link, not its target', async () => {

@@ -35,9 +35,6 @@ function isProc(path: string): boolean {
   return PROC_ROOTS.some((root) => path === root || path.startsWith(root + sep));
 }
 
-async function realRoot(workspace: string): Promise<string> {
-  return realpath(workspace).catch(() => workspace);
-}
 
 /**
  * Where `absolute` really leads: the real path of its deepest existing ancestor with the
@@ -65,6 +62,11 @@ async function realTarget(absolute: string, followLast: boolean): Promise<string
       existing = parent;
     }
   }
+}
+
+/** The workspace as the kernel sees it (it may not exist yet: judged by its deepest existing parent). */
+function realRoot(workspace: string): Promise<string> {
+  return realTarget(workspace, true);
 }
 
 function outside(display: string, real: string, containment: Containment): PathRefused {
