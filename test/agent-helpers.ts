@@ -76,6 +76,8 @@ export interface AgentHarnessOptions {
   env?: Record<string, string | undefined>;
   /** Leave the API key out of config (auth-profile tests write their own). */
   noConfigKey?: boolean;
+  /** Defaults to a fresh temporary directory. */
+  stateDir?: string;
   /** More plugins beside the agent plugins and the recorder. */
   plugins?: Array<PluginDefinition | string>;
 }
@@ -125,7 +127,7 @@ export async function startAgent(options: AgentHarnessOptions = {}): Promise<Age
     },
     options.config ?? {},
   );
-  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])], config, gateway: options.gateway, env: options.env });
+  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])], config, gateway: options.gateway, env: options.env, stateDir: options.stateDir });
   const events: EventFrame[] = [];
   const operator = await client(gw.url, { onEvent: (frame) => events.push(frame), ...(options.gateway?.auth ? { token: (options.gateway.auth as { token?: string }).token } : {}) });
   return {
