@@ -78,9 +78,20 @@ const ToolLayer = {
   allow: Type.Optional(ToolNames),
   deny: Type.Optional(ToolNames),
 };
+/** Host exec policy (OpenClaw's names); exec-approvals.json can only make it stricter. */
+const ExecConfigSchema = Type.Object(
+  {
+    security: Type.Optional(Type.Enum(['deny', 'allowlist', 'full'] as const, { description: 'Host exec: deny all, allowlisted only, or any command (default full).' })),
+    ask: Type.Optional(Type.Enum(['off', 'on-miss', 'always'] as const, { description: 'When to ask a person before host exec (default off).' })),
+    safeBins: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc).' })),
+    safeBinTrustedDirs: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Extra directories safe bins may resolve from (always /bin and /usr/bin).' })),
+  },
+  Open,
+);
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
+    exec: Type.Optional(ExecConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
   },
   Open,

@@ -299,6 +299,44 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
             "minLength": 1
           }
         },
+        "exec": {
+          "type": "object",
+          "properties": {
+            "security": {
+              "enum": [
+                "deny",
+                "allowlist",
+                "full"
+              ],
+              "description": "Host exec: deny all, allowlisted only, or any command (default full)."
+            },
+            "ask": {
+              "enum": [
+                "off",
+                "on-miss",
+                "always"
+              ],
+              "description": "When to ask a person before host exec (default off)."
+            },
+            "safeBins": {
+              "type": "array",
+              "items": {
+                "type": "string",
+                "minLength": 1
+              },
+              "description": "Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc)."
+            },
+            "safeBinTrustedDirs": {
+              "type": "array",
+              "items": {
+                "type": "string",
+                "minLength": 1
+              },
+              "description": "Extra directories safe bins may resolve from (always /bin and /usr/bin)."
+            }
+          },
+          "additionalProperties": true
+        },
         "byProvider": {
           "type": "object",
           "patternProperties": {

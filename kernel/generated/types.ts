@@ -55,6 +55,16 @@ export type KernelConfig = {
     profile?: "minimal" | "coding" | "messaging" | "full";
     allow?: string[];
     deny?: string[];
+    exec?: {
+      /** Host exec: deny all, allowlisted only, or any command (default full). */
+      security?: "deny" | "allowlist" | "full";
+      /** When to ask a person before host exec (default off). */
+      ask?: "off" | "on-miss" | "always";
+      /** Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc). */
+      safeBins?: string[];
+      /** Extra directories safe bins may resolve from (always /bin and /usr/bin). */
+      safeBinTrustedDirs?: string[];
+    };
     byProvider?: Record<string, {
       profile?: "minimal" | "coding" | "messaging" | "full";
       allow?: string[];

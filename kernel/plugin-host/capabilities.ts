@@ -30,6 +30,14 @@ export interface ToolContext {
   onUpdate?: (partial: ToolResult) => void;
 }
 
+/** What a tool call needs approved: which service decides, and the exact values the tool will act on. */
+export interface ToolApprovalSubject {
+  /** Service id of the approver, e.g. "exec-approvals". */
+  service: string;
+  /** Exec: the command and cwd it will run with. */
+  request: Record<string, unknown>;
+}
+
 export interface ToolDefinition<Params = Record<string, unknown>> {
   name: string;
   label?: string;
@@ -37,6 +45,8 @@ export interface ToolDefinition<Params = Record<string, unknown>> {
   /** JSON Schema of the params object the model must supply. */
   parameters: JsonSchema;
   execute(params: Params, ctx: ToolContext): ToolResult | Promise<ToolResult>;
+  /** What this call needs approved before it runs (see kernel/tools/approval.ts); undefined: nothing. */
+  approval?(params: Params, ctx: ToolContext): ToolApprovalSubject | undefined;
 }
 
 /** A tool result as the model and the transcript see it; the tool choke point builds it. */

@@ -125,6 +125,11 @@ export class ProtocolRegistry {
     }
   }
 
+  /** Whether any transport listens, i.e. whether an emitted event can reach anyone at all. */
+  hasListeners(): boolean {
+    return this.listeners.size > 0;
+  }
+
   /** Receive every emitted event; returns an unsubscribe function. */
   onEmit(listener: EventListener): () => void {
     this.listeners.add(listener);

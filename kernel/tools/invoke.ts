@@ -2,7 +2,7 @@
  * The one path every tool call takes, whoever makes it (the agent loop, an RPC, a channel):
  *
  *   policy → before_tool_call (may rewrite params or block) → params checked against the
- *   tool's schema → execute → secrets masked → result size cap → tool_result_persist (sync;
+ *   tool's schema → approval (of those exact params) → execute → secrets masked → result size cap → tool_result_persist (sync;
  *   shapes what is written to the transcript) → after_tool_call (may replace the result,
  *   which is masked again)
  *
@@ -14,6 +14,7 @@ import type { HookContext } from '../hooks/catalog.js';
 import type { Redactor } from '../redact.js';
 import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors } from '../validation.js';
+import { approvalRefusal } from './approval.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -98,6 +99,8 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
       return errorResult(`Invalid arguments for ${name}: ${issues.join('; ')}`, { issues });
     }
     params = checked;
+    const refusal = await approvalRefusal(deps.capabilities, tool, params, { ...context, toolCallId });
+    if (refusal) return (blocked = true), errorResult(refusal);
     try {
       const result = await tool.execute(params, { ...context, toolCallId });
       if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');

@@ -46,13 +46,26 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
       required: ['command'],
     },
     execute: (params, ctx) => guard('exec', () => runExec(params, ctx, deps)),
+    // Host commands need exec approval for exactly the command, directory and env they run with.
+    // A sandboxed call (context.sandbox, set by sandbox routing) runs inside the sandbox instead.
+    approval: (params, ctx) =>
+      (ctx as { sandbox?: unknown }).sandbox
+        ? undefined
+        : { service: 'exec-approvals', request: { command: params.command, cwd: workingDirectory(params, ctx, deps), ...(params.env ? { env: params.env } : {}), host: 'gateway' } },
   };
+}
+
+/** The directory a call runs in: `workdir` against the workspace, or the workspace. */
+function workingDirectory(params: Params, ctx: ToolContext, deps: ExecDeps): string {
+  const workdir = optionalString(params, 'workdir');
+  const workspace = deps.workspace(ctx);
+  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
+  return workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
 }
 
 async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promise<ToolResult> {
   const { config, registry } = deps;
   const command = requiredString(params, 'command');
-  const workdir = optionalString(params, 'workdir');
   const env = optionalEnv(params, 'env');
   const timeoutSeconds =
     optionalNumber(params, 'timeout', { minimum: 0 }) ?? optionalNumber(params, 'timeoutSeconds', { minimum: 0 }) ?? config.timeoutSeconds;
@@ -60,9 +73,7 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
   const yieldMs = optionalNumber(params, 'yieldMs', { minimum: 0, integer: true }) ?? config.backgroundAfterMs;
 
   if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
-  const workspace = deps.workspace(ctx);
-  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
-  const cwd = workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
+  const cwd = workingDirectory(params, ctx, deps);
   const isDir = await stat(cwd).then(
     (info) => info.isDirectory(),
     () => false,

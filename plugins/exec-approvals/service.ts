@@ -1,0 +1,167 @@
+/**
+ * The "exec-approvals" service the kernel's approval step asks. It judges a host command
+ * against every policy layer; when a person must decide, it publishes
+ * `exec.approval.requested`, waits for `exec.approval.resolve` and falls back to
+ * askFallback when no one can answer or the wait runs out.
+ */
+import { randomUUID } from 'node:crypto';
+import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
+import type { KernelServices, ToolApprovalDecision, ToolApprover, ToolContext } from '../../sdk/index.js';
+import { addAllowlistEntry, readDocument, writeDocument, type ApprovalsDocument } from './file.js';
+import { analyze } from './match.js';
+import { agentPolicy, combinedVerdict, execConfigFor, fallbackAllows, type CommandFacts, type Policy } from './policy.js';
+
+export type Decision = 'allow-once' | 'allow-always' | 'deny';
+export const DECISIONS: readonly Decision[] = ['allow-once', 'allow-always', 'deny'];
+
+export interface ApprovalRequest {
+  command: string;
+  cwd: string;
+  host: string;
+  agentId: string;
+  sessionKey?: string;
+  security: string;
+  ask: string;
+}
+
+export interface PendingApproval {
+  id: string;
+  request: ApprovalRequest;
+  createdAtMs: number;
+  expiresAtMs: number;
+}
+
+interface Waiting extends PendingApproval {
+  settle(decision: Decision | null): void;
+  /** exec.approval.waitDecision callers. */
+  waiters: Array<(decision: Decision | null) => void>;
+}
+
+/** How far up a spawnedBy chain to look (a loop in the store must not hang a tool call). */
+const MAX_ANCESTORS = 16;
+
+export class ExecApprovalService implements ToolApprover {
+  private readonly pending = new Map<string, Waiting>();
+  private readonly sessions: SessionService;
+
+  constructor(
+    private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env'>,
+    private readonly timeoutMs: number,
+  ) {
+    this.sessions = new SessionService(kernel);
+  }
+
+  document(): ApprovalsDocument {
+    return readDocument(this.kernel.paths.stateDir);
+  }
+
+  /** The session's own policy, then each ancestor's: a child is held to all of them. */
+  async layers(agentId: string, sessionKey: string | undefined): Promise<Policy[]> {
+    const doc = this.document();
+    const config = this.kernel.config() as Record<string, unknown>;
+    const layers = [agentPolicy(execConfigFor(config, agentId), doc, agentId)];
+    const seen = new Set<string>();
+    let key = sessionKey;
+    let agent = agentId;
+    while (key && !seen.has(key) && seen.size < MAX_ANCESTORS) {
+      seen.add(key);
+      const entry = await this.sessions.store(agent).get(key);
+      const parent = entry?.spawnedBy;
+      if (!parent) break;
+      agent = parseSessionKey(parent).agentId ?? agent;
+      layers.push(agentPolicy(execConfigFor(config, agent), doc, agent));
+      key = parent;
+    }
+    return layers;
+  }
+
+  async authorize(raw: Record<string, unknown>, context: ToolContext & { toolName: string }): Promise<ToolApprovalDecision> {
+    const command = String(raw.command ?? '');
+    const cwd = String(raw.cwd ?? '');
+    const env = (raw.env ?? {}) as Record<string, string>;
+    const agentId = context.agentId ?? 'main';
+    const layers = await this.layers(agentId, context.sessionKey);
+    const facts: CommandFacts = { segments: analyze(command, cwd, env.PATH ?? this.kernel.env.PATH), cwd, home: this.kernel.env.HOME };
+    const verdict = combinedVerdict(layers, facts);
+    if (verdict === 'allow') return { allowed: true };
+    if (verdict === 'deny') return { allowed: false, reason: 'the exec policy (tools.exec.security / exec-approvals.json) does not allow this command on the host.' };
+    const strictest = layers.reduce((a, b) => (a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b));
+    const request: ApprovalRequest = { command, cwd, host: String(raw.host ?? 'gateway'), agentId, ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}), security: strictest.security, ask: layers.map((l) => l.ask).includes('always') ? 'always' : 'on-miss' };
+    const decision = this.kernel.protocol.hasListeners() ? await this.ask(request, context.signal) : null;
+    if (decision === null) {
+      return fallbackAllows(layers, facts)
+        ? { allowed: true }
+        : { allowed: false, reason: `no one approved it in time (askFallback: deny)${this.kernel.protocol.hasListeners() ? '' : '; no approval client can be reached'}.` };
+    }
+    if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
+    if (decision === 'allow-always') this.rememberAlways(agentId, facts);
+    return { allowed: true };
+  }
+
+  private ask(request: ApprovalRequest, signal: AbortSignal | undefined): Promise<Decision | null> {
+    const createdAtMs = Date.now();
+    const id = randomUUID();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => settle(null), this.timeoutMs);
+      const onAbort = () => settle('deny');
+      const settle = (decision: Decision | null) => {
+        if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.kernel.protocol.emit('exec.approval.resolved', { id, decision: decision ?? 'deny', ...(decision === null ? { reason: 'timeout' } : {}), ts: Date.now() });
+        resolve(decision);
+        for (const waiter of waiting.waiters) waiter(decision);
+      };
+      const waiting: Waiting = { id, request, createdAtMs, expiresAtMs: createdAtMs + this.timeoutMs, settle, waiters: [] };
+      this.pending.set(id, waiting);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting));
+    });
+  }
+
+  /** allow-always: this exact argv, in this directory, from now on. */
+  private rememberAlways(agentId: string, facts: CommandFacts): void {
+    if (!facts.segments || facts.segments.some((segment) => !segment.resolvedPath)) return;
+    const doc = this.document();
+    let changed = false;
+    for (const segment of facts.segments) {
+      const args = segment.argv.slice(1).join(' ').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      changed = addAllowlistEntry(doc, agentId, { pattern: segment.resolvedPath!, argPattern: `^${args}$`, cwd: facts.cwd, source: 'allow-always', lastUsedAt: Date.now() }) || changed;
+    }
+    if (changed) writeDocument(this.kernel.paths.stateDir, doc);
+  }
+
+  private publicView(waiting: Waiting): PendingApproval {
+    const { id, request, createdAtMs, expiresAtMs } = waiting;
+    return { id, request, createdAtMs, expiresAtMs };
+  }
+
+  list(): PendingApproval[] {
+    return [...this.pending.values()].map((waiting) => this.publicView(waiting));
+  }
+
+  get(id: string): PendingApproval | undefined {
+    const waiting = this.pending.get(id);
+    return waiting && this.publicView(waiting);
+  }
+
+  /** False when there is no such pending approval (unknown, already resolved or expired). */
+  resolve(id: string, decision: Decision): boolean {
+    const waiting = this.pending.get(id);
+    if (!waiting) return false;
+    waiting.settle(decision);
+    return true;
+  }
+
+  /** Wait for a pending approval's decision; null when it expires first. */
+  waitDecision(id: string): Promise<Decision | null> | undefined {
+    const waiting = this.pending.get(id);
+    if (!waiting) return undefined;
+    return new Promise((resolve) => waiting.waiters.push(resolve));
+  }
+
+  /** Deny everything still waiting (the plugin stops). */
+  close(): void {
+    for (const waiting of [...this.pending.values()]) waiting.settle('deny');
+  }
+}
