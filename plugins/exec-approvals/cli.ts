@@ -9,8 +9,8 @@ import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
 import type { GatewayClient } from '../../sdk/client.js';
-import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, writeDocument, type ApprovalsDocument } from './file.js';
-import { agentPolicy, execConfigFor, summarize } from './policy.js';
+import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, writeDocument } from './file.js';
+import { policyView, type PolicyView } from './policy.js';
 import { DECISIONS, type Decision, type ExecApprovalService, type PendingApproval } from './service.js';
 
 export const APPROVALS_HELP = `Usage: claw approvals get [--gateway] [--json]             policy: requested (tools.exec), host file, effective
@@ -54,24 +54,13 @@ function readStdin(): string {
   return readFileSync(0, 'utf8');
 }
 
-function agentsOf(doc: ApprovalsDocument, api: PluginApi): string[] {
-  const list = ((api.kernel.config().agents as { list?: Array<{ id?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.id ? [agent.id] : []));
-  return [...new Set(['main', ...list, ...Object.keys(doc.agents ?? {}).filter((id) => id !== '*')])];
-}
-
-function show(ctx: CliContext, values: Values, path: string, doc: ApprovalsDocument, api: PluginApi): number {
-  const config = api.kernel.config() as Record<string, unknown>;
-  const effective = Object.fromEntries(agentsOf(doc, api).map((agent) => {
-    const policy = agentPolicy(execConfigFor(config, agent), doc, agent);
-    return [agent, { ...summarize([policy]), allowlist: policy.allowlist.map((entry) => entry.pattern), safeBins: policy.safeBins }];
-  }));
-  const requested = (config.tools as { exec?: unknown } | undefined)?.exec ?? {};
+function show(ctx: CliContext, values: Values, view: PolicyView): number {
   if (values.json) {
-    ctx.stdout.write(`${JSON.stringify({ path, requested, file: doc, effective }, null, 2)}\n`);
+    ctx.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     return 0;
   }
-  const lines = [`Approvals file: ${path}`, `Requested (tools.exec): ${JSON.stringify(requested)}`, `Host defaults: ${JSON.stringify(doc.defaults ?? {})}`, 'Effective:'];
-  for (const [agent, policy] of Object.entries(effective)) {
+  const lines = [`Approvals file: ${view.path}`, `Requested (tools.exec): ${JSON.stringify(view.requested)}`, `Host defaults: ${JSON.stringify(view.file.defaults ?? {})}`, 'Effective:'];
+  for (const [agent, policy] of Object.entries(view.effective)) {
     lines.push(`  ${agent}: security=${policy.security} ask=${policy.ask} askFallback=${policy.askFallback}${policy.allowlist.length ? ` allowlist=${policy.allowlist.join(', ')}` : ''}`);
   }
   ctx.stdout.write(`${lines.join('\n')}\n`);
@@ -94,9 +83,8 @@ export async function approvalsCommand(argv: string[], ctx: CliContext, api: Plu
   const write = (text: string) => ctx.stdout.write(`${text}\n`);
 
   if (action === 'get') {
-    if (!values.gateway) return show(ctx, values, localPath, service.document(), api);
-    const remote = await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {})) as { path: string; file: unknown };
-    return show(ctx, values, remote.path, parseDocument(JSON.stringify(remote.file), 'the gateway approvals document'), api);
+    if (!values.gateway) return show(ctx, values, policyView(api.kernel.config(), localPath, service.document()));
+    return show(ctx, values, (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as PolicyView);
   }
 
   if (action === 'set') {

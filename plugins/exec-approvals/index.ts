@@ -7,6 +7,7 @@ import { definePlugin, ErrorCodes, ProtocolError, type JsonSchema } from '../../
 import { cliCommand } from '../../sdk/cli.js';
 import { approvalsCommand, APPROVALS_HELP } from './cli.js';
 import { parseDocument, readDocument, approvalsFile, writeDocument } from './file.js';
+import { policyView } from './policy.js';
 import { DECISIONS, ExecApprovalService, type Decision } from './service.js';
 
 const ID: JsonSchema = { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', minLength: 1 } } };
@@ -59,9 +60,9 @@ export default definePlugin<{ timeoutMs: number }>({
     });
     api.registerGatewayMethod('exec.approvals.get', {
       scope: 'operator.admin',
-      description: 'The gateway host approvals document: {path, file}.',
+      description: 'The gateway host approvals document and the policy in effect: {path, requested, file, effective}.',
       params: { type: 'object', additionalProperties: false, properties: {} },
-      handler: () => ({ path: approvalsFile(api.kernel.paths.stateDir), file: readDocument(api.kernel.paths.stateDir) }),
+      handler: () => policyView(api.kernel.config(), approvalsFile(api.kernel.paths.stateDir), readDocument(api.kernel.paths.stateDir)),
     });
     api.registerGatewayMethod('exec.approvals.set', {
       scope: 'operator.admin',

@@ -111,3 +111,25 @@ export function summarize(layers: readonly Policy[]): Omit<Policy, 'allowlist' |
     { security: 'full' as Security, ask: 'off' as Ask, askFallback: 'full' as Security },
   );
 }
+
+export interface PolicyView {
+  path: string;
+  /** `tools.exec` as configured. */
+  requested: unknown;
+  file: ApprovalsDocument;
+  /** Per agent: what applies (before any parent session tightens it). */
+  effective: Record<string, ReturnType<typeof summarize> & { allowlist: string[]; safeBins: string[] }>;
+}
+
+/** What `claw approvals get` and `exec.approvals.get` show: requested, host file, effective. */
+export function policyView(config: Readonly<Record<string, unknown>>, path: string, file: ApprovalsDocument): PolicyView {
+  const listed = ((config.agents as { list?: Array<{ id?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.id ? [agent.id] : []));
+  const agents = [...new Set(['main', ...listed, ...Object.keys(file.agents ?? {}).filter((id) => id !== '*')])];
+  const effective = Object.fromEntries(
+    agents.map((agent) => {
+      const policy = agentPolicy(execConfigFor(config, agent), file, agent);
+      return [agent, { ...summarize([policy]), allowlist: policy.allowlist.map((entry) => entry.pattern), safeBins: policy.safeBins }];
+    }),
+  );
+  return { path, requested: (config.tools as { exec?: unknown } | undefined)?.exec ?? {}, file, effective };
+}

@@ -5,6 +5,7 @@
  * askFallback when no one can answer or the wait runs out.
  */
 import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
 import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
 import type { KernelServices, ToolApprovalDecision, ToolApprover, ToolContext } from '../../sdk/index.js';
 import { addAllowlistEntry, readDocument, writeDocument, type ApprovalsDocument } from './file.js';
@@ -78,10 +79,9 @@ export class ExecApprovalService implements ToolApprover {
   async authorize(raw: Record<string, unknown>, context: ToolContext & { toolName: string }): Promise<ToolApprovalDecision> {
     const command = String(raw.command ?? '');
     const cwd = String(raw.cwd ?? '');
-    const env = (raw.env ?? {}) as Record<string, string>;
     const agentId = context.agentId ?? 'main';
     const layers = await this.layers(agentId, context.sessionKey);
-    const facts: CommandFacts = { segments: analyze(command, cwd, env.PATH ?? this.kernel.env.PATH), cwd, home: this.kernel.env.HOME };
+    const facts: CommandFacts = { segments: analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined), cwd, home: homedir() };
     const verdict = combinedVerdict(layers, facts);
     if (verdict === 'allow') return { allowed: true };
     if (verdict === 'deny') return { allowed: false, reason: 'the exec policy (tools.exec.security / exec-approvals.json) does not allow this command on the host.' };

@@ -51,7 +51,11 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
     approval: (params, ctx) =>
       (ctx as { sandbox?: unknown }).sandbox
         ? undefined
-        : { service: 'exec-approvals', request: { command: params.command, cwd: workingDirectory(params, ctx, deps), ...(params.env ? { env: params.env } : {}), host: 'gateway' } },
+        : {
+            service: 'exec-approvals',
+            // PATH decides which binary a bare name runs, so the approver resolves with the same one.
+            request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway' },
+          },
   };
 }
 
