@@ -78,6 +78,7 @@ const ToolLayer = {
   allow: Type.Optional(ToolNames),
   deny: Type.Optional(ToolNames),
 };
+const IdListSchema = () => Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Number()]));
 /** Host exec policy (OpenClaw's names); exec-approvals.json can only make it stricter. */
 const ExecConfigSchema = Type.Object(
   {
@@ -92,6 +93,15 @@ export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
     exec: Type.Optional(ExecConfigSchema),
+    elevated: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
+          allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
+        },
+        Strict,
+      ),
+    ),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
   },
   Open,

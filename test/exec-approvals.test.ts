@@ -206,6 +206,31 @@ describe('exec approvals through the tool choke point', () => {
     expect(existsSync(join(ws, 'innocent'))).toBe(true);
   });
 
+  it('elevated: a sandboxed call escapes to the host only when tools.elevated lets it, and approvals still apply', async () => {
+    // Sandbox routing puts the instance on the context; a stand-in is enough to mark the call sandboxed.
+    const sandboxed = (kernel: TestKernel, command: string, ws: string, sessionKey: string, elevated: boolean) =>
+      kernel.plugins.kernelServices.tools.invoke({ name: 'exec', params: { command, elevated }, toolCallId: `e-${Math.random()}`, context: { agentId: 'main', sessionKey, workspaceDir: ws, sandbox: { id: 'stand-in' } } as never });
+    const ws = tempDir();
+    const off = await kernelWith({});
+    expect(text(await sandboxed(off, 'touch x', ws, 'agent:main:main', true))).toMatch(/elevated mode is off \(tools\.elevated\.enabled\)/);
+    const on = await kernelWith({
+      tools: { exec: { security: 'allowlist' }, elevated: { enabled: true, allowFrom: { telegram: ['id:42'] } } },
+    }, [], { version: 1, agents: { main: { allowlist: [{ pattern: 'touch' }] } } });
+    const sessions = new SessionService(on.plugins.kernelServices);
+    await sessions.store('main').upsert('agent:main:telegram:direct:42', { origin: { provider: 'telegram', from: '42' } });
+    await sessions.store('main').upsert('agent:main:telegram:direct:7', { origin: { provider: 'telegram', from: '7' } });
+    await sessions.store('main').upsert('agent:main:quiet', { elevatedLevel: 'off' });
+    expect((await sandboxed(on, 'touch allowed', ws, 'agent:main:telegram:direct:42', true)).blocked).toBe(false);
+    expect(text(await sandboxed(on, 'touch stranger', ws, 'agent:main:telegram:direct:7', true))).toMatch(/not on tools\.elevated\.allowFrom\.telegram/);
+    expect(text(await sandboxed(on, 'touch quiet', ws, 'agent:main:quiet', true))).toMatch(/\/elevated off/);
+    // Elevated is not a way around the host policy: a miss is still refused.
+    expect(text(await sandboxed(on, 'rm allowed', ws, 'agent:main:telegram:direct:42', true))).toMatch(/exec policy/);
+    // Without elevated, a sandboxed call needs no host approval at all.
+    expect((await sandboxed(off, 'true', ws, 'agent:main:main', false)).blocked).toBe(false);
+    expect(existsSync(join(ws, 'allowed'))).toBe(true);
+    expect(existsSync(join(ws, 'stranger'))).toBe(false);
+  });
+
   it('bad approvals documents are refused with what is wrong, never treated as no policy', async () => {
     const kernel = await kernelWith({}, [], { version: 1, defaults: { security: 'sometimes' } });
     const ws = tempDir();

@@ -337,6 +337,36 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
           },
           "additionalProperties": true
         },
+        "elevated": {
+          "type": "object",
+          "properties": {
+            "enabled": {
+              "type": "boolean",
+              "description": "Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false."
+            },
+            "allowFrom": {
+              "type": "object",
+              "patternProperties": {
+                "^.*$": {
+                  "type": "array",
+                  "items": {
+                    "anyOf": [
+                      {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      {
+                        "type": "number"
+                      }
+                    ]
+                  }
+                }
+              },
+              "description": "Per channel: senders whose sessions may use elevated mode."
+            }
+          },
+          "additionalProperties": false
+        },
         "byProvider": {
           "type": "object",
           "patternProperties": {

@@ -65,6 +65,12 @@ export type KernelConfig = {
       /** Extra directories safe bins may resolve from (always /bin and /usr/bin). */
       safeBinTrustedDirs?: string[];
     };
+    elevated?: {
+      /** Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false. */
+      enabled?: boolean;
+      /** Per channel: senders whose sessions may use elevated mode. */
+      allowFrom?: Record<string, Array<string | number>>;
+    };
     byProvider?: Record<string, {
       profile?: "minimal" | "coding" | "messaging" | "full";
       allow?: string[];

@@ -10,6 +10,7 @@ import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
 import type { KernelServices, ToolApprovalDecision, ToolApprover, ToolContext } from '../../sdk/index.js';
 import { addAllowlistEntry, readDocument, writeDocument, type ApprovalsDocument } from './file.js';
 import { analyze } from './match.js';
+import { elevatedRefusal } from './elevated.js';
 import { agentPolicy, combinedVerdict, execConfigFor, fallbackAllows, type CommandFacts, type Policy } from './policy.js';
 
 export type Decision = 'allow-once' | 'allow-always' | 'deny';
@@ -80,6 +81,11 @@ export class ExecApprovalService implements ToolApprover {
     const command = String(raw.command ?? '');
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
+    if (raw.elevated === true) {
+      const session = context.sessionKey ? await this.sessions.store(agentId).get(context.sessionKey) : undefined;
+      const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
+      if (refusal) return { allowed: false, reason: refusal };
+    }
     const layers = await this.layers(agentId, context.sessionKey);
     const facts: CommandFacts = { segments: analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined), cwd, home: homedir() };
     const verdict = combinedVerdict(layers, facts);

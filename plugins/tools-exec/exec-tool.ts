@@ -41,21 +41,25 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
         timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
         timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
         background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
+        elevated: { type: 'boolean', description: 'Run outside the sandbox, on the host, when elevated mode is permitted (tools.elevated); host exec approvals still apply' },
         yieldMs: { type: 'integer', minimum: 0, description: `Milliseconds to wait before moving the command to the background (default ${config.backgroundAfterMs}; 0 = wait until it ends)` },
       },
       required: ['command'],
     },
     execute: (params, ctx) => guard('exec', () => runExec(params, ctx, deps)),
-    // Host commands need exec approval for exactly the command, directory and env they run with.
-    // A sandboxed call (context.sandbox, set by sandbox routing) runs inside the sandbox instead.
-    approval: (params, ctx) =>
-      (ctx as { sandbox?: unknown }).sandbox
-        ? undefined
-        : {
-            service: 'exec-approvals',
-            // PATH decides which binary a bare name runs, so the approver resolves with the same one.
-            request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway' },
-          },
+    // Host commands need exec approval for exactly the command, directory and PATH they run with.
+    // A sandboxed call (context.sandbox, set by sandbox routing) runs inside the sandbox instead,
+    // unless it asks for elevated mode: then the approver also checks tools.elevated.
+    approval: (params, ctx) => {
+      const sandboxed = Boolean((ctx as { sandbox?: unknown }).sandbox);
+      if (sandboxed && params.elevated !== true) return undefined;
+      return {
+        service: 'exec-approvals',
+        // PATH decides which binary a bare name runs, so the approver resolves with the same one.
+        // Unsandboxed calls run on the host anyway: `elevated` changes nothing for them.
+        request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway', ...(sandboxed ? { elevated: true } : {}) },
+      };
+    },
   };
 }
 
