@@ -34,5 +34,5 @@ export * from './util/fs.js';
 export { parseJson5 } from './util/json5.js';
 export { pathUnder } from './util/paths.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
-export type { ToolApprover, ToolApprovalDecision } from './tools/approval.js';
+export type { ToolApprover } from './tools/approval.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';

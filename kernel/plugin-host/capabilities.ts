@@ -30,13 +30,8 @@ export interface ToolContext {
   onUpdate?: (partial: ToolResult) => void;
 }
 
-/** What a tool call needs approved: which service decides, and the exact values the tool will act on. */
-export interface ToolApprovalSubject {
-  /** Service id of the approver, e.g. "exec-approvals". */
-  service: string;
-  /** Exec: the command and cwd it will run with. */
-  request: Record<string, unknown>;
-}
+/** What a tool call needs approved: the approver's service id and the values the tool acts on. */
+export type ToolApprovalSubject = { service: string; request: Record<string, unknown> };
 
 export interface ToolDefinition<Params = Record<string, unknown>> {
   name: string;

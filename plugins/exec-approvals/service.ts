@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
-import type { KernelServices, ToolApprovalDecision, ToolApprover, ToolContext } from '../../sdk/index.js';
+import type { KernelServices, ToolApprover, ToolContext } from '../../sdk/index.js';
 import { addAllowlistEntry, readDocument, writeDocument, type ApprovalsDocument } from './file.js';
 import { analyze } from './match.js';
 import { elevatedRefusal } from './elevated.js';
@@ -77,7 +77,7 @@ export class ExecApprovalService implements ToolApprover {
     return layers;
   }
 
-  async authorize(raw: Record<string, unknown>, context: ToolContext & { toolName: string }): Promise<ToolApprovalDecision> {
+  async authorize(raw: Record<string, unknown>, context: ToolContext & { toolName: string }): ReturnType<ToolApprover['authorize']> {
     const command = String(raw.command ?? '');
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
