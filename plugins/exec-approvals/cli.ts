@@ -9,7 +9,7 @@ import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
 import type { GatewayClient } from '../../sdk/client.js';
-import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, writeDocument } from './file.js';
+import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, updateDocument, writeDocument, type ApprovalsDocument } from './file.js';
 import { policyView, type PolicyView } from './policy.js';
 import { DECISIONS, type Decision, type ExecApprovalService, type PendingApproval } from './service.js';
 
@@ -101,11 +101,15 @@ export async function approvalsCommand(argv: string[], ctx: CliContext, api: Plu
     const [verb, pattern] = rest;
     if ((verb !== 'add' && verb !== 'remove') || !pattern) throw new UsageError('usage: claw approvals allowlist add|remove <pattern> [--agent <id>]');
     const agent = values.agent ?? '*';
-    const doc = values.gateway ? parseDocument(JSON.stringify((await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {})) as { file: unknown }).file), 'the gateway approvals document') : service.document();
-    const changed = verb === 'add' ? addAllowlistEntry(doc, agent, { pattern }) : removeAllowlistPattern(doc, agent, pattern);
-    if (changed) {
-      if (values.gateway) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }));
-      else writeDocument(stateDir, doc);
+    const edit = (doc: ApprovalsDocument) => (verb === 'add' ? addAllowlistEntry(doc, agent, { pattern }) : removeAllowlistPattern(doc, agent, pattern));
+    let changed = false;
+    let doc: ApprovalsDocument;
+    if (values.gateway) {
+      doc = parseDocument(JSON.stringify((await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {})) as { file: unknown }).file), 'the gateway approvals document');
+      changed = edit(doc);
+      if (changed) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }));
+    } else {
+      doc = await updateDocument(stateDir, (current) => (changed = edit(current)));
     }
     write(values.json ? JSON.stringify(doc, null, 2) : changed ? `${verb === 'add' ? 'Added' : 'Removed'} ${pattern} (agent ${agent}).` : `Nothing to change: ${pattern} is ${verb === 'add' ? 'already' : 'not'} on agent ${agent}'s allowlist.`);
     return 0;

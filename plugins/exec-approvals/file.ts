@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { compileSchema, parseJson5, writeJsonAtomic, type JsonSchema } from '../../sdk/index.js';
+import { withFileLock } from '../../sdk/file-lock.js';
 
 export type Security = 'deny' | 'allowlist' | 'full';
 export type Ask = 'off' | 'on-miss' | 'always';
@@ -115,6 +116,19 @@ export function readDocument(stateDir: string): ApprovalsDocument {
     throw error;
   }
   return parseDocument(text, file);
+}
+
+/**
+ * Read, change and write the document under its lock, so the gateway remembering an
+ * allow-always and `claw approvals allowlist add` in another process never lose each other's edit.
+ * `change` returns false to leave the file as it is.
+ */
+export function updateDocument(stateDir: string, change: (doc: ApprovalsDocument) => boolean): Promise<ApprovalsDocument> {
+  return withFileLock(`${approvalsFile(stateDir)}.lock`, () => {
+    const doc = readDocument(stateDir);
+    if (change(doc)) writeDocument(stateDir, doc);
+    return doc;
+  }, { purpose: 'exec approvals' });
 }
 
 export function writeDocument(stateDir: string, doc: ApprovalsDocument): void {

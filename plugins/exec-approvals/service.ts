@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
 import type { KernelServices, ToolApprover, ToolContext } from '../../sdk/index.js';
-import { addAllowlistEntry, readDocument, writeDocument, type ApprovalsDocument } from './file.js';
+import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
 import { analyze } from './match.js';
 import { elevatedRefusal } from './elevated.js';
 import { agentPolicy, combinedVerdict, execConfigFor, fallbackAllows, type CommandFacts, type Policy } from './policy.js';
@@ -100,7 +100,7 @@ export class ExecApprovalService implements ToolApprover {
         : { allowed: false, reason: `no one approved it in time (askFallback: deny)${this.kernel.protocol.hasListeners() ? '' : '; no approval client can be reached'}.` };
     }
     if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
-    if (decision === 'allow-always') this.rememberAlways(agentId, facts);
+    if (decision === 'allow-always') await this.rememberAlways(agentId, facts);
     return { allowed: true };
   }
 
@@ -126,15 +126,17 @@ export class ExecApprovalService implements ToolApprover {
   }
 
   /** allow-always: this exact argv, in this directory, from now on. */
-  private rememberAlways(agentId: string, facts: CommandFacts): void {
+  private async rememberAlways(agentId: string, facts: CommandFacts): Promise<void> {
     if (!facts.segments || facts.segments.some((segment) => !segment.resolvedPath)) return;
-    const doc = this.document();
-    let changed = false;
-    for (const segment of facts.segments) {
-      const args = segment.argv.slice(1).join(' ').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      changed = addAllowlistEntry(doc, agentId, { pattern: segment.resolvedPath!, argPattern: `^${args}$`, cwd: facts.cwd, source: 'allow-always', lastUsedAt: Date.now() }) || changed;
-    }
-    if (changed) writeDocument(this.kernel.paths.stateDir, doc);
+    const segments = facts.segments;
+    await updateDocument(this.kernel.paths.stateDir, (doc) => {
+      let changed = false;
+      for (const segment of segments) {
+        const args = segment.argv.slice(1).join(' ').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        changed = addAllowlistEntry(doc, agentId, { pattern: segment.resolvedPath!, argPattern: `^${args}$`, cwd: facts.cwd, source: 'allow-always', lastUsedAt: Date.now() }) || changed;
+      }
+      return changed;
+    });
   }
 
   private publicView(waiting: Waiting): PendingApproval {
