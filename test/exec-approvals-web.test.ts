@@ -80,8 +80,8 @@ describe.skipIf(!existsSync(CHROMIUM))('exec approval prompt in the web UI', () 
     const running = exec('touch elsewhere');
     const dialog = page.getByRole('alertdialog', { name: 'Exec approval' });
     await dialog.waitFor();
-    const service = (await gw.kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { list(): Array<{ id: string }>; resolve(id: string, decision: string): boolean };
-    expect(service.resolve(service.list()[0]!.id, 'deny')).toBe(true);
+    const service = (await gw.kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { list(): Array<{ id: string }>; resolve(id: string, decision: string): string };
+    expect(service.resolve(service.list()[0]!.id, 'deny')).toBe('resolved');
     await dialog.waitFor({ state: 'detached' });
     expect((await running).blocked).toBe(true);
   });

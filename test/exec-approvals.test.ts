@@ -129,11 +129,14 @@ describe('exec approvals through the tool choke point', () => {
     expect(events[0]!.payload).toMatchObject({ request: { command: 'touch late', cwd: ws, agentId: 'main', sessionKey: 'agent:main:main', host: 'gateway' } });
     expect(events[0]!.payload.expiresAtMs - events[0]!.payload.createdAtMs).toBe(300);
     expect(events[1]!.payload).toMatchObject({ id: events[0]!.payload.id, decision: 'deny', reason: 'timeout' });
+    // An expired id cannot be approved afterwards.
+    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { resolve(id: string, d: string): string };
+    expect(service.resolve(events[0]!.payload.id, 'allow-once')).toBe('expired');
   });
 
   it('approve once runs once; allow-always remembers this argv in this directory (0600 file)', async () => {
     const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } });
-    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { resolve(id: string, d: string): boolean; list(): unknown[] };
+    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { resolve(id: string, d: string): string; list(): unknown[] };
     let answer = 'allow-once';
     const asked: string[] = [];
     kernel.plugins.kernelServices.protocol.onEmit((emitted) => {
@@ -246,7 +249,7 @@ describe('exec approvals through the tool choke point', () => {
 });
 
 describe('approvals over the gateway and the claw approvals CLI', () => {
-  it('ask → approve from a real `claw approvals` process; pending lists it; resolve twice fails', async () => {
+  it('ask → approve from a real `claw approvals` process; pending lists it; a repeat resolve is idempotent, a conflicting one fails', async () => {
     const gw = await startGateway({ plugins: [EXEC, APPROVALS], config: { tools: { exec: { security: 'allowlist', ask: 'on-miss' } } } });
     kernels.push(gw.kernel);
     const requested: EventFrame[] = [];
@@ -267,9 +270,15 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect(resolved.stdout).toContain(`Resolved ${id}: allow-once`);
     expect((await running).blocked).toBe(false);
     expect(existsSync(join(ws, 'approved'))).toBe(true);
-    const again = await claw(['approvals', 'resolve', id, 'deny'], env);
-    expect(again.code).not.toBe(0);
-    expect(again.stderr).toMatch(/no pending exec approval/);
+    const same = await claw(['approvals', 'resolve', id, 'allow-once'], env);
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stdout).toContain('already resolved (same decision)');
+    const conflicting = await claw(['approvals', 'resolve', id, 'deny'], env);
+    expect(conflicting.code).not.toBe(0);
+    expect(conflicting.stderr).toMatch(/already resolved as allow-once/);
+    const unknown = await claw(['approvals', 'resolve', 'no-such-id', 'deny'], env);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/no pending exec approval "no-such-id"/);
     const bad = await claw(['approvals', 'resolve', id, 'maybe'], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/allow-once\|allow-always\|deny/);

@@ -124,8 +124,8 @@ export async function approvalsCommand(argv: string[], ctx: CliContext, api: Plu
   if (action === 'resolve') {
     const [id, decision] = rest;
     if (!id || !DECISIONS.includes(decision as Decision)) throw new UsageError(`usage: claw approvals resolve <id> <${DECISIONS.join('|')}>`);
-    await connect(values, ctx, api, (client) => client.request('exec.approval.resolve', { id, decision, idempotencyKey: randomUUID() }));
-    write(`Resolved ${id}: ${decision}${values.reason ? ` (note: ${values.reason})` : ''}.`);
+    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.resolve', { id, decision, idempotencyKey: randomUUID() }))) as { alreadyResolved?: boolean };
+    write(result.alreadyResolved ? `${id}: already resolved (same decision).` : `Resolved ${id}: ${decision}${values.reason ? ` (note: ${values.reason})` : ''}.`);
     return 0;
   }
   throw new UsageError(`unknown approvals command "${action}"\n${APPROVALS_HELP}`);

@@ -44,8 +44,12 @@ export default definePlugin<{ timeoutMs: number }>({
         properties: { id: { type: 'string', minLength: 1 }, decision: { enum: [...DECISIONS] }, idempotencyKey: { type: 'string' } },
       },
       handler: (params: { id: string; decision: Decision }) => {
-        if (!service.resolve(params.id, params.decision)) throw missing(params.id);
-        return { ok: true, id: params.id, decision: params.decision };
+        const outcome = service.resolve(params.id, params.decision);
+        if (outcome === 'resolved') return { ok: true, id: params.id, decision: params.decision };
+        if (outcome === 'same') return { ok: true, id: params.id, decision: params.decision, alreadyResolved: true };
+        if (outcome === 'conflict') throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `exec approval "${params.id}" was already resolved as ${service.outcome(params.id)}`);
+        if (outcome === 'expired') throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `exec approval "${params.id}" expired before anyone decided (it was denied)`);
+        throw missing(params.id);
       },
     });
     api.registerGatewayMethod('exec.approval.waitDecision', {

@@ -41,9 +41,15 @@ interface Waiting extends PendingApproval {
 
 /** How far up a spawnedBy chain to look (a loop in the store must not hang a tool call). */
 const MAX_ANCESTORS = 16;
+/** Settled approvals remembered, so a repeated resolve can say what happened to the id. */
+const MAX_SETTLED = 512;
+
+export type ResolveOutcome = 'resolved' | 'same' | 'conflict' | 'expired' | 'unknown';
 
 export class ExecApprovalService implements ToolApprover {
   private readonly pending = new Map<string, Waiting>();
+  /** id → the decision, or null when it expired undecided. */
+  private readonly settled = new Map<string, Decision | null>();
   private readonly sessions: SessionService;
 
   constructor(
@@ -113,6 +119,8 @@ export class ExecApprovalService implements ToolApprover {
       const settle = (decision: Decision | null) => {
         if (!this.pending.delete(id)) return;
         clearTimeout(timer);
+        this.settled.set(id, decision);
+        if (this.settled.size > MAX_SETTLED) this.settled.delete(this.settled.keys().next().value!);
         signal?.removeEventListener('abort', onAbort);
         this.kernel.protocol.emit('exec.approval.resolved', { id, decision: decision ?? 'deny', ...(decision === null ? { reason: 'timeout' } : {}), ts: Date.now() });
         resolve(decision);
@@ -153,12 +161,22 @@ export class ExecApprovalService implements ToolApprover {
     return waiting && this.publicView(waiting);
   }
 
-  /** False when there is no such pending approval (unknown, already resolved or expired). */
-  resolve(id: string, decision: Decision): boolean {
+  /** Decide a pending approval; a repeat of the recorded decision is "same", a different one "conflict". */
+  resolve(id: string, decision: Decision): ResolveOutcome {
     const waiting = this.pending.get(id);
-    if (!waiting) return false;
-    waiting.settle(decision);
-    return true;
+    if (waiting) {
+      waiting.settle(decision);
+      return 'resolved';
+    }
+    if (!this.settled.has(id)) return 'unknown';
+    const recorded = this.settled.get(id);
+    if (recorded === null) return 'expired';
+    return recorded === decision ? 'same' : 'conflict';
+  }
+
+  /** The recorded decision of a settled approval (null: expired). */
+  outcome(id: string): Decision | null | undefined {
+    return this.settled.get(id);
   }
 
   /** Wait for a pending approval's decision; null when it expires first. */
