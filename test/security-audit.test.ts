@@ -170,6 +170,10 @@ describe('claw security audit', () => {
     expect(ids(report)).toEqual(['tools.exec.host_no_sandbox_no_approvals']);
     expect(report.findings.filter((finding) => finding.checkId.startsWith('fs.'))).toEqual([]);
 
+    // Approvals in front of exec: not unattended any more.
+    const asking = await audit(cleanSetup({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }).env);
+    expect(ids(asking.report)).toEqual([]);
+
     const locked = cleanSetup({ tools: { deny: ['group:runtime'] } });
     const text = await claw(['security', 'audit'], locked.env);
     expect(text.code).toBe(0);

@@ -1,7 +1,7 @@
 /**
- * Tool blast radius. Today `exec` runs commands directly on the host: no sandbox, no
- * approval prompt. Where the tool policy lets an agent use it, a prompt injection in
- * anything the agent reads can become a shell command.
+ * Tool blast radius. `exec` runs commands on the host, and by default (tools.exec.security
+ * full, ask off) without asking. Where the tool policy lets an agent use it with that
+ * policy, a prompt injection in anything the agent reads can become a shell command.
  */
 import { userInfo } from 'node:os';
 import { compileToolPolicy, type ToolsConfig } from '../../../../sdk/tool-policy.js';
@@ -12,8 +12,14 @@ function agentsWithExec(ctx: AuditContext): string[] {
   const agents = list.map(section).filter((agent) => typeof agent.id === 'string');
   const entries = agents.length > 0 ? agents : [{ id: 'main' }];
   const global = section(ctx.config.tools) as ToolsConfig;
+  const globalExec = section(section(ctx.config.tools).exec);
   return entries
     .filter((agent) => compileToolPolicy({ global, agent: agent.tools as ToolsConfig | undefined })('exec'))
+    .filter((agent) => {
+      // An allowlist, a deny or a prompt means commands do not run unattended.
+      const exec = { ...globalExec, ...section(section(agent.tools).exec) };
+      return (exec.security ?? 'full') === 'full' && (exec.ask ?? 'off') === 'off';
+    })
     .map((agent) => String(agent.id));
 }
 
@@ -33,7 +39,7 @@ export function toolChecks(ctx: AuditContext): Finding[] {
     severity: 'warn',
     title: 'Agents run shell commands on this machine unattended',
     detail: `The exec tool (plugin ${providers.map((record) => record.id).join(', ')}) is available to agent ${agents.join(', ')}: commands run on this host as ${user}, without a sandbox and without asking for approval, so instructions hidden in anything the agent reads can run commands.`,
-    fix: 'Take it away where it is not needed: tools.deny ["group:runtime"] (per agent: agents.list[].tools.deny), or a tools.profile without it ("messaging" or "minimal").',
+    fix: 'Ask before host commands (tools.exec.security allowlist with tools.exec.ask on-miss; claw approvals allowlist add for the ones you trust), or take exec away where it is not needed: tools.deny ["group:runtime"] (per agent: agents.list[].tools.deny), or a tools.profile without it ("messaging" or "minimal").',
     fixable: false,
   }];
 }
