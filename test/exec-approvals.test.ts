@@ -154,6 +154,16 @@ describe('exec approvals through the tool choke point', () => {
     expect((await exec(kernel, 'touch always', ws)).blocked).toBe(false);
     expect((await exec(kernel, 'touch always', ws)).blocked).toBe(false);
     expect(asked).toHaveLength(3);
+    // The call's own ask can harden the policy (a prompt despite the remembered entry)...
+    const call = (command: string, ask: string) =>
+      kernel.plugins.kernelServices.tools.invoke({ name: 'exec', params: { command, ask }, toolCallId: `ask-${ask}`, context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: ws } });
+    answer = 'allow-once';
+    expect((await call('touch always', 'always')).blocked).toBe(false);
+    expect(asked).toHaveLength(4);
+    // ...but never soften it: a miss is still asked about.
+    expect((await call('touch soft', 'off')).blocked).toBe(false);
+    expect(asked).toHaveLength(5);
+    asked.splice(3);
     // Another directory, or other arguments: asked again.
     const other = tempDir();
     answer = 'deny';

@@ -93,6 +93,8 @@ export class ExecApprovalService implements ToolApprover {
       if (refusal) return { allowed: false, reason: refusal };
     }
     const layers = await this.layers(agentId, context.sessionKey);
+    // The call's own `ask` is one more layer: it can only harden what the others say.
+    if (raw.ask === 'on-miss' || raw.ask === 'always') layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
     const facts: CommandFacts = { segments: analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined), cwd, home: homedir() };
     const verdict = combinedVerdict(layers, facts);
     if (verdict === 'allow') return { allowed: true };

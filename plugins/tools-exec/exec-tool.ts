@@ -41,6 +41,7 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
         timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
         timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
         background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
+        ask: { enum: ['off', 'on-miss', 'always'], description: 'Ask a person before running: can only make the configured exec approval policy stricter' },
         elevated: { type: 'boolean', description: 'Run outside the sandbox, on the host, when elevated mode is permitted (tools.elevated); host exec approvals still apply' },
         yieldMs: { type: 'integer', minimum: 0, description: `Milliseconds to wait before moving the command to the background (default ${config.backgroundAfterMs}; 0 = wait until it ends)` },
       },
@@ -57,7 +58,7 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
         service: 'exec-approvals',
         // PATH decides which binary a bare name runs, so the approver resolves with the same one.
         // Unsandboxed calls run on the host anyway: `elevated` changes nothing for them.
-        request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway', ...(sandboxed ? { elevated: true } : {}) },
+        request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway', ...(sandboxed ? { elevated: true } : {}), ...(params.ask ? { ask: params.ask } : {}) },
       };
     },
   };
