@@ -32,10 +32,10 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * the channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the
  * TypeBox sources moved to schemas/, route matching to the gateway and the plain logger to
  * the SDK); this budget is a ratchet at today's size: lower it whenever code leaves the
- * kernel, never raise it (issue 12 raised it by 23 for the exec approval step).
+ * kernel, never raise it (issue 12 raised it by 21 for the exec approval step).
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3523;
+const KERNEL_LINE_BUDGET = 3521;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

@@ -108,7 +108,7 @@ describe('exec approvals through the tool choke point', () => {
     const ws = tempDir();
     const started = Date.now();
     const outcome = await exec(kernel, 'touch ran', ws);
-    expect(text(outcome)).toMatch(/askFallback: deny.*no approval client/);
+    expect(text(outcome)).toMatch(/no approval client is connected to ask \(askFallback: deny\)/);
     expect(Date.now() - started).toBeLessThan(2000);
     const allowlistFallback = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }, [], { version: 1, defaults: { askFallback: 'allowlist' }, agents: { main: { allowlist: [{ pattern: 'touch' }] } } });
     // An allowlist hit needs no prompt anyway; a miss falls back to allowlist: refused.
@@ -262,6 +262,11 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
   it('ask → approve from a real `claw approvals` process; pending lists it; a repeat resolve is idempotent, a conflicting one fails', async () => {
     const gw = await startGateway({ plugins: [EXEC, APPROVALS], config: { tools: { exec: { security: 'allowlist', ask: 'on-miss' } } } });
     kernels.push(gw.kernel);
+    // Nobody connected who could answer: askFallback at once, not after the timeout.
+    const ws0 = tempDir();
+    const started = Date.now();
+    expect(text(await exec(gw.kernel, 'touch unseen', ws0))).toMatch(/no approval client is connected to ask/);
+    expect(Date.now() - started).toBeLessThan(2000);
     const requested: EventFrame[] = [];
     const operator = await client(gw.url, { scopes: ['operator.read', 'operator.approvals', 'operator.admin'], onEvent: (frame) => void (frame.event === 'exec.approval.requested' && requested.push(frame)) });
     const env = { OPENCLAW_STATE_DIR: gw.stateDir, OPENCLAW_GATEWAY_URL: gw.url, OPENCLAW_GATEWAY_TOKEN: TEST_TOKEN };

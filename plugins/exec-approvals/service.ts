@@ -101,21 +101,23 @@ export class ExecApprovalService implements ToolApprover {
     if (verdict === 'deny') return { allowed: false, reason: 'the exec policy (tools.exec.security / exec-approvals.json) does not allow this command on the host.' };
     const strictest = layers.reduce((a, b) => (a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b));
     const request: ApprovalRequest = { command, cwd, host: String(raw.host ?? 'gateway'), agentId, ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}), security: strictest.security, ask: layers.map((l) => l.ask).includes('always') ? 'always' : 'on-miss' };
-    const decision = this.kernel.protocol.hasListeners() ? await this.ask(request, context.signal) : null;
+    const { decision, reached } = await this.ask(request, context.signal);
     if (decision === null) {
       return fallbackAllows(layers, facts)
         ? { allowed: true }
-        : { allowed: false, reason: `no one approved it in time (askFallback: deny)${this.kernel.protocol.hasListeners() ? '' : '; no approval client can be reached'}.` };
+        : { allowed: false, reason: reached ? 'no one approved it in time (askFallback: deny).' : 'no approval client is connected to ask (askFallback: deny).' };
     }
     if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
     if (decision === 'allow-always') await this.rememberAlways(agentId, facts);
     return { allowed: true };
   }
 
-  private ask(request: ApprovalRequest, signal: AbortSignal | undefined): Promise<Decision | null> {
+  /** Publish the request and wait; no client reached means no one can answer: null at once. */
+  private ask(request: ApprovalRequest, signal: AbortSignal | undefined): Promise<{ decision: Decision | null; reached: boolean }> {
     const createdAtMs = Date.now();
     const id = randomUUID();
     return new Promise((resolve) => {
+      let reached = false;
       const timer = setTimeout(() => settle(null), this.timeoutMs);
       const onAbort = () => settle('deny');
       const settle = (decision: Decision | null) => {
@@ -124,14 +126,15 @@ export class ExecApprovalService implements ToolApprover {
         this.settled.set(id, decision);
         if (this.settled.size > MAX_SETTLED) this.settled.delete(this.settled.keys().next().value!);
         signal?.removeEventListener('abort', onAbort);
-        this.kernel.protocol.emit('exec.approval.resolved', { id, decision: decision ?? 'deny', ...(decision === null ? { reason: 'timeout' } : {}), ts: Date.now() });
-        resolve(decision);
+        this.kernel.protocol.emit('exec.approval.resolved', { id, decision: decision ?? 'deny', ...(decision === null ? { reason: reached ? 'timeout' : 'no-approver' } : {}), ts: Date.now() });
+        resolve({ decision, reached });
         for (const waiter of waiting.waiters) waiter(decision);
       };
       const waiting: Waiting = { id, request, createdAtMs, expiresAtMs: createdAtMs + this.timeoutMs, settle, waiters: [] };
       this.pending.set(id, waiting);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting));
+      reached = this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting)) > 0;
+      if (!reached) settle(null);
     });
   }
 
