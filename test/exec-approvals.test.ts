@@ -328,6 +328,8 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     const bad = await claw(['approvals', 'set', '--file', file], env);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/not an exec approvals document: \/defaults\/ask/);
+    writeFileSync(file, '{ version: 1, defaults: { autoAllowSkills: true } }');
+    expect((await claw(['approvals', 'set', '--file', file], env)).stderr).toMatch(/\/defaults has "autoAllowSkills", which claw does not support/);
     const both = await claw(['approvals', 'set'], env);
     expect(both.stderr).toMatch(/exactly one of --file <path> or --stdin/);
   });

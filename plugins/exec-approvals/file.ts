@@ -30,20 +30,20 @@ export interface ApprovalsLevel {
   security?: Security;
   ask?: Ask;
   askFallback?: Security;
-  autoAllowSkills?: boolean;
   allowlist?: AllowlistEntry[];
 }
 
 export interface ApprovalsDocument {
   version: 1;
-  socket?: { path?: string; token?: string };
   defaults?: Omit<ApprovalsLevel, 'allowlist'>;
   agents?: Record<string, ApprovalsLevel>;
 }
 
 const SECURITY: JsonSchema = { enum: ['deny', 'allowlist', 'full'] };
 const ASK: JsonSchema = { enum: ['off', 'on-miss', 'always'] };
-const LEVEL_FIELDS = { security: SECURITY, ask: ASK, askFallback: SECURITY, autoAllowSkills: { type: 'boolean' } };
+// OpenClaw's `socket` (its macOS app's IPC) and `autoAllowSkills` have nothing to act on
+// here, so they are refused rather than accepted and ignored.
+const LEVEL_FIELDS = { security: SECURITY, ask: ASK, askFallback: SECURITY };
 const ENTRY: JsonSchema = {
   type: 'object',
   required: ['pattern'],
@@ -65,7 +65,6 @@ export const DOCUMENT_SCHEMA: JsonSchema = {
   additionalProperties: false,
   properties: {
     version: { const: 1 },
-    socket: { type: 'object', additionalProperties: false, properties: { path: { type: 'string' }, token: { type: 'string' } } },
     defaults: { type: 'object', additionalProperties: false, properties: LEVEL_FIELDS },
     agents: {
       type: 'object',
@@ -89,7 +88,9 @@ export function parseDocument(text: string, source: string): ApprovalsDocument {
   }
   if (!validate(value)) {
     const first = validate.errors?.[0];
-    throw new Error(`${source} is not an exec approvals document: ${first?.instancePath || '(root)'} ${first?.message ?? 'is invalid'}`);
+    const extra = (first?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
+    const problem = extra ? `has "${extra}", which claw does not support` : (first?.message ?? 'is invalid');
+    throw new Error(`${source} is not an exec approvals document: ${first?.instancePath || '(root)'} ${problem}`);
   }
   const doc = value as ApprovalsDocument;
   for (const [agent, level] of Object.entries(doc.agents ?? {})) {
