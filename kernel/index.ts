@@ -35,4 +35,5 @@ export { parseJson5 } from './util/json5.js';
 export { pathUnder } from './util/paths.js';
 export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
 export { resolveSandboxRoute, sandboxSettings, parseMemory, SANDBOX_WORKDIR, type SandboxRoute, type SandboxRouteSpec, type SandboxSettings } from './tools/sandbox-route.js';
+export type { ToolApprover } from './tools/approval.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';

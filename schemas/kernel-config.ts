@@ -79,24 +79,36 @@ const ToolLayer = {
   deny: Type.Optional(ToolNames),
 };
 const WorkspaceOnly = (description: string) => Type.Optional(Type.Boolean({ description }));
+const IdListSchema = () => Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Number()]));
+/** Host exec policy (OpenClaw's names); exec-approvals.json can only make it stricter. */
+const ExecConfigSchema = Type.Object(
+  {
+    security: Type.Optional(Type.Enum(['deny', 'allowlist', 'full'] as const, { description: 'Host exec: deny all, allowlisted only, or any command (default full).' })),
+    ask: Type.Optional(Type.Enum(['off', 'on-miss', 'always'] as const, { description: 'When to ask a person before host exec (default off).' })),
+    safeBins: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc).' })),
+    safeBinTrustedDirs: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Extra directories safe bins may resolve from (always /bin and /usr/bin).' })),
+    applyPatch: Type.Optional(Type.Object({ workspaceOnly: WorkspaceOnly('Keep apply_patch inside the agent workspace. Default true.') }, Strict)),
+  },
+  Open,
+);
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
+    exec: Type.Optional(ExecConfigSchema),
+    elevated: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
+          allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
+        },
+        Strict,
+      ),
+    ),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
     fs: Type.Optional(
       Type.Object(
         { workspaceOnly: WorkspaceOnly('Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.') },
         Strict,
-      ),
-    ),
-    exec: Type.Optional(
-      Type.Object(
-        {
-          applyPatch: Type.Optional(
-            Type.Object({ workspaceOnly: WorkspaceOnly('Keep apply_patch inside the agent workspace. Default true.') }, Strict),
-          ),
-        },
-        Open,
       ),
     ),
   },

@@ -14,7 +14,7 @@ import { client, startGateway, type RunningGateway } from './gateway-helpers.js'
 import { REPO } from './helpers.js';
 import { AGENT_STACK } from '../sdk/testing.js';
 
-export const AGENT_PLUGINS = [...AGENT_STACK, 'openai-http', 'openai', 'anthropic', 'tools-fs', 'tools-exec'].map((id) => join(REPO, 'plugins', id));
+export const AGENT_PLUGINS = [...AGENT_STACK, 'openai-http', 'openai', 'anthropic', 'tools-fs', 'tools-exec', 'exec-approvals'].map((id) => join(REPO, 'plugins', id));
 
 export const MODELS = { openai: 'openai/gpt-4.1', anthropic: 'anthropic/claude-sonnet-4-5' } as const;
 

@@ -35,10 +35,11 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * kernel, never raise it — except for a choke-point step the kernel must own: issue 12 added
  * 180 lines for the sandbox routing step (kernel/tools/sandbox-route.ts, which `claw sandbox
  * explain` shares) and 154 for the tool policy (moved in from the SDK, so the kernel computes
- * it) and the execute-less tool view plugins get (3,846 after both merged).
+ * it) and the execute-less tool view plugins get (3,846 after both merged), and 21 for the
+ * exec approval step (kernel/tools/approval.ts): 3,882 with all three.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3850;
+const KERNEL_LINE_BUDGET = 3885;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

@@ -12,12 +12,14 @@ import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { REPO, sleep, startCliGateway, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'tools-exec');
+// Host commands go through exec approvals (defaults: security full, ask off); without an approver they are refused.
+const APPROVALS = join(REPO, 'plugins', 'exec-approvals');
 const text = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((part) => part.text ?? '').join('');
 
 describe('exec env overrides', () => {
   let kernel: TestKernel;
   beforeAll(async () => {
-    kernel = await createTestKernel({ plugins: [PLUGIN] });
+    kernel = await createTestKernel({ plugins: [PLUGIN, APPROVALS] });
   });
   afterAll(() => kernel.dispose());
 
@@ -47,7 +49,7 @@ describe('exec output and the redaction layer', () => {
     // exec inherits the gateway's environment; the kernel resolved its config against the same.
     process.env.CLAW_TEST_SERVICE_TOKEN = ENV_SECRET;
     kernel = await createTestKernel({
-      plugins: [PLUGIN],
+      plugins: [PLUGIN, APPROVALS],
       env: { CLAW_TEST_SERVICE_TOKEN: ENV_SECRET },
       config: { channels: { example: { botToken: CONFIG_SECRET } } },
     });

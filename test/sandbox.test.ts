@@ -9,7 +9,7 @@ import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { CLI, REPO, sleep, tempDir } from './helpers.js';
 import { EXEC_ESCAPES, FILE_ESCAPES } from './sandbox-escape-cases.js';
 
-const PLUGINS = ['tools-exec', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
+const PLUGINS = ['tools-exec', 'exec-approvals', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
 const MAIN = 'agent:main:main';
 const GROUP = 'agent:main:telegram:group:42';
 

@@ -172,6 +172,9 @@ describe('claw security audit', () => {
 
     const sandboxed = cleanSetup({ plugins: { slots: { sandbox: 'sandbox-bwrap' } }, agents: { defaults: { sandbox: { mode: 'all' } } } });
     expect(ids((await audit(sandboxed.env)).report)).toEqual([]);
+    // Approvals in front of exec: not unattended any more.
+    const asking = await audit(cleanSetup({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }).env);
+    expect(ids(asking.report)).toEqual([]);
 
     const locked = cleanSetup({ tools: { deny: ['group:runtime'] } });
     const text = await claw(['security', 'audit'], locked.env);

@@ -6,6 +6,8 @@ import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { REPO, sleep, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'tools-exec');
+// Host commands go through exec approvals (defaults: security full, ask off); without an approver they are refused.
+const APPROVALS = join(REPO, 'plugins', 'exec-approvals');
 
 let kernel: TestKernel;
 let small: TestKernel;
@@ -19,9 +21,9 @@ let exec: ToolHandle;
 let proc: ToolHandle;
 
 beforeAll(async () => {
-  kernel = await createTestKernel({ plugins: [PLUGIN] });
+  kernel = await createTestKernel({ plugins: [PLUGIN, APPROVALS] });
   small = await createTestKernel({
-    plugins: [PLUGIN],
+    plugins: [PLUGIN, APPROVALS],
     config: { plugins: { entries: { 'tools-exec': { config: { maxOutputChars: 1000, maxFinishedSessions: 1 } } } } },
   });
   exec = handle(kernel, 'exec');
@@ -274,7 +276,7 @@ describe('process', () => {
 
 describe('kernel stop', () => {
   it('kills every background command and its children', async () => {
-    const own = await createTestKernel({ plugins: [PLUGIN] });
+    const own = await createTestKernel({ plugins: [PLUGIN, APPROVALS] });
     await own.start();
     const ws = tempDir();
     const started = await run(handle(own, 'exec'), { command: SHELL_WITH_CHILD, background: true, timeout: 0 }, { workspaceDir: ws });

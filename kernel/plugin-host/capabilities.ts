@@ -39,6 +39,9 @@ export interface ToolSandbox {
   readonly spec: { scopeKey: string; workspaceRoot: string; workspaceAccess: 'none' | 'ro' | 'rw'; workdir: string };
 }
 
+/** What a tool call needs approved: the approver's service id and the values the tool acts on. */
+export type ToolApprovalSubject = { service: string; request: Record<string, unknown> };
+
 export interface ToolDefinition<Params = Record<string, unknown>> {
   name: string;
   label?: string;
@@ -48,6 +51,8 @@ export interface ToolDefinition<Params = Record<string, unknown>> {
   /** Runs commands or touches files: in a sandboxed session it gets `ctx.sandbox`, or is refused. */
   runsInSandbox?: boolean;
   execute(params: Params, ctx: ToolContext): ToolResult | Promise<ToolResult>;
+  /** What this call needs approved before it runs (see kernel/tools/approval.ts); undefined: nothing. */
+  approval?(params: Params, ctx: ToolContext): ToolApprovalSubject | undefined;
 }
 
 /** A tool result as the model and the transcript see it; the tool choke point builds it. */

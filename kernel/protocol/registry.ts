@@ -43,7 +43,8 @@ export interface EmittedEvent {
   connIds?: readonly string[];
 }
 
-export type EventListener = (event: EmittedEvent) => void;
+/** Returns how many clients it reached (nothing: unknown, counted as one). */
+export type EventListener = (event: EmittedEvent) => number | void;
 
 interface MethodEntry extends MethodSpec {
   name: string;
@@ -105,8 +106,8 @@ export class ProtocolRegistry {
     return this.events.get(name);
   }
 
-  /** Publish a registered event to whatever transport listens (the gateway). */
-  emit(event: string, payload: unknown, options: EmitOptions = {}): void {
+  /** Publish a registered event to whatever transport listens (the gateway); returns how many clients it reached. */
+  emit(event: string, payload: unknown, options: EmitOptions = {}): number {
     const entry = this.events.get(event);
     if (!entry) throw new Error(`cannot emit unregistered gateway event "${event}"`);
     const emitted: EmittedEvent = {
@@ -116,13 +117,15 @@ export class ProtocolRegistry {
       scope: entry.scope,
       connIds: options.connIds,
     };
+    let reached = 0;
     for (const listener of this.listeners) {
       try {
-        listener(emitted);
+        reached += listener(emitted) ?? 1;
       } catch {
         // A failing transport must not break the plugin that emitted.
       }
     }
+    return reached;
   }
 
   /** Receive every emitted event; returns an unsubscribe function. */

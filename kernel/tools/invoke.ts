@@ -1,8 +1,10 @@
 /**
  * The one path every tool call takes, whoever makes it (the agent loop, an RPC, a channel):
  *
- *   policy (computed here from config: the caller can only narrow it) → before_tool_call (may rewrite params or block) → params checked against the
- *   tool's schema → execute → secrets masked → result size cap → tool_result_persist (sync;
+ *   policy (computed here from config: the caller can only narrow it) → before_tool_call (may
+ *   rewrite params or block) → params checked against the tool's schema → sandbox routing →
+ *   approval (of those exact params, knowing where they run) → execute → secrets masked →
+ *   result size cap → tool_result_persist (sync;
  *   shapes what is written to the transcript) → after_tool_call (may replace the result,
  *   which is masked again)
  *
@@ -16,6 +18,7 @@ import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolRe
 import { compileSchema, formatErrors } from '../validation.js';
 import { routeSandbox, type SandboxRouteDeps } from './sandbox-route.js';
 import { configuredToolPolicy } from './policy.js';
+import { approvalRefusal } from './approval.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -109,6 +112,8 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
     params = checked;
     const sandbox = await routeSandbox(deps.sandbox, tool, context);
     if (typeof sandbox === 'string') return errorResult(sandbox);
+    const refusal = await approvalRefusal(deps.capabilities, tool, params, { ...context, toolCallId, ...(sandbox ? { sandbox } : {}) });
+    if (refusal) return (blocked = true), errorResult(refusal);
     try {
       const result = await tool.execute(params, { ...context, toolCallId, ...(sandbox ? { sandbox } : {}) });
       if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');

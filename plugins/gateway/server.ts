@@ -697,28 +697,33 @@ export class GatewayServer {
    * One event to many connections: the payload is serialised once and only the
    * per-connection sequence number is spliced in, so fan-out costs a string concat each.
    */
-  private fanOut(targets: Iterable<Connection>, event: string, payload: unknown, droppable: boolean, stateVersion?: object): void {
+  /** Returns how many connections it was sent to. */
+  private fanOut(targets: Iterable<Connection>, event: string, payload: unknown, droppable: boolean, stateVersion?: object): number {
     let head: string | undefined;
     let tail = '';
+    let sent = 0;
     for (const conn of targets) {
       if (conn.state !== 'open') continue;
+      sent++;
       if (head === undefined) {
         head = `{"type":"event","event":${JSON.stringify(event)},"payload":${JSON.stringify(this.options.kernel.redact.value(payload)) ?? 'null'},"seq":`;
         tail = stateVersion ? `,"stateVersion":${JSON.stringify(stateVersion)}}` : '}';
       }
       this.sendText(conn, `${head}${++conn.seq}${tail}`, droppable);
     }
+    return sent;
   }
 
   /** Events emitted by any plugin through the protocol registry. */
-  private deliver(emitted: EmittedEvent): void {
+  /** How many clients got it: an approval nobody can see is answered by its fallback at once. */
+  private deliver(emitted: EmittedEvent): number {
     const targets = emitted.connIds ? emitted.connIds.map((id) => this.connections.get(id)).filter((c): c is Connection => !!c) : this.connections.values();
     const allowed = emitted.scope ? filter(targets, (conn) => conn.role === 'operator' && hasScope(conn.scopes, emitted.scope!)) : targets;
-    this.fanOut(allowed, emitted.event, emitted.payload, emitted.droppable ?? false);
+    return this.fanOut(allowed, emitted.event, emitted.payload, emitted.droppable ?? false);
   }
 
   broadcast(event: string, payload: unknown, stateVersion?: object): void {
-    this.fanOut(this.connections.values(), event, payload, false, stateVersion);
+    void this.fanOut(this.connections.values(), event, payload, false, stateVersion);
   }
 
   private stateVersion() {

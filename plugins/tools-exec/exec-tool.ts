@@ -43,18 +43,40 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
         timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
         timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
         background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
+        ask: { enum: ['off', 'on-miss', 'always'], description: 'Ask a person before running: can only make the configured exec approval policy stricter' },
+        elevated: { type: 'boolean', description: 'Run outside the sandbox, on the host, when elevated mode is permitted (tools.elevated); host exec approvals still apply' },
         yieldMs: { type: 'integer', minimum: 0, description: `Milliseconds to wait before moving the command to the background (default ${config.backgroundAfterMs}; 0 = wait until it ends)` },
       },
       required: ['command'],
     },
     execute: (params, ctx) => guard('exec', () => runExec(params, ctx, deps)),
+    // Host commands need exec approval for exactly the command, directory and PATH they run with.
+    // A sandboxed call (context.sandbox, set by sandbox routing) runs inside the sandbox instead,
+    // unless it asks for elevated mode: then the approver also checks tools.elevated.
+    approval: (params, ctx) => {
+      const sandboxed = Boolean((ctx as { sandbox?: unknown }).sandbox);
+      if (sandboxed && params.elevated !== true) return undefined;
+      return {
+        service: 'exec-approvals',
+        // PATH decides which binary a bare name runs, so the approver resolves with the same one.
+        // Unsandboxed calls run on the host anyway: `elevated` changes nothing for them.
+        request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway', ...(sandboxed ? { elevated: true } : {}), ...(params.ask ? { ask: params.ask } : {}) },
+      };
+    },
   };
+}
+
+/** The directory a call runs in: `workdir` against the workspace, or the workspace. */
+function workingDirectory(params: Params, ctx: ToolContext, deps: ExecDeps): string {
+  const workdir = optionalString(params, 'workdir');
+  const workspace = deps.workspace(ctx);
+  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
+  return workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
 }
 
 async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promise<ToolResult> {
   const { config, registry } = deps;
   const command = requiredString(params, 'command');
-  const workdir = optionalString(params, 'workdir');
   const env = optionalEnv(params, 'env');
   const timeoutSeconds =
     optionalNumber(params, 'timeout', { minimum: 0 }) ?? optionalNumber(params, 'timeoutSeconds', { minimum: 0 }) ?? config.timeoutSeconds;
@@ -70,7 +92,9 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
     );
   }
   if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
-  const placement = await place(ctx, deps, workdir, env);
+  // elevated: true reaches here only if the approval step let it through (tools.elevated gates
+  // and host approvals); it then runs on the host even in a sandboxed session.
+  const placement = await place(params, ctx, deps, env, optionalBoolean(params, 'elevated') === true);
   if (typeof placement === 'string') return errorResult(placement);
 
   let session: ProcessSession;
@@ -105,19 +129,19 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
  * directory, with the gateway's environment.
  */
 async function place(
+  params: Params,
   ctx: ToolContext,
   deps: ExecDeps,
-  workdir: string | undefined,
   env: Record<string, string> | undefined,
+  elevated: boolean,
 ): Promise<Pick<SessionOptions, 'cwd' | 'env' | 'spawn' | 'place'> | string> {
-  const sandbox = sandboxOf(ctx);
+  const sandbox = elevated ? undefined : sandboxOf(ctx);
   if (sandbox) {
+    const workdir = optionalString(params, 'workdir');
     const cwd = workdir ? posix.resolve(sandbox.spec.workdir, workdir) : sandbox.spec.workdir;
     return { cwd, env: { ...env, OPENCLAW_SHELL: 'exec' }, spawn: (request) => sandbox.spawn(request), place: sandbox.id };
   }
-  const workspace = deps.workspace(ctx);
-  // Literal paths: "~" is not expanded, as a shell would not expand it in a quoted argument either.
-  const cwd = workdir ? (isAbsolute(workdir) ? workdir : resolve(workspace, workdir)) : workspace;
+  const cwd = workingDirectory(params, ctx, deps);
   const isDir = await stat(cwd).then(
     (info) => info.isDirectory(),
     () => false,

@@ -49,7 +49,7 @@ async function measure(kernel: TestKernel, sessionKey: string): Promise<number[]
 export async function sandboxExecBench(line: (name: string, value: string, target: string, ok: boolean) => void): Promise<void> {
   for (const [backend, variants] of Object.entries(BACKENDS)) {
     const kernel = await createTestKernel({
-      plugins: [plugin('tools-exec'), plugin(backend)],
+      plugins: [plugin('tools-exec'), plugin('exec-approvals'), plugin(backend)],
       config: { plugins: { slots: { sandbox: backend } }, agents: { defaults: { sandbox: { mode: 'non-main', scope: 'agent', workspaceAccess: 'rw' } } } },
     });
     try {

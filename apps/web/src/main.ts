@@ -5,9 +5,11 @@
  * key, connect to the gateway that served the page, and show the view the fragment names
  * (`#/chat`, `#/overview`, `#/sessions`, `#/channels`, `#/plugins`, `#/config`, `#/logs`).
  * The shell around the views shows the connection: a banner while it is down, a sign-in
- * form when the gateway wants a secret, a waiting screen while this device awaits approval.
+ * form when the gateway wants a secret, a waiting screen while this device awaits approval,
+ * and exec approval prompts above every view.
  */
 import type { App, View } from './app.js';
+import { mountApprovals } from './approvals.js';
 import { loadDeviceIdentity } from './device.js';
 import { formatTime, h, replace, type Child } from './dom.js';
 import { Gateway, type ConnectionState } from './gateway.js';
@@ -81,12 +83,14 @@ async function main(): Promise<void> {
   const signOut = h('button', { type: 'button', class: 'link', hidden: true, onclick: () => signOutNow() }, 'Sign out');
   const banner = h('div', { class: 'banner', role: 'alert', hidden: true });
   const toasts = h('div', { class: 'toasts', 'aria-live': 'polite' });
+  const approvals = h('div', { class: 'approvals', hidden: true });
   const skip = h('a', { class: 'skip', href: '#main', onclick: (event: Event) => (event.preventDefault(), main.focus()) }, 'Skip to content');
   replace(
     document.body,
     skip,
     h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'claw'), nav, h('div', { class: 'status' }, pill, signOut)),
     banner,
+    approvals,
     main,
     toasts,
   );
@@ -104,6 +108,8 @@ async function main(): Promise<void> {
       if (kind === 'info') window.setTimeout(() => toast.remove(), 5000);
     },
   };
+
+  mountApprovals(approvals, app);
 
   // ── Views ──────────────────────────────────────────────────────────────────────
   let unmount: (() => void) | undefined;

@@ -1,0 +1,132 @@
+/**
+ * `claw approvals` (alias `claw exec-approvals`), OpenClaw's CLI: get / set / allowlist
+ * edit the approvals document on this host (or the gateway's with --gateway); pending and
+ * resolve talk to the running gateway, where pending requests live.
+ */
+import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import type { CliContext, PluginApi } from '../../sdk/index.js';
+import { parseFlags, UsageError } from '../../sdk/cli.js';
+import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
+import type { GatewayClient } from '../../sdk/client.js';
+import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, updateDocument, writeDocument, type ApprovalsDocument } from './file.js';
+import { policyView, type PolicyView } from './policy.js';
+import { DECISIONS, type Decision, type ExecApprovalService, type PendingApproval } from './service.js';
+
+export const APPROVALS_HELP = `Usage: claw approvals get [--gateway] [--json]             policy: requested (tools.exec), host file, effective
+       claw approvals set --file <path> | --stdin [--gateway]   replace the approvals document (JSON5)
+       claw approvals allowlist add|remove <pattern> [--agent <id>] [--gateway]   (agent default "*")
+       claw approvals pending [--json]                      pending requests on the running gateway
+       claw approvals resolve <id> <allow-once|allow-always|deny> [--reason <text>]
+Gateway options: --url, --token, --timeout <ms>`;
+
+const FLAGS = {
+  help: { type: 'boolean' },
+  json: { type: 'boolean' },
+  gateway: { type: 'boolean' },
+  file: { type: 'string' },
+  stdin: { type: 'boolean' },
+  agent: { type: 'string' },
+  reason: { type: 'string' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  timeout: { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+
+function connect<T>(values: Values, ctx: CliContext, api: PluginApi, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${values.timeout}"`);
+  const options = operatorClientOptions({
+    stateDir: api.kernel.paths.stateDir,
+    env: ctx.env,
+    gateway: (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
+    url: values.url,
+    token: values.token,
+    timeoutMs: timeout,
+    client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+  });
+  return withGatewayClient(options, work);
+}
+
+function readStdin(): string {
+  return readFileSync(0, 'utf8');
+}
+
+function show(ctx: CliContext, values: Values, view: PolicyView): number {
+  if (values.json) {
+    ctx.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+    return 0;
+  }
+  const lines = [`Approvals file: ${view.path}`, `Requested (tools.exec): ${JSON.stringify(view.requested)}`, `Host defaults: ${JSON.stringify(view.file.defaults ?? {})}`, 'Effective:'];
+  for (const [agent, policy] of Object.entries(view.effective)) {
+    lines.push(`  ${agent}: security=${policy.security} ask=${policy.ask} askFallback=${policy.askFallback}${policy.allowlist.length ? ` allowlist=${policy.allowlist.join(', ')}` : ''}`);
+  }
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+  return 0;
+}
+
+function formatPending(approvals: PendingApproval[]): string {
+  if (approvals.length === 0) return 'No pending approvals.';
+  const now = Date.now();
+  return approvals
+    .map((item) => `${item.id}  exec  ${item.request.agentId}${item.request.sessionKey ? ` ${item.request.sessionKey}` : ''}  expires in ${Math.max(0, Math.round((item.expiresAtMs - now) / 1000))}s\n    ${JSON.stringify(item.request.command)} in ${item.request.cwd}`)
+    .join('\n');
+}
+
+export async function approvalsCommand(argv: string[], ctx: CliContext, api: PluginApi, service: ExecApprovalService): Promise<number> {
+  const { values, positionals } = parseFlags(argv, FLAGS);
+  const [action = 'get', ...rest] = positionals;
+  const stateDir = api.kernel.paths.stateDir;
+  const localPath = approvalsFile(stateDir);
+  const write = (text: string) => ctx.stdout.write(`${text}\n`);
+
+  if (action === 'get') {
+    if (!values.gateway) return show(ctx, values, policyView(api.kernel.config(), localPath, service.document()));
+    return show(ctx, values, (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as PolicyView);
+  }
+
+  if (action === 'set') {
+    if (!!values.file === !!values.stdin) throw new UsageError('approvals set needs exactly one of --file <path> or --stdin');
+    const source = values.file ?? 'stdin';
+    const doc = parseDocument(values.file ? readFileSync(values.file, 'utf8') : readStdin(), source);
+    if (values.gateway) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }));
+    else writeDocument(stateDir, doc);
+    write(values.json ? JSON.stringify(doc, null, 2) : `Wrote ${values.gateway ? 'the gateway approvals document' : localPath}.`);
+    return 0;
+  }
+
+  if (action === 'allowlist') {
+    const [verb, pattern] = rest;
+    if ((verb !== 'add' && verb !== 'remove') || !pattern) throw new UsageError('usage: claw approvals allowlist add|remove <pattern> [--agent <id>]');
+    const agent = values.agent ?? '*';
+    const edit = (doc: ApprovalsDocument) => (verb === 'add' ? addAllowlistEntry(doc, agent, { pattern }) : removeAllowlistPattern(doc, agent, pattern));
+    let changed = false;
+    let doc: ApprovalsDocument;
+    if (values.gateway) {
+      doc = parseDocument(JSON.stringify((await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {})) as { file: unknown }).file), 'the gateway approvals document');
+      changed = edit(doc);
+      if (changed) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }));
+    } else {
+      doc = await updateDocument(stateDir, (current) => (changed = edit(current)));
+    }
+    write(values.json ? JSON.stringify(doc, null, 2) : changed ? `${verb === 'add' ? 'Added' : 'Removed'} ${pattern} (agent ${agent}).` : `Nothing to change: ${pattern} is ${verb === 'add' ? 'already' : 'not'} on agent ${agent}'s allowlist.`);
+    return 0;
+  }
+
+  if (action === 'pending') {
+    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.list', {}))) as { approvals: PendingApproval[] };
+    write(values.json ? JSON.stringify(result, null, 2) : formatPending(result.approvals));
+    return 0;
+  }
+
+  if (action === 'resolve') {
+    const [id, decision] = rest;
+    if (!id || !DECISIONS.includes(decision as Decision)) throw new UsageError(`usage: claw approvals resolve <id> <${DECISIONS.join('|')}>`);
+    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.resolve', { id, decision, idempotencyKey: randomUUID() }))) as { alreadyResolved?: boolean };
+    write(result.alreadyResolved ? `${id}: already resolved (same decision).` : `Resolved ${id}: ${decision}${values.reason ? ` (note: ${values.reason})` : ''}.`);
+    return 0;
+  }
+  throw new UsageError(`unknown approvals command "${action}"\n${APPROVALS_HELP}`);
+}

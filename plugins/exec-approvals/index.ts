@@ -1,0 +1,92 @@
+/**
+ * Exec approvals: offers the "exec-approvals" service the kernel's approval step asks for
+ * every host command, the exec.approval.* / exec.approvals.* gateway methods and events
+ * (OpenClaw's names), and `claw approvals` (alias `claw exec-approvals`).
+ */
+import { definePlugin, ErrorCodes, ProtocolError, type JsonSchema } from '../../sdk/index.js';
+import { cliCommand } from '../../sdk/cli.js';
+import { approvalsCommand, APPROVALS_HELP } from './cli.js';
+import { parseDocument, readDocument, approvalsFile, writeDocument } from './file.js';
+import { policyView } from './policy.js';
+import { DECISIONS, ExecApprovalService, type Decision } from './service.js';
+
+const ID: JsonSchema = { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', minLength: 1 } } };
+
+export default definePlugin<{ timeoutMs: number }>({
+  id: 'exec-approvals',
+  register(api) {
+    const service = new ExecApprovalService(api.kernel, api.config.timeoutMs);
+    api.registerService({ id: 'exec-approvals', api: service, stop: () => service.close() });
+    const events = api.kernel.protocol;
+    events.registerEvent('exec.approval.requested', api.id, { scope: 'operator.approvals', description: '{id, request: {command, cwd, host, agentId, sessionKey, security, ask}, createdAtMs, expiresAtMs}' });
+    events.registerEvent('exec.approval.resolved', api.id, { scope: 'operator.approvals', description: '{id, decision, reason?, ts}' });
+    const missing = (id: string) => new ProtocolError(ErrorCodes.INVALID_REQUEST, `no pending exec approval "${id}" (unknown, already resolved or expired)`);
+
+    api.registerGatewayMethod('exec.approval.list', {
+      scope: 'operator.approvals',
+      description: 'Pending exec approvals: {approvals: [{id, request, createdAtMs, expiresAtMs}]}.',
+      params: { type: 'object', additionalProperties: false, properties: {} },
+      handler: () => ({ approvals: service.list() }),
+    });
+    api.registerGatewayMethod('exec.approval.get', {
+      scope: 'operator.approvals',
+      params: ID,
+      handler: (params: { id: string }) => service.get(params.id) ?? Promise.reject(missing(params.id)),
+    });
+    api.registerGatewayMethod('exec.approval.resolve', {
+      scope: 'operator.approvals',
+      sideEffect: true,
+      description: 'Decide a pending exec approval: allow-once, allow-always (this argv in this directory) or deny.',
+      params: {
+        type: 'object',
+        required: ['id', 'decision'],
+        additionalProperties: false,
+        properties: { id: { type: 'string', minLength: 1 }, decision: { enum: [...DECISIONS] }, idempotencyKey: { type: 'string' } },
+      },
+      handler: (params: { id: string; decision: Decision }) => {
+        const outcome = service.resolve(params.id, params.decision);
+        if (outcome === 'resolved') return { ok: true, id: params.id, decision: params.decision };
+        if (outcome === 'same') return { ok: true, id: params.id, decision: params.decision, alreadyResolved: true };
+        if (outcome === 'conflict') throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `exec approval "${params.id}" was already resolved as ${service.outcome(params.id)}`);
+        if (outcome === 'expired') throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `exec approval "${params.id}" expired before anyone decided (it was denied)`);
+        throw missing(params.id);
+      },
+    });
+    api.registerGatewayMethod('exec.approval.waitDecision', {
+      scope: 'operator.approvals',
+      params: ID,
+      description: 'Wait for a pending approval: {decision} (null when it expired undecided).',
+      handler: async (params: { id: string }) => {
+        const waiting = service.waitDecision(params.id);
+        if (!waiting) throw missing(params.id);
+        return { id: params.id, decision: await waiting };
+      },
+    });
+    api.registerGatewayMethod('exec.approvals.get', {
+      scope: 'operator.admin',
+      description: 'The gateway host approvals document and the policy in effect: {path, requested, file, effective}.',
+      params: { type: 'object', additionalProperties: false, properties: {} },
+      handler: () => policyView(api.kernel.config(), approvalsFile(api.kernel.paths.stateDir), readDocument(api.kernel.paths.stateDir)),
+    });
+    api.registerGatewayMethod('exec.approvals.set', {
+      scope: 'operator.admin',
+      sideEffect: true,
+      description: 'Replace the gateway host approvals document.',
+      params: { type: 'object', required: ['file'], additionalProperties: false, properties: { file: { type: 'object' }, idempotencyKey: { type: 'string' } } },
+      handler: (params: { file: unknown }) => {
+        let doc;
+        try {
+          doc = parseDocument(JSON.stringify(params.file), 'file');
+        } catch (error) {
+          throw new ProtocolError(ErrorCodes.INVALID_REQUEST, (error as Error).message);
+        }
+        writeDocument(api.kernel.paths.stateDir, doc);
+        return { ok: true, path: approvalsFile(api.kernel.paths.stateDir), file: doc };
+      },
+    });
+
+    for (const name of ['approvals', 'exec-approvals']) {
+      api.registerCli({ name, description: 'Exec approvals: policy, allowlist, pending requests', run: cliCommand(APPROVALS_HELP, (argv, ctx) => approvalsCommand(argv, ctx, api, service)) });
+    }
+  },
+});

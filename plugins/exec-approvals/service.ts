@@ -1,0 +1,198 @@
+/**
+ * The "exec-approvals" service the kernel's approval step asks. It judges a host command
+ * against every policy layer; when a person must decide, it publishes
+ * `exec.approval.requested`, waits for `exec.approval.resolve` and falls back to
+ * askFallback when no one can answer or the wait runs out.
+ */
+import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
+import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
+import type { KernelServices, ToolApprover, ToolContext } from '../../sdk/index.js';
+import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
+import { analyze } from './match.js';
+import { elevatedRefusal } from './elevated.js';
+import { agentPolicy, combinedVerdict, execConfigFor, fallbackAllows, type CommandFacts, type Policy } from './policy.js';
+
+export type Decision = 'allow-once' | 'allow-always' | 'deny';
+export const DECISIONS: readonly Decision[] = ['allow-once', 'allow-always', 'deny'];
+
+export interface ApprovalRequest {
+  command: string;
+  cwd: string;
+  host: string;
+  agentId: string;
+  sessionKey?: string;
+  security: string;
+  ask: string;
+}
+
+export interface PendingApproval {
+  id: string;
+  request: ApprovalRequest;
+  createdAtMs: number;
+  expiresAtMs: number;
+}
+
+interface Waiting extends PendingApproval {
+  settle(decision: Decision | null): void;
+  /** exec.approval.waitDecision callers. */
+  waiters: Array<(decision: Decision | null) => void>;
+}
+
+/** How far up a spawnedBy chain to look (a loop in the store must not hang a tool call). */
+const MAX_ANCESTORS = 16;
+/** Settled approvals remembered, so a repeated resolve can say what happened to the id. */
+const MAX_SETTLED = 512;
+
+export type ResolveOutcome = 'resolved' | 'same' | 'conflict' | 'expired' | 'unknown';
+
+export class ExecApprovalService implements ToolApprover {
+  private readonly pending = new Map<string, Waiting>();
+  /** id → the decision, or null when it expired undecided. */
+  private readonly settled = new Map<string, Decision | null>();
+  private readonly sessions: SessionService;
+
+  constructor(
+    private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env'>,
+    private readonly timeoutMs: number,
+  ) {
+    this.sessions = new SessionService(kernel);
+  }
+
+  document(): ApprovalsDocument {
+    return readDocument(this.kernel.paths.stateDir);
+  }
+
+  /** The session's own policy, then each ancestor's: a child is held to all of them. */
+  async layers(agentId: string, sessionKey: string | undefined): Promise<Policy[]> {
+    const doc = this.document();
+    const config = this.kernel.config() as Record<string, unknown>;
+    const layers = [agentPolicy(execConfigFor(config, agentId), doc, agentId)];
+    const seen = new Set<string>();
+    let key = sessionKey;
+    let agent = agentId;
+    while (key && !seen.has(key) && seen.size < MAX_ANCESTORS) {
+      seen.add(key);
+      const entry = await this.sessions.store(agent).get(key);
+      const parent = entry?.spawnedBy;
+      if (!parent) break;
+      agent = parseSessionKey(parent).agentId ?? agent;
+      layers.push(agentPolicy(execConfigFor(config, agent), doc, agent));
+      key = parent;
+    }
+    return layers;
+  }
+
+  async authorize(raw: Record<string, unknown>, context: ToolContext & { toolName: string }): ReturnType<ToolApprover['authorize']> {
+    const command = String(raw.command ?? '');
+    const cwd = String(raw.cwd ?? '');
+    const agentId = context.agentId ?? 'main';
+    if (raw.elevated === true) {
+      const session = context.sessionKey ? await this.sessions.store(agentId).get(context.sessionKey) : undefined;
+      const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
+      if (refusal) return { allowed: false, reason: refusal };
+    }
+    const layers = await this.layers(agentId, context.sessionKey);
+    // The call's own `ask` is one more layer: it can only harden what the others say.
+    if (raw.ask === 'on-miss' || raw.ask === 'always') layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
+    const facts: CommandFacts = { segments: analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined), cwd, home: homedir() };
+    const verdict = combinedVerdict(layers, facts);
+    if (verdict === 'allow') return { allowed: true };
+    if (verdict === 'deny') return { allowed: false, reason: 'the exec policy (tools.exec.security / exec-approvals.json) does not allow this command on the host.' };
+    const strictest = layers.reduce((a, b) => (a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b));
+    const request: ApprovalRequest = { command, cwd, host: String(raw.host ?? 'gateway'), agentId, ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}), security: strictest.security, ask: layers.map((l) => l.ask).includes('always') ? 'always' : 'on-miss' };
+    const { decision, reached } = await this.ask(request, context.signal);
+    if (decision === null) {
+      return fallbackAllows(layers, facts)
+        ? { allowed: true }
+        : { allowed: false, reason: reached ? 'no one approved it in time (askFallback: deny).' : 'no approval client is connected to ask (askFallback: deny).' };
+    }
+    if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
+    if (decision === 'allow-always') await this.rememberAlways(agentId, facts);
+    return { allowed: true };
+  }
+
+  /** Publish the request and wait; no client reached means no one can answer: null at once. */
+  private ask(request: ApprovalRequest, signal: AbortSignal | undefined): Promise<{ decision: Decision | null; reached: boolean }> {
+    const createdAtMs = Date.now();
+    const id = randomUUID();
+    return new Promise((resolve) => {
+      let reached = false;
+      const timer = setTimeout(() => settle(null), this.timeoutMs);
+      const onAbort = () => settle('deny');
+      const settle = (decision: Decision | null) => {
+        if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
+        this.settled.set(id, decision);
+        if (this.settled.size > MAX_SETTLED) this.settled.delete(this.settled.keys().next().value!);
+        signal?.removeEventListener('abort', onAbort);
+        this.kernel.protocol.emit('exec.approval.resolved', { id, decision: decision ?? 'deny', ...(decision === null ? { reason: reached ? 'timeout' : 'no-approver' } : {}), ts: Date.now() });
+        resolve({ decision, reached });
+        for (const waiter of waiting.waiters) waiter(decision);
+      };
+      const waiting: Waiting = { id, request, createdAtMs, expiresAtMs: createdAtMs + this.timeoutMs, settle, waiters: [] };
+      this.pending.set(id, waiting);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      reached = this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting)) > 0;
+      if (!reached) settle(null);
+    });
+  }
+
+  /** allow-always: this exact argv, in this directory, from now on. */
+  private async rememberAlways(agentId: string, facts: CommandFacts): Promise<void> {
+    if (!facts.segments || facts.segments.some((segment) => !segment.resolvedPath)) return;
+    const segments = facts.segments;
+    await updateDocument(this.kernel.paths.stateDir, (doc) => {
+      let changed = false;
+      for (const segment of segments) {
+        const args = segment.argv.slice(1).join(' ').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        changed = addAllowlistEntry(doc, agentId, { pattern: segment.resolvedPath!, argPattern: `^${args}$`, cwd: facts.cwd, source: 'allow-always', lastUsedAt: Date.now() }) || changed;
+      }
+      return changed;
+    });
+  }
+
+  private publicView(waiting: Waiting): PendingApproval {
+    const { id, request, createdAtMs, expiresAtMs } = waiting;
+    return { id, request, createdAtMs, expiresAtMs };
+  }
+
+  list(): PendingApproval[] {
+    return [...this.pending.values()].map((waiting) => this.publicView(waiting));
+  }
+
+  get(id: string): PendingApproval | undefined {
+    const waiting = this.pending.get(id);
+    return waiting && this.publicView(waiting);
+  }
+
+  /** Decide a pending approval; a repeat of the recorded decision is "same", a different one "conflict". */
+  resolve(id: string, decision: Decision): ResolveOutcome {
+    const waiting = this.pending.get(id);
+    if (waiting) {
+      waiting.settle(decision);
+      return 'resolved';
+    }
+    if (!this.settled.has(id)) return 'unknown';
+    const recorded = this.settled.get(id);
+    if (recorded === null) return 'expired';
+    return recorded === decision ? 'same' : 'conflict';
+  }
+
+  /** The recorded decision of a settled approval (null: expired). */
+  outcome(id: string): Decision | null | undefined {
+    return this.settled.get(id);
+  }
+
+  /** Wait for a pending approval's decision; null when it expires first. */
+  waitDecision(id: string): Promise<Decision | null> | undefined {
+    const waiting = this.pending.get(id);
+    if (!waiting) return undefined;
+    return new Promise((resolve) => waiting.waiters.push(resolve));
+  }
+
+  /** Deny everything still waiting (the plugin stops). */
+  close(): void {
+    for (const waiting of [...this.pending.values()]) waiting.settle('deny');
+  }
+}
