@@ -24,6 +24,8 @@ export interface GatewayLockInfo {
   port?: number;
   host?: string;
   startedAt: string;
+  /** The gateway process's start time (sdk/file-lock.ts processStartTime), so a recycled pid is not taken for it. */
+  pidStartTime?: number;
 }
 
 export function gatewayLockPath(stateDir: string): string {

@@ -4,10 +4,11 @@
  * covered by transcript-validity.test.ts.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { lockHolderAlive, processStartTime, withFileLock } from '../sdk/file-lock.js';
 import { acquireSessionLock, sessionLockPath, SessionLockError } from '../sdk/sessions/lock.js';
 import { ABORTED_TOOL_RESULT, danglingToolCalls, repairToolPairing } from '../sdk/sessions/tool-pairing.js';
 import type { ChatMessage } from '../sdk/types/models.js';
@@ -15,10 +16,10 @@ import { REPO, tempDir } from './helpers.js';
 
 const KEY = 'agent:main:telegram:group:-100/7';
 
-function foreignLock(dir: string, pid: number, token = 'theirs'): string {
+function foreignLock(dir: string, pid: number, token = 'theirs', pidStartTime?: number): string {
   const file = sessionLockPath(dir, KEY);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ pid, hostname: hostname(), sessionKey: KEY, acquiredAt: new Date().toISOString(), token }));
+  writeFileSync(file, JSON.stringify({ pid, hostname: hostname(), ...(pidStartTime !== undefined ? { pidStartTime } : {}), sessionKey: KEY, acquiredAt: new Date().toISOString(), token }));
   return file;
 }
 
@@ -41,7 +42,8 @@ describe('session lock', () => {
     expect(lock.file).toBe(sessionLockPath(dir, KEY));
     expect(lock.file).toMatch(/locks\/agent_main_telegram_group_-100_7-[0-9a-f]{10}\.lock$/);
     expect(sessionLockPath(dir, 'agent:main:telegram:group:-100:7')).not.toBe(lock.file);
-    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname(), sessionKey: KEY });
+    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname(), pidStartTime: processStartTime(process.pid), sessionKey: KEY });
+    expect(processStartTime(process.pid)).toEqual(expect.any(Number));
     expect(statSync(lock.file).mode & 0o777).toBe(0o600);
     expect(statSync(dirname(lock.file)).mode & 0o777).toBe(0o700);
     lock.release();
@@ -65,7 +67,7 @@ describe('session lock', () => {
     const dir = tempDir('claw-lock-unit-');
     const other = await sleeper();
     try {
-      foreignLock(dir, other.pid);
+      foreignLock(dir, other.pid, 'theirs', processStartTime(other.pid));
       let waitedFor: number | undefined;
       await expect(acquireSessionLock(dir, KEY, { timeoutMs: 200, onWait: (holder) => (waitedFor = holder?.pid) })).rejects.toThrow(
         new RegExp(`session ${KEY.replace(/[/]/g, '\\/')} is in use by process ${other.pid} \\(since .*\\); gave up waiting`),
@@ -81,6 +83,57 @@ describe('session lock', () => {
     const lock = await acquireSessionLock(dir, KEY, { timeoutMs: 1000 });
     expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(process.pid);
     lock.release();
+  });
+
+  it('a pid recycled by a later process, or by a thread of one, is not the holder: its lock is taken over at once', async () => {
+    const dir = tempDir('claw-lock-unit-');
+    const other = await sleeper();
+    try {
+      // The holder died and its pid went to this later (node) process, which started at another time.
+      foreignLock(dir, other.pid, 'theirs', processStartTime(other.pid)! - 1);
+      const started = Date.now();
+      const lock = await acquireSessionLock(dir, KEY, { timeoutMs: 1000, lingerMs: 0 });
+      expect(Date.now() - started).toBeLessThan(500);
+      expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(process.pid);
+      lock.release();
+    } finally {
+      await other.kill();
+    }
+    // Thread ids come from the pid pool too, and signal 0 reaches them: a node thread is not its process.
+    await new Promise((resolve) => setImmediate(resolve));
+    const [thread] = readdirSync('/proc/self/task')
+      .map(Number)
+      .filter((tid) => tid !== process.pid)
+      .sort((a, b) => processStartTime(b)! - processStartTime(a)!);
+    expect(processStartTime(thread)).not.toBe(processStartTime(process.pid));
+    expect(lockHolderAlive({ pid: thread, hostname: hostname(), pidStartTime: processStartTime(process.pid) })).toBe(false);
+    expect(lockHolderAlive({ pid: process.pid, hostname: hostname(), pidStartTime: processStartTime(process.pid) })).toBe(true);
+  });
+
+  it('a lock file naming no one (a kill while an older version created it) is taken over once it is not brand new', async () => {
+    const dir = tempDir('claw-lock-unit-');
+    const file = sessionLockPath(dir, KEY);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, '');
+    // Brand new: maybe being written right now, so it is waited for.
+    await expect(acquireSessionLock(dir, KEY, { timeoutMs: 150 })).rejects.toBeInstanceOf(SessionLockError);
+    const old = new Date(Date.now() - 5000);
+    utimesSync(file, old, old);
+    const started = Date.now();
+    const lock = await acquireSessionLock(dir, KEY, { timeoutMs: 1000, lingerMs: 0 });
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(JSON.parse(readFileSync(lock.file, 'utf8')).pid).toBe(process.pid);
+    lock.release();
+    // The lock appears whole (written aside, then linked into place): nothing is left beside it.
+    expect(readdirSync(dirname(file))).toEqual([]);
+  });
+
+  it('the same holds for the gateway and config lock files: one naming no one blocks nobody for long', async () => {
+    const file = join(tempDir('claw-lock-unit-'), 'openclaw.json.lock');
+    writeFileSync(file, '');
+    const old = new Date(Date.now() - 5000);
+    utimesSync(file, old, old);
+    expect(await withFileLock(file, () => JSON.parse(readFileSync(file, 'utf8')).pid, { timeoutMs: 1000 })).toBe(process.pid);
   });
 
   it('a lock its holder stopped touching is stale, even if the pid lives (recycled)', async () => {

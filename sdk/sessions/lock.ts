@@ -5,20 +5,21 @@
  * leave tool calls without their results.
  *
  * The lock is a file beside the transcripts, `locks/<session key>.lock`, naming its holder
- * (pid, host, when). It is keyed by the session key rather than the transcript so that the
+ * (pid and when that process started, host, since when). It is keyed by the session key rather than the transcript so that the
  * session store's choice of transcript (a new session on first use or after a reset) is
- * made under the lock too. The file is created with O_EXCL, so two contenders cannot
- * both create it. The holder touches
- * it while it holds it; a lock is taken over only when its holder is gone (a dead pid on
- * this host) or it has not been touched for `staleMs` (a holder on another host, or a pid
- * recycled by an unrelated process).
+ * made under the lock too. The file appears whole (written aside, then hard-linked into
+ * place), and link(2) fails if it exists, so two contenders cannot both create it and a
+ * kill never leaves a lock that names no one. The holder touches it while it holds it; a
+ * lock is taken over only when its holder is gone (on this host: its pid is dead, or now
+ * names a process that started at another time, since pids are recycled) or it has not
+ * been touched for `staleMs` (a holder on another host).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, futimesSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
-import { lockHolderAlive } from '../file-lock.js';
+import { lockHolderAlive, ownProcessStartTime, UNREADABLE_LOCK_STALE_MS } from '../file-lock.js';
 
 /** A holder that stopped touching its lock this long ago is gone. */
 export const SESSION_LOCK_STALE_MS = 10 * 60_000;
@@ -34,6 +35,8 @@ export interface SessionLockInfo {
   sessionKey: string;
   /** ISO 8601. */
   acquiredAt: string;
+  /** When the holder process started (sdk/file-lock.ts processStartTime): a recycled pid is not the holder. */
+  pidStartTime?: number;
   /** Tells this holder's file from a later one at the same path. */
   token: string;
 }
@@ -97,42 +100,49 @@ function stale(file: string, holder: SessionLockInfo | undefined, staleMs: numbe
   if (holder && holder.pid === process.pid && holder.hostname === HOST) return true;
   if (holder && !lockHolderAlive(holder)) return true;
   try {
-    return Date.now() - statSync(file).mtimeMs > staleMs;
+    const age = Date.now() - statSync(file).mtimeMs;
+    // Naming no one (damaged, or left empty by an older version killed while creating it):
+    // nobody is writing it any more after a moment, and nobody could ever prove it held.
+    return age > (holder ? staleMs : UNREADABLE_LOCK_STALE_MS);
   } catch {
     return false;
   }
 }
 
 /**
- * One attempt (O_EXCL: only one contender creates the file). Returns the new file, still
- * open, or undefined when the lock exists. A contender reading the file before its content
- * is written sees no holder but a fresh file, which counts as held.
+ * One attempt. The lock file appears whole: its content is written to a temp file that is
+ * then hard-linked into place (link fails if the lock exists, so only one contender wins).
+ * Created empty and written after, a SIGKILL between the two would leave a lock naming
+ * no one, which every contender would take for one being written right now. Returns the
+ * new file, still open, or undefined when the lock exists.
  */
 function tryCreate(file: string, mine: SessionLockInfo): Pick<Holding, 'fd' | 'ino'> | undefined {
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   let fd: number;
   try {
-    fd = openSync(file, 'wx', PRIVATE_FILE_MODE);
+    fd = openSync(temp, 'wx', PRIVATE_FILE_MODE);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return undefined;
-    if (code !== 'ENOENT') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     ensurePrivateDir(dirname(file));
-    fd = openSync(file, 'wx', PRIVATE_FILE_MODE);
+    fd = openSync(temp, 'wx', PRIVATE_FILE_MODE);
   }
   try {
     writeSync(fd, `${JSON.stringify(mine)}\n`);
+    linkSync(temp, file);
     return { fd, ino: fstatSync(fd).ino };
   } catch (error) {
     closeSync(fd);
-    rmSync(file, { force: true });
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
     throw error;
+  } finally {
+    rmSync(temp, { force: true });
   }
 }
 
 /**
  * Moves a stale lock out of the way. Renaming is atomic, but between reading the stale
- * holder and renaming, another contender may have replaced it with a live lock: that one
- * is put back (link fails only if yet another lock appeared meanwhile, which then wins).
+ * holder (or finding none) and renaming, another contender may have replaced it with a
+ * live lock: that one is put back (link fails only if yet another lock appeared meanwhile, which then wins).
  */
 function breakStale(file: string, seen: SessionLockInfo | undefined): void {
   const aside = `${file}.stale-${randomBytes(4).toString('hex')}`;
@@ -142,7 +152,7 @@ function breakStale(file: string, seen: SessionLockInfo | undefined): void {
     return; // Someone else moved it first.
   }
   const moved = readHolder(aside);
-  if (moved && seen && moved.token !== seen.token) {
+  if (moved && moved.token !== seen?.token) {
     try {
       linkSync(aside, file);
     } catch {
@@ -208,7 +218,15 @@ export async function acquireFileLock(file: string, what: string, sessionKey: st
       clearTimeout(kept.expire);
       return holding(file, kept, options.lingerMs ?? 0, leaveQueue);
     }
-    const mine: SessionLockInfo = { pid: process.pid, hostname: HOST, sessionKey, acquiredAt: new Date().toISOString(), token: randomBytes(8).toString('hex') };
+    const pidStartTime = ownProcessStartTime();
+    const mine: SessionLockInfo = {
+      pid: process.pid,
+      hostname: HOST,
+      ...(pidStartTime !== undefined ? { pidStartTime } : {}),
+      sessionKey,
+      acquiredAt: new Date().toISOString(),
+      token: randomBytes(8).toString('hex'),
+    };
     let waited = false;
     let created: Pick<Holding, 'fd' | 'ino'> | undefined;
     for (;;) {

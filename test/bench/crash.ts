@@ -22,8 +22,20 @@ export interface CrashOptions {
   cycles: number;
   sessions: number;
   perSession: number;
-  /** SIGKILL this long after the requests went out: [min, max] ms, spread over the cycles. */
+  /** SIGKILL this long after the requests went out (or after minAckedPerCycle acks): [min, max] ms, spread over the cycles. */
   killAfterMs?: [number, number];
+  /**
+   * Count the kill delay from when this many of the cycle's messages are acknowledged (at
+   * most 30 s after they went out) instead: on a loaded machine, where the gateway starts
+   * and acknowledges slowly, the kill still lands among accepted, queued and running turns.
+   */
+  minAckedPerCycle?: number;
+  /**
+   * After every other kill, the dead gateway's pid is recycled by a live node process (this
+   * one): the lock files naming it name this process instead, as happens where pid_max is
+   * small and many processes and threads come and go.
+   */
+  recyclePids?: boolean;
 }
 
 export interface CrashReport {
@@ -43,6 +55,27 @@ export interface CrashReport {
 
 function startGateway(cli: string, stateDir: string): Promise<CliGateway> {
   return spawnCliGateway(cli, { OPENCLAW_STATE_DIR: stateDir });
+}
+
+/** With CLAW_CRASH_KEEP=1 the state dir is kept, with each gateway's stdout and stderr beside it, for a post-mortem. */
+function keepOutput(stateDir: string, name: string, gateway: CliGateway): void {
+  if (!process.env.CLAW_CRASH_KEEP) return;
+  writeFileSync(join(stateDir, `${name}.stdout`), gateway.stdout());
+  writeFileSync(join(stateDir, `${name}.stderr`), gateway.stderr());
+}
+
+/** The lock files under `dir` that name `deadPid` now name this (live, node) process, keeping the rest of what they say. */
+function recyclePid(dir: string, deadPid: number): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.lock')) continue;
+    const file = join(entry.parentPath, entry.name);
+    try {
+      const holder = JSON.parse(readFileSync(file, 'utf8')) as { pid?: number };
+      if (holder.pid === deadPid) writeFileSync(file, `${JSON.stringify({ ...holder, pid: process.pid })}\n`);
+    } catch {
+      // Not a lock file's JSON.
+    }
+  }
 }
 
 function textOf(content: unknown): string {
@@ -123,19 +156,24 @@ export async function crashBench(options: CrashOptions): Promise<CrashReport> {
     for (let cycle = 0; cycle < options.cycles; cycle++) {
       const gateway = await startGateway(options.cli, stateDir);
       const client = await connect(gateway.port);
+      let ackedThisCycle = 0;
+      const sentAt = Date.now();
       for (let s = 0; s < options.sessions; s++) {
         for (let m = 0; m < options.perSession; m++) {
           const message = `c${cycle}-s${s}-m${m}`;
           sent++;
           client
-            .request('agent', { message, sessionKey: `agent:main:crash-${s}`, queueMode: 'followup', idempotencyKey: message }, { expectFinal: true, onAck: () => acknowledged.add(message) })
+            .request('agent', { message, sessionKey: `agent:main:crash-${s}`, queueMode: 'followup', idempotencyKey: message }, { expectFinal: true, onAck: () => (acknowledged.add(message), ackedThisCycle++) })
             .catch(() => {});
         }
       }
       const killAfter = minKill + ((maxKill - minKill) * cycle) / Math.max(1, options.cycles - 1);
+      while (ackedThisCycle < (options.minAckedPerCycle ?? 0) && Date.now() - sentAt < 30_000) await new Promise((resolve) => setTimeout(resolve, 5));
       await new Promise((resolve) => setTimeout(resolve, killAfter));
       gateway.child.kill('SIGKILL');
       await gateway.exited;
+      if (options.recyclePids && cycle % 2 === 1) recyclePid(stateDir, gateway.child.pid!);
+      keepOutput(stateDir, `cycle-${cycle}`, gateway);
       await client.close().catch(() => {});
     }
     // The last start resumes what the kills left; wait until every acknowledged message is answered.
@@ -150,6 +188,7 @@ export async function crashBench(options: CrashOptions): Promise<CrashReport> {
     await new Promise((resolve) => setTimeout(resolve, 500));
     gateway.child.kill('SIGTERM');
     await gateway.exited;
+    keepOutput(stateDir, 'final', gateway);
     const { users, answers, recoveries } = readTranscripts(stateDir);
     let lost = 0;
     let duplicated = 0;
@@ -159,9 +198,12 @@ export async function crashBench(options: CrashOptions): Promise<CrashReport> {
       if (answers.has(message)) answered++;
     }
     for (const count of [...users.values(), ...answers.values()]) if (count > 1) duplicated++;
-    return { cycles: options.cycles, sent, acknowledged: acknowledged.size, lost, duplicated, answered, interruptedNoted: recoveries, seconds: (performance.now() - started) / 1000 };
+    const report = { cycles: options.cycles, sent, acknowledged: acknowledged.size, lost, duplicated, answered, interruptedNoted: recoveries, seconds: (performance.now() - started) / 1000 };
+    if (process.env.CLAW_CRASH_KEEP) writeFileSync(join(stateDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    return report;
   } finally {
     await fake.close();
-    rmSync(stateDir, { recursive: true, force: true });
+    if (process.env.CLAW_CRASH_KEEP) console.error(`crash bench: state dir kept at ${stateDir}`);
+    else rmSync(stateDir, { recursive: true, force: true });
   }
 }
