@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { SandboxSpec } from '../../sdk/index.js';
-import { checkHostPath, validateBind } from './binds.js';
+import { checkWorkspaceRoot, validateBinds, type BindPolicy } from '../../sdk/sandbox/binds.js';
 
 /** The image claw builds locally (scripts/build-sandbox-image.sh, `claw sandbox build`). */
 export const DEFAULT_IMAGE = 'claw-sandbox:busybox';
@@ -59,21 +59,18 @@ function checkWorkdir(workdir: string): string {
 export interface CreateSettings {
   name: string;
   image: string;
-  /** The daemon's socket on this host, refused as a bind source (and its folders). */
-  daemonSocket?: string;
+  /** The shared bind checks (sdk/sandbox/binds.ts); `protectedPaths` holds the daemon's socket. */
+  bindPolicy: BindPolicy;
   now: number;
 }
 
 /** Engine API create options for `spec`; throws a readable error for anything refused. */
 export function createOptions(spec: SandboxSpec, settings: CreateSettings): Record<string, unknown> {
   const workdir = checkWorkdir(spec.workdir);
-  const workspace = checkHostPath('sandbox workspace', spec.workspaceRoot, settings.daemonSocket);
+  const workspace = checkWorkspaceRoot(spec.workspaceRoot, settings.bindPolicy);
   // "none" still gets a workspace: the sandbox's own directory, which the routing chose.
   const binds = [`${workspace}:${workdir}:${spec.workspaceAccess === 'ro' ? 'ro' : 'rw'}`];
-  for (const bind of spec.binds) {
-    const parsed = validateBind(bind, settings.daemonSocket);
-    binds.push(`${parsed.source}:${parsed.target}:${parsed.readOnly ? 'ro' : 'rw'}`);
-  }
+  for (const bind of validateBinds(spec.binds, settings.bindPolicy)) binds.push(`${bind.source}:${bind.target}:${bind.readOnly ? 'ro' : 'rw'}`);
   const memory = spec.limits.memoryBytes ?? DEFAULT_MEMORY_BYTES;
   const hostConfig: Record<string, unknown> = {
     Init: true,
