@@ -240,6 +240,16 @@ describe('fail closed', () => {
       await kernel.dispose();
     }
   });
+
+  it('refuses to mount an agent workspace that is a protected host path', async () => {
+    const kernel = await sandboxKernel({ mode: 'all', workspaceAccess: 'rw' });
+    try {
+      const outcome = await invoke(kernel, 'exec', { command: 'ls' }, MAIN, '/etc');
+      expect(text(outcome.result)).toMatch(/sandbox workspace "\/etc" is refused: \/etc is a protected host path/);
+    } finally {
+      await kernel.dispose();
+    }
+  });
 });
 
 describe('claw sandbox', () => {
