@@ -78,6 +78,8 @@ export interface AgentHarnessOptions {
   noConfigKey?: boolean;
   /** More plugins beside the agent plugins and the recorder. */
   plugins?: Array<PluginDefinition | string>;
+  /** The gateway's state dir (default: a fresh temporary one). */
+  stateDir?: string;
 }
 
 function deepMerge(base: Record<string, any>, extra: Record<string, any>): Record<string, any> {
@@ -125,7 +127,7 @@ export async function startAgent(options: AgentHarnessOptions = {}): Promise<Age
     },
     options.config ?? {},
   );
-  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])], config, gateway: options.gateway, env: options.env });
+  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])], config, gateway: options.gateway, env: options.env, stateDir: options.stateDir });
   const events: EventFrame[] = [];
   const operator = await client(gw.url, { onEvent: (frame) => events.push(frame), ...(options.gateway?.auth ? { token: (options.gateway.auth as { token?: string }).token } : {}) });
   return {

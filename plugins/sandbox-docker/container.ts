@@ -16,6 +16,15 @@ export const DEFAULT_CONTAINER_PREFIX = 'claw-sbx-';
 export const DEFAULT_PIDS_LIMIT = 256;
 export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
 export const TMPFS_PATHS = ['/tmp', '/var/tmp', '/run'];
+/**
+ * Hidden inside the container: Docker's own default list (setting MaskedPaths replaces it)
+ * plus all of /sys, which Docker otherwise leaves readable and which describes the host's
+ * devices, firmware and kernel; no sandboxed command needs it.
+ */
+export const MASKED_PATHS = [
+  '/proc/asound', '/proc/acpi', '/proc/interrupts', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
+  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys',
+];
 
 /** Label keys: `list` finds claw's containers by them, `ensure` compares the hash. */
 export const LABELS = {
@@ -82,6 +91,7 @@ export function createOptions(spec: SandboxSpec, settings: CreateSettings): Reco
     Memory: memory,
     // Equal to Memory: no swap on top of the limit.
     MemorySwap: memory,
+    MaskedPaths: MASKED_PATHS,
     Tmpfs: Object.fromEntries(TMPFS_PATHS.map((path) => [path, 'rw,nosuid,nodev,size=64m'])),
     Binds: binds,
     // Stopped containers are pruned or recreated by claw; Docker must not restart them.
