@@ -18,12 +18,15 @@ export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
 export const TMPFS_PATHS = ['/tmp', '/var/tmp', '/run'];
 /**
  * Hidden inside the container: Docker's own default list (setting MaskedPaths replaces it)
- * plus all of /sys, which Docker otherwise leaves readable and which describes the host's
- * devices, firmware and kernel; no sandboxed command needs it.
+ * plus what /sys shows of the host's devices, firmware, kernel and filesystems, which Docker
+ * otherwise leaves readable. /sys/fs/cgroup stays: it is the container's own cgroup, where
+ * a command can see its limits.
  */
 export const MASKED_PATHS = [
   '/proc/asound', '/proc/acpi', '/proc/interrupts', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
-  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys',
+  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi',
+  '/sys/block', '/sys/bus', '/sys/class', '/sys/dev', '/sys/devices', '/sys/firmware', '/sys/hypervisor', '/sys/kernel',
+  '/sys/module', '/sys/power', '/sys/fs/bpf', '/sys/fs/btrfs', '/sys/fs/ext4', '/sys/fs/fuse', '/sys/fs/pstore', '/sys/fs/selinux', '/sys/fs/xfs',
 ];
 
 /** Label keys: `list` finds claw's containers by them, `ensure` compares the hash. */
