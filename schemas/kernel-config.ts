@@ -78,10 +78,27 @@ const ToolLayer = {
   allow: Type.Optional(ToolNames),
   deny: Type.Optional(ToolNames),
 };
+const WorkspaceOnly = (description: string) => Type.Optional(Type.Boolean({ description }));
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
+    fs: Type.Optional(
+      Type.Object(
+        { workspaceOnly: WorkspaceOnly('Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.') },
+        Strict,
+      ),
+    ),
+    exec: Type.Optional(
+      Type.Object(
+        {
+          applyPatch: Type.Optional(
+            Type.Object({ workspaceOnly: WorkspaceOnly('Keep apply_patch inside the agent workspace. Default true.') }, Strict),
+          ),
+        },
+        Open,
+      ),
+    ),
   },
   Open,
 );

@@ -3,7 +3,7 @@
  * (`definePlugin(...)`) or plugin directories — and nothing else. Zero plugins is fine.
  *
  *   const kernel = await createTestKernel({ plugins: [myPlugin] });
- *   const tool = await kernel.capabilities.get('tool', 'hello');
+ *   const result = await kernel.runTool('hello', { name: 'Ada' });
  *   await kernel.dispose();
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sdkAliases } from './aliases.js';
-import { createKernel, type Logger } from '../kernel/index.js';
+import { createKernel, type Logger, type ToolContext, type ToolResult } from '../kernel/index.js';
 import { createLogger, type LogRecord } from './logger.js';
 import type { Kernel, PluginDefinition } from './types/plugin.js';
 import type { ModelRequest, ModelStreamEvent } from './types/models.js';
@@ -54,6 +54,11 @@ export interface TestKernel extends Kernel {
   readonly stateDir: string;
   /** Everything logged at debug level and above (unless a logger was passed). */
   readonly logs: LogRecord[];
+  /**
+   * Run a tool the only way tools run: through the kernel's choke point (policy, hooks, params
+   * check, masking). Returns the result the model would see.
+   */
+  runTool(name: string, params?: Record<string, unknown>, context?: Omit<ToolContext, 'toolCallId'>): Promise<ToolResult>;
   /** Stop services and delete the temporary state dir. */
   dispose(): Promise<void>;
 }
@@ -81,6 +86,9 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     ...(kernel as Kernel),
     stateDir,
     logs,
+    async runTool(name, params = {}, context = {}) {
+      return (await kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `test-${name}`, context })).result;
+    },
     async dispose() {
       await kernel.stop();
       if (ownsStateDir) rmSync(stateDir, { recursive: true, force: true });

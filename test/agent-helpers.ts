@@ -76,6 +76,8 @@ export interface AgentHarnessOptions {
   env?: Record<string, string | undefined>;
   /** Leave the API key out of config (auth-profile tests write their own). */
   noConfigKey?: boolean;
+  /** Defaults to a fresh temporary directory. */
+  stateDir?: string;
   /** More plugins beside the agent plugins and the recorder. */
   plugins?: Array<PluginDefinition | string>;
   /** The gateway's state dir (default: a fresh temporary one). */

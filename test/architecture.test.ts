@@ -32,17 +32,45 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * the channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the
  * TypeBox sources moved to schemas/, route matching to the gateway and the plain logger to
  * the SDK); this budget is a ratchet at today's size: lower it whenever code leaves the
- * kernel. Issue 12 raised it by 180 for the tool choke point's sandbox routing step
- * (kernel/tools/sandbox-route.ts, which `claw sandbox explain` shares).
+ * kernel, never raise it — except for a choke-point step the kernel must own: issue 12 added
+ * 180 lines for the sandbox routing step (kernel/tools/sandbox-route.ts, which `claw sandbox
+ * explain` shares) and 154 for the tool policy (moved in from the SDK, so the kernel computes
+ * it) and the execute-less tool view plugins get (3,846 after both merged).
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3680;
+const KERNEL_LINE_BUDGET = 3850;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {
     const { total, files } = kernelLines();
     const largest = files.sort((a, b) => b[1] - a[1]).slice(0, 5).map(([file, lines]) => `${file}: ${lines}`).join(', ');
     expect(total, `kernel/ has ${total} lines; largest: ${largest}`).toBeLessThanOrEqual(KERNEL_LINE_BUDGET);
+  });
+});
+
+describe('one tool choke point', () => {
+  // Methods named execute that are not tools: file → why it is not a tool call.
+  const NOT_TOOLS: Record<string, RegExp> = {
+    'plugins/agent/runtime.ts': /this\.execute\(input, runId\)/, // the dispatcher's own run method
+  };
+
+  it('nothing but kernel/tools/invoke.ts calls a tool\'s execute (every caller goes through invokeTool)', () => {
+    const offenders: string[] = [];
+    for (const root of ['kernel', 'sdk', 'plugins', 'apps']) {
+      for (const file of sources(join(REPO, root))) {
+        const path = relative(REPO, file);
+        if (path === 'kernel/tools/invoke.ts' || path.includes('/generated/')) continue;
+        const text = readFileSync(file, 'utf8');
+        for (const line of text.split('\n')) {
+          if (!/\.execute\s*\(/.test(line)) continue;
+          if (NOT_TOOLS[path]?.test(line)) continue;
+          offenders.push(`${path}: ${line.trim()}`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+    // The one call the choke point makes is still there (the scan above is not vacuous).
+    expect(readFileSync(join(REPO, 'kernel/tools/invoke.ts'), 'utf8')).toMatch(/tool\.execute\(params/);
   });
 });
 

@@ -114,8 +114,7 @@ describe('manifest validation', () => {
       status: 'failed',
       error: 'openclaw.plugin.json: configSchema: must be object',
     });
-    const tool = await kernel.capabilities.get('tool', 'ok');
-    expect(await tool.execute({}, { toolCallId: '1' })).toEqual({ content: [{ type: 'text', text: 'ok' }] });
+    expect(await kernel.runTool('ok')).toEqual({ content: [{ type: 'text', text: 'ok' }] });
     await kernel.dispose();
   });
 });

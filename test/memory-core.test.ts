@@ -1,5 +1,5 @@
 /** The memory SDK's shared parts: settings, files, chunking, tokens and ranking (spec numbers). */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -140,8 +140,9 @@ describe('memory files', () => {
     return { root, ws };
   }
 
-  it('lists MEMORY.md, memory/**/*.md and extra paths; skips symlinks and non-Markdown; dedupes', () => {
+  it('lists MEMORY.md, memory/**/*.md and extra paths; skips symlinks, hard links and non-Markdown; dedupes', () => {
     const { root, ws } = workspace();
+    linkSync(join(root, 'outside.md'), join(ws, 'memory', 'hard.md'));
     const files = listMemoryFiles(ws, [join(root, 'team-docs'), join(ws, 'memory')]);
     expect(files.map((file) => [file.path, file.source])).toEqual([
       ['MEMORY.md', 'memory'],
@@ -164,7 +165,9 @@ describe('memory files', () => {
       ['extra/nope/x.md', /unknown extra root/],
       ['notes.md', /not a memory file/],
       ['memory/image.png', /not a Markdown file/],
+      ['memory/hard.md', /has 2 hard links/],
     ];
+    linkSync(join(root, 'outside.md'), join(ws, 'memory', 'hard.md'));
     for (const [path, reason] of refused) expect(() => resolveMemoryPath(ws, extra, path), path).toThrow(reason);
   });
 

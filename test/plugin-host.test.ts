@@ -364,8 +364,7 @@ describe('slots, services and third-party TypeScript', () => {
         });`,
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'ts-plugin')] });
-    const greet = await kernel.capabilities.get('tool', 'greet');
-    expect(await greet.execute({ name: 'Ada' }, { toolCallId: '1' })).toEqual({ content: [{ type: 'text', text: 'hello, Ada!' }] });
+    expect(await kernel.runTool('greet', { name: 'Ada' })).toEqual({ content: [{ type: 'text', text: 'hello, Ada!' }] });
     await kernel.dispose();
   });
 

@@ -21,8 +21,7 @@ describe('README', () => {
 
     const dir = writePlugin(join(tempDir(), 'my-plugin'), { manifest, code, entryFile: 'index.ts' });
     const kernel = await createTestKernel({ plugins: [dir] });
-    const tool = await kernel.capabilities.get('tool', 'shout');
-    expect(await tool.execute({ text: 'hi' }, { toolCallId: '1' })).toEqual({ content: [{ type: 'text', text: 'HI!' }] });
+    expect(await kernel.runTool('shout', { text: 'hi' })).toEqual({ content: [{ type: 'text', text: 'HI!' }] });
     expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: '  hello  ' })).toEqual({ content: 'hello' });
     await kernel.dispose();
   });

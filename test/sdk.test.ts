@@ -27,8 +27,7 @@ describe('SDK', () => {
     });
     const kernel = await createTestKernel({ plugins: [counter] });
     expect(kernel.plugins.list().map((record) => record.id)).toEqual(['counter']);
-    const count = await kernel.capabilities.get('tool', 'count');
-    expect(await count.execute({}, { toolCallId: 'a' })).toEqual(textResult('11'));
+    expect(await kernel.runTool('count')).toEqual(textResult('11'));
     expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'hi' })).toEqual({ content: 'hi #11' });
     await kernel.dispose();
   });
@@ -46,14 +45,13 @@ describe('bundled example plugins', () => {
       plugins: [CLOCK],
       config: { plugins: { entries: { 'example-clock': { config: { timezone: 'Asia/Tokyo' } } } } },
     });
-    const clock = await kernel.capabilities.get('tool', 'clock_now');
-    const result = await clock.execute({}, { toolCallId: '1' });
+    const result = await kernel.runTool('clock_now');
     expect(result.isError).toBeUndefined();
     expect(result.details).toMatchObject({ timeZone: 'Asia/Tokyo' });
     expect(Date.parse((result.details as { iso: string }).iso)).toBeGreaterThan(Date.now() - 60_000);
-    const paris = await clock.execute({ timezone: 'Europe/Paris' }, { toolCallId: '2' });
+    const paris = await kernel.runTool('clock_now', { timezone: 'Europe/Paris' });
     expect(paris.details).toMatchObject({ timeZone: 'Europe/Paris' });
-    expect(await clock.execute({ timezone: 'Mars/Olympus' }, { toolCallId: '3' })).toEqual(
+    expect(await kernel.runTool('clock_now', { timezone: 'Mars/Olympus' })).toEqual(
       errorResult('"Mars/Olympus" is not a known time zone'),
     );
     const time = await kernel.capabilities.get('command', 'time');
@@ -161,8 +159,7 @@ describe('the package surface for plugin authors', () => {
         });`,
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'author')] });
-    const probe = await kernel.capabilities.get('tool', 'probe');
-    expect(await probe.execute({}, { toolCallId: '1' })).toEqual(textResult('true function'));
+    expect(await kernel.runTool('probe')).toEqual(textResult('true function'));
     await kernel.dispose();
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, realpathSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolContext, ToolDefinition, ToolResult } from '../sdk/index.js';
+import type { ToolContext, ToolResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { REPO, sleep, tempDir } from './helpers.js';
 
@@ -9,8 +9,14 @@ const PLUGIN = join(REPO, 'plugins', 'tools-exec');
 
 let kernel: TestKernel;
 let small: TestKernel;
-let exec: ToolDefinition;
-let proc: ToolDefinition;
+/** A tool runs only through the kernel's choke point (policy, params check, masking). */
+interface ToolHandle {
+  kernel: TestKernel;
+  name: string;
+}
+const handle = (owner: TestKernel, name: string): ToolHandle => ({ kernel: owner, name });
+let exec: ToolHandle;
+let proc: ToolHandle;
 
 beforeAll(async () => {
   kernel = await createTestKernel({ plugins: [PLUGIN] });
@@ -18,8 +24,8 @@ beforeAll(async () => {
     plugins: [PLUGIN],
     config: { plugins: { entries: { 'tools-exec': { config: { maxOutputChars: 1000, maxFinishedSessions: 1 } } } } },
   });
-  exec = await kernel.capabilities.get('tool', 'exec');
-  proc = await kernel.capabilities.get('tool', 'process');
+  exec = handle(kernel, 'exec');
+  proc = handle(kernel, 'process');
 });
 
 afterAll(async () => {
@@ -27,8 +33,10 @@ afterAll(async () => {
   await small.dispose();
 });
 
-function run(tool: ToolDefinition, params: Record<string, unknown>, ctx: Partial<ToolContext> = {}): Promise<ToolResult> {
-  return Promise.resolve(tool.execute(params, { toolCallId: 'x', workspaceDir: ctx.workspaceDir ?? tempDir(), ...ctx }));
+async function run(handle: ToolHandle, params: Record<string, unknown>, ctx: Partial<ToolContext> = {}): Promise<ToolResult> {
+  const { toolCallId = 'x', ...context } = ctx;
+  const request = { name: handle.name, params, toolCallId, context: { ...context, workspaceDir: ctx.workspaceDir ?? tempDir() } };
+  return (await handle.kernel.plugins.kernelServices.tools.invoke(request)).result;
 }
 
 function text(result: ToolResult): string {
@@ -98,9 +106,9 @@ describe('exec', () => {
   });
 
   it('rejects bad params as error results', async () => {
-    expect(await run(exec, {})).toMatchObject({ isError: true, content: [{ text: 'exec: "command" is required and must be a string' }] });
-    expect(await run(exec, { command: 'true', timeout: -1 })).toMatchObject({ isError: true, content: [{ text: 'exec: "timeout" must be a number ≥ 0' }] });
-    expect(await run(exec, { command: 'true', env: { A: {} } })).toMatchObject({ isError: true, content: [{ text: 'exec: "env.A" must be a string' }] });
+    expect(await run(exec, {})).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: command: is required' }] });
+    expect(await run(exec, { command: 'true', timeout: -1 })).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: timeout: must be >= 0' }] });
+    expect(await run(exec, { command: 'true', env: { A: {} } })).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: env.A: must be string' }] });
     expect(text(await run(exec, { command: 'echo a\0b' }))).toMatch(/^exec: could not start the command: .*null bytes/);
   });
 
@@ -126,7 +134,7 @@ describe('exec', () => {
   });
 
   it('caps captured output, keeping the start and the end', async () => {
-    const tool = await small.capabilities.get('tool', 'exec');
+    const tool = handle(small, 'exec');
     const command = 'i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done';
     const result = await run(tool, { command });
     const output = text(result);
@@ -232,7 +240,7 @@ describe('process', () => {
   it('reports unknown actions and sessions, and keeps sessions per agent', async () => {
     expect(await run(proc, { action: 'explode' })).toMatchObject({
       isError: true,
-      content: [{ text: 'process: unknown action "explode"; use one of list, poll, log, write, kill' }],
+      content: [{ text: 'Invalid arguments for process: action: must be one of "list", "poll", "log", "write", "kill"' }],
     });
     expect(await run(proc, { action: 'poll' })).toMatchObject({ isError: true, content: [{ text: 'process: "sessionId" is required for action "poll"' }] });
     expect(text(await run(proc, { action: 'poll', sessionId: 'nope' }))).toMatch(/^process: no session "nope"/);
@@ -250,8 +258,8 @@ describe('process', () => {
   });
 
   it('keeps at most maxFinishedSessions finished sessions', async () => {
-    const tool = await small.capabilities.get('tool', 'exec');
-    const process = await small.capabilities.get('tool', 'process');
+    const tool = handle(small, 'exec');
+    const process = handle(small, 'process');
     const ids: string[] = [];
     for (const word of ['one', 'two']) {
       const started = await run(tool, { command: `echo ${word}`, background: true });
@@ -268,16 +276,15 @@ describe('kernel stop', () => {
   it('kills every background command and its children', async () => {
     const own = await createTestKernel({ plugins: [PLUGIN] });
     await own.start();
-    const tool = await own.capabilities.get('tool', 'exec');
     const ws = tempDir();
-    const started = await run(tool, { command: SHELL_WITH_CHILD, background: true, timeout: 0 }, { workspaceDir: ws });
+    const started = await run(handle(own, 'exec'), { command: SHELL_WITH_CHILD, background: true, timeout: 0 }, { workspaceDir: ws });
     const shell = details<{ pid: number }>(started).pid;
     const child = await readPid(join(ws, 'child.pid'));
     expect(alive(shell) && alive(child)).toBe(true);
     await own.stop();
     expect(await gone(shell)).toBe(true);
     expect(await gone(child)).toBe(true);
-    const listed = await run(await own.capabilities.get('tool', 'process'), { action: 'list' });
+    const listed = await run(handle(own, 'process'), { action: 'list' });
     expect(text(listed)).toBe('No background sessions.');
     await own.dispose();
   });

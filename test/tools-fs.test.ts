@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolDefinition, ToolResult } from '../sdk/index.js';
+import type { ToolResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { REPO, tempDir } from './helpers.js';
 
@@ -9,7 +9,13 @@ const PLUGIN = join(REPO, 'plugins', 'tools-fs');
 
 let kernel: TestKernel;
 let small: TestKernel;
-let tools: Record<'read' | 'write' | 'edit' | 'apply_patch', ToolDefinition>;
+/** A tool runs only through the kernel's choke point (policy, params check, masking). */
+interface ToolHandle {
+  kernel: TestKernel;
+  name: string;
+}
+const tool = (owner: TestKernel, name: string): ToolHandle => ({ kernel: owner, name });
+let tools: Record<'read' | 'write' | 'edit' | 'apply_patch', ToolHandle>;
 
 beforeAll(async () => {
   kernel = await createTestKernel({ plugins: [PLUGIN] });
@@ -17,12 +23,7 @@ beforeAll(async () => {
     plugins: [PLUGIN],
     config: { plugins: { entries: { 'tools-fs': { config: { maxReadLines: 5, maxReadBytes: 1024 } } } } },
   });
-  tools = {
-    read: await kernel.capabilities.get('tool', 'read'),
-    write: await kernel.capabilities.get('tool', 'write'),
-    edit: await kernel.capabilities.get('tool', 'edit'),
-    apply_patch: await kernel.capabilities.get('tool', 'apply_patch'),
-  };
+  tools = { read: tool(kernel, 'read'), write: tool(kernel, 'write'), edit: tool(kernel, 'edit'), apply_patch: tool(kernel, 'apply_patch') };
 });
 
 afterAll(async () => {
@@ -30,8 +31,8 @@ afterAll(async () => {
   await small.dispose();
 });
 
-function run(tool: ToolDefinition, params: Record<string, unknown>, workspaceDir: string): Promise<ToolResult> {
-  return Promise.resolve(tool.execute(params, { toolCallId: 'x', workspaceDir }));
+async function run(handle: ToolHandle, params: Record<string, unknown>, workspaceDir: string): Promise<ToolResult> {
+  return (await handle.kernel.plugins.kernelServices.tools.invoke({ name: handle.name, params, toolCallId: 'x', context: { workspaceDir } })).result;
 }
 
 function text(result: ToolResult): string {
@@ -63,7 +64,7 @@ describe('read', () => {
   it('reads a window with offset and limit and says where to continue', async () => {
     const ws = tempDir();
     writeFileSync(join(ws, 'n.txt'), numbered(10));
-    const result = await run(tools.read, { path: join(ws, 'n.txt'), offset: 3, limit: 2 }, '/nonexistent');
+    const result = await run(tools.read, { path: join(ws, 'n.txt'), offset: 3, limit: 2 }, ws);
     expect(text(result)).toBe('line 3\nline 4\n\n[Showing lines 3-4 of 10. Use offset=5 to continue.]');
     expect(result.details).toMatchObject({ startLine: 3, endLine: 4, totalLines: 10, truncated: false, nextOffset: 5 });
     const tail = await run(tools.read, { path: 'n.txt', offset: 9 }, ws);
@@ -73,7 +74,7 @@ describe('read', () => {
   it('caps output at maxReadLines and continues from the next offset', async () => {
     const ws = tempDir();
     writeFileSync(join(ws, 'n.txt'), numbered(12));
-    const read = await small.capabilities.get('tool', 'read');
+    const read = tool(small, 'read');
     const first = await run(read, { path: 'n.txt' }, ws);
     expect(text(first)).toBe('line 1\nline 2\nline 3\nline 4\nline 5\n\n[Showing lines 1-5 of 12 (5-line limit). Use offset=6 to continue.]');
     expect(first.details).toMatchObject({ truncated: true, truncatedBy: 'lines', nextOffset: 6, endLine: 5 });
@@ -89,7 +90,7 @@ describe('read', () => {
     const ws = tempDir();
     const row = 'x'.repeat(300);
     writeFileSync(join(ws, 'wide.txt'), `${row}\n${row}\n${row}\n${row}\n`);
-    const read = await small.capabilities.get('tool', 'read');
+    const read = tool(small, 'read');
     const result = await run(read, { path: 'wide.txt' }, ws);
     expect(text(result)).toBe(`${row}\n${row}\n${row}\n\n[Showing lines 1-3 of 4 (1024-byte limit). Use offset=4 to continue.]`);
     expect(result.details).toMatchObject({ truncated: true, truncatedBy: 'bytes', nextOffset: 4 });
@@ -114,9 +115,9 @@ describe('read', () => {
     expect(text(await run(tools.read, { path: '.' }, ws))).toMatch(/is a directory/);
     expect(await run(tools.read, { path: 'two.txt', offset: 0 }, ws)).toMatchObject({
       isError: true,
-      content: [{ text: 'read: "offset" must be an integer ≥ 1' }],
+      content: [{ text: 'Invalid arguments for read: offset: must be >= 1' }],
     });
-    expect(await run(tools.read, {}, ws)).toMatchObject({ isError: true, content: [{ text: 'read: "path" is required and must be a string' }] });
+    expect(await run(tools.read, {}, ws)).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for read: path: is required' }] });
   });
 
   it('returns images as an image part and refuses other binary files', async () => {
@@ -159,7 +160,7 @@ describe('write', () => {
     expect(await run(tools.write, { path: '.', content: 'x' }, ws)).toMatchObject({ isError: true });
     expect(await run(tools.write, { path: 'a.txt' }, ws)).toMatchObject({
       isError: true,
-      content: [{ text: 'write: "content" is required and must be a string' }],
+      content: [{ text: 'Invalid arguments for write: content: is required' }],
     });
   });
 });

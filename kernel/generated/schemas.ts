@@ -572,6 +572,32 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "additionalProperties": false
             }
           }
+        },
+        "fs": {
+          "type": "object",
+          "properties": {
+            "workspaceOnly": {
+              "type": "boolean",
+              "description": "Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, \"..\", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined."
+            }
+          },
+          "additionalProperties": false
+        },
+        "exec": {
+          "type": "object",
+          "properties": {
+            "applyPatch": {
+              "type": "object",
+              "properties": {
+                "workspaceOnly": {
+                  "type": "boolean",
+                  "description": "Keep apply_patch inside the agent workspace. Default true."
+                }
+              },
+              "additionalProperties": false
+            }
+          },
+          "additionalProperties": true
         }
       },
       "additionalProperties": true

@@ -131,6 +131,16 @@ export type KernelConfig = {
       allow?: string[];
       deny?: string[];
     }>;
+    fs?: {
+      /** Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined. */
+      workspaceOnly?: boolean;
+    };
+    exec?: {
+      applyPatch?: {
+        /** Keep apply_patch inside the agent workspace. Default true. */
+        workspaceOnly?: boolean;
+      };
+    };
   };
   /** Messaging channels, by channel id. */
   channels?: Record<string, {

@@ -12,6 +12,7 @@ import { trace } from '../util/trace.js';
 import { ensurePrivateDir, restrictTree } from '../util/fs.js';
 import { pathUnder } from '../util/paths.js';
 import { invokeTool } from '../tools/invoke.js';
+import { withToolViews } from '../tools/view.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
 import type { KernelConfig } from '../generated/types.js';
@@ -110,9 +111,9 @@ export class PluginHost {
     this.kernelServices = {
       ...kernel,
       hooks,
-      capabilities,
+      capabilities: withToolViews(capabilities),
       plugins: () => this.records,
-      tools: { invoke: (request) => invokeTool({ hooks, capabilities, redact: kernel.redact, sandbox: { capabilities, config: kernel.config, paths: kernel.paths } }, request) },
+      tools: { invoke: (request) => invokeTool({ hooks, capabilities, redact: kernel.redact, config: kernel.config, sandbox: { capabilities, config: kernel.config, paths: kernel.paths } }, request) },
       channels: channelsFacade(capabilities),
     };
   }

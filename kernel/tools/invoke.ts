@@ -1,7 +1,7 @@
 /**
  * The one path every tool call takes, whoever makes it (the agent loop, an RPC, a channel):
  *
- *   policy → before_tool_call (may rewrite params or block) → params checked against the
+ *   policy (computed here from config: the caller can only narrow it) → before_tool_call (may rewrite params or block) → params checked against the
  *   tool's schema → execute → secrets masked → result size cap → tool_result_persist (sync;
  *   shapes what is written to the transcript) → after_tool_call (may replace the result,
  *   which is masked again)
@@ -15,6 +15,7 @@ import type { Redactor } from '../redact.js';
 import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors } from '../validation.js';
 import { routeSandbox, type SandboxRouteDeps } from './sandbox-route.js';
+import { configuredToolPolicy } from './policy.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -24,7 +25,9 @@ export interface ToolCallRequest {
   params: Record<string, unknown>;
   toolCallId: string;
   context: Omit<ToolContext, 'toolCallId'>;
-  /** Tool policy verdict; false means the call is refused before anything runs. */
+  /** The run's model ("provider/model"): `byProvider` policy layers match it. */
+  model?: string;
+  /** A caller's own restriction (sandbox, sub-agent, group): it can only narrow the configured policy. */
   allowed?: (name: string) => boolean;
   maxResultChars?: number;
 }
@@ -46,6 +49,8 @@ export interface ToolRunnerDeps {
   redact: Pick<Redactor, 'value'>;
   /** Without it no call is sandboxed (unit tests of the other steps). */
   sandbox?: SandboxRouteDeps;
+  /** The live config: the tool policy is read from it on every call. */
+  config: () => { tools?: unknown; agents?: unknown };
 }
 
 function errorResult(text: string, details?: unknown): ToolResult {
@@ -77,7 +82,8 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   let blocked = false;
 
   const run = async (): Promise<ToolResult> => {
-    if (request.allowed && !request.allowed(name)) {
+    const policy = configuredToolPolicy(deps.config(), { agentId: context.agentId, model: request.model });
+    if (!policy(name) || (request.allowed && !request.allowed(name))) {
       blocked = true;
       return errorResult(`Tool "${name}" is not allowed by the tool policy for this agent.`);
     }

@@ -19,7 +19,6 @@ import type {
   ThinkingLevel,
   ToolCallPart,
   ToolDefinition,
-  ToolMatcher,
   TranscriptMessage,
   UserMessage,
 } from '../../sdk/index.js';
@@ -43,7 +42,6 @@ import {
   scanSkills,
   sessionSandbox,
   summaryPrompt,
-  toolPolicy,
   SUMMARY_SYSTEM_PROMPT,
   type AgentSettings,
   type ModelOutcome,
@@ -155,10 +153,6 @@ export class Turn {
 
   private availableTools(provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
     return allowedTools(this.deps.kernel, this.deps.settings, provider, model);
-  }
-
-  private policy(provider: string | undefined, model: string | undefined): ToolMatcher {
-    return toolPolicy(this.deps.kernel, this.deps.settings, provider, model);
   }
 
   /**
@@ -282,7 +276,7 @@ export class Turn {
         if (!silent) this.deps.emit('assistant', { messageEnd: true, toolCalls: outcome.toolCalls.length });
         if (outcome.toolCalls.length === 0) return text;
 
-        let steered = await this.runTools(outcome.toolCalls, state, this.policy(outcome.provider, outcome.ref), silent);
+        let steered = await this.runTools(outcome.toolCalls, state, outcome.ref, silent);
         if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
         if (steered.length === 0 && !silent) steered = this.deps.takeSteering();
         for (const text of steered) {
@@ -302,7 +296,7 @@ export class Turn {
    * A steering message stops the calls not yet started (they get a "skipped" result) and
    * is returned to go next; an abort stops them too and leaves them to the abort path.
    */
-  private async runTools(calls: ToolCallPart[], state: LoopState, policy: ToolMatcher, silent: boolean): Promise<string[]> {
+  private async runTools(calls: ToolCallPart[], state: LoopState, model: string | undefined, silent: boolean): Promise<string[]> {
     const { kernel, settings, signal } = this.deps;
     let steered: string[] = [];
     const context = { agentId: settings.agentId, sessionKey: this.deps.sessionKey, workspaceDir: settings.workspaceDir, signal, runId: this.deps.runId };
@@ -314,7 +308,7 @@ export class Turn {
       },
       run: async (call) => {
         if (!silent) this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
-        const result = await kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, allowed: policy, maxResultChars: settings.maxResultChars });
+        const result = await kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, model, maxResultChars: settings.maxResultChars });
         if (!silent) {
           this.deps.emit('tool', {
             phase: 'result',

@@ -4,6 +4,7 @@ import { isAbsolute, posix, resolve } from 'node:path';
 import { errorResult, sandboxOf, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
 import { guard, optionalBoolean, optionalEnv, optionalNumber, optionalString, requiredString } from './args.js';
 import { statusNote, summarize } from './describe.js';
+import { blockedEnvNames } from './env-guard.js';
 import type { SessionRegistry } from './registry.js';
 import { MAX_TIMER_MS, type ProcessSession, type SessionOptions } from './session.js';
 
@@ -38,7 +39,7 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
       properties: {
         command: { type: 'string', minLength: 1, description: 'Shell command to run' },
         workdir: { type: 'string', description: 'Working directory, relative to the workspace or absolute (default: the workspace)' },
-        env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Environment variables to set for the command' },
+        env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Environment variables to set for the command (PATH, LD_*, DYLD_*, NODE_OPTIONS and similar are refused)' },
         timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
         timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
         background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
@@ -60,6 +61,14 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
   const background = optionalBoolean(params, 'background') ?? false;
   const yieldMs = optionalNumber(params, 'yieldMs', { minimum: 0, integer: true }) ?? config.backgroundAfterMs;
 
+  const blocked = blockedEnvNames(env);
+  if (blocked.length > 0) {
+    return errorResult(
+      `exec: refused: env may not set ${blocked.join(', ')} (PATH, LD_*, DYLD_*, NODE_OPTIONS and other loader or interpreter ` +
+        'start-up variables could swap the program that runs or inject code into it). Run the command without them.',
+      { refused: true, blockedEnv: blocked },
+    );
+  }
   if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
   const placement = await place(ctx, deps, workdir, env);
   if (typeof placement === 'string') return errorResult(placement);

@@ -1,6 +1,6 @@
 /** The `edit` tool: replace one exact, unique span of a text file. */
-import { readFile } from 'node:fs/promises';
 import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
+import { openChecked, PathRefused, recheckDirectory, type Containment } from './contain.js';
 import { unifiedDiff } from './diff.js';
 import { atomicWrite, describeFsError, looksBinary } from './files.js';
 
@@ -9,17 +9,27 @@ export interface EditRequest {
   absolutePath: string;
   oldText: string;
   newText: string;
+  containment?: Containment;
 }
 
 export async function editFileTool(request: EditRequest): Promise<ToolResult> {
-  const { path, absolutePath } = request;
+  const { path, containment } = request;
+  let absolutePath = request.absolutePath;
   if (request.oldText === '') return errorResult('edit: oldText must not be empty; use write to create or replace a whole file');
   if (request.oldText === request.newText) return errorResult(`edit: oldText and newText are identical; ${path} was not changed`);
 
   let raw: Buffer;
   try {
-    raw = await readFile(absolutePath);
+    const opened = await openChecked(absolutePath, path, containment);
+    if (opened === 'directory') return errorResult(`${path} is a directory`);
+    absolutePath = opened.real;
+    try {
+      raw = await opened.handle.readFile();
+    } finally {
+      await opened.handle.close();
+    }
   } catch (error) {
+    if (error instanceof PathRefused) return errorResult(error.message, { path, refused: true });
     return errorResult(describeFsError(error, path));
   }
   if (looksBinary(raw)) return errorResult(`${path} looks binary; edit only changes text files`);
@@ -58,8 +68,9 @@ export async function editFileTool(request: EditRequest): Promise<ToolResult> {
   // Slicing rather than String.replace, whose replacement string would expand "$&" and friends.
   const after = before.slice(0, at) + newText + before.slice(at + oldText.length);
   try {
-    await atomicWrite(absolutePath, after);
+    await atomicWrite(absolutePath, after, (dir) => recheckDirectory(dir, path, containment));
   } catch (error) {
+    if (error instanceof PathRefused) return errorResult(error.message, { path, refused: true });
     return errorResult(describeFsError(error, path));
   }
   const firstLine = lineOf(before, at);

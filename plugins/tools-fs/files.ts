@@ -68,9 +68,10 @@ export interface StagedWrite {
 /**
  * Writes `data` next to `target` without touching it yet. The temporary file lives in the
  * same directory so the final rename is atomic; a symlinked target is written through (the
- * link stays a link) and an existing file keeps its permissions.
+ * link stays a link) and an existing file keeps its permissions. `recheck` runs on the
+ * directory again right before the rename (containment: it must not have been swapped).
  */
-export async function stageWrite(target: string, data: string | Uint8Array): Promise<StagedWrite> {
+export async function stageWrite(target: string, data: string | Uint8Array, recheck?: (dir: string) => Promise<void>): Promise<StagedWrite> {
   const createdDir = await mkdir(dirname(target), { recursive: true });
   const real = await realpath(target).catch(() => target);
   const mode = await stat(real).then(
@@ -83,17 +84,22 @@ export async function stageWrite(target: string, data: string | Uint8Array): Pro
     if (createdDir) await rm(createdDir, { recursive: true, force: true });
   };
   try {
-    await writeFile(temp, data);
+    // "wx": a fresh file, never through something already sitting at the temporary name.
+    await writeFile(temp, data, { flag: 'wx' });
     if (mode !== undefined) await chmod(temp, mode);
   } catch (error) {
     await discard();
     throw error;
   }
-  return { target: real, commit: () => rename(temp, real), discard };
+  const commit = async () => {
+    await recheck?.(dirname(real));
+    await rename(temp, real);
+  };
+  return { target: real, commit, discard };
 }
 
-export async function atomicWrite(target: string, data: string | Uint8Array): Promise<void> {
-  const staged = await stageWrite(target, data);
+export async function atomicWrite(target: string, data: string | Uint8Array, recheck?: (dir: string) => Promise<void>): Promise<void> {
+  const staged = await stageWrite(target, data, recheck);
   try {
     await staged.commit();
   } catch (error) {
@@ -115,6 +121,8 @@ export function describeFsError(error: unknown, path: string): string {
     case 'EACCES':
     case 'EPERM':
       return `${path}: permission denied`;
+    case 'ELOOP':
+      return `${path}: a symbolic link appeared where the checked file was; refused`;
     default:
       return `${path}: ${error instanceof Error ? error.message : String(error)}`;
   }

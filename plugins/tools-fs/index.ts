@@ -1,12 +1,17 @@
 /**
- * The file tools: read, write, edit and apply_patch. On the host, relative paths resolve
- * against the agent's workspace (the call's `workspaceDir`, else the kernel's) and absolute
- * paths are used as given. In a sandboxed session they are confined to the sandbox's
- * workspace (scope.ts), read-only when its workspaceAccess is "ro".
+/**
+ * The file tools: read, write, edit and apply_patch. Relative paths resolve against the
+ * agent's workspace (the call's `workspaceDir`, else the kernel's). With
+ * `tools.fs.workspaceOnly` (all four tools; on unless set to false) or
+ * `tools.exec.applyPatch.workspaceOnly` (apply_patch; on unless set to false) they only touch
+ * files inside it (contain.ts). In a sandboxed session they are always confined to the
+ * sandbox's workspace (scope.ts maps the model's /workspace paths onto it), read-only when its
+ * workspaceAccess is "ro".
  */
-import { definePlugin, type ToolContext } from '../../sdk/index.js';
+import { definePlugin, sandboxOf, type ToolContext } from '../../sdk/index.js';
 import { applyPatchTool } from './apply-patch.js';
 import { guard, optionalInteger, ParamError, requiredString } from './args.js';
+import type { Containment } from './contain.js';
 import { editFileTool } from './edit.js';
 import { readFileTool } from './read.js';
 import { fileScope, type FileScope } from './scope.js';
@@ -22,18 +27,32 @@ type Params = Record<string, unknown>;
 const pathParam = {
   type: 'string',
   minLength: 1,
-  description: 'File path, relative to the workspace or absolute',
+  description: 'File path, relative to the workspace (or absolute, unless the tools are limited to the workspace)',
 } as const;
 
 export default definePlugin<FsConfig>({
   id: 'tools-fs',
   register(api) {
     const limits = { maxReadBytes: api.config.maxReadBytes, maxReadLines: api.config.maxReadLines };
-    const scope = (ctx: ToolContext) => fileScope(ctx, ctx.workspaceDir ?? api.kernel.paths.workspaceDir);
+    const workspace = (ctx: ToolContext) => ctx.workspaceDir ?? api.kernel.paths.workspaceDir;
+    const scope = (ctx: ToolContext) => fileScope(ctx, workspace(ctx));
     const writable = (ctx: ToolContext): FileScope => {
       const files = scope(ctx);
       if (files.readOnly) throw new ParamError(`cannot change files: ${files.readOnly}`);
       return files;
+    };
+    // Read on every call, so a config reload applies to the next one.
+    const containment = (ctx: ToolContext, tool: 'fs' | 'apply_patch'): Containment | undefined => {
+      const sandbox = sandboxOf(ctx);
+      if (sandbox) return { workspace: sandbox.spec.workspaceRoot, setting: 'the sandbox' };
+      const tools = api.kernel.config().tools as { fs?: { workspaceOnly?: boolean }; exec?: { applyPatch?: { workspaceOnly?: boolean } } } | undefined;
+      // On by default (OpenClaw's default is off): a file outside the workspace, such as
+      // ~/.openclaw/openclaw.json, is never the model's to read or change unless the operator says so.
+      if (tools?.fs?.workspaceOnly !== false) return { workspace: workspace(ctx), setting: 'tools.fs.workspaceOnly' };
+      if (tool === 'apply_patch' && tools?.exec?.applyPatch?.workspaceOnly !== false) {
+        return { workspace: workspace(ctx), setting: 'tools.exec.applyPatch.workspaceOnly' };
+      }
+      return undefined;
     };
 
     api.registerTool({
@@ -63,6 +82,7 @@ export default definePlugin<FsConfig>({
               absolutePath: await scope(ctx).resolve(path),
               offset: optionalInteger(params, 'offset', 1),
               limit: optionalInteger(params, 'limit', 1),
+              containment: containment(ctx, 'fs'),
             },
             limits,
           );
@@ -89,7 +109,7 @@ export default definePlugin<FsConfig>({
         guard('write', async () => {
           const path = requiredString(params, 'path');
           const content = requiredString(params, 'content', { allowEmpty: true });
-          return writeFileTool(path, await writable(ctx).resolve(path), content);
+          return writeFileTool(path, await writable(ctx).resolve(path), content, containment(ctx, 'fs'));
         }),
     });
 
@@ -118,6 +138,7 @@ export default definePlugin<FsConfig>({
             absolutePath: await writable(ctx).resolve(path),
             oldText: requiredString(params, 'oldText'),
             newText: requiredString(params, 'newText', { allowEmpty: true }),
+            containment: containment(ctx, 'fs'),
           });
         }),
     });
@@ -145,7 +166,7 @@ export default definePlugin<FsConfig>({
         required: ['input'],
       },
       execute: (params: Params, ctx) =>
-        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), writable(ctx).resolve)),
+        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), writable(ctx).resolve, containment(ctx, 'apply_patch'))),
     });
   },
 });

@@ -2,7 +2,7 @@
  * Streams a text file line by line, keeping only the window a read call asked for while
  * still counting every line, so a multi-gigabyte log costs time, not memory.
  */
-import { createReadStream } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { StringDecoder } from 'node:string_decoder';
 
 export interface LineWindow {
@@ -23,7 +23,8 @@ export interface LineScan {
   cutLine?: { line: number; bytes: number };
 }
 
-export async function scanLines(path: string, window: LineWindow): Promise<LineScan> {
+/** Reads from the start of an open file (the caller opened and checked it, and closes it). */
+export async function scanLines(file: FileHandle, window: LineWindow): Promise<LineScan> {
   const kept: string[] = [];
   let keptBytes = 0;
   let stoppedBy: LineScan['stoppedBy'];
@@ -79,7 +80,7 @@ export async function scanLines(path: string, window: LineWindow): Promise<LineS
     if (from < text.length) addPartial(text.slice(from));
   };
 
-  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 })) {
+  for await (const chunk of file.createReadStream({ start: 0, highWaterMark: 64 * 1024, autoClose: false })) {
     consume(decoder.write(chunk as Buffer));
   }
   consume(decoder.end());

@@ -1,6 +1,7 @@
 /** The `read` tool: a window of a text file, or an image the model can look at. */
-import { open, readFile, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
+import { openChecked, PathRefused, type Containment } from './contain.js';
 import { describeFsError, imageMimeForName, looksBinary, sniffImage } from './files.js';
 import { scanLines } from './lines.js';
 
@@ -15,6 +16,7 @@ export interface ReadRequest {
   absolutePath: string;
   offset?: number;
   limit?: number;
+  containment?: Containment;
 }
 
 /** Providers reject larger images (Anthropic's per-image limit is 5 MB). */
@@ -24,6 +26,7 @@ export async function readFileTool(request: ReadRequest, limits: ReadLimits): Pr
   try {
     return await readPath(request, limits);
   } catch (error) {
+    if (error instanceof PathRefused) return errorResult(error.message, { path: request.path, refused: true });
     // Permission and I/O errors surface here (after stat succeeded); the model should see them.
     if (typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string') return errorResult(describeFsError(error, request.path));
     throw error;
@@ -31,47 +34,47 @@ export async function readFileTool(request: ReadRequest, limits: ReadLimits): Pr
 }
 
 async function readPath(request: ReadRequest, limits: ReadLimits): Promise<ToolResult> {
-  const { path, absolutePath } = request;
-  let size: number;
+  const { path } = request;
+  let opened: Awaited<ReturnType<typeof openChecked>>;
   try {
-    const info = await stat(absolutePath);
-    if (info.isDirectory()) return errorResult(`${path} is a directory; use exec (e.g. ls) to list it`);
-    size = info.size;
+    opened = await openChecked(request.absolutePath, path, request.containment);
   } catch (error) {
+    if (error instanceof PathRefused) throw error;
     return errorResult(describeFsError(error, path));
   }
-
-  const head = await readHead(absolutePath);
-  const image = sniffImage(head);
-  if (image) return readImage(request, image, size);
-  if (looksBinary(head)) {
-    const claimed = imageMimeForName(path);
-    const why = claimed ? `its name says ${claimed}, but it is not a valid PNG, JPEG, GIF or WebP image` : 'it looks binary';
-    return errorResult(
-      `Cannot read ${path} as text: ${why} (${size} bytes). read returns text files and PNG/JPEG/GIF/WebP images; ` +
-        'use exec (e.g. `file`, `xxd | head`) to inspect other files.',
-      { path: absolutePath, bytes: size, binary: true },
-    );
-  }
-  return readText(request, limits);
-}
-
-async function readHead(path: string): Promise<Buffer> {
-  const handle = await open(path, 'r');
+  if (opened === 'directory') return errorResult(`${path} is a directory; use exec (e.g. ls) to list it`);
+  const { handle, size } = opened;
+  const file = { ...request, absolutePath: opened.real };
   try {
-    const buffer = Buffer.alloc(8192);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    return buffer.subarray(0, bytesRead);
+    const head = await readHead(handle);
+    const image = sniffImage(head);
+    if (image) return await readImage(file, handle, image, size);
+    if (looksBinary(head)) {
+      const claimed = imageMimeForName(path);
+      const why = claimed ? `its name says ${claimed}, but it is not a valid PNG, JPEG, GIF or WebP image` : 'it looks binary';
+      return errorResult(
+        `Cannot read ${path} as text: ${why} (${size} bytes). read returns text files and PNG/JPEG/GIF/WebP images; ` +
+          'use exec (e.g. `file`, `xxd | head`) to inspect other files.',
+        { path: opened.real, bytes: size, binary: true },
+      );
+    }
+    return await readText(file, handle, limits);
   } finally {
     await handle.close();
   }
 }
 
-async function readImage(request: ReadRequest, mimeType: string, size: number): Promise<ToolResult> {
+async function readHead(handle: FileHandle): Promise<Buffer> {
+  const buffer = Buffer.alloc(8192);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+  return buffer.subarray(0, bytesRead);
+}
+
+async function readImage(request: ReadRequest, handle: FileHandle, mimeType: string, size: number): Promise<ToolResult> {
   if (size > MAX_IMAGE_BYTES) {
     return errorResult(`${request.path} is a ${mimeType} image of ${size} bytes, over the ${MAX_IMAGE_BYTES}-byte limit for images`);
   }
-  const data = await readFile(request.absolutePath);
+  const data = await handle.readFile();
   return {
     content: [
       { type: 'text', text: `Read image file ${request.path} [${mimeType}, ${size} bytes]` },
@@ -81,9 +84,9 @@ async function readImage(request: ReadRequest, mimeType: string, size: number): 
   };
 }
 
-async function readText(request: ReadRequest, limits: ReadLimits): Promise<ToolResult> {
+async function readText(request: ReadRequest, handle: FileHandle, limits: ReadLimits): Promise<ToolResult> {
   const start = request.offset ?? 1;
-  const scan = await scanLines(request.absolutePath, {
+  const scan = await scanLines(handle, {
     start,
     limit: request.limit ?? Number.POSITIVE_INFINITY,
     maxLines: limits.maxReadLines,

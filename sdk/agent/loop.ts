@@ -12,7 +12,7 @@
 import type { ToolDefinition } from '../../kernel/index.js';
 import type { ChatMessage, ImagePart, ThinkingLevel } from '../types/models.js';
 import type { KernelServices } from '../types/plugin.js';
-import { compileToolPolicy, type ToolMatcher } from '../tool-policy.js';
+import { configuredToolPolicy, type ToolMatcher } from '../tool-policy.js';
 import type { Models } from './models.js';
 import type { AgentSettings } from './settings.js';
 import type { SessionEntry, SessionStore } from '../sessions/store.js';
@@ -113,9 +113,13 @@ export function defineAgentLoop(loop: AgentLoopSlot): AgentLoopSlot {
   return loop;
 }
 
-/** The tool policy for an agent and model (tools.allow/deny/profile, per agent and provider). */
+/**
+ * The tool policy for an agent and model (tools.allow/deny/profile, per agent and provider):
+ * the same function the kernel's tool choke point enforces, so the model is offered exactly
+ * the tools it may call.
+ */
 export function toolPolicy(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): ToolMatcher {
-  return compileToolPolicy({ global: kernel.config().tools, agent: settings.tools, provider, model });
+  return configuredToolPolicy(kernel.config(), { agentId: settings.agentId, provider, model });
 }
 
 /** Registered tools that the policy lets this agent (and model) use; their plugins load here. */

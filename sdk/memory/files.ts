@@ -39,7 +39,7 @@ function lstat(path: string): Stats | undefined {
   }
 }
 
-/** Every `.md` file under `dir`, recursively, skipping symlinks (files and folders). */
+/** Every `.md` file under `dir`, recursively, skipping symlinks (files and folders) and hard-linked files. */
 function walk(dir: string, out: string[]): void {
   let names: string[];
   try {
@@ -52,7 +52,7 @@ function walk(dir: string, out: string[]): void {
     const stat = lstat(path);
     if (!stat || stat.isSymbolicLink()) continue;
     if (stat.isDirectory()) walk(path, out);
-    else if (stat.isFile() && name.toLowerCase().endsWith('.md')) out.push(path);
+    else if (stat.isFile() && stat.nlink === 1 && name.toLowerCase().endsWith('.md')) out.push(path);
   }
 }
 
@@ -87,7 +87,7 @@ export function listMemoryFiles(workspaceDir: string, extraPaths: readonly strin
   for (const name of ['MEMORY.md', 'memory.md']) {
     const abs = join(workspaceDir, name);
     const stat = lstat(abs);
-    if (stat?.isFile()) found.push({ abs, source: 'memory' });
+    if (stat?.isFile() && stat.nlink === 1) found.push({ abs, source: 'memory' });
   }
   const memoryDir = join(workspaceDir, 'memory');
   const dirStat = lstat(memoryDir);
@@ -104,7 +104,7 @@ export function listMemoryFiles(workspaceDir: string, extraPaths: readonly strin
       const files: string[] = [];
       walk(abs, files);
       for (const file of files) found.push({ abs: file, source: 'extra' });
-    } else if (stat.isFile() && abs.toLowerCase().endsWith('.md')) {
+    } else if (stat.isFile() && stat.nlink === 1 && abs.toLowerCase().endsWith('.md')) {
       found.push({ abs, source: 'extra' });
     }
   }
@@ -122,8 +122,8 @@ export function listMemoryFiles(workspaceDir: string, extraPaths: readonly strin
 
 /**
  * The absolute path of a memory file named by a tool call. Refuses, with the reason:
- * absolute paths, `..` segments, names that are not memory files, and files whose real
- * location (after symlinks) is outside the memory roots.
+ * absolute paths, `..` segments, names that are not memory files, files whose real
+ * location (after symlinks) is outside the memory roots, and hard-linked files.
  */
 export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly string[], requested: string): { path: string; absPath: string } {
   const name = requested.trim().replace(/\\/g, '/');
@@ -169,7 +169,10 @@ export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly str
     }
   });
   if (!realRoots.some((root) => isInside(root, real))) throw new MemoryPathError(requested, 'leads outside the memory files (through a symlink)');
-  if (lstat(abs)?.isSymbolicLink()) throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
+  const stat = lstat(abs);
+  if (stat?.isSymbolicLink()) throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
+  // Another name for the same file may be anywhere on the disk.
+  if (stat?.isFile() && stat.nlink > 1) throw new MemoryPathError(requested, `has ${stat.nlink} hard links, so it may be a file from outside the memory folders`);
   return { path: name, absPath: abs };
 }
 
