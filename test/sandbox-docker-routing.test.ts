@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,7 @@ import { runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
 import { dockerTestBackend, linkDockerDeps, requireDockerHost } from './docker-helpers.js';
 import { CLI, REPO, tempDir } from './helpers.js';
 import { EXEC_ESCAPES, FILE_ESCAPES } from './sandbox-escape-cases.js';
+import { ESCAPE_CASES, runEscapeCases } from './escape-cases.js';
 
 const MAIN = 'agent:main:main';
 const GROUP = 'agent:main:telegram:group:7';
@@ -151,4 +152,40 @@ describe('Docker sandbox through the routing step (mode non-main, default slot h
     expect(refused).toBe(EXEC_ESCAPES.length + FILE_ESCAPES.length);
     expect(refused).toBeGreaterThanOrEqual(18);
   });
+});
+
+describe('issue 12 escape suite (test/escape-cases.ts) under the Docker backend', () => {
+  let suite: AgentHarness;
+  const prefix = `claw-esc-${randomBytes(3).toString('hex')}-`;
+
+  beforeAll(async () => {
+    // The state dir one level down, so ../../escape.txt from the workspace stays in our temp dir.
+    const suiteState = join(tempDir('claw-dockerint-escape-'), 'state');
+    mkdirSync(suiteState, { mode: 0o700 });
+    linkDockerDeps(suiteState);
+    // Every session sandboxed, the agent workspace mounted read-write: the cases plant their
+    // links in the very directory the container sees as /workspace.
+    suite = await startAgent({
+      stateDir: suiteState,
+      env: { DOCKER_HOST: requireDockerHost() },
+      plugins: [join(REPO, 'plugins', 'sandbox-docker')],
+      config: { agents: { defaults: { sandbox: { mode: 'all', scope: 'agent', workspaceAccess: 'rw', docker: { containerPrefix: prefix } } } } },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await suite?.stop();
+    const cleanup = await dockerTestBackend({ containerPrefix: prefix });
+    for (const info of await cleanup.list()) await cleanup.remove(info.id).catch(() => {});
+  });
+
+  it('refuses every case (100 %)', async () => {
+    const outcomes = await runEscapeCases(suite, ESCAPE_CASES, suite.workspace, /refused|outside the sandbox workspace/i);
+    const refused = outcomes.filter((outcome) => outcome.refused).length;
+    console.log(`escape suite under sandbox-docker: ${refused}/${ESCAPE_CASES.length} refused`);
+    expect(outcomes.filter((outcome) => !outcome.refused).map((outcome) => `${outcome.id}: ${outcome.why} — ${outcome.result.slice(0, 160)}`)).toEqual([]);
+    expect(refused).toBe(ESCAPE_CASES.length);
+    // The runs really went through the Docker backend: the agent's container exists.
+    expect((await (await dockerTestBackend({ containerPrefix: prefix })).list()).map((info) => info.scopeKey)).toEqual(['agent:main']);
+  }, 180_000);
 });
