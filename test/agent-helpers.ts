@@ -80,8 +80,6 @@ export interface AgentHarnessOptions {
   stateDir?: string;
   /** More plugins beside the agent plugins and the recorder. */
   plugins?: Array<PluginDefinition | string>;
-  /** The gateway's state dir (default: a fresh temporary one). */
-  stateDir?: string;
 }
 
 function deepMerge(base: Record<string, any>, extra: Record<string, any>): Record<string, any> {
