@@ -14,8 +14,10 @@ cd "$(dirname "$0")/.."
 exec node --input-type=module - "$@" <<'JS'
 import { DockerSandboxBackend } from './dist/plugins/sandbox-docker/backend.js';
 import { progressPrinter } from './dist/sdk/runtime-deps.js';
+import { resolveStateDir } from './dist/kernel/index.js';
 
-const backend = new DockerSandboxBackend({ env: process.env, deps: { onProgress: progressPrinter(process.stderr) } });
+const stateDir = resolveStateDir(process.env);
+const backend = new DockerSandboxBackend({ stateDir, env: process.env, deps: { stateDir, onProgress: progressPrinter(process.stderr) } });
 const image = process.argv[2] ?? backend.defaultImage;
 try {
   const started = performance.now();

@@ -35,6 +35,7 @@ export async function dockerTestBackend(options: Partial<DockerBackendOptions> =
   requireDockerHost();
   await ensureRuntimeDep(DOCKERODE, { stateDir: DOCKER_DEPS_STATE });
   const backend = new DockerSandboxBackend({
+    stateDir: DOCKER_DEPS_STATE,
     env: process.env,
     deps: { stateDir: DOCKER_DEPS_STATE },
     containerPrefix: `claw-test-${randomBytes(3).toString('hex')}-`,

@@ -127,8 +127,11 @@ export interface EscapeOutcome {
   result: string;
 }
 
-/** Runs each case as one agent turn: the scripted model makes the call, then answers. */
-export async function runEscapeCases(h: AgentHarness, cases: readonly EscapeCase[], workspace = h.workspace): Promise<EscapeOutcome[]> {
+/**
+ * Runs each case as one agent turn: the scripted model makes the call, then answers.
+ * `refusal`: how a refusal reads (a sandbox's file tools say the path is outside the sandbox workspace).
+ */
+export async function runEscapeCases(h: AgentHarness, cases: readonly EscapeCase[], workspace = h.workspace, refusal = /refused/i): Promise<EscapeOutcome[]> {
   const outcomes: EscapeOutcome[] = [];
   for (const escapeCase of cases) {
     const env = prepareEscapeEnv(h.gw.stateDir, workspace);
@@ -144,7 +147,7 @@ export async function runEscapeCases(h: AgentHarness, cases: readonly EscapeCase
         ? 'the tool succeeded'
         : result.includes(SECRET)
           ? 'content from outside reached the model'
-          : !/refused/i.test(result)
+          : !refusal.test(result)
             ? 'it failed without refusing'
             : escapeCase.escaped?.(env);
     outcomes.push({ id: escapeCase.id, refused: why === undefined, ...(why ? { why } : {}), result });

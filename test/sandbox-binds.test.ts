@@ -1,10 +1,10 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateBind } from '../sdk/sandbox/binds.js';
+import { checkWorkspaceRoot, validateBind } from '../sdk/sandbox/binds.js';
 import { tempDir } from './helpers.js';
 
-const policy = { stateDir: '/home/u/.openclaw', home: '/home/u' };
+const policy = { stateDir: '/home/u/.openclaw', home: '/home/u', protectedPaths: ['/srv/engine/api.sock'] };
 
 describe('sandbox bind validation (shared by every backend)', () => {
   it.each([
@@ -26,6 +26,10 @@ describe('sandbox bind validation (shared by every backend)', () => {
     ['/home/u/project:/proc/x', /reserved inside the sandbox/],
     ['/home/u/project:/x:rx', /not "host:sandbox\[:ro\|rw\]"/],
     ['/home/u/project', /not "host:sandbox/],
+    ['/srv/podman.sock:/p.sock', /container engine socket/],
+    ['/var/lib/containerd:/c', /protected host path/],
+    ['/srv/engine/api.sock:/a.sock', /\/srv\/engine\/api.sock is a protected host path/],
+    ['/srv/engine:/e', /contains the protected host path \/srv\/engine\/api.sock/],
   ])('refuses %s', (bind, reason) => {
     expect(() => validateBind(bind, policy)).toThrow(reason);
   });
@@ -42,5 +46,12 @@ describe('sandbox bind validation (shared by every backend)', () => {
     expect(() => validateBind(`${dir}/config:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc/);
     expect(() => validateBind(`${dir}/config/ssl/missing:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc\/ssl\/missing/);
     expect(validateBind(`${dir}/real:/x`, { stateDir: '/nonexistent-state' }).source).toBe(`${dir}/real`);
+  });
+
+  it('checks a sandbox workspace against the host paths but lets it live in the state dir or a home', () => {
+    expect(checkWorkspaceRoot('/home/u/.openclaw/workspace/', policy)).toBe('/home/u/.openclaw/workspace');
+    expect(() => checkWorkspaceRoot('/etc', policy)).toThrow(/sandbox workspace "\/etc" is refused: \/etc is a protected host path/);
+    expect(() => checkWorkspaceRoot('/srv', policy)).toThrow(/contains the protected host path \/srv\/engine\/api.sock/);
+    expect(() => checkWorkspaceRoot('work', policy)).toThrow(/must be an absolute host path/);
   });
 });

@@ -221,13 +221,19 @@ describe('fail closed', () => {
   });
 
   it('refuses when sandboxing is required but no backend holds the sandbox slot', async () => {
-    const kernel = await createTestKernel({ plugins: PLUGINS.slice(0, 2), config: { agents: { defaults: { sandbox: { mode: 'non-main' } } } } });
-    try {
-      const outcome = await invoke(kernel, 'exec', { command: 'echo hi' }, GROUP, tempDir());
-      expect(text(outcome.result)).toMatch(/no sandbox backend is configured \(set plugins.slots.sandbox/);
-      expect(text((await invoke(kernel, 'exec', { command: 'echo hi' }, MAIN, tempDir())).result)).toBe('hi\n');
-    } finally {
-      await kernel.dispose();
+    for (const [slots, refusal] of [
+      [{ sandbox: 'none' }, /no sandbox backend is configured \(plugins.slots.sandbox is "none"/],
+      // Unset: the default holder (sandbox-docker), which is not installed in this kernel.
+      [{}, /the sandbox backend "sandbox-docker" is not available/],
+    ] as const) {
+      const kernel = await createTestKernel({ plugins: PLUGINS.slice(0, 2), config: { plugins: { slots }, agents: { defaults: { sandbox: { mode: 'non-main' } } } } });
+      try {
+        const outcome = await invoke(kernel, 'exec', { command: 'echo hi' }, GROUP, tempDir());
+        expect(text(outcome.result)).toMatch(refusal);
+        expect(text((await invoke(kernel, 'exec', { command: 'echo hi' }, MAIN, tempDir())).result)).toBe('hi\n');
+      } finally {
+        await kernel.dispose();
+      }
     }
   });
 
@@ -236,6 +242,16 @@ describe('fail closed', () => {
     try {
       const outcome = await invoke(kernel, 'exec', { command: 'ls /hostetc' }, MAIN, tempDir());
       expect(text(outcome.result)).toMatch(/sandbox bind "\/etc:\/hostetc:ro" is refused/);
+    } finally {
+      await kernel.dispose();
+    }
+  });
+
+  it('refuses to mount an agent workspace that is a protected host path', async () => {
+    const kernel = await sandboxKernel({ mode: 'all', workspaceAccess: 'rw' });
+    try {
+      const outcome = await invoke(kernel, 'exec', { command: 'ls' }, MAIN, '/etc');
+      expect(text(outcome.result)).toMatch(/sandbox workspace "\/etc" is refused: \/etc is a protected host path/);
     } finally {
       await kernel.dispose();
     }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_SLOT_HOLDERS } from '../config/keys.js';
 import { expandHome } from '../config/paths.js';
 import type { KernelConfig } from '../generated/types.js';
 import type { CapabilityLookup, ToolContext, ToolDefinition, ToolSandbox } from '../plugin-host/capabilities.js';
@@ -111,7 +112,7 @@ export function resolveSandboxRoute(config: KernelConfig, input: RouteInput): Sa
   // A call without a session is never the main session: unknown callers get the stricter answer.
   const sessionKey = input.sessionKey ?? '';
   const settings = sandboxSettings(config, agentId, input.stateDir);
-  const backend = String(config.plugins?.slots?.sandbox ?? 'none');
+  const backend = String(config.plugins?.slots?.sandbox ?? DEFAULT_SLOT_HOLDERS.sandbox);
   const isMain = sessionKey.toLowerCase() === mainSessionKey;
   const sandboxed = settings.mode === 'all' || (settings.mode === 'non-main' && !isMain);
   const reason =
@@ -159,7 +160,7 @@ export async function routeSandbox(deps: SandboxRouteDeps | undefined, tool: Too
   const route = resolveSandboxRoute(deps.config(), { ...context, workspaceDir: context.workspaceDir ?? deps.paths.workspaceDir, stateDir: deps.paths.stateDir });
   if (!route.spec) return undefined;
   const refuse = (why: string) => `Tool "${tool.name}" needs a sandbox (${route.reason}) but ${why}; nothing was run on the host.`;
-  if (route.backend === 'none') return refuse('no sandbox backend is configured (set plugins.slots.sandbox, e.g. "sandbox-bwrap")');
+  if (route.backend === 'none') return refuse('no sandbox backend is configured (plugins.slots.sandbox is "none"; set it to "sandbox-docker" or "sandbox-bwrap")');
   try {
     const backend = await deps.capabilities.slot('sandbox');
     if (!backend) return refuse(`the sandbox backend "${route.backend}" is not available`);

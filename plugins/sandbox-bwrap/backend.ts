@@ -12,7 +12,7 @@ import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { ExecRequest, ExecResult, SandboxBackend, SandboxInfo, SandboxInstance, SandboxProcess, SandboxSpec } from '../../sdk/index.js';
 import { writeFileAtomicAsync } from '../../sdk/fs.js';
-import { validateBinds, type Bind } from '../../sdk/sandbox/binds.js';
+import { checkWorkspaceRoot, validateBinds, type Bind } from '../../sdk/sandbox/binds.js';
 import { bwrapArgs, etcFiles } from './args.js';
 
 export interface BwrapOptions {
@@ -125,6 +125,7 @@ export class BwrapBackend implements SandboxBackend {
     if (spec.network !== 'none' && spec.network !== 'host') {
       throw new Error(`bwrap sandboxes have network "none" or "host", not "${spec.network}" (agents.*.sandbox.docker.network)`);
     }
+    checkWorkspaceRoot(spec.workspaceRoot);
     const binds = validateBinds(spec.binds, { stateDir: this.options.stateDir });
     const registry = await this.read();
     const record = registry.instances.find((info) => info.scopeKey === spec.scopeKey);

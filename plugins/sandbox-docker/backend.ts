@@ -11,6 +11,7 @@
 import { posix } from 'node:path';
 import type { SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '../../sdk/index.js';
 import type { RuntimeDepOptions } from '../../sdk/runtime-deps.js';
+import type { BindPolicy } from '../../sdk/sandbox/binds.js';
 import { connectDocker, daemonAddress, describeAddress, type ContainerHandle, type ContainerSummary, type DockerClient } from './client.js';
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';
 import { buildSandboxImage, type BuildImageOptions } from './image.js';
@@ -29,6 +30,8 @@ export interface PruneSettings {
 }
 
 export interface DockerBackendOptions {
+  /** claw's state dir, which no bind may expose. */
+  stateDir: string;
   /** The environment DOCKER_HOST is read from. */
   env: Readonly<Record<string, string | undefined>>;
   /** Where dockerode is found or installed (sdk/runtime-deps.ts). */
@@ -74,10 +77,10 @@ export class DockerSandboxBackend implements SandboxBackend {
     return this.options.defaultImage ?? DEFAULT_IMAGE;
   }
 
-  /** The daemon's unix socket, which no bind may expose. */
-  private get daemonSocket(): string | undefined {
+  /** The shared bind checks, plus the daemon's unix socket wherever DOCKER_HOST puts it. */
+  private get bindPolicy(): BindPolicy {
     const address = daemonAddress(this.options.env);
-    return 'socketPath' in address ? posix.normalize(address.socketPath) : undefined;
+    return { stateDir: this.options.stateDir, protectedPaths: 'socketPath' in address ? [posix.normalize(address.socketPath)] : [] };
   }
 
   docker(): Promise<DockerClient> {
@@ -138,7 +141,7 @@ export class DockerSandboxBackend implements SandboxBackend {
     const image = spec.image ?? this.defaultImage;
     const name = containerNameFor(spec.scopeKey, this.prefix);
     // Checked before anything is removed: a refused spec leaves a working sandbox alone.
-    const create = createOptions(spec, { name, image, daemonSocket: this.daemonSocket, now: this.now() });
+    const create = createOptions(spec, { name, image, bindPolicy: this.bindPolicy, now: this.now() });
     for (const found of await this.find(docker, { [LABELS.scopeKey]: spec.scopeKey })) {
       if (found.Labels[LABELS.configHash] === spec.configHash && found.Image === image) {
         const container = docker.getContainer(found.Id);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { SandboxSpec } from '../../sdk/index.js';
-import { checkHostPath, validateBind } from './binds.js';
+import { checkWorkspaceRoot, validateBinds, type BindPolicy } from '../../sdk/sandbox/binds.js';
 
 /** The image claw builds locally (scripts/build-sandbox-image.sh, `claw sandbox build`). */
 export const DEFAULT_IMAGE = 'claw-sandbox:busybox';
@@ -16,6 +16,18 @@ export const DEFAULT_CONTAINER_PREFIX = 'claw-sbx-';
 export const DEFAULT_PIDS_LIMIT = 256;
 export const DEFAULT_MEMORY_BYTES = 1024 ** 3;
 export const TMPFS_PATHS = ['/tmp', '/var/tmp', '/run'];
+/**
+ * Hidden inside the container: Docker's own default list (setting MaskedPaths replaces it)
+ * plus what /sys shows of the host's devices, firmware, kernel and filesystems, which Docker
+ * otherwise leaves readable. /sys/fs/cgroup stays: it is the container's own cgroup, where
+ * a command can see its limits.
+ */
+export const MASKED_PATHS = [
+  '/proc/asound', '/proc/acpi', '/proc/interrupts', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
+  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi',
+  '/sys/block', '/sys/bus', '/sys/class', '/sys/dev', '/sys/devices', '/sys/firmware', '/sys/hypervisor', '/sys/kernel',
+  '/sys/module', '/sys/power', '/sys/fs/bpf', '/sys/fs/btrfs', '/sys/fs/ext4', '/sys/fs/fuse', '/sys/fs/pstore', '/sys/fs/selinux', '/sys/fs/xfs',
+];
 
 /** Label keys: `list` finds claw's containers by them, `ensure` compares the hash. */
 export const LABELS = {
@@ -59,21 +71,18 @@ function checkWorkdir(workdir: string): string {
 export interface CreateSettings {
   name: string;
   image: string;
-  /** The daemon's socket on this host, refused as a bind source (and its folders). */
-  daemonSocket?: string;
+  /** The shared bind checks (sdk/sandbox/binds.ts); `protectedPaths` holds the daemon's socket. */
+  bindPolicy: BindPolicy;
   now: number;
 }
 
 /** Engine API create options for `spec`; throws a readable error for anything refused. */
 export function createOptions(spec: SandboxSpec, settings: CreateSettings): Record<string, unknown> {
   const workdir = checkWorkdir(spec.workdir);
-  const workspace = checkHostPath('sandbox workspace', spec.workspaceRoot, settings.daemonSocket);
+  const workspace = checkWorkspaceRoot(spec.workspaceRoot, settings.bindPolicy);
   // "none" still gets a workspace: the sandbox's own directory, which the routing chose.
   const binds = [`${workspace}:${workdir}:${spec.workspaceAccess === 'ro' ? 'ro' : 'rw'}`];
-  for (const bind of spec.binds) {
-    const parsed = validateBind(bind, settings.daemonSocket);
-    binds.push(`${parsed.source}:${parsed.target}:${parsed.readOnly ? 'ro' : 'rw'}`);
-  }
+  for (const bind of validateBinds(spec.binds, settings.bindPolicy)) binds.push(`${bind.source}:${bind.target}:${bind.readOnly ? 'ro' : 'rw'}`);
   const memory = spec.limits.memoryBytes ?? DEFAULT_MEMORY_BYTES;
   const hostConfig: Record<string, unknown> = {
     Init: true,
@@ -85,6 +94,7 @@ export function createOptions(spec: SandboxSpec, settings: CreateSettings): Reco
     Memory: memory,
     // Equal to Memory: no swap on top of the limit.
     MemorySwap: memory,
+    MaskedPaths: MASKED_PATHS,
     Tmpfs: Object.fromEntries(TMPFS_PATHS.map((path) => [path, 'rw,nosuid,nodev,size=64m'])),
     Binds: binds,
     // Stopped containers are pruned or recreated by claw; Docker must not restart them.

@@ -32,6 +32,7 @@ export default definePlugin({
     const agents = (api.kernel.config() as { agents?: { defaults?: { sandbox?: SandboxSettings } } }).agents;
     const settings = agents?.defaults?.sandbox ?? {};
     const backend = new DockerSandboxBackend({
+      stateDir: api.kernel.paths.stateDir,
       env: api.kernel.env,
       deps: { stateDir: api.kernel.paths.stateDir, env: { ...process.env, ...api.kernel.env } },
       containerPrefix: settings.docker?.containerPrefix ?? DEFAULT_CONTAINER_PREFIX,

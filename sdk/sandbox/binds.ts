@@ -23,7 +23,11 @@ export const BLOCKED_BIND_PATHS = [
   '/var/run/docker.sock',
   '/run/docker.sock',
   '/var/lib/docker',
+  '/var/lib/containerd',
 ] as const;
+
+/** A container engine's control socket wherever it lives: root on the host. */
+const ENGINE_SOCKET = /(^|\/)(docker|containerd|podman)\.sock$/;
 
 /** Under a home directory: keys and cloud credentials. */
 const HOME_SECRETS = ['.ssh', '.gnupg', '.aws', '.kube', '.docker', '.config/gcloud', '.netrc'];
@@ -37,7 +41,15 @@ export interface Bind {
   readOnly: boolean;
 }
 
-export interface BindPolicy {
+export interface HostPathPolicy {
+  /**
+   * Further host paths never mounted, nor any directory holding them: the Docker backend
+   * names its daemon's socket here (from DOCKER_HOST, wherever it lives).
+   */
+  protectedPaths?: readonly string[];
+}
+
+export interface BindPolicy extends HostPathPolicy {
   /** The claw state dir (~/.openclaw): never mounted, nor anything holding it. */
   stateDir: string;
   /** Defaults to the current user's home. */
@@ -46,12 +58,20 @@ export interface BindPolicy {
 
 const within = (path: string, root: string) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
-function blockedReason(path: string, policy: BindPolicy): string | undefined {
+/** Why no sandbox may see `path` at all (not even as its workspace). */
+function hostReason(path: string, policy: HostPathPolicy): string | undefined {
   if (path === '/') return 'it is the host root';
-  for (const blocked of BLOCKED_BIND_PATHS) {
+  for (const blocked of [...BLOCKED_BIND_PATHS, ...(policy.protectedPaths ?? []).map((p) => normalize(p))]) {
     if (within(path, blocked)) return `${blocked} is a protected host path`;
     if (within(blocked, path)) return `it contains the protected host path ${blocked}`;
   }
+  if (ENGINE_SOCKET.test(path)) return 'it is a container engine socket';
+  return undefined;
+}
+
+function blockedReason(path: string, policy: BindPolicy): string | undefined {
+  const host = hostReason(path, policy);
+  if (host) return host;
   const home = normalize(policy.home ?? homedir());
   if (within(home, path)) return `it exposes the home directory ${home} as a whole`;
   const state = normalize(policy.stateDir);
@@ -78,6 +98,27 @@ function realpathOfDeepest(path: string): string {
   }
 }
 
+const normalizeHost = (path: string) => normalize(path).replace(/(.)\/+$/, '$1');
+
+/** Checks, as written and after symlinks, a path whose refusal `refused` words. */
+function checkBoth(source: string, reasonOf: (path: string) => string | undefined, refused: (why: string) => Error): string {
+  const written = reasonOf(source);
+  if (written) throw refused(written);
+  const real = realpathOfDeepest(source);
+  const resolved = real === source ? undefined : reasonOf(real);
+  if (resolved) throw refused(`it resolves to ${real} and ${resolved}`);
+  return real;
+}
+
+/**
+ * Checks the host directory a backend mounts as the sandbox's workspace. It may lie in the
+ * state dir or a home (the agent workspace does), but never expose the host's control surfaces.
+ */
+export function checkWorkspaceRoot(path: string, policy: HostPathPolicy = {}): string {
+  if (!isAbsolute(path)) throw new Error(`sandbox workspace "${path}" must be an absolute host path`);
+  return checkBoth(normalizeHost(path), (candidate) => hostReason(candidate, policy), (why) => new Error(`sandbox workspace "${path}" is refused: ${why}`));
+}
+
 /** Parses and checks one bind; throws an Error naming the bind and what is wrong with it. */
 export function validateBind(spec: string, policy: BindPolicy): Bind {
   const parts = spec.split(':');
@@ -88,14 +129,9 @@ export function validateBind(spec: string, policy: BindPolicy): Bind {
   const [rawSource, rawTarget] = parts as [string, string];
   if (!isAbsolute(rawSource)) throw new Error(`sandbox bind "${spec}": the host path must be absolute`);
   if (!posix.isAbsolute(rawTarget)) throw new Error(`sandbox bind "${spec}": the sandbox path must be absolute`);
-  const source = normalize(rawSource).replace(/(.)\/+$/, '$1');
   const target = posix.normalize(rawTarget).replace(/(.)\/+$/, '$1');
   const refused = (why: string) => new Error(`sandbox bind "${spec}" is refused: ${why}`);
-  const written = blockedReason(source, policy);
-  if (written) throw refused(written);
-  const real = realpathOfDeepest(source);
-  const resolved = real === source ? undefined : blockedReason(real, policy);
-  if (resolved) throw refused(`it resolves to ${real} and ${resolved}`);
+  const real = checkBoth(normalizeHost(rawSource), (candidate) => blockedReason(candidate, policy), refused);
   if (RESERVED_TARGETS.some((reserved) => reserved === target || (reserved !== '/' && within(target, reserved)))) {
     throw refused(`${target} is reserved inside the sandbox`);
   }

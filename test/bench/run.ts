@@ -18,8 +18,8 @@
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
- *   sandbox      exec latency through the tool choke point, warm: host vs bwrap sandbox (p50 / p95)
- *   sandbox-exec exec latency of `true`, p50/p99: host child process vs a warm Docker sandbox
+ *   sandbox      exec latency of `true` through the tool choke point, p50/p99: host vs a warm bwrap
+ *                sandbox vs a warm Docker container (non-main mode; group session sandboxed)
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -394,15 +394,6 @@ async function benchGatewayBurst(): Promise<void> {
   line('  latency p50 / p99', `${result.loadP50Ms.toFixed(2)} / ${result.loadP99Ms.toFixed(2)} ms`, '(info)', true);
 }
 
-async function benchSandboxExec(): Promise<void> {
-  const { dockerExecLatency, hostExecLatency } = await import('./sandbox-exec.js');
-  const deps = fileURLToPath(new URL('../../../.cache/docker-runtime-state', import.meta.url));
-  for (const row of [await hostExecLatency(), await dockerExecLatency(deps)]) {
-    if ('skipped' in row) line('exec latency: docker', 'skipped', row.skipped, true);
-    else line(`exec latency: ${row.label} p50 / p99`, `${row.p50.toFixed(1)} / ${row.p99.toFixed(1)} ms`, '(info)', true);
-  }
-}
-
 function benchInstallSize(): void {
   // dist/test/bench/run.js → the project root (where package-lock.json and node_modules are).
   const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -427,5 +418,4 @@ if (want('crash')) await benchCrash();
 if (want('memory')) await benchMemory();
 if (want('telegram')) await benchTelegram();
 if (want('sandbox')) await sandboxExecBench(line);
-if (want('sandbox-exec')) await benchSandboxExec();
 if (want('install-size')) benchInstallSize();

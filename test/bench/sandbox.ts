@@ -1,27 +1,57 @@
 /**
- * Sandbox exec latency, warm: the same `exec true` through the tool choke point on the host
- * (the agent's main session) and inside a sandbox (a group session, mode "non-main"), the
- * sandbox already created. Other backends add themselves to BACKENDS.
+ * Exec latency of `true` on the host vs in a warm sandbox, each measured the same way:
+ * `exec` through the tool choke point (`invokeTool`: routing, policy, hooks, the tool's
+ * spawn, masking) and awaited to its result. One kernel per backend with
+ * `agents.defaults.sandbox.mode: "non-main"`: the agent's main session runs on the host,
+ * a group session in that backend's sandbox (created before timing starts).
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { runtimeDepsDir } from '../../sdk/runtime-deps.js';
+import type { SandboxBackend } from '../../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../../sdk/testing.js';
+import type { SandboxDockerService } from '../../plugins/sandbox-docker/index.js';
 
 const plugin = (id: string) => fileURLToPath(new URL(`../../plugins/${id}`, import.meta.url));
-const RUNS = 40;
+/** Where tests and CI keep dockerode (test/docker-helpers.ts DOCKER_DEPS_STATE). */
+const DOCKER_DEPS_STATE = fileURLToPath(new URL('../../../.cache/docker-runtime-state', import.meta.url));
+const WARMUP = 10;
+const RUNS = 100;
+const MAIN = 'agent:main:main';
+const GROUP = 'agent:main:bench:group:1';
 
-interface Variant {
-  name: string;
-  sessionKey: string;
+interface Backend {
+  row: string;
+  plugin: string;
+  /** Why it cannot be measured here; undefined when it can. */
+  unavailable(): string | undefined;
+  prepare?(kernel: TestKernel): Promise<void>;
 }
 
-/** Slot holder → the sessions measured with it. */
-const BACKENDS: Record<string, Variant[]> = {
-  'sandbox-bwrap': [
-    { name: 'host', sessionKey: 'agent:main:main' },
-    { name: 'bwrap', sessionKey: 'agent:main:bench:group:1' },
-  ],
-};
+/** Slot holder → how its row is labelled and prepared. The host row comes from the first kernel's main session. */
+const BACKENDS: Backend[] = [
+  {
+    row: 'bwrap (warm)',
+    plugin: 'sandbox-bwrap',
+    unavailable: () => (existsSync('/usr/bin/bwrap') ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)'),
+  },
+  {
+    row: 'docker (warm)',
+    plugin: 'sandbox-docker',
+    unavailable: () => (process.env.DOCKER_HOST ? undefined : 'DOCKER_HOST unset (eval "$(scripts/start-dockerd.sh)")'),
+    async prepare(kernel) {
+      // dockerode from the shared cache, the image built through the plugin's service if missing.
+      mkdirSync(kernel.stateDir, { recursive: true, mode: 0o700 });
+      symlinkSync(runtimeDepsDir(DOCKER_DEPS_STATE), runtimeDepsDir(kernel.stateDir));
+      const backend = (await kernel.capabilities.slot('sandbox'))!;
+      const status = await backend.check();
+      if (!status.ok) {
+        if (!/image .* is missing/.test(status.reason)) throw new Error(status.reason);
+        await ((await kernel.capabilities.get('service', 'sandbox-docker')).api as SandboxDockerService).buildImage();
+      }
+    },
+  },
+];
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -40,25 +70,42 @@ async function measure(kernel: TestKernel, sessionKey: string): Promise<number[]
     if (outcome.result.isError) throw new Error(`exec failed in ${sessionKey}: ${JSON.stringify(outcome.result.content)}`);
     return performance.now() - started;
   };
-  for (let i = 0; i < 5; i++) await once();
+  for (let i = 0; i < WARMUP; i++) await once();
   const times: number[] = [];
   for (let i = 0; i < RUNS; i++) times.push(await once());
   return times;
 }
 
-export async function sandboxExecBench(line: (name: string, value: string, target: string, ok: boolean) => void): Promise<void> {
-  for (const [backend, variants] of Object.entries(BACKENDS)) {
+type Line = (name: string, value: string, target: string, ok: boolean) => void;
+
+function row(line: Line, name: string, times: number[]): void {
+  line(`exec \`true\` p50 / p99, ${name}`, `${percentile(times, 50).toFixed(1)} / ${percentile(times, 99).toFixed(1)} ms`, '(info)', true);
+}
+
+export async function sandboxExecBench(line: Line): Promise<void> {
+  let hostMeasured = false;
+  for (const backend of BACKENDS) {
+    const missing = backend.unavailable();
+    if (missing) {
+      line(`exec \`true\`, ${backend.row}`, 'skipped', missing, true);
+      continue;
+    }
     const kernel = await createTestKernel({
-      plugins: [plugin('tools-exec'), plugin('exec-approvals'), plugin(backend)],
-      config: { plugins: { slots: { sandbox: backend } }, agents: { defaults: { sandbox: { mode: 'non-main', scope: 'agent', workspaceAccess: 'rw' } } } },
+      plugins: [plugin('tools-exec'), plugin('exec-approvals'), plugin(backend.plugin)],
+      env: { DOCKER_HOST: process.env.DOCKER_HOST },
+      config: {
+        plugins: { slots: { sandbox: backend.plugin } },
+        agents: { defaults: { sandbox: { mode: 'non-main', scope: 'agent', workspaceAccess: 'rw', docker: { containerPrefix: 'claw-bench-' } } } },
+      },
     });
     try {
       mkdirSync(kernel.paths.workspaceDir, { recursive: true });
-      for (const variant of variants) {
-        const times = await measure(kernel, variant.sessionKey);
-        line(`sandbox exec \`true\` warm, ${variant.name} (p50 / p95)`, `${percentile(times, 50).toFixed(1)} / ${percentile(times, 95).toFixed(1)} ms`, 'recorded', true);
-      }
+      await backend.prepare?.(kernel);
+      if (!hostMeasured) (row(line, 'host', await measure(kernel, MAIN)), (hostMeasured = true));
+      row(line, backend.row, await measure(kernel, GROUP));
     } finally {
+      const slot: SandboxBackend | undefined = await kernel.capabilities.slot('sandbox').catch(() => undefined);
+      for (const info of (await slot?.list().catch(() => [])) ?? []) await slot!.remove(info.id).catch(() => {});
       await kernel.dispose();
     }
   }

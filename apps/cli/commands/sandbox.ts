@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import type { Kernel } from '../../../kernel/index.js';
+import { DEFAULT_SLOT_HOLDERS, type Kernel } from '../../../kernel/index.js';
 import { resolveSandboxRoute, type SandboxBackend, type SandboxInfo } from '../../../sdk/index.js';
 import { agentSettings, defaultAgentId } from '../../../sdk/agent/settings.js';
 import { validateBind } from '../../../sdk/sandbox/binds.js';
@@ -54,8 +54,8 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
 }
 
 async function backendOf(kernel: Kernel): Promise<SandboxBackend> {
-  const holder = kernel.config.resolved.plugins?.slots?.sandbox ?? 'none';
-  if (holder === 'none') throw new CliError('no sandbox backend is configured: set plugins.slots.sandbox (e.g. "sandbox-bwrap" or "sandbox-docker")');
+  const holder = kernel.config.resolved.plugins?.slots?.sandbox ?? DEFAULT_SLOT_HOLDERS.sandbox;
+  if (holder === 'none') throw new CliError('no sandbox backend is configured (plugins.slots.sandbox is "none"): set it (e.g. "sandbox-bwrap" or "sandbox-docker")');
   const backend = (await kernel.capabilities.slot('sandbox')) as SandboxBackend | undefined;
   if (!backend) throw new CliError(`the sandbox backend "${holder}" is not available`);
   return backend;
