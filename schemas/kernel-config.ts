@@ -165,6 +165,25 @@ export const BindingSchema = Type.Object(
   Strict,
 );
 
+/** `agents.defaults.contextLimits` / `agents.list[].contextLimits`: the memory_get excerpt (OpenClaw's names and defaults). */
+export const ContextLimitsSchema = Type.Object(
+  {
+    memoryGetMaxChars: Type.Optional(Type.Integer({ minimum: 1, description: 'Characters memory_get returns at most before it stops and says how to read on (default 12000).' })),
+    memoryGetDefaultLines: Type.Optional(Type.Integer({ minimum: 1, description: 'Lines memory_get reads when the call gives no lines (default 120).' })),
+  },
+  Strict,
+);
+
+/** `agents.defaults.memorySearch` / `agents.list[].memorySearch`: the memory plugins read the rest of it. */
+export const MemorySearchConfigSchema = Type.Object(
+  {
+    maxFileBytes: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap).' }),
+    ),
+  },
+  Open,
+);
+
 /** `agents.defaults.sandbox` / `agents.list[].sandbox` (OpenClaw's names; defaults in the descriptions). */
 export const SandboxConfigSchema = Type.Object(
   {
@@ -216,11 +235,25 @@ export const KernelConfigSchema = Type.Object(
                 maxConcurrent: Type.Optional(PositiveInt),
                 subagents: Type.Optional(Type.Object({ maxConcurrent: Type.Optional(PositiveInt) }, Open)),
                 sandbox: Type.Optional(SandboxConfigSchema),
+                contextLimits: Type.Optional(ContextLimitsSchema),
+                memorySearch: Type.Optional(MemorySearchConfigSchema),
               },
               Open,
             ),
           ),
-          list: Type.Optional(Type.Array(Type.Object({ id: Type.Optional(Type.String({ minLength: 1 })), sandbox: Type.Optional(SandboxConfigSchema) }, Open))),
+          list: Type.Optional(
+            Type.Array(
+              Type.Object(
+                {
+                  id: Type.Optional(Type.String({ minLength: 1 })),
+                  sandbox: Type.Optional(SandboxConfigSchema),
+                  contextLimits: Type.Optional(ContextLimitsSchema),
+                  memorySearch: Type.Optional(MemorySearchConfigSchema),
+                },
+                Open,
+              ),
+            ),
+          ),
         },
         Open,
       ),

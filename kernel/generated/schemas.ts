@@ -371,6 +371,33 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 }
               },
               "additionalProperties": false
+            },
+            "contextLimits": {
+              "type": "object",
+              "properties": {
+                "memoryGetMaxChars": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "description": "Characters memory_get returns at most before it stops and says how to read on (default 12000)."
+                },
+                "memoryGetDefaultLines": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "description": "Lines memory_get reads when the call gives no lines (default 120)."
+                }
+              },
+              "additionalProperties": false
+            },
+            "memorySearch": {
+              "type": "object",
+              "properties": {
+                "maxFileBytes": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap)."
+                }
+              },
+              "additionalProperties": true
             }
           },
           "additionalProperties": true
@@ -497,6 +524,33 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "additionalProperties": false
+              },
+              "contextLimits": {
+                "type": "object",
+                "properties": {
+                  "memoryGetMaxChars": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Characters memory_get returns at most before it stops and says how to read on (default 12000)."
+                  },
+                  "memoryGetDefaultLines": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Lines memory_get reads when the call gives no lines (default 120)."
+                  }
+                },
+                "additionalProperties": false
+              },
+              "memorySearch": {
+                "type": "object",
+                "properties": {
+                  "maxFileBytes": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap)."
+                  }
+                },
+                "additionalProperties": true
               }
             },
             "additionalProperties": true

@@ -80,6 +80,16 @@ export type KernelConfig = {
           maxAgeDays?: number;
         };
       };
+      contextLimits?: {
+        /** Characters memory_get returns at most before it stops and says how to read on (default 12000). */
+        memoryGetMaxChars?: number;
+        /** Lines memory_get reads when the call gives no lines (default 120). */
+        memoryGetDefaultLines?: number;
+      };
+      memorySearch?: {
+        /** Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap). */
+        maxFileBytes?: number;
+      };
     };
     list?: Array<{
       id?: string;
@@ -116,6 +126,16 @@ export type KernelConfig = {
           /** Remove a sandbox this old (Docker backend, default 7). */
           maxAgeDays?: number;
         };
+      };
+      contextLimits?: {
+        /** Characters memory_get returns at most before it stops and says how to read on (default 12000). */
+        memoryGetMaxChars?: number;
+        /** Lines memory_get reads when the call gives no lines (default 120). */
+        memoryGetDefaultLines?: number;
+      };
+      memorySearch?: {
+        /** Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap). */
+        maxFileBytes?: number;
       };
     }>;
   };

@@ -14,7 +14,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../../sdk/memory/embeddings.js';
-import { listMemoryFiles, type MemoryFile } from '../../sdk/memory/files.js';
+import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
 import { finish, mergeHybridResults } from '../../sdk/memory/scoring.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
@@ -166,7 +166,8 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     const started = Date.now();
     const state = await this.ready();
     const rebuilt = force || state.rebuildReason !== undefined;
-    const found = this.readFiles();
+    const capped: CappedFile[] = [];
+    const found = this.readFiles(capped);
     const total = found.length;
     let newChunks = 0;
     const emit = (phase: MemorySyncProgress['phase'], files: number, embedded: number) =>
@@ -208,6 +209,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       cacheHits,
       rebuilt,
       durationMs: Date.now() - started,
+      ...(capped.length ? { capped } : {}),
     };
     state.lastSync = { at: new Date().toISOString(), stats };
     // A sync that changed nothing is not worth a write (the watcher triggers many of them).
@@ -219,17 +221,24 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     return stats;
   }
 
-  private readFiles(): ReadFile[] {
+  private lastCappedNote: string | undefined;
+
+  private readFiles(capped: CappedFile[]): ReadFile[] {
     const out: ReadFile[] = [];
     for (const file of listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths)) {
       try {
-        const text = readFileSync(file.absPath, 'utf8');
+        const { text, size, indexedBytes } = readMemoryText(file.absPath, this.settings.maxFileBytes);
+        if (indexedBytes !== undefined) capped.push({ path: file.path, size, indexedBytes });
         out.push({ file, text, hash: hashText(text) });
       } catch (error) {
         // Deleted or made unreadable between listing and reading: treated as absent.
         this.logger.debug(`memory file ${file.path} skipped: ${message(error)}`);
       }
     }
+    // Said once per change, not on every watcher-triggered sync.
+    const note = capped.length ? cappedNote(capped, this.settings.maxFileBytes) : undefined;
+    if (note && note !== this.lastCappedNote) this.logger.warn(note);
+    this.lastCappedNote = note;
     return out;
   }
 
@@ -387,7 +396,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     // textWeight; without vectors the threshold scales the same way, so the filter keeps
     // what the hybrid ranking would keep from the keyword side alone.
     const keywordOnly = (notice: string): MemorySearchResult => ({
-      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: minScore * hybrid.textWeight })),
+      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: minScore * hybrid.textWeight }), text),
       backend: BACKEND,
       mode: 'keyword',
       notice,
@@ -425,10 +434,10 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     if (missing > 0) notes.push(`${missing} of ${state.chunks.size} chunks have no embedding yet${why}; they rank by keyword only`);
     const base = { backend: BACKEND, provider: provider.id, model: provider.model, ...(notes.length ? { notice: notes.join('; ') } : {}) };
     if (!hybrid.enabled) {
-      return { ...base, mode: 'vector', results: toHits(finish(vector.map((item) => ({ ...item, vectorScore: item.score })), { ...shared, minScore })) };
+      return { ...base, mode: 'vector', results: toHits(finish(vector.map((item) => ({ ...item, vectorScore: item.score })), { ...shared, minScore }), text) };
     }
     const merged = mergeHybridResults(vector, keyword, { vectorWeight: hybrid.vectorWeight, textWeight: hybrid.textWeight, minScore, ...shared });
-    return { ...base, mode: 'hybrid', results: toHits(merged) };
+    return { ...base, mode: 'hybrid', results: toHits(merged, text) };
   }
 
   // ── Status ─────────────────────────────────────────────────────────────────────────

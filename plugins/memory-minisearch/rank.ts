@@ -5,7 +5,7 @@
 import type { MemorySearchHit } from '../../sdk/index.js';
 import { cosine, type ScoredChunk } from '../../sdk/memory/scoring.js';
 import { SNIPPET_MAX_CHARS } from '../../sdk/memory/settings.js';
-import { snippetOf } from '../../sdk/memory/text.js';
+import { snippetAround } from '../../sdk/memory/text.js';
 import type { ChunkRecord } from './store.js';
 import type { VectorStore } from './vectors.js';
 
@@ -42,13 +42,13 @@ export function vectorCandidates(
 }
 
 /** Scores stay within (0, 1] even when float rounding of weights and cosines overshoots. */
-export function toHits(results: readonly ScoredChunk[]): MemorySearchHit[] {
+export function toHits(results: readonly ScoredChunk[], query: string): MemorySearchHit[] {
   return results.map((item) => ({
     path: item.path,
     startLine: item.startLine,
     endLine: item.endLine,
     score: Math.min(1, item.score),
-    snippet: snippetOf(item.text, SNIPPET_MAX_CHARS),
+    snippet: snippetAround(item.text, query, SNIPPET_MAX_CHARS),
     ...(item.source ? { source: item.source } : {}),
   }));
 }

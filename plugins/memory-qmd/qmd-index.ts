@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
 import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
-import { listMemoryFiles, readMemoryLines, resolveMemoryPath } from '../../sdk/memory/files.js';
+import { listMemoryFiles, readMemoryLines, resolveMemoryPath, type MemoryLines } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/settings.js';
 // Imported up front (it loads no native code until opened): a lazy import() would go through
@@ -418,11 +418,11 @@ export class QmdMemoryIndex implements MemoryIndex {
     };
   }
 
-  async get(path: string, options: { from?: number; lines?: number } = {}): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number }> {
+  async get(path: string, options: { from?: number; lines?: number } = {}): Promise<MemoryLines & { path: string }> {
     const resolved = /^qmd\//.test(path.trim())
       ? resolveQmdPath(planCollections(this.settings), path)
       : resolveMemoryPath(this.settings.workspaceDir, this.settings.extraPaths, path);
-    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines) };
+    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines, this.settings.get) };
   }
 
   async close(): Promise<void> {

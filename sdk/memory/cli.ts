@@ -104,6 +104,7 @@ async function index(ctx: CliContext, manager: MemoryCliTarget, agentId: string 
     ctx.stdout.write(
       `Indexed ${stats.files} files${stats.rebuilt ? ' (full rebuild)' : ''}: ${stats.indexed} changed, ${stats.skipped} unchanged, ${stats.removed} removed; ${stats.chunks} chunks, ${stats.embedded} embedded, ${stats.cacheHits} from cache, in ${stats.durationMs} ms\n`,
     );
+    for (const file of stats.capped ?? []) ctx.stdout.write(`Note: ${file.path} is ${file.size} bytes, over memorySearch.maxFileBytes: only its first ${file.indexedBytes} bytes are indexed\n`);
   }
   return 0;
 }

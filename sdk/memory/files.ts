@@ -7,7 +7,7 @@
  * `extra/<root name>/<path below it>`. `memory_get` accepts only those names: `..`,
  * absolute paths, other files and symlinks that lead out are refused with the reason.
  */
-import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, type Stats } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { isInside } from '../../kernel/util/paths.js';
 import { toPosix } from '../fs.js';
@@ -176,14 +176,111 @@ export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly str
   return { path: name, absPath: abs };
 }
 
-/** Lines `from` (1-based) to `from + lines - 1` of a memory file. */
-export function readMemoryLines(absPath: string, from = 1, lines?: number): { text: string; from: number; lines: number; totalLines: number } {
+/** How much `memory_get` returns when the caller does not say (OpenClaw's `contextLimits`). */
+export interface MemoryGetLimits {
+  /** Lines read when `lines` is omitted (`memoryGetDefaultLines`). */
+  defaultLines: number;
+  /** Characters returned at most (`memoryGetMaxChars`); the read stops before the line that would pass it. */
+  maxChars: number;
+}
+
+export interface MemoryLines {
+  text: string;
+  from: number;
+  lines: number;
+  totalLines: number;
+  /** Set when the read stopped before the lines asked for (or the end of the file). */
+  truncated?: boolean;
+  /** The `from` that continues the read, when there is more. */
+  nextFrom?: number;
+}
+
+/**
+ * Lines `from` (1-based) to `from + lines - 1` of a memory file, at most `limits.maxChars`
+ * characters: whole lines while they fit, and a lone over-long first line cut at the cap,
+ * so one huge file never floods the model's context.
+ */
+export function readMemoryLines(absPath: string, from = 1, lines?: number, limits?: MemoryGetLimits): MemoryLines {
   const all = readFileSync(absPath, 'utf8').split('\n');
   if (all.length > 1 && all[all.length - 1] === '') all.pop();
   const start = Math.max(1, Math.floor(from));
-  const count = lines === undefined ? all.length - start + 1 : Math.max(0, Math.floor(lines));
-  const slice = all.slice(start - 1, start - 1 + count);
-  return { text: slice.join('\n'), from: start, lines: slice.length, totalLines: all.length };
+  const wanted = lines !== undefined ? Math.max(0, Math.floor(lines)) : limits ? limits.defaultLines : all.length - start + 1;
+  const slice = all.slice(start - 1, start - 1 + wanted);
+  const maxChars = limits?.maxChars ?? Infinity;
+  let kept = 0;
+  let chars = 0;
+  let text = '';
+  for (const line of slice) {
+    const cost = (kept > 0 ? 1 : 0) + line.length;
+    if (chars + cost > maxChars) {
+      if (kept === 0) {
+        text = line.slice(0, maxChars);
+        kept = 1;
+      }
+      break;
+    }
+    text += (kept > 0 ? '\n' : '') + line;
+    chars += cost;
+    kept++;
+  }
+  const cut = kept < slice.length || (kept === 1 && text.length < (slice[0]?.length ?? 0));
+  const next = start + kept;
+  return {
+    text,
+    from: start,
+    lines: kept,
+    totalLines: all.length,
+    ...(cut ? { truncated: true } : {}),
+    ...(next <= all.length && (cut || lines === undefined) ? { nextFrom: next } : {}),
+  };
+}
+
+/** The line the model reads after a windowed or cut `memory_get`, telling it how to read on. */
+export function continuationNote(read: MemoryLines, maxChars: number): string | undefined {
+  const last = read.from + read.lines - 1;
+  const shown = `lines ${read.from}-${last} of ${read.totalLines}`;
+  if (read.truncated) {
+    const more = read.nextFrom ? `; read on with from=${read.nextFrom}` : '';
+    return `[memory_get: cut at ${maxChars} characters (memoryGetMaxChars), ${shown} shown${more}]`;
+  }
+  if (read.nextFrom) return `[memory_get: ${shown} shown; read on with from=${read.nextFrom}]`;
+  return undefined;
+}
+
+/** A file indexed only up to `memorySearch.maxFileBytes`. */
+export interface CappedFile {
+  path: string;
+  size: number;
+  indexedBytes: number;
+}
+
+/**
+ * The text of a memory file for indexing: whole, or — past `maxFileBytes` (0: no cap) —
+ * only its first `maxFileBytes` bytes, up to the last line break, read without loading the
+ * rest (a 50 MB dump would otherwise become tens of thousands of chunks).
+ */
+export function readMemoryText(absPath: string, maxFileBytes: number): { text: string; size: number; indexedBytes?: number } {
+  const fd = openSync(absPath, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (maxFileBytes <= 0 || size <= maxFileBytes) return { text: readFileSync(fd, 'utf8'), size };
+    const buffer = Buffer.alloc(maxFileBytes);
+    const read = readSync(fd, buffer, 0, maxFileBytes, 0);
+    const newline = buffer.lastIndexOf(0x0a, read - 1);
+    // No line break at all: cut at the byte cap, dropping a split UTF-8 sequence.
+    let end = newline > 0 ? newline + 1 : read;
+    if (newline <= 0) while (end > 0 && (buffer[end - 1]! & 0xc0) === 0x80) end--;
+    if (newline <= 0 && end > 0 && buffer[end - 1]! >= 0xc0) end--;
+    return { text: buffer.subarray(0, end).toString('utf8'), size, indexedBytes: end };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The log and CLI line for files cut at the cap. */
+export function cappedNote(capped: readonly CappedFile[], maxFileBytes: number): string {
+  const names = capped.map((file) => `${file.path} (${file.size} bytes, first ${file.indexedBytes} indexed)`).join(', ');
+  return `memory index: ${capped.length} file${capped.length === 1 ? '' : 's'} over memorySearch.maxFileBytes (${maxFileBytes}) indexed only in part: ${names}`;
 }
 
 /** `memory/2026-01-31.md` (or `memory/2026-01-31-slug.md`) → that date; undated files → undefined. */

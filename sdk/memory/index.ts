@@ -1,8 +1,8 @@
 /** The memory SDK: what every memory backend plugin builds on. */
 export { defineMemoryPlugin, MemoryManager, type MemoryIndex, type MemoryIndexContext, type MemoryPluginOptions } from './plugin.js';
 export { resolveMemorySettings, SNIPPET_MAX_CHARS, type EmbeddingProviderId, type MemorySettings } from './settings.js';
-export { datedFileDay, listMemoryFiles, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryFile } from './files.js';
-export { chunkMarkdown, estimateTokens, hashText, isCjk, segmentCjk, snippetOf, tokenize, tokenSet, type Chunk } from './text.js';
+export { continuationNote, datedFileDay, listMemoryFiles, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryFile, type MemoryGetLimits, type MemoryLines } from './files.js';
+export { chunkMarkdown, estimateTokens, hashText, isCjk, segmentCjk, snippetAround, snippetOf, tokenize, tokenSet, type Chunk } from './text.js';
 export {
   bm25RankToScore,
   cosine,

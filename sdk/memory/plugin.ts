@@ -18,7 +18,7 @@ import type {
   MemorySyncStats,
 } from '../types/memory.js';
 import { definePlugin, errorResult, jsonResult } from '../index.js';
-import { MemoryPathError, readMemoryLines, resolveMemoryPath } from './files.js';
+import { continuationNote, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryLines } from './files.js';
 import { resolveMemorySettings, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
 import { snippetOf } from './text.js';
 import { runMemoryCli } from './cli.js';
@@ -29,7 +29,7 @@ export interface MemoryIndex {
   sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
   status(options: { deep?: boolean }): Promise<Record<string, unknown>>;
   /** Read a memory file; the default reads MEMORY.md, memory/ and extra paths safely. */
-  get?(path: string, options: { from?: number; lines?: number }): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number }>;
+  get?(path: string, options: { from?: number; lines?: number }): Promise<MemoryLines & { path: string }>;
   close(): Promise<void> | void;
 }
 
@@ -101,7 +101,18 @@ export function defineMemoryPlugin<Config extends Record<string, unknown> = Reco
         execute: async (params: { path: string; from?: number; lines?: number }, ctx: ToolContext) => {
           try {
             const read = await manager.get(params.path, { agentId: ctx.agentId, from: params.from, lines: params.lines });
-            return { content: [{ type: 'text', text: read.text }], details: { path: read.path, from: read.from, lines: read.lines, totalLines: read.totalLines } };
+            const note = continuationNote(read, manager.settings(ctx.agentId).get.maxChars);
+            return {
+              content: [{ type: 'text', text: note ? `${read.text}\n\n${note}` : read.text }],
+              details: {
+                path: read.path,
+                from: read.from,
+                lines: read.lines,
+                totalLines: read.totalLines,
+                ...(read.truncated ? { truncated: true } : {}),
+                ...(read.nextFrom ? { nextFrom: read.nextFrom } : {}),
+              },
+            };
           } catch (error) {
             if (error instanceof MemoryPathError) return errorResult(error.message);
             throw error;
@@ -212,7 +223,7 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     if (index.get) return index.get(path, options);
     const settings = this.settings(agentId);
     const resolved = resolveMemoryPath(settings.workspaceDir, settings.extraPaths, path);
-    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines) };
+    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines, settings.get) };
   }
 
   async status(options: { agentId?: string; deep?: boolean } = {}): Promise<Record<string, unknown>> {

@@ -4,6 +4,7 @@
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { expandHome, type KernelConfig } from '../../kernel/index.js';
+import type { MemoryGetLimits } from './files.js';
 
 export type EmbeddingProviderId = 'auto' | 'local' | 'openai' | 'gemini' | 'voyage' | 'none';
 
@@ -31,9 +32,18 @@ export interface MemorySettings {
   cache: { enabled: boolean; maxEntries: number };
   sync: { watch: boolean; watchDebounceMs: number; intervalMinutes: number; onSearch: boolean };
   citations: 'auto' | 'on' | 'off';
+  /** `agents.defaults.contextLimits` (per agent `agents.list[].contextLimits`): how much memory_get returns. */
+  get: MemoryGetLimits;
+  /** Files larger than this are indexed only up to it (`memorySearch.maxFileBytes`); 0 skips nothing and cuts nothing. */
+  maxFileBytes: number;
 }
 
 export const SNIPPET_MAX_CHARS = 700;
+/** OpenClaw's defaults for `contextLimits.memoryGetDefaultLines` / `memoryGetMaxChars`. */
+export const MEMORY_GET_DEFAULT_LINES = 120;
+export const MEMORY_GET_MAX_CHARS = 12_000;
+/** 2 MiB of Markdown is about 1,600 chunks; beyond that a file is a dump, not a note. */
+export const MEMORY_MAX_FILE_BYTES = 2 * 1024 * 1024;
 
 type AnyRecord = Record<string, any>;
 
@@ -53,6 +63,21 @@ function merged(config: KernelConfig, agentId: string): AnyRecord {
 
 function providerId(value: unknown, fallback: EmbeddingProviderId): EmbeddingProviderId {
   return typeof value === 'string' && ['auto', 'local', 'openai', 'gemini', 'voyage', 'none'].includes(value) ? (value as EmbeddingProviderId) : fallback;
+}
+
+function wholeOr(value: unknown, fallback: number, min: number): number {
+  const number = typeof value === 'number' ? Math.floor(value) : NaN;
+  return Number.isFinite(number) && number >= min ? number : fallback;
+}
+
+function contextLimits(config: KernelConfig, agentId: string): MemoryGetLimits {
+  const agents = (config.agents ?? {}) as AnyRecord;
+  const entry = ((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === agentId)?.contextLimits ?? {};
+  const limits = { ...(agents.defaults?.contextLimits ?? {}), ...entry } as AnyRecord;
+  return {
+    defaultLines: wholeOr(limits.memoryGetDefaultLines, MEMORY_GET_DEFAULT_LINES, 1),
+    maxChars: wholeOr(limits.memoryGetMaxChars, MEMORY_GET_MAX_CHARS, 1),
+  };
 }
 
 /**
@@ -115,5 +140,7 @@ export function resolveMemorySettings(config: KernelConfig, options: { agentId: 
       onSearch: raw.sync?.onSearch !== false,
     },
     citations: raw.citations === 'on' || raw.citations === 'off' ? raw.citations : 'auto',
+    get: contextLimits(config, options.agentId),
+    maxFileBytes: wholeOr(raw.maxFileBytes, MEMORY_MAX_FILE_BYTES, 0),
   };
 }

@@ -147,3 +147,63 @@ export function snippetOf(text: string, max: number): string {
   const space = cut.lastIndexOf(' ');
   return `${space > max * 0.8 ? cut.slice(0, space) : cut}…`;
 }
+
+/** Where each query term occurs in `lower` (already lower-cased). */
+function termHits(lower: string, query: string): Array<{ at: number; end: number; term: string }> {
+  const hits: Array<{ at: number; end: number; term: string }> = [];
+  const terms = [...new Set(tokenize(query))];
+  for (const term of terms) {
+    for (let at = lower.indexOf(term); at !== -1; at = lower.indexOf(term, at + term.length)) {
+      hits.push({ at, end: at + term.length, term });
+    }
+  }
+  return hits.sort((a, b) => a.at - b.at);
+}
+
+/** More distinct terms beat more repeats; a CJK bigram counts more than one character, a long word more than "a". */
+function windowScore(hits: ReadonlyArray<{ term: string }>): number {
+  const distinct = new Set(hits.map((hit) => hit.term));
+  let score = 0;
+  for (const term of distinct) score += isCjk(term) ? ([...term].length > 1 ? 1000 : 400) : term.length >= 3 ? 1000 : 100;
+  return score + hits.length;
+}
+
+/**
+ * A snippet of at most `max` characters centred on the query: the window of `text` holding
+ * the most query terms (words, and CJK characters and bigrams as the keyword index matches
+ * them), widened evenly around them and cut at spaces or line breaks when one is near.
+ * Without a term in the text (a vector-only hit) it is the start of the text.
+ */
+export function snippetAround(text: string, query: string, max: number): string {
+  const trimmed = text.trim();
+  if (trimmed.length <= max) return trimmed;
+  const hits = termHits(trimmed.toLowerCase(), query);
+  if (hits.length === 0) return snippetOf(trimmed, max);
+  const room = max - 2; // an ellipsis on each side
+  let best = { score: -1, first: 0, last: 0 };
+  for (let i = 0, j = 0; i < hits.length; i++) {
+    if (j < i) j = i;
+    while (j + 1 < hits.length && hits[j + 1]!.end - hits[i]!.at <= room) j++;
+    const score = windowScore(hits.slice(i, j + 1));
+    if (score > best.score) best = { score, first: hits[i]!.at, last: Math.min(hits[j]!.end, hits[i]!.at + room) };
+  }
+  const slack = room - (best.last - best.first);
+  let start = Math.max(0, Math.min(best.first - Math.floor(slack / 2), trimmed.length - room));
+  let end = Math.min(trimmed.length, start + room);
+  // Start at a line or word boundary when one lies between the window start and the first match.
+  if (start > 0) {
+    const head = trimmed.slice(start, best.first);
+    const line = head.lastIndexOf('\n');
+    const space = head.search(/\s/);
+    const cut = line !== -1 && line < head.length / 2 ? line + 1 : space !== -1 && space < 20 ? space + 1 : 0;
+    start += cut;
+    end = Math.min(trimmed.length, start + room);
+  }
+  if (end < trimmed.length) {
+    const tail = trimmed.slice(best.last, end);
+    const space = Math.max(tail.lastIndexOf(' '), tail.lastIndexOf('\n'));
+    if (space !== -1 && tail.length - space < 20) end = best.last + space;
+  }
+  const body = trimmed.slice(start, end).trim();
+  return `${start > 0 ? '…' : ''}${body}${end < trimmed.length ? '…' : ''}`;
+}

@@ -55,12 +55,14 @@ export interface MemorySyncStats {
   /** The whole index was rebuilt (forced, or the provider/model/chunking changed). */
   rebuilt: boolean;
   durationMs: number;
+  /** Files over `memorySearch.maxFileBytes`, indexed only up to it. */
+  capped?: Array<{ path: string; size: number; indexedBytes: number }>;
 }
 
 export interface MemoryBackend {
   search(query: string, options?: MemorySearchOptions): Promise<MemorySearchResult>;
   /** Lines of one memory file; refuses any path outside the memory files. */
-  get(path: string, options?: { agentId?: string; from?: number; lines?: number }): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number }>;
+  get(path: string, options?: { agentId?: string; from?: number; lines?: number }): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number; truncated?: boolean; nextFrom?: number }>;
   status(options?: { agentId?: string; deep?: boolean }): Promise<Record<string, unknown>> | Record<string, unknown>;
   sync?(options?: { agentId?: string; force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
   close?(): Promise<void> | void;

@@ -7,15 +7,15 @@
  * waiting for vectors gives keyword results; no FTS5 gives vector results. Every such
  * answer carries a `notice` that says why.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Logger } from '../../../kernel/index.js';
 import type { MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../types/memory.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
-import { listMemoryFiles, type MemoryFile } from '../files.js';
+import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../files.js';
 import type { MemoryIndex } from '../plugin.js';
 import { finish, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../settings.js';
-import { chunkMarkdown, hashText, snippetOf, type Chunk } from '../text.js';
+import { chunkMarkdown, hashText, snippetAround, type Chunk } from '../text.js';
 import { buildFtsQuery } from './fts-query.js';
 import type { IndexMeta } from './schema.js';
 import { claimScratchPath, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
@@ -45,6 +45,8 @@ interface Outcome {
   rebuilt: boolean;
   /** Paths present in this sync's listing (and readable). */
   paths: Set<string>;
+  /** Files over memorySearch.maxFileBytes, indexed only up to it. */
+  capped: CappedFile[];
   /** The provider failed; chunks written without vectors wait for the next sync. */
   failure?: Error;
   /** The provider's vectors changed length under an unchanged fingerprint. */
@@ -141,7 +143,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const { mode, scored, notice } = this.combine(keyword, vector, limit, options.minScore, embedded.provider);
     const vectorsTookPart = mode !== 'keyword' && embedded.provider !== undefined;
     return {
-      results: scored.map(toHit),
+      results: scored.map((item) => toHit(item, text)),
       backend: this.backend,
       mode,
       ...(vectorsTookPart ? { provider: embedded.provider!.id, model: embedded.provider!.model } : {}),
@@ -274,7 +276,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
       cacheHits: outcome.cacheHits,
       rebuilt: outcome.rebuilt,
       durationMs: Date.now() - started,
+      ...(outcome.capped.length ? { capped: outcome.capped } : {}),
     };
+    if (outcome.capped.length) this.warnOnce(cappedNote(outcome.capped, this.settings.maxFileBytes));
     this.store.setMeta({ lastSync: { ...stats, at: new Date(started).toISOString(), ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}) } });
     progress.emit('done');
     return stats;
@@ -410,7 +414,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
    */
   private async indexInto(store: IndexStore, provider: EmbeddingProvider | undefined, files: MemoryFile[], progress: Progress): Promise<Outcome> {
     const known = store.files();
-    const outcome: Outcome = { files: 0, indexed: 0, skipped: 0, removed: 0, embedded: 0, cacheHits: 0, rebuilt: false, paths: new Set() };
+    const outcome: Outcome = { files: 0, indexed: 0, skipped: 0, removed: 0, embedded: 0, cacheHits: 0, rebuilt: false, paths: new Set(), capped: [] };
     const stopOnFailure = this.canFallBack(provider);
     let group: Array<{ row: FileRow; chunks: Chunk[] }> = [];
     let groupChunks = 0;
@@ -435,6 +439,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       outcome.paths.add(file.path);
       progress.files++;
       const row = known.get(file.path);
+      if (read !== 'unreadable' && read.indexedBytes !== undefined) outcome.capped.push({ path: file.path, size: read.size, indexedBytes: read.indexedBytes });
       if (read === 'unreadable') {
         // Its last good chunks stay until it can be read again.
         outcome.skipped++;
@@ -471,9 +476,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return outcome;
   }
 
-  private readFile(file: MemoryFile): { text: string } | 'vanished' | 'unreadable' {
+  private readFile(file: MemoryFile): { text: string; size: number; indexedBytes?: number } | 'vanished' | 'unreadable' {
     try {
-      return { text: readFileSync(file.absPath, 'utf8') };
+      return readMemoryText(file.absPath, this.settings.maxFileBytes);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'vanished';
       this.warnOnce(`memory index: cannot read ${file.absPath} (${message(error)}); keeping what was indexed from it before`);
@@ -674,13 +679,13 @@ function asTextScored(item: Candidate): ScoredChunk {
   return { ...item, textScore: item.score };
 }
 
-function toHit(item: ScoredChunk): MemorySearchHit {
+function toHit(item: ScoredChunk, query: string): MemorySearchHit {
   return {
     path: item.path,
     startLine: item.startLine,
     endLine: item.endLine,
     score: item.score,
-    snippet: snippetOf(item.text, SNIPPET_MAX_CHARS),
+    snippet: snippetAround(item.text, query, SNIPPET_MAX_CHARS),
     ...(item.source ? { source: item.source } : {}),
   };
 }
