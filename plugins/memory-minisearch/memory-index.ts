@@ -16,7 +16,7 @@ import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncP
 import type { EmbeddingProvider, EmbeddingSelection } from '../../sdk/memory/embeddings.js';
 import { listMemoryFiles, type MemoryFile } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
-import { finish, mergeHybridResults } from '../../sdk/memory/scoring.js';
+import { finish, keywordMinScore, mergeHybridResults } from '../../sdk/memory/scoring.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
 import { chunkMarkdown, hashText, type Chunk } from '../../sdk/memory/text.js';
 import { createEngine, keywordSearch, loadEngine, loadMiniSearch, tokenizerFingerprint, type ChunkDoc, type Engine, type EngineClass } from './engine.js';
@@ -387,7 +387,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     // textWeight; without vectors the threshold scales the same way, so the filter keeps
     // what the hybrid ranking would keep from the keyword side alone.
     const keywordOnly = (notice: string): MemorySearchResult => ({
-      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: minScore * hybrid.textWeight })),
+      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: keywordMinScore(minScore, hybrid.textWeight) })),
       backend: BACKEND,
       mode: 'keyword',
       notice,

@@ -13,7 +13,7 @@ import type { MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyn
 import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
 import { listMemoryFiles, type MemoryFile } from '../files.js';
 import type { MemoryIndex } from '../plugin.js';
-import { finish, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
+import { finish, keywordMinScore, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../settings.js';
 import { chunkMarkdown, hashText, snippetOf, type Chunk } from '../text.js';
 import { buildFtsQuery } from './fts-query.js';
@@ -137,7 +137,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     // Both sides read the store only after the await, so they see the same chunks.
     const store = this.store;
     const keyword = this.keywordSide(store, text, pool);
-    const vector: Side = embedded.vector ? this.vectorSide(store, embedded.vector, pool) : { notice: embedded.notice! };
+    const vector: Side = embedded.vector ? this.vectorSide(store, embedded.vector, pool, keyword.items ?? []) : { notice: embedded.notice! };
     const { mode, scored, notice } = this.combine(keyword, vector, limit, options.minScore, embedded.provider);
     const vectorsTookPart = mode !== 'keyword' && embedded.provider !== undefined;
     return {
@@ -173,7 +173,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       return { mode: 'vector', scored: finish(vector.items.map(asVectorScored), { ...common, minScore: minScore * vectorWeight }), notice: join(`vector search only: ${keyword.notice}`, fallbackNote) };
     }
     if (keyword.items) {
-      return { mode: 'keyword', scored: finish(keyword.items.map(asTextScored), { ...common, minScore: minScore * textWeight }), notice: `keyword search only: ${vector.notice}` };
+      return { mode: 'keyword', scored: finish(keyword.items.map(asTextScored), { ...common, minScore: keywordMinScore(minScore, textWeight) }), notice: `keyword search only: ${vector.notice}` };
     }
     return { mode: 'keyword', scored: [], notice: `no search is possible: ${vector.notice}; ${keyword.notice}` };
   }
@@ -229,9 +229,20 @@ export class SqliteMemoryIndex implements MemoryIndex {
     }
   }
 
-  private vectorSide(store: IndexStore, vector: Float32Array, pool: number): Side {
+  /**
+   * The `pool` nearest chunks, plus the vector score of every keyword candidate: a chunk
+   * found by its words but outside the nearest few would otherwise count as vector score 0.
+   */
+  private vectorSide(store: IndexStore, vector: Float32Array, pool: number, keyword: readonly Candidate[]): Side {
     try {
-      return { items: store.nearest(vector, pool).map((row) => candidate(row, row.score)) };
+      const items = store.nearest(vector, pool).map((row) => candidate(row, row.score));
+      const seen = new Set(items.map((item) => item.id));
+      const similarity = store.similarities(vector, keyword.filter((item) => !seen.has(item.id)).map((item) => Number(item.id)));
+      for (const item of keyword) {
+        const score = similarity.get(Number(item.id));
+        if (score !== undefined && score > 0) items.push({ ...item, score });
+      }
+      return { items };
     } catch (error) {
       this.warnOnce(`memory search: the vector query failed: ${message(error)}`);
       return { notice: `the vector query failed (${message(error)})` };
