@@ -153,8 +153,18 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
   // ── Sync ───────────────────────────────────────────────────────────────────────────
 
   sync(options: { force?: boolean; onProgress?: Progress } = {}): Promise<MemorySyncStats> {
-    return this.serial(() => this.runSync(options.force === true, options.onProgress));
+    return this.serial(async () => {
+      this.syncing = true;
+      try {
+        return await this.runSync(options.force === true, options.onProgress);
+      } finally {
+        this.syncing = false;
+      }
+    });
   }
+
+  /** A sync is running in this process (status says a never-synced index is being built). */
+  private syncing = false;
 
   private serial<T>(task: () => Promise<T>): Promise<T> {
     const run = this.queue.then(task, task);
@@ -454,6 +464,8 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       ...(this.fallbackReason ? { fallback: this.fallbackReason } : {}),
       chunking: { tokens: this.settings.chunking.tokens, overlap: this.settings.chunking.overlap },
       lastSync: state?.lastSync ? { at: state.lastSync.at, ...state.lastSync.stats } : null,
+      // A sync applies all its changes at once, so once one has finished the index is whole.
+      index: state?.lastSync ? 'complete' : this.syncing ? 'building' : 'empty',
     };
     if (provider && vectors) {
       const embedded = chunks.filter((chunk) => vectors.has(chunk.hash)).length;

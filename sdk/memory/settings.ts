@@ -35,6 +35,10 @@ export interface MemorySettings {
 
 export const SNIPPET_MAX_CHARS = 700;
 
+/** The one line `memory status` shows when no embedding provider is configured (search is keyword-only). */
+export const SEMANTIC_SEARCH_HINT =
+  'keyword search only; for semantic search configure an embedding provider: agents.defaults.memorySearch.provider "openai", "gemini" or "voyage" with its API key (OPENAI_API_KEY, GEMINI_API_KEY, VOYAGE_API_KEY), or a local GGUF model file at agents.defaults.memorySearch.local.modelPath';
+
 type AnyRecord = Record<string, any>;
 
 function merged(config: KernelConfig, agentId: string): AnyRecord {

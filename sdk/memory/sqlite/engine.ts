@@ -17,8 +17,8 @@ import { finish, keywordMinScore, mergeHybridResults, normalizeBm25, type Scored
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../settings.js';
 import { chunkMarkdown, hashText, snippetOf, type Chunk } from '../text.js';
 import { buildFtsQuery } from './fts-query.js';
-import type { IndexMeta } from './schema.js';
-import { claimScratchPath, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
+import type { IndexBuilding, IndexMeta } from './schema.js';
+import { claimScratchPath, processAlive, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
 import { DimensionMismatchError, IndexStore, removeDatabaseFile, type ChunkRow, type FileRow } from './store.js';
 import { isZeroVector } from './vectors.js';
 
@@ -72,6 +72,14 @@ class Progress {
   }
 }
 
+function buildingRecord(progress: Progress, startedAt: string): IndexBuilding {
+  return { pid: process.pid, files: progress.files, filesTotal: progress.filesTotal, startedAt, updatedAt: new Date().toISOString() };
+}
+
+function progressOf(progress: { files: number; filesTotal: number }): { files: number; filesTotal: number } {
+  return { files: progress.files, filesTotal: progress.filesTotal };
+}
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -88,6 +96,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
   private lastEmbeddingError?: string;
   private readonly warned = new Set<string>();
   private readonly tuning: Tuning;
+  /** The sync running in this process, for status. */
+  private running?: Progress;
+  /** The running sync writes a first index in place, where searches already read it. */
+  private buildingInPlace = false;
   /** Why sqlite-vec is not used, as found at open (reopened files do not try again). */
   private readonly vectorError?: string;
 
@@ -265,6 +277,16 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const files = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
     const progress = new Progress(onProgress, files.length);
     progress.emit('scan');
+    this.running = progress;
+    try {
+      return await this.syncAll(files, force, progress, started);
+    } finally {
+      this.running = undefined;
+      this.buildingInPlace = false;
+    }
+  }
+
+  private async syncAll(files: MemoryFile[], force: boolean, progress: Progress, started: number): Promise<MemorySyncStats> {
     let outcome = await this.syncWith(this.active, files, force, progress);
     const fallback = this.selection.fallback;
     if (outcome.failure && fallback && this.active === this.selection.provider) {
@@ -286,7 +308,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
       rebuilt: outcome.rebuilt,
       durationMs: Date.now() - started,
     };
-    this.store.setMeta({ lastSync: { ...stats, at: new Date(started).toISOString(), ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}) } });
+    // Every listed file has been through this sync: the index is complete (vectors still
+    // missing after a provider failure are reported apart, as pendingEmbeddings).
+    this.store.setMeta({
+      lastSync: { ...stats, at: new Date(started).toISOString(), ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}) },
+      complete: true,
+      building: undefined,
+    });
     progress.emit('done');
     return stats;
   }
@@ -295,8 +323,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
     progress.files = 0;
     const meta = this.store.meta();
     if (meta.fingerprint === undefined && !force) {
-      // A new index: nothing to keep answering from, so it is built in place.
-      this.store.setMeta(this.metaFor(provider));
+      // A new index: nothing to keep answering from, so it is built in place, marked
+      // incomplete (with how far it got) until the sync ends.
+      this.buildingInPlace = true;
+      this.store.setMeta({ ...this.metaFor(provider), complete: false, building: buildingRecord(progress, new Date().toISOString()) });
       return this.indexInto(this.store, provider, files, progress);
     }
     const reason = force ? 'asked for' : this.rebuildReason(meta, provider);
@@ -348,7 +378,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
     let swapped = false;
     try {
       scratch = IndexStore.open(scratchPath, { vector: this.vectorOptions(), scratch: true });
-      scratch.setMeta(this.metaFor(provider, dims ?? provider?.dims));
+      // Swapped in only once every file is in it.
+      scratch.setMeta({ ...this.metaFor(provider, dims ?? provider?.dims), complete: true });
       scratch.importCache(livePath, this.tuning.cacheEntries);
       progress.files = 0;
       const outcome = await this.indexInto(scratch, provider, files, progress);
@@ -433,6 +464,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
       this.assertSyncing();
       progress.emit('write');
       for (const item of group) store.writeFile(item.row, item.chunks.map((chunk) => ({ ...chunk, vector: vectors.get(chunk.hash) })));
+      if (this.buildingInPlace && store === this.store) {
+        store.setMeta({ building: buildingRecord(progress, store.meta().building?.startedAt ?? new Date().toISOString()) });
+      }
       group = [];
       groupChunks = 0;
       return true;
@@ -585,13 +619,28 @@ export class SqliteMemoryIndex implements MemoryIndex {
       ...(store.fts ? {} : { ftsError: store.ftsError }),
       cache: { enabled: this.settings.cache.enabled, entries: counts.cacheEntries, maxEntries: this.settings.cache.maxEntries },
       chunking: this.tuning.chunking,
-      pendingEmbeddings: counts.pending,
+      ...this.completeness(meta, counts.files),
+      // Without a provider nothing waits for embeddings; a count would suggest otherwise.
+      ...(provider ? { pendingEmbeddings: counts.pending } : {}),
       ...(this.lastEmbeddingError ? { lastEmbeddingError: this.lastEmbeddingError } : {}),
       ...(stale ? { staleBecause: stale } : {}),
       lastSync: meta.lastSync,
     };
     if (options.deep) report.probe = await this.probe();
     return report;
+  }
+
+  /**
+   * Whether the index holds every memory file. An index from before `complete` was
+   * recorded is complete once a sync has finished (lastSync). An incomplete one is being
+   * built by this or another live process, or was interrupted (the next sync finishes it).
+   */
+  private completeness(meta: IndexMeta, files: number): Record<string, unknown> {
+    if (meta.fingerprint === undefined) return { index: this.running ? 'building' : 'empty', ...(this.running ? { indexProgress: progressOf(this.running) } : {}) };
+    if (meta.complete ?? meta.lastSync !== undefined) return { index: this.running && this.buildingInPlace ? 'building' : 'complete' };
+    const live = this.running ?? (meta.building && meta.building.pid !== process.pid && processAlive(meta.building.pid) ? meta.building : undefined);
+    const progress = live ? progressOf(live) : { files, filesTotal: meta.building?.filesTotal ?? null };
+    return { index: live ? 'building' : 'incomplete', indexProgress: progress };
   }
 
   /** `status --deep`: one real embedding call and one real search, timed. */
