@@ -116,3 +116,21 @@ afterEach(() => {
 export function startCliGateway(env: Record<string, string>, args: string[] = []): Promise<CliGateway> {
   return spawnCliGateway(CLI, env, args, (child) => gatewayChildren.push(child));
 }
+
+/**
+ * Starts `node <args>` and resolves once its stdout contains `marker`; rejects if it exits
+ * first. `output()` is everything it has printed so far.
+ */
+export function spawnUntil(args: string[], marker: string): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes(marker)) resolve({ child, output: () => stdout });
+    });
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}) before printing "${marker}": ${stdout} ${stderr}`)));
+  });
+}

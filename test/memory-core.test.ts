@@ -8,6 +8,7 @@ import {
   datedFileDay,
   estimateTokens,
   listMemoryFiles,
+  keywordMinScore,
   mergeHybridResults,
   mmrRerank,
   normalizeBm25,
@@ -77,10 +78,32 @@ describe('ranking', () => {
     const base = { path: 'MEMORY.md', startLine: 1, endLine: 1, text: '' };
     const options = { vectorWeight: 0.7, textWeight: 0.3, minScore: 0.35, maxResults: 6 };
     expect(mergeHybridResults([{ ...base, id: 'v', score: 0.8 }], [], options)).toMatchObject([{ id: 'v', score: expect.closeTo(0.56, 12) }]);
-    expect(mergeHybridResults([], [{ ...base, id: 't', score: 1 }], options)).toEqual([]);
+    // A keyword-only hit scores 0.3, under minScore, yet is kept (OpenClaw keeps keyword matches).
+    expect(mergeHybridResults([], [{ ...base, id: 't', score: 1 }], options)).toMatchObject([{ id: 't', score: expect.closeTo(0.3, 12) }]);
     expect(mergeHybridResults([{ ...base, id: 'x', score: 0.5 }], [{ ...base, id: 'x', score: 0.5 }], options)).toMatchObject([{ id: 'x', score: expect.closeTo(0.5, 12) }]);
     const ten = Array.from({ length: 10 }, (_, i) => ({ ...base, id: `c${i}`, score: 0.9 - i * 0.01 }));
     expect(mergeHybridResults(ten, [], options)).toHaveLength(6);
+  });
+
+  it('hybrid keeps what keyword-only keeps: keyword matches fill the slots hits above minScore leave; semantic-only ones still need minScore', () => {
+    const base = { path: 'MEMORY.md', startLine: 1, endLine: 1, text: '' };
+    const options = { vectorWeight: 0.7, textWeight: 0.3, minScore: 0.35, maxResults: 3 };
+    const vector = [
+      { ...base, id: 'strong', score: 0.9 },
+      { ...base, id: 'weak-semantic', score: 0.4 },
+    ];
+    const keyword = [
+      { ...base, id: 'exact', score: 1 },
+      { ...base, id: 'partial', score: 0.5 },
+      { ...base, id: 'noise', score: 0.05 },
+    ];
+    const merged = mergeHybridResults(vector, keyword, options);
+    // 0.4 · 0.7 = 0.28 (semantic only) is dropped; text 0.05 is under the keyword-only floor 0.105.
+    expect(merged.map((item) => item.id)).toEqual(['strong', 'exact', 'partial']);
+    expect(mergeHybridResults(vector, keyword, { ...options, maxResults: 1 }).map((item) => item.id)).toEqual(['strong']);
+    // Every hit under minScore: the keyword matches remain, best first.
+    expect(mergeHybridResults(vector.slice(1), keyword, { ...options, maxResults: 6 }).map((item) => item.id)).toEqual(['exact', 'partial']);
+    expect(keywordMinScore(0.35, 0.3)).toBeCloseTo(0.105, 12);
   });
 
   it('MMR prefers a different chunk over a near-copy (A, B, A′)', () => {

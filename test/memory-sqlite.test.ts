@@ -15,7 +15,7 @@ import { buildFtsQuery } from '../sdk/memory/sqlite/fts-query.js';
 import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
 import { SCHEMA_VERSION } from '../sdk/memory/sqlite/schema.js';
 import { sqliteModuleFor } from '../sdk/memory/sqlite/native.js';
-import { REPO, tempDir } from './helpers.js';
+import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 
 const require = createRequire(import.meta.url);
@@ -471,22 +471,12 @@ process.stdout.write('finished\\n');
     );
 
     for (const delayMs of [0, 150, 400]) {
-      const child = spawn(process.execPath, [JITI, script, env.workspace, env.dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stderr.on('data', (chunk) => (stderr += chunk));
-      await new Promise<void>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-          if (stdout.includes('rebuilding')) resolve();
-        });
-        child.on('exit', (code) => reject(new Error(`the rebuild exited early (${code}): ${stdout} ${stderr}`)));
-      });
+      const { child, output } = await spawnUntil([JITI, script, env.workspace, env.dir], 'rebuilding');
       await new Promise((resolve) => setTimeout(resolve, delayMs));
       const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
       child.kill('SIGKILL');
       expect(await exited).toBe('SIGKILL');
-      expect(stdout).not.toContain('finished');
+      expect(output()).not.toContain('finished');
       expect(scratchFiles(env.dir).length).toBeGreaterThan(0);
 
       // The real file was never touched: intact, still the old model's index.

@@ -16,7 +16,7 @@ import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncP
 import type { EmbeddingProvider, EmbeddingSelection } from '../../sdk/memory/embeddings.js';
 import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
-import { finish, mergeHybridResults } from '../../sdk/memory/scoring.js';
+import { finish, keywordMinScore, mergeHybridResults } from '../../sdk/memory/scoring.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
 import { chunkMarkdown, hashText, type Chunk } from '../../sdk/memory/text.js';
 import { createEngine, keywordSearch, loadEngine, loadMiniSearch, tokenizerFingerprint, type ChunkDoc, type Engine, type EngineClass } from './engine.js';
@@ -153,8 +153,18 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
   // ── Sync ───────────────────────────────────────────────────────────────────────────
 
   sync(options: { force?: boolean; onProgress?: Progress } = {}): Promise<MemorySyncStats> {
-    return this.serial(() => this.runSync(options.force === true, options.onProgress));
+    return this.serial(async () => {
+      this.syncing = true;
+      try {
+        return await this.runSync(options.force === true, options.onProgress);
+      } finally {
+        this.syncing = false;
+      }
+    });
   }
+
+  /** A sync is running in this process (status says a never-synced index is being built). */
+  private syncing = false;
 
   private serial<T>(task: () => Promise<T>): Promise<T> {
     const run = this.queue.then(task, task);
@@ -396,7 +406,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     // textWeight; without vectors the threshold scales the same way, so the filter keeps
     // what the hybrid ranking would keep from the keyword side alone.
     const keywordOnly = (notice: string): MemorySearchResult => ({
-      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: minScore * hybrid.textWeight }), text),
+      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: keywordMinScore(minScore, hybrid.textWeight) }), text),
       backend: BACKEND,
       mode: 'keyword',
       notice,
@@ -463,6 +473,8 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       ...(this.fallbackReason ? { fallback: this.fallbackReason } : {}),
       chunking: { tokens: this.settings.chunking.tokens, overlap: this.settings.chunking.overlap },
       lastSync: state?.lastSync ? { at: state.lastSync.at, ...state.lastSync.stats } : null,
+      // A sync applies all its changes at once, so once one has finished the index is whole.
+      index: state?.lastSync ? 'complete' : this.syncing ? 'building' : 'empty',
     };
     if (provider && vectors) {
       const embedded = chunks.filter((chunk) => vectors.has(chunk.hash)).length;

@@ -69,9 +69,29 @@ async function status(ctx: CliContext, manager: MemoryCliTarget, agentId: string
     ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return 0;
   }
-  const lines = Object.entries(report).map(([key, value]) => `  ${key.padEnd(16)} ${typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}`);
+  const lines = Object.entries(report).flatMap(([key, value]) => {
+    if (key === 'indexProgress') return [];
+    const text = key === 'index' ? describeIndex(report) : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+    return [`  ${key.padEnd(16)} ${text}`];
+  });
   ctx.stdout.write(`Memory (${String(report.backend)})\n${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The index line of `memory status`: complete, or how far a build got and what happens next. */
+function describeIndex(report: Record<string, unknown>): string {
+  const progress = report.indexProgress as { files: number; filesTotal: number | null } | undefined;
+  const done = progress ? ` (${progress.files}${progress.filesTotal === null ? '' : ` of ${progress.filesTotal}`} files so far)` : '';
+  switch (report.index) {
+    case 'building':
+      return `still being built${done}: searches see only part of memory until it finishes`;
+    case 'incomplete':
+      return `incomplete${done}: its build was interrupted; \`claw memory index\` finishes it`;
+    case 'empty':
+      return 'not built yet: `claw memory index` builds it';
+    default:
+      return String(report.index);
+  }
 }
 
 async function index(ctx: CliContext, manager: MemoryCliTarget, agentId: string | undefined, force: boolean, json: boolean): Promise<number> {

@@ -8,6 +8,7 @@ export {
   cosine,
   finish,
   jaccard,
+  keywordMinScore,
   mergeHybridResults,
   mmrRerank,
   normalizeBm25,

@@ -19,7 +19,7 @@ import type {
 } from '../types/memory.js';
 import { definePlugin, errorResult, jsonResult } from '../index.js';
 import { continuationNote, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryLines } from './files.js';
-import { resolveMemorySettings, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
+import { resolveMemorySettings, SEMANTIC_SEARCH_HINT, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
 import { snippetOf } from './text.js';
 import { runMemoryCli } from './cli.js';
 
@@ -50,6 +50,11 @@ export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
 const SEARCH_DESCRIPTION =
   'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or open tasks. Returns the best matching snippets with path and line range; read more with memory_get.';
 const GET_DESCRIPTION = 'Read lines of a memory file (MEMORY.md, memory/YYYY-MM-DD.md, or a path from memory_search results).';
+
+/** A backend's status says it searches by keyword because it has no embedding provider at all. */
+function noEmbedder(report: Record<string, unknown>): boolean {
+  return report.mode === 'keyword' && (report.provider === undefined || report.provider === 'none');
+}
 
 export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(options: MemoryPluginOptions<Config>): PluginDefinition<Config> {
   return definePlugin<Config>({
@@ -229,7 +234,8 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
   async status(options: { agentId?: string; deep?: boolean } = {}): Promise<Record<string, unknown>> {
     const agentId = options.agentId ?? this.defaultAgent();
     const index = await this.index(agentId);
-    return { backend: this.backendName, agentId, ...(await index.status({ deep: options.deep })) };
+    const report = { backend: this.backendName, agentId, ...(await index.status({ deep: options.deep })) };
+    return noEmbedder(report) ? { ...report, semanticSearch: SEMANTIC_SEARCH_HINT } : report;
   }
 
   backend(): MemoryBackend {

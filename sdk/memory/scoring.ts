@@ -74,7 +74,24 @@ export interface MergeOptions {
 
 type Candidate = Omit<ScoredChunk, 'score' | 'vectorScore' | 'textScore'> & { score: number };
 
-/** Union by chunk id, weighted sum, optional decay and MMR, then minScore and maxResults. */
+/**
+ * The threshold a keyword match must reach on its own (its normalised text score) to be
+ * kept: the share of minScore the text side could earn in a hybrid score. Keyword-only
+ * search and the hybrid merge use the same rule, so hybrid never drops what keyword-only
+ * search keeps.
+ */
+export function keywordMinScore(minScore: number, textWeight: number): number {
+  return minScore * textWeight;
+}
+
+/**
+ * Union by chunk id, weighted sum, optional decay and MMR, then minScore and maxResults.
+ * A chunk found only by keyword scores at most textWeight (0.3 by default), under the
+ * default minScore, so the threshold alone would drop every exact keyword hit; as in
+ * OpenClaw, keyword matches that keyword-only search would keep fill the slots the hits
+ * that reach minScore leave free (all of them when none does). Semantic-only matches
+ * still need minScore.
+ */
 export function mergeHybridResults(vector: readonly Candidate[], keyword: readonly Candidate[], options: MergeOptions): ScoredChunk[] {
   const merged = new Map<string, ScoredChunk>();
   for (const item of vector) merged.set(item.id, { ...item, vectorScore: item.score, score: 0 });
@@ -83,28 +100,48 @@ export function mergeHybridResults(vector: readonly Candidate[], keyword: readon
     if (existing) existing.textScore = item.score;
     else merged.set(item.id, { ...item, textScore: item.score, score: 0 });
   }
-  let results = [...merged.values()].map((item) => ({
+  const results = [...merged.values()].map((item) => ({
     ...item,
     score: options.vectorWeight * (item.vectorScore ?? 0) + options.textWeight * (item.textScore ?? 0),
   }));
-  return finish(results, options);
+  const decay = decayOf(results, options);
+  const ranked = order(applyDecay(results, decay), options);
+  const keywordFloor = keywordMinScore(options.minScore, options.textWeight);
+  const strong = ranked.filter((item) => item.score >= options.minScore);
+  const keywordKept = ranked.filter(
+    (item) => item.score < options.minScore && item.textScore !== undefined && item.textScore * (decay.get(item.id) ?? 1) >= keywordFloor,
+  );
+  return [...strong, ...keywordKept].slice(0, options.maxResults);
 }
 
 /** Decay, MMR, threshold and limit, for results already scored. */
 export function finish(results: ScoredChunk[], options: Omit<MergeOptions, 'vectorWeight' | 'textWeight'>): ScoredChunk[] {
-  let out = results;
-  if (options.temporalDecay?.enabled) {
-    const now = options.now ?? new Date();
-    out = out.map((item) => {
-      const day = datedFileDay(item.path);
-      if (!day) return item; // Evergreen files never decay.
-      const age = (now.getTime() - day.getTime()) / 86_400_000;
-      return { ...item, score: item.score * temporalDecayMultiplier(age, options.temporalDecay!.halfLifeDays) };
-    });
+  return order(applyDecay(results, decayOf(results, options)), options)
+    .filter((item) => item.score >= options.minScore)
+    .slice(0, options.maxResults);
+}
+
+/** Each dated chunk's temporal decay multiplier (evergreen files never decay, so are absent). */
+function decayOf(results: readonly ScoredChunk[], options: Pick<MergeOptions, 'temporalDecay' | 'now'>): Map<string, number> {
+  const multipliers = new Map<string, number>();
+  if (!options.temporalDecay?.enabled) return multipliers;
+  const now = options.now ?? new Date();
+  for (const item of results) {
+    const day = datedFileDay(item.path);
+    if (!day) continue;
+    const age = (now.getTime() - day.getTime()) / 86_400_000;
+    multipliers.set(item.id, temporalDecayMultiplier(age, options.temporalDecay.halfLifeDays));
   }
-  out.sort((a, b) => b.score - a.score);
-  if (options.mmr?.enabled) out = mmrRerank(out, options.mmr.lambda);
-  return out.filter((item) => item.score >= options.minScore).slice(0, options.maxResults);
+  return multipliers;
+}
+
+function applyDecay(results: readonly ScoredChunk[], decay: ReadonlyMap<string, number>): ScoredChunk[] {
+  return results.map((item) => (decay.has(item.id) ? { ...item, score: item.score * decay.get(item.id)! } : item));
+}
+
+function order(results: ScoredChunk[], options: Pick<MergeOptions, 'mmr'>): ScoredChunk[] {
+  const out = [...results].sort((a, b) => b.score - a.score);
+  return options.mmr?.enabled ? mmrRerank(out, options.mmr.lambda) : out;
 }
 
 export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {

@@ -45,6 +45,10 @@ export const MEMORY_GET_MAX_CHARS = 12_000;
 /** 2 MiB of Markdown is about 1,600 chunks; beyond that a file is a dump, not a note. */
 export const MEMORY_MAX_FILE_BYTES = 2 * 1024 * 1024;
 
+/** The one line `memory status` shows when no embedding provider is configured (search is keyword-only). */
+export const SEMANTIC_SEARCH_HINT =
+  'keyword search only; for semantic search configure an embedding provider: agents.defaults.memorySearch.provider "openai", "gemini" or "voyage" with its API key (OPENAI_API_KEY, GEMINI_API_KEY, VOYAGE_API_KEY), or a local GGUF model file at agents.defaults.memorySearch.local.modelPath';
+
 type AnyRecord = Record<string, any>;
 
 function merged(config: KernelConfig, agentId: string): AnyRecord {

@@ -13,12 +13,12 @@ import type { MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyn
 import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
 import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../files.js';
 import type { MemoryIndex } from '../plugin.js';
-import { finish, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
+import { finish, keywordMinScore, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../settings.js';
 import { chunkMarkdown, hashText, snippetAround, type Chunk } from '../text.js';
 import { buildFtsQuery } from './fts-query.js';
-import type { IndexMeta } from './schema.js';
-import { claimScratchPath, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
+import type { IndexBuilding, IndexMeta } from './schema.js';
+import { claimScratchPath, processAlive, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
 import { DimensionMismatchError, IndexStore, removeDatabaseFile, type ChunkRow, type FileRow } from './store.js';
 import { isZeroVector } from './vectors.js';
 
@@ -74,6 +74,14 @@ class Progress {
   }
 }
 
+function buildingRecord(progress: Progress, startedAt: string): IndexBuilding {
+  return { pid: process.pid, files: progress.files, filesTotal: progress.filesTotal, startedAt, updatedAt: new Date().toISOString() };
+}
+
+function progressOf(progress: { files: number; filesTotal: number }): { files: number; filesTotal: number } {
+  return { files: progress.files, filesTotal: progress.filesTotal };
+}
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -90,6 +98,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
   private lastEmbeddingError?: string;
   private readonly warned = new Set<string>();
   private readonly tuning: Tuning;
+  /** The sync running in this process, for status. */
+  private running?: Progress;
+  /** The running sync writes a first index in place, where searches already read it. */
+  private buildingInPlace = false;
   /** Why sqlite-vec is not used, as found at open (reopened files do not try again). */
   private readonly vectorError?: string;
 
@@ -139,7 +151,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     // Both sides read the store only after the await, so they see the same chunks.
     const store = this.store;
     const keyword = this.keywordSide(store, text, pool);
-    const vector: Side = embedded.vector ? this.vectorSide(store, embedded.vector, pool) : { notice: embedded.notice! };
+    const vector: Side = embedded.vector ? this.vectorSide(store, embedded.vector, pool, keyword.items ?? []) : { notice: embedded.notice! };
     const { mode, scored, notice } = this.combine(keyword, vector, limit, options.minScore, embedded.provider);
     const vectorsTookPart = mode !== 'keyword' && embedded.provider !== undefined;
     return {
@@ -175,7 +187,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       return { mode: 'vector', scored: finish(vector.items.map(asVectorScored), { ...common, minScore: minScore * vectorWeight }), notice: join(`vector search only: ${keyword.notice}`, fallbackNote) };
     }
     if (keyword.items) {
-      return { mode: 'keyword', scored: finish(keyword.items.map(asTextScored), { ...common, minScore: minScore * textWeight }), notice: `keyword search only: ${vector.notice}` };
+      return { mode: 'keyword', scored: finish(keyword.items.map(asTextScored), { ...common, minScore: keywordMinScore(minScore, textWeight) }), notice: `keyword search only: ${vector.notice}` };
     }
     return { mode: 'keyword', scored: [], notice: `no search is possible: ${vector.notice}; ${keyword.notice}` };
   }
@@ -231,9 +243,20 @@ export class SqliteMemoryIndex implements MemoryIndex {
     }
   }
 
-  private vectorSide(store: IndexStore, vector: Float32Array, pool: number): Side {
+  /**
+   * The `pool` nearest chunks, plus the vector score of every keyword candidate: a chunk
+   * found by its words but outside the nearest few would otherwise count as vector score 0.
+   */
+  private vectorSide(store: IndexStore, vector: Float32Array, pool: number, keyword: readonly Candidate[]): Side {
     try {
-      return { items: store.nearest(vector, pool).map((row) => candidate(row, row.score)) };
+      const items = store.nearest(vector, pool).map((row) => candidate(row, row.score));
+      const seen = new Set(items.map((item) => item.id));
+      const similarity = store.similarities(vector, keyword.filter((item) => !seen.has(item.id)).map((item) => Number(item.id)));
+      for (const item of keyword) {
+        const score = similarity.get(Number(item.id));
+        if (score !== undefined && score > 0) items.push({ ...item, score });
+      }
+      return { items };
     } catch (error) {
       this.warnOnce(`memory search: the vector query failed: ${message(error)}`);
       return { notice: `the vector query failed (${message(error)})` };
@@ -256,6 +279,16 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const files = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
     const progress = new Progress(onProgress, files.length);
     progress.emit('scan');
+    this.running = progress;
+    try {
+      return await this.syncAll(files, force, progress, started);
+    } finally {
+      this.running = undefined;
+      this.buildingInPlace = false;
+    }
+  }
+
+  private async syncAll(files: MemoryFile[], force: boolean, progress: Progress, started: number): Promise<MemorySyncStats> {
     let outcome = await this.syncWith(this.active, files, force, progress);
     const fallback = this.selection.fallback;
     if (outcome.failure && fallback && this.active === this.selection.provider) {
@@ -279,7 +312,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
       ...(outcome.capped.length ? { capped: outcome.capped } : {}),
     };
     if (outcome.capped.length) this.warnOnce(cappedNote(outcome.capped, this.settings.maxFileBytes));
-    this.store.setMeta({ lastSync: { ...stats, at: new Date(started).toISOString(), ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}) } });
+    // Every listed file has been through this sync: the index is complete (vectors still
+    // missing after a provider failure are reported apart, as pendingEmbeddings).
+    this.store.setMeta({
+      lastSync: { ...stats, at: new Date(started).toISOString(), ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}) },
+      complete: true,
+      building: undefined,
+    });
     progress.emit('done');
     return stats;
   }
@@ -288,8 +327,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
     progress.files = 0;
     const meta = this.store.meta();
     if (meta.fingerprint === undefined && !force) {
-      // A new index: nothing to keep answering from, so it is built in place.
-      this.store.setMeta(this.metaFor(provider));
+      // A new index: nothing to keep answering from, so it is built in place, marked
+      // incomplete (with how far it got) until the sync ends.
+      this.buildingInPlace = true;
+      this.store.setMeta({ ...this.metaFor(provider), complete: false, building: buildingRecord(progress, new Date().toISOString()) });
       return this.indexInto(this.store, provider, files, progress);
     }
     const reason = force ? 'asked for' : this.rebuildReason(meta, provider);
@@ -341,7 +382,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
     let swapped = false;
     try {
       scratch = IndexStore.open(scratchPath, { vector: this.vectorOptions(), scratch: true });
-      scratch.setMeta(this.metaFor(provider, dims ?? provider?.dims));
+      // Swapped in only once every file is in it.
+      scratch.setMeta({ ...this.metaFor(provider, dims ?? provider?.dims), complete: true });
       scratch.importCache(livePath, this.tuning.cacheEntries);
       progress.files = 0;
       const outcome = await this.indexInto(scratch, provider, files, progress);
@@ -426,6 +468,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
       this.assertSyncing();
       progress.emit('write');
       for (const item of group) store.writeFile(item.row, item.chunks.map((chunk) => ({ ...chunk, vector: vectors.get(chunk.hash) })));
+      if (this.buildingInPlace && store === this.store) {
+        store.setMeta({ building: buildingRecord(progress, store.meta().building?.startedAt ?? new Date().toISOString()) });
+      }
       group = [];
       groupChunks = 0;
       return true;
@@ -579,13 +624,28 @@ export class SqliteMemoryIndex implements MemoryIndex {
       ...(store.fts ? {} : { ftsError: store.ftsError }),
       cache: { enabled: this.settings.cache.enabled, entries: counts.cacheEntries, maxEntries: this.settings.cache.maxEntries },
       chunking: this.tuning.chunking,
-      pendingEmbeddings: counts.pending,
+      ...this.completeness(meta, counts.files),
+      // Without a provider nothing waits for embeddings; a count would suggest otherwise.
+      ...(provider ? { pendingEmbeddings: counts.pending } : {}),
       ...(this.lastEmbeddingError ? { lastEmbeddingError: this.lastEmbeddingError } : {}),
       ...(stale ? { staleBecause: stale } : {}),
       lastSync: meta.lastSync,
     };
     if (options.deep) report.probe = await this.probe();
     return report;
+  }
+
+  /**
+   * Whether the index holds every memory file. An index from before `complete` was
+   * recorded is complete once a sync has finished (lastSync). An incomplete one is being
+   * built by this or another live process, or was interrupted (the next sync finishes it).
+   */
+  private completeness(meta: IndexMeta, files: number): Record<string, unknown> {
+    if (meta.fingerprint === undefined) return { index: this.running ? 'building' : 'empty', ...(this.running ? { indexProgress: progressOf(this.running) } : {}) };
+    if (meta.complete ?? meta.lastSync !== undefined) return { index: this.running && this.buildingInPlace ? 'building' : 'complete' };
+    const live = this.running ?? (meta.building && meta.building.pid !== process.pid && processAlive(meta.building.pid) ? meta.building : undefined);
+    const progress = live ? progressOf(live) : { files, filesTotal: meta.building?.filesTotal ?? null };
+    return { index: live ? 'building' : 'incomplete', indexProgress: progress };
   }
 
   /** `status --deep`: one real embedding call and one real search, timed. */

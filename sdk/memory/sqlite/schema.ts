@@ -62,6 +62,21 @@ export interface IndexMeta {
   /** Written by a connection without sqlite-vec: chunks_vec no longer matches chunks. */
   vecStale?: boolean;
   lastSync?: Record<string, unknown>;
+  /**
+   * False from the moment a first index starts being written in place until its sync ends:
+   * searches can already read it, but it does not hold every file yet.
+   */
+  complete?: boolean;
+  /** While `complete` is false: who is building the index and how far it got. */
+  building?: IndexBuilding;
+}
+
+export interface IndexBuilding {
+  pid: number;
+  files: number;
+  filesTotal: number;
+  startedAt: string;
+  updatedAt: string;
 }
 
 const NUMBER_KEYS = new Set(['schemaVersion', 'dims', 'chunkTokens', 'chunkOverlap']);
@@ -70,8 +85,8 @@ export function readMeta(db: Db): IndexMeta {
   const meta: Record<string, unknown> = {};
   for (const row of db.prepare('SELECT key, value FROM meta').all() as Array<{ key: string; value: string }>) {
     if (NUMBER_KEYS.has(row.key)) meta[row.key] = Number(row.value);
-    else if (row.key === 'vecStale') meta[row.key] = row.value === '1';
-    else if (row.key === 'lastSync') meta[row.key] = safeJson(row.value);
+    else if (row.key === 'vecStale' || row.key === 'complete') meta[row.key] = row.value === '1';
+    else if (row.key === 'lastSync' || row.key === 'building') meta[row.key] = safeJson(row.value);
     else meta[row.key] = row.value;
   }
   return meta as IndexMeta;

@@ -26,7 +26,8 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function processAlive(pid: number): boolean {
+/** Signal 0 checks that the process exists. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -421,6 +421,20 @@ export class IndexStore {
     return this.nearestInJs(query, limit);
   }
 
+  /** Cosine similarity of `query` to each of these chunks that has a vector of its length. */
+  similarities(query: Float32Array, ids: readonly number[]): Map<number, number> {
+    const out = new Map<number, number>();
+    if (ids.length === 0) return out;
+    const rows = this.db
+      .prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN (SELECT value FROM json_each(?))')
+      .all(JSON.stringify(ids)) as Array<{ id: number; embedding: Buffer }>;
+    for (const row of rows) {
+      const vector = fromBlob(row.embedding);
+      if (vector.length === query.length) out.set(row.id, clampScore(cosine(query, vector)));
+    }
+    return out;
+  }
+
   private nearestInJs(query: Float32Array, limit: number): Array<ChunkRow & { score: number }> {
     const best: Array<{ id: number; score: number }> = [];
     for (const row of this.db.prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL').iterate() as Iterable<{ id: number; embedding: Buffer }>) {

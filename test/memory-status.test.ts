@@ -1,0 +1,169 @@
+/**
+ * `claw memory status` tells the truth: no embedding backlog when there is no embedder,
+ * whether the index is complete or still being built (also across processes, and after a
+ * build was killed), and how to get semantic search when no provider is configured.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger, type KernelConfig } from '../sdk/index.js';
+import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
+import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
+import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
+import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
+import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
+import { claw, REPO, spawnUntil, tempDir } from './helpers.js';
+
+const quiet = createLogger({ level: 'error', sink: () => undefined });
+const JITI = join(REPO, 'node_modules/jiti/lib/jiti-cli.mjs');
+
+function workspace(files: Record<string, string>) {
+  const dir = tempDir('claw-memory-status-');
+  const ws = join(dir, 'workspace');
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(ws, name, '..'), { recursive: true });
+    writeFileSync(join(ws, name), text);
+  }
+  const settings = (memorySearch: Record<string, unknown> = {}): MemorySettings =>
+    resolveMemorySettings({ agents: { defaults: { memorySearch } } } as KernelConfig, { agentId: 'main', workspaceDir: ws, stateDir: dir });
+  return { dir, ws, settings };
+}
+
+const notes = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`memory/note-${i}.md`, `# Note ${i}\n\nmarker${i} and shared words.\n`]));
+
+const opened: SqliteMemoryIndex[] = [];
+afterEach(async () => {
+  for (const index of opened.splice(0)) await index.close().catch(() => undefined);
+});
+
+async function open(settings: MemorySettings, provider?: EmbeddingProvider): Promise<SqliteMemoryIndex> {
+  const index = await SqliteMemoryIndex.open(settings, { embeddings: provider ? { provider, reason: 'test' } : { reason: 'memorySearch.provider is "none": keyword search only' }, logger: quiet });
+  opened.push(index);
+  return index;
+}
+
+describe('memory status: completeness', () => {
+  it('a first index is "building" with its progress while it is written in place, "complete" once the sync ends', async () => {
+    const env = workspace(notes(7));
+    const inner = createHashEmbedder();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let embedding!: () => void;
+    const started = new Promise<void>((resolve) => (embedding = resolve));
+    const slow: EmbeddingProvider = { ...inner, embed: async (texts) => (embedding(), await gate, inner.embed(texts)) };
+    const index = await open(env.settings(), slow);
+    expect(await index.status({})).toMatchObject({ index: 'empty' });
+
+    const sync = index.sync({});
+    await started;
+    expect(await index.status({})).toMatchObject({ index: 'building', indexProgress: { filesTotal: 7 } });
+    release();
+    await sync;
+    const done = await index.status({});
+    expect(done).toMatchObject({ index: 'complete', pendingEmbeddings: 0 });
+    expect(done.indexProgress).toBeUndefined();
+  });
+
+  it('a first build in another process is "building" while it lives, and "incomplete" (not complete) after kill -9', async () => {
+    // 600 one-chunk notes: the first 512 are written, then the build is killed mid-way.
+    const env = workspace(notes(600));
+    const url = (path: string) => JSON.stringify(pathToFileURL(join(REPO, path)).href);
+    const script = join(env.dir, 'build.ts');
+    writeFileSync(
+      script,
+      `import { SqliteMemoryIndex } from ${url('sdk/memory/sqlite/index.ts')};
+import { createHashEmbedder } from ${url('sdk/memory/hash-embedder.ts')};
+import { resolveMemorySettings } from ${url('sdk/memory/settings.ts')};
+const [workspace, stateDir] = process.argv.slice(2);
+const settings = resolveMemorySettings({ agents: { defaults: { memorySearch: { remote: { batchSize: 8 } } } } }, { agentId: 'main', workspaceDir: workspace, stateDir });
+const inner = createHashEmbedder();
+let written = false;
+const slow = { ...inner, embed: async (texts) => { if (written) await new Promise((resolve) => setTimeout(resolve, 200)); return inner.embed(texts); } };
+const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
+const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet });
+await index.sync({ onProgress: (progress) => {
+  if (progress.phase === 'write') written = true;
+  else if (written && progress.phase === 'embed') process.stdout.write('half\\n');
+} });
+process.stdout.write('finished\\n');
+`,
+    );
+    const { child, output } = await spawnUntil([JITI, script, env.ws, env.dir], 'half');
+
+    const settings = env.settings({ remote: { batchSize: 8 } });
+    const reader = await open(settings, createHashEmbedder());
+    const during = await reader.status({});
+    expect(during).toMatchObject({ index: 'building', files: 512, indexProgress: { files: 512, filesTotal: 600 } });
+
+    const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    expect(output()).not.toContain('finished');
+    const after = await reader.status({});
+    expect(after).toMatchObject({ index: 'incomplete', files: 512, indexProgress: { files: 512, filesTotal: 600 } });
+
+    // The next sync finishes it.
+    expect(await reader.sync({})).toMatchObject({ files: 600, indexed: 88 });
+    expect(await reader.status({})).toMatchObject({ index: 'complete', files: 600 });
+  }, 60_000);
+});
+
+describe('memory status: minisearch', () => {
+  it('says whether a sync has built the index yet (a sync applies its changes at once)', async () => {
+    const env = workspace(notes(3));
+    const index = new MiniSearchMemoryIndex(env.settings({ provider: 'none' }), { logger: quiet }, { reason: 'memorySearch.provider is "none": keyword search only' });
+    try {
+      expect(await index.status({})).toMatchObject({ mode: 'keyword', index: 'empty' });
+      await index.sync({});
+      expect(await index.status({})).toMatchObject({ mode: 'keyword', index: 'complete', files: 3 });
+    } finally {
+      await index.close();
+    }
+  });
+});
+
+describe('claw memory status', () => {
+  function stateWith(memorySearch: Record<string, unknown>) {
+    const stateDir = tempDir('claw-memory-status-cli-');
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ agents: { defaults: { memorySearch } } }));
+    mkdirSync(join(stateDir, 'workspace', 'memory'), { recursive: true });
+    writeFileSync(join(stateDir, 'workspace', 'MEMORY.md'), '# Memory\n\nThe Lisbon offsite hotel is Memmo Alfama.\n');
+    writeFileSync(join(stateDir, 'workspace', 'memory', '2026-11-01.md'), '# 2026-11-01\n\nBooked the flights.\n');
+    return { OPENCLAW_STATE_DIR: stateDir };
+  }
+
+  it('with no embedding provider: keyword mode, no embedding backlog, the index state, and one line on how to get semantic search', async () => {
+    const env = stateWith({});
+    const empty = JSON.parse((await claw(['memory', 'status', '--json'], env)).stdout);
+    expect(empty).toMatchObject({ backend: 'sqlite', mode: 'keyword', index: 'empty' });
+
+    const indexed = await claw(['memory', 'index'], env);
+    expect(indexed.code, indexed.stderr).toBe(0);
+    const json = JSON.parse((await claw(['memory', 'status', '--json'], env)).stdout);
+    expect(json).toMatchObject({ backend: 'sqlite', mode: 'keyword', files: 2, index: 'complete' });
+    expect(json).not.toHaveProperty('pendingEmbeddings');
+    expect(json.semanticSearch).toMatch(/agents\.defaults\.memorySearch\.provider/);
+    expect(json.semanticSearch).toMatch(/agents\.defaults\.memorySearch\.local\.modelPath/);
+    expect(json.semanticSearch).toMatch(/GGUF/);
+
+    const text = await claw(['memory', 'status'], env);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).not.toMatch(/pendingEmbeddings/);
+    expect(text.stdout).toMatch(/^ {2}index {12}complete$/m);
+    const hint = text.stdout.split('\n').filter((line) => /semantic search/i.test(line));
+    expect(hint).toHaveLength(1);
+    expect(hint[0]).toMatch(/^ {2}semanticSearch {3}keyword search only; for semantic search configure an embedding provider: agents\.defaults\.memorySearch\.provider .*local\.modelPath$/);
+  });
+
+  it('provider "none" (keyword search chosen on purpose) gets the same line; a configured provider gets none', async () => {
+    const none = JSON.parse((await claw(['memory', 'status', '--json'], stateWith({ provider: 'none' }))).stdout);
+    expect(none).toMatchObject({ mode: 'keyword', provider: 'none' });
+    expect(none.semanticSearch).toMatch(/memorySearch\.provider/);
+
+    // A provider is configured (its key is set, never called by status): the backlog counts, no hint.
+    const openai = JSON.parse((await claw(['memory', 'status', '--json'], stateWith({ provider: 'openai', remote: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' } }))).stdout);
+    expect(openai).toMatchObject({ provider: 'openai', pendingEmbeddings: 0 });
+    expect(openai).not.toHaveProperty('semanticSearch');
+  });
+});
