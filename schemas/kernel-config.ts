@@ -180,6 +180,14 @@ export const MemorySearchConfigSchema = Type.Object(
     maxFileBytes: Type.Optional(
       Type.Integer({ minimum: 0, description: 'Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap).' }),
     ),
+    sources: Type.Optional(
+      Type.Array(Type.Union([Type.Literal('memory'), Type.Literal('sessions')]), {
+        description: 'What memory_search indexes (default ["memory"]); "sessions" adds this agent\'s own session transcripts (needs experimental.sessionMemory; SQLite backend only).',
+      }),
+    ),
+    experimental: Type.Optional(
+      Type.Object({ sessionMemory: Type.Optional(Type.Boolean({ description: 'Opt in to indexing session transcripts (with sources: ["memory", "sessions"]).' })) }, Strict),
+    ),
   },
   Open,
 );

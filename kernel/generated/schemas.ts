@@ -395,6 +395,32 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   "type": "integer",
                   "minimum": 0,
                   "description": "Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap)."
+                },
+                "sources": {
+                  "type": "array",
+                  "items": {
+                    "anyOf": [
+                      {
+                        "type": "string",
+                        "const": "memory"
+                      },
+                      {
+                        "type": "string",
+                        "const": "sessions"
+                      }
+                    ]
+                  },
+                  "description": "What memory_search indexes (default [\"memory\"]); \"sessions\" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only)."
+                },
+                "experimental": {
+                  "type": "object",
+                  "properties": {
+                    "sessionMemory": {
+                      "type": "boolean",
+                      "description": "Opt in to indexing session transcripts (with sources: [\"memory\", \"sessions\"])."
+                    }
+                  },
+                  "additionalProperties": false
                 }
               },
               "additionalProperties": true
@@ -548,6 +574,32 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                     "type": "integer",
                     "minimum": 0,
                     "description": "Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap)."
+                  },
+                  "sources": {
+                    "type": "array",
+                    "items": {
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "const": "memory"
+                        },
+                        {
+                          "type": "string",
+                          "const": "sessions"
+                        }
+                      ]
+                    },
+                    "description": "What memory_search indexes (default [\"memory\"]); \"sessions\" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only)."
+                  },
+                  "experimental": {
+                    "type": "object",
+                    "properties": {
+                      "sessionMemory": {
+                        "type": "boolean",
+                        "description": "Opt in to indexing session transcripts (with sources: [\"memory\", \"sessions\"])."
+                      }
+                    },
+                    "additionalProperties": false
                   }
                 },
                 "additionalProperties": true

@@ -89,6 +89,12 @@ export type KernelConfig = {
       memorySearch?: {
         /** Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap). */
         maxFileBytes?: number;
+        /** What memory_search indexes (default ["memory"]); "sessions" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only). */
+        sources?: Array<"memory" | "sessions">;
+        experimental?: {
+          /** Opt in to indexing session transcripts (with sources: ["memory", "sessions"]). */
+          sessionMemory?: boolean;
+        };
       };
     };
     list?: Array<{
@@ -136,6 +142,12 @@ export type KernelConfig = {
       memorySearch?: {
         /** Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap). */
         maxFileBytes?: number;
+        /** What memory_search indexes (default ["memory"]); "sessions" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only). */
+        sources?: Array<"memory" | "sessions">;
+        experimental?: {
+          /** Opt in to indexing session transcripts (with sources: ["memory", "sessions"]). */
+          sessionMemory?: boolean;
+        };
       };
     }>;
   };

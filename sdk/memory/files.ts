@@ -130,6 +130,8 @@ export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly str
   if (!name) throw new MemoryPathError(requested, 'is empty: give a path such as MEMORY.md or memory/2026-01-31.md');
   if (isAbsolute(name) || /^[A-Za-z]:\//.test(name)) throw new MemoryPathError(requested, 'is absolute: give the path relative to the workspace (MEMORY.md, memory/…)');
   if (name.split('/').includes('..')) throw new MemoryPathError(requested, 'contains "..": memory files are read by their own name only');
+  // Session hits name their transcript, but memory_get serves memory files only (as in OpenClaw).
+  if (/^sessions\/[^/]+\.jsonl$/.test(name)) throw new MemoryPathError(requested, 'is a session transcript: memory_get reads memory files only; use sessions_history to read a session');
   if (!name.toLowerCase().endsWith('.md')) throw new MemoryPathError(requested, 'is not a Markdown file: only MEMORY.md, memory/*.md and the configured extra paths can be read');
 
   let abs: string | undefined;

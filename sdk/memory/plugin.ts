@@ -174,6 +174,12 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     let index = this.indexes.get(agentId);
     if (!index) {
       const settings = this.settings(agentId);
+      // Only the SQLite index reads transcripts; another backend would silently search less than asked.
+      if (settings.sources.includes('sessions') && this.options.backend !== 'sqlite') {
+        return Promise.reject(
+          new Error(`memorySearch.sources "sessions" (agent ${agentId}) is supported by the memory-sqlite backend only, not ${this.options.backend}; remove "sessions" or use memory-sqlite`),
+        );
+      }
       index = Promise.resolve(
         this.options.createIndex(settings, { api: this.api, logger: this.api.logger, stateDir: this.api.kernel.paths.stateDir, env: this.api.kernel.env }, this.api.config),
       );
@@ -279,12 +285,12 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
   }
 
   private watch(agentId: string, settings: MemorySettings): void {
-    const onChange = (file: string | null) => {
-      if (file === null || /\.md$/i.test(file) || !file.includes('.')) this.markDirty(agentId);
+    const onChange = (file: string | null, wanted: RegExp) => {
+      if (file === null || wanted.test(file) || !file.includes('.')) this.markDirty(agentId);
     };
-    const tryWatch = (path: string, recursive: boolean) => {
+    const tryWatch = (path: string, recursive: boolean, wanted = /\.md$/i) => {
       try {
-        const watcher = watch(path, { recursive, persistent: false }, (_event, file) => onChange(file ? String(file) : null));
+        const watcher = watch(path, { recursive, persistent: false }, (_event, file) => onChange(file ? String(file) : null, wanted));
         watcher.on('error', () => watcher.close());
         this.watchers.push(watcher);
       } catch {
@@ -293,6 +299,8 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     };
     tryWatch(settings.workspaceDir, false);
     tryWatch(join(settings.workspaceDir, 'memory'), true);
+    // A transcript that grew is picked up by a debounced background sync; searches never wait for it.
+    if (settings.sources.includes('sessions')) tryWatch(settings.sessionsDir, false, /\.jsonl$/);
   }
 
   async stop(): Promise<void> {

@@ -36,7 +36,13 @@ export interface MemorySettings {
   get: MemoryGetLimits;
   /** Files larger than this are indexed only up to it (`memorySearch.maxFileBytes`); 0 skips nothing and cuts nothing. */
   maxFileBytes: number;
+  /** What is indexed: memory files, and (opt-in, with `experimental.sessionMemory`) this agent's session transcripts. */
+  sources: MemorySource[];
+  /** This agent's transcripts (`<stateDir>/agents/<agentId>/sessions`); indexed only when `sources` has "sessions". */
+  sessionsDir: string;
 }
+
+export type MemorySource = 'memory' | 'sessions';
 
 export const SNIPPET_MAX_CHARS = 700;
 /** OpenClaw's defaults for `contextLimits.memoryGetDefaultLines` / `memoryGetMaxChars`. */
@@ -72,6 +78,24 @@ function providerId(value: unknown, fallback: EmbeddingProviderId): EmbeddingPro
 function wholeOr(value: unknown, fallback: number, min: number): number {
   const number = typeof value === 'number' ? Math.floor(value) : NaN;
   return Number.isFinite(number) && number >= min ? number : fallback;
+}
+
+/** OpenClaw gates transcript indexing twice (the source and the experimental flag); one without the other is a mistake worth naming. */
+function sourcesOf(raw: AnyRecord, agentId: string): MemorySource[] {
+  const value = raw.sources ?? ['memory'];
+  const where = `memorySearch.sources (agent ${agentId})`;
+  if (!Array.isArray(value)) throw new Error(`${where} must be a list such as ["memory", "sessions"]`);
+  for (const item of value) {
+    if (item !== 'memory' && item !== 'sessions') throw new Error(`${where}: unknown source ${JSON.stringify(item)} (known: "memory", "sessions")`);
+  }
+  const sources = [...new Set(value as MemorySource[])];
+  if (sources.includes('sessions') && raw.experimental?.sessionMemory !== true) {
+    throw new Error(`${where} includes "sessions", but session transcripts are indexed only with memorySearch.experimental.sessionMemory: true`);
+  }
+  if (raw.sync?.sessions !== undefined) {
+    throw new Error(`memorySearch.sync.sessions (agent ${agentId}): the deltaBytes/deltaMessages thresholds are not supported; a grown transcript is indexed after sync.watchDebounceMs`);
+  }
+  return sources;
 }
 
 function contextLimits(config: KernelConfig, agentId: string): MemoryGetLimits {
@@ -146,5 +170,7 @@ export function resolveMemorySettings(config: KernelConfig, options: { agentId: 
     citations: raw.citations === 'on' || raw.citations === 'off' ? raw.citations : 'auto',
     get: contextLimits(config, options.agentId),
     maxFileBytes: wholeOr(raw.maxFileBytes, MEMORY_MAX_FILE_BYTES, 0),
+    sources: sourcesOf(raw, options.agentId),
+    sessionsDir: join(options.stateDir, 'agents', options.agentId, 'sessions'),
   };
 }

@@ -14,6 +14,7 @@ import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
 import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../files.js';
 import type { MemoryIndex } from '../plugin.js';
 import { finish, keywordMinScore, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
+import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from '../session-files.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../settings.js';
 import { chunkMarkdown, hashText, snippetAround, type Chunk } from '../text.js';
 import { buildFtsQuery } from './fts-query.js';
@@ -276,7 +277,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
     this.assertOpen();
     this.reopenIfReplaced();
     const started = Date.now();
-    const files = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
+    const files: IndexedFile[] = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
+    if (this.settings.sources.includes('sessions')) files.push(...listSessionFiles(this.settings.sessionsDir));
     const progress = new Progress(onProgress, files.length);
     progress.emit('scan');
     this.running = progress;
@@ -288,7 +290,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     }
   }
 
-  private async syncAll(files: MemoryFile[], force: boolean, progress: Progress, started: number): Promise<MemorySyncStats> {
+  private async syncAll(files: IndexedFile[], force: boolean, progress: Progress, started: number): Promise<MemorySyncStats> {
     let outcome = await this.syncWith(this.active, files, force, progress);
     const fallback = this.selection.fallback;
     if (outcome.failure && fallback && this.active === this.selection.provider) {
@@ -323,7 +325,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return stats;
   }
 
-  private async syncWith(provider: EmbeddingProvider | undefined, files: MemoryFile[], force: boolean, progress: Progress): Promise<Outcome> {
+  private async syncWith(provider: EmbeddingProvider | undefined, files: IndexedFile[], force: boolean, progress: Progress): Promise<Outcome> {
     progress.files = 0;
     const meta = this.store.meta();
     if (meta.fingerprint === undefined && !force) {
@@ -373,7 +375,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * then swaps it in. If the primary provider fails and a fallback exists, the scratch file
    * is dropped and the caller starts over with the fallback.
    */
-  private async rebuild(provider: EmbeddingProvider | undefined, files: MemoryFile[], reason: string, progress: Progress, dims?: number): Promise<Outcome> {
+  private async rebuild(provider: EmbeddingProvider | undefined, files: IndexedFile[], reason: string, progress: Progress, dims?: number): Promise<Outcome> {
     const livePath = this.settings.store.path;
     this.logger.info(`memory index ${livePath}: full rebuild (${reason})`);
     const previousPaths = new Set(this.store.files().keys());
@@ -454,11 +456,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * Delta indexing into `store`: unchanged files (same content hash) are skipped, changed
    * and new ones re-chunked and written with their vectors, vanished ones removed.
    */
-  private async indexInto(store: IndexStore, provider: EmbeddingProvider | undefined, files: MemoryFile[], progress: Progress): Promise<Outcome> {
+  private async indexInto(store: IndexStore, provider: EmbeddingProvider | undefined, files: IndexedFile[], progress: Progress): Promise<Outcome> {
     const known = store.files();
     const outcome: Outcome = { files: 0, indexed: 0, skipped: 0, removed: 0, embedded: 0, cacheHits: 0, rebuilt: false, paths: new Set(), capped: [] };
     const stopOnFailure = this.canFallBack(provider);
-    let group: Array<{ row: FileRow; chunks: Chunk[] }> = [];
+    let group: Array<{ row: FileRow; chunks: Chunk[]; append?: boolean }> = [];
     let groupChunks = 0;
 
     const flush = async (): Promise<boolean> => {
@@ -467,7 +469,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
       if ((outcome.failure && stopOnFailure) || outcome.dimsChanged) return false;
       this.assertSyncing();
       progress.emit('write');
-      for (const item of group) store.writeFile(item.row, item.chunks.map((chunk) => ({ ...chunk, vector: vectors.get(chunk.hash) })));
+      for (const item of group) {
+        const chunks = item.chunks.map((chunk) => ({ ...chunk, vector: vectors.get(chunk.hash) }));
+        if (item.append) store.appendToFile(item.row, chunks);
+        else store.writeFile(item.row, chunks);
+      }
       if (this.buildingInPlace && store === this.store) {
         store.setMeta({ building: buildingRecord(progress, store.meta().building?.startedAt ?? new Date().toISOString()) });
       }
@@ -478,6 +484,23 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
     for (const file of files) {
       this.assertSyncing();
+      if (file.source === 'sessions') {
+        const delta = this.readSession(file, known.get(file.path));
+        if (delta === 'vanished') continue;
+        outcome.files++;
+        outcome.paths.add(file.path);
+        progress.files++;
+        if (delta === 'unchanged' || delta === 'unreadable') {
+          outcome.skipped++;
+          continue;
+        }
+        group.push(delta);
+        groupChunks += delta.chunks.length;
+        outcome.indexed++;
+        progress.chunks += delta.chunks.length;
+        if (groupChunks >= WRITE_GROUP_CHUNKS && !(await flush())) return outcome;
+        continue;
+      }
       const read = this.readFile(file);
       if (read === 'vanished') continue;
       outcome.files++;
@@ -519,6 +542,33 @@ export class SqliteMemoryIndex implements MemoryIndex {
       }
     }
     return outcome;
+  }
+
+  /**
+   * A transcript's turns since the last sync. Transcripts are append-only, so the file row
+   * records how far it was read (size: bytes, hash: lines) and only what follows is read;
+   * one that shrank was rewritten and is read again from its start.
+   */
+  private readSession(file: SessionFile, row: FileRow | undefined): { row: FileRow; chunks: Chunk[]; append: boolean } | 'unchanged' | 'vanished' | 'unreadable' {
+    const resume = row?.source === 'sessions' && row.size <= file.size ? row : undefined;
+    if (resume && resume.size === file.size) return 'unchanged';
+    const fromLine = resume ? Number(/^lines:(\d+)$/.exec(resume.hash)?.[1] ?? NaN) : 0;
+    if (resume && !Number.isFinite(fromLine)) return this.readSession(file, undefined);
+    let delta;
+    try {
+      delta = readSessionDelta(file.absPath, resume?.size ?? 0, fromLine);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'vanished';
+      this.warnOnce(`memory index: cannot read session transcript ${file.absPath} (${message(error)}); keeping what was indexed from it before`);
+      return 'unreadable';
+    }
+    // Only part of a line was added since: it is read once it is complete.
+    if (resume && delta.endByte === resume.size) return 'unchanged';
+    return {
+      row: { path: file.path, source: 'sessions', hash: `lines:${delta.endLine}`, mtime: file.mtimeMs, size: delta.endByte },
+      chunks: sessionChunks(delta.turns, this.tuning.chunking),
+      append: resume !== undefined,
+    };
   }
 
   private readFile(file: MemoryFile): { text: string; size: number; indexedBytes?: number } | 'vanished' | 'unreadable' {
@@ -715,6 +765,9 @@ interface Tuning {
   /** 0: the cache is off. */
   cacheEntries: number;
 }
+
+/** What a sync goes through: memory files and, when `sources` has "sessions", this agent's transcripts. */
+type IndexedFile = MemoryFile | SessionFile;
 
 function tuningOf(settings: MemorySettings): Tuning {
   const whole = (value: number, fallback: number, min: number) => (Number.isFinite(value) ? Math.max(min, Math.floor(value)) : fallback);

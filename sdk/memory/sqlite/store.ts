@@ -193,11 +193,20 @@ export class IndexStore {
 
   /** Replaces a file's chunks; chunks without a vector wait for a later embedding pass. */
   writeFile(file: FileRow, chunks: ReadonlyArray<Chunk & { vector?: Float32Array }>): void {
+    this.putFile(file, chunks, true);
+  }
+
+  /** Adds chunks after a file's existing ones (an append-only transcript's new lines). */
+  appendToFile(file: FileRow, chunks: ReadonlyArray<Chunk & { vector?: Float32Array }>): void {
+    this.putFile(file, chunks, false);
+  }
+
+  private putFile(file: FileRow, chunks: ReadonlyArray<Chunk & { vector?: Float32Array }>, replace: boolean): void {
     const insertChunk = this.db.prepare(
       'INSERT INTO chunks (path, source, start_line, end_line, hash, text, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
     this.db.transaction(() => {
-      this.deleteChunks(file.path);
+      if (replace) this.deleteChunks(file.path);
       for (const chunk of chunks) {
         const id = Number(
           insertChunk.run(file.path, file.source, chunk.startLine, chunk.endLine, chunk.hash, chunk.text, chunk.vector ? toBlob(chunk.vector) : null).lastInsertRowid,
