@@ -65,8 +65,8 @@ describe('memory status: completeness', () => {
     expect(done.indexProgress).toBeUndefined();
   });
 
-  it('a first build in another process is "building" while it lives, and "incomplete" (not complete) after kill -9', async () => {
-    // 600 one-chunk notes: the first 512 are written, then the build is killed mid-way.
+  it('a first build in another process is "building" while it lives, never half-visible, and "empty" after kill -9', async () => {
+    // 600 one-chunk notes: the first 512 are written (to the scratch file), then the build is killed mid-way.
     const env = workspace(notes(600));
     const url = (path: string) => JSON.stringify(pathToFileURL(join(REPO, path)).href);
     const script = join(env.dir, 'build.ts');
@@ -94,17 +94,18 @@ process.stdout.write('finished\\n');
     const settings = env.settings({ remote: { batchSize: 8 } });
     const reader = await open(settings, createHashEmbedder());
     const during = await reader.status({});
-    expect(during).toMatchObject({ index: 'building', files: 512, indexProgress: { files: 512, filesTotal: 600 } });
+    // The first index is built in a scratch file: readers see none of it until it is whole.
+    expect(during).toMatchObject({ index: 'building', files: 0, chunks: 0, indexProgress: { files: 512, filesTotal: 600 } });
 
     const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     expect(output()).not.toContain('finished');
     const after = await reader.status({});
-    expect(after).toMatchObject({ index: 'incomplete', files: 512, indexProgress: { files: 512, filesTotal: 600 } });
+    expect(after).toMatchObject({ index: 'empty', files: 0 });
 
-    // The next sync finishes it.
-    expect(await reader.sync({})).toMatchObject({ files: 600, indexed: 88 });
+    // The next sync builds it whole.
+    expect(await reader.sync({})).toMatchObject({ files: 600, indexed: 600 });
     expect(await reader.status({})).toMatchObject({ index: 'complete', files: 600 });
   }, 60_000);
 });
