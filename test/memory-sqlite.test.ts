@@ -13,7 +13,6 @@ import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
 import { buildFtsQuery } from '../sdk/memory/sqlite/fts-query.js';
 import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
-import { SCHEMA_VERSION } from '../sdk/memory/sqlite/schema.js';
 import { sqliteModuleFor } from '../sdk/memory/sqlite/native.js';
 import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
