@@ -13,7 +13,6 @@ import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
 import { buildFtsQuery } from '../sdk/memory/sqlite/fts-query.js';
 import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
-import { SCHEMA_VERSION } from '../sdk/memory/sqlite/schema.js';
 import { sqliteModuleFor } from '../sdk/memory/sqlite/native.js';
 import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
@@ -283,16 +282,17 @@ describe('memory-sqlite engine: degraded modes', () => {
   it('without a usable FTS5 table search runs on vectors alone and says so', async () => {
     const env = setup();
     const path = env.settings().store.path;
-    mkdirSync(join(env.dir, 'memory'), { recursive: true });
-    withDb(path, (db) => {
-      db.exec("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); CREATE TABLE chunks_fts (text TEXT);");
-      db.prepare("INSERT INTO meta (key, value) VALUES ('schemaVersion', ?)").run(String(SCHEMA_VERSION));
-    });
+    // A first index is built in a fresh scratch file (with a working FTS5 table); the
+    // table breaks afterwards, in the live file.
+    const built = await open(env.settings(), hashed());
+    expect(await built.sync({})).toMatchObject({ indexed: 7, embedded: 7 });
+    await built.close();
+    withDb(path, (db) => db.exec('DROP TABLE chunks_fts; CREATE TABLE chunks_fts (text TEXT);'));
     const { logger, records } = recordingLogger();
     const index = await open(env.settings(), hashed(), logger);
     expect(records.some((record) => record.level === 'warn' && /FTS5 is unusable/.test(record.message))).toBe(true);
     expect(await index.status({})).toMatchObject({ fts: false, mode: 'vector' });
-    expect(await index.sync({})).toMatchObject({ indexed: 7, embedded: 7 });
+    expect(await index.sync({})).toMatchObject({ indexed: 0, skipped: 7 });
     const result = await index.search('websocket reconnect bug', DEFAULT_QUERY);
     expect(result.mode).toBe('vector');
     expect(result.notice).toMatch(/vector search only: FTS5 is unusable/);
@@ -431,6 +431,35 @@ describe('memory-sqlite engine: indexing', () => {
     expect(phases.at(-1)).toBe('done');
     expect(scratchFiles(env.dir)).toEqual([]);
     expect(paths(await index.search('websocket reconnect bug', DEFAULT_QUERY))[0]).toBe('memory/2026-11-02.md');
+  });
+
+  it('builds the first index the way a rebuild does: in a scratch file, whole or not at all, with the same result', async () => {
+    const env = setup();
+    const embedder = gatedEmbedder();
+    const index = await open(env.settings({ cache: { enabled: false } }), hashed(embedder));
+    embedder.hold();
+    let embedding!: () => void;
+    const started = new Promise<void>((resolve) => (embedding = resolve));
+    const first = index.sync({ onProgress: (progress) => progress.phase === 'embed' && embedding() });
+    await started;
+    // The fast path: a scratch file beside the index, and a reader (another connection) sees nothing half-built.
+    expect(scratchFiles(env.dir)).toHaveLength(1);
+    const reader = await open(env.settings({ cache: { enabled: false } }), hashed());
+    expect(await reader.status({})).toMatchObject({ files: 0, chunks: 0, index: 'empty' });
+    expect(await index.status({})).toMatchObject({ index: 'building', indexProgress: { filesTotal: 7 } });
+
+    embedder.release();
+    const built = await first;
+    expect(built).toMatchObject({ rebuilt: false, indexed: 7, embedded: 7, chunks: 7 });
+    expect(scratchFiles(env.dir)).toEqual([]);
+    expect(await reader.status({})).toMatchObject({ files: 7, chunks: 7, index: 'complete' });
+    const before = await index.search('websocket reconnect bug', DEFAULT_QUERY);
+
+    // A forced rebuild of the same corpus ends with the same index.
+    expect(await index.sync({ force: true })).toMatchObject({ rebuilt: true, indexed: 7, chunks: 7 });
+    const after = await index.search('websocket reconnect bug', DEFAULT_QUERY);
+    expect(after.results.map((hit) => [hit.path, hit.startLine, hit.score])).toEqual(before.results.map((hit) => [hit.path, hit.startLine, hit.score]));
+    expect(paths(after)[0]).toBe('memory/2026-11-02.md');
   });
 
   it('picks better-sqlite3 12 on Node 20 and 13 (better-sqlite3-node22) on Node 22 and later', () => {

@@ -14,6 +14,9 @@ import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settin
 import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { claw, REPO, spawnUntil, tempDir } from './helpers.js';
+import { runMemoryCli } from '../sdk/memory/cli.js';
+import type { CliContext } from '../sdk/types/plugin.js';
+import type { MemorySyncProgress, MemorySyncStats } from '../sdk/types/memory.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const JITI = join(REPO, 'node_modules/jiti/lib/jiti-cli.mjs');
@@ -65,8 +68,8 @@ describe('memory status: completeness', () => {
     expect(done.indexProgress).toBeUndefined();
   });
 
-  it('a first build in another process is "building" while it lives, and "incomplete" (not complete) after kill -9', async () => {
-    // 600 one-chunk notes: the first 512 are written, then the build is killed mid-way.
+  it('a first build in another process is "building" while it lives, never half-visible, and "empty" after kill -9', async () => {
+    // 600 one-chunk notes: the first 512 are written (to the scratch file), then the build is killed mid-way.
     const env = workspace(notes(600));
     const url = (path: string) => JSON.stringify(pathToFileURL(join(REPO, path)).href);
     const script = join(env.dir, 'build.ts');
@@ -94,17 +97,18 @@ process.stdout.write('finished\\n');
     const settings = env.settings({ remote: { batchSize: 8 } });
     const reader = await open(settings, createHashEmbedder());
     const during = await reader.status({});
-    expect(during).toMatchObject({ index: 'building', files: 512, indexProgress: { files: 512, filesTotal: 600 } });
+    // The first index is built in a scratch file: readers see none of it until it is whole.
+    expect(during).toMatchObject({ index: 'building', files: 0, chunks: 0, indexProgress: { files: 512, filesTotal: 600 } });
 
     const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     expect(output()).not.toContain('finished');
     const after = await reader.status({});
-    expect(after).toMatchObject({ index: 'incomplete', files: 512, indexProgress: { files: 512, filesTotal: 600 } });
+    expect(after).toMatchObject({ index: 'empty', files: 0 });
 
-    // The next sync finishes it.
-    expect(await reader.sync({})).toMatchObject({ files: 600, indexed: 88 });
+    // The next sync builds it whole.
+    expect(await reader.sync({})).toMatchObject({ files: 600, indexed: 600 });
     expect(await reader.status({})).toMatchObject({ index: 'complete', files: 600 });
   }, 60_000);
 });
@@ -165,5 +169,83 @@ describe('claw memory status', () => {
     const openai = JSON.parse((await claw(['memory', 'status', '--json'], stateWith({ provider: 'openai', remote: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' } }))).stdout);
     expect(openai).toMatchObject({ provider: 'openai', pendingEmbeddings: 0 });
     expect(openai).not.toHaveProperty('semanticSearch');
+  });
+});
+
+describe('memory index at gateway start', () => {
+  it('the gateway starts the first index in the background after listening: status becomes complete without a search', async () => {
+    const { startGateway } = await import('./gateway-helpers.js');
+    const stateDir = tempDir('claw-memory-gw-');
+    const ws = join(stateDir, 'workspace');
+    mkdirSync(join(ws, 'memory'), { recursive: true });
+    writeFileSync(join(ws, 'MEMORY.md'), '# Memory\n\n- The garage code is 4711.\n');
+    for (let day = 1; day <= 5; day++) writeFileSync(join(ws, 'memory', `2026-11-0${day}.md`), `# Day ${day}\n\n- Note number ${day}.\n`);
+    const gw = await startGateway({
+      stateDir,
+      plugins: [join(REPO, 'plugins', 'memory-sqlite')],
+      config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { watch: false } } } } },
+    });
+    try {
+      // Listening came first: the memory plugin loads after start() returned.
+      expect(gw.kernel.plugins.get('memory-sqlite')?.status).not.toBe('active');
+      let status: Record<string, unknown> | undefined;
+      for (let i = 0; i < 200 && status?.index !== 'complete'; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        if (gw.kernel.plugins.get('memory-sqlite')?.status !== 'active') continue;
+        status = await (await gw.kernel.capabilities.slot('memory'))!.status();
+      }
+      expect(status).toMatchObject({ index: 'complete', files: 6, mode: 'keyword' });
+    } finally {
+      await gw.stop();
+    }
+  }, 30_000);
+});
+
+describe('claw memory index: progress', () => {
+  // Three progress events 120 ms apart, then the stats.
+  const target = {
+    async sync(_agent?: string, options: { onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+      for (const files of [0, 1, 2]) {
+        options.onProgress?.({ phase: 'write', files, filesTotal: 4, chunks: files * 3, embedded: 0 });
+        await new Promise((resolve) => setTimeout(resolve, 120));
+      }
+      return { files: 4, indexed: 4, skipped: 0, removed: 0, chunks: 12, embedded: 0, cacheHits: 0, rebuilt: false, durationMs: 360 };
+    },
+    search: async () => ({ results: [], backend: 'fake', mode: 'keyword' as const }),
+    status: async () => ({}),
+    stop: async () => undefined,
+  };
+  function context(tty: boolean): { ctx: CliContext; stderr: () => string; stdout: () => string } {
+    let out = '';
+    let err = '';
+    const stream = (append: (text: string) => void) => ({ isTTY: tty, write: (chunk: string) => (append(String(chunk)), true) });
+    const ctx = { stdout: stream((text) => (out += text)), stderr: stream((text) => (err += text)), env: {} } as unknown as CliContext;
+    return { ctx, stderr: () => err, stdout: () => out };
+  }
+
+  it('draws a bar redrawn in place on a terminal, ending full', async () => {
+    const { ctx, stderr, stdout } = context(true);
+    expect(await runMemoryCli(['index'], ctx, target)).toBe(0);
+    const frames = stderr().split('\r').filter(Boolean);
+    expect(frames.length).toBeGreaterThanOrEqual(2);
+    expect(frames[0]).toMatch(/^\[#*\.+\] \d\/4 files · \d+ chunks/);
+    expect(frames.at(-1)).toBe(`[${'#'.repeat(24)}] 4/4 files · 6 chunks · 0 embedded (0/s)\n`);
+    expect(stdout()).toMatch(/^Indexed 4 files: 4 changed/);
+  });
+
+  it('writes plain lines (no bar, no carriage returns) when stderr is not a terminal', async () => {
+    const { ctx, stderr } = context(false);
+    expect(await runMemoryCli(['index'], ctx, target)).toBe(0);
+    expect(stderr()).not.toMatch(/[\r[#]/);
+    expect(stderr().trim().split('\n').at(-1)).toBe('4/4 files · 6 chunks · 0 embedded (0/s)');
+  });
+
+  it('the real command on a pipe ends with a plain progress line', async () => {
+    const stateDir = tempDir('claw-memory-cli-');
+    mkdirSync(join(stateDir, 'workspace', 'memory'), { recursive: true });
+    writeFileSync(join(stateDir, 'workspace', 'MEMORY.md'), '# Memory\n\nThe garage code is 4711.\n');
+    const result = await claw(['memory', 'index'], { OPENCLAW_STATE_DIR: stateDir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/^1\/1 files · 1 chunks · 0 embedded \(\d+\/s\)$/m);
   });
 });

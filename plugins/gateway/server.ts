@@ -231,6 +231,10 @@ export class GatewayServer {
         logger.info(`web UI: ${webUi} (run \`claw dashboard\` to open it signed in with the gateway ${settings.auth.mode})`);
       }
       await kernel.hooks.runVoid('gateway_start', { port, host: settings.host });
+      // Memory otherwise loads on the first memory_search, which would then wait for the whole
+      // first index. Loading it here starts its sync service (it indexes what is missing or
+      // changed, in the background); a timer, so start-up does not wait for the load.
+      setTimeout(() => void this.startMemory(), 0).unref();
       return this.address;
     } catch (error) {
       this.http?.close();
@@ -243,6 +247,16 @@ export class GatewayServer {
    * Stop: refuse new connections, tell clients why, let running requests finish (bounded),
    * run gateway_stop hooks, close every socket, release the lock.
    */
+  /** Loads the memory slot holder (its service builds the index); nothing when the slot is "none". */
+  private async startMemory(): Promise<void> {
+    if (!this.accepting) return;
+    try {
+      await this.options.kernel.capabilities.slot('memory');
+    } catch (error) {
+      this.options.logger.warn(`memory index at start-up: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
   async stop(reason = 'shutdown', restartExpectedMs?: number): Promise<void> {
     if (!this.accepting && !this.http) return;
     const { kernel, logger, settings } = this.options;

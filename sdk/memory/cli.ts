@@ -97,18 +97,20 @@ function describeIndex(report: Record<string, unknown>): string {
 async function index(ctx: CliContext, manager: MemoryCliTarget, agentId: string | undefined, force: boolean, json: boolean): Promise<number> {
   const started = Date.now();
   const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true;
-  let lastDraw = 0;
+  // A terminal gets a bar redrawn in place; a log or pipe gets a plain line now and then.
+  const every = tty ? 100 : 2000;
+  let lastDraw = started;
   const draw = (progress: MemorySyncProgress, final = false) => {
     if (json) return;
     const now = Date.now();
-    if (!final && now - lastDraw < 100) return;
+    if (!final && now - lastDraw < every) return;
     lastDraw = now;
     const seconds = Math.max(0.001, (now - started) / 1000);
+    const line = `${progress.files}/${progress.filesTotal} files · ${progress.chunks} chunks · ${progress.embedded} embedded (${Math.round(progress.embedded / seconds)}/s)`;
+    if (!tty) return void ctx.stderr.write(`${line}\n`);
     const width = 24;
     const filled = progress.filesTotal ? Math.round((progress.files / progress.filesTotal) * width) : width;
-    const bar = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
-    const line = `${bar} ${progress.files}/${progress.filesTotal} files · ${progress.chunks} chunks · ${progress.embedded} embedded (${Math.round(progress.embedded / seconds)}/s)`;
-    ctx.stderr.write(tty ? `\r${line}${final ? '\n' : ''}` : final ? `${line}\n` : '');
+    ctx.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${line}${final ? '\n' : ''}`);
   };
   let last: MemorySyncProgress | undefined;
   const stats: MemorySyncStats = await manager.sync(agentId, {

@@ -101,8 +101,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
   private readonly tuning: Tuning;
   /** The sync running in this process, for status. */
   private running?: Progress;
-  /** The running sync writes a first index in place, where searches already read it. */
-  private buildingInPlace = false;
+  /** When the running sync began building the first index (in a scratch file); the live file says so, for other processes. */
+  private firstBuild?: string;
   /** Why sqlite-vec is not used, as found at open (reopened files do not try again). */
   private readonly vectorError?: string;
 
@@ -286,7 +286,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       return await this.syncAll(files, force, progress, started);
     } finally {
       this.running = undefined;
-      this.buildingInPlace = false;
+      this.firstBuild = undefined;
     }
   }
 
@@ -329,11 +329,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
     progress.files = 0;
     const meta = this.store.meta();
     if (meta.fingerprint === undefined && !force) {
-      // A new index: nothing to keep answering from, so it is built in place, marked
-      // incomplete (with how far it got) until the sync ends.
-      this.buildingInPlace = true;
-      this.store.setMeta({ ...this.metaFor(provider), complete: false, building: buildingRecord(progress, new Date().toISOString()) });
-      return this.indexInto(this.store, provider, files, progress);
+      // A new index is built like a rebuild: in a scratch file without per-file fsyncs, then
+      // swapped in whole, so it is as fast as --force and no reader sees half of it. The
+      // (still empty) live file records who builds it and how far, for status elsewhere.
+      this.firstBuild = new Date().toISOString();
+      this.store.setMeta({ building: buildingRecord(progress, this.firstBuild) });
+      const outcome = await this.rebuild(provider, files, 'no index yet', progress);
+      return { ...outcome, rebuilt: false };
     }
     const reason = force ? 'asked for' : this.rebuildReason(meta, provider);
     if (reason) return this.rebuild(provider, files, reason, progress);
@@ -406,6 +408,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
     }
   }
 
+  /** Once per write group (WRITE_GROUP_CHUNKS), not per file: each record is a synced write. */
+  private recordFirstBuild(progress: Progress): void {
+    if (this.firstBuild) this.store.setMeta({ building: buildingRecord(progress, this.firstBuild) });
+  }
+
   private swapIn(scratchPath: string): void {
     const livePath = this.settings.store.path;
     this.store.close();
@@ -474,9 +481,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
         if (item.append) store.appendToFile(item.row, chunks);
         else store.writeFile(item.row, chunks);
       }
-      if (this.buildingInPlace && store === this.store) {
-        store.setMeta({ building: buildingRecord(progress, store.meta().building?.startedAt ?? new Date().toISOString()) });
-      }
+      this.recordFirstBuild(progress);
       group = [];
       groupChunks = 0;
       return true;
@@ -691,9 +696,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * built by this or another live process, or was interrupted (the next sync finishes it).
    */
   private completeness(meta: IndexMeta, files: number): Record<string, unknown> {
-    if (meta.fingerprint === undefined) return { index: this.running ? 'building' : 'empty', ...(this.running ? { indexProgress: progressOf(this.running) } : {}) };
-    if (meta.complete ?? meta.lastSync !== undefined) return { index: this.running && this.buildingInPlace ? 'building' : 'complete' };
-    const live = this.running ?? (meta.building && meta.building.pid !== process.pid && processAlive(meta.building.pid) ? meta.building : undefined);
+    const builder = meta.building && meta.building.pid !== process.pid && processAlive(meta.building.pid) ? meta.building : undefined;
+    if (meta.fingerprint === undefined) {
+      const live = this.running ?? builder;
+      return live ? { index: 'building', indexProgress: progressOf(live) } : { index: 'empty' };
+    }
+    if (meta.complete ?? meta.lastSync !== undefined) return { index: 'complete' };
+    const live = this.running ?? builder;
     const progress = live ? progressOf(live) : { files, filesTotal: meta.building?.filesTotal ?? null };
     return { index: live ? 'building' : 'incomplete', indexProgress: progress };
   }
