@@ -30,6 +30,7 @@ export type { HookHandler, HookRunner } from './types/hooks.js';
 export type * from './types/models.js';
 export type * from './types/memory.js';
 export type * from './types/sandbox.js';
+export type * from './types/automation.js';
 export type * from './types/capabilities.js';
 export type {
   BootedKernel,
