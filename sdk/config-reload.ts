@@ -27,6 +27,8 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
   [['agents', 'defaults', 'models'], 'hot'],
   [['tools'], 'hot'],
   [['bindings'], 'hot'],
+  // The skills plugin reads its section afresh for every snapshot.
+  [['skills'], 'hot'],
 ];
 
 export function reloadKind(path: readonly PathSegment[]): ReloadKind {

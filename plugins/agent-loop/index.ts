@@ -18,7 +18,7 @@ export default definePlugin({
         async describePrompt(ctx) {
           const provider = ctx.model?.split('/')[0];
           const tools = await allowedTools(ctx.kernel, ctx.settings, provider, ctx.model);
-          return systemPromptFor({ settings: ctx.settings, tools, mainSession: ctx.mainSession, skillDirs: ctx.skillDirs, model: ctx.model, thinking: ctx.thinking });
+          return systemPromptFor({ settings: ctx.settings, tools, mainSession: ctx.mainSession, skills: ctx.skills, model: ctx.model, thinking: ctx.thinking });
         },
       }),
     );

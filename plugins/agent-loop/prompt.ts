@@ -32,11 +32,12 @@ function hostTimezone(): string {
   return cachedTimezone;
 }
 
+function skillEntry(skill: Skill): string {
+  return `  <skill>\n    <name>${escapeXml(skill.name)}</name>\n    <description>${escapeXml(skill.description)}</description>\n    <location>${escapeXml(skill.location)}</location>\n  </skill>`;
+}
+
 export function formatSkillsForPrompt(skills: readonly Skill[]): string {
-  const entries = skills.map(
-    (skill) => `  <skill>\n    <name>${escapeXml(skill.name)}</name>\n    <description>${escapeXml(skill.description)}</description>\n    <location>${escapeXml(skill.location)}</location>\n  </skill>`,
-  );
-  return `<available_skills>\n${entries.join('\n')}\n</available_skills>`;
+  return `<available_skills>\n${skills.map(skillEntry).join('\n')}\n</available_skills>`;
 }
 
 export function buildSystemPrompt(input: PromptInput): { prompt: string; report: PromptReport } {
@@ -69,7 +70,7 @@ export function buildSystemPrompt(input: PromptInput): { prompt: string; report:
   if (full && input.skills.length > 0) {
     const list = formatSkillsForPrompt(input.skills);
     report.skillsChars = list.length;
-    report.skills = input.skills.map((skill) => ({ name: skill.name, chars: skill.name.length + skill.description.length + skill.location.length + 60 }));
+    report.skills = input.skills.map((skill) => ({ name: skill.name, chars: skillEntry(skill).length }));
     sections.push(`## Skills\nSkills are instructions for specific jobs. When one fits the task, read its SKILL.md (with the read tool) before acting.\n${list}`);
   }
   sections.push(`## Workspace\nYour working directory is ${input.workspaceDir}. Files there are your memory and your notes; keep them tidy.`);

@@ -39,7 +39,6 @@ import {
   pruneToolResults,
   renderForSummary,
   repairToolPairing,
-  scanSkills,
   sessionSandbox,
   summaryPrompt,
   SUMMARY_SYSTEM_PROMPT,
@@ -47,6 +46,7 @@ import {
   type ModelOutcome,
   type PromptMode,
   type PromptReport,
+  type Skill,
   type TurnContext,
   type TurnInput,
   type TurnResult,
@@ -91,7 +91,7 @@ export class Turn {
       settings,
       tools,
       mainSession: this.deps.mainSession,
-      skillDirs: this.deps.skillDirs,
+      skills: this.deps.skills,
       model: chain[0],
       thinking: input.thinking ?? this.deps.session.thinkingLevel ?? settings.thinkingDefault,
       extra: input.extraSystemPrompt,
@@ -468,7 +468,7 @@ export interface PromptSources {
   settings: AgentSettings;
   tools: readonly ToolDefinition[];
   mainSession: boolean;
-  skillDirs: readonly string[];
+  skills: readonly Skill[];
   model?: string;
   thinking: string;
   extra?: string;
@@ -489,7 +489,7 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
     tools: sources.tools.map((tool) => ({ name: tool.name, description: tool.description })),
     workspaceDir: settings.workspaceDir,
     bootstrap: loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars, timeZone: settings.userTimezone }),
-    skills: scanSkills(sources.skillDirs),
+    skills: [...sources.skills],
     userTimezone: settings.userTimezone,
     runtime: {
       agentId: settings.agentId,

@@ -18,7 +18,6 @@ import {
   resetTriggersFrom,
   resolveModelInput,
   sessionSandbox,
-  skillDirsFor,
   type CommandOutcome,
   type DispatchInput,
   type DropPolicy,
@@ -30,6 +29,7 @@ import {
   type VerboseLevel,
 } from '../../sdk/agent/index.js';
 import type { AgentRuntime } from './runtime.js';
+import { genericSkillCommand, runSkillCommand, skillHelpLines } from './skill-commands.js';
 
 
 
@@ -185,10 +185,16 @@ const BUILTINS: Record<string, { description: string; run: Builtin }> = {
   reasoning: { description: 'send the model’s reasoning too (on | off | stream)', run: async (scope, _args, text) => directiveCommand(scope, text) },
   model: { description: 'show or switch the model (list | status | <model>[@profile] | default)', run: async (scope, args, text) => modelCommand(scope, args, text) },
   queue: { description: 'queue mode for messages during a run (<mode> [debounce:2s cap:25 drop:summarize] | reset)', run: async (scope, _args, text) => directiveCommand(scope, text) },
+  skill: { description: 'run a skill by name (<name> [input])', run: async (scope, args) => genericSkillCommand(scope.runtime, scope.input, reservedNames(), args) },
 };
 for (const alias of ['thinking', 't']) BUILTINS[alias] = BUILTINS.think!;
 BUILTINS.v = BUILTINS.verbose!;
 BUILTINS.reason = BUILTINS.reasoning!;
+
+/** Names skill commands may not take (plugin commands are added by skill-commands.ts). */
+function reservedNames(): string[] {
+  return [...Object.keys(BUILTINS), 'new', 'reset'];
+}
 
 const ABORT_WORDS = new Set(['stop', 'abort', 'esc']);
 
@@ -212,7 +218,7 @@ export async function handleCommand(runtime: AgentRuntime, input: DispatchInput)
       const outcome = await builtin.run(scope, args, text);
       if (outcome) return outcome;
     } else {
-      const plugin = await pluginCommand(scope, name, args);
+      const plugin = (await pluginCommand(scope, name, args)) ?? (await runSkillCommand(runtime, scope.input, reservedNames(), name, args));
       if (plugin) return plugin;
     }
   }
@@ -449,7 +455,7 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
         kernel: runtime.kernel,
         settings,
         mainSession: sessionKey === runtime.mainKey(agentId),
-        skillDirs: skillDirsFor(settings.workspaceDir, runtime.kernel.paths.stateDir, runtime.bundledSkillsDir),
+        skills: runtime.skills?.promptSkills({ agentId, workspaceDir: settings.workspaceDir, sessionKey, sessionId: entry?.sessionId }) ?? [],
         model: runtime.models.chain(settings, entry?.model)[0],
         thinking: entry?.thinkingLevel ?? settings.thinkingDefault,
       })
@@ -500,5 +506,6 @@ function helpText(scope: CommandScope): string {
     lines.push(`/${name} — ${command.description}`);
   }
   for (const info of scope.runtime.kernel.capabilities.list('command')) lines.push(`/${info.name} — from plugin ${info.pluginId}`);
+  lines.push(...skillHelpLines(scope.runtime, scope.input, reservedNames()));
   return lines.join('\n');
 }

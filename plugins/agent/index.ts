@@ -5,9 +5,8 @@
  * SDK). Sessions and models are their own plugins' services; the turn is the `agentLoop`
  * slot's.
  */
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ModelService, SessionService, type AgentService, type MessagesSection, type SessionResetConfig } from '../../sdk/agent/index.js';
+import { ModelService, SessionService, type AgentService, type MessagesSection, type SessionResetConfig, type SkillsService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
@@ -15,15 +14,6 @@ import { applyInlineDirectives, handleCommand } from './commands.js';
 import { registerAgentMethods } from './methods.js';
 import { messageTool } from './message-tool.js';
 import { AgentRuntime } from './runtime.js';
-
-/** Bundled skills: `skills/` at the repository (or package) root, from source or from dist/. */
-function bundledSkillsDir(): string {
-  for (const relative of ['../../skills/', '../../../skills/']) {
-    const dir = fileURLToPath(new URL(relative, import.meta.url));
-    if (existsSync(dir)) return dir;
-  }
-  return fileURLToPath(new URL('../../skills/', import.meta.url));
-}
 
 /** OpenClaw's drain budget for a stop or restart, 5 minutes: the default of `gateway.agentDrainMs` (gateway manifest). */
 const AGENT_DRAIN_DEFAULT_MS = 300_000;
@@ -46,7 +36,8 @@ export default definePlugin({
         const config = api.kernel.config() as { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection };
         return { session: config.session, messages: config.messages };
       },
-      bundledSkillsDir(),
+      // The skills plugin's list and commands, when it is on (without it an agent has no skills).
+      await useService<SkillsService>(api.kernel, 'skills'),
       { handle: handleCommand, applyInline: applyInlineDirectives },
       models,
       sessions,

@@ -27,7 +27,6 @@ import {
   sessionTypeOf,
   SilentReplyFilter,
   type SessionStore,
-  skillDirsFor,
   Transcript,
   type AgentLoopSlot,
   type AgentSettings,
@@ -47,6 +46,7 @@ import {
   SessionLockError,
   type SessionPatch,
   type SessionResetConfig,
+  type SkillsService,
   IntakeClosedError,
   type OpenRun,
   type TurnContext,
@@ -131,7 +131,8 @@ export class AgentRuntime {
     readonly kernel: KernelServices,
     readonly logger: Logger,
     private readonly sections: () => { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection },
-    readonly bundledSkillsDir: string,
+    /** The skills plugin's service, when that plugin is on. */
+    readonly skills: SkillsService | undefined,
     private readonly commands: CommandHandlers,
     /** Model selection and auth profiles, shared with the models plugin (service "models"). */
     private readonly modelService: ModelService,
@@ -352,7 +353,7 @@ export class AgentRuntime {
         if (active) active.streaming = streaming;
       },
       emit,
-      skillDirs: skillDirsFor(settings.workspaceDir, this.kernel.paths.stateDir, this.bundledSkillsDir),
+      skills: this.skills?.promptSkills({ agentId, workspaceDir: settings.workspaceDir, sessionKey, sessionId: session.sessionId }) ?? [],
     };
   }
 

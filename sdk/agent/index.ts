@@ -2,12 +2,13 @@
  * The agent stack's shared parts, for the plugins that make up an assistant and for
  * anyone writing a replacement: the `agentLoop` slot contract (loop.ts), agent settings,
  * model selection with auth profiles and failover (models.ts), reply parsing, the
- * workspace (bootstrap files, skills) and the context-window helpers (compaction, pruning).
+ * workspace (bootstrap files), the skills service contract and the context-window helpers (compaction, pruning).
  */
 export * from './loop.js';
 export * from './settings.js';
 export * from './reply.js';
 export * from './workspace.js';
+export * from './skills.js';
 export * from './context.js';
 export * from './models.js';
 export * from './auth-profiles.js';

@@ -15,6 +15,7 @@ import type { KernelServices } from '../types/plugin.js';
 import { configuredToolPolicy, type ToolMatcher } from '../tool-policy.js';
 import type { Models } from './models.js';
 import type { AgentSettings } from './settings.js';
+import type { Skill } from './skills.js';
 import type { SessionEntry, SessionStore } from '../sessions/store.js';
 import type { Transcript } from '../sessions/transcript.js';
 
@@ -54,8 +55,8 @@ export interface TurnContext {
   setStreaming(streaming: boolean): void;
   /** Stream events to UIs: `assistant` {delta | thinkingDelta | messageEnd}, `tool` {phase: start | update | result, …} (OpenClaw's phases), `lifecycle`, `compaction`. */
   emit(stream: AgentStream, data: Record<string, unknown>): void;
-  /** Skills folders searched in order (workspace, user, bundled). */
-  skillDirs: string[];
+  /** The skills the system prompt lists (eligible, model-invocable, bounded); empty without the skills plugin. */
+  skills: Skill[];
 }
 
 export interface TurnUsage {
@@ -106,7 +107,7 @@ export interface AgentLoopSlot {
   /** `/compact` and `sessions.compact`: summarise older turns now. */
   compact?(ctx: TurnContext, options: { instructions?: string; model?: string }): Promise<CompactOutcome>;
   /** `/context`: the system prompt this loop would build now, with its size report. */
-  describePrompt?(ctx: Pick<TurnContext, 'kernel' | 'settings' | 'mainSession' | 'skillDirs'> & { model?: string; thinking: string }): Promise<{ prompt: string; report: PromptReport }>;
+  describePrompt?(ctx: Pick<TurnContext, 'kernel' | 'settings' | 'mainSession' | 'skills'> & { model?: string; thinking: string }): Promise<{ prompt: string; report: PromptReport }>;
 }
 
 export function defineAgentLoop(loop: AgentLoopSlot): AgentLoopSlot {

@@ -1,8 +1,8 @@
 /**
  * The agent workspace: bootstrap files injected into the system prompt, the templates
- * `claw setup` copies in (never over existing files), and skills found on disk.
+ * `claw setup` copies in (never over existing files).
  */
-import { accessSync, chmodSync, constants, copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
 
@@ -112,52 +112,4 @@ export function ensureWorkspace(workspaceDir: string, templatesDir: string): { c
     }
   }
   return { created, kept };
-}
-
-export interface Skill {
-  name: string;
-  description: string;
-  /** Path of the SKILL.md the model should `read` to use the skill. */
-  location: string;
-}
-
-/** Skills are folders with a SKILL.md whose front matter has `name` and `description`; earlier dirs win. */
-export function scanSkills(dirs: readonly string[]): Skill[] {
-  const found = new Map<string, Skill>();
-  for (const dir of dirs) {
-    let entries: string[];
-    try {
-      entries = readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const entry of entries.sort()) {
-      const file = join(dir, entry, 'SKILL.md');
-      try {
-        if (!statSync(file).isFile()) continue;
-      } catch {
-        continue;
-      }
-      const meta = frontMatter(readFileSync(file, 'utf8'));
-      const name = meta.name ?? entry;
-      if (!found.has(name) && meta.description) found.set(name, { name, description: meta.description, location: file });
-    }
-  }
-  return [...found.values()];
-}
-
-function frontMatter(text: string): Record<string, string> {
-  const match = /^---\r?\n([\s\S]*?)\r?\n---/.exec(text);
-  if (!match) return {};
-  const out: Record<string, string> = {};
-  for (const line of match[1]!.split(/\r?\n/)) {
-    const pair = /^([A-Za-z][\w-]*):\s*(.*)$/.exec(line);
-    if (pair) out[pair[1]!] = pair[2]!.replace(/^["']|["']$/g, '').trim();
-  }
-  return out;
-}
-
-/** Where skills are looked up, first match wins: the workspace's, the user's, the bundled ones. */
-export function skillDirsFor(workspaceDir: string, stateDir: string, bundledSkillsDir: string): string[] {
-  return [join(workspaceDir, 'skills'), join(stateDir, 'skills'), bundledSkillsDir];
 }
