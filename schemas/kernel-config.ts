@@ -228,6 +228,12 @@ export const SandboxConfigSchema = Type.Object(
   Strict,
 );
 
+/** `agents.defaults.skills` / `agents.list[].skills`: the skills an agent sees (the skills plugin reads it); an agent's list replaces the defaults'. */
+const SkillAllowlist = Type.Array(Type.String({ minLength: 1 }), {
+  uniqueItems: true,
+  description: 'Skill names this agent may use ([] for none); omitted: every skill. An agent\'s list replaces agents.defaults.skills.',
+});
+
 export const KernelConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -245,6 +251,7 @@ export const KernelConfigSchema = Type.Object(
                 sandbox: Type.Optional(SandboxConfigSchema),
                 contextLimits: Type.Optional(ContextLimitsSchema),
                 memorySearch: Type.Optional(MemorySearchConfigSchema),
+                skills: Type.Optional(SkillAllowlist),
               },
               Open,
             ),
@@ -257,6 +264,7 @@ export const KernelConfigSchema = Type.Object(
                   sandbox: Type.Optional(SandboxConfigSchema),
                   contextLimits: Type.Optional(ContextLimitsSchema),
                   memorySearch: Type.Optional(MemorySearchConfigSchema),
+                  skills: Type.Optional(SkillAllowlist),
                 },
                 Open,
               ),

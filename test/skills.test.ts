@@ -15,7 +15,7 @@ import type { SkillsCatalog, StatusReport } from '../plugins/skills/catalog.js';
 import { boundPromptList, commandName } from '../plugins/skills/catalog.js';
 import { parseSkillFile } from '../plugins/skills/frontmatter.js';
 import { binFinder } from '../plugins/skills/gating.js';
-import { claw, startCliGateway, tempDir, writePlugin } from './helpers.js';
+import { claw, REPO, startCliGateway, tempDir, writePlugin } from './helpers.js';
 
 const SKILLS = bundledPluginDir('skills');
 
@@ -84,6 +84,24 @@ describe('SKILL.md front matter', () => {
       expect(parsed.ok, text).toBe(false);
       expect(!parsed.ok && parsed.error, text).toMatch(error);
     }
+  });
+});
+
+describe('README', () => {
+  it('shows a skill in five lines that works as written', async () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const match = /```markdown\n(---\nname: standup[\s\S]*?)```/.exec(readme);
+    expect(match).not.toBeNull();
+    const text = match![1]!;
+    expect(text.trim().split('\n')).toHaveLength(5);
+    const stateDir = tempDir('claw-skills-readme-');
+    mkdirSync(join(stateDir, 'workspace', 'skills', 'standup'), { recursive: true });
+    writeFileSync(join(stateDir, 'workspace', 'skills', 'standup', 'SKILL.md'), text);
+    const { agent, requests, report } = await boot({ stateDir });
+    expect(inUse(report(), 'standup').eligible).toBe(true);
+    await agent.run({ message: '/standup' });
+    expect(requests[0]!.systemPrompt).toContain('<name>standup</name>');
+    expect(lastUserText(requests[0]!)).toContain('Use the "standup" skill');
   });
 });
 

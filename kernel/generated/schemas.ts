@@ -424,6 +424,15 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 }
               },
               "additionalProperties": true
+            },
+            "skills": {
+              "type": "array",
+              "items": {
+                "type": "string",
+                "minLength": 1
+              },
+              "uniqueItems": true,
+              "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
             }
           },
           "additionalProperties": true
@@ -603,6 +612,15 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "additionalProperties": true
+              },
+              "skills": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "uniqueItems": true,
+                "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
               }
             },
             "additionalProperties": true

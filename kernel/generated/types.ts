@@ -96,6 +96,8 @@ export type KernelConfig = {
           sessionMemory?: boolean;
         };
       };
+      /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
+      skills?: string[];
     };
     list?: Array<{
       id?: string;
@@ -149,6 +151,8 @@ export type KernelConfig = {
           sessionMemory?: boolean;
         };
       };
+      /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
+      skills?: string[];
     }>;
   };
   cron?: {
