@@ -312,6 +312,16 @@ describe('env for exec runs', () => {
   });
 });
 
+describe('env for sandboxed runs', () => {
+  it('gives nothing to a sandboxed exec call (host runs only), unless it is elevated', async () => {
+    const { catalog } = await boot({
+      config: { agents: { defaults: { model: 'scripted/x', sandbox: { mode: 'all' } } }, skills: { entries: { 'daily-notes': { env: { NOTES_UNITS_X: 'metric' } } } } },
+    });
+    expect(catalog.execEnv('main', 'agent:main:main', {})).toBeUndefined();
+    expect(catalog.execEnv('main', 'agent:main:main', { elevated: true })).toEqual({ NOTES_UNITS_X: 'metric' });
+  });
+});
+
 describe('slash commands', () => {
   it('runs the agent with an instruction to use the skill, lists skills in /help, and keeps built-in names', async () => {
     const stateDir = tempDir('claw-skills-cmd-');
