@@ -4,7 +4,7 @@
  * scripted model, hot reload without a restart, a broken SKILL.md, and `claw skills` as a
  * real process (locally and through a running gateway).
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, textResult, type ModelRequest } from '../sdk/index.js';
@@ -224,7 +224,13 @@ describe('gating', () => {
     mkdirSync(join(root, 'empty-front'), { recursive: true });
     writeFileSync(join(root, 'empty-front', 'SKILL.md'), 'Just text, no front matter.\n');
     writeSkill(root, 'fine', 'name: fine\ndescription: still works');
+    // A symlinked skill folder must stay inside the workspace's skills/.
+    const outside = tempDir('claw-skills-outside-');
+    writeSkill(outside, 'escaped', 'name: escaped\ndescription: lives elsewhere');
+    symlinkSync(join(outside, 'escaped'), join(root, 'escaped'));
     const { report, agent, requests } = await boot({ stateDir });
+    expect(inUse(report(), 'escaped')).toMatchObject({ state: 'invalid' });
+    expect(inUse(report(), 'escaped').reasons[0]).toMatch(/leads outside .*symlinked skills must stay inside their root/);
     const status = report();
     expect(inUse(status, 'broken')).toMatchObject({ state: 'invalid', filePath: broken });
     expect(inUse(status, 'broken').reasons[0]).toMatch(/front matter is not valid YAML/);
@@ -431,7 +437,7 @@ describe('hot reload', () => {
   });
 });
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const start = Date.now();
   while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error('timed out waiting for the skills to change');
