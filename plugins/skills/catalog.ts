@@ -274,10 +274,24 @@ export class SkillsCatalog implements SkillsService {
   // ── SkillsService ────────────────────────────────────────────────────────────
 
   promptSkills(target: SkillTarget): Skill[] {
-    return this.snapshot(target).prompt;
+    return this.guarded('the prompt list', () => this.snapshot(target).prompt);
+  }
+
+  /** A failure reading skills costs a turn its skills, never the turn itself. */
+  private guarded<T>(what: string, work: () => T[]): T[] {
+    try {
+      return work();
+    } catch (error) {
+      this.logger.error(`skills: ${what} could not be built: ${(error as Error).message ?? String(error)}`);
+      return [];
+    }
   }
 
   commands(target: SkillTarget, reserved: readonly string[]): SkillCommand[] {
+    return this.guarded('the skill commands', () => this.commandList(target, reserved));
+  }
+
+  private commandList(target: SkillTarget, reserved: readonly string[]): SkillCommand[] {
     const taken = new Set(reserved.map((name) => name.toLowerCase()));
     const out: SkillCommand[] = [];
     const skills = this.snapshot(target)

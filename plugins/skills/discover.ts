@@ -121,7 +121,13 @@ function readSkill(root: SkillRoot, dir: string, file: string, escape?: string):
   } catch (error) {
     return { ...base, name: folder, invalid: `SKILL.md cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
-  const parsed = parseSkillFile(text, folder);
+  let parsed: ReturnType<typeof parseSkillFile>;
+  try {
+    parsed = parseSkillFile(text, folder);
+  } catch (error) {
+    // Whatever the parsers throw, one bad file must not cost the agent its other skills.
+    parsed = { ok: false, error: `SKILL.md cannot be parsed: ${(error as Error).message ?? String(error)}` };
+  }
   if (!parsed.ok) return { ...base, name: parsed.name ?? folder, invalid: parsed.error };
   return { ...base, name: parsed.meta.name, meta: parsed.meta };
 }
