@@ -68,6 +68,8 @@ const escaped = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt
 const SECRET_ENV_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
 /** Session snapshots kept with watching off (oldest dropped first). */
 const MAX_PINNED_SESSIONS = 256;
+/** Session keys remembered with their current session id (oldest dropped first). */
+const MAX_SESSION_KEYS = 4096;
 
 /**
  * The prompt list within `maxChars`: whole if it fits; else every name and location with
@@ -175,7 +177,11 @@ export class SkillsCatalog implements SkillsService {
     const roots = this.roots(target.workspaceDir, settings);
     const config = this.kernel.config() as Record<string, unknown>;
     const key = JSON.stringify([target.workspaceDir, roots, config.skills ?? null, agentAllowlist(config, target.agentId) ?? null]);
-    if (target.sessionKey && target.sessionId) this.sessionIds.set(target.sessionKey, target.sessionId);
+    if (target.sessionKey && target.sessionId && this.sessionIds.get(target.sessionKey) !== target.sessionId) {
+      this.sessionIds.delete(target.sessionKey);
+      this.sessionIds.set(target.sessionKey, target.sessionId);
+      if (this.sessionIds.size > MAX_SESSION_KEYS) this.sessionIds.delete(this.sessionIds.keys().next().value!);
+    }
     const sessionId = target.sessionId ?? (target.sessionKey ? this.sessionIds.get(target.sessionKey) : undefined);
     if (settings.watch) {
       // Armed before reading, so a change made while we read is not missed.
