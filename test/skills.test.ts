@@ -13,7 +13,7 @@ import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scrip
 import { useService } from '../sdk/services.js';
 import type { SkillsCatalog, StatusReport } from '../plugins/skills/catalog.js';
 import { boundPromptList, commandName } from '../plugins/skills/catalog.js';
-import { parseSkillFile } from '../plugins/skills/frontmatter.js';
+import { parseSkillFile, simpleFrontMatter } from '../plugins/skills/frontmatter.js';
 import { binFinder } from '../plugins/skills/gating.js';
 import { claw, REPO, startCliGateway, tempDir, writePlugin } from './helpers.js';
 
@@ -83,6 +83,18 @@ describe('SKILL.md front matter', () => {
       const parsed = parseSkillFile(text, 'f');
       expect(parsed.ok, text).toBe(false);
       expect(!parsed.ok && parsed.error, text).toMatch(error);
+    }
+  });
+});
+
+describe('the YAML-free fast path', () => {
+  it('reads simple front matter exactly as YAML does, and leaves anything else to YAML', async () => {
+    const { parse } = await import('yaml');
+    const bundled = ['daily-notes', 'commit-message', 'weather', 'skill-creator'].map((name) => /^---\n([\s\S]*?)\n---/.exec(readFileSync(join(REPO, 'skills', name, 'SKILL.md'), 'utf8'))![1]!);
+    const simple = [...bundled, "name: x\ndescription: 'it''s <b> & more'\nsummary: plain & <b>\nuser-invocable: false\n# comment\nhomepage: \"https://a.example/?q=1\""];
+    for (const text of simple) expect(simpleFrontMatter(text), text).toEqual(parse(text));
+    for (const text of ['name: x\nmetadata:\n  openclaw: {}', 'description: a: b', 'description: x # note', 'name: 12', 'name: yes', 'name: &a x', 'name: a\nname: b', 'metadata: {openclaw: {}}']) {
+      expect(simpleFrontMatter(text), text).toBeUndefined();
     }
   });
 });

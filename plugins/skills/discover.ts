@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseSkillFile, type SkillMeta } from './frontmatter.js';
+import { parseSkillFile, type ParsedSkill, type SkillMeta } from './frontmatter.js';
 
 export type SkillSource = 'workspace' | 'managed' | 'bundled' | 'plugin' | 'extra';
 
@@ -109,25 +109,41 @@ function skillFiles(root: SkillRoot): Array<{ dir: string; file: string; escape?
   return out;
 }
 
+/** Parsed files by path, reused while the file's identity, size and mtime stay the same. */
+const parsedFiles = new Map<string, { stamp: string; parsed: ParsedSkill }>();
+const MAX_PARSED_FILES = 4096;
+
+function parseCached(file: string, folder: string, stamp: string): ParsedSkill {
+  const cached = parsedFiles.get(file);
+  if (cached?.stamp === stamp) return cached.parsed;
+  let parsed: ParsedSkill;
+  try {
+    parsed = parseSkillFile(readFileSync(file, 'utf8'), folder);
+  } catch (error) {
+    // Whatever the parsers throw, one bad file must not cost the agent its other skills.
+    const code = (error as NodeJS.ErrnoException).code;
+    parsed = { ok: false, error: code ? `SKILL.md cannot be read: ${code}` : `SKILL.md cannot be parsed: ${(error as Error).message ?? String(error)}` };
+  }
+  parsedFiles.delete(file);
+  parsedFiles.set(file, { stamp, parsed });
+  if (parsedFiles.size > MAX_PARSED_FILES) parsedFiles.delete(parsedFiles.keys().next().value!);
+  return parsed;
+}
+
 function readSkill(root: SkillRoot, dir: string, file: string, escape?: string): FoundSkill {
   const base: Omit<FoundSkill, 'name'> = { source: root.source, dir, file, ...(root.pluginId ? { pluginId: root.pluginId } : {}) };
   const folder = basename(dir);
   if (escape) return { ...base, name: folder, invalid: escape };
-  let text: string;
+  let stamp: string;
   try {
-    const size = statSync(file).size;
-    if (size > MAX_SKILL_BYTES) return { ...base, name: folder, invalid: `SKILL.md is ${size} bytes; the limit is ${MAX_SKILL_BYTES}` };
-    text = readFileSync(file, 'utf8');
+    const info = statSync(file);
+    if (info.size > MAX_SKILL_BYTES) return { ...base, name: folder, invalid: `SKILL.md is ${info.size} bytes; the limit is ${MAX_SKILL_BYTES}` };
+    // The folder name is part of it: a nameless skill is named after its folder.
+    stamp = `${info.ino}:${info.size}:${info.mtimeMs}:${folder}`;
   } catch (error) {
     return { ...base, name: folder, invalid: `SKILL.md cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
   }
-  let parsed: ReturnType<typeof parseSkillFile>;
-  try {
-    parsed = parseSkillFile(text, folder);
-  } catch (error) {
-    // Whatever the parsers throw, one bad file must not cost the agent its other skills.
-    parsed = { ok: false, error: `SKILL.md cannot be parsed: ${(error as Error).message ?? String(error)}` };
-  }
+  const parsed = parseCached(file, folder, stamp);
   if (!parsed.ok) return { ...base, name: parsed.name ?? folder, invalid: parsed.error };
   return { ...base, name: parsed.meta.name, meta: parsed.meta };
 }

@@ -130,6 +130,41 @@ function openclawMeta(metadata: Record<string, unknown>): OpenClawMeta {
   };
 }
 
+/**
+ * Front matter made only of `key: value` lines with plain, quoted or JSON values (the usual
+ * SKILL.md, metadata as one line of JSON) is read here without loading the YAML library
+ * (≈ 120 ms on first use); anything else — blocks, anchors, comments after values — returns
+ * undefined and goes to YAML, which also words the errors.
+ */
+export function simpleFrontMatter(text: string): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === '' || /^#/.test(line)) continue;
+    const pair = /^([A-Za-z][\w-]*):[ \t]+(\S.*?)[ \t]*$/.exec(line);
+    if (!pair || pair[1]! in out) return undefined;
+    const raw = pair[2]!;
+    let value: unknown;
+    if (/^[{["]/.test(raw)) {
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        return undefined;
+      }
+    } else if (raw.startsWith("'")) {
+      if (!/^'(?:[^']|'')*'$/.test(raw)) return undefined;
+      value = raw.slice(1, -1).replace(/''/g, "'");
+    } else {
+      // What YAML reads differently from a plain string: indicators, comments, nested mappings, tags.
+      if (/^[|>&*!%@`]/.test(raw) || / #|: /.test(raw)) return undefined;
+      if (/^(true|false)$/.test(raw)) value = raw === 'true';
+      else if (/^(null|~)$/.test(raw) || /^[-+]?(\d|\.\d)/.test(raw) || /^(yes|no|on|off)$/i.test(raw)) return undefined;
+      else value = raw;
+    }
+    out[pair[1]!] = value;
+  }
+  return out;
+}
+
 /** Split a SKILL.md into its front matter block and body. */
 function split(text: string): { yaml: string; body: string } {
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
@@ -143,11 +178,14 @@ export function parseSkillFile(text: string, folderName: string): ParsedSkill {
   let name: string | undefined;
   try {
     const { yaml, body } = split(text);
-    yamlModule ??= require('yaml') as typeof import('yaml');
-    try {
-      data = yamlModule.parse(yaml);
-    } catch (error) {
-      fail(`front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    data = simpleFrontMatter(yaml);
+    if (data === undefined) {
+      yamlModule ??= require('yaml') as typeof import('yaml');
+      try {
+        data = yamlModule.parse(yaml);
+      } catch (error) {
+        fail(`front matter is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+      }
     }
     if (!isRecord(data)) fail('front matter must be a YAML mapping (key: value lines)');
     const fields = data as Record<string, unknown>;
