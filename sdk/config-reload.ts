@@ -27,6 +27,8 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
   [['agents', 'defaults', 'models'], 'hot'],
   [['tools'], 'hot'],
   [['bindings'], 'hot'],
+  // The hooks plugin reads the section on every request and event.
+  [['hooks'], 'hot'],
 ];
 
 export function reloadKind(path: readonly PathSegment[]): ReloadKind {
