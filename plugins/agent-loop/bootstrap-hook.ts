@@ -31,7 +31,8 @@ export async function bootstrapFiles(
     agentId: settings.agentId,
     sessionKey: session.sessionKey,
     sessionId: session.sessionId,
-    bootstrapFiles: offered,
+    // Handlers may edit this array in place; `offered` keeps the originals to compare with.
+    bootstrapFiles: [...offered],
   }));
   const returned = event?.context.bootstrapFiles;
   if (!event || !Array.isArray(returned)) return files;
