@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, type KernelServices, type LogRecord } from '../sdk/index.js';
 import { runAgent, startAgent, until, type AgentHarness } from './agent-helpers.js';
-import { claw, REPO, tempDir } from './helpers.js';
+import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
 import { BUNDLED_HOOKS_DIR } from '../plugins/hooks/index.js';
 import { hookInventory, InternalHookRunner } from '../plugins/hooks/runner.js';
 import { parseFrontmatter } from '../plugins/hooks/discovery.js';
@@ -242,5 +242,16 @@ describe('claw hooks (CLI)', () => {
     expect(config.hooks.internal.entries['command-logger']).toEqual({ enabled: false });
     const disabled = JSON.parse((await claw(['hooks', 'list', '--json'], env)).stdout).hooks.find((hook: { name: string }) => hook.name === 'command-logger');
     expect(disabled).toMatchObject({ enabledByConfig: false, blockedReason: 'disabled in config' });
+  }, 60_000);
+
+  it('enable goes through a running gateway, which applies it without a restart', async () => {
+    const stateDir = tempDir('claw-hooks-cli-gw-');
+    const env = { OPENCLAW_STATE_DIR: stateDir };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { auth: { token: 'cli-gateway-token-0123456789abcdef' } } }));
+    await startCliGateway(env);
+    const enable = await claw(['hooks', 'enable', 'session-memory'], env);
+    expect(enable.code, enable.stderr).toBe(0);
+    expect(enable.stdout).toMatch(/Enabled hook session-memory: .*live in the running gateway/);
+    expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).hooks.internal).toEqual({ enabled: true, entries: { 'session-memory': { enabled: true } } });
   }, 60_000);
 });
