@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definePlugin, type EnqueueSystemEvent, type SystemEvent, type SystemEventsService, type WakeRequest } from '../sdk/index.js';
+import { definePlugin, type PluginDefinition, type EnqueueSystemEvent, type SystemEvent, type SystemEventsService, type WakeRequest } from '../sdk/index.js';
 import { intakeFile } from '../sdk/agent/index.js';
 import { startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
@@ -221,9 +221,9 @@ describe('webhook configuration problems', () => {
     await gw?.stop();
   });
 
-  async function start(hooks: Record<string, unknown>, plugins: Parameters<typeof startGateway>[0]['plugins'] = []) {
+  async function start(hooks: Record<string, unknown>, plugins: Array<PluginDefinition | string> = []) {
     await gw?.stop();
-    gw = await startGateway({ plugins: [HOOKS_DIR, ...(plugins ?? [])], config: { hooks } });
+    gw = await startGateway({ plugins: [HOOKS_DIR, ...plugins], config: { hooks } });
     return gw;
   }
 

@@ -13,9 +13,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { delimiter, join, resolve, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { expandHome } from '../../sdk/index.js';
+
+/** The YAML parser, loaded on the first HOOK.md read (not when the gateway starts). */
+let yamlParse: ((text: string) => unknown) | undefined;
+function parseYaml(text: string): unknown {
+  yamlParse ??= (createRequire(import.meta.url)('yaml') as { parse: (text: string) => unknown }).parse;
+  return yamlParse(text);
+}
 
 export type HookSource = 'bundled' | 'managed' | 'extra' | 'workspace';
 
@@ -290,9 +297,15 @@ export function describeMissing(missing: HookRequirements): string {
  * directories, open discovery to every loadable hook.
  */
 export function selectHooks(statuses: readonly HookStatus[], internal: InternalSection): HookStatus[] {
-  if (internal.enabled === false) return [];
+  const selection = selectionOf(internal);
+  if (selection === 'none') return [];
+  return statuses.filter((hook) => hook.loadable && (selection === 'open' || selection.includes(hook.name) || selection.includes(hook.hookKey)));
+}
+
+/** Which hooks the config asks for: none, every loadable one ("open"), or these names and keys. */
+export function selectionOf(internal: InternalSection): 'none' | 'open' | string[] {
+  if (internal.enabled === false) return 'none';
   const named = Object.entries(internal.entries ?? {}).filter(([, entry]) => entry?.enabled !== false).map(([key]) => key);
-  const open = (internal.enabled === true && named.length === 0) || (internal.load?.extraDirs ?? []).length > 0;
-  if (!open && named.length === 0) return [];
-  return statuses.filter((hook) => hook.loadable && (open || named.includes(hook.name) || named.includes(hook.hookKey)));
+  if ((internal.enabled === true && named.length === 0) || (internal.load?.extraDirs ?? []).length > 0) return 'open';
+  return named.length === 0 ? 'none' : named;
 }

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { agentIds, agentSettings, type AgentService } from '../../sdk/agent/index.js';
 import { definePlugin } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { hooksCli, HOOKS_HELP } from './cli.js';
+import { hooksCli } from './cli.js';
 import { InternalHookRunner } from './runner.js';
 import { webhookProblem, webhookSettings } from './settings.js';
 import { createWebhookHandler } from './webhook-http.js';
@@ -80,6 +80,6 @@ export default definePlugin({
       });
     });
 
-    api.registerCli({ name: 'hooks', description: HOOKS_HELP.split('\n')[0]!, run: (argv, ctx) => hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR) });
+    api.registerCli({ name: 'hooks', description: 'List, inspect, check, enable and disable internal hooks', run: (argv, ctx) => hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR) });
   },
 });

@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { agentSettings, defaultAgentId } from '../../sdk/agent/index.js';
 import { sdkAliases } from '../../sdk/aliases.js';
 import { ensurePrivateDir, type InternalHookEvent, type InternalHooksService, type InternalHookType, type KernelServices, type Logger } from '../../sdk/index.js';
-import { discoverHooks, hookStatus, selectHooks, type HookStatus, type InternalSection } from './discovery.js';
+import { discoverHooks, hookStatus, selectHooks, selectionOf, type HookStatus, type InternalSection } from './discovery.js';
 import { hooksSection } from './settings.js';
 
 export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
@@ -68,7 +68,8 @@ export class InternalHookRunner implements InternalHooksService {
     const key = JSON.stringify([internalSection(config), config.agents ?? null]);
     if (key !== this.cacheKey) {
       this.cacheKey = key;
-      this.selected = hookInventory(this.kernel, this.bundledDir).selected;
+      // Nothing asked for (the default): no folder is read at all.
+      this.selected = selectionOf(internalSection(config)) === 'none' ? [] : hookInventory(this.kernel, this.bundledDir).selected;
       for (const hook of this.selected) {
         if (hook.unknownEvents.length) this.logger.warn(`hook ${hook.name} subscribes to events claw never emits: ${hook.unknownEvents.join(', ')}`);
       }
