@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, type KernelServices, type LogRecord } from '../sdk/index.js';
 import { runAgent, startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
+import { createTestKernel } from '../sdk/testing.js';
 import { BUNDLED_HOOKS_DIR } from '../plugins/hooks/index.js';
 import { hookInventory, InternalHookRunner } from '../plugins/hooks/runner.js';
 import { parseFrontmatter } from '../plugins/hooks/discovery.js';
@@ -53,6 +54,33 @@ describe('discovery, precedence and gating', () => {
     expect(byName.local).toMatchObject({ source: 'workspace', loadable: false, blockedReason: 'workspace hook (disabled by default)' });
     // Nothing is selected until hooks.internal asks.
     expect(inventory.selected).toEqual([]);
+  });
+
+  it('extra directories replace bundled hooks, later ones win, the managed folder wins over all; a dir may be one hook itself', () => {
+    const stateDir = tempDir('claw-hooks-');
+    const first = join(stateDir, 'lib1');
+    const second = join(stateDir, 'lib2');
+    const hook = (description: string) => `name: boot-md\ndescription: ${description}\nmetadata: { "openclaw": { "events": ["gateway:startup"] } }`;
+    writeHook(first, 'boot-md', hook('from lib1'), 'export default () => {}');
+    writeHook(second, 'boot-md', hook('from lib2'), 'export default () => {}');
+    const single = writeHook(join(stateDir, 'single'), 'solo', 'name: solo\nmetadata: { "openclaw": { "events": ["command"] } }', 'export default () => {}');
+    const config = { hooks: { internal: { load: { extraDirs: [first, second, single] } } } };
+    let byName = Object.fromEntries(hookInventory(fakeKernel(stateDir, config), BUNDLED_HOOKS_DIR).statuses.map((status) => [status.name, status]));
+    expect(byName['boot-md']).toMatchObject({ source: 'extra', description: 'from lib2' });
+    expect(byName.solo).toMatchObject({ source: 'extra', loadable: true });
+    writeHook(join(stateDir, 'hooks'), 'boot-md', hook('managed'), 'export default () => {}');
+    const inventory = hookInventory(fakeKernel(stateDir, config), BUNDLED_HOOKS_DIR);
+    byName = Object.fromEntries(inventory.statuses.map((status) => [status.name, status]));
+    expect(byName['boot-md']).toMatchObject({ source: 'managed', description: 'managed' });
+    // Extra directories open discovery: every loadable hook is selected.
+    expect(inventory.selected.map((status) => status.name)).toEqual(['boot-md', 'command-logger', 'session-memory', 'solo']);
+  });
+
+  it('the bundled hooks\' options are checked: an unknown one is a config error', async () => {
+    const kernel = await createTestKernel({ plugins: [HOOKS_DIR], config: { hooks: { internal: { entries: { 'session-memory': { llmSlug: true }, mine: { anything: 1 } } } } } });
+    const errors = kernel.issues().filter((issue) => issue.level === 'error').map((issue) => issue.path);
+    expect(errors).toEqual(['hooks.internal.entries.session-memory.llmSlug']);
+    await kernel.dispose();
   });
 
   it('each ineligible hook says why: requirements, events, config, a broken HOOK.md', () => {
