@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definePlugin, type PluginDefinition, type EnqueueSystemEvent, type SystemEvent, type SystemEventsService, type WakeRequest } from '../sdk/index.js';
 import { intakeFile } from '../sdk/agent/index.js';
+import type { OutboundMessage } from '../sdk/channels/index.js';
 import { startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
 import { REPO } from './helpers.js';
@@ -19,6 +20,23 @@ const HOOKS_DIR = join(REPO, 'plugins', 'hooks');
 const HOOK_TOKEN = 'hook-token-abcdefghijklmnopqrstuvwxyz';
 
 /** Stands in for the heartbeat plugin's system-events service. */
+/** A chat room in memory: what the bot sends there. */
+const room: OutboundMessage[] = [];
+const roomChannel = definePlugin({
+  id: 'test-room',
+  register(api) {
+    api.registerChannel({
+      id: 'room',
+      textLimit: 2000,
+      start() {},
+      async send(message) {
+        room.push(message);
+        return { messageId: String(room.length) };
+      },
+    });
+  },
+});
+
 function fakeSystemEvents() {
   const enqueued: EnqueueSystemEvent[] = [];
   const wakes: WakeRequest[] = [];
@@ -67,7 +85,7 @@ describe('webhooks on a gateway with the agent', () => {
   beforeAll(async () => {
     events = fakeSystemEvents();
     h = await startAgent({
-      plugins: [HOOKS_DIR, events.plugin],
+      plugins: [HOOKS_DIR, events.plugin, roomChannel],
       config: {
         hooks: {
           enabled: true,
@@ -159,6 +177,16 @@ describe('webhooks on a gateway with the agent', () => {
     // Its own session: a hook:<uuid> key, not the main session.
     const sessions = JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
     expect(Object.keys(sessions).some((key) => key.startsWith('hook:'))).toBe(true);
+  });
+
+  it('POST /hooks/agent with channel and to delivers the reply there (and posts no system event)', async () => {
+    events.enqueued.length = 0;
+    h.fake.script({ text: 'Build 42 is green.' });
+    const reply = await post(port, '/hooks/agent', { message: 'CI finished', name: 'CI', channel: 'room', to: 'ada' });
+    expect(reply.status).toBe(202);
+    await until(() => room.length > 0, 10_000, 'the delivery');
+    expect(room[0]).toMatchObject({ to: 'ada', text: 'Build 42 is green.' });
+    expect(events.enqueued).toEqual([]);
   });
 
   it('POST /hooks/agent checks its fields and the owner policy before running anything', async () => {
