@@ -185,8 +185,10 @@ export default function probe(event) {
     expect(probeLog()).toContain('gateway:startup gateway');
     const boot = h.fake.requests.find((request) => JSON.stringify(request.body).includes('BOOT-MARKER'))!;
     expect(JSON.stringify(boot.body)).toContain('startup checklist');
+    // Its own temporary session: removed from the store afterwards, the transcript kept.
+    expect(probeLog().some((line) => /^message:received agent:main:boot:[0-9a-f-]+$/.test(line))).toBe(true);
     const sessions = JSON.parse(readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
-    expect(Object.keys(sessions).some((key) => /^agent:main:boot:/.test(key))).toBe(true);
+    expect(Object.keys(sessions).some((key) => /^agent:main:boot:/.test(key))).toBe(false);
   });
 
   it('message:received and agent:bootstrap fire on a message; a throwing hook does not break it; bootstrap files can be added', async () => {
@@ -232,6 +234,13 @@ export default function probe(event) {
     expect(statSync(log).mode & 0o777).toBe(0o600);
   });
 
+  it('sessions.reset (gateway) fires command:reset with its source', async () => {
+    await h.client.request('sessions.reset', { key: 'agent:main:main' });
+    expect(probeLog()).toContain('command:reset agent:main:main');
+    const line = JSON.parse(readFileSync(join(stateDir, 'logs', 'commands.log'), 'utf8').trim().split('\n').at(-1)!);
+    expect(line).toMatchObject({ action: 'reset', source: 'gateway:sessions.reset', senderId: 'unknown' });
+  });
+
   it('/reset and /stop fire their events too', async () => {
     h.fake.script({ text: 'fresh' });
     await runAgent(h.client, { message: '/reset', sessionKey: 'agent:main:main' });
@@ -239,7 +248,7 @@ export default function probe(event) {
     expect(probeLog()).toContain('command:reset agent:main:main');
     expect(probeLog()).toContain('command:stop agent:main:main');
     const actions = readFileSync(join(stateDir, 'logs', 'commands.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).action);
-    expect(actions).toEqual(['new', 'reset', 'stop']);
+    expect(actions).toEqual(['new', 'reset', 'reset', 'stop']);
   });
 });
 

@@ -197,6 +197,7 @@ describe('webhooks on a gateway with the agent', () => {
     expect((await post(port, '/hooks/agent', { message: 'x', thinking: 'extreme' })).body.error).toMatch(/thinking must be one of/);
     expect((await post(port, '/hooks/agent', { message: 'x', timeoutSeconds: 0 })).body.error).toMatch(/timeoutSeconds/);
     expect((await post(port, '/hooks/agent', { message: 'x', sessionKey: 'hook:mine' })).body.error).toMatch(/allowRequestSessionKey/);
+    expect((await post(port, '/hooks/agent', { message: 'x', waitForCompletion: true })).body.error).toMatch(/does not take "waitForCompletion"/);
     expect(h.fake.requests.length).toBe(before);
   });
 

@@ -9,7 +9,7 @@
  *   hook bus, command and bootstrap events are emitted by the agent plugin and agent loop.
  */
 import { fileURLToPath } from 'node:url';
-import { agentIds, agentSettings, type AgentService } from '../../sdk/agent/index.js';
+import { agentIds, agentSettings, type AgentService, type SessionService } from '../../sdk/agent/index.js';
 import { definePlugin } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
 import { hooksCli } from './cli.js';
@@ -48,7 +48,12 @@ export default definePlugin({
         runAgent: async (input: { agentId: string; sessionKey: string; message: string }) => {
           const agent = await useService<AgentService>(kernel, 'agent');
           if (!agent) throw new Error('the agent plugin is not enabled');
-          return agent.run({ ...input, freshSession: true, authorized: false, channel: 'boot' });
+          try {
+            return await agent.run({ ...input, freshSession: true, authorized: false, channel: 'boot' });
+          } finally {
+            // The boot session is temporary (its transcript stays on disk with the others).
+            await (await useService<SessionService>(kernel, 'sessions'))?.store(input.agentId).delete(input.sessionKey);
+          }
         },
         log: (level: 'info' | 'warn', message: string) => api.logger[level](message),
       };

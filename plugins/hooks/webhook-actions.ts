@@ -80,7 +80,17 @@ export function wakeModeOf(value: unknown, key: string): WakeMode {
   return value as WakeMode;
 }
 
+const WAKE_FIELDS = ['text', 'mode', 'agentId', 'sessionKey'];
+const AGENT_FIELDS = ['message', 'name', 'agentId', 'sessionKey', 'wakeMode', 'deliver', 'channel', 'to', 'model', 'thinking', 'timeoutSeconds'];
+
+/** A field claw does not act on is refused rather than silently dropped. */
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[], endpoint: string): void {
+  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
+  if (unknown.length) throw bad(`${endpoint} does not take ${unknown.map((key) => `"${key}"`).join(', ')}; its fields are ${allowed.join(', ')}`);
+}
+
 export function parseWakeBody(body: Record<string, unknown>): WakeAction {
+  onlyFields(body, WAKE_FIELDS, '/wake');
   const text = optionalString(body, 'text');
   if (!text) throw bad('text is required: a non-empty string');
   const sessionKey = optionalString(body, 'sessionKey');
@@ -88,6 +98,7 @@ export function parseWakeBody(body: Record<string, unknown>): WakeAction {
 }
 
 export function parseAgentBody(body: Record<string, unknown>): AgentAction {
+  onlyFields(body, AGENT_FIELDS, '/agent');
   const message = optionalString(body, 'message');
   if (!message) throw bad('message is required: a non-empty string');
   if (body.deliver !== undefined && typeof body.deliver !== 'boolean') throw bad('deliver must be true or false');
