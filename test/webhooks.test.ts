@@ -244,6 +244,35 @@ function lastUserTextSafe(h: AgentHarness): string {
   return request ? lastUserText(request.body) : '';
 }
 
+describe('webhook session keys and agents', () => {
+  let h: AgentHarness;
+  beforeAll(async () => {
+    h = await startAgent({
+      plugins: [HOOKS_DIR],
+      config: {
+        agents: { list: [{ id: 'main', default: true }, { id: 'other' }] },
+        hooks: { enabled: true, token: HOOK_TOKEN, allowRequestSessionKey: true, allowedSessionKeyPrefixes: ['hook:', 'agent:main:hook:'], allowedAgentIds: ['main'] },
+      },
+    });
+  }, 30_000);
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  it('a caller key must fit the prefixes; an agent-scoped key is re-scoped to the admitted agent', async () => {
+    const sessionKeys = () => Object.keys(JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8')));
+    h.fake.script({ text: 'one' }, { text: 'two' });
+    expect((await post(h.gw.port, '/hooks/agent', { message: 'a', sessionKey: 'hook:ci-1', deliver: false })).status).toBe(202);
+    expect((await post(h.gw.port, '/hooks/agent', { message: 'b', sessionKey: 'agent:other:hook:x', deliver: false })).status).toBe(202);
+    await until(() => sessionKeys().includes('hook:ci-1') && sessionKeys().includes('agent:main:hook:x'), 10_000, 'both sessions');
+    const main = await post(h.gw.port, '/hooks/agent', { message: 'c', sessionKey: 'agent:main:main' });
+    expect(main.status).toBe(400);
+    expect(main.body.error).toMatch(/"agent:main:main" does not start with any of hooks\.allowedSessionKeyPrefixes/);
+    const other = await post(h.gw.port, '/hooks/agent', { message: 'd', agentId: 'other' });
+    expect(other.body.error).toMatch(/agent "other" is not in hooks\.allowedAgentIds/);
+  });
+});
+
 describe('webhook configuration problems', () => {
   let gw: RunningGateway | undefined;
   afterAll(async () => {

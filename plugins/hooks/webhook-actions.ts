@@ -137,9 +137,16 @@ function resolveAgent(deps: ActionDeps, requested: string | undefined, fallback:
   return agentId;
 }
 
-function checkCallerKey(deps: ActionDeps, key: string): void {
-  if (!deps.settings.allowRequestSessionKey) throw bad('a caller-chosen sessionKey needs hooks.allowRequestSessionKey: true');
-  if (!sessionKeyAllowed(deps.settings, key)) throw bad(`sessionKey "${key}" does not start with any of hooks.allowedSessionKeyPrefixes`);
+/**
+ * The key a run or wake may use: an `agent:<id>:…` key is re-scoped to the agent the policy
+ * admitted (a key must not smuggle in another agent), then checked against the prefixes;
+ * a key the caller chose also needs `allowRequestSessionKey`.
+ */
+function admitKey(deps: ActionDeps, key: string, agentId: string, fromCaller: boolean, what = 'sessionKey'): string {
+  if (fromCaller && !deps.settings.allowRequestSessionKey) throw bad('a caller-chosen sessionKey needs hooks.allowRequestSessionKey: true');
+  const scoped = key.replace(/^agent:[^:]+:/i, `agent:${agentId}:`);
+  if (!sessionKeyAllowed(deps.settings, scoped)) throw bad(`${what} "${scoped}" does not start with any of hooks.allowedSessionKeyPrefixes`);
+  return scoped;
 }
 
 // ── Wake ────────────────────────────────────────────────────────────────────────
@@ -151,12 +158,12 @@ export async function runWake(deps: ActionDeps, action: WakeAction): Promise<Act
   }
   const agent = await useService<AgentService>(deps.kernel, 'agent');
   const agentId = resolveAgent(deps, action.agentId, agent?.defaultAgent() ?? 'main');
+  let sessionKey: string | undefined;
   if (action.sessionKey !== undefined) {
     if (action.mode !== 'now') throw bad('a wake for a chosen sessionKey needs mode "now" (deferred wakes go to the main session)');
-    if (action.callerKey) checkCallerKey(deps, action.sessionKey);
-    else if (!sessionKeyAllowed(deps.settings, action.sessionKey)) throw bad(`sessionKey "${action.sessionKey}" does not start with any of hooks.allowedSessionKeyPrefixes`);
+    sessionKey = admitKey(deps, action.sessionKey, agentId, action.callerKey);
   }
-  await events.enqueue({ agentId, ...(action.sessionKey ? { sessionKey: action.sessionKey } : {}), text: action.text, source: action.source });
+  await events.enqueue({ agentId, ...(sessionKey ? { sessionKey } : {}), text: action.text, source: action.source });
   await events.wake({ agentId, mode: action.mode, reason: action.source });
   return { status: 200, body: { ok: true, mode: action.mode, eventOutcome: 'queued' } };
 }
@@ -177,12 +184,9 @@ export async function runAgentAction(deps: ActionDeps, action: AgentAction): Pro
 
   let sessionKey: string;
   if (action.sessionKey !== undefined) {
-    if (action.callerKey) checkCallerKey(deps, action.sessionKey);
-    else if (!sessionKeyAllowed(deps.settings, action.sessionKey)) throw bad(`sessionKey "${action.sessionKey}" does not start with any of hooks.allowedSessionKeyPrefixes`);
-    sessionKey = action.sessionKey;
+    sessionKey = admitKey(deps, action.sessionKey, agentId, action.callerKey);
   } else if (deps.settings.defaultSessionKey !== undefined) {
-    if (!sessionKeyAllowed(deps.settings, deps.settings.defaultSessionKey)) throw bad(`hooks.defaultSessionKey "${deps.settings.defaultSessionKey}" does not start with any of hooks.allowedSessionKeyPrefixes`);
-    sessionKey = deps.settings.defaultSessionKey;
+    sessionKey = admitKey(deps, deps.settings.defaultSessionKey, agentId, false, 'hooks.defaultSessionKey');
   } else {
     sessionKey = `hook:${randomUUID()}`;
     if (!sessionKeyAllowed(deps.settings, sessionKey)) throw bad('hooks.allowedSessionKeyPrefixes does not admit the generated "hook:" keys: add "hook:" or set hooks.defaultSessionKey');
