@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { agentIds, agentSettings, type AgentService, type SessionService } from '../../sdk/agent/index.js';
 import { definePlugin } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { hooksCli } from './cli.js';
 import { InternalHookRunner } from './runner.js';
 import { webhookProblem, webhookSettings } from './settings.js';
 import { createWebhookHandler } from './webhook-http.js';
@@ -85,6 +84,7 @@ export default definePlugin({
       });
     });
 
-    api.registerCli({ name: 'hooks', description: 'List, inspect, check, enable and disable internal hooks', run: (argv, ctx) => hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR) });
+    // The CLI's code loads only for `claw hooks`, not with the gateway.
+    api.registerCli({ name: 'hooks', description: 'List, inspect, check, enable and disable internal hooks', run: async (argv, ctx) => (await import('./cli.js')).hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR) });
   },
 });
