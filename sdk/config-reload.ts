@@ -29,6 +29,8 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
   [['bindings'], 'hot'],
   // The skills plugin reads its section afresh for every snapshot.
   [['skills'], 'hot'],
+  // The hooks plugin reads the section on every request and event.
+  [['hooks'], 'hot'],
 ];
 
 export function reloadKind(path: readonly PathSegment[]): ReloadKind {

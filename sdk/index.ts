@@ -31,6 +31,7 @@ export type * from './types/models.js';
 export type * from './types/memory.js';
 export type * from './types/sandbox.js';
 export type * from './types/automation.js';
+export type * from './types/internal-hooks.js';
 export type * from './types/capabilities.js';
 export type {
   BootedKernel,

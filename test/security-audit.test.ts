@@ -215,6 +215,16 @@ describe('claw security audit', () => {
     expect(severityOf((await audit(noAuthLocal.env)).report, 'gateway.loopback_no_auth')).toBe('critical');
   });
 
+  it('judges the webhook token: the gateway secret reused is critical; short or written in the file, a warning', async () => {
+    const reused = await audit(cleanSetup({ hooks: { enabled: true, token: TOKEN } }).env);
+    expect(reused.code).toBe(1);
+    expect(severityOf(reused.report, 'hooks.token_reuse_gateway_token')).toBe('critical');
+    expect(severityOf(reused.report, 'config.secrets.hooks_token_in_config')).toBe('warn');
+    const short = cleanSetup({ hooks: { enabled: true, token: '${HOOK_TOKEN}' } });
+    const fromEnv = await audit({ ...short.env, HOOK_TOKEN: 'short-hook-token' });
+    expect(ids(fromEnv.report).filter((id) => id.includes('hooks'))).toEqual(['hooks.token_too_short']);
+  });
+
   it('judges channel policies per account: open DMs without "*" are critical', async () => {
     const { env } = cleanSetup({
       channels: { telegram: { dmPolicy: 'open', allowFrom: ['*'], accounts: { work: { dmPolicy: 'open', allowFrom: ['123'] }, home: { groupPolicy: 'open' } } } },

@@ -50,7 +50,9 @@ import {
   type TurnContext,
   type TurnInput,
   type TurnResult,
+  type BootstrapFile,
 } from '../../sdk/agent/index.js';
+import { bootstrapFiles } from './bootstrap-hook.js';
 import { buildSystemPrompt } from './prompt.js';
 import { MAX_PARALLEL_TOOL_CALLS, runToolBatch } from './tool-batch.js';
 
@@ -87,9 +89,11 @@ export class Turn {
 
     const current = chain[0] ? parseModelRef(chain[0]) : undefined;
     const tools = await this.availableTools(current?.provider, chain[0]);
+    const bootstrap = await bootstrapFiles(kernel, settings, { mainSession: this.deps.mainSession, sessionKey: this.deps.sessionKey, sessionId: this.deps.session.sessionId });
     const built = systemPromptFor({
       settings,
       tools,
+      bootstrap,
       mainSession: this.deps.mainSession,
       skills: this.deps.skills,
       model: chain[0],
@@ -475,6 +479,8 @@ export interface PromptSources {
   mode?: PromptMode;
   /** Set when the session's tools run in a sandbox (its mode and the workspace path inside). */
   sandbox?: { mode: string; workspace: string };
+  /** The bootstrap files as agent:bootstrap hooks left them; read from the workspace when absent. */
+  bootstrap?: BootstrapFile[];
 }
 
 function promptSandbox(sandbox: ReturnType<typeof sessionSandbox>): PromptSources['sandbox'] {
@@ -488,7 +494,7 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
     mode: sources.mode ?? 'full',
     tools: sources.tools.map((tool) => ({ name: tool.name, description: tool.description })),
     workspaceDir: settings.workspaceDir,
-    bootstrap: loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars, timeZone: settings.userTimezone }),
+    bootstrap: sources.bootstrap ?? loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars, timeZone: settings.userTimezone }),
     skills: [...sources.skills],
     userTimezone: settings.userTimezone,
     runtime: {

@@ -28,6 +28,7 @@ import {
   type SessionQueueOverride,
   type VerboseLevel,
 } from '../../sdk/agent/index.js';
+import { commandHook } from './internal-hooks.js';
 import type { AgentRuntime } from './runtime.js';
 import { genericSkillCommand, runSkillCommand, skillHelpLines } from './skill-commands.js';
 
@@ -174,7 +175,7 @@ interface CommandScope {
 type Builtin = (scope: CommandScope, args: string, text: string) => Promise<CommandOutcome | undefined>;
 
 const BUILTINS: Record<string, { description: string; run: Builtin }> = {
-  stop: { description: 'abort the current run and drop queued messages', run: async (scope) => stopCommand(scope) },
+  stop: { description: 'abort the current run and drop queued messages', run: (scope) => stopCommand(scope) },
   status: { description: 'model, context use and session settings', run: async (scope) => ({ reply: await statusText(scope) }) },
   context: { description: 'what fills the context window (list | detail)', run: async (scope, args) => ({ reply: await contextText(scope, args) }) },
   compact: { description: 'summarize older turns now ([instructions])', run: async (scope, args) => compactCommand(scope, args) },
@@ -204,7 +205,7 @@ export async function handleCommand(runtime: AgentRuntime, input: DispatchInput)
   const scope: CommandScope = { runtime, input, agentId: input.agentId!, sessionKey: input.sessionKey! };
 
   const trigger = matchResetTrigger(text, resetTriggersFrom(runtime.sessionSection()));
-  if (trigger) return resetCommand(scope, trigger.rest);
+  if (trigger) return resetCommand(scope, trigger.rest, trigger.trigger);
 
   // A bare "stop" while something runs means stop; otherwise it is just a word.
   if (ABORT_WORDS.has(text.toLowerCase()) && runtime.hasWork(scope.sessionKey)) return stopCommand(scope);
@@ -253,7 +254,7 @@ export async function applyInlineDirectives(runtime: AgentRuntime, input: Dispat
   return out;
 }
 
-async function resetCommand(scope: CommandScope, rest: string): Promise<CommandOutcome> {
+async function resetCommand(scope: CommandScope, rest: string, trigger: string): Promise<CommandOutcome> {
   const { runtime, agentId, sessionKey } = scope;
   let message = rest;
   let model: string | undefined;
@@ -268,9 +269,12 @@ async function resetCommand(scope: CommandScope, rest: string): Promise<CommandO
       if (profile) await runtime.store(agentId).upsert(sessionKey, { authProfileOverride: profile });
     }
   }
+  const previous = await runtime.store(agentId).get(sessionKey);
   const entry = await runtime.resetSession(agentId, sessionKey, model ? { model } : {});
+  const hookReplies = await commandHook(runtime, scope.input, trigger.toLowerCase() === '/reset' ? 'reset' : 'new', { previous, entry });
   const note = `✅ New session started${model ? ` · model ${model}` : ''} (${entry.sessionId.slice(0, 8)}).`;
-  return { reply: message ? undefined : note, continueWith: { message: message || GREETING_PROMPT, ...(model ? { model } : {}) } };
+  const reply = [...(message ? [] : [note]), ...hookReplies].join('\n\n');
+  return { reply: reply || undefined, continueWith: { message: message || GREETING_PROMPT, ...(model ? { model } : {}) } };
 }
 
 /** "/new hello" must not read "hello" as a model; accept aliases, provider names and exact ids only. */
@@ -282,8 +286,9 @@ function looksLikeModelWord(word: string, ref: string, runtime: AgentRuntime, ag
   return lower === provider || lower === model.toLowerCase() || model.toLowerCase().startsWith(lower);
 }
 
-function stopCommand(scope: CommandScope): CommandOutcome {
+async function stopCommand(scope: CommandScope): Promise<CommandOutcome> {
   const count = scope.runtime.stop(scope.sessionKey, 'stopped');
+  await commandHook(scope.runtime, scope.input, 'stop');
   return { reply: count > 0 ? `⏹️ Stopped ${count} run${count === 1 ? '' : 's'}.` : 'Nothing is running.' };
 }
 

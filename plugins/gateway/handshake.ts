@@ -3,7 +3,6 @@
  * signature over this connection's challenge, and whether the device is paired. Returns
  * the granted role and scopes, or the error to send before closing.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   ErrorCodes,
   MIN_PROTOCOL_VERSION,
@@ -15,7 +14,7 @@ import {
 } from '../../sdk/index.js';
 import { deviceAuthPayload, deviceIdFor, parsePublicKey, verifySignature } from '../../sdk/device-auth.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
-import type { AuthRateLimiter } from './rate-limit.js';
+import { safeEqual, type AuthRateLimiter } from '../../sdk/auth-rate-limit.js';
 import type { GatewaySettings } from './settings.js';
 
 /** How far a device's signedAt may be from the gateway clock. */
@@ -48,11 +47,7 @@ export type HandshakeResult =
   | { ok: false; error: ProtocolError; pairing?: { request: PairingRequest; created: boolean } };
 
 /** Constant-time string comparison (hashing first makes the lengths equal). */
-export function safeEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
+export { safeEqual };
 
 function reject(code: string, message: string, details: Record<string, unknown> = {}): HandshakeResult {
   return { ok: false, error: new ProtocolError(code, message, details) };

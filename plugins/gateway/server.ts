@@ -29,7 +29,7 @@ import { buildAgentMainSessionKey, normalizeAgentId, normalizeMainKey } from '..
 import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
 import { SlicedQueue } from './slices.js';
 import { isLoopbackHost } from '../../sdk/gateway-auth.js';
-import { AuthRateLimiter, clientKey } from './rate-limit.js';
+import { AuthRateLimiter, clientKey } from '../../sdk/auth-rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
 import { DedupeCache, idempotencyFile, type Outcome } from './dedupe.js';
 import { acquireLock, type GatewayLock } from './lock.js';

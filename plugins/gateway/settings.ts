@@ -2,17 +2,12 @@
  * The gateway's settings: the `gateway` config section (command-line flags arrive merged
  * into it), then environment variables for anything left unset, then defaults.
  */
-import { gatewayAuthUnset, isLoopbackHost } from '../../sdk/gateway-auth.js';
-
-export type BindMode = 'loopback' | 'lan' | 'custom';
+import { gatewayAuthUnset, isLoopbackHost } from '../../sdk/gateway-auth.js';export type BindMode = 'loopback' | 'lan' | 'custom';
 export type AuthMode = 'none' | 'token' | 'password';
 
-export interface RateLimitSettings {
-  maxAttempts: number;
-  windowMs: number;
-  lockoutMs: number;
-  exemptLoopback: boolean;
-}
+import type { RateLimitSettings } from '../../sdk/auth-rate-limit.js';
+
+export type { RateLimitSettings };
 
 export interface GatewaySection {
   port?: number;

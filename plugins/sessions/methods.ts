@@ -7,6 +7,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
 import { isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
+import { emitInternalHook } from '../../sdk/internal-hooks.js';
 
 export interface SessionsDeps {
   sessions: SessionService;
@@ -133,8 +134,19 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       }
       const agent = await deps.agent();
       const patch = model ? { model } : {};
+      const store = deps.sessions.store(agentId);
+      const previous = await store.get(sessionKey);
       // Without the agent plugin nothing runs, so there is nothing to stop and no hooks to fire.
-      const entry = agent ? await agent.resetSession(agentId, sessionKey, patch) : (await deps.sessions.store(agentId).resolve(sessionKey, { reset: true, patch })).entry;
+      const entry = agent ? await agent.resetSession(agentId, sessionKey, patch) : (await store.resolve(sessionKey, { reset: true, patch })).entry;
+      // Internal hooks (session-memory, command-logger) see it as a reset; nothing is sent back.
+      await emitInternalHook(api.kernel, 'command', 'reset', sessionKey, () => ({
+        agentId,
+        commandSource: 'gateway:sessions.reset',
+        workspaceDir: deps.models.settings(agentId).workspaceDir,
+        storePath: store.dir,
+        sessionEntry: entry,
+        ...(previous ? { previousSessionEntry: previous, sessionFile: store.transcriptPath(previous.sessionId) } : {}),
+      }));
       return { ok: true, key: sessionKey, entry };
     },
   });

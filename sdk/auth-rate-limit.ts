@@ -2,10 +2,25 @@
  * Failed-authentication lockout, per client and per credential class (the shared secret
  * and device tokens are counted apart, so guessing one does not lock out the other).
  * Only wrong credentials count; a missing one is not a guess. A client that is locked out
- * is refused before its credential is looked at.
+ * is refused before its credential is looked at. Shared by the gateway's own auth and
+ * the webhook endpoints (hooks plugin), which count their token apart.
  */
-import { isLoopbackHost } from '../../sdk/gateway-auth.js';
-import type { RateLimitSettings } from './settings.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isLoopbackHost } from './gateway-auth.js';
+
+export interface RateLimitSettings {
+  maxAttempts: number;
+  windowMs: number;
+  lockoutMs: number;
+  exemptLoopback: boolean;
+}
+
+/** Compares secrets in constant time (hashing first, so the length leaks nothing either). */
+export function safeEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
 
 export type CredentialScope = 'shared' | 'device';
 

@@ -1,0 +1,90 @@
+/**
+ * The hooks plugin owns the `hooks` config section, as OpenClaw splits it:
+ *
+ * - webhooks (`hooks.enabled`, `hooks.token`, `hooks.path`, `hooks.mappings`, …): HTTP
+ *   endpoints under /hooks that wake the agent or run it (webhook-http.ts);
+ * - internal hooks (`hooks.internal`): HOOK.md + handler folders run on command, agent,
+ *   gateway and message events (runner.ts), offered to other plugins as the
+ *   `internal-hooks` service; message and gateway events are bridged here from the kernel
+ *   hook bus, command and bootstrap events are emitted by the agent plugin and agent loop.
+ */
+import { fileURLToPath } from 'node:url';
+import { agentIds, agentSettings, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import { definePlugin } from '../../sdk/index.js';
+import { useService } from '../../sdk/services.js';
+import { InternalHookRunner } from './runner.js';
+import { webhookProblem, webhookSettings } from './settings.js';
+import { createWebhookHandler } from './webhook-http.js';
+
+/** The hooks shipped with claw (from source or from dist/). */
+export const BUNDLED_HOOKS_DIR = fileURLToPath(new URL('./bundled/', import.meta.url));
+
+/** A startup checklist may take a while; other events should be quick. */
+const STARTUP_TIMEOUT_MS = 10 * 60_000;
+
+export default definePlugin({
+  id: 'hooks',
+  register(api) {
+    const kernel = api.kernel;
+    const handler = createWebhookHandler({ kernel, logger: api.logger });
+    // Outside gateway auth: webhook callers hold only the hook token, checked by the handler.
+    api.registerHttpRoute({ method: '*', path: '/hooks', auth: 'none', handler });
+    api.registerHttpRoute({ method: '*', path: '/hooks/*', auth: 'none', handler });
+
+    const runner = new InternalHookRunner(kernel, api.logger, BUNDLED_HOOKS_DIR);
+    const startupRunner = new InternalHookRunner(kernel, api.logger, BUNDLED_HOOKS_DIR, STARTUP_TIMEOUT_MS);
+    api.registerService({ id: 'internal-hooks', api: runner });
+
+    api.on('gateway_start', () => {
+      const settings = webhookSettings(kernel.config());
+      const problem = webhookProblem(settings, kernel.config(), kernel.env);
+      if (problem) api.logger.error(`webhooks not started: ${problem}`);
+      else if (settings.enabled) api.logger.info(`webhooks on at ${settings.path}/wake, ${settings.path}/agent${settings.mappings.length ? ` and ${settings.mappings.length} mapping(s)` : ''}`);
+      if (!startupRunner.wants('gateway', 'startup')) return;
+      const config = kernel.config();
+      const agents = agentIds(config).map((agentId) => ({ agentId, workspaceDir: agentSettings(config, agentId, kernel.paths.stateDir, kernel.paths.workspaceDir).workspaceDir }));
+      const deps = {
+        runAgent: async (input: { agentId: string; sessionKey: string; message: string }) => {
+          const agent = await useService<AgentService>(kernel, 'agent');
+          if (!agent) throw new Error('the agent plugin is not enabled');
+          try {
+            return await agent.run({ ...input, freshSession: true, authorized: false, channel: 'boot' });
+          } finally {
+            // The boot session is temporary (its transcript stays on disk with the others).
+            await (await useService<SessionService>(kernel, 'sessions'))?.store(input.agentId).delete(input.sessionKey);
+          }
+        },
+        log: (level: 'info' | 'warn', message: string) => api.logger[level](message),
+      };
+      // Never delays the gateway's start: the handlers run in the background.
+      void startupRunner.emit('gateway', 'startup', 'gateway', { workspaceDir: agents[0]?.workspaceDir ?? kernel.paths.workspaceDir, agents, deps });
+    });
+
+    api.on('message_received', async (event, ctx) => {
+      if (!ctx.sessionKey || !runner.wants('message', 'received')) return;
+      await runner.emit('message', 'received', ctx.sessionKey, {
+        from: event.from,
+        content: event.content,
+        channelId: event.channel,
+        timestamp: event.timestamp,
+        ...(event.accountId ? { accountId: event.accountId } : {}),
+        ...(event.messageId ? { messageId: event.messageId } : {}),
+        ...(event.metadata ? { metadata: event.metadata } : {}),
+      });
+    });
+
+    api.on('message_sent', async (event, ctx) => {
+      if (!ctx.sessionKey || !runner.wants('message', 'sent')) return;
+      await runner.emit('message', 'sent', ctx.sessionKey, {
+        to: event.to,
+        content: event.content,
+        success: event.success,
+        channelId: event.channel,
+        ...(event.error ? { error: event.error } : {}),
+      });
+    });
+
+    // The CLI's code loads only for `claw hooks`, not with the gateway.
+    api.registerCli({ name: 'hooks', description: 'List, inspect, check, enable and disable internal hooks', run: async (argv, ctx) => (await import('./cli.js')).hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR) });
+  },
+});

@@ -1,0 +1,76 @@
+/**
+ * A CLI's config change while a gateway may be running: through the gateway
+ * (`config.get` + `config.patch` based on the revision read, redone when another writer got
+ * in first), so the gateway validates, writes and applies it and the answer says whether
+ * it is live. `claw config set` and plugin commands (`claw hooks enable`) share this.
+ * Without a gateway, plugins edit the file under the config lock (`editConfigFile`).
+ */
+import { randomUUID } from 'node:crypto';
+import { formatIssue } from '../kernel/index.js';
+import { GatewayRequestError, type GatewayClient } from './client.js';
+import type { ReloadResult } from './config-reload.js';
+import { diffMergePatch, withConfigLock } from './config-write.js';
+import type { KernelServices } from './types/plugin.js';
+
+export interface ConfigChange {
+  /** Where the change was made. */
+  via: 'gateway' | 'file';
+  changed: boolean;
+  /** The running gateway's account of it (when it went through the gateway). */
+  reload?: ReloadResult;
+}
+
+/** Every other writer can win the race at most once per retry: enough for 20 writers at once. */
+const MAX_CONFLICT_RETRIES = 20;
+
+export class ConfigChangeRefused extends Error {}
+
+function refused(method: string, error: unknown): unknown {
+  return error instanceof GatewayRequestError ? new ConfigChangeRefused(`the gateway refused ${method}: ${error.message}`) : error;
+}
+
+export async function patchThroughGateway(client: GatewayClient, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
+  for (let attempt = 0; ; attempt++) {
+    let current: { hash: string; config: Record<string, unknown> };
+    try {
+      current = await client.request<{ hash: string; config: Record<string, unknown> }>('config.get', {});
+    } catch (error) {
+      throw refused('config.get', error);
+    }
+    const next = structuredClone(current.config);
+    edit(next);
+    let patch: Record<string, unknown>;
+    try {
+      patch = diffMergePatch(current.config, next);
+    } catch (error) {
+      throw new ConfigChangeRefused((error as Error).message);
+    }
+    if (Object.keys(patch).length === 0) return { via: 'gateway', changed: false };
+    try {
+      // Based on the revision just read: if another writer got in first, read again and redo the edit.
+      const result = await client.request<{ reload: ReloadResult }>('config.patch', { patch, baseHash: current.hash, idempotencyKey: randomUUID() });
+      return { via: 'gateway', changed: true, reload: result.reload };
+    } catch (error) {
+      const conflict = error instanceof GatewayRequestError && (error.details as { code?: string } | undefined)?.code === 'CONFIG_CONFLICT';
+      if (!conflict || attempt >= MAX_CONFLICT_RETRIES) throw refused('config.patch', error);
+    }
+  }
+}
+
+/** The file edited in place under the config lock, refused when the edit adds a config error. */
+export async function editConfigFile(kernel: Pick<KernelServices, 'configFile' | 'paths'>, purpose: string, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
+  return withConfigLock(kernel.paths.configPath, purpose, async () => {
+    const current = kernel.configFile.read();
+    if (current.issues.some((issue) => issue.path === '<file>')) throw new ConfigChangeRefused(`cannot edit ${kernel.paths.configPath}: ${current.issues[0]!.message}`);
+    const raw = structuredClone(current.raw) as Record<string, unknown>;
+    const before = JSON.stringify(raw);
+    edit(raw);
+    if (JSON.stringify(raw) === before) return { via: 'file', changed: false };
+    const key = (issue: { path: string; message: string }) => `${issue.path}\u0000${issue.message}`;
+    const known = new Set((await kernel.configFile.check(current.raw as Record<string, unknown>)).map(key));
+    const introduced = (await kernel.configFile.check(raw)).filter((issue) => issue.level === 'error' && !known.has(key(issue)));
+    if (introduced.length > 0) throw new ConfigChangeRefused(`refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`);
+    kernel.configFile.write(raw);
+    return { via: 'file', changed: true };
+  });
+}
