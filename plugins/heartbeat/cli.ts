@@ -2,6 +2,7 @@
  * `claw system` (OpenClaw's names): queue a system event, look at or switch heartbeats, list
  * presence. Every subcommand talks to the running gateway, where the schedule lives.
  */
+import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
@@ -56,6 +57,7 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
       client.request('system-event', {
         text: values.text,
         mode,
+        idempotencyKey: randomUUID(),
         ...(values['session-key'] ? { sessionKey: values['session-key'] } : {}),
         ...(values.agent ? { agentId: values.agent } : {}),
       }),
@@ -74,7 +76,7 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
       return 0;
     }
     if (sub === 'enable' || sub === 'disable') {
-      print(ctx, await connect(values, ctx, api, (client) => client.request('set-heartbeats', { enabled: sub === 'enable' })));
+      print(ctx, await connect(values, ctx, api, (client) => client.request('set-heartbeats', { enabled: sub === 'enable', idempotencyKey: randomUUID() })));
       return 0;
     }
     throw new UsageError(`claw system heartbeat takes last, enable or disable${sub ? `, not "${sub}"` : ''}`);
