@@ -244,6 +244,9 @@ export const HeartbeatConfigSchema = Type.Object(
     prompt: Type.Optional(Type.String({ minLength: 1, description: 'The heartbeat message sent to the agent (replaces the built-in one).' })),
     ackMaxChars: Type.Optional(Type.Integer({ minimum: 0, description: 'A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300).' })),
     timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Longest heartbeat turn (default: the agent timeout).' })),
+    isolatedSession: Type.Optional(
+      Type.Boolean({ description: 'Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show.' }),
+    ),
     activeHours: Type.Optional(
       Type.Object(
         {

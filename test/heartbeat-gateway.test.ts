@@ -95,6 +95,19 @@ describe('heartbeat in a running gateway', () => {
     await expect(h.client.request('system-event', { idempotencyKey: idem(), text: 'x', agentId: 'nobody' })).rejects.toThrow(/unknown agent "nobody"/);
   });
 
+  it('isolatedSession: the heartbeat has no main-session history but still sees the main session\'s events', async () => {
+    const h = await start({ every: '0m', target: 'none', isolatedSession: true });
+    h.fake.script({ text: 'remembered: the code word is PLUM' }, { text: 'HEARTBEAT_OK' });
+    await h.client.request('agent', { message: 'the code word is PLUM', idempotencyKey: idem() }, { expectFinal: true });
+    await h.client.request('system-event', { idempotencyKey: idem(), text: 'Backup finished', mode: 'now' });
+    await until(() => heartbeats(h.events).length >= 1, 10_000, 'the heartbeat');
+    expect(heartbeats(h.events)[0]).toMatchObject({ status: 'ok-token', sessionKey: 'agent:main:main:heartbeat', systemEvents: 1 });
+    const request = bodyText(h.fake.requests[1]!);
+    expect(request).toContain('Backup finished');
+    expect(request).not.toContain('PLUM');
+    await until(() => !readFileSync(join(h.gw.stateDir, 'system-events', 'queue.json'), 'utf8').includes('Backup'), 5000, 'the event removed');
+  });
+
   it('outside active hours the scheduled heartbeat is skipped with quiet-hours, and no model call is made', async () => {
     const hour = new Date().getUTCHours();
     const pad = (n: number) => String(n % 24).padStart(2, '0');

@@ -14,7 +14,7 @@ import { effectivelyEmpty, judgeReply } from '../plugins/heartbeat/reply.js';
 import { BUSY_RETRY_MS, HeartbeatRunner, STARTUP_DELAY_MS, type Clock } from '../plugins/heartbeat/runner.js';
 import { heartbeatAgents, heartbeatSettings, parseEvery, withinActiveHours } from '../plugins/heartbeat/settings.js';
 import { HeartbeatState, type HeartbeatEvent } from '../plugins/heartbeat/state.js';
-import { tempDir } from './helpers.js';
+import { REPO, tempDir } from './helpers.js';
 
 describe('heartbeat replies', () => {
   it('HEARTBEAT_OK at the start or end with little else is an acknowledgment', () => {
@@ -31,7 +31,8 @@ describe('heartbeat replies', () => {
     expect(judgeReply('   ', 300)).toEqual({ kind: 'empty' });
   });
 
-  it('a checklist of headings, comments and empty items is effectively empty', () => {
+  it('a checklist of headings, comments and empty items is effectively empty (the setup template too)', () => {
+    expect(effectivelyEmpty(readFileSync(join(REPO, 'plugins', 'agent', 'templates', 'HEARTBEAT.md'), 'utf8'))).toBe(true);
     expect(effectivelyEmpty('')).toBe(true);
     expect(effectivelyEmpty('# Heartbeat\n\n<!-- add checks here -->\n- [ ]\n-\n```\n```\n')).toBe(true);
     expect(effectivelyEmpty('# Heartbeat\n- check the inbox\n')).toBe(false);
@@ -53,7 +54,7 @@ describe('heartbeat settings', () => {
     const config = { agents: { defaults: { heartbeat: { every: '1h', target: 'none', ackMaxChars: 10 } }, list: [{ id: 'main' }, { id: 'ops', heartbeat: { every: '5m', target: 'telegram', to: '42' } }] } };
     expect(heartbeatAgents(config)).toEqual(['ops']);
     expect(heartbeatSettings(config, 'ops')).toMatchObject({ everyMs: 300_000, target: 'telegram', to: '42', ackMaxChars: 10 });
-    expect(heartbeatAgents({ agents: { list: [{ id: 'a' }, { id: 'b', default: true }] } })).toEqual(['b']);
+    expect(heartbeatAgents({ agents: { list: [{ id: 'a' }, { id: 'b', default: true }] } } as never)).toEqual(['b']);
   });
 
   it('active hours: [start, end) in the zone, wrapping midnight, start == end never', () => {
@@ -314,6 +315,15 @@ describe('the heartbeat schedule (test clock)', () => {
     expect(none.sent).toHaveLength(0);
     expect(none.events[0]).toMatchObject({ status: 'skipped', reason: 'target-none' });
     await none.runner.stop();
+  });
+
+  it('isolatedSession: each heartbeat in a fresh session of its own beside the main one', async () => {
+    const h = harness({ config: { agents: { defaults: { heartbeat: { every: '30m', target: 'none', isolatedSession: true } } } } });
+    h.runner.start();
+    await h.clock.advance(30 * MIN);
+    expect(h.runs).toEqual([expect.objectContaining({ sessionKey: 'agent:main:main:heartbeat', freshSession: true })]);
+    expect(h.events[0]).toMatchObject({ status: 'ok-token', sessionKey: 'agent:main:main:heartbeat' });
+    await h.runner.stop();
   });
 
   it('disabled: no schedule, wakes are refused with a reason, and it survives a restart', async () => {

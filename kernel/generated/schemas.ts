@@ -468,6 +468,10 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   "minimum": 1,
                   "description": "Longest heartbeat turn (default: the agent timeout)."
                 },
+                "isolatedSession": {
+                  "type": "boolean",
+                  "description": "Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show."
+                },
                 "activeHours": {
                   "type": "object",
                   "required": [
@@ -718,6 +722,10 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                     "type": "integer",
                     "minimum": 1,
                     "description": "Longest heartbeat turn (default: the agent timeout)."
+                  },
+                  "isolatedSession": {
+                    "type": "boolean",
+                    "description": "Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show."
                   },
                   "activeHours": {
                     "type": "object",

@@ -113,6 +113,8 @@ export type KernelConfig = {
         ackMaxChars?: number;
         /** Longest heartbeat turn (default: the agent timeout). */
         timeoutSeconds?: number;
+        /** Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show. */
+        isolatedSession?: boolean;
         /** Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours). */
         activeHours?: {
           /** Start of the window, HH:MM (inclusive). */
@@ -193,6 +195,8 @@ export type KernelConfig = {
         ackMaxChars?: number;
         /** Longest heartbeat turn (default: the agent timeout). */
         timeoutSeconds?: number;
+        /** Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show. */
+        isolatedSession?: boolean;
         /** Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours). */
         activeHours?: {
           /** Start of the window, HH:MM (inclusive). */

@@ -13,7 +13,7 @@ import type { EnqueueSystemEvent, SystemEvent, SystemEventsService, WakeRequest 
 import { SYSTEM_HELP, systemCommand } from './cli.js';
 import { formatSystemEvents, SystemEventStore } from './event-store.js';
 import { HeartbeatRunner } from './runner.js';
-import { heartbeatAgents } from './settings.js';
+import { heartbeatAgents, isolatedHeartbeatKey } from './settings.js';
 import { HeartbeatState } from './state.js';
 
 const MODE = { enum: ['now', 'next-heartbeat'] };
@@ -83,7 +83,9 @@ export default definePlugin({
     const seen = new Map<string, string[]>();
     api.on('before_prompt_build', (_event, ctx) => {
       if (!ctx.sessionKey) return undefined;
-      const pending = store.pending(ctx.sessionKey);
+      // An isolated heartbeat shows the events queued for the main session it stands in for.
+      const main = ctx.agentId ? mainKey(ctx.agentId) : undefined;
+      const pending = store.pending(main && ctx.sessionKey === isolatedHeartbeatKey(main) ? main : ctx.sessionKey);
       if (pending.length === 0) return undefined;
       if (ctx.runId) seen.set(ctx.runId, pending.map((event) => event.id));
       const zone = ctx.agentId ? workspace(ctx.agentId).userTimezone : undefined;

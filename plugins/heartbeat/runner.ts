@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { KernelConfig, Logger, OutboundRequest, OutboundResult } from '../../sdk/index.js';
 import type { AgentService, SessionEntry } from '../../sdk/agent/index.js';
 import { effectivelyEmpty, judgeReply } from './reply.js';
-import { heartbeatAgents, heartbeatSettings, withinActiveHours, type HeartbeatSettings } from './settings.js';
+import { heartbeatAgents, heartbeatSettings, isolatedHeartbeatKey, withinActiveHours, type HeartbeatSettings } from './settings.js';
 import type { HeartbeatEvent, HeartbeatState } from './state.js';
 import type { SystemEventStore } from './event-store.js';
 
@@ -191,6 +191,8 @@ export class HeartbeatRunner {
   async runOnce(agentId: string, trigger: string): Promise<HeartbeatEvent | undefined> {
     const settings = this.settings(agentId);
     const sessionKey = this.deps.mainKey(agentId);
+    // isolatedSession: a fresh session beside the main one; events and the `last` route stay the main session's.
+    const runKey = settings.isolatedSession ? isolatedHeartbeatKey(sessionKey) : sessionKey;
     const scheduled = trigger === 'interval';
     const now = this.clock.now();
     const pending = this.deps.events.pending(sessionKey);
@@ -204,11 +206,11 @@ export class HeartbeatRunner {
     }
     const agent = await this.deps.agent();
     if (!agent) return this.record(agentId, trigger, { status: 'failed', reason: 'no agent service (is the agent plugin enabled?)', sessionKey });
-    if (agent.isActive(sessionKey)) {
+    if (agent.isActive(runKey)) {
       // Not dropped: the same trigger comes back once the session is free.
       if (!scheduled) this.wakes.set(agentId, trigger);
       this.retries.set(agentId, now + BUSY_RETRY_MS);
-      this.deps.logger.debug(`heartbeat for ${agentId} waits: ${sessionKey} is busy`);
+      this.deps.logger.debug(`heartbeat for ${agentId} waits: ${runKey} is busy`);
       return undefined;
     }
     // An empty checklist saves the model call, but never holds back queued events or a wake.
@@ -224,7 +226,8 @@ export class HeartbeatRunner {
     try {
       result = await agent.run({
         agentId,
-        sessionKey,
+        sessionKey: runKey,
+        ...(settings.isolatedSession ? { freshSession: true } : {}),
         message: settings.prompt,
         ...(settings.model ? { model: settings.model } : {}),
         ...(settings.timeoutSeconds ? { timeoutMs: settings.timeoutSeconds * 1000 } : {}),
@@ -235,7 +238,7 @@ export class HeartbeatRunner {
     } catch (error) {
       return this.record(agentId, trigger, { status: 'failed', reason: (error as Error).message ?? String(error), sessionKey, systemEvents: pending.length });
     }
-    const base = { sessionKey, runId: result.runId, systemEvents: pending.length, durationMs: this.clock.now() - started };
+    const base = { sessionKey: runKey, runId: result.runId, systemEvents: pending.length, durationMs: this.clock.now() - started };
     if (result.status !== 'ok') return this.record(agentId, trigger, { ...base, status: 'failed', reason: result.error ?? `the turn ended ${result.status}` });
     const verdict = judgeReply(result.text, settings.ackMaxChars);
     if (verdict.kind === 'ack') return this.record(agentId, trigger, { ...base, status: 'ok-token', ...(verdict.rest ? { preview: verdict.rest.slice(0, PREVIEW_CHARS) } : {}) });

@@ -29,6 +29,7 @@ export interface HeartbeatConfig {
   prompt?: string;
   ackMaxChars?: number;
   timeoutSeconds?: number;
+  isolatedSession?: boolean;
   activeHours?: ActiveHours;
 }
 
@@ -44,6 +45,7 @@ export interface HeartbeatSettings {
   prompt: string;
   ackMaxChars: number;
   timeoutSeconds?: number;
+  isolatedSession: boolean;
   activeHours?: ActiveHours;
 }
 
@@ -83,8 +85,14 @@ export function heartbeatSettings(config: KernelConfig, agentId: string): Heartb
     prompt: merged.prompt ?? DEFAULT_PROMPT,
     ackMaxChars: merged.ackMaxChars ?? DEFAULT_ACK_MAX_CHARS,
     timeoutSeconds: merged.timeoutSeconds,
+    isolatedSession: merged.isolatedSession === true,
     activeHours: merged.activeHours,
   };
+}
+
+/** The session an isolated heartbeat (isolatedSession) runs in, beside the main session. */
+export function isolatedHeartbeatKey(mainKey: string): string {
+  return `${mainKey}:heartbeat`;
 }
 
 // ── Active hours ────────────────────────────────────────────────────────────────
