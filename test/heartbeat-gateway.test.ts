@@ -165,6 +165,25 @@ describe('heartbeat in a running gateway', () => {
   }, 40_000);
 });
 
+describe('heartbeat config', () => {
+  it('the README example validates; unknown keys and bad values are refused by name', async () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const example = /```json5\n(\{ agents: \{ defaults: \{ heartbeat:[^\n]*)\n```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const dir = tempDir('claw-hb-config-');
+    writeFileSync(join(dir, 'openclaw.json'), example!);
+    const ok = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir });
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+    writeFileSync(join(dir, 'openclaw.json'), JSON.stringify({ agents: { defaults: { heartbeat: { every: 'soon', includeReasoning: true } }, list: [{ id: 'ops', heartbeat: { activeHours: { start: '25:00', end: '08:00' } } }] } }));
+    const bad = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir });
+    expect(bad.code).toBe(1);
+    expect(bad.stdout + bad.stderr).toMatch(/agents\.defaults\.heartbeat/);
+    expect(bad.stdout + bad.stderr).toMatch(/includeReasoning/);
+    expect(bad.stdout + bad.stderr).toMatch(/every/);
+    expect(bad.stdout + bad.stderr).toMatch(/agents\.list\.0\.heartbeat\.activeHours\.start|agents\.list\[0\]\.heartbeat\.activeHours\.start/);
+  });
+});
+
 describe('system events and kill -9 (claw gateway)', () => {
   let fake: FakeLlm | undefined;
   afterEach(async () => {

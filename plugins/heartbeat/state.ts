@@ -45,11 +45,16 @@ export interface HeartbeatStateFile {
 
 export class HeartbeatState {
   readonly file: string;
-  private data: HeartbeatStateFile;
+  private loaded?: HeartbeatStateFile;
 
   constructor(stateDir: string) {
     this.file = join(stateDir, 'heartbeat', 'state.json');
-    this.data = this.read();
+  }
+
+  /** Read on first use: a turn that only needs the system events never touches this file. */
+  private get data(): HeartbeatStateFile {
+    this.loaded ??= this.read();
+    return this.loaded;
   }
 
   private read(): HeartbeatStateFile {
