@@ -8,7 +8,10 @@
 import { definePlugin, ErrorCodes, ProtocolError, type KernelConfig } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { useService } from '../../sdk/services.js';
-import { agentSettings, buildAgentMainSessionKey, normalizeAgentId, parseSessionKey, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+// Narrow imports: this plugin loads at gateway start, before anything needs the agent stack.
+import { agentSettings, unknownAgentProblem } from '../../sdk/agent/settings.js';
+import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey } from '../../sdk/sessions/keys.js';
+import type { AgentService, SessionService } from '../../sdk/agent/index.js';
 import type { EnqueueSystemEvent, SystemEvent, SystemEventsService, WakeRequest } from '../../sdk/types/automation.js';
 import { SYSTEM_HELP, systemCommand } from './cli.js';
 import { formatSystemEvents, SystemEventStore } from './event-store.js';

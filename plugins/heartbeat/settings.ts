@@ -4,7 +4,7 @@
  * default agent does. The schema (schemas/kernel-config.ts) has already checked the shapes.
  */
 import type { KernelConfig } from '../../sdk/index.js';
-import { defaultAgentId } from '../../sdk/agent/index.js';
+import { defaultAgentId } from '../../sdk/agent/settings.js';
 
 export const DEFAULT_EVERY = '30m';
 export const DEFAULT_ACK_MAX_CHARS = 300;
