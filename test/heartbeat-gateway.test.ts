@@ -91,6 +91,12 @@ describe('heartbeat in a running gateway', () => {
     // next-heartbeat without a schedule says why nothing will wake.
     const later = (await h.client.request('system-event', { idempotencyKey: idem(), text: 'later', mode: 'next-heartbeat' })) as Record<string, any>;
     expect(later.wake).toMatchObject({ queued: false, reason: expect.stringMatching(/every is 0/) });
+    // The same contextKey keeps only the newest event.
+    await h.client.request('system-event', { idempotencyKey: idem(), text: 'job ran (1)', contextKey: 'cron:j' });
+    await h.client.request('system-event', { idempotencyKey: idem(), text: 'job ran (2)', contextKey: 'cron:j' });
+    const queued2 = JSON.parse(readFileSync(join(h.gw.stateDir, 'system-events', 'queue.json'), 'utf8')).events.map((event: { text: string }) => event.text);
+    expect(queued2).toEqual(['later', 'job ran (2)']);
+    expect(((await h.client.request('last-heartbeat', {})) as Record<string, any>).agents[0].pendingEvents).toBe(2);
     await expect(h.client.request('wake', { idempotencyKey: idem(), mode: 'now', text: '  ' })).rejects.toThrow(/wake needs text/);
     await expect(h.client.request('system-event', { idempotencyKey: idem(), text: 'x', agentId: 'nobody' })).rejects.toThrow(/unknown agent "nobody"/);
   });

@@ -20,6 +20,8 @@ import { heartbeatAgents, isolatedHeartbeatKey } from './settings.js';
 import { HeartbeatState } from './state.js';
 
 const MODE = { enum: ['now', 'next-heartbeat'] };
+/** Runs whose shown events wait for agent_end; far more than can run at once. */
+const MAX_TRACKED_RUNS = 1000;
 
 export default definePlugin({
   id: 'heartbeat',
@@ -90,7 +92,11 @@ export default definePlugin({
       const main = ctx.agentId ? mainKey(ctx.agentId) : undefined;
       const pending = store.pending(main && ctx.sessionKey === isolatedHeartbeatKey(main) ? main : ctx.sessionKey);
       if (pending.length === 0) return undefined;
-      if (ctx.runId) seen.set(ctx.runId, pending.map((event) => event.id));
+      if (ctx.runId) {
+        seen.set(ctx.runId, pending.map((event) => event.id));
+        // A turn that throws never reaches agent_end; its entry must not stay forever.
+        if (seen.size > MAX_TRACKED_RUNS) seen.delete(seen.keys().next().value as string);
+      }
       const zone = ctx.agentId ? workspace(ctx.agentId).userTimezone : undefined;
       return { prependContext: formatSystemEvents(pending, zone) };
     });
