@@ -55,7 +55,7 @@ const bodyText = (request: RecordedRequest) => JSON.stringify(request.body);
 /** The user message of the turn (the last one in the request). */
 const lastUser = (request: RecordedRequest) => JSON.stringify((request.body.messages as Array<{ role: string; content: unknown }>).filter((message) => message.role === 'user').at(-1)?.content);
 
-describe('heartbeat in a running gateway', () => {
+describe('heartbeat in a running gateway', { timeout: 45_000 }, () => {
   it('fires on schedule; HEARTBEAT_OK is not delivered, an alert goes to the target channel', async () => {
     const sent: OutboundMessage[] = [];
     const h = await start({ every: '2s', target: 'pager', to: 'ops-room' }, { sent });
@@ -99,6 +99,20 @@ describe('heartbeat in a running gateway', () => {
     expect(((await h.client.request('last-heartbeat', {})) as Record<string, any>).agents[0].pendingEvents).toBe(2);
     await expect(h.client.request('wake', { idempotencyKey: idem(), mode: 'now', text: '  ' })).rejects.toThrow(/wake needs text/);
     await expect(h.client.request('system-event', { idempotencyKey: idem(), text: 'x', agentId: 'nobody' })).rejects.toThrow(/unknown agent "nobody"/);
+  });
+
+  it('a heartbeat does not keep the main session alive: its updatedAt is what the last real turn left', async () => {
+    const h = await start({ every: '0m', target: 'none' });
+    h.fake.script({ text: 'hello there' }, { text: 'HEARTBEAT_OK' });
+    await h.client.request('agent', { message: 'hi', idempotencyKey: idem() }, { expectFinal: true });
+    const sessions = () => JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
+    const before = sessions()['agent:main:main'];
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await h.client.request('wake', { idempotencyKey: idem(), mode: 'now', text: 'Check the build' });
+    await until(() => heartbeats(h.events).length >= 1, 20_000, 'the heartbeat');
+    await until(() => sessions()['agent:main:main'].updatedAt === before.updatedAt, 5000, 'updatedAt restored');
+    expect(sessions()['agent:main:main'].sessionId).toBe(before.sessionId);
+    expect(h.fake.requests).toHaveLength(2);
   });
 
   it('isolatedSession: the heartbeat has no main-session history but still sees the main session\'s events', async () => {

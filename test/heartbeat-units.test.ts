@@ -190,6 +190,7 @@ function harness(options: { stateDir?: string; config?: Record<string, any>; sta
     agent: async () => agent,
     mainKey: (agentId) => `agent:${agentId}:main`,
     session: async () => options.session as SessionEntry | undefined,
+    restoreUpdatedAt: async () => undefined,
     workspace: () => ({ dir: workspace }),
     send: async (request): Promise<OutboundResult> => {
       sent.push(request);

@@ -51,6 +51,15 @@ export default definePlugin({
       agent: () => useService<AgentService>(kernel, 'agent'),
       mainKey,
       session: async (agentId, sessionKey) => (await useService<SessionService>(kernel, 'sessions'))?.store(agentId).get(sessionKey),
+      restoreUpdatedAt: async (agentId, sessionKey, before, run) => {
+        const sessions = await useService<SessionService>(kernel, 'sessions');
+        const agent = await useService<AgentService>(kernel, 'agent');
+        await sessions?.store(agentId).upsert(sessionKey, (entry) =>
+          entry && entry.sessionId === before.sessionId && run.sessionId === before.sessionId && entry.updatedAt >= run.startedAt && entry.updatedAt <= run.endedAt && !agent?.isActive(sessionKey)
+            ? { updatedAt: before.updatedAt }
+            : undefined,
+        );
+      },
       workspace,
       send: (request) => kernel.channels.send(request) as never,
       emit: (event) => kernel.protocol.emit('heartbeat', event),

@@ -52,6 +52,11 @@ export interface RunnerDeps {
   session(agentId: string, sessionKey: string): Promise<SessionEntry | undefined>;
   /** The agent's workspace (where HEARTBEAT.md lives) and its user time zone. */
   workspace(agentId: string): { dir: string; userTimezone?: string };
+  /**
+   * A heartbeat does not keep its session alive (idle resets go by real conversation): put
+   * back the `updatedAt` the session had before, unless something else touched it since.
+   */
+  restoreUpdatedAt(agentId: string, sessionKey: string, before: SessionEntry, run: { sessionId: string; startedAt: number; endedAt: number }): Promise<void>;
   send(request: OutboundRequest): Promise<OutboundResult>;
   emit(event: HeartbeatEvent): void;
   logger: Logger;
@@ -222,6 +227,7 @@ export class HeartbeatRunner {
 
     this.deps.state.update(agentId, now, { lastRunAt: now });
     const started = this.clock.now();
+    const before = settings.isolatedSession ? undefined : await this.deps.session(agentId, sessionKey);
     let result;
     try {
       result = await agent.run({
@@ -238,6 +244,7 @@ export class HeartbeatRunner {
     } catch (error) {
       return this.record(agentId, trigger, { status: 'failed', reason: (error as Error).message ?? String(error), sessionKey, systemEvents: pending.length });
     }
+    if (before) await this.deps.restoreUpdatedAt(agentId, sessionKey, before, result).catch((error: unknown) => this.deps.logger.warn(`heartbeat ${agentId}: could not restore the session's updatedAt: ${(error as Error).message}`));
     const base = { sessionKey: runKey, runId: result.runId, systemEvents: pending.length, durationMs: this.clock.now() - started };
     if (result.status !== 'ok') return this.record(agentId, trigger, { ...base, status: 'failed', reason: result.error ?? `the turn ended ${result.status}` });
     const verdict = judgeReply(result.text, settings.ackMaxChars);
