@@ -45,7 +45,12 @@ export class SystemEventStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const parsed = JSON.parse(text) as QueueFile;
+    let parsed: QueueFile;
+    try {
+      parsed = JSON.parse(text) as QueueFile;
+    } catch (error) {
+      throw new Error(`${this.file} is damaged (${(error as Error).message}); move it aside to start an empty queue`);
+    }
     if (!parsed || !Array.isArray(parsed.events)) throw new Error(`${this.file} is not a system-event queue (no "events" array)`);
     return parsed.events;
   }

@@ -90,12 +90,15 @@ export class HeartbeatRunner {
     this.arm();
   }
 
-  /** Stop the timer; a heartbeat already running finishes (the agent service drains it). */
-  async stop(): Promise<void> {
+  /**
+   * Stop the timer. A heartbeat already running is not waited for: it is an agent turn, and
+   * the agent service drains (or keeps for the next start) its turns within its own limit.
+   */
+  stop(): void {
     this.running = false;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.allSettled([...this.active.values()]);
+    this.timerAt = undefined;
   }
 
   settings(agentId: string): HeartbeatSettings {
@@ -144,7 +147,10 @@ export class HeartbeatRunner {
     const now = this.clock.now();
     const earliest = Math.max(now + minDelay, this.startedAt + (this.deps.startupDelayMs ?? STARTUP_DELAY_MS));
     let at = now + MAX_TIMER_MS;
-    const agents = new Set([...heartbeatAgents(this.deps.config()), ...this.wakes.keys(), ...this.retries.keys()]);
+    const scheduled = heartbeatAgents(this.deps.config());
+    // An agent a config reload added starts its schedule now.
+    for (const agentId of scheduled) this.deps.state.ensure(agentId, now);
+    const agents = new Set([...scheduled, ...this.wakes.keys(), ...this.retries.keys()]);
     for (const agentId of agents) {
       if (this.active.has(agentId)) continue;
       const due = this.dueAt(agentId);
