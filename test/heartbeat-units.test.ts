@@ -3,7 +3,7 @@
  * empty checklists, active hours, the durable queue, and the scheduler driven by a clock the
  * test controls (slots, restarts, missed slots, busy sessions, skips with their reasons).
  */
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../kernel/index.js';
@@ -11,7 +11,7 @@ import type { AgentService, DispatchInput, RunResult, SessionEntry } from '../sd
 import type { OutboundRequest, OutboundResult } from '../sdk/index.js';
 import { formatSystemEvents, MAX_EVENT_CHARS, SystemEventStore } from '../plugins/heartbeat/event-store.js';
 import { effectivelyEmpty, judgeReply } from '../plugins/heartbeat/reply.js';
-import { BUSY_RETRY_MS, HeartbeatRunner, STARTUP_DELAY_MS, type Clock } from '../plugins/heartbeat/runner.js';
+import { BUSY_RETRY_MS, ERROR_RETRY_MS, HeartbeatRunner, STARTUP_DELAY_MS, type Clock } from '../plugins/heartbeat/runner.js';
 import { heartbeatAgents, heartbeatSettings, parseEvery, withinActiveHours } from '../plugins/heartbeat/settings.js';
 import { HeartbeatState, type HeartbeatEvent } from '../plugins/heartbeat/state.js';
 import { REPO, tempDir } from './helpers.js';
@@ -290,6 +290,20 @@ describe('the heartbeat schedule (test clock)', () => {
     expect(h.runs).toHaveLength(0);
     h.busy.value = false;
     await h.clock.advance(BUSY_RETRY_MS);
+    expect(h.runs).toHaveLength(1);
+    await h.runner.stop();
+  });
+
+  it('a heartbeat that throws is tried again a minute later, not in a loop', async () => {
+    const h = harness();
+    // A HEARTBEAT.md that cannot be read (a directory in its place: permissions do not stop root).
+    mkdirSync(join(h.workspace, 'HEARTBEAT.md'));
+    h.runner.start();
+    await h.clock.advance(30 * MIN);
+    await h.clock.advance(ERROR_RETRY_MS - 1000);
+    expect(h.runs).toHaveLength(0);
+    rmSync(join(h.workspace, 'HEARTBEAT.md'), { recursive: true });
+    await h.clock.advance(1000);
     expect(h.runs).toHaveLength(1);
     await h.runner.stop();
   });

@@ -21,6 +21,8 @@ import type { SystemEventStore } from './event-store.js';
 export const STARTUP_DELAY_MS = 1500;
 /** The main session is busy: look again this soon (the heartbeat is not dropped). */
 export const BUSY_RETRY_MS = 1000;
+/** A heartbeat that threw (not a failed turn: that is recorded) is tried again after this. */
+export const ERROR_RETRY_MS = 60_000;
 /** Wakes that arrive together become one heartbeat. */
 export const WAKE_COALESCE_MS = 250;
 /** The timer re-reads config at least this often (a hot reload may change `every`). */
@@ -186,7 +188,12 @@ export class HeartbeatRunner {
       this.wakes.delete(agentId);
       const run = this.runOnce(agentId, wake ?? 'interval')
         .then(() => undefined)
-        .catch((error: unknown) => this.deps.logger.error(`heartbeat for ${agentId} failed: ${(error as Error).stack ?? String(error)}`))
+        .catch((error: unknown) => {
+          // Something under the heartbeat broke (a file it could not read or write): try again later, not in a loop.
+          this.retries.set(agentId, this.clock.now() + ERROR_RETRY_MS);
+          if (wake) this.wakes.set(agentId, wake);
+          this.deps.logger.error(`heartbeat for ${agentId} failed, trying again in ${ERROR_RETRY_MS / 1000} s: ${(error as Error).stack ?? String(error)}`);
+        })
         .finally(() => {
           this.active.delete(agentId);
           this.arm();
