@@ -433,6 +433,82 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               },
               "uniqueItems": true,
               "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
+            },
+            "heartbeat": {
+              "type": "object",
+              "properties": {
+                "every": {
+                  "type": "string",
+                  "pattern": "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)?\\s*$",
+                  "description": "How often: a duration such as \"30m\", \"1h\", \"45s\" (a bare number is minutes; default 30m; \"0m\" turns the schedule off)."
+                },
+                "model": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Model for heartbeat turns (\"provider/model\" or an alias); default the agent model."
+                },
+                "target": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Where an alert goes: \"last\" (the main session's last channel and recipient, default), \"none\", or a channel id such as \"telegram\" (with `to`)."
+                },
+                "to": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Recipient on the target channel (a chat id, a number)."
+                },
+                "accountId": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Channel account to send from (multi-account channels)."
+                },
+                "prompt": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "The heartbeat message sent to the agent (replaces the built-in one)."
+                },
+                "ackMaxChars": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300)."
+                },
+                "timeoutSeconds": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "description": "Longest heartbeat turn (default: the agent timeout)."
+                },
+                "isolatedSession": {
+                  "type": "boolean",
+                  "description": "Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show."
+                },
+                "activeHours": {
+                  "type": "object",
+                  "required": [
+                    "start",
+                    "end"
+                  ],
+                  "properties": {
+                    "start": {
+                      "type": "string",
+                      "pattern": "^([01]\\d|2[0-3]):[0-5]\\d$",
+                      "description": "Start of the window, HH:MM (inclusive)."
+                    },
+                    "end": {
+                      "type": "string",
+                      "pattern": "^(([01]\\d|2[0-3]):[0-5]\\d|24:00)$",
+                      "description": "End of the window, HH:MM (exclusive; 24:00 for end of day)."
+                    },
+                    "timezone": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "\"user\" (agents.defaults.userTimezone, else the host zone; default), \"local\" (the host zone) or an IANA zone."
+                    }
+                  },
+                  "additionalProperties": false,
+                  "description": "Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours)."
+                }
+              },
+              "additionalProperties": false
             }
           },
           "additionalProperties": true
@@ -621,6 +697,82 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 },
                 "uniqueItems": true,
                 "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
+              },
+              "heartbeat": {
+                "type": "object",
+                "properties": {
+                  "every": {
+                    "type": "string",
+                    "pattern": "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)?\\s*$",
+                    "description": "How often: a duration such as \"30m\", \"1h\", \"45s\" (a bare number is minutes; default 30m; \"0m\" turns the schedule off)."
+                  },
+                  "model": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Model for heartbeat turns (\"provider/model\" or an alias); default the agent model."
+                  },
+                  "target": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Where an alert goes: \"last\" (the main session's last channel and recipient, default), \"none\", or a channel id such as \"telegram\" (with `to`)."
+                  },
+                  "to": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Recipient on the target channel (a chat id, a number)."
+                  },
+                  "accountId": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Channel account to send from (multi-account channels)."
+                  },
+                  "prompt": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The heartbeat message sent to the agent (replaces the built-in one)."
+                  },
+                  "ackMaxChars": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300)."
+                  },
+                  "timeoutSeconds": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "Longest heartbeat turn (default: the agent timeout)."
+                  },
+                  "isolatedSession": {
+                    "type": "boolean",
+                    "description": "Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show."
+                  },
+                  "activeHours": {
+                    "type": "object",
+                    "required": [
+                      "start",
+                      "end"
+                    ],
+                    "properties": {
+                      "start": {
+                        "type": "string",
+                        "pattern": "^([01]\\d|2[0-3]):[0-5]\\d$",
+                        "description": "Start of the window, HH:MM (inclusive)."
+                      },
+                      "end": {
+                        "type": "string",
+                        "pattern": "^(([01]\\d|2[0-3]):[0-5]\\d|24:00)$",
+                        "description": "End of the window, HH:MM (exclusive; 24:00 for end of day)."
+                      },
+                      "timezone": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "\"user\" (agents.defaults.userTimezone, else the host zone; default), \"local\" (the host zone) or an IANA zone."
+                      }
+                    },
+                    "additionalProperties": false,
+                    "description": "Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours)."
+                  }
+                },
+                "additionalProperties": false
               }
             },
             "additionalProperties": true

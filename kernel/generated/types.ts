@@ -98,6 +98,35 @@ export type KernelConfig = {
       };
       /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
       skills?: string[];
+      heartbeat?: {
+        /** How often: a duration such as "30m", "1h", "45s" (a bare number is minutes; default 30m; "0m" turns the schedule off). */
+        every?: string;
+        /** Model for heartbeat turns ("provider/model" or an alias); default the agent model. */
+        model?: string;
+        /** Where an alert goes: "last" (the main session's last channel and recipient, default), "none", or a channel id such as "telegram" (with `to`). */
+        target?: string;
+        /** Recipient on the target channel (a chat id, a number). */
+        to?: string;
+        /** Channel account to send from (multi-account channels). */
+        accountId?: string;
+        /** The heartbeat message sent to the agent (replaces the built-in one). */
+        prompt?: string;
+        /** A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300). */
+        ackMaxChars?: number;
+        /** Longest heartbeat turn (default: the agent timeout). */
+        timeoutSeconds?: number;
+        /** Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show. */
+        isolatedSession?: boolean;
+        /** Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours). */
+        activeHours?: {
+          /** Start of the window, HH:MM (inclusive). */
+          start: string;
+          /** End of the window, HH:MM (exclusive; 24:00 for end of day). */
+          end: string;
+          /** "user" (agents.defaults.userTimezone, else the host zone; default), "local" (the host zone) or an IANA zone. */
+          timezone?: string;
+        };
+      };
     };
     list?: Array<{
       id?: string;
@@ -153,6 +182,35 @@ export type KernelConfig = {
       };
       /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
       skills?: string[];
+      heartbeat?: {
+        /** How often: a duration such as "30m", "1h", "45s" (a bare number is minutes; default 30m; "0m" turns the schedule off). */
+        every?: string;
+        /** Model for heartbeat turns ("provider/model" or an alias); default the agent model. */
+        model?: string;
+        /** Where an alert goes: "last" (the main session's last channel and recipient, default), "none", or a channel id such as "telegram" (with `to`). */
+        target?: string;
+        /** Recipient on the target channel (a chat id, a number). */
+        to?: string;
+        /** Channel account to send from (multi-account channels). */
+        accountId?: string;
+        /** The heartbeat message sent to the agent (replaces the built-in one). */
+        prompt?: string;
+        /** A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300). */
+        ackMaxChars?: number;
+        /** Longest heartbeat turn (default: the agent timeout). */
+        timeoutSeconds?: number;
+        /** Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show. */
+        isolatedSession?: boolean;
+        /** Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours). */
+        activeHours?: {
+          /** Start of the window, HH:MM (inclusive). */
+          start: string;
+          /** End of the window, HH:MM (exclusive; 24:00 for end of day). */
+          end: string;
+          /** "user" (agents.defaults.userTimezone, else the host zone; default), "local" (the host zone) or an IANA zone. */
+          timezone?: string;
+        };
+      };
     }>;
   };
   cron?: {
