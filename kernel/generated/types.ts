@@ -151,9 +151,6 @@ export type KernelConfig = {
       };
     }>;
   };
-  cron?: {
-    maxConcurrentRuns?: number;
-  };
   tools?: {
     profile?: "minimal" | "coding" | "messaging" | "full";
     allow?: string[];
