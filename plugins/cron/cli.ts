@@ -3,6 +3,7 @@
  * enable, disable, run, runs, with OpenClaw's flags. Every subcommand talks to the running
  * gateway (cron.* methods), which owns the scheduler and jobs.json.
  */
+import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
@@ -228,7 +229,9 @@ export async function cronCommand(argv: string[], ctx: CliContext, api: PluginAp
     if (rest.length > 1) throw new UsageError(`unexpected argument "${rest[1]}"`);
     return id;
   };
-  const call = (method: string, params: Record<string, unknown>) => connect(values, ctx, api, (client) => client.request(method, params));
+  // State-changing methods carry an idempotency key, so a retried request acts once.
+  const call = (method: string, params: Record<string, unknown>) =>
+    connect(values, ctx, api, (client) => client.request(method, ['cron.add', 'cron.update', 'cron.remove', 'cron.run'].includes(method) ? { ...params, idempotencyKey: randomUUID() } : params));
 
   switch (action) {
     case 'add':

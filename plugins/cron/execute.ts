@@ -8,7 +8,8 @@
  * through the kernel's outbound path (message hooks, chunking, retries).
  */
 import { cronSessionKey, type PluginApi } from '../../sdk/index.js';
-import { isSilentReplyText, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import { agentSettings, defaultAgentId, isSilentReplyText, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import { mkdirSync } from 'node:fs';
 import { useService } from '../../sdk/services.js';
 import type { SystemEventsService } from '../../sdk/types/automation.js';
 import type { Executor, RunContext, RunOutcome } from './service.js';
@@ -31,7 +32,6 @@ function inCronLane(api: PluginApi, ctx: RunContext, laneKey: string | undefined
 
 export function createExecutor(api: PluginApi): Executor {
   const agentService = () => useService<AgentService>(api.kernel, 'agent');
-  const defaultAgent = async () => (await agentService())?.defaultAgent() ?? 'main';
 
   async function runMain(job: CronJob, ctx: RunContext): Promise<RunOutcome> {
     if (job.payload.kind !== 'systemEvent') throw new Error('main cron jobs require payload.kind="systemEvent"');
@@ -56,14 +56,20 @@ export function createExecutor(api: PluginApi): Executor {
   async function runCommand(job: CronJob, ctx: RunContext): Promise<RunOutcome> {
     if (job.payload.kind !== 'command') throw new Error('not a command job');
     const payload = job.payload;
-    const agentId = job.agentId ?? (await defaultAgent());
+    const config = api.kernel.config();
+    const agentId = job.agentId ?? defaultAgentId(config);
+    const unknown = unknownAgentProblem(config, agentId);
+    if (unknown) throw new Error(unknown);
+    // The command runs where the agent's exec would: its workspace (created as the agent would).
+    const { workspaceDir } = agentSettings(config, agentId, api.kernel.paths.stateDir, api.kernel.paths.workspaceDir);
+    mkdirSync(workspaceDir, { recursive: true, mode: 0o700 });
     const sessionKey = cronSessionKey(job.id);
     const outcome = await inCronLane(api, ctx, sessionKey, async () => {
       const call = await api.kernel.tools.invoke({
         name: 'exec',
         params: { command: payload.command, ...(payload.cwd ? { workdir: payload.cwd } : {}), timeout: Math.ceil(jobTimeoutMs(job) / 1000), yieldMs: 0 },
         toolCallId: `cron-${ctx.runId}`,
-        context: { agentId, sessionKey, runId: ctx.runId, signal: ctx.signal },
+        context: { agentId, sessionKey, runId: ctx.runId, signal: ctx.signal, workspaceDir },
       });
       const text = call.result.content.map((part) => (part.type === 'text' ? part.text : '')).join('').trim();
       const details = call.result.details as { exitCode?: number | null } | undefined;

@@ -10,7 +10,14 @@ import { MIN_EVERY_MS, parseDurationMs, resolveAt, validateCron } from './schedu
 import type { CronDelivery, CronJob, CronPayload, CronSchedule, SessionTarget } from './types.js';
 import type { WakeMode } from '../../sdk/types/automation.js';
 
-export class CronInputError extends Error {}
+export class CronInputError extends Error {
+  override readonly name = 'CronInputError';
+}
+
+/** By name: a transpiled plugin (jiti) may not keep `instanceof` for Error subclasses. */
+export function isCronInputError(error: unknown): error is CronInputError {
+  return error instanceof Error && error.name === 'CronInputError';
+}
 
 const fail = (message: string): never => {
   throw new CronInputError(message);

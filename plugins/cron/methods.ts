@@ -4,7 +4,7 @@
  * later with the gateway's authority).
  */
 import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
-import { CronInputError } from './jobs.js';
+import { isCronInputError } from './jobs.js';
 import type { CronService } from './service.js';
 
 const ID: JsonSchema = { type: 'string', minLength: 1, maxLength: 200 };
@@ -26,7 +26,7 @@ export function guarded<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    if (error instanceof CronInputError) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, error.message);
+    if (isCronInputError(error)) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, error.message);
     throw error;
   }
 }

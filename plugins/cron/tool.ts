@@ -4,7 +4,7 @@
  * (sub-agents and sandboxed sessions do not, by default).
  */
 import { textResult, type ToolDefinition } from '../../sdk/index.js';
-import { CronInputError } from './jobs.js';
+import { CronInputError, isCronInputError } from './jobs.js';
 import type { CronService } from './service.js';
 
 const ACTIONS = ['status', 'list', 'add', 'update', 'remove', 'run', 'runs'] as const;
@@ -62,7 +62,7 @@ export function cronTool(cron: () => CronService): ToolDefinition<Params> {
         })();
         return textResult(JSON.stringify(out, null, 2), out);
       } catch (error) {
-        if (error instanceof CronInputError) return { content: [{ type: 'text', text: `cron: ${error.message}` }], isError: true };
+        if (isCronInputError(error)) return { content: [{ type: 'text', text: `cron: ${error.message}` }], isError: true };
         throw error;
       }
     },
