@@ -155,7 +155,7 @@ export class CronService {
         const again = job.state.runningRecovery === true;
         const entry = this.entry(job, {
           runId: job.state.runningRunId ?? 'unknown',
-          trigger: again ? 'recovery' : 'schedule',
+          trigger: job.state.runningTrigger ?? (again ? 'recovery' : 'schedule'),
           status: 'error',
           error: again ? 'interrupted again by a gateway restart while re-running; not re-run a second time' : 'interrupted by a gateway restart; re-running it once',
           runAtMs: job.state.runningAtMs,
@@ -415,7 +415,7 @@ export class CronService {
     for (const claim of claims) {
       const { job } = claim;
       const runId = randomUUID();
-      Object.assign(job.state, { runningAtMs: now, runningRunId: runId, runningOccurrenceMs: claim.scheduledAtMs, runningRecovery: claim.recovery ? true : undefined });
+      Object.assign(job.state, { runningAtMs: now, runningRunId: runId, runningOccurrenceMs: claim.scheduledAtMs, runningTrigger: claim.trigger, runningRecovery: claim.recovery ? true : undefined });
       if (claim.trigger === 'schedule') {
         const occurrence = claim.scheduledAtMs!;
         job.state.nextRunAtMs = job.schedule.kind === 'at' ? undefined : occurrenceAfter(job, claim.catchUp?.policy === 'all' ? occurrence : Math.max(now, occurrence));
@@ -569,7 +569,7 @@ export class CronService {
   }
 
   private clearJournal(job: CronJob): void {
-    for (const key of ['runningAtMs', 'runningRunId', 'runningOccurrenceMs', 'runningRecovery'] as const) delete job.state[key];
+    for (const key of ['runningAtMs', 'runningRunId', 'runningOccurrenceMs', 'runningTrigger', 'runningRecovery'] as const) delete job.state[key];
   }
 
   /** The first run of a new, edited or re-enabled job: recurring jobs start from now. */

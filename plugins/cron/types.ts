@@ -39,6 +39,8 @@ export interface CronJobState {
   runningRunId?: string;
   /** The scheduled occurrence the running run is for. */
   runningOccurrenceMs?: number;
+  /** Why the running run started: schedule, manual (cron.run) or recovery. */
+  runningTrigger?: RunTrigger;
   /** The running run is itself the re-run of one a restart cut off (never re-run twice). */
   runningRecovery?: boolean;
   lastRunAtMs?: number;
