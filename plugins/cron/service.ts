@@ -347,7 +347,7 @@ export class CronService {
       else skipped.push(job);
     }
     if (claims.length > 0) this.launch(claims);
-    else if (skipped.length > 0) this.save();
+    else if (skipped.length > 0) this.save(true);
     this.watchdog(now);
     this.arm();
   }
@@ -425,7 +425,7 @@ export class CronService {
       runs.push({ claim, runId });
     }
     // The journal is on disk before any of these runs begins.
-    this.save();
+    this.save(true);
     for (const { claim, runId } of runs) this.begin(claim, runId, now);
     return runs.map((run) => run.runId);
   }
@@ -517,7 +517,7 @@ export class CronService {
       const remove = job.schedule.kind === 'at' && status === 'ok' && job.deleteAfterRun !== false;
       if (remove) this.jobs.splice(this.jobs.indexOf(job), 1);
       // The end is on disk before anything else happens: a kill from here on never re-runs it.
-      this.save();
+      this.save(true);
       if (remove) this.emit({ jobId: job.id, action: 'removed' });
     } else {
       this.deps.logger.warn(`cron run ${run.runId} of job ${run.jobId} ended after the job was removed or replaced; recorded in its run history only`);
@@ -528,7 +528,7 @@ export class CronService {
       const current = this.jobs.find((candidate) => candidate.id === run.jobId);
       if (current) {
         Object.assign(current.state, { lastDelivered: entry.delivered, lastDeliveryStatus: entry.deliveryStatus, lastDeliveryError: entry.deliveryError });
-        this.save();
+        this.save(true);
       }
     }
     this.deps.runLog.append(entry);
@@ -603,8 +603,9 @@ export class CronService {
     }
   }
 
-  private save(): void {
-    this.deps.store.save(this.jobs);
+  /** `journal`: a run's claim or end (see CronStore.save); everything else is flushed to disk. */
+  private save(journal = false): void {
+    this.deps.store.save(this.jobs, !journal);
   }
 
   /** jobs.json edited by someone else: take it, keeping what runs here. */

@@ -53,9 +53,14 @@ export class CronStore {
     return parsed.jobs;
   }
 
-  save(jobs: readonly CronJob[]): void {
+  /**
+   * `flush: false` for the run journal (claims and ends, many a second with busy jobs): the
+   * rename already survives a killed process; only a power cut could lose it, and then the
+   * occurrence runs again rather than never. Edits a caller was told about are flushed.
+   */
+  save(jobs: readonly CronJob[], flush = true): void {
     const file: CronStoreFile = { version: 1, jobs: [...jobs] };
-    writeFileAtomic(this.path, `${JSON.stringify(file, null, 2)}\n`, { backup: true });
+    writeFileAtomic(this.path, `${JSON.stringify(file, null, 2)}\n`, { backup: flush, fsync: flush });
     this.remember();
   }
 
