@@ -64,20 +64,20 @@ interface Harness {
   log: RunLog;
 }
 
-function harness(options: { dir?: string; clock?: FakeClock; settings?: Partial<CronSection>; execute?: Executor } = {}): Harness {
+function harness(options: { dir?: string; clock?: FakeClock; settings?: Partial<CronSection>; runJob?: Executor } = {}): Harness {
   const dir = options.dir ?? tempDir('claw-cron-unit-');
   const clock = options.clock ?? new FakeClock();
   const runs: Harness['runs'] = [];
   const store = new CronStore(join(dir, 'cron', 'jobs.json'));
   const log = new RunLog(store.runsDir, 2_000_000, 2000);
-  const execute: Executor =
-    options.execute ??
+  const runJob: Executor =
+    options.runJob ??
     (async (job, ctx) => {
       ctx.started();
       runs.push({ jobId: job.id, at: clock.now(), trigger: ctx.trigger });
       return { status: 'ok', summary: `ran ${job.name}` };
     });
-  const service = new CronService({ store, runLog: log, settings: { ...SETTINGS, ...options.settings }, execute, logger: createLogger({ level: 'error' }), clock });
+  const service = new CronService({ store, runLog: log, settings: { ...SETTINGS, ...options.settings }, runJob, logger: createLogger({ level: 'error' }), clock });
   return { service, clock, runs, dir, store, log };
 }
 
@@ -208,7 +208,7 @@ describe('exactly once across restarts', () => {
       ctx.started();
       return new Promise<RunOutcome>(() => {});
     };
-    const first = harness({ dir, clock, execute: hang });
+    const first = harness({ dir, clock, runJob: hang });
     first.service.start();
     const job = first.service.add(every(60_000, { payload: { kind: 'systemEvent', text: 'x' } }));
     await clock.advance(60_000);
@@ -217,7 +217,7 @@ describe('exactly once across restarts', () => {
     expect(stored.jobs[0]!.state).toMatchObject({ runningAtMs: T0 + 60_000, runningOccurrenceMs: T0 + 60_000, nextRunAtMs: T0 + 120_000 });
     expect(statSync(first.store.path).mode & 0o777).toBe(0o600);
 
-    const second = harness({ dir, clock: new FakeClock(), execute: hang });
+    const second = harness({ dir, clock: new FakeClock(), runJob: hang });
     second.clock.nowMs = T0 + 70_000;
     second.service.start();
     expect(second.service.status().running).toMatchObject([{ jobId: job.id, trigger: 'recovery' }]);
@@ -275,7 +275,7 @@ describe('timeouts and the watchdog', () => {
     const clock = new FakeClock();
     const { service } = harness({
       clock,
-      execute: (_job, ctx) => {
+      runJob: (_job, ctx) => {
         ctx.started();
         ctx.signal.addEventListener('abort', () => (aborted = true));
         return new Promise<RunOutcome>(() => {});
@@ -299,7 +299,7 @@ describe('timeouts and the watchdog', () => {
     const clock = new FakeClock();
     const { service } = harness({
       clock,
-      execute: (_job, ctx) => {
+      runJob: (_job, ctx) => {
         ctx.started();
         return new Promise<RunOutcome>((resolve) => ctx.signal.addEventListener('abort', () => resolve({ status: 'error', error: 'aborted' })));
       },
@@ -319,7 +319,7 @@ describe('one-shot jobs and errors', () => {
     let fail = false;
     const { service, runs } = harness({
       clock,
-      execute: async (job, ctx) => {
+      runJob: async (job, ctx) => {
         ctx.started();
         runs.push({ jobId: job.id, at: clock.now(), trigger: ctx.trigger });
         return fail ? { status: 'error', error: 'boom' } : { status: 'ok', summary: 'done' };
@@ -343,7 +343,7 @@ describe('one-shot jobs and errors', () => {
   it('consecutive errors back off 30 s, 1 min, 5 min, 15 min, 60 min; success resets', async () => {
     const clock = new FakeClock();
     let ok = false;
-    const { service } = harness({ clock, execute: async (_job, ctx) => (ctx.started(), ok ? { status: 'ok' } : { status: 'error', error: 'nope' }) });
+    const { service } = harness({ clock, runJob: async (_job, ctx) => (ctx.started(), ok ? { status: 'ok' } : { status: 'error', error: 'nope' }) });
     service.start();
     const job = service.add(every(1000));
     const gaps: number[] = [];
@@ -360,7 +360,7 @@ describe('one-shot jobs and errors', () => {
 
   it('maxConcurrentRuns is honoured by the lane, not by the scheduler: all due jobs are claimed at once', async () => {
     const clock = new FakeClock();
-    const { service } = harness({ clock, execute: () => new Promise<RunOutcome>(() => {}) });
+    const { service } = harness({ clock, runJob: () => new Promise<RunOutcome>(() => {}) });
     service.start();
     for (let i = 0; i < 3; i++) service.add(every(60_000));
     await clock.advance(60_000);

@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, type PluginDefinition } from '../sdk/index.js';
@@ -212,6 +213,17 @@ describe('cron in a running gateway', () => {
     const job = (await call(denied.operator, 'cron.add', { name: 'nope', schedule: { kind: 'at', at: new Date(Date.now() + 200).toISOString() }, payload: { kind: 'command', command: 'touch should-not-exist' }, delivery: { mode: 'none' } })) as any;
     await until(() => denied.finished(job.id).length === 1, 8000, 'the denied run');
     expect(denied.finished(job.id)[0]).toMatchObject({ status: 'error', error: expect.stringMatching(/^blocked: .*exec/) });
+    await denied.operator.close();
+    await denied.gw.stop();
+    running = undefined;
+
+    // Allowed by tool policy, refused by exec approvals (host security "deny"): the same refusal path.
+    const refused = await boot([...agentStackDirs(), ...EXEC, scriptedModel(() => 'x')], { agents: { defaults: { model: 'scripted/x' } }, tools: { exec: { security: 'deny' } } });
+    const marker = join(refused.gw.stateDir, 'workspace', 'should-not-exist');
+    const unapproved = (await call(refused.operator, 'cron.add', { name: 'unapproved', schedule: { kind: 'at', at: new Date(Date.now() + 200).toISOString() }, payload: { kind: 'command', command: `touch ${marker}` }, delivery: { mode: 'none' } })) as any;
+    await until(() => refused.finished(unapproved.id).length === 1, 8000, 'the unapproved run');
+    expect(refused.finished(unapproved.id)[0]).toMatchObject({ status: 'error', error: expect.stringMatching(/^blocked: exec was not approved/) });
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('the cron tool manages jobs for the agent', async () => {

@@ -35,7 +35,7 @@ export default definePlugin({
           store,
           runLog: new RunLog(store.runsDir, parseByteSize(settings.runLog.maxBytes), settings.runLog.keepLines),
           settings,
-          execute: createExecutor(api),
+          runJob: createExecutor(api),
           logger: api.logger,
           emit: (event) => api.kernel.protocol.emit('cron', event),
           afterRun: async (job, entry) => {

@@ -80,7 +80,7 @@ export interface CronServiceDeps {
   store: CronStore;
   runLog: RunLog;
   settings: CronSection;
-  execute: Executor;
+  runJob: Executor;
   logger: Logger;
   clock?: Clock;
   emit?: (event: CronEvent) => void;
@@ -464,7 +464,7 @@ export class CronService {
         this.arm();
       },
     };
-    const execution = (async () => this.deps.execute(structuredClone(job), ctx))().catch(
+    const execution = (async () => this.deps.runJob(structuredClone(job), ctx))().catch(
       (error: unknown): RunOutcome => ({ status: 'error', error: error instanceof Error ? error.message : String(error) }),
     );
     run.done = Promise.race([execution, watchdog]).then((outcome) => this.finish(run, outcome));

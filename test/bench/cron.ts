@@ -107,7 +107,7 @@ export async function cronStartBench(cli: string, freePort: () => Promise<number
     // The part that grows with the job count, without process start-up noise: the scheduler's start.
     const startOf = (stateDir: string) => {
       const store = new CronStore(join(stateDir, 'cron', 'jobs.json'));
-      const service = new CronService({ store, runLog: new RunLog(store.runsDir, 2_000_000, 2000), settings: SETTINGS, logger: createLogger({ level: 'error' }), execute: async () => ({ status: 'ok' }) });
+      const service = new CronService({ store, runLog: new RunLog(store.runsDir, 2_000_000, 2000), settings: SETTINGS, logger: createLogger({ level: 'error' }), runJob: async () => ({ status: 'ok' }) });
       const t0 = performance.now();
       service.start();
       const ms = performance.now() - t0;
@@ -157,7 +157,7 @@ export async function cronDriftBench(line: Line, quick: boolean): Promise<void> 
     runLog: new RunLog(store.runsDir, 2_000_000, 2000),
     settings: { ...SETTINGS, maxConcurrentRuns: 10 },
     logger: createLogger({ level: 'error' }),
-    execute: async (_job, ctx) => {
+    runJob: async (_job, ctx) => {
       ctx.started();
       return { status: 'ok', summary: 'tick' };
     },
