@@ -236,6 +236,25 @@ describe('exactly once across restarts', () => {
     expect(third.runs.map((run) => run.at - T0)).toEqual([120_000]);
   });
 
+  it('a claim that cannot be written starts nothing; the occurrence runs once the store is writable again', async () => {
+    const { service, clock, store, runs } = harness();
+    service.start();
+    const job = service.add(every(60_000));
+    const save = store.save.bind(store);
+    store.save = () => {
+      throw new Error('ENOSPC: no space left on device');
+    };
+    await clock.advance(60_000);
+    expect(runs).toEqual([]);
+    expect(service.get(job.id)!.state).toMatchObject({ nextRunAtMs: T0 + 60_000 });
+    expect(service.get(job.id)!.state.runningAtMs).toBeUndefined();
+    // No spinning meanwhile: one retry timer, seconds away.
+    expect(clock.pending()).toEqual([5000]);
+    store.save = save;
+    await clock.advance(5000);
+    expect(runs).toEqual([{ jobId: job.id, at: T0 + 65_000, trigger: 'schedule' }]);
+  });
+
   it('jobs.json edited on disk is picked up on the next tick', async () => {
     const { service, clock, store, runs } = harness();
     service.start();

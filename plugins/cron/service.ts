@@ -28,6 +28,8 @@ export const MIN_REFIRE_GAP_MS = 2000;
 /** Backoff after consecutive errors (recurring jobs): 30 s, 1 min, 5 min, 15 min, then 60 min. */
 export const ERROR_BACKOFF_MS = [30_000, 60_000, 300_000, 900_000, 3_600_000];
 export const DEFAULT_TIMEOUT_MS = 10 * 60_000;
+/** After a tick that failed (jobs.json not writable), the next try. */
+const TICK_RETRY_MS = 5000;
 export const AGENT_TURN_TIMEOUT_MS = 60 * 60_000;
 
 export interface Clock {
@@ -273,6 +275,7 @@ export class CronService {
     if (!job) throw new CronInputError(`no cron job "${id}"`);
     if (this.active.has(id) || job.state.runningAtMs !== undefined) return { ok: true, ran: false, reason: 'already-running' };
     if (!this.started) throw new CronInputError('the cron scheduler is not running in this process (start the gateway)');
+    if (!this.deps.settings.enabled) throw new CronInputError('cron is disabled (cron.enabled: false): no job runs, not even by hand');
     if (mode === 'due') {
       const next = job.state.nextRunAtMs;
       const now = this.clock.now();
@@ -380,13 +383,14 @@ export class CronService {
     return next;
   }
 
-  private arm(): void {
+  /** `minDelayMs`: after a failed tick (a store that cannot be written), do not spin. */
+  private arm(minDelayMs = 0): void {
     this.clearTimer();
     if (!this.started || this.stopped || !this.deps.settings.enabled) return;
     const next = this.nextWake();
     if (next === undefined) return;
     const now = this.clock.now();
-    const delay = Math.min(Math.max(next - now, 0), MAX_TIMER_DELAY_MS);
+    const delay = Math.min(Math.max(next - now, minDelayMs), MAX_TIMER_DELAY_MS);
     this.timerAtMs = now + delay;
     this.timer = this.clock.setTimeout(() => {
       this.timer = undefined;
@@ -394,8 +398,8 @@ export class CronService {
       try {
         this.tick();
       } catch (error) {
-        this.deps.logger.error(`cron tick failed: ${(error as Error).message}`);
-        this.arm();
+        this.deps.logger.error(`cron tick failed (retrying in ${TICK_RETRY_MS} ms): ${(error as Error).message}`);
+        this.arm(TICK_RETRY_MS);
       }
     }, delay);
   }
@@ -412,6 +416,7 @@ export class CronService {
   private launch(claims: Claim[]): string[] {
     const now = this.clock.now();
     const runs: Array<{ claim: Claim; runId: string }> = [];
+    const before = claims.map((claim) => ({ ...claim.job.state }));
     for (const claim of claims) {
       const { job } = claim;
       const runId = randomUUID();
@@ -424,8 +429,13 @@ export class CronService {
       }
       runs.push({ claim, runId });
     }
-    // The journal is on disk before any of these runs begins.
-    this.save(true);
+    // The journal is on disk before any of these runs begins; if it cannot be written, none begins.
+    try {
+      this.save(true);
+    } catch (error) {
+      claims.forEach((claim, index) => (claim.job.state = before[index]!));
+      throw error;
+    }
     for (const { claim, runId } of runs) this.begin(claim, runId, now);
     return runs.map((run) => run.runId);
   }

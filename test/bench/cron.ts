@@ -31,6 +31,8 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+const signed = (ms: number) => `${ms < 0 ? '−' : '+'}${Math.abs(ms).toFixed(1)}`;
+
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -103,7 +105,7 @@ export async function cronStartBench(cli: string, freePort: () => Promise<number
     const base = median(times.none);
     const added = median(times.thousand) - base;
     line('cron: gateway start → cron.status, no jobs', `${base.toFixed(0)} ms`, '(info)', true);
-    line('cron: … with 1,000 stored jobs', `+${added.toFixed(1)} ms`, '≤ 20 ms', added <= 20);
+    line('cron: … with 1,000 stored jobs', `${signed(added)} ms`, '≤ 20 ms', added <= 20);
     // The part that grows with the job count, without process start-up noise: the scheduler's start.
     const startOf = (stateDir: string) => {
       const store = new CronStore(join(stateDir, 'cron', 'jobs.json'));
@@ -119,7 +121,7 @@ export async function cronStartBench(cli: string, freePort: () => Promise<number
       inProcess.none.push(startOf(empty));
       inProcess.thousand.push(startOf(full));
     }
-    line('  … of which the scheduler start (read, recover, arm)', `+${(median(inProcess.thousand) - median(inProcess.none)).toFixed(1)} ms`, '(info)', true);
+    line('  … of which the scheduler start (read, recover, arm)', `${signed(median(inProcess.thousand) - median(inProcess.none))} ms`, '(info)', true);
   } finally {
     rmSync(empty, { recursive: true, force: true });
     rmSync(full, { recursive: true, force: true });
