@@ -332,6 +332,22 @@ describe('timeouts and the watchdog', () => {
   });
 });
 
+describe('the run log', () => {
+  it('appends one line per run, owner-only, and past maxBytes keeps only its last keepLines', () => {
+    const dir = tempDir('claw-cron-log-');
+    const log = new RunLog(join(dir, 'runs'), 2000, 5);
+    for (let i = 0; i < 30; i++) log.append({ ts: i, jobId: 'job-1', action: 'finished', runId: `r${i}`, status: 'ok', trigger: 'schedule', summary: 'x'.repeat(50) });
+    const file = log.file('job-1');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'runs')).mode & 0o777).toBe(0o700);
+    const kept = readFileSync(file, 'utf8').trim().split('\n');
+    expect(kept.length).toBeLessThanOrEqual(20);
+    expect(JSON.parse(kept[kept.length - 1]!).runId).toBe('r29');
+    expect(log.read('job-1', 3).map((entry) => entry.runId)).toEqual(['r29', 'r28', 'r27']);
+    expect(() => log.file('../escape')).toThrow(/invalid job id/);
+  });
+});
+
 describe('one-shot jobs and errors', () => {
   it('an at job fires once and is deleted after success; kept (disabled) with --keep-after-run or on error', async () => {
     const clock = new FakeClock();

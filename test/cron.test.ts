@@ -24,12 +24,13 @@ const CRON = join(REPO, 'plugins', 'cron');
 const EXEC = ['tools-exec', 'exec-approvals'].map((id) => join(REPO, 'plugins', id));
 
 /** A stand-in for the heartbeat plugin's system-events service that records what it is asked. */
-function systemEvents(record: { events: SystemEvent[]; wakes: WakeRequest[] }): PluginDefinition {
+function systemEvents(record: { events: SystemEvent[]; wakes: WakeRequest[] }, hold?: () => Promise<void>): PluginDefinition {
   return definePlugin({
     id: 'test-system-events',
     register(api) {
       const service: SystemEventsService = {
         async enqueue(event: EnqueueSystemEvent) {
+          await hold?.();
           const stored: SystemEvent = { id: `e${record.events.length}`, agentId: event.agentId ?? 'main', sessionKey: event.sessionKey ?? 'agent:main:main', text: event.text, source: event.source, contextKey: event.contextKey, enqueuedAt: Date.now() };
           record.events.push(stored);
           return stored;
@@ -114,6 +115,26 @@ describe('cron in a running gateway', () => {
     const bad = await call(operator, 'cron.add', { name: 'x', schedule: { kind: 'cron', expr: '0 0 7 * * *' }, payload: { kind: 'systemEvent', text: 'x' } }).catch((error) => error);
     // (The error code is checked against the built gateway in test/cron-process.test.ts.)
     expect(bad.message).toMatch(/invalid cron expression "0 0 7 \* \* \*": expected 5 fields/);
+  });
+
+  it('cron.maxConcurrentRuns caps the cron lane: 3 due jobs, at most 2 run at once', async () => {
+    const record = { events: [] as SystemEvent[], wakes: [] as WakeRequest[] };
+    let active = 0;
+    let peak = 0;
+    const hold = async () => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      active--;
+    };
+    const { gw, operator, finished } = await boot([systemEvents(record, hold)], { cron: { maxConcurrentRuns: 2 } });
+    expect(gw.kernel.lanes.concurrency('cron')).toBe(2);
+    const at = new Date(Date.now() + 300).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(((await call(operator, 'cron.add', { name: `j${i}`, schedule: { kind: 'at', at }, payload: { kind: 'systemEvent', text: `e${i}` } })) as any).id);
+    await until(() => ids.every((id) => finished(id).length === 1), 8000, 'three runs');
+    expect(peak).toBe(2);
+    expect(ids.map((id) => finished(id)[0].status)).toEqual(['ok', 'ok', 'ok']);
   });
 
   it('a main job without a system-events provider fails with an error naming what to enable', async () => {
