@@ -102,7 +102,6 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     caps: {
       main: defaults.maxConcurrent,
       subagent: defaults.subagents?.maxConcurrent,
-      cron: config.cron?.maxConcurrentRuns,
     },
     onNotice: ({ lane, waitedMs, queuedBehind }) =>
       logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, { lane, waitedMs }),

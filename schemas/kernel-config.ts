@@ -308,7 +308,6 @@ export const KernelConfigSchema = Type.Object(
         Open,
       ),
     ),
-    cron: Type.Optional(Type.Object({ maxConcurrentRuns: Type.Optional(PositiveInt) }, Open)),
     tools: Type.Optional(ToolsConfigSchema),
     channels: Type.Optional(Type.Record(Type.String(), ChannelConfigSchema, { description: 'Messaging channels, by channel id.' })),
     bindings: Type.Optional(Type.Array(BindingSchema, { description: 'Which agent answers which channel, account or peer.' })),

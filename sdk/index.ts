@@ -133,7 +133,7 @@ export {
 } from './sessions/keys.js';
 
 export { expandHome } from '../kernel/config/paths.js';
-export { writeJsonAtomic } from '../kernel/util/fs.js';
+export { writeFileAtomic, writeJsonAtomic } from '../kernel/util/fs.js';
 export * from './tool-policy.js';
 export { ensurePrivateFile, toPosix, writeFileAtomicAsync } from './fs.js';
 

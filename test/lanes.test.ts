@@ -149,11 +149,11 @@ describe('lane scheduler', () => {
 
   it('takes global caps from config', async () => {
     const kernel = await createTestKernel({
-      config: { agents: { defaults: { maxConcurrent: 2, subagents: { maxConcurrent: 3 } } }, cron: { maxConcurrentRuns: 5 } },
+      config: { agents: { defaults: { maxConcurrent: 2, subagents: { maxConcurrent: 3 } } } },
     });
     expect(kernel.lanes.concurrency('main')).toBe(2);
     expect(kernel.lanes.concurrency('subagent')).toBe(3);
-    expect(kernel.lanes.concurrency('cron')).toBe(5);
+    expect(kernel.lanes.concurrency('cron')).toBe(1);
     expect(kernel.lanes.concurrency('nested')).toBe(1);
     await kernel.dispose();
   });

@@ -781,16 +781,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
       },
       "additionalProperties": true
     },
-    "cron": {
-      "type": "object",
-      "properties": {
-        "maxConcurrentRuns": {
-          "type": "integer",
-          "minimum": 1
-        }
-      },
-      "additionalProperties": true
-    },
     "tools": {
       "type": "object",
       "properties": {

@@ -213,9 +213,6 @@ export type KernelConfig = {
       };
     }>;
   };
-  cron?: {
-    maxConcurrentRuns?: number;
-  };
   tools?: {
     profile?: "minimal" | "coding" | "messaging" | "full";
     allow?: string[];

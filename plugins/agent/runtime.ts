@@ -226,7 +226,7 @@ export class AgentRuntime {
    * released so a redelivery gets another chance.
    */
   private async accept(input: DispatchInput, runId: string, acceptedAt: number, dedupeKey?: string): Promise<RunHandle> {
-    if (!this.intake) return this.submit(input, runId, acceptedAt);
+    if (!this.intake || input.callerJournaled) return this.submit(input, runId, acceptedAt);
     let durable: Promise<void>;
     try {
       durable = this.intake.accept(input, runId, acceptedAt, dedupeKey);
@@ -613,7 +613,7 @@ export class AgentRuntime {
   private startRun(input: DispatchInput, runId: string): Promise<RunResult> {
     const sessionKey = input.sessionKey!;
     const done = this.kernel.lanes
-      .runInSession(sessionKey, () => this.execute(input, runId))
+      .runInSession(sessionKey, () => this.execute(input, runId), input.lane)
       .catch((error: unknown) => {
         if (error instanceof LaneClearedError) return { ...this.emptyResult(runId, sessionKey, 'aborted') };
         throw error;

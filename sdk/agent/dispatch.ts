@@ -50,6 +50,13 @@ export interface DispatchInput {
   onEvent?: (event: RunEvent) => void;
   /** Start a fresh session for this run (cron, isolated jobs). */
   freshSession?: boolean;
+  /** The global lane the turn runs in after its session lane (kernel/lanes.ts); default `main`. Cron runs use `cron`. */
+  lane?: string;
+  /**
+   * The caller keeps its own journal and re-runs the message after a crash (cron): the
+   * dispatcher's intake journal leaves it out, so a restart does not run it twice.
+   */
+  callerJournaled?: boolean;
   /** Per-message `/verbose` and `/reasoning`; the session's levels otherwise. */
   verbose?: VerboseLevel;
   reasoning?: ReasoningLevel;

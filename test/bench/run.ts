@@ -20,6 +20,8 @@
  *                requests, p99
  *   sandbox      exec latency of `true` through the tool choke point, p50/p99: host vs a warm bwrap
  *                sandbox vs a warm Docker container (non-main mode; group session sandboxed)
+ *   cron-start   `claw gateway` until cron.status answers: 1,000 stored jobs vs none (target ≤ 20 ms added)
+ *   cron-drift   start − scheduled time of `every 1s` jobs over a minute, p50/p95/max (`--quick`: 10 s)
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -36,9 +38,11 @@ import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { BENCH_TOKEN, gatewayLoadBench } from './gateway-load.js';
 import { installSize } from './install-size.js';
 import { sandboxExecBench } from './sandbox.js';
+import { cronDriftBench, cronStartBench } from './cron.js';
 
 const CLI = fileURLToPath(new URL('../../apps/cli/bin.cjs', import.meta.url));
-const only = process.argv.slice(2);
+const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const quick = process.argv.includes('--quick');
 const want = (name: string) => only.length === 0 || only.includes(name);
 
 function median(values: number[]): number {
@@ -425,4 +429,6 @@ if (want('crash')) await benchCrash();
 if (want('memory')) await benchMemory();
 if (want('telegram')) await benchTelegram();
 if (want('sandbox')) await sandboxExecBench(line);
+if (want('cron-start')) await cronStartBench(CLI, freePort, line);
+if (want('cron-drift')) await cronDriftBench(line, quick);
 if (want('install-size')) benchInstallSize();
