@@ -17,6 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
 import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
+import { contentTerms } from '../../sdk/memory/query-terms.js';
 import { listMemoryFiles, readMemoryLines, resolveMemoryPath, type MemoryLines } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/settings.js';
@@ -27,7 +28,7 @@ import { planCollections, resolveQmdPath, type QmdCollection } from './collectio
 import { embedModel, type ModelPresence } from './models.js';
 import { QmdError, resolveQmdCommand, runQmd, type QmdCommand, type RunResult } from './qmd-cli.js';
 import { QmdServer } from './qmd-server.js';
-import { fuseLists, questionTerms, type RankedList } from './query-plan.js';
+import { fuseLists, QMD_LIST_CAP, type RankedList } from './query-plan.js';
 import { parseQueryResults, resolveHit, toSearchHit } from './results.js';
 
 export type SearchMode = 'search' | 'vsearch' | 'query';
@@ -44,8 +45,6 @@ export interface QmdPluginConfig extends Record<string, unknown> {
 
 /** A search shorter than this would be all start-up: QMD gets at least this long to come up once. */
 const SERVER_START_LIMIT_MS = 30_000;
-/** Documents per QMD list: QMD's own cap per search and collection is 20; two collections can add up. */
-const LIST_LIMIT = 50;
 
 type Target = NonNullable<ReturnType<typeof resolveHit>>;
 
@@ -410,10 +409,11 @@ export class QmdMemoryIndex implements MemoryIndex {
         this.noteSuccess();
         return { results: [], backend: 'qmd', mode: 'keyword', notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)` };
       }
-      const terms = questionTerms(query);
+      const terms = contentTerms(query);
       const collections = plan.map((item) => item.name);
       const ask = async (type: 'lex' | 'vec', text: string): Promise<Target[]> => {
-        const answer = await this.server.callTool('query', { searches: [{ type, query: text }], limit: LIST_LIMIT, rerank: false, collections }, this.timeoutMs, options.signal);
+        // QMD caps each list per collection; asking for all of them keeps every collection's share.
+        const answer = await this.server.callTool('query', { searches: [{ type, query: text }], limit: QMD_LIST_CAP * collections.length, rerank: false, collections }, this.timeoutMs, options.signal);
         const seen = new Set<string>();
         const targets: Target[] = [];
         for (const hit of parseQueryResults(answer.structuredContent)) {
