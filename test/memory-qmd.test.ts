@@ -206,12 +206,9 @@ describe('memory-qmd: private QMD homes', () => {
       expect(existsSync(join(homeOf(agent), 'xdg-cache', 'qmd', 'index.sqlite')), agent).toBe(true);
     }
     expect(calls.every((call) => [homeOf('main'), homeOf('work')].includes(call.HOME))).toBe(true);
-    // Collections: MEMORY.md alone from the workspace root, memory/ recursively.
+    // One collection: MEMORY.md from the workspace root and memory/ recursively.
     const adds = calls.filter((call) => call.argv.includes('add') && call.XDG_CONFIG_HOME.startsWith(homeOf('main')));
-    expect(adds.map((call) => call.argv.slice(2))).toEqual([
-      ['collection', 'add', kernel.paths.workspaceDir, '--name', 'memory-root', '--mask', 'MEMORY.md,memory.md'],
-      ['collection', 'add', join(kernel.paths.workspaceDir, 'memory'), '--name', 'memory-dir', '--mask', '**/*.md'],
-    ]);
+    expect(adds.map((call) => call.argv.slice(2))).toEqual([['collection', 'add', kernel.paths.workspaceDir, '--name', 'memory', '--mask', 'MEMORY.md,memory.md,memory/**/*.md']]);
     expect(realHomeQmd()).toEqual(before);
 
     // Questions travel inside JSON-RPC messages on the server's stdin: never in argv, never through a shell.
@@ -233,17 +230,17 @@ describe('memory-qmd: private QMD homes', () => {
     const { kernel, memory } = await boot();
     const adds = () => kernel.logs.filter((record) => /qmd collection add took/.test(record.message)).length;
     await memory.sync!({ agentId: 'main' });
-    expect(adds()).toBe(2);
+    expect(adds()).toBe(1);
     const home = join(kernel.stateDir, 'agents', 'main', 'qmd');
     const state = JSON.parse(readFileSync(join(home, 'claw-state.json'), 'utf8')) as { collections: Record<string, unknown> };
-    expect(Object.keys(state.collections).sort()).toEqual(['memory-dir', 'memory-root']);
+    expect(Object.keys(state.collections)).toEqual(['memory']);
     const again = await memory.sync!({ agentId: 'main' });
     expect(again).toMatchObject({ indexed: 0, skipped: Object.keys(CONTRACT_CORPUS).length });
-    expect(adds()).toBe(2);
+    expect(adds()).toBe(1);
     // Somebody removed QMD's config: the next sync notices and creates the collections again.
     rmSync(join(home, 'xdg-config'), { recursive: true, force: true });
     expect(await memory.sync!({ agentId: 'main' })).toMatchObject({ indexed: Object.keys(CONTRACT_CORPUS).length, skipped: 0, rebuilt: true });
-    expect(adds()).toBe(4);
+    expect(adds()).toBe(2);
     const result = await memory.search('tomatoes basil balcony', { agentId: 'main' });
     expect(result.backend, JSON.stringify(result)).toBe('qmd');
     expect(paths(result)).toContain('memory/projects/garden.md');
