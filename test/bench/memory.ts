@@ -4,7 +4,8 @@
  *
  *   sqlite:     full index, first index vs a --force rebuild (embedding cache off), re-index of the unchanged corpus, hybrid query p50 / p99
  *   minisearch: full index, query p50 (keyword + vector re-rank)
- *   qmd:        `qmd update`, `qmd search` p50 (a process per query, as the plugin runs it)
+ *   qmd:        `qmd update`, `qmd search` CLI p50 (a process per query; the plugin keeps one
+ *               `qmd mcp` process instead: see retrieval.ts for its warm latency)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -383,7 +383,7 @@ async function benchMemory(): Promise<void> {
   if (result.qmd && 'skipped' in result.qmd) line('memory qmd', 'skipped', result.qmd.skipped, true);
   else if (result.qmd) {
     line('memory qmd: collection add + update (full index)', `${(result.qmd.updateMs / 1000).toFixed(2)} s`, '(info)', true);
-    line('memory qmd: qmd search p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
+    line('memory qmd: `qmd search` CLI p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
   }
 }
 
