@@ -226,6 +226,8 @@ export interface PersonalCorpus {
   workspace: string;
   queries: BenchQuery[];
   files: number;
+  /** Daily notes written in Chinese. */
+  chineseNotes: number;
 }
 
 export function generatePersonalCorpus(root: string, options: { days?: number; seed?: number } = {}): PersonalCorpus {
@@ -296,5 +298,5 @@ export function generatePersonalCorpus(root: string, options: { days?: number; s
     { query: '我吃不吃香菜？', answer: 'MEMORY.md', category: 'chinese' },
     { query: `where does ${PEOPLE_ZH[0]} work now?`, answer: 'MEMORY.md', category: 'cross' },
   );
-  return { workspace, queries, files: days + 1 };
+  return { workspace, queries, files: days + 1, chineseNotes: language.filter((lang) => lang === 'zh').length };
 }

@@ -47,6 +47,7 @@ export interface BackendRun {
 
 export interface RetrievalBenchResult {
   files: number;
+  chineseNotes: number;
   queries: number;
   categories: Record<QueryCategory, number>;
   runs: BackendRun[];
@@ -171,7 +172,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
       qmdLatency = { skipped: 'qmd is not installed (npm run setup:qmd)' };
     }
     const categories = Object.fromEntries(CATEGORIES.map((category) => [category, queries.filter((item) => item.category === category).length])) as Record<QueryCategory, number>;
-    return { files: corpus.files, queries: queries.length, categories, runs, qmd: qmdLatency };
+    return { files: corpus.files, chineseNotes: corpus.chineseNotes, queries: queries.length, categories, runs, qmd: qmdLatency };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -393,7 +393,7 @@ async function benchRetrieval(): Promise<void> {
   const { existsSync } = await import('node:fs');
   const result = await retrievalBench({ qmdCommand: existsSync(qmd) ? qmd : undefined });
   const counts = Object.entries(result.categories).map(([category, n]) => `${category} ${n}`).join(', ');
-  console.log(`retrieval: ${result.files} files, ${result.queries} questions (${counts}); default maxResults 6, minScore 0.35`);
+  console.log(`retrieval: ${result.files} files (${result.chineseNotes} daily notes in Chinese), ${result.queries} questions (${counts}); default maxResults 6, minScore 0.35`);
   const cell = (value: number) => value.toFixed(2).padStart(6);
   console.log(`  ${'backend / mode'.padEnd(42)} ${'hit@1'.padStart(6)} ${'hit@6'.padStart(6)} ${'MRR'.padStart(6)}   ${['keyword', 'paraphrase', 'chinese', 'cross'].map((c) => `${c} @6`.padStart(14)).join('')}`);
   for (const run of result.runs) {
