@@ -338,6 +338,8 @@ export class QmdMemoryIndex implements MemoryIndex {
       return index.sync(options);
     }
     this.noteSuccess();
+    // QMD's index was made anew: a server that opened the old one must not keep answering from it.
+    if (this.indexLost) this.server.restart();
     // Indexed and ready: bring the search process up now rather than on the first question.
     this.server.warm();
     const rebuilt = force || this.indexLost;

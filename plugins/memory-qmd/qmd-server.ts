@@ -100,6 +100,11 @@ export class QmdServer {
     return result;
   }
 
+  /** End the running process now; the next call starts a fresh one (which opens the index anew). */
+  restart(): void {
+    if (this.running) this.kill(this.running);
+  }
+
   /** End the process (stdin EOF is QMD's own signal to shut down), killing it if it lingers. */
   async close(): Promise<void> {
     this.closed = true;
