@@ -15,6 +15,7 @@ import type { MemoryBackend, MemorySearchResult } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { projectQmdPath, resolveQmdCommand, runQmd } from '../plugins/memory-qmd/qmd-cli.js';
+import { writeTinyLlamaGguf } from './fixtures/gguf.js';
 import { REPO, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-qmd');
@@ -55,9 +56,10 @@ afterAll(async () => {
   for (const kernel of kernels.splice(0)) await kernel.dispose();
 });
 
-async function boot(options: { qmd?: Record<string, unknown>; memorySearch?: Record<string, unknown>; agents?: Array<Record<string, unknown>> } = {}): Promise<Booted> {
+async function boot(options: { qmd?: Record<string, unknown>; memorySearch?: Record<string, unknown>; agents?: Array<Record<string, unknown>>; env?: Record<string, string> } = {}): Promise<Booted> {
   const kernel = await createTestKernel({
     plugins: [PLUGIN],
+    env: options.env,
     config: {
       plugins: { slots: { memory: 'memory-qmd' }, entries: { 'memory-qmd': { config: { ...options.qmd } } } },
       agents: { defaults: { memorySearch: { ...options.memorySearch } }, ...(options.agents ? { list: options.agents } : {}) },
@@ -347,6 +349,24 @@ describe('memory-qmd: vector search only with a model on disk', () => {
     for (const downloader of ['embed', 'pull', 'vsearch', 'query']) expect(subcommands).not.toContain(downloader);
   });
 
+  it('with a real GGUF embedding model (QMD_EMBED_MODEL: a tiny generated one), qmd embed runs offline and searches are hybrid', async () => {
+    const model = writeTinyLlamaGguf(join(tempDir('claw-qmd-gguf-'), 'tiny.gguf'), { seed: 5 });
+    const { memory } = await boot({ qmd: { searchMode: 'query' }, env: { QMD_EMBED_MODEL: model } });
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({ retrieval: 'hybrid (BM25 + vectors)', embedModel: { uri: model, path: model } });
+    // A forced sync waits for `qmd embed`.
+    const stats = await memory.sync!({ agentId: 'main', force: true });
+    expect(stats.embedded).toBe(Object.keys(CONTRACT_CORPUS).length);
+    // QMD loads the model in the background after the embed (holding QMD up meanwhile, so a search
+    // then is answered from QMD's keywords or, past timeoutMs, by SQLite); then searches are hybrid.
+    const ask = () => memory.search('What did we fix in the websocket reconnect?', { agentId: 'main' });
+    await until(async () => (await ask()).mode === 'hybrid', 60_000);
+    const result = await ask();
+    expect(result, JSON.stringify(result)).toMatchObject({ backend: 'qmd', mode: 'hybrid' });
+    expect(result.notice).toBeUndefined();
+    // The weights are noise, so the vector list is too; the keyword lists still decide the first place.
+    expect(paths(result)[0]).toBe('memory/2026-11-02.md');
+  }, 120_000);
+
   it('with the embedding model on disk: status says hybrid, qmd embed runs in the background and is killed on close', async () => {
     const dir = tempDir('claw-qmd-embed-');
     const pidFile = join(dir, 'embed.pid');
@@ -432,7 +452,7 @@ describe('memory-qmd: questions, one long-lived QMD server', () => {
     expect(result.notice).toMatch(/^QMD found nothing; answered by the built-in SQLite index/);
     expect(paths(result)[0]).toBe('memory/2026-11-08.md');
     const none = await memory.search('zeppelin xylophone', { agentId: 'main' });
-    expect(none).toMatchObject({ backend: 'qmd', results: [], notice: 'QMD found nothing, and neither did the built-in SQLite index' });
+    expect(none).toMatchObject({ backend: 'qmd', results: [], notice: 'QMD found nothing; the built-in SQLite index found nothing either' });
   });
 });
 

@@ -95,6 +95,11 @@ export class QmdMemoryIndex implements MemoryIndex {
   private readonly lifetime = new AbortController();
   /** The long-lived `qmd mcp` every search goes to. */
   readonly server: QmdServer;
+  /** The server process that has its embedding model loaded (a vector search answered), if any. */
+  private vectorsReadyPid?: number;
+  private warmingVectors?: Promise<unknown>;
+  /** Why the last model load failed; vectors are left out until the next embed. */
+  private vectorFailure?: string;
 
   constructor(
     readonly settings: MemorySettings,
@@ -281,7 +286,7 @@ export class QmdMemoryIndex implements MemoryIndex {
     // The fallback may have been idle while QMD served; bring it up to date (unchanged files are skipped).
     await index.sync({}).catch((syncError: Error) => this.logger.warn(`memory-qmd: SQLite fallback sync failed: ${syncError.message}`));
     const result = await index.search(query, options);
-    if (!error && result.results.length === 0) return { results: [], backend: 'qmd', mode: 'keyword', notice: `${why}, and neither did the built-in SQLite index` };
+    if (!error && result.results.length === 0) return { results: [], backend: 'qmd', mode: 'keyword', notice: `${why}; the built-in SQLite index found nothing either` };
     const notice = `${why}; answered by the built-in SQLite index${result.notice ? `; ${result.notice}` : ''}`;
     return { ...result, backend: 'sqlite', notice };
   }
@@ -340,8 +345,10 @@ export class QmdMemoryIndex implements MemoryIndex {
     this.noteSuccess();
     // QMD's index was made anew: a server that opened the old one must not keep answering from it.
     if (this.indexLost) this.server.restart();
-    // Indexed and ready: bring the search process up now rather than on the first question.
+    // Indexed and ready: bring the search process up now rather than on the first question,
+    // and have it load the embedding model (a vector search does) if there are vectors to search.
     this.server.warm();
+    if (this.mode !== 'search' && this.vectorPlan().use) this.warmVectors();
     const rebuilt = force || this.indexLost;
     this.indexLost = false;
     let indexed = 0;
@@ -364,12 +371,42 @@ export class QmdMemoryIndex implements MemoryIndex {
     return { files: count, indexed, skipped, removed, chunks: count, embedded, cacheHits: 0, rebuilt, durationMs: Date.now() - started };
   }
 
+  /**
+   * One vector search in the background, with time to load the model; when it answers, this
+   * server process has the model and searches add vector lists. Once at a time.
+   */
+  private warmVectors(): void {
+    const collections = Object.keys(this.state.collections);
+    if (collections.length === 0 || this.warmingVectors || this.closed) return;
+    const args = { searches: [{ type: 'vec', query: 'memory' }], limit: 1, rerank: false, collections };
+    const warming = this.server
+      .callTool('query', args, SERVER_START_LIMIT_MS, this.lifetime.signal, { killOnTimeout: false })
+      .then(() => {
+        this.vectorsReadyPid = this.server.pid;
+      })
+      .catch((error: Error) => {
+        if (this.closed) return;
+        // A process that died (or was restarted) while loading: the next search tries again.
+        if (error instanceof QmdError && error.kind === 'exit') return;
+        this.vectorFailure = error instanceof QmdError ? error.reason : error.message;
+        this.logger.warn(`memory-qmd: QMD could not search vectors (${this.vectorFailure}); keyword search only until the next qmd embed`, { agentId: this.settings.agentId });
+      })
+      .finally(() => {
+        if (this.warmingVectors === warming) this.warmingVectors = undefined;
+      });
+    this.warmingVectors = warming;
+  }
+
   /** `qmd embed`, one at a time, in the background; the outcome is kept for status. */
   private embed(force: boolean): Promise<void> {
     if (this.embedding) return this.embedding;
     const run = this.run(force ? ['embed', '-f'] : ['embed'], this.embedTimeoutMs)
       .then((result) => {
         this.lastEmbed = { at: new Date().toISOString(), chunks: Number(/Embedded (\d+) chunks/.exec(result.stdout)?.[1] ?? 0) };
+        // New vectors (perhaps the first): the next vector search may load the model anew.
+        this.vectorsReadyPid = undefined;
+        this.vectorFailure = undefined;
+        if (!this.closed) this.warmVectors();
       })
       .catch((error: Error) => {
         if (this.closed) return;
@@ -398,6 +435,7 @@ export class QmdMemoryIndex implements MemoryIndex {
     const model = this.embedModel();
     if (!model.path) return { use: false, why: `QMD's embedding model is not on disk (${model.uri}, looked in ${model.lookedIn}); keyword (BM25) search only` };
     if (this.lastEmbed?.error) return { use: false, why: `qmd embed failed (${this.lastEmbed.error}); keyword (BM25) search only` };
+    if (this.vectorFailure) return { use: false, why: `QMD's vector search failed (${this.vectorFailure}); keyword (BM25) search only` };
     return { use: true };
   }
 
@@ -415,7 +453,8 @@ export class QmdMemoryIndex implements MemoryIndex {
       const collections = plan.map((item) => item.name);
       const ask = async (type: 'lex' | 'vec', text: string): Promise<Target[]> => {
         // QMD caps each list per collection; asking for all of them keeps every collection's share.
-        const answer = await this.server.callTool('query', { searches: [{ type, query: text }], limit: QMD_LIST_CAP * collections.length, rerank: false, collections }, this.timeoutMs, options.signal);
+        const args = { searches: [{ type, query: text }], limit: QMD_LIST_CAP * collections.length, rerank: false, collections };
+        const answer = await this.server.callTool('query', args, this.timeoutMs, options.signal, { killOnTimeout: type === 'lex' });
         const seen = new Set<string>();
         const targets: Target[] = [];
         for (const hit of parseQueryResults(answer.structuredContent)) {
@@ -428,12 +467,32 @@ export class QmdMemoryIndex implements MemoryIndex {
         return targets;
       };
       // All sent at once: the process answers them in turn, with no round trip in between.
+      // A vector query takes plain text: no lines, no leading "-" (QMD reads that as negation).
+      const plain = query.replace(/\s+/g, ' ').replace(/(^|\s)-+/g, '$1').trim();
+      let vectorNote: string | undefined;
+      if (vector.use && plain) {
+        // The first vector search on a process loads the model, holding QMD up for seconds (and
+        // QMD drops requests sent meanwhile): that search runs alone, and this one waits for it.
+        if (this.server.pid === undefined || this.vectorsReadyPid !== this.server.pid) this.warmVectors();
+        if (this.warmingVectors && !(await settlesWithin(this.warmingVectors, this.timeoutMs))) {
+          return this.answerFromSqlite(undefined, `QMD is still loading its embedding model (more than ${this.timeoutMs} ms)`, query, { ...options, maxResults });
+        }
+      }
       // vsearch is vectors only, once there are vectors; until then it is keyword search like the rest.
       const keywordTerms = this.mode === 'vsearch' && vector.use ? [] : terms;
       const asked: Array<Promise<RankedList<Target>>> = keywordTerms.map(async (term) => ({ kind: 'term' as const, hits: await ask('lex', term) }));
-      // A vector query takes plain text: no lines, no leading "-" (QMD reads that as negation).
-      const plain = query.replace(/\s+/g, ' ').replace(/(^|\s)-+/g, '$1').trim();
-      if (vector.use && plain) asked.push(ask('vec', plain).then((hits) => ({ kind: 'vector' as const, hits })));
+      if (vector.use && plain && this.vectorsReadyPid !== undefined && this.vectorsReadyPid === this.server.pid) {
+        const vectorList = ask('vec', plain).then(
+          (hits) => ({ kind: 'vector' as const, hits }),
+          (error: unknown) => {
+            // The first vector search loads the model, which may outlast a search: keywords answer this one.
+            if (!(error instanceof QmdError) || error.kind !== 'timeout') throw error;
+            vectorNote = `QMD's vector search did not answer within ${this.timeoutMs} ms (its embedding model may still be loading); keyword (BM25) results only`;
+            return { kind: 'vector' as const, hits: [] };
+          },
+        );
+        asked.push(vectorList);
+      }
       const lists = await Promise.all(asked);
       const vectorHits = lists.some((list) => list.kind === 'vector' && list.hits.length > 0);
       const mode: MemorySearchResult['mode'] = vectorHits ? 'hybrid' : 'keyword';
@@ -451,7 +510,8 @@ export class QmdMemoryIndex implements MemoryIndex {
         if (results.length >= maxResults) break;
       }
       if (results.length === 0) return this.answerFromSqlite(undefined, 'QMD found nothing', query, { ...options, maxResults });
-      return { results, backend: 'qmd', mode, ...(vector.why ? { notice: vector.why } : {}) };
+      const notice = vector.why ?? vectorNote;
+      return { results, backend: 'qmd', mode, ...(notice ? { notice } : {}) };
     } catch (error) {
       if (!(error instanceof QmdError)) throw error;
       return this.fallbackSearch(error, query, { ...options, maxResults });
@@ -518,5 +578,16 @@ export class QmdMemoryIndex implements MemoryIndex {
     const fallback = this.fallback;
     this.fallback = undefined;
     if (fallback) await (await fallback.catch(() => undefined))?.close();
+  }
+}
+
+/** Whether `promise` settles (either way) within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -42,6 +42,18 @@ interface Running {
   stderr: string;
   /** Set when we ended it (timeout, protocol error, close): its exit is not news. */
   endedByUs: boolean;
+  /** Calls in flight that may take long (killOnTimeout off): while any runs, a timeout kills nothing. */
+  slowCalls: number;
+}
+
+export interface CallOptions {
+  /**
+   * Kill the process when the call times out (default): a call that hangs means QMD is stuck.
+   * Off for a call that may legitimately take long once, such as the first vector search,
+   * which loads the embedding model (and holds QMD up meanwhile): the process goes on, no
+   * other call's timeout kills it either, and later calls find the model loaded.
+   */
+  killOnTimeout?: boolean;
 }
 
 /** A tools/call answer: QMD puts its results in `structuredContent`. */
@@ -79,20 +91,27 @@ export class QmdServer {
    * Call an MCP tool; starts the process first when none is up. A process that dies during
    * the call (killed, crashed) is started again and the call made once more.
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<McpToolResult> {
+  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, options: CallOptions = {}): Promise<McpToolResult> {
     try {
-      return await this.callOnce(name, args, timeoutMs, signal);
+      return await this.callOnce(name, args, timeoutMs, signal, options);
     } catch (error) {
       if (!(error instanceof QmdError) || error.kind !== 'exit' || this.closed) throw error;
-      return this.callOnce(name, args, timeoutMs, signal);
+      return this.callOnce(name, args, timeoutMs, signal, options);
     }
   }
 
-  private async callOnce(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal): Promise<McpToolResult> {
+  private async callOnce(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal | undefined, options: CallOptions): Promise<McpToolResult> {
     if (this.closed) throw new QmdError('spawn', 'the QMD server was closed');
     const running = this.running ?? this.start();
     await withTimeout(running.ready, timeoutMs, `qmd mcp did not answer within ${timeoutMs} ms (still starting)`);
-    const result = (await this.request(running, 'tools/call', { name, arguments: args }, timeoutMs, signal, `qmd ${name}`)) as McpToolResult;
+    const killOnTimeout = options.killOnTimeout ?? true;
+    if (!killOnTimeout) running.slowCalls++;
+    let result: McpToolResult;
+    try {
+      result = (await this.request(running, 'tools/call', { name, arguments: args }, timeoutMs, signal, `qmd ${name}`, killOnTimeout)) as McpToolResult;
+    } finally {
+      if (!killOnTimeout) running.slowCalls--;
+    }
     if (result?.isError) {
       const text = result.content?.find((item) => item.type === 'text')?.text ?? 'an error without a message';
       throw new QmdError('output', `qmd ${name} failed: ${firstLine(text)}`);
@@ -131,7 +150,7 @@ export class QmdServer {
     this.starts++;
     let settleExit!: (reason: string) => void;
     const exited = new Promise<string>((resolve) => (settleExit = resolve));
-    const running: Running = { child, pending: new Map(), exited, ready: Promise.resolve(), stderr: '', endedByUs: false };
+    const running: Running = { child, pending: new Map(), exited, ready: Promise.resolve(), stderr: '', endedByUs: false, slowCalls: 0 };
     this.running = running;
     let buffer = '';
     child.stdout!.setEncoding('utf8');
@@ -200,7 +219,7 @@ export class QmdServer {
     running.child.stdin!.write(`${JSON.stringify(message)}\n`);
   }
 
-  private request(running: Running, method: string, params: Record<string, unknown>, timeoutMs: number, signal: AbortSignal | undefined, what: string): Promise<unknown> {
+  private request(running: Running, method: string, params: Record<string, unknown>, timeoutMs: number, signal: AbortSignal | undefined, what: string, killOnTimeout = true): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
@@ -214,8 +233,9 @@ export class QmdServer {
         done();
         const error = new QmdError('timeout', `${what} timed out after ${timeoutMs} ms`);
         reject(error);
-        // Calls in flight on the same process share its fate, with the same reason.
-        this.fail(running, error);
+        // Calls in flight on the same process share its fate, with the same reason. While a slow
+        // call (a model loading) is in flight, a late answer is expected, not a sign of a hang.
+        if (killOnTimeout && running.slowCalls === 0) this.fail(running, error);
       }, timeoutMs);
       const onAbort = () => {
         running.pending.delete(id);
