@@ -45,6 +45,8 @@ export interface QmdPluginConfig extends Record<string, unknown> {
 
 /** A search shorter than this would be all start-up: QMD gets at least this long to come up once. */
 const SERVER_START_LIMIT_MS = 30_000;
+/** QMD unloads its models after 5 minutes without use (dist/index.js: inactivityTimeoutMs); a little less, to be safe. */
+const VECTOR_IDLE_MS = 4 * 60_000;
 
 type Target = NonNullable<ReturnType<typeof resolveHit>>;
 
@@ -97,6 +99,7 @@ export class QmdMemoryIndex implements MemoryIndex {
   readonly server: QmdServer;
   /** The server process that has its embedding model loaded (a vector search answered), if any. */
   private vectorsReadyPid?: number;
+  private vectorsUsedAt = 0;
   private warmingVectors?: Promise<unknown>;
   /** Why the last model load failed; vectors are left out until the next embed. */
   private vectorFailure?: string;
@@ -372,6 +375,14 @@ export class QmdMemoryIndex implements MemoryIndex {
   }
 
   /**
+   * Whether the server has the embedding model loaded: it answered a vector search, recently
+   * enough (QMD unloads its models after 5 idle minutes; a reload needs a warm-up again).
+   */
+  private vectorsReady(): boolean {
+    return this.server.pid !== undefined && this.vectorsReadyPid === this.server.pid && Date.now() - this.vectorsUsedAt < VECTOR_IDLE_MS;
+  }
+
+  /**
    * One vector search in the background, with time to load the model; when it answers, this
    * server process has the model and searches add vector lists. Once at a time.
    */
@@ -383,6 +394,7 @@ export class QmdMemoryIndex implements MemoryIndex {
       .callTool('query', args, SERVER_START_LIMIT_MS, this.lifetime.signal, { killOnTimeout: false })
       .then(() => {
         this.vectorsReadyPid = this.server.pid;
+        this.vectorsUsedAt = Date.now();
       })
       .catch((error: Error) => {
         if (this.closed) return;
@@ -466,26 +478,29 @@ export class QmdMemoryIndex implements MemoryIndex {
         }
         return targets;
       };
-      // All sent at once: the process answers them in turn, with no round trip in between.
       // A vector query takes plain text: no lines, no leading "-" (QMD reads that as negation).
       const plain = query.replace(/\s+/g, ' ').replace(/(^|\s)-+/g, '$1').trim();
       let vectorNote: string | undefined;
       if (vector.use && plain) {
         // The first vector search on a process loads the model, holding QMD up for seconds (and
         // QMD drops requests sent meanwhile): that search runs alone, and this one waits for it.
-        if (this.server.pid === undefined || this.vectorsReadyPid !== this.server.pid) this.warmVectors();
+        if (!this.vectorsReady()) this.warmVectors();
         if (this.warmingVectors && !(await settlesWithin(this.warmingVectors, this.timeoutMs))) {
           return this.answerFromSqlite(undefined, `QMD is still loading its embedding model (more than ${this.timeoutMs} ms)`, query, { ...options, maxResults });
         }
       }
       // vsearch is vectors only, once there are vectors; until then it is keyword search like the rest.
+      // All sent at once: the process answers them in turn, with no round trip in between.
       const keywordTerms = this.mode === 'vsearch' && vector.use ? [] : terms;
       const asked: Array<Promise<RankedList<Target>>> = keywordTerms.map(async (term) => ({ kind: 'term' as const, hits: await ask('lex', term) }));
-      if (vector.use && plain && this.vectorsReadyPid !== undefined && this.vectorsReadyPid === this.server.pid) {
+      if (vector.use && plain && this.vectorsReady()) {
         const vectorList = ask('vec', plain).then(
-          (hits) => ({ kind: 'vector' as const, hits }),
+          (hits) => {
+            this.vectorsUsedAt = Date.now();
+            return { kind: 'vector' as const, hits };
+          },
           (error: unknown) => {
-            // The first vector search loads the model, which may outlast a search: keywords answer this one.
+            // A vector search slower than a search may take: keywords answer this one.
             if (!(error instanceof QmdError) || error.kind !== 'timeout') throw error;
             vectorNote = `QMD's vector search did not answer within ${this.timeoutMs} ms (its embedding model may still be loading); keyword (BM25) results only`;
             return { kind: 'vector' as const, hits: [] };
