@@ -1,9 +1,10 @@
 /**
  * memory-qmd against the real qmd CLI (installed into .cache/ by scripts/install-qmd.mjs when
- * missing; that is the only network use): the shared memory contract in `search` (BM25) mode,
- * then what is QMD's own: per-agent private homes, the query as one argv element, extra roots
- * named qmd/<collection>/…, the periodic update, and the SQLite fallback for a missing binary,
- * a timeout, a failing exit and output that is not JSON.
+ * missing; that is the only network use): the shared memory contract, then what is QMD's own:
+ * per-agent private homes, one long-lived `qmd mcp` process (reused, restarted when killed),
+ * natural and Chinese questions, extra roots named qmd/<collection>/…, the periodic update,
+ * never downloading a model, and the SQLite fallback for a missing binary, a timeout, a
+ * failing exit, output that is not JSON-RPC and an empty answer.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import type { MemoryBackend, MemorySearchResult } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { projectQmdPath, resolveQmdCommand, runQmd } from '../plugins/memory-qmd/qmd-cli.js';
+import { writeTinyLlamaGguf } from './fixtures/gguf.js';
 import { REPO, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-qmd');
@@ -54,9 +56,10 @@ afterAll(async () => {
   for (const kernel of kernels.splice(0)) await kernel.dispose();
 });
 
-async function boot(options: { qmd?: Record<string, unknown>; memorySearch?: Record<string, unknown>; agents?: Array<Record<string, unknown>> } = {}): Promise<Booted> {
+async function boot(options: { qmd?: Record<string, unknown>; memorySearch?: Record<string, unknown>; agents?: Array<Record<string, unknown>>; env?: Record<string, string> } = {}): Promise<Booted> {
   const kernel = await createTestKernel({
     plugins: [PLUGIN],
+    env: options.env,
     config: {
       plugins: { slots: { memory: 'memory-qmd' }, entries: { 'memory-qmd': { config: { ...options.qmd } } } },
       agents: { defaults: { memorySearch: { ...options.memorySearch } }, ...(options.agents ? { list: options.agents } : {}) },
@@ -81,7 +84,7 @@ function script(dir: string, name: string, text: string): string {
 }
 
 /**
- * A stand-in qmd whose search misbehaves as the mode file says (garbage, fail, sleep) and
+ * A stand-in qmd whose search server (`qmd mcp`, read when it starts) misbehaves as the mode file says (garbage, fail, sleep) and
  * that runs the real qmd for everything else, so sync keeps working.
  */
 function flakyQmd(dir: string): { command: string; setMode(mode: '' | 'garbage' | 'fail' | 'sleep'): void; pidFile: string } {
@@ -94,10 +97,10 @@ function flakyQmd(dir: string): { command: string; setMode(mode: '' | 'garbage' 
     [
       '#!/bin/sh',
       `mode=$(cat '${modeFile}')`,
-      // argv is: --index index <subcommand> …
-      'if [ "$3" = search ]; then',
+      // argv is: --index index <subcommand> …; searches go to the `mcp` server process.
+      'if [ "$3" = mcp ]; then',
       '  case "$mode" in',
-      `    garbage) echo 'Searching… {"oops": [1, 2'; exit 0;;`,
+      `    garbage) echo 'Searching… {"oops": [1, 2'; exec sleep 30;;`,
       `    fail) echo 'qmd: database disk image is malformed' >&2; exit 3;;`,
       `    sleep) echo $$ > '${pidFile}'; exec sleep 30;;`,
       '  esac',
@@ -205,21 +208,23 @@ describe('memory-qmd: private QMD homes', () => {
       expect(existsSync(join(homeOf(agent), 'xdg-cache', 'qmd', 'index.sqlite')), agent).toBe(true);
     }
     expect(calls.every((call) => [homeOf('main'), homeOf('work')].includes(call.HOME))).toBe(true);
-    // Collections: MEMORY.md alone from the workspace root, memory/ recursively.
+    // One collection: MEMORY.md from the workspace root and memory/ recursively.
     const adds = calls.filter((call) => call.argv.includes('add') && call.XDG_CONFIG_HOME.startsWith(homeOf('main')));
-    expect(adds.map((call) => call.argv.slice(2))).toEqual([
-      ['collection', 'add', kernel.paths.workspaceDir, '--name', 'memory-root', '--mask', 'MEMORY.md,memory.md'],
-      ['collection', 'add', join(kernel.paths.workspaceDir, 'memory'), '--name', 'memory-dir', '--mask', '**/*.md'],
-    ]);
+    expect(adds.map((call) => call.argv.slice(2))).toEqual([['collection', 'add', kernel.paths.workspaceDir, '--name', 'memory', '--mask', 'MEMORY.md,memory.md,memory/**/*.md']]);
     expect(realHomeQmd()).toEqual(before);
 
-    // The query travels as one argv element after "--", never through a shell.
+    // Questions travel inside JSON-RPC messages on the server's stdin: never in argv, never through a shell.
     const marker = join(dir, 'pwned');
     const query = `-n 1 "Alice" $(touch ${marker}); budget \`touch ${marker}\``;
-    await memory.search(query, { agentId: 'main' });
-    const last = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { argv: string[] }).at(-1)!;
-    expect(last.argv.slice(0, 3)).toEqual(['--index', 'index', 'search']);
-    expect(last.argv.slice(-2)).toEqual(['--', query]);
+    const answered = await memory.search(query, { agentId: 'main' });
+    expect(answered.backend, JSON.stringify(answered)).toBe('qmd');
+    expect(paths(answered)).toContain('MEMORY.md');
+    const all = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { argv: string[] });
+    expect(all.filter((call) => call.argv[2] === 'mcp').map((call) => call.argv)).toEqual([
+      ['--index', 'index', 'mcp'],
+      ['--index', 'index', 'mcp'],
+    ]);
+    expect(all.some((call) => call.argv.some((arg) => arg.includes('budget')))).toBe(false);
     expect(existsSync(marker)).toBe(false);
   });
 
@@ -227,17 +232,17 @@ describe('memory-qmd: private QMD homes', () => {
     const { kernel, memory } = await boot();
     const adds = () => kernel.logs.filter((record) => /qmd collection add took/.test(record.message)).length;
     await memory.sync!({ agentId: 'main' });
-    expect(adds()).toBe(2);
+    expect(adds()).toBe(1);
     const home = join(kernel.stateDir, 'agents', 'main', 'qmd');
     const state = JSON.parse(readFileSync(join(home, 'claw-state.json'), 'utf8')) as { collections: Record<string, unknown> };
-    expect(Object.keys(state.collections).sort()).toEqual(['memory-dir', 'memory-root']);
+    expect(Object.keys(state.collections)).toEqual(['memory']);
     const again = await memory.sync!({ agentId: 'main' });
     expect(again).toMatchObject({ indexed: 0, skipped: Object.keys(CONTRACT_CORPUS).length });
-    expect(adds()).toBe(2);
+    expect(adds()).toBe(1);
     // Somebody removed QMD's config: the next sync notices and creates the collections again.
     rmSync(join(home, 'xdg-config'), { recursive: true, force: true });
     expect(await memory.sync!({ agentId: 'main' })).toMatchObject({ indexed: Object.keys(CONTRACT_CORPUS).length, skipped: 0, rebuilt: true });
-    expect(adds()).toBe(4);
+    expect(adds()).toBe(2);
     const result = await memory.search('tomatoes basil balcony', { agentId: 'main' });
     expect(result.backend, JSON.stringify(result)).toBe('qmd');
     expect(paths(result)).toContain('memory/projects/garden.md');
@@ -257,7 +262,7 @@ describe('memory-qmd: results', () => {
 
     const dns = await memory.search('resolver cache ninety seconds', { agentId: 'main' });
     expect(dns.backend, JSON.stringify(dns)).toBe('qmd');
-    expect(dns.results[0]).toMatchObject({ path: 'qmd/team-notes/infra/dns.md', startLine: 3, endLine: 4, source: 'extra' });
+    expect(dns.results[0]).toMatchObject({ path: 'qmd/team-notes/infra/dns.md', startLine: 1, endLine: 4, source: 'extra' });
     expect(dns.results[0]!.snippet).toContain('ninety seconds');
     expect(paths(await memory.search('okapi census', { agentId: 'main' }))).toEqual(['qmd/overview/overview.md']);
     // Inside the workspace an extra path keeps its workspace-relative name.
@@ -280,12 +285,21 @@ describe('memory-qmd: results', () => {
     }
   });
 
-  it('gives line ranges of the matching text, scores in (0, 1] best first, honours maxResults and minScore', async () => {
-    const { memory } = await boot();
+  it('gives snippets centred on the match with their line ranges, scores in (0, 1] best first, honours maxResults and minScore', async () => {
+    const { memory, workspace } = await boot();
     const result = await memory.search('invoice printing vendor', { agentId: 'main' });
     expect(result).toMatchObject({ backend: 'qmd', mode: 'keyword' });
-    expect(result.results[0]).toMatchObject({ path: 'memory/2026-11-01.md', startLine: 3, endLine: 4 });
-    expect(result.results[0]!.snippet).toMatch(/^- Met Alice.*\n- Follow up on the invoice/);
+    expect(result.results[0]).toMatchObject({ path: 'memory/2026-11-01.md', startLine: 1, endLine: 4 });
+    expect(result.results[0]!.snippet).toMatch(/- Follow up on the invoice from the printing vendor/);
+    // A long note: the snippet is the part around the matching words, and its lines are where that part is.
+    const long = [...Array.from({ length: 40 }, (_, i) => `- Line ${i + 1}: ordinary errands and groceries, nothing of note.`), '- The kayak rental receipt is in the blue folder.', '- More groceries.'];
+    writeFileSync(join(workspace, 'memory', '2026-11-07.md'), `${long.join('\n')}\n`);
+    await memory.sync!({ agentId: 'main' });
+    const kayak = await memory.search('where did I put the kayak rental receipt?', { agentId: 'main' });
+    expect(kayak.results[0]).toMatchObject({ path: 'memory/2026-11-07.md' });
+    expect(kayak.results[0]!.snippet).toContain('kayak rental receipt');
+    expect(kayak.results[0]!.startLine).toBeGreaterThan(20);
+    expect(kayak.results[0]!.endLine).toBeGreaterThanOrEqual(41);
     const alice = await memory.search('Alice', { agentId: 'main', maxResults: 10 });
     expect(alice.results.length).toBeGreaterThanOrEqual(2);
     expect(alice.results.map((hit) => hit.score)).toEqual([...alice.results.map((hit) => hit.score)].sort((a, b) => b - a));
@@ -315,14 +329,54 @@ describe('memory-qmd: the sync service', () => {
   });
 });
 
-describe('memory-qmd: vector modes', () => {
-  it('embeds in the background (a first embed downloads a model), falls back while there are no vectors, and kills the embed on close', async () => {
+describe('memory-qmd: vector search only with a model on disk', () => {
+  it('never downloads a model: without one, hybrid mode searches BM25, skips qmd embed, says so, and QMD never resolves a model', async () => {
+    const dir = tempDir('claw-qmd-nomodel-');
+    const log = join(dir, 'argv.log');
+    const command = script(dir, 'logging-qmd', ['#!/bin/sh', `echo "$3" >> '${log}'`, `exec '${QMD}' "$@"`, ''].join('\n'));
+    const { kernel, memory } = await boot({ qmd: { command, searchMode: 'query' } });
+    await memory.sync!({ agentId: 'main', force: true });
+    const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
+    expect(result).toMatchObject({ backend: 'qmd', mode: 'keyword' });
+    expect(result.notice).toMatch(/QMD's embedding model is not on disk \(hf:ggml-org\/embeddinggemma-300M-GGUF\/embeddinggemma-300M-Q8_0\.gguf, looked in .*xdg-cache\/qmd\/models\); keyword \(BM25\) search only/);
+    expect(paths(result)[0]).toBe('memory/2026-11-02.md');
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({ searchMode: 'query', retrieval: 'keyword (BM25)', embedModel: { path: null } });
+    // QMD creates its model folder before it resolves (and so downloads) any model: it never got that far.
+    const cache = join(kernel.stateDir, 'agents', 'main', 'qmd', 'xdg-cache', 'qmd');
+    expect(existsSync(join(cache, 'models'))).toBe(false);
+    const subcommands = readFileSync(log, 'utf8').trim().split('\n');
+    expect(subcommands).toContain('mcp');
+    for (const downloader of ['embed', 'pull', 'vsearch', 'query']) expect(subcommands).not.toContain(downloader);
+  });
+
+  it('with a real GGUF embedding model (QMD_EMBED_MODEL: a tiny generated one), qmd embed runs offline and searches are hybrid', async () => {
+    const model = writeTinyLlamaGguf(join(tempDir('claw-qmd-gguf-'), 'tiny.gguf'), { seed: 5 });
+    const { memory } = await boot({ qmd: { searchMode: 'query' }, env: { QMD_EMBED_MODEL: model } });
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({ retrieval: 'hybrid (BM25 + vectors)', embedModel: { uri: model, path: model } });
+    // A forced sync waits for `qmd embed`.
+    const stats = await memory.sync!({ agentId: 'main', force: true });
+    expect(stats.embedded).toBe(Object.keys(CONTRACT_CORPUS).length);
+    // QMD loads the model in the background after the embed (holding QMD up meanwhile, so a search
+    // then is answered from QMD's keywords or, past timeoutMs, by SQLite); then searches are hybrid.
+    const ask = () => memory.search('What did we fix in the websocket reconnect?', { agentId: 'main' });
+    await until(async () => (await ask()).mode === 'hybrid', 60_000);
+    const result = await ask();
+    expect(result, JSON.stringify(result)).toMatchObject({ backend: 'qmd', mode: 'hybrid' });
+    expect(result.notice).toBeUndefined();
+    // The weights are noise, so the vector list is too; the keyword lists still decide the first place.
+    expect(paths(result)[0]).toBe('memory/2026-11-02.md');
+  }, 120_000);
+
+  it('with the embedding model on disk: status says hybrid, qmd embed runs in the background and is killed on close', async () => {
     const dir = tempDir('claw-qmd-embed-');
     const pidFile = join(dir, 'embed.pid');
-    // `qmd embed` stands in for a model download that takes forever; everything else is real.
+    // `qmd embed` stands in for a long embedding run; everything else is real.
     const command = script(dir, 'slow-embed-qmd', ['#!/bin/sh', `if [ "$3" = embed ]; then echo $$ > '${pidFile}'; exec sleep 30; fi`, `exec '${QMD}' "$@"`, ''].join('\n'));
-    const { kernel, memory } = await boot({ qmd: { command, searchMode: 'vsearch' } });
-    // With the service running, stopping the kernel closes the index.
+    const { kernel, memory } = await boot({ qmd: { command, searchMode: 'query' } });
+    const models = join(kernel.stateDir, 'agents', 'main', 'qmd', 'xdg-cache', 'qmd', 'models');
+    mkdirSync(models, { recursive: true });
+    // Named as node-llama-cpp names a pulled file; the stub embed never reads it.
+    writeFileSync(join(models, 'hf_ggml-org_embeddinggemma-300M-Q8_0.gguf'), 'GGUF');
     await kernel.start();
     const started = Date.now();
     const stats = await memory.sync!({ agentId: 'main' });
@@ -331,16 +385,74 @@ describe('memory-qmd: vector modes', () => {
     await until(() => existsSync(pidFile), 5000);
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(alive(pid)).toBe(true);
-    expect(await memory.status({ agentId: 'main' })).toMatchObject({ backend: 'qmd', searchMode: 'vsearch', embedding: 'running' });
-
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({ searchMode: 'query', retrieval: 'hybrid (BM25 + vectors)', embedding: 'running', embedModel: { path: join(models, 'hf_ggml-org_embeddinggemma-300M-Q8_0.gguf') } });
+    // No vectors yet: QMD's keyword lists answer (its vector search finds no vector table and loads no model).
     const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
-    expect(result.backend, JSON.stringify(result)).toBe('sqlite');
-    expect(result.notice).toMatch(/qmd vsearch has no vectors to search yet/);
-    expect(paths(result)).toContain('memory/2026-11-02.md');
-
+    expect(result).toMatchObject({ backend: 'qmd', mode: 'keyword' });
+    expect(paths(result)[0]).toBe('memory/2026-11-02.md');
     await kernel.dispose();
     kernels.splice(kernels.indexOf(kernel), 1);
     await until(() => !alive(pid), 3000);
+  });
+});
+
+describe('memory-qmd: questions, one long-lived QMD server', () => {
+  const serverOf = async (memory: MemoryBackend) => (await memory.status({ agentId: 'main' })).server as { pid: number | null; starts: number };
+
+  it('answers a multi-word natural question and a Chinese question from QMD, through one process', async () => {
+    const { memory } = await boot({ qmd: { searchMode: 'search' } });
+    await memory.sync!({ agentId: 'main' });
+    const english = await memory.search('What did I decide with Alice about cutting conference travel?', { agentId: 'main' });
+    expect(english, JSON.stringify(english)).toMatchObject({ backend: 'qmd', mode: 'keyword' });
+    expect(english.notice).toBeUndefined();
+    expect(paths(english)[0]).toBe('memory/2026-11-01.md');
+    expect(english.results[0]!.snippet).toContain('conference travel');
+    const chinese = await memory.search('我和田中先生讨论了什么设计？', { agentId: 'main' });
+    expect(chinese, JSON.stringify(chinese)).toMatchObject({ backend: 'qmd' });
+    expect(paths(chinese)[0]).toBe('memory/2026-11-03.md');
+    expect(chinese.results[0]!.snippet).toContain('记忆系统的设计');
+    const { pid, starts } = await serverOf(memory);
+    expect(pid).toEqual(expect.any(Number));
+    for (const question of ['How do I water the garden?', 'Which ticket got closed?', 'coffee', '東京のプロジェクト']) {
+      expect((await memory.search(question, { agentId: 'main' })).backend).toBe('qmd');
+    }
+    // Every search went to the same process.
+    expect(await serverOf(memory)).toEqual({ pid, starts });
+    expect(starts).toBe(1);
+  });
+
+  it('restarts the server after it is killed, and answers from QMD again', async () => {
+    const { kernel, memory } = await boot({ qmd: { searchMode: 'search' } });
+    // With the service running, stopping the kernel closes the index.
+    await kernel.start();
+    expect((await memory.search('websocket reconnect bug', { agentId: 'main' })).backend).toBe('qmd');
+    const first = await serverOf(memory);
+    process.kill(first.pid!, 'SIGKILL');
+    await until(() => !alive(first.pid!), 3000);
+    const again = await memory.search('websocket reconnect bug', { agentId: 'main' });
+    expect(again.backend, JSON.stringify(again)).toBe('qmd');
+    expect(paths(again)[0]).toBe('memory/2026-11-02.md');
+    const second = await serverOf(memory);
+    expect(second.pid).not.toBe(first.pid);
+    expect(second.starts).toBe(first.starts + 1);
+    expect(kernel.logs.some((record) => /the QMD server ended \(qmd mcp was killed by SIGKILL\)/.test(record.message))).toBe(true);
+    // Closing the index ends the server.
+    await kernel.dispose();
+    kernels.splice(kernels.indexOf(kernel), 1);
+    await until(() => !alive(second.pid!), 5000);
+  });
+
+  it('an empty QMD answer is answered by the SQLite index, with a notice; nothing anywhere says so too', async () => {
+    const { memory, workspace } = await boot({ qmd: { searchMode: 'search' }, memorySearch: { sync: { watch: false, onSearch: false } } });
+    expect((await memory.search('coffee', { agentId: 'main' })).backend).toBe('qmd');
+    // Written after QMD's last update: QMD does not have it yet, the fallback syncs before it answers.
+    writeFileSync(join(workspace, 'memory', '2026-11-08.md'), '# 2026-11-08\n\nRenewed the passport at the consulate; pick-up in three weeks.\n');
+    const result = await memory.search('when is the passport pick-up?', { agentId: 'main' });
+    expect(result.backend, JSON.stringify(result)).toBe('sqlite');
+    expect(result.notice).toMatch(/^QMD found nothing; answered by the built-in SQLite index/);
+    expect(paths(result)[0]).toBe('memory/2026-11-08.md');
+    const none = await memory.search('zeppelin xylophone', { agentId: 'main' });
+    expect(none).toMatchObject({ backend: 'qmd', results: [], notice: 'QMD found nothing; the built-in SQLite index found nothing either' });
   });
 });
 
@@ -369,44 +481,54 @@ describe('memory-qmd: falling back to the built-in SQLite index', () => {
     expect(paths(result)).toContain('memory/2026-11-02.md');
   });
 
-  it('gives up on a search that outlives timeoutMs, kills it, and answers from SQLite', async () => {
+  it('answers from SQLite when the QMD server does not answer within timeoutMs, and kills it on close', async () => {
     const flaky = flakyQmd(tempDir('claw-qmd-slow-'));
-    const { memory } = await boot({ qmd: { command: flaky.command, timeoutMs: 1000 } });
-    await memory.sync!({ agentId: 'main' });
     flaky.setMode('sleep');
+    const { kernel, memory } = await boot({ qmd: { command: flaky.command, timeoutMs: 1000 } });
+    await kernel.start();
     const started = Date.now();
     const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
     const elapsed = Date.now() - started;
     expect(result.backend, JSON.stringify(result)).toBe('sqlite');
-    expect(result.notice).toMatch(/qmd search timed out after 1000 ms/);
+    expect(result.notice).toMatch(/QMD failed \(qmd mcp did not answer within 1000 ms \(still starting\)\); answered by the built-in SQLite index/);
     expect(paths(result)).toContain('memory/2026-11-02.md');
     expect(elapsed).toBeGreaterThanOrEqual(1000);
     expect(elapsed).toBeLessThan(10_000);
     const pid = Number(readFileSync(flaky.pidFile, 'utf8'));
-    await until(() => !alive(pid), 3000);
+    expect(alive(pid)).toBe(true);
+    await kernel.dispose();
+    kernels.splice(kernels.indexOf(kernel), 1);
+    await until(() => !alive(pid), 5000);
   });
 
   it('falls back on output that is not JSON and on a failing exit, and goes back to QMD once it recovers', async () => {
     const flaky = flakyQmd(tempDir('claw-qmd-flaky-'));
     const { kernel, memory } = await boot({ qmd: { command: flaky.command } });
     expect((await memory.search('Alice budget travel decision', { agentId: 'main' })).backend).toBe('qmd');
+    // The mode is read when the server starts: end the running one so the next search starts another.
+    const killServer = async () => {
+      const pid = ((await memory.status({ agentId: 'main' })).server as { pid: number | null }).pid;
+      if (pid) process.kill(pid, 'SIGKILL');
+      await until(async () => ((await memory.status({ agentId: 'main' })).server as { pid: number | null }).pid === null, 3000);
+    };
 
     flaky.setMode('garbage');
+    await killServer();
     const garbage = await memory.search('Alice budget travel decision', { agentId: 'main' });
     expect(garbage.backend, JSON.stringify(garbage)).toBe('sqlite');
-    expect(garbage.notice).toMatch(/QMD failed \(qmd printed output that is not JSON/);
+    expect(garbage.notice).toMatch(/QMD failed \(qmd mcp printed output that is not JSON-RPC: Searching… \{"oops"/);
     expect(paths(garbage)).toContain('memory/2026-11-01.md');
 
     flaky.setMode('fail');
     const failed = await memory.search('Alice budget travel decision', { agentId: 'main' });
     expect(failed.backend, JSON.stringify(failed)).toBe('sqlite');
-    expect(failed.notice).toMatch(/qmd search exited with code 3: qmd: database disk image is malformed/);
+    expect(failed.notice).toMatch(/qmd mcp exited with code 3: qmd: database disk image is malformed/);
     expect(await memory.status({ agentId: 'main' })).toMatchObject({ backend: 'qmd', healthy: false, lastFailure: { reason: expect.stringMatching(/exited with code 3/) } });
 
     flaky.setMode('');
     const recovered = await memory.search('Alice budget travel decision', { agentId: 'main' });
     expect(recovered.backend, JSON.stringify(recovered)).toBe('qmd');
-    expect(recovered.notice).toBeUndefined();
+    expect(recovered.notice ?? '').not.toMatch(/QMD failed|answered by the built-in SQLite index/);
     expect(paths(recovered)).toContain('memory/2026-11-01.md');
     expect(await memory.status({ agentId: 'main' })).toMatchObject({ healthy: true });
     expect(kernel.logs.some((record) => record.level === 'info' && /QMD works again/.test(record.message))).toBe(true);

@@ -610,9 +610,14 @@ describe('memory-sqlite engine: queries', () => {
     }
     expect((await index.search('*', DEFAULT_QUERY)).results).toEqual([]);
     expect(buildFtsQuery('OPS-4711')).toBe('"ops" OR "4711" OR "ops 4711"');
-    expect(buildFtsQuery('记忆')).toBe('"记" OR "忆" OR "记 忆"');
-    expect(buildFtsQuery('say "hi" AND *')).toBe('"say" OR "hi" OR "and"');
+    expect(buildFtsQuery('记忆')).toBe('"记 忆"');
+    expect(buildFtsQuery('say "hi" AND *')).toBe('"hi"');
     expect(buildFtsQuery('* () "')).toBeUndefined();
+    // A question: its filler dropped, longer words matched by their stem, Chinese as character pairs.
+    expect(buildFtsQuery('What did Alice and I decide about the conference ideas?')).toBe('"alice"* OR "decide"* OR "conference"* OR "idea"*');
+    expect(buildFtsQuery('我和田中先生讨论了什么？')).toBe('"田 中" OR "中 先" OR "先 生" OR "生 讨" OR "讨 论"');
+    // Nothing but filler: its words are searched rather than nothing.
+    expect(buildFtsQuery('what was that?')).toBe('"what" OR "was" OR "that"');
   });
 
   it('status --deep probes the provider and a real query', async () => {

@@ -2,9 +2,11 @@
  * Which QMD collections an agent needs, and how their files are named in results.
  *
  * QMD indexes folders ("collections") with a glob mask. An agent gets:
- *   memory-root  the workspace, mask MEMORY.md,memory.md (only those files)
- *   memory-dir   workspace/memory, mask **\/*.md
+ *   memory       the workspace, mask MEMORY.md,memory.md,memory/**\/*.md (only those files;
+ *                QMD does not follow symlinks while it collects them)
  *   one per extra path (a folder with **\/*.md, or a single file's folder masked to it)
+ * One collection for the workspace, not one per folder: QMD runs its full-text query once per
+ * collection searched, so every collection adds the cost of a search to each question.
  * Files inside the workspace keep their workspace-relative names (MEMORY.md,
  * memory/2026-11-01.md); files of extra roots outside it are `qmd/<collection>/<path>`.
  */
@@ -20,16 +22,15 @@ export interface QmdCollection {
   dir: string;
   /** QMD's --mask: a glob or a comma-separated list of them. */
   mask: string;
-  kind: 'memory-root' | 'memory-dir' | 'extra';
+  kind: 'memory' | 'extra';
   /** For a single-file extra path: that file's name (the only file it may serve). */
   file?: string;
   /** Inside the workspace: results are named by their workspace-relative path. */
   insideWorkspace: boolean;
 }
 
-export const ROOT_COLLECTION = 'memory-root';
-export const DIR_COLLECTION = 'memory-dir';
-const RESERVED = new Set([ROOT_COLLECTION, DIR_COLLECTION]);
+export const MEMORY_COLLECTION = 'memory';
+const RESERVED = new Set([MEMORY_COLLECTION]);
 
 function lstat(path: string): Stats | undefined {
   try {
@@ -57,18 +58,16 @@ export function planCollections(settings: MemorySettings): QmdCollection[] {
   const out: QmdCollection[] = [];
   const workspaceStat = lstat(workspace);
   if (workspaceStat?.isDirectory()) {
-    out.push({ name: ROOT_COLLECTION, dir: workspace, mask: 'MEMORY.md,memory.md', kind: 'memory-root', insideWorkspace: true });
-    const memoryDir = resolve(workspace, 'memory');
-    const memoryStat = lstat(memoryDir);
-    if (memoryStat?.isDirectory() && !memoryStat.isSymbolicLink()) {
-      out.push({ name: DIR_COLLECTION, dir: memoryDir, mask: '**/*.md', kind: 'memory-dir', insideWorkspace: true });
-    }
+    // A memory/ that is a symlink is not memory (as in the built-in index): the root files only.
+    const memoryDir = lstat(resolve(workspace, 'memory'));
+    const mask = memoryDir?.isSymbolicLink() ? 'MEMORY.md,memory.md' : 'MEMORY.md,memory.md,memory/**/*.md';
+    out.push({ name: MEMORY_COLLECTION, dir: workspace, mask, kind: 'memory', insideWorkspace: true });
   }
   const used = new Set(RESERVED);
   const seen = new Set<string>();
   for (const extra of settings.extraPaths) {
     const abs = resolve(workspace, extra);
-    // Already covered by memory-dir (or memory-root): a second collection would only duplicate hits.
+    // Already covered by the memory collection: a second collection would only duplicate hits.
     if (isInside(resolve(workspace, 'memory'), abs) || abs === resolve(workspace, 'MEMORY.md') || abs === resolve(workspace, 'memory.md')) continue;
     if (seen.has(abs)) continue;
     seen.add(abs);

@@ -115,7 +115,7 @@ export interface RunResult {
   durationMs: number;
 }
 
-function firstLine(text: string): string {
+export function firstLine(text: string): string {
   // QMD prints colour codes when it thinks it has a terminal; they do not belong in a reason.
   const clean = text.replace(/\x1b\[[0-9;]*m/g, '').trim();
   const line = clean.split('\n').find((item) => item.trim() !== '') ?? '';
@@ -126,7 +126,7 @@ function firstLine(text: string): string {
  * Always the named default index: without `--index`, QMD prefers a `.qmd/index.yaml` found
  * above the working directory, which would swap the agent's private index for a stranger's.
  */
-const INDEX_ARGS = ['--index', 'index'];
+export const INDEX_ARGS = ['--index', 'index'];
 
 /**
  * On POSIX, QMD starts through `sh -c 'umask 077; exec "$0" "$@"'`: its index and config
@@ -134,9 +134,28 @@ const INDEX_ARGS = ['--index', 'index'];
  * from inside it. The shell interprets none of the arguments ("$@" passes them as they are)
  * and `exec` keeps the pid, so the process group below is still QMD's own.
  */
-function privateSpawnArgs(path: string, args: readonly string[]): [string, string[]] {
+export function privateSpawnArgs(path: string, args: readonly string[]): [string, string[]] {
   if (process.platform === 'win32') return [path, [...args]];
   return ['/bin/sh', ['-c', 'umask 077; exec "$0" "$@"', path, ...args]];
+}
+
+/** Why `command` cannot be started at all, before trying (undefined: it is there). */
+export function missingCommand(command: QmdCommand): QmdError | undefined {
+  // resolveQmdCommand leaves a bare name only when PATH has no such executable.
+  if (!command.path.includes('/')) {
+    const hint = command.source === 'config' ? '' : ', and the project copy is not installed (run "npm run setup:qmd")';
+    return new QmdError('missing', `the qmd command "${command.path}" was not found on PATH${hint}`);
+  }
+  if (!existsSync(command.path)) return new QmdError('missing', `the qmd command ${command.path} does not exist`);
+  return undefined;
+}
+
+/** A spawn 'error' event as a QmdError with the likely cause. */
+export function spawnFailure(command: QmdCommand, error: NodeJS.ErrnoException): QmdError {
+  // The file is there, so its interpreter (the #! line) is what is missing.
+  if (error.code === 'ENOENT') return new QmdError('missing', `the qmd command ${command.path} could not be run (is its interpreter installed?)`);
+  if (error.code === 'EACCES') return new QmdError('missing', `the qmd command ${command.path} is not executable`);
+  return new QmdError('spawn', `could not start ${command.path}: ${error.message}`);
 }
 
 /**
@@ -152,14 +171,9 @@ export function runQmd(command: QmdCommand, args: readonly string[], options: Ru
       reject(options.signal.reason ?? new Error('aborted'));
       return;
     }
-    // resolveQmdCommand leaves a bare name only when PATH has no such executable.
-    if (!command.path.includes('/')) {
-      const hint = command.source === 'config' ? '' : ', and the project copy is not installed (run "npm run setup:qmd")';
-      reject(new QmdError('missing', `the qmd command "${command.path}" was not found on PATH${hint}`));
-      return;
-    }
-    if (!existsSync(command.path)) {
-      reject(new QmdError('missing', `the qmd command ${command.path} does not exist`));
+    const missing = missingCommand(command);
+    if (missing) {
+      reject(missing);
       return;
     }
     let child: ReturnType<typeof spawn>;
@@ -210,16 +224,7 @@ export function runQmd(command: QmdCommand, args: readonly string[], options: Ru
     child.stderr!.on('data', (chunk: Buffer) => {
       if (err.reduce((sum, item) => sum + item.length, 0) < 64 * 1024) err.push(chunk);
     });
-    child.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') {
-        // The file is there, so its interpreter (the #! line) is what is missing.
-        finish(new QmdError('missing', `the qmd command ${command.path} could not be run (is its interpreter installed?)`));
-      } else if (error.code === 'EACCES') {
-        finish(new QmdError('missing', `the qmd command ${command.path} is not executable`));
-      } else {
-        finish(new QmdError('spawn', `could not start ${command.path}: ${error.message}`));
-      }
-    });
+    child.on('error', (error: NodeJS.ErrnoException) => finish(spawnFailure(command, error)));
     child.on('close', (code, signal) => {
       const stdout = Buffer.concat(out).toString('utf8');
       const stderr = Buffer.concat(err).toString('utf8');

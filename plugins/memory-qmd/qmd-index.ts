@@ -4,17 +4,20 @@
  * Every agent has a private QMD home, `<stateDir>/agents/<agentId>/qmd/` (`xdg-config`,
  * `xdg-cache`, handed to qmd as XDG_CONFIG_HOME / XDG_CACHE_HOME, and HOME so nothing lands in
  * the user's own). Sync makes sure the collections exist and runs `qmd update`; in the modes
- * that use vectors it also starts `qmd embed` in the background (its first run downloads a
- * model, which must not hold up a search). Search runs `qmd <mode> --json` over this agent's
- * collections. Whenever qmd is missing, fails, is too slow or prints something that is not
- * its JSON, the same call is answered by the built-in SQLite index (opened on first need),
- * the reason is logged once, and the next call tries qmd again.
+ * that use vectors, and only when QMD's embedding model is already on disk (models.ts: a
+ * missing model would be downloaded), it also runs `qmd embed` in the background. Searches go
+ * to one long-lived `qmd mcp` process (qmd-server.ts), one keyword search per content term of
+ * the question plus a vector search when there are vectors, fused into one ranking
+ * (query-plan.ts). Whenever qmd is missing, fails, is too slow or answers nothing, the same
+ * call is answered by the built-in SQLite index (opened on first need) and the result says
+ * so (`backend`, `notice`); a failure is logged once, and the next call tries qmd again.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
 import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
+import { contentTerms } from '../../sdk/memory/query-terms.js';
 import { listMemoryFiles, readMemoryLines, resolveMemoryPath, type MemoryLines } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/settings.js';
@@ -22,8 +25,11 @@ import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/setting
 // the jiti instance that first loaded this plugin, whose cache folder may be gone by then.
 import { SqliteMemoryIndex } from '../../sdk/memory/sqlite/index.js';
 import { planCollections, resolveQmdPath, type QmdCollection } from './collections.js';
+import { embedModel, type ModelPresence } from './models.js';
 import { QmdError, resolveQmdCommand, runQmd, type QmdCommand, type RunResult } from './qmd-cli.js';
-import { mapHits, parseQmdJson } from './results.js';
+import { QmdServer } from './qmd-server.js';
+import { fuseLists, QMD_LIST_CAP, type RankedList } from './query-plan.js';
+import { parseQueryResults, resolveHit, toSearchHit } from './results.js';
 
 export type SearchMode = 'search' | 'vsearch' | 'query';
 
@@ -37,7 +43,12 @@ export interface QmdPluginConfig extends Record<string, unknown> {
   maxResults?: number;
 }
 
-const MODE: Record<SearchMode, MemorySearchResult['mode']> = { search: 'keyword', vsearch: 'vector', query: 'hybrid' };
+/** A search shorter than this would be all start-up: QMD gets at least this long to come up once. */
+const SERVER_START_LIMIT_MS = 30_000;
+/** QMD unloads its models after 5 minutes without use (dist/index.js: inactivityTimeoutMs); a little less, to be safe. */
+const VECTOR_IDLE_MS = 4 * 60_000;
+
+type Target = NonNullable<ReturnType<typeof resolveHit>>;
 
 /** What sync remembers between runs: the collections it created and each file's hash. */
 interface QmdState {
@@ -84,6 +95,14 @@ export class QmdMemoryIndex implements MemoryIndex {
   private closed = false;
   /** Aborted by close(): every qmd still running for this index (a background embed too) is killed. */
   private readonly lifetime = new AbortController();
+  /** The long-lived `qmd mcp` every search goes to. */
+  readonly server: QmdServer;
+  /** The server process that has its embedding model loaded (a vector search answered), if any. */
+  private vectorsReadyPid?: number;
+  private vectorsUsedAt = 0;
+  private warmingVectors?: Promise<unknown>;
+  /** Why the last model load failed; vectors are left out until the next embed. */
+  private vectorFailure?: string;
 
   constructor(
     readonly settings: MemorySettings,
@@ -91,7 +110,7 @@ export class QmdMemoryIndex implements MemoryIndex {
     private readonly config: QmdPluginConfig,
   ) {
     this.logger = context.logger;
-    this.mode = config.searchMode ?? 'search';
+    this.mode = config.searchMode ?? 'query';
     this.timeoutMs = config.timeoutMs ?? 4000;
     this.updateTimeoutMs = config.updateTimeoutMs ?? 120_000;
     this.embedTimeoutMs = config.embedTimeoutMs ?? 30 * 60_000;
@@ -100,6 +119,17 @@ export class QmdMemoryIndex implements MemoryIndex {
     this.xdgCache = join(this.home, 'xdg-cache');
     this.statePath = join(this.home, 'claw-state.json');
     this.state = this.readState();
+    this.server = new QmdServer({
+      command: () => this.command(),
+      env: () => {
+        ensurePrivateDir(this.xdgConfig);
+        ensurePrivateDir(this.xdgCache);
+        return this.childEnv();
+      },
+      cwd: this.home,
+      startTimeoutMs: Math.max(SERVER_START_LIMIT_MS, this.timeoutMs),
+      onExit: (reason) => this.logger.info(`memory-qmd: the QMD server ended (${reason}); the next search starts it again`, { agentId: this.settings.agentId }),
+    });
     const minutes = config.updateIntervalMinutes ?? 5;
     if (minutes > 0) {
       // Armed when the index is created, which the service does at start-up for the default agent.
@@ -239,21 +269,28 @@ export class QmdMemoryIndex implements MemoryIndex {
 
   private async fallbackSearch(error: QmdError, query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
     this.noteFailure(error, 'search');
+    return this.answerFromSqlite(error, `QMD failed (${error.reason})`, query, options);
+  }
+
+  /** The same question to the built-in index, saying why it answers (`why` starts the notice). */
+  private async answerFromSqlite(error: QmdError | undefined, why: string, query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
     let index: FallbackIndex;
     try {
       index = await this.openFallback();
     } catch (openError) {
-      const reason = `QMD failed (${error.reason}) and the built-in SQLite index could not be opened: ${(openError as Error).message}`;
+      const reason = `${why} and the built-in SQLite index could not be opened: ${(openError as Error).message}`;
       if (!this.reported.has(reason)) {
         this.reported.add(reason);
-        this.logger.error(`memory-qmd: ${reason}`);
+        if (error) this.logger.error(`memory-qmd: ${reason}`);
+        else this.logger.warn(`memory-qmd: ${reason}`);
       }
-      return { results: [], backend: 'qmd', mode: MODE[this.mode], notice: reason };
+      return { results: [], backend: 'qmd', mode: 'keyword', notice: reason };
     }
     // The fallback may have been idle while QMD served; bring it up to date (unchanged files are skipped).
     await index.sync({}).catch((syncError: Error) => this.logger.warn(`memory-qmd: SQLite fallback sync failed: ${syncError.message}`));
     const result = await index.search(query, options);
-    const notice = `QMD failed (${error.reason}); answered by the built-in SQLite index${result.notice ? `; ${result.notice}` : ''}`;
+    if (!error && result.results.length === 0) return { results: [], backend: 'qmd', mode: 'keyword', notice: `${why}; the built-in SQLite index found nothing either` };
+    const notice = `${why}; answered by the built-in SQLite index${result.notice ? `; ${result.notice}` : ''}`;
     return { ...result, backend: 'sqlite', notice };
   }
 
@@ -287,7 +324,8 @@ export class QmdMemoryIndex implements MemoryIndex {
       await this.ensureCollections(planCollections(this.settings), force);
       progress('write', 0);
       await this.run(['update'], this.updateTimeoutMs);
-      if (this.mode !== 'search') {
+      // Without the model on disk `qmd embed` would download it: keyword search it is, and status says so.
+      if (this.mode !== 'search' && this.embedModel().path) {
         const embedding = this.embed(force);
         // Only an explicit rebuild waits for the vectors; otherwise search falls back meanwhile.
         if (force) {
@@ -308,6 +346,12 @@ export class QmdMemoryIndex implements MemoryIndex {
       return index.sync(options);
     }
     this.noteSuccess();
+    // QMD's index was made anew: a server that opened the old one must not keep answering from it.
+    if (this.indexLost) this.server.restart();
+    // Indexed and ready: bring the search process up now rather than on the first question,
+    // and have it load the embedding model (a vector search does) if there are vectors to search.
+    this.server.warm();
+    if (this.mode !== 'search' && this.vectorPlan().use) this.warmVectors();
     const rebuilt = force || this.indexLost;
     this.indexLost = false;
     let indexed = 0;
@@ -330,12 +374,51 @@ export class QmdMemoryIndex implements MemoryIndex {
     return { files: count, indexed, skipped, removed, chunks: count, embedded, cacheHits: 0, rebuilt, durationMs: Date.now() - started };
   }
 
+  /**
+   * Whether the server has the embedding model loaded: it answered a vector search, recently
+   * enough (QMD unloads its models after 5 idle minutes; a reload needs a warm-up again).
+   */
+  private vectorsReady(): boolean {
+    return this.server.pid !== undefined && this.vectorsReadyPid === this.server.pid && Date.now() - this.vectorsUsedAt < VECTOR_IDLE_MS;
+  }
+
+  /**
+   * One vector search in the background, with time to load the model; when it answers, this
+   * server process has the model and searches add vector lists. Once at a time.
+   */
+  private warmVectors(): void {
+    const collections = Object.keys(this.state.collections);
+    if (collections.length === 0 || this.warmingVectors || this.closed) return;
+    const args = { searches: [{ type: 'vec', query: 'memory' }], limit: 1, rerank: false, collections };
+    const warming = this.server
+      .callTool('query', args, SERVER_START_LIMIT_MS, this.lifetime.signal, { killOnTimeout: false })
+      .then(() => {
+        this.vectorsReadyPid = this.server.pid;
+        this.vectorsUsedAt = Date.now();
+      })
+      .catch((error: Error) => {
+        if (this.closed) return;
+        // A process that died (or was restarted) while loading: the next search tries again.
+        if (error instanceof QmdError && error.kind === 'exit') return;
+        this.vectorFailure = error instanceof QmdError ? error.reason : error.message;
+        this.logger.warn(`memory-qmd: QMD could not search vectors (${this.vectorFailure}); keyword search only until the next qmd embed`, { agentId: this.settings.agentId });
+      })
+      .finally(() => {
+        if (this.warmingVectors === warming) this.warmingVectors = undefined;
+      });
+    this.warmingVectors = warming;
+  }
+
   /** `qmd embed`, one at a time, in the background; the outcome is kept for status. */
   private embed(force: boolean): Promise<void> {
     if (this.embedding) return this.embedding;
     const run = this.run(force ? ['embed', '-f'] : ['embed'], this.embedTimeoutMs)
       .then((result) => {
         this.lastEmbed = { at: new Date().toISOString(), chunks: Number(/Embedded (\d+) chunks/.exec(result.stdout)?.[1] ?? 0) };
+        // New vectors (perhaps the first): the next vector search may load the model anew.
+        this.vectorsReadyPid = undefined;
+        this.vectorFailure = undefined;
+        if (!this.closed) this.warmVectors();
       })
       .catch((error: Error) => {
         if (this.closed) return;
@@ -353,27 +436,97 @@ export class QmdMemoryIndex implements MemoryIndex {
     return run;
   }
 
+  /** QMD's embedding model, looked for on disk only (models.ts). */
+  embedModel(): ModelPresence {
+    return embedModel(this.childEnv(), this.xdgCache);
+  }
+
+  /** Whether this search adds a vector search, and if not, why (for the result's notice). */
+  private vectorPlan(): { use: boolean; why?: string } {
+    if (this.mode === 'search') return { use: false };
+    const model = this.embedModel();
+    if (!model.path) return { use: false, why: `QMD's embedding model is not on disk (${model.uri}, looked in ${model.lookedIn}); keyword (BM25) search only` };
+    if (this.lastEmbed?.error) return { use: false, why: `qmd embed failed (${this.lastEmbed.error}); keyword (BM25) search only` };
+    if (this.vectorFailure) return { use: false, why: `QMD's vector search failed (${this.vectorFailure}); keyword (BM25) search only` };
+    return { use: true };
+  }
+
   async search(query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
     const maxResults = Math.max(1, Math.min(options.maxResults, this.config.maxResults ?? Number.POSITIVE_INFINITY));
-    const mode = MODE[this.mode];
+    const vector = this.vectorPlan();
     try {
       const plan = planCollections(this.settings);
       await this.ensureCollections(plan, false);
       if (plan.length === 0) {
         this.noteSuccess();
-        return { results: [], backend: 'qmd', mode, notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)` };
+        return { results: [], backend: 'qmd', mode: 'keyword', notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)` };
       }
-      // Extra candidates: some may be dropped (symlinks, files gone since the last update, duplicates).
-      const limit = Math.min(100, Math.max(20, maxResults * 3));
-      const args = [this.mode, '--json', '-n', String(limit), ...plan.flatMap((item) => ['-c', item.name]), '--', query];
-      const output = await this.run(args, this.timeoutMs, options.signal);
-      if (this.mode !== 'search' && /need embeddings/i.test(output.stderr) && /^\s*\[\s*\]\s*$/.test(output.stdout)) {
-        // Nothing found because nothing has vectors yet: that is not an answer.
-        throw new QmdError('output', `qmd ${this.mode} has no vectors to search yet (qmd embed has not finished)`);
+      const terms = contentTerms(query);
+      const collections = plan.map((item) => item.name);
+      const ask = async (type: 'lex' | 'vec', text: string): Promise<Target[]> => {
+        // QMD caps each list per collection; asking for all of them keeps every collection's share.
+        const args = { searches: [{ type, query: text }], limit: QMD_LIST_CAP * collections.length, rerank: false, collections };
+        const answer = await this.server.callTool('query', args, this.timeoutMs, options.signal, { killOnTimeout: type === 'lex' });
+        const seen = new Set<string>();
+        const targets: Target[] = [];
+        for (const hit of parseQueryResults(answer.structuredContent)) {
+          const target = resolveHit(hit, plan);
+          if (target && !seen.has(target.key)) {
+            seen.add(target.key);
+            targets.push(target);
+          }
+        }
+        return targets;
+      };
+      // A vector query takes plain text: no lines, no leading "-" (QMD reads that as negation).
+      const plain = query.replace(/\s+/g, ' ').replace(/(^|\s)-+/g, '$1').trim();
+      let vectorNote: string | undefined;
+      if (vector.use && plain) {
+        // The first vector search on a process loads the model, holding QMD up for seconds (and
+        // QMD drops requests sent meanwhile): that search runs alone, and this one waits for it.
+        if (!this.vectorsReady()) this.warmVectors();
+        if (this.warmingVectors && !(await settlesWithin(this.warmingVectors, this.timeoutMs))) {
+          return this.answerFromSqlite(undefined, `QMD is still loading its embedding model (more than ${this.timeoutMs} ms)`, query, { ...options, maxResults });
+        }
       }
-      const hits = mapHits(parseQmdJson(output.stdout), this.settings, plan, { snippetMax: SNIPPET_MAX_CHARS, relativeScores: this.mode === 'search' });
+      // vsearch is vectors only, once there are vectors; until then it is keyword search like the rest.
+      // All sent at once: the process answers them in turn, with no round trip in between.
+      const keywordTerms = this.mode === 'vsearch' && vector.use ? [] : terms;
+      const asked: Array<Promise<RankedList<Target>>> = keywordTerms.map(async (term) => ({ kind: 'term' as const, hits: await ask('lex', term) }));
+      if (vector.use && plain && this.vectorsReady()) {
+        const vectorList = ask('vec', plain).then(
+          (hits) => {
+            this.vectorsUsedAt = Date.now();
+            return { kind: 'vector' as const, hits };
+          },
+          (error: unknown) => {
+            // A vector search slower than a search may take: keywords answer this one.
+            if (!(error instanceof QmdError) || error.kind !== 'timeout') throw error;
+            vectorNote = `QMD's vector search did not answer within ${this.timeoutMs} ms (its embedding model may still be loading); keyword (BM25) results only`;
+            return { kind: 'vector' as const, hits: [] };
+          },
+        );
+        asked.push(vectorList);
+      }
+      const lists = await Promise.all(asked);
+      const vectorHits = lists.some((list) => list.kind === 'vector' && list.hits.length > 0);
+      const mode: MemorySearchResult['mode'] = vectorHits ? 'hybrid' : 'keyword';
+      const fused = fuseLists(lists, Math.max(Object.keys(this.state.files).length, 1), (target) => target.key);
       this.noteSuccess();
-      return { results: hits.filter((hit) => hit.score >= options.minScore).slice(0, maxResults), backend: 'qmd', mode };
+      const best = fused[0]?.score ?? 0;
+      const focus = terms.join(' ') || query;
+      const results = [];
+      for (const { hit, score } of fused) {
+        // Relative to the best hit, as the built-in index scores keyword results.
+        const relative = best > 0 ? score / best : 0;
+        if (relative < options.minScore) break;
+        const result = toSearchHit(hit, this.settings, focus, relative, SNIPPET_MAX_CHARS);
+        if (result) results.push(result);
+        if (results.length >= maxResults) break;
+      }
+      if (results.length === 0) return this.answerFromSqlite(undefined, 'QMD found nothing', query, { ...options, maxResults });
+      const notice = vector.why ?? vectorNote;
+      return { results, backend: 'qmd', mode, ...(notice ? { notice } : {}) };
     } catch (error) {
       if (!(error instanceof QmdError)) throw error;
       return this.fallbackSearch(error, query, { ...options, maxResults });
@@ -400,9 +553,16 @@ export class QmdMemoryIndex implements MemoryIndex {
         fallback = { error: (error as Error).message };
       }
     }
+    const model = this.embedModel();
+    const vector = this.vectorPlan();
     return {
       backend: 'qmd',
       searchMode: this.mode,
+      // What searches actually do: vectors need QMD's embedding model on disk (never downloaded here).
+      retrieval: vector.use ? 'hybrid (BM25 + vectors)' : 'keyword (BM25)',
+      ...(vector.why ? { retrievalNote: vector.why } : {}),
+      embedModel: { uri: model.uri, path: model.path ?? null },
+      server: { pid: this.server.pid ?? null, starts: this.server.starts },
       // null: QMD has not run yet.
       healthy: this.healthy ?? null,
       command: command.path,
@@ -429,9 +589,20 @@ export class QmdMemoryIndex implements MemoryIndex {
     this.closed = true;
     clearInterval(this.timer);
     this.lifetime.abort(new Error('memory-qmd: the index was closed'));
-    await Promise.allSettled([this.syncing, this.embedding]);
+    await Promise.allSettled([this.syncing, this.embedding, this.server.close()]);
     const fallback = this.fallback;
     this.fallback = undefined;
     if (fallback) await (await fallback.catch(() => undefined))?.close();
+  }
+}
+
+/** Whether `promise` settles (either way) within `ms`. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

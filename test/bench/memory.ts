@@ -4,7 +4,8 @@
  *
  *   sqlite:     full index, first index vs a --force rebuild (embedding cache off), re-index of the unchanged corpus, hybrid query p50 / p99
  *   minisearch: full index, query p50 (keyword + vector re-rank)
- *   qmd:        `qmd update`, `qmd search` p50 (a process per query, as the plugin runs it)
+ *   qmd:        `qmd update`, `qmd search` CLI p50 (a process per query; the plugin keeps one
+ *               `qmd mcp` process instead: see retrieval.ts for its warm latency)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,21 +14,11 @@ import { createLogger, type Logger } from '../../sdk/index.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
 import { createHashEmbedder } from '../../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../../sdk/memory/settings.js';
+import { rng } from './rng.js';
 
 const FILES = 2000;
 const DIMS = 64;
 
-/** A small deterministic PRNG (mulberry32), so every run indexes the same text. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'te', 'su', 'no', 'vi', 'de', 'pa', 'zu', 'ri', 'ma', 'ko', 'le', 'fo', 'ne', 'ba', 'gi', 'tu'];
 

@@ -14,6 +14,10 @@
  *                over 10 sessions: acknowledged vs lost (target 0 lost, none answered twice)
  *   memory       2,000 files (≈ 10k chunks): full index, unchanged re-index (≤ 1 s), hybrid query
  *                p50/p99 (≤ 5 / ≤ 20 ms) on sqlite; minisearch and qmd side by side
+ *   retrieval    hit@1 / hit@6 / MRR on a generated personal memory (≈ 880 daily notes, a third in
+ *                Chinese, ≈ 76 questions of known answer) per backend and mode and per question
+ *                category (sqlite keyword-only ≥ 0.85, qmd ≥ 0.70, hybrid ≥ keyword-only); QMD warm
+ *                query p50 / p95 through the plugin's long-lived process (≤ 20 ms)
  *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
@@ -383,8 +387,33 @@ async function benchMemory(): Promise<void> {
   if (result.qmd && 'skipped' in result.qmd) line('memory qmd', 'skipped', result.qmd.skipped, true);
   else if (result.qmd) {
     line('memory qmd: collection add + update (full index)', `${(result.qmd.updateMs / 1000).toFixed(2)} s`, '(info)', true);
-    line('memory qmd: qmd search p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
+    line('memory qmd: `qmd search` CLI p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
   }
+}
+
+async function benchRetrieval(): Promise<void> {
+  const { retrievalBench } = await import('./retrieval.js');
+  const qmd = fileURLToPath(new URL('../../../.cache/qmd/bin/qmd', import.meta.url));
+  const { existsSync } = await import('node:fs');
+  const result = await retrievalBench({ qmdCommand: existsSync(qmd) ? qmd : undefined });
+  const counts = Object.entries(result.categories).map(([category, n]) => `${category} ${n}`).join(', ');
+  console.log(`retrieval: ${result.files} files (${result.chineseNotes} daily notes in Chinese), ${result.queries} questions (${counts}); default maxResults 6, minScore 0.35`);
+  const cell = (value: number) => value.toFixed(2).padStart(6);
+  console.log(`  ${'backend / mode'.padEnd(42)} ${'hit@1'.padStart(6)} ${'hit@6'.padStart(6)} ${'MRR'.padStart(6)}   ${['keyword', 'paraphrase', 'chinese', 'cross'].map((c) => `${c} @6`.padStart(14)).join('')}`);
+  for (const run of result.runs) {
+    const categories = (['keyword', 'paraphrase', 'chinese', 'cross'] as const).map((category) => cell(run.byCategory[category].hit6).padStart(14)).join('');
+    console.log(`  ${run.name.padEnd(42)} ${cell(run.overall.hit1)} ${cell(run.overall.hit6)} ${cell(run.overall.mrr)}   ${categories}`);
+    if (run.answeredBy) console.log(`    answered by: ${Object.entries(run.answeredBy).map(([backend, n]) => `${backend} ${n}`).join(', ')}`);
+  }
+  const hit6 = (prefix: string) => result.runs.find((run) => run.name.startsWith(prefix))?.overall.hit6;
+  const keyword = hit6('sqlite keyword') ?? 0;
+  const hybrid = hit6('sqlite hybrid') ?? 0;
+  line('retrieval: sqlite keyword-only hit@6', keyword.toFixed(2), '≥ 0.85', keyword >= 0.85);
+  line('retrieval: sqlite hybrid hit@6 vs keyword-only', `${hybrid.toFixed(2)} vs ${keyword.toFixed(2)}`, '≥ keyword', hybrid >= keyword);
+  const qmdHit = hit6('qmd');
+  if (qmdHit !== undefined) line('retrieval: qmd hit@6', qmdHit.toFixed(2), '≥ 0.70', qmdHit >= 0.7);
+  if (result.qmd && 'skipped' in result.qmd) line('retrieval: qmd', 'skipped', result.qmd.skipped, true);
+  else if (result.qmd) line(`memory qmd: warm query p50 / p95 (${result.qmd.samples})`, `${result.qmd.p50.toFixed(1)} / ${result.qmd.p95.toFixed(1)} ms`, '≤ 20 ms', result.qmd.p50 <= 20);
 }
 
 async function benchTelegram(): Promise<void> {
@@ -427,6 +456,7 @@ if (want('agent-turn')) await benchAgentTurn();
 if (want('agent-tput')) await benchAgentThroughput();
 if (want('crash')) await benchCrash();
 if (want('memory')) await benchMemory();
+if (want('retrieval')) await benchRetrieval();
 if (want('telegram')) await benchTelegram();
 if (want('sandbox')) await sandboxExecBench(line);
 if (want('cron-start')) await cronStartBench(CLI, freePort, line);

@@ -3,36 +3,46 @@
  * syntax: every term becomes a double-quoted string, so `OPS-4711`, quotes, `AND`, `NEAR(`,
  * `*`, `col:` and `^` are just words (or nothing) instead of operators or syntax errors.
  */
+import { contentTerms } from '../query-terms.js';
 import { isCjk, tokenize } from '../text.js';
-
-/** Enough for any real question; bounds the work a pasted document can cause. */
-const MAX_TERMS = 64;
 
 function quote(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
+/** Endings stripped before a prefix match, longest first; what is left keeps ≥ 4 letters. */
+const SUFFIXES = ['ings', 'ing', 'ies', 'ed', 'es', 's', 'ly'];
+
 /**
- * The chunk text is indexed through `segmentCjk`, so each CJK character is its own FTS
- * token; a CJK unigram or bigram from `tokenize` is therefore a one- or two-token phrase.
+ * A latin word as a prefix match on its stem, so "decide" finds "decided" and "ideas" finds
+ * "idea" (the index has no stemmer). Short words match exactly: a prefix of three letters
+ * matches too much.
  */
-function phraseOf(token: string): string {
-  return [...token].some(isCjk) ? [...token].join(' ') : token;
+function wordMatch(word: string): string {
+  if (word.length < 5 || /\d/.test(word)) return quote(word);
+  const suffix = SUFFIXES.find((ending) => word.endsWith(ending) && word.length - ending.length >= 4);
+  return `${quote(suffix ? word.slice(0, -suffix.length) : word)}*`;
 }
 
 /**
- * OR of the query's terms (BM25 ranks chunks that match more, and rarer, terms higher),
- * plus each multi-part word such as `OPS-4711` or `foo.bar` as a phrase, so the exact
- * identifier outranks chunks that merely mention its parts. Undefined when the text has
- * nothing searchable (only punctuation, say).
+ * OR of the question's content terms (sdk/memory/query-terms.ts; BM25 ranks chunks that match
+ * more, and rarer, terms higher). The chunk text is indexed through `segmentCjk`, so each CJK
+ * character is its own FTS token and a CJK pair is a two-token phrase. A multi-part word
+ * such as `OPS-4711` or `foo.bar` is its parts plus the parts as a phrase, so the exact
+ * identifier outranks chunks that merely mention a part. Undefined when the text has nothing
+ * searchable (only punctuation, say).
  */
 export function buildFtsQuery(text: string): string | undefined {
   const terms = new Set<string>();
-  for (const token of tokenize(text)) terms.add(phraseOf(token));
-  for (const word of text.split(/\s+/)) {
-    const parts = tokenize(word).filter((token) => ![...token].some(isCjk));
-    if (parts.length > 1) terms.add(parts.join(' '));
+  for (const term of contentTerms(text)) {
+    if ([...term].some(isCjk)) {
+      terms.add(quote([...term].join(' ')));
+      continue;
+    }
+    const parts = tokenize(term);
+    for (const part of parts) terms.add(parts.length > 1 ? quote(part) : wordMatch(part));
+    if (parts.length > 1) terms.add(quote(parts.join(' ')));
   }
-  const list = [...terms].filter((term) => term.trim() !== '').slice(0, MAX_TERMS);
-  return list.length ? list.map(quote).join(' OR ') : undefined;
+  const list = [...terms];
+  return list.length ? list.join(' OR ') : undefined;
 }
