@@ -279,8 +279,13 @@ describe('idempotency, timeout and abort', () => {
   it('a run past its timeout ends cleanly with status timeout; agent.wait reports it', async () => {
     harness = await startAgent();
     const h = harness;
+    // A first turn loads the agent's plugins, so the timed turn below spends its 0.4 s waiting
+    // on the model (a cold start under load can take longer than that before the request).
+    h.fake.script({ text: 'warm' });
+    await runAgent(h.client, { message: 'warm up' });
     h.fake.script({ hang: true });
     const { ack, final } = await runAgent(h.client, { message: 'hang', timeout: 0.4 });
+    expect(h.fake.requests).toHaveLength(2);
     expect(final).toMatchObject({ status: 'timeout', error: expect.stringMatching(/timed out/) });
     const waited: any = await h.client.request('agent.wait', { runId: ack.runId });
     expect(waited.status).toBe('timeout');

@@ -758,13 +758,13 @@ export class AgentRuntime {
         model: turnResult.model,
         startedAt,
         endedAt: this.now(),
-        ...(turnResult.error ? { error: turnResult.error } : status === 'timeout' ? { error: `the run timed out after ${Math.round(timeoutMs / 1000)} s` } : {}),
+        ...(turnResult.error ? { error: turnResult.error } : status === 'timeout' ? { error: `the run timed out after ${timeoutMs < 10_000 ? Number((timeoutMs / 1000).toFixed(1)) : Math.round(timeoutMs / 1000)} s` } : {}),
       };
     } catch (error) {
       // Aborted while awaiting a hook (or anything else): the reason says stop or timeout.
       const stopped: RunStatus | undefined = controller.signal.aborted ? (controller.signal.reason === 'timeout' ? 'timeout' : 'aborted') : undefined;
       if (!stopped) this.logger.error(`run ${runId} failed: ${(error as Error).stack ?? String(error)}`);
-      const message = error instanceof SessionLockError || stopped !== 'timeout' ? ((error as Error)?.message ?? String(error)) : `the run timed out after ${Math.round(timeoutMs / 1000)} s`;
+      const message = error instanceof SessionLockError || stopped !== 'timeout' ? ((error as Error)?.message ?? String(error)) : `the run timed out after ${timeoutMs < 10_000 ? Number((timeoutMs / 1000).toFixed(1)) : Math.round(timeoutMs / 1000)} s`;
       result = { ...this.emptyResult(runId, sessionKey, stopped ?? 'error'), startedAt, error: message };
     } finally {
       clearTimeout(timer);
