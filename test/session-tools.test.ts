@@ -12,7 +12,7 @@ import { useService } from '../sdk/services.js';
 import { configuredToolPolicy } from '../sdk/tool-policy.js';
 import { Transcript, type AgentService, type SessionPatch, type SessionService } from '../sdk/agent/index.js';
 import { REPO } from './helpers.js';
-import { deepMerge } from './agent-helpers.js';
+import { deepMerge, idem, runAgent, startAgent } from './agent-helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'session-tools');
 const MAIN = 'agent:main:main';
@@ -452,6 +452,41 @@ describe('send policy', () => {
     expect(json(await b.tool('sessions_send', { sessionKey: GROUP, message: 'no' })).status).toBe('forbidden');
     await b.seed(CHILD, { sendPolicy: 'deny' });
     expect(json(await b.tool('sessions_send', { sessionKey: CHILD, message: 'no' })).status).toBe('forbidden');
+  });
+});
+
+describe('/send and the gateway', () => {
+  it('/send off|on|inherit sets the session override for authorized senders only', async () => {
+    const b = await boot();
+    await seedTree(b);
+    const off = await b.agent.run({ sessionKey: GROUP, message: '/send off' });
+    expect(off.text).toBe('📤 Send policy for this session: deny.');
+    expect((await b.sessions.store('main').get(GROUP))!.sendPolicy).toBe('deny');
+    expect(json(await b.tool('sessions_send', { sessionKey: GROUP, message: 'x' })).status).toBe('forbidden');
+    expect((await b.agent.run({ sessionKey: GROUP, message: '/send' })).text).toMatch(/^📤 Send policy: deny \(set for this session\)/);
+    expect((await b.agent.run({ sessionKey: GROUP, message: '/send inherit' })).text).toMatch(/follows session\.sendPolicy again \(now allow\)/);
+    expect((await b.sessions.store('main').get(GROUP))!.sendPolicy).toBeUndefined();
+    expect((await b.agent.run({ sessionKey: GROUP, message: '/send maybe' })).text).toMatch(/takes on, off or inherit/);
+    // Someone not allowed to run commands: the text goes to the model, the policy stays.
+    const stranger = await b.agent.run({ sessionKey: GROUP, message: '/send off', authorized: false });
+    expect(stranger.text).toBe('main got: /send off');
+    expect((await b.sessions.store('main').get(GROUP))!.sendPolicy).toBeUndefined();
+  });
+});
+
+describe('send policy at the gateway', () => {
+  it('chat.send and agent refuse a session the send policy denies; sessions.patch lifts it', async () => {
+    const harness = await startAgent({ config: { session: { sendPolicy: { rules: [{ action: 'deny', match: { keyPrefix: 'agent:main:main' } }] } } } });
+    try {
+      harness.fake.script({ text: 'hello back' });
+      await expect(harness.client.request('chat.send', { sessionKey: MAIN, message: 'hi', idempotencyKey: idem() })).rejects.toThrow(/send blocked by session policy: agent:main:main/);
+      await expect(runAgent(harness.client, { message: 'hi' })).rejects.toThrow(/send blocked by session policy/);
+      await harness.client.request('sessions.patch', { key: MAIN, sendPolicy: 'allow' });
+      const { final } = await runAgent(harness.client, { message: 'hi' });
+      expect(final).toMatchObject({ status: 'ok' });
+    } finally {
+      await harness.stop();
+    }
   });
 });
 

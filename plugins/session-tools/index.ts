@@ -6,7 +6,7 @@
  * policy, hooks, approvals and secret masking apply to them.
  */
 import { definePlugin, errorResult, jsonResult, textResult, type KernelServices, type ToolContext, type ToolResult } from '../../sdk/index.js';
-import { modelChain, ModelService, newSessionEntry, resolveModelInput, SessionService, type AgentService } from '../../sdk/agent/index.js';
+import { modelChain, ModelService, newSessionEntry, resolveModelInput, resolveSendPolicy, SessionService, type AgentService } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { agentOfKey, SessionAccess, snapshot, type SessionRecord } from './access.js';
 import { listRow, readMessages, RESERVED_KEYS, SESSION_KINDS, shownKey, trimMessage, kindOf } from './rows.js';
@@ -101,6 +101,32 @@ export default definePlugin({
         throw error;
       }
     };
+
+    // `/send on|off|inherit`: this chat's own send policy (commands run only for authorized senders).
+    api.registerCommand({
+      name: 'send',
+      description: 'Allow or block replies to this chat: /send on | off | inherit (back to session.sendPolicy)',
+      acceptsArgs: true,
+      async handler({ args, sessionKey }) {
+        if (!sessionKey) return { text: '/send works inside a session.' };
+        const { sessions } = await shared();
+        const agentId = agentOfKey(sessionKey, sessions.defaultAgent());
+        const store = sessions.store(agentId);
+        const word = args.trim().toLowerCase();
+        const wanted = { on: 'allow', allow: 'allow', off: 'deny', deny: 'deny', inherit: undefined } as const;
+        if (!word) {
+          const entry = await store.get(sessionKey);
+          const effective = resolveSendPolicy(kernel.config(), { sessionKey, entry });
+          return { text: `📤 Send policy: ${effective}${entry?.sendPolicy ? ' (set for this session)' : ' (from session.sendPolicy)'}. Use /send on | off | inherit.` };
+        }
+        if (!(word in wanted)) return { text: `⚠️ /send takes on, off or inherit, not "${args.trim()}".` };
+        const policy = wanted[word as keyof typeof wanted];
+        const entry = await store.upsert(sessionKey, { sendPolicy: policy });
+        (await useService<AgentService>(kernel, 'agent'))?.sessionChanged(sessionKey, entry);
+        const effective = resolveSendPolicy(kernel.config(), { sessionKey, entry });
+        return { text: policy ? `📤 Send policy for this session: ${policy}.` : `📤 Send policy for this session follows session.sendPolicy again (now ${effective}).` };
+      },
+    });
 
     api.registerTool({
       name: 'sessions_list',
