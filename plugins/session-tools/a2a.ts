@@ -88,7 +88,8 @@ export async function runA2AFlow(
   let latest = firstReply;
   let ran = 0;
   let endedBy: A2AOutcome['endedBy'] = 'limit';
-  if (ends.requester.sessionKey !== ends.target.sessionKey) {
+  // A caller outside any session (an RPC) has no side to answer from: only the announce runs.
+  if (ends.requester.sessionKey && ends.requester.sessionKey !== ends.target.sessionKey) {
     let role: 'requester' | 'target' = 'requester';
     for (let turn = 1; turn <= turns; turn++) {
       const reply = await step(ends[role], latest, replyContext(ends, role, turn, turns));

@@ -218,7 +218,11 @@ export default definePlugin({
           kernel,
           agent,
           entryOf: (record) => ctx.sessions.store(record.agentId).get(record.key),
-          onFlowDone: (outcome) => observer.onFlowDone?.(outcome),
+          onFlowDone: (outcome) => {
+            if ('error' in outcome) api.logger.warn(`agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key} failed: ${outcome.error}`);
+            else api.logger.debug(`agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key}: ${outcome.turns} reply turn(s), ended by ${outcome.endedBy}, ${outcome.announced ? 'announced' : `no announce (${outcome.announceSkipped})`}`);
+            observer.onFlowDone?.(outcome);
+          },
         };
         const requesterEntry = ctx.records.get(ctx.access.requester.sessionKey)?.entry;
         const result = await sendToSession(deps, ctx.access, {
