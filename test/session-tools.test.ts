@@ -490,6 +490,45 @@ describe('send policy at the gateway', () => {
   });
 });
 
+describe('from a real turn (HTTP fake model)', () => {
+  it('a model calls sessions_send mid-turn: the other agent answers in the nested lane, then the exchange follows the turn', async () => {
+    const harness = await startAgent({
+      plugins: [PLUGIN],
+      config: {
+        agents: { list: [{ id: 'main', default: true }, { id: 'work', model: 'openai/gpt-4o' }] },
+        tools: { agentToAgent: { enabled: true, allow: ['main', 'work'] } },
+        session: { agentToAgent: { maxPingPongTurns: 1 } },
+      },
+    });
+    try {
+      const observer = (await useService<{ onFlowDone?: (outcome: unknown) => void }>(harness.gw.kernel, 'session-tools'))!;
+      const flows: unknown[] = [];
+      observer.onFlowDone = (outcome) => flows.push(outcome);
+      let mainTurns = 0;
+      const seen: string[] = [];
+      harness.fake.respond((request) => {
+        const body = JSON.stringify(request.body);
+        if (body.includes('Agent-to-agent announce turn')) return seen.push('announce'), { text: 'ANNOUNCE_SKIP' };
+        if (body.includes('Agent-to-agent exchange, reply turn')) return seen.push(`reply:${request.body.model}`), { text: 'REPLY_SKIP' };
+        if (request.body.model === 'gpt-4o') return seen.push('work'), { text: 'it is 4' };
+        seen.push('main');
+        return ++mainTurns === 1 ? { toolCalls: [{ name: 'sessions_send', arguments: { sessionKey: WORK, message: 'what is 2+2?', timeoutSeconds: 20 } }] } : { text: 'work says 4' };
+      });
+      const { final } = await runAgent(harness.client, { message: 'ask work' });
+      expect(final).toMatchObject({ status: 'ok' });
+      expect(JSON.stringify(final)).toContain('work says 4');
+      await until(() => flows.length === 1, 'the agent-to-agent flow');
+      expect(seen).toEqual(['main', 'work', 'main', 'reply:gpt-4.1', 'announce']);
+      expect(flows[0]).toEqual({ turns: 1, endedBy: 'skip', announced: false, announceSkipped: 'skip' });
+      const history = await harness.client.request('chat.history', { sessionKey: MAIN });
+      const toolResult = (history as { messages: Array<{ role: string; content: unknown }> }).messages.find((message) => message.role === 'toolResult');
+      expect(JSON.stringify(toolResult?.content)).toMatch(/\\"status\\": \\"ok\\"[\s\S]*it is 4/);
+    } finally {
+      await harness.stop();
+    }
+  });
+});
+
 describe('tool policy', () => {
   it('the minimal profile offers session_status; messaging and coding offer the session tools', async () => {
     const config = (profile: string) => ({ tools: { profile } });
