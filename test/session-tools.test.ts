@@ -261,12 +261,15 @@ describe('visibility', () => {
     for (const [name, params] of [
       ['sessions_history', { sessionKey: SIBLING }],
       ['session_status', { sessionKey: SIBLING }],
-      ['sessions_send', { sessionKey: SIBLING, message: 'hi', timeoutSeconds: 0 }],
     ] as const) {
       const result = await b.tool(name, params, GROUP);
       expect(result.isError, name).toBe(true);
-      expect(text(result), name).toMatch(/forbidden: .*tools\.sessions\.visibility is "tree"/);
+      expect(text(result), name).toMatch(/^forbidden: .*tools\.sessions\.visibility is "tree"/);
     }
+    const send = await b.tool('sessions_send', { sessionKey: SIBLING, message: 'hi', timeoutSeconds: 0 }, GROUP);
+    expect(send.isError).toBe(true);
+    expect(json(send)).toEqual({ status: 'forbidden', sessionKey: SIBLING, error: expect.stringMatching(/tools\.sessions\.visibility is "tree"/) });
+    expect(json(await b.tool('sessions_send', { sessionKey: 'agent:main:nowhere', message: 'hi' }, GROUP))).toEqual({ status: 'error', sessionKey: 'agent:main:nowhere', error: expect.stringMatching(/no session "agent:main:nowhere"/) });
     expect((await b.tool('sessions_history', { sessionKey: GRANDCHILD }, GROUP)).isError).toBeFalsy();
   });
 
@@ -296,7 +299,7 @@ describe('visibility', () => {
     expect(keys(await off.tool('sessions_list', {}))).not.toContain(WORK);
     const denied = await off.tool('sessions_send', { sessionKey: WORK, message: 'hi' });
     expect(denied.isError).toBe(true);
-    expect(text(denied)).toMatch(/forbidden: agent-to-agent access is off.*tools\.agentToAgent\.enabled/);
+    expect(json(denied)).toMatchObject({ status: 'forbidden', error: expect.stringMatching(/^agent-to-agent access is off.*tools\.agentToAgent\.enabled/) });
     await off.kernel.dispose();
 
     const narrow = await boot({ tools: { agentToAgent: { enabled: true, allow: ['main'] } } });

@@ -36,6 +36,8 @@ export interface SessionToolsObserver {
   onFlowDone?: (outcome: A2AOutcome | { error: string }) => void;
 }
 
+const FORBIDDEN = 'forbidden: ';
+
 /** Throws this to answer the model with an error result. */
 class ToolRefusal extends Error {}
 
@@ -61,7 +63,7 @@ function findSession(ctx: Ctx, given: string, options: { mayCreateMain?: boolean
   }
   if (!record) throw new ToolRefusal(`no session "${input}" (sessions_list shows the sessions you can use)`);
   const refusal = ctx.access.refusal(record);
-  if (refusal) throw new ToolRefusal(`forbidden: ${refusal}`);
+  if (refusal) throw new ToolRefusal(`${FORBIDDEN}${refusal}`);
   return record;
 }
 
@@ -212,7 +214,16 @@ export default definePlugin({
       execute: guarded(async (params, ctx) => {
         if (!params.sessionKey && !params.label) throw new ToolRefusal('sessions_send needs sessionKey or label');
         if (params.sessionKey && params.label) throw new ToolRefusal('give sessionKey or label, not both');
-        const target = params.sessionKey ? findSession(ctx, params.sessionKey as string, { mayCreateMain: true }) : findByLabel(ctx, params.label as string, params.agentId as string | undefined);
+        let target: SessionRecord;
+        try {
+          target = params.sessionKey ? findSession(ctx, params.sessionKey as string, { mayCreateMain: true }) : findByLabel(ctx, params.label as string, params.agentId as string | undefined);
+        } catch (error) {
+          if (!(error instanceof ToolRefusal)) throw error;
+          // OpenClaw's shape: a refused target is status "forbidden", an unknown one "error".
+          const forbidden = error.message.startsWith(FORBIDDEN);
+          const result = { status: forbidden ? 'forbidden' : 'error', sessionKey: (params.sessionKey as string | undefined) ?? null, error: forbidden ? error.message.slice(FORBIDDEN.length) : error.message };
+          return { ...jsonResult(result), isError: true };
+        }
         const agent = await requireService<AgentService>(kernel, 'agent', 'sessions_send');
         const deps: SendDeps = {
           kernel,
