@@ -111,6 +111,27 @@ export const ToolsConfigSchema = Type.Object(
         Strict,
       ),
     ),
+    agentToAgent: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Let session tools reach sessions of other agents (default false).' })),
+          allow: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Agent ids (globs) allowed on both ends of a cross-agent call; empty or omitted: any.' })),
+        },
+        Strict,
+      ),
+    ),
+    sessions: Type.Optional(
+      Type.Object(
+        {
+          visibility: Type.Optional(
+            Type.Enum(['self', 'tree', 'agent', 'all'] as const, {
+              description: 'Which sessions the session tools see: self, tree (itself and what it spawned; from a main session its whole agent), agent, or all (default; other agents only through tools.agentToAgent).',
+            }),
+          ),
+        },
+        Strict,
+      ),
+    ),
   },
   Open,
 );
@@ -199,6 +220,9 @@ export const SandboxConfigSchema = Type.Object(
     scope: Type.Optional(Type.Enum(['session', 'agent', 'shared'] as const, { description: 'One sandbox per session, per agent (default) or one shared by all.' })),
     workspaceAccess: Type.Optional(Type.Enum(['none', 'ro', 'rw'] as const, { description: 'What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot).' })),
     workspaceRoot: Type.Optional(Type.String({ minLength: 1, description: 'Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes).' })),
+    sessionToolsVisibility: Type.Optional(
+      Type.Enum(['spawned', 'all'] as const, { description: 'What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility).' }),
+    ),
     docker: Type.Optional(
       Type.Object(
         {

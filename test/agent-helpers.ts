@@ -82,7 +82,7 @@ export interface AgentHarnessOptions {
   plugins?: Array<PluginDefinition | string>;
 }
 
-function deepMerge(base: Record<string, any>, extra: Record<string, any>): Record<string, any> {
+export function deepMerge(base: Record<string, any>, extra: Record<string, any>): Record<string, any> {
   const out = { ...base };
   for (const [key, value] of Object.entries(extra)) {
     out[key] = value && typeof value === 'object' && !Array.isArray(value) && base[key] && typeof base[key] === 'object' ? deepMerge(base[key], value) : value;

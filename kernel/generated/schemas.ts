@@ -290,6 +290,13 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   "minLength": 1,
                   "description": "Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes)."
                 },
+                "sessionToolsVisibility": {
+                  "enum": [
+                    "spawned",
+                    "all"
+                  ],
+                  "description": "What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility)."
+                },
                 "docker": {
                   "type": "object",
                   "properties": {
@@ -553,6 +560,13 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                     "type": "string",
                     "minLength": 1,
                     "description": "Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes)."
+                  },
+                  "sessionToolsVisibility": {
+                    "enum": [
+                      "spawned",
+                      "all"
+                    ],
+                    "description": "What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility)."
                   },
                   "docker": {
                     "type": "object",
@@ -923,6 +937,39 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
             "workspaceOnly": {
               "type": "boolean",
               "description": "Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, \"..\", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined."
+            }
+          },
+          "additionalProperties": false
+        },
+        "agentToAgent": {
+          "type": "object",
+          "properties": {
+            "enabled": {
+              "type": "boolean",
+              "description": "Let session tools reach sessions of other agents (default false)."
+            },
+            "allow": {
+              "type": "array",
+              "items": {
+                "type": "string",
+                "minLength": 1
+              },
+              "description": "Agent ids (globs) allowed on both ends of a cross-agent call; empty or omitted: any."
+            }
+          },
+          "additionalProperties": false
+        },
+        "sessions": {
+          "type": "object",
+          "properties": {
+            "visibility": {
+              "enum": [
+                "self",
+                "tree",
+                "agent",
+                "all"
+              ],
+              "description": "Which sessions the session tools see: self, tree (itself and what it spawned; from a main session its whole agent), agent, or all (default; other agents only through tools.agentToAgent)."
             }
           },
           "additionalProperties": false

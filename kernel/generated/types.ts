@@ -55,6 +55,8 @@ export type KernelConfig = {
         workspaceAccess?: "none" | "ro" | "rw";
         /** Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes). */
         workspaceRoot?: string;
+        /** What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility). */
+        sessionToolsVisibility?: "spawned" | "all";
         docker?: {
           /** Container image (Docker backend). */
           image?: string;
@@ -139,6 +141,8 @@ export type KernelConfig = {
         workspaceAccess?: "none" | "ro" | "rw";
         /** Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes). */
         workspaceRoot?: string;
+        /** What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility). */
+        sessionToolsVisibility?: "spawned" | "all";
         docker?: {
           /** Container image (Docker backend). */
           image?: string;
@@ -245,6 +249,16 @@ export type KernelConfig = {
     fs?: {
       /** Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined. */
       workspaceOnly?: boolean;
+    };
+    agentToAgent?: {
+      /** Let session tools reach sessions of other agents (default false). */
+      enabled?: boolean;
+      /** Agent ids (globs) allowed on both ends of a cross-agent call; empty or omitted: any. */
+      allow?: string[];
+    };
+    sessions?: {
+      /** Which sessions the session tools see: self, tree (itself and what it spawned; from a main session its whole agent), agent, or all (default; other agents only through tools.agentToAgent). */
+      visibility?: "self" | "tree" | "agent" | "all";
     };
   };
   /** Messaging channels, by channel id. */

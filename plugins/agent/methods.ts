@@ -6,7 +6,7 @@
 import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
 import { ProtocolError } from '../../sdk/index.js';
 import { ErrorCodes } from '../../sdk/index.js';
-import { IntakeClosedError, isSilentReplyText, unknownAgentProblem } from '../../sdk/agent/index.js';
+import { IntakeClosedError, isSilentReplyText, resolveSendPolicy, unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
@@ -34,6 +34,11 @@ function imagesFrom(attachments: AttachmentParam[] | undefined): DispatchInput['
 
 /** Dispatch; a gateway that is shutting down answers UNAVAILABLE (retryable), nothing is half-accepted. */
 async function admit(runtime: AgentRuntime, input: DispatchInput) {
+  // session.sendPolicy guards the operator's way in too (OpenClaw enforces it at chat.send and agent).
+  const { agentId, sessionKey } = runtime.resolveTarget(input);
+  if (resolveSendPolicy(runtime.kernel.config(), { sessionKey, entry: await runtime.store(agentId).get(sessionKey) }) === 'deny') {
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `send blocked by session policy: ${sessionKey} (session.sendPolicy, or the session's sendPolicy set with sessions.patch)`);
+  }
   try {
     return await runtime.dispatch(input);
   } catch (error) {

@@ -24,6 +24,7 @@ import {
   parseSessionKey,
   queueDefaults,
   resolveResetPolicy,
+  resolveSendPolicy,
   sessionTypeOf,
   SilentReplyFilter,
   type SessionStore,
@@ -847,6 +848,11 @@ export class AgentRuntime {
     if (target && this.toolSends.get(runId)?.has(`${target.channel}\u0000${target.to}\u0000${reply.text.trim()}`)) {
       // The agent already said exactly this with the message tool.
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-deduplicated' });
+      return undefined;
+    }
+    if (target && resolveSendPolicy(this.kernel.config(), { sessionKey, entry: await this.store(input.agentId ?? this.defaultAgent()).get(sessionKey), channel: target.channel }) === 'deny') {
+      // session.sendPolicy (or the session's own override) keeps replies to this chat in.
+      this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-blocked', reason: 'sendPolicy' });
       return undefined;
     }
     const channel = target?.channel ?? input.channel ?? 'gateway';

@@ -10,3 +10,4 @@ export * from './reset.js';
 export * from './service.js';
 export * from './lock.js';
 export * from './tool-pairing.js';
+export * from './send-policy.js';

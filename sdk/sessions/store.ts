@@ -110,6 +110,8 @@ export interface SessionEntry {
   sendPolicy?: 'allow' | 'deny';
   /** Key of the session that spawned this one (sub-agents). */
   spawnedBy?: string;
+  /** How many spawns deep this session is: 1 for a child of a main session (unset: not spawned). */
+  spawnDepth?: number;
 }
 
 /**
