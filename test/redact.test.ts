@@ -240,7 +240,8 @@ describe('gateway log files', () => {
     logging.setRedactor(createRedactor({ config: { x: { password: 'configured-password' } }, env: {} }));
     logging.logger.error('login with configured-password');
     logging.flush();
-    await sleep(50);
+    // The file stream writes asynchronously: wait for both lines (a fixed 50 ms was too short under load).
+    for (let i = 0; i < 250 && (readFileSync(logging.file, 'utf8').match(/\n/g) ?? []).length < 2; i++) await sleep(20);
     const file = readFileSync(logging.file, 'utf8');
     for (const text of [file, out.text()]) {
       expect(text).toContain('/bot7');
