@@ -156,8 +156,11 @@ export const BindingSchema = Type.Object(
     match: Type.Object(
       {
         channel: Type.Optional(Type.String({ minLength: 1 })),
-        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        accountId: Type.Optional(Type.String({ minLength: 1, description: 'One account of the channel; "*" (or omitted) matches every account.' })),
         peer: Type.Optional(Type.Object({ kind: Type.Optional(Type.Enum(['direct', 'group', 'channel'] as const)), id: Type.String({ minLength: 1 }) }, Strict)),
+        guildId: Type.Optional(Type.String({ minLength: 1, description: 'A Discord server (guild) id.' })),
+        teamId: Type.Optional(Type.String({ minLength: 1, description: 'A Slack workspace (team) id.' })),
+        roles: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'With guildId: the sender must have one of these role ids.' })),
       },
       Strict,
     ),
@@ -228,6 +231,22 @@ export const SandboxConfigSchema = Type.Object(
   Strict,
 );
 
+/** `agents.list[].model` (and `agents.defaults.model`): "provider/model", an alias, or a primary with fallbacks. */
+const AgentModel = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object({ primary: Type.Optional(Type.String({ minLength: 1 })), fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }))) }, Strict),
+]);
+/** `agents.list[].identity`: how the agent presents itself (agents.list, agent.identity.get). */
+export const AgentIdentitySchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    emoji: Type.Optional(Type.String({ minLength: 1 })),
+    avatar: Type.Optional(Type.String({ minLength: 1, description: 'Workspace-relative path, http(s) URL or data: URI.' })),
+    theme: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  Strict,
+);
+
 /** `agents.defaults.skills` / `agents.list[].skills`: the skills an agent sees (the skills plugin reads it); an agent's list replaces the defaults'. */
 const SkillAllowlist = Type.Array(Type.String({ minLength: 1 }), {
   uniqueItems: true,
@@ -293,7 +312,14 @@ export const KernelConfigSchema = Type.Object(
             Type.Array(
               Type.Object(
                 {
-                  id: Type.Optional(Type.String({ minLength: 1 })),
+                  id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: 'Agent id: letters, digits, "-" and "_" (its folders and session keys use it).' }),
+                  default: Type.Optional(Type.Boolean({ description: 'Answers everything no binding routes elsewhere (else the first agent in the list).' })),
+                  name: Type.Optional(Type.String({ minLength: 1, description: 'Display name.' })),
+                  workspace: Type.Optional(Type.String({ minLength: 1, description: 'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).' })),
+                  agentDir: Type.Optional(Type.String({ minLength: 1, description: 'Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent).' })),
+                  model: Type.Optional(AgentModel),
+                  tools: Type.Optional(Type.Object({ ...ToolLayer, byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))) }, Strict)),
+                  identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
                   contextLimits: Type.Optional(ContextLimitsSchema),
                   memorySearch: Type.Optional(MemorySearchConfigSchema),

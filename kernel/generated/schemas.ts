@@ -517,10 +517,143 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
           "type": "array",
           "items": {
             "type": "object",
+            "required": [
+              "id"
+            ],
             "properties": {
               "id": {
                 "type": "string",
-                "minLength": 1
+                "minLength": 1,
+                "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
+                "description": "Agent id: letters, digits, \"-\" and \"_\" (its folders and session keys use it)."
+              },
+              "default": {
+                "type": "boolean",
+                "description": "Answers everything no binding routes elsewhere (else the first agent in the list)."
+              },
+              "name": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Display name."
+              },
+              "workspace": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace)."
+              },
+              "agentDir": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent)."
+              },
+              "model": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "primary": {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      "fallbacks": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        }
+                      }
+                    },
+                    "additionalProperties": false
+                  }
+                ]
+              },
+              "tools": {
+                "type": "object",
+                "properties": {
+                  "profile": {
+                    "enum": [
+                      "minimal",
+                      "coding",
+                      "messaging",
+                      "full"
+                    ]
+                  },
+                  "allow": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "deny": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "byProvider": {
+                    "type": "object",
+                    "patternProperties": {
+                      "^.*$": {
+                        "type": "object",
+                        "properties": {
+                          "profile": {
+                            "enum": [
+                              "minimal",
+                              "coding",
+                              "messaging",
+                              "full"
+                            ]
+                          },
+                          "allow": {
+                            "type": "array",
+                            "items": {
+                              "type": "string",
+                              "minLength": 1
+                            }
+                          },
+                          "deny": {
+                            "type": "array",
+                            "items": {
+                              "type": "string",
+                              "minLength": 1
+                            }
+                          }
+                        },
+                        "additionalProperties": false
+                      }
+                    }
+                  }
+                },
+                "additionalProperties": false
+              },
+              "identity": {
+                "type": "object",
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "emoji": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "avatar": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Workspace-relative path, http(s) URL or data: URI."
+                  },
+                  "theme": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                },
+                "additionalProperties": false
               },
               "sandbox": {
                 "type": "object",
@@ -1183,7 +1316,8 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               },
               "accountId": {
                 "type": "string",
-                "minLength": 1
+                "minLength": 1,
+                "description": "One account of the channel; \"*\" (or omitted) matches every account."
               },
               "peer": {
                 "type": "object",
@@ -1204,6 +1338,25 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "additionalProperties": false
+              },
+              "guildId": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A Discord server (guild) id."
+              },
+              "teamId": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A Slack workspace (team) id."
+              },
+              "roles": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "minItems": 1,
+                "description": "With guildId: the sender must have one of these role ids."
               }
             },
             "additionalProperties": false

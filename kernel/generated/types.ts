@@ -129,7 +129,37 @@ export type KernelConfig = {
       };
     };
     list?: Array<{
-      id?: string;
+      /** Agent id: letters, digits, "-" and "_" (its folders and session keys use it). */
+      id: string;
+      /** Answers everything no binding routes elsewhere (else the first agent in the list). */
+      default?: boolean;
+      /** Display name. */
+      name?: string;
+      /** Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace). */
+      workspace?: string;
+      /** Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent). */
+      agentDir?: string;
+      model?: string | {
+        primary?: string;
+        fallbacks?: string[];
+      };
+      tools?: {
+        profile?: "minimal" | "coding" | "messaging" | "full";
+        allow?: string[];
+        deny?: string[];
+        byProvider?: Record<string, {
+          profile?: "minimal" | "coding" | "messaging" | "full";
+          allow?: string[];
+          deny?: string[];
+        }>;
+      };
+      identity?: {
+        name?: string;
+        emoji?: string;
+        /** Workspace-relative path, http(s) URL or data: URI. */
+        avatar?: string;
+        theme?: string;
+      };
       sandbox?: {
         /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
         mode?: "off" | "non-main" | "all";
@@ -299,11 +329,18 @@ export type KernelConfig = {
     agentId: string;
     match: {
       channel?: string;
+      /** One account of the channel; "*" (or omitted) matches every account. */
       accountId?: string;
       peer?: {
         kind?: "direct" | "group" | "channel";
         id: string;
       };
+      /** A Discord server (guild) id. */
+      guildId?: string;
+      /** A Slack workspace (team) id. */
+      teamId?: string;
+      /** With guildId: the sender must have one of these role ids. */
+      roles?: string[];
     };
   }>;
   logging?: {
