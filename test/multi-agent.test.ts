@@ -12,7 +12,8 @@ import { resolveAgentRoute, type Binding, type RouteInput } from '../sdk/channel
 import { definePlugin, type InboundMessage } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
 import { idem, runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
-import { claw, startCliGateway, tempDir } from './helpers.js';
+import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
+import { parseJson5 } from '../kernel/util/json5.js';
 
 const AGENTS = { list: [{ id: 'main', default: true }, { id: 'home' }, { id: 'work' }, { id: 'team' }, { id: 'guild' }, { id: 'mods' }, { id: 'alex' }] };
 
@@ -248,5 +249,19 @@ describe('claw agents (real processes)', () => {
     expect(config().agents.list).toEqual([{ id: 'main' }]);
     expect(existsSync(join(stateDir, 'workspace-work', 'AGENTS.md'))).toBe(true);
     expect(await claw(['agents', 'delete', 'nope'], env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/unknown agent "nope"/) });
+  });
+});
+
+describe('README: two agents and a binding', () => {
+  it('validates as written and routes the bound account to "work"', async () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const text = /```json5\n(\/\/ ~\/\.openclaw\/openclaw\.json: two agents[\s\S]*?)```/.exec(readme)![1]!;
+    const dir = tempDir();
+    writeFileSync(join(dir, 'openclaw.json'), text);
+    const result = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir, OPENAI_API_KEY: 'sk-test' });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    const config = snapshotOf(parseJson5(text, 'README') as Record<string, unknown>, 'README').resolved;
+    expect(resolveAgentRoute(config, { channel: 'telegram', accountId: 'work', peer: { kind: 'direct', id: '1' } }).agentId).toBe('work');
+    expect(resolveAgentRoute(config, { channel: 'telegram', peer: { kind: 'direct', id: '1' } }).agentId).toBe('home');
   });
 });
