@@ -91,19 +91,28 @@ const ExecConfigSchema = Type.Object(
   },
   Open,
 );
+const ElevatedConfigSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
+    allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
+  },
+  Strict,
+);
+/** `agents.list[].tools`: the agent's layer of tool policy, host exec and elevated mode over `tools.*`. */
+const AgentToolsSchema = Type.Object(
+  {
+    ...ToolLayer,
+    byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
+    exec: Type.Optional(ExecConfigSchema),
+    elevated: Type.Optional(ElevatedConfigSchema),
+  },
+  Strict,
+);
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
     exec: Type.Optional(ExecConfigSchema),
-    elevated: Type.Optional(
-      Type.Object(
-        {
-          enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
-          allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
-        },
-        Strict,
-      ),
-    ),
+    elevated: Type.Optional(ElevatedConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
     fs: Type.Optional(
       Type.Object(
@@ -318,7 +327,7 @@ export const KernelConfigSchema = Type.Object(
                   workspace: Type.Optional(Type.String({ minLength: 1, description: 'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).' })),
                   agentDir: Type.Optional(Type.String({ minLength: 1, description: 'Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent).' })),
                   model: Type.Optional(AgentModel),
-                  tools: Type.Optional(Type.Object({ ...ToolLayer, byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))) }, Strict)),
+                  tools: Type.Optional(AgentToolsSchema),
                   identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
                   contextLimits: Type.Optional(ContextLimitsSchema),

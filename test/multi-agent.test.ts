@@ -196,6 +196,8 @@ describe('agents on a gateway', () => {
     await expect(h.client.request('chat.send', { sessionKey: 'agent:nope:main', message: 'hi', idempotencyKey: idem() })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/unknown agent "nope"/) });
     await expect(runAgent(h.client, { agentId: 'nope', message: 'hi' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     await expect(runAgent(h.client, { sessionKey: 'agent:nope:main', message: 'hi' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/unknown agent "nope"/) });
+    await expect(h.client.request('sessions.patch', { key: 'agent:nope:main', label: 'x' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/unknown agent "nope"/) });
+    await expect(h.client.request('sessions.reset', { key: 'agent:nope:main' })).rejects.toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringMatching(/unknown agent "nope"/) });
     expect(readdirSync(join(stateDir, 'agents')).sort()).toEqual(before);
     expect(existsSync(join(stateDir, 'workspace-nope'))).toBe(false);
     expect(h.fake.requests).toHaveLength(2);

@@ -628,6 +628,84 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                         "additionalProperties": false
                       }
                     }
+                  },
+                  "exec": {
+                    "type": "object",
+                    "properties": {
+                      "security": {
+                        "enum": [
+                          "deny",
+                          "allowlist",
+                          "full"
+                        ],
+                        "description": "Host exec: deny all, allowlisted only, or any command (default full)."
+                      },
+                      "ask": {
+                        "enum": [
+                          "off",
+                          "on-miss",
+                          "always"
+                        ],
+                        "description": "When to ask a person before host exec (default off)."
+                      },
+                      "safeBins": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "description": "Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc)."
+                      },
+                      "safeBinTrustedDirs": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "description": "Extra directories safe bins may resolve from (always /bin and /usr/bin)."
+                      },
+                      "applyPatch": {
+                        "type": "object",
+                        "properties": {
+                          "workspaceOnly": {
+                            "type": "boolean",
+                            "description": "Keep apply_patch inside the agent workspace. Default true."
+                          }
+                        },
+                        "additionalProperties": false
+                      }
+                    },
+                    "additionalProperties": true
+                  },
+                  "elevated": {
+                    "type": "object",
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean",
+                        "description": "Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false."
+                      },
+                      "allowFrom": {
+                        "type": "object",
+                        "patternProperties": {
+                          "^.*$": {
+                            "type": "array",
+                            "items": {
+                              "anyOf": [
+                                {
+                                  "type": "string",
+                                  "minLength": 1
+                                },
+                                {
+                                  "type": "number"
+                                }
+                              ]
+                            }
+                          }
+                        },
+                        "description": "Per channel: senders whose sessions may use elevated mode."
+                      }
+                    },
+                    "additionalProperties": false
                   }
                 },
                 "additionalProperties": false

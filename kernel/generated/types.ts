@@ -152,6 +152,26 @@ export type KernelConfig = {
           allow?: string[];
           deny?: string[];
         }>;
+        exec?: {
+          /** Host exec: deny all, allowlisted only, or any command (default full). */
+          security?: "deny" | "allowlist" | "full";
+          /** When to ask a person before host exec (default off). */
+          ask?: "off" | "on-miss" | "always";
+          /** Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc). */
+          safeBins?: string[];
+          /** Extra directories safe bins may resolve from (always /bin and /usr/bin). */
+          safeBinTrustedDirs?: string[];
+          applyPatch?: {
+            /** Keep apply_patch inside the agent workspace. Default true. */
+            workspaceOnly?: boolean;
+          };
+        };
+        elevated?: {
+          /** Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false. */
+          enabled?: boolean;
+          /** Per channel: senders whose sessions may use elevated mode. */
+          allowFrom?: Record<string, Array<string | number>>;
+        };
       };
       identity?: {
         name?: string;
