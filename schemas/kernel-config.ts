@@ -321,7 +321,7 @@ export const KernelConfigSchema = Type.Object(
             Type.Array(
               Type.Object(
                 {
-                  id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: 'Agent id: letters, digits, "-" and "_" (its folders and session keys use it).' }),
+                  id: Type.String({ minLength: 1, pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is).' }),
                   default: Type.Optional(Type.Boolean({ description: 'Answers everything no binding routes elsewhere (else the first agent in the list).' })),
                   name: Type.Optional(Type.String({ minLength: 1, description: 'Display name.' })),
                   workspace: Type.Optional(Type.String({ minLength: 1, description: 'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).' })),

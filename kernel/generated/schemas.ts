@@ -524,8 +524,8 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "id": {
                 "type": "string",
                 "minLength": 1,
-                "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$",
-                "description": "Agent id: letters, digits, \"-\" and \"_\" (its folders and session keys use it)."
+                "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$",
+                "description": "Agent id: lower-case letters, digits, \"-\" and \"_\" (its folders and session keys use it as is)."
               },
               "default": {
                 "type": "boolean",

@@ -129,7 +129,7 @@ export type KernelConfig = {
       };
     };
     list?: Array<{
-      /** Agent id: letters, digits, "-" and "_" (its folders and session keys use it). */
+      /** Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is). */
       id: string;
       /** Answers everything no binding routes elsewhere (else the first agent in the list). */
       default?: boolean;
