@@ -91,19 +91,28 @@ const ExecConfigSchema = Type.Object(
   },
   Open,
 );
+const ElevatedConfigSchema = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
+    allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
+  },
+  Strict,
+);
+/** `agents.list[].tools`: the agent's layer of tool policy, host exec and elevated mode over `tools.*`. */
+const AgentToolsSchema = Type.Object(
+  {
+    ...ToolLayer,
+    byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
+    exec: Type.Optional(ExecConfigSchema),
+    elevated: Type.Optional(ElevatedConfigSchema),
+  },
+  Strict,
+);
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
     exec: Type.Optional(ExecConfigSchema),
-    elevated: Type.Optional(
-      Type.Object(
-        {
-          enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
-          allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
-        },
-        Strict,
-      ),
-    ),
+    elevated: Type.Optional(ElevatedConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
     fs: Type.Optional(
       Type.Object(
@@ -177,8 +186,11 @@ export const BindingSchema = Type.Object(
     match: Type.Object(
       {
         channel: Type.Optional(Type.String({ minLength: 1 })),
-        accountId: Type.Optional(Type.String({ minLength: 1 })),
+        accountId: Type.Optional(Type.String({ minLength: 1, description: 'One account of the channel; "*" (or omitted) matches every account.' })),
         peer: Type.Optional(Type.Object({ kind: Type.Optional(Type.Enum(['direct', 'group', 'channel'] as const)), id: Type.String({ minLength: 1 }) }, Strict)),
+        guildId: Type.Optional(Type.String({ minLength: 1, description: 'A Discord server (guild) id.' })),
+        teamId: Type.Optional(Type.String({ minLength: 1, description: 'A Slack workspace (team) id.' })),
+        roles: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'With guildId: the sender must have one of these role ids.' })),
       },
       Strict,
     ),
@@ -252,6 +264,22 @@ export const SandboxConfigSchema = Type.Object(
   Strict,
 );
 
+/** `agents.list[].model` (and `agents.defaults.model`): "provider/model", an alias, or a primary with fallbacks. */
+const AgentModel = Type.Union([
+  Type.String({ minLength: 1 }),
+  Type.Object({ primary: Type.Optional(Type.String({ minLength: 1 })), fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }))) }, Strict),
+]);
+/** `agents.list[].identity`: how the agent presents itself (agents.list, agent.identity.get). */
+export const AgentIdentitySchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1 })),
+    emoji: Type.Optional(Type.String({ minLength: 1 })),
+    avatar: Type.Optional(Type.String({ minLength: 1, description: 'Workspace-relative path, http(s) URL or data: URI.' })),
+    theme: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  Strict,
+);
+
 /** `agents.defaults.skills` / `agents.list[].skills`: the skills an agent sees (the skills plugin reads it); an agent's list replaces the defaults'. */
 const SkillAllowlist = Type.Array(Type.String({ minLength: 1 }), {
   uniqueItems: true,
@@ -317,7 +345,14 @@ export const KernelConfigSchema = Type.Object(
             Type.Array(
               Type.Object(
                 {
-                  id: Type.Optional(Type.String({ minLength: 1 })),
+                  id: Type.String({ minLength: 1, pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is).' }),
+                  default: Type.Optional(Type.Boolean({ description: 'Answers everything no binding routes elsewhere (else the first agent in the list).' })),
+                  name: Type.Optional(Type.String({ minLength: 1, description: 'Display name.' })),
+                  workspace: Type.Optional(Type.String({ minLength: 1, description: 'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).' })),
+                  agentDir: Type.Optional(Type.String({ minLength: 1, description: 'Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent).' })),
+                  model: Type.Optional(AgentModel),
+                  tools: Type.Optional(AgentToolsSchema),
+                  identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
                   contextLimits: Type.Optional(ContextLimitsSchema),
                   memorySearch: Type.Optional(MemorySearchConfigSchema),

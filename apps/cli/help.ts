@@ -49,6 +49,18 @@ Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-
 With a gateway running, set and unset go through it: the answer says whether the change is
 live or the gateway restarts (or must be restarted) to apply it (gateway.reload.mode).
 Concurrent writers queue on <config>.lock; none loses another's change.`,
+  agents: `Usage: claw agents <command> [--json]
+
+Commands:
+  list [--bindings]                          The agents (agents.list; "main" when empty), the default one,
+                                             workspaces, models and binding counts; --bindings: each route
+  add <id> [--workspace <dir>] [--model <provider/model>] [--agent-dir <dir>] [--bind <channel[:accountId]>]...
+                                             Add an agent, create its workspace and state folder, bind channels
+  delete <id> [--force]                      Remove an agent from the config (--force: and its bindings);
+                                             its workspace and sessions stay on disk
+
+Routing (bindings[], most specific wins): peer > guildId(+roles) > teamId > accountId > channel-wide
+> the default agent (agents.list[].default, else the first listed, else "main").`,
   sandbox: `Usage: claw sandbox <command> [--json]
 
 Commands:
@@ -93,6 +105,7 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
     'Commands:',
     '  plugins    List, inspect, enable, install and diagnose plugins',
     '  config     Read, change and validate openclaw.json',
+    '  agents     List, add and delete agents and their routing bindings (agents list|add|delete)',
     '  sandbox    Explain, list and recreate tool sandboxes (sandbox explain|list|recreate|build)',
     '  security   Audit config, file permissions and plugins (security audit [--deep] [--fix])',
     '  help       Show help for a command (claw help plugins)',

@@ -61,6 +61,8 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
         return await (await import('./commands/plugins.js')).run(args, ctx, globals.help);
       case 'config':
         return await (await import('./commands/config.js')).run(args, ctx, globals.help);
+      case 'agents':
+        return await (await import('./commands/agents.js')).run(args, ctx, globals.help);
       case 'sandbox':
         return await (await import('./commands/sandbox.js')).run(args, ctx, globals.help);
       case 'security':

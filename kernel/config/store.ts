@@ -75,8 +75,21 @@ export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env 
     issues.push({ level: 'error', ...issue, owner: 'kernel' });
   }
   // A regex the schema cannot check: reported here, so a bad pattern is a config error, not a crash.
-  for (const issue of redactPatternIssues(resolved)) issues.push({ level: 'error', ...issue, owner: 'kernel' });
+  for (const issue of [...redactPatternIssues(resolved), ...agentIssues(resolved)]) issues.push({ level: 'error', ...issue, owner: 'kernel' });
   return { path, exists, raw, resolved, issues };
+}
+
+/** Agent ids the schema cannot cross-check: one listed twice, a binding naming no configured agent. */
+function agentIssues(config: KernelConfig): Array<{ path: string; message: string }> {
+  const id = (value: unknown) => String(value ?? '').trim().toLowerCase();
+  const ids = (Array.isArray(config.agents?.list) ? config.agents.list : []).map((agent) => id(agent?.id));
+  const known = ids.length > 0 ? ids : ['main'];
+  const issues = ids.flatMap((at, index) => (ids.indexOf(at) < index ? [{ path: `agents.list[${index}].id`, message: `"${at}" is already the id of agents.list[${ids.indexOf(at)}]` }] : []));
+  (Array.isArray(config.bindings) ? config.bindings : []).forEach((binding, index) => {
+    if (typeof binding?.agentId !== 'string' || known.includes(id(binding.agentId))) return;
+    issues.push({ path: `bindings[${index}].agentId`, message: `names agent "${binding.agentId}", which is not configured (agents: ${[...new Set(known)].join(', ')}; add it to agents.list)` });
+  });
+  return issues;
 }
 
 function broken(path: string, message: string): ConfigSnapshot {

@@ -524,10 +524,221 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
           "type": "array",
           "items": {
             "type": "object",
+            "required": [
+              "id"
+            ],
             "properties": {
               "id": {
                 "type": "string",
-                "minLength": 1
+                "minLength": 1,
+                "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$",
+                "description": "Agent id: lower-case letters, digits, \"-\" and \"_\" (its folders and session keys use it as is)."
+              },
+              "default": {
+                "type": "boolean",
+                "description": "Answers everything no binding routes elsewhere (else the first agent in the list)."
+              },
+              "name": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Display name."
+              },
+              "workspace": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace)."
+              },
+              "agentDir": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent)."
+              },
+              "model": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "primary": {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      "fallbacks": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        }
+                      }
+                    },
+                    "additionalProperties": false
+                  }
+                ]
+              },
+              "tools": {
+                "type": "object",
+                "properties": {
+                  "profile": {
+                    "enum": [
+                      "minimal",
+                      "coding",
+                      "messaging",
+                      "full"
+                    ]
+                  },
+                  "allow": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "deny": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "byProvider": {
+                    "type": "object",
+                    "patternProperties": {
+                      "^.*$": {
+                        "type": "object",
+                        "properties": {
+                          "profile": {
+                            "enum": [
+                              "minimal",
+                              "coding",
+                              "messaging",
+                              "full"
+                            ]
+                          },
+                          "allow": {
+                            "type": "array",
+                            "items": {
+                              "type": "string",
+                              "minLength": 1
+                            }
+                          },
+                          "deny": {
+                            "type": "array",
+                            "items": {
+                              "type": "string",
+                              "minLength": 1
+                            }
+                          }
+                        },
+                        "additionalProperties": false
+                      }
+                    }
+                  },
+                  "exec": {
+                    "type": "object",
+                    "properties": {
+                      "security": {
+                        "enum": [
+                          "deny",
+                          "allowlist",
+                          "full"
+                        ],
+                        "description": "Host exec: deny all, allowlisted only, or any command (default full)."
+                      },
+                      "ask": {
+                        "enum": [
+                          "off",
+                          "on-miss",
+                          "always"
+                        ],
+                        "description": "When to ask a person before host exec (default off)."
+                      },
+                      "safeBins": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "description": "Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc)."
+                      },
+                      "safeBinTrustedDirs": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "description": "Extra directories safe bins may resolve from (always /bin and /usr/bin)."
+                      },
+                      "applyPatch": {
+                        "type": "object",
+                        "properties": {
+                          "workspaceOnly": {
+                            "type": "boolean",
+                            "description": "Keep apply_patch inside the agent workspace. Default true."
+                          }
+                        },
+                        "additionalProperties": false
+                      }
+                    },
+                    "additionalProperties": true
+                  },
+                  "elevated": {
+                    "type": "object",
+                    "properties": {
+                      "enabled": {
+                        "type": "boolean",
+                        "description": "Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false."
+                      },
+                      "allowFrom": {
+                        "type": "object",
+                        "patternProperties": {
+                          "^.*$": {
+                            "type": "array",
+                            "items": {
+                              "anyOf": [
+                                {
+                                  "type": "string",
+                                  "minLength": 1
+                                },
+                                {
+                                  "type": "number"
+                                }
+                              ]
+                            }
+                          }
+                        },
+                        "description": "Per channel: senders whose sessions may use elevated mode."
+                      }
+                    },
+                    "additionalProperties": false
+                  }
+                },
+                "additionalProperties": false
+              },
+              "identity": {
+                "type": "object",
+                "properties": {
+                  "name": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "emoji": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "avatar": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Workspace-relative path, http(s) URL or data: URI."
+                  },
+                  "theme": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                },
+                "additionalProperties": false
               },
               "sandbox": {
                 "type": "object",
@@ -1230,7 +1441,8 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               },
               "accountId": {
                 "type": "string",
-                "minLength": 1
+                "minLength": 1,
+                "description": "One account of the channel; \"*\" (or omitted) matches every account."
               },
               "peer": {
                 "type": "object",
@@ -1251,6 +1463,25 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "additionalProperties": false
+              },
+              "guildId": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A Discord server (guild) id."
+              },
+              "teamId": {
+                "type": "string",
+                "minLength": 1,
+                "description": "A Slack workspace (team) id."
+              },
+              "roles": {
+                "type": "array",
+                "items": {
+                  "type": "string",
+                  "minLength": 1
+                },
+                "minItems": 1,
+                "description": "With guildId: the sender must have one of these role ids."
               }
             },
             "additionalProperties": false

@@ -131,7 +131,57 @@ export type KernelConfig = {
       };
     };
     list?: Array<{
-      id?: string;
+      /** Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is). */
+      id: string;
+      /** Answers everything no binding routes elsewhere (else the first agent in the list). */
+      default?: boolean;
+      /** Display name. */
+      name?: string;
+      /** Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace). */
+      workspace?: string;
+      /** Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent). */
+      agentDir?: string;
+      model?: string | {
+        primary?: string;
+        fallbacks?: string[];
+      };
+      tools?: {
+        profile?: "minimal" | "coding" | "messaging" | "full";
+        allow?: string[];
+        deny?: string[];
+        byProvider?: Record<string, {
+          profile?: "minimal" | "coding" | "messaging" | "full";
+          allow?: string[];
+          deny?: string[];
+        }>;
+        exec?: {
+          /** Host exec: deny all, allowlisted only, or any command (default full). */
+          security?: "deny" | "allowlist" | "full";
+          /** When to ask a person before host exec (default off). */
+          ask?: "off" | "on-miss" | "always";
+          /** Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc). */
+          safeBins?: string[];
+          /** Extra directories safe bins may resolve from (always /bin and /usr/bin). */
+          safeBinTrustedDirs?: string[];
+          applyPatch?: {
+            /** Keep apply_patch inside the agent workspace. Default true. */
+            workspaceOnly?: boolean;
+          };
+        };
+        elevated?: {
+          /** Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false. */
+          enabled?: boolean;
+          /** Per channel: senders whose sessions may use elevated mode. */
+          allowFrom?: Record<string, Array<string | number>>;
+        };
+      };
+      identity?: {
+        name?: string;
+        emoji?: string;
+        /** Workspace-relative path, http(s) URL or data: URI. */
+        avatar?: string;
+        theme?: string;
+      };
       sandbox?: {
         /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
         mode?: "off" | "non-main" | "all";
@@ -313,11 +363,18 @@ export type KernelConfig = {
     agentId: string;
     match: {
       channel?: string;
+      /** One account of the channel; "*" (or omitted) matches every account. */
       accountId?: string;
       peer?: {
         kind?: "direct" | "group" | "channel";
         id: string;
       };
+      /** A Discord server (guild) id. */
+      guildId?: string;
+      /** A Slack workspace (team) id. */
+      teamId?: string;
+      /** With guildId: the sender must have one of these role ids. */
+      roles?: string[];
     };
   }>;
   logging?: {

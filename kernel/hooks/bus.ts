@@ -14,20 +14,7 @@
  * they run to completion on the caller's stack before anything else can happen.
  */
 import { createRequire } from 'node:module';
-import {
-  defaultHookTimeoutMs,
-  HOOK_MODES,
-  isHookName,
-  type HookMode,
-  MERGE_RULES,
-  type HookContext,
-  type HookHandler,
-  type HookName,
-  type HookOutcome,
-  type ModifyingHookName,
-  type SyncHookName,
-  type VoidHookName,
-} from './catalog.js';
+import { defaultHookTimeoutMs, HOOK_MODES, isHookName, type HookMode, MERGE_RULES, type HookContext, type HookHandler, type HookName, type HookOutcome, type ModifyingHookName, type SyncHookName, type VoidHookName } from './catalog.js';
 
 export interface HookErrorReport {
   hook: HookName;

@@ -16,15 +16,7 @@ import type { ConfigSnapshot } from '../config/store.js';
 import type { ConfigIssue, PluginRecord } from './resolve.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../tools/invoke.js';
 import type { PluginOrigin } from './discovery.js';
-import {
-  REGISTRATION,
-  type CapabilityKind,
-  type CapabilityLookup,
-  type CapabilityTypes,
-  type ChannelsApi,
-  type ServiceDefinition,
-  type ToolDefinition,
-} from './capabilities.js';
+import { REGISTRATION, type CapabilityKind, type CapabilityLookup, type CapabilityTypes, type ChannelsApi, type ServiceDefinition, type ToolDefinition } from './capabilities.js';
 
 /** Running hooks (not registering them: that goes through `api.on`, which checks the manifest). */
 export type HookRunner = Pick<HookBus, 'runVoid' | 'runModifying' | 'runSync' | 'has' | 'list' | 'ready'>;

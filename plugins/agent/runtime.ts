@@ -49,6 +49,7 @@ import {
   type SessionResetConfig,
   type SkillsService,
   IntakeClosedError,
+  assertKnownAgent,
   type OpenRun,
   type TurnContext,
   type TurnResult,
@@ -186,6 +187,8 @@ export class AgentRuntime {
 
   async dispatch(input: DispatchInput): Promise<RunHandle> {
     const { agentId, sessionKey } = this.resolveTarget(input);
+    // Every way in (methods, channels, cron, hooks, /v1) ends here: an unknown agent is refused, never created.
+    assertKnownAgent(this.kernel.config(), agentId);
     const acceptedAt = this.now();
     const runId = randomUUID();
     const full: DispatchInput = { ...input, agentId, sessionKey };

@@ -9,9 +9,10 @@
  * Group messages that do not address the bot are kept (bounded) and shown to the agent
  * with the next message that does.
  */
-import { IntakeClosedError, type AgentService, type DispatchInput } from '../../sdk/agent/index.js';
-import { deriveSessionKey, normalizeAgentId, type ChannelPlugin, type DmScope, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
+import { IntakeClosedError, unknownAgentProblem, type AgentService, type DispatchInput } from '../../sdk/agent/index.js';
+import { type ChannelPlugin, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
 import { channelSettings, type ChannelSettings } from '../../sdk/channels/config.js';
+import { resolveAgentRoute } from '../../sdk/channels/routing.js';
 import type { ChannelAccess } from './access.js';
 
 const DEDUPE_WINDOW_MS = 20 * 60_000;
@@ -28,11 +29,6 @@ export interface PipelineDeps {
   findChannel(id: string): Promise<ChannelPlugin | undefined>;
   send(request: OutboundRequest): Promise<OutboundResult>;
   now?: () => number;
-}
-
-interface Binding {
-  agentId: string;
-  match: { channel?: string; accountId?: string; peer?: { kind?: string; id: string } };
 }
 
 export interface HistoryEntry {
@@ -82,13 +78,26 @@ export class InboundPipeline {
     }
 
     // 3. Route: which agent, which session.
-    const agentId = this.agentFor(settings, message);
-    const sessionConfig = (this.deps.config().session ?? {}) as { mainKey?: string; dmScope?: DmScope; identityLinks?: Record<string, string[]>; scope?: 'per-sender' | 'global' };
-    const sessionKey = deriveSessionKey(
-      { agentId, channel, accountId: message.accountId, peer: message.peer, ...(message.threadId ? { threadId: message.threadId } : {}) },
-      sessionConfig,
+    const { agentId, sessionKey } = resolveAgentRoute(
+      this.deps.config(),
+      {
+        channel,
+        accountId: message.accountId,
+        peer: message.peer,
+        ...(message.threadId ? { threadId: message.threadId } : {}),
+        ...(message.guildId ? { guildId: message.guildId } : {}),
+        ...(message.teamId ? { teamId: message.teamId } : {}),
+        ...(message.memberRoleIds ? { memberRoleIds: message.memberRoleIds } : {}),
+      },
+      channelPlugin?.defaults,
     );
 
+    // A channel or group `agentId` the schema cannot cross-check: refused, never a new agent.
+    const unknownAgent = unknownAgentProblem(this.deps.config(), agentId);
+    if (unknownAgent) {
+      this.deps.logger.warn(`${channel}: dropped a message: ${unknownAgent}`);
+      return { status: 'blocked', reason: unknownAgent };
+    }
     const agent = await this.deps.agent();
     if (!agent) return { status: 'blocked', reason: 'no agent is enabled (plugin "agent", service "agent")' };
 
@@ -140,20 +149,6 @@ export class InboundPipeline {
     }
     handle.done.catch((error: unknown) => this.deps.logger.error(`${channel}: the run for ${sessionKey} failed: ${(error as Error)?.message ?? String(error)}`));
     return { status: 'dispatched', sessionKey, runId: handle.runId };
-  }
-
-  /** Bindings (peer, then account, then channel), then the channel's agentId, then the default agent. */
-  private agentFor(settings: ChannelSettings, message: InboundMessage): string {
-    const config = this.deps.config();
-    const bindings = (Array.isArray(config.bindings) ? config.bindings : []) as Binding[];
-    const forChannel = bindings.filter((binding) => typeof binding?.agentId === 'string' && (!binding.match?.channel || binding.match.channel === settings.channel));
-    const peer = forChannel.find((binding) => binding.match?.peer?.id === message.peer.id && (!binding.match.peer.kind || binding.match.peer.kind === message.peer.kind));
-    const account = forChannel.find((binding) => !binding.match?.peer && binding.match?.accountId === message.accountId);
-    const channel = forChannel.find((binding) => !binding.match?.peer && !binding.match?.accountId && binding.match?.channel === settings.channel);
-    const group = message.peer.kind !== 'direct' ? settings.groups[message.peer.id]?.agentId : undefined;
-    const list = ((config.agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
-    const fallback = list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main';
-    return normalizeAgentId(peer?.agentId ?? group ?? account?.agentId ?? channel?.agentId ?? settings.agentId ?? fallback);
   }
 
   private historyKey(channel: string, message: InboundMessage): string {

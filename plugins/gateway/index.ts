@@ -7,6 +7,7 @@ import { clawVersion } from '../../sdk/index.js';
 import { hasPendingIntake } from '../../sdk/agent/intake.js';
 import { definePlugin } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
+import { registerAgentMethods } from './agents.js';
 import { registerMethods } from './methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
@@ -34,6 +35,7 @@ export default definePlugin({
     events.registerEvent('config.changed', api.id, { scope: 'operator.read' });
 
     registerMethods(api, runtime);
+    registerAgentMethods(api);
 
     const service: GatewayService = {
       id: 'gateway',

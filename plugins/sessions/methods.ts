@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
-import { isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
+import { assertKnownAgent, isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
 import { emitInternalHook } from '../../sdk/internal-hooks.js';
 
 export interface SessionsDeps {
@@ -89,6 +89,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
     },
     handler: async (params: Record<string, unknown> & { key: string }) => {
       const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+      assertKnownAgent(api.kernel.config(), agentId); // writing would create the agent's folders
       const patch: SessionPatch = {};
       const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
       for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
@@ -127,6 +128,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
     params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, model: { type: 'string', minLength: 1 } } },
     handler: async (params: { key: string; model?: string }) => {
       const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+      assertKnownAgent(api.kernel.config(), agentId);
       let model: string | undefined;
       if (params.model) {
                 model = resolveModelInput(params.model, deps.models.settings(agentId), await deps.models.models.catalog());

@@ -10,7 +10,6 @@
  * and so do 24 h without a failure.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { writeJsonAtomic } from '../../kernel/index.js';
 import type { FailureKind } from '../models.js';
 
@@ -64,10 +63,6 @@ export const PROFILE_FAILURES: ReadonlySet<FailureKind> = new Set(['auth', 'bill
 const KEY_FAILURES: ReadonlySet<FailureKind> = new Set(['auth', 'billing']);
 /** After this long without a failure, the next one starts again at the first step. */
 export const FAILURE_WINDOW_MS = 24 * HOUR;
-
-export function authProfilesFile(stateDir: string, agentId: string): string {
-  return join(stateDir, 'agents', agentId, 'agent', 'auth-profiles.json');
-}
 
 export function cooldownFor(kind: FailureKind, usage: ProfileUsage | CooldownState, retryAfterMs?: number): number {
   if (kind === 'billing') return BILLING_STEPS_MS[Math.min(((usage as ProfileUsage).billingErrorCount ?? 1) - 1, BILLING_STEPS_MS.length - 1)]!;

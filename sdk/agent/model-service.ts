@@ -4,8 +4,9 @@
  * `models.list`, `/model` and the next run see. The models plugin offers it as service
  * "models"; the agent plugin uses that one, or builds its own when the plugin is off.
  */
+import { join } from 'node:path';
 import type { KernelServices } from '../types/plugin.js';
-import { AuthProfiles, authProfilesFile } from './auth-profiles.js';
+import { AuthProfiles } from './auth-profiles.js';
 import { Models, type ModelsOptions } from './models.js';
 import { agentSettings, defaultAgentId, type AgentSettings } from './settings.js';
 
@@ -34,7 +35,7 @@ export class ModelService {
   authProfiles(agentId: string): AuthProfiles {
     let profiles = this.profiles.get(agentId);
     if (!profiles) {
-      profiles = new AuthProfiles(authProfilesFile(this.kernel.paths.stateDir, agentId), this.now);
+      profiles = new AuthProfiles(join(this.settings(agentId).agentDir, 'auth-profiles.json'), this.now);
       this.profiles.set(agentId, profiles);
     }
     return profiles;

@@ -8,6 +8,8 @@ import { expandHome, resolveSandboxRoute, type KernelConfig } from '../../kernel
 import type { ToolsConfig } from '../tool-policy.js';
 import type { ThinkingLevel } from '../types/models.js';
 import { normalizeAgentId } from '../sessions/keys.js';
+import { ErrorCodes } from '../protocol/constants.js';
+import { ProtocolError } from '../protocol/frames.js';
 
 export type ModelSetting = string | { primary?: string; fallbacks?: string[] };
 
@@ -33,6 +35,8 @@ export interface PruningSettings {
 export interface AgentSettings {
   agentId: string;
   workspaceDir: string;
+  /** The agent's state folder (auth-profiles.json): `agents.list[].agentDir`, else `<stateDir>/agents/<id>/agent`. */
+  agentDir: string;
   model?: ModelSetting;
   /** "provider/model" → { alias } */
   models: Record<string, { alias?: string }>;
@@ -107,24 +111,37 @@ export function unknownAgentProblem(config: KernelConfig, agentId: string): stri
   return `unknown agent "${agentId}": the configured agent${known.length === 1 ? ' is' : 's are'} ${known.join(', ')} (agents.list in the config)`;
 }
 
+/** Like unknownAgentProblem, as an error a gateway method answers with INVALID_REQUEST. */
+export function assertKnownAgent(config: KernelConfig, agentId: string): void {
+  const problem = unknownAgentProblem(config, agentId);
+  if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem, { code: 'UNKNOWN_AGENT', agentId });
+}
+
 export function defaultAgentId(config: KernelConfig): string {
   const list = ((config.agents as AnyRecord | undefined)?.list ?? []) as Array<{ id?: string; default?: boolean }>;
-  return list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main';
+  return normalizeAgentId(list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main');
+}
+
+/** The `agents.list[]` entry of `agentId` (ids compare as session keys spell them), or undefined. */
+export function agentEntry(config: KernelConfig, agentId: string): AnyRecord | undefined {
+  const wanted = normalizeAgentId(agentId);
+  return (((config.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[]).find((agent) => agent && normalizeAgentId(agent.id) === wanted);
 }
 
 export function agentSettings(config: KernelConfig, agentId: string, stateDir: string, defaultWorkspace: string): AgentSettings {
   const agents = (config.agents ?? {}) as AnyRecord;
   const defaults = (agents.defaults ?? {}) as AnyRecord;
-  const entry = ((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === agentId) ?? {};
+  const entry = agentEntry(config, agentId) ?? {};
   const pick = <T>(key: string): T | undefined => (entry[key] ?? defaults[key]) as T | undefined;
   const compaction = (defaults.compaction ?? {}) as AnyRecord;
   const flush = (compaction.memoryFlush ?? {}) as AnyRecord;
   const pruning = (defaults.contextPruning ?? {}) as AnyRecord;
   const chunk = (defaults.blockStreamingChunk ?? {}) as AnyRecord;
-  const workspace = entry.workspace ?? (agentId === defaultAgentId(config) ? undefined : join(stateDir, `workspace-${agentId}`));
+  const workspace = entry.workspace ?? (normalizeAgentId(agentId) === defaultAgentId(config) ? undefined : join(stateDir, `workspace-${normalizeAgentId(agentId)}`));
   return {
     agentId,
     workspaceDir: workspace ? expandHome(String(workspace)) : defaultWorkspace,
+    agentDir: entry.agentDir ? expandHome(String(entry.agentDir)) : join(stateDir, 'agents', normalizeAgentId(agentId), 'agent'),
     model: pick<ModelSetting>('model'),
     models: { ...(defaults.models ?? {}), ...(entry.models ?? {}) },
     timeoutSeconds: Number(pick('timeoutSeconds') ?? 600),

@@ -54,3 +54,6 @@ export { sendOutbound, refusedMedia, retryDelay, MAX_RETRY_AFTER_MS, type Outbou
 
 /** The channel contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/channels/contract`. */
 export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';
+
+/** Which agent answers a message and under which session key (bindings, OpenClaw's precedence). */
+export { resolveAgentRoute, bindingMatches, bindingTier, configuredBindings, type Binding, type BindingMatch, type ResolvedRoute, type RouteInput, type RouteMatch } from './routing.js';

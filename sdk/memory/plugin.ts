@@ -8,7 +8,6 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { expandHome } from '../../kernel/index.js';
 import type { Logger, ToolContext } from '../../kernel/index.js';
 import type { CliContext, PluginApi, PluginDefinition } from '../types/plugin.js';
 import type {
@@ -22,6 +21,7 @@ import { continuationNote, MemoryPathError, readMemoryLines, resolveMemoryPath, 
 import { resolveMemorySettings, SEMANTIC_SEARCH_HINT, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
 import { snippetOf } from './text.js';
 import { runMemoryCli } from './cli.js';
+import { agentSettings, defaultAgentId } from '../agent/settings.js';
 
 /** One agent's index in one backend. */
 export interface MemoryIndex {
@@ -154,19 +154,12 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
   }
 
   defaultAgent(): string {
-    const list = ((this.api.kernel.config().agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
-    return list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main';
+    return defaultAgentId(this.api.kernel.config());
   }
 
   settings(agentId = this.defaultAgent()): MemorySettings {
     const config = this.api.kernel.config();
-    const list = ((config.agents as { list?: Array<{ id?: string; workspace?: string }> } | undefined)?.list ?? []);
-    const entry = list.find((agent) => agent.id === agentId);
-    const workspaceDir = entry?.workspace
-      ? expandHome(entry.workspace, this.api.kernel.env)
-      : agentId === this.defaultAgent()
-        ? this.api.kernel.paths.workspaceDir
-        : join(this.api.kernel.paths.stateDir, `workspace-${agentId}`);
+    const { workspaceDir } = agentSettings(config, agentId, this.api.kernel.paths.stateDir, this.api.kernel.paths.workspaceDir);
     return resolveMemorySettings(config, { agentId, workspaceDir, stateDir: this.api.kernel.paths.stateDir });
   }
 

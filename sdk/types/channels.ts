@@ -42,6 +42,12 @@ export interface InboundMessage {
   /** Group title, for labels and the group context line. */
   peerName?: string;
   timestamp?: number;
+  /** Discord server the message came from (routing bindings `match.guildId`). */
+  guildId?: string;
+  /** Slack workspace the message came from (routing bindings `match.teamId`). */
+  teamId?: string;
+  /** The sender's role ids in the guild (routing bindings `match.roles`). */
+  memberRoleIds?: string[];
 }
 
 /** What became of an inbound message. */

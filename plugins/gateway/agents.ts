@@ -1,0 +1,53 @@
+/**
+ * `agents.list` and `agent.identity.get` in OpenClaw's shapes: the configured agents (the
+ * implicit "main" when `agents.list` is empty), the default one and how each presents
+ * itself. Clients (OpenClaw's CLI and apps) call `agents.list` before they send anything.
+ */
+import { agentEntry, agentIds, agentSettings, assertKnownAgent, defaultAgentId, resolveAgentIdentity } from '../../sdk/agent/index.js';
+import { ErrorCodes, normalizeAgentId, normalizeMainKey, parseSessionKey, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
+
+const AGENT_OR_SESSION: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { agentId: { type: 'string', minLength: 1 }, sessionKey: { type: 'string', minLength: 1 } },
+};
+
+export function registerAgentMethods(api: PluginApi): void {
+  const kernel = api.kernel;
+  const config = () => kernel.config() as KernelConfig;
+  const identityOf = (agentId: string) => {
+    const settings = agentSettings(config(), agentId, kernel.paths.stateDir, kernel.paths.workspaceDir);
+    return resolveAgentIdentity(config(), agentId, settings.workspaceDir);
+  };
+
+  api.registerGatewayMethod('agents.list', {
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    scope: 'operator.read',
+    description: 'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?}]}.',
+    handler: () => {
+      const session = (config().session ?? {}) as { mainKey?: string; scope?: string };
+      const agents = [...new Set(agentIds(config()).map((id) => normalizeAgentId(id)))].map((id) => {
+        const name = agentEntry(config(), id)?.name as string | undefined;
+        const identity = identityOf(id);
+        return { id, ...(name ? { name } : {}), ...(Object.keys(identity).length > 0 ? { identity } : {}) };
+      });
+      return { defaultId: defaultAgentId(config()), mainKey: normalizeMainKey(session.mainKey), scope: session.scope === 'global' ? 'global' : 'per-sender', agents };
+    },
+  });
+
+  api.registerGatewayMethod('agent.identity.get', {
+    params: AGENT_OR_SESSION,
+    scope: 'operator.read',
+    description: "An agent's identity (by agentId, or the agent of sessionKey; default: the default agent): {agentId, name?, avatar?, emoji?}.",
+    handler: (params: { agentId?: string; sessionKey?: string }) => {
+      const fromKey = params.sessionKey ? parseSessionKey(params.sessionKey).agentId : undefined;
+      if (params.agentId && fromKey && normalizeAgentId(params.agentId) !== normalizeAgentId(fromKey)) {
+        throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `agentId "${params.agentId}" does not match the agent of sessionKey "${params.sessionKey}"`);
+      }
+      const agentId = normalizeAgentId(params.agentId ?? fromKey ?? defaultAgentId(config()));
+      assertKnownAgent(config(), agentId);
+      const { name, avatar, emoji } = identityOf(agentId);
+      return { agentId, ...(name ? { name } : {}), ...(avatar ? { avatar } : {}), ...(emoji ? { emoji } : {}) };
+    },
+  });
+}
