@@ -110,6 +110,8 @@ export interface SessionEntry {
   sendPolicy?: 'allow' | 'deny';
   /** Key of the session that spawned this one (sub-agents). */
   spawnedBy?: string;
+  /** How deep in a spawn chain this session sits (1 = a child of a main session). */
+  spawnDepth?: number;
 }
 
 /**
