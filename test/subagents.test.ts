@@ -13,6 +13,7 @@ import { runAgent, startAgent, until, type AgentHarness, type AgentHarnessOption
 import { startFakeLlm, type RecordedRequest } from './fakes/llm-server.js';
 import type { SubagentService } from '../plugins/subagents/service.js';
 import { subagentDepth, sessionToolRestriction } from '../sdk/agent/index.js';
+import { definePlugin } from '../sdk/index.js';
 
 const SUBAGENTS = join(REPO, 'plugins', 'subagents');
 let harness: AgentHarness | undefined;
@@ -311,5 +312,94 @@ describe('no escape through a child (OpenClaw #10992)', () => {
     await subagents.idle();
     expect(existsSync(join(h.workspace, 'pwned.txt'))).toBe(false);
     expect(body(h.fake.requests.filter(isChild).at(-1)!)).toMatch(/exec was not approved: (elevated mode|the exec policy)/);
+  });
+});
+
+describe('the subagents tool, hooks, relay and archive', () => {
+  const invoke = async (h: AgentHarness, name: string, params: Record<string, unknown>, sessionKey = 'agent:main:main') =>
+    JSON.parse(
+      (
+        (await h.gw.kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `t-${Math.random()}`, context: { agentId: 'main', sessionKey } })).result.content[0] as { text: string }
+      ).text,
+    );
+
+  it('list, steer and kill through the tool; a leaf sees its siblings', async () => {
+    const h = await start();
+    h.fake.respond((request) => (isChild(request) ? (body(request).includes('gate opened') ? { text: 'finished' } : { toolCalls: [{ name: 'wait_gate', arguments: {} }] }) : { text: 'ok' }));
+    const subagents = await service(h);
+    const a = (await subagents.spawn({}, { task: 'first', label: 'a' })) as { runId: string; childSessionKey: string };
+    await subagents.spawn({}, { task: 'second', label: 'b' });
+    await h.gate.entered;
+    const listed = await invoke(h, 'subagents', { action: 'list' });
+    expect(listed.active.map((run: { label: string }) => run.label)).toEqual(['a', 'b']);
+    // A leaf child lists its parent's children (its siblings) — though tool policy keeps the tool from leaves run by the loop.
+    expect((await invoke(h, 'subagents', { action: 'list' }, a.childSessionKey)).requesterSessionKey).toBe('agent:main:main');
+    expect(await invoke(h, 'subagents', { action: 'steer', target: 'a', message: 'Focus on the tests only.' })).toMatchObject({ status: 'ok' });
+    expect(await invoke(h, 'subagents', { action: 'kill', target: 'b' })).toMatchObject({ status: 'ok', killed: 1 });
+    expect(await invoke(h, 'subagents', { action: 'kill', target: 'nope' })).toMatchObject({ status: 'error', error: expect.stringContaining('no sub-agent "nope"') });
+    h.gate.open();
+    await until(() => subagents.registry.get(a.runId)?.announcedAt !== undefined, 10_000, 'the first child');
+    await subagents.idle();
+    expect(h.fake.requests.filter(isChild).some((request) => body(request).includes('Focus on the tests only.'))).toBe(true);
+  });
+
+  it('subagent_spawning can refuse (the session is rolled back); spawned and ended fire once; delivery_target reroutes the relay', async () => {
+    const outbox: Array<{ to: string; text?: string }> = [];
+    const relay = definePlugin({
+      id: 'relay-chat',
+      register(api) {
+        api.registerChannel({
+          id: 'relay-chat',
+          label: 'Relay chat',
+          textLimit: 4000,
+          async start() {},
+          async send(message) {
+            outbox.push({ to: message.to, text: message.text });
+            return { messageId: String(outbox.length) };
+          },
+          status: () => [{ accountId: 'default', connected: true }],
+        });
+      },
+    });
+    const h = await start({ plugins: [relay] });
+    h.fake.respond((request) => (isChild(request) ? { text: body(request).includes('quiet parent') ? 'QUIET-RESULT' : 'child result' } : { text: body(request).includes('QUIET-RESULT') ? 'ANNOUNCE_SKIP' : 'Relayed: child result' }));
+    const subagents = await service(h);
+    const sessionsApi = (await h.gw.kernel.plugins.kernelServices.capabilities.find('service', 'sessions'))!.api as { store(id: string): { upsert(key: string, patch: object): Promise<unknown> } };
+    await sessionsApi.store('main').upsert('agent:main:main', { deliveryContext: { channel: 'relay-chat', to: 'chat-1' } });
+    const seen: string[] = [];
+    const off = subagents.hooks.on('subagent_spawning', (event) => (event.label === 'blocked' ? { status: 'error', error: 'no thread available' } : undefined));
+    subagents.hooks.on('subagent_spawned', (event) => void seen.push(`spawned ${event.label}`));
+    subagents.hooks.on('subagent_ended', (event) => void seen.push(`ended ${event.status}`));
+    const refused = await subagents.spawn({}, { task: 't', label: 'blocked' });
+    expect(refused).toMatchObject({ status: 'forbidden', error: expect.stringContaining('no thread available') });
+    expect(Object.values(sessions(h)).filter((entry: any) => entry.label === 'blocked')).toEqual([]);
+    off();
+
+    await subagents.spawn({}, { task: 'report', label: 'one' });
+    await until(() => outbox.length === 1, 10_000, 'the relay');
+    expect(outbox[0]).toEqual({ to: 'chat-1', text: 'Relayed: child result' });
+    subagents.hooks.on('subagent_delivery_target', () => ({ origin: { channel: 'relay-chat', to: 'thread-9' } }));
+    await subagents.spawn({}, { task: 'report again', label: 'two' });
+    await until(() => outbox.length === 2, 10_000, 'the rerouted relay');
+    expect(outbox[1]).toEqual({ to: 'thread-9', text: 'Relayed: child result' });
+    // The parent answering ANNOUNCE_SKIP sends nothing.
+    await subagents.spawn({}, { task: 'quiet parent', label: 'three' });
+    await until(() => subagents.registry.all().filter((run) => run.announcedAt !== undefined).length === 3, 10_000, 'three announces');
+    await subagents.idle();
+    expect(outbox).toHaveLength(2);
+    expect(seen.sort()).toEqual(['ended ok', 'ended ok', 'ended ok', 'spawned one', 'spawned three', 'spawned two']);
+  });
+
+  it('archiveAfterMinutes: finished runs and their sessions leave after the time (default 60)', async () => {
+    const h = await start();
+    h.fake.respond(() => ({ text: 'done' }));
+    const subagents = await service(h);
+    const spawned = (await subagents.spawn({}, { task: 't' })) as { runId: string; childSessionKey: string };
+    await until(() => subagents.registry.get(spawned.runId)?.announcedAt !== undefined, 10_000, 'the run');
+    await subagents.idle();
+    expect(await subagents.archive(Date.now() + 59 * 60_000)).toBe(0);
+    expect(await subagents.archive(Date.now() + 61 * 60_000)).toBe(1);
+    expect(subagents.registry.all()).toEqual([]);
+    expect(sessions(h)[spawned.childSessionKey]).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonAtomic } from '../../sdk/index.js';
+import { writeFileAtomicAsync } from '../../sdk/fs.js';
 
 export type SubagentStatus = 'running' | 'ok' | 'error' | 'timeout' | 'aborted' | 'killed' | 'interrupted';
 
@@ -51,6 +51,8 @@ interface RunsFile {
 export class SubagentRegistry {
   readonly file: string;
   private readonly runs = new Map<string, SubagentRunRecord>();
+  private queue: Promise<void> = Promise.resolve();
+  private next?: Promise<void>;
 
   constructor(stateDir: string) {
     this.file = join(stateDir, 'subagents', 'runs.json');
@@ -67,27 +69,39 @@ export class SubagentRegistry {
     for (const run of parsed.runs ?? []) if (run && typeof run.runId === 'string') this.runs.set(run.runId, run);
   }
 
-  save(): void {
-    writeJsonAtomic(this.file, { version: 1, runs: [...this.runs.values()] } satisfies RunsFile);
+  /**
+   * Writes are atomic and flushed (temp + fsync + rename) off the event loop, and grouped:
+   * changes made while a write is going out share the next one, so fifty spawns at once
+   * cost a few writes, not fifty. Resolves when the change is on disk.
+   */
+  save(): Promise<void> {
+    if (this.next) return this.next;
+    const next = this.queue.then(() => {
+      this.next = undefined;
+      return writeFileAtomicAsync(this.file, `${JSON.stringify({ version: 1, runs: [...this.runs.values()] } satisfies RunsFile, null, 2)}\n`);
+    });
+    this.next = next;
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
-  add(run: SubagentRunRecord): void {
+  add(run: SubagentRunRecord): Promise<void> {
     this.runs.set(run.runId, run);
-    this.save();
+    return this.save();
   }
 
-  update(runId: string, patch: Partial<SubagentRunRecord>): SubagentRunRecord | undefined {
+  async update(runId: string, patch: Partial<SubagentRunRecord>): Promise<SubagentRunRecord | undefined> {
     const run = this.runs.get(runId);
     if (!run) return undefined;
     Object.assign(run, patch);
-    this.save();
+    await this.save();
     return run;
   }
 
-  remove(runIds: string[]): void {
+  async remove(runIds: string[]): Promise<void> {
     let changed = false;
     for (const id of runIds) changed = this.runs.delete(id) || changed;
-    if (changed) this.save();
+    if (changed) await this.save();
   }
 
   get(runId: string): SubagentRunRecord | undefined {

@@ -159,7 +159,7 @@ export class SubagentService {
       startedAt: handle.acceptedAt,
       status: 'running',
     };
-    this.registry.add(record);
+    await this.registry.add(record);
     this.track(record.runId, handle.done);
     await this.hooks.spawned({ runId: record.runId, agentId: childAgentId, childSessionKey, label: params.label, requesterSessionKey });
     return {
@@ -189,7 +189,7 @@ export class SubagentService {
     if (!run || run.endedAt !== undefined) return; // killed: already ended, no announce
     const text = result.text ?? '';
     const skip = text.trim() === ANNOUNCE_SKIP;
-    this.registry.update(runId, {
+    await this.registry.update(runId, {
       endedAt: result.endedAt ?? Date.now(),
       status: result.status,
       ...(result.error ? { error: result.error } : {}),
@@ -203,7 +203,7 @@ export class SubagentService {
   /** Deliver the announce (unless suppressed), then cleanup and subagent_ended. */
   private async announceAndClean(run: SubagentRunRecord): Promise<void> {
     if (!run.suppressAnnounceReason && run.announcedAt === undefined) await this.announce(run);
-    this.registry.update(run.runId, { announcedAt: run.announcedAt ?? Date.now() });
+    await this.registry.update(run.runId, { announcedAt: run.announcedAt ?? Date.now() });
     if (run.cleanup === 'delete') await this.deleteChildSession(run);
     await this.hooks.ended({ runId: run.runId, childSessionKey: run.childSessionKey, requesterSessionKey: run.requesterSessionKey, status: run.status, reason: run.suppressAnnounceReason ?? run.status });
   }
@@ -266,7 +266,7 @@ export class SubagentService {
       labels.push(...below.labels);
     }
     if (run.endedAt === undefined) {
-      this.registry.update(runId, { endedAt: Date.now(), status: 'killed', suppressAnnounceReason: 'killed', announcedAt: Date.now() });
+      await this.registry.update(runId, { endedAt: Date.now(), status: 'killed', suppressAnnounceReason: 'killed', announcedAt: Date.now() });
       (await this.agent()).stop(run.childSessionKey, 'killed');
       killed++;
       labels.push(run.label ?? run.runId);
@@ -291,7 +291,7 @@ export class SubagentService {
   async restore(): Promise<void> {
     for (const run of this.registry.all()) {
       if (run.endedAt === undefined) {
-        this.registry.update(run.runId, { endedAt: Date.now(), status: 'interrupted', interrupted: true, error: 'the gateway restarted while the sub-agent was running' });
+        await this.registry.update(run.runId, { endedAt: Date.now(), status: 'interrupted', interrupted: true, error: 'the gateway restarted while the sub-agent was running' });
       }
       if (run.announcedAt === undefined) {
         const settled = this.announceAndClean(run)
@@ -317,7 +317,7 @@ export class SubagentService {
       return run.endedAt !== undefined && run.announcedAt !== undefined && minutes > 0 && now - run.endedAt >= minutes * 60_000;
     });
     for (const run of old) if (run.cleanup === 'keep') await this.deleteChildSession(run).catch(() => undefined);
-    this.registry.remove(old.map((run) => run.runId));
+    await this.registry.remove(old.map((run) => run.runId));
     return old.length;
   }
 
