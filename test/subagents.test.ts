@@ -5,7 +5,7 @@
  * running child; and OpenClaw #10992 (a child running a command the parent would need
  * approval for) refused.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
@@ -299,6 +299,22 @@ describe('no escape through a child (OpenClaw #10992)', () => {
     await subagents.idle();
     expect(existsSync(join(h.workspace, 'pwned.txt'))).toBe(false);
     expect(body(h.fake.requests.filter(isChild).at(-1)!)).toContain('exec was not approved: an operator denied it.');
+  });
+
+  it('a child spawned as another agent with a looser exec policy is still held to the parent\'s deny', async () => {
+    const h = await start({
+      config: {
+        tools: { exec: { security: 'deny' } },
+        agents: { list: [{ id: 'main', subagents: { allowAgents: ['loose'] } }, { id: 'loose', tools: { exec: { security: 'full', ask: 'off' } } }] },
+      },
+    });
+    h.fake.respond((request) => (isChild(request) && !body(request).includes('not approved') ? { toolCalls: [{ name: 'exec', arguments: { command: 'touch pwned.txt' } }] } : { text: 'done' }));
+    const subagents = await service(h);
+    expect((await subagents.spawn({}, { task: 'escape', agentId: 'loose' })).status).toBe('accepted');
+    await until(() => subagents.registry.all()[0]?.announcedAt !== undefined, 10_000, 'the child');
+    await subagents.idle();
+    expect(body(h.fake.requests.filter(isChild).at(-1)!)).toContain('exec was not approved: the exec policy');
+    expect((readdirSync(h.gw.stateDir, { recursive: true }) as string[]).filter((file) => file.endsWith('pwned.txt'))).toEqual([]);
   });
 
   it('under tools.exec.security deny a child cannot exec, whatever it asks for', async () => {

@@ -142,6 +142,10 @@ export class SubagentService {
       ...(model ? { model } : {}),
       ...(thinking ? { thinking: thinking as never } : {}),
       ...(runTimeoutSeconds > 0 ? { timeoutMs: runTimeoutSeconds * 1000 } : {}),
+    }).catch(async (error: Error) => {
+      // Not started (the gateway is stopping): leave no session behind.
+      await store.delete(childSessionKey);
+      throw error;
     });
     const record: SubagentRunRecord = {
       runId: handle.runId,
