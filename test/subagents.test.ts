@@ -71,6 +71,9 @@ describe('sessions_spawn → child run → announce', () => {
     // The child saw the sub-agent prompt with its task, and was offered no session tools.
     const child = h.fake.requests.find(isChild)!;
     expect(body(child)).toContain('Find the answer to everything.');
+    // The minimal prompt with the sub-agent context; at depth 1 of 1 it has no spawning section.
+    expect(body(child)).toContain('## Subagent Context\\nYou are a **subagent**');
+    expect(body(child)).not.toContain('Sub-Agent Spawning');
     expect(offeredTools(child)).not.toContain('sessions_spawn');
     expect(offeredTools(child)).not.toContain('subagents');
     expect(offeredTools(h.fake.requests[0]!)).toContain('sessions_spawn');
@@ -417,5 +420,18 @@ describe('the subagents tool, hooks, relay and archive', () => {
     expect(await subagents.archive(Date.now() + 61 * 60_000)).toBe(1);
     expect(subagents.registry.all()).toEqual([]);
     expect(sessions(h)[spawned.childSessionKey]).toBeUndefined();
+  });
+});
+
+describe('the sub-agent system prompt', () => {
+  it('names the task and the rules; the spawning section follows the depth', async () => {
+    const { subagentSystemPrompt } = await import('../plugins/subagents/prompt.js');
+    const base = { requesterSessionKey: 'agent:main:main', childSessionKey: 'agent:main:subagent:x', task: 'Count the files.' };
+    const leaf = subagentSystemPrompt({ ...base, childDepth: 1, maxSpawnDepth: 1 });
+    expect(leaf).toContain('Count the files.');
+    expect(leaf).toMatch(/1\. \*\*Stay focused\*\*[\s\S]*6\. \*\*Recover from compacted\/truncated tool output\*\*/);
+    expect(leaf).not.toContain('Sub-Agent Spawning');
+    expect(subagentSystemPrompt({ ...base, childDepth: 1, maxSpawnDepth: 2 })).toContain('You CAN spawn your own sub-agents');
+    expect(subagentSystemPrompt({ ...base, childDepth: 2, maxSpawnDepth: 2 })).toContain('You are a leaf worker and CANNOT spawn further sub-agents.');
   });
 });

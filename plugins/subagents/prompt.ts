@@ -7,15 +7,15 @@ import type { SubagentRunRecord } from './registry.js';
 export const ANNOUNCE_SKIP = 'ANNOUNCE_SKIP';
 
 export function subagentSystemPrompt(input: { requesterSessionKey: string; childSessionKey: string; task: string; label?: string; childDepth: number; maxSpawnDepth: number }): string {
+  // The loop puts this under its "Subagent Context" heading (prompt mode minimal).
   const lines = [
-    '# Subagent Context',
     `You are a **subagent**: a background worker started by the session ${input.requesterSessionKey} to do one task. Your session is ${input.childSessionKey}.`,
     '',
-    '## Your Role',
+    '### Your Role',
     `- Your task${input.label ? ` (${input.label})` : ''}: ${input.task}`,
     '- Do this task and nothing else; when it is done, you are done.',
     '',
-    '## Rules',
+    '### Rules',
     '1. **Stay focused** - work only on the task above.',
     '2. **Complete the task** - your final message is reported back to the requester automatically, so make it the concise result (what you found or did), not a conversation.',
     '3. **Don\'t initiate** - no questions to the user, no heartbeats, no side projects; nobody reads this session but the requester.',
@@ -25,9 +25,9 @@ export function subagentSystemPrompt(input: { requesterSessionKey: string; child
     `7. If there is nothing worth reporting, reply exactly ${ANNOUNCE_SKIP}.`,
   ];
   if (input.childDepth < input.maxSpawnDepth) {
-    lines.push('', '## Sub-Agent Spawning', 'You CAN spawn your own sub-agents with `sessions_spawn`; use the `subagents` tool to list, steer or kill them. Their results are announced back to you.');
+    lines.push('', '### Sub-Agent Spawning', 'You CAN spawn your own sub-agents with `sessions_spawn`; use the `subagents` tool to list, steer or kill them. Their results are announced back to you.');
   } else if (input.childDepth >= 2) {
-    lines.push('', '## Sub-Agent Spawning', 'You are a leaf worker and CANNOT spawn further sub-agents.');
+    lines.push('', '### Sub-Agent Spawning', 'You are a leaf worker and CANNOT spawn further sub-agents.');
   }
   return lines.join('\n');
 }
