@@ -435,3 +435,45 @@ describe('the sub-agent system prompt', () => {
     expect(subagentSystemPrompt({ ...base, childDepth: 2, maxSpawnDepth: 2 })).toContain('You are a leaf worker and CANNOT spawn further sub-agents.');
   });
 });
+
+describe('queueing and cascades', () => {
+  it('an announce for a busy requester waits for its run to end, then runs as the next turn', async () => {
+    const h = await start();
+    h.fake.respond((request) => {
+      const text = body(request);
+      if (isChild(request)) return { text: 'child finished first' };
+      if (text.includes('[Subagent announce]')) return { text: 'announce handled' };
+      if (text.includes('gate opened')) return { text: 'parent turn done' };
+      if (text.includes('The sub-agent runs in the background')) return { toolCalls: [{ name: 'wait_gate', arguments: {} }] };
+      return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'quick child' } }] };
+    });
+    const subagents = await service(h);
+    const parentRun = runAgent(h.client, { message: 'spawn then wait' });
+    await h.gate.entered;
+    await until(() => subagents.registry.all()[0]?.endedAt !== undefined, 10_000, 'the child');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The parent is still inside its tool: the announce has not reached the model.
+    expect(h.fake.requests.some((request) => !isChild(request) && body(request).includes('[Subagent announce]'))).toBe(false);
+    h.gate.open();
+    expect((await parentRun).final.summary).toBe('parent turn done');
+    await until(() => subagents.registry.all()[0]?.announcedAt !== undefined, 10_000, 'the announce');
+    await subagents.idle();
+    const parentRequests = h.fake.requests.filter((request) => !isChild(request)).map((request) => body(request));
+    expect(parentRequests.at(-1)).toContain('[Subagent announce]');
+    expect(parentRequests.at(-2)).toContain('gate opened');
+  });
+
+  it('killing an orchestrator kills its workers too, and neither announces', async () => {
+    const h = await start({ config: { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } } });
+    h.fake.respond((request) => (isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'ok' }));
+    const subagents = await service(h);
+    const orchestrator = (await subagents.spawn({}, { task: 'orchestrate', label: 'boss' })) as { runId: string; childSessionKey: string };
+    const worker = (await subagents.spawn({ sessionKey: orchestrator.childSessionKey }, { task: 'work', label: 'worker' })) as { runId: string };
+    await until(() => h.gate.calls === 2, 10_000, 'both in their tool');
+    expect(await subagents.kill(orchestrator.runId)).toEqual({ killed: 2, labels: ['worker', 'boss'] });
+    await subagents.idle();
+    expect(subagents.registry.get(worker.runId)).toMatchObject({ status: 'killed', suppressAnnounceReason: 'killed' });
+    expect(await history(h)).not.toContain('[Subagent announce]');
+    expect(await history(h, orchestrator.childSessionKey)).not.toContain('[Subagent announce]');
+  });
+});
