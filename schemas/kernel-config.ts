@@ -108,12 +108,29 @@ const AgentToolsSchema = Type.Object(
   },
   Strict,
 );
+/** `agents.defaults.subagents` and `agents.list[].subagents` (the sub-agents plugin reads them). */
+const SubagentsConfigSchema = Type.Object(
+  {
+    maxConcurrent: Type.Optional(PositiveInt),
+    maxSpawnDepth: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, description: 'How deep sessions_spawn may nest (default 1: children are leaves).' })),
+    maxChildrenPerAgent: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: 'Children one session may have running at once (default 5).' })),
+    runTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 0, description: 'Default child run timeout (0 = none).' })),
+    archiveAfterMinutes: Type.Optional(Type.Integer({ minimum: 0, description: 'Finished children are archived after this long (default 60; 0 keeps them).' })),
+    announceTimeoutMs: Type.Optional(PositiveInt),
+    model: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Object({ primary: Type.Optional(Type.String({ minLength: 1 })), fallbacks: Type.Optional(Type.Array(Type.String())) }, Strict)])),
+    thinking: Type.Optional(Type.Enum(['off', 'minimal', 'low', 'medium', 'high'] as const)),
+    allowAgents: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Agent ids sessions_spawn may target besides its own ("*" = any).' })),
+  },
+  { ...Strict, description: 'Sub-agents (sessions_spawn).' },
+);
+
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
     exec: Type.Optional(ExecConfigSchema),
     elevated: Type.Optional(ElevatedConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
+    subagents: Type.Optional(Type.Object({ tools: Type.Optional(Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict)) }, { ...Strict, description: 'Extra tool policy for every sub-agent session (narrows only).' })),
     fs: Type.Optional(
       Type.Object(
         { workspaceOnly: WorkspaceOnly('Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.') },
@@ -331,7 +348,7 @@ export const KernelConfigSchema = Type.Object(
               {
                 workspace: Type.Optional(Type.String({ minLength: 1 })),
                 maxConcurrent: Type.Optional(PositiveInt),
-                subagents: Type.Optional(Type.Object({ maxConcurrent: Type.Optional(PositiveInt) }, Open)),
+                subagents: Type.Optional(SubagentsConfigSchema),
                 sandbox: Type.Optional(SandboxConfigSchema),
                 contextLimits: Type.Optional(ContextLimitsSchema),
                 memorySearch: Type.Optional(MemorySearchConfigSchema),
@@ -358,6 +375,7 @@ export const KernelConfigSchema = Type.Object(
                   memorySearch: Type.Optional(MemorySearchConfigSchema),
                   skills: Type.Optional(SkillAllowlist),
                   heartbeat: Type.Optional(HeartbeatConfigSchema),
+                  subagents: Type.Optional(SubagentsConfigSchema),
                 },
                 Open,
               ),

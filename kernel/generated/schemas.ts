@@ -254,9 +254,77 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 "maxConcurrent": {
                   "type": "integer",
                   "minimum": 1
+                },
+                "maxSpawnDepth": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 5,
+                  "description": "How deep sessions_spawn may nest (default 1: children are leaves)."
+                },
+                "maxChildrenPerAgent": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 20,
+                  "description": "Children one session may have running at once (default 5)."
+                },
+                "runTimeoutSeconds": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Default child run timeout (0 = none)."
+                },
+                "archiveAfterMinutes": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Finished children are archived after this long (default 60; 0 keeps them)."
+                },
+                "announceTimeoutMs": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "model": {
+                  "anyOf": [
+                    {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    {
+                      "type": "object",
+                      "properties": {
+                        "primary": {
+                          "type": "string",
+                          "minLength": 1
+                        },
+                        "fallbacks": {
+                          "type": "array",
+                          "items": {
+                            "type": "string"
+                          }
+                        }
+                      },
+                      "additionalProperties": false
+                    }
+                  ]
+                },
+                "thinking": {
+                  "enum": [
+                    "off",
+                    "minimal",
+                    "low",
+                    "medium",
+                    "high"
+                  ]
+                },
+                "allowAgents": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "description": "Agent ids sessions_spawn may target besides its own (\"*\" = any)."
                 }
               },
-              "additionalProperties": true
+              "additionalProperties": false,
+              "description": "Sub-agents (sessions_spawn)."
             },
             "sandbox": {
               "type": "object",
@@ -998,6 +1066,84 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "additionalProperties": false
+              },
+              "subagents": {
+                "type": "object",
+                "properties": {
+                  "maxConcurrent": {
+                    "type": "integer",
+                    "minimum": 1
+                  },
+                  "maxSpawnDepth": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 5,
+                    "description": "How deep sessions_spawn may nest (default 1: children are leaves)."
+                  },
+                  "maxChildrenPerAgent": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 20,
+                    "description": "Children one session may have running at once (default 5)."
+                  },
+                  "runTimeoutSeconds": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Default child run timeout (0 = none)."
+                  },
+                  "archiveAfterMinutes": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Finished children are archived after this long (default 60; 0 keeps them)."
+                  },
+                  "announceTimeoutMs": {
+                    "type": "integer",
+                    "minimum": 1
+                  },
+                  "model": {
+                    "anyOf": [
+                      {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      {
+                        "type": "object",
+                        "properties": {
+                          "primary": {
+                            "type": "string",
+                            "minLength": 1
+                          },
+                          "fallbacks": {
+                            "type": "array",
+                            "items": {
+                              "type": "string"
+                            }
+                          }
+                        },
+                        "additionalProperties": false
+                      }
+                    ]
+                  },
+                  "thinking": {
+                    "enum": [
+                      "off",
+                      "minimal",
+                      "low",
+                      "medium",
+                      "high"
+                    ]
+                  },
+                  "allowAgents": {
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "description": "Agent ids sessions_spawn may target besides its own (\"*\" = any)."
+                  }
+                },
+                "additionalProperties": false,
+                "description": "Sub-agents (sessions_spawn)."
               }
             },
             "additionalProperties": true
@@ -1141,6 +1287,33 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "additionalProperties": false
             }
           }
+        },
+        "subagents": {
+          "type": "object",
+          "properties": {
+            "tools": {
+              "type": "object",
+              "properties": {
+                "allow": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                },
+                "deny": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                    "minLength": 1
+                  }
+                }
+              },
+              "additionalProperties": false
+            }
+          },
+          "additionalProperties": false,
+          "description": "Extra tool policy for every sub-agent session (narrows only)."
         },
         "fs": {
           "type": "object",

@@ -43,8 +43,25 @@ export type KernelConfig = {
     defaults?: {
       workspace?: string;
       maxConcurrent?: number;
+      /** Sub-agents (sessions_spawn). */
       subagents?: {
         maxConcurrent?: number;
+        /** How deep sessions_spawn may nest (default 1: children are leaves). */
+        maxSpawnDepth?: number;
+        /** Children one session may have running at once (default 5). */
+        maxChildrenPerAgent?: number;
+        /** Default child run timeout (0 = none). */
+        runTimeoutSeconds?: number;
+        /** Finished children are archived after this long (default 60; 0 keeps them). */
+        archiveAfterMinutes?: number;
+        announceTimeoutMs?: number;
+        model?: string | {
+          primary?: string;
+          fallbacks?: string[];
+        };
+        thinking?: "off" | "minimal" | "low" | "medium" | "high";
+        /** Agent ids sessions_spawn may target besides its own ("*" = any). */
+        allowAgents?: string[];
       };
       sandbox?: {
         /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
@@ -265,6 +282,26 @@ export type KernelConfig = {
           timezone?: string;
         };
       };
+      /** Sub-agents (sessions_spawn). */
+      subagents?: {
+        maxConcurrent?: number;
+        /** How deep sessions_spawn may nest (default 1: children are leaves). */
+        maxSpawnDepth?: number;
+        /** Children one session may have running at once (default 5). */
+        maxChildrenPerAgent?: number;
+        /** Default child run timeout (0 = none). */
+        runTimeoutSeconds?: number;
+        /** Finished children are archived after this long (default 60; 0 keeps them). */
+        archiveAfterMinutes?: number;
+        announceTimeoutMs?: number;
+        model?: string | {
+          primary?: string;
+          fallbacks?: string[];
+        };
+        thinking?: "off" | "minimal" | "low" | "medium" | "high";
+        /** Agent ids sessions_spawn may target besides its own ("*" = any). */
+        allowAgents?: string[];
+      };
     }>;
   };
   tools?: {
@@ -296,6 +333,13 @@ export type KernelConfig = {
       allow?: string[];
       deny?: string[];
     }>;
+    /** Extra tool policy for every sub-agent session (narrows only). */
+    subagents?: {
+      tools?: {
+        allow?: string[];
+        deny?: string[];
+      };
+    };
     fs?: {
       /** Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined. */
       workspaceOnly?: boolean;

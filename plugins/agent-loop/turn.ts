@@ -25,6 +25,7 @@ import type {
 import { isModelError, ModelError, parseModelRef } from '../../sdk/index.js';
 import {
   allowedTools,
+  sessionToolRestriction,
   compactionCut,
   compactionThreshold,
   danglingToolCalls,
@@ -156,7 +157,7 @@ export class Turn {
   }
 
   private availableTools(provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
-    return allowedTools(this.deps.kernel, this.deps.settings, provider, model);
+    return allowedTools(this.deps.kernel, this.deps.settings, provider, model, this.deps.sessionKey);
   }
 
   /**
@@ -304,6 +305,8 @@ export class Turn {
     const { kernel, settings, signal } = this.deps;
     let steered: string[] = [];
     const context = { agentId: settings.agentId, sessionKey: this.deps.sessionKey, workspaceDir: settings.workspaceDir, signal, runId: this.deps.runId };
+    // A sub-agent session is narrowed by its depth; the choke point enforces it on every call.
+    const allowed = sessionToolRestriction(kernel.config(), settings.agentId, this.deps.sessionKey);
     await runToolBatch(calls, MAX_PARALLEL_TOOL_CALLS, {
       start: () => {
         if (signal.aborted) return false;
@@ -312,7 +315,7 @@ export class Turn {
       },
       run: async (call) => {
         if (!silent) this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
-        const result = await kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, model, maxResultChars: settings.maxResultChars });
+        const result = await kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, model, maxResultChars: settings.maxResultChars, ...(allowed ? { allowed } : {}) });
         if (!silent) {
           this.deps.emit('tool', {
             phase: 'result',

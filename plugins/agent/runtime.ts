@@ -16,6 +16,7 @@ import {
   type AuthProfiles,
   BlockChunker,
   isStale,
+  isSubagentSessionKey,
   type Models,
   type ModelService,
   type SessionService,
@@ -689,6 +690,8 @@ export class AgentRuntime {
         thinking: input.thinking,
         model: input.model,
           extraSystemPrompt: input.extraSystemPrompt,
+          // A sub-agent gets the minimal prompt: its task, not the persona and heartbeat rules.
+          ...(isSubagentSessionKey(sessionKey) ? { promptMode: 'minimal' as const } : {}),
         },
         ctx,
       );

@@ -19,3 +19,4 @@ export * from '../sessions/index.js';
 export * from './dispatch.js';
 export * from './model-service.js';
 export * from './intake.js';
+export * from './subagents.js';

@@ -18,6 +18,7 @@ import type { AgentSettings } from './settings.js';
 import type { Skill } from './skills.js';
 import type { SessionEntry, SessionStore } from '../sessions/store.js';
 import type { Transcript } from '../sessions/transcript.js';
+import { sessionToolRestriction } from './subagents.js';
 
 export type AgentStream = 'lifecycle' | 'assistant' | 'tool' | 'compaction';
 export type PromptMode = 'full' | 'minimal' | 'none';
@@ -123,13 +124,17 @@ export function toolPolicy(kernel: KernelServices, settings: AgentSettings, prov
   return configuredToolPolicy(kernel.config(), { agentId: settings.agentId, provider, model });
 }
 
-/** Registered tools that the policy lets this agent (and model) use; their plugins load here. */
-export async function allowedTools(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): Promise<ToolDefinition[]> {
+/**
+ * Registered tools that the policy lets this agent (and model) use in this session (a
+ * sub-agent session is narrowed by depth, subagents.ts); their plugins load here.
+ */
+export async function allowedTools(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined, sessionKey?: string): Promise<ToolDefinition[]> {
   const policy = toolPolicy(kernel, settings, provider, model);
+  const restriction = sessionToolRestriction(kernel.config(), settings.agentId, sessionKey);
   const names = kernel.capabilities
     .list('tool')
     .map((info) => info.name)
-    .filter(policy);
+    .filter((name) => policy(name) && (!restriction || restriction(name)));
   const tools = await Promise.all(names.map((name) => kernel.capabilities.find('tool', name).catch(() => undefined)));
   return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
 }

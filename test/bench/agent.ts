@@ -16,7 +16,7 @@ import { agentStackDirs } from '../../sdk/testing.js';
 
 
 /** Answers at once: "tool" models call `noop` once, then answer; others answer straight away. */
-const instantModel = definePlugin({
+export const instantModel = definePlugin({
   id: 'bench-model',
   register(api) {
     api.registerProvider({

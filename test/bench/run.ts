@@ -26,6 +26,8 @@
  *                sandbox vs a warm Docker container (non-main mode; group session sandboxed)
  *   cron-start   `claw gateway` until cron.status answers: 1,000 stored jobs vs none (target ≤ 20 ms added)
  *   cron-drift   start − scheduled time of `every 1s` jobs over a minute, p50/p95/max (`--quick`: 10 s)
+ *   subagent-announce  sessions_spawn → child turn → announce turn in the parent, instant model
+ *   subagent-fanout    50 children at once under the `subagent` lane cap (8): peak running, total time
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -461,4 +463,6 @@ if (want('telegram')) await benchTelegram();
 if (want('sandbox')) await sandboxExecBench(line);
 if (want('cron-start')) await cronStartBench(CLI, freePort, line);
 if (want('cron-drift')) await cronDriftBench(line, quick);
+if (want('subagent-announce')) await (await import('./subagents.js')).subagentAnnounceBench(line, quick);
+if (want('subagent-fanout')) await (await import('./subagents.js')).subagentFanoutBench(line);
 if (want('install-size')) benchInstallSize();
