@@ -273,3 +273,28 @@ describe('the channel choke point without plugins/channels', () => {
     }
   });
 });
+
+describe('a channel registered without a usable textLimit', () => {
+  it('fails its sends with an error naming the channel, instead of cutting text forever', async () => {
+    expect(() => splitForChannel('x'.repeat(50), Number.NaN)).toThrow(/text limit must be a positive number, got NaN/);
+    const sent: string[] = [];
+    const broken = definePlugin({
+      id: 'no-limit-chat',
+      register(api) {
+        // A JavaScript plugin, unchecked by the compiler: no textLimit.
+        api.registerChannel({ id: 'nolimit', async send(message: { text: string }) {
+          sent.push(message.text);
+          return {};
+        } } as never);
+      },
+    });
+    const kernel = await createTestKernel({ plugins: [...agentStackDirs(), broken], config: { channels: { nolimit: {} } } });
+    try {
+      await kernel.start();
+      await expect(kernel.plugins.kernelServices.channels.send({ channel: 'nolimit', to: 'bob', text: 'y'.repeat(5000) })).rejects.toThrow(/channel "nolimit" has no valid textLimit \(got undefined\)/);
+      expect(sent).toEqual([]);
+    } finally {
+      await kernel.dispose();
+    }
+  });
+});

@@ -80,7 +80,12 @@ export class ChannelManager implements ChannelsApi {
         hooks: this.deps.hooks,
         findChannel: this.deps.findChannel,
         retrySettings: (channel, accountId) => channelSettings(this.deps.config(), channel, accountId).retry,
-        textLimit: (channel, accountId) => Math.min(channel.textLimit, channelSettings(this.deps.config(), channel.id, accountId).textChunkLimit ?? Number.POSITIVE_INFINITY),
+        textLimit: (channel, accountId) => {
+          if (!Number.isInteger(channel.textLimit) || channel.textLimit < 1) {
+            throw new Error(`channel "${channel.id}" has no valid textLimit (got ${String(channel.textLimit)}); its plugin must register a positive integer`);
+          }
+          return Math.min(channel.textLimit, channelSettings(this.deps.config(), channel.id, accountId).textChunkLimit ?? Number.POSITIVE_INFINITY);
+        },
         mediaRoots: this.deps.mediaRoots(),
         isChannel: (id) => channelSection(this.deps.config(), id) !== undefined || this.deps.declaredChannels().some((channel) => channel.id === id),
       },

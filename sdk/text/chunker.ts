@@ -139,6 +139,8 @@ export class BlockChunker {
 
 /** Text cut into pieces of at most `limit` characters (the channel's message size). */
 export function splitForChannel(text: string, limit: number): string[] {
+  // NaN or 0 here would cut forever (a channel registered without a textLimit did).
+  if (!(limit >= 1)) throw new RangeError(`a channel text limit must be a positive number, got ${String(limit)}`);
   if (text.length <= limit) return text.trim() ? [text] : [];
   // The lower bound keeps pieces from being tiny while leaving room to find a good break.
   return new BlockChunker(Math.max(1, Math.floor(limit * 0.5)), limit).splitAll(text);
