@@ -262,7 +262,9 @@ describe('claw hooks (CLI)', () => {
     const names = JSON.parse(list.stdout).hooks.map((hook: { name: string }) => hook.name);
     expect(names).toEqual(['boot-md', 'command-logger', 'session-memory']);
     const table = await claw(['hooks'], env);
-    expect(table.stdout).toMatch(/Hooks \(3\/3 ready\)/);
+    // Ready is not on: nothing runs until hooks.internal selects it.
+    expect(table.stdout).toMatch(/Hooks \(3\/3 ready, 0 on\)/);
+    expect(table.stdout).toMatch(/○ ready\s+\S+ command-logger/);
     const info = await claw(['hooks', 'info', 'session-memory', '--json'], env);
     expect(JSON.parse(info.stdout)).toMatchObject({ name: 'session-memory', source: 'bundled', events: ['command:new', 'command:reset'], loadable: true });
     expect((await claw(['hooks', 'info', 'nope'], env)).stderr).toMatch(/no hook named "nope"/);
@@ -272,6 +274,10 @@ describe('claw hooks (CLI)', () => {
     const enable = await claw(['hooks', 'enable', 'command-logger'], env);
     expect(enable.code).toBe(0);
     expect(enable.stdout).toMatch(/Enabled hook command-logger/);
+    const after = (await claw(['hooks'], env)).stdout;
+    expect(after).toMatch(/Hooks \(3\/3 ready, 1 on\)/);
+    expect(after).toMatch(/✓ on\s+\S+ command-logger/);
+    expect(after).toMatch(/○ ready\s+\S+ session-memory/);
     let config = JSON.parse(readFileSync(env.OPENCLAW_CONFIG_PATH, 'utf8'));
     expect(config.hooks.internal).toEqual({ enabled: true, entries: { 'command-logger': { enabled: true } } });
     await claw(['hooks', 'disable', 'command-logger'], env);

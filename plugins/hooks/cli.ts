@@ -78,10 +78,13 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
         return 0;
       }
       const ready = inventory.statuses.filter((hook) => hook.loadable).length;
-      const lines = [`Hooks (${ready}/${inventory.statuses.length} ready)`];
+      // Ready is not running: nothing runs until hooks.internal selects it (claw hooks enable <name>).
+      const on = new Set(inventory.selected.map((hook) => hook.name));
+      const lines = [`Hooks (${ready}/${inventory.statuses.length} ready, ${on.size} on)`];
       for (const hook of hooks) {
-        const status = hook.loadable ? '✓ ready' : `✗ ${hook.enabledByConfig ? 'blocked' : 'disabled'}`;
-        let line = `${status.padEnd(11)} ${`${hook.emoji ?? '🔗'} ${hook.name}`.padEnd(24)} ${hook.description.slice(0, 60).padEnd(60)} ${hook.source}`;
+        const status = hook.loadable ? (on.has(hook.name) ? '✓ on' : '○ ready') : `✗ ${hook.enabledByConfig ? 'blocked' : 'disabled'}`;
+        const description = hook.description.length > 60 ? `${hook.description.slice(0, 59)}…` : hook.description;
+        let line = `${status.padEnd(11)} ${`${hook.emoji ?? '🔗'} ${hook.name}`.padEnd(24)} ${description.padEnd(60)}  ${hook.source}`;
         if (values.verbose && hook.blockedReason) line += `\n            ${hook.blockedReason}`;
         lines.push(line);
       }
