@@ -36,10 +36,12 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * 180 lines for the sandbox routing step (kernel/tools/sandbox-route.ts, which `claw sandbox
  * explain` shares) and 154 for the tool policy (moved in from the SDK, so the kernel computes
  * it) and the execute-less tool view plugins get (3,846 after both merged), and 21 for the
- * exec approval step (kernel/tools/approval.ts): 3,882 with all three.
+ * exec approval step (kernel/tools/approval.ts): 3,882 with all three. Issue 15 added 33 for
+ * the sub-agent layers of the tool policy (kernel/tools/policy.ts), so a sub-agent session is
+ * narrowed by its depth whoever calls the tool, not only by the default agent loop: 3,913.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3885;
+const KERNEL_LINE_BUDGET = 3915;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

@@ -342,7 +342,7 @@ describe('the subagents tool, hooks, relay and archive', () => {
       ).text,
     );
 
-  it('list, steer and kill through the tool; a leaf sees its siblings', async () => {
+  it('list, steer and kill through the tool; a leaf is refused it at the choke point', async () => {
     const h = await start();
     h.fake.respond((request) => (isChild(request) ? (body(request).includes('gate opened') ? { text: 'finished' } : { toolCalls: [{ name: 'wait_gate', arguments: {} }] }) : { text: 'ok' }));
     const subagents = await service(h);
@@ -351,8 +351,10 @@ describe('the subagents tool, hooks, relay and archive', () => {
     await h.gate.entered;
     const listed = await invoke(h, 'subagents', { action: 'list' });
     expect(listed.active.map((run: { label: string }) => run.label)).toEqual(['a', 'b']);
-    // A leaf child lists its parent's children (its siblings) — though tool policy keeps the tool from leaves run by the loop.
-    expect((await invoke(h, 'subagents', { action: 'list' }, a.childSessionKey)).requesterSessionKey).toBe('agent:main:main');
+    // A leaf child cannot use the tool, whoever makes the call: the kernel's choke point narrows by the session key's depth.
+    const leafCall = await h.gw.kernel.plugins.kernelServices.tools.invoke({ name: 'subagents', params: { action: 'list' }, toolCallId: 't-leaf', context: { agentId: 'main', sessionKey: a.childSessionKey } });
+    expect(leafCall.result.isError).toBe(true);
+    expect((leafCall.result.content[0] as { text: string }).text).toMatch(/not allowed by the tool policy/);
     expect(await invoke(h, 'subagents', { action: 'steer', target: 'a', message: 'Focus on the tests only.' })).toMatchObject({ status: 'ok' });
     expect(await invoke(h, 'subagents', { action: 'kill', target: 'b' })).toMatchObject({ status: 'ok', killed: 1 });
     expect(await invoke(h, 'subagents', { action: 'kill', target: 'nope' })).toMatchObject({ status: 'error', error: expect.stringContaining('no sub-agent "nope"') });

@@ -177,3 +177,41 @@ describe('secrets in tool results', () => {
     await kernel.dispose();
   });
 });
+
+describe('sub-agent sessions at the choke point', () => {
+  it('narrows by spawn depth whoever makes the call, not only the agent loop', async () => {
+    const ran: string[] = [];
+    const names = ['cron', 'sessions_send', 'sessions_spawn', 'sessions_list', 'read'];
+    const plugin = definePlugin({
+      id: 'depth-tools',
+      register(api) {
+        for (const name of names) {
+          api.registerTool({ name, description: name, parameters: { type: 'object' }, execute: () => (ran.push(name), textResult(`${name} ran`)) });
+        }
+      },
+    });
+    const kernel = await createTestKernel({ plugins: [plugin], config: { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } }, tools: { subagents: { tools: { deny: ['read'] } } } } });
+    try {
+      const call = async (name: string, sessionKey: string) => {
+        const result = await kernel.runTool(name, {}, { agentId: 'main', sessionKey });
+        return result.isError ? 'refused' : 'ran';
+      };
+      // A main session: everything.
+      for (const name of names) expect(await call(name, 'agent:main:main'), name).toBe('ran');
+      // Depth 1 of 2: may still spawn and list, never cron/send; tools.subagents.tools applies.
+      const child = 'agent:main:subagent:a1';
+      expect(await call('sessions_spawn', child)).toBe('ran');
+      expect(await call('sessions_list', child)).toBe('ran');
+      expect(await call('cron', child)).toBe('refused');
+      expect(await call('sessions_send', child)).toBe('refused');
+      expect(await call('read', child)).toBe('refused');
+      // Depth 2 of 2 is a leaf: no session tools at all.
+      const leaf = `${child}:subagent:b2`;
+      expect(await call('sessions_spawn', leaf)).toBe('refused');
+      expect(await call('sessions_list', leaf)).toBe('refused');
+      expect(ran.filter((name) => name === 'cron')).toHaveLength(1);
+    } finally {
+      await kernel.dispose();
+    }
+  });
+});

@@ -85,7 +85,7 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   let blocked = false;
 
   const run = async (): Promise<ToolResult> => {
-    const policy = configuredToolPolicy(deps.config(), { agentId: context.agentId, model: request.model });
+    const policy = configuredToolPolicy(deps.config(), { agentId: context.agentId, model: request.model, sessionKey: context.sessionKey });
     if (!policy(name) || (request.allowed && !request.allowed(name))) {
       blocked = true;
       return errorResult(`Tool "${name}" is not allowed by the tool policy for this agent.`);

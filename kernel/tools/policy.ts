@@ -104,6 +104,33 @@ interface AgentEntry {
   id?: string;
   default?: boolean;
   tools?: ToolsConfig;
+  subagents?: { maxSpawnDepth?: number };
+}
+
+/** Denied to every sub-agent: system and cross-session tools; memory stays the parent's. */
+export const SUBAGENT_TOOL_DENY_ALWAYS: readonly string[] = ['gateway', 'agents_list', 'whatsapp_login', 'session_status', 'cron', 'memory_search', 'memory_get', 'sessions_send', 'message'];
+/** Also denied once a sub-agent may not spawn (depth >= maxSpawnDepth): a leaf gets no session tools. */
+export const SUBAGENT_TOOL_DENY_LEAF: readonly string[] = ['sessions_list', 'sessions_history', 'sessions_spawn', 'subagents'];
+
+/** How many `subagent:<id>` segments a session key has: 0 for a main or channel session. */
+export function subagentDepth(sessionKey: string | undefined): number {
+  const parts = (sessionKey ?? '').trim().toLowerCase().split(':');
+  let depth = 0;
+  for (let i = 0; i < parts.length - 1; i++) if (parts[i] === 'subagent' && parts[i + 1]) depth++;
+  return depth;
+}
+
+/**
+ * The sub-agent layers for a session, from its key (a child cannot shed its depth by editing
+ * its entry): the fixed deny lists by depth, then `tools.subagents.tools`. Empty for others.
+ */
+function subagentLayers(config: { tools?: unknown; agents?: unknown }, agent: AgentEntry | undefined, sessionKey: string | undefined): ToolPolicyLayer[] {
+  const depth = subagentDepth(sessionKey);
+  if (depth === 0) return [];
+  const defaults = (config.agents as { defaults?: AgentEntry } | undefined)?.defaults;
+  const maxDepth = agent?.subagents?.maxSpawnDepth ?? defaults?.subagents?.maxSpawnDepth ?? 1;
+  const own = (config.tools as { subagents?: { tools?: ToolPolicyLayer } } | undefined)?.subagents?.tools ?? {};
+  return [{ deny: depth >= maxDepth ? [...SUBAGENT_TOOL_DENY_ALWAYS, ...SUBAGENT_TOOL_DENY_LEAF] : SUBAGENT_TOOL_DENY_ALWAYS }, { allow: own.allow, deny: own.deny }];
 }
 
 /** Who is calling and with which model; the kernel reads everything else from config. */
@@ -113,17 +140,29 @@ export interface PolicySubject {
   model?: string;
   /** Defaults to the provider part of `model`. */
   provider?: string;
+  /** A sub-agent session's key narrows the set by its spawn depth. */
+  sessionKey?: string;
 }
 
 /**
  * The policy the config sets for one agent and model: `tools.*` and the agent's
  * `agents.list[].tools`. A call with no agent id gets the default agent's policy.
  */
-export function configuredToolPolicy(config: { tools?: unknown; agents?: unknown }, subject: PolicySubject): ToolMatcher {
+function agentEntry(config: { agents?: unknown }, agentId: string | undefined): AgentEntry | undefined {
   const list = ((config.agents as { list?: AgentEntry[] } | undefined)?.list ?? []).filter((entry) => entry && typeof entry === 'object');
-  const wanted = subject.agentId?.trim().toLowerCase();
-  const agent = wanted ? list.find((entry) => entry.id?.trim().toLowerCase() === wanted) : (list.find((entry) => entry.default) ?? list[0]);
+  const wanted = agentId?.trim().toLowerCase();
+  return wanted ? list.find((entry) => entry.id?.trim().toLowerCase() === wanted) : (list.find((entry) => entry.default) ?? list[0]);
+}
+
+export function configuredToolPolicy(config: { tools?: unknown; agents?: unknown }, subject: PolicySubject): ToolMatcher {
+  const agent = agentEntry(config, subject.agentId);
   const slash = subject.model?.indexOf('/') ?? -1;
   const provider = subject.provider ?? (subject.model && slash > 0 ? subject.model.slice(0, slash) : undefined);
-  return compileToolPolicy({ global: config.tools as ToolsConfig | undefined, agent: agent?.tools, provider, model: subject.model });
+  return compileToolPolicy({ global: config.tools as ToolsConfig | undefined, agent: agent?.tools, provider, model: subject.model, extra: subagentLayers(config, agent, subject.sessionKey) });
+}
+
+/** Only the sub-agent layers of a session (undefined when it is not a sub-agent's). */
+export function subagentToolPolicy(config: { tools?: unknown; agents?: unknown }, agentId: string | undefined, sessionKey: string | undefined): ToolMatcher | undefined {
+  const layers = subagentLayers(config, agentEntry(config, agentId), sessionKey).map(compileLayer);
+  return layers.length ? (name) => layers.every((layer) => layer(name)) : undefined;
 }
