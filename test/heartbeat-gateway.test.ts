@@ -73,6 +73,17 @@ describe('heartbeat in a running gateway', { timeout: 45_000 }, () => {
     expect(h.fake.requests).toHaveLength(2);
     const last = (await h.client.request('last-heartbeat', {})) as Record<string, any>;
     expect(last).toMatchObject({ enabled: false, last: { status: 'sent' }, agents: [{ agentId: 'main', every: '2s', nextDueAt: null, pendingEvents: 0 }] });
+    // chat.history (the web UI's) hides heartbeat prompts and the OK-only turn; the alert stays.
+    const history = (await h.client.request('chat.history', { sessionKey: 'agent:main:main' })) as { messages: Array<{ role: string; content: unknown; origin?: string }> };
+    const texts = history.messages.map((message) => JSON.stringify(message.content));
+    expect(texts.join('\n')).not.toContain('HEARTBEAT_OK');
+    expect(history.messages.filter((message) => message.role === 'user')).toEqual([]);
+    expect(texts).toEqual([expect.stringContaining('ALERT: disk 95% full on /var')]);
+    // The transcript keeps all of it, the prompts marked with their origin.
+    const sessionId = JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'))['agent:main:main'].sessionId as string;
+    const lines = readFileSync(join(h.gw.stateDir, 'agents', 'main', 'sessions', `${sessionId}.jsonl`), 'utf8');
+    expect(lines.match(/"origin":"heartbeat"/g)).toHaveLength(2);
+    expect(lines).toContain('HEARTBEAT_OK');
   });
 
   it('a system event with mode now runs a heartbeat that sees it, and it is gone after that turn', async () => {

@@ -359,3 +359,36 @@ describe('the heartbeat schedule (test clock)', () => {
     await every0.runner.stop();
   });
 });
+
+describe('chat.history without heartbeat noise', () => {
+  it('drops heartbeat prompts and OK-only heartbeat turns (tool calls included), keeps alerts and everything else', async () => {
+    const { withoutHeartbeatNoise, ackMaxCharsFor } = await import('../plugins/agent/history-filter.js');
+    const text = (value: string) => [{ type: 'text', text: value }];
+    const messages = [
+      { role: 'user', content: 'hello' },
+      { role: 'assistant', content: text('hi there') },
+      { role: 'user', content: 'Heartbeat check.', origin: 'heartbeat' },
+      { role: 'assistant', content: [{ type: 'toolCall', id: 't1', name: 'read', arguments: {} }] },
+      { role: 'toolResult', content: text('checklist') },
+      { role: 'assistant', content: text('**HEARTBEAT_OK**') },
+      { role: 'user', content: 'Heartbeat check.', origin: 'heartbeat' },
+      { role: 'assistant', content: text('The backup failed twice tonight.') },
+      { role: 'user', content: 'thanks' },
+      { role: 'assistant', content: text('HEARTBEAT_OK, nothing else') },
+    ];
+    expect(withoutHeartbeatNoise(messages, 300).map((message) => JSON.stringify(message.content))).toEqual([
+      '"hello"',
+      JSON.stringify(text('hi there')),
+      JSON.stringify(text('The backup failed twice tonight.')),
+      '"thanks"',
+      // Not a heartbeat turn: a person's conversation is never filtered.
+      JSON.stringify(text('HEARTBEAT_OK, nothing else')),
+    ]);
+    // A longer acknowledgment than ackMaxChars is an alert, and stays.
+    const chatty = [{ role: 'user', content: 'Heartbeat check.', origin: 'heartbeat' }, { role: 'assistant', content: text('HEARTBEAT_OK all quiet tonight') }];
+    expect(withoutHeartbeatNoise(chatty, 300)).toEqual([]);
+    expect(withoutHeartbeatNoise(chatty, 5)).toEqual([chatty[1]]);
+    expect(ackMaxCharsFor({ agents: { defaults: { heartbeat: { ackMaxChars: 50 } }, list: [{ id: 'ops', heartbeat: { ackMaxChars: 10 } }] } }, 'OPS', 300)).toBe(10);
+    expect(ackMaxCharsFor({}, 'main', 300)).toBe(300);
+  });
+});

@@ -121,6 +121,7 @@ export class Turn {
       role: 'user',
       content: input.images?.length ? [{ type: 'text', text: userText }, ...input.images] : userText,
       timestamp: Date.now(),
+      ...(input.origin ? { origin: input.origin } : {}),
     };
     const messages = [...history];
     if (this.write(user)) messages.push(user);

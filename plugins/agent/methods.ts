@@ -12,6 +12,8 @@ import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
 import { parseSessionKey } from '../../sdk/agent/index.js';
 import { normalizeQueueMode } from '../../sdk/agent/index.js';
+import { DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/heartbeat-reply.js';
+import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
 const HISTORY_DEFAULT_LIMIT = 200;
@@ -231,9 +233,10 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const entry = await runtime.store(agentId).get(sessionKey);
       if (!entry) return { sessionKey, sessionId: null, messages: [] };
       const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
-      const messages = transcript
-        .messages()
-        .filter((message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)));
+      const ackMaxChars = ackMaxCharsFor(api.kernel.config() as Record<string, unknown>, agentId, DEFAULT_ACK_MAX_CHARS);
+      const messages = withoutHeartbeatNoise(transcript.messages(), ackMaxChars).filter(
+        (message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)),
+      );
       const limit = params.limit ?? HISTORY_DEFAULT_LIMIT;
       return {
         sessionKey,

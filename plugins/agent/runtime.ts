@@ -690,6 +690,7 @@ export class AgentRuntime {
         thinking: input.thinking,
         model: input.model,
           extraSystemPrompt: input.extraSystemPrompt,
+          ...(input.origin ? { origin: input.origin } : {}),
           // A sub-agent gets the minimal prompt: its task, not the persona and heartbeat rules.
           ...(isSubagentSessionKey(sessionKey) ? { promptMode: 'minimal' as const } : {}),
         },

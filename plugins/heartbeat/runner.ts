@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { KernelConfig, Logger, OutboundRequest, OutboundResult } from '../../sdk/index.js';
 import type { AgentService, SessionEntry } from '../../sdk/agent/index.js';
 import { effectivelyEmpty, judgeReply } from './reply.js';
+import { HEARTBEAT_ORIGIN } from '../../sdk/agent/heartbeat-reply.js';
 import { heartbeatAgents, heartbeatSettings, isolatedHeartbeatKey, withinActiveHours, type HeartbeatSettings } from './settings.js';
 import type { HeartbeatEvent, HeartbeatState } from './state.js';
 import type { SystemEventStore } from './event-store.js';
@@ -253,6 +254,8 @@ export class HeartbeatRunner {
         // Its own turn, never merged into a user's queued messages; no slash commands.
         queueMode: 'followup',
         authorized: false,
+        // Marks the prompt in the transcript, so chat.history can hide it and an OK-only reply.
+        origin: HEARTBEAT_ORIGIN,
       });
     } catch (error) {
       return this.record(agentId, trigger, { status: 'failed', reason: (error as Error).message ?? String(error), sessionKey, systemEvents: pending.length });

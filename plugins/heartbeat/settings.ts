@@ -5,10 +5,10 @@
  */
 import type { KernelConfig } from '../../sdk/index.js';
 import { defaultAgentId } from '../../sdk/agent/settings.js';
+import { DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/heartbeat-reply.js';
 
+export { DEFAULT_ACK_MAX_CHARS, HEARTBEAT_TOKEN } from '../../sdk/agent/heartbeat-reply.js';
 export const DEFAULT_EVERY = '30m';
-export const DEFAULT_ACK_MAX_CHARS = 300;
-export const HEARTBEAT_TOKEN = 'HEARTBEAT_OK';
 
 /** Our own wording of OpenClaw's default heartbeat prompt (read HEARTBEAT.md, answer HEARTBEAT_OK if nothing needs attention). */
 export const DEFAULT_PROMPT =

@@ -50,6 +50,8 @@ export interface DispatchInput {
   onEvent?: (event: RunEvent) => void;
   /** Start a fresh session for this run (cron, isolated jobs). */
   freshSession?: boolean;
+  /** Who started the run when no person did ("heartbeat"); kept on the transcript's user message. */
+  origin?: string;
   /** The global lane the turn runs in after its session lane (kernel/lanes.ts); default `main`. Cron runs use `cron`. */
   lane?: string;
   /**

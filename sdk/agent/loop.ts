@@ -31,6 +31,8 @@ export interface TurnInput {
   model?: string;
   extraSystemPrompt?: string;
   promptMode?: PromptMode;
+  /** DispatchInput.origin, written on the turn's user message. */
+  origin?: string;
 }
 
 /** Everything a loop may use for one turn; the dispatcher builds it fresh per run. */

@@ -27,6 +27,8 @@ export interface UserMessage {
   role: 'user';
   content: string | Array<TextPart | ImagePart>;
   timestamp?: number;
+  /** Who started the turn when no person did ("heartbeat"); providers never see it. */
+  origin?: string;
 }
 
 export interface AssistantMessage {
