@@ -265,6 +265,37 @@ describe('system events and kill -9 (claw gateway)', () => {
     expect(existsSync(join(stateDir, 'heartbeat', 'state.json'))).toBe(true);
   }, 60_000);
 
+  it('a heartbeat cut off by kill -9 runs again at the next start (not resumed by the intake journal), exactly once', async () => {
+    fake = await startFakeLlm();
+    const stateDir = tempDir('claw-hb-inflight-');
+    writeConfig(stateDir, fake, { agents: { defaults: { model: 'openai/gpt-4.1', heartbeat: { every: '0m', target: 'none' } } } });
+    const env = { OPENCLAW_STATE_DIR: stateDir };
+    const stateFile = join(stateDir, 'heartbeat', 'state.json');
+    let phase: 'hang' | 'answer' = 'hang';
+    fake.respond(() => (phase === 'hang' ? { hang: true } : { text: 'HEARTBEAT_OK' }));
+    const first = await startCliGateway(env);
+    expect((await claw(['system', 'event', '--text', 'Backup finished', '--mode', 'now'], env)).code).toBe(0);
+    const deadline = Date.now() + 10_000;
+    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(lastUser(fake.requests[0]!)).toContain('Backup finished');
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(JSON.parse(readFileSync(stateFile, 'utf8')).agents.main.inFlight).toMatchObject({ trigger: expect.any(String) });
+
+    phase = 'answer';
+    await startCliGateway(env);
+    const until2 = Date.now() + 15_000;
+    while (JSON.parse(readFileSync(stateFile, 'utf8')).agents.main.inFlight && Date.now() < until2) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const state = JSON.parse(readFileSync(stateFile, 'utf8')).agents.main;
+    expect(state.inFlight).toBeUndefined();
+    expect(state.last).toMatchObject({ status: 'ok-token', trigger: expect.stringMatching(/^recovered:/), systemEvents: 1 });
+    // The hung request and one re-run: the intake journal did not resume it as well.
+    expect(fake.requests).toHaveLength(2);
+    expect(lastUser(fake.requests[1]!)).toContain('Backup finished');
+    expect(readFileSync(join(stateDir, 'system-events', 'queue.json'), 'utf8')).not.toContain('Backup finished');
+  }, 60_000);
+
   it('claw system heartbeat last / disable / enable talk to the running gateway', async () => {
     fake = await startFakeLlm();
     const stateDir = tempDir('claw-hb-cli-');

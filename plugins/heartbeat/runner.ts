@@ -90,6 +90,11 @@ export class HeartbeatRunner {
     this.running = true;
     this.startedAt = this.clock.now();
     for (const agentId of heartbeatAgents(this.deps.config())) this.deps.state.ensure(agentId, this.startedAt);
+    // A heartbeat the last process started and never finished (a crash, kill -9) runs again.
+    for (const agentId of this.deps.state.agentIds()) {
+      const inFlight = this.deps.state.agent(agentId)?.inFlight;
+      if (inFlight) this.wakes.set(agentId, `recovered:${inFlight.trigger}`);
+    }
     this.arm();
   }
 
@@ -239,34 +244,46 @@ export class HeartbeatRunner {
       return this.record(agentId, trigger, { status: 'skipped', reason: 'empty-heartbeat-file', sessionKey });
     }
 
-    this.deps.state.update(agentId, now, { lastRunAt: now });
-    const started = this.clock.now();
-    const before = settings.isolatedSession ? undefined : await this.deps.session(agentId, sessionKey);
-    let result;
+    // In flight until its turn succeeded and the reply was handled: a crash, or a gateway
+    // stop that cut the turn off, runs it again at the next start, and the system events it
+    // was for are still queued (they go only after a turn succeeds).
+    this.deps.state.update(agentId, now, { lastRunAt: now, inFlight: { trigger, startedAt: now } });
+    let handled = false;
     try {
-      result = await agent.run({
-        agentId,
-        sessionKey: runKey,
-        ...(settings.isolatedSession ? { freshSession: true } : {}),
-        message: settings.prompt,
-        ...(settings.model ? { model: settings.model } : {}),
-        ...(settings.timeoutSeconds ? { timeoutMs: settings.timeoutSeconds * 1000 } : {}),
-        // Its own turn, never merged into a user's queued messages; no slash commands.
-        queueMode: 'followup',
-        authorized: false,
-        // Marks the prompt in the transcript, so chat.history can hide it and an OK-only reply.
-        origin: HEARTBEAT_ORIGIN,
-      });
-    } catch (error) {
-      return this.record(agentId, trigger, { status: 'failed', reason: (error as Error).message ?? String(error), sessionKey, systemEvents: pending.length });
+      const started = this.clock.now();
+      const before = settings.isolatedSession ? undefined : await this.deps.session(agentId, sessionKey);
+      let result;
+      try {
+        result = await agent.run({
+          agentId,
+          sessionKey: runKey,
+          ...(settings.isolatedSession ? { freshSession: true } : {}),
+          message: settings.prompt,
+          ...(settings.model ? { model: settings.model } : {}),
+          ...(settings.timeoutSeconds ? { timeoutMs: settings.timeoutSeconds * 1000 } : {}),
+          // Its own turn, never merged into a user's queued messages; no slash commands.
+          queueMode: 'followup',
+          authorized: false,
+          // Marks the prompt in the transcript, so chat.history can hide it and an OK-only reply.
+          origin: HEARTBEAT_ORIGIN,
+          // Not resumed by the intake journal after a crash (its reply would reach no one): the
+          // inFlight mark below has this runner run it again instead, and deliver.
+          callerJournaled: true,
+        });
+      } catch (error) {
+        return this.record(agentId, trigger, { status: 'failed', reason: (error as Error).message ?? String(error), sessionKey, systemEvents: pending.length });
+      }
+      if (before) await this.deps.restoreUpdatedAt(agentId, sessionKey, before, result).catch((error: unknown) => this.deps.logger.warn(`heartbeat ${agentId}: could not restore the session's updatedAt: ${(error as Error).message}`));
+      const base = { sessionKey: runKey, runId: result.runId, systemEvents: pending.length, durationMs: this.clock.now() - started };
+      if (result.status !== 'ok') return this.record(agentId, trigger, { ...base, status: 'failed', reason: result.error ?? `the turn ended ${result.status}` });
+      handled = true;
+      const verdict = judgeReply(result.text, settings.ackMaxChars);
+      if (verdict.kind === 'ack') return this.record(agentId, trigger, { ...base, status: 'ok-token', ...(verdict.rest ? { preview: verdict.rest.slice(0, PREVIEW_CHARS) } : {}) });
+      if (verdict.kind === 'empty') return this.record(agentId, trigger, { ...base, status: 'ok-empty' });
+      return this.record(agentId, trigger, { ...base, ...(await this.deliver(settings, sessionKey, verdict.text)) });
+    } finally {
+      if (handled) this.deps.state.update(agentId, this.clock.now(), { inFlight: undefined });
     }
-    if (before) await this.deps.restoreUpdatedAt(agentId, sessionKey, before, result).catch((error: unknown) => this.deps.logger.warn(`heartbeat ${agentId}: could not restore the session's updatedAt: ${(error as Error).message}`));
-    const base = { sessionKey: runKey, runId: result.runId, systemEvents: pending.length, durationMs: this.clock.now() - started };
-    if (result.status !== 'ok') return this.record(agentId, trigger, { ...base, status: 'failed', reason: result.error ?? `the turn ended ${result.status}` });
-    const verdict = judgeReply(result.text, settings.ackMaxChars);
-    if (verdict.kind === 'ack') return this.record(agentId, trigger, { ...base, status: 'ok-token', ...(verdict.rest ? { preview: verdict.rest.slice(0, PREVIEW_CHARS) } : {}) });
-    if (verdict.kind === 'empty') return this.record(agentId, trigger, { ...base, status: 'ok-empty' });
-    return this.record(agentId, trigger, { ...base, ...(await this.deliver(settings, sessionKey, verdict.text)) });
   }
 
   private async deliver(settings: HeartbeatSettings, sessionKey: string, text: string): Promise<Outcome> {

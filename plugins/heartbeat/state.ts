@@ -35,6 +35,8 @@ export interface AgentHeartbeatState {
   /** Last scheduled slot used (a run or a recorded skip): the next is one interval later. */
   lastRunAt?: number;
   last?: HeartbeatEvent;
+  /** A heartbeat turn started and not yet finished and delivered (run again after a crash). */
+  inFlight?: { trigger: string; startedAt: number };
 }
 
 export interface HeartbeatStateFile {
@@ -74,6 +76,10 @@ export class HeartbeatState {
   setEnabled(enabled: boolean): void {
     this.data.enabled = enabled;
     this.save();
+  }
+
+  agentIds(): string[] {
+    return Object.keys(this.data.agents);
   }
 
   agent(agentId: string): AgentHeartbeatState | undefined {
