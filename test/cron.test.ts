@@ -215,7 +215,7 @@ describe('cron in a running gateway', () => {
     const { operator, finished } = await boot([systemEvents(record)]);
     const job = (await call(operator, 'cron.add', { name: 'blocked', schedule: { kind: 'at', at: new Date(Date.now() + 200).toISOString() }, payload: { kind: 'systemEvent', text: 'ping' }, delivery: { mode: 'webhook', to: url } })) as any;
     await until(() => finished(job.id).length === 1, 5000, 'the refused webhook');
-    expect(finished(job.id)[0]).toMatchObject({ status: 'ok', deliveryStatus: 'not-delivered', deliveryError: expect.stringMatching(/private address .*webhookSsrfPolicy/) });
+    expect(finished(job.id)[0]).toMatchObject({ status: 'ok', deliveryStatus: 'not-delivered', deliveryError: expect.stringMatching(/loopback .*webhookSsrfPolicy/) });
   });
 
   it('command jobs run through the exec tool: allowed by policy they run; denied by policy the run records the refusal', async () => {

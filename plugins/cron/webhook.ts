@@ -5,46 +5,46 @@
  * allows the host (OpenClaw's default: strict), so a job cannot be aimed at the
  * machine's own services by accident.
  */
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { pinnedLookup, resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/ssrf.js';
 import type { CronSection, DeliveryStatus, RunLogEntry } from './types.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
-function privateAddress(address: string): boolean {
-  if (isIP(address) === 6) {
-    const lower = address.toLowerCase();
-    if (lower === '::1' || lower === '::') return true;
-    if (lower.startsWith('::ffff:')) return privateAddress(lower.slice(7));
-    return /^(fc|fd|fe8|fe9|fea|feb)/.test(lower);
-  }
-  const [a, b] = address.split('.').map(Number) as [number, number];
-  return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+/** One POST to the address that was checked (redirects are not followed: a 3xx is an answer). */
+function post(url: URL, target: PinnedTarget, body: string, headers: Record<string, string>, timeoutMs: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: pinnedLookup(target) as never, timeout: timeoutMs },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })));
+    request.on('error', reject);
+    request.end(body);
+  });
 }
 
-async function checkTarget(url: URL, policy: CronSection['webhookSsrfPolicy']): Promise<string | undefined> {
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (policy?.dangerouslyAllowPrivateNetwork || policy?.allowedHostnames?.some((allowed) => allowed.toLowerCase() === host)) return undefined;
-  const addresses = isIP(host) ? [host] : host === 'localhost' ? ['127.0.0.1'] : (await lookup(host, { all: true })).map((entry) => entry.address);
-  const blocked = addresses.find(privateAddress);
-  return blocked ? `webhook target ${host} resolves to a private address (${blocked}); allow it with cron.webhookSsrfPolicy.allowedHostnames` : undefined;
-}
-
-export async function postWebhook(url: string, entry: RunLogEntry, settings: Pick<CronSection, 'webhookToken' | 'webhookSsrfPolicy'>, timeoutMs = WEBHOOK_TIMEOUT_MS): Promise<{ deliveryStatus: DeliveryStatus; deliveryError?: string }> {
-  const target = new URL(url);
-  const refused = await checkTarget(target, settings.webhookSsrfPolicy);
-  if (refused) return { deliveryStatus: 'not-delivered', deliveryError: refused };
+export async function postWebhook(
+  url: string,
+  entry: RunLogEntry,
+  settings: Pick<CronSection, 'webhookToken' | 'webhookSsrfPolicy'>,
+  timeoutMs = WEBHOOK_TIMEOUT_MS,
+  resolve?: Resolver,
+): Promise<{ deliveryStatus: DeliveryStatus; deliveryError?: string }> {
+  const parsed = new URL(url);
+  const target = await resolveTarget(parsed, settings.webhookSsrfPolicy ?? {}, resolve);
+  if ('refused' in target) return { deliveryStatus: 'not-delivered', deliveryError: `webhook refused: ${target.refused} (cron.webhookSsrfPolicy.allowedHostnames)` };
   try {
-    const response = await fetch(target, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(settings.webhookToken ? { authorization: `Bearer ${settings.webhookToken}` } : {}) },
-      body: JSON.stringify(entry),
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: 'manual',
-    });
-    await response.arrayBuffer().catch(() => undefined);
-    if (response.ok) return { deliveryStatus: 'delivered' };
-    return { deliveryStatus: 'not-delivered', deliveryError: `webhook answered HTTP ${response.status}` };
+    const headers = { 'content-type': 'application/json', ...(settings.webhookToken ? { authorization: `Bearer ${settings.webhookToken}` } : {}) };
+    const status = await post(parsed, target, JSON.stringify(entry), headers, timeoutMs);
+    if (status >= 200 && status < 300) return { deliveryStatus: 'delivered' };
+    return { deliveryStatus: 'not-delivered', deliveryError: `webhook answered HTTP ${status}` };
   } catch (error) {
     const timedOut = (error as Error).name === 'TimeoutError';
     return { deliveryStatus: timedOut ? 'unknown' : 'not-delivered', deliveryError: timedOut ? `webhook did not answer within ${timeoutMs} ms` : `webhook failed: ${(error as Error).message}` };

@@ -1,0 +1,80 @@
+/**
+ * The SDK's SSRF guard (sdk/net/ssrf.ts) and the cron webhook that uses it: every spelling
+ * of a non-public address is refused, the checked address is the one connected to, and a
+ * trusted host is reached through its pinned address.
+ */
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nonPublicReason, resolveTarget } from '../sdk/net/ssrf.js';
+import { postWebhook } from '../plugins/cron/webhook.js';
+
+const host = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '');
+
+describe('non-public addresses', () => {
+  it('classifies IPv4, IPv6 and IPv4 inside IPv6, in the forms the URL parser produces', () => {
+    const refused = [
+      '127.0.0.1', '127.9.9.9', '0.0.0.0', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
+      '100.64.0.1', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255', '198.18.0.1', '192.0.0.1',
+      '::', '::1', 'fe80::1', 'fd00::1', 'fc00::1', 'fec0::1', 'ff02::1', '2001:db8::1', '100::1',
+      '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '::127.0.0.1', '64:ff9b::7f00:1', '64:ff9b:1::1', '2002:7f00:1::', '2002:c0a8:101::1', '2001:0:4136:e378::1',
+      // Spellings the URL parser turns into these.
+      host('http://2130706433/'), host('http://0x7f.1/'), host('http://017700000001/'), host('http://[::ffff:127.0.0.1]/'), host('http://127.1/'), host('http://0/'),
+    ];
+    for (const address of refused) expect(nonPublicReason(address), address).toBeDefined();
+    for (const address of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1']) {
+      expect(nonPublicReason(address), address).toBeUndefined();
+    }
+    expect(nonPublicReason('localhost')).toBe('not an IP address');
+  });
+
+  it('resolves once, refuses a name with any non-public address, and trusts only what the policy names', async () => {
+    let lookups = 0;
+    const rebinding = async () => (lookups++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+    const target = await resolveTarget(new URL('https://rebind.test/x'), {}, rebinding);
+    expect(target).toEqual({ hostname: 'rebind.test', address: '93.184.216.34', family: 4 });
+    expect(lookups).toBe(1);
+    const mixed = async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.5', family: 4 }];
+    expect(await resolveTarget(new URL('http://mixed.test/'), {}, mixed)).toEqual({ refused: expect.stringMatching(/10\.0\.0\.5, a private/) });
+    expect(await resolveTarget(new URL('http://[::ffff:127.0.0.1]:9/'))).toEqual({ refused: expect.stringMatching(/loopback/) });
+    expect(await resolveTarget(new URL('file:///etc/passwd'))).toEqual({ refused: expect.stringMatching(/only http and https/) });
+    expect(await resolveTarget(new URL('http://127.0.0.1/'), { allowedHostnames: ['127.0.0.1'] })).toMatchObject({ address: '127.0.0.1' });
+  });
+});
+
+describe('cron webhook delivery through the guard', () => {
+  let server: Server;
+  let port = 0;
+  const received: string[] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        received.push(`${req.headers.host} ${req.headers.authorization ?? ''} ${body}`);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const entry = { ts: 1, jobId: 'j', action: 'finished', status: 'ok' } as never;
+
+  it('refuses the IPv4-mapped IPv6 spelling of loopback (it bypassed the first guard)', async () => {
+    const outcome = await postWebhook(`http://[::ffff:127.0.0.1]:${port}/hook`, entry, {});
+    expect(outcome).toMatchObject({ deliveryStatus: 'not-delivered', deliveryError: expect.stringMatching(/loopback/) });
+    expect(received).toEqual([]);
+  });
+
+  it('connects to the pinned address of a trusted name, with the Host header of the name', async () => {
+    let lookups = 0;
+    const resolver = async () => (lookups++, [{ address: '127.0.0.1', family: 4 }]);
+    const refused = await postWebhook(`http://hooks.internal.test:${port}/hook`, entry, {}, 2000, resolver);
+    expect(refused.deliveryError).toMatch(/hooks\.internal\.test resolves to 127\.0\.0\.1, a loopback/);
+    const sent = await postWebhook(`http://hooks.internal.test:${port}/hook`, entry, { webhookToken: 'tok', webhookSsrfPolicy: { allowedHostnames: ['hooks.internal.test'] } }, 2000, resolver);
+    expect(sent).toEqual({ deliveryStatus: 'delivered' });
+    expect(received).toEqual([`hooks.internal.test:${port} Bearer tok ${JSON.stringify(entry)}`]);
+    expect(lookups).toBe(2);
+  });
+});
