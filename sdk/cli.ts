@@ -3,8 +3,9 @@
  * errors (exit 2), and gateway errors (exit 1) reported the same way by every command.
  */
 import { parseArgs } from 'node:util';
-import type { CliContext } from './types/plugin.js';
-import { GatewayRequestError } from './client.js';
+import type { CliContext, PluginApi } from './types/plugin.js';
+import { GatewayRequestError, type GatewayClient, type GatewayClientOptions } from './client.js';
+import { operatorClientOptions, withGatewayClient } from './operator.js';
 
 /** Wrong flags or arguments: printed as `claw: <message>`, exit code 2. */
 export class UsageError extends Error {}
@@ -48,4 +49,38 @@ export function cliCommand(help: string, body: (argv: string[], ctx: CliContext)
       }
       return body(argv, ctx);
     });
+}
+
+/** The flags every gateway-backed plugin command takes: `--url`, `--token`, `--timeout <ms>`. */
+export interface GatewayFlags {
+  url?: string;
+  token?: string;
+  password?: string;
+  timeout?: string;
+}
+
+/** Client options from those flags, the state dir's running gateway and `gateway.*` config (or the given section). */
+export function cliClientOptions(
+  flags: GatewayFlags,
+  ctx: CliContext,
+  api: Pick<PluginApi, 'kernel' | 'version'>,
+  gateway = (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
+): GatewayClientOptions {
+  const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
+  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${flags.timeout}"`);
+  return operatorClientOptions({
+    stateDir: api.kernel.paths.stateDir,
+    env: ctx.env,
+    gateway,
+    url: flags.url,
+    token: flags.token,
+    password: flags.password,
+    timeoutMs: timeout,
+    client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+  });
+}
+
+/** Connect with those flags, run `work`, close. */
+export function withCliGateway<T>(flags: GatewayFlags, ctx: CliContext, api: Pick<PluginApi, 'kernel' | 'version'>, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+  return withGatewayClient(cliClientOptions(flags, ctx, api), work);
 }

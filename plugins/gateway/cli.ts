@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { type BootedKernel, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
-import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
-import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import { cliClientOptions, parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import type { GatewayService } from './service.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
@@ -204,18 +204,7 @@ async function drainAgent(kernel: BootedKernel): Promise<void> {
 // ── Talking to a running gateway ──────────────────────────────────────────────────
 
 function clientOptions(values: { url?: string; token?: string; password?: string; timeout?: string }, ctx: CliContext, api: PluginApi): GatewayClientOptions {
-  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${values.timeout}"`);
-  return operatorClientOptions({
-    stateDir: api.kernel.paths.stateDir,
-    env: ctx.env,
-    gateway: api.section<GatewaySection>('gateway'),
-    url: values.url,
-    token: values.token,
-    password: values.password,
-    timeoutMs: timeout,
-    client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
-  });
+  return cliClientOptions(values, ctx, api, api.section<GatewaySection>('gateway'));
 }
 
 const withClient = withGatewayClient;

@@ -4,8 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, UsageError } from '../../sdk/cli.js';
-import { operatorClientOptions, withGatewayClient } from '../../sdk/operator.js';
+import { parseFlags, UsageError, withCliGateway } from '../../sdk/cli.js';
 import type { GatewayClient } from '../../sdk/client.js';
 
 export const SYSTEM_HELP = `Usage: claw system event --text <text> [--mode now|next-heartbeat] [--session-key <key>] [--agent <id>] [--json]
@@ -29,18 +28,7 @@ const FLAGS = {
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
 function connect<T>(values: Values, ctx: CliContext, api: PluginApi, work: (client: GatewayClient) => Promise<T>): Promise<T> {
-  const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${values.timeout}"`);
-  const options = operatorClientOptions({
-    stateDir: api.kernel.paths.stateDir,
-    env: ctx.env,
-    gateway: (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
-    url: values.url,
-    token: values.token,
-    timeoutMs: timeout,
-    client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
-  });
-  return withGatewayClient(options, work);
+  return withCliGateway(values, ctx, api, work);
 }
 
 const print = (ctx: CliContext, value: unknown) => ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
