@@ -359,13 +359,20 @@ describe('memory-qmd: vector search only with a model on disk', () => {
     // QMD loads the model in the background after the embed (holding QMD up meanwhile, so a search
     // then is answered from QMD's keywords or, past timeoutMs, by SQLite); then searches are hybrid.
     const ask = () => memory.search('What did we fix in the websocket reconnect?', { agentId: 'main' });
-    await until(async () => (await ask()).mode === 'hybrid', 60_000);
+    let last: unknown;
+    await until(async () => {
+      const answer = await ask();
+      last = { mode: answer.mode, backend: answer.backend, notice: answer.notice, status: await memory.status({ agentId: 'main' }) };
+      return answer.mode === 'hybrid';
+    }, 90_000).catch((error: Error) => {
+      throw new Error(`${error.message}; last search: ${JSON.stringify(last)}`);
+    });
     const result = await ask();
     expect(result, JSON.stringify(result)).toMatchObject({ backend: 'qmd', mode: 'hybrid' });
     expect(result.notice).toBeUndefined();
     // The weights are noise, so the vector list is too; the keyword lists still decide the first place.
     expect(paths(result)[0]).toBe('memory/2026-11-02.md');
-  }, 120_000);
+  }, 150_000);
 
   it('with the embedding model on disk: status says hybrid, qmd embed runs in the background and is killed on close', async () => {
     const dir = tempDir('claw-qmd-embed-');

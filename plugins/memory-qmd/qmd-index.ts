@@ -398,8 +398,12 @@ export class QmdMemoryIndex implements MemoryIndex {
       })
       .catch((error: Error) => {
         if (this.closed) return;
-        // A process that died (or was restarted) while loading: the next search tries again.
-        if (error instanceof QmdError && error.kind === 'exit') return;
+        // A process that died (or was restarted) while loading, or a load slower than the limit
+        // on a busy machine (the server keeps loading): the next search tries again.
+        if (error instanceof QmdError && (error.kind === 'exit' || error.kind === 'timeout')) {
+          if (error.kind === 'timeout') this.logger.warn(`memory-qmd: QMD's embedding model did not load within ${SERVER_START_LIMIT_MS} ms; keyword search until it does`, { agentId: this.settings.agentId });
+          return;
+        }
         this.vectorFailure = error instanceof QmdError ? error.reason : error.message;
         this.logger.warn(`memory-qmd: QMD could not search vectors (${this.vectorFailure}); keyword search only until the next qmd embed`, { agentId: this.settings.agentId });
       })
