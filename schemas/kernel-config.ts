@@ -124,6 +124,59 @@ const SubagentsConfigSchema = Type.Object(
   { ...Strict, description: 'Sub-agents (sessions_spawn).' },
 );
 
+const HostPatterns = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
+/** OpenClaw's `ssrfPolicy` object (tools.web.fetch.ssrfPolicy); sdk/net/ssrf.ts enforces it. */
+const SsrfPolicySchema = Type.Object(
+  {
+    dangerouslyAllowPrivateNetwork: Type.Optional(Type.Boolean({ description: 'Allow every private, loopback and link-local destination (default false).' })),
+    allowPrivateNetwork: Type.Optional(Type.Boolean({ description: 'Legacy alias of dangerouslyAllowPrivateNetwork.' })),
+    allowedHostnames: HostPatterns('Hosts trusted even on a private address: exact names or *.example.com (subdomains only).'),
+    blockedHostnames: HostPatterns('Hosts always refused, redirects included, before DNS and any allow rule.'),
+    allowRfc2544BenchmarkRange: Type.Optional(Type.Boolean({ description: 'Allow 198.18.0.0/15 (fake-IP proxies).' })),
+    allowIpv6UniqueLocalRange: Type.Optional(Type.Boolean({ description: 'Allow fc00::/7 (fake-IP proxies).' })),
+  },
+  Strict,
+);
+/** `tools.web`: web_fetch and web_search (the web-fetch and web-search plugins read it). */
+const WebToolsSchema = Type.Object(
+  {
+    fetch: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Offer web_fetch (default true).' })),
+          maxChars: Type.Optional(Type.Integer({ minimum: 100, description: 'Characters of text returned by default (default 20000; capped by maxCharsCap).' })),
+          maxCharsCap: Type.Optional(Type.Integer({ minimum: 100, description: 'Most characters a call may ask for with maxChars (default 20000).' })),
+          maxResponseBytes: Type.Optional(Type.Integer({ minimum: 1, description: 'Bytes of a response read before it is cut (default 750000; clamped to 32000-10000000).' })),
+          timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Limit for the whole fetch, redirects included (default 30).' })),
+          cacheTtlMinutes: Type.Optional(Type.Number({ minimum: 0, description: 'How long results are reused (default 15; 0: no cache).' })),
+          maxRedirects: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Redirects followed, each re-checked (default 3).' })),
+          readability: Type.Optional(Type.Boolean({ description: 'Extract the main article with Readability (default true); false converts the whole page.' })),
+          userAgent: Type.Optional(Type.String({ minLength: 1, description: 'User-Agent header (default: a Chrome-like one).' })),
+          ssrfPolicy: Type.Optional(SsrfPolicySchema),
+          dnsServers: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'claw: resolve fetched hosts through these DNS servers ("1.1.1.1", "127.0.0.1:5353") instead of the system resolver.' }),
+          ),
+        },
+        Strict,
+      ),
+    ),
+    search: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean({ description: 'Offer web_search (default true; it needs a provider).' })),
+          provider: Type.Optional(Type.String({ minLength: 1, description: 'brave, searxng or duckduckgo (omit: the first configured of brave, searxng).' })),
+          maxResults: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Results per query when the call gives no count (default 5).' })),
+          timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Limit for one provider request (default 30).' })),
+          cacheTtlMinutes: Type.Optional(Type.Number({ minimum: 0, description: 'How long results are reused (default 15; 0: no cache).' })),
+          apiKey: Type.Optional(Type.String({ minLength: 1, description: 'Legacy Brave API key (plugins.entries.brave.config.webSearch.apiKey and BRAVE_API_KEY are the usual places).' })),
+        },
+        Strict,
+      ),
+    ),
+  },
+  Strict,
+);
+
 export const ToolsConfigSchema = Type.Object(
   {
     ...ToolLayer,
@@ -131,6 +184,7 @@ export const ToolsConfigSchema = Type.Object(
     elevated: Type.Optional(ElevatedConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
     subagents: Type.Optional(Type.Object({ tools: Type.Optional(Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict)) }, { ...Strict, description: 'Extra tool policy for every sub-agent session (narrows only).' })),
+    web: Type.Optional(WebToolsSchema),
     fs: Type.Optional(
       Type.Object(
         { workspaceOnly: WorkspaceOnly('Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.') },

@@ -13,7 +13,7 @@ import { startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
 import { REPO } from './helpers.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { sanitizeExternal, wrapExternalContent } from '../plugins/hooks/external-content.js';
+import { sanitizeExternal, wrapExternalContent } from '../sdk/text/external-content.js';
 import { findMapping, renderTemplate } from '../plugins/hooks/mappings.js';
 
 const HOOKS_DIR = join(REPO, 'plugins', 'hooks');

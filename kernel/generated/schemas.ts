@@ -1315,6 +1315,145 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
           "additionalProperties": false,
           "description": "Extra tool policy for every sub-agent session (narrows only)."
         },
+        "web": {
+          "type": "object",
+          "properties": {
+            "fetch": {
+              "type": "object",
+              "properties": {
+                "enabled": {
+                  "type": "boolean",
+                  "description": "Offer web_fetch (default true)."
+                },
+                "maxChars": {
+                  "type": "integer",
+                  "minimum": 100,
+                  "description": "Characters of text returned by default (default 20000; capped by maxCharsCap)."
+                },
+                "maxCharsCap": {
+                  "type": "integer",
+                  "minimum": 100,
+                  "description": "Most characters a call may ask for with maxChars (default 20000)."
+                },
+                "maxResponseBytes": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "description": "Bytes of a response read before it is cut (default 750000; clamped to 32000-10000000)."
+                },
+                "timeoutSeconds": {
+                  "type": "number",
+                  "exclusiveMinimum": 0,
+                  "description": "Limit for the whole fetch, redirects included (default 30)."
+                },
+                "cacheTtlMinutes": {
+                  "type": "number",
+                  "minimum": 0,
+                  "description": "How long results are reused (default 15; 0: no cache)."
+                },
+                "maxRedirects": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 20,
+                  "description": "Redirects followed, each re-checked (default 3)."
+                },
+                "readability": {
+                  "type": "boolean",
+                  "description": "Extract the main article with Readability (default true); false converts the whole page."
+                },
+                "userAgent": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "User-Agent header (default: a Chrome-like one)."
+                },
+                "ssrfPolicy": {
+                  "type": "object",
+                  "properties": {
+                    "dangerouslyAllowPrivateNetwork": {
+                      "type": "boolean",
+                      "description": "Allow every private, loopback and link-local destination (default false)."
+                    },
+                    "allowPrivateNetwork": {
+                      "type": "boolean",
+                      "description": "Legacy alias of dangerouslyAllowPrivateNetwork."
+                    },
+                    "allowedHostnames": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      "description": "Hosts trusted even on a private address: exact names or *.example.com (subdomains only)."
+                    },
+                    "blockedHostnames": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      "description": "Hosts always refused, redirects included, before DNS and any allow rule."
+                    },
+                    "allowRfc2544BenchmarkRange": {
+                      "type": "boolean",
+                      "description": "Allow 198.18.0.0/15 (fake-IP proxies)."
+                    },
+                    "allowIpv6UniqueLocalRange": {
+                      "type": "boolean",
+                      "description": "Allow fc00::/7 (fake-IP proxies)."
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "dnsServers": {
+                  "type": "array",
+                  "items": {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  "minItems": 1,
+                  "description": "claw: resolve fetched hosts through these DNS servers (\"1.1.1.1\", \"127.0.0.1:5353\") instead of the system resolver."
+                }
+              },
+              "additionalProperties": false
+            },
+            "search": {
+              "type": "object",
+              "properties": {
+                "enabled": {
+                  "type": "boolean",
+                  "description": "Offer web_search (default true; it needs a provider)."
+                },
+                "provider": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "brave, searxng or duckduckgo (omit: the first configured of brave, searxng)."
+                },
+                "maxResults": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "maximum": 10,
+                  "description": "Results per query when the call gives no count (default 5)."
+                },
+                "timeoutSeconds": {
+                  "type": "number",
+                  "exclusiveMinimum": 0,
+                  "description": "Limit for one provider request (default 30)."
+                },
+                "cacheTtlMinutes": {
+                  "type": "number",
+                  "minimum": 0,
+                  "description": "How long results are reused (default 15; 0: no cache)."
+                },
+                "apiKey": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Legacy Brave API key (plugins.entries.brave.config.webSearch.apiKey and BRAVE_API_KEY are the usual places)."
+                }
+              },
+              "additionalProperties": false
+            }
+          },
+          "additionalProperties": false
+        },
         "fs": {
           "type": "object",
           "properties": {

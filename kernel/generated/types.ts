@@ -340,6 +340,58 @@ export type KernelConfig = {
         deny?: string[];
       };
     };
+    web?: {
+      fetch?: {
+        /** Offer web_fetch (default true). */
+        enabled?: boolean;
+        /** Characters of text returned by default (default 20000; capped by maxCharsCap). */
+        maxChars?: number;
+        /** Most characters a call may ask for with maxChars (default 20000). */
+        maxCharsCap?: number;
+        /** Bytes of a response read before it is cut (default 750000; clamped to 32000-10000000). */
+        maxResponseBytes?: number;
+        /** Limit for the whole fetch, redirects included (default 30). */
+        timeoutSeconds?: number;
+        /** How long results are reused (default 15; 0: no cache). */
+        cacheTtlMinutes?: number;
+        /** Redirects followed, each re-checked (default 3). */
+        maxRedirects?: number;
+        /** Extract the main article with Readability (default true); false converts the whole page. */
+        readability?: boolean;
+        /** User-Agent header (default: a Chrome-like one). */
+        userAgent?: string;
+        ssrfPolicy?: {
+          /** Allow every private, loopback and link-local destination (default false). */
+          dangerouslyAllowPrivateNetwork?: boolean;
+          /** Legacy alias of dangerouslyAllowPrivateNetwork. */
+          allowPrivateNetwork?: boolean;
+          /** Hosts trusted even on a private address: exact names or *.example.com (subdomains only). */
+          allowedHostnames?: string[];
+          /** Hosts always refused, redirects included, before DNS and any allow rule. */
+          blockedHostnames?: string[];
+          /** Allow 198.18.0.0/15 (fake-IP proxies). */
+          allowRfc2544BenchmarkRange?: boolean;
+          /** Allow fc00::/7 (fake-IP proxies). */
+          allowIpv6UniqueLocalRange?: boolean;
+        };
+        /** claw: resolve fetched hosts through these DNS servers ("1.1.1.1", "127.0.0.1:5353") instead of the system resolver. */
+        dnsServers?: string[];
+      };
+      search?: {
+        /** Offer web_search (default true; it needs a provider). */
+        enabled?: boolean;
+        /** brave, searxng or duckduckgo (omit: the first configured of brave, searxng). */
+        provider?: string;
+        /** Results per query when the call gives no count (default 5). */
+        maxResults?: number;
+        /** Limit for one provider request (default 30). */
+        timeoutSeconds?: number;
+        /** How long results are reused (default 15; 0: no cache). */
+        cacheTtlMinutes?: number;
+        /** Legacy Brave API key (plugins.entries.brave.config.webSearch.apiKey and BRAVE_API_KEY are the usual places). */
+        apiKey?: string;
+      };
+    };
     fs?: {
       /** Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined. */
       workspaceOnly?: boolean;

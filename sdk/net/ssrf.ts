@@ -1,13 +1,17 @@
 /**
- * The SSRF guard for requests claw makes on someone else's say-so (a cron webhook URL, later
- * web_fetch): which addresses are not the public internet, and a resolve-once-then-connect
- * lookup so the address that was checked is the one connected to (no DNS rebinding).
+ * The SSRF guard for requests claw makes on someone else's say-so (a cron webhook URL,
+ * web_fetch, web_search providers, the browser): which addresses are not the public
+ * internet, which host names are local by name, the user's allow and block lists, and a
+ * resolve-once-then-connect lookup so the address that was checked is the one connected to
+ * (no DNS rebinding).
  *
- * Hostnames reach here already normalised by the WHATWG URL parser, which turns decimal,
- * octal and hex IPv4 spellings into dotted quads and IPv4-mapped IPv6 into hex
- * (`[::ffff:127.0.0.1]` → `::ffff:7f00:1`); both forms are classified here.
+ * The WHATWG URL parser already turns decimal, octal, hex and short IPv4 spellings into
+ * dotted quads and IPv4-mapped IPv6 into hex (`[::ffff:127.0.0.1]` → `::ffff:7f00:1`), but a
+ * host string that did not come through it (`0x7f.1`, `2130706433`) would be handed to
+ * getaddrinfo, which reads those spellings the same way: so every inet_aton form is
+ * classified here as the address it means.
  */
-import { lookup as dnsLookup } from 'node:dns/promises';
+import { lookup as dnsLookup, Resolver as DnsResolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /** [base, prefix length, what it is]. */
@@ -34,6 +38,27 @@ function parseV4(text: string): number | undefined {
   if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part) && Number(part) <= 255)) return undefined;
   return parts.reduce((value, part) => value * 256 + Number(part), 0);
 }
+
+/**
+ * inet_aton's spellings: one to four parts, each decimal, 0-prefixed octal or 0x hex, the
+ * last filling the remaining bytes ("127.1", "0x7f.1", "2130706433", "0177.0.0.1").
+ */
+function parseV4Loose(text: string): number | undefined {
+  const parts = text.replace(/\.$/, '').split('.');
+  if (parts.length > 4) return undefined;
+  const numbers: number[] = [];
+  for (const part of parts) {
+    if (/^0x[0-9a-f]*$/i.test(part)) numbers.push(part.length === 2 ? 0 : parseInt(part.slice(2), 16));
+    else if (/^0[0-7]+$/.test(part)) numbers.push(parseInt(part, 8));
+    else if (/^(0|[1-9]\d*)$/.test(part)) numbers.push(Number(part));
+    else return undefined;
+  }
+  const last = numbers.pop()!;
+  if (numbers.some((value) => value > 255) || last >= 256 ** (4 - numbers.length)) return undefined;
+  return numbers.reduce((value, part, index) => value + part * 256 ** (3 - index), 0) + last;
+}
+
+const dotted = (value: number) => [24, 16, 8, 0].map((shift) => (value >>> shift) & 255).join('.');
 
 function v4Reason(value: number): string | undefined {
   for (const [base, bits, what] of V4_BLOCKED) {
@@ -70,7 +95,7 @@ function parseV6(text: string): number[] | undefined {
 function v6Reason(g: number[]): string | undefined {
   const embedded = (hi: number, lo: number) => {
     const reason = v4Reason(hi * 65536 + lo);
-    return reason ? `an IPv4 ${reason} address inside IPv6` : undefined;
+    return reason ? `${reason} IPv4 inside IPv6` : undefined;
   };
   const zeros = (from: number, to: number) => g.slice(from, to).every((group) => group === 0);
   if (zeros(0, 8)) return 'unspecified (::)';
@@ -80,9 +105,12 @@ function v6Reason(g: number[]): string | undefined {
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embedded(g[6]!, g[7]!);
   if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return 'local-use NAT64 (64:ff9b:1::/48)';
   if (g[0] === 0x2002) return embedded(g[1]!, g[2]!) ?? undefined;
+  // Teredo hides the client's IPv4 (inverted) in the last group pair: the whole range is refused.
   if (g[0] === 0x2001 && g[1] === 0) return 'Teredo tunnel (2001::/32)';
   if (g[0] === 0x2001 && g[1] === 0xdb8) return 'documentation (2001:db8::/32)';
   if (g[0] === 0x100 && zeros(1, 4)) return 'discard (100::/64)';
+  // ISATAP: any prefix, interface id 0:5efe or 200:5efe, then the IPv4.
+  if ((g[4] === 0 || g[4] === 0x200) && g[5] === 0x5efe) return embedded(g[6]!, g[7]!);
   if ((g[0]! & 0xfe00) === 0xfc00) return 'unique local (fc00::/7)';
   if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local (fe80::/10)';
   if ((g[0]! & 0xffc0) === 0xfec0) return 'site-local (fec0::/10)';
@@ -92,23 +120,59 @@ function v6Reason(g: number[]): string | undefined {
 
 /** Why an IP address is not on the public internet, or undefined when it is. */
 export function nonPublicReason(address: string): string | undefined {
-  const v4 = parseV4(address);
+  const v4 = parseV4Loose(address);
   if (v4 !== undefined) return v4Reason(v4);
   const v6 = parseV6(address);
   if (v6 !== undefined) return v6Reason(v6);
   return 'not an IP address';
 }
 
+/**
+ * The outbound policy, with OpenClaw's `ssrfPolicy` keys (tools.web.fetch.ssrfPolicy,
+ * cron.webhookSsrfPolicy, browser.ssrfPolicy). Host patterns are exact names or
+ * `*.example.com` (subdomains only, not the apex), matched without case or a trailing dot.
+ */
 export interface SsrfPolicy {
-  /** Hostnames (exact, case-insensitive) the user trusts even on a private address. */
+  /** Hosts the user trusts even on a private address (also lifts the local-name block, e.g. "localhost"). */
   allowedHostnames?: readonly string[];
-  /** Every host allowed: the user's own network on purpose. */
+  /** Hosts always refused, before DNS and before any allow rule. */
+  blockedHostnames?: readonly string[];
+  /** Every private address allowed: the user's own network on purpose. */
   dangerouslyAllowPrivateNetwork?: boolean;
+  /** Legacy alias of dangerouslyAllowPrivateNetwork. */
+  allowPrivateNetwork?: boolean;
+  /** 198.18.0.0/15 allowed (fake-IP proxies such as Clash or Surge answer from it). */
+  allowRfc2544BenchmarkRange?: boolean;
+  /** fc00::/7 allowed (the same, for IPv6 fake-IP answers). */
+  allowIpv6UniqueLocalRange?: boolean;
+  /**
+   * Set by the caller, not by config: the call comes from a sandboxed session, whose tools
+   * must not reach the gateway host's own loopback services, even on a trusted name.
+   */
+  denyHostLoopback?: boolean;
 }
 
 export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
 const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
+
+/**
+ * A resolver that asks these DNS servers ("1.2.3.4", "127.0.0.1:5353", "[::1]:53") for A
+ * and AAAA records instead of the system's getaddrinfo (no hosts file, no mDNS).
+ */
+export function dnsServersResolver(servers: readonly string[], timeoutMs = 5000): Resolver {
+  const resolver = new DnsResolver({ timeout: timeoutMs, tries: 2 });
+  resolver.setServers([...servers]);
+  return async (hostname) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const found = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (found.length === 0 && v4.status === 'rejected') throw v4.reason;
+    return found;
+  };
+}
 
 export interface PinnedTarget {
   hostname: string;
@@ -116,33 +180,98 @@ export interface PinnedTarget {
   family: 4 | 6;
 }
 
+/** Names that mean this machine or its LAN, refused before DNS unless allowlisted. */
+const LOCAL_NAMES = ['localhost', '*.localhost', 'localhost.localdomain', 'metadata.google.internal', '*.internal', '*.local', '*.home.arpa'];
+
+/** A URL's host as matched here: lower case, no brackets, no trailing dot. */
+export function normalizeHostname(hostname: string): string {
+  return hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+}
+
+function hostMatches(patterns: readonly string[] | undefined, hostname: string): boolean {
+  return (patterns ?? []).some((raw) => {
+    const pattern = normalizeHostname(raw.trim());
+    return pattern.startsWith('*.') ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1 : pattern === hostname;
+  });
+}
+
+const privateAllowed = (policy: SsrfPolicy) => policy.dangerouslyAllowPrivateNetwork === true || policy.allowPrivateNetwork === true;
+
+/** Why a host name is refused before any DNS lookup, or undefined. */
+export function checkHostnameAllowed(hostname: string, policy: SsrfPolicy = {}): string | undefined {
+  const host = normalizeHostname(hostname);
+  if (host === '') return 'the URL has no host';
+  if (hostMatches(policy.blockedHostnames, host)) return `${host} is listed in blockedHostnames`;
+  if (policy.denyHostLoopback && hostMatches(['localhost', '*.localhost'], host)) return `${host} is the gateway host's loopback, which a sandboxed session cannot reach`;
+  if (hostMatches(policy.allowedHostnames, host) || privateAllowed(policy)) return undefined;
+  if (hostMatches(LOCAL_NAMES, host)) return `${host} is a local host name; trust it explicitly (allowedHostnames) to allow it`;
+  return undefined;
+}
+
 /**
- * Resolve a URL's host once and check every address it has; a refusal says why. The
- * answer names the one address to connect to (use `pinnedLookup`), so a second DNS answer
- * cannot swap in a private address after the check.
+ * Why connecting to `address` for `hostname` is refused under the policy, or undefined.
+ * For callers that learn the address another way (a browser's response, a proxy's answer).
  */
-export async function resolveTarget(url: URL, policy: SsrfPolicy = {}, resolve: Resolver = systemResolver): Promise<PinnedTarget | { refused: string }> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { refused: `only http and https URLs are allowed, not ${url.protocol}` };
-  const hostname = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const trusted = policy.dangerouslyAllowPrivateNetwork === true || (policy.allowedHostnames ?? []).some((name) => name.toLowerCase() === hostname);
+export function checkAddressAllowed(hostname: string, address: string, policy: SsrfPolicy = {}): string | undefined {
+  const host = normalizeHostname(hostname);
+  const reason = nonPublicReason(address);
+  if (!reason) return undefined;
+  const where = host === address ? `${address} is` : `${host} resolves to ${address},`;
+  if (policy.denyHostLoopback && /loopback|this network|unspecified/.test(reason)) {
+    return `${where} the gateway host's own ${reason} address, which a sandboxed session cannot reach`;
+  }
+  if (privateAllowed(policy) || hostMatches(policy.allowedHostnames, host)) return undefined;
+  const v4 = parseV4Loose(address);
+  if (policy.allowRfc2544BenchmarkRange && v4 !== undefined && v4 >>> 17 === (198 * 256 + 18) >>> 1) return undefined;
+  const v6 = v4 === undefined ? parseV6(address) : undefined;
+  if (policy.allowIpv6UniqueLocalRange && v6 && (v6[0]! & 0xfe00) === 0xfc00) return undefined;
+  return `${where} ${/^[aeiou]/i.test(reason) ? 'an' : 'a'} ${reason} address; trust the host explicitly (allowedHostnames) to allow it`;
+}
+
+export type UrlCheck = { allowed: true; url: URL; target: PinnedTarget } | { allowed: false; reason: string };
+
+/**
+ * The one question every guarded request asks: may this URL be fetched under the policy,
+ * and at which address? The scheme must be http(s); the host passes the block list and the
+ * local-name rule; its name is resolved once (IP literals in any spelling are not looked
+ * up) and every address it has must pass. Connect to `target` only (`pinnedLookup`), so a
+ * second DNS answer cannot swap in a private address after the check.
+ */
+export async function checkUrlAllowed(input: string | URL, policy: SsrfPolicy = {}, resolve: Resolver = systemResolver): Promise<UrlCheck> {
+  let url: URL;
+  try {
+    url = typeof input === 'string' ? new URL(input) : input;
+  } catch {
+    return { allowed: false, reason: `not a valid URL: ${String(input).slice(0, 200)}` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { allowed: false, reason: `only http and https URLs are allowed, not ${url.protocol}` };
+  const hostname = normalizeHostname(url.hostname);
+  const named = checkHostnameAllowed(hostname, policy);
+  if (named) return { allowed: false, reason: named };
   let addresses: Array<{ address: string; family: number }>;
-  if (isIP(hostname)) addresses = [{ address: hostname, family: isIP(hostname) }];
+  const v4 = parseV4Loose(hostname);
+  if (v4 !== undefined) addresses = [{ address: dotted(v4), family: 4 }];
+  else if (isIP(hostname)) addresses = [{ address: hostname, family: isIP(hostname) }];
   else {
     try {
       addresses = await resolve(hostname);
     } catch (error) {
-      return { refused: `${hostname} does not resolve: ${(error as Error).message}` };
+      return { allowed: false, reason: `${hostname} does not resolve: ${(error as Error).message}` };
     }
   }
-  if (addresses.length === 0) return { refused: `${hostname} has no address` };
-  if (!trusted) {
-    for (const { address } of addresses) {
-      const reason = nonPublicReason(address);
-      if (reason) return { refused: `${hostname} resolves to ${address}, a ${reason} address; trust the host explicitly to allow it` };
-    }
+  if (addresses.length === 0) return { allowed: false, reason: `${hostname} has no address` };
+  for (const { address } of addresses) {
+    const refused = checkAddressAllowed(hostname, address, policy);
+    if (refused) return { allowed: false, reason: refused };
   }
   const first = addresses[0]!;
-  return { hostname, address: first.address, family: first.family === 6 ? 6 : 4 };
+  return { allowed: true, url, target: { hostname, address: first.address, family: first.family === 6 ? 6 : 4 } };
+}
+
+/** checkUrlAllowed in the cron webhook's older shape. */
+export async function resolveTarget(url: URL, policy: SsrfPolicy = {}, resolve: Resolver = systemResolver): Promise<PinnedTarget | { refused: string }> {
+  const check = await checkUrlAllowed(url, policy, resolve);
+  return check.allowed ? check.target : { refused: check.reason };
 }
 
 /** A `lookup` for http(s).request that always answers the checked address. */

@@ -1,7 +1,7 @@
 /**
- * Webhook payloads are someone else's text: before the agent sees one it is fenced in
- * OpenClaw's EXTERNAL_UNTRUSTED_CONTENT markers with a notice that it is data, not
- * instructions. The payload cannot close the fence early (marker look-alikes inside it are
+ * Text from outside (a webhook payload, a fetched page, search results): before the agent
+ * sees it, it is fenced in OpenClaw's EXTERNAL_UNTRUSTED_CONTENT markers with a notice that
+ * it is data, not instructions. The payload cannot close the fence early (marker look-alikes inside it are
  * defused) nor forge chat-template role turns for self-hosted models (their special-token
  * literals are removed).
  */

@@ -1,0 +1,17 @@
+/**
+ * The SSRF policy for one tool call: the configured one, narrowed when the calling session
+ * is sandboxed (by the same rule the tool choke point routes with), so a sandboxed session's
+ * web tools cannot reach the gateway host's own loopback services even through a trusted name.
+ */
+import { resolveSandboxRoute, type KernelConfig } from '../../kernel/index.js';
+import type { SsrfPolicy } from './ssrf.js';
+
+export interface CallerSession {
+  agentId?: string;
+  sessionKey?: string;
+}
+
+export function sessionSsrfPolicy(policy: SsrfPolicy, config: KernelConfig, paths: { stateDir: string; workspaceDir: string }, caller: CallerSession): SsrfPolicy {
+  const route = resolveSandboxRoute(config, { agentId: caller.agentId, sessionKey: caller.sessionKey, workspaceDir: paths.workspaceDir, stateDir: paths.stateDir });
+  return route.sandboxed ? { ...policy, denyHostLoopback: true } : policy;
+}
