@@ -48,7 +48,7 @@ async function extractHtml(html: string, mode: ExtractMode, baseUrl: string, rea
   if (readability) {
     const { Readability } = await import('@mozilla/readability');
     // Readability rewrites the document it reads; the fallback below parses a fresh one.
-    const article = new Readability(parseHTML(html).document as unknown as Document, { charThreshold: 100 }).parse();
+    const article = new Readability(parseHTML(html).document as never, { charThreshold: 100 }).parse();
     if (article?.content) {
       const text = domToMarkdown(parseHTML(`<html><body>${article.content}</body></html>`).document as never, options);
       if (text.trim()) return { text, title: article.title?.trim() || pageTitle, extractor: 'readability' };
