@@ -162,7 +162,7 @@ export async function startDnsStub(records: Record<string, { A?: string[]; AAAA?
     header.writeUInt16BE(entry ? 0x8180 : 0x8183, 2); // response, recursion available; NXDOMAIN for unknown names
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(answers.length, 6);
-    const parts = [header, message.subarray(12, questionEnd)];
+    const parts: Buffer[] = [header, message.subarray(12, questionEnd)];
     for (const address of answers) {
       const rdata = type === 'A' ? Buffer.from(address.split('.').map(Number)) : ipv6Bytes(address);
       const record = Buffer.alloc(12);

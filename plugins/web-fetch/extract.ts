@@ -4,7 +4,7 @@
  * to Markdown or text; JSON pretty-printed; other text as it is. Both libraries load on the
  * first HTML page, so starting the plugin costs nothing.
  */
-import { domToMarkdown } from './markdown.js';
+import { domToMarkdown, type DomNode as DomElement } from './markdown.js';
 
 export type ExtractMode = 'markdown' | 'text';
 
@@ -47,12 +47,15 @@ async function extractHtml(html: string, mode: ExtractMode, baseUrl: string, rea
   const pageTitle = document.title?.trim() || undefined;
   if (readability) {
     const { Readability } = await import('@mozilla/readability');
-    // Readability rewrites the document it reads; the fallback below parses a fresh one.
-    const article = new Readability(parseHTML(html).document as never, { charThreshold: 100 }).parse();
+    // The article comes back as the element itself, not re-serialized HTML to parse again.
+    const article = new Readability<DomElement>(document as never, { charThreshold: 100, serializer: (element) => element as DomElement }).parse();
     if (article?.content) {
-      const text = domToMarkdown(parseHTML(`<html><body>${article.content}</body></html>`).document as never, options);
+      const text = domToMarkdown(article.content, options);
       if (text.trim()) return { text, title: article.title?.trim() || pageTitle, extractor: 'readability' };
     }
+    // Readability found no article and has rewritten the document while looking: start again.
+    const fresh = parseHTML(html).document;
+    return { text: domToMarkdown((fresh.body ?? fresh) as never, options), title: pageTitle, extractor: 'dom' };
   }
   return { text: domToMarkdown((document.body ?? document) as never, options), title: pageTitle, extractor: 'dom' };
 }

@@ -5,7 +5,7 @@
  * tables. Scripts, styles, forms and navigation never reach the text.
  */
 
-interface DomNode {
+export interface DomNode {
   nodeType: number;
   nodeName: string;
   textContent: string | null;
@@ -35,22 +35,25 @@ function absolute(href: string, base: string): string | undefined {
   }
 }
 
+/** linkedom builds childNodes afresh on each access, so it is read once per node. */
+const kids = (node: DomNode): DomNode[] => Array.from(node.childNodes);
+
 function children(node: DomNode, options: MarkdownOptions, depth: number): string {
   let out = '';
-  for (let i = 0; i < node.childNodes.length; i++) out += convert(node.childNodes[i]!, options, depth);
+  for (const child of kids(node)) out += convert(child, options, depth);
   return out;
 }
 
 const tag = (node: DomNode) => node.nodeName.toLowerCase();
 const block = (text: string) => (text.trim() ? `${BREAK}${text.trim()}${BREAK}` : '');
-const inline = (text: string) => text.replace(new RegExp(BREAK, 'g'), ' ').replace(/\s+/g, ' ').trim();
+const BREAKS = new RegExp(BREAK, 'g');
+const inline = (text: string) => text.replace(BREAKS, ' ').replace(/\s+/g, ' ').trim();
 
 function list(node: DomNode, options: MarkdownOptions, depth: number): string {
   const ordered = tag(node) === 'ol';
   const lines: string[] = [];
   let n = 1;
-  for (let i = 0; i < node.childNodes.length; i++) {
-    const item = node.childNodes[i]!;
+  for (const item of kids(node)) {
     if (item.nodeType !== 1 || tag(item) !== 'li') continue;
     // Only trailing space is trimmed: a nested list's parts keep their indentation.
     const body = children(item, options, depth + 1)
@@ -70,13 +73,11 @@ function list(node: DomNode, options: MarkdownOptions, depth: number): string {
 function table(node: DomNode, options: MarkdownOptions): string {
   const rows: string[][] = [];
   const walk = (current: DomNode) => {
-    for (let i = 0; i < current.childNodes.length; i++) {
-      const child = current.childNodes[i]!;
+    for (const child of kids(current)) {
       if (child.nodeType !== 1) continue;
       if (tag(child) === 'tr') {
         const cells: string[] = [];
-        for (let j = 0; j < child.childNodes.length; j++) {
-          const cell = child.childNodes[j]!;
+        for (const cell of kids(child)) {
           if (cell.nodeType === 1 && (tag(cell) === 'td' || tag(cell) === 'th')) cells.push(inline(children(cell, options, 0)).replace(/\|/g, '\\|'));
         }
         rows.push(cells);
