@@ -5,7 +5,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nonPublicReason, resolveTarget } from '../sdk/net/ssrf.js';
+import { checkAddressAllowed, checkHostnameAllowed, checkUrlAllowed, dnsServersResolver, nonPublicReason, resolveTarget } from '../sdk/net/ssrf.js';
+import { startDnsStub } from './web-helpers.js';
 import { postWebhook } from '../plugins/cron/webhook.js';
 
 const host = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '');
@@ -38,6 +39,63 @@ describe('non-public addresses', () => {
     expect(await resolveTarget(new URL('http://[::ffff:127.0.0.1]:9/'))).toEqual({ refused: expect.stringMatching(/loopback/) });
     expect(await resolveTarget(new URL('file:///etc/passwd'))).toEqual({ refused: expect.stringMatching(/only http and https/) });
     expect(await resolveTarget(new URL('http://127.0.0.1/'), { allowedHostnames: ['127.0.0.1'] })).toMatchObject({ address: '127.0.0.1' });
+  });
+});
+
+describe('checkUrlAllowed and the policy keys', () => {
+  const never = async () => {
+    throw new Error('no DNS lookup expected');
+  };
+
+  it('reads every inet_aton spelling as the address it means, even outside the URL parser, without a DNS lookup', async () => {
+    for (const spelling of ['0x7f.1', '2130706433', '0177.0.0.1', '127.1', '017700000001', '0x7f000001', '0', '0.0.0.0', '127.0.0.1.']) {
+      expect(nonPublicReason(spelling), spelling).toMatch(/loopback|this network/);
+    }
+    expect(nonPublicReason('0x8.0x8.0x8.0x8')).toBeUndefined();
+    expect(nonPublicReason('4294967296')).toBe('not an IP address');
+    expect(nonPublicReason('1.2.3.4.5')).toBe('not an IP address');
+    expect(await checkUrlAllowed('http://0x7f.1/', {}, never)).toEqual({ allowed: false, reason: expect.stringMatching(/127\.0\.0\.1 is a loopback/) });
+  });
+
+  it('matches allowed and blocked hosts exactly or by *.subdomain, blocked first; local names need an explicit entry', () => {
+    const policy = { allowedHostnames: ['*.corp.example', 'localhost'], blockedHostnames: ['bad.corp.example'] };
+    expect(checkAddressAllowed('wiki.corp.example', '10.1.1.1', policy)).toBeUndefined();
+    expect(checkAddressAllowed('WIKI.Corp.Example.', '10.1.1.1', policy)).toBeUndefined();
+    expect(checkAddressAllowed('corp.example', '10.1.1.1', policy)).toMatch(/private/);
+    expect(checkHostnameAllowed('bad.corp.example', policy)).toMatch(/listed in blockedHostnames/);
+    expect(checkHostnameAllowed('localhost', policy)).toBeUndefined();
+    expect(checkHostnameAllowed('localhost', {})).toMatch(/local host name/);
+    expect(checkHostnameAllowed('printer.local', { dangerouslyAllowPrivateNetwork: true })).toBeUndefined();
+    expect(checkHostnameAllowed('x.bad.test', { dangerouslyAllowPrivateNetwork: true, blockedHostnames: ['*.bad.test'] })).toMatch(/blockedHostnames/);
+    expect(checkAddressAllowed('a.test', '10.0.0.1', { allowPrivateNetwork: true })).toBeUndefined();
+  });
+
+  it('opens the fake-IP ranges only when asked, and keeps host loopback closed for sandboxed callers', () => {
+    expect(checkAddressAllowed('p.test', '198.18.5.5', {})).toMatch(/benchmarking/);
+    expect(checkAddressAllowed('p.test', '198.18.5.5', { allowRfc2544BenchmarkRange: true })).toBeUndefined();
+    expect(checkAddressAllowed('p.test', '198.20.0.1', { allowRfc2544BenchmarkRange: true })).toBeUndefined();
+    expect(checkAddressAllowed('p.test', '10.0.0.1', { allowRfc2544BenchmarkRange: true })).toMatch(/private/);
+    expect(checkAddressAllowed('p.test', 'fd12::1', { allowIpv6UniqueLocalRange: true })).toBeUndefined();
+    expect(checkAddressAllowed('p.test', 'fe80::1', { allowIpv6UniqueLocalRange: true })).toMatch(/link-local/);
+    const sandboxed = { allowedHostnames: ['box.test'], dangerouslyAllowPrivateNetwork: true, denyHostLoopback: true };
+    expect(checkAddressAllowed('box.test', '127.0.0.1', sandboxed)).toMatch(/sandboxed session cannot reach/);
+    expect(checkAddressAllowed('box.test', '::ffff:7f00:1', sandboxed)).toMatch(/sandboxed session cannot reach/);
+    expect(checkAddressAllowed('box.test', '0.0.0.0', sandboxed)).toMatch(/sandboxed session cannot reach/);
+    expect(checkAddressAllowed('box.test', '192.168.1.5', sandboxed)).toBeUndefined();
+    expect(checkHostnameAllowed('localhost', { ...sandboxed, allowedHostnames: ['localhost'] })).toMatch(/sandboxed session/);
+  });
+
+  it('resolves through configured DNS servers (A and AAAA) and refuses names that do not resolve', async () => {
+    const dns = await startDnsStub({ 'dual.test': { A: ['93.184.216.34'], AAAA: ['2606:2800:220:1::1'] }, 'v6.test': { AAAA: ['fd00::7'] } });
+    try {
+      const resolve = dnsServersResolver([`127.0.0.1:${dns.port}`]);
+      expect(await resolve('dual.test')).toEqual([{ address: '93.184.216.34', family: 4 }, { address: '2606:2800:220:1::1', family: 6 }]);
+      expect(await checkUrlAllowed('https://dual.test/x', {}, resolve)).toMatchObject({ allowed: true, target: { address: '93.184.216.34', family: 4 } });
+      expect(await checkUrlAllowed('https://v6.test/x', {}, resolve)).toEqual({ allowed: false, reason: expect.stringMatching(/v6\.test resolves to fd00::7, a unique local/) });
+      expect(await checkUrlAllowed('https://nowhere.test/x', {}, resolve)).toEqual({ allowed: false, reason: expect.stringMatching(/nowhere\.test does not resolve/) });
+    } finally {
+      await dns.close();
+    }
   });
 });
 

@@ -4,6 +4,7 @@
  * a run starts, so a restart knows exactly which occurrence was cut off.
  */
 import type { WakeMode } from '../../sdk/types/automation.js';
+import type { SsrfPolicy } from '../../sdk/net/ssrf.js';
 
 export type CronSchedule =
   | { kind: 'at'; at: string }
@@ -119,7 +120,7 @@ export interface CronSection {
   store?: string;
   maxConcurrentRuns: number;
   webhookToken?: string;
-  webhookSsrfPolicy?: { allowedHostnames?: string[]; dangerouslyAllowPrivateNetwork?: boolean };
+  webhookSsrfPolicy?: SsrfPolicy;
   skipMissedJobs: boolean;
   catchUp: CatchUpPolicy;
   missedAfterMs: number;

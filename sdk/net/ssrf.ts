@@ -225,7 +225,7 @@ export function checkAddressAllowed(hostname: string, address: string, policy: S
   if (policy.allowRfc2544BenchmarkRange && v4 !== undefined && v4 >>> 17 === (198 * 256 + 18) >>> 1) return undefined;
   const v6 = v4 === undefined ? parseV6(address) : undefined;
   if (policy.allowIpv6UniqueLocalRange && v6 && (v6[0]! & 0xfe00) === 0xfc00) return undefined;
-  return `${where} ${/^[aeiou]/i.test(reason) ? 'an' : 'a'} ${reason} address; trust the host explicitly (allowedHostnames) to allow it`;
+  return `${where} ${/^(?:[aeio]|un[^i])/i.test(reason) ? 'an' : 'a'} ${reason} address; trust the host explicitly (allowedHostnames) to allow it`;
 }
 
 export type UrlCheck = { allowed: true; url: URL; target: PinnedTarget } | { allowed: false; reason: string };
