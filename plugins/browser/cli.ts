@@ -4,6 +4,7 @@
  * Options before the subcommand belong to `browser` itself (--browser-profile, --json and
  * the gateway's --url/--token/--timeout); after it, `wait --url` is the URL glob.
  */
+import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError, withCliGateway, type GatewayFlags } from '../../sdk/cli.js';
 import type { BrowserRequest } from './routes.js';
@@ -201,7 +202,7 @@ export async function browserCommand(argv: string[], ctx: CliContext, api: Plugi
   const request = toRequest(command, parsed.positionals, flags);
   const profile = flags['browser-profile'] ?? parent['browser-profile'];
   if (profile) request.query = { ...request.query, profile };
-  const result = await withCliGateway(gateway, ctx, api, (client) => client.request<Record<string, unknown>>('browser.request', request));
+  const result = await withCliGateway(gateway, ctx, api, (client) => client.request<Record<string, unknown>>('browser.request', { ...request, idempotencyKey: randomUUID() }));
   if (parent.json || flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else print(command, result, ctx);
   return 0;

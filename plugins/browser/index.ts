@@ -33,10 +33,10 @@ export default definePlugin({
           path: { type: 'string', minLength: 1, maxLength: 500, pattern: '^/' },
           query: { type: 'object' },
           body: { type: 'object' },
-          timeoutMs: { type: 'integer', minimum: 1 },
+          idempotencyKey: { type: 'string', minLength: 1, maxLength: 200 },
         },
       },
-      handler: async (params: BrowserRequest & { timeoutMs?: number }) => {
+      handler: async ({ idempotencyKey: _key, ...params }: BrowserRequest & { idempotencyKey?: string }) => {
         try {
           return await handleBrowserRequest(service, params);
         } catch (error) {

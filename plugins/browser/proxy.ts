@@ -90,7 +90,7 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
       }
       const target = await check(url);
       if ('refused' in target) {
-        note(`https://${authority}/`, target.refused);
+        note(url.href, target.refused);
         return void client.end('HTTP/1.1 403 Forbidden\r\nx-claw-browser-blocked: 1\r\n\r\n');
       }
       const upstream = connect({ host: target.address, port: Number(url.port || 443), family: target.family });

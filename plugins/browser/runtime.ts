@@ -221,7 +221,9 @@ export class ProfileRuntime {
     await this.preflight(url);
     const context = await this.start();
     if (label && [...this.tabs.values()].some((tab) => tab.label === label)) throw new BrowserInputError(`a tab is already labelled "${label}"`);
-    const tab = this.adopt(await context.newPage());
+    // The blank page Chromium starts with is used for the first tab instead of a second one.
+    const blank = this.tabs.size === 1 ? [...this.tabs.values()].find((candidate) => candidate.page.url() === 'about:blank' && !candidate.label) : undefined;
+    const tab = blank ?? this.adopt(await context.newPage());
     if (label) tab.label = label;
     this.activeTab = tab.id;
     await this.navigate(tab.page, url);

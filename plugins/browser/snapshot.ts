@@ -81,7 +81,8 @@ export function shapeSnapshot(raw: string, options: SnapshotOptions): Omit<PageS
   const parsed = raw.split('\n').map(parseLine).filter((line): line is Line => line !== undefined);
   let kept: Array<{ line: Line; indent: number }>;
   if (options.interactive) {
-    kept = parsed.filter((line) => line.ref && INTERACTIVE_ROLES.has(line.role)).map((line) => ({ line, indent: 0 }));
+    // Flat: a control's children (a link's /url) are left out, so its line loses the colon.
+    kept = parsed.filter((line) => line.ref && INTERACTIVE_ROLES.has(line.role)).map((line) => ({ line: { ...line, text: line.text.replace(/:$/, '') }, indent: 0 }));
   } else if (options.compact) {
     // Dropping a wrapper lifts its subtree one level, so the tree stays well formed.
     const removed: number[] = [];
@@ -113,27 +114,34 @@ export function shapeSnapshot(raw: string, options: SnapshotOptions): Omit<PageS
   };
 }
 
-/** Overlay each ref's label on its box, capture the viewport, take the overlay away again. */
+/**
+ * Draws each ref's label on its box. Page code as text: it runs in the page, and claw's
+ * build has no DOM types.
+ */
+const DRAW_LABELS = `(items) => {
+  const layer = document.createElement('div');
+  layer.id = '__claw_ref_labels';
+  layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
+  for (const item of items) {
+    const frame = document.createElement('div');
+    frame.style.cssText = 'position:fixed;outline:2px solid #ff5a36;left:' + item.box.x + 'px;top:' + item.box.y + 'px;width:' + item.box.width + 'px;height:' + item.box.height + 'px';
+    const tag = document.createElement('span');
+    tag.textContent = item.ref;
+    tag.style.cssText = 'position:absolute;left:0;top:-14px;font:11px/13px monospace;background:#ff5a36;color:#fff;padding:0 2px';
+    frame.appendChild(tag);
+    layer.appendChild(frame);
+  }
+  document.documentElement.appendChild(layer);
+}`;
+const REMOVE_LABELS = `document.getElementById('__claw_ref_labels')?.remove()`;
+
+/** Overlay the labels, capture the viewport, take the overlay away again. */
 async function labeledScreenshot(page: Page, annotations: Annotation[]): Promise<Buffer> {
-  await page.evaluate((items) => {
-    const layer = document.createElement('div');
-    layer.id = '__claw_ref_labels';
-    layer.style.cssText = 'position:fixed;inset:0;pointer-events:none;z-index:2147483647';
-    for (const item of items) {
-      const frame = document.createElement('div');
-      frame.style.cssText = `position:fixed;left:${item.box.x}px;top:${item.box.y}px;width:${item.box.width}px;height:${item.box.height}px;outline:2px solid #ff5a36`;
-      const tag = document.createElement('span');
-      tag.textContent = item.ref;
-      tag.style.cssText = 'position:absolute;left:0;top:-14px;font:11px/13px monospace;background:#ff5a36;color:#fff;padding:0 2px';
-      frame.appendChild(tag);
-      layer.appendChild(frame);
-    }
-    document.documentElement.appendChild(layer);
-  }, annotations);
+  await page.evaluate(`(${DRAW_LABELS})(${JSON.stringify(annotations)})`);
   try {
     return await page.screenshot({ type: 'png' });
   } finally {
-    await page.evaluate(() => document.getElementById('__claw_ref_labels')?.remove()).catch(() => undefined);
+    await page.evaluate(REMOVE_LABELS).catch(() => undefined);
   }
 }
 
