@@ -60,6 +60,33 @@ describe('loading', () => {
   });
 });
 
+describe('the tool choke point', () => {
+  it('before_tool_call hooks see and can block browser calls; after_tool_call sees the result', async () => {
+    const { definePlugin } = await import('../sdk/index.js');
+    const after: string[] = [];
+    const guard = definePlugin({
+      id: 'browse-guard',
+      register(api) {
+        api.on('before_tool_call', (event) =>
+          event.toolName === 'browser' && String(event.params.url ?? '').includes('forbidden') ? { block: true, blockReason: 'not that site' } : undefined,
+        );
+        api.on('after_tool_call', (event) => void after.push(`${event.toolName} ${String(event.params.action)}`));
+      },
+    });
+    const kernel = await createTestKernel({ plugins: [PLUGIN, guard] });
+    try {
+      const blocked = await kernel.runTool('browser', { action: 'navigate', url: 'https://forbidden.example/' });
+      expect(blocked.isError).toBe(true);
+      expect((blocked.content[0] as { text: string }).text).toMatch(/not that site/);
+      await kernel.runTool('browser', { action: 'status' });
+      expect(after).toContain('browser status');
+      expect(seen).toEqual([]);
+    } finally {
+      await kernel.dispose();
+    }
+  });
+});
+
 describe('policy', () => {
   const resolver = (table: Record<string, string>) => async (host: string) => {
     if (!(host in table)) throw new Error(`ENOTFOUND ${host}`);

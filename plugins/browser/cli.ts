@@ -177,7 +177,10 @@ function toRequest(command: string, args: string[], flags: Child): BrowserReques
 
 function print(command: string, result: Record<string, any>, ctx: CliContext): void {
   const out = (line: string) => ctx.stdout.write(`${line}\n`);
-  if (command === 'snapshot') {
+  if (command === 'navigate') {
+    out(`${result.targetId}  ${result.url}  ${result.title}`);
+    out(String(result.snapshot));
+  } else if (command === 'snapshot') {
     out(String(result.snapshot));
     if (result.labels) out(`MEDIA:${result.labels.path}`);
   } else if (command === 'screenshot' || command === 'pdf') out(`MEDIA:${result.path}`);

@@ -97,12 +97,14 @@ export class BrowserService {
     return { path, mimeType: extension === 'pdf' ? 'application/pdf' : `image/${extension}`, bytes: data.length };
   }
 
-  async navigate(caller: Caller, url: string, targetId?: string): Promise<{ targetId: string; url: string; title: string }> {
+  /** Goes to `url` and, as OpenClaw does, returns the page's interactive snapshot with it (one call instead of two). */
+  async navigate(caller: Caller, url: string, targetId?: string): Promise<{ targetId: string; url: string; title: string; snapshot: string }> {
     const runtime = this.runtime(caller);
     await runtime.preflight(url);
     const tab = await runtime.tab(targetId);
     await runtime.navigate(tab.page, url);
-    return { targetId: tab.id, url: tab.page.url(), title: await tab.page.title() };
+    const { snapshot } = await snapshotPage(tab.page, { interactive: true, maxChars: 20_000 });
+    return { targetId: tab.id, url: tab.page.url(), title: await tab.page.title(), snapshot };
   }
 
   async snapshot(caller: Caller, options: SnapshotOptions & { targetId?: string }): Promise<Record<string, unknown>> {

@@ -143,7 +143,7 @@ export function browserTool(service: BrowserService, config: () => KernelConfig,
       const caller: Caller = { sandboxed: access.sandboxed };
       try {
         const result = await handleBrowserRequest(service, toRequest(params), caller);
-        if (params.action === 'snapshot') return snapshotResult(result);
+        if (params.action === 'snapshot' || params.action === 'navigate') return snapshotResult(result);
         if (params.action === 'screenshot' || params.action === 'pdf') return fileResult(result);
         return { content: [{ type: 'text', text: JSON.stringify(result) }], details: result };
       } catch (error) {
