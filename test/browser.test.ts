@@ -227,6 +227,9 @@ describe('lifecycle', () => {
       expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: false });
       await idle.runTool('browser', { action: 'navigate', url: `${site.base}/page` });
       expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: true, tabs: 1 });
+      // A call longer than the idle timeout keeps the browser: the clock runs only between calls.
+      expect(json(await idle.runTool('browser', { action: 'act', kind: 'wait', timeMs: 900 }))).toMatchObject({ ok: true, met: ['900 ms'] });
+      expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: true });
       const userData = json(await idle.runTool('browser', { action: 'status' })).userDataDir as string;
       expect(statSync(userData).mode & 0o777).toBe(0o700);
       const deadline = Date.now() + 10_000;

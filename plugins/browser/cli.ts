@@ -205,7 +205,10 @@ export async function browserCommand(argv: string[], ctx: CliContext, api: Plugi
   const request = toRequest(command, parsed.positionals, flags);
   const profile = flags['browser-profile'] ?? parent['browser-profile'];
   if (profile) request.query = { ...request.query, profile };
-  const result = await withCliGateway(gateway, ctx, api, (client) => client.request<Record<string, unknown>>('browser.request', { ...request, idempotencyKey: randomUUID() }));
+  // As OpenClaw's CLI: the request may take its own timeout (a long wait) plus 10 s for the transport.
+  const waitMs = typeof request.body?.timeoutMs === 'number' ? request.body.timeoutMs : 0;
+  const timeoutMs = Math.max(gateway.timeout === undefined ? 30_000 : Number(gateway.timeout), waitMs) + 10_000;
+  const result = await withCliGateway(gateway, ctx, api, (client) => client.request<Record<string, unknown>>('browser.request', { ...request, idempotencyKey: randomUUID() }, { timeoutMs }));
   if (parent.json || flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else print(command, result, ctx);
   return 0;

@@ -50,52 +50,58 @@ export async function handleBrowserRequest(service: BrowserService, request: Bro
   switch (route) {
     case 'GET /':
       return service.status(who);
-    case 'POST /start':
-      await service.runtime(who).start();
-      return { ok: true, ...service.status(who) };
-    case 'POST /stop':
-      return { ok: true, stopped: await service.runtime(who).stop() };
     case 'GET /profiles':
       return { profiles: service.profiles() };
-    case 'GET /tabs':
-      return { tabs: await service.runtime(who).listTabs() };
-    case 'POST /tabs/open':
-      return { ok: true, tab: await service.runtime(who).open(text(body.url, 'url', true)!, text(body.label, 'label')) };
-    case 'POST /tabs/focus':
-      return { ok: true, tab: await service.runtime(who).focus(text(targetId, 'targetId', true)!) };
-    case 'GET /snapshot':
-      return service.snapshot(who, {
-        targetId,
-        interactive: flag(query.interactive),
-        compact: flag(query.compact),
-        depth: int(query.depth, 'depth'),
-        labels: flag(query.labels),
-        selector: text(query.selector, 'selector'),
-        maxChars: int(query.maxChars, 'maxChars'),
-      });
-    case 'POST /screenshot':
-      return {
-        ok: true,
-        ...(await service.screenshot(who, {
+    case 'POST /stop':
+      return { ok: true, stopped: await service.runtime(who).stop() };
+  }
+  // Everything else uses the browser: counted as a call, so the idle timer waits for it.
+  const runtime = service.runtime(who);
+  return runtime.using(async () => {
+    switch (route) {
+      case 'POST /start':
+        await runtime.start();
+        return { ok: true, ...service.status(who) };
+      case 'GET /tabs':
+        return { tabs: await runtime.listTabs() };
+      case 'POST /tabs/open':
+        return { ok: true, tab: await runtime.open(text(body.url, 'url', true)!, text(body.label, 'label')) };
+      case 'POST /tabs/focus':
+        return { ok: true, tab: await runtime.focus(text(targetId, 'targetId', true)!) };
+      case 'DELETE /tabs':
+        return { ok: true, closed: await runtime.close() };
+      case 'GET /snapshot':
+        return service.snapshot(who, {
           targetId,
-          fullPage: flag(body.fullPage),
-          ref: text(body.ref, 'ref'),
-          element: text(body.element, 'element'),
-          type: text(body.type, 'type') as ScreenshotRequest['type'],
-        })),
-      };
-    case 'POST /navigate':
-      return { ok: true, ...(await service.navigate(who, text(body.url, 'url', true)!, targetId)) };
-    case 'POST /act':
-      if (typeof body.kind !== 'string') throw new BrowserInputError('act needs kind (click, type, fill, press, hover, select, wait)');
-      return service.act(who, { ...(body as unknown as ActRequest), targetId });
-    case 'DELETE /tabs':
-      return { ok: true, closed: await service.runtime(who).close() };
-    case 'POST /pdf':
-      return { ok: true, ...(await service.pdf(who, targetId)) };
-  }
-  if (request.method === 'DELETE' && path.startsWith('/tabs/')) {
-    return { ok: true, closed: await service.runtime(who).close(decodeURIComponent(path.slice('/tabs/'.length))) };
-  }
-  throw new BrowserInputError(`no browser route ${route} (routes: ${ROUTES.join(', ')})`);
+          interactive: flag(query.interactive),
+          compact: flag(query.compact),
+          depth: int(query.depth, 'depth'),
+          labels: flag(query.labels),
+          selector: text(query.selector, 'selector'),
+          maxChars: int(query.maxChars, 'maxChars'),
+        });
+      case 'POST /screenshot':
+        return {
+          ok: true,
+          ...(await service.screenshot(who, {
+            targetId,
+            fullPage: flag(body.fullPage),
+            ref: text(body.ref, 'ref'),
+            element: text(body.element, 'element'),
+            type: text(body.type, 'type') as ScreenshotRequest['type'],
+          })),
+        };
+      case 'POST /navigate':
+        return { ok: true, ...(await service.navigate(who, text(body.url, 'url', true)!, targetId)) };
+      case 'POST /act':
+        if (typeof body.kind !== 'string') throw new BrowserInputError('act needs kind (click, type, fill, press, hover, select, wait)');
+        return service.act(who, { ...(body as unknown as ActRequest), targetId });
+      case 'POST /pdf':
+        return { ok: true, ...(await service.pdf(who, targetId)) };
+    }
+    if (request.method === 'DELETE' && path.startsWith('/tabs/')) {
+      return { ok: true, closed: await runtime.close(decodeURIComponent(path.slice('/tabs/'.length))) };
+    }
+    throw new BrowserInputError(`no browser route ${route} (routes: ${ROUTES.join(', ')})`);
+  });
 }

@@ -47,6 +47,7 @@ export class ProfileRuntime {
   private proxy: PolicyProxy | undefined;
   private starting: Promise<BrowserContext> | undefined;
   private stopping: Promise<boolean> | undefined;
+  private inFlight = 0;
   private readonly tabs = new Map<string, Tab>();
   private nextTab = 1;
   private activeTab: string | undefined;
@@ -85,11 +86,25 @@ export class ProfileRuntime {
     return this.proxy?.blocked ?? [];
   }
 
-  /** Marks a call: the idle clock starts again. */
+  /** Runs one call; the idle clock stops while any call runs and starts again when the last ends. */
+  async using<T>(work: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    try {
+      return await work();
+    } finally {
+      this.inFlight--;
+      this.touch();
+    }
+  }
+
+  /** Marks use: the idle clock starts again (unless a call is still running). */
   private touch(): void {
     this.lastUsedAt = Date.now();
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    if (this.options.idleTimeoutMs > 0 && this.context) {
+    this.idleTimer = undefined;
+    if (this.options.idleTimeoutMs > 0 && this.context && this.inFlight === 0) {
       this.idleTimer = setTimeout(() => {
         this.options.logger.info(`browser profile ${this.name} idle for ${this.options.idleTimeoutMs} ms: closing it`);
         void this.stop();
@@ -99,6 +114,8 @@ export class ProfileRuntime {
   }
 
   async start(): Promise<BrowserContext> {
+    // A call that arrives while an idle stop is closing the browser waits and launches anew.
+    if (this.stopping) await this.stopping;
     if (this.context) {
       this.touch();
       return this.context;

@@ -114,7 +114,7 @@ export function browserTool(service: BrowserService, config: () => KernelConfig,
     name: 'browser',
     label: 'Browser',
     description:
-      'Drive a real browser. Typical loop: navigate or open a URL, snapshot (interactive: true for just the controls) to get element refs such as e12, then act with {kind: click|type|fill|press|hover|select|wait, ref, …}, and snapshot again (refs change after navigation). screenshot and pdf save files. Private and loopback addresses are blocked unless the owner trusts them.',
+      'Drive a real browser. Typical loop: navigate or open a URL, snapshot (interactive: true for just the controls) to get element refs such as e12, then act with {kind: click|type|fill|press|hover|select|wait, ref, …}, and snapshot again (refs change after navigation; navigate already returns the new interactive snapshot). screenshot and pdf save a file and return its path (MEDIA:<path>; reply with [[media:<path>]] to send it). Private and loopback addresses are blocked unless the owner trusts them.',
     parameters: {
       type: 'object',
       required: ['action'],
