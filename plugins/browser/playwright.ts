@@ -6,7 +6,7 @@ import type { BrowserType } from 'playwright-core';
 import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/runtime-deps.js';
 
 /** Same entry as the manifest's `runtimeDependencies` (test/browser-units.test.ts keeps them equal). */
-export const PLAYWRIGHT_CORE: RuntimeDependency = { name: 'playwright-core', version: '^1.55.0', approxSizeMb: 10 };
+export const PLAYWRIGHT_CORE: RuntimeDependency = { name: 'playwright-core', version: '^1.65.0', approxSizeMb: 14 };
 
 export async function loadChromium(deps: RuntimeDepOptions): Promise<BrowserType> {
   const mod = await importRuntimeDep<{ chromium?: BrowserType; default?: { chromium?: BrowserType } }>(PLAYWRIGHT_CORE, { retryCommand: 'claw plugins enable browser', ...deps });

@@ -41,7 +41,8 @@ export function urlCheck(policy: BrowserSsrfPolicy, strict: boolean, resolve?: R
     const target = await resolveTarget(url, trusted ? { dangerouslyAllowPrivateNetwork: true } : {}, resolve);
     if ('refused' in target && !trusted) {
       const hint = strict ? ' (a sandboxed session reaches public addresses only)' : '; trust it in browser.ssrfPolicy.allowedHostnames';
-      return { refused: target.refused.replace(/; trust the host explicitly to allow it$/, hint) };
+      // The SDK's own advice ("trust the host…") is replaced by the browser's key or the sandbox rule.
+      return { refused: `${target.refused.split('; trust')[0]}${hint}` };
     }
     return target;
   };
