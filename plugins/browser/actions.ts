@@ -41,7 +41,7 @@ export function normalizeRef(ref: string | undefined, what = 'ref'): string {
   const value = ref?.trim();
   if (!value) throw new BrowserInputError(`${what} is required (a ref from the last snapshot, such as e12)`);
   if (/^\d+$/.test(value)) return `e${value}`;
-  if (!/^[a-z]*\d*e\d+$|^ax\d+$/i.test(value)) throw new BrowserInputError(`${what} "${value}" is not a snapshot ref (such as e12 or f1e3); CSS selectors are not accepted for actions`);
+  if (!/^(f\d+)?e\d+$/.test(value)) throw new BrowserInputError(`${what} "${value}" is not a snapshot ref (such as e12 or f1e3); CSS selectors are not accepted for actions`);
   return value;
 }
 
