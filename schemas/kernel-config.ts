@@ -322,6 +322,12 @@ export const SandboxConfigSchema = Type.Object(
         Strict,
       ),
     ),
+    browser: Type.Optional(
+      Type.Object(
+        { allowHostControl: Type.Optional(Type.Boolean({ description: 'Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only.' })) },
+        Strict,
+      ),
+    ),
     prune: Type.Optional(
       Type.Object(
         {

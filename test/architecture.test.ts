@@ -39,9 +39,11 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * exec approval step (kernel/tools/approval.ts): 3,882 with all three. Issue 15 added 33 for
  * the sub-agent layers of the tool policy (kernel/tools/policy.ts), so a sub-agent session is
  * narrowed by its depth whoever calls the tool, not only by the default agent loop: 3,913.
+ * Issue 16 added 1 for OpenClaw's group:ui (browser, canvas): without it `deny: ["group:ui"]`
+ * matched no tool and left the browser allowed.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3915;
+const KERNEL_LINE_BUDGET = 3916;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

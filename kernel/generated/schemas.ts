@@ -428,6 +428,16 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   },
                   "additionalProperties": false
                 },
+                "browser": {
+                  "type": "object",
+                  "properties": {
+                    "allowHostControl": {
+                      "type": "boolean",
+                      "description": "Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only."
+                    }
+                  },
+                  "additionalProperties": false
+                },
                 "prune": {
                   "type": "object",
                   "properties": {
@@ -906,6 +916,16 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                         "type": "string",
                         "minLength": 1,
                         "description": "Name prefix of sandbox containers (Docker backend, default openclaw-sbx-)."
+                      }
+                    },
+                    "additionalProperties": false
+                  },
+                  "browser": {
+                    "type": "object",
+                    "properties": {
+                      "allowHostControl": {
+                        "type": "boolean",
+                        "description": "Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only."
                       }
                     },
                     "additionalProperties": false

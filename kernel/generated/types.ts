@@ -92,6 +92,10 @@ export type KernelConfig = {
           /** Name prefix of sandbox containers (Docker backend, default openclaw-sbx-). */
           containerPrefix?: string;
         };
+        browser?: {
+          /** Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only. */
+          allowHostControl?: boolean;
+        };
         prune?: {
           /** Remove a sandbox idle this long (Docker backend, default 24). */
           idleHours?: number;
@@ -227,6 +231,10 @@ export type KernelConfig = {
           readOnlyRoot?: boolean;
           /** Name prefix of sandbox containers (Docker backend, default openclaw-sbx-). */
           containerPrefix?: string;
+        };
+        browser?: {
+          /** Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only. */
+          allowHostControl?: boolean;
         };
         prune?: {
           /** Remove a sandbox idle this long (Docker backend, default 24). */

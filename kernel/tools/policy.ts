@@ -13,6 +13,7 @@ export const TOOL_GROUPS: Readonly<Record<string, readonly string[]>> = {
   'group:sessions': ['sessions_list', 'sessions_history', 'sessions_send', 'sessions_spawn', 'subagents', 'session_status'],
   'group:memory': ['memory_search', 'memory_get'],
   'group:web': ['web_search', 'web_fetch'],
+  'group:ui': ['browser', 'canvas'],
 };
 
 export type ToolProfile = 'minimal' | 'coding' | 'messaging' | 'full';

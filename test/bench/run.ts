@@ -29,6 +29,8 @@
  *   subagent-announce  sessions_spawn → child turn → announce turn in the parent, instant model
  *   subagent-fanout    50 children at once under the `subagent` lane cap (8): peak running, total time
  *   web-fetch    web_fetch of a local 1 MB HTML page through the tool choke point: first call, p50/p95, RSS added
+ *   browser      cold start (fresh profile, Chromium launch, first page) to the first snapshot;
+ *                snapshot p50/p95 on a small and a 200-section page, full and interactive
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -467,4 +469,5 @@ if (want('cron-drift')) await cronDriftBench(line, quick);
 if (want('subagent-announce')) await (await import('./subagents.js')).subagentAnnounceBench(line, quick);
 if (want('subagent-fanout')) await (await import('./subagents.js')).subagentFanoutBench(line);
 if (want('web-fetch')) await (await import('./web-fetch.js')).webFetchBench(line, quick);
+if (want('browser')) await (await import('./browser.js')).browserBench(line);
 if (want('install-size')) benchInstallSize();

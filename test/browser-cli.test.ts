@@ -1,0 +1,79 @@
+/**
+ * `claw browser` against a real gateway process (the built CLI): the browser lives in the
+ * gateway, the CLI drives it through browser.request with OpenClaw's subcommands and flags.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claw, startCliGateway, tempDir } from './helpers.js';
+import { startTestSite, type TestSite } from './browser-pages.js';
+
+let site: TestSite;
+beforeAll(async () => {
+  site = await startTestSite();
+});
+afterAll(() => site?.close());
+
+describe('claw browser', () => {
+  it('start, open, tabs, snapshot, type/click by ref, wait, screenshot, pdf, close, stop through a running gateway', async () => {
+    const stateDir = tempDir('claw-browser-cli-');
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ browser: { ssrfPolicy: { allowedHostnames: ['127.0.0.1'] }, profiles: { work: {} } } }));
+    const env = { OPENCLAW_STATE_DIR: stateDir };
+    const gw = await startCliGateway(env);
+    const run = async (...args: string[]) => {
+      const result = await claw(['browser', ...args], env);
+      return { ...result, json: () => JSON.parse(result.stdout) };
+    };
+
+    expect((await run('--json', 'status')).json()).toMatchObject({ enabled: true, profile: 'openclaw', running: false });
+    expect((await run('profiles')).stdout).toBe('openclaw (default)  stopped\nwork  stopped\n');
+    expect((await run('start')).json()).toMatchObject({ ok: true, running: true });
+    const opened = (await run('open', `${site.base}/page`, '--label', 'controls')).json();
+    expect(opened.tab).toMatchObject({ tabId: 't1', label: 'controls', url: `${site.base}/page` });
+    expect((await run('tabs')).stdout).toContain(`* t1 (controls)  ${site.base}/page  Test page`);
+
+    const snapshot = (await run('snapshot', '--interactive')).stdout;
+    const ref = (role: string, name: string) => new RegExp(`${role} "${name}" \\[ref=e(\\d+)\\]`).exec(snapshot)![1]!;
+    expect(snapshot.trim().split('\n').every((line) => /^- (textbox|combobox|button|link) "/.test(line))).toBe(true);
+    expect((await run('type', ref('textbox', 'Email'), 'cli@example.com')).code).toBe(0);
+    expect((await run('select', ref('combobox', 'Colour'), 'g')).json()).toMatchObject({ selected: ['g'] });
+    // A bare number is the short form of the ref e<n>, as OpenClaw's CLI prints it.
+    expect((await run('click', ref('button', 'Go'))).code).toBe(0);
+    expect((await run('wait', '--text', 'clicked cli@example.com g', '--timeout-ms', '5000')).json()).toMatchObject({ ok: true, met: ['text "clicked cli@example.com g"'] });
+    const compact = (await run('--json', 'snapshot', '--compact', '--depth', '3', '--target-id', 'controls')).json();
+    expect(compact).toMatchObject({ targetId: 't1', stats: { refs: expect.any(Number) } });
+
+    expect((await run('navigate', `${site.base}/delayed`)).code).toBe(0);
+    const combined = await run('wait', '#main', '--url', '**/dash', '--load', 'load', '--fn', 'window.ready===true', '--timeout-ms', '5000');
+    expect(combined.json().met).toEqual(['url **/dash', 'load load', 'selector #main', 'fn window.ready===true']);
+    const late = await run('wait', '--url', '**/never', '--timeout-ms', '100');
+    expect(late.code).toBe(1);
+    expect(late.stderr).toMatch(/INVALID_REQUEST: wait timed out after 100 ms: url \*\*\/never did not happen/);
+
+    const shot = (await run('screenshot', '--full-page')).stdout.trim();
+    expect(shot).toMatch(/^MEDIA:.*\.png$/);
+    expect(readFileSync(shot.slice('MEDIA:'.length)).subarray(1, 4).toString()).toBe('PNG');
+    const pdf = (await run('pdf')).stdout.trim();
+    expect(readFileSync(pdf.slice('MEDIA:'.length)).subarray(0, 5).toString()).toBe('%PDF-');
+
+    const blocked = await run('navigate', `${site.secret}/`);
+    expect(blocked.code).toBe(1);
+    expect(blocked.stderr).toMatch(/navigation blocked: 127\.0\.0\.2 resolves to 127\.0\.0\.2, a loopback/);
+    expect(site.secretHits).toEqual([]);
+
+    expect((await run('--browser-profile', 'work', 'open', `${site.base}/form`)).json().tab).toMatchObject({ tabId: 't1' });
+    expect((await run('profiles')).stdout).toBe('openclaw (default)  running\nwork  running\n');
+    expect((await run('close', 'controls')).json()).toEqual({ ok: true, closed: 't1' });
+    expect((await run('tabs')).stdout).toBe('no tabs\n');
+
+    const usage = await run('click');
+    expect(usage).toMatchObject({ code: 2, stderr: 'claw: missing <ref>\n' });
+    expect((await run('frobnicate')).stderr).toMatch(/unknown browser command "frobnicate"/);
+    expect((await run('snapshot', '--depth', 'x')).stderr).toMatch(/--depth must be a whole number/);
+
+    expect((await run('stop')).json()).toEqual({ ok: true, stopped: true });
+    expect((await run('--json', 'status')).json()).toMatchObject({ running: false });
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+  }, 90_000);
+});
