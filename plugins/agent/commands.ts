@@ -18,6 +18,7 @@ import {
   resetTriggersFrom,
   resolveModelInput,
   sessionSandbox,
+  type ChatCommandInfo,
   type CommandOutcome,
   type DispatchInput,
   type DropPolicy,
@@ -30,7 +31,7 @@ import {
 } from '../../sdk/agent/index.js';
 import { commandHook } from './internal-hooks.js';
 import type { AgentRuntime } from './runtime.js';
-import { genericSkillCommand, runSkillCommand, skillHelpLines } from './skill-commands.js';
+import { genericSkillCommand, runSkillCommand, skillCommands, skillHelpLines } from './skill-commands.js';
 
 
 
@@ -500,6 +501,24 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
   const window = entry?.contextTokens || (await runtime.models.info(runtime.models.chain(settings, entry?.model)[0] ?? '', settings)).contextWindow;
   lines.push('', `Session tokens (cached): ${formatNumber(entry?.totalTokens ?? 0)} total / ctx=${formatNumber(window)}`);
   return lines.join('\n');
+}
+
+/** Every command a user can send the agent, once each (aliases left out), for command menus. */
+export function commandList(runtime: AgentRuntime, agentId: string): ChatCommandInfo[] {
+  const seen = new Set<unknown>();
+  const out: ChatCommandInfo[] = [{ name: 'new', description: 'start a new session ([model])', source: 'builtin' }, { name: 'reset', description: 'start a new session ([model])', source: 'builtin' }];
+  for (const [name, command] of Object.entries(BUILTINS)) {
+    if (seen.has(command)) continue;
+    seen.add(command);
+    out.push({ name, description: command.description, source: 'builtin' });
+  }
+  for (const info of runtime.kernel.capabilities.list('command')) out.push({ name: info.name, description: `from plugin ${info.pluginId}`, source: 'plugin' });
+  for (const skill of skillCommands(runtime, { agentId, message: '' }, reservedNames())) out.push({ name: skill.name, description: firstLineOf(skill.description) || `skill ${skill.skillName}`, source: 'skill' });
+  return out;
+}
+
+function firstLineOf(text: string): string {
+  return text.split('\n')[0]!.trim();
 }
 
 function helpText(scope: CommandScope): string {
