@@ -142,11 +142,16 @@ export class DraftReply {
     await this.inflight;
     const page = this.pages[this.consumed];
     if (!page || piece.media?.length || !piece.text?.trim() || piece.replyTo !== this.replyFor(this.consumed)) return undefined;
+    // The final edit keeps the same pace as the preview: a 429's retry_after, then the edit interval.
+    const wait = Math.max(this.pausedUntil, this.lastCallAt + EDIT_INTERVAL_MS) - this.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    this.lastCallAt = this.now();
     try {
       await this.sender.finishPreview(this.target.to, page.id, piece.text);
     } catch (error) {
       const failure = apiFailure(error);
       // Rate limits and outages: the kernel retries this piece, which finds the page again.
+      if (failure?.error_code === 429) this.pausedUntil = this.now() + (failure.parameters?.retry_after ?? 1) * 1000;
       if (!failure || failure.error_code === 429 || failure.error_code >= 500) throw toSendError(error, 'editMessageText');
       // The page is gone (deleted by the user) or cannot take this text: send it anew.
       this.logger.warn(`telegram: could not finish a reply preview in ${this.target.to} (${describeError(error)}); sending it as a new message`);

@@ -140,7 +140,7 @@ export interface AgentService {
    * The slash commands a user can send this agent (built-in, plugin and user-invocable
    * skill commands), for command menus. Aliases are left out.
    */
-  commands?(agentId?: string): ChatCommandInfo[];
+  commands?(agentId?: string): Promise<ChatCommandInfo[]>;
   /** The session's entry changed (or was deleted) outside a run: queue settings follow it. */
   sessionChanged(sessionKey: string, entry: SessionEntry | undefined): void;
 }
