@@ -19,7 +19,6 @@ import { claw, sleep, tempDir } from './helpers.js';
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
 const api = new FakeTelegramApi();
 const ADA = { id: 1001, first_name: 'Ada' };
-const BOB = { id: 1002, first_name: 'Bob' };
 const GROUP = -1001234567890;
 const MENTION = `@${api.bot.username}`;
 
@@ -226,10 +225,12 @@ describe('telegram at OpenClaw’s level', () => {
       expect(callsIn(ADA.id, 'sendMessage')[0]!.result.text).toBe('a slow answer that takes two seconds to write');
       expect(api.callsTo('editMessageText')).toEqual([]);
     }
-    // A mode claw does not have is refused by name, not ignored.
+    // A mode or option claw does not have is refused by name, not ignored.
+    const lastError = async () => (await kernel!.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')!.accounts[0]!.lastError;
     await boot({ streaming: 'progress' });
-    const [account] = (await kernel!.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')!.accounts;
-    expect(account!.lastError).toMatch(/channels\.telegram\.streaming must be "partial".*"block".*"off" \(got "progress"\)/);
+    expect(await lastError()).toMatch(/channels\.telegram\.streaming must be "partial".*"block".*"off" \(got "progress"\)/);
+    await boot({ streaming: { mode: 'partial', preview: { toolProgress: false } } });
+    expect(await lastError()).toBe('channels.telegram.streaming.preview is not supported (channels.telegram.streaming takes mode)');
   });
 
   it('in "block" mode, moves the preview forward in draftChunk steps', async () => {

@@ -141,8 +141,15 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
   };
 }
 
+/** OpenClaw options claw does not have are refused by name rather than ignored. */
+function unsupportedKeys(section: AnyRecord, known: readonly string[], where: string): void {
+  const unknown = Object.keys(section).filter((key) => !known.includes(key));
+  if (unknown.length > 0) throw new TelegramConfigError(`${where}.${unknown[0]} is not supported (${where} takes ${known.join(', ')})`);
+}
+
 /** `streaming: "partial" | "block" | "off"` or `{ mode }`; OpenClaw's older `streamMode` and booleans too. */
 function resolveStreaming(raw: AnyRecord, where: string): StreamingMode {
+  if (isRecord(raw.streaming)) unsupportedKeys(raw.streaming, ['mode'], `${where}.streaming`);
   const value = isRecord(raw.streaming) ? raw.streaming.mode : (raw.streaming ?? raw.streamMode);
   if (value === undefined) return 'partial';
   if (value === true) return 'partial';
@@ -155,6 +162,7 @@ function resolveStreaming(raw: AnyRecord, where: string): StreamingMode {
 function resolveDraftChunk(raw: AnyRecord, where: string): { minChars: number; maxChars: number } {
   if (raw.draftChunk === undefined) return { minChars: 200, maxChars: 800 };
   if (!isRecord(raw.draftChunk)) throw new TelegramConfigError(`${where}.draftChunk must be an object: { minChars, maxChars }`);
+  unsupportedKeys(raw.draftChunk, ['minChars', 'maxChars'], `${where}.draftChunk`);
   const minChars = raw.draftChunk.minChars ?? 200;
   const maxChars = raw.draftChunk.maxChars ?? 800;
   if (!Number.isInteger(minChars) || !Number.isInteger(maxChars) || (minChars as number) < 1 || (maxChars as number) < (minChars as number) || (maxChars as number) > 4096) {
@@ -167,6 +175,7 @@ function resolveDraftChunk(raw: AnyRecord, where: string): { minChars: number; m
 function resolveCommandMenu(raw: AnyRecord, where: string): CommandMenuSettings {
   if (raw.commands !== undefined && !isRecord(raw.commands)) throw new TelegramConfigError(`${where}.commands must be an object: { native, nativeSkills }`);
   const commands = (raw.commands ?? {}) as AnyRecord;
+  unsupportedKeys(commands, ['native', 'nativeSkills'], `${where}.commands`);
   const flag = (key: string, fallback: boolean): boolean => {
     const value = commands[key];
     if (value === undefined || value === 'auto') return fallback;
