@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { definePlugin, type ModelRequest, type ModelStreamEvent } from '../sdk/index.js';
+import type { ChatCommandInfo } from '../sdk/agent/index.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, type TestKernel } from '../sdk/testing.js';
 import { joinNegativeValues } from '../sdk/cli.js';
-import { buildMenu, menuName } from '../plugins/channel-telegram/menu.js';
+import { buildMenu, CommandMenu, menuName } from '../plugins/channel-telegram/menu.js';
 import { FakeTelegramApi, type TelegramCall } from './fakes/telegram-api.js';
 import { claw, sleep, tempDir } from './helpers.js';
 
@@ -157,6 +158,31 @@ describe('telegram at OpenClaw’s level', () => {
     expect(menu.commands[1]!.description).toHaveLength(256);
     expect(menu.skipped.join(' ')).toContain("21 command(s) beyond Telegram's limit of 100");
     expect(buildMenu(many, { native: true, nativeSkills: false, custom: [] }).commands).toEqual([]);
+  });
+
+  it('resends the menu only when the command set changed, and retries after a failure', async () => {
+    let set: ChatCommandInfo[] = [{ name: 'status', description: 'status', source: 'builtin' }];
+    const applied: string[][] = [];
+    let fail = false;
+    const menu = new CommandMenu({
+      settings: { native: true, nativeSkills: true, custom: [] },
+      source: async () => set,
+      apply: async (commands) => {
+        if (fail) throw new Error('429: Too Many Requests');
+        applied.push(commands.map((entry) => entry.command));
+      },
+      logger: { info: () => {}, warn: () => {} },
+      where: 'Telegram',
+    });
+    await menu.refresh();
+    await menu.refresh();
+    expect(applied).toEqual([['status']]);
+    set = [...set, { name: 'release-notes', description: 'a new skill', source: 'skill' }];
+    fail = true;
+    await menu.refresh();
+    fail = false;
+    await menu.refresh();
+    expect(applied).toEqual([['status'], ['status', 'release_notes']]);
   });
 
   it('streams a reply into one message, edited at most about once a second, then finishes it in place', async () => {
