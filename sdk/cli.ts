@@ -13,10 +13,36 @@ export class UsageError extends Error {}
 type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 type Parsed<T extends FlagSpec> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
 
+/**
+ * `--to -100200`: Node's parser takes a value starting with "-" for another flag and
+ * refuses it, but Telegram group ids are negative. A string flag followed by "-<digit>…"
+ * gets that word as its value (written `--to=-100200`, which the parser accepts).
+ */
+export function joinNegativeValues(argv: readonly string[], options: FlagSpec): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index]!;
+    const next = argv[index + 1];
+    if (word === '--') {
+      out.push(...argv.slice(index));
+      break;
+    }
+    const long = /^--([^=]+)$/.exec(word)?.[1];
+    const name = long ?? (/^-([^-])$/.test(word) ? Object.keys(options).find((key) => options[key]!.short === word[1]) : undefined);
+    if (name && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`--${name}=${next}`);
+      index++;
+      continue;
+    }
+    out.push(word);
+  }
+  return out;
+}
+
 /** Strict flag parsing; unknown flags become a UsageError that names them. */
 export function parseFlags<T extends FlagSpec>(argv: string[], options: T): Parsed<T> {
   try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return parseArgs({ args: joinNegativeValues(argv, options), options, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify.*$/s, ''));
   }

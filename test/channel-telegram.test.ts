@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../sdk/index.js';
@@ -151,7 +151,7 @@ describe('telegram channel', () => {
   });
 
   it('in a group, keeps unaddressed messages as context and answers an @mention in reply to it', async () => {
-    await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'], groupPolicy: 'open' });
+    await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'], groupPolicy: 'open', replyToMode: 'first' });
     await api.pushUpdate(inGroup('the deploy is at 5pm', BOB));
     await sleep(250);
     expect(sendsTo(GROUP)).toEqual([]);
@@ -300,21 +300,38 @@ describe('telegram channel', () => {
     writeFileSync(image, Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     const outside = join(tempDir(), 'outside.png');
     writeFileSync(outside, 'x');
-    expect(await kernel!.plugins.kernelServices.channels.send({ channel: 'telegram', to: '1001', text: 'x', media: [outside] })).toMatchObject({ delivered: false, error: expect.stringMatching(/outside the workspace/) });
     const channels = kernel!.plugins.kernelServices.channels;
     api.reset();
+    // A refused attachment does not cost the text: it goes with a note naming the file only.
+    const refused = await channels.send({ channel: 'telegram', to: '1001', text: 'here is the chart', media: [outside] });
+    expect(refused).toMatchObject({ delivered: true, pieces: 1, mediaRefused: [expect.stringMatching(/outside the workspace/)] });
+    expect(api.sent()).toHaveLength(1);
+    expect(api.sent()[0]).toMatchObject({ method: 'sendMessage', result: { text: 'here is the chart\n\n[attachment "outside.png" not sent: it is outside the workspace]' } });
+    expect(JSON.stringify(api.calls)).not.toContain(dirname(outside));
+
+    // Short text rides on the first attachment as its caption: one message, not two.
+    api.reset();
     const result = await channels.send({ channel: 'telegram', to: '1001', text: 'see **attached**', media: [image, 'https://example.com/doc.pdf'], replyTo: '7' });
-    expect(result).toMatchObject({ delivered: true, pieces: 3 });
-    const [text, photo, document] = api.sent();
-    expect(text).toMatchObject({ method: 'sendMessage', params: { text: 'see <b>attached</b>', reply_parameters: { message_id: 7, allow_sending_without_reply: true } } });
-    expect(photo!.method).toBe('sendPhoto');
+    expect(result).toMatchObject({ delivered: true, pieces: 2 });
+    const [photo, document] = api.sent();
+    expect(photo).toMatchObject({ method: 'sendPhoto', params: { caption: 'see <b>attached</b>', parse_mode: 'HTML', reply_parameters: { message_id: 7, allow_sending_without_reply: true } }, result: { caption: 'see attached' } });
     expect(photo!.files.photo).toMatchObject({ filename: 'chart.png' });
     expect(photo!.files.photo!.data).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     expect(document).toMatchObject({ method: 'sendDocument', params: { document: 'https://example.com/doc.pdf' } });
+    expect(document!.params.caption).toBeUndefined();
 
+    // Text longer than a caption: the media, then the text.
+    api.reset();
+    const long = `${'A long explanation. '.repeat(60)}end`;
+    expect(await channels.send({ channel: 'telegram', to: '1001', text: long, media: [image] })).toMatchObject({ delivered: true, pieces: 2 });
+    expect(api.sent().map((call) => call.method)).toEqual(['sendPhoto', 'sendMessage']);
+    expect(api.sent()[0]!.params.caption).toBeUndefined();
+    expect(api.sent()[1]!.result.text).toBe(long);
+
+    api.reset();
     const missing = await channels.send({ channel: 'telegram', to: '1001', text: '', media: [join(kernel!.paths.workspaceDir, 'missing.png')] });
-    expect(missing).toMatchObject({ delivered: false, attempts: 0 });
-    expect(missing.error).toContain('does not exist');
+    expect(missing).toMatchObject({ delivered: true, pieces: 1, mediaRefused: [expect.stringContaining('does not exist')] });
+    expect(api.sent()[0]!.result.text).toBe('[attachment "missing.png" not sent: it does not exist]');
   });
 
   it('keeps one chat in order while other chats go ahead', async () => {

@@ -141,9 +141,11 @@ describe('the outbound path', () => {
     expect(refusedMedia(['chart.png'], [workspace])).toMatch(/relative path/);
     expect(refusedMedia(['ftp://x/y'], [workspace])).toMatch(/scheme/);
     const { channel, sent } = flaky([]);
-    const result = await sendOutbound({ ...deps(channel, []), mediaRoots: [workspace] }, { channel: 'chat', to: 'u', text: 'look', media: ['/etc/passwd'] });
-    expect(result).toMatchObject({ delivered: false, error: expect.stringMatching(/outside the workspace/) });
-    expect(sent).toEqual([]);
+    const wide = { ...channel, textLimit: 200 };
+    const result = await sendOutbound({ ...deps(wide, []), mediaRoots: [workspace] }, { channel: 'chat', to: 'u', text: 'look', media: ['/etc/passwd', join(workspace, 'chart.png')] });
+    expect(result).toMatchObject({ delivered: true, pieces: 2, mediaRefused: [expect.stringMatching(/"\/etc\/passwd" is outside the workspace/)] });
+    // The text still goes, with a note that names the file but not where it is; the allowed attachment follows.
+    expect(sent).toEqual(['look\n\n[attachment "passwd" not sent: it is outside the workspace]', '']);
   });
 
   it('computes backoff with jitter within bounds and honours the cap', () => {

@@ -111,7 +111,13 @@ describe('a stopping gateway and Telegram', () => {
   }
 
   const dm = (text: string) => ({ message: api.message({ chatId: 1001, from: { id: 1001 }, text }) });
-  const answersTo = (chatId: number) => api.sent().filter((call) => call.method === 'sendMessage' && String(call.params.chat_id) === String(chatId)).map((call) => call.params.text);
+  /** What the chat shows: each message the bot sent as it reads now (a streamed reply is edited into its preview message). */
+  const answersTo = (chatId: number) =>
+    api
+      .sent()
+      .filter((call) => call.method === 'sendMessage' && String(call.params.chat_id) === String(chatId))
+      .map((call) => api.textOf(chatId, call.result.message_id))
+      .filter((text) => text !== undefined);
   const openRuns = (stateDir: string) => new IntakeJournal(intakeFile(stateDir, 'main')).load().open;
 
   it('SIGTERM lets the reply being written go out, and confirms the update only once it is durable', async () => {

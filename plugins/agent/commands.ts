@@ -18,6 +18,7 @@ import {
   resetTriggersFrom,
   resolveModelInput,
   sessionSandbox,
+  type ChatCommandInfo,
   type CommandOutcome,
   type DispatchInput,
   type DropPolicy,
@@ -30,7 +31,7 @@ import {
 } from '../../sdk/agent/index.js';
 import { commandHook } from './internal-hooks.js';
 import type { AgentRuntime } from './runtime.js';
-import { genericSkillCommand, runSkillCommand, skillHelpLines } from './skill-commands.js';
+import { genericSkillCommand, runSkillCommand, skillCommands, skillHelpLines } from './skill-commands.js';
 
 
 
@@ -300,8 +301,10 @@ async function compactCommand(scope: CommandScope, instructions: string): Promis
 
 async function pluginCommand(scope: CommandScope, name: string, args: string): Promise<CommandOutcome | undefined> {
   const capabilities = scope.runtime.kernel.capabilities;
-  if (!capabilities.list('command').some((info) => info.name.toLowerCase() === name)) return undefined;
-  const info = capabilities.list('command').find((entry) => entry.name.toLowerCase() === name)!;
+  // "/deploy_now" finds "Deploy-Now": command menus (Telegram's) allow only lowercase and "_".
+  const same = (entry: { name: string }) => entry.name.toLowerCase() === name || entry.name.toLowerCase().replace(/-/g, '_') === name.replace(/-/g, '_');
+  const info = capabilities.list('command').find(same);
+  if (!info) return undefined;
   const command = await capabilities.find('command', info.name);
   if (!command) return undefined;
   if (!command.acceptsArgs && args) return { reply: `/${command.name} takes no arguments.` };
@@ -500,6 +503,27 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
   const window = entry?.contextTokens || (await runtime.models.info(runtime.models.chain(settings, entry?.model)[0] ?? '', settings)).contextWindow;
   lines.push('', `Session tokens (cached): ${formatNumber(entry?.totalTokens ?? 0)} total / ctx=${formatNumber(window)}`);
   return lines.join('\n');
+}
+
+/** Every command a user can send the agent, once each (aliases left out), for command menus. */
+export async function commandList(runtime: AgentRuntime, agentId: string): Promise<ChatCommandInfo[]> {
+  const seen = new Set<unknown>();
+  const out: ChatCommandInfo[] = [{ name: 'new', description: 'start a new session ([model])', source: 'builtin' }, { name: 'reset', description: 'start a new session ([model])', source: 'builtin' }];
+  for (const [name, command] of Object.entries(BUILTINS)) {
+    if (seen.has(command)) continue;
+    seen.add(command);
+    out.push({ name, description: command.description, source: 'builtin' });
+  }
+  for (const info of runtime.kernel.capabilities.list('command')) {
+    const command = await runtime.kernel.capabilities.find('command', info.name).catch(() => undefined);
+    out.push({ name: info.name, description: command?.description || `from plugin ${info.pluginId}`, source: 'plugin' });
+  }
+  for (const skill of skillCommands(runtime, { agentId, message: '' }, reservedNames())) out.push({ name: skill.name, description: firstLineOf(skill.description) || `skill ${skill.skillName}`, source: 'skill' });
+  return out;
+}
+
+function firstLineOf(text: string): string {
+  return text.split('\n')[0]!.trim();
 }
 
 function helpText(scope: CommandScope): string {

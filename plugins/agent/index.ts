@@ -10,7 +10,7 @@ import { ModelService, SessionService, type AgentService, type MessagesSection, 
 import { useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
-import { applyInlineDirectives, handleCommand } from './commands.js';
+import { applyInlineDirectives, commandList, handleCommand } from './commands.js';
 import { registerAgentMethods } from './methods.js';
 import { messageTool } from './message-tool.js';
 import { AgentRuntime } from './runtime.js';
@@ -71,6 +71,7 @@ export default definePlugin({
       stop: (sessionKey, reason) => runtime.stop(sessionKey, reason),
       defaultAgent: () => runtime.defaultAgent(),
       isActive: (sessionKey) => runtime.isActive(sessionKey),
+      commands: (agentId) => commandList(runtime, agentId ?? runtime.defaultAgent()),
       resetSession: (agentId, sessionKey, patch) => runtime.resetSession(agentId, sessionKey, patch),
       compactSession: (agentId, sessionKey, instructions) => runtime.compactSession(agentId, sessionKey, instructions),
       sessionChanged(sessionKey, entry) {

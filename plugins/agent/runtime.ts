@@ -670,7 +670,7 @@ export class AgentRuntime {
       }
       ensureDir(settings.workspaceDir, this.logger);
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
-      const blocks = settings.blockStreaming.enabled && input.deliver ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
+      const blocks = settings.blockStreaming.enabled && input.deliver && !input.deliver.livePreview ? new BlockDelivery(this, input, runId, sessionKey, settings.blockStreaming) : undefined;
       const loop = await this.loop();
       const ctx = this.turnContext(input, session, runId, controller, active, withoutSilentToken((stream, data) => {
         this.emitAgent(input, runId, sessionKey, stream, data);
@@ -872,6 +872,7 @@ export class AgentRuntime {
       text: reply.text,
       media: reply.media,
       ...((reply.replyTo ?? target?.replyTo) ? { replyTo: reply.replyTo ?? target?.replyTo } : {}),
+      ...(!reply.replyTo && target?.replyToMode ? { replyToMode: target.replyToMode } : {}),
       // The run's signal: /stop and chat.abort cut a hook that hangs while the reply goes out.
       context: { agentId: input.agentId, sessionKey, runId, channel, signal: this.active.get(sessionKey)?.runId === runId ? this.active.get(sessionKey)!.controller.signal : undefined },
       ...(send

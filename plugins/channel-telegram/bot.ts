@@ -26,10 +26,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAbsolute, join } from 'node:path';
 import type { Bot, Transformer } from 'grammy';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../sdk/index.js';
-import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
+import type { AckReaction, ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage, OutboundMessage, ReplyObserver, SendResult } from '../../sdk/channels/index.js';
+import type { ChatCommandInfo } from '../../sdk/agent/index.js';
 import type { Redactor } from '../../sdk/index.js';
 import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js';
 import { parseMessage, type Attachment, type TgMessage } from './inbound.js';
+import { CommandMenu } from './menu.js';
+import { ReplyTracker } from './replies.js';
 import { describeError, grammySignal, isTokenRejected, TelegramSender } from './send.js';
 
 export type Grammy = typeof import('grammy');
@@ -131,11 +134,16 @@ export class TelegramAccount {
   /** Updates the pipeline refused (the gateway was stopping): never confirmed until accepted. */
   private readonly refused = new Set<number>();
 
+  private readonly replies: ReplyTracker;
+  private readonly menu: CommandMenu;
+
   constructor(
     readonly settings: TelegramAccountSettings,
     private readonly ctx: ChannelAccountContext,
     grammy: Grammy,
     private readonly redact: Pick<Redactor, 'text'>,
+    /** The slash commands and skills the menu lists (the agent's). */
+    commands: () => Promise<readonly ChatCommandInfo[] | undefined>,
   ) {
     this.accountId = settings.accountId;
     this.mode = settings.webhook ? 'webhook' : 'polling';
@@ -146,6 +154,23 @@ export class TelegramAccount {
     this.bot.use((context) => this.accept(context.update.update_id, context.update.message as TgMessage | undefined));
     this.bot.catch((error) => ctx.logger.error(`telegram: update handling failed: ${describeError(error.error)}`));
     this.sender = new TelegramSender(this.bot.api, grammy.InputFile, { linkPreview: settings.linkPreview });
+    this.replies = new ReplyTracker(settings, this.sender, ctx.logger);
+    this.menu = new CommandMenu({ settings: settings.commandMenu, source: commands, apply: (list) => this.sender.setCommands(list), logger: ctx.logger, where: this.where });
+  }
+
+  /** The pipeline hands one of this account's messages to the agent (ack reaction, draft). */
+  replyStarted(message: InboundMessage, ack: AckReaction): ReplyObserver | undefined {
+    return this.replies.started(message, ack);
+  }
+
+  /** One outbound piece; a reply being previewed is finished in its draft message. */
+  send(message: OutboundMessage): Promise<SendResult> {
+    return this.replies.send(message);
+  }
+
+  /** Rebuild the command menu now (the command set may have changed). */
+  refreshMenu(): Promise<void> {
+    return this.menu.refresh();
   }
 
   get webhookPath(): string | undefined {
@@ -247,6 +272,8 @@ export class TelegramAccount {
     while (!signal.aborted) {
       try {
         if (!this.bot.isInited()) await this.bot.init(grammySignal(signal));
+        // The token works: the menu follows the command set from here on.
+        this.menu.start();
         if (this.settings.webhook) {
           if (!this.webhookSet) await this.registerWebhook();
           // Telegram delivers from here on; nothing to run.
@@ -282,6 +309,7 @@ export class TelegramAccount {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.abort.abort();
+      this.menu.stop();
       // bot.stop() confirms the last offset with one more getUpdates; an unreachable API must not hang shutdown.
       if (this.bot.isRunning()) await settleWithin(this.bot.stop(), STOP_TIMEOUT_MS);
       if (this.supervisor) await settleWithin(this.supervisor, STOP_TIMEOUT_MS);

@@ -28,6 +28,27 @@ export interface TelegramAccountSettings {
   mediaMaxBytes: number;
   /** Telegram's link previews under messages with URLs. */
   linkPreview: boolean;
+  /** How a reply shows while it is written: edits of one message (partial, block) or not at all. */
+  streaming: StreamingMode;
+  /** `draftChunk`: how far the preview advances at a time in "block" mode. */
+  draftChunk: { minChars: number; maxChars: number };
+  /** `replyToMode`: replies quote the message they answer on no piece, the first, or all. */
+  replyToMode: 'off' | 'first' | 'all';
+  /** `reactionLevel: "off"` turns acknowledgement reactions off for the account. */
+  reactions: boolean;
+  /** The bot's command menu (setMyCommands). */
+  commandMenu: CommandMenuSettings;
+}
+
+export type StreamingMode = 'off' | 'partial' | 'block';
+
+export interface CommandMenuSettings {
+  /** `commands.native`: built-in and plugin commands in the menu. */
+  native: boolean;
+  /** `commands.nativeSkills`: user-invocable skills in the menu. */
+  nativeSkills: boolean;
+  /** `customCommands`: extra menu entries. */
+  custom: Array<{ command: string; description: string }>;
 }
 
 export class TelegramConfigError extends Error {
@@ -97,6 +118,14 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
   const mediaMaxMb = raw.mediaMaxMb ?? DEFAULT_MEDIA_MAX_MB;
   if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0)) throw new TelegramConfigError(`${where}.mediaMaxMb must be a positive number`);
 
+  for (const key of ['ackReaction'] as const) {
+    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw new TelegramConfigError(`${where}.${key} must be an emoji such as "👀" ("" turns it off)`);
+  }
+  if (raw.replyToMode !== undefined && !['off', 'first', 'all'].includes(raw.replyToMode as string)) throw new TelegramConfigError(`${where}.replyToMode must be "off", "first" or "all"`);
+  if (raw.reactionLevel !== undefined && !['off', 'ack', 'minimal', 'extensive'].includes(raw.reactionLevel as string)) {
+    throw new TelegramConfigError(`${where}.reactionLevel must be "off", "ack", "minimal" or "extensive"`);
+  }
+
   return {
     accountId,
     token,
@@ -104,6 +133,67 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
     webhook: resolveWebhook(accountId, raw, token, where),
     mediaMaxBytes: Math.round(mediaMaxMb * 1024 * 1024),
     linkPreview: raw.linkPreview !== false,
+    streaming: resolveStreaming(raw, where),
+    draftChunk: resolveDraftChunk(raw, where),
+    replyToMode: (raw.replyToMode as 'off' | 'first' | 'all' | undefined) ?? 'off',
+    reactions: raw.reactionLevel !== 'off',
+    commandMenu: resolveCommandMenu(raw, where),
+  };
+}
+
+/** OpenClaw options claw does not have are refused by name rather than ignored. */
+function unsupportedKeys(section: AnyRecord, known: readonly string[], where: string): void {
+  const unknown = Object.keys(section).filter((key) => !known.includes(key));
+  if (unknown.length > 0) throw new TelegramConfigError(`${where}.${unknown[0]} is not supported (${where} takes ${known.join(', ')})`);
+}
+
+/** `streaming: "partial" | "block" | "off"` or `{ mode }`; OpenClaw's older `streamMode` and booleans too. */
+function resolveStreaming(raw: AnyRecord, where: string): StreamingMode {
+  if (isRecord(raw.streaming)) unsupportedKeys(raw.streaming, ['mode'], `${where}.streaming`);
+  const value = isRecord(raw.streaming) ? raw.streaming.mode : (raw.streaming ?? raw.streamMode);
+  if (value === undefined) return 'partial';
+  if (value === true) return 'partial';
+  if (value === false) return 'off';
+  if (value === 'off' || value === 'partial' || value === 'block') return value;
+  const key = isRecord(raw.streaming) ? 'streaming.mode' : raw.streaming !== undefined ? 'streaming' : 'streamMode';
+  throw new TelegramConfigError(`${where}.${key} must be "partial" (edit one message as the reply grows), "block" (in chunks, see draftChunk) or "off" (got ${JSON.stringify(value)})`);
+}
+
+function resolveDraftChunk(raw: AnyRecord, where: string): { minChars: number; maxChars: number } {
+  if (raw.draftChunk === undefined) return { minChars: 200, maxChars: 800 };
+  if (!isRecord(raw.draftChunk)) throw new TelegramConfigError(`${where}.draftChunk must be an object: { minChars, maxChars }`);
+  unsupportedKeys(raw.draftChunk, ['minChars', 'maxChars'], `${where}.draftChunk`);
+  const minChars = raw.draftChunk.minChars ?? 200;
+  const maxChars = raw.draftChunk.maxChars ?? 800;
+  if (!Number.isInteger(minChars) || !Number.isInteger(maxChars) || (minChars as number) < 1 || (maxChars as number) < (minChars as number) || (maxChars as number) > 4096) {
+    throw new TelegramConfigError(`${where}.draftChunk needs whole numbers with 1 ≤ minChars ≤ maxChars ≤ 4096`);
+  }
+  return { minChars: minChars as number, maxChars: maxChars as number };
+}
+
+/** `commands.native` / `commands.nativeSkills` ("auto" = on) and `customCommands`. */
+function resolveCommandMenu(raw: AnyRecord, where: string): CommandMenuSettings {
+  if (raw.commands !== undefined && !isRecord(raw.commands)) throw new TelegramConfigError(`${where}.commands must be an object: { native, nativeSkills }`);
+  const commands = (raw.commands ?? {}) as AnyRecord;
+  unsupportedKeys(commands, ['native', 'nativeSkills'], `${where}.commands`);
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value = commands[key];
+    if (value === undefined || value === 'auto') return fallback;
+    if (typeof value !== 'boolean') throw new TelegramConfigError(`${where}.commands.${key} must be true, false or "auto"`);
+    return value;
+  };
+  const native = flag('native', true);
+  const custom = raw.customCommands ?? [];
+  if (!Array.isArray(custom)) throw new TelegramConfigError(`${where}.customCommands must be a list of { command, description }`);
+  return {
+    native,
+    nativeSkills: flag('nativeSkills', native),
+    custom: custom.map((entry, index) => {
+      if (!isRecord(entry) || typeof entry.command !== 'string' || (entry.description !== undefined && typeof entry.description !== 'string')) {
+        throw new TelegramConfigError(`${where}.customCommands[${index}] must be { command: "name", description: "what it does" }`);
+      }
+      return { command: entry.command, description: (entry.description as string | undefined) ?? '' };
+    }),
   };
 }
 

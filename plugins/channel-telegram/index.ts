@@ -8,12 +8,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { definePlugin, type KernelServices } from '../../sdk/index.js';
 import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
+import type { AgentService, ChatCommandInfo } from '../../sdk/agent/index.js';
+import { useService } from '../../sdk/services.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
 import { accountIds, mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
 import { TelegramSender } from './send.js';
 
 /** Telegram's limit for one message's text, counted after formatting is parsed. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
+/** …and for a photo's or document's caption. */
+export const TELEGRAM_CAPTION_LIMIT = 1024;
 
 type AnyRecord = Record<string, unknown>;
 
@@ -24,6 +28,8 @@ export class TelegramChannel {
 
   constructor(
     private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact'>,
+    /** The agent service, for the command menu (undefined when no agent plugin runs). */
+    private readonly agent: () => Promise<AgentService | undefined> = async () => undefined,
   ) {}
 
   plugin(): ChannelPlugin {
@@ -31,9 +37,13 @@ export class TelegramChannel {
       id: 'telegram',
       label: 'Telegram',
       textLimit: TELEGRAM_TEXT_LIMIT,
+      captionLimit: TELEGRAM_CAPTION_LIMIT,
+      // As OpenClaw: replies do not quote the message they answer unless replyToMode says so.
+      defaults: { replyToMode: 'off' },
       start: (ctx) => this.start(ctx),
       stop: (accountId) => this.stop(accountId),
       send: (message) => this.send(message),
+      replyStarted: (message, ack) => this.accounts.get(message.accountId)?.replyStarted(message, ack),
       typing: (target) => this.typing(target),
       status: () => this.status(),
     };
@@ -55,7 +65,7 @@ export class TelegramChannel {
     // The token may come from the environment or an account the redactor did not see as
     // secret: register it, since grammY puts it into every request URL and so every network error.
     this.kernel.redact.add(settings.token);
-    const account = new TelegramAccount(settings, ctx, await loadGrammy(), this.kernel.redact);
+    const account = new TelegramAccount(settings, ctx, await loadGrammy(), this.kernel.redact, () => this.commandsFor(ctx.config as AnyRecord));
     this.accounts.set(ctx.accountId, account);
     ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
     try {
@@ -102,7 +112,16 @@ export class TelegramChannel {
   }
 
   async send(message: OutboundMessage): Promise<SendResult> {
+    const running = this.accounts.get(message.accountId ?? this.defaultAccount());
+    if (running) return running.send(message);
     return (await this.senderFor(message.accountId)).send(message);
+  }
+
+  /** The commands of the agent that answers this account (its `agentId`, else the default agent). */
+  private async commandsFor(config: AnyRecord): Promise<ChatCommandInfo[] | undefined> {
+    const agent = await this.agent();
+    if (!agent?.commands) return undefined;
+    return agent.commands(typeof config.agentId === 'string' ? config.agentId : undefined);
   }
 
   async typing(target: { accountId: string; to: string; threadId?: string }): Promise<void> {
@@ -130,7 +149,7 @@ export class TelegramChannel {
 export default definePlugin({
   id: 'channel-telegram',
   register(api) {
-    const channel = new TelegramChannel(api.kernel);
+    const channel = new TelegramChannel(api.kernel, () => useService<AgentService>(api.kernel, 'agent').catch(() => undefined));
     api.registerChannel(channel.plugin());
     // Telegram authenticates with the secret header, not gateway auth; account paths come
     // from config, so one route takes the whole prefix and dispatches by path.

@@ -37,7 +37,7 @@ interface ApiFailure {
 const CAPTION_LIMIT = 1024;
 const DEFAULT_TIMEOUT_MS = 60_000;
 
-function apiFailure(error: unknown): ApiFailure | undefined {
+export function apiFailure(error: unknown): ApiFailure | undefined {
   const candidate = error as Partial<ApiFailure> | undefined;
   return candidate && typeof candidate.error_code === 'number' && typeof candidate.description === 'string' ? (candidate as ApiFailure) : undefined;
 }
@@ -88,8 +88,14 @@ function replyParams(replyTo: string | undefined): { reply_parameters?: { messag
   return replyTo && /^\d+$/.test(replyTo) ? { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } } : {};
 }
 
+/** An edit that changes nothing: Telegram refuses it, and there is nothing to do. */
+export function isNotModified(error: unknown): boolean {
+  const failure = apiFailure(error);
+  return failure?.error_code === 400 && /message is not modified/i.test(failure.description);
+}
+
 /** Telegram accepts numeric chat ids and @channel usernames; numbers go as numbers. */
-function chatId(to: string): number | string {
+export function chatId(to: string): number | string {
   return /^-?\d+$/.test(to) && Number.isSafeInteger(Number(to)) ? Number(to) : to;
 }
 
@@ -195,6 +201,47 @@ export class TelegramSender {
       }
       throw toSendError(error, method);
     }
+  }
+
+  /** A reply preview page: plain text (a half-written reply may not parse as formatting). */
+  async sendPreview(to: string, text: string, threadId: string | undefined, replyTo: string | undefined): Promise<number> {
+    const sent = await this.api.sendMessage(chatId(to), text, { ...threadParams(threadId), ...replyParams(replyTo), link_preview_options: { is_disabled: true } } as never, this.signal());
+    return sent.message_id;
+  }
+
+  async editPreview(to: string, messageId: number, text: string): Promise<void> {
+    await this.api.editMessageText(chatId(to), messageId, text, { link_preview_options: { is_disabled: true } } as never, this.signal());
+  }
+
+  /** A preview page becomes the final text: formatted, else plain; "not modified" is success. */
+  async finishPreview(to: string, messageId: number, text: string): Promise<void> {
+    const preview = this.options.linkPreview ? {} : { link_preview_options: { is_disabled: true } };
+    try {
+      await this.api.editMessageText(chatId(to), messageId, markdownToTelegramHtml(text), { parse_mode: 'HTML', ...preview } as never, this.signal());
+      return;
+    } catch (error) {
+      if (isNotModified(error)) return;
+      if (!isParseError(error)) throw error;
+    }
+    try {
+      await this.api.editMessageText(chatId(to), messageId, text, preview as never, this.signal());
+    } catch (error) {
+      if (!isNotModified(error)) throw error;
+    }
+  }
+
+  async deleteMessage(to: string, messageId: number): Promise<void> {
+    await this.api.deleteMessage(chatId(to), messageId, this.signal());
+  }
+
+  /** Set (or, with no emoji, clear) the bot's reaction on a message. */
+  async react(to: string, messageId: string, emoji: string | undefined): Promise<void> {
+    await this.api.setMessageReaction(chatId(to), Number(messageId), emoji ? [{ type: 'emoji', emoji } as never] : [], {}, this.signal());
+  }
+
+  async setCommands(commands: Array<{ command: string; description: string }>): Promise<void> {
+    if (commands.length === 0) await this.api.deleteMyCommands({}, this.signal());
+    else await this.api.setMyCommands(commands, {}, this.signal());
   }
 
   async typing(to: string, threadId?: string): Promise<void> {

@@ -13,6 +13,7 @@ import { IntakeClosedError, unknownAgentProblem, type AgentService, type Dispatc
 import { type ChannelPlugin, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
 import { channelSettings, type ChannelSettings } from '../../sdk/channels/config.js';
 import { resolveAgentRoute } from '../../sdk/channels/routing.js';
+import { ackReactionFor } from '../../sdk/channels/ack.js';
 import type { ChannelAccess } from './access.js';
 
 const DEDUPE_WINDOW_MS = 20 * 60_000;
@@ -107,6 +108,10 @@ export class InboundPipeline {
     const typing = channelPlugin?.typing ? () => void channelPlugin.typing!(typingTarget).catch(() => {}) : undefined;
     typing?.();
 
+    // The channel acknowledges the message and may show the reply live while it is written.
+    const observer = channelPlugin?.replyStarted?.(message, ackReactionFor(this.deps.config(), settings.raw, message));
+    const replyToMode = replyToModeOf(settings.raw.replyToMode, isGroup);
+
     const dispatch: DispatchInput = {
       agentId,
       sessionKey,
@@ -126,14 +131,17 @@ export class InboundPipeline {
         to: message.peer.id,
         accountId: message.accountId,
         ...(message.threadId ? { threadId: message.threadId } : {}),
-        ...(isGroup ? { replyTo: message.messageId } : {}),
+        ...(replyToMode !== 'off' ? { replyTo: message.messageId, ...(replyToMode === 'all' ? { replyToMode } : {}) } : {}),
+        ...(observer?.preview ? { livePreview: true } : {}),
       },
+      ...(observer?.preview ? { onEvent: (event) => void (event.kind === 'chat' && event.state === 'delta' && observer.preview!(event.text)) } : {}),
     };
     let handle: Awaited<ReturnType<AgentService['dispatch']>>;
     try {
       // Resolves once the message is on disk: only then may the channel confirm it to the platform.
       handle = await agent.dispatch(dispatch);
     } catch (error) {
+      void observer?.done('unavailable');
       if (!(error instanceof IntakeClosedError)) throw error;
       // Not accepted: a redelivery (after the restart) must not count as a duplicate.
       this.seen.delete(key);
@@ -146,6 +154,10 @@ export class InboundPipeline {
       const stop = () => clearInterval(timer);
       handle.done.then(stop, stop);
       setTimeout(stop, TYPING_MAX_MS).unref();
+    }
+    if (observer) {
+      const finished = (status: string) => Promise.resolve(observer.done(status)).catch((error: unknown) => this.deps.logger.warn(`${channel}: finishing a reply failed: ${(error as Error)?.message ?? String(error)}`));
+      handle.done.then((result) => finished(result.status), () => finished('error'));
     }
     handle.done.catch((error: unknown) => this.deps.logger.error(`${channel}: the run for ${sessionKey} failed: ${(error as Error)?.message ?? String(error)}`));
     return { status: 'dispatched', sessionKey, runId: handle.runId };
@@ -193,4 +205,13 @@ export class InboundPipeline {
       this.seen.delete(key);
     }
   }
+}
+
+/**
+ * `replyToMode` (off | first | all): whether replies quote the message that started them.
+ * Unset, a channel keeps the classic behaviour: groups quote it on the first piece, DMs never.
+ */
+export function replyToModeOf(value: unknown, isGroup: boolean): 'off' | 'first' | 'all' {
+  if (value === 'off' || value === 'first' || value === 'all') return value;
+  return isGroup ? 'first' : 'off';
 }

@@ -19,6 +19,10 @@ export interface DeliveryTarget {
   threadId?: string | number;
   /** Reply to this message (groups: the message that addressed the bot). */
   replyTo?: string;
+  /** `replyTo` on every piece of the reply ("all"), not just the first. */
+  replyToMode?: 'first' | 'all';
+  /** The channel shows the reply live as it is written (Telegram's draft): no block streaming then. */
+  livePreview?: boolean;
   /**
    * The caller's own transport. Without one, replies go to the channel plugin named by
    * `channel` through the kernel's outbound path (chunking, retries).
@@ -102,6 +106,14 @@ export interface CommandOutcome {
 }
 
 /** The agent plugin's service api. */
+/** One slash command as a menu shows it. */
+export interface ChatCommandInfo {
+  /** Without "/". */
+  name: string;
+  description: string;
+  source: 'builtin' | 'plugin' | 'skill';
+}
+
 export interface AgentService {
   dispatch(input: DispatchInput): Promise<RunHandle>;
   /** Dispatch and wait for the result; `signal` aborts the run. */
@@ -124,6 +136,11 @@ export interface AgentService {
   resetSession(agentId: string, sessionKey: string, patch?: SessionPatch): Promise<SessionEntry>;
   /** `/compact`, `sessions.compact`: summarise older turns now, in the session lane. */
   compactSession(agentId: string, sessionKey: string, instructions?: string): Promise<{ compacted: boolean; reason?: string; summarized?: number; compactions?: number; summary?: string }>;
+  /**
+   * The slash commands a user can send this agent (built-in, plugin and user-invocable
+   * skill commands), for command menus. Aliases are left out.
+   */
+  commands?(agentId?: string): Promise<ChatCommandInfo[]>;
   /** The session's entry changed (or was deleted) outside a run: queue settings follow it. */
   sessionChanged(sessionKey: string, entry: SessionEntry | undefined): void;
 }

@@ -9,6 +9,8 @@
 import type { ChannelSendFailure } from '../types/channels.js';
 
 export type {
+  AckReaction,
+  ReplyObserver,
   ChannelAccountContext,
   ChannelPlugin,
   ChannelStatus,
@@ -50,10 +52,13 @@ export {
 } from './config.js';
 
 /** The outbound machinery behind `api.kernel.channels.send` (hooks, media check, chunking, retries). */
-export { sendOutbound, refusedMedia, retryDelay, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';
+export { sendOutbound, refusedMedia, mediaRefusal, refusedMediaNote, retryDelay, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';
 
 /** The channel contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/channels/contract`. */
 export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';
 
 /** Which agent answers a message and under which session key (bindings, OpenClaw's precedence). */
 export { resolveAgentRoute, bindingMatches, bindingTier, configuredBindings, type Binding, type BindingMatch, type ResolvedRoute, type RouteInput, type RouteMatch } from './routing.js';
+
+/** Whether and with which emoji an inbound message is acknowledged (ackReaction, messages.ackReactionScope). */
+export { ackReactionFor, ACK_REACTION_SCOPES, type AckReactionScope } from './ack.js';

@@ -9,7 +9,7 @@
  * at most 30 s with ±10 % jitter, or the platform's own retry_after when it gives one.
  */
 import { realpathSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { basename, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HookBus, TranscriptMessage } from '../types/hooks.js';
 import type {
@@ -41,32 +41,47 @@ export interface OutboundDeps {
 /**
  * Attachments are URLs, or files inside the allowed folders (the workspaces, the media
  * folder): a model that names /etc/passwd or ~/.ssh/id_ed25519 must not get it uploaded.
- * Returns the reason a piece of media is refused, or undefined when all are fine.
+ * Returns why one item is refused (without naming it), or undefined when it may go.
  */
+export function mediaRefusal(item: string, allowedRoots: readonly string[]): string | undefined {
+  if (/^(https?:|data:)/i.test(item)) return undefined;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item)) return 'uses a scheme that cannot be sent (use http(s), data: or a workspace file)';
+  const path = /^file:/i.test(item) ? fileURLToPath(item) : item;
+  if (!isAbsolute(path)) return 'is a relative path; give it as an absolute path inside the workspace';
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch {
+    return 'does not exist';
+  }
+  const inside = allowedRoots.some((root) => {
+    let base = root;
+    try {
+      base = realpathSync(root);
+    } catch {
+      // A root that does not exist holds nothing.
+    }
+    return real !== base && isInside(base, real);
+  });
+  return inside ? undefined : 'is outside the workspace; only files in the workspace or the media folder can be sent';
+}
+
+/** The reason the first refused item is refused, naming it; undefined when all are fine. */
 export function refusedMedia(media: readonly string[], allowedRoots: readonly string[]): string | undefined {
   for (const item of media) {
-    if (/^(https?:|data:)/i.test(item)) continue;
-    if (/^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item)) return `media "${item}" uses a scheme that cannot be sent (use http(s), data: or a workspace file)`;
-    const path = /^file:/i.test(item) ? fileURLToPath(item) : item;
-    if (!isAbsolute(path)) return `media "${item}" is a relative path; give it as an absolute path inside the workspace`;
-    let real: string;
-    try {
-      real = realpathSync(path);
-    } catch {
-      return `media "${item}" does not exist`;
-    }
-    const inside = allowedRoots.some((root) => {
-      let base = root;
-      try {
-        base = realpathSync(root);
-      } catch {
-        // A root that does not exist holds nothing.
-      }
-      return real !== base && isInside(base, real);
-    });
-    if (!inside) return `media "${item}" is outside the workspace; only files in the workspace or the media folder can be sent`;
+    const reason = mediaRefusal(item, allowedRoots);
+    if (reason) return `media "${item}" ${reason}`;
   }
   return undefined;
+}
+
+/**
+ * What the recipient reads in place of a refused attachment: the file's name and the short
+ * reason, never the folder it sits in on this machine.
+ */
+export function refusedMediaNote(item: string, reason: string): string {
+  const name = /^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item) ? item.split(':')[0] + ': link' : basename(/^file:/i.test(item) ? fileURLToPath(item) : item);
+  return `[attachment "${name}" not sent: it ${reason.split(/[;(]/)[0]!.trim()}]`;
 }
 
 /** Longest retry_after we wait for before giving up on the send. */
@@ -97,13 +112,19 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
     context,
   );
   if (sending.cancel) return { delivered: false, cancelled: true, text: request.text, pieces: 0, attempts: 0, messageIds: [] };
-  const text = sending.content ?? request.text;
-  const mediaProblem = deps.mediaRoots ? refusedMedia(request.media ?? [], deps.mediaRoots) : undefined;
-  if (mediaProblem) {
-    await deps.hooks.ready('message_sent');
-    void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: false, error: mediaProblem }, context);
-    return { delivered: false, cancelled: false, text, pieces: 0, attempts: 0, messageIds: [], error: mediaProblem };
-  }
+  // A refused attachment is left out and the text still goes, with a note saying so: a
+  // reply must not vanish because the model named a file it may not send.
+  const mediaRefused: string[] = [];
+  const notes: string[] = [];
+  const media = (request.media ?? []).filter((item) => {
+    const reason = deps.mediaRoots ? mediaRefusal(item, deps.mediaRoots) : undefined;
+    if (!reason) return true;
+    mediaRefused.push(`media "${item}" ${reason}`);
+    notes.push(refusedMediaNote(item, reason));
+    return false;
+  });
+  const text = [sending.content ?? request.text, ...notes].filter((part) => part.trim()).join('\n\n');
+  const refusal = mediaRefused.length > 0 ? { mediaRefused } : {};
   deps.hooks.runSync('before_message_write', { message: { role: 'assistant', content: text, delivery: { channel: request.channel, to: request.to } } as TranscriptMessage }, context);
 
   const channel = request.transport ? undefined : await deps.findChannel(request.channel).catch(() => undefined);
@@ -118,11 +139,16 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   const pieces: OutboundMessage[] = [];
   if (request.transport || !channel) {
     // The caller's own transport takes the reply whole; it knows its limits.
-    if (text.trim() || request.media?.length) pieces.push({ ...base, text, media: (request.media ?? []).map((url) => ({ url })), ...(request.replyTo ? { replyTo: request.replyTo } : {}) });
+    if (text.trim() || media.length) pieces.push({ ...base, text, media: media.map((url) => ({ url })), ...(request.replyTo ? { replyTo: request.replyTo } : {}) });
   } else {
-    // A channel gets pieces within its limit, text first, then each attachment.
-    splitForChannel(text, deps.textLimit(channel, request.accountId)).forEach((piece, index) => pieces.push({ ...base, text: piece, ...(index === 0 && request.replyTo ? { replyTo: request.replyTo } : {}) }));
-    for (const url of request.media ?? []) pieces.push({ ...base, media: [{ url }], ...(pieces.length === 0 && request.replyTo ? { replyTo: request.replyTo } : {}) });
+    // A channel gets pieces within its limit, text first, then each attachment; where the
+    // platform has captions, short text rides on the first attachment and long text follows the media.
+    const replyTo = (index: number) => (request.replyTo && (index === 0 || request.replyToMode === 'all') ? { replyTo: request.replyTo } : {});
+    const captioned = channel.captionLimit !== undefined && media.length > 0 && text.trim() !== '';
+    const textPieces = captioned && text.length <= channel.captionLimit! ? [] : splitForChannel(text, deps.textLimit(channel, request.accountId));
+    const mediaPieces: OutboundMessage[] = media.map((url, index) => ({ ...base, media: [{ url }], ...(index === 0 && textPieces.length === 0 && captioned ? { text } : {}) }));
+    const ordered = captioned ? [...mediaPieces, ...textPieces.map((piece) => ({ ...base, text: piece }))] : [...textPieces.map((piece) => ({ ...base, text: piece })), ...mediaPieces];
+    ordered.forEach((piece, index) => pieces.push({ ...piece, ...replyTo(index) }));
   }
 
   const settings = channel ? deps.retrySettings(request.channel, request.accountId) : DEFAULT_RETRY;
@@ -152,5 +178,5 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   }
   await deps.hooks.ready('message_sent');
   void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: error === undefined, ...(error ? { error } : {}) }, context);
-  return { delivered: error === undefined, cancelled: false, text, pieces: pieces.length, attempts, messageIds, ...(error ? { error } : {}) };
+  return { delivered: error === undefined, cancelled: false, text, pieces: pieces.length, attempts, messageIds, ...refusal, ...(error ? { error } : {}) };
 }

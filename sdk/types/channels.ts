@@ -110,6 +110,11 @@ export interface ChannelPlugin {
   /** Longest text one outbound message may carry; longer text is cut to fit. */
   textLimit: number;
   /**
+   * Longest caption an attachment may carry. Set when the platform has captions: text this
+   * short goes out with the first attachment as one message, longer text after the media.
+   */
+  captionLimit?: number;
+  /**
    * Config this channel has before the user writes any (`channels.<id>` is merged over it).
    * With `enabled: true` the channel runs without being configured — for channels whose
    * access is already controlled elsewhere (WebChat rides on gateway auth).
@@ -121,9 +126,34 @@ export interface ChannelPlugin {
   stop?(accountId: string): void | Promise<void>;
   /** Send one piece (already within textLimit). Throw a ChannelSendFailure to ask for a retry. */
   send(message: OutboundMessage): Promise<SendResult>;
+  /**
+   * The pipeline is handing this message to the agent: the channel may acknowledge it
+   * (`ack.emoji`, resolved from ackReaction / messages.ackReactionScope) and return an
+   * observer that sees the reply as it is written and hears when the run ends.
+   */
+  replyStarted?(message: InboundMessage, ack: AckReaction): ReplyObserver | undefined;
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+}
+
+/** The acknowledgement reaction for one inbound message (none when `emoji` is absent). */
+export interface AckReaction {
+  emoji?: string;
+  /** `messages.removeAckAfterReply`: take it back once the run is over. */
+  removeAfterReply: boolean;
+}
+
+/** A channel's view of one reply while the agent writes it. */
+export interface ReplyObserver {
+  /**
+   * The reply's text so far (the current model message), a few times a second. A channel
+   * that has this shows the reply live (Telegram edits one message); block streaming is
+   * then off for the reply, so nothing is streamed twice.
+   */
+  preview?(text: string): void;
+  /** The run is over and its replies went out (or it was not accepted: "unavailable"). */
+  done(status: string): void | Promise<void>;
 }
 
 /** One message for the outbound path (`api.kernel.channels.send`). */
@@ -136,6 +166,8 @@ export interface OutboundRequest {
   text: string;
   media?: string[];
   replyTo?: string;
+  /** `replyTo` on the first piece only (default) or on every piece ("all"). */
+  replyToMode?: 'first' | 'all';
   /** Who is sending (agent, session, run) — passed to the hooks. */
   context?: HookContext;
   /** Send through this instead of the channel plugin (callers with their own transport). */
@@ -152,6 +184,8 @@ export interface OutboundResult {
   pieces: number;
   attempts: number;
   messageIds: string[];
+  /** Attachments left out (outside the allowed folders, missing): the text went with a note instead. */
+  mediaRefused?: string[];
   error?: string;
 }
 

@@ -107,6 +107,12 @@ export class FakeTelegramApi {
   private scripts: Script[] = [];
   private lastMessageId = 0;
   private files = new Map<string, StoredFile>();
+  /** Text of the bot's text messages by `chat:message_id`, for edits and deletes. */
+  private readonly texts = new Map<string, string>();
+  /** The bot's command menu as setMyCommands last set it. */
+  commands: Array<{ command: string; description: string }> = [];
+  /** The bot's reactions by `chat:message_id`. */
+  readonly reactions = new Map<string, string[]>();
   private listeners = new Set<() => void>();
   private callListeners = new Set<(call: TelegramCall) => void>();
 
@@ -147,6 +153,14 @@ export class FakeTelegramApi {
     this.webhook = undefined;
     this.webhookDeliveries.length = 0;
     this.files.clear();
+    this.texts.clear();
+    this.reactions.clear();
+    this.commands = [];
+  }
+
+  /** What a message of the bot reads now (after edits); undefined once deleted. */
+  textOf(chatId: number | string, messageId: number): string | undefined {
+    return this.texts.get(`${chatId}:${messageId}`);
   }
 
   /** Answer the next `times` calls of `method` (those matching `when`) with `answer`. */
@@ -434,8 +448,51 @@ export class FakeTelegramApi {
         const plain = this.parsed(text, params.parse_mode);
         if (!plain.trim()) throw new ApiFailure(400, 'Bad Request: message text is empty');
         if (plain.length > 4096) throw new ApiFailure(400, 'Bad Request: message is too long');
-        return this.sentMessage(params, { text: plain });
+        const sent = this.sentMessage(params, { text: plain });
+        this.texts.set(`${sent.chat.id}:${sent.message_id}`, plain);
+        return sent;
       }
+      case 'editMessageText': {
+        const key = `${Number(params.chat_id)}:${Number(params.message_id)}`;
+        const before = this.texts.get(key);
+        if (before === undefined) throw new ApiFailure(400, 'Bad Request: message to edit not found');
+        const plain = this.parsed(String(params.text ?? ''), params.parse_mode);
+        if (!plain.trim()) throw new ApiFailure(400, 'Bad Request: message text is empty');
+        if (plain.length > 4096) throw new ApiFailure(400, 'Bad Request: MESSAGE_TOO_LONG');
+        // Telegram compares the text and its entities; formatting alone counts as a change.
+        const entitiesKey = `${key}:html`;
+        const html = params.parse_mode === 'HTML' ? String(params.text) : '';
+        if (before === plain && (this.texts.get(entitiesKey) ?? '') === html) {
+          throw new ApiFailure(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+        }
+        this.texts.set(key, plain);
+        this.texts.set(entitiesKey, html);
+        return { message_id: Number(params.message_id), chat: { id: Number(params.chat_id), type: Number(params.chat_id) < 0 ? 'supergroup' : 'private' }, from: this.bot, text: plain, edit_date: Math.floor(Date.now() / 1000) };
+      }
+      case 'deleteMessage': {
+        const key = `${Number(params.chat_id)}:${Number(params.message_id)}`;
+        if (!this.texts.delete(key)) throw new ApiFailure(400, 'Bad Request: message to delete not found');
+        return true;
+      }
+      case 'setMessageReaction': {
+        const reaction = (params.reaction ?? []) as Array<{ type: string; emoji?: string }>;
+        if (!Array.isArray(reaction) || reaction.some((entry) => entry.type !== 'emoji' || !entry.emoji)) throw new ApiFailure(400, 'Bad Request: REACTION_INVALID');
+        this.reactions.set(`${params.chat_id}:${params.message_id}`, reaction.map((entry) => entry.emoji!));
+        return true;
+      }
+      case 'setMyCommands': {
+        const commands = params.commands as Array<{ command: string; description: string }>;
+        if (!Array.isArray(commands) || commands.length > 100) throw new ApiFailure(400, 'Bad Request: BOT_COMMANDS_TOO_MUCH');
+        for (const entry of commands) {
+          if (!/^[a-z0-9_]{1,32}$/.test(entry.command)) throw new ApiFailure(400, 'Bad Request: BOT_COMMAND_INVALID');
+          if (typeof entry.description !== 'string' || entry.description.length < 1 || entry.description.length > 256) throw new ApiFailure(400, 'Bad Request: BOT_COMMAND_DESCRIPTION_INVALID');
+        }
+        this.commands = commands;
+        return true;
+      }
+      case 'deleteMyCommands':
+        this.commands = [];
+        return true;
       default: {
         const field = MEDIA_FIELD[method];
         if (!field) throw new ApiFailure(404, 'Not Found: method not found');

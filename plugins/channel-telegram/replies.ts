@@ -1,0 +1,75 @@
+/**
+ * What one account does around each reply: the acknowledgement reaction on the message
+ * being answered (and taking it back, with `messages.removeAckAfterReply`), and the draft
+ * that shows the reply as it is written. Outbound pieces to a chat with an open draft
+ * finish it in place (see draft.ts); everything else is sent as usual.
+ */
+import type { Logger } from '../../sdk/index.js';
+import type { AckReaction, InboundMessage, OutboundMessage, ReplyObserver, SendResult } from '../../sdk/channels/index.js';
+import type { TelegramAccountSettings } from './config.js';
+import { DraftReply } from './draft.js';
+import { describeError, type TelegramSender } from './send.js';
+
+const draftKey = (to: string, threadId: string | undefined) => `${to}\u0000${threadId ?? ''}`;
+
+export class ReplyTracker {
+  /** Drafts by chat (and topic), oldest first: runs of one chat follow one another. */
+  private readonly drafts = new Map<string, DraftReply[]>();
+
+  constructor(
+    private readonly settings: TelegramAccountSettings,
+    private readonly sender: TelegramSender,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The pipeline hands `message` to the agent. */
+  started(message: InboundMessage, ack: AckReaction): ReplyObserver | undefined {
+    const to = message.peer.id;
+    const emoji = this.settings.reactions ? ack.emoji : undefined;
+    if (emoji) void this.sender.react(to, message.messageId, emoji).catch((error: unknown) => this.logger.warn(`telegram: could not react to message ${message.messageId} in ${to}: ${describeError(error)}`));
+    const draft = this.settings.streaming === 'off' ? undefined : this.openDraft(message);
+    if (!emoji && !draft) return undefined;
+    return {
+      ...(draft ? { preview: (text: string) => draft.update(text) } : {}),
+      done: async () => {
+        if (draft) {
+          await draft.close();
+          this.forget(draft);
+        }
+        if (emoji && ack.removeAfterReply) await this.sender.react(to, message.messageId, undefined).catch((error: unknown) => this.logger.warn(`telegram: could not remove the reaction on message ${message.messageId} in ${to}: ${describeError(error)}`));
+      },
+    };
+  }
+
+  private openDraft(message: InboundMessage): DraftReply {
+    const mode = this.settings.replyToMode;
+    const draft = new DraftReply(
+      this.sender,
+      {
+        to: message.peer.id,
+        ...(message.threadId ? { threadId: message.threadId } : {}),
+        ...(mode !== 'off' ? { replyTo: { messageId: message.messageId, mode } } : {}),
+      },
+      this.settings.streaming as 'partial' | 'block',
+      this.settings.draftChunk,
+      this.logger,
+    );
+    const key = draftKey(message.peer.id, message.threadId);
+    this.drafts.set(key, [...(this.drafts.get(key) ?? []), draft]);
+    return draft;
+  }
+
+  private forget(draft: DraftReply): void {
+    const key = draftKey(draft.target.to, draft.target.threadId);
+    const left = (this.drafts.get(key) ?? []).filter((other) => other !== draft);
+    if (left.length > 0) this.drafts.set(key, left);
+    else this.drafts.delete(key);
+  }
+
+  /** One outbound piece: into the chat's open draft when it can take it, else sent as usual. */
+  async send(message: OutboundMessage): Promise<SendResult> {
+    const draft = this.drafts.get(draftKey(message.to, message.threadId))?.find((candidate) => candidate.open);
+    const finished = draft ? await draft.finish(message) : undefined;
+    return finished ?? this.sender.send(message);
+  }
+}
