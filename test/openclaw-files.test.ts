@@ -159,6 +159,10 @@ describe('claw sessions import', () => {
 
     const stateDir = tempDir('claw-import-');
     const env = { OPENCLAW_STATE_DIR: stateDir };
+    // OpenClaw's own state dir: doctor points at the import.
+    const hint = (await doctorJson({ OPENCLAW_STATE_DIR: from })).report.checks.find((check) => check.area === 'compat')!;
+    expect(hint).toMatchObject({ level: 'warn', items: ['agents/main/agent/openclaw-agent.sqlite'] });
+
     const imported = await claw(['sessions', 'import', '--from', from, '--json'], env);
     expect(imported.code, imported.stderr).toBe(0);
     const report = JSON.parse(imported.stdout);

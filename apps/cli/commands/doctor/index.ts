@@ -7,8 +7,8 @@
  * and the adapter they run through). `--fix` makes modes owner-only and removes leftovers;
  * it never deletes or rewrites user data. Exit code 1 while an error remains.
  */
-import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IGNORED_OPENCLAW_KEY } from '../../../../kernel/config/openclaw-keys.js';
 import { formatIssue, type Kernel } from '../../../../kernel/index.js';
@@ -148,9 +148,16 @@ function fileChecks(kernel: Kernel, io: Io): Check[] {
 }
 
 function compatChecks(kernel: Kernel): Check[] {
+  const checks: Check[] = [];
+  // OpenClaw keeps sessions in one SQLite database per agent; claw reads its own files.
+  const agents = join(kernel.paths.stateDir, 'agents');
+  const stores = existsSync(agents) ? readdirSync(agents).filter((id) => existsSync(join(agents, id, 'agent', 'openclaw-agent.sqlite'))) : [];
+  if (stores.length > 0) {
+    checks.push({ area: 'compat', level: 'warn', title: "OpenClaw's SQLite session store found; claw does not read it in place", items: stores.map((id) => `agents/${id}/agent/openclaw-agent.sqlite`), fix: '`claw sessions import` copies those sessions into claw\'s store' });
+  }
   const foreign = kernel.plugins.list().filter(isOpenclawPlugin);
-  if (foreign.length === 0) return [];
-  return [{
+  if (foreign.length === 0) return checks;
+  return [...checks, {
     area: 'compat',
     level: 'ok',
     title: `${foreign.length} OpenClaw ${foreign.length === 1 ? 'plugin runs' : 'plugins run'} through claw's OpenClaw API adapter`,
