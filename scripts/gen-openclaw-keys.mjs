@@ -7,6 +7,11 @@
  * (an error, as in OpenClaw). Map keys and array items become `*`.
  *
  *   node scripts/gen-openclaw-keys.mjs [path/to/openclaw-docs]
+ *
+ * The committed file comes from the docs/ folder of the `openclaw` npm package (complete;
+ * the shared reference copy, the default path, has a subset):
+ *   npm pack openclaw@2026.9.6 && tar xzf openclaw-2026.9.6.tgz
+ *   node scripts/gen-openclaw-keys.mjs package/docs
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
