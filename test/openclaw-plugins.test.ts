@@ -187,18 +187,20 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     const { stateDir, env } = stateEnv();
     const installed = await claw(['plugins', 'install', join(FIXTURES, 'voice-kit')], env);
     expect(installed.code, installed.stderr).toBe(0);
-    expect(installed.stdout).toContain('installed, but needs: registerSpeechProvider, registerEmbeddingProvider, registerCliBackend');
+    expect(installed.stdout).toContain('installed, but needs: registerSpeechProvider, registerEmbeddingProvider, registerCliBackend, on("before_agent_reply")');
     expect(installed.stdout).not.toContain('  enabled');
 
     const doctor = await claw(['plugins', 'doctor'], env);
     expect(doctor.stdout).toContain("voice-kit: needs registerSpeechProvider (claw has no speech (TTS) providers)");
     expect(doctor.stdout).toContain('voice-kit: needs registerEmbeddingProvider');
+    expect(doctor.stdout).toContain('voice-kit: needs on("before_agent_reply") (unknown hook "before_agent_reply")');
     expect(doctor.stdout).toContain("voice-kit: OpenClaw plugin, runs through claw's OpenClaw API adapter");
     const json = JSON.parse((await claw(['plugins', 'doctor', '--json'], env)).stdout);
     expect(json.openclaw.find((entry: { id: string }) => entry.id === 'voice-kit').missing.map((note: string) => note.split(' ')[0])).toEqual([
       'registerSpeechProvider',
       'registerEmbeddingProvider',
       'registerCliBackend',
+      'on("before_agent_reply")',
     ]);
 
     const { kernel } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'voice-kit')]);
