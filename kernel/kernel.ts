@@ -17,7 +17,7 @@ import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPa
 import type { KernelConfig } from './generated/types.js';
 import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
-import type { KernelPaths, PluginDefinition } from './plugin-host/api.js';
+import type { ForeignPluginAdapter, KernelPaths, PluginDefinition } from './plugin-host/api.js';
 import type { CapabilityLookup } from './plugin-host/capabilities.js';
 import type { ConfigIssue } from './plugin-host/resolve.js';
 
@@ -43,6 +43,7 @@ export interface KernelOptions {
   /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
   logger: Logger;
   moduleAliases?: Record<string, string>;
+  foreignPlugins?: ForeignPluginAdapter; // the SDK's, for OpenClaw-style plugins
   /**
    * When true (default), kernel-level config errors stop the boot with a ConfigError.
    * Tools that report on a broken config (`claw config validate`, `claw plugins doctor`) pass false.
@@ -150,6 +151,7 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     logger,
     moduleAliases: options.moduleAliases,
     transpileCacheDir: options.transpileCacheDir,
+    foreign: options.foreignPlugins,
   });
   host = plugins;
   for (const diagnostic of plugins.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });

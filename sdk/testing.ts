@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sdkAliases } from './aliases.js';
+import { openclawPlugins } from './openclaw-compat/index.js';
 import { createKernel, type Logger, type ToolContext, type ToolResult } from '../kernel/index.js';
 import { createLogger, type LogRecord } from './logger.js';
 import type { Kernel, PluginDefinition } from './types/plugin.js';
@@ -78,6 +79,7 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     plugins: plugins.filter((plugin): plugin is PluginDefinition => typeof plugin !== 'string'),
     logger,
     moduleAliases: sdkAliases(),
+    foreignPlugins: openclawPlugins,
     // One lasting folder for the whole test process: modules outlive each test's state dir.
     transpileCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`),
   });

@@ -41,9 +41,13 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * narrowed by its depth whoever calls the tool, not only by the default agent loop: 3,913.
  * Issue 16 added 1 for OpenClaw's group:ui (browser, canvas): without it `deny: ["group:ui"]`
  * matched no tool and left the browser allowed.
+ * Issue 18 added 39 so an OpenClaw config and OpenClaw plugins work unchanged: a documented
+ * OpenClaw key claw lacks is a warning, not an error, wherever config is validated
+ * (kernel/config/openclaw-keys.ts, over generated data), and the host's hook that runs
+ * OpenClaw-style plugins through the SDK's adapter (ForeignPluginAdapter, contracts.tools): 3,953.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3916;
+const KERNEL_LINE_BUDGET = 3953;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {
@@ -57,6 +61,8 @@ describe('one tool choke point', () => {
   // Methods named execute that are not tools: file → why it is not a tool call.
   const NOT_TOOLS: Record<string, RegExp> = {
     'plugins/agent/runtime.ts': /this\.execute\(input, runId\)/, // the dispatcher's own run method
+    // An OpenClaw plugin's tool, called from inside the claw tool the choke point is running.
+    'sdk/openclaw-compat/tools.ts': /tool\.execute\(ctx\.toolCallId, params, ctx\.signal, onUpdate\)/,
   };
 
   it('nothing but kernel/tools/invoke.ts calls a tool\'s execute (every caller goes through invokeTool)', () => {

@@ -310,11 +310,13 @@ describe('webhook configuration problems', () => {
     expect(reply.body.error).toMatch(/system-events.*heartbeat plugin/);
   });
 
-  it('hooks.path outside /hooks and unknown keys are config errors naming the path', async () => {
-    const kernel = await createTestKernel({ plugins: [HOOKS_DIR], config: { hooks: { enabled: true, token: HOOK_TOKEN, path: '/api', presets: ['gmail'] } } });
+  it('hooks.path outside /hooks and unknown keys are config errors naming the path; OpenClaw keys claw lacks are warnings', async () => {
+    const kernel = await createTestKernel({ plugins: [HOOKS_DIR], config: { hooks: { enabled: true, token: HOOK_TOKEN, path: '/api', presets: ['gmail'], notAKey: 1 } } });
     const paths = kernel.issues().filter((issue) => issue.level === 'error').map((issue) => issue.path);
     expect(paths).toContain('hooks.path');
-    expect(paths).toContain('hooks.presets');
+    expect(paths).toContain('hooks.notAKey');
+    // hooks.presets is OpenClaw's (its Gmail preset), which claw does not implement.
+    expect(kernel.issues().find((issue) => issue.path === 'hooks.presets')).toMatchObject({ level: 'warning', message: 'is an OpenClaw setting claw does not implement; ignored' });
     await kernel.dispose();
   });
 });

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createKernel, readConfigFile, resolveConfigPath, type Kernel, type Logger } from '../../kernel/index.js';
 import { createLogger } from '../../sdk/logger.js';
 import { sdkAliases } from '../../sdk/aliases.js';
+import { openclawPlugins } from '../../sdk/openclaw-compat/index.js';
 import type { Io } from './io.js';
 
 /** dist/apps/cli → dist/plugins (or apps/cli → plugins when run from source). */
@@ -30,6 +31,7 @@ export function bootKernel(io: Pick<Io, 'env' | 'stderr'>, options: BootOptions 
     ...overlay,
     bundledDir: BUNDLED_PLUGINS_DIR,
     moduleAliases: sdkAliases(),
+    foreignPlugins: openclawPlugins,
     strictConfig: options.strictConfig,
     logger: options.logger ?? createLogger({
       level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'warn',

@@ -6,6 +6,7 @@
  */
 import { createKernel, formatIssue, resolveConfigPath, silentLogger, writeConfigFile, type ConfigIssue, type Kernel } from '../../kernel/index.js';
 import { sdkAliases } from '../../sdk/aliases.js';
+import { openclawPlugins } from '../../sdk/openclaw-compat/index.js';
 import { withConfigLock } from '../../sdk/config-write.js';
 import { BUNDLED_PLUGINS_DIR, bootKernel } from './boot.js';
 import { CliError, type Io } from './io.js';
@@ -69,6 +70,7 @@ function revalidate(io: Io, before: Kernel, raw: Record<string, unknown>, plugin
     stateDir: before.paths.stateDir,
     bundledDir: BUNDLED_PLUGINS_DIR,
     moduleAliases: sdkAliases(),
+    foreignPlugins: openclawPlugins,
     strictConfig: false,
     logger: silentLogger,
   });

@@ -72,6 +72,17 @@ Commands:
 
 Which sessions are sandboxed: agents.defaults.sandbox.mode (off | non-main | all), per agent
 agents.list[].sandbox; the backend: plugins.slots.sandbox ("sandbox-bwrap", "sandbox-docker").`,
+  doctor: `Usage: claw doctor [--fix] [--json]
+
+Checks the config (errors; OpenClaw settings claw does not implement, which are kept and
+ignored; stale entries), the state dir (exists, owner-only modes for it, the config and the
+credentials), leftovers (temp files of interrupted writes, abandoned plugin installs) and
+damaged state files (JSON that does not parse, transcripts with a cut-off last line), and
+which OpenClaw plugins run through the adapter. Exit code 1 while an error remains.
+
+Options:
+  --fix     Make the state dir and everything in it owner-only (0700/0600) and remove
+            leftovers; never deletes or rewrites user data (--repair is the same)`,
   security: `Usage: claw security audit [--deep] [--fix] [--json]
 
 Checks gateway exposure and auth, who may message the assistant, file permissions under the
@@ -108,6 +119,7 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
     '  agents     List, add and delete agents and their routing bindings (agents list|add|delete)',
     '  sandbox    Explain, list and recreate tool sandboxes (sandbox explain|list|recreate|build)',
     '  security   Audit config, file permissions and plugins (security audit [--deep] [--fix])',
+    '  doctor     Check config, state dir, permissions and OpenClaw compatibility ([--fix])',
     '  help       Show help for a command (claw help plugins)',
   ];
   const commands = pluginCommands(io.env, bundledDir);

@@ -67,6 +67,8 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
         return await (await import('./commands/sandbox.js')).run(args, ctx, globals.help);
       case 'security':
         return await (await import('./commands/security/index.js')).run(args, ctx, globals.help);
+      case 'doctor':
+        return await (await import('./commands/doctor/index.js')).run(args, ctx, globals.help);
       default:
         return await (await import('./commands/plugin-cli.js')).run(command, args, ctx, globals.help);
     }

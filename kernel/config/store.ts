@@ -9,6 +9,7 @@ import { writeJsonAtomic } from '../util/fs.js';
 import { parseJson5 } from '../util/json5.js';
 import { validateWith } from '../validation.js';
 import { redactPatternIssues } from '../redact.js';
+import { acceptOpenclawKey } from './openclaw-keys.js';
 import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
 import type { Env } from './paths.js';
 import type { KernelConfig } from '../generated/types.js';
@@ -72,7 +73,7 @@ export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env 
     owner: 'kernel',
   }));
   for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved))) {
-    issues.push({ level: 'error', ...issue, owner: 'kernel' });
+    issues.push(acceptOpenclawKey({ level: 'error', ...issue, owner: 'kernel' }));
   }
   // A regex the schema cannot check: reported here, so a bad pattern is a config error, not a crash.
   for (const issue of [...redactPatternIssues(resolved), ...agentIssues(resolved)]) issues.push({ level: 'error', ...issue, owner: 'kernel' });

@@ -119,6 +119,12 @@ export interface PluginDefinition<Config = any> {
   register(api: PluginApi<Config>): void | Promise<void>;
 }
 
+/** Runs plugins written for OpenClaw's API (sdk/openclaw-compat); they declare by registering, so they load at start. */
+export interface ForeignPluginAdapter {
+  accepts(record: PluginRecord): boolean;
+  adapt(definition: PluginDefinition, record: PluginRecord): PluginDefinition;
+}
+
 /** The host side of registration, as seen by the api object of one plugin. */
 export interface RegistrationSink {
   register<K extends CapabilityKind>(kind: K, name: string, value: CapabilityTypes[K]): void;

@@ -21,7 +21,7 @@ import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
-import { createPluginApi, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
+import { createPluginApi, type ForeignPluginAdapter, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
 import {
   CHANNELS_SERVICE,
   channelsFacade,
@@ -62,6 +62,7 @@ export interface PluginHostOptions {
   transpileCacheDir?: string;
   /** Import aliases for third-party plugins loaded through jiti, e.g. `claw/sdk` → the built SDK. */
   moduleAliases?: Record<string, string>;
+  foreign?: ForeignPluginAdapter;
 }
 
 type Registered = { pluginId: string; value: unknown };
@@ -158,7 +159,7 @@ export class PluginHost {
     this.running = true;
     this.loadingStartup = true;
     try {
-      await this.activateAll((record) => record.manifest?.activation?.onStartup === true);
+      await this.activateAll((record) => record.manifest?.activation?.onStartup === true || this.isForeign(record));
     } finally {
       this.loadingStartup = false;
     }
@@ -234,6 +235,7 @@ export class PluginHost {
     let definition: PluginDefinition;
     try {
       definition = this.inline.get(record.id) ?? (await this.importDefinition(record));
+      if (this.isForeign(record)) definition = this.options.foreign!.adapt(definition, record);
     } catch (error) {
       const entry = record.entryPath && record.dir ? relative(record.dir, record.entryPath) : 'entry module';
       throw failWith(`cannot load ${entry}: ${message(error)}`);
@@ -299,10 +301,12 @@ export class PluginHost {
     }
   }
 
+  private isForeign = (record: PluginRecord): boolean => !this.inline.has(record.id) && this.options.foreign?.accepts(record) === true;
+
   /** Where one plugin's `api.register*` and `api.on` calls land. */
   private sink(record: PluginRecord): RegistrationSink {
     // Plugins handed over as objects have no manifest to check against: they declare by registering.
-    const declaredOnly = !this.inline.has(record.id);
+    const declaredOnly = !this.inline.has(record.id) && !this.isForeign(record);
     const manifest = record.manifest!;
     const disposers = this.disposers.get(record.id) ?? [];
     this.disposers.set(record.id, disposers);

@@ -103,5 +103,6 @@ export function manifestSlots(manifest: PluginManifest): SlotName[] {
 export function declaredNames(manifest: PluginManifest, field: string): string[] {
   if (field === 'cliCommands') return (manifest.cliCommands ?? []).map((command) => command.name);
   const value = (manifest as Record<string, unknown>)[field];
-  return Array.isArray(value) ? (value as string[]) : [];
+  const contracted = field === 'tools' ? (manifest as { contracts?: { tools?: unknown } }).contracts?.tools : undefined; // OpenClaw's
+  return [value, contracted].flatMap((list) => (Array.isArray(list) ? (list as string[]) : []));
 }

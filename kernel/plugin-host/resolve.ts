@@ -7,6 +7,7 @@ import { basename } from 'node:path';
 import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
 import type { InstallRecord, KernelConfig, PluginsConfig } from '../generated/types.js';
 import { formatPath, type PathSegment } from '../config/path.js';
+import { acceptOpenclawKey } from '../config/openclaw-keys.js';
 import { validateWith, type JsonSchema } from '../validation.js';
 import type { PluginCandidate, PluginOrigin } from './discovery.js';
 import { resolveEnablement, slotHolder } from './enablement.js';
@@ -120,18 +121,17 @@ export function resolvePlugins(input: {
 
   for (const record of byId.values()) {
     if (record.status !== 'ready' || !record.manifest) continue;
-    const problems = validatePluginConfig(record, input.config, plugins);
-    if (problems.length > 0) {
-      issues.push(...problems);
-      fail(record, `invalid config: ${problems.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
-    }
+    const found = validatePluginConfig(record, input.config, plugins).map(acceptOpenclawKey);
+    issues.push(...found);
+    const problems = found.filter((issue) => issue.level === 'error');
+    if (problems.length > 0) fail(record, `invalid config: ${problems.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
   }
 
   for (const key of Object.keys(input.config)) {
     if ((KERNEL_CONFIG_KEYS as readonly string[]).includes(key)) continue;
     const owner = sectionOwner.get(key);
     if (!owner) {
-      issues.push({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' });
+      issues.push(acceptOpenclawKey({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' }));
     } else if (!owner.enabled) {
       const message = `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`;
       issues.push({ level: 'warning', path: key, message, owner: owner.id });

@@ -127,6 +127,8 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     kernel = await boot();
     // Lines the runner logs itself (restarts, failures) are masked like the kernel's.
     logging.setRedactor(kernel.redact);
+    // Kept-but-unused config (OpenClaw settings claw lacks, stale entries) is named once per start.
+    for (const issue of kernel.issues()) if (issue.level === 'warning') logging.logger.warn(`config ${issue.path}: ${issue.message}`);
     await kernel.start();
     const record = kernel.plugins.get('gateway');
     if (record?.status !== 'active') {

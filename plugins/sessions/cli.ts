@@ -2,13 +2,19 @@
 import type { CliContext } from '../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
 import { normalizeAgentId } from '../../sdk/agent/index.js';
+import { importSessions } from './import.js';
 import { listSessions, type SessionsDeps } from './methods.js';
 
-export const SESSIONS_HELP = `Usage: claw sessions [--json] [--active <minutes>] [--agent <id>]`;
+export const SESSIONS_HELP = `Usage: claw sessions [--json] [--active <minutes>] [--agent <id>]
+       claw sessions import [--from <openclaw state dir>] [--agent <id>] [--json]
+           Sessions from OpenClaw: its SQLite store (agents/<id>/agent/openclaw-agent.sqlite)
+           and legacy JSONL files (agents/<id>/sessions/); --from defaults to this state dir.
+           Keys claw already has are never overwritten.`;
 
 const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
-export async function sessionsCommand(argv: string[], ctx: CliContext, deps: SessionsDeps): Promise<number> {
+export async function sessionsCommand(argv: string[], ctx: CliContext, deps: SessionsDeps, stateDir: string): Promise<number> {
+  if (argv[0] === 'import') return importCommand(argv.slice(1), ctx, deps, stateDir);
   const { values, positionals } = parse(argv, { ...COMMON, active: { type: 'string' }, agent: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
   const active = values.active === undefined ? undefined : Number(values.active);
@@ -34,4 +40,22 @@ export async function sessionsCommand(argv: string[], ctx: CliContext, deps: Ses
   );
   ctx.stdout.write(`${'KEY'.padEnd(40)} ${'UPDATED'.padStart(8)}  ${'TOKENS'.padStart(11)}  MODEL\n${lines.join('\n')}\n`);
   return 0;
+}
+
+async function importCommand(argv: string[], ctx: CliContext, deps: SessionsDeps, stateDir: string): Promise<number> {
+  const { values, positionals } = parse(argv, { ...COMMON, from: { type: 'string' }, agent: { type: 'string' } });
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
+  const agentId = values.agent === undefined ? undefined : normalizeAgentId(values.agent as string);
+  const report = await importSessions(deps.sessions, stateDir, { from: (values.from as string | undefined) ?? stateDir, agentId });
+  if (values.json) {
+    ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return report.conflicts.length > 0 ? 1 : 0;
+  }
+  const lines = [`Imported ${report.imported.length} ${report.imported.length === 1 ? 'session' : 'sessions'} from ${report.from}${report.unchanged ? ` (${report.unchanged} already here)` : ''}.`];
+  for (const row of report.imported) lines.push(`  ${row.agentId} ${row.key} → ${row.sessionId} (${row.entries} entries, ${row.source})`);
+  for (const conflict of report.conflicts) lines.push(`  ! ${conflict.agentId} ${conflict.key}: ${conflict.reason}`);
+  if (report.skippedEntries > 0) lines.push(`  ! ${report.skippedEntries} transcript entries could not be read`);
+  for (const note of report.notes) lines.push(`  ${note}`);
+  ctx.stdout.write(`${lines.join('\n')}\n`);
+  return report.conflicts.length > 0 ? 1 : 0;
 }

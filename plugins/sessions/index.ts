@@ -23,8 +23,8 @@ export default definePlugin({
     registerSessionMethods(api, deps);
     api.registerCli({
       name: 'sessions',
-      description: 'List sessions',
-      run: cliCommand(SESSIONS_HELP, (argv, ctx) => sessionsCommand(argv, ctx, deps)),
+      description: 'List sessions; import them from OpenClaw (sessions import)',
+      run: cliCommand(SESSIONS_HELP, (argv, ctx) => sessionsCommand(argv, ctx, deps, api.kernel.paths.stateDir)),
     });
   },
 });

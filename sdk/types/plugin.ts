@@ -94,6 +94,8 @@ export interface BootedKernel {
   readonly capabilities: CapabilityLookup;
   readonly plugins: { get(id: string): K.PluginRecord | undefined };
   readonly redact: K.Redactor;
+  /** Every config problem, warnings (settings kept but unused) included. */
+  issues(): K.ConfigIssue[];
   start(): Promise<void>;
   stop(): Promise<void>;
 }

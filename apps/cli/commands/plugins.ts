@@ -10,6 +10,7 @@ import { installPlugin, type InstallOutcome, type StagedInstall } from '../plugi
 import { describePlugin, disablePlugin, enablePlugin, forgetPlugin, PluginManageError } from '../plugins/manage.js';
 import { ensurePluginRuntimeDeps, progressPrinter } from '../../../sdk/runtime-deps.js';
 import { bootKernel } from '../boot.js';
+import { isOpenclawPlugin, NEEDS_PREFIX } from '../../../sdk/openclaw-compat/index.js';
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, truncate, usageError, warn, type Io } from '../io.js';
@@ -212,15 +213,32 @@ async function install(args: string[], io: Io): Promise<number> {
   } finally {
     staged?.discard();
   }
+  const loaded = outcome.enabled ? await tryRegister(io, outcome.id) : undefined;
   if (io.json) {
-    printJson(io, { ok: true, ...outcome });
+    printJson(io, { ok: true, ...outcome, ...(loaded ? { loaded: loaded.ok, needs: loaded.needs, ...(loaded.error ? { error: loaded.error } : {}) } : {}) });
     return 0;
   }
   println(io, `Installed ${outcome.id}${outcome.version ? ` ${outcome.version}` : ''} → ${outcome.dir}`);
   if (outcome.dependenciesInstalled > 0) println(io, `  ${outcome.dependenciesInstalled} dependencies installed`);
-  println(io, outcome.enabled ? '  enabled' : '  installed but off');
+  if (!loaded) println(io, '  installed but off');
+  else if (loaded.error) println(io, `  installed, but register() failed: ${loaded.error}`);
+  else if (loaded.needs.length > 0) println(io, `  installed, but needs: ${loaded.needs.join(', ')} (see claw plugins doctor)`);
+  else println(io, '  enabled');
   for (const note of outcome.notes) println(io, `  ${note}`);
   return 0;
+}
+
+/**
+ * "Enabled" is claimed only once the plugin's register() has run: load it the way the
+ * gateway will, and report a failure or the APIs it asked for that claw lacks.
+ */
+async function tryRegister(io: Io, id: string): Promise<{ ok: boolean; needs: string[]; error?: string }> {
+  const kernel = await bootKernel(io, { strictConfig: false });
+  await kernel.plugins.activate(id).catch(() => {});
+  const record = kernel.plugins.get(id);
+  if (!record || record.status === 'failed') return { ok: false, needs: [], error: record?.error ?? 'not found after install' };
+  const needs = record.warnings.filter((warning) => warning.startsWith(NEEDS_PREFIX)).map((warning) => warning.slice(NEEDS_PREFIX.length).split(' ')[0]!);
+  return { ok: needs.length === 0, needs: [...new Set(needs)] };
 }
 
 /**
@@ -305,6 +323,11 @@ async function doctor(args: string[], io: Io): Promise<number> {
       failed: failed.map((record) => ({ id: record.id, dir: record.dir ?? null, error: record.error })),
       issues,
       warnings: records.flatMap((record) => record.warnings.map((message) => ({ id: record.id, message }))),
+      // OpenClaw plugins and the OpenClaw APIs each asked for that claw does not have.
+      openclaw: records.filter(isOpenclawPlugin).map((record) => ({
+        id: record.id,
+        missing: record.warnings.filter((warning) => warning.startsWith(NEEDS_PREFIX)).map((warning) => warning.slice(NEEDS_PREFIX.length)),
+      })),
       diagnostics: kernel.plugins.diagnostics,
     });
     return ok ? 0 : 1;
@@ -316,6 +339,7 @@ async function doctor(args: string[], io: Io): Promise<number> {
     println(io, `  ${issue.level === 'error' ? '✗' : '!'} config ${issue.path}: ${issue.message}${issue.owner === 'kernel' ? '' : ` (plugin ${issue.owner})`}`);
   }
   for (const record of records) for (const warning of record.warnings) println(io, `  ! ${record.id}: ${warning}`);
+  for (const record of records.filter(isOpenclawPlugin)) println(io, `  i ${record.id}: OpenClaw plugin, runs through claw's OpenClaw API adapter`);
   for (const diagnostic of kernel.plugins.diagnostics) println(io, `  ! ${diagnostic.message}`);
   if (ok) println(io, 'No problems found.');
   return ok ? 0 : 1;

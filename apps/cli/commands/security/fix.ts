@@ -88,7 +88,8 @@ function tighten(path: string, mode: number, isDirectory: boolean, outcome: FixO
   }
 }
 
-function fixModes(ctx: AuditContext, scan: StateScan, outcome: FixOutcome): void {
+/** Makes the state dir, everything under it and the config owner-only (also `claw doctor --fix`). */
+export function fixModes(ctx: AuditContext, scan: StateScan, outcome: FixOutcome): void {
   if (scan.root && !scan.root.symlink && scan.root.mode & NON_OWNER_BITS) tighten(ctx.stateDir, scan.root.mode, true, outcome);
   for (const entry of scan.loose) tighten(entry.path, entry.mode, entry.isDirectory, outcome);
   if (scan.config && !scan.config.insideState) {

@@ -42,7 +42,7 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 /** Workspaces inside the state dir: checked themselves, their contents skipped. */
-function workspaceDirs(ctx: AuditContext, stateRoot: string): Set<string> {
+export function workspaceDirs(ctx: AuditContext, stateRoot: string): Set<string> {
   const dirs = [ctx.workspaceDir, join(ctx.stateDir, 'workspace')];
   try {
     for (const name of readdirSync(stateRoot)) if (name.startsWith('workspace-')) dirs.push(join(stateRoot, name));

@@ -1,0 +1,16 @@
+/**
+ * `openclaw/plugin-sdk/plugin-entry` for OpenClaw plugins loaded by claw (an import alias,
+ * see sdk/aliases.ts). The entry is the plugin definition itself; claw's adapter
+ * (./index.ts) gives its register() an OpenClaw-shaped api.
+ */
+export interface OpenclawPluginEntry {
+  id: string;
+  name?: string;
+  description?: string;
+  configSchema?: Record<string, unknown> | (() => Record<string, unknown>);
+  register(api: any): void | Promise<void>;
+}
+
+export function definePluginEntry<T extends OpenclawPluginEntry>(entry: T): T {
+  return entry;
+}
