@@ -10,6 +10,8 @@ import type { ChannelSendFailure } from '../types/channels.js';
 
 export type {
   ChannelAccountContext,
+  ChannelLoginParams,
+  ChannelLoginState,
   ChannelPlugin,
   ChannelStatus,
   InboundMedia,
