@@ -5,10 +5,11 @@
  * code fences whole, media both ways, read receipts and typing, reconnects with backoff
  * that neither lose nor repeat a message, the logged-out state and its recovery, self-chat.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChannelPlugin, ModelRequest } from '../sdk/index.js';
+import type { ChannelLoginState, ChannelPlugin, ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { definePlugin } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
@@ -17,7 +18,9 @@ import { createWhatsAppPlugin, type WhatsAppPluginOptions } from '../plugins/cha
 import { idForJid, jidFor, parseWaMessage } from '../plugins/channel-whatsapp/inbound.js';
 import { markdownToWhatsApp } from '../plugins/channel-whatsapp/outbound.js';
 import { DisconnectReason } from '../plugins/channel-whatsapp/types.js';
+import { runQrLogin } from '../plugins/gateway/channel-login.js';
 import { FakeWhatsApp } from './fakes/whatsapp-socket.js';
+import { client, startGateway } from './gateway-helpers.js';
 import { sleep, tempDir } from './helpers.js';
 
 // ── The shared channel contract ────────────────────────────────────────────────────
@@ -470,5 +473,46 @@ describe('WhatsApp: connection', () => {
     expect(existsSync(join(dir, 'logged-out.json'))).toBe(false);
     fake.deliver(fake.dm(ALICE, 'back?'));
     await until(() => fake.sentTexts(ALICE_JID).includes('echo: back?'), 'an answer after recovery');
+  });
+});
+
+describe('WhatsApp: login through the gateway and the CLI', () => {
+  it('web.login.start / web.login.wait link the running account; the CLI draws the QR; channels.logout unlinks', async () => {
+    const fake = new FakeWhatsApp();
+    const gateway = await startGateway({
+      plugins: [...agentStackDirs(), createWhatsAppPlugin({ socketFactory: fake.factory, reconnect: FAST_RECONNECT }), scriptedModel((request) => `echo: ${lastUserText(request)}`)],
+      config: { agents: { defaults: { model: 'scripted/echo' } }, messages: { queue: { debounceMs: 0 } }, channels: { whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE] } } },
+    });
+    kernels.push(gateway.kernel as TestKernel);
+    const operator = await client(gateway.url);
+    try {
+      const before = (await operator.request<{ channels: Array<{ id: string; accounts: Array<Record<string, unknown>> }> }>('channels.status')).channels.find((info) => info.id === 'whatsapp')!;
+      expect(before.accounts[0]).toMatchObject({ state: 'not-linked', connected: false });
+
+      const output: string[] = [];
+      const out = { write: (chunk: string) => (output.push(chunk), true) } as unknown as NodeJS.WritableStream;
+      const login = runQrLogin(
+        {
+          start: () => operator.request<ChannelLoginState>('web.login.start', { channel: 'whatsapp', idempotencyKey: randomUUID() }),
+          wait: (currentQr) => operator.request<ChannelLoginState>('web.login.wait', { channel: 'whatsapp', timeoutMs: 2000, ...(currentQr ? { currentQr } : {}) }),
+        },
+        out,
+      );
+      await until(() => output.join('').includes('Linked devices'), 'the QR on the terminal');
+      expect(output.join('')).toContain(qrToTerminal(fake.qrs[0]!));
+      fake.scan();
+      expect(await login).toMatchObject({ connected: true });
+
+      fake.deliver(fake.dm(ALICE, 'linked from the CLI'));
+      await until(() => fake.sentTexts(ALICE_JID).includes('echo: linked from the CLI'), 'a reply');
+      const after = (await operator.request<{ channels: Array<{ id: string; accounts: Array<Record<string, unknown>> }> }>('channels.status')).channels.find((info) => info.id === 'whatsapp')!;
+      expect(after.accounts[0]).toMatchObject({ state: 'open', connected: true, detail: 'linked as +15550000001' });
+
+      expect(await operator.request('channels.logout', { channel: 'whatsapp', idempotencyKey: randomUUID() })).toMatchObject({ channel: 'whatsapp', accountId: 'default', cleared: true });
+      expect(existsSync(join(gateway.stateDir, 'credentials', 'whatsapp', 'default'))).toBe(false);
+      await expect(operator.request('web.login.start', { channel: 'telegram-nope', idempotencyKey: randomUUID() })).rejects.toThrow(/has no QR login/);
+    } finally {
+      await operator.close();
+    }
   });
 });

@@ -18,6 +18,7 @@ export interface SentMessage {
   jid: string;
   content: WaOutbound;
   id: string;
+  /** performance.now() when the fake server got it. */
   at: number;
   /** Which socket (connection number) carried it. */
   connection: number;
@@ -53,7 +54,9 @@ export class FakeWhatsAppSocket implements WaSocket {
     await this.server.sendDelay();
     if (this.closed) throw closeError(DisconnectReason.connectionClosed, 'Connection Closed');
     const id = options.messageId ?? `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
-    this.server.sent.push({ jid, content, id, at: Date.now(), connection: this.number });
+    const item = { jid, content, id, at: performance.now(), connection: this.number };
+    this.server.sent.push(item);
+    this.server.onSent?.(item);
     const echo: WaMessage = { key: { remoteJid: jid, fromMe: true, id }, message: 'text' in content ? { conversation: content.text } : {}, messageTimestamp: Math.floor(Date.now() / 1000) };
     // Baileys hands own sends back as an upsert before sendMessage returns; in self-chat that is the same chat.
     this.emit('messages.upsert', { messages: [echo], type: 'append' });
@@ -122,6 +125,8 @@ export class FakeWhatsApp {
   linked?: string;
   /** Closes every new connection with this code instead of opening it (e.g. 401 after an unlink). */
   refuseWith?: number;
+  /** Called for every message a socket sends (the benchmark's clock). */
+  onSent?: (item: SentMessage) => void;
   /** QR payloads shown so far. */
   readonly qrs: string[] = [];
   private readonly pending: WaMessage[] = [];
