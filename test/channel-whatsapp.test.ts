@@ -9,12 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
 import type { ChannelLoginState, ChannelPlugin, ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { definePlugin } from '../sdk/index.js';
+import { createLogger, definePlugin } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
 import { encodeQr, qrToTerminal } from '../sdk/text/qr.js';
+import { AuthStore } from '../plugins/channel-whatsapp/auth-store.js';
 import { createWhatsAppPlugin, type WhatsAppPluginOptions } from '../plugins/channel-whatsapp/index.js';
+import { baileysSocketFactory } from '../plugins/channel-whatsapp/socket.js';
 import { idForJid, jidFor, parseWaMessage } from '../plugins/channel-whatsapp/inbound.js';
 import { markdownToWhatsApp } from '../plugins/channel-whatsapp/outbound.js';
 import { DisconnectReason } from '../plugins/channel-whatsapp/types.js';
@@ -513,6 +516,34 @@ describe('WhatsApp: login through the gateway and the CLI', () => {
       await expect(operator.request('web.login.start', { channel: 'telegram-nope', idempotencyKey: randomUUID() })).rejects.toThrow(/has no QR login/);
     } finally {
       await operator.close();
+    }
+  });
+});
+
+describe('WhatsApp: the Baileys adapter', () => {
+  it('opens a real Baileys socket (to a local WebSocket, not WhatsApp) and keeps its creds owner-only', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => server.once('listening', resolve));
+    const port = (server.address() as { port: number }).port;
+    const hello = new Promise<Buffer>((resolve) => server.once('connection', (ws) => ws.once('message', (data) => resolve(Buffer.from(data as Buffer)))));
+    const dir = join(tempDir('claw-wa-baileys-'), 'credentials', 'whatsapp', 'default');
+    const auth = new AuthStore(dir);
+    try {
+      const socket = await baileysSocketFactory({ waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat`, install: false })({ accountId: 'default', auth, logger: createLogger({ level: 'error' }) });
+      const updates: Array<{ connection?: string }> = [];
+      socket.ev.on('connection.update', (update) => updates.push(update));
+      // Baileys starts the Noise handshake with WhatsApp's "WA" prologue.
+      expect((await hello).subarray(0, 2).toString()).toBe('WA');
+      await socket.saveCreds();
+      const creds = JSON.parse(readFileSync(join(dir, 'creds.json'), 'utf8'));
+      expect(creds.noiseKey.private).toMatchObject({ type: 'Buffer' });
+      expect(statSync(join(dir, 'creds.json')).mode & 0o777).toBe(0o600);
+      expect(statSync(dir).mode & 0o777).toBe(0o700);
+      expect(await auth.linked()).toBe(false);
+      socket.end(undefined);
+      await until(() => updates.some((update) => update.connection === 'close'), 'the close event');
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });

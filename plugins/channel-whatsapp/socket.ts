@@ -83,10 +83,16 @@ async function authState(baileys: Baileys, auth: AuthStore): Promise<{ state: An
   };
 }
 
+export interface BaileysFactoryOptions extends RuntimeDepOptions {
+  /** WhatsApp Web's WebSocket (default Baileys' wss://web.whatsapp.com/ws/chat). */
+  waWebSocketUrl?: string;
+}
+
 /** The socket factory the plugin uses outside tests. */
-export function baileysSocketFactory(deps: RuntimeDepOptions = {}): SocketFactory {
+export function baileysSocketFactory(deps: BaileysFactoryOptions = {}): SocketFactory {
   return async (options: SocketOptions): Promise<WaSocket> => {
-    const baileys = await loadBaileys(deps);
+    const { waWebSocketUrl: _url, ...runtimeDeps } = deps;
+    const baileys = await loadBaileys(runtimeDeps);
     const logger = baileysLogger(options.logger);
     const { state, saveCreds } = await authState(baileys, options.auth);
     const sock = baileys.makeWASocket({
@@ -98,6 +104,7 @@ export function baileysSocketFactory(deps: RuntimeDepOptions = {}): SocketFactor
       syncFullHistory: false,
       shouldSyncHistoryMessage: () => false,
       getMessage: async () => undefined,
+      ...(deps.waWebSocketUrl ? { waWebSocketUrl: deps.waWebSocketUrl } : {}),
     });
     return {
       ev: sock.ev,

@@ -2,7 +2,8 @@
  * The part of a Baileys socket the plugin uses, typed here so nothing but `socket.ts`
  * imports Baileys: the real adapter wraps `makeWASocket`, the tests hand in a fake with
  * the same event surface (connection.update with QR codes and close reasons,
- * messages.upsert, presence and receipt updates, creds.update).
+ * messages.upsert, creds.update) and methods (sendMessage, sendPresenceUpdate for typing,
+ * readMessages for read receipts).
  */
 import type { Logger } from '../../sdk/index.js';
 import type { AuthStore } from './auth-store.js';
@@ -85,8 +86,6 @@ export interface WaEvents {
   'connection.update': ConnectionUpdate;
   'creds.update': unknown;
   'messages.upsert': { messages: WaMessage[]; type: 'notify' | 'append' | string };
-  'presence.update': { id: string; presences: Record<string, { lastKnownPresence?: string }> };
-  'message-receipt.update': Array<{ key: WaKey; receipt: { userJid?: string; readTimestamp?: unknown; receiptTimestamp?: unknown } }>;
 }
 
 export type WaOutbound =

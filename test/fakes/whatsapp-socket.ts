@@ -3,8 +3,8 @@
  * sockets behave like `makeWASocket`'s — `connection.update` with rotating QR codes, open,
  * and close carrying Baileys' status codes (401 loggedOut, 408 lost / QR timeout, 428
  * closed, 440 replaced, 515 restartRequired); `creds.update` while linking;
- * `messages.upsert` for incoming messages (and an "append" echo of each own send);
- * `presence.update` and `message-receipt.update` — and the server behind them: messages
+ * `messages.upsert` for incoming messages (and an "append" echo of each own send); and it
+ * records presence updates (typing) and read receipts — and the server behind them: messages
  * sent while no socket is open wait and arrive on the next connection, and what was not
  * acknowledged before a drop can be delivered again, as WhatsApp does.
  */
