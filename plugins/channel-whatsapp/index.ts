@@ -154,6 +154,13 @@ export class WhatsAppChannel {
   async loginStart(params: ChannelLoginParams): Promise<ChannelLoginState> {
     const accountId = this.accountId(params.accountId);
     let account = this.accounts.get(accountId);
+    // Linked creds are kept unless asked: a login while the connection is merely down must not unlink.
+    if (!params.force && account?.state !== 'open' && account?.state !== 'qr') {
+      const auth = new AuthStore(account?.authDir ?? resolveSettings(accountId, this.merged(accountId), this.kernel.paths.stateDir, this.kernel.env).authDir);
+      if (await auth.linked()) {
+        return { accountId, connected: true, message: `WhatsApp account "${accountId}" is already linked${account ? ` (${account.status().detail})` : ''}; use --force (force: true) to link it again with a new QR code.` };
+      }
+    }
     if (!account) {
       await this.logins.get(accountId)?.stop();
       account = new WhatsAppAccount(this.accountDeps(accountId, this.merged(accountId), {}));

@@ -133,7 +133,7 @@ export const channelsView: View = {
       const box = h('section', { class: 'card', 'data-qr-login': `${channel}:${accountId}` }, h('p', null, 'Asking for a QR code…'));
       replace(loginBox, box);
       try {
-        let state = await gw.act<LoginState>('web.login.start', { channel, accountId, force: true });
+        let state = await gw.act<LoginState>('web.login.start', { channel, accountId });
         while (!state.connected) {
           replace(box, h('h2', null, `Link ${channel} (${accountId})`), h('p', null, state.message), state.qrDataUrl ? h('img', { src: state.qrDataUrl, alt: 'QR code to scan with the phone', width: '264', height: '264' }) : null);
           state = await gw.call<LoginState>('web.login.wait', { channel, accountId, timeoutMs: 20_000, ...(state.qr ? { currentQr: state.qr } : {}) }, 35_000);
