@@ -385,6 +385,45 @@ describe('WhatsApp: conversations', () => {
   });
 });
 
+describe('WhatsApp: accounts', () => {
+  it('two numbers: each account has its own creds folder, socket and replies', async () => {
+    const home = new FakeWhatsApp({ number: '15550000001' });
+    const work = new FakeWhatsApp({ number: '15550000002' });
+    const stateDir = tempDir('claw-wa-accounts-');
+    for (const [id, fake] of [['home', home], ['work', work]] as const) {
+      mkdirSync(join(stateDir, 'credentials', 'whatsapp', id), { recursive: true, mode: 0o700 });
+      writeFileSync(join(stateDir, 'credentials', 'whatsapp', id, 'creds.json'), fake.linkedCreds(), { mode: 0o600 });
+    }
+    const kernel = await createTestKernel({
+      stateDir,
+      plugins: [...agentStackDirs(), createWhatsAppPlugin({ socketFactory: (options) => (options.accountId === 'work' ? work : home).factory(options) }), scriptedModel((request) => `echo: ${lastUserText(request)}`)],
+      config: {
+        agents: { defaults: { model: 'scripted/echo' } },
+        messages: { queue: { debounceMs: 0 } },
+        session: { dmScope: 'per-account-channel-peer' },
+        channels: { whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE], accounts: { home: {}, work: { sendReadReceipts: false } } } },
+      },
+    });
+    kernels.push(kernel);
+    await kernel.start();
+    await until(() => home.current?.user !== undefined && work.current?.user !== undefined, 'both sockets');
+    home.deliver(home.dm(ALICE, 'to home'));
+    work.deliver(work.dm(ALICE, 'to work'));
+    await until(() => home.sentTexts(ALICE_JID).length > 0 && work.sentTexts(ALICE_JID).length > 0, 'both replies');
+    expect(home.sentTexts(ALICE_JID)).toEqual(['echo: to home']);
+    expect(work.sentTexts(ALICE_JID)).toEqual(['echo: to work']);
+    await until(() => home.reads.length > 0, 'the home read receipt');
+    expect(work.reads).toEqual([]);
+    const channels = kernel.plugins.kernelServices.channels;
+    expect(await channels.send({ channel: 'whatsapp', accountId: 'work', to: ALICE, text: 'from work' })).toMatchObject({ delivered: true });
+    expect(work.sentTexts(ALICE_JID)).toContain('from work');
+    const accounts = (await channels.status()).find((info) => info.id === 'whatsapp')!.accounts;
+    expect(accounts.map((account) => [account.accountId, account.number])).toEqual([['home', '+15550000001'], ['work', '+15550000002']]);
+    const channel = (await kernel.capabilities.find('channel', 'whatsapp')) as ChannelPlugin;
+    await expect(channel.loginStart!({ accountId: '../escape' })).rejects.toThrow(/may only use letters, digits/);
+  });
+});
+
 describe('WhatsApp: connection', () => {
   it('reconnects with growing, capped backoff on transient closes; nothing lost, nothing twice', async () => {
     let hold: (() => void) | undefined;
