@@ -312,6 +312,8 @@ export class WhatsAppAccount {
     this.loginMode = false;
     this.closeSocket();
     await this.queues.idle();
+    // Creds Baileys just handed over (a login that linked) are on disk before anyone exits.
+    await this.deps.auth.flush();
     this.setState('stopped');
   }
 

@@ -103,6 +103,10 @@ export async function channelLoginCommand(
     );
   }
   if (json) ctx.stdout.write(`${JSON.stringify({ channel, accountId: state.accountId, connected: state.connected, message: state.message }, null, 2)}\n`);
-  else ctx.stdout.write(`${state.message}${viaGateway ? '' : ' Start the gateway (claw gateway) to use it.'}\n`);
+  else {
+    const configured = Boolean((api.kernel.config().channels as Record<string, unknown> | undefined)?.[channel]);
+    const next = viaGateway ? '' : configured ? ' Start the gateway (claw gateway) to use it.' : ` Configure channels.${channel} (e.g. who may write: allowFrom), then start the gateway (claw gateway).`;
+    ctx.stdout.write(`${state.message}${next}\n`);
+  }
   return 0;
 }
