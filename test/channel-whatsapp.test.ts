@@ -10,10 +10,11 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import type { ChannelLoginState, ChannelPlugin, ModelRequest } from '../sdk/index.js';
+import type { ChannelLoginState, ChannelPlugin, ModelRequest, SystemEventsService } from '../sdk/index.js';
+import { useService } from '../sdk/services.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { createLogger, definePlugin } from '../sdk/index.js';
-import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
+import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
 import { encodeQr, qrToTerminal } from '../sdk/text/qr.js';
 import { AuthStore } from '../plugins/channel-whatsapp/auth-store.js';
 import { createWhatsAppPlugin, type WhatsAppPluginOptions } from '../plugins/channel-whatsapp/index.js';
@@ -102,7 +103,7 @@ async function boot(options: {
   linked?: boolean;
   stateDir?: string;
   answer?: (request: ModelRequest) => string | Promise<string>;
-  extraPlugins?: ReturnType<typeof definePlugin>[];
+  extraPlugins?: Array<ReturnType<typeof definePlugin> | string>;
   extraChannels?: Record<string, unknown>;
 }): Promise<Setup> {
   const fake = options.fake ?? new FakeWhatsApp();
@@ -487,7 +488,7 @@ describe('WhatsApp: connection', () => {
 
   it('logged out (401): shown in status, reported once on another channel, no reconnect loop; login recovers', async () => {
     const outbox: Array<{ to: string; text: string }> = [];
-    const setup = await boot({ extraPlugins: [otherChannel(outbox)], extraChannels: { 'other-chat': { dmPolicy: 'allowlist', allowFrom: ['owner-9'] } } });
+    const setup = await boot({ extraPlugins: [otherChannel(outbox), bundledPluginDir('heartbeat')], extraChannels: { 'other-chat': { dmPolicy: 'allowlist', allowFrom: ['owner-9'] } } });
     const { kernel, fake, status } = setup;
     fake.linked = undefined;
     fake.drop(DisconnectReason.loggedOut);
@@ -502,6 +503,9 @@ describe('WhatsApp: connection', () => {
     await sleep(500);
     expect(fake.sockets).toHaveLength(sockets);
     expect(outbox).toHaveLength(1);
+    // And the agent hears it at its next turn in the main session (a system event).
+    const events = await useService<SystemEventsService>(kernel, 'system-events');
+    expect(events!.pending('agent:main:main').map((event) => event.text)).toEqual([outbox[0]!.text]);
     const dir = join(kernel.stateDir, 'credentials', 'whatsapp', 'default');
     expect(existsSync(join(dir, 'creds.json'))).toBe(false);
 
