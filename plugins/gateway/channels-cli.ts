@@ -58,6 +58,7 @@ export async function channelsCommand(
   const viaGateway = values.url !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined;
   const [action, ...rest] = positionals;
 
+  if (values.force && !(name === 'channels' && action === 'login')) throw new UsageError('--force only goes with claw channels login');
   if (name === 'channels' && (action === 'login' || action === 'logout')) return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
   if (name === 'channels') {
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
