@@ -360,6 +360,14 @@ describe('WhatsApp: conversations', () => {
     await channel.send({ to: ALICE, media: [{ url: join(media, 'note.ogg') }] });
     expect(fake.sent[fake.sent.length - 1]!.content).toMatchObject({ ptt: true, mimetype: 'audio/ogg; codecs=opus' });
 
+    // A send that fails half-way is retried without repeating what already went out.
+    fake.failOnce = (content) => 'image' in content;
+    const before = fake.sent.length;
+    const long = `A long explanation. ${'x'.repeat(1100)}`;
+    // (A caller's own transport gets text and media as one piece, retried as that same piece.)
+    expect(await channels.send({ channel: 'whatsapp', to: ALICE, text: long, media: [join(media, 'chart.png')], transport: (piece) => channel.send(piece) })).toMatchObject({ delivered: true, attempts: 2 });
+    expect(fake.sent.slice(before).map((item) => Object.keys(item.content)[0])).toEqual(['text', 'image']);
+
     const refused = await channels.send({ channel: 'whatsapp', to: ALICE, text: 'big file', media: [join(media, 'huge.pdf')] });
     expect(refused.delivered).toBe(false);
     expect(refused.error).toContain('larger than mediaMaxMb');

@@ -90,6 +90,8 @@ export class WhatsAppAccount {
   private timer?: NodeJS.Timeout;
   private readonly listeners = new Set<() => void>();
   private readonly sentIds = new Set<string>();
+  /** Message ids already sent for an outbound piece, by piece. */
+  private readonly delivered = new WeakMap<OutboundMessage, string[]>();
   private readonly queues: ChatQueues;
 
   constructor(private readonly deps: AccountDeps) {
@@ -424,8 +426,10 @@ export class WhatsAppAccount {
       throw new ChannelSendError((error as Error).message, { retryable: false });
     }
     const contents = await outboundContents(message, this.deps.settings.mediaMaxBytes);
-    const ids: string[] = [];
-    for (const content of contents) {
+    // The kernel retries a failed piece with the same object: what already went out is not sent twice.
+    const ids = this.delivered.get(message) ?? [];
+    this.delivered.set(message, ids);
+    for (const content of contents.slice(ids.length)) {
       const socket = await this.openSocket();
       // Baileys hands our own message back as an upsert, possibly before sendMessage
       // returns: the id is ours and known beforehand, so self-chat never answers itself.

@@ -53,6 +53,10 @@ export class FakeWhatsAppSocket implements WaSocket {
     if (this.closed) throw closeError(DisconnectReason.connectionClosed, 'Connection Closed');
     await this.server.sendDelay();
     if (this.closed) throw closeError(DisconnectReason.connectionClosed, 'Connection Closed');
+    if (this.server.failOnce?.(content)) {
+      this.server.failOnce = undefined;
+      throw closeError(DisconnectReason.connectionLost, 'Connection Lost');
+    }
     const id = options.messageId ?? `3EB0${randomBytes(8).toString('hex').toUpperCase()}`;
     const item = { jid, content, id, at: performance.now(), connection: this.number };
     this.server.sent.push(item);
@@ -125,6 +129,8 @@ export class FakeWhatsApp {
   linked?: string;
   /** Closes every new connection with this code instead of opening it (e.g. 401 after an unlink). */
   refuseWith?: number;
+  /** The next send whose content matches fails once (as when the link drops mid-send). */
+  failOnce?: (content: WaOutbound) => boolean;
   /** Called for every message a socket sends (the benchmark's clock). */
   onSent?: (item: SentMessage) => void;
   /** QR payloads shown so far. */
