@@ -143,12 +143,14 @@ export class ChannelAccess {
 
   /** The group policy's verdict (mention gating is decided by the caller from `requireMention`). */
   checkGroup(settings: ChannelSettings, groupId: string, sender: InboundMessage['sender']): GroupDecision {
-    const group = settings.groups[groupId];
+    // A JID-style id ("120363…@g.us") is also found under its part before "@".
+    const bareId = groupId.includes('@') ? groupId.slice(0, groupId.indexOf('@')) : groupId;
+    const group = settings.groups[groupId] ?? settings.groups[bareId];
     const wildcard = settings.groups['*'];
     if (settings.groupPolicy === 'disabled' || group?.enabled === false) return { allow: false, reason: 'group messages are disabled here' };
     const requireMention = group?.requireMention ?? wildcard?.requireMention ?? true;
     if (settings.groupPolicy === 'open') return { allow: true, requireMention };
-    const groupListed = group !== undefined || settings.groupAllowFrom.some((entry) => normalizeId(entry) === normalizeId(groupId) || entry === '*');
+    const groupListed = group !== undefined || settings.groupAllowFrom.some((entry) => normalizeId(entry) === normalizeId(groupId) || normalizeId(entry) === normalizeId(bareId) || entry === '*');
     if (groupListed || allowListed(settings.groupAllowFrom, settings.channel, sender)) return { allow: true, requireMention };
     return { allow: false, reason: `group ${groupId} is not in groupAllowFrom or groups (groupPolicy "allowlist")` };
   }

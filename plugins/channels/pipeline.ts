@@ -60,7 +60,8 @@ export class InboundPipeline {
     // 2. Access control.
     const isGroup = message.peer.kind !== 'direct';
     if (!isGroup) {
-      const decision = this.deps.access.checkDm(settings, message.sender);
+      // Self-chat is the owner talking to their own account: only "disabled" shuts it out.
+      const decision = message.fromSelf && settings.dmPolicy !== 'disabled' ? ({ allow: true } as const) : this.deps.access.checkDm(settings, message.sender);
       if (!decision.allow) {
         if (decision.pairing) {
           if (decision.pairing.created) await this.sendPairingNotice(settings, message, decision.pairing.code);

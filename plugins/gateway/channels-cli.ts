@@ -12,12 +12,14 @@ import type { GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import { unknownChannelProblem } from './send-channel.js';
+import { channelLoginCommand, LOGIN_HELP } from './channel-login.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
 export const CHANNEL_HELP: Record<string, string> = {
   channels: `Usage: claw channels list [--json]      channels the enabled plugins provide, and whether they are configured
-       claw channels status [--json]    each account: running, connected, last error (from the running gateway)`,
+       claw channels status [--json]    each account: running, connected, last error (from the running gateway)
+${LOGIN_HELP}`,
   message: `Usage: claw message send --channel <id> --to <peer> [--account <id>] [--thread <id>] [--reply-to <messageId>] "<text>"`,
   pairing: `Usage: claw pairing list [<channel>] [--json]
        claw pairing approve <channel> <code>`,
@@ -46,6 +48,7 @@ export async function channelsCommand(
     account: { type: 'string' },
     thread: { type: 'string' },
     'reply-to': { type: 'string' },
+    force: { type: 'boolean' },
   });
   if (values.help) {
     ctx.stdout.write(`${CHANNEL_HELP[name]}\n`);
@@ -55,6 +58,8 @@ export async function channelsCommand(
   const viaGateway = values.url !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined;
   const [action, ...rest] = positionals;
 
+  if (values.force && !(name === 'channels' && action === 'login')) throw new UsageError('--force only goes with claw channels login');
+  if (name === 'channels' && (action === 'login' || action === 'logout')) return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
   if (name === 'channels') {
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];

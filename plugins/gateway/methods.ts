@@ -17,6 +17,7 @@ import {
   type ConfigIssue,
   type ConfigSnapshot,
   type JsonSchema,
+  type ChannelPlugin,
   type PathSegment,
   type PluginApi,
   type PluginRecord,
@@ -303,6 +304,44 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     scope: 'operator.read',
     description: 'Channels declared by enabled plugins, whether they are configured, and each account’s state.',
     handler: async () => ({ channels: await kernel.channels.status() }),
+  });
+
+  // QR login and logout (OpenClaw's names), forwarded to the channel plugin that has them.
+  const loginChannel = async (id: string | undefined, needs: 'loginStart' | 'logout'): Promise<ChannelPlugin> => {
+    const ids = id ? [id] : kernel.capabilities.list('channel').map((info) => info.name);
+    for (const candidate of ids) {
+      const channel = (await kernel.capabilities.find('channel', candidate).catch(() => undefined)) as ChannelPlugin | undefined;
+      if (channel?.[needs]) return channel;
+    }
+    throw invalid(id ? `channel "${id}" has no ${needs === 'logout' ? 'logout' : 'QR login'} (is its plugin enabled?)` : 'no enabled channel logs in by QR code');
+  };
+  const LOGIN_PARAMS = { channel: { type: 'string', minLength: 1 }, accountId: { type: 'string', minLength: 1 }, timeoutMs: { type: 'integer', minimum: 1, maximum: 300_000 } } as const;
+  const loginFailed = (error: unknown) => new ProtocolError(ErrorCodes.UNAVAILABLE, (error as Error).message);
+  api.registerGatewayMethod('web.login.start', {
+    params: { type: 'object', additionalProperties: false, properties: { ...LOGIN_PARAMS, force: { type: 'boolean' } } },
+    scope: 'operator.admin',
+    sideEffect: true,
+    description: 'Start linking a channel account by QR code (WhatsApp): answers with the QR (qr, qrDataUrl) or connected.',
+    handler: async (params: { channel?: string; accountId?: string; force?: boolean; timeoutMs?: number }) => {
+      const channel = await loginChannel(params.channel, 'loginStart');
+      return { channel: channel.id, ...(await channel.loginStart!({ ...params }).catch((error: unknown) => Promise.reject(loginFailed(error)))) };
+    },
+  });
+  api.registerGatewayMethod('web.login.wait', {
+    params: { type: 'object', additionalProperties: false, properties: { ...LOGIN_PARAMS, currentQr: { type: 'string' }, sessionKey: { type: 'string' } } },
+    scope: 'operator.admin',
+    description: 'Wait until the account is linked or shows a new QR (after currentQr), up to timeoutMs.',
+    handler: async (params: { channel?: string; accountId?: string; timeoutMs?: number; currentQr?: string }) => {
+      const channel = await loginChannel(params.channel, 'loginStart');
+      return { channel: channel.id, ...(await channel.loginWait!({ ...params }).catch((error: unknown) => Promise.reject(loginFailed(error)))) };
+    },
+  });
+  api.registerGatewayMethod('channels.logout', {
+    params: { type: 'object', additionalProperties: false, required: ['channel'], properties: { channel: LOGIN_PARAMS.channel, accountId: LOGIN_PARAMS.accountId } },
+    scope: 'operator.admin',
+    sideEffect: true,
+    description: 'Stop a channel account and remove its credentials (WhatsApp: unlinks the device).',
+    handler: async (params: { channel: string; accountId?: string }) => ({ channel: params.channel, ...(await (await loginChannel(params.channel, 'logout')).logout!(params.accountId)) }),
   });
 
   api.registerGatewayMethod('send', {

@@ -12,6 +12,8 @@ export type {
   AckReaction,
   ReplyObserver,
   ChannelAccountContext,
+  ChannelLoginParams,
+  ChannelLoginState,
   ChannelPlugin,
   ChannelStatus,
   InboundMedia,

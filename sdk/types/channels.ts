@@ -48,6 +48,11 @@ export interface InboundMessage {
   teamId?: string;
   /** The sender's role ids in the guild (routing bindings `match.roles`). */
   memberRoleIds?: string[];
+  /**
+   * The account's own user wrote it to themselves (WhatsApp self-chat): admitted as the
+   * owner without being in allowFrom, unless direct messages are disabled.
+   */
+  fromSelf?: boolean;
 }
 
 /** What became of an inbound message. */
@@ -135,6 +140,31 @@ export interface ChannelPlugin {
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+  /** QR login (OpenClaw's `web.login.start`): begin linking an account; answers with the first QR, or connected. */
+  loginStart?(params: ChannelLoginParams): Promise<ChannelLoginState>;
+  /** `web.login.wait`: resolves once linked, when the QR changes from `currentQr`, or after `timeoutMs`. */
+  loginWait?(params: ChannelLoginParams & { currentQr?: string }): Promise<ChannelLoginState>;
+  /** `channels.logout`: stop the account and remove its credentials. */
+  logout?(accountId?: string): Promise<{ accountId: string; cleared: boolean }>;
+}
+
+export interface ChannelLoginParams {
+  accountId?: string;
+  /** Start over with a new QR even when the account is linked. */
+  force?: boolean;
+  timeoutMs?: number;
+}
+
+/** Where a QR login stands (the answer of `web.login.start` / `web.login.wait`). */
+export interface ChannelLoginState {
+  accountId: string;
+  /** Linked and connected: nothing left to scan. */
+  connected: boolean;
+  /** The QR payload to scan now, while waiting. */
+  qr?: string;
+  /** The same QR as an image (data: URL) for the web UI. */
+  qrDataUrl?: string;
+  message: string;
 }
 
 /** The acknowledgement reaction for one inbound message (none when `emoji` is absent). */

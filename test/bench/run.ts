@@ -19,6 +19,7 @@
  *                category (sqlite keyword-only ≥ 0.85, qmd ≥ 0.70, hybrid ≥ keyword-only); QMD warm
  *                query p50 / p95 through the plugin's long-lived process (≤ 20 ms)
  *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
+ *   channel-whatsapp  inbound → reply through a fake Baileys socket, zero-latency model
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
@@ -428,6 +429,13 @@ async function benchTelegram(): Promise<void> {
   line('telegram: median added latency (one at a time)', `${result.medianAddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
+async function benchWhatsApp(): Promise<void> {
+  const { whatsappBench } = await import('./whatsapp.js');
+  const result = await whatsappBench();
+  line(`whatsapp: DMs → replies (${result.messages} DMs, 50 users)`, `${Math.round(result.messagesPerSecond)} msg/s`, '(info)', true);
+  line('whatsapp: added latency p50 / p99 (one at a time)', `${result.medianAddedMs.toFixed(1)} / ${result.p99AddedMs.toFixed(1)} ms`, '(info)', true);
+}
+
 async function benchGatewayBurst(): Promise<void> {
   const result = await gatewayLoadBench(CLI, await freePort());
   line(`gateway: ${result.clients} clients connect at once, admitted`, `${result.admitted}`, `${result.clients}`, result.admitted === result.clients);
@@ -463,6 +471,7 @@ if (want('crash')) await benchCrash();
 if (want('memory')) await benchMemory();
 if (want('retrieval')) await benchRetrieval();
 if (want('telegram')) await benchTelegram();
+if (want('channel-whatsapp')) await benchWhatsApp();
 if (want('sandbox')) await sandboxExecBench(line);
 if (want('cron-start')) await cronStartBench(CLI, freePort, line);
 if (want('cron-drift')) await cronDriftBench(line, quick);

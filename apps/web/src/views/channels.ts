@@ -7,8 +7,18 @@ interface ChannelInfo {
   pluginId: string;
   configured: boolean;
   enabled: boolean;
-  accounts: Array<{ accountId: string; running: boolean; connected: boolean; detail?: string; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+  accounts: Array<{ accountId: string; running: boolean; connected: boolean; state?: string; detail?: string; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
 }
+
+interface LoginState {
+  connected: boolean;
+  qr?: string;
+  qrDataUrl?: string;
+  message: string;
+}
+
+/** Account states of a QR-linked channel (WhatsApp) that a new QR login fixes. */
+const NEEDS_QR = new Set(['not-linked', 'logged-out', 'qr', 'conflict']);
 
 interface PairingRequest {
   code: string;
@@ -25,6 +35,8 @@ export const channelsView: View = {
     const { gw } = app;
     const channelsBox = h('div', { class: 'cards', 'aria-busy': 'true' });
     const pairingBox = h('div');
+    // Outside the cards, which every refresh redraws: a QR login survives them.
+    const loginBox = h('div', { class: 'qr-login' });
     replace(
       root,
       h(
@@ -32,6 +44,7 @@ export const channelsView: View = {
         { class: 'page' },
         pageHeader('Channels', h('button', { type: 'button', onclick: () => void load() }, 'Refresh')),
         channelsBox,
+        loginBox,
         h('h2', { class: 'section-title' }, 'Waiting for approval'),
         pairingBox,
       ),
@@ -82,6 +95,9 @@ export const channelsView: View = {
                   account.lastInboundAt ? ` · last message ${formatAgo(account.lastInboundAt)}` : '',
                   account.lastOutboundAt ? ` · last reply ${formatAgo(account.lastOutboundAt)}` : '',
                   account.lastError ? h('p', { class: 'error-text' }, account.lastError) : null,
+                  account.state && NEEDS_QR.has(account.state) && gw.can('operator.admin')
+                    ? h('button', { type: 'button', class: 'primary', onclick: () => void link(channel.id, account.accountId) }, 'Link with QR code')
+                    : null,
                 ),
               ),
             )
@@ -110,6 +126,24 @@ export const channelsView: View = {
           ),
         ),
       );
+    }
+
+    /** web.login.start, then web.login.wait until linked, showing each new QR as it comes. */
+    async function link(channel: string, accountId: string): Promise<void> {
+      const box = h('section', { class: 'card', 'data-qr-login': `${channel}:${accountId}` }, h('p', null, 'Asking for a QR code…'));
+      replace(loginBox, box);
+      try {
+        let state = await gw.act<LoginState>('web.login.start', { channel, accountId });
+        while (!state.connected) {
+          replace(box, h('h2', null, `Link ${channel} (${accountId})`), h('p', null, state.message), state.qrDataUrl ? h('img', { src: state.qrDataUrl, alt: 'QR code to scan with the phone', width: '264', height: '264' }) : null);
+          state = await gw.call<LoginState>('web.login.wait', { channel, accountId, timeoutMs: 20_000, ...(state.qr ? { currentQr: state.qr } : {}) }, 35_000);
+        }
+        app.toast(state.message);
+        box.remove();
+        await load();
+      } catch (error) {
+        replace(box, h('p', { class: 'error-text' }, errorMessage(error)));
+      }
     }
 
     async function approve(request: PairingRequest): Promise<void> {
