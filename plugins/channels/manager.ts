@@ -24,6 +24,7 @@ import { sendOutbound } from '../../sdk/channels/outbound.js';
 import { ChannelAccess } from './access.js';
 import type { AgentService } from '../../sdk/agent/index.js';
 import { InboundPipeline } from './pipeline.js';
+import { join } from 'node:path';
 
 export interface ChannelManagerDeps {
   config(): KernelConfig;
@@ -64,6 +65,7 @@ export class ChannelManager implements ChannelsApi {
       agent: deps.agent,
       findChannel: deps.findChannel,
       send: (request) => this.send(request),
+      seenFile: join(deps.stateDir, 'channels', 'inbound-seen.log'),
     });
   }
 

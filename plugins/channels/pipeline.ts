@@ -15,6 +15,7 @@ import { channelSettings, type ChannelSettings } from '../../sdk/channels/config
 import { resolveAgentRoute } from '../../sdk/channels/routing.js';
 import { ackReactionFor } from '../../sdk/channels/ack.js';
 import type { ChannelAccess } from './access.js';
+import { SeenStore, seenKeyHash } from './seen-store.js';
 
 const DEDUPE_WINDOW_MS = 20 * 60_000;
 const DEDUPE_MAX = 10_000;
@@ -29,6 +30,8 @@ export interface PipelineDeps {
   agent(): Promise<AgentService | undefined>;
   findChannel(id: string): Promise<ChannelPlugin | undefined>;
   send(request: OutboundRequest): Promise<OutboundResult>;
+  /** Where accepted message ids are kept across restarts (seen-store.ts); none: memory only. */
+  seenFile?: string;
   now?: () => number;
 }
 
@@ -39,12 +42,15 @@ export interface HistoryEntry {
 }
 
 export class InboundPipeline {
-  private readonly seen = new Map<string, number>();
+  private readonly seen: Map<string, number>;
+  private readonly store?: SeenStore;
   private readonly history = new Map<string, HistoryEntry[]>();
   private readonly now: () => number;
 
   constructor(private readonly deps: PipelineDeps) {
     this.now = deps.now ?? Date.now;
+    this.store = deps.seenFile ? new SeenStore(deps.seenFile, DEDUPE_WINDOW_MS) : undefined;
+    this.seen = this.store?.load(this.now()) ?? new Map();
   }
 
   async handle(channel: string, message: InboundMessage): Promise<InboundOutcome> {
@@ -52,7 +58,7 @@ export class InboundPipeline {
     const settings = channelSettings(this.deps.config(), channel, message.accountId, channelPlugin?.defaults);
 
     // 1. Dedupe: platforms redeliver after reconnects and timeouts.
-    const key = `${channel}\u0000${message.accountId}\u0000${message.peer.id}\u0000${message.messageId}`;
+    const key = seenKeyHash(`${channel}\u0000${message.accountId}\u0000${message.peer.id}\u0000${message.messageId}`);
     this.prune();
     if (this.seen.has(key)) return { status: 'duplicate' };
     this.seen.set(key, this.now());
@@ -147,6 +153,12 @@ export class InboundPipeline {
       // Not accepted: a redelivery (after the restart) must not count as a duplicate.
       this.seen.delete(key);
       return { status: 'unavailable', reason: error.message };
+    }
+    // On disk only now that the intake journal holds it: a redelivery after a restart is a duplicate.
+    try {
+      this.store?.record(key, this.seen.get(key) ?? this.now(), this.seen);
+    } catch (error) {
+      this.deps.logger.warn(`${channel}: could not record message ${message.messageId} as handled (a redelivery after a restart may be answered again): ${(error as Error).message}`);
     }
     if (isGroup) this.history.delete(this.historyKey(channel, message));
     if (typing) {
