@@ -124,6 +124,12 @@ export interface ChannelPlugin {
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+  /**
+   * The channel's own group rules (Discord's guilds → channels allowlists), given the
+   * account's merged config. A verdict replaces the generic groupPolicy / groups check;
+   * undefined leaves it to them. Mention gating and history stay the pipeline's.
+   */
+  groupAccess?(message: InboundMessage, config: Readonly<Record<string, unknown>>): { allow: true; requireMention: boolean } | { allow: false; reason: string } | undefined;
 }
 
 /** One message for the outbound path (`api.kernel.channels.send`). */

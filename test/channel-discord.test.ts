@@ -1,0 +1,341 @@
+/**
+ * The Discord channel against a loopback fake of Discord's REST API and gateway
+ * (test/fakes/discord.ts), driven by the real discord.js: the shared channel contract,
+ * then what is particular to Discord — guild allowlists and mentions, threads, 2,000
+ * character chunks with code fences, attachments, rate limits, gateway resume, slash
+ * commands, typing and the acknowledgement reaction.
+ */
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ModelRequest } from '../sdk/index.js';
+import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
+import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import { guildAccess } from '../plugins/channel-discord/access.js';
+import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/config.js';
+import { parseMessage } from '../plugins/channel-discord/inbound.js';
+import { parseTarget } from '../plugins/channel-discord/send.js';
+import { FakeDiscord, type FakeChannel } from './fakes/discord.js';
+
+const DISCORD = fileURLToPath(new URL('../plugins/channel-discord/', import.meta.url));
+
+async function until(check: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+// ── The shared channel contract ────────────────────────────────────────────────────
+
+const contractFake = new FakeDiscord();
+const contractChannels = new Map<string, FakeChannel>();
+
+function contractChannel(message: PlatformMessage): FakeChannel {
+  if (message.kind === 'direct') return contractFake.dmChannelFor(message.senderId);
+  let channel = contractChannels.get(message.chatId);
+  if (!channel) {
+    channel = contractFake.textChannel(`room ${message.chatId}`, message.chatId);
+    contractChannels.set(message.chatId, channel);
+  }
+  return channel;
+}
+
+channelContractSuite({
+  channel: 'discord',
+  plugin: DISCORD,
+  config: () => ({ token: contractFake.token }),
+  env: { get DISCORD_API_URL() { return contractFake.apiUrl; } } as unknown as Record<string, string>,
+  textLimit: 2000,
+  groups: true,
+  platform: {
+    start: () => contractFake.start(),
+    stop: () => contractFake.stop(),
+    deliver: async (message) => {
+      const channel = contractChannel(message);
+      contractFake.dispatch(
+        'MESSAGE_CREATE',
+        contractFake.userMessage({ authorId: message.senderId, authorName: message.senderName, channel, content: message.text, ...(message.messageId ? { id: message.messageId } : {}), mention: message.mention === true }),
+      );
+    },
+    sent: () => contractFake.sent().map((sent) => ({ chatId: sent.recipientId ?? sent.channelId, text: sent.content, ...(sent.replyTo ? { replyTo: sent.replyTo } : {}) })),
+    reset: () => contractFake.reset(),
+  },
+});
+
+// ── Discord specifics ─────────────────────────────────────────────────────────────
+
+describe('discord channel', () => {
+  const fake = new FakeDiscord({ heartbeatIntervalMs: 1000 });
+  const OWNER = '200000000000000001';
+  const STRANGER = '200000000000000002';
+  let kernel: TestKernel | undefined;
+  const requests: ModelRequest[] = [];
+  let answer: (request: ModelRequest) => ScriptedAnswer = (request) => `echo: ${lastUserText(request)}`;
+  let general: FakeChannel;
+  let secret: FakeChannel;
+  let thread: FakeChannel;
+  let dm: FakeChannel;
+
+  beforeAll(async () => {
+    await fake.start();
+    general = fake.textChannel('general');
+    secret = fake.textChannel('secret');
+    thread = fake.thread(general, 'planning');
+    dm = fake.dmChannelFor(OWNER);
+  });
+  afterEach(async () => {
+    await kernel?.dispose();
+    kernel = undefined;
+    fake.reset();
+    requests.length = 0;
+    answer = (request) => `echo: ${lastUserText(request)}`;
+  });
+  afterAll(() => fake.stop());
+
+  const boot = async (discord: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) => {
+    kernel = await createTestKernel({
+      plugins: [...agentStackDirs(), DISCORD, scriptedModel((request) => (requests.push(request), answer(request)))],
+      config: {
+        agents: { defaults: { model: 'scripted/echo' } },
+        messages: { queue: { debounceMs: 0 }, ...((extra.messages as object) ?? {}) },
+        channels: { discord: { token: fake.token, dmPolicy: 'allowlist', allowFrom: [OWNER], ...discord } },
+      },
+      env: { DISCORD_API_URL: fake.apiUrl },
+    });
+    await kernel.start();
+    return kernel;
+  };
+  const say = (channel: FakeChannel, content: string, options: { author?: string; mention?: boolean; id?: string; attachments?: unknown[] } = {}) => {
+    const message = fake.userMessage({ authorId: options.author ?? OWNER, channel, content, mention: options.mention, ...(options.id ? { id: options.id } : {}), ...(options.attachments ? { attachments: options.attachments } : {}) });
+    fake.dispatch('MESSAGE_CREATE', message);
+    return message.id as string;
+  };
+  const sentIn = (channel: FakeChannel) => fake.sent().filter((sent) => sent.channelId === channel.id);
+
+  it('logs in through /gateway/bot with the token, identifies with the message intents, and keeps the token out of status', async () => {
+    const k = await boot();
+    const identify = fake.gatewayOps.filter((op) => op.op === 2).at(-1)!;
+    expect(identify.d.token).toBe(fake.token);
+    // Guilds | GuildMessages | DirectMessages | MessageContent
+    expect(identify.d.intents & ((1 << 0) | (1 << 9) | (1 << 12) | (1 << 15))).toBe((1 << 0) | (1 << 9) | (1 << 12) | (1 << 15));
+    const status = await k.plugins.kernelServices.channels.status();
+    const discord = status.find((channel) => channel.id === 'discord')!;
+    expect(discord.accounts[0]).toMatchObject({ running: true, connected: true, username: 'clawbot' });
+    expect(JSON.stringify(status)).not.toContain(fake.token);
+    expect(k.plugins.kernelServices.redact.text(`header Bot ${fake.token}`)).not.toContain(fake.token);
+  });
+
+  it('rejects a token Discord does not know, without printing it', async () => {
+    const wrong = `${fake.token.split('.')[0]}.AAAA.wrongwrongwrongwrongwrongwrong`;
+    kernel = await createTestKernel({
+      plugins: [...agentStackDirs(), DISCORD, scriptedModel(() => 'x')],
+      config: { agents: { defaults: { model: 'scripted/echo' } }, channels: { discord: { token: wrong } } },
+      env: { DISCORD_API_URL: fake.apiUrl },
+    });
+    await kernel.start();
+    const account = (await kernel.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'discord')!.accounts[0]!;
+    expect(account.running).toBe(false);
+    expect(account.lastError).toMatch(/rejected the bot token/);
+    expect(JSON.stringify(account)).not.toContain(wrong);
+  });
+
+  it('answers in a guild channel only when mentioned, and keeps the unaddressed message as context', async () => {
+    await boot({ groupPolicy: 'open' });
+    say(general, 'the release is on Thursday', { author: STRANGER });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sentIn(general)).toEqual([]);
+    say(general, 'when is the release?', { author: STRANGER, mention: true });
+    await until(() => sentIn(general).length > 0, 'a guild reply');
+    expect(sentIn(general)[0]!.content).toBe('echo: when is the release?');
+    expect(requests[0]!.systemPrompt).toContain('the release is on Thursday');
+  });
+
+  it('follows guilds.<id>.channels as an allowlist, with requireMention per channel', async () => {
+    await boot({ groupPolicy: 'allowlist', guilds: { [fake.guildId]: { requireMention: true, channels: { general: { requireMention: false } } } } });
+    say(secret, 'hello in secret', { mention: true });
+    say(general, 'hello in general, no mention');
+    await until(() => sentIn(general).length > 0, 'a reply in the listed channel');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(sentIn(secret)).toEqual([]);
+    expect(requests.map(lastUserText)).toEqual(['hello in general, no mention']);
+  });
+
+  it('answers in a thread, inside the thread, in its own session', async () => {
+    const k = await boot({ groupPolicy: 'open', guilds: { [fake.guildId]: { requireMention: false } } });
+    say(thread, 'in the thread');
+    await until(() => sentIn(thread).length > 0, 'a reply in the thread');
+    expect(sentIn(general)).toEqual([]);
+    const agent = (await k.capabilities.find('service', 'agent'))?.api as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
+    const keys = (await agent.runtime.store('main').list()).map((item) => item.key);
+    expect(keys.some((key) => key.includes(`discord:channel:${general.id}`) && key.endsWith(`:${thread.id}`))).toBe(true);
+  });
+
+  it('cuts a long reply into 2,000-character pieces without splitting a code fence', async () => {
+    const code = Array.from({ length: 40 }, (_, i) => `const value${i} = compute(${i}); // step ${i}`).join('\n');
+    const reply = `${'Intro paragraph. '.repeat(70)}\n\n\`\`\`ts\n${code}\n\`\`\`\n\n${'Outro text. '.repeat(60)}`;
+    answer = () => reply;
+    await boot();
+    say(dm, 'show me code');
+    await until(() => sentIn(dm).some((sent) => sent.content.includes('Outro')), 'the last piece');
+    const pieces = sentIn(dm).map((sent) => sent.content);
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const piece of pieces) {
+      expect(piece.length).toBeLessThanOrEqual(2000);
+      expect((piece.match(/```/g) ?? []).length % 2).toBe(0);
+    }
+    const withCode = pieces.filter((piece) => piece.includes('```ts'));
+    expect(withCode).toHaveLength(1);
+    expect(withCode[0]).toContain(code);
+  });
+
+  it('downloads attachments to the media folder and uploads outbound media as files', async () => {
+    const k = await boot();
+    const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+    say(dm, 'look at these', { attachments: [fake.attachment('shot.png', png, 'image/png'), fake.attachment('notes.txt', Buffer.from('remember the milk'), 'text/plain')] });
+    await until(() => requests.length > 0, 'the model request');
+    const user = requests[0]!.messages.findLast((message) => message.role === 'user')!;
+    expect(user.content).toEqual(expect.arrayContaining([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]));
+    const saved = /saved at (\S+notes\.txt)\]/.exec(lastUserText(requests[0]!))?.[1];
+    expect(saved).toBeDefined();
+    expect(readFileSync(saved!, 'utf8')).toBe('remember the milk');
+    expect(statSync(saved!).mode & 0o777).toBe(0o600);
+
+    mkdirSync(k.paths.workspaceDir, { recursive: true });
+    const chart = join(k.paths.workspaceDir, 'chart.png');
+    writeFileSync(chart, png);
+    const result = await k.plugins.kernelServices.channels.send({ channel: 'discord', to: OWNER, text: 'see attached', media: [chart] });
+    expect(result).toMatchObject({ delivered: true });
+    const upload = fake.sent().find((sent) => sent.files.length > 0)!;
+    expect(upload.files[0]).toMatchObject({ name: 'chart.png' });
+    expect(upload.files[0]!.data.equals(png)).toBe(true);
+    expect(upload.channelId).toBe(dm.id);
+  });
+
+  it('waits out a 429 (retry_after) and sends once; a global limit holds every route', async () => {
+    const k = await boot();
+    const channels = k.plugins.kernelServices.channels;
+    fake.rateLimit(/^POST \/channels\/\d+\/messages$/, 0.6);
+    const started = performance.now();
+    expect(await channels.send({ channel: 'discord', to: `channel:${general.id}`, text: 'after the limit' })).toMatchObject({ delivered: true, attempts: 1 });
+    const posts = fake.log().filter((call) => call.method === 'POST' && call.path === `/channels/${general.id}/messages`);
+    expect(posts.map((call) => call.status)).toEqual([429, 200]);
+    expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(550);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(550);
+    expect(sentIn(general).map((sent) => sent.content)).toEqual(['after the limit']);
+
+    fake.reset();
+    fake.rateLimit(/^POST \/channels\/\d+\/messages$/, 0.5, { global: true });
+    const first = channels.send({ channel: 'discord', to: `channel:${general.id}`, text: 'one' });
+    await until(() => fake.log().some((call) => call.status === 429), 'the global 429');
+    const second = channels.send({ channel: 'discord', to: `channel:${secret.id}`, text: 'two' });
+    await Promise.all([first, second]);
+    const limitedAt = fake.log().find((call) => call.status === 429)!.at;
+    const after = fake.log().filter((call) => call.status === 200);
+    expect(after).toHaveLength(2);
+    for (const call of after) expect(call.at - limitedAt).toBeGreaterThanOrEqual(450);
+  });
+
+  it('resumes after a dropped socket: what was missed is delivered once, nothing twice', async () => {
+    const k = await boot();
+    const identifies = fake.gatewayOps.filter((op) => op.op === 2).length;
+    const firstId = say(dm, 'before the drop');
+    await until(() => sentIn(dm).length === 1, 'the first reply');
+    fake.dropSocket();
+    // Sent while the bot is disconnected: Discord keeps it for the session and replays it.
+    say(dm, 'during the drop');
+    await until(() => fake.gatewayOps.some((op) => op.op === 6) && fake.connected, 'a RESUME');
+    await until(() => sentIn(dm).length === 2, 'the missed message answered');
+    // Discord may deliver a message again after a resume; it is answered once.
+    say(dm, 'before the drop', { id: firstId });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(sentIn(dm).map((sent) => sent.content)).toEqual(['echo: before the drop', 'echo: during the drop']);
+    // Resumed, not identified again (a new session would have lost the missed message).
+    expect(fake.gatewayOps.filter((op) => op.op === 2)).toHaveLength(identifies);
+    const resume = fake.gatewayOps.find((op) => op.op === 6)!;
+    expect(resume.d.token).toBe(fake.token);
+    const account = (await k.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'discord')!.accounts[0]!;
+    expect(account).toMatchObject({ connected: true, resumes: 1 });
+  });
+
+  it('registers the slash commands and answers one through the interaction', async () => {
+    await boot();
+    await until(() => fake.commands.length > 0, 'the command registration');
+    const names = fake.commands.map((command) => command.name);
+    expect(names).toEqual(expect.arrayContaining(['status', 'new', 'model', 'help']));
+    expect(fake.commands.find((command) => command.name === 'model').options[0]).toMatchObject({ name: 'args', type: 3 });
+    const id = fake.interaction({ name: 'status', userId: OWNER, channel: dm });
+    await until(() => fake.sent().some((sent) => sent.via === 'interaction-original'), 'the slash command answer');
+    const callback = fake.log().find((call) => call.path.startsWith(`/interactions/${id}/`))!;
+    expect(callback.body).toMatchObject({ type: 5, data: { flags: 64 } });
+    const answerSent = fake.sent().find((sent) => sent.via === 'interaction-original')!;
+    expect(answerSent.replyTo).toBe(id);
+    expect(answerSent.content).toMatch(/model|session/i);
+    expect(requests).toHaveLength(0);
+
+    const refused = fake.interaction({ name: 'status', userId: STRANGER, channel: fake.dmChannelFor(STRANGER) });
+    await until(() => fake.sent().some((sent) => sent.replyTo === refused), 'the refusal');
+    expect(fake.sent().find((sent) => sent.replyTo === refused)!.content).toMatch(/not authorized/);
+  });
+
+  it('shows typing while working and puts the acknowledgement reaction on the message', async () => {
+    await boot({}, { messages: { ackReaction: '✅', ackReactionScope: 'all' } });
+    const id = say(dm, 'hello');
+    await until(() => sentIn(dm).length > 0, 'the reply');
+    const paths = fake.log().map((call) => `${call.method} ${call.path}`);
+    expect(paths).toContain(`POST /channels/${dm.id}/typing`);
+    expect(paths).toContain(`PUT /channels/${dm.id}/messages/${id}/reactions/${encodeURIComponent('✅')}/@me`);
+  });
+
+  it('puts no reaction on a DM under the default scope (group mentions only)', async () => {
+    await boot();
+    say(dm, 'hello');
+    await until(() => sentIn(dm).length > 0, 'the reply');
+    expect(fake.log().some((call) => call.path.includes('/reactions/'))).toBe(false);
+  });
+});
+
+describe('discord pieces', () => {
+  it('parses messages: DMs by user, threads under their parent, mentions stripped, bots ignored', () => {
+    const bot = '1';
+    const base = { id: '10', channel_id: '20', author: { id: '30', username: 'ann', global_name: 'Ann' }, content: 'hi', type: 0 };
+    expect(parseMessage(base, bot, { id: '20', type: 1 })?.inbound).toMatchObject({ peer: { kind: 'direct', id: '30' }, sender: { id: '30', name: 'Ann' }, mentioned: true });
+    const inThread = parseMessage({ ...base, guild_id: '5', content: '<@1> plan?', mentions: [{ id: '1' }] }, bot, { id: '20', type: 11, parentId: '21' });
+    expect(inThread?.inbound).toMatchObject({ peer: { kind: 'channel', id: '21' }, threadId: '20', text: 'plan?', mentioned: true, guildId: '5' });
+    expect(parseMessage({ ...base, guild_id: '5', referenced_message: { id: '9', author: { id: '1' }, content: 'earlier' } }, bot, { id: '20', type: 0 })?.inbound.mentioned).toBe(true);
+    expect(parseMessage({ ...base, guild_id: '5' }, bot, { id: '20', type: 0 })?.inbound.mentioned).toBe(false);
+    expect(parseMessage({ ...base, author: { id: '31', bot: true } }, bot, undefined)).toBeUndefined();
+    expect(parseMessage({ ...base, author: { id: '1' } }, bot, undefined)).toBeUndefined();
+    expect(parseMessage({ ...base, type: 7 }, bot, undefined)).toBeUndefined();
+  });
+
+  it('decides guild access as OpenClaw documents it', () => {
+    const message = (channel: string, extra: object = {}) => ({ accountId: 'default', peer: { kind: 'channel' as const, id: channel }, sender: { id: 'u1' }, text: 'x', messageId: 'm', guildId: 'g1', ...extra });
+    expect(guildAccess(message('c1'), {})).toBeUndefined();
+    const config = { guilds: { g1: { requireMention: true, users: ['u1'], channels: { 'help-desk': { requireMention: false }, c2: { enabled: false } } } } };
+    expect(guildAccess(message('c1', { peerName: 'Help Desk' }), config)).toEqual({ allow: true, requireMention: false });
+    expect(guildAccess(message('c2'), config)).toMatchObject({ allow: false });
+    expect(guildAccess(message('c3'), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/not listed/) });
+    expect(guildAccess(message('c1', { peerName: 'help-desk', sender: { id: 'u2' } }), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/users or roles/) });
+    expect(guildAccess(message('c1', { sender: { id: 'u2' }, memberRoleIds: ['r1'] }), { guilds: { g1: { roles: ['r1'] } } })).toEqual({ allow: true, requireMention: true });
+    expect(guildAccess(message('c1', { guildId: 'g2' }), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/not in channels.discord.guilds/) });
+    expect(guildAccess(message('c1', { threadId: 't1' }), { guilds: { g1: { channels: { c1: { requireMention: false } } } } })).toEqual({ allow: true, requireMention: false });
+  });
+
+  it('reads targets, API bases and settings, and says what is wrong', () => {
+    expect(parseTarget('user:42')).toEqual({ kind: 'user', id: '42' });
+    expect(parseTarget('<@!42>')).toEqual({ kind: 'user', id: '42' });
+    expect(parseTarget('<#7>')).toEqual({ kind: 'channel', id: '7' });
+    expect(parseTarget('7')).toEqual({ kind: 'either', id: '7' });
+    expect(apiBaseFrom({})).toEqual({ apiBase: 'https://discord.com/api', apiVersion: '10' });
+    expect(apiBaseFrom({ DISCORD_API_URL: 'http://127.0.0.1:9/api/v10' })).toEqual({ apiBase: 'http://127.0.0.1:9/api', apiVersion: '10' });
+    expect(() => apiBaseFrom({ DISCORD_API_URL: 'http://discord.example.com/api/v10' })).toThrow(/https/);
+    expect(() => resolveAccountSettings('default', {}, {})).toThrow(/channels\.discord\.token/);
+    expect(() => resolveAccountSettings('default', { token: 'Bot abc' }, {})).toThrow(/does not look like a Discord bot token/);
+    expect(() => resolveAccountSettings('default', { token: 'a.b.c', replyToMode: 'all' }, {})).toThrow(/replyToMode/);
+    expect(resolveAccountSettings('default', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toMatchObject({ token: 'a.b.c', ephemeral: true, nativeCommands: true, replyToMode: 'off' });
+    expect(() => resolveAccountSettings('ops', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toThrow(/account "ops" has no bot token/);
+  });
+});
