@@ -47,7 +47,10 @@ channelContractSuite({
   channel: 'discord',
   plugin: DISCORD,
   config: () => ({ token: contractFake.token }),
-  env: { get DISCORD_API_URL() { return contractFake.apiUrl; } } as unknown as Record<string, string>,
+  // Read at each boot, once the fake listens.
+  get env() {
+    return { DISCORD_API_URL: contractFake.apiUrl };
+  },
   textLimit: 2000,
   groups: true,
   platform: {
