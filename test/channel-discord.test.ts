@@ -5,18 +5,20 @@
  * character chunks with code fences, attachments, rate limits, gateway resume, slash
  * commands, typing and the acknowledgement reaction.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { guildAccess } from '../plugins/channel-discord/access.js';
 import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/config.js';
 import { parseMessage } from '../plugins/channel-discord/inbound.js';
 import { parseTarget } from '../plugins/channel-discord/send.js';
 import { FakeDiscord, type FakeChannel } from './fakes/discord.js';
+import { REPO } from './helpers.js';
 
 const DISCORD = fileURLToPath(new URL('../plugins/channel-discord/', import.meta.url));
 
@@ -340,5 +342,42 @@ describe('discord pieces', () => {
     expect(() => resolveAccountSettings('default', { token: 'a.b.c', replyToMode: 'all' }, {})).toThrow(/replyToMode/);
     expect(resolveAccountSettings('default', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toMatchObject({ token: 'a.b.c', ephemeral: true, nativeCommands: true, replyToMode: 'off' });
     expect(() => resolveAccountSettings('ops', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toThrow(/account "ops" has no bot token/);
+  });
+});
+
+describe('discord.js loading', () => {
+  const fake = new FakeDiscord();
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
+
+  it('is not loaded when the plugin registers, only when an account starts', async () => {
+    const script = `
+      const { createJiti } = require('jiti');
+      const jiti = createJiti(${JSON.stringify(join(REPO, 'test', 'lazy-discord.cjs'))});
+      const loaded = () => Object.keys(require.cache).some((file) => /[\\\\/]node_modules[\\\\/]discord\\.js[\\\\/]/.test(file));
+      (async () => {
+        const { createTestKernel } = await jiti.import(${JSON.stringify(join(REPO, 'sdk', 'testing.ts'))});
+        const kernel = await createTestKernel({
+          plugins: [${JSON.stringify(bundledPluginDir('channels'))}, ${JSON.stringify(DISCORD)}],
+          config: { channels: { discord: { token: ${JSON.stringify(fake.token)}, dmPolicy: 'allowlist', allowFrom: ['1'] } } },
+          env: { DISCORD_API_URL: ${JSON.stringify(fake.apiUrl)} },
+        });
+        const channel = await kernel.capabilities.get('channel', 'discord');
+        const afterRegister = loaded();
+        await kernel.start();
+        const afterStart = loaded();
+        await kernel.dispose();
+        process.stdout.write(JSON.stringify({ registered: channel.id, afterRegister, afterStart }));
+      })().catch((error) => { console.error(error); process.exit(1); });
+    `;
+    // Asynchronously: the fake Discord answers from this process.
+    const child = spawn(process.execPath, ['-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ registered: 'discord', afterRegister: false, afterStart: true });
   });
 });
