@@ -18,7 +18,7 @@ import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/
 import { parseMessage } from '../plugins/channel-discord/inbound.js';
 import { parseTarget } from '../plugins/channel-discord/send.js';
 import { FakeDiscord, type FakeChannel } from './fakes/discord.js';
-import { REPO } from './helpers.js';
+import { claw, REPO, tempDir } from './helpers.js';
 
 const DISCORD = fileURLToPath(new URL('../plugins/channel-discord/', import.meta.url));
 
@@ -379,5 +379,31 @@ describe('discord.js loading', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code, stderr).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ registered: 'discord', afterRegister: false, afterStart: true });
+  });
+});
+
+describe('claw channels add / login / logout / remove', () => {
+  it('stores the bot token in channels.discord (per account), never prints it, and takes it away again', async () => {
+    const env = { OPENCLAW_STATE_DIR: tempDir('claw-discord-cli-') };
+    const token = 'MTAwMDAwMDAwMDAwMDAwMDAx.Gabcde.0123456789abcdefghijklmnopqrstuvwxyzAB';
+    const config = () => JSON.parse(readFileSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json'), 'utf8'));
+    const added = await claw(['channels', 'add', '--channel', 'discord', '--token', token], env);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout + added.stderr).not.toContain(token);
+    expect(config().channels.discord).toEqual({ token });
+    expect(statSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json')).mode & 0o777).toBe(0o600);
+    expect((await claw(['channels', 'login', '--channel', 'discord', '--account', 'ops', '--token', token], env)).code).toBe(0);
+    expect(config().channels.discord.accounts.ops).toEqual({ token });
+    const listed = await claw(['channels', 'list', '--json'], env);
+    expect(JSON.parse(listed.stdout).channels.find((channel: { id: string }) => channel.id === 'discord')).toMatchObject({ configured: true, pluginId: 'channel-discord' });
+    expect((await claw(['channels', 'logout', '--channel', 'discord'], env)).code).toBe(0);
+    expect(config().channels.discord.token).toBeUndefined();
+    expect((await claw(['channels', 'remove', '--channel', 'discord', '--account', 'ops'], env)).code).toBe(0);
+    expect(config().channels.discord.accounts.ops).toEqual({ token, enabled: false });
+    expect((await claw(['channels', 'remove', '--channel', 'discord', '--delete'], env)).code).toBe(0);
+    expect(config().channels.discord).toBeUndefined();
+    const wrong = await claw(['channels', 'add', '--channel', 'discord'], env);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--token/);
   });
 });

@@ -12,12 +12,14 @@ import type { GatewayClientOptions } from '../../sdk/client.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import { unknownChannelProblem } from './send-channel.js';
+import { channelTokenCommand, TOKEN_HELP } from './channel-token-cli.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
 export const CHANNEL_HELP: Record<string, string> = {
   channels: `Usage: claw channels list [--json]      channels the enabled plugins provide, and whether they are configured
-       claw channels status [--json]    each account: running, connected, last error (from the running gateway)`,
+       claw channels status [--json]    each account: running, connected, last error (from the running gateway)
+${TOKEN_HELP.replace('Usage: ', '       ')}`,
   message: `Usage: claw message send --channel <id> --to <peer> [--account <id>] [--thread <id>] [--reply-to <messageId>] "<text>"`,
   pairing: `Usage: claw pairing list [<channel>] [--json]
        claw pairing approve <channel> <code>`,
@@ -46,6 +48,7 @@ export async function channelsCommand(
     account: { type: 'string' },
     thread: { type: 'string' },
     'reply-to': { type: 'string' },
+    delete: { type: 'boolean' },
   });
   if (values.help) {
     ctx.stdout.write(`${CHANNEL_HELP[name]}\n`);
@@ -56,6 +59,8 @@ export async function channelsCommand(
   const [action, ...rest] = positionals;
 
   if (name === 'channels') {
+    // Here --token is the bot token, not the gateway's.
+    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout') return channelTokenCommand(action, values, ctx, api, (flags) => clientOptions({ ...flags }));
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];
     let source: 'gateway' | 'config';
