@@ -13,7 +13,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import JSON5 from 'json5';
 import { guildAccess } from '../plugins/channel-discord/access.js';
+import { DISCORD_JS } from '../plugins/channel-discord/account.js';
 import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/config.js';
 import { parseMessage } from '../plugins/channel-discord/inbound.js';
 import { parseTarget } from '../plugins/channel-discord/send.js';
@@ -148,13 +150,15 @@ describe('discord channel', () => {
   });
 
   it('answers in a guild channel only when mentioned, and keeps the unaddressed message as context', async () => {
-    await boot({ groupPolicy: 'open' });
+    await boot({ groupPolicy: 'open', replyToMode: 'first' });
     say(general, 'the release is on Thursday', { author: STRANGER });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(sentIn(general)).toEqual([]);
-    say(general, 'when is the release?', { author: STRANGER, mention: true });
+    const asked = say(general, 'when is the release?', { author: STRANGER, mention: true });
     await until(() => sentIn(general).length > 0, 'a guild reply');
     expect(sentIn(general)[0]!.content).toBe('echo: when is the release?');
+    // replyToMode "first": a native reply to the message that asked.
+    expect(sentIn(general)[0]!.replyTo).toBe(asked);
     expect(requests[0]!.systemPrompt).toContain('the release is on Thursday');
   });
 
@@ -166,6 +170,8 @@ describe('discord channel', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(sentIn(secret)).toEqual([]);
     expect(requests.map(lastUserText)).toEqual(['hello in general, no mention']);
+    // replyToMode "off" (the default): a plain message.
+    expect(sentIn(general)[0]!.replyTo).toBeUndefined();
   });
 
   it('answers in a thread, inside the thread, in its own session', async () => {
@@ -327,6 +333,12 @@ describe('discord pieces', () => {
     expect(guildAccess(message('c1', { sender: { id: 'u2' }, memberRoleIds: ['r1'] }), { guilds: { g1: { roles: ['r1'] } } })).toEqual({ allow: true, requireMention: true });
     expect(guildAccess(message('c1', { guildId: 'g2' }), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/not in channels.discord.guilds/) });
     expect(guildAccess(message('c1', { threadId: 't1' }), { guilds: { g1: { channels: { c1: { requireMention: false } } } } })).toEqual({ allow: true, requireMention: false });
+  });
+
+  it('declares discord.js as a runtime dependency, as the plugin loads it', () => {
+    const manifest = JSON5.parse(readFileSync(join(DISCORD, 'openclaw.plugin.json'), 'utf8'));
+    expect(manifest.runtimeDependencies).toEqual([DISCORD_JS]);
+    expect(manifest.channels).toEqual(['discord']);
   });
 
   it('reads targets, API bases and settings, and says what is wrong', () => {

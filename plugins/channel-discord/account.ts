@@ -29,7 +29,7 @@ import { describeError, DiscordSender, isTokenRejected, type RestLike } from './
 
 export type DiscordJs = typeof import('discord.js');
 
-export const DISCORD_JS: RuntimeDependency = { name: 'discord.js', version: '^14.28.1', approxSizeMb: 9 };
+export const DISCORD_JS: RuntimeDependency = { name: 'discord.js', version: '^14.28.1', approxSizeMb: 20 };
 
 let discordModule: Promise<DiscordJs> | undefined;
 
