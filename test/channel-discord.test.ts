@@ -18,7 +18,7 @@ import { guildAccess } from '../plugins/channel-discord/access.js';
 import { DISCORD_JS } from '../plugins/channel-discord/account.js';
 import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/config.js';
 import { parseMessage } from '../plugins/channel-discord/inbound.js';
-import { parseTarget } from '../plugins/channel-discord/send.js';
+import { DiscordSender, parseTarget, type RestLike } from '../plugins/channel-discord/send.js';
 import { FakeDiscord, type FakeChannel } from './fakes/discord.js';
 import { claw, REPO, tempDir } from './helpers.js';
 
@@ -341,6 +341,15 @@ describe('discord pieces', () => {
     expect(manifest.channels).toEqual(['discord']);
   });
 
+  it('shapes a piece: files uploaded, web links in the text, embeds suppressed, no @everyone', () => {
+    const sender = new DiscordSender({} as RestLike, { mediaMaxBytes: 10, replyToMode: 'off', suppressEmbeds: true });
+    const piece = sender.payload({ to: '1', text: 'see', media: [{ url: 'https://example.com/a.png' }, { url: `data:text/plain;base64,${Buffer.from('hi').toString('base64')}` }] });
+    expect(piece.body).toEqual({ content: 'see\nhttps://example.com/a.png', allowed_mentions: { parse: ['users'] }, flags: 4 });
+    expect(piece.files).toEqual([{ name: 'file.plain', data: Buffer.from('hi'), contentType: 'text/plain' }]);
+    expect(() => sender.payload({ to: '1', media: [{ url: `data:text/plain;base64,${Buffer.alloc(20).toString('base64')}` }] })).toThrow(/mediaMaxMb/);
+    expect(() => sender.payload({ to: '1', media: [{ url: '/nonexistent/file.png' }] })).toThrow(/no such file/);
+  });
+
   it('reads targets, API bases and settings, and says what is wrong', () => {
     expect(parseTarget('user:42')).toEqual({ kind: 'user', id: '42' });
     expect(parseTarget('<@!42>')).toEqual({ kind: 'user', id: '42' });
@@ -391,6 +400,28 @@ describe('discord.js loading', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code, stderr).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ registered: 'discord', afterRegister: false, afterStart: true });
+  });
+});
+
+describe('claw message send to Discord (no gateway running)', () => {
+  const fake = new FakeDiscord();
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
+
+  it('sends through the REST API from the CLI process, to a channel and to a user', async () => {
+    const room = fake.textChannel('announcements');
+    const env = { OPENCLAW_STATE_DIR: tempDir('claw-discord-send-'), DISCORD_API_URL: fake.apiUrl, DISCORD_BOT_TOKEN: fake.token };
+    writeFileSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json'), JSON.stringify({ channels: { discord: { dmPolicy: 'allowlist', allowFrom: ['1'] } } }));
+    const toRoom = await claw(['message', 'send', '--channel', 'discord', '--to', `channel:${room.id}`, 'deploy finished'], env);
+    expect(toRoom.code, toRoom.stderr).toBe(0);
+    const toUser = await claw(['message', 'send', '--channel', 'discord', '--to', '400000000000000001', 'hello you'], env);
+    expect(toUser.code, toUser.stderr).toBe(0);
+    expect(fake.sent().map((sent) => [sent.recipientId ?? sent.channelId, sent.content])).toEqual([
+      [room.id, 'deploy finished'],
+      ['400000000000000001', 'hello you'],
+    ]);
+    // A bare id is tried as a channel first; "Unknown Channel" makes it a user's DM.
+    expect(fake.log().map((call) => `${call.method} ${call.path} ${call.status}`)).toContain('POST /users/@me/channels 200');
   });
 });
 
