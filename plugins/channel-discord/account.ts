@@ -115,6 +115,8 @@ export class DiscordAccount {
     this.client = new discord.Client({
       intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
       rest: { api: settings.apiBase, version: settings.apiVersion },
+      // Messages are read from the raw payloads; discord.js's message cache would only hold memory.
+      makeCache: discord.Options.cacheWithLimits({ ...discord.Options.DefaultMakeCacheSettings, MessageManager: 0 }),
     });
     this.sender = new DiscordSender(this.client.rest as unknown as RestLike, settings);
     this.client.on(Events.Raw, (packet: Json) => this.onPacket(packet));
