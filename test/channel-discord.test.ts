@@ -106,7 +106,7 @@ describe('discord channel', () => {
     kernel = await createTestKernel({
       plugins: [...agentStackDirs(), DISCORD, scriptedModel((request) => (requests.push(request), answer(request)))],
       config: {
-        agents: { defaults: { model: 'scripted/echo' } },
+        agents: { defaults: { model: 'scripted/echo' }, ...((extra.agents as object) ?? {}) },
         messages: { queue: { debounceMs: 0 }, ...((extra.messages as object) ?? {}) },
         channels: { discord: { token: fake.token, dmPolicy: 'allowlist', allowFrom: [OWNER], ...discord } },
       },
@@ -299,6 +299,20 @@ describe('discord channel', () => {
     // The reaction goes out once the pipeline took the message; with an instant model it may trail the reply.
     await until(() => paths().includes(`PUT /channels/${dm.id}/messages/${id}/reactions/${encodeURIComponent('✅')}/@me`), 'the ✅ reaction');
     expect(paths()).toContain(`POST /channels/${dm.id}/typing`);
+  });
+
+  it('takes the reaction from the channel first, then messages.ackReaction, then the agent identity emoji', async () => {
+    const reacted = () => fake.log().filter((call) => call.path.includes('/reactions/')).map((call) => decodeURIComponent(call.path.split('/reactions/')[1]!.split('/')[0]!));
+    await boot({ ackReaction: '🔥' }, { messages: { ackReaction: '✅', ackReactionScope: 'all' } });
+    say(dm, 'one');
+    await until(() => reacted().length > 0, 'a reaction');
+    expect(reacted()).toEqual(['🔥']);
+    await kernel!.dispose();
+    fake.reset();
+    await boot({}, { messages: { ackReactionScope: 'direct' }, agents: { list: [{ id: 'main', identity: { emoji: '🦀' } }] } });
+    say(dm, 'two');
+    await until(() => reacted().length > 0, 'a reaction');
+    expect(reacted()).toEqual(['🦀']);
   });
 
   it('puts no reaction on a DM under the default scope (group mentions only)', async () => {

@@ -107,7 +107,7 @@ export class DiscordAccount {
     private readonly ctx: ChannelAccountContext,
     discord: DiscordJs,
     private readonly redact: Pick<Redactor, 'text'>,
-    private readonly ack: () => AckSettings,
+    private readonly ack: (agentId: string) => AckSettings,
     private readonly pluginCommands: () => ReadonlyArray<{ name: string; pluginId: string }>,
   ) {
     this.accountId = settings.accountId;
@@ -278,12 +278,12 @@ export class DiscordAccount {
     const inbound: InboundMessage = { accountId: this.accountId, ...parsed.inbound, text, ...(media.length > 0 ? { media } : {}) };
     const outcome = await this.ctx.receive(inbound);
     this.ctx.logger.debug(`discord: message ${inbound.messageId} in ${inbound.peer.kind} ${inbound.peer.id}: ${outcome.status}`);
-    if (outcome.status === 'dispatched') await this.acknowledge(parsed.channelId, inbound);
+    if (outcome.status === 'dispatched') await this.acknowledge(parsed.channelId, inbound, /^agent:([^:]+):/.exec(outcome.sessionKey)?.[1] ?? 'main');
   }
 
   /** The acknowledgement reaction, where `messages.ackReactionScope` wants one. */
-  private async acknowledge(channelId: string, inbound: InboundMessage): Promise<void> {
-    const { emoji, scope } = this.ack();
+  private async acknowledge(channelId: string, inbound: InboundMessage, agentId: string): Promise<void> {
+    const { emoji, scope } = this.ack(agentId);
     if (!emoji) return;
     const direct = inbound.peer.kind === 'direct';
     const wanted = scope === 'all' || (scope === 'direct' && direct) || (scope === 'group-all' && !direct) || (scope === 'group-mentions' && !direct && inbound.mentioned === true);

@@ -7,6 +7,7 @@
  * is sent (`claw message send` sends without a gateway connection), never at load.
  */
 import { definePlugin, type KernelServices } from '../../sdk/index.js';
+import { resolveAgentIdentity } from '../../sdk/agent/index.js';
 import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import { guildAccess } from './access.js';
 import { createRest, DiscordAccount, loadDiscord, type AckScope, type AckSettings } from './account.js';
@@ -44,11 +45,15 @@ export class DiscordChannel {
     return isRecord(section) ? section : undefined;
   }
 
-  /** `channels.discord[.accounts.<id>].ackReaction`, else `messages.ackReaction`, else 👀; scope from `messages.ackReactionScope`. */
-  private ackSettings(accountId: string): AckSettings {
-    const messages = (this.kernel.config().messages ?? {}) as AnyRecord;
+  /**
+   * `channels.discord[.accounts.<id>].ackReaction`, else `messages.ackReaction`, else the
+   * answering agent's `identity.emoji`, else 👀; scope from `messages.ackReactionScope`.
+   */
+  private ackSettings(accountId: string, agentId: string): AckSettings {
+    const config = this.kernel.config();
+    const messages = (config.messages ?? {}) as AnyRecord;
     const merged = mergedAccountConfig(this.section(), accountId);
-    const emoji = typeof merged.ackReaction === 'string' ? merged.ackReaction : typeof messages.ackReaction === 'string' ? messages.ackReaction : DEFAULT_ACK_EMOJI;
+    const emoji = typeof merged.ackReaction === 'string' ? merged.ackReaction : typeof messages.ackReaction === 'string' ? messages.ackReaction : (resolveAgentIdentity(config, agentId).emoji ?? DEFAULT_ACK_EMOJI);
     const scope = ACK_SCOPES.has(messages.ackReactionScope as AckScope) ? (messages.ackReactionScope as AckScope) : 'group-mentions';
     return { emoji: emoji.trim(), scope };
   }
@@ -62,7 +67,7 @@ export class DiscordChannel {
     // The token may come from the environment: the redactor must know it before any error text.
     this.kernel.redact.add(settings.token);
     const discord = await loadDiscord(this.kernel.paths.stateDir, ctx.env);
-    const account = new DiscordAccount(settings, ctx, discord, this.kernel.redact, () => this.ackSettings(ctx.accountId), () =>
+    const account = new DiscordAccount(settings, ctx, discord, this.kernel.redact, (agentId) => this.ackSettings(ctx.accountId, agentId), () =>
       this.kernel.capabilities.list('command').map((info) => ({ name: info.name, pluginId: info.pluginId })),
     );
     this.accounts.set(ctx.accountId, account);
