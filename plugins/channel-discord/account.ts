@@ -95,6 +95,8 @@ export class DiscordAccount {
   private readonly channelInfo = new Map<string, ChannelInfo>();
   private readonly chains = new Map<string, Promise<void>>();
   private readonly pending = new Map<string, PendingInteraction>();
+  /** Interactions already taken: a RESUME may replay one, and it can be acknowledged only once. */
+  private readonly seenInteractions = new Set<string>();
   private connected = false;
   private lastError?: string;
   private botId = '';
@@ -358,7 +360,9 @@ export class DiscordAccount {
 
   private async onInteraction(data: Json): Promise<void> {
     const interaction = parseInteraction(data);
-    if (!interaction || this.stopping) return;
+    if (!interaction || this.stopping || this.seenInteractions.has(interaction.id)) return;
+    this.seenInteractions.add(interaction.id);
+    if (this.seenInteractions.size > 1000) this.seenInteractions.delete(this.seenInteractions.values().next().value!);
     // Discord wants an answer within 3 s; the agent may take longer.
     await this.sender.defer(interaction.id, interaction.token, this.settings.ephemeral);
     const channel = interaction.guildId ? await this.channel(interaction.channelId, true) : undefined;

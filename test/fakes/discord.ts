@@ -273,6 +273,13 @@ export class FakeDiscord {
     return s;
   }
 
+  /** Dispatch an earlier event again (same payload, new seq), as Discord may after a reconnect. */
+  redeliver(id: string): number {
+    const entry = this.session?.log.findLast((item) => item.d?.id === id);
+    if (!entry) throw new Error(`no dispatched event with id ${id}`);
+    return this.dispatch(entry.t, entry.d);
+  }
+
   /** A slash command invocation; returns the interaction id. */
   interaction(options: { name: string; userId: string; channel: FakeChannel; args?: string }): string {
     const id = snowflake();
