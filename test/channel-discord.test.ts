@@ -20,7 +20,7 @@ import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/
 import { parseMessage } from '../plugins/channel-discord/inbound.js';
 import { DiscordSender, parseTarget, type RestLike } from '../plugins/channel-discord/send.js';
 import { FakeDiscord, type FakeChannel } from './fakes/discord.js';
-import { claw, REPO, tempDir } from './helpers.js';
+import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
 
 const DISCORD = fileURLToPath(new URL('../plugins/channel-discord/', import.meta.url));
 
@@ -445,6 +445,26 @@ describe('claw message send to Discord (no gateway running)', () => {
     // A bare id is tried as a channel first; "Unknown Channel" makes it a user's DM.
     expect(fake.log().map((call) => `${call.method} ${call.path} ${call.status}`)).toContain('POST /users/@me/channels 200');
   });
+});
+
+describe('claw channels add with a gateway running', () => {
+  const fake = new FakeDiscord();
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
+
+  it('goes through the gateway, which starts the bot at once; logout stops it', async () => {
+    const env = { OPENCLAW_STATE_DIR: tempDir('claw-discord-gw-'), DISCORD_API_URL: fake.apiUrl };
+    await startCliGateway(env);
+    const added = await claw(['channels', 'add', '--channel', 'discord', '--token', fake.token], env);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/running gateway has applied it/);
+    await until(() => fake.connected && fake.gatewayOps.some((op) => op.op === 2 && op.d.token === fake.token), 'the bot identifying', 20_000);
+    const status = await claw(['channels', 'status', '--json'], env);
+    expect(status.stdout).not.toContain(fake.token);
+    expect(JSON.parse(status.stdout).channels.find((channel: { id: string }) => channel.id === 'discord').accounts[0]).toMatchObject({ running: true, connected: true });
+    expect((await claw(['channels', 'logout', '--channel', 'discord'], env)).code).toBe(0);
+    await until(() => !fake.connected, 'the bot disconnecting', 20_000);
+  }, 60_000);
 });
 
 describe('claw channels add / login / logout / remove', () => {

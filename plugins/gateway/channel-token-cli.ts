@@ -78,7 +78,7 @@ export async function channelTokenCommand(
   const purpose = `claw channels ${action} --channel ${channel}${account === 'default' ? '' : ` --account ${account}`}`;
   let change: ConfigChange;
   try {
-    change = runningGateway(api.kernel.paths.stateDir) || values.url !== undefined ? await withGatewayClient(clientOptions(values), (client) => patchThroughGateway(client, edit)) : await editConfigFile(api.kernel, purpose, edit);
+    change = runningGateway(api.kernel.paths.stateDir) || values.url !== undefined ? await withGatewayClient(clientOptions({ url: values.url, password: values.password, timeout: values.timeout }), (client) => patchThroughGateway(client, edit)) : await editConfigFile(api.kernel, purpose, edit);
   } catch (error) {
     if (error instanceof ConfigChangeRefused) throw new UsageError(error.message);
     throw error;

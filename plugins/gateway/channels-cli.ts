@@ -60,7 +60,7 @@ export async function channelsCommand(
 
   if (name === 'channels') {
     // Here --token is the bot token, not the gateway's.
-    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout') return channelTokenCommand(action, values, ctx, api, (flags) => clientOptions({ ...flags }));
+    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout') return channelTokenCommand(action, values, ctx, api, clientOptions);
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];
     let source: 'gateway' | 'config';
