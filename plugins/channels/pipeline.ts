@@ -77,7 +77,7 @@ export class InboundPipeline {
         return { status: 'blocked', reason: decision.reason };
       }
     } else {
-      const decision = this.deps.access.checkGroup(settings, message.peer.id, message.sender);
+      const decision = channelPlugin?.groupAccess?.(message, settings.raw) ?? this.deps.access.checkGroup(settings, message.peer.id, message.sender);
       if (!decision.allow) return { status: 'blocked', reason: decision.reason };
       if (decision.requireMention && !message.mentioned) {
         this.remember(channel, message, settings.historyLimit);

@@ -13,13 +13,15 @@ import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { channelLoginCommand, LOGIN_HELP } from './channel-login.js';
+import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './channel-token-cli.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
 export const CHANNEL_HELP: Record<string, string> = {
   channels: `Usage: claw channels list [--json]      channels the enabled plugins provide, and whether they are configured
        claw channels status [--json]    each account: running, connected, last error (from the running gateway)
-${LOGIN_HELP}`,
+${LOGIN_HELP}
+${TOKEN_HELP.replace('Usage: ', '       ')}`,
   message: `Usage: claw message send --channel <id> --to <peer> [--account <id>] [--thread <id>] [--reply-to <messageId>] "<text>"`,
   pairing: `Usage: claw pairing list [<channel>] [--json]
        claw pairing approve <channel> <code>`,
@@ -49,6 +51,7 @@ export async function channelsCommand(
     thread: { type: 'string' },
     'reply-to': { type: 'string' },
     force: { type: 'boolean' },
+    delete: { type: 'boolean' },
   });
   if (values.help) {
     ctx.stdout.write(`${CHANNEL_HELP[name]}\n`);
@@ -59,8 +62,12 @@ export async function channelsCommand(
   const [action, ...rest] = positionals;
 
   if (values.force && !(name === 'channels' && action === 'login')) throw new UsageError('--force only goes with claw channels login');
-  if (name === 'channels' && (action === 'login' || action === 'logout')) return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
+  // QR channels (WhatsApp) link by scanning; token channels (Discord, Telegram) store a bot token.
+  const tokenChannel = typeof values.channel === 'string' && TOKEN_KEYS[values.channel.trim().toLowerCase()] !== undefined;
+  if (name === 'channels' && (action === 'login' || action === 'logout') && !tokenChannel) return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
   if (name === 'channels') {
+    // Here --token is the bot token, not the gateway's.
+    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout') return channelTokenCommand(action, values, ctx, api, clientOptions);
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];
     let source: 'gateway' | 'config';

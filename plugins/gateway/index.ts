@@ -75,7 +75,7 @@ export default definePlugin({
     command('status', 'Status of the running gateway');
     command('devices', 'List, approve and reject device pairing requests');
     command('dashboard', 'Open the web UI signed in (--no-open prints the URL)');
-    command('channels', 'Channels and their accounts (list, status)');
+    command('channels', 'Channels and their accounts (list, status, add, remove, login, logout)');
     command('message', 'Send a message through a channel (message send)');
     command('pairing', 'Approve people who message the assistant (pairing list, pairing approve)');
   },

@@ -140,6 +140,12 @@ export interface ChannelPlugin {
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+  /**
+   * The channel's own group rules (Discord's guilds → channels allowlists), given the
+   * account's merged config. A verdict replaces the generic groupPolicy / groups check;
+   * undefined leaves it to them. Mention gating and history stay the pipeline's.
+   */
+  groupAccess?(message: InboundMessage, config: Readonly<Record<string, unknown>>): { allow: true; requireMention: boolean } | { allow: false; reason: string } | undefined;
   /** QR login (OpenClaw's `web.login.start`): begin linking an account; answers with the first QR, or connected. */
   loginStart?(params: ChannelLoginParams): Promise<ChannelLoginState>;
   /** `web.login.wait`: resolves once linked, when the QR changes from `currentQr`, or after `timeoutMs`. */

@@ -20,6 +20,7 @@
  *                query p50 / p95 through the plugin's long-lived process (≤ 20 ms)
  *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
  *   channel-whatsapp  inbound → reply through a fake Baileys socket, zero-latency model
+ *   channel-discord  DMs over a fake Discord gateway → replies over its REST API, zero-latency model
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
@@ -436,6 +437,13 @@ async function benchWhatsApp(): Promise<void> {
   line('whatsapp: added latency p50 / p99 (one at a time)', `${result.medianAddedMs.toFixed(1)} / ${result.p99AddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
+async function benchDiscord(): Promise<void> {
+  const { discordBench } = await import('./discord.js');
+  const result = await discordBench();
+  line(`discord: DMs → replies (${result.messages} DMs, 50 users)`, `${Math.round(result.messagesPerSecond)} msg/s`, '(info)', true);
+  line('discord: p50 added latency (one at a time)', `${result.p50AddedMs.toFixed(1)} ms`, '(info)', true);
+}
+
 async function benchGatewayBurst(): Promise<void> {
   const result = await gatewayLoadBench(CLI, await freePort());
   line(`gateway: ${result.clients} clients connect at once, admitted`, `${result.admitted}`, `${result.clients}`, result.admitted === result.clients);
@@ -472,6 +480,7 @@ if (want('memory')) await benchMemory();
 if (want('retrieval')) await benchRetrieval();
 if (want('telegram')) await benchTelegram();
 if (want('channel-whatsapp')) await benchWhatsApp();
+if (want('channel-discord')) await benchDiscord();
 if (want('sandbox')) await sandboxExecBench(line);
 if (want('cron-start')) await cronStartBench(CLI, freePort, line);
 if (want('cron-drift')) await cronDriftBench(line, quick);
