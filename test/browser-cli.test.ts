@@ -58,7 +58,7 @@ describe('claw browser', () => {
 
     const blocked = await run('navigate', `${site.secret}/`);
     expect(blocked.code).toBe(1);
-    expect(blocked.stderr).toMatch(/navigation blocked: 127\.0\.0\.2 resolves to 127\.0\.0\.2, a loopback/);
+    expect(blocked.stderr).toMatch(/navigation blocked: 127\.0\.0\.2 is a loopback/);
     expect(site.secretHits).toEqual([]);
 
     expect((await run('--browser-profile', 'work', 'open', `${site.base}/form`)).json().tab).toMatchObject({ tabId: 't1' });

@@ -140,10 +140,13 @@ describe('the SSRF proxy', () => {
   });
   afterAll(() => new Promise<void>((resolve) => origin.close(() => resolve())));
 
-  const viaProxy = (proxy: string, url: string) =>
+  type Proxy = { server: string; username: string; password: string };
+  const basic = (proxy: Proxy | { server: string }) => ('username' in proxy ? `Basic ${Buffer.from(`${proxy.username}:${proxy.password}`).toString('base64')}` : '');
+  const viaProxy = (proxy: Proxy | { server: string }, url: string) =>
     new Promise<{ status: number; body: string; blocked?: string }>((resolve, reject) => {
-      const { port: proxyPort } = new URL(proxy);
-      const req = request({ host: '127.0.0.1', port: Number(proxyPort), path: url, headers: { host: new URL(url).host } }, (res) => {
+      const { port: proxyPort } = new URL(proxy.server);
+      const auth = basic(proxy);
+      const req = request({ host: '127.0.0.1', port: Number(proxyPort), path: url, headers: { host: new URL(url).host, ...(auth ? { 'proxy-authorization': auth } : {}) } }, (res) => {
         let body = '';
         res.on('data', (chunk) => (body += chunk));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body, blocked: res.headers['x-claw-browser-blocked'] as string | undefined }));
@@ -151,9 +154,10 @@ describe('the SSRF proxy', () => {
       req.on('error', reject);
       req.end();
     });
-  const tunnel = (proxy: string, authority: string) =>
+  const tunnel = (proxy: Proxy | { server: string }, authority: string) =>
     new Promise<string>((resolve) => {
-      const socket = connect(Number(new URL(proxy).port), '127.0.0.1', () => socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n\r\n`));
+      const auth = basic(proxy);
+      const socket = connect(Number(new URL(proxy.server).port), '127.0.0.1', () => socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth ? `Proxy-Authorization: ${auth}\r\n` : ''}\r\n`));
       let reply = '';
       socket.on('data', (chunk) => {
         reply += chunk;
@@ -177,22 +181,27 @@ describe('the SSRF proxy', () => {
     const proxy = await startPolicyProxy(urlCheck({ allowedHostnames: ['trusted.test'] }, false, resolve));
     try {
       // 192.0.2.1 is documentation space: refused by the check, and never looked up again.
-      const first = await viaProxy(proxy.server, `http://rebind.test:${port}/a`);
+      const first = await viaProxy(proxy, `http://rebind.test:${port}/a`);
       expect(first).toMatchObject({ status: 403, blocked: expect.stringMatching(/192\.0\.2\.1/) });
       expect(lookups).toEqual(['rebind.test']);
       // A trusted name is reached at the address it resolved to, with its own Host header.
-      const trusted = await viaProxy(proxy.server, `http://trusted.test:${port}/ok`);
+      const trusted = await viaProxy(proxy, `http://trusted.test:${port}/ok`);
       expect(trusted).toMatchObject({ status: 200, body: 'hello' });
       expect(hits).toEqual([`trusted.test:${port} /ok`]);
       // A redirect passes through as a response; the hop is a new request, checked again.
-      const hop = await viaProxy(proxy.server, `http://trusted.test:${port}/hop`);
+      const hop = await viaProxy(proxy, `http://trusted.test:${port}/hop`);
       expect(hop.status).toBe(302);
-      expect(await viaProxy(proxy.server, `http://lan.test:${port}/inside`)).toMatchObject({ status: 403 });
+      expect(await viaProxy(proxy, `http://lan.test:${port}/inside`)).toMatchObject({ status: 403 });
       expect(hits).toEqual([`trusted.test:${port} /ok`, `trusted.test:${port} /hop`]);
       // HTTPS arrives as CONNECT: refused for a private name, tunnelled for a trusted one.
-      expect(await tunnel(proxy.server, `lan.test:443`)).toBe('HTTP/1.1 403 Forbidden');
-      expect(await tunnel(proxy.server, `trusted.test:${port}`)).toBe('HTTP/1.1 200 Connection Established');
+      expect(await tunnel(proxy, `lan.test:443`)).toBe('HTTP/1.1 403 Forbidden');
+      expect(await tunnel(proxy, `trusted.test:${port}`)).toBe('HTTP/1.1 200 Connection Established');
       expect(proxy.blocked.map((entry) => entry.url)).toEqual([`http://rebind.test:${port}/a`, `http://lan.test:${port}/inside`, 'https://lan.test/']);
+      // Another local process without the browser's credentials cannot borrow the proxy (and its allowlist).
+      expect(await viaProxy({ server: proxy.server }, `http://trusted.test:${port}/ok`)).toMatchObject({ status: 407 });
+      expect(await tunnel({ server: proxy.server }, `trusted.test:${port}`)).toBe('HTTP/1.1 407 Proxy Authentication Required');
+      expect(await viaProxy({ ...proxy, password: 'guess' }, `http://trusted.test:${port}/ok`)).toMatchObject({ status: 407 });
+      expect(hits).toHaveLength(2);
     } finally {
       await proxy.close();
     }

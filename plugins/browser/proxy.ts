@@ -12,6 +12,7 @@
  * host:port and are tunnelled to the checked address (TLS stays end to end, so Chromium
  * still verifies the certificate against the name).
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { UrlCheck } from './policy.js';
@@ -25,6 +26,12 @@ export interface BlockedRequest {
 export interface PolicyProxy {
   /** `http://127.0.0.1:<port>` for --proxy-server. */
   readonly server: string;
+  /**
+   * The credentials only this browser knows (Playwright answers the proxy's challenge): other
+   * local processes cannot borrow the proxy, and with it the user's private-host allowlist.
+   */
+  readonly username: string;
+  readonly password: string;
   /** The latest refusals, newest last (at most 50). */
   readonly blocked: BlockedRequest[];
   close(): Promise<void>;
@@ -40,6 +47,14 @@ function refuse(res: ServerResponse, status: number, text: string, blockedReason
 }
 
 export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
+  const username = 'claw';
+  const password = randomBytes(18).toString('base64url');
+  const expected = Buffer.from(`Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`);
+  const authorized = (req: IncomingMessage): boolean => {
+    const given = Buffer.from(String(req.headers['proxy-authorization'] ?? ''));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  const CHALLENGE = 'Proxy-Authenticate: Basic realm="claw-browser"';
   const blocked: BlockedRequest[] = [];
   const sockets = new Set<Socket>();
   const note = (url: string, reason: string): void => {
@@ -48,6 +63,7 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
   };
 
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (!authorized(req)) return void res.writeHead(407, { 'proxy-authenticate': 'Basic realm="claw-browser"', 'content-type': 'text/plain' }).end('proxy authentication required\n');
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -81,6 +97,7 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
     void (async () => {
+      if (!authorized(req)) return void client.end(`HTTP/1.1 407 Proxy Authentication Required\r\n${CHALLENGE}\r\n\r\n`);
       const authority = req.url ?? '';
       let url: URL;
       try {
@@ -119,6 +136,8 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
   const { port } = server.address() as { port: number };
   return {
     server: `http://127.0.0.1:${port}`,
+    username,
+    password,
     blocked,
     close: () =>
       new Promise<void>((resolve) => {

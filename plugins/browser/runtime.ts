@@ -139,7 +139,7 @@ export class ProfileRuntime {
         headless: settings.headless,
         args: settings.args,
         // Loopback is not bypassed (Playwright adds <-loopback>): 127.0.0.1 passes the policy too.
-        proxy: { server: proxy.server },
+        proxy: { server: proxy.server, username: proxy.username, password: proxy.password },
         viewport: { width: 1280, height: 720 },
         acceptDownloads: false,
         timeout: 30_000,
