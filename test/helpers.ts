@@ -15,7 +15,8 @@ export const CLI = join(REPO, 'dist', 'apps', 'cli', 'bin.cjs');
 
 const made: string[] = [];
 afterAll(() => {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+  // Retries: a child (Chromium, a gateway) stopped a moment ago may still be writing its last files.
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 });
 
 /** A fresh temporary directory, removed after the test file finishes. */
