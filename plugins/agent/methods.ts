@@ -194,6 +194,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         attachments: ATTACHMENTS,
         timeoutMs: { type: 'integer', minimum: 1 },
         queueMode: { type: 'string' },
+        // OpenClaw's clients send deliver:false; the reply of a chat.send stays in the chat.
+        deliver: { type: 'boolean' },
       },
     },
     handler: async (params: {
@@ -203,7 +205,9 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       attachments?: AttachmentParam[];
       timeoutMs?: number;
       queueMode?: string;
+      deliver?: boolean;
     }) => {
+      if (params.deliver) throw invalid('chat.send does not deliver the reply to a channel; use the agent method with deliver:true for that');
       if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
       const handle = await admit(runtime, {
         sessionKey: params.sessionKey,

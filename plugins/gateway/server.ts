@@ -38,6 +38,7 @@ import { PresenceTracker } from './presence.js';
 import type { GatewaySettings } from './settings.js';
 import { startHttpApp, type HttpApp } from './http.js';
 import { CloseCodes } from './close-codes.js';
+import { helloFeatures } from './features.js';
 import { trace } from '../../sdk/index.js';
 
 export interface GatewayServerOptions {
@@ -531,7 +532,7 @@ export class GatewayServer {
         type: 'hello-ok',
         protocol: admission.protocol,
         server: { version: this.options.version, connId: conn.id },
-        features: { methods: kernel.protocol.methodNames(), events: kernel.protocol.eventNames() },
+        features: helloFeatures(kernel),
         snapshot: {
           // The full list goes to clients that show presence; others ask (system-presence).
           presence: conn.wantsPresence ? this.presence.snapshot() : [],
@@ -615,16 +616,19 @@ export class GatewayServer {
     let idempotencyKey: string | undefined;
     if (spec.sideEffect) {
       const key = params !== null && typeof params === 'object' ? (params as { idempotencyKey?: unknown }).idempotencyKey : undefined;
-      if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
+      const optional = spec.sideEffect === 'optional' && key === undefined;
+      if (!optional && (typeof key !== 'string' || key.length === 0 || key.length > 256)) {
         return failure(
           errorShape(ErrorCodes.INVALID_REQUEST, `${method} changes state, so params.idempotencyKey (a unique string per intended action) is required`, {
             code: 'IDEMPOTENCY_KEY_REQUIRED',
           }),
         );
       }
-      idempotencyKey = key;
-      const { idempotencyKey: _drop, ...rest } = params as Record<string, unknown>;
-      params = rest;
+      idempotencyKey = key as string | undefined;
+      if (idempotencyKey !== undefined) {
+        const { idempotencyKey: _drop, ...rest } = params as Record<string, unknown>;
+        params = rest;
+      }
     }
     const checked = kernel.protocol.validateParams(method, params);
     if (!checked.ok) {
