@@ -6,6 +6,7 @@
  * OPENCLAW_GATEWAY_URL / OPENCLAW_GATEWAY_TOKEN, as a remote client would.
  */
 import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,7 @@ import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 
 const OPENCLAW = join(REPO, '.cache', 'openclaw', 'node_modules', 'openclaw', 'openclaw.mjs');
 const NODE_DIR = join(REPO, '.cache', 'qmd-node', 'node_modules');
+const CONTROL_UI = join(REPO, '.cache', 'openclaw', 'node_modules', 'openclaw', 'dist', 'control-ui');
 const TOKEN = 'compat-token-0123456789abcdef';
 const REPLY = 'Hello from the fake model.';
 
@@ -40,7 +42,7 @@ beforeAll(async () => {
   writeFileSync(
     join(stateDir, 'openclaw.json'),
     JSON.stringify({
-      gateway: { auth: { mode: 'token', token: TOKEN } },
+      gateway: { auth: { mode: 'token', token: TOKEN }, controlUi: { root: CONTROL_UI } },
       agents: { defaults: { model: 'openai/gpt-4.1' } },
       models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-compat' } } },
     }),
@@ -178,4 +180,48 @@ describe('openclaw tui in a pseudo-terminal', () => {
       child.kill('SIGKILL');
     }
   }, 90_000);
+});
+
+describe('OpenClaw’s Control UI served by claw (gateway.controlUi.root) in headless Chromium', () => {
+  it('connects, lists sessions, sends a chat and shows the streamed reply', async () => {
+    // A session for the UI to list, made by OpenClaw's own CLI.
+    expect((await openclaw(['agent', '-m', 'hi'])).out).toContain(REPLY);
+    const { chromium } = createRequire(import.meta.url)('playwright-core') as typeof import('playwright-core');
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const answers = new Map<string, { method: string; ok?: boolean; payload?: any }>();
+      page.on('websocket', (socket) => {
+        socket.on('framesent', ({ payload }) => {
+          const frame = JSON.parse(String(payload));
+          if (frame.type === 'req') answers.set(frame.id, { method: frame.method });
+        });
+        socket.on('framereceived', ({ payload }) => {
+          const frame = JSON.parse(String(payload));
+          const request = frame.type === 'res' ? answers.get(frame.id) : undefined;
+          if (request) Object.assign(request, { ok: frame.ok, payload: frame.payload });
+        });
+      });
+      await page.goto(`http://127.0.0.1:${gw.port}/openclaw/#token=${TOKEN}`);
+      const composer = page.getByPlaceholder(/Message/).first();
+      await composer.waitFor({ timeout: 30_000 });
+      const answered = (method: string) => [...answers.values()].filter((answer) => answer.method === method && answer.ok !== undefined);
+      await expect.poll(() => answered('connect').map((answer) => answer.ok), { timeout: 20_000 }).toContain(true);
+      await expect.poll(() => answered('sessions.list').some((answer) => answer.ok && Array.isArray(answer.payload.sessions)), { timeout: 20_000 }).toBe(true);
+      expect(answered('sessions.list').flatMap((answer) => answer.payload?.sessions ?? []).map((row: { key: string }) => row.key)).toContain('agent:main:main');
+      await expect.poll(() => answered('chat.startup').some((answer) => answer.ok), { timeout: 20_000 }).toBe(true);
+      // The model picker shows the agent's model once the catalogue is in.
+      await page.locator('text=/GPT-4\\.1/i >> visible=true').first().waitFor({ timeout: 30_000 });
+      await composer.click();
+      await page.keyboard.type('hello from the control ui', { delay: 10 });
+      await page.keyboard.press('Enter');
+      const failures = () => JSON.stringify([...answers.values()].filter((answer) => answer.ok === false || answer.method.startsWith('chat.')).map((answer) => [answer.method, answer.ok]));
+      await expect.poll(() => answered('chat.send').some((answer) => answer.ok), { timeout: 30_000, message: `no chat.send went out; requests: ${failures()}` }).toBe(true);
+      await page.getByText('hello from the control ui').first().waitFor({ timeout: 20_000 });
+      await expect.poll(async () => page.getByText(REPLY).count(), { timeout: 30_000 }).toBeGreaterThan(0);
+      expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain('hello from the control ui');
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
 });

@@ -7,6 +7,28 @@ import { createHash } from 'node:crypto';
 import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
 import { isCronInputError } from './jobs.js';
 import type { CronService } from './service.js';
+import type { CronJob } from './types.js';
+
+interface CronListParams {
+  includeDisabled?: boolean;
+  limit?: number;
+  offset?: number;
+  query?: string;
+  agentId?: string;
+  enabled?: 'all' | 'enabled' | 'disabled';
+  sortBy?: 'nextRunAtMs' | 'updatedAtMs' | 'name';
+  sortDir?: 'asc' | 'desc';
+}
+
+/** Jobs in the order OpenClaw's clients ask for; a job with no next run sorts last. */
+function jobOrder(by: NonNullable<CronListParams['sortBy']>, dir: 'asc' | 'desc') {
+  const sign = dir === 'asc' ? 1 : -1;
+  return (a: CronJob, b: CronJob): number => {
+    if (by === 'name') return sign * a.name.localeCompare(b.name);
+    const value = (job: CronJob) => (by === 'nextRunAtMs' ? job.state.nextRunAtMs : job.updatedAtMs) ?? (dir === 'asc' ? Infinity : -Infinity);
+    return sign * (value(a) - value(b)) || a.id.localeCompare(b.id);
+  };
+}
 
 const ID: JsonSchema = { type: 'string', minLength: 1, maxLength: 200 };
 const idParams = (extra: Record<string, JsonSchema> = {}): JsonSchema => ({
@@ -52,13 +74,22 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
         offset: { type: 'integer', minimum: 0 },
         query: { type: 'string', maxLength: 500 },
         agentId: { type: 'string', minLength: 1 },
+        enabled: { enum: ['all', 'enabled', 'disabled'] },
+        sortBy: { enum: ['nextRunAtMs', 'updatedAtMs', 'name'] },
+        sortDir: { enum: ['asc', 'desc'] },
+        // Presentation hints of OpenClaw's Control UI: claw's job rows are already compact and carry no delivery previews.
+        compact: { type: 'boolean' },
+        includeDeliveryPreviews: { type: 'boolean' },
       },
     },
-    handler: (params: { includeDisabled?: boolean; limit?: number; offset?: number; query?: string; agentId?: string }) => {
+    handler: (params: CronListParams) => {
       const query = params.query?.trim().toLowerCase();
+      const wanted = params.enabled ?? (params.includeDisabled ? 'all' : 'enabled');
       const matching = cron()
-        .list(params.includeDisabled === true)
-        .filter((job) => (!query || `${job.name ?? ''} ${job.id}`.toLowerCase().includes(query)) && (!params.agentId || job.agentId === params.agentId));
+        .list(true)
+        .filter((job) => wanted === 'all' || job.enabled === (wanted === 'enabled'))
+        .filter((job) => (!query || `${job.name ?? ''} ${job.id}`.toLowerCase().includes(query)) && (!params.agentId || job.agentId === params.agentId))
+        .sort(jobOrder(params.sortBy ?? 'nextRunAtMs', params.sortDir ?? 'asc'));
       // One page of a revision OpenClaw's CLI can check: a client that sees another revision starts over.
       const offset = params.offset ?? 0;
       const limit = params.limit ?? 200;

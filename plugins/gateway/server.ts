@@ -39,6 +39,7 @@ import type { GatewaySettings } from './settings.js';
 import { startHttpApp, type HttpApp } from './http.js';
 import { CloseCodes } from './close-codes.js';
 import { helloFeatures } from './features.js';
+import { serveControlUi } from './control-ui.js';
 import { trace } from '../../sdk/index.js';
 
 export interface GatewayServerOptions {
@@ -192,6 +193,7 @@ export class GatewayServer {
           logger.warn(`refused HTTP ${req.method} ${req.url?.split('?')[0]}: ${refused.message}`, { remote: req.socket.remoteAddress });
           return void res.writeHead(refused.status, { 'content-type': 'application/json', connection: 'close' }).end(`${JSON.stringify({ error: refused.message })}\n`);
         }
+        if (serveControlUi(req, res, settings, () => ({ version: this.options.version }))) return;
         if (handle) return handle(req, res);
         if (pendingHttp.length >= 1024) return void res.writeHead(503, { 'retry-after': '1' }).end('{"error":"gateway starting"}');
         pendingHttp.push([req, res]);

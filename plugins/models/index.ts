@@ -5,7 +5,7 @@
  * `models.list` method and `claw models`. It stays when the agent loop is swapped.
  */
 import { ModelService } from '../../sdk/agent/index.js';
-import { definePlugin, type JsonSchema } from '../../sdk/index.js';
+import { definePlugin, parseSessionKey, type JsonSchema } from '../../sdk/index.js';
 import { modelsCommand, MODELS_HELP } from './cli.js';
 import { cliCommand } from '../../sdk/cli.js';
 
@@ -24,6 +24,8 @@ export default definePlugin({
         additionalProperties: false,
         properties: {
           agentId: KEY,
+          // The agent of this session (when agentId is not given).
+          sessionKey: KEY,
           // OpenClaw's published-model-catalog contract. claw reads the catalogue live on every
           // call, so refresh and preparedOnly change nothing; view and provider filter rows.
           view: { enum: ['default', 'configured', 'provider-config', 'all'] },
@@ -33,8 +35,8 @@ export default definePlugin({
           preparedOnly: { type: 'boolean' },
         },
       },
-      handler: async (params: { agentId?: string; view?: string; provider?: string }) => {
-        const agentId = params.agentId ?? runtime.defaultAgent();
+      handler: async (params: { agentId?: string; sessionKey?: string; view?: string; provider?: string }) => {
+        const agentId = params.agentId ?? (params.sessionKey ? parseSessionKey(params.sessionKey).agentId : undefined) ?? runtime.defaultAgent();
         const settings = runtime.settings(agentId);
         const chain = runtime.models.chain(settings);
         const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));

@@ -17,7 +17,7 @@ export interface SessionsDeps {
 }
 
 const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high'] };
-const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
+export const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 
 /** sessions.list params (sessions.subscribe takes the same). */
 export const LIST_PARAMS: JsonSchema = {
@@ -38,6 +38,10 @@ export const LIST_PARAMS: JsonSchema = {
     // claw has no global or unknown-origin rows: each session belongs to an agent.
     includeGlobal: { type: 'boolean' },
     includeUnknown: { type: 'boolean' },
+    spawnedBy: KEY,
+    // Rows get derivedTitle (the first user message) and lastMessagePreview, read from the transcript.
+    includeDerivedTitles: { type: 'boolean' },
+    includeLastMessage: { type: 'boolean' },
   },
 };
 
@@ -50,9 +54,19 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
     scope: 'operator.read',
     params: LIST_PARAMS,
     handler: async (params: SessionListOptions & { archived?: boolean | 'all' }) => {
-      if (params.archived === true) return { ts: Date.now(), count: 0, sessions: [] };
-      const sessions = await listSessions(deps, params);
-      return { ts: Date.now(), count: sessions.length, sessions };
+      if (params.archived === true) return sessionListResult(deps, []);
+      return sessionListResult(deps, await listSessions(deps, params));
+    },
+  });
+
+  api.registerGatewayMethod('sessions.describe', {
+    scope: 'operator.read',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY } },
+    description: "One session's sessions.list row (with derivedTitle and lastMessagePreview): {session}, null when there is none.",
+    handler: async (params: { key: string; agentId?: string }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      const rows = await listSessions(deps, { agentId, includeDerivedTitles: true, includeLastMessage: true, key: sessionKey });
+      return { session: rows[0] ?? null };
     },
   });
 
@@ -219,6 +233,12 @@ export interface SessionListOptions {
   activeOnly?: boolean;
   /** Only agents the config lists (not those left on disk). */
   configuredAgentsOnly?: boolean;
+  /** Only sessions spawned by this session (sub-agents). */
+  spawnedBy?: string;
+  /** Only this session key. */
+  key?: string;
+  includeDerivedTitles?: boolean;
+  includeLastMessage?: boolean;
 }
 
 export async function listSessions(deps: SessionsDeps, options: SessionListOptions) {
@@ -236,12 +256,40 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
       if (search && ![key, named.label, named.displayName].some((text) => text?.toLowerCase().includes(search))) continue;
       const hasActiveRun = agent?.isActive(key) ?? false;
       if (options.activeOnly && !hasActiveRun) continue;
+      if (options.spawnedBy !== undefined && entry.spawnedBy !== options.spawnedBy) continue;
+      if (options.key !== undefined && key !== options.key) continue;
       rows.push({ key, agentId, ...entry, hasActiveRun });
     }
   }
   rows.sort((a, b) => b.updatedAt - a.updatedAt);
   const from = options.offset ?? 0;
-  return rows.slice(from, options.limit ? from + options.limit : undefined);
+  const page = rows.slice(from, options.limit ? from + options.limit : undefined);
+  if (!options.includeDerivedTitles && !options.includeLastMessage) return page;
+  return page.map((row) => ({ ...row, ...transcriptSummary(deps, row.agentId, row.key, row.sessionId, options) }));
+}
+
+/** sessions.list's answer: the rows, and (as OpenClaw) the model new turns use by default. */
+export function sessionListResult(deps: SessionsDeps, sessions: unknown[]) {
+  const [ref] = deps.models.models.chain(deps.models.settings(deps.models.defaultAgent()));
+  const defaults = ref ? { modelProvider: ref.split('/')[0], model: ref.slice(ref.indexOf('/') + 1) } : {};
+  return { ts: Date.now(), count: sessions.length, defaults, sessions };
+}
+
+/** The first user message (as a title) and the last visible message of a session, clipped. */
+function transcriptSummary(deps: SessionsDeps, agentId: string, key: string, sessionId: string, options: SessionListOptions) {
+  const file = deps.sessions.store(agentId).transcriptPath(sessionId, parseSessionKey(key).threadId);
+  if (!existsSync(file)) return {};
+  const visible = new Transcript(file)
+    .messages()
+    .filter((message) => message.role === 'user' || message.role === 'assistant')
+    .map((message) => ({ role: message.role, text: textOf(message.content) }))
+    .filter((item) => item.text.trim() && !isSilentReplyText(item.text));
+  const firstUser = visible.find((item) => item.role === 'user');
+  const last = visible.at(-1);
+  return {
+    ...(options.includeDerivedTitles && firstUser ? { derivedTitle: clip(firstUser.text, 60) } : {}),
+    ...(options.includeLastMessage && last ? { lastMessagePreview: clip(last.text, 160) } : {}),
+  };
 }
 
 function textOf(content: unknown): string {

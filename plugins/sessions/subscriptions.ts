@@ -7,11 +7,10 @@
  * transport skips connections that are gone, and the lists are bounded).
  */
 import type { EmittedEvent, JsonSchema, PluginApi } from '../../sdk/index.js';
-import { listSessions, type SessionListOptions, type SessionsDeps } from './methods.js';
+import { KEY, listSessions, sessionListResult, type SessionListOptions, type SessionsDeps } from './methods.js';
 
 /** Connections remembered per list: a client that reconnects often leaves old ids behind. */
 const MAX_SUBSCRIBERS = 1000;
-const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 
 interface ChatEvent {
   runId?: string;
@@ -58,8 +57,7 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     handler: async (params: SessionListOptions, ctx) => {
       remember(index, needConnection(ctx.connId));
       if (Object.keys(params).length === 0) return { subscribed: true };
-      const sessions = await listSessions(deps, params);
-      return { subscribed: true, list: { ts: Date.now(), count: sessions.length, sessions } };
+      return { subscribed: true, list: sessionListResult(deps, await listSessions(deps, params)) };
     },
   });
 
@@ -73,7 +71,8 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     },
   });
 
-  const messageParams: JsonSchema = { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY } };
+  // includeApprovals: claw announces approvals to operator.approvals connections (exec.approval.requested), not per session.
+  const messageParams: JsonSchema = { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY, includeApprovals: { type: 'boolean' } } };
   api.registerGatewayMethod('sessions.messages.subscribe', {
     scope: 'operator.read',
     params: messageParams,
