@@ -24,7 +24,8 @@ export function healthOk(snapshot: unknown): boolean {
 
 export function healthLines(snapshot: unknown): string[] {
   if (!isObject(snapshot)) return ['Gateway answered health with no snapshot'];
-  const plugins = isObject(snapshot.plugins) ? snapshot.plugins : undefined;
+  // claw's snapshot counts its plugins; OpenClaw's lists the loaded ones.
+  const plugins = isObject(snapshot.plugins) && typeof snapshot.plugins.total === 'number' ? snapshot.plugins : undefined;
   if (plugins) {
     const memory = isObject(snapshot.memory) ? snapshot.memory : {};
     const failed: Loose[] = Array.isArray(plugins.failed) ? plugins.failed : [];
@@ -45,6 +46,8 @@ export function healthLines(snapshot: unknown): string[] {
   if (agents.length > 0) lines.push(`  agents     ${agents.map((agent) => `${agent.agentId ?? agent.id ?? '?'}${agent.isDefault ? ' (default)' : ''}`).join(', ')}`);
   if (typeof snapshot.defaultAgentId === 'string' && agents.length === 0) lines.push(`  agent      ${snapshot.defaultAgentId} (default)`);
   if (isObject(snapshot.sessions) && num(snapshot.sessions.count) !== undefined) lines.push(`  sessions   ${snapshot.sessions.count}`);
+  const loaded: unknown[] = isObject(snapshot.plugins) && Array.isArray(snapshot.plugins.loaded) ? snapshot.plugins.loaded : [];
+  if (loaded.length > 0) lines.push(`  plugins    ${loaded.length} loaded`);
   if (num(snapshot.heartbeatSeconds) !== undefined) lines.push(`  heartbeat  every ${duration(snapshot.heartbeatSeconds * 1000)}`);
   return lines;
 }
