@@ -144,7 +144,7 @@ describe('the openclaw CLI against claw’s gateway', () => {
     results.push({ args: args.join(' '), ok: code === 0 && expected.test(out) });
     expect(out, gw.stdout().slice(-1500)).toMatch(expected);
     expect(code, `${out.slice(-2000)}\ngateway: ${gw.stderr().slice(-1000)}${gw.stdout().slice(-1000)}`).toBe(0);
-  });
+  }, 90_000);
 });
 
 describe('openclaw tui in a pseudo-terminal', () => {
