@@ -41,6 +41,7 @@ export const PluginManifestSchema = Type.Object(
     tools: Names('Agent tool names this plugin registers.'),
     commands: Names('Chat slash commands (without "/") this plugin registers.'),
     gatewayMethods: Names('Gateway RPC methods this plugin registers.'),
+    gatewayEvents: Names('Gateway events this plugin emits (listed in hello-ok before the plugin loads).'),
     services: Names('Background services this plugin registers.'),
     httpRoutes: Type.Optional(
       Type.Array(Type.String({ pattern: '^/' }), { uniqueItems: true, description: 'HTTP path prefixes served.' }),

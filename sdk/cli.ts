@@ -2,6 +2,7 @@
  * For plugins that add `claw` commands: flag parsing with Node's util.parseArgs, usage
  * errors (exit 2), and gateway errors (exit 1) reported the same way by every command.
  */
+import { CLI_CLIENT_ID } from './protocol/constants.js';
 import { parseArgs } from 'node:util';
 import type { CliContext, PluginApi } from './types/plugin.js';
 import { GatewayRequestError, type GatewayClient, type GatewayClientOptions } from './client.js';
@@ -102,7 +103,7 @@ export function cliClientOptions(
     token: flags.token,
     password: flags.password,
     timeoutMs: timeout,
-    client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+    client: { id: CLI_CLIENT_ID, version: api.version ?? '0', mode: 'cli' },
   });
 }
 

@@ -27,7 +27,7 @@ export const GATEWAY_DEFAULTS: GatewaySection = {
   pairing: { autoApproveLoopback: true, requestTtlMs: 300_000 },
   logs: { level: 'info', maxFileBytes: 10_485_760 },
   auth: { rateLimit: { maxAttempts: 10, windowMs: 60_000, lockoutMs: 300_000, exemptLoopback: true } },
-  controlUi: {},
+  controlUi: { enabled: true, basePath: '/openclaw' },
   http: { endpoints: { chatCompletions: { enabled: false } } },
   preauth: { maxConnections: 1024, maxPerAddress: 32 },
   presenceIntervalMs: 1000,

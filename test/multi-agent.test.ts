@@ -183,8 +183,12 @@ describe('agents on a gateway', () => {
       mainKey: 'main',
       scope: 'per-sender',
       agents: [
-        { id: 'main', identity: { name: 'Molty', emoji: '🦞', avatar: 'https://example.test/molty.png', avatarUrl: 'https://example.test/molty.png', theme: 'calm' } },
-        { id: 'work', name: 'Work', identity: { name: 'Work', emoji: '🛠️' } },
+        {
+          id: 'main',
+          identity: { name: 'Molty', emoji: '🦞', avatar: 'https://example.test/molty.png', avatarUrl: 'https://example.test/molty.png', theme: 'calm' },
+          model: { primary: 'openai/gpt-4.1', fallbacks: [] },
+        },
+        { id: 'work', name: 'Work', identity: { name: 'Work', emoji: '🛠️' }, model: { primary: 'openai/gpt-4.1-mini', fallbacks: [] } },
       ],
     });
     expect(await h.client.request('agent.identity.get', {})).toEqual({ agentId: 'main', name: 'Molty', avatar: 'https://example.test/molty.png', emoji: '🦞' });

@@ -10,6 +10,7 @@ import { GatewayClient } from '../../sdk/client.js';
 import { ConfigChangeRefused, patchThroughGateway, type ConfigChange } from '../../sdk/config-change.js';
 import { operatorClientOptions, runningGateway } from '../../sdk/operator.js';
 import { clawVersion } from '../../sdk/version.js';
+import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import { editConfig } from './config-edit.js';
 import { CliError, warn, type Io } from './io.js';
 
@@ -20,7 +21,7 @@ export async function changeConfig(io: Io, purpose: string, edit: (raw: Record<s
   if (runningGateway(stateDir)) {
     const file = readConfigFile(resolveConfigPath(io.env), io.env);
     const client = new GatewayClient(
-      operatorClientOptions({ stateDir, env: io.env, gateway: file.resolved.gateway as never, client: { id: 'claw-cli', version: clawVersion(), mode: 'cli' } }),
+      operatorClientOptions({ stateDir, env: io.env, gateway: file.resolved.gateway as never, client: { id: CLI_CLIENT_ID, version: clawVersion(), mode: 'cli' } }),
     );
     let connected = false;
     try {

@@ -27,6 +27,7 @@ export const KNOWN_MANIFEST_FIELDS: readonly string[] = [
   "tools",
   "commands",
   "gatewayMethods",
+  "gatewayEvents",
   "services",
   "httpRoutes",
   "hooks",
@@ -1962,6 +1963,16 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
       },
       "uniqueItems": true,
       "description": "Gateway RPC methods this plugin registers."
+    },
+    "gatewayEvents": {
+      "type": "array",
+      "items": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128
+      },
+      "uniqueItems": true,
+      "description": "Gateway events this plugin emits (listed in hello-ok before the plugin loads)."
     },
     "services": {
       "type": "array",

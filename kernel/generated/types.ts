@@ -512,6 +512,8 @@ export type PluginManifest = {
   commands?: string[];
   /** Gateway RPC methods this plugin registers. */
   gatewayMethods?: string[];
+  /** Gateway events this plugin emits (listed in hello-ok before the plugin loads). */
+  gatewayEvents?: string[];
   /** Background services this plugin registers. */
   services?: string[];
   /** HTTP path prefixes served. */

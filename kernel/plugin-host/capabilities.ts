@@ -89,7 +89,7 @@ export interface CapabilityTypes {
   tool: ToolDefinition<any>;
   channel: { id: string; send: Fn };
   provider: { id: string; stream: Fn };
-  gatewayMethod: { handler: Fn; params?: JsonSchema; scope?: string; sideEffect?: boolean; description?: string };
+  gatewayMethod: { handler: Fn; params?: JsonSchema; scope?: string; sideEffect?: boolean | 'optional'; description?: string };
   command: { name: string; description: string; handler: Fn };
   service: ServiceDefinition;
   cli: { name: string; description: string; run: Fn };

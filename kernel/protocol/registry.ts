@@ -14,8 +14,8 @@ export interface MethodSpec {
   params?: JsonSchema;
   /** Operator scope required to call the method, e.g. `operator.read`. */
   scope?: string;
-  /** Side-effecting methods must carry an `idempotencyKey` in their params. */
-  sideEffect?: boolean;
+  /** Side-effecting methods must carry an `idempotencyKey` in their params ('optional': honoured when sent, as OpenClaw). */
+  sideEffect?: boolean | 'optional';
   description?: string;
 }
 

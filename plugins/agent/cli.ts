@@ -5,6 +5,7 @@
  * channels) and streams the answer as it is written; `--local` runs the turn in this
  * process instead. Without a running gateway for this state dir it runs locally too.
  */
+import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -96,7 +97,7 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
       url: values.url as string | undefined,
       token: values.token as string | undefined,
       password: values.password as string | undefined,
-      client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+      client: { id: CLI_CLIENT_ID, version: api.version ?? '0', mode: 'cli' },
       onEvent: (frame) => out.event(frame.event, frame.payload as Record<string, unknown>),
     });
     result = await withGatewayClient(options, (client) =>

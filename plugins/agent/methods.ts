@@ -194,6 +194,10 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         attachments: ATTACHMENTS,
         timeoutMs: { type: 'integer', minimum: 1 },
         queueMode: { type: 'string' },
+        // OpenClaw's clients send deliver:false; the reply of a chat.send stays in the chat.
+        deliver: { type: 'boolean' },
+        // The session the client is showing: refused when the session has been reset since.
+        sessionId: KEY,
       },
     },
     handler: async (params: {
@@ -203,7 +207,15 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       attachments?: AttachmentParam[];
       timeoutMs?: number;
       queueMode?: string;
+      deliver?: boolean;
+      sessionId?: string;
     }) => {
+      if (params.deliver) throw invalid('chat.send does not deliver the reply to a channel; use the agent method with deliver:true for that');
+      if (params.sessionId) {
+        const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
+        const current = (await runtime.store(agentId).get(sessionKey))?.sessionId;
+        if (current !== params.sessionId) throw invalid(`session ${sessionKey} is now ${current ?? 'empty'}, not ${params.sessionId} (it was reset); reload it and send again`);
+      }
       if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
       const handle = await admit(runtime, {
         sessionKey: params.sessionKey,
@@ -220,31 +232,58 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
     },
   });
 
+  const history = async (params: { sessionKey: string; limit?: number; maxBytes?: number; inputRunIds?: string[] }) => {
+    // A chat.send is acknowledged once its message is in the session, so a run claw knows has consumed its input.
+    const receipts = params.inputRunIds?.filter((runId) => runtime.run(runId)).map((runId) => ({ runId, state: 'consumed' as const }));
+    const withReceipts = receipts ? { inputReceipts: receipts } : {};
+    const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
+    const entry = await runtime.store(agentId).get(sessionKey);
+    if (!entry) return { sessionKey, sessionId: null, messages: [], hasActiveRun: false, ...withReceipts };
+    const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
+    const ackMaxChars = ackMaxCharsFor(api.kernel.config() as Record<string, unknown>, agentId, DEFAULT_ACK_MAX_CHARS);
+    const messages = withoutHeartbeatNoise(transcript.messages(), ackMaxChars).filter(
+      (message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)),
+    );
+    let page = messages.slice(-(params.limit ?? HISTORY_DEFAULT_LIMIT));
+    // OpenClaw's maxBytes: the oldest messages go until the page fits.
+    if (params.maxBytes !== undefined) while (page.length > 1 && Buffer.byteLength(JSON.stringify(page)) > params.maxBytes) page = page.slice(1);
+    return {
+      sessionKey,
+      sessionId: entry.sessionId,
+      thinkingLevel: entry.thinkingLevel ?? runtime.settings(agentId).thinkingDefault,
+      messages: page,
+      hasMore: page.length < messages.length,
+      hasActiveRun: runtime.isActive(sessionKey),
+      ...withReceipts,
+    };
+  };
+  const historyParams = {
+    type: 'object',
+    required: ['sessionKey'],
+    additionalProperties: false,
+    properties: {
+      sessionKey: KEY,
+      limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT },
+      maxBytes: { type: 'integer', minimum: 1024 },
+      // OpenClaw's Control UI asks which of its sends have reached the session (inputReceipts).
+      inputRunIds: { type: 'array', items: KEY, maxItems: 50 },
+    },
+  } as const;
+
   method('chat.history', {
     scope: 'operator.read',
-    params: {
-      type: 'object',
-      required: ['sessionKey'],
-      additionalProperties: false,
-      properties: { sessionKey: KEY, limit: { type: 'integer', minimum: 1, maximum: HISTORY_MAX_LIMIT } },
-    },
-    handler: async (params: { sessionKey: string; limit?: number }) => {
-      const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
-      const entry = await runtime.store(agentId).get(sessionKey);
-      if (!entry) return { sessionKey, sessionId: null, messages: [] };
-      const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
-      const ackMaxChars = ackMaxCharsFor(api.kernel.config() as Record<string, unknown>, agentId, DEFAULT_ACK_MAX_CHARS);
-      const messages = withoutHeartbeatNoise(transcript.messages(), ackMaxChars).filter(
-        (message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)),
-      );
-      const limit = params.limit ?? HISTORY_DEFAULT_LIMIT;
-      return {
-        sessionKey,
-        sessionId: entry.sessionId,
-        thinkingLevel: entry.thinkingLevel ?? runtime.settings(agentId).thinkingDefault,
-        messages: messages.slice(-limit),
-        hasActiveRun: runtime.isActive(sessionKey),
-      };
+    params: historyParams,
+    handler: history,
+  });
+
+  method('chat.startup', {
+    scope: 'operator.read',
+    params: historyParams,
+    description: "What a chat view needs to open a session (OpenClaw's Control UI): chat.history's page, with pendingInputs.",
+    // claw queues no inputs a client could see, so the pendingInputs page is always empty.
+    handler: async (params: { sessionKey: string; limit?: number; maxBytes?: number; inputRunIds?: string[] }) => {
+      const page = await history(params);
+      return { ...page, pendingInputs: { items: [] }, sessionInfo: { sessionId: page.sessionId ?? undefined, thinkingLevel: 'thinkingLevel' in page ? page.thinkingLevel : undefined } };
     },
   });
 

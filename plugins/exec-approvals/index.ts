@@ -35,7 +35,7 @@ export default definePlugin<{ timeoutMs: number }>({
     });
     api.registerGatewayMethod('exec.approval.resolve', {
       scope: 'operator.approvals',
-      sideEffect: true,
+      sideEffect: 'optional',
       description: 'Decide a pending exec approval: allow-once, allow-always (this argv in this directory) or deny.',
       params: {
         type: 'object',
@@ -70,7 +70,7 @@ export default definePlugin<{ timeoutMs: number }>({
     });
     api.registerGatewayMethod('exec.approvals.set', {
       scope: 'operator.admin',
-      sideEffect: true,
+      sideEffect: 'optional',
       description: 'Replace the gateway host approvals document.',
       params: { type: 'object', required: ['file'], additionalProperties: false, properties: { file: { type: 'object' }, idempotencyKey: { type: 'string' } } },
       handler: (params: { file: unknown }) => {

@@ -3,7 +3,7 @@
  * implicit "main" when `agents.list` is empty), the default one and how each presents
  * itself. Clients (OpenClaw's CLI and apps) call `agents.list` before they send anything.
  */
-import { agentEntry, agentIds, agentSettings, assertKnownAgent, defaultAgentId, resolveAgentIdentity } from '../../sdk/agent/index.js';
+import { agentEntry, agentIds, agentSettings, assertKnownAgent, defaultAgentId, modelChain, resolveAgentIdentity } from '../../sdk/agent/index.js';
 import { ErrorCodes, normalizeAgentId, normalizeMainKey, parseSessionKey, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
 
 const AGENT_OR_SESSION: JsonSchema = {
@@ -23,13 +23,15 @@ export function registerAgentMethods(api: PluginApi): void {
   api.registerGatewayMethod('agents.list', {
     params: { type: 'object', additionalProperties: false, properties: {} },
     scope: 'operator.read',
-    description: 'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?}]}.',
+    description: 'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?, model?: {primary, fallbacks}}]}.',
     handler: () => {
       const session = (config().session ?? {}) as { mainKey?: string; scope?: string };
       const agents = [...new Set(agentIds(config()).map((id) => normalizeAgentId(id)))].map((id) => {
         const name = agentEntry(config(), id)?.name as string | undefined;
         const identity = identityOf(id);
-        return { id, ...(name ? { name } : {}), ...(Object.keys(identity).length > 0 ? { identity } : {}) };
+        // OpenClaw's clients read the agent's model here (its Control UI asks for a provider when there is none).
+        const [primary, ...fallbacks] = modelChain(agentSettings(config(), id, kernel.paths.stateDir, kernel.paths.workspaceDir).model);
+        return { id, ...(name ? { name } : {}), ...(Object.keys(identity).length > 0 ? { identity } : {}), ...(primary ? { model: { primary, fallbacks } } : {}) };
       });
       return { defaultId: defaultAgentId(config()), mainKey: normalizeMainKey(session.mainKey), scope: session.scope === 'global' ? 'global' : 'per-sender', agents };
     },

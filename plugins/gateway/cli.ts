@@ -3,6 +3,7 @@
  * The runner owns its kernel: it boots one with the gateway's logger, starts it, reboots
  * it when config.apply asks, and stops it cleanly on SIGINT/SIGTERM.
  */
+import { healthLines, healthOk, statusLines } from './health-text.js';
 import { randomUUID } from 'node:crypto';
 import { type BootedKernel, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
@@ -229,51 +230,17 @@ async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<nu
   return 0;
 }
 
-function duration(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-}
-
 async function health(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
   const { values } = parse(argv, CLIENT_FLAGS);
-  const snapshot = await withClient(clientOptions(values, ctx, api), (client) =>
-    client.request<ReturnType<import('./runtime.js').GatewayRuntime['health']>>('health'),
-  );
-  if (values.json) ctx.stdout.write(`${JSON.stringify(snapshot, null, 2)}\n`);
-  else {
-    const failed = snapshot.plugins.failed;
-    ctx.stdout.write(
-      [
-        `Gateway ${snapshot.status} · up ${duration(snapshot.uptimeMs)} · claw ${snapshot.version}`,
-        `  connections ${snapshot.connections} · plugins ${snapshot.plugins.loaded} loaded, ${snapshot.plugins.enabled} on, ${snapshot.plugins.total} found`,
-        `  memory ${Math.round(snapshot.memory.rssBytes / 1e6)} MB rss · event loop p99 ${snapshot.eventLoopDelayMs} ms`,
-        ...failed.map((plugin) => `  failed: ${plugin.id}: ${plugin.error}`),
-      ].join('\n') + '\n',
-    );
-  }
-  return snapshot.status === 'ok' ? 0 : 1;
+  const snapshot = await withClient(clientOptions(values, ctx, api), (client) => client.request<unknown>('health'));
+  ctx.stdout.write(values.json ? `${JSON.stringify(snapshot, null, 2)}\n` : `${healthLines(snapshot).join('\n')}\n`);
+  return healthOk(snapshot) ? 0 : 1;
 }
 
 async function status(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
   const { values } = parse(argv, CLIENT_FLAGS);
-  const result = await withClient(clientOptions(values, ctx, api), (client) =>
-    client.request<ReturnType<import('./runtime.js').GatewayRuntime['status']>>('status'),
-  );
-  if (values.json) {
-    ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    return 0;
-  }
-  ctx.stdout.write(
-    [
-      `claw ${result.version} gateway (pid ${result.pid}, ${result.platform}, node ${result.node}), up ${duration(result.uptimeMs)}`,
-      `  listening  ${result.listening?.url ?? 'no'} (bind ${result.listening?.bind ?? '-'}, auth ${result.auth.mode ?? '-'})`,
-      `  clients    ${result.connections.total} (${result.connections.operators} operators, ${result.connections.nodes} nodes)`,
-      `  plugins    ${result.plugins.loaded} loaded, ${result.plugins.enabled} on, ${result.plugins.total} found${result.plugins.failed.length ? `; failed: ${result.plugins.failed.join(', ')}` : ''}`,
-      ...(result.stateDir ? [`  state      ${result.stateDir}`] : []),
-    ].join('\n') + '\n',
-  );
+  const result = await withClient(clientOptions(values, ctx, api), (client) => client.request<unknown>('status'));
+  ctx.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${statusLines(result).join('\n')}\n`);
   return 0;
 }
 

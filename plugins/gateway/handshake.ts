@@ -66,6 +66,10 @@ function rateLimited(retryAfterMs: number): HandshakeResult {
   };
 }
 
+function isKnownScope(scope: string): boolean {
+  return (OPERATOR_SCOPES as readonly string[]).includes(scope);
+}
+
 export function hasScope(scopes: readonly string[], needed: string): boolean {
   if (scopes.includes(needed) || scopes.includes('operator.admin')) return true;
   return needed === 'operator.read' && scopes.includes('operator.write');
@@ -101,14 +105,9 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
 
   const role = params.role ?? 'operator';
   const signedScopes = (params.scopes ?? []).map((scope) => scope.trim()).filter(Boolean);
-  const requested = role === 'node' ? [] : params.scopes === undefined ? ['operator.read'] : signedScopes;
-  const unknown = requested.filter((scope) => !(OPERATOR_SCOPES as readonly string[]).includes(scope));
-  if (unknown.length > 0) {
-    return reject(ErrorCodes.INVALID_REQUEST, `unknown scope${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`, {
-      code: 'UNKNOWN_SCOPE',
-      allowed: OPERATOR_SCOPES,
-    });
-  }
+  // As OpenClaw's gateway: scopes it does not know (newer clients ask for more, e.g.
+  // operator.questions) are left out of the grant instead of refusing the connection.
+  const requested = role === 'node' ? [] : params.scopes === undefined ? ['operator.read'] : signedScopes.filter(isKnownScope);
 
   // Device identity: the signature must cover this connection's nonce.
   const device = params.device;

@@ -30,6 +30,7 @@ import { publicDevice, PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
 import { tailLog } from './tail.js';
 import { unknownChannelProblem } from './send-channel.js';
+import { channelSummaryLines, openClawChannelStatus, withOpenClawLogFields, withTimeout } from './openclaw-shapes.js';
 
 const EMPTY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 const REQUEST_ID: JsonSchema = { type: 'object', additionalProperties: false, required: ['requestId'], properties: { requestId: { type: 'string', minLength: 1 } } };
@@ -137,16 +138,21 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   }
 
   api.registerGatewayMethod('health', {
-    params: EMPTY,
+    // OpenClaw's clients ask for a probe; claw's snapshot is always read live.
+    params: { type: 'object', additionalProperties: false, properties: { probe: { type: 'boolean' } } },
     description: 'Gateway health snapshot (any authenticated connection).',
     handler: () => runtime.health(),
   });
 
   api.registerGatewayMethod('status', {
-    params: EMPTY,
+    params: { type: 'object', additionalProperties: false, properties: { includeChannelSummary: { type: 'boolean' } } },
     scope: 'operator.read',
-    description: 'Gateway summary: listener, connections, plugins, lanes.',
-    handler: (_params, ctx) => runtime.status(ctx.scopes?.includes('operator.admin') ?? false),
+    description: 'Gateway summary: listener, connections, plugins, lanes (with includeChannelSummary: one line per channel account, as OpenClaw).',
+    handler: async (params: { includeChannelSummary?: boolean }, ctx) => {
+      const status = runtime.status(ctx.scopes?.includes('operator.admin') ?? false);
+      if (!params.includeChannelSummary) return status;
+      return { ...status, channelSummary: channelSummaryLines(await kernel.channels.status()) };
+    },
   });
 
   api.registerGatewayMethod('system-presence', {
@@ -186,7 +192,10 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     scope: 'operator.read',
     description: 'Lines of the gateway log file after a cursor (or the last ones).',
     // Lines are masked when written; this also covers lines written before a secret was configured.
-    handler: (params: { cursor?: number; limit?: number; maxBytes?: number }) => kernel.redact.value(tailLog(runtime.logFile, params)),
+    handler: (params: { cursor?: number; limit?: number; maxBytes?: number }) => {
+      const tail = tailLog(runtime.logFile, params);
+      return kernel.redact.value({ ...tail, lines: tail.lines.map(withOpenClawLogFields) });
+    },
   });
 
   api.registerGatewayMethod('config.get', {
@@ -215,7 +224,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('config.set', {
     params: WHOLE_CONFIG,
     scope: 'operator.admin',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Replace the whole config (validated, written atomically); safe changes apply at once, others per gateway.reload.mode.',
     handler: (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string }) => {
       const next = parseWhole(params, 'config.set');
@@ -234,7 +243,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
       },
     },
     scope: 'operator.admin',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Merge a partial update into the config (JSON merge patch semantics).',
     handler: (params: { patch?: Record<string, unknown>; raw?: string; baseHash?: string }) => {
       const patch = parseWhole({ raw: params.raw, config: params.patch }, 'config.patch');
@@ -255,7 +264,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('config.apply', {
     params: WHOLE_CONFIG,
     scope: 'operator.admin',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Replace the whole config and restart the gateway to apply it.',
     handler: async (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string; restartDelayMs?: number }) => {
       const next = parseWhole(params, 'config.apply');
@@ -300,10 +309,24 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   // ── Channels ─────────────────────────────────────────────────────────────────
 
   api.registerGatewayMethod('channels.status', {
-    params: EMPTY,
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        channel: { type: 'string', minLength: 1 },
+        // claw reads each running channel's live state on every call, so a probe is what it
+        // always does; timeoutMs bounds that read.
+        probe: { type: 'boolean' },
+        timeoutMs: { type: 'integer', minimum: 1, maximum: 600_000 },
+      },
+    },
     scope: 'operator.read',
-    description: 'Channels declared by enabled plugins, whether they are configured, and each account’s state.',
-    handler: async () => ({ channels: await kernel.channels.status() }),
+    description: 'Channels declared by enabled plugins, whether they are configured, and each account’s state (also in OpenClaw’s channelAccounts shape).',
+    handler: async (params: { channel?: string; timeoutMs?: number }) => {
+      const read = kernel.channels.status();
+      const all = params.timeoutMs === undefined ? await read : await withTimeout(read, params.timeoutMs, 'channels.status');
+      return openClawChannelStatus(all.filter((channel) => params.channel === undefined || channel.id === params.channel));
+    },
   });
 
   // QR login and logout (OpenClaw's names), forwarded to the channel plugin that has them.
@@ -425,7 +448,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('device.pair.approve', {
     params: REQUEST_ID,
     scope: 'operator.pairing',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Approve a pending pairing request; the device may then connect.',
     handler: (params: { requestId: string }, ctx) =>
       pairingCall(() => {
@@ -439,7 +462,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('device.pair.reject', {
     params: REQUEST_ID,
     scope: 'operator.pairing',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Reject a pending pairing request.',
     handler: (params: { requestId: string }) =>
       pairingCall(() => {
@@ -452,7 +475,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('device.pair.remove', {
     params: { type: 'object', additionalProperties: false, required: ['deviceId'], properties: { deviceId: { type: 'string', minLength: 1 } } },
     scope: 'operator.pairing',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Forget a paired device and disconnect it.',
     handler: (params: { deviceId: string }) =>
       pairingCall(() => {
@@ -465,7 +488,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('device.token.rotate', {
     params: DEVICE_ROLE,
     scope: 'operator.pairing',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Issue a new device token (the old one stops working).',
     handler: (params: { deviceId: string; role?: string }, ctx) =>
       pairingCall(() => {
@@ -479,7 +502,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('device.token.revoke', {
     params: DEVICE_ROLE,
     scope: 'operator.pairing',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Revoke a device token and close connections that used it.',
     handler: (params: { deviceId: string; role?: string }) =>
       pairingCall(() => {

@@ -38,6 +38,8 @@ import { PresenceTracker } from './presence.js';
 import type { GatewaySettings } from './settings.js';
 import { startHttpApp, type HttpApp } from './http.js';
 import { CloseCodes } from './close-codes.js';
+import { helloFeatures } from './features.js';
+import { serveControlUi } from './control-ui.js';
 import { trace } from '../../sdk/index.js';
 
 export interface GatewayServerOptions {
@@ -191,6 +193,7 @@ export class GatewayServer {
           logger.warn(`refused HTTP ${req.method} ${req.url?.split('?')[0]}: ${refused.message}`, { remote: req.socket.remoteAddress });
           return void res.writeHead(refused.status, { 'content-type': 'application/json', connection: 'close' }).end(`${JSON.stringify({ error: refused.message })}\n`);
         }
+        if (serveControlUi(req, res, settings, () => ({ version: this.options.version }))) return;
         if (handle) return handle(req, res);
         if (pendingHttp.length >= 1024) return void res.writeHead(503, { 'retry-after': '1' }).end('{"error":"gateway starting"}');
         pendingHttp.push([req, res]);
@@ -531,7 +534,7 @@ export class GatewayServer {
         type: 'hello-ok',
         protocol: admission.protocol,
         server: { version: this.options.version, connId: conn.id },
-        features: { methods: kernel.protocol.methodNames(), events: kernel.protocol.eventNames() },
+        features: helloFeatures(kernel),
         snapshot: {
           // The full list goes to clients that show presence; others ask (system-presence).
           presence: conn.wantsPresence ? this.presence.snapshot() : [],
@@ -615,16 +618,19 @@ export class GatewayServer {
     let idempotencyKey: string | undefined;
     if (spec.sideEffect) {
       const key = params !== null && typeof params === 'object' ? (params as { idempotencyKey?: unknown }).idempotencyKey : undefined;
-      if (typeof key !== 'string' || key.length === 0 || key.length > 256) {
+      const optional = spec.sideEffect === 'optional' && key === undefined;
+      if (!optional && (typeof key !== 'string' || key.length === 0 || key.length > 256)) {
         return failure(
           errorShape(ErrorCodes.INVALID_REQUEST, `${method} changes state, so params.idempotencyKey (a unique string per intended action) is required`, {
             code: 'IDEMPOTENCY_KEY_REQUIRED',
           }),
         );
       }
-      idempotencyKey = key;
-      const { idempotencyKey: _drop, ...rest } = params as Record<string, unknown>;
-      params = rest;
+      idempotencyKey = key as string | undefined;
+      if (idempotencyKey !== undefined) {
+        const { idempotencyKey: _drop, ...rest } = params as Record<string, unknown>;
+        params = rest;
+      }
     }
     const checked = kernel.protocol.validateParams(method, params);
     if (!checked.ok) {

@@ -25,7 +25,7 @@ export interface GatewaySection {
   pairing: { autoApproveLoopback: boolean; requestTtlMs: number };
   logs: { level: 'debug' | 'info' | 'warn' | 'error'; maxFileBytes: number };
   /** Browser origins (besides the gateway's own pages) allowed to call the gateway. */
-  controlUi: { allowedOrigins?: string[] };
+  controlUi: { allowedOrigins?: string[]; enabled: boolean; root?: string; basePath: string };
   /** Host names besides loopback names, IP literals and this machine's name. */
   allowedHosts?: string[];
   http: { endpoints: { chatCompletions: { enabled: boolean } } };

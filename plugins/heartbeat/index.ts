@@ -129,7 +129,7 @@ export default definePlugin({
 
     api.registerGatewayMethod('system-event', {
       scope: 'operator.write',
-      sideEffect: true,
+      sideEffect: 'optional',
       description: 'Queue a system event for a session (default: the agent main session); mode now also wakes a heartbeat.',
       params: {
         type: 'object',
@@ -157,7 +157,7 @@ export default definePlugin({
     });
     api.registerGatewayMethod('wake', {
       scope: 'operator.write',
-      sideEffect: true,
+      sideEffect: 'optional',
       description: 'Queue text as a system event on the default agent main session and wake its heartbeat (now) or leave it to the schedule (next-heartbeat).',
       params: {
         type: 'object',
@@ -201,7 +201,7 @@ export default definePlugin({
     });
     api.registerGatewayMethod('set-heartbeats', {
       scope: 'operator.admin',
-      sideEffect: true,
+      sideEffect: 'optional',
       description: 'Turn scheduled heartbeats on or off (kept across restarts).',
       params: { type: 'object', required: ['enabled'], additionalProperties: false, properties: { enabled: { type: 'boolean' }, idempotencyKey: { type: 'string' } } },
       handler: (params: { enabled: boolean }) => {

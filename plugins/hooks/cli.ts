@@ -5,6 +5,7 @@
  * through the running gateway when there is one (it validates, writes and applies the
  * change at once), else in the config file under the config lock.
  */
+import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { cliCommand, parseFlags, UsageError } from '../../sdk/cli.js';
 import { ConfigChangeRefused, editConfigFile, patchThroughGateway, type ConfigChange } from '../../sdk/config-change.js';
@@ -163,7 +164,7 @@ async function writeEntry(api: PluginApi, ctx: CliContext, hookKey: string, on: 
         stateDir: api.kernel.paths.stateDir,
         env: ctx.env,
         gateway: (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
-        client: { id: 'claw-cli', version: clawVersion(), mode: 'cli' },
+        client: { id: CLI_CLIENT_ID, version: clawVersion(), mode: 'cli' },
       });
       return await withGatewayClient(options, (client) => patchThroughGateway(client, edit));
     }

@@ -5,7 +5,7 @@
  * `models.list` method and `claw models`. It stays when the agent loop is swapped.
  */
 import { ModelService } from '../../sdk/agent/index.js';
-import { definePlugin, type JsonSchema } from '../../sdk/index.js';
+import { definePlugin, parseSessionKey, type JsonSchema } from '../../sdk/index.js';
 import { modelsCommand, MODELS_HELP } from './cli.js';
 import { cliCommand } from '../../sdk/cli.js';
 
@@ -19,23 +19,39 @@ export default definePlugin({
 
     api.registerGatewayMethod('models.list', {
       scope: 'operator.read',
-      params: { type: 'object', additionalProperties: false, properties: { agentId: KEY } },
-      handler: async (params: { agentId?: string }) => {
-        const agentId = params.agentId ?? runtime.defaultAgent();
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          agentId: KEY,
+          // The agent of this session (when agentId is not given).
+          sessionKey: KEY,
+          // OpenClaw's published-model-catalog contract. claw reads the catalogue live on every
+          // call, so refresh and preparedOnly change nothing; view and provider filter rows.
+          view: { enum: ['default', 'configured', 'provider-config', 'all'] },
+          provider: KEY,
+          includeDetails: { type: 'boolean' },
+          refresh: { type: 'boolean' },
+          preparedOnly: { type: 'boolean' },
+        },
+      },
+      handler: async (params: { agentId?: string; sessionKey?: string; view?: string; provider?: string }) => {
+        const agentId = params.agentId ?? (params.sessionKey ? parseSessionKey(params.sessionKey).agentId : undefined) ?? runtime.defaultAgent();
         const settings = runtime.settings(agentId);
         const chain = runtime.models.chain(settings);
         const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
         const catalog = await runtime.models.catalog();
         const refs = new Set(catalog.map((model) => model.ref));
-        return {
-          default: chain[0] ?? null,
-          fallbacks: chain.slice(1),
-          models: [
-            ...catalog.map((model) => ({ ...model, ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}) })),
-            // Configured refs the catalog does not list (a model the provider does not advertise).
-            ...chain.filter((ref) => !refs.has(ref)).map((ref) => ({ ref, provider: ref.split('/')[0], id: ref.slice(ref.indexOf('/') + 1), ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}) })),
-          ],
-        };
+        const rows = [
+          ...catalog.map((model) => ({ ...model, ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}) })),
+          // Configured refs the catalog does not list (a model the provider does not advertise).
+          ...chain.filter((ref) => !refs.has(ref)).map((ref) => ({ ref, provider: ref.split('/')[0]!, id: ref.slice(ref.indexOf('/') + 1), ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}) })),
+        ];
+        const configured = new Set([...chain, ...aliases.keys()]);
+        const models = rows.filter(
+          (model) => (params.view !== 'configured' || configured.has(model.ref)) && (params.provider === undefined || model.provider === params.provider),
+        );
+        return { default: chain[0] ?? null, fallbacks: chain.slice(1), models };
       },
     });
 

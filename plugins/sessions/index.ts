@@ -8,7 +8,8 @@ import { cliCommand } from '../../sdk/cli.js';
 import { definePlugin } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
 import { sessionsCommand, SESSIONS_HELP } from './cli.js';
-import { registerSessionMethods, type SessionsDeps } from './methods.js';
+import { LIST_PARAMS, registerSessionMethods, type SessionsDeps } from './methods.js';
+import { registerSessionSubscriptions } from './subscriptions.js';
 
 export default definePlugin({
   id: 'sessions',
@@ -21,6 +22,7 @@ export default definePlugin({
       agent: () => useService<AgentService>(api.kernel, 'agent'),
     };
     registerSessionMethods(api, deps);
+    registerSessionSubscriptions(api, deps, LIST_PARAMS);
     api.registerCli({
       name: 'sessions',
       description: 'List sessions; import them from OpenClaw (sessions import)',

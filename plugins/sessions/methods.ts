@@ -5,8 +5,8 @@
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
-import { assertKnownAgent, isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
+import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
+import { agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
 import { emitInternalHook } from '../../sdk/internal-hooks.js';
 
 export interface SessionsDeps {
@@ -17,7 +17,33 @@ export interface SessionsDeps {
 }
 
 const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high'] };
-const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
+export const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
+
+/** sessions.list params (sessions.subscribe takes the same). */
+export const LIST_PARAMS: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    agentId: KEY,
+    activeMinutes: { type: 'number', exclusiveMinimum: 0 },
+    limit: { type: 'integer', minimum: 1 },
+    // OpenClaw's clients page and filter with these.
+    offset: { type: 'integer', minimum: 0 },
+    search: { type: 'string', maxLength: 500 },
+    label: { type: 'string', maxLength: 500 },
+    activeOnly: { type: 'boolean' },
+    // claw keeps no archive: archived:true lists nothing; false, "all" or absent list everything.
+    archived: { anyOf: [{ type: 'boolean' }, { const: 'all' }] },
+    configuredAgentsOnly: { type: 'boolean' },
+    // claw has no global or unknown-origin rows: each session belongs to an agent.
+    includeGlobal: { type: 'boolean' },
+    includeUnknown: { type: 'boolean' },
+    spawnedBy: KEY,
+    // Rows get derivedTitle (the first user message) and lastMessagePreview, read from the transcript.
+    includeDerivedTitles: { type: 'boolean' },
+    includeLastMessage: { type: 'boolean' },
+  },
+};
 
 function invalid(message: string): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
@@ -26,14 +52,22 @@ function invalid(message: string): ProtocolError {
 export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void {
   api.registerGatewayMethod('sessions.list', {
     scope: 'operator.read',
-    params: {
-      type: 'object',
-      additionalProperties: false,
-      properties: { agentId: KEY, activeMinutes: { type: 'number', exclusiveMinimum: 0 }, limit: { type: 'integer', minimum: 1 } },
+    params: LIST_PARAMS,
+    handler: async (params: SessionListOptions & { archived?: boolean | 'all' }) => {
+      if (params.archived === true) return sessionListResult(deps, []);
+      return sessionListResult(deps, await listSessions(deps, params));
     },
-    handler: async (params: { agentId?: string; activeMinutes?: number; limit?: number }) => ({
-      sessions: await listSessions(deps, params),
-    }),
+  });
+
+  api.registerGatewayMethod('sessions.describe', {
+    scope: 'operator.read',
+    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY } },
+    description: "One session's sessions.list row (with derivedTitle and lastMessagePreview): {session}, null when there is none.",
+    handler: async (params: { key: string; agentId?: string }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      const rows = await listSessions(deps, { agentId, includeDerivedTitles: true, includeLastMessage: true, key: sessionKey });
+      return { session: rows[0] ?? null };
+    },
   });
 
   api.registerGatewayMethod('sessions.preview', {
@@ -188,19 +222,74 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
   });
 }
 
-export async function listSessions(deps: SessionsDeps, options: { agentId?: string; activeMinutes?: number; limit?: number }) {
-  const agents = options.agentId ? [options.agentId] : deps.sessions.knownAgents();
+export interface SessionListOptions {
+  agentId?: string;
+  activeMinutes?: number;
+  limit?: number;
+  offset?: number;
+  /** Case-insensitive substring of the key, label or display name. */
+  search?: string;
+  label?: string;
+  activeOnly?: boolean;
+  /** Only agents the config lists (not those left on disk). */
+  configuredAgentsOnly?: boolean;
+  /** Only sessions spawned by this session (sub-agents). */
+  spawnedBy?: string;
+  /** Only this session key. */
+  key?: string;
+  includeDerivedTitles?: boolean;
+  includeLastMessage?: boolean;
+}
+
+export async function listSessions(deps: SessionsDeps, options: SessionListOptions) {
+  const configured = new Set(agentIds(deps.sessions.kernel.config() as KernelConfig).map((id) => normalizeAgentId(id)));
+  const agents = (options.agentId ? [options.agentId] : deps.sessions.knownAgents()).filter((id) => !options.configuredAgentsOnly || configured.has(normalizeAgentId(id)));
   const cutoff = options.activeMinutes ? deps.sessions.now() - options.activeMinutes * 60_000 : undefined;
   const agent = await deps.agent();
+  const search = options.search?.trim().toLowerCase();
   const rows: Array<{ key: string; agentId: string; hasActiveRun: boolean } & SessionEntry> = [];
   for (const agentId of agents) {
     for (const { key, entry } of await deps.sessions.store(agentId).list()) {
       if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
-      rows.push({ key, agentId, ...entry, hasActiveRun: agent?.isActive(key) ?? false });
+      const named = entry as SessionEntry & { label?: string; displayName?: string };
+      if (options.label !== undefined && named.label !== options.label) continue;
+      if (search && ![key, named.label, named.displayName].some((text) => text?.toLowerCase().includes(search))) continue;
+      const hasActiveRun = agent?.isActive(key) ?? false;
+      if (options.activeOnly && !hasActiveRun) continue;
+      if (options.spawnedBy !== undefined && entry.spawnedBy !== options.spawnedBy) continue;
+      if (options.key !== undefined && key !== options.key) continue;
+      rows.push({ key, agentId, ...entry, hasActiveRun });
     }
   }
   rows.sort((a, b) => b.updatedAt - a.updatedAt);
-  return options.limit ? rows.slice(0, options.limit) : rows;
+  const from = options.offset ?? 0;
+  const page = rows.slice(from, options.limit ? from + options.limit : undefined);
+  if (!options.includeDerivedTitles && !options.includeLastMessage) return page;
+  return page.map((row) => ({ ...row, ...transcriptSummary(deps, row.agentId, row.key, row.sessionId, options) }));
+}
+
+/** sessions.list's answer: the rows, and (as OpenClaw) the model new turns use by default. */
+export function sessionListResult(deps: SessionsDeps, sessions: unknown[]) {
+  const [ref] = deps.models.models.chain(deps.models.settings(deps.models.defaultAgent()));
+  const defaults = ref ? { modelProvider: ref.split('/')[0], model: ref.slice(ref.indexOf('/') + 1) } : {};
+  return { ts: Date.now(), count: sessions.length, defaults, sessions };
+}
+
+/** The first user message (as a title) and the last visible message of a session, clipped. */
+function transcriptSummary(deps: SessionsDeps, agentId: string, key: string, sessionId: string, options: SessionListOptions) {
+  const file = deps.sessions.store(agentId).transcriptPath(sessionId, parseSessionKey(key).threadId);
+  if (!existsSync(file)) return {};
+  const visible = new Transcript(file)
+    .messages()
+    .filter((message) => message.role === 'user' || message.role === 'assistant')
+    .map((message) => ({ role: message.role, text: textOf(message.content) }))
+    .filter((item) => item.text.trim() && !isSilentReplyText(item.text));
+  const firstUser = visible.find((item) => item.role === 'user');
+  const last = visible.at(-1);
+  return {
+    ...(options.includeDerivedTitles && firstUser ? { derivedTitle: clip(firstUser.text, 60) } : {}),
+    ...(options.includeLastMessage && last ? { lastMessagePreview: clip(last.text, 160) } : {}),
+  };
 }
 
 function textOf(content: unknown): string {

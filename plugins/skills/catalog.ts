@@ -34,7 +34,8 @@ export interface SkillStatus {
   eligible: boolean;
   reasons: string[];
   missing: Missing;
-  requires: { bins: string[]; anyBins: string[]; env: string[]; config: string[]; os: string[] };
+  /** What SKILL.md requires (OpenClaw's field name in skills.status). */
+  requirements: { bins: string[]; anyBins: string[]; env: string[]; config: string[]; os: string[] };
   install: Array<Record<string, unknown>>;
   /** Whether the prompt list carries it (eligible, model-invocable, within the budget). */
   inPrompt: boolean;
@@ -252,7 +253,7 @@ export class SkillsCatalog implements SkillsService {
       eligible: gate.state === 'eligible',
       reasons: gate.reasons,
       missing: gate.missing,
-      requires: { bins: req?.bins ?? [], anyBins: req?.anyBins ?? [], env: req?.env ?? [], config: req?.config ?? [], os: meta?.openclaw.os ?? [] },
+      requirements: { bins: req?.bins ?? [], anyBins: req?.anyBins ?? [], env: req?.env ?? [], config: req?.config ?? [], os: meta?.openclaw.os ?? [] },
       install: meta?.openclaw.install ?? [],
       inPrompt: false,
       configuredEnv: Object.keys(entry?.env ?? {}),

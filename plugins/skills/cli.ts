@@ -3,6 +3,7 @@
  * OpenClaw does, and reads the skills here when no gateway runs for this state dir (or it
  * cannot be reached). `--json` prints the report as is.
  */
+import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import type { CliContext, KernelConfig, PluginApi } from '../../sdk/index.js';
 import { GatewayRequestError } from '../../sdk/client.js';
 import { parseFlags, UsageError } from '../../sdk/cli.js';
@@ -56,7 +57,7 @@ async function statusReport(ctx: CliContext, api: PluginApi, catalog: SkillsCata
       stateDir,
       env: ctx.env,
       gateway: api.kernel.config().gateway as never,
-      client: { id: 'claw-cli', version: api.version ?? '0', mode: 'cli' },
+      client: { id: CLI_CLIENT_ID, version: api.version ?? '0', mode: 'cli' },
     });
     try {
       return (await withGatewayClient(options, (client) => client.request('skills.status', agentId ? { agentId } : {}))) as StatusReport;
@@ -115,7 +116,7 @@ function info(ctx: CliContext, report: StatusReport, name: string, json: boolean
     ctx.stdout.write(`${JSON.stringify(skill, null, 2)}\n`);
     return 0;
   }
-  const req = skill.requires;
+  const req = skill.requirements;
   const lines = [
     `${skill.emoji ?? '·'} ${skill.name} — ${STATE_LABEL[skill.state]}`,
     ...(skill.description ? [skill.description] : []),

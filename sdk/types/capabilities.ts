@@ -27,7 +27,7 @@ export interface GatewayMethodContext {
 export interface GatewayMethodDefinition<Params = any> {
   params?: JsonSchema;
   scope?: string;
-  sideEffect?: boolean;
+  sideEffect?: boolean | 'optional';
   description?: string;
   handler(params: Params, ctx: GatewayMethodContext): unknown;
 }

@@ -1,0 +1,101 @@
+/**
+ * OpenClaw's session subscriptions: `sessions.subscribe` (the connection gets
+ * `sessions.changed` whenever a session's index entry may have changed) and
+ * `sessions.messages.subscribe {key}` (it gets `session.message` for each final message of
+ * that session). claw learns of changes from the agent's `chat` events, which every run
+ * emits through the protocol registry; a subscription ends when its connection does (the
+ * transport skips connections that are gone, and the lists are bounded).
+ */
+import type { EmittedEvent, JsonSchema, PluginApi } from '../../sdk/index.js';
+import { KEY, listSessions, sessionListResult, type SessionListOptions, type SessionsDeps } from './methods.js';
+
+/** Connections remembered per list: a client that reconnects often leaves old ids behind. */
+const MAX_SUBSCRIBERS = 1000;
+
+interface ChatEvent {
+  runId?: string;
+  sessionKey?: string;
+  state?: string;
+  message?: unknown;
+}
+
+function remember(list: string[], connId: string): void {
+  if (!list.includes(connId)) list.push(connId);
+  if (list.length > MAX_SUBSCRIBERS) list.splice(0, list.length - MAX_SUBSCRIBERS);
+}
+
+export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps, listParams: JsonSchema): void {
+  const protocol = api.kernel.protocol;
+  const index: string[] = [];
+  const bySession = new Map<string, string[]>();
+  protocol.registerEvent('sessions.changed', api.id, { scope: 'operator.read', description: '{sessionKey, reason, ts} to sessions.subscribe connections.' });
+  protocol.registerEvent('session.message', api.id, { scope: 'operator.read', description: '{sessionKey, message, runId?, ts} to sessions.messages.subscribe connections of that session.' });
+
+  protocol.onEmit((event: EmittedEvent) => {
+    if (event.event !== 'chat') return 0;
+    const chat = (event.payload ?? {}) as ChatEvent;
+    if (!chat.sessionKey || chat.state === 'delta') return 0;
+    const ts = Date.now();
+    let reached = 0;
+    if (index.length > 0) reached += protocol.emit('sessions.changed', { sessionKey: chat.sessionKey, reason: chat.state ?? 'message', ts }, { connIds: [...index] });
+    const watchers = bySession.get(chat.sessionKey);
+    if (watchers?.length && chat.state === 'final' && chat.message !== undefined) {
+      reached += protocol.emit('session.message', { sessionKey: chat.sessionKey, runId: chat.runId, message: chat.message, ts }, { connIds: [...watchers] });
+    }
+    return reached;
+  });
+
+  const needConnection = (connId: string | undefined): string => {
+    if (!connId) throw new Error('subscriptions need a WebSocket connection');
+    return connId;
+  };
+
+  api.registerGatewayMethod('sessions.subscribe', {
+    scope: 'operator.read',
+    params: listParams,
+    description: 'Receive sessions.changed on this connection; with sessions.list params, also the first list ({subscribed, list}).',
+    handler: async (params: SessionListOptions, ctx) => {
+      remember(index, needConnection(ctx.connId));
+      if (Object.keys(params).length === 0) return { subscribed: true };
+      return { subscribed: true, list: sessionListResult(deps, await listSessions(deps, params)) };
+    },
+  });
+
+  api.registerGatewayMethod('sessions.unsubscribe', {
+    scope: 'operator.read',
+    params: { type: 'object', additionalProperties: false, properties: {} },
+    handler: (_params, ctx) => {
+      const at = index.indexOf(needConnection(ctx.connId));
+      if (at >= 0) index.splice(at, 1);
+      return { subscribed: false };
+    },
+  });
+
+  // includeApprovals: claw announces approvals to operator.approvals connections (exec.approval.requested), not per session.
+  const messageParams: JsonSchema = { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY, includeApprovals: { type: 'boolean' } } };
+  api.registerGatewayMethod('sessions.messages.subscribe', {
+    scope: 'operator.read',
+    params: messageParams,
+    description: 'Receive session.message for each final message of one session on this connection.',
+    handler: (params: { key: string; agentId?: string }, ctx) => {
+      const { sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      const list = bySession.get(sessionKey) ?? [];
+      remember(list, needConnection(ctx.connId));
+      bySession.set(sessionKey, list);
+      return { subscribed: true, key: sessionKey };
+    },
+  });
+
+  api.registerGatewayMethod('sessions.messages.unsubscribe', {
+    scope: 'operator.read',
+    params: messageParams,
+    handler: (params: { key: string; agentId?: string }, ctx) => {
+      const { sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      const list = bySession.get(sessionKey) ?? [];
+      const at = list.indexOf(needConnection(ctx.connId));
+      if (at >= 0) list.splice(at, 1);
+      if (list.length === 0) bySession.delete(sessionKey);
+      return { subscribed: false, key: sessionKey };
+    },
+  });
+}
