@@ -43,7 +43,7 @@ describe('an OpenClaw openclaw.json', () => {
     const ignored = report.checks.find((check) => check.title.includes('OpenClaw settings claw does not implement'))!;
     expect(ignored.level).toBe('warn');
     expect(ignored.items).toEqual(
-      expect.arrayContaining(['gateway.mode', 'gateway.remote', 'gateway.controlUi.basePath', 'session.maintenance', 'models.providers.local-proxy.authHeader', 'env', 'auth', 'talk']),
+      expect.arrayContaining(['gateway.mode', 'gateway.remote', 'gateway.controlUi.embedSandbox', 'session.maintenance', 'models.providers.local-proxy.authHeader', 'env', 'auth', 'talk']),
     );
     // Keys claw implements are used, not listed.
     for (const used of ['gateway.port', 'gateway.auth.token', 'channels.telegram.botToken', 'agents.defaults.model', 'tools.allow', 'session.scope']) expect(ignored.items).not.toContain(used);
@@ -64,11 +64,11 @@ describe('an OpenClaw openclaw.json', () => {
 
   it('`claw gateway` starts with gateway.mode, gateway.remote and gateway.controlUi set, naming each once', async () => {
     const { env } = stateWith({
-      gateway: { mode: 'local', remote: { url: 'ws://elsewhere.test:18789' }, controlUi: { basePath: '/openclaw' }, auth: { mode: 'token', token: 'gw-token' } },
+      gateway: { mode: 'local', remote: { url: 'ws://elsewhere.test:18789' }, controlUi: { basePath: '/openclaw', embedSandbox: 'scripts' }, auth: { mode: 'token', token: 'gw-token' } },
     });
     const gateway = await startCliGateway(env);
     const warnings = gateway.stderr() + gateway.stdout();
-    for (const key of ['gateway.mode', 'gateway.remote', 'gateway.controlUi.basePath']) {
+    for (const key of ['gateway.mode', 'gateway.remote', 'gateway.controlUi.embedSandbox']) {
       expect(warnings.split(`config ${key}: is an OpenClaw setting claw does not implement; ignored`).length - 1, key).toBe(1);
     }
     gateway.child.kill('SIGTERM');
