@@ -21,7 +21,7 @@ export type ToolProfile = 'minimal' | 'coding' | 'messaging' | 'full';
 /** What each profile allows, as allow-list entries (undefined = everything). */
 export const TOOL_PROFILES: Readonly<Record<ToolProfile, readonly string[] | undefined>> = {
   minimal: ['session_status'],
-  coding: ['group:fs', 'group:runtime', 'group:sessions', 'group:memory', 'image'],
+  coding: ['group:fs', 'group:runtime', 'group:sessions', 'group:memory', 'group:web', 'image'],
   messaging: ['message', 'group:sessions'],
   full: undefined,
 };

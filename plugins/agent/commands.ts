@@ -507,18 +507,23 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
 
 /** Every command a user can send the agent, once each (aliases left out), for command menus. */
 export async function commandList(runtime: AgentRuntime, agentId: string): Promise<ChatCommandInfo[]> {
-  const seen = new Set<unknown>();
-  const out: ChatCommandInfo[] = [{ name: 'new', description: 'start a new session ([model])', source: 'builtin' }, { name: 'reset', description: 'start a new session ([model])', source: 'builtin' }];
-  for (const [name, command] of Object.entries(BUILTINS)) {
-    if (seen.has(command)) continue;
-    seen.add(command);
-    out.push({ name, description: command.description, source: 'builtin' });
+  const out: ChatCommandInfo[] = [
+    { name: 'new', description: 'start a new session ([model])', source: 'builtin', aliases: ['reset'], acceptsArgs: true },
+    { name: 'reset', description: 'start a new session ([model])', source: 'builtin', aliases: ['new'], acceptsArgs: true },
+  ];
+  // One entry per command; names sharing a handler (/help, /commands) are each other's aliases.
+  const names = new Map<unknown, string[]>();
+  for (const [name, command] of Object.entries(BUILTINS)) names.set(command, [...(names.get(command) ?? []), name]);
+  for (const [command, [name, ...aliases]] of names) {
+    const builtin = command as (typeof BUILTINS)[string];
+    // A handler that takes the arguments (a second parameter) accepts them.
+    out.push({ name: name!, description: builtin.description, source: 'builtin', ...(aliases.length ? { aliases } : {}), acceptsArgs: builtin.run.length > 1 });
   }
   for (const info of runtime.kernel.capabilities.list('command')) {
     const command = await runtime.kernel.capabilities.find('command', info.name).catch(() => undefined);
-    out.push({ name: info.name, description: command?.description || `from plugin ${info.pluginId}`, source: 'plugin' });
+    out.push({ name: info.name, description: command?.description || `from plugin ${info.pluginId}`, source: 'plugin', acceptsArgs: command?.acceptsArgs ?? false });
   }
-  for (const skill of skillCommands(runtime, { agentId, message: '' }, reservedNames())) out.push({ name: skill.name, description: firstLineOf(skill.description) || `skill ${skill.skillName}`, source: 'skill' });
+  for (const skill of skillCommands(runtime, { agentId, message: '' }, reservedNames())) out.push({ name: skill.name, description: firstLineOf(skill.description) || `skill ${skill.skillName}`, source: 'skill', acceptsArgs: true });
   return out;
 }
 

@@ -14,6 +14,7 @@ import { parseSessionKey } from '../../sdk/agent/index.js';
 import { normalizeQueueMode } from '../../sdk/agent/index.js';
 import { DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/heartbeat-reply.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
+import { commandList } from './commands.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
 const HISTORY_DEFAULT_LIMIT = 200;
@@ -269,6 +270,36 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       inputRunIds: { type: 'array', items: KEY, maxItems: 50 },
     },
   } as const;
+
+  method('commands.list', {
+    scope: 'operator.read',
+    description: 'The slash commands an agent answers: {commands: [{name, textAliases, description, source: native|plugin|skill, scope, acceptsArgs}]}.',
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        agentId: { type: 'string', minLength: 1 },
+        // OpenClaw's surface switches: claw's commands are the same typed and native, so they change no entry.
+        scope: { enum: ['text', 'native', 'both'] },
+        provider: { type: 'string' },
+        includeArgs: { type: 'boolean' },
+      },
+    },
+    handler: async (params: { agentId?: string }) => {
+      const agentId = params.agentId ?? runtime.defaultAgent();
+      const problem = unknownAgentProblem(api.kernel.config(), agentId);
+      if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem);
+      const commands = (await commandList(runtime, agentId)).map((command) => ({
+        name: command.name,
+        textAliases: [command.name, ...(command.aliases ?? [])].map((name) => `/${name}`),
+        description: command.description,
+        source: command.source === 'builtin' ? 'native' : command.source,
+        scope: 'both',
+        acceptsArgs: command.acceptsArgs ?? false,
+      }));
+      return { commands };
+    },
+  });
 
   method('chat.history', {
     scope: 'operator.read',

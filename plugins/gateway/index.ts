@@ -8,6 +8,7 @@ import { hasPendingIntake } from '../../sdk/agent/intake.js';
 import { definePlugin } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
 import { registerAgentMethods } from './agents.js';
+import { registerToolsCatalog } from './tools-catalog.js';
 import { registerMethods } from './methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
@@ -36,6 +37,7 @@ export default definePlugin({
 
     registerMethods(api, runtime);
     registerAgentMethods(api);
+    registerToolsCatalog(api);
 
     const service: GatewayService = {
       id: 'gateway',

@@ -112,6 +112,10 @@ export interface ChatCommandInfo {
   name: string;
   description: string;
   source: 'builtin' | 'plugin' | 'skill';
+  /** Other names that run the same command (without "/"). */
+  aliases?: string[];
+  /** Whether text after the command is read (`/model gpt-4.1`). */
+  acceptsArgs?: boolean;
 }
 
 export interface AgentService {
