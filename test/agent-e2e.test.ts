@@ -488,8 +488,12 @@ describe('sessions methods', () => {
     expect(reset.entry.sessionId).not.toBe(oldId);
     expect(reset.entry).toMatchObject({ thinkingLevel: 'high', label: 'Home' });
     expect(h.hooks.filter((record) => record.hook === 'session_end')).toHaveLength(1);
-    const deleted: any = await h.client.request('sessions.delete', { key: 'main' });
-    expect(deleted).toMatchObject({ ok: true, deleted: true });
+    // OpenClaw's guards: the listed session id must still be current, the agent must be the key's.
+    await expect(h.client.request('sessions.delete', { key: 'agent:main:main', expectedSessionId: oldId })).rejects.toThrow(/was reset since it was listed\); nothing deleted/);
+    await expect(h.client.request('sessions.delete', { key: 'agent:main:main', agentId: 'work' })).rejects.toThrow(/belongs to agent "main"/);
+    expect(await h.client.request('sessions.delete', { key: 'agent:main:main', archivedOnly: true })).toMatchObject({ deleted: false, archived: [] });
+    const deleted: any = await h.client.request('sessions.delete', { key: 'agent:main:main', agentId: 'main', expectedSessionId: reset.entry.sessionId, deleteTranscript: true });
+    expect(deleted).toMatchObject({ ok: true, deleted: true, archived: [] });
     expect((await h.client.request<any>('sessions.list', {})).sessions).toHaveLength(0);
     const models: any = await h.client.request('models.list', {});
     expect(models.default).toBe('openai/gpt-4.1');

@@ -181,6 +181,17 @@ export default function probe(event) {
     await h?.stop();
   });
 
+  it("hooks.status reports every hook in OpenClaw's shape, with what the gateway runs", async () => {
+    type Report = { workspaceDir: string; managedHooksDir: string; hooks: Array<{ name: string; hookKey: string; source: string; loadable: boolean; enabledByConfig: boolean; selected: boolean; managedByPlugin: boolean; missing: Record<string, string[]>; events: string[] }> };
+    const report = await h.client.request<Report>('hooks.status', {});
+    expect(report).toMatchObject({ workspaceDir: workspace, managedHooksDir: join(stateDir, 'hooks') });
+    const probe = report.hooks.find((hook) => hook.name === 'probe')!;
+    expect(probe).toMatchObject({ source: 'workspace', loadable: true, enabledByConfig: true, selected: true, managedByPlugin: false, missing: { bins: [], anyBins: [], env: [], config: [], os: [] } });
+    expect(probe.events).toContain('gateway:startup');
+    expect(report.hooks.find((hook) => hook.name === 'session-memory')).toMatchObject({ loadable: true, selected: true });
+    await expect(h.client.request('hooks.status', { agentId: 'ghost' })).rejects.toThrow(/ghost/);
+  });
+
   it('gateway:startup fired and boot-md ran BOOT.md in its own boot session', () => {
     expect(probeLog()).toContain('gateway:startup gateway');
     const boot = h.fake.requests.find((request) => JSON.stringify(request.body).includes('BOOT-MARKER'))!;

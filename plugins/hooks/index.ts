@@ -9,10 +9,10 @@
  *   hook bus, command and bootstrap events are emitted by the agent plugin and agent loop.
  */
 import { fileURLToPath } from 'node:url';
-import { agentIds, agentSettings, type AgentService, type SessionService } from '../../sdk/agent/index.js';
-import { definePlugin } from '../../sdk/index.js';
+import { agentIds, agentSettings, normalizeAgentId, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import { definePlugin, ErrorCodes, ProtocolError } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { InternalHookRunner } from './runner.js';
+import { hookInventory, InternalHookRunner } from './runner.js';
 import { webhookProblem, webhookSettings } from './settings.js';
 import { createWebhookHandler } from './webhook-http.js';
 
@@ -82,6 +82,23 @@ export default definePlugin({
         channelId: event.channel,
         ...(event.error ? { error: event.error } : {}),
       });
+    });
+
+    // OpenClaw's report (`openclaw hooks list` and the Control UI read it): every discovered
+    // hook judged against the config, and whether the gateway runs it.
+    api.registerGatewayMethod('hooks.status', {
+      scope: 'operator.read',
+      description: 'Internal hooks for an agent: {workspaceDir, managedHooksDir, hooks: [{name, hookKey, description, source, emoji?, events, filePath, enabledByConfig, requirementsSatisfied, missing, loadable, blockedReason?, selected, managedByPlugin}]}.',
+      params: { type: 'object', additionalProperties: false, properties: { agentId: { type: 'string', minLength: 1 } } },
+      handler: (params: { agentId?: string }) => {
+        const agentId = params.agentId === undefined ? undefined : normalizeAgentId(params.agentId);
+        const problem = agentId === undefined ? undefined : unknownAgentProblem(kernel.config(), agentId);
+        if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem);
+        const inventory = hookInventory(kernel, BUNDLED_HOOKS_DIR, agentId);
+        const selected = new Set(inventory.selected.map((hook) => hook.hookKey));
+        const hooks = inventory.statuses.map((hook) => ({ ...hook, selected: selected.has(hook.hookKey), managedByPlugin: false }));
+        return { workspaceDir: inventory.workspaceDir, managedHooksDir: inventory.managedDir, hooks };
+      },
     });
 
     // The CLI's code loads only for `claw hooks`, not with the gateway.

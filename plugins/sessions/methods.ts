@@ -189,13 +189,31 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
 
   api.registerGatewayMethod('sessions.delete', {
     scope: 'operator.admin',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, deleteTranscript: { type: 'boolean' } } },
-    handler: async (params: { key: string; deleteTranscript?: boolean }) => {
-      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
-      const agent = await deps.agent();
-      agent?.stop(sessionKey, 'deleted');
+    params: {
+      type: 'object',
+      required: ['key'],
+      additionalProperties: false,
+      properties: {
+        key: KEY,
+        deleteTranscript: { type: 'boolean' },
+        // OpenClaw's: the key's agent must be this one; the session must still be this id (no reset since).
+        agentId: KEY,
+        expectedSessionId: { type: 'string', minLength: 1 },
+        // Only an archived session: claw keeps no archive, so there is never one to delete.
+        archivedOnly: { type: 'boolean' },
+      },
+    },
+    handler: async (params: { key: string; deleteTranscript?: boolean; agentId?: string; expectedSessionId?: string; archivedOnly?: boolean }) => {
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      if (params.agentId && normalizeAgentId(params.agentId) !== agentId) throw invalid(`session ${sessionKey} belongs to agent "${agentId}", not "${params.agentId}"; nothing deleted`);
+      if (params.archivedOnly) return { ok: true, key: sessionKey, deleted: false, archived: [] };
       const store = deps.sessions.store(agentId);
       const entry = await store.get(sessionKey);
+      if (params.expectedSessionId && entry && entry.sessionId !== params.expectedSessionId) {
+        throw invalid(`session ${sessionKey} is now ${entry.sessionId}, not ${params.expectedSessionId} (it was reset since it was listed); nothing deleted`);
+      }
+      const agent = await deps.agent();
+      agent?.stop(sessionKey, 'deleted');
       const deleted = await store.delete(sessionKey);
       agent?.sessionChanged(sessionKey, undefined);
       if (entry && params.deleteTranscript !== false) {
@@ -205,7 +223,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
           if (name === `${entry.sessionId}.jsonl` || (name.startsWith(`${entry.sessionId}-topic-`) && name.endsWith('.jsonl'))) rmSync(join(dir, name), { force: true });
         }
       }
-      return { ok: true, key: sessionKey, deleted };
+      return { ok: true, key: sessionKey, deleted, archived: [] };
     },
   });
 
