@@ -5,7 +5,7 @@
  * style (test/fixtures/openclaw-plugins/). Each runs in an agent turn with a scripted
  * model; outbound APIs are faked on 127.0.0.1.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -69,6 +69,12 @@ async function agentKernel(stateDir: string, plugins: Array<string | ReturnType<
   await kernel.start();
   const agent = (await useService<AgentService>(kernel.plugins.kernelServices, 'agent'))!;
   return { kernel, agent };
+}
+
+/** memory_search through the kernel's tool path, as an agent turn calls it. */
+async function memorySearch(kernel: TestKernel, workspace: string, query: string) {
+  const { result } = await kernel.plugins.kernelServices.tools.invoke({ name: 'memory_search', params: { query }, toolCallId: 't-search', context: { agentId: 'main', workspaceDir: workspace } });
+  return { isError: result.isError === true, text: (result.content[0] as { text: string }).text };
 }
 
 describe('real OpenClaw community plugins from npm', () => {
@@ -183,6 +189,50 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     expect(kernel.capabilities.list('tool').filter((info) => info.pluginId === 'stock-quotes').map((info) => info.name)).toEqual(['market_clock', 'stock_quote']);
   });
 
+  it('an embedding provider plugin (registerEmbeddingProvider) installs enabled and memory_search ranks with its vectors in hybrid mode', async () => {
+    const { stateDir, env } = stateEnv();
+    const installed = await claw(['plugins', 'install', join(FIXTURES, 'hash-embeddings')], env);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain('  enabled');
+    expect(installed.stdout).not.toContain('needs');
+
+    const workspace = join(stateDir, 'workspace');
+    mkdirSync(join(workspace, 'memory'), { recursive: true });
+    writeFileSync(join(workspace, 'MEMORY.md'), '# Preferences\n\nThe user drinks dark roast coffee every morning.\n');
+    writeFileSync(join(workspace, 'memory', 'garden.md'), '# Garden\n\nTomatoes need staking before the July storms.\n');
+    // The CLI does not start the gateway: memory loads the plugin that lists the id in contracts.embeddingProviders.
+    const set = await claw(['config', 'set', 'agents.defaults.memorySearch.provider', 'hash-embed'], env);
+    expect(set.code, set.stderr).toBe(0);
+    const cli = await claw(['memory', 'search', 'roast coffee', '--json'], env);
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(JSON.parse(cli.stdout)).toMatchObject({ mode: 'hybrid', results: [{ path: 'MEMORY.md' }] });
+
+    const { kernel } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'hash-embeddings'), bundledPluginDir('memory-sqlite')], {
+      agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embed' } } },
+    });
+    const result = await memorySearch(kernel, workspace, 'roast coffee');
+    expect(result.isError, result.text).not.toBe(true);
+    const payload = JSON.parse(result.text);
+    expect(payload.mode).toBe('hybrid');
+    expect(payload.results[0].path).toBe('MEMORY.md');
+    // The query went through the plugin's embedBatch; the chunks did not again: the index the
+    // CLI built under the same fingerprint (plugin:hash-embed:words-32:…) is reused as is.
+    const embedded = kernel.logs.map((record) => record.message).filter((message) => message.startsWith('hash-embed: embedded'));
+    expect(embedded).toEqual(['hash-embed: embedded 1 texts']);
+  });
+
+  it('memorySearch.provider naming no registered embedding provider fails memory_search with the known ids', async () => {
+    const stateDir = tempDir('claw-ocembed-');
+    const workspace = join(stateDir, 'workspace');
+    const { kernel } = await agentKernel(stateDir, [join(FIXTURES, 'hash-embeddings'), bundledPluginDir('memory-sqlite')], {
+      agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embd' } } },
+    });
+    const { isError, text } = await memorySearch(kernel, workspace, 'coffee');
+    expect(isError).toBe(true);
+    expect(text).toContain('memorySearch.provider (agent main) is "hash-embd", which is neither built in nor registered by an enabled plugin');
+    expect(text).toContain('"openai", "gemini", "voyage", "none", "hash-embed"');
+  });
+
   it('APIs claw lacks are named: install says "installed, but needs: …", plugins doctor names each, the mapped tool still works', async () => {
     const { stateDir, env } = stateEnv();
     const installed = await claw(['plugins', 'install', join(FIXTURES, 'voice-kit')], env);
@@ -192,7 +242,8 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
 
     const doctor = await claw(['plugins', 'doctor'], env);
     expect(doctor.stdout).toContain("voice-kit: needs registerSpeechProvider (claw has no speech (TTS) providers)");
-    expect(doctor.stdout).toContain('voice-kit: needs registerEmbeddingProvider');
+    // A registerEmbeddingProvider call is mapped, but this one lacks OpenClaw's create(options).
+    expect(doctor.stdout).toContain('voice-kit: needs registerEmbeddingProvider (embedding provider "voice-kit" has no create(options) function)');
     expect(doctor.stdout).toContain('voice-kit: needs on("before_agent_reply") (unknown hook "before_agent_reply")');
     expect(doctor.stdout).toContain("voice-kit: OpenClaw plugin, runs through claw's OpenClaw API adapter");
     const json = JSON.parse((await claw(['plugins', 'doctor', '--json'], env)).stdout);

@@ -7,7 +7,7 @@
  * The slot still decides: this plugin is enabled by default, but only the holder of
  * `plugins.slots.memory` (memory-sqlite unless configured) registers its memory tools.
  */
-import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
+import { embeddingsForIndex } from '../../sdk/memory/embedding-plugins.js';
 import type { EmbeddingSelection } from '../../sdk/memory/embeddings.js';
 import { defineMemoryPlugin } from '../../sdk/memory/plugin.js';
 import { MiniSearchMemoryIndex, BACKEND } from './memory-index.js';
@@ -18,7 +18,7 @@ export default defineMemoryPlugin({
   async createIndex(settings, context) {
     let selection: EmbeddingSelection;
     try {
-      selection = await selectEmbeddingProvider(settings, { config: context.api.kernel.config(), env: context.env, logger: context.logger, stateDir: context.stateDir });
+      selection = await embeddingsForIndex(settings, context);
     } catch (error) {
       // A broken provider setup must not take keyword search down with it.
       const reason = `the embedding provider could not be set up (${error instanceof Error ? error.message : String(error)}): keyword search only`;

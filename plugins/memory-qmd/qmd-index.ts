@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
-import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
+import { embeddingsForIndex } from '../../sdk/memory/embedding-plugins.js';
 import { contentTerms } from '../../sdk/memory/query-terms.js';
 import { listMemoryFiles, readMemoryLines, resolveMemoryPath, type MemoryLines } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
@@ -255,7 +255,7 @@ export class QmdMemoryIndex implements MemoryIndex {
   private openFallback(): Promise<FallbackIndex> {
     if (!this.fallback) {
       const opening = (async (): Promise<FallbackIndex> => {
-        const embeddings = selectEmbeddingProvider(this.settings, { config: this.context.api.kernel.config(), env: this.context.env, logger: this.logger, stateDir: this.context.stateDir });
+        const embeddings = await embeddingsForIndex(this.settings, { ...this.context, logger: this.logger });
         return SqliteMemoryIndex.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
       })();
       this.fallback = opening;

@@ -22,13 +22,13 @@ import { ModelError, isModelError } from '../models.js';
 import { createRemoteEmbeddingProvider, REMOTE_APIS, type RemoteProviderId, type RetryPolicy } from './embedding-http.js';
 import { LocalEmbeddingProvider } from './embedding-local.js';
 import type { EmbeddingContext, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
-import type { EmbeddingProviderId, MemorySettings } from './settings.js';
+import { isBuiltinEmbeddingProvider, type BuiltinEmbeddingProviderId, type EmbeddingProviderId, type MemorySettings } from './settings.js';
 
 export { createRemoteEmbeddingProvider, DEFAULT_RETRY, planBatches, type RemoteEndpoint, type RetryPolicy } from './embedding-http.js';
 export { LocalEmbeddingProvider, type LocalEmbeddingOptions } from './embedding-local.js';
 
 type AnyRecord = Record<string, any>;
-export type ConcreteProviderId = Exclude<EmbeddingProviderId, 'auto' | 'none'>;
+export type ConcreteProviderId = Exclude<BuiltinEmbeddingProviderId, 'auto' | 'none'>;
 
 /** What `auto` tries, in order. */
 export const AUTO_ORDER: readonly ConcreteProviderId[] = ['local', 'openai', 'gemini', 'voyage'];
@@ -129,6 +129,10 @@ export function createEmbeddingProvider(id: ConcreteProviderId, settings: Memory
 }
 
 function pick(choice: EmbeddingProviderId, settings: MemorySettings, context: EmbeddingContext, options: BuildOptions, exclude?: string): BuildResult {
+  if (!isBuiltinEmbeddingProvider(choice)) {
+    const built = context.pluginProviders?.get(choice);
+    return built ?? { unavailable: `${choice}: no enabled plugin registered this embedding provider` };
+  }
   if (choice !== 'auto') return choice === 'none' ? { unavailable: 'none' } : createEmbeddingProvider(choice, settings, context, options);
   const skipped: string[] = [];
   for (const id of AUTO_ORDER) {

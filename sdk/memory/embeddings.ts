@@ -1,7 +1,8 @@
 /**
  * Embedding providers for memory search: `local` (a GGUF through node-llama-cpp), `openai`
  * (any OpenAI-compatible /v1/embeddings), `gemini`, `voyage`. `auto` picks the first that
- * is usable in that order; none means keyword-only search. Every vector that leaves here
+ * is usable in that order; none means keyword-only search. Any other id names a provider a
+ * plugin registered (./embedding-plugins.ts). Every vector that leaves here
  * is L2-normalised with non-finite values zeroed.
  */
 import type { KernelConfig } from '../../kernel/index.js';
@@ -38,6 +39,8 @@ export interface EmbeddingContext {
   logger?: { warn(message: string): void; info?(message: string): void };
   /** claw's state dir: `local` installs node-llama-cpp under it on first use when needed. */
   stateDir?: string;
+  /** Providers plugins registered (by id), built by selectMemoryEmbeddings for a non-built-in `provider`/`fallback`. */
+  pluginProviders?: ReadonlyMap<string, { provider: EmbeddingProvider; description: string }>;
 }
 
 export type EmbeddingFactory = (settings: MemorySettings, context: EmbeddingContext) => EmbeddingSelection;

@@ -19,6 +19,7 @@ export {
 } from './scoring.js';
 export type { EmbeddingContext, EmbeddingFactory, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
 export { selectEmbeddingProvider } from './embedding-providers.js';
+export { embeddingServiceId, embeddingsForIndex, selectMemoryEmbeddings, type PluginEmbeddingAdapter, type PluginEmbeddingInstance } from './embedding-plugins.js';
 export { createHashEmbedder, hashEmbedding } from './hash-embedder.js';
 /** The memory contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/memory/contract`. */
 export type { MemoryContractTarget } from './contract.js';

@@ -6,7 +6,15 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { expandHome, type KernelConfig } from '../../kernel/index.js';
 import type { MemoryGetLimits } from './files.js';
 
-export type EmbeddingProviderId = 'auto' | 'local' | 'openai' | 'gemini' | 'voyage' | 'none';
+/** The embedding providers memory knows itself; any other id names one a plugin registered. */
+export const BUILTIN_EMBEDDING_PROVIDERS = ['auto', 'local', 'openai', 'gemini', 'voyage', 'none'] as const;
+export type BuiltinEmbeddingProviderId = (typeof BUILTIN_EMBEDDING_PROVIDERS)[number];
+// `string & {}` keeps the built-in ids visible to editors while admitting plugin ids.
+export type EmbeddingProviderId = BuiltinEmbeddingProviderId | (string & {});
+
+export function isBuiltinEmbeddingProvider(id: string): id is BuiltinEmbeddingProviderId {
+  return (BUILTIN_EMBEDDING_PROVIDERS as readonly string[]).includes(id);
+}
 
 export interface MemorySettings {
   agentId: string;
@@ -71,8 +79,9 @@ function merged(config: KernelConfig, agentId: string): AnyRecord {
   return deep(defaults, entry);
 }
 
+/** A plugin's id is checked when memory starts (selectMemoryEmbeddings), once plugins have registered. */
 function providerId(value: unknown, fallback: EmbeddingProviderId): EmbeddingProviderId {
-  return typeof value === 'string' && ['auto', 'local', 'openai', 'gemini', 'voyage', 'none'].includes(value) ? (value as EmbeddingProviderId) : fallback;
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : fallback;
 }
 
 function wholeOr(value: unknown, fallback: number, min: number): number {

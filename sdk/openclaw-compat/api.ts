@@ -1,9 +1,9 @@
 /**
  * The `api` object an OpenClaw plugin's `register(api)` receives, built over claw's. What
- * maps onto a claw capability is converted (tools, text providers, commands, services,
- * gateway methods, hooks); every other `register*` call is recorded as a missing API —
- * `claw plugins doctor` and `claw plugins install` name it — and otherwise does nothing,
- * so the rest of the plugin still registers.
+ * maps onto a claw capability is converted (tools, text providers, embedding providers,
+ * commands, services, gateway methods, hooks); every other `register*` call is recorded
+ * as a missing API — `claw plugins doctor` and `claw plugins install` name it — and
+ * otherwise does nothing, so the rest of the plugin still registers.
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { PluginRecord } from '../../kernel/index.js';
@@ -11,13 +11,13 @@ import { clawVersion } from '../version.js';
 import type { PluginApi } from '../types/plugin.js';
 import { fromOpenclawFactory, fromOpenclawTool, isOpenclawTool, type OpenclawToolFactory } from './tools.js';
 import { fromOpenclawProvider, unmappableProvider, type OpenclawProvider } from './provider.js';
+import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../memory/embedding-plugins.js';
 
 /** Prefix of the record warnings that name an OpenClaw API claw lacks. */
 export const NEEDS_PREFIX = 'needs ';
 
 /** OpenClaw APIs with no claw counterpart, and why, for the messages. */
 const UNSUPPORTED: Record<string, string> = {
-  registerEmbeddingProvider: "claw's memory embeddings come from its own providers (local, openai, gemini, voyage)",
   registerSpeechProvider: 'claw has no speech (TTS) providers',
   registerCliBackend: 'claw has no CLI inference backends',
   registerCli: "OpenClaw's CLI registrars are commander programs; claw's CLI commands are { name, run }",
@@ -90,6 +90,12 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
       if (why) return missing('registerProvider', why);
       api.registerProvider(fromOpenclawProvider(provider, kernel));
     },
+    // Memory finds it by id (memorySearch.provider) through this service; see sdk/memory/embedding-plugins.ts.
+    registerEmbeddingProvider: (adapter: PluginEmbeddingAdapter) => {
+      const why = invalidEmbeddingAdapter(adapter);
+      if (why) return missing('registerEmbeddingProvider', why);
+      api.registerService({ id: embeddingServiceId(adapter.id), api: adapter });
+    },
     registerCommand: (command: never) => api.registerCommand(command),
     // Same names, other shapes in OpenClaw: passed on when they have claw's shape, named when not.
     registerChannel: (channel: { send?: unknown }) => (typeof channel?.send === 'function' ? api.registerChannel(channel as never) : missing('registerChannel')),
@@ -116,7 +122,7 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
     },
   };
   // claw's own api answers the rest (a plugin in this format may still be written against claw's
-  // SDK: registerMemory, registerSandbox, …); any other register* (speech, embeddings, media,
+  // SDK: registerMemory, registerSandbox, …); any other register* (speech, media,
   // web search providers, …) is named, not fatal.
   const claw = api as unknown as Record<string, unknown>;
   return new Proxy(known, {

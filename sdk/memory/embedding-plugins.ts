@@ -1,0 +1,199 @@
+/**
+ * Embedding providers from plugins. A plugin registers one as the kernel service
+ * `embedding-provider:<id>` whose `api` is an adapter in OpenClaw's shape
+ * (`{ id, defaultModel?, create(options) → { provider: { embedBatch, embed, dimensions? } } }`;
+ * OpenClaw plugins do it through `api.registerEmbeddingProvider`, see
+ * sdk/openclaw-compat/api.ts). `memorySearch.provider: "<id>"` (or `fallback`) then selects
+ * it. The provider is wrapped like the built-in ones: batches of `remote.batchSize`, a
+ * `remote.timeoutMs` limit per batch, one vector of one length per text, normalised; the
+ * index caches its vectors under the wrapper's fingerprint as it does any provider's.
+ */
+import type { CapabilityLookup, PluginRecord } from '../../kernel/index.js';
+import { ModelError } from '../models.js';
+import { planBatches } from './embedding-http.js';
+import { selectEmbeddingProvider } from './embedding-providers.js';
+import type { EmbeddingContext, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
+import { sanitizeAndNormalizeEmbedding } from './scoring.js';
+import { BUILTIN_EMBEDDING_PROVIDERS, isBuiltinEmbeddingProvider, type MemorySettings } from './settings.js';
+
+export const EMBEDDING_SERVICE_PREFIX = 'embedding-provider:';
+
+export const embeddingServiceId = (providerId: string): string => `${EMBEDDING_SERVICE_PREFIX}${providerId}`;
+
+/** What a plugin's embedding provider instance offers (OpenClaw's EmbeddingProvider). */
+export interface PluginEmbeddingInstance {
+  id?: string;
+  model?: string;
+  dimensions?: number;
+  embed?(input: string, options?: { signal?: AbortSignal }): Promise<number[]>;
+  embedBatch?(inputs: string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
+  close?(): Promise<void> | void;
+}
+
+/** What a plugin registers (OpenClaw's EmbeddingProviderAdapter, the parts claw uses). */
+export interface PluginEmbeddingAdapter {
+  id: string;
+  defaultModel?: string;
+  create(options: {
+    config: unknown;
+    provider: string;
+    model: string;
+    remote?: { baseUrl?: string; apiKey?: string; headers?: Record<string, string> };
+  }): Promise<{ provider: PluginEmbeddingInstance | null; runtime?: { cacheKeyData?: Record<string, unknown> } }>;
+  formatSetupError?(error: unknown): string;
+}
+
+/** Why `value` cannot be registered as an embedding provider, or undefined when it can. */
+export function invalidEmbeddingAdapter(value: unknown): string | undefined {
+  const adapter = value as Partial<PluginEmbeddingAdapter> | null;
+  if (typeof adapter?.id !== 'string' || adapter.id.trim() === '') return 'an embedding provider needs a non-empty string id';
+  if (isBuiltinEmbeddingProvider(adapter.id)) return `embedding provider id "${adapter.id}" is one of memory's own (${BUILTIN_EMBEDDING_PROVIDERS.join(', ')})`;
+  if (typeof adapter.create !== 'function') return `embedding provider "${adapter.id}" has no create(options) function`;
+  return undefined;
+}
+
+type Lookup = Pick<CapabilityLookup, 'find' | 'list' | 'routes'>;
+type Records = () => readonly PluginRecord[];
+
+/** Ids of the embedding providers enabled plugins registered so far. */
+export function registeredEmbeddingProviders(capabilities: Lookup): string[] {
+  return capabilities
+    .list('service')
+    .filter((info) => info.name.startsWith(EMBEDDING_SERVICE_PREFIX))
+    .map((info) => info.name.slice(EMBEDDING_SERVICE_PREFIX.length))
+    .sort();
+}
+
+const fail = (id: string, message: string, cause?: unknown) => new ModelError('unknown', `embedding provider "${id}": ${message}`, { provider: id, cause });
+
+/** The plugin's call, bounded by `ms` and the caller's signal (a plugin may ignore both). */
+function bounded<T>(work: Promise<T>, ms: number, id: string, signal?: AbortSignal): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const limits = new Promise<never>((_, reject) => {
+    if (ms > 0) timer = setTimeout(() => reject(new ModelError('timeout', `embedding provider "${id}": no vectors within ${ms} ms (memorySearch.remote.timeoutMs)`, { provider: id })), ms);
+    onAbort = () => reject(new ModelError('aborted', `embedding provider "${id}": aborted`, { provider: id }));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([work, limits]).finally(() => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort!);
+  });
+}
+
+/** A plugin's adapter as a memory EmbeddingProvider: created now, called on each embed. */
+export async function createPluginEmbeddingProvider(adapter: PluginEmbeddingAdapter, settings: MemorySettings, context: EmbeddingContext): Promise<EmbeddingProvider> {
+  const id = adapter.id;
+  const model = settings.model?.trim() || adapter.defaultModel || 'default';
+  let created: Awaited<ReturnType<PluginEmbeddingAdapter['create']>>;
+  try {
+    created = await adapter.create({
+      config: context.config,
+      provider: id,
+      model,
+      remote: { baseUrl: settings.remote.baseUrl, apiKey: settings.remote.apiKey, headers: settings.remote.headers },
+    });
+  } catch (error) {
+    const detail = adapter.formatSetupError?.(error) ?? (error instanceof Error ? error.message : String(error));
+    throw fail(id, `setup failed: ${detail}`, error);
+  }
+  const instance = created?.provider;
+  if (!instance || (typeof instance.embedBatch !== 'function' && typeof instance.embed !== 'function')) {
+    throw fail(id, 'the plugin created no provider with embedBatch(texts) or embed(text)');
+  }
+  const batchSize = Number.isFinite(settings.remote.batchSize) && settings.remote.batchSize >= 1 ? Math.floor(settings.remote.batchSize) : 64;
+  const resolvedModel = instance.model ?? model;
+  const cacheKey = created.runtime?.cacheKeyData ? `:${JSON.stringify(created.runtime.cacheKeyData)}` : '';
+  const callBatch = (texts: string[], signal?: AbortSignal): Promise<unknown> =>
+    typeof instance.embedBatch === 'function'
+      ? instance.embedBatch(texts, { signal })
+      : Promise.all(texts.map((text) => instance.embed!(text, { signal })));
+
+  const provider: EmbeddingProvider = {
+    id,
+    model: resolvedModel,
+    fingerprint: `plugin:${id}:${resolvedModel}${cacheKey}`,
+    ...(typeof instance.dimensions === 'number' ? { dims: instance.dimensions } : {}),
+    async embed(texts, options = {}) {
+      const out: number[][] = [];
+      for (const [start, end] of planBatches(texts, batchSize)) {
+        if (options.signal?.aborted) throw new ModelError('aborted', `embedding provider "${id}": aborted`, { provider: id });
+        const batch = texts.slice(start, end);
+        const vectors = await bounded(callBatch(batch, options.signal), settings.remote.timeoutMs, id, options.signal);
+        if (!Array.isArray(vectors) || vectors.length !== batch.length) {
+          throw fail(id, `returned ${Array.isArray(vectors) ? `${vectors.length} vectors` : typeof vectors} for ${batch.length} texts (expected number[][], one vector per text)`);
+        }
+        for (const [offset, vector] of vectors.entries()) {
+          if (!Array.isArray(vector) || vector.length === 0 || vector.some((value) => typeof value !== 'number')) {
+            throw fail(id, `vector ${start + offset} is not a non-empty list of numbers`);
+          }
+          if (provider.dims !== undefined && vector.length !== provider.dims) {
+            throw fail(id, `vector ${start + offset} has ${vector.length} dimensions, expected ${provider.dims}`);
+          }
+          provider.dims = vector.length;
+          out.push(sanitizeAndNormalizeEmbedding(vector as number[]));
+        }
+      }
+      return out;
+    },
+    close: () => instance.close?.(),
+  };
+  return provider;
+}
+
+/**
+ * The service of provider `id`. OpenClaw plugins register when the gateway starts; in a
+ * process that did not start it (`claw memory search`), the plugin whose manifest lists the
+ * id in `contracts.embeddingProviders` is loaded first (routes() is the lookup's way to
+ * load a plugin by id).
+ */
+async function findAdapterService(id: string, capabilities: Lookup, plugins?: Records) {
+  const name = embeddingServiceId(id);
+  const found = await capabilities.find('service', name);
+  if (found) return found;
+  const owner = plugins?.().find((record) => {
+    const contracts = (record.manifest as { contracts?: { embeddingProviders?: unknown } } | undefined)?.contracts;
+    return record.status === 'ready' && Array.isArray(contracts?.embeddingProviders) && contracts.embeddingProviders.includes(id);
+  });
+  if (!owner) return undefined;
+  await capabilities.routes(owner.id).catch(() => undefined);
+  return capabilities.find('service', name);
+}
+
+/**
+ * Like selectEmbeddingProvider, for memory backends at start: a `provider` or `fallback`
+ * that is not one of memory's own is looked up among the plugins' providers and created
+ * first. An id no plugin registered is an error naming the providers there are.
+ */
+export async function selectMemoryEmbeddings(settings: MemorySettings, context: EmbeddingContext & { capabilities: Lookup; plugins?: Records }): Promise<EmbeddingSelection> {
+  const pluginProviders = new Map<string, { provider: EmbeddingProvider; description: string }>();
+  for (const [key, id] of [['provider', settings.provider], ['fallback', settings.fallback]] as const) {
+    if (isBuiltinEmbeddingProvider(id) || pluginProviders.has(id)) continue;
+    const service = await findAdapterService(id, context.capabilities, context.plugins);
+    const adapter = service?.api as PluginEmbeddingAdapter | undefined;
+    if (!adapter || typeof adapter.create !== 'function') {
+      const known = [...BUILTIN_EMBEDDING_PROVIDERS, ...registeredEmbeddingProviders(context.capabilities)].map((name) => `"${name}"`).join(', ');
+      throw new Error(`memorySearch.${key} (agent ${settings.agentId}) is "${id}", which is neither built in nor registered by an enabled plugin; known: ${known}`);
+    }
+    const provider = await createPluginEmbeddingProvider(adapter, settings, context);
+    const owner = context.capabilities.list('service').find((info) => info.name === embeddingServiceId(id))?.pluginId;
+    pluginProviders.set(id, { provider, description: `${id} ${provider.model} (plugin ${owner ?? id})` });
+  }
+  return selectEmbeddingProvider(settings, { ...context, pluginProviders });
+}
+
+/** selectMemoryEmbeddings with what a memory backend's createIndex context holds. */
+export function embeddingsForIndex(
+  settings: MemorySettings,
+  context: { api: { kernel: { config(): EmbeddingContext['config']; capabilities: Lookup; plugins: Records } }; env: EmbeddingContext['env']; logger: EmbeddingContext['logger']; stateDir: string },
+): Promise<EmbeddingSelection> {
+  const { kernel } = context.api;
+  return selectMemoryEmbeddings(settings, {
+    config: kernel.config(),
+    capabilities: kernel.capabilities,
+    plugins: () => kernel.plugins(),
+    env: context.env,
+    logger: context.logger,
+    stateDir: context.stateDir,
+  });
+}
