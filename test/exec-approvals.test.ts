@@ -4,6 +4,7 @@
  * marker file tells), real approvals documents are written, and the CLI test drives a real
  * `claw approvals` process against a running gateway.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -304,6 +305,22 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect(requested).toHaveLength(1);
     const shown = JSON.parse((await claw(['approvals', 'get', '--gateway', '--json'], env)).stdout);
     expect(shown.effective.main).toMatchObject({ security: 'allowlist', ask: 'on-miss', askFallback: 'deny', allowlist: ['printf'] });
+    // OpenClaw's snapshot fields beside claw's: what `openclaw approvals get --gateway` reads.
+    const onDisk = readFileSync(join(gw.stateDir, 'exec-approvals.json'), 'utf8');
+    const snapshot: any = await operator.request('exec.approvals.get', {});
+    expect(snapshot).toMatchObject({
+      path: join(gw.stateDir, 'exec-approvals.json'),
+      exists: true,
+      hash: createHash('sha256').update(onDisk).digest('hex'),
+      file: { version: 1, agents: { main: { allowlist: [expect.objectContaining({ pattern: 'printf' })] } } },
+      resolvedDefaults: { security: 'full', ask: 'off', askFallback: 'deny' },
+    });
+    // exec.approvals.set with OpenClaw's baseHash: a stale one is refused, the current one writes.
+    const next = { ...snapshot.file, defaults: { askFallback: 'allowlist' } };
+    await expect(operator.request('exec.approvals.set', { file: next, baseHash: 'f'.repeat(64) })).rejects.toThrow(/exec approvals changed since last load/);
+    const written: any = await operator.request('exec.approvals.set', { file: next, baseHash: snapshot.hash });
+    expect(written).toMatchObject({ ok: true, exists: true, resolvedDefaults: { askFallback: 'allowlist' } });
+    expect(written.hash).not.toBe(snapshot.hash);
     await operator.close();
   });
 

@@ -108,6 +108,7 @@ const WORKING: Array<[string[], RegExp]> = [
   [['cron', 'list'], /daily/],
   [['cron', 'list', '--json'], /"snapshotRevision"/],
   [['sessions', 'compact', 'agent:main:main'], /Compacted session agent:main:main/],
+  [['sessions', 'compact', 'agent:main:main', '--max-lines', '2'], /Compacted session agent:main:main \(kept 2 lines\)/],
   [['skills', 'list'], /weather/],
   [['skills', 'check'], /weather/],
   [['skills', 'info', 'weather'], /weather/i],
@@ -118,6 +119,7 @@ const WORKING: Array<[string[], RegExp]> = [
   [['system', 'heartbeat', 'last'], /\{/],
   [['system', 'event', '--text', 'hello from openclaw'], /ok|queued|\{/i],
   [['hooks', 'list'], /session-memory/],
+  [['approvals', 'get', '--gateway'], /Hash\s*│\s*missing:[0-9a-f]{64}[\s\S]*Effective Policy/],
   [['sessions', 'delete', 'agent:main:main', '--yes'], /deleted|Deleted/],
 ];
 
@@ -126,7 +128,6 @@ const NOT_WORKING: Array<[string[], string]> = [
   [['gateway', 'usage-cost'], 'usage.cost: claw keeps no cost ledger'],
   [['gateway', 'stability'], 'diagnostics.stability is not implemented'],
   [['approvals', 'pending'], 'plugin.approval.list / openclaw.approval.list: claw has only exec approvals'],
-  [['approvals', 'get', '--gateway'], 'exec.approvals.get answers in claw’s document shape'],
   [['nodes', 'status'], 'node.list: claw has no nodes'],
   [['nodes', 'list'], 'node.pair.list: claw has no nodes'],
   [['sessions', 'archive', 'agent:main:main'], 'claw keeps no session archive'],

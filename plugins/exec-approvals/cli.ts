@@ -93,9 +93,12 @@ export async function approvalsCommand(argv: string[], ctx: CliContext, api: Plu
     let changed = false;
     let doc: ApprovalsDocument;
     if (values.gateway) {
-      doc = parseDocument(JSON.stringify((await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {})) as { file: unknown }).file), 'the gateway approvals document');
+      const current = (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as { file: unknown; hash?: string };
+      doc = parseDocument(JSON.stringify(current.file), 'the gateway approvals document');
       changed = edit(doc);
-      if (changed) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }));
+      // baseHash: an edit made on the gateway meanwhile is not overwritten (the set is refused).
+      const guard = current.hash ? { baseHash: current.hash } : {};
+      if (changed) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, ...guard, idempotencyKey: randomUUID() }));
     } else {
       doc = await updateDocument(stateDir, (current) => (changed = edit(current)));
     }

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { compileSchema, parseJson5, writeJsonAtomic, type JsonSchema } from '../../sdk/index.js';
 import { withFileLock } from '../../sdk/file-lock.js';
 
@@ -106,17 +106,50 @@ export function parseDocument(text: string, source: string): ApprovalsDocument {
   return doc;
 }
 
-/** The document on disk; none yet means OpenClaw's empty one. A broken file is an error, never "no policy". */
-export function readDocument(stateDir: string): ApprovalsDocument {
-  const file = approvalsFile(stateDir);
+/**
+ * The document with what OpenClaw's `exec.approvals.get` sends beside it: whether the file
+ * exists and a hash of its bytes, which `exec.approvals.set {baseHash}` checks so a stale
+ * read-modify-write is refused instead of overwriting someone's edit.
+ */
+export interface DocumentSnapshot {
+  exists: boolean;
+  hash: string;
+  file: ApprovalsDocument;
+}
+
+export function readSnapshot(stateDir: string): DocumentSnapshot {
+  const path = approvalsFile(stateDir);
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1 };
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    // OpenClaw's hash of a missing document.
+    return { exists: false, hash: `missing:${sha256('')}`, file: { version: 1 } };
   }
-  return parseDocument(text, file);
+  return { exists: true, hash: sha256(text), file: parseDocument(text, path) };
+}
+
+/** The document on disk; none yet means OpenClaw's empty one. A broken file is an error, never "no policy". */
+export function readDocument(stateDir: string): ApprovalsDocument {
+  return readSnapshot(stateDir).file;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+export class StaleDocumentError extends Error {}
+
+/** Replace the document, unless `baseHash` is given and the file changed since it was read. */
+export function replaceDocument(stateDir: string, doc: ApprovalsDocument, baseHash?: string): Promise<DocumentSnapshot> {
+  return withFileLock(`${approvalsFile(stateDir)}.lock`, () => {
+    if (baseHash !== undefined && readSnapshot(stateDir).hash !== baseHash) {
+      throw new StaleDocumentError('exec approvals changed since last load; re-run exec.approvals.get and retry');
+    }
+    writeDocument(stateDir, doc);
+    return readSnapshot(stateDir);
+  }, { purpose: 'exec approvals' });
 }
 
 /**

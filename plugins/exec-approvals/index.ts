@@ -6,11 +6,17 @@
 import { definePlugin, ErrorCodes, ProtocolError, type JsonSchema } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { approvalsCommand, APPROVALS_HELP } from './cli.js';
-import { parseDocument, readDocument, approvalsFile, writeDocument } from './file.js';
-import { policyView } from './policy.js';
+import { approvalsFile, parseDocument, readSnapshot, replaceDocument, StaleDocumentError, type DocumentSnapshot } from './file.js';
+import { policyView, resolvedDefaults } from './policy.js';
 import { DECISIONS, ExecApprovalService, type Decision } from './service.js';
 
 const ID: JsonSchema = { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', minLength: 1 } } };
+
+/** OpenClaw's snapshot fields, then claw's view (what config requests, what applies per agent). */
+function approvalsPayload(config: Readonly<Record<string, unknown>>, stateDir: string, snapshot: DocumentSnapshot) {
+  const { requested, effective } = policyView(config, approvalsFile(stateDir), snapshot.file);
+  return { path: approvalsFile(stateDir), exists: snapshot.exists, hash: snapshot.hash, file: snapshot.file, resolvedDefaults: resolvedDefaults(snapshot.file), requested, effective };
+}
 
 export default definePlugin<{ timeoutMs: number }>({
   id: 'exec-approvals',
@@ -64,24 +70,34 @@ export default definePlugin<{ timeoutMs: number }>({
     });
     api.registerGatewayMethod('exec.approvals.get', {
       scope: 'operator.admin',
-      description: 'The gateway host approvals document and the policy in effect: {path, requested, file, effective}.',
+      description: "The gateway host approvals document in OpenClaw's shape {path, exists, hash, file, resolvedDefaults}, plus claw's {requested, effective}.",
       params: { type: 'object', additionalProperties: false, properties: {} },
-      handler: () => policyView(api.kernel.config(), approvalsFile(api.kernel.paths.stateDir), readDocument(api.kernel.paths.stateDir)),
+      handler: () => approvalsPayload(api.kernel.config(), api.kernel.paths.stateDir, readSnapshot(api.kernel.paths.stateDir)),
     });
     api.registerGatewayMethod('exec.approvals.set', {
       scope: 'operator.admin',
       sideEffect: 'optional',
-      description: 'Replace the gateway host approvals document.',
-      params: { type: 'object', required: ['file'], additionalProperties: false, properties: { file: { type: 'object' }, idempotencyKey: { type: 'string' } } },
-      handler: (params: { file: unknown }) => {
+      description: 'Replace the gateway host approvals document; with baseHash (from exec.approvals.get) only if it has not changed since.',
+      params: {
+        type: 'object',
+        required: ['file'],
+        additionalProperties: false,
+        properties: { file: { type: 'object' }, baseHash: { type: 'string', minLength: 1 }, idempotencyKey: { type: 'string' } },
+      },
+      handler: async (params: { file: unknown; baseHash?: string }) => {
         let doc;
         try {
           doc = parseDocument(JSON.stringify(params.file), 'file');
         } catch (error) {
           throw new ProtocolError(ErrorCodes.INVALID_REQUEST, (error as Error).message);
         }
-        writeDocument(api.kernel.paths.stateDir, doc);
-        return { ok: true, path: approvalsFile(api.kernel.paths.stateDir), file: doc };
+        try {
+          const snapshot = await replaceDocument(api.kernel.paths.stateDir, doc, params.baseHash);
+          return { ok: true, ...approvalsPayload(api.kernel.config(), api.kernel.paths.stateDir, snapshot) };
+        } catch (error) {
+          if (error instanceof StaleDocumentError) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, error.message);
+          throw error;
+        }
       },
     });
 

@@ -52,6 +52,11 @@ export function agentPolicy(exec: ExecConfig, doc: ApprovalsDocument, agentId: s
   };
 }
 
+/** The document's defaults with the fallbacks filled in (OpenClaw's `resolvedDefaults`). */
+export function resolvedDefaults(doc: ApprovalsDocument): { security: Security; ask: Ask; askFallback: Security } {
+  return { security: doc.defaults?.security ?? 'full', ask: doc.defaults?.ask ?? 'off', askFallback: doc.defaults?.askFallback ?? 'deny' };
+}
+
 function strip<T extends { allowlist?: unknown }>(level: T): Omit<T, 'allowlist'> {
   const { allowlist: _allowlist, ...rest } = level;
   return rest;

@@ -10,6 +10,7 @@ import { useService } from '../../sdk/services.js';
 import { sessionsCommand, SESSIONS_HELP } from './cli.js';
 import { LIST_PARAMS, registerSessionMethods, type SessionsDeps } from './methods.js';
 import { registerSessionSubscriptions } from './subscriptions.js';
+import { registerUsageMethods } from './usage.js';
 
 export default definePlugin({
   id: 'sessions',
@@ -23,6 +24,7 @@ export default definePlugin({
     };
     registerSessionMethods(api, deps);
     registerSessionSubscriptions(api, deps, LIST_PARAMS);
+    registerUsageMethods(api, deps);
     api.registerCli({
       name: 'sessions',
       description: 'List sessions; import them from OpenClaw (sessions import)',

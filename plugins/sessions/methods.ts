@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
-import { agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService } from '../../sdk/agent/index.js';
+import { acquireSessionLock, agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService, trimTranscript, type TrimOutcome } from '../../sdk/agent/index.js';
 import { emitInternalHook } from '../../sdk/internal-hooks.js';
 
 export interface SessionsDeps {
@@ -49,6 +49,18 @@ function invalid(message: string): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
 }
 
+/** Params of a method on one session: `key` and the method's own fields. */
+function keyParams(properties: Record<string, JsonSchema>): JsonSchema {
+  return { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, ...properties } };
+}
+
+/** The session a key names; OpenClaw's `agentId`, when given, must be the key's agent. */
+function targetOf(deps: SessionsDeps, params: { key: string; agentId?: string }): { agentId: string; sessionKey: string } {
+  const target = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+  if (params.agentId && normalizeAgentId(params.agentId) !== target.agentId) throw invalid(`session ${target.sessionKey} belongs to agent "${target.agentId}", not "${params.agentId}"; nothing done`);
+  return target;
+}
+
 export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void {
   api.registerGatewayMethod('sessions.list', {
     scope: 'operator.read',
@@ -61,7 +73,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
 
   api.registerGatewayMethod('sessions.describe', {
     scope: 'operator.read',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY } },
+    params: keyParams({ agentId: KEY }),
     description: "One session's sessions.list row (with derivedTitle and lastMessagePreview): {session}, null when there is none.",
     handler: async (params: { key: string; agentId?: string }) => {
       const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
@@ -103,24 +115,18 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
 
   api.registerGatewayMethod('sessions.patch', {
     scope: 'operator.admin',
-    params: {
-      type: 'object',
-      required: ['key'],
-      additionalProperties: false,
-      properties: {
-        key: KEY,
-        label: { type: ['string', 'null'], maxLength: 200 },
-        model: { type: ['string', 'null'] },
-        thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
-        verboseLevel: { enum: ['on', 'off', 'full', null] },
-        reasoningLevel: { enum: ['on', 'off', 'stream', null] },
-        sendPolicy: { enum: ['allow', 'deny', null] },
-        queueMode: { anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }] },
-        queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
-        queueCap: { type: ['integer', 'null'], minimum: 1 },
-        queueDrop: { enum: ['old', 'new', 'summarize', null] },
-      },
-    },
+    params: keyParams({
+      label: { type: ['string', 'null'], maxLength: 200 },
+      model: { type: ['string', 'null'] },
+      thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
+      verboseLevel: { enum: ['on', 'off', 'full', null] },
+      reasoningLevel: { enum: ['on', 'off', 'stream', null] },
+      sendPolicy: { enum: ['allow', 'deny', null] },
+      queueMode: { anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }] },
+      queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
+      queueCap: { type: ['integer', 'null'], minimum: 1 },
+      queueDrop: { enum: ['old', 'new', 'summarize', null] },
+    }),
     handler: async (params: Record<string, unknown> & { key: string }) => {
       const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
       assertKnownAgent(api.kernel.config(), agentId); // writing would create the agent's folders
@@ -159,7 +165,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
 
   api.registerGatewayMethod('sessions.reset', {
     scope: 'operator.admin',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, model: { type: 'string', minLength: 1 } } },
+    params: keyParams({ model: { type: 'string', minLength: 1 } }),
     handler: async (params: { key: string; model?: string }) => {
       const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
       assertKnownAgent(api.kernel.config(), agentId);
@@ -189,23 +195,16 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
 
   api.registerGatewayMethod('sessions.delete', {
     scope: 'operator.admin',
-    params: {
-      type: 'object',
-      required: ['key'],
-      additionalProperties: false,
-      properties: {
-        key: KEY,
-        deleteTranscript: { type: 'boolean' },
-        // OpenClaw's: the key's agent must be this one; the session must still be this id (no reset since).
-        agentId: KEY,
-        expectedSessionId: { type: 'string', minLength: 1 },
-        // Only an archived session: claw keeps no archive, so there is never one to delete.
-        archivedOnly: { type: 'boolean' },
-      },
-    },
+    params: keyParams({
+      deleteTranscript: { type: 'boolean' },
+      // OpenClaw's: the key's agent must be this one; the session must still be this id (no reset since).
+      agentId: KEY,
+      expectedSessionId: { type: 'string', minLength: 1 },
+      // Only an archived session: claw keeps no archive, so there is never one to delete.
+      archivedOnly: { type: 'boolean' },
+    }),
     handler: async (params: { key: string; deleteTranscript?: boolean; agentId?: string; expectedSessionId?: string; archivedOnly?: boolean }) => {
-      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
-      if (params.agentId && normalizeAgentId(params.agentId) !== agentId) throw invalid(`session ${sessionKey} belongs to agent "${agentId}", not "${params.agentId}"; nothing deleted`);
+      const { agentId, sessionKey } = targetOf(deps, params);
       if (params.archivedOnly) return { ok: true, key: sessionKey, deleted: false, archived: [] };
       const store = deps.sessions.store(agentId);
       const entry = await store.get(sessionKey);
@@ -229,9 +228,18 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
 
   api.registerGatewayMethod('sessions.compact', {
     scope: 'operator.admin',
-    params: { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, instructions: { type: 'string', maxLength: 10_000 } } },
-    handler: async (params: { key: string; instructions?: string }) => {
-      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+    params: keyParams({
+      instructions: { type: 'string', maxLength: 10_000 },
+      agentId: KEY,
+      // OpenClaw's: keep the header and the newest lines instead of summarising.
+      maxLines: { type: 'integer', minimum: 1 },
+    }),
+    handler: async (params: { key: string; instructions?: string; agentId?: string; maxLines?: number }) => {
+      const { agentId, sessionKey } = targetOf(deps, params);
+      if (params.maxLines !== undefined) {
+        if (params.instructions !== undefined) throw invalid('maxLines truncates without a summary: instructions do not apply');
+        return { ok: true, key: sessionKey, ...(await truncateSession(api, deps, agentId, sessionKey, params.maxLines)) };
+      }
       const agent = await deps.agent();
       if (!agent) throw invalid('compaction runs through the agent plugin, which is off');
       const outcome = await agent.compactSession(agentId, sessionKey, params.instructions);
@@ -239,6 +247,38 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
     },
   });
 }
+
+/**
+ * `sessions.compact {maxLines}`: refused while a run is going on (OpenClaw's rule), then
+ * done in the session lane under the session lock, so neither a run of this gateway nor a
+ * local `claw agent` appends while the file is replaced.
+ */
+async function truncateSession(api: PluginApi, deps: SessionsDeps, agentId: string, sessionKey: string, maxLines: number): Promise<TrimOutcome> {
+  const store = deps.sessions.store(agentId);
+  const entry = await store.get(sessionKey);
+  if (!entry) return { compacted: false, reason: 'no sessionId' };
+  const agent = await deps.agent();
+  if (agent?.isActive(sessionKey)) throw invalid(`session ${sessionKey} has an active run; retry after it finishes`);
+  return api.kernel.lanes.runInSession(sessionKey, async () => {
+    const lock = await acquireSessionLock(store.dir, sessionKey, { timeoutMs: TRUNCATE_LOCK_TIMEOUT_MS });
+    try {
+      const current = await store.get(sessionKey);
+      if (current?.sessionId !== entry.sessionId) throw invalid(`session ${sessionKey} changed (reset or deleted) before it could be truncated; retry`);
+      const outcome = trimTranscript(store.transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId), maxLines);
+      if (outcome.compacted) {
+        // The context size measured by the last run no longer holds.
+        const updated = await store.upsert(sessionKey, () => ({ totalTokens: 0 }));
+        agent?.sessionChanged(sessionKey, updated);
+      }
+      return outcome;
+    } finally {
+      lock.release();
+    }
+  });
+}
+
+/** How long truncation waits for another process (a local `claw agent` run) to release the session. */
+const TRUNCATE_LOCK_TIMEOUT_MS = 10_000;
 
 export interface SessionListOptions {
   agentId?: string;

@@ -10,4 +10,5 @@ export * from './reset.js';
 export * from './service.js';
 export * from './lock.js';
 export * from './tool-pairing.js';
+export * from './trim.js';
 export * from './send-policy.js';
