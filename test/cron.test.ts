@@ -109,7 +109,27 @@ describe('cron in a running gateway', () => {
     expect(((await call(operator, 'cron.list', {})) as any).jobs.map((job: any) => job.id)).toEqual([added.id]);
     const runs = (await call(operator, 'cron.runs', { jobId: added.id, limit: 2 })) as any;
     expect(runs.entries[0]).toMatchObject({ jobId: added.id, action: 'finished', trigger: 'manual', status: 'ok' });
+    // What OpenClaw's Control UI sends on its Automations page: the default agent's jobs
+    // (this one has no agentId), OpenClaw's filters, and every job's runs at once.
+    const uiList = (await call(operator, 'cron.list', { agentId: 'main', includeDisabled: true, includeDeliveryPreviews: false, limit: 50, offset: 0, enabled: 'all', scheduleKind: 'all', lastRunStatus: 'all', trigger: 'all', sortBy: 'nextRunAtMs', sortDir: 'asc' })) as any;
+    expect(uiList.jobs.map((job: any) => job.id)).toEqual([added.id]);
+    const filtered = async (filters: Record<string, unknown>) => ((await call(operator, 'cron.list', filters)) as any).jobs.length;
+    expect(await filtered({ scheduleKind: 'every' })).toBe(1);
+    expect(await filtered({ scheduleKind: 'cron' })).toBe(0);
+    expect(await filtered({ lastRunStatus: 'ok' })).toBe(1);
+    expect(await filtered({ lastRunStatus: 'unknown' })).toBe(0);
+    expect(await filtered({ trigger: 'conditional' })).toBe(0);
+    expect(await filtered({ agentId: 'work' })).toBe(0);
+    const uiRuns = (await call(operator, 'cron.runs', { agentId: 'main', scope: 'all', limit: 50, offset: 0, status: 'all', sortDir: 'desc' })) as any;
+    expect(uiRuns).toMatchObject({ total: finished(added.id).length, offset: 0, limit: 50, hasMore: false });
+    expect(uiRuns.entries[0]).toMatchObject({ jobId: added.id, trigger: 'manual' });
+    const oldestFirst = (await call(operator, 'cron.runs', { scope: 'all', sortDir: 'asc', limit: 1, statuses: ['ok'], query: 'stretch' })) as any;
+    expect(oldestFirst).toMatchObject({ hasMore: true, nextOffset: 1, entries: [{ trigger: 'schedule' }] });
+    expect(((await call(operator, 'cron.runs', { scope: 'all', deliveryStatus: 'delivered' })) as any).entries).toEqual([]);
+    await expect(call(operator, 'cron.runs', {})).rejects.toThrow(/jobId is required/);
     expect(await call(operator, 'cron.remove', { jobId: added.id })).toEqual({ ok: true, removed: true });
+    // A removed job's history stays, and scope "all" still shows it.
+    expect(((await call(operator, 'cron.runs', { scope: 'all' })) as any).total).toBe(uiRuns.total);
     expect(cronEvents().map((event) => event.action)).toEqual(expect.arrayContaining(['added', 'started', 'finished', 'updated', 'removed']));
 
     const bad = await call(operator, 'cron.add', { name: 'x', schedule: { kind: 'cron', expr: '0 0 7 * * *' }, payload: { kind: 'systemEvent', text: 'x' } }).catch((error) => error);

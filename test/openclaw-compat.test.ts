@@ -184,7 +184,7 @@ describe('openclaw tui in a pseudo-terminal', () => {
 });
 
 describe('OpenClaw’s Control UI served by claw (gateway.controlUi.root) in headless Chromium', () => {
-  it('connects, lists sessions, sends a chat and shows the streamed reply', async () => {
+  it('connects, lists sessions, sends a chat and shows the streamed reply; its Automations and Plugins pages load', async () => {
     // A session for the UI to list, made by OpenClaw's own CLI.
     expect((await openclaw(['agent', '-m', 'hi'])).out).toContain(REPLY);
     const { chromium } = createRequire(import.meta.url)('playwright-core') as typeof import('playwright-core');
@@ -221,6 +221,17 @@ describe('OpenClaw’s Control UI served by claw (gateway.controlUi.root) in hea
       await page.getByText('hello from the control ui').first().waitFor({ timeout: 20_000 });
       await expect.poll(async () => page.getByText(REPLY).count(), { timeout: 30_000 }).toBeGreaterThan(0);
       expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain('hello from the control ui');
+      // The pages for what claw has: config and exec approvals load at start; the Automations
+      // page reads cron jobs, every job's runs and the channels; the Plugins page the plugins.
+      const answeredOk = (method: string) => answered(method).some((answer) => answer.ok);
+      for (const method of ['config.get', 'exec.approval.list', 'agents.list']) expect(answeredOk(method), method).toBe(true);
+      await page.locator('a[href="/openclaw/automations"]').first().click();
+      for (const method of ['cron.list', 'cron.runs', 'cron.status', 'channels.status']) {
+        await expect.poll(() => answeredOk(method), { timeout: 20_000, message: `${method}: ${JSON.stringify(answered(method))}` }).toBe(true);
+      }
+      expect(answered('cron.list').concat(answered('cron.runs')).every((answer) => answer.ok)).toBe(true);
+      await page.locator('a[href="/openclaw/plugins"]').first().click();
+      await expect.poll(() => answeredOk('plugins.list'), { timeout: 20_000 }).toBe(true);
     } finally {
       await browser.close();
     }

@@ -4,7 +4,8 @@
  * later with the gateway's authority).
  */
 import { createHash } from 'node:crypto';
-import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
+import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
+import { defaultAgentId } from '../../sdk/agent/index.js';
 import { isCronInputError } from './jobs.js';
 import type { CronService } from './service.js';
 import type { CronJob } from './types.js';
@@ -18,6 +19,35 @@ interface CronListParams {
   enabled?: 'all' | 'enabled' | 'disabled';
   sortBy?: 'nextRunAtMs' | 'updatedAtMs' | 'name';
   sortDir?: 'asc' | 'desc';
+  scheduleKind?: 'all' | 'at' | 'every' | 'cron' | 'on-exit' | 'stream';
+  lastRunStatus?: 'all' | 'ok' | 'error' | 'skipped' | 'unknown';
+  trigger?: 'all' | 'conditional' | 'unconditional';
+}
+
+interface CronRunsParams {
+  id?: string;
+  jobId?: string;
+  agentId?: string;
+  scope?: 'job' | 'all';
+  runId?: string;
+  limit?: number;
+  offset?: number;
+  statuses?: string[];
+  status?: 'all' | 'ok' | 'error' | 'skipped';
+  deliveryStatuses?: string[];
+  deliveryStatus?: string;
+  query?: string;
+  sortDir?: 'asc' | 'desc';
+}
+
+const RUN_STATUS = { enum: ['ok', 'error', 'skipped'] } as const;
+const DELIVERY_STATUS = { enum: ['delivered', 'not-delivered', 'unknown', 'not-requested'] } as const;
+
+/** One page of a list, as OpenClaw's clients page through jobs and runs. */
+function page<T>(items: T[], offset = 0, limit = 50) {
+  const slice = items.slice(offset, offset + limit);
+  const hasMore = offset + slice.length < items.length;
+  return { slice, total: items.length, offset, limit, hasMore, nextOffset: hasMore ? offset + slice.length : null };
 }
 
 /** Jobs in the order OpenClaw's clients ask for; a job with no next run sorts last. */
@@ -55,6 +85,9 @@ export function guarded<T>(work: () => T): T {
 }
 
 export function registerCronMethods(api: PluginApi, cron: () => CronService): void {
+  // A job without agentId runs as the default agent: an agent filter must count it there.
+  const agentOf = (job: CronJob | undefined): string | undefined => (job ? normalizeAgentId(job.agentId ?? defaultAgentId(api.kernel.config())) : undefined);
+  const sameAgent = (job: CronJob | undefined, wanted: string | undefined) => !wanted || agentOf(job) === normalizeAgentId(wanted);
   api.registerGatewayMethod('cron.status', {
     scope: 'operator.read',
     description: 'Scheduler status: enabled, store path, job counts, next wake, running jobs, last errors.',
@@ -80,6 +113,11 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
         // Presentation hints of OpenClaw's Control UI: claw's job rows are already compact and carry no delivery previews.
         compact: { type: 'boolean' },
         includeDeliveryPreviews: { type: 'boolean' },
+        // OpenClaw's filters. claw has no on-exit, stream or conditional (scripted-trigger) jobs:
+        // those filters match nothing, "unconditional" matches every job.
+        scheduleKind: { enum: ['all', 'at', 'every', 'cron', 'on-exit', 'stream'] },
+        lastRunStatus: { enum: ['all', 'ok', 'error', 'skipped', 'unknown'] },
+        trigger: { enum: ['all', 'conditional', 'unconditional'] },
       },
     },
     handler: (params: CronListParams) => {
@@ -88,7 +126,15 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
       const matching = cron()
         .list(true)
         .filter((job) => wanted === 'all' || job.enabled === (wanted === 'enabled'))
-        .filter((job) => (!query || `${job.name ?? ''} ${job.id}`.toLowerCase().includes(query)) && (!params.agentId || job.agentId === params.agentId))
+        .filter((job) => (!query || `${job.name ?? ''} ${job.id}`.toLowerCase().includes(query)) && sameAgent(job, params.agentId))
+        .filter((job) => !params.scheduleKind || params.scheduleKind === 'all' || job.schedule.kind === params.scheduleKind)
+        .filter((job) => {
+          const last = params.lastRunStatus;
+          if (!last || last === 'all') return true;
+          const status = job.state.lastRunStatus ?? job.state.lastStatus;
+          return last === 'unknown' ? status === undefined : status === last;
+        })
+        .filter(() => params.trigger !== 'conditional')
         .sort(jobOrder(params.sortBy ?? 'nextRunAtMs', params.sortDir ?? 'asc'));
       // One page of a revision OpenClaw's CLI can check: a client that sees another revision starts over.
       const offset = params.offset ?? 0;
@@ -132,8 +178,40 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
   });
   api.registerGatewayMethod('cron.runs', {
     scope: 'operator.read',
-    description: 'Run history of a job, newest first: {entries}.',
-    params: idParams({ limit: { type: 'integer', minimum: 1, maximum: 5000 } }),
-    handler: (params: { id?: string; jobId?: string; limit?: number }) => guarded(() => ({ entries: cron().runs(jobIdOf(params), params.limit ?? 50) })),
+    description: 'Run history, newest first: {entries, total, offset, limit, hasMore, nextOffset}. One job (id/jobId), or every job with scope "all" (removed jobs included); filters by agent, run, status, delivery and text.',
+    params: idParams({
+      agentId: { type: 'string', minLength: 1 },
+      scope: { enum: ['job', 'all'] },
+      runId: { type: 'string', minLength: 1 },
+      limit: { type: 'integer', minimum: 1, maximum: 5000 },
+      offset: { type: 'integer', minimum: 0 },
+      statuses: { type: 'array', items: RUN_STATUS, minItems: 1, maxItems: 3 },
+      status: { enum: ['all', 'ok', 'error', 'skipped'] },
+      deliveryStatuses: { type: 'array', items: DELIVERY_STATUS, minItems: 1, maxItems: 4 },
+      deliveryStatus: DELIVERY_STATUS,
+      query: { type: 'string', maxLength: 500 },
+      sortDir: { enum: ['asc', 'desc'] },
+    }),
+    handler: (params: CronRunsParams) =>
+      guarded(() => {
+        const all = params.scope === 'all' && !params.id && !params.jobId;
+        const service = cron();
+        let entries = all ? service.allRuns() : service.runs(jobIdOf(params), Number.POSITIVE_INFINITY);
+        const jobs = new Map(service.list(true).map((job) => [job.id, job]));
+        const statuses = new Set(params.statuses ?? (params.status && params.status !== 'all' ? [params.status] : []));
+        const deliveries = new Set(params.deliveryStatuses ?? (params.deliveryStatus ? [params.deliveryStatus] : []));
+        const query = params.query?.trim().toLowerCase();
+        entries = entries.filter(
+          (entry) =>
+            sameAgent(jobs.get(entry.jobId), params.agentId) &&
+            (!params.runId || entry.runId === params.runId) &&
+            (statuses.size === 0 || statuses.has(entry.status)) &&
+            (deliveries.size === 0 || deliveries.has(entry.deliveryStatus ?? 'unknown')) &&
+            (!query || `${jobs.get(entry.jobId)?.name ?? ''} ${entry.jobId} ${entry.summary ?? ''} ${entry.error ?? ''}`.toLowerCase().includes(query)),
+        );
+        if (params.sortDir === 'asc') entries.reverse();
+        const { slice, ...paging } = page(entries, params.offset, params.limit);
+        return { entries: slice, ...paging };
+      }),
   });
 }

@@ -296,6 +296,13 @@ export class CronService {
     return this.deps.runLog.read(id, limit);
   }
 
+  /** Every kept run of every job (removed jobs included), newest first. */
+  allRuns(): RunLogEntry[] {
+    return this.deps.runLog
+      .jobIds()
+      .flatMap((id) => this.deps.runLog.read(id, Number.POSITIVE_INFINITY)).sort((a, b) => b.ts - a.ts);
+  }
+
   status() {
     this.refresh();
     const now = this.clock.now();

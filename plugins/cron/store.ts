@@ -4,7 +4,7 @@
  * append-only JSONL run history per job under `runs/`, pruned to its last lines when it
  * outgrows its byte limit. Files are 0600 in 0700 directories.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, chmodSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, chmodSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../sdk/index.js';
 import type { CronJob, CronStoreFile, RunLogEntry } from './types.js';
@@ -107,6 +107,17 @@ export class RunLog {
       writeFileAtomic(file, `${lines.slice(-this.keepLines).join('\n')}\n`, { fsync: false });
     }
     chmodSync(file, PRIVATE_FILE);
+  }
+
+  /** Jobs with a run history, removed ones included (their history stays). */
+  jobIds(): string[] {
+    try {
+      return readdirSync(this.dir)
+        .filter((name) => name.endsWith('.jsonl') && name.length > '.jsonl'.length)
+        .map((name) => name.slice(0, -'.jsonl'.length));
+    } catch {
+      return [];
+    }
   }
 
   /** Newest first; torn or foreign lines are skipped. */
