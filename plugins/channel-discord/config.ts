@@ -45,17 +45,8 @@ export function configPath(accountId: string): string {
   return accountId === 'default' ? 'channels.discord' : `channels.discord.accounts.${accountId}`;
 }
 
-export function accountIds(section: AnyRecord | undefined): string[] {
-  const accounts = isRecord(section?.accounts) ? Object.keys(section.accounts) : [];
-  return accounts.length > 0 ? accounts : ['default'];
-}
-
-/** The section with one account's overrides applied (account keys win), as the pipeline merges it. */
-export function mergedAccountConfig(section: AnyRecord | undefined, accountId: string): AnyRecord {
-  const { accounts, ...root } = section ?? {};
-  const account = isRecord(accounts) && isRecord(accounts[accountId]) ? accounts[accountId] : {};
-  return { ...root, ...account };
-}
+// Account ids and per-account config come from the SDK, as the channel pipeline reads them.
+export { configuredAccounts as accountIds, mergedAccountConfig } from '../../sdk/channels/config.js';
 
 function text(raw: AnyRecord, key: string, where: string): string | undefined {
   const value = raw[key];

@@ -64,18 +64,8 @@ export function configPath(accountId: string): string {
   return accountId === 'default' ? 'channels.telegram' : `channels.telegram.accounts.${accountId}`;
 }
 
-/** Account ids of the section: keys of `accounts`, else the flat section as "default". */
-export function accountIds(section: AnyRecord | undefined): string[] {
-  const accounts = isRecord(section?.accounts) ? Object.keys(section.accounts) : [];
-  return accounts.length > 0 ? accounts : ['default'];
-}
-
-/** The section with one account's overrides applied (account keys win), as the kernel merges it. */
-export function mergedAccountConfig(section: AnyRecord | undefined, accountId: string): AnyRecord {
-  const { accounts, ...root } = section ?? {};
-  const account = isRecord(accounts) && isRecord(accounts[accountId]) ? accounts[accountId] : {};
-  return { ...root, ...account };
-}
+// Account ids and per-account config come from the SDK, as the channel pipeline reads them.
+export { configuredAccounts as accountIds, mergedAccountConfig } from '../../sdk/channels/config.js';
 
 /** A webhook secret that survives restarts without being configured: derived from the token. */
 export function derivedWebhookSecret(token: string): string {

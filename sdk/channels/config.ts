@@ -53,9 +53,16 @@ export function channelSection(config: KernelConfig, channel: string): AnyRecord
 }
 
 /** Account ids under `channels.<id>.accounts`, or ["default"] when the channel is configured flat. */
-export function configuredAccounts(section: AnyRecord): string[] {
-  const accounts = section.accounts && typeof section.accounts === 'object' ? Object.keys(section.accounts as AnyRecord) : [];
+export function configuredAccounts(section: AnyRecord | undefined): string[] {
+  const accounts = section?.accounts && typeof section.accounts === 'object' ? Object.keys(section.accounts as AnyRecord) : [];
   return accounts.length > 0 ? accounts : ['default'];
+}
+
+/** The channel section with one account's overrides applied (account keys win), as channelSettings merges it. */
+export function mergedAccountConfig(section: AnyRecord | undefined, accountId: string): AnyRecord {
+  const { accounts, ...root } = section ?? {};
+  const account = accounts && typeof accounts === 'object' && !Array.isArray(accounts) && accounts[accountId] && typeof accounts[accountId] === 'object' ? (accounts[accountId] as AnyRecord) : {};
+  return { ...root, ...account };
 }
 
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string | number => typeof item === 'string' || typeof item === 'number').map(String) : []);
