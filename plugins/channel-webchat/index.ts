@@ -80,12 +80,35 @@ export function bundleCandidates(root: string | undefined, configPath: string): 
  * dmPolicy or allowFrom, the kernel drops both defaults together, so "pairing" never
  * inherits the default "*".)
  */
+/** The gateway takes connections while channels still start: a send that early waits this long for WebChat. */
+const START_WAIT_MS = 5000;
+
 const OPEN: Readonly<Record<string, unknown>> = { enabled: true, dmPolicy: 'open', allowFrom: ['*'] };
 
 export default definePlugin<{ root?: string }>({
   id: 'channel-webchat',
   register(api) {
     const accounts = new Map<string, ChannelAccountContext>();
+    const started = new Set<() => void>();
+    /** The account a send goes to, waiting (bounded) for one that is still starting. */
+    const runningAccount = async (wanted: string | undefined): Promise<ChannelAccountContext | undefined> => {
+      const deadline = Date.now() + START_WAIT_MS;
+      for (;;) {
+        const accountId = wanted ?? (accounts.has('default') ? 'default' : [...accounts.keys()][0]);
+        const account = accountId === undefined ? undefined : accounts.get(accountId);
+        const left = deadline - Date.now();
+        if (account || left <= 0) return account;
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            started.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, left);
+          started.add(wake);
+        });
+      }
+    };
     /** Client ids that have sent since start (for status). */
     const clients = new Set<string>();
     const protocol = api.kernel.protocol;
@@ -101,6 +124,7 @@ export default definePlugin<{ root?: string }>({
       defaults: OPEN,
       start(ctx) {
         accounts.set(ctx.accountId, ctx);
+        for (const wake of [...started]) wake();
         ctx.signal.addEventListener('abort', () => accounts.delete(ctx.accountId), { once: true });
       },
       stop(accountId) {
@@ -138,8 +162,7 @@ export default definePlugin<{ root?: string }>({
       sideEffect: true,
       description: 'A message from a WebChat browser into the channel pipeline. Returns the outcome: {status:"dispatched", sessionKey, runId} to follow as chat events, or why it was not.',
       handler: async (params: WebchatSendParams) => {
-        const accountId = params.accountId ?? (accounts.has('default') ? 'default' : [...accounts.keys()][0]);
-        const account = accountId === undefined ? undefined : accounts.get(accountId);
+        const account = await runningAccount(params.accountId);
         if (!account) {
           throw new ProtocolError(
             ErrorCodes.UNAVAILABLE,
