@@ -224,6 +224,19 @@ describe('telegram at OpenClaw’s level', () => {
     expect(callsIn(ADA.id, 'sendMessage')).toHaveLength(1);
   });
 
+  it('a 429 on the first preview also holds back the reply sent as a new message', async () => {
+    await boot({});
+    api.script('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 2', parameters: { retry_after: 2 } });
+    // Long enough for a preview to be tried (after 1 s), done well before the 2 s are over.
+    plan = () => slowly('alpha beta gamma delta epsilon zeta eta theta', 1.4);
+    await api.pushUpdate(dm('letters'));
+    await until(() => callsIn(ADA.id, 'sendMessage').some((call) => call.status === 200), 'the reply');
+    const [limited, sent] = callsIn(ADA.id, 'sendMessage');
+    expect(limited!.status).toBe(429);
+    expect(sent!.params.text).toBe('alpha beta gamma delta epsilon zeta eta theta');
+    expect(sent!.at - limited!.at).toBeGreaterThanOrEqual(2000);
+  });
+
   it('continues a preview past 4,096 characters in a second message, and finishes both', async () => {
     await boot({});
     const paragraph = (n: number) => `Paragraph ${n}. ${'Plenty of words to read here. '.repeat(20).trim()}`;

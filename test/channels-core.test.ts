@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelAccess, MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from '../plugins/channels/access.js';
 import { HookBus } from '../sdk/index.js';
 import type { ChannelPlugin, InboundMessage } from '../sdk/index.js';
-import { ChannelSendError, channelConfigProblems, channelSettings, refusedMedia, retryDelay, sendOutbound } from '../sdk/channels/index.js';
+import { ChannelSendError, channelConfigProblems, channelSettings, refusedMedia, retryDelay, sendOutbound, sleepAtLeast } from '../sdk/channels/index.js';
 import { definePlugin, splitForChannel } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
 import { claw, startCliGateway, tempDir, writePlugin } from './helpers.js';
@@ -64,6 +64,20 @@ describe('access control', () => {
 });
 
 describe('the outbound path', () => {
+  it('waits out a retry_after in wall-clock time even when the tick that starts the wait was busy', async () => {
+    // A timer counts from the loop's cached time; 80 ms of work before it starts would make a
+    // bare setTimeout(200) fire about 80 ms early by the clock.
+    const waited = await new Promise<number>((resolve) => {
+      setImmediate(() => {
+        const spin = performance.now();
+        while (performance.now() - spin < 80);
+        const started = performance.now();
+        void sleepAtLeast(200).then(() => resolve(performance.now() - started));
+      });
+    });
+    expect(waited).toBeGreaterThanOrEqual(200);
+  });
+
   const flaky = (failures: Array<Error | undefined>) => {
     const sent: string[] = [];
     const channel: ChannelPlugin = {

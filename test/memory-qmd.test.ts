@@ -352,7 +352,8 @@ describe('memory-qmd: vector search only with a model on disk', () => {
   it('with a real GGUF embedding model (QMD_EMBED_MODEL: a tiny generated one), qmd embed runs offline and searches are hybrid', async () => {
     const model = writeTinyLlamaGguf(join(tempDir('claw-qmd-gguf-'), 'tiny.gguf'), { seed: 5 });
     // CPU only: QMD's node-llama-cpp carries CUDA builds, and probing them on a machine without a GPU only slows the load.
-    const { memory } = await boot({ qmd: { searchMode: 'query' }, env: { QMD_EMBED_MODEL: model, NODE_LLAMA_CPP_GPU: 'false' } });
+    // CI set, as on a CI runner: QMD would refuse every model operation if the plugin passed it on.
+    const { memory } = await boot({ qmd: { searchMode: 'query' }, env: { QMD_EMBED_MODEL: model, NODE_LLAMA_CPP_GPU: 'false', CI: 'true' } });
     expect(await memory.status({ agentId: 'main' })).toMatchObject({ retrieval: 'hybrid (BM25 + vectors)', embedModel: { uri: model, path: model } });
     // A forced sync waits for `qmd embed`.
     const stats = await memory.sync!({ agentId: 'main', force: true });

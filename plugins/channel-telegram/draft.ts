@@ -11,7 +11,7 @@
  */
 import { findBreak, splitForChannel, type Logger } from '../../sdk/index.js';
 import { parseReply } from '../../sdk/agent/index.js';
-import type { OutboundMessage, SendResult } from '../../sdk/channels/index.js';
+import { sleepAtLeast, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import type { StreamingMode } from './config.js';
 import { apiFailure, describeError, isNotModified, toSendError, type TelegramSender } from './send.js';
 
@@ -141,10 +141,10 @@ export class DraftReply {
     this.timer = undefined;
     await this.inflight;
     const page = this.pages[this.consumed];
-    if (!page || piece.media?.length || !piece.text?.trim() || piece.replyTo !== this.replyFor(this.consumed)) return undefined;
+    if (!page || piece.media?.length || !piece.text?.trim() || piece.replyTo !== this.replyFor(this.consumed)) return this.rateLimitPassed();
     // The final edit keeps the same pace as the preview: a 429's retry_after, then the edit interval.
     const wait = Math.max(this.pausedUntil, this.lastCallAt + EDIT_INTERVAL_MS) - this.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    if (wait > 0) await sleepAtLeast(wait);
     this.lastCallAt = this.now();
     try {
       await this.sender.finishPreview(this.target.to, page.id, piece.text);
@@ -160,6 +160,16 @@ export class DraftReply {
     }
     this.consumed++;
     return { messageId: String(page.id) };
+  }
+
+  /**
+   * Resolves once a 429 this draft received has run out: Telegram's retry_after holds for
+   * whatever goes to the chat next, a new message as much as an edit.
+   */
+  async rateLimitPassed(): Promise<undefined> {
+    const wait = this.pausedUntil - this.now();
+    if (wait > 0) await sleepAtLeast(wait);
+    return undefined;
   }
 
   /** The run is over: preview pages no final piece took over are deleted. */

@@ -68,8 +68,10 @@ export class ReplyTracker {
 
   /** One outbound piece: into the chat's open draft when it can take it, else sent as usual. */
   async send(message: OutboundMessage): Promise<SendResult> {
-    const draft = this.drafts.get(draftKey(message.to, message.threadId))?.find((candidate) => candidate.open);
+    const drafts = this.drafts.get(draftKey(message.to, message.threadId)) ?? [];
+    const draft = drafts.find((candidate) => candidate.open);
     const finished = draft ? await draft.finish(message) : undefined;
+    if (!draft) for (const other of drafts) await other.rateLimitPassed();
     return finished ?? this.sender.send(message);
   }
 }

@@ -153,6 +153,11 @@ export class QmdMemoryIndex implements MemoryIndex {
     // Each of these would point QMD at some other index or config than this agent's.
     delete env.INDEX_PATH;
     delete env.QMD_CONFIG_DIR;
+    // QMD turns every model operation off when CI is set at all, to keep CI jobs from
+    // downloading models. This plugin never lets QMD reach for a model that is not already on
+    // disk (models.ts), so that guard adds nothing here and would only make a gateway that
+    // happens to run with CI set (a CI runner, some containers) silently keyword-only.
+    delete env.CI;
     return { ...env, XDG_CONFIG_HOME: this.xdgConfig, XDG_CACHE_HOME: this.xdgCache, HOME: this.home, PWD: this.home, NO_COLOR: '1' };
   }
 

@@ -54,7 +54,7 @@ export {
 } from './config.js';
 
 /** The outbound machinery behind `api.kernel.channels.send` (hooks, media check, chunking, retries). */
-export { sendOutbound, refusedMedia, mediaRefusal, refusedMediaNote, retryDelay, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';
+export { sendOutbound, refusedMedia, mediaRefusal, refusedMediaNote, retryDelay, sleepAtLeast, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';
 
 /** The channel contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/channels/contract`. */
 export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';

@@ -87,7 +87,18 @@ export function refusedMediaNote(item: string, reason: string): string {
 /** Longest retry_after we wait for before giving up on the send. */
 export const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/**
+ * Sleeps at least `ms` of wall-clock time. A timer counts from the event loop's cached "now",
+ * which lags real time by however long the current tick has been busy, so on a loaded
+ * machine a bare setTimeout fires early; a platform's retry_after is a floor, and retrying
+ * even a few milliseconds early earns another 429.
+ */
+export async function sleepAtLeast(ms: number): Promise<void> {
+  const deadline = performance.now() + ms;
+  for (let left = ms; left > 0; left = deadline - performance.now()) {
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(left)));
+  }
+}
 
 /** How long to wait before attempt `attempt + 1` (attempt counts from 1). */
 export function retryDelay(attempt: number, settings: RetrySettings, failure: ChannelSendFailure | undefined, random: () => number = Math.random): number {
@@ -152,7 +163,7 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   }
 
   const settings = channel ? deps.retrySettings(request.channel, request.accountId) : DEFAULT_RETRY;
-  const sleep = deps.sleep ?? defaultSleep;
+  const sleep = deps.sleep ?? sleepAtLeast;
   const messageIds: string[] = [];
   let attempts = 0;
   let error: string | undefined;
