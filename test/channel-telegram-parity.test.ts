@@ -235,6 +235,9 @@ describe('telegram at OpenClaw’s level', () => {
     expect(limited!.status).toBe(429);
     expect(sent!.params.text).toBe('alpha beta gamma delta epsilon zeta eta theta');
     expect(sent!.at - limited!.at).toBeGreaterThanOrEqual(2000);
+    // The reply is out: no preview goes up after it (to be deleted again at the end of the run).
+    await sleep(1500);
+    expect(callsIn(ADA.id, 'sendMessage', 'deleteMessage')).toHaveLength(2);
   });
 
   it('continues a preview past 4,096 characters in a second message, and finishes both', async () => {

@@ -162,11 +162,8 @@ export class DraftReply {
     return { messageId: String(page.id) };
   }
 
-  /**
-   * Resolves once a 429 this draft received has run out: Telegram's retry_after holds for
-   * whatever goes to the chat next, a new message as much as an edit.
-   */
-  async rateLimitPassed(): Promise<undefined> {
+  /** Resolves once a 429 this draft received has run out: it holds for a new message as much as an edit. */
+  private async rateLimitPassed(): Promise<undefined> {
     const wait = this.pausedUntil - this.now();
     if (wait > 0) await sleepAtLeast(wait);
     return undefined;

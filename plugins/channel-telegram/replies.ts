@@ -70,8 +70,10 @@ export class ReplyTracker {
   async send(message: OutboundMessage): Promise<SendResult> {
     const drafts = this.drafts.get(draftKey(message.to, message.threadId)) ?? [];
     const draft = drafts.find((candidate) => candidate.open);
+    // A draft that never got a page up (its first preview was refused) is still told the reply
+    // is here: it must not put a preview up after it, and its 429 holds this send back too.
     const finished = draft ? await draft.finish(message) : undefined;
-    if (!draft) for (const other of drafts) await other.rateLimitPassed();
+    if (!draft) for (const other of drafts) await other.finish(message);
     return finished ?? this.sender.send(message);
   }
 }
