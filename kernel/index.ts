@@ -10,9 +10,9 @@ export { HookBus, type HookErrorReport, type HookOptions, type HookBusOptions, t
 export * from './hooks/catalog.js';
 
 export { silentLogger, redactingLogger, type Logger } from './log.js';
-export { createRedactor, compileRedactPattern, isSecretKey, MASK, type Redactor, type RedactorOptions } from './redact.js';
+export type { KernelPolicy, Redactor, SandboxCall, SandboxDecision, ToolSubject } from './policy.js';
 
-export { ConfigError, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
+export { ConfigError, judged, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
 export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
@@ -22,7 +22,6 @@ export { ProtocolRegistry, type MethodSpec, type EventSpec, type EmitOptions, ty
 
 export { PluginHost, CapabilityError, PluginUnavailableError } from './plugin-host/host.js';
 export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';
-export { composeConfigSchema } from './config/compose.js';
 export { resolveEnablement, slotHolder } from './plugin-host/enablement.js';
 export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugin-host/resolve.js';
 export type { PluginOrigin } from './plugin-host/discovery.js';
@@ -33,7 +32,6 @@ export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 export * from './util/fs.js';
 export { parseJson5 } from './util/json5.js';
 export { pathUnder } from './util/paths.js';
-export { compileSchema, validateWith, schemaProblems, type JsonSchema, type SchemaIssue } from './validation.js';
-export { resolveSandboxRoute, sandboxSettings, parseMemory, SANDBOX_WORKDIR, type SandboxRoute, type SandboxRouteSpec, type SandboxSettings } from './tools/sandbox-route.js';
+export { compileSchema, validateWith, schemaProblems, schemaCompiler, useValidatorStore, type JsonSchema, type SchemaIssue, type ValidatorStore } from './validation.js';
 export type { ToolApprover } from './tools/approval.js';
 export { invokeTool, capResult, DEFAULT_MAX_RESULT_CHARS, type ToolCallRequest, type ToolCallOutcome } from './tools/invoke.js';

@@ -7,11 +7,10 @@ import { dirname, join } from 'node:path';
 import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
 import { redactingLogger, silentLogger, type Logger } from './log.js';
-import { createRedactor, type Redactor } from './redact.js';
+import type { KernelPolicy, Redactor } from './policy.js';
 import { ProtocolRegistry } from './protocol/registry.js';
-import { ConfigError, readConfigFile, snapshotOf, usableConfig, writeConfigFile, type ConfigSnapshot } from './config/store.js';
-import { composeConfigSchema } from './config/compose.js';
-import { setValidatorCacheDir } from './validation.js';
+import { ConfigError, judged, readConfigFile, snapshotOf, usableConfig, writeConfigFile, type ConfigSnapshot } from './config/store.js';
+import { useValidatorStore, type ValidatorStore } from './validation.js';
 import { trace } from './util/trace.js';
 import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
 import type { KernelConfig } from './generated/types.js';
@@ -23,8 +22,6 @@ import type { ConfigIssue } from './plugin-host/resolve.js';
 
 export interface KernelOptions {
   env?: Env;
-  /** Where transpiled third-party plugin code is cached (default `<stateDir>/cache/jiti`). */
-  transpileCacheDir?: string;
   /** Use this config object instead of reading the config file. */
   config?: Record<string, unknown>;
   configPath?: string;
@@ -42,7 +39,10 @@ export interface KernelOptions {
   plugins?: readonly PluginDefinition[];
   /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
   logger: Logger;
-  moduleAliases?: Record<string, string>;
+  /** The rules enforced at the choke points: the SDK's `clawPolicy`, or a test's own. */
+  policy: KernelPolicy;
+  /** Loads plugins that are not bundled (the SDK's `pluginLoader`: TypeScript, `claw/sdk` aliases); default `import()`. */
+  loadModule?: (entry: string, paths: KernelPaths) => Promise<Record<string, unknown>>;
   foreignPlugins?: ForeignPluginAdapter; // the SDK's, for OpenClaw-style plugins
   /**
    * When true (default), kernel-level config errors stop the boot with a ConfigError.
@@ -51,8 +51,8 @@ export interface KernelOptions {
   strictConfig?: boolean;
   /** Run register() of plugins given as objects at boot (default true; config checks pass false). */
   activateInline?: boolean;
-  /** Keep compiled plugin config validators in <stateDir>/cache/validators (default true). */
-  validatorCache?: boolean;
+  /** Where compiled plugin schemas are kept for the next process (the SDK's `validatorCache`); default nowhere. */
+  validators?: (stateDir: string) => ValidatorStore;
 }
 
 export interface Kernel {
@@ -83,11 +83,12 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   const stateDir = options.stateDir ?? resolveStateDir(env);
   const configPath = options.configPath ?? (options.stateDir ? join(stateDir, 'openclaw.json') : resolveConfigPath(env));
 
-  if (options.validatorCache !== false) setValidatorCacheDir(join(stateDir, 'cache', 'validators'));
-  const snapshot = options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env);
+  useValidatorStore(options.validators?.(join(stateDir, 'cache', 'validators')));
+  const { policy } = options;
+  const snapshot = judged(options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env), policy);
   // From the whole resolved config, not the usable part: a section dropped for a schema
   // error may still hold a secret that ends up in a message.
-  const redact = createRedactor({ config: snapshot.resolved, env });
+  const redact = policy.redactor(snapshot.resolved, env);
   const logger = redactingLogger(options.logger, redact);
   const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
   if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
@@ -123,9 +124,8 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   const protocol = new ProtocolRegistry();
 
   const configFile = {
-    read: () => readConfigFile(configPath, env),
+    read: () => judged(readConfigFile(configPath, env), policy),
     write: (raw: Record<string, unknown>) => writeConfigFile(configPath, raw),
-    schema: () => composeConfigSchema(host!.list()),
     // A throwaway kernel over the candidate config: same discovery, no plugin code run.
     check: async (raw: Record<string, unknown>) => {
       const shadow = await createKernel({
@@ -149,8 +149,8 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     kernel: { lanes, protocol, redact, paths, env, configFile, config: () => config },
     hooks,
     logger,
-    moduleAliases: options.moduleAliases,
-    transpileCacheDir: options.transpileCacheDir,
+    policy,
+    loadModule: options.loadModule,
     foreign: options.foreignPlugins,
   });
   host = plugins;

@@ -3,7 +3,7 @@
  * it one (the CLI prints warnings, the gateway plugs pino in, tests capture records; the
  * SDK's createLogger is the plain one), and the kernel puts it behind the redactor.
  */
-import type { Redactor } from './redact.js';
+import type { Redactor } from './policy.js';
 
 export interface Logger {
   debug(message: string, data?: Record<string, unknown>): void;

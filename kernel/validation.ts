@@ -2,20 +2,14 @@
  * Schema validation. The kernel's own schemas (config, manifest) and the JSON Schema
  * meta-schema are precompiled at build time, so checking them needs no ajv at all. Plugin
  * schemas are compiled by one shared ajv instance, loaded on first use (it costs ~25 ms to
- * import plus ~1 ms per schema), and cached three ways: by schema object, by content in
- * memory, and as standalone validator code on disk keyed by a hash of the schema — bundled
- * plugins' schemas are written to dist/validators at build time, others to
- * <stateDir>/cache/validators the first time they are compiled.
+ * import plus ~1 ms per schema), and cached by schema object and by content; a
+ * ValidatorStore (the SDK's validatorCache: standalone code on disk) keeps them for the
+ * next process.
  */
-import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
 import { formatPath, getPath, type PathSegment } from './config/path.js';
 import { AJV_OPTIONS, KERNEL_CONFIG_SCHEMA, PLUGIN_MANIFEST_SCHEMA } from './generated/schemas.js';
-import { writeFileAtomic } from './util/fs.js';
 
 const require = createRequire(import.meta.url);
 
@@ -41,7 +35,8 @@ function precompiled(name: string): ValidateFunction {
   return require(`./generated/validators/${name}.cjs`) as ValidateFunction;
 }
 
-function instance(): AjvClass {
+/** The ajv instance plugin schemas are compiled with (a ValidatorStore writes its standalone code). */
+export function schemaCompiler(): AjvClass {
   if (!ajv) {
     const { Ajv } = require('ajv') as { Ajv: typeof AjvClass };
     ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
@@ -49,53 +44,17 @@ function instance(): AjvClass {
   return ajv;
 }
 
-/** Validators compiled at build time for bundled plugins (absent when running from source). */
-const BUILT_IN_CACHE = join(dirname(fileURLToPath(import.meta.url)), '..', 'validators');
-let writableCache: string | undefined;
-
-/** Where newly compiled validators are kept for the next process (normally <stateDir>/cache/validators). */
-export function setValidatorCacheDir(dir: string | undefined): void {
-  writableCache = dir;
+/** Compiled validators kept between processes; loading one must cost less than compiling it. */
+export interface ValidatorStore {
+  load(schema: JsonSchema): ValidateFunction | undefined;
+  save(schema: JsonSchema, validate: ValidateFunction): void;
 }
 
-/** The file name a schema's compiled validator is stored under. */
-export function validatorKey(schema: JsonSchema): string {
-  return createHash('sha256').update(`ajv8:${JSON.stringify(AJV_OPTIONS)}:${JSON.stringify(schema)}`).digest('hex').slice(0, 32);
-}
+let store: ValidatorStore | undefined;
 
-function loadCached(key: string): ValidateFunction | undefined {
-  for (const dir of [BUILT_IN_CACHE, writableCache]) {
-    if (!dir) continue;
-    const file = join(dir, `${key}.cjs`);
-    if (!existsSync(file)) continue;
-    try {
-      return require(file) as ValidateFunction;
-    } catch {
-      // A damaged entry is recompiled and rewritten below.
-    }
-  }
-  return undefined;
-}
-
-/**
- * Standalone CommonJS code for `validate`. Its ajv runtime helpers are required by
- * absolute path unless `portable`, so the file works from any directory.
- */
-export function standaloneValidator(validate: ValidateFunction, portable = false): string {
-  const standalone = (require('ajv/dist/standalone') as { default: (ajv: AjvClass, fn: ValidateFunction) => string }).default;
-  const code = standalone(instance(), validate);
-  if (portable) return code;
-  const runtime = dirname(require.resolve('ajv/dist/runtime/equal'));
-  return code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)/g, (_match, name: string) => `require(${JSON.stringify(join(runtime, name))})`);
-}
-
-function storeCached(key: string, validate: ValidateFunction): void {
-  if (!writableCache) return;
-  try {
-    writeFileAtomic(join(writableCache, `${key}.cjs`), standaloneValidator(validate), { fsync: false });
-  } catch {
-    // The cache is an optimisation; a read-only state dir just means compiling each time.
-  }
+/** Where compiled validators are kept from now on (undefined: nowhere, compile every time). */
+export function useValidatorStore(next: ValidatorStore | undefined): void {
+  store = next;
 }
 
 export function compileSchema(schema: JsonSchema): ValidateFunction {
@@ -110,11 +69,10 @@ export function compileSchema(schema: JsonSchema): ValidateFunction {
   const content = JSON.stringify(schema);
   let validate = byContent.get(content);
   if (!validate) {
-    const key = validatorKey(schema);
-    validate = loadCached(key);
+    validate = store?.load(schema);
     if (!validate) {
-      validate = instance().compile(schema) as ValidateFunction;
-      storeCached(key, validate);
+      validate = schemaCompiler().compile(schema) as ValidateFunction;
+      store?.save(schema, validate);
     }
     byContent.set(content, validate);
   }

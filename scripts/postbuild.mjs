@@ -15,7 +15,8 @@ const validators = join(root, 'dist', 'validators');
 for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
   cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
 }
-const { compileSchema, standaloneValidator, validatorKey } = await import(join(root, 'dist', 'kernel', 'validation.js'));
+const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
+const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'sdk', 'validator-cache.js'));
 rmSync(validators, { recursive: true, force: true });
 mkdirSync(validators, { recursive: true });
 

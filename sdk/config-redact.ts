@@ -3,7 +3,8 @@
  * the gateway's config.get): any value under a key that names a credential is replaced, as
  * is any path a plugin marks sensitive. Writing the marker back keeps the stored value.
  */
-import { isSecretKey, type PathSegment } from '../kernel/index.js';
+import type { PathSegment } from '../kernel/index.js';
+import { isSecretKey } from './redact.js';
 
 export const REDACTED = '__REDACTED__';
 

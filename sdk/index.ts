@@ -98,7 +98,12 @@ export { isInside } from '../kernel/util/paths.js';
 export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions } from './logger.js';
 
 /** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
-export { createRedactor, MASK } from '../kernel/redact.js';
+export { createRedactor, compileRedactPattern, isSecretKey, MASK, type RedactorOptions } from './redact.js';
+
+/** claw's rules for the kernel's choke points, and the sandbox routing they use. */
+export { clawPolicy } from './policy.js';
+export { composeConfigSchema } from './config-schema.js';
+export { resolveSandboxRoute, sandboxSettings, parseMemory, SANDBOX_WORKDIR, type SandboxRoute, type SandboxRouteSpec, type SandboxSettings } from './sandbox/route.js';
 
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';
 
@@ -135,7 +140,7 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export { writeFileAtomic, writeJsonAtomic } from '../kernel/util/fs.js';
 export * from './tool-policy.js';
-export { ensurePrivateFile, toPosix, writeFileAtomicAsync } from './fs.js';
+export { ensurePrivateFile, privateModeOf, restrictTree, NON_OWNER_BITS, toPosix, writeFileAtomicAsync } from './fs.js';
 
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */
 export * from './protocol/constants.js';

@@ -10,9 +10,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sdkAliases } from './aliases.js';
+import { pluginLoader } from './plugin-loader.js';
+import { validatorCache } from './validator-cache.js';
 import { openclawPlugins } from './openclaw-compat/index.js';
-import { createKernel, type Logger, type ToolContext, type ToolResult } from '../kernel/index.js';
+import { createKernel, type KernelPolicy, type Logger, type ToolContext, type ToolResult } from '../kernel/index.js';
+import { clawPolicy } from './policy.js';
 import { createLogger, type LogRecord } from './logger.js';
 import type { Kernel, PluginDefinition } from './types/plugin.js';
 import type { ModelRequest, ModelStreamEvent } from './types/models.js';
@@ -49,6 +51,8 @@ export interface TestKernelOptions {
   stateDir?: string;
   /** Defaults to a logger that records into `kernel.logs`. */
   logger?: Logger;
+  /** The rules the kernel enforces; defaults to claw's own (`clawPolicy`). */
+  policy?: KernelPolicy;
 }
 
 export interface TestKernel extends Kernel {
@@ -78,10 +82,11 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     pluginDirs: plugins.filter((plugin): plugin is string => typeof plugin === 'string'),
     plugins: plugins.filter((plugin): plugin is PluginDefinition => typeof plugin !== 'string'),
     logger,
-    moduleAliases: sdkAliases(),
+    policy: options.policy ?? clawPolicy,
     foreignPlugins: openclawPlugins,
+    validators: validatorCache,
     // One lasting folder for the whole test process: modules outlive each test's state dir.
-    transpileCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`),
+    loadModule: pluginLoader({ cacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`) }),
   });
   return {
     // The SDK's Kernel: the same object, its capabilities typed with the SDK's contracts.

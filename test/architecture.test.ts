@@ -31,23 +31,14 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
  * channel pipeline, session keys, the chunker and plugin management moved out; 5,586 before
  * the channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the
  * TypeBox sources moved to schemas/, route matching to the gateway and the plain logger to
- * the SDK); this budget is a ratchet at today's size: lower it whenever code leaves the
- * kernel, never raise it — except for a choke-point step the kernel must own: issue 12 added
- * 180 lines for the sandbox routing step (kernel/tools/sandbox-route.ts, which `claw sandbox
- * explain` shares) and 154 for the tool policy (moved in from the SDK, so the kernel computes
- * it) and the execute-less tool view plugins get (3,846 after both merged), and 21 for the
- * exec approval step (kernel/tools/approval.ts): 3,882 with all three. Issue 15 added 33 for
- * the sub-agent layers of the tool policy (kernel/tools/policy.ts), so a sub-agent session is
- * narrowed by its depth whoever calls the tool, not only by the default agent loop: 3,913.
- * Issue 16 added 1 for OpenClaw's group:ui (browser, canvas): without it `deny: ["group:ui"]`
- * matched no tool and left the browser allowed.
- * Issue 18 added 39 so an OpenClaw config and OpenClaw plugins work unchanged: a documented
- * OpenClaw key claw lacks is a warning, not an error, wherever config is validated
- * (kernel/config/openclaw-keys.ts, over generated data), and the host's hook that runs
- * OpenClaw-style plugins through the SDK's adapter (ForeignPluginAdapter, contracts.tools): 3,953.
+ * the SDK; 3,953 before the rules the kernel enforces moved to the SDK's `clawPolicy`, handed
+ * in at boot — the redactor, the tool policy, sandbox routing, config checks and OpenClaw's
+ * tolerated keys — with the jiti loader, the validator cache and the composed config schema).
+ * This budget is a ratchet at today's size: lower it whenever code leaves the kernel, never
+ * raise it — except for a choke-point mechanism the kernel must own, with the reason here.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3953;
+const KERNEL_LINE_BUDGET = 3312;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

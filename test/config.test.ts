@@ -19,6 +19,7 @@ import {
   type ConfigIssue,
 } from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
+import { clawPolicy } from '../sdk/policy.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 const strictPlugin = {
@@ -77,7 +78,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
   it('1. JSON5 syntax error names the file, line and column', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'openclaw.json'), '{\n  plugins: {\n    allow: [,]\n  }\n}');
-    const error = await createKernel({ stateDir: dir, env: {}, logger: silentLogger }).catch((e: unknown) => e);
+    const error = await createKernel({ policy: clawPolicy, stateDir: dir, env: {}, logger: silentLogger }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toMatch(/openclaw\.json:3:\d+: invalid JSON5/);
   });
@@ -91,7 +92,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     expect(lines).toContain('agents.defaults.maxConcurrent: must be integer');
     expect(lines).toContain('plugins.allow: must be array');
 
-    const loose = await createKernel({ config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {} });
+    const loose = await createKernel({ policy: clawPolicy, config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {} });
     expect(errors(loose.issues())).toEqual(['gatway: is not a known config section (no plugin declares it)']);
   });
 

@@ -7,7 +7,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { snapshotOf } from '../kernel/config/store.js';
+import { judged, snapshotOf } from '../kernel/config/store.js';
+import { clawPolicy } from '../sdk/policy.js';
 import { resolveAgentRoute, type Binding, type RouteInput } from '../sdk/channels/routing.js';
 import { definePlugin, type InboundMessage } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
@@ -62,7 +63,7 @@ describe('resolveAgentRoute: most specific binding wins, whatever the list order
 });
 
 describe('agent ids the config schema cannot cross-check', () => {
-  const issues = (config: Record<string, unknown>) => snapshotOf(config, '/x/openclaw.json').issues.map((issue) => `${issue.path}: ${issue.message}`);
+  const issues = (config: Record<string, unknown>) => judged(snapshotOf(config, '/x/openclaw.json'), clawPolicy).issues.map((issue) => `${issue.path}: ${issue.message}`);
   it('a binding naming an unknown agent and a duplicate id are config errors; the implicit main is known', () => {
     expect(issues({ bindings: [{ agentId: 'main', match: { channel: 'chat' } }] })).toEqual([]);
     expect(issues({ bindings: [{ agentId: 'ghost', match: { channel: 'chat' } }] })).toEqual([

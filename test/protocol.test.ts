@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { compileSchema, ProtocolRegistry } from '../kernel/index.js';
 import { errorShape, ErrorCodes, parseFrame, PROTOCOL_VERSION, ProtocolError, validateConnectParams } from '../sdk/index.js';
 import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
-import { setValidatorCacheDir, validatorKey } from '../kernel/validation.js';
+import { useValidatorStore } from '../kernel/validation.js';
+import { validatorCache, validatorKey } from '../sdk/validator-cache.js';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -60,7 +61,7 @@ describe('wire frames', () => {
 describe('validator cache', () => {
   it('keeps compiled plugin validators on disk, usable from any directory', () => {
     const dir = tempDir('claw-vcache-');
-    setValidatorCacheDir(dir);
+    useValidatorStore(validatorCache(dir));
     try {
       const schema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 }, size: { type: 'integer', default: 3 }, [`k${Date.now()}`]: {} } };
       compileSchema(schema);
@@ -73,7 +74,7 @@ describe('validator cache', () => {
       expect(cached({ name: 'x' })).toBe(false);
       expect(cached.errors).toEqual([expect.objectContaining({ keyword: 'minLength', instancePath: '/name' })]);
     } finally {
-      setValidatorCacheDir(undefined);
+      useValidatorStore(undefined);
     }
   });
 });

@@ -34,7 +34,7 @@ import {
   Transcript,
   type MessageEntry,
 } from '../sdk/sessions/index.js';
-import { createRedactor } from '../kernel/index.js';
+import { createRedactor } from '../sdk/redact.js';
 import { REPO, tempDir } from './helpers.js';
 
 // ── Keys ─────────────────────────────────────────────────────────────────────────

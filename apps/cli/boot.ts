@@ -2,7 +2,9 @@
 import { fileURLToPath } from 'node:url';
 import { createKernel, readConfigFile, resolveConfigPath, type Kernel, type Logger } from '../../kernel/index.js';
 import { createLogger } from '../../sdk/logger.js';
-import { sdkAliases } from '../../sdk/aliases.js';
+import { pluginLoader } from '../../sdk/plugin-loader.js';
+import { validatorCache } from '../../sdk/validator-cache.js';
+import { clawPolicy } from '../../sdk/policy.js';
 import { openclawPlugins } from '../../sdk/openclaw-compat/index.js';
 import type { Io } from './io.js';
 
@@ -30,7 +32,9 @@ export function bootKernel(io: Pick<Io, 'env' | 'stderr'>, options: BootOptions 
     env: io.env,
     ...overlay,
     bundledDir: BUNDLED_PLUGINS_DIR,
-    moduleAliases: sdkAliases(),
+    policy: clawPolicy,
+    loadModule: pluginLoader(),
+    validators: validatorCache,
     foreignPlugins: openclawPlugins,
     strictConfig: options.strictConfig,
     logger: options.logger ?? createLogger({

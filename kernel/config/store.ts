@@ -8,11 +8,10 @@ import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
 import { writeJsonAtomic } from '../util/fs.js';
 import { parseJson5 } from '../util/json5.js';
 import { validateWith } from '../validation.js';
-import { redactPatternIssues } from '../redact.js';
-import { acceptOpenclawKey } from './openclaw-keys.js';
 import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
 import type { Env } from './paths.js';
 import type { KernelConfig } from '../generated/types.js';
+import type { KernelPolicy } from '../policy.js';
 import type { ConfigIssue } from '../plugin-host/resolve.js';
 
 export interface ConfigSnapshot {
@@ -72,25 +71,14 @@ export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env 
     message: `references \${${variable}}, which is not set in the environment`,
     owner: 'kernel',
   }));
-  for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved))) {
-    issues.push(acceptOpenclawKey({ level: 'error', ...issue, owner: 'kernel' }));
-  }
-  // A regex the schema cannot check: reported here, so a bad pattern is a config error, not a crash.
-  for (const issue of [...redactPatternIssues(resolved), ...agentIssues(resolved)]) issues.push({ level: 'error', ...issue, owner: 'kernel' });
+  for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved))) issues.push({ level: 'error', ...issue, owner: 'kernel' });
   return { path, exists, raw, resolved, issues };
 }
 
-/** Agent ids the schema cannot cross-check: one listed twice, a binding naming no configured agent. */
-function agentIssues(config: KernelConfig): Array<{ path: string; message: string }> {
-  const id = (value: unknown) => String(value ?? '').trim().toLowerCase();
-  const ids = (Array.isArray(config.agents?.list) ? config.agents.list : []).map((agent) => id(agent?.id));
-  const known = ids.length > 0 ? ids : ['main'];
-  const issues = ids.flatMap((at, index) => (ids.indexOf(at) < index ? [{ path: `agents.list[${index}].id`, message: `"${at}" is already the id of agents.list[${ids.indexOf(at)}]` }] : []));
-  (Array.isArray(config.bindings) ? config.bindings : []).forEach((binding, index) => {
-    if (typeof binding?.agentId !== 'string' || known.includes(id(binding.agentId))) return;
-    issues.push({ path: `bindings[${index}].agentId`, message: `names agent "${binding.agentId}", which is not configured (agents: ${[...new Set(known)].join(', ')}; add it to agents.list)` });
-  });
-  return issues;
+/** `snapshot` as the policy judges it: unknown keys it tolerates, problems beyond the schema. */
+export function judged(snapshot: ConfigSnapshot, policy: Pick<KernelPolicy, 'configIssues' | 'tolerate'>): ConfigSnapshot {
+  const more = policy.configIssues(snapshot.resolved).map((issue) => ({ level: 'error' as const, ...issue, owner: 'kernel' }));
+  return { ...snapshot, issues: [...snapshot.issues.map((issue) => policy.tolerate(issue)), ...more] };
 }
 
 function broken(path: string, message: string): ConfigSnapshot {

@@ -7,7 +7,7 @@ import type { HookHandler, HookName } from '../hooks/catalog.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
 import type { Logger } from '../log.js';
-import type { Redactor } from '../redact.js';
+import type { Redactor } from '../policy.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig } from '../generated/types.js';
 import type { SlotName } from '../config/keys.js';
@@ -35,8 +35,6 @@ export interface ConfigAccess {
   check(raw: Record<string, unknown>): Promise<ConfigIssue[]>;
   /** Write atomically, keeping `.bak` (read, edit and write inside `withConfigLock`, sdk/config-write.ts). */
   write(raw: Record<string, unknown>): void;
-  /** JSON Schema of the whole file: the kernel's part plus every plugin's sections and config. */
-  schema(): JsonSchema;
   /** Make `snapshot` what `config()` returns from now on (hot reload of a validated change). */
   use(snapshot: ConfigSnapshot): void;
 }

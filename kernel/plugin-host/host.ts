@@ -4,24 +4,23 @@
  * asked for (or one of its hooks first runs). A plugin that fails to load or register is
  * marked failed, everything it registered is removed, and the rest keep working.
  */
-import { readdirSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { join, relative } from 'node:path';
+import { relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
-import { ensurePrivateDir, restrictTree } from '../util/fs.js';
 import { pathUnder } from '../util/paths.js';
 import { invokeTool } from '../tools/invoke.js';
 import { withToolViews } from '../tools/view.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
+import type { KernelPolicy } from '../policy.js';
 import type { KernelConfig } from '../generated/types.js';
 import { SLOT_NAMES, type SlotName } from '../config/keys.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
-import { createPluginApi, type ForeignPluginAdapter, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
+import { createPluginApi, type ForeignPluginAdapter, type KernelPaths, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
 import {
   CHANNELS_SERVICE,
   channelsFacade,
@@ -55,13 +54,8 @@ export interface PluginHostOptions {
   kernel: Omit<KernelServices, 'hooks' | 'capabilities' | 'plugins' | 'tools' | 'channels'>;
   hooks: HookBus;
   logger: Logger;
-  /**
-   * Where jiti keeps transpiled plugin code (default `<stateDir>/cache/jiti`). Modules stay
-   * cached for the whole process, so short-lived kernels (tests) share one lasting folder.
-   */
-  transpileCacheDir?: string;
-  /** Import aliases for third-party plugins loaded through jiti, e.g. `claw/sdk` → the built SDK. */
-  moduleAliases?: Record<string, string>;
+  policy: KernelPolicy;
+  loadModule?: (entry: string, paths: KernelPaths) => Promise<Record<string, unknown>>;
   foreign?: ForeignPluginAdapter;
 }
 
@@ -103,18 +97,21 @@ export class PluginHost {
       return manifest;
     });
     this.config = options.kernel.config() as KernelConfig;
-    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: this.config });
+    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: this.config, tolerate: options.policy.tolerate });
     ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
     this.indexDeclarations();
     const capabilities = this.lookup();
-    const { hooks, kernel } = options;
+    const { hooks, kernel, policy } = options;
     this.kernelServices = {
       ...kernel,
       hooks,
       capabilities: withToolViews(capabilities),
       plugins: () => this.records,
-      tools: { invoke: (request) => invokeTool({ hooks, capabilities, redact: kernel.redact, config: kernel.config, sandbox: { capabilities, config: kernel.config, paths: kernel.paths } }, request) },
+      tools: {
+        invoke: (request) =>
+          invokeTool({ hooks, capabilities, redact: kernel.redact, config: kernel.config, policy: policy.toolPolicy, sandbox: { route: policy.sandboxRoute, capabilities, config: kernel.config, paths: kernel.paths } }, request),
+      },
       channels: channelsFacade(capabilities),
     };
   }
@@ -257,48 +254,17 @@ export class PluginHost {
   private async importDefinition(record: PluginRecord): Promise<PluginDefinition> {
     const entry = record.entryPath;
     if (!entry) throw new Error('no entry module');
+    // Bundled plugins are prebuilt JavaScript; others may be TypeScript and import claw/sdk.
+    const { loadModule } = this.options;
     const mod =
-      record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)
+      (record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)) || !loadModule
         ? ((await import(pathToFileURL(entry).href)) as Record<string, unknown>)
-        : await this.importThroughJiti(entry);
+        : await loadModule(entry, this.options.kernel.paths);
     const definition = pickDefinition(mod);
     if (definition.id !== undefined && definition.id !== record.id) {
       throw new Error(`module exports plugin id "${definition.id}" but the manifest says "${record.id}"`);
     }
     return definition;
-  }
-
-  /**
-   * Third-party plugins go through jiti: TypeScript without a build step, and the `claw/sdk`
-   * alias resolves to this installation's SDK. jiti creates its cache with the umask's
-   * modes, so the cache dir is made owner-only first and what jiti adds is restricted after.
-   */
-  private async importThroughJiti(entry: string): Promise<Record<string, unknown>> {
-    const { createJiti } = await import('jiti');
-    const cacheDir = this.options.transpileCacheDir ?? join(this.options.kernel.paths.stateDir, 'cache', 'jiti');
-    try {
-      ensurePrivateDir(cacheDir);
-    } catch {
-      // A read-only state dir: jiti notices too and transpiles without a cache.
-    }
-    const before = new Set(safeReaddir(cacheDir));
-    const jiti = createJiti(import.meta.url, {
-      fsCache: cacheDir,
-      alias: this.options.moduleAliases ?? {},
-      interopDefault: false,
-      moduleCache: true,
-    });
-    try {
-      return (await jiti.import(entry)) as Record<string, unknown>;
-    } finally {
-      for (const name of safeReaddir(cacheDir).filter((name) => !before.has(name))) {
-        try {
-          restrictTree(join(cacheDir, name));
-        } catch {
-          // Removed meanwhile by another process; nothing left to protect.
-        }
-      }
-    }
   }
 
   private isForeign = (record: PluginRecord): boolean => !this.inline.has(record.id) && this.options.foreign?.accepts(record) === true;
@@ -510,12 +476,4 @@ function unavailable({ id, status, error, reason }: PluginRecord): PluginUnavail
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
 }

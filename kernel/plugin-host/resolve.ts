@@ -7,7 +7,6 @@ import { basename } from 'node:path';
 import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
 import type { InstallRecord, KernelConfig, PluginsConfig } from '../generated/types.js';
 import { formatPath, type PathSegment } from '../config/path.js';
-import { acceptOpenclawKey } from '../config/openclaw-keys.js';
 import { validateWith, type JsonSchema } from '../validation.js';
 import type { PluginCandidate, PluginOrigin } from './discovery.js';
 import { resolveEnablement, slotHolder } from './enablement.js';
@@ -58,6 +57,8 @@ export function resolvePlugins(input: {
   candidates: readonly PluginCandidate[];
   inline: readonly PluginManifest[];
   config: KernelConfig;
+  /** How an unknown key is reported (the policy may let some through as warnings). */
+  tolerate: <T extends ConfigIssue>(issue: T) => T;
 }): { records: PluginRecord[]; issues: ConfigIssue[]; diagnostics: Diagnostic[] } {
   const plugins: PluginsConfig = input.config.plugins ?? {};
   const records: PluginRecord[] = [];
@@ -121,7 +122,7 @@ export function resolvePlugins(input: {
 
   for (const record of byId.values()) {
     if (record.status !== 'ready' || !record.manifest) continue;
-    const found = validatePluginConfig(record, input.config, plugins).map(acceptOpenclawKey);
+    const found = validatePluginConfig(record, input.config, plugins).map(input.tolerate);
     issues.push(...found);
     const problems = found.filter((issue) => issue.level === 'error');
     if (problems.length > 0) fail(record, `invalid config: ${problems.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
@@ -131,7 +132,7 @@ export function resolvePlugins(input: {
     if ((KERNEL_CONFIG_KEYS as readonly string[]).includes(key)) continue;
     const owner = sectionOwner.get(key);
     if (!owner) {
-      issues.push(acceptOpenclawKey({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' }));
+      issues.push(input.tolerate({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' }));
     } else if (!owner.enabled) {
       const message = `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`;
       issues.push({ level: 'warning', path: key, message, owner: owner.id });

@@ -13,11 +13,11 @@
  */
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext } from '../hooks/catalog.js';
-import type { Redactor } from '../redact.js';
+import type { KernelConfig } from '../generated/types.js';
+import type { KernelPolicy, Redactor } from '../policy.js';
 import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors } from '../validation.js';
 import { routeSandbox, type SandboxRouteDeps } from './sandbox-route.js';
-import { configuredToolPolicy } from './policy.js';
 import { approvalRefusal } from './approval.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
@@ -53,7 +53,8 @@ export interface ToolRunnerDeps {
   /** Without it no call is sandboxed (unit tests of the other steps). */
   sandbox?: SandboxRouteDeps;
   /** The live config: the tool policy is read from it on every call. */
-  config: () => { tools?: unknown; agents?: unknown };
+  config: () => KernelConfig;
+  policy: KernelPolicy['toolPolicy'];
 }
 
 function errorResult(text: string, details?: unknown): ToolResult {
@@ -85,7 +86,7 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   let blocked = false;
 
   const run = async (): Promise<ToolResult> => {
-    const policy = configuredToolPolicy(deps.config(), { agentId: context.agentId, model: request.model, sessionKey: context.sessionKey });
+    const policy = deps.policy(deps.config(), { agentId: context.agentId, model: request.model, sessionKey: context.sessionKey });
     if (!policy(name) || (request.allowed && !request.allowed(name))) {
       blocked = true;
       return errorResult(`Tool "${name}" is not allowed by the tool policy for this agent.`);

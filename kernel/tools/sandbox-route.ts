@@ -1,150 +1,16 @@
 /**
- * Sandbox routing, the tool choke point's second step. `resolveSandboxRoute` is pure: from
- * config and who is calling it says whether the session is sandboxed and with which spec.
- * The runtime (`routeSandbox`) and `claw sandbox explain` both use it, so the explanation
- * cannot disagree with where commands actually run.
+ * Sandbox routing, the tool choke point's step before approval: a tool that runs commands or
+ * touches files (`runsInSandbox`) gets the session's sandbox on its context, or the call is
+ * refused. Whether a session is sandboxed, and in what, is the policy's answer
+ * (KernelPolicy.sandboxRoute); that no such call runs on the host without one is the kernel's.
  */
-import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { DEFAULT_SLOT_HOLDERS } from '../config/keys.js';
-import { expandHome } from '../config/paths.js';
 import type { KernelConfig } from '../generated/types.js';
+import type { KernelPolicy } from '../policy.js';
 import type { CapabilityLookup, ToolContext, ToolDefinition, ToolSandbox } from '../plugin-host/capabilities.js';
 
-type AnyRecord = Record<string, any>;
-
-export interface SandboxSettings {
-  mode: 'off' | 'non-main' | 'all';
-  scope: 'session' | 'agent' | 'shared';
-  workspaceAccess: 'none' | 'ro' | 'rw';
-  /** Where per-scope sandbox workspaces live (workspaceAccess "none"). */
-  workspaceRoot: string;
-  docker: { image?: string; network: string; binds: string[]; env: Record<string, string>; memory?: string | number; pidsLimit?: number; cpus?: number; readOnlyRoot: boolean };
-}
-
-/** The SandboxSpec (sdk/types/sandbox.ts) a backend is asked to ensure. */
-export type SandboxRouteSpec = Pick<SandboxSettings, 'scope' | 'workspaceAccess' | 'workspaceRoot'> &
-  Pick<SandboxSettings['docker'], 'image' | 'network' | 'binds' | 'env' | 'readOnlyRoot'> & {
-    scopeKey: string;
-    agentId: string;
-    sessionKey: string;
-    workdir: string;
-    limits: { memoryBytes?: number; pids?: number; cpus?: number };
-    configHash: string;
-  };
-
-export interface SandboxRoute {
-  agentId: string;
-  sessionKey: string;
-  mainSessionKey: string;
-  settings: SandboxSettings;
-  sandboxed: boolean;
-  /** Why the session is (or is not) sandboxed, in words. */
-  reason: string;
-  /** Which plugin holds the sandbox slot ("none" when nobody does). */
-  backend: string;
-  spec?: SandboxRouteSpec;
-}
-
-export const SANDBOX_WORKDIR = '/workspace';
-
-const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
-
-/** Docker-style sizes ("512m", "1g") or plain bytes. */
-export function parseMemory(value: string | number | undefined): number | undefined {
-  if (value === undefined || typeof value === 'number') return value;
-  const match = /^(\d+(?:\.\d+)?)\s*([bkmg]?)b?$/i.exec(value.trim());
-  if (!match) throw new Error(`sandbox docker.memory "${value}" is not a size like 512m or 1g`);
-  return Math.round(Number(match[1]) * UNITS[match[2]!.toLowerCase()]!);
-}
-
-export function defaultAgentOf(config: KernelConfig): string {
-  const list = ((config.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[];
-  return String(list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main');
-}
-
-/** `agents.defaults.sandbox` with the agent's `agents.list[].sandbox` on top (docker merged key by key). */
-export function sandboxSettings(config: KernelConfig, agentId: string, stateDir: string): SandboxSettings {
-  const agents = (config.agents ?? {}) as AnyRecord;
-  const base = (agents.defaults?.sandbox ?? {}) as AnyRecord;
-  const own = (((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === agentId)?.sandbox ?? {}) as AnyRecord;
-  const scope = own.scope ?? base.scope ?? 'agent';
-  // OpenClaw: per-agent docker settings do not apply to the one shared sandbox.
-  const docker = { ...(base.docker ?? {}), ...(scope === 'shared' ? {} : (own.docker ?? {})) } as AnyRecord;
-  return {
-    mode: own.mode ?? base.mode ?? 'off',
-    scope,
-    workspaceAccess: own.workspaceAccess ?? base.workspaceAccess ?? 'none',
-    workspaceRoot: expandHome(String(own.workspaceRoot ?? base.workspaceRoot ?? join(stateDir, 'sandboxes'))),
-    docker: {
-      image: docker.image,
-      network: docker.network ?? 'none',
-      binds: docker.binds ?? [],
-      env: docker.env ?? {},
-      memory: docker.memory,
-      pidsLimit: docker.pidsLimit,
-      cpus: docker.cpus,
-      readOnlyRoot: docker.readOnlyRoot !== false,
-    },
-  };
-}
-
-/** A scope key as a directory name: readable, and distinct keys never collide. */
-function slug(key: string): string {
-  const readable = key.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').slice(0, 48);
-  return `${readable}-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
-}
-
-export interface RouteInput {
-  agentId?: string;
-  sessionKey?: string;
-  /** The agent's own workspace (mounted for workspaceAccess "ro"/"rw"). */
-  workspaceDir: string;
-  stateDir: string;
-}
-
-export function resolveSandboxRoute(config: KernelConfig, input: RouteInput): SandboxRoute {
-  const agentId = input.agentId ?? defaultAgentOf(config);
-  const session = (config as AnyRecord).session ?? {};
-  const mainKey = String(session.mainKey ?? 'main').toLowerCase();
-  const mainSessionKey = session.scope === 'global' ? 'global' : `agent:${agentId.toLowerCase()}:${mainKey}`;
-  // A call without a session is never the main session: unknown callers get the stricter answer.
-  const sessionKey = input.sessionKey ?? '';
-  const settings = sandboxSettings(config, agentId, input.stateDir);
-  const backend = String(config.plugins?.slots?.sandbox ?? DEFAULT_SLOT_HOLDERS.sandbox);
-  const isMain = sessionKey.toLowerCase() === mainSessionKey;
-  const sandboxed = settings.mode === 'all' || (settings.mode === 'non-main' && !isMain);
-  const reason =
-    settings.mode === 'off'
-      ? 'sandbox mode is "off"'
-      : settings.mode === 'all'
-        ? 'sandbox mode is "all": every session is sandboxed'
-        : isMain
-          ? `sandbox mode is "non-main" and ${sessionKey} is the agent's main session`
-          : `sandbox mode is "non-main" and ${sessionKey || 'a call without a session'} is not the main session (${mainSessionKey})`;
-  const route: SandboxRoute = { agentId, sessionKey, mainSessionKey, settings, sandboxed, reason, backend };
-  if (!sandboxed) return route;
-  const scopeKey =
-    settings.scope === 'shared' ? 'shared' : settings.scope === 'agent' ? `agent:${agentId}` : sessionKey || `agent:${agentId}:unkeyed`;
-  const { docker } = settings;
-  const shape = {
-    workspaceRoot: settings.workspaceAccess === 'none' ? join(settings.workspaceRoot, slug(scopeKey)) : input.workspaceDir,
-    workspaceAccess: settings.workspaceAccess,
-    workdir: SANDBOX_WORKDIR,
-    ...(docker.image ? { image: docker.image } : {}),
-    network: docker.network,
-    binds: docker.binds,
-    env: docker.env,
-    limits: { memoryBytes: parseMemory(docker.memory), pids: docker.pidsLimit, cpus: docker.cpus },
-    readOnlyRoot: docker.readOnlyRoot,
-  };
-  const configHash = createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
-  route.spec = { scopeKey, scope: settings.scope, agentId, sessionKey, ...shape, configHash };
-  return route;
-}
-
 export interface SandboxRouteDeps {
+  route: KernelPolicy['sandboxRoute'];
   capabilities: Pick<CapabilityLookup, 'slot'>;
   config(): KernelConfig;
   paths: { stateDir: string; workspaceDir: string };
@@ -157,7 +23,7 @@ export interface SandboxRouteDeps {
  */
 export async function routeSandbox(deps: SandboxRouteDeps | undefined, tool: ToolDefinition, context: Omit<ToolContext, 'toolCallId'>): Promise<ToolSandbox | undefined | string> {
   if (!deps || !tool.runsInSandbox) return undefined;
-  const route = resolveSandboxRoute(deps.config(), { ...context, workspaceDir: context.workspaceDir ?? deps.paths.workspaceDir, stateDir: deps.paths.stateDir });
+  const route = deps.route(deps.config(), { ...context, workspaceDir: context.workspaceDir ?? deps.paths.workspaceDir, stateDir: deps.paths.stateDir });
   if (!route.spec) return undefined;
   const refuse = (why: string) => `Tool "${tool.name}" needs a sandbox (${route.reason}) but ${why}; nothing was run on the host.`;
   if (route.backend === 'none') return refuse('no sandbox backend is configured (plugins.slots.sandbox is "none"; set it to "sandbox-docker" or "sandbox-bwrap")');

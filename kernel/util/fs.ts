@@ -7,50 +7,18 @@
  * Writes go to a temp file in the same directory and are renamed over the target, so a
  * crash leaves the old file or the new one, never half of either.
  */
-import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync, existsSync, copyFileSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync, existsSync, copyFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
-/** Permission bits for the group and for others: none of them belong on state files. */
-export const NON_OWNER_BITS = 0o077;
-
 /**
  * Create `dir` (and missing parents) as 0700. An existing directory keeps its mode: a
  * looser one is reported by the audit, not changed behind the user's back.
  */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-}
-
-/**
- * The owner-only mode for an entry of mode `mode`: 0700 for a directory, 0600 for a file,
- * 0700 for a file its owner may execute (so an installed plugin's binaries keep working).
- */
-export function privateModeOf(mode: number, isDirectory: boolean): number {
-  if (isDirectory || mode & 0o100) return PRIVATE_DIR_MODE;
-  return PRIVATE_FILE_MODE;
-}
-
-/**
- * Make a tree claw has just created owner-only (files copied or unpacked keep the modes
- * they came with). Symlinks are neither followed nor changed. Returns the paths changed.
- */
-export function restrictTree(root: string): string[] {
-  const changed: string[] = [];
-  const visit = (path: string) => {
-    const stat = lstatSync(path);
-    if (stat.isSymbolicLink()) return;
-    const wanted = privateModeOf(stat.mode, stat.isDirectory());
-    if ((stat.mode & 0o777) !== wanted) {
-      chmodSync(path, wanted);
-      changed.push(path);
-    }
-    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  visit(root);
-  return changed;
 }
 
 export interface AtomicWriteOptions {

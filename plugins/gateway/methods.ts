@@ -5,6 +5,7 @@
  * idempotencyKey). Methods of other plugins arrive the same way through the registry.
  */
 import {
+  composeConfigSchema,
   ErrorCodes,
   formatIssue,
   formatPath,
@@ -218,7 +219,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     params: EMPTY,
     scope: 'operator.read',
     description: 'JSON Schema of the whole config, with UI hints from plugin manifests.',
-    handler: () => ({ schema: configFile.schema(), uiHints: composeUiHints(kernel.plugins()), version: runtime.version }),
+    handler: () => ({ schema: composeConfigSchema(kernel.plugins()), uiHints: composeUiHints(kernel.plugins()), version: runtime.version }),
   });
 
   api.registerGatewayMethod('config.set', {

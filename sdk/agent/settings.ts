@@ -4,7 +4,8 @@
  * follow OpenClaw's documented values.
  */
 import { join } from 'node:path';
-import { expandHome, resolveSandboxRoute, type KernelConfig } from '../../kernel/index.js';
+import { expandHome, type KernelConfig } from '../../kernel/index.js';
+import { resolveSandboxRoute } from '../sandbox/route.js';
 import type { ToolsConfig } from '../tool-policy.js';
 import type { ThinkingLevel } from '../types/models.js';
 import { normalizeAgentId } from '../sessions/keys.js';

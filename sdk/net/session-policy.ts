@@ -3,7 +3,8 @@
  * is sandboxed (by the same rule the tool choke point routes with), so a sandboxed session's
  * web tools cannot reach the gateway host's own loopback services even through a trusted name.
  */
-import { resolveSandboxRoute, type KernelConfig } from '../../kernel/index.js';
+import type { KernelConfig } from '../../kernel/index.js';
+import { resolveSandboxRoute } from '../sandbox/route.js';
 import type { SsrfPolicy } from './ssrf.js';
 
 export interface CallerSession {

@@ -19,7 +19,6 @@ import {
   readManifest,
   slotHolder,
   resolveExtensionsDir,
-  restrictTree,
   validateWith,
   type InstallRecord,
   type JsonSchema,
@@ -28,6 +27,7 @@ import {
   type PluginsConfig,
 } from '../../../kernel/index.js';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
+import { restrictTree } from '../../../sdk/fs.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';

@@ -10,7 +10,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { IGNORED_OPENCLAW_KEY } from '../../../../kernel/config/openclaw-keys.js';
+import { IGNORED_OPENCLAW_KEY } from '../../../../sdk/config-checks.js';
 import { formatIssue, type Kernel } from '../../../../kernel/index.js';
 import { isOpenclawPlugin } from '../../../../sdk/openclaw-compat/index.js';
 import { bootKernel } from '../../boot.js';

@@ -5,7 +5,7 @@
  * owner-only. Tokens, auth, bind and tool policy are never touched.
  */
 import { chmodSync, closeSync, constants, fchmodSync, lstatSync, openSync } from 'node:fs';
-import { privateModeOf, NON_OWNER_BITS } from '../../../../kernel/index.js';
+import { privateModeOf, NON_OWNER_BITS } from '../../../../sdk/fs.js';
 import { editConfig } from '../../config-edit.js';
 import type { Io } from '../../io.js';
 import { scanState, type StateScan } from './fs-checks.js';

@@ -7,7 +7,8 @@
  */
 import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { expandHome, NON_OWNER_BITS } from '../../../../kernel/index.js';
+import { expandHome } from '../../../../kernel/index.js';
+import { NON_OWNER_BITS } from '../../../../sdk/fs.js';
 import { isInside } from '../../../../kernel/util/paths.js';
 import { section, type AuditContext, type Finding } from './types.js';
 

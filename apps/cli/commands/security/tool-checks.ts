@@ -6,7 +6,8 @@
  * anything the agent reads can become a shell command.
  */
 import { userInfo } from 'node:os';
-import { sandboxSettings, type KernelConfig } from '../../../../kernel/index.js';
+import type { KernelConfig } from '../../../../kernel/index.js';
+import { sandboxSettings } from '../../../../sdk/sandbox/route.js';
 import { compileToolPolicy, type ToolsConfig } from '../../../../sdk/tool-policy.js';
 import { section, type AuditContext, type Finding } from './types.js';
 

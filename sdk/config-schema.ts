@@ -3,9 +3,8 @@
  * kernel's own schema with each plugin's config schema placed at
  * plugins.entries.<id>.config and each plugin-owned section at the top level.
  */
-import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
-import type { JsonSchema } from '../validation.js';
-import type { PluginRecord } from '../plugin-host/resolve.js';
+import type { JsonSchema, PluginRecord } from '../kernel/index.js';
+import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
 
 type Node = Record<string, any>;
 

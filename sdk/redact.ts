@@ -12,20 +12,9 @@
  * Known secrets and the built-in shapes are one case-insensitive regex, so `text()` is a
  * single pass; each user pattern keeps its own flags and so gets a pass of its own.
  */
-import { formatPath, type PathSegment } from './config/path.js';
+import { formatPath, type PathSegment, type Redactor } from '../kernel/index.js';
 
-export interface Redactor {
-  /** Mask every known secret and secret-shaped value in `input`. */
-  text(input: string): string;
-  /**
-   * Deep: every string in plain objects and arrays is masked; other objects (Date, Error,
-   * Buffer, class instances) and image bytes are left alone. Returns the same reference
-   * when nothing changed, so redacting an innocent frame allocates nothing new.
-   */
-  value<T>(input: T): T;
-  /** Register a secret found at run time (a token read from a file, a minted key). */
-  add(secret: string | undefined): void;
-}
+export type { Redactor };
 
 export interface RedactorOptions {
   /** The resolved config: secret-named keys anywhere in it, and `logging.redactPatterns`. */
