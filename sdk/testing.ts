@@ -10,11 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pluginLoader } from './plugin-loader.js';
-import { validatorCache } from './validator-cache.js';
-import { openclawPlugins } from './openclaw-compat/index.js';
+import { clawKernelParts } from './kernel-options.js';
 import { createKernel, type KernelPolicy, type Logger, type ToolContext, type ToolResult } from '../kernel/index.js';
-import { clawPolicy } from './policy.js';
 import { createLogger, type LogRecord } from './logger.js';
 import type { Kernel, PluginDefinition } from './types/plugin.js';
 import type { ModelRequest, ModelStreamEvent } from './types/models.js';
@@ -82,11 +79,9 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     pluginDirs: plugins.filter((plugin): plugin is string => typeof plugin === 'string'),
     plugins: plugins.filter((plugin): plugin is PluginDefinition => typeof plugin !== 'string'),
     logger,
-    policy: options.policy ?? clawPolicy,
-    foreignPlugins: openclawPlugins,
-    validators: validatorCache,
-    // One lasting folder for the whole test process: modules outlive each test's state dir.
-    loadModule: pluginLoader({ cacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`) }),
+    // One lasting jiti folder for the whole test process: modules outlive each test's state dir.
+    ...clawKernelParts({ jitiCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`) }),
+    ...(options.policy ? { policy: options.policy } : {}),
   });
   return {
     // The SDK's Kernel: the same object, its capabilities typed with the SDK's contracts.

@@ -2,10 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { createKernel, readConfigFile, resolveConfigPath, type Kernel, type Logger } from '../../kernel/index.js';
 import { createLogger } from '../../sdk/logger.js';
-import { pluginLoader } from '../../sdk/plugin-loader.js';
-import { validatorCache } from '../../sdk/validator-cache.js';
-import { clawPolicy } from '../../sdk/policy.js';
-import { openclawPlugins } from '../../sdk/openclaw-compat/index.js';
+import { clawKernelParts } from '../../sdk/kernel-options.js';
 import type { Io } from './io.js';
 
 /** dist/apps/cli → dist/plugins (or apps/cli → plugins when run from source). */
@@ -32,10 +29,7 @@ export function bootKernel(io: Pick<Io, 'env' | 'stderr'>, options: BootOptions 
     env: io.env,
     ...overlay,
     bundledDir: BUNDLED_PLUGINS_DIR,
-    policy: clawPolicy,
-    loadModule: pluginLoader(),
-    validators: validatorCache,
-    foreignPlugins: openclawPlugins,
+    ...clawKernelParts(),
     strictConfig: options.strictConfig,
     logger: options.logger ?? createLogger({
       level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'warn',

@@ -5,10 +5,7 @@
  * plugin), refuse if the edit introduces a config error, then write atomically.
  */
 import { createKernel, formatIssue, resolveConfigPath, silentLogger, writeConfigFile, type ConfigIssue, type Kernel } from '../../kernel/index.js';
-import { pluginLoader } from '../../sdk/plugin-loader.js';
-import { validatorCache } from '../../sdk/validator-cache.js';
-import { clawPolicy } from '../../sdk/policy.js';
-import { openclawPlugins } from '../../sdk/openclaw-compat/index.js';
+import { clawKernelParts } from '../../sdk/kernel-options.js';
 import { withConfigLock } from '../../sdk/config-write.js';
 import { BUNDLED_PLUGINS_DIR, bootKernel } from './boot.js';
 import { CliError, type Io } from './io.js';
@@ -71,10 +68,7 @@ function revalidate(io: Io, before: Kernel, raw: Record<string, unknown>, plugin
     configPath: before.config.path,
     stateDir: before.paths.stateDir,
     bundledDir: BUNDLED_PLUGINS_DIR,
-    policy: clawPolicy,
-    loadModule: pluginLoader(),
-    validators: validatorCache,
-    foreignPlugins: openclawPlugins,
+    ...clawKernelParts(),
     strictConfig: false,
     logger: silentLogger,
   });

@@ -1,0 +1,16 @@
+/**
+ * What the SDK hands every kernel it boots (the CLI, `claw config` checks, the test kit): claw's
+ * rules, the loader for third-party plugins, the validator cache and the OpenClaw plugin adapter.
+ */
+import type { KernelOptions } from '../kernel/index.js';
+import { openclawPlugins } from './openclaw-compat/index.js';
+import { pluginLoader } from './plugin-loader.js';
+import { clawPolicy } from './policy.js';
+import { validatorCache } from './validator-cache.js';
+
+export type ClawKernelParts = Required<Pick<KernelOptions, 'policy' | 'loadModule' | 'validators' | 'foreignPlugins'>>;
+
+/** `jitiCacheDir`: where transpiled plugin code is kept (default `<stateDir>/cache/jiti`). */
+export function clawKernelParts(options: { jitiCacheDir?: string } = {}): ClawKernelParts {
+  return { policy: clawPolicy, loadModule: pluginLoader({ cacheDir: options.jitiCacheDir }), validators: validatorCache, foreignPlugins: openclawPlugins };
+}
