@@ -12,7 +12,7 @@ export * from './hooks/catalog.js';
 export { silentLogger, redactingLogger, type Logger } from './log.js';
 export type { KernelPolicy, Redactor, SandboxCall, SandboxDecision, ToolSubject } from './policy.js';
 
-export { ConfigError, judged, readConfigFile, snapshotOf, writeConfigFile, formatIssue, type ConfigSnapshot } from './config/store.js';
+export { ConfigError, judged, readConfigFile, snapshotOf, formatIssue, type ConfigSnapshot } from './config/store.js';
 export { resolveConfigPath, resolveStateDir, resolveExtensionsDir, resolveProfile, expandHome, type Env } from './config/paths.js';
 export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, KERNEL_CONFIG_KEYS, type SlotName } from './config/keys.js';
@@ -29,7 +29,6 @@ export type * from './plugin-host/api.js';
 export type * from './plugin-host/capabilities.js';
 export { DECLARING_FIELD } from './plugin-host/capabilities.js';
 
-export * from './util/fs.js';
 export { parseJson5 } from './util/json5.js';
 export { pathUnder } from './util/paths.js';
 export { compileSchema, validateWith, schemaProblems, schemaCompiler, useValidatorStore, type JsonSchema, type SchemaIssue, type ValidatorStore } from './validation.js';

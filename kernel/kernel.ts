@@ -9,7 +9,7 @@ import { LaneScheduler } from './lanes.js';
 import { redactingLogger, silentLogger, type Logger } from './log.js';
 import type { KernelPolicy, Redactor } from './policy.js';
 import { ProtocolRegistry } from './protocol/registry.js';
-import { ConfigError, judged, readConfigFile, snapshotOf, usableConfig, writeConfigFile, type ConfigSnapshot } from './config/store.js';
+import { ConfigError, judged, readConfigFile, snapshotOf, usableConfig, type ConfigSnapshot } from './config/store.js';
 import { useValidatorStore, type ValidatorStore } from './validation.js';
 import { trace } from './util/trace.js';
 import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
@@ -28,10 +28,7 @@ export interface KernelOptions {
   stateDir?: string;
   /** Folder of bundled plugins (the CLI passes its own `plugins/`). */
   bundledDir?: string;
-  /**
-   * Which discovery roots to search. The test kit turns all of them off so a kernel has
-   * exactly the plugins it was given.
-   */
+  /** Which discovery roots to search (the test kit turns all off: a kernel with exactly the plugins it was given). */
   discover?: { config?: boolean; workspace?: boolean; bundled?: boolean; global?: boolean };
   /** Plugin directories to load in addition to discovery (origin "config"). */
   pluginDirs?: readonly string[];
@@ -44,10 +41,7 @@ export interface KernelOptions {
   /** Loads plugins that are not bundled (the SDK's `pluginLoader`: TypeScript, `claw/sdk` aliases); default `import()`. */
   loadModule?: (entry: string, paths: KernelPaths) => Promise<Record<string, unknown>>;
   foreignPlugins?: ForeignPluginAdapter; // the SDK's, for OpenClaw-style plugins
-  /**
-   * When true (default), kernel-level config errors stop the boot with a ConfigError.
-   * Tools that report on a broken config (`claw config validate`, `claw plugins doctor`) pass false.
-   */
+  /** Kernel-level config errors stop the boot with a ConfigError unless false (`claw config validate`, `doctor`). */
   strictConfig?: boolean;
   /** Run register() of plugins given as objects at boot (default true; config checks pass false). */
   activateInline?: boolean;
@@ -101,10 +95,7 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   const paths: KernelPaths = { stateDir, workspaceDir, configPath };
 
   const lanes = new LaneScheduler({
-    caps: {
-      main: defaults.maxConcurrent,
-      subagent: defaults.subagents?.maxConcurrent,
-    },
+    caps: { main: defaults.maxConcurrent, subagent: defaults.subagents?.maxConcurrent },
     onNotice: ({ lane, waitedMs, queuedBehind }) =>
       logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, { lane, waitedMs }),
   });
@@ -125,20 +116,9 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
 
   const configFile = {
     read: () => judged(readConfigFile(configPath, env), policy),
-    write: (raw: Record<string, unknown>) => writeConfigFile(configPath, raw),
     // A throwaway kernel over the candidate config: same discovery, no plugin code run.
-    check: async (raw: Record<string, unknown>) => {
-      const shadow = await createKernel({
-        ...options,
-        config: raw,
-        configPath,
-        stateDir,
-        logger: silentLogger,
-        strictConfig: false,
-        activateInline: false,
-      });
-      return shadow.issues();
-    },
+    check: async (raw: Record<string, unknown>) =>
+      (await createKernel({ ...options, config: raw, configPath, stateDir, logger: silentLogger, strictConfig: false, activateInline: false })).issues(),
     // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
     use: (next: ConfigSnapshot) => void (config = usableConfig(next)),
   };

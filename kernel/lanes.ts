@@ -1,12 +1,9 @@
 /**
- * Lane scheduler: named FIFO queues with a concurrency cap each.
- *
- * A run enters its `session:<key>` lane (cap 1, so one run per session) and, once
- * it holds that, a global lane (`main`, `subagent`, `cron`, `nested`). Nesting in
- * that order means a run waiting for its session never occupies a global slot.
- *
- * Pure promises: no timers and no threads. The long-wait notice is checked when a
- * task is dequeued, so an idle scheduler leaves nothing on the event loop.
+ * Lane scheduler: named FIFO queues, each with a concurrency cap. A run enters its
+ * `session:<key>` lane (cap 1: one run per session) and, once it holds that, a global lane
+ * (`main`, `subagent`, `cron`, `nested`), so a run waiting for its session never occupies a
+ * global slot. Pure promises, no timers: the long-wait notice is checked when a task is
+ * dequeued, so an idle scheduler leaves nothing on the event loop.
  */
 
 export type LaneTask<T> = () => T | PromiseLike<T>;
@@ -14,10 +11,8 @@ export type LaneTask<T> = () => T | PromiseLike<T>;
 /** Rejection reason for tasks dropped by `clear(lane)`. */
 export class LaneClearedError extends Error {
   readonly code = 'LANE_CLEARED';
-  constructor(readonly lane: string) {
-    super(`lane "${lane}" was cleared before this task started`);
-    this.name = 'LaneClearedError';
-  }
+  override name = 'LaneClearedError';
+  constructor(readonly lane: string) { super(`lane "${lane}" was cleared before this task started`); }
 }
 
 export interface LaneStats {
@@ -96,15 +91,10 @@ export class LaneScheduler {
   setConcurrency(lane: string, max: number): void {
     this.caps.set(lane, checkCap(lane, max));
     const existing = this.lanes.get(lane);
-    if (existing) {
-      existing.max = max;
-      this.pump(existing);
-    }
+    if (existing) this.pump(Object.assign(existing, { max }));
   }
 
-  concurrency(lane: string): number {
-    return this.caps.get(lane) ?? 1;
-  }
+  concurrency = (lane: string): number => this.caps.get(lane) ?? 1;
 
   /** Queue `task` on `lane`; the returned promise settles with the task's outcome. */
   enqueue<T>(lane: string, task: LaneTask<T>): Promise<T> {
@@ -135,12 +125,10 @@ export class LaneScheduler {
 
   stats(lane: string): LaneStats | undefined {
     const state = this.lanes.get(lane);
-    return state ? this.snapshot(state) : undefined;
+    return state && this.snapshot(state);
   }
 
-  allStats(): LaneStats[] {
-    return [...this.lanes.values()].map((state) => this.snapshot(state));
-  }
+  allStats = (): LaneStats[] => [...this.lanes.values()].map((state) => this.snapshot(state));
 
   private snapshot({ name, max, queue, head, active, longestWaitMs, completed, failed }: Lane): LaneStats {
     const oldestQueuedMs = queue[head] ? Math.max(0, this.now() - queue[head].enqueuedAt) : 0;
@@ -194,13 +182,8 @@ export class LaneScheduler {
       return this.finish(state, entry, false, error);
     }
     if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
-      (result as PromiseLike<unknown>).then(
-        (value) => this.finish(state, entry, true, value),
-        (error) => this.finish(state, entry, false, error),
-      );
-    } else {
-      this.finish(state, entry, true, result);
-    }
+      (result as PromiseLike<unknown>).then((value) => this.finish(state, entry, true, value), (error) => this.finish(state, entry, false, error));
+    } else this.finish(state, entry, true, result);
   }
 
   /** The lane moves on before the task's caller hears of the outcome. */

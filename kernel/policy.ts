@@ -1,11 +1,9 @@
 /**
  * The rules the kernel enforces, handed in by whoever boots it. The kernel owns where each
- * rule applies and that nothing goes around it: every log line, tool result and frame is
- * masked; every tool call, whoever makes it, is checked against the tool policy and routed
- * to a sandbox (or refused). What the rules say — which text is a secret, which tools a
- * profile allows, how a sandbox is set up — is the SDK's (`clawPolicy`, sdk/policy.ts), so
- * the rules can grow without the kernel growing, and a test can boot the kernel with rules
- * of its own.
+ * applies and that nothing goes around it: every log line, tool result and frame is masked;
+ * every tool call is checked against the tool policy and routed to a sandbox (or refused).
+ * What the rules say is the SDK's (`clawPolicy`, sdk/policy.ts), so they can grow without
+ * the kernel growing, and a test can boot the kernel with rules of its own.
  */
 import type { Env } from './config/paths.js';
 import type { KernelConfig } from './generated/types.js';
@@ -14,9 +12,8 @@ export interface Redactor {
   /** Mask every known secret and secret-shaped value in `input`. */
   text(input: string): string;
   /**
-   * Deep: every string in plain objects and arrays is masked; other objects (Date, Error,
-   * Buffer, class instances) and image bytes are left alone. Returns the same reference
-   * when nothing changed, so redacting an innocent frame allocates nothing new.
+   * Deep: every string in plain objects and arrays; other objects and image bytes are left
+   * alone. The same reference when nothing changed, so an innocent frame allocates nothing.
    */
   value<T>(input: T): T;
   /** Register a secret found at run time (a token read from a file, a minted key). */

@@ -1,10 +1,8 @@
 /**
- * Schema validation. The kernel's own schemas (config, manifest) and the JSON Schema
- * meta-schema are precompiled at build time, so checking them needs no ajv at all. Plugin
- * schemas are compiled by one shared ajv instance, loaded on first use (it costs ~25 ms to
- * import plus ~1 ms per schema), and cached by schema object and by content; a
- * ValidatorStore (the SDK's validatorCache: standalone code on disk) keeps them for the
- * next process.
+ * Schema validation. The kernel's own schemas and the JSON Schema meta-schema are
+ * precompiled at build time: checking them needs no ajv. Plugin schemas are compiled by one
+ * shared ajv, loaded on first use (~25 ms, then ~1 ms per schema), cached by identity and
+ * content; a ValidatorStore (the SDK's validatorCache) keeps them for the next process.
  */
 import { createRequire } from 'node:module';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';
@@ -31,9 +29,7 @@ const PRECOMPILED = new Map<object, string>([
   [PLUGIN_MANIFEST_SCHEMA, 'plugin-manifest'],
 ]);
 
-function precompiled(name: string): ValidateFunction {
-  return require(`./generated/validators/${name}.cjs`) as ValidateFunction;
-}
+const precompiled = (name: string) => require(`./generated/validators/${name}.cjs`) as ValidateFunction;
 
 /** The ajv instance plugin schemas are compiled with (a ValidatorStore writes its standalone code). */
 export function schemaCompiler(): AjvClass {
@@ -102,10 +98,7 @@ export function validateWith(schema: JsonSchema, data: unknown, base: readonly P
 const MESSAGES: Record<string, (params: Record<string, any>) => { message: string; key?: string }> = {
   required: (params) => ({ message: 'is required', key: String(params.missingProperty) }),
   additionalProperties: (params) => ({ message: 'is not a known key', key: String(params.additionalProperty) }),
-  enum: (params) => {
-    const allowed = (params.allowedValues as unknown[]).map((value) => JSON.stringify(value));
-    return { message: `must be one of ${allowed.join(', ')}` };
-  },
+  enum: (params) => ({ message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` }),
   const: (params) => ({ message: `must be ${JSON.stringify(params.allowedValue)}` }),
   anyOf: () => ({ message: 'does not match any allowed shape' }),
   oneOf: () => ({ message: 'does not match any allowed shape' }),

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { formatIssue } from '../kernel/index.js';
 import { GatewayRequestError, type GatewayClient } from './client.js';
 import type { ReloadResult } from './config-reload.js';
-import { diffMergePatch, withConfigLock } from './config-write.js';
+import { diffMergePatch, withConfigLock, writeConfigFile } from './config-write.js';
 import type { KernelServices } from './types/plugin.js';
 
 export interface ConfigChange {
@@ -70,7 +70,7 @@ export async function editConfigFile(kernel: Pick<KernelServices, 'configFile' |
     const known = new Set((await kernel.configFile.check(current.raw as Record<string, unknown>)).map(key));
     const introduced = (await kernel.configFile.check(raw)).filter((issue) => issue.level === 'error' && !known.has(key(issue)));
     if (introduced.length > 0) throw new ConfigChangeRefused(`refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`);
-    kernel.configFile.write(raw);
+    writeConfigFile(kernel.paths.configPath, raw);
     return { via: 'file', changed: true };
   });
 }

@@ -9,6 +9,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { formatPath, type PathSegment } from '../kernel/index.js';
 import { withFileLock } from './file-lock.js';
+import { writeJsonAtomic } from './fs.js';
+
+/** Write openclaw.json atomically, owner-only, keeping the previous file as `.bak`; call it inside withConfigLock. */
+export function writeConfigFile(path: string, raw: Record<string, unknown>): void {
+  writeJsonAtomic(path, raw, { backup: true });
+}
 
 export class ConfigConflictError extends Error {
   readonly code = 'CONFIG_CONFLICT';

@@ -7,7 +7,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { writeJsonAtomic } from '../kernel/util/fs.js';
+import { writeJsonAtomic } from './fs.js';
 
 export interface DeviceIdentity {
   deviceId: string;

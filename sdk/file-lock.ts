@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from './fs.js';
 
 export interface LockHolder {
   pid: number;

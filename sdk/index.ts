@@ -138,9 +138,9 @@ export {
 } from './sessions/keys.js';
 
 export { expandHome } from '../kernel/config/paths.js';
-export { writeFileAtomic, writeJsonAtomic } from '../kernel/util/fs.js';
 export * from './tool-policy.js';
-export { ensurePrivateFile, privateModeOf, restrictTree, NON_OWNER_BITS, toPosix, writeFileAtomicAsync } from './fs.js';
+export * from './fs.js';
+export { writeConfigFile, withConfigLock, configHash, ConfigConflictError } from './config-write.js';
 
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */
 export * from './protocol/constants.js';

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonAtomic } from '../kernel/index.js';
+import { writeJsonAtomic } from './fs.js';
 import { OPERATOR_SCOPES } from './protocol/constants.js';
 import { isLoopbackHost } from './gateway-auth.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';

@@ -7,7 +7,8 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateDir, type KernelOptions } from '../kernel/index.js';
+import { type KernelOptions } from '../kernel/index.js';
+import { ensurePrivateDir } from './fs.js';
 import { sdkAliases } from './aliases.js';
 import { restrictTree } from './fs.js';
 

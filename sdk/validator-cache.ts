@@ -10,7 +10,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
-import { schemaCompiler, writeFileAtomic, type JsonSchema, type ValidatorStore } from '../kernel/index.js';
+import { schemaCompiler, type JsonSchema, type ValidatorStore } from '../kernel/index.js';
+import { writeFileAtomic } from './fs.js';
 import { AJV_OPTIONS } from '../kernel/generated/schemas.js';
 
 const require = createRequire(import.meta.url);

@@ -27,18 +27,18 @@ function kernelLines(): { total: number; files: Array<[string, number]> } {
 }
 
 /**
- * Issue 10's target is 3,000 lines (`wc -l`). The kernel is not there yet (7,110 before the
- * channel pipeline, session keys, the chunker and plugin management moved out; 5,586 before
- * the channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the
- * TypeBox sources moved to schemas/, route matching to the gateway and the plain logger to
- * the SDK; 3,953 before the rules the kernel enforces moved to the SDK's `clawPolicy`, handed
- * in at boot — the redactor, the tool policy, sandbox routing, config checks and OpenClaw's
- * tolerated keys — with the jiti loader, the validator cache and the composed config schema).
- * This budget is a ratchet at today's size: lower it whenever code leaves the kernel, never
- * raise it — except for a choke-point mechanism the kernel must own, with the reason here.
+ * Issue 10's target: 3,000 lines (`wc -l`), now met. On the way: 7,110 before the channel
+ * pipeline, session keys, the chunker and plugin management moved out; 5,586 before the
+ * channel, model, memory and sandbox contracts moved to sdk/types/; 4,043 before the TypeBox
+ * sources moved to schemas/, route matching to the gateway and the plain logger to the SDK;
+ * 3,953 before the rules the kernel enforces moved to the SDK's `clawPolicy`, with the jiti
+ * loader, the validator cache and the composed config schema; 3,312 before the file helpers
+ * and writing openclaw.json moved to the SDK (the kernel reads and checks config, writes no
+ * files) and "what" comments that restated the code were cut. The budget is a ratchet: lower
+ * it whenever code leaves the kernel, never raise it above the target.
  */
 const KERNEL_LINE_TARGET = 3000;
-const KERNEL_LINE_BUDGET = 3312;
+const KERNEL_LINE_BUDGET = 3000;
 
 describe('a small kernel', () => {
   it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {

@@ -4,9 +4,9 @@
  * boot a kernel against the result to validate it (kernel schema and every enabled
  * plugin), refuse if the edit introduces a config error, then write atomically.
  */
-import { createKernel, formatIssue, resolveConfigPath, silentLogger, writeConfigFile, type ConfigIssue, type Kernel } from '../../kernel/index.js';
+import { createKernel, formatIssue, resolveConfigPath, silentLogger, type ConfigIssue, type Kernel } from '../../kernel/index.js';
 import { clawKernelParts } from '../../sdk/kernel-options.js';
-import { withConfigLock } from '../../sdk/config-write.js';
+import { withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
 import { BUNDLED_PLUGINS_DIR, bootKernel } from './boot.js';
 import { CliError, type Io } from './io.js';
 

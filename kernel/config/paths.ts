@@ -12,9 +12,7 @@ export type Env = Record<string, string | undefined>;
 
 const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-export function resolveHomeDir(env: Env = process.env): string {
-  return env.OPENCLAW_HOME?.trim() || env.HOME?.trim() || homedir();
-}
+export const resolveHomeDir = (env: Env = process.env): string => env.OPENCLAW_HOME?.trim() || env.HOME?.trim() || homedir();
 
 export function expandHome(path: string, env: Env = process.env): string {
   if (path === '~') return resolveHomeDir(env);
@@ -45,9 +43,7 @@ export function resolveConfigPath(env: Env = process.env): string {
 }
 
 /** Global install location for third-party plugins. */
-export function resolveExtensionsDir(stateDir: string): string {
-  return join(stateDir, 'extensions');
-}
+export const resolveExtensionsDir = (stateDir: string): string => join(stateDir, 'extensions');
 
 export function resolveUserPath(path: string, baseDir: string, env: Env = process.env): string {
   const expanded = expandHome(path, env);

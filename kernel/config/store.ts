@@ -1,11 +1,10 @@
 /**
- * openclaw.json on disk: read (JSON5), env-substitute, check against the kernel schema,
- * and write back atomically. The raw form (with `${VAR}` references intact) is what gets
- * edited and written; the resolved form is what the kernel runs with.
+ * openclaw.json as the kernel reads it: JSON5, env-substituted, checked against the kernel
+ * schema. The raw form (`${VAR}` references intact) is what writers edit and write back
+ * (the SDK's writeConfigFile); the resolved form is what the kernel runs with.
  */
 import { readFileSync } from 'node:fs';
 import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
-import { writeJsonAtomic } from '../util/fs.js';
 import { parseJson5 } from '../util/json5.js';
 import { validateWith } from '../validation.js';
 import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
@@ -28,12 +27,9 @@ export interface ConfigSnapshot {
 /** Thrown when config problems stop the kernel from booting; lists every problem. */
 export class ConfigError extends Error {
   readonly code = 'INVALID_CONFIG';
-  constructor(
-    readonly path: string,
-    readonly issues: readonly ConfigIssue[],
-  ) {
+  override name = 'ConfigError';
+  constructor(readonly path: string, readonly issues: readonly ConfigIssue[]) {
     super(`invalid config ${path}:\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`);
-    this.name = 'ConfigError';
   }
 }
 
@@ -90,15 +86,9 @@ function broken(path: string, message: string): ConfigSnapshot {
  * errors are dropped (defaults apply), so one typo does not hide every plugin's status.
  */
 export function usableConfig(snapshot: ConfigSnapshot): KernelConfig {
-  const broken = new Set(
-    snapshot.issues.filter((issue) => issue.level === 'error').map((issue) => issue.path.split(/[.[]/)[0]!),
-  );
+  const broken = new Set(snapshot.issues.filter((issue) => issue.level === 'error').map((issue) => issue.path.split(/[.[]/)[0]!));
   if (broken.size === 0) return snapshot.resolved;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(snapshot.resolved)) if (!broken.has(key)) out[key] = value;
   return out as KernelConfig;
-}
-
-export function writeConfigFile(path: string, raw: Record<string, unknown>): void {
-  writeJsonAtomic(path, raw, { backup: true });
 }

@@ -1,17 +1,14 @@
 /**
- * The hook bus: named tapable hooks, one per entry in the catalog.
+ * The hook bus: one tapable hook per catalog entry. Handlers are wrapped before they are
+ * tapped, so a throwing handler is reported with its plugin id and the chain goes on
+ * (tapable alone would abort the call). Priority maps to tapable's `stage`, which keeps
+ * registration order among equal priorities.
  *
- * Handlers are wrapped before they are tapped so that a throwing handler is reported with
- * its plugin id and the chain goes on; tapable itself would abort the call. Priority maps
- * to tapable's `stage` (lower stage runs first), which keeps registration order among
- * equal priorities.
- *
- * Every async handler has a budget (`timeoutMs`, default from the catalog): past it the bus
- * stops waiting, reports "timed out", and the chain goes on as if the handler returned
- * nothing. That ends the host's await, not the plugin's work. A `signal` in the context
- * (the run's) is raced too: when it aborts, a modifying hook rejects with its reason and a
- * void hook resolves, so `/stop` never waits on a plugin. Sync hooks cannot be timed out:
- * they run to completion on the caller's stack before anything else can happen.
+ * Every async handler has a budget (`timeoutMs`): past it the bus stops waiting, reports
+ * "timed out" and goes on as if the handler returned nothing (that ends the host's await,
+ * not the plugin's work). The run's `signal` is raced too: on abort a modifying hook
+ * rejects with its reason and a void hook resolves, so `/stop` never waits on a plugin.
+ * Sync hooks run to completion on the caller's stack and cannot be timed out.
  */
 import { createRequire } from 'node:module';
 import { defaultHookTimeoutMs, HOOK_MODES, isHookName, type HookMode, MERGE_RULES, type HookContext, type HookHandler, type HookName, type HookOutcome, type ModifyingHookName, type SyncHookName, type VoidHookName } from './catalog.js';
@@ -41,10 +38,7 @@ export interface HookOptions {
 
 export interface HookBusOptions {
   onError?: (report: HookErrorReport) => void;
-  /**
-   * Called before an async hook runs. The plugin host uses it to activate plugins that
-   * declared the hook but have not been loaded yet. Return nothing when there is nothing to do.
-   */
+  /** Before an async hook runs: the plugin host loads plugins that declared it but are not loaded yet. */
   prepare?: (hook: HookName) => Promise<void> | void;
 }
 
@@ -72,15 +66,10 @@ interface Tapped {
 
 const RESOLVED = Promise.resolve();
 const TIMED_OUT = Symbol('timed out');
-/** Wraps the run's abort reason so it is told apart from a handler's own rejection. */
-class Aborted {
-  constructor(readonly reason: unknown) {}
-}
+/** The run's abort reason, told apart from a handler's own rejection. */
+class Aborted { constructor(readonly reason: unknown) {} }
 
-/**
- * The handler's outcome, or TIMED_OUT after `ms`, or a rejection with Aborted when `signal`
- * fires. A void hook's timer does not keep the process alive: no one needs its result.
- */
+/** The outcome, TIMED_OUT after `ms`, or Aborted when `signal` fires. A void hook's timer is unref'd: no one needs its result. */
 function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal | undefined, unref: boolean) {
   if (!(ms > 0) && !signal) return Promise.resolve(outcome);
   return new Promise((resolve, reject) => {
@@ -101,10 +90,7 @@ function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal 
   });
 }
 
-/**
- * tapable is loaded when the first hook with handlers runs: its hook classes cost ~5 ms to
- * load, which a process that never runs a hook (most CLI commands) should not pay.
- */
+/** tapable loads when the first hook with handlers runs: ~5 ms most CLI commands never need. */
 const require = createRequire(import.meta.url);
 let tapable: Record<HookMode, new (args: string[], name: string) => Tapped> | undefined;
 function hookClass(mode: HookMode) {
@@ -116,13 +102,9 @@ function hookClass(mode: HookMode) {
   return tapable[mode];
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null && typeof value === 'object' && typeof (value as PromiseLike<unknown>).then === 'function';
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 export class HookBus {
   private readonly registrations = new Map<HookName, Registration[]>();
@@ -140,16 +122,8 @@ export class HookBus {
     if (!(timeoutMs >= 0 && timeoutMs <= 2 ** 31 - 1)) {
       throw new TypeError(`timeoutMs for hook "${hook}" must be 0 or a positive number of ms`);
     }
-    const registration: Registration = {
-      hook,
-      handler: handler as Registration['handler'],
-      pluginId: options.pluginId ?? 'anonymous',
-      priority,
-      timeoutMs,
-    };
-    const list = this.registrations.get(hook) ?? [];
-    list.push(registration);
-    this.registrations.set(hook, list);
+    const registration: Registration = { hook, handler: handler as Registration['handler'], pluginId: options.pluginId ?? 'anonymous', priority, timeoutMs };
+    this.registrations.set(hook, [...(this.registrations.get(hook) ?? []), registration]);
     this.compiled.delete(hook);
     return () => this.removeWhere(hook, (entry) => entry === registration);
   }
@@ -174,9 +148,8 @@ export class HookBus {
   }
 
   /**
-   * Resolves once plugins declaring `hook` are loaded. Lets a caller start a void hook
-   * without awaiting its handlers (`void runVoid(...)`) while still keeping hook order:
-   * with nothing left to load, handlers are invoked before runVoid returns.
+   * Resolves once plugins declaring `hook` are loaded, so a caller can fire a void hook
+   * without awaiting it and still keep hook order (handlers start before runVoid returns).
    */
   ready(hook: HookName): Promise<void> {
     return Promise.resolve(this.options.prepare?.(hook));
@@ -251,9 +224,7 @@ export class HookBus {
     }
   }
 
-  private timedOut(registration: Registration): void {
-    this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
-  }
+  private timedOut = (registration: Registration) => this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
 
   /** Folds one handler's result into the chain by the hook's merge rule. */
   private fold(registration: Registration, state: ChainState, value: unknown): ChainState {

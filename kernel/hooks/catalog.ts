@@ -1,13 +1,9 @@
 /**
- * Every hook by name, with its run mode, its default time limit and how results combine.
- * The kernel needs no more than that; each hook's payload and result types are the SDK's
- * (sdk/types/hooks.ts), which is where a plugin author reads the whole hook surface.
- *
- * Modes:
+ * Every hook by name, with its run mode, default time limit and how results combine; the
+ * payload and result types are the SDK's (sdk/types/hooks.ts), where authors read them.
  *  - void       all handlers run in parallel; results are ignored.
- *  - modifying  handlers run one after another (higher priority first) and each result
- *               is merged into the running result by the hook's own rule; later handlers
- *               see the event with earlier changes applied.
+ *  - modifying  handlers run in priority order; each result is merged by the hook's rule
+ *               and later handlers see the event with earlier changes applied.
  *  - sync       like modifying but never awaited: a handler returning a promise is reported.
  */
 
@@ -68,10 +64,7 @@ export function isHookName(name: string): name is HookName {
   return Object.prototype.hasOwnProperty.call(HOOK_MODES, name);
 }
 
-/**
- * A merged result as the kernel sees it: an open record, with the keys the kernel reads
- * from the hooks it fires itself (the tool choke point). The SDK types every hook's result.
- */
+/** A merged result: open, typed only in the keys the tool choke point reads (the SDK types the rest). */
 export interface HookOutcome {
   params?: Record<string, unknown>;
   block?: boolean;
@@ -81,17 +74,13 @@ export interface HookOutcome {
   [key: string]: unknown;
 }
 
-/**
- * A handler as the kernel stores it: it is called with its hook's event and whatever it
- * returns is folded by the merge rule. The SDK's HookHandler<H> is the typed form.
- */
+/** A handler as the kernel stores it; what it returns is folded by the merge rule (the SDK's HookHandler<H> is typed). */
 export type HookHandler = (event: object, ctx: HookContext) => void;
 
 /**
- * How long the bus waits for one async handler unless its registration (`timeoutMs`) or the
- * operator (`plugins.entries.<id>.hooks.timeoutMs` / `.timeouts.<hook>`) says otherwise.
- * As in OpenClaw, prompt building gets 15 s so it cannot eat the model's time; every other
- * async hook 30 s. Sync hooks have none (0): they cannot be interrupted.
+ * How long the bus waits for one async handler unless its registration or the operator
+ * (`plugins.entries.<id>.hooks`) says otherwise. As in OpenClaw, prompt building gets 15 s
+ * so it cannot eat the model's time; other async hooks 30 s; sync hooks cannot be cut off.
  */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 export const HOOK_TIMEOUT_DEFAULTS: { readonly [H in HookName]?: number } = {
@@ -102,15 +91,9 @@ export function defaultHookTimeoutMs(hook: HookName): number {
   return HOOK_MODES[hook] === 'sync' ? 0 : (HOOK_TIMEOUT_DEFAULTS[hook] ?? DEFAULT_HOOK_TIMEOUT_MS);
 }
 
-// ── Merge rules ─────────────────────────────────────────────────────────────────
-
 type Result = Record<string, unknown>;
 
-/**
- * How one handler's result folds into the running result (`merge`, default: shallow, later
- * keys win), how the event seen by the next handler changes (`apply`), and whether the
- * result ends the chain (`stops`).
- */
+/** How a result folds in (`merge`; default shallow, later wins), what the next handler sees (`apply`), whether it ends the chain (`stops`). */
 export interface MergeRule {
   merge?(acc: Result, next: Result): Result;
   apply?(event: Result, acc: Result): Result;
@@ -120,9 +103,7 @@ export interface MergeRule {
 /** Keep the first value a handler gave for each of `keys`; later handlers cannot replace it. */
 function firstWins(acc: Result, next: Result, keys: readonly string[]): Result {
   const out: Result = { ...acc };
-  for (const key of keys) {
-    if (out[key] === undefined && next[key] !== undefined) out[key] = next[key];
-  }
+  for (const key of keys) if (out[key] === undefined && next[key] !== undefined) out[key] = next[key];
   return out;
 }
 

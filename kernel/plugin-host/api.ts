@@ -27,14 +27,12 @@ export interface KernelPaths {
   configPath: string;
 }
 
-/** Reading, checking and writing openclaw.json on behalf of plugins (the gateway's config.* methods). */
+/** Reading and checking openclaw.json for plugins (writing it is the SDK's writeConfigFile, under withConfigLock). */
 export interface ConfigAccess {
   /** The config file as it is on disk now (it may have changed since boot). */
   read(): ConfigSnapshot;
   /** Every problem `raw` would have as the config: kernel schema, env references, plugin schemas. */
   check(raw: Record<string, unknown>): Promise<ConfigIssue[]>;
-  /** Write atomically, keeping `.bak` (read, edit and write inside `withConfigLock`, sdk/config-write.ts). */
-  write(raw: Record<string, unknown>): void;
   /** Make `snapshot` what `config()` returns from now on (hot reload of a validated change). */
   use(snapshot: ConfigSnapshot): void;
 }
@@ -51,19 +49,13 @@ export interface KernelServices {
   /** The resolved (env-substituted) config the kernel booted with. */
   config(): Readonly<KernelConfig>;
   configFile: ConfigAccess;
-  /**
-   * The one redaction layer: mask secrets in anything a plugin shows outside the process
-   * (status, errors, files it writes). `api.logger` already goes through it.
-   */
+  /** The one redaction layer, for anything a plugin shows outside the process (`api.logger` already uses it). */
   redact: Redactor;
   /** Plugin records as the host sees them (no code loaded to answer). */
   plugins(): readonly PluginRecord[];
   /** The single path for running tools: policy, hooks, validation, size cap. */
   tools: { invoke(request: ToolCallRequest): Promise<ToolCallOutcome> };
-  /**
-   * The channel choke point: the inbound pipeline, the single outbound path, pairing,
-   * status — forwarded to whichever plugin provides the service "channels".
-   */
+  /** The channel choke point, forwarded to whichever plugin provides the service "channels". */
   channels: ChannelsApi;
 }
 
@@ -107,11 +99,7 @@ export interface PluginDefinition<Config = any> {
   name?: string;
   description?: string;
   version?: string;
-  /**
-   * For plugins handed to the kernel as objects (the test kit): there is no manifest file,
-   * so these stand in for it. Such plugins are loaded at boot and need not declare
-   * capabilities up front.
-   */
+  /** Stand in for the manifest of a plugin handed over as an object (the test kit); it loads at boot and declares by registering. */
   configSchema?: JsonSchema;
   kind?: SlotName | SlotName[];
   register(api: PluginApi<Config>): void | Promise<void>;
@@ -132,7 +120,6 @@ export interface RegistrationSink {
 function requireFunction(what: string, value: unknown): void {
   if (typeof value !== 'function') throw new TypeError(`${what} must be a function`);
 }
-
 function requireName(what: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '') throw new TypeError(`${what} must be a non-empty string`);
   return value;
@@ -148,28 +135,20 @@ export function createPluginApi(record: PluginRecord, sink: RegistrationSink, ke
     sink.register(kind, name, value);
   };
   const sections = record.sections ?? {};
+  const { id, name, version, origin, dir: rootDir } = record;
   return {
-    id: record.id,
-    name: record.name,
-    version: record.version,
-    origin: record.origin,
-    rootDir: record.dir,
+    id, name, version, origin, rootDir,
     config: (record.config ?? {}) as Record<string, unknown>,
     section<T>(name: string): T {
-      if (!(name in sections)) {
-        throw new Error(`plugin "${record.id}" does not own config section "${name}" (declare it in configSections)`);
-      }
-      return sections[name] as T;
+      if (name in sections) return sections[name] as T;
+      throw new Error(`plugin "${record.id}" does not own config section "${name}" (declare it in configSections)`);
     },
     logger,
     kernel,
-
     registerTool: (tool) =>
       register('tool', tool, undefined, (name) => {
         requireName(`tool "${name}" description`, tool.description);
-        if (tool.parameters === null || typeof tool.parameters !== 'object') {
-          throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
-        }
+        if (tool.parameters === null || typeof tool.parameters !== 'object') throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
       }),
     registerChannel: (channel) => register('channel', channel),
     registerProvider: (provider) => register('provider', provider),

@@ -1,9 +1,7 @@
 /**
  * Capability kinds as data. The host stores what plugins register by kind and name and
- * checks only what it needs to route or call each kind; the full contracts (channels,
- * providers, gateway methods, commands, CLI commands, HTTP routes, slot backends) are the
- * SDK's (sdk/types/), which types `api.register*` and `api.kernel.capabilities` with them.
- * Tools and services are typed here in full: the kernel calls them itself.
+ * checks only what it needs to route or call each; the full contracts are the SDK's
+ * (sdk/types/). Tools and services are typed here in full: the kernel calls them itself.
  */
 import type { JsonSchema } from '../validation.js';
 import type { Logger } from '../log.js';
@@ -116,10 +114,7 @@ export const DECLARING_FIELD = {
 
 export type NamedCapabilityKind = keyof typeof DECLARING_FIELD;
 
-/**
- * What `api.register<Kind>` checks before storing a value: the property that names it
- * (slot backends are named by their plugin) and the functions it must have.
- */
+/** What `api.register<Kind>` checks: the property that names it (slot backends: their plugin) and the functions it must have. */
 export const REGISTRATION: { [K in CapabilityKind]: { key?: string; calls: readonly string[] } } = {
   tool: { key: 'name', calls: ['execute'] },
   channel: { key: 'id', calls: ['send'] },
@@ -155,11 +150,10 @@ export interface CapabilityLookup {
 }
 
 /**
- * The channel choke point (`api.kernel.channels`): every inbound channel message, every
- * outbound send and every pairing decision crosses this one object. The kernel owns the
- * interface; the machinery behind it (pipeline, access control, chunking, retries) is the
- * `api` of the service "channels" (the bundled plugins/channels or a replacement), loaded
- * the first time it is needed. Typed in full by the SDK's ChannelsApi.
+ * The channel choke point (`api.kernel.channels`): every inbound message, outbound send and
+ * pairing decision crosses this one object. The machinery behind it (pipeline, access
+ * control, chunking, retries) is the `api` of the service "channels" (plugins/channels or a
+ * replacement), loaded when first needed. The SDK's ChannelsApi types it in full.
  */
 export interface ChannelsApi {
   status(): Promise<unknown[]>;

@@ -23,13 +23,8 @@ export interface DiscoveryRoot {
 export type PluginCandidate = DiscoveryRoot;
 
 export function findCandidates(roots: readonly DiscoveryRoot[]): PluginCandidate[] {
-  const seen = new Set<string>();
-  const candidates: PluginCandidate[] = [];
-  const add = (dir: string, origin: PluginOrigin) => {
-    if (seen.has(dir)) return;
-    seen.add(dir);
-    candidates.push({ dir, origin });
-  };
+  const candidates = new Map<string, PluginCandidate>();
+  const add = (dir: string, origin: PluginOrigin) => candidates.has(dir) || candidates.set(dir, { dir, origin });
   for (const root of roots) {
     if (existsSync(join(root.dir, MANIFEST_FILE))) {
       add(root.dir, root.origin);
@@ -51,5 +46,5 @@ export function findCandidates(roots: readonly DiscoveryRoot[]): PluginCandidate
       add(join(root.dir, entry.name), root.origin);
     }
   }
-  return candidates;
+  return [...candidates.values()];
 }

@@ -33,7 +33,7 @@ import {
   type ServiceDefinition,
 } from './capabilities.js';
 
-/** Thrown when a capability is asked for that no loaded-or-loadable plugin provides. */
+/** No loaded-or-loadable plugin provides the capability asked for. */
 export class CapabilityError extends Error {
   readonly code = 'CAPABILITY_UNAVAILABLE';
   override name = 'CapabilityError';
@@ -42,9 +42,7 @@ export class CapabilityError extends Error {
 export class PluginUnavailableError extends Error {
   readonly code = 'PLUGIN_UNAVAILABLE';
   override name = 'PluginUnavailableError';
-  constructor(readonly pluginId: string, message: string) {
-    super(message);
-  }
+  constructor(readonly pluginId: string, message: string) { super(message); }
 }
 
 export interface PluginHostOptions {
@@ -116,20 +114,13 @@ export class PluginHost {
     };
   }
 
-  /** Records for every plugin found, in precedence order. */
-  list(): readonly PluginRecord[] {
-    return this.records;
-  }
-
-  get(id: string): PluginRecord | undefined {
-    return this.byId.get(id);
-  }
+  /** Every plugin found, in precedence order. */
+  list = (): readonly PluginRecord[] => this.records;
+  get = (id: string): PluginRecord | undefined => this.byId.get(id);
 
   /** Plugins handed over as objects are loaded at boot: their code is already in memory. */
   async activateInline(): Promise<void> {
-    for (const id of this.inline.keys()) {
-      if (this.byId.get(id)?.status === 'ready') await this.activate(id).catch(() => {});
-    }
+    for (const id of this.inline.keys()) if (this.byId.get(id)?.status === 'ready') await this.activate(id).catch(() => {});
   }
 
   /** Load and register a plugin (once). Rejects with PluginUnavailableError when it cannot be used. */
@@ -139,9 +130,7 @@ export class PluginHost {
     const existing = this.activations.get(id);
     if (existing) return existing;
     if (record.status !== 'ready') return Promise.reject(unavailable(record));
-    const activation = this.load(record);
-    this.activations.set(id, activation);
-    return activation;
+    return this.activations.set(id, this.load(record)).get(id)!;
   }
 
   /** Load every plugin that is on; failures are recorded, not thrown. */
@@ -178,9 +167,8 @@ export class PluginHost {
   }
 
   /**
-   * Called by the hook bus before an async hook runs. Loads plugins that declared the hook;
-   * the first message-path hook also loads plugins declaring the sync hooks, which cannot
-   * wait for a load when they fire.
+   * Before an async hook runs (the bus asks): load plugins that declared it. A message-path
+   * hook also loads those declaring sync hooks, which cannot wait for a load when they fire.
    */
   prepareHook(hook: HookName): Promise<void> | undefined {
     if (this.pendingHooks.size === 0) return undefined;
@@ -191,8 +179,6 @@ export class PluginHost {
     if (ids.size === 0) return undefined;
     return Promise.all([...ids].map((id) => this.activate(id).catch(() => {}))).then(() => undefined);
   }
-
-  // ── Internals ────────────────────────────────────────────────────────────────
 
   private indexDeclarations(): void {
     for (const record of this.records) {
@@ -214,10 +200,7 @@ export class PluginHost {
         this.declared[kind].set(name, record.id);
         if (kind === 'gatewayMethod') this.options.kernel.protocol.declareMethod(name, record.id);
       }
-      for (const hook of manifest.hooks ?? []) {
-        const pending = this.pendingHooks.get(hook) ?? new Set<string>();
-        this.pendingHooks.set(hook, pending.add(record.id));
-      }
+      for (const hook of manifest.hooks ?? []) this.pendingHooks.set(hook, (this.pendingHooks.get(hook) ?? new Set<string>()).add(record.id));
     }
   }
 
@@ -282,11 +265,7 @@ export class PluginHost {
         const table = this.registry[kind];
         const existing = table.get(name);
         if (existing) {
-          throw new Error(
-            existing.pluginId === record.id
-              ? `${kind} "${name}" is registered twice`
-              : `${kind} "${name}" is already registered by plugin "${existing.pluginId}"`,
-          );
+          throw new Error(`${kind} "${name}" is ${existing.pluginId === record.id ? 'registered twice' : `already registered by plugin "${existing.pluginId}"`}`);
         }
         if (kind === 'gatewayMethod') {
           const { params, scope, sideEffect, description } = value as CapabilityTypes['gatewayMethod'];
@@ -326,10 +305,7 @@ export class PluginHost {
   }
 
   private settlePending(id: string): void {
-    for (const [hook, ids] of this.pendingHooks) {
-      ids.delete(id);
-      if (ids.size === 0) this.pendingHooks.delete(hook);
-    }
+    for (const [hook, ids] of this.pendingHooks) if (ids.delete(id) && ids.size === 0) this.pendingHooks.delete(hook);
   }
 
   private rollback(id: string): void {
@@ -470,10 +446,6 @@ function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
   throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
 
-function unavailable({ id, status, error, reason }: PluginRecord): PluginUnavailableError {
-  return new PluginUnavailableError(id, status === 'failed' ? `plugin "${id}" failed: ${error}` : `plugin "${id}" is off (${reason})`);
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+const unavailable = ({ id, status, error, reason }: PluginRecord) =>
+  new PluginUnavailableError(id, status === 'failed' ? `plugin "${id}" failed: ${error}` : `plugin "${id}" is off (${reason})`);
+const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));

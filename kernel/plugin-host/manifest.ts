@@ -37,9 +37,7 @@ export function readManifest(dir: string): ManifestResult {
   } catch (error) {
     return { ok: false, error: (error as Error).message };
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
-  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
   const raw = data as Record<string, unknown>;
   const id = typeof raw.id === 'string' ? raw.id : undefined;
   const fail = (error: string): ManifestResult => ({ ok: false, error: `${MANIFEST_FILE}: ${error}`, id });
@@ -48,11 +46,11 @@ export function readManifest(dir: string): ManifestResult {
   if (issues.length > 0) return fail(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '));
   const manifest = raw as PluginManifest;
 
-  const configProblems = schemaProblems(manifest.configSchema);
-  if (configProblems.length > 0) return fail(`configSchema is not a valid JSON Schema: ${configProblems.join('; ')}`);
-  for (const [section, schema] of Object.entries(manifest.configSections ?? {})) {
+  const schemas: Array<[string, unknown]> = [['configSchema', manifest.configSchema]];
+  for (const [section, schema] of Object.entries(manifest.configSections ?? {})) schemas.push([`configSections.${section}`, schema]);
+  for (const [where, schema] of schemas) {
     const problems = schemaProblems(schema);
-    if (problems.length > 0) return fail(`configSections.${section} is not a valid JSON Schema: ${problems.join('; ')}`);
+    if (problems.length > 0) return fail(`${where} is not a valid JSON Schema: ${problems.join('; ')}`);
   }
 
   const entry = resolveEntry(manifest, dir);
@@ -76,9 +74,7 @@ function resolveEntry(manifest: PluginManifest, dir: string): { ok: true; path: 
   if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
   if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
   // A symlink inside the plugin dir must not lead out of it either.
-  if (!isInside(realpathSync(dir), realpathSync(path))) {
-    return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
-  }
+  if (!isInside(realpathSync(dir), realpathSync(path))) return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
   return { ok: true, path };
 }
 

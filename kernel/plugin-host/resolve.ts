@@ -68,11 +68,7 @@ export function resolvePlugins(input: {
 
   const claim = (record: PluginRecord): void => {
     const first = byId.get(record.id);
-    if (!first) {
-      byId.set(record.id, record);
-      records.push(record);
-      return;
-    }
+    if (!first) return void (byId.set(record.id, record), records.push(record));
     const message = `duplicate plugin id "${record.id}": ${where(record)} is ignored; ${where(first)} takes precedence`;
     diagnostics.push({ level: 'warning', pluginId: record.id, message });
   };
@@ -112,8 +108,7 @@ export function resolvePlugins(input: {
 
   for (const record of byId.values()) {
     if (record.status === 'failed' || !record.manifest) continue;
-    const byDefault = record.manifest.enabledByDefault === true;
-    Object.assign(record, resolveEnablement(record.id, record.origin, record.slots, byDefault, plugins));
+    Object.assign(record, resolveEnablement(record.id, record.origin, record.slots, record.manifest.enabledByDefault === true, plugins));
     record.status = record.enabled ? 'ready' : 'disabled';
     record.install = plugins.installs?.[record.id];
   }
@@ -148,9 +143,7 @@ export function resolvePlugins(input: {
   }
   for (const id of Object.keys(plugins.installs ?? {})) if (!byId.has(id)) stale(formatPath(['plugins', 'installs', id]), id);
   for (const list of ['allow', 'deny'] as const) {
-    (plugins[list] ?? []).forEach((id, index) => {
-      if (!byId.has(id)) stale(formatPath(['plugins', list, index]), id);
-    });
+    (plugins[list] ?? []).forEach((id, index) => byId.has(id) || stale(formatPath(['plugins', list, index]), id));
   }
 
   return { records, issues, diagnostics };
@@ -164,9 +157,7 @@ export function baseRecord(manifest: PluginManifest, origin: PluginOrigin, dir?:
   return { id, name, description, version, origin, dir, manifest, slots, ...off, warnings: [] };
 }
 
-function where(record: PluginRecord): string {
-  return record.dir ? `${record.dir} (${record.origin})` : `the ${record.origin} plugin`;
-}
+const where = (record: PluginRecord): string => (record.dir ? `${record.dir} (${record.origin})` : `the ${record.origin} plugin`);
 
 export function fail(record: PluginRecord, error: string): void {
   record.status = 'failed';
@@ -192,10 +183,8 @@ function checkSlots(plugins: PluginsConfig, byId: Map<string, PluginRecord>, iss
 }
 
 /**
- * The config of a plugin that has none in openclaw.json, when the schema is simple enough
- * to see that `{}` satisfies it: `{}` plus the top-level property defaults. This keeps the
- * common case (an unconfigured plugin) free of ajv, which costs ~1 ms per schema to compile.
- * Returns undefined when the schema needs the real validator.
+ * An unconfigured plugin's config when its schema is simple enough to see that `{}` passes:
+ * `{}` plus top-level defaults, with no ajv (~1 ms per schema). Undefined: ask the validator.
  */
 function unconfiguredDefaults(schema: JsonSchema): Record<string, unknown> | undefined {
   const allowed = new Set(['type', 'properties', 'additionalProperties', 'description', 'title', '$schema', '$id']);
@@ -216,9 +205,7 @@ function validatePluginConfig(record: PluginRecord, config: KernelConfig, plugin
     const value = given === undefined ? {} : structuredClone(given);
     try {
       const problems = validateWith(schema, value, path);
-      if (given !== undefined) {
-        for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
-      }
+      if (given !== undefined) for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
     } catch (error) {
       const message = `cannot be checked: ${what} does not compile (${(error as Error).message})`;
       issues.push({ level: 'error', path: formatPath(path), message, owner: record.id });

@@ -1,11 +1,9 @@
 /**
- * The protocol registry: every gateway method and event, with the schema its params or
- * payload must satisfy. Methods owned by plugins that have not been loaded yet are listed
- * from their manifests (so `hello-ok.features` is complete) and get their schema when the
- * plugin registers them. Validators are compiled once, on first use.
- *
- * It is also the one path by which events reach clients: any plugin `emit`s a registered
- * event here and the transport (the gateway plugin) delivers it to connections.
+ * The protocol registry: every gateway method (with the schema its params must satisfy)
+ * and event. Methods of plugins not loaded yet are listed from their manifests, so
+ * `hello-ok.features` is complete, and get their schema when the plugin registers them.
+ * It is also the one path by which events reach clients: a plugin `emit`s a registered
+ * event and the transport (the gateway plugin) delivers it to connections.
  */
 import { compileSchema, formatErrors, type JsonSchema, type SchemaIssue } from '../validation.js';
 
@@ -20,7 +18,6 @@ export interface MethodSpec {
 }
 
 export interface EventSpec {
-  payload?: JsonSchema;
   /** May be dropped for a slow consumer (streaming deltas); final events never are. */
   droppable?: boolean;
   /** Operator scope a connection needs to receive the event; omitted means every connection. */
@@ -90,33 +87,16 @@ export class ProtocolRegistry {
     for (const [name, entry] of this.events) if (entry.owner === owner) this.events.delete(name);
   }
 
-  methodNames(): string[] {
-    return [...this.methods.keys()].sort();
-  }
-
-  eventNames(): string[] {
-    return [...this.events.keys()].sort();
-  }
-
-  method(name: string): Readonly<MethodEntry> | undefined {
-    return this.methods.get(name);
-  }
-
-  event(name: string): Readonly<EventEntry> | undefined {
-    return this.events.get(name);
-  }
+  methodNames = (): string[] => [...this.methods.keys()].sort();
+  eventNames = (): string[] => [...this.events.keys()].sort();
+  method = (name: string): Readonly<MethodEntry> | undefined => this.methods.get(name);
+  event = (name: string): Readonly<EventEntry> | undefined => this.events.get(name);
 
   /** Publish a registered event to whatever transport listens (the gateway); returns how many clients it reached. */
   emit(event: string, payload: unknown, options: EmitOptions = {}): number {
     const entry = this.events.get(event);
     if (!entry) throw new Error(`cannot emit unregistered gateway event "${event}"`);
-    const emitted: EmittedEvent = {
-      event,
-      payload,
-      droppable: options.droppable ?? entry.droppable ?? false,
-      scope: entry.scope,
-      connIds: options.connIds,
-    };
+    const emitted: EmittedEvent = { event, payload, droppable: options.droppable ?? entry.droppable ?? false, scope: entry.scope, connIds: options.connIds };
     let reached = 0;
     for (const listener of this.listeners) {
       try {
@@ -134,17 +114,14 @@ export class ProtocolRegistry {
     return () => this.listeners.delete(listener);
   }
 
+  /** compileSchema keeps each schema's validator, so a method's schema compiles once. */
   validateParams(method: string, params: unknown): Validation<unknown> {
     const entry = this.methods.get(method);
     if (!entry) return { ok: false, issues: [{ path: 'method', message: `unknown method "${method}"` }] };
     if (!entry.params) return { ok: true, value: params };
-    return check(entry.params, params === undefined ? {} : params, 'params');
-  }
-
-  validateEventPayload(event: string, payload: unknown): Validation<unknown> {
-    const entry = this.events.get(event);
-    if (!entry?.payload) return { ok: true, value: payload };
-    return check(entry.payload, payload, 'payload');
+    const value = params === undefined ? {} : params;
+    const validate = compileSchema(entry.params);
+    return validate(value) ? { ok: true, value } : { ok: false, issues: formatErrors(validate.errors ?? [], value, ['params']) };
   }
 }
 
@@ -155,11 +132,4 @@ function claimed<E extends { owner: string }>(map: Map<string, E>, kind: string,
     throw new Error(`gateway ${kind} "${name}" is already provided by "${existing.owner}"`);
   }
   return existing;
-}
-
-/** compileSchema keeps each schema's validator, so this compiles once per schema. */
-function check(schema: JsonSchema, value: unknown, at: string): Validation<unknown> {
-  const validate = compileSchema(schema);
-  if (validate(value)) return { ok: true, value };
-  return { ok: false, issues: formatErrors(validate.errors ?? [], value, [at]) };
 }

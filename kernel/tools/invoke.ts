@@ -1,15 +1,12 @@
 /**
  * The one path every tool call takes, whoever makes it (the agent loop, an RPC, a channel):
- *
- *   policy (computed here from config: the caller can only narrow it) → before_tool_call (may
- *   rewrite params or block) → params checked against the tool's schema → sandbox routing →
+ *   policy (from config; the caller can only narrow it) → before_tool_call (may rewrite
+ *   params or block) → params checked against the tool's schema → sandbox routing →
  *   approval (of those exact params, knowing where they run) → execute → secrets masked →
- *   result size cap → tool_result_persist (sync;
- *   shapes what is written to the transcript) → after_tool_call (may replace the result,
- *   which is masked again)
- *
- * Failures the model should learn from (blocked, unknown tool, bad params, a throwing
- * tool) come back as error results, never as exceptions, so one bad call cannot end a run.
+ *   size cap → tool_result_persist (sync; shapes the transcript entry) → after_tool_call
+ *   (may replace the result, which is masked again)
+ * Failures the model should learn from (blocked, unknown tool, bad params, a throwing tool)
+ * come back as error results, never exceptions, so one bad call cannot end a run.
  */
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext } from '../hooks/catalog.js';
@@ -57,9 +54,7 @@ export interface ToolRunnerDeps {
   policy: KernelPolicy['toolPolicy'];
 }
 
-function errorResult(text: string, details?: unknown): ToolResult {
-  return { content: [{ type: 'text', text }], isError: true, ...(details === undefined ? {} : { details }) };
-}
+const errorResult = (text: string, details?: unknown): ToolResult => ({ content: [{ type: 'text', text }], isError: true, ...(details === undefined ? {} : { details }) });
 
 /** Cut oversized text content to head + tail with a note, so one tool cannot flood the context. */
 export function capResult(result: ToolResult, maxChars: number): ToolResult {
@@ -128,15 +123,7 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   const result = capResult(mask(await run()), request.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
   const { content, details } = result;
   const isError = result.isError === true;
-  let message: ToolResultMessage = {
-    role: 'toolResult',
-    toolCallId,
-    toolName: name,
-    content,
-    isError,
-    ...(details !== undefined ? { details } : {}),
-    timestamp: Date.now(),
-  };
+  let message: ToolResultMessage = { role: 'toolResult', toolCallId, toolName: name, content, isError, ...(details !== undefined ? { details } : {}), timestamp: Date.now() };
   const persisted = deps.hooks.runSync('tool_result_persist', { toolName: name, toolCallId, message }, hookCtx);
   if (persisted.message) message = mask(persisted.message as ToolResultMessage);
   const durationMs = performance.now() - started;

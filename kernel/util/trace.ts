@@ -1,7 +1,4 @@
-/**
- * Start-up tracing: with CLAW_TRACE_STARTUP=1, each phase prints its time since process
- * start to stderr. Costs one env lookup when off.
- */
+/** Start-up tracing: with CLAW_TRACE_STARTUP=1 each phase prints its time since process start to stderr. */
 const enabled = process.env.CLAW_TRACE_STARTUP === '1';
 
 export function trace(label: string): void {

@@ -9,7 +9,7 @@ import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { withConfigLock } from '../../sdk/config-write.js';
+import { withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
 import { expandHome, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
@@ -243,7 +243,7 @@ function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templates
     next = { ...next, gateway: { ...raw.gateway, auth: { ...(raw.gateway?.auth as object | undefined), mode: 'token', token: generateGatewayToken() } } };
     lines.push(`Generated a gateway token (gateway.auth.token in ${configPath}); \`claw dashboard\` opens the web UI with it`);
   }
-  if (next !== raw) file.write(next);
+  if (next !== raw) writeConfigFile(configPath, next);
   else lines.push(`Config ${configPath} already exists (left as it is)`);
   const workspace = requested ?? api.kernel.paths.workspaceDir;
   const { created, kept } = ensureWorkspace(workspace, templatesDir);

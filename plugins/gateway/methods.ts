@@ -23,7 +23,7 @@ import {
   type PluginApi,
   type PluginRecord,
 } from '../../sdk/index.js';
-import { configHash, ConfigConflictError, mergePatch, withConfigLock } from '../../sdk/config-write.js';
+import { configHash, ConfigConflictError, mergePatch, withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
 import type { ReloadResult } from '../../sdk/config-reload.js';
 import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
 import { describePlugin } from '../../sdk/plugin-summary.js';
@@ -114,7 +114,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
           if (errors.length > 0) {
             throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, { code: 'INVALID_CONFIG', issues: errors });
           }
-          configFile.write(raw);
+          writeConfigFile(path, raw);
           const hash = configHash(path);
           kernel.protocol.emit('config.changed', { path, hash, ts: Date.now() });
           const reload: ReloadResult = runtime.reloader.written(current, configFile.read(), hash, mayRestart);

@@ -4,7 +4,7 @@
  * use it. Every local client (the CLI, `claw dashboard`) reads it from there.
  */
 import type { PluginApi } from '../../sdk/index.js';
-import { withConfigLock } from '../../sdk/config-write.js';
+import { withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
 import { generateGatewayToken } from '../../sdk/gateway-auth.js';
 
 export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): Promise<string> {
@@ -24,7 +24,7 @@ function save(api: Pick<PluginApi, 'kernel' | 'logger'>): string {
   api.kernel.redact.add(token);
   gateway.auth = { ...(gateway.auth as Record<string, unknown> | undefined), mode: 'token', token };
   try {
-    file.write(raw);
+    writeConfigFile(snapshot.path, raw);
   } catch (error) {
     throw new Error(`cannot save the generated gateway token to ${snapshot.path}: ${(error as Error).message}`);
   }

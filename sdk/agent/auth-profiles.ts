@@ -10,7 +10,7 @@
  * and so do 24 h without a failure.
  */
 import { readFileSync } from 'node:fs';
-import { writeJsonAtomic } from '../../kernel/index.js';
+import { writeJsonAtomic } from '../fs.js';
 import type { FailureKind } from '../models.js';
 
 export interface AuthProfile {

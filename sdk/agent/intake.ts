@@ -24,7 +24,7 @@
 import { appendFileSync, closeSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, readSync, renameSync, writeSync, existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../fs.js';
 import type { DeliveryTarget, DispatchInput, RunStatus } from './dispatch.js';
 
 export const INTAKE_FILE = 'intake.jsonl';

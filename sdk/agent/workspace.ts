@@ -4,7 +4,7 @@
  */
 import { accessSync, chmodSync, constants, copyFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../fs.js';
 
 /** Injected into every session, in this order. MEMORY.md is added for the main session only. */
 export const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md'] as const;

@@ -18,7 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, futimesSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../fs.js';
 import { lockHolderAlive, ownProcessStartTime, UNREADABLE_LOCK_STALE_MS } from '../file-lock.js';
 
 /** A holder that stopped touching its lock this long ago is gone. */

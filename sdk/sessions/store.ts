@@ -13,7 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { expandHome, parseJson5, resolveStateDir, writeJsonAtomic, type Env } from '../../kernel/index.js';
+import { expandHome, parseJson5, resolveStateDir, type Env } from '../../kernel/index.js';
+import { writeJsonAtomic } from '../fs.js';
 import { normalizeAgentId } from './keys.js';
 import { acquireFileLock } from './lock.js';
 

@@ -16,7 +16,8 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, type Redactor } from '../../kernel/index.js';
+import { type Redactor } from '../../kernel/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../fs.js';
 import type { ChatMessage, UserMessage } from '../types/models.js';
 
 export const TRANSCRIPT_VERSION = 1;

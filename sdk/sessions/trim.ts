@@ -8,7 +8,7 @@
  * either the old transcript or the new one. The caller holds the session lock so no run
  * appends meanwhile.
  */
-import { writeFileAtomic } from '../../kernel/index.js';
+import { writeFileAtomic } from '../fs.js';
 import { isCompactionEntry, isSessionHeader, readTranscriptFile, type TranscriptEntry } from './transcript.js';
 
 export type TrimOutcome = { compacted: true; kept: number } | { compacted: false; kept: number } | { compacted: false; reason: string };

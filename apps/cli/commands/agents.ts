@@ -9,7 +9,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ensurePrivateDir, expandHome, readConfigFile, resolveConfigPath, resolveStateDir, type KernelConfig } from '../../../kernel/index.js';
+import { expandHome, readConfigFile, resolveConfigPath, resolveStateDir, type KernelConfig } from '../../../kernel/index.js';
+import { ensurePrivateDir } from '../../../sdk/fs.js';
 import { agentEntry, agentIds, agentSettings, defaultAgentId, ensureWorkspace, resolveAgentIdentity } from '../../../sdk/agent/index.js';
 import { bindingTier, configuredBindings, type Binding } from '../../../sdk/channels/routing.js';
 import { normalizeAgentId } from '../../../sdk/sessions/keys.js';

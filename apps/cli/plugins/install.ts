@@ -14,20 +14,9 @@
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import {
-  ensurePrivateDir,
-  readManifest,
-  slotHolder,
-  resolveExtensionsDir,
-  validateWith,
-  type InstallRecord,
-  type JsonSchema,
-  type PluginManifest,
-  type PluginRecord,
-  type PluginsConfig,
-} from '../../../kernel/index.js';
+import { readManifest, slotHolder, resolveExtensionsDir, validateWith, type InstallRecord, type JsonSchema, type PluginManifest, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
-import { restrictTree } from '../../../sdk/fs.js';
+import { ensurePrivateDir, restrictTree } from '../../../sdk/fs.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';

@@ -16,7 +16,7 @@ export interface FileScan {
   partial: string[];
 }
 
-/** kernel/util/fs.ts writeFileAtomic names its temp files `.<name>.<pid>.<8 hex>.tmp`. */
+/** sdk/fs.ts writeFileAtomic names its temp files `.<name>.<pid>.<8 hex>.tmp`. */
 const ATOMIC_TEMP = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
 /** `claw plugins install` stages in extensions/.staging-* and moves replaced installs to .replaced-*. */
 const INSTALL_LEFTOVER = /^\.(staging|replaced)-/;
