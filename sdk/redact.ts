@@ -71,6 +71,13 @@ const BUILT_IN_PATTERNS: readonly string[] = [
   String.raw`((?:token|api[_-]?key|secret|passw(?:or)?d)["']?\s*[=:]\s*["']?)[^\s"'\\&,;]{6,}`,
 ];
 
+/**
+ * Vendor prefixes are case-sensitive, the combined pattern is not (it must catch "Bearer",
+ * "Authorization", "PASSWORD="): "SK-…" or "Ghp_…" at the start of a random token is no key.
+ */
+const VENDOR_PREFIX = /^(?:sk-|gh[opsur]_|github_pat_|xox[abprs]-|akia|aiza)/i;
+const EXACT_VENDOR_PREFIX = /^(?:sk-(?:ant-|proj-)?|gh[opsur]_|github_pat_|xox[abprs]-|AKIA|AIza)$/;
+
 /** `/pattern/flags`, or a raw pattern (flags `gi`). Throws a SyntaxError naming the pattern. */
 export function compileRedactPattern(pattern: string): RegExp {
   const literal = /^\/(.+)\/([a-z]*)$/s.exec(pattern);
@@ -121,8 +128,13 @@ export function createRedactor(options: RedactorOptions): Redactor {
     return new RegExp([...literals, ...BUILT_IN_PATTERNS].join('|'), 'gi');
   };
   const groups = BUILT_IN_PATTERNS.length;
-  const replace = (_match: string, ...args: unknown[]): string => {
-    for (let index = 0; index < groups; index++) if (typeof args[index] === 'string') return `${args[index] as string}${MASK}`;
+  const replace = (match: string, ...args: unknown[]): string => {
+    for (let index = 0; index < groups; index++) {
+      const prefix = args[index];
+      if (typeof prefix !== 'string') continue;
+      if (VENDOR_PREFIX.test(prefix) && !EXACT_VENDOR_PREFIX.test(prefix)) return match;
+      return `${prefix}${MASK}`;
+    }
     return MASK; // a known secret: no hint
   };
 

@@ -14,6 +14,7 @@ import { clawPolicy, ConfigError, createKernel, createLogger, createRedactor, ty
 import { definePlugin, textResult } from '../sdk/index.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, scriptedModel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
+import { generateDeviceToken } from '../sdk/gateway-auth.js';
 import type { AgentService } from '../sdk/agent/index.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
 import { client, GATEWAY_DIR, gatewayTestPlugin, type RunningGateway } from './gateway-helpers.js';
@@ -144,7 +145,7 @@ describe('createRedactor', () => {
     const redact = createRedactor({ config: {}, env: { OPENCLAW_GATEWAY_TOKEN: 'configured-gateway-token' } });
     // What the gateway hands out per device: 32 random bytes, base64url (43 characters).
     for (let i = 0; i < 2000; i++) {
-      const deviceToken = randomBytes(32).toString('base64url');
+      const deviceToken = generateDeviceToken();
       expect(redact.text(deviceToken)).toBe(deviceToken);
       const frame = { type: 'res', ok: true, payload: { auth: { deviceToken, role: 'operator' } } };
       expect(redact.value(frame)).toBe(frame);
@@ -157,6 +158,31 @@ describe('createRedactor', () => {
       'https://example.com/path?page=2&sort=desc',
     ];
     for (const line of prose) expect(redact.text(line)).toBe(line);
+  });
+
+  it('takes vendor prefixes only as the vendor spells them', () => {
+    const redact = createRedactor({ config: {}, env: {} });
+    const body = 'IjmUDUrMXq9f3aiQLcNwiEKeKDl2rbnOUe3cw7r0';
+    // A random base64url token that starts "SK-" (seen in CI) or "Ghp_" is no key.
+    for (const token of [`SK-${body}`, `Sk-${body}`, `Ghp_${body}`, `XOXB-${body}`]) expect(redact.text(token)).toBe(token);
+    expect(redact.text(`sk-${body}`)).toBe('sk-***');
+    expect(redact.text(`key sk-ant-${body}`)).toBe('key sk-ant-***');
+    expect(redact.text(`ghp_${body}`)).toBe('ghp_***');
+    // The case-insensitive shapes stay case-insensitive.
+    expect(redact.text(`BEARER ${body}`)).toBe('BEARER ***');
+    expect(redact.text(`PASSWORD=${body}`)).toBe('PASSWORD=***');
+  });
+
+  it('never issues a device token the redactor would mask', () => {
+    // 32 bytes whose base64url starts "sk-": a frame carrying it would say "sk-***".
+    const keyShaped = Buffer.from(`sk-${'A'.repeat(40)}`, 'base64url');
+    expect(keyShaped.length).toBe(32);
+    expect(createRedactor({ config: {}, env: {} }).text(keyShaped.toString('base64url'))).toBe('sk-***');
+    const draws = [keyShaped, randomBytes(32)];
+    const token = generateDeviceToken(() => draws.shift()!);
+    expect(draws).toHaveLength(0);
+    expect(token).not.toMatch(/^sk-/);
+    expect(token).toHaveLength(43);
   });
 });
 

@@ -7,10 +7,11 @@
  * approval) awaits `flush()` first. Device tokens are stored only as
  * SHA-256 hashes: the token itself exists on the device and in one hello-ok frame.
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicAsync } from '../../sdk/index.js';
+import { generateDeviceToken } from '../../sdk/gateway-auth.js';
 
 export interface RoleGrant {
   scopes: string[];
@@ -225,7 +226,7 @@ export class PairingStore {
   issueToken(deviceId: string, role: string): string {
     const grant = this.data.paired[deviceId]?.roles[role];
     if (!grant) throw new PairingError(`device "${deviceId}" is not paired for role "${role}"`);
-    const token = randomBytes(32).toString('base64url');
+    const token = generateDeviceToken();
     grant.tokenHash = hash(token);
     grant.tokenIssuedAt = new Date(this.now()).toISOString();
     this.save();
