@@ -395,6 +395,76 @@ export const HeartbeatConfigSchema = Type.Object(
   Strict,
 );
 
+const Count = (description: string) => Type.Integer({ minimum: 1, description });
+const Ratio = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
+
+/**
+ * The per-agent settings the agent loop reads (sdk/agent/settings.ts), in `agents.defaults`
+ * and, where an agent may differ, `agents.list[]`: OpenClaw's names, defaults in the
+ * descriptions. Closed, like the rest of the kernel's config: a misspelt key is an error
+ * naming it, and an OpenClaw key claw does not implement is a warning (sdk/config-checks.ts).
+ */
+const AgentRunSettings = {
+  model: Type.Optional(AgentModel),
+  models: Type.Optional(
+    Type.Record(Type.String({ minLength: 1 }), Type.Object({ alias: Type.Optional(Type.String({ minLength: 1, description: 'A short name for this model (/model gpt).' })) }, Strict), {
+      description: 'Per-model settings by "provider/model"; an agent\'s entries add to the defaults\'.',
+    }),
+  ),
+  timeoutSeconds: Type.Optional(Count('Longest agent run, seconds (default 600).')),
+  bootstrapMaxChars: Type.Optional(Count('Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000).')),
+  userTimezone: Type.Optional(Type.String({ minLength: 1, description: 'IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone).' })),
+  thinkingDefault: Type.Optional(
+    Type.Union([Type.Literal('off'), Type.Literal('minimal'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')], { description: 'Thinking level when a session sets none (default off).' }),
+  ),
+  contextTokens: Type.Optional(Count("Cap on the model's context window, tokens (default the model's own).")),
+  toolResultMaxChars: Type.Optional(Count('Characters of one tool result kept (head and tail) before the model sees it (default 100000).')),
+};
+
+const DurationSetting = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$' })]);
+
+/** Settings only `agents.defaults` has. */
+const AgentDefaultsOnly = {
+  compaction: Type.Optional(
+    Type.Object(
+      {
+        reserveTokensFloor: Type.Optional(Count('Tokens kept free for the reply when deciding to compact (default 20000).')),
+        keepRecentTokens: Type.Optional(Count('Tokens of the most recent messages kept as they are (default 20000).')),
+        memoryFlush: Type.Optional(
+          Type.Object(
+            {
+              enabled: Type.Optional(Type.Boolean({ description: 'A silent turn before compaction to write durable memories (default true).' })),
+              softThresholdTokens: Type.Optional(Count('How far before compaction the flush runs, tokens (default 4000).')),
+              systemPrompt: Type.Optional(Type.String({ minLength: 1 })),
+              prompt: Type.Optional(Type.String({ minLength: 1 })),
+            },
+            Strict,
+          ),
+        ),
+      },
+      { ...Strict, description: 'When a long session is summarised.' },
+    ),
+  ),
+  contextPruning: Type.Optional(
+    Type.Object(
+      {
+        mode: Type.Optional(Type.Union([Type.Literal('off'), Type.Literal('cache-ttl')], { description: 'Trim old tool results from what the model sees (default off).' })),
+        ttl: Type.Optional(DurationSetting),
+        keepLastAssistants: Type.Optional(Type.Integer({ minimum: 0, description: 'Tool results after the last N assistant messages are never pruned (default 3).' })),
+        softTrimRatio: Type.Optional(Ratio('Context share above which old tool results are cut to head and tail (default 0.3).')),
+        hardClearRatio: Type.Optional(Ratio('Context share above which old tool results are cleared (default 0.5).')),
+        minPrunableToolChars: Type.Optional(Type.Integer({ minimum: 0, description: 'Clear only when at least this many characters can go (default 50000).' })),
+        softTrim: Type.Optional(Type.Object({ maxChars: Type.Optional(Type.Integer({ minimum: 1 })), headChars: Type.Optional(Type.Integer({ minimum: 0 })), tailChars: Type.Optional(Type.Integer({ minimum: 0 })) }, Strict)),
+        hardClear: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()), placeholder: Type.Optional(Type.String()) }, Strict)),
+        tools: Type.Optional(Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict)),
+      },
+      Strict,
+    ),
+  ),
+  blockStreamingDefault: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'Send long answers in blocks as they are written (default off).' })),
+  blockStreamingChunk: Type.Optional(Type.Object({ minChars: Type.Optional(Type.Integer({ minimum: 1 })), maxChars: Type.Optional(Type.Integer({ minimum: 1 })) }, Strict)),
+};
+
 export const KernelConfigSchema = Type.Object(
   {
     $schema: Type.Optional(Type.String()),
@@ -414,8 +484,10 @@ export const KernelConfigSchema = Type.Object(
                 memorySearch: Type.Optional(MemorySearchConfigSchema),
                 skills: Type.Optional(SkillAllowlist),
                 heartbeat: Type.Optional(HeartbeatConfigSchema),
+                ...AgentRunSettings,
+                ...AgentDefaultsOnly,
               },
-              Open,
+              Strict,
             ),
           ),
           list: Type.Optional(
@@ -427,7 +499,6 @@ export const KernelConfigSchema = Type.Object(
                   name: Type.Optional(Type.String({ minLength: 1, description: 'Display name.' })),
                   workspace: Type.Optional(Type.String({ minLength: 1, description: 'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).' })),
                   agentDir: Type.Optional(Type.String({ minLength: 1, description: 'Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent).' })),
-                  model: Type.Optional(AgentModel),
                   tools: Type.Optional(AgentToolsSchema),
                   identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
@@ -436,13 +507,14 @@ export const KernelConfigSchema = Type.Object(
                   skills: Type.Optional(SkillAllowlist),
                   heartbeat: Type.Optional(HeartbeatConfigSchema),
                   subagents: Type.Optional(SubagentsConfigSchema),
+                  ...AgentRunSettings,
                 },
-                Open,
+                Strict,
               ),
             ),
           ),
         },
-        Open,
+        Strict,
       ),
     ),
     tools: Type.Optional(ToolsConfigSchema),
@@ -457,7 +529,7 @@ export const KernelConfigSchema = Type.Object(
             }),
           ),
         },
-        Open,
+        Strict,
       ),
     ),
   },

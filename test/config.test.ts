@@ -20,6 +20,7 @@ import {
 } from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { clawPolicy } from '../sdk/policy.js';
+import { IGNORED_OPENCLAW_KEY } from '../sdk/config-checks.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 const strictPlugin = {
@@ -160,6 +161,52 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     ]);
     await good.dispose();
     await bad.dispose();
+  });
+
+  it('8. a misspelt agent or logging key is an error naming it; an OpenClaw key claw does not implement is a warning', async () => {
+    const config = {
+      agents: {
+        defaults: { thinkingDefalt: 'high', imageModel: 'openai/gpt-image-1', compaction: { reserveTokensFloor: 0 }, contextPruning: { mode: 'cache-ttl', ttl: '5m' } },
+        list: [{ id: 'main', thinkingDefault: 'high', timeoutSecs: 30, fastModeDefault: true }],
+      },
+      logging: { level: 'debug', redactPaterns: ['x'] },
+    };
+    const error = await createTestKernel({ config }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    const issues = [...(error as ConfigError).issues];
+    expect(errors(issues).sort()).toEqual([
+      'agents.defaults.compaction.reserveTokensFloor: must be >= 1',
+      'agents.defaults.thinkingDefalt: is not a known key',
+      'logging.redactPaterns: is not a known key',
+    ]);
+    const report = await createKernel({ policy: clawPolicy, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {}, strictConfig: false });
+    expect(errors(report.issues()).sort()).toEqual(errors(issues).sort());
+    const warned = report.issues().filter((issue) => issue.level === 'warning').map((issue) => `${issue.path}: ${issue.message}`).sort();
+    // OpenClaw's docs allow any key on an agent entry, so a misspelt one there is reported, as a warning.
+    expect(warned).toEqual([
+      `agents.defaults.imageModel: ${IGNORED_OPENCLAW_KEY}`,
+      `agents.list[0].fastModeDefault: ${IGNORED_OPENCLAW_KEY}`,
+      `agents.list[0].timeoutSecs: ${IGNORED_OPENCLAW_KEY}`,
+      `logging.level: ${IGNORED_OPENCLAW_KEY}`,
+    ]);
+    // Every setting the agent loop reads is accepted where it reads it.
+    const fine = await createTestKernel({
+      config: {
+        agents: {
+          defaults: {
+            model: { primary: 'openai/gpt-4.1', fallbacks: ['anthropic/claude'] },
+            models: { 'openai/gpt-4.1': { alias: 'gpt' } },
+            timeoutSeconds: 60, bootstrapMaxChars: 1000, userTimezone: 'Europe/Berlin', thinkingDefault: 'low', contextTokens: 8000, toolResultMaxChars: 5000,
+            compaction: { reserveTokensFloor: 1000, keepRecentTokens: 2000, memoryFlush: { enabled: false, softThresholdTokens: 100, systemPrompt: 's', prompt: 'p' } },
+            contextPruning: { mode: 'cache-ttl', ttl: '5m', keepLastAssistants: 2, softTrimRatio: 0.2, hardClearRatio: 0.4, minPrunableToolChars: 10, softTrim: { maxChars: 10, headChars: 4, tailChars: 4 }, hardClear: { enabled: true, placeholder: '…' }, tools: { deny: ['exec'] } },
+            blockStreamingDefault: 'on', blockStreamingChunk: { minChars: 100, maxChars: 200 },
+          },
+          list: [{ id: 'main', model: 'openai/gpt-4.1', models: { 'openai/gpt-4.1': { alias: 'g' } }, timeoutSeconds: 30, thinkingDefault: 'high', userTimezone: 'UTC', contextTokens: 4000, bootstrapMaxChars: 10, toolResultMaxChars: 10 }],
+        },
+      },
+    });
+    expect(fine.issues()).toEqual([]);
+    await fine.dispose();
   });
 
   it('warns about stale references instead of failing', async () => {

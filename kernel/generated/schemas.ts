@@ -595,9 +595,271 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 }
               },
               "additionalProperties": false
+            },
+            "model": {
+              "anyOf": [
+                {
+                  "type": "string",
+                  "minLength": 1
+                },
+                {
+                  "type": "object",
+                  "properties": {
+                    "primary": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "fallbacks": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "minLength": 1
+                      }
+                    }
+                  },
+                  "additionalProperties": false
+                }
+              ]
+            },
+            "models": {
+              "type": "object",
+              "patternProperties": {
+                "^.*$": {
+                  "type": "object",
+                  "properties": {
+                    "alias": {
+                      "type": "string",
+                      "minLength": 1,
+                      "description": "A short name for this model (/model gpt)."
+                    }
+                  },
+                  "additionalProperties": false
+                }
+              },
+              "description": "Per-model settings by \"provider/model\"; an agent's entries add to the defaults'."
+            },
+            "timeoutSeconds": {
+              "type": "integer",
+              "minimum": 1,
+              "description": "Longest agent run, seconds (default 600)."
+            },
+            "bootstrapMaxChars": {
+              "type": "integer",
+              "minimum": 1,
+              "description": "Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000)."
+            },
+            "userTimezone": {
+              "type": "string",
+              "minLength": 1,
+              "description": "IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone)."
+            },
+            "thinkingDefault": {
+              "anyOf": [
+                {
+                  "type": "string",
+                  "const": "off"
+                },
+                {
+                  "type": "string",
+                  "const": "minimal"
+                },
+                {
+                  "type": "string",
+                  "const": "low"
+                },
+                {
+                  "type": "string",
+                  "const": "medium"
+                },
+                {
+                  "type": "string",
+                  "const": "high"
+                }
+              ],
+              "description": "Thinking level when a session sets none (default off)."
+            },
+            "contextTokens": {
+              "type": "integer",
+              "minimum": 1,
+              "description": "Cap on the model's context window, tokens (default the model's own)."
+            },
+            "toolResultMaxChars": {
+              "type": "integer",
+              "minimum": 1,
+              "description": "Characters of one tool result kept (head and tail) before the model sees it (default 100000)."
+            },
+            "compaction": {
+              "type": "object",
+              "properties": {
+                "reserveTokensFloor": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "description": "Tokens kept free for the reply when deciding to compact (default 20000)."
+                },
+                "keepRecentTokens": {
+                  "type": "integer",
+                  "minimum": 1,
+                  "description": "Tokens of the most recent messages kept as they are (default 20000)."
+                },
+                "memoryFlush": {
+                  "type": "object",
+                  "properties": {
+                    "enabled": {
+                      "type": "boolean",
+                      "description": "A silent turn before compaction to write durable memories (default true)."
+                    },
+                    "softThresholdTokens": {
+                      "type": "integer",
+                      "minimum": 1,
+                      "description": "How far before compaction the flush runs, tokens (default 4000)."
+                    },
+                    "systemPrompt": {
+                      "type": "string",
+                      "minLength": 1
+                    },
+                    "prompt": {
+                      "type": "string",
+                      "minLength": 1
+                    }
+                  },
+                  "additionalProperties": false
+                }
+              },
+              "additionalProperties": false,
+              "description": "When a long session is summarised."
+            },
+            "contextPruning": {
+              "type": "object",
+              "properties": {
+                "mode": {
+                  "anyOf": [
+                    {
+                      "type": "string",
+                      "const": "off"
+                    },
+                    {
+                      "type": "string",
+                      "const": "cache-ttl"
+                    }
+                  ],
+                  "description": "Trim old tool results from what the model sees (default off)."
+                },
+                "ttl": {
+                  "anyOf": [
+                    {
+                      "type": "number",
+                      "minimum": 0
+                    },
+                    {
+                      "type": "string",
+                      "pattern": "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$"
+                    }
+                  ]
+                },
+                "keepLastAssistants": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Tool results after the last N assistant messages are never pruned (default 3)."
+                },
+                "softTrimRatio": {
+                  "type": "number",
+                  "minimum": 0,
+                  "maximum": 1,
+                  "description": "Context share above which old tool results are cut to head and tail (default 0.3)."
+                },
+                "hardClearRatio": {
+                  "type": "number",
+                  "minimum": 0,
+                  "maximum": 1,
+                  "description": "Context share above which old tool results are cleared (default 0.5)."
+                },
+                "minPrunableToolChars": {
+                  "type": "integer",
+                  "minimum": 0,
+                  "description": "Clear only when at least this many characters can go (default 50000)."
+                },
+                "softTrim": {
+                  "type": "object",
+                  "properties": {
+                    "maxChars": {
+                      "type": "integer",
+                      "minimum": 1
+                    },
+                    "headChars": {
+                      "type": "integer",
+                      "minimum": 0
+                    },
+                    "tailChars": {
+                      "type": "integer",
+                      "minimum": 0
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "hardClear": {
+                  "type": "object",
+                  "properties": {
+                    "enabled": {
+                      "type": "boolean"
+                    },
+                    "placeholder": {
+                      "type": "string"
+                    }
+                  },
+                  "additionalProperties": false
+                },
+                "tools": {
+                  "type": "object",
+                  "properties": {
+                    "allow": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "minLength": 1
+                      }
+                    },
+                    "deny": {
+                      "type": "array",
+                      "items": {
+                        "type": "string",
+                        "minLength": 1
+                      }
+                    }
+                  },
+                  "additionalProperties": false
+                }
+              },
+              "additionalProperties": false
+            },
+            "blockStreamingDefault": {
+              "anyOf": [
+                {
+                  "type": "string",
+                  "const": "on"
+                },
+                {
+                  "type": "string",
+                  "const": "off"
+                }
+              ],
+              "description": "Send long answers in blocks as they are written (default off)."
+            },
+            "blockStreamingChunk": {
+              "type": "object",
+              "properties": {
+                "minChars": {
+                  "type": "integer",
+                  "minimum": 1
+                },
+                "maxChars": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              },
+              "additionalProperties": false
             }
           },
-          "additionalProperties": true
+          "additionalProperties": false
         },
         "list": {
           "type": "array",
@@ -631,31 +893,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 "type": "string",
                 "minLength": 1,
                 "description": "Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent)."
-              },
-              "model": {
-                "anyOf": [
-                  {
-                    "type": "string",
-                    "minLength": 1
-                  },
-                  {
-                    "type": "object",
-                    "properties": {
-                      "primary": {
-                        "type": "string",
-                        "minLength": 1
-                      },
-                      "fallbacks": {
-                        "type": "array",
-                        "items": {
-                          "type": "string",
-                          "minLength": 1
-                        }
-                      }
-                    },
-                    "additionalProperties": false
-                  }
-                ]
               },
               "tools": {
                 "type": "object",
@@ -1165,13 +1402,105 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 },
                 "additionalProperties": false,
                 "description": "Sub-agents (sessions_spawn)."
+              },
+              "model": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "minLength": 1
+                  },
+                  {
+                    "type": "object",
+                    "properties": {
+                      "primary": {
+                        "type": "string",
+                        "minLength": 1
+                      },
+                      "fallbacks": {
+                        "type": "array",
+                        "items": {
+                          "type": "string",
+                          "minLength": 1
+                        }
+                      }
+                    },
+                    "additionalProperties": false
+                  }
+                ]
+              },
+              "models": {
+                "type": "object",
+                "patternProperties": {
+                  "^.*$": {
+                    "type": "object",
+                    "properties": {
+                      "alias": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "A short name for this model (/model gpt)."
+                      }
+                    },
+                    "additionalProperties": false
+                  }
+                },
+                "description": "Per-model settings by \"provider/model\"; an agent's entries add to the defaults'."
+              },
+              "timeoutSeconds": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Longest agent run, seconds (default 600)."
+              },
+              "bootstrapMaxChars": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000)."
+              },
+              "userTimezone": {
+                "type": "string",
+                "minLength": 1,
+                "description": "IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone)."
+              },
+              "thinkingDefault": {
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "const": "off"
+                  },
+                  {
+                    "type": "string",
+                    "const": "minimal"
+                  },
+                  {
+                    "type": "string",
+                    "const": "low"
+                  },
+                  {
+                    "type": "string",
+                    "const": "medium"
+                  },
+                  {
+                    "type": "string",
+                    "const": "high"
+                  }
+                ],
+                "description": "Thinking level when a session sets none (default off)."
+              },
+              "contextTokens": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Cap on the model's context window, tokens (default the model's own)."
+              },
+              "toolResultMaxChars": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Characters of one tool result kept (head and tail) before the model sees it (default 100000)."
               }
             },
-            "additionalProperties": true
+            "additionalProperties": false
           }
         }
       },
-      "additionalProperties": true
+      "additionalProperties": false
     },
     "tools": {
       "type": "object",
@@ -1836,7 +2165,7 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
           "description": "Extra secrets to mask in every output: regex strings (flags gi), or \"/pattern/flags\". Built-in masking always applies."
         }
       },
-      "additionalProperties": true
+      "additionalProperties": false
     }
   },
   "additionalProperties": true

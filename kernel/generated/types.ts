@@ -150,6 +150,74 @@ export type KernelConfig = {
           timezone?: string;
         };
       };
+      model?: string | {
+        primary?: string;
+        fallbacks?: string[];
+      };
+      /** Per-model settings by "provider/model"; an agent's entries add to the defaults'. */
+      models?: Record<string, {
+        /** A short name for this model (/model gpt). */
+        alias?: string;
+      }>;
+      /** Longest agent run, seconds (default 600). */
+      timeoutSeconds?: number;
+      /** Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000). */
+      bootstrapMaxChars?: number;
+      /** IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone). */
+      userTimezone?: string;
+      /** Thinking level when a session sets none (default off). */
+      thinkingDefault?: "off" | "minimal" | "low" | "medium" | "high";
+      /** Cap on the model's context window, tokens (default the model's own). */
+      contextTokens?: number;
+      /** Characters of one tool result kept (head and tail) before the model sees it (default 100000). */
+      toolResultMaxChars?: number;
+      /** When a long session is summarised. */
+      compaction?: {
+        /** Tokens kept free for the reply when deciding to compact (default 20000). */
+        reserveTokensFloor?: number;
+        /** Tokens of the most recent messages kept as they are (default 20000). */
+        keepRecentTokens?: number;
+        memoryFlush?: {
+          /** A silent turn before compaction to write durable memories (default true). */
+          enabled?: boolean;
+          /** How far before compaction the flush runs, tokens (default 4000). */
+          softThresholdTokens?: number;
+          systemPrompt?: string;
+          prompt?: string;
+        };
+      };
+      contextPruning?: {
+        /** Trim old tool results from what the model sees (default off). */
+        mode?: "off" | "cache-ttl";
+        ttl?: number | string;
+        /** Tool results after the last N assistant messages are never pruned (default 3). */
+        keepLastAssistants?: number;
+        /** Context share above which old tool results are cut to head and tail (default 0.3). */
+        softTrimRatio?: number;
+        /** Context share above which old tool results are cleared (default 0.5). */
+        hardClearRatio?: number;
+        /** Clear only when at least this many characters can go (default 50000). */
+        minPrunableToolChars?: number;
+        softTrim?: {
+          maxChars?: number;
+          headChars?: number;
+          tailChars?: number;
+        };
+        hardClear?: {
+          enabled?: boolean;
+          placeholder?: string;
+        };
+        tools?: {
+          allow?: string[];
+          deny?: string[];
+        };
+      };
+      /** Send long answers in blocks as they are written (default off). */
+      blockStreamingDefault?: "on" | "off";
+      blockStreamingChunk?: {
+        minChars?: number;
+        maxChars?: number;
+      };
     };
     list?: Array<{
       /** Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is). */
@@ -162,10 +230,6 @@ export type KernelConfig = {
       workspace?: string;
       /** Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent). */
       agentDir?: string;
-      model?: string | {
-        primary?: string;
-        fallbacks?: string[];
-      };
       tools?: {
         profile?: "minimal" | "coding" | "messaging" | "full";
         allow?: string[];
@@ -310,6 +374,27 @@ export type KernelConfig = {
         /** Agent ids sessions_spawn may target besides its own ("*" = any). */
         allowAgents?: string[];
       };
+      model?: string | {
+        primary?: string;
+        fallbacks?: string[];
+      };
+      /** Per-model settings by "provider/model"; an agent's entries add to the defaults'. */
+      models?: Record<string, {
+        /** A short name for this model (/model gpt). */
+        alias?: string;
+      }>;
+      /** Longest agent run, seconds (default 600). */
+      timeoutSeconds?: number;
+      /** Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000). */
+      bootstrapMaxChars?: number;
+      /** IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone). */
+      userTimezone?: string;
+      /** Thinking level when a session sets none (default off). */
+      thinkingDefault?: "off" | "minimal" | "low" | "medium" | "high";
+      /** Cap on the model's context window, tokens (default the model's own). */
+      contextTokens?: number;
+      /** Characters of one tool result kept (head and tail) before the model sees it (default 100000). */
+      toolResultMaxChars?: number;
     }>;
   };
   tools?: {
