@@ -44,23 +44,33 @@ const SECRET_ENV_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)/i;
 const PLAIN_WORD = /^(?:[a-z]+|[A-Z]+)$/;
 
 /**
+ * Vendor key prefixes. The combined pattern ignores case (it must catch "Bearer",
+ * "Authorization", "PASSWORD="), so a match of one of these is kept only when its prefix is
+ * spelt as the vendor spells it: "SK-…" at the start of a random token is no key.
+ */
+const VENDOR_PATTERNS: readonly string[] = [
+  String.raw`(?<![\w-])(sk-(?:ant-|proj-)?)[\w-]{20,}`,
+  String.raw`(?<![\w-])(gh[opsur]_|github_pat_)\w{20,}`,
+  String.raw`(?<![\w-])(xox[abprs]-)[\w-]{10,}`,
+  String.raw`(?<![\w-])(AKIA)[0-9A-Z]{16}(?![\w-])`,
+  String.raw`(?<![\w-])(AIza)[\w-]{35}(?![\w-])`,
+];
+const VENDOR_PREFIX = /^(?:sk-(?:ant-|proj-)?|gh[opsur]_|github_pat_|xox[abprs]-|AKIA|AIza)$/;
+
+/**
  * Secret shapes. Each has exactly one capture group: the structural prefix that stays
  * visible (`bot123456:`, `Bearer `, `sk-ant-`), empty when nothing is kept. Prefixed tokens
  * must not follow a word character or "-", so a random base64url string (a device token)
  * that happens to contain "-sk-" or "AIza" is not taken for a key.
  */
 const BUILT_IN_PATTERNS: readonly string[] = [
+  ...VENDOR_PATTERNS,
   // PEM private keys: the body up to the END line (or the end of a cut-off text).
   String.raw`(-----BEGIN [A-Z ]*PRIVATE KEY-----)[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)`,
   // Telegram Bot API URLs (…/bot<id>:<secret>/getMe): the bot id is public, the rest is not.
   String.raw`(\bbot\d{5,}:)[\w-]{20,}`,
   // A bare Telegram bot token.
   String.raw`(\b\d{6,}:)[\w-]{30,}`,
-  String.raw`(?<![\w-])(sk-(?:ant-|proj-)?)[\w-]{20,}`,
-  String.raw`(?<![\w-])(gh[opsur]_|github_pat_)\w{20,}`,
-  String.raw`(?<![\w-])(xox[abprs]-)[\w-]{10,}`,
-  String.raw`(?<![\w-])(AKIA)[0-9A-Z]{16}(?![\w-])`,
-  String.raw`(?<![\w-])(AIza)[\w-]{35}(?![\w-])`,
   // Authorization headers in any spelling (HTTP, JSON, curl -H), whatever the scheme.
   String.raw`(\bauthorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|bot)\s+)?)[^\s"'\\,;]{6,}`,
   String.raw`(\bbearer\s+)[\w.~+/=-]{16,}`,
@@ -70,13 +80,6 @@ const BUILT_IN_PATTERNS: readonly string[] = [
   // and backslashes end the value, so masking serialized JSON keeps it valid.
   String.raw`((?:token|api[_-]?key|secret|passw(?:or)?d)["']?\s*[=:]\s*["']?)[^\s"'\\&,;]{6,}`,
 ];
-
-/**
- * Vendor prefixes are case-sensitive, the combined pattern is not (it must catch "Bearer",
- * "Authorization", "PASSWORD="): "SK-…" or "Ghp_…" at the start of a random token is no key.
- */
-const VENDOR_PREFIX = /^(?:sk-|gh[opsur]_|github_pat_|xox[abprs]-|akia|aiza)/i;
-const EXACT_VENDOR_PREFIX = /^(?:sk-(?:ant-|proj-)?|gh[opsur]_|github_pat_|xox[abprs]-|AKIA|AIza)$/;
 
 /** `/pattern/flags`, or a raw pattern (flags `gi`). Throws a SyntaxError naming the pattern. */
 export function compileRedactPattern(pattern: string): RegExp {
@@ -132,7 +135,8 @@ export function createRedactor(options: RedactorOptions): Redactor {
     for (let index = 0; index < groups; index++) {
       const prefix = args[index];
       if (typeof prefix !== 'string') continue;
-      if (VENDOR_PREFIX.test(prefix) && !EXACT_VENDOR_PREFIX.test(prefix)) return match;
+      // Not a key after all: scan the rest again, a known secret may still be inside it.
+      if (index < VENDOR_PATTERNS.length && !VENDOR_PREFIX.test(prefix)) return match[0] + match.slice(1).replace(combined!, replace);
       return `${prefix}${MASK}`;
     }
     return MASK; // a known secret: no hint

@@ -168,6 +168,9 @@ describe('createRedactor', () => {
     expect(redact.text(`sk-${body}`)).toBe('sk-***');
     expect(redact.text(`key sk-ant-${body}`)).toBe('key sk-ant-***');
     expect(redact.text(`ghp_${body}`)).toBe('ghp_***');
+    // A known secret inside such a token is still masked.
+    const withSecret = createRedactor({ config: { apiKey: 'configured-secret-1' }, env: {} });
+    expect(withSecret.text(`SK-aaaaconfigured-secret-1bbbbbbbbbbbbbbbbbbbbbbb`)).toBe('SK-aaaa***bbbbbbbbbbbbbbbbbbbbbbb');
     // The case-insensitive shapes stay case-insensitive.
     expect(redact.text(`BEARER ${body}`)).toBe('BEARER ***');
     expect(redact.text(`PASSWORD=${body}`)).toBe('PASSWORD=***');
