@@ -8,7 +8,8 @@
  * crash leaves the old file or the new one, never half of either. (The kernel writes no
  * files: these are for the SDK, plugins and the CLI, openclaw.json included.)
  */
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, lstatSync, mkdirSync } from 'node:fs';
+import { openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -66,6 +67,27 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
 
 export function writeJsonAtomic(file: string, value: unknown, options: AtomicWriteOptions = {}): void {
   writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, options);
+}
+
+/**
+ * Copies a state file that cannot be read (damaged JSON, say) to `<file>.corrupt-<ms since the epoch>`, owner-only,
+ * before the caller replaces or removes it, and returns the copy's path. A copy rather than a rename: the file
+ * stays in place until the caller writes its replacement whole, so no reader ever finds it missing. An earlier
+ * copy is never overwritten (the copy is exclusive; a taken name gets a `-<n>` suffix).
+ */
+export function keepCorruptCopy(file: string, now: number = Date.now()): string {
+  for (let attempt = 0; ; attempt++) {
+    const copy = `${file}.corrupt-${now}${attempt === 0 ? '' : `-${attempt}`}`;
+    try {
+      copyFileSync(file, copy, constants.COPYFILE_EXCL);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw error;
+    }
+    // A copy takes the original's mode, which may be looser (a file edited by hand).
+    chmodSync(copy, PRIVATE_FILE_MODE);
+    return copy;
+  }
 }
 
 /** Permission bits for the group and for others: none of them belong on state files. */

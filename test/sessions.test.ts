@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -169,6 +169,12 @@ describe('session keys', () => {
     expect(parseSessionKey('global').kind).toBe('other');
     expect(parseSessionKey('unknown').kind).toBe('other');
     expect(parseSessionKey('agent:main:subagent:x').kind).toBe('other');
+    expect(parseSessionKey('agent:main:recovered:abc:topic:7')).toEqual({
+      agentId: 'main',
+      kind: 'other',
+      threadId: '7',
+      rest: 'recovered:abc:topic:7',
+    });
     expect(parseSessionKey('agent:').kind).toBe('other');
   });
 
@@ -294,16 +300,92 @@ describe('session store', () => {
     expect(onDisk['agent:main:telegram:group:-100']).toMatchObject({ displayName: 'Team', inputTokens: 3, outputTokens: 4 });
   });
 
-  it('treats an empty file as empty and refuses to overwrite an unparseable one', async () => {
-    const dir = tempDir('claw-sessions-');
+  it('treats an empty file as empty; an unparseable one is kept aside and the store rebuilt from the transcripts', async () => {
+    const dir = join(tempDir('claw-sessions-'), 'agents', 'ops', 'sessions');
+    mkdirSync(dir, { recursive: true });
     const file = join(dir, 'sessions.json');
     writeFileSync(file, '  \n');
-    const store = new SessionStore(dir);
+    const warnings: string[] = [];
+    const now = 1_700_000_000_000;
+    const store = new SessionStore(dir, { now: () => now, logger: { warn: (message) => warnings.push(message) } });
     expect(await store.list()).toEqual([]);
-    writeFileSync(file, '{ "a": ');
-    await expect(store.get('a')).rejects.toBeInstanceOf(SessionStoreError);
-    await expect(store.upsert('a', { label: 'x' })).rejects.toThrow(/cannot parse the session store/);
-    expect(readFileSync(file, 'utf8')).toBe('{ "a": ');
+
+    const created = '2025-01-02T00:00:00.000Z';
+    const header = (id: string, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({ type: 'session', version: 1, id, timestamp: created, ...extra });
+    const said = { role: 'user', content: 'hi' };
+    const message = JSON.stringify({ type: 'message', id: 'm1', parentId: null, timestamp: created, message: said });
+    const transcript = (name: string, text: string, mtimeMs: number) => {
+      writeFileSync(join(dir, name), text);
+      utimesSync(join(dir, name), mtimeMs / 1000, mtimeMs / 1000);
+    };
+    // Two sessions of one key (a reset in between): the newer one is the key's session.
+    transcript('s-old.jsonl', `${header('s-old', { sessionKey: 'agent:ops:main' })}\n${message}\n`, 1_740_000_000_000);
+    transcript('s-new.jsonl', `${header('s-new', { sessionKey: 'agent:ops:main' })}\n${message}\n`, 1_760_000_000_000);
+    // Written before headers named their key, a topic of one, and one whose header line is torn.
+    transcript('s-legacy.jsonl', `${header('s-legacy')}\n${message}\n`, 1_750_000_000_000);
+    transcript('s-thread-topic-42.jsonl', `${header('s-thread')}\n`, 1_745_000_000_000);
+    transcript('s-torn.jsonl', '{"type":"sess', 1_742_000_000_000);
+    writeFileSync(join(dir, 'empty.jsonl'), '');
+    writeFileSync(join(dir, 'notes.txt'), 'not a transcript');
+    // A copy kept by an earlier recovery is never overwritten.
+    const earlier = `${file}.corrupt-${now}`;
+    writeFileSync(earlier, 'earlier damage');
+    writeFileSync(file, '{ "agent:ops:main": { "sessionId": ', { mode: 0o644 });
+
+    const rows = await store.list();
+    expect(rows.map((row) => [row.key, row.entry.sessionId, row.entry.updatedAt])).toEqual([
+      ['agent:ops:main', 's-new', 1_760_000_000_000],
+      ['agent:ops:recovered:s-legacy', 's-legacy', 1_750_000_000_000],
+      ['agent:ops:recovered:s-thread:topic:42', 's-thread', 1_745_000_000_000],
+      ['agent:ops:recovered:s-torn', 's-torn', 1_742_000_000_000],
+    ]);
+    expect(rows[0]!.entry).toMatchObject({ createdAt: Date.parse(created), inputTokens: 0, totalTokens: 0, compactionCount: 0 });
+    const kept = `${file}.corrupt-${now}-1`;
+    expect(readFileSync(kept, 'utf8')).toBe('{ "agent:ops:main": { "sessionId": ');
+    expect(statSync(kept).mode & 0o777).toBe(0o600);
+    expect(readFileSync(earlier, 'utf8')).toBe('earlier damage');
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')))).toHaveLength(4);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`${file}: cannot parse the session store`);
+    expect(warnings[0]).toContain(`kept it as ${kept}`);
+    expect(warnings[0]).toContain(`from the 5 transcript(s) in ${dir}: 4 session(s) listed;`);
+    expect(warnings[0]).toContain('; 3 transcript(s) did not name their session key');
+    expect(warnings[0]).toContain('listed as agent:ops:recovered:<sessionId>');
+
+    // The rebuilt store is an ordinary one: the key continues its newest session, a recovered topic key names its file.
+    expect(await store.resolve('agent:ops:main')).toMatchObject({ isNew: false, entry: { sessionId: 's-new' } });
+    const topic = (await store.get('agent:ops:recovered:s-thread:topic:42'))!;
+    const { threadId } = parseSessionKey('agent:ops:recovered:s-thread:topic:42');
+    expect(store.transcriptPath(topic.sessionId, threadId)).toBe(join(dir, 's-thread-topic-42.jsonl'));
+    const copies = readdirSync(dir).filter((name) => name.includes('.corrupt-'));
+    expect(copies.sort()).toEqual([`sessions.json.corrupt-${now}`, `sessions.json.corrupt-${now}-1`]);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('rebuilds a store that is not an object once, whoever reads or writes it first', async () => {
+    const dir = tempDir('claw-sessions-');
+    const header = { type: 'session', version: 1, id: 'abc', timestamp: '2025-01-02T00:00:00.000Z', sessionKey: 'agent:main:main' };
+    writeFileSync(join(dir, 'abc.jsonl'), `${JSON.stringify(header)}\n`);
+    writeFileSync(join(dir, 'sessions.json'), '[1, 2]');
+    const warnings: string[] = [];
+    const logger = { warn: (message: string) => warnings.push(message) };
+    const one = new SessionStore(dir, { logger });
+    const other = new SessionStore(dir, { logger });
+    const [got, , listed] = await Promise.all([
+      one.get('agent:main:main'),
+      other.upsert('agent:main:cron', { label: 'new' }),
+      other.list(),
+      one.resolve('agent:main:main', { touch: false }),
+    ]);
+    expect(got).toMatchObject({ sessionId: 'abc' });
+    expect(listed.map((row) => row.key).sort()).toEqual(['agent:main:cron', 'agent:main:main']);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('the session store is not a JSON object');
+    // A store outside agents/<id>/sessions is the default agent's.
+    expect(one.agentId).toBe('main');
+    expect(readdirSync(dir).filter((name) => name.includes('.corrupt-'))).toHaveLength(1);
   });
 
   it('resolves sessions: reuse, reset with carry-over, and recreation after a manual delete', async () => {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
-import type { KernelServices, ToolApprover, ToolContext } from '../../sdk/index.js';
+import type { KernelServices, Logger, ToolApprover, ToolContext } from '../../sdk/index.js';
 import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
 import { analyze } from './match.js';
 import { elevatedRefusal } from './elevated.js';
@@ -55,8 +55,9 @@ export class ExecApprovalService implements ToolApprover {
   constructor(
     private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env'>,
     private readonly timeoutMs: number,
+    logger?: Pick<Logger, 'warn'>,
   ) {
-    this.sessions = new SessionService(kernel);
+    this.sessions = new SessionService(kernel, { logger });
   }
 
   document(): ApprovalsDocument {

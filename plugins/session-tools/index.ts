@@ -83,7 +83,7 @@ export default definePlugin({
     let services: Promise<{ sessions: SessionService; models: ModelService }> | undefined;
     const shared = () =>
       (services ??= (async () => ({
-        sessions: (await useService<SessionService>(kernel, 'sessions')) ?? new SessionService(kernel),
+        sessions: (await useService<SessionService>(kernel, 'sessions')) ?? new SessionService(kernel, { logger: api.logger }),
         models: (await useService<ModelService>(kernel, 'models')) ?? new ModelService(kernel),
       }))());
 

@@ -15,7 +15,7 @@ import { registerUsageMethods } from './usage.js';
 export default definePlugin({
   id: 'sessions',
   async register(api) {
-    const sessions = new SessionService(api.kernel);
+    const sessions = new SessionService(api.kernel, { logger: api.logger });
     api.registerService({ id: 'sessions', api: sessions });
     const deps: SessionsDeps = {
       sessions,

@@ -231,7 +231,8 @@ function classify(parts: string[], agentScoped: boolean): Omit<ParsedSessionKey,
   if (body.length >= 4 && DM_TOKENS.has(body[2]!)) {
     return { kind: 'direct', channel: body[0], accountId: body[1], peerId: peerFrom(3), ...thread };
   }
-  return { kind: 'other' };
+  // Any agent key may name a topic (a rebuilt store's `agent:<id>:recovered:<sessionId>:topic:<thread>` does).
+  return { kind: 'other', ...thread };
 }
 
 /**

@@ -6,23 +6,30 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KernelConfig, KernelPaths } from '../../kernel/index.js';
+import type { KernelConfig, KernelPaths, Logger } from '../../kernel/index.js';
 import { agentIds, defaultAgentId } from '../agent/settings.js';
 import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey } from './keys.js';
 import { SessionStore } from './store.js';
 
 export class SessionService {
   private readonly stores = new Map<string, SessionStore>();
+  readonly now: () => number;
+  private readonly logger?: Pick<Logger, 'warn'>;
 
+  /** `logger` hears about a store that could not be read and was rebuilt from its transcripts. */
   constructor(
     readonly kernel: { config(): Readonly<KernelConfig>; paths: KernelPaths },
-    readonly now: () => number = Date.now,
-  ) {}
+    options: { now?: () => number; logger?: Pick<Logger, 'warn'> } = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger;
+  }
 
   store(agentId: string): SessionStore {
     let store = this.stores.get(agentId);
     if (!store) {
-      store = new SessionStore(join(this.kernel.paths.stateDir, 'agents', agentId, 'sessions'), { now: this.now });
+      const dir = join(this.kernel.paths.stateDir, 'agents', agentId, 'sessions');
+      store = new SessionStore(dir, { now: this.now, agentId, logger: this.logger });
       this.stores.set(agentId, store);
     }
     return store;

@@ -9,14 +9,20 @@
  * The file is re-read (when it changed on disk) inside every update rather than trusted
  * from memory: deleting a key by hand is a supported way to reset a session, and an
  * in-memory copy would write the deleted entry straight back.
+ *
+ * A store that cannot be read (damaged JSON, not an object) is kept aside as
+ * `sessions.json.corrupt-<ms>` and rebuilt from the transcripts (recover.ts), under the lock
+ * like any write: refusing would stop every run of the agent, and starting empty would hide
+ * every conversation, while the transcripts still hold them all.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { expandHome, parseJson5, resolveStateDir, type Env } from '../../kernel/index.js';
-import { writeJsonAtomic } from '../fs.js';
+import { basename, dirname, join } from 'node:path';
+import { expandHome, parseJson5, resolveStateDir, type Env, type Logger } from '../../kernel/index.js';
+import { keepCorruptCopy, writeJsonAtomic } from '../fs.js';
 import { normalizeAgentId } from './keys.js';
 import { acquireFileLock } from './lock.js';
+import { findSessions } from './recover.js';
 
 export const STORE_FILE = 'sessions.json';
 /** A store write takes milliseconds; waiting this long means its holder is stuck. */
@@ -159,6 +165,25 @@ export class SessionStoreError extends Error {
   }
 }
 
+/** The file is there but is no store: rebuilt once the store's lock is held. */
+class UnreadableStoreError extends SessionStoreError {
+  constructor(
+    file: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(file, reason, options);
+  }
+}
+
+export interface SessionStoreOptions {
+  now?: () => number;
+  /** The agent whose sessions these are, for keys of rebuilt sessions (default: the folder above `sessions`, else "main"). */
+  agentId?: string;
+  /** Told when an unreadable store was kept aside and rebuilt from the transcripts. */
+  logger?: Pick<Logger, 'warn'>;
+}
+
 /**
  * Run-specific state that a reset clears; everything else (model and level overrides,
  * queue mode, send policy, labels, routing) belongs to the conversation and carries over.
@@ -265,31 +290,45 @@ function parseStore(text: string, file: string): unknown {
 export class SessionStore {
   readonly dir: string;
   readonly file: string;
+  readonly agentId: string;
   private readonly now: () => number;
+  private readonly logger?: Pick<Logger, 'warn'>;
   private cache?: { stamp: string; sessions: Sessions };
   /** Upserts waiting for the next write. */
   private batch?: PendingUpsert[];
 
-  constructor(dir: string, options: { now?: () => number } = {}) {
+  constructor(dir: string, options: SessionStoreOptions = {}) {
     this.dir = dir;
     this.file = join(dir, STORE_FILE);
     this.now = options.now ?? Date.now;
+    this.logger = options.logger;
+    this.agentId = normalizeAgentId(options.agentId ?? (basename(dir) === 'sessions' ? basename(dirname(dir)) : undefined));
   }
 
-  static forAgent(agentId: string, options: { store?: string; env?: Env; now?: () => number } = {}): SessionStore {
-    return new SessionStore(resolveSessionsDir(agentId, options), { now: options.now });
+  static forAgent(agentId: string, options: { store?: string; env?: Env } & Omit<SessionStoreOptions, 'agentId'> = {}): SessionStore {
+    return new SessionStore(resolveSessionsDir(agentId, options), { now: options.now, logger: options.logger, agentId });
   }
 
   async get(key: string): Promise<SessionEntry | undefined> {
-    const entry = this.load()[key];
+    const entry = (await this.current())[key];
     return entry ? structuredClone(entry) : undefined;
   }
 
   /** Every entry, most recently updated first. */
   async list(): Promise<Array<{ key: string; entry: SessionEntry }>> {
-    return Object.entries(this.load())
+    return Object.entries(await this.current())
       .map(([key, entry]) => ({ key, entry: structuredClone(entry) }))
       .sort((a, b) => b.entry.updatedAt - a.entry.updatedAt);
+  }
+
+  /** The sessions on disk; an unreadable store is rebuilt first, holding the locks a write holds. */
+  private async current(): Promise<Sessions> {
+    try {
+      return this.load();
+    } catch (error) {
+      if (!(error instanceof UnreadableStoreError)) throw error;
+      return withLock(this.file, () => this.exclusive(() => this.load(true)));
+    }
   }
 
   /**
@@ -329,7 +368,7 @@ export class SessionStore {
     const done: Array<[PendingUpsert, SessionEntry]> = [];
     let sessions: Sessions;
     try {
-      sessions = { ...this.load() };
+      sessions = { ...this.load(true) };
     } catch (error) {
       return batch.map((item) => () => item.reject(error));
     }
@@ -367,7 +406,7 @@ export class SessionStore {
   delete(key: string): Promise<boolean> {
     return withLock(this.file, () =>
       this.exclusive(() => {
-        const sessions = this.load();
+        const sessions = this.load(true);
         if (!(key in sessions)) return false;
         const { [key]: _removed, ...rest } = sessions;
         this.save(rest);
@@ -384,10 +423,10 @@ export class SessionStore {
     const resets = (entry: SessionEntry) => (typeof options.reset === 'function' ? options.reset(structuredClone(entry)) : options.reset === true);
     return withLock(this.file, () => {
       // The common case writes nothing (the session exists, is fresh, and is not touched): no lock file needed.
-      const existing = !options.patch && options.touch === false ? this.load()[key] : undefined;
+      const existing = !options.patch && options.touch === false ? this.peek(key) : undefined;
       if (existing && !resets(existing)) return { entry: structuredClone(existing), isNew: false };
       return this.exclusive(() => {
-        const sessions = this.load();
+        const sessions = this.load(true);
         const current = sessions[key];
         const now = this.now();
         const reset = current !== undefined && resets(current);
@@ -435,7 +474,22 @@ export class SessionStore {
     return join(this.dir, `${sessionId}-topic-${safeThread}.jsonl`);
   }
 
-  private load(): Sessions {
+  /** One entry without taking the lock file; undefined when the store must be rebuilt first (the caller then locks). */
+  private peek(key: string): SessionEntry | undefined {
+    try {
+      return this.load()[key];
+    } catch (error) {
+      if (error instanceof UnreadableStoreError) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * The store as on disk. An unreadable file is rebuilt when `locked` (the caller holds the
+   * lock file, so no other process rebuilds or writes meanwhile); otherwise that is an
+   * UnreadableStoreError, and the caller takes the lock and asks again.
+   */
+  private load(locked = false): Sessions {
     let stamp: string;
     try {
       const stat = statSync(this.file);
@@ -457,13 +511,17 @@ export class SessionStore {
       throw error;
     }
     let data: unknown;
+    let problem: UnreadableStoreError | undefined;
     try {
       data = text.trim() === '' ? {} : parseStore(text, this.file);
     } catch (error) {
-      // Refuse rather than start empty: the next write would replace the user's sessions.
-      throw new SessionStoreError(this.file, `cannot parse the session store (${(error as Error).message})`, { cause: error });
+      problem = new UnreadableStoreError(this.file, `cannot parse the session store (${(error as Error).message})`, { cause: error });
     }
-    if (!isRecord(data)) throw new SessionStoreError(this.file, 'the session store is not a JSON object');
+    if (!isRecord(data)) {
+      problem ??= new UnreadableStoreError(this.file, 'the session store is not a JSON object');
+      if (!locked) throw problem;
+      return this.rebuild(problem.reason);
+    }
     const sessions: Sessions = {};
     for (const [key, value] of Object.entries(data)) {
       // An entry without a sessionId cannot name a transcript; treat it as deleted.
@@ -472,6 +530,27 @@ export class SessionStore {
       }
     }
     this.cache = { stamp, sessions };
+    return sessions;
+  }
+
+  /** Keeps the unreadable file aside, rebuilds the store from the transcripts and writes it. The caller holds the lock. */
+  private rebuild(reason: string): Sessions {
+    const kept = keepCorruptCopy(this.file, this.now());
+    const found = findSessions(this.dir, this.agentId);
+    const sessions: Sessions = {};
+    // Counters start at zero, as in a new session: the next run reports real ones.
+    for (const session of found.sessions) {
+      sessions[session.key] = { ...newSessionEntry(session.updatedAt, session.sessionId), createdAt: session.createdAt };
+    }
+    this.save(sessions);
+    const recovered = found.sessions.filter((session) => session.recovered).length;
+    const listedAs = `agent:${this.agentId}:recovered:<sessionId>`;
+    const unnamed = recovered === 0 ? '' : `; ${recovered} transcript(s) did not name their session key and are listed as ${listedAs}`;
+    this.logger?.warn(
+      `session store ${this.file}: ${reason}; kept it as ${kept} and rebuilt the store ` +
+        `from the ${found.transcripts} transcript(s) in ${this.dir}: ${found.sessions.length} session(s) listed${unnamed}`,
+      { file: this.file, kept, sessions: found.sessions.length },
+    );
     return sessions;
   }
 
