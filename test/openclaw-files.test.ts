@@ -174,6 +174,7 @@ describe('claw sessions import', () => {
     expect(statSync(transcript).mode & 0o777).toBe(0o600);
     const lines = readFileSync(transcript, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines.map((line) => line.type)).toEqual(['session', 'message', 'message']);
+    expect(lines[0]).toMatchObject({ id: 'sess-sqlite-1', sessionKey: 'agent:main:main', cwd: '/home/me' });
     const store = JSON.parse(readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
     expect(store['agent:main:main']).toMatchObject({ sessionId: 'sess-sqlite-1', label: 'from sqlite', lastModel: 'anthropic/claude-sonnet-4-6', totalTokens: 19, updatedAt: entry.updatedAt });
     expect(store['agent:main:main'].someFutureField).toBeUndefined();

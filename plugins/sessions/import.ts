@@ -96,7 +96,11 @@ function transcriptText(found: FoundSession, report: ImportReport): { text: stri
     }
   });
   const body = parsed.filter((entry) => entry.type !== 'session');
-  const header = parsed.find((entry) => entry.type === 'session') ?? { type: 'session', version: TRANSCRIPT_VERSION, id: found.sessionId, timestamp: new Date(Number(found.entry.createdAt) || Date.now()).toISOString() };
+  const timestamp = new Date(Number(found.entry.createdAt) || Date.now()).toISOString();
+  const given = parsed.find((entry) => entry.type === 'session');
+  const source = given ?? { type: 'session', version: TRANSCRIPT_VERSION, id: found.sessionId, timestamp };
+  // The key this transcript is imported under: a store rebuilt from the transcripts finds it again.
+  const header = { ...source, sessionKey: found.key };
   return { text: [header, ...body].map((entry) => JSON.stringify(entry)).join('\n') + '\n', entries: body.length };
 }
 
