@@ -4,8 +4,8 @@
  * timeouts and the watchdog, one-shot lifecycle and backoff. The executor is a fake, so
  * these tests are about time and state only (test/cron.test.ts runs real jobs).
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createJob } from '../plugins/cron/jobs.js';
 import { occurrenceAfter, occurrencesBetween, resolveAt, staggerOffsetMs } from '../plugins/cron/schedule.js';
@@ -64,7 +64,16 @@ interface Harness {
   log: RunLog;
 }
 
-function harness(options: { dir?: string; clock?: FakeClock; settings?: Partial<CronSection>; runJob?: Executor } = {}): Harness {
+interface HarnessOptions {
+  dir?: string;
+  clock?: FakeClock;
+  settings?: Partial<CronSection>;
+  runJob?: Executor;
+  /** Collects what the service warns about (other log lines are dropped). */
+  warnings?: string[];
+}
+
+function harness(options: HarnessOptions = {}): Harness {
   const dir = options.dir ?? tempDir('claw-cron-unit-');
   const clock = options.clock ?? new FakeClock();
   const runs: Harness['runs'] = [];
@@ -77,7 +86,9 @@ function harness(options: { dir?: string; clock?: FakeClock; settings?: Partial<
       runs.push({ jobId: job.id, at: clock.now(), trigger: ctx.trigger });
       return { status: 'ok', summary: `ran ${job.name}` };
     });
-  const service = new CronService({ store, runLog: log, settings: { ...SETTINGS, ...options.settings }, runJob, logger: createLogger({ level: 'error' }), clock });
+  const quiet = createLogger({ level: 'error' });
+  const logger = options.warnings ? { ...quiet, warn: (message: string) => void options.warnings!.push(message) } : quiet;
+  const service = new CronService({ store, runLog: log, settings: { ...SETTINGS, ...options.settings }, runJob, logger, clock });
   return { service, clock, runs, dir, store, log };
 }
 
@@ -266,6 +277,83 @@ describe('exactly once across restarts', () => {
     await clock.advance(60_000);
     expect(runs).toEqual([{ jobId: job.id, at: T0 + 60_000, trigger: 'schedule' }]);
     expect(service.get(job.id)!.name).toBe('renamed by hand');
+  });
+});
+
+describe('a jobs.json that cannot be read', () => {
+  const corruptCopies = (store: CronStore) => readdirSync(dirname(store.path)).filter((name) => name.startsWith('jobs.json.corrupt-'));
+
+  it('is moved aside; the jobs come back from jobs.json.bak, and what ran since the backup is not run again', async () => {
+    const dir = tempDir('claw-cron-unit-');
+    const clock = new FakeClock();
+    const first = harness({ dir, clock });
+    first.service.start();
+    const minutely = first.service.add(every(60_000));
+    const at = new Date(T0 + 30_000).toISOString();
+    first.service.add({ name: 'once', schedule: { kind: 'at', at }, payload: { kind: 'systemEvent', text: 'once' } });
+    // The last edit: jobs.json.bak now holds the two jobs above, as they were before any run.
+    first.service.add(every(3_600_000, { name: 'added last' }));
+    await clock.advance(60_000);
+    expect(first.runs.map((run) => run.at - T0)).toEqual([30_000, 60_000]);
+    await first.service.stop();
+    const damaged = '{"version": 1, "jobs": [{"id": ';
+    writeFileSync(first.store.path, damaged);
+
+    const warnings: string[] = [];
+    const second = harness({ dir, clock: new FakeClock(), warnings });
+    second.clock.nowMs = T0 + 61_000;
+    second.service.start();
+    await second.clock.advance(1);
+    // The one-shot job ran and was removed; the minutely one's 60 s occurrence ran: neither runs again.
+    expect(second.runs).toEqual([]);
+    expect(second.service.list().map((job) => job.id)).toEqual([minutely.id]);
+    expect(second.service.get(minutely.id)!.state).toMatchObject({ lastRunAtMs: T0 + 60_000, nextRunAtMs: T0 + 120_000, lastStatus: 'ok' });
+    const kept = corruptCopies(second.store);
+    expect(kept).toHaveLength(1);
+    expect(readFileSync(join(dirname(second.store.path), kept[0]!), 'utf8')).toBe(damaged);
+    expect(statSync(join(dirname(second.store.path), kept[0]!)).mode & 0o777).toBe(0o600);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`cron store ${second.store.path} is not valid JSON`);
+    const keptPath = join(dirname(second.store.path), kept[0]!);
+    expect(warnings[0]).toContain(`moved it to ${keptPath} and restored 1 job(s) from ${second.store.path}.bak`);
+    expect(warnings[0]).toContain('(changes since are not in it)');
+    expect((JSON.parse(readFileSync(second.store.path, 'utf8')) as { jobs: CronJob[] }).jobs.map((job) => job.id)).toEqual([minutely.id]);
+    await second.clock.advance(60_000);
+    expect(second.runs.map((run) => run.at - T0)).toEqual([120_000]);
+  });
+
+  it('without a backup, starts with no jobs and says so', () => {
+    const dir = tempDir('claw-cron-unit-');
+    const first = harness({ dir });
+    first.service.add(every(60_000));
+    writeFileSync(first.store.path, '{"jobs": "not a list"}');
+    const warnings: string[] = [];
+    const second = harness({ dir, warnings });
+    second.service.start();
+    expect(second.service.list()).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/has no "jobs" array; moved it to .*jobs\.json\.corrupt-\d+ and started with no jobs/);
+    expect(warnings[0]).toContain(`(there is no readable ${second.store.path}.bak)`);
+    expect(JSON.parse(readFileSync(second.store.path, 'utf8'))).toEqual({ version: 1, jobs: [] });
+    expect(corruptCopies(second.store)).toHaveLength(1);
+  });
+
+  it('damaged while the scheduler runs: moved aside, the jobs it holds are written back, the backup is untouched', async () => {
+    const warnings: string[] = [];
+    const { service, clock, store, runs } = harness({ warnings });
+    service.start();
+    const job = service.add(every(60_000));
+    service.add(every(3_600_000));
+    const backup = readFileSync(`${store.path}.bak`, 'utf8');
+    writeFileSync(store.path, 'not json at all');
+    await clock.advance(60_000);
+    expect(runs.map((run) => [run.jobId, run.at - T0])).toEqual([[job.id, 60_000]]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/is not valid JSON .*; moved it to .*jobs\.json\.corrupt-\d+ and /);
+    expect(warnings[0]).toMatch(/ and wrote the 2 job\(s\) this process holds back to it$/);
+    expect((JSON.parse(readFileSync(store.path, 'utf8')) as { jobs: CronJob[] }).jobs).toHaveLength(2);
+    expect(readFileSync(`${store.path}.bak`, 'utf8')).toBe(backup);
+    expect(readFileSync(join(dirname(store.path), corruptCopies(store)[0]!), 'utf8')).toBe('not json at all');
   });
 });
 

@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../sdk/index.js';
 import { CronInputError, createJob, patchJob } from './jobs.js';
 import { occurrenceAfter, occurrencesBetween } from './schedule.js';
-import type { CronStore, RunLog } from './store.js';
+import { CronStoreUnreadableError, type CronStore, type RunLog } from './store.js';
 import type { CatchUpNote, CatchUpPolicy, CronJob, CronSection, DeliveryStatus, RunLogEntry, RunStatus, RunTrigger } from './types.js';
 
 /** Longest the one timer sleeps: the scheduler re-reads the clock at least this often. */
@@ -136,7 +136,60 @@ export class CronService {
 
   /** Read jobs.json (for CLI-side reads and before start). */
   load(): void {
-    this.jobs = this.deps.store.load();
+    try {
+      this.jobs = this.deps.store.load();
+    } catch (error) {
+      if (!(error instanceof CronStoreUnreadableError)) throw error;
+      this.replaceUnreadable(error);
+    }
+  }
+
+  /**
+   * jobs.json cannot be read: it is moved aside and written again from the jobs this process
+   * holds (`current`), else from the backup of the version before the last edit, else with
+   * no jobs. Refusing would stop every job; saving over it would lose the file for good.
+   */
+  private replaceUnreadable(error: CronStoreUnreadableError, current?: CronJob[]): void {
+    const { kept, backup } = this.deps.store.setAside();
+    let source: string;
+    if (current) {
+      this.jobs = current;
+      source = `wrote the ${current.length} job(s) this process holds back to it`;
+    } else if (backup) {
+      this.jobs = this.afterBackup(backup.jobs);
+      const when = new Date(backup.savedAtMs).toISOString();
+      source =
+        `restored ${this.jobs.length} job(s) from ${backup.path}, the version before the edit of ${when} (changes since are not in it)`;
+    } else {
+      this.jobs = [];
+      source = `started with no jobs (there is no readable ${this.deps.store.path}.bak)`;
+    }
+    this.save();
+    this.deps.logger.warn(`cron: ${error.message}; moved it to ${kept} and ${source}`);
+  }
+
+  /**
+   * A backup knows no run since the edit it predates (claims and ends keep none): each job
+   * takes its last finished run from its run history, so an occurrence that already ran is
+   * not run again, and a one-shot job that ran stays done.
+   */
+  private afterBackup(jobs: CronJob[]): CronJob[] {
+    return jobs.filter((job) => {
+      const last = this.deps.runLog.read(job.id, 1)[0];
+      if (last?.runAtMs === undefined || last.runAtMs < (job.state.lastRunAtMs ?? Number.NEGATIVE_INFINITY)) return true;
+      if (job.state.runningAtMs !== undefined && job.state.runningAtMs <= last.runAtMs) this.clearJournal(job);
+      const { runAtMs: lastRunAtMs, status: lastStatus, error: lastError, durationMs: lastDurationMs } = last;
+      Object.assign(job.state, { lastRunAtMs, lastStatus, lastRunStatus: lastStatus, lastError, lastDurationMs });
+      if (job.schedule.kind === 'at') {
+        if (last.trigger === 'manual' && Date.parse(job.schedule.at) > last.runAtMs) return true;
+        // As the run's end did: an ok one-shot run removes the job unless kept, any other end retires it.
+        if (last.status === 'ok' && job.deleteAfterRun !== false) return false;
+        this.retireAt(job);
+        return true;
+      }
+      job.state.nextRunAtMs = last.nextRunAtMs ?? this.resumeNext(job);
+      return true;
+    });
   }
 
   /** Gateway start: recover interrupted runs, fill in missing next runs, arm the timer. */
@@ -638,7 +691,8 @@ export class CronService {
       this.jobs = jobs;
       this.deps.logger.info(`cron: ${this.deps.store.path} changed on disk; reloaded ${jobs.length} job(s)`);
     } catch (error) {
-      this.deps.logger.error(`cron: ${(error as Error).message}; keeping the jobs in memory`);
+      if (error instanceof CronStoreUnreadableError) this.replaceUnreadable(error, this.jobs);
+      else this.deps.logger.error(`cron: ${(error as Error).message}; keeping the jobs in memory`);
     }
   }
 }

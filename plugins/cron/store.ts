@@ -1,12 +1,14 @@
 /**
  * Where cron keeps things: `jobs.json` (`{version: 1, jobs}`, rewritten atomically —
- * temp file, fsync, rename — with the previous version kept as jobs.json.bak) and one
- * append-only JSONL run history per job under `runs/`, pruned to its last lines when it
- * outgrows its byte limit. Files are 0600 in 0700 directories.
+ * temp file, fsync, rename — with the version before each edit kept as jobs.json.bak; the
+ * run journal's frequent writes keep none) and one append-only JSONL run history per job
+ * under `runs/`, pruned to its last lines when it outgrows its byte limit. Files are 0600
+ * in 0700 directories. A jobs.json that cannot be read is moved aside (`setAside`) for the
+ * service to start again from the backup.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, chmodSync, readdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, chmodSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../../sdk/index.js';
+import { keepCorruptCopy, writeFileAtomic } from '../../sdk/index.js';
 import type { CronJob, CronStoreFile, RunLogEntry } from './types.js';
 
 const PRIVATE_DIR = 0o700;
@@ -19,6 +21,28 @@ export function defaultStorePath(stateDir: string): string {
 /** A job id becomes a file name: nothing that could leave the runs directory. */
 export function assertSafeJobId(id: string): void {
   if (!id || /[/\\\0]/.test(id) || id === '.' || id === '..') throw new Error(`invalid job id "${id}"`);
+}
+
+/** jobs.json is there but holds no jobs the store can use. */
+export class CronStoreUnreadableError extends Error {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`cron store ${path} ${reason}`);
+    this.name = 'CronStoreUnreadableError';
+  }
+}
+
+function jobsOf(text: string, path: string): CronJob[] {
+  let parsed: Partial<CronStoreFile>;
+  try {
+    parsed = JSON.parse(text) as Partial<CronStoreFile>;
+  } catch (error) {
+    throw new CronStoreUnreadableError(path, `is not valid JSON (${(error as Error).message})`);
+  }
+  if (!parsed || !Array.isArray(parsed.jobs)) throw new CronStoreUnreadableError(path, 'has no "jobs" array');
+  return parsed.jobs;
 }
 
 export class CronStore {
@@ -43,14 +67,26 @@ export class CronStore {
       throw error;
     }
     this.remember();
-    let parsed: Partial<CronStoreFile>;
+    return jobsOf(text, this.path);
+  }
+
+  /**
+   * Moves an unreadable jobs.json aside, to `jobs.json.corrupt-<ms>` (0600, never over an
+   * earlier copy), and reads the backup of the version before the last edit, when there is
+   * a readable one. Moved, not left: the next save would make the unreadable file the backup.
+   */
+  setAside(): { kept: string; backup?: { path: string; savedAtMs: number; jobs: CronJob[] } } {
+    const kept = keepCorruptCopy(this.path);
+    rmSync(this.path, { force: true });
+    this.seen = undefined;
+    const path = `${this.path}.bak`;
     try {
-      parsed = JSON.parse(text) as Partial<CronStoreFile>;
-    } catch (error) {
-      throw new Error(`cron store ${this.path} is not valid JSON (${(error as Error).message}); fix it or restore ${this.path}.bak`);
+      const jobs = jobsOf(readFileSync(path, 'utf8'), path);
+      return { kept, backup: { path, savedAtMs: statSync(path).mtimeMs, jobs } };
+    } catch {
+      // No backup (the store was never edited twice), or it is damaged too.
+      return { kept };
     }
-    if (!parsed || !Array.isArray(parsed.jobs)) throw new Error(`cron store ${this.path} has no "jobs" array`);
-    return parsed.jobs;
   }
 
   /**
