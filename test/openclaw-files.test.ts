@@ -92,6 +92,9 @@ describe('claw doctor', () => {
     const old = new Date(Date.now() - 3_600_000);
     const { utimesSync } = await import('node:fs');
     utimesSync(staging, old, old);
+    // Named with its installer's pid, which is gone: left over however fresh.
+    const deadStaging = join(stateDir, 'extensions', `.staging-${2 ** 22 - 1}-AbC123`);
+    mkdirSync(deadStaging);
 
     const before = await doctorJson(env);
     expect(before.code).toBe(1);
@@ -102,8 +105,8 @@ describe('claw doctor', () => {
     expect(titles).toContain('warn transcripts ending in a cut-off line (readers skip it)');
 
     const fixed = await doctorJson(env, ['--fix']);
-    expect(fixed.report.fixed!.removed.sort()).toEqual([leftover, staging].sort());
-    expect(existsSync(leftover) || existsSync(staging)).toBe(false);
+    expect(fixed.report.fixed!.removed.sort()).toEqual([leftover, staging, deadStaging].sort());
+    expect(existsSync(leftover) || existsSync(staging) || existsSync(deadStaging)).toBe(false);
     expect(statSync(configPath).mode & 0o777).toBe(0o600);
     // User data stays as it was.
     expect(readFileSync(join(sessions, 'sessions.json'), 'utf8')).toBe('{"agent:main:main": {"sessionId": ');

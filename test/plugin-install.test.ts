@@ -3,8 +3,8 @@
  * sandbox) from a directory, a .tgz, a `file:` npm spec and `--link`; and plugins that
  * declare claw itself as a dependency. Real files and the built CLI; no network.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claw, EMPTY_SCHEMA, REPO, tempDir, writePlugin } from './helpers.js';
@@ -201,5 +201,54 @@ describe('a plugin that depends on claw itself', () => {
     // And the plugin host loads it.
     const doctor = JSON.parse((await claw(['plugins', 'doctor', '--json'], env)).stdout);
     expect(doctor.failed).toEqual([]);
+  });
+});
+
+describe('leftovers of an install killed midway', () => {
+  it('the next install removes them (or puts a previous version back); a live installer keeps its own', async () => {
+    const { env, stateDir } = stateEnv();
+    const extensions = join(stateDir, 'extensions');
+    // A pid that was a node process and is gone, and a node process that is alive (another installer).
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => dead.on('exit', resolve));
+    const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    try {
+      const folder = (name: string, ageMs = 0) => {
+        const path = join(extensions, name);
+        mkdirSync(join(path, 'plugin'), { recursive: true });
+        writeFileSync(join(path, 'plugin', 'openclaw.plugin.json'), '{}');
+        const at = new Date(Date.now() - ageMs);
+        utimesSync(path, at, at);
+        return path;
+      };
+      const deadStaging = folder(`.staging-${dead.pid}-AbC123`);
+      const liveStaging = folder(`.staging-${live.pid}-XyZ789`);
+      // Named before stage folders carried a pid: judged by age.
+      const oldStaging = folder('.staging-Old123', 3_600_000);
+      const newStaging = folder('.staging-New123');
+      // Killed between moving the previous version aside and moving the new one in: the plugin folder is missing.
+      const previous = folder(`.replaced-${dead.pid}-1700000000000-was-here`);
+      const replaced = folder(`.replaced-${dead.pid}-1700000000000-still-here`);
+      mkdirSync(join(extensions, 'still-here'));
+
+      const dir = writePlugin(join(tempDir(), 'fresh'), {
+        manifest: { id: 'fresh', configSchema: EMPTY_SCHEMA },
+        files: { 'index.js': 'export default { id: "fresh", register() {} };' },
+      });
+      const result = await claw(['plugins', 'install', dir], env);
+      expect(result.code, result.stderr + result.stdout).toBe(0);
+      expect(result.stdout).toContain(`removed ${deadStaging}, left by an interrupted install`);
+      expect(result.stdout).toContain(`put the previous version back at ${join(extensions, 'was-here')}`);
+      expect([deadStaging, oldStaging, previous, replaced].filter((path) => existsSync(path))).toEqual([]);
+      expect([liveStaging, newStaging].filter((path) => existsSync(path))).toEqual([liveStaging, newStaging]);
+      expect(existsSync(join(extensions, 'was-here', 'plugin', 'openclaw.plugin.json'))).toBe(true);
+      expect(existsSync(join(extensions, 'still-here'))).toBe(true);
+      // What the install itself staged is gone too; the plugin is in place.
+      const hidden = readdirSync(extensions).filter((name) => name.startsWith('.'));
+      expect(hidden.sort()).toEqual(['.staging-New123', `.staging-${live.pid}-XyZ789`].sort());
+      expect(existsSync(join(extensions, 'fresh', 'openclaw.plugin.json'))).toBe(true);
+    } finally {
+      live.kill();
+    }
   });
 });

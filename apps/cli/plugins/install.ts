@@ -20,6 +20,7 @@ import { ensurePrivateDir, restrictTree } from '../../../sdk/fs.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
+import { reclaimInstallLeftovers, replacedPath, stagingPrefix } from './leftovers.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 
 export type InstallSource = InstallRecord['source'];
@@ -98,7 +99,9 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
   const extensions = resolveExtensionsDir(options.stateDir);
   ensurePrivateDir(extensions);
   const source = classifySource(options.spec, cwd);
-  const staging = mkdtempSync(join(extensions, '.staging-'));
+  // A killed install's folders would otherwise stay forever: this is the next time anyone looks there.
+  const reclaimed = reclaimInstallLeftovers(extensions);
+  const staging = mkdtempSync(stagingPrefix(extensions));
   const discard = () => rmSync(staging, { recursive: true, force: true });
   try {
     step(0);
@@ -160,7 +163,7 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
       ...(version !== undefined ? { version } : {}),
       installedAt: new Date().toISOString(),
     });
-    const notes: string[] = [];
+    const notes: string[] = [...reclaimed];
     let enabled = false;
     const slots = manifestSlots(manifest);
     if (slots.length > 0 && !options.enable) {
@@ -190,7 +193,7 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
       stagedDir: root,
       commit() {
         if (existsSync(target)) {
-          const old = join(extensions, `.replaced-${manifest.id}-${Date.now()}`);
+          const old = replacedPath(extensions, manifest.id);
           renameSync(target, old);
           renameSync(root, target);
           rmSync(old, { recursive: true, force: true });

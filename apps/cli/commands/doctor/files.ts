@@ -6,6 +6,7 @@
  */
 import { lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
+import { installLeftover } from '../../plugins/leftovers.js';
 
 export interface FileScan {
   /** Temp files of writes whose process is gone, and abandoned plugin staging folders. */
@@ -18,10 +19,6 @@ export interface FileScan {
 
 /** sdk/fs.ts writeFileAtomic names its temp files `.<name>.<pid>.<8 hex>.tmp`. */
 const ATOMIC_TEMP = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
-/** `claw plugins install` stages in extensions/.staging-* and moves replaced installs to .replaced-*. */
-const INSTALL_LEFTOVER = /^\.(staging|replaced)-/;
-/** An install takes seconds; a staging folder this old belongs to one that died. */
-const STAGING_STALE_MS = 10 * 60_000;
 /** Folders holding code, caches or the user's own documents, not claw state. */
 const SKIPPED = new Set(['node_modules', 'cache', '.git']);
 const MAX_ENTRIES = 50_000;
@@ -71,7 +68,9 @@ export function scanFiles(stateDir: string, skip: ReadonlySet<string>, now = Dat
       if (stat.isSymbolicLink()) continue;
       const inExtensions = relative(stateDir, dir).split(sep)[0] === 'extensions';
       if (stat.isDirectory()) {
-        if (inExtensions && depth === 1 && INSTALL_LEFTOVER.test(name) && now - stat.mtimeMs > STAGING_STALE_MS) scan.stale.push(path);
+        // A previous version to put back (leftovers.ts) is not removed here: the next install does that.
+        const leftover = inExtensions && depth === 1 ? installLeftover(dir, name, stat.mtimeMs, now) : undefined;
+        if (leftover && !leftover.restoreTo) scan.stale.push(path);
         // Installed plugins are code, not state; workspaces are the user's documents.
         else if (!SKIPPED.has(name) && !skip.has(path) && !(inExtensions && depth === 1)) visit(path, depth + 1);
         continue;
