@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -518,6 +518,34 @@ process.stdout.write('finished\\n');
       expect(paths(result)[0]).toBe('memory/note-17.md');
       expect(await after.sync({})).toMatchObject({ rebuilt: false, indexed: 0, skipped: 40, embedded: 0 });
       await after.close();
+    }
+  });
+
+  it('an open removes the scratch files of rebuilds whose process is gone, and only those', async () => {
+    const env = setup();
+    const settings = env.settings();
+    mkdirSync(dirname(settings.store.path), { recursive: true });
+    const dead = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => dead.on('exit', resolve));
+    // Another node process rebuilding the same index right now.
+    const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    // A pid that a process other than node holds now: the rebuild that named it is gone.
+    const recycled = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const base = basename(settings.store.path);
+      const scratch = (pid: number | undefined) => ['', '-journal', '-wal', '-shm'].map((end) => `${base}.rebuild-${pid}-0badcafe${end}`);
+      for (const name of [...scratch(dead.pid), ...scratch(live.pid), ...scratch(recycled.pid)]) {
+        writeFileSync(join(dirname(settings.store.path), name), 'partial');
+      }
+      const { logger, records } = recordingLogger();
+      const index = await open(settings, hashed(), logger);
+      expect(scratchFiles(env.dir).sort()).toEqual(scratch(live.pid).sort());
+      const messages = records.map((record) => record.message);
+      expect(messages).toContainEqual(expect.stringContaining('removed what an interrupted rebuild left behind'));
+      expect(await index.sync({})).toMatchObject({ indexed: 7 });
+    } finally {
+      live.kill();
+      recycled.kill();
     }
   });
 

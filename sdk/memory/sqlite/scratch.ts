@@ -3,11 +3,14 @@
  * the real one and renamed over it in one step, so readers only ever see the old index or
  * the new one. A process killed mid-rebuild leaves its scratch file behind; the next open
  * removes it, unless the process that owns it is still running (another process may be
- * rebuilding the same index right now).
+ * rebuilding the same index right now). "Running" is judged as for lock files: a killed
+ * process not yet reaped, or a pid taken since by a process that is not node, owns nothing.
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { lockHolderAlive } from '../../file-lock.js';
 
 /** Scratch files this process is building now (never cleaned up from under itself). */
 const building = new Set<string>();
@@ -54,7 +57,7 @@ export function removeAbandonedScratch(indexPath: string): string[] {
     const path = join(dir, name);
     const owner = Number(match[1]);
     if (building.has(path.replace(/-(?:journal|wal|shm)$/, ''))) continue;
-    if (owner !== process.pid && processAlive(owner)) continue;
+    if (owner !== process.pid && lockHolderAlive({ pid: owner, hostname: hostname() })) continue;
     rmSync(path, { force: true });
     removed.push(name);
   }
