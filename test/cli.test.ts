@@ -181,7 +181,7 @@ describe('claw config', () => {
 
     const bad = await claw(['config', 'set', 'agents.defaults.maxConcurrent', '0'], { ...env, KEYED_API_KEY: 'x' });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toBe('claw: refusing to write the config, the change would make it invalid: agents.defaults.maxConcurrent: must be >= 1\n');
+    expect(bad.stderr).toBe('claw: agents.defaults.maxConcurrent: 0 is out of range: it must be an integer >= 1; nothing written\n');
     expect(readConfig(stateDir).agents.defaults.maxConcurrent).toBe(6);
 
     expect((await claw(['config', 'unset', 'agents.defaults.maxConcurrent'], { ...env, KEYED_API_KEY: 'x' })).code).toBe(0);
@@ -201,6 +201,54 @@ describe('claw config', () => {
       { level: 'error', path: 'agents.defaults.maxConcurrent', message: 'must be integer', owner: 'kernel' },
       { level: 'error', path: 'plugins.entries.keyed.config.region', message: 'must be string', owner: 'keyed' },
     ]);
+  });
+});
+
+describe('claw config set with numbers', () => {
+  it('refuses what JSON cannot hold and what is out of range, naming the key and the range; -5 is a value', async () => {
+    const { env, stateDir } = stateEnv();
+    const root = tempDir();
+    const offset = { type: 'number', minimum: -10, maximum: 10 };
+    writePlugin(join(root, 'dial'), {
+      manifest: { id: 'dial', configSchema: { type: 'object', additionalProperties: false, properties: { offset } } },
+      code: 'export default { register() {} };',
+    });
+    const config = { plugins: { load: { paths: [join(root, 'dial')] } }, agents: { defaults: { timeoutSeconds: 30 } } };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config));
+    const before = readFileSync(join(stateDir, 'openclaw.json'), 'utf8');
+    const set = (...args: string[]) => claw(['config', 'set', ...args], env);
+    const refused = async (args: string[], stderr: string) => {
+      const result = await set(...args);
+      expect([result.code, result.stderr, result.stdout]).toEqual([1, `claw: ${stderr}\n`, '']);
+    };
+
+    const infinite = (shown: string) =>
+      `agents.defaults.timeoutSeconds: ${shown} is not a finite number (JSON has no Infinity or NaN); nothing written`;
+    await refused(['agents.defaults.timeoutSeconds', '1e400'], infinite('1e400'));
+    await refused(['agents.defaults.timeoutSeconds', 'NaN'], infinite('NaN'));
+    await refused(['--strict-json', 'agents.defaults', '{"timeoutSeconds": 1e999}'], infinite('Infinity'));
+    const range = 'agents.defaults.timeoutSeconds: -5 is out of range: it must be an integer >= 1; nothing written';
+    await refused(['agents.defaults.timeoutSeconds', '-5'], range);
+    await refused(['agents.defaults.timeoutSeconds', '--', '-5'], range);
+    await refused(
+      ['agents.defaults.subagents.maxSpawnDepth', '9'],
+      'agents.defaults.subagents.maxSpawnDepth: 9 is out of range: it must be an integer >= 1 and <= 5; nothing written',
+    );
+    await refused(
+      ['plugins.entries.dial.config', '{offset: -10.5}'],
+      'plugins.entries.dial.config.offset: -10.5 is out of range: it must be a number >= -10 and <= 10; nothing written',
+    );
+    expect(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).toBe(before);
+
+    // In range, negative, and with an option after it.
+    const ok = await set('plugins.entries.dial.config.offset', '-2.5', '--json');
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, path: 'plugins.entries.dial.config.offset', value: -2.5, changed: true });
+    expect(readConfig(stateDir).plugins.entries.dial.config.offset).toBe(-2.5);
+    expect((await set('--strict-json', 'agents.defaults.timeoutSeconds', '45')).code).toBe(0);
+    expect(readConfig(stateDir).agents.defaults.timeoutSeconds).toBe(45);
+    const option = await set('agents.defaults.timeoutSeconds', '5', '-x');
+    expect(option.stderr).toContain("Unknown option '-x'");
   });
 });
 

@@ -46,6 +46,7 @@ Commands:
   path                   Print the config file location
 
 Paths use dots and brackets: agents.defaults.maxConcurrent, plugins.entries["my-plugin"].config
+A negative number is a value (claw config set path -5); a number must be finite and in its range.
 With a gateway running, set and unset go through it: the answer says whether the change is
 live or the gateway restarts (or must be restarted) to apply it (gateway.reload.mode).
 Concurrent writers queue on <config>.lock; none loses another's change.`,

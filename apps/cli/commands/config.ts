@@ -1,6 +1,7 @@
 /** `claw config …` */
 import { parseArgs } from 'node:util';
 import {
+  composeConfigSchema,
   formatIssue,
   getPath,
   hasPath,
@@ -14,6 +15,7 @@ import {
 import type { Kernel } from '../../../kernel/index.js';
 import { bootKernel } from '../boot.js';
 import { changeConfig, type ConfigChange } from '../config-change.js';
+import { nonFiniteNumber, outOfRange } from '../config-numbers.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, usageError, type Io } from '../io.js';
 
@@ -81,8 +83,27 @@ async function get(args: string[], io: Io): Promise<number> {
   return 0;
 }
 
+/** A negative number: a value of `config set`, where parseArgs would take "-5" for an option. */
+const NEGATIVE_NUMBER = /^-(?:\d|\.\d|Infinity$|NaN$)/;
+
+/** `args` with negative numbers (before any `--`) hidden from parseArgs, and how to get them back. */
+function negativesAsValues(args: string[]): { args: string[]; restore: (positional: string) => string } {
+  const hidden = new Map<string, string>();
+  const end = args.indexOf('--');
+  const shown = args.map((arg, index) => {
+    if ((end >= 0 && index > end) || !NEGATIVE_NUMBER.test(arg)) return arg;
+    const stand = `\u0000${hidden.size}`;
+    hidden.set(stand, arg);
+    return stand;
+  });
+  return { args: shown, restore: (positional) => hidden.get(positional) ?? positional };
+}
+
 async function set(args: string[], io: Io): Promise<number> {
-  const { positionals, values } = flags(args, { 'strict-json': { type: 'boolean' } });
+  const negatives = negativesAsValues(args);
+  const parsed = flags(negatives.args, { 'strict-json': { type: 'boolean' } });
+  const positionals = parsed.positionals.map(negatives.restore);
+  const values = parsed.values;
   if (positionals.length !== 2) throw usageError('usage: claw config set <path> <value>');
   const [path, text] = positionals as [string, string];
   const segments = segmentsOf(path);
@@ -92,6 +113,13 @@ async function set(args: string[], io: Io): Promise<number> {
   } catch (error) {
     if (values['strict-json']) throw usageError(`value is not valid JSON: ${(error as Error).message}`);
     value = text;
+  }
+  const notFinite = nonFiniteNumber(value, segments, text);
+  if (notFinite) throw new CliError(notFinite);
+  if (typeof value === 'number' || (typeof value === 'object' && value !== null)) {
+    const kernel = await bootKernel(io, { strictConfig: false });
+    const refused = outOfRange(value, segments, composeConfigSchema(kernel.plugins.list()));
+    if (refused) throw new CliError(refused);
   }
   const change = await changeConfig(io, `claw config set ${path}`, (raw) => {
     try {
