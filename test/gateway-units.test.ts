@@ -129,9 +129,44 @@ describe('idempotency cache', () => {
     const acks: unknown[] = [];
     const cut = (await second.run('cut', { n: 2 }, work, (ack) => acks.push(ack))) as { outcome: { ok: boolean; error?: { message: string } } };
     expect(cut.outcome.ok).toBe(false);
-    expect(cut.outcome.error?.message).toMatch(/restarted before this request finished; it is not run a second time/);
+    expect(cut.outcome.error?.message).toMatch(/restarted before this request finished, and whether it took effect is not known; it is not run again/);
     expect(acks).toEqual([{ runId: 'r1', status: 'accepted' }]);
     expect(runs).toBe(0);
+  });
+
+  it('asks the method what became of a call a restart cut short: in progress, finished, or never accepted', async () => {
+    const dir = tempDir('claw-dedupe-');
+    const file = join(dir, 'gateway', 'idempotency.jsonl');
+    const first = new DedupeCache(60_000, { file });
+    const hang = async () => new Promise<never>(() => {}); // the process "dies" with these still running
+    for (const key of ['pending', 'finished', 'never']) void first.run(key, {}, hang);
+    const second = new DedupeCache(60_000, { file });
+    let runs = 0;
+    const work = async () => ({ ok: true, payload: ++runs });
+    let asked = 0;
+    let finish!: (outcome: { ok: true; payload: string }) => void;
+    const later = new Promise<{ ok: true; payload: string }>((resolve) => (finish = resolve));
+    const recover = (key: string) => async () => {
+      asked++;
+      if (key === 'pending') return { state: 'pending' as const, acks: [{ runId: 'r9', status: 'accepted' }], outcome: later };
+      if (key === 'finished') return { state: 'done' as const, outcome: { ok: true, payload: 'first outcome' } };
+      return { state: 'not-accepted' as const };
+    };
+    // Two retries at once: the method is asked once, both get the acknowledgment again and then the result.
+    const acks: unknown[] = [];
+    const retries = [second.run('pending', {}, work, (ack) => acks.push(ack), recover('pending')), second.run('pending', {}, work, (ack) => acks.push(ack), recover('pending'))];
+    finish({ ok: true, payload: 'resumed result' });
+    for (const retry of await Promise.all(retries)) expect(retry).toEqual({ outcome: { ok: true, payload: 'resumed result' }, replayed: true });
+    expect(acks).toEqual([{ runId: 'r9', status: 'accepted' }, { runId: 'r9', status: 'accepted' }]);
+    expect(await second.run('finished', {}, work, undefined, recover('finished'))).toEqual({ outcome: { ok: true, payload: 'first outcome' }, replayed: true });
+    const never = (await second.run('never', {}, work, undefined, recover('never'))) as { outcome: { ok: boolean; error?: { message: string; retryable?: boolean } } };
+    expect(never.outcome).toMatchObject({ ok: false, error: { retryable: true, message: expect.stringMatching(/safe to send again/) } });
+    expect([runs, asked]).toEqual([0, 3]);
+    // The key is free again: sent again, it runs once; and the recovered outcomes are on disk for the next restart.
+    expect(await second.run('never', {}, work, undefined, recover('never'))).toEqual({ outcome: { ok: true, payload: 1 }, replayed: false });
+    const third = new DedupeCache(60_000, { file });
+    expect(await third.run('pending', {}, work)).toEqual({ outcome: { ok: true, payload: 'resumed result' }, replayed: true });
+    expect(await third.run('never', {}, work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: true });
   });
 
   it('stays bounded in memory and on disk', async () => {

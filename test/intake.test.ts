@@ -8,8 +8,11 @@
 import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { IntakeJournal, intakeFile } from '../sdk/agent/intake.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { intakeFile } from '../sdk/agent/intake.js';
+import { IntakeJournal } from '../plugins/agent/journal.js';
+import { FollowupQueue, type Pending } from '../plugins/agent/queue.js';
+import { DELIVERY_RETRY_DELAYS_MS, nextAttemptAt, Outbox, type OutboxEntry } from '../plugins/agent/outbox.js';
 import { GatewayRequestError } from '../sdk/client.js';
 import { MAX_RESUME_ATTEMPTS } from '../plugins/agent/intake.js';
 import { answerEcho, connectOperator, crashBench, readTranscripts, writeConfig } from './bench/crash.js';
@@ -20,19 +23,20 @@ import { CLI, startCliGateway, tempDir } from './helpers.js';
 const input = (message: string) => ({ agentId: 'main', sessionKey: 'agent:main:main', message });
 
 describe('the intake journal', () => {
-  it('keeps accepted runs until done, owner-only, across a reload', async () => {
+  it('keeps accepted messages until done, owner-only, across a reload', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'claw-intake-')), 'agents', 'main', 'intake.jsonl');
     const journal = new IntakeJournal(file);
     journal.load();
     const now = Date.now();
     await journal.accept('r1', input('one'), now, 'telegram:default:k:1:7');
     await journal.accept('r2', input('two'), now + 1);
-    journal.started('r1', '/t/s.jsonl', 42);
-    journal.done('r2', 'ok');
+    journal.turn('r1', ['r1'], '/t/s.jsonl', 42);
+    journal.done(['r2'], 'ok');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(file, '..')).mode & 0o777).toBe(0o700);
     const reread = new IntakeJournal(file).load();
-    expect(reread.open).toEqual([{ id: 'r1', at: now, input: input('one'), key: 'telegram:default:k:1:7', starts: [{ file: '/t/s.jsonl', offset: 42 }], attempts: 0 }]);
+    expect(reread.open).toEqual([{ id: 'r1', at: now, input: input('one'), key: 'telegram:default:k:1:7', attempts: 0, turn: 'r1' }]);
+    expect(reread.turns.get('r1')).toEqual({ id: 'r1', ids: ['r1'], file: '/t/s.jsonl', offset: 42 });
     expect([...reread.seen.keys()]).toEqual(['telegram:default:k:1:7']);
     await journal.close();
   });
@@ -46,7 +50,7 @@ describe('the intake journal', () => {
     appendFileSync(file, '{"t":"accepted","id":"torn","at":2,"inp');
     const second = new IntakeJournal(file);
     const read = second.load();
-    expect(read.open.map((run) => run.id)).toEqual(['whole']);
+    expect(read.open.map((message) => message.id)).toEqual(['whole']);
     expect(read.skippedLines).toBe(1);
     await second.accept('next', input('after'), 3);
     // Records, then the preallocated NUL padding.
@@ -55,21 +59,168 @@ describe('the intake journal', () => {
     await second.close();
   });
 
-  it('merges queued messages into one run, and counts resume attempts', async () => {
+  it('a batch turn names each message; each is charged its own resumes and finished on its own', async () => {
     const file = join(tempDir('claw-intake-'), 'intake.jsonl');
     const journal = new IntakeJournal(file);
     journal.load();
     await journal.accept('a', input('first'), 1);
     await journal.accept('b', input('second'), 2);
-    journal.merge('b', input('first\nsecond'), ['a', 'b']);
-    await journal.resuming(['b']);
-    const read = new IntakeJournal(file).load();
-    expect(read.open).toMatchObject([{ id: 'b', at: 2, input: { message: 'first\nsecond' }, attempts: 1 }]);
+    await journal.accept('c', input('steered'), 3);
+    journal.turn('b', ['a', 'b'], '/t/s.jsonl', 10);
+    journal.join('b', ['c']);
+    await journal.resuming(['a', 'b', 'c']);
+    await journal.resuming(['a']);
     await journal.close();
+    // A reload rewrites the file; the journal that did it writes on.
+    const reopened = new IntakeJournal(file);
+    let read = reopened.load();
+    expect(read.open.map(({ id, turn, attempts, input }) => ({ id, turn, attempts, message: input.message }))).toEqual([
+      { id: 'a', turn: 'b', attempts: 2, message: 'first' },
+      { id: 'b', turn: 'b', attempts: 1, message: 'second' },
+      { id: 'c', turn: 'b', attempts: 1, message: 'steered' },
+    ]);
+    expect(read.turns.get('b')?.ids).toEqual(['a', 'b', 'c']);
+    // Handed back one at a time: "a" continues alone, in a turn of its own.
+    reopened.turn('a', ['a'], '/t/s.jsonl', 99);
+    reopened.done(['b', 'c'], 'ok');
+    await reopened.close();
+    read = new IntakeJournal(file).load();
+    expect(read.open.map(({ id, turn }) => ({ id, turn }))).toEqual([{ id: 'a', turn: 'a' }]);
+    expect([...read.turns.keys()]).toEqual(['a']);
+  });
+
+  it('keeps an undelivered reply with its next round, and remembers a finished request by its key', async () => {
+    const file = join(tempDir('claw-intake-'), 'intake.jsonl');
+    const journal = new IntakeJournal(file);
+    journal.load();
+    await journal.accept('m', input('hello'), 1, undefined, 'agent:key-1');
+    await journal.accept('n', input('other'), 2, undefined, 'chat.send:key-2');
+    journal.turn('m', ['m'], '/t/s.jsonl', 0);
+    await journal.undelivered('m', ['m'], { reply: { text: 'hi there', media: [] }, attempt: 1, next: 5000, error: '502 Bad Gateway' });
+    journal.done(['n'], 'ok');
+    await journal.close();
+    const reread = new IntakeJournal(file);
+    const read = reread.load();
+    expect(read.open).toMatchObject([{ id: 'm', requestKey: 'agent:key-1', undelivered: { turn: 'm', reply: { text: 'hi there' }, attempt: 1, next: 5000, error: '502 Bad Gateway' } }]);
+    expect(reread.request('agent:key-1')).toMatchObject({ open: { id: 'm' } });
+    expect(reread.request('chat.send:key-2')).toMatchObject({ finished: { id: 'n', status: 'ok' } });
+    expect(reread.request('agent:never')).toBeUndefined();
+    await reread.close();
   });
 
   it('lives at agents/<id>/intake.jsonl under the state dir', () => {
     expect(intakeFile('/state', 'work')).toBe(join('/state', 'agents', 'work', 'intake.jsonl'));
+  });
+});
+
+describe('a session\'s follow-up queue, shared by many chats', () => {
+  const pending = (id: string, to: string, resumed = false): Pending => ({
+    id,
+    input: { agentId: 'main', sessionKey: 'agent:main:main', message: `${id} text`, channel: 'telegram', deliver: { channel: 'telegram', to } },
+    acceptedAt: 0,
+    settle: { resolve: () => {}, reject: () => {} },
+    ...(resumed ? { resumed } : {}),
+  });
+
+  it('collects one chat\'s messages per turn, and holds each message once', () => {
+    const queue = new FollowupQueue({ mode: 'collect', debounceMs: 0, cap: 20, drop: 'summarize' });
+    for (const item of [pending('a1', 'A'), pending('b1', 'B'), pending('a2', 'A'), pending('a1', 'A'), pending('b2', 'B')]) queue.add(item);
+    expect(queue.size).toBe(4);
+    expect(queue.next('collect')?.members.map((item) => item.id)).toEqual(['a1', 'a2']);
+    expect(queue.next('collect')?.members.map((item) => item.id)).toEqual(['b1', 'b2']);
+    expect(queue.next('collect')).toBeUndefined();
+  });
+
+  it('drops only at the cap; a summary goes to its own chat\'s next turn; resumed messages are not dropped', () => {
+    const queue = new FollowupQueue({ mode: 'collect', debounceMs: 0, cap: 3, drop: 'summarize' });
+    for (const item of [pending('a1', 'A'), pending('b1', 'B'), pending('b2', 'B')]) expect(queue.add(item)).toEqual({});
+    expect(queue.summarized).toEqual([]);
+    queue.add(pending('b3', 'B'));
+    expect(queue.summarized.map((item) => item.id)).toEqual(['a1']);
+    queue.add(pending('r1', 'B', true));
+    expect(queue.size).toBe(4);
+    // B's turn does not carry A's summary: it waits for a turn in A's chat.
+    expect(queue.next('collect')).toMatchObject({ members: [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }, { id: 'r1' }], summarized: [] });
+    expect(queue.next('collect')).toMatchObject({ members: [], summarized: [{ id: 'a1' }] });
+  });
+
+  it('"new" refuses the newcomer and "old" drops the oldest, saying which', () => {
+    const refusing = new FollowupQueue({ mode: 'followup', debounceMs: 0, cap: 1, drop: 'new' });
+    refusing.add(pending('a1', 'A'));
+    expect(refusing.add(pending('a2', 'A')).refused?.id).toBe('a2');
+    const dropping = new FollowupQueue({ mode: 'followup', debounceMs: 0, cap: 1, drop: 'old' });
+    dropping.add(pending('a1', 'A'));
+    expect(dropping.add(pending('a2', 'A')).dropped?.id).toBe('a1');
+    expect(dropping.next('followup')?.members.map((item) => item.id)).toEqual(['a2']);
+  });
+});
+
+describe('the outbox: replies that failed to send', () => {
+  const entry = (): OutboxEntry => ({
+    agentId: 'main',
+    turn: 'run-1',
+    ids: ['run-1'],
+    input: { agentId: 'main', sessionKey: 'agent:main:main', message: 'hi', channel: 'telegram', deliver: { channel: 'telegram', to: '42', accountId: 'default' } },
+    reply: { text: 'hello', media: [] },
+    attempt: 0,
+    next: 0,
+  });
+
+  it('waits 5 s, 30 s, 2 min, 10 min, 30 min and 1 h (or a longer retry_after), then gives up', () => {
+    expect(DELIVERY_RETRY_DELAYS_MS.map((_, index) => nextAttemptAt(0, index + 1))).toEqual([5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000]);
+    expect(nextAttemptAt(0, 1, 60_000)).toBe(60_000);
+    expect(nextAttemptAt(0, DELIVERY_RETRY_DELAYS_MS.length + 1)).toBeUndefined();
+  });
+
+  it('keeps each new state before it waits, delivers on a later round, and shows what waits on the channel status', async () => {
+    vi.useFakeTimers();
+    try {
+      const persisted: number[] = [];
+      const events: string[] = [];
+      let failures = 2;
+      const outbox = new Outbox({
+        logger: { info() {}, warn() {}, error() {}, debug() {} } as never,
+        now: () => Date.now(),
+        send: async () => (failures-- > 0 ? { status: 'failed', error: '502 Bad Gateway' } : { status: 'delivered' }),
+        persist: async (state) => void persisted.push(state.attempt),
+        delivered: (state) => void events.push(`delivered after ${state.attempt} failed round(s)`),
+        givenUp: () => void events.push('given up'),
+      });
+      await outbox.failed(entry(), '429 Too Many Requests', 1_000);
+      expect(persisted).toEqual([1]);
+      expect(outbox.status()).toMatchObject([{ channel: 'telegram', accountId: 'default', pending: 1, failed: 0, lastError: '429 Too Many Requests' }]);
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(persisted).toEqual([1, 2]);
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(persisted).toEqual([1, 2, 3]);
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(events).toEqual(['delivered after 3 failed round(s)']);
+      expect(outbox.status()).toMatchObject([{ pending: 0, failed: 0 }]);
+      outbox.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives a reply up after the last round, and says so', async () => {
+    vi.useFakeTimers();
+    try {
+      const events: string[] = [];
+      const outbox = new Outbox({
+        logger: { info() {}, warn() {}, error() {}, debug() {} } as never,
+        now: () => Date.now(),
+        send: async () => ({ status: 'failed', error: 'chat not found' }),
+        persist: async () => {},
+        delivered: () => void events.push('delivered'),
+        givenUp: (state) => void events.push(`given up after ${state.attempt} rounds: ${state.error}`),
+      });
+      await outbox.failed(entry(), 'chat not found');
+      await vi.advanceTimersByTimeAsync(DELIVERY_RETRY_DELAYS_MS.reduce((total, delay) => total + delay, 0));
+      expect(events).toEqual([`given up after ${DELIVERY_RETRY_DELAYS_MS.length + 1} rounds: chat not found`]);
+      expect(outbox.status()).toMatchObject([{ pending: 0, failed: 1, lastError: 'chat not found' }]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
@@ -154,7 +305,7 @@ describe('a stopping gateway and Telegram', () => {
     // 500 ms of drain, then the stopped turn settles and the process exits (well before the model would).
     expect(Date.now() - stopping).toBeLessThan(4000);
     expect(answersTo(1001)).toEqual([]);
-    expect(openRuns(stateDir).map((run) => run.input.message)).toEqual(['a long question']);
+    expect(openRuns(stateDir).map((message) => message.input.message)).toEqual(['a long question']);
 
     await startCliGateway(env);
     await api.waitFor((call) => call.method === 'sendMessage' && String(call.params.chat_id) === '1001', 10_000, 'the resumed answer');

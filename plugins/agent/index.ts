@@ -28,7 +28,7 @@ export default definePlugin({
     // The models and sessions plugins' services when they are on, so model cooldowns and
     // session stores are one per process; else our own.
     const models = (await useService<ModelService>(api.kernel, 'models')) ?? new ModelService(api.kernel);
-    const sessions = (await useService<SessionService>(api.kernel, 'sessions')) ?? new SessionService(api.kernel);
+    const sessions = (await useService<SessionService>(api.kernel, 'sessions')) ?? new SessionService(api.kernel, { logger: api.logger });
     const runtime = new AgentRuntime(
       api.kernel,
       api.logger,
@@ -74,6 +74,8 @@ export default definePlugin({
       commands: (agentId) => commandList(runtime, agentId ?? runtime.defaultAgent()),
       resetSession: (agentId, sessionKey, patch) => runtime.resetSession(agentId, sessionKey, patch),
       compactSession: (agentId, sessionKey, instructions) => runtime.compactSession(agentId, sessionKey, instructions),
+      request: (requestKey) => runtime.request(requestKey),
+      deliveryStatus: () => runtime.deliveryStatus(),
       sessionChanged(sessionKey, entry) {
         if (entry) runtime.cachedQueueOverride.set(sessionKey, entry.queue);
         else runtime.cachedQueueOverride.delete(sessionKey);

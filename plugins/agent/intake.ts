@@ -1,64 +1,72 @@
 /**
- * Durable intake for the dispatcher: one IntakeJournal per agent (sdk/agent/intake.ts),
- * opened when the gateway starts the agent service, and what a restart makes of the runs
- * a previous process left open (OpenClaw's restart recovery):
+ * Durable intake for the dispatcher: one IntakeJournal per agent (journal.ts), opened when
+ * the gateway starts the agent service, and what a restart makes of the messages a
+ * previous process left open (OpenClaw's restart recovery). Each message is judged by the
+ * last turn it belonged to:
  *
- *   - never started (queued, or killed before its turn wrote anything): run it as sent;
- *   - answered but not finished (killed while the reply went out): deliver the answer
- *     from the transcript, no new model call;
- *   - interrupted mid-turn: note it in the transcript and continue with a message telling
- *     the agent its turn was cut off, so it picks up from what the transcript holds.
+ *   - never in a turn, or its turn wrote nothing yet: sent through the queue again, as sent;
+ *   - its turn answered (killed while the reply went out), or the reply failed to send: the
+ *     answer is delivered again, from the transcript or the journal, no new model call;
+ *   - its turn was cut off mid-way: the turn continues, with a note telling the agent it
+ *     was interrupted and quoting every message it answers.
  *
- * Every resume of a run whose turn had begun is charged (fsync'd) before it is dispatched;
- * after MAX_RESUME_ATTEMPTS such a run is abandoned with a note instead of crash-looping.
+ * The resume budget counts per message: every continuation charges each message of the
+ * turn (fsync'd before it runs). A turn whose messages are out of budget is given up
+ * without losing any of them: a batch hands each message back to be answered alone, and a
+ * message alone is answered with an error naming it.
  */
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, Logger } from '../../sdk/index.js';
-import {
-  type DispatchInput,
-  IntakeClosedError,
-  type IntakeInput,
-  IntakeJournal,
-  intakeFile,
-  journaledAgents,
-  type OpenRun,
-  type RunResult,
-  Transcript,
-} from '../../sdk/agent/index.js';
+import { type DispatchInput, IntakeClosedError, intakeFile, journaledAgents, Transcript } from '../../sdk/agent/index.js';
+import { type IntakeInput, IntakeJournal, type OpenMessage, type TurnRecord, type UndeliveredReply } from './journal.js';
 
-/** OpenClaw's budget: three charged automatic dispatch attempts per interrupted run. */
+/** OpenClaw's budget: three charged automatic dispatch attempts per interrupted message. */
 export const MAX_RESUME_ATTEMPTS = 3;
 
-/** Starts the synthetic message a run interrupted mid-turn continues with. */
+/** Starts every synthetic message a continued turn runs with. */
 export const RESTART_NOTE_PREFIX = '[System] The gateway restarted';
 
-/**
- * The synthetic message a run interrupted mid-turn continues with. It quotes the message,
- * since other turns may have been written to the session since.
- */
-export function restartNote(message: string): string {
-  return `${RESTART_NOTE_PREFIX} while you were working on a message, so your turn was interrupted. Continue from the transcript as it stands: finish the task and answer the message. Do not repeat tool calls whose results are already there; check the state of anything whose outcome is unknown.\n\nThe message:\n${message}`;
+type Redact = ConstructorParameters<typeof Transcript>[1];
+
+function quoted(messages: readonly string[]): string {
+  return messages.length === 1 ? `The message:\n${messages[0]}` : `The messages, oldest first:\n${messages.map((text) => `---\n${text}`).join('\n')}`;
 }
 
-export type Interrupted = { kind: 'not-started' } | { kind: 'answered'; text: string } | { kind: 'mid-turn' };
+/** The synthetic message a turn interrupted mid-way continues with; it quotes its messages, since other turns may have been written since. */
+export function restartNote(messages: readonly string[]): string {
+  return `${RESTART_NOTE_PREFIX} while you were working on ${messages.length === 1 ? 'a message' : `${messages.length} messages`}, so your turn was interrupted. Continue from the transcript as it stands: finish the task and answer ${messages.length === 1 ? 'the message' : 'every one of them'}. Do not repeat tool calls whose results are already there; check the state of anything whose outcome is unknown.\n\n${quoted(messages)}`;
+}
 
-/** What a journaled run had done when the process went away, read from its transcript. */
-export function interruptedState(run: OpenRun): Interrupted {
-  const start = run.starts[0];
-  if (!start) return { kind: 'not-started' };
+/** A message handed back from a batch that kept being interrupted: answered on its own now. */
+export function handBackNote(message: string, attempts: number): string {
+  return `${RESTART_NOTE_PREFIX} ${attempts} times while you were answering several messages together, so they are now answered one at a time. Continue from the transcript as it stands and answer this one.\n\n${quoted([message])}`;
+}
+
+/** What the sender reads when their message is given up on. */
+export function abandonNotice(message: string, attempts: number): string {
+  const snippet = message.replace(/\s+/g, ' ').trim();
+  return `⚠️ I could not finish your message "${snippet.length > 120 ? `${snippet.slice(0, 117)}…` : snippet}": the gateway restarted ${attempts} times while I was working on it, so I stopped. Send it again if you still need an answer.`;
+}
+
+export type TurnState = { kind: 'not-started' } | { kind: 'answered'; text: string } | { kind: 'mid-turn' };
+
+/** What a turn had done when the process went away, read from its transcript. */
+export function turnState(turn: TurnRecord | undefined): TurnState {
+  if (!turn) return { kind: 'not-started' };
   let data: Buffer;
   try {
-    data = readFileSync(start.file);
+    data = readFileSync(turn.file);
   } catch {
     return { kind: 'not-started' };
   }
   // Shorter than when the turn began: rewritten since, so nothing can be told apart safely.
-  if (data.length < start.offset) return { kind: 'mid-turn' };
+  if (data.length < turn.offset) return { kind: 'mid-turn' };
   const messages: ChatMessage[] = [];
-  for (const line of data.subarray(start.offset).toString('utf8').split('\n')) {
+  for (const line of data.subarray(turn.offset).toString('utf8').split('\n')) {
     try {
-      const entry = JSON.parse(line) as { type?: string; message?: ChatMessage };
-      if (entry?.type === 'message' && entry.message) messages.push(entry.message);
+      const entry = JSON.parse(line) as { type?: string; message?: ChatMessage; runId?: string };
+      // Only this turn's lines: later turns of the session (other messages) may follow them.
+      if (entry?.type === 'message' && entry.message && (entry.runId === turn.id || (turn.legacy && entry.runId === undefined))) messages.push(entry.message);
     } catch {
       // A torn line.
     }
@@ -83,9 +91,20 @@ export function intakeInput(input: DispatchInput): IntakeInput {
   return kept;
 }
 
+/** One step of a restart's recovery. */
+export type Recovery =
+  /** The reply is written: deliver it (`reply`), then the messages are done. */
+  | { kind: 'deliver'; agentId: string; turn: string; messages: OpenMessage[]; reply: Omit<UndeliveredReply, 'turn'> }
+  /** Continue the turn with `note` as its message (mid-turn, or one message handed back from a batch). */
+  | { kind: 'continue'; agentId: string; turn: string; messages: OpenMessage[]; note: string; file?: string; handedBack?: boolean }
+  /** Never started: through the queue again, as it was sent. */
+  | { kind: 'redispatch'; agentId: string; message: OpenMessage }
+  /** Out of budget on its own: answered with `notice`. */
+  | { kind: 'abandon'; agentId: string; message: OpenMessage; notice: string; file?: string };
+
 export class AgentIntake {
   private readonly journals = new Map<string, IntakeJournal>();
-  /** Shutting down: nothing new is accepted, and runs stopped now stay open for the next start. */
+  /** Shutting down: nothing new is accepted, and turns stopped now stay open for the next start. */
   closing = false;
 
   constructor(
@@ -94,19 +113,18 @@ export class AgentIntake {
     private readonly now: () => number,
   ) {}
 
-  /** Open every agent's journal; returns the runs a previous process left open, oldest first. */
-  load(): { open: Array<{ agentId: string; run: OpenRun }>; seen: Map<string, number> } {
-    const open: Array<{ agentId: string; run: OpenRun }> = [];
+  /** Open every agent's journal; returns what previous processes left open, and the recent dedupe keys. */
+  load(): { open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>; seen: Map<string, number> } {
+    const open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }> = [];
     const seen = new Map<string, number>();
     for (const agentId of journaledAgents(this.stateDir)) {
       const journal = new IntakeJournal(intakeFile(this.stateDir, agentId), this.now);
       const read = journal.load();
       this.journals.set(agentId, journal);
       if (read.skippedLines > 0) this.logger.warn(`intake journal of agent "${agentId}": skipped ${read.skippedLines} damaged line(s) (a torn write from a crash)`);
-      for (const run of read.open) open.push({ agentId, run });
+      if (read.open.length > 0) open.push({ agentId, messages: read.open, turns: read.turns });
       for (const [key, at] of read.seen) seen.set(key, at);
     }
-    open.sort((a, b) => a.run.at - b.run.at);
     return { open, seen };
   }
 
@@ -121,50 +139,73 @@ export class AgentIntake {
   }
 
   /**
-   * What to do with each run a previous process left open, in the order to do it: runs
-   * whose turn had begun first (their transcript lines come first), then the rest as they
-   * were accepted. Resumes of begun turns are charged (fsync'd) here; runs over the
-   * budget are abandoned with a note in their transcript.
+   * What to do with the messages a previous process left open, in the order to do it:
+   * continued turns first (their transcript lines come first), then replies to deliver,
+   * then everything else as it was accepted. Continuations are charged (fsync'd) here.
    */
-  async plan(open: Array<{ agentId: string; run: OpenRun }>, redact: ConstructorParameters<typeof Transcript>[1]): Promise<Array<{ agentId: string; run: OpenRun; state: Interrupted }>> {
-    const plan: Array<{ agentId: string; run: OpenRun; state: Interrupted }> = [];
-    for (const { agentId, run } of open) {
-      if (run.attempts >= MAX_RESUME_ATTEMPTS) {
-        this.logger.error(`run ${run.id} in ${run.input.sessionKey} was interrupted ${run.attempts} times; giving up on it (send the message again, or /new)`);
-        noteInterruption(run, 'abandoned', redact);
-        this.journal(agentId).done(run.id, 'abandoned');
-        continue;
+  async plan(open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>): Promise<Recovery[]> {
+    const continued: Recovery[] = [];
+    const delivered: Recovery[] = [];
+    const rest: Array<Extract<Recovery, { kind: 'redispatch' | 'abandon' }>> = [];
+    for (const { agentId, messages, turns } of open) {
+      const charge: string[] = [];
+      const byTurn = new Map<string, OpenMessage[]>();
+      for (const message of messages) {
+        if (message.undelivered) {
+          const { turn, ...reply } = message.undelivered;
+          const existing = delivered.find((step) => step.kind === 'deliver' && step.agentId === agentId && step.turn === turn);
+          if (existing && existing.kind === 'deliver') existing.messages.push(message);
+          else delivered.push({ kind: 'deliver', agentId, turn, messages: [message], reply });
+          continue;
+        }
+        const turn = message.turn ? turns.get(message.turn) : undefined;
+        if (!turn) {
+          rest.push({ kind: 'redispatch', agentId, message });
+          continue;
+        }
+        byTurn.set(turn.id, [...(byTurn.get(turn.id) ?? []), message]);
       }
-      plan.push({ agentId, run, state: interruptedState(run) });
+      for (const [turnId, members] of byTurn) {
+        const turn = turns.get(turnId)!;
+        const state = turnState(turn);
+        if (state.kind === 'not-started') {
+          for (const message of members) rest.push({ kind: 'redispatch', agentId, message });
+        } else if (state.kind === 'answered') {
+          delivered.push({ kind: 'deliver', agentId, turn: turnId, messages: members, reply: { reply: { text: state.text, media: [] }, attempt: 0, next: 0 } });
+        } else if (members.some((message) => message.attempts >= MAX_RESUME_ATTEMPTS)) {
+          const attempts = Math.max(...members.map((message) => message.attempts));
+          if (members.length === 1) {
+            const message = members[0]!;
+            this.logger.error(`message ${message.id} in ${message.input.sessionKey} was interrupted ${attempts} times; giving up on it and telling the sender`);
+            rest.push({ kind: 'abandon', agentId, message, notice: abandonNotice(message.input.message, attempts), file: turn.file });
+          } else {
+            this.logger.warn(`a turn of ${members.length} messages in ${members[0]!.input.sessionKey} was interrupted ${attempts} times; answering each message on its own`);
+            for (const message of members) continued.push({ kind: 'continue', agentId, turn: message.id, messages: [message], note: handBackNote(message.input.message, attempts), file: turn.file, handedBack: true });
+          }
+        } else {
+          charge.push(...members.map((message) => message.id));
+          continued.push({ kind: 'continue', agentId, turn: turnId, messages: members, note: restartNote(members.map((message) => message.input.message)), file: turn.file });
+        }
+      }
+      await this.journal(agentId).resuming(charge);
     }
-    // Only runs whose turn had begun are charged: a queued message that never ran cannot be what crashed the gateway.
-    const byAgent = new Map<string, string[]>();
-    for (const { agentId, run, state } of plan) if (state.kind !== 'not-started') byAgent.set(agentId, [...(byAgent.get(agentId) ?? []), run.id]);
-    await Promise.all([...byAgent].map(([agentId, ids]) => this.journal(agentId).resuming(ids)));
-    return plan.sort((a, b) => Number(a.state.kind === 'not-started') - Number(b.state.kind === 'not-started') || a.run.at - b.run.at);
+    rest.sort((a, b) => a.message.at - b.message.at);
+    return [...continued, ...delivered, ...rest];
   }
 
   /** Written when this returns, fsync'd when the promise resolves; throws while shutting down. */
   accept(input: DispatchInput, id: string, at: number, key?: string): Promise<void> {
     if (this.closing) throw new IntakeClosedError();
-    return this.journal(input.agentId!).accept(id, intakeInput(input), at, key);
+    return this.journal(input.agentId!).accept(id, intakeInput(input), at, key, input.requestKey);
   }
 
-  /** Queued messages run as one turn (`input`, under `id`); the `merged` ones finish with it. */
-  merge(input: DispatchInput, id: string, merged: string[]): void {
-    this.journal(input.agentId!).merge(id, intakeInput(input), merged);
-  }
-
-  /** The run's handle settled: finished, unless the shutdown stopped it (then it resumes at the next start). */
-  track(agentId: string, id: string, done: Promise<RunResult>): void {
-    const journal = this.journal(agentId);
-    done.then(
-      (result) => {
-        if (this.closing && result.status === 'aborted') return;
-        journal.done(id, result.status);
-      },
-      () => journal.done(id, 'error'),
-    );
+  /** The message a gateway request brought (any agent): open, recently finished, or unknown to every journal. */
+  request(requestKey: string): ReturnType<IntakeJournal['request']> {
+    for (const journal of this.journals.values()) {
+      const found = journal.request(requestKey);
+      if (found) return found;
+    }
+    return undefined;
   }
 
   async close(): Promise<void> {
@@ -176,9 +217,8 @@ export class AgentIntake {
   }
 }
 
-/** Note an interruption in the run's transcript (a non-message entry: UIs and audits see it, the model does not). */
-export function noteInterruption(run: OpenRun, action: 'continued' | 'redelivered' | 'abandoned', redact?: ConstructorParameters<typeof Transcript>[1]): void {
-  const file = run.starts[0]?.file;
+/** Note a recovery step in a transcript (a non-message entry: UIs and audits see it, the model does not). */
+export function noteRecovery(file: string | undefined, entry: { runId: string; action: 'continued' | 'redelivered' | 'abandoned' | 'handed-back' | 'undelivered'; attempt?: number; error?: string }, redact?: Redact): void {
   if (!file) return;
-  new Transcript(file, redact).append({ type: 'recovery', runId: run.id, reason: 'gateway-restart', action, attempt: run.attempts });
+  new Transcript(file, redact).append({ type: 'recovery', reason: 'gateway-restart', ...entry });
 }

@@ -72,6 +72,11 @@ function runSummary(result: RunResult) {
   };
 }
 
+/** A run that finished in a process that stopped before it could say so: its status, and where its answer is. */
+function finishedSummary(runId: string, status: string) {
+  return { runId, status, summary: 'finished before the gateway restarted; the answer is in the session transcript (chat.history)', recovered: true };
+}
+
 /** Deliver to a channel plugin, when the caller asked for delivery. */
 async function channelTarget(api: PluginApi, params: { deliver?: boolean; channel?: string; to?: string; accountId?: string }): Promise<DeliveryTarget | undefined> {
   if (!params.deliver) return undefined;
@@ -147,9 +152,17 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         channel: params.deliver ? params.channel : undefined,
         queueMode: params.queueMode,
         authorized: true,
+        ...(ctx.idempotencyKey ? { requestKey: `agent:${ctx.idempotencyKey}` } : {}),
       });
       ctx.ack?.({ runId: handle.runId, status: 'accepted', acceptedAt: handle.acceptedAt, ...(handle.status !== 'started' ? { disposition: handle.status } : {}) });
       return runSummary(await handle.done);
+    },
+    // A retry after a restart: the acceptance again and then the result, the result, or "never accepted".
+    recover: async (_params, ctx) => {
+      const state = await runtime.request(`agent:${ctx.idempotencyKey}`);
+      if (state.state === 'unknown') return { state: 'not-accepted' };
+      if (state.state === 'finished') return { state: 'done', payload: finishedSummary(state.runId, state.status) };
+      return { state: 'pending', acks: [{ runId: state.runId, status: 'accepted', acceptedAt: state.acceptedAt, recovered: true }], result: state.done.then(runSummary) };
     },
   });
 
@@ -210,7 +223,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       queueMode?: string;
       deliver?: boolean;
       sessionId?: string;
-    }) => {
+    }, ctx: GatewayMethodContext) => {
       if (params.deliver) throw invalid('chat.send does not deliver the reply to a channel; use the agent method with deliver:true for that');
       if (params.sessionId) {
         const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
@@ -226,10 +239,18 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         timeoutMs: params.timeoutMs,
         queueMode: params.queueMode,
         authorized: true,
+        ...(ctx.idempotencyKey ? { requestKey: `chat.send:${ctx.idempotencyKey}` } : {}),
       });
       // Failures surface as chat error events; nobody awaits this promise.
       handle.done.catch(() => {});
       return { runId: handle.runId, status: handle.status, acceptedAt: handle.acceptedAt };
+    },
+    // chat.send's answer is the acceptance: a journaled message was accepted (it resumes, or it finished).
+    recover: async (_params, ctx) => {
+      const state = await runtime.request(`chat.send:${ctx.idempotencyKey}`);
+      if (state.state === 'unknown') return { state: 'not-accepted' };
+      if (state.state === 'finished') return { state: 'done', payload: { runId: state.runId, status: 'finished', finalStatus: state.status, recovered: true } };
+      return { state: 'done', payload: { runId: state.runId, status: 'queued', acceptedAt: state.acceptedAt, recovered: true } };
     },
   });
 

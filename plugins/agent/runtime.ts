@@ -5,12 +5,19 @@
  * mode: steer into the live run, queue a follow-up, collect into one follow-up, or
  * interrupt. After a run, the reply goes out through the one delivery path:
  * message_sending → before_message_write → send → message_sent.
+ *
+ * Every accepted message is its own durable unit (journal.ts): a turn knows the messages
+ * it answers (`members`), and they are finished in the journal only once its reply is
+ * delivered — or they wait in the outbox (outbox.ts) for another delivery round.
  */
 import { randomUUID } from 'node:crypto';
 import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
 import { statSync } from 'node:fs';
-import { AgentIntake, noteInterruption, restartNote } from './intake.js';
+import { AgentIntake, intakeInput, noteRecovery } from './intake.js';
+import type { OpenMessage, TurnRecord } from './journal.js';
+import { Outbox, type DeliveryOutcome, type OutboxEntry } from './outbox.js';
+import { collectPrompt, FollowupQueue, routeOf, type Pending } from './queue.js';
 import {
   acquireSessionLock,
   type AuthProfiles,
@@ -51,7 +58,7 @@ import {
   type SkillsService,
   IntakeClosedError,
   assertKnownAgent,
-  type OpenRun,
+  type RequestState,
   type TurnContext,
   type TurnResult,
   type VerboseLevel,
@@ -65,46 +72,28 @@ export interface CommandHandlers {
 
 interface ActiveRun {
   runId: string;
+  /** The chat its reply goes to: only messages of the same route may be steered into it. */
+  route: string;
   controller: AbortController;
   streaming: boolean;
   /** The turn is over and the reply is going out: a new message starts its own run. */
   finishing?: boolean;
-  /** Messages steered into this run, not yet taken by the turn. */
-  steering: SteerItem[];
-  /** Steered messages the turn took: their senders get this run's result. */
-  taken: SteerItem[];
-  done: Promise<RunResult>;
-}
-
-interface SteerItem {
-  input: DispatchInput;
-  acceptedAt: number;
   /**
-   * Mode "steer": the sender waits on this, and a message the run never takes (it answered
-   * with text only, or stopped) becomes a follow-up run. Absent in "steer-backlog", which
-   * queued the follow-up already.
+   * Messages steered into this run, not yet taken by the turn. In mode "steer" the sender
+   * waits on this run, and a message it never takes becomes a follow-up; in "steer-backlog"
+   * (`backlog`) the message is queued as a follow-up as well, which answers it.
    */
-  settle?: QueuedItem['settle'];
-}
-
-interface QueuedItem {
-  input: DispatchInput;
-  enqueuedAt: number;
-  settle: { resolve: (result: RunResult) => void; reject: (error: unknown) => void };
-  runId: string;
-}
-
-interface FollowupQueue {
-  items: QueuedItem[];
-  dropped: QueuedItem[];
-  settings: QueueSettings;
-  timer?: NodeJS.Timeout;
-  draining: boolean;
+  steering: Array<{ pending: Pending; backlog?: boolean }>;
+  /** Steered messages ("steer") the turn took: this run answers them too. */
+  taken: Pending[];
+  done: Promise<RunResult>;
 }
 
 interface RunRecord {
   runId: string;
   sessionKey: string;
+  /** A message steered into a running turn: its sender was given that turn's runId. */
+  steeredInto?: string;
   status: 'queued' | 'running' | RunStatus;
   startedAt?: number;
   endedAt?: number;
@@ -120,6 +109,8 @@ export class AgentRuntime {
   readonly models: Models;
   private readonly active = new Map<string, ActiveRun>();
   private readonly followups = new Map<string, FollowupQueue>();
+  /** Replies that failed to send, waiting for another round (only while the intake is open). */
+  private outbox?: Outbox;
   private readonly runs = new Map<string, RunRecord>();
   private readonly seen = new Map<string, number>();
   private seq = 0;
@@ -240,7 +231,6 @@ export class AgentRuntime {
       throw error;
     }
     const handle = this.submit(input, runId, acceptedAt);
-    this.intake.track(input.agentId!, runId, handle.done);
     try {
       await durable;
     } catch (error) {
@@ -276,7 +266,7 @@ export class AgentRuntime {
   /** A run is active or messages are queued for the session. */
   hasWork(sessionKey: string): boolean {
     const queue = this.followups.get(sessionKey);
-    return this.active.has(sessionKey) || (queue !== undefined && queue.items.length > 0);
+    return this.active.has(sessionKey) || (queue !== undefined && queue.size > 0);
   }
 
   /** `/new`, `/reset`, `sessions.reset`: stop what runs, then a new session id under the same key. */
@@ -340,7 +330,9 @@ export class AgentRuntime {
       kernel: this.kernel,
       models: this.models,
       store,
-      transcript: new Transcript(this.transcriptFile(store, session, input), { redact: this.kernel.redact }),
+      // The header names the key, so a store rebuilt from the transcripts lists the session under it; every
+      // line the turn writes names the run, so a restart can tell this turn's lines from later ones.
+      transcript: new Transcript(this.transcriptFile(store, session, input), { redact: this.kernel.redact, header: { sessionKey }, stamp: { runId } }),
       settings,
       runId,
       sessionKey,
@@ -351,8 +343,11 @@ export class AgentRuntime {
       takeSteering: () => {
         if (!active) return [];
         const items = active.steering.splice(0);
-        active.taken.push(...items);
-        return items.map((item) => item.input.message);
+        // Taken: this turn answers them now (a "steer-backlog" message is answered by its own follow-up as well).
+        const joined = items.filter((item) => !item.backlog).map((item) => item.pending);
+        active.taken.push(...joined);
+        if (joined.length) this.journal(input)?.join(runId, joined.map((item) => item.id));
+        return items.map((item) => item.pending.input.message);
       },
       setStreaming: (streaming) => {
         if (active) active.streaming = streaming;
@@ -367,31 +362,47 @@ export class AgentRuntime {
     return store.transcriptPath(session.sessionId, input.threadId ?? parseSessionKey(input.sessionKey!).threadId);
   }
 
-  /** Start a run, or apply the queue mode when the session is busy. */
-  private submit(input: DispatchInput, runId: string, acceptedAt: number): RunHandle {
+  /**
+   * Start a run, or apply the queue mode when the session is busy. `resumed`: accepted by an
+   * earlier process, so no cap drops it now.
+   */
+  private submit(input: DispatchInput, id: string, acceptedAt: number, resumed = false): RunHandle {
     const sessionKey = input.sessionKey!;
+    const pending = this.pending(id, input, acceptedAt, resumed);
+    const done = this.runs.get(id)!.done;
     const active = this.active.get(sessionKey);
     const queue = this.followups.get(sessionKey);
-    const busy = (active !== undefined && !active.finishing) || (queue !== undefined && (queue.items.length > 0 || queue.draining));
-    if (!busy) return { runId, acceptedAt, status: 'started', done: this.startRun(input, runId) };
-
+    const busy = (active !== undefined && !active.finishing) || (queue !== undefined && (queue.size > 0 || queue.draining));
+    if (!busy) {
+      void this.startRun(input, id, [pending]);
+      return { runId: id, acceptedAt, status: 'started', done };
+    }
     const settings = this.queueSettings(input);
     if (settings.mode === 'interrupt' && active) {
       active.controller.abort('interrupted');
-      return { runId, acceptedAt, status: 'started', done: this.startRun(input, runId) };
+      void this.startRun(input, id, [pending]);
+      return { runId: id, acceptedAt, status: 'started', done };
     }
     const steer = settings.mode === 'steer' || settings.mode === 'steer-backlog';
-    if (steer && active?.streaming) {
+    // A steered message is answered by the running turn, whose reply goes to one chat: only that chat's messages join it.
+    if (steer && active?.streaming && active.route === routeOf(input)) {
       this.emitAgent(input, active.runId, sessionKey, 'lifecycle', { phase: 'steer-queued' });
       if (settings.mode === 'steer') {
-        let settle!: QueuedItem['settle'];
-        const done = new Promise<RunResult>((resolve, reject) => (settle = { resolve, reject }));
-        active.steering.push({ input, acceptedAt, settle });
+        active.steering.push({ pending });
+        this.runs.get(id)!.steeredInto = active.runId;
         return { runId: active.runId, acceptedAt, status: 'steered', done };
       }
-      active.steering.push({ input, acceptedAt });
+      active.steering.push({ pending, backlog: true });
     }
-    return this.enqueueFollowup(input, runId, acceptedAt, settings);
+    return this.enqueueFollowup(pending, settings);
+  }
+
+  /** A message on its way to a turn, with the record `agent.wait` and retries find it by. */
+  private pending(id: string, input: DispatchInput, acceptedAt: number, resumed = false): Pending {
+    let settle!: Pending['settle'];
+    const done = new Promise<RunResult>((resolve, reject) => (settle = { resolve, reject }));
+    this.recordRun(id, input.sessionKey!, 'queued', done);
+    return { id, input, acceptedAt, settle, ...(resumed ? { resumed } : {}) };
   }
 
   queueSettings(input: DispatchInput, entry?: SessionEntry): QueueSettings {
@@ -409,30 +420,39 @@ export class AgentRuntime {
   /** Session queue overrides, mirrored from the store so queue decisions stay synchronous. */
   readonly cachedQueueOverride = new Map<string, SessionEntry['queue']>();
 
-  private enqueueFollowup(input: DispatchInput, runId: string, acceptedAt: number, settings: QueueSettings): RunHandle {
-    const sessionKey = input.sessionKey!;
+  private enqueueFollowup(pending: Pending, settings: QueueSettings): RunHandle {
+    const sessionKey = pending.input.sessionKey!;
     let queue = this.followups.get(sessionKey);
     if (!queue) {
-      queue = { items: [], dropped: [], settings, draining: false };
+      queue = new FollowupQueue(settings);
       this.followups.set(sessionKey, queue);
     }
     queue.settings = settings;
-    let settle!: QueuedItem['settle'];
-    const done = new Promise<RunResult>((resolve, reject) => (settle = { resolve, reject }));
-    const item: QueuedItem = { input, enqueuedAt: acceptedAt, settle, runId };
-    if (queue.items.length >= settings.cap) {
-      if (settings.drop === 'new') {
-        settle.resolve({ ...this.emptyResult(runId, sessionKey, 'error'), error: `queue full (${settings.cap} messages); message dropped` });
-        return { runId, acceptedAt, status: 'dropped', done };
-      }
-      const oldest = queue.items.shift()!;
-      if (settings.drop === 'summarize') queue.dropped.push(oldest);
-      oldest.settle.resolve({ ...this.emptyResult(oldest.runId, sessionKey, 'error'), error: 'dropped from a full queue' });
+    const done = this.runs.get(pending.id)!.done;
+    const { refused, dropped } = queue.add(pending);
+    if (refused) {
+      this.dropped(refused, `queue full (${settings.cap} messages); message dropped`);
+      return { runId: pending.id, acceptedAt: pending.acceptedAt, status: 'dropped', done };
     }
-    queue.items.push(item);
-    this.recordRun(runId, sessionKey, 'queued', done);
+    if (dropped) this.dropped(dropped, 'dropped from a full queue');
     this.scheduleDrain(sessionKey);
-    return { runId, acceptedAt, status: 'queued', done };
+    return { runId: pending.id, acceptedAt: pending.acceptedAt, status: 'queued', done };
+  }
+
+  /**
+   * A message the queue dropped (`messages.queue.drop` "old" or "new" at the cap): its
+   * sender is told, in their chat, rather than left waiting for an answer that never comes.
+   */
+  private dropped(pending: Pending, reason: string): void {
+    const { input } = pending;
+    const sessionKey = input.sessionKey!;
+    pending.settle.resolve({ ...this.emptyResult(pending.id, sessionKey, 'error'), error: reason });
+    const finish = () => this.journal(input)?.done([pending.id], 'dropped');
+    if (!input.deliver) return finish();
+    const snippet = input.message.replace(/\s+/g, ' ').trim().slice(0, 120);
+    const notice = `⚠️ Too many messages were waiting, so this one was dropped without an answer: "${snippet}". Send it again if you still need an answer.`;
+    // Finished once the notice went out: a crash before that leaves it open, and the restart answers it after all.
+    void this.deliver(input, pending.id, sessionKey, { text: notice, media: [], silent: false }).finally(finish);
   }
 
   /** After the session goes quiet for debounceMs, run what was queued. */
@@ -449,49 +469,25 @@ export class AgentRuntime {
     if (!queue || queue.draining || this.active.has(sessionKey)) return;
     queue.draining = true;
     try {
-      while ((queue.items.length > 0 || queue.dropped.length > 0) && !this.closing) {
-        if (queue.settings.mode === 'collect') {
-          // One follow-up per route (channel + thread), so replies still go to the right place.
-          const routeOf = (item: QueuedItem) => `${item.input.channel ?? ''}\u0000${item.input.threadId ?? ''}\u0000${item.input.deliver?.to ?? ''}`;
-          const first = queue.items[0];
-          const route = first ? routeOf(first) : undefined;
-          const batch = route === undefined ? [] : queue.items.filter((item) => routeOf(item) === route);
-          queue.items = queue.items.filter((item) => !batch.includes(item));
-          const dropped = queue.dropped.splice(0);
-          const prompt = collectPrompt(batch.map((item) => item.input.message), dropped.map((item) => item.input.message));
-          const base = batch[batch.length - 1]?.input ?? dropped[dropped.length - 1]!.input;
-          const runId = batch[batch.length - 1]?.runId ?? randomUUID();
-          const merged: DispatchInput = { ...base, message: prompt, images: batch.flatMap((item) => item.input.images ?? []) };
-          this.intake?.merge(merged, runId, batch.map((item) => item.runId));
-          const result = await this.startRun(merged, runId).catch((error: unknown) => ({
-            ...this.emptyResult(runId, sessionKey, 'error'),
-            error: String(error),
-          }));
-          for (const item of batch) item.settle.resolve({ ...result, runId: item.runId });
-        } else {
-          const item = queue.items.shift();
-          const dropped = queue.dropped.splice(0);
-          if (!item) {
-            const summary: DispatchInput = { ...dropped[dropped.length - 1]!.input, message: collectPrompt([], dropped.map((d) => d.input.message)) };
-            const summaryRunId = randomUUID();
-            this.intake?.merge(summary, summaryRunId, []);
-            const done = this.startRun(summary, summaryRunId);
-            this.intake?.track(summary.agentId!, summaryRunId, done);
-            await done;
-            continue;
-          }
-          const message = dropped.length ? `${collectPrompt([], dropped.map((d) => d.input.message))}\n\n${item.input.message}` : item.input.message;
-          if (dropped.length) this.intake?.merge({ ...item.input, message }, item.runId, []);
-          const result = await this.startRun({ ...item.input, message }, item.runId).catch((error: unknown) => ({
-            ...this.emptyResult(item.runId, sessionKey, 'error'),
-            error: String(error),
-          }));
-          item.settle.resolve(result);
-        }
+      while (!this.closing) {
+        const mode = queue.settings.mode;
+        const batch = queue.next(mode);
+        if (!batch) break;
+        const { members, summarized } = batch;
+        const dropped = summarized.map((item) => item.input.message);
+        const last = (members[members.length - 1] ?? summarized[summarized.length - 1])!;
+        const first = members[0];
+        let message: string;
+        if (mode === 'collect' || !first) message = collectPrompt(members.map((item) => item.input.message), dropped);
+        else message = dropped.length ? `${collectPrompt([], dropped)}\n\n${first.input.message}` : first.input.message;
+        // One message alone keeps its id as the run's; a batch runs under its newest message's.
+        const runId = members.length > 0 ? last.id : randomUUID();
+        const input: DispatchInput = { ...last.input, message, images: members.flatMap((item) => item.input.images ?? []) };
+        await this.startRun(input, runId, [...members, ...summarized]);
       }
     } finally {
       queue.draining = false;
-      if (queue.items.length === 0) this.followups.delete(sessionKey);
+      if (queue.size === 0 && queue.summarized.length === 0) this.followups.delete(sessionKey);
     }
   }
 
@@ -508,9 +504,18 @@ export class AgentRuntime {
     const { open, seen } = intake.load();
     for (const [key, at] of seen) this.seen.set(key, at);
     this.intake = intake;
+    this.outbox = new Outbox({
+      logger: this.logger,
+      now: this.now,
+      send: (entry) => this.deliverEntry(entry),
+      persist: (entry) => intake.journal(entry.agentId).undelivered(entry.turn, entry.ids, { reply: entry.reply, attempt: entry.attempt, next: entry.next, ...(entry.error ? { error: entry.error } : {}) }),
+      delivered: (entry) => intake.journal(entry.agentId).done(entry.ids, 'ok'),
+      givenUp: (entry) => void this.deliveryGivenUp(entry),
+    });
     this.closing = false;
-    if (open.length === 0) return Promise.resolve();
-    this.logger.info(`resuming ${open.length} accepted message(s) a previous gateway did not finish`);
+    const count = open.reduce((total, agent) => total + agent.messages.length, 0);
+    if (count === 0) return Promise.resolve();
+    this.logger.info(`resuming ${count} accepted message(s) a previous gateway did not finish`);
     // New messages wait until the old ones are back in their queues, so they stay in order.
     const resumed = this.resume(open).finally(() => {
       if (this.resuming === resumed) this.resuming = undefined;
@@ -519,26 +524,139 @@ export class AgentRuntime {
     return resumed;
   }
 
-  /** Runs a previous process left open: see plugins/agent/intake.ts for what each state gets. */
-  private async resume(open: Array<{ agentId: string; run: OpenRun }>): Promise<void> {
+  /**
+   * The journal of the message's agent, while the intake is open. It keeps only what was
+   * accepted into it, so records naming other ids (a caller's own journal: cron,
+   * heartbeats, sub-agents) change nothing.
+   */
+  private journal(input: Pick<DispatchInput, 'agentId'>) {
+    return this.intake?.journal(input.agentId ?? this.defaultAgent());
+  }
+
+  /** What a previous process left open: see plugins/agent/intake.ts for what each message gets. */
+  private async resume(open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>): Promise<void> {
     const intake = this.intake!;
     const redact = { redact: this.kernel.redact };
-    for (const { agentId, run, state } of await intake.plan(open, redact)) {
-      // Each resumed message gets its own turn.
-      const input: DispatchInput = { ...run.input, queueMode: 'followup' };
-      const sessionKey = input.sessionKey!;
-      this.logger.info(`resuming run ${run.id} in ${sessionKey} (${state.kind}, attempt ${run.attempts})`);
-      if (state.kind === 'answered') {
-        noteInterruption(run, 'redelivered', redact);
-        const delivered = input.deliver ? this.deliver(input, run.id, sessionKey, parseReply(state.text)) : Promise.resolve(undefined);
-        void delivered.catch(() => undefined).then(() => intake.journal(agentId).done(run.id, 'ok'));
+    for (const step of await intake.plan(open)) {
+      if (step.kind === 'redispatch') {
+        const { message } = step;
+        this.logger.info(`resuming message ${message.id} in ${message.input.sessionKey} (not started)`);
+        this.submit({ ...message.input }, message.id, message.at, true);
         continue;
       }
-      if (state.kind === 'mid-turn') noteInterruption(run, 'continued', redact);
-      const resumed: DispatchInput = state.kind === 'mid-turn' ? { ...input, message: restartNote(run.input.message), images: undefined } : input;
-      const handle = this.submit(resumed, run.id, run.at);
-      intake.track(agentId, run.id, handle.done);
+      if (step.kind === 'continue') {
+        const last = step.messages[step.messages.length - 1]!;
+        const sessionKey = last.input.sessionKey;
+        const handedBack = step.handedBack === true;
+        this.logger.info(`resuming run ${step.turn} in ${sessionKey} (mid-turn, ${step.messages.length} message(s), attempt ${Math.max(...step.messages.map((m) => m.attempts)) + (handedBack ? 0 : 1)})`);
+        noteRecovery(step.file, { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt: last.attempts + (handedBack ? 0 : 1) }, redact);
+        const members = step.messages.map((message) => this.pending(message.id, message.input, message.at, true));
+        void this.startRun({ ...last.input, message: step.note, images: undefined }, step.turn, members);
+        continue;
+      }
+      if (step.kind === 'deliver') {
+        const last = step.messages[step.messages.length - 1]!;
+        const ids = step.messages.map((message) => message.id);
+        // The answer exists: whoever waits on these messages gets it now; only its delivery is left.
+        for (const message of step.messages) {
+          this.pending(message.id, message.input, message.at, true).settle.resolve({ ...this.emptyResult(message.id, message.input.sessionKey, 'ok'), text: step.reply.reply.text });
+        }
+        const entry: OutboxEntry = { agentId: step.agentId, turn: step.turn, ids, input: last.input, ...step.reply };
+        if (!last.input.deliver) {
+          intake.journal(step.agentId).done(ids, 'ok');
+        } else if (step.reply.attempt > 0) {
+          this.logger.info(`reply of run ${step.turn} to ${last.input.deliver.channel}:${last.input.deliver.to} waits for delivery round ${step.reply.attempt + 1}`);
+          this.outbox!.schedule(entry);
+        } else {
+          this.logger.info(`resuming run ${step.turn} in ${last.input.sessionKey} (answered; delivering the reply again)`);
+          const file = this.transcriptOf(step.agentId, last.input.sessionKey, last.input.threadId);
+          noteRecovery(await file, { runId: step.turn, action: 'redelivered' }, redact);
+          void this.deliverReply(entry);
+        }
+        continue;
+      }
+      // Out of budget on its own: answered with an error naming it, in its transcript and its chat.
+      const { message, notice } = step;
+      const sessionKey = message.input.sessionKey;
+      if (step.file) {
+        const transcript = new Transcript(step.file, redact);
+        transcript.appendMessage({ role: 'assistant', content: [{ type: 'text', text: notice }], stopReason: 'error', errorMessage: notice, timestamp: this.now() });
+        noteRecovery(step.file, { runId: message.id, action: 'abandoned', attempt: message.attempts }, redact);
+      }
+      this.pending(message.id, message.input, message.at, true).settle.resolve({ ...this.emptyResult(message.id, sessionKey, 'error'), error: notice });
+      const entry: OutboxEntry = { agentId: step.agentId, turn: message.id, ids: [message.id], input: message.input, reply: { text: notice, media: [] }, attempt: 0, next: 0 };
+      if (message.input.deliver) void this.deliverReply(entry, 'abandoned');
+      else intake.journal(step.agentId).done([message.id], 'abandoned');
     }
+  }
+
+  /** Deliver a written reply; when it fails it waits in the outbox, its messages open, for another round. */
+  private async deliverReply(entry: OutboxEntry, status: 'ok' | 'abandoned' = 'ok'): Promise<void> {
+    const outcome = await this.deliverEntry(entry, status);
+    if (outcome.status === 'failed') return this.outbox!.failed(entry, outcome.error, outcome.retryAfterMs);
+    this.intake?.journal(entry.agentId).done(entry.ids, status);
+  }
+
+  /**
+   * Deliver a turn's answer (or the notice of its failure). When delivery fails and the
+   * intake is open, the reply waits in the outbox and its messages stay open (`waiting`).
+   */
+  private async deliverAnswer(input: DispatchInput, runId: string, members: readonly Pending[], answer: ReplyPayload, status: RunStatus = 'ok'): Promise<{ payload?: ReplyPayload; waiting: boolean }> {
+    const journal = this.journal(input);
+    const ids = members.filter((member) => journal?.isOpen(member.id)).map((member) => member.id);
+    // Finished the moment the platform took the reply: a kill after that must not send it again.
+    const outcome = await this.deliver(input, runId, input.sessionKey!, answer, () => journal?.done(ids, status));
+    if (outcome.status === 'delivered') return { payload: outcome.payload, waiting: false };
+    if (outcome.status !== 'failed' || !this.outbox || !input.deliver || ids.length === 0) return { waiting: false };
+    const reply = { text: answer.text, media: answer.media, ...(answer.replyTo ? { replyTo: answer.replyTo } : {}) };
+    await this.outbox.failed({ agentId: input.agentId!, turn: runId, ids, input: intakeInput(input), reply, attempt: 0, next: 0 }, outcome.error, outcome.retryAfterMs);
+    return { waiting: true };
+  }
+
+  private deliverEntry(entry: OutboxEntry, status: 'ok' | 'abandoned' = 'ok'): Promise<DeliveryOutcome> {
+    // Finished the moment the platform took it (see deliverAnswer).
+    return this.deliver(entry.input, entry.turn, entry.input.sessionKey, { ...entry.reply, silent: false }, () => this.intake?.journal(entry.agentId).done(entry.ids, status));
+  }
+
+  /** A reply given up after its last delivery round: the transcript says so, and the messages are finished. */
+  private async deliveryGivenUp(entry: OutboxEntry): Promise<void> {
+    this.intake?.journal(entry.agentId).done(entry.ids, 'undelivered');
+    const file = await this.transcriptOf(entry.agentId, entry.input.sessionKey, entry.input.threadId);
+    if (!file) return;
+    new Transcript(file, { redact: this.kernel.redact }).append({
+      type: 'delivery',
+      status: 'failed',
+      runId: entry.turn,
+      to: entry.input.deliver ? `${entry.input.deliver.channel}:${entry.input.deliver.to}` : entry.input.sessionKey,
+      attempts: entry.attempt,
+      error: entry.error ?? 'unknown error',
+    });
+  }
+
+  /** The transcript file of the session's current entry, if it has one. */
+  private async transcriptOf(agentId: string, sessionKey: string, threadId?: string | number): Promise<string | undefined> {
+    const store = this.store(agentId);
+    const entry = await store.get(sessionKey).catch(() => undefined);
+    return entry ? store.transcriptPath(entry.sessionId, threadId ?? parseSessionKey(sessionKey).threadId) : undefined;
+  }
+
+  /** What became of the message a gateway request brought (see AgentService.request). */
+  async request(requestKey: string): Promise<RequestState> {
+    // Resumed messages get their records while the resume runs.
+    if (this.resuming) await this.resuming.catch(() => undefined);
+    const found = this.intake?.request(requestKey);
+    if (!found) return { state: 'unknown' };
+    const id = 'open' in found ? found.open.id : found.finished.id;
+    // This process ran it (resumed, or finished since the restart): its result is known.
+    const record = this.runs.get(id);
+    if (record) return { state: 'open', runId: id, acceptedAt: 'open' in found ? found.open.at : (record.startedAt ?? this.now()), done: record.done };
+    if ('finished' in found) return { state: 'finished', runId: id, status: found.finished.status };
+    return { state: 'open', runId: id, acceptedAt: found.open.at, done: Promise.resolve({ ...this.emptyResult(id, found.open.input.sessionKey, 'ok') }) };
+  }
+
+  /** Replies waiting for another delivery round, and given up, per channel account. */
+  deliveryStatus() {
+    return this.outbox?.status() ?? [];
   }
 
   /**
@@ -564,8 +682,31 @@ export class AgentRuntime {
   /** Kernel stopping: whatever still runs is stopped now (see drain), and the journal is closed. */
   async shutdown(): Promise<void> {
     await this.drainTurns(0);
+    this.outbox?.close();
+    this.outbox = undefined;
     await this.intake?.close();
     this.intake = undefined;
+  }
+
+  /**
+   * The turn's messages are settled: each sender gets the result, and the journal finishes
+   * them — unless the reply waits in the outbox, or the shutdown stopped the turn (then they
+   * resume at the next start).
+   */
+  private settle(runId: string, members: readonly Pending[], result: RunResult, undelivered = false): void {
+    const first = members[0];
+    if (first && !undelivered && !(this.closing && result.status === 'aborted')) {
+      this.journal(first.input)?.done(
+        members.map((member) => member.id),
+        result.status,
+      );
+    }
+    for (const member of members) member.settle.resolve(member.id === runId || this.isSteered(member, runId) ? result : { ...result, runId: member.id });
+  }
+
+  /** Steered senders were given the turn's runId, so they get its result as it is. */
+  private isSteered(member: Pending, runId: string): boolean {
+    return this.runs.get(member.id)?.steeredInto === runId;
   }
 
   /** Abort one run (active or queued) without touching the rest of its session's queue. */
@@ -577,11 +718,9 @@ export class AgentRuntime {
       active.controller.abort(reason);
       return true;
     }
-    const queue = this.followups.get(record.sessionKey);
-    const index = queue?.items.findIndex((item) => item.runId === runId) ?? -1;
-    if (queue && index >= 0) {
-      const [item] = queue.items.splice(index, 1);
-      item!.settle.resolve({ ...this.emptyResult(runId, record.sessionKey, 'aborted') });
+    const item = this.followups.get(record.sessionKey)?.remove(runId);
+    if (item) {
+      this.settle(runId, [item], { ...this.emptyResult(runId, record.sessionKey, 'aborted') });
       return true;
     }
     return false;
@@ -594,19 +733,19 @@ export class AgentRuntime {
     if (active) {
       active.controller.abort(reason);
       count++;
-      for (const item of active.steering.splice(0)) {
-        item.settle?.resolve({ ...this.emptyResult(active.runId, sessionKey, 'aborted') });
-        if (item.settle) count++;
+      for (const { pending, backlog } of active.steering.splice(0)) {
+        if (backlog) continue; // Also in the queue, stopped there.
+        this.settle(active.runId, [pending], { ...this.emptyResult(active.runId, sessionKey, 'aborted') });
+        count++;
       }
     }
     const queue = this.followups.get(sessionKey);
     if (queue) {
       clearTimeout(queue.timer);
-      for (const item of queue.items.splice(0)) {
-        item.settle.resolve({ ...this.emptyResult(item.runId, sessionKey, 'aborted') });
+      for (const item of queue.clear()) {
+        this.settle(item.id, [item], { ...this.emptyResult(item.id, sessionKey, 'aborted') });
         count++;
       }
-      queue.dropped = [];
       if (!queue.draining) this.followups.delete(sessionKey);
     }
     this.kernel.lanes.clear(`session:${sessionKey}`);
@@ -615,15 +754,19 @@ export class AgentRuntime {
 
   // ── Running ──────────────────────────────────────────────────────────────────
 
-  private startRun(input: DispatchInput, runId: string): Promise<RunResult> {
+  /** Run a turn answering `members`; resolves with its result once they are settled. */
+  private startRun(input: DispatchInput, runId: string, members: Pending[]): Promise<RunResult> {
     const sessionKey = input.sessionKey!;
     const done = this.kernel.lanes
-      .runInSession(sessionKey, () => this.execute(input, runId), input.lane)
+      .runInSession(sessionKey, () => this.runTurnOf(input, runId, members), input.lane)
       .catch((error: unknown) => {
-        if (error instanceof LaneClearedError) return { ...this.emptyResult(runId, sessionKey, 'aborted') };
-        throw error;
+        const stopped = error instanceof LaneClearedError;
+        if (!stopped) this.logger.error(`run ${runId} failed: ${(error as Error)?.stack ?? String(error)}`);
+        const result: RunResult = { ...this.emptyResult(runId, sessionKey, stopped ? 'aborted' : 'error'), ...(stopped ? {} : { error: String(error) }) };
+        this.settle(runId, members, result);
+        return result;
       });
-    this.recordRun(runId, sessionKey, 'queued', done);
+    if (!members.some((member) => member.id === runId)) this.recordRun(runId, sessionKey, 'queued', done);
     return done;
   }
 
@@ -636,7 +779,7 @@ export class AgentRuntime {
     );
   }
 
-  private async execute(input: DispatchInput, runId: string): Promise<RunResult> {
+  private async runTurnOf(input: DispatchInput, runId: string, members: Pending[]): Promise<RunResult> {
     const agentId = input.agentId!;
     const sessionKey = input.sessionKey!;
     const settings = this.settings(agentId);
@@ -644,10 +787,13 @@ export class AgentRuntime {
     const controller = new AbortController();
     let resolveDone!: (result: RunResult) => void;
     const donePromise = new Promise<RunResult>((resolve) => (resolveDone = resolve));
-    const active: ActiveRun = { runId, controller, streaming: false, steering: [], taken: [], done: donePromise };
+    const active: ActiveRun = { runId, route: routeOf(input), controller, streaming: false, steering: [], taken: [], done: donePromise };
     this.active.set(sessionKey, active);
-    const record = this.runs.get(runId);
-    if (record) Object.assign(record, { status: 'running', startedAt });
+    for (const id of new Set([runId, ...members.map((member) => member.id)])) {
+      const record = this.runs.get(id);
+      if (record) Object.assign(record, { status: 'running', startedAt });
+    }
+    let undelivered = false;
     const timeoutMs = input.timeoutMs ?? settings.timeoutSeconds * 1000;
     const timer = setTimeout(() => controller.abort('timeout'), timeoutMs);
     timer.unref();
@@ -663,10 +809,11 @@ export class AgentRuntime {
         onWait: (holder) => this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'waiting', reason: 'session-lock', ...(holder ? { holderPid: holder.pid } : {}) }),
       });
       const session = await this.resolveSession(agentId, sessionKey, input);
-      if (this.intake) {
-        // Where this turn's transcript lines begin: a restart reads from here what the turn got done.
+      // Where this turn's transcript lines begin, and which messages it answers: a restart reads from here what it got done.
+      const journal = this.journal(input);
+      if (journal) {
         const file = this.transcriptFile(store, session, input);
-        this.intake.journal(agentId).started(runId, file, fileSize(file));
+        journal.turn(runId, members.map((member) => member.id), file, fileSize(file));
       }
       ensureDir(settings.workspaceDir, this.logger);
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
@@ -729,14 +876,18 @@ export class AgentRuntime {
         const reply = parseReply(turnResult.text);
         if (reply.silent && !reply.text) {
           this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
-        } else if (reply.text || reply.media.length) {
-          const delivered = await this.deliver(input, runId, sessionKey, reply);
-          if (delivered) payloads.push(delivered);
-        } else if (turnResult.toolError && input.deliver) {
+        } else {
           // Nothing to say but a tool failed: tell the user rather than going quiet.
-          const fallback = await this.deliver(input, runId, sessionKey, { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false });
-          if (fallback) payloads.push(fallback);
+          const answer = reply.text || reply.media.length ? reply : turnResult.toolError && input.deliver ? { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false } : undefined;
+          const sent = answer ? await this.deliverAnswer(input, runId, [...members, ...active.taken], answer) : undefined;
+          if (sent?.payload) payloads.push(sent.payload);
+          undelivered = sent?.waiting ?? false;
         }
+      } else if ((status === 'error' || status === 'timeout') && input.deliver) {
+        // A chat is told its message failed, rather than waiting for an answer that never comes.
+        const error = turnResult.error ?? `the run timed out after ${Math.round(timeoutMs / 1000)} s`;
+        const notice = { text: `⚠️ I couldn't answer that: ${this.kernel.redact.text(error).slice(0, 400)}`, media: [], silent: false };
+        undelivered = (await this.deliverAnswer(input, runId, [...members, ...active.taken], notice, status)).waiting;
       }
       await store.upsert(sessionKey, (entry) => ({
         updatedAt: this.now(),
@@ -780,7 +931,7 @@ export class AgentRuntime {
       this.requeueSteering(sessionKey, active);
       this.active.delete(sessionKey);
     }
-    for (const item of active.taken) item.settle?.resolve(result);
+    this.settle(runId, [...members, ...active.taken], result, undelivered);
     chat.finish(result);
     this.emitAgent(input, runId, sessionKey, 'lifecycle', {
       phase: result.status === 'ok' ? 'end' : 'error',
@@ -798,14 +949,18 @@ export class AgentRuntime {
    * boundary came), or it stopped. Each gets a run of its own, ahead of what queued later.
    */
   private requeueSteering(sessionKey: string, active: ActiveRun): void {
-    const left = active.steering.splice(0).filter((item) => item.settle);
+    const left = active.steering
+      .splice(0)
+      .filter((item) => !item.backlog)
+      .map((item) => item.pending);
     if (left.length === 0) return;
     let queue = this.followups.get(sessionKey);
     if (!queue) {
-      queue = { items: [], dropped: [], settings: this.queueSettings(left[0]!.input), draining: false };
+      queue = new FollowupQueue(this.queueSettings(left[0]!.input));
       this.followups.set(sessionKey, queue);
     }
-    queue.items.unshift(...left.map((item) => ({ input: item.input, enqueuedAt: item.acceptedAt, settle: item.settle!, runId: randomUUID() })));
+    for (const item of left) delete this.runs.get(item.id)?.steeredInto;
+    queue.unshift(left);
     this.emitAgent(left[0]!.input, active.runId, sessionKey, 'lifecycle', { phase: 'steer-followup', count: left.length });
   }
 
@@ -850,17 +1005,18 @@ export class AgentRuntime {
     sent.add(`${channel}\u0000${to}\u0000${text.trim()}`);
   }
 
-  async deliver(input: DispatchInput, runId: string, sessionKey: string, reply: ReplyPayload): Promise<ReplyPayload | undefined> {
+  /** Delivered (with the payload as sent), skipped on purpose (deduplicated, blocked, cancelled), or failed. */
+  async deliver(input: DispatchInput, runId: string, sessionKey: string, reply: ReplyPayload, onDelivered?: () => void): Promise<(DeliveryOutcome & { status: 'skipped' | 'failed' }) | { status: 'delivered'; payload: ReplyPayload }> {
     const target = input.deliver;
     if (target && this.toolSends.get(runId)?.has(`${target.channel}\u0000${target.to}\u0000${reply.text.trim()}`)) {
       // The agent already said exactly this with the message tool.
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-deduplicated' });
-      return undefined;
+      return { status: 'skipped', reason: 'already sent with the message tool' };
     }
     if (target && resolveSendPolicy(this.kernel.config(), { sessionKey, entry: await this.store(input.agentId ?? this.defaultAgent()).get(sessionKey), channel: target.channel }) === 'deny') {
       // session.sendPolicy (or the session's own override) keeps replies to this chat in.
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-blocked', reason: 'sendPolicy' });
-      return undefined;
+      return { status: 'skipped', reason: 'session.sendPolicy' };
     }
     const channel = target?.channel ?? input.channel ?? 'gateway';
     const send = target?.send?.bind(target);
@@ -873,6 +1029,7 @@ export class AgentRuntime {
       media: reply.media,
       ...((reply.replyTo ?? target?.replyTo) ? { replyTo: reply.replyTo ?? target?.replyTo } : {}),
       ...(!reply.replyTo && target?.replyToMode ? { replyToMode: target.replyToMode } : {}),
+      ...(onDelivered ? { onDelivered } : {}),
       // The run's signal: /stop and chat.abort cut a hook that hangs while the reply goes out.
       context: { agentId: input.agentId, sessionKey, runId, channel, signal: this.active.get(sessionKey)?.runId === runId ? this.active.get(sessionKey)!.controller.signal : undefined },
       ...(send
@@ -881,13 +1038,13 @@ export class AgentRuntime {
     });
     if (result.cancelled) {
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-cancelled' });
-      return undefined;
+      return { status: 'skipped', reason: 'cancelled by a message_sending hook' };
     }
     if (!result.delivered) {
       this.logger.error(`delivery to ${channel}:${target?.to ?? sessionKey} failed: ${result.error}`);
-      return undefined;
+      return { status: 'failed', error: result.error ?? 'not delivered', ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}) };
     }
-    return { ...reply, text: result.text };
+    return { status: 'delivered', payload: { ...reply, text: result.text } };
   }
 
   // ── Events ───────────────────────────────────────────────────────────────────
@@ -1021,8 +1178,8 @@ class BlockDelivery {
       const reply = parseReply(block);
       if (reply.silent || (!reply.text && reply.media.length === 0)) continue;
       this.chain = this.chain.then(async () => {
-        const payload = await this.runtime.deliver(this.input, this.runId, this.sessionKey, reply);
-        if (payload) this.sent.push(payload);
+        const outcome = await this.runtime.deliver(this.input, this.runId, this.sessionKey, reply);
+        if (outcome.status === 'delivered') this.sent.push(outcome.payload);
       });
     }
   }
@@ -1050,16 +1207,6 @@ function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
       resolve();
     });
   });
-}
-
-/** The prompt for messages that queued while the agent was busy. */
-export function collectPrompt(messages: readonly string[], dropped: readonly string[]): string {
-  const parts = ['[Queued messages while agent was busy]'];
-  if (dropped.length > 0) {
-    parts.push(`[${dropped.length} earlier message${dropped.length === 1 ? ' was' : 's were'} dropped from a full queue:]\n${dropped.map((text) => `• ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n')}`);
-  }
-  messages.forEach((text, index) => parts.push(`---\nQueued #${index + 1}\n${text}`));
-  return parts.join('\n\n');
 }
 
 /**

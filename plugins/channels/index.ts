@@ -41,6 +41,12 @@ export default definePlugin({
         const list = ((kernel.config().agents as { list?: Array<{ workspace?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.workspace ? [expandHome(agent.workspace, kernel.env)] : []));
         return [paths.workspaceDir, join(paths.stateDir, 'media'), ...list, ...workspaceDirs(paths.stateDir)];
       },
+      // Only when the agent plugin is loaded already: a status call must not load it.
+      deliveries: async () => {
+        if (!capabilities.list('service').some((info) => info.name === 'agent' && info.loaded)) return [];
+        const agent = await useService<AgentService>(kernel, 'agent').catch(() => undefined);
+        return agent?.deliveryStatus?.() ?? [];
+      },
       agent: () =>
         useService<AgentService>(kernel, 'agent').catch((error: Error) => {
           api.logger.error(`channel message not handled: ${error.message}`);

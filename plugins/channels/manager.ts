@@ -22,7 +22,7 @@ import type {
 import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from '../../sdk/channels/config.js';
 import { sendOutbound } from '../../sdk/channels/outbound.js';
 import { ChannelAccess } from './access.js';
-import type { AgentService } from '../../sdk/agent/index.js';
+import type { AgentService, DeliveryStatus } from '../../sdk/agent/index.js';
 import { InboundPipeline } from './pipeline.js';
 import { join } from 'node:path';
 
@@ -39,6 +39,8 @@ export interface ChannelManagerDeps {
   agent(): Promise<AgentService | undefined>;
   /** Folders local attachments may come from (workspaces, the media folder). */
   mediaRoots(): string[];
+  /** Replies the agent could not deliver yet, or gave up, per channel account (its outbox). */
+  deliveries?(): Promise<DeliveryStatus[]>;
 }
 
 interface RunningAccount {
@@ -173,6 +175,7 @@ export class ChannelManager implements ChannelsApi {
   async status(): Promise<ChannelInfo[]> {
     const config = this.deps.config();
     const out: ChannelInfo[] = [];
+    const deliveries = (await this.deps.deliveries?.().catch(() => [])) ?? [];
     for (const { id, pluginId } of this.deps.declaredChannels()) {
       const section = channelSection(config, id);
       const running = [...this.accounts.values()].filter((state) => state.channel === id);
@@ -190,6 +193,7 @@ export class ChannelManager implements ChannelsApi {
         accounts: [...accountIds].map((accountId) => {
           const state = running.find((item) => item.accountId === accountId);
           const own = reported.find((item) => item.accountId === accountId);
+          const delivery = deliveries.find((item) => item.channel === id && item.accountId === accountId);
           return {
             accountId,
             connected: own?.connected ?? false,
@@ -198,6 +202,10 @@ export class ChannelManager implements ChannelsApi {
             ...(state?.lastError ? { lastError: state.lastError } : {}),
             ...(state?.lastInboundAt ? { lastInboundAt: state.lastInboundAt } : {}),
             ...(state?.lastOutboundAt ? { lastOutboundAt: state.lastOutboundAt } : {}),
+            // Replies waiting for another delivery round, and those given up (see the agent's outbox).
+            ...(delivery && (delivery.pending || delivery.failed)
+              ? { undeliveredReplies: delivery.pending, failedDeliveries: delivery.failed, ...(delivery.lastError ? { lastDeliveryError: delivery.lastError, lastDeliveryErrorAt: delivery.lastErrorAt } : {}) }
+              : {}),
           };
         }),
       });

@@ -30,6 +30,10 @@ export function channelSummaryLines(channels: ChannelInfo[]): string[] {
     for (const account of channel.accounts) {
       const state = [channel.enabled ? 'enabled' : 'disabled', account.running ? 'running' : 'stopped', account.connected ? 'connected' : 'disconnected'];
       if (account.lastError) state.push(`error: ${account.lastError}`);
+      // Replies the agent could not deliver yet (retried later) or gave up on.
+      if (typeof account.undeliveredReplies === 'number' && account.undeliveredReplies > 0) state.push(`${account.undeliveredReplies} repl${account.undeliveredReplies === 1 ? 'y' : 'ies'} waiting to be delivered again`);
+      if (typeof account.failedDeliveries === 'number' && account.failedDeliveries > 0) state.push(`${account.failedDeliveries} repl${account.failedDeliveries === 1 ? 'y' : 'ies'} never delivered`);
+      if (account.lastDeliveryError) state.push(`last delivery error: ${String(account.lastDeliveryError)}`);
       lines.push(`${channel.id} ${account.accountId}: ${state.join(', ')}`);
     }
   }

@@ -31,7 +31,7 @@ import { SlicedQueue } from './slices.js';
 import { isLoopbackHost } from '../../sdk/gateway-auth.js';
 import { AuthRateLimiter, clientKey } from '../../sdk/auth-rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
-import { DedupeCache, idempotencyFile, type Outcome } from './dedupe.js';
+import { DedupeCache, idempotencyFile, type Outcome, type Recovery } from './dedupe.js';
 import { acquireLock, type GatewayLock } from './lock.js';
 import type { PairingStore } from './pairing.js';
 import { PresenceTracker } from './presence.js';
@@ -637,29 +637,43 @@ export class GatewayServer {
       const summary = checked.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
       return failure(errorShape(ErrorCodes.INVALID_REQUEST, `invalid params for ${method}: ${summary}`, { issues: checked.issues }));
     }
-    const run = async (handlerCtx: GatewayMethodContext = ctx): Promise<Outcome> => {
+    // A method's answer, or its error as the wire carries it.
+    const outcomeOf = async (work: () => unknown): Promise<Outcome> => {
       try {
-        return { ok: true, payload: await definition.handler(checked.value, handlerCtx) };
+        return { ok: true, payload: await work() };
       } catch (error) {
         if (error instanceof ProtocolError) return failure(error.toShape());
         logger.error(`method ${method} failed: ${(error as Error).stack ?? String(error)}`, { method });
         return failure(errorShape(ErrorCodes.UNAVAILABLE, `${method} failed: ${(error as Error).message}`));
       }
     };
-    if (!idempotencyKey) return run();
+    if (!idempotencyKey) return outcomeOf(() => definition.handler(checked.value, ctx));
+    const keyed = { ...ctx, idempotencyKey };
+    // After a restart the method says what became of a request the restart cut short.
+    const recover = definition.recover
+      ? async (acks: unknown[]): Promise<Recovery> => {
+          const recovered = await definition.recover!(checked.value, { ...keyed, acks });
+          if (recovered.state === 'not-accepted') return recovered;
+          if (recovered.state === 'done') return { state: 'done', outcome: { ok: true, payload: recovered.payload } };
+          return { state: 'pending', ...(recovered.acks ? { acks: recovered.acks } : {}), outcome: outcomeOf(() => recovered.result) };
+        }
+      : undefined;
     // A retried two-phase request (agent) gets the same ack and the same final result.
     const result = await this.dedupe.run(
       `${method}\u0000${idempotencyKey}`,
       checked.value,
       (recordAck) =>
-        run({
-          ...ctx,
-          ack: (payload) => {
-            recordAck(payload);
-            ctx.ack?.(payload);
-          },
-        }),
+        outcomeOf(() =>
+          definition.handler(checked.value, {
+            ...keyed,
+            ack: (payload) => {
+              recordAck(payload);
+              ctx.ack?.(payload);
+            },
+          }),
+        ),
       ctx.ack,
+      recover,
     );
     if ('conflict' in result) {
       return failure(

@@ -63,6 +63,11 @@ export interface DispatchInput {
    * dispatcher's intake journal leaves it out, so a restart does not run it twice.
    */
   callerJournaled?: boolean;
+  /**
+   * The gateway request that brought the message (method and idempotencyKey): kept in the
+   * intake journal, so a retry after a restart learns what became of it.
+   */
+  requestKey?: string;
   /** Per-message `/verbose` and `/reasoning`; the session's levels otherwise. */
   verbose?: VerboseLevel;
   reasoning?: ReasoningLevel;
@@ -95,6 +100,26 @@ export interface RunHandle {
   /** What happened to the message: a new run, queued behind one, steered into one, a command. */
   status: 'started' | 'queued' | 'steered' | 'command' | 'dropped' | 'duplicate';
   done: Promise<RunResult>;
+}
+
+/**
+ * What became of the message a gateway request brought, asked by a retry after a restart:
+ * still open (it resumes, and `done` settles with its result), finished, or unknown to
+ * every journal (it never got in).
+ */
+export type RequestState =
+  | { state: 'open'; runId: string; acceptedAt: number; done: Promise<RunResult> }
+  | { state: 'finished'; runId: string; status: string }
+  | { state: 'unknown' };
+
+/** Replies of one channel account that could not be delivered yet (retried later), or were given up. */
+export interface DeliveryStatus {
+  channel: string;
+  accountId: string;
+  pending: number;
+  failed: number;
+  lastError?: string;
+  lastErrorAt?: number;
 }
 
 /** What a slash command did: a reply, and/or a message to run the agent with. */
@@ -147,4 +172,8 @@ export interface AgentService {
   commands?(agentId?: string): Promise<ChatCommandInfo[]>;
   /** The session's entry changed (or was deleted) outside a run: queue settings follow it. */
   sessionChanged(sessionKey: string, entry: SessionEntry | undefined): void;
+  /** What became of the message a gateway request (`DispatchInput.requestKey`) brought. */
+  request?(requestKey: string): Promise<RequestState>;
+  /** Per channel account: replies waiting for another delivery round, and given up. */
+  deliveryStatus?(): DeliveryStatus[];
 }

@@ -167,6 +167,7 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   const messageIds: string[] = [];
   let attempts = 0;
   let error: string | undefined;
+  let retryAfterMs: number | undefined;
   if (transport) {
     // Pieces go strictly in order; a failed piece stops the rest (a gap would be worse).
     for (const piece of pieces) {
@@ -179,6 +180,7 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
         } catch (failure) {
           if (attempt >= settings.attempts || !retryable(failure)) {
             error = (failure as Error)?.message ?? String(failure);
+            retryAfterMs = (failure as ChannelSendFailure | undefined)?.retryAfterMs;
             break;
           }
           await sleep(retryDelay(attempt, settings, failure as ChannelSendFailure, deps.random));
@@ -187,7 +189,8 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
       if (error) break;
     }
   }
+  if (error === undefined) request.onDelivered?.();
   await deps.hooks.ready('message_sent');
   void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: error === undefined, ...(error ? { error } : {}) }, context);
-  return { delivered: error === undefined, cancelled: false, text, pieces: pieces.length, attempts, messageIds, ...refusal, ...(error ? { error } : {}) };
+  return { delivered: error === undefined, cancelled: false, text, pieces: pieces.length, attempts, messageIds, ...refusal, ...(error ? { error } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
 }

@@ -217,6 +217,11 @@ export interface TranscriptOptions {
   cwd?: string;
   /** Extra header fields (e.g. the parent session of a sub-agent). */
   header?: Record<string, unknown>;
+  /**
+   * Stamped on every entry this writer appends (not the header): the dispatcher marks a
+   * turn's lines with its `runId`, so a restart can tell which lines a turn wrote.
+   */
+  stamp?: Record<string, unknown>;
   now?: () => Date;
   /** Masks secrets in every entry before it is written (the kernel's `redact`). */
   redact?: Pick<Redactor, 'value'>;
@@ -304,6 +309,7 @@ export class Transcript {
     // Transcripts are replayed to the model and shown in UIs: a secret written here would live on.
     const masked = this.options.redact ? this.options.redact.value(input) : input;
     const entry = {
+      ...this.options.stamp,
       ...masked,
       type: input.type,
       id: this.newId(tail.ids),

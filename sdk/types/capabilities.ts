@@ -21,8 +21,17 @@ export interface GatewayMethodContext {
    * the handler's return value follows later as the final response on the same request id.
    */
   ack?(payload: unknown): void;
+  /** The request's idempotencyKey (methods with `sideEffect`), for work that must be found again after a restart. */
+  idempotencyKey?: string;
   [key: string]: unknown;
 }
+
+/**
+ * What became of a request whose first attempt a restart cut short, as the method that
+ * ran it knows: still running (`acks` to send again, then `result`, the final payload),
+ * finished (`payload`), or never accepted (nothing of it took effect: safe to send again).
+ */
+export type RecoveredRequest = { state: 'pending'; acks?: unknown[]; result: Promise<unknown> } | { state: 'done'; payload: unknown } | { state: 'not-accepted' };
 
 export interface GatewayMethodDefinition<Params = any> {
   params?: JsonSchema;
@@ -30,6 +39,12 @@ export interface GatewayMethodDefinition<Params = any> {
   sideEffect?: boolean | 'optional';
   description?: string;
   handler(params: Params, ctx: GatewayMethodContext): unknown;
+  /**
+   * A retry (same idempotencyKey, same params) of a request a restart cut short: say what
+   * became of it. Without this, the retry is told its outcome is unknown and that it is
+   * not run again.
+   */
+  recover?(params: Params, ctx: GatewayMethodContext & { idempotencyKey: string; acks: unknown[] }): RecoveredRequest | Promise<RecoveredRequest>;
 }
 
 export interface CommandContext {

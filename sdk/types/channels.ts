@@ -208,6 +208,12 @@ export interface OutboundRequest {
   context?: HookContext;
   /** Send through this instead of the channel plugin (callers with their own transport). */
   transport?: (message: OutboundMessage) => Promise<SendResult | void>;
+  /**
+   * Called the moment the transport has taken the last piece, before any hook runs: a caller
+   * that must remember the reply went out (a durable outbox) records it here, so a crash
+   * right after the platform answered leaves the least room for sending it twice.
+   */
+  onDelivered?: () => void;
 }
 
 export interface OutboundResult {
@@ -223,6 +229,8 @@ export interface OutboundResult {
   /** Attachments left out (outside the allowed folders, missing): the text went with a note instead. */
   mediaRefused?: string[];
   error?: string;
+  /** The platform's retry_after on the last failure, when it gave one: the earliest a caller should try again. */
+  retryAfterMs?: number;
 }
 
 /** A sender waiting for the owner to approve their pairing code. */

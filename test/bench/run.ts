@@ -12,6 +12,9 @@
  *   agent-tput   turns per second across 50 sessions, zero-latency model               (target ≥ 500/s)
  *   crash        `claw gateway` killed with SIGKILL 10 times during 50 concurrent `agent` runs
  *                over 10 sessions: acknowledged vs lost (target 0 lost, none answered twice)
+ *   storm        20 kills at random points while WS `agent`/`chat.send` (10 sessions, retried by key)
+ *                and Telegram DMs arrive, dmScope main and per-peer: acknowledged / answered once /
+ *                twice / lost / false retry answers; then 6 chats × 2 DMs on the shared main session
  *   memory       2,000 files (≈ 10k chunks): full index, unchanged re-index (≤ 1 s), hybrid query
  *                p50/p99 (≤ 5 / ≤ 20 ms) on sqlite; minisearch and qmd side by side
  *   retrieval    hit@1 / hit@6 / MRR on a generated personal memory (≈ 880 daily notes, a third in
@@ -365,6 +368,25 @@ async function benchCrash(): Promise<void> {
   line('  interrupted turns noted in transcripts', `${result.interruptedNoted}`, '(info)', true);
 }
 
+async function benchStorm(): Promise<void> {
+  const { stormBench, sharedSessionBench } = await import('./storm.js');
+  for (const dmScope of ['main', 'per-peer'] as const) {
+    const result = await stormBench({ cli: CLI, cycles: quick ? 6 : 20, wsPerCycle: 30, sessions: 10, chats: 6, dmsPerChat: 1, dmScope, modelMs: 300, cycleMs: [2500, 4500] });
+    const label = `storm (dmScope ${dmScope}): kill -9 ×${result.cycles}`;
+    line(`${label}, acknowledged / lost`, `${result.acknowledged} / ${result.lost}`, '0 lost', result.lost === 0);
+    line('  answered once / twice', `${result.answeredOnce} / ${result.twice}`, '0 twice', result.twice === 0);
+    line('  sent again: Telegram answering as the kill landed', `${result.resentInFlight}`, '(info)', true);
+    line('  answered with an error (given up)', `${result.errored}`, '(info)', true);
+    line('  retries by key / false retry answers', `${result.retries} / ${result.falseRetryAnswers}`, '0 false', result.falseRetryAnswers === 0);
+    line('  Telegram answers in the wrong chat', `${result.misrouted}`, '0', result.misrouted === 0);
+    line('  sent / seconds', `${result.sent} / ${result.seconds.toFixed(0)} s`, '(info)', true);
+  }
+  const shared = await sharedSessionBench({ cli: CLI, chats: 6, perChat: 2, gapMs: 300, modelMs: 800 });
+  line('shared main session, 6 chats × 2 DMs: answered once', `${shared.answeredOnce} of ${shared.sent}`, 'all', shared.answeredOnce === shared.sent);
+  line('  answered twice / unanswered / wrong chat', `${shared.twice} / ${shared.unanswered} / ${shared.misrouted}`, '0 / 0 / 0', shared.twice + shared.unanswered + shared.misrouted === 0);
+  line('  a message twice in a batch / "dropped" notices', `${shared.duplicateInBatch} / ${shared.droppedNotices}`, '0 / 0', shared.duplicateInBatch + shared.droppedNotices === 0);
+}
+
 async function benchAgentThroughput(): Promise<void> {
   const { turnThroughput } = await import('./agent.js');
   const result = await turnThroughput();
@@ -476,6 +498,7 @@ if (want('gw-burst')) await benchGatewayBurst();
 if (want('agent-turn')) await benchAgentTurn();
 if (want('agent-tput')) await benchAgentThroughput();
 if (want('crash')) await benchCrash();
+if (want('storm')) await benchStorm();
 if (want('memory')) await benchMemory();
 if (want('retrieval')) await benchRetrieval();
 if (want('telegram')) await benchTelegram();

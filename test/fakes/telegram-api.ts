@@ -37,6 +37,8 @@ export interface TelegramCall {
   at: number;
   /** HTTP status answered (0 when the connection was dropped). */
   status: number;
+  /** When the answer was written (`performance.now()`). */
+  answeredAt?: number;
   result?: Json;
   error?: { error_code: number; description: string };
 }
@@ -291,6 +293,7 @@ export class FakeTelegramApi {
 
     const finish = (status: number, payload: Json) => {
       call.status = status;
+      call.answeredAt = performance.now();
       if (payload.ok) call.result = payload.result;
       else call.error = { error_code: payload.error_code, description: payload.description };
       this.json(res, status, payload);
