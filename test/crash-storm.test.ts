@@ -59,10 +59,10 @@ describe('after a restart', () => {
   });
 
   const CHAT = 5101;
-  function state(extra: Record<string, unknown> = {}) {
+  function state(extra: Record<string, unknown> = {}, streaming = 'off') {
     const stateDir = tempDir('claw-storm-unit-');
     writeConfig(stateDir, fake, {
-      channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: [String(CHAT)], streaming: 'off' } },
+      channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: [String(CHAT)], streaming } },
       ...extra,
     });
     return stateDir;
@@ -145,6 +145,26 @@ describe('after a restart', () => {
     expect(fake.requests).toHaveLength(1);
     await untilFile(join(stateDir, 'logs', 'gateway.log'), /delivered on round 2/);
     expect(new IntakeJournal(intakeFile(stateDir, 'main')).load().open).toEqual([]);
+  }, 60_000);
+
+  it('a reply preview a kill left half written is taken over by the reply after the restart, not answered beside it', async () => {
+    const stateDir = state({}, 'partial');
+    // Slow enough that the preview page goes up (after 1 s) long before the answer is done.
+    answerIds(fake, 4000);
+    const first = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+    await api.pushUpdate({ message: api.message({ chatId: CHAT, from: { id: CHAT }, text: 'T3c0m0 hello' }) });
+    const preview = await api.waitFor((call) => call.method === 'sendMessage' && call.status === 200, 20_000, 'the preview page');
+    const ledger = join(stateDir, 'channels', 'telegram', 'previews-default.json');
+    await untilFile(ledger, new RegExp(`"id":${preview.result.message_id}`));
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    answerIds(fake, 20);
+    await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+    await api.waitFor((call) => call.method === 'editMessageText' && call.status === 200 && call.params.message_id === preview.result.message_id && /ANSWER T3c0m0/.test(String(call.params.text)), 20_000, 'the preview finished into the answer');
+    expect(api.textOf(CHAT, preview.result.message_id)).toBe('ANSWER T3c0m0');
+    expect(telegramAnswers(api, [CHAT]).answers.get('T3c0m0')).toBe(1);
+    await untilFile(ledger, /"pages":\[\]/);
   }, 60_000);
 
   it(`a message interrupted ${MAX_RESUME_ATTEMPTS} times is answered with an error naming it; a batch is answered one message at a time`, async () => {

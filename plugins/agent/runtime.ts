@@ -72,6 +72,8 @@ export interface CommandHandlers {
 
 interface ActiveRun {
   runId: string;
+  /** The messages the turn answers (a batch's each, under the turn's runId). */
+  memberIds: ReadonlySet<string>;
   /** The chat its reply goes to: only messages of the same route may be steered into it. */
   route: string;
   controller: AbortController;
@@ -378,7 +380,8 @@ export class AgentRuntime {
       return { runId: id, acceptedAt, status: 'started', done };
     }
     const settings = this.queueSettings(input);
-    if (settings.mode === 'interrupt' && active) {
+    // A message resumed after a restart never interrupts the turn resumed before it.
+    if (settings.mode === 'interrupt' && active && !resumed) {
       active.controller.abort('interrupted');
       void this.startRun(input, id, [pending]);
       return { runId: id, acceptedAt, status: 'started', done };
@@ -548,8 +551,10 @@ export class AgentRuntime {
         const last = step.messages[step.messages.length - 1]!;
         const sessionKey = last.input.sessionKey;
         const handedBack = step.handedBack === true;
-        this.logger.info(`resuming run ${step.turn} in ${sessionKey} (mid-turn, ${step.messages.length} message(s), attempt ${Math.max(...step.messages.map((m) => m.attempts)) + (handedBack ? 0 : 1)})`);
-        noteRecovery(step.file, { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt: last.attempts + (handedBack ? 0 : 1) }, redact);
+        // The plan has charged the attempt already (a handed-back message is not charged again).
+        const attempt = Math.max(...step.messages.map((message) => message.attempts));
+        this.logger.info(`resuming run ${step.turn} in ${sessionKey} (${handedBack ? 'handed back alone' : 'mid-turn'}, ${step.messages.length} message(s), attempt ${attempt})`);
+        noteRecovery(step.file, { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt }, redact);
         const members = step.messages.map((message) => this.pending(message.id, message.input, message.at, true));
         void this.startRun({ ...last.input, message: step.note, images: undefined }, step.turn, members);
         continue;
@@ -714,7 +719,8 @@ export class AgentRuntime {
     const record = this.runs.get(runId);
     if (!record) return false;
     const active = this.active.get(record.sessionKey);
-    if (active?.runId === runId) {
+    // A message collected into the running turn stops with it: the turn answers it and nothing else of its chat.
+    if (active && (active.runId === runId || active.memberIds.has(runId))) {
       active.controller.abort(reason);
       return true;
     }
@@ -787,9 +793,10 @@ export class AgentRuntime {
     const controller = new AbortController();
     let resolveDone!: (result: RunResult) => void;
     const donePromise = new Promise<RunResult>((resolve) => (resolveDone = resolve));
-    const active: ActiveRun = { runId, route: routeOf(input), controller, streaming: false, steering: [], taken: [], done: donePromise };
+    const memberIds = new Set(members.map((member) => member.id));
+    const active: ActiveRun = { runId, memberIds, route: routeOf(input), controller, streaming: false, steering: [], taken: [], done: donePromise };
     this.active.set(sessionKey, active);
-    for (const id of new Set([runId, ...members.map((member) => member.id)])) {
+    for (const id of new Set([runId, ...memberIds])) {
       const record = this.runs.get(id);
       if (record) Object.assign(record, { status: 'running', startedAt });
     }

@@ -33,6 +33,7 @@ import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js
 import { parseMessage, type Attachment, type TgMessage } from './inbound.js';
 import { CommandMenu } from './menu.js';
 import { ReplyTracker } from './replies.js';
+import { deletePage, ORPHAN_TTL_MS, type PreviewLedger } from './previews.js';
 import { describeError, grammySignal, isTokenRejected, TelegramSender } from './send.js';
 
 export type Grammy = typeof import('grammy');
@@ -144,6 +145,8 @@ export class TelegramAccount {
     private readonly redact: Pick<Redactor, 'text'>,
     /** The slash commands and skills the menu lists (the agent's). */
     commands: () => Promise<readonly ChatCommandInfo[] | undefined>,
+    /** Reply preview pages up in chats, kept across restarts (previews.ts). */
+    private readonly ledger?: PreviewLedger,
   ) {
     this.accountId = settings.accountId;
     this.mode = settings.webhook ? 'webhook' : 'polling';
@@ -154,7 +157,7 @@ export class TelegramAccount {
     this.bot.use((context) => this.accept(context.update.update_id, context.update.message as TgMessage | undefined));
     this.bot.catch((error) => ctx.logger.error(`telegram: update handling failed: ${describeError(error.error)}`));
     this.sender = new TelegramSender(this.bot.api, grammy.InputFile, { linkPreview: settings.linkPreview });
-    this.replies = new ReplyTracker(settings, this.sender, ctx.logger);
+    this.replies = new ReplyTracker(settings, this.sender, ctx.logger, ledger);
     this.menu = new CommandMenu({ settings: settings.commandMenu, source: commands, apply: (list) => this.sender.setCommands(list), logger: ctx.logger, where: this.where });
   }
 
@@ -237,6 +240,12 @@ export class TelegramAccount {
   }
 
   async start(): Promise<void> {
+    // Pages a previous process left that no reply takes over in time are deleted, not left half written.
+    if (this.ledger?.hasOrphans) {
+      const sweep = setTimeout(() => void this.sweepPages(), ORPHAN_TTL_MS + 1000);
+      sweep.unref();
+      this.abort.signal.addEventListener('abort', () => clearTimeout(sweep), { once: true });
+    }
     try {
       this.bot.botInfo = await this.bot.api.getMe(grammySignal(AbortSignal.timeout(START_TIMEOUT_MS)));
     } catch (error) {
@@ -303,6 +312,11 @@ export class TelegramAccount {
         delay = Math.min(delay * 2, 60_000);
       }
     }
+  }
+
+  private async sweepPages(): Promise<void> {
+    if (!this.ledger) return;
+    for (const page of this.ledger.expired()) await deletePage(this.ledger, this.sender, page, this.ctx.logger);
   }
 
   /** Stop polling, let queued messages reach the pipeline (bounded), and release grammY. */

@@ -19,6 +19,12 @@ export const EDIT_INTERVAL_MS = 1000;
 export const FIRST_PREVIEW_MS = 1000;
 const PAGE_LIMIT = 4096;
 
+/** Where a draft notes the pages it puts up and takes down (previews.ts), so a restart can find them. */
+export interface PageNotes {
+  add(to: string, threadId: string | undefined, id: number): void;
+  remove(to: string, id: number): void;
+}
+
 export interface DraftTarget {
   to: string;
   threadId?: string;
@@ -51,6 +57,7 @@ export class DraftReply {
     private readonly chunk: { minChars: number; maxChars: number },
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    private readonly notes?: PageNotes,
   ) {}
 
   /** Preview pages the final reply can still take over. */
@@ -112,6 +119,7 @@ export class DraftReply {
         this.pages[index]!.text = wanted[index]!;
       } else {
         const id = await this.sender.sendPreview(this.target.to, wanted[index]!, this.target.threadId, this.replyFor(index));
+        this.notes?.add(this.target.to, this.target.threadId, id);
         this.pages.push({ id, text: wanted[index]! });
       }
     } catch (error) {
@@ -156,9 +164,11 @@ export class DraftReply {
       // The page is gone (deleted by the user) or cannot take this text: send it anew.
       this.logger.warn(`telegram: could not finish a reply preview in ${this.target.to} (${describeError(error)}); sending it as a new message`);
       this.consumed++;
+      this.notes?.remove(this.target.to, page.id);
       return undefined;
     }
     this.consumed++;
+    this.notes?.remove(this.target.to, page.id);
     return { messageId: String(page.id) };
   }
 
@@ -177,6 +187,7 @@ export class DraftReply {
     await this.inflight;
     for (const page of this.pages.splice(this.consumed)) {
       await this.sender.deleteMessage(this.target.to, page.id).catch((error: unknown) => this.logger.warn(`telegram: could not delete a stale reply preview in ${this.target.to}: ${describeError(error)}`));
+      this.notes?.remove(this.target.to, page.id);
     }
   }
 }

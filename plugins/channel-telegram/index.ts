@@ -6,13 +6,14 @@
  * message is sent (`claw message send` sends without polling), never at load.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { definePlugin, type KernelServices } from '../../sdk/index.js';
+import { definePlugin, type KernelServices, type Logger } from '../../sdk/index.js';
 import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import type { AgentService, ChatCommandInfo } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
 import { accountIds, mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
 import { TelegramSender } from './send.js';
+import { PreviewLedger, previewsFile, takeOverPages } from './previews.js';
 
 /** Telegram's limit for one message's text, counted after formatting is parsed. */
 export const TELEGRAM_TEXT_LIMIT = 4096;
@@ -25,11 +26,14 @@ export class TelegramChannel {
   private readonly accounts = new Map<string, TelegramAccount>();
   /** Send-only clients for accounts this process does not run (the CLI). */
   private readonly senders = new Map<string, { key: string; sender: TelegramSender }>();
+  /** Reply preview pages up in chats, per account, kept across restarts (previews.ts). */
+  private readonly ledgers = new Map<string, PreviewLedger>();
 
   constructor(
-    private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact'>,
+    private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths'>,
     /** The agent service, for the command menu (undefined when no agent plugin runs). */
     private readonly agent: () => Promise<AgentService | undefined> = async () => undefined,
+    private readonly logger: Logger = { debug() {}, info() {}, warn() {}, error() {} } as unknown as Logger,
   ) {}
 
   plugin(): ChannelPlugin {
@@ -65,7 +69,7 @@ export class TelegramChannel {
     // The token may come from the environment or an account the redactor did not see as
     // secret: register it, since grammY puts it into every request URL and so every network error.
     this.kernel.redact.add(settings.token);
-    const account = new TelegramAccount(settings, ctx, await loadGrammy(), this.kernel.redact, () => this.commandsFor(ctx.config as AnyRecord));
+    const account = new TelegramAccount(settings, ctx, await loadGrammy(), this.kernel.redact, () => this.commandsFor(ctx.config as AnyRecord), this.ledger(ctx.accountId));
     this.accounts.set(ctx.accountId, account);
     ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
     try {
@@ -112,9 +116,22 @@ export class TelegramChannel {
   }
 
   async send(message: OutboundMessage): Promise<SendResult> {
-    const running = this.accounts.get(message.accountId ?? this.defaultAccount());
+    const accountId = message.accountId ?? this.defaultAccount();
+    const running = this.accounts.get(accountId);
     if (running) return running.send(message);
-    return (await this.senderFor(message.accountId)).send(message);
+    // Before the account runs (a reply a restart delivers early) pages a previous process left still take it.
+    const sender = await this.senderFor(message.accountId);
+    const taken = await takeOverPages(this.ledger(accountId), sender, message, this.logger);
+    return taken ?? sender.send(message);
+  }
+
+  private ledger(accountId: string): PreviewLedger {
+    let ledger = this.ledgers.get(accountId);
+    if (!ledger) {
+      ledger = new PreviewLedger(previewsFile(this.kernel.paths.stateDir, accountId));
+      this.ledgers.set(accountId, ledger);
+    }
+    return ledger;
   }
 
   /** The commands of the agent that answers this account (its `agentId`, else the default agent). */
@@ -149,7 +166,7 @@ export class TelegramChannel {
 export default definePlugin({
   id: 'channel-telegram',
   register(api) {
-    const channel = new TelegramChannel(api.kernel, () => useService<AgentService>(api.kernel, 'agent').catch(() => undefined));
+    const channel = new TelegramChannel(api.kernel, () => useService<AgentService>(api.kernel, 'agent').catch(() => undefined), api.logger);
     api.registerChannel(channel.plugin());
     // Telegram authenticates with the secret header, not gateway auth; account paths come
     // from config, so one route takes the whole prefix and dispatches by path.

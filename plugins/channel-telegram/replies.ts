@@ -9,6 +9,7 @@ import type { AckReaction, InboundMessage, OutboundMessage, ReplyObserver, SendR
 import type { TelegramAccountSettings } from './config.js';
 import { DraftReply } from './draft.js';
 import { describeError, type TelegramSender } from './send.js';
+import { takeOverPages, type PreviewLedger } from './previews.js';
 
 const draftKey = (to: string, threadId: string | undefined) => `${to}\u0000${threadId ?? ''}`;
 
@@ -20,6 +21,8 @@ export class ReplyTracker {
     private readonly settings: TelegramAccountSettings,
     private readonly sender: TelegramSender,
     private readonly logger: Logger,
+    /** Preview pages up in chats, kept across restarts. */
+    private readonly ledger?: PreviewLedger,
   ) {}
 
   /** The pipeline hands `message` to the agent. */
@@ -53,6 +56,8 @@ export class ReplyTracker {
       this.settings.streaming as 'partial' | 'block',
       this.settings.draftChunk,
       this.logger,
+      Date.now,
+      this.ledger,
     );
     const key = draftKey(message.peer.id, message.threadId);
     this.drafts.set(key, [...(this.drafts.get(key) ?? []), draft]);
@@ -74,6 +79,8 @@ export class ReplyTracker {
     // is here: it must not put a preview up after it, and its 429 holds this send back too.
     const finished = draft ? await draft.finish(message) : undefined;
     if (!draft) for (const other of drafts) await other.finish(message);
-    return finished ?? this.sender.send(message);
+    // No draft of this process: pages a previous one left in this chat take the reply instead of a second copy.
+    const taken = finished ?? (!draft && this.ledger ? await takeOverPages(this.ledger, this.sender, message, this.logger) : undefined);
+    return taken ?? this.sender.send(message);
   }
 }

@@ -366,12 +366,19 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
   }
 }
 
-/** Copies of the answer to `id` that went out again because Telegram was answering them as a kill landed. */
+/**
+ * Copies of the answer to `id` that went out again because Telegram was answering the call
+ * that put it up (its sendMessage, or the editMessageText that finished a preview into it)
+ * as a kill landed.
+ */
 function inFlightCopies(api: FakeTelegramApi, id: string, kills: number[], gaps: number[]): number {
-  const copies = api.sent().filter((call) => call.method === 'sendMessage' && idsIn(String(call.params.text ?? '')).includes(id));
+  const shows = (call: { params: Record<string, unknown> }) => idsIn(String(call.params.text ?? '')).includes(id);
+  const copies = api.sent().filter((call) => call.method === 'sendMessage' && idsIn(api.textOf(Number(call.params.chat_id), call.result?.message_id) ?? '').includes(id));
   let inFlight = 0;
-  for (const call of copies.slice(0, -1)) {
-    const gap = Math.min(...kills.filter((kill) => kill >= call.answeredAt!).map((kill) => kill - call.answeredAt!));
+  for (const copy of copies.slice(0, -1)) {
+    const messageId = copy.result?.message_id;
+    const calls = api.calls.filter((call) => call.status === 200 && call.answeredAt !== undefined && shows(call) && (call === copy || (call.method === 'editMessageText' && call.params.message_id === messageId)));
+    const gap = Math.min(...calls.flatMap((call) => kills.filter((kill) => kill >= call.answeredAt!).map((kill) => kill - call.answeredAt!)));
     gaps.push(Math.round(gap * 10) / 10);
     if (gap <= IN_FLIGHT_MS) inFlight++;
   }
