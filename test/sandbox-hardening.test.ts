@@ -1,16 +1,23 @@
 /**
- * Issue 28's sandbox findings, each written as the attack. Here: a nested user namespace (or
- * another call Docker's seccomp profile refuses) inside bubblewrap, and a sandboxed command
- * trying to leave a setuid-root program on the host.
+ * Issue 28's sandbox findings, each written as the attack: a sandboxed command trying to
+ * leave a setuid-root program on the host (Docker and bubblewrap), root inside the
+ * container, and a nested user namespace (or another call Docker's seccomp profile refuses)
+ * inside bubblewrap. The Docker cases need DOCKER_HOST.
  */
-import { existsSync, statSync } from 'node:fs';
+import { chownSync, existsSync, linkSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import type { SandboxInstance } from '../sdk/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { judged, snapshotOf } from '../kernel/index.js';
+import { clawPolicy, type SandboxInstance } from '../sdk/index.js';
+import type { DockerSandboxBackend } from '../plugins/sandbox-docker/backend.js';
+import { containerNameFor, createOptions, LABELS } from '../plugins/sandbox-docker/container.js';
+import { handOverWorkspace } from '../plugins/sandbox-docker/user.js';
 import { BwrapBackend } from '../plugins/sandbox-bwrap/backend.js';
 import { ARCHES, seccompProgram } from '../plugins/sandbox-bwrap/seccomp.js';
-import { sandboxSpec } from './docker-helpers.js';
+import { dockerTestBackend, sandboxSpec } from './docker-helpers.js';
 import { tempDir } from './helpers.js';
+
+const ROOT = process.getuid?.() === 0;
 
 function sh(instance: SandboxInstance, script: string) {
   return instance.exec({ command: ['sh', '-c', script] });
@@ -31,6 +38,113 @@ const PLANT_SETUID = [
   'chmod u+s,g+s /workspace/rootshell',
   'ls -ln /workspace/rootshell',
 ].join('; ');
+
+describe('Docker sandbox: never root (sandbox.docker.user)', () => {
+  let backend: DockerSandboxBackend;
+
+  beforeAll(async () => {
+    backend = await dockerTestBackend();
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const info of (await backend?.list()) ?? []) await backend.remove(info.id).catch(() => {});
+  });
+
+  it('a sandboxed command cannot leave a setuid-root program in the workspace on the host', async () => {
+    const workspace = tempDir('claw-sbx-suid-');
+    const sandbox = await backend.ensure(sandboxSpec(workspace));
+    const planted = await sh(sandbox, PLANT_SETUID);
+    expect(privilegeOf(join(workspace, 'rootshell')), planted.stdout + planted.stderr).toEqual({ setuidRoot: false, setgidRoot: false });
+  });
+
+  it('runs as the workspace owner, or as 65534:65534 when root owns it, and can write the workspace root gave it', async () => {
+    const workspace = tempDir('claw-sbx-owner-');
+    writeFileSync(join(workspace, 'from-root.txt'), 'before\n');
+    mkdirSync(join(workspace, 'made-by-the-host'));
+    const sandbox = await backend.ensure(sandboxSpec(workspace));
+    const expected = ROOT ? '65534:65534' : `${process.getuid!()}:${process.getgid!()}`;
+    const script = 'echo "$(id -u):$(id -g)"; echo "$HOME"; echo after >> from-root.txt && echo new > made-by-the-host/x && echo wrote';
+    const result = await sh(sandbox, script);
+    expect(result).toMatchObject({ exitCode: 0, stdout: `${expected}\n/workspace\nwrote\n` });
+    expect(statSync(join(workspace, 'made-by-the-host', 'x')).uid).toBe(Number(expected.split(':')[0]));
+
+    // A workspace an unprivileged user owns: the sandbox runs as that user.
+    if (ROOT) {
+      const owned = tempDir('claw-sbx-owned-');
+      chownSync(owned, 1234, 1235);
+      const theirs = await backend.ensure(sandboxSpec(owned));
+      expect((await sh(theirs, 'echo "$(id -u):$(id -g)"; touch mine && echo ok')).stdout).toBe('1234:1235\nok\n');
+    }
+  });
+
+  it('docker.user picks the ids; a name, root or group root is refused naming the key', async () => {
+    const workspace = tempDir('claw-sbx-user-');
+    const configured = await backend.ensure(sandboxSpec(workspace, { user: '4321:4322' }));
+    expect((await sh(configured, 'echo "$(id -u):$(id -g)"')).stdout).toBe('4321:4322\n');
+    const bare = await backend.ensure(sandboxSpec(workspace, { user: '4321' }));
+    expect((await sh(bare, 'id -g')).stdout).toBe('4321\n');
+    for (const [user, reason] of [
+      ['0', /docker.user "0" is refused: as root/],
+      ['0:0', /docker.user "0:0" is refused/],
+      ['1000:0', /docker.user "1000:0" is refused/],
+      ['root', /docker.user "root" must be "uid" or "uid:gid" in numbers/],
+    ] as const) {
+      expect(() => backend.validate(sandboxSpec(workspace, { user })), user).toThrow(reason);
+      await expect(backend.ensure(sandboxSpec(workspace, { user })), user).rejects.toThrow(reason);
+    }
+  });
+
+  it('a container made before docker.user existed (running as root) is replaced, not reused', async () => {
+    const spec = sandboxSpec(tempDir('claw-sbx-old-'));
+    const docker = await backend.docker();
+    const name = containerNameFor(spec.scopeKey, backend.prefix);
+    const old = createOptions(spec, { name, image: backend.defaultImage, bindPolicy: { stateDir: '/nonexistent-state' }, now: Date.now() });
+    delete old.User;
+    delete (old.Labels as Record<string, string>)[LABELS.user];
+    const stale = await docker.createContainer(old);
+    await stale.start();
+    const fresh = await backend.ensure(spec);
+    expect(fresh.id).not.toBe(stale.id);
+    expect((await sh(fresh, 'id -u')).stdout).not.toBe('0\n');
+  });
+
+  it('the config refuses docker.user as root or as a name, naming the path', () => {
+    const issues = (user: string) => {
+      const config = { agents: { defaults: { sandbox: { docker: { user } } }, list: [{ id: 'main', sandbox: { docker: { user } } }] } };
+      return judged(snapshotOf(config, '/x.json'), clawPolicy).issues;
+    };
+    expect(issues('0:0').map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
+      expect.stringMatching(/^agents.defaults.sandbox.docker.user: is refused: as root/),
+      expect.stringMatching(/^agents.list\[0\].sandbox.docker.user: is refused: as root/),
+    ]);
+    const paths = ['agents.defaults.sandbox.docker.user', 'agents.list[0].sandbox.docker.user'];
+    expect(issues('root').map((issue) => issue.path)).toEqual(paths);
+    expect(issues('1000:1000')).toEqual([]);
+  });
+});
+
+describe('handing a root-owned workspace to the sandbox user', () => {
+  it('changes what root owns inside, and follows no link a sandbox planted to files outside', async () => {
+    const workspace = tempDir('claw-handover-');
+    const outside = tempDir('claw-handover-outside-');
+    writeFileSync(join(outside, 'secret'), 'root only\n');
+    writeFileSync(join(workspace, 'notes.txt'), 'x\n');
+    mkdirSync(join(workspace, 'sub'));
+    symlinkSync(join(outside, 'secret'), join(workspace, 'sub', 'link'));
+    symlinkSync(outside, join(workspace, 'dirlink'));
+    linkSync(join(outside, 'secret'), join(workspace, 'hardlink'));
+    const changed = await handOverWorkspace(workspace, { uid: 65534, gid: 65534 });
+    const owner = (path: string) => statSync(path).uid;
+    if (ROOT) {
+      expect(changed).toBe(3);
+      expect([owner(workspace), owner(join(workspace, 'notes.txt')), owner(join(workspace, 'sub'))]).toEqual([65534, 65534, 65534]);
+    } else {
+      // Only root can give files away; anyone else leaves them as they are.
+      expect(changed).toBe(0);
+    }
+    expect([owner(outside), owner(join(outside, 'secret'))]).toEqual([process.getuid!(), process.getuid!()]);
+  });
+});
 
 describe('bubblewrap: the seccomp filter', () => {
   let sandbox: SandboxInstance;
