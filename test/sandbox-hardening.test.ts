@@ -1,21 +1,27 @@
 /**
  * Issue 28's sandbox findings, each written as the attack: a sandboxed command trying to
  * leave a setuid-root program on the host (Docker and bubblewrap), root inside the
- * container, and a nested user namespace (or another call Docker's seccomp profile refuses)
- * inside bubblewrap. The Docker cases need DOCKER_HOST.
+ * container, a writable bind of a directory root owns, `claw sandbox explain` calling "ok"
+ * a bind the backend then refuses, and a nested user namespace (or another call Docker's
+ * seccomp profile refuses) inside bubblewrap. The Docker cases need DOCKER_HOST.
  */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, linkSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judged, snapshotOf } from '../kernel/index.js';
-import { clawPolicy, type SandboxInstance } from '../sdk/index.js';
+import { clawPolicy, type SandboxInstance, type ToolResult } from '../sdk/index.js';
+import { createTestKernel } from '../sdk/testing.js';
 import type { DockerSandboxBackend } from '../plugins/sandbox-docker/backend.js';
+import { daemonAddress } from '../plugins/sandbox-docker/client.js';
 import { containerNameFor, createOptions, LABELS } from '../plugins/sandbox-docker/container.js';
 import { handOverWorkspace } from '../plugins/sandbox-docker/user.js';
 import { BwrapBackend } from '../plugins/sandbox-bwrap/backend.js';
 import { ARCHES, seccompProgram } from '../plugins/sandbox-bwrap/seccomp.js';
-import { dockerTestBackend, sandboxSpec } from './docker-helpers.js';
-import { tempDir } from './helpers.js';
+import { dockerTestBackend, linkDockerDeps, requireDockerHost, sandboxSpec } from './docker-helpers.js';
+import { CLI, REPO, tempDir } from './helpers.js';
 
 const ROOT = process.getuid?.() === 0;
 
@@ -144,6 +150,46 @@ describe('handing a root-owned workspace to the sandbox user', () => {
     }
     expect([owner(outside), owner(join(outside, 'secret'))]).toEqual([process.getuid!(), process.getuid!()]);
   });
+});
+
+describe('explain and the runtime run the same checks', () => {
+  it('the Docker socket folder, a writable bind root owns: explain says refused, and the runtime refuses in the same words', async () => {
+    const dockerHost = requireDockerHost();
+    const socket = (daemonAddress(process.env) as { socketPath: string }).socketPath;
+    const stateDir = join(tempDir('claw-explain-'), 'state');
+    linkDockerDeps(stateDir);
+    const prefix = `claw-explain-${randomBytes(3).toString('hex')}-`;
+    const sandbox = { mode: 'all', docker: { containerPrefix: prefix, binds: [`${dirname(socket)}:/engine:ro`, '/opt:/opt'] } };
+    const config = { agents: { defaults: { sandbox } } };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config));
+    const configPath = join(stateDir, 'openclaw.json');
+    const env = { ...process.env, DOCKER_HOST: dockerHost, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: configPath };
+    const { stdout } = await promisify(execFile)('node', [CLI, 'sandbox', 'explain', '--json'], { env });
+    const explained = JSON.parse(stdout);
+    expect(explained.binds).toEqual([
+      { bind: `${dirname(socket)}:/engine:ro`, ok: false, reason: expect.stringContaining(`contains the protected host path ${socket}`) },
+      { bind: '/opt:/opt', ok: false, reason: expect.stringMatching(/sandbox bind "\/opt:\/opt" is refused: \/opt is owned by root/) },
+    ]);
+    expect(explained.commandsRunOn).toBe(`refused (fail closed: ${explained.binds[0].reason})`);
+
+    const kernel = await createTestKernel({
+      plugins: ['tools-exec', 'exec-approvals', 'sandbox-docker'].map((id) => join(REPO, 'plugins', id)),
+      config,
+      env: { DOCKER_HOST: dockerHost },
+      stateDir,
+    });
+    try {
+      const context = { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: tempDir('claw-explain-ws-') };
+      const call = { name: 'exec', params: { command: 'true' }, toolCallId: 't-1', context };
+      const outcome = await kernel.plugins.kernelServices.tools.invoke(call);
+      const text = (outcome.result as ToolResult).content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+      expect(outcome.result.isError).toBe(true);
+      expect(text).toContain(explained.binds[0].reason);
+      expect(text).toMatch(/nothing was run on the host/);
+    } finally {
+      await kernel.dispose();
+    }
+  }, 60_000);
 });
 
 describe('bubblewrap: the seccomp filter', () => {
