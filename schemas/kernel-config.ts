@@ -317,6 +317,14 @@ export const SandboxConfigSchema = Type.Object(
           pidsLimit: Type.Optional(PositiveInt),
           cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
           readOnlyRoot: Type.Optional(Type.Boolean({ description: 'Read-only root filesystem (default true).' })),
+          user: Type.Optional(
+            Type.String({
+              pattern: '^[0-9]+(:[0-9]+)?$',
+              description:
+                'Who commands run as in the container, "uid" or "uid:gid" (numbers; gid defaults to uid; root is refused). ' +
+                'Default: the owner of the workspace, or 65534:65534 when root owns it (Docker backend).',
+            }),
+          ),
           containerPrefix: Type.Optional(Type.String({ minLength: 1, description: 'Name prefix of sandbox containers (Docker backend, default openclaw-sbx-).' })),
         },
         Strict,

@@ -8,6 +8,7 @@
 import type { KernelConfig } from '../kernel/index.js';
 import { OPENCLAW_CONFIG_TREE } from './generated/openclaw-keys.js';
 import { redactPatternIssues } from './redact.js';
+import { parseSandboxUser } from './sandbox/user.js';
 
 type Tree = { [key: string]: Tree };
 let tree: Tree | undefined;
@@ -31,7 +32,25 @@ export function acceptOpenclawKey<T extends { level: string; path: string; messa
 
 /** Every problem of `config` beyond its schema. */
 export function configIssues(config: KernelConfig): Array<{ path: string; message: string }> {
-  return [...redactPatternIssues(config), ...agentIssues(config)];
+  return [...redactPatternIssues(config), ...agentIssues(config), ...sandboxUserIssues(config)];
+}
+
+/** `sandbox.docker.user` as root: the schema checks the form, this refuses uid or gid 0 in the backend's words. */
+function sandboxUserIssues(config: KernelConfig): Array<{ path: string; message: string }> {
+  const agents = config.agents;
+  const places: Array<[string, unknown]> = [['agents.defaults.sandbox.docker.user', agents?.defaults?.sandbox?.docker?.user]];
+  (Array.isArray(agents?.list) ? agents.list : []).forEach((agent, index) => {
+    places.push([`agents.list[${index}].sandbox.docker.user`, agent?.sandbox?.docker?.user]);
+  });
+  return places.flatMap(([path, value]) => {
+    if (typeof value !== 'string' || !/^\d+(:\d+)?$/.test(value)) return [];
+    try {
+      parseSandboxUser(value);
+      return [];
+    } catch (error) {
+      return [{ path, message: (error as Error).message.replace(/^sandbox docker\.user "[^"]*" /, '') }];
+    }
+  });
 }
 
 /** Agent ids the schema cannot cross-check: one listed twice, a binding naming no configured agent. */

@@ -1,10 +1,17 @@
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { chownSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkWorkspaceRoot, validateBind } from '../sdk/sandbox/binds.js';
 import { tempDir } from './helpers.js';
 
 const policy = { stateDir: '/home/u/.openclaw', home: '/home/u', protectedPaths: ['/srv/engine/api.sock'] };
+
+/** A directory an unprivileged user owns (the tests may run as root, whose temp dirs root owns). */
+function userOwnedDir(): string {
+  const dir = tempDir('claw-bind-data-');
+  if (process.getuid?.() === 0) chownSync(dir, 1000, 1000);
+  return dir;
+}
 
 describe('sandbox bind validation (shared by every backend)', () => {
   it.each([
@@ -36,7 +43,20 @@ describe('sandbox bind validation (shared by every backend)', () => {
 
   it('accepts an ordinary project directory, read-only or not', () => {
     expect(validateBind('/home/u/project:/project:ro', policy)).toEqual({ source: '/home/u/project', target: '/project', readOnly: true });
-    expect(validateBind('/srv/data:/data', policy)).toEqual({ source: '/srv/data', target: '/data', readOnly: false });
+    const data = userOwnedDir();
+    expect(validateBind(`${data}:/data`, policy)).toEqual({ source: data, target: '/data', readOnly: false });
+  });
+
+  it('refuses a writable bind of a directory root owns, or of one that is not there; read-only they are fine', () => {
+    // Issue 28: "/usr/local/bin:/usr/local/bin" let a sandbox replace programs root runs.
+    for (const dir of ['/usr/local/bin', '/opt', '/usr/share']) {
+      const refusal = new RegExp(`sandbox bind "${dir}:/x" is refused: ${dir} is owned by root.*read-only`);
+      expect(() => validateBind(`${dir}:/x`, policy)).toThrow(refusal);
+      expect(() => validateBind(`${dir}:/x:rw`, policy)).toThrow(/is owned by root/);
+      expect(validateBind(`${dir}:/x:ro`, policy)).toEqual({ source: dir, target: '/x', readOnly: true });
+    }
+    // Docker would create the missing directory, owned by root.
+    expect(() => validateBind('/srv/nowhere/data:/data', policy)).toThrow(/"\/srv\/nowhere\/data:\/data" is refused: \S+ does not exist/);
   });
 
   it('refuses an innocent-looking path that is a symbolic link to /etc (checked again after resolving)', () => {
@@ -45,7 +65,7 @@ describe('sandbox bind validation (shared by every backend)', () => {
     mkdirSync(join(dir, 'real'));
     expect(() => validateBind(`${dir}/config:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc/);
     expect(() => validateBind(`${dir}/config/ssl/missing:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc\/ssl\/missing/);
-    expect(validateBind(`${dir}/real:/x`, { stateDir: '/nonexistent-state' }).source).toBe(`${dir}/real`);
+    expect(validateBind(`${dir}/real:/x:ro`, { stateDir: '/nonexistent-state' }).source).toBe(`${dir}/real`);
   });
 
   it('checks a sandbox workspace against the host paths but lets it live in the state dir or a home', () => {

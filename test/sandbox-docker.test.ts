@@ -4,7 +4,7 @@
  * binds it refuses, container reuse and recreation, list/remove/prune, kill and timeout.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import JSON5 from 'json5';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,6 +150,8 @@ describe('sandbox-docker: inside the container', () => {
 describe('sandbox-docker: workspace access and binds', () => {
   it('mounts the workspace read-only for workspaceAccess "ro"', async () => {
     const workspace = tempDir('claw-sbx-ro-');
+    // Readable by others, as a workspace is: the sandbox user need not own what it only reads.
+    chmodSync(workspace, 0o755);
     const sandbox = await ensure(workspace, { workspaceAccess: 'ro' });
     const result = await sh(sandbox, 'echo x > /workspace/new.txt');
     expect(result.stderr).toMatch(/Read-only file system/);
@@ -191,6 +193,7 @@ describe('sandbox-docker: workspace access and binds', () => {
   it('mounts an allowed extra bind where asked', async () => {
     const workspace = tempDir('claw-sbx-ws-');
     const extra = tempDir('claw-sbx-extra-');
+    chmodSync(extra, 0o755);
     writeFileSync(join(extra, 'data.txt'), 'extra\n');
     const sandbox = await ensure(workspace, { binds: [`${extra}:/data:ro`] });
     expect((await sh(sandbox, 'cat /data/data.txt; touch /data/y 2>&1 | grep -c Read-only')).stdout).toBe('extra\n1\n');

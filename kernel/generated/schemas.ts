@@ -421,6 +421,11 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                       "type": "boolean",
                       "description": "Read-only root filesystem (default true)."
                     },
+                    "user": {
+                      "type": "string",
+                      "pattern": "^[0-9]+(:[0-9]+)?$",
+                      "description": "Who commands run as in the container, \"uid\" or \"uid:gid\" (numbers; gid defaults to uid; root is refused). Default: the owner of the workspace, or 65534:65534 when root owns it (Docker backend)."
+                    },
                     "containerPrefix": {
                       "type": "string",
                       "minLength": 1,
@@ -1149,6 +1154,11 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                       "readOnlyRoot": {
                         "type": "boolean",
                         "description": "Read-only root filesystem (default true)."
+                      },
+                      "user": {
+                        "type": "string",
+                        "pattern": "^[0-9]+(:[0-9]+)?$",
+                        "description": "Who commands run as in the container, \"uid\" or \"uid:gid\" (numbers; gid defaults to uid; root is refused). Default: the owner of the workspace, or 65534:65534 when root owns it (Docker backend)."
                       },
                       "containerPrefix": {
                         "type": "string",

@@ -89,6 +89,8 @@ export type KernelConfig = {
           cpus?: number;
           /** Read-only root filesystem (default true). */
           readOnlyRoot?: boolean;
+          /** Who commands run as in the container, "uid" or "uid:gid" (numbers; gid defaults to uid; root is refused). Default: the owner of the workspace, or 65534:65534 when root owns it (Docker backend). */
+          user?: string;
           /** Name prefix of sandbox containers (Docker backend, default openclaw-sbx-). */
           containerPrefix?: string;
         };
@@ -293,6 +295,8 @@ export type KernelConfig = {
           cpus?: number;
           /** Read-only root filesystem (default true). */
           readOnlyRoot?: boolean;
+          /** Who commands run as in the container, "uid" or "uid:gid" (numbers; gid defaults to uid; root is refused). Default: the owner of the workspace, or 65534:65534 when root owns it (Docker backend). */
+          user?: string;
           /** Name prefix of sandbox containers (Docker backend, default openclaw-sbx-). */
           containerPrefix?: string;
         };

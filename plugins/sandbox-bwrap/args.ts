@@ -1,7 +1,8 @@
 /**
  * The bwrap command line for one sandboxed command: a new root assembled from read-only
  * host system directories, fresh /proc, /dev and /tmp, the workspace at `workdir`, every
- * namespace unshared (no network unless asked) and a cleared environment.
+ * namespace unshared (no network unless asked), a cleared environment, and the seccomp
+ * filter (seccomp.ts) read from SECCOMP_FD. bwrap mounts every bind nosuid and nodev.
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import type { SandboxSpec } from '../../sdk/index.js';
@@ -14,6 +15,8 @@ const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx
 /** Just enough of /etc for programs to start (the dynamic loader, locale, time, alternatives). */
 const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/localtime', '/etc/nsswitch.conf'];
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+/** The descriptor bwrap reads the seccomp program from: the spawn's first extra stdio slot. */
+export const SECCOMP_FD = 3;
 
 /** Merged-/usr systems have /bin → usr/bin: recreate the link instead of binding twice. */
 function systemDir(dir: string): string[] {
@@ -39,7 +42,7 @@ export interface BwrapCommand {
 export function bwrapArgs({ spec, binds, etcDir, cwd, env, argv }: BwrapCommand): string[] {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID)];
   if (spec.network === 'host') args.push('--share-net');
-  args.push('--die-with-parent', '--new-session', '--hostname', SANDBOX_HOSTNAME, '--cap-drop', 'ALL');
+  args.push('--die-with-parent', '--new-session', '--hostname', SANDBOX_HOSTNAME, '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD));
   for (const dir of SYSTEM_DIRS) args.push(...systemDir(dir));
   args.push('--dir', '/etc');
   for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);

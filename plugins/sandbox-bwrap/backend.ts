@@ -10,10 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
+import type { Writable } from 'node:stream';
 import type { ExecRequest, ExecResult, SandboxBackend, SandboxInfo, SandboxInstance, SandboxProcess, SandboxSpec } from '../../sdk/index.js';
 import { writeFileAtomicAsync } from '../../sdk/fs.js';
-import { checkWorkspaceRoot, validateBinds, type Bind } from '../../sdk/sandbox/binds.js';
-import { bwrapArgs, etcFiles } from './args.js';
+import { checkSandboxMounts, type Bind } from '../../sdk/sandbox/binds.js';
+import { bwrapArgs, etcFiles, SECCOMP_FD } from './args.js';
+import { seccompProgram } from './seccomp.js';
 
 export interface BwrapOptions {
   /** The bwrap executable. */
@@ -44,12 +46,19 @@ class BwrapInstance implements SandboxInstance {
     private readonly binds: Bind[],
     private readonly etcDir: string,
     private readonly command: string,
+    private readonly seccomp: Buffer,
   ) {}
 
   private start(argv: string[], cwd: string | undefined, env: Record<string, string> | undefined): ChildProcess {
     const inside = posix.resolve(this.spec.workdir, cwd ?? '.');
     const args = bwrapArgs({ spec: this.spec, binds: this.binds, etcDir: this.etcDir, cwd: inside, env, argv });
-    const child = spawn(this.command, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    // stdin, stdout, stderr, then SECCOMP_FD (3).
+    const path = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+    const child = spawn(this.command, args, { detached: true, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], env: path });
+    // bwrap reads the program to its end before it runs anything; a bwrap that failed early just never reads it.
+    const filter = child.stdio[SECCOMP_FD] as Writable;
+    filter.on('error', () => {});
+    filter.end(this.seccomp);
     this.running.add(child);
     child.on('close', () => this.running.delete(child));
     child.on('error', () => this.running.delete(child));
@@ -98,6 +107,8 @@ export class BwrapBackend implements SandboxBackend {
   private readonly live = new Map<string, BwrapInstance>();
   private readonly registryFile: string;
   private readonly baseDir: string;
+  /** Built once; a machine without a filter for its architecture gets no sandbox (check() says why). */
+  private seccomp?: Buffer;
   /** ensure() calls are serialized: two first calls for one scope must not make two sandboxes. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -109,10 +120,28 @@ export class BwrapBackend implements SandboxBackend {
   async check(): Promise<{ ok: true } | { ok: false; reason: string }> {
     try {
       await access(this.options.command, constants.X_OK);
-      return { ok: true };
     } catch {
       return { ok: false, reason: `bubblewrap is not installed at ${this.options.command} (apt-get install bubblewrap, or set plugins.entries.sandbox-bwrap.config.command)` };
     }
+    try {
+      this.filter();
+    } catch (error) {
+      return { ok: false, reason: (error as Error).message };
+    }
+    return { ok: true };
+  }
+
+  private filter(): Buffer {
+    this.seccomp ??= seccompProgram();
+    return this.seccomp;
+  }
+
+  /** Every check ensure() makes before it records or runs anything; `claw sandbox explain` asks it too. */
+  validate(spec: SandboxSpec): Bind[] {
+    if (spec.network !== 'none' && spec.network !== 'host') {
+      throw new Error(`bwrap sandboxes have network "none" or "host", not "${spec.network}" (agents.*.sandbox.docker.network)`);
+    }
+    return checkSandboxMounts(spec, { stateDir: this.options.stateDir }).binds;
   }
 
   ensure(spec: SandboxSpec): Promise<SandboxInstance> {
@@ -122,11 +151,8 @@ export class BwrapBackend implements SandboxBackend {
   }
 
   private async ensureNow(spec: SandboxSpec): Promise<SandboxInstance> {
-    if (spec.network !== 'none' && spec.network !== 'host') {
-      throw new Error(`bwrap sandboxes have network "none" or "host", not "${spec.network}" (agents.*.sandbox.docker.network)`);
-    }
-    checkWorkspaceRoot(spec.workspaceRoot);
-    const binds = validateBinds(spec.binds, { stateDir: this.options.stateDir });
+    const binds = this.validate(spec);
+    const seccomp = this.filter();
     const registry = await this.read();
     const record = registry.instances.find((info) => info.scopeKey === spec.scopeKey);
     const live = record && this.live.get(record.id);
@@ -141,7 +167,7 @@ export class BwrapBackend implements SandboxBackend {
     const etcDir = join(this.baseDir, id, 'etc');
     await mkdir(etcDir, { recursive: true, mode: 0o700 });
     for (const [name, text] of Object.entries(etcFiles())) await writeFile(join(etcDir, name), text, { mode: 0o644 });
-    const instance = new BwrapInstance(id, spec, binds, etcDir, this.options.command);
+    const instance = new BwrapInstance(id, spec, binds, etcDir, this.options.command, seccomp);
     this.live.set(id, instance);
     if (fresh) {
       const info: SandboxInfo = { id, backend: 'bwrap', scopeKey: spec.scopeKey, agentId: spec.agentId, running: true, createdAt: Date.now(), configHash: spec.configHash };

@@ -11,11 +11,12 @@
 import { posix } from 'node:path';
 import type { SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '../../sdk/index.js';
 import type { RuntimeDepOptions } from '../../sdk/runtime-deps.js';
-import type { BindPolicy } from '../../sdk/sandbox/binds.js';
+import { checkWorkspaceRoot, type BindPolicy } from '../../sdk/sandbox/binds.js';
 import { connectDocker, daemonAddress, describeAddress, type ContainerHandle, type ContainerSummary, type DockerClient } from './client.js';
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';
 import { buildSandboxImage, type BuildImageOptions } from './image.js';
 import { DockerProcess, execToEnd } from './process.js';
+import { handOverWorkspace, parseSandboxUser } from './user.js';
 
 export const BACKEND_ID = 'docker';
 const PRUNE_EVERY_MS = 5 * 60_000;
@@ -66,6 +67,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   /** Commands still running, killed on dispose so none outlives the gateway. */
   private readonly live = new Set<DockerProcess>();
   private readonly ensuring = new Map<string, Promise<SandboxInstance>>();
+  /** Containers whose workspace this process has handed to their user (see ensureNow). */
+  private readonly handedOver = new Set<string>();
   private lastPrune = 0;
   private readonly now: () => number;
 
@@ -135,18 +138,41 @@ export class DockerSandboxBackend implements SandboxBackend {
     return tracked;
   }
 
+  /** The create options `ensure` would use: every check it makes, nothing created (explain uses it). */
+  private plan(spec: SandboxSpec): { image: string; create: Record<string, unknown> } {
+    const image = spec.image ?? this.defaultImage;
+    const name = containerNameFor(spec.scopeKey, this.prefix);
+    return { image, create: createOptions(spec, { name, image, bindPolicy: this.bindPolicy, now: this.now() }) };
+  }
+
+  validate(spec: SandboxSpec): void {
+    this.plan(spec);
+  }
+
+  /**
+   * Makes the workspace writable for the container's user, once per container and gateway
+   * process (root only: see handOverWorkspace). Files the gateway itself writes there later
+   * (file tools running as root) stay root's until the next hand-over.
+   */
+  private async handOver(spec: SandboxSpec, containerId: string, user: string): Promise<void> {
+    if (spec.workspaceAccess === 'ro' || this.handedOver.has(containerId)) return;
+    await handOverWorkspace(checkWorkspaceRoot(spec.workspaceRoot, this.bindPolicy), parseSandboxUser(user));
+    this.handedOver.add(containerId);
+  }
+
   private async ensureNow(spec: SandboxSpec): Promise<SandboxInstance> {
     const docker = await this.docker();
     await this.pruneIfDue();
-    const image = spec.image ?? this.defaultImage;
-    const name = containerNameFor(spec.scopeKey, this.prefix);
     // Checked before anything is removed: a refused spec leaves a working sandbox alone.
-    const create = createOptions(spec, { name, image, bindPolicy: this.bindPolicy, now: this.now() });
+    const { image, create } = this.plan(spec);
+    const user = (create.Labels as Record<string, string>)[LABELS.user]!;
     for (const found of await this.find(docker, { [LABELS.scopeKey]: spec.scopeKey })) {
-      if (found.Labels[LABELS.configHash] === spec.configHash && found.Image === image) {
+      // A container from before docker.user existed runs as root: it is replaced, never reused.
+      if (found.Labels[LABELS.configHash] === spec.configHash && found.Image === image && found.Labels[LABELS.user] === user) {
         const container = docker.getContainer(found.Id);
         try {
           if (found.State !== 'running') await container.start();
+          await this.handOver(spec, found.Id, user);
           return this.instance(docker, container, spec);
         } catch (error) {
           if (!isNotFound(error)) throw error;
@@ -161,12 +187,17 @@ export class DockerSandboxBackend implements SandboxBackend {
       if (isNotFound(error)) throw new Error(`the sandbox image ${image} is missing; build it with \`claw sandbox build\` (or scripts/build-sandbox-image.sh)`);
       // Another claw process created it between our list and create: use theirs if it fits.
       if (isConflict(error)) {
-        const [other] = await this.find(docker, { [LABELS.scopeKey]: spec.scopeKey, [LABELS.configHash]: spec.configHash });
-        if (other) return this.instance(docker, docker.getContainer(other.Id), spec);
+        const fits = { [LABELS.scopeKey]: spec.scopeKey, [LABELS.configHash]: spec.configHash, [LABELS.user]: user };
+        const [other] = await this.find(docker, fits);
+        if (other) {
+          await this.handOver(spec, other.Id, user);
+          return this.instance(docker, docker.getContainer(other.Id), spec);
+        }
       }
       throw error;
     }
     try {
+      await this.handOver(spec, container.id, user);
       await container.start();
     } catch (error) {
       await this.removeQuietly(docker, container.id);
@@ -223,6 +254,7 @@ export class DockerSandboxBackend implements SandboxBackend {
       if (!isNotFound(error)) throw error;
     }
     this.lastUsed.delete(id);
+    this.handedOver.delete(id);
   }
 
   async list(): Promise<SandboxInfo[]> {

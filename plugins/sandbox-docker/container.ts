@@ -2,12 +2,17 @@
  * How a SandboxSpec becomes a container: name, labels and the Engine API create options.
  * Hardened the way OpenClaw's Docker backend is: no network unless asked, read-only root,
  * every capability dropped, no-new-privileges, an init process, pids and memory limits,
- * writable tmpfs only where programs expect scratch space.
+ * writable tmpfs only where programs expect scratch space — and never root (user.ts).
+ *
+ * Docker's bind mounts take no nosuid/nodev (neither `Binds` modes nor `Mounts` BindOptions
+ * have them): inside the container no-new-privileges already makes setuid bits inert, and
+ * on the host what the sandbox writes is owned by the sandbox user, not root.
  */
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { SandboxSpec } from '../../sdk/index.js';
-import { checkWorkspaceRoot, validateBinds, type BindPolicy } from '../../sdk/sandbox/binds.js';
+import { checkSandboxMounts, type BindPolicy } from '../../sdk/sandbox/binds.js';
+import { formatUser, resolveSandboxUser } from './user.js';
 
 /** The image claw builds locally (scripts/build-sandbox-image.sh, `claw sandbox build`). */
 export const DEFAULT_IMAGE = 'claw-sandbox:busybox';
@@ -38,6 +43,8 @@ export const LABELS = {
   sessionKey: 'claw.sandbox.sessionKey',
   configHash: 'claw.sandbox.configHash',
   createdAt: 'claw.sandbox.createdAt',
+  /** "uid:gid" the container runs as; a container without it (or another) is replaced. */
+  user: 'claw.sandbox.user',
 } as const;
 
 /** Stable and readable: a slug of the scope key plus a hash, so distinct keys never collide. */
@@ -79,10 +86,11 @@ export interface CreateSettings {
 /** Engine API create options for `spec`; throws a readable error for anything refused. */
 export function createOptions(spec: SandboxSpec, settings: CreateSettings): Record<string, unknown> {
   const workdir = checkWorkdir(spec.workdir);
-  const workspace = checkWorkspaceRoot(spec.workspaceRoot, settings.bindPolicy);
+  const mounts = checkSandboxMounts(spec, settings.bindPolicy);
+  const user = formatUser(resolveSandboxUser(spec.user, mounts.workspace));
   // "none" still gets a workspace: the sandbox's own directory, which the routing chose.
-  const binds = [`${workspace}:${workdir}:${spec.workspaceAccess === 'ro' ? 'ro' : 'rw'}`];
-  for (const bind of validateBinds(spec.binds, settings.bindPolicy)) binds.push(`${bind.source}:${bind.target}:${bind.readOnly ? 'ro' : 'rw'}`);
+  const binds = [`${mounts.workspace}:${workdir}:${spec.workspaceAccess === 'ro' ? 'ro' : 'rw'}`];
+  for (const bind of mounts.binds) binds.push(`${bind.source}:${bind.target}:${bind.readOnly ? 'ro' : 'rw'}`);
   const memory = spec.limits.memoryBytes ?? DEFAULT_MEMORY_BYTES;
   const hostConfig: Record<string, unknown> = {
     Init: true,
@@ -108,7 +116,9 @@ export function createOptions(spec: SandboxSpec, settings: CreateSettings): Reco
     Cmd: ['sleep', '2147483647'],
     Hostname: hostnameFor(settings.name),
     WorkingDir: workdir,
-    Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
+    User: user,
+    // The sandbox user is rarely in the image's passwd (HOME would be "/", read-only); as with bwrap, home is the workspace.
+    Env: Object.entries({ HOME: workdir, ...spec.env }).map(([key, value]) => `${key}=${value}`),
     Labels: {
       [LABELS.sandbox]: '1',
       [LABELS.scopeKey]: spec.scopeKey,
@@ -117,6 +127,7 @@ export function createOptions(spec: SandboxSpec, settings: CreateSettings): Reco
       [LABELS.sessionKey]: spec.sessionKey,
       [LABELS.configHash]: spec.configHash,
       [LABELS.createdAt]: String(settings.now),
+      [LABELS.user]: user,
     },
     HostConfig: hostConfig,
   };

@@ -4,9 +4,11 @@
  * surfaces (the Docker socket, /proc, /sys, /dev, /etc, …), the claw state dir with its
  * credentials and transcripts, or a home directory as a whole. The host path is checked as
  * written (normalized) and again after symlinks resolve, so an innocent-looking link to
- * /etc is refused too.
+ * /etc is refused too. A writable bind must exist and not belong to root: the sandbox would
+ * otherwise change files root relies on (`/usr/local/bin`, `/opt`), and Docker creates a
+ * missing source as a root-owned directory.
  */
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, posix } from 'node:path';
 
@@ -135,9 +137,41 @@ export function validateBind(spec: string, policy: BindPolicy): Bind {
   if (RESERVED_TARGETS.some((reserved) => reserved === target || (reserved !== '/' && within(target, reserved)))) {
     throw refused(`${target} is reserved inside the sandbox`);
   }
-  return { source: real, target, readOnly: mode === 'ro' };
+  const readOnly = mode === 'ro';
+  if (!readOnly) checkWritableSource(real, refused);
+  return { source: real, target, readOnly };
+}
+
+/** A read-write bind's host side: present, and not root's. */
+function checkWritableSource(real: string, refused: (why: string) => Error): void {
+  let owner: number;
+  try {
+    owner = statSync(real).uid;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw refused(`cannot inspect ${real}: ${(error as Error).message}`);
+    throw refused(`${real} does not exist; create it (owned by the user the sandbox runs as) or mount it read-only (":ro")`);
+  }
+  if (owner === 0) {
+    const fix = 'mount it read-only (":ro") or bind a directory owned by an unprivileged user';
+    throw refused(`${real} is owned by root, and a writable bind would let the sandbox change it; ${fix}`);
+  }
 }
 
 export function validateBinds(binds: readonly string[], policy: BindPolicy): Bind[] {
   return binds.map((bind) => validateBind(bind, policy));
+}
+
+/** What a backend mounts for `spec`: the workspace (its real path) and the extra binds, all checked. */
+export interface CheckedMounts {
+  workspace: string;
+  binds: Bind[];
+}
+
+/**
+ * The mount checks of one sandbox spec — the workspace and every bind — as each backend runs
+ * them in `validate()` before `ensure()` creates anything, and as `claw sandbox explain`
+ * runs them through that same `validate()`.
+ */
+export function checkSandboxMounts(spec: { workspaceRoot: string; binds: readonly string[] }, policy: BindPolicy): CheckedMounts {
+  return { workspace: checkWorkspaceRoot(spec.workspaceRoot, policy), binds: validateBinds(spec.binds, policy) };
 }

@@ -17,12 +17,23 @@ export interface SandboxSettings {
   workspaceAccess: 'none' | 'ro' | 'rw';
   /** Where per-scope sandbox workspaces live (workspaceAccess "none"). */
   workspaceRoot: string;
-  docker: { image?: string; network: string; binds: string[]; env: Record<string, string>; memory?: string | number; pidsLimit?: number; cpus?: number; readOnlyRoot: boolean };
+  docker: {
+    image?: string;
+    network: string;
+    binds: string[];
+    env: Record<string, string>;
+    memory?: string | number;
+    pidsLimit?: number;
+    cpus?: number;
+    readOnlyRoot: boolean;
+    /** "uid" or "uid:gid" (Docker backend); unset: the workspace owner, never root. */
+    user?: string;
+  };
 }
 
 /** The SandboxSpec (sdk/types/sandbox.ts) a backend is asked to ensure. */
 export type SandboxRouteSpec = Pick<SandboxSettings, 'scope' | 'workspaceAccess' | 'workspaceRoot'> &
-  Pick<SandboxSettings['docker'], 'image' | 'network' | 'binds' | 'env' | 'readOnlyRoot'> & {
+  Pick<SandboxSettings['docker'], 'image' | 'network' | 'binds' | 'env' | 'readOnlyRoot' | 'user'> & {
     scopeKey: string;
     agentId: string;
     sessionKey: string;
@@ -79,6 +90,7 @@ export function sandboxSettings(config: KernelConfig, agentId: string, stateDir:
       pidsLimit: docker.pidsLimit,
       cpus: docker.cpus,
       readOnlyRoot: docker.readOnlyRoot !== false,
+      ...(docker.user !== undefined ? { user: String(docker.user) } : {}),
     },
   };
 }
@@ -123,6 +135,8 @@ export function resolveSandboxRoute(config: KernelConfig, input: SandboxCall): S
     env: docker.env,
     limits: { memoryBytes: parseMemory(docker.memory), pids: docker.pidsLimit, cpus: docker.cpus },
     readOnlyRoot: docker.readOnlyRoot,
+    // Part of the hash: a changed user recreates the container.
+    ...(docker.user !== undefined ? { user: docker.user } : {}),
   };
   const configHash = createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
   route.spec = { scopeKey, scope: settings.scope, agentId, sessionKey, ...shape, configHash };

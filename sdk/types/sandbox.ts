@@ -33,6 +33,11 @@ export interface SandboxSpec {
   limits: { memoryBytes?: number; pids?: number; cpus?: number };
   /** `docker.readOnlyRoot` (default true): the sandbox's root filesystem is read-only. */
   readOnlyRoot?: boolean;
+  /**
+   * `docker.user`, "uid" or "uid:gid" (Docker backend): who commands run as. Unset, the owner
+   * of the workspace, or 65534:65534 when that is root; root itself is refused.
+   */
+  user?: string;
   /** A hash of the spec's settings: a reused sandbox whose hash differs is recreated. */
   configHash: string;
 }
@@ -91,6 +96,12 @@ export interface SandboxBackend {
   readonly id: string;
   /** Can this backend run here right now? A reason names what is missing (daemon, binary, image). */
   check(): Promise<{ ok: true } | { ok: false; reason: string }>;
+  /**
+   * Checks `spec` exactly as `ensure` will before it creates anything (workspace, binds,
+   * network, user) and throws an Error naming what is refused. `claw sandbox explain` asks
+   * this, so it never calls "ok" what the backend then refuses. Needs no daemon.
+   */
+  validate?(spec: SandboxSpec): void;
   /** Create, or reuse when one with the same scopeKey and configHash exists. */
   ensure(spec: SandboxSpec): Promise<SandboxInstance>;
   list(): Promise<SandboxInfo[]>;

@@ -1,16 +1,18 @@
 /**
  * `claw sandbox list | explain | recreate | build`. `explain` answers with the same pure
  * function the tool choke point routes with (resolveSandboxRoute), so what it says is
- * where commands run. `list` and `recreate` ask the sandbox slot's backend; `build` hands
- * over to the backend plugin's image builder when it offers one.
+ * where commands run, and checks the spec with the backend's own `validate` — the checks
+ * its `ensure` makes — so it never calls "ok" a bind or workspace the backend refuses.
+ * `list` and `recreate` ask the sandbox slot's backend; `build` hands over to the backend
+ * plugin's image builder when it offers one.
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SLOT_HOLDERS, type Kernel } from '../../../kernel/index.js';
-import { resolveSandboxRoute, type SandboxBackend, type SandboxInfo } from '../../../sdk/index.js';
+import { resolveSandboxRoute, type SandboxBackend, type SandboxInfo, type SandboxSpec } from '../../../sdk/index.js';
 import { agentSettings, defaultAgentId } from '../../../sdk/agent/settings.js';
-import { validateBind } from '../../../sdk/sandbox/binds.js';
+import { checkSandboxMounts } from '../../../sdk/sandbox/binds.js';
 import { bootKernel } from '../boot.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
@@ -73,28 +75,39 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
   const effectiveSession = sessionKey ?? route.mainSessionKey;
   const final = sessionKey === undefined ? resolveSandboxRoute(config, { agentId, sessionKey: effectiveSession, workspaceDir, stateDir: kernel.paths.stateDir }) : route;
   let backendStatus: { ok: boolean; reason?: string } = { ok: false, reason: 'no sandbox backend is configured (plugins.slots.sandbox)' };
+  let backend: SandboxBackend | undefined;
   if (final.backend !== 'none') {
     try {
-      backendStatus = await (await backendOf(kernel)).check();
+      backend = await backendOf(kernel);
+      backendStatus = await backend.check();
     } catch (error) {
       backendStatus = { ok: false, reason: (error as Error).message };
     }
   }
-  const binds = final.settings.docker.binds.map((bind) => {
+  // The backend's own checks; one without them gets the mount checks every bundled backend runs.
+  const validate = (spec: SandboxSpec): string | undefined => {
     try {
-      validateBind(bind, { stateDir: kernel.paths.stateDir });
-      return { bind, ok: true };
+      if (backend?.validate) backend.validate(spec);
+      else checkSandboxMounts(spec, { stateDir: kernel.paths.stateDir });
+      return undefined;
     } catch (error) {
-      return { bind, ok: false, reason: (error as Error).message };
+      return (error as Error).message;
     }
+  };
+  const spec = final.spec;
+  // Each bind on its own (next to the workspace), so every refused one is named, not only the first.
+  const base = spec && validate({ ...spec, binds: [] });
+  const binds = (spec?.binds ?? []).map((bind) => {
+    const reason = base ? `not checked: the sandbox is refused (${base})` : spec && validate({ ...spec, binds: [bind] });
+    return reason ? { bind, ok: false, reason } : { bind, ok: true };
   });
-  const badBind = binds.find((bind) => !bind.ok);
+  const refusal = spec && validate(spec);
   const runsOn = !final.sandboxed
     ? 'host'
     : !backendStatus.ok
       ? 'refused (fail closed: the sandbox backend is unavailable)'
-      : badBind
-        ? `refused (fail closed: ${badBind.reason})`
+      : refusal
+        ? `refused (fail closed: ${refusal})`
         : `sandbox (${final.backend})`;
   const report = {
     agentId: final.agentId,
@@ -109,7 +122,14 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
     commandsRunOn: runsOn,
     backend: { id: final.backend, ...backendStatus },
     ...(final.spec
-      ? { scopeKey: final.spec.scopeKey, effectiveHostWorkspaceRoot: final.spec.workspaceRoot, workdir: final.spec.workdir, network: final.spec.network, binds }
+      ? {
+          scopeKey: final.spec.scopeKey,
+          effectiveHostWorkspaceRoot: final.spec.workspaceRoot,
+          workdir: final.spec.workdir,
+          network: final.spec.network,
+          binds,
+          ...(refusal ? { refused: refusal } : {}),
+        }
       : {}),
     fixIt: ['agents.defaults.sandbox.mode', `agents.list[id=${final.agentId}].sandbox.mode`, 'plugins.slots.sandbox'],
   };
@@ -124,6 +144,7 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
   println(io, `  backend: ${final.backend}${backendStatus.ok ? '' : ` (${backendStatus.reason})`}`);
   if (final.spec) {
     println(io, `  scope key ${final.spec.scopeKey}; host workspace ${final.spec.workspaceRoot} at ${final.spec.workdir} (${final.spec.workspaceAccess}); network ${final.spec.network}`);
+    if (base) println(io, `  refused: ${base}`);
     for (const bind of binds) println(io, `  bind ${bind.bind}: ${bind.ok ? 'ok' : bind.reason}`);
   }
   println(io, `  change it with: ${report.fixIt.join(', ')}`);
