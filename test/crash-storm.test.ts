@@ -80,23 +80,24 @@ describe('after a restart', () => {
     answerIds(fake, 50);
     // Key 1 finished before the kill (journal: finished), key 2 was journaled and not run, key 3 never reached the journal.
     const { paramsFingerprint } = await import('../plugins/gateway/dedupe.js');
-    const fp = (message: string) => paramsFingerprint({ message, sessionKey: 'agent:main:retry' });
+    const fp = (message: string, sessionKey = 'agent:main:retry') => paramsFingerprint({ message, sessionKey });
     mkdirSync(join(stateDir, 'gateway'), { recursive: true, mode: 0o700 });
     const expires = Date.now() + 300_000;
     const lines = [
       { k: 'agent\u0000key-1', p: fp('W0s0m0 done'), e: expires, a: [{ runId: 'run-1', status: 'accepted' }] },
       { k: 'agent\u0000key-2', p: fp('W0s0m1 pending'), e: expires },
       { k: 'agent\u0000key-3', p: fp('W0s0m2 lost'), e: expires },
-      { k: 'chat.send\u0000key-4', p: fp('W0s0m3 chat'), e: expires },
+      // In a session of its own: resumed at the start, it must not be collected with the retries above.
+      { k: 'chat.send\u0000key-4', p: fp('W0s0m3 chat', 'agent:main:chat'), e: expires },
     ];
     writeFileSync(idempotency(stateDir), lines.map((line) => `${JSON.stringify(line)}\n`).join(''), { mode: 0o600 });
     const journal = new IntakeJournal(intakeFile(stateDir, 'main'));
     journal.load();
-    const input = (message: string) => ({ agentId: 'main', sessionKey: 'agent:main:retry', message, authorized: true });
+    const input = (message: string, sessionKey = 'agent:main:retry') => ({ agentId: 'main', sessionKey, message, authorized: true });
     await journal.accept('run-1', input('W0s0m0 done'), Date.now(), undefined, 'agent:key-1');
     journal.done(['run-1'], 'ok');
     await journal.accept('run-2', input('W0s0m1 pending'), Date.now(), undefined, 'agent:key-2');
-    await journal.accept('run-4', input('W0s0m3 chat'), Date.now(), undefined, 'chat.send:key-4');
+    await journal.accept('run-4', input('W0s0m3 chat', 'agent:main:chat'), Date.now(), undefined, 'chat.send:key-4');
     await journal.close();
 
     const gateway = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
@@ -111,7 +112,7 @@ describe('after a restart', () => {
       // Sent again with the same key, it runs, once.
       expect(await client.request('agent', params('W0s0m2 lost', 'key-3'), { expectFinal: true })).toMatchObject({ status: 'ok', summary: 'ANSWER W0s0m2' });
       // chat.send's answer is its acceptance: it was accepted, and it is answered once.
-      expect(await client.request('chat.send', { message: 'W0s0m3 chat', sessionKey: 'agent:main:retry', idempotencyKey: 'key-4' })).toMatchObject({ runId: 'run-4', recovered: true });
+      expect(await client.request('chat.send', { message: 'W0s0m3 chat', sessionKey: 'agent:main:chat', idempotencyKey: 'key-4' })).toMatchObject({ runId: 'run-4', recovered: true });
       const deadline = Date.now() + 10_000;
       while (!transcriptCounts(stateDir).answers.has('W0s0m3') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       const { users, answers } = transcriptCounts(stateDir);
@@ -202,6 +203,35 @@ describe('after a restart', () => {
     expect(readFileSync(transcript, 'utf8')).toContain('"action":"abandoned"');
     expect(transcriptCounts(stateDir).errors.get('T1c0m0')).toBe(1);
     await untilFile(intakeFile(stateDir, 'main'), /^[^{]*$|"t":"done"/);
+  }, 60_000);
+
+  it('a turn continued after a restart and cut off again before it wrote anything is continued again, never sent as new', async () => {
+    const stateDir = state();
+    answerIds(fake, 20);
+    const sessions = join(stateDir, 'agents', 'main', 'sessions');
+    mkdirSync(sessions, { recursive: true, mode: 0o700 });
+    const transcript = join(sessions, 'sess-2.jsonl');
+    const header = JSON.stringify({ type: 'session', version: 1, id: 'sess-2', sessionKey: 'agent:main:again', timestamp: new Date().toISOString() });
+    const user = JSON.stringify({ type: 'message', runId: 'm', message: { role: 'user', content: 'W9s0m0 please', timestamp: 1 }, id: 'u1', parentId: null, timestamp: new Date().toISOString() });
+    writeFileSync(transcript, `${header}\n${user}\n`, { mode: 0o600 });
+    writeFileSync(join(sessions, 'sessions.json'), JSON.stringify({ 'agent:main:again': { sessionId: 'sess-2', updatedAt: Date.now() } }), { mode: 0o600 });
+    // What two kills leave: the turn began (its user line is there), a restart charged it and began it again further on, then died.
+    const input = { agentId: 'main', sessionKey: 'agent:main:again', message: 'W9s0m0 please' };
+    const records = [
+      { t: 'accepted', id: 'm', at: 1, input },
+      { t: 'turn', id: 'm', ids: ['m'], file: transcript, offset: 0 },
+      { t: 'resume', id: 'm', attempt: 1 },
+      { t: 'turn', id: 'm', ids: ['m'], file: transcript, offset: readFileSync(transcript).length },
+    ];
+    mkdirSync(join(stateDir, 'agents', 'main'), { recursive: true });
+    writeFileSync(intakeFile(stateDir, 'main'), records.map((record) => `${JSON.stringify(record)}\n`).join(''), { mode: 0o600 });
+
+    await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+    const deadline = Date.now() + 20_000;
+    while (!transcriptCounts(stateDir).answers.has('W9s0m0') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const counts = transcriptCounts(stateDir);
+    expect([counts.users.get('W9s0m0'), counts.answers.get('W9s0m0')]).toEqual([1, 1]);
+    expect(readFileSync(transcript, 'utf8')).toContain('[System] The gateway restarted while you were working on a message');
   }, 60_000);
 
   it('a message dropped from a full queue ("old") is told so in its chat, not left waiting', async () => {

@@ -167,7 +167,10 @@ export class AgentIntake {
       }
       for (const [turnId, members] of byTurn) {
         const turn = turns.get(turnId)!;
-        const state = turnState(turn);
+        let state = turnState(turn);
+        // A message charged a resume before was already in a turn's transcript lines: it is never sent again as new,
+        // even when the turn that was to continue it was cut off before it wrote anything.
+        if (state.kind === 'not-started' && members.some((message) => message.attempts > 0)) state = { kind: 'mid-turn' };
         if (state.kind === 'not-started') {
           for (const message of members) rest.push({ kind: 'redispatch', agentId, message });
         } else if (state.kind === 'answered') {

@@ -285,11 +285,17 @@ export class IntakeJournal {
     return this.flush();
   }
 
-  /** A turn for `ids` begins; `offset` is the transcript's size before it. Written, not fsync'd. */
+  /**
+   * A turn for `ids` begins; `offset` is the transcript's size before it. A turn continued
+   * after a restart keeps where it first began (its earlier lines are part of it). Written,
+   * not fsync'd.
+   */
   turn(id: string, ids: readonly string[], file: string, offset: number): void {
     const members = ids.filter((member) => this.state.open.has(member));
     if (members.length === 0) return;
-    this.write({ t: 'turn', id, ids: members, file, offset });
+    const earlier = this.state.turns.get(id);
+    const begun = earlier && earlier.file === file ? earlier.offset : offset;
+    this.write({ t: 'turn', id, ids: members, file, offset: Math.min(begun, offset) });
   }
 
   /** Steered messages the running turn took: they are answered by it. */

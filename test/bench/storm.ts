@@ -356,7 +356,16 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
       twiceIds,
       ...(keep ? { stateDir } : {}),
     };
-    if (keep) writeFileSync(join(stateDir, 'report.json'), `${JSON.stringify({ ...report, retryAnswers: [...ws.values()].filter((m) => m.retryAnswers.length).map((m) => [m.id, m.retryAnswers]) }, null, 2)}\n`);
+    if (keep) {
+      // For a post-mortem: every Bot API call that showed a message answered twice, and when each gateway was killed.
+      const calls = Object.fromEntries(
+        twiceIds
+          .filter((id) => id.startsWith('T'))
+          .map((id) => [id, api.calls.filter((call) => idsIn(String(call.params.text ?? '')).includes(id)).map((call) => ({ method: call.method, status: call.status, at: call.at, answeredAt: call.answeredAt, messageId: call.result?.message_id ?? call.params.message_id, text: call.params.text }))]),
+      );
+      const retryAnswers = [...ws.values()].filter((m) => m.retryAnswers.length).map((m) => [m.id, m.retryAnswers]);
+      writeFileSync(join(stateDir, 'report.json'), `${JSON.stringify({ ...report, kills, calls, retryAnswers }, null, 2)}\n`);
+    }
     return report;
   } finally {
     await fake.close();
