@@ -76,6 +76,22 @@ describe.skipIf(!existsSync(CHROMIUM))('exec approval prompt in the web UI', () 
     expect(await page.getByRole('alertdialog').count()).toBe(0);
   });
 
+  it('shows the call’s env and the approver’s warnings (git is a launcher)', async () => {
+    const asked = gw.kernel.plugins.kernelServices.tools.invoke({
+      name: 'exec',
+      params: { command: 'git --version', env: { GREETING: 'hi' } },
+      toolCallId: 'ui-env',
+      context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: ws },
+    });
+    const dialog = page.getByRole('alertdialog', { name: 'Exec approval' });
+    await expect.poll(() => dialog.locator('code').textContent()).toBe('git --version');
+    expect(await dialog.locator('pre.env').textContent()).toBe('GREETING=hi');
+    expect(await dialog.getByRole('note').textContent()).toMatch(/git is a launcher/);
+    await dialog.getByRole('button', { name: 'Deny' }).click();
+    expect((await asked).blocked).toBe(true);
+    await dialog.waitFor({ state: 'detached' });
+  });
+
   it('a card answered elsewhere (or that expired) goes away', async () => {
     const running = exec('touch elsewhere');
     const dialog = page.getByRole('alertdialog', { name: 'Exec approval' });

@@ -29,8 +29,8 @@ describe('exec env overrides', () => {
       const marker = join(tempDir(), 'ran');
       const result = await kernel.runTool('exec', { command: `touch ${marker}`, env: { [name]: '/tmp/evil' } });
       expect(result.isError).toBe(true);
-      expect(text(result)).toContain(`exec: refused: env may not set ${name}`);
-      expect(result.details).toMatchObject({ refused: true, blockedEnv: [name] });
+      // The approver refuses it before anyone could be asked (exec itself would too: test/exec-env-policy.test.ts).
+      expect(text(result)).toContain(`exec was not approved: env may not set ${name} (`);
       expect(existsSync(marker)).toBe(false);
     },
   );

@@ -4,11 +4,13 @@
  * resolve talk to the running gateway, where pending requests live.
  */
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError, withCliGateway } from '../../sdk/cli.js';
 import type { GatewayClient } from '../../sdk/client.js';
 import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, updateDocument, writeDocument, type ApprovalsDocument } from './file.js';
+import { isLauncherBinary, launcherWarning } from '../../sdk/exec/index.js';
 import { policyView, type PolicyView } from './policy.js';
 import { DECISIONS, type Decision, type ExecApprovalService, type PendingApproval } from './service.js';
 
@@ -59,7 +61,16 @@ function formatPending(approvals: PendingApproval[]): string {
   if (approvals.length === 0) return 'No pending approvals.';
   const now = Date.now();
   return approvals
-    .map((item) => `${item.id}  exec  ${item.request.agentId}${item.request.sessionKey ? ` ${item.request.sessionKey}` : ''}  expires in ${Math.max(0, Math.round((item.expiresAtMs - now) / 1000))}s\n    ${JSON.stringify(item.request.command)} in ${item.request.cwd}`)
+    .map((item) => {
+      const session = item.request.sessionKey ? ` ${item.request.sessionKey}` : '';
+      const expires = Math.max(0, Math.round((item.expiresAtMs - now) / 1000));
+      const head = `${item.id}  exec  ${item.request.agentId}${session}  expires in ${expires}s`;
+      const lines = [head, `    ${JSON.stringify(item.request.command)} in ${item.request.cwd}`];
+      const env = Object.entries(item.request.env ?? {});
+      if (env.length > 0) lines.push(`    env: ${env.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(' ')}`);
+      for (const warning of item.request.warnings ?? []) lines.push(`    warning: ${warning}`);
+      return lines.join('\n');
+    })
     .join('\n');
 }
 
@@ -103,6 +114,13 @@ export async function approvalsCommand(argv: string[], ctx: CliContext, api: Plu
       doc = await updateDocument(stateDir, (current) => (changed = edit(current)));
     }
     write(values.json ? JSON.stringify(doc, null, 2) : changed ? `${verb === 'add' ? 'Added' : 'Removed'} ${pattern} (agent ${agent}).` : `Nothing to change: ${pattern} is ${verb === 'add' ? 'already' : 'not'} on agent ${agent}'s allowlist.`);
+    // Said at the moment it is allowed, on stderr so --json output stays parseable.
+    if (verb === 'add' && (isLauncherBinary(pattern) || /[*?]/.test(basename(pattern)))) {
+      const what = isLauncherBinary(pattern)
+        ? launcherWarning(pattern)
+        : `${pattern} also matches launchers (git, sh, node, make, …), which can run anything`;
+      ctx.stderr.write(`Warning: ${what}. Prefer running it in a sandbox, or ask for each command (tools.exec.ask on-miss).\n`);
+    }
     return 0;
   }
 

@@ -6,12 +6,15 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { isLauncherBinary } from '../../sdk/exec/index.js';
 import type { AllowlistEntry } from './file.js';
 
 export interface Segment {
   argv: string[];
   /** Absolute path the executable resolves to, when it does. */
   resolvedPath?: string;
+  /** Why no allowlist entry may cover this segment (git in a repository whose config runs code, …). */
+  problem?: string;
 }
 
 /** Split into segments of argv; undefined when the shell would decide something at run time. */
@@ -124,7 +127,7 @@ function globRegex(glob: string): RegExp {
 
 /** Does this allowlist entry cover the segment, run from cwd? */
 export function entryMatches(entry: AllowlistEntry, segment: Segment, cwd: string, home: string | undefined): boolean {
-  if (!segment.resolvedPath) return false;
+  if (!segment.resolvedPath || segment.problem) return false;
   if (entry.cwd !== undefined && resolve(entry.cwd) !== resolve(cwd)) return false;
   const name = segment.argv[0]!;
   const pattern = entry.pattern.startsWith('~/') && home ? join(home, entry.pattern.slice(2)) : entry.pattern;
@@ -138,44 +141,169 @@ export function entryMatches(entry: AllowlistEntry, segment: Segment, cwd: strin
 
 export const DEFAULT_SAFE_BINS = ['cut', 'uniq', 'head', 'tail', 'tr', 'wc'];
 export const DEFAULT_TRUSTED_DIRS = ['/bin', '/usr/bin'];
-/** Never safe: they run code or read files by design. */
-const NEVER_SAFE = new Set(['awk', 'sed', 'jq', 'sh', 'bash', 'zsh', 'dash', 'python', 'python3', 'node', 'perl', 'ruby', 'php', 'lua', 'env', 'xargs', 'find']);
+/** Never safe: launchers run code by design; sed and jq read files or run commands too. */
+const neverSafe = (name: string) => isLauncherBinary(name) || name === 'jq' || name === 'sed';
 
+/** How an option uses the word after it: not at all, always (`-n 5`), or only as `--opt=value`. */
+type OptionKind = 'flag' | 'value' | 'optional';
+
+/**
+ * The options a safe bin has (GNU coreutils 9), so every argument is judged as the program
+ * will read it: a unique prefix of a long option is that option (getopt_long), `--opt=value`
+ * carries its value, and short options may be bundled (`-cn5`). An option not listed here,
+ * or an ambiguous prefix, is not judged: the segment is not a safe bin.
+ */
 interface SafeBinProfile {
-  /** Flags that take the next token as their value. */
-  valueFlags: string[];
-  deniedFlags: string[];
+  short: Record<string, OptionKind>;
+  long: Record<string, OptionKind>;
+  /** Refused options, by canonical name (`-f`, `--follow`). */
+  denied: string[];
   maxPositional: number;
+  /** `head -5`, `tail -20`: the obsolete count form. */
+  numericShort?: boolean;
 }
+const F = 'flag' as const;
+const V = 'value' as const;
+const O = 'optional' as const;
+const COMMON_LONG = { help: F, version: F };
 const PROFILES: Record<string, SafeBinProfile> = {
-  head: { valueFlags: ['-n', '-c', '--lines', '--bytes'], deniedFlags: [], maxPositional: 0 },
-  tail: { valueFlags: ['-n', '-c', '--lines', '--bytes'], deniedFlags: ['-f', '-F', '--follow', '--retry'], maxPositional: 0 },
-  cut: { valueFlags: ['-d', '-f', '-c', '-b', '--delimiter', '--fields', '--characters', '--bytes'], deniedFlags: [], maxPositional: 0 },
-  uniq: { valueFlags: ['-f', '-s', '-w'], deniedFlags: [], maxPositional: 0 },
-  tr: { valueFlags: [], deniedFlags: [], maxPositional: 2 },
-  wc: { valueFlags: [], deniedFlags: ['--files0-from'], maxPositional: 0 },
+  head: {
+    short: { n: V, c: V, q: F, v: F, z: F },
+    long: { ...COMMON_LONG, lines: V, bytes: V, quiet: F, silent: F, verbose: F, 'zero-terminated': F },
+    denied: [],
+    maxPositional: 0,
+    numericShort: true,
+  },
+  tail: {
+    short: { n: V, c: V, q: F, v: F, z: F, s: V, f: F, F: F },
+    long: {
+      ...COMMON_LONG,
+      lines: V,
+      bytes: V,
+      quiet: F,
+      silent: F,
+      verbose: F,
+      'zero-terminated': F,
+      'sleep-interval': V,
+      follow: O,
+      retry: F,
+      pid: V,
+      'max-unchanged-stats': V,
+    },
+    // Following a file never ends and reads files named later; --pid only matters with it.
+    denied: ['-f', '-F', '--follow', '--retry', '--pid', '--max-unchanged-stats'],
+    maxPositional: 0,
+    numericShort: true,
+  },
+  cut: {
+    short: { b: V, c: V, d: V, f: V, n: F, s: F, z: F },
+    long: {
+      ...COMMON_LONG,
+      bytes: V,
+      characters: V,
+      delimiter: V,
+      fields: V,
+      complement: F,
+      'only-delimited': F,
+      'output-delimiter': V,
+      'zero-terminated': F,
+    },
+    denied: [],
+    maxPositional: 0,
+  },
+  uniq: {
+    short: { c: F, d: F, D: F, f: V, i: F, s: V, u: F, w: V, z: F },
+    long: {
+      ...COMMON_LONG,
+      count: F,
+      repeated: F,
+      'all-repeated': O,
+      'skip-fields': V,
+      group: O,
+      'ignore-case': F,
+      'skip-chars': V,
+      unique: F,
+      'zero-terminated': F,
+      'check-chars': V,
+    },
+    denied: [],
+    maxPositional: 0,
+  },
+  tr: {
+    short: { c: F, C: F, d: F, s: F, t: F },
+    long: { ...COMMON_LONG, complement: F, delete: F, 'squeeze-repeats': F, 'truncate-set1': F },
+    denied: [],
+    maxPositional: 2,
+  },
+  wc: {
+    short: { c: F, m: F, l: F, L: F, w: F },
+    long: { ...COMMON_LONG, bytes: F, chars: F, lines: F, 'files0-from': V, 'max-line-length': F, words: F, total: V },
+    // Reads the files named in another file.
+    denied: ['--files0-from'],
+    maxPositional: 0,
+  },
 };
-const DEFAULT_PROFILE: SafeBinProfile = { valueFlags: [], deniedFlags: [], maxPositional: 0 };
+/** A safe bin without a profile: no options at all, since none can be judged. */
+const DEFAULT_PROFILE: SafeBinProfile = { short: {}, long: {}, denied: [], maxPositional: 0 };
+
+/**
+ * The long option `--name` stands for, as getopt_long reads it: an exact name, else the one
+ * option it is a prefix of. Undefined when unknown or ambiguous.
+ */
+export function resolveLongOption(name: string, known: readonly string[]): string | undefined {
+  if (known.includes(name)) return name;
+  const candidates = known.filter((option) => option.startsWith(name));
+  return name.length > 0 && candidates.length === 1 ? candidates[0] : undefined;
+}
+
+/** Anything path-like could be a file to read. */
+const pathLike = (word: string) => word.includes('/') || word.startsWith('.') || word.startsWith('~');
+
+/** Do these arguments, read as the program reads them, only filter stdin? */
+export function safeBinArgs(args: readonly string[], profile: SafeBinProfile): boolean {
+  let positional = 0;
+  let optionsEnded = false;
+  let i = 0;
+  // The value of an option that takes the next word: judged like any word, and used up.
+  const nextValue = () => {
+    const value = args[++i];
+    return value !== undefined && !pathLike(value);
+  };
+  for (; i < args.length; i++) {
+    const arg = args[i]!;
+    if (pathLike(arg)) return false;
+    if (optionsEnded || arg === '-' || !arg.startsWith('-')) {
+      if (++positional > profile.maxPositional) return false;
+    } else if (arg === '--') {
+      optionsEnded = true;
+    } else if (arg.startsWith('--')) {
+      const equals = arg.indexOf('=');
+      const name = resolveLongOption(equals < 0 ? arg.slice(2) : arg.slice(2, equals), Object.keys(profile.long));
+      if (!name || profile.denied.includes(`--${name}`)) return false;
+      const kind = profile.long[name]!;
+      // getopt refuses a value given to a flag; we refuse to guess what happens then.
+      if (kind === 'flag' && equals >= 0) return false;
+      if (kind === 'value' && equals < 0 && !nextValue()) return false;
+    } else if (!(profile.numericShort && /^-\d+$/.test(arg))) {
+      // Bundled short options: each letter is an option until one takes a value (the rest, or the next word).
+      for (let j = 1; j < arg.length; j++) {
+        const letter = arg[j]!;
+        const kind = profile.short[letter];
+        if (!kind || profile.denied.includes(`-${letter}`)) return false;
+        if (kind === 'value') {
+          if (j === arg.length - 1 && !nextValue()) return false;
+          break;
+        }
+      }
+    }
+  }
+  return true;
+}
 
 /** A stdin-only filter from a trusted directory with no file operands: runs in allowlist mode. */
 export function isSafeBin(segment: Segment, safeBins: readonly string[], trustedDirs: readonly string[]): boolean {
   const name = basename(segment.argv[0]!);
-  if (!segment.resolvedPath || !safeBins.includes(name) || NEVER_SAFE.has(name)) return false;
+  if (segment.problem || !segment.resolvedPath || !safeBins.includes(name) || neverSafe(name)) return false;
   if (!trustedDirs.some((dir) => resolve(dir) === dirname(segment.resolvedPath!))) return false;
-  const profile = PROFILES[name] ?? DEFAULT_PROFILE;
-  let positional = 0;
-  const args = segment.argv.slice(1);
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    // Anything path-like could be a file to read.
-    if (arg.includes('/') || arg.startsWith('.') || arg.startsWith('~')) return false;
-    if (arg.startsWith('-') && arg !== '-') {
-      const flag = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
-      if (profile.deniedFlags.includes(flag) || profile.deniedFlags.some((denied) => /^-[A-Za-z]$/.test(denied) && /^-[A-Za-z]+$/.test(arg) && arg.includes(denied[1]!))) return false;
-      if (profile.valueFlags.includes(arg)) i++;
-      continue;
-    }
-    if (++positional > profile.maxPositional) return false;
-  }
-  return true;
+  return safeBinArgs(segment.argv.slice(1), PROFILES[name] ?? DEFAULT_PROFILE);
 }

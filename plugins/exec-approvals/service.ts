@@ -9,7 +9,17 @@ import { homedir } from 'node:os';
 import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
 import type { KernelServices, Logger, ToolApprover, ToolContext } from '../../sdk/index.js';
 import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
-import { analyze } from './match.js';
+import {
+  describeEnvRefusals,
+  hostCommandEnv,
+  isLauncherBinary,
+  launcherWarning,
+  operatorExecEnv,
+  refusedExecEnv,
+} from '../../sdk/exec/index.js';
+import { isSecretKey, MASK } from '../../sdk/redact.js';
+import { gitProblem } from './git-check.js';
+import { analyze, type Segment } from './match.js';
 import { elevatedRefusal } from './elevated.js';
 import { agentPolicy, combinedVerdict, execConfigFor, fallbackAllows, type CommandFacts, type Policy } from './policy.js';
 
@@ -24,6 +34,10 @@ export interface ApprovalRequest {
   sessionKey?: string;
   security: string;
   ask: string;
+  /** The call's own env (secret values masked): part of what runs. */
+  env?: Record<string, string>;
+  /** What whoever decides should know: launchers, a repository config that runs programs. */
+  warnings?: string[];
 }
 
 export interface PendingApproval {
@@ -37,6 +51,38 @@ interface Waiting extends PendingApproval {
   settle(decision: Decision | null): void;
   /** exec.approval.waitDecision callers. */
   waiters: Array<(decision: Decision | null) => void>;
+}
+
+function stringRecord(value: unknown): Record<string, string> | undefined {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, String(item)]));
+}
+
+/** Git segments an allowlist cannot vouch for get their problem attached (see git-check.ts). */
+async function markGitProblems(segments: Segment[], cwd: string, env: Record<string, string> | undefined): Promise<void> {
+  const runEnv = hostCommandEnv(env);
+  for (const segment of segments) {
+    const problem = await gitProblem(segment, cwd, runEnv);
+    if (problem) segment.problem = problem;
+  }
+}
+
+/** For the approval prompt: launchers (run on the host, no sandbox) and segments with a problem. */
+function approvalWarnings(segments: Segment[] | undefined): string[] {
+  const warnings: string[] = [];
+  for (const segment of segments ?? []) {
+    const program = segment.resolvedPath ?? segment.argv[0]!;
+    if (isLauncherBinary(program)) warnings.push(launcherWarning(program));
+    if (segment.problem) warnings.push(segment.problem);
+  }
+  return [...new Set(warnings)];
+}
+
+/** The policy said no; name the segment that could not be covered when there is a reason. */
+function denyReason(segments: Segment[] | undefined): string {
+  const problem = segments?.find((segment) => segment.problem)?.problem;
+  const base = 'the exec policy (tools.exec.security / exec-approvals.json) does not allow this command on the host.';
+  return problem ? `${base} Not covered by the allowlist: ${problem}.` : base;
 }
 
 /** How far up a spawnedBy chain to look (a loop in the store must not hang a tool call). */
@@ -53,7 +99,7 @@ export class ExecApprovalService implements ToolApprover {
   private readonly sessions: SessionService;
 
   constructor(
-    private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env'>,
+    private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env' | 'capabilities' | 'redact'>,
     private readonly timeoutMs: number,
     logger?: Pick<Logger, 'warn'>,
   ) {
@@ -93,15 +139,35 @@ export class ExecApprovalService implements ToolApprover {
       const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
       if (refusal) return { allowed: false, reason: refusal };
     }
+    // The call's env is judged first, in every mode: exec would refuse it anyway, and no one
+    // should be asked about a command that cannot run as shown.
+    const env = stringRecord(raw.env);
+    const refusals = refusedExecEnv(env, await operatorExecEnv(this.kernel.capabilities, context, { elevated: raw.elevated }));
+    if (refusals.length > 0) return { allowed: false, reason: describeEnvRefusals(refusals) };
     const layers = await this.layers(agentId, context.sessionKey);
     // The call's own `ask` is one more layer: it can only harden what the others say.
     if (raw.ask === 'on-miss' || raw.ask === 'always') layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
-    const facts: CommandFacts = { segments: analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined), cwd, home: homedir() };
+    const segments = analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined);
+    // Only an allowlist or a person looks at segments; `full` with no asking runs anything anyway.
+    const judged = layers.some((layer) => layer.security === 'allowlist' || layer.ask !== 'off');
+    if (segments && judged) await markGitProblems(segments, cwd, env);
+    const facts: CommandFacts = { segments, cwd, home: homedir() };
     const verdict = combinedVerdict(layers, facts);
     if (verdict === 'allow') return { allowed: true };
-    if (verdict === 'deny') return { allowed: false, reason: 'the exec policy (tools.exec.security / exec-approvals.json) does not allow this command on the host.' };
+    if (verdict === 'deny') return { allowed: false, reason: denyReason(segments) };
     const strictest = layers.reduce((a, b) => (a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b));
-    const request: ApprovalRequest = { command, cwd, host: String(raw.host ?? 'gateway'), agentId, ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}), security: strictest.security, ask: layers.map((l) => l.ask).includes('always') ? 'always' : 'on-miss' };
+    const warnings = approvalWarnings(segments);
+    const request: ApprovalRequest = {
+      command,
+      cwd,
+      host: String(raw.host ?? 'gateway'),
+      agentId,
+      ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
+      security: strictest.security,
+      ask: layers.map((l) => l.ask).includes('always') ? 'always' : 'on-miss',
+      ...(env && Object.keys(env).length > 0 ? { env: this.maskEnv(env) } : {}),
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
     const { decision, reached } = await this.ask(request, context.signal);
     if (decision === null) {
       return fallbackAllows(layers, facts)
@@ -111,6 +177,12 @@ export class ExecApprovalService implements ToolApprover {
     if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
     if (decision === 'allow-always') await this.rememberAlways(agentId, facts);
     return { allowed: true };
+  }
+
+  /** Values of secret-named variables, and known secrets anywhere, are not shown to approvers. */
+  private maskEnv(env: Record<string, string>): Record<string, string> {
+    const masked = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, isSecretKey(name) ? MASK : value]));
+    return this.kernel.redact.value(masked);
   }
 
   /** Publish the request and wait; no client reached means no one can answer: null at once. */

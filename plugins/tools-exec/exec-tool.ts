@@ -1,10 +1,18 @@
 /** The `exec` tool: run a shell command, wait for it or hand it to the background. */
 import { stat } from 'node:fs/promises';
 import { isAbsolute, posix, resolve } from 'node:path';
-import { errorResult, sandboxOf, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
+import {
+  errorResult,
+  sandboxOf,
+  textResult,
+  type CapabilityLookup,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from '../../sdk/index.js';
+import { describeEnvRefusals, hostCommandEnv, operatorExecEnv, refusedExecEnv } from '../../sdk/exec/index.js';
 import { guard, optionalBoolean, optionalEnv, optionalNumber, optionalString, requiredString } from './args.js';
 import { statusNote, summarize } from './describe.js';
-import { blockedEnvNames } from './env-guard.js';
 import type { SessionRegistry } from './registry.js';
 import { MAX_TIMER_MS, type ProcessSession, type SessionOptions } from './session.js';
 
@@ -18,6 +26,8 @@ export interface ExecDeps {
   registry: SessionRegistry;
   config: ExecConfig;
   workspace(ctx: ToolContext): string;
+  /** Services by name: the skills service tells which env entries the operator configured. */
+  capabilities?: Pick<CapabilityLookup, 'find'>;
 }
 
 type Params = Record<string, unknown>;
@@ -39,7 +49,13 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
       properties: {
         command: { type: 'string', minLength: 1, description: 'Shell command to run' },
         workdir: { type: 'string', description: 'Working directory, relative to the workspace or absolute (default: the workspace)' },
-        env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Environment variables to set for the command (PATH, LD_*, DYLD_*, NODE_OPTIONS and similar are refused)' },
+        env: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          description:
+            'Environment variables to set for the command: ordinary names only (PATH, HOME, LD_*, GIT_*, NPM_*, PYTHON*, ' +
+            'proxies, pagers, editors and other variables that pick or configure programs are refused)',
+        },
         timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
         timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
         background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
@@ -58,9 +74,19 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
       if (sandboxed && params.elevated !== true) return undefined;
       return {
         service: 'exec-approvals',
-        // PATH decides which binary a bare name runs, so the approver resolves with the same one.
-        // Unsandboxed calls run on the host anyway: `elevated` changes nothing for them.
-        request: { command: params.command, cwd: workingDirectory(params, ctx, deps), path: (params.env as Record<string, string> | undefined)?.PATH ?? process.env.PATH ?? '', host: 'gateway', ...(sandboxed ? { elevated: true } : {}), ...(params.ask ? { ask: params.ask } : {}) },
+        // PATH decides which binary a bare name runs, so the approver resolves with the same one
+        // (env cannot change it: PATH is refused). Unsandboxed calls run on the host anyway:
+        // `elevated` changes nothing for them. env goes along so the approver refuses what exec
+        // would refuse, and shows the rest to whoever decides.
+        request: {
+          command: params.command,
+          cwd: workingDirectory(params, ctx, deps),
+          path: process.env.PATH ?? '',
+          host: 'gateway',
+          ...(params.env ? { env: params.env } : {}),
+          ...(sandboxed ? { elevated: true } : {}),
+          ...(params.ask ? { ask: params.ask } : {}),
+        },
       };
     },
   };
@@ -83,13 +109,11 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
   const background = optionalBoolean(params, 'background') ?? false;
   const yieldMs = optionalNumber(params, 'yieldMs', { minimum: 0, integer: true }) ?? config.backgroundAfterMs;
 
-  const blocked = blockedEnvNames(env);
-  if (blocked.length > 0) {
-    return errorResult(
-      `exec: refused: env may not set ${blocked.join(', ')} (PATH, LD_*, DYLD_*, NODE_OPTIONS and other loader or interpreter ` +
-        'start-up variables could swap the program that runs or inject code into it). Run the command without them.',
-      { refused: true, blockedEnv: blocked },
-    );
+  // Every placement (host, sandbox, elevated) gets the same env policy.
+  const refusals = refusedExecEnv(env, deps.capabilities && (await operatorExecEnv(deps.capabilities, ctx, params)));
+  if (refusals.length > 0) {
+    const details = { refused: true, blockedEnv: refusals.map((refusal) => refusal.name), reasons: refusals };
+    return errorResult(`exec: refused: ${describeEnvRefusals(refusals)}`, details);
   }
   if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
   // elevated: true reaches here only if the approval step let it through (tools.elevated gates
@@ -126,7 +150,7 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
 /**
  * Where the command runs. In a sandbox: paths are the sandbox's own (the workspace is its
  * `workdir`) and nothing of the host's environment goes in. On the host: the workspace
- * directory, with the gateway's environment.
+ * directory, with the gateway's environment and git's overrides (sdk/exec/git.ts).
  */
 async function place(
   params: Params,
@@ -147,11 +171,8 @@ async function place(
     () => false,
   );
   if (!isDir) return `exec: working directory ${cwd} does not exist or is not a directory`;
-  return { cwd, env: { ...inheritedEnv(), ...env, OPENCLAW_SHELL: 'exec' } };
-}
-
-function inheritedEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  // With git overrides last: git on the host never runs what the workspace's repository config names.
+  return { cwd, env: hostCommandEnv(env) };
 }
 
 /** Resolves when the command ends, or with "yield" once it has run for yieldMs. An abort kills it. */

@@ -22,7 +22,7 @@ export default definePlugin<ExecPluginConfig>({
     });
     const workspace = (ctx: ToolContext) => ctx.workspaceDir ?? api.kernel.paths.workspaceDir;
 
-    api.registerTool(createExecTool({ registry, config, workspace }));
+    api.registerTool(createExecTool({ registry, config, workspace, capabilities: api.kernel.capabilities }));
     api.registerTool(createProcessTool(registry));
     api.registerService({
       id: 'tools-exec',

@@ -9,7 +9,15 @@ import { h, replace } from './dom.js';
 
 interface Pending {
   id: string;
-  request: { command: string; cwd: string; agentId: string; sessionKey?: string; host: string };
+  request: {
+    command: string;
+    cwd: string;
+    agentId: string;
+    sessionKey?: string;
+    host: string;
+    env?: Record<string, string>;
+    warnings?: string[];
+  };
   expiresAtMs: number;
 }
 
@@ -43,6 +51,7 @@ export function mountApprovals(container: HTMLElement, app: App): void {
         },
       }, label),
     );
+    const env = Object.entries(item.request.env ?? {}).map(([name, value]) => `${name}=${value}`);
     const where = `${item.request.agentId}${item.request.sessionKey ? ` · ${item.request.sessionKey}` : ''} · ${item.request.host}`;
     return h(
       'section',
@@ -50,6 +59,9 @@ export function mountApprovals(container: HTMLElement, app: App): void {
       h('strong', null, 'Run this command?'),
       h('pre', null, h('code', null, item.request.command)),
       h('p', { class: 'muted' }, `in ${item.request.cwd} · ${where} · expires ${new Date(item.expiresAtMs).toLocaleTimeString()}`),
+      // The env is part of what runs; warnings (a launcher, a repository config that runs programs) come from the approver.
+      ...(env.length > 0 ? [h('pre', { class: 'env' }, h('samp', null, env.join('\n')))] : []),
+      ...(item.request.warnings ?? []).map((warning) => h('p', { class: 'warning', role: 'note' }, `⚠ ${warning}`)),
       h('div', { class: 'actions' }, buttons),
     );
   };
