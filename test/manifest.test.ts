@@ -79,6 +79,15 @@ describe('manifest validation', () => {
     const dir = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './link.js' } });
     symlinkSync(outside, join(dir, 'link.js'));
     expect(errorOf(readManifest(dir))).toBe('openclaw.plugin.json: entry "./link.js" resolves outside the plugin directory');
+    // Through a chain: x/y/top → ../.. is the plugin dir, so x/y/top/.. is the folder above it (a decoy
+    // x/y/evil.js is where Node's own realpath, folding "top/.." first, would look).
+    const chained = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './main.js' } });
+    mkdirSync(join(chained, 'x', 'y'), { recursive: true });
+    symlinkSync('../..', join(chained, 'x', 'y', 'top'));
+    writeFileSync(join(chained, 'x', 'y', 'evil.js'), CODE);
+    writeFileSync(join(chained, '..', 'evil.js'), CODE);
+    symlinkSync('x/y/top/../evil.js', join(chained, 'main.js'));
+    expect(errorOf(readManifest(chained))).toBe('openclaw.plugin.json: entry "./main.js" resolves outside the plugin directory');
   });
 
   it('8. rejects a missing entry file, and a directory with no manifest', () => {
@@ -120,8 +129,10 @@ describe('manifest validation', () => {
   });
 
   it('10. takes no entry from a package.json over the cap', () => {
-    const files = { 'package.json': JSON.stringify({ openclaw: { extensions: ['./src/main.js'] }, padding: 'x'.repeat(MAX_MANIFEST_BYTES) }) };
-    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA }, { entryFile: 'src/main.js', files }))).toMatch(/^openclaw\.plugin\.json: no entry module/);
+    const pkg = { openclaw: { extensions: ['./src/main.js'] }, padding: 'x'.repeat(MAX_MANIFEST_BYTES) };
+    const files = { 'package.json': JSON.stringify(pkg) };
+    const result = check({ id: 'x', configSchema: EMPTY_SCHEMA }, { entryFile: 'src/main.js', files });
+    expect(errorOf(result)).toMatch(/^openclaw\.plugin\.json: no entry module/);
   });
 
   it('marks plugins with broken manifests failed in the host, and keeps the rest working', async () => {
@@ -138,7 +149,8 @@ describe('manifest validation', () => {
       status: 'failed',
       error: 'openclaw.plugin.json: configSchema: must be object',
     });
-    expect(kernel.plugins.get('huge')).toMatchObject({ status: 'failed', error: `${join(huge, 'openclaw.plugin.json')} is over the 256 KiB manifest cap` });
+    const error = `${join(huge, 'openclaw.plugin.json')} is over the 256 KiB manifest cap`;
+    expect(kernel.plugins.get('huge')).toMatchObject({ status: 'failed', error });
     expect(await kernel.runTool('ok')).toEqual({ content: [{ type: 'text', text: 'ok' }] });
     await kernel.dispose();
   });

@@ -71,8 +71,8 @@ function resolveEntry(manifest: PluginManifest, dir: string): { ok: true; path: 
   const path = resolve(dir, declared);
   if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
   if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
-  // A symlink inside the plugin dir must not lead out of it either.
-  if (!isInside(realpathSync(dir), realpathSync(path))) return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
+  const real = realpathSync.native; // nor may a symlink lead out: Node's own realpath folds "a/link/.." before following "link"
+  if (!isInside(real(dir), real(path))) return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
   return { ok: true, path };
 }
 
