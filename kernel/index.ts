@@ -21,7 +21,7 @@ export type { KernelConfig, PluginsConfig, PluginEntry, InstallRecord } from './
 export { ProtocolRegistry, type MethodSpec, type EventSpec, type EmitOptions, type EmittedEvent } from './protocol/registry.js';
 
 export { PluginHost, CapabilityError, PluginUnavailableError } from './plugin-host/host.js';
-export { readManifest, MANIFEST_FILE, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';
+export { readManifest, MANIFEST_FILE, MAX_MANIFEST_BYTES, type PluginManifest, type ManifestResult } from './plugin-host/manifest.js';
 export { resolveEnablement, slotHolder } from './plugin-host/enablement.js';
 export type { PluginRecord, PluginStatus, ConfigIssue, Diagnostic } from './plugin-host/resolve.js';
 export type { PluginOrigin } from './plugin-host/discovery.js';

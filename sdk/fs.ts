@@ -2,14 +2,16 @@
  * File helpers for everything under the state dir. The state dir holds config with
  * secrets, transcripts, credentials and keys, so whatever claw creates there is owner-only:
  * directories 0700, files 0600, whatever the process umask says. Modes already on disk
- * are left alone (`claw security audit --fix` is how looser ones get tightened).
+ * are left alone (`claw security audit --fix` is how looser ones get tightened) — except
+ * the state dir itself, which the gateway and the CLI tighten (tightenStateDir) because
+ * a loose root exposes everything below it at once.
  *
  * Writes go to a temp file in the same directory and are renamed over the target, so a
  * crash leaves the old file or the new one, never half of either. (The kernel writes no
  * files: these are for the SDK, plugins and the CLI, openclaw.json included.)
  */
 import { chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, lstatSync, mkdirSync } from 'node:fs';
-import { openSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -21,6 +23,37 @@ export const PRIVATE_FILE_MODE = 0o600;
  */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+}
+
+/**
+ * Make an existing state dir 0700 when group or others have any access to it (a folder made
+ * by hand, an older version, a restored backup). Returns the mode it had, for the caller to
+ * log, or undefined when nothing changed. Left alone: a missing dir (it is created 0700), one
+ * owned by another user (not ours to change, even as root; the audit reports it), and a sticky dir such as
+ * /tmp, which OPENCLAW_STATE_DIR may name by mistake and which other users must keep.
+ */
+export function tightenStateDir(dir: string): number | undefined {
+  let stat;
+  try {
+    stat = statSync(dir); // through a symlink: its target holds the files
+  } catch {
+    return undefined;
+  }
+  const mode = stat.mode & 0o7777;
+  if (!stat.isDirectory() || (mode & 0o077) === 0 || (mode & 0o1000) !== 0) return undefined;
+  if (process.getuid && stat.uid !== process.getuid()) return undefined;
+  try {
+    chmodSync(dir, PRIVATE_DIR_MODE);
+  } catch {
+    return undefined; // a read-only mount, say: nothing to gain by failing the start; the audit reports it
+  }
+  return mode;
+}
+
+/** The line logged when tightenStateDir changed something. */
+export function stateDirTightenedMessage(dir: string, was: number): string {
+  const what = (was & 0o022) !== 0 ? 'other users could change what is in it' : 'other users could read what is in it';
+  return `state dir ${dir} was ${(was & 0o777).toString(8).padStart(4, '0')} (${what}): tightened to 0700`;
 }
 
 export interface AtomicWriteOptions {

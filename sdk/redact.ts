@@ -57,6 +57,9 @@ const VENDOR_PATTERNS: readonly string[] = [
 ];
 const VENDOR_PREFIX = /^(?:sk-(?:ant-|proj-)?|gh[opsur]_|github_pat_|xox[abprs]-|AKIA|AIza)$/;
 
+/** The names of an assignment whose value is a secret: token=…, apiKey: …, PASSWORD=…. */
+const ASSIGNED_KEY = String.raw`token|api[_-]?key|secret|passw(?:or)?d`;
+
 /**
  * Secret shapes. Each has exactly one capture group: the structural prefix that stays
  * visible (`bot123456:`, `Bearer `, `sk-ant-`), empty when nothing is kept. Prefixed tokens
@@ -77,8 +80,14 @@ const BUILT_IN_PATTERNS: readonly string[] = [
   // Credentials in URLs: scheme://user:password@host.
   String.raw`(\b[a-z][a-z0-9+.-]*://[^\s/:@"']+:)[^\s/@"']+(?=@)`,
   // token=… / apiKey: … / PASSWORD=… in query strings, env dumps, JSON and YAML. Quotes
-  // and backslashes end the value, so masking serialized JSON keeps it valid.
-  String.raw`((?:token|api[_-]?key|secret|passw(?:or)?d)["']?\s*[=:]\s*["']?)[^\s"'\\&,;]{6,}`,
+  // and backslashes end the value, so masking serialized JSON keeps it valid. A path segment
+  // so named, then a colon, assigns nothing (/run/secret:db, "open /run/secret: permission
+  // denied"): the lookbehind skips a key whose word starts right after "/". It sits after the
+  // key so that it runs only where a key matched, not at every position of a long text.
+  String.raw`((?:${ASSIGNED_KEY})(?<!/[\w.-]*(?:${ASSIGNED_KEY}))["']?\s*[=:]\s*["']?)[^\s"'\\&,;]{6,}`,
+  // In a path `=` still assigns (https://host/hook/token=…), and a random-looking value after the
+  // colon (16+ characters mixing letters and digits) is still a secret; either ends at the next "/".
+  String.raw`((?:${ASSIGNED_KEY})(?<=/[\w.-]*(?:${ASSIGNED_KEY}))(?:=|:(?=[\w-]{16})(?=[\w-]*\d)(?=[\w-]*[a-z])))[^\s"'\\&,;/]{6,}`,
 ];
 
 /** `/pattern/flags`, or a raw pattern (flags `gi`). Throws a SyntaxError naming the pattern. */

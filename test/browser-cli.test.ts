@@ -1,18 +1,26 @@
 /**
  * `claw browser` against a real gateway process (the built CLI): the browser lives in the
  * gateway, the CLI drives it through browser.request with OpenClaw's subcommands and flags.
+ * And `claw agent --local`, whose browser lives in the CLI process: it goes when the answer is out.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claw, startCliGateway, tempDir } from './helpers.js';
+import { CLI, claw, startCliGateway, tempDir } from './helpers.js';
 import { startTestSite, type TestSite } from './browser-pages.js';
+import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 
 let site: TestSite;
+let fake: FakeLlm;
 beforeAll(async () => {
   site = await startTestSite();
+  fake = await startFakeLlm();
 });
-afterAll(() => site?.close());
+afterAll(async () => {
+  await site?.close();
+  await fake?.close();
+});
 
 describe('claw browser', () => {
   it('start, open, tabs, snapshot, type/click by ref, wait, screenshot, pdf, close, stop through a running gateway', async () => {
@@ -77,3 +85,60 @@ describe('claw browser', () => {
     expect(await gw.exited).toBe(0);
   }, 90_000);
 });
+
+describe('claw agent --local with the browser', () => {
+  it('exits as soon as the answer is printed, though a browser tool call left Chromium running', async () => {
+    const stateDir = tempDir('claw-browser-local-');
+    const idleTimeoutMs = 120_000;
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({
+        agents: { defaults: { model: 'openai/gpt-4.1' } },
+        models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-local' } } },
+        browser: { idleTimeoutMs, ssrfPolicy: { allowedHostnames: ['127.0.0.1'] } },
+      }),
+    );
+    fake.script({ toolCalls: [{ name: 'browser', arguments: { action: 'navigate', url: `${site.base}/page` } }] }, { text: 'The page says Controls.' });
+    const child = spawn(process.execPath, [CLI, 'agent', '--local', '--message', 'What is on the test page?'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, OPENCLAW_STATE_DIR: stateDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let printedAt = 0;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (!printedAt && stdout.includes('The page says Controls.')) printedAt = Date.now();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Generous: a browser start on a loaded machine; the idle timeout is what it must not wait for.
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`still running after 90 s: ${stdout} ${stderr}`)), 90_000);
+      child.on('exit', (exitCode) => {
+        clearTimeout(timer);
+        resolve(exitCode);
+      });
+    }).finally(() => child.kill('SIGKILL'));
+    const exitedAt = Date.now();
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain('[tool] browser');
+    expect(stdout).toBe('The page says Controls.\n');
+    // The browser really ran: the model got the page's controls back.
+    const messages = (fake.requests.at(-1)!.body as { messages: Array<{ role: string; content: string }> }).messages;
+    expect(messages.find((message) => message.role === 'tool')?.content).toContain('textbox "Email"');
+    expect(printedAt).toBeGreaterThan(0);
+    expect(exitedAt - printedAt).toBeLessThan(15_000);
+    // Closed, not orphaned: no Chromium with this profile is left behind.
+    const profile = join(stateDir, 'browser');
+    const left = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && cmdline(pid).includes(profile));
+    expect(left).toEqual([]);
+  }, 120_000);
+});
+
+function cmdline(pid: string): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return ''; // gone meanwhile
+  }
+}

@@ -35,6 +35,24 @@ export function pages(secret: string): Record<string, string> {
   };
 }
 
+/**
+ * A page that asks a STUN server on 127.0.0.1:<port> for its addresses, the way a hostile page
+ * would probe local UDP services, and says when ICE gathering is complete and what it found.
+ */
+function webrtcPage(stunPort: number): string {
+  return html(`<h1>WebRTC</h1><p id="state">gathering</p><script>
+    const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:${stunPort}' }] });
+    const found = [];
+    pc.onicecandidate = (event) => { if (event.candidate) found.push(event.candidate.type); };
+    pc.onicegatheringstatechange = () => {
+      if (pc.iceGatheringState !== 'complete') return;
+      document.getElementById('state').textContent = 'ICE gathering complete: [' + found.join(',') + ']';
+    };
+    pc.createDataChannel('probe');
+    pc.createOffer().then((offer) => pc.setLocalDescription(offer));
+  </script>`, 'WebRTC');
+}
+
 function listen(server: Server, host: string): Promise<number> {
   return new Promise((resolve) => server.listen(0, host, () => resolve((server.address() as { port: number }).port)));
 }
@@ -58,6 +76,9 @@ export async function startTestSite(): Promise<TestSite> {
       return void res.writeHead(200, { 'content-type': 'text/html' }).end(html(`<h1>Done</h1><p id="result">Registered ${url.searchParams.get('name')} from ${url.searchParams.get('city')}</p>`, 'Done'));
     }
     if (url.pathname === '/go-private') return void res.writeHead(302, { location: `${secret}/redirected` }).end();
+    if (url.pathname === '/webrtc') {
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end(webrtcPage(Number(url.searchParams.get('stun'))));
+    }
     const page = table[url.pathname];
     if (!page) return void res.writeHead(404).end('not found');
     res.writeHead(200, { 'content-type': 'text/html' }).end(page);

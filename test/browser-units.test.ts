@@ -246,6 +246,10 @@ describe('snapshot shaping, refs, keys and launch settings', () => {
     expect(settings.args).toEqual(expect.arrayContaining(['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']));
     expect(settings.args.includes('--no-sandbox')).toBe(process.getuid?.() === 0);
     expect(() => profileSettings({ ...section, extraArgs: ['--proxy-server=http://x:1'] }, 'openclaw', '/state')).toThrow(/may not contain --proxy-server/);
+    // WebRTC's UDP never meets the proxy: the flag that keeps it off cannot be undone from config.
+    expect(settings.args).toContain('--webrtc-ip-handling-policy=disable_non_proxied_udp');
+    const webrtc = { ...section, extraArgs: ['--webrtc-ip-handling-policy=default'] };
+    expect(() => profileSettings(webrtc, 'openclaw', '/state')).toThrow(/may not contain --webrtc-ip-handling-policy/);
     expect(() => profileSettings(section, 'work', '/state')).toThrow(/unknown browser profile "work"/);
   });
 });

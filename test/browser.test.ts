@@ -5,6 +5,7 @@
  * redirect), the tool choke point (policy, sandboxed sessions), and an agent that completes
  * a two-step form with a scripted model. One browser serves the whole file.
  */
+import { createSocket } from 'node:dgram';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -163,6 +164,45 @@ describe('the SSRF policy', () => {
     for (const path of ['/img.png', '/frame', '/fetch', '/redirected']) expect(blocked).toContain(`${site.secret}${path}`);
   }, 60_000);
 });
+
+describe('WebRTC', () => {
+  it('sends no UDP: a page asking a STUN server on 127.0.0.1 reaches nothing and gathers no candidates', async () => {
+    const stun = createSocket('udp4');
+    const received: string[] = [];
+    // A real STUN server answers, so where UDP gets out the page also learns addresses (and finishes at once).
+    stun.on('message', (message, from) => {
+      received.push(`${from.address}:${from.port} ${message.length} bytes`);
+      if (message.length >= 20 && message.readUInt16BE(0) === 0x0001) stun.send(stunBindingSuccess(message, from), from.port, from.address);
+    });
+    await new Promise<void>((resolve) => stun.bind(0, '127.0.0.1', resolve));
+    try {
+      await browser({ action: 'navigate', url: `${site.base}/webrtc?stun=${stun.address().port}` });
+      // The page's icegatheringstatechange "complete" (Chromium gives up on unanswered STUN after ~40 s).
+      const done = json(await browser({ action: 'act', kind: 'wait', text: 'ICE gathering complete', timeoutMs: 50_000 }));
+      expect(done).toMatchObject({ ok: true });
+      const snapshot = text(await browser({ action: 'snapshot' }));
+      expect(snapshot).toContain('ICE gathering complete: []');
+      expect(received).toEqual([]);
+    } finally {
+      stun.close();
+    }
+  }, 60_000);
+});
+
+/** RFC 5389 Binding success: the request's transaction id and the sender's XOR-MAPPED-ADDRESS (IPv4). */
+function stunBindingSuccess(request: Buffer, from: { address: string; port: number }): Buffer {
+  const response = Buffer.alloc(32);
+  response.writeUInt16BE(0x0101, 0);
+  response.writeUInt16BE(12, 2);
+  request.copy(response, 4, 4, 20); // magic cookie and transaction id
+  response.writeUInt16BE(0x0020, 20);
+  response.writeUInt16BE(8, 22);
+  response.writeUInt16BE(0x0001, 24);
+  response.writeUInt16BE(from.port ^ 0x2112, 26);
+  const address = from.address.split('.').reduce((value, part) => value * 256 + Number(part), 0);
+  response.writeUInt32BE((address ^ 0x2112a442) >>> 0, 28);
+  return response;
+}
 
 describe('the tool choke point', () => {
   it('tool policy and sandboxed sessions: refused without allowHostControl; with it, a separate browser that reaches public addresses only', async () => {

@@ -3,6 +3,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claw, tempDir, writePlugin } from './helpers.js';
+import { HELP_MANIFEST_CAP } from '../apps/cli/help.js';
+import { MAX_MANIFEST_BYTES } from '../kernel/index.js';
 
 function stateEnv() {
   const stateDir = tempDir('claw-help-');
@@ -55,6 +57,18 @@ describe('claw --help', () => {
     expect(commands['sleepy-cmd']).toBeUndefined();
     expect(commands['banned-cmd']).toBeUndefined();
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it('skips a manifest over the cap unread, as the plugin host refuses it', async () => {
+    expect(HELP_MANIFEST_CAP).toBe(MAX_MANIFEST_BYTES);
+    const { stateDir, env } = stateEnv();
+    const padded = `${JSON5_MANIFEST('padded', 'padded-cmd')}\n${' '.repeat(MAX_MANIFEST_BYTES)}`;
+    writePlugin(join(stateDir, 'extensions', 'padded'), { manifest: padded, code: 'export default { register() {} };' });
+    writePlugin(join(stateDir, 'extensions', 'small'), { manifest: JSON5_MANIFEST('small', 'small-cmd'), code: 'export default { register() {} };' });
+    const help = await claw(['--help'], env);
+    expect(help.code, help.stderr).toBe(0);
+    expect(pluginCommands(help.stdout)).toMatchObject({ 'small-cmd': 'small' });
+    expect(pluginCommands(help.stdout)['padded-cmd']).toBeUndefined();
   });
 
   it('attributes `memory` to the memory slot holder: memory-sqlite by default, else the configured one', async () => {

@@ -1,7 +1,7 @@
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readManifest } from '../kernel/index.js';
+import { MAX_MANIFEST_BYTES, readManifest } from '../kernel/index.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
@@ -79,6 +79,15 @@ describe('manifest validation', () => {
     const dir = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './link.js' } });
     symlinkSync(outside, join(dir, 'link.js'));
     expect(errorOf(readManifest(dir))).toBe('openclaw.plugin.json: entry "./link.js" resolves outside the plugin directory');
+    // Through a chain: x/y/top → ../.. is the plugin dir, so x/y/top/.. is the folder above it (a decoy
+    // x/y/evil.js is where Node's own realpath, folding "top/.." first, would look).
+    const chained = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './main.js' } });
+    mkdirSync(join(chained, 'x', 'y'), { recursive: true });
+    symlinkSync('../..', join(chained, 'x', 'y', 'top'));
+    writeFileSync(join(chained, 'x', 'y', 'evil.js'), CODE);
+    writeFileSync(join(chained, '..', 'evil.js'), CODE);
+    symlinkSync('x/y/top/../evil.js', join(chained, 'main.js'));
+    expect(errorOf(readManifest(chained))).toBe('openclaw.plugin.json: entry "./main.js" resolves outside the plugin directory');
   });
 
   it('8. rejects a missing entry file, and a directory with no manifest', () => {
@@ -102,6 +111,30 @@ describe('manifest validation', () => {
     }
   });
 
+  it('9. refuses a manifest over the size cap before reading it, naming the file and the cap', () => {
+    expect(MAX_MANIFEST_BYTES).toBe(256 * 1024);
+    // Valid JSON, just over the cap: it would parse and load, so only the cap refuses it.
+    const padded = { id: 'big', configSchema: EMPTY_SCHEMA, description: 'x'.repeat(MAX_MANIFEST_BYTES) };
+    const dir = writePlugin(join(tempDir(), 'big'), { manifest: padded, code: CODE });
+    const file = join(dir, 'openclaw.plugin.json');
+    expect(errorOf(readManifest(dir))).toBe(`${file} is over the 256 KiB manifest cap`);
+    // 60 MB (sparse: no disk used) is refused the same way, by its size alone.
+    truncateSync(file, 60 * 1024 * 1024);
+    expect(errorOf(readManifest(dir))).toBe(`${file} is over the 256 KiB manifest cap`);
+    // A manifest at the cap is read as before.
+    const fits = { id: 'fits', configSchema: EMPTY_SCHEMA, description: '' };
+    const fitting = JSON.stringify({ ...fits, description: 'x'.repeat(MAX_MANIFEST_BYTES - JSON.stringify(fits).length) });
+    expect(fitting.length).toBe(MAX_MANIFEST_BYTES);
+    expect(check(fitting).ok).toBe(true);
+  });
+
+  it('10. takes no entry from a package.json over the cap', () => {
+    const pkg = { openclaw: { extensions: ['./src/main.js'] }, padding: 'x'.repeat(MAX_MANIFEST_BYTES) };
+    const files = { 'package.json': JSON.stringify(pkg) };
+    const result = check({ id: 'x', configSchema: EMPTY_SCHEMA }, { entryFile: 'src/main.js', files });
+    expect(errorOf(result)).toMatch(/^openclaw\.plugin\.json: no entry module/);
+  });
+
   it('marks plugins with broken manifests failed in the host, and keeps the rest working', async () => {
     const root = tempDir();
     writePlugin(join(root, 'broken'), { manifest: '{ "id": "broken", "configSchema": 3 }', code: CODE });
@@ -109,11 +142,15 @@ describe('manifest validation', () => {
       export default { register(api) {
         api.registerTool({ name: 'ok', description: 'ok', parameters: { type: 'object' }, execute: () => ({ content: [{ type: 'text', text: 'ok' }] }) });
       } };` });
-    const kernel = await createTestKernel({ plugins: [join(root, 'broken'), join(root, 'fine')] });
+    const huge = writePlugin(join(root, 'huge'), { manifest: { id: 'huge', configSchema: EMPTY_SCHEMA }, code: CODE });
+    truncateSync(join(huge, 'openclaw.plugin.json'), 60 * 1024 * 1024);
+    const kernel = await createTestKernel({ plugins: [join(root, 'broken'), join(root, 'fine'), huge] });
     expect(kernel.plugins.get('broken')).toMatchObject({
       status: 'failed',
       error: 'openclaw.plugin.json: configSchema: must be object',
     });
+    const error = `${join(huge, 'openclaw.plugin.json')} is over the 256 KiB manifest cap`;
+    expect(kernel.plugins.get('huge')).toMatchObject({ status: 'failed', error });
     expect(await kernel.runTool('ok')).toEqual({ content: [{ type: 'text', text: 'ok' }] });
     await kernel.dispose();
   });

@@ -160,6 +160,30 @@ describe('createRedactor', () => {
     for (const line of prose) expect(redact.text(line)).toBe(line);
   });
 
+  it('reads a /secret: path segment as a name, not an assignment, yet masks a real secret there', () => {
+    const redact = none();
+    // A path segment named like a key, then a colon: what follows is a name or the rest of a message.
+    const names = [
+      'open /run/secret: permission denied',
+      'mounted at /run/secret: database-name here',
+      'GET https://host/secret:database-connection/x 404',
+      'docker: /var/run/secrets/db_password:readonly mount',
+      'open /run/secrets/api_key: no such file or directory',
+    ];
+    for (const line of names) expect(redact.text(line), line).toBe(line);
+    const secrets: Array<[string, string]> = [
+      // Outside a path the assignment shapes are unchanged.
+      ['the token: abcdefghij', 'the token: ***'],
+      ['DB_PASSWORD=correct-horse', 'DB_PASSWORD=***'],
+      ['{"path":"/x","secret":"abcdefgh1"}', '{"path":"/x","secret":"***"}'],
+      // In a path, `=` still assigns, and a random-looking value after the colon is still a secret.
+      ['https://host/hook/token=abcdef123456/next', 'https://host/hook/token=***/next'],
+      ['https://host/secret:Zx9f8a7s6d5f4g3h2j1k/next', 'https://host/secret:***/next'],
+      ['/run/secret:sk-abcdefghijklmnopqrstuvwxyz0123', '/run/secret:***'],
+    ];
+    for (const [input, masked] of secrets) expect(redact.text(input), input).toBe(masked);
+  });
+
   it('takes vendor prefixes only as the vendor spells them', () => {
     const redact = createRedactor({ config: {}, env: {} });
     const body = 'IjmUDUrMXq9f3aiQLcNwiEKeKDl2rbnOUe3cw7r0';

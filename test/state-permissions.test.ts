@@ -3,12 +3,12 @@
  * whatever the umask: the flows that create state run against a fresh state dir with the
  * common umask 022, then the whole tree is walked.
  */
-import { lstatSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelAccess } from '../plugins/channels/access.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
-import { claw, tempDir, writePlugin } from './helpers.js';
+import { claw, startCliGateway, tempDir, writePlugin } from './helpers.js';
 
 let fake: FakeLlm;
 let umask: number;
@@ -120,6 +120,48 @@ describe('state dir permissions', () => {
     expect(readdirSync(join(stateDir, 'cache', 'jiti')).length).toBeGreaterThan(0);
     expect(readdirSync(join(stateDir, 'cache', 'validators')).length).toBeGreaterThan(0);
     expect(notPrivate(stateDir)).toEqual([]);
+  });
+
+  it('tightens a pre-existing 0755 state dir to 0700 at gateway start, and says so in the log', async () => {
+    const stateDir = tempDir('claw-perms-');
+    chmodSync(stateDir, 0o755);
+    const gateway = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+    expect(lstatSync(stateDir).mode & 0o777).toBe(0o700);
+    const line = `state dir ${stateDir} was 0755 (other users could read what is in it): tightened to 0700`;
+    expect(gateway.stdout()).toContain(line);
+    // Its signal handlers are installed once start-up is over, which a first request waits for.
+    expect((await claw(['health'], { OPENCLAW_STATE_DIR: stateDir })).code).toBe(0);
+    gateway.child.kill('SIGTERM');
+    expect(await gateway.exited).toBe(0);
+    expect(readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8')).toContain(line);
+  });
+
+  it('tightens a loose state dir where the CLI opens it; audit and doctor see it as it is; /tmp-like dirs stay', async () => {
+    const stateDir = tempDir('claw-perms-');
+    const env = { OPENCLAW_STATE_DIR: stateDir };
+    // The audit and doctor report a loose state dir, so they must not change it first.
+    chmodSync(stateDir, 0o775);
+    const audit = await claw(['security', 'audit', '--json'], env);
+    const checkIds = JSON.parse(audit.stdout).findings.map((finding: { checkId: string }) => finding.checkId);
+    expect(checkIds).toContain('fs.state_dir.perms_group_writable');
+    await claw(['doctor'], env);
+    expect(lstatSync(stateDir).mode & 0o777).toBe(0o775);
+
+    const listed = await claw(['plugins', 'list', '--json'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(lstatSync(stateDir).mode & 0o777).toBe(0o700);
+    const warning = `warning: state dir ${stateDir} was 0775 (other users could change what is in it): tightened to 0700\n`;
+    expect(listed.stderr).toContain(warning);
+    // Once tight, nothing more is said.
+    expect((await claw(['plugins', 'list', '--json'], env)).stderr).not.toContain('state dir');
+
+    // A sticky dir (OPENCLAW_STATE_DIR=/tmp by mistake) belongs to everyone: never tightened.
+    const shared = join(tempDir('claw-perms-'), 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    const inShared = await claw(['plugins', 'list', '--json'], { OPENCLAW_STATE_DIR: shared });
+    expect(inShared.code, inShared.stderr).toBe(0);
+    expect(lstatSync(shared).mode & 0o7777).toBe(0o1777);
   });
 
   it('leaves an existing directory with its own mode (the audit reports it instead)', async () => {

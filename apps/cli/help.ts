@@ -7,7 +7,7 @@
  * This module is also compiled to CommonJS (tsconfig.cjs.json) for the `claw` executable,
  * which answers `--help` without starting Node's ESM loader: keep it free of import.meta.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SLOT_NAMES, type SlotName } from '../../kernel/config/keys.js';
 import { resolveConfigPath, resolveStateDir, resolveUserPath } from '../../kernel/config/paths.js';
@@ -190,9 +190,17 @@ function slotsOf(kind: unknown): SlotName[] {
   return kinds.filter((slot): slot is SlotName => (SLOT_NAMES as readonly unknown[]).includes(slot));
 }
 
+/**
+ * The kernel's MAX_MANIFEST_BYTES, which the plugin host enforces (not imported: manifest.ts
+ * would bring the manifest schemas into `--help`).
+ */
+export const HELP_MANIFEST_CAP = 256 * 1024;
+
 function manifestsIn(dir: string): LightManifest[] {
   const read = (path: string): LightManifest | undefined => {
     try {
+      // Over the cap the plugin host refuses it anyway; parsing it would stall help for seconds.
+      if (statSync(path).size > HELP_MANIFEST_CAP) return undefined;
       const manifest = parseJson5(readFileSync(path, 'utf8'), path) as LightManifest | null;
       return manifest && typeof manifest.id === 'string' ? manifest : undefined;
     } catch {

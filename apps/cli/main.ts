@@ -56,6 +56,7 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
       printHelp(ctx, args[0], fileURLToPath(new URL('../../plugins/', import.meta.url)));
       return 0;
     }
+    if (!globals.help && !leavesStateDirMode(command, args)) await tightenState(ctx);
     switch (command) {
       case 'plugins':
         return await (await import('./commands/plugins.js')).run(args, ctx, globals.help);
@@ -75,6 +76,30 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
   } catch (error) {
     return await report(ctx, error);
   }
+}
+
+/**
+ * `claw security audit` and `claw doctor` report a loose state dir (and fix it when asked), so
+ * they must see it as it is; `claw gateway` tightens it itself and says so in the gateway's log.
+ */
+function leavesStateDirMode(command: string, args: readonly string[]): boolean {
+  return command === 'security' || command === 'doctor' || (command === 'gateway' && args[0] !== 'call');
+}
+
+/** Every other command opens the state dir: one other users can read is made 0700 first, with a warning. */
+async function tightenState(io: Io): Promise<void> {
+  const [{ stateDirTightenedMessage, tightenStateDir }, { resolveStateDir }] = await Promise.all([
+    import('../../sdk/fs.js'),
+    import('../../kernel/config/paths.js'),
+  ]);
+  let dir: string;
+  try {
+    dir = resolveStateDir(io.env);
+  } catch {
+    return; // an invalid OPENCLAW_PROFILE: the command reports it
+  }
+  const was = tightenStateDir(dir);
+  if (was !== undefined) io.stderr.write(`warning: ${stateDirTightenedMessage(dir, was)}\n`);
 }
 
 async function report(io: Io, error: unknown): Promise<number> {

@@ -3,7 +3,7 @@
  * parse (JSON5), validate against the manifest schema, check the config schema is a usable
  * JSON Schema, and find the entry module while refusing paths that leave the plugin root.
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { KNOWN_MANIFEST_FIELDS, PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
 import { parseJson5 } from '../util/json5.js';
@@ -13,6 +13,8 @@ import type { PluginManifest } from '../generated/types.js';
 import type { SlotName } from '../config/keys.js';
 
 export const MANIFEST_FILE = 'openclaw.plugin.json';
+/** Manifests (and the package.json read for an entry) are small: a bigger file is refused unread (60 MB took 11.6 s to parse). */
+export const MAX_MANIFEST_BYTES = 256 * 1024;
 
 export type { PluginManifest };
 
@@ -24,18 +26,14 @@ const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
 
 export function readManifest(dir: string): ManifestResult {
   const file = join(dir, MANIFEST_FILE);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, error: code === 'ENOENT' ? `${MANIFEST_FILE} not found` : `cannot read ${MANIFEST_FILE}: ${String(error)}` };
-  }
   let data: unknown;
   try {
-    data = parseJson5(text, MANIFEST_FILE);
+    if (statSync(file).size > MAX_MANIFEST_BYTES) throw new RangeError(`${file} is over the ${MAX_MANIFEST_BYTES >> 10} KiB manifest cap`);
+    data = parseJson5(readFileSync(file, 'utf8'), MANIFEST_FILE);
   } catch (error) {
-    return { ok: false, error: (error as Error).message };
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { ok: false, error: `${MANIFEST_FILE} not found` };
+    return { ok: false, error: code ? `cannot read ${MANIFEST_FILE}: ${String(error)}` : (error as Error).message };
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
   const raw = data as Record<string, unknown>;
@@ -73,15 +71,17 @@ function resolveEntry(manifest: PluginManifest, dir: string): { ok: true; path: 
   const path = resolve(dir, declared);
   if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
   if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
-  // A symlink inside the plugin dir must not lead out of it either.
-  if (!isInside(realpathSync(dir), realpathSync(path))) return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
+  const real = realpathSync.native; // nor may a symlink lead out: Node's own realpath folds "a/link/.." before following "link"
+  if (!isInside(real(dir), real(path))) return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
   return { ok: true, path };
 }
 
 /** OpenClaw packages name their entry in package.json `openclaw.extensions`. */
 function packageEntry(dir: string): string | undefined {
+  const file = join(dir, 'package.json');
   try {
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { openclaw?: { extensions?: unknown } };
+    if (statSync(file).size > MAX_MANIFEST_BYTES) return undefined;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { openclaw?: { extensions?: unknown } };
     const first = Array.isArray(pkg.openclaw?.extensions) ? pkg.openclaw.extensions[0] : undefined;
     return typeof first === 'string' ? first : undefined;
   } catch {

@@ -40,7 +40,7 @@ import { startHttpApp, type HttpApp } from './http.js';
 import { CloseCodes } from './close-codes.js';
 import { helloFeatures } from './features.js';
 import { serveControlUi } from './control-ui.js';
-import { trace } from '../../sdk/index.js';
+import { stateDirTightenedMessage, tightenStateDir, trace } from '../../sdk/index.js';
 
 export interface GatewayServerOptions {
   kernel: KernelServices;
@@ -166,6 +166,9 @@ export class GatewayServer {
 
   async start(): Promise<{ host: string; port: number }> {
     const { settings, kernel, logger } = this.options;
+    // A state dir other users can read exposes the token, credentials and transcripts below it.
+    const was = tightenStateDir(kernel.paths.stateDir);
+    if (was !== undefined) logger.warn(stateDirTightenedMessage(kernel.paths.stateDir, was));
     this.lock = acquireLock(kernel.paths.stateDir, { host: settings.host, port: settings.port });
     try {
       this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });

@@ -1,6 +1,6 @@
 /** Commands contributed by plugins (`cliCommands` in their manifests), e.g. `claw gateway`. */
 import { Writable } from 'node:stream';
-import type { Redactor } from '../../../kernel/index.js';
+import type { Kernel, Redactor } from '../../../kernel/index.js';
 import type { BootedKernel, CliContext } from '../../../sdk/index.js';
 import { bootKernel } from '../boot.js';
 import { usageError, type Io } from '../io.js';
@@ -25,8 +25,33 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     // The kernel as the SDK types it: the same object, capabilities with their full contracts.
     boot: (options = {}) => bootKernel(io, options) as Promise<BootedKernel>,
   };
-  const code = await cli.run(argv, ctx);
-  return typeof code === 'number' ? code : 0;
+  try {
+    const code = await cli.run(argv, ctx);
+    return typeof code === 'number' ? code : 0;
+  } finally {
+    await releaseServices(kernel);
+  }
+}
+
+/**
+ * Only the gateway starts services, so this kernel's stop() would have nothing to stop — yet
+ * what the command's plugins took on lives on: a browser a tool call launched (`claw agent
+ * --local`) kept the process alive until its idle timeout, minutes after the answer. So when
+ * the command is done, the services of every plugin it loaded are stopped, as at a gateway
+ * shutdown; a failure is logged, never the command's result.
+ */
+async function releaseServices(kernel: Kernel): Promise<void> {
+  const loaded = kernel.plugins.list().filter((record) => record.status === 'active');
+  for (const record of loaded.reverse()) {
+    for (const id of record.manifest?.services ?? []) {
+      try {
+        await (await kernel.capabilities.find('service', id))?.stop?.();
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        kernel.logger.warn(`service "${id}" failed to stop: ${reason}`, { plugin: record.id });
+      }
+    }
+  }
 }
 
 /**

@@ -12,8 +12,9 @@
  * unrelated package — and the plugin gets a link to this installation's package instead.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
+import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 import { readManifest, slotHolder, resolveExtensionsDir, validateWith, type InstallRecord, type JsonSchema, type PluginManifest, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
 import { ensurePrivateDir, restrictTree } from '../../../sdk/fs.js';
@@ -21,6 +22,8 @@ import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
 import { reclaimInstallLeftovers, replacedPath, stagingPrefix } from './leftovers.js';
+import { MAX_MANIFEST_BYTES } from '../../../kernel/plugin-host/manifest.js';
+import { checkArchive, checkTree } from './contents.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 
 export type InstallSource = InstallRecord['source'];
@@ -109,7 +112,8 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
 
     step(1);
     const result = readManifest(root);
-    if (!result.ok) throw new PluginManageError(`refusing to install "${options.spec}": ${result.error}`);
+    // Files are named within the package: the staging folder is gone by the time anyone reads this.
+    if (!result.ok) throw new PluginManageError(`refusing to install "${options.spec}": ${result.error.replaceAll(`${root}${sep}`, '')}`);
     const manifest = result.manifest;
     const target = join(extensions, manifest.id);
 
@@ -227,11 +231,17 @@ async function fetchInto(
   output?: (chunk: string) => void,
 ): Promise<string> {
   const root = join(staging, 'plugin');
+  const refused = (error: unknown) =>
+    error instanceof PluginManageError ? new PluginManageError(`refusing to install "${spec}": ${error.message}`) : error;
   if (source === 'path') {
-    cpSync(resolve(cwd, spec), root, {
-      recursive: true,
-      filter: (path) => !['node_modules', '.git'].includes(basename(path)),
-    });
+    const from = realpathSync(resolve(cwd, spec));
+    try {
+      checkTree(from, NOT_COPIED);
+    } catch (error) {
+      throw refused(error);
+    }
+    // Links are copied as written: resolved, a relative link would point back into the source folder.
+    cpSync(from, root, { recursive: true, verbatimSymlinks: true, filter: (path) => !NOT_COPIED.includes(basename(path)) });
     return root;
   }
   let archive = resolve(cwd, spec);
@@ -245,13 +255,28 @@ async function fetchInto(
   }
   const unpacked = join(staging, 'unpacked');
   ensurePrivateDir(unpacked);
+  try {
+    // tar would keep links to anywhere, FIFOs and device nodes: the headers are checked before it runs.
+    await checkArchive(archive);
+  } catch (error) {
+    throw refused(error);
+  }
   // GNU tar refuses members with ".." and strips leading "/", so an archive cannot write outside `unpacked`.
   await run('tar', ['-xzf', archive, '-C', unpacked, '--no-same-owner'], staging, env, output);
   const top = readdirSync(unpacked);
   const inner = top.length === 1 && statSync(join(unpacked, top[0]!)).isDirectory() ? join(unpacked, top[0]!) : unpacked;
   renameSync(inner, root);
+  try {
+    // What tar made of it, checked again on disk: links are followed for real here, through each other.
+    checkTree(root);
+  } catch (error) {
+    throw refused(error);
+  }
   return root;
 }
+
+/** Folders a directory install leaves behind (at any depth). */
+const NOT_COPIED = ['node_modules', '.git'];
 
 function parsePackOutput(out: string): string | undefined {
   try {
@@ -263,8 +288,13 @@ function parsePackOutput(out: string): string | undefined {
 }
 
 function packageJson(dir: string): Record<string, unknown> | undefined {
+  const file = join(dir, 'package.json');
+  // Read (and rewritten) at install time: held to the manifest cap, so a huge one is refused unread.
+  if (existsSync(file) && statSync(file).size > MAX_MANIFEST_BYTES) {
+    throw new PluginManageError(`the plugin's package.json is over the ${MAX_MANIFEST_BYTES >> 10} KiB cap for package metadata`);
+  }
   try {
-    return JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
+    return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch {
     return undefined;
   }
