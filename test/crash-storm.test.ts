@@ -18,6 +18,7 @@ import { GatewayRequestError } from '../sdk/client.js';
 import { intakeFile } from '../sdk/agent/intake.js';
 import { IntakeJournal } from '../plugins/agent/journal.js';
 import { MAX_RESUME_ATTEMPTS } from '../plugins/agent/intake.js';
+import { DELIVERY_RETRY_DELAYS_MS } from '../plugins/agent/outbox.js';
 import { connectOperator, writeConfig } from './bench/crash.js';
 import { answerIds, sharedSessionBench, stormBench, telegramAnswers, transcriptCounts } from './bench/storm.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
@@ -146,6 +147,32 @@ describe('after a restart', () => {
     expect(fake.requests).toHaveLength(1);
     await untilFile(join(stateDir, 'logs', 'gateway.log'), /delivered on round 2/);
     expect(new IntakeJournal(intakeFile(stateDir, 'main')).load().open).toEqual([]);
+  }, 60_000);
+
+  it('a reply that fails its last delivery round is given up: said in the transcript and on the channel status', async () => {
+    const stateDir = state();
+    const sessions = join(stateDir, 'agents', 'main', 'sessions');
+    mkdirSync(sessions, { recursive: true, mode: 0o700 });
+    const transcript = join(sessions, 'sess-3.jsonl');
+    writeFileSync(transcript, `${JSON.stringify({ type: 'session', version: 1, id: 'sess-3', sessionKey: 'agent:main:main', timestamp: new Date().toISOString() })}\n`, { mode: 0o600 });
+    writeFileSync(join(sessions, 'sessions.json'), JSON.stringify({ 'agent:main:main': { sessionId: 'sess-3', updatedAt: Date.now() } }), { mode: 0o600 });
+    // A reply that failed every round but the last, which is due now.
+    const input = { agentId: 'main', sessionKey: 'agent:main:main', message: 'T4c0m0 hello', channel: 'telegram', accountId: 'default', deliver: { channel: 'telegram', to: String(CHAT), accountId: 'default' } };
+    const journal = new IntakeJournal(intakeFile(stateDir, 'main'));
+    journal.load();
+    await journal.accept('m', input, 1);
+    await journal.undelivered('m', ['m'], { reply: { text: 'ANSWER T4c0m0', media: [] }, attempt: DELIVERY_RETRY_DELAYS_MS.length, next: Date.now(), error: '502 Bad Gateway' });
+    await journal.close();
+    api.script('sendMessage', { error_code: 400, description: 'Bad Request: chat not found' });
+
+    const gateway = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+    await untilFile(transcript, /"type":"delivery","status":"failed"/);
+    expect(readFileSync(transcript, 'utf8')).toMatch(/"runId":"m".*"attempts":7,"error":"[^"]*chat not found/);
+    const client = await connectOperator(gateway.port);
+    const status = await client.request<{ channelAccounts: Record<string, Array<Record<string, unknown>>> }>('channels.status', {});
+    expect(status.channelAccounts.telegram?.[0]).toMatchObject({ failedDeliveries: 1, lastDeliveryError: expect.stringContaining('chat not found') });
+    await client.close();
+    await untilFile(intakeFile(stateDir, 'main'), /"t":"done","ids":\["m"\],"status":"undelivered"/);
   }, 60_000);
 
   it('a reply preview a kill left half written is taken over by the reply after the restart, not answered beside it', async () => {
