@@ -8,7 +8,7 @@ import { section, type AuditContext, type Finding } from './types.js';
 
 type AuthMode = 'none' | 'token' | 'password';
 
-interface GatewayExposure {
+export interface GatewayExposure {
   bind: string;
   host: string;
   /** Reachable from other machines. */
@@ -18,7 +18,7 @@ interface GatewayExposure {
   password?: { value: string; source: string };
 }
 
-const TOKEN_WARN_BELOW = 32;
+export const TOKEN_WARN_BELOW = 32;
 const PASSWORD_WARN_BELOW = 24;
 /** Below this, a secret on a network-reachable gateway is critical. */
 const SECRET_CRITICAL_BELOW = 16;
@@ -36,7 +36,7 @@ function secretFrom(auth: Record<string, unknown>, kind: 'token' | 'password', e
 }
 
 /** The gateway's effective bind and auth, resolved the way the gateway resolves them. */
-function gatewayExposure(ctx: AuditContext): GatewayExposure {
+export function gatewayExposure(ctx: AuditContext): GatewayExposure {
   const gateway = section(ctx.config.gateway);
   const auth = section(gateway.auth);
   const bind = typeof gateway.bind === 'string' ? gateway.bind : 'loopback';
@@ -200,46 +200,6 @@ function passwordInConfig(ctx: AuditContext, exposure: GatewayExposure): Finding
   }];
 }
 
-/** Webhook ingress (plugin hooks): its token must be its own, and long. */
-function hooksTokenChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
-  const hooks = section(ctx.config.hooks);
-  const token = typeof hooks.token === 'string' ? hooks.token.trim() : '';
-  if (!token) return [];
-  const findings: Finding[] = [];
-  if (token === exposure.token?.value.trim() || token === exposure.password?.value.trim()) {
-    findings.push({
-      checkId: 'hooks.token_reuse_gateway_token',
-      severity: 'critical',
-      title: 'The webhook token is the gateway secret',
-      detail: `hooks.token equals ${token === exposure.token?.value.trim() ? exposure.token!.source : exposure.password!.source}: whoever holds it for webhooks can also operate the whole gateway. The webhook endpoints refuse to serve until it differs.`,
-      fix: 'Give hooks.token its own long random value (openssl rand -base64 32) and update the senders.',
-      fixable: false,
-    });
-  }
-  if (token.length < TOKEN_WARN_BELOW) {
-    findings.push({
-      checkId: 'hooks.token_too_short',
-      severity: 'warn',
-      title: 'Short webhook token',
-      detail: `hooks.token has ${token.length} characters; webhook callers can guess 20 times a minute.`,
-      fix: `Use at least ${TOKEN_WARN_BELOW} random characters.`,
-      fixable: false,
-    });
-  }
-  const written = section(ctx.raw.hooks).token;
-  if (typeof written === 'string' && !/\$\{[A-Za-z0-9_]+\}/.test(written)) {
-    findings.push({
-      checkId: 'config.secrets.hooks_token_in_config',
-      severity: 'warn',
-      title: 'Webhook token stored in the config file',
-      detail: `hooks.token is written in ${ctx.configPath} in plain text; backups and copies of the file carry it.`,
-      fix: 'Reference an environment variable instead: "${CLAW_HOOKS_TOKEN}" as the config value.',
-      fixable: false,
-    });
-  }
-  return findings;
-}
-
 export function gatewayChecks(ctx: AuditContext): Finding[] {
   const exposure = gatewayExposure(ctx);
   return [
@@ -249,6 +209,5 @@ export function gatewayChecks(ctx: AuditContext): Finding[] {
     ...originsCheck(ctx, exposure),
     ...chatCompletionsCheck(ctx, exposure),
     ...passwordInConfig(ctx, exposure),
-    ...hooksTokenChecks(ctx, exposure),
   ];
 }
