@@ -9,6 +9,8 @@ import { userInfo } from 'node:os';
 import { auditFacts } from './facts.js';
 import type { AuditContext, Finding } from './types.js';
 
+const MUTATING_FS_TOOLS = ['write', 'edit', 'apply_patch'];
+
 function unattendedCheck(ctx: AuditContext): Finding[] {
   const providers = ctx.plugins.filter((record) => record.enabled && record.manifest?.tools?.includes('exec'));
   if (providers.length === 0) return [];
@@ -39,6 +41,53 @@ function unattendedCheck(ctx: AuditContext): Finding[] {
   }];
 }
 
+/**
+ * `security: "full"` written in the config (claw's default is full too, reported above;
+ * this is the explicit choice, as OpenClaw reports it). Critical next to open chats.
+ */
+function securityFullCheck(ctx: AuditContext): Finding[] {
+  const { scopes, openInbound } = auditFacts(ctx);
+  const full = scopes.filter((scope) => scope.exec.configuredFull && scope.exec.security === 'full');
+  if (full.length === 0) return [];
+  const keys = [...new Set(full.map((scope) => scope.exec.securityKey))];
+  const open = openInbound.map((entry) => entry.path);
+  const unasked = full.some((scope) => scope.exec.ask !== 'always');
+  return [{
+    checkId: 'tools.exec.security_full_configured',
+    severity: open.length > 0 ? 'critical' : 'warn',
+    title: 'Host exec may run any command',
+    detail:
+      `${keys.join(', ')} ${keys.length > 1 ? 'are' : 'is'} "full" for agent ${full.map((scope) => scope.id).join(', ')}: ` +
+      `every command the model asks for runs on the host${unasked ? ' without asking anyone' : ' once approved'}` +
+      `${open.length > 0 ? `, and strangers can write to the assistant (${open.join(', ')})` : ''}.`,
+    fix: 'Set tools.exec.security to "allowlist" with tools.exec.ask "on-miss" (approve commands as they come, `claw approvals ' +
+      'allowlist add` for the trusted ones); keep "full" for a dedicated agent that only you talk to.',
+    fixable: false,
+  }];
+}
+
+/** Denying write/edit/apply_patch does not make an agent read-only while it has a shell. */
+function fsDriftCheck(ctx: AuditContext): Finding[] {
+  const hits = auditFacts(ctx).scopes.filter((scope) => {
+    // In an "all" sandbox without write access to the workspace, exec cannot change it either.
+    if (scope.sandbox.mode === 'all' && scope.sandbox.workspaceAccess !== 'rw') return false;
+    return scope.can('exec') && MUTATING_FS_TOOLS.every((tool) => !scope.can(tool));
+  });
+  if (hits.length === 0) return [];
+  const described = hits.map((scope) => `${scope.id} (sandbox ${scope.sandbox.mode}, workspaceAccess ${scope.sandbox.workspaceAccess})`);
+  return [{
+    checkId: 'tools.exec.fs_tools_disabled_but_exec_enabled',
+    severity: 'warn',
+    title: 'File tools are off but the shell can still write files',
+    detail:
+      `Agent ${described.join(', ')} ` +
+      'cannot use write, edit or apply_patch, yet exec is available and can change any file the sandbox or host user can.',
+    fix: 'For a read-only agent deny exec and process too (tools.deny ["group:runtime"]); if the shell is needed, run it in sandbox ' +
+      'mode "all" with workspaceAccess "ro" or "none".',
+    fixable: false,
+  }];
+}
+
 export function execChecks(ctx: AuditContext): Finding[] {
-  return unattendedCheck(ctx);
+  return [...unattendedCheck(ctx), ...securityFullCheck(ctx), ...fsDriftCheck(ctx)];
 }

@@ -153,22 +153,74 @@ function exposureNote(exposure: GatewayExposure): Finding[] {
 
 function originsCheck(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
   const gateway = section(ctx.config.gateway);
+  const configured = section(gateway.controlUi).allowedOrigins;
   // gateway.controlUi.allowedOrigins, and gateway.allowedOrigins where earlier configs put it.
   const lists: Array<[string, unknown]> = [
-    ['gateway.controlUi.allowedOrigins', section(gateway.controlUi).allowedOrigins],
+    ['gateway.controlUi.allowedOrigins', configured],
     ['gateway.allowedOrigins', gateway.allowedOrigins],
   ];
   const open = exposure.mode === 'none';
-  return lists
+  const findings: Finding[] = lists
     .filter(([, origins]) => Array.isArray(origins) && origins.includes('*'))
     .map(([key]) => ({
       checkId: 'gateway.control_ui.allowed_origins_wildcard',
-      severity: open ? 'critical' : 'warn',
+      // OpenClaw: critical once the gateway is reachable from the network.
+      severity: open || exposure.exposed ? 'critical' : 'warn',
       title: 'Any website may open a WebSocket to the gateway',
-      detail: `${key} contains "*": a page from any site, open in the user's browser, can connect to the gateway${open ? ' and, with auth "none", drive the assistant' : ' and try the shared secret'}.`,
+      detail:
+        `${key} contains "*": a page from any site, open in the user's browser, can connect to the gateway` +
+        (open ? ' and, with auth "none", drive the assistant' : ' and try the shared secret') +
+        (exposure.exposed ? `; the gateway ${where(exposure)}.` : '.'),
       fix: `Replace "*" in ${key} with the exact origins that need access (e.g. "https://dashboard.example").`,
       fixable: false,
     }));
+  const listed = Array.isArray(configured) ? configured.filter((origin) => typeof origin === 'string' && origin.trim() !== '') : [];
+  if (exposure.exposed && listed.length === 0) {
+    findings.push({
+      checkId: 'gateway.control_ui.allowed_origins_required',
+      severity: 'critical',
+      title: 'Network-facing gateway without a list of allowed browser origins',
+      detail: `The gateway ${where(exposure)} and gateway.controlUi.allowedOrigins is empty: a browser request then passes whenever its ` +
+        `Origin matches the Host it was sent to, so a page served under any address or name the gateway answers to (every interface, ` +
+        `gateway.allowedHosts) counts as the gateway's own.`,
+      fix: 'Set gateway.controlUi.allowedOrigins to the full origins the web UI is opened from (e.g. ' +
+        '["https://claw.example.lan:18789"]), or gateway.bind "loopback".',
+      fixable: false,
+    });
+  }
+  return findings;
+}
+
+/** With auth "none" the HTTP side is as open as the WebSocket: no credential on any route. */
+function httpNoAuthCheck(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
+  if (exposure.mode !== 'none') return [];
+  const chat = section(section(section(section(ctx.config.gateway).http).endpoints).chatCompletions).enabled === true;
+  const routes = ['/v1/models', ...(chat ? ['/v1/chat/completions'] : [])];
+  return [{
+    checkId: 'gateway.http.no_auth',
+    severity: exposure.exposed ? 'critical' : 'warn',
+    title: 'Gateway HTTP API answers without credentials',
+    detail: `gateway.auth.mode is "none": ${routes.join(', ')} ${routes.length > 1 ? 'answer' : 'answers'} any caller that reaches the ` +
+      `gateway, which ${where(exposure)}.`,
+    fix: 'Set gateway.auth.mode to "token" (a fresh gateway generates one), and keep gateway.bind "loopback" if auth must stay off.',
+    fixable: false,
+  }];
+}
+
+/** /v1/chat/completions honours x-openclaw-session-key: API callers pick the session they write to. */
+function sessionKeyOverrideCheck(ctx: AuditContext): Finding[] {
+  const chat = section(section(section(section(ctx.config.gateway).http).endpoints).chatCompletions).enabled === true;
+  if (!chat) return [];
+  return [{
+    checkId: 'gateway.http.session_key_override_enabled',
+    severity: 'info',
+    title: 'HTTP API callers choose the session',
+    detail: '/v1/chat/completions accepts an x-openclaw-session-key header, so whoever holds the gateway credential can write into any ' +
+      'session, including ones people chat in.',
+    fix: 'Treat holders of the gateway credential as the operator; turn gateway.http.endpoints.chatCompletions.enabled off when no ' +
+      'OpenAI client needs it.',
+    fixable: false,
+  }];
 }
 
 function chatCompletionsCheck(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
@@ -208,6 +260,8 @@ export function gatewayChecks(ctx: AuditContext): Finding[] {
     ...exposureNote(exposure),
     ...originsCheck(ctx, exposure),
     ...chatCompletionsCheck(ctx, exposure),
+    ...httpNoAuthCheck(ctx, exposure),
+    ...sessionKeyOverrideCheck(ctx),
     ...passwordInConfig(ctx, exposure),
   ];
 }

@@ -1,6 +1,8 @@
 /**
  * Webhook ingress (`hooks`, the hooks plugin): whoever holds hooks.token can start agent
- * runs. Its token must be its own and long.
+ * runs. Its token must be its own and long; once the endpoints are on (hooks.enabled), the
+ * agents and sessions a caller may reach should be pinned. Those become critical when the
+ * gateway listens beyond loopback, as in OpenClaw.
  */
 import { gatewayExposure, TOKEN_WARN_BELOW, type GatewayExposure } from './gateway-checks.js';
 import { section, type AuditContext, type Finding } from './types.js';
@@ -48,7 +50,66 @@ function tokenChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
   return findings;
 }
 
+/** Which agents and sessions an authenticated webhook caller can reach. */
+function routingChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
+  const hooks = section(ctx.config.hooks);
+  if (hooks.enabled !== true) return [];
+  const remote = exposure.exposed ? 'critical' : 'warn';
+  const where = exposure.exposed
+    ? ` The gateway listens on ${exposure.host || 'a non-loopback address'}, so any caller on the network with the token can do this.`
+    : '';
+  const findings: Finding[] = [];
+  if (typeof hooks.defaultSessionKey !== 'string' || hooks.defaultSessionKey.trim() === '') {
+    findings.push({
+      checkId: 'hooks.default_session_key_unset',
+      severity: 'warn',
+      title: 'Webhook runs land in a new session each time',
+      detail: 'hooks.defaultSessionKey is not set: every /hooks/agent call without a session key starts a fresh hook:<uuid> session, so ' +
+        'webhook traffic is scattered over sessions nobody watches.',
+      fix: 'Set hooks.defaultSessionKey, e.g. "hook:ingress".',
+      fixable: false,
+    });
+  }
+  const agents = hooks.allowedAgentIds;
+  if (!Array.isArray(agents) || agents.some((id) => String(id).trim() === '*')) {
+    findings.push({
+      checkId: 'hooks.allowed_agent_ids_unrestricted',
+      severity: remote,
+      title: 'Webhooks may run any agent',
+      detail: `hooks.allowedAgentIds ${Array.isArray(agents) ? 'contains "*"' : 'is not set'}: a webhook caller may pick any agent by ` +
+        `id, and reaches the default agent when it names none.${where}`,
+      fix: 'Set hooks.allowedAgentIds to the agents webhooks are for, e.g. ["hooks"], or [] to refuse agent runs from webhooks.',
+      fixable: false,
+    });
+  }
+  if (hooks.allowRequestSessionKey === true) {
+    findings.push({
+      checkId: 'hooks.request_session_key_enabled',
+      severity: remote,
+      title: 'Webhook callers choose the session',
+      detail: `hooks.allowRequestSessionKey is true: a /hooks/agent caller may name the session its message goes to, including ones ` +
+        `people chat in.${where}`,
+      fix: 'Set hooks.allowRequestSessionKey to false, or limit it with hooks.allowedSessionKeyPrefixes.',
+      fixable: false,
+    });
+    const listed: unknown[] = Array.isArray(hooks.allowedSessionKeyPrefixes) ? hooks.allowedSessionKeyPrefixes : [];
+    const prefixes = listed.filter((prefix) => String(prefix).trim() !== '');
+    if (prefixes.length === 0) {
+      findings.push({
+        checkId: 'hooks.request_session_key_prefixes_missing',
+        severity: remote,
+        title: 'Any session key is accepted from webhook callers',
+        detail: `hooks.allowRequestSessionKey is true and hooks.allowedSessionKeyPrefixes is empty: nothing bounds which session a ` +
+          `webhook caller writes into.${where}`,
+        fix: 'Set hooks.allowedSessionKeyPrefixes, e.g. ["hook:"], or turn hooks.allowRequestSessionKey off.',
+        fixable: false,
+      });
+    }
+  }
+  return findings;
+}
+
 export function hooksChecks(ctx: AuditContext): Finding[] {
   const exposure = gatewayExposure(ctx);
-  return tokenChecks(ctx, exposure);
+  return [...tokenChecks(ctx, exposure), ...routingChecks(ctx, exposure)];
 }
