@@ -15,8 +15,7 @@ interface Flag {
   instead?: string;
 }
 
-const PRIVATE_NETWORK =
-  'requests may go to loopback, private and link-local addresses (the gateway itself, the router, cloud metadata services)';
+const PRIVATE_NETWORK = 'may reach loopback, private and link-local addresses (the gateway itself, the router, cloud metadata services)';
 const UNWRAPPED = 'webhook payloads reach the agent without the external-content wrapping that marks them as untrusted';
 const FS_ANYWHERE = 'read, write, edit and apply_patch reach every file the gateway user can';
 
@@ -27,7 +26,7 @@ function ssrfFlags(policy: AnyRecord, base: string, what: string): Flag[] {
   const instead = `list the private hosts it needs in ${base}.allowedHostnames`;
   return ['dangerouslyAllowPrivateNetwork', 'allowPrivateNetwork']
     .filter((key) => policy[key] === true)
-    .map((key) => ({ ...on(`${base}.${key}`, `${what}: ${PRIVATE_NETWORK}`), instead }));
+    .map((key) => ({ ...on(`${base}.${key}`, `${what} ${PRIVATE_NETWORK}`), instead }));
 }
 
 /** `tools.exec` and each agent's own, by key prefix. */
