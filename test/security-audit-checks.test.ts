@@ -102,6 +102,19 @@ describe('open chats × agent tools (security.exposure.*)', () => {
     });
     expect(ids(off).filter((id) => id.startsWith('security.') || id.startsWith('channels.'))).toEqual([]);
   });
+  it('"*" in the list a pairing or allowlist policy checks opens the chat just the same', async () => {
+    const report = await audit({
+      channels: { telegram: { ...TELEGRAM, dmPolicy: 'pairing', allowFrom: ['*'], groupPolicy: 'allowlist', groupAllowFrom: ['*'] } },
+    });
+    expect(one(report, 'channels.telegram.dm.open')).toMatchObject({ severity: 'critical' });
+    const dm = one(report, 'channels.telegram.dm.open').detail;
+    expect(dm).toMatch(/^channels\.telegram\.allowFrom includes "\*": with dmPolicy "pairing"/);
+    expect(one(report, 'channels.telegram.groups.open')).toMatchObject({ severity: 'warn', fixable: false });
+    expect(ids(report)).not.toContain('channels.telegram.dm.open_invalid');
+    expect(one(report, 'security.exposure.open_channels_with_exec').detail).toMatch(
+      /^Open to anyone: channels\.telegram\.allowFrom, channels\.telegram\.groupAllowFrom\./,
+    );
+  });
 });
 
 describe('elevated allowlists (tools.elevated.allowFrom.<channel>.*)', () => {

@@ -134,12 +134,24 @@ function agentScopes(ctx: AuditContext, approvals: ApprovalsDoc, offered: (tool:
   });
 }
 
+/** A chat surface strangers can write to, and the key that opens it. */
+export interface Opening extends OpenInbound {
+  /** `channels.<id>` or `channels.<id>.accounts.<account>`: where the deciding key is set. */
+  base: string;
+  /** The policy in force (dmPolicy or groupPolicy). */
+  policy: string;
+  /** The list in force (allowFrom or groupAllowFrom). */
+  list: string[];
+}
+
 /**
- * Every enabled channel account whose DM or group policy is "open", named by the key that
- * sets it (the account's own, else the channel's).
+ * Every enabled channel account that admits anyone: a DM or group policy of "open", or a
+ * "*" in the allowlist a "pairing"/"allowlist" policy checks (the channel pipeline lets
+ * everyone through then, too). Named by the key that opens it, the account's own or else
+ * the channel's.
  */
-function openInbound(ctx: AuditContext): OpenInbound[] {
-  const found = new Map<string, OpenInbound>();
+export function channelOpenings(ctx: AuditContext): Opening[] {
+  const found = new Map<string, Opening>();
   for (const [channel, value] of Object.entries(section(ctx.config.channels))) {
     const root = section(value);
     const accounts = section(root.accounts);
@@ -147,15 +159,16 @@ function openInbound(ctx: AuditContext): OpenInbound[] {
       const settings = channelSettings(ctx.config as KernelConfig, channel, account);
       if (!settings.enabled) continue;
       const own = section(accounts[account]);
-      const where = (keys: string[]) =>
-        keys.some((key) => key in own) ? `channels.${channel}.accounts.${account}` : `channels.${channel}`;
-      if (settings.dmPolicy === 'open') {
-        const path = `${where(['dmPolicy'])}.dmPolicy`;
-        found.set(path, { channel, kind: 'dm', path });
-      }
-      if (settings.groupPolicy === 'open') {
-        const path = `${where(['groupPolicy'])}.groupPolicy`;
-        found.set(path, { channel, kind: 'group', path });
+      const base = (keys: string[]) => (keys.some((key) => key in own) ? `channels.${channel}.accounts.${account}` : `channels.${channel}`);
+      const add = (kind: 'dm' | 'group', key: string, at: string, policy: string, list: string[]) =>
+        found.set(`${at}.${key}`, { channel, kind, path: `${at}.${key}`, base: at, policy, list });
+      const dm = settings.dmPolicy;
+      if (dm === 'open') add('dm', 'dmPolicy', base(['dmPolicy', 'allowFrom']), dm, settings.allowFrom);
+      else if (dm !== 'disabled' && settings.allowFrom.includes('*')) add('dm', 'allowFrom', base(['allowFrom']), dm, settings.allowFrom);
+      const group = settings.groupPolicy;
+      if (group === 'open') add('group', 'groupPolicy', base(['groupPolicy']), group, settings.groupAllowFrom);
+      else if (group === 'allowlist' && settings.groupAllowFrom.includes('*')) {
+        add('group', 'groupAllowFrom', base(['groupAllowFrom']), group, settings.groupAllowFrom);
       }
     }
   }
@@ -169,7 +182,8 @@ export function auditFacts(ctx: AuditContext): AuditFacts {
   if (!facts) {
     const approvals = readApprovals(ctx.stateDir);
     const offered = offeredTools(ctx);
-    facts = { scopes: agentScopes(ctx, approvals, offered), offered, openInbound: openInbound(ctx), approvals };
+    const openInbound = channelOpenings(ctx).map(({ channel, kind, path }) => ({ channel, kind, path }));
+    facts = { scopes: agentScopes(ctx, approvals, offered), offered, openInbound, approvals };
     cache.set(ctx, facts);
   }
   return facts;
