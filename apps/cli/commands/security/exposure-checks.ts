@@ -10,7 +10,7 @@ import { section, type AuditContext, type Finding } from './types.js';
 const RUNTIME_TOOLS = ['exec', 'process'];
 const FS_TOOLS = ['read', 'write', 'edit', 'apply_patch'];
 /** Tools that change the assistant itself or schedule work: OpenClaw's control plane (cron is its automations tool). */
-export const CONTROL_PLANE_TOOLS = ['cron', 'automations', 'gateway', 'plugins'];
+const CONTROL_PLANE_TOOLS = ['cron', 'automations', 'gateway', 'plugins'];
 
 const openKeys = (open: readonly OpenInbound[]) => open.map((entry) => entry.path).join(', ');
 const TIGHTEN = 'set dmPolicy to "pairing" or "allowlist" and groupPolicy to "allowlist" on the listed keys';

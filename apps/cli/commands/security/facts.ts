@@ -1,7 +1,7 @@
 /**
  * What several areas of the audit ask about the same config, worked out once per audit:
  * each agent's reach (which tools it can call, whether it is sandboxed, its host exec
- * policy) and where strangers can write in (channels whose DM or group policy is "open").
+ * policy) and where strangers can write in (channels open to anyone).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,8 +25,6 @@ export interface HostExec {
 
 export interface AgentScope {
   id: string;
-  /** Where the agent's settings live: `agents.list.<id>`, or `tools` for the implicit main agent. */
-  label: string;
   /** `agents.list[].tools` (empty for the implicit main agent). */
   tools: AnyRecord;
   sandbox: Pick<SandboxSettings, 'mode' | 'workspaceAccess'>;
@@ -125,7 +123,6 @@ function agentScopes(ctx: AuditContext, approvals: ApprovalsDoc, offered: (tool:
     const settings = sandboxSettings(ctx.config as KernelConfig, String(agent.id), ctx.stateDir);
     return {
       id: String(agent.id),
-      label: implicit ? 'tools' : `agents.list.${agent.id}`,
       tools,
       sandbox: { mode: settings.mode, workspaceAccess: settings.workspaceAccess },
       can: (tool: string) => offered(tool) && policy(tool),
