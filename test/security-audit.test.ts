@@ -79,8 +79,9 @@ describe('claw security audit', () => {
     const { code, report } = await audit(env);
     expect(code).toBe(1);
     expect(ids(report)).toEqual([
-      'channels.telegram.dm_open',
-      'channels.telegram.group_open',
+      'browser.control_no_auth',
+      'channels.telegram.dm.open',
+      'channels.telegram.groups.open',
       'fs.auth_profiles.perms_readable',
       'fs.config.perms_world_readable',
       'fs.credentials_dir.perms_writable',
@@ -88,11 +89,18 @@ describe('claw security audit', () => {
       'fs.state_dir.contents_perms_loose',
       'fs.state_dir.perms_readable',
       'gateway.bind_no_auth',
+      'gateway.control_ui.allowed_origins_required',
       'gateway.http.chat_completions_enabled',
+      'gateway.http.no_auth',
+      'gateway.http.session_key_override_enabled',
       'gateway.token_too_short',
+      'security.exposure.open_channels_with_exec',
+      'security.exposure.open_groups_with_control_plane_tools',
+      'security.exposure.open_groups_with_runtime_or_fs',
+      'security.trust_model.multi_user_heuristic',
       'tools.exec.host_no_sandbox_no_approvals',
     ]);
-    expect(report).toMatchObject({ ok: false, summary: { critical: 4, warn: 8, info: 0 } });
+    expect(report).toMatchObject({ ok: false, summary: { critical: 11, warn: 8, info: 1 } });
     expect(report).not.toHaveProperty('fixed');
     for (const finding of report.findings) {
       expect(Object.keys(finding).sort()).toEqual(['checkId', 'detail', 'fix', 'fixable', 'severity', 'title']);
@@ -101,9 +109,10 @@ describe('claw security audit', () => {
     expect(severities).toEqual([...severities].sort((a, b) => ['critical', 'warn', 'info'].indexOf(a) - ['critical', 'warn', 'info'].indexOf(b)));
     expect(severityOf(report, 'gateway.bind_no_auth')).toBe('critical');
     expect(severityOf(report, 'gateway.http.chat_completions_enabled')).toBe('critical');
-    expect(severityOf(report, 'channels.telegram.dm_open')).toBe('warn');
+    // As in OpenClaw: open DMs are critical even when allowFrom says "*" on purpose.
+    expect(severityOf(report, 'channels.telegram.dm.open')).toBe('critical');
     const byId = Object.fromEntries(report.findings.map((finding) => [finding.checkId, finding]));
-    expect(byId['channels.telegram.group_open']).toMatchObject({ fixable: true });
+    expect(byId['channels.telegram.groups.open']).toMatchObject({ fixable: true });
     expect(byId['gateway.bind_no_auth']).toMatchObject({ fixable: false });
     expect(byId['gateway.token_too_short']!.detail).toContain('5 characters');
     expect(byId['fs.sessions_store.perms_readable']!.detail).toContain('agents/main/sessions/s1.jsonl (644)');
@@ -112,10 +121,10 @@ describe('claw security audit', () => {
 
     const text = await claw(['security', 'audit'], env);
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain('Summary: 4 critical · 8 warn · 0 info');
+    expect(text.stdout).toContain('Summary: 11 critical · 8 warn · 1 info');
     expect(text.stdout.indexOf('CRITICAL')).toBeLessThan(text.stdout.indexOf('WARN'));
     expect(text.stdout).toMatch(/\n {2}gateway\.bind_no_auth {2}.+\n {4}gateway\.auth\.mode is "none"/);
-    expect(text.stdout).toContain('channels.telegram.group_open  Any group can use the assistant on telegram  (--fix)');
+    expect(text.stdout).toContain('channels.telegram.groups.open  Any group can use the assistant on telegram  (--fix)');
   });
 
   it('--fix tightens modes on disk and closes open groups, but leaves auth alone and still exits 1', async () => {
@@ -148,13 +157,21 @@ describe('claw security audit', () => {
 
     // What is left is what --fix must not decide for the user.
     expect(ids(report)).toEqual([
-      'channels.telegram.dm_open',
+      'browser.control_no_auth',
+      'channels.telegram.dm.open',
       'gateway.bind_no_auth',
+      'gateway.control_ui.allowed_origins_required',
       'gateway.http.chat_completions_enabled',
+      'gateway.http.no_auth',
+      'gateway.http.session_key_override_enabled',
       'gateway.token_too_short',
+      'security.exposure.open_channels_with_exec',
+      'security.exposure.open_groups_with_control_plane_tools',
+      'security.exposure.open_groups_with_runtime_or_fs',
+      'security.trust_model.multi_user_heuristic',
       'tools.exec.host_no_sandbox_no_approvals',
     ]);
-    expect(report).toMatchObject({ ok: false, summary: { critical: 2 } });
+    expect(report).toMatchObject({ ok: false, summary: { critical: 9 } });
 
     const again = await audit(env, '--fix');
     expect(again.code).toBe(1);
@@ -193,12 +210,14 @@ describe('claw security audit', () => {
       },
     });
     const { code, report } = await audit(env);
-    expect(code).toBe(0);
+    // Reachable from the network: "*" origins and no controlUi.allowedOrigins are critical (as in OpenClaw).
+    expect(code).toBe(1);
     expect(report.findings.filter((finding) => finding.checkId.startsWith('gateway.') || finding.checkId.startsWith('config.'))).toEqual([
+      expect.objectContaining({ checkId: 'gateway.control_ui.allowed_origins_wildcard', severity: 'critical' }),
+      expect.objectContaining({ checkId: 'gateway.control_ui.allowed_origins_required', severity: 'critical' }),
       expect.objectContaining({ checkId: 'gateway.token_too_short', severity: 'warn' }),
       expect.objectContaining({ checkId: 'gateway.password_too_short', severity: 'warn' }),
       expect.objectContaining({ checkId: 'gateway.auth_no_rate_limit', severity: 'warn' }),
-      expect.objectContaining({ checkId: 'gateway.control_ui.allowed_origins_wildcard', severity: 'warn' }),
       expect.objectContaining({ checkId: 'gateway.bind_non_loopback', severity: 'info' }),
       expect.objectContaining({ checkId: 'config.secrets.gateway_password_in_config', severity: 'info' }),
     ]);
@@ -222,10 +241,14 @@ describe('claw security audit', () => {
     expect(severityOf(reused.report, 'config.secrets.hooks_token_in_config')).toBe('warn');
     const short = cleanSetup({ hooks: { enabled: true, token: '${HOOK_TOKEN}' } });
     const fromEnv = await audit({ ...short.env, HOOK_TOKEN: 'short-hook-token' });
-    expect(ids(fromEnv.report).filter((id) => id.includes('hooks'))).toEqual(['hooks.token_too_short']);
+    expect(ids(fromEnv.report).filter((id) => id.includes('hooks'))).toEqual([
+      'hooks.allowed_agent_ids_unrestricted',
+      'hooks.default_session_key_unset',
+      'hooks.token_too_short',
+    ]);
   });
 
-  it('judges channel policies per account: open DMs without "*" are critical', async () => {
+  it('judges channel policies per account: open DMs are critical, and inconsistent without "*"', async () => {
     const { env } = cleanSetup({
       channels: { telegram: { dmPolicy: 'open', allowFrom: ['*'], accounts: { work: { dmPolicy: 'open', allowFrom: ['123'] }, home: { groupPolicy: 'open' } } } },
     });
@@ -233,9 +256,10 @@ describe('claw security audit', () => {
     expect(code).toBe(1);
     const channelFindings = report.findings.filter((finding) => finding.checkId.startsWith('channels.'));
     expect(channelFindings.map((finding) => [finding.checkId, finding.severity, finding.detail.split(' ')[0]])).toEqual([
-      ['channels.telegram.dm_open', 'critical', 'channels.telegram.accounts.work.dmPolicy'],
-      ['channels.telegram.dm_open', 'warn', 'channels.telegram.dmPolicy'],
-      ['channels.telegram.group_open', 'warn', 'channels.telegram.accounts.home.groupPolicy'],
+      ['channels.telegram.dm.open', 'critical', 'channels.telegram.accounts.work.dmPolicy'],
+      ['channels.telegram.dm.open', 'critical', 'channels.telegram.dmPolicy'],
+      ['channels.telegram.dm.open_invalid', 'warn', 'channels.telegram.accounts.work.dmPolicy'],
+      ['channels.telegram.groups.open', 'warn', 'channels.telegram.accounts.home.groupPolicy'],
     ]);
   });
 

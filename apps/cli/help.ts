@@ -86,15 +86,18 @@ Options:
             leftovers; never deletes or rewrites user data (--repair is the same)`,
   security: `Usage: claw security audit [--deep] [--fix] [--json]
 
-Checks gateway exposure and auth, who may message the assistant, file permissions under the
-state dir, plugins and the exec tool. Exit code 1 while a critical finding remains.
+Checks gateway exposure and auth, who may message the assistant and which tools they would
+reach, elevated and host exec policy, webhooks, break-glass flags, sandbox mounts, models,
+file permissions under the state dir and plugins, with OpenClaw's checkIds. Exit code 1
+while a critical finding remains.
 
 Options:
   --deep                 Also probe the running gateway (health, and a connect without credentials)
   --token <token>        Token for the probe (default: config, OPENCLAW_GATEWAY_TOKEN)
   --password <password>  Password for the probe
   --fix                  Apply the safe fixes: chmod 700/600 under the state dir and the config,
-                         groupPolicy "open" → "allowlist"; never changes tokens, auth or bind`,
+                         groupPolicy "open" → "allowlist", "*" out of tools.elevated.allowFrom;
+                         never changes tokens, auth, bind or DM policies`,
 };
 
 interface PluginCommand {

@@ -1,56 +1,79 @@
 /**
- * Inbound access: who may message the assistant on each channel. `open` policies let any
- * stranger start agent runs (with the agent's tools), so they are called out per channel
- * and per account.
+ * Inbound access: who may message the assistant on each channel. `open` policies (and a "*"
+ * in the list a pairing or allowlist policy checks) let any stranger start agent runs, with
+ * the agent's tools, so they are called out per channel and per account, under OpenClaw's
+ * ids: `channels.<id>.dm.open` (critical, as in OpenClaw), `dm.open_invalid` when "open"
+ * lacks the "*" it needs, and `groups.open`. Disabled channels and accounts are skipped.
  */
-import { channelSettings, configuredAccounts } from '../../../../sdk/channels/config.js';
-import { section, type AuditContext, type Finding } from './types.js';
+import { channelOpenings, type Opening } from './facts.js';
+import { section, type AnyRecord, type AuditContext, type Finding } from './types.js';
 
-function dmFinding(channel: string, path: string, allowFrom: readonly string[]): Finding {
-  const wildcard = allowFrom.includes('*');
-  return {
-    checkId: `channels.${channel}.dm_open`,
-    severity: wildcard ? 'warn' : 'critical',
+function dmFindings(opening: Opening): Finding[] {
+  const { channel, base, policy, list } = opening;
+  const byWildcard = policy !== 'open';
+  const findings: Finding[] = [{
+    checkId: `channels.${channel}.dm.open`,
+    severity: 'critical',
     title: `Anyone can message the assistant on ${channel}`,
-    detail: wildcard
-      ? `${path}.dmPolicy is "open": every sender's direct messages start agent runs, with the agent's tools, and no pairing step.`
-      : `${path}.dmPolicy is "open" but allowFrom lacks "*": the config fails validation and its meaning is unclear (open to all, or to the list?).`,
-    fix: `Set ${path}.dmPolicy to "pairing" (approve people with \`claw pairing approve\`) or "allowlist" with their ids in allowFrom.`,
+    detail: byWildcard
+      ? `${base}.allowFrom includes "*": with dmPolicy "${policy}" every sender's direct messages start agent runs, ` +
+        'with the agent\'s tools, and no pairing step.'
+      : `${base}.dmPolicy is "open": every sender's direct messages start agent runs, with the agent's tools, and no pairing step.`,
+    fix: byWildcard
+      ? `Remove "*" from ${base}.allowFrom and list the people who may write (or approve them with \`claw pairing approve\`).`
+      : `Set ${base}.dmPolicy to "pairing" (approve people with \`claw pairing approve\`) or "allowlist" with their ids in allowFrom.`,
     fixable: false,
-  };
+  }];
+  if (!byWildcard && !list.includes('*')) {
+    findings.push({
+      checkId: `channels.${channel}.dm.open_invalid`,
+      severity: 'warn',
+      title: `DM policy on ${channel} contradicts its allowlist`,
+      detail:
+        `${base}.dmPolicy is "open" but allowFrom lacks "*": the config fails validation and its meaning is unclear ` +
+        '(open to all, or to the list?).',
+      fix: `Use "allowlist" to admit only ${base}.allowFrom, or add "*" to it if everyone is meant.`,
+      fixable: false,
+    });
+  }
+  return findings;
 }
 
-function groupFinding(channel: string, path: string): Finding {
+function groupFinding(opening: Opening): Finding {
+  const { channel, base, policy } = opening;
+  const byWildcard = policy !== 'open';
   return {
-    checkId: `channels.${channel}.group_open`,
+    checkId: `channels.${channel}.groups.open`,
     severity: 'warn',
     title: `Any group can use the assistant on ${channel}`,
-    detail: `${path}.groupPolicy is "open": any group the bot is added to can start agent runs, and every member's message reaches the agent.`,
-    fix: `Set ${path}.groupPolicy to "allowlist" and list the groups in groupAllowFrom (--fix sets "allowlist").`,
-    fixable: true,
+    detail:
+      (byWildcard ? `${base}.groupAllowFrom includes "*", which lets every group past "allowlist"` : `${base}.groupPolicy is "open"`) +
+      ": any group the bot is added to can start agent runs, and every member's message reaches the agent.",
+    fix: byWildcard
+      ? `Replace "*" in ${base}.groupAllowFrom with the groups (or senders) you mean.`
+      : `Set ${base}.groupPolicy to "allowlist" and list the groups in groupAllowFrom (--fix sets "allowlist").`,
+    fixable: !byWildcard,
   };
 }
 
 export function channelChecks(ctx: AuditContext): Finding[] {
-  const findings = new Map<string, Finding>();
-  const add = (finding: Finding, path: string) => findings.set(`${finding.checkId}\u0000${path}`, finding);
-  for (const [channel, value] of Object.entries(section(ctx.config.channels))) {
+  return channelOpenings(ctx).flatMap((opening) => (opening.kind === 'dm' ? dmFindings(opening) : [groupFinding(opening)]));
+}
+
+/** `--fix`: every `groupPolicy: "open"` in the raw config (channel and account level) becomes "allowlist". */
+export function closeOpenGroups(raw: AnyRecord): Array<{ key: string; from: string; to: string }> {
+  const changed: Array<{ key: string; from: string; to: string }> = [];
+  const close = (holder: AnyRecord, key: string) => {
+    if (holder.groupPolicy !== 'open') return;
+    holder.groupPolicy = 'allowlist';
+    changed.push({ key, from: 'open', to: 'allowlist' });
+  };
+  for (const [channel, value] of Object.entries(section(raw.channels))) {
     const root = section(value);
-    const hasAccounts = Object.keys(section(root.accounts)).length > 0;
-    for (const account of configuredAccounts(root)) {
-      // What the channel pipeline would apply to this account, and where it was set.
-      const settings = channelSettings(ctx.config, channel, account);
-      const own = hasAccounts ? section(section(root.accounts)[account]) : {};
-      const accountPath = `channels.${channel}.accounts.${account}`;
-      if (settings.dmPolicy === 'open') {
-        const path = 'dmPolicy' in own || 'allowFrom' in own ? accountPath : `channels.${channel}`;
-        add(dmFinding(channel, path, settings.allowFrom), path);
-      }
-      if (settings.groupPolicy === 'open') {
-        const path = 'groupPolicy' in own ? accountPath : `channels.${channel}`;
-        add(groupFinding(channel, path), path);
-      }
+    close(root, `channels.${channel}.groupPolicy`);
+    for (const [account, accountValue] of Object.entries(section(root.accounts))) {
+      close(section(accountValue), `channels.${channel}.accounts.${account}.groupPolicy`);
     }
   }
-  return [...findings.values()];
+  return changed;
 }

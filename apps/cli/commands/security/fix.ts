@@ -1,15 +1,18 @@
 /**
  * `--fix`: the remedies that need no decision from the user. Open group policies become
- * allowlists (the config is rewritten through the usual validated, atomic writer, `${VAR}`
- * references intact), and the state dir, everything under it and the config file become
- * owner-only. Tokens, auth, bind and tool policy are never touched.
+ * allowlists and "*" leaves the elevated allowlists (the config is rewritten through the
+ * usual validated, atomic writer, `${VAR}` references intact), and the state dir,
+ * everything under it and the config file become owner-only. Tokens, auth, bind, DM
+ * policies and tool policy are never touched.
  */
 import { chmodSync, closeSync, constants, fchmodSync, lstatSync, openSync } from 'node:fs';
 import { privateModeOf, NON_OWNER_BITS } from '../../../../sdk/fs.js';
 import { editConfig } from '../../config-edit.js';
 import type { Io } from '../../io.js';
+import { closeOpenGroups } from './channel-checks.js';
+import { dropElevatedWildcards } from './elevated-checks.js';
 import { scanState, type StateScan } from './fs-checks.js';
-import { section, type AnyRecord, type AuditContext } from './types.js';
+import type { AnyRecord, AuditContext } from './types.js';
 
 export type FixAction =
   | { kind: 'config'; key: string; from: string; to: string }
@@ -22,32 +25,24 @@ export interface FixOutcome {
 
 const octal = (mode: number) => (mode & 0o777).toString(8).padStart(3, '0');
 
-/** `channels.<id>` and `channels.<id>.accounts.<acct>` objects of the raw config whose groupPolicy is "open". */
-function openGroupPolicies(raw: AnyRecord): Array<{ key: string; holder: AnyRecord }> {
-  const found: Array<{ key: string; holder: AnyRecord }> = [];
-  for (const [channel, value] of Object.entries(section(raw.channels))) {
-    const root = section(value);
-    if (root.groupPolicy === 'open') found.push({ key: `channels.${channel}.groupPolicy`, holder: root });
-    for (const [account, accountValue] of Object.entries(section(root.accounts))) {
-      const holder = section(accountValue);
-      if (holder.groupPolicy === 'open') found.push({ key: `channels.${channel}.accounts.${account}.groupPolicy`, holder });
-    }
-  }
-  return found;
-}
+/**
+ * Config remedies that only take access away and need no decision: each edits the raw
+ * config in place and says what it changed. All of them go through one validated write.
+ */
+const CONFIG_REMEDIES: ReadonlyArray<{ what: string; apply: (raw: AnyRecord) => Array<{ key: string; from: string; to: string }> }> = [
+  { what: 'set groupPolicy to "allowlist"', apply: closeOpenGroups },
+  { what: 'remove "*" from tools.elevated.allowFrom', apply: dropElevatedWildcards },
+];
 
-async function fixGroupPolicies(ctx: AuditContext, io: Io, outcome: FixOutcome): Promise<void> {
-  if (openGroupPolicies(ctx.raw).length === 0) return;
+async function fixConfig(ctx: AuditContext, io: Io, outcome: FixOutcome): Promise<void> {
+  // A dry run on a copy: nothing to change means no write, no backup, no lock.
+  const probe = structuredClone(ctx.raw);
+  if (CONFIG_REMEDIES.every((remedy) => remedy.apply(probe).length === 0)) return;
   try {
-    const { value } = await editConfig(io, (raw) =>
-      openGroupPolicies(raw).map(({ key, holder }) => {
-        holder.groupPolicy = 'allowlist';
-        return key;
-      }),
-    );
-    for (const key of value) outcome.fixed.push({ kind: 'config', key, from: 'open', to: 'allowlist' });
+    const { value } = await editConfig(io, (raw) => CONFIG_REMEDIES.flatMap((remedy) => remedy.apply(raw)));
+    for (const change of value) outcome.fixed.push({ kind: 'config', ...change });
   } catch (error) {
-    outcome.failed.push(`could not set groupPolicy to "allowlist": ${(error as Error).message}`);
+    outcome.failed.push(`could not ${CONFIG_REMEDIES.map((remedy) => remedy.what).join(' or ')}: ${(error as Error).message}`);
   }
 }
 
@@ -107,7 +102,7 @@ export function fixModes(ctx: AuditContext, scan: StateScan, outcome: FixOutcome
 
 export async function applyFixes(ctx: AuditContext, io: Io): Promise<FixOutcome> {
   const outcome: FixOutcome = { fixed: [], failed: [] };
-  await fixGroupPolicies(ctx, io, outcome);
+  await fixConfig(ctx, io, outcome);
   // Scanned after the config write: the file it replaced is gone, its backup is new.
   fixModes(ctx, scanState(ctx), outcome);
   return outcome;

@@ -206,8 +206,25 @@ function areaFindings(area: Area, entries: readonly ModeEntry[], root: string): 
   return findings;
 }
 
+/** Folder names of the common sync clients: whatever sits below them is copied to other devices. */
+const SYNCED = ['icloud', 'mobile documents', 'dropbox', 'google drive', 'googledrive', 'onedrive', 'nextcloud', 'syncthing'];
+
+function syncedDirFindings(ctx: AuditContext): Finding[] {
+  const synced = [ctx.stateDir, ctx.configPath].filter((path) => SYNCED.some((name) => path.toLowerCase().includes(name)));
+  if (synced.length === 0) return [];
+  return [{
+    checkId: 'fs.synced_dir',
+    severity: 'warn',
+    title: 'State or config in a synced folder',
+    detail: `${[...new Set(synced)].join(' and ')} looks like a synced folder: tokens, credentials and transcripts are copied to every ` +
+      `device and service that syncs it.`,
+    fix: 'Move the state dir to a local-only disk (OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH).',
+    fixable: false,
+  }];
+}
+
 export function fsChecks(ctx: AuditContext, scan: StateScan): Finding[] {
-  const findings: Finding[] = [];
+  const findings: Finding[] = [...syncedDirFindings(ctx)];
   if (scan.root) findings.push(...stateDirFindings(ctx, scan.root));
   if (scan.config) findings.push(...configFindings(ctx, scan.config));
   if (!scan.root) return findings;

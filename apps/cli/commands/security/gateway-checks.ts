@@ -8,7 +8,7 @@ import { section, type AuditContext, type Finding } from './types.js';
 
 type AuthMode = 'none' | 'token' | 'password';
 
-interface GatewayExposure {
+export interface GatewayExposure {
   bind: string;
   host: string;
   /** Reachable from other machines. */
@@ -18,7 +18,7 @@ interface GatewayExposure {
   password?: { value: string; source: string };
 }
 
-const TOKEN_WARN_BELOW = 32;
+export const TOKEN_WARN_BELOW = 32;
 const PASSWORD_WARN_BELOW = 24;
 /** Below this, a secret on a network-reachable gateway is critical. */
 const SECRET_CRITICAL_BELOW = 16;
@@ -36,7 +36,7 @@ function secretFrom(auth: Record<string, unknown>, kind: 'token' | 'password', e
 }
 
 /** The gateway's effective bind and auth, resolved the way the gateway resolves them. */
-function gatewayExposure(ctx: AuditContext): GatewayExposure {
+export function gatewayExposure(ctx: AuditContext): GatewayExposure {
   const gateway = section(ctx.config.gateway);
   const auth = section(gateway.auth);
   const bind = typeof gateway.bind === 'string' ? gateway.bind : 'loopback';
@@ -153,22 +153,74 @@ function exposureNote(exposure: GatewayExposure): Finding[] {
 
 function originsCheck(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
   const gateway = section(ctx.config.gateway);
+  const configured = section(gateway.controlUi).allowedOrigins;
   // gateway.controlUi.allowedOrigins, and gateway.allowedOrigins where earlier configs put it.
   const lists: Array<[string, unknown]> = [
-    ['gateway.controlUi.allowedOrigins', section(gateway.controlUi).allowedOrigins],
+    ['gateway.controlUi.allowedOrigins', configured],
     ['gateway.allowedOrigins', gateway.allowedOrigins],
   ];
   const open = exposure.mode === 'none';
-  return lists
+  const findings: Finding[] = lists
     .filter(([, origins]) => Array.isArray(origins) && origins.includes('*'))
     .map(([key]) => ({
       checkId: 'gateway.control_ui.allowed_origins_wildcard',
-      severity: open ? 'critical' : 'warn',
+      // OpenClaw: critical once the gateway is reachable from the network.
+      severity: open || exposure.exposed ? 'critical' : 'warn',
       title: 'Any website may open a WebSocket to the gateway',
-      detail: `${key} contains "*": a page from any site, open in the user's browser, can connect to the gateway${open ? ' and, with auth "none", drive the assistant' : ' and try the shared secret'}.`,
+      detail:
+        `${key} contains "*": a page from any site, open in the user's browser, can connect to the gateway` +
+        (open ? ' and, with auth "none", drive the assistant' : ' and try the shared secret') +
+        (exposure.exposed ? `; the gateway ${where(exposure)}.` : '.'),
       fix: `Replace "*" in ${key} with the exact origins that need access (e.g. "https://dashboard.example").`,
       fixable: false,
     }));
+  const listed = Array.isArray(configured) ? configured.filter((origin) => typeof origin === 'string' && origin.trim() !== '') : [];
+  if (exposure.exposed && listed.length === 0) {
+    findings.push({
+      checkId: 'gateway.control_ui.allowed_origins_required',
+      severity: 'critical',
+      title: 'Network-facing gateway without a list of allowed browser origins',
+      detail: `The gateway ${where(exposure)} and gateway.controlUi.allowedOrigins is empty: a browser request then passes whenever its ` +
+        `Origin matches the Host it was sent to, so a page served under any address or name the gateway answers to (every interface, ` +
+        `gateway.allowedHosts) counts as the gateway's own.`,
+      fix: 'Set gateway.controlUi.allowedOrigins to the full origins the web UI is opened from (e.g. ' +
+        '["https://claw.example.lan:18789"]), or gateway.bind "loopback".',
+      fixable: false,
+    });
+  }
+  return findings;
+}
+
+/** With auth "none" the HTTP side is as open as the WebSocket: no credential on any route. */
+function httpNoAuthCheck(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
+  if (exposure.mode !== 'none') return [];
+  const chat = section(section(section(section(ctx.config.gateway).http).endpoints).chatCompletions).enabled === true;
+  const routes = ['/v1/models', ...(chat ? ['/v1/chat/completions'] : [])];
+  return [{
+    checkId: 'gateway.http.no_auth',
+    severity: exposure.exposed ? 'critical' : 'warn',
+    title: 'Gateway HTTP API answers without credentials',
+    detail: `gateway.auth.mode is "none": ${routes.join(', ')} ${routes.length > 1 ? 'answer' : 'answers'} any caller that reaches the ` +
+      `gateway, which ${where(exposure)}.`,
+    fix: 'Set gateway.auth.mode to "token" (a fresh gateway generates one), and keep gateway.bind "loopback" if auth must stay off.',
+    fixable: false,
+  }];
+}
+
+/** /v1/chat/completions honours x-openclaw-session-key: API callers pick the session they write to. */
+function sessionKeyOverrideCheck(ctx: AuditContext): Finding[] {
+  const chat = section(section(section(section(ctx.config.gateway).http).endpoints).chatCompletions).enabled === true;
+  if (!chat) return [];
+  return [{
+    checkId: 'gateway.http.session_key_override_enabled',
+    severity: 'info',
+    title: 'HTTP API callers choose the session',
+    detail: '/v1/chat/completions accepts an x-openclaw-session-key header, so whoever holds the gateway credential can write into any ' +
+      'session, including ones people chat in.',
+    fix: 'Treat holders of the gateway credential as the operator; turn gateway.http.endpoints.chatCompletions.enabled off when no ' +
+      'OpenAI client needs it.',
+    fixable: false,
+  }];
 }
 
 function chatCompletionsCheck(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
@@ -200,46 +252,6 @@ function passwordInConfig(ctx: AuditContext, exposure: GatewayExposure): Finding
   }];
 }
 
-/** Webhook ingress (plugin hooks): its token must be its own, and long. */
-function hooksTokenChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
-  const hooks = section(ctx.config.hooks);
-  const token = typeof hooks.token === 'string' ? hooks.token.trim() : '';
-  if (!token) return [];
-  const findings: Finding[] = [];
-  if (token === exposure.token?.value.trim() || token === exposure.password?.value.trim()) {
-    findings.push({
-      checkId: 'hooks.token_reuse_gateway_token',
-      severity: 'critical',
-      title: 'The webhook token is the gateway secret',
-      detail: `hooks.token equals ${token === exposure.token?.value.trim() ? exposure.token!.source : exposure.password!.source}: whoever holds it for webhooks can also operate the whole gateway. The webhook endpoints refuse to serve until it differs.`,
-      fix: 'Give hooks.token its own long random value (openssl rand -base64 32) and update the senders.',
-      fixable: false,
-    });
-  }
-  if (token.length < TOKEN_WARN_BELOW) {
-    findings.push({
-      checkId: 'hooks.token_too_short',
-      severity: 'warn',
-      title: 'Short webhook token',
-      detail: `hooks.token has ${token.length} characters; webhook callers can guess 20 times a minute.`,
-      fix: `Use at least ${TOKEN_WARN_BELOW} random characters.`,
-      fixable: false,
-    });
-  }
-  const written = section(ctx.raw.hooks).token;
-  if (typeof written === 'string' && !/\$\{[A-Za-z0-9_]+\}/.test(written)) {
-    findings.push({
-      checkId: 'config.secrets.hooks_token_in_config',
-      severity: 'warn',
-      title: 'Webhook token stored in the config file',
-      detail: `hooks.token is written in ${ctx.configPath} in plain text; backups and copies of the file carry it.`,
-      fix: 'Reference an environment variable instead: "${CLAW_HOOKS_TOKEN}" as the config value.',
-      fixable: false,
-    });
-  }
-  return findings;
-}
-
 export function gatewayChecks(ctx: AuditContext): Finding[] {
   const exposure = gatewayExposure(ctx);
   return [
@@ -248,7 +260,8 @@ export function gatewayChecks(ctx: AuditContext): Finding[] {
     ...exposureNote(exposure),
     ...originsCheck(ctx, exposure),
     ...chatCompletionsCheck(ctx, exposure),
+    ...httpNoAuthCheck(ctx, exposure),
+    ...sessionKeyOverrideCheck(ctx),
     ...passwordInConfig(ctx, exposure),
-    ...hooksTokenChecks(ctx, exposure),
   ];
 }

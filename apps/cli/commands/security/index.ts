@@ -9,15 +9,11 @@ import { clawVersion } from '../../../../sdk/version.js';
 import { bootKernel } from '../../boot.js';
 import { printHelp } from '../../help.js';
 import { CliError, usageError, type Io } from '../../io.js';
-import { channelChecks } from './channel-checks.js';
 import { applyFixes, type FixOutcome } from './fix.js';
-import { fsChecks, scanState } from './fs-checks.js';
-import { gatewayChecks } from './gateway-checks.js';
-import { pluginChecks } from './plugin-checks.js';
 import { probeGateway, type ProbeReport } from './probe.js';
+import { runChecks } from './registry.js';
 import { printAudit, sortFindings, summarize } from './report.js';
-import { toolChecks } from './tool-checks.js';
-import type { AuditContext, Finding } from './types.js';
+import type { AuditContext } from './types.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [sub, ...rest] = args;
@@ -58,10 +54,6 @@ async function auditContext(io: Io): Promise<AuditContext> {
   };
 }
 
-function checks(ctx: AuditContext): Finding[] {
-  return [...gatewayChecks(ctx), ...channelChecks(ctx), ...fsChecks(ctx, scanState(ctx)), ...pluginChecks(ctx), ...toolChecks(ctx)];
-}
-
 async function audit(args: string[], io: Io): Promise<number> {
   const flags = options(args);
   if ((flags.token !== undefined || flags.password !== undefined) && !flags.deep) throw usageError('--token and --password are for the --deep probe');
@@ -72,7 +64,7 @@ async function audit(args: string[], io: Io): Promise<number> {
     // What is left is judged on the config and modes as they are now.
     ctx = await auditContext(io);
   }
-  const findings = checks(ctx);
+  const findings = runChecks(ctx);
   let probe: ProbeReport | undefined;
   if (flags.deep) {
     const probed = await probeGateway(ctx, { token: flags.token, password: flags.password, version: clawVersion() });

@@ -12,6 +12,9 @@ export interface AuditResult {
   probe?: ProbeReport;
 }
 
+/** A config value as written: lists are already JSON, words get quotes. */
+const shown = (value: string) => (value.startsWith('[') ? value : `"${value}"`);
+
 export function summarize(findings: readonly Finding[]): Record<Severity, number> {
   const summary: Record<Severity, number> = { critical: 0, warn: 0, info: 0 };
   for (const finding of findings) summary[finding.severity]++;
@@ -58,7 +61,10 @@ export function printAudit(io: Io, result: AuditResult): void {
     if (result.fix.fixed.length === 0 && result.fix.failed.length === 0) println(io, 'Nothing for --fix to change.');
     else if (result.fix.fixed.length > 0) println(io, `Fixed (${result.fix.fixed.length}):`);
     for (const action of result.fix.fixed) {
-      println(io, action.kind === 'config' ? `  ${action.key}: "${action.from}" → "${action.to}"` : `  chmod ${action.from} → ${action.to}  ${action.path}`);
+      const line = action.kind === 'config'
+        ? `  ${action.key}: ${shown(action.from)} → ${shown(action.to)}`
+        : `  chmod ${action.from} → ${action.to}  ${action.path}`;
+      println(io, line);
     }
     for (const failure of result.fix.failed) io.stderr.write(`claw: --fix ${failure}\n`);
   }
