@@ -7,14 +7,15 @@
  */
 import { basename } from 'node:path';
 
-const LAUNCHERS = new Set([
+/** Every launcher by name (versioned interpreter names aside, see VERSIONED). */
+export const LAUNCHER_NAMES: ReadonlySet<string> = new Set([
   // Shells and shell-like wrappers.
   'sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'busybox', 'toybox',
   'env', 'xargs', 'find', 'nohup', 'timeout', 'nice', 'ionice', 'stdbuf', 'setsid', 'time', 'watch', 'flock',
   'sudo', 'su', 'doas', 'pkexec', 'chroot', 'unshare', 'nsenter', 'systemd-run', 'dbus-run-session', 'script',
   'expect', 'parallel', 'tmux', 'screen', 'strace', 'ltrace', 'gdb', 'valgrind', 'entr', 'at', 'batch', 'crontab',
-  // Text tools that can run commands.
-  'awk', 'gawk', 'mawk', 'nawk', 'sed', 'vi', 'vim', 'nvim', 'view', 'ex', 'emacs', 'less', 'more', 'man',
+  // Text tools that can run commands (sqlite3's .shell), or read any file their options name (jq --rawfile).
+  'awk', 'gawk', 'mawk', 'nawk', 'sed', 'vi', 'vim', 'nvim', 'view', 'ex', 'emacs', 'less', 'more', 'man', 'sqlite3', 'jq',
   // Interpreters and runtimes.
   'node', 'nodejs', 'deno', 'bun', 'bunx', 'python', 'pypy', 'perl', 'ruby', 'irb', 'php', 'lua', 'luajit',
   'R', 'Rscript', 'java', 'jshell', 'groovy', 'scala', 'kotlin', 'dotnet', 'pwsh', 'powershell',
@@ -34,7 +35,7 @@ const VERSIONED = /^(python|pypy|pip|perl|ruby|php|node|lua|tclsh|wish|guile|jav
 /** Is this program (a bare name or a path; the last path part counts) a launcher? */
 export function isLauncherBinary(nameOrPath: string): boolean {
   const name = basename(nameOrPath);
-  return LAUNCHERS.has(name) || VERSIONED.test(name);
+  return LAUNCHER_NAMES.has(name) || VERSIONED.test(name);
 }
 
 /** What an approval prompt or audit says about allowing a launcher on the host. */

@@ -1,10 +1,12 @@
 /**
- * Binaries that run other programs, or code taken from their arguments, environment or the
- * files around them. Allowlisting one for host exec hands the model a general-purpose
- * launcher: `env sh -c …`, `find -exec`, `xargs`, `git -c core.pager=…`, `npm run`, a
- * Makefile in the working directory. The lists are the audit's own until the exec policy
- * exports its launcher check; `isLauncherBinary` is the one place to swap it in.
+ * The audit's view of launchers (sdk/exec/launchers.ts decides what one is): binaries that
+ * run other programs, or code taken from their arguments, environment or the files around
+ * them. Allowlisting one for host exec hands the model a general-purpose launcher: `env sh
+ * -c …`, `find -exec`, `xargs`, `git -c core.pager=…`, `npm run`, a Makefile in the working
+ * directory. Interpreters (code after `-c`/`-e`, or a script) are told apart, for the
+ * inline-eval check.
  */
+import { isLauncherBinary as launcherByExecPolicy, LAUNCHER_NAMES } from '../../../../sdk/exec/index.js';
 
 /** Interpreters and shells: anything after `-c`/`-e` (or a script file) is code. */
 const INTERPRETERS: ReadonlySet<string> = new Set([
@@ -14,25 +16,17 @@ const INTERPRETERS: ReadonlySet<string> = new Set([
   'osascript', 'pwsh', 'powershell', 'awk', 'gawk', 'mawk', 'nawk', 'expect',
 ]);
 
-/** Not interpreters, but they start other programs or run project-defined commands. */
-const LAUNCHERS: ReadonlySet<string> = new Set([
-  'env', 'xargs', 'find', 'parallel', 'nice', 'nohup', 'timeout', 'stdbuf', 'setsid', 'time', 'watch', 'flock',
-  'ionice', 'taskset', 'chroot', 'unshare', 'nsenter', 'script', 'strace', 'ltrace', 'gdb', 'sudo', 'doas', 'su',
-  'runuser', 'systemd-run', 'at', 'crontab', 'ssh', 'scp', 'rsync', 'sed', 'jq', 'tar', 'zip', 'vi', 'vim', 'nvim',
-  'emacs', 'less', 'more', 'man', 'git', 'npm', 'npx', 'pnpm', 'yarn', 'corepack', 'pip', 'pip3', 'uv', 'uvx',
-  'pipx', 'make', 'gmake', 'cmake', 'ninja', 'cargo', 'go', 'gradle', 'mvn', 'docker', 'podman', 'kubectl', 'sqlite3',
-]);
-
 export type LauncherKind = 'interpreter' | 'launcher';
 
 /** What `name` (a bare command name, lower case) is, if it runs other code. */
 export function isLauncherBinary(name: string): LauncherKind | undefined {
   if (INTERPRETERS.has(name)) return 'interpreter';
-  if (LAUNCHERS.has(name)) return 'launcher';
+  // By exact name: a versioned one (python3.12) is judged by launchersMatching as the name without its version.
+  if (LAUNCHER_NAMES.has(name) && launcherByExecPolicy(name)) return 'launcher';
   return undefined;
 }
 
-const KNOWN = [...INTERPRETERS, ...LAUNCHERS];
+const KNOWN = [...new Set([...INTERPRETERS, ...[...LAUNCHER_NAMES].map((name) => name.toLowerCase())])];
 
 /** `python3.12` is python3, `node20` is node: the name with version suffixes taken off one by one. */
 function versionless(name: string): string[] {
