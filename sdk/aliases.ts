@@ -19,6 +19,8 @@ export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   'sdk/agent': 'agent/index',
   'sdk/sessions': 'sessions/index',
   'sdk/services': 'services',
+  'sdk/exec': 'exec/index',
+  'sdk/sandbox': 'sandbox/index',
 };
 
 /** The parts of OpenClaw's `openclaw/plugin-sdk/*` that claw provides (sdk/openclaw-compat). */

@@ -109,7 +109,21 @@ describe('the package surface for plugin authors', () => {
     expect(pkg.name).toBe('@claw-assistant/claw');
     expect(Object.keys(pkg.bin)).toEqual(['claw']);
     expect(Object.keys(pkg.exports).sort()).toEqual(
-      ['./package.json', './sdk', './sdk/agent', './sdk/channels', './sdk/channels/contract', './sdk/client', './sdk/memory', './sdk/memory/contract', './sdk/services', './sdk/sessions', './sdk/testing'].sort(),
+      [
+        './package.json',
+        './sdk',
+        './sdk/agent',
+        './sdk/channels',
+        './sdk/channels/contract',
+        './sdk/client',
+        './sdk/exec',
+        './sdk/memory',
+        './sdk/memory/contract',
+        './sdk/sandbox',
+        './sdk/services',
+        './sdk/sessions',
+        './sdk/testing',
+      ].sort(),
     );
     for (const target of Object.values(pkg.exports)) expect(existsSync(join(REPO, target)), target).toBe(true);
   });

@@ -6,7 +6,7 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import type { SandboxSpec } from '../../sdk/index.js';
-import type { Bind } from '../../sdk/sandbox/binds.js';
+import type { Bind } from '../../sdk/sandbox/index.js';
 
 export const SANDBOX_HOSTNAME = 'claw-sandbox';
 /** Inside the sandbox the command runs as an unprivileged user, whatever it is on the host. */

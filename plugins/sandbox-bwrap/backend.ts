@@ -13,7 +13,7 @@ import { join, posix } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { ExecRequest, ExecResult, SandboxBackend, SandboxInfo, SandboxInstance, SandboxProcess, SandboxSpec } from '../../sdk/index.js';
 import { writeFileAtomicAsync } from '../../sdk/fs.js';
-import { checkSandboxMounts, type Bind } from '../../sdk/sandbox/binds.js';
+import { checkSandboxMounts, type Bind } from '../../sdk/sandbox/index.js';
 import { bwrapArgs, etcFiles, SECCOMP_FD } from './args.js';
 import { seccompProgram } from './seccomp.js';
 

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { SandboxSpec } from '../../sdk/index.js';
-import { checkSandboxMounts, type BindPolicy } from '../../sdk/sandbox/binds.js';
+import { checkSandboxMounts, type BindPolicy } from '../../sdk/sandbox/index.js';
 import { formatUser, resolveSandboxUser } from './user.js';
 
 /** The image claw builds locally (scripts/build-sandbox-image.sh, `claw sandbox build`). */

@@ -13,7 +13,7 @@
  */
 import { constants, statSync } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
-import { formatUser, parseSandboxUser, type SandboxUser } from '../../sdk/sandbox/user.js';
+import { formatUser, parseSandboxUser, type SandboxUser } from '../../sdk/sandbox/index.js';
 
 export { formatUser, parseSandboxUser, type SandboxUser };
 
