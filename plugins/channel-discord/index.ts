@@ -8,10 +8,10 @@
  */
 import { definePlugin, type KernelServices } from '../../sdk/index.js';
 import { resolveAgentIdentity } from '../../sdk/agent/index.js';
-import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
+import { ChannelAccounts, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import { guildAccess } from './access.js';
 import { createRest, DiscordAccount, loadDiscord, type AckScope, type AckSettings } from './account.js';
-import { accountIds, DISCORD_TEXT_LIMIT, DiscordConfigError, isRecord, mergedAccountConfig, resolveAccountSettings } from './config.js';
+import { DISCORD_TEXT_LIMIT, DiscordConfigError, isRecord, mergedAccountConfig, resolveAccountSettings } from './config.js';
 import { DiscordSender } from './send.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -20,9 +20,7 @@ const ACK_SCOPES = new Set<AckScope>(['all', 'direct', 'group-all', 'group-menti
 const DEFAULT_ACK_EMOJI = '👀';
 
 export class DiscordChannel {
-  private readonly accounts = new Map<string, DiscordAccount>();
-  /** Send-only clients for accounts this process does not run (the CLI). */
-  private readonly senders = new Map<string, { key: string; sender: DiscordSender }>();
+  private readonly accounts = new ChannelAccounts<DiscordAccount, DiscordSender>(() => this.section());
 
   constructor(private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths' | 'capabilities'>) {}
 
@@ -59,62 +57,36 @@ export class DiscordChannel {
   }
 
   async start(ctx: ChannelAccountContext): Promise<void> {
-    await this.stop(ctx.accountId);
     const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
-    const twin = [...this.accounts.values()].find((other) => other.settings.token === settings.token);
+    const twin = this.accounts.all().find((other) => other.accountId !== ctx.accountId && other.settings.token === settings.token);
     // One bot on two gateway sessions would answer every message twice.
     if (twin) throw new DiscordConfigError(`Discord accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (token)`);
     // The token may come from the environment: the redactor must know it before any error text.
     this.kernel.redact.add(settings.token);
     const discord = await loadDiscord(this.kernel.paths.stateDir, ctx.env);
-    const account = new DiscordAccount(settings, ctx, discord, this.kernel.redact, (agentId) => this.ackSettings(ctx.accountId, agentId), () =>
-      this.kernel.capabilities.list('command').map((info) => ({ name: info.name, pluginId: info.pluginId })),
+    await this.accounts.start(
+      ctx,
+      () =>
+        new DiscordAccount(settings, ctx, discord, this.kernel.redact, (agentId) => this.ackSettings(ctx.accountId, agentId), () =>
+          this.kernel.capabilities.list('command').map((info) => ({ name: info.name, pluginId: info.pluginId })),
+        ),
     );
-    this.accounts.set(ctx.accountId, account);
-    ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
-    try {
-      await account.start();
-    } catch (error) {
-      this.accounts.delete(ctx.accountId);
-      await account.stop();
-      throw error;
-    }
   }
 
-  async stop(accountId: string): Promise<void> {
-    const account = this.accounts.get(accountId);
-    if (!account) return;
-    this.accounts.delete(accountId);
-    await account.stop();
+  stop(accountId: string): Promise<void> {
+    return this.accounts.stop(accountId);
   }
 
-  private defaultAccount(): string {
-    if (this.accounts.has('default')) return 'default';
-    const ids = accountIds(this.section());
-    return ids.includes('default') ? 'default' : ids[0]!;
-  }
-
-  private async senderFor(accountId: string | undefined): Promise<DiscordSender> {
-    const id = accountId ?? this.defaultAccount();
-    const running = this.accounts.get(id);
-    if (running) return running.sender;
-    let settings;
-    try {
-      settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
-    } catch (error) {
-      throw new ChannelSendError((error as Error).message, { retryable: false, cause: error });
-    }
-    this.kernel.redact.add(settings.token);
-    const key = JSON.stringify(settings);
-    const cached = this.senders.get(id);
-    if (cached?.key === key) return cached.sender;
-    const sender = new DiscordSender(createRest(await loadDiscord(this.kernel.paths.stateDir, this.kernel.env), settings), settings);
-    this.senders.set(id, { key, sender });
-    return sender;
+  private senderFor(accountId: string | undefined): Promise<DiscordSender> {
+    return this.accounts.sender(accountId, async (id) => {
+      const settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
+      this.kernel.redact.add(settings.token);
+      return { key: JSON.stringify(settings), sender: async () => new DiscordSender(createRest(await loadDiscord(this.kernel.paths.stateDir, this.kernel.env), settings), settings) };
+    });
   }
 
   async send(message: OutboundMessage): Promise<SendResult> {
-    const running = this.accounts.get(message.accountId ?? this.defaultAccount());
+    const running = this.accounts.get(message.accountId ?? this.accounts.defaultAccount());
     // A running account may owe a slash command its answer.
     if (running) return running.send(message);
     return (await this.senderFor(message.accountId)).send(message);
@@ -125,7 +97,7 @@ export class DiscordChannel {
   }
 
   status(): ChannelStatus[] {
-    return [...this.accounts.values()].map((account) => account.status());
+    return this.accounts.status();
   }
 }
 

@@ -7,11 +7,11 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { definePlugin, type KernelServices, type Logger } from '../../sdk/index.js';
-import { ChannelSendError, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
+import { ChannelAccounts, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import type { AgentService, ChatCommandInfo } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
-import { accountIds, mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
+import { mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
 import { TelegramSender } from './send.js';
 import { PreviewLedger, previewsFile, takeOverPages } from './previews.js';
 
@@ -23,9 +23,7 @@ export const TELEGRAM_CAPTION_LIMIT = 1024;
 type AnyRecord = Record<string, unknown>;
 
 export class TelegramChannel {
-  private readonly accounts = new Map<string, TelegramAccount>();
-  /** Send-only clients for accounts this process does not run (the CLI). */
-  private readonly senders = new Map<string, { key: string; sender: TelegramSender }>();
+  private readonly accounts = new ChannelAccounts<TelegramAccount, TelegramSender>(() => this.section());
   /** Reply preview pages up in chats, per account, kept across restarts (previews.ts). */
   private readonly ledgers = new Map<string, PreviewLedger>();
 
@@ -59,64 +57,38 @@ export class TelegramChannel {
   }
 
   async start(ctx: ChannelAccountContext): Promise<void> {
-    await this.stop(ctx.accountId);
     const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
-    const twin = [...this.accounts.values()].find((other) => other.settings.token === settings.token);
+    const others = this.accounts.all().filter((other) => other.accountId !== ctx.accountId);
+    const twin = others.find((other) => other.settings.token === settings.token);
     // Telegram hands each update to one consumer: two accounts on one bot would steal each other's messages.
     if (twin) throw new TelegramConfigError(`Telegram accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (botToken)`);
-    const clash = settings.webhook && [...this.accounts.values()].find((other) => other.webhookPath === settings.webhook!.path);
+    const clash = settings.webhook && others.find((other) => other.webhookPath === settings.webhook!.path);
     if (clash) throw new TelegramConfigError(`Telegram accounts "${clash.accountId}" and "${ctx.accountId}" use the same webhook path ${settings.webhook!.path}: give one a different webhook.path`);
     // The token may come from the environment or an account the redactor did not see as
     // secret: register it, since grammY puts it into every request URL and so every network error.
     this.kernel.redact.add(settings.token);
-    const account = new TelegramAccount(settings, ctx, await loadGrammy(), this.kernel.redact, () => this.commandsFor(ctx.config as AnyRecord), this.ledger(ctx.accountId));
-    this.accounts.set(ctx.accountId, account);
-    ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
-    try {
-      await account.start();
-    } catch (error) {
-      this.accounts.delete(ctx.accountId);
-      await account.stop();
-      throw error;
-    }
-  }
-
-  async stop(accountId: string): Promise<void> {
-    const account = this.accounts.get(accountId);
-    if (!account) return;
-    this.accounts.delete(accountId);
-    await account.stop();
-  }
-
-  /** The account a send without one goes out on: "default" if there is one, else the first configured. */
-  private defaultAccount(): string {
-    if (this.accounts.has('default')) return 'default';
-    const ids = accountIds(this.section());
-    return ids.includes('default') ? 'default' : ids[0]!;
-  }
-
-  private async senderFor(accountId: string | undefined): Promise<TelegramSender> {
-    const id = accountId ?? this.defaultAccount();
-    const running = this.accounts.get(id);
-    if (running) return running.sender;
-    let settings;
-    try {
-      settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
-    } catch (error) {
-      throw new ChannelSendError((error as Error).message, { retryable: false, cause: error });
-    }
-    this.kernel.redact.add(settings.token);
-    const key = `${settings.apiRoot}\u0000${settings.token}\u0000${settings.linkPreview}`;
-    const cached = this.senders.get(id);
-    if (cached?.key === key) return cached.sender;
     const grammy = await loadGrammy();
-    const sender = new TelegramSender(new grammy.Api(settings.token, { apiRoot: settings.apiRoot }), grammy.InputFile, { linkPreview: settings.linkPreview });
-    this.senders.set(id, { key, sender });
-    return sender;
+    await this.accounts.start(ctx, () => new TelegramAccount(settings, ctx, grammy, this.kernel.redact, () => this.commandsFor(ctx.config as AnyRecord), this.ledger(ctx.accountId)));
+  }
+
+  stop(accountId: string): Promise<void> {
+    return this.accounts.stop(accountId);
+  }
+
+  private senderFor(accountId: string | undefined): Promise<TelegramSender> {
+    return this.accounts.sender(accountId, async (id) => {
+      const settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
+      this.kernel.redact.add(settings.token);
+      const sender = async () => {
+        const grammy = await loadGrammy();
+        return new TelegramSender(new grammy.Api(settings.token, { apiRoot: settings.apiRoot }), grammy.InputFile, { linkPreview: settings.linkPreview });
+      };
+      return { key: `${settings.apiRoot}\u0000${settings.token}\u0000${settings.linkPreview}`, sender };
+    });
   }
 
   async send(message: OutboundMessage): Promise<SendResult> {
-    const accountId = message.accountId ?? this.defaultAccount();
+    const accountId = message.accountId ?? this.accounts.defaultAccount();
     const running = this.accounts.get(accountId);
     if (running) return running.send(message);
     // Before the account runs (a reply a restart delivers early) pages a previous process left still take it.
@@ -146,13 +118,13 @@ export class TelegramChannel {
   }
 
   status(): ChannelStatus[] {
-    return [...this.accounts.values()].map((account) => account.status());
+    return this.accounts.status();
   }
 
   /** POST /telegram/…: the account whose webhook path this is. */
   async webhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://gateway').pathname;
-    const account = [...this.accounts.values()].find((candidate) => candidate.webhookPath === path);
+    const account = this.accounts.all().find((candidate) => candidate.webhookPath === path);
     if (!account) {
       req.resume();
       res.writeHead(404, { 'content-type': 'application/json' });

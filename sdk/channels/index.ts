@@ -6,8 +6,6 @@
  * work without `start` (the CLI sends from a process that does not poll), so build
  * clients lazily from config.
  */
-import type { ChannelSendFailure } from '../types/channels.js';
-
 export type {
   AckReaction,
   ReplyObserver,
@@ -24,17 +22,7 @@ export type {
   SendResult,
 } from '../types/channels.js';
 
-/** Throw from `send` to tell the kernel whether (and when) to try again. */
-export class ChannelSendError extends Error implements ChannelSendFailure {
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number;
-  constructor(message: string, options: { retryable?: boolean; retryAfterMs?: number; cause?: unknown } = {}) {
-    super(message, { cause: options.cause });
-    this.name = 'ChannelSendError';
-    this.retryable = options.retryable ?? options.retryAfterMs !== undefined;
-    if (options.retryAfterMs !== undefined) this.retryAfterMs = options.retryAfterMs;
-  }
-}
+export { ChannelSendError } from './errors.js';
 
 export type { ChannelInfo, ChannelsApi, OutboundRequest, OutboundResult, PairingRequest } from '../types/channels.js';
 
@@ -43,6 +31,7 @@ export {
   channelSection,
   channelSettings,
   configuredAccounts,
+  mergedAccountConfig,
   channelConfigProblems,
   DEFAULT_RETRY,
   DEFAULT_HISTORY_LIMIT,
@@ -64,3 +53,6 @@ export { resolveAgentRoute, bindingMatches, bindingTier, configuredBindings, typ
 
 /** Whether and with which emoji an inbound message is acknowledged (ackReaction, messages.ackReactionScope). */
 export { ackReactionFor, ACK_REACTION_SCOPES, type AckReactionScope } from './ack.js';
+
+/** The account lifecycle of bot-token channels: running accounts, send-only clients for the rest. */
+export { ChannelAccounts, type RunningAccount } from './accounts.js';
