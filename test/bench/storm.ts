@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { GatewayClient, GatewayRequestError } from '../../sdk/client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { spawnCliGateway, type CliGateway } from '../cli-gateway.js';
-import { FakeTelegramApi } from '../fakes/telegram-api.js';
+import { FakeTelegramApi, type TelegramCall } from '../fakes/telegram-api.js';
+import JSON5 from 'json5';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm-server.js';
 import { rng } from './rng.js';
 
@@ -30,7 +31,6 @@ const TOKEN = 'storm-bench-token-0123456789abcdef';
 const ID = /\b[WT]\d+[sc]\d+m\d+\b/g;
 const RESTART_NOTE = '[System] The gateway restarted';
 /** A send Telegram answered this close before a kill was in flight when the process died. */
-const IN_FLIGHT_MS = 25;
 
 export interface StormOptions {
   cli: string;
@@ -60,13 +60,15 @@ export interface StormReport {
   /** Acknowledged messages answered more than once, or whose user message is in the transcripts more than once. */
   twice: number;
   /**
-   * Telegram answers sent a second time because a kill landed while Telegram was answering
-   * the first send (within IN_FLIGHT_MS of the kill): no Bot API call can tell whether a
-   * message arrived, so that window can be made small (the journal records the reply the
-   * moment the send returns) but not closed. Counted here, not in `twice`.
+   * Telegram answers sent a second time because the kill landed after Telegram answered the
+   * first send but before the gateway could record it (the intake journal, read right after
+   * that kill, did not have the message done): no Bot API call can tell whether a message
+   * arrived, so that window can be made small (the journal records the reply the moment the
+   * send returns) but not closed. A copy sent again although the journal had it done counts
+   * in `twice`. Counted here, not in `twice`.
    */
   resentInFlight: number;
-  /** For each Telegram answer sent more than once: ms from Telegram answering the earlier copy to the next kill. */
+  /** For each Telegram answer sent more than once: ms from Telegram answering the earlier copy to the next kill (the window's width under this load). */
   resentGapsMs: number[];
   lost: number;
   /** Answered with an error instead of an answer (given up after repeated interruptions). */
@@ -237,8 +239,11 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
 
   let sent = 0;
   const kills: number[] = [];
+  /** Per kill: the test ids the intake journal had done (delivered) when that gateway died. */
+  const doneAtKill: Array<Set<string>> = [];
   try {
     for (let cycle = 0; cycle < options.cycles; cycle++) {
+      labelTelegramCalls(stateDir, api, cycle);
       const gateway = await spawnCliGateway(options.cli, { OPENCLAW_STATE_DIR: stateDir });
       const client = await connect(gateway.port);
       // What the last gateway left without a final answer is sent again, with its key.
@@ -276,11 +281,14 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
       kills.push(performance.now());
       gateway.child.kill('SIGKILL');
       await gateway.exited;
+      // Read before the next start compacts it: what this gateway knew it had delivered.
+      doneAtKill.push(journalDone(stateDir));
       keepOutput(stateDir, `cycle-${cycle}`, gateway, keep);
       await client.close().catch(() => {});
     }
 
     // The last start: retries once more, then everything acknowledged must get answered.
+    labelTelegramCalls(stateDir, api, options.cycles);
     const gateway = await spawnCliGateway(options.cli, { OPENCLAW_STATE_DIR: stateDir });
     const client = await connect(gateway.port);
     await Promise.all([...ws.values()].filter((message) => !message.final).map((message) => send(client, message, true)));
@@ -318,7 +326,7 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
       const inTranscript = counts.users.get(id) ?? 0;
       let answers = id.startsWith('T') ? (telegram.answers.get(id) ?? 0) + (telegram.errors.get(id) ?? 0) : (counts.answers.get(id) ?? 0) + (counts.errors.get(id) ?? 0);
       if (id.startsWith('T') && answers > 1) {
-        const inFlight = inFlightCopies(api, id, kills, gaps);
+        const inFlight = inFlightCopies(api, id, kills, doneAtKill, gaps);
         resentInFlight += inFlight;
         answers -= inFlight;
       }
@@ -376,22 +384,60 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
 }
 
 /**
- * Copies of the answer to `id` that went out again because Telegram was answering the call
- * that put it up (its sendMessage, or the editMessageText that finished a preview into it)
- * as a kill landed.
+ * Copies of the answer to `id` that went out again because the gateway that put the earlier
+ * copy up (its sendMessage, or the editMessageText that finished a preview into it) died
+ * before recording it: the journal as that kill left it does not have the message done, and
+ * the next copy came from a later gateway. Each gateway calls the Bot API through its own
+ * labelled apiRoot, so which process made a call is known, not guessed from timing. Also
+ * notes, per copy, the ms from Telegram's answer to that gateway's kill (negative: Telegram
+ * answered after the process was gone).
  */
-function inFlightCopies(api: FakeTelegramApi, id: string, kills: number[], gaps: number[]): number {
+function inFlightCopies(api: FakeTelegramApi, id: string, kills: number[], doneAtKill: Array<Set<string>>, gaps: number[]): number {
   const shows = (call: { params: Record<string, unknown> }) => idsIn(String(call.params.text ?? '')).includes(id);
   const copies = api.sent().filter((call) => call.method === 'sendMessage' && idsIn(api.textOf(Number(call.params.chat_id), call.result?.message_id) ?? '').includes(id));
+  const gatewayOf = (call: TelegramCall) => Number(call.via?.slice(1) ?? NaN);
   let inFlight = 0;
-  for (const copy of copies.slice(0, -1)) {
+  copies.slice(0, -1).forEach((copy, index) => {
     const messageId = copy.result?.message_id;
     const calls = api.calls.filter((call) => call.status === 200 && call.answeredAt !== undefined && shows(call) && (call === copy || (call.method === 'editMessageText' && call.params.message_id === messageId)));
-    const gap = Math.min(...calls.flatMap((call) => kills.filter((kill) => kill >= call.answeredAt!).map((kill) => kill - call.answeredAt!)));
-    gaps.push(Math.round(gap * 10) / 10);
-    if (gap <= IN_FLIGHT_MS) inFlight++;
-  }
+    const last = calls.at(-1) ?? copy;
+    const gateway = gatewayOf(last);
+    if (!(gateway < kills.length)) return; // put up by the last gateway, which was never killed
+    gaps.push(Math.round((kills[gateway]! - last.answeredAt!) * 10) / 10);
+    if (!doneAtKill[gateway]!.has(id) && gatewayOf(copies[index + 1]!) > gateway) inFlight++;
+  });
   return inFlight;
+}
+
+/** Points the Telegram channel of the next gateway at its own label (`/g<n>`) of the fake Bot API. */
+function labelTelegramCalls(stateDir: string, api: FakeTelegramApi, gateway: number): void {
+  const file = join(stateDir, 'openclaw.json');
+  const config = JSON5.parse(readFileSync(file, 'utf8')) as { channels: { telegram: { apiRoot: string } } };
+  config.channels.telegram.apiRoot = `${api.apiRoot}/g${gateway}`;
+  writeFileSync(file, JSON.stringify(config, null, 2), { mode: 0o600 });
+}
+
+/** Test ids of the messages the agent's intake journal has done (answered and delivered, or failed). */
+function journalDone(stateDir: string): Set<string> {
+  const file = join(stateDir, 'agents', 'main', 'intake.jsonl');
+  const done = new Set<string>();
+  if (!existsSync(file)) return done;
+  const text = readFileSync(file, 'utf8');
+  const end = text.indexOf('\0');
+  const idsOf = new Map<string, string[]>();
+  const closed: string[] = [];
+  for (const line of (end < 0 ? text : text.slice(0, end)).split('\n')) {
+    let record: { t?: string; id?: string; ids?: string[]; input?: unknown };
+    try {
+      record = JSON.parse(line) as typeof record;
+    } catch {
+      continue; // the torn last line a kill can leave
+    }
+    if (record.t === 'accepted' && record.id) idsOf.set(record.id, idsIn(JSON.stringify(record.input ?? '')));
+    if (record.t === 'done') closed.push(...(record.ids ?? []));
+  }
+  for (const message of closed) for (const id of idsOf.get(message) ?? []) done.add(id);
+  return done;
 }
 
 /** Per id: how many of the bot's messages (as they read now) answer it, error notices, and answers sent to the wrong chat. */

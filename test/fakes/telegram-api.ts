@@ -41,6 +41,8 @@ export interface TelegramCall {
   answeredAt?: number;
   result?: Json;
   error?: { error_code: number; description: string };
+  /** The label of an apiRoot ending in `/<label>` (e.g. one per gateway process in a crash storm). */
+  via?: string;
 }
 
 export type ScriptedAnswer =
@@ -281,14 +283,17 @@ export class FakeTelegramApi {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    // An apiRoot may end in one label segment, so a test can tell which process made a call.
+    const labelled = /^\/(g\d+)(\/.*)$/.exec(url.pathname);
+    const path = labelled ? labelled[2]! : url.pathname;
+    const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(path);
     if (download) return this.download(download[1]!, decodeURIComponent(download[2]!), res);
-    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
+    const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
     if (!match) return this.json(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     const [, token, method] = match;
     const body = await readBody(req);
     const { params, files } = parseParams(req.headers['content-type'] ?? '', body, url.searchParams);
-    const call: TelegramCall = { method: method!, params, files, at: performance.now(), status: 0 };
+    const call: TelegramCall = { method: method!, params, files, at: performance.now(), status: 0, ...(labelled ? { via: labelled[1] } : {}) };
     this.calls.push(call);
 
     const finish = (status: number, payload: Json) => {
