@@ -88,6 +88,8 @@ export {
   errorFromFetch,
   retryAfterMs,
   parseModelRef,
+  normalizeApi,
+  PROVIDER_APIS,
   readSse,
   type FailureKind,
   type ModelRef,

@@ -1,7 +1,7 @@
 /**
  * What provider plugins share: the error they throw (its `kind` decides whether the loop
  * rotates to another auth profile, falls back to another model, or compacts and retries),
- * classification of HTTP failures, model refs, and an SSE reader.
+ * classification of HTTP failures, model refs, the wire API names a provider speaks, and an SSE reader.
  */
 
 /** Why a model call failed, in the terms failover cares about. */
@@ -86,6 +86,19 @@ export function errorFromFetch(error: unknown, provider: string, signal?: AbortS
 export interface ModelRef {
   provider: string;
   model: string;
+}
+
+/**
+ * The wire APIs a `models.providers.<id>.api` may name (OpenClaw's names), which a provider
+ * plugin declares it speaks in `ModelProvider.apis`.
+ */
+export const PROVIDER_APIS = ['openai-completions', 'openai-responses', 'anthropic-messages'] as const;
+
+/** claw's earlier spellings of the OpenAI APIs. */
+const API_ALIASES: Record<string, string> = { chat: 'openai-completions', responses: 'openai-responses' };
+
+export function normalizeApi(api: string | undefined): string | undefined {
+  return api === undefined ? undefined : (API_ALIASES[api] ?? api);
 }
 
 /** "provider/model" split at the first "/" (model ids may contain more slashes). */

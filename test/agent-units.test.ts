@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../sdk/index.js';
-import { AuthProfiles, BILLING_STEPS_MS, COOLDOWN_STEPS_MS } from '../sdk/agent/index.js';
+import { AuthProfiles, BILLING_STEPS_MS, COOLDOWN_STEPS_MS } from '../plugins/models/auth-profiles.js';
 import { compactionCut, compactionThreshold, estimateTokens, pruneToolResults } from '../sdk/agent/index.js';
-import { modelChain, resolveModelInput } from '../sdk/agent/index.js';
+import { modelChain } from '../sdk/agent/index.js';
+import { resolveModelInput } from '../plugins/models/models.js';
 import { buildSystemPrompt, IDENTITY_LINE } from '../plugins/agent-loop/prompt.js';
 import { BlockChunker, findFences, parseReply, SilentReplyFilter, unknownAgentProblem } from '../sdk/agent/index.js';
 import { agentSettings } from '../sdk/agent/index.js';

@@ -6,7 +6,9 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ModelService, routeProvider, type AgentSettings } from '../sdk/agent/index.js';
+import type { AgentSettings } from '../sdk/agent/index.js';
+import { routeProvider } from '../plugins/models/provider-routing.js';
+import { ModelService } from '../plugins/models/service.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { startFakeLlm, type FakeLlm, type RecordedRequest, type ScriptStep } from './fakes/llm-server.js';
 import { REPO } from './helpers.js';

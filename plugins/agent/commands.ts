@@ -16,7 +16,6 @@ import {
   matchResetTrigger,
   normalizeQueueMode,
   resetTriggersFrom,
-  resolveModelInput,
   sessionSandbox,
   type ChatCommandInfo,
   type CommandOutcome,
@@ -249,7 +248,7 @@ export async function applyInlineDirectives(runtime: AgentRuntime, input: Dispat
   if (directives.model) {
     const [wanted] = directives.model.split('@');
     const settings = runtime.settings(input.agentId!);
-    const ref = resolveModelInput(wanted ?? '', settings, await runtime.models.catalog());
+    const ref = await runtime.models.resolve(wanted ?? '', settings);
     if (ref) out.model = ref;
   }
   return out;
@@ -263,7 +262,7 @@ async function resetCommand(scope: CommandScope, rest: string, trigger: string):
   const first = /^(\S+)(?:\s+([\s\S]*))?$/.exec(rest);
   if (first) {
     const [wanted, profile] = first[1]!.split('@');
-    const ref = resolveModelInput(wanted ?? '', runtime.settings(agentId), await runtime.models.catalog());
+    const ref = await runtime.models.resolve(wanted ?? '', runtime.settings(agentId));
     if (ref && (first[1]!.includes('/') || looksLikeModelWord(wanted!, ref, runtime, agentId))) {
       model = ref;
       message = (first[2] ?? '').trim();
@@ -405,7 +404,7 @@ async function modelCommand(scope: CommandScope, args: string, text: string): Pr
     return { reply: `🤖 Model reset to ${runtime.models.chain(settings)[0] ?? 'none configured'}` };
   }
   const [wanted, profile] = args.split('@');
-  const ref = resolveModelInput(wanted ?? '', settings, await runtime.models.catalog());
+  const ref = await runtime.models.resolve(wanted ?? '', settings);
   if (!ref) return { reply: `⚠️ Unknown model "${wanted}". Try /model list.` };
   await runtime.store(agentId).upsert(sessionKey, { model: ref, authProfileOverride: profile || undefined });
   return { reply: `🤖 Model set to ${ref}${profile ? ` (profile ${profile})` : ''}` };

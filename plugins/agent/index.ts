@@ -6,8 +6,8 @@
  * slot's.
  */
 import { fileURLToPath } from 'node:url';
-import { ModelService, SessionService, type AgentService, type MessagesSection, type SessionResetConfig, type SkillsService } from '../../sdk/agent/index.js';
-import { useService } from '../../sdk/services.js';
+import { SessionService, type AgentService, type ModelService, type MessagesSection, type SessionResetConfig, type SkillsService } from '../../sdk/agent/index.js';
+import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
 import { applyInlineDirectives, commandList, handleCommand } from './commands.js';
@@ -24,10 +24,9 @@ export const TEMPLATES_DIR = fileURLToPath(new URL('./templates/', import.meta.u
 export default definePlugin({
   id: 'agent',
   async register(api) {
-    // The models plugin's service when it is on, so cooldowns are shared; else our own.
-    // The models and sessions plugins' services when they are on, so model cooldowns and
-    // session stores are one per process; else our own.
-    const models = (await useService<ModelService>(api.kernel, 'models')) ?? new ModelService(api.kernel);
+    // Model selection is the models plugin's service (one per process, so cooldowns are shared);
+    // session stores are the sessions plugin's when it is on, else our own.
+    const models = await requireService<ModelService>(api.kernel, 'models', 'the agent plugin');
     const sessions = (await useService<SessionService>(api.kernel, 'sessions')) ?? new SessionService(api.kernel, { logger: api.logger });
     const runtime = new AgentRuntime(
       api.kernel,

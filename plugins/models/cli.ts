@@ -4,7 +4,9 @@
  */
 import type { CliContext } from '../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
-import { configuredProviderIds, routeProvider, unknownAgentProblem, type ModelService } from '../../sdk/agent/index.js';
+import { configuredProviderIds, unknownAgentProblem } from '../../sdk/agent/index.js';
+import { routeProvider } from './provider-routing.js';
+import type { ModelService } from './service.js';
 
 export const MODELS_HELP = `Usage: claw models list [--json]      models the enabled providers offer, and the configured chain
        claw models status [--json]    the chain, auth profiles and their cooldowns`;
@@ -39,7 +41,7 @@ export async function modelsCommand(argv: string[], ctx: CliContext, runtime: Mo
   if (action === 'status') {
     const profiles = runtime.authProfiles(agentId);
     const registered = runtime.kernel.capabilities.list('provider').map((info) => info.name);
-    const providers = [...registered, ...configuredProviderIds(runtime.kernel).filter((id) => !registered.includes(id))];
+    const providers = [...registered, ...configuredProviderIds(runtime.kernel.config()).filter((id) => !registered.includes(id))];
     const now = runtime.now();
     const report = await Promise.all(
       providers.map(async (id) => {

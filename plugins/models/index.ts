@@ -1,13 +1,14 @@
 /**
  * Models: which model each agent uses (agents.defaults.model, fallbacks, aliases), the
- * catalog the enabled providers offer, and auth profiles with their cooldowns. Offers the
- * SDK's ModelService as service "models" (the agent plugin runs turns with it), the
- * `models.list` method and `claw models`. It stays when the agent loop is swapped.
+ * catalog the enabled providers offer, and auth profiles with their cooldowns. Offers its
+ * ModelService (service.ts, the SDK's ModelService contract) as service "models" — the
+ * agent plugin runs turns with it, sessions and /v1/models read it — plus the `models.list`
+ * method and `claw models`. It stays when the agent loop is swapped.
  */
-import { ModelService } from '../../sdk/agent/index.js';
 import { definePlugin, parseSessionKey, type JsonSchema } from '../../sdk/index.js';
 import { modelsCommand, MODELS_HELP } from './cli.js';
 import { cliCommand } from '../../sdk/cli.js';
+import { ModelService } from './service.js';
 
 const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 

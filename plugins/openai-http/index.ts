@@ -17,7 +17,7 @@ export default definePlugin({
     const agent = () => requireService<AgentService>(api.kernel, 'agent', 'the OpenAI-compatible endpoint');
     const enabled = endpoints?.chatCompletions?.enabled === true;
     api.registerHttpRoute({ method: 'POST', path: '/v1/chat/completions', handler: createChatCompletionsHandler(agent, enabled, () => api.kernel.config()) });
-    const models = createModelsHandler(() => requireService<ModelService>(api.kernel, 'models', 'GET /v1/models'), enabled);
+    const models = createModelsHandler(() => requireService<ModelService>(api.kernel, 'models', 'GET /v1/models'), () => api.kernel.config(), enabled);
     api.registerHttpRoute({ method: 'GET', path: '/v1/models', handler: models });
     api.registerHttpRoute({ method: 'GET', path: '/v1/models/*', handler: models });
   },

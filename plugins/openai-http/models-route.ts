@@ -7,6 +7,7 @@
  * backend model sent as `model` in /v1/chat/completions runs the default agent on it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { KernelConfig } from '../../sdk/index.js';
 import { agentIds, configuredProviderIds, providerSettings, type ModelService } from '../../sdk/agent/index.js';
 
 export interface ListedModel {
@@ -17,8 +18,7 @@ export interface ListedModel {
 }
 
 /** Agent targets first, then backend refs, each once. */
-export function listModels(service: ModelService, created: number): ListedModel[] {
-  const config = service.kernel.config();
+export function listModels(service: ModelService, config: KernelConfig, created: number): ListedModel[] {
   const agents = agentIds(config);
   const targets = ['openclaw', 'openclaw/default', ...agents.map((id) => `openclaw/${id}`)];
   const refs = new Set<string>();
@@ -27,7 +27,7 @@ export function listModels(service: ModelService, created: number): ListedModel[
     for (const ref of service.models.chain(settings)) refs.add(ref);
     for (const ref of Object.keys(settings.models)) refs.add(ref);
   }
-  for (const provider of configuredProviderIds(service.kernel)) {
+  for (const provider of configuredProviderIds(config)) {
     for (const model of providerSettings(config, provider).models ?? []) refs.add(`${provider}/${model.id}`);
   }
   return [
@@ -36,7 +36,7 @@ export function listModels(service: ModelService, created: number): ListedModel[
   ];
 }
 
-export function createModelsHandler(models: () => Promise<ModelService>, enabled: boolean) {
+export function createModelsHandler(models: () => Promise<ModelService>, config: () => KernelConfig, enabled: boolean) {
   const created = Math.floor(Date.now() / 1000);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     req.resume();
@@ -50,7 +50,7 @@ export function createModelsHandler(models: () => Promise<ModelService>, enabled
       return;
     }
     try {
-      const listed = listModels(await models(), created);
+      const listed = listModels(await models(), config(), created);
       const path = new URL(req.url ?? '/', 'http://gateway').pathname.replace(/\/+$/, '');
       if (path === '/v1/models') {
         send(200, { object: 'list', data: listed });

@@ -6,7 +6,7 @@
  * policy, hooks, approvals and secret masking apply to them.
  */
 import { definePlugin, errorResult, jsonResult, textResult, type KernelServices, type ToolContext, type ToolResult } from '../../sdk/index.js';
-import { modelChain, ModelService, newSessionEntry, resolveModelInput, resolveSendPolicy, SessionService, type AgentService } from '../../sdk/agent/index.js';
+import { modelChain, newSessionEntry, resolveSendPolicy, SessionService, type AgentService, type ModelService } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { agentOfKey, SessionAccess, snapshot, type SessionRecord } from './access.js';
 import { listRow, readMessages, RESERVED_KEYS, SESSION_KINDS, shownKey, trimMessage, kindOf } from './rows.js';
@@ -84,7 +84,7 @@ export default definePlugin({
     const shared = () =>
       (services ??= (async () => ({
         sessions: (await useService<SessionService>(kernel, 'sessions')) ?? new SessionService(kernel, { logger: api.logger }),
-        models: (await useService<ModelService>(kernel, 'models')) ?? new ModelService(kernel),
+        models: await requireService<ModelService>(kernel, 'models', 'the session tools'),
       }))());
 
     const context = async (tool: ToolContext): Promise<Ctx> => {
@@ -267,7 +267,7 @@ export default definePlugin({
           const wanted = (params.model as string).trim();
           let model: string | undefined;
           if (wanted.toLowerCase() !== 'default') {
-            model = resolveModelInput(wanted, settings, await ctx.models.models.catalog());
+            model = await ctx.models.models.resolve(wanted, settings);
             if (!model) throw new ToolRefusal(`unknown model "${wanted}" (known models are the configured ones and their aliases)`);
           }
           const entry = await ctx.sessions.store(record.agentId).upsert(record.key, { model, updatedAt: record.entry.updatedAt });

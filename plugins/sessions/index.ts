@@ -3,10 +3,10 @@
  * as service "sessions"), the `sessions.*` methods and `claw sessions`. The agent plugin
  * keeps its runs in these stores; this plugin stays when the agent loop is swapped.
  */
-import { ModelService, SessionService, type AgentService } from '../../sdk/agent/index.js';
+import { SessionService, type AgentService, type ModelService } from '../../sdk/agent/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { definePlugin } from '../../sdk/index.js';
-import { useService } from '../../sdk/services.js';
+import { requireService, useService } from '../../sdk/services.js';
 import { sessionsCommand, SESSIONS_HELP } from './cli.js';
 import { LIST_PARAMS, registerSessionMethods, type SessionsDeps } from './methods.js';
 import { registerSessionSubscriptions } from './subscriptions.js';
@@ -19,7 +19,7 @@ export default definePlugin({
     api.registerService({ id: 'sessions', api: sessions });
     const deps: SessionsDeps = {
       sessions,
-      models: (await useService<ModelService>(api.kernel, 'models')) ?? new ModelService(api.kernel),
+      models: await requireService<ModelService>(api.kernel, 'models', 'the sessions plugin'),
       agent: () => useService<AgentService>(api.kernel, 'agent'),
     };
     registerSessionMethods(api, deps);

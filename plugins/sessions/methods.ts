@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
-import { acquireSessionLock, agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, resolveModelInput, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService, trimTranscript, type TrimOutcome } from '../../sdk/agent/index.js';
+import { acquireSessionLock, agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService, trimTranscript, type TrimOutcome } from '../../sdk/agent/index.js';
 import { emitInternalHook } from '../../sdk/internal-hooks.js';
 
 export interface SessionsDeps {
@@ -138,7 +138,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       if ('model' in params) {
         const model = value<string>('model');
         if (model !== undefined) {
-                    const ref = resolveModelInput(model, deps.models.settings(agentId), await deps.models.models.catalog());
+                    const ref = await deps.models.models.resolve(model, deps.models.settings(agentId));
           if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
           patch.model = ref;
         } else patch.model = undefined;
@@ -171,7 +171,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       assertKnownAgent(api.kernel.config(), agentId);
       let model: string | undefined;
       if (params.model) {
-                model = resolveModelInput(params.model, deps.models.settings(agentId), await deps.models.models.catalog());
+                model = await deps.models.models.resolve(params.model, deps.models.settings(agentId));
         if (!model) throw invalid(`unknown model "${params.model}" (see models.list)`);
       }
       const agent = await deps.agent();

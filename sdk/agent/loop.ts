@@ -13,7 +13,7 @@ import type { ToolDefinition } from '../../kernel/index.js';
 import type { ChatMessage, ImagePart, ThinkingLevel } from '../types/models.js';
 import type { KernelServices } from '../types/plugin.js';
 import { configuredToolPolicy, type ToolMatcher } from '../tool-policy.js';
-import type { Models } from './models.js';
+import type { Models } from './model-service.js';
 import type { AgentSettings } from './settings.js';
 import type { Skill } from './skills.js';
 import type { SessionEntry, SessionStore } from '../sessions/store.js';
@@ -38,7 +38,7 @@ export interface TurnInput {
 /** Everything a loop may use for one turn; the dispatcher builds it fresh per run. */
 export interface TurnContext {
   kernel: KernelServices;
-  /** Model selection, auth profiles and failover (the SDK's model service). */
+  /** Model selection, auth profiles and failover (the "models" service's `models`). */
   models: Models;
   store: SessionStore;
   /** The session's transcript: read history, append what the turn adds. */

@@ -185,6 +185,19 @@ export function providerSettings(config: KernelConfig, provider: string): Provid
   return (((config.models as AnyRecord | undefined)?.providers ?? {}) as Record<string, ProviderSettings>)[provider] ?? {};
 }
 
+/** Provider ids configured under `models.providers` (registered or not). */
+export function configuredProviderIds(config: KernelConfig): string[] {
+  const providers = (config.models as { providers?: Record<string, unknown> } | undefined)?.providers ?? {};
+  return Object.keys(providers);
+}
+
+/** The configured chain as written: the primary, then its fallbacks (aliases unresolved). */
+export function modelChain(setting: ModelSetting | undefined): string[] {
+  if (!setting) return [];
+  if (typeof setting === 'string') return [setting];
+  return [setting.primary, ...(setting.fallbacks ?? [])].filter((ref): ref is string => typeof ref === 'string' && ref.length > 0);
+}
+
 export function queueDefaults(messages: MessagesSection | undefined, channel?: string): QueueSettings {
   const queue = messages?.queue ?? {};
   const byChannel = channel ? queue.byChannel?.[channel] : undefined;

@@ -6,8 +6,7 @@
  * anthropic-messages). So the claw provider runs the catalog, then hands the request to
  * the plugin that speaks the entry's `api`, with the entry's endpoint and key.
  */
-import { normalizeApi, PROVIDER_APIS } from '../agent/provider-routing.js';
-import { ModelError } from '../models.js';
+import { ModelError, normalizeApi, PROVIDER_APIS } from '../models.js';
 import type { KernelServices } from '../types/plugin.js';
 import type { ModelInfo, ModelProvider, ModelRequest } from '../types/models.js';
 

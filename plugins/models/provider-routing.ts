@@ -6,14 +6,8 @@
  * the entry's own endpoint, key and models. A custom entry with a `baseUrl` and no `api`
  * speaks openai-completions, as in OpenClaw.
  */
-import type { KernelServices } from '../types/plugin.js';
-import type { ModelProvider } from '../types/models.js';
-import { providerSettings, type ProviderSettings } from './settings.js';
-
-export const PROVIDER_APIS = ['openai-completions', 'openai-responses', 'anthropic-messages'] as const;
-
-/** claw's earlier spellings of the OpenAI APIs. */
-const API_ALIASES: Record<string, string> = { chat: 'openai-completions', responses: 'openai-responses' };
+import { normalizeApi, PROVIDER_APIS, type KernelServices, type ModelProvider } from '../../sdk/index.js';
+import { providerSettings, type ProviderSettings } from '../../sdk/agent/index.js';
 
 /**
  * Well-known OpenAI-compatible servers, so `ollama/llama3.2` works with no config at all.
@@ -36,16 +30,6 @@ export interface ProviderRoute {
   envKeys: readonly string[];
   /** Served by a plugin registered under another id (a custom `models.providers` entry). */
   custom: boolean;
-}
-
-export function normalizeApi(api: string | undefined): string | undefined {
-  return api === undefined ? undefined : (API_ALIASES[api] ?? api);
-}
-
-/** Provider ids configured under `models.providers` (registered or not). */
-export function configuredProviderIds(kernel: KernelServices): string[] {
-  const providers = (kernel.config().models as { providers?: Record<string, unknown> } | undefined)?.providers ?? {};
-  return Object.keys(providers);
 }
 
 /** The route for a provider id, or a sentence saying why there is none. */

@@ -7,7 +7,7 @@
  * past the 30 s backoff cap; one longer than 60 s sends the run to its next candidate
  * instead, when there is one.
  */
-import { ModelError, type FailureKind } from '../models.js';
+import { ModelError, type FailureKind } from '../../sdk/index.js';
 
 export interface RetryPolicy {
   /** Total attempts for a rate limit (the first one included). */

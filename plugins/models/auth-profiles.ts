@@ -10,8 +10,8 @@
  * and so do 24 h without a failure.
  */
 import { readFileSync } from 'node:fs';
-import { writeJsonAtomic } from '../fs.js';
-import type { FailureKind } from '../models.js';
+import { writeJsonAtomic, type FailureKind } from '../../sdk/index.js';
+import type { AuthProfiles as AuthProfilesContract, CooldownState, ProfileUsage } from '../../sdk/agent/index.js';
 
 export interface AuthProfile {
   id: string;
@@ -21,21 +21,6 @@ export interface AuthProfile {
   baseUrl?: string;
   /** Where it came from: the profiles file, config, or an environment variable. */
   source: 'file' | 'config' | 'env';
-}
-
-/** One cooldown streak: of a whole profile, or of one model on it. */
-export interface CooldownState {
-  lastFailureAt?: number;
-  lastFailureKind?: FailureKind;
-  errorCount?: number;
-  cooldownUntil?: number;
-}
-
-export interface ProfileUsage extends CooldownState {
-  lastUsed?: number;
-  billingErrorCount?: number;
-  /** Cooldowns scoped to one model id of this profile's provider. */
-  models?: Record<string, CooldownState>;
 }
 
 /** What keeps a (profile, model) from being used right now. */
@@ -70,7 +55,7 @@ export function cooldownFor(kind: FailureKind, usage: ProfileUsage | CooldownSta
   return Math.max(step, retryAfterMs ?? 0);
 }
 
-export class AuthProfiles {
+export class AuthProfiles implements AuthProfilesContract {
   private data: ProfilesFile;
 
   constructor(

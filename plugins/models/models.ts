@@ -16,14 +16,26 @@
  *    and the first request after a cooldown is itself a probe (one attempt, no retries)
  *    when a fallback could answer, so a still-broken endpoint does not stall a run through
  *    a second full recovery.
+ *
+ * This is the models plugin's implementation of the SDK's `Models` contract
+ * (sdk/agent/model-service.ts); a plugin that replaces this one brings its own.
  */
-import type { KernelServices } from '../types/plugin.js';
-import type { ModelInfo, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../types/models.js';
-import { isModelError, ModelError, parseModelRef, type ModelRef } from '../models.js';
+import { isModelError, ModelError, parseModelRef, type KernelServices, type ModelInfo, type ModelRef, type ModelRequest } from '../../sdk/index.js';
+import type { ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../../sdk/index.js';
+import {
+  configuredProviderIds,
+  modelChain,
+  providerSettings,
+  type AgentSettings,
+  type ModelCatalogEntry,
+  type ModelOutcome,
+  type ModelResetEvent,
+  type Models as ModelsContract,
+  type ModelStreamOptions,
+} from '../../sdk/agent/index.js';
 import { AuthProfiles, PROFILE_FAILURES, type AuthProfile } from './auth-profiles.js';
 import { abortableSleep, DEFAULT_RETRY_POLICY, retryDecision, TRANSIENT_FAILURES, type RetryPolicy } from './retry-policy.js';
-import { configuredProviderIds, routeProvider, type ProviderRoute } from './provider-routing.js';
-import { providerSettings, type AgentSettings, type ModelSetting } from './settings.js';
+import { routeProvider, type ProviderRoute } from './provider-routing.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
@@ -32,12 +44,6 @@ const AUTO_DEFAULTS: Array<{ env: string; ref: string }> = [
   { env: 'ANTHROPIC_API_KEY', ref: 'anthropic/claude-sonnet-4-20250514' },
   { env: 'OPENAI_API_KEY', ref: 'openai/gpt-4.1' },
 ];
-
-export function modelChain(setting: ModelSetting | undefined): string[] {
-  if (!setting) return [];
-  if (typeof setting === 'string') return [setting];
-  return [setting.primary, ...(setting.fallbacks ?? [])].filter((ref): ref is string => typeof ref === 'string' && ref.length > 0);
-}
 
 export function aliasTable(settings: AgentSettings): Map<string, string> {
   const table = new Map<string, string>();
@@ -49,9 +55,6 @@ export function aliasTable(settings: AgentSettings): Map<string, string> {
 export const PROBE_INTERVAL_MS = 30_000;
 /** The primary's cooldown ending within this long may be probed even while other candidates remain. */
 export const PROBE_MARGIN_MS = 15_000;
-
-/** A reset tells listeners to drop the failed attempt's partial output; `retry` when the same model is asked again. */
-export type ModelResetEvent = { type: 'reset'; reason: string; retry?: { attempt: number; of: number; waitMs: number } };
 
 export interface ModelsOptions {
   now?: () => number;
@@ -66,11 +69,6 @@ interface Candidate {
   parsed: ModelRef;
   route: ProviderRoute;
   profile?: AuthProfile;
-}
-
-export interface ModelCatalogEntry extends ModelInfo {
-  provider: string;
-  ref: string;
 }
 
 /**
@@ -92,7 +90,7 @@ export function resolveModelInput(input: string, settings: AgentSettings, catalo
   return partial.length === 1 ? partial[0]!.ref : undefined;
 }
 
-export class Models {
+export class Models implements ModelsContract {
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   private readonly policy: RetryPolicy;
@@ -129,7 +127,7 @@ export class Models {
     const registered = this.kernel.capabilities.list('provider').map((info) => info.name);
     // "replace": only the models config lists, not the providers' built-in catalogs.
     const replace = (this.kernel.config().models as { mode?: string } | undefined)?.mode === 'replace';
-    for (const id of [...registered, ...configuredProviderIds(this.kernel).filter((id) => !registered.includes(id))]) {
+    for (const id of [...registered, ...configuredProviderIds(this.kernel.config()).filter((id) => !registered.includes(id))]) {
       const provider = registered.includes(id) ? await this.kernel.capabilities.find('provider', id).catch(() => undefined) : undefined;
       const fromConfig = providerSettings(this.kernel.config(), id).models ?? [];
       const fromProvider = provider?.models && !replace ? await Promise.resolve(provider.models()).catch(() => []) : [];
@@ -141,6 +139,11 @@ export class Models {
       }
     }
     return out;
+  }
+
+  /** What a person typed, as a ref (resolveModelInput against this catalog). */
+  async resolve(input: string, settings: AgentSettings): Promise<string | undefined> {
+    return resolveModelInput(input, settings, await this.catalog());
   }
 
   /** Context window and limits for a ref: config catalog, then the provider's list, then defaults. */
@@ -167,15 +170,7 @@ export class Models {
     settings: AgentSettings,
     chain: readonly string[],
     request: Omit<ModelRequest, 'model' | 'endpoint'>,
-    options: {
-      signal: AbortSignal;
-      onEvent: (event: ModelStreamEvent | ModelResetEvent) => void;
-      onAttempt?: (ref: string, profile?: string) => void;
-      /** A session's `/model …@profile` choice: tried first for its provider. */
-      preferProfile?: string;
-      /** The ref the user chose (`--model`, `/model`): tried even while it cools down. */
-      explicit?: string;
-    },
+    options: ModelStreamOptions,
   ): Promise<ModelOutcome> {
     if (chain.length === 0) {
       throw new ModelError('invalid_request', 'no model is configured: set agents.defaults.model (for example "openai/gpt-4.1") or an API key such as OPENAI_API_KEY');
@@ -354,16 +349,4 @@ const KEY_ROTATION: ReadonlySet<string> = new Set(['auth', 'billing', 'rate_limi
 
 function asModelError(error: unknown): ModelError {
   return isModelError(error) ? error : new ModelError('unknown', (error as Error)?.message ?? String(error), { cause: error });
-}
-
-export interface ModelOutcome {
-  ref: string;
-  provider: string;
-  model: string;
-  profileId?: string;
-  text: string;
-  thinking: ThinkingPart[];
-  toolCalls: ToolCallPart[];
-  stopReason: StopReason;
-  usage?: Usage;
 }
