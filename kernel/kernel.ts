@@ -16,7 +16,7 @@ import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPa
 import type { KernelConfig } from './generated/types.js';
 import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
-import type { ForeignPluginAdapter, KernelPaths, PluginDefinition } from './plugin-host/api.js';
+import type { ConfigAccess, ForeignPluginAdapter, KernelPaths, PluginDefinition } from './plugin-host/api.js';
 import type { CapabilityLookup } from './plugin-host/capabilities.js';
 import type { ConfigIssue } from './plugin-host/resolve.js';
 
@@ -36,16 +36,17 @@ export interface KernelOptions {
   plugins?: readonly PluginDefinition[];
   /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
   logger: Logger;
-  /** The rules enforced at the choke points: the SDK's `clawPolicy`, or a test's own. */
+  /** The rules enforced at the choke points: the host's `clawPolicy`, or a test's own. */
   policy: KernelPolicy;
-  /** Loads plugins that are not bundled (the SDK's `pluginLoader`: TypeScript, `claw/sdk` aliases); default `import()`. */
+  /** Loads plugins that are not bundled (the host's `pluginLoader`: TypeScript, `claw/sdk` aliases); default `import()`. */
   loadModule?: (entry: string, paths: KernelPaths) => Promise<Record<string, unknown>>;
-  foreignPlugins?: ForeignPluginAdapter; // the SDK's, for OpenClaw-style plugins
+  foreignPlugins?: ForeignPluginAdapter; // the host's, for OpenClaw-style plugins
+  configWriter: (configPath: string) => ConfigAccess['locked']; // the host's: the kernel writes no files
   /** Kernel-level config errors stop the boot with a ConfigError unless false (`claw config validate`, `doctor`). */
   strictConfig?: boolean;
   /** Run register() of plugins given as objects at boot (default true; config checks pass false). */
   activateInline?: boolean;
-  /** Where compiled plugin schemas are kept for the next process (the SDK's `validatorCache`); default nowhere. */
+  /** Where compiled plugin schemas are kept for the next process (the host's `validatorCache`); default nowhere. */
   validators?: (stateDir: string) => ValidatorStore;
 }
 
@@ -121,6 +122,7 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
       (await createKernel({ ...options, config: raw, configPath, stateDir, logger: silentLogger, strictConfig: false, activateInline: false })).issues(),
     // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
     use: (next: ConfigSnapshot) => void (config = usableConfig(next)),
+    locked: options.configWriter(configPath),
   };
 
   const plugins = new PluginHost({

@@ -2,7 +2,7 @@
  * The rules the kernel enforces, handed in by whoever boots it. The kernel owns where each
  * applies and that nothing goes around it: every log line, tool result and frame is masked;
  * every tool call is checked against the tool policy and routed to a sandbox (or refused).
- * What the rules say is the SDK's (`clawPolicy`, sdk/policy.ts), so they can grow without
+ * What the rules say is the host's (`clawPolicy`, host/policy.ts), so they can grow without
  * the kernel growing, and a test can boot the kernel with rules of its own.
  */
 import type { Env } from './config/paths.js';

@@ -2,7 +2,7 @@
  * Schema validation. The kernel's own schemas and the JSON Schema meta-schema are
  * precompiled at build time: checking them needs no ajv. Plugin schemas are compiled by one
  * shared ajv, loaded on first use (~25 ms, then ~1 ms per schema), cached by identity and
- * content; a ValidatorStore (the SDK's validatorCache) keeps them for the next process.
+ * content; a ValidatorStore (the host's validatorCache) keeps them for the next process.
  */
 import { createRequire } from 'node:module';
 import type { Ajv as AjvClass, ErrorObject, ValidateFunction } from 'ajv';

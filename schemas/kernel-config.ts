@@ -410,7 +410,7 @@ const Ratio = (description: string) => Type.Number({ minimum: 0, maximum: 1, des
  * The per-agent settings the agent loop reads (sdk/agent/settings.ts), in `agents.defaults`
  * and, where an agent may differ, `agents.list[]`: OpenClaw's names, defaults in the
  * descriptions. Closed, like the rest of the kernel's config: a misspelt key is an error
- * naming it, and an OpenClaw key claw does not implement is a warning (sdk/config-checks.ts).
+ * naming it, and an OpenClaw key claw does not implement is a warning (host/config-checks.ts).
  */
 const AgentRunSettings = {
   model: Type.Optional(AgentModel),

@@ -16,7 +16,7 @@ for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
   cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
 }
 const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
-const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'sdk', 'validator-cache.js'));
+const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'host', 'validator-cache.js'));
 rmSync(validators, { recursive: true, force: true });
 mkdirSync(validators, { recursive: true });
 

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { formatIssue } from '../kernel/index.js';
 import { GatewayRequestError, type GatewayClient } from './client.js';
 import type { ReloadResult } from './config-reload.js';
-import { diffMergePatch, withConfigLock, writeConfigFile } from './config-write.js';
+import { diffMergePatch } from './config-patch.js';
 import type { KernelServices } from './types/plugin.js';
 
 export interface ConfigChange {
@@ -59,7 +59,7 @@ export async function patchThroughGateway(client: GatewayClient, edit: (raw: Rec
 
 /** The file edited in place under the config lock, refused when the edit adds a config error. */
 export async function editConfigFile(kernel: Pick<KernelServices, 'configFile' | 'paths'>, purpose: string, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
-  return withConfigLock(kernel.paths.configPath, purpose, async () => {
+  return kernel.configFile.locked(purpose, async (write) => {
     const current = kernel.configFile.read();
     if (current.issues.some((issue) => issue.path === '<file>')) throw new ConfigChangeRefused(`cannot edit ${kernel.paths.configPath}: ${current.issues[0]!.message}`);
     const raw = structuredClone(current.raw) as Record<string, unknown>;
@@ -70,7 +70,7 @@ export async function editConfigFile(kernel: Pick<KernelServices, 'configFile' |
     const known = new Set((await kernel.configFile.check(current.raw as Record<string, unknown>)).map(key));
     const introduced = (await kernel.configFile.check(raw)).filter((issue) => issue.level === 'error' && !known.has(key(issue)));
     if (introduced.length > 0) throw new ConfigChangeRefused(`refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`);
-    writeConfigFile(kernel.paths.configPath, raw);
+    write(raw);
     return { via: 'file', changed: true };
   });
 }

@@ -102,8 +102,7 @@ export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions }
 /** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
 export { createRedactor, compileRedactPattern, isSecretKey, MASK, type RedactorOptions } from './redact.js';
 
-/** claw's rules for the kernel's choke points, and the sandbox routing they use. */
-export { clawPolicy } from './policy.js';
+/** The whole openclaw.json schema, and the sandbox routing claw's rules use (the rules themselves are the host's `clawPolicy`). */
 export { composeConfigSchema } from './config-schema.js';
 export { resolveSandboxRoute, sandboxSettings, parseMemory, SANDBOX_WORKDIR, type SandboxRoute, type SandboxRouteSpec, type SandboxSettings } from './sandbox/route.js';
 
@@ -142,7 +141,7 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export * from './tool-policy.js';
 export * from './fs.js';
-export { writeConfigFile, withConfigLock, configHash, ConfigConflictError } from './config-write.js';
+export { ConfigConflictError } from './config-patch.js';
 
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */
 export * from './protocol/constants.js';

@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { clawKernelParts } from './kernel-options.js';
+// The test kit boots a kernel as claw does, so it is the one SDK module that uses the host.
+import { clawKernelParts } from '../host/kernel-options.js';
 import { createKernel, type KernelPolicy, type Logger, type ToolContext, type ToolResult } from '../kernel/index.js';
 import { createLogger, type LogRecord } from './logger.js';
 import type { Kernel, PluginDefinition } from './types/plugin.js';
@@ -48,8 +49,8 @@ export interface TestKernelOptions {
   stateDir?: string;
   /** Defaults to a logger that records into `kernel.logs`. */
   logger?: Logger;
-  /** The rules the kernel enforces; defaults to claw's own (`clawPolicy`). */
-  policy?: KernelPolicy;
+  /** Rules that replace claw's own (the host's `clawPolicy`) at the kernel's choke points, one by one. */
+  policy?: Partial<KernelPolicy>;
 }
 
 export interface TestKernel extends Kernel {
@@ -71,6 +72,8 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
   const logs: LogRecord[] = [];
   const logger = options.logger ?? createLogger({ level: 'debug', sink: (record) => logs.push(record) });
   const plugins = options.plugins ?? [];
+  // One lasting jiti folder for the whole test process: modules outlive each test's state dir.
+  const parts = clawKernelParts({ jitiCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`) });
   const kernel = await createKernel({
     env: options.env ?? {},
     config: options.config ?? {},
@@ -79,9 +82,8 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     pluginDirs: plugins.filter((plugin): plugin is string => typeof plugin === 'string'),
     plugins: plugins.filter((plugin): plugin is PluginDefinition => typeof plugin !== 'string'),
     logger,
-    // One lasting jiti folder for the whole test process: modules outlive each test's state dir.
-    ...clawKernelParts({ jitiCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`) }),
-    ...(options.policy ? { policy: options.policy } : {}),
+    ...parts,
+    policy: { ...parts.policy, ...options.policy },
   });
   return {
     // The SDK's Kernel: the same object, its capabilities typed with the SDK's contracts.

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { GatewayClient } from '../sdk/client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { changedPaths, planReload, reloadKind } from '../sdk/config-reload.js';
-import { diffMergePatch } from '../sdk/config-write.js';
+import { diffMergePatch } from '../sdk/config-patch.js';
 import { withFileLock } from '../sdk/file-lock.js';
 import { claw, sleep, startCliGateway, tempDir } from './helpers.js';
 

@@ -15,12 +15,12 @@ import {
   setPath,
   silentLogger,
   unsetPath,
-  writeConfigFile,
   type ConfigIssue,
 } from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { clawPolicy } from '../sdk/policy.js';
-import { IGNORED_OPENCLAW_KEY } from '../sdk/config-checks.js';
+import { clawPolicy } from '../host/policy.js';
+import { configWriter, writeConfigFile } from '../host/config-write.js';
+import { IGNORED_OPENCLAW_KEY } from '../host/config-checks.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 const strictPlugin = {
@@ -79,7 +79,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
   it('1. JSON5 syntax error names the file, line and column', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'openclaw.json'), '{\n  plugins: {\n    allow: [,]\n  }\n}');
-    const error = await createKernel({ policy: clawPolicy, stateDir: dir, env: {}, logger: silentLogger }).catch((e: unknown) => e);
+    const error = await createKernel({ policy: clawPolicy, configWriter, stateDir: dir, env: {}, logger: silentLogger }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toMatch(/openclaw\.json:3:\d+: invalid JSON5/);
   });
@@ -93,7 +93,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     expect(lines).toContain('agents.defaults.maxConcurrent: must be integer');
     expect(lines).toContain('plugins.allow: must be array');
 
-    const loose = await createKernel({ policy: clawPolicy, config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {} });
+    const loose = await createKernel({ policy: clawPolicy, configWriter, config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {} });
     expect(errors(loose.issues())).toEqual(['gatway: is not a known config section (no plugin declares it)']);
   });
 
@@ -179,7 +179,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
       'agents.defaults.thinkingDefalt: is not a known key',
       'logging.redactPaterns: is not a known key',
     ]);
-    const report = await createKernel({ policy: clawPolicy, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {}, strictConfig: false });
+    const report = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {}, strictConfig: false });
     expect(errors(report.issues()).sort()).toEqual(errors(issues).sort());
     const warned = report.issues().filter((issue) => issue.level === 'warning').map((issue) => `${issue.path}: ${issue.message}`).sort();
     // OpenClaw's docs allow any key on an agent entry, so a misspelt one there is reported, as a warning.

@@ -4,7 +4,7 @@
  * point, the logger, config issues — with no plugin asking for it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { clawPolicy, definePlugin, textResult, type KernelPolicy } from '../sdk/index.js';
+import { definePlugin, textResult, type KernelPolicy } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 
 const echo = definePlugin({
@@ -22,7 +22,7 @@ afterEach(async () => {
 });
 
 const boot = async (policy: Partial<KernelPolicy>, config: Record<string, unknown> = {}) =>
-  (kernel = await createTestKernel({ plugins: [echo], policy: { ...clawPolicy, ...policy }, config }));
+  (kernel = await createTestKernel({ plugins: [echo], policy, config }));
 
 describe('the rules a kernel is handed', () => {
   it('the tool policy decides every call at the choke point', async () => {

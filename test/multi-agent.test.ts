@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { judged, snapshotOf } from '../kernel/config/store.js';
-import { clawPolicy } from '../sdk/policy.js';
+import { clawPolicy } from '../host/policy.js';
 import { resolveAgentRoute, type Binding, type RouteInput } from '../sdk/channels/routing.js';
 import { definePlugin, type InboundMessage } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';

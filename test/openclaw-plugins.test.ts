@@ -261,7 +261,7 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
   it('claw plugins are never run through the adapter (bundled ones, and any that use claw manifest fields)', async () => {
     const kernel = await createTestKernel({ plugins: [bundledPluginDir('tools-fs'), join(FIXTURES, 'stock-quotes')] });
     kernels.push(kernel);
-    const { isOpenclawPlugin } = await import('../sdk/openclaw-compat/index.js');
+    const { isOpenclawPlugin } = await import('../host/openclaw-plugins.js');
     expect(kernel.plugins.list().filter(isOpenclawPlugin).map((record) => record.id)).toEqual(['stock-quotes']);
   });
 });

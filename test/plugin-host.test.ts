@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createKernel, resolveEnablement, silentLogger, type PluginsConfig } from '../kernel/index.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { clawPolicy } from '../sdk/policy.js';
+import { clawPolicy } from '../host/policy.js';
+import { configWriter } from '../host/config-write.js';
 import { findRoute } from '../plugins/gateway/http.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
@@ -71,7 +72,7 @@ describe('discovery', () => {
       writePlugin(join(root, 'dup'), { manifest: { id: 'dup', configSchema: EMPTY_SCHEMA, description: origin }, code: tracked(`dup-${origin}`) });
       writePlugin(join(root, `only-${origin}`), { manifest: { id: `only-${origin}`, configSchema: EMPTY_SCHEMA }, code: tracked('x') });
     }
-    const kernel = await createKernel({ policy: clawPolicy,
+    const kernel = await createKernel({ policy: clawPolicy, configWriter,
       env: {},
       stateDir,
       bundledDir: roots.bundled,
@@ -386,9 +387,9 @@ describe('slots, services and third-party TypeScript', () => {
     const workspace = join(base, 'ws');
     mkdirSync(workspace);
     writePlugin(join(workspace, '.openclaw', 'extensions', 'repo-plugin'), { manifest: { id: 'repo-plugin', configSchema: EMPTY_SCHEMA }, code: tracked('ws') });
-    const off = await createKernel({ policy: clawPolicy, env: {}, stateDir: join(base, 's'), logger: silentLogger, config: { agents: { defaults: { workspace } } } });
+    const off = await createKernel({ policy: clawPolicy, configWriter, env: {}, stateDir: join(base, 's'), logger: silentLogger, config: { agents: { defaults: { workspace } } } });
     expect(off.plugins.get('repo-plugin')).toMatchObject({ origin: 'workspace', status: 'disabled' });
-    const on = await createKernel({ policy: clawPolicy,
+    const on = await createKernel({ policy: clawPolicy, configWriter,
       env: {},
       stateDir: join(base, 's'),
       logger: silentLogger,

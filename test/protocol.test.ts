@@ -3,7 +3,7 @@ import { compileSchema, ProtocolRegistry } from '../kernel/index.js';
 import { errorShape, ErrorCodes, parseFrame, PROTOCOL_VERSION, ProtocolError, validateConnectParams } from '../sdk/index.js';
 import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
 import { useValidatorStore } from '../kernel/validation.js';
-import { validatorCache, validatorKey } from '../sdk/validator-cache.js';
+import { validatorCache, validatorKey } from '../host/validator-cache.js';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { clawPolicy, ConfigError, createKernel, createLogger, createRedactor, type LogRecord, type Logger } from '../sdk/index.js';
+import { ConfigError, createKernel, createLogger, createRedactor, type LogRecord, type Logger } from '../sdk/index.js';
+import { clawPolicy } from '../host/policy.js';
+import { configWriter } from '../host/config-write.js';
 import { definePlugin, textResult } from '../sdk/index.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, scriptedModel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
@@ -99,12 +101,12 @@ describe('createRedactor', () => {
     expect(() => createRedactor({ config, env: {} })).not.toThrow();
     expect(createRedactor({ config, env: {} }).text('fine (unclosed')).toBe('*** (unclosed');
 
-    const kernel = await createKernel({ policy: clawPolicy, config, stateDir: tempDir('claw-redact-'), discover: { bundled: false, global: false, workspace: false, config: false }, strictConfig: false, logger: createLogger({ level: 'warn' }) });
+    const kernel = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), discover: { bundled: false, global: false, workspace: false, config: false }, strictConfig: false, logger: createLogger({ level: 'warn' }) });
     expect(kernel.issues()).toEqual([
       expect.objectContaining({ level: 'error', path: 'logging.redactPatterns[1]', owner: 'kernel', message: expect.stringMatching(/^invalid redaction pattern "\(unclosed": .*Unterminated group/) }),
       expect.objectContaining({ level: 'error', path: 'logging.redactPatterns[2]', message: expect.stringContaining('invalid redaction pattern "/[z-a]/"') }),
     ]);
-    const strict = await createKernel({ policy: clawPolicy, config, stateDir: tempDir('claw-redact-'), discover: { bundled: false, global: false, workspace: false, config: false }, logger: createLogger({ level: 'warn' }) }).catch((error: unknown) => error);
+    const strict = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), discover: { bundled: false, global: false, workspace: false, config: false }, logger: createLogger({ level: 'warn' }) }).catch((error: unknown) => error);
     expect(strict).toBeInstanceOf(ConfigError);
     expect((strict as Error).message).toContain('logging.redactPatterns[1]: invalid redaction pattern "(unclosed"');
   });

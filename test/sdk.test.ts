@@ -125,7 +125,11 @@ describe('the package surface for plugin authors', () => {
         './sdk/testing',
       ].sort(),
     );
-    for (const target of Object.values(pkg.exports)) expect(existsSync(join(REPO, target)), target).toBe(true);
+    for (const target of Object.values(pkg.exports)) {
+      expect(existsSync(join(REPO, target)), target).toBe(true);
+      // The host (policy wiring, loader, caches, config writes) is claw's own, not author surface.
+      expect(target, target).not.toMatch(/^\.\/dist\/(host|kernel)\//);
+    }
   });
 
   it('maps the same subpaths for third-party plugins, under the package name and the legacy `claw/…`', () => {

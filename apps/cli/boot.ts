@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { createKernel, readConfigFile, resolveConfigPath, type Kernel, type Logger } from '../../kernel/index.js';
 import { createLogger } from '../../sdk/logger.js';
-import { clawKernelParts } from '../../sdk/kernel-options.js';
+import { clawKernelParts } from '../../host/kernel-options.js';
 import type { Io } from './io.js';
 
 /** dist/apps/cli → dist/plugins (or apps/cli → plugins when run from source). */

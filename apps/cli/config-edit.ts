@@ -5,8 +5,8 @@
  * plugin), refuse if the edit introduces a config error, then write atomically.
  */
 import { createKernel, formatIssue, resolveConfigPath, silentLogger, type ConfigIssue, type Kernel } from '../../kernel/index.js';
-import { clawKernelParts } from '../../sdk/kernel-options.js';
-import { withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
+import { clawKernelParts } from '../../host/kernel-options.js';
+import { withConfigLock, writeConfigFile } from '../../host/config-write.js';
 import { BUNDLED_PLUGINS_DIR, bootKernel } from './boot.js';
 import { CliError, type Io } from './io.js';
 

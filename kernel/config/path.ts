@@ -1,7 +1,6 @@
 /**
  * Config paths: `agents.defaults.workspace`, `plugins.entries["my.plugin"].config`, `list[0].id`.
- * The kernel formats and reads them (issues, redaction); parsing and editing by path
- * (`claw config set`, the gateway's config.patch) is the SDK's (sdk/config-path.ts).
+ * The kernel formats and reads them (issues, redaction); sdk/config-path.ts parses and edits them.
  */
 export type PathSegment = string | number;
 

@@ -1,7 +1,6 @@
 /**
- * openclaw.json as the kernel reads it: JSON5, env-substituted, checked against the kernel
- * schema. The raw form (`${VAR}` references intact) is what writers edit and write back
- * (the SDK's writeConfigFile); the resolved form is what the kernel runs with.
+ * openclaw.json as the kernel reads it: JSON5, env-substituted, checked against the kernel schema.
+ * Writers edit the raw form (`${VAR}` references intact); the kernel runs with the resolved one.
  */
 import { readFileSync } from 'node:fs';
 import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';

@@ -27,7 +27,7 @@ export interface KernelPaths {
   configPath: string;
 }
 
-/** Reading and checking openclaw.json for plugins (writing it is the SDK's writeConfigFile, under withConfigLock). */
+/** Reading, checking and writing openclaw.json for plugins (writes are the host's: KernelOptions.configWriter). */
 export interface ConfigAccess {
   /** The config file as it is on disk now (it may have changed since boot). */
   read(): ConfigSnapshot;
@@ -35,6 +35,8 @@ export interface ConfigAccess {
   check(raw: Record<string, unknown>): Promise<ConfigIssue[]>;
   /** Make `snapshot` what `config()` returns from now on (hot reload of a validated change). */
   use(snapshot: ConfigSnapshot): void;
+  /** Runs `edit` holding the lock every writer holds, refused (code CONFIG_CONFLICT) when the file's revision is no longer `baseHash`; `write` replaces it atomically. */
+  locked<T>(purpose: string, edit: (write: (raw: Record<string, unknown>) => void) => T | Promise<T>, baseHash?: string): Promise<T>;
 }
 
 /** The kernel as a plugin sees it. */
@@ -105,7 +107,7 @@ export interface PluginDefinition<Config = any> {
   register(api: PluginApi<Config>): void | Promise<void>;
 }
 
-/** Runs plugins written for OpenClaw's API (sdk/openclaw-compat); they declare by registering, so they load at start. */
+/** Runs plugins written for OpenClaw's API (host/openclaw-plugins.ts); they declare by registering, so they load at start. */
 export interface ForeignPluginAdapter {
   accepts(record: PluginRecord): boolean;
   adapt(definition: PluginDefinition, record: PluginRecord): PluginDefinition;

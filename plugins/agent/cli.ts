@@ -9,7 +9,6 @@ import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
 import { expandHome, type CliContext, type PluginApi } from '../../sdk/index.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
@@ -52,7 +51,7 @@ export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: 
         return await agentCommand(argv, ctx, api, runtime);
       case 'setup':
         // Reads and writes openclaw.json: under the config lock like every other writer.
-        return await withConfigLock(api.kernel.paths.configPath, 'claw setup', () => setupCommand(argv, ctx, api, templatesDir));
+        return await api.kernel.configFile.locked('claw setup', (write) => setupCommand(argv, ctx, api, templatesDir, write));
       default:
         throw new UsageError(`unknown command ${name}`);
     }
@@ -224,7 +223,7 @@ class StreamPrinter {
 
 // ── claw setup ────────────────────────────────────────────────────────────────────
 
-function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templatesDir: string): number {
+function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templatesDir: string, write: (raw: Record<string, unknown>) => void): number {
   const { values, positionals } = parse(argv, { ...COMMON, workspace: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw setup --help)`);
   const requested = values.workspace ? resolve(expandHome(values.workspace as string)) : undefined;
@@ -243,7 +242,7 @@ function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templates
     next = { ...next, gateway: { ...raw.gateway, auth: { ...(raw.gateway?.auth as object | undefined), mode: 'token', token: generateGatewayToken() } } };
     lines.push(`Generated a gateway token (gateway.auth.token in ${configPath}); \`claw dashboard\` opens the web UI with it`);
   }
-  if (next !== raw) writeConfigFile(configPath, next);
+  if (next !== raw) write(next);
   else lines.push(`Config ${configPath} already exists (left as it is)`);
   const workspace = requested ?? api.kernel.paths.workspaceDir;
   const { created, kept } = ensureWorkspace(workspace, templatesDir);

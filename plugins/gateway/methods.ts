@@ -23,7 +23,7 @@ import {
   type PluginApi,
   type PluginRecord,
 } from '../../sdk/index.js';
-import { configHash, ConfigConflictError, mergePatch, withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
+import { configHash, ConfigConflictError, mergePatch } from '../../sdk/config-patch.js';
 import type { ReloadResult } from '../../sdk/config-reload.js';
 import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
 import { describePlugin } from '../../sdk/plugin-summary.js';
@@ -100,10 +100,9 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   async function writeConfig(method: string, edit: (current: ConfigSnapshot) => Record<string, unknown>, baseHash: string | null | undefined, mayRestart = true) {
     const path = kernel.paths.configPath;
     try {
-      return await withConfigLock(
-        path,
+      return await configFile.locked(
         `gateway ${method}`,
-        async () => {
+        async (write) => {
           const current = configFile.read();
           // As OpenClaw: an edit of an existing file must say which revision it is based on.
           if (baseHash === undefined && current.exists) {
@@ -114,7 +113,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
           if (errors.length > 0) {
             throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, { code: 'INVALID_CONFIG', issues: errors });
           }
-          writeConfigFile(path, raw);
+          write(raw);
           const hash = configHash(path);
           kernel.protocol.emit('config.changed', { path, hash, ts: Date.now() });
           const reload: ReloadResult = runtime.reloader.written(current, configFile.read(), hash, mayRestart);

@@ -4,14 +4,13 @@
  * use it. Every local client (the CLI, `claw dashboard`) reads it from there.
  */
 import type { PluginApi } from '../../sdk/index.js';
-import { withConfigLock, writeConfigFile } from '../../sdk/config-write.js';
 import { generateGatewayToken } from '../../sdk/gateway-auth.js';
 
 export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): Promise<string> {
-  return withConfigLock(api.kernel.paths.configPath, 'gateway: saving a generated token', () => save(api));
+  return api.kernel.configFile.locked('gateway: saving a generated token', (write) => save(api, write));
 }
 
-function save(api: Pick<PluginApi, 'kernel' | 'logger'>): string {
+function save(api: Pick<PluginApi, 'kernel' | 'logger'>, write: (raw: Record<string, unknown>) => void): string {
   const file = api.kernel.configFile;
   const snapshot = file.read();
   if (snapshot.issues.some((issue) => issue.path === '<file>')) {
@@ -24,7 +23,7 @@ function save(api: Pick<PluginApi, 'kernel' | 'logger'>): string {
   api.kernel.redact.add(token);
   gateway.auth = { ...(gateway.auth as Record<string, unknown> | undefined), mode: 'token', token };
   try {
-    writeConfigFile(snapshot.path, raw);
+    write(raw);
   } catch (error) {
     throw new Error(`cannot save the generated gateway token to ${snapshot.path}: ${(error as Error).message}`);
   }

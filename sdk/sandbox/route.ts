@@ -1,5 +1,5 @@
 /**
- * Sandbox routing as claw's policy says it (sdk/policy.ts hands it to the kernel, whose tool
+ * Sandbox routing as claw's policy says it (host/policy.ts hands it to the kernel, whose tool
  * choke point routes every call with it). `resolveSandboxRoute` is pure: from config and who
  * is calling it says whether the session is sandboxed and with which spec. The choke point,
  * `claw sandbox explain` and the tools that ask where they run all use it, so an explanation

@@ -1,6 +1,6 @@
 /**
  * `sandbox.docker.user`: "uid" or "uid:gid", never root. Parsed here so config checking
- * (sdk/config-checks.ts) and the Docker backend refuse the same values with the same words.
+ * (host/config-checks.ts) and the Docker backend refuse the same values with the same words.
  */
 
 export interface SandboxUser {

@@ -10,7 +10,7 @@ import { installPlugin, type InstallOutcome, type StagedInstall } from '../plugi
 import { describePlugin, disablePlugin, enablePlugin, forgetPlugin, PluginManageError } from '../plugins/manage.js';
 import { ensurePluginRuntimeDeps, progressPrinter } from '../../../sdk/runtime-deps.js';
 import { bootKernel } from '../boot.js';
-import { isOpenclawPlugin, NEEDS_PREFIX } from '../../../sdk/openclaw-compat/index.js';
+import { isOpenclawPlugin, NEEDS_PREFIX } from '../../../host/openclaw-plugins.js';
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, truncate, usageError, warn, type Io } from '../io.js';

@@ -10,9 +10,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
-import { IGNORED_OPENCLAW_KEY } from '../../../../sdk/config-checks.js';
+import { IGNORED_OPENCLAW_KEY } from '../../../../host/config-checks.js';
 import { formatIssue, type Kernel } from '../../../../kernel/index.js';
-import { isOpenclawPlugin } from '../../../../sdk/openclaw-compat/index.js';
+import { isOpenclawPlugin } from '../../../../host/openclaw-plugins.js';
 import { bootKernel } from '../../boot.js';
 import { printHelp } from '../../help.js';
 import { printJson, println, usageError, type Io } from '../../io.js';

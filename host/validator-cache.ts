@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
 import { schemaCompiler, type JsonSchema, type ValidatorStore } from '../kernel/index.js';
-import { writeFileAtomic } from './fs.js';
+import { writeFileAtomic } from '../sdk/fs.js';
 import { AJV_OPTIONS } from '../kernel/generated/schemas.js';
 
 const require = createRequire(import.meta.url);

@@ -1,31 +1,11 @@
 /**
- * Every writer of openclaw.json (the gateway's config.* methods, `claw config set`, plugin
- * management, setup) reads, edits and writes it while holding `<config>.lock`, so two
- * writers never interleave and no update is lost. A writer that edits a copy it read
- * earlier (a client holding a `config.get` hash) passes it as `baseHash`: if the file
- * changed since, the write is refused rather than overwriting the other change.
+ * Editing openclaw.json by merge patch (the gateway's config.patch, a CLI's change sent to a
+ * running gateway), the file's revision a compare-and-swap write is based on, and the error
+ * it is refused with. The writes go through the kernel's ConfigAccess (`configFile.locked`).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { formatPath, type PathSegment } from '../kernel/index.js';
-import { withFileLock } from './file-lock.js';
-import { writeJsonAtomic } from './fs.js';
-
-/** Write openclaw.json atomically, owner-only, keeping the previous file as `.bak`; call it inside withConfigLock. */
-export function writeConfigFile(path: string, raw: Record<string, unknown>): void {
-  writeJsonAtomic(path, raw, { backup: true });
-}
-
-export class ConfigConflictError extends Error {
-  readonly code = 'CONFIG_CONFLICT';
-  constructor(
-    readonly baseHash: string,
-    readonly currentHash: string,
-  ) {
-    super(`the config file changed since it was read (baseHash ${baseHash.slice(0, 12)}… is not the current ${currentHash.slice(0, 12)}…); read it again (config.get) and retry`);
-    this.name = 'ConfigConflictError';
-  }
-}
 
 /** The file's revision for compare-and-swap (`config.get` hash, `baseHash`): sha256 of its bytes (of nothing when missing). */
 export function configHash(path: string): string {
@@ -38,24 +18,16 @@ export function configHash(path: string): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-export function configLockPath(configPath: string): string {
-  return `${configPath}.lock`;
-}
-
-/**
- * Run `work` holding the config lock. `work` gets the file's current hash; with `baseHash`
- * the lock is only taken to find the file unchanged, else ConfigConflictError.
- */
-export function withConfigLock<T>(configPath: string, purpose: string, work: (hash: string) => Promise<T> | T, baseHash?: string): Promise<T> {
-  return withFileLock(
-    configLockPath(configPath),
-    () => {
-      const hash = configHash(configPath);
-      if (baseHash !== undefined && baseHash !== hash) throw new ConfigConflictError(baseHash, hash);
-      return work(hash);
-    },
-    { purpose },
-  );
+/** A write based on `baseHash` found the file changed since (code CONFIG_CONFLICT). */
+export class ConfigConflictError extends Error {
+  readonly code = 'CONFIG_CONFLICT';
+  constructor(
+    readonly baseHash: string,
+    readonly currentHash: string,
+  ) {
+    super(`the config file changed since it was read (baseHash ${baseHash.slice(0, 12)}… is not the current ${currentHash.slice(0, 12)}…); read it again (config.get) and retry`);
+    this.name = 'ConfigConflictError';
+  }
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -5,9 +5,9 @@
  */
 import type { KernelPolicy } from '../kernel/index.js';
 import { acceptOpenclawKey, configIssues } from './config-checks.js';
-import { createRedactor } from './redact.js';
-import { resolveSandboxRoute } from './sandbox/route.js';
-import { configuredToolPolicy } from './tool-policy.js';
+import { createRedactor } from '../sdk/redact.js';
+import { resolveSandboxRoute } from '../sdk/sandbox/route.js';
+import { configuredToolPolicy } from '../sdk/tool-policy.js';
 
 export const clawPolicy: KernelPolicy = {
   redactor: (config, env) => createRedactor({ config, env }),

@@ -6,9 +6,9 @@
  * warned about and unused (`claw doctor`).
  */
 import type { KernelConfig } from '../kernel/index.js';
-import { OPENCLAW_CONFIG_TREE } from './generated/openclaw-keys.js';
-import { redactPatternIssues } from './redact.js';
-import { parseSandboxUser } from './sandbox/user.js';
+import { OPENCLAW_CONFIG_TREE } from '../sdk/generated/openclaw-keys.js';
+import { redactPatternIssues } from '../sdk/redact.js';
+import { parseSandboxUser } from '../sdk/sandbox/user.js';
 
 type Tree = { [key: string]: Tree };
 let tree: Tree | undefined;

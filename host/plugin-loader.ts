@@ -8,9 +8,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type KernelOptions } from '../kernel/index.js';
-import { ensurePrivateDir } from './fs.js';
-import { sdkAliases } from './aliases.js';
-import { restrictTree } from './fs.js';
+import { ensurePrivateDir } from '../sdk/fs.js';
+import { sdkAliases } from '../sdk/aliases.js';
+import { restrictTree } from '../sdk/fs.js';
 
 /** `cacheDir`: where transpiled code is kept (default `<stateDir>/cache/jiti`); modules stay cached for the whole process. */
 export function pluginLoader(options: { cacheDir?: string } = {}): NonNullable<KernelOptions['loadModule']> {

@@ -6,11 +6,11 @@
  * api (./api.ts); what it registers that claw cannot run is kept on the plugin record as
  * "needs <API> (why)" warnings.
  */
-import type { ForeignPluginAdapter, PluginDefinition, PluginRecord } from '../../kernel/index.js';
-import type { PluginApi } from '../types/plugin.js';
-import { missingNote, openclawApi } from './api.js';
+import type { ForeignPluginAdapter, PluginDefinition, PluginRecord } from '../kernel/index.js';
+import type { PluginApi } from '../sdk/types/plugin.js';
+import { missingNote, openclawApi } from '../sdk/openclaw-compat/api.js';
 
-export { NEEDS_PREFIX, missingNote } from './api.js';
+export { NEEDS_PREFIX, missingNote } from '../sdk/openclaw-compat/api.js';
 
 const CLAW_ONLY_FIELDS = ['tools', 'gatewayMethods', 'commands', 'services', 'httpRoutes', 'hooks', 'configSections', 'entry', 'runtimeDependencies'];
 
