@@ -1,6 +1,6 @@
 /**
  * Config checks no JSON Schema can express, as claw's policy runs them on every config the
- * kernel reads (sdk/policy.ts): regexes that must compile, agent ids that must be unique and
+ * kernel reads (host/policy.ts): regexes that must compile, agent ids that must be unique and
  * exist. And OpenClaw's own keys: OpenClaw refuses unknown config keys, and so does claw,
  * except keys OpenClaw documents — an openclaw.json brought over must start claw. Those are
  * warned about and unused (`claw doctor`).
