@@ -19,6 +19,7 @@ export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   'sdk/agent': 'agent/index',
   'sdk/sessions': 'sessions/index',
   'sdk/services': 'services',
+  'sdk/sqlite': 'sqlite',
   'sdk/exec': 'exec/index',
   'sdk/sandbox': 'sandbox/index',
 };

@@ -208,7 +208,7 @@ describe('the memory plugin wiring', () => {
     const { REPO } = await import('./helpers.js');
     const { mkdirSync: mkdir, writeFileSync: write } = await import('node:fs');
     const kernel = await createTestKernel({
-      plugins: [join(REPO, 'plugins', 'memory-sqlite')],
+      plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
       // Searches must not sync by themselves here: only the watcher can bring the change in.
       config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { onSearch: false } } } } },
     });

@@ -1,11 +1,12 @@
 /**
- * Embedding providers from plugins (sdk/memory/embedding-plugins.ts): the wrapper's limits
+ * Embedding providers from plugins (plugins/embeddings/plugin-providers.ts): the wrapper's limits
  * and shape checks, and selection by id. The end-to-end path (an OpenClaw plugin installed
  * with `claw plugins install`, memory_search in hybrid mode) is in openclaw-plugins.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import type { CapabilityInfo, KernelConfig } from '../kernel/index.js';
-import { createPluginEmbeddingProvider, embeddingServiceId, invalidEmbeddingAdapter, selectMemoryEmbeddings, type PluginEmbeddingAdapter } from '../sdk/memory/embedding-plugins.js';
+import { createPluginEmbeddingProvider, selectMemoryEmbeddings } from '../plugins/embeddings/plugin-providers.js';
+import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../sdk/memory/embeddings.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
 import { tempDir } from './helpers.js';
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchImports } from './import-watch.js';
 import type { KernelConfig } from '../kernel/index.js';
 import { isModelError } from '../sdk/models.js';
-import type { BuildOptions, ConcreteProviderId, LocalEmbeddingProvider as LocalProvider } from '../sdk/memory/embedding-providers.js';
-import type { EmbeddingContext, EmbeddingProvider } from '../sdk/memory/embeddings.js';
+import type { BuildOptions, ConcreteProviderId, EmbeddingContext, LocalEmbeddingProvider as LocalProvider } from '../plugins/embeddings/providers.js';
+import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
 import { sanitizeAndNormalizeEmbedding } from '../sdk/memory/scoring.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
 import { fakeVector, startFakeGemini, startFakeVoyage, type FakeEmbeddingServer, type FakeEmbeddingStep } from './fakes/embedding-servers.js';
@@ -20,7 +20,7 @@ const seen = watchImports('/node_modules/node-llama-cpp/');
 // Imported only now, with the hook in place: a static import of node-llama-cpp anywhere in
 // the providers' module graph would otherwise run before the hook could see it.
 const { createEmbeddingProvider, LocalEmbeddingProvider, planBatches, selectEmbeddingProvider, withFallback } = await import(
-  '../sdk/memory/embedding-providers.js'
+  '../plugins/embeddings/providers.js'
 );
 
 async function backendImports(): Promise<string[]> {

@@ -10,7 +10,7 @@ import { createLogger, type KernelConfig, type MemorySearchResult } from '../sdk
 import type { EmbeddingProvider, EmbeddingSelection } from '../sdk/memory/embeddings.js';
 import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
-import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
+import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { tempDir } from './helpers.js';
 

@@ -46,7 +46,7 @@ for (const plugin of ['memory-sqlite', 'memory-minisearch']) {
 
     beforeAll(async () => {
       kernel = await createTestKernel({
-        plugins: [join(REPO, 'plugins', plugin)],
+        plugins: [plugin, 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
         config: {
           plugins: { slots: { memory: plugin } },
           agents: { defaults: { memorySearch: { provider: 'none', chunking: { tokens: 1500, overlap: 100 }, maxFileBytes: 100_000 } } },

@@ -15,6 +15,8 @@ import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { REPO, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-minisearch');
+/** The embedding providers are the embeddings plugin's service. */
+const EMBEDDINGS = join(REPO, 'plugins', 'embeddings');
 const FILES = Object.keys(CONTRACT_CORPUS).length;
 
 let fake: FakeLlm;
@@ -31,6 +33,7 @@ describe('with embeddings (fake OpenAI)', () => {
   memoryContractSuite({
     name: 'memory-minisearch',
     plugin: PLUGIN,
+    plugins: [EMBEDDINGS],
     backend: 'minisearch',
     config: () => ({ agents: { defaults: { memorySearch: openaiMemory() } } }),
   });
@@ -40,6 +43,7 @@ describe('keyword-only', () => {
   memoryContractSuite({
     name: 'memory-minisearch',
     plugin: PLUGIN,
+    plugins: [EMBEDDINGS],
     backend: 'minisearch',
     config: () => ({ agents: { defaults: { memorySearch: { provider: 'none' } } } }),
   });
@@ -136,7 +140,7 @@ describe('memory-minisearch plugin', () => {
 
 describe('persistence across kernels', () => {
   const boot = (stateDir: string, memorySearch: Record<string, unknown>) =>
-    createTestKernel({ plugins: [PLUGIN], stateDir, config: { agents: { defaults: { memorySearch } }, plugins: { slots: { memory: 'memory-minisearch' } } } });
+    createTestKernel({ plugins: [PLUGIN, EMBEDDINGS], stateDir, config: { agents: { defaults: { memorySearch } }, plugins: { slots: { memory: 'memory-minisearch' } } } });
   const slot = async (kernel: TestKernel): Promise<MemoryBackend> => (await kernel.capabilities.slot('memory'))!;
   const embeddingRequests = () => fake.requests.filter((request) => request.api === 'embeddings');
 

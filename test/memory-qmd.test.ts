@@ -19,6 +19,8 @@ import { writeTinyLlamaGguf } from './fixtures/gguf.js';
 import { REPO, tempDir } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-qmd');
+/** The SQLite fallback: the engine and its embeddings are services of these plugins. */
+const FALLBACK = ['memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id));
 const INSTALLER = join(REPO, 'scripts', 'install-qmd.mjs');
 const QMD = join(REPO, '.cache', 'qmd', 'bin', 'qmd');
 
@@ -41,7 +43,7 @@ afterAll(() => {
   expect(realHomeQmd()).toEqual(realHomeBefore);
 });
 
-memoryContractSuite({ name: 'memory-qmd', plugin: PLUGIN, backend: 'qmd' });
+memoryContractSuite({ name: 'memory-qmd', plugin: PLUGIN, plugins: FALLBACK, backend: 'qmd' });
 
 // ── helpers ───────────────────────────────────────────────────────────────────────
 
@@ -58,7 +60,7 @@ afterAll(async () => {
 
 async function boot(options: { qmd?: Record<string, unknown>; memorySearch?: Record<string, unknown>; agents?: Array<Record<string, unknown>>; env?: Record<string, string> } = {}): Promise<Booted> {
   const kernel = await createTestKernel({
-    plugins: [PLUGIN],
+    plugins: [PLUGIN, ...FALLBACK],
     env: options.env,
     config: {
       plugins: { slots: { memory: 'memory-qmd' }, entries: { 'memory-qmd': { config: { ...options.qmd } } } },

@@ -22,7 +22,7 @@ afterEach(async () => {
 
 async function start(memorySearch: Record<string, unknown>, plugin = 'memory-sqlite'): Promise<{ memory: MemoryBackend; sessions: (agent: string) => string }> {
   kernel = await createTestKernel({
-    plugins: [join(REPO, 'plugins', plugin)],
+    plugins: [plugin, 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
     config: { plugins: { slots: { memory: plugin } }, agents: { defaults: { memorySearch } } },
   });
   mkdirSync(join(kernel.paths.workspaceDir, 'memory'), { recursive: true });

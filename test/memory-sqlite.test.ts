@@ -7,13 +7,13 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, type KernelConfig, type LogRecord, type Logger } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
-import { selectEmbeddingProvider } from '../sdk/memory/embedding-providers.js';
+import { selectEmbeddingProvider } from '../plugins/embeddings/providers.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../sdk/memory/embeddings.js';
 import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
-import { buildFtsQuery } from '../sdk/memory/sqlite/fts-query.js';
-import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
-import { sqliteModuleFor } from '../sdk/memory/sqlite/native.js';
+import { buildFtsQuery } from '../plugins/memory-sqlite-engine/fts-query.js';
+import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
+import { sqliteModuleFor } from '../sdk/sqlite.js';
 import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 
@@ -33,6 +33,7 @@ afterAll(async () => {
 memoryContractSuite({
   name: 'memory-sqlite',
   plugin: join(REPO, 'plugins/memory-sqlite'),
+  plugins: [join(REPO, 'plugins/memory-sqlite-engine'), join(REPO, 'plugins/embeddings')],
   backend: 'sqlite',
   config: () => ({ agents: { defaults: { memorySearch: { provider: 'openai', remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' } } } } }),
 });
@@ -481,7 +482,7 @@ describe('memory-sqlite engine: indexing', () => {
     const script = join(env.dir, 'rebuild.ts');
     writeFileSync(
       script,
-      `import { SqliteMemoryIndex } from ${url('sdk/memory/sqlite/index.ts')};
+      `import { SqliteMemoryIndex } from ${url('plugins/memory-sqlite-engine/engine.ts')};
 import { createHashEmbedder } from ${url('sdk/memory/hash-embedder.ts')};
 import { resolveMemorySettings } from ${url('sdk/memory/settings.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
@@ -671,12 +672,56 @@ describe('memory-sqlite engine: queries', () => {
 });
 
 describe('memory-sqlite plugin', () => {
+  it('takes its index from the engine plugin and its vectors from the embeddings plugin, which reads models.providers.openai', async () => {
+    const { createTestKernel } = await import('../sdk/testing.js');
+    const kernel = await createTestKernel({
+      plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
+      config: {
+        models: { providers: { openai: { apiKey: 'sk-from-models', baseUrl: fake.openaiBaseUrl } } },
+        agents: { defaults: { memorySearch: { provider: 'openai', sync: { watch: false } } } },
+      } as KernelConfig,
+    });
+    try {
+      writeFiles(kernel.paths.workspaceDir, { 'MEMORY.md': '# Memory\n\n- The garage code is 4711.' });
+      const before = fake.requests.length;
+      const memory = (await kernel.capabilities.slot('memory'))!;
+      const result = await memory.search('garage code');
+      expect(result).toMatchObject({ backend: 'sqlite', mode: 'hybrid', results: [{ path: 'MEMORY.md' }] });
+      const embedded = fake.requests.slice(before).filter((request) => request.path === '/v1/embeddings');
+      expect(embedded.length).toBeGreaterThan(0);
+      expect(embedded.every((request) => request.apiKey === 'sk-from-models')).toBe(true);
+      expect(kernel.plugins.get('memory-sqlite-engine')?.status).toBe('active');
+      expect(kernel.plugins.get('embeddings')?.status).toBe('active');
+    } finally {
+      await kernel.dispose();
+    }
+  });
+
+  it('with the engine plugin off, memory search fails naming that plugin and how to enable it', async () => {
+    const { createTestKernel } = await import('../sdk/testing.js');
+    const kernel = await createTestKernel({
+      plugins: ['memory-sqlite', 'memory-sqlite-engine'].map((id) => join(REPO, 'plugins', id)),
+      config: {
+        plugins: { entries: { 'memory-sqlite-engine': { enabled: false } } },
+        agents: { defaults: { memorySearch: { provider: 'none', sync: { watch: false } } } },
+      } as KernelConfig,
+    });
+    try {
+      const memory = (await kernel.capabilities.slot('memory'))!;
+      await expect(memory.search('garage code')).rejects.toThrow(
+        /memory-sqlite needs the "memory-engine:sqlite" service.*plugin "memory-sqlite-engine" provides it but is off .*claw plugins enable memory-sqlite-engine/,
+      );
+    } finally {
+      await kernel.dispose();
+    }
+  });
+
   it('loads no native module until an index is opened', async () => {
     const script = join(tempDir('claw-memory-sqlite-lazy-'), 'lazy.ts');
     writeFileSync(
       script,
       `import ${JSON.stringify(pathToFileURL(join(REPO, 'plugins/memory-sqlite/index.ts')).href)};
-import ${JSON.stringify(pathToFileURL(join(REPO, 'sdk/memory/sqlite/index.ts')).href)};
+import ${JSON.stringify(pathToFileURL(join(REPO, 'plugins/memory-sqlite-engine/index.ts')).href)};
 import { createRequire } from 'node:module';
 const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => /better-sqlite3|sqlite-vec/.test(path));
 process.stdout.write(JSON.stringify(loaded));

@@ -11,7 +11,7 @@ import { createLogger, type KernelConfig } from '../sdk/index.js';
 import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
 import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
-import { SqliteMemoryIndex } from '../sdk/memory/sqlite/index.js';
+import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { claw, REPO, spawnUntil, tempDir } from './helpers.js';
 import { runMemoryCli } from '../sdk/memory/cli.js';
@@ -75,7 +75,7 @@ describe('memory status: completeness', () => {
     const script = join(env.dir, 'build.ts');
     writeFileSync(
       script,
-      `import { SqliteMemoryIndex } from ${url('sdk/memory/sqlite/index.ts')};
+      `import { SqliteMemoryIndex } from ${url('plugins/memory-sqlite-engine/engine.ts')};
 import { createHashEmbedder } from ${url('sdk/memory/hash-embedder.ts')};
 import { resolveMemorySettings } from ${url('sdk/memory/settings.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
@@ -182,7 +182,7 @@ describe('memory index at gateway start', () => {
     for (let day = 1; day <= 5; day++) writeFileSync(join(ws, 'memory', `2026-11-0${day}.md`), `# Day ${day}\n\n- Note number ${day}.\n`);
     const gw = await startGateway({
       stateDir,
-      plugins: [join(REPO, 'plugins', 'memory-sqlite')],
+      plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
       config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { watch: false } } } } },
     });
     try {

@@ -7,7 +7,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadSqlite } from '../sdk/memory/sqlite/native.js';
+import { loadSqlite } from '../sdk/sqlite.js';
 import type { AgentService } from '../sdk/agent/index.js';
 import { useService } from '../sdk/services.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';

@@ -207,7 +207,7 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     expect(cli.code, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ mode: 'hybrid', results: [{ path: 'MEMORY.md' }] });
 
-    const { kernel } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'hash-embeddings'), bundledPluginDir('memory-sqlite')], {
+    const { kernel } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'hash-embeddings'), ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir)], {
       agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embed' } } },
     });
     const result = await memorySearch(kernel, workspace, 'roast coffee');
@@ -224,7 +224,7 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
   it('memorySearch.provider naming no registered embedding provider fails memory_search with the known ids', async () => {
     const stateDir = tempDir('claw-ocembed-');
     const workspace = join(stateDir, 'workspace');
-    const { kernel } = await agentKernel(stateDir, [join(FIXTURES, 'hash-embeddings'), bundledPluginDir('memory-sqlite')], {
+    const { kernel } = await agentKernel(stateDir, [join(FIXTURES, 'hash-embeddings'), ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir)], {
       agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embd' } } },
     });
     const { isError, text } = await memorySearch(kernel, workspace, 'coffee');

@@ -230,7 +230,7 @@ describe('first use without node-llama-cpp', () => {
   }, 60_000);
 
   it('local memory embeddings do the same, naming what to run', async () => {
-    const { LocalEmbeddingProvider } = await import('../sdk/memory/embedding-local.js');
+    const { LocalEmbeddingProvider } = await import('../plugins/embeddings/local.js');
     const root = tempDir('claw-rtd-');
     const port = await freePort();
     const provider = new LocalEmbeddingProvider({

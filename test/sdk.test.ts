@@ -121,6 +121,7 @@ describe('the package surface for plugin authors', () => {
         './sdk/memory/contract',
         './sdk/sandbox',
         './sdk/services',
+        './sdk/sqlite',
         './sdk/sessions',
         './sdk/testing',
       ].sort(),

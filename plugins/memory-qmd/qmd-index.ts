@@ -16,14 +16,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
-import { embeddingsForIndex } from '../../sdk/memory/embedding-plugins.js';
+import { embeddingsForIndex } from '../../sdk/memory/embeddings.js';
+import { memoryEngineServiceId, type MemoryEngine } from '../../sdk/memory/engine.js';
 import { contentTerms } from '../../sdk/memory/query-terms.js';
 import { listMemoryFiles, readMemoryLines, resolveMemoryPath, type MemoryLines } from '../../sdk/memory/files.js';
 import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
 import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/settings.js';
-// Imported up front (it loads no native code until opened): a lazy import() would go through
-// the jiti instance that first loaded this plugin, whose cache folder may be gone by then.
-import { SqliteMemoryIndex } from '../../sdk/memory/sqlite/index.js';
+import { requireService } from '../../sdk/services.js';
 import { planCollections, resolveQmdPath, type QmdCollection } from './collections.js';
 import { embedModel, type ModelPresence } from './models.js';
 import { QmdError, resolveQmdCommand, runQmd, type QmdCommand, type RunResult } from './qmd-cli.js';
@@ -59,7 +58,7 @@ interface QmdState {
   lastSyncAt?: string;
 }
 
-/** The part of the built-in engine this backend uses (sdk/memory/sqlite). */
+/** The part of the SQLite engine (service "memory-engine:sqlite") this backend uses. */
 type FallbackIndex = Pick<MemoryIndex, 'search' | 'sync' | 'status' | 'close'>;
 
 function sha256(path: string): string | undefined {
@@ -260,8 +259,10 @@ export class QmdMemoryIndex implements MemoryIndex {
   private openFallback(): Promise<FallbackIndex> {
     if (!this.fallback) {
       const opening = (async (): Promise<FallbackIndex> => {
+        // The engine first: providers selected for an index that cannot open would be left unclosed.
+        const engine = await requireService<MemoryEngine>(this.context.api.kernel, memoryEngineServiceId('sqlite'), 'memory-qmd\'s SQLite fallback');
         const embeddings = await embeddingsForIndex(this.settings, { ...this.context, logger: this.logger });
-        return SqliteMemoryIndex.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
+        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
       })();
       this.fallback = opening;
       // A failed open is retried on the next fallback (better-sqlite3 may get rebuilt meanwhile).

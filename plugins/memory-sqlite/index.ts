@@ -1,14 +1,18 @@
 /**
  * The default memory backend: Markdown memory indexed in one SQLite file per agent, searched
- * by vectors and keywords together. Everything but the index itself (tools, CLI, watcher,
- * per-agent settings) comes from the memory SDK.
+ * by vectors and keywords together. The index is the SQLite engine's ("memory-engine:sqlite",
+ * plugin memory-sqlite-engine), its embeddings come from the "embeddings" service, and
+ * everything else (tools, CLI, watcher, per-agent settings) from the memory SDK.
  */
-import { embeddingsForIndex } from '../../sdk/memory/embedding-plugins.js';
-import { defineMemoryPlugin } from '../../sdk/memory/index.js';
-import { SqliteMemoryIndex } from '../../sdk/memory/sqlite/index.js';
+import { defineMemoryPlugin, embeddingsForIndex, memoryEngineServiceId, type MemoryEngine } from '../../sdk/memory/index.js';
+import { requireService } from '../../sdk/services.js';
 
 export default defineMemoryPlugin({
   id: 'memory-sqlite',
   backend: 'sqlite',
-  createIndex: async (settings, ctx) => SqliteMemoryIndex.open(settings, { embeddings: await embeddingsForIndex(settings, ctx), logger: ctx.logger }),
+  async createIndex(settings, ctx) {
+    // The engine first: providers selected for an index that cannot open would be left unclosed.
+    const engine = await requireService<MemoryEngine>(ctx.api.kernel, memoryEngineServiceId('sqlite'), 'memory-sqlite');
+    return engine.open(settings, { embeddings: await embeddingsForIndex(settings, ctx), logger: ctx.logger });
+  },
 });

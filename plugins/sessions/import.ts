@@ -16,7 +16,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as zlib from 'node:zlib';
 import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../../sdk/index.js';
-import { loadSqlite } from '../../sdk/memory/sqlite/native.js';
+import { loadSqlite } from '../../sdk/sqlite.js';
 import type { SessionEntry, SessionService } from '../../sdk/agent/index.js';
 import { TRANSCRIPT_VERSION } from '../../sdk/sessions/transcript.js';
 

@@ -1,12 +1,17 @@
 /**
- * Embedding providers for memory search: `local` (a GGUF through node-llama-cpp), `openai`
- * (any OpenAI-compatible /v1/embeddings), `gemini`, `voyage`. `auto` picks the first that
- * is usable in that order; none means keyword-only search. Any other id names a provider a
- * plugin registered (./embedding-plugins.ts). Every vector that leaves here
- * is L2-normalised with non-finite values zeroed.
+ * The embedding contract memory backends build on. The embeddings plugin owns the providers
+ * (a local GGUF, OpenAI-compatible, Gemini, Voyage), choosing among them and the fallback
+ * between them, and offers that choice as the service `embeddings` (EmbeddingsService). A
+ * backend asks for it with `embeddingsForIndex`; without the service it searches by keyword
+ * and says why. Other plugins add providers as services `embedding-provider:<id>` whose api
+ * is a PluginEmbeddingAdapter (OpenClaw's shape; OpenClaw plugins register one through
+ * `api.registerEmbeddingProvider`, see sdk/openclaw-compat/api.ts), which
+ * `memorySearch.provider: "<id>"` (or `fallback`) then selects. Every vector a provider
+ * returns is L2-normalised with non-finite values zeroed.
  */
-import type { KernelConfig } from '../../kernel/index.js';
-import type { MemorySettings } from './settings.js';
+import { useService } from '../services.js';
+import type { KernelServices } from '../types/plugin.js';
+import { BUILTIN_EMBEDDING_PROVIDERS, isBuiltinEmbeddingProvider, type MemorySettings } from './settings.js';
 
 export interface EmbeddingProvider {
   id: string;
@@ -23,6 +28,12 @@ export interface EmbeddingProvider {
   close?(): Promise<void> | void;
 }
 
+/** Where providers say why they fell back or what they loaded (a plugin's or backend's logger fits). */
+export interface EmbeddingLogger {
+  warn(message: string): void;
+  info?(message: string): void;
+}
+
 export interface EmbeddingSelection {
   /** Undefined: no provider is usable; search is keyword-only. */
   provider?: EmbeddingProvider;
@@ -32,15 +43,61 @@ export interface EmbeddingSelection {
   reason: string;
 }
 
-export interface EmbeddingContext {
-  config: KernelConfig;
-  env: Readonly<Record<string, string | undefined>>;
-  /** For providers that log why they fell back. */
-  logger?: { warn(message: string): void; info?(message: string): void };
-  /** claw's state dir: `local` installs node-llama-cpp under it on first use when needed. */
-  stateDir?: string;
-  /** Providers plugins registered (by id), built by selectMemoryEmbeddings for a non-built-in `provider`/`fallback`. */
-  pluginProviders?: ReadonlyMap<string, { provider: EmbeddingProvider; description: string }>;
+/** The service that chooses a memory backend's embedding providers. */
+export const EMBEDDINGS_SERVICE_ID = 'embeddings';
+
+export interface EmbeddingsService {
+  /**
+   * The provider memory search uses for this agent's settings, its fallback, and why; nothing
+   * is loaded or called yet. The caller owns the providers and closes them. A `provider` or
+   * `fallback` id that is neither built in nor registered by an enabled plugin is an error
+   * naming the known ones.
+   */
+  select(settings: MemorySettings, options?: { logger?: EmbeddingLogger }): Promise<EmbeddingSelection>;
 }
 
-export type EmbeddingFactory = (settings: MemorySettings, context: EmbeddingContext) => EmbeddingSelection;
+/** The embedding providers for a backend's index, from the `embeddings` service; keyword-only without it. */
+export async function embeddingsForIndex(
+  settings: MemorySettings,
+  context: { api: { kernel: Pick<KernelServices, 'capabilities'> }; logger?: EmbeddingLogger },
+): Promise<EmbeddingSelection> {
+  const service = await useService<EmbeddingsService>(context.api.kernel, EMBEDDINGS_SERVICE_ID);
+  if (!service) return { reason: `no enabled plugin provides the "${EMBEDDINGS_SERVICE_ID}" service (claw plugins enable embeddings): keyword search only` };
+  return service.select(settings, { logger: context.logger });
+}
+
+export const EMBEDDING_SERVICE_PREFIX = 'embedding-provider:';
+
+export const embeddingServiceId = (providerId: string): string => `${EMBEDDING_SERVICE_PREFIX}${providerId}`;
+
+/** What a plugin's embedding provider instance offers (OpenClaw's EmbeddingProvider). */
+export interface PluginEmbeddingInstance {
+  id?: string;
+  model?: string;
+  dimensions?: number;
+  embed?(input: string, options?: { signal?: AbortSignal }): Promise<number[]>;
+  embedBatch?(inputs: string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
+  close?(): Promise<void> | void;
+}
+
+/** What a plugin registers (OpenClaw's EmbeddingProviderAdapter, the parts claw uses). */
+export interface PluginEmbeddingAdapter {
+  id: string;
+  defaultModel?: string;
+  create(options: {
+    config: unknown;
+    provider: string;
+    model: string;
+    remote?: { baseUrl?: string; apiKey?: string; headers?: Record<string, string> };
+  }): Promise<{ provider: PluginEmbeddingInstance | null; runtime?: { cacheKeyData?: Record<string, unknown> } }>;
+  formatSetupError?(error: unknown): string;
+}
+
+/** Why `value` cannot be registered as an embedding provider, or undefined when it can. */
+export function invalidEmbeddingAdapter(value: unknown): string | undefined {
+  const adapter = value as Partial<PluginEmbeddingAdapter> | null;
+  if (typeof adapter?.id !== 'string' || adapter.id.trim() === '') return 'an embedding provider needs a non-empty string id';
+  if (isBuiltinEmbeddingProvider(adapter.id)) return `embedding provider id "${adapter.id}" is one of memory's own (${BUILTIN_EMBEDDING_PROVIDERS.join(', ')})`;
+  if (typeof adapter.create !== 'function') return `embedding provider "${adapter.id}" has no create(options) function`;
+  return undefined;
+}

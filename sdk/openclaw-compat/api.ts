@@ -11,7 +11,7 @@ import { clawVersion } from '../version.js';
 import type { PluginApi } from '../types/plugin.js';
 import { fromOpenclawFactory, fromOpenclawTool, isOpenclawTool, type OpenclawToolFactory } from './tools.js';
 import { fromOpenclawProvider, unmappableProvider, type OpenclawProvider } from './provider.js';
-import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../memory/embedding-plugins.js';
+import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../memory/embeddings.js';
 
 /** Prefix of the record warnings that name an OpenClaw API claw lacks. */
 export const NEEDS_PREFIX = 'needs ';
@@ -90,7 +90,7 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
       if (why) return missing('registerProvider', why);
       api.registerProvider(fromOpenclawProvider(provider, kernel));
     },
-    // Memory finds it by id (memorySearch.provider) through this service; see sdk/memory/embedding-plugins.ts.
+    // Memory finds it by id (memorySearch.provider) through this service; see sdk/memory/embeddings.ts.
     registerEmbeddingProvider: (adapter: PluginEmbeddingAdapter) => {
       const why = invalidEmbeddingAdapter(adapter);
       if (why) return missing('registerEmbeddingProvider', why);

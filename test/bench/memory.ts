@@ -91,7 +91,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
   const logger = createLogger({ level: 'error' });
   try {
     const { workspace, queries } = generateCorpus(root);
-    const { SqliteMemoryIndex } = await import('../../sdk/memory/sqlite/index.js');
+    const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
     const sqliteSettings = settingsFor(root, workspace, join(root, 'memory', 'main.sqlite'));
     const sqlite = await SqliteMemoryIndex.open(sqliteSettings, { embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' }, logger });
     let start = performance.now();
@@ -140,7 +140,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
  * build filled, and the figure would measure the cache, not the write path.
  */
 async function firstIndexVsRebuild(root: string, workspace: string, logger: Logger): Promise<{ firstIndexMs: number; rebuildMs: number }> {
-  const { SqliteMemoryIndex } = await import('../../sdk/memory/sqlite/index.js');
+  const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
   const settings = settingsFor(root, workspace, join(root, 'memory', 'first.sqlite'), { cache: { enabled: false } });
   const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' }, logger });
   try {

@@ -24,7 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type MemorySearchResult } from '../../sdk/index.js';
-import { selectEmbeddingProvider } from '../../sdk/memory/embedding-providers.js';
+import { selectEmbeddingProvider } from '../../plugins/embeddings/providers.js';
 import { hashEmbedding } from '../../sdk/memory/hash-embedder.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
 import { resolveMemorySettings, type MemorySettings } from '../../sdk/memory/settings.js';
@@ -116,7 +116,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
   try {
     const corpus = generatePersonalCorpus(root);
     const { workspace, queries } = corpus;
-    const { SqliteMemoryIndex } = await import('../../sdk/memory/sqlite/index.js');
+    const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
 
     const keywordSettings = settingsFor(root, workspace, join(root, 'index', 'keyword.sqlite'), { provider: 'none' });
     const keyword = await SqliteMemoryIndex.open(keywordSettings, { embeddings: { reason: 'keyword only' }, logger });

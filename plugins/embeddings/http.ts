@@ -5,10 +5,8 @@
  * normalisation are shared.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { errorFromFetch, errorFromResponse, ModelError, type FailureKind } from '../models.js';
-import type { EmbeddingProvider } from './embeddings.js';
-import { sanitizeAndNormalizeEmbedding } from './scoring.js';
-import { estimateTokens } from './text.js';
+import { errorFromFetch, errorFromResponse, ModelError, type FailureKind } from '../../sdk/index.js';
+import { type EmbeddingProvider, estimateTokens, sanitizeAndNormalizeEmbedding } from '../../sdk/memory/index.js';
 
 export type RemoteProviderId = 'openai' | 'gemini' | 'voyage';
 

@@ -9,9 +9,8 @@
  */
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { isSilentReplyText } from '../agent/reply.js';
-import type { MemoryFile } from './files.js';
-import { chunkMarkdown, type Chunk } from './text.js';
+import { isSilentReplyText } from '../../sdk/agent/reply.js';
+import { type Chunk, chunkMarkdown, type MemoryFile } from '../../sdk/memory/index.js';
 
 /** Result paths of transcripts; memory_get refuses them (it reads memory files only, as in OpenClaw). */
 export const SESSION_PATH_PREFIX = 'sessions/';

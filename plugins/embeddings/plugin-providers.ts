@@ -1,56 +1,26 @@
 /**
- * Embedding providers from plugins. A plugin registers one as the kernel service
- * `embedding-provider:<id>` whose `api` is an adapter in OpenClaw's shape
- * (`{ id, defaultModel?, create(options) → { provider: { embedBatch, embed, dimensions? } } }`;
- * OpenClaw plugins do it through `api.registerEmbeddingProvider`, see
- * sdk/openclaw-compat/api.ts). `memorySearch.provider: "<id>"` (or `fallback`) then selects
+ * Embedding providers from other plugins. A plugin registers one as the kernel service
+ * `embedding-provider:<id>` whose `api` is an adapter in OpenClaw's shape (the contract is
+ * sdk/memory/embeddings.ts). `memorySearch.provider: "<id>"` (or `fallback`) then selects
  * it. The provider is wrapped like the built-in ones: batches of `remote.batchSize`, a
  * `remote.timeoutMs` limit per batch, one vector of one length per text, normalised; the
  * index caches its vectors under the wrapper's fingerprint as it does any provider's.
  */
-import type { CapabilityLookup, PluginRecord } from '../../kernel/index.js';
-import { ModelError } from '../models.js';
-import { planBatches } from './embedding-http.js';
-import { selectEmbeddingProvider } from './embedding-providers.js';
-import type { EmbeddingContext, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
-import { sanitizeAndNormalizeEmbedding } from './scoring.js';
-import { BUILTIN_EMBEDDING_PROVIDERS, isBuiltinEmbeddingProvider, type MemorySettings } from './settings.js';
-
-export const EMBEDDING_SERVICE_PREFIX = 'embedding-provider:';
-
-export const embeddingServiceId = (providerId: string): string => `${EMBEDDING_SERVICE_PREFIX}${providerId}`;
-
-/** What a plugin's embedding provider instance offers (OpenClaw's EmbeddingProvider). */
-export interface PluginEmbeddingInstance {
-  id?: string;
-  model?: string;
-  dimensions?: number;
-  embed?(input: string, options?: { signal?: AbortSignal }): Promise<number[]>;
-  embedBatch?(inputs: string[], options?: { signal?: AbortSignal }): Promise<number[][]>;
-  close?(): Promise<void> | void;
-}
-
-/** What a plugin registers (OpenClaw's EmbeddingProviderAdapter, the parts claw uses). */
-export interface PluginEmbeddingAdapter {
-  id: string;
-  defaultModel?: string;
-  create(options: {
-    config: unknown;
-    provider: string;
-    model: string;
-    remote?: { baseUrl?: string; apiKey?: string; headers?: Record<string, string> };
-  }): Promise<{ provider: PluginEmbeddingInstance | null; runtime?: { cacheKeyData?: Record<string, unknown> } }>;
-  formatSetupError?(error: unknown): string;
-}
-
-/** Why `value` cannot be registered as an embedding provider, or undefined when it can. */
-export function invalidEmbeddingAdapter(value: unknown): string | undefined {
-  const adapter = value as Partial<PluginEmbeddingAdapter> | null;
-  if (typeof adapter?.id !== 'string' || adapter.id.trim() === '') return 'an embedding provider needs a non-empty string id';
-  if (isBuiltinEmbeddingProvider(adapter.id)) return `embedding provider id "${adapter.id}" is one of memory's own (${BUILTIN_EMBEDDING_PROVIDERS.join(', ')})`;
-  if (typeof adapter.create !== 'function') return `embedding provider "${adapter.id}" has no create(options) function`;
-  return undefined;
-}
+import type { CapabilityLookup, PluginRecord } from '../../sdk/index.js';
+import { ModelError } from '../../sdk/index.js';
+import {
+  BUILTIN_EMBEDDING_PROVIDERS,
+  EMBEDDING_SERVICE_PREFIX,
+  type EmbeddingProvider,
+  type EmbeddingSelection,
+  embeddingServiceId,
+  isBuiltinEmbeddingProvider,
+  type MemorySettings,
+  type PluginEmbeddingAdapter,
+  sanitizeAndNormalizeEmbedding,
+} from '../../sdk/memory/index.js';
+import { planBatches } from './http.js';
+import { selectEmbeddingProvider, type EmbeddingContext } from './providers.js';
 
 type Lookup = Pick<CapabilityLookup, 'find' | 'list' | 'routes'>;
 type Records = () => readonly PluginRecord[];
@@ -180,20 +150,4 @@ export async function selectMemoryEmbeddings(settings: MemorySettings, context: 
     pluginProviders.set(id, { provider, description: `${id} ${provider.model} (plugin ${owner ?? id})` });
   }
   return selectEmbeddingProvider(settings, { ...context, pluginProviders });
-}
-
-/** selectMemoryEmbeddings with what a memory backend's createIndex context holds. */
-export function embeddingsForIndex(
-  settings: MemorySettings,
-  context: { api: { kernel: { config(): EmbeddingContext['config']; capabilities: Lookup; plugins: Records } }; env: EmbeddingContext['env']; logger: EmbeddingContext['logger']; stateDir: string },
-): Promise<EmbeddingSelection> {
-  const { kernel } = context.api;
-  return selectMemoryEmbeddings(settings, {
-    config: kernel.config(),
-    capabilities: kernel.capabilities,
-    plugins: () => kernel.plugins(),
-    env: context.env,
-    logger: context.logger,
-    stateDir: context.stateDir,
-  });
 }

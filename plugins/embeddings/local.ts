@@ -7,10 +7,9 @@
  */
 import { basename } from 'node:path';
 import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import { ModelError } from '../models.js';
-import { importNodeLlamaCpp } from '../runtime-deps.js';
-import type { EmbeddingContext, EmbeddingProvider } from './embeddings.js';
-import { sanitizeAndNormalizeEmbedding } from './scoring.js';
+import { ModelError } from '../../sdk/index.js';
+import { type EmbeddingLogger, type EmbeddingProvider, sanitizeAndNormalizeEmbedding } from '../../sdk/memory/index.js';
+import { importNodeLlamaCpp } from '../../sdk/runtime-deps.js';
 
 type LlamaModule = typeof import('node-llama-cpp');
 
@@ -21,7 +20,7 @@ export interface LocalEmbeddingOptions {
   timeoutMs: number;
   /** Evaluation threads; unset means half the math cores the machine reports. */
   threads?: number;
-  logger?: EmbeddingContext['logger'];
+  logger?: EmbeddingLogger;
   /** How node-llama-cpp is imported (tests count or replace it). */
   importBackend?: () => Promise<LlamaModule>;
   /** claw's state dir: where node-llama-cpp is installed on first use when claw lacks it. */

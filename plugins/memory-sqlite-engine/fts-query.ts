@@ -3,8 +3,7 @@
  * syntax: every term becomes a double-quoted string, so `OPS-4711`, quotes, `AND`, `NEAR(`,
  * `*`, `col:` and `^` are just words (or nothing) instead of operators or syntax errors.
  */
-import { contentTerms } from '../query-terms.js';
-import { isCjk, tokenize } from '../text.js';
+import { contentTerms, isCjk, tokenize } from '../../sdk/memory/index.js';
 
 function quote(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;

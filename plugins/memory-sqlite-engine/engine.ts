@@ -8,28 +8,38 @@
  * answer carries a `notice` that says why.
  */
 import { statSync } from 'node:fs';
-import type { Logger } from '../../../kernel/index.js';
-import type { MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../types/memory.js';
-import type { EmbeddingProvider, EmbeddingSelection } from '../embeddings.js';
-import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../files.js';
-import type { MemoryIndex } from '../plugin.js';
-import { finish, keywordMinScore, mergeHybridResults, normalizeBm25, type ScoredChunk } from '../scoring.js';
-import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from '../session-files.js';
-import { SNIPPET_MAX_CHARS, type MemorySettings } from '../settings.js';
-import { chunkMarkdown, hashText, snippetAround, type Chunk } from '../text.js';
+import type { Logger, MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../sdk/index.js';
+import {
+  type CappedFile,
+  cappedNote,
+  type Chunk,
+  chunkMarkdown,
+  type EmbeddingProvider,
+  type EmbeddingSelection,
+  finish,
+  hashText,
+  keywordMinScore,
+  listMemoryFiles,
+  type MemoryEngineOptions,
+  type MemoryFile,
+  type MemoryIndex,
+  type MemorySettings,
+  mergeHybridResults,
+  normalizeBm25,
+  readMemoryText,
+  type ScoredChunk,
+  SNIPPET_MAX_CHARS,
+  snippetAround,
+} from '../../sdk/memory/index.js';
+import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from './session-files.js';
 import { buildFtsQuery } from './fts-query.js';
 import type { IndexBuilding, IndexMeta } from './schema.js';
 import { claimScratchPath, processAlive, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
 import { DimensionMismatchError, IndexStore, removeDatabaseFile, type ChunkRow, type FileRow } from './store.js';
 import { isZeroVector } from './vectors.js';
 
-export interface SqliteMemoryIndexOptions {
-  /** The engine owns these providers from now on and closes them in `close()`. */
-  embeddings: EmbeddingSelection;
-  logger: Logger;
-  /** Reported as `backend` (a backend that falls back to this engine may name itself). */
-  backend?: string;
-}
+/** The engine service's options (sdk/memory/engine.ts): the providers, which the index now owns, the logger, the backend name. */
+export type SqliteMemoryIndexOptions = MemoryEngineOptions;
 
 /** Files are chunked, embedded and written in groups of about this many chunks, bounding memory. */
 const WRITE_GROUP_CHUNKS = 512;

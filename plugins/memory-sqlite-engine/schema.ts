@@ -3,7 +3,7 @@
  * are the truth), so a schema change never migrates: an index of another schema version
  * is thrown away and built again.
  */
-import type { Db } from './native.js';
+import type { Db } from '../../sdk/sqlite.js';
 
 /** Bump when a table changes shape or meaning. */
 export const SCHEMA_VERSION = 1;

@@ -18,14 +18,33 @@
  * fallback at a custom endpoint).
  */
 import { existsSync, statSync } from 'node:fs';
-import { ModelError, isModelError } from '../models.js';
-import { createRemoteEmbeddingProvider, REMOTE_APIS, type RemoteProviderId, type RetryPolicy } from './embedding-http.js';
-import { LocalEmbeddingProvider } from './embedding-local.js';
-import type { EmbeddingContext, EmbeddingProvider, EmbeddingSelection } from './embeddings.js';
-import { isBuiltinEmbeddingProvider, type BuiltinEmbeddingProviderId, type EmbeddingProviderId, type MemorySettings } from './settings.js';
+import { ModelError, isModelError, type KernelConfig } from '../../sdk/index.js';
+import {
+  type BuiltinEmbeddingProviderId,
+  type EmbeddingLogger,
+  type EmbeddingProvider,
+  type EmbeddingProviderId,
+  type EmbeddingSelection,
+  isBuiltinEmbeddingProvider,
+  type MemorySettings,
+} from '../../sdk/memory/index.js';
+import { createRemoteEmbeddingProvider, REMOTE_APIS, type RemoteProviderId, type RetryPolicy } from './http.js';
+import { LocalEmbeddingProvider } from './local.js';
 
-export { createRemoteEmbeddingProvider, DEFAULT_RETRY, planBatches, type RemoteEndpoint, type RetryPolicy } from './embedding-http.js';
-export { LocalEmbeddingProvider, type LocalEmbeddingOptions } from './embedding-local.js';
+export { createRemoteEmbeddingProvider, DEFAULT_RETRY, planBatches, type RemoteEndpoint, type RetryPolicy } from './http.js';
+export { LocalEmbeddingProvider, type LocalEmbeddingOptions } from './local.js';
+
+/** What choosing and building providers reads besides the settings. */
+export interface EmbeddingContext {
+  config: KernelConfig;
+  env: Readonly<Record<string, string | undefined>>;
+  /** For providers that log why they fell back. */
+  logger?: EmbeddingLogger;
+  /** claw's state dir: `local` installs node-llama-cpp under it on first use when needed. */
+  stateDir?: string;
+  /** Providers plugins registered (by id), built by selectMemoryEmbeddings for a non-built-in `provider`/`fallback`. */
+  pluginProviders?: ReadonlyMap<string, { provider: EmbeddingProvider; description: string }>;
+}
 
 type AnyRecord = Record<string, any>;
 export type ConcreteProviderId = Exclude<BuiltinEmbeddingProviderId, 'auto' | 'none'>;
@@ -225,7 +244,7 @@ export interface FallbackOptions {
 export function withFallback(
   primary: EmbeddingProvider,
   fallback: EmbeddingProvider,
-  logger?: EmbeddingContext['logger'],
+  logger?: EmbeddingLogger,
   options: FallbackOptions = {},
 ): FallbackEmbeddingProvider {
   const retryAfter = options.retryPrimaryAfterMs ?? 5 * 60_000;

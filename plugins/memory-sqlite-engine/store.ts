@@ -4,12 +4,11 @@
  * and no transaction spans an `await`, so a search never sees half a file.
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { ensurePrivateFile } from '../../fs.js';
-import type { Chunk } from '../text.js';
-import { segmentCjk } from '../text.js';
-import { cosine } from '../scoring.js';
+import { ensurePrivateFile } from '../../sdk/fs.js';
+import { type Chunk, cosine, segmentCjk } from '../../sdk/memory/index.js';
 import type BetterSqlite3 from 'better-sqlite3';
-import { loadSqlite, loadVectorExtension, type Db } from './native.js';
+import { loadSqlite, type Db } from '../../sdk/sqlite.js';
+import { loadVectorExtension } from './native.js';
 import { CORE_SCHEMA, FTS_SCHEMA, readMeta, SCHEMA_VERSION, tableNames, vecSchema, vecTableDims, writeMeta, type IndexMeta } from './schema.js';
 import { fromBlob, toBlob } from './vectors.js';
 
@@ -96,7 +95,12 @@ export class IndexStore {
    * `<path>.corrupt-<time>`; a database that is not a memory index is refused, untouched.
    */
   static open(path: string, options: StoreOptions): IndexStore {
-    const Database = loadSqlite();
+    let Database: ReturnType<typeof loadSqlite>;
+    try {
+      Database = loadSqlite();
+    } catch (error) {
+      throw new Error(`memory-sqlite: ${(error as Error).message} (or pick another memory backend, e.g. memory-minisearch)`);
+    }
     let recovered: string | undefined;
     const connect = (): Db => {
       try {
