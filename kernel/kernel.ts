@@ -76,11 +76,15 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   trace('kernel: boot');
   const env = options.env ?? process.env;
   const stateDir = options.stateDir ?? resolveStateDir(env);
-  const configPath = options.configPath ?? (options.stateDir ? join(stateDir, 'openclaw.json') : resolveConfigPath(env));
+  const configPath =
+    options.configPath ?? (options.stateDir ? join(stateDir, 'openclaw.json') : resolveConfigPath(env));
 
   useValidatorStore(options.validators?.(join(stateDir, 'cache', 'validators')));
   const { policy } = options;
-  const snapshot = judged(options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env), policy);
+  const snapshot = judged(
+    options.config ? snapshotOf(options.config, configPath, env) : readConfigFile(configPath, env),
+    policy,
+  );
   // From the whole resolved config, not the usable part: a section dropped for a schema
   // error may still hold a secret that ends up in a message.
   const redact = policy.redactor(snapshot.resolved, env);
@@ -98,7 +102,10 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   const lanes = new LaneScheduler({
     caps: { main: defaults.maxConcurrent, subagent: defaults.subagents?.maxConcurrent },
     onNotice: ({ lane, waitedMs, queuedBehind }) =>
-      logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, { lane, waitedMs }),
+      logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, {
+        lane,
+        waitedMs,
+      }),
   });
 
   const hookErrors: HookErrorReport[] = [];
@@ -119,7 +126,17 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     read: () => judged(readConfigFile(configPath, env), policy),
     // A throwaway kernel over the candidate config: same discovery, no plugin code run.
     check: async (raw: Record<string, unknown>) =>
-      (await createKernel({ ...options, config: raw, configPath, stateDir, logger: silentLogger, strictConfig: false, activateInline: false })).issues(),
+      (
+        await createKernel({
+          ...options,
+          config: raw,
+          configPath,
+          stateDir,
+          logger: silentLogger,
+          strictConfig: false,
+          activateInline: false,
+        })
+      ).issues(),
     // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
     use: (next: ConfigSnapshot) => void (config = usableConfig(next)),
     locked: options.configWriter(configPath),
@@ -161,7 +178,8 @@ function discoveryRoots(options: KernelOptions, config: KernelConfig, paths: Ker
   const on = { config: true, workspace: true, bundled: true, global: true, ...options.discover };
   const roots: DiscoveryRoot[] = (options.pluginDirs ?? []).map((dir) => ({ dir, origin: 'config' as const }));
   if (on.config) {
-    for (const path of config.plugins?.load?.paths ?? []) roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
+    for (const path of config.plugins?.load?.paths ?? [])
+      roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
   }
   if (on.workspace) roots.push({ dir: join(paths.workspaceDir, '.openclaw', 'extensions'), origin: 'workspace' });
   if (on.bundled && options.bundledDir) roots.push({ dir: options.bundledDir, origin: 'bundled' });

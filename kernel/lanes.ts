@@ -12,7 +12,9 @@ export type LaneTask<T> = () => T | PromiseLike<T>;
 export class LaneClearedError extends Error {
   readonly code = 'LANE_CLEARED';
   override name = 'LaneClearedError';
-  constructor(readonly lane: string) { super(`lane "${lane}" was cleared before this task started`); }
+  constructor(readonly lane: string) {
+    super(`lane "${lane}" was cleared before this task started`);
+  }
 }
 
 export interface LaneStats {
@@ -182,7 +184,10 @@ export class LaneScheduler {
       return this.finish(state, entry, false, error);
     }
     if (result !== null && typeof result === 'object' && typeof (result as PromiseLike<unknown>).then === 'function') {
-      (result as PromiseLike<unknown>).then((value) => this.finish(state, entry, true, value), (error) => this.finish(state, entry, false, error));
+      (result as PromiseLike<unknown>).then(
+        (value) => this.finish(state, entry, true, value),
+        (error) => this.finish(state, entry, false, error),
+      );
     } else this.finish(state, entry, true, result);
   }
 

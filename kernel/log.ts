@@ -15,7 +15,11 @@ export interface Logger {
 
 const ignore = () => {};
 export const silentLogger: Logger = {
-  debug: ignore, info: ignore, warn: ignore, error: ignore, child: () => silentLogger,
+  debug: ignore,
+  info: ignore,
+  warn: ignore,
+  error: ignore,
+  child: () => silentLogger,
 };
 
 /**

@@ -98,17 +98,25 @@ export function validateWith(schema: JsonSchema, data: unknown, base: readonly P
 const MESSAGES: Record<string, (params: Record<string, any>) => { message: string; key?: string }> = {
   required: (params) => ({ message: 'is required', key: String(params.missingProperty) }),
   additionalProperties: (params) => ({ message: 'is not a known key', key: String(params.additionalProperty) }),
-  enum: (params) => ({ message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}` }),
+  enum: (params) => ({
+    message: `must be one of ${(params.allowedValues as unknown[]).map((value) => JSON.stringify(value)).join(', ')}`,
+  }),
   const: (params) => ({ message: `must be ${JSON.stringify(params.allowedValue)}` }),
   anyOf: () => ({ message: 'does not match any allowed shape' }),
   oneOf: () => ({ message: 'does not match any allowed shape' }),
   propertyNames: (params) => ({ message: `has a key that is not allowed (${String(params.propertyName)})` }),
 };
 
-export function formatErrors(errors: readonly ErrorObject[], data: unknown, base: readonly PathSegment[] = []): SchemaIssue[] {
+export function formatErrors(
+  errors: readonly ErrorObject[],
+  data: unknown,
+  base: readonly PathSegment[] = [],
+): SchemaIssue[] {
   const byPath = new Map<string, string[]>();
   // anyOf/oneOf report one error per failed branch plus a summary; the summary alone reads best.
-  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath));
+  const unions = new Set(
+    errors.filter((e) => e.keyword === 'anyOf' || e.keyword === 'oneOf').map((e) => e.instancePath),
+  );
   for (const error of errors) {
     if (unions.has(error.instancePath) && error.keyword !== 'anyOf' && error.keyword !== 'oneOf') continue;
     if (error.keyword === 'if') continue;

@@ -13,7 +13,12 @@ export interface EnvSubstitutionIssue {
   variable: string;
 }
 
-export function substituteEnv(value: unknown, env: Env, issues: EnvSubstitutionIssue[] = [], at: PathSegment[] = []): unknown {
+export function substituteEnv(
+  value: unknown,
+  env: Env,
+  issues: EnvSubstitutionIssue[] = [],
+  at: PathSegment[] = [],
+): unknown {
   if (typeof value === 'string') {
     if (!value.includes('${')) return value;
     return value.replace(REFERENCE, (match: string, name: string) => {

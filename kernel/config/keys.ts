@@ -14,4 +14,13 @@ export const DEFAULT_SLOT_HOLDERS: Readonly<Record<SlotName, string>> = {
 };
 
 /** Top-level keys the kernel owns; any other top-level key must be declared by a plugin. */
-export const KERNEL_CONFIG_KEYS = ['$schema', 'meta', 'plugins', 'agents', 'tools', 'channels', 'bindings', 'logging'] as const;
+export const KERNEL_CONFIG_KEYS = [
+  '$schema',
+  'meta',
+  'plugins',
+  'agents',
+  'tools',
+  'channels',
+  'bindings',
+  'logging',
+] as const;

@@ -12,7 +12,8 @@ export type Env = Record<string, string | undefined>;
 
 const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
-export const resolveHomeDir = (env: Env = process.env): string => env.OPENCLAW_HOME?.trim() || env.HOME?.trim() || homedir();
+export const resolveHomeDir = (env: Env = process.env): string =>
+  env.OPENCLAW_HOME?.trim() || env.HOME?.trim() || homedir();
 
 export function expandHome(path: string, env: Env = process.env): string {
   if (path === '~') return resolveHomeDir(env);

@@ -27,7 +27,10 @@ export interface ConfigSnapshot {
 export class ConfigError extends Error {
   readonly code = 'INVALID_CONFIG';
   override name = 'ConfigError';
-  constructor(readonly path: string, readonly issues: readonly ConfigIssue[]) {
+  constructor(
+    readonly path: string,
+    readonly issues: readonly ConfigIssue[],
+  ) {
     super(`invalid config ${path}:\n${issues.map((issue) => `  ${formatIssue(issue)}`).join('\n')}`);
   }
 }
@@ -57,7 +60,12 @@ export function readConfigFile(path: string, env: Env = process.env): ConfigSnap
   return snapshotOf(data as Record<string, unknown>, path, env, true);
 }
 
-export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env = process.env, exists = false): ConfigSnapshot {
+export function snapshotOf(
+  raw: Record<string, unknown>,
+  path: string,
+  env: Env = process.env,
+  exists = false,
+): ConfigSnapshot {
   const missing: EnvSubstitutionIssue[] = [];
   const resolved = substituteEnv(raw, env, missing) as KernelConfig;
   const issues: ConfigIssue[] = missing.map(({ path: at, variable }) => ({
@@ -66,18 +74,30 @@ export function snapshotOf(raw: Record<string, unknown>, path: string, env: Env 
     message: `references \${${variable}}, which is not set in the environment`,
     owner: 'kernel',
   }));
-  for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved))) issues.push({ level: 'error', ...issue, owner: 'kernel' });
+  for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved)))
+    issues.push({ level: 'error', ...issue, owner: 'kernel' });
   return { path, exists, raw, resolved, issues };
 }
 
 /** `snapshot` as the policy judges it: unknown keys it tolerates, problems beyond the schema. */
-export function judged(snapshot: ConfigSnapshot, policy: Pick<KernelPolicy, 'configIssues' | 'tolerate'>): ConfigSnapshot {
-  const more = policy.configIssues(snapshot.resolved).map((issue) => ({ level: 'error' as const, ...issue, owner: 'kernel' }));
+export function judged(
+  snapshot: ConfigSnapshot,
+  policy: Pick<KernelPolicy, 'configIssues' | 'tolerate'>,
+): ConfigSnapshot {
+  const more = policy
+    .configIssues(snapshot.resolved)
+    .map((issue) => ({ level: 'error' as const, ...issue, owner: 'kernel' }));
   return { ...snapshot, issues: [...snapshot.issues.map((issue) => policy.tolerate(issue)), ...more] };
 }
 
 function broken(path: string, message: string): ConfigSnapshot {
-  return { path, exists: true, raw: {}, resolved: {}, issues: [{ level: 'error', path: '<file>', message, owner: 'kernel' }] };
+  return {
+    path,
+    exists: true,
+    raw: {},
+    resolved: {},
+    issues: [{ level: 'error', path: '<file>', message, owner: 'kernel' }],
+  };
 }
 
 /**
@@ -85,7 +105,9 @@ function broken(path: string, message: string): ConfigSnapshot {
  * errors are dropped (defaults apply), so one typo does not hide every plugin's status.
  */
 export function usableConfig(snapshot: ConfigSnapshot): KernelConfig {
-  const broken = new Set(snapshot.issues.filter((issue) => issue.level === 'error').map((issue) => issue.path.split(/[.[]/)[0]!));
+  const broken = new Set(
+    snapshot.issues.filter((issue) => issue.level === 'error').map((issue) => issue.path.split(/[.[]/)[0]!),
+  );
   if (broken.size === 0) return snapshot.resolved;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(snapshot.resolved)) if (!broken.has(key)) out[key] = value;

@@ -11,7 +11,20 @@
  * Sync hooks run to completion on the caller's stack and cannot be timed out.
  */
 import { createRequire } from 'node:module';
-import { defaultHookTimeoutMs, HOOK_MODES, isHookName, type HookMode, MERGE_RULES, type HookContext, type HookHandler, type HookName, type HookOutcome, type ModifyingHookName, type SyncHookName, type VoidHookName } from './catalog.js';
+import {
+  defaultHookTimeoutMs,
+  HOOK_MODES,
+  isHookName,
+  type HookMode,
+  MERGE_RULES,
+  type HookContext,
+  type HookHandler,
+  type HookName,
+  type HookOutcome,
+  type ModifyingHookName,
+  type SyncHookName,
+  type VoidHookName,
+} from './catalog.js';
 
 export interface HookErrorReport {
   hook: HookName;
@@ -67,7 +80,9 @@ interface Tapped {
 const RESOLVED = Promise.resolve();
 const TIMED_OUT = Symbol('timed out');
 /** The run's abort reason, told apart from a handler's own rejection. */
-class Aborted { constructor(readonly reason: unknown) {} }
+class Aborted {
+  constructor(readonly reason: unknown) {}
+}
 
 /** The outcome, TIMED_OUT after `ms`, or Aborted when `signal` fires. A void hook's timer is unref'd: no one needs its result. */
 function bounded(outcome: PromiseLike<unknown>, ms: number, signal: AbortSignal | undefined, unref: boolean) {
@@ -122,7 +137,13 @@ export class HookBus {
     if (!(timeoutMs >= 0 && timeoutMs <= 2 ** 31 - 1)) {
       throw new TypeError(`timeoutMs for hook "${hook}" must be 0 or a positive number of ms`);
     }
-    const registration: Registration = { hook, handler: handler as Registration['handler'], pluginId: options.pluginId ?? 'anonymous', priority, timeoutMs };
+    const registration: Registration = {
+      hook,
+      handler: handler as Registration['handler'],
+      pluginId: options.pluginId ?? 'anonymous',
+      priority,
+      timeoutMs,
+    };
     this.registrations.set(hook, [...(this.registrations.get(hook) ?? []), registration]);
     this.compiled.delete(hook);
     return () => this.removeWhere(hook, (entry) => entry === registration);
@@ -224,7 +245,8 @@ export class HookBus {
     }
   }
 
-  private timedOut = (registration: Registration) => this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
+  private timedOut = (registration: Registration) =>
+    this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
 
   /** Folds one handler's result into the chain by the hook's merge rule. */
   private fold(registration: Registration, state: ChainState, value: unknown): ChainState {

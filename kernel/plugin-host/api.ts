@@ -16,7 +16,15 @@ import type { ConfigSnapshot } from '../config/store.js';
 import type { ConfigIssue, PluginRecord } from './resolve.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../tools/invoke.js';
 import type { PluginOrigin } from './discovery.js';
-import { REGISTRATION, type CapabilityKind, type CapabilityLookup, type CapabilityTypes, type ChannelsApi, type ServiceDefinition, type ToolDefinition } from './capabilities.js';
+import {
+  REGISTRATION,
+  type CapabilityKind,
+  type CapabilityLookup,
+  type CapabilityTypes,
+  type ChannelsApi,
+  type ServiceDefinition,
+  type ToolDefinition,
+} from './capabilities.js';
 
 /** Running hooks (not registering them: that goes through `api.on`, which checks the manifest). */
 export type HookRunner = Pick<HookBus, 'runVoid' | 'runModifying' | 'runSync' | 'has' | 'list' | 'ready'>;
@@ -127,7 +135,12 @@ function requireName(what: string, value: unknown): string {
   return value;
 }
 
-export function createPluginApi(record: PluginRecord, sink: RegistrationSink, kernel: KernelServices, logger: Logger): PluginApi {
+export function createPluginApi(
+  record: PluginRecord,
+  sink: RegistrationSink,
+  kernel: KernelServices,
+  logger: Logger,
+): PluginApi {
   /** Slot backends are named by their plugin; `check` adds what one kind needs beyond its functions. */
   const register = (kind: CapabilityKind, value: any, name?: string, check?: (name: string) => void): void => {
     const { key, calls } = REGISTRATION[kind];
@@ -139,7 +152,11 @@ export function createPluginApi(record: PluginRecord, sink: RegistrationSink, ke
   const sections = record.sections ?? {};
   const { id, name, version, origin, dir: rootDir } = record;
   return {
-    id, name, version, origin, rootDir,
+    id,
+    name,
+    version,
+    origin,
+    rootDir,
     config: (record.config ?? {}) as Record<string, unknown>,
     section<T>(name: string): T {
       if (name in sections) return sections[name] as T;
@@ -150,7 +167,8 @@ export function createPluginApi(record: PluginRecord, sink: RegistrationSink, ke
     registerTool: (tool) =>
       register('tool', tool, undefined, (name) => {
         requireName(`tool "${name}" description`, tool.description);
-        if (tool.parameters === null || typeof tool.parameters !== 'object') throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
+        if (tool.parameters === null || typeof tool.parameters !== 'object')
+          throw new TypeError(`tool "${name}" parameters must be a JSON Schema object`);
       }),
     registerChannel: (channel) => register('channel', channel),
     registerProvider: (provider) => register('provider', provider),
@@ -161,7 +179,8 @@ export function createPluginApi(record: PluginRecord, sink: RegistrationSink, ke
       requireFunction(`handler for hook "${String(hook)}"`, handler);
       sink.onHook(hook, handler, options);
     },
-    registerGatewayMethod: (name, method) => register('gatewayMethod', method, requireName('gateway method name', name)),
+    registerGatewayMethod: (name, method) =>
+      register('gatewayMethod', method, requireName('gateway method name', name)),
     registerCommand: (command) =>
       register('command', command, undefined, (name) => {
         if (name.startsWith('/')) throw new TypeError(`command "${name}" must be registered without the leading "/"`);

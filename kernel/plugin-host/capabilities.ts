@@ -87,7 +87,13 @@ export interface CapabilityTypes {
   tool: ToolDefinition<any>;
   channel: { id: string; send: Fn };
   provider: { id: string; stream: Fn };
-  gatewayMethod: { handler: Fn; params?: JsonSchema; scope?: string; sideEffect?: boolean | 'optional'; description?: string };
+  gatewayMethod: {
+    handler: Fn;
+    params?: JsonSchema;
+    scope?: string;
+    sideEffect?: boolean | 'optional';
+    description?: string;
+  };
   command: { name: string; description: string; handler: Fn };
   service: ServiceDefinition;
   cli: { name: string; description: string; run: Fn };
@@ -176,7 +182,9 @@ export function channelsFacade(capabilities: CapabilityLookup): ChannelsApi {
   const required = async (what: string): Promise<ChannelsApi> => {
     const api = await provider();
     if (!api) {
-      throw new Error(`cannot ${what}: no plugin provides the service "${CHANNELS_SERVICE}" (enable plugins/channels, the bundled "channels" plugin)`);
+      throw new Error(
+        `cannot ${what}: no plugin provides the service "${CHANNELS_SERVICE}" (enable plugins/channels, the bundled "channels" plugin)`,
+      );
     }
     return api;
   };

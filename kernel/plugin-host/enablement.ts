@@ -38,15 +38,22 @@ export function resolveEnablement(
   const explicit = plugins?.entries?.[id]?.enabled;
   for (const slot of slots) {
     const holder = slotHolder(plugins, slot);
-    if (holder !== id) return { enabled: false, reason: holder === 'none' ? `the ${slot} slot is set to "none"` : `the ${slot} slot is held by "${holder}"` };
+    if (holder !== id)
+      return {
+        enabled: false,
+        reason: holder === 'none' ? `the ${slot} slot is set to "none"` : `the ${slot} slot is held by "${holder}"`,
+      };
   }
   if (slots.length > 0) {
     if (explicit === false) return { enabled: false, reason: `plugins.entries.${id}.enabled is false` };
     return { enabled: true, reason: `holds the ${slots.join(' and ')} slot` };
   }
-  if (explicit !== undefined) return { enabled: explicit, reason: `plugins.entries.${id}.enabled is ${String(explicit)}` };
+  if (explicit !== undefined)
+    return { enabled: explicit, reason: `plugins.entries.${id}.enabled is ${String(explicit)}` };
   const byOrigin: Record<PluginOrigin, Enablement> = {
-    bundled: enabledByDefault ? { enabled: true, reason: 'bundled, on by default' } : { enabled: false, reason: 'bundled, off by default' },
+    bundled: enabledByDefault
+      ? { enabled: true, reason: 'bundled, on by default' }
+      : { enabled: false, reason: 'bundled, off by default' },
     workspace: { enabled: false, reason: 'workspace plugin, off until enabled' },
     global: { enabled: true, reason: 'installed' },
     config: { enabled: true, reason: 'listed in plugins.load.paths' },

@@ -20,7 +20,14 @@ import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
-import { createPluginApi, type ForeignPluginAdapter, type KernelPaths, type KernelServices, type PluginDefinition, type RegistrationSink } from './api.js';
+import {
+  createPluginApi,
+  type ForeignPluginAdapter,
+  type KernelPaths,
+  type KernelServices,
+  type PluginDefinition,
+  type RegistrationSink,
+} from './api.js';
 import {
   CHANNELS_SERVICE,
   channelsFacade,
@@ -42,7 +49,12 @@ export class CapabilityError extends Error {
 export class PluginUnavailableError extends Error {
   readonly code = 'PLUGIN_UNAVAILABLE';
   override name = 'PluginUnavailableError';
-  constructor(readonly pluginId: string, message: string) { super(message); }
+  constructor(
+    readonly pluginId: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 export interface PluginHostOptions {
@@ -61,7 +73,10 @@ type Registered = { pluginId: string; value: unknown };
 
 const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
 const byKind = <V>() =>
-  Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map()])) as Record<CapabilityKind, Map<string, V>>;
+  Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map()])) as Record<
+    CapabilityKind,
+    Map<string, V>
+  >;
 const SYNC_HOOKS: readonly HookName[] = ['tool_result_persist', 'before_message_write'];
 
 export class PluginHost {
@@ -95,7 +110,12 @@ export class PluginHost {
       return manifest;
     });
     this.config = options.kernel.config() as KernelConfig;
-    const resolved = resolvePlugins({ candidates: findCandidates(options.roots), inline, config: this.config, tolerate: options.policy.tolerate });
+    const resolved = resolvePlugins({
+      candidates: findCandidates(options.roots),
+      inline,
+      config: this.config,
+      tolerate: options.policy.tolerate,
+    });
     ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
     this.indexDeclarations();
@@ -108,7 +128,17 @@ export class PluginHost {
       plugins: () => this.records,
       tools: {
         invoke: (request) =>
-          invokeTool({ hooks, capabilities, redact: kernel.redact, config: kernel.config, policy: policy.toolPolicy, sandbox: { route: policy.sandboxRoute, capabilities, config: kernel.config, paths: kernel.paths } }, request),
+          invokeTool(
+            {
+              hooks,
+              capabilities,
+              redact: kernel.redact,
+              config: kernel.config,
+              policy: policy.toolPolicy,
+              sandbox: { route: policy.sandboxRoute, capabilities, config: kernel.config, paths: kernel.paths },
+            },
+            request,
+          ),
       },
       channels: channelsFacade(capabilities),
     };
@@ -120,7 +150,8 @@ export class PluginHost {
 
   /** Plugins handed over as objects are loaded at boot: their code is already in memory. */
   async activateInline(): Promise<void> {
-    for (const id of this.inline.keys()) if (this.byId.get(id)?.status === 'ready') await this.activate(id).catch(() => {});
+    for (const id of this.inline.keys())
+      if (this.byId.get(id)?.status === 'ready') await this.activate(id).catch(() => {});
   }
 
   /** Load and register a plugin (once). Rejects with PluginUnavailableError when it cannot be used. */
@@ -200,7 +231,8 @@ export class PluginHost {
         this.declared[kind].set(name, record.id);
         if (kind === 'gatewayMethod') this.options.kernel.protocol.declareMethod(name, record.id);
       }
-      for (const hook of manifest.hooks ?? []) this.pendingHooks.set(hook, (this.pendingHooks.get(hook) ?? new Set<string>()).add(record.id));
+      for (const hook of manifest.hooks ?? [])
+        this.pendingHooks.set(hook, (this.pendingHooks.get(hook) ?? new Set<string>()).add(record.id));
     }
   }
 
@@ -250,7 +282,8 @@ export class PluginHost {
     return definition;
   }
 
-  private isForeign = (record: PluginRecord): boolean => !this.inline.has(record.id) && this.options.foreign?.accepts(record) === true;
+  private isForeign = (record: PluginRecord): boolean =>
+    !this.inline.has(record.id) && this.options.foreign?.accepts(record) === true;
 
   /** Where one plugin's `api.register*` and `api.on` calls land. */
   private sink(record: PluginRecord): RegistrationSink {
@@ -265,7 +298,9 @@ export class PluginHost {
         const table = this.registry[kind];
         const existing = table.get(name);
         if (existing) {
-          throw new Error(`${kind} "${name}" is ${existing.pluginId === record.id ? 'registered twice' : `already registered by plugin "${existing.pluginId}"`}`);
+          throw new Error(
+            `${kind} "${name}" is ${existing.pluginId === record.id ? 'registered twice' : `already registered by plugin "${existing.pluginId}"`}`,
+          );
         }
         if (kind === 'gatewayMethod') {
           const { params, scope, sideEffect, description } = value as CapabilityTypes['gatewayMethod'];
@@ -349,7 +384,8 @@ export class PluginHost {
       const owner = registry[kind].has(name) ? undefined : declared[kind].get(name);
       if (owner) await this.activate(owner);
       const value = registry[kind].get(name)?.value as CapabilityTypes[K] | undefined;
-      if (owner && !value) throw new CapabilityError(`plugin "${owner}" declares ${kind} "${name}" but did not register it`);
+      if (owner && !value)
+        throw new CapabilityError(`plugin "${owner}" declares ${kind} "${name}" but did not register it`);
       return value;
     };
     return {
@@ -393,7 +429,8 @@ export class PluginHost {
           throw new CapabilityError(`the ${slot} slot holder "${holder}" is unavailable: ${message(error)}`);
         }
         const registered = registry[slot].get(holder);
-        if (!registered) throw new CapabilityError(`plugin "${holder}" holds the ${slot} slot but did not register a ${slot}`);
+        if (!registered)
+          throw new CapabilityError(`plugin "${holder}" holds the ${slot} slot but did not register a ${slot}`);
         return registered.value as CapabilityTypes[typeof slot];
       },
     };
@@ -402,13 +439,16 @@ export class PluginHost {
 
 /** Every named capability a manifest declares, as [kind, name] pairs. */
 function declarations(manifest: PluginManifest): Array<[NamedCapabilityKind, string]> {
-  return NAMED_KINDS.flatMap((kind) => declaredNames(manifest, DECLARING_FIELD[kind]).map((name) => [kind, name] as const));
+  return NAMED_KINDS.flatMap((kind) =>
+    declaredNames(manifest, DECLARING_FIELD[kind]).map((name) => [kind, name] as const),
+  );
 }
 
 /** A plugin with a manifest may register only what the manifest declares. */
 function checkDeclared(manifest: PluginManifest, kind: CapabilityKind, name: string): void {
   if ((SLOT_NAMES as readonly string[]).includes(kind)) {
-    if (!manifestSlots(manifest).includes(kind as SlotName)) throw new Error(`registering a ${kind} needs "kind": "${kind}" in the manifest`);
+    if (!manifestSlots(manifest).includes(kind as SlotName))
+      throw new Error(`registering a ${kind} needs "kind": "${kind}" in the manifest`);
   } else if (kind === 'httpRoute') {
     const path = name.slice(name.indexOf(' ') + 1).replace(/\/\*$/, '');
     if (!(manifest.httpRoutes ?? []).some((prefix) => pathUnder(path, prefix))) {
@@ -427,7 +467,9 @@ function inlineManifest(definition: PluginDefinition): PluginManifest {
     throw new TypeError('an inline plugin must be an object with a register(api) function');
   }
   if (typeof definition.id !== 'string' || !/^[a-z0-9][a-z0-9._-]*$/.test(definition.id)) {
-    throw new TypeError(`an inline plugin needs an id of lowercase letters, digits, ".", "_" or "-" (got ${JSON.stringify(definition.id)})`);
+    throw new TypeError(
+      `an inline plugin needs an id of lowercase letters, digits, ".", "_" or "-" (got ${JSON.stringify(definition.id)})`,
+    );
   }
   const { id, name, description, version, kind, configSchema = { type: 'object' } } = definition;
   return { id, name, description, version, configSchema, ...(kind !== undefined ? { kind } : {}) };
@@ -440,12 +482,16 @@ function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
     if (typeof candidate === 'function') return { register: candidate as PluginDefinition['register'] };
     if (isDefinition(candidate)) return candidate;
     // jiti and CJS interop may wrap the default export once more.
-    const nested = candidate !== null && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
+    const nested =
+      candidate !== null && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
     if (isDefinition(nested)) return nested;
   }
   throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
 
 const unavailable = ({ id, status, error, reason }: PluginRecord) =>
-  new PluginUnavailableError(id, status === 'failed' ? `plugin "${id}" failed: ${error}` : `plugin "${id}" is off (${reason})`);
+  new PluginUnavailableError(
+    id,
+    status === 'failed' ? `plugin "${id}" failed: ${error}` : `plugin "${id}" is off (${reason})`,
+  );
 const message = (error: unknown): string => (error instanceof Error ? error.message : String(error));

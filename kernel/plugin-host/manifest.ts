@@ -28,14 +28,16 @@ export function readManifest(dir: string): ManifestResult {
   const file = join(dir, MANIFEST_FILE);
   let data: unknown;
   try {
-    if (statSync(file).size > MAX_MANIFEST_BYTES) throw new RangeError(`${file} is over the ${MAX_MANIFEST_BYTES >> 10} KiB manifest cap`);
+    if (statSync(file).size > MAX_MANIFEST_BYTES)
+      throw new RangeError(`${file} is over the ${MAX_MANIFEST_BYTES >> 10} KiB manifest cap`);
     data = parseJson5(readFileSync(file, 'utf8'), MANIFEST_FILE);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { ok: false, error: `${MANIFEST_FILE} not found` };
     return { ok: false, error: code ? `cannot read ${MANIFEST_FILE}: ${String(error)}` : (error as Error).message };
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
   const raw = data as Record<string, unknown>;
   const id = typeof raw.id === 'string' ? raw.id : undefined;
   const fail = (error: string): ManifestResult => ({ ok: false, error: `${MANIFEST_FILE}: ${error}`, id });
@@ -45,7 +47,8 @@ export function readManifest(dir: string): ManifestResult {
   const manifest = raw as PluginManifest;
 
   const schemas: Array<[string, unknown]> = [['configSchema', manifest.configSchema]];
-  for (const [section, schema] of Object.entries(manifest.configSections ?? {})) schemas.push([`configSections.${section}`, schema]);
+  for (const [section, schema] of Object.entries(manifest.configSections ?? {}))
+    schemas.push([`configSections.${section}`, schema]);
   for (const [where, schema] of schemas) {
     const problems = schemaProblems(schema);
     if (problems.length > 0) return fail(`${where} is not a valid JSON Schema: ${problems.join('; ')}`);
@@ -60,19 +63,24 @@ export function readManifest(dir: string): ManifestResult {
   return { ok: true, manifest, entryPath: entry.path, warnings };
 }
 
-function resolveEntry(manifest: PluginManifest, dir: string): { ok: true; path: string } | { ok: false; error: string } {
+function resolveEntry(
+  manifest: PluginManifest,
+  dir: string,
+): { ok: true; path: string } | { ok: false; error: string } {
   const declared = manifest.entry ?? packageEntry(dir);
   if (declared === undefined) {
     const found = DEFAULT_ENTRIES.find((name) => existsSync(join(dir, name)));
     if (!found) return { ok: false, error: `no entry module: set "entry" or add one of ${DEFAULT_ENTRIES.join(', ')}` };
     return { ok: true, path: join(dir, found) };
   }
-  if (isAbsolute(declared)) return { ok: false, error: `entry "${declared}" must be a path relative to the plugin directory` };
+  if (isAbsolute(declared))
+    return { ok: false, error: `entry "${declared}" must be a path relative to the plugin directory` };
   const path = resolve(dir, declared);
   if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
   if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
   const real = realpathSync.native; // nor may a symlink lead out: Node's own realpath folds "a/link/.." before following "link"
-  if (!isInside(real(dir), real(path))) return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
+  if (!isInside(real(dir), real(path)))
+    return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
   return { ok: true, path };
 }
 

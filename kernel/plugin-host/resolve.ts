@@ -108,7 +108,10 @@ export function resolvePlugins(input: {
 
   for (const record of byId.values()) {
     if (record.status === 'failed' || !record.manifest) continue;
-    Object.assign(record, resolveEnablement(record.id, record.origin, record.slots, record.manifest.enabledByDefault === true, plugins));
+    Object.assign(
+      record,
+      resolveEnablement(record.id, record.origin, record.slots, record.manifest.enabledByDefault === true, plugins),
+    );
     record.status = record.enabled ? 'ready' : 'disabled';
     record.install = plugins.installs?.[record.id];
   }
@@ -120,14 +123,22 @@ export function resolvePlugins(input: {
     const found = validatePluginConfig(record, input.config, plugins).map(input.tolerate);
     issues.push(...found);
     const problems = found.filter((issue) => issue.level === 'error');
-    if (problems.length > 0) fail(record, `invalid config: ${problems.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
+    if (problems.length > 0)
+      fail(record, `invalid config: ${problems.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
   }
 
   for (const key of Object.keys(input.config)) {
     if ((KERNEL_CONFIG_KEYS as readonly string[]).includes(key)) continue;
     const owner = sectionOwner.get(key);
     if (!owner) {
-      issues.push(input.tolerate({ level: 'error', path: key, message: 'is not a known config section (no plugin declares it)', owner: 'kernel' }));
+      issues.push(
+        input.tolerate({
+          level: 'error',
+          path: key,
+          message: 'is not a known config section (no plugin declares it)',
+          owner: 'kernel',
+        }),
+      );
     } else if (!owner.enabled) {
       const message = `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`;
       issues.push({ level: 'warning', path: key, message, owner: owner.id });
@@ -135,13 +146,19 @@ export function resolvePlugins(input: {
   }
 
   const stale = (path: string, id: string) =>
-    issues.push({ level: 'warning', path, message: `refers to unknown plugin "${id}"; stale entry ignored`, owner: 'kernel' });
+    issues.push({
+      level: 'warning',
+      path,
+      message: `refers to unknown plugin "${id}"; stale entry ignored`,
+      owner: 'kernel',
+    });
   for (const [id, entry] of Object.entries(plugins.entries ?? {})) {
     // An exact { enabled: false } is the marker `claw plugins uninstall` leaves; not stale.
     const marker = Object.keys(entry).length === 1 && entry.enabled === false;
     if (!byId.has(id) && !marker) stale(formatPath(['plugins', 'entries', id]), id);
   }
-  for (const id of Object.keys(plugins.installs ?? {})) if (!byId.has(id)) stale(formatPath(['plugins', 'installs', id]), id);
+  for (const id of Object.keys(plugins.installs ?? {}))
+    if (!byId.has(id)) stale(formatPath(['plugins', 'installs', id]), id);
   for (const list of ['allow', 'deny'] as const) {
     (plugins[list] ?? []).forEach((id, index) => byId.has(id) || stale(formatPath(['plugins', list, index]), id));
   }
@@ -157,7 +174,8 @@ export function baseRecord(manifest: PluginManifest, origin: PluginOrigin, dir?:
   return { id, name, description, version, origin, dir, manifest, slots, ...off, warnings: [] };
 }
 
-const where = (record: PluginRecord): string => (record.dir ? `${record.dir} (${record.origin})` : `the ${record.origin} plugin`);
+const where = (record: PluginRecord): string =>
+  record.dir ? `${record.dir} (${record.origin})` : `the ${record.origin} plugin`;
 
 export function fail(record: PluginRecord, error: string): void {
   record.status = 'failed';
@@ -173,11 +191,17 @@ function checkSlots(plugins: PluginsConfig, byId: Map<string, PluginRecord>, iss
     const path = formatPath(['plugins', 'slots', slot]);
     if (!record) {
       // The built-in default may simply not be installed; only an explicit choice is an error.
-      if (configured !== undefined) issues.push({ level: 'error', path, message: `no plugin "${holder}" is installed`, owner: 'kernel' });
+      if (configured !== undefined)
+        issues.push({ level: 'error', path, message: `no plugin "${holder}" is installed`, owner: 'kernel' });
       continue;
     }
     if (record.manifest && !record.slots.includes(slot)) {
-      issues.push({ level: 'error', path, message: `plugin "${holder}" does not declare kind "${slot}"`, owner: 'kernel' });
+      issues.push({
+        level: 'error',
+        path,
+        message: `plugin "${holder}" does not declare kind "${slot}"`,
+        owner: 'kernel',
+      });
     }
   }
 }
@@ -205,7 +229,8 @@ function validatePluginConfig(record: PluginRecord, config: KernelConfig, plugin
     const value = given === undefined ? {} : structuredClone(given);
     try {
       const problems = validateWith(schema, value, path);
-      if (given !== undefined) for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
+      if (given !== undefined)
+        for (const issue of problems) issues.push({ level: 'error', ...issue, owner: record.id });
     } catch (error) {
       const message = `cannot be checked: ${what} does not compile (${(error as Error).message})`;
       issues.push({ level: 'error', path: formatPath(path), message, owner: record.id });

@@ -96,7 +96,13 @@ export class ProtocolRegistry {
   emit(event: string, payload: unknown, options: EmitOptions = {}): number {
     const entry = this.events.get(event);
     if (!entry) throw new Error(`cannot emit unregistered gateway event "${event}"`);
-    const emitted: EmittedEvent = { event, payload, droppable: options.droppable ?? entry.droppable ?? false, scope: entry.scope, connIds: options.connIds };
+    const emitted: EmittedEvent = {
+      event,
+      payload,
+      droppable: options.droppable ?? entry.droppable ?? false,
+      scope: entry.scope,
+      connIds: options.connIds,
+    };
     let reached = 0;
     for (const listener of this.listeners) {
       try {
@@ -121,7 +127,9 @@ export class ProtocolRegistry {
     if (!entry.params) return { ok: true, value: params };
     const value = params === undefined ? {} : params;
     const validate = compileSchema(entry.params);
-    return validate(value) ? { ok: true, value } : { ok: false, issues: formatErrors(validate.errors ?? [], value, ['params']) };
+    return validate(value)
+      ? { ok: true, value }
+      : { ok: false, issues: formatErrors(validate.errors ?? [], value, ['params']) };
   }
 }
 

@@ -12,7 +12,14 @@ import type { HookBus } from '../hooks/bus.js';
 import type { HookContext } from '../hooks/catalog.js';
 import type { KernelConfig } from '../generated/types.js';
 import type { KernelPolicy, Redactor } from '../policy.js';
-import type { CapabilityLookup, ToolContent, ToolContext, ToolDefinition, ToolResult, ToolResultMessage } from '../plugin-host/capabilities.js';
+import type {
+  CapabilityLookup,
+  ToolContent,
+  ToolContext,
+  ToolDefinition,
+  ToolResult,
+  ToolResultMessage,
+} from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors } from '../validation.js';
 import { routeSandbox, type SandboxRouteDeps } from './sandbox-route.js';
 import { approvalRefusal } from './approval.js';
@@ -54,7 +61,11 @@ export interface ToolRunnerDeps {
   policy: KernelPolicy['toolPolicy'];
 }
 
-const errorResult = (text: string, details?: unknown): ToolResult => ({ content: [{ type: 'text', text }], isError: true, ...(details === undefined ? {} : { details }) });
+const errorResult = (text: string, details?: unknown): ToolResult => ({
+  content: [{ type: 'text', text }],
+  isError: true,
+  ...(details === undefined ? {} : { details }),
+});
 
 /** Cut oversized text content to head + tail with a note, so one tool cannot flood the context. */
 export function capResult(result: ToolResult, maxChars: number): ToolResult {
@@ -64,7 +75,10 @@ export function capResult(result: ToolResult, maxChars: number): ToolResult {
     if (part.type !== 'text' || part.text.length <= maxChars / 2) return part;
     const keep = Math.floor(maxChars / 2);
     const omitted = part.text.length - keep * 2;
-    return { type: 'text', text: `${part.text.slice(0, keep)}\n\n[… ${omitted} characters omitted …]\n\n${part.text.slice(-keep)}` };
+    return {
+      type: 'text',
+      text: `${part.text.slice(0, keep)}\n\n[… ${omitted} characters omitted …]\n\n${part.text.slice(-keep)}`,
+    };
   });
   return { ...result, content };
 }
@@ -81,7 +95,11 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   let blocked = false;
 
   const run = async (): Promise<ToolResult> => {
-    const policy = deps.policy(deps.config(), { agentId: context.agentId, model: request.model, sessionKey: context.sessionKey });
+    const policy = deps.policy(deps.config(), {
+      agentId: context.agentId,
+      model: request.model,
+      sessionKey: context.sessionKey,
+    });
     if (!policy(name) || (request.allowed && !request.allowed(name))) {
       blocked = true;
       return errorResult(`Tool "${name}" is not allowed by the tool policy for this agent.`);
@@ -108,8 +126,12 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
     params = checked;
     const sandbox = await routeSandbox(deps.sandbox, tool, context);
     if (typeof sandbox === 'string') return errorResult(sandbox);
-    const refusal = await approvalRefusal(deps.capabilities, tool, params, { ...context, toolCallId, ...(sandbox ? { sandbox } : {}) });
-    if (refusal) return (blocked = true), errorResult(refusal);
+    const refusal = await approvalRefusal(deps.capabilities, tool, params, {
+      ...context,
+      toolCallId,
+      ...(sandbox ? { sandbox } : {}),
+    });
+    if (refusal) return ((blocked = true), errorResult(refusal));
     try {
       const result = await tool.execute(params, { ...context, toolCallId, ...(sandbox ? { sandbox } : {}) });
       if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');
@@ -123,7 +145,15 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   const result = capResult(mask(await run()), request.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS);
   const { content, details } = result;
   const isError = result.isError === true;
-  let message: ToolResultMessage = { role: 'toolResult', toolCallId, toolName: name, content, isError, ...(details !== undefined ? { details } : {}), timestamp: Date.now() };
+  let message: ToolResultMessage = {
+    role: 'toolResult',
+    toolCallId,
+    toolName: name,
+    content,
+    isError,
+    ...(details !== undefined ? { details } : {}),
+    timestamp: Date.now(),
+  };
   const persisted = deps.hooks.runSync('tool_result_persist', { toolName: name, toolCallId, message }, hookCtx);
   if (persisted.message) message = mask(persisted.message as ToolResultMessage);
   const durationMs = performance.now() - started;

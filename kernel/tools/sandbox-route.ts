@@ -21,12 +21,24 @@ export interface SandboxRouteDeps {
  * (`runsInSandbox`). A string is the reason the call is refused: the session must be
  * sandboxed and no backend can provide one, so nothing runs on the host instead.
  */
-export async function routeSandbox(deps: SandboxRouteDeps | undefined, tool: ToolDefinition, context: Omit<ToolContext, 'toolCallId'>): Promise<ToolSandbox | undefined | string> {
+export async function routeSandbox(
+  deps: SandboxRouteDeps | undefined,
+  tool: ToolDefinition,
+  context: Omit<ToolContext, 'toolCallId'>,
+): Promise<ToolSandbox | undefined | string> {
   if (!deps || !tool.runsInSandbox) return undefined;
-  const route = deps.route(deps.config(), { ...context, workspaceDir: context.workspaceDir ?? deps.paths.workspaceDir, stateDir: deps.paths.stateDir });
+  const route = deps.route(deps.config(), {
+    ...context,
+    workspaceDir: context.workspaceDir ?? deps.paths.workspaceDir,
+    stateDir: deps.paths.stateDir,
+  });
   if (!route.spec) return undefined;
-  const refuse = (why: string) => `Tool "${tool.name}" needs a sandbox (${route.reason}) but ${why}; nothing was run on the host.`;
-  if (route.backend === 'none') return refuse('no sandbox backend is configured (plugins.slots.sandbox is "none"; set it to "sandbox-docker" or "sandbox-bwrap")');
+  const refuse = (why: string) =>
+    `Tool "${tool.name}" needs a sandbox (${route.reason}) but ${why}; nothing was run on the host.`;
+  if (route.backend === 'none')
+    return refuse(
+      'no sandbox backend is configured (plugins.slots.sandbox is "none"; set it to "sandbox-docker" or "sandbox-bwrap")',
+    );
   try {
     const backend = await deps.capabilities.slot('sandbox');
     if (!backend) return refuse(`the sandbox backend "${route.backend}" is not available`);

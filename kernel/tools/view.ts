@@ -12,7 +12,13 @@ function view(tool: ToolDefinition | undefined): ToolView | undefined {
   const refuse = () => {
     throw new Error(`tool "${tool.name}" runs only through kernel.tools.invoke (the tool choke point)`);
   };
-  return Object.freeze({ name: tool.name, label: tool.label, description: tool.description, parameters: tool.parameters, execute: refuse });
+  return Object.freeze({
+    name: tool.name,
+    label: tool.label,
+    description: tool.description,
+    parameters: tool.parameters,
+    execute: refuse,
+  });
 }
 
 /** The lookup handed to plugins: tools come back as views whose `execute` refuses to run. */

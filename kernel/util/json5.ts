@@ -32,7 +32,9 @@ export function parseJson5(text: string, file = '<input>'): unknown {
     return json5.parse(text);
   } catch (error) {
     const err = error as { lineNumber?: number; columnNumber?: number; message?: string };
-    const reason = String(err.message ?? error).replace(/^JSON5: /, '').replace(/ at \d+:\d+$/, '');
+    const reason = String(err.message ?? error)
+      .replace(/^JSON5: /, '')
+      .replace(/ at \d+:\d+$/, '');
     const at = err.lineNumber !== undefined ? `:${err.lineNumber}:${err.columnNumber ?? 1}` : '';
     throw new SyntaxError(`${file}${at}: invalid JSON5: ${reason}`);
   }
