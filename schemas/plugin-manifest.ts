@@ -36,6 +36,19 @@ export const PluginManifestSchema = Type.Object(
     kind: Type.Optional(Type.Union([SlotKind, Type.Array(SlotKind, { minItems: 1, uniqueItems: true })])),
     enabledByDefault: Type.Optional(Type.Boolean()),
     requiresPlugins: Names('Plugin ids this plugin needs to be useful.'),
+    requires: Type.Optional(
+      Type.Object(
+        {
+          services: Names('Services (by id) of other plugins that this plugin cannot run without.'),
+          slots: Type.Optional(Type.Array(SlotKind, { uniqueItems: true, description: 'Slots that must have a holder.' })),
+        },
+        {
+          ...Strict,
+          description:
+            'Checked before the plugin is loaded: when one is missing the plugin does not run, and a diagnostic names the plugin that would provide it.',
+        },
+      ),
+    ),
     channels: Names('Channel ids this plugin registers.'),
     providers: Names('Model provider ids this plugin registers.'),
     tools: Names('Agent tool names this plugin registers.'),

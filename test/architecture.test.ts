@@ -1,6 +1,9 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve, dirname } from 'node:path';
+import * as prettier from 'prettier';
 import { describe, expect, it } from 'vitest';
+import { definePlugin, type CapabilityLookup, type OutboundMessage } from '../sdk/index.js';
+import { bundledPluginDir, createTestKernel } from '../sdk/testing.js';
 import { REPO } from './helpers.js';
 
 function sources(dir: string): string[] {
@@ -18,12 +21,23 @@ function imports(file: string): string[] {
   return specs.filter((spec) => spec.startsWith('.')).map((spec) => relative(REPO, resolve(dirname(file), spec)));
 }
 
-/** Lines of the hand-written kernel (everything under kernel/ except kernel/generated/). */
-function kernelLines(): { total: number; files: Array<[string, number]> } {
-  const files = sources(join(REPO, 'kernel'))
-    .filter((file) => !relative(REPO, file).startsWith('kernel/generated/'))
-    .map((file) => [relative(REPO, file), (readFileSync(file, 'utf8').match(/\n/g) ?? []).length] as [string, number]);
-  return { total: files.reduce((sum, [, lines]) => sum + lines, 0), files };
+/**
+ * Lines of the hand-written kernel (everything under kernel/ except kernel/generated/), counted
+ * as `wc -l` does, with the files that prettier (the repo's .prettierrc.json) would rewrite:
+ * the budget holds for the kernel as the formatter writes it, so joining lines cannot meet it.
+ */
+async function kernelLines(): Promise<{ total: number; files: Array<[string, number]>; unformatted: string[] }> {
+  const files: Array<[string, number]> = [];
+  const unformatted: string[] = [];
+  for (const file of sources(join(REPO, 'kernel'))) {
+    const path = relative(REPO, file);
+    if (path.startsWith('kernel/generated/')) continue;
+    const text = readFileSync(file, 'utf8');
+    const options = await prettier.resolveConfig(file);
+    if (!(await prettier.check(text, { ...options, filepath: file }))) unformatted.push(path);
+    files.push([path, (text.match(/\n/g) ?? []).length]);
+  }
+  return { total: files.reduce((sum, [, lines]) => sum + lines, 0), files, unformatted };
 }
 
 /**
@@ -41,9 +55,14 @@ const KERNEL_LINE_TARGET = 3000;
 const KERNEL_LINE_BUDGET = 3000;
 
 describe('a small kernel', () => {
-  it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines (target ${KERNEL_LINE_TARGET})`, () => {
-    const { total, files } = kernelLines();
-    const largest = files.sort((a, b) => b[1] - a[1]).slice(0, 5).map(([file, lines]) => `${file}: ${lines}`).join(', ');
+  it(`kernel/ stays within ${KERNEL_LINE_BUDGET} hand-written lines as prettier writes them (target ${KERNEL_LINE_TARGET})`, async () => {
+    const { total, files, unformatted } = await kernelLines();
+    expect(unformatted, 'run `npx prettier --write kernel`').toEqual([]);
+    const largest = files
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5)
+      .map(([file, lines]) => `${file}: ${lines}`)
+      .join(', ');
     expect(total, `kernel/ has ${total} lines; largest: ${largest}`).toBeLessThanOrEqual(KERNEL_LINE_BUDGET);
   });
 });
@@ -73,6 +92,54 @@ describe('one tool choke point', () => {
     expect(offenders).toEqual([]);
     // The one call the choke point makes is still there (the scan above is not vacuous).
     expect(readFileSync(join(REPO, 'kernel/tools/invoke.ts'), 'utf8')).toMatch(/tool\.execute\(params/);
+  });
+});
+
+describe('one send choke point', () => {
+  it("a channel found through capabilities sends only through the outbound path: hooks run, secrets are masked", async () => {
+    const reached: OutboundMessage[] = [];
+    let capabilities: CapabilityLookup | undefined;
+    const kernel = await createTestKernel({
+      plugins: [
+        bundledPluginDir('channels'),
+        definePlugin({
+          id: 'fake-chat',
+          register(api) {
+            api.registerChannel({ id: 'fake', textLimit: 1000, send: async (message) => (reached.push(message), {}) });
+          },
+        }),
+        definePlugin({
+          id: 'guard',
+          register(api) {
+            api.on('message_sending', (event) => (event.content?.includes('cancel me') ? { cancel: true } : undefined));
+          },
+        }),
+        definePlugin({
+          id: 'other',
+          register(api) {
+            capabilities = api.kernel.capabilities;
+          },
+        }),
+      ],
+    });
+    try {
+      const key = `sk-ant-api03-${'x'.repeat(32)}`;
+      for (const lookup of [capabilities!, kernel.capabilities]) {
+        const channel = await lookup.get('channel', 'fake');
+        await channel.send({ to: 'u1', text: 'please cancel me' });
+        expect(reached).toEqual([]);
+        await channel.send({ to: 'u1', text: `the key is ${key}` });
+        expect(reached.map((message) => message.text)).toEqual([expect.stringContaining('the key is sk-ant-')]);
+        expect(reached[0]!.text).not.toContain(key);
+        reached.length = 0;
+      }
+      // The choke point itself masks what it hands the platform, whoever called it.
+      await kernel.plugins.kernelServices.channels.send({ channel: 'fake', to: 'u1', text: `again ${key}` });
+      expect(reached).toHaveLength(1);
+      expect(reached[0]!.text).not.toContain(key);
+    } finally {
+      await kernel.dispose();
+    }
   });
 });
 

@@ -57,6 +57,64 @@ describe('enablement', () => {
   });
 });
 
+describe('manifest requires', () => {
+  const provider = `export default { register(api) { api.registerService({ id: 'store', api: {} }); } };`;
+  const setup = (key: string, requires: Record<string, string[]>) => {
+    const root = tempDir();
+    const needy = writePlugin(join(root, 'needy'), {
+      manifest: { id: 'needy', configSchema: EMPTY_SCHEMA, tools: ['needy_tool'], requires },
+      code: tracked(key, tool('needy_tool')),
+    });
+    const store = writePlugin(join(root, 'store'), {
+      manifest: { id: 'store', configSchema: EMPTY_SCHEMA, services: ['store'] },
+      code: provider,
+    });
+    return [needy, store];
+  };
+
+  it('a plugin whose required service is off is not loaded, and the diagnostic names both plugins', async () => {
+    const kernel = await createTestKernel({
+      plugins: setup('requires-off', { services: ['store'] }),
+      config: { plugins: { entries: { store: { enabled: false } } } },
+    });
+    try {
+      expect(await kernel.capabilities.find('tool', 'needy_tool')).toBeUndefined();
+      expect(marks()['requires-off']).toBeUndefined();
+      const error = /requires the service "store", which is unavailable: plugin "store" provides it but is off/;
+      expect(kernel.plugins.get('needy')).toMatchObject({ status: 'failed', error: expect.stringMatching(error) });
+      expect(kernel.plugins.diagnostics).toContainEqual(
+        expect.objectContaining({ level: 'error', pluginId: 'needy', message: expect.stringMatching(/^plugin "needy" requires/) }),
+      );
+    } finally {
+      await kernel.dispose();
+    }
+  });
+
+  it('a plugin whose requirements are met runs (its providers still load only when used)', async () => {
+    const met = await createTestKernel({ plugins: setup('requires-met', { services: ['store'] }) });
+    try {
+      expect(await met.capabilities.find('tool', 'needy_tool')).toMatchObject({ name: 'needy_tool' });
+      expect(marks()['requires-met']).toEqual(['evaluated']);
+      expect(met.plugins.get('store')!.status).toBe('ready');
+    } finally {
+      await met.dispose();
+    }
+  });
+
+  it('a required slot held by nobody stops the plugin', async () => {
+    const kernel = await createTestKernel({
+      plugins: setup('requires-slot', { slots: ['memory'] }),
+      config: { plugins: { slots: { memory: 'none' } } },
+    });
+    try {
+      expect(await kernel.capabilities.find('tool', 'needy_tool')).toBeUndefined();
+      expect(kernel.plugins.get('needy')!.error).toMatch(/requires the memory slot, which is unavailable: no plugin provides it/);
+    } finally {
+      await kernel.dispose();
+    }
+  });
+});
+
 describe('discovery', () => {
   it('searches load paths, workspace, bundled, then global; the first id wins and the clash is reported', async () => {
     const base = tempDir();

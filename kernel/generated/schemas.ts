@@ -22,6 +22,7 @@ export const KNOWN_MANIFEST_FIELDS: readonly string[] = [
   "kind",
   "enabledByDefault",
   "requiresPlugins",
+  "requires",
   "channels",
   "providers",
   "tools",
@@ -2252,6 +2253,35 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
       },
       "uniqueItems": true,
       "description": "Plugin ids this plugin needs to be useful."
+    },
+    "requires": {
+      "type": "object",
+      "properties": {
+        "services": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128
+          },
+          "uniqueItems": true,
+          "description": "Services (by id) of other plugins that this plugin cannot run without."
+        },
+        "slots": {
+          "type": "array",
+          "items": {
+            "enum": [
+              "memory",
+              "agentLoop",
+              "sandbox"
+            ]
+          },
+          "uniqueItems": true,
+          "description": "Slots that must have a holder."
+        }
+      },
+      "additionalProperties": false,
+      "description": "Checked before the plugin is loaded: when one is missing the plugin does not run, and a diagnostic names the plugin that would provide it."
     },
     "channels": {
       "type": "array",

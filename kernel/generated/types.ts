@@ -591,6 +591,13 @@ export type PluginManifest = {
   enabledByDefault?: boolean;
   /** Plugin ids this plugin needs to be useful. */
   requiresPlugins?: string[];
+  /** Checked before the plugin is loaded: when one is missing the plugin does not run, and a diagnostic names the plugin that would provide it. */
+  requires?: {
+    /** Services (by id) of other plugins that this plugin cannot run without. */
+    services?: string[];
+    /** Slots that must have a holder. */
+    slots?: Array<"memory" | "agentLoop" | "sandbox">;
+  };
   /** Channel ids this plugin registers. */
   channels?: string[];
   /** Model provider ids this plugin registers. */

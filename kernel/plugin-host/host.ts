@@ -10,7 +10,6 @@ import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
 import { pathUnder } from '../util/paths.js';
 import { invokeTool } from '../tools/invoke.js';
-import { withToolViews } from '../tools/view.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
 import type { KernelPolicy } from '../policy.js';
@@ -19,6 +18,7 @@ import { SLOT_NAMES, type SlotName } from '../config/keys.js';
 import { findCandidates, type DiscoveryRoot } from './discovery.js';
 import { slotHolder } from './enablement.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
+import { withViews } from './views.js';
 import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
 import {
   createPluginApi,
@@ -99,6 +99,8 @@ export class PluginHost {
   private readonly activations = new Map<string, Promise<void>>();
   private readonly disposers = new Map<string, Array<() => void>>();
   private readonly services: Array<{ pluginId: string; service: ServiceDefinition; controller: AbortController }> = [];
+  /** Capabilities as registered: only the choke points use them (see views.ts). */
+  private readonly capabilities: CapabilityLookup;
   private running = false;
   /** While start() loads the onStartup plugins: their services start after, in one ordered pass. */
   private loadingStartup = false;
@@ -119,12 +121,13 @@ export class PluginHost {
     ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
     this.indexDeclarations();
-    const capabilities = this.lookup();
+    const capabilities = (this.capabilities = this.lookup());
     const { hooks, kernel, policy } = options;
+    const channels = channelsFacade(capabilities);
     this.kernelServices = {
       ...kernel,
       hooks,
-      capabilities: withToolViews(capabilities),
+      capabilities: withViews(capabilities, channels, kernel.redact, () => false),
       plugins: () => this.records,
       tools: {
         invoke: (request) =>
@@ -140,7 +143,7 @@ export class PluginHost {
             request,
           ),
       },
-      channels: channelsFacade(capabilities),
+      channels,
     };
   }
 
@@ -244,6 +247,11 @@ export class PluginHost {
       this.settlePending(record.id);
       return unavailable(record);
     };
+    const unmet = this.unmetRequirement(record);
+    if (unmet) {
+      this.diagnostics.push({ level: 'error', pluginId: record.id, message: `plugin "${record.id}" ${unmet}` });
+      throw failWith(unmet);
+    }
     let definition: PluginDefinition;
     try {
       definition = this.inline.get(record.id) ?? (await this.importDefinition(record));
@@ -253,7 +261,12 @@ export class PluginHost {
       throw failWith(`cannot load ${entry}: ${message(error)}`);
     }
     try {
-      await definition.register(createPluginApi(record, this.sink(record), this.kernelServices, logger));
+      const { channels, redact } = this.kernelServices;
+      const outboundPath = () => this.provider('service', CHANNELS_SERVICE) === record.id;
+      const capabilities = withViews(this.capabilities, channels, redact, outboundPath);
+      await definition.register(
+        createPluginApi(record, this.sink(record), { ...this.kernelServices, capabilities }, logger),
+      );
     } catch (error) {
       this.rollback(record.id);
       throw failWith(`register() threw: ${message(error)}`);
@@ -265,6 +278,30 @@ export class PluginHost {
     if (this.running && !this.loadingStartup) await this.startServices(record.id);
     logger.debug('plugin loaded');
   }
+
+  /** What the manifest `requires` and no plugin that is on provides, naming the plugin that would. */
+  private unmetRequirement(record: PluginRecord): string | undefined {
+    const { services = [], slots = [] } = record.manifest?.requires ?? {};
+    const needs = [
+      ...services.map((name) => {
+        const declaring = this.records.find((other) => other.manifest?.services?.includes(name));
+        return [`the service "${name}"`, this.provider('service', name) ?? declaring?.id] as const;
+      }),
+      ...slots.map((slot) => [`the ${slot} slot`, slotHolder(this.config.plugins, slot)] as const),
+    ];
+    for (const [what, id] of needs) {
+      const provider = id === undefined || id === 'none' ? undefined : this.byId.get(id);
+      if (provider?.status === 'ready' || provider?.status === 'active') continue;
+      const state = provider?.status === 'failed' ? `failed: ${provider.error}` : `is off (${provider?.reason})`;
+      const why = provider ? `plugin "${id}" provides it but ${state}` : `no plugin "${id}" is installed`;
+      return `requires ${what}, which is unavailable: ${id === undefined || id === 'none' ? 'no plugin provides it' : why}`;
+    }
+    return undefined;
+  }
+
+  /** The plugin that registered `kind` `name`, or whose manifest declares it. */
+  private provider = (kind: CapabilityKind, name: string): string | undefined =>
+    this.registry[kind].get(name)?.pluginId ?? this.declared[kind].get(name);
 
   private async importDefinition(record: PluginRecord): Promise<PluginDefinition> {
     const entry = record.entryPath;

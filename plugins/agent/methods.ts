@@ -77,7 +77,7 @@ function finishedSummary(runId: string, status: string) {
   return { runId, status, summary: 'finished before the gateway restarted; the answer is in the session transcript (chat.history)', recovered: true };
 }
 
-/** Deliver to a channel plugin, when the caller asked for delivery. */
+/** Deliver to a channel, when the caller asked for delivery (through the outbound path: no transport of its own). */
 async function channelTarget(api: PluginApi, params: { deliver?: boolean; channel?: string; to?: string; accountId?: string }): Promise<DeliveryTarget | undefined> {
   if (!params.deliver) return undefined;
   if (!params.channel || !params.to) throw invalid('deliver needs channel and to');
@@ -87,7 +87,6 @@ async function channelTarget(api: PluginApi, params: { deliver?: boolean; channe
     channel: params.channel,
     to: params.to,
     accountId: params.accountId,
-    send: (payload) => channel.send({ to: params.to!, accountId: params.accountId, text: payload.text, media: payload.media.map((url) => ({ url })), replyTo: payload.replyTo }),
   };
 }
 
