@@ -9,7 +9,10 @@
 import type { Redactor } from '../policy.js';
 import type { CapabilityLookup, ChannelsApi, ToolDefinition } from './capabilities.js';
 
-type Channel = { id: string; send(message: { to: string; media?: Array<{ url: string }> }): Promise<unknown> };
+type Channel = {
+  id: string;
+  send(message: { to: string; text?: string; media?: Array<{ url: string }> }): Promise<unknown>;
+};
 
 function toolView({ name, label, description, parameters }: ToolDefinition) {
   const execute = () => {
@@ -23,7 +26,12 @@ function channelView(channel: Channel, channels: ChannelsApi, redact: Redactor, 
   const send: Channel['send'] = outboundPath
     ? (message) => channel.send({ ...redact.value(message), to: message.to })
     : ({ media, ...message }) => {
-        const request = { ...message, channel: channel.id, media: media?.map((item) => item.url) };
+        const request = {
+          ...message,
+          channel: channel.id,
+          text: message.text ?? '',
+          media: media?.map((item) => item.url),
+        };
         return channels.send(request);
       };
   return { ...channel, send };
