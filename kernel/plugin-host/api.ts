@@ -44,7 +44,11 @@ export interface ConfigAccess {
   /** Make `snapshot` what `config()` returns from now on (hot reload of a validated change). */
   use(snapshot: ConfigSnapshot): void;
   /** Runs `edit` holding the lock every writer holds, refused (code CONFIG_CONFLICT) when the file's revision is no longer `baseHash`; `write` replaces it atomically. */
-  locked<T>(purpose: string, edit: (write: (raw: Record<string, unknown>) => void) => T | Promise<T>, baseHash?: string): Promise<T>;
+  locked<T>(
+    purpose: string,
+    edit: (write: (raw: Record<string, unknown>) => void) => T | Promise<T>,
+    baseHash?: string,
+  ): Promise<T>;
 }
 
 /** The kernel as a plugin sees it. */
