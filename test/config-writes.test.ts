@@ -2,7 +2,7 @@
  * Config writes never lose updates, idempotency keys survive restarts, and config changes
  * reach a running gateway (issue 11, parts 2 and 3) — all over real processes.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GatewayClient } from '../sdk/client.js';
@@ -10,7 +10,7 @@ import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { changedPaths, planReload, reloadKind } from '../sdk/config-reload.js';
 import { diffMergePatch } from '../sdk/config-patch.js';
 import { withFileLock } from '../sdk/file-lock.js';
-import { claw, sleep, startCliGateway, tempDir } from './helpers.js';
+import { claw, startCliGateway, tempDir, waitFor } from './helpers.js';
 
 const TOKEN = 'config-writes-token-0123456789abcdef';
 
@@ -61,19 +61,27 @@ describe('config writes never lose updates', () => {
   });
 
   it('a writer waits for the config lock and a dead holder does not block it', async () => {
-    const { env, file } = setup();
+    const { env, file, stateDir } = setup();
     // A lock left by a process that died (a pid that cannot exist) is taken over at once.
     writeFileSync(`${file}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, hostname: (await import('node:os')).hostname(), startedAt: new Date().toISOString() }));
     const taken = await claw(['config', 'set', 'meta.a', '1'], env);
     expect(taken.code, taken.stderr).toBe(0);
     // A live holder makes the writer wait, then its change lands on top of the holder's.
+    // Each try at the lock links a fresh temp file `openclaw.json.lock.<pid>.<hex>`; a second
+    // try by the writer shows its first one found the lock held, and that it is waiting.
+    const tries = new Set<string>();
+    const watcher = watch(stateDir, (_event, name) => {
+      const match = name === null ? null : /^openclaw\.json\.lock\.(\d+)\.[0-9a-f]+$/.exec(name);
+      if (match && Number(match[1]) !== process.pid) tries.add(name!);
+    });
     let writer: Promise<{ code: number; stderr: string }> | undefined;
     await withFileLock(`${file}.lock`, async () => {
       writer = claw(['config', 'set', 'meta.b', '2'], env);
-      await sleep(1500);
+      await waitFor(() => tries.size >= 2, { what: 'the writer to try the held lock twice' });
       expect(read(file).meta).toEqual({ a: 1 });
       writeFileSync(file, JSON.stringify({ ...read(file), meta: { a: 1, c: 3 } }));
     });
+    watcher.close();
     expect((await writer!).code).toBe(0);
     expect(read(file).meta).toEqual({ a: 1, b: 2, c: 3 });
   });
@@ -119,15 +127,15 @@ describe('hot reload (gateway.reload)', () => {
 
     // An edit made outside the gateway (an editor) is picked up from disk too.
     writeFileSync(file, JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'open', allowFrom: ['*'] } } }));
-    let reopened: Record<string, any> | undefined;
-    for (let i = 0; i < 40 && reopened?.status !== 'dispatched'; i++) {
-      await sleep(100);
-      reopened = (await send(`m3-${i}`)).json;
-    }
+    let attempt = 0;
+    const reopened = await waitFor(async () => {
+      const answer = (await send(`m3-${attempt++}`)).json;
+      return answer.status === 'dispatched' ? answer : undefined;
+    }, { intervalMs: 100, what: 'the gateway to pick up dmPolicy "open" from disk' });
     expect(reopened).toMatchObject({ status: 'dispatched' });
     // An invalid edit on disk is refused; the running config stays.
     writeFileSync(file, JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'nobody' } } }));
-    for (let i = 0; i < 40 && !gw.stdout().includes('config change on disk ignored'); i++) await sleep(100);
+    await waitFor(() => gw.stdout().includes('config change on disk ignored'), { what: 'the gateway to refuse the invalid edit' });
     expect(gw.stdout()).toMatch(/config change on disk ignored, the running config stays: channels\.webchat\.dmPolicy: must be one of/);
     expect((await send('m4')).json).toMatchObject({ status: 'dispatched' });
     writeFileSync(file, JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'open', allowFrom: ['*'] } } }));
@@ -142,14 +150,17 @@ describe('hot reload (gateway.reload)', () => {
     });
     const patched = await call(env, 'config.patch', { patch: { gateway: { presenceIntervalMs: 2000 } }, baseHash: (await call(env, 'config.get')).json!.hash, idempotencyKey: 'r2' });
     expect(patched.json).toMatchObject({ restartRequired: true, message: 'Restart the gateway to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.' });
-    expect(gw.stdout()).not.toContain('restarting');
+    // The status round trip is answered after both edits were handled, by the same process: no restart.
     const status = (await call(env, 'status')).json!;
     expect(status.pid).toBe(gw.child.pid);
+    expect(gw.stdout()).not.toContain('restarting');
 
     // "hybrid" (the default) restarts in place for what needs it.
     const hybrid = await claw(['config', 'unset', 'gateway.reload'], env);
     expect(hybrid.stdout).toBe('Removed gateway.reload. The gateway is restarting to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.\n');
-    for (let i = 0; i < 60 && !/restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/.test(gw.stdout()); i++) await sleep(50);
+    await waitFor(() => /restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/.test(gw.stdout()), {
+      what: 'the in-place restart and the gateway listening again',
+    });
     expect(gw.stdout()).toMatch(/restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/);
     const nothing = await claw(['config', 'set', 'meta.note', 'x'], env);
     expect(nothing.stdout).toBe('Set meta.note. No gateway restart needed.\n');

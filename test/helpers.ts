@@ -87,8 +87,49 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A pause for code under test that must take time (a slow fake, a task that holds a lane).
+ * Not for tests to wait with: a test waits for a signal (`waitFor`), never for a duration.
+ */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export interface WaitForOptions {
+  /** Give up after this long (default 10 s: generous, since a passing wait returns as soon as it can). */
+  timeoutMs?: number;
+  /** How often to look (default 10 ms). */
+  intervalMs?: number;
+  /** What is awaited, for the timeout message ("the reply", "the log line ..."). */
+  what?: string;
+}
+
+/**
+ * Polls `condition` until it returns something truthy and resolves with that value; rejects
+ * naming `what` after the deadline. A condition that throws counts as "not yet" (a file not
+ * written yet, a JSON line half written); the last error is in the timeout message.
+ *
+ *   await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
+ *   const line = await waitFor(() => log().match(/listening on (\d+)/), { what: 'the port' });
+ */
+export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions = {}): Promise<NonNullable<T>> {
+  const { timeoutMs = 10_000, intervalMs = 10, what = 'a condition' } = options;
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value) return value as NonNullable<T>;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      const why = lastError === undefined ? '' : ` (last error: ${(lastError as Error)?.message ?? String(lastError)})`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }
 
 /** The bundled plugins (from their manifests): ids in order, whether they are on by default, their slots. */
