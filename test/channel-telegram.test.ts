@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ModelRequest } from '../sdk/index.js';
+import { definePlugin, type ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
@@ -17,7 +17,7 @@ import { markdownToTelegramHtml } from '../plugins/channel-telegram/format.js';
 import { addressesBot, parseMessage, type TgMessage } from '../plugins/channel-telegram/inbound.js';
 import { FakeTelegramApi, parseTelegramHtml } from './fakes/telegram-api.js';
 import { startGateway } from './gateway-helpers.js';
-import { freePort, REPO, sleep, tempDir } from './helpers.js';
+import { freePort, REPO, tempDir, waitFor } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
 const AGENT_LOOP = agentStackDirs();
@@ -80,11 +80,19 @@ const MENTION = `@${api.bot.username}`;
 let kernel: TestKernel | undefined;
 const requests: ModelRequest[] = [];
 let respond: (request: ModelRequest) => ScriptedAnswer;
+/** Every finished delivery (message_sent fires once a reply's pieces and retries are all done). */
+const delivered: Array<{ content: string; success: boolean }> = [];
+const deliveries = definePlugin({
+  id: 'telegram-test-deliveries',
+  register(api) {
+    api.on('message_sent', (event) => void delivered.push({ content: event.content, success: event.success }));
+  },
+});
 
 async function boot(channel: Record<string, unknown>, options: { env?: Record<string, string>; withToken?: boolean } = {}): Promise<TestKernel> {
   await kernel?.dispose();
   kernel = await createTestKernel({
-    plugins: [...AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request)))],
+    plugins: [...AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request))), deliveries],
     config: {
       agents: { defaults: { model: 'scripted/echo' } },
       messages: { queue: { debounceMs: 0 } },
@@ -104,12 +112,17 @@ const mentioning = (text: string) => ({ text: `${MENTION} ${text}`, entities: [{
 const sendsTo = (chat: number) => api.sent().filter((call) => call.params.chat_id === chat);
 const replyTo = (chat: number, what = 'a reply') => api.waitFor((call) => call.status === 200 && call.method === 'sendMessage' && call.params.chat_id === chat, 5000, what);
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
+const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000) => waitFor(check, { what, timeoutMs });
+
+/**
+ * What the pipeline decided about a message the test pushed ("dispatched", "history", "blocked",
+ * …): the plugin logs it at debug level once receive() has answered. A test that expects nothing
+ * to happen waits for this decision first, so "nothing was sent" is not just "nothing yet".
+ */
+async function outcomeOf(update: { message: Record<string, unknown> }): Promise<string> {
+  const prefix = `telegram: message ${String(update.message.message_id)} in `;
+  const line = await waitFor(() => kernel!.logs.find((record) => record.message.startsWith(prefix)), { what: `the pipeline's decision on "${prefix}…"` });
+  return line.message.slice(line.message.lastIndexOf(': ') + 2);
 }
 
 async function telegramStatus() {
@@ -130,6 +143,7 @@ describe('telegram channel', () => {
     kernel = undefined;
     api.reset();
     requests.length = 0;
+    delivered.length = 0;
     respond = (request) => `echo: ${lastUserText(request)}`;
   });
 
@@ -152,8 +166,9 @@ describe('telegram channel', () => {
 
   it('in a group, keeps unaddressed messages as context and answers an @mention in reply to it', async () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'], groupPolicy: 'open', replyToMode: 'first' });
-    await api.pushUpdate(inGroup('the deploy is at 5pm', BOB));
-    await sleep(250);
+    const context = inGroup('the deploy is at 5pm', BOB);
+    await api.pushUpdate(context);
+    expect(await outcomeOf(context)).toBe('history');
     expect(sendsTo(GROUP)).toEqual([]);
     expect(requests).toHaveLength(0);
 
@@ -169,9 +184,11 @@ describe('telegram channel', () => {
     const botMessage = { message_id: reply.result.message_id, chat: { id: GROUP, type: 'supergroup' }, from: api.bot, text: reply.result.text };
     await api.pushUpdate(inGroup('and tomorrow?', BOB, { replyTo: botMessage }));
     await until(() => sendsTo(GROUP).length === 2, 'the answer to a reply');
-    await api.pushUpdate(inGroup('/status@other_bot', BOB, { entities: [{ type: 'bot_command', offset: 0, length: 17 }] }));
-    await sleep(250);
+    const foreign = inGroup('/status@other_bot', BOB, { entities: [{ type: 'bot_command', offset: 0, length: 17 }] });
+    await api.pushUpdate(foreign);
+    expect(await outcomeOf(foreign)).toBe('history');
     expect(sendsTo(GROUP)).toHaveLength(2);
+    expect(requests).toHaveLength(2);
   });
 
   it('gives each forum topic its own session and answers inside the topic', async () => {
@@ -248,8 +265,8 @@ describe('telegram channel', () => {
     api.script('sendMessage', { error_code: 400, description: "Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"b\"" }, { times: 10, when: (params) => params.parse_mode === 'HTML' });
     respond = () => '**bold** and *more*';
     await api.pushUpdate(dm('format this'));
-    await replyTo(ADA.id);
-    await sleep(300);
+    // The whole delivery is over (the plain-text resend included), so no further call can belong to it.
+    await until(() => delivered.some((item) => item.content === '**bold** and *more*'), 'the delivery to finish');
     const calls = api.callsTo('sendMessage');
     expect(calls.map((call) => [call.status, call.params.parse_mode])).toEqual([
       [400, 'HTML'],
@@ -405,7 +422,9 @@ describe('telegram channel', () => {
     // The last poll confirmed what was handled, so a restart does not see it again.
     const confirm = api.callsTo('getUpdates').at(-1)!;
     expect(Number(confirm.params.offset)).toBeGreaterThan(0);
-    await sleep(300);
+    // dispose() returned after the account's poll loop did (stop() awaits it); once the fake has seen the
+    // long poll hung up as well, no request of this bot is in flight and none came after the loop ended.
+    await until(() => !api.polling, 'the bot to hang up its long poll');
     expect(api.callsTo('getUpdates')).toHaveLength(polls);
   });
 
@@ -446,13 +465,13 @@ describe('telegram channel', () => {
       expect(await api.deliverWebhook(forged, { secret: 'wrong-secret' })).toBe(401);
       expect(await api.deliverWebhook(forged, { secret: null })).toBe(401);
       expect(await api.deliverWebhook(forged, { url: `http://127.0.0.1:${port}/telegram/webhook/nobody` })).toBe(404);
-      await sleep(200);
-      expect(requests).toHaveLength(0);
 
       await api.pushUpdate(dm('via webhook'));
       expect(api.webhookDeliveries.at(-1)!.status).toBe(200);
       const reply = await replyTo(ADA.id);
       expect(reply.result.text).toBe('echo: via webhook');
+      // The genuine update was answered after the forged ones were refused: only it reached the model.
+      expect(requests.map(lastUserText)).toEqual(['via webhook']);
 
       const status = await gateway.kernel.plugins.kernelServices.channels.status();
       expect(status.find((channel) => channel.id === 'telegram')!.accounts[0]).toMatchObject({ running: true, connected: true, mode: 'webhook', webhookPath: '/telegram/webhook/default', username: 'claw_test_bot' });

@@ -125,6 +125,11 @@ export class FakeTelegramApi {
     this.token = options.token ?? `${this.bot.id}:${randomBytes(18).toString('base64url')}`;
   }
 
+  /** Whether a getUpdates long poll is open right now; a stopped bot has hung up its last one. */
+  get polling(): boolean {
+    return this.poll !== undefined;
+  }
+
   /** The value for grammY's `client.apiRoot` (no trailing slash). */
   get apiRoot(): string {
     return `http://127.0.0.1:${this.port}`;
