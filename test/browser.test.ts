@@ -13,7 +13,7 @@ import type { ModelRequest, ToolResult } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import type { AgentService } from '../sdk/agent/index.js';
-import { REPO, sleep } from './helpers.js';
+import { REPO, sleep, waitFor } from './helpers.js';
 import { startTestSite, type TestSite } from './browser-pages.js';
 
 const PLUGIN = join(REPO, 'plugins', 'browser');
@@ -155,7 +155,14 @@ describe('the SSRF policy', () => {
     expect(text(await browser({ action: 'navigate', url: `http://[::ffff:127.0.0.2]:${new URL(site.secret).port}/` }))).toMatch(/blocked/);
 
     await browser({ action: 'navigate', url: `${site.base}/hostile` });
-    await sleep(500);
+    // The page's image, iframe and fetch load on their own; once all three are on the blocked list the
+    // browser has tried each of them, so an empty secretHits below means none got through.
+    const blockedUrls = async () => (json(await browser({ action: 'status' })).blocked as Array<{ url: string }>).map((entry) => entry.url);
+    const subresources = ['/img.png', '/frame', '/fetch'].map((path) => `${site.secret}${path}`);
+    await waitFor(async () => {
+      const blocked = await blockedUrls();
+      return subresources.every((url) => blocked.includes(url));
+    }, { what: "the hostile page's image, iframe and fetch to be blocked" });
     const redirect = await browser({ action: 'navigate', url: `${site.base}/go-private` });
     expect(text(redirect)).toMatch(/navigation blocked: 127\.0\.0\.2 is a loopback/);
     expect(site.secretHits).toEqual([]);

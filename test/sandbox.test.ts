@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveSandboxRoute, type ToolResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
-import { CLI, REPO, sleep, tempDir } from './helpers.js';
+import { CLI, REPO, tempDir, waitFor } from './helpers.js';
 import { EXEC_ESCAPES, FILE_ESCAPES } from './sandbox-escape-cases.js';
 
 const PLUGINS = ['tools-exec', 'exec-approvals', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
@@ -153,13 +153,12 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
     const marker = `sleep 31${Math.floor(Math.random() * 1000)}`;
     const started = await invoke(kernel, 'exec', { command: `${marker} & ${marker} & wait`, background: true }, GROUP, workspace);
     const sessionId = (started.result.details as { sessionId: string }).sessionId;
-    await sleep(300);
     const count = () => Number(execFileSync('sh', ['-c', `pgrep -fc "^${marker}$" || true`]).toString().trim());
-    expect(count()).toBe(2);
+    // Both children are up once pgrep sees them; only then does the kill have two processes to reach.
+    await waitFor(() => count() === 2, { what: `two "${marker}" processes` });
     const killed = await invoke(kernel, 'process', { action: 'kill', sessionId }, GROUP, workspace);
     expect(killed.result.isError).toBeFalsy();
-    for (let i = 0; i < 50 && count() > 0; i++) await sleep(100);
-    expect(count()).toBe(0);
+    await waitFor(() => count() === 0, { intervalMs: 100, what: `every "${marker}" process to be gone` });
   });
 });
 
