@@ -5,9 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
 import { base64UrlEncode, deviceAuthPayload, generateDeviceIdentity, rawPublicKey, signPayload } from '../sdk/device-auth.js';
+import { definePlugin } from '../sdk/index.js';
+import type { GatewayService } from '../plugins/gateway/service.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { connectFrame, client, GATEWAY_DIR, rawSocket, startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
-import { sleep, tempDir } from './helpers.js';
+import { tempDir, waitFor } from './helpers.js';
 
 const running: Array<RunningGateway | GatewayClient> = [];
 afterEach(async () => {
@@ -205,7 +207,7 @@ describe('device identity and pairing', () => {
     const first = await rejection(client(gw.url, { token: 't0k', identity: phone, headers: REMOTE, client: { id: 'phone-app', displayName: 'Ada phone' } }));
     expect(first).toMatchObject({ code: 'NOT_PAIRED', retryable: true, details: { code: 'PAIRING_REQUIRED', recommendedNextStep: 'wait_then_retry' } });
     const requestId = (first.details as { requestId: string }).requestId;
-    await sleep(50);
+    await waitFor(() => requested.length > 0, { what: 'the device.pair.requested event' });
     expect(requested).toEqual([expect.objectContaining({ requestId, deviceId: phone.deviceId, role: 'operator', remoteAddress: '127.0.0.1', displayName: 'Ada phone' })]);
     const listed = (await operator.request('device.pair.list')) as { pending: Array<{ requestId: string }> };
     expect(listed.pending.map((p) => p.requestId)).toEqual([requestId]);
@@ -215,7 +217,7 @@ describe('device identity and pairing', () => {
 
     const approved = (await operator.request('device.pair.approve', { requestId, idempotencyKey: randomUUID() })) as { device: { deviceId: string } };
     expect(approved.device.deviceId).toBe(phone.deviceId);
-    await sleep(50);
+    await waitFor(() => resolved.length > 0, { what: 'the device.pair.resolved event' });
     expect(resolved).toEqual([expect.objectContaining({ requestId, decision: 'approved' })]);
 
     const paired = await open(gw.url, { token: 't0k', identity: phone, headers: REMOTE });
@@ -419,7 +421,10 @@ describe('events', () => {
     (raw.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     const blob = 'z'.repeat(64 * 1024);
     for (let i = 0; i < 400; i++) gw.kernel.protocol.emit('test.blob', { i, blob }, { connIds: [connId] });
-    await sleep(100);
+    // The first phase is over once the gateway has started dropping blobs for this connection.
+    const service = (await gw.kernel.capabilities.get('service', 'gateway')) as unknown as GatewayService;
+    const conn = service.runtime.server!.connectionList().find((item) => item.id === connId)!;
+    await waitFor(() => conn.dropped > 0, { what: 'the gateway to drop streaming events for the paused reader' });
     for (let i = 0; i < 200; i++) gw.kernel.protocol.emit('test.final', { i, blob }, { connIds: [connId] });
     (raw.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     const closed = await raw.closed;
@@ -436,7 +441,24 @@ describe('events', () => {
   });
 
   it('on stop: refuses new sockets, sends shutdown, finishes running requests, runs gateway_stop, closes', async () => {
-    const gw = await startGateway();
+    // A request that runs until the test lets it go: it is certainly running when stop() begins.
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = definePlugin({
+      id: 'gwtest-held',
+      register(api) {
+        api.registerGatewayMethod('test.held', {
+          handler: async () => {
+            entered();
+            await released;
+            return { released: true };
+          },
+        });
+      },
+    });
+    const gw = await startGateway({ plugins: [held] });
     const c = new GatewayClient({ url: gw.url, token: TEST_TOKEN, identity: generateDeviceIdentity() });
     const events: Array<{ event: string; payload: unknown }> = [];
     const closes: number[] = [];
@@ -449,10 +471,14 @@ describe('events', () => {
     });
     await c.connect();
     await withHandlers.connect();
-    const slow = withHandlers.request('test.slow', { ms: 300 });
-    await sleep(50);
-    await gw.stop();
-    expect(await slow).toEqual({ slept: 300 });
+    const slow = withHandlers.request('test.held');
+    await inHandler;
+    const stopping = gw.stop();
+    // Clients hear why while the request still runs; it is let go only then, and stop() waits for it.
+    await waitFor(() => events.some((e) => e.event === 'shutdown'), { what: 'the shutdown event' });
+    release();
+    await stopping;
+    expect(await slow).toEqual({ released: true });
     expect(events.find((e) => e.event === 'shutdown')).toEqual({ event: 'shutdown', payload: { reason: 'shutdown' } });
     expect(gw.events.stopped).toEqual([{ reason: 'shutdown' }]);
     expect(closes).toEqual([1001]);
@@ -579,7 +605,7 @@ describe('client', () => {
     await gw.kernel.dispose();
     const again = await startGateway({ stateDir, gateway: { port: gw.port } });
     running.push(again);
-    for (let i = 0; i < 50 && hellos.length < 2; i++) await sleep(50);
+    await waitFor(() => hellos.length >= 2, { what: 'the client to reconnect to the restarted gateway' });
     expect(hellos.length).toBe(2);
     expect(await c.request('health')).toMatchObject({ ok: true });
   });
