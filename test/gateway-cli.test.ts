@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
-import { CLI, claw, sleep, startCliGateway as startGateway, tempDir } from './helpers.js';
+import { CLI, claw, startCliGateway as startGateway, tempDir, waitFor } from './helpers.js';
 
 function stateEnv() {
   const stateDir = tempDir('claw-gwcli-');
@@ -122,7 +122,7 @@ describe('claw gateway', () => {
     const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000, auth } }, baseHash: hash, idempotencyKey: 'apply-1' })], env);
     expect(applied.code, applied.stderr).toBe(0);
     expect(JSON.parse(applied.stdout)).toMatchObject({ restart: { scheduled: true, delayMs: 250 } });
-    for (let i = 0; i < 60 && !/restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()); i++) await sleep(50);
+    await waitFor(() => /restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()), { what: 'the restart and the gateway listening again' });
     expect(gw.stdout()).toMatch(/restarting \(config\.apply\)[\s\S]*gateway listening/);
     expect(events.find((e) => e.event === 'shutdown')).toEqual({ event: 'shutdown', payload: { reason: 'config.apply', restartExpectedMs: 2000 } });
     const hello = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, ...auth, identity: generateDeviceIdentity() }).connect();

@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { client, connectFrame, rawSocket, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { waitFor } from './helpers.js';
 import type { GatewayService } from '../plugins/gateway/service.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
@@ -133,7 +134,7 @@ describe('gateway fuzz', () => {
     expect(await probe.request('health')).toMatchObject({ ok: true, status: 'ok' });
     // Every refused or closed socket is forgotten: only the probe is left.
     const service = (await gw.kernel.capabilities.get('service', 'gateway')) as unknown as GatewayService;
-    for (let i = 0; i < 50 && service.runtime.server!.connectionList().length > 1; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitFor(() => service.runtime.server!.connectionList().length <= 1, { what: 'the closed sockets to be forgotten' });
     expect(service.runtime.server!.connectionList().length).toBe(1);
     await probe.close();
     expect(gw.kernel.plugins.get('gateway')!.status).toBe('active');
