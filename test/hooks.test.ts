@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { HOOK_MODES, HOOK_NAMES, LIFECYCLE_HOOKS, MESSAGE_HOOKS, type HookErrorReport, type HookName } from '../kernel/index.js';
 import { HookBus } from '../sdk/index.js';
-import { sleep } from './helpers.js';
+import { sleep, waitFor } from './helpers.js';
+
+/** A promise and the function that resolves it. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
 
 const message = { role: 'assistant' as const, content: 'hi' };
 
@@ -192,19 +199,29 @@ describe('hook bus', () => {
 
   it('runs void handlers in parallel and ignores what they return', async () => {
     const bus = new HookBus();
+    // Both handlers hold until the test opens the gate: they can only both be running if they run at once.
+    const { opened, open } = gate();
+    const started: string[] = [];
+    const finished: string[] = [];
     bus.on('agent_end', async () => {
-      await sleep(100);
+      started.push('a');
+      await opened;
+      finished.push('a');
       return { ignored: true } as never;
     });
     bus.on('agent_end', async () => {
-      await sleep(100);
+      started.push('b');
+      await opened;
+      finished.push('b');
     });
-    const started = performance.now();
-    const result = await bus.runVoid('agent_end', { messages: [], success: true, durationMs: 0 });
-    const elapsed = performance.now() - started;
-    expect(result).toBeUndefined();
-    expect(elapsed).toBeLessThan(190);
-    expect(elapsed).toBeGreaterThanOrEqual(95);
+    let settled = false;
+    const run = bus.runVoid('agent_end', { messages: [], success: true, durationMs: 0 }).finally(() => (settled = true));
+    await waitFor(() => started.length === 2, { what: 'both handlers to be running at once' });
+    expect(settled).toBe(false);
+    open();
+    expect(await run).toBeUndefined();
+    // runVoid waited for both.
+    expect(finished.sort()).toEqual(['a', 'b']);
   });
 
   it('never awaits sync hooks: a promise-returning handler is reported and its result ignored', () => {
@@ -314,11 +331,17 @@ describe('hook timeouts and the run signal', () => {
 
   it('a late result of a timed-out handler is ignored; a fast one is kept', async () => {
     const bus = new HookBus();
-    bus.on('llm_output', () => sleep(60).then(() => ({ content: 'late' })), { pluginId: 'slow', timeoutMs: 10 });
+    // The slow handler answers only after its 10 ms are up and the hook has returned without it.
+    const { opened, open } = gate();
+    let lateAnswered!: () => void;
+    const answered = new Promise<void>((resolve) => (lateAnswered = resolve));
+    bus.on('llm_output', () => opened.then(() => (lateAnswered(), { content: 'late' })), { pluginId: 'slow', timeoutMs: 10 });
     bus.on('before_model_resolve', () => sleep(1).then(() => ({ modelOverride: 'm' })), { pluginId: 'fast', timeoutMs: 500 });
     expect(await bus.runModifying('llm_output', { provider: 'p', model: 'm', content: 'orig', toolCalls: [] })).toEqual({});
+    open();
+    // The late answer arrives inside this test, so anything it upset would fail here, not in a later test.
+    await answered;
     expect(await bus.runModifying('before_model_resolve', { prompt: 'x' })).toEqual({ modelOverride: 'm' });
-    await sleep(70);
   });
 
   it('void hooks stop waiting at the timeout too', async () => {
@@ -357,11 +380,13 @@ describe('hook timeouts and the run signal', () => {
       seen.push(ctx.signal);
       return never();
     }, { pluginId: 'stuck', timeoutMs: 0 });
-    bus.on('message_received', never, { pluginId: 'stuck', timeoutMs: 0 });
+    let voidStarted = false;
+    bus.on('message_received', () => ((voidStarted = true), never()), { pluginId: 'stuck', timeoutMs: 0 });
     const controller = new AbortController();
     const sending = bus.runModifying('message_sending', { to: 'u', content: 'x' }, { signal: controller.signal });
     const received = bus.runVoid('message_received', { channel: 'c', from: 'u', content: 'x', timestamp: 0 }, { signal: controller.signal });
-    await sleep(5);
+    // Abort only once both handlers are hung inside, so the signal is what ends them.
+    await waitFor(() => seen.length === 1 && voidStarted, { what: 'both handlers to start' });
     controller.abort('stopped');
     await expect(sending).rejects.toBe('stopped');
     await expect(received).resolves.toBeUndefined();

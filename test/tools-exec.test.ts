@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext, ToolResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
-import { REPO, sleep, tempDir } from './helpers.js';
+import { REPO, tempDir, waitFor } from './helpers.js';
 
 const PLUGIN = join(REPO, 'plugins', 'tools-exec');
 // Host commands go through exec approvals (defaults: security full, ask off); without an approver they are refused.
@@ -64,18 +64,17 @@ function alive(pid: number): boolean {
   }
 }
 
-async function gone(pid: number, withinMs = 4000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (!alive(pid)) return true;
-    await sleep(50);
-  }
-  return !alive(pid);
+/** Whether `pid` is gone within `withinMs` (false, not a throw, so a test can say which process outlived its kill). */
+function gone(pid: number, withinMs = 4000): Promise<boolean> {
+  return waitFor(() => !alive(pid), { timeoutMs: withinMs, intervalMs: 50, what: `process ${pid} to exit` }).then(
+    () => true,
+    () => false,
+  );
 }
 
+/** The pid a shell wrote to `path`, once it is there. */
 async function readPid(path: string): Promise<number> {
-  for (let tries = 0; tries < 100 && !(existsSync(path) && readFileSync(path, 'utf8').trim()); tries++) await sleep(20);
-  return Number(readFileSync(path, 'utf8').trim());
+  return Number(await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').trim(), { what: `a pid in ${path}` }));
 }
 
 /** Start a shell whose child (a sleep) records its pid, so a test can check the child dies too. */
