@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { until } from './agent-helpers.js';
-import { claw, sleep, startCliGateway, tempDir } from './helpers.js';
+import { claw, startCliGateway, tempDir, waitFor } from './helpers.js';
 
 function setup() {
   const stateDir = tempDir('claw-cron-proc-');
@@ -22,6 +22,14 @@ const runLog = (stateDir: string, jobId: string) => {
   const file = join(stateDir, 'cron', 'runs', `${jobId}.jsonl`);
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
 };
+
+/** `claw cron status` once nothing is running: a run that was going to happen has happened by then. */
+async function settled(env: Record<string, string>): Promise<Record<string, any>> {
+  return waitFor(async () => {
+    const status = JSON.parse((await claw(['cron', 'status'], env)).stdout) as Record<string, any>;
+    return status.running.length === 0 ? status : undefined;
+  }, { intervalMs: 100, what: 'cron to have no run going' });
+}
 
 async function add(env: Record<string, string>, args: string[]): Promise<{ id: string; [key: string]: unknown }> {
   const result = await claw(['cron', 'add', ...args], env);
@@ -37,16 +45,18 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     expect(job).toMatchObject({ name: 'reminder', sessionTarget: 'isolated', deleteAfterRun: true, payload: { kind: 'command' } });
     gw.child.kill('SIGKILL');
     await gw.exited;
-    await sleep(3500);
+    // The restart must find the job overdue: wait for the clock to pass its due time, not for a guessed 3.5 s.
+    const dueAt = (job.state as { nextRunAtMs?: number } | undefined)?.nextRunAtMs ?? Date.parse((job.schedule as { at: string }).at);
+    expect(Number.isFinite(dueAt)).toBe(true);
+    await waitFor(() => Date.now() > dueAt + 100, { what: 'the due time to pass while the gateway is down' });
     expect(lines(out)).toEqual([]);
     const again = await startCliGateway(env);
     await until(() => runLog(stateDir, job.id).length === 1, 15_000, 'the run after the restart');
-    await sleep(1500);
+    // Succeeded one-shot: deleted, and nothing running, so no second run can still come.
+    await waitFor(async () => JSON.parse((await claw(['cron', 'list', '--all', '--json'], env)).stdout).jobs.length === 0, { intervalMs: 100, what: 'the one-shot to be deleted' });
+    await settled(env);
     expect(lines(out)).toEqual(['ran']);
     expect(runLog(stateDir, job.id)).toMatchObject([{ status: 'ok', trigger: 'schedule' }]);
-    // Succeeded one-shot: deleted.
-    const list = JSON.parse((await claw(['cron', 'list', '--all', '--json'], env)).stdout);
-    expect(list.jobs).toEqual([]);
     again.child.kill('SIGTERM');
     await again.exited;
   });
@@ -64,7 +74,8 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
 
     const again = await startCliGateway(env);
     await until(() => runLog(stateDir, job.id).some((entry) => entry.status === 'ok'), 15_000, 'the re-run');
-    await sleep(2500);
+    // Nothing running once the re-run is recorded: a second re-run would show here or in the history below.
+    await settled(env);
     const history = runLog(stateDir, job.id);
     expect(history).toMatchObject([
       { status: 'error', trigger: 'manual', error: expect.stringMatching(/interrupted by a gateway restart; re-running it once/) },
@@ -79,7 +90,7 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
   });
 
   it('claw cron / claw automations: add, list, edit, runs, rm; bad flags are refused with the reason', async () => {
-    const { env, out } = setup();
+    const { env, out, stateDir } = setup();
     const gw = await startCliGateway(env);
     const job = await add(env, ['--name', 'Morning brief', '--cron', '0 7 * * *', '--tz', 'America/New_York', '--session', 'isolated', '--message', 'Summarize overnight updates.', '--model', 'openai/gpt-4.1', '--announce', '--channel', 'telegram', '--to', '12345']);
     expect(job).toMatchObject({ schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'America/New_York' }, payload: { kind: 'agentTurn', model: 'openai/gpt-4.1' }, delivery: { mode: 'announce', channel: 'telegram', to: '12345' } });
@@ -90,7 +101,8 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     const probe = await add(env, ['--name', 'probe', '--every', '1h', '--command', `echo probed >> ${out}; echo queue depth 3`, '--no-deliver']);
     expect((await claw(['cron', 'run', probe.id], env)).code).toBe(0);
     await until(() => lines(out).length === 1, 10_000, 'the manual run');
-    await sleep(300);
+    // The command's output comes before the run is recorded; `cron runs` reads the record.
+    await until(() => runLog(stateDir, probe.id).length === 1, 10_000, 'the manual run to be recorded');
     const runs = await claw(['cron', 'runs', probe.id], env);
     expect(runs.stdout).toMatch(/ok\s+manual\s+\d+ms not-requested queue depth 3/);
     expect(JSON.parse((await claw(['cron', 'rm', probe.id], env)).stdout)).toEqual({ ok: true, removed: true });
