@@ -20,7 +20,7 @@ import { generateDeviceToken } from '../sdk/gateway-auth.js';
 import type { AgentService } from '../sdk/agent/index.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
 import { client, GATEWAY_DIR, gatewayTestPlugin, type RunningGateway } from './gateway-helpers.js';
-import { claw, freePort, sleep, tempDir } from './helpers.js';
+import { claw, freePort, tempDir, waitFor } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
 const AGENT_LOOP = agentStackDirs();
@@ -296,7 +296,7 @@ describe('gateway log files', () => {
     logging.logger.error('login with configured-password');
     logging.flush();
     // The file stream writes asynchronously: wait for both lines (a fixed 50 ms was too short under load).
-    for (let i = 0; i < 250 && (readFileSync(logging.file, 'utf8').match(/\n/g) ?? []).length < 2; i++) await sleep(20);
+    await waitFor(() => (readFileSync(logging.file, 'utf8').match(/\n/g) ?? []).length >= 2, { what: 'both lines in the log file' });
     const file = readFileSync(logging.file, 'utf8');
     for (const text of [file, out.text()]) {
       expect(text).toContain('/bot7');
@@ -353,7 +353,7 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
       const url = `ws://127.0.0.1:${port}`;
 
       const lastError = async () => (await kernel.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')?.accounts[0]?.lastError;
-      for (let i = 0; i < 100 && !(await lastError()); i++) await sleep(50);
+      await waitFor(lastError, { intervalMs: 50, what: "the telegram account's lastError" });
       // The error is there, with the request URL, and masked.
       expect(await lastError()).toMatch(/getMe.*\/bot\d+:\*\*\*\/getMe/);
 
@@ -369,8 +369,10 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
       expect(JSON.parse(json.stdout)).toMatchObject({ source: 'gateway', channels: expect.arrayContaining([expect.objectContaining({ id: 'telegram' })]) });
 
       logging.flush();
-      await sleep(50);
-      const file = readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8');
+      // The file stream writes asynchronously: wait for the line itself.
+      const logFile = join(stateDir, 'logs', 'gateway.log');
+      await waitFor(() => /cannot reach the Bot API/.test(readFileSync(logFile, 'utf8')), { what: 'the Bot API warning in gateway.log' });
+      const file = readFileSync(logFile, 'utf8');
       expect(file).toMatch(/cannot reach the Bot API/);
       expect(JSON.stringify(tail)).toMatch(/cannot reach the Bot API/);
 
@@ -407,10 +409,7 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
 
 /** The log file is opened asynchronously: wait until it has content. */
 async function written(file: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (existsSync(file) && statSync(file).size > 0) return;
-    await sleep(20);
-  }
+  await waitFor(() => existsSync(file) && statSync(file).size > 0, { what: `content in ${file}` });
 }
 
 function capture(): { stream: Writable; text(): string } {
