@@ -7,6 +7,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
 import { DEFAULT_SLOT_HOLDERS } from '../kernel/config/keys.js';
+import type { InboundMessage, InboundOutcome, KernelServices } from '../sdk/index.js';
+import { useService } from '../sdk/services.js';
 import { afterAll, afterEach } from 'vitest';
 import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 
@@ -130,6 +132,33 @@ export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitF
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+export interface InboundDecision {
+  channel: string;
+  messageId?: string;
+  peer: string;
+  status: InboundOutcome['status'];
+}
+
+/**
+ * Records what the inbound pipeline decided for every message a channel hands it (dispatched,
+ * history, blocked, pairing, duplicate), by wrapping the "channels" service's `receive`.
+ * Accounts call `receive` through the service object at call time, so wrapping it after boot
+ * sees every later message. A test that expects nothing to happen waits for the decision
+ * first (`waitFor(() => decided(...))`), so "nothing was sent" is never just "nothing yet".
+ */
+export async function recordInboundDecisions(kernel: Pick<KernelServices, 'capabilities'>): Promise<InboundDecision[]> {
+  const channels = await useService<{ receive(channel: string, message: InboundMessage): Promise<InboundOutcome> }>(kernel, 'channels');
+  if (!channels) throw new Error('no "channels" service to record decisions from');
+  const decisions: InboundDecision[] = [];
+  const receive = channels.receive.bind(channels);
+  channels.receive = async (channel, message) => {
+    const outcome = await receive(channel, message);
+    decisions.push({ channel, ...(message.messageId ? { messageId: message.messageId } : {}), peer: message.peer.id, status: outcome.status });
+    return outcome;
+  };
+  return decisions;
 }
 
 /** The bundled plugins (from their manifests): ids in order, whether they are on by default, their slots. */

@@ -137,6 +137,8 @@ export class FakeWhatsApp {
   readonly qrs: string[] = [];
   private readonly pending: WaMessage[] = [];
   private readonly unacked = new Map<string, WaMessage>();
+  /** Every message delivered, acknowledged or not: an ack can be lost with the connection that carried it. */
+  private readonly delivered = new Map<string, WaMessage>();
   private counter = 0;
 
   constructor(private readonly options: FakeWhatsAppOptions = {}) {
@@ -222,11 +224,12 @@ export class FakeWhatsApp {
     setTimeout(() => socket.close(DisconnectReason.restartRequired, 'Stream Errored (restart required)'), 5);
   }
 
-  /** Drop the connection (408 lost by default); `redeliver`: messages WhatsApp will send again. */
+  /** Drop the connection (408 lost by default); `redeliver`: messages WhatsApp will send again, read or not. */
   drop(code: number = DisconnectReason.connectionLost, redeliver: string[] = []): void {
     for (const id of redeliver) {
-      const message = this.unacked.get(id);
-      if (message) this.pending.push(message);
+      const message = this.delivered.get(id);
+      if (!message) throw new Error(`redeliver: no message ${id} was delivered`);
+      this.pending.push(message);
     }
     this.current?.close(code, code === DisconnectReason.loggedOut ? 'Stream Errored (conflict)' : 'Connection Lost');
   }
@@ -238,6 +241,7 @@ export class FakeWhatsApp {
   /** A user's message reaches the account: now if connected, else on the next connection. */
   deliver(message: WaMessage): void {
     this.unacked.set(message.key.id!, message);
+    this.delivered.set(message.key.id!, message);
     const socket = this.current;
     if (socket && socket.user) socket.emit('messages.upsert', { messages: [message], type: 'notify' });
     else this.pending.push(message);
@@ -278,5 +282,6 @@ export class FakeWhatsApp {
     this.reads.length = 0;
     this.pending.length = 0;
     this.unacked.clear();
+    this.delivered.clear();
   }
 }
