@@ -17,6 +17,7 @@ export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   'sdk/memory': 'memory/index',
   'sdk/memory/contract': 'memory/contract',
   'sdk/agent': 'agent/index',
+  'sdk/agent/provider-contract': 'agent/provider-contract',
   'sdk/sessions': 'sessions/index',
   'sdk/services': 'services',
   'sdk/sqlite': 'sqlite',

@@ -113,6 +113,7 @@ describe('the package surface for plugin authors', () => {
         './package.json',
         './sdk',
         './sdk/agent',
+        './sdk/agent/provider-contract',
         './sdk/channels',
         './sdk/channels/contract',
         './sdk/client',
