@@ -15,7 +15,7 @@ import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, type 
 import { joinNegativeValues } from '../sdk/cli.js';
 import { buildMenu, CommandMenu, menuName } from '../plugins/channel-telegram/menu.js';
 import { FakeTelegramApi, type TelegramCall } from './fakes/telegram-api.js';
-import { claw, sleep, tempDir } from './helpers.js';
+import { claw, recordInboundDecisions, recordReplyRuns, sleep, tempDir, type InboundDecision } from './helpers.js';
 
 const TELEGRAM = fileURLToPath(new URL('../plugins/channel-telegram/', import.meta.url));
 const api = new FakeTelegramApi();
@@ -66,9 +66,20 @@ async function boot(channel: Record<string, unknown>, options: { messages?: Reco
     },
   });
   options.beforeStart?.(kernel);
+  decisions = await recordInboundDecisions(kernel);
   await kernel.start();
+  runs = await recordReplyRuns(kernel, 'telegram');
   return kernel;
 }
+
+/** What the pipeline decided for each message, and the reply runs Telegram has finished tidying up (see test/helpers). */
+let decisions: InboundDecision[] = [];
+let runs: { started: number; finished: string[] } = { started: 0, finished: [] };
+const decisionOn = async (update: { message: { message_id: number } }) => {
+  const id = String(update.message.message_id);
+  await until(() => decisions.some((decision) => decision.messageId === id), `the decision on message ${id}`);
+  return decisions.find((decision) => decision.messageId === id)!.status;
+};
 
 const dm = (text: string, from = ADA) => ({ message: api.message({ chatId: from.id, from, text }) });
 const inGroup = (text: string, mention: boolean) => ({
@@ -204,7 +215,8 @@ describe('telegram at OpenClaw’s level', () => {
     for (let index = 1; index < times.length - 1; index++) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(950);
     expect(edits.at(-1)!.params.text).toBe('Here is <b>the plan</b>: first we check the logs, then we restart the worker, then we watch the queue drain for a while.');
     expect(api.textOf(ADA.id, id)).toBe(answer.replace(/\*\*/g, ''));
-    await sleep(300);
+    // Stale previews are deleted when the run is over; this one became the reply.
+    await until(() => runs.finished.length === 1, 'the run to finish');
     expect(api.callsTo('deleteMessage')).toEqual([]);
   });
 
@@ -236,7 +248,8 @@ describe('telegram at OpenClaw’s level', () => {
     expect(sent!.params.text).toBe('alpha beta gamma delta epsilon zeta eta theta');
     expect(sent!.at - limited!.at).toBeGreaterThanOrEqual(2000);
     // The reply is out: no preview goes up after it (to be deleted again at the end of the run).
-    await sleep(1500);
+    // Once the run is over the draft is closed and can put nothing up any more.
+    await until(() => runs.finished.length === 1, 'the run to finish');
     expect(callsIn(ADA.id, 'sendMessage', 'deleteMessage')).toHaveLength(2);
   });
 
@@ -356,8 +369,9 @@ describe('telegram at OpenClaw’s level', () => {
 
   it('answers a group only when mentioned, and cuts a long code fence into pieces that each render', async () => {
     await boot({ groupPolicy: 'open' });
-    await api.pushUpdate(inGroup('nobody asked the bot', false));
-    await sleep(300);
+    const unasked = inGroup('nobody asked the bot', false);
+    await api.pushUpdate(unasked);
+    expect(await decisionOn(unasked)).toBe('history');
     expect(callsIn(GROUP, 'sendMessage')).toEqual([]);
     const code = Array.from({ length: 400 }, (_, index) => `const line${index} = ${index} * 2; // <${index}>`).join('\n');
     plan = () => ({ chunks: [`Here:\n\n\`\`\`ts\n${code}\n\`\`\`\nDone.`], delayMs: 0 });
@@ -384,9 +398,14 @@ describe('telegram at OpenClaw’s level', () => {
     api.script('getUpdates', { raw: { status: 502, body: '<html>Bad Gateway</html>' } });
     const sent = ['m1', 'm2', 'm3'].map((text) => dm(text));
     // Ends the long poll in progress, so the scripted failures come next.
-    for (const update of sent) void api.pushUpdate(update);
+    const handed = sent.map((update) => api.pushUpdate(update));
     await until(() => ['m1', 'm2', 'm3'].every((text) => callsIn(ADA.id, 'sendMessage').some((call) => call.result?.text === `echo: ${text}`)), 'all three answers', 20_000);
-    await sleep(500);
+    // A repeat would come from a poll that asked again for updates the bot already had. Once a
+    // poll confirms all three (its offset is past them) and every run is over, none can come.
+    const lastId = Math.max(...(await Promise.all(handed)));
+    await until(() => api.callsTo('getUpdates').some((call) => Number(call.params.offset) > lastId), 'a poll past the three updates');
+    await until(() => runs.finished.length >= 3, 'the three runs to finish');
+    for (const update of sent) await decisionOn(update);
     const answers = callsIn(ADA.id, 'sendMessage').map((call) => call.result?.text);
     expect(answers.sort()).toEqual(['echo: m1', 'echo: m2', 'echo: m3']);
     expect(requests.map((request) => lastUserText(request)).sort()).toEqual(['m1', 'm2', 'm3']);

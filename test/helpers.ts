@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
 import { DEFAULT_SLOT_HOLDERS } from '../kernel/config/keys.js';
-import type { InboundMessage, InboundOutcome, KernelServices } from '../sdk/index.js';
+import type { ChannelPlugin, InboundMessage, InboundOutcome, KernelServices } from '../sdk/index.js';
 import { useService } from '../sdk/services.js';
 import { afterAll, afterEach } from 'vitest';
 import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
@@ -159,6 +159,41 @@ export async function recordInboundDecisions(kernel: Pick<KernelServices, 'capab
     return outcome;
   };
   return decisions;
+}
+
+/**
+ * Records every reply run a channel finished: the pipeline tells the channel's observer
+ * (`replyStarted(...).done(status)`) once a run is over, and the channel then tidies up (closes
+ * its draft, deletes stale previews, takes the ack reaction back). Wrapping the channel
+ * capability's `replyStarted` after boot sees every later run; `finished` gets the run's status
+ * once the channel's own `done` has settled, so "nothing more was sent" can wait for it. A run
+ * the channel does not observe (no observer returned) has nothing to tidy and counts as
+ * finished at once.
+ */
+export async function recordReplyRuns(kernel: Pick<KernelServices, 'capabilities'>, channelId: string): Promise<{ started: number; finished: string[] }> {
+  const channel = (await kernel.capabilities.find('channel', channelId)) as ChannelPlugin | undefined;
+  if (!channel?.replyStarted) throw new Error(`channel "${channelId}" has no replyStarted to record runs from`);
+  const runs = { started: 0, finished: [] as string[] };
+  const replyStarted = channel.replyStarted.bind(channel);
+  channel.replyStarted = (message, ack) => {
+    runs.started++;
+    const observer = replyStarted(message, ack);
+    if (!observer) {
+      runs.finished.push('untracked');
+      return observer;
+    }
+    return {
+      ...observer,
+      done: async (status) => {
+        try {
+          await observer.done(status);
+        } finally {
+          runs.finished.push(status);
+        }
+      },
+    };
+  };
+  return runs;
 }
 
 /** The bundled plugins (from their manifests): ids in order, whether they are on by default, their slots. */
