@@ -20,7 +20,7 @@ import { apiBaseFrom, resolveAccountSettings } from '../plugins/channel-discord/
 import { parseMessage } from '../plugins/channel-discord/inbound.js';
 import { DiscordSender, parseTarget, type RestLike } from '../plugins/channel-discord/send.js';
 import { FakeDiscord, type FakeChannel } from './fakes/discord.js';
-import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
+import { claw, recordInboundDecisions, REPO, startCliGateway, tempDir, type InboundDecision } from './helpers.js';
 
 const DISCORD = fileURLToPath(new URL('../plugins/channel-discord/', import.meta.url));
 
@@ -112,8 +112,17 @@ describe('discord channel', () => {
       },
       env: { DISCORD_API_URL: fake.apiUrl },
     });
+    decisions = await recordInboundDecisions(kernel);
     await kernel.start();
     return kernel;
+  };
+  /** What the channel pipeline decided for every message the account handed it (see recordInboundDecisions). */
+  let decisions: InboundDecision[] = [];
+  /** Waits for the pipeline's `nth` decision on message `id` and returns it. */
+  const decided = async (id: string, nth = 1) => {
+    const mine = () => decisions.filter((decision) => decision.messageId === id);
+    await until(() => mine().length >= nth, `decision ${nth} on message ${id}`);
+    return mine()[nth - 1]!.status;
   };
   const say = (channel: FakeChannel, content: string, options: { author?: string; mention?: boolean; id?: string; attachments?: unknown[] } = {}) => {
     const message = fake.userMessage({ authorId: options.author ?? OWNER, channel, content, mention: options.mention, ...(options.id ? { id: options.id } : {}), ...(options.attachments ? { attachments: options.attachments } : {}) });
@@ -151,8 +160,8 @@ describe('discord channel', () => {
 
   it('answers in a guild channel only when mentioned, and keeps the unaddressed message as context', async () => {
     await boot({ groupPolicy: 'open', replyToMode: 'first' });
-    say(general, 'the release is on Thursday', { author: STRANGER });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const context = say(general, 'the release is on Thursday', { author: STRANGER });
+    expect(await decided(context)).toBe('history');
     expect(sentIn(general)).toEqual([]);
     const asked = say(general, 'when is the release?', { author: STRANGER, mention: true });
     await until(() => sentIn(general).length > 0, 'a guild reply');
@@ -164,10 +173,10 @@ describe('discord channel', () => {
 
   it('follows guilds.<id>.channels as an allowlist, with requireMention per channel', async () => {
     await boot({ groupPolicy: 'allowlist', guilds: { [fake.guildId]: { requireMention: true, channels: { general: { requireMention: false } } } } });
-    say(secret, 'hello in secret', { mention: true });
+    const unlisted = say(secret, 'hello in secret', { mention: true });
     say(general, 'hello in general, no mention');
     await until(() => sentIn(general).length > 0, 'a reply in the listed channel');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await decided(unlisted)).toBe('blocked');
     expect(sentIn(secret)).toEqual([]);
     expect(requests.map(lastUserText)).toEqual(['hello in general, no mention']);
     // replyToMode "off" (the default): a plain message.
@@ -241,8 +250,8 @@ describe('discord channel', () => {
     fake.rateLimit(/^POST \/channels\/\d+\/messages$/, 1.5, { global: true });
     const first = channels.send({ channel: 'discord', to: `channel:${general.id}`, text: 'one' });
     await until(() => fake.log().some((call) => call.status === 429), 'the global 429');
-    // Sent once the client has had time to read the 429 (a request already on its way would pass).
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Whether or not the client has read the 429 yet, the other route waits too (the fake, like
+    // Discord, keeps answering 429 until the global limit runs out).
     const second = channels.send({ channel: 'discord', to: `channel:${secret.id}`, text: 'two' });
     await Promise.all([first, second]);
     const limitedAt = fake.log().find((call) => call.status === 429)!.at;
@@ -263,7 +272,7 @@ describe('discord channel', () => {
     await until(() => sentIn(dm).length === 2, 'the missed message answered');
     // Discord may deliver a message again after a resume; it is answered once.
     say(dm, 'before the drop', { id: firstId });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await decided(firstId, 2)).toBe('duplicate');
     expect(sentIn(dm).map((sent) => sent.content)).toEqual(['echo: before the drop', 'echo: during the drop']);
     // Resumed, not identified again (a new session would have lost the missed message).
     expect(fake.gatewayOps.filter((op) => op.op === 2)).toHaveLength(identifies);
@@ -289,7 +298,11 @@ describe('discord channel', () => {
     expect(requests).toHaveLength(0);
     // Delivered again (after a resume): acknowledged and answered once.
     fake.redeliver(id);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Gateway events are handled in order and a redelivered interaction is dropped as it arrives,
+    // so once a message dispatched after it is decided, the redelivery has been dealt with.
+    // (In another channel: a reply in this DM would still go out as the interaction's follow-up.)
+    await decided(say(general, 'after the redelivery', { author: STRANGER }));
+    expect(decisions.filter((decision) => decision.messageId === id)).toHaveLength(1);
     expect(fake.log().filter((call) => call.path.startsWith(`/interactions/${id}/`))).toHaveLength(1);
     expect(fake.sent().filter((sent) => sent.replyTo === id)).toHaveLength(1);
 
@@ -422,7 +435,7 @@ describe('discord.js loading', () => {
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code, stderr).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ registered: 'discord', afterRegister: false, afterStart: true });
-  });
+  }, 60_000);
 });
 
 describe('claw message send to Discord (no gateway running)', () => {
@@ -444,7 +457,7 @@ describe('claw message send to Discord (no gateway running)', () => {
     ]);
     // A bare id is tried as a channel first; "Unknown Channel" makes it a user's DM.
     expect(fake.log().map((call) => `${call.method} ${call.path} ${call.status}`)).toContain('POST /users/@me/channels 200');
-  });
+  }, 60_000);
 });
 
 describe('claw channels add with a gateway running', () => {
@@ -490,5 +503,5 @@ describe('claw channels add / login / logout / remove', () => {
     const wrong = await claw(['channels', 'add', '--channel', 'discord'], env);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/--token/);
-  });
+  }, 90_000);
 });

@@ -12,7 +12,8 @@
  *    (`payload_json` + `files[n]`), typing, reactions, DM channel creation, application
  *    command overwrite, interaction callbacks and webhook edits / follow-ups.
  *  - Rate limits: `rateLimit(pattern, seconds, { global })` answers the next matching
- *    request with 429, `Retry-After` and (when global) `X-RateLimit-Global: true`.
+ *    request with 429, `Retry-After` and (when global) `X-RateLimit-Global: true`; a global
+ *    limit then answers every request 429 until it runs out, as Discord does.
  *
  * Every REST call is recorded with its arrival time (`performance.now()`).
  */
@@ -137,6 +138,8 @@ export class FakeDiscord {
   readonly channels = new Map<string, FakeChannel>();
   private readonly files = new Map<string, DiscordFile>();
   private readonly rateLimits: RateLimitScript[] = [];
+  /** When the last global 429 runs out (epoch ms). */
+  private globalUntil = 0;
   private readonly listeners = new Set<(sent: DiscordSent) => void>();
   private session?: Session;
   /** IDENTIFY and RESUME payloads received, in order. */
@@ -183,6 +186,7 @@ export class FakeDiscord {
     this.calls.length = 0;
     this.sentMessages.length = 0;
     this.rateLimits.length = 0;
+    this.globalUntil = 0;
   }
 
   sent(): DiscordSent[] {
@@ -454,9 +458,15 @@ export class FakeDiscord {
       this.reply(res, status, payload, headers);
     };
 
+    const limitedFor = (this.globalUntil - Date.now()) / 1000;
+    if (limitedFor > 0) {
+      const retryAfter = Math.round(limitedFor * 1000) / 1000;
+      return answer(429, { message: 'You are being rate limited.', retry_after: retryAfter, global: true }, { 'retry-after': String(retryAfter), 'x-ratelimit-scope': 'global', 'x-ratelimit-global': 'true' });
+    }
     const limited = this.rateLimits.findIndex((script) => script.pattern.test(`${method} ${path}`));
     if (limited !== -1) {
       const [script] = this.rateLimits.splice(limited, 1);
+      if (script!.global) this.globalUntil = Date.now() + script!.retryAfter * 1000;
       return answer(
         429,
         { message: 'You are being rate limited.', retry_after: script!.retryAfter, global: script!.global },
