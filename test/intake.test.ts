@@ -18,7 +18,7 @@ import { MAX_RESUME_ATTEMPTS } from '../plugins/agent/intake.js';
 import { answerEcho, connectOperator, crashBench, readTranscripts, writeConfig } from './bench/crash.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { FakeTelegramApi } from './fakes/telegram-api.js';
-import { CLI, startCliGateway, tempDir } from './helpers.js';
+import { CLI, startCliGateway, tempDir, waitFor } from './helpers.js';
 
 const input = (message: string) => ({ agentId: 'main', sessionKey: 'agent:main:main', message });
 
@@ -277,8 +277,7 @@ describe('a stopping gateway and Telegram', () => {
     const gw = await startCliGateway(env);
     const updateId = await api.pushUpdate(dm('please answer before you stop'));
     // The model is answering (slowly) when the stop signal comes.
-    const deadline = Date.now() + 5000;
-    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
     expect(fake.requests).toHaveLength(1);
     gw.child.kill('SIGTERM');
     expect(await gw.exited).toBe(0);
@@ -296,9 +295,8 @@ describe('a stopping gateway and Telegram', () => {
     fake.script({ hang: true });
     answerEcho(fake, 5);
     const first = await startCliGateway(env);
-    await api.pushUpdate(dm('a long question'));
-    const deadline = Date.now() + 5000;
-    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    const updateId = await api.pushUpdate(dm('a long question'));
+    await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
     const stopping = Date.now();
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
@@ -313,8 +311,10 @@ describe('a stopping gateway and Telegram', () => {
     const { users, recoveries } = readTranscripts(stateDir);
     expect(users.get('a long question')).toBe(1);
     expect(recoveries).toBe(1);
-    // Nothing runs twice: no second answer, no redelivered update.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Nothing runs twice: no second answer, no redelivered update. Once the recovered run is
+    // closed in the journal and a poll has confirmed the update, neither can come any more.
+    await waitFor(() => openRuns(stateDir).length === 0, { what: 'the recovered run to close' });
+    await api.waitFor((call) => call.method === 'getUpdates' && Number(call.params.offset) > updateId, 10_000, 'a poll past the update');
     expect(answersTo(1001)).toHaveLength(1);
     expect(openRuns(stateDir)).toEqual([]);
   }, 30_000);
@@ -324,10 +324,9 @@ describe('a stopping gateway and Telegram', () => {
     fake.respond(() => ({ text: 'ANSWER slow', delayMs: 100, chunkSize: 1 }));
     const first = await startCliGateway(env);
     await api.pushUpdate(dm('slow one'));
-    const deadline = Date.now() + 5000;
-    while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
     first.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => /waiting up to .* running turn/.test(gatewayLog(stateDir)), { what: 'the gateway to start draining' });
     // Telegram still polls while turns drain; the pipeline refuses the update and it is not confirmed.
     let handed = false;
     const late = api.pushUpdate(dm('late message')).then(() => (handed = true));
@@ -344,6 +343,15 @@ describe('a stopping gateway and Telegram', () => {
   }, 30_000);
 });
 
+/** The gateway's log file (not stdout: the last lines can still be in the pipe); empty until it exists. */
+function gatewayLog(stateDir: string): string {
+  try {
+    return readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 describe('an agent request while the gateway drains', () => {
   it('is refused with UNAVAILABLE (retryable), while the running turn finishes and is answered', async () => {
     const fake = await startFakeLlm();
@@ -354,10 +362,9 @@ describe('an agent request while the gateway drains', () => {
       const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
       const client = await connectOperator(gw.port);
       const running = client.request('agent', { message: 'finish me', idempotencyKey: 'k1' }, { expectFinal: true });
-      const deadline = Date.now() + 5000;
-      while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
       gw.child.kill('SIGTERM');
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await waitFor(() => /waiting up to .* running turn/.test(gatewayLog(stateDir)), { what: 'the gateway to start draining' });
       const refused = await client.request('agent', { message: 'too late', idempotencyKey: 'k2' }, { expectFinal: true }).catch((error: GatewayRequestError) => error);
       expect(refused).toBeInstanceOf(GatewayRequestError);
       expect(refused).toMatchObject({ code: 'UNAVAILABLE', retryable: true });
@@ -380,14 +387,13 @@ describe('an agent request while the gateway drains', () => {
       const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
       const client = await connectOperator(gw.port);
       const running = client.request('agent', { message: 'finish first', idempotencyKey: 'r1' }, { expectFinal: true });
-      const deadline = Date.now() + 5000;
-      while (fake.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
       const current = await client.request<{ hash: string }>('config.get', {});
       const config = { ...JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')), session: { idleMinutes: 30 } };
       expect(await client.request('config.apply', { config, baseHash: current.hash, idempotencyKey: 'apply-1' })).toMatchObject({ restart: { scheduled: true } });
       expect(await running).toMatchObject({ status: 'ok', summary: 'ANSWER before the restart' });
-      const log = () => readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8');
-      while (log().split('gateway listening').length < 3 && Date.now() < deadline + 10_000) await new Promise((resolve) => setTimeout(resolve, 50));
+      const log = () => gatewayLog(stateDir);
+      await waitFor(() => log().split('gateway listening').length >= 3, { what: 'the restarted gateway to listen', timeoutMs: 15_000 });
       expect(log()).toMatch(/restarting \(config\.apply\)[\s\S]*waiting up to 300 s for 1 running turn\(s\) to finish[\s\S]*gateway listening/);
       const { users, answers } = readTranscripts(stateDir);
       expect([users.get('finish first'), answers.get('before the restart')]).toEqual([1, 1]);
