@@ -40,6 +40,7 @@ describe('loading', () => {
       ]);
       const unknown = await kernel.runTool('browser', { action: 'status', profile: 'nope' });
       expect((unknown.content[0] as { text: string }).text).toMatch(/unknown browser profile "nope" \(profiles: openclaw, work\)/);
+      await seen.settled();
       expect(seen).toEqual([]);
     } finally {
       await kernel.dispose();
@@ -80,6 +81,7 @@ describe('the tool choke point', () => {
       expect((blocked.content[0] as { text: string }).text).toMatch(/not that site/);
       await kernel.runTool('browser', { action: 'status' });
       expect(after).toContain('browser status');
+      await seen.settled();
       expect(seen).toEqual([]);
     } finally {
       await kernel.dispose();

@@ -11,7 +11,7 @@ import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settin
 import { fakeVector, startFakeGemini, startFakeVoyage, type FakeEmbeddingServer, type FakeEmbeddingStep } from './fakes/embedding-servers.js';
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { writeTinyLlamaGguf } from './fixtures/gguf.js';
-import { tempDir } from './helpers.js';
+import { tempDir, waitFor } from './helpers.js';
 
 // Watch the ESM loader itself: the hook reports every node-llama-cpp module URL anything in
 // this process resolves, so "not imported before the first embed" is observed, not assumed.
@@ -24,7 +24,7 @@ const { createEmbeddingProvider, LocalEmbeddingProvider, planBatches, selectEmbe
 );
 
 async function backendImports(): Promise<string[]> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await seen.settled();
   return seen.filter((url) => /\/node-llama-cpp\/dist\/index\.js$/.test(url));
 }
 
@@ -515,9 +515,12 @@ describe.each([
 
     script({ hang: true });
     const live = new AbortController();
-    setTimeout(() => live.abort(), 100);
     const started = Date.now();
-    const error = await failure(provider().embed(['x'], { signal: live.signal }));
+    const embedding = failure(provider().embed(['x'], { signal: live.signal }));
+    // Aborted once the request is at the server: during it, not before.
+    await waitFor(() => requests() === 1, { what: 'the request to reach the server' });
+    live.abort();
+    const error = await embedding;
     expect(error.kind).toBe('aborted');
     expect(Date.now() - started).toBeLessThan(2_000);
   });
@@ -697,8 +700,10 @@ describe('withFallback', () => {
     const wrapped = withFallback(primary, fallback, logger);
     voyage.script({ hang: true });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 50);
-    expect((await failure(wrapped.embed(['x'], { signal: controller.signal }))).kind).toBe('aborted');
+    const embedding = failure(wrapped.embed(['x'], { signal: controller.signal }));
+    await waitFor(() => voyage.requests.length === 1, { what: 'the primary request to reach the server' });
+    controller.abort();
+    expect((await embedding).kind).toBe('aborted');
     expect(gemini.requests).toHaveLength(0);
     expect(logger.warnings).toEqual([]);
 

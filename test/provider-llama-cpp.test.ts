@@ -19,9 +19,9 @@ const SLOW = 60_000;
 // loaded through jiti, which hands node_modules ESM packages to Node's own import().
 const seen = watchImports('/node_modules/node-llama-cpp/');
 
-/** The hook runs on the loader thread; give its messages a moment to arrive. */
+/** What the loader resolved of the backend, once the loader thread has reported everything so far. */
 async function backendImports(): Promise<string[]> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await seen.settled();
   return seen.filter((url) => /\/node-llama-cpp\/dist\/index\.js$/.test(url));
 }
 
