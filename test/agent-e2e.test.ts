@@ -216,9 +216,12 @@ describe('queue modes for messages that arrive during a run', () => {
     h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'first done' }, { text: 'answering all three' });
     const first = runAgent(h.client, { message: 'first' });
     await h.gate.entered;
-    const queued = [runAgent(h.client, { message: 'one' }), runAgent(h.client, { message: 'two' }), runAgent(h.client, { message: 'three' })];
-    await until(() => h.events.filter((frame) => frame.event === 'agent').length > 0, 2000, 'events');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Each ack says how the gateway took the message; all three must be queued before the gate opens.
+    const acks: string[] = [];
+    const onAck = (ack: { disposition?: string }) => void acks.push(ack.disposition ?? 'none');
+    const queued = [runAgent(h.client, { message: 'one' }, onAck), runAgent(h.client, { message: 'two' }, onAck), runAgent(h.client, { message: 'three' }, onAck)];
+    await until(() => acks.length === 3, 5000, 'the three acks');
+    expect(acks).toEqual(['queued', 'queued', 'queued']);
     h.gate.open();
     const [a, ...rest] = await Promise.all([first, ...queued]);
     expect(a.final.summary).toBe('first done');
@@ -251,9 +254,11 @@ describe('queue modes for messages that arrive during a run', () => {
     h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'first' }, { text: 'second' });
     const first = runAgent(h.client, { message: 'first' });
     await h.gate.entered;
-    const second = runAgent(h.client, { message: 'second', queueMode: 'followup' });
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    let disposition: string | undefined;
+    const second = runAgent(h.client, { message: 'second', queueMode: 'followup' }, (ack) => (disposition = ack.disposition ?? 'none'));
+    await until(() => disposition !== undefined, 5000, 'the ack');
     h.gate.open();
+    expect(disposition).toBe('queued');
     expect((await second).ack.disposition).toBe('queued');
     expect((await first).final.summary).toBe('first');
   });

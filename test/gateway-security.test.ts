@@ -13,7 +13,7 @@ import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { startAgent, type AgentHarness } from './agent-helpers.js';
 import { client, connectFrame, GATEWAY_DIR, rawSocket, startGateway, type RunningGateway } from './gateway-helpers.js';
-import { tempDir } from './helpers.js';
+import { tempDir, waitFor } from './helpers.js';
 
 const TOKEN = 'owner-token-0123456789abcdefghijklmnop';
 const MARKER = 'pwned.txt';
@@ -234,9 +234,8 @@ describe('secrets never leave through the gateway', () => {
       expect(echoed).not.toContain('acme-live-key-4242424242');
       expect(echoed).toContain('***');
       gw.kernel.protocol.emit('test.final', { leak: botToken });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitFor(() => JSON.stringify(events).includes('test.final'), { what: 'the test.final event' });
       expect(JSON.stringify(events)).not.toContain(botToken);
-      expect(JSON.stringify(events)).toContain('test.final');
       await c.close();
     } finally {
       await gw.stop();
@@ -265,8 +264,8 @@ describe('admission before auth', () => {
       await expect(open('127.0.0.1')).rejects.toThrow('HTTP 503');
       // An authenticated client leaves the pre-auth pool; closed sockets give their slot back.
       held.pop()!.close();
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const owner = await client(gw.url);
+      // The slot is free once the gateway has seen the close: until then a new socket gets a 503.
+      const owner = await waitFor(() => client(gw.url).catch(() => undefined), { what: 'a free slot' });
       expect(await owner.request('health')).toMatchObject({ ok: true });
       await owner.close();
     } finally {

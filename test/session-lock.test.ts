@@ -12,7 +12,7 @@ import { lockHolderAlive, processStartTime, withFileLock } from '../sdk/file-loc
 import { acquireSessionLock, sessionLockPath, SessionLockError } from '../sdk/sessions/lock.js';
 import { ABORTED_TOOL_RESULT, danglingToolCalls, repairToolPairing } from '../sdk/sessions/tool-pairing.js';
 import type { ChatMessage } from '../sdk/types/models.js';
-import { REPO, tempDir } from './helpers.js';
+import { REPO, tempDir, waitFor } from './helpers.js';
 
 const KEY = 'agent:main:telegram:group:-100/7';
 
@@ -55,7 +55,12 @@ describe('session lock', () => {
     const first = await acquireSessionLock(dir, KEY);
     let second: Awaited<ReturnType<typeof acquireSessionLock>> | undefined;
     const pending = acquireSessionLock(dir, KEY).then((lock) => (second = lock));
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    // A third contender queued behind them and then stopped says the lock is busy here: it was
+    // waiting, not given the lock, and so is the second one ahead of it.
+    const stop = new AbortController();
+    const third = acquireSessionLock(dir, KEY, { signal: stop.signal });
+    stop.abort();
+    await expect(third).rejects.toThrow(/busy in this process/);
     expect(second).toBeUndefined();
     first.release();
     await pending;
@@ -73,9 +78,9 @@ describe('session lock', () => {
         new RegExp(`session ${KEY.replace(/[/]/g, '\\/')} is in use by process ${other.pid} \\(since .*\\); gave up waiting`),
       );
       expect(waitedFor).toBe(other.pid);
+      // Stopped once it is waiting for the holder, not at a guessed moment.
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 100);
-      await expect(acquireSessionLock(dir, KEY, { signal: controller.signal })).rejects.toBeInstanceOf(SessionLockError);
+      await expect(acquireSessionLock(dir, KEY, { signal: controller.signal, onWait: () => controller.abort() })).rejects.toBeInstanceOf(SessionLockError);
     } finally {
       await other.kill();
     }
@@ -170,8 +175,7 @@ describe('session lock', () => {
     const again = await acquireSessionLock(dir, KEY, { lingerMs: 150 });
     expect(statSync(again.file).ino).toBe(ino);
     again.release();
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(existsSync(again.file)).toBe(false);
+    await waitFor(() => !existsSync(again.file), { what: 'the lingering lock file to go', timeoutMs: 5000 });
   });
 });
 

@@ -12,7 +12,8 @@ import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
 import { runAgent, startAgent, until, type AgentHarness, type AgentHarnessOptions } from './agent-helpers.js';
 import { startFakeLlm, type RecordedRequest } from './fakes/llm-server.js';
 import type { SubagentService } from '../plugins/subagents/service.js';
-import { subagentDepth, sessionToolRestriction } from '../sdk/agent/index.js';
+import { subagentDepth, sessionToolRestriction, type AgentService } from '../sdk/agent/index.js';
+import { useService } from '../sdk/services.js';
 import { definePlugin } from '../sdk/index.js';
 
 const SUBAGENTS = join(REPO, 'plugins', 'subagents');
@@ -450,10 +451,20 @@ describe('queueing and cascades', () => {
       return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'quick child' } }] };
     });
     const subagents = await service(h);
+    // How the agent took each announce: a busy requester's session queues it behind the run.
+    const announces: string[] = [];
+    const agent = (await useService<AgentService>(h.gw.kernel.plugins.kernelServices, 'agent'))!;
+    const dispatch = agent.dispatch.bind(agent);
+    agent.dispatch = async (input) => {
+      const handle = await dispatch(input);
+      if (String(input.message).includes('[Subagent announce]')) announces.push(handle.status);
+      return handle;
+    };
     const parentRun = runAgent(h.client, { message: 'spawn then wait' });
     await h.gate.entered;
     await until(() => subagents.registry.all()[0]?.endedAt !== undefined, 10_000, 'the child');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => announces.length > 0, 10_000, 'the announce to be handed to the agent');
+    expect(announces).toEqual(['queued']);
     // The parent is still inside its tool: the announce has not reached the model.
     expect(h.fake.requests.some((request) => !isChild(request) && body(request).includes('[Subagent announce]'))).toBe(false);
     h.gate.open();
