@@ -173,7 +173,7 @@ describe('claw agent', () => {
     // A listed agent that is not the default works.
     fake.script({ text: 'Work here.' });
     expect(await claw(['agent', '--agent', 'work', '-m', 'hi'], env)).toMatchObject({ code: 0, stdout: 'Work here.\n' });
-  });
+  }, 90_000);
 
   it('rejects bad flags with usage errors', async () => {
     const { env } = stateWith({});

@@ -272,7 +272,7 @@ export default { id: 'file-chat', register(api) { api.registerChannel({ id: 'fil
     expect(remote.stderr).toMatch(/unknown channel "filechta"/);
     expect(await claw(['message', 'send', '--channel', 'filechat', '--to', 'bob', 'via gw'], env)).toMatchObject({ code: 0, stdout: 'Sent to filechat:bob.\n' });
     expect(readFileSync(outbox, 'utf8')).toBe('bob:hello\nbob:there\nbob:world\nbob:via gw\n');
-  });
+  }, 90_000);
 });
 
 describe('the channel choke point without plugins/channels', () => {

@@ -201,7 +201,7 @@ describe('claw config', () => {
       { level: 'error', path: 'agents.defaults.maxConcurrent', message: 'must be integer', owner: 'kernel' },
       { level: 'error', path: 'plugins.entries.keyed.config.region', message: 'must be string', owner: 'keyed' },
     ]);
-  });
+  }, 90_000);
 });
 
 describe('claw config set with numbers', () => {

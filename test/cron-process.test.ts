@@ -59,7 +59,7 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     expect(runLog(stateDir, job.id)).toMatchObject([{ status: 'ok', trigger: 'schedule' }]);
     again.child.kill('SIGTERM');
     await again.exited;
-  });
+  }, 60_000);
 
   it('killed during a run: that occurrence is re-run exactly once at the next start, and the history says so', async () => {
     const { stateDir, env, out } = setup();
@@ -87,7 +87,7 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     expect(status.nextWakeAtMs).toBe(JSON.parse((await claw(['cron', 'list', '--json'], env)).stdout).jobs[0].state.nextRunAtMs);
     again.child.kill('SIGTERM');
     await again.exited;
-  });
+  }, 60_000);
 
   it('claw cron / claw automations: add, list, edit, runs, rm; bad flags are refused with the reason', async () => {
     const { env, out, stateDir } = setup();
@@ -123,5 +123,5 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     }
     gw.child.kill('SIGTERM');
     await gw.exited;
-  });
+  }, 90_000);
 });

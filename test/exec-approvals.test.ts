@@ -322,7 +322,7 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect(written).toMatchObject({ ok: true, exists: true, resolvedDefaults: { askFallback: 'allowlist' } });
     expect(written.hash).not.toBe(snapshot.hash);
     await operator.close();
-  });
+  }, 90_000);
 
   it('claw approvals set / allowlist edit the local document (JSON5, atomic, 0600) and reject bad input', async () => {
     const stateDir = tempDir('claw-approvals-cli-');
@@ -349,5 +349,5 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect((await claw(['approvals', 'set', '--file', file], env)).stderr).toMatch(/\/defaults has "autoAllowSkills", which claw does not support/);
     const both = await claw(['approvals', 'set'], env);
     expect(both.stderr).toMatch(/exactly one of --file <path> or --stdin/);
-  });
+  }, 90_000);
 });

@@ -45,7 +45,7 @@ describe('claw gateway', () => {
     const down = await claw(['health'], env);
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/^claw: UNAVAILABLE: gateway not reachable at ws:\/\/127\.0\.0\.1:18789/);
-  });
+  }, 90_000);
 
   it('claw dashboard prints or opens the web UI URL with the token in the fragment', async () => {
     const { env, stateDir } = stateEnv();
@@ -108,7 +108,7 @@ describe('claw gateway', () => {
     const offline = await claw(['devices', 'list', '--json'], env);
     expect(offline.code).toBe(0);
     expect(JSON.parse(offline.stdout).paired.some((d: { deviceId: string }) => d.deviceId === phone.deviceId)).toBe(true);
-  });
+  }, 90_000);
 
   it('config.apply writes the config and restarts the gateway in place', async () => {
     const { env, stateDir } = stateEnv();

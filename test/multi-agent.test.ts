@@ -257,7 +257,7 @@ describe('claw agents (real processes)', () => {
     expect(config().agents.list).toEqual([{ id: 'main' }]);
     expect(existsSync(join(stateDir, 'workspace-work', 'AGENTS.md'))).toBe(true);
     expect(await claw(['agents', 'delete', 'nope'], env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/unknown agent "nope"/) });
-  });
+  }, 90_000);
 });
 
 describe('README: two agents and a binding', () => {

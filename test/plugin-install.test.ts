@@ -140,7 +140,7 @@ describe('installing slot plugins', () => {
     expect(now.code, now.stderr).toBe(0);
     expect(readConfig(other.stateDir).plugins.slots).toEqual({ sandbox: 'box-dev' });
     expect(JSON.parse((await claw(['plugins', 'info', 'box-dev', '--json'], other.env)).stdout)).toMatchObject({ enabled: true, reason: 'holds the sandbox slot' });
-  });
+  }, 90_000);
 });
 
 describe('a plugin that depends on claw itself', () => {

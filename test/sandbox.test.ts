@@ -281,5 +281,5 @@ describe('claw sandbox', () => {
     } finally {
       await kernel.dispose();
     }
-  });
+  }, 90_000);
 });
