@@ -5,7 +5,7 @@
  * `gateway.agentDrainMs`. The process tests run the built `claw gateway` against a fake
  * model and a fake Telegram Bot API on 127.0.0.1, and kill it for real.
  */
-import { appendFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -269,7 +269,19 @@ describe('a stopping gateway and Telegram', () => {
       .filter((call) => call.method === 'sendMessage' && String(call.params.chat_id) === String(chatId))
       .map((call) => api.textOf(chatId, call.result.message_id))
       .filter((text) => text !== undefined);
-  const openRuns = (stateDir: string) => new IntakeJournal(intakeFile(stateDir, 'main')).load().open;
+  /**
+   * What the journal still holds open, read from a copy: load() rewrites the file it reads, and
+   * the journal belongs to the running gateway (a rewrite here could drop a line it appends).
+   */
+  const openRuns = (stateDir: string) => {
+    const copy = join(tempDir('claw-intake-copy-'), 'intake.jsonl');
+    try {
+      copyFileSync(intakeFile(stateDir, 'main'), copy);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    return new IntakeJournal(copy).load().open;
+  };
 
   it('SIGTERM lets the reply being written go out, and confirms the update only once it is durable', async () => {
     const { stateDir, env } = gatewayState();
@@ -313,7 +325,7 @@ describe('a stopping gateway and Telegram', () => {
     expect(recoveries).toBe(1);
     // Nothing runs twice: no second answer, no redelivered update. Once the recovered run is
     // closed in the journal and a poll has confirmed the update, neither can come any more.
-    await waitFor(() => openRuns(stateDir).length === 0, { what: 'the recovered run to close' });
+    await waitFor(() => openRuns(stateDir).length === 0, { what: 'the recovered run to close', intervalMs: 100 });
     await api.waitFor((call) => call.method === 'getUpdates' && Number(call.params.offset) > updateId, 10_000, 'a poll past the update');
     expect(answersTo(1001)).toHaveLength(1);
     expect(openRuns(stateDir)).toEqual([]);
