@@ -16,6 +16,9 @@ import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from './protocol/constants.js'
 import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from './protocol/schema.js';
 import { deviceAuthPayload, rawPublicKey, base64UrlEncode, signPayload, type DeviceIdentity } from './device-auth.js';
 
+/** The device identity a client signs with (generateDeviceIdentity, loadOrCreateDeviceIdentity) and the payload format. */
+export * from './device-auth.js';
+
 export interface GatewayClientOptions {
   /** ws://127.0.0.1:18789 (plain ws:// is refused for hosts other than loopback). */
   url: string;

@@ -3,9 +3,10 @@
  * SHA-256 (hex) of the raw public key. A client signs the server's `connect.challenge`
  * nonce inside a pipe-joined payload (v3 binds platform and device family, v2 does not);
  * the gateway rebuilds the payload and verifies. Keys travel as base64url of the raw
- * 32-byte key. Used by the client (signing) and the gateway (verifying).
+ * 32-byte key. This is the client's half and the payload format both ends share (the
+ * GatewayClient signs with it); verifying is the gateway plugin's (device-verify.ts).
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeJsonAtomic } from './fs.js';
 
@@ -16,7 +17,7 @@ export interface DeviceIdentity {
 }
 
 /** DER prefix of an ed25519 SubjectPublicKeyInfo; the raw key is the 32 bytes after it. */
-const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+export const ED25519_SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 export function base64UrlEncode(bytes: Uint8Array): string {
   return Buffer.from(bytes).toString('base64url');
@@ -89,28 +90,4 @@ export function deviceAuthPayload(fields: DeviceAuthFields, version: 'v2' | 'v3'
 
 export function signPayload(privateKeyPem: string, payload: string): string {
   return base64UrlEncode(sign(null, Buffer.from(payload, 'utf8'), createPrivateKey(privateKeyPem)));
-}
-
-/** A public key as sent on the wire (base64url raw, or PEM) → key object, or undefined if malformed. */
-export function parsePublicKey(value: string): { key: KeyObject; raw: Buffer } | undefined {
-  try {
-    if (value.includes('BEGIN PUBLIC KEY')) {
-      const key = createPublicKey(value);
-      return { key, raw: rawPublicKey(value) };
-    }
-    const raw = Buffer.from(value, 'base64url');
-    if (raw.length !== 32) return undefined;
-    const key = createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
-    return { key, raw };
-  } catch {
-    return undefined;
-  }
-}
-
-export function verifySignature(key: KeyObject, payload: string, signature: string): boolean {
-  try {
-    return verify(null, Buffer.from(payload, 'utf8'), key, Buffer.from(signature, 'base64url'));
-  } catch {
-    return false;
-  }
 }

@@ -12,7 +12,8 @@ import {
   validateConnectParams,
   type ConnectParams,
 } from '../../sdk/index.js';
-import { deviceAuthPayload, deviceIdFor, parsePublicKey, verifySignature } from '../../sdk/device-auth.js';
+import { deviceAuthPayload, deviceIdFor } from '../../sdk/device-auth.js';
+import { parsePublicKey, verifySignature } from './device-verify.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
 import { safeEqual, type AuthRateLimiter } from '../../sdk/auth-rate-limit.js';
 import type { GatewaySettings } from './settings.js';
