@@ -33,6 +33,7 @@ export type * from './types/sandbox.js';
 export type * from './types/automation.js';
 export type * from './types/internal-hooks.js';
 export type * from './types/capabilities.js';
+export type * from './types/gateway-auth.js';
 export type {
   BootedKernel,
   CapabilityLookup,
@@ -98,6 +99,9 @@ export {
 
 export { isInside } from '../kernel/util/paths.js';
 export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions } from './logger.js';
+
+/** Checking a credential that arrives over the network, and telling this machine from others. */
+export { isLoopbackHost, safeEqual } from './net/auth-kit.js';
 
 /** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
 export { createRedactor, compileRedactPattern, isSecretKey, MASK, type RedactorOptions } from './redact.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeJsonAtomic } from './fs.js';
 import { OPERATOR_SCOPES } from './protocol/constants.js';
-import { isLoopbackHost } from './gateway-auth.js';
+import { isLoopbackHost } from './net/auth-kit.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';
 import { loadOrCreateDeviceIdentity } from './device-auth.js';
 import { lockHolderAlive } from './file-lock.js';

@@ -16,7 +16,7 @@ import { configWriter } from '../host/config-write.js';
 import { definePlugin, textResult } from '../sdk/index.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, scriptedModel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
-import { generateDeviceToken } from '../sdk/gateway-auth.js';
+import { generateDeviceToken } from '../plugins/gateway/auth.js';
 import type { AgentService } from '../sdk/agent/index.js';
 import { createGatewayLogging } from '../plugins/gateway/logging.js';
 import { client, GATEWAY_DIR, gatewayTestPlugin, type RunningGateway } from './gateway-helpers.js';

@@ -9,9 +9,9 @@ import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { expandHome, type CliContext, type PluginApi } from '../../sdk/index.js';
+import { expandHome, type CliContext, type GatewayAuthService, type PluginApi } from '../../sdk/index.js';
+import { useService } from '../../sdk/services.js';
 import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
-import { gatewayAuthUnset, generateGatewayToken } from '../../sdk/gateway-auth.js';
 import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
 import type { AgentRuntime, RunResult } from './runtime.js';
 import { ensureWorkspace, parseReply, unknownAgentProblem } from '../../sdk/agent/index.js';
@@ -49,9 +49,14 @@ export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: 
     switch (name) {
       case 'agent':
         return await agentCommand(argv, ctx, api, runtime);
-      case 'setup':
+      case 'setup': {
+        // Gateway auth is the gateway plugin's; without that plugin there is no gateway to protect.
+        const gatewayAuth = await useService<GatewayAuthService>(api.kernel, 'gateway-auth');
         // Reads and writes openclaw.json: under the config lock like every other writer.
-        return await api.kernel.configFile.locked('claw setup', (write) => setupCommand(argv, ctx, api, templatesDir, write));
+        return await api.kernel.configFile.locked('claw setup', (write) =>
+          setupCommand(argv, ctx, api, templatesDir, write, gatewayAuth),
+        );
+      }
       default:
         throw new UsageError(`unknown command ${name}`);
     }
@@ -223,7 +228,14 @@ class StreamPrinter {
 
 // ── claw setup ────────────────────────────────────────────────────────────────────
 
-function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templatesDir: string, write: (raw: Record<string, unknown>) => void): number {
+function setupCommand(
+  argv: string[],
+  ctx: CliContext,
+  api: PluginApi,
+  templatesDir: string,
+  write: (raw: Record<string, unknown>) => void,
+  gatewayAuth: GatewayAuthService | undefined,
+): number {
   const { values, positionals } = parse(argv, { ...COMMON, workspace: { type: 'string' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw setup --help)`);
   const requested = values.workspace ? resolve(expandHome(values.workspace as string)) : undefined;
@@ -238,8 +250,9 @@ function setupCommand(argv: string[], ctx: CliContext, api: PluginApi, templates
     lines.push(existed ? `Set agents.defaults.workspace in ${configPath}` : `Created config ${configPath}`);
   }
   // The gateway never runs open: a config without gateway auth gets a strong token now.
-  if (gatewayAuthUnset(raw.gateway as Parameters<typeof gatewayAuthUnset>[0], ctx.env)) {
-    next = { ...next, gateway: { ...raw.gateway, auth: { ...(raw.gateway?.auth as object | undefined), mode: 'token', token: generateGatewayToken() } } };
+  if (gatewayAuth?.authUnset(raw.gateway, ctx.env)) {
+    const auth = { ...(raw.gateway?.auth as object | undefined), mode: 'token', token: gatewayAuth.generateToken() };
+    next = { ...next, gateway: { ...raw.gateway, auth } };
     lines.push(`Generated a gateway token (gateway.auth.token in ${configPath}); \`claw dashboard\` opens the web UI with it`);
   }
   if (next !== raw) write(next);

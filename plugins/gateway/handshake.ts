@@ -13,9 +13,10 @@ import {
   type ConnectParams,
 } from '../../sdk/index.js';
 import { deviceAuthPayload, deviceIdFor } from '../../sdk/device-auth.js';
+import { safeEqual } from '../../sdk/net/auth-kit.js';
 import { parsePublicKey, verifySignature } from './device-verify.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
-import { safeEqual, type AuthRateLimiter } from '../../sdk/auth-rate-limit.js';
+import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewaySettings } from './settings.js';
 
 /** How far a device's signedAt may be from the gateway clock. */

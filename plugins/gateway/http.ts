@@ -7,8 +7,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { pathUnder, type CapabilityLookup, type HttpRouteDefinition, type KernelServices, type Logger } from '../../sdk/index.js';
 import { safeEqual } from './handshake.js';
-import { isLoopbackHost } from '../../sdk/gateway-auth.js';
-import { clientKey, type AuthRateLimiter } from '../../sdk/auth-rate-limit.js';
+import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { clientKey, type AuthRateLimiter } from './rate-limit.js';
 import { checkContentType } from './request-guard.js';
 import type { GatewaySettings } from './settings.js';
 

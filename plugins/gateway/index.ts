@@ -6,6 +6,7 @@
 import { clawVersion } from '../../sdk/index.js';
 import { hasPendingIntake } from '../../sdk/agent/intake.js';
 import { definePlugin } from '../../sdk/index.js';
+import { gatewayAuthService } from './auth.js';
 import { logFile } from './log-file.js';
 import { registerAgentMethods } from './agents.js';
 import { registerToolsCatalog } from './tools-catalog.js';
@@ -65,6 +66,7 @@ export default definePlugin({
       },
     };
     api.registerService(service);
+    api.registerService({ id: 'gateway-auth', api: gatewayAuthService });
 
     const command = (name: string, description: string) =>
       api.registerCli({

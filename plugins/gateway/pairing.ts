@@ -11,7 +11,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomicAsync } from '../../sdk/index.js';
-import { generateDeviceToken } from '../../sdk/gateway-auth.js';
+import { generateDeviceToken } from './auth.js';
 
 export interface RoleGrant {
   scopes: string[];

@@ -28,8 +28,8 @@ import {
 import { buildAgentMainSessionKey, normalizeAgentId, normalizeMainKey } from '../../sdk/sessions/keys.js';
 import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
 import { SlicedQueue } from './slices.js';
-import { isLoopbackHost } from '../../sdk/gateway-auth.js';
-import { AuthRateLimiter, clientKey } from '../../sdk/auth-rate-limit.js';
+import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { AuthRateLimiter, clientKey } from './rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
 import { DedupeCache, idempotencyFile, type Outcome, type Recovery } from './dedupe.js';
 import { acquireLock, type GatewayLock } from './lock.js';

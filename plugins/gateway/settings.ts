@@ -2,10 +2,12 @@
  * The gateway's settings: the `gateway` config section (command-line flags arrive merged
  * into it), then environment variables for anything left unset, then defaults.
  */
-import { gatewayAuthUnset, isLoopbackHost } from '../../sdk/gateway-auth.js';export type BindMode = 'loopback' | 'lan' | 'custom';
-export type AuthMode = 'none' | 'token' | 'password';
+import type { RateLimitSettings } from '../../sdk/index.js';
+import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { gatewayAuthUnset } from './auth.js';
 
-import type { RateLimitSettings } from '../../sdk/auth-rate-limit.js';
+export type BindMode = 'loopback' | 'lan' | 'custom';
+export type AuthMode = 'none' | 'token' | 'password';
 
 export type { RateLimitSettings };
 

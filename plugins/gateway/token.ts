@@ -4,7 +4,7 @@
  * use it. Every local client (the CLI, `claw dashboard`) reads it from there.
  */
 import type { PluginApi } from '../../sdk/index.js';
-import { generateGatewayToken } from '../../sdk/gateway-auth.js';
+import { generateGatewayToken } from './auth.js';
 
 export function saveGeneratedToken(api: Pick<PluginApi, 'kernel' | 'logger'>): Promise<string> {
   return api.kernel.configFile.locked('gateway: saving a generated token', (write) => save(api, write));

@@ -2,13 +2,14 @@
  * The webhook endpoints on the gateway port: `POST <hooks.path>/wake`, `/agent` and
  * `/<mapping>`. They sit outside gateway auth (callers hold only the hook token) and do
  * their own: the token in `Authorization: Bearer` or `x-openclaw-token` (never the query
- * string), compared in constant time, with failed attempts locked out per client like the
- * gateway's own auth. Bodies are JSON (the gateway refuses other types), size-limited and
- * read within a deadline.
+ * string), compared in constant time, with failed attempts locked out per client by the
+ * gateway's own limiter (the `gateway-auth` service), counted apart from gateway auth.
+ * Bodies are JSON (the gateway refuses other types), size-limited and read within a deadline.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AuthRateLimiter, clientKey, safeEqual, type RateLimitSettings } from '../../sdk/auth-rate-limit.js';
-import type { KernelServices, Logger } from '../../sdk/index.js';
+import { safeEqual } from '../../sdk/index.js';
+import type { AuthRateLimiter, GatewayAuthService, KernelServices, Logger, RateLimitSettings } from '../../sdk/index.js';
+import { requireService } from '../../sdk/services.js';
 import { findMapping, isTemplated, renderTemplate, type TemplateScope } from './mappings.js';
 import { webhookProblem, webhookSettings } from './settings.js';
 import { HookRequestError, parseAgentBody, parseWakeBody, runAgentAction, runWake, type ActionDeps, type ActionReply, type AgentAction, type WakeAction } from './webhook-actions.js';
@@ -86,7 +87,14 @@ export interface WebhookHandlerDeps {
 }
 
 export function createWebhookHandler(deps: WebhookHandlerDeps) {
-  const limiter = deps.limiter ?? new AuthRateLimiter(HOOK_RATE_LIMIT);
+  // Looked up at the first request, not at register: these routes are served on the
+  // gateway's port, so the plugin offering the service has loaded by then.
+  let lockout: Promise<{ auth: GatewayAuthService; limiter: AuthRateLimiter }> | undefined;
+  const lockoutGuard = () =>
+    (lockout ??= requireService<GatewayAuthService>(deps.kernel, 'gateway-auth', 'webhook authentication').then((auth) => ({
+      auth,
+      limiter: deps.limiter ?? auth.createRateLimiter(HOOK_RATE_LIMIT),
+    })));
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const config = deps.kernel.config();
     const settings = webhookSettings(config);
@@ -114,8 +122,18 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
       return;
     }
 
+    let guard: Awaited<ReturnType<typeof lockoutGuard>>;
+    try {
+      guard = await lockoutGuard();
+    } catch (error) {
+      lockout = undefined;
+      req.resume();
+      send(res, 503, { ok: false, error: (error as Error).message });
+      return;
+    }
+    const { auth, limiter } = guard;
     const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
-    const client = clientKey(req.socket.remoteAddress, headerValue(req, 'origin'), forwarded, HOOK_RATE_LIMIT);
+    const client = auth.clientKey(req.socket.remoteAddress, headerValue(req, 'origin'), forwarded, HOOK_RATE_LIMIT);
     const locked = limiter.retryAfterMs(client.key, 'shared');
     const refuse = (ms: number) => {
       req.resume();

@@ -3,7 +3,7 @@
  * hard guessing is (secret length, rate limit), and which extra doors are open (browser
  * origins, the OpenAI-compatible HTTP API).
  */
-import { isLoopbackHost } from '../../../../sdk/gateway-auth.js';
+import { isLoopbackHost } from '../../../../sdk/net/auth-kit.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
 type AuthMode = 'none' | 'token' | 'password';

@@ -2,27 +2,14 @@
  * Failed-authentication lockout, per client and per credential class (the shared secret
  * and device tokens are counted apart, so guessing one does not lock out the other).
  * Only wrong credentials count; a missing one is not a guess. A client that is locked out
- * is refused before its credential is looked at. Shared by the gateway's own auth and
- * the webhook endpoints (hooks plugin), which count their token apart.
+ * is refused before its credential is looked at. Used by the gateway's own auth, and
+ * offered through the `gateway-auth` service to the webhook endpoints (hooks plugin),
+ * which count their token apart.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
-import { isLoopbackHost } from './gateway-auth.js';
+import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import type { AuthRateLimiter as AuthRateLimiterContract, CredentialScope, RateLimitSettings } from '../../sdk/index.js';
 
-export interface RateLimitSettings {
-  maxAttempts: number;
-  windowMs: number;
-  lockoutMs: number;
-  exemptLoopback: boolean;
-}
-
-/** Compares secrets in constant time (hashing first, so the length leaks nothing either). */
-export function safeEqual(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
-export type CredentialScope = 'shared' | 'device';
+export type { CredentialScope, RateLimitSettings };
 
 interface Bucket {
   failures: number[];
@@ -32,7 +19,7 @@ interface Bucket {
 /** Enough for any real deployment; a flood of distinct addresses cannot grow memory past it. */
 const MAX_BUCKETS = 10_000;
 
-export class AuthRateLimiter {
+export class AuthRateLimiter implements AuthRateLimiterContract {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(

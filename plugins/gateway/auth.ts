@@ -1,9 +1,12 @@
 /**
  * Gateway auth as seen from config: is any configured, and making a token when none is.
- * Shared by the gateway (first start) and `claw setup`, so both make the same kind of token.
+ * Used by the gateway (first start) and, through the `gateway-auth` service, by `claw
+ * setup`, so both make the same kind of token. Device tokens are made here too (pairing).
  */
 import { randomBytes } from 'node:crypto';
-import { createRedactor } from './redact.js';
+import type { GatewayAuthConfig, GatewayAuthService } from '../../sdk/index.js';
+import { createRedactor } from '../../sdk/redact.js';
+import { AuthRateLimiter, clientKey } from './rate-limit.js';
 
 /** A gateway token: 32 random bytes, base64url (43 characters, 256 bits). */
 export function generateGatewayToken(): string {
@@ -26,13 +29,20 @@ export function generateDeviceToken(random: () => Buffer = () => randomBytes(32)
   }
 }
 
-/** A host name or socket address that only this machine can reach (127/8, ::1, localhost). */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /** True when config and environment name no way to authenticate to the gateway. */
-export function gatewayAuthUnset(gateway: { auth?: { mode?: string; token?: string; password?: string } } | undefined, env: Readonly<Record<string, string | undefined>>): boolean {
+export function gatewayAuthUnset(gateway: GatewayAuthConfig | undefined, env: Readonly<Record<string, string | undefined>>): boolean {
   const auth = gateway?.auth;
   return !auth?.mode && !auth?.token && !auth?.password && !env.OPENCLAW_GATEWAY_TOKEN?.trim() && !env.OPENCLAW_GATEWAY_PASSWORD?.trim();
 }
+
+/**
+ * The `gateway-auth` service: the webhook endpoints on the gateway's port count their own
+ * token's failures with the gateway's limiter, and `claw setup` makes the gateway's kind of
+ * token, without either holding a copy of this code.
+ */
+export const gatewayAuthService: GatewayAuthService = {
+  createRateLimiter: (settings) => new AuthRateLimiter(settings),
+  clientKey,
+  authUnset: gatewayAuthUnset,
+  generateToken: generateGatewayToken,
+};
