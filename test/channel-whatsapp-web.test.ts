@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_STACK, lastUserText, scriptedModel } from '../sdk/testing.js';
-import { qrToSvgDataUrl } from '../sdk/text/qr.js';
 import { createWhatsAppPlugin } from '../plugins/channel-whatsapp/index.js';
+import { qrToSvgDataUrl } from '../plugins/channel-whatsapp/qr.js';
 import { FakeWhatsApp } from './fakes/whatsapp-socket.js';
 import { startGateway, type RunningGateway } from './gateway-helpers.js';
 import { REPO, tempDir } from './helpers.js';
@@ -62,12 +62,14 @@ describe.skipIf(!existsSync(CHROMIUM))('WhatsApp QR login in the web UI', () => 
 
     const image = page.getByRole('img', { name: 'QR code to scan with the phone' });
     await image.waitFor();
-    expect(await image.getAttribute('src')).toBe(qrToSvgDataUrl(fake.qrs[0]!));
+    expect(await image.getAttribute('src')).toBe(await qrToSvgDataUrl(fake.qrs[0]!));
     mkdirSync(join(REPO, 'test-results', 'web-ui'), { recursive: true });
     await page.screenshot({ path: join(REPO, 'test-results', 'web-ui', 'whatsapp-qr.png') });
 
     fake.rotateQr();
-    await page.waitForFunction((src) => document.querySelector('img[alt="QR code to scan with the phone"]')?.getAttribute('src') === src, qrToSvgDataUrl(fake.qrs[1]!));
+    const next = await qrToSvgDataUrl(fake.qrs[1]!);
+    const shown = (src: string) => document.querySelector('img[alt="QR code to scan with the phone"]')?.getAttribute('src') === src;
+    await page.waitForFunction(shown, next);
 
     fake.scan();
     await page.getByText('WhatsApp is linked as +15550000001.').first().waitFor();

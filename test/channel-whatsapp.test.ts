@@ -15,14 +15,15 @@ import { useService } from '../sdk/services.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { createLogger, definePlugin } from '../sdk/index.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
-import { encodeQr, qrToTerminal } from '../sdk/text/qr.js';
+import QRCode from 'qrcode';
 import { AuthStore } from '../plugins/channel-whatsapp/auth-store.js';
 import { createWhatsAppPlugin, type WhatsAppPluginOptions } from '../plugins/channel-whatsapp/index.js';
 import { baileysSocketFactory } from '../plugins/channel-whatsapp/socket.js';
 import { idForJid, jidFor, parseWaMessage } from '../plugins/channel-whatsapp/inbound.js';
 import { markdownToWhatsApp } from '../plugins/channel-whatsapp/outbound.js';
+import { qrToSvgDataUrl } from '../plugins/channel-whatsapp/qr.js';
 import { DisconnectReason } from '../plugins/channel-whatsapp/types.js';
-import { runQrLogin } from '../plugins/gateway/channel-login.js';
+import { qrToTerminal, runQrLogin } from '../plugins/gateway/channel-login.js';
 import { FakeWhatsApp } from './fakes/whatsapp-socket.js';
 import { client, startGateway } from './gateway-helpers.js';
 import { recordInboundDecisions, tempDir, waitFor, type InboundDecision } from './helpers.js';
@@ -163,17 +164,29 @@ describe('WhatsApp: ids and formatting', () => {
     expect(markdownToWhatsApp('# Title\n**bold** and ~~gone~~ and `**code**`\n```\n**x**\n```')).toBe('*Title*\n*bold* and ~gone~ and `**code**`\n```\n**x**\n```');
   });
 
-  it('encodes QR codes (structure: finder patterns, size by version)', () => {
-    const code = encodeQr('2@' + 'x'.repeat(230));
-    expect(code.size).toBe(code.version * 4 + 17);
-    // The three finder patterns: a dark 7×7 ring around a dark 3×3 core.
-    for (const [x, y] of [[0, 0], [code.size - 7, 0], [0, code.size - 7]] as const) {
-      expect(code.modules[y]![x]).toBe(true);
-      expect(code.modules[y + 1]![x + 1]).toBe(false);
-      expect(code.modules[y + 3]![x + 3]).toBe(true);
+  it('draws the QR on a terminal module for module, light on dark, with a two-module quiet zone', async () => {
+    const text = '2@' + 'x'.repeat(230);
+    const code = QRCode.create(text, { errorCorrectionLevel: 'L' });
+    const size = code.modules.size;
+    // Read the half blocks back: a block's upper and lower halves are two module rows, drawn light.
+    const light = (await qrToTerminal(text)).split('\n').flatMap((line) => {
+      const cells = [...line];
+      return [cells.map((cell) => cell === '█' || cell === '▀'), cells.map((cell) => cell === '█' || cell === '▄')];
+    });
+    const dark = (x: number, y: number) => x >= 0 && y >= 0 && x < size && y < size && code.modules.get(y, x) === 1;
+    for (let y = -2; y < size + 2; y++) {
+      for (let x = -2; x < size + 2; x++) expect(light[y + 2]![x + 2], `module ${x},${y}`).toBe(!dark(x, y));
     }
-    const text = qrToTerminal('hello');
-    expect(text.split('\n')).toHaveLength(Math.ceil((21 + 4) / 2));
+  });
+
+  it('sizes the web UI image by the code, 6 px a module', async () => {
+    const text = '2@' + 'x'.repeat(230);
+    const size = QRCode.create(text, { errorCorrectionLevel: 'L' }).modules.size;
+    const url = await qrToSvgDataUrl(text);
+    expect(url.startsWith('data:image/svg+xml;base64,')).toBe(true);
+    const svg = Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').toString('utf8');
+    expect(svg).toContain(`width="${(size + 4) * 6}"`);
+    expect(svg).toContain(`viewBox="0 0 ${size + 4} ${size + 4}"`);
   });
 });
 
@@ -600,7 +613,7 @@ describe('WhatsApp: login through the gateway and the CLI', () => {
         out,
       );
       await until(() => output.join('').includes('Linked devices'), 'the QR on the terminal');
-      expect(output.join('')).toContain(qrToTerminal(fake.qrs[0]!));
+      expect(output.join('')).toContain(await qrToTerminal(fake.qrs[0]!));
       fake.scan();
       expect(await login).toMatchObject({ connected: true });
 

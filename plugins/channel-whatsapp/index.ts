@@ -9,11 +9,11 @@
 import { definePlugin, type KernelServices, type Logger, type PluginDefinition } from '../../sdk/index.js';
 import { channelSettings, configuredAccounts, ChannelSendError, type ChannelAccountContext, type ChannelLoginParams, type ChannelLoginState, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type RetrySettings, type SendResult } from '../../sdk/channels/index.js';
 import { useService } from '../../sdk/services.js';
-import { qrToSvgDataUrl } from '../../sdk/text/qr.js';
 import type { SystemEventsService } from '../../sdk/types/automation.js';
 import { DEFAULT_RECONNECT, WhatsAppAccount, type AccountDeps } from './account.js';
 import { AuthStore } from './auth-store.js';
 import { checkAccountId, resolveSettings, WhatsAppConfigError } from './config.js';
+import { qrToSvgDataUrl } from './qr.js';
 import { baileysSocketFactory } from './socket.js';
 import type { SocketFactory } from './types.js';
 
@@ -138,11 +138,12 @@ export class WhatsAppChannel {
 
   // ── QR login (web.login.start / web.login.wait) and logout ─────────────────────────
 
-  private loginState(account: WhatsAppAccount): ChannelLoginState {
+  private async loginState(account: WhatsAppAccount): Promise<ChannelLoginState> {
     const base = { accountId: account.accountId, connected: account.state === 'open' };
     if (account.state === 'open') return { ...base, message: `WhatsApp is linked${account.status().number ? ` as ${account.status().number}` : ''}.` };
     if (account.state === 'qr' && account.qr) {
-      return { ...base, qr: account.qr, qrDataUrl: qrToSvgDataUrl(account.qr), message: 'Scan this QR code in WhatsApp: Settings → Linked devices → Link a device.' };
+      const message = 'Scan this QR code in WhatsApp: Settings → Linked devices → Link a device.';
+      return { ...base, qr: account.qr, qrDataUrl: await qrToSvgDataUrl(account.qr), message };
     }
     return { ...base, message: account.lastError ?? `WhatsApp is ${account.status().detail}.` };
   }
@@ -169,7 +170,7 @@ export class WhatsAppChannel {
     await account.login(params.force === true);
     const target = account;
     await account.waitFor(() => target.state === 'qr' || target.state === 'open' || this.failed(target), params.timeoutMs ?? DEFAULT_LOGIN_WAIT_MS);
-    if (this.failed(account)) throw new Error(this.loginState(account).message);
+    if (this.failed(account)) throw new Error((await this.loginState(account)).message);
     return this.finish(account);
   }
 
@@ -178,13 +179,13 @@ export class WhatsAppChannel {
     const account = this.accounts.get(accountId) ?? this.logins.get(accountId);
     if (!account) throw new Error(`no WhatsApp login is in progress for account "${accountId}": start one with web.login.start (claw channels login --channel whatsapp)`);
     await account.waitFor(() => account.state === 'open' || this.failed(account) || (account.state === 'qr' && account.qr !== params.currentQr), params.timeoutMs ?? DEFAULT_LOGIN_WAIT_MS);
-    if (this.failed(account)) throw new Error(this.loginState(account).message);
+    if (this.failed(account)) throw new Error((await this.loginState(account)).message);
     return this.finish(account);
   }
 
   /** A login-only account hangs up once linked: the gateway will own the connection. */
   private async finish(account: WhatsAppAccount): Promise<ChannelLoginState> {
-    const state = this.loginState(account);
+    const state = await this.loginState(account);
     if (state.connected && this.logins.get(account.accountId) === account) {
       this.logins.delete(account.accountId);
       await account.stop();

@@ -12,7 +12,6 @@ import type { ChannelLoginState, ChannelPlugin, CliContext, PluginApi } from '..
 import type { GatewayClientOptions } from '../../sdk/client.js';
 import { UsageError } from '../../sdk/cli.js';
 import { withGatewayClient } from '../../sdk/operator.js';
-import { qrToTerminal } from '../../sdk/text/qr.js';
 
 export const LOGIN_HELP = `       claw channels login --channel <id> [--account <id>] [--force]   link an account by QR code (WhatsApp)
        claw channels logout --channel <id> [--account <id>]           unlink it and remove its credentials`;
@@ -26,6 +25,18 @@ export interface LoginCalls {
   wait(currentQr: string | undefined): Promise<ChannelLoginState>;
 }
 
+/**
+ * A QR code as terminal text, from the qrcode package: two module rows per line in half
+ * blocks, a two-module quiet zone, error correction level L (the smallest code for
+ * WhatsApp's long linking strings). The colours are swapped (dark modules are blanks, light
+ * ones blocks): terminals draw text light on dark, so the code comes out dark on light.
+ * qrcode loads on the first code shown, not with the CLI.
+ */
+export async function qrToTerminal(text: string): Promise<string> {
+  const QRCode = await import('qrcode');
+  return QRCode.toString(text, { type: 'utf8', errorCorrectionLevel: 'L', margin: 2, color: { dark: '#ffffff', light: '#000000' } });
+}
+
 /** Show QR codes until linked; returns the final state. */
 export async function runQrLogin(calls: LoginCalls, out: NodeJS.WritableStream, options: { json?: boolean; totalMs?: number; now?: () => number } = {}): Promise<ChannelLoginState> {
   const now = options.now ?? Date.now;
@@ -34,7 +45,8 @@ export async function runQrLogin(calls: LoginCalls, out: NodeJS.WritableStream, 
   let shown: string | undefined;
   for (;;) {
     if (state.qr && state.qr !== shown && !options.json) {
-      out.write(`\n${qrToTerminal(state.qr)}\n\n${state.message}\n(Waiting for the scan; a new code appears here when this one expires.)\n`);
+      const code = await qrToTerminal(state.qr);
+      out.write(`\n${code}\n\n${state.message}\n(Waiting for the scan; a new code appears here when this one expires.)\n`);
       shown = state.qr;
     }
     if (state.connected) return state;
