@@ -106,7 +106,18 @@ export const PluginManifestSchema = Type.Object(
       ),
     ),
     activation: Type.Optional(
-      Type.Object({ onStartup: Type.Optional(Type.Boolean()) }, { ...Open, description: 'Load eagerly at start.' }),
+      Type.Object(
+        {
+          onStartup: Type.Optional(Type.Boolean({ description: 'Load at every start.' })),
+          onStartupIfState: Type.Optional(
+            Type.Array(Type.String(), {
+              description:
+                'Load as the gateway starts when one of these files under the state directory holds data: work a previous process left, which a service of the plugin resumes as it starts (the agent plugin names each agent\'s intake journal). A `*` segment matches any name.',
+            }),
+          ),
+        },
+        { ...Open, description: 'When to load the plugin at start rather than at first use.' },
+      ),
     ),
     uiHints: Type.Optional(
       Type.Record(

@@ -1,4 +1,4 @@
-import { appendFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DedupeCache, paramsFingerprint } from '../plugins/gateway/dedupe.js';
@@ -9,6 +9,7 @@ import { GATEWAY_DEFAULTS } from './gateway-helpers.js';
 import { tailLog } from '../plugins/gateway/tail.js';
 import { prettyLine } from '../plugins/gateway/logging.js';
 import { PairingStore } from '../plugins/gateway/pairing.js';
+import { pluginsWithLeftWork } from '../plugins/gateway/left-work.js';
 import { tempDir } from './helpers.js';
 
 const base: GatewaySection = GATEWAY_DEFAULTS;
@@ -225,6 +226,27 @@ describe('pairing store', () => {
     expect(store.verifyToken('d1', 'operator', `${token}x`)).toBe(false);
     expect(store.verifyToken('d1', 'node', token)).toBe(false);
     expect(JSON.stringify(new PairingStore(file).listPaired())).not.toContain(token);
+  });
+});
+
+describe('work a previous gateway left', () => {
+  it('picks plugins not loaded yet whose declared state files hold something; NUL padding is empty', () => {
+    const stateDir = tempDir();
+    const journal = (agent: string, data: Buffer) => {
+      mkdirSync(join(stateDir, 'agents', agent), { recursive: true });
+      writeFileSync(join(stateDir, 'agents', agent, 'intake.jsonl'), data);
+    };
+    const plugin = (id: string, status: 'ready' | 'active', patterns: string[]) =>
+      ({ id, status, manifest: { id, configSchema: {}, services: [id], activation: { onStartupIfState: patterns } } }) as never;
+    const plugins = [plugin('agent', 'ready', ['agents/*/intake.jsonl']), plugin('loaded', 'active', ['agents/*/intake.jsonl']), plugin('outside', 'ready', ['../agents/*/intake.jsonl'])];
+    const picked = () => pluginsWithLeftWork(plugins, stateDir).map((record) => record.id);
+
+    expect(picked()).toEqual([]);
+    mkdirSync(join(stateDir, 'agents', 'empty'), { recursive: true });
+    journal('main', Buffer.alloc(64));
+    expect(picked()).toEqual([]);
+    journal('work', Buffer.from('{"t":"accepted"}\n'));
+    expect(picked()).toEqual(['agent']);
   });
 });
 

@@ -9,8 +9,7 @@ import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, statSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { intakeFile } from '../sdk/agent/intake.js';
-import { IntakeJournal } from '../plugins/agent/journal.js';
+import { intakeFile, IntakeJournal } from '../plugins/agent/journal.js';
 import { FollowupQueue, type Pending } from '../plugins/agent/queue.js';
 import { DELIVERY_RETRY_DELAYS_MS, nextAttemptAt, Outbox, type OutboxEntry } from '../plugins/agent/outbox.js';
 import { GatewayRequestError } from '../sdk/client.js';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { definePlugin, type PluginDefinition, type EnqueueSystemEvent, type SystemEvent, type SystemEventsService, type WakeRequest } from '../sdk/index.js';
-import { intakeFile } from '../sdk/agent/index.js';
+import { intakeFile } from '../plugins/agent/journal.js';
 import type { OutboundMessage } from '../sdk/channels/index.js';
 import { startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';

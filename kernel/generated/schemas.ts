@@ -2481,11 +2481,19 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
       "type": "object",
       "properties": {
         "onStartup": {
-          "type": "boolean"
+          "type": "boolean",
+          "description": "Load at every start."
+        },
+        "onStartupIfState": {
+          "type": "array",
+          "items": {
+            "type": "string"
+          },
+          "description": "Load as the gateway starts when one of these files under the state directory holds data: work a previous process left, which a service of the plugin resumes as it starts (the agent plugin names each agent's intake journal). A `*` segment matches any name."
         }
       },
       "additionalProperties": true,
-      "description": "Load eagerly at start."
+      "description": "When to load the plugin at start rather than at first use."
     },
     "uiHints": {
       "type": "object",

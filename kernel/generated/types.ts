@@ -636,9 +636,12 @@ export type PluginManifest = {
     /** Run install scripts (default false). */
     scripts?: boolean;
   }>;
-  /** Load eagerly at start. */
+  /** When to load the plugin at start rather than at first use. */
   activation?: {
+    /** Load at every start. */
     onStartup?: boolean;
+    /** Load as the gateway starts when one of these files under the state directory holds data: work a previous process left, which a service of the plugin resumes as it starts (the agent plugin names each agent's intake journal). A `*` segment matches any name. */
+    onStartupIfState?: string[];
   };
   uiHints?: Record<string, {
     label?: string;

@@ -17,8 +17,8 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, Logger } from '../../sdk/index.js';
-import { type DispatchInput, IntakeClosedError, intakeFile, journaledAgents, Transcript } from '../../sdk/agent/index.js';
-import { type IntakeInput, IntakeJournal, type OpenMessage, type TurnRecord, type UndeliveredReply } from './journal.js';
+import { type DispatchInput, IntakeClosedError, Transcript } from '../../sdk/agent/index.js';
+import { intakeFile, type IntakeInput, IntakeJournal, journaledAgents, type OpenMessage, type TurnRecord, type UndeliveredReply } from './journal.js';
 
 /** OpenClaw's budget: three charged automatic dispatch attempts per interrupted message. */
 export const MAX_RESUME_ATTEMPTS = 3;

@@ -24,11 +24,28 @@
  * runs out, and at every open, the file is rewritten (temp, fsync, rename) with only what
  * is still open, so it stays small.
  */
-import { appendFileSync, closeSync, fdatasync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/index.js';
 import type { DeliveryTarget, DispatchInput, RunStatus } from '../../sdk/agent/index.js';
+
+/**
+ * Where an agent's journal lives. The manifest's `activation.onStartupIfState` names the
+ * same files, so the host loads this plugin at a start that has messages to resume.
+ */
+export const INTAKE_FILE = 'intake.jsonl';
+
+export function intakeFile(stateDir: string, agentId: string): string {
+  return join(stateDir, 'agents', agentId, INTAKE_FILE);
+}
+
+/** Agent ids that have a journal. */
+export function journaledAgents(stateDir: string): string[] {
+  const root = join(stateDir, 'agents');
+  if (!existsSync(root)) return [];
+  return readdirSync(root).filter((agentId) => existsSync(join(root, agentId, INTAKE_FILE)));
+}
 
 /** Room preallocated for records; when it is used up the journal is rewritten with only what is open. */
 const PREALLOCATE_BYTES = 1024 * 1024;

@@ -4,9 +4,9 @@
  * starts, and the client side when a CLI command runs.
  */
 import { clawVersion } from '../../sdk/index.js';
-import { hasPendingIntake } from '../../sdk/agent/intake.js';
 import { definePlugin } from '../../sdk/index.js';
 import { gatewayAuthService } from './auth.js';
+import { pluginsWithLeftWork } from './left-work.js';
 import { logFile } from './log-file.js';
 import { registerAgentMethods } from './agents.js';
 import { registerToolsCatalog } from './tools-catalog.js';
@@ -51,10 +51,15 @@ export default definePlugin({
         await server.start();
         runtime.server = server;
         runtime.reloader.watch();
-        // Messages a previous gateway accepted and did not finish: the agent plugin loads
-        // now (not at the first new message) and resumes them.
-        if (hasPendingIntake(api.kernel.paths.stateDir)) {
-          void api.kernel.capabilities.find('service', 'agent').catch((error: Error) => api.logger.error(`cannot resume interrupted runs: the agent plugin failed to load: ${error.message}`));
+        // Loaded through their first service, whose start() resumes the work.
+        for (const record of pluginsWithLeftWork(api.kernel.plugins(), api.kernel.paths.stateDir)) {
+          const resumer = record.manifest?.services?.[0];
+          const cannot = `cannot resume the work plugin "${record.id}" left`;
+          if (!resumer) api.logger.error(`${cannot}: it declares onStartupIfState but no service to start`);
+          else {
+            const failed = (error: Error) => api.logger.error(`${cannot}: it failed to load: ${error.message}`);
+            void api.kernel.capabilities.find('service', resumer).catch(failed);
+          }
         }
       },
       async stop() {
