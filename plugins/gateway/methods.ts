@@ -123,7 +123,9 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
         baseHash ?? undefined,
       );
     } catch (error) {
-      if (error instanceof ConfigConflictError) throw invalid(error.message, { code: 'CONFIG_CONFLICT', currentHash: error.currentHash });
+      // By code, not instanceof: the host's writer may have loaded its own copy of the SDK module.
+      const conflict = error as Partial<ConfigConflictError> | undefined;
+      if (conflict?.code === 'CONFIG_CONFLICT') throw invalid(conflict.message!, { code: 'CONFIG_CONFLICT', currentHash: conflict.currentHash });
       throw error;
     }
   }
