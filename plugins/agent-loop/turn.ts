@@ -28,10 +28,8 @@ import {
   sessionToolRestriction,
   compactionCut,
   compactionThreshold,
-  danglingToolCalls,
   dayStamp,
   estimateContextTokens,
-  abortedToolResult,
   isCompactionSummaryMessage,
   isCompactionEntry,
   isMessageEntry,
@@ -39,7 +37,6 @@ import {
   loadBootstrapFiles,
   pruneToolResults,
   renderForSummary,
-  repairToolPairing,
   sessionSandbox,
   summaryPrompt,
   SUMMARY_SYSTEM_PROMPT,
@@ -47,6 +44,7 @@ import {
   type ModelOutcome,
   type PromptMode,
   type PromptReport,
+  type SessionService,
   type Skill,
   type TurnContext,
   type TurnInput,
@@ -71,7 +69,11 @@ export class Turn {
   private pruneThisRun?: boolean;
   private cacheTouchedAt?: number;
 
-  constructor(private readonly deps: TurnContext) {
+  /** `sessions`: the sessions service, which keeps tool calls and their results paired in what the model sees. */
+  constructor(
+    private readonly deps: TurnContext,
+    private readonly sessions: Pick<SessionService, 'repairToolPairing' | 'danglingToolCalls' | 'abortedToolResult'>,
+  ) {
     this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel, signal: deps.signal };
   }
 
@@ -164,19 +166,19 @@ export class Turn {
   /**
    * The stored history as the model may see it. Calls a previous run left open at the end
    * (a crash, another process) are answered in the transcript first; older damage is mended
-   * in memory (see tool-pairing.ts).
+   * in memory (the sessions service's tool pairing).
    */
   private loadHistory(): ChatMessage[] {
     const stored = this.deps.transcript.messages();
     const closed = this.closeToolCalls(stored);
-    return repairToolPairing(closed.length ? [...stored, ...closed] : stored);
+    return this.sessions.repairToolPairing(closed.length ? [...stored, ...closed] : stored);
   }
 
   /** Writes a synthetic "aborted" result for each call at the end of `messages` that has none. */
   private closeToolCalls(messages: ChatMessage[]): ChatMessage[] {
     const written: ChatMessage[] = [];
-    for (const call of danglingToolCalls(messages)) {
-      const result = abortedToolResult(call);
+    for (const call of this.sessions.danglingToolCalls(messages)) {
+      const result = this.sessions.abortedToolResult(call);
       if (this.write(result)) written.push(result);
     }
     if (written.length) this.deps.emit('lifecycle', { phase: 'tool-results-repaired', count: written.length });
@@ -400,7 +402,7 @@ export class Turn {
   /** `/compact` and `sessions.compact`: summarise now, outside a model turn. */
   async compactNow(options: { model?: string; instructions?: string } = {}): Promise<{ compacted: boolean; summary?: string; usage: TurnResult['usage'] }> {
     const chain = this.deps.models.chain(this.deps.settings, options.model ?? this.deps.session.model);
-    const state: LoopState = { systemPrompt: '', messages: repairToolPairing(this.deps.transcript.messages()), tools: [], chain, thinking: 'off' };
+    const state: LoopState = { systemPrompt: '', messages: this.sessions.repairToolPairing(this.deps.transcript.messages()), tools: [], chain, thinking: 'off' };
     const outcome = await this.compact(state, { reason: 'manual', instructions: options.instructions });
     return { ...outcome, usage: this.usage };
   }
@@ -435,7 +437,7 @@ export class Turn {
     transcript.appendCompaction({ summary, firstKeptEntryId: live[cut]?.id ?? null, tokensBefore });
     const updated = await this.deps.store.upsert(this.deps.sessionKey, (entry) => ({ compactionCount: (entry?.compactionCount ?? 0) + 1 }));
     this.flushedThisCycle = false;
-    state.messages = repairToolPairing(transcript.messages());
+    state.messages = this.sessions.repairToolPairing(transcript.messages());
     this.deps.emit('compaction', { phase: 'end', reason: options.reason, summarized: cut, compactions: updated.compactionCount });
     await kernel.hooks.ready('after_compaction');
     void kernel.hooks.runVoid('after_compaction', { messageCount: state.messages.length, compactedCount: cut, summary }, this.hookCtx);

@@ -13,9 +13,7 @@ import { clawVersion } from '../../sdk/index.js';
 import {
   durationMs,
   estimateTokens,
-  matchResetTrigger,
   normalizeQueueMode,
-  resetTriggersFrom,
   sessionSandbox,
   type ChatCommandInfo,
   type CommandOutcome,
@@ -204,7 +202,7 @@ export async function handleCommand(runtime: AgentRuntime, input: DispatchInput)
   if (!text) return undefined;
   const scope: CommandScope = { runtime, input, agentId: input.agentId!, sessionKey: input.sessionKey! };
 
-  const trigger = matchResetTrigger(text, resetTriggersFrom(runtime.sessionSection()));
+  const trigger = runtime.sessions.matchResetTrigger(text);
   if (trigger) return resetCommand(scope, trigger.rest, trigger.trigger);
 
   // A bare "stop" while something runs means stop; otherwise it is just a word.

@@ -6,7 +6,7 @@
  * slot's.
  */
 import { fileURLToPath } from 'node:url';
-import { SessionService, type AgentService, type ModelService, type MessagesSection, type SessionResetConfig, type SkillsService } from '../../sdk/agent/index.js';
+import { SessionService, type AgentService, type ModelService, type MessagesSection, type SkillsService } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
@@ -32,8 +32,8 @@ export default definePlugin({
       api.kernel,
       api.logger,
       () => {
-        const config = api.kernel.config() as { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection };
-        return { session: config.session, messages: config.messages };
+        const config = api.kernel.config() as { messages?: MessagesSection };
+        return { messages: config.messages };
       },
       // The skills plugin's list and commands, when it is on (without it an agent has no skills).
       await useService<SkillsService>(api.kernel, 'skills'),

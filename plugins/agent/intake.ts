@@ -17,7 +17,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, Logger } from '../../sdk/index.js';
-import { type DispatchInput, IntakeClosedError, Transcript } from '../../sdk/agent/index.js';
+import { type DispatchInput, IntakeClosedError, type Transcript } from '../../sdk/agent/index.js';
 import { intakeFile, type IntakeInput, IntakeJournal, journaledAgents, type OpenMessage, type TurnRecord, type UndeliveredReply } from './journal.js';
 
 /** OpenClaw's budget: three charged automatic dispatch attempts per interrupted message. */
@@ -25,8 +25,6 @@ export const MAX_RESUME_ATTEMPTS = 3;
 
 /** Starts every synthetic message a continued turn runs with. */
 export const RESTART_NOTE_PREFIX = '[System] The gateway restarted';
-
-type Redact = ConstructorParameters<typeof Transcript>[1];
 
 function quoted(messages: readonly string[]): string {
   return messages.length === 1 ? `The message:\n${messages[0]}` : `The messages, oldest first:\n${messages.map((text) => `---\n${text}`).join('\n')}`;
@@ -220,8 +218,15 @@ export class AgentIntake {
   }
 }
 
-/** Note a recovery step in a transcript (a non-message entry: UIs and audits see it, the model does not). */
-export function noteRecovery(file: string | undefined, entry: { runId: string; action: 'continued' | 'redelivered' | 'abandoned' | 'handed-back' | 'undelivered'; attempt?: number; error?: string }, redact?: Redact): void {
+/**
+ * Note a recovery step in a transcript (a non-message entry: UIs and audits see it, the model does not).
+ * `open` is the sessions service's transcript for a file, so the note is masked like every other line.
+ */
+export function noteRecovery(
+  file: string | undefined,
+  entry: { runId: string; action: 'continued' | 'redelivered' | 'abandoned' | 'handed-back' | 'undelivered'; attempt?: number; error?: string },
+  open: (file: string) => Transcript,
+): void {
   if (!file) return;
-  new Transcript(file, redact).append({ type: 'recovery', reason: 'gateway-restart', ...entry });
+  open(file).append({ type: 'recovery', reason: 'gateway-restart', ...entry });
 }

@@ -6,9 +6,8 @@
 import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
 import { ProtocolError } from '../../sdk/index.js';
 import { ErrorCodes } from '../../sdk/index.js';
-import { IntakeClosedError, isSilentReplyText, resolveSendPolicy, unknownAgentProblem } from '../../sdk/agent/index.js';
+import { IntakeClosedError, isSilentReplyText, unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
-import { Transcript } from '../../sdk/agent/index.js';
 import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
 import { parseSessionKey } from '../../sdk/agent/index.js';
 import { normalizeQueueMode } from '../../sdk/agent/index.js';
@@ -39,7 +38,7 @@ function imagesFrom(attachments: AttachmentParam[] | undefined): DispatchInput['
 async function admit(runtime: AgentRuntime, input: DispatchInput) {
   // session.sendPolicy guards the operator's way in too (OpenClaw enforces it at chat.send and agent).
   const { agentId, sessionKey } = runtime.resolveTarget(input);
-  if (resolveSendPolicy(runtime.kernel.config(), { sessionKey, entry: await runtime.store(agentId).get(sessionKey) }) === 'deny') {
+  if (runtime.sessions.sendPolicy({ sessionKey, entry: await runtime.store(agentId).get(sessionKey) }) === 'deny') {
     throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `send blocked by session policy: ${sessionKey} (session.sendPolicy, or the session's sendPolicy set with sessions.patch)`);
   }
   try {
@@ -260,7 +259,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
     const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
     const entry = await runtime.store(agentId).get(sessionKey);
     if (!entry) return { sessionKey, sessionId: null, messages: [], hasActiveRun: false, ...withReceipts };
-    const transcript = new Transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
+    const transcript = runtime.sessions.transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
     const ackMaxChars = ackMaxCharsFor(api.kernel.config() as Record<string, unknown>, agentId, DEFAULT_ACK_MAX_CHARS);
     const messages = withoutHeartbeatNoise(transcript.messages(), ackMaxChars).filter(
       (message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)),

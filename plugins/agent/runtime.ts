@@ -19,10 +19,8 @@ import type { OpenMessage, TurnRecord } from './journal.js';
 import { Outbox, type DeliveryOutcome, type OutboxEntry } from './outbox.js';
 import { collectPrompt, FollowupQueue, routeOf, type Pending } from './queue.js';
 import {
-  acquireSessionLock,
   type AuthProfiles,
   BlockChunker,
-  isStale,
   isSubagentSessionKey,
   type Models,
   type ModelService,
@@ -31,12 +29,10 @@ import {
   parseReply,
   parseSessionKey,
   queueDefaults,
-  resolveResetPolicy,
-  resolveSendPolicy,
   sessionTypeOf,
   SilentReplyFilter,
   type SessionStore,
-  Transcript,
+  type Transcript,
   type AgentLoopSlot,
   type AgentSettings,
   type AgentStream,
@@ -54,7 +50,6 @@ import {
   type SessionLock,
   SessionLockError,
   type SessionPatch,
-  type SessionResetConfig,
   type SkillsService,
   IntakeClosedError,
   assertKnownAgent,
@@ -126,7 +121,7 @@ export class AgentRuntime {
   constructor(
     readonly kernel: KernelServices,
     readonly logger: Logger,
-    private readonly sections: () => { session?: SessionResetConfig & Record<string, unknown>; messages?: MessagesSection },
+    private readonly sections: () => { messages?: MessagesSection },
     /** The skills plugin's service, when that plugin is on. */
     readonly skills: SkillsService | undefined,
     private readonly commands: CommandHandlers,
@@ -260,11 +255,6 @@ export class AgentRuntime {
     return { runId, acceptedAt, status: 'command', done: Promise.resolve(result) };
   }
 
-  /** The `session` config section (reset policy, triggers, main key). */
-  sessionSection(): (SessionResetConfig & Record<string, unknown>) | undefined {
-    return this.sections().session;
-  }
-
   /** A run is active or messages are queued for the session. */
   hasWork(sessionKey: string): boolean {
     const queue = this.followups.get(sessionKey);
@@ -289,7 +279,7 @@ export class AgentRuntime {
     return this.kernel.lanes.runInSession(sessionKey, async () => {
       const store = this.store(agentId);
       const controller = new AbortController();
-      const lock = await acquireSessionLock(store.dir, sessionKey, { timeoutMs: this.settings(agentId).timeoutSeconds * 1000 });
+      const lock = await store.lock(sessionKey, { timeoutMs: this.settings(agentId).timeoutSeconds * 1000 });
       try {
         const session = await store.get(sessionKey);
         if (!session) return { compacted: false, reason: 'no session yet' };
@@ -334,7 +324,7 @@ export class AgentRuntime {
       store,
       // The header names the key, so a store rebuilt from the transcripts lists the session under it; every
       // line the turn writes names the run, so a restart can tell this turn's lines from later ones.
-      transcript: new Transcript(this.transcriptFile(store, session, input), { redact: this.kernel.redact, header: { sessionKey }, stamp: { runId } }),
+      transcript: this.sessions.transcript(this.transcriptFile(store, session, input), { redact: this.kernel.redact, header: { sessionKey }, stamp: { runId } }),
       settings,
       runId,
       sessionKey,
@@ -539,7 +529,7 @@ export class AgentRuntime {
   /** What a previous process left open: see plugins/agent/intake.ts for what each message gets. */
   private async resume(open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>): Promise<void> {
     const intake = this.intake!;
-    const redact = { redact: this.kernel.redact };
+    const transcriptAt = (file: string): Transcript => this.sessions.transcript(file, { redact: this.kernel.redact });
     for (const step of await intake.plan(open)) {
       if (step.kind === 'redispatch') {
         const { message } = step;
@@ -554,7 +544,7 @@ export class AgentRuntime {
         // The plan has charged the attempt already (a handed-back message is not charged again).
         const attempt = Math.max(...step.messages.map((message) => message.attempts));
         this.logger.info(`resuming run ${step.turn} in ${sessionKey} (${handedBack ? 'handed back alone' : 'mid-turn'}, ${step.messages.length} message(s), attempt ${attempt})`);
-        noteRecovery(step.file, { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt }, redact);
+        noteRecovery(step.file, { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt }, transcriptAt);
         const members = step.messages.map((message) => this.pending(message.id, message.input, message.at, true));
         void this.startRun({ ...last.input, message: step.note, images: undefined }, step.turn, members);
         continue;
@@ -575,7 +565,7 @@ export class AgentRuntime {
         } else {
           this.logger.info(`resuming run ${step.turn} in ${last.input.sessionKey} (answered; delivering the reply again)`);
           const file = this.transcriptOf(step.agentId, last.input.sessionKey, last.input.threadId);
-          noteRecovery(await file, { runId: step.turn, action: 'redelivered' }, redact);
+          noteRecovery(await file, { runId: step.turn, action: 'redelivered' }, transcriptAt);
           void this.deliverReply(entry);
         }
         continue;
@@ -584,9 +574,8 @@ export class AgentRuntime {
       const { message, notice } = step;
       const sessionKey = message.input.sessionKey;
       if (step.file) {
-        const transcript = new Transcript(step.file, redact);
-        transcript.appendMessage({ role: 'assistant', content: [{ type: 'text', text: notice }], stopReason: 'error', errorMessage: notice, timestamp: this.now() });
-        noteRecovery(step.file, { runId: message.id, action: 'abandoned', attempt: message.attempts }, redact);
+        transcriptAt(step.file).appendMessage({ role: 'assistant', content: [{ type: 'text', text: notice }], stopReason: 'error', errorMessage: notice, timestamp: this.now() });
+        noteRecovery(step.file, { runId: message.id, action: 'abandoned', attempt: message.attempts }, transcriptAt);
       }
       this.pending(message.id, message.input, message.at, true).settle.resolve({ ...this.emptyResult(message.id, sessionKey, 'error'), error: notice });
       const entry: OutboxEntry = { agentId: step.agentId, turn: message.id, ids: [message.id], input: message.input, reply: { text: notice, media: [] }, attempt: 0, next: 0 };
@@ -628,7 +617,7 @@ export class AgentRuntime {
     this.intake?.journal(entry.agentId).done(entry.ids, 'undelivered');
     const file = await this.transcriptOf(entry.agentId, entry.input.sessionKey, entry.input.threadId);
     if (!file) return;
-    new Transcript(file, { redact: this.kernel.redact }).append({
+    this.sessions.transcript(file, { redact: this.kernel.redact }).append({
       type: 'delivery',
       status: 'failed',
       runId: entry.turn,
@@ -811,7 +800,7 @@ export class AgentRuntime {
     try {
       const store = this.store(agentId);
       // One writer per session across processes: `claw agent --local` beside the gateway, or another local run.
-      lock = await acquireSessionLock(store.dir, sessionKey, {
+      lock = await store.lock(sessionKey, {
         signal: controller.signal,
         onWait: (holder) => this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'waiting', reason: 'session-lock', ...(holder ? { holderPid: holder.pid } : {}) }),
       });
@@ -974,9 +963,9 @@ export class AgentRuntime {
   /** The session entry for this run, starting a new session when the reset policy says so. */
   async resolveSession(agentId: string, sessionKey: string, input: Pick<DispatchInput, 'channel' | 'freshSession' | 'from' | 'threadId' | 'accountId'>): Promise<SessionEntry> {
     const store = this.store(agentId);
-    const policy = resolveResetPolicy(this.sections().session, { type: sessionTypeOf(sessionKey), channel: input.channel });
+    const policy = this.sessions.resetPolicy({ type: sessionTypeOf(sessionKey), channel: input.channel });
     const resolved = await store.resolve(sessionKey, {
-      reset: input.freshSession ? true : (entry) => isStale(entry.updatedAt, policy, new Date(this.now())),
+      reset: input.freshSession ? true : (entry) => this.sessions.isStale(entry.updatedAt, policy, new Date(this.now())),
       // The run's end writes updatedAt; touching it here too would cost a store write per turn.
       touch: false,
       ...(input.channel ? { patch: { channel: input.channel, origin: { provider: input.channel, from: input.from, accountId: input.accountId, threadId: input.threadId } } } : {}),
@@ -989,7 +978,7 @@ export class AgentRuntime {
   async sessionBoundary(agentId: string, sessionKey: string, entry: SessionEntry, previous?: SessionEntry): Promise<void> {
     const hooks = this.kernel.hooks;
     if (previous) {
-      const count = new Transcript(this.store(agentId).transcriptPath(previous.sessionId, parseSessionKey(sessionKey).threadId)).messages().length;
+      const count = this.sessions.transcript(this.store(agentId).transcriptPath(previous.sessionId, parseSessionKey(sessionKey).threadId)).messages().length;
       await hooks.ready('session_end');
       void hooks.runVoid('session_end', { sessionId: previous.sessionId, sessionKey, messageCount: count }, { agentId, sessionKey });
     }
@@ -1020,7 +1009,7 @@ export class AgentRuntime {
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-deduplicated' });
       return { status: 'skipped', reason: 'already sent with the message tool' };
     }
-    if (target && resolveSendPolicy(this.kernel.config(), { sessionKey, entry: await this.store(input.agentId ?? this.defaultAgent()).get(sessionKey), channel: target.channel }) === 'deny') {
+    if (target && this.sessions.sendPolicy({ sessionKey, entry: await this.store(input.agentId ?? this.defaultAgent()).get(sessionKey), channel: target.channel }) === 'deny') {
       // session.sendPolicy (or the session's own override) keeps replies to this chat in.
       this.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-blocked', reason: 'sendPolicy' });
       return { status: 'skipped', reason: 'session.sendPolicy' };

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KernelServices } from '../../sdk/index.js';
-import { resolveSendPolicy, type AgentService, type SessionEntry } from '../../sdk/agent/index.js';
+import type { AgentService, SessionEntry, SessionService } from '../../sdk/agent/index.js';
 
 export const REPLY_SKIP = 'REPLY_SKIP';
 export const ANNOUNCE_SKIP = 'ANNOUNCE_SKIP';
@@ -74,6 +74,7 @@ export interface A2AOutcome {
 export async function runA2AFlow(
   kernel: KernelServices,
   agent: AgentService,
+  sessions: Pick<SessionService, 'sendPolicy'>,
   ends: A2AEnds,
   original: string,
   firstReply: string,
@@ -113,7 +114,7 @@ export async function runA2AFlow(
   const entry = await targetEntry();
   const where = entry?.deliveryContext?.channel && entry.deliveryContext.to ? entry.deliveryContext : entry?.lastChannel && entry.lastTo ? { channel: entry.lastChannel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId } : undefined;
   if (!where?.channel || !where.to) return { ...outcome, announced: false, announceSkipped: 'no-channel' };
-  if (resolveSendPolicy(kernel.config(), { sessionKey: ends.target.sessionKey, entry }) === 'deny') return { ...outcome, announced: false, announceSkipped: 'send-policy' };
+  if (sessions.sendPolicy({ sessionKey: ends.target.sessionKey, entry }) === 'deny') return { ...outcome, announced: false, announceSkipped: 'send-policy' };
   const sent = await kernel.channels.send({
     channel: where.channel,
     to: where.to,

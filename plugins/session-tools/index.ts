@@ -6,7 +6,7 @@
  * policy, hooks, approvals and secret masking apply to them.
  */
 import { definePlugin, errorResult, jsonResult, textResult, type KernelServices, type ToolContext, type ToolResult } from '../../sdk/index.js';
-import { modelChain, newSessionEntry, resolveSendPolicy, SessionService, type AgentService, type ModelService } from '../../sdk/agent/index.js';
+import { modelChain, newSessionEntry, SessionService, type AgentService, type ModelService } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { agentOfKey, SessionAccess, snapshot, type SessionRecord } from './access.js';
 import { listRow, readMessages, RESERVED_KEYS, SESSION_KINDS, shownKey, trimMessage, kindOf } from './rows.js';
@@ -118,14 +118,14 @@ export default definePlugin({
         const wanted = { on: 'allow', allow: 'allow', off: 'deny', deny: 'deny', inherit: undefined } as const;
         if (!word) {
           const entry = await store.get(sessionKey);
-          const effective = resolveSendPolicy(kernel.config(), { sessionKey, entry });
+          const effective = sessions.sendPolicy({ sessionKey, entry });
           return { text: `📤 Send policy: ${effective}${entry?.sendPolicy ? ' (set for this session)' : ' (from session.sendPolicy)'}. Use /send on | off | inherit.` };
         }
         if (!(word in wanted)) return { text: `⚠️ /send takes on, off or inherit, not "${args.trim()}".` };
         const policy = wanted[word as keyof typeof wanted];
         const entry = await store.upsert(sessionKey, { sendPolicy: policy });
         (await useService<AgentService>(kernel, 'agent'))?.sessionChanged(sessionKey, entry);
-        const effective = resolveSendPolicy(kernel.config(), { sessionKey, entry });
+        const effective = sessions.sendPolicy({ sessionKey, entry });
         return { text: policy ? `📤 Send policy for this session: ${policy}.` : `📤 Send policy for this session follows session.sendPolicy again (now ${effective}).` };
       },
     });
@@ -228,6 +228,7 @@ export default definePlugin({
         const deps: SendDeps = {
           kernel,
           agent,
+          sessions: ctx.sessions,
           entryOf: (record) => ctx.sessions.store(record.agentId).get(record.key),
           onFlowDone: (outcome) => {
             if ('error' in outcome) api.logger.warn(`agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key} failed: ${outcome.error}`);

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { ChatMessage } from '../../sdk/index.js';
-import { parseSessionKey, Transcript, type SessionService } from '../../sdk/agent/index.js';
+import { parseSessionKey, type SessionService } from '../../sdk/agent/index.js';
 import type { SessionRecord } from './access.js';
 
 export const SESSION_KINDS = ['main', 'group', 'cron', 'hook', 'node', 'other'] as const;
@@ -44,7 +44,7 @@ export function transcriptFile(sessions: SessionService, record: SessionRecord):
 
 export function readMessages(sessions: SessionService, record: SessionRecord): ChatMessage[] {
   const file = transcriptFile(sessions, record);
-  return existsSync(file) ? new Transcript(file).messages() : [];
+  return existsSync(file) ? sessions.transcript(file).messages() : [];
 }
 
 /** Long text blocks cut to MAX_BLOCK_CHARS; image bytes left out (they only cost context). */

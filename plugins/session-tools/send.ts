@@ -6,7 +6,7 @@
  * send policy must allow messages.
  */
 import type { KernelServices } from '../../sdk/index.js';
-import { resolveSendPolicy, type AgentService, type RunResult, type SessionEntry } from '../../sdk/agent/index.js';
+import type { AgentService, RunResult, SessionEntry, SessionService } from '../../sdk/agent/index.js';
 import { runA2AFlow, messageContext, A2A_LANE, type A2AEnds, type A2AOutcome } from './a2a.js';
 import type { SessionAccess, SessionRecord } from './access.js';
 import { shownKey } from './rows.js';
@@ -29,6 +29,8 @@ export type SendResult =
 export interface SendDeps {
   kernel: KernelServices;
   agent: AgentService;
+  /** Its send policy says whether the target may be sent to (and announced in). */
+  sessions: Pick<SessionService, 'sendPolicy'>;
   /** The target's entry as stored now (the announce goes where it last talked). */
   entryOf(record: SessionRecord): Promise<SessionEntry | undefined>;
   /** Observes each finished agent-to-agent flow (tests, logs). */
@@ -43,7 +45,7 @@ export async function sendToSession(deps: SendDeps, access: SessionAccess, reque
   const { target } = request;
   const sessionKey = shownKey(target.key);
   if (target.key === access.requester.sessionKey) return { status: 'forbidden', sessionKey, error: 'a session cannot send to itself (it would wait on its own turn)' };
-  if (resolveSendPolicy(deps.kernel.config(), { sessionKey: target.key, entry: target.entry }) === 'deny') {
+  if (deps.sessions.sendPolicy({ sessionKey: target.key, entry: target.entry }) === 'deny') {
     return { status: 'forbidden', sessionKey, error: `sending to ${sessionKey} is blocked by its send policy (session.sendPolicy or the session's sendPolicy override)` };
   }
   const ends: A2AEnds = {
@@ -68,7 +70,7 @@ export async function sendToSession(deps: SendDeps, access: SessionAccess, reque
   void handle.done
     .then((result) => {
       if (result.status !== 'ok' || !result.text.trim()) return undefined;
-      return runA2AFlow(deps.kernel, deps.agent, ends, request.message, result.text.trim(), () => deps.entryOf(target), stepTimeoutMs);
+      return runA2AFlow(deps.kernel, deps.agent, deps.sessions, ends, request.message, result.text.trim(), () => deps.entryOf(target), stepTimeoutMs);
     })
     .then(
       (outcome) => outcome && deps.onFlowDone?.(outcome),

@@ -2,7 +2,7 @@
  * `/subagents list | kill <id|#|all> | log <id> [n] | info <id> | send <id> <message>` for
  * the operator, acting on the children of the session the command is typed in.
  */
-import { Transcript, type SessionService } from '../../sdk/agent/index.js';
+import type { SessionService } from '../../sdk/agent/index.js';
 import type { CommandDefinition } from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
 import type { PluginApi } from '../../sdk/index.js';
@@ -64,7 +64,8 @@ export function subagentsCommand(api: PluginApi, service: () => SubagentService)
           const entry = await store.get(run.childSessionKey);
           if (!entry) return { text: `The session of ${run.label ?? run.runId} is gone (cleanup or archive).` };
           const limit = Math.max(1, Number(rest[0]) || 20);
-          const lines = new Transcript(store.transcriptPath(entry.sessionId))
+          const lines = sessions
+            .transcript(store.transcriptPath(entry.sessionId))
             .messages()
             .slice(-limit)
             .map((message) => `${message.role}: ${textOf(message.content).slice(0, 500)}`);

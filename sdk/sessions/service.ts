@@ -8,8 +8,14 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KernelConfig, KernelPaths, Logger } from '../../kernel/index.js';
 import { agentIds, defaultAgentId } from '../agent/settings.js';
-import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey } from './keys.js';
-import { SessionStore } from './store.js';
+import type { ToolResultMessage } from '../../kernel/index.js';
+import type { ChatMessage, ToolCallPart } from '../types/models.js';
+import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey, type SessionType } from './keys.js';
+import { isStale, matchResetTrigger, resetTriggersFrom, resolveResetPolicy, type ResetPolicy, type SessionResetConfig } from './reset.js';
+import { resolveSendPolicy, type SendDecision } from './send-policy.js';
+import { SessionStore, type SessionEntry } from './store.js';
+import { abortedToolResult, danglingToolCalls, repairToolPairing } from './tool-pairing.js';
+import { Transcript, type TranscriptOptions } from './transcript.js';
 
 export class SessionService {
   private readonly stores = new Map<string, SessionStore>();
@@ -65,5 +71,54 @@ export class SessionService {
       // No agents directory yet.
     }
     return [...ids];
+  }
+
+  /** A reader and appender for one transcript file (`store(agentId).transcriptPath(…)`). */
+  transcript(file: string, options?: TranscriptOptions): Transcript {
+    return new Transcript(file, options);
+  }
+
+  /** The reset policy `session.*` config gives a session of this type on this channel. */
+  resetPolicy(context: { type: SessionType; channel?: string }): ResetPolicy {
+    return resolveResetPolicy(this.sessionConfig(), context);
+  }
+
+  /** Whether a session last updated at `updatedAt` (ms) has expired under `policy` at `now`. */
+  isStale(updatedAt: number, policy: ResetPolicy, now: Date): boolean {
+    return isStale(updatedAt, policy, now);
+  }
+
+  /** The reset trigger (`/new`, `/reset`, `session.resetTriggers`) a message starts with, and the rest of it. */
+  matchResetTrigger(text: string): { trigger: string; rest: string } | undefined {
+    return matchResetTrigger(text, resetTriggersFrom(this.sessionConfig()));
+  }
+
+  /** Whether replies and agent-to-agent messages may go out to a session (`session.sendPolicy`, its own override first). */
+  sendPolicy(target: {
+    sessionKey: string;
+    entry?: Pick<SessionEntry, 'sendPolicy' | 'channel' | 'lastChannel' | 'chatType'>;
+    channel?: string;
+    chatType?: string;
+  }): SendDecision {
+    return resolveSendPolicy(this.kernel.config(), target);
+  }
+
+  /** History with every tool call answered exactly once, right after its call (the input itself when it already is). */
+  repairToolPairing(messages: readonly ChatMessage[]): ChatMessage[] {
+    return repairToolPairing(messages);
+  }
+
+  /** The calls a stopped run left without results at the end of `messages`. */
+  danglingToolCalls(messages: readonly ChatMessage[]): ToolCallPart[] {
+    return danglingToolCalls(messages);
+  }
+
+  /** The synthetic "aborted" result that answers a call a run never finished. */
+  abortedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp?: number): ToolResultMessage {
+    return abortedToolResult(call, timestamp);
+  }
+
+  private sessionConfig(): SessionResetConfig | undefined {
+    return this.kernel.config().session as SessionResetConfig | undefined;
   }
 }

@@ -21,7 +21,7 @@ import { basename, dirname, join } from 'node:path';
 import { expandHome, parseJson5, resolveStateDir, type Env, type Logger } from '../../kernel/index.js';
 import { keepCorruptCopy, writeJsonAtomic } from '../fs.js';
 import { normalizeAgentId } from './keys.js';
-import { acquireFileLock } from './lock.js';
+import { acquireFileLock, acquireSessionLock, type SessionLock, type SessionLockOptions } from './lock.js';
 import { findSessions } from './recover.js';
 
 export const STORE_FILE = 'sessions.json';
@@ -461,6 +461,14 @@ export class SessionStore {
     } finally {
       lock.release();
     }
+  }
+
+  /**
+   * Holds the session's write lock (`locks/<key>.lock` beside the store) until release():
+   * one writer per session across processes, taken before the run picks its transcript.
+   */
+  lock(sessionKey: string, options?: SessionLockOptions): Promise<SessionLock> {
+    return acquireSessionLock(this.dir, sessionKey, options);
   }
 
   /** `<dir>/<sessionId>.jsonl`, or `<dir>/<sessionId>-topic-<threadId>.jsonl` for a topic. */
