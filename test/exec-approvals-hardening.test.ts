@@ -14,12 +14,14 @@ import { claw, REPO, tempDir } from './helpers.js';
 
 const EXEC = join(REPO, 'plugins', 'tools-exec');
 const APPROVALS = join(REPO, 'plugins', 'exec-approvals');
+/** Exec approvals read the calling session from the sessions plugin's stores (which list models). */
+const SESSIONS = ['models', 'sessions'].map((id) => join(REPO, 'plugins', id));
 const kernels: TestKernel[] = [];
 
 async function kernelWith(config: Record<string, unknown>, allowlist: unknown[]): Promise<TestKernel> {
   const stateDir = tempDir('claw-approvals28-');
   writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify({ version: 1, agents: { '*': { allowlist } } }), { mode: 0o600 });
-  const kernel = await createTestKernel({ stateDir, plugins: [EXEC, APPROVALS], config });
+  const kernel = await createTestKernel({ stateDir, plugins: [EXEC, APPROVALS, ...SESSIONS], config });
   kernels.push(kernel);
   return kernel;
 }

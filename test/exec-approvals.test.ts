@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { EventFrame } from '../sdk/protocol/schema.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
-import { SessionService } from '../sdk/sessions/index.js';
+import type { SessionService } from '../sdk/sessions/index.js';
+import { useService } from '../sdk/services.js';
 import { definePlugin } from '../sdk/index.js';
 import { parseCommand } from '../plugins/exec-approvals/match.js';
 import { client, startGateway, TEST_TOKEN } from './gateway-helpers.js';
@@ -18,12 +19,14 @@ import { claw, REPO, tempDir } from './helpers.js';
 
 const EXEC = join(REPO, 'plugins', 'tools-exec');
 const APPROVALS = join(REPO, 'plugins', 'exec-approvals');
+/** Exec approvals read a session's ancestors and elevated settings from the sessions plugin's stores (which list models). */
+const SESSIONS = ['models', 'sessions'].map((id) => join(REPO, 'plugins', id));
 const kernels: TestKernel[] = [];
 
 async function kernelWith(config: Record<string, unknown>, extra: Array<string | ReturnType<typeof definePlugin>> = [], approvals?: unknown): Promise<TestKernel> {
   const stateDir = tempDir('claw-approvals-');
   if (approvals) writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify(approvals), { mode: 0o600 });
-  const kernel = await createTestKernel({ stateDir, plugins: [EXEC, APPROVALS, ...extra], config });
+  const kernel = await createTestKernel({ stateDir, plugins: [EXEC, APPROVALS, ...SESSIONS, ...extra], config });
   kernels.push(kernel);
   return kernel;
 }
@@ -184,7 +187,7 @@ describe('exec approvals through the tool choke point', () => {
       agents: { helper: { security: 'full', ask: 'off' } },
     });
     const ws = tempDir();
-    const sessions = new SessionService(kernel.plugins.kernelServices);
+    const sessions = (await useService<SessionService>(kernel.plugins.kernelServices, 'sessions'))!;
     await sessions.store('helper').upsert('agent:helper:child', { spawnedBy: 'agent:main:main' });
     await sessions.store('helper').upsert('agent:helper:grandchild', { spawnedBy: 'agent:helper:child' });
     // The helper agent on its own may run commands...
@@ -230,7 +233,7 @@ describe('exec approvals through the tool choke point', () => {
     const on = await kernelWith({
       tools: { exec: { security: 'allowlist' }, elevated: { enabled: true, allowFrom: { telegram: ['id:42'] } } },
     }, [], { version: 1, agents: { main: { allowlist: [{ pattern: 'touch' }] } } });
-    const sessions = new SessionService(on.plugins.kernelServices);
+    const sessions = (await useService<SessionService>(on.plugins.kernelServices, 'sessions'))!;
     await sessions.store('main').upsert('agent:main:telegram:direct:42', { origin: { provider: 'telegram', from: '42' } });
     await sessions.store('main').upsert('agent:main:telegram:direct:7', { origin: { provider: 'telegram', from: '7' } });
     await sessions.store('main').upsert('agent:main:quiet', { elevatedLevel: 'off' });

@@ -7,7 +7,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resolveMemorySettings } from '../sdk/memory/settings.js';
-import { Transcript } from '../sdk/sessions/transcript.js';
+import { Transcript } from '../plugins/sessions/transcript.js';
 import type { MemoryBackend } from '../sdk/types/memory.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { REPO } from './helpers.js';

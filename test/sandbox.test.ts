@@ -9,7 +9,8 @@ import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { CLI, REPO, tempDir, waitFor } from './helpers.js';
 import { EXEC_ESCAPES, FILE_ESCAPES } from './sandbox-escape-cases.js';
 
-const PLUGINS = ['tools-exec', 'exec-approvals', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
+// Exec approvals read the calling session from the sessions plugin's stores (which list models).
+const PLUGINS = ['tools-exec', 'exec-approvals', 'models', 'sessions', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
 const MAIN = 'agent:main:main';
 const GROUP = 'agent:main:telegram:group:42';
 

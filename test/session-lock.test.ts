@@ -9,8 +9,9 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockHolderAlive, processStartTime, withFileLock } from '../sdk/file-lock.js';
-import { acquireSessionLock, sessionLockPath, SessionLockError } from '../sdk/sessions/lock.js';
-import { ABORTED_TOOL_RESULT, danglingToolCalls, repairToolPairing } from '../sdk/sessions/tool-pairing.js';
+import { SessionLockError } from '../sdk/sessions/index.js';
+import { acquireSessionLock, sessionLockPath } from '../plugins/sessions/lock.js';
+import { ABORTED_TOOL_RESULT, danglingToolCalls, repairToolPairing } from '../plugins/sessions/tool-pairing.js';
 import type { ChatMessage } from '../sdk/types/models.js';
 import { REPO, tempDir, waitFor } from './helpers.js';
 
@@ -182,7 +183,7 @@ describe('session lock', () => {
 describe('session store across processes', () => {
   it('processes updating different sessions at once lose nothing', async () => {
     const dir = tempDir('claw-store-procs-');
-    const store = join(REPO, 'dist', 'sdk', 'sessions', 'store.js');
+    const store = join(REPO, 'dist', 'plugins', 'sessions', 'store.js');
     const script = `
       const { SessionStore } = await import(${JSON.stringify(store)});
       const store = new SessionStore(process.argv[1]);

@@ -10,7 +10,7 @@ import { definePlugin, type ModelRequest, type ToolResult } from '../sdk/index.j
 import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import { configuredToolPolicy } from '../sdk/tool-policy.js';
-import { Transcript, type AgentService, type SessionPatch, type SessionService } from '../sdk/agent/index.js';
+import type { AgentService, SessionPatch, SessionService } from '../sdk/agent/index.js';
 import { REPO } from './helpers.js';
 import { deepMerge, idem, runAgent, startAgent } from './agent-helpers.js';
 
@@ -562,7 +562,7 @@ describe('tool policy', () => {
     await b.agent.run({ sessionKey: MAIN, message: 'try it' });
     expect(b.requests[0]!.tools!.map((tool) => tool.name).filter((name) => name.startsWith('session'))).toEqual(['session_status']);
     const entry = (await b.sessions.store('main').get(MAIN))!;
-    const results = new Transcript(b.sessions.store('main').transcriptPath(entry.sessionId)).messages().filter((message) => message.role === 'toolResult');
+    const results = b.sessions.transcript(b.sessions.store('main').transcriptPath(entry.sessionId)).messages().filter((message) => message.role === 'toolResult');
     expect(results).toHaveLength(1);
     expect(results[0]).toMatchObject({ toolName: 'sessions_send', isError: true });
     expect(JSON.stringify(results[0]!.content)).toMatch(/not allowed by the tool policy/);

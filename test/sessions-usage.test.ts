@@ -6,7 +6,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Transcript, trimTranscript } from '../sdk/sessions/index.js';
+import { Transcript } from '../plugins/sessions/transcript.js';
+import { trimTranscript } from '../plugins/sessions/trim.js';
 import { runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
 import { tempDir } from './helpers.js';
 

@@ -24,16 +24,17 @@ import {
   resolveResetPolicy,
   staleReason,
   type SessionResetConfig,
-} from '../sdk/sessions/index.js';
-import { resolveSessionsDir, SessionStore, SessionStoreError } from '../sdk/sessions/index.js';
+} from '../plugins/sessions/reset.js';
+import { SessionStoreError } from '../sdk/sessions/index.js';
+import { resolveSessionsDir, SessionStore } from '../plugins/sessions/store.js';
 import {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   isCompactionSummaryMessage,
   isMessageEntry,
-  Transcript,
   type MessageEntry,
 } from '../sdk/sessions/index.js';
+import { Transcript } from '../plugins/sessions/transcript.js';
 import { createRedactor } from '../sdk/redact.js';
 import { REPO, tempDir } from './helpers.js';
 
@@ -573,7 +574,7 @@ describe('transcripts', () => {
 
   it('survives SIGKILL mid-append: every line is whole except at most a torn last one', async () => {
     const dir = tempDir('claw-transcript-kill-');
-    const moduleUrl = pathToFileURL(join(REPO, 'sdk/sessions/transcript.ts')).href;
+    const moduleUrl = pathToFileURL(join(REPO, 'plugins/sessions/transcript.ts')).href;
     const script = join(dir, 'writer.ts');
     writeFileSync(
       script,

@@ -14,7 +14,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agentEvents, runAgent, startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from './fakes/llm-server.js';
 import { CLI, claw, tempDir } from './helpers.js';
-import { ABORTED_TOOL_RESULT } from '../sdk/sessions/tool-pairing.js';
+import { ABORTED_TOOL_RESULT } from '../plugins/sessions/tool-pairing.js';
 
 let harness: AgentHarness | undefined;
 afterEach(async () => {
@@ -363,7 +363,7 @@ describe('one writer per session across processes', () => {
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' });
     try {
       await new Promise((resolve) => holder.once('spawn', resolve));
-      const { sessionLockPath } = await import('../sdk/sessions/lock.js');
+      const { sessionLockPath } = await import('../plugins/sessions/lock.js');
       const lock = sessionLockPath(sessionsDir(h.gw.stateDir), 'agent:main:main');
       mkdirSync(join(sessionsDir(h.gw.stateDir), 'locks'), { recursive: true });
       writeFileSync(lock, JSON.stringify({ pid: holder.pid, hostname: hostname(), sessionKey: 'agent:main:main', acquiredAt: new Date().toISOString(), token: 'other' }));
@@ -384,7 +384,7 @@ describe('one writer per session across processes', () => {
       join(stateDir, 'openclaw.json'),
       JSON.stringify({ agents: { defaults: { model: 'openai/gpt-4.1' } }, models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-test' } } } }),
     );
-    const { sessionLockPath } = await import('../sdk/sessions/lock.js');
+    const { sessionLockPath } = await import('../plugins/sessions/lock.js');
     const lock = sessionLockPath(sessionsDir(stateDir), 'agent:main:main');
     mkdirSync(join(sessionsDir(stateDir), 'locks'), { recursive: true });
     // A pid that existed and is gone: a finished child's.

@@ -6,7 +6,7 @@
  * slot's.
  */
 import { fileURLToPath } from 'node:url';
-import { SessionService, type AgentService, type ModelService, type MessagesSection, type SkillsService } from '../../sdk/agent/index.js';
+import type { AgentService, ModelService, MessagesSection, SessionService, SkillsService } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
@@ -24,10 +24,10 @@ export const TEMPLATES_DIR = fileURLToPath(new URL('./templates/', import.meta.u
 export default definePlugin({
   id: 'agent',
   async register(api) {
-    // Model selection is the models plugin's service (one per process, so cooldowns are shared);
-    // session stores are the sessions plugin's when it is on, else our own.
+    // Model selection and session stores are the models and sessions plugins' services, one per
+    // process: cooldowns are shared, and two stores on one sessions.json would lose each other's writes.
     const models = await requireService<ModelService>(api.kernel, 'models', 'the agent plugin');
-    const sessions = (await useService<SessionService>(api.kernel, 'sessions')) ?? new SessionService(api.kernel, { logger: api.logger });
+    const sessions = await requireService<SessionService>(api.kernel, 'sessions', 'the agent plugin');
     const runtime = new AgentRuntime(
       api.kernel,
       api.logger,

@@ -21,7 +21,7 @@ function approvalsPayload(config: Readonly<Record<string, unknown>>, stateDir: s
 export default definePlugin<{ timeoutMs: number }>({
   id: 'exec-approvals',
   register(api) {
-    const service = new ExecApprovalService(api.kernel, api.config.timeoutMs, api.logger);
+    const service = new ExecApprovalService(api.kernel, api.config.timeoutMs);
     api.registerService({ id: 'exec-approvals', api: service, stop: () => service.close() });
     const events = api.kernel.protocol;
     events.registerEvent('exec.approval.requested', api.id, { scope: 'operator.approvals', description: '{id, request: {command, cwd, host, agentId, sessionKey, security, ask}, createdAtMs, expiresAtMs}' });

@@ -6,8 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
-import { parseSessionKey, SessionService } from '../../sdk/sessions/index.js';
-import type { KernelServices, Logger, ToolApprover, ToolContext } from '../../sdk/index.js';
+import { parseSessionKey, type SessionService } from '../../sdk/sessions/index.js';
+import type { KernelServices, ToolApprover, ToolContext } from '../../sdk/index.js';
+import { requireService } from '../../sdk/services.js';
 import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
 import {
   describeEnvRefusals,
@@ -96,14 +97,19 @@ export class ExecApprovalService implements ToolApprover {
   private readonly pending = new Map<string, Waiting>();
   /** id → the decision, or null when it expired undecided. */
   private readonly settled = new Map<string, Decision | null>();
-  private readonly sessions: SessionService;
 
   constructor(
     private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env' | 'capabilities' | 'redact'>,
     private readonly timeoutMs: number,
-    logger?: Pick<Logger, 'warn'>,
-  ) {
-    this.sessions = new SessionService(kernel, { logger });
+  ) {}
+
+  /**
+   * The sessions plugin's stores, asked when a session must be read (its ancestors, its
+   * elevated settings). Without the service this throws, and the kernel's approval step
+   * refuses the call: a child session's parents cannot be checked, so nothing is approved.
+   */
+  private sessions(): Promise<SessionService> {
+    return requireService<SessionService>(this.kernel, 'sessions', 'exec approvals');
   }
 
   document(): ApprovalsDocument {
@@ -120,7 +126,7 @@ export class ExecApprovalService implements ToolApprover {
     let agent = agentId;
     while (key && !seen.has(key) && seen.size < MAX_ANCESTORS) {
       seen.add(key);
-      const entry = await this.sessions.store(agent).get(key);
+      const entry = await (await this.sessions()).store(agent).get(key);
       const parent = entry?.spawnedBy;
       if (!parent) break;
       agent = parseSessionKey(parent).agentId ?? agent;
@@ -135,7 +141,7 @@ export class ExecApprovalService implements ToolApprover {
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
     if (raw.elevated === true) {
-      const session = context.sessionKey ? await this.sessions.store(agentId).get(context.sessionKey) : undefined;
+      const session = context.sessionKey ? await (await this.sessions()).store(agentId).get(context.sessionKey) : undefined;
       const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
       if (refusal) return { allowed: false, reason: refusal };
     }

@@ -6,7 +6,7 @@
  * policy, hooks, approvals and secret masking apply to them.
  */
 import { definePlugin, errorResult, jsonResult, textResult, type KernelServices, type ToolContext, type ToolResult } from '../../sdk/index.js';
-import { modelChain, newSessionEntry, SessionService, type AgentService, type ModelService } from '../../sdk/agent/index.js';
+import { modelChain, newSessionEntry, type AgentService, type ModelService, type SessionService } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { agentOfKey, SessionAccess, snapshot, type SessionRecord } from './access.js';
 import { listRow, readMessages, RESERVED_KEYS, SESSION_KINDS, shownKey, trimMessage, kindOf } from './rows.js';
@@ -83,7 +83,7 @@ export default definePlugin({
     let services: Promise<{ sessions: SessionService; models: ModelService }> | undefined;
     const shared = () =>
       (services ??= (async () => ({
-        sessions: (await useService<SessionService>(kernel, 'sessions')) ?? new SessionService(kernel, { logger: api.logger }),
+        sessions: await requireService<SessionService>(kernel, 'sessions', 'the session tools'),
         models: await requireService<ModelService>(kernel, 'models', 'the session tools'),
       }))());
 

@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../../sdk/index.js';
 import { loadSqlite } from '../../sdk/sqlite.js';
 import type { SessionEntry, SessionService } from '../../sdk/agent/index.js';
-import { TRANSCRIPT_VERSION } from '../../sdk/sessions/transcript.js';
+import { TRANSCRIPT_VERSION } from '../../sdk/sessions/index.js';
 
 export interface ImportReport {
   from: string;
@@ -40,7 +40,7 @@ interface FoundSession {
   source: 'sqlite' | 'jsonl';
 }
 
-/** Fields of OpenClaw's session entry that mean the same in claw's (sdk/sessions/store.ts). */
+/** Fields of OpenClaw's session entry that mean the same in claw's (store.ts). */
 const ENTRY_FIELDS = [
   'model', 'provider', 'lastModel', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'elevatedLevel', 'label', 'displayName', 'channel', 'chatType',
   'subject', 'room', 'space', 'origin', 'lastChannel', 'lastTo', 'lastAccountId', 'lastThreadId', 'deliveryContext', 'sendPolicy', 'spawnedBy', 'spawnDepth',

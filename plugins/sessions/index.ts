@@ -1,9 +1,9 @@
 /**
- * Sessions: the per-agent session stores and transcripts (the SDK's SessionService, offered
- * as service "sessions"), the `sessions.*` methods and `claw sessions`. The agent plugin
+ * Sessions: the per-agent session stores and transcripts (SessionService, offered as
+ * service "sessions" under the SDK's contract), the `sessions.*` methods and `claw sessions`. The agent plugin
  * keeps its runs in these stores; this plugin stays when the agent loop is swapped.
  */
-import { SessionService, type AgentService, type ModelService } from '../../sdk/agent/index.js';
+import type { AgentService, ModelService } from '../../sdk/agent/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { definePlugin } from '../../sdk/index.js';
 import { requireService, useService } from '../../sdk/services.js';
@@ -11,6 +11,7 @@ import { sessionsCommand, SESSIONS_HELP } from './cli.js';
 import { LIST_PARAMS, registerSessionMethods, type SessionsDeps } from './methods.js';
 import { registerSessionSubscriptions } from './subscriptions.js';
 import { registerUsageMethods } from './usage.js';
+import { SessionService } from './service.js';
 
 export default definePlugin({
   id: 'sessions',

@@ -6,8 +6,11 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
-import { acquireSessionLock, agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, Transcript, type AgentService, type ModelService, type SessionEntry, type SessionPatch, type SessionService, trimTranscript, type TrimOutcome } from '../../sdk/agent/index.js';
+import { agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, type AgentService, type ModelService, type SessionEntry, type SessionPatch } from '../../sdk/agent/index.js';
 import { emitInternalHook } from '../../sdk/internal-hooks.js';
+import type { SessionService } from './service.js';
+import { Transcript } from './transcript.js';
+import { trimTranscript, type TrimOutcome } from './trim.js';
 
 export interface SessionsDeps {
   sessions: SessionService;
@@ -260,7 +263,7 @@ async function truncateSession(api: PluginApi, deps: SessionsDeps, agentId: stri
   const agent = await deps.agent();
   if (agent?.isActive(sessionKey)) throw invalid(`session ${sessionKey} has an active run; retry after it finishes`);
   return api.kernel.lanes.runInSession(sessionKey, async () => {
-    const lock = await acquireSessionLock(store.dir, sessionKey, { timeoutMs: TRUNCATE_LOCK_TIMEOUT_MS });
+    const lock = await store.lock(sessionKey, { timeoutMs: TRUNCATE_LOCK_TIMEOUT_MS });
     try {
       const current = await store.get(sessionKey);
       if (current?.sessionId !== entry.sessionId) throw invalid(`session ${sessionKey} changed (reset or deleted) before it could be truncated; retry`);

@@ -6,8 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
-import { isMessageEntry, parseSessionKey, Transcript, type SessionEntry } from '../../sdk/agent/index.js';
+import { isMessageEntry, parseSessionKey, type SessionEntry } from '../../sdk/agent/index.js';
 import { KEY, type SessionsDeps } from './methods.js';
+import { Transcript } from './transcript.js';
 
 const DATE: JsonSchema = { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' };
 

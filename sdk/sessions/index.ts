@@ -1,14 +1,9 @@
 /**
- * Sessions as an SDK service: the per-agent session store (sessions.json), transcripts
- * (JSONL per session), reset policies and session keys. The agent plugin and anything
- * else that reads or writes sessions use these, so swapping the agent loop keeps them.
+ * The sessions contract: session keys, the store and transcript interfaces, and the
+ * "sessions" service (provided by the sessions plugin) that the agent, its loop and
+ * anything else reading or writing sessions ask for by name.
  */
 export * from './keys.js';
 export * from './store.js';
 export * from './transcript.js';
-export * from './reset.js';
 export * from './service.js';
-export * from './lock.js';
-export * from './tool-pairing.js';
-export * from './trim.js';
-export * from './send-policy.js';

@@ -1,124 +1,62 @@
 /**
- * Sessions as a service: one SessionStore per agent for the whole process (two stores on
- * one sessions.json would lose each other's writes), and the rules that turn "main" or a
- * bare agent id into a session key. The sessions plugin offers it as service "sessions";
- * the agent plugin uses that one, or builds its own when the plugin is off.
+ * The "sessions" service contract: the per-agent stores, transcripts, and the session
+ * rules (`session.*` config: main key, reset and send policy) that the agent, its loop,
+ * the session tools and the channels share. The sessions plugin provides it; a consumer
+ * asks for it with `requireService<SessionService>(kernel, 'sessions', …)` and never
+ * builds its own, since two stores on one sessions.json lose each other's writes.
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import type { KernelConfig, KernelPaths, Logger } from '../../kernel/index.js';
-import { agentIds, defaultAgentId } from '../agent/settings.js';
 import type { ToolResultMessage } from '../../kernel/index.js';
 import type { ChatMessage, ToolCallPart } from '../types/models.js';
-import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey, type SessionType } from './keys.js';
-import { isStale, matchResetTrigger, resetTriggersFrom, resolveResetPolicy, type ResetPolicy, type SessionResetConfig } from './reset.js';
-import { resolveSendPolicy, type SendDecision } from './send-policy.js';
-import { SessionStore, type SessionEntry } from './store.js';
-import { abortedToolResult, danglingToolCalls, repairToolPairing } from './tool-pairing.js';
-import { Transcript, type TranscriptOptions } from './transcript.js';
+import type { SessionType } from './keys.js';
+import type { SessionEntry, SessionStore } from './store.js';
+import type { Transcript, TranscriptOptions } from './transcript.js';
 
-export class SessionService {
-  private readonly stores = new Map<string, SessionStore>();
+export type ResetMode = 'daily' | 'idle';
+
+/** When a session of some type on some channel expires (from `session.reset*`). */
+export interface ResetPolicy {
+  mode: ResetMode;
+  /** Daily reset hour (only meaningful for mode "daily"). */
+  atHour: number;
+  /** Idle window; with mode "daily" it is an extra, optional clock. */
+  idleMinutes?: number;
+  /** Which config produced the policy. */
+  source: 'channel' | 'type' | 'reset' | 'legacy-idle' | 'default';
+}
+
+export type SendDecision = 'allow' | 'deny';
+
+export interface SessionService {
+  /** The clock entries are stamped with. */
   readonly now: () => number;
-  private readonly logger?: Pick<Logger, 'warn'>;
-
-  /** `logger` hears about a store that could not be read and was rebuilt from its transcripts. */
-  constructor(
-    readonly kernel: { config(): Readonly<KernelConfig>; paths: KernelPaths },
-    options: { now?: () => number; logger?: Pick<Logger, 'warn'> } = {},
-  ) {
-    this.now = options.now ?? Date.now;
-    this.logger = options.logger;
-  }
-
-  store(agentId: string): SessionStore {
-    let store = this.stores.get(agentId);
-    if (!store) {
-      const dir = join(this.kernel.paths.stateDir, 'agents', agentId, 'sessions');
-      store = new SessionStore(dir, { now: this.now, agentId, logger: this.logger });
-      this.stores.set(agentId, store);
-    }
-    return store;
-  }
-
-  defaultAgent(): string {
-    return defaultAgentId(this.kernel.config());
-  }
-
+  /** The agent's store; the same object for the whole process. */
+  store(agentId: string): SessionStore;
+  defaultAgent(): string;
   /** `agent:<id>:<session.mainKey>`, the agent's main session. */
-  mainKey(agentId: string): string {
-    const mainKey = (this.kernel.config().session as { mainKey?: unknown } | undefined)?.mainKey;
-    return buildAgentMainSessionKey(agentId, typeof mainKey === 'string' ? mainKey : 'main');
-  }
-
+  mainKey(agentId: string): string;
   /** A full session key and its agent from what a caller gave: a key, "main", an agent id, or nothing. */
-  resolveTarget(input: { agentId?: string; sessionKey?: string }): { agentId: string; sessionKey: string } {
-    if (input.sessionKey && input.sessionKey !== 'main') {
-      const parsed = parseSessionKey(input.sessionKey);
-      return { agentId: normalizeAgentId(parsed.agentId ?? input.agentId ?? this.defaultAgent()), sessionKey: input.sessionKey };
-    }
-    const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
-    return { agentId, sessionKey: this.mainKey(agentId) };
-  }
-
+  resolveTarget(input: { agentId?: string; sessionKey?: string }): { agentId: string; sessionKey: string };
   /** Agents in config plus any with sessions on disk. */
-  knownAgents(): string[] {
-    const ids = new Set(agentIds(this.kernel.config()));
-    const dir = join(this.kernel.paths.stateDir, 'agents');
-    try {
-      for (const name of readdirSync(dir)) if (existsSync(join(dir, name, 'sessions'))) ids.add(name);
-    } catch {
-      // No agents directory yet.
-    }
-    return [...ids];
-  }
-
+  knownAgents(): string[];
   /** A reader and appender for one transcript file (`store(agentId).transcriptPath(…)`). */
-  transcript(file: string, options?: TranscriptOptions): Transcript {
-    return new Transcript(file, options);
-  }
-
+  transcript(file: string, options?: TranscriptOptions): Transcript;
   /** The reset policy `session.*` config gives a session of this type on this channel. */
-  resetPolicy(context: { type: SessionType; channel?: string }): ResetPolicy {
-    return resolveResetPolicy(this.sessionConfig(), context);
-  }
-
+  resetPolicy(context: { type: SessionType; channel?: string }): ResetPolicy;
   /** Whether a session last updated at `updatedAt` (ms) has expired under `policy` at `now`. */
-  isStale(updatedAt: number, policy: ResetPolicy, now: Date): boolean {
-    return isStale(updatedAt, policy, now);
-  }
-
+  isStale(updatedAt: number, policy: ResetPolicy, now: Date): boolean;
   /** The reset trigger (`/new`, `/reset`, `session.resetTriggers`) a message starts with, and the rest of it. */
-  matchResetTrigger(text: string): { trigger: string; rest: string } | undefined {
-    return matchResetTrigger(text, resetTriggersFrom(this.sessionConfig()));
-  }
-
+  matchResetTrigger(text: string): { trigger: string; rest: string } | undefined;
   /** Whether replies and agent-to-agent messages may go out to a session (`session.sendPolicy`, its own override first). */
   sendPolicy(target: {
     sessionKey: string;
     entry?: Pick<SessionEntry, 'sendPolicy' | 'channel' | 'lastChannel' | 'chatType'>;
     channel?: string;
     chatType?: string;
-  }): SendDecision {
-    return resolveSendPolicy(this.kernel.config(), target);
-  }
-
+  }): SendDecision;
   /** History with every tool call answered exactly once, right after its call (the input itself when it already is). */
-  repairToolPairing(messages: readonly ChatMessage[]): ChatMessage[] {
-    return repairToolPairing(messages);
-  }
-
+  repairToolPairing(messages: readonly ChatMessage[]): ChatMessage[];
   /** The calls a stopped run left without results at the end of `messages`. */
-  danglingToolCalls(messages: readonly ChatMessage[]): ToolCallPart[] {
-    return danglingToolCalls(messages);
-  }
-
+  danglingToolCalls(messages: readonly ChatMessage[]): ToolCallPart[];
   /** The synthetic "aborted" result that answers a call a run never finished. */
-  abortedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp?: number): ToolResultMessage {
-    return abortedToolResult(call, timestamp);
-  }
-
-  private sessionConfig(): SessionResetConfig | undefined {
-    return this.kernel.config().session as SessionResetConfig | undefined;
-  }
+  abortedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp?: number): ToolResultMessage;
 }

@@ -10,9 +10,7 @@
  * omits takes the built-in default, not the value from a less specific rule), which is
  * why the config example repeats `atHour: 4` in its overrides.
  */
-import type { SessionType } from './keys.js';
-
-export type ResetMode = 'daily' | 'idle';
+import type { ResetMode, ResetPolicy, SessionType } from '../../sdk/sessions/index.js';
 
 export interface ResetRule {
   mode?: ResetMode;
@@ -30,16 +28,6 @@ export interface SessionResetConfig {
   /** Legacy: on its own it means idle-only expiry; otherwise the idle window of `reset`. */
   idleMinutes?: number;
   resetTriggers?: string[];
-}
-
-export interface ResetPolicy {
-  mode: ResetMode;
-  /** Daily reset hour (only meaningful for mode "daily"). */
-  atHour: number;
-  /** Idle window; with mode "daily" it is an extra, optional clock. */
-  idleMinutes?: number;
-  /** Which config produced the policy. */
-  source: 'channel' | 'type' | 'reset' | 'legacy-idle' | 'default';
 }
 
 export const DEFAULT_RESET_HOUR = 4;

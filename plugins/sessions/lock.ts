@@ -18,8 +18,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, futimesSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../fs.js';
-import { lockHolderAlive, ownProcessStartTime, UNREADABLE_LOCK_STALE_MS } from '../file-lock.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/fs.js';
+import { lockHolderAlive, ownProcessStartTime, UNREADABLE_LOCK_STALE_MS } from '../../sdk/file-lock.js';
+import { SessionLockError, type SessionLock, type SessionLockInfo, type SessionLockOptions } from '../../sdk/sessions/index.js';
 
 /** A holder that stopped touching its lock this long ago is gone. */
 export const SESSION_LOCK_STALE_MS = 10 * 60_000;
@@ -27,54 +28,6 @@ export const SESSION_LOCK_STALE_MS = 10 * 60_000;
 export const SESSION_LOCK_LINGER_MS = 1000;
 const POLL_MS = 50;
 const HOST = hostname();
-
-export interface SessionLockInfo {
-  pid: number;
-  hostname: string;
-  /** What is locked: a session key, or the session store. */
-  sessionKey: string;
-  /** ISO 8601. */
-  acquiredAt: string;
-  /** When the holder process started (sdk/file-lock.ts processStartTime): a recycled pid is not the holder. */
-  pidStartTime?: number;
-  /** Tells this holder's file from a later one at the same path. */
-  token: string;
-}
-
-export interface SessionLock {
-  readonly file: string;
-  release(): void;
-}
-
-export class SessionLockError extends Error {
-  constructor(
-    message: string,
-    readonly holder?: SessionLockInfo,
-  ) {
-    super(message);
-    this.name = 'SessionLockError';
-  }
-}
-
-export interface SessionLockOptions {
-  /** Stop waiting when this aborts (the run's timeout, /stop). */
-  signal?: AbortSignal;
-  /** Give up after this long; default: wait as long as the signal allows. */
-  timeoutMs?: number;
-  staleMs?: number;
-  /** Called once when the lock is busy and the caller starts waiting. */
-  onWait?: (holder: SessionLockInfo | undefined) => void;
-  /** How often a waiter looks again (default 50 ms). */
-  pollMs?: number;
-  /** Touch the file while held (default true); a lock held for milliseconds needs no proof of life. */
-  heartbeat?: boolean;
-  /**
-   * After release, keep the file this long (default 0) so this process can take the lock
-   * again at no cost: turns of one session follow each other closely, and another process
-   * waits at most this much longer.
-   */
-  lingerMs?: number;
-}
 
 /** `<sessionsDir>/locks/<key>.lock`; the key is spelled out where it can be, with a hash so distinct keys never share a file. */
 export function sessionLockPath(sessionsDir: string, sessionKey: string): string {

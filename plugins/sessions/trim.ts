@@ -8,8 +8,9 @@
  * either the old transcript or the new one. The caller holds the session lock so no run
  * appends meanwhile.
  */
-import { writeFileAtomic } from '../fs.js';
-import { isCompactionEntry, isSessionHeader, readTranscriptFile, type TranscriptEntry } from './transcript.js';
+import { writeFileAtomic } from '../../sdk/fs.js';
+import { isCompactionEntry, isSessionHeader, type TranscriptEntry } from '../../sdk/sessions/index.js';
+import { readTranscriptFile } from './transcript.js';
 
 export type TrimOutcome = { compacted: true; kept: number } | { compacted: false; kept: number } | { compacted: false; reason: string };
 

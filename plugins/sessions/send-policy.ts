@@ -4,10 +4,7 @@
  * `sendPolicy` override (sessions.patch) wins over the rules; the first matching `deny`
  * rule wins over any `allow` rule; with no match the policy's `default` (allow) applies.
  */
-import { parseSessionKey } from './keys.js';
-import type { SessionEntry } from './store.js';
-
-export type SendDecision = 'allow' | 'deny';
+import { parseSessionKey, type SendDecision, type SessionEntry } from '../../sdk/sessions/index.js';
 
 export interface SendPolicyRule {
   action?: SendDecision;

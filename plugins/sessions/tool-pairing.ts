@@ -11,8 +11,7 @@
  * (moved there when it landed later, as long as exactly one open call can own it), extra
  * or orphaned results are dropped, and a call still without a result gets a synthetic one.
  */
-import type { ToolResultMessage } from '../../kernel/index.js';
-import type { AssistantMessage, ChatMessage, ToolCallPart } from '../types/models.js';
+import type { AssistantMessage, ChatMessage, ToolCallPart, ToolResultMessage } from '../../sdk/index.js';
 
 export const ABORTED_TOOL_RESULT = 'aborted: the run stopped before this tool call returned a result.';
 

@@ -1,0 +1,288 @@
+/**
+ * Session transcripts: append-only JSONL, one entry per line. The first entry is a
+ * `session` header; every later entry has a short random id and the id of the entry
+ * before it (`parentId`), so the history is a chain that compaction can point into.
+ *
+ * Crash safety comes from how lines are written: each append is one `O_APPEND` write of
+ * complete lines, so after a crash the file holds whole lines plus, at worst, one torn
+ * line at the end (a fatal signal can cut a large write short). Readers skip lines that
+ * do not parse, and the next append starts with a newline when the file does not end
+ * with one, so the torn fragment stays on a line of its own instead of corrupting the
+ * entry written after it.
+ *
+ * One writer at a time: a run holds the session lock (lock.ts) while it appends, so two
+ * processes never interleave their turns in one file.
+ */
+import { randomBytes } from 'node:crypto';
+import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { ChatMessage } from '../../sdk/index.js';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/fs.js';
+import {
+  compactionSummaryMessage,
+  isCompactionEntry,
+  isMessageEntry,
+  isSessionHeader,
+  TRANSCRIPT_VERSION,
+  type AppendInput,
+  type CompactionEntry,
+  type EntryBase,
+  type MessageEntry,
+  type SessionHeader,
+  type Transcript as TranscriptContract,
+  type TranscriptEntry,
+  type TranscriptOptions,
+  type TranscriptRead,
+} from '../../sdk/sessions/index.js';
+
+function parseLines(text: string, into: TranscriptEntry[]): number {
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      skipped++;
+      continue;
+    }
+    if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string') {
+      into.push(value as TranscriptEntry);
+    } else {
+      skipped++;
+    }
+  }
+  return skipped;
+}
+
+/**
+ * Parsed transcripts, so a turn does not re-read and re-parse the whole history. Files
+ * are append-only: when one has grown (same inode), only the new complete lines are
+ * read; anything else (shrunk, replaced) is read from scratch.
+ */
+interface CachedRead {
+  ino: number;
+  /** Bytes parsed: the file up to its last newline. */
+  parsed: number;
+  entries: TranscriptEntry[];
+  skippedLines: number;
+}
+
+const READ_CACHE_LIMIT = 64;
+const readCache = new Map<string, CachedRead>();
+
+function remember(file: string, value: CachedRead): void {
+  readCache.delete(file);
+  readCache.set(file, value);
+  if (readCache.size > READ_CACHE_LIMIT) readCache.delete(readCache.keys().next().value as string);
+}
+
+export function readTranscriptFile(file: string): TranscriptRead {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      readCache.delete(file);
+      return { entries: [], skippedLines: 0, torn: false, size: 0 };
+    }
+    throw error;
+  }
+  try {
+    const { ino, size } = fstatSync(fd);
+    let cached = readCache.get(file);
+    if (!cached || cached.ino !== ino || cached.parsed > size) cached = { ino, parsed: 0, entries: [], skippedLines: 0 };
+    const unread = size - cached.parsed;
+    let torn = false;
+    if (unread > 0) {
+      const buffer = Buffer.allocUnsafe(unread);
+      let got = 0;
+      while (got < unread) {
+        const n = readSync(fd, buffer, got, unread - got, cached.parsed + got);
+        if (n === 0) break;
+        got += n;
+      }
+      // Parse complete lines only; a torn tail is re-read next time (it may be finished by then).
+      const lastNewline = buffer.lastIndexOf(0x0a, got - 1);
+      const complete = lastNewline + 1;
+      const entries = [...cached.entries];
+      let skippedLines = cached.skippedLines + parseLines(buffer.toString('utf8', 0, complete), entries);
+      cached = { ino, parsed: cached.parsed + complete, entries, skippedLines };
+      remember(file, cached);
+      if (complete < got) {
+        torn = true;
+        const tail: TranscriptEntry[] = [];
+        skippedLines += parseLines(buffer.toString('utf8', complete, got), tail);
+        return { entries: [...entries, ...tail], skippedLines, torn, size };
+      }
+    } else {
+      remember(file, cached);
+    }
+    return { entries: [...cached.entries], skippedLines: cached.skippedLines, torn, size };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `<sessionId>.jsonl` / `<sessionId>-topic-<threadId>.jsonl` → sessionId. */
+function sessionIdFromFile(file: string): string {
+  return basename(file).replace(/\.jsonl$/, '').replace(/-topic-.*$/, '');
+}
+
+interface Tail {
+  /** File size the state below describes; a different size means someone else wrote. */
+  size: number;
+  lastId: string | null;
+  ids: Set<string>;
+  hasEntries: boolean;
+  torn: boolean;
+}
+
+export class Transcript implements TranscriptContract {
+  readonly file: string;
+  readonly sessionId: string;
+  private readonly options: TranscriptOptions;
+  private readonly now: () => Date;
+  private tail?: Tail;
+
+  constructor(file: string, options: TranscriptOptions = {}) {
+    this.file = file;
+    this.options = options;
+    this.sessionId = options.sessionId ?? sessionIdFromFile(file);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  read(): TranscriptRead {
+    return readTranscriptFile(this.file);
+  }
+
+  /** Entries in file order, header included; unparseable lines are skipped. */
+  entries(): TranscriptEntry[] {
+    return this.read().entries;
+  }
+
+  header(): SessionHeader | undefined {
+    return this.entries().find(isSessionHeader);
+  }
+
+  /**
+   * The history the model sees: if there was a compaction, the latest one's summary as a
+   * user message (`compactionSummaryMessage`), then every message from its
+   * `firstKeptEntryId` (or, without one, from after the compaction entry) to the end.
+   * Without a compaction, every message.
+   */
+  messages(): ChatMessage[] {
+    const entries = this.entries();
+    let start = 0;
+    const result: ChatMessage[] = [];
+    let latest = -1;
+    for (let index = entries.length - 1; index >= 0; index--) {
+      if (isCompactionEntry(entries[index]!)) {
+        latest = index;
+        break;
+      }
+    }
+    if (latest >= 0) {
+      const compaction = entries[latest] as CompactionEntry;
+      result.push(compactionSummaryMessage(compaction));
+      const kept = compaction.firstKeptEntryId ? entries.findIndex((entry) => !isSessionHeader(entry) && entry.id === compaction.firstKeptEntryId) : -1;
+      start = kept >= 0 ? kept : latest + 1;
+    }
+    for (let index = start; index < entries.length; index++) {
+      const entry = entries[index]!;
+      if (isMessageEntry(entry)) result.push(entry.message);
+    }
+    return result;
+  }
+
+  /** Writes the header if the file has no entries yet; returns the header on disk. */
+  init(): SessionHeader | undefined {
+    const tail = this.sync();
+    if (!tail.hasEntries) this.write(tail, [this.makeHeader()]);
+    return this.header();
+  }
+
+  append(input: Omit<MessageEntry, keyof EntryBase>): MessageEntry;
+  append(input: Omit<CompactionEntry, keyof EntryBase>): CompactionEntry;
+  append(input: AppendInput): TranscriptEntry;
+  append(input: AppendInput): TranscriptEntry {
+    if (input.type === 'session') throw new TypeError('the session header is written by the transcript itself');
+    const tail = this.sync();
+    // Transcripts are replayed to the model and shown in UIs: a secret written here would live on.
+    const masked = this.options.redact ? this.options.redact.value(input) : input;
+    const entry = {
+      ...this.options.stamp,
+      ...masked,
+      type: input.type,
+      id: this.newId(tail.ids),
+      parentId: tail.lastId,
+      timestamp: this.now().toISOString(),
+    } as TranscriptEntry;
+    this.write(tail, tail.hasEntries ? [entry] : [this.makeHeader(), entry]);
+    return entry;
+  }
+
+  appendMessage(message: ChatMessage): MessageEntry {
+    return this.append({ type: 'message', message });
+  }
+
+  appendCompaction(compaction: Omit<CompactionEntry, keyof EntryBase | 'type'>): CompactionEntry {
+    return this.append({ type: 'compaction', ...compaction });
+  }
+
+  private makeHeader(): SessionHeader {
+    return {
+      ...this.options.header,
+      type: 'session',
+      version: TRANSCRIPT_VERSION,
+      id: this.sessionId,
+      timestamp: this.now().toISOString(),
+      ...(this.options.cwd === undefined ? {} : { cwd: this.options.cwd }),
+    };
+  }
+
+  private newId(taken: Set<string>): string {
+    for (;;) {
+      const id = randomBytes(4).toString('hex');
+      if (!taken.has(id)) return id;
+    }
+  }
+
+  /** The state of the file's end, re-read whenever the file changed behind our back. */
+  private sync(): Tail {
+    let size = 0;
+    try {
+      size = statSync(this.file).size;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+    if (this.tail && this.tail.size === size) return this.tail;
+    const read = this.read();
+    const ids = new Set<string>();
+    let lastId: string | null = null;
+    for (const entry of read.entries) {
+      if (isSessionHeader(entry) || typeof entry.id !== 'string') continue;
+      ids.add(entry.id);
+      lastId = entry.id;
+    }
+    this.tail = { size: read.size, lastId, ids, hasEntries: read.entries.length > 0, torn: read.torn };
+    return this.tail;
+  }
+
+  private write(tail: Tail, entries: TranscriptEntry[]): void {
+    const lines = entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
+    const text = (tail.torn ? '\n' : '') + lines;
+    ensurePrivateDir(dirname(this.file));
+    // One append call per entry: with O_APPEND the line lands whole at the end, or (if
+    // the process dies mid-write) as the torn tail that readers skip.
+    appendFileSync(this.file, text, { encoding: 'utf8', mode: PRIVATE_FILE_MODE });
+    tail.size += Buffer.byteLength(text, 'utf8');
+    tail.torn = false;
+    tail.hasEntries = true;
+    for (const entry of entries) {
+      if (isSessionHeader(entry)) continue;
+      tail.ids.add(entry.id);
+      tail.lastId = entry.id;
+    }
+  }
+}
