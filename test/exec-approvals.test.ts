@@ -264,7 +264,7 @@ describe('exec approvals through the tool choke point', () => {
 
 describe('approvals over the gateway and the claw approvals CLI', () => {
   it('ask → approve from a real `claw approvals` process; pending lists it; a repeat resolve is idempotent, a conflicting one fails', async () => {
-    const gw = await startGateway({ plugins: [EXEC, APPROVALS], config: { tools: { exec: { security: 'allowlist', ask: 'on-miss' } } } });
+    const gw = await startGateway({ plugins: [EXEC, APPROVALS, ...SESSIONS], config: { tools: { exec: { security: 'allowlist', ask: 'on-miss' } } } });
     kernels.push(gw.kernel);
     // Nobody connected who could answer: askFallback at once, not after the timeout.
     const ws0 = tempDir();

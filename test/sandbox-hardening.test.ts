@@ -176,7 +176,8 @@ describe('explain and the runtime run the same checks', () => {
     expect(explained.commandsRunOn).toBe(`refused (fail closed: ${explained.binds[0].reason})`);
 
     const kernel = await createTestKernel({
-      plugins: ['tools-exec', 'exec-approvals', 'sandbox-docker'].map((id) => join(REPO, 'plugins', id)),
+      // Exec approvals read the calling session from the sessions plugin's stores (which list models).
+      plugins: ['tools-exec', 'exec-approvals', 'models', 'sessions', 'sandbox-docker'].map((id) => join(REPO, 'plugins', id)),
       config,
       env: { DOCKER_HOST: dockerHost },
       stateDir,

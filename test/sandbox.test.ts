@@ -9,7 +9,7 @@ import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { CLI, REPO, tempDir, waitFor } from './helpers.js';
 import { EXEC_ESCAPES, FILE_ESCAPES } from './sandbox-escape-cases.js';
 
-// Exec approvals read the calling session from the sessions plugin's stores (which list models).
+// Exec approvals read the calling session from the sessions plugin's stores (which list models); the first four run exec without a backend.
 const PLUGINS = ['tools-exec', 'exec-approvals', 'models', 'sessions', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
 const MAIN = 'agent:main:main';
 const GROUP = 'agent:main:telegram:group:42';
@@ -226,7 +226,7 @@ describe('fail closed', () => {
       // Unset: the default holder (sandbox-docker), which is not installed in this kernel.
       [{}, /the sandbox backend "sandbox-docker" is not available/],
     ] as const) {
-      const kernel = await createTestKernel({ plugins: PLUGINS.slice(0, 2), config: { plugins: { slots }, agents: { defaults: { sandbox: { mode: 'non-main' } } } } });
+      const kernel = await createTestKernel({ plugins: PLUGINS.slice(0, 4), config: { plugins: { slots }, agents: { defaults: { sandbox: { mode: 'non-main' } } } } });
       try {
         const outcome = await invoke(kernel, 'exec', { command: 'echo hi' }, GROUP, tempDir());
         expect(text(outcome.result)).toMatch(refusal);
