@@ -86,9 +86,10 @@ async function boot(config: Record<string, any> = {}, respond: Responder = echo)
   await kernel.start();
   const agent = (await useService<AgentService>(kernel, 'agent'))!;
   const sessions = (await useService<SessionService>(kernel, 'sessions'))!;
-  const observer = (await useService<{ onFlowDone?: (outcome: Flow | { error: string }) => void }>(kernel, 'session-tools'))!;
+  // Absent when a bad session config stops the sessions plugin, which the session tools require.
+  const observer = await useService<{ onFlowDone?: (outcome: Flow | { error: string }) => void }>(kernel, 'session-tools');
   const flows: Booted['flows'] = [];
-  observer.onFlowDone = (outcome) => flows.push(outcome);
+  if (observer) observer.onFlowDone = (outcome) => flows.push(outcome);
   const result: Booted = {
     kernel,
     agent,
