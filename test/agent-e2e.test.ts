@@ -162,6 +162,25 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     expect(final.summary).toBe('Your name is Ada.');
     expect(JSON.stringify(harness.fake.requests[1]!.body)).toContain('My name is Ada.');
   });
+
+  it('a reply cut at the token limit runs none of its tool calls; each is answered with an error the model sees', async () => {
+    harness = await startAgent({ provider });
+    const h = harness;
+    h.fake.script(
+      { toolCalls: [{ name: 'write', arguments: { path: 'cut/a.txt', content: 'half' } }, { name: 'write', arguments: { path: 'cut/b.txt', content: 'ha' } }], stopReason: 'length' },
+      { text: 'That was too long; here is the short version.' },
+    );
+    const { final } = await runAgent(h.client, { message: 'write two long files' });
+    expect(final).toMatchObject({ status: 'ok', summary: 'That was too long; here is the short version.' });
+    expect(existsSync(join(h.workspace, 'cut'))).toBe(false);
+    expect(h.hooks.filter((record) => record.hook === 'before_tool_call')).toEqual([]);
+    // The transcript keeps every call paired with its result.
+    const messages = transcriptLines(h).filter((line) => line.type === 'message').map((line) => line.message);
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
+    expect(messages[1].stopReason).toBe('length');
+    for (const result of messages.slice(2, 4)) expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/cut off at the output token limit/) }] });
+    expect(JSON.stringify(h.fake.requests[1]!.body)).toContain('cut off at the output token limit');
+  });
 });
 
 describe('queue modes for messages that arrive during a run', () => {

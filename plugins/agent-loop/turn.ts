@@ -1,13 +1,10 @@
 /**
  * One agent turn: from a user message to a final answer through as many model calls and
- * tool calls as it takes. The message-path hooks fire here at their exact points:
- *
- *   before_model_resolve → before_prompt_build → before_agent_start →
- *   [llm_input → model → llm_output → (before_tool_call → tool → tool_result_persist →
- *   after_tool_call)×N]… → agent_end
- *
- * with before_message_write before every transcript append (user, assistant, tool result).
- * message_received happens before the turn (dispatch) and delivery after it (runtime).
+ * tool calls as it takes — system prompt, model ↔ tools with streaming and steering,
+ * memory flush and compaction. The loop fires no message-path hook of its own: the agent
+ * plugin fires the pre-turn ones and hands their results in TurnInput, the models service
+ * fires llm_input/llm_output, the kernel's tool choke point the tool hooks, and the
+ * transcript before_message_write on every append; so a replacement loop keeps them all.
  */
 import { hostname, platform, release } from 'node:os';
 import type {
@@ -50,6 +47,8 @@ import {
   type TurnInput,
   type TurnResult,
   type BootstrapFile,
+  truncatedToolResult,
+  turnSystemPrompt,
 } from '../../sdk/agent/index.js';
 import { bootstrapFiles } from './bootstrap-hook.js';
 import { buildSystemPrompt } from './prompt.js';
@@ -79,17 +78,8 @@ export class Turn {
 
   async run(input: TurnInput): Promise<TurnResult> {
     const { kernel, settings } = this.deps;
-    const hooks = kernel.hooks;
-
-    // Model: session or per-message override, then before_model_resolve may redirect.
-    let chain = this.deps.models.chain(settings, input.model ?? this.deps.session.model);
-    const primary = chain[0] ? parseModelRef(chain[0]) : undefined;
-    const resolve = await hooks.runModifying('before_model_resolve', { prompt: input.message, provider: primary?.provider, model: primary?.model }, this.hookCtx);
-    chain = overrideChain(chain, resolve.providerOverride, resolve.modelOverride);
-
+    const chain = input.chain;
     const history = this.loadHistory();
-    const build = await hooks.runModifying('before_prompt_build', { prompt: input.message, messages: history as unknown as TranscriptMessage[] }, this.hookCtx);
-
     const current = chain[0] ? parseModelRef(chain[0]) : undefined;
     const tools = await this.availableTools(current?.provider, chain[0]);
     const bootstrap = await bootstrapFiles(kernel, settings, { mainSession: this.deps.mainSession, sessionKey: this.deps.sessionKey, sessionId: this.deps.session.sessionId });
@@ -105,23 +95,10 @@ export class Turn {
       mode: input.promptMode,
       sandbox: promptSandbox(sessionSandbox(kernel.config() as KernelConfig, settings, this.deps.sessionKey, kernel.paths.stateDir)),
     });
-    let systemPrompt = build.systemPrompt ?? built.prompt;
-    if (build.appendSystemContext) systemPrompt = `${systemPrompt}\n\n${build.appendSystemContext}`;
-    let userText = build.prependContext ? `${build.prependContext}\n\n${input.message}` : input.message;
-
-    const start = await hooks.runModifying(
-      'before_agent_start',
-      { prompt: userText, provider: current?.provider, model: current?.model, messages: history as unknown as TranscriptMessage[] },
-      this.hookCtx,
-    );
-    if (start.systemPrompt && !build.systemPrompt) systemPrompt = start.systemPrompt;
-    if (start.appendSystemContext) systemPrompt = `${systemPrompt}\n\n${start.appendSystemContext}`;
-    if (start.prependContext) userText = `${start.prependContext}\n\n${userText}`;
-    chain = overrideChain(chain, start.providerOverride, start.modelOverride);
-
+    const systemPrompt = turnSystemPrompt(input, built.prompt);
     const user: UserMessage = {
       role: 'user',
-      content: input.images?.length ? [{ type: 'text', text: userText }, ...input.images] : userText,
+      content: input.images?.length ? [{ type: 'text', text: input.message }, ...input.images] : input.message,
       timestamp: Date.now(),
       ...(input.origin ? { origin: input.origin } : {}),
     };
@@ -199,8 +176,7 @@ export class Turn {
 
   /** Model ↔ tools until the model answers without calling tools. Returns the answer text. */
   private async loop(state: LoopState, silent: boolean): Promise<string> {
-    const { kernel, settings, signal } = this.deps;
-    const hooks = kernel.hooks;
+    const { settings, signal } = this.deps;
     this.deps.setStreaming(!silent);
     try {
       for (;;) {
@@ -215,20 +191,9 @@ export class Turn {
           this.pruneThisRun ??= Date.now() - (this.deps.session.lastCacheTouchAt ?? 0) > settings.pruning.ttlMs;
           if (this.pruneThisRun) requestMessages = pruneToolResults(state.messages, settings.pruning, info.contextWindow);
         }
-        const input = await hooks.runModifying(
-          'llm_input',
-          {
-            provider: current?.provider ?? '',
-            model: current?.model ?? '',
-            systemPrompt: state.systemPrompt,
-            messages: requestMessages as unknown as TranscriptMessage[],
-            tools: state.tools.map((tool) => tool.name),
-          },
-          this.hookCtx,
-        );
         const request: Omit<ModelRequest, 'model' | 'endpoint'> = {
-          systemPrompt: input.systemPrompt ?? state.systemPrompt,
-          messages: (input.messages as unknown as ChatMessage[] | undefined) ?? requestMessages,
+          systemPrompt: state.systemPrompt,
+          messages: requestMessages,
           tools: state.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
           thinking: state.thinking,
           ...(info.maxTokens ? { maxTokens: info.maxTokens } : {}),
@@ -258,18 +223,7 @@ export class Turn {
         state.usedRef = outcome.ref;
         if (outcome.provider === 'anthropic') this.cacheTouchedAt = Date.now();
         this.addUsage(outcome);
-        const output = await hooks.runModifying(
-          'llm_output',
-          {
-            provider: outcome.provider,
-            model: outcome.model,
-            content: outcome.text,
-            toolCalls: outcome.toolCalls.map((call) => ({ id: call.id, name: call.name, params: call.arguments })),
-            usage: outcome.usage,
-          },
-          this.hookCtx,
-        );
-        const text = output.content ?? outcome.text;
+        const { text } = outcome;
         const assistant: AssistantMessage = {
           role: 'assistant',
           content: [...outcome.thinking, ...(text ? [{ type: 'text' as const, text }] : []), ...outcome.toolCalls],
@@ -283,6 +237,14 @@ export class Turn {
         // Block streaming sends what is buffered when a model message ends.
         if (!silent) this.deps.emit('assistant', { messageEnd: true, toolCalls: outcome.toolCalls.length });
         if (outcome.toolCalls.length === 0) return text;
+        if (outcome.stopReason === 'length') {
+          // Cut off at the token limit: the calls may be incomplete, so none runs; the model is told and asked again.
+          for (const call of outcome.toolCalls) {
+            const result = truncatedToolResult(call);
+            if (this.write(result)) state.messages.push(result);
+          }
+          continue;
+        }
 
         let steered = await this.runTools(outcome.toolCalls, state, outcome.ref, silent);
         if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
@@ -454,18 +416,6 @@ export interface LoopState {
   usedRef?: string;
   /** The ref the user chose for this turn, if any. */
   explicit?: string;
-}
-
-/** Apply a hook's provider/model override to the chain's first entry. */
-function overrideChain(chain: string[], provider?: string, model?: string): string[] {
-  if (!provider && !model) return chain;
-  if (model?.includes('/') && !provider) return [model, ...chain.filter((ref) => ref !== model)];
-  const current = chain[0] ? parseModelRef(chain[0]) : undefined;
-  const p = provider ?? current?.provider;
-  const m = model ?? current?.model;
-  if (!p || !m) return chain;
-  const ref = `${p}/${m}`;
-  return [ref, ...chain.filter((item) => item !== ref)];
 }
 
 function summarizeContent(content: ChatMessage['content']): string {

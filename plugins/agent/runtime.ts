@@ -18,6 +18,7 @@ import { AgentIntake, intakeInput, noteRecovery } from './intake.js';
 import type { OpenMessage, TurnRecord } from './journal.js';
 import { Outbox, type DeliveryOutcome, type OutboxEntry } from './outbox.js';
 import { collectPrompt, FollowupQueue, routeOf, type Pending } from './queue.js';
+import { preparedTurnInput, turnHookContext, withHookContext } from './turn-hooks.js';
 import {
   type AuthProfiles,
   BlockChunker,
@@ -318,9 +319,10 @@ export class AgentRuntime {
     const sessionKey = input.sessionKey!;
     const settings = this.settings(agentId);
     const store = this.store(agentId);
+    const hookContext = turnHookContext({ settings, sessionKey, session, runId, channel: input.channel, signal: controller.signal });
     return {
       kernel: this.kernel,
-      models: this.models,
+      models: withHookContext(this.models, hookContext),
       store,
       // The header names the key, so a store rebuilt from the transcripts lists the session under it; every
       // line the turn writes names the run, so a restart can tell this turn's lines from later ones.
@@ -826,19 +828,17 @@ export class AgentRuntime {
           void this.deliver(input, runId, sessionKey, { text: toolAnnouncement(data, verbose), media: [], silent: false });
         }
       }));
-      const turnResult: TurnResult = await loop.runTurn(
-        {
+      const turnInput = await preparedTurnInput(ctx, {
         message: input.message,
         images: input.images,
         thinking: input.thinking,
         model: input.model,
-          extraSystemPrompt: input.extraSystemPrompt,
-          ...(input.origin ? { origin: input.origin } : {}),
-          // A sub-agent gets the minimal prompt: its task, not the persona and heartbeat rules.
-          ...(isSubagentSessionKey(sessionKey) ? { promptMode: 'minimal' as const } : {}),
-        },
-        ctx,
-      );
+        extraSystemPrompt: input.extraSystemPrompt,
+        ...(input.origin ? { origin: input.origin } : {}),
+        // A sub-agent gets the minimal prompt: its task, not the persona and heartbeat rules.
+        ...(isSubagentSessionKey(sessionKey) ? { promptMode: 'minimal' as const } : {}),
+      });
+      const turnResult: TurnResult = await loop.runTurn(turnInput, ctx);
       active.finishing = true;
       const reason = controller.signal.reason;
       const status: RunStatus =

@@ -17,11 +17,14 @@
  *    when a fallback could answer, so a still-broken endpoint does not stall a run through
  *    a second full recovery.
  *
+ * `llm_input` and `llm_output` fire here, once around each call (not per attempt), so every
+ * caller's model calls are seen, whichever agent loop makes them.
+ *
  * This is the models plugin's implementation of the SDK's `Models` contract
  * (sdk/agent/model-service.ts); a plugin that replaces this one brings its own.
  */
 import { isModelError, ModelError, parseModelRef, type KernelServices, type ModelInfo, type ModelRef, type ModelRequest } from '../../sdk/index.js';
-import type { ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../../sdk/index.js';
+import type { ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, TranscriptMessage, Usage } from '../../sdk/index.js';
 import {
   configuredProviderIds,
   modelChain,
@@ -175,6 +178,43 @@ export class Models implements ModelsContract {
     if (chain.length === 0) {
       throw new ModelError('invalid_request', 'no model is configured: set agents.defaults.model (for example "openai/gpt-4.1") or an API key such as OPENAI_API_KEY');
     }
+    const hooks = this.kernel.hooks;
+    const ctx = { ...options.hookContext, signal: options.signal };
+    const first = parseModelRef(chain[0]!);
+    const input = await hooks.runModifying(
+      'llm_input',
+      {
+        provider: first?.provider ?? '',
+        model: first?.model ?? '',
+        systemPrompt: request.systemPrompt ?? '',
+        messages: request.messages as unknown as TranscriptMessage[],
+        tools: (request.tools ?? []).map((tool) => tool.name),
+      },
+      ctx,
+    );
+    const rewritten = { ...request, systemPrompt: input.systemPrompt ?? request.systemPrompt, messages: (input.messages as unknown as ModelRequest['messages'] | undefined) ?? request.messages };
+    const outcome = await this.failover(settings, chain, rewritten, options);
+    const output = await hooks.runModifying(
+      'llm_output',
+      {
+        provider: outcome.provider,
+        model: outcome.model,
+        content: outcome.text,
+        toolCalls: outcome.toolCalls.map((call) => ({ id: call.id, name: call.name, params: call.arguments })),
+        usage: outcome.usage,
+      },
+      ctx,
+    );
+    return output.content === undefined ? outcome : { ...outcome, text: output.content };
+  }
+
+  /** Each candidate of the chain in turn until one answers. */
+  private async failover(
+    settings: AgentSettings,
+    chain: readonly string[],
+    request: Omit<ModelRequest, 'model' | 'endpoint'>,
+    options: ModelStreamOptions,
+  ): Promise<ModelOutcome> {
     const profiles = this.profilesFor(settings.agentId);
     const problems: string[] = [];
     const candidates = await this.candidates(settings, chain, profiles, options.preferProfile, problems);

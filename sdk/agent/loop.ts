@@ -9,8 +9,8 @@
  *     api.registerAgentLoop(defineAgentLoop({ async runTurn(input, ctx) { … } }));
  *   } });
  */
-import type { ToolDefinition } from '../../kernel/index.js';
-import type { ChatMessage, ImagePart, ThinkingLevel } from '../types/models.js';
+import type { ToolDefinition, ToolResultMessage } from '../../kernel/index.js';
+import type { AssistantMessage, ChatMessage, ImagePart, ThinkingLevel, ToolCallPart } from '../types/models.js';
 import type { KernelServices } from '../types/plugin.js';
 import { configuredToolPolicy, type ToolMatcher } from '../tool-policy.js';
 import type { Models } from './model-service.js';
@@ -24,21 +24,45 @@ export type AgentStream = 'lifecycle' | 'assistant' | 'tool' | 'compaction';
 export type PromptMode = 'full' | 'minimal' | 'none';
 
 export interface TurnInput {
+  /**
+   * The user's message, with what `before_prompt_build` and `before_agent_start` handlers
+   * prepend (pending system events, recalled notes) already in front of it.
+   */
   message: string;
   images?: ImagePart[];
   thinking?: ThinkingLevel;
-  /** A per-message model override ("provider/model" or an alias, already resolved). */
+  /** A per-message model override ("provider/model" or an alias, already resolved); `chain` starts with it. */
   model?: string;
+  /**
+   * The models to try, in order (for `ctx.models.stream`): the message's or session's model
+   * and its fallbacks, as `before_model_resolve` and `before_agent_start` left them.
+   */
+  chain: string[];
+  /** A hook's replacement for the loop's own system prompt (see turnSystemPrompt). */
+  systemPrompt?: string;
+  /** What hooks add after the system prompt, whichever it is. */
+  appendSystemContext?: string;
   extraSystemPrompt?: string;
   promptMode?: PromptMode;
   /** DispatchInput.origin, written on the turn's user message. */
   origin?: string;
 }
 
-/** Everything a loop may use for one turn; the dispatcher builds it fresh per run. */
+/** The system prompt a turn sends: the hooks' replacement or the loop's own, then what hooks append. */
+export function turnSystemPrompt(input: Pick<TurnInput, 'systemPrompt' | 'appendSystemContext'>, own: string): string {
+  const prompt = input.systemPrompt ?? own;
+  return input.appendSystemContext ? `${prompt}\n\n${input.appendSystemContext}` : prompt;
+}
+
+/**
+ * Everything a loop may use for one turn; the dispatcher builds it fresh per run. The hooks
+ * around the turn fire without the loop's help: the pre-turn ones before `runTurn` (their
+ * results are in TurnInput), `llm_input`/`llm_output` in `models.stream`, the tool hooks in
+ * `kernel.tools.invoke`, `before_message_write` in `transcript.appendMessage`.
+ */
 export interface TurnContext {
   kernel: KernelServices;
-  /** Model selection, auth profiles and failover (the "models" service's `models`). */
+  /** Model selection, auth profiles and failover (the "models" service's `models`), bound to this run's hook context. */
   models: Models;
   store: SessionStore;
   /** The session's transcript: read history, append what the turn adds. */
@@ -139,4 +163,33 @@ export async function allowedTools(kernel: KernelServices, settings: AgentSettin
     .filter((name) => policy(name) && (!restriction || restriction(name)));
   const tools = await Promise.all(names.map((name) => kernel.capabilities.find('tool', name).catch(() => undefined)));
   return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
+}
+
+/** What a tool call of a reply cut at the output limit gets instead of running: its arguments may be cut too. */
+export const TRUNCATED_TOOL_RESULT =
+  'Not run: your reply was cut off at the output token limit, so this call may be incomplete. Make the call again with shorter arguments, or split the work into smaller steps.';
+
+export function truncatedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp = Date.now()): ToolResultMessage {
+  return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: TRUNCATED_TOOL_RESULT }], isError: true, timestamp };
+}
+
+/**
+ * The results of a reply's tool calls, run one after another through the kernel's tool
+ * choke point (policy, approvals, the tool hooks) with the turn's context. A reply cut at
+ * the token limit (`stopReason: 'length'`) runs none of them: each gets an error result
+ * telling the model so, which keeps every call in the transcript paired with a result.
+ */
+export async function runToolCalls(ctx: TurnContext, reply: AssistantMessage): Promise<ToolResultMessage[]> {
+  const calls = Array.isArray(reply.content) ? reply.content.filter((part): part is ToolCallPart => part.type === 'toolCall') : [];
+  if (reply.stopReason === 'length') return calls.map((call) => truncatedToolResult(call));
+  const { settings } = ctx;
+  const context = { agentId: settings.agentId, sessionKey: ctx.sessionKey, workspaceDir: settings.workspaceDir, signal: ctx.signal, runId: ctx.runId };
+  const allowed = sessionToolRestriction(ctx.kernel.config(), settings.agentId, ctx.sessionKey);
+  const model = reply.provider && reply.model ? `${reply.provider}/${reply.model}` : undefined;
+  const results: ToolResultMessage[] = [];
+  for (const call of calls) {
+    const result = await ctx.kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, model, maxResultChars: settings.maxResultChars, ...(allowed ? { allowed } : {}) });
+    results.push(result.message);
+  }
+  return results;
 }

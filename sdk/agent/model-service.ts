@@ -8,6 +8,7 @@
  *   const models = await requireService<ModelService>(api.kernel, 'models', 'my plugin');
  */
 import type { FailureKind } from '../models.js';
+import type { HookContext } from '../types/hooks.js';
 import type { ModelInfo, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../types/models.js';
 import type { AgentSettings } from './settings.js';
 
@@ -29,6 +30,12 @@ export interface ModelStreamOptions {
   preferProfile?: string;
   /** The ref the user chose (`--model`, `/model`): tried even while it cools down. */
   explicit?: string;
+  /**
+   * Who is calling (agent, session, run): the context `llm_input` and `llm_output` handlers
+   * see, since the service fires them around every call. The dispatcher binds the run's
+   * context into TurnContext.models, so a loop need not pass it.
+   */
+  hookContext?: HookContext;
 }
 
 /** The answer of the model that finally answered. */
@@ -54,7 +61,11 @@ export interface Models {
   info(ref: string, settings: AgentSettings): Promise<ModelInfo & { contextWindow: number }>;
   /** What a person typed (`/model opus`, `/new gpt-4o`) as a ref: an alias, a ref, a provider or a catalog match. */
   resolve(input: string, settings: AgentSettings): Promise<string | undefined>;
-  /** One model response, walking the chain on failure; throws a ModelError when nothing could answer. */
+  /**
+   * One model response, walking the chain on failure; throws a ModelError when nothing could
+   * answer. `llm_input` may rewrite the request's system prompt and messages first, and
+   * `llm_output` the answer's text.
+   */
   stream(settings: AgentSettings, chain: readonly string[], request: Omit<ModelRequest, 'model' | 'endpoint'>, options: ModelStreamOptions): Promise<ModelOutcome>;
 }
 
