@@ -28,9 +28,9 @@ describe('trimTranscript', () => {
   it('relinks what it keeps: a compaction whose first kept entry was cut keeps from the first survivor', () => {
     const file = join(tempDir(), 's1.jsonl');
     const t = new Transcript(file);
-    const a = t.appendMessage({ role: 'user', content: 'a' });
+    const a = t.appendMessage({ role: 'user', content: 'a' })!;
     t.appendMessage({ role: 'user', content: 'b' });
-    const c = t.appendMessage({ role: 'user', content: 'c' });
+    const c = t.appendMessage({ role: 'user', content: 'c' })!;
     t.appendCompaction({ summary: 'S', firstKeptEntryId: a.id, tokensBefore: 10 });
     t.appendMessage({ role: 'user', content: 'd' });
     expect(trimTranscript(file, 4)).toEqual({ compacted: true, kept: 4 });

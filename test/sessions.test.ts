@@ -3,6 +3,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync,
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { HookBus } from '../sdk/index.js';
 import {
   buildAgentMainSessionKey,
   cronSessionKey,
@@ -463,8 +464,8 @@ describe('transcripts', () => {
     expect(transcript.entries()).toEqual([]);
     expect(transcript.messages()).toEqual([]);
 
-    const a = transcript.appendMessage(user('hi'));
-    const b = transcript.append({ type: 'message', message: assistant('hello') });
+    const a = transcript.appendMessage(user('hi'))!;
+    const b = transcript.append({ type: 'message', message: assistant('hello') })!;
     const custom = transcript.append({ type: 'model_change', provider: 'anthropic', model: 'opus' });
     expect(a).toMatchObject({ type: 'message', parentId: null, timestamp: '2025-01-02T03:04:05.000Z', message: user('hi') });
     expect(b.parentId).toBe(a.id);
@@ -482,9 +483,9 @@ describe('transcripts', () => {
 
     // Another writer (a second object on the same file) continues the chain.
     const second = new Transcript(file);
-    const c = second.appendMessage(user('again'));
+    const c = second.appendMessage(user('again'))!;
     expect(c.parentId).toBe(custom.id);
-    const d = transcript.appendMessage(user('and again'));
+    const d = transcript.appendMessage(user('and again'))!;
     expect(d.parentId).toBe(c.id);
     expectChained(file);
   });
@@ -494,12 +495,34 @@ describe('transcripts', () => {
     const redact = createRedactor({ config: { models: { providers: { openai: { apiKey: 'cfg-openai-key-1' } } } }, env: {} });
     const transcript = new Transcript(file, { redact });
     const input = user('my key is cfg-openai-key-1, see https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe');
-    expect(transcript.appendMessage(input).message).toEqual(user('my key is ***, see https://api.telegram.org/bot123456789:***/getMe'));
+    expect(transcript.appendMessage(input)!.message).toEqual(user('my key is ***, see https://api.telegram.org/bot123456789:***/getMe'));
     transcript.appendCompaction({ summary: 'the user shared cfg-openai-key-1', firstKeptEntryId: null, tokensBefore: 10 });
     expect(readFileSync(file, 'utf8')).not.toContain('cfg-openai-key-1');
     expect(readFileSync(file, 'utf8')).not.toContain('AAHdqTcvCH1v');
     // The caller's message is not changed.
     expect(JSON.stringify(input)).toContain('cfg-openai-key-1');
+  });
+
+  it('runs before_message_write before each message it appends: a handler rewrites or blocks it', () => {
+    const file = join(tempDir('claw-transcript-'), 'sess-hooked.jsonl');
+    const bus = new HookBus();
+    const seen: Array<{ role: string; sessionKey?: string }> = [];
+    bus.on('before_message_write', (event, ctx) => {
+      seen.push({ role: event.message.role, sessionKey: ctx.sessionKey });
+      if (JSON.stringify(event.message.content).includes('secret plan')) return { block: true };
+      if (event.message.role === 'assistant') return { message: { ...event.message, content: [{ type: 'text', text: 'rewritten' }] } };
+      return undefined;
+    });
+    const transcript = new Transcript(file, { hooks: { runner: bus, context: { sessionKey: 'agent:main:main' } } });
+    expect(transcript.appendMessage(user('the secret plan'))).toBeUndefined();
+    expect(transcript.appendMessage(assistant('original'))!.message).toEqual(assistant('rewritten'));
+    transcript.append({ type: 'model_change', provider: 'openai', model: 'gpt-4.1' });
+    expect(seen).toEqual([
+      { role: 'user', sessionKey: 'agent:main:main' },
+      { role: 'assistant', sessionKey: 'agent:main:main' },
+    ]);
+    expect(transcript.entries().map((entry) => entry.type)).toEqual(['session', 'message', 'model_change']);
+    expect(transcript.messages()).toEqual([assistant('rewritten')]);
   });
 
   it('uses the topic file name for the sessionId and writes the header once', () => {
@@ -519,7 +542,7 @@ describe('transcripts', () => {
     transcript.appendMessage(assistant('two'));
     transcript.appendCompaction({ summary: 'old summary', firstKeptEntryId: null, tokensBefore: 100 });
     transcript.appendMessage(user('three'));
-    const keep = transcript.appendMessage(assistant('four'));
+    const keep = transcript.appendMessage(assistant('four'))!;
     transcript.appendMessage(user('five'));
     const compaction = transcript.appendCompaction({ summary: 'talked about 1–3', firstKeptEntryId: keep.id, tokensBefore: 5000 });
     expect(compaction).toMatchObject({ type: 'compaction', parentId: expect.any(String), tokensBefore: 5000 });
@@ -545,7 +568,7 @@ describe('transcripts', () => {
     const file = join(tempDir('claw-transcript-'), 's.jsonl');
     const transcript = new Transcript(file);
     transcript.appendMessage(user('one'));
-    const last = transcript.appendMessage(user('two'));
+    const last = transcript.appendMessage(user('two'))!;
     appendFileSync(file, '{"type":"message","id":"deadbeef","parentId":"x","message":{"role":"us');
 
     const fresh = new Transcript(file);
@@ -553,7 +576,7 @@ describe('transcripts', () => {
     expect(read).toMatchObject({ torn: true, skippedLines: 1 });
     expect(fresh.messages()).toEqual([user('one'), user('two')]);
 
-    const next = fresh.appendMessage(user('three'));
+    const next = fresh.appendMessage(user('three'))!;
     expect(next.parentId).toBe(last.id);
     const lines = readFileSync(file, 'utf8').split('\n');
     expect(lines.at(-1)).toBe('');
@@ -567,7 +590,7 @@ describe('transcripts', () => {
     const file = join(tempDir('claw-transcript-'), 's.jsonl');
     writeFileSync(file, '{"type":"sess');
     const transcript = new Transcript(file);
-    const entry = transcript.appendMessage(user('x'));
+    const entry = transcript.appendMessage(user('x'))!;
     expect(transcript.entries().map((e) => e.type)).toEqual(['session', 'message']);
     expect(entry.parentId).toBeNull();
   });
@@ -622,7 +645,7 @@ for (let i = 0; ; i++) {
       expect(read.skippedLines).toBe(tail !== '' && !isJson(tail) ? 1 : 0);
 
       const before = read.entries.filter(isMessageEntry);
-      const next = transcript.appendMessage(user('after the crash'));
+      const next = transcript.appendMessage(user('after the crash'))!;
       expect(next.parentId).toBe(before.at(-1)?.id ?? null);
       const after = readFileSync(file, 'utf8').split('\n');
       expect(after.pop()).toBe('');

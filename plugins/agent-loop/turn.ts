@@ -16,7 +16,6 @@ import type {
   ThinkingLevel,
   ToolCallPart,
   ToolDefinition,
-  TranscriptMessage,
   UserMessage,
 } from '../../sdk/index.js';
 import { isModelError, ModelError, parseModelRef } from '../../sdk/index.js';
@@ -162,16 +161,13 @@ export class Turn {
     return written;
   }
 
-  /** Append to the transcript unless a before_message_write handler blocks it. */
+  /** Append to the transcript; false when a before_message_write handler blocked it (the transcript runs the hook). */
   private write(message: ChatMessage): boolean {
     // A memory flush works on a private copy of the conversation; nothing of it is stored.
     if (this.flushing) return true;
-    const hook = this.deps.kernel.hooks.runSync('before_message_write', { message: message as unknown as TranscriptMessage }, this.hookCtx);
-    if (hook.block) return false;
-    const final = (hook.message as unknown as ChatMessage | undefined) ?? message;
-    this.deps.transcript.appendMessage(final);
-    this.written.push(final);
-    return true;
+    const entry = this.deps.transcript.appendMessage(message);
+    if (entry) this.written.push(entry.message);
+    return entry !== undefined;
   }
 
   /** Model ↔ tools until the model answers without calling tools. Returns the answer text. */

@@ -326,7 +326,12 @@ export class AgentRuntime {
       store,
       // The header names the key, so a store rebuilt from the transcripts lists the session under it; every
       // line the turn writes names the run, so a restart can tell this turn's lines from later ones.
-      transcript: this.sessions.transcript(this.transcriptFile(store, session, input), { redact: this.kernel.redact, header: { sessionKey }, stamp: { runId } }),
+      transcript: this.sessions.transcript(this.transcriptFile(store, session, input), {
+        redact: this.kernel.redact,
+        header: { sessionKey },
+        stamp: { runId },
+        hooks: { runner: this.kernel.hooks, context: hookContext },
+      }),
       settings,
       runId,
       sessionKey,

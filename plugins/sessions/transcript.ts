@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { ChatMessage } from '../../sdk/index.js';
+import type { ChatMessage, TranscriptMessage } from '../../sdk/index.js';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/fs.js';
 import {
   compactionSummaryMessage,
@@ -202,14 +202,16 @@ export class Transcript implements TranscriptContract {
     return this.header();
   }
 
-  append(input: Omit<MessageEntry, keyof EntryBase>): MessageEntry;
+  append(input: Omit<MessageEntry, keyof EntryBase>): MessageEntry | undefined;
   append(input: Omit<CompactionEntry, keyof EntryBase>): CompactionEntry;
   append(input: AppendInput): TranscriptEntry;
-  append(input: AppendInput): TranscriptEntry {
+  append(input: AppendInput): TranscriptEntry | undefined {
     if (input.type === 'session') throw new TypeError('the session header is written by the transcript itself');
+    const hooked = input.type === 'message' ? this.beforeWrite(input as Omit<MessageEntry, keyof EntryBase>) : input;
+    if (!hooked) return undefined;
     const tail = this.sync();
     // Transcripts are replayed to the model and shown in UIs: a secret written here would live on.
-    const masked = this.options.redact ? this.options.redact.value(input) : input;
+    const masked = this.options.redact ? this.options.redact.value(hooked) : hooked;
     const entry = {
       ...this.options.stamp,
       ...masked,
@@ -222,8 +224,17 @@ export class Transcript implements TranscriptContract {
     return entry;
   }
 
-  appendMessage(message: ChatMessage): MessageEntry {
+  appendMessage(message: ChatMessage): MessageEntry | undefined {
     return this.append({ type: 'message', message });
+  }
+
+  /** before_message_write, when the transcript was opened with hooks: the message to write, or undefined when blocked. */
+  private beforeWrite(input: Omit<MessageEntry, keyof EntryBase>): Omit<MessageEntry, keyof EntryBase> | undefined {
+    const hooks = this.options.hooks;
+    if (!hooks) return input;
+    const outcome = hooks.runner.runSync('before_message_write', { message: input.message as unknown as TranscriptMessage }, hooks.context);
+    if (outcome.block) return undefined;
+    return outcome.message ? { ...input, message: outcome.message as unknown as ChatMessage } : input;
   }
 
   appendCompaction(compaction: Omit<CompactionEntry, keyof EntryBase | 'type'>): CompactionEntry {

@@ -5,6 +5,7 @@
  * sessions plugin reads and writes the files; readers of the format use the guards here.
  */
 import type { Redactor } from '../../kernel/index.js';
+import type { HookContext, HookRunner } from '../types/hooks.js';
 import type { ChatMessage, UserMessage } from '../types/models.js';
 
 export const TRANSCRIPT_VERSION = 1;
@@ -119,6 +120,13 @@ export interface TranscriptOptions {
   now?: () => Date;
   /** Masks secrets in every entry before it is written (the kernel's `redact`). */
   redact?: Pick<Redactor, 'value'>;
+  /**
+   * Runs `before_message_write` before each message is appended, with this context: a
+   * handler may rewrite the message or block it (then nothing is written and the append
+   * returns undefined). The dispatcher opens each turn's transcript with the run's hooks,
+   * so whatever loop writes the turn, every message meets them.
+   */
+  hooks?: { runner: Pick<HookRunner, 'runSync'>; context: HookContext };
 }
 
 /**
@@ -141,9 +149,11 @@ export interface Transcript {
   messages(): ChatMessage[];
   /** Writes the header if the file has no entries yet; returns the header on disk. */
   init(): SessionHeader | undefined;
-  append(input: Omit<MessageEntry, keyof EntryBase>): MessageEntry;
+  /** A message's entry is undefined when a before_message_write handler blocked it. */
+  append(input: Omit<MessageEntry, keyof EntryBase>): MessageEntry | undefined;
   append(input: Omit<CompactionEntry, keyof EntryBase>): CompactionEntry;
   append(input: AppendInput): TranscriptEntry;
-  appendMessage(message: ChatMessage): MessageEntry;
+  /** The entry as written, or undefined when a before_message_write handler blocked it. */
+  appendMessage(message: ChatMessage): MessageEntry | undefined;
   appendCompaction(compaction: Omit<CompactionEntry, keyof EntryBase | 'type'>): CompactionEntry;
 }
