@@ -8,7 +8,6 @@
  */
 import { hostname, platform, release } from 'node:os';
 import type {
-  AssistantMessage,
   ChatMessage,
   HookContext,
   KernelConfig,
@@ -46,6 +45,7 @@ import {
   type TurnInput,
   type TurnResult,
   type BootstrapFile,
+  assistantMessage,
   truncatedToolResult,
   turnSystemPrompt,
 } from '../../sdk/agent/index.js';
@@ -219,20 +219,11 @@ export class Turn {
         state.usedRef = outcome.ref;
         if (outcome.provider === 'anthropic') this.cacheTouchedAt = Date.now();
         this.addUsage(outcome);
-        const { text } = outcome;
-        const assistant: AssistantMessage = {
-          role: 'assistant',
-          content: [...outcome.thinking, ...(text ? [{ type: 'text' as const, text }] : []), ...outcome.toolCalls],
-          provider: outcome.provider,
-          model: outcome.model,
-          stopReason: outcome.stopReason,
-          ...(outcome.usage ? { usage: outcome.usage } : {}),
-          timestamp: Date.now(),
-        };
+        const assistant = assistantMessage(outcome);
         if (this.write(assistant)) state.messages.push(assistant);
         // Block streaming sends what is buffered when a model message ends.
         if (!silent) this.deps.emit('assistant', { messageEnd: true, toolCalls: outcome.toolCalls.length });
-        if (outcome.toolCalls.length === 0) return text;
+        if (outcome.toolCalls.length === 0) return outcome.text;
         if (outcome.stopReason === 'length') {
           // Cut off at the token limit: the calls may be incomplete, so none runs; the model is told and asked again.
           for (const call of outcome.toolCalls) {

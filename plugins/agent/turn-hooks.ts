@@ -11,8 +11,17 @@ import { parseModelRef } from '../../sdk/index.js';
 import type { Models, TurnContext, TurnInput } from '../../sdk/agent/index.js';
 
 /** Where the run's hooks fire: its agent, session and run, and its abort signal. */
-export function turnHookContext(ctx: Pick<TurnContext, 'settings' | 'sessionKey' | 'session' | 'runId' | 'channel' | 'signal'>): HookContext {
-  return { agentId: ctx.settings.agentId, sessionKey: ctx.sessionKey, sessionId: ctx.session.sessionId, runId: ctx.runId, channel: ctx.channel, signal: ctx.signal };
+export function turnHookContext(
+  ctx: Pick<TurnContext, 'settings' | 'sessionKey' | 'session' | 'runId' | 'channel' | 'signal'>,
+): HookContext {
+  return {
+    agentId: ctx.settings.agentId,
+    sessionKey: ctx.sessionKey,
+    sessionId: ctx.session.sessionId,
+    runId: ctx.runId,
+    channel: ctx.channel,
+    signal: ctx.signal,
+  };
 }
 
 /** The models service as the loop sees it: every stream call carries the run's hook context unless the loop passes its own. */
@@ -35,21 +44,39 @@ export async function preparedTurnInput(ctx: TurnContext, input: Omit<TurnInput,
   const hookContext = turnHookContext(ctx);
   let chain = ctx.models.chain(ctx.settings, input.model ?? ctx.session.model);
   const primary = chain[0] ? parseModelRef(chain[0]) : undefined;
-  const resolve = await hooks.runModifying('before_model_resolve', { prompt: input.message, provider: primary?.provider, model: primary?.model }, hookContext);
+  const resolve = await hooks.runModifying(
+    'before_model_resolve',
+    { prompt: input.message, provider: primary?.provider, model: primary?.model },
+    hookContext,
+  );
   chain = overrideChain(chain, resolve.providerOverride, resolve.modelOverride);
 
   const history = ctx.transcript.messages() as unknown as TranscriptMessage[];
-  const build = await hooks.runModifying('before_prompt_build', { prompt: input.message, messages: history }, hookContext);
+  const build = await hooks.runModifying(
+    'before_prompt_build',
+    { prompt: input.message, messages: history },
+    hookContext,
+  );
   let message = joined(build.prependContext, input.message) ?? '';
 
   const current = chain[0] ? parseModelRef(chain[0]) : undefined;
-  const start = await hooks.runModifying('before_agent_start', { prompt: message, provider: current?.provider, model: current?.model, messages: history }, hookContext);
+  const start = await hooks.runModifying(
+    'before_agent_start',
+    { prompt: message, provider: current?.provider, model: current?.model, messages: history },
+    hookContext,
+  );
   message = joined(start.prependContext, message) ?? '';
   chain = overrideChain(chain, start.providerOverride, start.modelOverride);
 
   const systemPrompt = build.systemPrompt ?? start.systemPrompt;
   const appendSystemContext = joined(build.appendSystemContext, start.appendSystemContext);
-  return { ...input, message, chain, ...(systemPrompt ? { systemPrompt } : {}), ...(appendSystemContext ? { appendSystemContext } : {}) };
+  return {
+    ...input,
+    message,
+    chain,
+    ...(systemPrompt ? { systemPrompt } : {}),
+    ...(appendSystemContext ? { appendSystemContext } : {}),
+  };
 }
 
 function joined(first: string | undefined, second: string | undefined): string | undefined {

@@ -13,7 +13,7 @@ import type { ToolDefinition, ToolResultMessage } from '../../kernel/index.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ThinkingLevel, ToolCallPart } from '../types/models.js';
 import type { KernelServices } from '../types/plugin.js';
 import { configuredToolPolicy, type ToolMatcher } from '../tool-policy.js';
-import type { Models } from './model-service.js';
+import type { ModelOutcome, Models } from './model-service.js';
 import type { AgentSettings } from './settings.js';
 import type { Skill } from './skills.js';
 import type { SessionEntry, SessionStore } from '../sessions/store.js';
@@ -163,6 +163,19 @@ export async function allowedTools(kernel: KernelServices, settings: AgentSettin
     .filter((name) => policy(name) && (!restriction || restriction(name)));
   const tools = await Promise.all(names.map((name) => kernel.capabilities.find('tool', name).catch(() => undefined)));
   return tools.filter((tool): tool is ToolDefinition => tool !== undefined);
+}
+
+/** A model's answer as the transcript keeps it: thinking, then text, then tool calls. */
+export function assistantMessage(outcome: ModelOutcome): AssistantMessage {
+  return {
+    role: 'assistant',
+    content: [...outcome.thinking, ...(outcome.text ? [{ type: 'text' as const, text: outcome.text }] : []), ...outcome.toolCalls],
+    provider: outcome.provider,
+    model: outcome.model,
+    stopReason: outcome.stopReason,
+    ...(outcome.usage ? { usage: outcome.usage } : {}),
+    timestamp: Date.now(),
+  };
 }
 
 /** What a tool call of a reply cut at the output limit gets instead of running: its arguments may be cut too. */
