@@ -180,6 +180,13 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     expect(messages[1].stopReason).toBe('length');
     for (const result of messages.slice(2, 4)) expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/cut off at the output token limit/) }] });
     expect(JSON.stringify(h.fake.requests[1]!.body)).toContain('cut off at the output token limit');
+    // A model that keeps overrunning is stopped rather than asked forever.
+    const cut = { toolCalls: [{ name: 'write', arguments: { path: 'cut/c.txt', content: 'x' } }], stopReason: 'length' as const };
+    h.fake.script(cut, cut, cut, cut);
+    const stopped = await runAgent(h.client, { message: 'write it anyway' });
+    expect(stopped.final).toMatchObject({ status: 'error', error: expect.stringMatching(/cut off at the output token limit 4 times in a row/) });
+    expect(h.fake.requests).toHaveLength(6);
+    expect(existsSync(join(h.workspace, 'cut'))).toBe(false);
   });
 });
 

@@ -53,6 +53,7 @@ import { bootstrapFiles } from './bootstrap-hook.js';
 import { buildSystemPrompt } from './prompt.js';
 import { MAX_PARALLEL_TOOL_CALLS, runToolBatch } from './tool-batch.js';
 
+const MAX_TRUNCATED_REPLIES = 3;
 const STEERED_SKIP = 'Skipped: a new user message arrived before this tool ran; it follows below.';
 
 export class Turn {
@@ -66,6 +67,8 @@ export class Turn {
   private lastToolError?: string;
   private pruneThisRun?: boolean;
   private cacheTouchedAt?: number;
+  /** Replies in a row cut off at the token limit with tool calls; a model that keeps overrunning is stopped. */
+  private truncatedReplies = 0;
 
   /** `sessions`: the sessions service, which keeps tool calls and their results paired in what the model sees. */
   constructor(
@@ -226,6 +229,7 @@ export class Turn {
         if (outcome.toolCalls.length === 0) return outcome.text;
         if (outcome.stopReason === 'length') {
           // Cut off at the token limit: the calls may be incomplete, so none runs; the model is told and asked again.
+          if (++this.truncatedReplies > MAX_TRUNCATED_REPLIES) throw new Error(`the model's replies were cut off at the output token limit ${MAX_TRUNCATED_REPLIES + 1} times in a row`);
           for (const call of outcome.toolCalls) {
             const result = truncatedToolResult(call);
             if (this.write(result)) state.messages.push(result);
@@ -233,6 +237,7 @@ export class Turn {
           continue;
         }
 
+        this.truncatedReplies = 0;
         let steered = await this.runTools(outcome.toolCalls, state, outcome.ref, silent);
         if (signal.aborted) throw new ModelError('aborted', 'the run was aborted');
         if (steered.length === 0 && !silent) steered = this.deps.takeSteering();
