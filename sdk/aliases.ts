@@ -23,6 +23,11 @@ export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   'sdk/sqlite': 'sqlite',
   'sdk/exec': 'exec/index',
   'sdk/sandbox': 'sandbox/index',
+  'sdk/plugin': 'plugin',
+  'sdk/cli': 'cli',
+  'sdk/config': 'config',
+  'sdk/net': 'net/index',
+  'sdk/web-search': 'web-search',
 };
 
 /** The parts of OpenClaw's `openclaw/plugin-sdk/*` that claw provides (sdk/openclaw-compat). */

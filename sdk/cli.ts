@@ -111,3 +111,18 @@ export function cliClientOptions(
 export function withCliGateway<T>(flags: GatewayFlags, ctx: CliContext, api: Pick<PluginApi, 'kernel' | 'version'>, work: (client: GatewayClient) => Promise<T>): Promise<T> {
   return withGatewayClient(cliClientOptions(flags, ctx, api), work);
 }
+
+/** Finding and talking to the running gateway of a state dir, as every `claw` command does. */
+export {
+  DEFAULT_GATEWAY_PORT,
+  gatewayLockPath,
+  lockHolderAlive,
+  operatorClientOptions,
+  runningGateway,
+  withGatewayClient,
+  type GatewayLockInfo,
+  type OperatorConnection,
+} from './operator.js';
+/** Changing config from a command: through the running gateway, or under the config lock without one. */
+export * from './config-change.js';
+export { CLI_CLIENT_ID };

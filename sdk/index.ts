@@ -11,11 +11,8 @@
  *     },
  *   });
  */
-import type { ToolContext, ToolDefinition, ToolResult } from '../kernel/index.js';
-import type { SandboxInstance } from './types/sandbox.js';
 import { HookBus as KernelHookBus, type HookBusOptions } from '../kernel/index.js';
 import type { HookBus as TypedHookBus } from './types/hooks.js';
-import type { PluginDefinition } from './types/plugin.js';
 
 /** The kernel's public surface (lanes, hooks, config, protocol, capability types), so a plugin imports the SDK only. */
 export * from '../kernel/index.js';
@@ -52,34 +49,8 @@ export type {
 export const HookBus = KernelHookBus as unknown as new (options?: HookBusOptions) => TypedHookBus;
 export type HookBus = TypedHookBus;
 
-/** Identity at run time; gives `register(api)` its types. `Config` types `api.config`. */
-export function definePlugin<Config = Record<string, unknown>>(definition: PluginDefinition<Config>): PluginDefinition<Config> {
-  return definition;
-}
-
-export function defineTool<Params = Record<string, unknown>>(tool: ToolDefinition<Params>): ToolDefinition<Params> {
-  return tool;
-}
-
-/** The sandbox this call runs in (set by the tool choke point for `runsInSandbox` tools), if any. */
-export function sandboxOf(ctx: Pick<ToolContext, 'sandbox'>): SandboxInstance | undefined {
-  return ctx.sandbox as SandboxInstance | undefined;
-}
-
-/** A tool result the model reads as text; `details` is for UIs and logs. */
-export function textResult(text: string, details?: unknown): ToolResult {
-  return details === undefined ? { content: [{ type: 'text', text }] } : { content: [{ type: 'text', text }], details };
-}
-
-/** A tool result carrying JSON: pretty-printed for the model, structured in `details`. */
-export function jsonResult(value: unknown): ToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) }], details: value };
-}
-
-/** A failed tool call the model should see as an error, not an exception. */
-export function errorResult(message: string, details?: unknown): ToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true, ...(details === undefined ? {} : { details }) };
-}
+/** definePlugin, defineTool, tool results and param reading (also alone as `@claw-assistant/claw/sdk/plugin`). */
+export * from './plugin.js';
 
 export {
   ModelError,
@@ -114,6 +85,15 @@ export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } f
 
 /** Cutting text into messages (block streaming, channel limits). */
 export { BlockChunker, findBreak, findFences, splitForChannel, type Fence } from './text/chunker.js';
+/** Fencing text from outside (webhooks, fetched pages, search results) before the agent reads it. */
+export { sanitizeExternal, wrapExternalContent } from './text/external-content.js';
+export { TtlCache } from './ttl-cache.js';
+/** Image attachments as gateway methods take them. */
+export * from './attachments.js';
+/** Emitting internal hook events (a no-op without the hooks plugin). */
+export { emitInternalHook, internalHooks } from './internal-hooks.js';
+/** Loading a TypeScript module written against the SDK with jiti (hook handlers, plugins): the import aliases. */
+export { sdkAliases, SDK_SUBPATHS, SDK_PACKAGE_NAMES } from './aliases.js';
 
 /** Session keys: the names conversations are stored under (OpenClaw's formats). */
 export {
@@ -145,6 +125,7 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export * from './tool-policy.js';
 export * from './fs.js';
+export * from './file-lock.js';
 export { ConfigConflictError } from './config-patch.js';
 
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */

@@ -197,6 +197,21 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
     expect(offenders).toEqual([]);
   });
 
+  it('a bundled plugin imports only SDK modules that package.json "exports" offers (what a third party can import)', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { exports: Record<string, string> };
+    // `./dist/sdk/x.js` is built from `sdk/x.ts`.
+    const exported = new Set(Object.values(pkg.exports).flatMap((target) => (/^\.\/dist\/sdk\/.*\.js$/.test(target) ? [target.slice('./dist/'.length).replace(/\.js$/, '.ts')] : [])));
+    const offenders: string[] = [];
+    for (const file of sources(join(REPO, 'plugins'))) {
+      for (const target of imports(file).map((path) => path.replace(/\.js$/, '.ts'))) {
+        if (target.startsWith('sdk/') && !exported.has(target)) {
+          offenders.push(`${relative(REPO, file)} → ${target} (not exported: import it through an entry point, or export one)`);
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
   it('apps/ reach plugins only through the kernel (no imports of plugin files)', () => {
     const offenders = sources(join(REPO, 'apps', 'cli')).flatMap((file) =>
       imports(file)

@@ -4,8 +4,7 @@
  * content). What they hand back is capped like any bootstrap file.
  */
 import { loadBootstrapFiles, truncationMarker, type AgentSettings, type BootstrapFile } from '../../sdk/agent/index.js';
-import type { InternalBootstrapFile, KernelServices } from '../../sdk/index.js';
-import { emitInternalHook } from '../../sdk/internal-hooks.js';
+import { type InternalBootstrapFile, type KernelServices, emitInternalHook } from '../../sdk/index.js';
 
 function fromRecord(record: InternalBootstrapFile, maxChars: number): BootstrapFile {
   const content = typeof record.content === 'string' ? record.content : undefined;

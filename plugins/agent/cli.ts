@@ -5,14 +5,25 @@
  * channels) and streams the answer as it is written; `--local` runs the turn in this
  * process instead. Without a running gateway for this state dir it runs locally too.
  */
-import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
+import {
+  CLI_CLIENT_ID,
+  expandHome,
+  type CliContext,
+  type GatewayAuthService,
+  type PluginApi,
+} from '../../sdk/index.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { expandHome, type CliContext, type GatewayAuthService, type PluginApi } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
-import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import {
+  parseFlags as parse,
+  runCliCommand,
+  UsageError,
+  operatorClientOptions,
+  runningGateway,
+  withGatewayClient,
+} from '../../sdk/cli.js';
 import type { AgentRuntime, RunResult } from './runtime.js';
 import { ensureWorkspace, parseReply, unknownAgentProblem } from '../../sdk/agent/index.js';
 

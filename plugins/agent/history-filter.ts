@@ -3,7 +3,7 @@
  * and the whole of a heartbeat turn whose reply is only an acknowledgment (HEARTBEAT_OK). An
  * alert stays visible. The transcript itself keeps everything, for audit and for the model.
  */
-import { HEARTBEAT_ORIGIN, judgeReply } from '../../sdk/agent/heartbeat-reply.js';
+import { HEARTBEAT_ORIGIN, judgeReply } from '../../sdk/agent/index.js';
 
 interface Message {
   role: string;

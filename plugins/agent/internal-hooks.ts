@@ -4,7 +4,7 @@
  * to `event.messages` on /new and /reset goes back to the sender with the command's reply.
  */
 import type { DispatchInput, SessionEntry } from '../../sdk/agent/index.js';
-import { emitInternalHook } from '../../sdk/internal-hooks.js';
+import { emitInternalHook } from '../../sdk/index.js';
 import type { AgentRuntime } from './runtime.js';
 
 export async function commandHook(

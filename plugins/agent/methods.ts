@@ -3,15 +3,26 @@
  * UIs, `sessions.*` and `models.list`. Every run goes through AgentRuntime.dispatch, the
  * same door channels and the HTTP endpoint use.
  */
-import type { GatewayMethodContext, JsonSchema, PluginApi, ThinkingLevel } from '../../sdk/index.js';
-import { ProtocolError } from '../../sdk/index.js';
-import { ErrorCodes } from '../../sdk/index.js';
-import { IntakeClosedError, isSilentReplyText, unknownAgentProblem } from '../../sdk/agent/index.js';
+import {
+  type GatewayMethodContext,
+  type JsonSchema,
+  type PluginApi,
+  type ThinkingLevel,
+  ProtocolError,
+  ErrorCodes,
+  decodeImageAttachments,
+  imageAttachmentsSchema,
+  type AttachmentParam,
+} from '../../sdk/index.js';
+import {
+  IntakeClosedError,
+  isSilentReplyText,
+  unknownAgentProblem,
+  parseSessionKey,
+  normalizeQueueMode,
+  DEFAULT_ACK_MAX_CHARS,
+} from '../../sdk/agent/index.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
-import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
-import { parseSessionKey } from '../../sdk/agent/index.js';
-import { normalizeQueueMode } from '../../sdk/agent/index.js';
-import { DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/heartbeat-reply.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
 import { commandList } from './commands.js';
 

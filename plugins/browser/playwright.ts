@@ -3,7 +3,7 @@
  * does not use one) and installed on demand when claw was installed without it.
  */
 import type { BrowserType } from 'playwright-core';
-import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/runtime-deps.js';
+import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/index.js';
 
 /** Same entry as the manifest's `runtimeDependencies` (test/browser-units.test.ts keeps them equal). */
 export const PLAYWRIGHT_CORE: RuntimeDependency = { name: 'playwright-core', version: '^1.65.0', approxSizeMb: 14 };

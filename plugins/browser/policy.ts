@@ -4,7 +4,7 @@
  * blockedHostnames before DNS, internal-looking names, and the strict mode a sandboxed
  * session gets (no allow rule applies there, so it never reaches the host's loopback).
  */
-import { resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/ssrf.js';
+import { resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/index.js';
 
 export interface BrowserSsrfPolicy {
   dangerouslyAllowPrivateNetwork?: boolean;

@@ -5,8 +5,7 @@
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { BrowserContext, Page, Route } from 'playwright-core';
-import type { Logger } from '../../sdk/index.js';
-import type { RuntimeDepOptions } from '../../sdk/runtime-deps.js';
+import type { Logger, RuntimeDepOptions } from '../../sdk/index.js';
 import { BrowserInputError } from './actions.js';
 import { loadChromium } from './playwright.js';
 import type { UrlCheck } from './policy.js';

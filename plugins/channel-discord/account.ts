@@ -19,9 +19,14 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from 'discord.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Redactor } from '../../sdk/index.js';
+import {
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  type Redactor,
+  importRuntimeDep,
+  type RuntimeDependency,
+} from '../../sdk/index.js';
 import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage, InboundOutcome, OutboundMessage, SendResult } from '../../sdk/channels/index.js';
-import { importRuntimeDep, type RuntimeDependency } from '../../sdk/runtime-deps.js';
 import { applicationCommands } from './commands.js';
 import { configPath, TOKEN_ENV, type DiscordAccountSettings } from './config.js';
 import { DM, isThread, parseInteraction, parseMessage, type Attachment, type ChannelInfo, type ParsedInteraction } from './inbound.js';

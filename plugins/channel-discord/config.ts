@@ -46,7 +46,7 @@ export function configPath(accountId: string): string {
 }
 
 // Account ids and per-account config come from the SDK, as the channel pipeline reads them.
-export { configuredAccounts as accountIds, mergedAccountConfig } from '../../sdk/channels/config.js';
+export { configuredAccounts as accountIds, mergedAccountConfig } from '../../sdk/channels/index.js';
 
 function text(raw: AnyRecord, key: string, where: string): string | undefined {
   const value = raw[key];

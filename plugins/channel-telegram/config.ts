@@ -65,7 +65,7 @@ export function configPath(accountId: string): string {
 }
 
 // Account ids and per-account config come from the SDK, as the channel pipeline reads them.
-export { configuredAccounts as accountIds, mergedAccountConfig } from '../../sdk/channels/config.js';
+export { configuredAccounts as accountIds, mergedAccountConfig } from '../../sdk/channels/index.js';
 
 /** A webhook secret that survives restarts without being configured: derived from the token. */
 export function derivedWebhookSecret(token: string): string {

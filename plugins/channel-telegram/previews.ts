@@ -16,8 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
-import { writeFileAtomic, type Logger } from '../../sdk/index.js';
-import { lockHolderAlive, ownProcessStartTime, type LockOwner } from '../../sdk/file-lock.js';
+import { writeFileAtomic, type Logger, lockHolderAlive, ownProcessStartTime, type LockOwner } from '../../sdk/index.js';
 import type { OutboundMessage, SendResult } from '../../sdk/channels/index.js';
 import { describeError, type TelegramSender } from './send.js';
 

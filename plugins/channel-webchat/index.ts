@@ -9,9 +9,17 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ErrorCodes, ProtocolError, type ChannelAccountContext, type InboundMedia, type JsonSchema } from '../../sdk/index.js';
-import { decodeImageAttachments, imageAttachmentsSchema, type AttachmentParam } from '../../sdk/attachments.js';
-import { definePlugin } from '../../sdk/index.js';
+import {
+  ErrorCodes,
+  ProtocolError,
+  type ChannelAccountContext,
+  type InboundMedia,
+  type JsonSchema,
+  decodeImageAttachments,
+  imageAttachmentsSchema,
+  type AttachmentParam,
+  definePlugin,
+} from '../../sdk/index.js';
 import { StaticBundle } from './static.js';
 
 export const WEBCHAT_TEXT_LIMIT = 20_000;

@@ -6,10 +6,15 @@
  * Registering costs nothing: Baileys is imported (and installed on demand) only when an
  * account connects or logs in. Tests hand `createWhatsAppPlugin` a fake socket factory.
  */
-import { definePlugin, type KernelServices, type Logger, type PluginDefinition } from '../../sdk/index.js';
+import {
+  definePlugin,
+  type KernelServices,
+  type Logger,
+  type PluginDefinition,
+  type SystemEventsService,
+} from '../../sdk/index.js';
 import { channelSettings, configuredAccounts, ChannelSendError, type ChannelAccountContext, type ChannelLoginParams, type ChannelLoginState, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type RetrySettings, type SendResult } from '../../sdk/channels/index.js';
 import { useService } from '../../sdk/services.js';
-import type { SystemEventsService } from '../../sdk/types/automation.js';
 import { DEFAULT_RECONNECT, WhatsAppAccount, type AccountDeps } from './account.js';
 import { AuthStore } from './auth-store.js';
 import { checkAccountId, resolveSettings, WhatsAppConfigError } from './config.js';

@@ -6,8 +6,7 @@
  * without WhatsApp configured never loads it — and installed on demand like every
  * optional heavy dependency (manifest `runtimeDependencies`, sdk/runtime-deps.ts).
  */
-import type { Logger } from '../../sdk/index.js';
-import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/runtime-deps.js';
+import { type Logger, importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/index.js';
 import { CREDS_FILE, type AuthStore } from './auth-store.js';
 import type { SocketFactory, SocketOptions, WaMessage, WaSocket } from './types.js';
 

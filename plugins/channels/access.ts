@@ -13,7 +13,7 @@ import { randomInt } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeJsonAtomic, type InboundMessage, type PairingRequest } from '../../sdk/index.js';
-import type { ChannelSettings } from '../../sdk/channels/config.js';
+import type { ChannelSettings } from '../../sdk/channels/index.js';
 
 export const PAIRING_TTL_MS = 60 * 60_000;
 export const MAX_PENDING_PAIRINGS = 3;

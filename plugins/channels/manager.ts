@@ -19,8 +19,13 @@ import type {
   OutboundResult,
   Redactor,
 } from '../../sdk/index.js';
-import { channelConfigProblems, channelSection, channelSettings, configuredAccounts } from '../../sdk/channels/config.js';
-import { sendOutbound } from '../../sdk/channels/outbound.js';
+import {
+  channelConfigProblems,
+  channelSection,
+  channelSettings,
+  configuredAccounts,
+  sendOutbound,
+} from '../../sdk/channels/index.js';
 import { ChannelAccess } from './access.js';
 import type { AgentService, DeliveryStatus } from '../../sdk/agent/index.js';
 import { InboundPipeline } from './pipeline.js';

@@ -11,9 +11,7 @@
  */
 import { IntakeClosedError, unknownAgentProblem, type AgentService, type DispatchInput } from '../../sdk/agent/index.js';
 import { type ChannelPlugin, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
-import { channelSettings, type ChannelSettings } from '../../sdk/channels/config.js';
-import { resolveAgentRoute } from '../../sdk/channels/routing.js';
-import { ackReactionFor } from '../../sdk/channels/ack.js';
+import { channelSettings, type ChannelSettings, resolveAgentRoute, ackReactionFor } from '../../sdk/channels/index.js';
 import type { ChannelAccess } from './access.js';
 import { SeenStore, seenKeyHash } from './seen-store.js';
 

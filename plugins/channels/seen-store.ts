@@ -14,8 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync } from 'node:fs';
-import { ensurePrivateFile } from '../../sdk/fs.js';
-import { writeFileAtomic } from '../../sdk/index.js';
+import { ensurePrivateFile, writeFileAtomic } from '../../sdk/index.js';
 
 const LINE = /^([0-9a-f]{32}) (\d{1,16})$/;
 

@@ -7,11 +7,10 @@
  * exec approvals decide exactly as they do for the model. Announce delivery goes out
  * through the kernel's outbound path (message hooks, chunking, retries).
  */
-import { cronSessionKey, type PluginApi } from '../../sdk/index.js';
+import { cronSessionKey, type PluginApi, type SystemEventsService } from '../../sdk/index.js';
 import { agentSettings, defaultAgentId, isSilentReplyText, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
 import { mkdirSync } from 'node:fs';
 import { useService } from '../../sdk/services.js';
-import type { SystemEventsService } from '../../sdk/types/automation.js';
 import type { Executor, RunContext, RunOutcome } from './service.js';
 import { jobTimeoutMs } from './service.js';
 import type { CronJob } from './types.js';

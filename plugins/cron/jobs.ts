@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { MIN_EVERY_MS, parseDurationMs, resolveAt, validateCron } from './schedule.js';
 import type { CronDelivery, CronJob, CronPayload, CronSchedule, SessionTarget } from './types.js';
-import type { WakeMode } from '../../sdk/types/automation.js';
+import type { WakeMode } from '../../sdk/index.js';
 
 export class CronInputError extends Error {
   override readonly name = 'CronInputError';

@@ -3,8 +3,8 @@
  * lines, `cron` events), plus claw's run journal: the `running*` fields are written before
  * a run starts, so a restart knows exactly which occurrence was cut off.
  */
-import type { WakeMode } from '../../sdk/types/automation.js';
-import type { SsrfPolicy } from '../../sdk/net/ssrf.js';
+import type { WakeMode } from '../../sdk/index.js';
+import type { SsrfPolicy } from '../../sdk/net/index.js';
 
 export type CronSchedule =
   | { kind: 'at'; at: string }

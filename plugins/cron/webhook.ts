@@ -7,7 +7,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { pinnedLookup, resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/ssrf.js';
+import { pinnedLookup, resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/index.js';
 import type { CronSection, DeliveryStatus, RunLogEntry } from './types.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;

@@ -7,9 +7,8 @@
  */
 import { basename } from 'node:path';
 import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import { ModelError } from '../../sdk/index.js';
+import { ModelError, importNodeLlamaCpp } from '../../sdk/index.js';
 import { type EmbeddingLogger, type EmbeddingProvider, sanitizeAndNormalizeEmbedding } from '../../sdk/memory/index.js';
-import { importNodeLlamaCpp } from '../../sdk/runtime-deps.js';
 
 type LlamaModule = typeof import('node-llama-cpp');
 

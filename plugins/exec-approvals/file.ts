@@ -6,8 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
-import { compileSchema, parseJson5, writeJsonAtomic, type JsonSchema } from '../../sdk/index.js';
-import { withFileLock } from '../../sdk/file-lock.js';
+import { compileSchema, parseJson5, writeJsonAtomic, type JsonSchema, withFileLock } from '../../sdk/index.js';
 
 export type Security = 'deny' | 'allowlist' | 'full';
 export type Ask = 'off' | 'on-miss' | 'always';

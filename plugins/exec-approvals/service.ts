@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { parseSessionKey, type SessionService } from '../../sdk/sessions/index.js';
-import type { KernelServices, ToolApprover, ToolContext } from '../../sdk/index.js';
+import { type KernelServices, type ToolApprover, type ToolContext, isSecretKey, MASK } from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
 import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
 import {
@@ -18,7 +18,6 @@ import {
   operatorExecEnv,
   refusedExecEnv,
 } from '../../sdk/exec/index.js';
-import { isSecretKey, MASK } from '../../sdk/redact.js';
 import { gitProblem } from './git-check.js';
 import { analyze, type Segment } from './match.js';
 import { elevatedRefusal } from './elevated.js';

@@ -4,8 +4,7 @@
  * setup`, so both make the same kind of token. Device tokens are made here too (pairing).
  */
 import { randomBytes } from 'node:crypto';
-import type { GatewayAuthConfig, GatewayAuthService } from '../../sdk/index.js';
-import { createRedactor } from '../../sdk/redact.js';
+import { type GatewayAuthConfig, type GatewayAuthService, createRedactor } from '../../sdk/index.js';
 import { AuthRateLimiter, clientKey } from './rate-limit.js';
 
 /** A gateway token: 32 random bytes, base64url (43 characters, 256 bits). */

@@ -10,8 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ChannelLoginState, ChannelPlugin, CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
-import { UsageError } from '../../sdk/cli.js';
-import { withGatewayClient } from '../../sdk/operator.js';
+import { UsageError, withGatewayClient } from '../../sdk/cli.js';
 
 export const LOGIN_HELP = `       claw channels login --channel <id> [--account <id>] [--force]   link an account by QR code (WhatsApp)
        claw channels logout --channel <id> [--account <id>]           unlink it and remove its credentials`;

@@ -12,9 +12,15 @@
  */
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
-import { UsageError } from '../../sdk/cli.js';
-import { ConfigChangeRefused, editConfigFile, patchThroughGateway, type ConfigChange } from '../../sdk/config-change.js';
-import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import {
+  UsageError,
+  ConfigChangeRefused,
+  editConfigFile,
+  patchThroughGateway,
+  type ConfigChange,
+  runningGateway,
+  withGatewayClient,
+} from '../../sdk/cli.js';
 
 /** Where each token channel keeps its bot token (OpenClaw's key names). */
 export const TOKEN_KEYS: Readonly<Record<string, string>> = { discord: 'token', telegram: 'botToken' };

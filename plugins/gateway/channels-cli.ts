@@ -9,8 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
-import { parseFlags, UsageError } from '../../sdk/cli.js';
-import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import { parseFlags, UsageError, runningGateway, withGatewayClient } from '../../sdk/cli.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { channelLoginCommand, LOGIN_HELP } from './channel-login.js';
 import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './channel-token-cli.js';

@@ -5,14 +5,19 @@
  */
 import { healthLines, healthOk, statusLines } from './health-text.js';
 import { randomUUID } from 'node:crypto';
-import { type BootedKernel, type CliContext, type PluginApi } from '../../sdk/index.js';
+import { type BootedKernel, type CliContext, type PluginApi, trace } from '../../sdk/index.js';
 import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
-import { cliClientOptions, parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
-import { runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import {
+  cliClientOptions,
+  parseFlags as parse,
+  runCliCommand,
+  UsageError,
+  runningGateway,
+  withGatewayClient,
+} from '../../sdk/cli.js';
 import type { GatewayService } from './service.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
-import { trace } from '../../sdk/index.js';
 import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 

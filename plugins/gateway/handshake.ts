@@ -12,8 +12,8 @@ import {
   validateConnectParams,
   type ConnectParams,
 } from '../../sdk/index.js';
-import { deviceAuthPayload, deviceIdFor } from '../../sdk/device-auth.js';
-import { safeEqual } from '../../sdk/net/auth-kit.js';
+import { deviceAuthPayload, deviceIdFor } from '../../sdk/client.js';
+import { safeEqual } from '../../sdk/net/index.js';
 import { parsePublicKey, verifySignature } from './device-verify.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';

@@ -7,7 +7,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { pathUnder, type CapabilityLookup, type HttpRouteDefinition, type KernelServices, type Logger } from '../../sdk/index.js';
 import { safeEqual } from './handshake.js';
-import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { isLoopbackHost } from '../../sdk/net/index.js';
 import { clientKey, type AuthRateLimiter } from './rate-limit.js';
 import { checkContentType } from './request-guard.js';
 import type { GatewaySettings } from './settings.js';

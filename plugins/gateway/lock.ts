@@ -4,9 +4,19 @@
  * and names the first. A lock left by a process that no longer exists is taken over.
  */
 import { rmSync } from 'node:fs';
-import { ensurePrivateDir, writeJsonAtomic } from '../../sdk/index.js';
-import { breakLockFile, createLockFile, lockHolder, readLockFile } from '../../sdk/file-lock.js';
-import { gatewayLockPath as lockPath, lockHolderAlive as holderAlive, type GatewayLockInfo as LockInfo } from '../../sdk/operator.js';
+import {
+  ensurePrivateDir,
+  writeJsonAtomic,
+  breakLockFile,
+  createLockFile,
+  lockHolder,
+  readLockFile,
+} from '../../sdk/index.js';
+import {
+  gatewayLockPath as lockPath,
+  lockHolderAlive as holderAlive,
+  type GatewayLockInfo as LockInfo,
+} from '../../sdk/cli.js';
 export type { LockInfo };
 
 export class GatewayLockError extends Error {
@@ -25,7 +35,7 @@ export interface GatewayLock {
   release(): void;
 }
 
-export { gatewayLockPath as lockPath, lockHolderAlive as holderAlive } from '../../sdk/operator.js';
+export { gatewayLockPath as lockPath, lockHolderAlive as holderAlive } from '../../sdk/cli.js';
 
 export function acquireLock(stateDir: string, info: Omit<LockInfo, 'pid' | 'hostname' | 'startedAt'> = {}): GatewayLock {
   ensurePrivateDir(stateDir);

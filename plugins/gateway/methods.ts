@@ -23,10 +23,16 @@ import {
   type PluginApi,
   type PluginRecord,
 } from '../../sdk/index.js';
-import { configHash, ConfigConflictError, mergePatch } from '../../sdk/config-patch.js';
-import type { ReloadResult } from '../../sdk/config-reload.js';
-import { disablePlugin, enablePlugin, PluginManageError } from '../../sdk/plugin-admin.js';
-import { describePlugin } from '../../sdk/plugin-summary.js';
+import {
+  configHash,
+  ConfigConflictError,
+  mergePatch,
+  type ReloadResult,
+  disablePlugin,
+  enablePlugin,
+  PluginManageError,
+  describePlugin,
+} from '../../sdk/config.js';
 import { publicDevice, PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
 import { tailLog } from './tail.js';

@@ -6,7 +6,7 @@
  * offered through the `gateway-auth` service to the webhook endpoints (hooks plugin),
  * which count their token apart.
  */
-import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { isLoopbackHost } from '../../sdk/net/index.js';
 import type { AuthRateLimiter as AuthRateLimiterContract, CredentialScope, RateLimitSettings } from '../../sdk/index.js';
 
 export type { CredentialScope, RateLimitSettings };

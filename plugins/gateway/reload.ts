@@ -9,8 +9,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { formatPath, getPath, hasPath, isSecretKey, setPath, unsetPath, type ConfigSnapshot, type PathSegment, type PluginApi } from '../../sdk/index.js';
-import { planReload, reloadMessage, reloadMode, type ReloadResult } from '../../sdk/config-reload.js';
-import { configHash } from '../../sdk/config-patch.js';
+import { planReload, reloadMessage, reloadMode, type ReloadResult, configHash } from '../../sdk/config.js';
 
 const DEBOUNCE_MS = 300;
 export const RESTART_DELAY_MS = 250;

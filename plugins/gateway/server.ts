@@ -24,11 +24,16 @@ import {
   type KernelServices,
   type Logger,
   type RequestFrame,
+  buildAgentMainSessionKey,
+  normalizeAgentId,
+  normalizeMainKey,
+  stateDirTightenedMessage,
+  tightenStateDir,
+  trace,
 } from '../../sdk/index.js';
-import { buildAgentMainSessionKey, normalizeAgentId, normalizeMainKey } from '../../sdk/sessions/keys.js';
 import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
 import { SlicedQueue } from './slices.js';
-import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { isLoopbackHost } from '../../sdk/net/index.js';
 import { AuthRateLimiter, clientKey } from './rate-limit.js';
 import { checkRequest, type Refusal } from './request-guard.js';
 import { DedupeCache, idempotencyFile, type Outcome, type Recovery } from './dedupe.js';
@@ -40,7 +45,6 @@ import { startHttpApp, type HttpApp } from './http.js';
 import { CloseCodes } from './close-codes.js';
 import { helloFeatures } from './features.js';
 import { serveControlUi } from './control-ui.js';
-import { stateDirTightenedMessage, tightenStateDir, trace } from '../../sdk/index.js';
 
 export interface GatewayServerOptions {
   kernel: KernelServices;

@@ -3,7 +3,7 @@
  * into it), then environment variables for anything left unset, then defaults.
  */
 import type { RateLimitSettings } from '../../sdk/index.js';
-import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { isLoopbackHost } from '../../sdk/net/index.js';
 import { gatewayAuthUnset } from './auth.js';
 
 export type BindMode = 'loopback' | 'lan' | 'custom';

@@ -9,8 +9,7 @@
  */
 import { dirname } from 'node:path';
 import { assertKnownAgent, defaultAgentId } from '../../sdk/agent/index.js';
-import { normalizeAgentId, type KernelConfig, type PluginApi } from '../../sdk/index.js';
-import { TOOL_GROUPS, TOOL_PROFILES } from '../../sdk/tool-policy.js';
+import { normalizeAgentId, type KernelConfig, type PluginApi, TOOL_GROUPS, TOOL_PROFILES } from '../../sdk/index.js';
 
 interface CatalogTool {
   id: string;

@@ -8,9 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicAsync } from '../../sdk/index.js';
-import { withFileLock } from '../../sdk/file-lock.js';
-import type { EnqueueSystemEvent, SystemEvent } from '../../sdk/types/automation.js';
+import { writeFileAtomicAsync, withFileLock, type EnqueueSystemEvent, type SystemEvent } from '../../sdk/index.js';
 
 /** Longest event text: these are one-line notices, not documents. */
 export const MAX_EVENT_CHARS = 2000;

@@ -5,14 +5,22 @@
  * their session (before_prompt_build), removing them once that turn has ended well
  * (agent_end), so a crash mid-turn shows them again instead of losing them.
  */
-import { definePlugin, ErrorCodes, ProtocolError, type KernelConfig } from '../../sdk/index.js';
+import {
+  definePlugin,
+  ErrorCodes,
+  ProtocolError,
+  type KernelConfig,
+  buildAgentMainSessionKey,
+  normalizeAgentId,
+  parseSessionKey,
+  type EnqueueSystemEvent,
+  type SystemEvent,
+  type SystemEventsService,
+  type WakeRequest,
+} from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { useService } from '../../sdk/services.js';
-// Narrow imports: this plugin loads at gateway start, before anything needs the agent stack.
-import { agentSettings, unknownAgentProblem } from '../../sdk/agent/settings.js';
-import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey } from '../../sdk/sessions/keys.js';
-import type { AgentService, SessionService } from '../../sdk/agent/index.js';
-import type { EnqueueSystemEvent, SystemEvent, SystemEventsService, WakeRequest } from '../../sdk/types/automation.js';
+import { agentSettings, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
 import { SYSTEM_HELP, systemCommand } from './cli.js';
 import { formatSystemEvents, SystemEventStore } from './event-store.js';
 import { HeartbeatRunner } from './runner.js';

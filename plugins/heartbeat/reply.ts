@@ -2,7 +2,7 @@
  * Whether HEARTBEAT.md holds anything to act on. What a reply means (HEARTBEAT_OK) is the
  * SDK's, sdk/agent/heartbeat-reply.ts, which chat.history shares to hide acknowledgments.
  */
-export { judgeReply, type ReplyVerdict } from '../../sdk/agent/heartbeat-reply.js';
+export { judgeReply, type ReplyVerdict } from '../../sdk/agent/index.js';
 
 /**
  * HEARTBEAT.md with nothing to act on: only blank lines, headings, HTML comments, code fence

@@ -11,9 +11,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KernelConfig, Logger, OutboundRequest, OutboundResult } from '../../sdk/index.js';
-import type { AgentService, SessionEntry } from '../../sdk/agent/index.js';
+import { type AgentService, type SessionEntry, HEARTBEAT_ORIGIN } from '../../sdk/agent/index.js';
 import { effectivelyEmpty, judgeReply } from './reply.js';
-import { HEARTBEAT_ORIGIN } from '../../sdk/agent/heartbeat-reply.js';
 import { heartbeatAgents, heartbeatSettings, isolatedHeartbeatKey, withinActiveHours, type HeartbeatSettings } from './settings.js';
 import type { HeartbeatEvent, HeartbeatState } from './state.js';
 import type { SystemEventStore } from './event-store.js';

@@ -4,10 +4,9 @@
  * default agent does. The schema (schemas/kernel-config.ts) has already checked the shapes.
  */
 import type { KernelConfig } from '../../sdk/index.js';
-import { defaultAgentId } from '../../sdk/agent/settings.js';
-import { DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/heartbeat-reply.js';
+import { defaultAgentId, DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/index.js';
 
-export { DEFAULT_ACK_MAX_CHARS, HEARTBEAT_TOKEN } from '../../sdk/agent/heartbeat-reply.js';
+export { DEFAULT_ACK_MAX_CHARS, HEARTBEAT_TOKEN } from '../../sdk/agent/index.js';
 export const DEFAULT_EVERY = '30m';
 
 /** Our own wording of OpenClaw's default heartbeat prompt (read HEARTBEAT.md, answer HEARTBEAT_OK if nothing needs attention). */

@@ -5,12 +5,19 @@
  * through the running gateway when there is one (it validates, writes and applies the
  * change at once), else in the config file under the config lock.
  */
-import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
-import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { cliCommand, parseFlags, UsageError } from '../../sdk/cli.js';
-import { ConfigChangeRefused, editConfigFile, patchThroughGateway, type ConfigChange } from '../../sdk/config-change.js';
-import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
-import { clawVersion } from '../../sdk/version.js';
+import { CLI_CLIENT_ID, type CliContext, type PluginApi, clawVersion } from '../../sdk/index.js';
+import {
+  cliCommand,
+  parseFlags,
+  UsageError,
+  ConfigChangeRefused,
+  editConfigFile,
+  patchThroughGateway,
+  type ConfigChange,
+  operatorClientOptions,
+  runningGateway,
+  withGatewayClient,
+} from '../../sdk/cli.js';
 import { normalizeAgentId, unknownAgentProblem } from '../../sdk/agent/index.js';
 import { describeMissing, type HookStatus } from './discovery.js';
 import { hookInventory } from './runner.js';

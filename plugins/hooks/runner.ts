@@ -14,8 +14,15 @@ import { chmodSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { agentSettings, defaultAgentId } from '../../sdk/agent/index.js';
-import { sdkAliases } from '../../sdk/aliases.js';
-import { ensurePrivateDir, type InternalHookEvent, type InternalHooksService, type InternalHookType, type KernelServices, type Logger } from '../../sdk/index.js';
+import {
+  sdkAliases,
+  ensurePrivateDir,
+  type InternalHookEvent,
+  type InternalHooksService,
+  type InternalHookType,
+  type KernelServices,
+  type Logger,
+} from '../../sdk/index.js';
 import { discoverHooks, hookStatus, selectHooks, selectionOf, type HookStatus, type InternalSection } from './discovery.js';
 import { hooksSection } from './settings.js';
 

@@ -7,9 +7,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { IntakeClosedError, normalizeAgentId, unknownAgentProblem, type AgentService, type DispatchInput, type RunResult } from '../../sdk/agent/index.js';
-import type { KernelConfig, KernelServices, Logger, SystemEventsService, ThinkingLevel, WakeMode } from '../../sdk/index.js';
+import {
+  type KernelConfig,
+  type KernelServices,
+  type Logger,
+  type SystemEventsService,
+  type ThinkingLevel,
+  type WakeMode,
+  wrapExternalContent,
+} from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { wrapExternalContent } from '../../sdk/text/external-content.js';
 import { agentAllowed, sessionKeyAllowed, type WebhookSettings } from './settings.js';
 
 export interface ActionReply {

@@ -17,9 +17,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { definePlugin, ModelError } from '../../sdk/index.js';
-import type { ModelInfo, ModelProvider } from '../../sdk/index.js';
-import { importNodeLlamaCpp } from '../../sdk/runtime-deps.js';
+import { definePlugin, ModelError, type ModelInfo, type ModelProvider, importNodeLlamaCpp } from '../../sdk/index.js';
 import { LlamaCppRuntime, PROVIDER_ID, type LlamaModule } from './runtime.js';
 
 export interface LlamaCppConfig {

@@ -5,9 +5,14 @@
  * compile time.
  */
 import type { ChatHistoryItem, ChatWrapper, Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
-import { ModelError } from '../../sdk/index.js';
-import type { Logger, ModelRequest, ModelStreamEvent, StopReason } from '../../sdk/index.js';
-import { importNodeLlamaCpp } from '../../sdk/runtime-deps.js';
+import {
+  ModelError,
+  type Logger,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type StopReason,
+  importNodeLlamaCpp,
+} from '../../sdk/index.js';
 import { toChatHistory } from './history.js';
 
 export type LlamaModule = typeof import('node-llama-cpp');

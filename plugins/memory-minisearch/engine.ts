@@ -7,7 +7,7 @@
  */
 import type MiniSearch from 'minisearch';
 import type { Options, SearchOptions } from 'minisearch';
-import { hashText, isCjk, tokenize } from '../../sdk/memory/text.js';
+import { hashText, isCjk, tokenize } from '../../sdk/memory/index.js';
 
 /** What MiniSearch indexes per chunk; everything else lives in our own chunk records. */
 export interface ChunkDoc {

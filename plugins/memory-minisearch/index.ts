@@ -7,8 +7,7 @@
  * The slot still decides: this plugin is enabled by default, but only the holder of
  * `plugins.slots.memory` (memory-sqlite unless configured) registers its memory tools.
  */
-import { embeddingsForIndex, type EmbeddingSelection } from '../../sdk/memory/embeddings.js';
-import { defineMemoryPlugin } from '../../sdk/memory/plugin.js';
+import { embeddingsForIndex, type EmbeddingSelection, defineMemoryPlugin } from '../../sdk/memory/index.js';
 import { MiniSearchMemoryIndex, BACKEND } from './memory-index.js';
 
 export default defineMemoryPlugin({

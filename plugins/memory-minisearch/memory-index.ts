@@ -13,12 +13,24 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
-import type { EmbeddingProvider, EmbeddingSelection } from '../../sdk/memory/embeddings.js';
-import { cappedNote, listMemoryFiles, readMemoryText, type CappedFile, type MemoryFile } from '../../sdk/memory/files.js';
-import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
-import { finish, keywordMinScore, mergeHybridResults } from '../../sdk/memory/scoring.js';
-import type { MemorySettings } from '../../sdk/memory/settings.js';
-import { chunkMarkdown, hashText, type Chunk } from '../../sdk/memory/text.js';
+import {
+  type EmbeddingProvider,
+  type EmbeddingSelection,
+  cappedNote,
+  listMemoryFiles,
+  readMemoryText,
+  type CappedFile,
+  type MemoryFile,
+  type MemoryIndex,
+  type MemoryIndexContext,
+  finish,
+  keywordMinScore,
+  mergeHybridResults,
+  type MemorySettings,
+  chunkMarkdown,
+  hashText,
+  type Chunk,
+} from '../../sdk/memory/index.js';
 import { createEngine, keywordSearch, loadEngine, loadMiniSearch, tokenizerFingerprint, type ChunkDoc, type Engine, type EngineClass } from './engine.js';
 import { candidate, toHits, vectorCandidates, type Candidate } from './rank.js';
 import {

@@ -3,9 +3,7 @@
  * vector candidates from a cosine scan, then the SDK's merge/finish rules.
  */
 import type { MemorySearchHit } from '../../sdk/index.js';
-import { cosine, type ScoredChunk } from '../../sdk/memory/scoring.js';
-import { SNIPPET_MAX_CHARS } from '../../sdk/memory/settings.js';
-import { snippetAround } from '../../sdk/memory/text.js';
+import { cosine, type ScoredChunk, SNIPPET_MAX_CHARS, snippetAround } from '../../sdk/memory/index.js';
 import type { ChunkRecord } from './store.js';
 import type { VectorStore } from './vectors.js';
 

@@ -13,8 +13,7 @@
 import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import { basename, dirname, relative, resolve } from 'node:path';
 import { isInside, toPosix } from '../../sdk/index.js';
-import { MemoryPathError } from '../../sdk/memory/files.js';
-import type { MemorySettings } from '../../sdk/memory/settings.js';
+import { MemoryPathError, type MemorySettings } from '../../sdk/memory/index.js';
 
 export interface QmdCollection {
   name: string;

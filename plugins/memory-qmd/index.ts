@@ -4,7 +4,7 @@
  * default holder is memory-sqlite); when qmd is missing or failing, answers come from the
  * built-in SQLite index. Install a project copy of qmd with `npm run setup:qmd`.
  */
-import { defineMemoryPlugin } from '../../sdk/memory/plugin.js';
+import { defineMemoryPlugin } from '../../sdk/memory/index.js';
 import { QmdMemoryIndex, type QmdPluginConfig } from './qmd-index.js';
 
 export default defineMemoryPlugin<QmdPluginConfig>({

@@ -16,12 +16,20 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
-import { embeddingsForIndex } from '../../sdk/memory/embeddings.js';
-import { memoryEngineServiceId, type MemoryEngine } from '../../sdk/memory/engine.js';
-import { contentTerms } from '../../sdk/memory/query-terms.js';
-import { listMemoryFiles, readMemoryLines, resolveMemoryPath, type MemoryLines } from '../../sdk/memory/files.js';
-import type { MemoryIndex, MemoryIndexContext } from '../../sdk/memory/plugin.js';
-import { SNIPPET_MAX_CHARS, type MemorySettings } from '../../sdk/memory/settings.js';
+import {
+  embeddingsForIndex,
+  memoryEngineServiceId,
+  type MemoryEngine,
+  contentTerms,
+  listMemoryFiles,
+  readMemoryLines,
+  resolveMemoryPath,
+  type MemoryLines,
+  type MemoryIndex,
+  type MemoryIndexContext,
+  SNIPPET_MAX_CHARS,
+  type MemorySettings,
+} from '../../sdk/memory/index.js';
 import { requireService } from '../../sdk/services.js';
 import { planCollections, resolveQmdPath, type QmdCollection } from './collections.js';
 import { embedModel, type ModelPresence } from './models.js';

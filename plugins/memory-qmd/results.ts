@@ -11,10 +11,8 @@
  */
 import { lstatSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { MemorySearchHit } from '../../sdk/index.js';
-import { isInside } from '../../sdk/index.js';
-import { snippetAround } from '../../sdk/memory/text.js';
-import type { MemorySettings } from '../../sdk/memory/settings.js';
+import { type MemorySearchHit, isInside } from '../../sdk/index.js';
+import { snippetAround, type MemorySettings } from '../../sdk/memory/index.js';
 import { displayPath, type QmdCollection } from './collections.js';
 import { QmdError } from './qmd-cli.js';
 

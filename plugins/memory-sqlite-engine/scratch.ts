@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { lockHolderAlive } from '../../sdk/file-lock.js';
+import { lockHolderAlive } from '../../sdk/index.js';
 
 /** Scratch files this process is building now (never cleaned up from under itself). */
 const building = new Set<string>();

@@ -9,7 +9,7 @@
  */
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { isSilentReplyText } from '../../sdk/agent/reply.js';
+import { isSilentReplyText } from '../../sdk/agent/index.js';
 import { type Chunk, chunkMarkdown, type MemoryFile } from '../../sdk/memory/index.js';
 
 /** Result paths of transcripts; memory_get refuses them (it reads memory files only, as in OpenClaw). */

@@ -4,7 +4,7 @@
  * and no transaction spans an `await`, so a search never sees half a file.
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { ensurePrivateFile } from '../../sdk/fs.js';
+import { ensurePrivateFile } from '../../sdk/index.js';
 import { type Chunk, cosine, segmentCjk } from '../../sdk/memory/index.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqlite, type Db } from '../../sdk/sqlite.js';

@@ -11,8 +11,16 @@ import { constants } from 'node:fs';
 import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Writable } from 'node:stream';
-import type { ExecRequest, ExecResult, SandboxBackend, SandboxInfo, SandboxInstance, SandboxProcess, SandboxSpec } from '../../sdk/index.js';
-import { writeFileAtomicAsync } from '../../sdk/fs.js';
+import {
+  type ExecRequest,
+  type ExecResult,
+  type SandboxBackend,
+  type SandboxInfo,
+  type SandboxInstance,
+  type SandboxProcess,
+  type SandboxSpec,
+  writeFileAtomicAsync,
+} from '../../sdk/index.js';
 import { checkSandboxMounts, type Bind } from '../../sdk/sandbox/index.js';
 import { bwrapArgs, etcFiles, SECCOMP_FD } from './args.js';
 import { seccompProgram } from './seccomp.js';

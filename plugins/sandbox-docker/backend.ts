@@ -9,8 +9,7 @@
  * age out rather than keeping them forever.
  */
 import { posix } from 'node:path';
-import type { SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '../../sdk/index.js';
-import type { RuntimeDepOptions } from '../../sdk/runtime-deps.js';
+import type { SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec, RuntimeDepOptions } from '../../sdk/index.js';
 import { checkWorkspaceRoot, type BindPolicy } from '../../sdk/sandbox/index.js';
 import { connectDocker, daemonAddress, describeAddress, type ContainerHandle, type ContainerSummary, type DockerClient } from './client.js';
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';

@@ -3,7 +3,7 @@
  * package ships no types, and it is not installed with claw: see DOCKERODE).
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
-import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/runtime-deps.js';
+import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/index.js';
 
 /** Same entry as the manifest's `runtimeDependencies` (test/sandbox-docker.test.ts keeps them equal). */
 export const DOCKERODE: RuntimeDependency = { name: 'dockerode', version: '^5.0.1', approxSizeMb: 12 };

@@ -18,8 +18,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, futimesSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/fs.js';
-import { lockHolderAlive, ownProcessStartTime, UNREADABLE_LOCK_STALE_MS } from '../../sdk/file-lock.js';
+import {
+  ensurePrivateDir,
+  PRIVATE_FILE_MODE,
+  lockHolderAlive,
+  ownProcessStartTime,
+  UNREADABLE_LOCK_STALE_MS,
+} from '../../sdk/index.js';
 import { SessionLockError, type SessionLock, type SessionLockInfo, type SessionLockOptions } from '../../sdk/sessions/index.js';
 
 /** A holder that stopped touching its lock this long ago is gone. */

@@ -5,9 +5,16 @@
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
+import {
+  ErrorCodes,
+  normalizeAgentId,
+  ProtocolError,
+  type JsonSchema,
+  type KernelConfig,
+  type PluginApi,
+  emitInternalHook,
+} from '../../sdk/index.js';
 import { agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, type AgentService, type ModelService, type SessionEntry, type SessionPatch } from '../../sdk/agent/index.js';
-import { emitInternalHook } from '../../sdk/internal-hooks.js';
 import type { SessionService } from './service.js';
 import { Transcript } from './transcript.js';
 import { trimTranscript, type TrimOutcome } from './trim.js';

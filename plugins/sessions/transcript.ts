@@ -16,8 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import type { ChatMessage, TranscriptMessage } from '../../sdk/index.js';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/fs.js';
+import { type ChatMessage, type TranscriptMessage, ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/index.js';
 import {
   compactionSummaryMessage,
   isCompactionEntry,

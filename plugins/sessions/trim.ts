@@ -8,7 +8,7 @@
  * either the old transcript or the new one. The caller holds the session lock so no run
  * appends meanwhile.
  */
-import { writeFileAtomic } from '../../sdk/fs.js';
+import { writeFileAtomic } from '../../sdk/index.js';
 import { isCompactionEntry, isSessionHeader, type TranscriptEntry } from '../../sdk/sessions/index.js';
 import { readTranscriptFile } from './transcript.js';
 

@@ -3,11 +3,9 @@
  * OpenClaw does, and reads the skills here when no gateway runs for this state dir (or it
  * cannot be reached). `--json` prints the report as is.
  */
-import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
-import type { CliContext, KernelConfig, PluginApi } from '../../sdk/index.js';
+import { CLI_CLIENT_ID, type CliContext, type KernelConfig, type PluginApi } from '../../sdk/index.js';
 import { GatewayRequestError } from '../../sdk/client.js';
-import { parseFlags, UsageError } from '../../sdk/cli.js';
-import { operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/operator.js';
+import { parseFlags, UsageError, operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/cli.js';
 import { unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { SkillsCatalog, SkillStatus, StatusReport } from './catalog.js';
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicAsync } from '../../sdk/fs.js';
+import { writeFileAtomicAsync } from '../../sdk/index.js';
 
 export type SubagentStatus = 'running' | 'ok' | 'error' | 'timeout' | 'aborted' | 'killed' | 'interrupted';
 

@@ -1,7 +1,7 @@
 /** Param helpers: the SDK's, plus the env-map reader exec needs. */
-import { ParamError } from '../../sdk/params.js';
+import { ParamError } from '../../sdk/plugin.js';
 
-export { guard, optionalBoolean, optionalNumber, optionalString, ParamError, requiredString } from '../../sdk/params.js';
+export { guard, optionalBoolean, optionalNumber, optionalString, ParamError, requiredString } from '../../sdk/plugin.js';
 
 type Params = Record<string, unknown>;
 

@@ -1,2 +1,2 @@
 /** Param helpers come from the SDK (shared by every tool plugin). */
-export { guard, optionalInteger, ParamError, requiredString } from '../../sdk/params.js';
+export { guard, optionalInteger, ParamError, requiredString } from '../../sdk/plugin.js';

@@ -4,11 +4,14 @@
  * rawLength, fetchedAt, tookMs, text, warning, cached). The page text is fenced as external,
  * untrusted content before the model sees it.
  */
-import { errorResult, jsonResult, type ToolResult } from '../../sdk/index.js';
-import { guardedFetch, SsrfBlockedError } from '../../sdk/net/guarded-fetch.js';
-import { dnsServersResolver, type Resolver, type SsrfPolicy } from '../../sdk/net/ssrf.js';
-import { wrapExternalContent } from '../../sdk/text/external-content.js';
-import { TtlCache } from '../../sdk/ttl-cache.js';
+import { errorResult, jsonResult, type ToolResult, wrapExternalContent, TtlCache } from '../../sdk/index.js';
+import {
+  guardedFetch,
+  SsrfBlockedError,
+  dnsServersResolver,
+  type Resolver,
+  type SsrfPolicy,
+} from '../../sdk/net/index.js';
 import { contentKind, extractContent, type ExtractMode } from './extract.js';
 import type { FetchSettings } from './settings.js';
 

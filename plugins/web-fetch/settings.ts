@@ -1,7 +1,7 @@
 /**
  * tools.web.fetch with OpenClaw's defaults filled in and its clamps applied.
  */
-import type { SsrfPolicy } from '../../sdk/net/ssrf.js';
+import type { SsrfPolicy } from '../../sdk/net/index.js';
 
 export interface FetchSettings {
   enabled: boolean;

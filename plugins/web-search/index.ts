@@ -4,9 +4,15 @@
  * come back as OpenClaw's normalized shape with every provider-written string sanitized and
  * the whole answer fenced as external content.
  */
-import { definePlugin, errorResult, type ToolContext, type ToolResult } from '../../sdk/index.js';
-import { sanitizeExternal, wrapExternalContent } from '../../sdk/text/external-content.js';
-import { TtlCache } from '../../sdk/ttl-cache.js';
+import {
+  definePlugin,
+  errorResult,
+  type ToolContext,
+  type ToolResult,
+  sanitizeExternal,
+  wrapExternalContent,
+  TtlCache,
+} from '../../sdk/index.js';
 import type { WebSearchRequest, WebSearchResult } from '../../sdk/web-search.js';
 import { chooseProviders } from './choose.js';
 

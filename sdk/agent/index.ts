@@ -9,6 +9,7 @@ export * from './loop.js';
 export * from './settings.js';
 export * from './identity.js';
 export * from './reply.js';
+export * from './heartbeat-reply.js';
 export * from './workspace.js';
 export * from './skills.js';
 export * from './context.js';
