@@ -1,23 +1,42 @@
 /**
- * How the plugin host loads plugins that are not bundled (kernel option `loadModule`):
- * through jiti, so TypeScript runs without a build step and `claw/sdk` (and OpenClaw's
- * `openclaw/plugin-sdk/*`) resolve to this installation's SDK (aliases.ts). Transpiled code
- * is cached under `<stateDir>/cache/jiti`; jiti creates its cache with the umask's modes, so
- * the folder is made owner-only first and what jiti adds is restricted after.
+ * How the plugin host loads a plugin's code (kernel option `loadPlugin`). Bundled plugins are
+ * prebuilt JavaScript and are imported as they are; others go through jiti, so TypeScript runs
+ * without a build step and `claw/sdk` (and OpenClaw's `openclaw/plugin-sdk/*`) resolve to this
+ * installation's SDK (aliases.ts). Transpiled code is cached under `<stateDir>/cache/jiti`;
+ * jiti creates its cache with the umask's modes, so the folder is made owner-only first and
+ * what jiti adds is restricted after.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type KernelOptions } from '../kernel/index.js';
+import { pathToFileURL } from 'node:url';
+import type { KernelPaths, PluginDefinition, PluginLoader } from '../kernel/index.js';
 import { ensurePrivateDir } from '../sdk/fs.js';
 import { sdkAliases } from '../sdk/aliases.js';
 import { restrictTree } from '../sdk/fs.js';
 
 /** `cacheDir`: where transpiled code is kept (default `<stateDir>/cache/jiti`); modules stay cached for the whole process. */
-export function pluginLoader(options: { cacheDir?: string } = {}): NonNullable<KernelOptions['loadModule']> {
+export function pluginLoader(options: { cacheDir?: string } = {}): PluginLoader {
+  const load = jitiLoader(options.cacheDir);
+  return async (record, paths) => {
+    const entry = record.entryPath;
+    if (!entry) throw new Error('no entry module');
+    const mod =
+      record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)
+        ? ((await import(pathToFileURL(entry).href)) as Record<string, unknown>)
+        : await load(entry, paths);
+    const definition = pickDefinition(mod);
+    if (definition.id !== undefined && definition.id !== record.id) {
+      throw new Error(`module exports plugin id "${definition.id}" but the manifest says "${record.id}"`);
+    }
+    return definition;
+  };
+}
+
+function jitiLoader(cacheDirOption: string | undefined) {
   const alias = sdkAliases();
-  return async (entry, paths) => {
+  return async (entry: string, paths: KernelPaths): Promise<Record<string, unknown>> => {
     const { createJiti } = await import('jiti');
-    const cacheDir = options.cacheDir ?? join(paths.stateDir, 'cache', 'jiti');
+    const cacheDir = cacheDirOption ?? join(paths.stateDir, 'cache', 'jiti');
     try {
       ensurePrivateDir(cacheDir);
     } catch {
@@ -37,6 +56,20 @@ export function pluginLoader(options: { cacheDir?: string } = {}): NonNullable<K
       }
     }
   };
+}
+
+function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
+  const isDefinition = (value: unknown): value is PluginDefinition =>
+    value !== null && typeof value === 'object' && typeof (value as PluginDefinition).register === 'function';
+  for (const candidate of [mod.default, mod.plugin, mod]) {
+    if (typeof candidate === 'function') return { register: candidate as PluginDefinition['register'] };
+    if (isDefinition(candidate)) return candidate;
+    // jiti and CJS interop may wrap the default export once more.
+    const nested =
+      candidate !== null && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
+    if (isDefinition(nested)) return nested;
+  }
+  throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
 
 function entries(dir: string): string[] {

@@ -1,10 +1,13 @@
 /**
  * claw's rules, as the kernel enforces them (kernel/policy.ts): the redactor, config checks
- * beyond the schemas, the tool policy and sandbox routing. Everything that boots a kernel —
- * the CLI, the gateway, the test kit — hands it this.
+ * beyond the schemas, which plugins are on, the tool policy, sandbox routing and approval.
+ * Everything that boots a kernel — the CLI, the gateway, the test kit — hands it this.
  */
 import type { KernelPolicy } from '../kernel/index.js';
 import { acceptOpenclawKey, configIssues } from './config-checks.js';
+import { resolveEnablement } from './enablement.js';
+import { sandboxStep } from './sandbox-route.js';
+import { approvalStep } from './approval.js';
 import { createRedactor } from '../sdk/redact.js';
 import { resolveSandboxRoute } from '../sdk/sandbox/route.js';
 import { configuredToolPolicy } from '../sdk/tool-policy.js';
@@ -13,6 +16,9 @@ export const clawPolicy: KernelPolicy = {
   redactor: (config, env) => createRedactor({ config, env }),
   configIssues,
   tolerate: acceptOpenclawKey,
+  enablement: ({ id, origin, slots, enabledByDefault }, plugins) =>
+    resolveEnablement(id, origin, slots, enabledByDefault, plugins),
   toolPolicy: configuredToolPolicy,
-  sandboxRoute: resolveSandboxRoute,
+  sandbox: sandboxStep(resolveSandboxRoute),
+  approve: approvalStep,
 };

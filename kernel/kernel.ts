@@ -6,19 +6,24 @@
 import { dirname, join } from 'node:path';
 import { HookBus, type HookErrorReport } from './hooks/bus.js';
 import { LaneScheduler } from './lanes.js';
-import { redactingLogger, silentLogger, type Logger } from './log.js';
-import type { KernelPolicy, Redactor } from './policy.js';
+import { redactingLogger, silentLogger, type Logger, type Redactor } from './log.js';
+import type { KernelPolicy } from './policy.js';
 import { ProtocolRegistry } from './protocol/registry.js';
 import { ConfigError, judged, readConfigFile, snapshotOf, usableConfig, type ConfigSnapshot } from './config/store.js';
 import { useValidatorStore, type ValidatorStore } from './validation.js';
 import { trace } from './util/trace.js';
-import { resolveConfigPath, resolveExtensionsDir, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
+import { resolveConfigPath, resolveStateDir, resolveUserPath, type Env } from './config/paths.js';
 import type { KernelConfig } from './generated/types.js';
-import type { DiscoveryRoot } from './plugin-host/discovery.js';
 import { PluginHost } from './plugin-host/host.js';
-import type { ConfigAccess, ForeignPluginAdapter, KernelPaths, PluginDefinition } from './plugin-host/api.js';
+import type {
+  ConfigAccess,
+  ForeignPluginAdapter,
+  KernelPaths,
+  PluginDefinition,
+  PluginLoader,
+} from './plugin-host/api.js';
 import type { CapabilityLookup } from './plugin-host/capabilities.js';
-import type { ConfigIssue } from './plugin-host/resolve.js';
+import type { ConfigIssue, PluginCandidate } from './plugin-host/resolve.js';
 
 export interface KernelOptions {
   env?: Env;
@@ -26,20 +31,16 @@ export interface KernelOptions {
   config?: Record<string, unknown>;
   configPath?: string;
   stateDir?: string;
-  /** Folder of bundled plugins (the CLI passes its own `plugins/`). */
-  bundledDir?: string;
-  /** Which discovery roots to search (the test kit turns all off: a kernel with exactly the plugins it was given). */
-  discover?: { config?: boolean; workspace?: boolean; bundled?: boolean; global?: boolean };
-  /** Plugin directories to load in addition to discovery (origin "config"). */
-  pluginDirs?: readonly string[];
+  /** Plugin directories, manifests read (the host's clawDiscovery); none without it: only the plugins given as objects. */
+  discover?: (at: { config: KernelConfig; paths: KernelPaths; env: Env }) => readonly PluginCandidate[];
   /** Plugins given as objects; loaded at boot. */
   plugins?: readonly PluginDefinition[];
   /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
   logger: Logger;
   /** The rules enforced at the choke points: the host's `clawPolicy`, or a test's own. */
   policy: KernelPolicy;
-  /** Loads plugins that are not bundled (the host's `pluginLoader`: TypeScript, `claw/sdk` aliases); default `import()`. */
-  loadModule?: (entry: string, paths: KernelPaths) => Promise<Record<string, unknown>>;
+  /** Loads the code of discovered plugins (the host's `pluginLoader`); without it only plugins given as objects run. */
+  loadPlugin?: PluginLoader;
   foreignPlugins?: ForeignPluginAdapter; // the host's, for OpenClaw-style plugins
   configWriter: (configPath: string) => ConfigAccess['locked']; // the host's: the kernel writes no files
   /** Kernel-level config errors stop the boot with a ConfigError unless false (`claw config validate`, `doctor`). */
@@ -125,31 +126,23 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   const configFile = {
     read: () => judged(readConfigFile(configPath, env), policy),
     // A throwaway kernel over the candidate config: same discovery, no plugin code run.
-    check: async (raw: Record<string, unknown>) =>
-      (
-        await createKernel({
-          ...options,
-          config: raw,
-          configPath,
-          stateDir,
-          logger: silentLogger,
-          strictConfig: false,
-          activateInline: false,
-        })
-      ).issues(),
+    check: async (raw: Record<string, unknown>) => {
+      const quiet = { logger: silentLogger, strictConfig: false, activateInline: false };
+      return (await createKernel({ ...options, ...quiet, config: raw, configPath, stateDir })).issues();
+    },
     // Plugins read config() afresh, so swapping it is how a hot reload takes effect.
     use: (next: ConfigSnapshot) => void (config = usableConfig(next)),
     locked: options.configWriter(configPath),
   };
 
   const plugins = new PluginHost({
-    roots: discoveryRoots(options, config, paths, env),
+    candidates: options.discover?.({ config, paths, env }) ?? [],
     inline: options.plugins,
     kernel: { lanes, protocol, redact, paths, env, configFile, config: () => config },
     hooks,
     logger,
     policy,
-    loadModule: options.loadModule,
+    loadPlugin: options.loadPlugin,
     foreign: options.foreignPlugins,
   });
   host = plugins;
@@ -172,17 +165,4 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     start: () => plugins.start(),
     stop: () => plugins.stop(),
   };
-}
-
-function discoveryRoots(options: KernelOptions, config: KernelConfig, paths: KernelPaths, env: Env): DiscoveryRoot[] {
-  const on = { config: true, workspace: true, bundled: true, global: true, ...options.discover };
-  const roots: DiscoveryRoot[] = (options.pluginDirs ?? []).map((dir) => ({ dir, origin: 'config' as const }));
-  if (on.config) {
-    for (const path of config.plugins?.load?.paths ?? [])
-      roots.push({ dir: resolveUserPath(path, dirname(paths.configPath), env), origin: 'config' });
-  }
-  if (on.workspace) roots.push({ dir: join(paths.workspaceDir, '.openclaw', 'extensions'), origin: 'workspace' });
-  if (on.bundled && options.bundledDir) roots.push({ dir: options.bundledDir, origin: 'bundled' });
-  if (on.global) roots.push({ dir: resolveExtensionsDir(paths.stateDir), origin: 'global' });
-  return roots;
 }

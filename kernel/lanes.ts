@@ -98,7 +98,6 @@ export class LaneScheduler {
 
   concurrency = (lane: string): number => this.caps.get(lane) ?? 1;
 
-  /** Queue `task` on `lane`; the returned promise settles with the task's outcome. */
   enqueue<T>(lane: string, task: LaneTask<T>): Promise<T> {
     const state = this.lane(lane);
     return new Promise<T>((resolve, reject) => {

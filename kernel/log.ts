@@ -3,14 +3,24 @@
  * it one (the CLI prints warnings, the gateway plugs pino in, tests capture records; the
  * SDK's createLogger is the plain one), and the kernel puts it behind the redactor.
  */
-import type { Redactor } from './policy.js';
-
 export interface Logger {
   debug(message: string, data?: Record<string, unknown>): void;
   info(message: string, data?: Record<string, unknown>): void;
   warn(message: string, data?: Record<string, unknown>): void;
   error(message: string, data?: Record<string, unknown>): void;
   child(bindings: Record<string, unknown>): Logger;
+}
+
+export interface Redactor {
+  /** Mask every known secret and secret-shaped value in `input`. */
+  text(input: string): string;
+  /**
+   * Deep: every string in plain objects and arrays; other objects and image bytes are left
+   * alone. The same reference when nothing changed, so an innocent frame allocates nothing.
+   */
+  value<T>(input: T): T;
+  /** Register a secret found at run time (a token read from a file, a minted key). */
+  add(secret: string | undefined): void;
 }
 
 const ignore = () => {};

@@ -1,24 +1,15 @@
 /**
  * The rules the kernel enforces, handed in by whoever boots it. The kernel owns where each
  * applies and that nothing goes around it: every log line, tool result and frame is masked;
- * every tool call is checked against the tool policy and routed to a sandbox (or refused).
+ * every tool call is checked against the tool policy, routed to a sandbox and approved (or refused).
  * What the rules say is the host's (`clawPolicy`, host/policy.ts), so they can grow without
  * the kernel growing, and a test can boot the kernel with rules of its own.
  */
 import type { Env } from './config/paths.js';
-import type { KernelConfig } from './generated/types.js';
-
-export interface Redactor {
-  /** Mask every known secret and secret-shaped value in `input`. */
-  text(input: string): string;
-  /**
-   * Deep: every string in plain objects and arrays; other objects and image bytes are left
-   * alone. The same reference when nothing changed, so an innocent frame allocates nothing.
-   */
-  value<T>(input: T): T;
-  /** Register a secret found at run time (a token read from a file, a minted key). */
-  add(secret: string | undefined): void;
-}
+import type { PluginOrigin, SlotName } from './config/keys.js';
+import type { KernelConfig, PluginsConfig } from './generated/types.js';
+import type { Redactor } from './log.js';
+import type { CapabilityLookup, ToolContext, ToolDefinition, ToolSandbox } from './plugin-host/capabilities.js';
 
 /** Who is calling a tool and with which model; everything else comes from config. */
 export interface ToolSubject {
@@ -29,21 +20,16 @@ export interface ToolSubject {
   sessionKey?: string;
 }
 
-/** Where a call runs: `spec` is set when the session is sandboxed, and is what the backend ensures. */
-export interface SandboxDecision {
-  /** Why the session is (or is not) sandboxed, in words. */
-  reason: string;
-  /** Which plugin holds the sandbox slot ("none" when nobody does). */
-  backend: string;
-  spec?: { workspaceAccess: 'none' | 'ro' | 'rw'; workspaceRoot: string };
-}
-
-export interface SandboxCall {
-  agentId?: string;
-  sessionKey?: string;
-  /** The agent's own workspace (mounted for workspaceAccess "ro"/"rw"). */
-  workspaceDir: string;
-  stateDir: string;
+/** A call at the tool choke point, as the policy's sandbox and approval steps see it. */
+export interface PolicyToolCall {
+  tool: ToolDefinition;
+  /** Checked against the tool's schema; approval sees them after every rewrite. */
+  params: Record<string, unknown>;
+  /** For approval, with `sandbox` set when the call runs in one. */
+  context: ToolContext;
+  capabilities: Pick<CapabilityLookup, 'find' | 'slot'>;
+  config: KernelConfig;
+  paths: { stateDir: string; workspaceDir: string };
 }
 
 type Issue = { level: string; path: string; message: string };
@@ -55,8 +41,15 @@ export interface KernelPolicy {
   configIssues(config: KernelConfig): Array<{ path: string; message: string }>;
   /** An unknown-key error as it should stand (a key another tool documents may be only a warning). */
   tolerate<T extends Issue>(issue: T): T;
+  /** Whether a plugin is on, and why: where it was found, the slots it would fill, `plugins.*`. */
+  enablement(
+    plugin: { id: string; origin: PluginOrigin; slots: readonly SlotName[]; enabledByDefault: boolean },
+    plugins: PluginsConfig | undefined,
+  ): { enabled: boolean; reason: string };
   /** Which tools `subject` may call (the caller's own restriction can only narrow it). */
   toolPolicy(config: KernelConfig, subject: ToolSubject): (tool: string) => boolean;
-  /** Whether a call from this session is sandboxed, and in what. */
-  sandboxRoute(config: KernelConfig, call: SandboxCall): SandboxDecision;
+  /** Where a tool that `runsInSandbox` runs: the session's sandbox, undefined for the host, or why it is refused. */
+  sandbox(call: PolicyToolCall): Promise<ToolSandbox | undefined | string>;
+  /** Why this call may not run, asked last (the exact params, knowing where they run); undefined: it may. */
+  approve(call: PolicyToolCall): Promise<string | undefined>;
 }

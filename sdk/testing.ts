@@ -73,13 +73,16 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
   const logger = options.logger ?? createLogger({ level: 'debug', sink: (record) => logs.push(record) });
   const plugins = options.plugins ?? [];
   // One lasting jiti folder for the whole test process: modules outlive each test's state dir.
-  const parts = clawKernelParts({ jitiCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`) });
+  const parts = clawKernelParts({
+    jitiCacheDir: join(tmpdir(), `claw-test-jiti-${process.getuid?.() ?? 'user'}`),
+    // Exactly the plugins it was given: no roots searched, only these directories.
+    roots: { config: false, workspace: false, bundled: false, global: false },
+    pluginDirs: plugins.filter((plugin): plugin is string => typeof plugin === 'string'),
+  });
   const kernel = await createKernel({
     env: options.env ?? {},
     config: options.config ?? {},
     stateDir,
-    discover: { config: false, workspace: false, bundled: false, global: false },
-    pluginDirs: plugins.filter((plugin): plugin is string => typeof plugin === 'string'),
     plugins: plugins.filter((plugin): plugin is PluginDefinition => typeof plugin !== 'string'),
     logger,
     ...parts,

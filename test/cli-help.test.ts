@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claw, tempDir, writePlugin } from './helpers.js';
 import { HELP_MANIFEST_CAP } from '../apps/cli/help.js';
-import { MAX_MANIFEST_BYTES } from '../kernel/index.js';
+import { MAX_MANIFEST_BYTES } from '../host/manifest.js';
 
 function stateEnv() {
   const stateDir = tempDir('claw-help-');

@@ -21,6 +21,7 @@ import { createTestKernel } from '../sdk/testing.js';
 import { clawPolicy } from '../host/policy.js';
 import { configWriter, writeConfigFile } from '../host/config-write.js';
 import { IGNORED_OPENCLAW_KEY } from '../host/config-checks.js';
+import { clawDiscovery } from '../host/discovery.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 const strictPlugin = {
@@ -93,7 +94,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     expect(lines).toContain('agents.defaults.maxConcurrent: must be integer');
     expect(lines).toContain('plugins.allow: must be array');
 
-    const loose = await createKernel({ policy: clawPolicy, configWriter, config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {} });
+    const loose = await createKernel({ policy: clawPolicy, configWriter, config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: clawDiscovery() });
     expect(errors(loose.issues())).toEqual(['gatway: is not a known config section (no plugin declares it)']);
   });
 
@@ -179,7 +180,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
       'agents.defaults.thinkingDefalt: is not a known key',
       'logging.redactPaterns: is not a known key',
     ]);
-    const report = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: {}, strictConfig: false });
+    const report = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: clawDiscovery(), strictConfig: false });
     expect(errors(report.issues()).sort()).toEqual(errors(issues).sort());
     const warned = report.issues().filter((issue) => issue.level === 'warning').map((issue) => `${issue.path}: ${issue.message}`).sort();
     // OpenClaw's docs allow any key on an agent entry, so a misspelt one there is reported, as a warning.

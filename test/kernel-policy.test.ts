@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, textResult, type KernelPolicy } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
+import { sandboxStep } from '../host/sandbox-route.js';
 
 const echo = definePlugin({
   id: 'echo-tools',
@@ -42,7 +43,7 @@ describe('the rules a kernel is handed', () => {
   });
 
   it('sandbox routing: a routed call with no backend is refused, never run on the host', async () => {
-    await boot({ sandboxRoute: () => ({ reason: 'every call is sandboxed here', backend: 'none', spec: { workspaceAccess: 'rw', workspaceRoot: '/nowhere' } }) });
+    await boot({ sandbox: sandboxStep(() => ({ reason: 'every call is sandboxed here', backend: 'none', spec: { workspaceAccess: 'rw', workspaceRoot: '/nowhere' } })) });
     const result = await kernel!.runTool('shell', {});
     expect(result.isError).toBe(true);
     expect(result.content[0]).toMatchObject({ text: expect.stringContaining('needs a sandbox (every call is sandboxed here) but no sandbox backend is configured') });

@@ -1,7 +1,7 @@
 import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_MANIFEST_BYTES, readManifest } from '../kernel/index.js';
+import { MAX_MANIFEST_BYTES, readManifest } from '../host/manifest.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 

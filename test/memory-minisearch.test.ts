@@ -1,7 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, readManifest, type KernelConfig, type LogRecord } from '../sdk/index.js';
+import { createLogger, type KernelConfig, type LogRecord } from '../sdk/index.js';
+import { readManifest } from '../host/manifest.js';
 import type { MemoryBackend, MemorySyncProgress } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';

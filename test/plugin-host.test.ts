@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createKernel, resolveEnablement, silentLogger, type PluginsConfig } from '../kernel/index.js';
+import { createKernel, silentLogger, type PluginsConfig } from '../kernel/index.js';
+import { resolveEnablement } from '../host/enablement.js';
+import { clawKernelParts } from '../host/kernel-options.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { clawPolicy } from '../host/policy.js';
-import { configWriter } from '../host/config-write.js';
 import { findRoute } from '../plugins/gateway/http.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
@@ -101,6 +101,36 @@ describe('manifest requires', () => {
     }
   });
 
+  it('requiresPlugins (OpenClaw\'s): a missing plugin is warned about by name, and the plugin still loads', async () => {
+    const root = tempDir();
+    const companion = writePlugin(join(root, 'companion'), { manifest: { id: 'companion', configSchema: EMPTY_SCHEMA }, code: tracked('companion') });
+    const addon = writePlugin(join(root, 'addon'), {
+      manifest: { id: 'addon', configSchema: EMPTY_SCHEMA, tools: ['addon_tool'], requiresPlugins: ['companion', 'base-engine'] },
+      code: tracked('requires-plugins', tool('addon_tool')),
+    });
+    const logged: string[] = [];
+    const kernel = await createTestKernel({
+      plugins: [addon, companion],
+      logger: { ...silentLogger, warn: (message) => void logged.push(message), child: () => silentLogger },
+    });
+    try {
+      const warning = 'plugin "addon" requires plugin "base-engine", which is not installed';
+      expect(kernel.plugins.diagnostics).toEqual([{ level: 'warning', pluginId: 'addon', message: warning }]);
+      expect(logged).toContain(warning);
+      expect(await kernel.capabilities.find('tool', 'addon_tool')).toMatchObject({ name: 'addon_tool' });
+      expect(kernel.plugins.get('addon')!.status).toBe('active');
+    } finally {
+      await kernel.dispose();
+    }
+    // A plugin that is off is not warned about: it does nothing, with or without its companions.
+    const off = await createTestKernel({ plugins: [addon], config: { plugins: { entries: { addon: { enabled: false } } } } });
+    try {
+      expect(off.plugins.diagnostics).toEqual([]);
+    } finally {
+      await off.dispose();
+    }
+  });
+
   it('a required slot held by nobody stops the plugin', async () => {
     const kernel = await createTestKernel({
       plugins: setup('requires-slot', { slots: ['memory'] }),
@@ -130,10 +160,9 @@ describe('discovery', () => {
       writePlugin(join(root, 'dup'), { manifest: { id: 'dup', configSchema: EMPTY_SCHEMA, description: origin }, code: tracked(`dup-${origin}`) });
       writePlugin(join(root, `only-${origin}`), { manifest: { id: `only-${origin}`, configSchema: EMPTY_SCHEMA }, code: tracked('x') });
     }
-    const kernel = await createKernel({ policy: clawPolicy, configWriter,
+    const kernel = await createKernel({ ...clawKernelParts({ bundledDir: roots.bundled }),
       env: {},
       stateDir,
-      bundledDir: roots.bundled,
       logger: silentLogger,
       config: { agents: { defaults: { workspace } }, plugins: { load: { paths: [join(roots.config, 'dup'), join(roots.config, 'only-config')] } } },
     });
@@ -445,9 +474,9 @@ describe('slots, services and third-party TypeScript', () => {
     const workspace = join(base, 'ws');
     mkdirSync(workspace);
     writePlugin(join(workspace, '.openclaw', 'extensions', 'repo-plugin'), { manifest: { id: 'repo-plugin', configSchema: EMPTY_SCHEMA }, code: tracked('ws') });
-    const off = await createKernel({ policy: clawPolicy, configWriter, env: {}, stateDir: join(base, 's'), logger: silentLogger, config: { agents: { defaults: { workspace } } } });
+    const off = await createKernel({ ...clawKernelParts(), env: {}, stateDir: join(base, 's'), logger: silentLogger, config: { agents: { defaults: { workspace } } } });
     expect(off.plugins.get('repo-plugin')).toMatchObject({ origin: 'workspace', status: 'disabled' });
-    const on = await createKernel({ policy: clawPolicy, configWriter,
+    const on = await createKernel({ ...clawKernelParts(),
       env: {},
       stateDir: join(base, 's'),
       logger: silentLogger,

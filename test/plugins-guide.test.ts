@@ -11,7 +11,7 @@ import { createJiti } from 'jiti';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AgentService } from '../sdk/agent/index.js';
 import type { PluginDefinition, ToolResult } from '../sdk/index.js';
-import { readManifest } from '../kernel/index.js';
+import { readManifest } from '../host/manifest.js';
 import { sdkAliases } from '../sdk/aliases.js';
 import { useService } from '../sdk/services.js';
 import { agentStackDirs, bundledPluginDir, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';

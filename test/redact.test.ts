@@ -101,12 +101,12 @@ describe('createRedactor', () => {
     expect(() => createRedactor({ config, env: {} })).not.toThrow();
     expect(createRedactor({ config, env: {} }).text('fine (unclosed')).toBe('*** (unclosed');
 
-    const kernel = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), discover: { bundled: false, global: false, workspace: false, config: false }, strictConfig: false, logger: createLogger({ level: 'warn' }) });
+    const kernel = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), strictConfig: false, logger: createLogger({ level: 'warn' }) });
     expect(kernel.issues()).toEqual([
       expect.objectContaining({ level: 'error', path: 'logging.redactPatterns[1]', owner: 'kernel', message: expect.stringMatching(/^invalid redaction pattern "\(unclosed": .*Unterminated group/) }),
       expect.objectContaining({ level: 'error', path: 'logging.redactPatterns[2]', message: expect.stringContaining('invalid redaction pattern "/[z-a]/"') }),
     ]);
-    const strict = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), discover: { bundled: false, global: false, workspace: false, config: false }, logger: createLogger({ level: 'warn' }) }).catch((error: unknown) => error);
+    const strict = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), logger: createLogger({ level: 'warn' }) }).catch((error: unknown) => error);
     expect(strict).toBeInstanceOf(ConfigError);
     expect((strict as Error).message).toContain('logging.redactPatterns[1]: invalid redaction pattern "(unclosed"');
   });

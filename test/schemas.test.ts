@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readManifest, schemaProblems } from '../kernel/index.js';
+import { schemaProblems } from '../kernel/index.js';
+import { readManifest } from '../host/manifest.js';
 import { generatedFiles } from '../scripts/gen-schemas.js';
 import { REPO } from './helpers.js';
 

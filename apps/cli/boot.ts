@@ -28,8 +28,7 @@ export function bootKernel(io: Pick<Io, 'env' | 'stderr'>, options: BootOptions 
   return createKernel({
     env: io.env,
     ...overlay,
-    bundledDir: BUNDLED_PLUGINS_DIR,
-    ...clawKernelParts(),
+    ...clawKernelParts({ bundledDir: BUNDLED_PLUGINS_DIR }),
     strictConfig: options.strictConfig,
     logger: options.logger ?? createLogger({
       level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'warn',

@@ -62,13 +62,11 @@ async function editLocked<T>(
 
 function revalidate(io: Io, before: Kernel, raw: Record<string, unknown>, pluginDirs?: readonly string[]): Promise<Kernel> {
   return createKernel({
-    ...(pluginDirs?.length ? { pluginDirs } : {}),
     env: io.env,
     config: raw,
     configPath: before.config.path,
     stateDir: before.paths.stateDir,
-    bundledDir: BUNDLED_PLUGINS_DIR,
-    ...clawKernelParts(),
+    ...clawKernelParts({ bundledDir: BUNDLED_PLUGINS_DIR, pluginDirs }),
     strictConfig: false,
     logger: silentLogger,
   });

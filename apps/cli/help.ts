@@ -2,17 +2,17 @@
  * `claw --help`. Plugin-provided commands come from a quick scan of manifests (read with
  * the kernel's JSON5 reader, not validated, no kernel, no plugin code), which keeps help
  * fast with many plugins installed. Only commands of plugins that are on are listed, decided
- * by the kernel's own enablement rules (plugins.enabled/allow/deny/entries, slots).
+ * by claw's enablement rules, as the kernel is handed them (host/enablement.ts).
  *
  * This module is also compiled to CommonJS (tsconfig.cjs.json) for the `claw` executable,
  * which answers `--help` without starting Node's ESM loader: keep it free of import.meta.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SLOT_NAMES, type SlotName } from '../../kernel/config/keys.js';
+import { SLOT_NAMES, type PluginOrigin, type SlotName } from '../../kernel/config/keys.js';
 import { resolveConfigPath, resolveStateDir, resolveUserPath } from '../../kernel/config/paths.js';
 import type { PluginsConfig } from '../../kernel/generated/types.js';
-import { resolveEnablement, type PluginOrigin } from '../../kernel/plugin-host/enablement.js';
+import { resolveEnablement } from '../../host/enablement.js';
 import { parseJson5 } from '../../kernel/util/json5.js';
 
 export interface HelpIo {
@@ -194,8 +194,8 @@ function slotsOf(kind: unknown): SlotName[] {
 }
 
 /**
- * The kernel's MAX_MANIFEST_BYTES, which the plugin host enforces (not imported: manifest.ts
- * would bring the manifest schemas into `--help`).
+ * host/manifest.ts's MAX_MANIFEST_BYTES, which discovery enforces (not imported: manifest.ts
+ * would bring the kernel and the manifest schemas into `--help`).
  */
 export const HELP_MANIFEST_CAP = 256 * 1024;
 

@@ -5,27 +5,18 @@
  */
 import type { Env } from './paths.js';
 import { formatPath, type PathSegment } from './path.js';
+import { kernelIssue, type ConfigIssue } from '../plugin-host/resolve.js';
 
 const REFERENCE = /\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-export interface EnvSubstitutionIssue {
-  path: string;
-  variable: string;
-}
-
-export function substituteEnv(
-  value: unknown,
-  env: Env,
-  issues: EnvSubstitutionIssue[] = [],
-  at: PathSegment[] = [],
-): unknown {
+export function substituteEnv(value: unknown, env: Env, issues: ConfigIssue[], at: PathSegment[] = []): unknown {
   if (typeof value === 'string') {
     if (!value.includes('${')) return value;
     return value.replace(REFERENCE, (match: string, name: string) => {
       if (match.startsWith('$$')) return match.slice(1);
       const replacement = env[name];
       if (replacement === undefined) {
-        issues.push({ path: formatPath(at), variable: name });
+        issues.push(kernelIssue(formatPath(at), `references \${${name}}, which is not set in the environment`));
         // Keep the reference: an empty string would only add a second, misleading error.
         return match;
       }

@@ -43,9 +43,6 @@ export function resolveConfigPath(env: Env = process.env): string {
   return join(resolveStateDir(env), 'openclaw.json');
 }
 
-/** Global install location for third-party plugins. */
-export const resolveExtensionsDir = (stateDir: string): string => join(stateDir, 'extensions');
-
 export function resolveUserPath(path: string, baseDir: string, env: Env = process.env): string {
   const expanded = expandHome(path, env);
   return isAbsolute(expanded) ? expanded : resolve(baseDir, expanded);

@@ -6,11 +6,11 @@ import { readFileSync } from 'node:fs';
 import { KERNEL_CONFIG_SCHEMA } from '../generated/schemas.js';
 import { parseJson5 } from '../util/json5.js';
 import { validateWith } from '../validation.js';
-import { substituteEnv, type EnvSubstitutionIssue } from './env-subst.js';
+import { substituteEnv } from './env-subst.js';
 import type { Env } from './paths.js';
 import type { KernelConfig } from '../generated/types.js';
 import type { KernelPolicy } from '../policy.js';
-import type { ConfigIssue } from '../plugin-host/resolve.js';
+import { kernelIssue, type ConfigIssue } from '../plugin-host/resolve.js';
 
 export interface ConfigSnapshot {
   path: string;
@@ -66,16 +66,10 @@ export function snapshotOf(
   env: Env = process.env,
   exists = false,
 ): ConfigSnapshot {
-  const missing: EnvSubstitutionIssue[] = [];
-  const resolved = substituteEnv(raw, env, missing) as KernelConfig;
-  const issues: ConfigIssue[] = missing.map(({ path: at, variable }) => ({
-    level: 'error',
-    path: at,
-    message: `references \${${variable}}, which is not set in the environment`,
-    owner: 'kernel',
-  }));
+  const issues: ConfigIssue[] = [];
+  const resolved = substituteEnv(raw, env, issues) as KernelConfig;
   for (const issue of validateWith(KERNEL_CONFIG_SCHEMA, structuredClone(resolved)))
-    issues.push({ level: 'error', ...issue, owner: 'kernel' });
+    issues.push(kernelIssue(issue.path, issue.message));
   return { path, exists, raw, resolved, issues };
 }
 
@@ -84,20 +78,12 @@ export function judged(
   snapshot: ConfigSnapshot,
   policy: Pick<KernelPolicy, 'configIssues' | 'tolerate'>,
 ): ConfigSnapshot {
-  const more = policy
-    .configIssues(snapshot.resolved)
-    .map((issue) => ({ level: 'error' as const, ...issue, owner: 'kernel' }));
+  const more = policy.configIssues(snapshot.resolved).map((issue) => kernelIssue(issue.path, issue.message));
   return { ...snapshot, issues: [...snapshot.issues.map((issue) => policy.tolerate(issue)), ...more] };
 }
 
 function broken(path: string, message: string): ConfigSnapshot {
-  return {
-    path,
-    exists: true,
-    raw: {},
-    resolved: {},
-    issues: [{ level: 'error', path: '<file>', message, owner: 'kernel' }],
-  };
+  return { path, exists: true, raw: {}, resolved: {}, issues: [kernelIssue('<file>', message)] };
 }
 
 /**

@@ -6,16 +6,14 @@
 import type { HookHandler, HookName } from '../hooks/catalog.js';
 import type { HookBus } from '../hooks/bus.js';
 import type { LaneScheduler } from '../lanes.js';
-import type { Logger } from '../log.js';
-import type { Redactor } from '../policy.js';
+import type { Logger, Redactor } from '../log.js';
 import type { ProtocolRegistry } from '../protocol/registry.js';
 import type { KernelConfig } from '../generated/types.js';
-import type { SlotName } from '../config/keys.js';
+import type { PluginOrigin, SlotName } from '../config/keys.js';
 import type { JsonSchema } from '../validation.js';
 import type { ConfigSnapshot } from '../config/store.js';
 import type { ConfigIssue, PluginRecord } from './resolve.js';
 import type { ToolCallOutcome, ToolCallRequest } from '../tools/invoke.js';
-import type { PluginOrigin } from './discovery.js';
 import {
   REGISTRATION,
   type CapabilityKind,
@@ -118,6 +116,9 @@ export interface PluginDefinition<Config = any> {
   kind?: SlotName | SlotName[];
   register(api: PluginApi<Config>): void | Promise<void>;
 }
+
+/** Loads a plugin's code from its entry module (the host's pluginLoader: prebuilt JavaScript, or TypeScript via jiti). */
+export type PluginLoader = (record: PluginRecord, paths: KernelPaths) => Promise<PluginDefinition>;
 
 /** Runs plugins written for OpenClaw's API (host/openclaw-plugins.ts); they declare by registering, so they load at start. */
 export interface ForeignPluginAdapter {

@@ -49,7 +49,7 @@ export interface ToolDefinition<Params = Record<string, unknown>> {
   /** Runs commands or touches files: in a sandboxed session it gets `ctx.sandbox`, or is refused. */
   runsInSandbox?: boolean;
   execute(params: Params, ctx: ToolContext): ToolResult | Promise<ToolResult>;
-  /** What this call needs approved before it runs (see kernel/tools/approval.ts); undefined: nothing. */
+  /** What this call needs approved before it runs (the policy's approval step asks); undefined: nothing. */
   approval?(params: Params, ctx: ToolContext): ToolApprovalSubject | undefined;
 }
 
@@ -139,7 +139,6 @@ export interface CapabilityInfo {
   kind: CapabilityKind;
   name: string;
   pluginId: string;
-  /** False while the owning plugin has not been loaded. */
   loaded: boolean;
 }
 

@@ -4,7 +4,6 @@
  * asked for (or one of its hooks first runs). A plugin that fails to load or register is
  * marked failed, everything it registered is removed, and the rest keep working.
  */
-import { pathToFileURL } from 'node:url';
 import { relative } from 'node:path';
 import { MESSAGE_HOOKS, type HookName } from '../hooks/catalog.js';
 import { trace } from '../util/trace.js';
@@ -14,18 +13,17 @@ import type { HookBus } from '../hooks/bus.js';
 import type { Logger } from '../log.js';
 import type { KernelPolicy } from '../policy.js';
 import type { KernelConfig } from '../generated/types.js';
-import { SLOT_NAMES, type SlotName } from '../config/keys.js';
-import { findCandidates, type DiscoveryRoot } from './discovery.js';
-import { slotHolder } from './enablement.js';
+import { SLOT_NAMES, slotHolder, type SlotName } from '../config/keys.js';
 import { declaredNames, manifestSlots, type PluginManifest } from './manifest.js';
 import { withViews } from './views.js';
-import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginRecord } from './resolve.js';
+import { fail, resolvePlugins, type ConfigIssue, type Diagnostic, type PluginCandidate } from './resolve.js';
+import type { PluginRecord } from './resolve.js';
 import {
   createPluginApi,
   type ForeignPluginAdapter,
-  type KernelPaths,
   type KernelServices,
   type PluginDefinition,
+  type PluginLoader,
   type RegistrationSink,
 } from './api.js';
 import {
@@ -58,25 +56,22 @@ export class PluginUnavailableError extends Error {
 }
 
 export interface PluginHostOptions {
-  roots: readonly DiscoveryRoot[];
+  candidates: readonly PluginCandidate[];
   inline?: readonly PluginDefinition[];
   /** The kernel parts plugins see as they are; the host adds capabilities, plugins, tools and channels. */
   kernel: Omit<KernelServices, 'hooks' | 'capabilities' | 'plugins' | 'tools' | 'channels'>;
   hooks: HookBus;
   logger: Logger;
   policy: KernelPolicy;
-  loadModule?: (entry: string, paths: KernelPaths) => Promise<Record<string, unknown>>;
+  loadPlugin?: PluginLoader;
   foreign?: ForeignPluginAdapter;
 }
 
 type Registered = { pluginId: string; value: unknown };
 
 const NAMED_KINDS = Object.keys(DECLARING_FIELD) as NamedCapabilityKind[];
-const byKind = <V>() =>
-  Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map()])) as Record<
-    CapabilityKind,
-    Map<string, V>
-  >;
+type ByKind<V> = Record<CapabilityKind, Map<string, V>>;
+const byKind = <V>() => Object.fromEntries(Object.keys(REGISTRATION).map((kind) => [kind, new Map()])) as ByKind<V>;
 const SYNC_HOOKS: readonly HookName[] = ['tool_result_persist', 'before_message_write'];
 
 export class PluginHost {
@@ -112,12 +107,7 @@ export class PluginHost {
       return manifest;
     });
     this.config = options.kernel.config() as KernelConfig;
-    const resolved = resolvePlugins({
-      candidates: findCandidates(options.roots),
-      inline,
-      config: this.config,
-      tolerate: options.policy.tolerate,
-    });
+    const resolved = resolvePlugins({ ...options, inline, config: this.config });
     ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
     this.indexDeclarations();
@@ -129,20 +119,7 @@ export class PluginHost {
       hooks,
       capabilities: withViews(capabilities, channels, kernel.redact, () => false),
       plugins: () => this.records,
-      tools: {
-        invoke: (request) =>
-          invokeTool(
-            {
-              hooks,
-              capabilities,
-              redact: kernel.redact,
-              config: kernel.config,
-              policy: policy.toolPolicy,
-              sandbox: { route: policy.sandboxRoute, capabilities, config: kernel.config, paths: kernel.paths },
-            },
-            request,
-          ),
-      },
+      tools: { invoke: (request) => invokeTool({ ...kernel, hooks, capabilities, policy }, request) },
       channels,
     };
   }
@@ -252,10 +229,12 @@ export class PluginHost {
       this.diagnostics.push({ level: 'error', pluginId: record.id, message: `plugin "${record.id}" ${unmet}` });
       throw failWith(unmet);
     }
+    const { loadPlugin, foreign, kernel } = this.options;
     let definition: PluginDefinition;
     try {
-      definition = this.inline.get(record.id) ?? (await this.importDefinition(record));
-      if (this.isForeign(record)) definition = this.options.foreign!.adapt(definition, record);
+      if (!this.inline.has(record.id) && !loadPlugin) throw new Error('the kernel was given no plugin loader');
+      definition = this.inline.get(record.id) ?? (await loadPlugin!(record, kernel.paths));
+      if (this.isForeign(record)) definition = foreign!.adapt(definition, record);
     } catch (error) {
       const entry = record.entryPath && record.dir ? relative(record.dir, record.entryPath) : 'entry module';
       throw failWith(`cannot load ${entry}: ${message(error)}`);
@@ -302,22 +281,6 @@ export class PluginHost {
   /** The plugin that registered `kind` `name`, or whose manifest declares it. */
   private provider = (kind: CapabilityKind, name: string): string | undefined =>
     this.registry[kind].get(name)?.pluginId ?? this.declared[kind].get(name);
-
-  private async importDefinition(record: PluginRecord): Promise<PluginDefinition> {
-    const entry = record.entryPath;
-    if (!entry) throw new Error('no entry module');
-    // Bundled plugins are prebuilt JavaScript; others may be TypeScript and import claw/sdk.
-    const { loadModule } = this.options;
-    const mod =
-      (record.origin === 'bundled' && !/\.[mc]?tsx?$/.test(entry)) || !loadModule
-        ? ((await import(pathToFileURL(entry).href)) as Record<string, unknown>)
-        : await loadModule(entry, this.options.kernel.paths);
-    const definition = pickDefinition(mod);
-    if (definition.id !== undefined && definition.id !== record.id) {
-      throw new Error(`module exports plugin id "${definition.id}" but the manifest says "${record.id}"`);
-    }
-    return definition;
-  }
 
   private isForeign = (record: PluginRecord): boolean =>
     !this.inline.has(record.id) && this.options.foreign?.accepts(record) === true;
@@ -510,20 +473,6 @@ function inlineManifest(definition: PluginDefinition): PluginManifest {
   }
   const { id, name, description, version, kind, configSchema = { type: 'object' } } = definition;
   return { id, name, description, version, configSchema, ...(kind !== undefined ? { kind } : {}) };
-}
-
-function pickDefinition(mod: Record<string, unknown>): PluginDefinition {
-  const isDefinition = (value: unknown): value is PluginDefinition =>
-    value !== null && typeof value === 'object' && typeof (value as PluginDefinition).register === 'function';
-  for (const candidate of [mod.default, mod.plugin, mod]) {
-    if (typeof candidate === 'function') return { register: candidate as PluginDefinition['register'] };
-    if (isDefinition(candidate)) return candidate;
-    // jiti and CJS interop may wrap the default export once more.
-    const nested =
-      candidate !== null && typeof candidate === 'object' ? (candidate as { default?: unknown }).default : undefined;
-    if (isDefinition(nested)) return nested;
-  }
-  throw new Error('the module does not export a plugin (expected a default export with register(api))');
 }
 
 const unavailable = ({ id, status, error, reason }: PluginRecord) =>

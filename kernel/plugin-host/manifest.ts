@@ -1,20 +1,12 @@
 /**
- * Reading one plugin directory's `openclaw.plugin.json` without running any plugin code:
- * parse (JSON5), validate against the manifest schema, check the config schema is a usable
- * JSON Schema, and find the entry module while refusing paths that leave the plugin root.
+ * A plugin manifest as the plugin host takes it: checked against the manifest schema, its
+ * config schemas usable JSON Schema. Finding and reading `openclaw.plugin.json` and the entry
+ * module is the discoverer's (host/manifest.ts), which hands the result over in a candidate.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
 import { KNOWN_MANIFEST_FIELDS, PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
-import { parseJson5 } from '../util/json5.js';
-import { isInside } from '../util/paths.js';
 import { schemaProblems, validateWith } from '../validation.js';
 import type { PluginManifest } from '../generated/types.js';
 import type { SlotName } from '../config/keys.js';
-
-export const MANIFEST_FILE = 'openclaw.plugin.json';
-/** Manifests (and the package.json read for an entry) are small: a bigger file is refused unread (60 MB took 11.6 s to parse). */
-export const MAX_MANIFEST_BYTES = 256 * 1024;
 
 export type { PluginManifest };
 
@@ -22,79 +14,22 @@ export type ManifestResult =
   | { ok: true; manifest: PluginManifest; entryPath: string; warnings: string[] }
   | { ok: false; error: string; id?: string };
 
-const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
-
-export function readManifest(dir: string): ManifestResult {
-  const file = join(dir, MANIFEST_FILE);
-  let data: unknown;
-  try {
-    if (statSync(file).size > MAX_MANIFEST_BYTES)
-      throw new RangeError(`${file} is over the ${MAX_MANIFEST_BYTES >> 10} KiB manifest cap`);
-    data = parseJson5(readFileSync(file, 'utf8'), MANIFEST_FILE);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return { ok: false, error: `${MANIFEST_FILE} not found` };
-    return { ok: false, error: code ? `cannot read ${MANIFEST_FILE}: ${String(error)}` : (error as Error).message };
-  }
-  if (data === null || typeof data !== 'object' || Array.isArray(data))
-    return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
-  const raw = data as Record<string, unknown>;
-  const id = typeof raw.id === 'string' ? raw.id : undefined;
-  const fail = (error: string): ManifestResult => ({ ok: false, error: `${MANIFEST_FILE}: ${error}`, id });
-
+/** `raw` as a manifest, with warnings for fields nobody reads; or what is wrong with it. */
+export function checkManifest(raw: Record<string, unknown>): { manifest: PluginManifest; warnings: string[] } | string {
   const issues = validateWith(PLUGIN_MANIFEST_SCHEMA, raw);
-  if (issues.length > 0) return fail(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '));
+  if (issues.length > 0) return issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
   const manifest = raw as PluginManifest;
-
   const schemas: Array<[string, unknown]> = [['configSchema', manifest.configSchema]];
   for (const [section, schema] of Object.entries(manifest.configSections ?? {}))
     schemas.push([`configSections.${section}`, schema]);
   for (const [where, schema] of schemas) {
     const problems = schemaProblems(schema);
-    if (problems.length > 0) return fail(`${where} is not a valid JSON Schema: ${problems.join('; ')}`);
+    if (problems.length > 0) return `${where} is not a valid JSON Schema: ${problems.join('; ')}`;
   }
-
-  const entry = resolveEntry(manifest, dir);
-  if (!entry.ok) return fail(entry.error);
-
   const warnings = Object.keys(raw)
     .filter((key) => !KNOWN_MANIFEST_FIELDS.includes(key))
     .map((key) => `unknown manifest field "${key}" ignored`);
-  return { ok: true, manifest, entryPath: entry.path, warnings };
-}
-
-function resolveEntry(
-  manifest: PluginManifest,
-  dir: string,
-): { ok: true; path: string } | { ok: false; error: string } {
-  const declared = manifest.entry ?? packageEntry(dir);
-  if (declared === undefined) {
-    const found = DEFAULT_ENTRIES.find((name) => existsSync(join(dir, name)));
-    if (!found) return { ok: false, error: `no entry module: set "entry" or add one of ${DEFAULT_ENTRIES.join(', ')}` };
-    return { ok: true, path: join(dir, found) };
-  }
-  if (isAbsolute(declared))
-    return { ok: false, error: `entry "${declared}" must be a path relative to the plugin directory` };
-  const path = resolve(dir, declared);
-  if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
-  if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
-  const real = realpathSync.native; // nor may a symlink lead out: Node's own realpath folds "a/link/.." before following "link"
-  if (!isInside(real(dir), real(path)))
-    return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
-  return { ok: true, path };
-}
-
-/** OpenClaw packages name their entry in package.json `openclaw.extensions`. */
-function packageEntry(dir: string): string | undefined {
-  const file = join(dir, 'package.json');
-  try {
-    if (statSync(file).size > MAX_MANIFEST_BYTES) return undefined;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { openclaw?: { extensions?: unknown } };
-    const first = Array.isArray(pkg.openclaw?.extensions) ? pkg.openclaw.extensions[0] : undefined;
-    return typeof first === 'string' ? first : undefined;
-  } catch {
-    return undefined;
-  }
+  return { manifest, warnings };
 }
 
 /** Slot kinds a manifest declares, normalised to an array. */

@@ -4,13 +4,15 @@
  * plugin code, so `claw plugins list` and config validation stay cheap.
  */
 import { basename } from 'node:path';
-import { KERNEL_CONFIG_KEYS, SLOT_NAMES, type SlotName } from '../config/keys.js';
+import { KERNEL_CONFIG_KEYS, SLOT_NAMES, slotHolder, type PluginOrigin, type SlotName } from '../config/keys.js';
 import type { InstallRecord, KernelConfig, PluginsConfig } from '../generated/types.js';
 import { formatPath, type PathSegment } from '../config/path.js';
 import { validateWith, type JsonSchema } from '../validation.js';
-import type { PluginCandidate, PluginOrigin } from './discovery.js';
-import { resolveEnablement, slotHolder } from './enablement.js';
-import { manifestSlots, readManifest, type PluginManifest } from './manifest.js';
+import type { KernelPolicy } from '../policy.js';
+import { manifestSlots, type ManifestResult, type PluginManifest } from './manifest.js';
+
+/** A plugin directory the discoverer found, with its manifest as read there (or what was wrong with it). */
+export type PluginCandidate = { dir: string; origin: PluginOrigin } & ManifestResult;
 
 export type PluginStatus = 'disabled' | 'ready' | 'active' | 'failed';
 
@@ -52,13 +54,18 @@ export interface Diagnostic {
   message: string;
 }
 
+/** A problem with the kernel's own part of the config. */
+export function kernelIssue(path: string, message: string, level: ConfigIssue['level'] = 'error'): ConfigIssue {
+  return { level, path, message, owner: 'kernel' };
+}
+
 /** `inline`: manifests of plugins handed over as objects (test kit); they precede every directory. */
 export function resolvePlugins(input: {
   candidates: readonly PluginCandidate[];
   inline: readonly PluginManifest[];
   config: KernelConfig;
-  /** How an unknown key is reported (the policy may let some through as warnings). */
-  tolerate: <T extends ConfigIssue>(issue: T) => T;
+  /** `tolerate`: how an unknown key is reported (the policy may let some through as warnings). */
+  policy: Pick<KernelPolicy, 'enablement' | 'tolerate'>;
 }): { records: PluginRecord[]; issues: ConfigIssue[]; diagnostics: Diagnostic[] } {
   const plugins: PluginsConfig = input.config.plugins ?? {};
   const records: PluginRecord[] = [];
@@ -75,19 +82,18 @@ export function resolvePlugins(input: {
 
   for (const manifest of input.inline) claim(baseRecord(manifest, 'inline'));
   for (const candidate of input.candidates) {
-    const result = readManifest(candidate.dir);
-    if (!result.ok) {
+    const { origin, dir } = candidate;
+    if (!candidate.ok) {
       // A broken manifest cannot claim an id; it is listed under its directory name.
-      const label = result.id ?? basename(candidate.dir);
-      const id = byId.has(label) ? `${label} (${candidate.dir})` : label;
-      const failed = { status: 'failed', reason: 'manifest is invalid', error: result.error } as const;
-      const { origin, dir } = candidate;
+      const label = candidate.id ?? basename(dir);
+      const id = byId.has(label) ? `${label} (${dir})` : label;
+      const failed = { status: 'failed', reason: 'manifest is invalid', error: candidate.error } as const;
       records.push({ id, name: label, origin, dir, slots: [], enabled: false, warnings: [], ...failed });
       continue;
     }
-    const record = baseRecord(result.manifest, candidate.origin, candidate.dir);
-    record.entryPath = result.entryPath;
-    record.warnings.push(...result.warnings);
+    const record = baseRecord(candidate.manifest, origin, dir);
+    record.entryPath = candidate.entryPath;
+    record.warnings.push(...candidate.warnings);
     claim(record);
   }
 
@@ -108,19 +114,25 @@ export function resolvePlugins(input: {
 
   for (const record of byId.values()) {
     if (record.status === 'failed' || !record.manifest) continue;
-    Object.assign(
-      record,
-      resolveEnablement(record.id, record.origin, record.slots, record.manifest.enabledByDefault === true, plugins),
-    );
+    const enabledByDefault = record.manifest.enabledByDefault === true;
+    Object.assign(record, input.policy.enablement({ ...record, enabledByDefault }, plugins));
     record.status = record.enabled ? 'ready' : 'disabled';
     record.install = plugins.installs?.[record.id];
+  }
+
+  // OpenClaw's `requiresPlugins`: a plugin that is on stays loadable, but it does little alone.
+  for (const record of byId.values()) {
+    for (const needed of record.status === 'ready' ? (record.manifest?.requiresPlugins ?? []) : []) {
+      const message = `plugin "${record.id}" requires plugin "${needed}", which is not installed`;
+      if (!byId.has(needed)) diagnostics.push({ level: 'warning', pluginId: record.id, message });
+    }
   }
 
   checkSlots(plugins, byId, issues);
 
   for (const record of byId.values()) {
     if (record.status !== 'ready' || !record.manifest) continue;
-    const found = validatePluginConfig(record, input.config, plugins).map(input.tolerate);
+    const found = validatePluginConfig(record, input.config, plugins).map(input.policy.tolerate);
     issues.push(...found);
     const problems = found.filter((issue) => issue.level === 'error');
     if (problems.length > 0)
@@ -131,14 +143,7 @@ export function resolvePlugins(input: {
     if ((KERNEL_CONFIG_KEYS as readonly string[]).includes(key)) continue;
     const owner = sectionOwner.get(key);
     if (!owner) {
-      issues.push(
-        input.tolerate({
-          level: 'error',
-          path: key,
-          message: 'is not a known config section (no plugin declares it)',
-          owner: 'kernel',
-        }),
-      );
+      issues.push(input.policy.tolerate(kernelIssue(key, 'is not a known config section (no plugin declares it)')));
     } else if (!owner.enabled) {
       const message = `belongs to plugin "${owner.id}", which is off (${owner.reason}); kept but unused`;
       issues.push({ level: 'warning', path: key, message, owner: owner.id });
@@ -146,12 +151,7 @@ export function resolvePlugins(input: {
   }
 
   const stale = (path: string, id: string) =>
-    issues.push({
-      level: 'warning',
-      path,
-      message: `refers to unknown plugin "${id}"; stale entry ignored`,
-      owner: 'kernel',
-    });
+    issues.push(kernelIssue(path, `refers to unknown plugin "${id}"; stale entry ignored`, 'warning'));
   for (const [id, entry] of Object.entries(plugins.entries ?? {})) {
     // An exact { enabled: false } is the marker `claw plugins uninstall` leaves; not stale.
     const marker = Object.keys(entry).length === 1 && entry.enabled === false;
@@ -191,18 +191,11 @@ function checkSlots(plugins: PluginsConfig, byId: Map<string, PluginRecord>, iss
     const path = formatPath(['plugins', 'slots', slot]);
     if (!record) {
       // The built-in default may simply not be installed; only an explicit choice is an error.
-      if (configured !== undefined)
-        issues.push({ level: 'error', path, message: `no plugin "${holder}" is installed`, owner: 'kernel' });
+      if (configured !== undefined) issues.push(kernelIssue(path, `no plugin "${holder}" is installed`));
       continue;
     }
-    if (record.manifest && !record.slots.includes(slot)) {
-      issues.push({
-        level: 'error',
-        path,
-        message: `plugin "${holder}" does not declare kind "${slot}"`,
-        owner: 'kernel',
-      });
-    }
+    if (record.manifest && !record.slots.includes(slot))
+      issues.push(kernelIssue(path, `plugin "${holder}" does not declare kind "${slot}"`));
   }
 }
 

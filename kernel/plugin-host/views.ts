@@ -6,7 +6,7 @@
  * else gets a tool whose `execute` refuses and a channel whose `send` takes the outbound path,
  * so no plugin can run a tool or reach a platform around policy, hooks and redaction.
  */
-import type { Redactor } from '../policy.js';
+import type { Redactor } from '../log.js';
 import type { CapabilityLookup, ChannelsApi, ToolDefinition } from './capabilities.js';
 
 type Channel = {

@@ -114,7 +114,6 @@ export class ProtocolRegistry {
     return reached;
   }
 
-  /** Receive every emitted event; returns an unsubscribe function. */
   onEmit(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

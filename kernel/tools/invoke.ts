@@ -1,17 +1,18 @@
 /**
  * The one path every tool call takes, whoever makes it (the agent loop, an RPC, a channel):
  *   policy (from config; the caller can only narrow it) → before_tool_call (may rewrite
- *   params or block) → params checked against the tool's schema → sandbox routing →
- *   approval (of those exact params, knowing where they run) → execute → secrets masked →
- *   size cap → tool_result_persist (sync; shapes the transcript entry) → after_tool_call
- *   (may replace the result, which is masked again)
+ *   params or block) → params checked against the tool's schema → sandbox routing and
+ *   approval (the policy's steps; approval sees the exact params and where they run) →
+ *   execute → secrets masked → size cap → tool_result_persist (sync; shapes the
+ *   transcript entry) → after_tool_call (may replace the result, which is masked again)
  * Failures the model should learn from (blocked, unknown tool, bad params, a throwing tool)
  * come back as error results, never exceptions, so one bad call cannot end a run.
  */
 import type { HookBus } from '../hooks/bus.js';
 import type { HookContext } from '../hooks/catalog.js';
 import type { KernelConfig } from '../generated/types.js';
-import type { KernelPolicy, Redactor } from '../policy.js';
+import type { KernelPolicy } from '../policy.js';
+import type { Redactor } from '../log.js';
 import type {
   CapabilityLookup,
   ToolContent,
@@ -21,8 +22,6 @@ import type {
   ToolResultMessage,
 } from '../plugin-host/capabilities.js';
 import { compileSchema, formatErrors } from '../validation.js';
-import { routeSandbox, type SandboxRouteDeps } from './sandbox-route.js';
-import { approvalRefusal } from './approval.js';
 
 /** Results longer than this (characters of text) are cut, keeping the head and the tail. */
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
@@ -51,14 +50,13 @@ export interface ToolCallOutcome {
 
 export interface ToolRunnerDeps {
   hooks: Pick<HookBus, 'runModifying' | 'runSync'>;
-  capabilities: Pick<CapabilityLookup, 'find'>;
+  capabilities: Pick<CapabilityLookup, 'find' | 'slot'>;
   /** Masks secrets in what goes back to the model and the transcript (`exec env`, error text). */
   redact: Pick<Redactor, 'value'>;
-  /** Without it no call is sandboxed (unit tests of the other steps). */
-  sandbox?: SandboxRouteDeps;
   /** The live config: the tool policy is read from it on every call. */
   config: () => KernelConfig;
-  policy: KernelPolicy['toolPolicy'];
+  policy: Pick<KernelPolicy, 'toolPolicy' | 'sandbox' | 'approve'>;
+  paths: { stateDir: string; workspaceDir: string };
 }
 
 const errorResult = (text: string, details?: unknown): ToolResult => ({
@@ -95,7 +93,8 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
   let blocked = false;
 
   const run = async (): Promise<ToolResult> => {
-    const policy = deps.policy(deps.config(), {
+    const config = deps.config();
+    const policy = deps.policy.toolPolicy(config, {
       agentId: context.agentId,
       model: request.model,
       sessionKey: context.sessionKey,
@@ -124,16 +123,15 @@ export async function invokeTool(deps: ToolRunnerDeps, request: ToolCallRequest)
       return errorResult(`Invalid arguments for ${name}: ${issues.join('; ')}`, { issues });
     }
     params = checked;
-    const sandbox = await routeSandbox(deps.sandbox, tool, context);
+    const { capabilities, paths } = deps;
+    const call = { tool, params, context: { ...context, toolCallId }, capabilities, config, paths };
+    const sandbox = tool.runsInSandbox ? await deps.policy.sandbox(call) : undefined;
     if (typeof sandbox === 'string') return errorResult(sandbox);
-    const refusal = await approvalRefusal(deps.capabilities, tool, params, {
-      ...context,
-      toolCallId,
-      ...(sandbox ? { sandbox } : {}),
-    });
+    if (sandbox) call.context.sandbox = sandbox;
+    const refusal = await deps.policy.approve(call);
     if (refusal) return ((blocked = true), errorResult(refusal));
     try {
-      const result = await tool.execute(params, { ...context, toolCallId, ...(sandbox ? { sandbox } : {}) });
+      const result = await tool.execute(params, call.context);
       if (!result || !Array.isArray(result.content)) throw new TypeError('the tool returned no content');
       return result;
     } catch (error) {

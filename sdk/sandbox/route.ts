@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { DEFAULT_SLOT_HOLDERS, expandHome, type KernelConfig, type SandboxCall, type SandboxDecision } from '../../kernel/index.js';
+import { DEFAULT_SLOT_HOLDERS, expandHome, type KernelConfig } from '../../kernel/index.js';
 
 type AnyRecord = Record<string, any>;
 
@@ -41,6 +41,23 @@ export type SandboxRouteSpec = Pick<SandboxSettings, 'scope' | 'workspaceAccess'
     limits: { memoryBytes?: number; pids?: number; cpus?: number };
     configHash: string;
   };
+
+/** Who is calling: the session, and where its own workspace is (mounted for workspaceAccess "ro"/"rw"). */
+export interface SandboxCall {
+  agentId?: string;
+  sessionKey?: string;
+  workspaceDir: string;
+  stateDir: string;
+}
+
+/** Where a call runs: `spec` is set when the session is sandboxed, and is what the backend ensures. */
+export interface SandboxDecision {
+  /** Why the session is (or is not) sandboxed, in words. */
+  reason: string;
+  /** Which plugin holds the sandbox slot ("none" when nobody does). */
+  backend: string;
+  spec?: { workspaceAccess: 'none' | 'ro' | 'rw'; workspaceRoot: string };
+}
 
 export interface SandboxRoute extends SandboxDecision {
   agentId: string;

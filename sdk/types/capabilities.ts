@@ -4,7 +4,7 @@
  * path); the plugins that serve them (the gateway, the run dispatcher) give them meaning.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { JsonSchema } from '../../kernel/index.js';
+import type { JsonSchema, ToolContext } from '../../kernel/index.js';
 
 export interface GatewayMethodContext {
   /** Connection the request arrived on, when it came over the wire. */
@@ -69,4 +69,9 @@ export interface HttpRouteDefinition {
   /** `gateway` (default) puts the route behind gateway auth. */
   auth?: 'gateway' | 'none';
   handler(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
+}
+
+/** The api of a service that approves tool calls (a tool names it in `approval()`; claw's policy asks it last). */
+export interface ToolApprover {
+  authorize(request: Record<string, unknown>, context: ToolContext & { toolName: string }): Promise<{ allowed: boolean; reason?: string }>;
 }

@@ -2,7 +2,8 @@
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readManifest, slotHolder, type Kernel, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
+import { slotHolder, type Kernel, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
+import { readManifest } from '../../../host/manifest.js';
 import { redactConfig } from '../../../sdk/config-redact.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';

@@ -15,14 +15,15 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
 import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { readManifest, slotHolder, resolveExtensionsDir, validateWith, type InstallRecord, type JsonSchema, type PluginManifest, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
+import { slotHolder, validateWith, type InstallRecord, type JsonSchema, type PluginManifest, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
 import { ensurePrivateDir, restrictTree } from '../../../sdk/fs.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
 import { reclaimInstallLeftovers, replacedPath, stagingPrefix } from './leftovers.js';
-import { MAX_MANIFEST_BYTES } from '../../../kernel/plugin-host/manifest.js';
+import { MAX_MANIFEST_BYTES, readManifest } from '../../../host/manifest.js';
+import { resolveExtensionsDir } from '../../../host/discovery.js';
 import { checkArchive, checkTree } from './contents.js';
 import { disablePlugin, enablePlugin, PluginManageError } from './manage.js';
 

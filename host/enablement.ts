@@ -1,5 +1,6 @@
 /**
- * Whether a plugin is on, and why. Precedence, first match wins:
+ * Whether a plugin is on, and why (claw's KernelPolicy.enablement; `claw --help` uses it from
+ * CommonJS, so it imports only leaf modules). Precedence, first match wins:
  *   plugins.enabled = false  → everything off
  *   plugins.deny             → off (deny beats allow)
  *   plugins.allow (non-empty) and not listed → off
@@ -8,19 +9,12 @@
  *   default for where it came from (bundled: enabledByDefault; installed/config/inline: on;
  *   workspace: off, because a workspace may be someone else's repository)
  */
-import { DEFAULT_SLOT_HOLDERS, type SlotName } from '../config/keys.js';
-import type { PluginsConfig } from '../generated/types.js';
-
-/** Where a plugin was found (see discovery.ts). Defined here so this module stays a leaf: `claw --help` uses it from CommonJS. */
-export type PluginOrigin = 'config' | 'workspace' | 'bundled' | 'global' | 'inline';
+import { slotHolder, type PluginOrigin, type SlotName } from '../kernel/config/keys.js';
+import type { PluginsConfig } from '../kernel/generated/types.js';
 
 export interface Enablement {
   enabled: boolean;
   reason: string;
-}
-
-export function slotHolder(plugins: PluginsConfig | undefined, slot: SlotName): string {
-  return plugins?.slots?.[slot] ?? DEFAULT_SLOT_HOLDERS[slot];
 }
 
 export function resolveEnablement(

@@ -1,0 +1,73 @@
+/**
+ * Reading one plugin directory's `openclaw.plugin.json` without running any plugin code:
+ * parse (JSON5), check it (the kernel's checkManifest: manifest schema, usable config
+ * schemas), and find the entry module while refusing paths that leave the plugin root.
+ */
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { checkManifest, parseJson5, type ManifestResult, type PluginManifest } from '../kernel/index.js';
+import { isInside } from '../kernel/util/paths.js';
+
+export const MANIFEST_FILE = 'openclaw.plugin.json';
+/** Manifests (and the package.json read for an entry) are small: a bigger file is refused unread (60 MB took 11.6 s to parse). */
+export const MAX_MANIFEST_BYTES = 256 * 1024;
+
+const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
+
+export function readManifest(dir: string): ManifestResult {
+  const file = join(dir, MANIFEST_FILE);
+  let data: unknown;
+  try {
+    if (statSync(file).size > MAX_MANIFEST_BYTES)
+      throw new RangeError(`${file} is over the ${MAX_MANIFEST_BYTES >> 10} KiB manifest cap`);
+    data = parseJson5(readFileSync(file, 'utf8'), MANIFEST_FILE);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { ok: false, error: `${MANIFEST_FILE} not found` };
+    return { ok: false, error: code ? `cannot read ${MANIFEST_FILE}: ${String(error)}` : (error as Error).message };
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data))
+    return { ok: false, error: `${MANIFEST_FILE} must contain a JSON object` };
+  const raw = data as Record<string, unknown>;
+  const id = typeof raw.id === 'string' ? raw.id : undefined;
+  const fail = (error: string): ManifestResult => ({ ok: false, error: `${MANIFEST_FILE}: ${error}`, id });
+  const checked = checkManifest(raw);
+  if (typeof checked === 'string') return fail(checked);
+  const entry = resolveEntry(checked.manifest, dir);
+  if (!entry.ok) return fail(entry.error);
+  return { ok: true, ...checked, entryPath: entry.path };
+}
+
+function resolveEntry(
+  manifest: PluginManifest,
+  dir: string,
+): { ok: true; path: string } | { ok: false; error: string } {
+  const declared = manifest.entry ?? packageEntry(dir);
+  if (declared === undefined) {
+    const found = DEFAULT_ENTRIES.find((name) => existsSync(join(dir, name)));
+    if (!found) return { ok: false, error: `no entry module: set "entry" or add one of ${DEFAULT_ENTRIES.join(', ')}` };
+    return { ok: true, path: join(dir, found) };
+  }
+  if (isAbsolute(declared))
+    return { ok: false, error: `entry "${declared}" must be a path relative to the plugin directory` };
+  const path = resolve(dir, declared);
+  if (!isInside(dir, path)) return { ok: false, error: `entry "${declared}" points outside the plugin directory` };
+  if (!existsSync(path)) return { ok: false, error: `entry file "${declared}" not found` };
+  const real = realpathSync.native; // nor may a symlink lead out: Node's own realpath folds "a/link/.." before following "link"
+  if (!isInside(real(dir), real(path)))
+    return { ok: false, error: `entry "${declared}" resolves outside the plugin directory` };
+  return { ok: true, path };
+}
+
+/** OpenClaw packages name their entry in package.json `openclaw.extensions`. */
+function packageEntry(dir: string): string | undefined {
+  const file = join(dir, 'package.json');
+  try {
+    if (statSync(file).size > MAX_MANIFEST_BYTES) return undefined;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { openclaw?: { extensions?: unknown } };
+    const first = Array.isArray(pkg.openclaw?.extensions) ? pkg.openclaw.extensions[0] : undefined;
+    return typeof first === 'string' ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}
