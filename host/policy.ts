@@ -8,6 +8,7 @@ import { acceptOpenclawKey, configIssues } from './config-checks.js';
 import { resolveEnablement } from './enablement.js';
 import { sandboxStep } from './sandbox-route.js';
 import { approvalStep } from './approval.js';
+import { contributedConfigIssues } from './contributed-config.js';
 import { createRedactor } from '../sdk/redact.js';
 import { resolveSandboxRoute } from '../sdk/sandbox/route.js';
 import { configuredToolPolicy } from '../sdk/tool-policy.js';
@@ -15,6 +16,7 @@ import { configuredToolPolicy } from '../sdk/tool-policy.js';
 export const clawPolicy: KernelPolicy = {
   redactor: (config, env) => createRedactor({ config, env }),
   configIssues,
+  contributedConfigIssues,
   tolerate: acceptOpenclawKey,
   enablement: ({ id, origin, slots, enabledByDefault }, plugins) =>
     resolveEnablement(id, origin, slots, enabledByDefault, plugins),

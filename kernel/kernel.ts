@@ -90,8 +90,6 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   // error may still hold a secret that ends up in a message.
   const redact = policy.redactor(snapshot.resolved, env);
   const logger = redactingLogger(options.logger, redact);
-  const kernelErrors = snapshot.issues.filter((issue) => issue.level === 'error');
-  if (kernelErrors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, kernelErrors);
   let config = usableConfig(snapshot);
 
   const defaults = config.agents?.defaults ?? {};
@@ -101,7 +99,7 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
   const paths: KernelPaths = { stateDir, workspaceDir, configPath };
 
   const lanes = new LaneScheduler({
-    caps: { main: defaults.maxConcurrent, subagent: defaults.subagents?.maxConcurrent },
+    caps: { main: defaults.maxConcurrent },
     onNotice: ({ lane, waitedMs, queuedBehind }) =>
       logger.warn(`lane "${lane}" task waited ${waitedMs} ms to start (${queuedBehind} still queued)`, {
         lane,
@@ -146,6 +144,10 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     foreign: options.foreignPlugins,
   });
   host = plugins;
+  // Contributed keys are known only once the manifests are read; a bad one stops the boot as a kernel key does.
+  const contributed = policy.contributedConfigIssues(snapshot.resolved, plugins.list());
+  const errors = [...snapshot.issues, ...contributed].filter((issue) => issue.level === 'error');
+  if (errors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, errors);
   for (const diagnostic of plugins.diagnostics) logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
   if (options.activateInline !== false) await plugins.activateInline();
   trace(`kernel: ${plugins.list().length} plugins resolved`);
@@ -160,7 +162,7 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     capabilities: plugins.kernelServices.capabilities,
     logger,
     redact,
-    issues: () => [...snapshot.issues, ...plugins.issues],
+    issues: () => [...snapshot.issues, ...contributed, ...plugins.issues],
     hookErrors: () => hookErrors,
     start: () => plugins.start(),
     stop: () => plugins.stop(),

@@ -10,6 +10,7 @@ import type { PluginOrigin, SlotName } from './config/keys.js';
 import type { KernelConfig, PluginsConfig } from './generated/types.js';
 import type { Redactor } from './log.js';
 import type { CapabilityLookup, ToolContext, ToolDefinition, ToolSandbox } from './plugin-host/capabilities.js';
+import type { ConfigIssue, PluginRecord } from './plugin-host/resolve.js';
 
 /** Who is calling a tool and with which model; everything else comes from config. */
 export interface ToolSubject {
@@ -39,6 +40,8 @@ export interface KernelPolicy {
   redactor(config: Record<string, unknown>, env: Env): Redactor;
   /** Config problems no schema can see: a pattern that does not compile, an id given twice. */
   configIssues(config: KernelConfig): Array<{ path: string; message: string }>;
+  /** Problems of the keys plugins add to `agents` and `tools` (their manifests' `configContributions`), and keys nobody declares. */
+  contributedConfigIssues(config: KernelConfig, plugins: readonly PluginRecord[]): ConfigIssue[];
   /** An unknown-key error as it should stand (a key another tool documents may be only a warning). */
   tolerate<T extends Issue>(issue: T): T;
   /** Whether a plugin is on, and why: where it was found, the slots it would fill, `plugins.*`. */

@@ -4,7 +4,9 @@
  * types); nothing at run time imports this file.
  *
  * Sections owned by plugins (gateway, channels, memory, …) are declared in those plugins'
- * manifests (`configSections`) and validated against their schemas.
+ * manifests (`configSections`) and validated against their schemas; keys plugins add to
+ * `agents.defaults`, `agents.list[]` and `tools` (heartbeat, subagents, compaction, tools.web, …)
+ * are declared in their manifests' `configContributions`, written from each plugin's schemas.ts.
  */
 import { Type } from 'typebox';
 import { HOOK_NAMES } from '../kernel/hooks/catalog.js';
@@ -108,74 +110,6 @@ const AgentToolsSchema = Type.Object(
   },
   Strict,
 );
-/** `agents.defaults.subagents` and `agents.list[].subagents` (the sub-agents plugin reads them). */
-const SubagentsConfigSchema = Type.Object(
-  {
-    maxConcurrent: Type.Optional(PositiveInt),
-    maxSpawnDepth: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, description: 'How deep sessions_spawn may nest (default 1: children are leaves).' })),
-    maxChildrenPerAgent: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, description: 'Children one session may have running at once (default 5).' })),
-    runTimeoutSeconds: Type.Optional(Type.Integer({ minimum: 0, description: 'Default child run timeout (0 = none).' })),
-    archiveAfterMinutes: Type.Optional(Type.Integer({ minimum: 0, description: 'Finished children are archived after this long (default 60; 0 keeps them).' })),
-    announceTimeoutMs: Type.Optional(PositiveInt),
-    model: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Object({ primary: Type.Optional(Type.String({ minLength: 1 })), fallbacks: Type.Optional(Type.Array(Type.String())) }, Strict)])),
-    thinking: Type.Optional(Type.Enum(['off', 'minimal', 'low', 'medium', 'high'] as const)),
-    allowAgents: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Agent ids sessions_spawn may target besides its own ("*" = any).' })),
-  },
-  { ...Strict, description: 'Sub-agents (sessions_spawn).' },
-);
-
-const HostPatterns = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
-/** OpenClaw's `ssrfPolicy` object (tools.web.fetch.ssrfPolicy); sdk/net/ssrf.ts enforces it. */
-const SsrfPolicySchema = Type.Object(
-  {
-    dangerouslyAllowPrivateNetwork: Type.Optional(Type.Boolean({ description: 'Allow every private, loopback and link-local destination (default false).' })),
-    allowPrivateNetwork: Type.Optional(Type.Boolean({ description: 'Legacy alias of dangerouslyAllowPrivateNetwork.' })),
-    allowedHostnames: HostPatterns('Hosts trusted even on a private address: exact names or *.example.com (subdomains only).'),
-    blockedHostnames: HostPatterns('Hosts always refused, redirects included, before DNS and any allow rule.'),
-    allowRfc2544BenchmarkRange: Type.Optional(Type.Boolean({ description: 'Allow 198.18.0.0/15 (fake-IP proxies).' })),
-    allowIpv6UniqueLocalRange: Type.Optional(Type.Boolean({ description: 'Allow fc00::/7 (fake-IP proxies).' })),
-  },
-  Strict,
-);
-/** `tools.web`: web_fetch and web_search (the web-fetch and web-search plugins read it). */
-const WebToolsSchema = Type.Object(
-  {
-    fetch: Type.Optional(
-      Type.Object(
-        {
-          enabled: Type.Optional(Type.Boolean({ description: 'Offer web_fetch (default true).' })),
-          maxChars: Type.Optional(Type.Integer({ minimum: 100, description: 'Characters of text returned by default (default 20000; capped by maxCharsCap).' })),
-          maxCharsCap: Type.Optional(Type.Integer({ minimum: 100, description: 'Most characters a call may ask for with maxChars (default 20000).' })),
-          maxResponseBytes: Type.Optional(Type.Integer({ minimum: 1, description: 'Bytes of a response read before it is cut (default 750000; clamped to 32000-10000000).' })),
-          timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Limit for the whole fetch, redirects included (default 30).' })),
-          cacheTtlMinutes: Type.Optional(Type.Number({ minimum: 0, description: 'How long results are reused (default 15; 0: no cache).' })),
-          maxRedirects: Type.Optional(Type.Integer({ minimum: 0, maximum: 20, description: 'Redirects followed, each re-checked (default 3).' })),
-          readability: Type.Optional(Type.Boolean({ description: 'Extract the main article with Readability (default true); false converts the whole page.' })),
-          userAgent: Type.Optional(Type.String({ minLength: 1, description: 'User-Agent header (default: a Chrome-like one).' })),
-          ssrfPolicy: Type.Optional(SsrfPolicySchema),
-          dnsServers: Type.Optional(
-            Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'claw: resolve fetched hosts through these DNS servers ("1.1.1.1", "127.0.0.1:5353") instead of the system resolver.' }),
-          ),
-        },
-        Strict,
-      ),
-    ),
-    search: Type.Optional(
-      Type.Object(
-        {
-          enabled: Type.Optional(Type.Boolean({ description: 'Offer web_search (default true; it needs a provider).' })),
-          provider: Type.Optional(Type.String({ minLength: 1, description: 'brave, searxng or duckduckgo (omit: the first configured of brave, searxng).' })),
-          maxResults: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Results per query when the call gives no count (default 5).' })),
-          timeoutSeconds: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'Limit for one provider request (default 30).' })),
-          cacheTtlMinutes: Type.Optional(Type.Number({ minimum: 0, description: 'How long results are reused (default 15; 0: no cache).' })),
-          apiKey: Type.Optional(Type.String({ minLength: 1, description: 'Legacy Brave API key (plugins.entries.brave.config.webSearch.apiKey and BRAVE_API_KEY are the usual places).' })),
-        },
-        Strict,
-      ),
-    ),
-  },
-  Strict,
-);
 
 export const ToolsConfigSchema = Type.Object(
   {
@@ -184,7 +118,6 @@ export const ToolsConfigSchema = Type.Object(
     elevated: Type.Optional(ElevatedConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
     subagents: Type.Optional(Type.Object({ tools: Type.Optional(Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict)) }, { ...Strict, description: 'Extra tool policy for every sub-agent session (narrows only).' })),
-    web: Type.Optional(WebToolsSchema),
     fs: Type.Optional(
       Type.Object(
         { workspaceOnly: WorkspaceOnly('Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.') },
@@ -370,41 +303,7 @@ const SkillAllowlist = Type.Array(Type.String({ minLength: 1 }), {
   uniqueItems: true,
   description: 'Skill names this agent may use ([] for none); omitted: every skill. An agent\'s list replaces agents.defaults.skills.',
 });
-/**
- * `agents.defaults.heartbeat` / `agents.list[].heartbeat` (OpenClaw's names): periodic turns
- * in the agent's main session (plugins/heartbeat). Defaults in the descriptions.
- */
-export const HeartbeatConfigSchema = Type.Object(
-  {
-    every: Type.Optional(
-      Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)?\\s*$', description: 'How often: a duration such as "30m", "1h", "45s" (a bare number is minutes; default 30m; "0m" turns the schedule off).' }),
-    ),
-    model: Type.Optional(Type.String({ minLength: 1, description: 'Model for heartbeat turns ("provider/model" or an alias); default the agent model.' })),
-    target: Type.Optional(Type.String({ minLength: 1, description: 'Where an alert goes: "last" (the main session\'s last channel and recipient, default), "none", or a channel id such as "telegram" (with `to`).' })),
-    to: Type.Optional(Type.String({ minLength: 1, description: 'Recipient on the target channel (a chat id, a number).' })),
-    accountId: Type.Optional(Type.String({ minLength: 1, description: 'Channel account to send from (multi-account channels).' })),
-    prompt: Type.Optional(Type.String({ minLength: 1, description: 'The heartbeat message sent to the agent (replaces the built-in one).' })),
-    ackMaxChars: Type.Optional(Type.Integer({ minimum: 0, description: 'A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300).' })),
-    timeoutSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'Longest heartbeat turn (default: the agent timeout).' })),
-    isolatedSession: Type.Optional(
-      Type.Boolean({ description: 'Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show.' }),
-    ),
-    activeHours: Type.Optional(
-      Type.Object(
-        {
-          start: Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Start of the window, HH:MM (inclusive).' }),
-          end: Type.String({ pattern: '^(([01]\\d|2[0-3]):[0-5]\\d|24:00)$', description: 'End of the window, HH:MM (exclusive; 24:00 for end of day).' }),
-          timezone: Type.Optional(Type.String({ minLength: 1, description: '"user" (agents.defaults.userTimezone, else the host zone; default), "local" (the host zone) or an IANA zone.' })),
-        },
-        { ...Strict, description: 'Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours).' },
-      ),
-    ),
-  },
-  Strict,
-);
-
 const Count = (description: string) => Type.Integer({ minimum: 1, description });
-const Ratio = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
 
 /**
  * The per-agent settings the agent loop reads (sdk/agent/settings.ts), in `agents.defaults`
@@ -429,49 +328,12 @@ const AgentRunSettings = {
   toolResultMaxChars: Type.Optional(Count('Characters of one tool result kept (head and tail) before the model sees it (default 100000).')),
 };
 
-const DurationSetting = Type.Union([Type.Number({ minimum: 0 }), Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$' })]);
-
-/** Settings only `agents.defaults` has. */
-const AgentDefaultsOnly = {
-  compaction: Type.Optional(
-    Type.Object(
-      {
-        reserveTokensFloor: Type.Optional(Count('Tokens kept free for the reply when deciding to compact (default 20000).')),
-        keepRecentTokens: Type.Optional(Count('Tokens of the most recent messages kept as they are (default 20000).')),
-        memoryFlush: Type.Optional(
-          Type.Object(
-            {
-              enabled: Type.Optional(Type.Boolean({ description: 'A silent turn before compaction to write durable memories (default true).' })),
-              softThresholdTokens: Type.Optional(Count('How far before compaction the flush runs, tokens (default 4000).')),
-              systemPrompt: Type.Optional(Type.String({ minLength: 1 })),
-              prompt: Type.Optional(Type.String({ minLength: 1 })),
-            },
-            Strict,
-          ),
-        ),
-      },
-      { ...Strict, description: 'When a long session is summarised.' },
-    ),
-  ),
-  contextPruning: Type.Optional(
-    Type.Object(
-      {
-        mode: Type.Optional(Type.Union([Type.Literal('off'), Type.Literal('cache-ttl')], { description: 'Trim old tool results from what the model sees (default off).' })),
-        ttl: Type.Optional(DurationSetting),
-        keepLastAssistants: Type.Optional(Type.Integer({ minimum: 0, description: 'Tool results after the last N assistant messages are never pruned (default 3).' })),
-        softTrimRatio: Type.Optional(Ratio('Context share above which old tool results are cut to head and tail (default 0.3).')),
-        hardClearRatio: Type.Optional(Ratio('Context share above which old tool results are cleared (default 0.5).')),
-        minPrunableToolChars: Type.Optional(Type.Integer({ minimum: 0, description: 'Clear only when at least this many characters can go (default 50000).' })),
-        softTrim: Type.Optional(Type.Object({ maxChars: Type.Optional(Type.Integer({ minimum: 1 })), headChars: Type.Optional(Type.Integer({ minimum: 0 })), tailChars: Type.Optional(Type.Integer({ minimum: 0 })) }, Strict)),
-        hardClear: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()), placeholder: Type.Optional(Type.String()) }, Strict)),
-        tools: Type.Optional(Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict)),
-      },
-      Strict,
-    ),
-  ),
-  blockStreamingDefault: Type.Optional(Type.Union([Type.Literal('on'), Type.Literal('off')], { description: 'Send long answers in blocks as they are written (default off).' })),
-  blockStreamingChunk: Type.Optional(Type.Object({ minChars: Type.Optional(Type.Integer({ minimum: 1 })), maxChars: Type.Optional(Type.Integer({ minimum: 1 })) }, Strict)),
-};
+/**
+ * `agents.defaults` and each `agents.list[]` entry hold the kernel's keys above and the keys
+ * installed plugins contribute (manifest `configContributions`): a key neither declares is an
+ * error naming it, checked with those contributions by host/contributed-config.ts.
+ */
+const AgentKeys = { additionalProperties: true } as const;
 
 export const KernelConfigSchema = Type.Object(
   {
@@ -486,16 +348,13 @@ export const KernelConfigSchema = Type.Object(
               {
                 workspace: Type.Optional(Type.String({ minLength: 1 })),
                 maxConcurrent: Type.Optional(PositiveInt),
-                subagents: Type.Optional(SubagentsConfigSchema),
                 sandbox: Type.Optional(SandboxConfigSchema),
                 contextLimits: Type.Optional(ContextLimitsSchema),
                 memorySearch: Type.Optional(MemorySearchConfigSchema),
                 skills: Type.Optional(SkillAllowlist),
-                heartbeat: Type.Optional(HeartbeatConfigSchema),
                 ...AgentRunSettings,
-                ...AgentDefaultsOnly,
               },
-              Strict,
+              AgentKeys,
             ),
           ),
           list: Type.Optional(
@@ -513,11 +372,9 @@ export const KernelConfigSchema = Type.Object(
                   contextLimits: Type.Optional(ContextLimitsSchema),
                   memorySearch: Type.Optional(MemorySearchConfigSchema),
                   skills: Type.Optional(SkillAllowlist),
-                  heartbeat: Type.Optional(HeartbeatConfigSchema),
-                  subagents: Type.Optional(SubagentsConfigSchema),
                   ...AgentRunSettings,
                 },
-                Strict,
+                AgentKeys,
               ),
             ),
           ),

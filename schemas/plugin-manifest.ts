@@ -17,6 +17,9 @@ const Name = Type.String({ minLength: 1, maxLength: 128 });
 const Names = (description: string) => Type.Optional(Type.Array(Name, { uniqueItems: true, description }));
 
 const SlotKind = Type.Enum(SLOT_NAMES);
+/** Config keys a plugin contributes to one kernel-owned object, each with its JSON Schema. */
+const ContributedKeys = (description: string) =>
+  Type.Record(Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9]*$' }), Type.Object({}, Open), { description });
 
 export const PluginManifestSchema = Type.Object(
   {
@@ -82,6 +85,20 @@ export const PluginManifestSchema = Type.Object(
       Type.Record(Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9]*$' }), Type.Object({}, Open), {
         description: 'Top-level openclaw.json sections this plugin owns, each with its JSON Schema.',
       }),
+    ),
+    configContributions: Type.Optional(
+      Type.Object(
+        {
+          agents: Type.Optional(ContributedKeys('Keys of agents.defaults and of every agents.list[] entry (an agent\'s value is merged over the defaults by the plugin that reads it).')),
+          agentDefaults: Type.Optional(ContributedKeys('Keys of agents.defaults only.')),
+          tools: Type.Optional(ContributedKeys('Keys of the tools section.')),
+        },
+        {
+          ...Strict,
+          description:
+            'Keys this plugin adds to the sections the kernel owns, each with its JSON Schema. Checked from the manifests of all installed plugins, on or off, without loading any; a key several plugins contribute must satisfy all of them (their object schemas are merged property by property).',
+        },
+      ),
     ),
     runtimeDependencies: Type.Optional(
       Type.Array(

@@ -1,13 +1,13 @@
 /**
- * Turns the TypeBox definitions (schemas/, sdk/protocol/schema.ts) into plain JSON Schema,
- * precompiled validators and, for the kernel, static TypeScript types, so the runtime never
- * loads TypeBox (a build-time dependency; importing it costs ~100 ms). Run with `npm run gen`;
- * test/schemas.test.ts fails when the committed output is stale.
+ * Turns the TypeBox definitions (schemas/, sdk/protocol/schema.ts, plugins/<id>/schemas.ts)
+ * into plain JSON Schema, precompiled validators and static TypeScript types, so the runtime
+ * never loads TypeBox (a build-time dependency; importing it costs ~100 ms). Run with
+ * `npm run gen`; test/schemas.test.ts fails when the committed output is stale.
  */
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { InstallRecordSchema, KernelConfigSchema, PluginEntrySchema, PluginsConfigSchema } from '../schemas/kernel-config.js';
 import { FOREIGN_FIELDS, PluginManifestSchema } from '../schemas/plugin-manifest.js';
 import {
@@ -34,7 +34,7 @@ const AJV_OPTIONS = {
 /** JSON round trip drops TypeBox's symbol-keyed metadata and leaves plain JSON Schema. */
 const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
 
-export function generatedFiles(): Record<string, string> {
+export async function generatedFiles(): Promise<Record<string, string>> {
   const manifest = {
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'openclaw.plugin.json',
@@ -77,7 +77,37 @@ export function generatedFiles(): Record<string, string> {
     ]),
     ...validators('kernel/generated/validators', kernel, true),
     ...validators('sdk/generated/validators', frames, false),
+    ...(await pluginFiles()),
   };
+}
+
+/** Where the generated block starts in a manifest; everything from it to the closing brace is rewritten. */
+const CONTRIBUTIONS_MARK = '  // Generated from schemas.ts by `npm run gen`: edit that file, not this block.\n';
+
+/**
+ * For each plugin with a schemas.ts (TypeBox): its manifest's `configContributions` (the
+ * last field, so the hand-written part and its comments stay as they are) and
+ * generated/types.ts, a type for each exported `<Name>Schema`, which the plugin reads its
+ * settings with instead of retyping them.
+ */
+async function pluginFiles(): Promise<Record<string, string>> {
+  const files: Record<string, string> = {};
+  for (const id of readdirSync(join(root, 'plugins')).sort()) {
+    const source = join(root, 'plugins', id, 'schemas.ts');
+    if (!existsSync(source)) continue;
+    const module = (await import(pathToFileURL(source).href)) as Record<string, unknown>;
+    const manifestFile = `plugins/${id}/openclaw.plugin.json`;
+    const text = readFileSync(join(root, manifestFile), 'utf8');
+    const at = text.indexOf(CONTRIBUTIONS_MARK);
+    const head = (at >= 0 ? text.slice(0, at) : text.slice(0, text.lastIndexOf('}'))).replace(/,?\s*$/, ',\n');
+    const block = JSON.stringify(plain(module.configContributions), null, 2).replace(/\n/g, '\n  ');
+    files[manifestFile] = `${head}${CONTRIBUTIONS_MARK}  "configContributions": ${block}\n}\n`;
+    const types = Object.entries(module)
+      .filter(([name]) => name.endsWith('Schema'))
+      .map(([name, schema]): [string, unknown] => [name.slice(0, -'Schema'.length), schema]);
+    files[`plugins/${id}/generated/types.ts`] = staticTypes(types).replace('the TypeBox definitions', `plugins/${id}/schemas.ts`);
+  }
+  return files;
 }
 
 /**
@@ -143,6 +173,8 @@ function tsType(schema: Record<string, any>, names: Map<string, string>, indent:
     const name = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
     return [...doc, `${indent}  ${name}${required.has(key) ? '' : '?'}: ${tsType(property, names, `${indent}  `)};`];
   });
+  // An open object (plugins add keys to it) says so, or reading a plugin's key would not type-check.
+  if (schema.additionalProperties === true) body.push(`${indent}  [key: string]: unknown;`);
   return `{\n${body.join('\n')}\n${indent}}`;
 }
 
@@ -155,8 +187,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     rmSync(join(root, dir), { recursive: true, force: true });
     mkdirSync(join(root, dir), { recursive: true });
   }
-  for (const [file, content] of Object.entries(generatedFiles())) {
-    writeFileSync(join(root, file), content);
-    console.log(`wrote ${file}`);
-  }
+  void generatedFiles().then((files) => {
+    for (const [file, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, file)), { recursive: true });
+      writeFileSync(join(root, file), content);
+      console.log(`wrote ${file}`);
+    }
+  });
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  composeConfigSchema,
   ConfigError,
   createKernel,
   formatIssue,
@@ -17,7 +18,7 @@ import {
   unsetPath,
   type ConfigIssue,
 } from '../sdk/index.js';
-import { createTestKernel } from '../sdk/testing.js';
+import { bundledPluginDir, createTestKernel } from '../sdk/testing.js';
 import { clawPolicy } from '../host/policy.js';
 import { configWriter, writeConfigFile } from '../host/config-write.js';
 import { IGNORED_OPENCLAW_KEY } from '../host/config-checks.js';
@@ -172,15 +173,17 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
       },
       logging: { level: 'debug', redactPaterns: ['x'] },
     };
-    const error = await createTestKernel({ config }).catch((e: unknown) => e);
+    // compaction and contextPruning are the agent loop's keys, blockStreaming* the agent's: declared in their manifests.
+    const plugins = [bundledPluginDir('agent-loop'), bundledPluginDir('agent')];
+    const error = await createTestKernel({ config, plugins }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     const issues = [...(error as ConfigError).issues];
     expect(errors(issues).sort()).toEqual([
-      'agents.defaults.compaction.reserveTokensFloor: must be >= 1',
+      'agents.defaults.compaction.reserveTokensFloor: must be >= 1 (plugin agent-loop)',
       'agents.defaults.thinkingDefalt: is not a known key',
       'logging.redactPaterns: is not a known key',
     ]);
-    const report = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: clawDiscovery(), strictConfig: false });
+    const report = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: clawDiscovery({ pluginDirs: plugins }), strictConfig: false });
     expect(errors(report.issues()).sort()).toEqual(errors(issues).sort());
     const warned = report.issues().filter((issue) => issue.level === 'warning').map((issue) => `${issue.path}: ${issue.message}`).sort();
     // OpenClaw's docs allow any key on an agent entry, so a misspelt one there is reported, as a warning.
@@ -192,6 +195,7 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     ]);
     // Every setting the agent loop reads is accepted where it reads it.
     const fine = await createTestKernel({
+      plugins,
       config: {
         agents: {
           defaults: {
@@ -208,6 +212,66 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     });
     expect(fine.issues()).toEqual([]);
     await fine.dispose();
+  });
+
+  it('9. a third-party plugin contributes a per-agent key from its manifest: it validates on or off, and a key under it that it does not declare is an error naming it', async () => {
+    const root = tempDir();
+    writePlugin(join(root, 'notes'), {
+      manifest: {
+        id: 'notes',
+        configSchema: EMPTY_SCHEMA,
+        configContributions: {
+          agents: { notes: { type: 'object', additionalProperties: false, properties: { digest: { type: 'string', enum: ['daily', 'weekly'] } } } },
+          tools: { notes: { type: 'object', additionalProperties: false, properties: { maxItems: { type: 'integer', minimum: 1 } } } },
+        },
+      },
+      // Never run: validation reads the manifest only.
+      code: 'throw new Error("the notes plugin was loaded");',
+    });
+    const plugins = [join(root, 'notes')];
+    const valid = { agents: { defaults: { notes: { digest: 'daily' } }, list: [{ id: 'main', notes: { digest: 'weekly' } }] }, tools: { notes: { maxItems: 3 } } };
+    const good = await createTestKernel({ plugins, config: valid });
+    expect(good.issues()).toEqual([]);
+    const schema = composeConfigSchema(good.plugins.list()) as { properties: Record<string, any> };
+    expect(schema.properties.agents.properties.defaults.properties.notes.properties.digest.enum).toEqual(['daily', 'weekly']);
+    expect(schema.properties.agents.properties.list.items.properties.notes.additionalProperties).toBe(false);
+    expect(schema.properties.tools.properties.notes.properties.maxItems.minimum).toBe(1);
+    await good.dispose();
+
+    const bad = { agents: { defaults: { notes: { digest: 'hourly' } }, list: [{ id: 'main', notes: { digets: 'weekly' } }] }, tools: { notes: { maxItems: 0 } } };
+    const error = await createTestKernel({ plugins, config: bad }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(errors([...(error as ConfigError).issues]).sort()).toEqual([
+      'agents.defaults.notes.digest: must be one of "daily", "weekly" (plugin notes)',
+      'agents.list[0].notes.digets: is not a known key (plugin notes)',
+      'tools.notes.maxItems: must be >= 1 (plugin notes)',
+    ]);
+
+    // Off, the plugin's keys still validate (OpenClaw checks installed plugins' config) and are named as unused.
+    const off = await createTestKernel({ plugins, config: { ...valid, plugins: { entries: { notes: { enabled: false } } } } });
+    expect(errors(off.issues())).toEqual([]);
+    expect(off.issues().map(formatIssue)).toContain('agents.defaults.notes: belongs to plugin "notes", which is off (plugins.entries.notes.enabled is false); kept but unused (plugin notes)');
+    await off.dispose();
+
+    // Not installed: nobody declares the key (on an agent entry, where OpenClaw allows any key, that is a warning).
+    const missing = await createTestKernel({ config: valid }).catch((e: unknown) => e);
+    expect(errors([...(missing as ConfigError).issues])).toEqual(['agents.defaults.notes: is not a known key']);
+  });
+
+  it('10. keys several plugins contribute are merged: tools.web.fetch (web-fetch) and tools.web.search (web-search) make one closed tools.web', async () => {
+    const plugins = [bundledPluginDir('web-fetch'), bundledPluginDir('web-search')];
+    const config = { tools: { web: { fetch: { maxChars: 500 }, search: { maxResults: 3 } } } };
+    const good = await createTestKernel({ plugins, config });
+    expect(good.issues()).toEqual([]);
+    await good.dispose();
+    const error = await createTestKernel({ plugins, config: { tools: { web: { fetch: { maxChars: 5 }, serach: {} } } } }).catch((e: unknown) => e);
+    expect(errors([...(error as ConfigError).issues]).sort()).toEqual([
+      'tools.web.fetch.maxChars: must be >= 100 (plugin web-fetch, web-search)',
+      'tools.web.serach: is not a known key (plugin web-fetch, web-search)',
+    ]);
+    // With web-search alone, tools.web.fetch is nobody's.
+    const alone = await createTestKernel({ plugins: [bundledPluginDir('web-search')], config }).catch((e: unknown) => e);
+    expect(errors([...(alone as ConfigError).issues])).toEqual(['tools.web.fetch: is not a known key (plugin web-search)']);
   });
 
   it('warns about stale references instead of failing', async () => {

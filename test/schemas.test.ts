@@ -7,8 +7,8 @@ import { generatedFiles } from '../scripts/gen-schemas.js';
 import { REPO } from './helpers.js';
 
 describe('generated schemas', () => {
-  it('are up to date with the TypeBox definitions (run `npm run gen` if this fails)', () => {
-    for (const [file, content] of Object.entries(generatedFiles())) {
+  it('are up to date with the TypeBox definitions (run `npm run gen` if this fails)', async () => {
+    for (const [file, content] of Object.entries(await generatedFiles())) {
       expect(readFileSync(join(REPO, file), 'utf8'), file).toBe(content);
     }
   });

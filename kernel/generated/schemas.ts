@@ -35,6 +35,7 @@ export const KNOWN_MANIFEST_FIELDS: readonly string[] = [
   "skills",
   "cliCommands",
   "configSections",
+  "configContributions",
   "runtimeDependencies",
   "activation",
   "uiHints",
@@ -250,84 +251,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "type": "integer",
               "minimum": 1
             },
-            "subagents": {
-              "type": "object",
-              "properties": {
-                "maxConcurrent": {
-                  "type": "integer",
-                  "minimum": 1
-                },
-                "maxSpawnDepth": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "maximum": 5,
-                  "description": "How deep sessions_spawn may nest (default 1: children are leaves)."
-                },
-                "maxChildrenPerAgent": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "maximum": 20,
-                  "description": "Children one session may have running at once (default 5)."
-                },
-                "runTimeoutSeconds": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "description": "Default child run timeout (0 = none)."
-                },
-                "archiveAfterMinutes": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "description": "Finished children are archived after this long (default 60; 0 keeps them)."
-                },
-                "announceTimeoutMs": {
-                  "type": "integer",
-                  "minimum": 1
-                },
-                "model": {
-                  "anyOf": [
-                    {
-                      "type": "string",
-                      "minLength": 1
-                    },
-                    {
-                      "type": "object",
-                      "properties": {
-                        "primary": {
-                          "type": "string",
-                          "minLength": 1
-                        },
-                        "fallbacks": {
-                          "type": "array",
-                          "items": {
-                            "type": "string"
-                          }
-                        }
-                      },
-                      "additionalProperties": false
-                    }
-                  ]
-                },
-                "thinking": {
-                  "enum": [
-                    "off",
-                    "minimal",
-                    "low",
-                    "medium",
-                    "high"
-                  ]
-                },
-                "allowAgents": {
-                  "type": "array",
-                  "items": {
-                    "type": "string",
-                    "minLength": 1
-                  },
-                  "description": "Agent ids sessions_spawn may target besides its own (\"*\" = any)."
-                }
-              },
-              "additionalProperties": false,
-              "description": "Sub-agents (sessions_spawn)."
-            },
             "sandbox": {
               "type": "object",
               "properties": {
@@ -526,82 +449,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "uniqueItems": true,
               "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
             },
-            "heartbeat": {
-              "type": "object",
-              "properties": {
-                "every": {
-                  "type": "string",
-                  "pattern": "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)?\\s*$",
-                  "description": "How often: a duration such as \"30m\", \"1h\", \"45s\" (a bare number is minutes; default 30m; \"0m\" turns the schedule off)."
-                },
-                "model": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "Model for heartbeat turns (\"provider/model\" or an alias); default the agent model."
-                },
-                "target": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "Where an alert goes: \"last\" (the main session's last channel and recipient, default), \"none\", or a channel id such as \"telegram\" (with `to`)."
-                },
-                "to": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "Recipient on the target channel (a chat id, a number)."
-                },
-                "accountId": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "Channel account to send from (multi-account channels)."
-                },
-                "prompt": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "The heartbeat message sent to the agent (replaces the built-in one)."
-                },
-                "ackMaxChars": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "description": "A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300)."
-                },
-                "timeoutSeconds": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "description": "Longest heartbeat turn (default: the agent timeout)."
-                },
-                "isolatedSession": {
-                  "type": "boolean",
-                  "description": "Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show."
-                },
-                "activeHours": {
-                  "type": "object",
-                  "required": [
-                    "start",
-                    "end"
-                  ],
-                  "properties": {
-                    "start": {
-                      "type": "string",
-                      "pattern": "^([01]\\d|2[0-3]):[0-5]\\d$",
-                      "description": "Start of the window, HH:MM (inclusive)."
-                    },
-                    "end": {
-                      "type": "string",
-                      "pattern": "^(([01]\\d|2[0-3]):[0-5]\\d|24:00)$",
-                      "description": "End of the window, HH:MM (exclusive; 24:00 for end of day)."
-                    },
-                    "timezone": {
-                      "type": "string",
-                      "minLength": 1,
-                      "description": "\"user\" (agents.defaults.userTimezone, else the host zone; default), \"local\" (the host zone) or an IANA zone."
-                    }
-                  },
-                  "additionalProperties": false,
-                  "description": "Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours)."
-                }
-              },
-              "additionalProperties": false
-            },
             "model": {
               "anyOf": [
                 {
@@ -693,179 +540,9 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "type": "integer",
               "minimum": 1,
               "description": "Characters of one tool result kept (head and tail) before the model sees it (default 100000)."
-            },
-            "compaction": {
-              "type": "object",
-              "properties": {
-                "reserveTokensFloor": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "description": "Tokens kept free for the reply when deciding to compact (default 20000)."
-                },
-                "keepRecentTokens": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "description": "Tokens of the most recent messages kept as they are (default 20000)."
-                },
-                "memoryFlush": {
-                  "type": "object",
-                  "properties": {
-                    "enabled": {
-                      "type": "boolean",
-                      "description": "A silent turn before compaction to write durable memories (default true)."
-                    },
-                    "softThresholdTokens": {
-                      "type": "integer",
-                      "minimum": 1,
-                      "description": "How far before compaction the flush runs, tokens (default 4000)."
-                    },
-                    "systemPrompt": {
-                      "type": "string",
-                      "minLength": 1
-                    },
-                    "prompt": {
-                      "type": "string",
-                      "minLength": 1
-                    }
-                  },
-                  "additionalProperties": false
-                }
-              },
-              "additionalProperties": false,
-              "description": "When a long session is summarised."
-            },
-            "contextPruning": {
-              "type": "object",
-              "properties": {
-                "mode": {
-                  "anyOf": [
-                    {
-                      "type": "string",
-                      "const": "off"
-                    },
-                    {
-                      "type": "string",
-                      "const": "cache-ttl"
-                    }
-                  ],
-                  "description": "Trim old tool results from what the model sees (default off)."
-                },
-                "ttl": {
-                  "anyOf": [
-                    {
-                      "type": "number",
-                      "minimum": 0
-                    },
-                    {
-                      "type": "string",
-                      "pattern": "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h)?\\s*$"
-                    }
-                  ]
-                },
-                "keepLastAssistants": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "description": "Tool results after the last N assistant messages are never pruned (default 3)."
-                },
-                "softTrimRatio": {
-                  "type": "number",
-                  "minimum": 0,
-                  "maximum": 1,
-                  "description": "Context share above which old tool results are cut to head and tail (default 0.3)."
-                },
-                "hardClearRatio": {
-                  "type": "number",
-                  "minimum": 0,
-                  "maximum": 1,
-                  "description": "Context share above which old tool results are cleared (default 0.5)."
-                },
-                "minPrunableToolChars": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "description": "Clear only when at least this many characters can go (default 50000)."
-                },
-                "softTrim": {
-                  "type": "object",
-                  "properties": {
-                    "maxChars": {
-                      "type": "integer",
-                      "minimum": 1
-                    },
-                    "headChars": {
-                      "type": "integer",
-                      "minimum": 0
-                    },
-                    "tailChars": {
-                      "type": "integer",
-                      "minimum": 0
-                    }
-                  },
-                  "additionalProperties": false
-                },
-                "hardClear": {
-                  "type": "object",
-                  "properties": {
-                    "enabled": {
-                      "type": "boolean"
-                    },
-                    "placeholder": {
-                      "type": "string"
-                    }
-                  },
-                  "additionalProperties": false
-                },
-                "tools": {
-                  "type": "object",
-                  "properties": {
-                    "allow": {
-                      "type": "array",
-                      "items": {
-                        "type": "string",
-                        "minLength": 1
-                      }
-                    },
-                    "deny": {
-                      "type": "array",
-                      "items": {
-                        "type": "string",
-                        "minLength": 1
-                      }
-                    }
-                  },
-                  "additionalProperties": false
-                }
-              },
-              "additionalProperties": false
-            },
-            "blockStreamingDefault": {
-              "anyOf": [
-                {
-                  "type": "string",
-                  "const": "on"
-                },
-                {
-                  "type": "string",
-                  "const": "off"
-                }
-              ],
-              "description": "Send long answers in blocks as they are written (default off)."
-            },
-            "blockStreamingChunk": {
-              "type": "object",
-              "properties": {
-                "minChars": {
-                  "type": "integer",
-                  "minimum": 1
-                },
-                "maxChars": {
-                  "type": "integer",
-                  "minimum": 1
-                }
-              },
-              "additionalProperties": false
             }
           },
-          "additionalProperties": false
+          "additionalProperties": true
         },
         "list": {
           "type": "array",
@@ -1260,160 +937,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 "uniqueItems": true,
                 "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
               },
-              "heartbeat": {
-                "type": "object",
-                "properties": {
-                  "every": {
-                    "type": "string",
-                    "pattern": "^\\s*\\d+(\\.\\d+)?\\s*(ms|s|m|h|d)?\\s*$",
-                    "description": "How often: a duration such as \"30m\", \"1h\", \"45s\" (a bare number is minutes; default 30m; \"0m\" turns the schedule off)."
-                  },
-                  "model": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Model for heartbeat turns (\"provider/model\" or an alias); default the agent model."
-                  },
-                  "target": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Where an alert goes: \"last\" (the main session's last channel and recipient, default), \"none\", or a channel id such as \"telegram\" (with `to`)."
-                  },
-                  "to": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Recipient on the target channel (a chat id, a number)."
-                  },
-                  "accountId": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "Channel account to send from (multi-account channels)."
-                  },
-                  "prompt": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The heartbeat message sent to the agent (replaces the built-in one)."
-                  },
-                  "ackMaxChars": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300)."
-                  },
-                  "timeoutSeconds": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "Longest heartbeat turn (default: the agent timeout)."
-                  },
-                  "isolatedSession": {
-                    "type": "boolean",
-                    "description": "Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show."
-                  },
-                  "activeHours": {
-                    "type": "object",
-                    "required": [
-                      "start",
-                      "end"
-                    ],
-                    "properties": {
-                      "start": {
-                        "type": "string",
-                        "pattern": "^([01]\\d|2[0-3]):[0-5]\\d$",
-                        "description": "Start of the window, HH:MM (inclusive)."
-                      },
-                      "end": {
-                        "type": "string",
-                        "pattern": "^(([01]\\d|2[0-3]):[0-5]\\d|24:00)$",
-                        "description": "End of the window, HH:MM (exclusive; 24:00 for end of day)."
-                      },
-                      "timezone": {
-                        "type": "string",
-                        "minLength": 1,
-                        "description": "\"user\" (agents.defaults.userTimezone, else the host zone; default), \"local\" (the host zone) or an IANA zone."
-                      }
-                    },
-                    "additionalProperties": false,
-                    "description": "Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours)."
-                  }
-                },
-                "additionalProperties": false
-              },
-              "subagents": {
-                "type": "object",
-                "properties": {
-                  "maxConcurrent": {
-                    "type": "integer",
-                    "minimum": 1
-                  },
-                  "maxSpawnDepth": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 5,
-                    "description": "How deep sessions_spawn may nest (default 1: children are leaves)."
-                  },
-                  "maxChildrenPerAgent": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 20,
-                    "description": "Children one session may have running at once (default 5)."
-                  },
-                  "runTimeoutSeconds": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Default child run timeout (0 = none)."
-                  },
-                  "archiveAfterMinutes": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Finished children are archived after this long (default 60; 0 keeps them)."
-                  },
-                  "announceTimeoutMs": {
-                    "type": "integer",
-                    "minimum": 1
-                  },
-                  "model": {
-                    "anyOf": [
-                      {
-                        "type": "string",
-                        "minLength": 1
-                      },
-                      {
-                        "type": "object",
-                        "properties": {
-                          "primary": {
-                            "type": "string",
-                            "minLength": 1
-                          },
-                          "fallbacks": {
-                            "type": "array",
-                            "items": {
-                              "type": "string"
-                            }
-                          }
-                        },
-                        "additionalProperties": false
-                      }
-                    ]
-                  },
-                  "thinking": {
-                    "enum": [
-                      "off",
-                      "minimal",
-                      "low",
-                      "medium",
-                      "high"
-                    ]
-                  },
-                  "allowAgents": {
-                    "type": "array",
-                    "items": {
-                      "type": "string",
-                      "minLength": 1
-                    },
-                    "description": "Agent ids sessions_spawn may target besides its own (\"*\" = any)."
-                  }
-                },
-                "additionalProperties": false,
-                "description": "Sub-agents (sessions_spawn)."
-              },
               "model": {
                 "anyOf": [
                   {
@@ -1507,7 +1030,7 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 "description": "Characters of one tool result kept (head and tail) before the model sees it (default 100000)."
               }
             },
-            "additionalProperties": false
+            "additionalProperties": true
           }
         }
       },
@@ -1675,145 +1198,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
           },
           "additionalProperties": false,
           "description": "Extra tool policy for every sub-agent session (narrows only)."
-        },
-        "web": {
-          "type": "object",
-          "properties": {
-            "fetch": {
-              "type": "object",
-              "properties": {
-                "enabled": {
-                  "type": "boolean",
-                  "description": "Offer web_fetch (default true)."
-                },
-                "maxChars": {
-                  "type": "integer",
-                  "minimum": 100,
-                  "description": "Characters of text returned by default (default 20000; capped by maxCharsCap)."
-                },
-                "maxCharsCap": {
-                  "type": "integer",
-                  "minimum": 100,
-                  "description": "Most characters a call may ask for with maxChars (default 20000)."
-                },
-                "maxResponseBytes": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "description": "Bytes of a response read before it is cut (default 750000; clamped to 32000-10000000)."
-                },
-                "timeoutSeconds": {
-                  "type": "number",
-                  "exclusiveMinimum": 0,
-                  "description": "Limit for the whole fetch, redirects included (default 30)."
-                },
-                "cacheTtlMinutes": {
-                  "type": "number",
-                  "minimum": 0,
-                  "description": "How long results are reused (default 15; 0: no cache)."
-                },
-                "maxRedirects": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "maximum": 20,
-                  "description": "Redirects followed, each re-checked (default 3)."
-                },
-                "readability": {
-                  "type": "boolean",
-                  "description": "Extract the main article with Readability (default true); false converts the whole page."
-                },
-                "userAgent": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "User-Agent header (default: a Chrome-like one)."
-                },
-                "ssrfPolicy": {
-                  "type": "object",
-                  "properties": {
-                    "dangerouslyAllowPrivateNetwork": {
-                      "type": "boolean",
-                      "description": "Allow every private, loopback and link-local destination (default false)."
-                    },
-                    "allowPrivateNetwork": {
-                      "type": "boolean",
-                      "description": "Legacy alias of dangerouslyAllowPrivateNetwork."
-                    },
-                    "allowedHostnames": {
-                      "type": "array",
-                      "items": {
-                        "type": "string",
-                        "minLength": 1
-                      },
-                      "description": "Hosts trusted even on a private address: exact names or *.example.com (subdomains only)."
-                    },
-                    "blockedHostnames": {
-                      "type": "array",
-                      "items": {
-                        "type": "string",
-                        "minLength": 1
-                      },
-                      "description": "Hosts always refused, redirects included, before DNS and any allow rule."
-                    },
-                    "allowRfc2544BenchmarkRange": {
-                      "type": "boolean",
-                      "description": "Allow 198.18.0.0/15 (fake-IP proxies)."
-                    },
-                    "allowIpv6UniqueLocalRange": {
-                      "type": "boolean",
-                      "description": "Allow fc00::/7 (fake-IP proxies)."
-                    }
-                  },
-                  "additionalProperties": false
-                },
-                "dnsServers": {
-                  "type": "array",
-                  "items": {
-                    "type": "string",
-                    "minLength": 1
-                  },
-                  "minItems": 1,
-                  "description": "claw: resolve fetched hosts through these DNS servers (\"1.1.1.1\", \"127.0.0.1:5353\") instead of the system resolver."
-                }
-              },
-              "additionalProperties": false
-            },
-            "search": {
-              "type": "object",
-              "properties": {
-                "enabled": {
-                  "type": "boolean",
-                  "description": "Offer web_search (default true; it needs a provider)."
-                },
-                "provider": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "brave, searxng or duckduckgo (omit: the first configured of brave, searxng)."
-                },
-                "maxResults": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "maximum": 10,
-                  "description": "Results per query when the call gives no count (default 5)."
-                },
-                "timeoutSeconds": {
-                  "type": "number",
-                  "exclusiveMinimum": 0,
-                  "description": "Limit for one provider request (default 30)."
-                },
-                "cacheTtlMinutes": {
-                  "type": "number",
-                  "minimum": 0,
-                  "description": "How long results are reused (default 15; 0: no cache)."
-                },
-                "apiKey": {
-                  "type": "string",
-                  "minLength": 1,
-                  "description": "Legacy Brave API key (plugins.entries.brave.config.webSearch.apiKey and BRAVE_API_KEY are the usual places)."
-                }
-              },
-              "additionalProperties": false
-            }
-          },
-          "additionalProperties": false
         },
         "fs": {
           "type": "object",
@@ -2434,6 +1818,46 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
         }
       },
       "description": "Top-level openclaw.json sections this plugin owns, each with its JSON Schema."
+    },
+    "configContributions": {
+      "type": "object",
+      "properties": {
+        "agents": {
+          "type": "object",
+          "patternProperties": {
+            "^[a-zA-Z][a-zA-Z0-9]*$": {
+              "type": "object",
+              "properties": {},
+              "additionalProperties": true
+            }
+          },
+          "description": "Keys of agents.defaults and of every agents.list[] entry (an agent's value is merged over the defaults by the plugin that reads it)."
+        },
+        "agentDefaults": {
+          "type": "object",
+          "patternProperties": {
+            "^[a-zA-Z][a-zA-Z0-9]*$": {
+              "type": "object",
+              "properties": {},
+              "additionalProperties": true
+            }
+          },
+          "description": "Keys of agents.defaults only."
+        },
+        "tools": {
+          "type": "object",
+          "patternProperties": {
+            "^[a-zA-Z][a-zA-Z0-9]*$": {
+              "type": "object",
+              "properties": {},
+              "additionalProperties": true
+            }
+          },
+          "description": "Keys of the tools section."
+        }
+      },
+      "additionalProperties": false,
+      "description": "Keys this plugin adds to the sections the kernel owns, each with its JSON Schema. Checked from the manifests of all installed plugins, on or off, without loading any; a key several plugins contribute must satisfy all of them (their object schemas are merged property by property)."
     },
     "runtimeDependencies": {
       "type": "array",

@@ -43,26 +43,6 @@ export type KernelConfig = {
     defaults?: {
       workspace?: string;
       maxConcurrent?: number;
-      /** Sub-agents (sessions_spawn). */
-      subagents?: {
-        maxConcurrent?: number;
-        /** How deep sessions_spawn may nest (default 1: children are leaves). */
-        maxSpawnDepth?: number;
-        /** Children one session may have running at once (default 5). */
-        maxChildrenPerAgent?: number;
-        /** Default child run timeout (0 = none). */
-        runTimeoutSeconds?: number;
-        /** Finished children are archived after this long (default 60; 0 keeps them). */
-        archiveAfterMinutes?: number;
-        announceTimeoutMs?: number;
-        model?: string | {
-          primary?: string;
-          fallbacks?: string[];
-        };
-        thinking?: "off" | "minimal" | "low" | "medium" | "high";
-        /** Agent ids sessions_spawn may target besides its own ("*" = any). */
-        allowAgents?: string[];
-      };
       sandbox?: {
         /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
         mode?: "off" | "non-main" | "all";
@@ -120,38 +100,10 @@ export type KernelConfig = {
           /** Opt in to indexing session transcripts (with sources: ["memory", "sessions"]). */
           sessionMemory?: boolean;
         };
+        [key: string]: unknown;
       };
       /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
       skills?: string[];
-      heartbeat?: {
-        /** How often: a duration such as "30m", "1h", "45s" (a bare number is minutes; default 30m; "0m" turns the schedule off). */
-        every?: string;
-        /** Model for heartbeat turns ("provider/model" or an alias); default the agent model. */
-        model?: string;
-        /** Where an alert goes: "last" (the main session's last channel and recipient, default), "none", or a channel id such as "telegram" (with `to`). */
-        target?: string;
-        /** Recipient on the target channel (a chat id, a number). */
-        to?: string;
-        /** Channel account to send from (multi-account channels). */
-        accountId?: string;
-        /** The heartbeat message sent to the agent (replaces the built-in one). */
-        prompt?: string;
-        /** A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300). */
-        ackMaxChars?: number;
-        /** Longest heartbeat turn (default: the agent timeout). */
-        timeoutSeconds?: number;
-        /** Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show. */
-        isolatedSession?: boolean;
-        /** Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours). */
-        activeHours?: {
-          /** Start of the window, HH:MM (inclusive). */
-          start: string;
-          /** End of the window, HH:MM (exclusive; 24:00 for end of day). */
-          end: string;
-          /** "user" (agents.defaults.userTimezone, else the host zone; default), "local" (the host zone) or an IANA zone. */
-          timezone?: string;
-        };
-      };
       model?: string | {
         primary?: string;
         fallbacks?: string[];
@@ -173,53 +125,7 @@ export type KernelConfig = {
       contextTokens?: number;
       /** Characters of one tool result kept (head and tail) before the model sees it (default 100000). */
       toolResultMaxChars?: number;
-      /** When a long session is summarised. */
-      compaction?: {
-        /** Tokens kept free for the reply when deciding to compact (default 20000). */
-        reserveTokensFloor?: number;
-        /** Tokens of the most recent messages kept as they are (default 20000). */
-        keepRecentTokens?: number;
-        memoryFlush?: {
-          /** A silent turn before compaction to write durable memories (default true). */
-          enabled?: boolean;
-          /** How far before compaction the flush runs, tokens (default 4000). */
-          softThresholdTokens?: number;
-          systemPrompt?: string;
-          prompt?: string;
-        };
-      };
-      contextPruning?: {
-        /** Trim old tool results from what the model sees (default off). */
-        mode?: "off" | "cache-ttl";
-        ttl?: number | string;
-        /** Tool results after the last N assistant messages are never pruned (default 3). */
-        keepLastAssistants?: number;
-        /** Context share above which old tool results are cut to head and tail (default 0.3). */
-        softTrimRatio?: number;
-        /** Context share above which old tool results are cleared (default 0.5). */
-        hardClearRatio?: number;
-        /** Clear only when at least this many characters can go (default 50000). */
-        minPrunableToolChars?: number;
-        softTrim?: {
-          maxChars?: number;
-          headChars?: number;
-          tailChars?: number;
-        };
-        hardClear?: {
-          enabled?: boolean;
-          placeholder?: string;
-        };
-        tools?: {
-          allow?: string[];
-          deny?: string[];
-        };
-      };
-      /** Send long answers in blocks as they are written (default off). */
-      blockStreamingDefault?: "on" | "off";
-      blockStreamingChunk?: {
-        minChars?: number;
-        maxChars?: number;
-      };
+      [key: string]: unknown;
     };
     list?: Array<{
       /** Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is). */
@@ -254,6 +160,7 @@ export type KernelConfig = {
             /** Keep apply_patch inside the agent workspace. Default true. */
             workspaceOnly?: boolean;
           };
+          [key: string]: unknown;
         };
         elevated?: {
           /** Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false. */
@@ -326,58 +233,10 @@ export type KernelConfig = {
           /** Opt in to indexing session transcripts (with sources: ["memory", "sessions"]). */
           sessionMemory?: boolean;
         };
+        [key: string]: unknown;
       };
       /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
       skills?: string[];
-      heartbeat?: {
-        /** How often: a duration such as "30m", "1h", "45s" (a bare number is minutes; default 30m; "0m" turns the schedule off). */
-        every?: string;
-        /** Model for heartbeat turns ("provider/model" or an alias); default the agent model. */
-        model?: string;
-        /** Where an alert goes: "last" (the main session's last channel and recipient, default), "none", or a channel id such as "telegram" (with `to`). */
-        target?: string;
-        /** Recipient on the target channel (a chat id, a number). */
-        to?: string;
-        /** Channel account to send from (multi-account channels). */
-        accountId?: string;
-        /** The heartbeat message sent to the agent (replaces the built-in one). */
-        prompt?: string;
-        /** A reply with HEARTBEAT_OK at its start or end and at most this many other characters is not delivered (default 300). */
-        ackMaxChars?: number;
-        /** Longest heartbeat turn (default: the agent timeout). */
-        timeoutSeconds?: number;
-        /** Run each heartbeat in a fresh session of its own (<main key>:heartbeat) instead of the main session: no conversation history, fewer tokens (default false). System events of the main session still show. */
-        isolatedSession?: boolean;
-        /** Scheduled heartbeats run only inside this daily window; outside it they are skipped (recorded as quiet-hours). */
-        activeHours?: {
-          /** Start of the window, HH:MM (inclusive). */
-          start: string;
-          /** End of the window, HH:MM (exclusive; 24:00 for end of day). */
-          end: string;
-          /** "user" (agents.defaults.userTimezone, else the host zone; default), "local" (the host zone) or an IANA zone. */
-          timezone?: string;
-        };
-      };
-      /** Sub-agents (sessions_spawn). */
-      subagents?: {
-        maxConcurrent?: number;
-        /** How deep sessions_spawn may nest (default 1: children are leaves). */
-        maxSpawnDepth?: number;
-        /** Children one session may have running at once (default 5). */
-        maxChildrenPerAgent?: number;
-        /** Default child run timeout (0 = none). */
-        runTimeoutSeconds?: number;
-        /** Finished children are archived after this long (default 60; 0 keeps them). */
-        archiveAfterMinutes?: number;
-        announceTimeoutMs?: number;
-        model?: string | {
-          primary?: string;
-          fallbacks?: string[];
-        };
-        thinking?: "off" | "minimal" | "low" | "medium" | "high";
-        /** Agent ids sessions_spawn may target besides its own ("*" = any). */
-        allowAgents?: string[];
-      };
       model?: string | {
         primary?: string;
         fallbacks?: string[];
@@ -399,6 +258,7 @@ export type KernelConfig = {
       contextTokens?: number;
       /** Characters of one tool result kept (head and tail) before the model sees it (default 100000). */
       toolResultMaxChars?: number;
+      [key: string]: unknown;
     }>;
   };
   tools?: {
@@ -418,6 +278,7 @@ export type KernelConfig = {
         /** Keep apply_patch inside the agent workspace. Default true. */
         workspaceOnly?: boolean;
       };
+      [key: string]: unknown;
     };
     elevated?: {
       /** Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false. */
@@ -437,58 +298,6 @@ export type KernelConfig = {
         deny?: string[];
       };
     };
-    web?: {
-      fetch?: {
-        /** Offer web_fetch (default true). */
-        enabled?: boolean;
-        /** Characters of text returned by default (default 20000; capped by maxCharsCap). */
-        maxChars?: number;
-        /** Most characters a call may ask for with maxChars (default 20000). */
-        maxCharsCap?: number;
-        /** Bytes of a response read before it is cut (default 750000; clamped to 32000-10000000). */
-        maxResponseBytes?: number;
-        /** Limit for the whole fetch, redirects included (default 30). */
-        timeoutSeconds?: number;
-        /** How long results are reused (default 15; 0: no cache). */
-        cacheTtlMinutes?: number;
-        /** Redirects followed, each re-checked (default 3). */
-        maxRedirects?: number;
-        /** Extract the main article with Readability (default true); false converts the whole page. */
-        readability?: boolean;
-        /** User-Agent header (default: a Chrome-like one). */
-        userAgent?: string;
-        ssrfPolicy?: {
-          /** Allow every private, loopback and link-local destination (default false). */
-          dangerouslyAllowPrivateNetwork?: boolean;
-          /** Legacy alias of dangerouslyAllowPrivateNetwork. */
-          allowPrivateNetwork?: boolean;
-          /** Hosts trusted even on a private address: exact names or *.example.com (subdomains only). */
-          allowedHostnames?: string[];
-          /** Hosts always refused, redirects included, before DNS and any allow rule. */
-          blockedHostnames?: string[];
-          /** Allow 198.18.0.0/15 (fake-IP proxies). */
-          allowRfc2544BenchmarkRange?: boolean;
-          /** Allow fc00::/7 (fake-IP proxies). */
-          allowIpv6UniqueLocalRange?: boolean;
-        };
-        /** claw: resolve fetched hosts through these DNS servers ("1.1.1.1", "127.0.0.1:5353") instead of the system resolver. */
-        dnsServers?: string[];
-      };
-      search?: {
-        /** Offer web_search (default true; it needs a provider). */
-        enabled?: boolean;
-        /** brave, searxng or duckduckgo (omit: the first configured of brave, searxng). */
-        provider?: string;
-        /** Results per query when the call gives no count (default 5). */
-        maxResults?: number;
-        /** Limit for one provider request (default 30). */
-        timeoutSeconds?: number;
-        /** How long results are reused (default 15; 0: no cache). */
-        cacheTtlMinutes?: number;
-        /** Legacy Brave API key (plugins.entries.brave.config.webSearch.apiKey and BRAVE_API_KEY are the usual places). */
-        apiKey?: string;
-      };
-    };
     fs?: {
       /** Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined. */
       workspaceOnly?: boolean;
@@ -503,6 +312,7 @@ export type KernelConfig = {
       /** Which sessions the session tools see: self, tree (itself and what it spawned; from a main session its whole agent), agent, or all (default; other agents only through tools.agentToAgent). */
       visibility?: "self" | "tree" | "agent" | "all";
     };
+    [key: string]: unknown;
   };
   /** Messaging channels, by channel id. */
   channels?: Record<string, {
@@ -517,6 +327,7 @@ export type KernelConfig = {
       requireMention?: boolean;
       enabled?: boolean;
       agentId?: string;
+      [key: string]: unknown;
     }>;
     historyLimit?: number;
     textChunkLimit?: number;
@@ -539,6 +350,7 @@ export type KernelConfig = {
         requireMention?: boolean;
         enabled?: boolean;
         agentId?: string;
+        [key: string]: unknown;
       }>;
       historyLimit?: number;
       textChunkLimit?: number;
@@ -549,7 +361,9 @@ export type KernelConfig = {
         maxDelayMs?: number;
         jitter?: number;
       };
+      [key: string]: unknown;
     }>;
+    [key: string]: unknown;
   }>;
   /** Which agent answers which channel, account or peer. */
   bindings?: Array<{
@@ -574,6 +388,7 @@ export type KernelConfig = {
     /** Extra secrets to mask in every output: regex strings (flags gi), or "/pattern/flags". Built-in masking always applies. */
     redactPatterns?: string[];
   };
+  [key: string]: unknown;
 } & Record<string, unknown>;
 
 export type PluginManifest = {
@@ -625,6 +440,15 @@ export type PluginManifest = {
   }>;
   /** Top-level openclaw.json sections this plugin owns, each with its JSON Schema. */
   configSections?: Record<string, Record<string, unknown>>;
+  /** Keys this plugin adds to the sections the kernel owns, each with its JSON Schema. Checked from the manifests of all installed plugins, on or off, without loading any; a key several plugins contribute must satisfy all of them (their object schemas are merged property by property). */
+  configContributions?: {
+    /** Keys of agents.defaults and of every agents.list[] entry (an agent's value is merged over the defaults by the plugin that reads it). */
+    agents?: Record<string, Record<string, unknown>>;
+    /** Keys of agents.defaults only. */
+    agentDefaults?: Record<string, Record<string, unknown>>;
+    /** Keys of the tools section. */
+    tools?: Record<string, Record<string, unknown>>;
+  };
   /** Heavy npm packages not installed with claw: `claw plugins enable` (or first use) installs them into <stateDir>/runtime-deps. */
   runtimeDependencies?: Array<{
     name: string;
@@ -642,11 +466,14 @@ export type PluginManifest = {
     onStartup?: boolean;
     /** Load as the gateway starts when one of these files under the state directory holds data: work a previous process left, which a service of the plugin resumes as it starts (the agent plugin names each agent's intake journal). A `*` segment matches any name. */
     onStartupIfState?: string[];
+    [key: string]: unknown;
   };
   uiHints?: Record<string, {
     label?: string;
     help?: string;
     placeholder?: string;
     sensitive?: boolean;
+    [key: string]: unknown;
   }>;
+  [key: string]: unknown;
 };

@@ -1,10 +1,14 @@
 /**
  * `agents.defaults.heartbeat` merged with `agents.list[].heartbeat`, OpenClaw's way: when any
  * listed agent has a heartbeat block, only those agents run heartbeats; otherwise the
- * default agent does. The schema (schemas/kernel-config.ts) has already checked the shapes.
+ * default agent does. The shapes are this plugin's (schemas.ts, checked from the manifest
+ * before the plugin runs); generated/types.ts types them.
  */
 import type { KernelConfig } from '../../sdk/index.js';
 import { defaultAgentId, DEFAULT_ACK_MAX_CHARS } from '../../sdk/agent/index.js';
+import type { ActiveHours, HeartbeatConfig } from './generated/types.js';
+
+export type { ActiveHours, HeartbeatConfig };
 
 export { DEFAULT_ACK_MAX_CHARS, HEARTBEAT_TOKEN } from '../../sdk/agent/index.js';
 export const DEFAULT_EVERY = '30m';
@@ -12,25 +16,6 @@ export const DEFAULT_EVERY = '30m';
 /** Our own wording of OpenClaw's default heartbeat prompt (read HEARTBEAT.md, answer HEARTBEAT_OK if nothing needs attention). */
 export const DEFAULT_PROMPT =
   'Heartbeat check. If HEARTBEAT.md exists in your workspace, read it and follow it exactly; do not bring back tasks from earlier conversations on your own. If nothing needs the user\'s attention right now, reply with HEARTBEAT_OK and nothing else.';
-
-export interface ActiveHours {
-  start: string;
-  end: string;
-  timezone?: string;
-}
-
-export interface HeartbeatConfig {
-  every?: string;
-  model?: string;
-  target?: string;
-  to?: string;
-  accountId?: string;
-  prompt?: string;
-  ackMaxChars?: number;
-  timeoutSeconds?: number;
-  isolatedSession?: boolean;
-  activeHours?: ActiveHours;
-}
 
 export interface HeartbeatSettings {
   agentId: string;
@@ -49,6 +34,7 @@ export interface HeartbeatSettings {
 }
 
 type AnyRecord = Record<string, any>;
+type Agents = { defaults?: { heartbeat?: HeartbeatConfig }; list?: Array<{ id?: unknown; heartbeat?: HeartbeatConfig }> };
 
 /** A heartbeat duration: "30m", "1h", "45s", "1.5h"; a bare number is minutes. */
 export function parseEvery(value: string): number {
@@ -69,9 +55,9 @@ export function heartbeatAgents(config: KernelConfig): string[] {
 }
 
 export function heartbeatSettings(config: KernelConfig, agentId: string): HeartbeatSettings {
-  const defaults = (((config.agents as AnyRecord | undefined)?.defaults ?? {}) as AnyRecord).heartbeat as HeartbeatConfig | undefined;
-  const entry = listedAgents(config).find((agent) => agent.id === agentId)?.heartbeat as HeartbeatConfig | undefined;
-  const merged: HeartbeatConfig = { ...(defaults ?? {}), ...(entry ?? {}) };
+  const defaults = (config.agents as Agents | undefined)?.defaults?.heartbeat;
+  const entry = (listedAgents(config) as NonNullable<Agents['list']>).find((agent) => agent.id === agentId)?.heartbeat;
+  const merged: HeartbeatConfig = { ...defaults, ...entry };
   const every = merged.every ?? DEFAULT_EVERY;
   return {
     agentId,

@@ -7,11 +7,15 @@
 import { definePlugin } from '../../sdk/index.js';
 import { subagentsCommand } from './command.js';
 import { SubagentService } from './service.js';
+import { subagentLaneCap } from './settings.js';
 import { spawnTool, subagentsTool } from './tools.js';
 
 export default definePlugin({
   id: 'subagents',
   register(api) {
+    // Only sub-agent runs use the `subagent` lane, so its cap is this plugin's to set.
+    const cap = subagentLaneCap(api.kernel.config());
+    if (cap !== undefined) api.kernel.lanes.setConcurrency('subagent', cap);
     let service: SubagentService | undefined;
     const subagents = (): SubagentService => (service ??= new SubagentService(api));
     api.registerTool(spawnTool(subagents));

@@ -11,13 +11,13 @@ import {
   normalizeAgentId,
   parseSessionKey,
   subagentDepth,
-  subagentSettings,
   unknownAgentProblem,
   isSilentReplyText,
   type AgentService,
   type RunResult,
   type SessionService,
 } from '../../sdk/agent/index.js';
+import { subagentSettings } from './settings.js';
 import { ANNOUNCE_SKIP, announceMessage, subagentSystemPrompt } from './prompt.js';
 import { SubagentRegistry, type RequesterOrigin, type SubagentRunRecord } from './registry.js';
 import { SubagentHooks } from './hooks.js';

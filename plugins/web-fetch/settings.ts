@@ -1,7 +1,9 @@
 /**
- * tools.web.fetch with OpenClaw's defaults filled in and its clamps applied.
+ * tools.web.fetch with OpenClaw's defaults filled in and its clamps applied; its shape is
+ * this plugin's (schemas.ts, typed by generated/types.ts).
  */
 import type { SsrfPolicy } from '../../sdk/net/index.js';
+import type { WebFetchTools } from './generated/types.js';
 
 export interface FetchSettings {
   enabled: boolean;
@@ -20,24 +22,10 @@ export interface FetchSettings {
 export const DEFAULT_USER_AGENT =
   'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
-interface RawFetchConfig {
-  enabled?: boolean;
-  maxChars?: number;
-  maxCharsCap?: number;
-  maxResponseBytes?: number;
-  timeoutSeconds?: number;
-  cacheTtlMinutes?: number;
-  maxRedirects?: number;
-  readability?: boolean;
-  userAgent?: string;
-  ssrfPolicy?: SsrfPolicy;
-  dnsServers?: string[];
-}
-
 const clamp = (value: number, low: number, high: number) => Math.min(high, Math.max(low, value));
 
 export function fetchSettings(config: { tools?: unknown }): FetchSettings {
-  const raw = ((config.tools as { web?: { fetch?: RawFetchConfig } } | undefined)?.web?.fetch ?? {}) as RawFetchConfig;
+  const raw = (config.tools as { web?: WebFetchTools } | undefined)?.web?.fetch ?? {};
   const maxCharsCap = raw.maxCharsCap ?? 20_000;
   return {
     enabled: raw.enabled !== false,

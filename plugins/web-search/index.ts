@@ -15,14 +15,7 @@ import {
 } from '../../sdk/index.js';
 import type { WebSearchRequest, WebSearchResult } from '../../sdk/web-search.js';
 import { chooseProviders } from './choose.js';
-
-interface SearchConfig {
-  enabled?: boolean;
-  provider?: string;
-  maxResults?: number;
-  timeoutSeconds?: number;
-  cacheTtlMinutes?: number;
-}
+import type { WebSearchConfig, WebSearchTools } from './generated/types.js';
 
 type Params = { query: string; count?: number; country?: string; language?: string; freshness?: WebSearchRequest['freshness'] } & Record<string, unknown>;
 
@@ -54,7 +47,7 @@ export default definePlugin({
   id: 'web-search',
   register(api) {
     const cache = new TtlCache<WebSearchResult[]>(200);
-    const settings = (): SearchConfig => ((api.kernel.config().tools as { web?: { search?: SearchConfig } } | undefined)?.web?.search ?? {});
+    const settings = (): WebSearchConfig => (api.kernel.config().tools as { web?: WebSearchTools } | undefined)?.web?.search ?? {};
 
     async function search(params: Params, ctx: ToolContext): Promise<ToolResult> {
       const config = settings();
