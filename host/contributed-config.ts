@@ -58,8 +58,8 @@ function check({ schema, owners }: ContributedKey, value: unknown, path: PathSeg
   } catch (error) {
     return [{ level: 'error', path: formatPath(path), message: `cannot be checked: the contributed schema does not compile (${(error as Error).message})`, owner }];
   }
-  const issues: ConfigIssue[] = problems.map((problem) => ({ level: 'error', ...problem, owner }));
-  if (issues.length === 0 && owners.every((record) => !record.enabled)) {
+  const issues: ConfigIssue[] = problems.map((problem) => acceptOpenclawKey({ level: 'error', ...problem, owner }));
+  if (!issues.some((issue) => issue.level === 'error') && owners.every((record) => !record.enabled)) {
     const off = owners.map((record) => `plugin "${record.id}", which is off (${record.reason})`).join(' and ');
     issues.push({ level: 'warning', path: formatPath(path), message: `belongs to ${off}; kept but unused`, owner });
   }

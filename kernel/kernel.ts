@@ -144,7 +144,6 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     foreign: options.foreignPlugins,
   });
   host = plugins;
-  // Contributed keys are known only once the manifests are read; a bad one stops the boot as a kernel key does.
   const contributed = policy.contributedConfigIssues(snapshot.resolved, plugins.list());
   const errors = [...snapshot.issues, ...contributed].filter((issue) => issue.level === 'error');
   if (errors.length > 0 && options.strictConfig !== false) throw new ConfigError(configPath, errors);

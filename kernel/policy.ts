@@ -40,7 +40,7 @@ export interface KernelPolicy {
   redactor(config: Record<string, unknown>, env: Env): Redactor;
   /** Config problems no schema can see: a pattern that does not compile, an id given twice. */
   configIssues(config: KernelConfig): Array<{ path: string; message: string }>;
-  /** Problems of the keys plugins add to `agents` and `tools` (their manifests' `configContributions`), and keys nobody declares. */
+  /** Problems of the keys plugins add to `agents` and `tools` (manifest `configContributions`; known once manifests are read), and keys nobody declares: errors stop the boot as a kernel key's do. */
   contributedConfigIssues(config: KernelConfig, plugins: readonly PluginRecord[]): ConfigIssue[];
   /** An unknown-key error as it should stand (a key another tool documents may be only a warning). */
   tolerate<T extends Issue>(issue: T): T;

@@ -202,33 +202,6 @@ export const BindingSchema = Type.Object(
   Strict,
 );
 
-/** `agents.defaults.contextLimits` / `agents.list[].contextLimits`: the memory_get excerpt (OpenClaw's names and defaults). */
-export const ContextLimitsSchema = Type.Object(
-  {
-    memoryGetMaxChars: Type.Optional(Type.Integer({ minimum: 1, description: 'Characters memory_get returns at most before it stops and says how to read on (default 12000).' })),
-    memoryGetDefaultLines: Type.Optional(Type.Integer({ minimum: 1, description: 'Lines memory_get reads when the call gives no lines (default 120).' })),
-  },
-  Strict,
-);
-
-/** `agents.defaults.memorySearch` / `agents.list[].memorySearch`: the memory plugins read the rest of it. */
-export const MemorySearchConfigSchema = Type.Object(
-  {
-    maxFileBytes: Type.Optional(
-      Type.Integer({ minimum: 0, description: 'Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap).' }),
-    ),
-    sources: Type.Optional(
-      Type.Array(Type.Union([Type.Literal('memory'), Type.Literal('sessions')]), {
-        description: 'What memory_search indexes (default ["memory"]); "sessions" adds this agent\'s own session transcripts (needs experimental.sessionMemory; SQLite backend only).',
-      }),
-    ),
-    experimental: Type.Optional(
-      Type.Object({ sessionMemory: Type.Optional(Type.Boolean({ description: 'Opt in to indexing session transcripts (with sources: ["memory", "sessions"]).' })) }, Strict),
-    ),
-  },
-  Open,
-);
-
 /** `agents.defaults.sandbox` / `agents.list[].sandbox` (OpenClaw's names; defaults in the descriptions). */
 export const SandboxConfigSchema = Type.Object(
   {
@@ -349,8 +322,6 @@ export const KernelConfigSchema = Type.Object(
                 workspace: Type.Optional(Type.String({ minLength: 1 })),
                 maxConcurrent: Type.Optional(PositiveInt),
                 sandbox: Type.Optional(SandboxConfigSchema),
-                contextLimits: Type.Optional(ContextLimitsSchema),
-                memorySearch: Type.Optional(MemorySearchConfigSchema),
                 skills: Type.Optional(SkillAllowlist),
                 ...AgentRunSettings,
               },
@@ -369,8 +340,6 @@ export const KernelConfigSchema = Type.Object(
                   tools: Type.Optional(AgentToolsSchema),
                   identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
-                  contextLimits: Type.Optional(ContextLimitsSchema),
-                  memorySearch: Type.Optional(MemorySearchConfigSchema),
                   skills: Type.Optional(SkillAllowlist),
                   ...AgentRunSettings,
                 },

@@ -105,7 +105,7 @@ async function pluginFiles(): Promise<Record<string, string>> {
     const types = Object.entries(module)
       .filter(([name]) => name.endsWith('Schema'))
       .map(([name, schema]): [string, unknown] => [name.slice(0, -'Schema'.length), schema]);
-    files[`plugins/${id}/generated/types.ts`] = staticTypes(types).replace('the TypeBox definitions', `plugins/${id}/schemas.ts`);
+    if (types.length > 0) files[`plugins/${id}/generated/types.ts`] = staticTypes(types).replace('the TypeBox definitions', `plugins/${id}/schemas.ts`);
   }
   return files;
 }

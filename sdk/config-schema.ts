@@ -52,7 +52,9 @@ const MERGEABLE = new Set(['type', 'properties', 'required', 'additionalProperti
  * by property (so web-fetch's `tools.web.fetch` and web-search's `tools.web.search` make one
  * `tools.web`), closed when each is; anything else is required all at once (allOf).
  */
-export function mergeSchemas(schemas: readonly JsonSchema[]): JsonSchema {
+export function mergeSchemas(all: readonly JsonSchema[]): JsonSchema {
+  // Plugins built on one kit contribute the kit's schema alike.
+  const schemas = [...new Map(all.map((schema) => [JSON.stringify(schema), schema])).values()];
   if (schemas.length === 1) return schemas[0]!;
   const plainObject = (schema: Node) => schema.type === 'object' && Object.keys(schema).every((key) => MERGEABLE.has(key));
   if (!schemas.every(plainObject)) return { allOf: [...schemas] };

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { LaneClearedError, LaneScheduler, sessionLane } from '../kernel/index.js';
-import { createTestKernel } from '../sdk/testing.js';
+import { bundledPluginDir, createTestKernel } from '../sdk/testing.js';
 import { sleep } from './helpers.js';
 
 /** A task that records when it runs and how many of its kind run at once. */
@@ -147,11 +147,14 @@ describe('lane scheduler', () => {
     }
   });
 
-  it('takes global caps from config', async () => {
+  it('takes global caps from config (the subagent lane\'s from the subagents plugin, the only one using it)', async () => {
     const kernel = await createTestKernel({
+      plugins: [bundledPluginDir('subagents')],
       config: { agents: { defaults: { maxConcurrent: 2, subagents: { maxConcurrent: 3 } } } },
     });
     expect(kernel.lanes.concurrency('main')).toBe(2);
+    expect(kernel.lanes.concurrency('subagent')).toBe(8);
+    await kernel.plugins.activate('subagents');
     expect(kernel.lanes.concurrency('subagent')).toBe(3);
     expect(kernel.lanes.concurrency('cron')).toBe(1);
     expect(kernel.lanes.concurrency('nested')).toBe(1);

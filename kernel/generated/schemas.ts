@@ -387,59 +387,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               },
               "additionalProperties": false
             },
-            "contextLimits": {
-              "type": "object",
-              "properties": {
-                "memoryGetMaxChars": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "description": "Characters memory_get returns at most before it stops and says how to read on (default 12000)."
-                },
-                "memoryGetDefaultLines": {
-                  "type": "integer",
-                  "minimum": 1,
-                  "description": "Lines memory_get reads when the call gives no lines (default 120)."
-                }
-              },
-              "additionalProperties": false
-            },
-            "memorySearch": {
-              "type": "object",
-              "properties": {
-                "maxFileBytes": {
-                  "type": "integer",
-                  "minimum": 0,
-                  "description": "Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap)."
-                },
-                "sources": {
-                  "type": "array",
-                  "items": {
-                    "anyOf": [
-                      {
-                        "type": "string",
-                        "const": "memory"
-                      },
-                      {
-                        "type": "string",
-                        "const": "sessions"
-                      }
-                    ]
-                  },
-                  "description": "What memory_search indexes (default [\"memory\"]); \"sessions\" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only)."
-                },
-                "experimental": {
-                  "type": "object",
-                  "properties": {
-                    "sessionMemory": {
-                      "type": "boolean",
-                      "description": "Opt in to indexing session transcripts (with sources: [\"memory\", \"sessions\"])."
-                    }
-                  },
-                  "additionalProperties": false
-                }
-              },
-              "additionalProperties": true
-            },
             "skills": {
               "type": "array",
               "items": {
@@ -874,59 +821,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "additionalProperties": false
-              },
-              "contextLimits": {
-                "type": "object",
-                "properties": {
-                  "memoryGetMaxChars": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "Characters memory_get returns at most before it stops and says how to read on (default 12000)."
-                  },
-                  "memoryGetDefaultLines": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "Lines memory_get reads when the call gives no lines (default 120)."
-                  }
-                },
-                "additionalProperties": false
-              },
-              "memorySearch": {
-                "type": "object",
-                "properties": {
-                  "maxFileBytes": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap)."
-                  },
-                  "sources": {
-                    "type": "array",
-                    "items": {
-                      "anyOf": [
-                        {
-                          "type": "string",
-                          "const": "memory"
-                        },
-                        {
-                          "type": "string",
-                          "const": "sessions"
-                        }
-                      ]
-                    },
-                    "description": "What memory_search indexes (default [\"memory\"]); \"sessions\" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only)."
-                  },
-                  "experimental": {
-                    "type": "object",
-                    "properties": {
-                      "sessionMemory": {
-                        "type": "boolean",
-                        "description": "Opt in to indexing session transcripts (with sources: [\"memory\", \"sessions\"])."
-                      }
-                    },
-                    "additionalProperties": false
-                  }
-                },
-                "additionalProperties": true
               },
               "skills": {
                 "type": "array",

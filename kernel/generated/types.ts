@@ -85,23 +85,6 @@ export type KernelConfig = {
           maxAgeDays?: number;
         };
       };
-      contextLimits?: {
-        /** Characters memory_get returns at most before it stops and says how to read on (default 12000). */
-        memoryGetMaxChars?: number;
-        /** Lines memory_get reads when the call gives no lines (default 120). */
-        memoryGetDefaultLines?: number;
-      };
-      memorySearch?: {
-        /** Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap). */
-        maxFileBytes?: number;
-        /** What memory_search indexes (default ["memory"]); "sessions" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only). */
-        sources?: Array<"memory" | "sessions">;
-        experimental?: {
-          /** Opt in to indexing session transcripts (with sources: ["memory", "sessions"]). */
-          sessionMemory?: boolean;
-        };
-        [key: string]: unknown;
-      };
       /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
       skills?: string[];
       model?: string | {
@@ -217,23 +200,6 @@ export type KernelConfig = {
           /** Remove a sandbox this old (Docker backend, default 7). */
           maxAgeDays?: number;
         };
-      };
-      contextLimits?: {
-        /** Characters memory_get returns at most before it stops and says how to read on (default 12000). */
-        memoryGetMaxChars?: number;
-        /** Lines memory_get reads when the call gives no lines (default 120). */
-        memoryGetDefaultLines?: number;
-      };
-      memorySearch?: {
-        /** Index at most this many bytes of each memory file; a larger file is indexed up to it, with a note (default 2097152 = 2 MiB; 0: no cap). */
-        maxFileBytes?: number;
-        /** What memory_search indexes (default ["memory"]); "sessions" adds this agent's own session transcripts (needs experimental.sessionMemory; SQLite backend only). */
-        sources?: Array<"memory" | "sessions">;
-        experimental?: {
-          /** Opt in to indexing session transcripts (with sources: ["memory", "sessions"]). */
-          sessionMemory?: boolean;
-        };
-        [key: string]: unknown;
       };
       /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
       skills?: string[];
