@@ -271,34 +271,18 @@ export const AgentIdentitySchema = Type.Object(
   Strict,
 );
 
-/** `agents.defaults.skills` / `agents.list[].skills`: the skills an agent sees (the skills plugin reads it); an agent's list replaces the defaults'. */
-const SkillAllowlist = Type.Array(Type.String({ minLength: 1 }), {
-  uniqueItems: true,
-  description: 'Skill names this agent may use ([] for none); omitted: every skill. An agent\'s list replaces agents.defaults.skills.',
-});
-const Count = (description: string) => Type.Integer({ minimum: 1, description });
 
 /**
- * The per-agent settings the agent loop reads (sdk/agent/settings.ts), in `agents.defaults`
- * and, where an agent may differ, `agents.list[]`: OpenClaw's names, defaults in the
- * descriptions. Closed, like the rest of the kernel's config: a misspelt key is an error
- * naming it, and an OpenClaw key claw does not implement is a warning (host/config-checks.ts).
+ * The agent's model, in `agents.defaults` and `agents.list[]`. The other settings the agent
+ * stack reads (timeoutSeconds, thinkingDefault, compaction, …) are its plugins' contributions.
  */
-const AgentRunSettings = {
+const AgentModelSettings = {
   model: Type.Optional(AgentModel),
   models: Type.Optional(
     Type.Record(Type.String({ minLength: 1 }), Type.Object({ alias: Type.Optional(Type.String({ minLength: 1, description: 'A short name for this model (/model gpt).' })) }, Strict), {
       description: 'Per-model settings by "provider/model"; an agent\'s entries add to the defaults\'.',
     }),
   ),
-  timeoutSeconds: Type.Optional(Count('Longest agent run, seconds (default 600).')),
-  bootstrapMaxChars: Type.Optional(Count('Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000).')),
-  userTimezone: Type.Optional(Type.String({ minLength: 1, description: 'IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone).' })),
-  thinkingDefault: Type.Optional(
-    Type.Union([Type.Literal('off'), Type.Literal('minimal'), Type.Literal('low'), Type.Literal('medium'), Type.Literal('high')], { description: 'Thinking level when a session sets none (default off).' }),
-  ),
-  contextTokens: Type.Optional(Count("Cap on the model's context window, tokens (default the model's own).")),
-  toolResultMaxChars: Type.Optional(Count('Characters of one tool result kept (head and tail) before the model sees it (default 100000).')),
 };
 
 /**
@@ -322,8 +306,7 @@ export const KernelConfigSchema = Type.Object(
                 workspace: Type.Optional(Type.String({ minLength: 1 })),
                 maxConcurrent: Type.Optional(PositiveInt),
                 sandbox: Type.Optional(SandboxConfigSchema),
-                skills: Type.Optional(SkillAllowlist),
-                ...AgentRunSettings,
+                ...AgentModelSettings,
               },
               AgentKeys,
             ),
@@ -340,8 +323,7 @@ export const KernelConfigSchema = Type.Object(
                   tools: Type.Optional(AgentToolsSchema),
                   identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
-                  skills: Type.Optional(SkillAllowlist),
-                  ...AgentRunSettings,
+                  ...AgentModelSettings,
                 },
                 AgentKeys,
               ),

@@ -387,15 +387,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               },
               "additionalProperties": false
             },
-            "skills": {
-              "type": "array",
-              "items": {
-                "type": "string",
-                "minLength": 1
-              },
-              "uniqueItems": true,
-              "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
-            },
             "model": {
               "anyOf": [
                 {
@@ -437,56 +428,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 }
               },
               "description": "Per-model settings by \"provider/model\"; an agent's entries add to the defaults'."
-            },
-            "timeoutSeconds": {
-              "type": "integer",
-              "minimum": 1,
-              "description": "Longest agent run, seconds (default 600)."
-            },
-            "bootstrapMaxChars": {
-              "type": "integer",
-              "minimum": 1,
-              "description": "Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000)."
-            },
-            "userTimezone": {
-              "type": "string",
-              "minLength": 1,
-              "description": "IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone)."
-            },
-            "thinkingDefault": {
-              "anyOf": [
-                {
-                  "type": "string",
-                  "const": "off"
-                },
-                {
-                  "type": "string",
-                  "const": "minimal"
-                },
-                {
-                  "type": "string",
-                  "const": "low"
-                },
-                {
-                  "type": "string",
-                  "const": "medium"
-                },
-                {
-                  "type": "string",
-                  "const": "high"
-                }
-              ],
-              "description": "Thinking level when a session sets none (default off)."
-            },
-            "contextTokens": {
-              "type": "integer",
-              "minimum": 1,
-              "description": "Cap on the model's context window, tokens (default the model's own)."
-            },
-            "toolResultMaxChars": {
-              "type": "integer",
-              "minimum": 1,
-              "description": "Characters of one tool result kept (head and tail) before the model sees it (default 100000)."
             }
           },
           "additionalProperties": true
@@ -822,15 +763,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 },
                 "additionalProperties": false
               },
-              "skills": {
-                "type": "array",
-                "items": {
-                  "type": "string",
-                  "minLength": 1
-                },
-                "uniqueItems": true,
-                "description": "Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills."
-              },
               "model": {
                 "anyOf": [
                   {
@@ -872,56 +804,6 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                   }
                 },
                 "description": "Per-model settings by \"provider/model\"; an agent's entries add to the defaults'."
-              },
-              "timeoutSeconds": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Longest agent run, seconds (default 600)."
-              },
-              "bootstrapMaxChars": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000)."
-              },
-              "userTimezone": {
-                "type": "string",
-                "minLength": 1,
-                "description": "IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone)."
-              },
-              "thinkingDefault": {
-                "anyOf": [
-                  {
-                    "type": "string",
-                    "const": "off"
-                  },
-                  {
-                    "type": "string",
-                    "const": "minimal"
-                  },
-                  {
-                    "type": "string",
-                    "const": "low"
-                  },
-                  {
-                    "type": "string",
-                    "const": "medium"
-                  },
-                  {
-                    "type": "string",
-                    "const": "high"
-                  }
-                ],
-                "description": "Thinking level when a session sets none (default off)."
-              },
-              "contextTokens": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Cap on the model's context window, tokens (default the model's own)."
-              },
-              "toolResultMaxChars": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "Characters of one tool result kept (head and tail) before the model sees it (default 100000)."
               }
             },
             "additionalProperties": true

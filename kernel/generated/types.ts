@@ -85,8 +85,6 @@ export type KernelConfig = {
           maxAgeDays?: number;
         };
       };
-      /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
-      skills?: string[];
       model?: string | {
         primary?: string;
         fallbacks?: string[];
@@ -96,18 +94,6 @@ export type KernelConfig = {
         /** A short name for this model (/model gpt). */
         alias?: string;
       }>;
-      /** Longest agent run, seconds (default 600). */
-      timeoutSeconds?: number;
-      /** Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000). */
-      bootstrapMaxChars?: number;
-      /** IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone). */
-      userTimezone?: string;
-      /** Thinking level when a session sets none (default off). */
-      thinkingDefault?: "off" | "minimal" | "low" | "medium" | "high";
-      /** Cap on the model's context window, tokens (default the model's own). */
-      contextTokens?: number;
-      /** Characters of one tool result kept (head and tail) before the model sees it (default 100000). */
-      toolResultMaxChars?: number;
       [key: string]: unknown;
     };
     list?: Array<{
@@ -201,8 +187,6 @@ export type KernelConfig = {
           maxAgeDays?: number;
         };
       };
-      /** Skill names this agent may use ([] for none); omitted: every skill. An agent's list replaces agents.defaults.skills. */
-      skills?: string[];
       model?: string | {
         primary?: string;
         fallbacks?: string[];
@@ -212,18 +196,6 @@ export type KernelConfig = {
         /** A short name for this model (/model gpt). */
         alias?: string;
       }>;
-      /** Longest agent run, seconds (default 600). */
-      timeoutSeconds?: number;
-      /** Characters of each workspace bootstrap file (AGENTS.md, SOUL.md, …) put in the system prompt (default 20000). */
-      bootstrapMaxChars?: number;
-      /** IANA time zone of the user, for the system prompt and heartbeat hours (default the host zone). */
-      userTimezone?: string;
-      /** Thinking level when a session sets none (default off). */
-      thinkingDefault?: "off" | "minimal" | "low" | "medium" | "high";
-      /** Cap on the model's context window, tokens (default the model's own). */
-      contextTokens?: number;
-      /** Characters of one tool result kept (head and tail) before the model sees it (default 100000). */
-      toolResultMaxChars?: number;
       [key: string]: unknown;
     }>;
   };

@@ -4,6 +4,7 @@
  * agent allowlists `agents.defaults.skills` / `agents.list[].skills`.
  */
 import { expandHome } from '../../sdk/index.js';
+import type { SkillAllowlist } from './generated/types.js';
 
 export interface SkillEntryConfig {
   enabled?: boolean;
@@ -45,8 +46,7 @@ export function skillsSettings(config: Readonly<Record<string, unknown>>, env: R
 
 /** An agent's list replaces the defaults' (`[]` means no skills); neither set means every skill. */
 export function agentAllowlist(config: Readonly<Record<string, unknown>>, agentId: string): string[] | undefined {
-  const agents = (config.agents ?? {}) as { defaults?: { skills?: unknown }; list?: Array<{ id?: string; skills?: unknown }> };
-  const own = agents.list?.find((agent) => agent.id === agentId)?.skills;
-  const list = own ?? agents.defaults?.skills;
-  return Array.isArray(list) ? list.filter((item): item is string => typeof item === 'string') : undefined;
+  // The shapes were checked against schemas.ts before the plugin ran.
+  const agents = (config.agents ?? {}) as { defaults?: { skills?: SkillAllowlist }; list?: Array<{ id?: string; skills?: SkillAllowlist }> };
+  return agents.list?.find((agent) => agent.id === agentId)?.skills ?? agents.defaults?.skills;
 }
