@@ -241,6 +241,17 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
     }
     expect(offenders).toEqual([]);
   });
+
+  it('a plugin\'s schemas.ts (TypeBox, turned into its manifest and generated/types.ts by `npm run gen`) is imported only by other build inputs', () => {
+    const offenders: string[] = [];
+    for (const dir of ['kernel', 'host', 'sdk', 'plugins', 'apps']) {
+      for (const file of sources(join(REPO, dir))) {
+        if (file.endsWith('/schemas.ts')) continue;
+        for (const target of imports(file)) if (/(^plugins\/[^/]+|^sdk\/memory)\/schemas\.js$/.test(target)) offenders.push(`${relative(REPO, file)} → ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
 });
 
 /** Import circles among the files under `dir` (type-only imports count), each as a list of files. */
