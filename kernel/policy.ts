@@ -7,10 +7,9 @@
  */
 import type { Env } from './config/paths.js';
 import type { PluginOrigin, SlotName } from './config/keys.js';
-import type { KernelConfig, PluginsConfig } from './generated/types.js';
+import type { KernelConfig, PluginManifest, PluginsConfig } from './generated/types.js';
 import type { Redactor } from './log.js';
 import type { CapabilityLookup, ToolContext, ToolDefinition, ToolSandbox } from './plugin-host/capabilities.js';
-import type { ConfigIssue, PluginRecord } from './plugin-host/resolve.js';
 
 /** Who is calling a tool and with which model; everything else comes from config. */
 export interface ToolSubject {
@@ -41,7 +40,10 @@ export interface KernelPolicy {
   /** Config problems no schema can see: a pattern that does not compile, an id given twice. */
   configIssues(config: KernelConfig): Array<{ path: string; message: string }>;
   /** Problems of the keys plugins add to `agents` and `tools` (manifest `configContributions`; known once manifests are read), and keys nobody declares: errors stop the boot as a kernel key's do. */
-  contributedConfigIssues(config: KernelConfig, plugins: readonly PluginRecord[]): ConfigIssue[];
+  contributedConfigIssues(
+    config: KernelConfig,
+    plugins: ReadonlyArray<{ id: string; enabled: boolean; reason: string; manifest?: PluginManifest }>,
+  ): Array<Issue & { level: 'error' | 'warning'; owner: string }>;
   /** An unknown-key error as it should stand (a key another tool documents may be only a warning). */
   tolerate<T extends Issue>(issue: T): T;
   /** Whether a plugin is on, and why: where it was found, the slots it would fill, `plugins.*`. */
