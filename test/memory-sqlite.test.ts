@@ -697,7 +697,7 @@ describe('memory-sqlite plugin', () => {
     }
   });
 
-  it('with the engine plugin off, memory search fails naming that plugin and how to enable it', async () => {
+  it('with the engine plugin off, the memory slot is unavailable, naming the plugin that provides the engine and that it is off', async () => {
     const { createTestKernel } = await import('../sdk/testing.js');
     const kernel = await createTestKernel({
       plugins: ['memory-sqlite', 'memory-sqlite-engine'].map((id) => join(REPO, 'plugins', id)),
@@ -707,9 +707,9 @@ describe('memory-sqlite plugin', () => {
       } as KernelConfig,
     });
     try {
-      const memory = (await kernel.capabilities.slot('memory'))!;
-      await expect(memory.search('garage code')).rejects.toThrow(
-        /memory-sqlite needs the "memory-engine:sqlite" service.*plugin "memory-sqlite-engine" provides it but is off .*claw plugins enable memory-sqlite-engine/,
+      // The manifest's `requires` is checked before memory-sqlite runs.
+      await expect(kernel.capabilities.slot('memory')).rejects.toThrow(
+        /"memory-sqlite".*requires the service "memory-engine:sqlite".*plugin "memory-sqlite-engine" provides it but is off \(plugins\.entries\.memory-sqlite-engine\.enabled is false\)/,
       );
     } finally {
       await kernel.dispose();
