@@ -1,0 +1,153 @@
+/**
+ * A connection's connect request: decided (handshake.ts admits or refuses it), then, once
+ * any pairing change is on disk, answered with hello-ok or an error. Both steps run in
+ * slices, so a burst of handshakes cannot hold the event loop.
+ */
+import {
+  buildAgentMainSessionKey,
+  errorShape,
+  ErrorCodes,
+  normalizeAgentId,
+  normalizeMainKey,
+  type KernelServices,
+  type Logger,
+  type RequestFrame,
+} from '../../sdk/index.js';
+import { CloseCodes } from './close-codes.js';
+import type { Connection } from './connection.js';
+import type { GatewayEvents } from './events.js';
+import { helloFeatures } from './features.js';
+import { admitConnect, hasScope, type HandshakeResult } from './handshake.js';
+import type { PairingStore } from './pairing.js';
+import type { AuthRateLimiter } from './rate-limit.js';
+import type { GatewayRpc } from './rpc.js';
+import type { GatewaySettings } from './settings.js';
+import type { SlicedQueue } from './slices.js';
+
+/** Client modes that display presence (the Control UI and web chat). */
+const PRESENCE_MODES = new Set(['ui', 'webchat']);
+
+export interface ConnectsOptions {
+  kernel: KernelServices;
+  logger: Logger;
+  settings: GatewaySettings;
+  pairing: PairingStore;
+  limiter: AuthRateLimiter;
+  version: string;
+  startedAt: number;
+  events: GatewayEvents;
+  rpc: GatewayRpc;
+  /** Shared with the transport's socket accepts, so a burst of both shares one budget. */
+  slices: SlicedQueue;
+  health(): unknown;
+}
+
+export class Connects {
+  constructor(private readonly options: ConnectsOptions) {}
+
+  start(conn: Connection, frame: RequestFrame): void {
+    clearTimeout(conn.handshakeTimer);
+    conn.state = 'admitting';
+    this.options.slices.run(() => this.decide(conn, frame));
+  }
+
+  private decide(conn: Connection, frame: RequestFrame): void {
+    if (conn.state === 'closed') return;
+    const { settings, pairing, logger, limiter, rpc } = this.options;
+    const result = admitConnect(
+      frame.params,
+      { nonce: conn.nonce, local: conn.local, remoteAddress: conn.remoteAddress, now: Date.now(), limiter, clientKey: conn.limiterKey },
+      settings,
+      pairing,
+    );
+    if (!pairing.dirty) return this.answer(conn, frame, result);
+    // A device token or pairing request is on disk before the client hears of it.
+    pairing.flush().then(
+      () => this.options.slices.run(() => this.answer(conn, frame, result)),
+      (error: Error) => {
+        logger.error(`pairing store write failed: ${error.message}`);
+        rpc.fail(conn, errorShape(ErrorCodes.UNAVAILABLE, 'the gateway could not record this device; try again'), CloseCodes.tryAgainLater, frame.id);
+      },
+    );
+  }
+
+  private answer(conn: Connection, frame: RequestFrame, result: HandshakeResult): void {
+    if (conn.state === 'closed') return;
+    const { settings, kernel, logger, events, rpc } = this.options;
+    if (!result.ok) {
+      if (result.pairing?.created) {
+        const request = result.pairing.request;
+        logger.warn(`pairing requested by device ${request.deviceId.slice(0, 12)}… from ${request.remoteAddress ?? 'unknown'}`, { requestId: request.requestId });
+        kernel.protocol.emit('device.pair.requested', request);
+      }
+      logger.info(`connect refused: ${result.error.message}`, { conn: conn.id, remote: conn.remoteAddress });
+      rpc.fail(conn, result.error.toShape(), CloseCodes.policy, frame.id);
+      return;
+    }
+    const admission = result.admission;
+    conn.admission = admission;
+    conn.state = 'open';
+    conn.connectedAt = Date.now();
+    conn.releasePreauth?.();
+    conn.stopPreauthCount?.();
+    const client = admission.params.client;
+    conn.wantsPresence = admission.role === 'operator' && PRESENCE_MODES.has(client.mode ?? '') && hasScope(admission.scopes, 'operator.read');
+    events.presence.upsert({
+      instanceId: conn.instanceId,
+      connId: conn.id,
+      deviceId: admission.deviceId,
+      clientId: client.id,
+      mode: client.mode,
+      platform: client.platform,
+      version: client.version,
+      displayName: client.displayName,
+      roles: [admission.role],
+      scopes: admission.scopes,
+      remoteAddress: conn.remoteAddress,
+      connected: true,
+      reason: 'connect',
+    });
+    events.send(conn, {
+      type: 'res',
+      id: frame.id,
+      ok: true,
+      payload: {
+        type: 'hello-ok',
+        protocol: admission.protocol,
+        server: { version: this.options.version, connId: conn.id },
+        features: helloFeatures(kernel),
+        snapshot: {
+          // The full list goes to clients that show presence; others ask (system-presence).
+          presence: conn.wantsPresence ? events.presence.snapshot() : [],
+          health: this.options.health(),
+          stateVersion: events.stateVersion(),
+          uptimeMs: Date.now() - this.options.startedAt,
+          sessionDefaults: sessionDefaults(kernel.config()),
+          authMode: settings.auth.mode,
+        },
+        auth: {
+          role: admission.role,
+          scopes: admission.scopes,
+          ...(admission.deviceToken ? { deviceToken: admission.deviceToken } : {}),
+        },
+        policy: {
+          maxPayload: settings.maxPayloadBytes,
+          maxBufferedBytes: settings.maxBufferedBytes,
+          tickIntervalMs: settings.tickIntervalMs,
+        },
+      },
+    });
+    logger.debug('client connected', { conn: conn.id, client: client.id, role: admission.role, auth: admission.authMethod });
+    events.presenceChanged();
+    for (const held of conn.held.splice(0)) rpc.onMessage(conn, held.data, held.isBinary);
+  }
+}
+
+/** What clients should assume about sessions: the default agent and its main session key. */
+function sessionDefaults(config: Readonly<Record<string, unknown>>) {
+  const list = ((config.agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
+  const defaultAgentId = normalizeAgentId(list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main');
+  const session = (config.session ?? {}) as { mainKey?: string; scope?: string };
+  const mainKey = normalizeMainKey(session.mainKey);
+  return { defaultAgentId, mainKey, mainSessionKey: buildAgentMainSessionKey(defaultAgentId, mainKey), scope: session.scope === 'global' ? 'global' : 'per-sender' };
+}
