@@ -23,7 +23,7 @@ import { idForJid, jidFor, parseWaMessage } from '../plugins/channel-whatsapp/in
 import { markdownToWhatsApp } from '../plugins/channel-whatsapp/outbound.js';
 import { qrToSvgDataUrl } from '../plugins/channel-whatsapp/qr.js';
 import { DisconnectReason } from '../plugins/channel-whatsapp/types.js';
-import { qrToTerminal, runQrLogin } from '../plugins/gateway/channel-login.js';
+import { qrToTerminal, runQrLogin } from '../plugins/channels/login-cli.js';
 import { FakeWhatsApp } from './fakes/whatsapp-socket.js';
 import { client, startGateway } from './gateway-helpers.js';
 import { recordInboundDecisions, tempDir, waitFor, type InboundDecision } from './helpers.js';

@@ -12,6 +12,7 @@ import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
 import { applyInlineDirectives, commandList, handleCommand } from './commands.js';
 import { registerAgentMethods } from './methods.js';
+import { registerAgentListMethods } from './agents-methods.js';
 import { messageTool } from './message-tool.js';
 import { AgentRuntime } from './runtime.js';
 
@@ -43,6 +44,7 @@ export default definePlugin({
     );
 
     registerAgentMethods(api, runtime);
+    registerAgentListMethods(api);
     api.registerTool(messageTool(runtime));
 
     for (const [name, description] of [

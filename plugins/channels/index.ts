@@ -3,7 +3,8 @@
  * choke point (`api.kernel.channels`) forwards to. Its service starts every configured
  * channel account when the gateway starts (the kernel starts it after the other services)
  * and stops them when it stops. A process that never starts (a CLI command sending one
- * message) still gets `send`, `receive` and pairing.
+ * message) still gets `send`, `receive` and pairing. The channels' gateway methods
+ * (`channels.*`, `web.login.*`, `send`, `pairing.*`) and CLI commands are registered here too.
  */
 import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
@@ -11,6 +12,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { definePlugin, expandHome, type ServiceDefinition } from '../../sdk/index.js';
 import { ChannelManager } from './manager.js';
+import { registerChannelMethods } from './methods.js';
 
 /** `<stateDir>/workspace-<agentId>` folders (agents without an explicit workspace). */
 function workspaceDirs(stateDir: string): string[] {
@@ -60,5 +62,14 @@ export default definePlugin({
       stop: () => manager.stop(),
     };
     api.registerService(service);
+    registerChannelMethods(api);
+
+    for (const [name, description] of [
+      ['channels', 'Channels and their accounts (list, status, add, remove, login, logout)'],
+      ['message', 'Send a message through a channel (message send)'],
+      ['pairing', 'Approve people who message the assistant (pairing list, pairing approve)'],
+    ] as const) {
+      api.registerCli({ name, description, run: async (argv, ctx) => (await import('./cli.js')).runChannelsCli(name, argv, ctx, api) });
+    }
   },
 });

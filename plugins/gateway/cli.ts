@@ -72,12 +72,6 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
         return await devices(argv, ctx, api);
       case 'dashboard':
         return await dashboard(argv, ctx, api);
-      case 'channels':
-      case 'message':
-      case 'pairing': {
-        const { channelsCommand } = await import('./channels-cli.js');
-        return await channelsCommand(name, argv, ctx, api, (values) => clientOptions(values, ctx, api));
-      }
       default:
         throw new UsageError(`unknown command ${name}`);
     }

@@ -8,9 +8,10 @@ import { definePlugin } from '../../sdk/index.js';
 import { gatewayAuthService } from './auth.js';
 import { pluginsWithLeftWork } from './left-work.js';
 import { logFile } from './log-file.js';
-import { registerAgentMethods } from './agents.js';
 import { registerToolsCatalog } from './tools-catalog.js';
 import { registerMethods } from './methods.js';
+import { registerConfigMethods } from './config-methods.js';
+import { registerDeviceMethods } from './device-methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
 import type { GatewayService } from './service.js';
@@ -37,7 +38,8 @@ export default definePlugin({
     events.registerEvent('config.changed', api.id, { scope: 'operator.read' });
 
     registerMethods(api, runtime);
-    registerAgentMethods(api);
+    registerConfigMethods(api, runtime);
+    registerDeviceMethods(api, runtime);
     registerToolsCatalog(api);
 
     const service: GatewayService = {
@@ -84,8 +86,5 @@ export default definePlugin({
     command('status', 'Status of the running gateway');
     command('devices', 'List, approve and reject device pairing requests');
     command('dashboard', 'Open the web UI signed in (--no-open prints the URL)');
-    command('channels', 'Channels and their accounts (list, status, add, remove, login, logout)');
-    command('message', 'Send a message through a channel (message send)');
-    command('pairing', 'Approve people who message the assistant (pairing list, pairing approve)');
   },
 });

@@ -1,26 +1,8 @@
 /**
- * claw's answers in the shapes OpenClaw's clients read: `channels.status` keyed by channel
- * (channelOrder / channelLabels / channelAccounts) next to claw's own list, and the one line
- * per account that `status {includeChannelSummary}` carries.
+ * claw's answers in the shapes OpenClaw's clients read: the one line per channel account
+ * that `status {includeChannelSummary}` carries, and log lines with OpenClaw's fields.
  */
-import { ErrorCodes, ProtocolError } from '../../sdk/index.js';
 import type { ChannelInfo } from '../../sdk/channels/index.js';
-
-export function openClawChannelStatus(channels: ChannelInfo[]) {
-  const entries = channels.map((channel) => {
-    const accounts = channel.accounts.map((account) => ({ ...account, enabled: channel.enabled, configured: channel.configured }));
-    return { channel, accounts };
-  });
-  return {
-    ts: Date.now(),
-    // claw's own list (claw channels status reads it).
-    channels,
-    channelOrder: channels.map((channel) => channel.id),
-    channelLabels: Object.fromEntries(channels.map((channel) => [channel.id, channel.id])),
-    channelAccounts: Object.fromEntries(entries.map(({ channel, accounts }) => [channel.id, accounts])),
-    channelDefaultAccountId: Object.fromEntries(entries.map(({ channel, accounts }) => [channel.id, accounts[0]?.accountId ?? 'default'])),
-  };
-}
 
 export function channelSummaryLines(channels: ChannelInfo[]): string[] {
   const lines: string[] = [];
@@ -38,19 +20,6 @@ export function channelSummaryLines(channels: ChannelInfo[]): string[] {
     }
   }
   return lines;
-}
-
-/** `work`, or an UNAVAILABLE error naming `what` once `ms` have passed. */
-export async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new ProtocolError(ErrorCodes.UNAVAILABLE, `${what} took longer than timeoutMs (${ms} ms)`, undefined, true)), ms);
-  });
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 const PINO_LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };

@@ -9,10 +9,10 @@
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
-import { parseFlags, UsageError, runningGateway, withGatewayClient } from '../../sdk/cli.js';
+import { cliClientOptions, parseFlags, runCliCommand, UsageError, runningGateway, withGatewayClient } from '../../sdk/cli.js';
 import { unknownChannelProblem } from './send-channel.js';
-import { channelLoginCommand, LOGIN_HELP } from './channel-login.js';
-import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './channel-token-cli.js';
+import { channelLoginCommand, LOGIN_HELP } from './login-cli.js';
+import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './token-cli.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
@@ -35,7 +35,12 @@ const COMMON = {
   timeout: { type: 'string' },
 } as const;
 
-export async function channelsCommand(
+export function runChannelsCli(name: 'channels' | 'message' | 'pairing', argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const clientOptions = (values: { url?: string; token?: string; password?: string; timeout?: string }): GatewayClientOptions => cliClientOptions(values, ctx, api);
+  return runCliCommand(ctx, () => channelsCommand(name, argv, ctx, api, clientOptions));
+}
+
+async function channelsCommand(
   name: 'channels' | 'message' | 'pairing',
   argv: string[],
   ctx: CliContext,

@@ -12,7 +12,7 @@ const AGENT_OR_SESSION: JsonSchema = {
   properties: { agentId: { type: 'string', minLength: 1 }, sessionKey: { type: 'string', minLength: 1 } },
 };
 
-export function registerAgentMethods(api: PluginApi): void {
+export function registerAgentListMethods(api: PluginApi): void {
   const kernel = api.kernel;
   const config = () => kernel.config() as KernelConfig;
   const identityOf = (agentId: string) => {
