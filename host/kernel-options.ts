@@ -14,7 +14,10 @@ import { runtimeDepsService } from './runtime-deps.js';
 import { RUNTIME_DEPS_SERVICE } from '../sdk/runtime-deps.js';
 
 export type ClawKernelParts = Required<
-  Pick<KernelOptions, 'policy' | 'discover' | 'loadPlugin' | 'validators' | 'foreignPlugins' | 'configWriter' | 'services'>
+  Pick<
+    KernelOptions,
+    'policy' | 'discover' | 'loadPlugin' | 'validators' | 'foreignPlugins' | 'configWriter' | 'services'
+  >
 >;
 
 /** `jitiCacheDir`: where transpiled plugin code is kept (default `<stateDir>/cache/jiti`); the rest says where plugins are found. */
