@@ -1,7 +1,7 @@
 /**
  * What the host hands every kernel it boots (the CLI, `claw config` checks, the SDK's test kit):
  * claw's rules, plugin discovery and the loader for plugin code, the validator cache, the
- * config writer and the OpenClaw plugin adapter.
+ * config writer, the OpenClaw plugin adapter and the services the host offers itself (runtime deps).
  */
 import type { KernelOptions } from '../kernel/index.js';
 import { clawDiscovery, type DiscoveryOptions } from './discovery.js';
@@ -10,9 +10,14 @@ import { pluginLoader } from './plugin-loader.js';
 import { clawPolicy } from './policy.js';
 import { configWriter } from './config-write.js';
 import { validatorCache } from './validator-cache.js';
+import { runtimeDepsService } from './runtime-deps.js';
+import { RUNTIME_DEPS_SERVICE } from '../sdk/runtime-deps.js';
 
 export type ClawKernelParts = Required<
-  Pick<KernelOptions, 'policy' | 'discover' | 'loadPlugin' | 'validators' | 'foreignPlugins' | 'configWriter'>
+  Pick<
+    KernelOptions,
+    'policy' | 'discover' | 'loadPlugin' | 'validators' | 'foreignPlugins' | 'configWriter' | 'services'
+  >
 >;
 
 /** `jitiCacheDir`: where transpiled plugin code is kept (default `<stateDir>/cache/jiti`); the rest says where plugins are found. */
@@ -24,5 +29,6 @@ export function clawKernelParts(options: DiscoveryOptions & { jitiCacheDir?: str
     validators: validatorCache,
     foreignPlugins: openclawPlugins,
     configWriter,
+    services: ({ paths, env }) => ({ [RUNTIME_DEPS_SERVICE]: runtimeDepsService({ stateDir: paths.stateDir, env }) }),
   };
 }

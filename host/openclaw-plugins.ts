@@ -3,14 +3,14 @@
  * plugin is OpenClaw's when its manifest has none of the fields only claw manifests have
  * (claw plugins must declare their tools, methods, commands, services, routes and hooks;
  * OpenClaw plugins declare by registering). Its `register(api)` gets an OpenClaw-shaped
- * api (./api.ts); what it registers that claw cannot run is kept on the plugin record as
+ * api (./openclaw/api.ts); what it registers that claw cannot run is kept on the plugin record as
  * "needs <API> (why)" warnings.
  */
 import type { ForeignPluginAdapter, PluginDefinition, PluginRecord } from '../kernel/index.js';
 import type { PluginApi } from '../sdk/types/plugin.js';
-import { missingNote, openclawApi } from '../sdk/openclaw-compat/api.js';
+import { missingNote, openclawApi } from './openclaw/api.js';
 
-export { NEEDS_PREFIX, missingNote } from '../sdk/openclaw-compat/api.js';
+export { NEEDS_PREFIX, missingNote } from './openclaw/api.js';
 
 const CLAW_ONLY_FIELDS = ['tools', 'gatewayMethods', 'commands', 'services', 'httpRoutes', 'hooks', 'configSections', 'entry', 'runtimeDependencies'];
 

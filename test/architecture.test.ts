@@ -72,12 +72,12 @@ describe('one tool choke point', () => {
   const NOT_TOOLS: Record<string, RegExp> = {
     'plugins/agent/runtime.ts': /this\.execute\(input, runId\)/, // the dispatcher's own run method
     // An OpenClaw plugin's tool, called from inside the claw tool the choke point is running.
-    'sdk/openclaw-compat/tools.ts': /tool\.execute\(ctx\.toolCallId, params, ctx\.signal, onUpdate\)/,
+    'host/openclaw/tools.ts': /tool\.execute\(ctx\.toolCallId, params, ctx\.signal, onUpdate\)/,
   };
 
   it('nothing but kernel/tools/invoke.ts calls a tool\'s execute (every caller goes through invokeTool)', () => {
     const offenders: string[] = [];
-    for (const root of ['kernel', 'sdk', 'plugins', 'apps']) {
+    for (const root of ['kernel', 'host', 'sdk', 'plugins', 'apps']) {
       for (const file of sources(join(REPO, root))) {
         const path = relative(REPO, file);
         if (path === 'kernel/tools/invoke.ts' || path.includes('/generated/')) continue;

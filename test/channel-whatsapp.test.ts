@@ -19,6 +19,7 @@ import QRCode from 'qrcode';
 import { AuthStore } from '../plugins/channel-whatsapp/auth-store.js';
 import { createWhatsAppPlugin, type WhatsAppPluginOptions } from '../plugins/channel-whatsapp/index.js';
 import { baileysSocketFactory } from '../plugins/channel-whatsapp/socket.js';
+import { runtimeDepsService } from '../host/runtime-deps.js';
 import { idForJid, jidFor, parseWaMessage } from '../plugins/channel-whatsapp/inbound.js';
 import { markdownToWhatsApp } from '../plugins/channel-whatsapp/outbound.js';
 import { qrToSvgDataUrl } from '../plugins/channel-whatsapp/qr.js';
@@ -640,7 +641,7 @@ describe('WhatsApp: the Baileys adapter', () => {
     const dir = join(tempDir('claw-wa-baileys-'), 'credentials', 'whatsapp', 'default');
     const auth = new AuthStore(dir);
     try {
-      const socket = await baileysSocketFactory({ waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat`, install: false })({ accountId: 'default', auth, logger: createLogger({ level: 'error' }) });
+      const socket = await baileysSocketFactory(runtimeDepsService({ stateDir: tempDir('claw-wa-deps-') }), { waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat`, install: false })({ accountId: 'default', auth, logger: createLogger({ level: 'error' }) });
       const updates: Array<{ connection?: string }> = [];
       socket.ev.on('connection.update', (update) => updates.push(update));
       // Baileys starts the Noise handshake with WhatsApp's "WA" prologue.

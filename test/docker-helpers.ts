@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureRuntimeDep, runtimeDepsDir } from '../sdk/runtime-deps.js';
+import { ensureRuntimeDep, runtimeDepsDir, runtimeDepsService } from '../host/runtime-deps.js';
 import { DockerSandboxBackend, type DockerBackendOptions } from '../plugins/sandbox-docker/backend.js';
 import { DOCKERODE } from '../plugins/sandbox-docker/client.js';
 import type { SandboxSpec } from '../sdk/index.js';
@@ -37,7 +37,7 @@ export async function dockerTestBackend(options: Partial<DockerBackendOptions> =
   const backend = new DockerSandboxBackend({
     stateDir: DOCKER_DEPS_STATE,
     env: process.env,
-    deps: { stateDir: DOCKER_DEPS_STATE },
+    deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }),
     containerPrefix: `claw-test-${randomBytes(3).toString('hex')}-`,
     ...options,
   });

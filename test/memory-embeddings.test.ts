@@ -12,6 +12,7 @@ import { fakeVector, startFakeGemini, startFakeVoyage, type FakeEmbeddingServer,
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { writeTinyLlamaGguf } from './fixtures/gguf.js';
 import { tempDir, waitFor } from './helpers.js';
+import { runtimeDepsService } from '../host/runtime-deps.js';
 
 // Watch the ESM loader itself: the hook reports every node-llama-cpp module URL anything in
 // this process resolves, so "not imported before the first embed" is observed, not assumed.
@@ -31,6 +32,7 @@ async function backendImports(): Promise<string[]> {
 const SLOW = 60_000;
 const FAST_RETRY: BuildOptions = { retry: { attempts: 1 } };
 const dir = tempDir('claw-embed-');
+const runtimeDeps = runtimeDepsService({ stateDir: dir });
 
 function settingsFor(memorySearch: Record<string, unknown> = {}): MemorySettings {
   const config = { agents: { defaults: { memorySearch } } } as unknown as KernelConfig;
@@ -38,7 +40,7 @@ function settingsFor(memorySearch: Record<string, unknown> = {}): MemorySettings
 }
 
 function contextFor(env: Record<string, string> = {}, config: Record<string, unknown> = {}, logger?: EmbeddingContext['logger']): EmbeddingContext {
-  return { config: config as KernelConfig, env, logger };
+  return { config: config as KernelConfig, env, logger, runtimeDeps };
 }
 
 function build(id: ConcreteProviderId, memorySearch: Record<string, unknown>, context = contextFor(), options: BuildOptions = FAST_RETRY): EmbeddingProvider {
@@ -541,7 +543,7 @@ describe('local provider through node-llama-cpp', () => {
     provider = selection.provider as LocalProvider;
     expect(provider).toBeInstanceOf(LocalEmbeddingProvider);
     // One thread: vitest runs two test files at once on a two-core machine.
-    provider = new LocalEmbeddingProvider({ modelPath, timeoutMs: 300_000, threads: 1 });
+    provider = new LocalEmbeddingProvider({ modelPath, timeoutMs: 300_000, threads: 1, runtimeDeps });
     expect(provider.fingerprint).toBe(`local:tiny:${modelPath}`);
     const controller = new AbortController();
     controller.abort();
@@ -584,7 +586,7 @@ describe('local provider through node-llama-cpp', () => {
   }, SLOW);
 
   it('stops waiting when the signal aborts during the load, which carries on for the next call', async () => {
-    const fresh = new LocalEmbeddingProvider({ modelPath, timeoutMs: 300_000, threads: 1 });
+    const fresh = new LocalEmbeddingProvider({ modelPath, timeoutMs: 300_000, threads: 1, runtimeDeps });
     try {
       const controller = new AbortController();
       const pending = fresh.embed(['x'], { signal: controller.signal });
@@ -599,7 +601,7 @@ describe('local provider through node-llama-cpp', () => {
   }, SLOW);
 
   it('gives up on a model that takes longer than local.timeoutMs to load', async () => {
-    const slow = new LocalEmbeddingProvider({ modelPath, timeoutMs: 1, threads: 1 });
+    const slow = new LocalEmbeddingProvider({ modelPath, timeoutMs: 1, threads: 1, runtimeDeps });
     const error = await failure(slow.embed(['x']));
     expect(error.kind).toBe('timeout');
     expect(error.message).toContain('loading the model took longer than 1 ms');

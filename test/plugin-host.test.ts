@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createKernel, silentLogger, type PluginsConfig } from '../kernel/index.js';
+import { createKernel, silentLogger, type KernelOptions, type PluginsConfig } from '../kernel/index.js';
 import { resolveEnablement } from '../host/enablement.js';
 import { clawKernelParts } from '../host/kernel-options.js';
 import { createTestKernel } from '../sdk/testing.js';
@@ -142,6 +142,30 @@ describe('manifest requires', () => {
     } finally {
       await kernel.dispose();
     }
+  });
+
+  it('a service the host offers itself meets requires with no plugin behind it, and plugins.allow cannot turn it off', async () => {
+    const root = tempDir();
+    const needy = writePlugin(join(root, 'needy'), {
+      manifest: { id: 'needy', configSchema: EMPTY_SCHEMA, tools: ['needy_tool'], requires: { services: ['host-clock'] } },
+      code: tracked('requires-host', tool('needy_tool')),
+    });
+    const boot = (services?: KernelOptions['services']) =>
+      createKernel({
+        ...clawKernelParts({ pluginDirs: [needy], roots: { config: false, workspace: false, bundled: false, global: false } }),
+        env: {},
+        stateDir: join(root, 'state'),
+        logger: silentLogger,
+        config: { plugins: { allow: ['needy'] } },
+        services,
+      });
+    const hosted = await boot(({ paths }) => ({ 'host-clock': { stateDir: paths.stateDir } }));
+    expect(await hosted.capabilities.find('tool', 'needy_tool')).toMatchObject({ name: 'needy_tool' });
+    expect(await hosted.capabilities.find('service', 'host-clock')).toMatchObject({ api: { stateDir: join(root, 'state') } });
+    const bare = await boot();
+    expect(await bare.capabilities.find('tool', 'needy_tool')).toBeUndefined();
+    expect(bare.plugins.get('needy')!.error).toMatch(/requires the service "host-clock", which is unavailable: no plugin provides it/);
+    await Promise.all([hosted.stop(), bare.stop()]);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * On-demand heavy dependencies (sdk/runtime-deps.ts): installed into the state dir from a
+ * On-demand heavy dependencies (host/runtime-deps.ts, the "runtime-deps" service): installed into the state dir from a
  * fake npm registry on 127.0.0.1 with only this machine's binary package; a clear error
  * when the registry is unreachable; an already-resolvable package wins and installs nothing.
  */
@@ -11,13 +11,13 @@ import {
   ensurePluginRuntimeDeps,
   importRuntimeDep,
   locateRuntimeDep,
-  NODE_LLAMA_CPP,
   RuntimeDepInstallError,
   RuntimeDepMissingError,
   runtimeDepsDir,
-  type RuntimeDependency,
+  runtimeDepsService,
   type RuntimeDepProgress,
-} from '../sdk/runtime-deps.js';
+} from '../host/runtime-deps.js';
+import { NODE_LLAMA_CPP, type RuntimeDependency } from '../sdk/runtime-deps.js';
 import { startFakeRegistry, type FakeRegistry } from './fakes/npm-registry.js';
 import { claw, freePort, REPO, tempDir, writePlugin } from './helpers.js';
 
@@ -236,8 +236,7 @@ describe('first use without node-llama-cpp', () => {
     const provider = new LocalEmbeddingProvider({
       modelPath: join(root, 'embed.gguf'),
       timeoutMs: 30_000,
-      stateDir: join(root, 'state'),
-      env: { ...npmEnv(`http://127.0.0.1:${port}/`, root), CLAW_RUNTIME_DEPS_STATE_ONLY: '1' },
+      runtimeDeps: runtimeDepsService({ stateDir: join(root, 'state'), env: { ...npmEnv(`http://127.0.0.1:${port}/`, root), CLAW_RUNTIME_DEPS_STATE_ONLY: '1' } }),
     });
     const error = await provider.embed(['hello']).catch((caught: unknown) => caught);
     expect((error as Error).message).toBe(

@@ -13,6 +13,7 @@ import { DockerSandboxBackend } from '../plugins/sandbox-docker/backend.js';
 import { daemonAddress, DOCKERODE } from '../plugins/sandbox-docker/client.js';
 import { containerNameFor, hostnameFor } from '../plugins/sandbox-docker/container.js';
 import { createTestKernel } from '../sdk/testing.js';
+import { runtimeDepsService } from '../host/runtime-deps.js';
 import type { SandboxBackend } from '../sdk/index.js';
 import type { SandboxDockerService } from '../plugins/sandbox-docker/index.js';
 import { DOCKER_DEPS_STATE, dockerTestBackend, linkDockerDeps, requireDockerHost, sandboxSpec } from './docker-helpers.js';
@@ -251,9 +252,9 @@ describe('sandbox-docker: lifecycle', () => {
 
   it('check() names what is missing: the daemon, or the image and how to build it', async () => {
     expect(await backend.check()).toEqual({ ok: true });
-    const missing = new DockerSandboxBackend({ stateDir: DOCKER_DEPS_STATE, env: process.env, deps: { stateDir: DOCKER_DEPS_STATE }, defaultImage: 'claw-sandbox:never-built' });
+    const missing = new DockerSandboxBackend({ stateDir: DOCKER_DEPS_STATE, env: process.env, deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }), defaultImage: 'claw-sandbox:never-built' });
     expect(await missing.check()).toEqual({ ok: false, reason: expect.stringMatching(/image claw-sandbox:never-built is missing .*claw sandbox build/) });
-    const down = new DockerSandboxBackend({ stateDir: DOCKER_DEPS_STATE, env: { DOCKER_HOST: `unix://${tempDir('claw-nodocker-')}/docker.sock` }, deps: { stateDir: DOCKER_DEPS_STATE } });
+    const down = new DockerSandboxBackend({ stateDir: DOCKER_DEPS_STATE, env: { DOCKER_HOST: `unix://${tempDir('claw-nodocker-')}/docker.sock` }, deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }) });
     expect(await down.check()).toEqual({ ok: false, reason: expect.stringMatching(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/) });
     await expect(down.buildImage()).rejects.toThrow(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/);
   });

@@ -65,7 +65,11 @@ export interface PluginHostOptions {
   policy: KernelPolicy;
   loadPlugin?: PluginLoader;
   foreign?: ForeignPluginAdapter;
+  hostServices?: Readonly<Record<string, unknown>>;
 }
+
+/** The owner of the host's own services: not a plugin id (those start with a letter or digit). */
+const HOST = '(host)';
 
 type Registered = { pluginId: string; value: unknown };
 
@@ -107,6 +111,8 @@ export class PluginHost {
       return manifest;
     });
     this.config = options.kernel.config() as KernelConfig;
+    for (const [id, api] of Object.entries(options.hostServices ?? {}))
+      this.registry.service.set(id, { pluginId: HOST, value: { id, api } });
     const resolved = resolvePlugins({ ...options, inline, config: this.config });
     ({ records: this.records, issues: this.issues, diagnostics: this.diagnostics } = resolved);
     for (const record of this.records) if (!this.byId.has(record.id)) this.byId.set(record.id, record);
@@ -270,7 +276,7 @@ export class PluginHost {
     ];
     for (const [what, id] of needs) {
       const provider = id === undefined || id === 'none' ? undefined : this.byId.get(id);
-      if (provider?.status === 'ready' || provider?.status === 'active') continue;
+      if (id === HOST || provider?.status === 'ready' || provider?.status === 'active') continue;
       const state = provider?.status === 'failed' ? `failed: ${provider.error}` : `is off (${provider?.reason})`;
       const why = provider ? `plugin "${id}" provides it but ${state}` : `no plugin "${id}" is installed`;
       return `requires ${what}, which is unavailable: ${id === undefined || id === 'none' ? 'no plugin provides it' : why}`;

@@ -3,7 +3,7 @@
  * control routes), `claw browser`, and the service that closes every browser when the
  * gateway stops. Loading it is cheap: playwright-core is imported on the first launch.
  */
-import { definePlugin, ErrorCodes, ProtocolError, type KernelConfig } from '../../sdk/index.js';
+import { definePlugin, ErrorCodes, ProtocolError, runtimeDeps, type KernelConfig } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { BrowserInputError } from './actions.js';
 import { BROWSER_HELP, browserCommand } from './cli.js';
@@ -16,7 +16,7 @@ export default definePlugin({
   id: 'browser',
   register(api) {
     const section = api.section<BrowserSection>('browser');
-    const service = new BrowserService(() => section, api.kernel.paths.stateDir, api.logger, { stateDir: api.kernel.paths.stateDir, env: { ...process.env, ...api.kernel.env } as NodeJS.ProcessEnv });
+    const service = new BrowserService(() => section, api.kernel.paths.stateDir, api.logger, runtimeDeps(api.kernel, 'the browser'));
     const config = () => api.kernel.config() as KernelConfig;
 
     api.registerTool(browserTool(service, config, api.kernel.paths.stateDir));

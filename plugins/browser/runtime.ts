@@ -5,7 +5,7 @@
  */
 import { chmodSync, mkdirSync } from 'node:fs';
 import type { BrowserContext, Page, Route } from 'playwright-core';
-import type { Logger, RuntimeDepOptions } from '../../sdk/index.js';
+import type { Logger, RuntimeDeps } from '../../sdk/index.js';
 import { BrowserInputError } from './actions.js';
 import { loadChromium } from './playwright.js';
 import type { UrlCheck } from './policy.js';
@@ -27,7 +27,7 @@ export interface RuntimeOptions {
   check: UrlCheck;
   idleTimeoutMs: number;
   logger: Logger;
-  deps: RuntimeDepOptions;
+  deps: RuntimeDeps;
   /** Called once the browser has closed (idle, stop or a crash). */
   onClosed?: () => void;
 }

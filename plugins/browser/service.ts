@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { writeFileAtomicAsync, type Logger, type RuntimeDepOptions } from '../../sdk/index.js';
+import { writeFileAtomicAsync, type Logger, type RuntimeDeps } from '../../sdk/index.js';
 import { act, BrowserInputError, normalizeRef, type ActRequest } from './actions.js';
 import { urlCheck } from './policy.js';
 import { ProfileRuntime } from './runtime.js';
@@ -43,7 +43,7 @@ export class BrowserService {
     private readonly section: () => BrowserSection,
     private readonly stateDir: string,
     private readonly logger: Logger,
-    private readonly deps: RuntimeDepOptions = {},
+    private readonly deps: RuntimeDeps,
   ) {
     this.mediaDir = join(stateDir, 'media', 'browser');
   }

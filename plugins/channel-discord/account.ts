@@ -19,13 +19,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from 'discord.js';
-import {
-  PRIVATE_DIR_MODE,
-  PRIVATE_FILE_MODE,
-  type Redactor,
-  importRuntimeDep,
-  type RuntimeDependency,
-} from '../../sdk/index.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Redactor, type RuntimeDependency, type RuntimeDeps } from '../../sdk/index.js';
 import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage, InboundOutcome, OutboundMessage, SendResult } from '../../sdk/channels/index.js';
 import { applicationCommands } from './commands.js';
 import { configPath, TOKEN_ENV, type DiscordAccountSettings } from './config.js';
@@ -39,8 +33,8 @@ export const DISCORD_JS: RuntimeDependency = { name: 'discord.js', version: '^14
 let discordModule: Promise<DiscordJs> | undefined;
 
 /** discord.js, imported (and installed when missing) on first use. */
-export function loadDiscord(stateDir: string, env: Readonly<Record<string, string | undefined>>): Promise<DiscordJs> {
-  discordModule ??= importRuntimeDep<DiscordJs>(DISCORD_JS, { stateDir, env: env as NodeJS.ProcessEnv, retryCommand: 'claw plugins enable channel-discord' }).then(
+export function loadDiscord(deps: RuntimeDeps): Promise<DiscordJs> {
+  discordModule ??= deps.import<DiscordJs>(DISCORD_JS, { retryCommand: 'claw plugins enable channel-discord' }).then(
     // CommonJS: the exports may sit on `default` depending on the loader.
     (mod) => ((mod as Partial<DiscordJs>).Client ? mod : (mod as unknown as { default: DiscordJs }).default),
     (error: unknown) => {

@@ -6,7 +6,7 @@
  * folder when claw was installed without it) when an account starts or the first message
  * is sent (`claw message send` sends without a gateway connection), never at load.
  */
-import { definePlugin, type KernelServices } from '../../sdk/index.js';
+import { definePlugin, runtimeDeps, type KernelServices, type RuntimeDeps } from '../../sdk/index.js';
 import { resolveAgentIdentity } from '../../sdk/agent/index.js';
 import { ChannelAccounts, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import { guildAccess } from './access.js';
@@ -22,7 +22,11 @@ const DEFAULT_ACK_EMOJI = '👀';
 export class DiscordChannel {
   private readonly accounts = new ChannelAccounts<DiscordAccount, DiscordSender>(() => this.section());
 
-  constructor(private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths' | 'capabilities'>) {}
+  private readonly deps: RuntimeDeps;
+
+  constructor(private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths' | 'capabilities' | 'plugins'>) {
+    this.deps = runtimeDeps(kernel, 'Discord');
+  }
 
   plugin(): ChannelPlugin {
     return {
@@ -63,7 +67,7 @@ export class DiscordChannel {
     if (twin) throw new DiscordConfigError(`Discord accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (token)`);
     // The token may come from the environment: the redactor must know it before any error text.
     this.kernel.redact.add(settings.token);
-    const discord = await loadDiscord(this.kernel.paths.stateDir, ctx.env);
+    const discord = await loadDiscord(this.deps);
     await this.accounts.start(
       ctx,
       () =>
@@ -81,7 +85,7 @@ export class DiscordChannel {
     return this.accounts.sender(accountId, async (id) => {
       const settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
       this.kernel.redact.add(settings.token);
-      return { key: JSON.stringify(settings), sender: async () => new DiscordSender(createRest(await loadDiscord(this.kernel.paths.stateDir, this.kernel.env), settings), settings) };
+      return { key: JSON.stringify(settings), sender: async () => new DiscordSender(createRest(await loadDiscord(this.deps), settings), settings) };
     });
   }
 

@@ -8,6 +8,7 @@
  */
 import {
   definePlugin,
+  runtimeDeps,
   type KernelServices,
   type Logger,
   type PluginDefinition,
@@ -75,7 +76,7 @@ export class WhatsAppChannel {
     return {
       settings,
       auth: new AuthStore(settings.authDir),
-      factory: this.options.socketFactory ?? baileysSocketFactory({ stateDir: this.kernel.paths.stateDir, env: { ...process.env, ...this.kernel.env } as NodeJS.ProcessEnv }),
+      factory: this.options.socketFactory ?? baileysSocketFactory(runtimeDeps(this.kernel, 'WhatsApp')),
       logger: this.logger,
       stateDir: this.kernel.paths.stateDir,
       reconnect: { ...DEFAULT_RECONNECT, ...this.options.reconnect },

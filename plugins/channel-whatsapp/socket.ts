@@ -4,9 +4,9 @@
  * atomic and owner-only), opens a socket with `makeWASocket`, and hands the plugin the
  * small WaSocket surface it works with. Baileys is imported on first use — a gateway
  * without WhatsApp configured never loads it — and installed on demand like every
- * optional heavy dependency (manifest `runtimeDependencies`, sdk/runtime-deps.ts).
+ * optional heavy dependency (manifest `runtimeDependencies`, the "runtime-deps" service).
  */
-import { type Logger, importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/index.js';
+import type { Logger, RuntimeDependency, RuntimeDepImportOptions, RuntimeDeps } from '../../sdk/index.js';
 import { CREDS_FILE, type AuthStore } from './auth-store.js';
 import type { SocketFactory, SocketOptions, WaMessage, WaSocket } from './types.js';
 
@@ -18,8 +18,8 @@ type Baileys = AnyRecord;
 
 let baileysModule: Promise<Baileys> | undefined;
 
-function loadBaileys(options: RuntimeDepOptions): Promise<Baileys> {
-  baileysModule ??= importRuntimeDep<Baileys>(BAILEYS, { retryCommand: 'claw plugins enable channel-whatsapp', ...options }).then(
+function loadBaileys(deps: RuntimeDeps, options: RuntimeDepImportOptions): Promise<Baileys> {
+  baileysModule ??= deps.import<Baileys>(BAILEYS, { retryCommand: 'claw plugins enable channel-whatsapp', ...options }).then(
     (mod) => (typeof mod.makeWASocket === 'function' ? mod : (mod.default as Baileys)),
     (error: unknown) => {
       baileysModule = undefined;
@@ -82,16 +82,15 @@ async function authState(baileys: Baileys, auth: AuthStore): Promise<{ state: An
   };
 }
 
-export interface BaileysFactoryOptions extends RuntimeDepOptions {
+export interface BaileysFactoryOptions extends Pick<RuntimeDepImportOptions, 'install'> {
   /** WhatsApp Web's WebSocket (default Baileys' wss://web.whatsapp.com/ws/chat). */
   waWebSocketUrl?: string;
 }
 
-/** The socket factory the plugin uses outside tests. */
-export function baileysSocketFactory(deps: BaileysFactoryOptions = {}): SocketFactory {
+/** The socket factory the plugin uses outside tests; Baileys comes from the host's "runtime-deps" service. */
+export function baileysSocketFactory(runtimeDeps: RuntimeDeps, deps: BaileysFactoryOptions = {}): SocketFactory {
   return async (options: SocketOptions): Promise<WaSocket> => {
-    const { waWebSocketUrl: _url, ...runtimeDeps } = deps;
-    const baileys = await loadBaileys(runtimeDeps);
+    const baileys = await loadBaileys(runtimeDeps, deps.install === undefined ? {} : { install: deps.install });
     const logger = baileysLogger(options.logger);
     const { state, saveCreds } = await authState(baileys, options.auth);
     const sock = baileys.makeWASocket({

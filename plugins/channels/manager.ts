@@ -24,8 +24,8 @@ import {
   channelSection,
   channelSettings,
   configuredAccounts,
-  sendOutbound,
 } from '../../sdk/channels/index.js';
+import { sendOutbound } from './outbound.js';
 import { ChannelAccess } from './access.js';
 import type { AgentService, DeliveryStatus } from '../../sdk/agent/index.js';
 import { InboundPipeline } from './pipeline.js';

@@ -11,7 +11,8 @@
  */
 import { IntakeClosedError, unknownAgentProblem, type AgentService, type DispatchInput } from '../../sdk/agent/index.js';
 import { type ChannelPlugin, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
-import { channelSettings, type ChannelSettings, resolveAgentRoute, ackReactionFor } from '../../sdk/channels/index.js';
+import { channelSettings, type ChannelSettings, ackReactionFor } from '../../sdk/channels/index.js';
+import { resolveAgentRoute } from './routing.js';
 import type { ChannelAccess } from './access.js';
 import { SeenStore, seenKeyHash } from './seen-store.js';
 

@@ -6,7 +6,7 @@
  * `embeddingsForIndex`. Importing this module loads no native code: node-llama-cpp loads on a
  * local provider's first embed.
  */
-import { definePlugin } from '../../sdk/index.js';
+import { definePlugin, runtimeDeps } from '../../sdk/index.js';
 import { EMBEDDINGS_SERVICE_ID, type EmbeddingsService } from '../../sdk/memory/index.js';
 import { selectMemoryEmbeddings } from './plugin-providers.js';
 
@@ -14,6 +14,7 @@ export default definePlugin({
   id: 'embeddings',
   register(api) {
     const { kernel } = api;
+    const deps = runtimeDeps(kernel, 'local memory embeddings');
     const service: EmbeddingsService = {
       // Config is read on every call, as before: a backend opens an agent's index with the settings of that moment.
       select: (settings, options = {}) =>
@@ -23,7 +24,7 @@ export default definePlugin({
           plugins: () => kernel.plugins(),
           env: kernel.env,
           logger: options.logger ?? api.logger,
-          stateDir: kernel.paths.stateDir,
+          runtimeDeps: deps,
         }),
     };
     api.registerService({ id: EMBEDDINGS_SERVICE_ID, api: service });

@@ -1,13 +1,13 @@
 /**
  * Local embeddings: a GGUF model run on the CPU by node-llama-cpp. The package (and its
  * native addon) is imported on the first embed (and installed into the state dir first when
- * claw was installed without it, see sdk/runtime-deps.ts), never when this module loads, so memory
+ * claw was installed without it, by the "runtime-deps" service), never when this module loads, so memory
  * search that never embeds locally never pays for it. Once loaded, the model stays loaded
  * for later calls until close(). The type import below is erased at compile time.
  */
 import { basename } from 'node:path';
 import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
-import { ModelError, importNodeLlamaCpp } from '../../sdk/index.js';
+import { ModelError, NODE_LLAMA_CPP, type RuntimeDeps } from '../../sdk/index.js';
 import { type EmbeddingLogger, type EmbeddingProvider, sanitizeAndNormalizeEmbedding } from '../../sdk/memory/index.js';
 
 type LlamaModule = typeof import('node-llama-cpp');
@@ -22,10 +22,8 @@ export interface LocalEmbeddingOptions {
   logger?: EmbeddingLogger;
   /** How node-llama-cpp is imported (tests count or replace it). */
   importBackend?: () => Promise<LlamaModule>;
-  /** claw's state dir: where node-llama-cpp is installed on first use when claw lacks it. */
-  stateDir?: string;
-  /** Environment for that install (npm registry, proxy). */
-  env?: Readonly<Record<string, string | undefined>>;
+  /** The host's "runtime-deps" service: imports node-llama-cpp, installing it on first use when claw lacks it. */
+  runtimeDeps?: RuntimeDeps;
 }
 
 interface Loaded {
@@ -69,12 +67,10 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
     return this.loading !== undefined;
   }
 
-  /** Normal resolution, else the state dir's on-demand install (installed now if missing). */
   private importDefault(): Promise<LlamaModule> {
-    const { stateDir, env, logger } = this.options;
-    return importNodeLlamaCpp<LlamaModule>({
-      stateDir,
-      env: { ...process.env, ...env },
+    const { runtimeDeps, logger } = this.options;
+    if (!runtimeDeps) return Promise.reject(new Error('node-llama-cpp comes through the host\'s "runtime-deps" service, and none was given'));
+    return runtimeDeps.import<LlamaModule>(NODE_LLAMA_CPP, {
       log: (line) => (logger?.info ?? logger?.warn)?.call(logger, line),
       retryCommand: 'claw plugins enable llama-cpp (or set memorySearch.provider to a remote one)',
     });

@@ -18,7 +18,7 @@
  * fallback at a custom endpoint).
  */
 import { existsSync, statSync } from 'node:fs';
-import { ModelError, isModelError, type KernelConfig } from '../../sdk/index.js';
+import { ModelError, isModelError, type KernelConfig, type RuntimeDeps } from '../../sdk/index.js';
 import {
   type BuiltinEmbeddingProviderId,
   type EmbeddingLogger,
@@ -40,8 +40,8 @@ export interface EmbeddingContext {
   env: Readonly<Record<string, string | undefined>>;
   /** For providers that log why they fell back. */
   logger?: EmbeddingLogger;
-  /** claw's state dir: `local` installs node-llama-cpp under it on first use when needed. */
-  stateDir?: string;
+  /** The host's "runtime-deps" service: `local` imports node-llama-cpp through it (installed on first use when needed). */
+  runtimeDeps?: RuntimeDeps;
   /** Providers plugins registered (by id), built by selectMemoryEmbeddings for a non-built-in `provider`/`fallback`. */
   pluginProviders?: ReadonlyMap<string, { provider: EmbeddingProvider; description: string }>;
 }
@@ -136,8 +136,7 @@ function buildLocal(settings: MemorySettings, context: EmbeddingContext, options
     timeoutMs: settings.local.timeoutMs,
     threads: options.threads,
     logger: context.logger,
-    stateDir: context.stateDir,
-    env: context.env,
+    runtimeDeps: context.runtimeDeps,
   });
   return { provider, description: `local ${modelPath}` };
 }

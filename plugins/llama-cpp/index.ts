@@ -3,7 +3,7 @@
  *
  * Importing this module stays cheap — it pulls in only the SDK and node builtins; the
  * runtime imports node-llama-cpp on the first `stream` call (installing it into the state
- * dir first when claw was installed without it, see sdk/runtime-deps.ts) and keeps the llama.cpp backend,
+ * dir first when claw was installed without it, by the "runtime-deps" service) and keeps the llama.cpp backend,
  * the model and its context for every later request (one load per model file). The
  * "llama-cpp" service frees them when the kernel stops.
  *
@@ -17,7 +17,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { definePlugin, ModelError, type ModelInfo, type ModelProvider, importNodeLlamaCpp } from '../../sdk/index.js';
+import { definePlugin, ModelError, NODE_LLAMA_CPP, runtimeDeps, type ModelInfo, type ModelProvider } from '../../sdk/index.js';
 import { LlamaCppRuntime, PROVIDER_ID, type LlamaModule } from './runtime.js';
 
 export interface LlamaCppConfig {
@@ -53,13 +53,9 @@ export default definePlugin<LlamaCppConfig>({
     // node-llama-cpp is not part of claw's install: found by normal resolution (dev), else
     // in <stateDir>/runtime-deps, else installed there now (`claw plugins enable llama-cpp`
     // does the same ahead of time).
+    const deps = runtimeDeps(api.kernel, 'the llama-cpp provider');
     const importBackend = (): Promise<LlamaModule> =>
-      importNodeLlamaCpp<LlamaModule>({
-        stateDir: api.kernel.paths.stateDir,
-        env: { ...process.env, ...api.kernel.env },
-        log: (line) => api.logger.info(line),
-        retryCommand: `claw plugins enable ${PROVIDER_ID}`,
-      });
+      deps.import<LlamaModule>(NODE_LLAMA_CPP, { log: (line) => api.logger.info(line), retryCommand: `claw plugins enable ${PROVIDER_ID}` });
     const runtime = new LlamaCppRuntime(
       {
         contextSize: config.contextSize,

@@ -11,7 +11,6 @@ import {
   type ModelRequest,
   type ModelStreamEvent,
   type StopReason,
-  importNodeLlamaCpp,
 } from '../../sdk/index.js';
 import { toChatHistory } from './history.js';
 
@@ -173,7 +172,7 @@ export class LlamaCppRuntime {
 
   constructor(
     private readonly options: RuntimeOptions,
-    private readonly importBackend: () => Promise<LlamaModule> = () => importNodeLlamaCpp<LlamaModule>({ retryCommand: `claw plugins enable ${PROVIDER_ID}` }),
+    private readonly importBackend: () => Promise<LlamaModule>,
   ) {}
 
   /** Whether the llama.cpp backend has been asked for yet (for status and tests). */

@@ -9,7 +9,7 @@
  * age out rather than keeping them forever.
  */
 import { posix } from 'node:path';
-import type { SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec, RuntimeDepOptions } from '../../sdk/index.js';
+import type { RuntimeDeps, SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '../../sdk/index.js';
 import { checkWorkspaceRoot, type BindPolicy } from '../../sdk/sandbox/index.js';
 import { connectDocker, daemonAddress, describeAddress, type ContainerHandle, type ContainerSummary, type DockerClient } from './client.js';
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';
@@ -34,8 +34,8 @@ export interface DockerBackendOptions {
   stateDir: string;
   /** The environment DOCKER_HOST is read from. */
   env: Readonly<Record<string, string | undefined>>;
-  /** Where dockerode is found or installed (sdk/runtime-deps.ts). */
-  deps: RuntimeDepOptions;
+  /** Where dockerode comes from: the host's "runtime-deps" service. */
+  deps: RuntimeDeps;
   containerPrefix?: string;
   /** Image when a spec names none. */
   defaultImage?: string;

@@ -3,7 +3,7 @@
  * package ships no types, and it is not installed with claw: see DOCKERODE).
  */
 import type { Duplex, Readable, Writable } from 'node:stream';
-import { importRuntimeDep, type RuntimeDependency, type RuntimeDepOptions } from '../../sdk/index.js';
+import type { RuntimeDependency, RuntimeDeps } from '../../sdk/index.js';
 
 /** Same entry as the manifest's `runtimeDependencies` (test/sandbox-docker.test.ts keeps them equal). */
 export const DOCKERODE: RuntimeDependency = { name: 'dockerode', version: '^5.0.1', approxSizeMb: 12 };
@@ -58,9 +58,9 @@ export function describeAddress(address: ReturnType<typeof daemonAddress>): stri
 }
 
 /** A client for the daemon at `env`'s DOCKER_HOST; dockerode is installed on first use. */
-export async function connectDocker(env: Readonly<Record<string, string | undefined>>, deps: RuntimeDepOptions): Promise<DockerClient> {
+export async function connectDocker(env: Readonly<Record<string, string | undefined>>, deps: RuntimeDeps): Promise<DockerClient> {
   const address = daemonAddress(env);
-  const mod = await importRuntimeDep<unknown>(DOCKERODE, { retryCommand: 'claw plugins enable sandbox-docker', ...deps });
+  const mod = await deps.import<unknown>(DOCKERODE, { retryCommand: 'claw plugins enable sandbox-docker' });
   // A CommonJS package: `default` under Node's ESM loader; the plugin loader (jiti) may
   // hand over the exports object itself or wrap it once more.
   let Docker = mod as { default?: unknown } | ((...args: unknown[]) => unknown);

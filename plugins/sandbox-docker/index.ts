@@ -8,7 +8,7 @@
  * `buildImage()` builds the default image from busybox-static, `prune()` removes idle and
  * old sandboxes now.
  */
-import { definePlugin } from '../../sdk/index.js';
+import { definePlugin, runtimeDeps } from '../../sdk/index.js';
 import { DockerSandboxBackend, type PruneSettings } from './backend.js';
 import { DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE } from './container.js';
 import type { BuildImageOptions } from './image.js';
@@ -34,7 +34,7 @@ export default definePlugin({
     const backend = new DockerSandboxBackend({
       stateDir: api.kernel.paths.stateDir,
       env: api.kernel.env,
-      deps: { stateDir: api.kernel.paths.stateDir, env: { ...process.env, ...api.kernel.env } },
+      deps: runtimeDeps(api.kernel, 'the Docker sandbox'),
       containerPrefix: settings.docker?.containerPrefix ?? DEFAULT_CONTAINER_PREFIX,
       defaultImage: settings.docker?.image ?? DEFAULT_IMAGE,
       prune: { idleHours: settings.prune?.idleHours ?? 24, maxAgeDays: settings.prune?.maxAgeDays ?? 7 },

@@ -42,14 +42,14 @@ export {
   type RetrySettings,
 } from './config.js';
 
-/** The outbound machinery behind `api.kernel.channels.send` (hooks, media check, chunking, retries). */
-export { sendOutbound, refusedMedia, mediaRefusal, refusedMediaNote, retryDelay, sleepAtLeast, MAX_RETRY_AFTER_MS, type OutboundDeps } from './outbound.js';
+/** Retry timing: backoff between attempts (or the platform's retry_after), a sleep that never wakes early. */
+export { retryDelay, sleepAtLeast, MAX_RETRY_AFTER_MS } from './retry.js';
 
 /** The channel contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/channels/contract`. */
 export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';
 
-/** Which agent answers a message and under which session key (bindings, OpenClaw's precedence). */
-export { resolveAgentRoute, bindingMatches, bindingTier, configuredBindings, type Binding, type BindingMatch, type ResolvedRoute, type RouteInput, type RouteMatch } from './routing.js';
+/** `bindings`: which agent answers which channel, account, peer, guild or team (the channels plugin resolves routes with them). */
+export { bindingTier, configuredBindings, BINDING_TIERS, type Binding, type BindingMatch, type BindingTier } from './bindings.js';
 
 /** Whether and with which emoji an inbound message is acknowledged (ackReaction, messages.ackReactionScope). */
 export { ackReactionFor, ACK_REACTION_SCOPES, type AckReactionScope } from './ack.js';

@@ -5,7 +5,7 @@
  * backend asks for it with `embeddingsForIndex`; without the service it searches by keyword
  * and says why. Other plugins add providers as services `embedding-provider:<id>` whose api
  * is a PluginEmbeddingAdapter (OpenClaw's shape; OpenClaw plugins register one through
- * `api.registerEmbeddingProvider`, see sdk/openclaw-compat/api.ts), which
+ * `api.registerEmbeddingProvider`, see host/openclaw/api.ts), which
  * `memorySearch.provider: "<id>"` (or `fallback`) then selects. Every vector a provider
  * returns is L2-normalised with non-finite values zeroed.
  */

@@ -1,7 +1,7 @@
 /**
  * `openclaw/plugin-sdk/plugin-entry` for OpenClaw plugins loaded by claw (an import alias,
  * see sdk/aliases.ts). The entry is the plugin definition itself; claw's adapter
- * (./index.ts) gives its register() an OpenClaw-shaped api.
+ * (host/openclaw-plugins.ts) gives its register() an OpenClaw-shaped api.
  */
 export interface OpenclawPluginEntry {
   id: string;

@@ -7,7 +7,7 @@
  */
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { runtimeDepsDir } from '../../sdk/runtime-deps.js';
+import { runtimeDepsDir } from '../../host/runtime-deps.js';
 import type { SandboxBackend } from '../../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../../sdk/testing.js';
 import type { SandboxDockerService } from '../../plugins/sandbox-docker/index.js';

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { expandHome, readConfigFile, resolveConfigPath, resolveStateDir, type KernelConfig } from '../../../kernel/index.js';
 import { ensurePrivateDir } from '../../../sdk/fs.js';
 import { agentEntry, agentIds, agentSettings, defaultAgentId, ensureWorkspace, resolveAgentIdentity } from '../../../sdk/agent/index.js';
-import { bindingTier, configuredBindings, type Binding } from '../../../sdk/channels/routing.js';
+import { bindingTier, configuredBindings, type Binding } from '../../../sdk/channels/index.js';
 import { normalizeAgentId } from '../../../sdk/sessions/keys.js';
 import { changeConfig, type ConfigChange } from '../config-change.js';
 import { bootKernel } from '../boot.js';

@@ -9,7 +9,7 @@ import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';
 import { installPlugin, type InstallOutcome, type StagedInstall } from '../plugins/install.js';
 import { describePlugin, disablePlugin, enablePlugin, forgetPlugin, PluginManageError } from '../plugins/manage.js';
-import { ensurePluginRuntimeDeps, progressPrinter } from '../../../sdk/runtime-deps.js';
+import { ensurePluginRuntimeDeps, progressPrinter } from '../../../host/runtime-deps.js';
 import { bootKernel } from '../boot.js';
 import { isOpenclawPlugin, NEEDS_PREFIX } from '../../../host/openclaw-plugins.js';
 import { editConfig } from '../config-edit.js';

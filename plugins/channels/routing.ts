@@ -12,25 +12,9 @@
  * claw's own per-channel keys slot in beside them: `channels.<id>.groups.<id>.agentId`
  * right after peer bindings, `channels.<id>[.accounts.<id>].agentId` after the bindings.
  */
-import type { KernelConfig } from '../../kernel/index.js';
-import { defaultAgentId } from '../agent/settings.js';
-import { buildAgentMainSessionKey, deriveSessionKey, normalizeAgentId, type DmScope } from '../sessions/keys.js';
-import type { PeerKind } from '../types/channels.js';
-import { channelSettings } from './config.js';
-
-export interface BindingMatch {
-  channel?: string;
-  accountId?: string;
-  peer?: { kind?: PeerKind; id: string };
-  guildId?: string;
-  teamId?: string;
-  roles?: string[];
-}
-
-export interface Binding {
-  agentId: string;
-  match: BindingMatch;
-}
+import { buildAgentMainSessionKey, deriveSessionKey, normalizeAgentId, type DmScope, type KernelConfig, type PeerKind } from '../../sdk/index.js';
+import { defaultAgentId } from '../../sdk/agent/index.js';
+import { BINDING_TIERS, bindingTier, channelSettings, configuredBindings, type BindingMatch, type BindingTier } from '../../sdk/channels/index.js';
 
 export interface RouteInput {
   channel: string;
@@ -42,16 +26,7 @@ export interface RouteInput {
   memberRoleIds?: readonly string[];
 }
 
-export type RouteMatch =
-  | 'binding.peer'
-  | 'channel.group'
-  | 'binding.guild+roles'
-  | 'binding.guild'
-  | 'binding.team'
-  | 'binding.account'
-  | 'binding.channel'
-  | 'channel.agentId'
-  | 'default';
+export type RouteMatch = BindingTier | 'channel.group' | 'channel.agentId' | 'default';
 
 export interface ResolvedRoute {
   agentId: string;
@@ -64,19 +39,7 @@ export interface ResolvedRoute {
   bindingIndex?: number;
 }
 
-type BindingTier = Extract<RouteMatch, `binding.${string}`>;
-const TIERS: readonly BindingTier[] = ['binding.peer', 'binding.guild+roles', 'binding.guild', 'binding.team', 'binding.account', 'binding.channel'];
-
 const same = (a: string | undefined, b: string | undefined) => (a ?? '').trim().toLowerCase() === (b ?? '').trim().toLowerCase();
-
-/** The tier a binding belongs to: the most specific field it names. */
-export function bindingTier(match: BindingMatch): BindingTier {
-  if (match.peer) return 'binding.peer';
-  if (match.guildId) return match.roles?.length ? 'binding.guild+roles' : 'binding.guild';
-  if (match.teamId) return 'binding.team';
-  if (match.accountId && match.accountId !== '*') return 'binding.account';
-  return 'binding.channel';
-}
 
 /** Whether every field the binding names matches the message. */
 export function bindingMatches(match: BindingMatch, input: RouteInput): boolean {
@@ -90,11 +53,6 @@ export function bindingMatches(match: BindingMatch, input: RouteInput): boolean 
   return true;
 }
 
-export function configuredBindings(config: KernelConfig): Binding[] {
-  const list = Array.isArray(config.bindings) ? (config.bindings as Binding[]) : [];
-  return list.filter((binding) => typeof binding?.agentId === 'string' && binding.match && typeof binding.match === 'object');
-}
-
 /** `channelDefaults`: the channel plugin's defaults under its config (as the pipeline reads them). */
 export function resolveAgentRoute(config: KernelConfig, input: RouteInput, channelDefaults?: Readonly<Record<string, unknown>>): ResolvedRoute {
   const accountId = input.accountId ?? 'default';
@@ -105,7 +63,7 @@ export function resolveAgentRoute(config: KernelConfig, input: RouteInput, chann
   const group = input.peer.kind !== 'direct' ? settings.groups[input.peer.id]?.agentId : undefined;
 
   let decided: { agentId: string; matchedBy: RouteMatch; bindingIndex?: number } | undefined;
-  for (const tier of TIERS) {
+  for (const tier of BINDING_TIERS) {
     const hit = first(tier);
     if (hit) decided = { agentId: hit.binding.agentId, matchedBy: tier, bindingIndex: hit.index };
     else if (tier === 'binding.peer' && group) decided = { agentId: group, matchedBy: 'channel.group' };

@@ -6,9 +6,9 @@
  * anthropic-messages). So the claw provider runs the catalog, then hands the request to
  * the plugin that speaks the entry's `api`, with the entry's endpoint and key.
  */
-import { ModelError, normalizeApi, PROVIDER_APIS } from '../models.js';
-import type { KernelServices } from '../types/plugin.js';
-import type { ModelInfo, ModelProvider, ModelRequest } from '../types/models.js';
+import { ModelError, normalizeApi, PROVIDER_APIS } from '../../sdk/models.js';
+import type { KernelServices } from '../../sdk/types/plugin.js';
+import type { ModelInfo, ModelProvider, ModelRequest } from '../../sdk/types/models.js';
 
 interface CatalogEntry {
   baseUrl?: string;

@@ -11,19 +11,18 @@
 import { realpathSync } from 'node:fs';
 import { basename, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HookBus, TranscriptMessage } from '../types/hooks.js';
-import type {
-  ChannelPlugin,
-  ChannelSendFailure,
-  OutboundMessage,
-  OutboundRequest,
-  OutboundResult,
-} from '../types/channels.js';
-import { isInside } from '../../kernel/util/paths.js';
-import { splitForChannel } from '../text/chunker.js';
-import { DEFAULT_RETRY, type RetrySettings } from './config.js';
-
-export type { OutboundRequest, OutboundResult };
+import {
+  isInside,
+  splitForChannel,
+  type ChannelPlugin,
+  type ChannelSendFailure,
+  type HookBus,
+  type OutboundMessage,
+  type OutboundRequest,
+  type OutboundResult,
+  type TranscriptMessage,
+} from '../../sdk/index.js';
+import { DEFAULT_RETRY, retryDelay, sleepAtLeast, type RetrySettings } from '../../sdk/channels/index.js';
 
 export interface OutboundDeps {
   hooks: Pick<HookBus, 'runModifying' | 'runSync' | 'runVoid' | 'ready'>;
@@ -82,31 +81,6 @@ export function refusedMedia(media: readonly string[], allowedRoots: readonly st
 export function refusedMediaNote(item: string, reason: string): string {
   const name = /^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item) ? item.split(':')[0] + ': link' : basename(/^file:/i.test(item) ? fileURLToPath(item) : item);
   return `[attachment "${name}" not sent: it ${reason.split(/[;(]/)[0]!.trim()}]`;
-}
-
-/** Longest retry_after we wait for before giving up on the send. */
-export const MAX_RETRY_AFTER_MS = 5 * 60_000;
-
-/**
- * Sleeps at least `ms` of wall-clock time. A timer counts from the event loop's cached "now",
- * which lags real time by however long the current tick has been busy, so on a loaded
- * machine a bare setTimeout fires early; a platform's retry_after is a floor, and retrying
- * even a few milliseconds early earns another 429.
- */
-export async function sleepAtLeast(ms: number): Promise<void> {
-  const deadline = performance.now() + ms;
-  for (let left = ms; left > 0; left = deadline - performance.now()) {
-    await new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(left)));
-  }
-}
-
-/** How long to wait before attempt `attempt + 1` (attempt counts from 1). */
-export function retryDelay(attempt: number, settings: RetrySettings, failure: ChannelSendFailure | undefined, random: () => number = Math.random): number {
-  // The platform's own retry_after wins over our cap: retrying earlier only earns another 429.
-  if (failure?.retryAfterMs !== undefined && failure.retryAfterMs >= 0) return Math.min(failure.retryAfterMs, MAX_RETRY_AFTER_MS);
-  const base = Math.min(settings.maxDelayMs, settings.minDelayMs * 2 ** (attempt - 1));
-  const spread = base * settings.jitter * (random() * 2 - 1);
-  return Math.max(settings.minDelayMs, Math.min(settings.maxDelayMs, Math.round(base + spread)));
 }
 
 function retryable(error: unknown): boolean {

@@ -7,11 +7,11 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { PluginRecord } from '../../kernel/index.js';
-import { clawVersion } from '../version.js';
-import type { PluginApi } from '../types/plugin.js';
+import { clawVersion } from '../../sdk/version.js';
+import type { PluginApi } from '../../sdk/types/plugin.js';
 import { fromOpenclawFactory, fromOpenclawTool, isOpenclawTool, type OpenclawToolFactory } from './tools.js';
 import { fromOpenclawProvider, unmappableProvider, type OpenclawProvider } from './provider.js';
-import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../memory/embeddings.js';
+import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../../sdk/memory/embeddings.js';
 
 /** Prefix of the record warnings that name an OpenClaw API claw lacks. */
 export const NEEDS_PREFIX = 'needs ';
