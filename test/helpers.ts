@@ -170,8 +170,11 @@ export async function recordInboundDecisions(kernel: Pick<KernelServices, 'capab
  * the channel does not observe (no observer returned) has nothing to tidy and counts as
  * finished at once.
  */
-export async function recordReplyRuns(kernel: Pick<KernelServices, 'capabilities'>, channelId: string): Promise<{ started: number; finished: string[] }> {
-  const channel = (await kernel.capabilities.find('channel', channelId)) as ChannelPlugin | undefined;
+export async function recordReplyRuns(kernel: { plugins: object }, channelId: string): Promise<{ started: number; finished: string[] }> {
+  // The channel as registered: what `capabilities.find` returns outside the channels plugin is
+  // a view (a copy whose send takes the outbound path), and patching a copy observes nothing.
+  const registered = (kernel.plugins as unknown as { capabilities: Pick<KernelServices['capabilities'], 'find'> }).capabilities;
+  const channel = (await registered.find('channel', channelId)) as ChannelPlugin | undefined;
   if (!channel?.replyStarted) throw new Error(`channel "${channelId}" has no replyStarted to record runs from`);
   const runs = { started: 0, finished: [] as string[] };
   const replyStarted = channel.replyStarted.bind(channel);
