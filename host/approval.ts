@@ -12,8 +12,7 @@ export const approvalStep: KernelPolicy['approve'] = async ({ tool, params, cont
   const subject = tool.approval?.(params, context);
   if (!subject) return undefined;
   const approver = (await capabilities.find('service', subject.service).catch(() => undefined))?.api as
-    | ToolApprover
-    | undefined;
+    ToolApprover | undefined;
   if (typeof approver?.authorize !== 'function')
     return `${tool.name} needs approval and no approver is available (enable the plugin that provides the "${subject.service}" service).`;
   const decision = await approver

@@ -20,7 +20,9 @@ export function isOpenclawKey(path: string): boolean {
   const walk = (node: Tree, at: number): boolean => {
     const exact = [segments[at]!, '*'].filter((key) => Object.hasOwn(node, key)).map((key) => node[key]!);
     const last = at === segments.length - 1;
-    return (exact.length > 0 || last || at === 0 ? exact : Object.values(node)).some((child) => last || walk(child, at + 1));
+    return (exact.length > 0 || last || at === 0 ? exact : Object.values(node)).some(
+      (child) => last || walk(child, at + 1),
+    );
   };
   return walk((tree ??= JSON.parse(OPENCLAW_CONFIG_TREE) as Tree), 0);
 }
@@ -38,7 +40,9 @@ export function configIssues(config: KernelConfig): Array<{ path: string; messag
 /** `sandbox.docker.user` as root: the schema checks the form, this refuses uid or gid 0 in the backend's words. */
 function sandboxUserIssues(config: KernelConfig): Array<{ path: string; message: string }> {
   const agents = config.agents;
-  const places: Array<[string, unknown]> = [['agents.defaults.sandbox.docker.user', agents?.defaults?.sandbox?.docker?.user]];
+  const places: Array<[string, unknown]> = [
+    ['agents.defaults.sandbox.docker.user', agents?.defaults?.sandbox?.docker?.user],
+  ];
   (Array.isArray(agents?.list) ? agents.list : []).forEach((agent, index) => {
     places.push([`agents.list[${index}].sandbox.docker.user`, agent?.sandbox?.docker?.user]);
   });
@@ -55,13 +59,23 @@ function sandboxUserIssues(config: KernelConfig): Array<{ path: string; message:
 
 /** Agent ids the schema cannot cross-check: one listed twice, a binding naming no configured agent. */
 function agentIssues(config: KernelConfig): Array<{ path: string; message: string }> {
-  const id = (value: unknown) => String(value ?? '').trim().toLowerCase();
+  const id = (value: unknown) =>
+    String(value ?? '')
+      .trim()
+      .toLowerCase();
   const ids = (Array.isArray(config.agents?.list) ? config.agents.list : []).map((agent) => id(agent?.id));
   const known = ids.length > 0 ? ids : ['main'];
-  const issues = ids.flatMap((at, index) => (ids.indexOf(at) < index ? [{ path: `agents.list[${index}].id`, message: `"${at}" is already the id of agents.list[${ids.indexOf(at)}]` }] : []));
+  const issues = ids.flatMap((at, index) =>
+    ids.indexOf(at) < index
+      ? [{ path: `agents.list[${index}].id`, message: `"${at}" is already the id of agents.list[${ids.indexOf(at)}]` }]
+      : [],
+  );
   (Array.isArray(config.bindings) ? config.bindings : []).forEach((binding, index) => {
     if (typeof binding?.agentId !== 'string' || known.includes(id(binding.agentId))) return;
-    issues.push({ path: `bindings[${index}].agentId`, message: `names agent "${binding.agentId}", which is not configured (agents: ${[...new Set(known)].join(', ')}; add it to agents.list)` });
+    issues.push({
+      path: `bindings[${index}].agentId`,
+      message: `names agent "${binding.agentId}", which is not configured (agents: ${[...new Set(known)].join(', ')}; add it to agents.list)`,
+    });
   });
   return issues;
 }

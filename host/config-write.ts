@@ -25,7 +25,12 @@ export function configLockPath(configPath: string): string {
  * Run `work` holding the config lock. `work` gets the file's current hash; with `baseHash`
  * the lock is only taken to find the file unchanged, else ConfigConflictError.
  */
-export function withConfigLock<T>(configPath: string, purpose: string, work: (hash: string) => Promise<T> | T, baseHash?: string): Promise<T> {
+export function withConfigLock<T>(
+  configPath: string,
+  purpose: string,
+  work: (hash: string) => Promise<T> | T,
+  baseHash?: string,
+): Promise<T> {
   return withFileLock(
     configLockPath(configPath),
     () => {
@@ -39,5 +44,6 @@ export function withConfigLock<T>(configPath: string, purpose: string, work: (ha
 
 /** The kernel's config writer (KernelOptions.configWriter), so plugins write under the same lock as everyone. */
 export function configWriter(configPath: string): ConfigAccess['locked'] {
-  return (purpose, edit, baseHash) => withConfigLock(configPath, purpose, () => edit((raw) => writeConfigFile(configPath, raw)), baseHash);
+  return (purpose, edit, baseHash) =>
+    withConfigLock(configPath, purpose, () => edit((raw) => writeConfigFile(configPath, raw)), baseHash);
 }

@@ -6,7 +6,15 @@
  * the kernel nor a plugin declares is an error naming it (an OpenClaw key: a warning).
  */
 import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
-import { formatPath, validateWith, type ConfigIssue, type JsonSchema, type KernelConfig, type PathSegment, type PluginRecord } from '../kernel/index.js';
+import {
+  formatPath,
+  validateWith,
+  type ConfigIssue,
+  type JsonSchema,
+  type KernelConfig,
+  type PathSegment,
+  type PluginRecord,
+} from '../kernel/index.js';
 import { configContributions, type ContributedKey, type ContributionPlace } from '../sdk/config-schema.js';
 import { acceptOpenclawKey } from './config-checks.js';
 
@@ -21,7 +29,8 @@ const PLACES: Record<ContributionPlace, { own: Set<string>; closed: boolean }> =
   tools: { own: kernelKeys((KERNEL_CONFIG_SCHEMA as Node).properties.tools), closed: false },
 };
 
-const isObject = (value: unknown): value is Node => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Node =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 export function contributedConfigIssues(config: KernelConfig, records: readonly PluginRecord[]): ConfigIssue[] {
   const contributions = configContributions(records);
@@ -29,7 +38,9 @@ export function contributedConfigIssues(config: KernelConfig, records: readonly 
   const agents: Node = isObject(config.agents) ? config.agents : {};
   const places: Array<[ContributionPlace, PathSegment[], unknown]> = [
     ['defaults', ['agents', 'defaults'], agents.defaults],
-    ...(Array.isArray(agents.list) ? agents.list : []).map((entry, index): [ContributionPlace, PathSegment[], unknown] => ['list', ['agents', 'list', index], entry]),
+    ...(Array.isArray(agents.list) ? agents.list : []).map(
+      (entry, index): [ContributionPlace, PathSegment[], unknown] => ['list', ['agents', 'list', index], entry],
+    ),
     ['tools', ['tools'], config.tools],
   ];
   for (const [place, base, value] of places) {
@@ -39,7 +50,15 @@ export function contributedConfigIssues(config: KernelConfig, records: readonly 
       const path = formatPath([...base, key]);
       const contributed = contributions[place].get(key);
       if (own.has(key)) {
-        if (contributed) issues.push(...contributed.owners.map((owner) => ({ level: 'warning' as const, path, message: `plugin "${owner.id}" declares this key, which the kernel owns; its schema is not used`, owner: owner.id })));
+        if (contributed)
+          issues.push(
+            ...contributed.owners.map((owner) => ({
+              level: 'warning' as const,
+              path,
+              message: `plugin "${owner.id}" declares this key, which the kernel owns; its schema is not used`,
+              owner: owner.id,
+            })),
+          );
       } else if (contributed) {
         issues.push(...check(contributed, setting, [...base, key]));
       } else if (closed) {
@@ -56,7 +75,14 @@ function check({ schema, owners }: ContributedKey, value: unknown, path: PathSeg
   try {
     problems = validateWith(schema as JsonSchema, structuredClone(value), path);
   } catch (error) {
-    return [{ level: 'error', path: formatPath(path), message: `cannot be checked: the contributed schema does not compile (${(error as Error).message})`, owner }];
+    return [
+      {
+        level: 'error',
+        path: formatPath(path),
+        message: `cannot be checked: the contributed schema does not compile (${(error as Error).message})`,
+        owner,
+      },
+    ];
   }
   const issues: ConfigIssue[] = problems.map((problem) => acceptOpenclawKey({ level: 'error', ...problem, owner }));
   if (!issues.some((issue) => issue.level === 'error') && owners.every((record) => !record.enabled)) {

@@ -12,7 +12,17 @@ import { missingNote, openclawApi } from './openclaw/api.js';
 
 export { NEEDS_PREFIX, missingNote } from './openclaw/api.js';
 
-const CLAW_ONLY_FIELDS = ['tools', 'gatewayMethods', 'commands', 'services', 'httpRoutes', 'hooks', 'configSections', 'entry', 'runtimeDependencies'];
+const CLAW_ONLY_FIELDS = [
+  'tools',
+  'gatewayMethods',
+  'commands',
+  'services',
+  'httpRoutes',
+  'hooks',
+  'configSections',
+  'entry',
+  'runtimeDependencies',
+];
 
 /** Whether a plugin is in OpenClaw's format (and so runs through this adapter). */
 export function isOpenclawPlugin(record: Pick<PluginRecord, 'origin' | 'manifest'>): boolean {

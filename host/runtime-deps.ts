@@ -53,7 +53,10 @@ export interface RuntimeDepOptions {
 
 /** The package is not there and may not be installed now. */
 export class RuntimeDepMissingError extends Error {
-  constructor(message: string, readonly packageName: string) {
+  constructor(
+    message: string,
+    readonly packageName: string,
+  ) {
     super(message);
     this.name = 'RuntimeDepMissingError';
   }
@@ -153,7 +156,8 @@ function registryOf(env: NodeJS.ProcessEnv, output: string): string {
   return registry.endsWith('/') ? registry : `${registry}/`;
 }
 
-const OFFLINE = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|ENOTCONNECTED|socket hang up)\b/;
+const OFFLINE =
+  /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|ENOTCONNECTED|socket hang up)\b/;
 
 interface NpmRun {
   code: number;
@@ -229,7 +233,11 @@ async function doInstall(dep: RuntimeDependency, dir: string, options: RuntimeDe
   chmodSync(dir, 0o700);
   const manifest = join(dir, 'package.json');
   if (!existsSync(manifest)) {
-    writeFileSync(manifest, `${JSON.stringify({ name: 'claw-runtime-deps', private: true, description: 'Packages claw installs on demand (see claw plugins enable).' }, null, 2)}\n`, { mode: 0o600 });
+    writeFileSync(
+      manifest,
+      `${JSON.stringify({ name: 'claw-runtime-deps', private: true, description: 'Packages claw installs on demand (see claw plugins enable).' }, null, 2)}\n`,
+      { mode: 0o600 },
+    );
   }
   const common = ['--prefix', dir, '--omit=optional', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=http'];
   if (!dep.scripts) common.push('--ignore-scripts');
@@ -244,7 +252,8 @@ async function doInstall(dep: RuntimeDependency, dir: string, options: RuntimeDe
     const offline = run.code !== 0 && OFFLINE.test(run.output);
     const reason = offline
       ? `the npm registry ${registryOf(env, run.output)} cannot be reached (${OFFLINE.exec(run.output)![1]})`
-      : (run.output.match(/^npm error (?!code\b|A complete log|errno\b).+$/m)?.[0].replace(/^npm error /, '') ?? `npm exited with code ${run.code}`);
+      : (run.output.match(/^npm error (?!code\b|A complete log|errno\b).+$/m)?.[0].replace(/^npm error /, '') ??
+        `npm exited with code ${run.code}`);
     const message = `could not install ${what}: ${reason}. ${offline ? 'Connect to the network and retry' : 'Retry'}: ${retry}`;
     throw new RuntimeDepInstallError(message, dep.name, offline, run.output);
   };
@@ -260,7 +269,9 @@ async function doInstall(dep: RuntimeDependency, dir: string, options: RuntimeDe
     if (!platformPackage) {
       progress({ phase: 'platform', message: `  no prebuilt ${dep.name} binary is listed for ${platformKey}` });
     } else {
-      const installed = JSON.parse(readFileSync(join(dir, 'node_modules', dep.name, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> };
+      const installed = JSON.parse(readFileSync(join(dir, 'node_modules', dep.name, 'package.json'), 'utf8')) as {
+        optionalDependencies?: Record<string, string>;
+      };
       const version = installed.optionalDependencies?.[platformPackage] ?? dep.version;
       progress({ phase: 'platform', message: `  adding the ${platformKey} binary (${platformPackage}@${version})…` });
       const binary = await runNpm(['install', `${platformPackage}@${version}`, ...common], options, onFetch);
@@ -272,9 +283,18 @@ async function doInstall(dep: RuntimeDependency, dir: string, options: RuntimeDe
   marker[dep.name] = { version: dep.version, installedAt: new Date().toISOString(), packages };
   writeFileSync(join(dir, MARKER), `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  progress({ phase: 'done', message: `Installed ${describeDep(dep)} in ${seconds} s (${dirSizeMb(join(dir, 'node_modules'))} MB in ${dir}).` });
+  progress({
+    phase: 'done',
+    message: `Installed ${describeDep(dep)} in ${seconds} s (${dirSizeMb(join(dir, 'node_modules'))} MB in ${dir}).`,
+  });
   const located = locateRuntimeDep(dep.name, { ...options, resolveFrom: join(dir, 'package.json') });
-  if (!located) throw new RuntimeDepInstallError(`installed ${describeDep(dep)} but cannot resolve it from ${dir}`, dep.name, false, main.output);
+  if (!located)
+    throw new RuntimeDepInstallError(
+      `installed ${describeDep(dep)} but cannot resolve it from ${dir}`,
+      dep.name,
+      false,
+      main.output,
+    );
   return { source: 'state', entry: located.entry };
 }
 
@@ -282,18 +302,29 @@ async function doInstall(dep: RuntimeDependency, dir: string, options: RuntimeDe
  * Makes sure `dep` can be imported: already resolvable, already in the state dir, or
  * installed now. Returns where it is.
  */
-export async function ensureRuntimeDep(dep: RuntimeDependency, options: RuntimeDepOptions = {}): Promise<LocatedRuntimeDep> {
+export async function ensureRuntimeDep(
+  dep: RuntimeDependency,
+  options: RuntimeDepOptions = {},
+): Promise<LocatedRuntimeDep> {
   const found = locateRuntimeDep(dep.name, options);
   if (found) return found;
   if (options.install === false) {
-    const retry = options.retryCommand ?? `npm install ${describeDep(dep)} --prefix ${runtimeDepsDir(stateDirOf(options))} --omit=optional`;
-    throw new RuntimeDepMissingError(`${dep.name} is not installed (it is installed on demand, not with claw). Install it with: ${retry}`, dep.name);
+    const retry =
+      options.retryCommand ??
+      `npm install ${describeDep(dep)} --prefix ${runtimeDepsDir(stateDirOf(options))} --omit=optional`;
+    throw new RuntimeDepMissingError(
+      `${dep.name} is not installed (it is installed on demand, not with claw). Install it with: ${retry}`,
+      dep.name,
+    );
   }
   return installRuntimeDep(dep, options);
 }
 
 /** Imports `dep`, installing it first when needed (see {@link ensureRuntimeDep}). */
-export async function importRuntimeDep<T = unknown>(dep: RuntimeDependency, options: RuntimeDepOptions = {}): Promise<T> {
+export async function importRuntimeDep<T = unknown>(
+  dep: RuntimeDependency,
+  options: RuntimeDepOptions = {},
+): Promise<T> {
   const located = await ensureRuntimeDep(dep, options);
   return (await import(pathToFileURL(located.entry).href)) as T;
 }
@@ -304,7 +335,10 @@ export function manifestRuntimeDeps(manifest: unknown): RuntimeDependency[] {
   if (!Array.isArray(list)) return [];
   return list.filter(
     (item): item is RuntimeDependency =>
-      !!item && typeof item === 'object' && typeof (item as RuntimeDependency).name === 'string' && typeof (item as RuntimeDependency).version === 'string',
+      !!item &&
+      typeof item === 'object' &&
+      typeof (item as RuntimeDependency).name === 'string' &&
+      typeof (item as RuntimeDependency).version === 'string',
   );
 }
 
@@ -312,7 +346,11 @@ export function manifestRuntimeDeps(manifest: unknown): RuntimeDependency[] {
  * What `claw plugins enable <id>` calls: installs every `runtimeDependencies` entry of the
  * plugin's manifest that is not already there. Returns the names it installed.
  */
-export async function ensurePluginRuntimeDeps(pluginId: string, manifest: unknown, options: RuntimeDepOptions = {}): Promise<string[]> {
+export async function ensurePluginRuntimeDeps(
+  pluginId: string,
+  manifest: unknown,
+  options: RuntimeDepOptions = {},
+): Promise<string[]> {
   const installed: string[] = [];
   for (const dep of manifestRuntimeDeps(manifest)) {
     if (locateRuntimeDep(dep.name, options)) continue;
@@ -346,7 +384,10 @@ export function progressPrinter(stream: NodeJS.WritableStream): (progress: Runti
  * The "runtime-deps" service of one kernel: installs into its state dir and runs npm with its
  * environment over the process's (where a test or an operator points the registry, proxy, cache).
  */
-export function runtimeDepsService(options: { stateDir: string; env?: Readonly<Record<string, string | undefined>> }): RuntimeDeps {
+export function runtimeDepsService(options: {
+  stateDir: string;
+  env?: Readonly<Record<string, string | undefined>>;
+}): RuntimeDeps {
   const env = { ...process.env, ...options.env } as NodeJS.ProcessEnv;
   return {
     import: (dep, { log, ...rest } = {}) =>

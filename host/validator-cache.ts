@@ -21,7 +21,10 @@ const BUILT_IN = join(dirname(fileURLToPath(import.meta.url)), '..', 'validators
 
 /** The file name a schema's compiled validator is stored under. */
 export function validatorKey(schema: JsonSchema): string {
-  return createHash('sha256').update(`ajv8:${JSON.stringify(AJV_OPTIONS)}:${JSON.stringify(schema)}`).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(`ajv8:${JSON.stringify(AJV_OPTIONS)}:${JSON.stringify(schema)}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /**
@@ -29,11 +32,18 @@ export function validatorKey(schema: JsonSchema): string {
  * absolute path unless `portable`, so the file works from any directory.
  */
 export function standaloneValidator(validate: ValidateFunction, portable = false): string {
-  const standalone = (require('ajv/dist/standalone') as { default: (ajv: ReturnType<typeof schemaCompiler>, fn: ValidateFunction) => string }).default;
+  const standalone = (
+    require('ajv/dist/standalone') as {
+      default: (ajv: ReturnType<typeof schemaCompiler>, fn: ValidateFunction) => string;
+    }
+  ).default;
   const code = standalone(schemaCompiler(), validate);
   if (portable) return code;
   const runtime = dirname(require.resolve('ajv/dist/runtime/equal'));
-  return code.replace(/require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)/g, (_match, name: string) => `require(${JSON.stringify(join(runtime, name))})`);
+  return code.replace(
+    /require\("ajv\/dist\/runtime\/([a-z0-9_]+)"\)/g,
+    (_match, name: string) => `require(${JSON.stringify(join(runtime, name))})`,
+  );
 }
 
 /** Reads the build's validators and `dir`'s, and keeps newly compiled ones in `dir`. */

@@ -85,18 +85,49 @@ const IdListSchema = () => Type.Array(Type.Union([Type.String({ minLength: 1 }),
 /** Host exec policy (OpenClaw's names); exec-approvals.json can only make it stricter. */
 const ExecConfigSchema = Type.Object(
   {
-    security: Type.Optional(Type.Enum(['deny', 'allowlist', 'full'] as const, { description: 'Host exec: deny all, allowlisted only, or any command (default full).' })),
-    ask: Type.Optional(Type.Enum(['off', 'on-miss', 'always'] as const, { description: 'When to ask a person before host exec (default off).' })),
-    safeBins: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc).' })),
-    safeBinTrustedDirs: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Extra directories safe bins may resolve from (always /bin and /usr/bin).' })),
-    applyPatch: Type.Optional(Type.Object({ workspaceOnly: WorkspaceOnly('Keep apply_patch inside the agent workspace. Default true.') }, Strict)),
+    security: Type.Optional(
+      Type.Enum(['deny', 'allowlist', 'full'] as const, {
+        description: 'Host exec: deny all, allowlisted only, or any command (default full).',
+      }),
+    ),
+    ask: Type.Optional(
+      Type.Enum(['off', 'on-miss', 'always'] as const, {
+        description: 'When to ask a person before host exec (default off).',
+      }),
+    ),
+    safeBins: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description:
+          'Stdin-only filters that run in allowlist mode without an entry (default cut, uniq, head, tail, tr, wc).',
+      }),
+    ),
+    safeBinTrustedDirs: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: 'Extra directories safe bins may resolve from (always /bin and /usr/bin).',
+      }),
+    ),
+    applyPatch: Type.Optional(
+      Type.Object(
+        { workspaceOnly: WorkspaceOnly('Keep apply_patch inside the agent workspace. Default true.') },
+        Strict,
+      ),
+    ),
   },
   Open,
 );
 const ElevatedConfigSchema = Type.Object(
   {
-    enabled: Type.Optional(Type.Boolean({ description: 'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.' })),
-    allowFrom: Type.Optional(Type.Record(Type.String(), IdListSchema(), { description: 'Per channel: senders whose sessions may use elevated mode.' })),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'Allow exec calls to escape the sandbox to the host (elevated: true); host exec approvals still apply. Default false.',
+      }),
+    ),
+    allowFrom: Type.Optional(
+      Type.Record(Type.String(), IdListSchema(), {
+        description: 'Per channel: senders whose sessions may use elevated mode.',
+      }),
+    ),
   },
   Strict,
 );
@@ -117,18 +148,37 @@ export const ToolsConfigSchema = Type.Object(
     exec: Type.Optional(ExecConfigSchema),
     elevated: Type.Optional(ElevatedConfigSchema),
     byProvider: Type.Optional(Type.Record(Type.String(), Type.Object(ToolLayer, Strict))),
-    subagents: Type.Optional(Type.Object({ tools: Type.Optional(Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict)) }, { ...Strict, description: 'Extra tool policy for every sub-agent session (narrows only).' })),
+    subagents: Type.Optional(
+      Type.Object(
+        {
+          tools: Type.Optional(
+            Type.Object({ allow: Type.Optional(ToolNames), deny: Type.Optional(ToolNames) }, Strict),
+          ),
+        },
+        { ...Strict, description: 'Extra tool policy for every sub-agent session (narrows only).' },
+      ),
+    ),
     fs: Type.Optional(
       Type.Object(
-        { workspaceOnly: WorkspaceOnly('Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.') },
+        {
+          workspaceOnly: WorkspaceOnly(
+            'Keep read, write, edit and apply_patch inside the agent workspace (real paths: symlinks, hard links, "..", absolute). Default true (OpenClaw: false); sandboxed sessions are always confined.',
+          ),
+        },
         Strict,
       ),
     ),
     agentToAgent: Type.Optional(
       Type.Object(
         {
-          enabled: Type.Optional(Type.Boolean({ description: 'Let session tools reach sessions of other agents (default false).' })),
-          allow: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Agent ids (globs) allowed on both ends of a cross-agent call; empty or omitted: any.' })),
+          enabled: Type.Optional(
+            Type.Boolean({ description: 'Let session tools reach sessions of other agents (default false).' }),
+          ),
+          allow: Type.Optional(
+            Type.Array(Type.String({ minLength: 1 }), {
+              description: 'Agent ids (globs) allowed on both ends of a cross-agent call; empty or omitted: any.',
+            }),
+          ),
         },
         Strict,
       ),
@@ -138,7 +188,8 @@ export const ToolsConfigSchema = Type.Object(
         {
           visibility: Type.Optional(
             Type.Enum(['self', 'tree', 'agent', 'all'] as const, {
-              description: 'Which sessions the session tools see: self, tree (itself and what it spawned; from a main session its whole agent), agent, or all (default; other agents only through tools.agentToAgent).',
+              description:
+                'Which sessions the session tools see: self, tree (itself and what it spawned; from a main session its whole agent), agent, or all (default; other agents only through tools.agentToAgent).',
             }),
           ),
         },
@@ -154,14 +205,29 @@ const IdList = Type.Array(Type.Union([Type.String({ minLength: 1 }), Type.Number
 /** What the channel pipeline reads from `channels.<id>` (and each `accounts.<id>`); channels add their own keys. */
 const ChannelPolicyFields = {
   enabled: Type.Optional(Type.Boolean()),
-  dmPolicy: Type.Optional(Type.Enum(['pairing', 'allowlist', 'open', 'disabled'] as const, { description: 'Who may send direct messages (default pairing).' })),
+  dmPolicy: Type.Optional(
+    Type.Enum(['pairing', 'allowlist', 'open', 'disabled'] as const, {
+      description: 'Who may send direct messages (default pairing).',
+    }),
+  ),
   allowFrom: Type.Optional(IdList),
-  groupPolicy: Type.Optional(Type.Enum(['open', 'allowlist', 'disabled'] as const, { description: 'Which groups are answered (default allowlist).' })),
+  groupPolicy: Type.Optional(
+    Type.Enum(['open', 'allowlist', 'disabled'] as const, {
+      description: 'Which groups are answered (default allowlist).',
+    }),
+  ),
   groupAllowFrom: Type.Optional(IdList),
   groups: Type.Optional(
     Type.Record(
       Type.String(),
-      Type.Object({ requireMention: Type.Optional(Type.Boolean()), enabled: Type.Optional(Type.Boolean()), agentId: Type.Optional(Type.String({ minLength: 1 })) }, Open),
+      Type.Object(
+        {
+          requireMention: Type.Optional(Type.Boolean()),
+          enabled: Type.Optional(Type.Boolean()),
+          agentId: Type.Optional(Type.String({ minLength: 1 })),
+        },
+        Open,
+      ),
     ),
   ),
   historyLimit: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -180,7 +246,10 @@ const ChannelPolicyFields = {
   ),
 };
 export const ChannelConfigSchema = Type.Object(
-  { ...ChannelPolicyFields, accounts: Type.Optional(Type.Record(Type.String(), Type.Object(ChannelPolicyFields, Open))) },
+  {
+    ...ChannelPolicyFields,
+    accounts: Type.Optional(Type.Record(Type.String(), Type.Object(ChannelPolicyFields, Open))),
+  },
   Open,
 );
 
@@ -190,11 +259,29 @@ export const BindingSchema = Type.Object(
     match: Type.Object(
       {
         channel: Type.Optional(Type.String({ minLength: 1 })),
-        accountId: Type.Optional(Type.String({ minLength: 1, description: 'One account of the channel; "*" (or omitted) matches every account.' })),
-        peer: Type.Optional(Type.Object({ kind: Type.Optional(Type.Enum(['direct', 'group', 'channel'] as const)), id: Type.String({ minLength: 1 }) }, Strict)),
+        accountId: Type.Optional(
+          Type.String({
+            minLength: 1,
+            description: 'One account of the channel; "*" (or omitted) matches every account.',
+          }),
+        ),
+        peer: Type.Optional(
+          Type.Object(
+            {
+              kind: Type.Optional(Type.Enum(['direct', 'group', 'channel'] as const)),
+              id: Type.String({ minLength: 1 }),
+            },
+            Strict,
+          ),
+        ),
         guildId: Type.Optional(Type.String({ minLength: 1, description: 'A Discord server (guild) id.' })),
         teamId: Type.Optional(Type.String({ minLength: 1, description: 'A Slack workspace (team) id.' })),
-        roles: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'With guildId: the sender must have one of these role ids.' })),
+        roles: Type.Optional(
+          Type.Array(Type.String({ minLength: 1 }), {
+            minItems: 1,
+            description: 'With guildId: the sender must have one of these role ids.',
+          }),
+        ),
       },
       Strict,
     ),
@@ -205,21 +292,55 @@ export const BindingSchema = Type.Object(
 /** `agents.defaults.sandbox` / `agents.list[].sandbox` (OpenClaw's names; defaults in the descriptions). */
 export const SandboxConfigSchema = Type.Object(
   {
-    mode: Type.Optional(Type.Enum(['off', 'non-main', 'all'] as const, { description: 'Which sessions run tools in a sandbox (default off; non-main: all but the agent main session).' })),
-    scope: Type.Optional(Type.Enum(['session', 'agent', 'shared'] as const, { description: 'One sandbox per session, per agent (default) or one shared by all.' })),
-    workspaceAccess: Type.Optional(Type.Enum(['none', 'ro', 'rw'] as const, { description: 'What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot).' })),
-    workspaceRoot: Type.Optional(Type.String({ minLength: 1, description: 'Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes).' })),
+    mode: Type.Optional(
+      Type.Enum(['off', 'non-main', 'all'] as const, {
+        description: 'Which sessions run tools in a sandbox (default off; non-main: all but the agent main session).',
+      }),
+    ),
+    scope: Type.Optional(
+      Type.Enum(['session', 'agent', 'shared'] as const, {
+        description: 'One sandbox per session, per agent (default) or one shared by all.',
+      }),
+    ),
+    workspaceAccess: Type.Optional(
+      Type.Enum(['none', 'ro', 'rw'] as const, {
+        description:
+          'What the sandbox sees of the agent workspace (default none: its own workspace under workspaceRoot).',
+      }),
+    ),
+    workspaceRoot: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: 'Where per-scope sandbox workspaces live (default ~/.openclaw/sandboxes).',
+      }),
+    ),
     sessionToolsVisibility: Type.Optional(
-      Type.Enum(['spawned', 'all'] as const, { description: 'What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility).' }),
+      Type.Enum(['spawned', 'all'] as const, {
+        description:
+          'What the session tools of a sandboxed session see: spawned (default: itself and the sessions it spawned) or all (tools.sessions.visibility).',
+      }),
     ),
     docker: Type.Optional(
       Type.Object(
         {
           image: Type.Optional(Type.String({ minLength: 1, description: 'Container image (Docker backend).' })),
-          network: Type.Optional(Type.String({ minLength: 1, description: 'Network: "none" (default) or a backend network name.' })),
-          binds: Type.Optional(Type.Array(Type.String({ pattern: '^[^:]+:[^:]+(:(ro|rw))?$' }), { description: 'Extra mounts "host:sandbox[:ro]"; sensitive host paths are refused.' })),
-          env: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Environment inside the sandbox.' })),
-          memory: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\d+(\\.\\d+)?\\s*[bkmgBKMG]?[bB]?$' })], { description: 'Memory limit: bytes or "512m", "1g".' })),
+          network: Type.Optional(
+            Type.String({ minLength: 1, description: 'Network: "none" (default) or a backend network name.' }),
+          ),
+          binds: Type.Optional(
+            Type.Array(Type.String({ pattern: '^[^:]+:[^:]+(:(ro|rw))?$' }), {
+              description: 'Extra mounts "host:sandbox[:ro]"; sensitive host paths are refused.',
+            }),
+          ),
+          env: Type.Optional(
+            Type.Record(Type.String(), Type.String(), { description: 'Environment inside the sandbox.' }),
+          ),
+          memory: Type.Optional(
+            Type.Union(
+              [Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\d+(\\.\\d+)?\\s*[bkmgBKMG]?[bB]?$' })],
+              { description: 'Memory limit: bytes or "512m", "1g".' },
+            ),
+          ),
           pidsLimit: Type.Optional(PositiveInt),
           cpus: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
           readOnlyRoot: Type.Optional(Type.Boolean({ description: 'Read-only root filesystem (default true).' })),
@@ -231,22 +352,38 @@ export const SandboxConfigSchema = Type.Object(
                 'Default: the owner of the workspace, or 65534:65534 when root owns it (Docker backend).',
             }),
           ),
-          containerPrefix: Type.Optional(Type.String({ minLength: 1, description: 'Name prefix of sandbox containers (Docker backend, default openclaw-sbx-).' })),
+          containerPrefix: Type.Optional(
+            Type.String({
+              minLength: 1,
+              description: 'Name prefix of sandbox containers (Docker backend, default openclaw-sbx-).',
+            }),
+          ),
         },
         Strict,
       ),
     ),
     browser: Type.Optional(
       Type.Object(
-        { allowHostControl: Type.Optional(Type.Boolean({ description: 'Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only.' })) },
+        {
+          allowHostControl: Type.Optional(
+            Type.Boolean({
+              description:
+                'Let sandboxed sessions use the host browser (default false); they get their own browser that reaches public addresses only.',
+            }),
+          ),
+        },
         Strict,
       ),
     ),
     prune: Type.Optional(
       Type.Object(
         {
-          idleHours: Type.Optional(Type.Number({ minimum: 0, description: 'Remove a sandbox idle this long (Docker backend, default 24).' })),
-          maxAgeDays: Type.Optional(Type.Number({ minimum: 0, description: 'Remove a sandbox this old (Docker backend, default 7).' })),
+          idleHours: Type.Optional(
+            Type.Number({ minimum: 0, description: 'Remove a sandbox idle this long (Docker backend, default 24).' }),
+          ),
+          maxAgeDays: Type.Optional(
+            Type.Number({ minimum: 0, description: 'Remove a sandbox this old (Docker backend, default 7).' }),
+          ),
         },
         Strict,
       ),
@@ -258,19 +395,26 @@ export const SandboxConfigSchema = Type.Object(
 /** `agents.list[].model` (and `agents.defaults.model`): "provider/model", an alias, or a primary with fallbacks. */
 const AgentModel = Type.Union([
   Type.String({ minLength: 1 }),
-  Type.Object({ primary: Type.Optional(Type.String({ minLength: 1 })), fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }))) }, Strict),
+  Type.Object(
+    {
+      primary: Type.Optional(Type.String({ minLength: 1 })),
+      fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    },
+    Strict,
+  ),
 ]);
 /** `agents.list[].identity`: how the agent presents itself (agents.list, agent.identity.get). */
 export const AgentIdentitySchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1 })),
     emoji: Type.Optional(Type.String({ minLength: 1 })),
-    avatar: Type.Optional(Type.String({ minLength: 1, description: 'Workspace-relative path, http(s) URL or data: URI.' })),
+    avatar: Type.Optional(
+      Type.String({ minLength: 1, description: 'Workspace-relative path, http(s) URL or data: URI.' }),
+    ),
     theme: Type.Optional(Type.String({ minLength: 1 })),
   },
   Strict,
 );
-
 
 /**
  * The agent's model, in `agents.defaults` and `agents.list[]`. The other settings the agent
@@ -279,9 +423,18 @@ export const AgentIdentitySchema = Type.Object(
 const AgentModelSettings = {
   model: Type.Optional(AgentModel),
   models: Type.Optional(
-    Type.Record(Type.String({ minLength: 1 }), Type.Object({ alias: Type.Optional(Type.String({ minLength: 1, description: 'A short name for this model (/model gpt).' })) }, Strict), {
-      description: 'Per-model settings by "provider/model"; an agent\'s entries add to the defaults\'.',
-    }),
+    Type.Record(
+      Type.String({ minLength: 1 }),
+      Type.Object(
+        {
+          alias: Type.Optional(Type.String({ minLength: 1, description: 'A short name for this model (/model gpt).' })),
+        },
+        Strict,
+      ),
+      {
+        description: 'Per-model settings by "provider/model"; an agent\'s entries add to the defaults\'.',
+      },
+    ),
   ),
 };
 
@@ -315,11 +468,32 @@ export const KernelConfigSchema = Type.Object(
             Type.Array(
               Type.Object(
                 {
-                  id: Type.String({ minLength: 1, pattern: '^[a-z0-9][a-z0-9_-]{0,63}$', description: 'Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is).' }),
-                  default: Type.Optional(Type.Boolean({ description: 'Answers everything no binding routes elsewhere (else the first agent in the list).' })),
+                  id: Type.String({
+                    minLength: 1,
+                    pattern: '^[a-z0-9][a-z0-9_-]{0,63}$',
+                    description:
+                      'Agent id: lower-case letters, digits, "-" and "_" (its folders and session keys use it as is).',
+                  }),
+                  default: Type.Optional(
+                    Type.Boolean({
+                      description: 'Answers everything no binding routes elsewhere (else the first agent in the list).',
+                    }),
+                  ),
                   name: Type.Optional(Type.String({ minLength: 1, description: 'Display name.' })),
-                  workspace: Type.Optional(Type.String({ minLength: 1, description: 'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).' })),
-                  agentDir: Type.Optional(Type.String({ minLength: 1, description: 'Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent).' })),
+                  workspace: Type.Optional(
+                    Type.String({
+                      minLength: 1,
+                      description:
+                        'Workspace folder (default ~/.openclaw/workspace-<id>; the default agent: agents.defaults.workspace).',
+                    }),
+                  ),
+                  agentDir: Type.Optional(
+                    Type.String({
+                      minLength: 1,
+                      description:
+                        'Agent state folder with auth-profiles.json (default ~/.openclaw/agents/<id>/agent).',
+                    }),
+                  ),
                   tools: Type.Optional(AgentToolsSchema),
                   identity: Type.Optional(AgentIdentitySchema),
                   sandbox: Type.Optional(SandboxConfigSchema),
@@ -334,14 +508,19 @@ export const KernelConfigSchema = Type.Object(
       ),
     ),
     tools: Type.Optional(ToolsConfigSchema),
-    channels: Type.Optional(Type.Record(Type.String(), ChannelConfigSchema, { description: 'Messaging channels, by channel id.' })),
-    bindings: Type.Optional(Type.Array(BindingSchema, { description: 'Which agent answers which channel, account or peer.' })),
+    channels: Type.Optional(
+      Type.Record(Type.String(), ChannelConfigSchema, { description: 'Messaging channels, by channel id.' }),
+    ),
+    bindings: Type.Optional(
+      Type.Array(BindingSchema, { description: 'Which agent answers which channel, account or peer.' }),
+    ),
     logging: Type.Optional(
       Type.Object(
         {
           redactPatterns: Type.Optional(
             Type.Array(Type.String({ minLength: 1 }), {
-              description: 'Extra secrets to mask in every output: regex strings (flags gi), or "/pattern/flags". Built-in masking always applies.',
+              description:
+                'Extra secrets to mask in every output: regex strings (flags gi), or "/pattern/flags". Built-in masking always applies.',
             }),
           ),
         },

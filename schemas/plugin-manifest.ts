@@ -43,7 +43,9 @@ export const PluginManifestSchema = Type.Object(
       Type.Object(
         {
           services: Names('Services (by id) of other plugins that this plugin cannot run without.'),
-          slots: Type.Optional(Type.Array(SlotKind, { uniqueItems: true, description: 'Slots that must have a holder.' })),
+          slots: Type.Optional(
+            Type.Array(SlotKind, { uniqueItems: true, description: 'Slots that must have a holder.' }),
+          ),
         },
         {
           ...Strict,
@@ -89,7 +91,11 @@ export const PluginManifestSchema = Type.Object(
     configContributions: Type.Optional(
       Type.Object(
         {
-          agents: Type.Optional(ContributedKeys('Keys of agents.defaults and of every agents.list[] entry (an agent\'s value is merged over the defaults by the plugin that reads it).')),
+          agents: Type.Optional(
+            ContributedKeys(
+              "Keys of agents.defaults and of every agents.list[] entry (an agent's value is merged over the defaults by the plugin that reads it).",
+            ),
+          ),
           agentDefaults: Type.Optional(ContributedKeys('Keys of agents.defaults only.')),
           tools: Type.Optional(ContributedKeys('Keys of the tools section.')),
         },
@@ -129,7 +135,7 @@ export const PluginManifestSchema = Type.Object(
           onStartupIfState: Type.Optional(
             Type.Array(Type.String(), {
               description:
-                'Load as the gateway starts when one of these files under the state directory holds data: work a previous process left, which a service of the plugin resumes as it starts (the agent plugin names each agent\'s intake journal). A `*` segment matches any name.',
+                "Load as the gateway starts when one of these files under the state directory holds data: work a previous process left, which a service of the plugin resumes as it starts (the agent plugin names each agent's intake journal). A `*` segment matches any name.",
             }),
           ),
         },
@@ -159,13 +165,45 @@ export const PluginManifestSchema = Type.Object(
  * load; any other unknown key is reported as a warning.
  */
 export const FOREIGN_FIELDS = [
-  'enabledByDefaultOnPlatforms', 'legacyPluginIds', 'autoEnableWhenConfiguredProviders',
-  'providerCatalogEntry', 'capabilityCatalogEntry', 'modelSupport', 'modelCatalog', 'modelPricing',
-  'modelIdNormalization', 'providerEndpoints', 'providerRequest', 'secretProviderIntegrations',
-  'cliBackends', 'syntheticAuthRefs', 'nonSecretAuthMarkers', 'commandAliases', 'providerUsageAuthEnvVars',
-  'providerAuthAliases', 'providerAuthChoices', 'backupResources', 'setup', 'doctorContract',
-  'doctorHealthChecks', 'sessionRouteStateOwners', 'qaRunners', 'dashboard', 'mcpServers', 'themes',
-  'contracts', 'transcriptSources', 'configContracts', 'mediaUnderstandingProviderMetadata',
-  'imageGenerationProviderMetadata', 'videoGenerationProviderMetadata', 'musicGenerationProviderMetadata',
-  'toolMetadata', 'channelConfigs', 'channelAccountKeyPolicies', 'catalog', 'categories', 'configGroups',
+  'enabledByDefaultOnPlatforms',
+  'legacyPluginIds',
+  'autoEnableWhenConfiguredProviders',
+  'providerCatalogEntry',
+  'capabilityCatalogEntry',
+  'modelSupport',
+  'modelCatalog',
+  'modelPricing',
+  'modelIdNormalization',
+  'providerEndpoints',
+  'providerRequest',
+  'secretProviderIntegrations',
+  'cliBackends',
+  'syntheticAuthRefs',
+  'nonSecretAuthMarkers',
+  'commandAliases',
+  'providerUsageAuthEnvVars',
+  'providerAuthAliases',
+  'providerAuthChoices',
+  'backupResources',
+  'setup',
+  'doctorContract',
+  'doctorHealthChecks',
+  'sessionRouteStateOwners',
+  'qaRunners',
+  'dashboard',
+  'mcpServers',
+  'themes',
+  'contracts',
+  'transcriptSources',
+  'configContracts',
+  'mediaUnderstandingProviderMetadata',
+  'imageGenerationProviderMetadata',
+  'videoGenerationProviderMetadata',
+  'musicGenerationProviderMetadata',
+  'toolMetadata',
+  'channelConfigs',
+  'channelAccountKeyPolicies',
+  'catalog',
+  'categories',
+  'configGroups',
 ];

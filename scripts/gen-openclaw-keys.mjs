@@ -35,7 +35,10 @@ function markdownFiles(dir) {
 function configBlocks(text) {
   const out = [];
   for (const match of text.matchAll(/```(?:json5|json)[^\n]*\n([\s\S]*?)```/g)) {
-    const body = match[1].split('\n').filter((line) => !/^\s*(\/\/\s*)?\.\.\.\s*,?\s*$/.test(line)).join('\n');
+    const body = match[1]
+      .split('\n')
+      .filter((line) => !/^\s*(\/\/\s*)?\.\.\.\s*,?\s*$/.test(line))
+      .join('\n');
     try {
       const value = JSON5.parse(body);
       if (value !== null && typeof value === 'object' && !Array.isArray(value)) out.push(value);
@@ -63,7 +66,9 @@ function flatten(value, prefix, into) {
 }
 
 const files = markdownFiles(docs);
-const reference = files.filter((file) => /gateway\/config(uration-reference|-[a-z-]+)\.md$/.test(relative(docs, file).replace(/\\/g, '/')));
+const reference = files.filter((file) =>
+  /gateway\/config(uration-reference|-[a-z-]+)\.md$/.test(relative(docs, file).replace(/\\/g, '/')),
+);
 const PROSE_PATH = /`([a-z][A-Za-z0-9]*(?:\.(?:[A-Za-z][A-Za-z0-9_]*|\*|<[^>`]+>))+)`/g;
 
 // Top-level sections are the ones the main reference page names: its section headings
@@ -88,7 +93,8 @@ for (const file of reference.filter((path) => path.endsWith('configuration-refer
     if (/^`[A-Za-z][A-Za-z0-9]*`$/.test(match[1].trim())) sections.add(quoted[0]);
   }
   for (const match of text.matchAll(/`([a-z][A-Za-z0-9]*)(?:\.[A-Za-z]+)*\.\*`/g)) topLevel.add(match[1]);
-  for (const match of text.matchAll(/^- \[Configuration .*$/gm)) for (const quoted of match[0].matchAll(/`([a-z][A-Za-z0-9]*)`/g)) topLevel.add(quoted[1]);
+  for (const match of text.matchAll(/^- \[Configuration .*$/gm))
+    for (const quoted of match[0].matchAll(/`([a-z][A-Za-z0-9]*)`/g)) topLevel.add(quoted[1]);
 }
 const fromBlocks = new Set();
 for (const file of files) {

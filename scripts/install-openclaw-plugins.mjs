@@ -33,8 +33,11 @@ function main() {
     const staging = join(OPENCLAW_PLUGIN_CACHE, `.staging-${process.pid}`);
     mkdirSync(staging, { recursive: true });
     try {
-      const result = spawnSync('npm', ['pack', spec, '--pack-destination', staging, '--loglevel=error'], { encoding: 'utf8' });
-      if (result.status !== 0) throw new Error(`npm pack ${spec} failed: ${(result.stderr || result.stdout || String(result.error)).trim()}`);
+      const result = spawnSync('npm', ['pack', spec, '--pack-destination', staging, '--loglevel=error'], {
+        encoding: 'utf8',
+      });
+      if (result.status !== 0)
+        throw new Error(`npm pack ${spec} failed: ${(result.stderr || result.stdout || String(result.error)).trim()}`);
       renameSync(join(staging, tarballName(spec)), file);
       say(`fetched ${spec}`);
     } finally {

@@ -33,18 +33,25 @@ function node24() {
   const base = join(repo, '.cache', 'qmd-node', 'node_modules');
   const dir = existsSync(base) ? readdirSync(base).find((name) => name.startsWith('node-')) : undefined;
   const binary = dir ? join(base, dir, 'bin', 'node') : undefined;
-  if (!binary || !existsSync(binary)) throw new Error(`no Node 24 at ${base}: run node scripts/install-qmd.mjs first (it installs one)`);
+  if (!binary || !existsSync(binary))
+    throw new Error(`no Node 24 at ${base}: run node scripts/install-qmd.mjs first (it installs one)`);
   return binary;
 }
 
 function npmCli() {
-  const candidates = [process.env.npm_execpath, ...(process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, 'npm'))];
+  const candidates = [
+    process.env.npm_execpath,
+    ...(process.env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, 'npm')),
+  ];
   for (const candidate of candidates) {
     if (!candidate || !existsSync(candidate)) continue;
     const real = realpathSync(candidate);
     if (/npm-cli\.js$/.test(real)) return real;
   }
-  throw new Error('could not find npm\'s CLI script (npm-cli.js)');
+  throw new Error("could not find npm's CLI script (npm-cli.js)");
 }
 
 function main() {
@@ -55,21 +62,47 @@ function main() {
   mkdirSync(prefix, { recursive: true });
   const manifest = join(prefix, 'package.json');
   // npm walks up to the nearest package.json; this one keeps it out of the repository's.
-  if (!existsSync(manifest)) writeFileSync(manifest, `${JSON.stringify({ name: 'claw-openclaw', private: true, description: 'Installed by scripts/install-openclaw.mjs' }, null, 2)}\n`);
+  if (!existsSync(manifest))
+    writeFileSync(
+      manifest,
+      `${JSON.stringify({ name: 'claw-openclaw', private: true, description: 'Installed by scripts/install-openclaw.mjs' }, null, 2)}\n`,
+    );
   const node = node24();
   // npm run's own package and prefix variables would send the install elsewhere.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_(package|lifecycle)_.*|npm_config_(prefix|local_prefix|global)|INIT_CWD)$/i.test(key)));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !/^(npm_(package|lifecycle)_.*|npm_config_(prefix|local_prefix|global)|INIT_CWD)$/i.test(key),
+    ),
+  );
   env.PATH = `${dirname(node)}${delimiter}${process.env.PATH ?? ''}`;
   const started = Date.now();
-  const result = spawnSync(node, [npmCli(), 'install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', `openclaw@${OPENCLAW_VERSION}`], {
-    cwd: prefix,
-    env,
-    encoding: 'utf8',
-    stdio: args.has('--quiet') ? 'pipe' : 'inherit',
-    timeout: 20 * 60_000,
-  });
-  if (result.status !== 0) throw new Error(`npm install openclaw@${OPENCLAW_VERSION} failed (exit ${result.status ?? result.signal}); it needs the npm registry\n${(result.stderr ?? '').trim().split('\n').slice(-10).join('\n')}`);
-  if (installedVersion() !== OPENCLAW_VERSION) throw new Error(`npm finished but ${packageDir} does not hold openclaw ${OPENCLAW_VERSION}`);
+  const result = spawnSync(
+    node,
+    [
+      npmCli(),
+      'install',
+      '--prefix',
+      prefix,
+      '--no-audit',
+      '--no-fund',
+      '--no-update-notifier',
+      '--loglevel=error',
+      `openclaw@${OPENCLAW_VERSION}`,
+    ],
+    {
+      cwd: prefix,
+      env,
+      encoding: 'utf8',
+      stdio: args.has('--quiet') ? 'pipe' : 'inherit',
+      timeout: 20 * 60_000,
+    },
+  );
+  if (result.status !== 0)
+    throw new Error(
+      `npm install openclaw@${OPENCLAW_VERSION} failed (exit ${result.status ?? result.signal}); it needs the npm registry\n${(result.stderr ?? '').trim().split('\n').slice(-10).join('\n')}`,
+    );
+  if (installedVersion() !== OPENCLAW_VERSION)
+    throw new Error(`npm finished but ${packageDir} does not hold openclaw ${OPENCLAW_VERSION}`);
   say(`openclaw ${OPENCLAW_VERSION} installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -88,7 +88,8 @@ function findNpmCli() {
   }
   candidates.push(join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'));
   const found = candidates.find((path) => /npm-cli\.js$/.test(path) && existsSync(path));
-  if (!found) throw new InstallError('could not find npm\'s CLI script (npm-cli.js); install npm, or run this through "npm run"');
+  if (!found)
+    throw new InstallError('could not find npm\'s CLI script (npm-cli.js); install npm, or run this through "npm run"');
   return found;
 }
 
@@ -97,7 +98,8 @@ function findNpmCli() {
  * npm_* variables; passed on, they would send the child's install, or its native builds,
  * somewhere else. Everything else (registry, proxy, cache, certificates) is kept.
  */
-const INHERITED_NPM = /^(npm_(package|lifecycle)_.*|npm_config_(prefix|local_prefix|global|global_prefix|location|nodedir|node_gyp|npm_version|user_agent)|npm_execpath|npm_node_execpath|npm_command|INIT_CWD)$/i;
+const INHERITED_NPM =
+  /^(npm_(package|lifecycle)_.*|npm_config_(prefix|local_prefix|global|global_prefix|location|nodedir|node_gyp|npm_version|user_agent)|npm_execpath|npm_node_execpath|npm_command|INIT_CWD)$/i;
 
 function childEnv(extra = {}) {
   const env = {};
@@ -111,17 +113,38 @@ function ensurePackageJson(dir, name) {
   mkdirSync(dir, { recursive: true });
   // npm walks up to the nearest package.json; one here keeps it out of the repository's.
   const path = join(dir, 'package.json');
-  if (!existsSync(path)) writeFileSync(path, `${JSON.stringify({ name, private: true, description: 'Installed by scripts/install-qmd.mjs' }, null, 2)}\n`);
+  if (!existsSync(path))
+    writeFileSync(
+      path,
+      `${JSON.stringify({ name, private: true, description: 'Installed by scripts/install-qmd.mjs' }, null, 2)}\n`,
+    );
 }
 
 function npmInstall(nodeBinary, npmCli, prefix, spec, extraEnv = {}) {
-  const argv = [npmCli, 'install', '--prefix', prefix, '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', spec];
+  const argv = [
+    npmCli,
+    'install',
+    '--prefix',
+    prefix,
+    '--no-audit',
+    '--no-fund',
+    '--no-update-notifier',
+    '--loglevel=error',
+    spec,
+  ];
   say(`npm install ${spec} (node ${nodeVersion(nodeBinary) ?? nodeBinary}) into ${prefix}`);
   const started = Date.now();
-  const result = run(nodeBinary, argv, { cwd: prefix, env: childEnv(extraEnv), stdio: quiet ? 'pipe' : 'inherit', timeout: 20 * 60_000 });
+  const result = run(nodeBinary, argv, {
+    cwd: prefix,
+    env: childEnv(extraEnv),
+    stdio: quiet ? 'pipe' : 'inherit',
+    timeout: 20 * 60_000,
+  });
   if (result.status !== 0) {
     const detail = quiet ? `\n${(result.stderr ?? '').trim().split('\n').slice(-15).join('\n')}` : '';
-    throw new InstallError(`npm install ${spec} failed (exit ${result.status ?? result.signal}); it needs the npm registry to be reachable${detail}`);
+    throw new InstallError(
+      `npm install ${spec} failed (exit ${result.status ?? result.signal}); it needs the npm registry to be reachable${detail}`,
+    );
   }
   say(`installed ${spec} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
@@ -160,7 +183,7 @@ function writeWrapper(entry) {
   mkdirSync(dirname(wrapper), { recursive: true });
   const text = [
     '#!/bin/sh',
-    '# Written by scripts/install-qmd.mjs: QMD needs Node >= 22, so it runs under the project\'s own Node.',
+    "# Written by scripts/install-qmd.mjs: QMD needs Node >= 22, so it runs under the project's own Node.",
     `exec ${shellQuote(node24)} ${shellQuote(entry)} "$@"`,
     '',
   ].join('\n');
@@ -175,12 +198,24 @@ function smokeTest() {
   try {
     mkdirSync(join(scratch, 'notes'), { recursive: true });
     writeFileSync(join(scratch, 'notes', 'a.md'), '# Smoke\n\nThe quick brown fox.\n');
-    const env = childEnv({ XDG_CONFIG_HOME: join(scratch, 'config'), XDG_CACHE_HOME: join(scratch, 'cache'), HOME: scratch, NO_COLOR: '1' });
+    const env = childEnv({
+      XDG_CONFIG_HOME: join(scratch, 'config'),
+      XDG_CACHE_HOME: join(scratch, 'cache'),
+      HOME: scratch,
+      NO_COLOR: '1',
+    });
     delete env.QMD_CONFIG_DIR;
     delete env.INDEX_PATH;
     const options = { cwd: scratch, env, encoding: 'utf8', timeout: 60_000 };
-    const add = spawnSync(wrapper, ['--index', 'index', 'collection', 'add', join(scratch, 'notes'), '--name', 'smoke'], options);
-    if (add.status !== 0) throw new InstallError(`"qmd collection add" failed in the smoke test (exit ${add.status ?? add.signal}):\n${add.stderr || add.stdout}`);
+    const add = spawnSync(
+      wrapper,
+      ['--index', 'index', 'collection', 'add', join(scratch, 'notes'), '--name', 'smoke'],
+      options,
+    );
+    if (add.status !== 0)
+      throw new InstallError(
+        `"qmd collection add" failed in the smoke test (exit ${add.status ?? add.signal}):\n${add.stderr || add.stdout}`,
+      );
     const search = spawnSync(wrapper, ['--index', 'index', 'search', '--json', '-c', 'smoke', '--', 'fox'], options);
     let hits;
     try {
@@ -189,7 +224,9 @@ function smokeTest() {
       hits = undefined;
     }
     if (search.status !== 0 || !Array.isArray(hits) || hits.length !== 1) {
-      throw new InstallError(`"qmd search --json" did not find the smoke-test note (exit ${search.status ?? search.signal}):\n${search.stderr || search.stdout}`);
+      throw new InstallError(
+        `"qmd search --json" did not find the smoke-test note (exit ${search.status ?? search.signal}):\n${search.stderr || search.stdout}`,
+      );
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -228,7 +265,10 @@ function withLock(action) {
 }
 
 function main() {
-  if (process.platform === 'win32') throw new InstallError('Windows is not supported (the wrapper is a POSIX shell script); install QMD yourself and set plugins.entries.memory-qmd.config.command');
+  if (process.platform === 'win32')
+    throw new InstallError(
+      'Windows is not supported (the wrapper is a POSIX shell script); install QMD yourself and set plugins.entries.memory-qmd.config.command',
+    );
   if (!force) {
     const version = wrapperVersion();
     if (version) {
@@ -266,6 +306,6 @@ function main() {
 try {
   main();
 } catch (error) {
-  console.error(`install-qmd: ${error instanceof InstallError ? error.message : error?.stack ?? String(error)}`);
+  console.error(`install-qmd: ${error instanceof InstallError ? error.message : (error?.stack ?? String(error))}`);
   process.exit(1);
 }

@@ -18,7 +18,8 @@ for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
 const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
 const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'host', 'validator-cache.js'));
 const { configContributions } = await import(join(root, 'dist', 'sdk', 'config-schema.js'));
-const precompile = (schema) => writeFileSync(join(validators, `${validatorKey(schema)}.cjs`), standaloneValidator(compileSchema(schema), true));
+const precompile = (schema) =>
+  writeFileSync(join(validators, `${validatorKey(schema)}.cjs`), standaloneValidator(compileSchema(schema), true));
 const records = [];
 rmSync(validators, { recursive: true, force: true });
 mkdirSync(validators, { recursive: true });
@@ -34,13 +35,15 @@ for (const id of readdirSync(source)) {
   });
   const manifestPath = join(dir, 'openclaw.plugin.json');
   const manifest = JSON5.parse(readFileSync(manifestPath, 'utf8'));
-  if (typeof manifest.entry === 'string') manifest.entry = manifest.entry.replace(/\.(m|c)?ts$/, (ext) => ext.replace('ts', 'js'));
+  if (typeof manifest.entry === 'string')
+    manifest.entry = manifest.entry.replace(/\.(m|c)?ts$/, (ext) => ext.replace('ts', 'js'));
   writeFileSync(join(out, 'openclaw.plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   for (const schema of [manifest.configSchema, ...Object.values(manifest.configSections ?? {})]) precompile(schema);
   records.push({ id: manifest.id, manifest });
 }
 // The keys bundled plugins contribute to agents and tools, merged as the host merges them.
-for (const place of Object.values(configContributions(records))) for (const { schema } of place.values()) precompile(schema);
+for (const place of Object.values(configContributions(records)))
+  for (const { schema } of place.values()) precompile(schema);
 
 // dist/cjs holds CommonJS builds inside a "type": "module" package.
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');

@@ -44,9 +44,11 @@ export function sdkAliases(): Record<string, string> {
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   const aliases: Record<string, string> = {};
   for (const name of SDK_PACKAGE_NAMES) {
-    for (const [subpath, file] of Object.entries(SDK_SUBPATHS)) aliases[`${name}/${subpath}`] = join(here, `${file}${ext}`);
+    for (const [subpath, file] of Object.entries(SDK_SUBPATHS))
+      aliases[`${name}/${subpath}`] = join(here, `${file}${ext}`);
   }
   // OpenClaw plugins import their entry helpers from OpenClaw's SDK; claw's adapter provides them.
-  for (const [subpath, file] of Object.entries(OPENCLAW_SDK_SUBPATHS)) aliases[`openclaw/plugin-sdk/${subpath}`] = join(here, `${file}${ext}`);
+  for (const [subpath, file] of Object.entries(OPENCLAW_SDK_SUBPATHS))
+    aliases[`openclaw/plugin-sdk/${subpath}`] = join(here, `${file}${ext}`);
   return aliases;
 }

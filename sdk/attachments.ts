@@ -33,13 +33,20 @@ export function imageAttachmentsSchema(maxItems: number): JsonSchema {
 }
 
 /** The images, or a protocol error naming the attachment that is wrong. */
-export function decodeImageAttachments(attachments: readonly AttachmentParam[] | undefined): Array<{ data: string; mimeType: string; fileName?: string }> {
+export function decodeImageAttachments(
+  attachments: readonly AttachmentParam[] | undefined,
+): Array<{ data: string; mimeType: string; fileName?: string }> {
   return (attachments ?? []).map((attachment, index) => {
     const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(attachment.content);
     const mimeType = dataUrl?.[1] ?? attachment.mimeType;
-    if (!mimeType?.startsWith('image/')) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `attachments[${index}]: give mimeType (image/png, image/jpeg, …) or a data: URL`);
+    if (!mimeType?.startsWith('image/'))
+      throw new ProtocolError(
+        ErrorCodes.INVALID_REQUEST,
+        `attachments[${index}]: give mimeType (image/png, image/jpeg, …) or a data: URL`,
+      );
     const data = (dataUrl?.[2] ?? attachment.content).replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data)) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `attachments[${index}].content is not base64`);
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data))
+      throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `attachments[${index}].content is not base64`);
     return { data, mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) };
   });
 }

@@ -12,7 +12,9 @@ import { operatorClientOptions, withGatewayClient } from './operator.js';
 export class UsageError extends Error {}
 
 type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
-type Parsed<T extends FlagSpec> = ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>>;
+type Parsed<T extends FlagSpec> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: T; allowPositionals: true; strict: true }>
+>;
 
 /**
  * `--to -100200`: Node's parser takes a value starting with "-" for another flag and
@@ -29,7 +31,9 @@ export function joinNegativeValues(argv: readonly string[], options: FlagSpec): 
       break;
     }
     const long = /^--([^=]+)$/.exec(word)?.[1];
-    const name = long ?? (/^-([^-])$/.test(word) ? Object.keys(options).find((key) => options[key]!.short === word[1]) : undefined);
+    const name =
+      long ??
+      (/^-([^-])$/.test(word) ? Object.keys(options).find((key) => options[key]!.short === word[1]) : undefined);
     if (name && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
       out.push(`--${name}=${next}`);
       index++;
@@ -67,7 +71,10 @@ export async function runCliCommand(ctx: CliContext, body: () => Promise<number>
 }
 
 /** A plugin CLI command's `run`: `--help` prints `help`, anything else runs `body` through runCliCommand. */
-export function cliCommand(help: string, body: (argv: string[], ctx: CliContext) => Promise<number> | number): (argv: string[], ctx: CliContext) => Promise<number> {
+export function cliCommand(
+  help: string,
+  body: (argv: string[], ctx: CliContext) => Promise<number> | number,
+): (argv: string[], ctx: CliContext) => Promise<number> {
   return (argv, ctx) =>
     runCliCommand(ctx, () => {
       if (argv.includes('--help')) {
@@ -94,7 +101,8 @@ export function cliClientOptions(
   gateway = (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
 ): GatewayClientOptions {
   const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
-  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0)) throw new UsageError(`--timeout must be milliseconds, got "${flags.timeout}"`);
+  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0))
+    throw new UsageError(`--timeout must be milliseconds, got "${flags.timeout}"`);
   return operatorClientOptions({
     stateDir: api.kernel.paths.stateDir,
     env: ctx.env,
@@ -108,7 +116,12 @@ export function cliClientOptions(
 }
 
 /** Connect with those flags, run `work`, close. */
-export function withCliGateway<T>(flags: GatewayFlags, ctx: CliContext, api: Pick<PluginApi, 'kernel' | 'version'>, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+export function withCliGateway<T>(
+  flags: GatewayFlags,
+  ctx: CliContext,
+  api: Pick<PluginApi, 'kernel' | 'version'>,
+  work: (client: GatewayClient) => Promise<T>,
+): Promise<T> {
   return withGatewayClient(cliClientOptions(flags, ctx, api), work);
 }
 

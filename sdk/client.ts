@@ -94,9 +94,12 @@ export class GatewayClient {
 
   constructor(private readonly options: GatewayClientOptions) {
     const url = new URL(options.url);
-    if (url.protocol !== 'ws:' && url.protocol !== 'wss:') throw new Error(`gateway url must be ws:// or wss://, got ${options.url}`);
+    if (url.protocol !== 'ws:' && url.protocol !== 'wss:')
+      throw new Error(`gateway url must be ws:// or wss://, got ${options.url}`);
     if (url.protocol === 'ws:' && !LOOPBACK_HOSTS.has(url.hostname)) {
-      throw new Error(`refusing plaintext ws:// to ${url.hostname}: use wss:// for a gateway that is not on this machine`);
+      throw new Error(
+        `refusing plaintext ws:// to ${url.hostname}: use wss:// for a gateway that is not on this machine`,
+      );
     }
     this.backoffMs = this.reconnectPolicy().initialMs;
   }
@@ -118,21 +121,38 @@ export class GatewayClient {
   request<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}): Promise<T> {
     const ws = this.ws;
     if (!ws || ws.readyState !== WebSocket.OPEN || !this.helloPayload) {
-      return Promise.reject(new GatewayRequestError({ code: 'UNAVAILABLE', message: 'not connected to the gateway', retryable: true }));
+      return Promise.reject(
+        new GatewayRequestError({ code: 'UNAVAILABLE', message: 'not connected to the gateway', retryable: true }),
+      );
     }
     const id = randomUUID();
     return new Promise<T>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
-      const entry: Pending = { resolve: resolve as (v: unknown) => void, reject, expectFinal: options.expectFinal ?? false, onAck: options.onAck };
+      const entry: Pending = {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        expectFinal: options.expectFinal ?? false,
+        onAck: options.onAck,
+      };
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {
           this.pending.delete(id);
-          reject(new GatewayRequestError({ code: 'UNAVAILABLE', message: `${method} timed out after ${timeoutMs} ms`, retryable: true }));
+          reject(
+            new GatewayRequestError({
+              code: 'UNAVAILABLE',
+              message: `${method} timed out after ${timeoutMs} ms`,
+              retryable: true,
+            }),
+          );
         }, timeoutMs);
       }
       this.pending.set(id, entry);
       ws.send(JSON.stringify({ type: 'req', id, method, ...(params === undefined ? {} : { params }) }), (error) => {
-        if (error) this.settle(id, new GatewayRequestError({ code: 'UNAVAILABLE', message: `send failed: ${error.message}`, retryable: true }));
+        if (error)
+          this.settle(
+            id,
+            new GatewayRequestError({ code: 'UNAVAILABLE', message: `send failed: ${error.message}`, retryable: true }),
+          );
       });
     });
   }
@@ -190,7 +210,9 @@ export class GatewayClient {
         if (!this.helloPayload) {
           if (frame.type === 'event' && frame.event === 'connect.challenge') {
             const { nonce, ts } = (frame.payload ?? {}) as { nonce?: string; ts?: number };
-            ws.send(JSON.stringify({ type: 'req', id: connectId, method: 'connect', params: this.connectParams(nonce, ts) }));
+            ws.send(
+              JSON.stringify({ type: 'req', id: connectId, method: 'connect', params: this.connectParams(nonce, ts) }),
+            );
           } else if (frame.type === 'res' && frame.id === connectId) {
             const response = frame as unknown as ResponseFrame;
             if (response.ok) {
@@ -205,24 +227,40 @@ export class GatewayClient {
               fail(new GatewayRequestError(response.error ?? { code: 'UNAVAILABLE', message: 'connect failed' }));
             }
           } else if (frame.type === 'event' && frame.event === 'error') {
-            fail(new GatewayRequestError((frame.payload as ErrorShape) ?? { code: 'INVALID_REQUEST', message: 'rejected' }));
+            fail(
+              new GatewayRequestError(
+                (frame.payload as ErrorShape) ?? { code: 'INVALID_REQUEST', message: 'rejected' },
+              ),
+            );
           }
           return;
         }
         if (frame.type === 'res' && typeof frame.id === 'string') this.onResponse(frame as unknown as ResponseFrame);
         else if (frame.type === 'event') this.options.onEvent?.(frame as unknown as EventFrame);
       });
-      ws.on('error', (error) => fail(new GatewayRequestError({ code: 'UNAVAILABLE', message: error.message, retryable: true })));
+      ws.on('error', (error) =>
+        fail(new GatewayRequestError({ code: 'UNAVAILABLE', message: error.message, retryable: true })),
+      );
       ws.on('close', (code, reasonBuffer) => {
         const reason = reasonBuffer.toString();
         clearInterval(this.watchdog);
-        fail(new GatewayRequestError({ code: 'UNAVAILABLE', message: `connection closed (${code}${reason ? `: ${reason}` : ''})`, retryable: true }));
+        fail(
+          new GatewayRequestError({
+            code: 'UNAVAILABLE',
+            message: `connection closed (${code}${reason ? `: ${reason}` : ''})`,
+            retryable: true,
+          }),
+        );
         const wasOpen = this.helloPayload !== undefined;
         this.helloPayload = undefined;
         for (const id of [...this.pending.keys()]) {
-          this.settle(id, new GatewayRequestError({ code: 'UNAVAILABLE', message: 'connection closed', retryable: true }));
+          this.settle(
+            id,
+            new GatewayRequestError({ code: 'UNAVAILABLE', message: 'connection closed', retryable: true }),
+          );
         }
-        const willReconnect = wasOpen && !this.closedByUser && this.options.reconnect !== undefined && this.options.reconnect !== false;
+        const willReconnect =
+          wasOpen && !this.closedByUser && this.options.reconnect !== undefined && this.options.reconnect !== false;
         this.options.onClose?.({ code, reason, willReconnect });
         if (willReconnect) this.scheduleReconnect();
       });

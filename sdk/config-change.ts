@@ -26,10 +26,15 @@ const MAX_CONFLICT_RETRIES = 20;
 export class ConfigChangeRefused extends Error {}
 
 function refused(method: string, error: unknown): unknown {
-  return error instanceof GatewayRequestError ? new ConfigChangeRefused(`the gateway refused ${method}: ${error.message}`) : error;
+  return error instanceof GatewayRequestError
+    ? new ConfigChangeRefused(`the gateway refused ${method}: ${error.message}`)
+    : error;
 }
 
-export async function patchThroughGateway(client: GatewayClient, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
+export async function patchThroughGateway(
+  client: GatewayClient,
+  edit: (raw: Record<string, unknown>) => void,
+): Promise<ConfigChange> {
   for (let attempt = 0; ; attempt++) {
     let current: { hash: string; config: Record<string, unknown> };
     try {
@@ -48,28 +53,44 @@ export async function patchThroughGateway(client: GatewayClient, edit: (raw: Rec
     if (Object.keys(patch).length === 0) return { via: 'gateway', changed: false };
     try {
       // Based on the revision just read: if another writer got in first, read again and redo the edit.
-      const result = await client.request<{ reload: ReloadResult }>('config.patch', { patch, baseHash: current.hash, idempotencyKey: randomUUID() });
+      const result = await client.request<{ reload: ReloadResult }>('config.patch', {
+        patch,
+        baseHash: current.hash,
+        idempotencyKey: randomUUID(),
+      });
       return { via: 'gateway', changed: true, reload: result.reload };
     } catch (error) {
-      const conflict = error instanceof GatewayRequestError && (error.details as { code?: string } | undefined)?.code === 'CONFIG_CONFLICT';
+      const conflict =
+        error instanceof GatewayRequestError &&
+        (error.details as { code?: string } | undefined)?.code === 'CONFIG_CONFLICT';
       if (!conflict || attempt >= MAX_CONFLICT_RETRIES) throw refused('config.patch', error);
     }
   }
 }
 
 /** The file edited in place under the config lock, refused when the edit adds a config error. */
-export async function editConfigFile(kernel: Pick<KernelServices, 'configFile' | 'paths'>, purpose: string, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
+export async function editConfigFile(
+  kernel: Pick<KernelServices, 'configFile' | 'paths'>,
+  purpose: string,
+  edit: (raw: Record<string, unknown>) => void,
+): Promise<ConfigChange> {
   return kernel.configFile.locked(purpose, async (write) => {
     const current = kernel.configFile.read();
-    if (current.issues.some((issue) => issue.path === '<file>')) throw new ConfigChangeRefused(`cannot edit ${kernel.paths.configPath}: ${current.issues[0]!.message}`);
+    if (current.issues.some((issue) => issue.path === '<file>'))
+      throw new ConfigChangeRefused(`cannot edit ${kernel.paths.configPath}: ${current.issues[0]!.message}`);
     const raw = structuredClone(current.raw) as Record<string, unknown>;
     const before = JSON.stringify(raw);
     edit(raw);
     if (JSON.stringify(raw) === before) return { via: 'file', changed: false };
     const key = (issue: { path: string; message: string }) => `${issue.path}\u0000${issue.message}`;
     const known = new Set((await kernel.configFile.check(current.raw as Record<string, unknown>)).map(key));
-    const introduced = (await kernel.configFile.check(raw)).filter((issue) => issue.level === 'error' && !known.has(key(issue)));
-    if (introduced.length > 0) throw new ConfigChangeRefused(`refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`);
+    const introduced = (await kernel.configFile.check(raw)).filter(
+      (issue) => issue.level === 'error' && !known.has(key(issue)),
+    );
+    if (introduced.length > 0)
+      throw new ConfigChangeRefused(
+        `refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`,
+      );
     write(raw);
     return { via: 'file', changed: true };
   });

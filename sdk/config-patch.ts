@@ -25,12 +25,15 @@ export class ConfigConflictError extends Error {
     readonly baseHash: string,
     readonly currentHash: string,
   ) {
-    super(`the config file changed since it was read (baseHash ${baseHash.slice(0, 12)}… is not the current ${currentHash.slice(0, 12)}…); read it again (config.get) and retry`);
+    super(
+      `the config file changed since it was read (baseHash ${baseHash.slice(0, 12)}… is not the current ${currentHash.slice(0, 12)}…); read it again (config.get) and retry`,
+    );
     this.name = 'ConfigConflictError';
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** RFC 7386 JSON merge patch: objects merge, null deletes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -44,7 +47,10 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 }
 
 /** The merge patch that turns `before` into `after` (arrays are replaced whole). */
-export function diffMergePatch(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, unknown> {
+export function diffMergePatch(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, unknown> {
   const walk = (a: Record<string, unknown>, b: Record<string, unknown>, at: PathSegment[]): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
@@ -53,7 +59,10 @@ export function diffMergePatch(before: Record<string, unknown>, after: Record<st
         const inner = walk(a[key] as Record<string, unknown>, b[key] as Record<string, unknown>, [...at, key]);
         if (Object.keys(inner).length > 0) out[key] = inner;
       } else if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) {
-        if (b[key] === null) throw new Error(`${formatPath([...at, key])}: null cannot be written through a merge patch (null deletes); unset the key instead`);
+        if (b[key] === null)
+          throw new Error(
+            `${formatPath([...at, key])}: null cannot be written through a merge patch (null deletes); unset the key instead`,
+          );
         out[key] = b[key];
       }
     }

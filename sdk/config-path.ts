@@ -71,7 +71,9 @@ export function setPath(root: Record<string, unknown>, segments: readonly PathSe
     let next = container[segment as string];
     if (!isContainer(next)) {
       if (next !== undefined) {
-        throw new Error(`cannot set ${formatPath(segments)}: ${formatPath(segments.slice(0, index + 1))} is not an object`);
+        throw new Error(
+          `cannot set ${formatPath(segments)}: ${formatPath(segments.slice(0, index + 1))} is not an object`,
+        );
       }
       next = typeof segments[index + 1] === 'number' ? [] : {};
       container[segment as string] = next;

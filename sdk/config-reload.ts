@@ -11,7 +11,16 @@ export const RELOAD_MODES = ['off', 'hot', 'restart', 'hybrid'] as const;
 export type ReloadMode = (typeof RELOAD_MODES)[number];
 export type ReloadKind = 'hot' | 'restart' | 'none';
 
-const CHANNEL_POLICY_KEYS = ['dmPolicy', 'allowFrom', 'groupPolicy', 'groupAllowFrom', 'groups', 'historyLimit', 'textChunkLimit', 'retry'];
+const CHANNEL_POLICY_KEYS = [
+  'dmPolicy',
+  'allowFrom',
+  'groupPolicy',
+  'groupAllowFrom',
+  'groups',
+  'historyLimit',
+  'textChunkLimit',
+  'retry',
+];
 
 /** Most specific first; `*` matches any one segment; a rule covers everything below it. */
 const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
@@ -35,18 +44,24 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
 
 export function reloadKind(path: readonly PathSegment[]): ReloadKind {
   for (const [pattern, kind] of RULES) {
-    if (pattern.length <= path.length && pattern.every((segment, index) => segment === '*' || segment === String(path[index]))) return kind;
+    if (
+      pattern.length <= path.length &&
+      pattern.every((segment, index) => segment === '*' || segment === String(path[index]))
+    )
+      return kind;
   }
   return 'restart';
 }
 
 /** `gateway.reload.mode` of a config (default hybrid). */
 export function reloadMode(config: Record<string, unknown>): ReloadMode {
-  const mode = ((config.gateway as { reload?: { mode?: unknown } } | undefined)?.reload?.mode ?? 'hybrid') as ReloadMode;
+  const mode = ((config.gateway as { reload?: { mode?: unknown } } | undefined)?.reload?.mode ??
+    'hybrid') as ReloadMode;
   return RELOAD_MODES.includes(mode) ? mode : 'hybrid';
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** Leaf paths whose values differ (objects are walked; arrays and scalars compare whole). */
 export function changedPaths(before: unknown, after: unknown, at: PathSegment[] = []): PathSegment[][] {
@@ -54,7 +69,12 @@ export function changedPaths(before: unknown, after: unknown, at: PathSegment[] 
     if (!isObject(before) || !isObject(after)) {
       // An object appeared or went away: its leaves are what changed.
       const side = isObject(before) ? before : (after as Record<string, unknown>);
-      const leaves = Object.keys(side).flatMap((key) => changedPaths(isObject(before) ? before[key] : undefined, isObject(after) ? after[key] : undefined, [...at, key]));
+      const leaves = Object.keys(side).flatMap((key) =>
+        changedPaths(isObject(before) ? before[key] : undefined, isObject(after) ? after[key] : undefined, [
+          ...at,
+          key,
+        ]),
+      );
       return leaves.length > 0 || at.length === 0 ? leaves : [at];
     }
     const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
@@ -93,7 +113,8 @@ export interface ReloadResult {
 }
 
 export function reloadMessage(result: Omit<ReloadResult, 'message'>): string {
-  const list = (paths: string[]) => (paths.length > 3 ? `${paths.slice(0, 3).join(', ')} and ${paths.length - 3} more` : paths.join(', '));
+  const list = (paths: string[]) =>
+    paths.length > 3 ? `${paths.slice(0, 3).join(', ')} and ${paths.length - 3} more` : paths.join(', ');
   if (result.restartScheduled) return `The gateway is restarting to apply ${list(result.restartPaths)}.`;
   if (result.restartRequired) {
     const why = result.mode === 'off' ? ' (gateway.reload.mode is "off")' : '';

@@ -20,13 +20,19 @@ export interface ContributedKey {
 }
 
 /** Manifest `configContributions` field → the places its keys go. */
-const PLACES: Record<string, ContributionPlace[]> = { agents: ['defaults', 'list'], agentDefaults: ['defaults'], tools: ['tools'] };
+const PLACES: Record<string, ContributionPlace[]> = {
+  agents: ['defaults', 'list'],
+  agentDefaults: ['defaults'],
+  tools: ['tools'],
+};
 
 /**
  * Every contribution of the plugins given (manifest `configContributions`), by place and
  * key. Manifests only: no plugin code runs, so a disabled plugin's keys still validate.
  */
-export function configContributions(records: readonly PluginRecord[]): Record<ContributionPlace, Map<string, ContributedKey>> {
+export function configContributions(
+  records: readonly PluginRecord[],
+): Record<ContributionPlace, Map<string, ContributedKey>> {
   type Found = Map<string, { schemas: JsonSchema[]; owners: PluginRecord[] }>;
   const found: Record<ContributionPlace, Found> = { defaults: new Map(), list: new Map(), tools: new Map() };
   for (const record of records) {
@@ -41,7 +47,8 @@ export function configContributions(records: readonly PluginRecord[]): Record<Co
       }
     }
   }
-  const merged = (map: Found) => new Map([...map].map(([key, { schemas, owners }]) => [key, { schema: mergeSchemas(schemas), owners }]));
+  const merged = (map: Found) =>
+    new Map([...map].map(([key, { schemas, owners }]) => [key, { schema: mergeSchemas(schemas), owners }]));
   return { defaults: merged(found.defaults), list: merged(found.list), tools: merged(found.tools) };
 }
 
@@ -56,7 +63,8 @@ export function mergeSchemas(all: readonly JsonSchema[]): JsonSchema {
   // Plugins built on one kit contribute the kit's schema alike.
   const schemas = [...new Map(all.map((schema) => [JSON.stringify(schema), schema])).values()];
   if (schemas.length === 1) return schemas[0]!;
-  const plainObject = (schema: Node) => schema.type === 'object' && Object.keys(schema).every((key) => MERGEABLE.has(key));
+  const plainObject = (schema: Node) =>
+    schema.type === 'object' && Object.keys(schema).every((key) => MERGEABLE.has(key));
   if (!schemas.every(plainObject)) return { allOf: [...schemas] };
   const properties: Node = {};
   for (const schema of schemas as Node[]) {
@@ -89,7 +97,12 @@ export function composeConfigSchema(records: readonly PluginRecord[]): JsonSchem
   const place = (target: Node, keys: Map<string, ContributedKey>, closed: boolean) => {
     for (const [key, { schema: keySchema, owners }] of keys) {
       if (key in target.properties) continue; // the kernel's own key: its schema stands
-      target.properties[key] = { ...keySchema, description: [keySchema.description, `(plugin ${owners.map((owner) => owner.id).join(', ')})`].filter(Boolean).join(' ') };
+      target.properties[key] = {
+        ...keySchema,
+        description: [keySchema.description, `(plugin ${owners.map((owner) => owner.id).join(', ')})`]
+          .filter(Boolean)
+          .join(' '),
+      };
     }
     if (closed) target.additionalProperties = false;
   };

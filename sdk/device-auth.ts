@@ -49,7 +49,9 @@ export function loadOrCreateDeviceIdentity(file: string): DeviceIdentity {
     if (stored.deviceId === deviceIdFor(rawPublicKey(stored.publicKeyPem))) return stored;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      throw new Error(`device identity ${file} is unreadable (${(error as Error).message}); move it away to create a new one`);
+      throw new Error(
+        `device identity ${file} is unreadable (${(error as Error).message}); move it away to create a new one`,
+      );
     }
   }
   const identity = generateDeviceIdentity();

@@ -89,7 +89,10 @@ export function readLockFile<T = LockHolder>(path: string): T | undefined {
 }
 
 /** Create `path` holding `info`, unless it exists. */
-export function createLockFile(path: string, info: Pick<LockHolder, 'pid' | 'hostname' | 'startedAt' | 'pidStartTime'>): boolean {
+export function createLockFile(
+  path: string,
+  info: Pick<LockHolder, 'pid' | 'hostname' | 'startedAt' | 'pidStartTime'>,
+): boolean {
   ensurePrivateDir(dirname(path));
   const temp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}`;
   writeFileSync(temp, `${JSON.stringify(info)}\n`, { mode: PRIVATE_FILE_MODE });
@@ -133,8 +136,12 @@ export class LockTimeoutError extends Error {
     readonly holder: LockHolder | undefined,
     waitedMs: number,
   ) {
-    const who = holder ? `pid ${holder.pid}${holder.purpose ? ` (${holder.purpose})` : ''} since ${holder.startedAt}` : 'another process';
-    super(`${path} is held by ${who}; gave up after ${Math.round(waitedMs / 1000)} s (remove the file if that process is gone)`);
+    const who = holder
+      ? `pid ${holder.pid}${holder.purpose ? ` (${holder.purpose})` : ''} since ${holder.startedAt}`
+      : 'another process';
+    super(
+      `${path} is held by ${who}; gave up after ${Math.round(waitedMs / 1000)} s (remove the file if that process is gone)`,
+    );
     this.name = 'LockTimeoutError';
   }
 }
@@ -185,13 +192,17 @@ async function acquire(path: string, options: FileLockOptions): Promise<void> {
     if (createLockFile(path, lockHolder(options.purpose))) return;
     const holder = readLockFile(path);
     // Lock files appear whole (see createLockFile), so one naming no holder is damaged: taken over once it is not brand new.
-    const stale = holder ? !lockHolderAlive(holder) || Date.now() - Date.parse(holder.startedAt) > staleMs : fileAgeMs(path) > UNREADABLE_LOCK_STALE_MS;
+    const stale = holder
+      ? !lockHolderAlive(holder) || Date.now() - Date.parse(holder.startedAt) > staleMs
+      : fileAgeMs(path) > UNREADABLE_LOCK_STALE_MS;
     if (stale) {
       breakLockFile(path);
       continue;
     }
     const waited = Date.now() - started;
     if (waited >= timeoutMs) throw new LockTimeoutError(path, holder, waited);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(200, 5 * 2 ** Math.min(attempt, 5)) + Math.random() * 10));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(200, 5 * 2 ** Math.min(attempt, 5)) + Math.random() * 10),
+    );
   }
 }

@@ -178,7 +178,11 @@ export function ensurePrivateFile(file: string): void {
  * `writeFileAtomic` without blocking the event loop: for stores a server rewrites while
  * clients wait (same temp + fsync + rename, so a crash still leaves one whole file).
  */
-export async function writeFileAtomicAsync(file: string, data: string | Uint8Array, options: { mode?: number } = {}): Promise<void> {
+export async function writeFileAtomicAsync(
+  file: string,
+  data: string | Uint8Array,
+  options: { mode?: number } = {},
+): Promise<void> {
   const { mkdir, open, rename, rm } = await import('node:fs/promises');
   const dir = dirname(file);
   await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });

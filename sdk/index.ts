@@ -79,7 +79,15 @@ export { createRedactor, compileRedactPattern, isSecretKey, MASK, type RedactorO
 
 /** The whole openclaw.json schema, and the sandbox routing claw's rules use (the rules themselves are the host's `clawPolicy`). */
 export { composeConfigSchema } from './config-schema.js';
-export { resolveSandboxRoute, sandboxSettings, parseMemory, SANDBOX_WORKDIR, type SandboxRoute, type SandboxRouteSpec, type SandboxSettings } from './sandbox/route.js';
+export {
+  resolveSandboxRoute,
+  sandboxSettings,
+  parseMemory,
+  SANDBOX_WORKDIR,
+  type SandboxRoute,
+  type SandboxRouteSpec,
+  type SandboxSettings,
+} from './sandbox/route.js';
 
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';
 
@@ -131,7 +139,15 @@ export { ConfigConflictError } from './config-patch.js';
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */
 export * from './protocol/constants.js';
 export * from './protocol/frames.js';
-export type { ErrorShape, RequestFrame, ResponseFrame, EventFrame, Frame, ConnectParams, HelloOk } from './protocol/schema.js';
+export type {
+  ErrorShape,
+  RequestFrame,
+  ResponseFrame,
+  EventFrame,
+  Frame,
+  ConnectParams,
+  HelloOk,
+} from './protocol/schema.js';
 export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
 export { redactConfig, REDACTED } from './config-redact.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';

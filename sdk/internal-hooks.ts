@@ -6,7 +6,9 @@ import { useService } from './services.js';
 import type { KernelServices } from './types/plugin.js';
 import type { InternalHookEvent, InternalHooksService, InternalHookType } from './types/internal-hooks.js';
 
-export async function internalHooks(kernel: Pick<KernelServices, 'capabilities'>): Promise<InternalHooksService | undefined> {
+export async function internalHooks(
+  kernel: Pick<KernelServices, 'capabilities'>,
+): Promise<InternalHooksService | undefined> {
   return useService<InternalHooksService>(kernel, 'internal-hooks').catch(() => undefined);
 }
 

@@ -5,7 +5,16 @@
  */
 
 /** Why a model call failed, in the terms failover cares about. */
-export type FailureKind = 'auth' | 'billing' | 'rate_limit' | 'timeout' | 'context_overflow' | 'overloaded' | 'aborted' | 'invalid_request' | 'unknown';
+export type FailureKind =
+  | 'auth'
+  | 'billing'
+  | 'rate_limit'
+  | 'timeout'
+  | 'context_overflow'
+  | 'overloaded'
+  | 'aborted'
+  | 'invalid_request'
+  | 'unknown';
 
 export class ModelError extends Error {
   readonly kind: FailureKind;
@@ -14,7 +23,11 @@ export class ModelError extends Error {
   readonly retryAfterMs?: number;
   readonly provider?: string;
 
-  constructor(kind: FailureKind, message: string, options: { status?: number; retryAfterMs?: number; provider?: string; cause?: unknown } = {}) {
+  constructor(
+    kind: FailureKind,
+    message: string,
+    options: { status?: number; retryAfterMs?: number; provider?: string; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ModelError';
     this.kind = kind;
@@ -29,7 +42,8 @@ export function isModelError(error: unknown): error is ModelError {
   return error instanceof Error && error.name === 'ModelError' && typeof (error as ModelError).kind === 'string';
 }
 
-const CONTEXT_OVERFLOW = /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|exceeds? the (model'?s? )?(maximum|context)|context_length_exceeded|reduce the length/i;
+const CONTEXT_OVERFLOW =
+  /context[_ ]length|context window|maximum context|too many tokens|prompt is too long|input is too long|exceeds? the (model'?s? )?(maximum|context)|context_length_exceeded|reduce the length/i;
 const BILLING = /billing|insufficient[_ ]quota|credit balance|payment required|quota exceeded|out of credits/i;
 
 /** Classify an HTTP failure from its status and body text. */
@@ -79,8 +93,12 @@ export function errorFromFetch(error: unknown, provider: string, signal?: AbortS
   if (isModelError(error)) return error;
   if (signal?.aborted) return new ModelError('aborted', `${provider} request aborted`, { provider, cause: error });
   const name = (error as Error)?.name;
-  if (name === 'TimeoutError' || name === 'AbortError') return new ModelError('timeout', `${provider} request timed out`, { provider, cause: error });
-  return new ModelError('timeout', `${provider} request failed: ${(error as Error)?.message ?? String(error)}`, { provider, cause: error });
+  if (name === 'TimeoutError' || name === 'AbortError')
+    return new ModelError('timeout', `${provider} request timed out`, { provider, cause: error });
+  return new ModelError('timeout', `${provider} request failed: ${(error as Error)?.message ?? String(error)}`, {
+    provider,
+    cause: error,
+  });
 }
 
 export interface ModelRef {

@@ -103,13 +103,20 @@ export function operatorClientOptions(options: OperatorConnection): GatewayClien
 }
 
 /** Connect, run `work`, close. An unreachable gateway gets an error that says what to do. */
-export async function withGatewayClient<T>(options: GatewayClientOptions, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+export async function withGatewayClient<T>(
+  options: GatewayClientOptions,
+  work: (client: GatewayClient) => Promise<T>,
+): Promise<T> {
   const client = new GatewayClient(options);
   try {
     await client.connect();
   } catch (error) {
     if (error instanceof GatewayRequestError && error.code === 'UNAVAILABLE') {
-      throw new GatewayRequestError({ code: 'UNAVAILABLE', message: `gateway not reachable at ${options.url} (${error.message}); is \`claw gateway\` running?`, retryable: true });
+      throw new GatewayRequestError({
+        code: 'UNAVAILABLE',
+        message: `gateway not reachable at ${options.url} (${error.message}); is \`claw gateway\` running?`,
+        retryable: true,
+      });
     }
     throw error;
   }

@@ -14,7 +14,8 @@ type Params = Record<string, unknown>;
 export function requiredString(params: Params, name: string, options: { allowEmpty?: boolean } = {}): string {
   const value = params[name];
   if (typeof value !== 'string') throw new ParamError(`"${name}" is required and must be a string`);
-  if (!options.allowEmpty && value.trim() === '') throw new ParamError(`"${name}" is required and must be a non-empty string`);
+  if (!options.allowEmpty && value.trim() === '')
+    throw new ParamError(`"${name}" is required and must be a non-empty string`);
   return value;
 }
 
@@ -25,10 +26,19 @@ export function optionalString(params: Params, name: string): string | undefined
   return value;
 }
 
-export function optionalNumber(params: Params, name: string, options: { minimum: number; integer?: boolean }): number | undefined {
+export function optionalNumber(
+  params: Params,
+  name: string,
+  options: { minimum: number; integer?: boolean },
+): number | undefined {
   const value = params[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < options.minimum || (options.integer && !Number.isInteger(value))) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value < options.minimum ||
+    (options.integer && !Number.isInteger(value))
+  ) {
     throw new ParamError(`"${name}" must be ${options.integer ? 'an integer' : 'a number'} ≥ ${options.minimum}`);
   }
   return value;
@@ -50,7 +60,8 @@ export async function guard(tool: string, body: () => Promise<ToolResult>): Prom
   try {
     return await body();
   } catch (error) {
-    if (error instanceof ParamError) return { content: [{ type: 'text', text: `${tool}: ${error.message}` }], isError: true };
+    if (error instanceof ParamError)
+      return { content: [{ type: 'text', text: `${tool}: ${error.message}` }], isError: true };
     throw error;
   }
 }

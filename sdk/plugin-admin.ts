@@ -35,7 +35,8 @@ function entry(plugins: PluginsConfig & Record<string, any>, id: string): Record
 
 /** Turn a plugin on. Returns human-readable notes about side effects (slot switches, allowlist). */
 export function enablePlugin(raw: Record<string, unknown>, record: PluginRecord): string[] {
-  if (!record.manifest) throw new PluginManageError(`cannot enable "${record.id}": ${record.error ?? 'its manifest is invalid'}`);
+  if (!record.manifest)
+    throw new PluginManageError(`cannot enable "${record.id}": ${record.error ?? 'its manifest is invalid'}`);
   const plugins = pluginsSection(raw);
   if (plugins.enabled === false) {
     throw new PluginManageError('all plugins are off (plugins.enabled is false); set it to true first');

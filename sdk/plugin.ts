@@ -12,7 +12,9 @@ export type { CliContext, CliDefinition, PluginApi, PluginDefinition } from './t
 export * from './params.js';
 
 /** Identity at run time; gives `register(api)` its types. `Config` types `api.config`. */
-export function definePlugin<Config = Record<string, unknown>>(definition: PluginDefinition<Config>): PluginDefinition<Config> {
+export function definePlugin<Config = Record<string, unknown>>(
+  definition: PluginDefinition<Config>,
+): PluginDefinition<Config> {
   return definition;
 }
 

@@ -4,7 +4,15 @@
  * ModelError; the JSON of an SSE event; tool-call arguments parsed strictly; and errors
  * reported inside a 200 stream, classified like the HTTP status they stand for.
  */
-import { classifyHttpFailure, errorFromFetch, errorFromResponse, isModelError, ModelError, readSse, type SseEvent } from './models.js';
+import {
+  classifyHttpFailure,
+  errorFromFetch,
+  errorFromResponse,
+  isModelError,
+  ModelError,
+  readSse,
+  type SseEvent,
+} from './models.js';
 
 export interface SsePost {
   provider: string;
@@ -34,20 +42,31 @@ export async function* postSse(post: SsePost): AsyncGenerator<SseEvent> {
   // error, readSse's own "aborted"); the flags say which of our two causes it was.
   const failure = (error: unknown): ModelError => {
     if (isModelError(error) && error.kind !== 'aborted') return error;
-    if (timedOut) return new ModelError('timeout', `${provider} request timed out after ${post.timeoutMs} ms`, { provider, cause: error });
-    if (post.signal?.aborted) return new ModelError('aborted', `${provider} request aborted`, { provider, cause: error });
+    if (timedOut)
+      return new ModelError('timeout', `${provider} request timed out after ${post.timeoutMs} ms`, {
+        provider,
+        cause: error,
+      });
+    if (post.signal?.aborted)
+      return new ModelError('aborted', `${provider} request aborted`, { provider, cause: error });
     return errorFromFetch(error, provider);
   };
 
   try {
     let response: Response;
     try {
-      response = await fetch(post.url, { method: 'POST', headers: post.headers, body: JSON.stringify(post.body), signal: controller.signal });
+      response = await fetch(post.url, {
+        method: 'POST',
+        headers: post.headers,
+        body: JSON.stringify(post.body),
+        signal: controller.signal,
+      });
     } catch (error) {
       throw failure(error);
     }
     if (!response.ok) throw await errorFromResponse(response, provider);
-    if (!response.body) throw new ModelError('unknown', `${provider} response has no body`, { provider, status: response.status });
+    if (!response.body)
+      throw new ModelError('unknown', `${provider} response has no body`, { provider, status: response.status });
     try {
       for await (const event of readSse(response.body, controller.signal)) yield event;
     } catch (error) {
@@ -69,7 +88,9 @@ export function eventJson(event: SseEvent, provider: string): Record<string, any
   } catch {
     // Reported below with the offending text.
   }
-  throw new ModelError('unknown', `${provider} sent an unreadable stream event: ${event.data.slice(0, 200)}`, { provider });
+  throw new ModelError('unknown', `${provider} sent an unreadable stream event: ${event.data.slice(0, 200)}`, {
+    provider,
+  });
 }
 
 /**
@@ -85,10 +106,18 @@ export function parseToolArguments(raw: string, tool: string, provider: string):
   try {
     value = JSON.parse(raw);
   } catch (error) {
-    throw new ModelError('invalid_request', `${provider} returned malformed JSON arguments for tool "${tool}": ${raw.slice(0, 200)}`, { provider, cause: error });
+    throw new ModelError(
+      'invalid_request',
+      `${provider} returned malformed JSON arguments for tool "${tool}": ${raw.slice(0, 200)}`,
+      { provider, cause: error },
+    );
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ModelError('invalid_request', `${provider} returned arguments for tool "${tool}" that are not a JSON object: ${raw.slice(0, 200)}`, { provider });
+    throw new ModelError(
+      'invalid_request',
+      `${provider} returned arguments for tool "${tool}" that are not a JSON object: ${raw.slice(0, 200)}`,
+      { provider },
+    );
   }
   return value as Record<string, unknown>;
 }
@@ -107,7 +136,8 @@ export function streamFailure(
   const code = error?.code;
   const type = typeof error?.type === 'string' ? error.type : undefined;
   const message = typeof error?.message === 'string' ? error.message : '';
-  const status = typeof code === 'number' ? code : (statusByCode[String(code)] ?? (type ? statusByCode[type] : undefined) ?? 0);
+  const status =
+    typeof code === 'number' ? code : (statusByCode[String(code)] ?? (type ? statusByCode[type] : undefined) ?? 0);
   const text = [typeof code === 'string' ? code : undefined, type, message].filter(Boolean).join(': ');
   return new ModelError(classifyHttpFailure(status, text), `${provider} stream error: ${text || 'unknown failure'}`, {
     provider,

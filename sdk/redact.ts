@@ -26,7 +26,8 @@ export interface RedactorOptions {
 
 export const MASK = '***';
 
-const SECRET_KEY = /(token|api[-_]?key|password|passwd|passphrase|secret|private[-_]?key|credentials?|cookie|authorization)$/i;
+const SECRET_KEY =
+  /(token|api[-_]?key|password|passwd|passphrase|secret|private[-_]?key|credentials?|cookie|authorization)$/i;
 
 /** A config key whose value is a credential, wherever it appears (`botToken`, `apiKey`, …). */
 export function isSecretKey(key: string): boolean {
@@ -111,7 +112,9 @@ export function redactPatternIssues(config: Record<string, unknown>): Array<{ pa
       compileRedactPattern(pattern);
       return [];
     } catch (error) {
-      return [{ path: formatPath(['logging', 'redactPatterns', index] as PathSegment[]), message: (error as Error).message }];
+      return [
+        { path: formatPath(['logging', 'redactPatterns', index] as PathSegment[]), message: (error as Error).message },
+      ];
     }
   });
 }
@@ -121,7 +124,8 @@ export function createRedactor(options: RedactorOptions): Redactor {
   collectConfigSecrets(options.config, secrets);
   for (const [name, value] of Object.entries(options.env)) {
     const trimmed = value?.trim();
-    if (trimmed && trimmed.length >= MIN_ENV_SECRET_LENGTH && !PLAIN_WORD.test(trimmed) && SECRET_ENV_NAME.test(name)) secrets.add(trimmed);
+    if (trimmed && trimmed.length >= MIN_ENV_SECRET_LENGTH && !PLAIN_WORD.test(trimmed) && SECRET_ENV_NAME.test(name))
+      secrets.add(trimmed);
   }
   const configured = (options.config.logging as { redactPatterns?: unknown } | undefined)?.redactPatterns;
   const user = [...(Array.isArray(configured) ? configured : []), ...(options.patterns ?? [])].flatMap((pattern) => {
@@ -145,7 +149,8 @@ export function createRedactor(options: RedactorOptions): Redactor {
       const prefix = args[index];
       if (typeof prefix !== 'string') continue;
       // Not a key after all: scan the rest again, a known secret may still be inside it.
-      if (index < VENDOR_PATTERNS.length && !VENDOR_PREFIX.test(prefix)) return match[0] + match.slice(1).replace(combined!, replace);
+      if (index < VENDOR_PATTERNS.length && !VENDOR_PREFIX.test(prefix))
+        return match[0] + match.slice(1).replace(combined!, replace);
       return `${prefix}${MASK}`;
     }
     return MASK; // a known secret: no hint

@@ -16,9 +16,13 @@ export type * from './types/runtime-deps.js';
 export const RUNTIME_DEPS_SERVICE = 'runtime-deps';
 
 /** The service, asked for on each import, so a plugin can take it at register() before anything needs it. */
-export function runtimeDeps(kernel: Pick<KernelServices, 'capabilities'> & Partial<Pick<KernelServices, 'plugins'>>, what: string): RuntimeDeps {
+export function runtimeDeps(
+  kernel: Pick<KernelServices, 'capabilities'> & Partial<Pick<KernelServices, 'plugins'>>,
+  what: string,
+): RuntimeDeps {
   return {
-    import: async (dep, options) => (await requireService<RuntimeDeps>(kernel, RUNTIME_DEPS_SERVICE, what)).import(dep, options),
+    import: async (dep, options) =>
+      (await requireService<RuntimeDeps>(kernel, RUNTIME_DEPS_SERVICE, what)).import(dep, options),
   };
 }
 

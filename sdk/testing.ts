@@ -61,7 +61,11 @@ export interface TestKernel extends Kernel {
    * Run a tool the only way tools run: through the kernel's choke point (policy, hooks, params
    * check, masking). Returns the result the model would see.
    */
-  runTool(name: string, params?: Record<string, unknown>, context?: Omit<ToolContext, 'toolCallId'>): Promise<ToolResult>;
+  runTool(
+    name: string,
+    params?: Record<string, unknown>,
+    context?: Omit<ToolContext, 'toolCallId'>,
+  ): Promise<ToolResult>;
   /** Stop services and delete the temporary state dir. */
   dispose(): Promise<void>;
 }
@@ -94,7 +98,8 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
     stateDir,
     logs,
     async runTool(name, params = {}, context = {}) {
-      return (await kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `test-${name}`, context })).result;
+      return (await kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `test-${name}`, context }))
+        .result;
     },
     async dispose() {
       await kernel.stop();
@@ -104,13 +109,16 @@ export async function createTestKernel(options: TestKernelOptions = {}): Promise
 }
 
 /** What a scripted model answers: text, or tool calls (the loop runs them and asks again). */
-export type ScriptedAnswer = string | { text?: string; toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }> };
+export type ScriptedAnswer =
+  string | { text?: string; toolCalls?: Array<{ name: string; arguments: Record<string, unknown> }> };
 
 /**
  * A model provider plugin (`scripted/<anything>`) that answers in-process, at once, from a
  * function of the request — for tests that need a whole agent turn but no HTTP.
  */
-export function scriptedModel(respond: (request: ModelRequest) => ScriptedAnswer | Promise<ScriptedAnswer>): PluginDefinition {
+export function scriptedModel(
+  respond: (request: ModelRequest) => ScriptedAnswer | Promise<ScriptedAnswer>,
+): PluginDefinition {
   return definePlugin({
     id: 'scripted-model',
     register(api) {
@@ -121,7 +129,13 @@ export function scriptedModel(respond: (request: ModelRequest) => ScriptedAnswer
           const answer = await respond(request);
           const { text, toolCalls } = typeof answer === 'string' ? { text: answer, toolCalls: undefined } : answer;
           if (text) yield { type: 'text_delta', delta: text };
-          for (const [index, call] of (toolCalls ?? []).entries()) yield { type: 'tool_call', id: `call_${index}_${Date.now().toString(36)}`, name: call.name, arguments: call.arguments };
+          for (const [index, call] of (toolCalls ?? []).entries())
+            yield {
+              type: 'tool_call',
+              id: `call_${index}_${Date.now().toString(36)}`,
+              name: call.name,
+              arguments: call.arguments,
+            };
           yield { type: 'done', stopReason: toolCalls?.length ? 'toolUse' : 'stop', usage: { input: 1, output: 1 } };
         },
       });
@@ -133,5 +147,7 @@ export function scriptedModel(respond: (request: ModelRequest) => ScriptedAnswer
 export function lastUserText(request: ModelRequest): string {
   const user = [...request.messages].reverse().find((message) => message.role === 'user');
   if (!user) return '';
-  return typeof user.content === 'string' ? user.content : user.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  return typeof user.content === 'string'
+    ? user.content
+    : user.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }

@@ -11,7 +11,14 @@ import type { ToolSubject } from '../kernel/index.js';
 export const TOOL_GROUPS: Readonly<Record<string, readonly string[]>> = {
   'group:fs': ['read', 'write', 'edit', 'apply_patch'],
   'group:runtime': ['exec', 'process'],
-  'group:sessions': ['sessions_list', 'sessions_history', 'sessions_send', 'sessions_spawn', 'subagents', 'session_status'],
+  'group:sessions': [
+    'sessions_list',
+    'sessions_history',
+    'sessions_send',
+    'sessions_spawn',
+    'subagents',
+    'session_status',
+  ],
   'group:memory': ['memory_search', 'memory_get'],
   'group:web': ['web_search', 'web_fetch'],
   'group:ui': ['browser', 'canvas'],
@@ -91,9 +98,11 @@ export function compileToolPolicy(input: PolicyInput): ToolMatcher {
   const layers: ToolPolicyLayer[] = [];
   const push = (layer: ToolPolicyLayer | undefined) => layer && layers.push(layer);
   push(input.global?.profile ? { profile: input.global.profile } : undefined);
-  for (const layer of providerLayers(input.global, input.provider, input.model)) push(layer.profile ? { profile: layer.profile } : undefined);
+  for (const layer of providerLayers(input.global, input.provider, input.model))
+    push(layer.profile ? { profile: layer.profile } : undefined);
   push(input.global && { allow: input.global.allow, deny: input.global.deny });
-  for (const layer of providerLayers(input.global, input.provider, input.model)) push({ allow: layer.allow, deny: layer.deny });
+  for (const layer of providerLayers(input.global, input.provider, input.model))
+    push({ allow: layer.allow, deny: layer.deny });
   push(input.agent && { profile: input.agent.profile, allow: input.agent.allow, deny: input.agent.deny });
   for (const layer of providerLayers(input.agent, input.provider, input.model)) push(layer);
   push(input.group);
@@ -110,9 +119,24 @@ interface AgentEntry {
 }
 
 /** Denied to every sub-agent: system and cross-session tools; memory stays the parent's. */
-export const SUBAGENT_TOOL_DENY_ALWAYS: readonly string[] = ['gateway', 'agents_list', 'whatsapp_login', 'session_status', 'cron', 'memory_search', 'memory_get', 'sessions_send', 'message'];
+export const SUBAGENT_TOOL_DENY_ALWAYS: readonly string[] = [
+  'gateway',
+  'agents_list',
+  'whatsapp_login',
+  'session_status',
+  'cron',
+  'memory_search',
+  'memory_get',
+  'sessions_send',
+  'message',
+];
 /** Also denied once a sub-agent may not spawn (depth >= maxSpawnDepth): a leaf gets no session tools. */
-export const SUBAGENT_TOOL_DENY_LEAF: readonly string[] = ['sessions_list', 'sessions_history', 'sessions_spawn', 'subagents'];
+export const SUBAGENT_TOOL_DENY_LEAF: readonly string[] = [
+  'sessions_list',
+  'sessions_history',
+  'sessions_spawn',
+  'subagents',
+];
 
 /** How many `subagent:<id>` segments a session key has: 0 for a main or channel session. */
 export function subagentDepth(sessionKey: string | undefined): number {
@@ -126,13 +150,22 @@ export function subagentDepth(sessionKey: string | undefined): number {
  * The sub-agent layers for a session, from its key (a child cannot shed its depth by editing
  * its entry): the fixed deny lists by depth, then `tools.subagents.tools`. Empty for others.
  */
-function subagentLayers(config: { tools?: unknown; agents?: unknown }, agent: AgentEntry | undefined, sessionKey: string | undefined): ToolPolicyLayer[] {
+function subagentLayers(
+  config: { tools?: unknown; agents?: unknown },
+  agent: AgentEntry | undefined,
+  sessionKey: string | undefined,
+): ToolPolicyLayer[] {
   const depth = subagentDepth(sessionKey);
   if (depth === 0) return [];
   const defaults = (config.agents as { defaults?: AgentEntry } | undefined)?.defaults;
   const maxDepth = agent?.subagents?.maxSpawnDepth ?? defaults?.subagents?.maxSpawnDepth ?? 1;
   const own = (config.tools as { subagents?: { tools?: ToolPolicyLayer } } | undefined)?.subagents?.tools ?? {};
-  return [{ deny: depth >= maxDepth ? [...SUBAGENT_TOOL_DENY_ALWAYS, ...SUBAGENT_TOOL_DENY_LEAF] : SUBAGENT_TOOL_DENY_ALWAYS }, { allow: own.allow, deny: own.deny }];
+  return [
+    {
+      deny: depth >= maxDepth ? [...SUBAGENT_TOOL_DENY_ALWAYS, ...SUBAGENT_TOOL_DENY_LEAF] : SUBAGENT_TOOL_DENY_ALWAYS,
+    },
+    { allow: own.allow, deny: own.deny },
+  ];
 }
 
 /** Who is calling and with which model; everything else comes from config. */
@@ -146,20 +179,37 @@ export type PolicySubject = ToolSubject & {
  * `agents.list[].tools`. A call with no agent id gets the default agent's policy.
  */
 function agentEntry(config: { agents?: unknown }, agentId: string | undefined): AgentEntry | undefined {
-  const list = ((config.agents as { list?: AgentEntry[] } | undefined)?.list ?? []).filter((entry) => entry && typeof entry === 'object');
+  const list = ((config.agents as { list?: AgentEntry[] } | undefined)?.list ?? []).filter(
+    (entry) => entry && typeof entry === 'object',
+  );
   const wanted = agentId?.trim().toLowerCase();
-  return wanted ? list.find((entry) => entry.id?.trim().toLowerCase() === wanted) : (list.find((entry) => entry.default) ?? list[0]);
+  return wanted
+    ? list.find((entry) => entry.id?.trim().toLowerCase() === wanted)
+    : (list.find((entry) => entry.default) ?? list[0]);
 }
 
-export function configuredToolPolicy(config: { tools?: unknown; agents?: unknown }, subject: PolicySubject): ToolMatcher {
+export function configuredToolPolicy(
+  config: { tools?: unknown; agents?: unknown },
+  subject: PolicySubject,
+): ToolMatcher {
   const agent = agentEntry(config, subject.agentId);
   const slash = subject.model?.indexOf('/') ?? -1;
   const provider = subject.provider ?? (subject.model && slash > 0 ? subject.model.slice(0, slash) : undefined);
-  return compileToolPolicy({ global: config.tools as ToolsConfig | undefined, agent: agent?.tools, provider, model: subject.model, extra: subagentLayers(config, agent, subject.sessionKey) });
+  return compileToolPolicy({
+    global: config.tools as ToolsConfig | undefined,
+    agent: agent?.tools,
+    provider,
+    model: subject.model,
+    extra: subagentLayers(config, agent, subject.sessionKey),
+  });
 }
 
 /** Only the sub-agent layers of a session (undefined when it is not a sub-agent's). */
-export function subagentToolPolicy(config: { tools?: unknown; agents?: unknown }, agentId: string | undefined, sessionKey: string | undefined): ToolMatcher | undefined {
+export function subagentToolPolicy(
+  config: { tools?: unknown; agents?: unknown },
+  agentId: string | undefined,
+  sessionKey: string | undefined,
+): ToolMatcher | undefined {
   const layers = subagentLayers(config, agentEntry(config, agentId), sessionKey).map(compileLayer);
   return layers.length ? (name) => layers.every((layer) => layer(name)) : undefined;
 }

@@ -86,11 +86,13 @@ export async function providerGet(provider: string, url: URL, options: EndpointO
   } catch {
     throw new WebSearchError(provider, `baseUrl "${options.baseUrl}" is not a valid URL`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new WebSearchError(provider, `baseUrl must be http(s), not ${base.protocol}`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new WebSearchError(provider, `baseUrl must be http(s), not ${base.protocol}`);
   const policy: SsrfPolicy = options.userConfigured ? { allowedHostnames: [normalizeHostname(base.hostname)] } : {};
   if (base.protocol === 'http:') {
     const strict = await checkUrlAllowed(base, {});
-    if (strict.allowed) throw new WebSearchError(provider, `baseUrl ${base.origin} is a public host over plain http; use https`);
+    if (strict.allowed)
+      throw new WebSearchError(provider, `baseUrl ${base.origin} is a public host over plain http; use https`);
   }
   try {
     return await guardedFetch(url.href, {
@@ -110,7 +112,11 @@ export async function providerGet(provider: string, url: URL, options: EndpointO
 export function httpFailure(provider: string, response: GuardedResponse, keyHint?: string): WebSearchError {
   const status = response.status;
   const hint =
-    status === 401 || status === 403 ? `; check the credentials${keyHint ? ` (${keyHint})` : ''}` : status === 429 ? '; rate limited, try again later' : '';
+    status === 401 || status === 403
+      ? `; check the credentials${keyHint ? ` (${keyHint})` : ''}`
+      : status === 429
+        ? '; rate limited, try again later'
+        : '';
   return new WebSearchError(provider, `the search API answered HTTP ${status} ${response.statusText}${hint}`.trim());
 }
 

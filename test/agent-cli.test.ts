@@ -43,12 +43,15 @@ describe('claw setup', () => {
     expect(first.stdout).not.toContain(config.gateway.auth.token);
     expect(statSync(join(stateDir, 'openclaw.json')).mode & 0o777).toBe(0o600);
     const workspace = join(stateDir, 'workspace');
-    for (const name of ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md']) expect(existsSync(join(workspace, name)), name).toBe(true);
+    for (const name of ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md'])
+      expect(existsSync(join(workspace, name)), name).toBe(true);
     writeFileSync(join(workspace, 'SOUL.md'), 'my own soul');
     const second = await claw(['setup'], env);
     expect(second.stdout).toMatch(/kept {4}SOUL\.md \(already there\)/);
     expect(second.stdout).toContain('already exists (left as it is)');
-    expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token).toBe(config.gateway.auth.token);
+    expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token).toBe(
+      config.gateway.auth.token,
+    );
     expect(readFileSync(join(workspace, 'SOUL.md'), 'utf8')).toBe('my own soul');
     // The first-run ritual deleted BOOTSTRAP.md: setup does not bring it back.
     rmSync(join(workspace, 'BOOTSTRAP.md'));
@@ -111,7 +114,10 @@ describe('claw agent', () => {
   it('text written before a tool call, then the answer: each printed once; tool results use phase "result"', async () => {
     const { env } = stateWith(openaiConfig());
     const script = () =>
-      fake.script({ text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'The answer is 42.', chunkSize: 4 });
+      fake.script(
+        { text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] },
+        { text: 'The answer is 42.', chunkSize: 4 },
+      );
     fake.reset();
     script();
     const local = await claw(['agent', '--local', '-m', 'what is it?'], env);
@@ -129,7 +135,11 @@ describe('claw agent', () => {
   it('never prints NO_REPLY, whole or in pieces', async () => {
     const { env } = stateWith(openaiConfig());
     fake.reset();
-    fake.script({ text: 'NO_REPLY', chunkSize: 3 }, { text: 'Checking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'no_reply', chunkSize: 2 });
+    fake.script(
+      { text: 'NO_REPLY', chunkSize: 3 },
+      { text: 'Checking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] },
+      { text: 'no_reply', chunkSize: 2 },
+    );
     const quiet = await claw(['agent', '--local', '-m', 'nothing to say'], env);
     expect(quiet).toMatchObject({ code: 0, stdout: '' });
     const after = await claw(['agent', '--local', '-m', 'look, then nothing'], env);
@@ -140,7 +150,10 @@ describe('claw agent', () => {
     const { env } = stateWith(openaiConfig());
     fake.reset();
     fake.script({ text: Array.from({ length: 40 }, (_, i) => `line ${i}`).join('\n'), chunkSize: 8, delayMs: 15 });
-    const child = spawn(process.execPath, [CLI, 'agent', '--local', '-m', 'count'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'agent', '--local', '-m', 'count'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     // Like `head -n 1`: read until the first line, then close the pipe.
@@ -152,7 +165,10 @@ describe('claw agent', () => {
   });
 
   it('--agent with an unknown id is an error naming the agents, and creates nothing', async () => {
-    const { env, stateDir } = stateWith({ ...openaiConfig(), agents: { defaults: { model: 'openai/gpt-4.1' }, list: [{ id: 'home', default: true }, { id: 'work' }] } });
+    const { env, stateDir } = stateWith({
+      ...openaiConfig(),
+      agents: { defaults: { model: 'openai/gpt-4.1' }, list: [{ id: 'home', default: true }, { id: 'work' }] },
+    });
     fake.reset();
     const local = await claw(['agent', '--local', '--agent', 'wrok', '-m', 'hi'], env);
     expect(local.code).toBe(2);
@@ -172,13 +188,22 @@ describe('claw agent', () => {
     expect(existsSync(join(stateDir, 'workspace-wrok'))).toBe(false);
     // A listed agent that is not the default works.
     fake.script({ text: 'Work here.' });
-    expect(await claw(['agent', '--agent', 'work', '-m', 'hi'], env)).toMatchObject({ code: 0, stdout: 'Work here.\n' });
+    expect(await claw(['agent', '--agent', 'work', '-m', 'hi'], env)).toMatchObject({
+      code: 0,
+      stdout: 'Work here.\n',
+    });
   }, 90_000);
 
   it('rejects bad flags with usage errors', async () => {
     const { env } = stateWith({});
-    expect(await claw(['agent'], env)).toMatchObject({ code: 2, stderr: expect.stringMatching(/give the message with --message/) });
-    expect(await claw(['agent', '-m', 'x', '--thinking', 'max'], env)).toMatchObject({ code: 2, stderr: expect.stringMatching(/--thinking must be/) });
+    expect(await claw(['agent'], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/give the message with --message/),
+    });
+    expect(await claw(['agent', '-m', 'x', '--thinking', 'max'], env)).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/--thinking must be/),
+    });
   });
 
   it('answers with a local GGUF model through the llama-cpp provider', async () => {
@@ -186,7 +211,9 @@ describe('claw agent', () => {
     const model = writeTinyLlamaGguf(join(dir, 'tiny.gguf'), { seed: 7 });
     const { env } = stateWith({
       agents: { defaults: { model: 'llama-cpp/tiny' } },
-      plugins: { entries: { 'llama-cpp': { config: { modelPath: model, threads: 1, maxTokens: 12, contextSize: 8192 } } } },
+      plugins: {
+        entries: { 'llama-cpp': { config: { modelPath: model, threads: 1, maxTokens: 12, contextSize: 8192 } } },
+      },
     });
     const result = await claw(['agent', '--local', '--message', 'hello'], env);
     expect(result.code, result.stderr).toBe(0);
@@ -197,7 +224,12 @@ describe('claw agent', () => {
 describe('claw models and claw sessions', () => {
   it('models list shows the default and the catalog; models status shows keys and cooldowns', async () => {
     const { env, stateDir } = stateWith({
-      agents: { defaults: { model: { primary: 'openai/gpt-4.1', fallbacks: ['anthropic/claude-sonnet-4-5'] }, models: { 'openai/gpt-4.1': { alias: 'gpt' } } } },
+      agents: {
+        defaults: {
+          model: { primary: 'openai/gpt-4.1', fallbacks: ['anthropic/claude-sonnet-4-5'] },
+          models: { 'openai/gpt-4.1': { alias: 'gpt' } },
+        },
+      },
       models: { providers: { openai: { apiKey: 'sk-x' } } },
     });
     const list = await claw(['models', 'list'], env);
@@ -209,7 +241,16 @@ describe('claw models and claw sessions', () => {
     const profiles = join(stateDir, 'agents', 'main', 'agent');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(profiles, { recursive: true });
-    writeFileSync(join(profiles, 'auth-profiles.json'), JSON.stringify({ version: 1, profiles: { 'anthropic:work': { provider: 'anthropic', key: 'sk-ant' } }, usageStats: { 'anthropic:work': { cooldownUntil: Date.now() + 10 * 60_000, lastFailureKind: 'rate_limit', errorCount: 2 } } }));
+    writeFileSync(
+      join(profiles, 'auth-profiles.json'),
+      JSON.stringify({
+        version: 1,
+        profiles: { 'anthropic:work': { provider: 'anthropic', key: 'sk-ant' } },
+        usageStats: {
+          'anthropic:work': { cooldownUntil: Date.now() + 10 * 60_000, lastFailureKind: 'rate_limit', errorCount: 2 },
+        },
+      }),
+    );
     const status = await claw(['models', 'status'], env);
     expect(status.stdout).toMatch(/openai {7}openai:config \[config\] ready/);
     expect(status.stdout).toMatch(/anthropic {4}anthropic:work \[file\] cooling down 10 min after rate_limit/);
@@ -229,7 +270,10 @@ describe('claw models and claw sessions', () => {
       }),
     );
     const all = JSON.parse((await claw(['sessions', '--json'], env)).stdout);
-    expect(all.sessions.map((row: { key: string }) => row.key)).toEqual(['agent:main:main', 'agent:main:telegram:dm:1']);
+    expect(all.sessions.map((row: { key: string }) => row.key)).toEqual([
+      'agent:main:main',
+      'agent:main:telegram:dm:1',
+    ]);
     const active = JSON.parse((await claw(['sessions', '--json', '--active', '30'], env)).stdout);
     expect(active).toMatchObject({ count: 1, activeMinutes: 30 });
     const text = await claw(['sessions'], env);

@@ -36,21 +36,34 @@ async function boot(config: Record<string, any> = {}) {
     register(api) {
       api.on('session_start', (event) => void sessionEvents.push(`start:${event.sessionId}`));
       api.on('session_end', (event) => void sessionEvents.push(`end:${event.sessionId}`));
-      api.registerCommand({ name: 'ping', description: 'test command', acceptsArgs: true, handler: (ctx) => ({ text: `pong ${ctx.args}`.trim() }) });
+      api.registerCommand({
+        name: 'ping',
+        description: 'test command',
+        acceptsArgs: true,
+        handler: (ctx) => ({ text: `pong ${ctx.args}`.trim() }),
+      });
     },
   });
   const kernel = await createTestKernel({
     plugins: [...AGENT_PLUGINS, recorder],
     config: {
       agents: { defaults: { model: 'openai/gpt-4.1', models: { 'anthropic/claude-opus-4-1': { alias: 'opus' } } } },
-      models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' }, anthropic: { baseUrl: fake.anthropicBaseUrl, apiKey: 'k2' } } },
+      models: {
+        providers: {
+          openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' },
+          anthropic: { baseUrl: fake.anthropicBaseUrl, apiKey: 'k2' },
+        },
+      },
       messages: { queue: { debounceMs: 10 } },
       ...config,
     },
   });
   kernels.push(kernel);
   const slot = (await useService<AgentService & { runtime: AgentRuntime }>(kernel, 'agent'))!;
-  const send = async (message: string, extra: Partial<DispatchInput> = {}): Promise<RunResult & { disposition: string }> => {
+  const send = async (
+    message: string,
+    extra: Partial<DispatchInput> = {},
+  ): Promise<RunResult & { disposition: string }> => {
     const handle = await slot.dispatch({ message, ...extra });
     return { ...(await handle.done), disposition: handle.status };
   };
@@ -67,17 +80,28 @@ function lastUserText(): string {
 
 describe('directives', () => {
   it('parses /think /verbose /reasoning /model /queue and leaves the rest', () => {
-    expect(parseDirectives('/think high what is X')).toMatchObject({ rest: 'what is X', thinking: 'high', found: ['think'] });
+    expect(parseDirectives('/think high what is X')).toMatchObject({
+      rest: 'what is X',
+      thinking: 'high',
+      found: ['think'],
+    });
     expect(parseDirectives('/t:low hi')).toMatchObject({ rest: 'hi', thinking: 'low' });
     expect(parseDirectives('/think what is X')).toMatchObject({ rest: 'what is X', found: ['think'] });
-    expect(parseDirectives('hello /verbose on and /reasoning stream')).toMatchObject({ rest: 'hello and', verbose: 'on', reasoning: 'stream' });
+    expect(parseDirectives('hello /verbose on and /reasoning stream')).toMatchObject({
+      rest: 'hello and',
+      verbose: 'on',
+      reasoning: 'stream',
+    });
     expect(parseDirectives('/model opus')).toMatchObject({ rest: '', model: 'opus' });
     expect(parseDirectives('/queue followup debounce:2s cap:25 drop:summarize')).toMatchObject({
       rest: '',
       queue: { mode: 'followup', debounceMs: 2000, cap: 25, drop: 'summarize' },
     });
     expect(parseDirectives('/queue reset')).toMatchObject({ queue: { reset: true } });
-    expect(parseDirectives('see /tmp/file and a/think b')).toMatchObject({ rest: 'see /tmp/file and a/think b', found: [] });
+    expect(parseDirectives('see /tmp/file and a/think b')).toMatchObject({
+      rest: 'see /tmp/file and a/think b',
+      found: [],
+    });
   });
 });
 
@@ -107,7 +131,9 @@ describe('slash commands', () => {
     const { kernel, send } = await boot();
     const delivered: string[] = [];
     fake.script({ text: 'hi!' });
-    await send('hey /status', { deliver: { channel: 'test', to: 'u1', send: async (payload) => void delivered.push(payload.text) } });
+    await send('hey /status', {
+      deliver: { channel: 'test', to: 'u1', send: async (payload) => void delivered.push(payload.text) },
+    });
     expect(delivered[0]).toMatch(/🤖 Model/);
     expect(delivered[1]).toBe('hi!');
     expect(lastUserText()).toBe('hey');
@@ -156,7 +182,9 @@ describe('slash commands', () => {
 
   it('/queue persists a per-session queue mode with options; /queue reset clears it', async () => {
     const { send, entry } = await boot();
-    expect((await send('/queue followup debounce:2s cap:25 drop:old')).text).toBe('📥 Queue: followup (debounce 2000ms, cap 25, drop old)');
+    expect((await send('/queue followup debounce:2s cap:25 drop:old')).text).toBe(
+      '📥 Queue: followup (debounce 2000ms, cap 25, drop old)',
+    );
     expect((await entry())!.queue).toEqual({ mode: 'followup', debounceMs: 2000, cap: 25, drop: 'old' });
     expect((await send('/queue cap:0')).text).toMatch(/cap must be a whole number/);
     expect((await send('/queue reset')).text).toBe('📥 Queue reset to collect (debounce 10ms, cap 20, drop summarize)');
@@ -168,7 +196,9 @@ describe('slash commands', () => {
     const list = (await send('/model list')).text;
     expect(list).toMatch(/• openai\/gpt-4\.1/);
     expect(list).toMatch(/anthropic\/claude-opus-4-1 \(opus\)/);
-    expect((await send('/model opus@anthropic:work')).text).toBe('🤖 Model set to anthropic/claude-opus-4-1 (profile anthropic:work)');
+    expect((await send('/model opus@anthropic:work')).text).toBe(
+      '🤖 Model set to anthropic/claude-opus-4-1 (profile anthropic:work)',
+    );
     expect(await entry()).toMatchObject({ model: 'anthropic/claude-opus-4-1', authProfileOverride: 'anthropic:work' });
     expect((await send('/model nonsense-model-xyz')).text).toMatch(/Unknown model/);
     expect((await send('/model default')).text).toBe('🤖 Model reset to openai/gpt-4.1');
@@ -181,8 +211,13 @@ describe('slash commands', () => {
     expect((await send('/reasoning on')).text).toBe('💭 Reasoning: on');
     expect(await entry()).toMatchObject({ verboseLevel: 'on', reasoningLevel: 'on' });
     const delivered: string[] = [];
-    fake.script({ thinking: 'Let me look.', toolCalls: [{ name: 'exec', arguments: { command: 'echo hi' } }] }, { text: 'It said hi.' });
-    await send('run echo', { deliver: { channel: 'test', to: 'u', send: async (payload) => void delivered.push(payload.text) } });
+    fake.script(
+      { thinking: 'Let me look.', toolCalls: [{ name: 'exec', arguments: { command: 'echo hi' } }] },
+      { text: 'It said hi.' },
+    );
+    await send('run echo', {
+      deliver: { channel: 'test', to: 'u', send: async (payload) => void delivered.push(payload.text) },
+    });
     expect(delivered[0]).toMatch(/^🛠️ exec \{"command":"echo hi"\}/);
     expect(delivered).toContain('Reasoning:\nLet me look.');
     expect(delivered.at(-1)).toBe('It said hi.');
@@ -247,7 +282,9 @@ describe('slash commands', () => {
     stop();
     expect(result.status).toBe('ok');
     expect(result.text).toBe('');
-    const streamed = events.filter((event) => event.kind === 'agent' && event.stream === 'assistant' && typeof event.data.delta === 'string').map((event) => event.data.delta);
+    const streamed = events
+      .filter((event) => event.kind === 'agent' && event.stream === 'assistant' && typeof event.data.delta === 'string')
+      .map((event) => event.data.delta);
     expect(streamed.join('')).toBe('Let me look.');
     const chat = events.filter((event) => event.kind === 'chat');
     expect(chat.some((event) => event.state === 'delta')).toBe(true);
@@ -256,7 +293,12 @@ describe('slash commands', () => {
     }
     expect(chat.at(-1)).toMatchObject({ state: 'final', text: '' });
     // Gateway clients (agent and chat events) get the same filtered stream.
-    expect(protocol.filter((frame) => frame.event === 'agent' && frame.payload.data.delta).map((frame) => frame.payload.data.delta).join('')).toBe('Let me look.');
+    expect(
+      protocol
+        .filter((frame) => frame.event === 'agent' && frame.payload.data.delta)
+        .map((frame) => frame.payload.data.delta)
+        .join(''),
+    ).toBe('Let me look.');
     expect(protocol.some((frame) => frame.event === 'chat' && frame.payload.state === 'delta')).toBe(true);
     expect(JSON.stringify([...events, ...protocol])).not.toMatch(/NO_|_REP|REPLY/);
   });
@@ -264,7 +306,10 @@ describe('slash commands', () => {
   it('chat deltas carry the current model message: text before a tool call is not glued to the answer', async () => {
     const { send } = await boot();
     const chat: any[] = [];
-    fake.script({ text: 'Let me look.', toolCalls: [{ name: 'read', arguments: { path: 'nothing-here.txt' } }] }, { text: 'It is not there.', chunkSize: 4, delayMs: 60 });
+    fake.script(
+      { text: 'Let me look.', toolCalls: [{ name: 'read', arguments: { path: 'nothing-here.txt' } }] },
+      { text: 'It is not there.', chunkSize: 4, delayMs: 60 },
+    );
     await send('is it there?', { onEvent: (event) => void (event.kind === 'chat' && chat.push(event)) });
     const deltas = chat.filter((event) => event.state === 'delta');
     expect(deltas[0]).toMatchObject({ text: 'Let me look.', deltaText: 'Let me look.' });
@@ -280,7 +325,13 @@ describe('slash commands', () => {
     const answer = paragraphs.join('\n\n');
     fake.script({ text: answer, chunkSize: 40 });
     const delivered: Array<{ text: string; at: number }> = [];
-    const result = await send('write a lot', { deliver: { channel: 'test', to: 'u', send: async (payload) => void delivered.push({ text: payload.text, at: Date.now() }) } });
+    const result = await send('write a lot', {
+      deliver: {
+        channel: 'test',
+        to: 'u',
+        send: async (payload) => void delivered.push({ text: payload.text, at: Date.now() }),
+      },
+    });
     expect(delivered.length).toBeGreaterThanOrEqual(3);
     expect(delivered.map((block) => block.text).join('\n\n')).toBe(answer);
     for (const block of delivered.slice(0, -1)) {

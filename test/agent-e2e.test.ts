@@ -79,24 +79,36 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     harness = await startAgent({ provider });
     const h = harness;
     h.fake.script(
-      { thinking: 'The user wants a file.', toolCalls: [{ name: 'write', arguments: { path: 'notes/hello.txt', content: 'hi there' } }] },
+      {
+        thinking: 'The user wants a file.',
+        toolCalls: [{ name: 'write', arguments: { path: 'notes/hello.txt', content: 'hi there' } }],
+      },
       { text: 'Done: I wrote notes/hello.txt.' },
     );
     const { ack, final } = await runAgent(h.client, { message: 'please write hello' });
 
     // Two-phase: the ack, then the final result on the same request.
     expect(ack).toMatchObject({ status: 'accepted', runId: expect.any(String), acceptedAt: expect.any(Number) });
-    expect(final).toMatchObject({ runId: ack.runId, status: 'ok', summary: 'Done: I wrote notes/hello.txt.', result: { provider, model: MODELS[provider].split('/')[1] } });
+    expect(final).toMatchObject({
+      runId: ack.runId,
+      status: 'ok',
+      summary: 'Done: I wrote notes/hello.txt.',
+      result: { provider, model: MODELS[provider].split('/')[1] },
+    });
     expect(readFileSync(join(h.workspace, 'notes', 'hello.txt'), 'utf8')).toBe('hi there');
 
     // The second model request carried the tool result back.
     expect(h.fake.requests).toHaveLength(2);
-    expect(h.fake.requests.map((request) => request.api)).toEqual(provider === 'openai' ? ['openai-chat', 'openai-chat'] : ['anthropic', 'anthropic']);
+    expect(h.fake.requests.map((request) => request.api)).toEqual(
+      provider === 'openai' ? ['openai-chat', 'openai-chat'] : ['anthropic', 'anthropic'],
+    );
     expect(JSON.stringify(h.fake.requests[1]!.body)).toContain('notes/hello.txt');
 
     // Hook order: DESIGN.md's message path, with the model step repeated once per model call
     // and before_message_write before every transcript append and the delivered reply.
-    const trace = h.hooks.filter((record) => (MESSAGE_HOOKS as readonly string[]).includes(record.hook)).map((record) => (record.detail ? `${record.hook}:${record.detail}` : record.hook));
+    const trace = h.hooks
+      .filter((record) => (MESSAGE_HOOKS as readonly string[]).includes(record.hook))
+      .map((record) => (record.detail ? `${record.hook}:${record.detail}` : record.hook));
     expect(trace).toEqual([
       'message_received',
       'before_model_resolve',
@@ -131,16 +143,35 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     // Streamed events: one lifecycle start, assistant deltas, tool start/result, one lifecycle end.
     const events = agentEvents(h.events, ack.runId);
     expect(events.filter((event) => event.stream === 'lifecycle' && event.data.phase === 'start')).toHaveLength(1);
-    expect(events.filter((event) => event.stream === 'lifecycle' && ['end', 'error'].includes(event.data.phase))).toHaveLength(1);
-    expect(events.filter((event) => event.stream === 'tool').map((event) => event.data.phase)).toEqual(['start', 'result']);
-    expect(events.filter((event) => event.stream === 'assistant' && event.data.delta).map((event) => event.data.delta).join('')).toBe('Done: I wrote notes/hello.txt.');
+    expect(
+      events.filter((event) => event.stream === 'lifecycle' && ['end', 'error'].includes(event.data.phase)),
+    ).toHaveLength(1);
+    expect(events.filter((event) => event.stream === 'tool').map((event) => event.data.phase)).toEqual([
+      'start',
+      'result',
+    ]);
+    expect(
+      events
+        .filter((event) => event.stream === 'assistant' && event.data.delta)
+        .map((event) => event.data.delta)
+        .join(''),
+    ).toBe('Done: I wrote notes/hello.txt.');
     const seqs = events.map((event) => event.seq);
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
-    await until(() => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).state === 'final'), 2000, 'chat final');
+    await until(
+      () => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).state === 'final'),
+      2000,
+      'chat final',
+    );
 
     // Persisted: the session entry with token counts and a transcript of whole, linked entries.
     const entry = sessionsFile(h)['agent:main:main'];
-    expect(entry).toMatchObject({ sessionId: expect.any(String), inputTokens: expect.any(Number), outputTokens: expect.any(Number), totalTokens: expect.any(Number) });
+    expect(entry).toMatchObject({
+      sessionId: expect.any(String),
+      inputTokens: expect.any(Number),
+      outputTokens: expect.any(Number),
+      totalTokens: expect.any(Number),
+    });
     expect(entry.totalTokens).toBeGreaterThan(0);
     const lines = transcriptLines(h);
     expect(lines[0]).toMatchObject({ type: 'session' });
@@ -151,7 +182,12 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
 
     // chat.history shows the same conversation.
     const history: any = await h.client.request('chat.history', { sessionKey: 'main' });
-    expect(history.messages.map((message: any) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    expect(history.messages.map((message: any) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'toolResult',
+      'assistant',
+    ]);
   });
 
   it('keeps the conversation: the second turn sends the first one back to the model', async () => {
@@ -167,7 +203,13 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     harness = await startAgent({ provider });
     const h = harness;
     h.fake.script(
-      { toolCalls: [{ name: 'write', arguments: { path: 'cut/a.txt', content: 'half' } }, { name: 'write', arguments: { path: 'cut/b.txt', content: 'ha' } }], stopReason: 'length' },
+      {
+        toolCalls: [
+          { name: 'write', arguments: { path: 'cut/a.txt', content: 'half' } },
+          { name: 'write', arguments: { path: 'cut/b.txt', content: 'ha' } },
+        ],
+        stopReason: 'length',
+      },
       { text: 'That was too long; here is the short version.' },
     );
     const { final } = await runAgent(h.client, { message: 'write two long files' });
@@ -175,16 +217,34 @@ describe.each(['openai', 'anthropic'] as const)('a turn through the gateway (%s)
     expect(existsSync(join(h.workspace, 'cut'))).toBe(false);
     expect(h.hooks.filter((record) => record.hook === 'before_tool_call')).toEqual([]);
     // The transcript keeps every call paired with its result.
-    const messages = transcriptLines(h).filter((line) => line.type === 'message').map((line) => line.message);
-    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
+    const messages = transcriptLines(h)
+      .filter((line) => line.type === 'message')
+      .map((line) => line.message);
+    expect(messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'toolResult',
+      'toolResult',
+      'assistant',
+    ]);
     expect(messages[1].stopReason).toBe('length');
-    for (const result of messages.slice(2, 4)) expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/cut off at the output token limit/) }] });
+    for (const result of messages.slice(2, 4))
+      expect(result).toMatchObject({
+        isError: true,
+        content: [{ type: 'text', text: expect.stringMatching(/cut off at the output token limit/) }],
+      });
     expect(JSON.stringify(h.fake.requests[1]!.body)).toContain('cut off at the output token limit');
     // A model that keeps overrunning is stopped rather than asked forever.
-    const cut = { toolCalls: [{ name: 'write', arguments: { path: 'cut/c.txt', content: 'x' } }], stopReason: 'length' as const };
+    const cut = {
+      toolCalls: [{ name: 'write', arguments: { path: 'cut/c.txt', content: 'x' } }],
+      stopReason: 'length' as const,
+    };
     h.fake.script(cut, cut, cut, cut);
     const stopped = await runAgent(h.client, { message: 'write it anyway' });
-    expect(stopped.final).toMatchObject({ status: 'error', error: expect.stringMatching(/cut off at the output token limit 4 times in a row/) });
+    expect(stopped.final).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(/cut off at the output token limit 4 times in a row/),
+    });
     expect(h.fake.requests).toHaveLength(6);
     expect(existsSync(join(h.workspace, 'cut'))).toBe(false);
   });
@@ -204,7 +264,11 @@ describe('queue modes for messages that arrive during a run', () => {
     const first = runAgent(h.client, { message: 'do two things' });
     await h.gate.entered;
     const second = runAgent(h.client, { message: 'stop, do something else' });
-    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'steer-queued'), 3000, 'steer');
+    await until(
+      () => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'steer-queued'),
+      3000,
+      'steer',
+    );
     h.gate.open();
     const [a, b] = await Promise.all([first, second]);
     expect(a.final).toMatchObject({ status: 'ok', summary: 'Changing course as you asked.' });
@@ -220,7 +284,11 @@ describe('queue modes for messages that arrive during a run', () => {
   it('followup: the message waits for the run, then gets a run of its own', async () => {
     harness = await startAgent({ config: { messages: { queue: { mode: 'followup' } } } });
     const h = harness;
-    h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'first done' }, { text: 'second done' });
+    h.fake.script(
+      { toolCalls: [{ name: 'wait_gate', arguments: {} }] },
+      { text: 'first done' },
+      { text: 'second done' },
+    );
     const first = runAgent(h.client, { message: 'first' });
     await h.gate.entered;
     let acked = false;
@@ -239,13 +307,21 @@ describe('queue modes for messages that arrive during a run', () => {
   it('collect (the default): messages queued during a run become one follow-up turn', async () => {
     harness = await startAgent();
     const h = harness;
-    h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'first done' }, { text: 'answering all three' });
+    h.fake.script(
+      { toolCalls: [{ name: 'wait_gate', arguments: {} }] },
+      { text: 'first done' },
+      { text: 'answering all three' },
+    );
     const first = runAgent(h.client, { message: 'first' });
     await h.gate.entered;
     // Each ack says how the gateway took the message; all three must be queued before the gate opens.
     const acks: string[] = [];
     const onAck = (ack: { disposition?: string }) => void acks.push(ack.disposition ?? 'none');
-    const queued = [runAgent(h.client, { message: 'one' }, onAck), runAgent(h.client, { message: 'two' }, onAck), runAgent(h.client, { message: 'three' }, onAck)];
+    const queued = [
+      runAgent(h.client, { message: 'one' }, onAck),
+      runAgent(h.client, { message: 'two' }, onAck),
+      runAgent(h.client, { message: 'three' }, onAck),
+    ];
     await until(() => acks.length === 3, 5000, 'the three acks');
     expect(acks).toEqual(['queued', 'queued', 'queued']);
     h.gate.open();
@@ -281,7 +357,11 @@ describe('queue modes for messages that arrive during a run', () => {
     const first = runAgent(h.client, { message: 'first' });
     await h.gate.entered;
     let disposition: string | undefined;
-    const second = runAgent(h.client, { message: 'second', queueMode: 'followup' }, (ack) => (disposition = ack.disposition ?? 'none'));
+    const second = runAgent(
+      h.client,
+      { message: 'second', queueMode: 'followup' },
+      (ack) => (disposition = ack.disposition ?? 'none'),
+    );
     await until(() => disposition !== undefined, 5000, 'the ack');
     h.gate.open();
     expect(disposition).toBe('queued');
@@ -297,7 +377,12 @@ describe('idempotency, timeout and abort', () => {
     h.fake.script({ text: 'once only', delayMs: 20 });
     const key = idem();
     const acks: any[] = [];
-    const call = () => h.client.request('agent', { message: 'hello', idempotencyKey: key }, { expectFinal: true, onAck: (ack) => acks.push(ack) });
+    const call = () =>
+      h.client.request(
+        'agent',
+        { message: 'hello', idempotencyKey: key },
+        { expectFinal: true, onAck: (ack) => acks.push(ack) },
+      );
     const [a, b] = await Promise.all([call(), call()]);
     const c = await call();
     expect(a).toEqual(b);
@@ -321,7 +406,10 @@ describe('idempotency, timeout and abort', () => {
     const waited: any = await h.client.request('agent.wait', { runId: ack.runId });
     expect(waited.status).toBe('timeout');
     const events = agentEvents(h.events, ack.runId);
-    expect(events.filter((event) => event.stream === 'lifecycle').map((event) => event.data.phase)).toEqual(['start', 'error']);
+    expect(events.filter((event) => event.stream === 'lifecycle').map((event) => event.data.phase)).toEqual([
+      'start',
+      'error',
+    ]);
     // The session is free again.
     h.fake.script({ text: 'back' });
     expect((await runAgent(h.client, { message: 'again' })).final.summary).toBe('back');
@@ -337,7 +425,13 @@ describe('idempotency, timeout and abort', () => {
     const early: any = await h.client.request('agent.wait', { runId: ack.runId, timeoutMs: 10 });
     expect(early).toMatchObject({ runId: ack.runId, status: 'timeout' });
     const done: any = await h.client.request('agent.wait', { runId: ack.runId });
-    expect(done).toMatchObject({ runId: ack.runId, status: 'ok', summary: 'slow answer', startedAt: expect.any(Number), endedAt: expect.any(Number) });
+    expect(done).toMatchObject({
+      runId: ack.runId,
+      status: 'ok',
+      summary: 'slow answer',
+      startedAt: expect.any(Number),
+      endedAt: expect.any(Number),
+    });
     await expect(h.client.request('agent.wait', { runId: 'nope' })).rejects.toThrow(/unknown runId/);
     const { AGENT_WAIT_DEFAULT_MS } = await import('../plugins/agent/methods.js');
     expect(AGENT_WAIT_DEFAULT_MS).toBe(30_000);
@@ -347,12 +441,24 @@ describe('idempotency, timeout and abort', () => {
     harness = await startAgent();
     const h = harness;
     h.fake.script({ text: 'a'.repeat(400), delayMs: 15, chunkSize: 4 });
-    const sent: any = await h.client.request('chat.send', { sessionKey: 'main', message: 'talk', idempotencyKey: idem() });
+    const sent: any = await h.client.request('chat.send', {
+      sessionKey: 'main',
+      message: 'talk',
+      idempotencyKey: idem(),
+    });
     expect(sent).toMatchObject({ runId: expect.any(String), status: 'started' });
-    await until(() => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).state === 'delta'), 5000, 'a delta');
+    await until(
+      () => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).state === 'delta'),
+      5000,
+      'a delta',
+    );
     const aborted: any = await h.client.request('chat.abort', { sessionKey: 'main', runId: sent.runId });
     expect(aborted).toMatchObject({ ok: true, aborted: true });
-    await until(() => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).state === 'aborted'), 3000, 'aborted event');
+    await until(
+      () => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).state === 'aborted'),
+      3000,
+      'aborted event',
+    );
     const waited: any = await h.client.request('agent.wait', { runId: sent.runId });
     expect(waited.status).toBe('aborted');
     // Deltas were coalesced (≤ one per 150 ms), not one per token.
@@ -387,7 +493,14 @@ describe('compaction', () => {
     h.fake.script({ text: 'noted A' });
     await runAgent(h.client, { message: `A${'a'.repeat(30_000)}` });
     h.fake.script(
-      { toolCalls: [{ name: 'write', arguments: { path: 'memory/2026-11-21.md', content: '- the user sent a long A and a long B\n' } }] },
+      {
+        toolCalls: [
+          {
+            name: 'write',
+            arguments: { path: 'memory/2026-11-21.md', content: '- the user sent a long A and a long B\n' },
+          },
+        ],
+      },
       { text: 'NO_REPLY' },
       { text: 'SUMMARY-ONE: the user sent a long A.' },
       { text: 'noted B' },
@@ -404,9 +517,18 @@ describe('compaction', () => {
     const entry = sessionsFile(h)['agent:main:main'];
     expect(entry).toMatchObject({ compactionCount: 1, memoryFlushCompactionCount: 0 });
     const compaction = transcriptLines(h).find((line) => line.type === 'compaction');
-    expect(compaction).toMatchObject({ summary: 'SUMMARY-ONE: the user sent a long A.', firstKeptEntryId: expect.any(String), tokensBefore: expect.any(Number) });
-    expect(h.hooks.map((record) => record.hook).filter((hook) => hook.endsWith('_compaction'))).toEqual(['before_compaction', 'after_compaction']);
-    const compactionEvents = h.events.filter((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'compaction').map((frame) => (frame.payload as any).data.phase);
+    expect(compaction).toMatchObject({
+      summary: 'SUMMARY-ONE: the user sent a long A.',
+      firstKeptEntryId: expect.any(String),
+      tokensBefore: expect.any(Number),
+    });
+    expect(h.hooks.map((record) => record.hook).filter((hook) => hook.endsWith('_compaction'))).toEqual([
+      'before_compaction',
+      'after_compaction',
+    ]);
+    const compactionEvents = h.events
+      .filter((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'compaction')
+      .map((frame) => (frame.payload as any).data.phase);
     expect(compactionEvents).toEqual(['memory-flush', 'start', 'end']);
   });
 
@@ -442,20 +564,29 @@ describe('auth profiles and failover', () => {
   function writeProfiles(h: AgentHarness, profiles: Record<string, unknown>, order?: Record<string, string[]>) {
     const dir = join(h.gw.stateDir, 'agents', 'main', 'agent');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'auth-profiles.json'), JSON.stringify({ version: 1, profiles, ...(order ? { order } : {}) }));
+    writeFileSync(
+      join(dir, 'auth-profiles.json'),
+      JSON.stringify({ version: 1, profiles, ...(order ? { order } : {}) }),
+    );
   }
 
   it('a rate limit rotates at once to the next free profile; the (profile, model) cools down 1 min and the next run skips it', async () => {
     harness = await startAgent({ noConfigKey: true, fake: { apiKeys: ['key-a', 'key-b'] } });
     const h = harness;
-    writeProfiles(h, { 'openai:a': { provider: 'openai', key: 'key-a' }, 'openai:b': { provider: 'openai', key: 'key-b' } }, { openai: ['openai:a', 'openai:b'] });
+    writeProfiles(
+      h,
+      { 'openai:a': { provider: 'openai', key: 'key-a' }, 'openai:b': { provider: 'openai', key: 'key-b' } },
+      { openai: ['openai:a', 'openai:b'] },
+    );
     h.fake.scriptForKey('key-a', { error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error' } });
     h.fake.script({ text: 'answered by b' }, { text: 'b again' });
     const before = Date.now();
     const { final } = await runAgent(h.client, { message: 'hi' });
     expect(final).toMatchObject({ status: 'ok', summary: 'answered by b' });
     expect(h.fake.requests.map((request) => request.apiKey)).toEqual(['key-a', 'key-b']);
-    const stored = JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', 'main', 'agent', 'auth-profiles.json'), 'utf8'));
+    const stored = JSON.parse(
+      readFileSync(join(h.gw.stateDir, 'agents', 'main', 'agent', 'auth-profiles.json'), 'utf8'),
+    );
     // The cooldown is the (profile, model) pair's: another model on key-a is still free.
     const cooled = stored.usageStats['openai:a'].models['gpt-4.1'];
     expect(cooled).toMatchObject({ lastFailureKind: 'rate_limit', errorCount: 1 });
@@ -478,7 +609,11 @@ describe('auth profiles and failover', () => {
     const h = harness;
     h.fake.script({ text: 'anthropic to the rescue' });
     const { final } = await runAgent(h.client, { message: 'hi' });
-    expect(final).toMatchObject({ status: 'ok', summary: 'anthropic to the rescue', result: { provider: 'anthropic' } });
+    expect(final).toMatchObject({
+      status: 'ok',
+      summary: 'anthropic to the rescue',
+      result: { provider: 'anthropic' },
+    });
     expect(h.fake.requests.map((request) => request.api)).toEqual(['openai-chat', 'anthropic']);
   });
 
@@ -486,7 +621,9 @@ describe('auth profiles and failover', () => {
     harness = await startAgent({ provider: 'anthropic', noConfigKey: true });
     const { final } = await runAgent(harness.client, { message: 'hi' });
     expect(final.status).toBe('error');
-    expect(final.error).toMatch(/no API key for anthropic: set ANTHROPIC_API_KEY, models.providers.anthropic.apiKey, or add a profile to agents\/main\/agent\/auth-profiles.json/);
+    expect(final.error).toMatch(
+      /no API key for anthropic: set ANTHROPIC_API_KEY, models.providers.anthropic.apiKey, or add a profile to agents\/main\/agent\/auth-profiles.json/,
+    );
     expect(harness.fake.requests).toHaveLength(0);
   });
 
@@ -507,23 +644,57 @@ describe('sessions methods', () => {
     await runAgent(h.client, { message: 'hello there' });
     const listed: any = await h.client.request('sessions.list', {});
     expect(listed.sessions).toHaveLength(1);
-    expect(listed.sessions[0]).toMatchObject({ key: 'agent:main:main', agentId: 'main', inputTokens: expect.any(Number), outputTokens: expect.any(Number), totalTokens: expect.any(Number), contextTokens: expect.any(Number), hasActiveRun: false });
+    expect(listed.sessions[0]).toMatchObject({
+      key: 'agent:main:main',
+      agentId: 'main',
+      inputTokens: expect.any(Number),
+      outputTokens: expect.any(Number),
+      totalTokens: expect.any(Number),
+      contextTokens: expect.any(Number),
+      hasActiveRun: false,
+    });
     const preview: any = await h.client.request('sessions.preview', { keys: ['agent:main:main', 'agent:main:nope'] });
-    expect(preview.previews[0]).toMatchObject({ key: 'agent:main:main', status: 'ok', items: [{ role: 'user', text: 'hello there' }, { role: 'assistant', text: 'hello back' }] });
+    expect(preview.previews[0]).toMatchObject({
+      key: 'agent:main:main',
+      status: 'ok',
+      items: [
+        { role: 'user', text: 'hello there' },
+        { role: 'assistant', text: 'hello back' },
+      ],
+    });
     expect(preview.previews[1]).toMatchObject({ status: 'missing' });
-    const patched: any = await h.client.request('sessions.patch', { key: 'main', thinkingLevel: 'high', label: 'Home', queueMode: 'steer' });
+    const patched: any = await h.client.request('sessions.patch', {
+      key: 'main',
+      thinkingLevel: 'high',
+      label: 'Home',
+      queueMode: 'steer',
+    });
     expect(patched.entry).toMatchObject({ thinkingLevel: 'high', label: 'Home', queue: { mode: 'steer' } });
-    await expect(h.client.request('sessions.patch', { key: 'main', thinkingLevel: 'extreme' })).rejects.toThrow(/thinkingLevel/);
+    await expect(h.client.request('sessions.patch', { key: 'main', thinkingLevel: 'extreme' })).rejects.toThrow(
+      /thinkingLevel/,
+    );
     const oldId = patched.entry.sessionId;
     const reset: any = await h.client.request('sessions.reset', { key: 'main' });
     expect(reset.entry.sessionId).not.toBe(oldId);
     expect(reset.entry).toMatchObject({ thinkingLevel: 'high', label: 'Home' });
     expect(h.hooks.filter((record) => record.hook === 'session_end')).toHaveLength(1);
     // OpenClaw's guards: the listed session id must still be current, the agent must be the key's.
-    await expect(h.client.request('sessions.delete', { key: 'agent:main:main', expectedSessionId: oldId })).rejects.toThrow(/was reset since it was listed\); nothing deleted/);
-    await expect(h.client.request('sessions.delete', { key: 'agent:main:main', agentId: 'work' })).rejects.toThrow(/belongs to agent "main"/);
-    expect(await h.client.request('sessions.delete', { key: 'agent:main:main', archivedOnly: true })).toMatchObject({ deleted: false, archived: [] });
-    const deleted: any = await h.client.request('sessions.delete', { key: 'agent:main:main', agentId: 'main', expectedSessionId: reset.entry.sessionId, deleteTranscript: true });
+    await expect(
+      h.client.request('sessions.delete', { key: 'agent:main:main', expectedSessionId: oldId }),
+    ).rejects.toThrow(/was reset since it was listed\); nothing deleted/);
+    await expect(h.client.request('sessions.delete', { key: 'agent:main:main', agentId: 'work' })).rejects.toThrow(
+      /belongs to agent "main"/,
+    );
+    expect(await h.client.request('sessions.delete', { key: 'agent:main:main', archivedOnly: true })).toMatchObject({
+      deleted: false,
+      archived: [],
+    });
+    const deleted: any = await h.client.request('sessions.delete', {
+      key: 'agent:main:main',
+      agentId: 'main',
+      expectedSessionId: reset.entry.sessionId,
+      deleteTranscript: true,
+    });
     expect(deleted).toMatchObject({ ok: true, deleted: true, archived: [] });
     expect((await h.client.request<any>('sessions.list', {})).sessions).toHaveLength(0);
     const models: any = await h.client.request('models.list', {});

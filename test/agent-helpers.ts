@@ -14,7 +14,15 @@ import { client, startGateway, type RunningGateway } from './gateway-helpers.js'
 import { REPO } from './helpers.js';
 import { AGENT_STACK } from '../sdk/testing.js';
 
-export const AGENT_PLUGINS = [...AGENT_STACK, 'openai-http', 'openai', 'anthropic', 'tools-fs', 'tools-exec', 'exec-approvals'].map((id) => join(REPO, 'plugins', id));
+export const AGENT_PLUGINS = [
+  ...AGENT_STACK,
+  'openai-http',
+  'openai',
+  'anthropic',
+  'tools-fs',
+  'tools-exec',
+  'exec-approvals',
+].map((id) => join(REPO, 'plugins', id));
 
 export const MODELS = { openai: 'openai/gpt-4.1', anthropic: 'anthropic/claude-sonnet-4-5' } as const;
 
@@ -85,7 +93,10 @@ export interface AgentHarnessOptions {
 export function deepMerge(base: Record<string, any>, extra: Record<string, any>): Record<string, any> {
   const out = { ...base };
   for (const [key, value] of Object.entries(extra)) {
-    out[key] = value && typeof value === 'object' && !Array.isArray(value) && base[key] && typeof base[key] === 'object' ? deepMerge(base[key], value) : value;
+    out[key] =
+      value && typeof value === 'object' && !Array.isArray(value) && base[key] && typeof base[key] === 'object'
+        ? deepMerge(base[key], value)
+        : value;
   }
   return out;
 }
@@ -98,17 +109,26 @@ export async function startAgent(options: AgentHarnessOptions = {}): Promise<Age
     id: 'test-recorder',
     register(api) {
       for (const hook of HOOK_NAMES) {
-        api.on(hook as HookName, ((event: { message?: { role?: string; delivery?: unknown } }) => {
-          const detail = hook === 'before_message_write' ? (event.message?.delivery ? 'delivery' : event.message?.role) : undefined;
-          hooks.push({ hook: hook as HookName, ...(detail ? { detail } : {}) });
-          return undefined;
-        }) as never);
+        api.on(
+          hook as HookName,
+          ((event: { message?: { role?: string; delivery?: unknown } }) => {
+            const detail =
+              hook === 'before_message_write'
+                ? event.message?.delivery
+                  ? 'delivery'
+                  : event.message?.role
+                : undefined;
+            hooks.push({ hook: hook as HookName, ...(detail ? { detail } : {}) });
+            return undefined;
+          }) as never,
+        );
       }
       api.registerTool({
         name: 'wait_gate',
         description: 'Waits until the test lets it finish.',
         parameters: { type: 'object', properties: {}, additionalProperties: false },
-        execute: async (_params, ctx) => textResult((await gate.wait(ctx.signal)) === 'opened' ? 'gate opened' : 'gate aborted'),
+        execute: async (_params, ctx) =>
+          textResult((await gate.wait(ctx.signal)) === 'opened' ? 'gate opened' : 'gate aborted'),
       });
     },
   });
@@ -127,9 +147,18 @@ export async function startAgent(options: AgentHarnessOptions = {}): Promise<Age
     },
     options.config ?? {},
   );
-  const gw = await startGateway({ plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])], config, gateway: options.gateway, env: options.env, stateDir: options.stateDir });
+  const gw = await startGateway({
+    plugins: [...AGENT_PLUGINS, recorder, ...(options.plugins ?? [])],
+    config,
+    gateway: options.gateway,
+    env: options.env,
+    stateDir: options.stateDir,
+  });
   const events: EventFrame[] = [];
-  const operator = await client(gw.url, { onEvent: (frame) => events.push(frame), ...(options.gateway?.auth ? { token: (options.gateway.auth as { token?: string }).token } : {}) });
+  const operator = await client(gw.url, {
+    onEvent: (frame) => events.push(frame),
+    ...(options.gateway?.auth ? { token: (options.gateway.auth as { token?: string }).token } : {}),
+  });
   return {
     fake,
     gw,
@@ -159,12 +188,18 @@ export async function runAgent(
   onAck?: (ack: { runId: string; status: string; disposition?: string }) => void,
 ): Promise<{ ack: { runId: string; status: string; acceptedAt: number; disposition?: string }; final: any }> {
   let ack: any;
-  const final = await operator.request('agent', { idempotencyKey: idem(), ...params }, { expectFinal: true, timeoutMs: 20_000, onAck: (payload) => ((ack = payload), onAck?.(ack)) });
+  const final = await operator.request(
+    'agent',
+    { idempotencyKey: idem(), ...params },
+    { expectFinal: true, timeoutMs: 20_000, onAck: (payload) => ((ack = payload), onAck?.(ack)) },
+  );
   return { ack, final };
 }
 
 export function agentEvents(events: EventFrame[], runId: string): Array<{ stream: string; data: any; seq: number }> {
-  return events.filter((frame) => frame.event === 'agent' && (frame.payload as any).runId === runId).map((frame) => frame.payload as any);
+  return events
+    .filter((frame) => frame.event === 'agent' && (frame.payload as any).runId === runId)
+    .map((frame) => frame.payload as any);
 }
 
 export async function until(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {

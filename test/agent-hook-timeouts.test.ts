@@ -52,7 +52,11 @@ describe('hook timeouts', () => {
     const first = await runAgent(h.client, { message: 'one' });
     expect(first.final).toMatchObject({ status: 'ok', summary: 'first answer' });
     expect(timeouts(h)).toEqual([
-      expect.objectContaining({ pluginId: 'hung-hook', hook: 'message_sending', message: 'hook "message_sending" handler from plugin "hung-hook" timed out after 200 ms' }),
+      expect.objectContaining({
+        pluginId: 'hung-hook',
+        hook: 'message_sending',
+        message: 'hook "message_sending" handler from plugin "hung-hook" timed out after 200 ms',
+      }),
     ]);
     // The recorder (a later handler in the chain) still saw the send.
     expect(h.hooks.filter((record) => record.hook === 'message_sending')).toHaveLength(1);
@@ -61,24 +65,34 @@ describe('hook timeouts', () => {
     expect(timeouts(h)).toHaveLength(2);
   });
 
-  it('plugins.entries.<id>.hooks.timeouts / timeoutMs (the operator) win over the plugin\'s own timeoutMs', async () => {
+  it("plugins.entries.<id>.hooks.timeouts / timeoutMs (the operator) win over the plugin's own timeoutMs", async () => {
     const hung = hungHook('answer', 600_000);
     harness = await startAgent({
       plugins: [hung.plugin],
-      config: { plugins: { entries: { 'hung-hook': { hooks: { timeoutMs: 900_000, timeouts: { message_sending: 150 } } } } } },
+      config: {
+        plugins: { entries: { 'hung-hook': { hooks: { timeoutMs: 900_000, timeouts: { message_sending: 150 } } } } },
+      },
     });
     const h = harness;
-    expect(h.gw.kernel.hooks.list('message_sending').find((info) => info.pluginId === 'hung-hook')?.timeoutMs).toBe(150);
+    expect(h.gw.kernel.hooks.list('message_sending').find((info) => info.pluginId === 'hung-hook')?.timeoutMs).toBe(
+      150,
+    );
     h.fake.script({ text: 'an answer' });
     const run = await runAgent(h.client, { message: 'hi' });
     expect(run.final).toMatchObject({ status: 'ok', summary: 'an answer' });
-    expect(timeouts(h).map((report) => report.message)).toEqual(['hook "message_sending" handler from plugin "hung-hook" timed out after 150 ms']);
+    expect(timeouts(h).map((report) => report.message)).toEqual([
+      'hook "message_sending" handler from plugin "hung-hook" timed out after 150 ms',
+    ]);
   });
 
   it('rejects a hook timeout that is not a whole number of ms', async () => {
     const { createTestKernel } = await import('../sdk/testing.js');
-    await expect(createTestKernel({ config: { plugins: { entries: { x: { hooks: { timeouts: { message_sending: -1 } } } } } } })).rejects.toThrow(/timeouts/);
-    await expect(createTestKernel({ config: { plugins: { entries: { x: { hooks: { timeouts: { not_a_hook: 5 } } } } } } })).rejects.toThrow(/timeouts/);
+    await expect(
+      createTestKernel({ config: { plugins: { entries: { x: { hooks: { timeouts: { message_sending: -1 } } } } } } }),
+    ).rejects.toThrow(/timeouts/);
+    await expect(
+      createTestKernel({ config: { plugins: { entries: { x: { hooks: { timeouts: { not_a_hook: 5 } } } } } } }),
+    ).rejects.toThrow(/timeouts/);
   });
 });
 
@@ -88,13 +102,27 @@ describe('abort frees the session lane while a hook hangs', () => {
     harness = await startAgent({ plugins: [hung.plugin] });
     const h = harness;
     h.fake.script({ text: 'first answer' }, { text: 'second answer' });
-    const sent: any = await h.client.request('chat.send', { sessionKey: 'main', message: 'one', idempotencyKey: idem() });
+    const sent: any = await h.client.request('chat.send', {
+      sessionKey: 'main',
+      message: 'one',
+      idempotencyKey: idem(),
+    });
     await hung.entered;
     const aborted: any = await h.client.request('chat.abort', { sessionKey: 'main', runId: sent.runId });
     expect(aborted).toMatchObject({ ok: true, aborted: true });
     const waited: any = await h.client.request('agent.wait', { runId: sent.runId, timeoutMs: 5000 });
     expect(waited.status).toBe('aborted');
-    await until(() => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).runId === sent.runId && (frame.payload as any).state === 'aborted'), 3000, 'aborted chat event');
+    await until(
+      () =>
+        h.events.some(
+          (frame) =>
+            frame.event === 'chat' &&
+            (frame.payload as any).runId === sent.runId &&
+            (frame.payload as any).state === 'aborted',
+        ),
+      3000,
+      'aborted chat event',
+    );
     const next = await runAgent(h.client, { message: 'two', sessionKey: 'main' });
     expect(next.final).toMatchObject({ status: 'ok', summary: 'second answer' });
     // An abort is not the plugin's failure.
@@ -151,7 +179,10 @@ describe('claw agent --local --json: a failed run says so and exits non-zero', (
     fake.script({ text: 'Never delivered.' });
     const result = await claw(['agent', '--local', '--json', '-m', 'hi'], state({ timeouts: { message_sending: 0 } }));
     expect(result.code).toBe(1);
-    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'error', error: 'the run stalled: nothing left to wait for' });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      status: 'error',
+      error: 'the run stalled: nothing left to wait for',
+    });
   });
 
   it('a failing model: a JSON error and exit 1', async () => {

@@ -10,14 +10,19 @@ let h: AgentHarness;
 let openai: OpenAI;
 
 beforeAll(async () => {
-  h = await startAgent({ gateway: { auth: { mode: 'token', token: TOKEN }, http: { endpoints: { chatCompletions: { enabled: true } } } } });
+  h = await startAgent({
+    gateway: { auth: { mode: 'token', token: TOKEN }, http: { endpoints: { chatCompletions: { enabled: true } } } },
+  });
   openai = new OpenAI({ baseURL: `http://127.0.0.1:${h.gw.port}/v1`, apiKey: TOKEN, maxRetries: 0 });
 });
 afterAll(() => h.stop());
 
 describe('/v1/chat/completions', () => {
   it('answers a non-streaming request with an agent turn (tools included)', async () => {
-    h.fake.script({ toolCalls: [{ name: 'write', arguments: { path: 'from-http.txt', content: 'via openai client' } }] }, { text: 'Wrote it.' });
+    h.fake.script(
+      { toolCalls: [{ name: 'write', arguments: { path: 'from-http.txt', content: 'via openai client' } }] },
+      { text: 'Wrote it.' },
+    );
     const completion = await openai.chat.completions.create({
       model: 'claw',
       messages: [
@@ -36,7 +41,12 @@ describe('/v1/chat/completions', () => {
   it('streams chunks as the model writes', async () => {
     h.fake.reset();
     h.fake.script({ text: 'Streaming through claw works.', chunkSize: 5 });
-    const stream = await openai.chat.completions.create({ model: 'claw:main', messages: [{ role: 'user', content: 'stream please' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await openai.chat.completions.create({
+      model: 'claw:main',
+      messages: [{ role: 'user', content: 'stream please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const pieces: string[] = [];
     let finish: string | null = null;
     let usage: unknown;
@@ -54,7 +64,11 @@ describe('/v1/chat/completions', () => {
   });
 
   async function streamedText(content: string): Promise<string> {
-    const stream = await openai.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'claw',
+      messages: [{ role: 'user', content }],
+      stream: true,
+    });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     return text;
@@ -62,13 +76,19 @@ describe('/v1/chat/completions', () => {
 
   it('streams text written before a tool call once, and the answer once, a paragraph apart', async () => {
     h.fake.reset();
-    h.fake.script({ text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'The answer is 42.', chunkSize: 4 });
+    h.fake.script(
+      { text: 'Let me check.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] },
+      { text: 'The answer is 42.', chunkSize: 4 },
+    );
     expect(await streamedText('what is it?')).toBe('Let me check.\n\nThe answer is 42.');
   });
 
   it('never streams the silent token, not even its first characters', async () => {
     h.fake.reset();
-    h.fake.script({ text: 'Looking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] }, { text: 'NO_REPLY', chunkSize: 3 });
+    h.fake.script(
+      { text: 'Looking.', toolCalls: [{ name: 'read', arguments: { path: 'missing.txt' } }] },
+      { text: 'NO_REPLY', chunkSize: 3 },
+    );
     expect(await streamedText('anything?')).toBe('Looking.');
     h.fake.script({ text: 'NO_REPLY', chunkSize: 2 });
     expect(await streamedText('quiet')).toBe('');
@@ -77,8 +97,16 @@ describe('/v1/chat/completions', () => {
   it('keeps a conversation per `user`, and gives a fresh session to requests without one', async () => {
     h.fake.reset();
     h.fake.script({ text: 'first' }, { text: 'second' });
-    await openai.chat.completions.create({ model: 'claw', user: 'ada', messages: [{ role: 'user', content: 'remember: blue' }] });
-    await openai.chat.completions.create({ model: 'claw', user: 'ada', messages: [{ role: 'user', content: 'what colour?' }] });
+    await openai.chat.completions.create({
+      model: 'claw',
+      user: 'ada',
+      messages: [{ role: 'user', content: 'remember: blue' }],
+    });
+    await openai.chat.completions.create({
+      model: 'claw',
+      user: 'ada',
+      messages: [{ role: 'user', content: 'what colour?' }],
+    });
     expect(JSON.stringify(h.fake.requests[1]!.body)).toContain('remember: blue');
     const sessions: any = await h.client.request('sessions.list', {});
     expect(sessions.sessions.some((row: { key: string }) => row.key === 'agent:main:openai-user:ada')).toBe(true);
@@ -86,27 +114,42 @@ describe('/v1/chat/completions', () => {
 
   it('is behind gateway auth', async () => {
     const stranger = new OpenAI({ baseURL: `http://127.0.0.1:${h.gw.port}/v1`, apiKey: 'wrong', maxRetries: 0 });
-    await expect(stranger.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(
+      stranger.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('rejects bad requests with an OpenAI-shaped error that names the problem', async () => {
-    await expect(openai.chat.completions.create({ model: 'claw', messages: [] })).rejects.toThrow(/messages must be a non-empty array/);
-    await expect(openai.chat.completions.create({ model: 'claw', messages: [{ role: 'assistant', content: 'hi' }] })).rejects.toThrow(/last message must have role "user"/);
-    const raw = await fetch(`http://127.0.0.1:${h.gw.port}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{not json' });
+    await expect(openai.chat.completions.create({ model: 'claw', messages: [] })).rejects.toThrow(
+      /messages must be a non-empty array/,
+    );
+    await expect(
+      openai.chat.completions.create({ model: 'claw', messages: [{ role: 'assistant', content: 'hi' }] }),
+    ).rejects.toThrow(/last message must have role "user"/);
+    const raw = await fetch(`http://127.0.0.1:${h.gw.port}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{not json',
+    });
     expect(raw.status).toBe(400);
     expect(((await raw.json()) as any).error.message).toMatch(/not valid JSON/);
   });
 
   it('refuses an agent that is not configured instead of creating it', async () => {
     h.fake.reset();
-    await expect(openai.chat.completions.create({ model: 'claw:wrok', messages: [{ role: 'user', content: 'hi' }] })).rejects.toThrow(/unknown agent "wrok": the configured agent is main/);
+    await expect(
+      openai.chat.completions.create({ model: 'claw:wrok', messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toThrow(/unknown agent "wrok": the configured agent is main/);
     const raw = await fetch(`http://127.0.0.1:${h.gw.port}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-openclaw-agent-id': 'wrok' },
       body: JSON.stringify({ model: 'claw', messages: [{ role: 'user', content: 'hi' }] }),
     });
     expect(raw.status).toBe(400);
-    expect(((await raw.json()) as any).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('unknown agent "wrok"') });
+    expect(((await raw.json()) as any).error).toMatchObject({
+      type: 'invalid_request_error',
+      message: expect.stringContaining('unknown agent "wrok"'),
+    });
     expect(h.fake.requests).toHaveLength(0);
     expect(existsSync(join(h.gw.stateDir, 'agents', 'wrok'))).toBe(false);
   });
@@ -114,6 +157,8 @@ describe('/v1/chat/completions', () => {
   it('reports a failed run as an error, not an empty answer', async () => {
     h.fake.reset();
     h.fake.script({ error: { status: 400, message: 'bad thing', type: 'invalid_request_error' } });
-    await expect(openai.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content: 'fail' }] })).rejects.toThrow(/bad thing/);
+    await expect(
+      openai.chat.completions.create({ model: 'claw', messages: [{ role: 'user', content: 'fail' }] }),
+    ).rejects.toThrow(/bad thing/);
   });
 });

@@ -28,7 +28,12 @@ const timedTool = definePlugin({
     api.registerTool({
       name: 'sleep_echo',
       description: 'Waits `ms` milliseconds, then returns `text`.',
-      parameters: { type: 'object', properties: { ms: { type: 'integer' }, text: { type: 'string' } }, required: ['ms', 'text'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { ms: { type: 'integer' }, text: { type: 'string' } },
+        required: ['ms', 'text'],
+        additionalProperties: false,
+      },
       execute: async (params: { ms: number; text: string }, ctx) => {
         const span: Span = { id: ctx.toolCallId, start: performance.now() };
         spans.push(span);
@@ -70,7 +75,10 @@ describe('parallel tool calls', () => {
   it('run together, and their results come back in call order, each call with its own hooks', async () => {
     const call = (id: string, ms: number, text: string) => ({ id, name: 'sleep_echo', arguments: { ms, text } });
     // The first call is the slowest: finishing order is b, c, a.
-    h.fake.script({ toolCalls: [call('call_a', 400, 'alpha'), call('call_b', 50, 'bravo'), call('call_c', 200, 'charlie')] }, { text: 'all three done' });
+    h.fake.script(
+      { toolCalls: [call('call_a', 400, 'alpha'), call('call_b', 50, 'bravo'), call('call_c', 200, 'charlie')] },
+      { text: 'all three done' },
+    );
     const { ack, final } = await runAgent(h.client, { message: 'run three tools' });
     expect(final).toMatchObject({ status: 'ok', summary: 'all three done' });
 
@@ -79,7 +87,9 @@ describe('parallel tool calls', () => {
     const firstEnd = Math.min(...spans.map((span) => span.end!));
     for (const span of spans) expect(span.start).toBeLessThan(firstEnd);
     expect(maxRunning).toBe(3);
-    expect(spans.find((span) => span.id === 'call_b')!.end).toBeLessThan(spans.find((span) => span.id === 'call_a')!.end!);
+    expect(spans.find((span) => span.id === 'call_b')!.end).toBeLessThan(
+      spans.find((span) => span.id === 'call_a')!.end!,
+    );
 
     // Results in call order: in the transcript and in the request that carries them back.
     const results = transcriptMessages().filter((message) => message.role === 'toolResult');
@@ -103,12 +113,24 @@ describe('parallel tool calls', () => {
 
     // Tool events: three starts in call order, ends as each finished.
     const tools = agentEvents(h.events, ack.runId).filter((event) => event.stream === 'tool');
-    expect(tools.filter((event) => event.data.phase === 'start').map((event) => event.data.toolCallId)).toEqual(['call_a', 'call_b', 'call_c']);
-    expect(tools.filter((event) => event.data.phase !== 'start').map((event) => event.data.toolCallId)).toEqual(['call_b', 'call_c', 'call_a']);
+    expect(tools.filter((event) => event.data.phase === 'start').map((event) => event.data.toolCallId)).toEqual([
+      'call_a',
+      'call_b',
+      'call_c',
+    ]);
+    expect(tools.filter((event) => event.data.phase !== 'start').map((event) => event.data.toolCallId)).toEqual([
+      'call_b',
+      'call_c',
+      'call_a',
+    ]);
   });
 
   it('runs at most four at a time; the rest start as slots free up', async () => {
-    const calls = [1, 2, 3, 4, 5, 6].map((n) => ({ id: `call_${n}`, name: 'sleep_echo', arguments: { ms: 100, text: `r${n}` } }));
+    const calls = [1, 2, 3, 4, 5, 6].map((n) => ({
+      id: `call_${n}`,
+      name: 'sleep_echo',
+      arguments: { ms: 100, text: `r${n}` },
+    }));
     h.fake.script({ toolCalls: calls }, { text: 'six done' });
     const { final } = await runAgent(h.client, { message: 'run six tools', sessionKey: 'agent:main:six' });
     expect(final).toMatchObject({ status: 'ok', summary: 'six done' });

@@ -30,11 +30,36 @@ beforeAll(async () => {
             apiKey: 'ollama-local',
             api: 'openai-completions',
             timeoutSeconds: 300,
-            models: [{ id: 'llama3.2', name: 'Llama 3.2', reasoning: false, input: ['text'], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 131072, maxTokens: 8192 }],
+            models: [
+              {
+                id: 'llama3.2',
+                name: 'Llama 3.2',
+                reasoning: false,
+                input: ['text'],
+                cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+                contextWindow: 131072,
+                maxTokens: 8192,
+              },
+            ],
           },
-          vllm: { baseUrl: vllm.openaiBaseUrl, apiKey: 'vllm-key', api: 'openai-completions', models: [{ id: 'qwen3' }] },
-          lmstudio: { baseUrl: ollama.openaiBaseUrl, apiKey: 'ollama-local', api: 'openai-responses', models: [{ id: 'local-model' }] },
-          'claude-proxy': { baseUrl: vllm.anthropicBaseUrl, apiKey: 'vllm-key', api: 'anthropic-messages', models: [{ id: 'claude-sonnet-4-5' }] },
+          vllm: {
+            baseUrl: vllm.openaiBaseUrl,
+            apiKey: 'vllm-key',
+            api: 'openai-completions',
+            models: [{ id: 'qwen3' }],
+          },
+          lmstudio: {
+            baseUrl: ollama.openaiBaseUrl,
+            apiKey: 'ollama-local',
+            api: 'openai-responses',
+            models: [{ id: 'local-model' }],
+          },
+          'claude-proxy': {
+            baseUrl: vllm.anthropicBaseUrl,
+            apiKey: 'vllm-key',
+            api: 'anthropic-messages',
+            models: [{ id: 'claude-sonnet-4-5' }],
+          },
         },
       },
     },
@@ -56,9 +81,17 @@ describe('models.providers.<id> with any id', () => {
     reset();
     ollama.script({ text: 'hello from llama' });
     const { final } = await runAgent(h.client, { message: 'hi' });
-    expect(final).toMatchObject({ status: 'ok', summary: 'hello from llama', result: { provider: 'ollama', model: 'llama3.2' } });
+    expect(final).toMatchObject({
+      status: 'ok',
+      summary: 'hello from llama',
+      result: { provider: 'ollama', model: 'llama3.2' },
+    });
     expect(ollama.requests).toHaveLength(1);
-    expect(ollama.requests[0]).toMatchObject({ api: 'openai-chat', apiKey: 'ollama-local', body: { model: 'llama3.2', max_tokens: 8192 } });
+    expect(ollama.requests[0]).toMatchObject({
+      api: 'openai-chat',
+      apiKey: 'ollama-local',
+      body: { model: 'llama3.2', max_tokens: 8192 },
+    });
     expect(vllm.requests).toHaveLength(0);
   });
 
@@ -67,24 +100,46 @@ describe('models.providers.<id> with any id', () => {
     vllm.script({ text: 'qwen here' }, { text: 'claude via proxy' });
     ollama.script({ text: 'lmstudio responses' });
     const a = await runAgent(h.client, { message: 'one', model: 'vllm/qwen3', sessionKey: 'agent:main:side-a' });
-    const b = await runAgent(h.client, { message: 'two', model: 'claude-proxy/claude-sonnet-4-5', sessionKey: 'agent:main:side-b' });
-    const c = await runAgent(h.client, { message: 'three', model: 'lmstudio/local-model', sessionKey: 'agent:main:side-c' });
-    expect([a.final.summary, b.final.summary, c.final.summary]).toEqual(['qwen here', 'claude via proxy', 'lmstudio responses']);
-    expect([a.final.result.provider, b.final.result.provider, c.final.result.provider]).toEqual(['vllm', 'claude-proxy', 'lmstudio']);
+    const b = await runAgent(h.client, {
+      message: 'two',
+      model: 'claude-proxy/claude-sonnet-4-5',
+      sessionKey: 'agent:main:side-b',
+    });
+    const c = await runAgent(h.client, {
+      message: 'three',
+      model: 'lmstudio/local-model',
+      sessionKey: 'agent:main:side-c',
+    });
+    expect([a.final.summary, b.final.summary, c.final.summary]).toEqual([
+      'qwen here',
+      'claude via proxy',
+      'lmstudio responses',
+    ]);
+    expect([a.final.result.provider, b.final.result.provider, c.final.result.provider]).toEqual([
+      'vllm',
+      'claude-proxy',
+      'lmstudio',
+    ]);
     expect(vllm.requests.map((request) => [request.api, request.apiKey, request.body.model])).toEqual([
       ['openai-chat', 'vllm-key', 'qwen3'],
       ['anthropic', 'vllm-key', 'claude-sonnet-4-5'],
     ]);
-    expect(ollama.requests.map((request) => [request.api, request.body.model])).toEqual([['openai-responses', 'local-model']]);
+    expect(ollama.requests.map((request) => [request.api, request.body.model])).toEqual([
+      ['openai-responses', 'local-model'],
+    ]);
   });
 
   it('fails over between custom providers, names the failing id, and tries an explicit model while it cools down', async () => {
     reset();
-    ollama.script({ error: { status: 401, message: 'invalid key', type: 'invalid_request_error', code: 'invalid_api_key' } });
+    ollama.script({
+      error: { status: 401, message: 'invalid key', type: 'invalid_request_error', code: 'invalid_api_key' },
+    });
     vllm.script({ text: 'fallback qwen' }, { text: 'qwen again' });
     const first = await runAgent(h.client, { message: 'who answers?', sessionKey: 'agent:main:failover' });
     expect(first.final).toMatchObject({ status: 'ok', summary: 'fallback qwen', result: { provider: 'vllm' } });
-    const resets = agentEvents(h.events, first.ack.runId).filter((event) => event.stream === 'assistant' && event.data.reset);
+    const resets = agentEvents(h.events, first.ack.runId).filter(
+      (event) => event.stream === 'assistant' && event.data.reset,
+    );
     expect(resets.map((event) => event.data.reason)).toEqual([expect.stringMatching(/^ollama 401: invalid key/)]);
     // The auth failure benches the ollama key: the next run goes straight to vLLM …
     const second = await runAgent(h.client, { message: 'again', sessionKey: 'agent:main:failover' });
@@ -92,20 +147,35 @@ describe('models.providers.<id> with any id', () => {
     expect(ollama.requests).toHaveLength(1);
     // … but the user asking for it by name (claw agent --model ollama/llama3.2) still gets it tried.
     ollama.script({ text: 'llama is back' });
-    const third = await runAgent(h.client, { message: 'use llama', model: 'ollama/llama3.2', sessionKey: 'agent:main:failover' });
+    const third = await runAgent(h.client, {
+      message: 'use llama',
+      model: 'ollama/llama3.2',
+      sessionKey: 'agent:main:failover',
+    });
     expect(third.final).toMatchObject({ status: 'ok', summary: 'llama is back', result: { provider: 'ollama' } });
   });
 
   it('a 429 in a live run is retried after its Retry-After, with a retry status on the stream', async () => {
     reset();
-    vllm.script({ error: { status: 429, message: 'slow down', type: 'rate_limit_error', retryAfterSeconds: 1 } }, { text: 'after the wait' });
+    vllm.script(
+      { error: { status: 429, message: 'slow down', type: 'rate_limit_error', retryAfterSeconds: 1 } },
+      { text: 'after the wait' },
+    );
     const started = Date.now();
-    const { ack, final } = await runAgent(h.client, { message: 'busy?', model: 'vllm/qwen3', sessionKey: 'agent:main:retry' });
+    const { ack, final } = await runAgent(h.client, {
+      message: 'busy?',
+      model: 'vllm/qwen3',
+      sessionKey: 'agent:main:retry',
+    });
     expect(final).toMatchObject({ status: 'ok', summary: 'after the wait' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
     expect(vllm.requests).toHaveLength(2);
     const retry = agentEvents(h.events, ack.runId).find((event) => event.stream === 'assistant' && event.data.retry);
-    expect(retry?.data).toMatchObject({ reset: true, reason: expect.stringMatching(/^vllm 429/), retry: { attempt: 2, of: 10, waitMs: expect.any(Number) } });
+    expect(retry?.data).toMatchObject({
+      reset: true,
+      reason: expect.stringMatching(/^vllm 429/),
+      retry: { attempt: 2, of: 10, waitMs: expect.any(Number) },
+    });
     expect(retry!.data.retry.waitMs).toBeGreaterThanOrEqual(1000);
   });
 
@@ -114,8 +184,18 @@ describe('models.providers.<id> with any id', () => {
     expect(listed.default).toBe('ollama/llama3.2');
     expect(listed.fallbacks).toEqual(['vllm/qwen3']);
     const refs = listed.models.map((model: { ref: string }) => model.ref);
-    expect(refs).toEqual(expect.arrayContaining(['ollama/llama3.2', 'vllm/qwen3', 'lmstudio/local-model', 'claude-proxy/claude-sonnet-4-5']));
-    expect(listed.models.find((model: { ref: string }) => model.ref === 'ollama/llama3.2')).toMatchObject({ provider: 'ollama', contextWindow: 131072 });
+    expect(refs).toEqual(
+      expect.arrayContaining([
+        'ollama/llama3.2',
+        'vllm/qwen3',
+        'lmstudio/local-model',
+        'claude-proxy/claude-sonnet-4-5',
+      ]),
+    );
+    expect(listed.models.find((model: { ref: string }) => model.ref === 'ollama/llama3.2')).toMatchObject({
+      provider: 'ollama',
+      contextWindow: 131072,
+    });
   });
 });
 
@@ -132,18 +212,40 @@ describe('GET /v1/models', () => {
     expect(body.object).toBe('list');
     const ids = body.data.map((model: { id: string }) => model.id);
     expect(ids.slice(0, 3)).toEqual(['openclaw', 'openclaw/default', 'openclaw/main']);
-    expect(ids).toEqual(expect.arrayContaining(['ollama/llama3.2', 'vllm/qwen3', 'lmstudio/local-model', 'claude-proxy/claude-sonnet-4-5']));
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        'ollama/llama3.2',
+        'vllm/qwen3',
+        'lmstudio/local-model',
+        'claude-proxy/claude-sonnet-4-5',
+      ]),
+    );
     expect(new Set(ids).size).toBe(ids.length);
-    for (const model of body.data) expect(model).toEqual({ id: expect.any(String), object: 'model', created: expect.any(Number), owned_by: expect.any(String) });
+    for (const model of body.data)
+      expect(model).toEqual({
+        id: expect.any(String),
+        object: 'model',
+        created: expect.any(Number),
+        owned_by: expect.any(String),
+      });
     expect(body.data.find((model: { id: string }) => model.id === 'vllm/qwen3').owned_by).toBe('vllm');
   });
 
   it('GET /v1/models/{id} finds one model (encoded or not) and 404s an unknown one', async () => {
-    expect(await (await get('/v1/models/openclaw%2Fdefault')).json()).toMatchObject({ id: 'openclaw/default', object: 'model', owned_by: 'openclaw' });
-    expect(await (await get('/v1/models/ollama/llama3.2')).json()).toMatchObject({ id: 'ollama/llama3.2', owned_by: 'ollama' });
+    expect(await (await get('/v1/models/openclaw%2Fdefault')).json()).toMatchObject({
+      id: 'openclaw/default',
+      object: 'model',
+      owned_by: 'openclaw',
+    });
+    expect(await (await get('/v1/models/ollama/llama3.2')).json()).toMatchObject({
+      id: 'ollama/llama3.2',
+      owned_by: 'ollama',
+    });
     const missing = await get('/v1/models/nope%2Fnothing');
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toMatchObject({ error: { code: 'model_not_found', message: expect.stringContaining('nope/nothing') } });
+    expect(await missing.json()).toMatchObject({
+      error: { code: 'model_not_found', message: expect.stringContaining('nope/nothing') },
+    });
     expect((await get('/v1/models/ollama%2Fllama3.2', '')).status).toBe(401);
   });
 

@@ -25,8 +25,16 @@ beforeAll(async () => {
 });
 afterAll(() => h.stop());
 
-const lastUserText = (body: unknown) => JSON.stringify((body as { messages: Array<{ role: string; content: unknown }> }).messages.filter((message) => message.role === 'user').at(-1)?.content);
-const toolResultsOf = (body: unknown) => (body as { messages: Array<{ role: string; content: unknown }> }).messages.filter((message) => message.role === 'tool').map((message) => String(message.content));
+const lastUserText = (body: unknown) =>
+  JSON.stringify(
+    (body as { messages: Array<{ role: string; content: unknown }> }).messages
+      .filter((message) => message.role === 'user')
+      .at(-1)?.content,
+  );
+const toolResultsOf = (body: unknown) =>
+  (body as { messages: Array<{ role: string; content: unknown }> }).messages
+    .filter((message) => message.role === 'tool')
+    .map((message) => String(message.content));
 
 function systemPromptOf(body: unknown): string {
   const messages = (body as { messages?: Array<{ role: string; content: unknown }> }).messages ?? [];
@@ -46,14 +54,38 @@ describe('a swapped agent loop', () => {
 
   it('keeps chat.send and chat.history', async () => {
     h.fake.script({ text: 'Answer through chat.send.' });
-    const sent: any = await h.client.request('chat.send', { sessionKey: 'main', message: 'via chat', idempotencyKey: idem() });
+    const sent: any = await h.client.request('chat.send', {
+      sessionKey: 'main',
+      message: 'via chat',
+      idempotencyKey: idem(),
+    });
     expect(sent).toMatchObject({ runId: expect.any(String) });
-    await until(() => h.events.some((frame) => frame.event === 'chat' && (frame.payload as any).runId === sent.runId && (frame.payload as any).state === 'final'), 5000, 'the final chat event');
-    const final = h.events.find((frame) => frame.event === 'chat' && (frame.payload as any).runId === sent.runId && (frame.payload as any).state === 'final')!;
+    await until(
+      () =>
+        h.events.some(
+          (frame) =>
+            frame.event === 'chat' &&
+            (frame.payload as any).runId === sent.runId &&
+            (frame.payload as any).state === 'final',
+        ),
+      5000,
+      'the final chat event',
+    );
+    const final = h.events.find(
+      (frame) =>
+        frame.event === 'chat' &&
+        (frame.payload as any).runId === sent.runId &&
+        (frame.payload as any).state === 'final',
+    )!;
     expect(JSON.stringify(final.payload)).toContain('Answer through chat.send.');
     const history: any = await h.client.request('chat.history', { sessionKey: 'main' });
-    const texts = history.messages.map((message: any) => `${message.role}:${typeof message.content === 'string' ? message.content : message.content.map((part: any) => part.text ?? '').join('')}`);
-    expect(texts).toEqual(expect.arrayContaining(['user:hi there', 'user:via chat', 'assistant:Answer through chat.send.']));
+    const texts = history.messages.map(
+      (message: any) =>
+        `${message.role}:${typeof message.content === 'string' ? message.content : message.content.map((part: any) => part.text ?? '').join('')}`,
+    );
+    expect(texts).toEqual(
+      expect.arrayContaining(['user:hi there', 'user:via chat', 'assistant:Answer through chat.send.']),
+    );
     // The history the mini loop sent back to the model came from the session's transcript.
     expect(JSON.stringify(h.fake.requests.at(-1)!.body)).toContain('hi there');
   });
@@ -89,7 +121,10 @@ describe('a swapped agent loop', () => {
 
   it('keeps all 13 message-path hooks for a turn with a tool call', async () => {
     const from = h.hooks.length;
-    h.fake.script({ toolCalls: [{ name: 'write', arguments: { path: 'swap/hooked.txt', content: 'written by mini-loop' } }] }, { text: 'Wrote it.' });
+    h.fake.script(
+      { toolCalls: [{ name: 'write', arguments: { path: 'swap/hooked.txt', content: 'written by mini-loop' } }] },
+      { text: 'Wrote it.' },
+    );
     const { final } = await runAgent(h.client, { message: 'write a file' });
     expect(final).toMatchObject({ status: 'ok', summary: 'Wrote it.' });
     expect(readFileSync(join(h.workspace, 'swap', 'hooked.txt'), 'utf8')).toBe('written by mini-loop');
@@ -98,17 +133,29 @@ describe('a swapped agent loop', () => {
     expect(MESSAGE_HOOKS.filter((hook) => !fired.has(hook))).toEqual([]);
     expect(MESSAGE_HOOKS).toHaveLength(13);
     // before_message_write ran for each append: the user message, both replies and the tool result.
-    const writes = h.hooks.slice(from).filter((record) => record.hook === 'before_message_write' && record.detail !== 'delivery');
+    const writes = h.hooks
+      .slice(from)
+      .filter((record) => record.hook === 'before_message_write' && record.detail !== 'delivery');
     expect(writes.map((record) => record.detail)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
   });
 
   it('puts a queued system event into its prompt, and drains it once the turn ended well', async () => {
-    const queued: any = await h.client.request('system-event', { idempotencyKey: idem(), text: 'Deploy 7 finished', mode: 'next-heartbeat' });
+    const queued: any = await h.client.request('system-event', {
+      idempotencyKey: idem(),
+      text: 'Deploy 7 finished',
+      mode: 'next-heartbeat',
+    });
     expect(queued).toMatchObject({ ok: true, event: { sessionKey: 'agent:main:main' } });
     h.fake.script({ text: 'Noted.' }, { text: 'Nothing new.' });
     await runAgent(h.client, { message: 'anything new?' });
-    expect(lastUserText(h.fake.requests.at(-1)!.body)).toMatch(/System: \[[^\]]+\] Deploy 7 finished[\s\S]*anything new\?/);
-    await until(() => !readFileSync(join(h.gw.stateDir, 'system-events', 'queue.json'), 'utf8').includes('Deploy 7'), 5000, 'the event drained');
+    expect(lastUserText(h.fake.requests.at(-1)!.body)).toMatch(
+      /System: \[[^\]]+\] Deploy 7 finished[\s\S]*anything new\?/,
+    );
+    await until(
+      () => !readFileSync(join(h.gw.stateDir, 'system-events', 'queue.json'), 'utf8').includes('Deploy 7'),
+      5000,
+      'the event drained',
+    );
     await runAgent(h.client, { message: 'and now?' });
     expect(lastUserText(h.fake.requests.at(-1)!.body)).not.toContain('Deploy 7');
   });

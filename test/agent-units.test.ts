@@ -31,11 +31,20 @@ describe('reply shaping', () => {
   });
 
   it('streamed text holds back what could still become NO_REPLY, and drops it when it does', () => {
-    const stream = (filter: SilentReplyFilter, events: Array<Record<string, unknown>>) => events.flatMap((event) => filter.filter(event));
-    const deltas = (out: Array<Record<string, unknown>>) => out.filter((event) => typeof event.delta === 'string').map((event) => event.delta);
+    const stream = (filter: SilentReplyFilter, events: Array<Record<string, unknown>>) =>
+      events.flatMap((event) => filter.filter(event));
+    const deltas = (out: Array<Record<string, unknown>>) =>
+      out.filter((event) => typeof event.delta === 'string').map((event) => event.delta);
     const filter = new SilentReplyFilter();
     // The token in pieces: nothing of it ever comes out, the message end still does.
-    const silent = stream(filter, [{ delta: '\nN' }, { delta: 'O_' }, { delta: 'REP' }, { delta: 'LY' }, { delta: ' \n' }, { messageEnd: true, toolCalls: 0 }]);
+    const silent = stream(filter, [
+      { delta: '\nN' },
+      { delta: 'O_' },
+      { delta: 'REP' },
+      { delta: 'LY' },
+      { delta: ' \n' },
+      { messageEnd: true, toolCalls: 0 },
+    ]);
     expect(deltas(silent)).toEqual([]);
     expect(silent).toEqual([{ messageEnd: true, toolCalls: 0 }]);
     expect(deltas(stream(filter, [{ delta: 'no_r' }, { delta: 'eply' }, { messageEnd: true }]))).toEqual([]);
@@ -46,18 +55,28 @@ describe('reply shaping', () => {
     // A whole answer that is a prefix of the token comes out when its message ends.
     expect(deltas(stream(filter, [{ delta: 'NO' }, { messageEnd: true }]))).toEqual(['NO']);
     // More text after the whole token: not silent (the delivered reply keeps it too).
-    expect(deltas(stream(filter, [{ delta: 'NO_REPLY' }, { delta: ' needed, all good' }, { messageEnd: true }]))).toEqual(['NO_REPLY needed, all good']);
+    expect(
+      deltas(stream(filter, [{ delta: 'NO_REPLY' }, { delta: ' needed, all good' }, { messageEnd: true }])),
+    ).toEqual(['NO_REPLY needed, all good']);
     // A retry (reset) forgets what was held; thinking passes untouched.
-    expect(stream(filter, [{ delta: 'NO_' }, { reset: true }, { thinkingDelta: 'hm' }, { delta: 'Hi' }])).toEqual([{ reset: true }, { thinkingDelta: 'hm' }, { delta: 'Hi' }]);
+    expect(stream(filter, [{ delta: 'NO_' }, { reset: true }, { thinkingDelta: 'hm' }, { delta: 'Hi' }])).toEqual([
+      { reset: true },
+      { thinkingDelta: 'hm' },
+      { delta: 'Hi' },
+    ]);
   });
 
   it('an agent exists when it is the default agent or listed in agents.list', () => {
     expect(unknownAgentProblem({}, 'main')).toBeUndefined();
     expect(unknownAgentProblem({}, 'Main')).toBeUndefined();
-    expect(unknownAgentProblem({}, 'work')).toBe('unknown agent "work": the configured agent is main (agents.list in the config)');
+    expect(unknownAgentProblem({}, 'work')).toBe(
+      'unknown agent "work": the configured agent is main (agents.list in the config)',
+    );
     const config = { agents: { list: [{ id: 'home', default: true }, { id: 'work' }] } } as never;
     expect(unknownAgentProblem(config, 'work')).toBeUndefined();
-    expect(unknownAgentProblem(config, 'main')).toBe('unknown agent "main": the configured agents are home, work (agents.list in the config)');
+    expect(unknownAgentProblem(config, 'main')).toBe(
+      'unknown agent "main": the configured agents are home, work (agents.list in the config)',
+    );
   });
 
   it('parses [[reply:id]] and [[media:url]] and strips them', () => {
@@ -108,7 +127,10 @@ describe('block chunker', () => {
     const blocks = [...chunker.push(text), ...chunker.flush()];
     for (const block of blocks) {
       const fences = findFences(block);
-      expect(fences.every((fence) => fence.end !== Infinity), block).toBe(true);
+      expect(
+        fences.every((fence) => fence.end !== Infinity),
+        block,
+      ).toBe(true);
       expect(block.length).toBeLessThanOrEqual(1200);
     }
     // Reassembled, the code is all there.
@@ -120,14 +142,22 @@ describe('block chunker', () => {
 describe('model refs and the chain', () => {
   it('splits provider/model at the first slash', () => {
     expect(parseModelRef('openai/gpt-4.1')).toEqual({ provider: 'openai', model: 'gpt-4.1' });
-    expect(parseModelRef('openrouter/anthropic/claude-sonnet-4')).toEqual({ provider: 'openrouter', model: 'anthropic/claude-sonnet-4' });
+    expect(parseModelRef('openrouter/anthropic/claude-sonnet-4')).toEqual({
+      provider: 'openrouter',
+      model: 'anthropic/claude-sonnet-4',
+    });
     expect(parseModelRef('gpt-4.1')).toBeUndefined();
   });
 
   it('builds primary + fallbacks and resolves aliases', () => {
     expect(modelChain({ primary: 'a/b', fallbacks: ['c/d', 'e/f'] })).toEqual(['a/b', 'c/d', 'e/f']);
     expect(modelChain('a/b')).toEqual(['a/b']);
-    const settings = agentSettings({ agents: { defaults: { models: { 'anthropic/claude-opus-4-1': { alias: 'Opus' } } } } } as never, 'main', '/s', '/w');
+    const settings = agentSettings(
+      { agents: { defaults: { models: { 'anthropic/claude-opus-4-1': { alias: 'Opus' } } } } } as never,
+      'main',
+      '/s',
+      '/w',
+    );
     const catalog = [{ id: 'gpt-4.1', provider: 'openai', ref: 'openai/gpt-4.1', name: 'GPT-4.1' }];
     expect(resolveModelInput('opus', settings, catalog)).toBe('anthropic/claude-opus-4-1');
     expect(resolveModelInput('openai', settings, catalog)).toBe('openai/gpt-4.1');
@@ -137,7 +167,11 @@ describe('model refs and the chain', () => {
 
   it('uses the documented defaults', () => {
     const settings = agentSettings({} as never, 'main', '/s', '/w');
-    expect(settings).toMatchObject({ timeoutSeconds: 600, bootstrapMaxChars: 20_000, compaction: { reserveTokensFloor: 20_000, memoryFlush: { softThresholdTokens: 4000 } } });
+    expect(settings).toMatchObject({
+      timeoutSeconds: 600,
+      bootstrapMaxChars: 20_000,
+      compaction: { reserveTokensFloor: 20_000, memoryFlush: { softThresholdTokens: 4000 } },
+    });
   });
 });
 
@@ -167,7 +201,11 @@ describe('auth profile cooldowns', () => {
     const profiles = new AuthProfiles(join(tempDir(), 'auth-profiles.json'), () => now);
     expect(profiles.markFailure('openai:a', 'rate_limit', undefined, 'gpt-4.1').cooldownUntil! - now).toBe(MINUTE);
     expect(profiles.markFailure('openai:a', 'overloaded', undefined, 'gpt-4.1').cooldownUntil! - now).toBe(5 * MINUTE);
-    expect(profiles.cooldown('openai:a', 'gpt-4.1')).toEqual({ scope: 'model', kind: 'overloaded', until: now + 5 * MINUTE });
+    expect(profiles.cooldown('openai:a', 'gpt-4.1')).toEqual({
+      scope: 'model',
+      kind: 'overloaded',
+      until: now + 5 * MINUTE,
+    });
     expect(profiles.available('openai:a', 'gpt-4.1-mini')).toBe(true);
     expect(profiles.available('openai:a')).toBe(true);
     // A day later the streak is forgotten: the next failure is a first one again.
@@ -188,8 +226,19 @@ describe('auth profile cooldowns', () => {
   it('orders profiles: file order, then config key, then environment', () => {
     const dir = tempDir();
     const file = join(dir, 'auth-profiles.json');
-    writeFileSync(file, JSON.stringify({ version: 1, profiles: { 'openai:b': { provider: 'openai', key: 'kb' }, 'openai:a': { provider: 'openai', key: 'ka' } }, order: { openai: ['openai:a'] } }));
-    const list = new AuthProfiles(file).profilesFor('openai', { configKey: 'kc', envKeys: ['OPENAI_API_KEY'], env: { OPENAI_API_KEY: 'ke' } });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        version: 1,
+        profiles: { 'openai:b': { provider: 'openai', key: 'kb' }, 'openai:a': { provider: 'openai', key: 'ka' } },
+        order: { openai: ['openai:a'] },
+      }),
+    );
+    const list = new AuthProfiles(file).profilesFor('openai', {
+      configKey: 'kc',
+      envKeys: ['OPENAI_API_KEY'],
+      env: { OPENAI_API_KEY: 'ke' },
+    });
     expect(list.map((profile) => [profile.id, profile.source])).toEqual([
       ['openai:a', 'file'],
       ['openai:b', 'file'],
@@ -209,9 +258,28 @@ describe('system prompt', () => {
   };
 
   it('full has every section; minimal drops skills and reply rules; none is the identity line', () => {
-    const bootstrap = [{ name: 'AGENTS.md', path: '/w/AGENTS.md', status: 'ok' as const, rawChars: 5, injectedChars: 5, content: 'Rules' }];
+    const bootstrap = [
+      {
+        name: 'AGENTS.md',
+        path: '/w/AGENTS.md',
+        status: 'ok' as const,
+        rawChars: 5,
+        injectedChars: 5,
+        content: 'Rules',
+      },
+    ];
     const full = buildSystemPrompt({ ...base, mode: 'full', bootstrap }).prompt;
-    for (const heading of ['## Tooling', '## Safety', '## Skills', '## Workspace', '## Current Date & Time', '## Replies', '# Project Context', '## Runtime']) expect(full).toContain(heading);
+    for (const heading of [
+      '## Tooling',
+      '## Safety',
+      '## Skills',
+      '## Workspace',
+      '## Current Date & Time',
+      '## Replies',
+      '# Project Context',
+      '## Runtime',
+    ])
+      expect(full).toContain(heading);
     expect(full).toContain('Europe/Berlin');
     expect(full).toContain('<name>weather</name>');
     const minimal = buildSystemPrompt({ ...base, mode: 'minimal', bootstrap }).prompt;
@@ -241,7 +309,9 @@ describe('system prompt', () => {
       ['MEMORY.md', 'ok'],
     ]);
     expect(main[2]!.content).toBe('x'.repeat(100) + truncationMarker('TOOLS.md', 300, 100));
-    expect(loadBootstrapFiles(dir, { mainSession: false, maxChars: 100 }).map((file) => file.name)).not.toContain('MEMORY.md');
+    expect(loadBootstrapFiles(dir, { mainSession: false, maxChars: 100 }).map((file) => file.name)).not.toContain(
+      'MEMORY.md',
+    );
     const prompt = buildSystemPrompt({ ...base, mode: 'full', bootstrap: main }).prompt;
     expect(prompt).toContain('## IDENTITY.md\n[MISSING] Expected at:');
     expect(prompt).not.toContain('## SOUL.md');
@@ -263,14 +333,21 @@ describe('system prompt', () => {
       ]);
     }
     // In a zone where it is already the 22nd, the pair moves on.
-    const names = loadBootstrapFiles(dir, { mainSession: true, maxChars: 1000, now: new Date(Date.UTC(2026, 10, 21, 23, 30)), timeZone: 'Asia/Tokyo' }).map((file) => file.name);
+    const names = loadBootstrapFiles(dir, {
+      mainSession: true,
+      maxChars: 1000,
+      now: new Date(Date.UTC(2026, 10, 21, 23, 30)),
+      timeZone: 'Asia/Tokyo',
+    }).map((file) => file.name);
     expect(names.filter((name) => name.startsWith('memory/'))).toEqual(['memory/2026-11-21.md']);
   });
 
   it('claw setup templates: created once, never overwritten', () => {
     const dir = join(tempDir(), 'workspace');
     const first = ensureWorkspace(dir, join(REPO, 'plugins', 'agent', 'templates'));
-    expect(first.created).toEqual(expect.arrayContaining(['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md']));
+    expect(first.created).toEqual(
+      expect.arrayContaining(['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md']),
+    );
     writeFileSync(join(dir, 'SOUL.md'), 'mine');
     const second = ensureWorkspace(dir, join(REPO, 'plugins', 'agent', 'templates'));
     expect(second.created).toEqual([]);
@@ -301,8 +378,18 @@ describe('system prompt', () => {
 
 describe('context budget', () => {
   const user = (text: string): ChatMessage => ({ role: 'user', content: text, timestamp: 0 });
-  const assistant = (text: string): ChatMessage => ({ role: 'assistant', content: [{ type: 'text', text }], timestamp: 0 });
-  const toolResult = (text: string, name = 'exec'): ChatMessage => ({ role: 'toolResult', toolCallId: 't', toolName: name, content: [{ type: 'text', text }], timestamp: 0 });
+  const assistant = (text: string): ChatMessage => ({
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    timestamp: 0,
+  });
+  const toolResult = (text: string, name = 'exec'): ChatMessage => ({
+    role: 'toolResult',
+    toolCallId: 't',
+    toolName: name,
+    content: [{ type: 'text', text }],
+    timestamp: 0,
+  });
 
   it('threshold = window − reserveTokensFloor − softThreshold', () => {
     const settings = agentSettings({} as never, 'main', '/s', '/w');
@@ -311,22 +398,52 @@ describe('context budget', () => {
   });
 
   it('the cut lands on a user message and keeps the recent tail', () => {
-    const messages = [user('a'.repeat(400)), assistant('b'.repeat(400)), user('c'.repeat(400)), assistant('d'), user('e'), assistant('f')];
+    const messages = [
+      user('a'.repeat(400)),
+      assistant('b'.repeat(400)),
+      user('c'.repeat(400)),
+      assistant('d'),
+      user('e'),
+      assistant('f'),
+    ];
     expect(compactionCut(messages, 150)).toBe(2);
     expect(compactionCut(messages, 10)).toBe(4);
     expect(compactionCut([user('only')], 10)).toBe(0);
   });
 
   it('cache-ttl pruning: soft-trims then hard-clears old tool results only, never images or recent ones', () => {
-    const settings = agentSettings({ agents: { defaults: { contextPruning: { mode: 'cache-ttl', keepLastAssistants: 1, minPrunableToolChars: 0 } } } } as never, 'main', '/s', '/w').pruning;
+    const settings = agentSettings(
+      {
+        agents: { defaults: { contextPruning: { mode: 'cache-ttl', keepLastAssistants: 1, minPrunableToolChars: 0 } } },
+      } as never,
+      'main',
+      '/s',
+      '/w',
+    ).pruning;
     const big = 'z'.repeat(10_000);
-    const image: ChatMessage = { role: 'toolResult', toolCallId: 'i', toolName: 'read', content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }], timestamp: 0 };
-    const messages = [user('q'), assistant('calling'), toolResult(big), image, assistant('calling again'), toolResult(big), assistant('done')];
+    const image: ChatMessage = {
+      role: 'toolResult',
+      toolCallId: 'i',
+      toolName: 'read',
+      content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }],
+      timestamp: 0,
+    };
+    const messages = [
+      user('q'),
+      assistant('calling'),
+      toolResult(big),
+      image,
+      assistant('calling again'),
+      toolResult(big),
+      assistant('done'),
+    ];
     const pruned = pruneToolResults(messages, settings, 5_000); // 20k chars of window
     expect(pruned[0]).toBe(messages[0]);
     expect(pruned[3]).toBe(image);
     const old = (pruned[2] as any).content[0].text as string;
-    expect(old === '[Old tool result content cleared]' || old.includes('[Tool result trimmed: 10000 characters originally]')).toBe(true);
+    expect(
+      old === '[Old tool result content cleared]' || old.includes('[Tool result trimmed: 10000 characters originally]'),
+    ).toBe(true);
     // The transcript copy is untouched.
     expect((messages[2] as any).content[0].text).toBe(big);
     // Too few assistants to find the cutoff: nothing is pruned.

@@ -75,7 +75,7 @@ describe('one tool choke point', () => {
     'host/openclaw/tools.ts': /tool\.execute\(ctx\.toolCallId, params, ctx\.signal, onUpdate\)/,
   };
 
-  it('nothing but kernel/tools/invoke.ts calls a tool\'s execute (every caller goes through invokeTool)', () => {
+  it("nothing but kernel/tools/invoke.ts calls a tool's execute (every caller goes through invokeTool)", () => {
     const offenders: string[] = [];
     for (const root of ['kernel', 'host', 'sdk', 'plugins', 'apps']) {
       for (const file of sources(join(REPO, root))) {
@@ -96,7 +96,7 @@ describe('one tool choke point', () => {
 });
 
 describe('one send choke point', () => {
-  it("a channel found through capabilities sends only through the outbound path: hooks run, secrets are masked", async () => {
+  it('a channel found through capabilities sends only through the outbound path: hooks run, secrets are masked', async () => {
     const reached: OutboundMessage[] = [];
     let capabilities: CapabilityLookup | undefined;
     const kernel = await createTestKernel({
@@ -159,7 +159,7 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
     expect(offenders).toEqual([]);
   });
 
-  it('sdk/ imports only sdk/ and kernel/ (the test kit also the host\'s kernel parts)', () => {
+  it("sdk/ imports only sdk/ and kernel/ (the test kit also the host's kernel parts)", () => {
     const offenders = sources(join(REPO, 'sdk')).flatMap((file) =>
       imports(file)
         .filter((target) => !/^(sdk|kernel)\//.test(target) && SDK_TO_HOST[relative(REPO, file)] !== target)
@@ -184,7 +184,8 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
     for (const plugin of readdirSync(join(REPO, 'plugins'))) {
       for (const file of sources(join(REPO, 'plugins', plugin))) {
         for (const target of imports(file)) {
-          if (!target.startsWith(`plugins/${plugin}/`) && !target.startsWith('sdk/')) offenders.push(`${relative(REPO, file)} → ${target}`);
+          if (!target.startsWith(`plugins/${plugin}/`) && !target.startsWith('sdk/'))
+            offenders.push(`${relative(REPO, file)} → ${target}`);
         }
         // Bundled plugins reach the SDK by relative path: in dist/ nothing maps the package
         // specifiers (tsconfig "paths" and the jiti aliases are for third-party plugins).
@@ -200,13 +201,19 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
   it('a bundled plugin imports only SDK modules that package.json "exports" offers (what a third party can import)', () => {
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { exports: Record<string, string> };
     // `./dist/sdk/x.js` is built from `sdk/x.ts`.
-    const exported = new Set(Object.values(pkg.exports).flatMap((target) => (/^\.\/dist\/sdk\/.*\.js$/.test(target) ? [target.slice('./dist/'.length).replace(/\.js$/, '.ts')] : [])));
+    const exported = new Set(
+      Object.values(pkg.exports).flatMap((target) =>
+        /^\.\/dist\/sdk\/.*\.js$/.test(target) ? [target.slice('./dist/'.length).replace(/\.js$/, '.ts')] : [],
+      ),
+    );
     const offenders: string[] = [];
     // A schemas.ts is a build input (`npm run gen`), never shipped: the memory plugins' re-export the memory kit's.
     for (const file of sources(join(REPO, 'plugins')).filter((path) => !path.endsWith('/schemas.ts'))) {
       for (const target of imports(file).map((path) => path.replace(/\.js$/, '.ts'))) {
         if (target.startsWith('sdk/') && !exported.has(target)) {
-          offenders.push(`${relative(REPO, file)} → ${target} (not exported: import it through an entry point, or export one)`);
+          offenders.push(
+            `${relative(REPO, file)} → ${target} (not exported: import it through an entry point, or export one)`,
+          );
         }
       }
     }
@@ -237,18 +244,21 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
     );
     for (const dir of ['kernel', 'sdk', 'plugins', 'apps']) {
       for (const file of sources(join(REPO, dir))) {
-        for (const target of imports(file)) if (target.startsWith('schemas/')) offenders.push(`${relative(REPO, file)} → ${target}`);
+        for (const target of imports(file))
+          if (target.startsWith('schemas/')) offenders.push(`${relative(REPO, file)} → ${target}`);
       }
     }
     expect(offenders).toEqual([]);
   });
 
-  it('a plugin\'s schemas.ts (TypeBox, turned into its manifest and generated/types.ts by `npm run gen`) is imported only by other build inputs', () => {
+  it("a plugin's schemas.ts (TypeBox, turned into its manifest and generated/types.ts by `npm run gen`) is imported only by other build inputs", () => {
     const offenders: string[] = [];
     for (const dir of ['kernel', 'host', 'sdk', 'plugins', 'apps']) {
       for (const file of sources(join(REPO, dir))) {
         if (file.endsWith('/schemas.ts')) continue;
-        for (const target of imports(file)) if (/(^plugins\/[^/]+|^sdk\/memory)\/schemas\.js$/.test(target)) offenders.push(`${relative(REPO, file)} → ${target}`);
+        for (const target of imports(file))
+          if (/(^plugins\/[^/]+|^sdk\/memory)\/schemas\.js$/.test(target))
+            offenders.push(`${relative(REPO, file)} → ${target}`);
       }
     }
     expect(offenders).toEqual([]);
@@ -259,7 +269,14 @@ describe('dependency direction: apps → host → kernel, apps → plugins → s
 function circles(dir: string): string[][] {
   const files = sources(join(REPO, dir)).map((file) => relative(REPO, file));
   const known = new Set(files);
-  const edges = new Map(files.map((file) => [file, imports(join(REPO, file)).map((target) => target.replace(/\.js$/, '.ts')).filter((target) => known.has(target))]));
+  const edges = new Map(
+    files.map((file) => [
+      file,
+      imports(join(REPO, file))
+        .map((target) => target.replace(/\.js$/, '.ts'))
+        .filter((target) => known.has(target)),
+    ]),
+  );
   // Tarjan's strongly connected components.
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -290,7 +307,13 @@ function circles(dir: string): string[][] {
 }
 
 describe('no import circles', () => {
-  const roots = ['kernel', 'host', 'sdk', 'apps/cli', ...readdirSync(join(REPO, 'plugins')).map((plugin) => `plugins/${plugin}`)];
+  const roots = [
+    'kernel',
+    'host',
+    'sdk',
+    'apps/cli',
+    ...readdirSync(join(REPO, 'plugins')).map((plugin) => `plugins/${plugin}`),
+  ];
   it.each(roots)('in %s/', (dir) => {
     expect(circles(dir)).toEqual([]);
   });

@@ -20,16 +20,24 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.stop();
 });
 
-const heartbeats = (events: EventFrame[]) => events.filter((frame) => frame.event === 'heartbeat').map((frame) => frame.payload as Record<string, any>);
+const heartbeats = (events: EventFrame[]) =>
+  events.filter((frame) => frame.event === 'heartbeat').map((frame) => frame.payload as Record<string, any>);
 const lastUser = (request: RecordedRequest) =>
-  JSON.stringify((request.body.messages as Array<{ role: string; content: unknown }>).filter((message) => message.role === 'user').at(-1)?.content);
+  JSON.stringify(
+    (request.body.messages as Array<{ role: string; content: unknown }>)
+      .filter((message) => message.role === 'user')
+      .at(-1)?.content,
+  );
 const queueFile = (h: AgentHarness) => join(h.gw.stateDir, 'system-events', 'queue.json');
 
 describe('webhooks → heartbeat', { timeout: 45_000 }, () => {
   it('POST /hooks/wake queues a durable system event and the heartbeat turn it wakes sees it', async () => {
     const h = await startAgent({
       plugins: [HEARTBEAT, HOOKS],
-      config: { hooks: { enabled: true, token: HOOK_TOKEN }, agents: { defaults: { heartbeat: { every: '0m', target: 'none' } } } },
+      config: {
+        hooks: { enabled: true, token: HOOK_TOKEN },
+        agents: { defaults: { heartbeat: { every: '0m', target: 'none' } } },
+      },
     });
     harnesses.push(h);
     h.fake.script({ text: 'HEARTBEAT_OK' });

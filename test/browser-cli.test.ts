@@ -25,7 +25,10 @@ afterAll(async () => {
 describe('claw browser', () => {
   it('start, open, tabs, snapshot, type/click by ref, wait, screenshot, pdf, close, stop through a running gateway', async () => {
     const stateDir = tempDir('claw-browser-cli-');
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ browser: { ssrfPolicy: { allowedHostnames: ['127.0.0.1'] }, profiles: { work: {} } } }));
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ browser: { ssrfPolicy: { allowedHostnames: ['127.0.0.1'] }, profiles: { work: {} } } }),
+    );
     const env = { OPENCLAW_STATE_DIR: stateDir };
     const gw = await startCliGateway(env);
     const run = async (...args: string[]) => {
@@ -33,7 +36,11 @@ describe('claw browser', () => {
       return { ...result, json: () => JSON.parse(result.stdout) };
     };
 
-    expect((await run('--json', 'status')).json()).toMatchObject({ enabled: true, profile: 'openclaw', running: false });
+    expect((await run('--json', 'status')).json()).toMatchObject({
+      enabled: true,
+      profile: 'openclaw',
+      running: false,
+    });
     expect((await run('profiles')).stdout).toBe('openclaw (default)  stopped\nwork  stopped\n');
     expect((await run('start')).json()).toMatchObject({ ok: true, running: true });
     const opened = (await run('open', `${site.base}/page`, '--label', 'controls')).json();
@@ -42,17 +49,36 @@ describe('claw browser', () => {
 
     const snapshot = (await run('snapshot', '--interactive')).stdout;
     const ref = (role: string, name: string) => new RegExp(`${role} "${name}" \\[ref=e(\\d+)\\]`).exec(snapshot)![1]!;
-    expect(snapshot.trim().split('\n').every((line) => /^- (textbox|combobox|button|link) "/.test(line))).toBe(true);
+    expect(
+      snapshot
+        .trim()
+        .split('\n')
+        .every((line) => /^- (textbox|combobox|button|link) "/.test(line)),
+    ).toBe(true);
     expect((await run('type', ref('textbox', 'Email'), 'cli@example.com')).code).toBe(0);
     expect((await run('select', ref('combobox', 'Colour'), 'g')).json()).toMatchObject({ selected: ['g'] });
     // A bare number is the short form of the ref e<n>, as OpenClaw's CLI prints it.
     expect((await run('click', ref('button', 'Go'))).code).toBe(0);
-    expect((await run('wait', '--text', 'clicked cli@example.com g', '--timeout-ms', '5000')).json()).toMatchObject({ ok: true, met: ['text "clicked cli@example.com g"'] });
+    expect((await run('wait', '--text', 'clicked cli@example.com g', '--timeout-ms', '5000')).json()).toMatchObject({
+      ok: true,
+      met: ['text "clicked cli@example.com g"'],
+    });
     const compact = (await run('--json', 'snapshot', '--compact', '--depth', '3', '--target-id', 'controls')).json();
     expect(compact).toMatchObject({ targetId: 't1', stats: { refs: expect.any(Number) } });
 
     expect((await run('navigate', `${site.base}/delayed`)).code).toBe(0);
-    const combined = await run('wait', '#main', '--url', '**/dash', '--load', 'load', '--fn', 'window.ready===true', '--timeout-ms', '5000');
+    const combined = await run(
+      'wait',
+      '#main',
+      '--url',
+      '**/dash',
+      '--load',
+      'load',
+      '--fn',
+      'window.ready===true',
+      '--timeout-ms',
+      '5000',
+    );
     expect(combined.json().met).toEqual(['url **/dash', 'load load', 'selector #main', 'fn window.ready===true']);
     const late = await run('wait', '--url', '**/never', '--timeout-ms', '100');
     expect(late.code).toBe(1);
@@ -69,7 +95,9 @@ describe('claw browser', () => {
     expect(blocked.stderr).toMatch(/navigation blocked: 127\.0\.0\.2 is a loopback/);
     expect(site.secretHits).toEqual([]);
 
-    expect((await run('--browser-profile', 'work', 'open', `${site.base}/form`)).json().tab).toMatchObject({ tabId: 't1' });
+    expect((await run('--browser-profile', 'work', 'open', `${site.base}/form`)).json().tab).toMatchObject({
+      tabId: 't1',
+    });
     expect((await run('profiles')).stdout).toBe('openclaw (default)  running\nwork  running\n');
     expect((await run('close', 'controls')).json()).toEqual({ ok: true, closed: 't1' });
     expect((await run('tabs')).stdout).toBe('no tabs\n');
@@ -98,7 +126,10 @@ describe('claw agent --local with the browser', () => {
         browser: { idleTimeoutMs, ssrfPolicy: { allowedHostnames: ['127.0.0.1'] } },
       }),
     );
-    fake.script({ toolCalls: [{ name: 'browser', arguments: { action: 'navigate', url: `${site.base}/page` } }] }, { text: 'The page says Controls.' });
+    fake.script(
+      { toolCalls: [{ name: 'browser', arguments: { action: 'navigate', url: `${site.base}/page` } }] },
+      { text: 'The page says Controls.' },
+    );
     const child = spawn(process.execPath, [CLI, 'agent', '--local', '--message', 'What is on the test page?'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, OPENCLAW_STATE_DIR: stateDir },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -12,7 +12,8 @@ export interface TestSite {
   close(): Promise<void>;
 }
 
-const html = (body: string, title = 'Test page') => `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
+const html = (body: string, title = 'Test page') =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>${body}</body></html>`;
 
 export function pages(secret: string): Record<string, string> {
   return {
@@ -22,7 +23,10 @@ export function pages(secret: string): Record<string, string> {
       <button id="go" onclick="document.getElementById('out').textContent='clicked '+document.getElementById('email').value+' '+document.getElementById('colour').value">Go</button>
       <a href="/form">Form</a>
       <p id="out"></p>`),
-    '/form': html(`<h1>Step 1</h1><form action="/step2" method="get"><label>Name <input name="name"></label><button type="submit">Next</button></form>`, 'Step 1'),
+    '/form': html(
+      `<h1>Step 1</h1><form action="/step2" method="get"><label>Name <input name="name"></label><button type="submit">Next</button></form>`,
+      'Step 1',
+    ),
     '/delayed': html(`<h1>Loading</h1><script>
       setTimeout(() => { const m = document.createElement('div'); m.id = 'main'; m.textContent = 'Main ready'; document.body.appendChild(m); }, 300);
       setTimeout(() => { window.ready = true; history.pushState({}, '', '/dash'); }, 400);
@@ -31,7 +35,10 @@ export function pages(secret: string): Record<string, string> {
       <img src="${secret}/img.png">
       <iframe src="${secret}/frame"></iframe>
       <script>fetch('${secret}/fetch').catch(() => {}); fetch('http://localhost:1/x').catch(() => {});</script>`),
-    '/big': html(`<main>${Array.from({ length: 200 }, (_, i) => `<section><h2>Item ${i}</h2><p>Text ${i}</p><button>Act ${i}</button><a href="/page">Link ${i}</a></section>`).join('')}</main>`, 'Big'),
+    '/big': html(
+      `<main>${Array.from({ length: 200 }, (_, i) => `<section><h2>Item ${i}</h2><p>Text ${i}</p><button>Act ${i}</button><a href="/page">Link ${i}</a></section>`).join('')}</main>`,
+      'Big',
+    ),
   };
 }
 
@@ -40,7 +47,8 @@ export function pages(secret: string): Record<string, string> {
  * would probe local UDP services, and says when ICE gathering is complete and what it found.
  */
 function webrtcPage(stunPort: number): string {
-  return html(`<h1>WebRTC</h1><p id="state">gathering</p><script>
+  return html(
+    `<h1>WebRTC</h1><p id="state">gathering</p><script>
     const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:${stunPort}' }] });
     const found = [];
     pc.onicecandidate = (event) => { if (event.candidate) found.push(event.candidate.type); };
@@ -50,7 +58,9 @@ function webrtcPage(stunPort: number): string {
     };
     pc.createDataChannel('probe');
     pc.createOffer().then((offer) => pc.setLocalDescription(offer));
-  </script>`, 'WebRTC');
+  </script>`,
+    'WebRTC',
+  );
 }
 
 function listen(server: Server, host: string): Promise<number> {
@@ -70,14 +80,30 @@ export async function startTestSite(): Promise<TestSite> {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/step2') {
       const name = url.searchParams.get('name') ?? '';
-      return void res.writeHead(200, { 'content-type': 'text/html' }).end(html(`<h1>Step 2</h1><p>Hello ${name.replace(/[<>&]/g, '')}</p><form action="/done" method="get"><input type="hidden" name="name" value="${name.replace(/["<>&]/g, '')}"><label>City <input name="city"></label><button type="submit">Finish</button></form>`, 'Step 2'));
+      return void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          html(
+            `<h1>Step 2</h1><p>Hello ${name.replace(/[<>&]/g, '')}</p><form action="/done" method="get"><input type="hidden" name="name" value="${name.replace(/["<>&]/g, '')}"><label>City <input name="city"></label><button type="submit">Finish</button></form>`,
+            'Step 2',
+          ),
+        );
     }
     if (url.pathname === '/done') {
-      return void res.writeHead(200, { 'content-type': 'text/html' }).end(html(`<h1>Done</h1><p id="result">Registered ${url.searchParams.get('name')} from ${url.searchParams.get('city')}</p>`, 'Done'));
+      return void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(
+          html(
+            `<h1>Done</h1><p id="result">Registered ${url.searchParams.get('name')} from ${url.searchParams.get('city')}</p>`,
+            'Done',
+          ),
+        );
     }
     if (url.pathname === '/go-private') return void res.writeHead(302, { location: `${secret}/redirected` }).end();
     if (url.pathname === '/webrtc') {
-      return void res.writeHead(200, { 'content-type': 'text/html' }).end(webrtcPage(Number(url.searchParams.get('stun'))));
+      return void res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(webrtcPage(Number(url.searchParams.get('stun'))));
     }
     const page = table[url.pathname];
     if (!page) return void res.writeHead(404).end('not found');
@@ -91,7 +117,10 @@ export async function startTestSite(): Promise<TestSite> {
     close: async () => {
       server.closeAllConnections();
       secretServer.closeAllConnections();
-      await Promise.all([new Promise((resolve) => server.close(resolve)), new Promise((resolve) => secretServer.close(resolve))]);
+      await Promise.all([
+        new Promise((resolve) => server.close(resolve)),
+        new Promise((resolve) => secretServer.close(resolve)),
+      ]);
     },
   };
 }

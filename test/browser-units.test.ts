@@ -28,18 +28,28 @@ const PLUGIN = join(REPO, 'plugins', 'browser');
 
 describe('loading', () => {
   it('a kernel with the browser plugin starts, lists and reports status without importing playwright-core', async () => {
-    const kernel = await createTestKernel({ plugins: [PLUGIN], config: { browser: { profiles: { work: { headless: true } } } } });
+    const kernel = await createTestKernel({
+      plugins: [PLUGIN],
+      config: { browser: { profiles: { work: { headless: true } } } },
+    });
     try {
       await kernel.start();
       const status = await kernel.runTool('browser', { action: 'status' });
-      expect(JSON.parse((status.content[0] as { text: string }).text)).toMatchObject({ enabled: true, profile: 'openclaw', running: false, headless: true });
+      expect(JSON.parse((status.content[0] as { text: string }).text)).toMatchObject({
+        enabled: true,
+        profile: 'openclaw',
+        running: false,
+        headless: true,
+      });
       const profiles = await kernel.runTool('browser', { action: 'profiles' });
       expect(JSON.parse((profiles.content[0] as { text: string }).text).profiles).toEqual([
         { name: 'openclaw', running: false, default: true },
         { name: 'work', running: false, default: false },
       ]);
       const unknown = await kernel.runTool('browser', { action: 'status', profile: 'nope' });
-      expect((unknown.content[0] as { text: string }).text).toMatch(/unknown browser profile "nope" \(profiles: openclaw, work\)/);
+      expect((unknown.content[0] as { text: string }).text).toMatch(
+        /unknown browser profile "nope" \(profiles: openclaw, work\)/,
+      );
       await seen.settled();
       expect(seen).toEqual([]);
     } finally {
@@ -69,7 +79,9 @@ describe('the tool choke point', () => {
       id: 'browse-guard',
       register(api) {
         api.on('before_tool_call', (event) =>
-          event.toolName === 'browser' && String(event.params.url ?? '').includes('forbidden') ? { block: true, blockReason: 'not that site' } : undefined,
+          event.toolName === 'browser' && String(event.params.url ?? '').includes('forbidden')
+            ? { block: true, blockReason: 'not that site' }
+            : undefined,
         );
         api.on('after_tool_call', (event) => void after.push(`${event.toolName} ${String(event.params.action)}`));
       },
@@ -94,7 +106,12 @@ describe('policy', () => {
     if (!(host in table)) throw new Error(`ENOTFOUND ${host}`);
     return [{ address: table[host]!, family: table[host]!.includes(':') ? 6 : 4 }];
   };
-  const dns = resolver({ 'public.test': '93.184.216.34', 'lan.test': '192.168.1.20', 'dev.corp.test': '10.0.0.7', 'corp.test': '10.0.0.8' });
+  const dns = resolver({
+    'public.test': '93.184.216.34',
+    'lan.test': '192.168.1.20',
+    'dev.corp.test': '10.0.0.7',
+    'corp.test': '10.0.0.8',
+  });
 
   it('matches exact hosts and *.wildcards (not the apex)', () => {
     expect(hostMatches('example.com', 'example.com')).toBe(true);
@@ -105,21 +122,49 @@ describe('policy', () => {
   });
 
   it('refuses private names and addresses unless trusted; blockedHostnames wins; a sandboxed session ignores the allow rules', async () => {
-    const check = urlCheck({ allowedHostnames: ['*.corp.test', '127.0.0.1'], blockedHostnames: ['evil.corp.test'] }, false, dns);
+    const check = urlCheck(
+      { allowedHostnames: ['*.corp.test', '127.0.0.1'], blockedHostnames: ['evil.corp.test'] },
+      false,
+      dns,
+    );
     expect(await check(new URL('http://public.test/'))).toMatchObject({ address: '93.184.216.34' });
-    expect(await check(new URL('http://lan.test/'))).toEqual({ refused: expect.stringMatching(/192\.168\.1\.20, a private .*allowedHostnames/) });
+    expect(await check(new URL('http://lan.test/'))).toEqual({
+      refused: expect.stringMatching(/192\.168\.1\.20, a private .*allowedHostnames/),
+    });
     expect(await check(new URL('http://dev.corp.test/'))).toMatchObject({ address: '10.0.0.7' });
     expect(await check(new URL('http://corp.test/'))).toEqual({ refused: expect.stringMatching(/10\.0\.0\.8/) });
-    expect(await check(new URL('http://evil.corp.test/'))).toEqual({ refused: expect.stringMatching(/blockedHostnames/) });
+    expect(await check(new URL('http://evil.corp.test/'))).toEqual({
+      refused: expect.stringMatching(/blockedHostnames/),
+    });
     expect(await check(new URL('http://127.0.0.1:9/'))).toMatchObject({ address: '127.0.0.1' });
-    for (const url of ['http://localhost/', 'http://printer.local/', 'http://metadata.google.internal/', 'http://app.localhost/']) {
+    for (const url of [
+      'http://localhost/',
+      'http://printer.local/',
+      'http://metadata.google.internal/',
+      'http://app.localhost/',
+    ]) {
       expect(await check(new URL(url)), url).toEqual({ refused: expect.stringMatching(/internal name/) });
     }
-    for (const url of ['http://[::1]/', 'http://2130706434/', 'http://0x7f.2/', 'http://[::ffff:10.0.0.1]/', 'http://169.254.169.254/', 'http://0.0.0.0/', 'ftp://public.test/', 'file:///etc/passwd']) {
+    for (const url of [
+      'http://[::1]/',
+      'http://2130706434/',
+      'http://0x7f.2/',
+      'http://[::ffff:10.0.0.1]/',
+      'http://169.254.169.254/',
+      'http://0.0.0.0/',
+      'ftp://public.test/',
+      'file:///etc/passwd',
+    ]) {
       expect(await check(new URL(url)), url).toHaveProperty('refused');
     }
-    const strict = urlCheck({ allowedHostnames: ['*.corp.test', '127.0.0.1'], dangerouslyAllowPrivateNetwork: true }, true, dns);
-    expect(await strict(new URL('http://127.0.0.1/'))).toEqual({ refused: expect.stringMatching(/sandboxed session reaches public addresses only/) });
+    const strict = urlCheck(
+      { allowedHostnames: ['*.corp.test', '127.0.0.1'], dangerouslyAllowPrivateNetwork: true },
+      true,
+      dns,
+    );
+    expect(await strict(new URL('http://127.0.0.1/'))).toEqual({
+      refused: expect.stringMatching(/sandboxed session reaches public addresses only/),
+    });
     expect(await strict(new URL('http://dev.corp.test/'))).toHaveProperty('refused');
     expect(await strict(new URL('http://public.test/'))).toMatchObject({ address: '93.184.216.34' });
     const legacy = urlCheck({ allowPrivateNetwork: true }, false, dns);
@@ -143,23 +188,42 @@ describe('the SSRF proxy', () => {
   afterAll(() => new Promise<void>((resolve) => origin.close(() => resolve())));
 
   type Proxy = { server: string; username: string; password: string };
-  const basic = (proxy: Proxy | { server: string }) => ('username' in proxy ? `Basic ${Buffer.from(`${proxy.username}:${proxy.password}`).toString('base64')}` : '');
+  const basic = (proxy: Proxy | { server: string }) =>
+    'username' in proxy ? `Basic ${Buffer.from(`${proxy.username}:${proxy.password}`).toString('base64')}` : '';
   const viaProxy = (proxy: Proxy | { server: string }, url: string) =>
     new Promise<{ status: number; body: string; blocked?: string }>((resolve, reject) => {
       const { port: proxyPort } = new URL(proxy.server);
       const auth = basic(proxy);
-      const req = request({ host: '127.0.0.1', port: Number(proxyPort), path: url, headers: { host: new URL(url).host, ...(auth ? { 'proxy-authorization': auth } : {}) } }, (res) => {
-        let body = '';
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, blocked: res.headers['x-claw-browser-blocked'] as string | undefined }));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: Number(proxyPort),
+          path: url,
+          headers: { host: new URL(url).host, ...(auth ? { 'proxy-authorization': auth } : {}) },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk) => (body += chunk));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body,
+              blocked: res.headers['x-claw-browser-blocked'] as string | undefined,
+            }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end();
     });
   const tunnel = (proxy: Proxy | { server: string }, authority: string) =>
     new Promise<string>((resolve) => {
       const auth = basic(proxy);
-      const socket = connect(Number(new URL(proxy.server).port), '127.0.0.1', () => socket.write(`CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth ? `Proxy-Authorization: ${auth}\r\n` : ''}\r\n`));
+      const socket = connect(Number(new URL(proxy.server).port), '127.0.0.1', () =>
+        socket.write(
+          `CONNECT ${authority} HTTP/1.1\r\nHost: ${authority}\r\n${auth ? `Proxy-Authorization: ${auth}\r\n` : ''}\r\n`,
+        ),
+      );
       let reply = '';
       socket.on('data', (chunk) => {
         reply += chunk;
@@ -198,11 +262,19 @@ describe('the SSRF proxy', () => {
       // HTTPS arrives as CONNECT: refused for a private name, tunnelled for a trusted one.
       expect(await tunnel(proxy, `lan.test:443`)).toBe('HTTP/1.1 403 Forbidden');
       expect(await tunnel(proxy, `trusted.test:${port}`)).toBe('HTTP/1.1 200 Connection Established');
-      expect(proxy.blocked.map((entry) => entry.url)).toEqual([`http://rebind.test:${port}/a`, `http://lan.test:${port}/inside`, 'https://lan.test/']);
+      expect(proxy.blocked.map((entry) => entry.url)).toEqual([
+        `http://rebind.test:${port}/a`,
+        `http://lan.test:${port}/inside`,
+        'https://lan.test/',
+      ]);
       // Another local process without the browser's credentials cannot borrow the proxy (and its allowlist).
       expect(await viaProxy({ server: proxy.server }, `http://trusted.test:${port}/ok`)).toMatchObject({ status: 407 });
-      expect(await tunnel({ server: proxy.server }, `trusted.test:${port}`)).toBe('HTTP/1.1 407 Proxy Authentication Required');
-      expect(await viaProxy({ ...proxy, password: 'guess' }, `http://trusted.test:${port}/ok`)).toMatchObject({ status: 407 });
+      expect(await tunnel({ server: proxy.server }, `trusted.test:${port}`)).toBe(
+        'HTTP/1.1 407 Proxy Authentication Required',
+      );
+      expect(await viaProxy({ ...proxy, password: 'guess' }, `http://trusted.test:${port}/ok`)).toMatchObject({
+        status: 407,
+      });
       expect(hits).toHaveLength(2);
     } finally {
       await proxy.close();
@@ -227,7 +299,15 @@ describe('snapshot shaping, refs, keys and launch settings', () => {
     expect(interactive.snapshot).toBe('- textbox "Email" [ref=e5]\n- button "Go" [ref=e6] [cursor=pointer]');
     expect(interactive.refs).toEqual({ e5: { role: 'textbox', name: 'Email' }, e6: { role: 'button', name: 'Go' } });
     const compact = shapeSnapshot(raw, { compact: true });
-    expect(compact.snapshot).toBe(['- heading "Hi" [level=1] [ref=e2]', '- text: Email', '- textbox "Email" [ref=e5]', '- button "Go" [ref=e6]', '- paragraph [ref=e7]: some text'].join('\n'));
+    expect(compact.snapshot).toBe(
+      [
+        '- heading "Hi" [level=1] [ref=e2]',
+        '- text: Email',
+        '- textbox "Email" [ref=e5]',
+        '- button "Go" [ref=e6]',
+        '- paragraph [ref=e7]: some text',
+      ].join('\n'),
+    );
     expect(compact.stats).toMatchObject({ lines: 5, refs: 4, interactive: 2 });
     const cut = shapeSnapshot(raw, { maxChars: 40 });
     expect(cut.truncated).toBe(true);
@@ -242,12 +322,36 @@ describe('snapshot shaping, refs, keys and launch settings', () => {
     expect(normalizeKey('Ctrl+Shift+T')).toBe('Control+Shift+T');
     expect(normalizeKey('Esc')).toBe('Escape');
     expect(normalizeKey('Control++')).toBe('Control++');
-    const section = { enabled: true, evaluateEnabled: true, defaultProfile: 'openclaw', headless: true, noSandbox: false, idleTimeoutMs: 1, executablePath: '/usr/bin/chromium' };
+    const section = {
+      enabled: true,
+      evaluateEnabled: true,
+      defaultProfile: 'openclaw',
+      headless: true,
+      noSandbox: false,
+      idleTimeoutMs: 1,
+      executablePath: '/usr/bin/chromium',
+    };
     const settings = profileSettings({ ...section, profiles: { work: { headless: false } } }, 'work', '/state');
-    expect(settings).toMatchObject({ name: 'work', headless: false, userDataDir: '/state/browser/work/user-data', executablePath: '/usr/bin/chromium' });
-    expect(settings.args).toEqual(expect.arrayContaining(['--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']));
+    expect(settings).toMatchObject({
+      name: 'work',
+      headless: false,
+      userDataDir: '/state/browser/work/user-data',
+      executablePath: '/usr/bin/chromium',
+    });
+    expect(settings.args).toEqual(
+      expect.arrayContaining([
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ]),
+    );
     expect(settings.args.includes('--no-sandbox')).toBe(process.getuid?.() === 0);
-    expect(() => profileSettings({ ...section, extraArgs: ['--proxy-server=http://x:1'] }, 'openclaw', '/state')).toThrow(/may not contain --proxy-server/);
+    expect(() =>
+      profileSettings({ ...section, extraArgs: ['--proxy-server=http://x:1'] }, 'openclaw', '/state'),
+    ).toThrow(/may not contain --proxy-server/);
     // WebRTC's UDP never meets the proxy: the flag that keeps it off cannot be undone from config.
     expect(settings.args).toContain('--webrtc-ip-handling-policy=disable_non_proxied_udp');
     const webrtc = { ...section, extraArgs: ['--webrtc-ip-handling-policy=default'] };

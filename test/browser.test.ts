@@ -10,7 +10,13 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest, ToolResult } from '../sdk/index.js';
-import { agentStackDirs, createTestKernel, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import {
+  agentStackDirs,
+  createTestKernel,
+  scriptedModel,
+  type ScriptedAnswer,
+  type TestKernel,
+} from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import type { AgentService } from '../sdk/agent/index.js';
 import { REPO, sleep, waitFor } from './helpers.js';
@@ -23,7 +29,10 @@ let respond: (request: ModelRequest) => ScriptedAnswer = () => 'idle';
 
 const text = (result: ToolResult) => result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 const json = (result: ToolResult) => JSON.parse(text(result)) as Record<string, any>;
-const browser = (params: Record<string, unknown>, context: Record<string, unknown> = { agentId: 'main', sessionKey: 'agent:main:main' }) => kernel.runTool('browser', params, context);
+const browser = (
+  params: Record<string, unknown>,
+  context: Record<string, unknown> = { agentId: 'main', sessionKey: 'agent:main:main' },
+) => kernel.runTool('browser', params, context);
 /** The ref of the first snapshot line with this role and name. */
 const refOf = (snapshot: string, role: string, name: string) => {
   const match = new RegExp(`${role} "${name}"[^\\n]*\\[ref=(\\w+)\\]`).exec(snapshot);
@@ -68,7 +77,10 @@ describe('snapshots and actions by ref', () => {
 
     const interactive = text(await browser({ action: 'snapshot', interactive: true }));
     const lines = interactive.split('\n').slice(1);
-    expect(lines.every((line) => /^- (textbox|combobox|button|link) /.test(line)), interactive).toBe(true);
+    expect(
+      lines.every((line) => /^- (textbox|combobox|button|link) /.test(line)),
+      interactive,
+    ).toBe(true);
     const email = refOf(interactive, 'textbox', 'Email');
     const colour = refOf(interactive, 'combobox', 'Colour');
     const go = refOf(interactive, 'button', 'Go');
@@ -82,13 +94,21 @@ describe('snapshots and actions by ref', () => {
     const labelled = await browser({ action: 'snapshot', interactive: true, labels: true });
     const labels = (labelled.details as any).labels;
     expect(labels.annotations.map((item: { ref: string }) => item.ref)).toEqual(expect.arrayContaining([email, go]));
-    expect(readFileSync(labels.path).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(readFileSync(labels.path).subarray(0, 8)).toEqual(
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    );
 
-    expect(json(await browser({ action: 'act', request: { kind: 'type', ref: email, text: 'ada@example.com' } }))).toMatchObject({ ok: true, kind: 'type' });
-    expect(json(await browser({ action: 'act', kind: 'select', ref: colour, values: ['Green'] }))).toMatchObject({ selected: ['g'] });
+    expect(
+      json(await browser({ action: 'act', request: { kind: 'type', ref: email, text: 'ada@example.com' } })),
+    ).toMatchObject({ ok: true, kind: 'type' });
+    expect(json(await browser({ action: 'act', kind: 'select', ref: colour, values: ['Green'] }))).toMatchObject({
+      selected: ['g'],
+    });
     await browser({ action: 'act', kind: 'hover', ref: go });
     await browser({ action: 'act', kind: 'click', ref: go.slice(1) });
-    expect(json(await browser({ action: 'act', kind: 'wait', text: 'clicked ada@example.com g', timeoutMs: 5000 }))).toMatchObject({ met: ['text "clicked ada@example.com g"'] });
+    expect(
+      json(await browser({ action: 'act', kind: 'wait', text: 'clicked ada@example.com g', timeoutMs: 5000 })),
+    ).toMatchObject({ met: ['text "clicked ada@example.com g"'] });
     await browser({ action: 'act', kind: 'fill', fields: [{ ref: email, value: 'grace@example.com' }] });
     await browser({ action: 'act', kind: 'press', ref: go, key: 'Return' });
     await browser({ action: 'act', kind: 'wait', text: 'clicked grace@example.com g', timeoutMs: 5000 });
@@ -101,18 +121,30 @@ describe('snapshots and actions by ref', () => {
     expect(text(bad)).toMatch(/not a snapshot ref/);
 
     const tabs = json(await browser({ action: 'tabs' }));
-    expect(tabs.tabs).toEqual(expect.arrayContaining([expect.objectContaining({ label: 'controls', url: `${site.base}/form`, active: true })]));
+    expect(tabs.tabs).toEqual(
+      expect.arrayContaining([expect.objectContaining({ label: 'controls', url: `${site.base}/form`, active: true })]),
+    );
   }, 60_000);
 
   it('waits for a selector, a URL glob, a load state, a JS predicate and text, alone and combined; a condition that never holds times out', async () => {
-    const wait = (request: Record<string, unknown>) => browser({ action: 'act', kind: 'wait', timeoutMs: 5000, ...request });
-    for (const request of [{ selector: '#main' }, { url: '**/dash' }, { loadState: 'networkidle' }, { fn: 'window.ready === true' }, { text: 'Main ready' }, { timeMs: 50 }]) {
+    const wait = (request: Record<string, unknown>) =>
+      browser({ action: 'act', kind: 'wait', timeoutMs: 5000, ...request });
+    for (const request of [
+      { selector: '#main' },
+      { url: '**/dash' },
+      { loadState: 'networkidle' },
+      { fn: 'window.ready === true' },
+      { text: 'Main ready' },
+      { timeMs: 50 },
+    ]) {
       await browser({ action: 'navigate', url: `${site.base}/delayed` });
       const result = await wait(request);
       expect(result.isError, `${JSON.stringify(request)}: ${text(result)}`).toBeFalsy();
     }
     await browser({ action: 'navigate', url: `${site.base}/delayed` });
-    const combined = json(await wait({ selector: '#main', url: '**/dash', loadState: 'load', fn: 'window.ready===true' }));
+    const combined = json(
+      await wait({ selector: '#main', url: '**/dash', loadState: 'load', fn: 'window.ready===true' }),
+    );
     expect(combined.met).toEqual(['url **/dash', 'load load', 'selector #main', 'fn window.ready===true']);
     const started = Date.now();
     const late = await wait({ url: '**/never', timeoutMs: 100 });
@@ -133,12 +165,18 @@ describe('snapshots and actions by ref', () => {
     expect(png.readUInt32BE(20)).toBe(720);
     expect(details.path.startsWith(join(kernel.stateDir, 'media', 'browser'))).toBe(true);
     expect(statSync(details.path).mode & 0o777).toBe(0o600);
-    const full = readFileSync(((await browser({ action: 'screenshot', fullPage: true })).details as { path: string }).path);
+    const full = readFileSync(
+      ((await browser({ action: 'screenshot', fullPage: true })).details as { path: string }).path,
+    );
     expect(full.readUInt32BE(20)).toBeGreaterThan(720);
     const snap = text(await browser({ action: 'snapshot', interactive: true }));
-    const element = readFileSync(((await browser({ action: 'screenshot', ref: refOf(snap, 'button', 'Act 0') })).details as { path: string }).path);
+    const element = readFileSync(
+      ((await browser({ action: 'screenshot', ref: refOf(snap, 'button', 'Act 0') })).details as { path: string }).path,
+    );
     expect(element.readUInt32BE(16)).toBeLessThan(200);
-    expect(text(await browser({ action: 'screenshot', fullPage: true, ref: 'e1' }))).toMatch(/fullPage is for page captures only/);
+    expect(text(await browser({ action: 'screenshot', fullPage: true, ref: 'e1' }))).toMatch(
+      /fullPage is for page captures only/,
+    );
     const pdf = await browser({ action: 'pdf' });
     const file = readFileSync((pdf.details as { path: string }).path);
     expect(file.subarray(0, 5).toString()).toBe('%PDF-');
@@ -150,25 +188,34 @@ describe('the SSRF policy', () => {
   it('never reaches a loopback service that is not trusted: navigation, image, iframe, fetch, redirect, other schemes', async () => {
     const direct = await browser({ action: 'navigate', url: `${site.secret}/` });
     expect(text(direct)).toMatch(/navigation blocked: 127\.0\.0\.2 is a loopback/);
-    expect(text(await browser({ action: 'open', url: 'http://localhost:9/' }))).toMatch(/localhost is an internal name/);
+    expect(text(await browser({ action: 'open', url: 'http://localhost:9/' }))).toMatch(
+      /localhost is an internal name/,
+    );
     expect(text(await browser({ action: 'navigate', url: 'file:///etc/passwd' }))).toMatch(/only http and https/);
-    expect(text(await browser({ action: 'navigate', url: `http://[::ffff:127.0.0.2]:${new URL(site.secret).port}/` }))).toMatch(/blocked/);
+    expect(
+      text(await browser({ action: 'navigate', url: `http://[::ffff:127.0.0.2]:${new URL(site.secret).port}/` })),
+    ).toMatch(/blocked/);
 
     await browser({ action: 'navigate', url: `${site.base}/hostile` });
     // The page's image, iframe and fetch load on their own; once all three are on the blocked list the
     // browser has tried each of them, so an empty secretHits below means none got through.
-    const blockedUrls = async () => (json(await browser({ action: 'status' })).blocked as Array<{ url: string }>).map((entry) => entry.url);
+    const blockedUrls = async () =>
+      (json(await browser({ action: 'status' })).blocked as Array<{ url: string }>).map((entry) => entry.url);
     const subresources = ['/img.png', '/frame', '/fetch'].map((path) => `${site.secret}${path}`);
-    await waitFor(async () => {
-      const blocked = await blockedUrls();
-      return subresources.every((url) => blocked.includes(url));
-    }, { what: "the hostile page's image, iframe and fetch to be blocked" });
+    await waitFor(
+      async () => {
+        const blocked = await blockedUrls();
+        return subresources.every((url) => blocked.includes(url));
+      },
+      { what: "the hostile page's image, iframe and fetch to be blocked" },
+    );
     const redirect = await browser({ action: 'navigate', url: `${site.base}/go-private` });
     expect(text(redirect)).toMatch(/navigation blocked: 127\.0\.0\.2 is a loopback/);
     expect(site.secretHits).toEqual([]);
     const status = json(await browser({ action: 'status' }));
     const blocked = status.blocked.map((entry: { url: string }) => entry.url);
-    for (const path of ['/img.png', '/frame', '/fetch', '/redirected']) expect(blocked).toContain(`${site.secret}${path}`);
+    for (const path of ['/img.png', '/frame', '/fetch', '/redirected'])
+      expect(blocked).toContain(`${site.secret}${path}`);
   }, 60_000);
 });
 
@@ -179,13 +226,16 @@ describe('WebRTC', () => {
     // A real STUN server answers, so where UDP gets out the page also learns addresses (and finishes at once).
     stun.on('message', (message, from) => {
       received.push(`${from.address}:${from.port} ${message.length} bytes`);
-      if (message.length >= 20 && message.readUInt16BE(0) === 0x0001) stun.send(stunBindingSuccess(message, from), from.port, from.address);
+      if (message.length >= 20 && message.readUInt16BE(0) === 0x0001)
+        stun.send(stunBindingSuccess(message, from), from.port, from.address);
     });
     await new Promise<void>((resolve) => stun.bind(0, '127.0.0.1', resolve));
     try {
       await browser({ action: 'navigate', url: `${site.base}/webrtc?stun=${stun.address().port}` });
       // The page's icegatheringstatechange "complete" (Chromium gives up on unanswered STUN after ~40 s).
-      const done = json(await browser({ action: 'act', kind: 'wait', text: 'ICE gathering complete', timeoutMs: 50_000 }));
+      const done = json(
+        await browser({ action: 'act', kind: 'wait', text: 'ICE gathering complete', timeoutMs: 50_000 }),
+      );
       expect(done).toMatchObject({ ok: true });
       const snapshot = text(await browser({ action: 'snapshot' }));
       expect(snapshot).toContain('ICE gathering complete: []');
@@ -217,11 +267,21 @@ describe('the tool choke point', () => {
     expect(denied.isError).toBe(true);
     expect(text(denied)).toMatch(/browser/);
     expect(text(denied)).not.toMatch(/"enabled"/);
-    const boxed = await browser({ action: 'navigate', url: `${site.base}/page` }, { agentId: 'boxed', sessionKey: 'agent:boxed:main' });
+    const boxed = await browser(
+      { action: 'navigate', url: `${site.base}/page` },
+      { agentId: 'boxed', sessionKey: 'agent:boxed:main' },
+    );
     expect(text(boxed)).toMatch(/not available in a sandboxed session.*allowHostControl/);
-    const host = await browser({ action: 'navigate', url: `${site.base}/page` }, { agentId: 'boxedhost', sessionKey: 'agent:boxedhost:main' });
-    expect(text(host)).toMatch(/navigation blocked: 127\.0\.0\.1 is a loopback .*sandboxed session reaches public addresses only/);
-    expect(json(await browser({ action: 'status' }, { agentId: 'boxedhost', sessionKey: 'agent:boxedhost:main' }))).toMatchObject({ profile: 'openclaw (sandboxed sessions)', running: false });
+    const host = await browser(
+      { action: 'navigate', url: `${site.base}/page` },
+      { agentId: 'boxedhost', sessionKey: 'agent:boxedhost:main' },
+    );
+    expect(text(host)).toMatch(
+      /navigation blocked: 127\.0\.0\.1 is a loopback .*sandboxed session reaches public addresses only/,
+    );
+    expect(
+      json(await browser({ action: 'status' }, { agentId: 'boxedhost', sessionKey: 'agent:boxedhost:main' })),
+    ).toMatchObject({ profile: 'openclaw (sandboxed sessions)', running: false });
   });
 
   it('an agent completes a two-step form through the tool with a scripted model', async () => {
@@ -230,19 +290,25 @@ describe('the tool choke point', () => {
     respond = (request) => {
       const results = request.messages.filter((message) => message.role === 'toolResult');
       const last = results.at(-1);
-      const seen = last ? (last.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('') : '';
+      const seen = last
+        ? (last.content as Array<{ type: string; text?: string }>).map((part) => part.text ?? '').join('')
+        : '';
       const call = (args: Record<string, unknown>): ScriptedAnswer => {
         const kind = args.kind ?? (args.request as { kind?: string } | undefined)?.kind;
         calls.push(String(args.action) + (kind ? `:${String(kind)}` : ''));
         return { toolCalls: [{ name: 'browser', arguments: args }] };
       };
-      const resultText = (index: number) => (results[index]!.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
+      const resultText = (index: number) =>
+        (results[index]!.content as Array<{ text?: string }>).map((part) => part.text ?? '').join('');
       switch (results.length) {
         case 0:
           return call({ action: 'navigate', url: `${site.base}/form` });
         case 1:
           // navigate answers with the page's interactive snapshot: no separate snapshot call.
-          return call({ action: 'act', request: { kind: 'type', ref: refOf(seen, 'textbox', 'Name'), text: 'Ada', submit: true } });
+          return call({
+            action: 'act',
+            request: { kind: 'type', ref: refOf(seen, 'textbox', 'Name'), text: 'Ada', submit: true },
+          });
         case 2:
           return call({ action: 'act', kind: 'wait', text: 'Hello Ada' });
         case 3:
@@ -256,35 +322,58 @@ describe('the tool choke point', () => {
         case 7:
           return call({ action: 'snapshot' });
         default:
-          return /Registered Ada from Paris/.test(seen) ? 'The form is done: Registered Ada from Paris.' : `unexpected page: ${seen}`;
+          return /Registered Ada from Paris/.test(seen)
+            ? 'The form is done: Registered Ada from Paris.'
+            : `unexpected page: ${seen}`;
       }
     };
     const agent = (await useService<AgentService>(kernel, 'agent'))!;
-    const result = await agent.run({ sessionKey: 'agent:main:main', message: 'Register Ada from Paris on the test site' });
-    expect(calls).toEqual(['navigate', 'act:type', 'act:wait', 'snapshot', 'act:type', 'act:click', 'act:wait', 'snapshot']);
+    const result = await agent.run({
+      sessionKey: 'agent:main:main',
+      message: 'Register Ada from Paris on the test site',
+    });
+    expect(calls).toEqual([
+      'navigate',
+      'act:type',
+      'act:wait',
+      'snapshot',
+      'act:type',
+      'act:click',
+      'act:wait',
+      'snapshot',
+    ]);
     expect(result).toMatchObject({ status: 'ok', text: 'The form is done: Registered Ada from Paris.' });
   }, 60_000);
 });
 
 describe('lifecycle', () => {
   it('closes an idle browser after browser.idleTimeoutMs, and starts again on the next call', async () => {
-    const idle = await createTestKernel({ plugins: [PLUGIN], config: { browser: { idleTimeoutMs: 400, ssrfPolicy: { allowedHostnames: ['127.0.0.1'] } } } });
+    const idle = await createTestKernel({
+      plugins: [PLUGIN],
+      config: { browser: { idleTimeoutMs: 400, ssrfPolicy: { allowedHostnames: ['127.0.0.1'] } } },
+    });
     try {
       await idle.start();
       expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: false });
       await idle.runTool('browser', { action: 'navigate', url: `${site.base}/page` });
       expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: true, tabs: 1 });
       // A call longer than the idle timeout keeps the browser: the clock runs only between calls.
-      expect(json(await idle.runTool('browser', { action: 'act', kind: 'wait', timeMs: 900 }))).toMatchObject({ ok: true, met: ['900 ms'] });
+      expect(json(await idle.runTool('browser', { action: 'act', kind: 'wait', timeMs: 900 }))).toMatchObject({
+        ok: true,
+        met: ['900 ms'],
+      });
       expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: true });
       const userData = json(await idle.runTool('browser', { action: 'status' })).userDataDir as string;
       expect(statSync(userData).mode & 0o777).toBe(0o700);
       const deadline = Date.now() + 10_000;
-      while (json(await idle.runTool('browser', { action: 'status' })).running && Date.now() < deadline) await sleep(100);
+      while (json(await idle.runTool('browser', { action: 'status' })).running && Date.now() < deadline)
+        await sleep(100);
       expect(json(await idle.runTool('browser', { action: 'status' }))).toMatchObject({ running: false, tabs: 0 });
       expect(existsSync(userData)).toBe(true);
       await idle.runTool('browser', { action: 'navigate', url: `${site.base}/form` });
-      expect(json(await idle.runTool('browser', { action: 'tabs' })).tabs).toMatchObject([{ tabId: 't1', url: `${site.base}/form` }]);
+      expect(json(await idle.runTool('browser', { action: 'tabs' })).tabs).toMatchObject([
+        { tabId: 't1', url: `${site.base}/form` },
+      ]);
     } finally {
       await idle.dispose();
     }

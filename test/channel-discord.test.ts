@@ -12,7 +12,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import {
+  agentStackDirs,
+  bundledPluginDir,
+  createTestKernel,
+  lastUserText,
+  scriptedModel,
+  type ScriptedAnswer,
+  type TestKernel,
+} from '../sdk/testing.js';
 import JSON5 from 'json5';
 import { guildAccess } from '../plugins/channel-discord/access.js';
 import { DISCORD_JS } from '../plugins/channel-discord/account.js';
@@ -64,10 +72,24 @@ channelContractSuite({
       const channel = contractChannel(message);
       contractFake.dispatch(
         'MESSAGE_CREATE',
-        contractFake.userMessage({ authorId: message.senderId, authorName: message.senderName, channel, content: message.text, ...(message.messageId ? { id: message.messageId } : {}), mention: message.mention === true }),
+        contractFake.userMessage({
+          authorId: message.senderId,
+          authorName: message.senderName,
+          channel,
+          content: message.text,
+          ...(message.messageId ? { id: message.messageId } : {}),
+          mention: message.mention === true,
+        }),
       );
     },
-    sent: () => contractFake.sent().map((sent) => ({ chatId: sent.recipientId ?? sent.channelId, text: sent.content, ...(sent.replyTo ? { replyTo: sent.replyTo } : {}) })),
+    sent: () =>
+      contractFake
+        .sent()
+        .map((sent) => ({
+          chatId: sent.recipientId ?? sent.channelId,
+          text: sent.content,
+          ...(sent.replyTo ? { replyTo: sent.replyTo } : {}),
+        })),
     reset: () => contractFake.reset(),
   },
 });
@@ -124,8 +146,19 @@ describe('discord channel', () => {
     await until(() => mine().length >= nth, `decision ${nth} on message ${id}`);
     return mine()[nth - 1]!.status;
   };
-  const say = (channel: FakeChannel, content: string, options: { author?: string; mention?: boolean; id?: string; attachments?: unknown[] } = {}) => {
-    const message = fake.userMessage({ authorId: options.author ?? OWNER, channel, content, mention: options.mention, ...(options.id ? { id: options.id } : {}), ...(options.attachments ? { attachments: options.attachments } : {}) });
+  const say = (
+    channel: FakeChannel,
+    content: string,
+    options: { author?: string; mention?: boolean; id?: string; attachments?: unknown[] } = {},
+  ) => {
+    const message = fake.userMessage({
+      authorId: options.author ?? OWNER,
+      channel,
+      content,
+      mention: options.mention,
+      ...(options.id ? { id: options.id } : {}),
+      ...(options.attachments ? { attachments: options.attachments } : {}),
+    });
     fake.dispatch('MESSAGE_CREATE', message);
     return message.id as string;
   };
@@ -136,7 +169,9 @@ describe('discord channel', () => {
     const identify = fake.gatewayOps.filter((op) => op.op === 2).at(-1)!;
     expect(identify.d.token).toBe(fake.token);
     // Guilds | GuildMessages | DirectMessages | MessageContent
-    expect(identify.d.intents & ((1 << 0) | (1 << 9) | (1 << 12) | (1 << 15))).toBe((1 << 0) | (1 << 9) | (1 << 12) | (1 << 15));
+    expect(identify.d.intents & ((1 << 0) | (1 << 9) | (1 << 12) | (1 << 15))).toBe(
+      (1 << 0) | (1 << 9) | (1 << 12) | (1 << 15),
+    );
     const status = await k.plugins.kernelServices.channels.status();
     const discord = status.find((channel) => channel.id === 'discord')!;
     expect(discord.accounts[0]).toMatchObject({ running: true, connected: true, username: 'clawbot' });
@@ -152,7 +187,8 @@ describe('discord channel', () => {
       env: { DISCORD_API_URL: fake.apiUrl },
     });
     await kernel.start();
-    const account = (await kernel.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'discord')!.accounts[0]!;
+    const account = (await kernel.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'discord')!
+      .accounts[0]!;
     expect(account.running).toBe(false);
     expect(account.lastError).toMatch(/rejected the bot token/);
     expect(JSON.stringify(account)).not.toContain(wrong);
@@ -172,7 +208,10 @@ describe('discord channel', () => {
   });
 
   it('follows guilds.<id>.channels as an allowlist, with requireMention per channel', async () => {
-    await boot({ groupPolicy: 'allowlist', guilds: { [fake.guildId]: { requireMention: true, channels: { general: { requireMention: false } } } } });
+    await boot({
+      groupPolicy: 'allowlist',
+      guilds: { [fake.guildId]: { requireMention: true, channels: { general: { requireMention: false } } } },
+    });
     const unlisted = say(secret, 'hello in secret', { mention: true });
     say(general, 'hello in general, no mention');
     await until(() => sentIn(general).length > 0, 'a reply in the listed channel');
@@ -188,9 +227,13 @@ describe('discord channel', () => {
     say(thread, 'in the thread');
     await until(() => sentIn(thread).length > 0, 'a reply in the thread');
     expect(sentIn(general)).toEqual([]);
-    const agent = (await k.capabilities.find('service', 'agent'))?.api as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
+    const agent = (await k.capabilities.find('service', 'agent'))?.api as {
+      runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } };
+    };
     const keys = (await agent.runtime.store('main').list()).map((item) => item.key);
-    expect(keys.some((key) => key.includes(`discord:channel:${general.id}`) && key.endsWith(`:${thread.id}`))).toBe(true);
+    expect(keys.some((key) => key.includes(`discord:channel:${general.id}`) && key.endsWith(`:${thread.id}`))).toBe(
+      true,
+    );
   });
 
   it('cuts a long reply into 2,000-character pieces without splitting a code fence', async () => {
@@ -214,10 +257,17 @@ describe('discord channel', () => {
   it('downloads attachments to the media folder and uploads outbound media as files', async () => {
     const k = await boot();
     const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
-    say(dm, 'look at these', { attachments: [fake.attachment('shot.png', png, 'image/png'), fake.attachment('notes.txt', Buffer.from('remember the milk'), 'text/plain')] });
+    say(dm, 'look at these', {
+      attachments: [
+        fake.attachment('shot.png', png, 'image/png'),
+        fake.attachment('notes.txt', Buffer.from('remember the milk'), 'text/plain'),
+      ],
+    });
     await until(() => requests.length > 0, 'the model request');
     const user = requests[0]!.messages.findLast((message) => message.role === 'user')!;
-    expect(user.content).toEqual(expect.arrayContaining([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]));
+    expect(user.content).toEqual(
+      expect.arrayContaining([{ type: 'image', data: png.toString('base64'), mimeType: 'image/png' }]),
+    );
     const saved = /saved at (\S+notes\.txt)\]/.exec(lastUserText(requests[0]!))?.[1];
     expect(saved).toBeDefined();
     expect(readFileSync(saved!, 'utf8')).toBe('remember the milk');
@@ -226,7 +276,12 @@ describe('discord channel', () => {
     mkdirSync(k.paths.workspaceDir, { recursive: true });
     const chart = join(k.paths.workspaceDir, 'chart.png');
     writeFileSync(chart, png);
-    const result = await k.plugins.kernelServices.channels.send({ channel: 'discord', to: OWNER, text: 'see attached', media: [chart] });
+    const result = await k.plugins.kernelServices.channels.send({
+      channel: 'discord',
+      to: OWNER,
+      text: 'see attached',
+      media: [chart],
+    });
     expect(result).toMatchObject({ delivered: true });
     const upload = fake.sent().find((sent) => sent.files.length > 0)!;
     expect(upload.files[0]).toMatchObject({ name: 'chart.png' });
@@ -239,8 +294,12 @@ describe('discord channel', () => {
     const channels = k.plugins.kernelServices.channels;
     fake.rateLimit(/^POST \/channels\/\d+\/messages$/, 0.6);
     const started = performance.now();
-    expect(await channels.send({ channel: 'discord', to: `channel:${general.id}`, text: 'after the limit' })).toMatchObject({ delivered: true, attempts: 1 });
-    const posts = fake.log().filter((call) => call.method === 'POST' && call.path === `/channels/${general.id}/messages`);
+    expect(
+      await channels.send({ channel: 'discord', to: `channel:${general.id}`, text: 'after the limit' }),
+    ).toMatchObject({ delivered: true, attempts: 1 });
+    const posts = fake
+      .log()
+      .filter((call) => call.method === 'POST' && call.path === `/channels/${general.id}/messages`);
     expect(posts.map((call) => call.status)).toEqual([429, 200]);
     expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(550);
     expect(performance.now() - started).toBeGreaterThanOrEqual(550);
@@ -278,7 +337,8 @@ describe('discord channel', () => {
     expect(fake.gatewayOps.filter((op) => op.op === 2)).toHaveLength(identifies);
     const resume = fake.gatewayOps.find((op) => op.op === 6)!;
     expect(resume.d.token).toBe(fake.token);
-    const account = (await k.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'discord')!.accounts[0]!;
+    const account = (await k.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'discord')!
+      .accounts[0]!;
     expect(account).toMatchObject({ connected: true, resumes: 1 });
   });
 
@@ -287,7 +347,10 @@ describe('discord channel', () => {
     await until(() => fake.commands.length > 0, 'the command registration');
     const names = fake.commands.map((command) => command.name);
     expect(names).toEqual(expect.arrayContaining(['status', 'new', 'model', 'help']));
-    expect(fake.commands.find((command) => command.name === 'model').options[0]).toMatchObject({ name: 'args', type: 3 });
+    expect(fake.commands.find((command) => command.name === 'model').options[0]).toMatchObject({
+      name: 'args',
+      type: 3,
+    });
     const id = fake.interaction({ name: 'status', userId: OWNER, channel: dm });
     await until(() => fake.sent().some((sent) => sent.via === 'interaction-original'), 'the slash command answer');
     const callback = fake.log().find((call) => call.path.startsWith(`/interactions/${id}/`))!;
@@ -317,19 +380,29 @@ describe('discord channel', () => {
     await until(() => sentIn(dm).length > 0, 'the reply');
     const paths = () => fake.log().map((call) => `${call.method} ${call.path}`);
     // The reaction goes out once the pipeline took the message; with an instant model it may trail the reply.
-    await until(() => paths().includes(`PUT /channels/${dm.id}/messages/${id}/reactions/${encodeURIComponent('✅')}/@me`), 'the ✅ reaction');
+    await until(
+      () => paths().includes(`PUT /channels/${dm.id}/messages/${id}/reactions/${encodeURIComponent('✅')}/@me`),
+      'the ✅ reaction',
+    );
     expect(paths()).toContain(`POST /channels/${dm.id}/typing`);
   });
 
   it('takes the reaction from the channel first, then messages.ackReaction, then the agent identity emoji', async () => {
-    const reacted = () => fake.log().filter((call) => call.path.includes('/reactions/')).map((call) => decodeURIComponent(call.path.split('/reactions/')[1]!.split('/')[0]!));
+    const reacted = () =>
+      fake
+        .log()
+        .filter((call) => call.path.includes('/reactions/'))
+        .map((call) => decodeURIComponent(call.path.split('/reactions/')[1]!.split('/')[0]!));
     await boot({ ackReaction: '🔥' }, { messages: { ackReaction: '✅', ackReactionScope: 'all' } });
     say(dm, 'one');
     await until(() => reacted().length > 0, 'a reaction');
     expect(reacted()).toEqual(['🔥']);
     await kernel!.dispose();
     fake.reset();
-    await boot({}, { messages: { ackReactionScope: 'direct' }, agents: { list: [{ id: 'main', identity: { emoji: '🦀' } }] } });
+    await boot(
+      {},
+      { messages: { ackReactionScope: 'direct' }, agents: { list: [{ id: 'main', identity: { emoji: '🦀' } }] } },
+    );
     say(dm, 'two');
     await until(() => reacted().length > 0, 'a reaction');
     expect(reacted()).toEqual(['🦀']);
@@ -346,11 +419,37 @@ describe('discord channel', () => {
 describe('discord pieces', () => {
   it('parses messages: DMs by user, threads under their parent, mentions stripped, bots ignored', () => {
     const bot = '1';
-    const base = { id: '10', channel_id: '20', author: { id: '30', username: 'ann', global_name: 'Ann' }, content: 'hi', type: 0 };
-    expect(parseMessage(base, bot, { id: '20', type: 1 })?.inbound).toMatchObject({ peer: { kind: 'direct', id: '30' }, sender: { id: '30', name: 'Ann' }, mentioned: true });
-    const inThread = parseMessage({ ...base, guild_id: '5', content: '<@1> plan?', mentions: [{ id: '1' }] }, bot, { id: '20', type: 11, parentId: '21' });
-    expect(inThread?.inbound).toMatchObject({ peer: { kind: 'channel', id: '21' }, threadId: '20', text: 'plan?', mentioned: true, guildId: '5' });
-    expect(parseMessage({ ...base, guild_id: '5', referenced_message: { id: '9', author: { id: '1' }, content: 'earlier' } }, bot, { id: '20', type: 0 })?.inbound.mentioned).toBe(true);
+    const base = {
+      id: '10',
+      channel_id: '20',
+      author: { id: '30', username: 'ann', global_name: 'Ann' },
+      content: 'hi',
+      type: 0,
+    };
+    expect(parseMessage(base, bot, { id: '20', type: 1 })?.inbound).toMatchObject({
+      peer: { kind: 'direct', id: '30' },
+      sender: { id: '30', name: 'Ann' },
+      mentioned: true,
+    });
+    const inThread = parseMessage({ ...base, guild_id: '5', content: '<@1> plan?', mentions: [{ id: '1' }] }, bot, {
+      id: '20',
+      type: 11,
+      parentId: '21',
+    });
+    expect(inThread?.inbound).toMatchObject({
+      peer: { kind: 'channel', id: '21' },
+      threadId: '20',
+      text: 'plan?',
+      mentioned: true,
+      guildId: '5',
+    });
+    expect(
+      parseMessage(
+        { ...base, guild_id: '5', referenced_message: { id: '9', author: { id: '1' }, content: 'earlier' } },
+        bot,
+        { id: '20', type: 0 },
+      )?.inbound.mentioned,
+    ).toBe(true);
     expect(parseMessage({ ...base, guild_id: '5' }, bot, { id: '20', type: 0 })?.inbound.mentioned).toBe(false);
     expect(parseMessage({ ...base, author: { id: '31', bot: true } }, bot, undefined)).toBeUndefined();
     expect(parseMessage({ ...base, author: { id: '1' } }, bot, undefined)).toBeUndefined();
@@ -358,16 +457,52 @@ describe('discord pieces', () => {
   });
 
   it('decides guild access as OpenClaw documents it', () => {
-    const message = (channel: string, extra: object = {}) => ({ accountId: 'default', peer: { kind: 'channel' as const, id: channel }, sender: { id: 'u1' }, text: 'x', messageId: 'm', guildId: 'g1', ...extra });
+    const message = (channel: string, extra: object = {}) => ({
+      accountId: 'default',
+      peer: { kind: 'channel' as const, id: channel },
+      sender: { id: 'u1' },
+      text: 'x',
+      messageId: 'm',
+      guildId: 'g1',
+      ...extra,
+    });
     expect(guildAccess(message('c1'), {})).toBeUndefined();
-    const config = { guilds: { g1: { requireMention: true, users: ['u1'], channels: { 'help-desk': { requireMention: false }, c2: { enabled: false } } } } };
-    expect(guildAccess(message('c1', { peerName: 'Help Desk' }), config)).toEqual({ allow: true, requireMention: false });
+    const config = {
+      guilds: {
+        g1: {
+          requireMention: true,
+          users: ['u1'],
+          channels: { 'help-desk': { requireMention: false }, c2: { enabled: false } },
+        },
+      },
+    };
+    expect(guildAccess(message('c1', { peerName: 'Help Desk' }), config)).toEqual({
+      allow: true,
+      requireMention: false,
+    });
     expect(guildAccess(message('c2'), config)).toMatchObject({ allow: false });
-    expect(guildAccess(message('c3'), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/not listed/) });
-    expect(guildAccess(message('c1', { peerName: 'help-desk', sender: { id: 'u2' } }), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/users or roles/) });
-    expect(guildAccess(message('c1', { sender: { id: 'u2' }, memberRoleIds: ['r1'] }), { guilds: { g1: { roles: ['r1'] } } })).toEqual({ allow: true, requireMention: true });
-    expect(guildAccess(message('c1', { guildId: 'g2' }), config)).toMatchObject({ allow: false, reason: expect.stringMatching(/not in channels.discord.guilds/) });
-    expect(guildAccess(message('c1', { threadId: 't1' }), { guilds: { g1: { channels: { c1: { requireMention: false } } } } })).toEqual({ allow: true, requireMention: false });
+    expect(guildAccess(message('c3'), config)).toMatchObject({
+      allow: false,
+      reason: expect.stringMatching(/not listed/),
+    });
+    expect(guildAccess(message('c1', { peerName: 'help-desk', sender: { id: 'u2' } }), config)).toMatchObject({
+      allow: false,
+      reason: expect.stringMatching(/users or roles/),
+    });
+    expect(
+      guildAccess(message('c1', { sender: { id: 'u2' }, memberRoleIds: ['r1'] }), {
+        guilds: { g1: { roles: ['r1'] } },
+      }),
+    ).toEqual({ allow: true, requireMention: true });
+    expect(guildAccess(message('c1', { guildId: 'g2' }), config)).toMatchObject({
+      allow: false,
+      reason: expect.stringMatching(/not in channels.discord.guilds/),
+    });
+    expect(
+      guildAccess(message('c1', { threadId: 't1' }), {
+        guilds: { g1: { channels: { c1: { requireMention: false } } } },
+      }),
+    ).toEqual({ allow: true, requireMention: false });
   });
 
   it('declares discord.js as a runtime dependency, as the plugin loads it', () => {
@@ -378,10 +513,23 @@ describe('discord pieces', () => {
 
   it('shapes a piece: files uploaded, web links in the text, embeds suppressed, no @everyone', () => {
     const sender = new DiscordSender({} as RestLike, { mediaMaxBytes: 10, replyToMode: 'off', suppressEmbeds: true });
-    const piece = sender.payload({ to: '1', text: 'see', media: [{ url: 'https://example.com/a.png' }, { url: `data:text/plain;base64,${Buffer.from('hi').toString('base64')}` }] });
-    expect(piece.body).toEqual({ content: 'see\nhttps://example.com/a.png', allowed_mentions: { parse: ['users'] }, flags: 4 });
+    const piece = sender.payload({
+      to: '1',
+      text: 'see',
+      media: [
+        { url: 'https://example.com/a.png' },
+        { url: `data:text/plain;base64,${Buffer.from('hi').toString('base64')}` },
+      ],
+    });
+    expect(piece.body).toEqual({
+      content: 'see\nhttps://example.com/a.png',
+      allowed_mentions: { parse: ['users'] },
+      flags: 4,
+    });
     expect(piece.files).toEqual([{ name: 'file.plain', data: Buffer.from('hi'), contentType: 'text/plain' }]);
-    expect(() => sender.payload({ to: '1', media: [{ url: `data:text/plain;base64,${Buffer.alloc(20).toString('base64')}` }] })).toThrow(/mediaMaxMb/);
+    expect(() =>
+      sender.payload({ to: '1', media: [{ url: `data:text/plain;base64,${Buffer.alloc(20).toString('base64')}` }] }),
+    ).toThrow(/mediaMaxMb/);
     expect(() => sender.payload({ to: '1', media: [{ url: '/nonexistent/file.png' }] })).toThrow(/no such file/);
   });
 
@@ -391,13 +539,25 @@ describe('discord pieces', () => {
     expect(parseTarget('<#7>')).toEqual({ kind: 'channel', id: '7' });
     expect(parseTarget('7')).toEqual({ kind: 'either', id: '7' });
     expect(apiBaseFrom({})).toEqual({ apiBase: 'https://discord.com/api', apiVersion: '10' });
-    expect(apiBaseFrom({ DISCORD_API_URL: 'http://127.0.0.1:9/api/v10' })).toEqual({ apiBase: 'http://127.0.0.1:9/api', apiVersion: '10' });
+    expect(apiBaseFrom({ DISCORD_API_URL: 'http://127.0.0.1:9/api/v10' })).toEqual({
+      apiBase: 'http://127.0.0.1:9/api',
+      apiVersion: '10',
+    });
     expect(() => apiBaseFrom({ DISCORD_API_URL: 'http://discord.example.com/api/v10' })).toThrow(/https/);
     expect(() => resolveAccountSettings('default', {}, {})).toThrow(/channels\.discord\.token/);
-    expect(() => resolveAccountSettings('default', { token: 'Bot abc' }, {})).toThrow(/does not look like a Discord bot token/);
+    expect(() => resolveAccountSettings('default', { token: 'Bot abc' }, {})).toThrow(
+      /does not look like a Discord bot token/,
+    );
     expect(() => resolveAccountSettings('default', { token: 'a.b.c', replyToMode: 'all' }, {})).toThrow(/replyToMode/);
-    expect(resolveAccountSettings('default', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toMatchObject({ token: 'a.b.c', ephemeral: true, nativeCommands: true, replyToMode: 'off' });
-    expect(() => resolveAccountSettings('ops', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toThrow(/account "ops" has no bot token/);
+    expect(resolveAccountSettings('default', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toMatchObject({
+      token: 'a.b.c',
+      ephemeral: true,
+      nativeCommands: true,
+      replyToMode: 'off',
+    });
+    expect(() => resolveAccountSettings('ops', {}, { DISCORD_BOT_TOKEN: 'a.b.c' })).toThrow(
+      /account "ops" has no bot token/,
+    );
   });
 });
 
@@ -445,18 +605,33 @@ describe('claw message send to Discord (no gateway running)', () => {
 
   it('sends through the REST API from the CLI process, to a channel and to a user', async () => {
     const room = fake.textChannel('announcements');
-    const env = { OPENCLAW_STATE_DIR: tempDir('claw-discord-send-'), DISCORD_API_URL: fake.apiUrl, DISCORD_BOT_TOKEN: fake.token };
-    writeFileSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json'), JSON.stringify({ channels: { discord: { dmPolicy: 'allowlist', allowFrom: ['1'] } } }));
-    const toRoom = await claw(['message', 'send', '--channel', 'discord', '--to', `channel:${room.id}`, 'deploy finished'], env);
+    const env = {
+      OPENCLAW_STATE_DIR: tempDir('claw-discord-send-'),
+      DISCORD_API_URL: fake.apiUrl,
+      DISCORD_BOT_TOKEN: fake.token,
+    };
+    writeFileSync(
+      join(env.OPENCLAW_STATE_DIR, 'openclaw.json'),
+      JSON.stringify({ channels: { discord: { dmPolicy: 'allowlist', allowFrom: ['1'] } } }),
+    );
+    const toRoom = await claw(
+      ['message', 'send', '--channel', 'discord', '--to', `channel:${room.id}`, 'deploy finished'],
+      env,
+    );
     expect(toRoom.code, toRoom.stderr).toBe(0);
-    const toUser = await claw(['message', 'send', '--channel', 'discord', '--to', '400000000000000001', 'hello you'], env);
+    const toUser = await claw(
+      ['message', 'send', '--channel', 'discord', '--to', '400000000000000001', 'hello you'],
+      env,
+    );
     expect(toUser.code, toUser.stderr).toBe(0);
     expect(fake.sent().map((sent) => [sent.recipientId ?? sent.channelId, sent.content])).toEqual([
       [room.id, 'deploy finished'],
       ['400000000000000001', 'hello you'],
     ]);
     // A bare id is tried as a channel first; "Unknown Channel" makes it a user's DM.
-    expect(fake.log().map((call) => `${call.method} ${call.path} ${call.status}`)).toContain('POST /users/@me/channels 200');
+    expect(fake.log().map((call) => `${call.method} ${call.path} ${call.status}`)).toContain(
+      'POST /users/@me/channels 200',
+    );
   }, 60_000);
 });
 
@@ -471,10 +646,16 @@ describe('claw channels add with a gateway running', () => {
     const added = await claw(['channels', 'add', '--channel', 'discord', '--token', fake.token], env);
     expect(added.code, added.stderr).toBe(0);
     expect(added.stdout).toMatch(/running gateway has applied it/);
-    await until(() => fake.connected && fake.gatewayOps.some((op) => op.op === 2 && op.d.token === fake.token), 'the bot identifying', 20_000);
+    await until(
+      () => fake.connected && fake.gatewayOps.some((op) => op.op === 2 && op.d.token === fake.token),
+      'the bot identifying',
+      20_000,
+    );
     const status = await claw(['channels', 'status', '--json'], env);
     expect(status.stdout).not.toContain(fake.token);
-    expect(JSON.parse(status.stdout).channels.find((channel: { id: string }) => channel.id === 'discord').accounts[0]).toMatchObject({ running: true, connected: true });
+    expect(
+      JSON.parse(status.stdout).channels.find((channel: { id: string }) => channel.id === 'discord').accounts[0],
+    ).toMatchObject({ running: true, connected: true });
     expect((await claw(['channels', 'logout', '--channel', 'discord'], env)).code).toBe(0);
     await until(() => !fake.connected, 'the bot disconnecting', 20_000);
   }, 60_000);
@@ -490,10 +671,14 @@ describe('claw channels add / login / logout / remove', () => {
     expect(added.stdout + added.stderr).not.toContain(token);
     expect(config().channels.discord).toEqual({ token });
     expect(statSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json')).mode & 0o777).toBe(0o600);
-    expect((await claw(['channels', 'login', '--channel', 'discord', '--account', 'ops', '--token', token], env)).code).toBe(0);
+    expect(
+      (await claw(['channels', 'login', '--channel', 'discord', '--account', 'ops', '--token', token], env)).code,
+    ).toBe(0);
     expect(config().channels.discord.accounts.ops).toEqual({ token });
     const listed = await claw(['channels', 'list', '--json'], env);
-    expect(JSON.parse(listed.stdout).channels.find((channel: { id: string }) => channel.id === 'discord')).toMatchObject({ configured: true, pluginId: 'channel-discord' });
+    expect(
+      JSON.parse(listed.stdout).channels.find((channel: { id: string }) => channel.id === 'discord'),
+    ).toMatchObject({ configured: true, pluginId: 'channel-discord' });
     expect((await claw(['channels', 'logout', '--channel', 'discord'], env)).code).toBe(0);
     expect(config().channels.discord.token).toBeUndefined();
     expect((await claw(['channels', 'remove', '--channel', 'discord', '--account', 'ops'], env)).code).toBe(0);

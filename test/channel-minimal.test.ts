@@ -46,7 +46,12 @@ const memoryChannel = definePlugin({
           chat.failNextSends--;
           throw new ChannelSendError('service busy', { retryAfterMs: 10 });
         }
-        chat.outbox.push({ chatId: message.to, text: message.text ?? '', threadId: message.threadId, replyTo: message.replyTo });
+        chat.outbox.push({
+          chatId: message.to,
+          text: message.text ?? '',
+          threadId: message.threadId,
+          replyTo: message.replyTo,
+        });
         return { messageId: `out-${chat.outbox.length}` };
       },
       status: () => [{ accountId: 'default', connected: chat.listener !== undefined }],

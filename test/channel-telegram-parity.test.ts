@@ -49,20 +49,29 @@ const streamingModel = definePlugin({
 const deployCommand = definePlugin({
   id: 'deploy-command',
   register(pluginApi) {
-    pluginApi.registerCommand({ name: 'Deploy-Now', description: 'ship the current branch to production', handler: () => ({ text: 'deployed' }) });
+    pluginApi.registerCommand({
+      name: 'Deploy-Now',
+      description: 'ship the current branch to production',
+      handler: () => ({ text: 'deployed' }),
+    });
   },
 });
 
 let kernel: TestKernel | undefined;
 
-async function boot(channel: Record<string, unknown>, options: { messages?: Record<string, unknown>; plugins?: string[]; beforeStart?: (kernel: TestKernel) => void } = {}): Promise<TestKernel> {
+async function boot(
+  channel: Record<string, unknown>,
+  options: { messages?: Record<string, unknown>; plugins?: string[]; beforeStart?: (kernel: TestKernel) => void } = {},
+): Promise<TestKernel> {
   await kernel?.dispose();
   kernel = await createTestKernel({
     plugins: [...agentStackDirs(), ...(options.plugins ?? []), TELEGRAM, streamingModel, deployCommand],
     config: {
       agents: { defaults: { model: 'stream/echo' } },
       messages: { queue: { debounceMs: 0 }, ...options.messages },
-      channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: ['1001'], ...channel } },
+      channels: {
+        telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: ['1001'], ...channel },
+      },
     },
   });
   options.beforeStart?.(kernel);
@@ -83,14 +92,25 @@ const decisionOn = async (update: { message: { message_id: number } }) => {
 
 const dm = (text: string, from = ADA) => ({ message: api.message({ chatId: from.id, from, text }) });
 const inGroup = (text: string, mention: boolean) => ({
-  message: api.message({ chatId: GROUP, chatType: 'supergroup', title: 'Ops', from: ADA, text: mention ? `${MENTION} ${text}` : text, ...(mention ? { entities: [{ type: 'mention', offset: 0, length: MENTION.length }] } : {}) }),
+  message: api.message({
+    chatId: GROUP,
+    chatType: 'supergroup',
+    title: 'Ops',
+    from: ADA,
+    text: mention ? `${MENTION} ${text}` : text,
+    ...(mention ? { entities: [{ type: 'mention', offset: 0, length: MENTION.length }] } : {}),
+  }),
 });
-const callsIn = (chat: number, ...methods: string[]) => api.calls.filter((call) => methods.includes(call.method) && Number(call.params.chat_id) === chat);
+const callsIn = (chat: number, ...methods: string[]) =>
+  api.calls.filter((call) => methods.includes(call.method) && Number(call.params.chat_id) === chat);
 
 async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const start = Date.now();
   while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}; calls: ${api.calls.map((call) => `${call.method}(${call.status}${call.error ? ` ${call.error.description}` : ""}${call.params.parse_mode ? " html" : ""} ${String(call.params.text ?? "").length})`).join(', ')}`);
+    if (Date.now() - start > timeoutMs)
+      throw new Error(
+        `timed out waiting for ${what}; calls: ${api.calls.map((call) => `${call.method}(${call.status}${call.error ? ` ${call.error.description}` : ''}${call.params.parse_mode ? ' html' : ''} ${String(call.params.text ?? '').length})`).join(', ')}`,
+      );
     await sleep(10);
   }
 }
@@ -118,26 +138,41 @@ describe('telegram at OpenClaw’s level', () => {
 
   it('registers the command menu at start: built-in, plugin and skill commands plus customCommands, in Telegram’s rules', async () => {
     await boot(
-      { customCommands: [{ command: '/Backup', description: 'Git backup' }, { command: 'status', description: 'clashes with the built-in' }, { command: 'bad name!', description: 'x' }] },
+      {
+        customCommands: [
+          { command: '/Backup', description: 'Git backup' },
+          { command: 'status', description: 'clashes with the built-in' },
+          { command: 'bad name!', description: 'x' },
+        ],
+      },
       {
         plugins: [bundledPluginDir('skills')],
         beforeStart: (started) => {
           const dir = join(started.paths.workspaceDir, 'skills', 'release-notes');
           mkdirSync(dir, { recursive: true });
-          writeFileSync(join(dir, 'SKILL.md'), '---\nname: release-notes\ndescription: Write release notes from the git log\n---\nRead the log.\n');
+          writeFileSync(
+            join(dir, 'SKILL.md'),
+            '---\nname: release-notes\ndescription: Write release notes from the git log\n---\nRead the log.\n',
+          );
         },
       },
     );
     await until(() => api.callsTo('setMyCommands').some((call) => call.status === 200), 'setMyCommands');
     const names = api.commands.map((entry) => entry.command);
     expect(names[0]).toBe('backup');
-    expect(names).toEqual(expect.arrayContaining(['new', 'reset', 'status', 'help', 'model', 'stop', 'deploy_now', 'release_notes']));
+    expect(names).toEqual(
+      expect.arrayContaining(['new', 'reset', 'status', 'help', 'model', 'stop', 'deploy_now', 'release_notes']),
+    );
     // Aliases are one command; a clashing or malformed custom entry is left out.
     expect(names).not.toContain('t');
     expect(names.filter((name) => name === 'status')).toHaveLength(1);
     expect(names).not.toContain('bad_name!');
-    expect(api.commands.find((entry) => entry.command === 'deploy_now')!.description).toBe('ship the current branch to production');
-    expect(api.commands.find((entry) => entry.command === 'release_notes')!.description).toBe('Write release notes from the git log');
+    expect(api.commands.find((entry) => entry.command === 'deploy_now')!.description).toBe(
+      'ship the current branch to production',
+    );
+    expect(api.commands.find((entry) => entry.command === 'release_notes')!.description).toBe(
+      'Write release notes from the git log',
+    );
     for (const entry of api.commands) {
       expect(entry.command).toMatch(/^[a-z0-9_]{1,32}$/);
       expect(entry.description.length).toBeGreaterThan(0);
@@ -145,7 +180,10 @@ describe('telegram at OpenClaw’s level', () => {
     }
     // A command from the menu works when tapped.
     await api.pushUpdate(dm('/deploy_now'));
-    await until(() => callsIn(ADA.id, 'sendMessage').some((call) => call.result?.text === 'deployed'), 'the plugin command answer');
+    await until(
+      () => callsIn(ADA.id, 'sendMessage').some((call) => call.result?.text === 'deployed'),
+      'the plugin command answer',
+    );
   });
 
   it('turns the menu off with commands.native: false (only customCommands, or none at all)', async () => {
@@ -162,7 +200,11 @@ describe('telegram at OpenClaw’s level', () => {
     expect(menuName('/Release-Notes')).toBe('release_notes');
     expect(menuName('x'.repeat(33))).toBeUndefined();
     expect(menuName('héllo')).toBeUndefined();
-    const many = Array.from({ length: 120 }, (_, index) => ({ name: `cmd_${index}`, description: 'd'.repeat(300), source: 'skill' as const }));
+    const many = Array.from({ length: 120 }, (_, index) => ({
+      name: `cmd_${index}`,
+      description: 'd'.repeat(300),
+      source: 'skill' as const,
+    }));
     const menu = buildMenu(many, { native: true, nativeSkills: true, custom: [{ command: 'mine', description: '' }] });
     expect(menu.commands).toHaveLength(100);
     expect(menu.commands[0]).toEqual({ command: 'mine', description: '/mine' });
@@ -198,10 +240,14 @@ describe('telegram at OpenClaw’s level', () => {
 
   it('streams a reply into one message, edited at most about once a second, then finishes it in place', async () => {
     await boot({});
-    const answer = 'Here is **the plan**: first we check the logs, then we restart the worker, then we watch the queue drain for a while.';
+    const answer =
+      'Here is **the plan**: first we check the logs, then we restart the worker, then we watch the queue drain for a while.';
     plan = () => slowly(answer, 3);
     await api.pushUpdate(dm('what now?'));
-    await until(() => callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML'), 'the final edit');
+    await until(
+      () => callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML'),
+      'the final edit',
+    );
     const sends = callsIn(ADA.id, 'sendMessage');
     expect(sends).toHaveLength(1);
     const id = sends[0]!.result.message_id;
@@ -210,10 +256,14 @@ describe('telegram at OpenClaw’s level', () => {
     expect(edits.every((call) => call.params.message_id === id)).toBe(true);
     // The preview grew: each shown text is a prefix of the next.
     const shown = [sends[0]!.params.text as string, ...edits.slice(0, -1).map((call) => call.params.text as string)];
-    for (let index = 1; index < shown.length; index++) expect(shown[index]!.startsWith(shown[index - 1]!.trimEnd())).toBe(true);
+    for (let index = 1; index < shown.length; index++)
+      expect(shown[index]!.startsWith(shown[index - 1]!.trimEnd())).toBe(true);
     const times = [sends[0]!, ...edits].map((call) => call.at);
-    for (let index = 1; index < times.length - 1; index++) expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(950);
-    expect(edits.at(-1)!.params.text).toBe('Here is <b>the plan</b>: first we check the logs, then we restart the worker, then we watch the queue drain for a while.');
+    for (let index = 1; index < times.length - 1; index++)
+      expect(times[index]! - times[index - 1]!).toBeGreaterThanOrEqual(950);
+    expect(edits.at(-1)!.params.text).toBe(
+      'Here is <b>the plan</b>: first we check the logs, then we restart the worker, then we watch the queue drain for a while.',
+    );
     expect(api.textOf(ADA.id, id)).toBe(answer.replace(/\*\*/g, ''));
     // Stale previews are deleted when the run is over; this one became the reply.
     await until(() => runs.finished.length === 1, 'the run to finish');
@@ -222,23 +272,39 @@ describe('telegram at OpenClaw’s level', () => {
 
   it('waits out a 429 on an edit for its retry_after, and still finishes the reply', async () => {
     await boot({});
-    api.script('editMessageText', { error_code: 429, description: 'Too Many Requests: retry after 2', parameters: { retry_after: 2 } });
+    api.script('editMessageText', {
+      error_code: 429,
+      description: 'Too Many Requests: retry after 2',
+      parameters: { retry_after: 2 },
+    });
     const answer = 'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen';
     plan = () => slowly(answer, 4);
     await api.pushUpdate(dm('count'));
-    await until(() => api.textOf(ADA.id, callsIn(ADA.id, 'sendMessage')[0]?.result?.message_id ?? -1) === answer && callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML' && call.status === 200), 'the finished reply', 15_000);
+    await until(
+      () =>
+        api.textOf(ADA.id, callsIn(ADA.id, 'sendMessage')[0]?.result?.message_id ?? -1) === answer &&
+        callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML' && call.status === 200),
+      'the finished reply',
+      15_000,
+    );
     const edits = callsIn(ADA.id, 'editMessageText');
     const limited = edits.findIndex((call) => call.status === 429);
     expect(limited).toBeGreaterThanOrEqual(0);
     const next = edits[limited + 1]!;
-    console.log(`telegram draft edit 429 retry_after=2 s: next edit after ${(next.at - edits[limited]!.at).toFixed(0)} ms`);
+    console.log(
+      `telegram draft edit 429 retry_after=2 s: next edit after ${(next.at - edits[limited]!.at).toFixed(0)} ms`,
+    );
     expect(next.at - edits[limited]!.at).toBeGreaterThanOrEqual(1990);
     expect(callsIn(ADA.id, 'sendMessage')).toHaveLength(1);
   });
 
   it('a 429 on the first preview also holds back the reply sent as a new message', async () => {
     await boot({});
-    api.script('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 2', parameters: { retry_after: 2 } });
+    api.script('sendMessage', {
+      error_code: 429,
+      description: 'Too Many Requests: retry after 2',
+      parameters: { retry_after: 2 },
+    });
     // Long enough for a preview to be tried (after 1 s), done well before the 2 s are over.
     plan = () => slowly('alpha beta gamma delta epsilon zeta eta theta', 1.4);
     await api.pushUpdate(dm('letters'));
@@ -262,7 +328,14 @@ describe('telegram at OpenClaw’s level', () => {
     const cut = answer.indexOf('Paragraph 6.');
     plan = () => ({ chunks: [answer.slice(0, cut), answer.slice(cut), ' '], delayMs: 2500 });
     await api.pushUpdate(dm('long one'));
-    await until(() => callsIn(ADA.id, 'sendMessage').length === 2 && api.textOf(ADA.id, callsIn(ADA.id, 'sendMessage')[1]!.result.message_id)?.includes('Paragraph 9.') === true && callsIn(ADA.id, 'editMessageText').filter((call) => call.params.parse_mode === 'HTML').length === 2, 'both pages finished', 15_000);
+    await until(
+      () =>
+        callsIn(ADA.id, 'sendMessage').length === 2 &&
+        api.textOf(ADA.id, callsIn(ADA.id, 'sendMessage')[1]!.result.message_id)?.includes('Paragraph 9.') === true &&
+        callsIn(ADA.id, 'editMessageText').filter((call) => call.params.parse_mode === 'HTML').length === 2,
+      'both pages finished',
+      15_000,
+    );
     const [first, second] = callsIn(ADA.id, 'sendMessage').map((call) => api.textOf(ADA.id, call.result.message_id)!);
     expect(first!.length).toBeLessThanOrEqual(4096);
     expect(`${first}\n\n${second}`).toBe(answer);
@@ -281,20 +354,33 @@ describe('telegram at OpenClaw’s level', () => {
       expect(api.callsTo('editMessageText')).toEqual([]);
     }
     // A mode or option claw does not have is refused by name, not ignored.
-    const lastError = async () => (await kernel!.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')!.accounts[0]!.lastError;
+    const lastError = async () =>
+      (await kernel!.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')!
+        .accounts[0]!.lastError;
     await boot({ streaming: 'progress' });
-    expect(await lastError()).toMatch(/channels\.telegram\.streaming must be "partial".*"block".*"off" \(got "progress"\)/);
+    expect(await lastError()).toMatch(
+      /channels\.telegram\.streaming must be "partial".*"block".*"off" \(got "progress"\)/,
+    );
     await boot({ streaming: { mode: 'partial', preview: { toolProgress: false } } });
-    expect(await lastError()).toBe('channels.telegram.streaming.preview is not supported (channels.telegram.streaming takes mode)');
+    expect(await lastError()).toBe(
+      'channels.telegram.streaming.preview is not supported (channels.telegram.streaming takes mode)',
+    );
   });
 
   it('in "block" mode, moves the preview forward in draftChunk steps', async () => {
     await boot({ streaming: 'block', draftChunk: { minChars: 40, maxChars: 60 } });
-    const answer = 'First sentence is here and long enough. Second sentence follows it closely. Third one ends the reply.';
+    const answer =
+      'First sentence is here and long enough. Second sentence follows it closely. Third one ends the reply.';
     plan = () => slowly(answer, 3);
     await api.pushUpdate(dm('go'));
-    await until(() => callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML'), 'the final edit');
-    const previews = [callsIn(ADA.id, 'sendMessage')[0]!, ...callsIn(ADA.id, 'editMessageText').filter((call) => call.params.parse_mode !== 'HTML')].map((call) => call.params.text as string);
+    await until(
+      () => callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML'),
+      'the final edit',
+    );
+    const previews = [
+      callsIn(ADA.id, 'sendMessage')[0]!,
+      ...callsIn(ADA.id, 'editMessageText').filter((call) => call.params.parse_mode !== 'HTML'),
+    ].map((call) => call.params.text as string);
     // Each preview is a whole number of chunks: at least minChars, cut where the chunker prefers (never inside a word).
     for (const text of previews) {
       expect(answer.startsWith(text), text).toBe(true);
@@ -324,7 +410,11 @@ describe('telegram at OpenClaw’s level', () => {
     await api.pushUpdate(second);
     await until(() => api.callsTo('setMessageReaction').length === 2, 'the reaction and its removal');
     const [set, cleared] = api.callsTo('setMessageReaction') as [TelegramCall, TelegramCall];
-    expect(set.params).toMatchObject({ chat_id: ADA.id, message_id: second.message.message_id, reaction: [{ type: 'emoji', emoji: '👍' }] });
+    expect(set.params).toMatchObject({
+      chat_id: ADA.id,
+      message_id: second.message.message_id,
+      reaction: [{ type: 'emoji', emoji: '👍' }],
+    });
     const reply = callsIn(ADA.id, 'sendMessage')[0]!;
     expect(set.at).toBeLessThan(reply.at);
     expect(cleared.params.reaction).toEqual([]);
@@ -352,8 +442,13 @@ describe('telegram at OpenClaw’s level', () => {
       plan = () => ({ chunks: [long], delayMs: 0 });
       const asked = dm('long please');
       await api.pushUpdate(asked);
-      await until(() => callsIn(ADA.id, 'sendMessage').some((call) => String(call.result?.text ?? '').endsWith('The end.')), 'the last piece');
-      const quoted = callsIn(ADA.id, 'sendMessage').map((call) => call.params.reply_parameters?.message_id === asked.message.message_id);
+      await until(
+        () => callsIn(ADA.id, 'sendMessage').some((call) => String(call.result?.text ?? '').endsWith('The end.')),
+        'the last piece',
+      );
+      const quoted = callsIn(ADA.id, 'sendMessage').map(
+        (call) => call.params.reply_parameters?.message_id === asked.message.message_id,
+      );
       expect(quoted.slice(0, 2), String(mode)).toEqual(expected);
     }
     // The live preview carries the quote from its first message, so finishing it keeps it.
@@ -362,9 +457,16 @@ describe('telegram at OpenClaw’s level', () => {
     plan = () => slowly('a streamed answer that quotes the question it answers', 2.5);
     const asked = dm('quote me');
     await api.pushUpdate(asked);
-    await until(() => callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML'), 'the finished preview');
-    expect(callsIn(ADA.id, 'sendMessage').map((call) => [call.params.text, call.params.reply_parameters])).toHaveLength(1);
-    expect(callsIn(ADA.id, 'sendMessage')[0]!.params.reply_parameters).toMatchObject({ message_id: asked.message.message_id });
+    await until(
+      () => callsIn(ADA.id, 'editMessageText').some((call) => call.params.parse_mode === 'HTML'),
+      'the finished preview',
+    );
+    expect(callsIn(ADA.id, 'sendMessage').map((call) => [call.params.text, call.params.reply_parameters])).toHaveLength(
+      1,
+    );
+    expect(callsIn(ADA.id, 'sendMessage')[0]!.params.reply_parameters).toMatchObject({
+      message_id: asked.message.message_id,
+    });
   });
 
   it('answers a group only when mentioned, and cuts a long code fence into pieces that each render', async () => {
@@ -373,10 +475,15 @@ describe('telegram at OpenClaw’s level', () => {
     await api.pushUpdate(unasked);
     expect(await decisionOn(unasked)).toBe('history');
     expect(callsIn(GROUP, 'sendMessage')).toEqual([]);
-    const code = Array.from({ length: 400 }, (_, index) => `const line${index} = ${index} * 2; // <${index}>`).join('\n');
+    const code = Array.from({ length: 400 }, (_, index) => `const line${index} = ${index} * 2; // <${index}>`).join(
+      '\n',
+    );
     plan = () => ({ chunks: [`Here:\n\n\`\`\`ts\n${code}\n\`\`\`\nDone.`], delayMs: 0 });
     await api.pushUpdate(inGroup('dump the code', true));
-    await until(() => callsIn(GROUP, 'sendMessage').some((call) => String(call.result?.text).includes('Done.')), 'the last piece');
+    await until(
+      () => callsIn(GROUP, 'sendMessage').some((call) => String(call.result?.text).includes('Done.')),
+      'the last piece',
+    );
     const pieces = callsIn(GROUP, 'sendMessage');
     expect(pieces.length).toBeGreaterThanOrEqual(3);
     for (const piece of pieces) {
@@ -399,11 +506,21 @@ describe('telegram at OpenClaw’s level', () => {
     const sent = ['m1', 'm2', 'm3'].map((text) => dm(text));
     // Ends the long poll in progress, so the scripted failures come next.
     const handed = sent.map((update) => api.pushUpdate(update));
-    await until(() => ['m1', 'm2', 'm3'].every((text) => callsIn(ADA.id, 'sendMessage').some((call) => call.result?.text === `echo: ${text}`)), 'all three answers', 20_000);
+    await until(
+      () =>
+        ['m1', 'm2', 'm3'].every((text) =>
+          callsIn(ADA.id, 'sendMessage').some((call) => call.result?.text === `echo: ${text}`),
+        ),
+      'all three answers',
+      20_000,
+    );
     // A repeat would come from a poll that asked again for updates the bot already had. Once a
     // poll confirms all three (its offset is past them) and every run is over, none can come.
     const lastId = Math.max(...(await Promise.all(handed)));
-    await until(() => api.callsTo('getUpdates').some((call) => Number(call.params.offset) > lastId), 'a poll past the three updates');
+    await until(
+      () => api.callsTo('getUpdates').some((call) => Number(call.params.offset) > lastId),
+      'a poll past the three updates',
+    );
     await until(() => runs.finished.length >= 3, 'the three runs to finish');
     for (const update of sent) await decisionOn(update);
     const answers = callsIn(ADA.id, 'sendMessage').map((call) => call.result?.text);
@@ -417,7 +534,10 @@ describe('negative chat ids on the command line', () => {
   it('takes "-100200" as the value of --to, not as a flag', () => {
     const spec = { to: { type: 'string' as const, short: 't' }, json: { type: 'boolean' as const } };
     expect(joinNegativeValues(['send', '--to', '-100200', 'hi'], spec)).toEqual(['send', '--to=-100200', 'hi']);
-    expect(joinNegativeValues(['-t', '-1001234567890:topic:42', 'x'], spec)).toEqual(['--to=-1001234567890:topic:42', 'x']);
+    expect(joinNegativeValues(['-t', '-1001234567890:topic:42', 'x'], spec)).toEqual([
+      '--to=-1001234567890:topic:42',
+      'x',
+    ]);
     // A boolean flag takes no value; words after "--" are left alone.
     expect(joinNegativeValues(['--json', '-5'], spec)).toEqual(['--json', '-5']);
     expect(joinNegativeValues(['--', '--to', '-5'], spec)).toEqual(['--', '--to', '-5']);
@@ -427,8 +547,13 @@ describe('negative chat ids on the command line', () => {
     await api.start();
     api.reset();
     const stateDir = tempDir();
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } }));
-    const result = await claw(['message', 'send', '--channel', 'telegram', '--to', '-100200', 'hello group'], { OPENCLAW_STATE_DIR: stateDir });
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } }),
+    );
+    const result = await claw(['message', 'send', '--channel', 'telegram', '--to', '-100200', 'hello group'], {
+      OPENCLAW_STATE_DIR: stateDir,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(api.callsTo('sendMessage')).toHaveLength(1);
     expect(api.callsTo('sendMessage')[0]!.params).toMatchObject({ chat_id: -100200, text: 'hello group' });

@@ -11,7 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { definePlugin, type ModelRequest } from '../sdk/index.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
-import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import {
+  agentStackDirs,
+  bundledPluginDir,
+  createTestKernel,
+  lastUserText,
+  scriptedModel,
+  type ScriptedAnswer,
+  type TestKernel,
+} from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import { markdownToTelegramHtml } from '../plugins/channel-telegram/format.js';
 import { addressesBot, parseMessage, type TgMessage } from '../plugins/channel-telegram/inbound.js';
@@ -89,14 +97,24 @@ const deliveries = definePlugin({
   },
 });
 
-async function boot(channel: Record<string, unknown>, options: { env?: Record<string, string>; withToken?: boolean } = {}): Promise<TestKernel> {
+async function boot(
+  channel: Record<string, unknown>,
+  options: { env?: Record<string, string>; withToken?: boolean } = {},
+): Promise<TestKernel> {
   await kernel?.dispose();
   kernel = await createTestKernel({
-    plugins: [...AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), respond(request))), deliveries],
+    plugins: [
+      ...AGENT_LOOP,
+      TELEGRAM,
+      scriptedModel((request) => (requests.push(request), respond(request))),
+      deliveries,
+    ],
     config: {
       agents: { defaults: { model: 'scripted/echo' } },
       messages: { queue: { debounceMs: 0 } },
-      channels: { telegram: { ...(options.withToken === false ? {} : { botToken: api.token }), apiRoot: api.apiRoot, ...channel } },
+      channels: {
+        telegram: { ...(options.withToken === false ? {} : { botToken: api.token }), apiRoot: api.apiRoot, ...channel },
+      },
     },
     env: options.env,
   });
@@ -104,15 +122,26 @@ async function boot(channel: Record<string, unknown>, options: { env?: Record<st
   return kernel;
 }
 
-const dm = (text: string, from = ADA, extra: Partial<Parameters<FakeTelegramApi['message']>[0]> = {}) => ({ message: api.message({ chatId: from.id, from, text, ...extra }) });
+const dm = (text: string, from = ADA, extra: Partial<Parameters<FakeTelegramApi['message']>[0]> = {}) => ({
+  message: api.message({ chatId: from.id, from, text, ...extra }),
+});
 const inGroup = (text: string, from = ADA, extra: Partial<Parameters<FakeTelegramApi['message']>[0]> = {}) => ({
   message: api.message({ chatId: GROUP, chatType: 'supergroup', title: 'Engine room', from, text, ...extra }),
 });
-const mentioning = (text: string) => ({ text: `${MENTION} ${text}`, entities: [{ type: 'mention', offset: 0, length: MENTION.length }] });
+const mentioning = (text: string) => ({
+  text: `${MENTION} ${text}`,
+  entities: [{ type: 'mention', offset: 0, length: MENTION.length }],
+});
 const sendsTo = (chat: number) => api.sent().filter((call) => call.params.chat_id === chat);
-const replyTo = (chat: number, what = 'a reply') => api.waitFor((call) => call.status === 200 && call.method === 'sendMessage' && call.params.chat_id === chat, 5000, what);
+const replyTo = (chat: number, what = 'a reply') =>
+  api.waitFor(
+    (call) => call.status === 200 && call.method === 'sendMessage' && call.params.chat_id === chat,
+    5000,
+    what,
+  );
 
-const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000) => waitFor(check, { what, timeoutMs });
+const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000) =>
+  waitFor(check, { what, timeoutMs });
 
 /**
  * What the pipeline decided about a message the test pushed ("dispatched", "history", "blocked",
@@ -121,7 +150,9 @@ const until = (check: () => boolean | Promise<boolean>, what: string, timeoutMs 
  */
 async function outcomeOf(update: { message: Record<string, unknown> }): Promise<string> {
   const prefix = `telegram: message ${String(update.message.message_id)} in `;
-  const line = await waitFor(() => kernel!.logs.find((record) => record.message.startsWith(prefix)), { what: `the pipeline's decision on "${prefix}…"` });
+  const line = await waitFor(() => kernel!.logs.find((record) => record.message.startsWith(prefix)), {
+    what: `the pipeline's decision on "${prefix}…"`,
+  });
   return line.message.slice(line.message.lastIndexOf(': ') + 2);
 }
 
@@ -149,7 +180,8 @@ describe('telegram channel', () => {
 
   it('answers a DM with the Markdown rendered as Telegram HTML, showing typing first', async () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] });
-    respond = () => 'Here is **bold**, _italic_, `a < b` and [a link](https://example.com/x?a=1&b=2).\n\n```js\nif (a < b) {}\n```';
+    respond = () =>
+      'Here is **bold**, _italic_, `a < b` and [a link](https://example.com/x?a=1&b=2).\n\n```js\nif (a < b) {}\n```';
     await api.pushUpdate(dm('hi **there**'));
     const sent = await replyTo(ADA.id);
     expect(sent.params).toMatchObject({ chat_id: 1001, parse_mode: 'HTML' });
@@ -175,13 +207,21 @@ describe('telegram channel', () => {
     const asked = inGroup('', ADA, mentioning('when is the deploy?'));
     await api.pushUpdate(asked);
     const reply = await replyTo(GROUP, 'the group reply');
-    expect(reply.params.reply_parameters).toEqual({ message_id: asked.message.message_id, allow_sending_without_reply: true });
+    expect(reply.params.reply_parameters).toEqual({
+      message_id: asked.message.message_id,
+      allow_sending_without_reply: true,
+    });
     expect(requests).toHaveLength(1);
     expect(requests[0]!.systemPrompt).toContain('the deploy is at 5pm');
     expect(requests[0]!.systemPrompt).toContain('Engine room');
 
     // A reply to one of the bot's messages addresses it too; a command for another bot does not.
-    const botMessage = { message_id: reply.result.message_id, chat: { id: GROUP, type: 'supergroup' }, from: api.bot, text: reply.result.text };
+    const botMessage = {
+      message_id: reply.result.message_id,
+      chat: { id: GROUP, type: 'supergroup' },
+      from: api.bot,
+      text: reply.result.text,
+    };
     await api.pushUpdate(inGroup('and tomorrow?', BOB, { replyTo: botMessage }));
     await until(() => sendsTo(GROUP).length === 2, 'the answer to a reply');
     const foreign = inGroup('/status@other_bot', BOB, { entities: [{ type: 'bot_command', offset: 0, length: 17 }] });
@@ -192,12 +232,31 @@ describe('telegram channel', () => {
   });
 
   it('gives each forum topic its own session and answers inside the topic', async () => {
-    await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'], groupPolicy: 'open', groups: { '*': { requireMention: false } } });
+    await boot({
+      dmPolicy: 'allowlist',
+      allowFrom: ['1001'],
+      groupPolicy: 'open',
+      groups: { '*': { requireMention: false } },
+    });
     const forum = -1009988776655;
     // Inside a topic every message "replies" to the topic's opening service message.
-    const opening = (id: number) => ({ message_id: id, chat: { id: forum, type: 'supergroup', is_forum: true }, from: ADA, forum_topic_created: { name: `topic ${id}`, icon_color: 0 } });
+    const opening = (id: number) => ({
+      message_id: id,
+      chat: { id: forum, type: 'supergroup', is_forum: true },
+      from: ADA,
+      forum_topic_created: { name: `topic ${id}`, icon_color: 0 },
+    });
     const inTopic = (topic: number, text: string) => ({
-      message: api.message({ chatId: forum, chatType: 'supergroup', isForum: true, title: 'Forum', from: ADA, text, threadId: topic, replyTo: opening(topic) }),
+      message: api.message({
+        chatId: forum,
+        chatType: 'supergroup',
+        isForum: true,
+        title: 'Forum',
+        from: ADA,
+        text,
+        threadId: topic,
+        replyTo: opening(topic),
+      }),
     });
     await api.pushUpdate(inTopic(42, 'in topic 42'));
     const first = await replyTo(forum, 'the topic reply');
@@ -206,19 +265,30 @@ describe('telegram channel', () => {
     await until(() => sendsTo(forum).length === 2, 'the second topic reply');
     expect(sendsTo(forum)[1]!.params.message_thread_id).toBe(43);
 
-    const loop = (await useService(kernel!, 'agent')) as unknown as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
+    const loop = (await useService(kernel!, 'agent')) as unknown as {
+      runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } };
+    };
     const keys = (await loop.runtime.store('main').list()).map((item) => item.key);
-    expect(keys).toEqual(expect.arrayContaining(['agent:main:telegram:group:-1009988776655:topic:42', 'agent:main:telegram:group:-1009988776655:topic:43']));
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'agent:main:telegram:group:-1009988776655:topic:42',
+        'agent:main:telegram:group:-1009988776655:topic:43',
+      ]),
+    );
   });
 
   it('cuts a long Markdown reply into pieces Telegram accepts (≤ 4096 after parsing), in order', async () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] });
-    const paragraph = (n: number) => `**Paragraph ${n}.** ${'Some _emphasis_ & <angle> text with a `code span`. '.repeat(22).trim()}`;
+    const paragraph = (n: number) =>
+      `**Paragraph ${n}.** ${'Some _emphasis_ & <angle> text with a `code span`. '.repeat(22).trim()}`;
     const long = Array.from({ length: 12 }, (_, i) => paragraph(i + 1)).join('\n\n');
     expect(long.length).toBeGreaterThan(3 * 4096);
     respond = () => long;
     await api.pushUpdate(dm('write a lot'));
-    await until(() => sendsTo(ADA.id).some((call) => String(call.result.text).includes('Paragraph 12.')), 'the last piece');
+    await until(
+      () => sendsTo(ADA.id).some((call) => String(call.result.text).includes('Paragraph 12.')),
+      'the last piece',
+    );
     const pieces = api.callsTo('sendMessage');
     expect(pieces.length).toBeGreaterThanOrEqual(4);
     for (const piece of pieces) {
@@ -240,7 +310,11 @@ describe('telegram channel', () => {
     expect(String(notice.result.text)).toContain(`claw pairing approve telegram ${code}`);
     expect(requests).toHaveLength(0);
     const channels = kernel!.plugins.kernelServices.channels;
-    expect(await channels.pairing.approve('telegram', code!)).toMatchObject({ channel: 'telegram', senderId: '1002', senderName: 'Bob' });
+    expect(await channels.pairing.approve('telegram', code!)).toMatchObject({
+      channel: 'telegram',
+      senderId: '1002',
+      senderName: 'Bob',
+    });
     await api.pushUpdate(dm('now?', BOB));
     await until(() => sendsTo(BOB.id).length === 2, 'the answer after approval');
     expect(sendsTo(BOB.id)[1]!.result.text).toBe('echo: now?');
@@ -248,7 +322,11 @@ describe('telegram channel', () => {
 
   it('waits out a 429 for retry_after, then sends', async () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] });
-    api.script('sendMessage', { error_code: 429, description: 'Too Many Requests: retry after 1', parameters: { retry_after: 1 } });
+    api.script('sendMessage', {
+      error_code: 429,
+      description: 'Too Many Requests: retry after 1',
+      parameters: { retry_after: 1 },
+    });
     await api.pushUpdate(dm('ping'));
     await replyTo(ADA.id);
     const [limited, retried] = api.callsTo('sendMessage');
@@ -262,7 +340,14 @@ describe('telegram channel', () => {
 
   it('resends a message Telegram cannot parse exactly once, as plain text', async () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] });
-    api.script('sendMessage', { error_code: 400, description: "Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"b\"" }, { times: 10, when: (params) => params.parse_mode === 'HTML' });
+    api.script(
+      'sendMessage',
+      {
+        error_code: 400,
+        description: 'Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"',
+      },
+      { times: 10, when: (params) => params.parse_mode === 'HTML' },
+    );
     respond = () => '**bold** and *more*';
     await api.pushUpdate(dm('format this'));
     // The whole delivery is over (the plain-text resend included), so no further call can belong to it.
@@ -276,7 +361,11 @@ describe('telegram channel', () => {
   });
 
   it('does not retry other 4xx; retries 5xx, proxy errors and dropped connections', async () => {
-    await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'], retry: { attempts: 4, minDelayMs: 10, maxDelayMs: 50, jitter: 0 } });
+    await boot({
+      dmPolicy: 'allowlist',
+      allowFrom: ['1001'],
+      retry: { attempts: 4, minDelayMs: 10, maxDelayMs: 50, jitter: 0 },
+    });
     const channels = kernel!.plugins.kernelServices.channels;
     api.script('sendMessage', { error_code: 403, description: 'Forbidden: bot was blocked by the user' });
     const blocked = await channels.send({ channel: 'telegram', to: '1001', text: 'hello' });
@@ -295,18 +384,51 @@ describe('telegram channel', () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] });
     const small = api.addFile(Buffer.from('small-jpeg'), { path: 'photos/small.jpg' });
     const large = api.addFile(Buffer.from('large-jpeg-bytes'), { path: 'photos/large.jpg' });
-    const size = (file: typeof small) => ({ file_id: file.fileId, file_unique_id: file.uniqueId, width: 90, height: 90, file_size: file.data.length });
-    await api.pushUpdate({ message: api.message({ chatId: ADA.id, from: ADA, caption: 'what is this?', extra: { photo: [size(small), size(large)] } }) });
+    const size = (file: typeof small) => ({
+      file_id: file.fileId,
+      file_unique_id: file.uniqueId,
+      width: 90,
+      height: 90,
+      file_size: file.data.length,
+    });
+    await api.pushUpdate({
+      message: api.message({
+        chatId: ADA.id,
+        from: ADA,
+        caption: 'what is this?',
+        extra: { photo: [size(small), size(large)] },
+      }),
+    });
     await replyTo(ADA.id);
     const user = requests[0]!.messages.findLast((message) => message.role === 'user')!;
     expect(lastUserText(requests[0]!)).toContain('what is this?');
-    expect(user.content).toEqual(expect.arrayContaining([{ type: 'image', data: Buffer.from('large-jpeg-bytes').toString('base64'), mimeType: 'image/jpeg' }]));
+    expect(user.content).toEqual(
+      expect.arrayContaining([
+        { type: 'image', data: Buffer.from('large-jpeg-bytes').toString('base64'), mimeType: 'image/jpeg' },
+      ]),
+    );
 
     const pdf = api.addFile(Buffer.from('%PDF-1.4 fake'), { path: 'documents/report.pdf' });
     await api.pushUpdate({
-      message: api.message({ chatId: ADA.id, from: ADA, caption: 'summarize', extra: { document: { file_id: pdf.fileId, file_unique_id: pdf.uniqueId, file_name: 'report.pdf', mime_type: 'application/pdf', file_size: 13 } } }),
+      message: api.message({
+        chatId: ADA.id,
+        from: ADA,
+        caption: 'summarize',
+        extra: {
+          document: {
+            file_id: pdf.fileId,
+            file_unique_id: pdf.uniqueId,
+            file_name: 'report.pdf',
+            mime_type: 'application/pdf',
+            file_size: 13,
+          },
+        },
+      }),
     });
-    await until(() => sendsTo(ADA.id).some((call) => String(call.result.text).includes('summarize')), 'the answer about the document');
+    await until(
+      () => sendsTo(ADA.id).some((call) => String(call.result.text).includes('summarize')),
+      'the answer about the document',
+    );
     const saved = /saved at (\S+)\]/.exec(lastUserText(requests[1]!))?.[1];
     expect(saved, lastUserText(requests[1]!)).toBeDefined();
     expect(readFileSync(saved!, 'utf8')).toBe('%PDF-1.4 fake');
@@ -320,18 +442,44 @@ describe('telegram channel', () => {
     const channels = kernel!.plugins.kernelServices.channels;
     api.reset();
     // A refused attachment does not cost the text: it goes with a note naming the file only.
-    const refused = await channels.send({ channel: 'telegram', to: '1001', text: 'here is the chart', media: [outside] });
-    expect(refused).toMatchObject({ delivered: true, pieces: 1, mediaRefused: [expect.stringMatching(/outside the workspace/)] });
+    const refused = await channels.send({
+      channel: 'telegram',
+      to: '1001',
+      text: 'here is the chart',
+      media: [outside],
+    });
+    expect(refused).toMatchObject({
+      delivered: true,
+      pieces: 1,
+      mediaRefused: [expect.stringMatching(/outside the workspace/)],
+    });
     expect(api.sent()).toHaveLength(1);
-    expect(api.sent()[0]).toMatchObject({ method: 'sendMessage', result: { text: 'here is the chart\n\n[attachment "outside.png" not sent: it is outside the workspace]' } });
+    expect(api.sent()[0]).toMatchObject({
+      method: 'sendMessage',
+      result: { text: 'here is the chart\n\n[attachment "outside.png" not sent: it is outside the workspace]' },
+    });
     expect(JSON.stringify(api.calls)).not.toContain(dirname(outside));
 
     // Short text rides on the first attachment as its caption: one message, not two.
     api.reset();
-    const result = await channels.send({ channel: 'telegram', to: '1001', text: 'see **attached**', media: [image, 'https://example.com/doc.pdf'], replyTo: '7' });
+    const result = await channels.send({
+      channel: 'telegram',
+      to: '1001',
+      text: 'see **attached**',
+      media: [image, 'https://example.com/doc.pdf'],
+      replyTo: '7',
+    });
     expect(result).toMatchObject({ delivered: true, pieces: 2 });
     const [photo, document] = api.sent();
-    expect(photo).toMatchObject({ method: 'sendPhoto', params: { caption: 'see <b>attached</b>', parse_mode: 'HTML', reply_parameters: { message_id: 7, allow_sending_without_reply: true } }, result: { caption: 'see attached' } });
+    expect(photo).toMatchObject({
+      method: 'sendPhoto',
+      params: {
+        caption: 'see <b>attached</b>',
+        parse_mode: 'HTML',
+        reply_parameters: { message_id: 7, allow_sending_without_reply: true },
+      },
+      result: { caption: 'see attached' },
+    });
     expect(photo!.files.photo).toMatchObject({ filename: 'chart.png' });
     expect(photo!.files.photo!.data).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     expect(document).toMatchObject({ method: 'sendDocument', params: { document: 'https://example.com/doc.pdf' } });
@@ -340,14 +488,26 @@ describe('telegram channel', () => {
     // Text longer than a caption: the media, then the text.
     api.reset();
     const long = `${'A long explanation. '.repeat(60)}end`;
-    expect(await channels.send({ channel: 'telegram', to: '1001', text: long, media: [image] })).toMatchObject({ delivered: true, pieces: 2 });
+    expect(await channels.send({ channel: 'telegram', to: '1001', text: long, media: [image] })).toMatchObject({
+      delivered: true,
+      pieces: 2,
+    });
     expect(api.sent().map((call) => call.method)).toEqual(['sendPhoto', 'sendMessage']);
     expect(api.sent()[0]!.params.caption).toBeUndefined();
     expect(api.sent()[1]!.result.text).toBe(long);
 
     api.reset();
-    const missing = await channels.send({ channel: 'telegram', to: '1001', text: '', media: [join(kernel!.paths.workspaceDir, 'missing.png')] });
-    expect(missing).toMatchObject({ delivered: true, pieces: 1, mediaRefused: [expect.stringContaining('does not exist')] });
+    const missing = await channels.send({
+      channel: 'telegram',
+      to: '1001',
+      text: '',
+      media: [join(kernel!.paths.workspaceDir, 'missing.png')],
+    });
+    expect(missing).toMatchObject({
+      delivered: true,
+      pieces: 1,
+      mediaRefused: [expect.stringContaining('does not exist')],
+    });
     expect(api.sent()[0]!.result.text).toBe('[attachment "missing.png" not sent: it does not exist]');
   });
 
@@ -401,8 +561,15 @@ describe('telegram channel', () => {
   });
 
   it('sends from a process that does not poll (the CLI path)', async () => {
-    kernel = await createTestKernel({ plugins: [bundledPluginDir('channels'), TELEGRAM], config: { channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } } });
-    const sent = await kernel.plugins.kernelServices.channels.send({ channel: 'telegram', to: '1001', text: 'from the _cli_' });
+    kernel = await createTestKernel({
+      plugins: [bundledPluginDir('channels'), TELEGRAM],
+      config: { channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot } } },
+    });
+    const sent = await kernel.plugins.kernelServices.channels.send({
+      channel: 'telegram',
+      to: '1001',
+      text: 'from the _cli_',
+    });
     expect(sent).toMatchObject({ delivered: true, pieces: 1 });
     expect(api.calls.map((call) => call.method)).toEqual(['sendMessage']);
     expect(api.sent()[0]!.result.text).toBe('from the cli');
@@ -411,7 +578,14 @@ describe('telegram channel', () => {
   it('reports status, and stops polling cleanly', async () => {
     await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] });
     await until(async () => (await telegramStatus())[0]?.connected === true, 'a connected account');
-    expect((await telegramStatus())[0]).toMatchObject({ accountId: 'default', running: true, connected: true, mode: 'polling', username: 'claw_test_bot', botId: api.bot.id });
+    expect((await telegramStatus())[0]).toMatchObject({
+      accountId: 'default',
+      running: true,
+      connected: true,
+      mode: 'polling',
+      username: 'claw_test_bot',
+      botId: api.bot.id,
+    });
     await api.pushUpdate(dm('one'));
     await replyTo(ADA.id);
     const started = performance.now();
@@ -429,7 +603,10 @@ describe('telegram channel', () => {
   });
 
   it('takes the token from TELEGRAM_BOT_TOKEN, and names both places when there is none', async () => {
-    await boot({ dmPolicy: 'allowlist', allowFrom: ['1001'] }, { withToken: false, env: { TELEGRAM_BOT_TOKEN: api.token } });
+    await boot(
+      { dmPolicy: 'allowlist', allowFrom: ['1001'] },
+      { withToken: false, env: { TELEGRAM_BOT_TOKEN: api.token } },
+    );
     await api.pushUpdate(dm('env token'));
     await replyTo(ADA.id);
 
@@ -450,11 +627,23 @@ describe('telegram channel', () => {
     const url = `http://127.0.0.1:${port}/telegram/webhook/default`;
     const gateway = await startGateway({
       gateway: { port },
-      plugins: [...AGENT_LOOP, TELEGRAM, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
+      plugins: [
+        ...AGENT_LOOP,
+        TELEGRAM,
+        scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`)),
+      ],
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
         messages: { queue: { debounceMs: 0 } },
-        channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: ['1001'], webhook: { url, secret: 'hook_secret-42' } } },
+        channels: {
+          telegram: {
+            botToken: api.token,
+            apiRoot: api.apiRoot,
+            dmPolicy: 'allowlist',
+            allowFrom: ['1001'],
+            webhook: { url, secret: 'hook_secret-42' },
+          },
+        },
       },
     });
     try {
@@ -474,7 +663,13 @@ describe('telegram channel', () => {
       expect(requests.map(lastUserText)).toEqual(['via webhook']);
 
       const status = await gateway.kernel.plugins.kernelServices.channels.status();
-      expect(status.find((channel) => channel.id === 'telegram')!.accounts[0]).toMatchObject({ running: true, connected: true, mode: 'webhook', webhookPath: '/telegram/webhook/default', username: 'claw_test_bot' });
+      expect(status.find((channel) => channel.id === 'telegram')!.accounts[0]).toMatchObject({
+        running: true,
+        connected: true,
+        mode: 'webhook',
+        webhookPath: '/telegram/webhook/default',
+        username: 'claw_test_bot',
+      });
     } finally {
       await gateway.kernel.dispose();
     }
@@ -510,7 +705,9 @@ describe('grammY loading', () => {
       let stderr = '';
       child.stdout.on('data', (chunk) => (stdout += chunk));
       child.stderr.on('data', (chunk) => (stderr += chunk));
-      child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`child exited ${code}: ${stderr}`))));
+      child.on('close', (code) =>
+        code === 0 ? resolve(stdout) : reject(new Error(`child exited ${code}: ${stderr}`)),
+      );
     });
     expect(JSON.parse(output)).toEqual({ registered: 'telegram', afterRegister: false, afterStart: true });
   });
@@ -521,15 +718,24 @@ describe('grammY loading', () => {
 describe('Markdown → Telegram HTML', () => {
   it.each([
     ['plain & <tags>', 'plain &amp; &lt;tags&gt;'],
-    ['**bold** __bold__ *it* _it_ ~~gone~~ ||secret||', '<b>bold</b> <b>bold</b> <i>it</i> <i>it</i> <s>gone</s> <tg-spoiler>secret</tg-spoiler>'],
+    [
+      '**bold** __bold__ *it* _it_ ~~gone~~ ||secret||',
+      '<b>bold</b> <b>bold</b> <i>it</i> <i>it</i> <s>gone</s> <tg-spoiler>secret</tg-spoiler>',
+    ],
     ['***both***', '<b><i>both</i></b>'],
     ['**bold with _nested_ italic**', '<b>bold with <i>nested</i> italic</b>'],
     ['snake_case_name and 2*3*4 and a * b', 'snake_case_name and 2<i>3</i>4 and a * b'],
     ['unclosed **bold and _it', 'unclosed **bold and _it'],
     ['`code with **stars** & <b>`', '<code>code with **stars** &amp; &lt;b&gt;</code>'],
     ['`` a ` b ``', '<code>a ` b</code>'],
-    ['[`api` **docs**](https://example.com/a_(b)) and [bad](javascript:alert(1))', '<a href="https://example.com/a_(b)">api <b>docs</b></a> and [bad](javascript:alert(1))'],
-    ['[docs](https://example.com/a_(b)) and [bad](javascript:alert(1))', '<a href="https://example.com/a_(b)">docs</a> and [bad](javascript:alert(1))'],
+    [
+      '[`api` **docs**](https://example.com/a_(b)) and [bad](javascript:alert(1))',
+      '<a href="https://example.com/a_(b)">api <b>docs</b></a> and [bad](javascript:alert(1))',
+    ],
+    [
+      '[docs](https://example.com/a_(b)) and [bad](javascript:alert(1))',
+      '<a href="https://example.com/a_(b)">docs</a> and [bad](javascript:alert(1))',
+    ],
     ['see <https://example.com>', 'see <a href="https://example.com">https://example.com</a>'],
     ['# Title\n## Sub #', '<b>Title</b>\n<b>Sub</b>'],
     ['- one\n* two\n  + nested', '• one\n• two\n  • nested'],
@@ -546,12 +752,53 @@ describe('Markdown → Telegram HTML', () => {
   it('always yields HTML Telegram parses, never longer (as shown) than the Markdown', () => {
     // Seeded pseudo-random Markdown soup: every marker, nested and unbalanced.
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const atoms = ['**', '__', '*', '_', '~~', '||', '`', '```', '[', ']', '(', ')', 'https://x.io', '<', '>', '&', '\\', '#', '# ', '- ', '> ', '|', '\n', '\n\n', ' ', 'word', 'ünï', '😀', '"', '&amp;', '](https://x.io)', '[`c`', '```js\n', '<https://x.io>'];
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const atoms = [
+      '**',
+      '__',
+      '*',
+      '_',
+      '~~',
+      '||',
+      '`',
+      '```',
+      '[',
+      ']',
+      '(',
+      ')',
+      'https://x.io',
+      '<',
+      '>',
+      '&',
+      '\\',
+      '#',
+      '# ',
+      '- ',
+      '> ',
+      '|',
+      '\n',
+      '\n\n',
+      ' ',
+      'word',
+      'ünï',
+      '😀',
+      '"',
+      '&amp;',
+      '](https://x.io)',
+      '[`c`',
+      '```js\n',
+      '<https://x.io>',
+    ];
     for (let i = 0; i < 3000; i++) {
-      const markdown = Array.from({ length: 1 + Math.floor(random() * 40) }, () => atoms[Math.floor(random() * atoms.length)]).join('');
+      const markdown = Array.from(
+        { length: 1 + Math.floor(random() * 40) },
+        () => atoms[Math.floor(random() * atoms.length)],
+      ).join('');
       const parsed = parseTelegramHtml(markdownToTelegramHtml(markdown));
-      if ('error' in parsed) throw new Error(`${JSON.stringify(markdown)} → ${JSON.stringify(markdownToTelegramHtml(markdown))}: ${parsed.error}`);
+      if ('error' in parsed)
+        throw new Error(
+          `${JSON.stringify(markdown)} → ${JSON.stringify(markdownToTelegramHtml(markdown))}: ${parsed.error}`,
+        );
       expect(parsed.plain.length, JSON.stringify(markdown)).toBeLessThanOrEqual(markdown.length);
     }
   });
@@ -560,50 +807,131 @@ describe('Markdown → Telegram HTML', () => {
 describe('reading Telegram messages', () => {
   const bot = { id: 42, username: 'claw_bot' };
   const group = { id: -100, type: 'supergroup', title: 'Team' };
-  const base = (extra: Partial<TgMessage>): TgMessage => ({ message_id: 5, date: 1_700_000_000, chat: group, from: { id: 7, first_name: 'Ann', username: 'ann' }, text: 'hello', ...extra });
+  const base = (extra: Partial<TgMessage>): TgMessage => ({
+    message_id: 5,
+    date: 1_700_000_000,
+    chat: group,
+    from: { id: 7, first_name: 'Ann', username: 'ann' },
+    text: 'hello',
+    ...extra,
+  });
 
   it('knows when the bot is addressed', () => {
-    const mention = (text: string, offset: number) => base({ text, entities: [{ type: 'mention', offset, length: 9 }] });
+    const mention = (text: string, offset: number) =>
+      base({ text, entities: [{ type: 'mention', offset, length: 9 }] });
     expect(addressesBot(mention('hi @claw_bot', 3), bot)).toBe(true);
     expect(addressesBot(mention('hi @CLAW_BOT', 3), bot)).toBe(true);
     expect(addressesBot(mention('hi @claw_bo2', 3), bot)).toBe(false);
-    expect(addressesBot(base({ text: 'hey you', entities: [{ type: 'text_mention', offset: 4, length: 3, user: { id: 42 } }] }), bot)).toBe(true);
-    expect(addressesBot(base({ reply_to_message: base({ message_id: 4, from: { id: 42, is_bot: true } }) }), bot)).toBe(true);
+    expect(
+      addressesBot(
+        base({ text: 'hey you', entities: [{ type: 'text_mention', offset: 4, length: 3, user: { id: 42 } }] }),
+        bot,
+      ),
+    ).toBe(true);
+    expect(addressesBot(base({ reply_to_message: base({ message_id: 4, from: { id: 42, is_bot: true } }) }), bot)).toBe(
+      true,
+    );
     expect(addressesBot(base({ reply_to_message: base({ message_id: 4, from: { id: 8 } }) }), bot)).toBe(false);
-    expect(addressesBot(base({ text: '/help', entities: [{ type: 'bot_command', offset: 0, length: 5 }] }), bot)).toBe(true);
-    expect(addressesBot(base({ text: '/help@claw_bot', entities: [{ type: 'bot_command', offset: 0, length: 14 }] }), bot)).toBe(true);
-    expect(addressesBot(base({ text: '/help@other_bot', entities: [{ type: 'bot_command', offset: 0, length: 15 }] }), bot)).toBe(false);
+    expect(addressesBot(base({ text: '/help', entities: [{ type: 'bot_command', offset: 0, length: 5 }] }), bot)).toBe(
+      true,
+    );
+    expect(
+      addressesBot(base({ text: '/help@claw_bot', entities: [{ type: 'bot_command', offset: 0, length: 14 }] }), bot),
+    ).toBe(true);
+    expect(
+      addressesBot(base({ text: '/help@other_bot', entities: [{ type: 'bot_command', offset: 0, length: 15 }] }), bot),
+    ).toBe(false);
     expect(addressesBot(base({ text: 'mail me at x@claw_bot.org' }), bot)).toBe(false);
     // The bot opened the topic: the automatic "reply" to that opening is not a reply to the bot.
     const topicOpening = base({ message_id: 9, from: { id: 42, is_bot: true }, forum_topic_created: { name: 't' } });
-    expect(addressesBot(base({ chat: { ...group, is_forum: true }, message_thread_id: 9, is_topic_message: true, reply_to_message: topicOpening }), bot)).toBe(false);
+    expect(
+      addressesBot(
+        base({
+          chat: { ...group, is_forum: true },
+          message_thread_id: 9,
+          is_topic_message: true,
+          reply_to_message: topicOpening,
+        }),
+        bot,
+      ),
+    ).toBe(false);
   });
 
   it('normalises peers, senders, topics, replies and commands', () => {
-    const direct = parseMessage({ message_id: 1, date: 1_700_000_000, chat: { id: 7, type: 'private' }, from: { id: 7, first_name: 'Ann', last_name: 'Lee', username: 'ann' }, text: 'hi' }, bot, { mediaMaxBytes: 1e6 });
-    expect(direct?.inbound).toEqual({ peer: { kind: 'direct', id: '7' }, sender: { id: '7', name: 'Ann Lee', username: 'ann' }, text: 'hi', messageId: '1', mentioned: true, timestamp: 1_700_000_000_000 });
+    const direct = parseMessage(
+      {
+        message_id: 1,
+        date: 1_700_000_000,
+        chat: { id: 7, type: 'private' },
+        from: { id: 7, first_name: 'Ann', last_name: 'Lee', username: 'ann' },
+        text: 'hi',
+      },
+      bot,
+      { mediaMaxBytes: 1e6 },
+    );
+    expect(direct?.inbound).toEqual({
+      peer: { kind: 'direct', id: '7' },
+      sender: { id: '7', name: 'Ann Lee', username: 'ann' },
+      text: 'hi',
+      messageId: '1',
+      mentioned: true,
+      timestamp: 1_700_000_000_000,
+    });
 
-    const command = parseMessage(base({ text: '/status@claw_bot now', entities: [{ type: 'bot_command', offset: 0, length: 16 }] }), bot, { mediaMaxBytes: 1e6 });
-    expect(command?.inbound).toMatchObject({ peer: { kind: 'group', id: '-100' }, text: '/status now', mentioned: true, peerName: 'Team' });
+    const command = parseMessage(
+      base({ text: '/status@claw_bot now', entities: [{ type: 'bot_command', offset: 0, length: 16 }] }),
+      bot,
+      { mediaMaxBytes: 1e6 },
+    );
+    expect(command?.inbound).toMatchObject({
+      peer: { kind: 'group', id: '-100' },
+      text: '/status now',
+      mentioned: true,
+      peerName: 'Team',
+    });
 
-    const topic = parseMessage(base({ chat: { ...group, is_forum: true }, message_thread_id: 12, is_topic_message: true, reply_to_message: base({ message_id: 3, text: 'earlier', from: { id: 8 } }) }), bot, { mediaMaxBytes: 1e6 });
-    expect(topic?.inbound).toMatchObject({ threadId: '12', replyTo: { messageId: '3', text: 'earlier', senderId: '8' } });
+    const topic = parseMessage(
+      base({
+        chat: { ...group, is_forum: true },
+        message_thread_id: 12,
+        is_topic_message: true,
+        reply_to_message: base({ message_id: 3, text: 'earlier', from: { id: 8 } }),
+      }),
+      bot,
+      { mediaMaxBytes: 1e6 },
+    );
+    expect(topic?.inbound).toMatchObject({
+      threadId: '12',
+      replyTo: { messageId: '3', text: 'earlier', senderId: '8' },
+    });
 
     // A reply thread in an ordinary supergroup is not a topic.
     expect(parseMessage(base({ message_thread_id: 3 }), bot, { mediaMaxBytes: 1e6 })?.inbound.threadId).toBeUndefined();
     // Anonymous admins speak as the group.
-    expect(parseMessage(base({ sender_chat: { id: -100, type: 'supergroup', title: 'Team' } }), bot, { mediaMaxBytes: 1e6 })?.inbound.sender).toEqual({ id: '-100', name: 'Team' });
+    expect(
+      parseMessage(base({ sender_chat: { id: -100, type: 'supergroup', title: 'Team' } }), bot, { mediaMaxBytes: 1e6 })
+        ?.inbound.sender,
+    ).toEqual({ id: '-100', name: 'Team' });
     // Service messages and channel posts are not conversation.
     expect(parseMessage(base({ text: undefined }), bot, { mediaMaxBytes: 1e6 })).toBeUndefined();
     expect(parseMessage(base({ chat: { id: -5, type: 'channel' } }), bot, { mediaMaxBytes: 1e6 })).toBeUndefined();
 
     const photo = parseMessage(
-      base({ text: undefined, caption: 'pic', photo: [{ file_id: 's', file_unique_id: 'us', file_size: 10 }, { file_id: 'm', file_unique_id: 'um', file_size: 500 }, { file_id: 'l', file_unique_id: 'ul', file_size: 5000 }] }),
+      base({
+        text: undefined,
+        caption: 'pic',
+        photo: [
+          { file_id: 's', file_unique_id: 'us', file_size: 10 },
+          { file_id: 'm', file_unique_id: 'um', file_size: 500 },
+          { file_id: 'l', file_unique_id: 'ul', file_size: 5000 },
+        ],
+      }),
       bot,
       { mediaMaxBytes: 1000 },
     );
     expect(photo?.inbound.text).toBe('pic');
-    expect(photo?.attachments).toEqual([{ kind: 'photo', fileId: 'm', uniqueId: 'um', size: 500, mimeType: 'image/jpeg' }]);
+    expect(photo?.attachments).toEqual([
+      { kind: 'photo', fileId: 'm', uniqueId: 'um', size: 500, mimeType: 'image/jpeg' },
+    ]);
   });
 });
-

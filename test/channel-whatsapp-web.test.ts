@@ -29,7 +29,11 @@ describe.skipIf(!existsSync(CHROMIUM))('WhatsApp QR login in the web UI', () => 
     const appDir = join(tempDir('claw-wa-web-'), 'app');
     execFileSync(process.execPath, [join(REPO, 'apps', 'web', 'build.mjs'), '--out', appDir], { stdio: 'pipe' });
     gw = await startGateway({
-      plugins: [...[...AGENT_STACK, 'channel-webchat'].map((id) => join(REPO, 'plugins', id)), createWhatsAppPlugin({ socketFactory: fake.factory }), scriptedModel((request) => `echo: ${lastUserText(request)}`)],
+      plugins: [
+        ...[...AGENT_STACK, 'channel-webchat'].map((id) => join(REPO, 'plugins', id)),
+        createWhatsAppPlugin({ socketFactory: fake.factory }),
+        scriptedModel((request) => `echo: ${lastUserText(request)}`),
+      ],
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
         plugins: { entries: { 'channel-webchat': { config: { root: appDir } } } },
@@ -40,7 +44,15 @@ describe.skipIf(!existsSync(CHROMIUM))('WhatsApp QR login in the web UI', () => 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -68,7 +80,8 @@ describe.skipIf(!existsSync(CHROMIUM))('WhatsApp QR login in the web UI', () => 
 
     fake.rotateQr();
     const next = await qrToSvgDataUrl(fake.qrs[1]!);
-    const shown = (src: string) => document.querySelector('img[alt="QR code to scan with the phone"]')?.getAttribute('src') === src;
+    const shown = (src: string) =>
+      document.querySelector('img[alt="QR code to scan with the phone"]')?.getAttribute('src') === src;
     await page.waitForFunction(shown, next);
 
     fake.scan();

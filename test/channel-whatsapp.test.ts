@@ -14,7 +14,14 @@ import type { ChannelLoginState, ChannelPlugin, ModelRequest, SystemEventsServic
 import { useService } from '../sdk/services.js';
 import { channelContractSuite, type PlatformMessage } from '../sdk/channels/contract.js';
 import { createLogger, definePlugin } from '../sdk/index.js';
-import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
+import {
+  agentStackDirs,
+  bundledPluginDir,
+  createTestKernel,
+  lastUserText,
+  scriptedModel,
+  type TestKernel,
+} from '../sdk/testing.js';
 import QRCode from 'qrcode';
 import { AuthStore } from '../plugins/channel-whatsapp/auth-store.js';
 import { createWhatsAppPlugin, type WhatsAppPluginOptions } from '../plugins/channel-whatsapp/index.js';
@@ -38,9 +45,16 @@ writeFileSync(join(contractAuth, 'creds.json'), contractFake.linkedCreds(), { mo
 /** The contract's platform message as Baileys would hand it over. */
 function contractMessage(message: PlatformMessage) {
   if (message.kind === 'group') {
-    return contractFake.group(`${message.chatId}@g.us`, `${message.senderId}@s.whatsapp.net`, message.text, { mention: message.mention === true, ...(message.messageId ? { id: message.messageId } : {}), ...(message.senderName ? { pushName: message.senderName } : {}) });
+    return contractFake.group(`${message.chatId}@g.us`, `${message.senderId}@s.whatsapp.net`, message.text, {
+      mention: message.mention === true,
+      ...(message.messageId ? { id: message.messageId } : {}),
+      ...(message.senderName ? { pushName: message.senderName } : {}),
+    });
   }
-  return contractFake.dm(`${message.senderId}@s.whatsapp.net`, message.text, { ...(message.messageId ? { id: message.messageId } : {}), ...(message.senderName ? { pushName: message.senderName } : {}) });
+  return contractFake.dm(`${message.senderId}@s.whatsapp.net`, message.text, {
+    ...(message.messageId ? { id: message.messageId } : {}),
+    ...(message.senderName ? { pushName: message.senderName } : {}),
+  });
 }
 
 channelContractSuite({
@@ -51,7 +65,10 @@ channelContractSuite({
   groups: true,
   platform: {
     deliver: async (message) => contractFake.deliver(contractMessage(message)),
-    sent: () => contractFake.sent.filter((item) => 'text' in item.content).map((item) => ({ chatId: item.jid.replace(/@.*$/, ''), text: (item.content as { text: string }).text })),
+    sent: () =>
+      contractFake.sent
+        .filter((item) => 'text' in item.content)
+        .map((item) => ({ chatId: item.jid.replace(/@.*$/, ''), text: (item.content as { text: string }).text })),
     reset: () => contractFake.reset(),
   },
 });
@@ -90,7 +107,10 @@ function otherChannel(outbox: Array<{ to: string; text: string }>) {
         id: 'other-chat',
         textLimit: 1000,
         start: () => {},
-        send: async (message) => (outbox.push({ to: message.to, text: message.text ?? '' }), { messageId: `o${outbox.length}` }),
+        send: async (message) => (
+          outbox.push({ to: message.to, text: message.text ?? '' }),
+          { messageId: `o${outbox.length}` }
+        ),
         status: () => [{ accountId: 'default', connected: true }],
       });
     },
@@ -112,20 +132,29 @@ async function boot(options: {
   if (options.linked !== false) {
     const auth = join(stateDir, 'credentials', 'whatsapp', 'default');
     mkdirSync(auth, { recursive: true, mode: 0o700 });
-    if (!existsSync(join(auth, 'creds.json'))) writeFileSync(join(auth, 'creds.json'), fake.linkedCreds(), { mode: 0o600 });
+    if (!existsSync(join(auth, 'creds.json')))
+      writeFileSync(join(auth, 'creds.json'), fake.linkedCreds(), { mode: 0o600 });
   }
   const kernel = await createTestKernel({
     stateDir,
     plugins: [
       ...agentStackDirs(),
       createWhatsAppPlugin({ socketFactory: fake.factory, reconnect: FAST_RECONNECT, sendWaitMs: 3000 }),
-      scriptedModel(async (request) => (requests.push(request), options.answer ? options.answer(request) : `echo: ${lastUserText(request)}`)),
+      scriptedModel(
+        async (request) => (
+          requests.push(request),
+          options.answer ? options.answer(request) : `echo: ${lastUserText(request)}`
+        ),
+      ),
       ...(options.extraPlugins ?? []),
     ],
     config: {
       agents: { defaults: { model: 'scripted/echo' } },
       messages: { queue: { debounceMs: 0 } },
-      channels: { whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE], ...options.whatsapp }, ...options.extraChannels },
+      channels: {
+        whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE], ...options.whatsapp },
+        ...options.extraChannels,
+      },
     },
   });
   kernels.push(kernel);
@@ -137,7 +166,9 @@ async function boot(options: {
   };
   await kernel.start();
   const channel = (await kernel.capabilities.find('channel', 'whatsapp')) as ChannelPlugin;
-  const status = async () => ((await kernel.plugins.kernelServices.channels.status()).find((info) => info.id === 'whatsapp')?.accounts[0] ?? {}) as Record<string, unknown>;
+  const status = async () =>
+    ((await kernel.plugins.kernelServices.channels.status()).find((info) => info.id === 'whatsapp')?.accounts[0] ??
+      {}) as Record<string, unknown>;
   if (options.linked !== false) await until(() => fake.current?.user !== undefined, 'the socket to open');
   return { kernel, fake, requests, channel, status, decisions, decided };
 }
@@ -158,11 +189,16 @@ describe('WhatsApp: ids and formatting', () => {
     expect(parseWaMessage(fake.dm('status@broadcast', 'story'), self)).toBeUndefined();
     expect(parseWaMessage(fake.dm('123@newsletter', 'news'), self)).toBeUndefined();
     expect(parseWaMessage(fake.dm(ALICE, 'sent from my phone', { fromMe: true }), self)).toBeUndefined();
-    expect(parseWaMessage(fake.dm(fake.jid, 'note to self', { fromMe: true }), self)?.inbound).toMatchObject({ fromSelf: true, sender: { id: '+15550000001' } });
+    expect(parseWaMessage(fake.dm(fake.jid, 'note to self', { fromMe: true }), self)?.inbound).toMatchObject({
+      fromSelf: true,
+      sender: { id: '+15550000001' },
+    });
   });
 
   it('turns Markdown into WhatsApp markup, leaving code alone', () => {
-    expect(markdownToWhatsApp('# Title\n**bold** and ~~gone~~ and `**code**`\n```\n**x**\n```')).toBe('*Title*\n*bold* and ~gone~ and `**code**`\n```\n**x**\n```');
+    expect(markdownToWhatsApp('# Title\n**bold** and ~~gone~~ and `**code**`\n```\n**x**\n```')).toBe(
+      '*Title*\n*bold* and ~gone~ and `**code**`\n```\n**x**\n```',
+    );
   });
 
   it('draws the QR on a terminal module for module, light on dark, with a two-module quiet zone', async () => {
@@ -263,7 +299,9 @@ describe('WhatsApp: QR login', () => {
 
 describe('WhatsApp: conversations', () => {
   it('pairing: an unknown number gets a code; once approved, a DM round trip with read receipt and typing', async () => {
-    const { kernel, fake, requests, decisions, decided } = await boot({ whatsapp: { dmPolicy: 'pairing', allowFrom: [] } });
+    const { kernel, fake, requests, decisions, decided } = await boot({
+      whatsapp: { dmPolicy: 'pairing', allowFrom: [] },
+    });
     const first = fake.dm(ALICE, 'hello?', { pushName: 'Alice' });
     fake.deliver(first);
     await until(() => fake.sentTexts(ALICE_JID).length > 0, 'the pairing notice');
@@ -272,7 +310,10 @@ describe('WhatsApp: conversations', () => {
     expect(requests).toHaveLength(0);
     expect(fake.reads.map((key) => key.id)).not.toContain(first.key.id);
 
-    expect(await kernel.plugins.kernelServices.channels.pairing.approve('whatsapp', code!)).toMatchObject({ senderId: ALICE, senderName: 'Alice' });
+    expect(await kernel.plugins.kernelServices.channels.pairing.approve('whatsapp', code!)).toMatchObject({
+      senderId: ALICE,
+      senderName: 'Alice',
+    });
     const second = fake.dm(ALICE, 'what is 2+2?');
     fake.deliver(second);
     await until(() => fake.sentTexts(ALICE_JID).length > 1, 'the reply');
@@ -300,7 +341,12 @@ describe('WhatsApp: conversations', () => {
   it('groups: answered only when mentioned, with the earlier messages as context; unlisted groups ignored', async () => {
     const GROUP = '120363000000001@g.us';
     const OPEN_GROUP = '120363000000002@g.us';
-    const { fake, requests, decided } = await boot({ whatsapp: { groupPolicy: 'allowlist', groups: { [GROUP]: { requireMention: true }, [OPEN_GROUP]: { requireMention: false } } } });
+    const { fake, requests, decided } = await boot({
+      whatsapp: {
+        groupPolicy: 'allowlist',
+        groups: { [GROUP]: { requireMention: true }, [OPEN_GROUP]: { requireMention: false } },
+      },
+    });
     const lunch = fake.group(GROUP, '+4911111', 'lunch moved to 1pm', { pushName: 'Bob' });
     fake.deliver(lunch);
     expect(await decided(lunch.key.id!)).toBe('history');
@@ -324,7 +370,10 @@ describe('WhatsApp: conversations', () => {
   });
 
   it('a long reply with a code fence goes out in pieces of at most 4,000 characters, fences whole', async () => {
-    const code = Array.from({ length: 60 }, (_, i) => `const value${i} = compute(${i}); // step ${i} of the long computation`).join('\n');
+    const code = Array.from(
+      { length: 60 },
+      (_, i) => `const value${i} = compute(${i}); // step ${i} of the long computation`,
+    ).join('\n');
     const prose = (n: number) => `Part ${n}. ${'Plenty of words to fill the paragraph. '.repeat(40)}`;
     const long = [prose(1), prose(2), prose(3), '```ts\n' + code + '\n```', prose(4), prose(5)].join('\n\n');
     expect(long.length).toBeGreaterThan(9000);
@@ -344,14 +393,27 @@ describe('WhatsApp: conversations', () => {
   it('media in: images reach the model, documents are saved owner-only, oversize files are described, not fetched', async () => {
     const { kernel, fake, requests } = await boot({ whatsapp: { mediaMaxMb: 1 } });
     const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-    const image = fake.dm(ALICE, { imageMessage: { caption: 'what is this?', mimetype: 'image/png', fileLength: png.length } });
+    const image = fake.dm(ALICE, {
+      imageMessage: { caption: 'what is this?', mimetype: 'image/png', fileLength: png.length },
+    });
     fake.media.set(image.key.id!, png);
     fake.deliver(image);
     await until(() => requests.length > 0, 'the image turn');
     expect(lastUserText(requests[0]!)).toContain('what is this?');
     expect(JSON.stringify(requests[0]!.messages)).toContain(png.toString('base64'));
 
-    const pdf = fake.dm(ALICE, { documentWithCaptionMessage: { message: { documentMessage: { fileName: 'report.pdf', mimetype: 'application/pdf', fileLength: 9, caption: 'the report' } } } });
+    const pdf = fake.dm(ALICE, {
+      documentWithCaptionMessage: {
+        message: {
+          documentMessage: {
+            fileName: 'report.pdf',
+            mimetype: 'application/pdf',
+            fileLength: 9,
+            caption: 'the report',
+          },
+        },
+      },
+    });
     fake.media.set(pdf.key.id!, Buffer.from('%PDF-1.4\n'));
     fake.deliver(pdf);
     await until(() => requests.length > 1, 'the document turn');
@@ -380,7 +442,9 @@ describe('WhatsApp: conversations', () => {
     const channel = (await kernel.capabilities.find('channel', 'whatsapp')) as ChannelPlugin;
     // A caller's channel.send takes the outbound path: text and image as two messages (WhatsApp's markup).
     await channel.send({ to: ALICE, text: 'Here is the **chart**', media: [{ url: join(media, 'chart.png') }] });
-    const pair = fake.sent.slice(-2).map((item) => item.content as { image?: Buffer; mimetype?: string; text?: string });
+    const pair = fake.sent
+      .slice(-2)
+      .map((item) => item.content as { image?: Buffer; mimetype?: string; text?: string });
     const image = pair.find((content) => content.image)!;
     const text = pair.find((content) => content.text !== undefined);
     expect(image.image!.toString('hex')).toBe('89504e47');
@@ -396,10 +460,23 @@ describe('WhatsApp: conversations', () => {
     const long = `A long explanation. ${'x'.repeat(1100)}`;
     // (A caller's own transport gets text and media as one piece; here it is a channel view, whose send takes the
     // outbound path again and retries the image there.)
-    expect(await channels.send({ channel: 'whatsapp', to: ALICE, text: long, media: [join(media, 'chart.png')], transport: (piece) => channel.send(piece) })).toMatchObject({ delivered: true });
+    expect(
+      await channels.send({
+        channel: 'whatsapp',
+        to: ALICE,
+        text: long,
+        media: [join(media, 'chart.png')],
+        transport: (piece) => channel.send(piece),
+      }),
+    ).toMatchObject({ delivered: true });
     expect(fake.sent.slice(before).map((item) => Object.keys(item.content)[0])).toEqual(['text', 'image']);
 
-    const refused = await channels.send({ channel: 'whatsapp', to: ALICE, text: 'big file', media: [join(media, 'huge.pdf')] });
+    const refused = await channels.send({
+      channel: 'whatsapp',
+      to: ALICE,
+      text: 'big file',
+      media: [join(media, 'huge.pdf')],
+    });
     expect(refused.delivered).toBe(false);
     expect(refused.error).toContain('larger than mediaMaxMb');
   });
@@ -442,18 +519,33 @@ describe('WhatsApp: accounts', () => {
     const home = new FakeWhatsApp({ number: '15550000001' });
     const work = new FakeWhatsApp({ number: '15550000002' });
     const stateDir = tempDir('claw-wa-accounts-');
-    for (const [id, fake] of [['home', home], ['work', work]] as const) {
+    for (const [id, fake] of [
+      ['home', home],
+      ['work', work],
+    ] as const) {
       mkdirSync(join(stateDir, 'credentials', 'whatsapp', id), { recursive: true, mode: 0o700 });
       writeFileSync(join(stateDir, 'credentials', 'whatsapp', id, 'creds.json'), fake.linkedCreds(), { mode: 0o600 });
     }
     const kernel = await createTestKernel({
       stateDir,
-      plugins: [...agentStackDirs(), createWhatsAppPlugin({ socketFactory: (options) => (options.accountId === 'work' ? work : home).factory(options) }), scriptedModel((request) => `echo: ${lastUserText(request)}`)],
+      plugins: [
+        ...agentStackDirs(),
+        createWhatsAppPlugin({
+          socketFactory: (options) => (options.accountId === 'work' ? work : home).factory(options),
+        }),
+        scriptedModel((request) => `echo: ${lastUserText(request)}`),
+      ],
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
         messages: { queue: { debounceMs: 0 } },
         session: { dmScope: 'per-account-channel-peer' },
-        channels: { whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE], accounts: { home: {}, work: { sendReadReceipts: false } } } },
+        channels: {
+          whatsapp: {
+            dmPolicy: 'allowlist',
+            allowFrom: [ALICE],
+            accounts: { home: {}, work: { sendReadReceipts: false } },
+          },
+        },
       },
     });
     kernels.push(kernel);
@@ -467,10 +559,15 @@ describe('WhatsApp: accounts', () => {
     await until(() => home.reads.length > 0, 'the home read receipt');
     expect(work.reads).toEqual([]);
     const channels = kernel.plugins.kernelServices.channels;
-    expect(await channels.send({ channel: 'whatsapp', accountId: 'work', to: ALICE, text: 'from work' })).toMatchObject({ delivered: true });
+    expect(await channels.send({ channel: 'whatsapp', accountId: 'work', to: ALICE, text: 'from work' })).toMatchObject(
+      { delivered: true },
+    );
     expect(work.sentTexts(ALICE_JID)).toContain('from work');
     const accounts = (await channels.status()).find((info) => info.id === 'whatsapp')!.accounts;
-    expect(accounts.map((account) => [account.accountId, account.number])).toEqual([['home', '+15550000001'], ['work', '+15550000002']]);
+    expect(accounts.map((account) => [account.accountId, account.number])).toEqual([
+      ['home', '+15550000001'],
+      ['work', '+15550000002'],
+    ]);
     const channel = (await kernel.capabilities.find('channel', 'whatsapp')) as ChannelPlugin;
     await expect(channel.loginStart!({ accountId: '../escape' })).rejects.toThrow(/may only use letters, digits/);
   });
@@ -519,7 +616,10 @@ describe('WhatsApp: connection', () => {
     fake.drop(DisconnectReason.connectionLost);
     await until(() => fake.connectTimes.length >= before + 5, 'five reconnect attempts', 8000);
     fake.refuseWith = undefined;
-    const gaps = fake.connectTimes.slice(before).map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!)).slice(1);
+    const gaps = fake.connectTimes
+      .slice(before)
+      .map((at, i, all) => (i === 0 ? 0 : at - all[i - 1]!))
+      .slice(1);
     // Attempt n waits 60 ms × 2^(n-1) ± 20 %, at most 500 ms: 120, 240, 480, 500 (lower bounds below).
     [96, 192, 384, 400].forEach((least, i) => expect(gaps[i]).toBeGreaterThanOrEqual(least - 5));
     // The cap holds (with room for a busy machine's timer lateness).
@@ -540,7 +640,10 @@ describe('WhatsApp: connection', () => {
 
   it('logged out (401): shown in status, reported once on another channel, no reconnect loop; login recovers', async () => {
     const outbox: Array<{ to: string; text: string }> = [];
-    const setup = await boot({ extraPlugins: [otherChannel(outbox), bundledPluginDir('heartbeat')], extraChannels: { 'other-chat': { dmPolicy: 'allowlist', allowFrom: ['owner-9'] } } });
+    const setup = await boot({
+      extraPlugins: [otherChannel(outbox), bundledPluginDir('heartbeat')],
+      extraChannels: { 'other-chat': { dmPolicy: 'allowlist', allowFrom: ['owner-9'] } },
+    });
     const { kernel, fake, status } = setup;
     fake.linked = undefined;
     fake.drop(DisconnectReason.loggedOut);
@@ -561,7 +664,11 @@ describe('WhatsApp: connection', () => {
     expect(existsSync(join(dir, 'creds.json'))).toBe(false);
 
     // Sending now fails at once with the reason, instead of waiting.
-    const failed = await kernel.plugins.kernelServices.channels.send({ channel: 'whatsapp', to: ALICE, text: 'anyone?' });
+    const failed = await kernel.plugins.kernelServices.channels.send({
+      channel: 'whatsapp',
+      to: ALICE,
+      text: 'anyone?',
+    });
     expect(failed.delivered).toBe(false);
     expect(failed.error).toContain('logged out');
     expect(fake.sockets).toHaveLength(sockets);
@@ -575,7 +682,9 @@ describe('WhatsApp: connection', () => {
     const socketsBefore = fake.sockets.length;
     const restarted = await boot({ fake, stateDir: kernel.stateDir, linked: false });
     // Started and resting as logged-out (an account on its way to connect would say "connecting").
-    await waitFor(async () => (await restarted.status()).state === 'logged-out', { what: 'the restarted account to rest as logged-out' });
+    await waitFor(async () => (await restarted.status()).state === 'logged-out', {
+      what: 'the restarted account to rest as logged-out',
+    });
     expect(fake.sockets).toHaveLength(socketsBefore);
     expect(await restarted.status()).toMatchObject({ state: 'logged-out', connected: false });
 
@@ -583,7 +692,9 @@ describe('WhatsApp: connection', () => {
     const state = await restarted.channel.loginStart!({});
     expect(state.qr).toBeDefined();
     fake.scan();
-    expect(await restarted.channel.loginWait!({ currentQr: state.qr, timeoutMs: 3000 })).toMatchObject({ connected: true });
+    expect(await restarted.channel.loginWait!({ currentQr: state.qr, timeoutMs: 3000 })).toMatchObject({
+      connected: true,
+    });
     expect(await restarted.status()).toMatchObject({ state: 'open', connected: true });
     expect(existsSync(join(dir, 'logged-out.json'))).toBe(false);
     fake.deliver(fake.dm(ALICE, 'back?'));
@@ -595,21 +706,42 @@ describe('WhatsApp: login through the gateway and the CLI', () => {
   it('web.login.start / web.login.wait link the running account; the CLI draws the QR; channels.logout unlinks', async () => {
     const fake = new FakeWhatsApp();
     const gateway = await startGateway({
-      plugins: [...agentStackDirs(), createWhatsAppPlugin({ socketFactory: fake.factory, reconnect: FAST_RECONNECT }), scriptedModel((request) => `echo: ${lastUserText(request)}`)],
-      config: { agents: { defaults: { model: 'scripted/echo' } }, messages: { queue: { debounceMs: 0 } }, channels: { whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE] } } },
+      plugins: [
+        ...agentStackDirs(),
+        createWhatsAppPlugin({ socketFactory: fake.factory, reconnect: FAST_RECONNECT }),
+        scriptedModel((request) => `echo: ${lastUserText(request)}`),
+      ],
+      config: {
+        agents: { defaults: { model: 'scripted/echo' } },
+        messages: { queue: { debounceMs: 0 } },
+        channels: { whatsapp: { dmPolicy: 'allowlist', allowFrom: [ALICE] } },
+      },
     });
     kernels.push(gateway.kernel as TestKernel);
     const operator = await client(gateway.url);
     try {
-      const before = (await operator.request<{ channels: Array<{ id: string; accounts: Array<Record<string, unknown>> }> }>('channels.status')).channels.find((info) => info.id === 'whatsapp')!;
+      const before = (
+        await operator.request<{ channels: Array<{ id: string; accounts: Array<Record<string, unknown>> }> }>(
+          'channels.status',
+        )
+      ).channels.find((info) => info.id === 'whatsapp')!;
       expect(before.accounts[0]).toMatchObject({ state: 'not-linked', connected: false });
 
       const output: string[] = [];
       const out = { write: (chunk: string) => (output.push(chunk), true) } as unknown as NodeJS.WritableStream;
       const login = runQrLogin(
         {
-          start: () => operator.request<ChannelLoginState>('web.login.start', { channel: 'whatsapp', idempotencyKey: randomUUID() }),
-          wait: (currentQr) => operator.request<ChannelLoginState>('web.login.wait', { channel: 'whatsapp', timeoutMs: 2000, ...(currentQr ? { currentQr } : {}) }),
+          start: () =>
+            operator.request<ChannelLoginState>('web.login.start', {
+              channel: 'whatsapp',
+              idempotencyKey: randomUUID(),
+            }),
+          wait: (currentQr) =>
+            operator.request<ChannelLoginState>('web.login.wait', {
+              channel: 'whatsapp',
+              timeoutMs: 2000,
+              ...(currentQr ? { currentQr } : {}),
+            }),
         },
         out,
       );
@@ -620,12 +752,20 @@ describe('WhatsApp: login through the gateway and the CLI', () => {
 
       fake.deliver(fake.dm(ALICE, 'linked from the CLI'));
       await until(() => fake.sentTexts(ALICE_JID).includes('echo: linked from the CLI'), 'a reply');
-      const after = (await operator.request<{ channels: Array<{ id: string; accounts: Array<Record<string, unknown>> }> }>('channels.status')).channels.find((info) => info.id === 'whatsapp')!;
+      const after = (
+        await operator.request<{ channels: Array<{ id: string; accounts: Array<Record<string, unknown>> }> }>(
+          'channels.status',
+        )
+      ).channels.find((info) => info.id === 'whatsapp')!;
       expect(after.accounts[0]).toMatchObject({ state: 'open', connected: true, detail: 'linked as +15550000001' });
 
-      expect(await operator.request('channels.logout', { channel: 'whatsapp', idempotencyKey: randomUUID() })).toMatchObject({ channel: 'whatsapp', accountId: 'default', cleared: true });
+      expect(
+        await operator.request('channels.logout', { channel: 'whatsapp', idempotencyKey: randomUUID() }),
+      ).toMatchObject({ channel: 'whatsapp', accountId: 'default', cleared: true });
       expect(existsSync(join(gateway.stateDir, 'credentials', 'whatsapp', 'default'))).toBe(false);
-      await expect(operator.request('web.login.start', { channel: 'telegram-nope', idempotencyKey: randomUUID() })).rejects.toThrow(/has no QR login/);
+      await expect(
+        operator.request('web.login.start', { channel: 'telegram-nope', idempotencyKey: randomUUID() }),
+      ).rejects.toThrow(/has no QR login/);
     } finally {
       await operator.close();
     }
@@ -637,11 +777,16 @@ describe('WhatsApp: the Baileys adapter', () => {
     const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
     await new Promise((resolve) => server.once('listening', resolve));
     const port = (server.address() as { port: number }).port;
-    const hello = new Promise<Buffer>((resolve) => server.once('connection', (ws) => ws.once('message', (data) => resolve(Buffer.from(data as Buffer)))));
+    const hello = new Promise<Buffer>((resolve) =>
+      server.once('connection', (ws) => ws.once('message', (data) => resolve(Buffer.from(data as Buffer)))),
+    );
     const dir = join(tempDir('claw-wa-baileys-'), 'credentials', 'whatsapp', 'default');
     const auth = new AuthStore(dir);
     try {
-      const socket = await baileysSocketFactory(runtimeDepsService({ stateDir: tempDir('claw-wa-deps-') }), { waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat`, install: false })({ accountId: 'default', auth, logger: createLogger({ level: 'error' }) });
+      const socket = await baileysSocketFactory(runtimeDepsService({ stateDir: tempDir('claw-wa-deps-') }), {
+        waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat`,
+        install: false,
+      })({ accountId: 'default', auth, logger: createLogger({ level: 'error' }) });
       const updates: Array<{ connection?: string }> = [];
       socket.ev.on('connection.update', (update) => updates.push(update));
       // Baileys starts the Noise handshake with WhatsApp's "WA" prologue.

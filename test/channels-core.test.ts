@@ -5,13 +5,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelAccess, MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from '../plugins/channels/access.js';
 import { HookBus } from '../sdk/index.js';
 import type { ChannelPlugin, InboundMessage } from '../sdk/index.js';
-import { ChannelSendError, channelConfigProblems, channelSettings, retryDelay, sleepAtLeast } from '../sdk/channels/index.js';
+import {
+  ChannelSendError,
+  channelConfigProblems,
+  channelSettings,
+  retryDelay,
+  sleepAtLeast,
+} from '../sdk/channels/index.js';
 import { refusedMedia, sendOutbound } from '../plugins/channels/outbound.js';
 import { definePlugin, splitForChannel } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';
 import { claw, startCliGateway, tempDir, writePlugin } from './helpers.js';
 
-const settingsFor = (channel: Record<string, unknown>) => channelSettings({ channels: { chat: channel } } as never, 'chat');
+const settingsFor = (channel: Record<string, unknown>) =>
+  channelSettings({ channels: { chat: channel } } as never, 'chat');
 const sender = (id: string, extra: Partial<InboundMessage['sender']> = {}) => ({ id, ...extra });
 
 describe('access control', () => {
@@ -21,13 +28,19 @@ describe('access control', () => {
     const settings = settingsFor({});
     expect(settings.dmPolicy).toBe('pairing');
     const first = access.checkDm(settings, sender('u1'));
-    expect(first).toMatchObject({ allow: false, pairing: { created: true, code: expect.stringMatching(/^[A-HJ-NP-Z2-9]{8}$/) } });
+    expect(first).toMatchObject({
+      allow: false,
+      pairing: { created: true, code: expect.stringMatching(/^[A-HJ-NP-Z2-9]{8}$/) },
+    });
     const again = access.checkDm(settings, sender('u1'));
     expect(again).toMatchObject({ pairing: { created: false, code: (first as any).pairing.code } });
     access.checkDm(settings, sender('u2'));
     access.checkDm(settings, sender('u3'));
     const fourth = access.checkDm(settings, sender('u4'));
-    expect(fourth).toMatchObject({ allow: false, reason: expect.stringContaining(`${MAX_PENDING_PAIRINGS} pairing requests are already waiting`) });
+    expect(fourth).toMatchObject({
+      allow: false,
+      reason: expect.stringContaining(`${MAX_PENDING_PAIRINGS} pairing requests are already waiting`),
+    });
     expect(access.pending('chat')).toHaveLength(3);
     expect(access.approve('chat', (first as any).pairing.code.toLowerCase())).toMatchObject({ senderId: 'u1' });
     expect(access.checkDm(settings, sender('u1'))).toEqual({ allow: true });
@@ -39,27 +52,61 @@ describe('access control', () => {
 
   it('allowlist, open and disabled DMs; allowFrom matches ids, @usernames and channel-scoped ids', () => {
     const access = new ChannelAccess(tempDir());
-    expect(access.checkDm(settingsFor({ dmPolicy: 'allowlist', allowFrom: ['@Ada'] }), sender('7', { username: 'ada' }))).toEqual({ allow: true });
-    expect(access.checkDm(settingsFor({ dmPolicy: 'allowlist', allowFrom: ['chat:7'] }), sender('7'))).toEqual({ allow: true });
-    expect(access.checkDm(settingsFor({ dmPolicy: 'allowlist', allowFrom: ['8'] }), sender('7'))).toMatchObject({ allow: false });
+    expect(
+      access.checkDm(settingsFor({ dmPolicy: 'allowlist', allowFrom: ['@Ada'] }), sender('7', { username: 'ada' })),
+    ).toEqual({ allow: true });
+    expect(access.checkDm(settingsFor({ dmPolicy: 'allowlist', allowFrom: ['chat:7'] }), sender('7'))).toEqual({
+      allow: true,
+    });
+    expect(access.checkDm(settingsFor({ dmPolicy: 'allowlist', allowFrom: ['8'] }), sender('7'))).toMatchObject({
+      allow: false,
+    });
     expect(access.pending('chat')).toEqual([]);
-    expect(access.checkDm(settingsFor({ dmPolicy: 'open', allowFrom: ['*'] }), sender('anyone'))).toEqual({ allow: true });
-    expect(access.checkDm(settingsFor({ dmPolicy: 'disabled', allowFrom: ['7'] }), sender('7'))).toMatchObject({ allow: false });
-    expect(channelConfigProblems(settingsFor({ dmPolicy: 'open' }))).toEqual([expect.stringContaining('allowFrom does not include "*"')]);
+    expect(access.checkDm(settingsFor({ dmPolicy: 'open', allowFrom: ['*'] }), sender('anyone'))).toEqual({
+      allow: true,
+    });
+    expect(access.checkDm(settingsFor({ dmPolicy: 'disabled', allowFrom: ['7'] }), sender('7'))).toMatchObject({
+      allow: false,
+    });
+    expect(channelConfigProblems(settingsFor({ dmPolicy: 'open' }))).toEqual([
+      expect.stringContaining('allowFrom does not include "*"'),
+    ]);
   });
 
   it('groups: allowlisted by group or sender, mention required by default', () => {
     const access = new ChannelAccess(tempDir());
     expect(access.checkGroup(settingsFor({}), '-100', sender('u'))).toMatchObject({ allow: false });
-    expect(access.checkGroup(settingsFor({ groupAllowFrom: ['-100'] }), '-100', sender('u'))).toEqual({ allow: true, requireMention: true });
-    expect(access.checkGroup(settingsFor({ groupAllowFrom: ['u'] }), '-200', sender('u'))).toEqual({ allow: true, requireMention: true });
-    expect(access.checkGroup(settingsFor({ groups: { '-300': { requireMention: false } } }), '-300', sender('x'))).toEqual({ allow: true, requireMention: false });
-    expect(access.checkGroup(settingsFor({ groupPolicy: 'open', groups: { '*': { requireMention: false } } }), '-9', sender('x'))).toEqual({ allow: true, requireMention: false });
-    expect(access.checkGroup(settingsFor({ groupPolicy: 'disabled' }), '-9', sender('x'))).toMatchObject({ allow: false });
+    expect(access.checkGroup(settingsFor({ groupAllowFrom: ['-100'] }), '-100', sender('u'))).toEqual({
+      allow: true,
+      requireMention: true,
+    });
+    expect(access.checkGroup(settingsFor({ groupAllowFrom: ['u'] }), '-200', sender('u'))).toEqual({
+      allow: true,
+      requireMention: true,
+    });
+    expect(
+      access.checkGroup(settingsFor({ groups: { '-300': { requireMention: false } } }), '-300', sender('x')),
+    ).toEqual({ allow: true, requireMention: false });
+    expect(
+      access.checkGroup(
+        settingsFor({ groupPolicy: 'open', groups: { '*': { requireMention: false } } }),
+        '-9',
+        sender('x'),
+      ),
+    ).toEqual({ allow: true, requireMention: false });
+    expect(access.checkGroup(settingsFor({ groupPolicy: 'disabled' }), '-9', sender('x'))).toMatchObject({
+      allow: false,
+    });
   });
 
   it('account settings override the channel root', () => {
-    const settings = channelSettings({ channels: { chat: { dmPolicy: 'allowlist', allowFrom: ['a'], accounts: { work: { allowFrom: ['b'] } } } } } as never, 'chat', 'work');
+    const settings = channelSettings(
+      {
+        channels: { chat: { dmPolicy: 'allowlist', allowFrom: ['a'], accounts: { work: { allowFrom: ['b'] } } } },
+      } as never,
+      'chat',
+      'work',
+    );
     expect(settings).toMatchObject({ dmPolicy: 'allowlist', allowFrom: ['b'], accountId: 'work' });
   });
 });
@@ -104,7 +151,10 @@ describe('the outbound path', () => {
 
   it('waits retry_after on a rate limit, backs off on transient errors, and stops after 3 attempts', async () => {
     const delays: number[] = [];
-    const { channel, sent } = flaky([new ChannelSendError('429', { retryAfterMs: 1200 }), new ChannelSendError('reset', { retryable: true })]);
+    const { channel, sent } = flaky([
+      new ChannelSendError('429', { retryAfterMs: 1200 }),
+      new ChannelSendError('reset', { retryable: true }),
+    ]);
     const result = await sendOutbound(deps(channel, delays), { channel: 'chat', to: 'u', text: 'hello' });
     expect(result).toMatchObject({ delivered: true, attempts: 3, messageIds: ['1'] });
     expect(sent).toEqual(['hello']);
@@ -118,7 +168,10 @@ describe('the outbound path', () => {
 
   it('does not retry a permanent failure', async () => {
     const { channel } = flaky([new ChannelSendError('bad request', { retryable: false })]);
-    expect(await sendOutbound(deps(channel, []), { channel: 'chat', to: 'u', text: 'x' })).toMatchObject({ delivered: false, attempts: 1 });
+    expect(await sendOutbound(deps(channel, []), { channel: 'chat', to: 'u', text: 'x' })).toMatchObject({
+      delivered: false,
+      attempts: 1,
+    });
   });
 
   it('cuts text to the channel limit, paragraphs first, in order', async () => {
@@ -149,7 +202,12 @@ describe('the outbound path', () => {
     writeFileSync(join(workspace, 'chart.png'), 'png');
     writeFileSync(join(root, 'secret.txt'), 'secret');
     symlinkSync(join(root, 'secret.txt'), join(workspace, 'innocent.png'));
-    expect(refusedMedia([join(workspace, 'chart.png'), 'https://example.com/a.png', 'data:image/png;base64,AAAA'], [workspace])).toBeUndefined();
+    expect(
+      refusedMedia(
+        [join(workspace, 'chart.png'), 'https://example.com/a.png', 'data:image/png;base64,AAAA'],
+        [workspace],
+      ),
+    ).toBeUndefined();
     expect(refusedMedia([join(root, 'secret.txt')], [workspace])).toMatch(/outside the workspace/);
     expect(refusedMedia([join(workspace, 'innocent.png')], [workspace])).toMatch(/outside the workspace/);
     expect(refusedMedia(['/etc/passwd'], [workspace])).toMatch(/outside the workspace/);
@@ -157,8 +215,15 @@ describe('the outbound path', () => {
     expect(refusedMedia(['ftp://x/y'], [workspace])).toMatch(/scheme/);
     const { channel, sent } = flaky([]);
     const wide = { ...channel, textLimit: 200 };
-    const result = await sendOutbound({ ...deps(wide, []), mediaRoots: [workspace] }, { channel: 'chat', to: 'u', text: 'look', media: ['/etc/passwd', join(workspace, 'chart.png')] });
-    expect(result).toMatchObject({ delivered: true, pieces: 2, mediaRefused: [expect.stringMatching(/"\/etc\/passwd" is outside the workspace/)] });
+    const result = await sendOutbound(
+      { ...deps(wide, []), mediaRoots: [workspace] },
+      { channel: 'chat', to: 'u', text: 'look', media: ['/etc/passwd', join(workspace, 'chart.png')] },
+    );
+    expect(result).toMatchObject({
+      delivered: true,
+      pieces: 2,
+      mediaRefused: [expect.stringMatching(/"\/etc\/passwd" is outside the workspace/)],
+    });
     // The text still goes, with a note that names the file but not where it is; the allowed attachment follows.
     expect(sent).toEqual(['look\n\n[attachment "passwd" not sent: it is outside the workspace]', '']);
   });
@@ -200,11 +265,25 @@ describe('routing', () => {
     });
     kernel = await createTestKernel({
       plugins: [...agentStackDirs(), channel, scriptedModel(() => 'ok')],
-      config: { agents: { defaults: { model: 'scripted/x' }, list: [{ id: 'main', default: true }, { id: 'work' }, { id: 'family' }] }, messages: { queue: { debounceMs: 0 } }, ...config },
+      config: {
+        agents: {
+          defaults: { model: 'scripted/x' },
+          list: [{ id: 'main', default: true }, { id: 'work' }, { id: 'family' }],
+        },
+        messages: { queue: { debounceMs: 0 } },
+        ...config,
+      },
     });
     await kernel.start();
     return (message: Partial<InboundMessage> & { peer: InboundMessage['peer'] }) =>
-      inbox[0]!({ accountId: 'default', sender: { id: message.peer.id }, text: 'hi', messageId: `${Math.random()}`, mentioned: true, ...message }) as Promise<any>;
+      inbox[0]!({
+        accountId: 'default',
+        sender: { id: message.peer.id },
+        text: 'hi',
+        messageId: `${Math.random()}`,
+        mentioned: true,
+        ...message,
+      }) as Promise<any>;
   }
 
   it('derives session keys per dmScope', async () => {
@@ -230,7 +309,9 @@ describe('routing', () => {
         { agentId: 'work', match: { channel: 'chat' } },
       ],
     });
-    expect((await receive({ peer: { kind: 'group', id: 'g-home' } })).sessionKey).toBe('agent:family:chat:group:g-home');
+    expect((await receive({ peer: { kind: 'group', id: 'g-home' } })).sessionKey).toBe(
+      'agent:family:chat:group:g-home',
+    );
     expect((await receive({ peer: { kind: 'direct', id: '5' } })).sessionKey).toBe('agent:work:dm:5');
   });
 });
@@ -242,24 +323,39 @@ describe('claw pairing and claw message send', () => {
     const code = access.requestPairing('chat', 'default', { id: 'u9', name: 'Nine' })!.code;
     const outbox = join(stateDir, 'outbox.txt');
     const pluginDir = writePlugin(join(tempDir(), 'file-chat'), {
-      manifest: { id: 'file-chat', channels: ['filechat'], configSchema: { type: 'object', additionalProperties: false, properties: {} } },
+      manifest: {
+        id: 'file-chat',
+        channels: ['filechat'],
+        configSchema: { type: 'object', additionalProperties: false, properties: {} },
+      },
       code: `import { appendFileSync } from 'node:fs';
 export default { id: 'file-chat', register(api) { api.registerChannel({ id: 'filechat', textLimit: 10, async send(m) { appendFileSync(${JSON.stringify(outbox)}, m.to + ':' + m.text + '\\n'); return {}; } }); } };`,
     });
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ plugins: { load: { paths: [pluginDir] } }, channels: { filechat: {} } }));
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ plugins: { load: { paths: [pluginDir] } }, channels: { filechat: {} } }),
+    );
     const env = { OPENCLAW_STATE_DIR: stateDir };
     const list = await claw(['pairing', 'list'], env);
     expect(list.stdout).toMatch(new RegExp(`chat\\s+${code}\\s+from Nine \\(u9\\)`));
     const approve = await claw(['pairing', 'approve', 'chat', code], env);
-    expect(approve).toMatchObject({ code: 0, stdout: 'Approved Nine (u9) on chat. Their next message reaches the assistant.\n' });
-    expect(JSON.parse(readFileSync(join(stateDir, 'credentials', 'chat-allowFrom.json'), 'utf8')).allowFrom).toEqual(['u9']);
+    expect(approve).toMatchObject({
+      code: 0,
+      stdout: 'Approved Nine (u9) on chat. Their next message reaches the assistant.\n',
+    });
+    expect(JSON.parse(readFileSync(join(stateDir, 'credentials', 'chat-allowFrom.json'), 'utf8')).allowFrom).toEqual([
+      'u9',
+    ]);
     expect((await claw(['pairing', 'approve', 'chat', code], env)).code).toBe(2);
     const sent = await claw(['message', 'send', '--channel', 'filechat', '--to', 'bob', 'hello there world'], env);
     expect(sent.code, sent.stderr).toBe(0);
     expect(sent.stdout).toBe('Sent to filechat:bob in 3 messages.\n');
     expect(readFileSync(outbox, 'utf8')).toBe('bob:hello\nbob:there\nbob:world\n');
     const channels = JSON.parse((await claw(['channels', 'list', '--json'], env)).stdout);
-    expect(channels.channels.find((channel: { id: string }) => channel.id === 'filechat')).toMatchObject({ configured: true, pluginId: 'file-chat' });
+    expect(channels.channels.find((channel: { id: string }) => channel.id === 'filechat')).toMatchObject({
+      configured: true,
+      pluginId: 'file-chat',
+    });
 
     // A misspelled channel is an error naming the real ones, not "Sent" — here and through a gateway.
     const typo = await claw(['message', 'send', '--channel', 'filechta', '--to', 'bob', 'lost?'], env);
@@ -271,7 +367,10 @@ export default { id: 'file-chat', register(api) { api.registerChannel({ id: 'fil
     expect(remote.code).toBe(1);
     expect(remote.stdout).toBe('');
     expect(remote.stderr).toMatch(/unknown channel "filechta"/);
-    expect(await claw(['message', 'send', '--channel', 'filechat', '--to', 'bob', 'via gw'], env)).toMatchObject({ code: 0, stdout: 'Sent to filechat:bob.\n' });
+    expect(await claw(['message', 'send', '--channel', 'filechat', '--to', 'bob', 'via gw'], env)).toMatchObject({
+      code: 0,
+      stdout: 'Sent to filechat:bob.\n',
+    });
     expect(readFileSync(outbox, 'utf8')).toBe('bob:hello\nbob:there\nbob:world\nbob:via gw\n');
   }, 90_000);
 });
@@ -281,8 +380,18 @@ describe('the channel choke point without plugins/channels', () => {
     const kernel = await createTestKernel();
     try {
       const channels = kernel.plugins.kernelServices.channels;
-      await expect(channels.send({ channel: 'telegram', to: '1', text: 'hi' })).rejects.toThrow(/service "channels".*plugins\/channels/);
-      await expect(channels.receive('telegram', { accountId: 'default', peer: { kind: 'direct', id: '1' }, sender: { id: '1' }, text: 'hi', messageId: 'm1' })).rejects.toThrow(/plugins\/channels/);
+      await expect(channels.send({ channel: 'telegram', to: '1', text: 'hi' })).rejects.toThrow(
+        /service "channels".*plugins\/channels/,
+      );
+      await expect(
+        channels.receive('telegram', {
+          accountId: 'default',
+          peer: { kind: 'direct', id: '1' },
+          sender: { id: '1' },
+          text: 'hi',
+          messageId: 'm1',
+        }),
+      ).rejects.toThrow(/plugins\/channels/);
       expect(await channels.status()).toEqual([]);
       expect(await channels.pairing.list()).toEqual([]);
     } finally {
@@ -299,16 +408,24 @@ describe('a channel registered without a usable textLimit', () => {
       id: 'no-limit-chat',
       register(api) {
         // A JavaScript plugin, unchecked by the compiler: no textLimit.
-        api.registerChannel({ id: 'nolimit', async send(message: { text: string }) {
-          sent.push(message.text);
-          return {};
-        } } as never);
+        api.registerChannel({
+          id: 'nolimit',
+          async send(message: { text: string }) {
+            sent.push(message.text);
+            return {};
+          },
+        } as never);
       },
     });
-    const kernel = await createTestKernel({ plugins: [...agentStackDirs(), broken], config: { channels: { nolimit: {} } } });
+    const kernel = await createTestKernel({
+      plugins: [...agentStackDirs(), broken],
+      config: { channels: { nolimit: {} } },
+    });
     try {
       await kernel.start();
-      await expect(kernel.plugins.kernelServices.channels.send({ channel: 'nolimit', to: 'bob', text: 'y'.repeat(5000) })).rejects.toThrow(/channel "nolimit" has no valid textLimit \(got undefined\)/);
+      await expect(
+        kernel.plugins.kernelServices.channels.send({ channel: 'nolimit', to: 'bob', text: 'y'.repeat(5000) }),
+      ).rejects.toThrow(/channel "nolimit" has no valid textLimit \(got undefined\)/);
       expect(sent).toEqual([]);
     } finally {
       await kernel.dispose();

@@ -16,8 +16,16 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function pipeline(seenFile: string, dispatched: string[], options: { closed?: boolean; now?: () => number } = {}): InboundPipeline {
-  const access = { checkDm: () => ({ allow: true }), checkGroup: () => ({ allow: true }), isOwner: () => true } as unknown as ChannelAccess;
+function pipeline(
+  seenFile: string,
+  dispatched: string[],
+  options: { closed?: boolean; now?: () => number } = {},
+): InboundPipeline {
+  const access = {
+    checkDm: () => ({ allow: true }),
+    checkGroup: () => ({ allow: true }),
+    isOwner: () => true,
+  } as unknown as ChannelAccess;
   const deps: PipelineDeps = {
     config: () => ({}) as never,
     access,
@@ -38,7 +46,14 @@ function pipeline(seenFile: string, dispatched: string[], options: { closed?: bo
   return new InboundPipeline(deps);
 }
 
-const dm = (messageId: string): InboundMessage => ({ accountId: 'default', peer: { kind: 'direct', id: '+15550001' }, sender: { id: '+15550001' }, text: 'hi', messageId, mentioned: false });
+const dm = (messageId: string): InboundMessage => ({
+  accountId: 'default',
+  peer: { kind: 'direct', id: '+15550001' },
+  sender: { id: '+15550001' },
+  text: 'hi',
+  messageId,
+  mentioned: false,
+});
 
 describe('channel dedupe across restarts', () => {
   it('a message accepted before a restart is a duplicate after it; one never accepted is taken', async () => {

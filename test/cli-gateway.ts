@@ -10,7 +10,12 @@ export interface CliGateway {
 }
 
 /** `claw gateway --port 0` with only PATH, HOME and `env`; resolves at its "listening" log line. */
-export function spawnCliGateway(cli: string, env: Record<string, string>, args: string[] = [], onSpawn?: (child: ChildProcess) => void): Promise<CliGateway> {
+export function spawnCliGateway(
+  cli: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  onSpawn?: (child: ChildProcess) => void,
+): Promise<CliGateway> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cli, 'gateway', '--port', '0', ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },

@@ -63,8 +63,14 @@ describe('claw --help', () => {
     expect(HELP_MANIFEST_CAP).toBe(MAX_MANIFEST_BYTES);
     const { stateDir, env } = stateEnv();
     const padded = `${JSON5_MANIFEST('padded', 'padded-cmd')}\n${' '.repeat(MAX_MANIFEST_BYTES)}`;
-    writePlugin(join(stateDir, 'extensions', 'padded'), { manifest: padded, code: 'export default { register() {} };' });
-    writePlugin(join(stateDir, 'extensions', 'small'), { manifest: JSON5_MANIFEST('small', 'small-cmd'), code: 'export default { register() {} };' });
+    writePlugin(join(stateDir, 'extensions', 'padded'), {
+      manifest: padded,
+      code: 'export default { register() {} };',
+    });
+    writePlugin(join(stateDir, 'extensions', 'small'), {
+      manifest: JSON5_MANIFEST('small', 'small-cmd'),
+      code: 'export default { register() {} };',
+    });
     const help = await claw(['--help'], env);
     expect(help.code, help.stderr).toBe(0);
     expect(pluginCommands(help.stdout)).toMatchObject({ 'small-cmd': 'small' });

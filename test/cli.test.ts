@@ -26,7 +26,10 @@ function markerPlugin(dir: string, id: string, marker: string, extra: Record<str
 describe('claw basics', () => {
   it('prints its version and help', async () => {
     const version = await claw(['--version']);
-    expect(version).toMatchObject({ code: 0, stdout: `claw ${JSON.parse(readFileSync('package.json', 'utf8')).version}\n` });
+    expect(version).toMatchObject({
+      code: 0,
+      stdout: `claw ${JSON.parse(readFileSync('package.json', 'utf8')).version}\n`,
+    });
     const help = await claw(['--help'], stateEnv().env);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: claw <command>');
@@ -42,7 +45,11 @@ describe('claw basics', () => {
       [['plugins', 'explode'], 2, 'claw: unknown command "plugins explode" (see claw plugins --help)\n'],
       [['plugins', 'list', '--bogus'], 2, "claw: Unknown option '--bogus'\n"],
       [['plugins', 'info', 'ghost'], 1, 'claw: no plugin "ghost" is installed (see claw plugins list)\n'],
-      [['config', 'get', 'agents.defaults.workspace'], 1, 'claw: agents.defaults.workspace is not set (the default applies)\n'],
+      [
+        ['config', 'get', 'agents.defaults.workspace'],
+        1,
+        'claw: agents.defaults.workspace is not set (the default applies)\n',
+      ],
       [['config', 'get', 'a..b'], 2, 'claw: invalid config path "a..b": empty segment\n'],
     ] as const) {
       const result = await claw([...args], env);
@@ -51,7 +58,10 @@ describe('claw basics', () => {
     }
     const json = await claw(['plugins', 'info', 'ghost', '--json'], env);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toEqual({ ok: false, error: { message: 'no plugin "ghost" is installed (see claw plugins list)' } });
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: false,
+      error: { message: 'no plugin "ghost" is installed (see claw plugins list)' },
+    });
   });
 });
 
@@ -80,14 +90,20 @@ describe('claw plugins', () => {
       code: 0,
       stdout: 'Enabled example-clock.\nEnabled example-guard.\n',
     });
-    expect(readConfig(stateDir).plugins.entries).toEqual({ 'example-clock': { enabled: true }, 'example-guard': { enabled: true } });
+    expect(readConfig(stateDir).plugins.entries).toEqual({
+      'example-clock': { enabled: true },
+      'example-guard': { enabled: true },
+    });
     expect((await claw(['plugins', 'list'], env)).stdout).toMatch(/example-clock\s+on\s+bundled/);
     expect((await claw(['plugins', 'disable', 'example-guard'], env)).code).toBe(0);
     expect(readConfig(stateDir).plugins.entries['example-guard']).toEqual({ enabled: false });
     const info = JSON.parse((await claw(['plugins', 'info', 'example-clock', '--json'], env)).stdout);
     expect(info).toMatchObject({ id: 'example-clock', status: 'ready', config: { timezone: 'UTC' } });
     // The enable validates the plugin config first.
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ plugins: { entries: { 'example-guard': { config: { mask: 7 } } } } }));
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ plugins: { entries: { 'example-guard': { config: { mask: 7 } } } } }),
+    );
     const refused = await claw(['plugins', 'enable', 'example-guard'], env);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
@@ -99,7 +115,10 @@ describe('claw plugins', () => {
     const { env, stateDir } = stateEnv();
     const root = tempDir();
     for (const id of ['memory-sqlite', 'memory-alt']) {
-      writePlugin(join(root, id), { manifest: { id, kind: 'memory', configSchema: EMPTY_SCHEMA }, code: 'export default { register() {} };' });
+      writePlugin(join(root, id), {
+        manifest: { id, kind: 'memory', configSchema: EMPTY_SCHEMA },
+        code: 'export default { register() {} };',
+      });
     }
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ plugins: { load: { paths: [root] } } }));
     const before = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
@@ -112,7 +131,9 @@ describe('claw plugins', () => {
         .map((plugin) => [plugin.id, onByDefault(plugin) ? 'ready' : 'disabled']),
     ]);
     const switched = await claw(['plugins', 'enable', 'memory-alt'], env);
-    expect(switched.stdout).toBe('Enabled memory-alt.\n  memory slot: "memory-sqlite" → "memory-alt" ("memory-sqlite" is now off)\n');
+    expect(switched.stdout).toBe(
+      'Enabled memory-alt.\n  memory slot: "memory-sqlite" → "memory-alt" ("memory-sqlite" is now off)\n',
+    );
     expect(readConfig(stateDir).plugins.slots).toEqual({ memory: 'memory-alt' });
     const after = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
     expect(after.find((p: { id: string }) => p.id === 'memory-sqlite')).toMatchObject({
@@ -125,9 +146,24 @@ describe('claw plugins', () => {
     const { env, stateDir } = stateEnv();
     const root = tempDir();
     const marker = join(root, 'evaluated.txt');
-    markerPlugin(join(root, 'watched'), 'watched', marker, { tools: ['w'] }, `api.registerTool({ name: 'w', description: 'w', parameters: {}, execute: () => ({ content: [] }) });`);
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ plugins: { load: { paths: [join(root, 'watched')] } } }));
-    for (const args of [['plugins', 'list'], ['plugins', 'info', 'watched'], ['plugins', 'disable', 'watched'], ['plugins', 'enable', 'watched'], ['config', 'validate']]) {
+    markerPlugin(
+      join(root, 'watched'),
+      'watched',
+      marker,
+      { tools: ['w'] },
+      `api.registerTool({ name: 'w', description: 'w', parameters: {}, execute: () => ({ content: [] }) });`,
+    );
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ plugins: { load: { paths: [join(root, 'watched')] } } }),
+    );
+    for (const args of [
+      ['plugins', 'list'],
+      ['plugins', 'info', 'watched'],
+      ['plugins', 'disable', 'watched'],
+      ['plugins', 'enable', 'watched'],
+      ['config', 'validate'],
+    ]) {
       expect((await claw(args, env)).code, args.join(' ')).toBe(0);
       expect(existsSync(marker), args.join(' ')).toBe(false);
     }
@@ -135,16 +171,24 @@ describe('claw plugins', () => {
     expect(doctor).toMatchObject({ code: 0 });
     // The watched plugin and the bundled plugins that are on by default are loaded.
     const bundled = bundledPlugins();
-    expect(doctor.stdout).toContain(`${bundled.length + 1} plugins found, ${bundled.filter(onByDefault).length + 1} loaded, 0 failed`);
+    expect(doctor.stdout).toContain(
+      `${bundled.length + 1} plugins found, ${bundled.filter(onByDefault).length + 1} loaded, 0 failed`,
+    );
     expect(existsSync(marker)).toBe(true);
   });
 
   it('doctor lists every failed plugin with its reason', async () => {
     const { env, stateDir } = stateEnv();
     const root = tempDir();
-    writePlugin(join(root, 'throws'), { manifest: { id: 'throws', configSchema: EMPTY_SCHEMA }, code: 'export default { register() { throw new Error("no API key"); } };' });
+    writePlugin(join(root, 'throws'), {
+      manifest: { id: 'throws', configSchema: EMPTY_SCHEMA },
+      code: 'export default { register() { throw new Error("no API key"); } };',
+    });
     writePlugin(join(root, 'badmanifest'), { manifest: '{ id: "badmanifest" }', code: '' });
-    writePlugin(join(root, 'fine'), { manifest: { id: 'fine', configSchema: EMPTY_SCHEMA }, code: 'export default { register() {} };' });
+    writePlugin(join(root, 'fine'), {
+      manifest: { id: 'fine', configSchema: EMPTY_SCHEMA },
+      code: 'export default { register() {} };',
+    });
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ plugins: { load: { paths: [root] } } }));
     const doctor = await claw(['plugins', 'doctor'], env);
     expect(doctor.code).toBe(1);
@@ -163,37 +207,69 @@ describe('claw config', () => {
     writePlugin(join(root, 'keyed'), {
       manifest: {
         id: 'keyed',
-        configSchema: { type: 'object', additionalProperties: false, properties: { apiKey: { type: 'string' }, region: { type: 'string' } } },
+        configSchema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { apiKey: { type: 'string' }, region: { type: 'string' } },
+        },
       },
       code: 'export default { register() {} };',
     });
-    writeFileSync(join(stateDir, 'openclaw.json'), `{ // JSON5 is fine\n plugins: { load: { paths: ["${join(root, 'keyed')}"] } } }`);
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      `{ // JSON5 is fine\n plugins: { load: { paths: ["${join(root, 'keyed')}"] } } }`,
+    );
     expect((await claw(['config', 'path'], env)).stdout).toBe(`${join(stateDir, 'openclaw.json')}\n`);
-    expect((await claw(['config', 'set', 'plugins.entries.keyed.config.apiKey', '${KEYED_API_KEY}'], { ...env, KEYED_API_KEY: 'sk-live-123' })).code).toBe(0);
-    expect((await claw(['config', 'set', 'agents.defaults.maxConcurrent', '6'], { ...env, KEYED_API_KEY: 'x' })).code).toBe(0);
+    expect(
+      (
+        await claw(['config', 'set', 'plugins.entries.keyed.config.apiKey', '${KEYED_API_KEY}'], {
+          ...env,
+          KEYED_API_KEY: 'sk-live-123',
+        })
+      ).code,
+    ).toBe(0);
+    expect(
+      (await claw(['config', 'set', 'agents.defaults.maxConcurrent', '6'], { ...env, KEYED_API_KEY: 'x' })).code,
+    ).toBe(0);
     const config = readConfig(stateDir);
     expect(config.plugins.entries.keyed.config.apiKey).toBe('${KEYED_API_KEY}');
     expect(config.agents.defaults.maxConcurrent).toBe(6);
-    const shown = await claw(['config', 'get', 'plugins.entries.keyed', '--json'], { ...env, KEYED_API_KEY: 'sk-live-123' });
+    const shown = await claw(['config', 'get', 'plugins.entries.keyed', '--json'], {
+      ...env,
+      KEYED_API_KEY: 'sk-live-123',
+    });
     expect(JSON.parse(shown.stdout)).toEqual({ config: { apiKey: '__REDACTED__' } });
     expect(shown.stdout).not.toContain('sk-live');
-    expect((await claw(['config', 'get', 'agents.defaults.maxConcurrent'], { ...env, KEYED_API_KEY: 'x' })).stdout).toBe('6\n');
+    expect(
+      (await claw(['config', 'get', 'agents.defaults.maxConcurrent'], { ...env, KEYED_API_KEY: 'x' })).stdout,
+    ).toBe('6\n');
 
     const bad = await claw(['config', 'set', 'agents.defaults.maxConcurrent', '0'], { ...env, KEYED_API_KEY: 'x' });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toBe('claw: agents.defaults.maxConcurrent: 0 is out of range: it must be an integer >= 1; nothing written\n');
+    expect(bad.stderr).toBe(
+      'claw: agents.defaults.maxConcurrent: 0 is out of range: it must be an integer >= 1; nothing written\n',
+    );
     expect(readConfig(stateDir).agents.defaults.maxConcurrent).toBe(6);
 
-    expect((await claw(['config', 'unset', 'agents.defaults.maxConcurrent'], { ...env, KEYED_API_KEY: 'x' })).code).toBe(0);
+    expect(
+      (await claw(['config', 'unset', 'agents.defaults.maxConcurrent'], { ...env, KEYED_API_KEY: 'x' })).code,
+    ).toBe(0);
     expect(readConfig(stateDir).agents).toBeUndefined();
-    expect((await claw(['config', 'unset', 'agents.defaults.maxConcurrent'], env)).stderr).toBe('claw: agents.defaults.maxConcurrent is not set\n');
+    expect((await claw(['config', 'unset', 'agents.defaults.maxConcurrent'], env)).stderr).toBe(
+      'claw: agents.defaults.maxConcurrent is not set\n',
+    );
 
     const missingVar = await claw(['config', 'validate'], env);
     expect(missingVar.code).toBe(1);
-    expect(missingVar.stderr).toContain('error: plugins.entries.keyed.config.apiKey: references ${KEYED_API_KEY}, which is not set in the environment');
+    expect(missingVar.stderr).toContain(
+      'error: plugins.entries.keyed.config.apiKey: references ${KEYED_API_KEY}, which is not set in the environment',
+    );
     writeFileSync(
       join(stateDir, 'openclaw.json'),
-      JSON.stringify({ plugins: { load: { paths: [join(root, 'keyed')] }, entries: { keyed: { config: { region: 5 } } } }, agents: { defaults: { maxConcurrent: 'x' } } }),
+      JSON.stringify({
+        plugins: { load: { paths: [join(root, 'keyed')] }, entries: { keyed: { config: { region: 5 } } } },
+        agents: { defaults: { maxConcurrent: 'x' } },
+      }),
     );
     const invalid = JSON.parse((await claw(['config', 'validate', '--json'], env)).stdout);
     expect(invalid.valid).toBe(false);
@@ -243,7 +319,12 @@ describe('claw config set with numbers', () => {
     // In range, negative, and with an option after it.
     const ok = await set('plugins.entries.dial.config.offset', '-2.5', '--json');
     expect(ok.code, ok.stderr).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, path: 'plugins.entries.dial.config.offset', value: -2.5, changed: true });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      ok: true,
+      path: 'plugins.entries.dial.config.offset',
+      value: -2.5,
+      changed: true,
+    });
     expect(readConfig(stateDir).plugins.entries.dial.config.offset).toBe(-2.5);
     expect((await set('--strict-json', 'agents.defaults.timeoutSeconds', '45')).code).toBe(0);
     expect(readConfig(stateDir).agents.defaults.timeoutSeconds).toBe(45);
@@ -274,7 +355,13 @@ describe('claw plugins install', () => {
     registry.publish(join(source, 'dev-only-dep'));
     // A plugin package with a runtime dependency and a dev dependency (both in the registry); only the first may be installed.
     writePlugin(join(source, 'weather'), {
-      manifest: { id: 'weather', name: 'Weather', version: '2.0.0', configSchema: EMPTY_SCHEMA, tools: ['weather_now'] },
+      manifest: {
+        id: 'weather',
+        name: 'Weather',
+        version: '2.0.0',
+        configSchema: EMPTY_SCHEMA,
+        tools: ['weather_now'],
+      },
       files: {
         'package.json': JSON.stringify({
           name: 'claw-plugin-weather',
@@ -315,17 +402,28 @@ describe('claw plugins install', () => {
     expect(readdirSync(join(stateDir, 'extensions'))).toEqual(['weather']);
     const config = readConfig(stateDir);
     expect(config.plugins.entries.weather).toEqual({ enabled: true });
-    expect(config.plugins.installs.weather).toMatchObject({ source: 'path', spec: join(source, 'weather'), installPath: target, version: '2.0.0' });
+    expect(config.plugins.installs.weather).toMatchObject({
+      source: 'path',
+      spec: join(source, 'weather'),
+      installPath: target,
+      version: '2.0.0',
+    });
     const listed = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
     expect(listed.find((p: { id: string }) => p.id === 'weather')).toMatchObject({ origin: 'global', status: 'ready' });
     // The installed plugin loads with its dependency.
-    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain(`${bundledPlugins().filter(onByDefault).length + 1} loaded, 0 failed`);
+    expect((await claw(['plugins', 'doctor'], env)).stdout).toContain(
+      `${bundledPlugins().filter(onByDefault).length + 1} loaded, 0 failed`,
+    );
   });
 
   it('installs from a .tgz built during the test', async () => {
     const { env, stateDir } = installEnv();
     const packDir = tempDir();
-    const file = execFileSync('npm', ['pack', join(source, 'weather'), '--pack-destination', packDir, '--loglevel=error'], { encoding: 'utf8' }).trim();
+    const file = execFileSync(
+      'npm',
+      ['pack', join(source, 'weather'), '--pack-destination', packDir, '--loglevel=error'],
+      { encoding: 'utf8' },
+    ).trim();
     const result = await claw(['plugins', 'install', join(packDir, file)], env);
     expect(result.code, result.stderr).toBe(0);
     expect(readConfig(stateDir).plugins.installs.weather).toMatchObject({ source: 'archive', version: '2.0.0' });
@@ -337,17 +435,31 @@ describe('claw plugins install', () => {
     const { env, stateDir } = installEnv();
     const result = await claw(['plugins', 'install', 'claw-plugin-weather@^2.0.0', '--json'], env);
     expect(result.code, result.stderr + result.stdout).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, id: 'weather', source: 'npm', version: '2.0.0', enabled: true });
-    expect(readConfig(stateDir).plugins.installs.weather).toMatchObject({ source: 'npm', spec: 'claw-plugin-weather@^2.0.0' });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      ok: true,
+      id: 'weather',
+      source: 'npm',
+      version: '2.0.0',
+      enabled: true,
+    });
+    expect(readConfig(stateDir).plugins.installs.weather).toMatchObject({
+      source: 'npm',
+      spec: 'claw-plugin-weather@^2.0.0',
+    });
     expect(registry.requests).toContain('/claw-plugin-weather');
   });
 
   it('refuses an invalid manifest and leaves nothing behind', async () => {
     const { env, stateDir } = installEnv();
-    const bad = writePlugin(join(tempDir(), 'bad'), { manifest: { id: 'Bad Plugin', configSchema: EMPTY_SCHEMA }, code: '' });
+    const bad = writePlugin(join(tempDir(), 'bad'), {
+      manifest: { id: 'Bad Plugin', configSchema: EMPTY_SCHEMA },
+      code: '',
+    });
     const result = await claw(['plugins', 'install', bad], env);
     expect(result.code).toBe(1);
-    expect(lastLine(result.stderr)).toBe(`claw: refusing to install "${bad}": openclaw.plugin.json: id: must match pattern "^[a-z0-9][a-z0-9._-]*$"`);
+    expect(lastLine(result.stderr)).toBe(
+      `claw: refusing to install "${bad}": openclaw.plugin.json: id: must match pattern "^[a-z0-9][a-z0-9._-]*$"`,
+    );
     expect(readdirSync(join(stateDir, 'extensions'))).toEqual([]);
     expect(existsSync(join(stateDir, 'openclaw.json'))).toBe(false);
   });
@@ -357,7 +469,9 @@ describe('claw plugins install', () => {
     const impostor = markerPlugin(join(tempDir(), 'impostor'), 'example-clock', join(tempDir(), 'never.txt'));
     const clash = await claw(['plugins', 'install', impostor], env);
     expect(clash.code).toBe(1);
-    expect(lastLine(clash.stderr)).toMatch(/^claw: plugin id "example-clock" is already taken by the bundled plugin at .*example-clock$/);
+    expect(lastLine(clash.stderr)).toMatch(
+      /^claw: plugin id "example-clock" is already taken by the bundled plugin at .*example-clock$/,
+    );
     expect((await claw(['plugins', 'install', join(source, 'weather')], env)).code).toBe(0);
     const again = await claw(['plugins', 'install', join(source, 'weather')], env);
     expect(again.code).toBe(1);
@@ -368,7 +482,10 @@ describe('claw plugins install', () => {
   it('installs a plugin that needs config but leaves it off, then uninstalls', async () => {
     const { env, stateDir } = installEnv();
     const needy = writePlugin(join(tempDir(), 'needy'), {
-      manifest: { id: 'needy', configSchema: { type: 'object', required: ['apiKey'], properties: { apiKey: { type: 'string' } } } },
+      manifest: {
+        id: 'needy',
+        configSchema: { type: 'object', required: ['apiKey'], properties: { apiKey: { type: 'string' } } },
+      },
       code: 'export default { register() {} };',
     });
     const result = await claw(['plugins', 'install', needy], env);
@@ -376,7 +493,10 @@ describe('claw plugins install', () => {
     expect(result.stdout).toContain('installed but off');
     expect(result.stdout).toContain('plugins.entries.needy.config.apiKey: is required');
     expect(readConfig(stateDir).plugins.entries.needy).toEqual({ enabled: false });
-    expect(JSON.parse((await claw(['plugins', 'info', 'needy', '--json'], env)).stdout)).toMatchObject({ origin: 'global', status: 'disabled' });
+    expect(JSON.parse((await claw(['plugins', 'info', 'needy', '--json'], env)).stdout)).toMatchObject({
+      origin: 'global',
+      status: 'disabled',
+    });
     const uninstall = await claw(['plugins', 'uninstall', 'needy'], env);
     expect(uninstall).toMatchObject({ code: 0 });
     expect(existsSync(join(stateDir, 'extensions', 'needy'))).toBe(false);
@@ -389,9 +509,15 @@ describe('claw plugins install', () => {
 
   it('links a development directory with --link', async () => {
     const { env, stateDir } = installEnv();
-    const dev = writePlugin(join(tempDir(), 'dev'), { manifest: { id: 'devplug', configSchema: EMPTY_SCHEMA }, code: 'export default { register() {} };' });
+    const dev = writePlugin(join(tempDir(), 'dev'), {
+      manifest: { id: 'devplug', configSchema: EMPTY_SCHEMA },
+      code: 'export default { register() {} };',
+    });
     const result = await claw(['plugins', 'install', dev, '--link'], env);
-    expect(result).toMatchObject({ code: 0, stdout: `Linked devplug → ${dev}\n  added ${dev} to plugins.load.paths\n` });
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: `Linked devplug → ${dev}\n  added ${dev} to plugins.load.paths\n`,
+    });
     expect(readConfig(stateDir).plugins.load.paths).toEqual([dev]);
     expect((await claw(['plugins', 'uninstall', 'devplug'], env)).code).toBe(0);
     expect(existsSync(dev)).toBe(true);

@@ -30,7 +30,11 @@ async function call(env: Record<string, string>, method: string, params: Record<
 
 /** 10 `claw config set` processes at once, each its own key under one object, plus one array edit. */
 async function tenWriters(env: Record<string, string>) {
-  const runs = await Promise.all(Array.from({ length: 10 }, (_, i) => claw(['config', 'set', '--json', `channels.c${i}.dmPolicy`, i % 2 ? 'disabled' : 'allowlist'], env)));
+  const runs = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      claw(['config', 'set', '--json', `channels.c${i}.dmPolicy`, i % 2 ? 'disabled' : 'allowlist'], env),
+    ),
+  );
   for (const run of runs) expect(run.code, run.stderr).toBe(0);
   return runs.map((run) => JSON.parse(run.stdout) as Record<string, any>);
 }
@@ -41,7 +45,8 @@ describe('config writes never lose updates', () => {
     const results = await tenWriters(env);
     expect(results.every((result) => result.via === 'file' && result.changed)).toBe(true);
     const config = read(file);
-    for (let i = 0; i < 10; i++) expect(config.channels[`c${i}`]).toEqual({ dmPolicy: i % 2 ? 'disabled' : 'allowlist' });
+    for (let i = 0; i < 10; i++)
+      expect(config.channels[`c${i}`]).toEqual({ dmPolicy: i % 2 ? 'disabled' : 'allowlist' });
     expect(config.meta).toEqual({ keep: true });
     expect(config.gateway.auth.token).toBe(TOKEN);
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -63,7 +68,14 @@ describe('config writes never lose updates', () => {
   it('a writer waits for the config lock and a dead holder does not block it', async () => {
     const { env, file, stateDir } = setup();
     // A lock left by a process that died (a pid that cannot exist) is taken over at once.
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, hostname: (await import('node:os')).hostname(), startedAt: new Date().toISOString() }));
+    writeFileSync(
+      `${file}.lock`,
+      JSON.stringify({
+        pid: 2 ** 22 + 12345,
+        hostname: (await import('node:os')).hostname(),
+        startedAt: new Date().toISOString(),
+      }),
+    );
     const taken = await claw(['config', 'set', 'meta.a', '1'], env);
     expect(taken.code, taken.stderr).toBe(0);
     // A live holder makes the writer wait, then its change lands on top of the holder's.
@@ -90,7 +102,11 @@ describe('config writes never lose updates', () => {
     const { env, file } = setup();
     await startCliGateway(env);
     const got = (await call(env, 'config.get')).json!;
-    const first = await call(env, 'config.patch', { patch: { meta: { a: 1 } }, baseHash: got.hash, idempotencyKey: 'p1' });
+    const first = await call(env, 'config.patch', {
+      patch: { meta: { a: 1 } },
+      baseHash: got.hash,
+      idempotencyKey: 'p1',
+    });
     expect(first.code, first.stderr).toBe(0);
     expect(first.json!.hash).not.toBe(got.hash);
     const before = readFileSync(file, 'utf8');
@@ -100,11 +116,17 @@ describe('config writes never lose updates', () => {
     ] as const) {
       const stale = await call(env, method, { ...params, baseHash: got.hash, idempotencyKey: `${method}-stale` });
       expect(stale.code).toBe(1);
-      expect(stale.stderr).toMatch(/INVALID_REQUEST: the config file changed since it was read \(baseHash [0-9a-f]{12}… is not the current [0-9a-f]{12}…\)/);
+      expect(stale.stderr).toMatch(
+        /INVALID_REQUEST: the config file changed since it was read \(baseHash [0-9a-f]{12}… is not the current [0-9a-f]{12}…\)/,
+      );
     }
     expect(readFileSync(file, 'utf8')).toBe(before);
     // With the current hash it goes through.
-    const fresh = await call(env, 'config.patch', { patch: { meta: { b: 2 } }, baseHash: first.json!.hash, idempotencyKey: 'p2' });
+    const fresh = await call(env, 'config.patch', {
+      patch: { meta: { b: 2 } },
+      baseHash: first.json!.hash,
+      idempotencyKey: 'p2',
+    });
     expect(fresh.code, fresh.stderr).toBe(0);
     expect(read(file).meta).toEqual({ a: 1, b: 2 });
   });
@@ -115,30 +137,57 @@ describe('hot reload (gateway.reload)', () => {
     const { env, file } = setup({ gateway: { auth: { token: TOKEN }, reload: { mode: 'hot' } } });
     const gw = await startCliGateway(env);
     // A client of its own: while the file is invalid, CLI processes cannot boot.
-    const browser = new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, token: TOKEN, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write'] });
+    const browser = new GatewayClient({
+      url: `ws://127.0.0.1:${gw.port}`,
+      token: TOKEN,
+      identity: generateDeviceIdentity(),
+      scopes: ['operator.read', 'operator.write'],
+    });
     await browser.connect();
-    const send = async (id: string) => ({ json: await browser.request<Record<string, any>>('webchat.send', { text: 'hello', clientId: 'browser1', idempotencyKey: id }) });
+    const send = async (id: string) => ({
+      json: await browser.request<Record<string, any>>('webchat.send', {
+        text: 'hello',
+        clientId: 'browser1',
+        idempotencyKey: id,
+      }),
+    });
     expect((await send('m1')).json).toMatchObject({ status: 'dispatched' });
 
     const set = await claw(['config', 'set', 'channels.webchat.dmPolicy', 'disabled'], env);
     expect(set.code, set.stderr).toBe(0);
     expect(set.stdout).toBe('Set channels.webchat.dmPolicy. Applied to the running gateway without a restart.\n');
-    expect((await send('m2')).json).toMatchObject({ status: 'blocked', reason: expect.stringContaining('dmPolicy "disabled"') });
+    expect((await send('m2')).json).toMatchObject({
+      status: 'blocked',
+      reason: expect.stringContaining('dmPolicy "disabled"'),
+    });
 
     // An edit made outside the gateway (an editor) is picked up from disk too.
-    writeFileSync(file, JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'open', allowFrom: ['*'] } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'open', allowFrom: ['*'] } } }),
+    );
     let attempt = 0;
-    const reopened = await waitFor(async () => {
-      const answer = (await send(`m3-${attempt++}`)).json;
-      return answer.status === 'dispatched' ? answer : undefined;
-    }, { intervalMs: 100, what: 'the gateway to pick up dmPolicy "open" from disk' });
+    const reopened = await waitFor(
+      async () => {
+        const answer = (await send(`m3-${attempt++}`)).json;
+        return answer.status === 'dispatched' ? answer : undefined;
+      },
+      { intervalMs: 100, what: 'the gateway to pick up dmPolicy "open" from disk' },
+    );
     expect(reopened).toMatchObject({ status: 'dispatched' });
     // An invalid edit on disk is refused; the running config stays.
     writeFileSync(file, JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'nobody' } } }));
-    await waitFor(() => gw.stdout().includes('config change on disk ignored'), { what: 'the gateway to refuse the invalid edit' });
-    expect(gw.stdout()).toMatch(/config change on disk ignored, the running config stays: channels\.webchat\.dmPolicy: must be one of/);
+    await waitFor(() => gw.stdout().includes('config change on disk ignored'), {
+      what: 'the gateway to refuse the invalid edit',
+    });
+    expect(gw.stdout()).toMatch(
+      /config change on disk ignored, the running config stays: channels\.webchat\.dmPolicy: must be one of/,
+    );
     expect((await send('m4')).json).toMatchObject({ status: 'dispatched' });
-    writeFileSync(file, JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'open', allowFrom: ['*'] } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...read(file), channels: { webchat: { dmPolicy: 'open', allowFrom: ['*'] } } }),
+    );
 
     // Not safe to apply in place: in "hot" mode the CLI and the method result say so.
     const restart = await claw(['config', 'set', '--json', 'gateway.tickIntervalMs', '20000'], env);
@@ -146,10 +195,23 @@ describe('hot reload (gateway.reload)', () => {
     expect(JSON.parse(restart.stdout)).toMatchObject({
       via: 'gateway',
       restartRequired: true,
-      reload: { mode: 'hot', restartPaths: ['gateway.tickIntervalMs'], restartRequired: true, restartScheduled: false, message: 'Restart the gateway to apply gateway.tickIntervalMs.' },
+      reload: {
+        mode: 'hot',
+        restartPaths: ['gateway.tickIntervalMs'],
+        restartRequired: true,
+        restartScheduled: false,
+        message: 'Restart the gateway to apply gateway.tickIntervalMs.',
+      },
     });
-    const patched = await call(env, 'config.patch', { patch: { gateway: { presenceIntervalMs: 2000 } }, baseHash: (await call(env, 'config.get')).json!.hash, idempotencyKey: 'r2' });
-    expect(patched.json).toMatchObject({ restartRequired: true, message: 'Restart the gateway to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.' });
+    const patched = await call(env, 'config.patch', {
+      patch: { gateway: { presenceIntervalMs: 2000 } },
+      baseHash: (await call(env, 'config.get')).json!.hash,
+      idempotencyKey: 'r2',
+    });
+    expect(patched.json).toMatchObject({
+      restartRequired: true,
+      message: 'Restart the gateway to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.',
+    });
     // The status round trip is answered after both edits were handled, by the same process: no restart.
     const status = (await call(env, 'status')).json!;
     expect(status.pid).toBe(gw.child.pid);
@@ -157,18 +219,31 @@ describe('hot reload (gateway.reload)', () => {
 
     // "hybrid" (the default) restarts in place for what needs it.
     const hybrid = await claw(['config', 'unset', 'gateway.reload'], env);
-    expect(hybrid.stdout).toBe('Removed gateway.reload. The gateway is restarting to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.\n');
-    await waitFor(() => /restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/.test(gw.stdout()), {
-      what: 'the in-place restart and the gateway listening again',
-    });
-    expect(gw.stdout()).toMatch(/restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/);
+    expect(hybrid.stdout).toBe(
+      'Removed gateway.reload. The gateway is restarting to apply gateway.tickIntervalMs, gateway.presenceIntervalMs.\n',
+    );
+    await waitFor(
+      () =>
+        /restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/.test(
+          gw.stdout(),
+        ),
+      {
+        what: 'the in-place restart and the gateway listening again',
+      },
+    );
+    expect(gw.stdout()).toMatch(
+      /restarting \(config change: gateway\.tickIntervalMs, gateway\.presenceIntervalMs\)[\s\S]*gateway listening/,
+    );
     const nothing = await claw(['config', 'set', 'meta.note', 'x'], env);
     expect(nothing.stdout).toBe('Set meta.note. No gateway restart needed.\n');
     await browser.close();
   });
 
   it('plans each changed path: hot, restart or nothing', () => {
-    expect(changedPaths({ a: { b: 1, c: [1] } }, { a: { b: 1, c: [1, 2] }, d: { e: 1 } })).toEqual([['a', 'c'], ['d', 'e']]);
+    expect(changedPaths({ a: { b: 1, c: [1] } }, { a: { b: 1, c: [1, 2] }, d: { e: 1 } })).toEqual([
+      ['a', 'c'],
+      ['d', 'e'],
+    ]);
     expect(reloadKind(['channels', 'telegram', 'dmPolicy'])).toBe('hot');
     expect(reloadKind(['channels', 'telegram', 'accounts', 'work', 'allowFrom'])).toBe('hot');
     expect(reloadKind(['channels', 'telegram', 'botToken'])).toBe('restart');
@@ -184,7 +259,11 @@ describe('hot reload (gateway.reload)', () => {
       restart: [['gateway', 'port']],
       none: [['meta', 'a']],
     });
-    expect(diffMergePatch({ a: { b: 1, c: 2 }, l: [1] }, { a: { b: 1 }, l: [1, 2], n: 'x' })).toEqual({ a: { c: null }, l: [1, 2], n: 'x' });
+    expect(diffMergePatch({ a: { b: 1, c: 2 }, l: [1] }, { a: { b: 1 }, l: [1, 2], n: 'x' })).toEqual({
+      a: { c: null },
+      l: [1, 2],
+      n: 'x',
+    });
   });
 });
 
@@ -192,10 +271,18 @@ describe('idempotency keys survive a gateway restart', () => {
   it('a retry after kill -9 and restart gets the first outcome without running again; other params are refused by name', async () => {
     const { env, file, stateDir } = setup();
     const first = await startCliGateway(env);
-    const request = { patch: { meta: { value: 1 } }, baseHash: (await call(env, 'config.get')).json!.hash, idempotencyKey: 'retry-me' };
+    const request = {
+      patch: { meta: { value: 1 } },
+      baseHash: (await call(env, 'config.get')).json!.hash,
+      idempotencyKey: 'retry-me',
+    };
     const original = await call(env, 'config.patch', request);
     expect(original.code, original.stderr).toBe(0);
-    const later = await call(env, 'config.patch', { patch: { meta: { value: 2 } }, baseHash: original.json!.hash, idempotencyKey: 'another' });
+    const later = await call(env, 'config.patch', {
+      patch: { meta: { value: 2 } },
+      baseHash: original.json!.hash,
+      idempotencyKey: 'another',
+    });
     expect(later.code).toBe(0);
     const keys = join(stateDir, 'gateway', 'idempotency.jsonl');
     expect(statSync(keys).mode & 0o777).toBe(0o600);

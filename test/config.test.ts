@@ -47,7 +47,9 @@ describe('config paths', () => {
     expect(resolveStateDir({ HOME: '/home/u', OPENCLAW_PROFILE: 'work' })).toBe('/home/u/.openclaw-work');
     expect(resolveStateDir({ HOME: '/home/u', OPENCLAW_PROFILE: 'default' })).toBe('/home/u/.openclaw');
     expect(resolveConfigPath({ HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw' })).toBe('/srv/claw/openclaw.json');
-    expect(resolveConfigPath({ HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw', OPENCLAW_CONFIG_PATH: '~/c.json5' })).toBe('/home/u/c.json5');
+    expect(
+      resolveConfigPath({ HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw', OPENCLAW_CONFIG_PATH: '~/c.json5' }),
+    ).toBe('/home/u/c.json5');
     expect(() => resolveStateDir({ HOME: '/h', OPENCLAW_PROFILE: '../escape' })).toThrow(/not a valid profile name/);
   });
 });
@@ -66,7 +68,10 @@ describe('reading config', () => {
     expect(snapshot.exists).toBe(true);
     expect(snapshot.issues).toEqual([]);
     expect(getPath(snapshot.resolved, ['agents', 'defaults', 'workspace'])).toBe('/data/work');
-    expect(getPath(snapshot.resolved, ['plugins', 'entries', 'x', 'config'])).toEqual({ literal: '${NOT_A_VAR}', key: 'pre-k1-post' });
+    expect(getPath(snapshot.resolved, ['plugins', 'entries', 'x', 'config'])).toEqual({
+      literal: '${NOT_A_VAR}',
+      key: 'pre-k1-post',
+    });
     // The raw form keeps the references, so writing it back never bakes in secrets.
     expect(getPath(snapshot.raw, ['agents', 'defaults', 'workspace'])).toBe('${WS}/work');
   });
@@ -81,7 +86,13 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
   it('1. JSON5 syntax error names the file, line and column', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'openclaw.json'), '{\n  plugins: {\n    allow: [,]\n  }\n}');
-    const error = await createKernel({ policy: clawPolicy, configWriter, stateDir: dir, env: {}, logger: silentLogger }).catch((e: unknown) => e);
+    const error = await createKernel({
+      policy: clawPolicy,
+      configWriter,
+      stateDir: dir,
+      env: {},
+      logger: silentLogger,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toMatch(/openclaw\.json:3:\d+: invalid JSON5/);
   });
@@ -95,7 +106,15 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     expect(lines).toContain('agents.defaults.maxConcurrent: must be integer');
     expect(lines).toContain('plugins.allow: must be array');
 
-    const loose = await createKernel({ policy: clawPolicy, configWriter, config: { gatway: { port: 1 } }, stateDir: tempDir(), env: {}, logger: silentLogger, discover: clawDiscovery() });
+    const loose = await createKernel({
+      policy: clawPolicy,
+      configWriter,
+      config: { gatway: { port: 1 } },
+      stateDir: tempDir(),
+      env: {},
+      logger: silentLogger,
+      discover: clawDiscovery(),
+    });
     expect(errors(loose.issues())).toEqual(['gatway: is not a known config section (no plugin declares it)']);
   });
 
@@ -122,7 +141,9 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
   });
 
   it('6. a ${VAR} reference to an unset variable', async () => {
-    const error = await createTestKernel({ config: { agents: { defaults: { workspace: '${NO_SUCH_VAR}' } } } }).catch((e: unknown) => e);
+    const error = await createTestKernel({ config: { agents: { defaults: { workspace: '${NO_SUCH_VAR}' } } } }).catch(
+      (e: unknown) => e,
+    );
     expect(errors([...(error as ConfigError).issues])).toEqual([
       'agents.defaults.workspace: references ${NO_SUCH_VAR}, which is not set in the environment',
     ]);
@@ -147,7 +168,11 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
         id: 'svc',
         configSchema: EMPTY_SCHEMA,
         configSections: {
-          service: { type: 'object', additionalProperties: false, properties: { port: { type: 'integer', default: 18789 } } },
+          service: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { port: { type: 'integer', default: 18789 } },
+          },
         },
       },
       code: 'export default { register(api) { globalThis.__svcSection = api.section("service"); } };',
@@ -168,7 +193,12 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
   it('8. a misspelt agent or logging key is an error naming it; an OpenClaw key claw does not implement is a warning', async () => {
     const config = {
       agents: {
-        defaults: { thinkingDefalt: 'high', imageModel: 'openai/gpt-image-1', compaction: { reserveTokensFloor: 0 }, contextPruning: { mode: 'cache-ttl', ttl: '5m' } },
+        defaults: {
+          thinkingDefalt: 'high',
+          imageModel: 'openai/gpt-image-1',
+          compaction: { reserveTokensFloor: 0 },
+          contextPruning: { mode: 'cache-ttl', ttl: '5m' },
+        },
         list: [{ id: 'main', thinkingDefault: 'high', timeoutSecs: 30, fastModeDefault: true }],
       },
       logging: { level: 'debug', redactPaterns: ['x'] },
@@ -183,9 +213,22 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
       'agents.defaults.thinkingDefalt: is not a known key',
       'logging.redactPaterns: is not a known key',
     ]);
-    const report = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir(), env: {}, logger: silentLogger, discover: clawDiscovery({ pluginDirs: plugins }), strictConfig: false });
+    const report = await createKernel({
+      policy: clawPolicy,
+      configWriter,
+      config,
+      stateDir: tempDir(),
+      env: {},
+      logger: silentLogger,
+      discover: clawDiscovery({ pluginDirs: plugins }),
+      strictConfig: false,
+    });
     expect(errors(report.issues()).sort()).toEqual(errors(issues).sort());
-    const warned = report.issues().filter((issue) => issue.level === 'warning').map((issue) => `${issue.path}: ${issue.message}`).sort();
+    const warned = report
+      .issues()
+      .filter((issue) => issue.level === 'warning')
+      .map((issue) => `${issue.path}: ${issue.message}`)
+      .sort();
     // OpenClaw's docs allow any key on an agent entry, so a misspelt one there is reported, as a warning.
     expect(warned).toEqual([
       `agents.defaults.imageModel: ${IGNORED_OPENCLAW_KEY}`,
@@ -201,12 +244,44 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
           defaults: {
             model: { primary: 'openai/gpt-4.1', fallbacks: ['anthropic/claude'] },
             models: { 'openai/gpt-4.1': { alias: 'gpt' } },
-            timeoutSeconds: 60, bootstrapMaxChars: 1000, userTimezone: 'Europe/Berlin', thinkingDefault: 'low', contextTokens: 8000, toolResultMaxChars: 5000,
-            compaction: { reserveTokensFloor: 1000, keepRecentTokens: 2000, memoryFlush: { enabled: false, softThresholdTokens: 100, systemPrompt: 's', prompt: 'p' } },
-            contextPruning: { mode: 'cache-ttl', ttl: '5m', keepLastAssistants: 2, softTrimRatio: 0.2, hardClearRatio: 0.4, minPrunableToolChars: 10, softTrim: { maxChars: 10, headChars: 4, tailChars: 4 }, hardClear: { enabled: true, placeholder: '…' }, tools: { deny: ['exec'] } },
-            blockStreamingDefault: 'on', blockStreamingChunk: { minChars: 100, maxChars: 200 },
+            timeoutSeconds: 60,
+            bootstrapMaxChars: 1000,
+            userTimezone: 'Europe/Berlin',
+            thinkingDefault: 'low',
+            contextTokens: 8000,
+            toolResultMaxChars: 5000,
+            compaction: {
+              reserveTokensFloor: 1000,
+              keepRecentTokens: 2000,
+              memoryFlush: { enabled: false, softThresholdTokens: 100, systemPrompt: 's', prompt: 'p' },
+            },
+            contextPruning: {
+              mode: 'cache-ttl',
+              ttl: '5m',
+              keepLastAssistants: 2,
+              softTrimRatio: 0.2,
+              hardClearRatio: 0.4,
+              minPrunableToolChars: 10,
+              softTrim: { maxChars: 10, headChars: 4, tailChars: 4 },
+              hardClear: { enabled: true, placeholder: '…' },
+              tools: { deny: ['exec'] },
+            },
+            blockStreamingDefault: 'on',
+            blockStreamingChunk: { minChars: 100, maxChars: 200 },
           },
-          list: [{ id: 'main', model: 'openai/gpt-4.1', models: { 'openai/gpt-4.1': { alias: 'g' } }, timeoutSeconds: 30, thinkingDefault: 'high', userTimezone: 'UTC', contextTokens: 4000, bootstrapMaxChars: 10, toolResultMaxChars: 10 }],
+          list: [
+            {
+              id: 'main',
+              model: 'openai/gpt-4.1',
+              models: { 'openai/gpt-4.1': { alias: 'g' } },
+              timeoutSeconds: 30,
+              thinkingDefault: 'high',
+              userTimezone: 'UTC',
+              contextTokens: 4000,
+              bootstrapMaxChars: 10,
+              toolResultMaxChars: 10,
+            },
+          ],
         },
       },
     });
@@ -221,24 +296,45 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
         id: 'notes',
         configSchema: EMPTY_SCHEMA,
         configContributions: {
-          agents: { notes: { type: 'object', additionalProperties: false, properties: { digest: { type: 'string', enum: ['daily', 'weekly'] } } } },
-          tools: { notes: { type: 'object', additionalProperties: false, properties: { maxItems: { type: 'integer', minimum: 1 } } } },
+          agents: {
+            notes: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { digest: { type: 'string', enum: ['daily', 'weekly'] } },
+            },
+          },
+          tools: {
+            notes: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { maxItems: { type: 'integer', minimum: 1 } },
+            },
+          },
         },
       },
       // Never run: validation reads the manifest only.
       code: 'throw new Error("the notes plugin was loaded");',
     });
     const plugins = [join(root, 'notes')];
-    const valid = { agents: { defaults: { notes: { digest: 'daily' } }, list: [{ id: 'main', notes: { digest: 'weekly' } }] }, tools: { notes: { maxItems: 3 } } };
+    const valid = {
+      agents: { defaults: { notes: { digest: 'daily' } }, list: [{ id: 'main', notes: { digest: 'weekly' } }] },
+      tools: { notes: { maxItems: 3 } },
+    };
     const good = await createTestKernel({ plugins, config: valid });
     expect(good.issues()).toEqual([]);
     const schema = composeConfigSchema(good.plugins.list()) as { properties: Record<string, any> };
-    expect(schema.properties.agents.properties.defaults.properties.notes.properties.digest.enum).toEqual(['daily', 'weekly']);
+    expect(schema.properties.agents.properties.defaults.properties.notes.properties.digest.enum).toEqual([
+      'daily',
+      'weekly',
+    ]);
     expect(schema.properties.agents.properties.list.items.properties.notes.additionalProperties).toBe(false);
     expect(schema.properties.tools.properties.notes.properties.maxItems.minimum).toBe(1);
     await good.dispose();
 
-    const bad = { agents: { defaults: { notes: { digest: 'hourly' } }, list: [{ id: 'main', notes: { digets: 'weekly' } }] }, tools: { notes: { maxItems: 0 } } };
+    const bad = {
+      agents: { defaults: { notes: { digest: 'hourly' } }, list: [{ id: 'main', notes: { digets: 'weekly' } }] },
+      tools: { notes: { maxItems: 0 } },
+    };
     const error = await createTestKernel({ plugins, config: bad }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect(errors([...(error as ConfigError).issues]).sort()).toEqual([
@@ -248,9 +344,14 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     ]);
 
     // Off, the plugin's keys still validate (OpenClaw checks installed plugins' config) and are named as unused.
-    const off = await createTestKernel({ plugins, config: { ...valid, plugins: { entries: { notes: { enabled: false } } } } });
+    const off = await createTestKernel({
+      plugins,
+      config: { ...valid, plugins: { entries: { notes: { enabled: false } } } },
+    });
     expect(errors(off.issues())).toEqual([]);
-    expect(off.issues().map(formatIssue)).toContain('agents.defaults.notes: belongs to plugin "notes", which is off (plugins.entries.notes.enabled is false); kept but unused (plugin notes)');
+    expect(off.issues().map(formatIssue)).toContain(
+      'agents.defaults.notes: belongs to plugin "notes", which is off (plugins.entries.notes.enabled is false); kept but unused (plugin notes)',
+    );
     await off.dispose();
 
     // Not installed: nobody declares the key (on an agent entry, where OpenClaw allows any key, that is a warning).
@@ -264,7 +365,10 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     const good = await createTestKernel({ plugins, config });
     expect(good.issues()).toEqual([]);
     await good.dispose();
-    const error = await createTestKernel({ plugins, config: { tools: { web: { fetch: { maxChars: 5 }, serach: {} } } } }).catch((e: unknown) => e);
+    const error = await createTestKernel({
+      plugins,
+      config: { tools: { web: { fetch: { maxChars: 5 }, serach: {} } } },
+    }).catch((e: unknown) => e);
     expect(errors([...(error as ConfigError).issues]).sort()).toEqual([
       'tools.web.fetch.maxChars: must be >= 100 (plugin web-fetch, web-search)',
       'tools.web.serach: is not a known key (plugin web-fetch, web-search)',
@@ -276,10 +380,22 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
   });
 
   it('warns about stale references instead of failing', async () => {
-    const kernel = await createTestKernel({ config: { plugins: { entries: { gone: { enabled: true } }, deny: ['gone-too'] } } });
+    const kernel = await createTestKernel({
+      config: { plugins: { entries: { gone: { enabled: true } }, deny: ['gone-too'] } },
+    });
     expect(kernel.issues()).toEqual([
-      { level: 'warning', path: 'plugins.entries.gone', message: 'refers to unknown plugin "gone"; stale entry ignored', owner: 'kernel' },
-      { level: 'warning', path: 'plugins.deny[0]', message: 'refers to unknown plugin "gone-too"; stale entry ignored', owner: 'kernel' },
+      {
+        level: 'warning',
+        path: 'plugins.entries.gone',
+        message: 'refers to unknown plugin "gone"; stale entry ignored',
+        owner: 'kernel',
+      },
+      {
+        level: 'warning',
+        path: 'plugins.deny[0]',
+        message: 'refers to unknown plugin "gone-too"; stale entry ignored',
+        owner: 'kernel',
+      },
     ]);
     await kernel.dispose();
   });

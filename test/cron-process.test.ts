@@ -20,15 +20,23 @@ function setup() {
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : []);
 const runLog = (stateDir: string, jobId: string) => {
   const file = join(stateDir, 'cron', 'runs', `${jobId}.jsonl`);
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : [];
 };
 
 /** `claw cron status` once nothing is running: a run that was going to happen has happened by then. */
 async function settled(env: Record<string, string>): Promise<Record<string, any>> {
-  return waitFor(async () => {
-    const status = JSON.parse((await claw(['cron', 'status'], env)).stdout) as Record<string, any>;
-    return status.running.length === 0 ? status : undefined;
-  }, { intervalMs: 100, what: 'cron to have no run going' });
+  return waitFor(
+    async () => {
+      const status = JSON.parse((await claw(['cron', 'status'], env)).stdout) as Record<string, any>;
+      return status.running.length === 0 ? status : undefined;
+    },
+    { intervalMs: 100, what: 'cron to have no run going' },
+  );
 }
 
 async function add(env: Record<string, string>, args: string[]): Promise<{ id: string; [key: string]: unknown }> {
@@ -42,18 +50,28 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     const { stateDir, env, out } = setup();
     const gw = await startCliGateway(env);
     const job = await add(env, ['--name', 'reminder', '--at', '3s', '--command', `echo ran >> ${out}`, '--no-deliver']);
-    expect(job).toMatchObject({ name: 'reminder', sessionTarget: 'isolated', deleteAfterRun: true, payload: { kind: 'command' } });
+    expect(job).toMatchObject({
+      name: 'reminder',
+      sessionTarget: 'isolated',
+      deleteAfterRun: true,
+      payload: { kind: 'command' },
+    });
     gw.child.kill('SIGKILL');
     await gw.exited;
     // The restart must find the job overdue: wait for the clock to pass its due time, not for a guessed 3.5 s.
-    const dueAt = (job.state as { nextRunAtMs?: number } | undefined)?.nextRunAtMs ?? Date.parse((job.schedule as { at: string }).at);
+    const dueAt =
+      (job.state as { nextRunAtMs?: number } | undefined)?.nextRunAtMs ??
+      Date.parse((job.schedule as { at: string }).at);
     expect(Number.isFinite(dueAt)).toBe(true);
     await waitFor(() => Date.now() > dueAt + 100, { what: 'the due time to pass while the gateway is down' });
     expect(lines(out)).toEqual([]);
     const again = await startCliGateway(env);
     await until(() => runLog(stateDir, job.id).length === 1, 15_000, 'the run after the restart');
     // Succeeded one-shot: deleted, and nothing running, so no second run can still come.
-    await waitFor(async () => JSON.parse((await claw(['cron', 'list', '--all', '--json'], env)).stdout).jobs.length === 0, { intervalMs: 100, what: 'the one-shot to be deleted' });
+    await waitFor(
+      async () => JSON.parse((await claw(['cron', 'list', '--all', '--json'], env)).stdout).jobs.length === 0,
+      { intervalMs: 100, what: 'the one-shot to be deleted' },
+    );
     await settled(env);
     expect(lines(out)).toEqual(['ran']);
     expect(runLog(stateDir, job.id)).toMatchObject([{ status: 'ok', trigger: 'schedule' }]);
@@ -64,7 +82,15 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
   it('killed during a run: that occurrence is re-run exactly once at the next start, and the history says so', async () => {
     const { stateDir, env, out } = setup();
     const gw = await startCliGateway(env);
-    const job = await add(env, ['--name', 'slow', '--every', '1h', '--command', `echo start >> ${out}; sleep 2; echo end >> ${out}`, '--no-deliver']);
+    const job = await add(env, [
+      '--name',
+      'slow',
+      '--every',
+      '1h',
+      '--command',
+      `echo start >> ${out}; sleep 2; echo end >> ${out}`,
+      '--no-deliver',
+    ]);
     expect((await claw(['cron', 'run', job.id], env)).code).toBe(0);
     await until(() => lines(out).includes('start'), 10_000, 'the run to start');
     gw.child.kill('SIGKILL');
@@ -78,13 +104,19 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     await settled(env);
     const history = runLog(stateDir, job.id);
     expect(history).toMatchObject([
-      { status: 'error', trigger: 'manual', error: expect.stringMatching(/interrupted by a gateway restart; re-running it once/) },
+      {
+        status: 'error',
+        trigger: 'manual',
+        error: expect.stringMatching(/interrupted by a gateway restart; re-running it once/),
+      },
       { status: 'ok', trigger: 'recovery' },
     ]);
     expect(lines(out).filter((line) => line === 'start')).toHaveLength(2);
     const status = JSON.parse((await claw(['cron', 'status'], env)).stdout);
     expect(status).toMatchObject({ enabled: true, jobs: 1, running: [], errors: [] });
-    expect(status.nextWakeAtMs).toBe(JSON.parse((await claw(['cron', 'list', '--json'], env)).stdout).jobs[0].state.nextRunAtMs);
+    expect(status.nextWakeAtMs).toBe(
+      JSON.parse((await claw(['cron', 'list', '--json'], env)).stdout).jobs[0].state.nextRunAtMs,
+    );
     again.child.kill('SIGTERM');
     await again.exited;
   }, 60_000);
@@ -92,13 +124,49 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
   it('claw cron / claw automations: add, list, edit, runs, rm; bad flags are refused with the reason', async () => {
     const { env, out, stateDir } = setup();
     const gw = await startCliGateway(env);
-    const job = await add(env, ['--name', 'Morning brief', '--cron', '0 7 * * *', '--tz', 'America/New_York', '--session', 'isolated', '--message', 'Summarize overnight updates.', '--model', 'openai/gpt-4.1', '--announce', '--channel', 'telegram', '--to', '12345']);
-    expect(job).toMatchObject({ schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'America/New_York' }, payload: { kind: 'agentTurn', model: 'openai/gpt-4.1' }, delivery: { mode: 'announce', channel: 'telegram', to: '12345' } });
+    const job = await add(env, [
+      '--name',
+      'Morning brief',
+      '--cron',
+      '0 7 * * *',
+      '--tz',
+      'America/New_York',
+      '--session',
+      'isolated',
+      '--message',
+      'Summarize overnight updates.',
+      '--model',
+      'openai/gpt-4.1',
+      '--announce',
+      '--channel',
+      'telegram',
+      '--to',
+      '12345',
+    ]);
+    expect(job).toMatchObject({
+      schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'America/New_York' },
+      payload: { kind: 'agentTurn', model: 'openai/gpt-4.1' },
+      delivery: { mode: 'announce', channel: 'telegram', to: '12345' },
+    });
     const listed = await claw(['automations', 'list'], env);
-    expect(listed.stdout).toMatch(/Morning brief\s+cron 0 7 \* \* \* \(America\/New_York\)\s+isolated\s+idle\s+in \d+h/);
+    expect(listed.stdout).toMatch(
+      /Morning brief\s+cron 0 7 \* \* \* \(America\/New_York\)\s+isolated\s+idle\s+in \d+h/,
+    );
     const edited = await claw(['cron', 'edit', job.id, '--every', '2h', '--no-deliver', '--thinking', 'low'], env);
-    expect(JSON.parse(edited.stdout)).toMatchObject({ schedule: { kind: 'every', everyMs: 7_200_000 }, delivery: { mode: 'none' }, payload: { message: 'Summarize overnight updates.', thinking: 'low' } });
-    const probe = await add(env, ['--name', 'probe', '--every', '1h', '--command', `echo probed >> ${out}; echo queue depth 3`, '--no-deliver']);
+    expect(JSON.parse(edited.stdout)).toMatchObject({
+      schedule: { kind: 'every', everyMs: 7_200_000 },
+      delivery: { mode: 'none' },
+      payload: { message: 'Summarize overnight updates.', thinking: 'low' },
+    });
+    const probe = await add(env, [
+      '--name',
+      'probe',
+      '--every',
+      '1h',
+      '--command',
+      `echo probed >> ${out}; echo queue depth 3`,
+      '--no-deliver',
+    ]);
     expect((await claw(['cron', 'run', probe.id], env)).code).toBe(0);
     await until(() => lines(out).length === 1, 10_000, 'the manual run');
     // The command's output comes before the run is recorded; `cron runs` reads the record.
@@ -108,12 +176,27 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     expect(JSON.parse((await claw(['cron', 'rm', probe.id], env)).stdout)).toEqual({ ok: true, removed: true });
 
     const refused = [
-      [['cron', 'add', '--name', 'x', '--every', '1h', '--session', 'foo', '--message', 'm'], /--session must be main or isolated, got "foo"/],
-      [['cron', 'add', '--name', 'x', '--cron', '0 0 7 * * *', '--message', 'm'], /INVALID_REQUEST: invalid cron expression .* expected 5 fields/],
+      [
+        ['cron', 'add', '--name', 'x', '--every', '1h', '--session', 'foo', '--message', 'm'],
+        /--session must be main or isolated, got "foo"/,
+      ],
+      [
+        ['cron', 'add', '--name', 'x', '--cron', '0 0 7 * * *', '--message', 'm'],
+        /INVALID_REQUEST: invalid cron expression .* expected 5 fields/,
+      ],
       [['cron', 'add', '--name', 'x', '--every', 'soon', '--message', 'm'], /--every must be a duration/],
-      [['cron', 'add', '--name', 'x', '--at', '1m', '--every', '1h', '--message', 'm'], /use only one of --at, --every/],
-      [['cron', 'add', '--name', 'x', '--every', '1h', '--session', 'main', '--message', 'm'], /main cron jobs require payload.kind="systemEvent"/],
-      [['cron', 'add', '--name', 'x', '--every', '1h'], /payload: one of --system-event, --message, --command is required/],
+      [
+        ['cron', 'add', '--name', 'x', '--at', '1m', '--every', '1h', '--message', 'm'],
+        /use only one of --at, --every/,
+      ],
+      [
+        ['cron', 'add', '--name', 'x', '--every', '1h', '--session', 'main', '--message', 'm'],
+        /main cron jobs require payload.kind="systemEvent"/,
+      ],
+      [
+        ['cron', 'add', '--name', 'x', '--every', '1h'],
+        /payload: one of --system-event, --message, --command is required/,
+      ],
       [['cron', 'frobnicate'], /unknown cron command "frobnicate"/],
     ] as const;
     for (const [args, message] of refused) {

@@ -9,7 +9,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createJob } from '../plugins/cron/jobs.js';
 import { occurrenceAfter, occurrencesBetween, resolveAt, staggerOffsetMs } from '../plugins/cron/schedule.js';
-import { CronService, MAX_TIMER_DELAY_MS, type Clock, type Executor, type RunOutcome } from '../plugins/cron/service.js';
+import {
+  CronService,
+  MAX_TIMER_DELAY_MS,
+  type Clock,
+  type Executor,
+  type RunOutcome,
+} from '../plugins/cron/service.js';
 import { CronStore, RunLog } from '../plugins/cron/store.js';
 import type { CronJob, CronSection } from '../plugins/cron/types.js';
 import { createLogger } from '../sdk/logger.js';
@@ -53,7 +59,15 @@ const flush = async () => {
   for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
-const SETTINGS: CronSection = { enabled: true, maxConcurrentRuns: 1, skipMissedJobs: false, catchUp: 'once', missedAfterMs: 60_000, watchdogGraceMs: 5_000, runLog: { maxBytes: 2_000_000, keepLines: 2000 } };
+const SETTINGS: CronSection = {
+  enabled: true,
+  maxConcurrentRuns: 1,
+  skipMissedJobs: false,
+  catchUp: 'once',
+  missedAfterMs: 60_000,
+  watchdogGraceMs: 5_000,
+  runLog: { maxBytes: 2_000_000, keepLines: 2000 },
+};
 
 interface Harness {
   service: CronService;
@@ -87,12 +101,26 @@ function harness(options: HarnessOptions = {}): Harness {
       return { status: 'ok', summary: `ran ${job.name}` };
     });
   const quiet = createLogger({ level: 'error' });
-  const logger = options.warnings ? { ...quiet, warn: (message: string) => void options.warnings!.push(message) } : quiet;
-  const service = new CronService({ store, runLog: log, settings: { ...SETTINGS, ...options.settings }, runJob, logger, clock });
+  const logger = options.warnings
+    ? { ...quiet, warn: (message: string) => void options.warnings!.push(message) }
+    : quiet;
+  const service = new CronService({
+    store,
+    runLog: log,
+    settings: { ...SETTINGS, ...options.settings },
+    runJob,
+    logger,
+    clock,
+  });
   return { service, clock, runs, dir, store, log };
 }
 
-const every = (ms: number, extra: Record<string, unknown> = {}) => ({ name: `every ${ms}`, schedule: { kind: 'every', everyMs: ms }, payload: { kind: 'systemEvent', text: 'tick' }, ...extra });
+const every = (ms: number, extra: Record<string, unknown> = {}) => ({
+  name: `every ${ms}`,
+  schedule: { kind: 'every', everyMs: ms },
+  payload: { kind: 'systemEvent', text: 'tick' },
+  ...extra,
+});
 
 describe('schedules', () => {
   it('every: a grid from the anchor; at: an instant; durations and wall-clock times in a zone', () => {
@@ -108,32 +136,101 @@ describe('schedules', () => {
   });
 
   it('cron: 5 fields in an IANA zone, across DST; top-of-hour expressions get a stable stagger', () => {
-    const job = createJob({ name: 'brief', schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'America/New_York' }, payload: { kind: 'agentTurn', message: 'brief' } }, { now: T0 });
+    const job = createJob(
+      {
+        name: 'brief',
+        schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'America/New_York' },
+        payload: { kind: 'agentTurn', message: 'brief' },
+      },
+      { now: T0 },
+    );
     // 07:00 New York is 12:00Z in winter and 11:00Z in summer (DST began 2026-03-08).
-    expect(new Date(occurrenceAfter(job, Date.parse('2026-03-07T13:00:00Z'))!).toISOString()).toBe('2026-03-08T11:00:00.000Z');
-    expect(new Date(occurrenceAfter(job, Date.parse('2026-03-06T13:00:00Z'))!).toISOString()).toBe('2026-03-07T12:00:00.000Z');
-    const shanghai = createJob({ name: 's', schedule: { kind: 'cron', expr: '0 9 * * *', tz: 'Asia/Shanghai' }, payload: { kind: 'agentTurn', message: 'x' } }, { now: T0 });
+    expect(new Date(occurrenceAfter(job, Date.parse('2026-03-07T13:00:00Z'))!).toISOString()).toBe(
+      '2026-03-08T11:00:00.000Z',
+    );
+    expect(new Date(occurrenceAfter(job, Date.parse('2026-03-06T13:00:00Z'))!).toISOString()).toBe(
+      '2026-03-07T12:00:00.000Z',
+    );
+    const shanghai = createJob(
+      {
+        name: 's',
+        schedule: { kind: 'cron', expr: '0 9 * * *', tz: 'Asia/Shanghai' },
+        payload: { kind: 'agentTurn', message: 'x' },
+      },
+      { now: T0 },
+    );
     expect(new Date(occurrenceAfter(shanghai, T0)!).toISOString()).toBe('2026-06-01T01:00:00.000Z');
-    const hourly = createJob({ name: 'h', schedule: { kind: 'cron', expr: '0 * * * *' }, payload: { kind: 'agentTurn', message: 'x' } }, { now: T0, id: 'job-a' });
+    const hourly = createJob(
+      { name: 'h', schedule: { kind: 'cron', expr: '0 * * * *' }, payload: { kind: 'agentTurn', message: 'x' } },
+      { now: T0, id: 'job-a' },
+    );
     const offset = staggerOffsetMs('job-a', 300_000);
     expect(offset).toBeGreaterThanOrEqual(0);
     expect(offset).toBeLessThan(300_000);
     expect(occurrenceAfter(hourly, T0)).toBe(T0 + offset + (offset === 0 ? 3_600_000 : 0));
-    const exact = createJob({ name: 'h', schedule: { kind: 'cron', expr: '0 * * * *', staggerMs: 0 }, payload: { kind: 'agentTurn', message: 'x' } }, { now: T0, id: 'job-a' });
+    const exact = createJob(
+      {
+        name: 'h',
+        schedule: { kind: 'cron', expr: '0 * * * *', staggerMs: 0 },
+        payload: { kind: 'agentTurn', message: 'x' },
+      },
+      { now: T0, id: 'job-a' },
+    );
     expect(occurrenceAfter(exact, T0)).toBe(T0 + 3_600_000);
   });
 
   it('rejects bad input with errors that name what is wrong', () => {
     const bad = (job: Record<string, unknown>) => () => createJob(job, { now: T0 });
-    expect(bad({ schedule: { kind: 'cron', expr: '0 0 7 * * *' }, payload: { kind: 'agentTurn', message: 'x' } })).toThrow(/expected 5 fields .* got 6/);
-    expect(bad({ schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'Mars/Olympus' }, payload: { kind: 'agentTurn', message: 'x' } })).toThrow(/unknown time zone "Mars\/Olympus"/);
-    expect(bad({ schedule: { kind: 'every', everyMs: 10 }, payload: { kind: 'systemEvent', text: 'x' } })).toThrow(/everyMs must be at least 1000/);
-    expect(bad({ sessionTarget: 'main', schedule: { kind: 'every', everyMs: 60_000 }, payload: { kind: 'agentTurn', message: 'x' } })).toThrow('main cron jobs require payload.kind="systemEvent"');
-    expect(bad({ sessionTarget: 'isolated', schedule: { kind: 'every', everyMs: 60_000 }, payload: { kind: 'systemEvent', text: 'x' } })).toThrow(/isolated cron jobs require payload.kind="agentTurn"/);
-    expect(bad({ schedule: { kind: 'every', everyMs: 60_000 }, payload: { kind: 'agentTurn', message: 'x' }, delivery: { mode: 'webhook', to: 'ftp://x' } })).toThrow(/must be http\(s\)/);
-    expect(bad({ schedule: { kind: 'every', everyMs: 60_000 }, payload: { kind: 'systemEvent', text: 'x' }, wakeMode: 'later' })).toThrow(/wakeMode must be "now" or "next-heartbeat"/);
-    const at = createJob({ schedule: { kind: 'at', at: '20m' }, payload: { kind: 'systemEvent', text: 'x' } }, { now: T0 });
-    expect(at).toMatchObject({ deleteAfterRun: true, sessionTarget: 'main', wakeMode: 'now', schedule: { at: new Date(T0 + 1_200_000).toISOString() } });
+    expect(
+      bad({ schedule: { kind: 'cron', expr: '0 0 7 * * *' }, payload: { kind: 'agentTurn', message: 'x' } }),
+    ).toThrow(/expected 5 fields .* got 6/);
+    expect(
+      bad({
+        schedule: { kind: 'cron', expr: '0 7 * * *', tz: 'Mars/Olympus' },
+        payload: { kind: 'agentTurn', message: 'x' },
+      }),
+    ).toThrow(/unknown time zone "Mars\/Olympus"/);
+    expect(bad({ schedule: { kind: 'every', everyMs: 10 }, payload: { kind: 'systemEvent', text: 'x' } })).toThrow(
+      /everyMs must be at least 1000/,
+    );
+    expect(
+      bad({
+        sessionTarget: 'main',
+        schedule: { kind: 'every', everyMs: 60_000 },
+        payload: { kind: 'agentTurn', message: 'x' },
+      }),
+    ).toThrow('main cron jobs require payload.kind="systemEvent"');
+    expect(
+      bad({
+        sessionTarget: 'isolated',
+        schedule: { kind: 'every', everyMs: 60_000 },
+        payload: { kind: 'systemEvent', text: 'x' },
+      }),
+    ).toThrow(/isolated cron jobs require payload.kind="agentTurn"/);
+    expect(
+      bad({
+        schedule: { kind: 'every', everyMs: 60_000 },
+        payload: { kind: 'agentTurn', message: 'x' },
+        delivery: { mode: 'webhook', to: 'ftp://x' },
+      }),
+    ).toThrow(/must be http\(s\)/);
+    expect(
+      bad({
+        schedule: { kind: 'every', everyMs: 60_000 },
+        payload: { kind: 'systemEvent', text: 'x' },
+        wakeMode: 'later',
+      }),
+    ).toThrow(/wakeMode must be "now" or "next-heartbeat"/);
+    const at = createJob(
+      { schedule: { kind: 'at', at: '20m' }, payload: { kind: 'systemEvent', text: 'x' } },
+      { now: T0 },
+    );
+    expect(at).toMatchObject({
+      deleteAfterRun: true,
+      sessionTarget: 'main',
+      wakeMode: 'now',
+      schedule: { at: new Date(T0 + 1_200_000).toISOString() },
+    });
   });
 });
 
@@ -148,7 +245,12 @@ describe('the timer', () => {
     expect(clock.pending()).toEqual([5_000]);
     service.add(every(30 * 86_400_000));
     expect(clock.pending()).toEqual([5_000]);
-    expect(service.status()).toMatchObject({ jobs: 3, nextWakeAtMs: T0 + 5_000, timerArmedForMs: T0 + 5_000, running: [] });
+    expect(service.status()).toMatchObject({
+      jobs: 3,
+      nextWakeAtMs: T0 + 5_000,
+      timerArmedForMs: T0 + 5_000,
+      running: [],
+    });
   });
 
   it('every jobs fire on their grid, each occurrence once; a clock jump is noticed within a minute', async () => {
@@ -183,7 +285,12 @@ describe('exactly once across restarts', () => {
     second.service.start();
     await clock.advance(1);
     expect(second.runs).toEqual([{ jobId: job.id, at: clock.nowMs - 1, trigger: 'schedule' }]);
-    expect(second.service.runs(job.id)[0]).toMatchObject({ status: 'ok', trigger: 'schedule', scheduledAtMs: T0 + 3_600_000, catchUp: { missed: 5, policy: 'once' } });
+    expect(second.service.runs(job.id)[0]).toMatchObject({
+      status: 'ok',
+      trigger: 'schedule',
+      scheduledAtMs: T0 + 3_600_000,
+      catchUp: { missed: 5, policy: 'once' },
+    });
     expect(second.service.get(job.id)!.state.nextRunAtMs).toBe(T0 + 6 * 3_600_000);
     await clock.advance(3_600_000);
     expect(second.runs).toHaveLength(2);
@@ -203,10 +310,18 @@ describe('exactly once across restarts', () => {
       await clock.advance(1000);
       if (policy === 'all') {
         expect(second.runs).toHaveLength(3);
-        expect(second.service.runs(job.id).map((entry) => entry.scheduledAtMs! - T0).sort((a, b) => a - b)).toEqual([3_600_000, 7_200_000, 10_800_000]);
+        expect(
+          second.service
+            .runs(job.id)
+            .map((entry) => entry.scheduledAtMs! - T0)
+            .sort((a, b) => a - b),
+        ).toEqual([3_600_000, 7_200_000, 10_800_000]);
       } else {
         expect(second.runs).toHaveLength(0);
-        expect(second.service.runs(job.id)[0]).toMatchObject({ status: 'skipped', catchUp: { missed: 3, policy: 'skip' } });
+        expect(second.service.runs(job.id)[0]).toMatchObject({
+          status: 'skipped',
+          catchUp: { missed: 3, policy: 'skip' },
+        });
         expect(second.service.get(job.id)!.state.nextRunAtMs).toBe(T0 + 4 * 3_600_000);
       }
     }
@@ -225,14 +340,22 @@ describe('exactly once across restarts', () => {
     await clock.advance(60_000);
     // "kill -9": the process is gone; its journal stays in jobs.json.
     const stored = JSON.parse(readFileSync(first.store.path, 'utf8')) as { jobs: CronJob[] };
-    expect(stored.jobs[0]!.state).toMatchObject({ runningAtMs: T0 + 60_000, runningOccurrenceMs: T0 + 60_000, nextRunAtMs: T0 + 120_000 });
+    expect(stored.jobs[0]!.state).toMatchObject({
+      runningAtMs: T0 + 60_000,
+      runningOccurrenceMs: T0 + 60_000,
+      nextRunAtMs: T0 + 120_000,
+    });
     expect(statSync(first.store.path).mode & 0o777).toBe(0o600);
 
     const second = harness({ dir, clock: new FakeClock(), runJob: hang });
     second.clock.nowMs = T0 + 70_000;
     second.service.start();
     expect(second.service.status().running).toMatchObject([{ jobId: job.id, trigger: 'recovery' }]);
-    expect(second.service.runs(job.id)[0]).toMatchObject({ status: 'error', error: expect.stringMatching(/interrupted by a gateway restart; re-running it once/), scheduledAtMs: T0 + 60_000 });
+    expect(second.service.runs(job.id)[0]).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(/interrupted by a gateway restart; re-running it once/),
+      scheduledAtMs: T0 + 60_000,
+    });
 
     // Killed again during the re-run: recorded, not re-run a third time.
     const third = harness({ dir, clock: new FakeClock() });
@@ -240,7 +363,11 @@ describe('exactly once across restarts', () => {
     third.service.start();
     await third.clock.advance(1);
     expect(third.runs).toEqual([]);
-    expect(third.service.runs(job.id)[0]).toMatchObject({ status: 'error', trigger: 'recovery', error: expect.stringMatching(/interrupted again/) });
+    expect(third.service.runs(job.id)[0]).toMatchObject({
+      status: 'error',
+      trigger: 'recovery',
+      error: expect.stringMatching(/interrupted again/),
+    });
     expect(third.service.get(job.id)!.state).toMatchObject({ nextRunAtMs: T0 + 120_000 });
     expect(third.service.get(job.id)!.state.runningAtMs).toBeUndefined();
     await third.clock.advance(40_000);
@@ -281,7 +408,8 @@ describe('exactly once across restarts', () => {
 });
 
 describe('a jobs.json that cannot be read', () => {
-  const corruptCopies = (store: CronStore) => readdirSync(dirname(store.path)).filter((name) => name.startsWith('jobs.json.corrupt-'));
+  const corruptCopies = (store: CronStore) =>
+    readdirSync(dirname(store.path)).filter((name) => name.startsWith('jobs.json.corrupt-'));
 
   it('is moved aside; the jobs come back from jobs.json.bak, and what ran since the backup is not run again', async () => {
     const dir = tempDir('claw-cron-unit-');
@@ -307,7 +435,11 @@ describe('a jobs.json that cannot be read', () => {
     // The one-shot job ran and was removed; the minutely one's 60 s occurrence ran: neither runs again.
     expect(second.runs).toEqual([]);
     expect(second.service.list().map((job) => job.id)).toEqual([minutely.id]);
-    expect(second.service.get(minutely.id)!.state).toMatchObject({ lastRunAtMs: T0 + 60_000, nextRunAtMs: T0 + 120_000, lastStatus: 'ok' });
+    expect(second.service.get(minutely.id)!.state).toMatchObject({
+      lastRunAtMs: T0 + 60_000,
+      nextRunAtMs: T0 + 120_000,
+      lastStatus: 'ok',
+    });
     const kept = corruptCopies(second.store);
     expect(kept).toHaveLength(1);
     expect(readFileSync(join(dirname(second.store.path), kept[0]!), 'utf8')).toBe(damaged);
@@ -317,7 +449,9 @@ describe('a jobs.json that cannot be read', () => {
     const keptPath = join(dirname(second.store.path), kept[0]!);
     expect(warnings[0]).toContain(`moved it to ${keptPath} and restored 1 job(s) from ${second.store.path}.bak`);
     expect(warnings[0]).toContain('(changes since are not in it)');
-    expect((JSON.parse(readFileSync(second.store.path, 'utf8')) as { jobs: CronJob[] }).jobs.map((job) => job.id)).toEqual([minutely.id]);
+    expect(
+      (JSON.parse(readFileSync(second.store.path, 'utf8')) as { jobs: CronJob[] }).jobs.map((job) => job.id),
+    ).toEqual([minutely.id]);
     await second.clock.advance(60_000);
     expect(second.runs.map((run) => run.at - T0)).toEqual([120_000]);
   });
@@ -372,7 +506,9 @@ describe('edits', () => {
     expect(service.get(job.id)!.state.nextRunAtMs).toBe(T0 + 3_600_000);
     // Renaming never moves it; a change while nothing is owed follows the new schedule.
     expect(service.update(job.id, { name: 'again' }).state.nextRunAtMs).toBe(T0 + 3_600_000);
-    expect(service.update(job.id, { schedule: { kind: 'every', everyMs: 120_000 } }).state.nextRunAtMs).toBe(T0 + 120_000);
+    expect(service.update(job.id, { schedule: { kind: 'every', everyMs: 120_000 } }).state.nextRunAtMs).toBe(
+      T0 + 120_000,
+    );
   });
 });
 
@@ -389,15 +525,26 @@ describe('timeouts and the watchdog', () => {
       },
     });
     service.start();
-    const job = service.add({ name: 'hung', schedule: { kind: 'every', everyMs: 3_600_000 }, payload: { kind: 'command', command: 'sleep 999', timeoutSeconds: 30 } });
+    const job = service.add({
+      name: 'hung',
+      schedule: { kind: 'every', everyMs: 3_600_000 },
+      payload: { kind: 'command', command: 'sleep 999', timeoutSeconds: 30 },
+    });
     await clock.advance(3_600_000);
-    expect(service.status().running).toMatchObject([{ jobId: job.id, phase: 'running', deadlineAtMs: T0 + 3_600_000 + 35_000 }]);
+    expect(service.status().running).toMatchObject([
+      { jobId: job.id, phase: 'running', deadlineAtMs: T0 + 3_600_000 + 35_000 },
+    ]);
     await clock.advance(30_000);
     expect(aborted).toBe(true);
     expect(service.status().running).toHaveLength(1);
     await clock.advance(5_000);
     expect(service.status().running).toEqual([]);
-    expect(service.get(job.id)!.state).toMatchObject({ lastStatus: 'error', lastError: expect.stringMatching(/timed out; still running 5000 ms after its 30000 ms timeout .* watchdog ended it/) });
+    expect(service.get(job.id)!.state).toMatchObject({
+      lastStatus: 'error',
+      lastError: expect.stringMatching(
+        /timed out; still running 5000 ms after its 30000 ms timeout .* watchdog ended it/,
+      ),
+    });
     expect(service.get(job.id)!.state.runningAtMs).toBeUndefined();
     expect(service.status().errors).toMatchObject([{ jobId: job.id, consecutiveErrors: 1 }]);
   });
@@ -408,13 +555,23 @@ describe('timeouts and the watchdog', () => {
       clock,
       runJob: (_job, ctx) => {
         ctx.started();
-        return new Promise<RunOutcome>((resolve) => ctx.signal.addEventListener('abort', () => resolve({ status: 'error', error: 'aborted' })));
+        return new Promise<RunOutcome>((resolve) =>
+          ctx.signal.addEventListener('abort', () => resolve({ status: 'error', error: 'aborted' })),
+        );
       },
     });
     service.start();
-    const job = service.add({ name: 't', schedule: { kind: 'every', everyMs: 3_600_000 }, payload: { kind: 'command', command: 'x', timeoutSeconds: 10 } });
+    const job = service.add({
+      name: 't',
+      schedule: { kind: 'every', everyMs: 3_600_000 },
+      payload: { kind: 'command', command: 'x', timeoutSeconds: 10 },
+    });
     await clock.advance(3_610_000);
-    expect(service.runs(job.id)[0]).toMatchObject({ status: 'error', error: 'cron: job execution timed out (aborted)', durationMs: 10_000 });
+    expect(service.runs(job.id)[0]).toMatchObject({
+      status: 'error',
+      error: 'cron: job execution timed out (aborted)',
+      durationMs: 10_000,
+    });
     // Error backoff: the next run is at least 30 s after the end.
     expect(service.get(job.id)!.state.nextRunAtMs).toBe(T0 + 7_200_000);
   });
@@ -424,7 +581,16 @@ describe('the run log', () => {
   it('appends one line per run, owner-only, and past maxBytes keeps only its last keepLines', () => {
     const dir = tempDir('claw-cron-log-');
     const log = new RunLog(join(dir, 'runs'), 2000, 5);
-    for (let i = 0; i < 30; i++) log.append({ ts: i, jobId: 'job-1', action: 'finished', runId: `r${i}`, status: 'ok', trigger: 'schedule', summary: 'x'.repeat(50) });
+    for (let i = 0; i < 30; i++)
+      log.append({
+        ts: i,
+        jobId: 'job-1',
+        action: 'finished',
+        runId: `r${i}`,
+        status: 'ok',
+        trigger: 'schedule',
+        summary: 'x'.repeat(50),
+      });
     const file = log.file('job-1');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'runs')).mode & 0o777).toBe(0o700);
@@ -449,24 +615,43 @@ describe('one-shot jobs and errors', () => {
       },
     });
     service.start();
-    const gone = service.add({ name: 'once', schedule: { kind: 'at', at: '1m' }, payload: { kind: 'systemEvent', text: 'hi' } });
-    const kept = service.add({ name: 'kept', schedule: { kind: 'at', at: '2m' }, payload: { kind: 'systemEvent', text: 'hi' }, deleteAfterRun: false });
+    const gone = service.add({
+      name: 'once',
+      schedule: { kind: 'at', at: '1m' },
+      payload: { kind: 'systemEvent', text: 'hi' },
+    });
+    const kept = service.add({
+      name: 'kept',
+      schedule: { kind: 'at', at: '2m' },
+      payload: { kind: 'systemEvent', text: 'hi' },
+      deleteAfterRun: false,
+    });
     await clock.advance(121_000);
     expect(runs.map((run) => run.jobId)).toEqual([gone.id, kept.id]);
     expect(service.get(gone.id)).toBeUndefined();
     expect(service.get(kept.id)).toMatchObject({ enabled: false, state: { lastStatus: 'ok' } });
     expect(service.get(kept.id)!.state.nextRunAtMs).toBeUndefined();
     fail = true;
-    const failing = service.add({ name: 'f', schedule: { kind: 'at', at: '1m' }, payload: { kind: 'systemEvent', text: 'x' } });
+    const failing = service.add({
+      name: 'f',
+      schedule: { kind: 'at', at: '1m' },
+      payload: { kind: 'systemEvent', text: 'x' },
+    });
     await clock.advance(3_600_000);
     expect(runs.filter((run) => run.jobId === failing.id)).toHaveLength(1);
-    expect(service.get(failing.id)).toMatchObject({ enabled: false, state: { lastStatus: 'error', lastError: 'boom' } });
+    expect(service.get(failing.id)).toMatchObject({
+      enabled: false,
+      state: { lastStatus: 'error', lastError: 'boom' },
+    });
   });
 
   it('consecutive errors back off 30 s, 1 min, 5 min, 15 min, 60 min; success resets', async () => {
     const clock = new FakeClock();
     let ok = false;
-    const { service } = harness({ clock, runJob: async (_job, ctx) => (ctx.started(), ok ? { status: 'ok' } : { status: 'error', error: 'nope' }) });
+    const { service } = harness({
+      clock,
+      runJob: async (_job, ctx) => (ctx.started(), ok ? { status: 'ok' } : { status: 'error', error: 'nope' }),
+    });
     service.start();
     const job = service.add(every(1000));
     const gaps: number[] = [];

@@ -20,7 +20,8 @@ const START = 'eval "$(scripts/start-dockerd.sh)"  (as root; apt-get install -y 
 /** Throws the one clear message a run without Docker gets. */
 export function requireDockerHost(): string {
   const host = process.env.DOCKER_HOST;
-  if (!host) throw new Error(`the Docker sandbox tests need a Docker daemon named by DOCKER_HOST; start one with: ${START}`);
+  if (!host)
+    throw new Error(`the Docker sandbox tests need a Docker daemon named by DOCKER_HOST; start one with: ${START}`);
   return host;
 }
 
@@ -43,7 +44,8 @@ export async function dockerTestBackend(options: Partial<DockerBackendOptions> =
   });
   const status = await backend.check();
   if (!status.ok) {
-    if (!/image .* is missing/.test(status.reason)) throw new Error(`Docker is not usable for the sandbox tests: ${status.reason}. Start it with: ${START}`);
+    if (!/image .* is missing/.test(status.reason))
+      throw new Error(`Docker is not usable for the sandbox tests: ${status.reason}. Start it with: ${START}`);
     await backend.buildImage();
   }
   return backend;

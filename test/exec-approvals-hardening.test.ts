@@ -20,7 +20,9 @@ const kernels: TestKernel[] = [];
 
 async function kernelWith(config: Record<string, unknown>, allowlist: unknown[]): Promise<TestKernel> {
   const stateDir = tempDir('claw-approvals28-');
-  writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify({ version: 1, agents: { '*': { allowlist } } }), { mode: 0o600 });
+  writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify({ version: 1, agents: { '*': { allowlist } } }), {
+    mode: 0o600,
+  });
   const kernel = await createTestKernel({ stateDir, plugins: [EXEC, APPROVALS, ...SESSIONS], config });
   kernels.push(kernel);
   return kernel;
@@ -51,20 +53,32 @@ describe('safe bins: long options as getopt_long reads them', () => {
   });
 
   it('a refused option cannot be reached by abbreviation: wc --f=- reads no file, tail --fo follows nothing', async () => {
-    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [{ pattern: 'printf' }]);
+    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [
+      { pattern: 'printf' },
+    ]);
     const ws = tempDir();
     // wc --files0-from=- would read the file named on stdin: a file read through a "stdin-only" filter.
     const read = await exec(kernel, "printf '/etc/hostname\\0' | wc --f=-", ws);
     expect(read.blocked, text(read)).toBe(true);
     expect(text(read)).not.toMatch(/\/etc\/hostname/);
-    const refused = ['tail --fo', 'tail --f', 'tail --follow=name', 'wc --files0=-', 'uniq --s 1', 'wc --lines=2', 'wc --bogus'];
+    const refused = [
+      'tail --fo',
+      'tail --f',
+      'tail --follow=name',
+      'wc --files0=-',
+      'uniq --s 1',
+      'wc --lines=2',
+      'wc --bogus',
+    ];
     for (const command of [...refused, 'head --lines', 'cut -d']) {
       expect((await exec(kernel, `printf x | ${command}`, ws)).blocked, command).toBe(true);
     }
   });
 
   it('ordinary filters still run, abbreviated or bundled', async () => {
-    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [{ pattern: 'printf' }]);
+    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [
+      { pattern: 'printf' },
+    ]);
     const ws = tempDir();
     const cases: Array<[string, string]> = [
       ["printf 'a\\nb\\n' | wc --l", '2'],
@@ -123,7 +137,9 @@ describe('what the person asked sees', () => {
     const planted = expect.stringMatching(/repository's own git config sets core\.sshcommand/);
     expect(asked[1].warnings).toEqual([expect.stringMatching(/launcher/), planted]);
     // A refused env key: refused at once, no one is asked.
-    expect(text(await exec(kernel, 'git status', ws, { GIT_DIR: '/tmp/elsewhere' }))).toMatch(/env may not set GIT_DIR \(/);
+    expect(text(await exec(kernel, 'git status', ws, { GIT_DIR: '/tmp/elsewhere' }))).toMatch(
+      /env may not set GIT_DIR \(/,
+    );
     expect(asked).toHaveLength(2);
   });
 

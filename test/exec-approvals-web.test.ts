@@ -14,7 +14,9 @@ import { REPO, tempDir } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TOKEN = 'approvals-ui-token-0123456789';
-const PLUGINS = [...AGENT_STACK, 'channel-webchat', 'tools-exec', 'exec-approvals'].map((id) => join(REPO, 'plugins', id));
+const PLUGINS = [...AGENT_STACK, 'channel-webchat', 'tools-exec', 'exec-approvals'].map((id) =>
+  join(REPO, 'plugins', id),
+);
 
 describe.skipIf(!existsSync(CHROMIUM))('exec approval prompt in the web UI', () => {
   let gw: RunningGateway;
@@ -23,14 +25,26 @@ describe.skipIf(!existsSync(CHROMIUM))('exec approval prompt in the web UI', () 
   const ws = tempDir('claw-approvals-ws-');
 
   const exec = (command: string) =>
-    gw.kernel.plugins.kernelServices.tools.invoke({ name: 'exec', params: { command }, toolCallId: `ui-${command}`, context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: ws } });
+    gw.kernel.plugins.kernelServices.tools.invoke({
+      name: 'exec',
+      params: { command },
+      toolCallId: `ui-${command}`,
+      context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: ws },
+    });
 
   beforeAll(async () => {
     const appDir = join(tempDir('claw-approvals-ui-'), 'app');
     execFileSync(process.execPath, [join(REPO, 'apps', 'web', 'build.mjs'), '--out', appDir], { stdio: 'pipe' });
-    const config = { tools: { exec: { security: 'allowlist', ask: 'on-miss' } }, plugins: { entries: { 'channel-webchat': { config: { root: appDir } } } } };
+    const config = {
+      tools: { exec: { security: 'allowlist', ask: 'on-miss' } },
+      plugins: { entries: { 'channel-webchat': { config: { root: appDir } } } },
+    };
     gw = await startGateway({ plugins: PLUGINS, config, gateway: { auth: { mode: 'token', token: TOKEN } } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
     context.setDefaultTimeout(10_000);
     page = await context.newPage();
@@ -96,7 +110,10 @@ describe.skipIf(!existsSync(CHROMIUM))('exec approval prompt in the web UI', () 
     const running = exec('touch elsewhere');
     const dialog = page.getByRole('alertdialog', { name: 'Exec approval' });
     await dialog.waitFor();
-    const service = (await gw.kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { list(): Array<{ id: string }>; resolve(id: string, decision: string): string };
+    const service = (await gw.kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as {
+      list(): Array<{ id: string }>;
+      resolve(id: string, decision: string): string;
+    };
     expect(service.resolve(service.list()[0]!.id, 'deny')).toBe('resolved');
     await dialog.waitFor({ state: 'detached' });
     expect((await running).blocked).toBe(true);

@@ -23,7 +23,11 @@ const APPROVALS = join(REPO, 'plugins', 'exec-approvals');
 const SESSIONS = ['models', 'sessions'].map((id) => join(REPO, 'plugins', id));
 const kernels: TestKernel[] = [];
 
-async function kernelWith(config: Record<string, unknown>, extra: Array<string | ReturnType<typeof definePlugin>> = [], approvals?: unknown): Promise<TestKernel> {
+async function kernelWith(
+  config: Record<string, unknown>,
+  extra: Array<string | ReturnType<typeof definePlugin>> = [],
+  approvals?: unknown,
+): Promise<TestKernel> {
   const stateDir = tempDir('claw-approvals-');
   if (approvals) writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify(approvals), { mode: 0o600 });
   const kernel = await createTestKernel({ stateDir, plugins: [EXEC, APPROVALS, ...SESSIONS, ...extra], config });
@@ -33,10 +37,16 @@ async function kernelWith(config: Record<string, unknown>, extra: Array<string |
 
 function exec(kernel: TestKernel, command: string, workspace: string, sessionKey = 'agent:main:main') {
   const agentId = sessionKey.split(':')[1]!;
-  return kernel.plugins.kernelServices.tools.invoke({ name: 'exec', params: { command }, toolCallId: `call-${Math.random()}`, context: { agentId, sessionKey, workspaceDir: workspace } });
+  return kernel.plugins.kernelServices.tools.invoke({
+    name: 'exec',
+    params: { command },
+    toolCallId: `call-${Math.random()}`,
+    context: { agentId, sessionKey, workspaceDir: workspace },
+  });
 }
 
-const text = (outcome: { message: { content: Array<{ type: string; text?: string }> } }) => outcome.message.content.map((part) => part.text ?? '').join('\n');
+const text = (outcome: { message: { content: Array<{ type: string; text?: string }> } }) =>
+  outcome.message.content.map((part) => part.text ?? '').join('\n');
 
 afterAll(async () => {
   for (const kernel of kernels) await kernel.stop();
@@ -58,7 +68,10 @@ describe('exec approvals through the tool choke point', () => {
     const ws = tempDir();
     expect((await exec(tightened, 'touch ran', ws)).blocked).toBe(true);
     // Config says deny; the document says full: still denied.
-    const loosened = await kernelWith({ tools: { exec: { security: 'deny' } } }, [], { version: 1, defaults: { security: 'full', ask: 'off', askFallback: 'full' } });
+    const loosened = await kernelWith({ tools: { exec: { security: 'deny' } } }, [], {
+      version: 1,
+      defaults: { security: 'full', ask: 'off', askFallback: 'full' },
+    });
     expect((await exec(loosened, 'touch ran', ws)).blocked).toBe(true);
     expect(existsSync(join(ws, 'ran'))).toBe(false);
   });
@@ -92,7 +105,10 @@ describe('exec approvals through the tool choke point', () => {
   });
 
   it('safe bins: stdin-only filters run in allowlist mode; file operands and denied flags do not', async () => {
-    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [], { version: 1, agents: { '*': { allowlist: [{ pattern: 'printf' }] } } });
+    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [], {
+      version: 1,
+      agents: { '*': { allowlist: [{ pattern: 'printf' }] } },
+    });
     const ws = tempDir();
     const counted = await exec(kernel, "printf 'a b c' | wc -w | tr -d ' '", ws);
     expect(counted.blocked).toBe(false);
@@ -102,7 +118,10 @@ describe('exec approvals through the tool choke point', () => {
     expect((await exec(kernel, 'tail -f log', ws)).blocked).toBe(true);
     expect((await exec(kernel, 'head secret.txt', ws)).blocked).toBe(true);
     // Only the configured list counts.
-    const narrowed = await kernelWith({ tools: { exec: { security: 'allowlist', safeBins: ['head'] } } }, [], { version: 1, agents: { '*': { allowlist: [{ pattern: 'printf' }] } } });
+    const narrowed = await kernelWith({ tools: { exec: { security: 'allowlist', safeBins: ['head'] } } }, [], {
+      version: 1,
+      agents: { '*': { allowlist: [{ pattern: 'printf' }] } },
+    });
     expect((await exec(narrowed, 'printf a | wc -c', ws)).blocked).toBe(true);
     expect((await exec(narrowed, 'printf a | head -c 1', ws)).blocked).toBe(false);
   });
@@ -114,7 +133,11 @@ describe('exec approvals through the tool choke point', () => {
     const outcome = await exec(kernel, 'touch ran', ws);
     expect(text(outcome)).toMatch(/no approval client is connected to ask \(askFallback: deny\)/);
     expect(Date.now() - started).toBeLessThan(2000);
-    const allowlistFallback = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }, [], { version: 1, defaults: { askFallback: 'allowlist' }, agents: { main: { allowlist: [{ pattern: 'touch' }] } } });
+    const allowlistFallback = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }, [], {
+      version: 1,
+      defaults: { askFallback: 'allowlist' },
+      agents: { main: { allowlist: [{ pattern: 'touch' }] } },
+    });
     // An allowlist hit needs no prompt anyway; a miss falls back to allowlist: refused.
     expect((await exec(allowlistFallback, 'touch ok', ws)).blocked).toBe(false);
     expect((await exec(allowlistFallback, 'rm ok', ws)).blocked).toBe(true);
@@ -122,25 +145,37 @@ describe('exec approvals through the tool choke point', () => {
   });
 
   it('ask → timeout → denied, with requested and resolved events', async () => {
-    const kernel = await kernelWith({ tools: { exec: { ask: 'always' } }, plugins: { entries: { 'exec-approvals': { config: { timeoutMs: 300 } } } } });
+    const kernel = await kernelWith({
+      tools: { exec: { ask: 'always' } },
+      plugins: { entries: { 'exec-approvals': { config: { timeoutMs: 300 } } } },
+    });
     const events: Array<{ event: string; payload: any }> = [];
-    kernel.plugins.kernelServices.protocol.onEmit((emitted) => void events.push({ event: emitted.event, payload: emitted.payload }));
+    kernel.plugins.kernelServices.protocol.onEmit(
+      (emitted) => void events.push({ event: emitted.event, payload: emitted.payload }),
+    );
     const ws = tempDir();
     const outcome = await exec(kernel, 'touch late', ws);
     expect(text(outcome)).toMatch(/no one approved it in time \(askFallback: deny\)/);
     expect(existsSync(join(ws, 'late'))).toBe(false);
     expect(events.map((e) => e.event)).toEqual(['exec.approval.requested', 'exec.approval.resolved']);
-    expect(events[0]!.payload).toMatchObject({ request: { command: 'touch late', cwd: ws, agentId: 'main', sessionKey: 'agent:main:main', host: 'gateway' } });
+    expect(events[0]!.payload).toMatchObject({
+      request: { command: 'touch late', cwd: ws, agentId: 'main', sessionKey: 'agent:main:main', host: 'gateway' },
+    });
     expect(events[0]!.payload.expiresAtMs - events[0]!.payload.createdAtMs).toBe(300);
     expect(events[1]!.payload).toMatchObject({ id: events[0]!.payload.id, decision: 'deny', reason: 'timeout' });
     // An expired id cannot be approved afterwards.
-    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { resolve(id: string, d: string): string };
+    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as {
+      resolve(id: string, d: string): string;
+    };
     expect(service.resolve(events[0]!.payload.id, 'allow-once')).toBe('expired');
   });
 
   it('approve once runs once; allow-always remembers this argv in this directory (0600 file)', async () => {
     const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } });
-    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as { resolve(id: string, d: string): string; list(): unknown[] };
+    const service = (await kernel.plugins.kernelServices.capabilities.find('service', 'exec-approvals'))!.api as {
+      resolve(id: string, d: string): string;
+      list(): unknown[];
+    };
     let answer = 'allow-once';
     const asked: string[] = [];
     kernel.plugins.kernelServices.protocol.onEmit((emitted) => {
@@ -160,7 +195,12 @@ describe('exec approvals through the tool choke point', () => {
     expect(asked).toHaveLength(3);
     // The call's own ask can harden the policy (a prompt despite the remembered entry)...
     const call = (command: string, ask: string) =>
-      kernel.plugins.kernelServices.tools.invoke({ name: 'exec', params: { command, ask }, toolCallId: `ask-${ask}`, context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: ws } });
+      kernel.plugins.kernelServices.tools.invoke({
+        name: 'exec',
+        params: { command, ask },
+        toolCallId: `ask-${ask}`,
+        context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: ws },
+      });
     answer = 'allow-once';
     expect((await call('touch always', 'always')).blocked).toBe(false);
     expect(asked).toHaveLength(4);
@@ -177,15 +217,33 @@ describe('exec approvals through the tool choke point', () => {
     const file = join(kernel.paths.stateDir, 'exec-approvals.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const doc = JSON.parse(readFileSync(file, 'utf8'));
-    expect(doc.agents.main.allowlist).toEqual([expect.objectContaining({ pattern: expect.stringMatching(/\/touch$/), argPattern: '^always$', cwd: ws, source: 'allow-always' })]);
+    expect(doc.agents.main.allowlist).toEqual([
+      expect.objectContaining({
+        pattern: expect.stringMatching(/\/touch$/),
+        argPattern: '^always$',
+        cwd: ws,
+        source: 'allow-always',
+      }),
+    ]);
     expect(service.list()).toEqual([]);
   });
 
   it('a child session cannot loosen its parent policy', async () => {
-    const kernel = await kernelWith({ agents: { list: [{ id: 'main', tools: { exec: { security: 'deny' } } }, { id: 'helper', tools: { exec: { security: 'full', ask: 'off' } } }] } }, [], {
-      version: 1,
-      agents: { helper: { security: 'full', ask: 'off' } },
-    });
+    const kernel = await kernelWith(
+      {
+        agents: {
+          list: [
+            { id: 'main', tools: { exec: { security: 'deny' } } },
+            { id: 'helper', tools: { exec: { security: 'full', ask: 'off' } } },
+          ],
+        },
+      },
+      [],
+      {
+        version: 1,
+        agents: { helper: { security: 'full', ask: 'off' } },
+      },
+    );
     const ws = tempDir();
     const sessions = (await useService<SessionService>(kernel.plugins.kernelServices, 'sessions'))!;
     await sessions.store('helper').upsert('agent:helper:child', { spawnedBy: 'agent:main:main' });
@@ -211,7 +269,10 @@ describe('exec approvals through the tool choke point', () => {
         });
       },
     });
-    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [rewrite], { version: 1, agents: { main: { allowlist: [{ pattern: 'touch', argPattern: '^innocent$' }] } } });
+    const kernel = await kernelWith({ tools: { exec: { security: 'allowlist', ask: 'off' } } }, [rewrite], {
+      version: 1,
+      agents: { main: { allowlist: [{ pattern: 'touch', argPattern: '^innocent$' }] } },
+    });
     const ws = tempDir();
     // The model asked for an allowlisted command; a hook turned it into another: refused.
     const rewritten = await exec(kernel, 'touch innocent', ws);
@@ -226,19 +287,36 @@ describe('exec approvals through the tool choke point', () => {
   it('elevated: a sandboxed call escapes to the host only when tools.elevated lets it, and approvals still apply', async () => {
     // Sandbox routing puts the instance on the context; a stand-in is enough to mark the call sandboxed.
     const sandboxed = (kernel: TestKernel, command: string, ws: string, sessionKey: string, elevated: boolean) =>
-      kernel.plugins.kernelServices.tools.invoke({ name: 'exec', params: { command, elevated }, toolCallId: `e-${Math.random()}`, context: { agentId: 'main', sessionKey, workspaceDir: ws, sandbox: { id: 'stand-in' } } as never });
+      kernel.plugins.kernelServices.tools.invoke({
+        name: 'exec',
+        params: { command, elevated },
+        toolCallId: `e-${Math.random()}`,
+        context: { agentId: 'main', sessionKey, workspaceDir: ws, sandbox: { id: 'stand-in' } } as never,
+      });
     const ws = tempDir();
     const off = await kernelWith({});
-    expect(text(await sandboxed(off, 'touch x', ws, 'agent:main:main', true))).toMatch(/elevated mode is off \(tools\.elevated\.enabled\)/);
-    const on = await kernelWith({
-      tools: { exec: { security: 'allowlist' }, elevated: { enabled: true, allowFrom: { telegram: ['id:42'] } } },
-    }, [], { version: 1, agents: { main: { allowlist: [{ pattern: 'touch' }] } } });
+    expect(text(await sandboxed(off, 'touch x', ws, 'agent:main:main', true))).toMatch(
+      /elevated mode is off \(tools\.elevated\.enabled\)/,
+    );
+    const on = await kernelWith(
+      {
+        tools: { exec: { security: 'allowlist' }, elevated: { enabled: true, allowFrom: { telegram: ['id:42'] } } },
+      },
+      [],
+      { version: 1, agents: { main: { allowlist: [{ pattern: 'touch' }] } } },
+    );
     const sessions = (await useService<SessionService>(on.plugins.kernelServices, 'sessions'))!;
-    await sessions.store('main').upsert('agent:main:telegram:direct:42', { origin: { provider: 'telegram', from: '42' } });
-    await sessions.store('main').upsert('agent:main:telegram:direct:7', { origin: { provider: 'telegram', from: '7' } });
+    await sessions
+      .store('main')
+      .upsert('agent:main:telegram:direct:42', { origin: { provider: 'telegram', from: '42' } });
+    await sessions
+      .store('main')
+      .upsert('agent:main:telegram:direct:7', { origin: { provider: 'telegram', from: '7' } });
     await sessions.store('main').upsert('agent:main:quiet', { elevatedLevel: 'off' });
     expect((await sandboxed(on, 'touch allowed', ws, 'agent:main:telegram:direct:42', true)).blocked).toBe(false);
-    expect(text(await sandboxed(on, 'touch stranger', ws, 'agent:main:telegram:direct:7', true))).toMatch(/not on tools\.elevated\.allowFrom\.telegram/);
+    expect(text(await sandboxed(on, 'touch stranger', ws, 'agent:main:telegram:direct:7', true))).toMatch(
+      /not on tools\.elevated\.allowFrom\.telegram/,
+    );
     expect(text(await sandboxed(on, 'touch quiet', ws, 'agent:main:quiet', true))).toMatch(/\/elevated off/);
     // Elevated is not a way around the host policy: a miss is still refused.
     expect(text(await sandboxed(on, 'rm allowed', ws, 'agent:main:telegram:direct:42', true))).toMatch(/exec policy/);
@@ -252,19 +330,39 @@ describe('exec approvals through the tool choke point', () => {
     const kernel = await kernelWith({}, [], { version: 1, defaults: { security: 'sometimes' } });
     const ws = tempDir();
     const outcome = await exec(kernel, 'touch ran', ws);
-    expect(text(outcome)).toMatch(/approver failed .*exec-approvals\.json is not an exec approvals document: \/defaults\/security/);
+    expect(text(outcome)).toMatch(
+      /approver failed .*exec-approvals\.json is not an exec approvals document: \/defaults\/security/,
+    );
     expect(existsSync(join(ws, 'ran'))).toBe(false);
   });
 
   it('parses only what it can judge', () => {
-    expect(parseCommand("git log --oneline | head -n 5 && echo 'a b'")).toEqual([['git', 'log', '--oneline'], ['head', '-n', '5'], ['echo', 'a b']]);
-    for (const unjudgeable of ['echo $HOME', 'echo `id`', 'cat < x', 'ls > y', 'ls *', 'FOO=1 ls', 'echo "$(id)"', '(ls)', 'ls &']) expect(parseCommand(unjudgeable)).toBeUndefined();
+    expect(parseCommand("git log --oneline | head -n 5 && echo 'a b'")).toEqual([
+      ['git', 'log', '--oneline'],
+      ['head', '-n', '5'],
+      ['echo', 'a b'],
+    ]);
+    for (const unjudgeable of [
+      'echo $HOME',
+      'echo `id`',
+      'cat < x',
+      'ls > y',
+      'ls *',
+      'FOO=1 ls',
+      'echo "$(id)"',
+      '(ls)',
+      'ls &',
+    ])
+      expect(parseCommand(unjudgeable)).toBeUndefined();
   });
 });
 
 describe('approvals over the gateway and the claw approvals CLI', () => {
   it('ask → approve from a real `claw approvals` process; pending lists it; a repeat resolve is idempotent, a conflicting one fails', async () => {
-    const gw = await startGateway({ plugins: [EXEC, APPROVALS, ...SESSIONS], config: { tools: { exec: { security: 'allowlist', ask: 'on-miss' } } } });
+    const gw = await startGateway({
+      plugins: [EXEC, APPROVALS, ...SESSIONS],
+      config: { tools: { exec: { security: 'allowlist', ask: 'on-miss' } } },
+    });
     kernels.push(gw.kernel);
     // Nobody connected who could answer: askFallback at once, not after the timeout.
     const ws0 = tempDir();
@@ -272,7 +370,10 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect(text(await exec(gw.kernel, 'touch unseen', ws0))).toMatch(/no approval client is connected to ask/);
     expect(Date.now() - started).toBeLessThan(2000);
     const requested: EventFrame[] = [];
-    const operator = await client(gw.url, { scopes: ['operator.read', 'operator.approvals', 'operator.admin'], onEvent: (frame) => void (frame.event === 'exec.approval.requested' && requested.push(frame)) });
+    const operator = await client(gw.url, {
+      scopes: ['operator.read', 'operator.approvals', 'operator.admin'],
+      onEvent: (frame) => void (frame.event === 'exec.approval.requested' && requested.push(frame)),
+    });
     const env = { OPENCLAW_STATE_DIR: gw.stateDir, OPENCLAW_GATEWAY_URL: gw.url, OPENCLAW_GATEWAY_TOKEN: TEST_TOKEN };
     const ws = tempDir();
     const running = exec(gw.kernel, 'touch approved', ws);
@@ -280,7 +381,9 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     const id = (requested[0]!.payload as { id: string }).id;
     const pending = await claw(['approvals', 'pending', '--json'], env);
     expect(pending.code, pending.stderr).toBe(0);
-    expect(JSON.parse(pending.stdout).approvals).toEqual([expect.objectContaining({ id, request: expect.objectContaining({ command: 'touch approved', cwd: ws }) })]);
+    expect(JSON.parse(pending.stdout).approvals).toEqual([
+      expect.objectContaining({ id, request: expect.objectContaining({ command: 'touch approved', cwd: ws }) }),
+    ]);
     const human = await claw(['approvals', 'pending'], env);
     expect(human.stdout).toContain(id);
     expect(existsSync(join(ws, 'approved'))).toBe(false);
@@ -307,7 +410,12 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect(text(await exec(gw.kernel, 'printf listed', ws))).toContain('listed');
     expect(requested).toHaveLength(1);
     const shown = JSON.parse((await claw(['approvals', 'get', '--gateway', '--json'], env)).stdout);
-    expect(shown.effective.main).toMatchObject({ security: 'allowlist', ask: 'on-miss', askFallback: 'deny', allowlist: ['printf'] });
+    expect(shown.effective.main).toMatchObject({
+      security: 'allowlist',
+      ask: 'on-miss',
+      askFallback: 'deny',
+      allowlist: ['printf'],
+    });
     // OpenClaw's snapshot fields beside claw's: what `openclaw approvals get --gateway` reads.
     const onDisk = readFileSync(join(gw.stateDir, 'exec-approvals.json'), 'utf8');
     const snapshot: any = await operator.request('exec.approvals.get', {});
@@ -320,7 +428,9 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     });
     // exec.approvals.set with OpenClaw's baseHash: a stale one is refused, the current one writes.
     const next = { ...snapshot.file, defaults: { askFallback: 'allowlist' } };
-    await expect(operator.request('exec.approvals.set', { file: next, baseHash: 'f'.repeat(64) })).rejects.toThrow(/exec approvals changed since last load/);
+    await expect(operator.request('exec.approvals.set', { file: next, baseHash: 'f'.repeat(64) })).rejects.toThrow(
+      /exec approvals changed since last load/,
+    );
     const written: any = await operator.request('exec.approvals.set', { file: next, baseHash: snapshot.hash });
     expect(written).toMatchObject({ ok: true, exists: true, resolvedDefaults: { askFallback: 'allowlist' } });
     expect(written.hash).not.toBe(snapshot.hash);
@@ -340,7 +450,11 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     const noop = await claw(['approvals', 'allowlist', 'add', '/usr/bin/rg'], env);
     expect(noop.stdout).toMatch(/Nothing to change/);
     const got = JSON.parse((await claw(['exec-approvals', 'get', '--json'], env)).stdout);
-    expect(got.file).toMatchObject({ version: 1, defaults: { security: 'allowlist', ask: 'on-miss' }, agents: { '*': { allowlist: [expect.objectContaining({ pattern: '/usr/bin/rg' })] } } });
+    expect(got.file).toMatchObject({
+      version: 1,
+      defaults: { security: 'allowlist', ask: 'on-miss' },
+      agents: { '*': { allowlist: [expect.objectContaining({ pattern: '/usr/bin/rg' })] } },
+    });
     expect(got.effective.main).toMatchObject({ security: 'allowlist', ask: 'on-miss' });
     expect((await claw(['approvals', 'allowlist', 'remove', '/usr/bin/rg'], env)).code).toBe(0);
     expect(JSON.parse(readFileSync(target, 'utf8')).agents['*'].allowlist).toEqual([]);
@@ -349,7 +463,9 @@ describe('approvals over the gateway and the claw approvals CLI', () => {
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/not an exec approvals document: \/defaults\/ask/);
     writeFileSync(file, '{ version: 1, defaults: { autoAllowSkills: true } }');
-    expect((await claw(['approvals', 'set', '--file', file], env)).stderr).toMatch(/\/defaults has "autoAllowSkills", which claw does not support/);
+    expect((await claw(['approvals', 'set', '--file', file], env)).stderr).toMatch(
+      /\/defaults has "autoAllowSkills", which claw does not support/,
+    );
     const both = await claw(['approvals', 'set'], env);
     expect(both.stderr).toMatch(/exactly one of --file <path> or --stdin/);
   }, 90_000);

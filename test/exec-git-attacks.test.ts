@@ -35,7 +35,10 @@ function prepareState(): { stateDir: string; workspace: string; marker: string }
 /** The user's own project: one committed file, git run by the test as the user would. */
 function userRepo(workspace: string): void {
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=User', '-c', 'user.email=u@example.test', ...args], { cwd: workspace, stdio: 'ignore' });
+    execFileSync('git', ['-c', 'user.name=User', '-c', 'user.email=u@example.test', ...args], {
+      cwd: workspace,
+      stdio: 'ignore',
+    });
   git('init', '-q');
   writeFileSync(join(workspace, 'notes.txt'), 'one\n');
   git('add', 'notes.txt');
@@ -70,7 +73,11 @@ describe('allowlisted git on the host, through the agent loop', { timeout: 60_00
     const agent = await start(stateDir);
     agent.fake.script(
       exec('git init'),
-      exec('git status', { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.fsmonitor', GIT_CONFIG_VALUE_0: `touch ${marker}; false` }),
+      exec('git status', {
+        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_KEY_0: 'core.fsmonitor',
+        GIT_CONFIG_VALUE_0: `touch ${marker}; false`,
+      }),
       { text: 'done' },
     );
     const { final } = await runAgent(agent.client, { message: 'check the repo' });
@@ -78,7 +85,8 @@ describe('allowlisted git on the host, through the agent loop', { timeout: 60_00
     expect(existsSync(marker), 'the planted command ran').toBe(false);
     expect(final.status).toBe('ok');
     const input = lastInput(agent);
-    for (const name of ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0']) expect(input).toContain(`${name} (`);
+    for (const name of ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'])
+      expect(input).toContain(`${name} (`);
   });
 
   it('core.fsmonitor written with the write tool: the next allowed git status runs, the planted command does not', async () => {
@@ -168,7 +176,11 @@ describe('claw agent --local', () => {
       );
       fake.script(
         exec('git init'),
-        exec('git status', { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.fsmonitor', GIT_CONFIG_VALUE_0: `touch ${marker}; false` }),
+        exec('git status', {
+          GIT_CONFIG_COUNT: '1',
+          GIT_CONFIG_KEY_0: 'core.fsmonitor',
+          GIT_CONFIG_VALUE_0: `touch ${marker}; false`,
+        }),
         write('.git/config', `${REPO_CONFIG}\tfsmonitor = touch ${marker}; false\n`),
         exec('git status'),
         { text: 'checked' },
@@ -179,7 +191,8 @@ describe('claw agent --local', () => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain('checked');
       const input = JSON.stringify(fake.requests.at(-1)!.body);
-      for (const name of ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0']) expect(input).toContain(`${name} (`);
+      for (const name of ['GIT_CONFIG_COUNT', 'GIT_CONFIG_KEY_0', 'GIT_CONFIG_VALUE_0'])
+        expect(input).toContain(`${name} (`);
       expect(input).toMatch(/No commits yet|On branch/);
     } finally {
       await fake.close();

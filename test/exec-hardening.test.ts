@@ -14,7 +14,8 @@ import { REPO, sleep, startCliGateway, tempDir } from './helpers.js';
 const PLUGIN = join(REPO, 'plugins', 'tools-exec');
 // Host commands go through exec approvals (defaults: security full, ask off); without an approver they are refused.
 const APPROVALS = join(REPO, 'plugins', 'exec-approvals');
-const text = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((part) => part.text ?? '').join('');
+const text = (result: { content: Array<{ type: string; text?: string }> }) =>
+  result.content.map((part) => part.text ?? '').join('');
 
 describe('exec env overrides', () => {
   let kernel: TestKernel;
@@ -23,20 +24,31 @@ describe('exec env overrides', () => {
   });
   afterAll(() => kernel.dispose());
 
-  it.each([['PATH'], ['LD_PRELOAD'], ['LD_LIBRARY_PATH'], ['ld_audit'], ['DYLD_INSERT_LIBRARIES'], ['NODE_OPTIONS'], ['BASH_ENV'], ['PYTHONPATH'], ['PERL5OPT']])(
-    'refuses %s and runs nothing',
-    async (name) => {
-      const marker = join(tempDir(), 'ran');
-      const result = await kernel.runTool('exec', { command: `touch ${marker}`, env: { [name]: '/tmp/evil' } });
-      expect(result.isError).toBe(true);
-      // The approver refuses it before anyone could be asked (exec itself would too: test/exec-env-policy.test.ts).
-      expect(text(result)).toContain(`exec was not approved: env may not set ${name} (`);
-      expect(existsSync(marker)).toBe(false);
-    },
-  );
+  it.each([
+    ['PATH'],
+    ['LD_PRELOAD'],
+    ['LD_LIBRARY_PATH'],
+    ['ld_audit'],
+    ['DYLD_INSERT_LIBRARIES'],
+    ['NODE_OPTIONS'],
+    ['BASH_ENV'],
+    ['PYTHONPATH'],
+    ['PERL5OPT'],
+  ])('refuses %s and runs nothing', async (name) => {
+    const marker = join(tempDir(), 'ran');
+    const result = await kernel.runTool('exec', { command: `touch ${marker}`, env: { [name]: '/tmp/evil' } });
+    expect(result.isError).toBe(true);
+    // The approver refuses it before anyone could be asked (exec itself would too: test/exec-env-policy.test.ts).
+    expect(text(result)).toContain(`exec was not approved: env may not set ${name} (`);
+    expect(existsSync(marker)).toBe(false);
+  });
 
   it('passes ordinary variables through', async () => {
-    const result = await kernel.runTool('exec', { command: 'printf %s "$GREETING"', env: { GREETING: 'hello there' } }, { workspaceDir: tempDir() });
+    const result = await kernel.runTool(
+      'exec',
+      { command: 'printf %s "$GREETING"', env: { GREETING: 'hello there' } },
+      { workspaceDir: tempDir() },
+    );
     expect(text(result)).toBe('hello there');
   });
 });
@@ -60,7 +72,11 @@ describe('exec output and the redaction layer', () => {
   });
 
   it('`env` and echoing a configured secret show neither secret', async () => {
-    const result = await kernel.runTool('exec', { command: `env; echo "config: ${CONFIG_SECRET}"` }, { workspaceDir: tempDir() });
+    const result = await kernel.runTool(
+      'exec',
+      { command: `env; echo "config: ${CONFIG_SECRET}"` },
+      { workspaceDir: tempDir() },
+    );
     const output = text(result);
     expect(output).toContain('CLAW_TEST_SERVICE_TOKEN=***');
     expect(output).toContain('config: ***');
@@ -108,25 +124,37 @@ describe('background commands end with the gateway', () => {
   const RUNNING = 'sleep 300 & echo $! > running-child.pid; echo $$ > running-shell.pid; wait';
   const LEFT_BEHIND = 'sleep 300 > /dev/null 2>&1 & echo $! > left.pid';
 
-  it.each([['SIGKILL' as const], ['SIGTERM' as const]])('%s to the gateway kills every process group it started', async (signal) => {
-    const stateDir = tempDir('claw-exec-reap-');
-    writeConfig(stateDir, fake);
-    const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
-    const client = await connectOperator(gw.port);
-    fake.reset();
-    fake.script(
-      { toolCalls: [{ name: 'exec', arguments: { command: RUNNING, background: true, timeout: 0 } }] },
-      { toolCalls: [{ name: 'exec', arguments: { command: LEFT_BEHIND } }] },
-      { text: 'started' },
-    );
-    const final = await client.request<{ status: string }>('agent', { message: 'start things', idempotencyKey: `reap-${signal}` }, { expectFinal: true, timeoutMs: 20_000 });
-    expect(final.status).toBe('ok');
-    const workspace = join(stateDir, 'workspace');
-    const pids = [await readPid(join(workspace, 'running-shell.pid')), await readPid(join(workspace, 'running-child.pid')), await readPid(join(workspace, 'left.pid'))];
-    expect(pids.every(alive)).toBe(true);
-    await client.close();
-    gw.child.kill(signal);
-    await gw.exited;
-    expect(await gone(pids), `still running after ${signal}: ${pids.filter(alive).join(', ')}`).toBe(true);
-  }, 40_000);
+  it.each([['SIGKILL' as const], ['SIGTERM' as const]])(
+    '%s to the gateway kills every process group it started',
+    async (signal) => {
+      const stateDir = tempDir('claw-exec-reap-');
+      writeConfig(stateDir, fake);
+      const gw = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+      const client = await connectOperator(gw.port);
+      fake.reset();
+      fake.script(
+        { toolCalls: [{ name: 'exec', arguments: { command: RUNNING, background: true, timeout: 0 } }] },
+        { toolCalls: [{ name: 'exec', arguments: { command: LEFT_BEHIND } }] },
+        { text: 'started' },
+      );
+      const final = await client.request<{ status: string }>(
+        'agent',
+        { message: 'start things', idempotencyKey: `reap-${signal}` },
+        { expectFinal: true, timeoutMs: 20_000 },
+      );
+      expect(final.status).toBe('ok');
+      const workspace = join(stateDir, 'workspace');
+      const pids = [
+        await readPid(join(workspace, 'running-shell.pid')),
+        await readPid(join(workspace, 'running-child.pid')),
+        await readPid(join(workspace, 'left.pid')),
+      ];
+      expect(pids.every(alive)).toBe(true);
+      await client.close();
+      gw.child.kill(signal);
+      await gw.exited;
+      expect(await gone(pids), `still running after ${signal}: ${pids.filter(alive).join(', ')}`).toBe(true);
+    },
+    40_000,
+  );
 });

@@ -38,7 +38,12 @@ function parseSse(text: string): SseFrame[] {
 function anthropic(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${fake.anthropicBaseUrl}/v1/messages`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      'x-api-key': 'sk-ant-test',
+      'anthropic-version': '2023-06-01',
+      ...headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
@@ -57,12 +62,19 @@ function cosine(a: number[], b: number[]): number {
 
 const weatherTool = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather for a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  },
 };
 
 describe('fake LLM: OpenAI chat completions', () => {
   it('answers "ok" when nothing is scripted, non-streaming, with usage and ids', async () => {
-    const completion = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    const completion = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(completion.object).toBe('chat.completion');
     expect(completion.id).toMatch(/^chatcmpl-/);
     expect(completion.model).toBe('gpt-test');
@@ -130,7 +142,9 @@ describe('fake LLM: OpenAI chat completions', () => {
     const choice = completion.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBe('Checking.');
-    const calls = choice.message.tool_calls!.map((call) => call as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall);
+    const calls = choice.message.tool_calls!.map(
+      (call) => call as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall,
+    );
     expect(calls).toHaveLength(2);
     expect(calls[0]!.id).toBe('call_fixed');
     expect(calls[1]!.id).toMatch(/^call_[A-Za-z0-9]{24}$/);
@@ -139,11 +153,22 @@ describe('fake LLM: OpenAI chat completions', () => {
     expect(JSON.parse(calls[1]!.function.arguments)).toEqual({ city: 'Zürich, Switzerland' });
 
     // On the wire: the opening delta has id/type/name and empty arguments, then several argument fragments.
-    const toolDeltas = raw.flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? []).filter((delta) => delta.index === 0);
-    expect(toolDeltas[0]).toEqual({ index: 0, id: 'call_fixed', type: 'function', function: { name: 'get_weather', arguments: '' } });
+    const toolDeltas = raw
+      .flatMap((chunk) => chunk.choices[0]?.delta.tool_calls ?? [])
+      .filter((delta) => delta.index === 0);
+    expect(toolDeltas[0]).toEqual({
+      index: 0,
+      id: 'call_fixed',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '' },
+    });
     expect(toolDeltas.length).toBeGreaterThan(3);
-    expect(toolDeltas.slice(1).every((delta) => delta.id === undefined && delta.function?.name === undefined)).toBe(true);
-    const reasoning = raw.map((chunk) => (chunk.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '').join('');
+    expect(toolDeltas.slice(1).every((delta) => delta.id === undefined && delta.function?.name === undefined)).toBe(
+      true,
+    );
+    const reasoning = raw
+      .map((chunk) => (chunk.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '')
+      .join('');
     expect(reasoning).toBe('The user wants weather in two places.');
   });
 
@@ -152,8 +177,14 @@ describe('fake LLM: OpenAI chat completions', () => {
       { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' } }], thinking: 'hmm' },
       { text: 'cut sh', stopReason: 'length', usage: { input: 3, output: 100, cacheRead: 2 } },
     );
-    const first = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], tools: [weatherTool] });
-    const message = first.choices[0]!.message as OpenAI.Chat.Completions.ChatCompletionMessage & { reasoning_content?: string };
+    const first = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [weatherTool],
+    });
+    const message = first.choices[0]!.message as OpenAI.Chat.Completions.ChatCompletionMessage & {
+      reasoning_content?: string;
+    };
     expect(first.choices[0]!.finish_reason).toBe('tool_calls');
     expect(message.content).toBeNull();
     expect(message.reasoning_content).toBe('hmm');
@@ -169,7 +200,11 @@ describe('fake LLM: OpenAI chat completions', () => {
       ],
     });
     expect(second.choices[0]!.finish_reason).toBe('length');
-    expect(second.usage).toMatchObject({ prompt_tokens: 3, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 2 } });
+    expect(second.usage).toMatchObject({
+      prompt_tokens: 3,
+      completion_tokens: 100,
+      prompt_tokens_details: { cached_tokens: 2 },
+    });
   });
 
   it('rejects histories the real API rejects: tool results without a call, calls without results', async () => {
@@ -186,7 +221,11 @@ describe('fake LLM: OpenAI chat completions', () => {
       model: 'gpt-test',
       messages: [
         { role: 'user', content: 'x' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        },
         { role: 'user', content: 'y' },
       ],
     });
@@ -202,25 +241,45 @@ describe('fake LLM: OpenAI chat completions', () => {
   });
 
   it('surfaces scripted errors as the client APIError subclasses with status, code and retry-after', async () => {
-    fake.script({ error: { status: 429, retryAfterSeconds: 7 } }, { contextOverflow: true }, { error: { status: 500, message: 'boom' } });
-    const limited = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    fake.script(
+      { error: { status: 429, retryAfterSeconds: 7 } },
+      { contextOverflow: true },
+      { error: { status: 500, message: 'boom' } },
+    );
+    const limited = await client.chat.completions
+      .create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect((limited as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('7');
     expect(limited).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
 
-    const overflow = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true }).catch((e: unknown) => e);
+    const overflow = await client.chat.completions
+      .create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true })
+      .catch((e: unknown) => e);
     expect(overflow).toBeInstanceOf(OpenAI.BadRequestError);
     expect(overflow).toMatchObject({ status: 400, code: 'context_length_exceeded', param: 'messages' });
-    expect((overflow as Error).message).toMatch(/maximum context length is 8192 tokens\. However, your messages resulted in 9000 tokens/);
+    expect((overflow as Error).message).toMatch(
+      /maximum context length is 8192 tokens\. However, your messages resulted in 9000 tokens/,
+    );
 
-    const server = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+    const server = await client.chat.completions
+      .create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] })
+      .catch((e: unknown) => e);
     expect(server).toBeInstanceOf(OpenAI.InternalServerError);
-    expect(server).toMatchObject({ status: 500, type: 'server_error', error: { message: 'boom', param: null, code: null } });
+    expect(server).toMatchObject({
+      status: 500,
+      type: 'server_error',
+      error: { message: 'boom', param: null, code: null },
+    });
   });
 
   it('fails mid-stream the way OpenAI does, after HTTP 200', async () => {
     fake.script({ text: 'partial answer', streamError: { message: 'upstream died' } });
-    const stream = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     let text = '';
     const error = await (async () => {
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
@@ -231,7 +290,11 @@ describe('fake LLM: OpenAI chat completions', () => {
   });
 
   it('answers malformed JSON with a 400 in the OpenAI shape and keeps serving', async () => {
-    const response = await fetch(`${fake.openaiBaseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":' });
+    const response = await fetch(`${fake.openaiBaseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":',
+    });
     expect(response.status).toBe(400);
     const body = (await response.json()) as any;
     expect(body).toMatchObject({ error: { type: 'invalid_request_error', param: null, code: null } });
@@ -240,7 +303,10 @@ describe('fake LLM: OpenAI chat completions', () => {
     const unknown = await fetch(`${fake.url}/v1/nope`, { method: 'POST', body: '{}' });
     expect(unknown.status).toBe(404);
     expect(fake.unhandled).toEqual(['POST /v1/nope']);
-    const completion = await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }] });
+    const completion = await client.chat.completions.create({
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'x' }],
+    });
     expect(completion.choices[0]!.message.content).toBe('ok');
   });
 });
@@ -252,7 +318,9 @@ describe('fake LLM: scripting', () => {
     fake.respond((request) => ({ text: `handled ${request.body.messages.length}` }));
     const other = new OpenAI({ apiKey: 'sk-other', baseURL: fake.openaiBaseUrl, maxRetries: 0 });
     const ask = (c: OpenAI) =>
-      c.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).then((r) => r.choices[0]!.message.content);
+      c.chat.completions
+        .create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })
+        .then((r) => r.choices[0]!.message.content);
 
     await expect(ask(other)).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     expect(await ask(other)).toBe('shared 1');
@@ -271,15 +339,27 @@ describe('fake LLM: scripting', () => {
       expect(anonymous.status).toBe(401);
       expect(((await anonymous.json()) as any).error.message).toMatch(/didn't provide an API key/);
       const wrong = new OpenAI({ apiKey: 'sk-wrong-key-123456', baseURL: strict.openaiBaseUrl, maxRetries: 0 });
-      await expect(wrong.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      await expect(
+        wrong.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+      ).rejects.toMatchObject({
         status: 401,
         code: 'invalid_api_key',
       });
-      const anthropicMissing = await fetch(`${strict.url}/v1/messages`, { method: 'POST', headers: { 'anthropic-version': '2023-06-01' }, body: '{}' });
+      const anthropicMissing = await fetch(`${strict.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'anthropic-version': '2023-06-01' },
+        body: '{}',
+      });
       expect(anthropicMissing.status).toBe(401);
-      expect(await anthropicMissing.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } });
+      expect(await anthropicMissing.json()).toMatchObject({
+        type: 'error',
+        error: { type: 'authentication_error', message: 'x-api-key header is required' },
+      });
       const good = new OpenAI({ apiKey: 'good', baseURL: strict.openaiBaseUrl, maxRetries: 0 });
-      expect((await good.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).choices[0]!.message.content).toBe('ok');
+      expect(
+        (await good.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).choices[0]!
+          .message.content,
+      ).toBe('ok');
     } finally {
       await strict.close();
     }
@@ -289,7 +369,11 @@ describe('fake LLM: scripting', () => {
     const local = await startFakeLlm();
     const hungClient = new OpenAI({ apiKey: 'k', baseURL: local.openaiBaseUrl, maxRetries: 0 });
     local.script({ hang: true }, { hang: true });
-    const stream = await hungClient.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await hungClient.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     const reading = (async () => {
       for await (const _chunk of stream) {
         // nothing ever arrives
@@ -300,7 +384,10 @@ describe('fake LLM: scripting', () => {
     );
     let outcome: string | undefined;
     void reading.then((value) => (outcome = value));
-    const nonStream = hungClient.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }, { timeout: 150 });
+    const nonStream = hungClient.chat.completions.create(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      { timeout: 150 },
+    );
     await expect(nonStream).rejects.toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
     // The stream has been open for the whole 150 ms the other request waited, and still is.
     expect(outcome).toBeUndefined();
@@ -311,7 +398,11 @@ describe('fake LLM: scripting', () => {
   it('delayMs paces stream deltas', async () => {
     fake.script({ text: 'abcdefgh', chunkSize: 2, delayMs: 40 });
     const started = Date.now();
-    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+    });
     const times: number[] = [];
     for await (const chunk of stream) if (chunk.choices[0]?.delta.content) times.push(Date.now() - started);
     expect(times).toHaveLength(4);
@@ -353,24 +444,48 @@ describe('fake LLM: OpenAI Responses', () => {
       expect(types).toContain(expected);
     }
     // Reasoning first, then text, then the call — each block opened before its deltas and closed after.
-    expect(types.indexOf('response.reasoning_summary_text.delta')).toBeLessThan(types.indexOf('response.output_text.delta'));
-    expect(types.indexOf('response.output_text.done')).toBeLessThan(types.indexOf('response.function_call_arguments.delta'));
+    expect(types.indexOf('response.reasoning_summary_text.delta')).toBeLessThan(
+      types.indexOf('response.output_text.delta'),
+    );
+    expect(types.indexOf('response.output_text.done')).toBeLessThan(
+      types.indexOf('response.function_call_arguments.delta'),
+    );
 
-    const deltas = events.filter((e): e is OpenAI.Responses.ResponseTextDeltaEvent => e.type === 'response.output_text.delta');
+    const deltas = events.filter(
+      (e): e is OpenAI.Responses.ResponseTextDeltaEvent => e.type === 'response.output_text.delta',
+    );
     expect(deltas.map((e) => e.delta).join('')).toBe('Let me check that.');
-    const summary = events.filter((e): e is OpenAI.Responses.ResponseReasoningSummaryTextDeltaEvent => e.type === 'response.reasoning_summary_text.delta');
+    const summary = events.filter(
+      (e): e is OpenAI.Responses.ResponseReasoningSummaryTextDeltaEvent =>
+        e.type === 'response.reasoning_summary_text.delta',
+    );
     expect(summary.map((e) => e.delta).join('')).toBe('Need the weather tool.');
 
-    const added = events.filter((e): e is OpenAI.Responses.ResponseOutputItemAddedEvent => e.type === 'response.output_item.added');
-    const callItem = added.map((e) => e.item).find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
-    expect(callItem).toMatchObject({ type: 'function_call', name: 'get_weather', arguments: '', status: 'in_progress' });
+    const added = events.filter(
+      (e): e is OpenAI.Responses.ResponseOutputItemAddedEvent => e.type === 'response.output_item.added',
+    );
+    const callItem = added
+      .map((e) => e.item)
+      .find((item) => item.type === 'function_call') as OpenAI.Responses.ResponseFunctionToolCall;
+    expect(callItem).toMatchObject({
+      type: 'function_call',
+      name: 'get_weather',
+      arguments: '',
+      status: 'in_progress',
+    });
     expect(callItem.id).toMatch(/^fc_/);
     expect(callItem.call_id).toMatch(/^call_/);
-    const argDeltas = events.filter((e): e is OpenAI.Responses.ResponseFunctionCallArgumentsDeltaEvent => e.type === 'response.function_call_arguments.delta');
+    const argDeltas = events.filter(
+      (e): e is OpenAI.Responses.ResponseFunctionCallArgumentsDeltaEvent =>
+        e.type === 'response.function_call_arguments.delta',
+    );
     expect(argDeltas.length).toBeGreaterThan(1);
     expect(argDeltas.every((e) => e.item_id === callItem.id)).toBe(true);
     expect(JSON.parse(argDeltas.map((e) => e.delta).join(''))).toEqual({ city: 'Lisbon', unit: 'celsius' });
-    const argsDone = events.find((e): e is OpenAI.Responses.ResponseFunctionCallArgumentsDoneEvent => e.type === 'response.function_call_arguments.done')!;
+    const argsDone = events.find(
+      (e): e is OpenAI.Responses.ResponseFunctionCallArgumentsDoneEvent =>
+        e.type === 'response.function_call_arguments.done',
+    )!;
     expect(JSON.parse(argsDone.arguments)).toEqual({ city: 'Lisbon', unit: 'celsius' });
 
     const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
@@ -400,7 +515,10 @@ describe('fake LLM: OpenAI Responses', () => {
 
   it('validates function_call / function_call_output pairing and the flat tool shape', async () => {
     await expect(
-      client.responses.create({ model: 'm', input: [{ type: 'function_call_output', call_id: 'call_1', output: 'x' }] }),
+      client.responses.create({
+        model: 'm',
+        input: [{ type: 'function_call_output', call_id: 'call_1', output: 'x' }],
+      }),
     ).rejects.toThrow(/No tool call found for function call output with call_id call_1/);
     const nested = client.responses.create({
       model: 'm',
@@ -409,12 +527,21 @@ describe('fake LLM: OpenAI Responses', () => {
     });
     await expect(nested).rejects.toMatchObject({ status: 400, param: 'tools[0].name' });
     fake.script({ contextOverflow: true });
-    await expect(client.responses.create({ model: 'm', input: 'x', stream: true })).rejects.toMatchObject({ status: 400, code: 'context_length_exceeded' });
+    await expect(client.responses.create({ model: 'm', input: 'x', stream: true })).rejects.toMatchObject({
+      status: 400,
+      code: 'context_length_exceeded',
+    });
   });
 });
 
 describe('fake LLM: Anthropic messages', () => {
-  const tools = [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }];
+  const tools = [
+    {
+      name: 'get_weather',
+      description: 'Weather',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  ];
 
   it('streams thinking, text and tool_use with the real event sequence', async () => {
     fake.script({
@@ -437,7 +564,13 @@ describe('fake LLM: Anthropic messages', () => {
     const frames = parseSse(await response.text());
     expect(frames.every((frame) => frame.event === frame.data.type)).toBe(true);
 
-    const sequence = frames.map((frame) => (frame.event === 'content_block_start' ? `start:${frame.data.content_block.type}` : frame.event === 'content_block_delta' ? `delta:${frame.data.delta.type}` : frame.event));
+    const sequence = frames.map((frame) =>
+      frame.event === 'content_block_start'
+        ? `start:${frame.data.content_block.type}`
+        : frame.event === 'content_block_delta'
+          ? `delta:${frame.data.delta.type}`
+          : frame.event,
+    );
     const collapsed = sequence.filter((name, i) => name !== sequence[i - 1]);
     expect(collapsed).toEqual([
       'message_start',
@@ -457,17 +590,35 @@ describe('fake LLM: Anthropic messages', () => {
     ]);
 
     const start = frames[0]!.data.message;
-    expect(start).toMatchObject({ type: 'message', role: 'assistant', model: 'claude-test', content: [], stop_reason: null });
+    expect(start).toMatchObject({
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-test',
+      content: [],
+      stop_reason: null,
+    });
     expect(start.id).toMatch(/^msg_/);
     expect(start.usage).toMatchObject({ input_tokens: 50, cache_read_input_tokens: 20 });
 
-    const deltasOf = (index: number) => frames.filter((f) => f.event === 'content_block_delta' && f.data.index === index).map((f) => f.data.delta);
-    expect(deltasOf(0).filter((d) => d.type === 'thinking_delta').map((d) => d.thinking).join('')).toBe('I should call the tool.');
+    const deltasOf = (index: number) =>
+      frames.filter((f) => f.event === 'content_block_delta' && f.data.index === index).map((f) => f.data.delta);
+    expect(
+      deltasOf(0)
+        .filter((d) => d.type === 'thinking_delta')
+        .map((d) => d.thinking)
+        .join(''),
+    ).toBe('I should call the tool.');
     const signature = deltasOf(0).find((d) => d.type === 'signature_delta').signature;
     expect(signature).toBe(fakeThinkingSignature('I should call the tool.'));
-    expect(deltasOf(1).map((d) => d.text).join('')).toBe('One moment.');
+    expect(
+      deltasOf(1)
+        .map((d) => d.text)
+        .join(''),
+    ).toBe('One moment.');
 
-    const toolStart = frames.find((f) => f.event === 'content_block_start' && f.data.content_block.type === 'tool_use')!.data;
+    const toolStart = frames.find(
+      (f) => f.event === 'content_block_start' && f.data.content_block.type === 'tool_use',
+    )!.data;
     expect(toolStart.index).toBe(2);
     expect(toolStart.content_block).toMatchObject({ type: 'tool_use', name: 'get_weather', input: {} });
     expect(toolStart.content_block.id).toMatch(/^toolu_01/);
@@ -493,25 +644,52 @@ describe('fake LLM: Anthropic messages', () => {
       },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolStart.content_block.id, content: 'rain' }] },
     ];
-    const followUp = await anthropic({ model: 'claude-test', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools, messages: history });
+    const followUp = await anthropic({
+      model: 'claude-test',
+      max_tokens: 4096,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools,
+      messages: history,
+    });
     expect(followUp.status).toBe(200);
-    expect(await followUp.json()).toMatchObject({ type: 'message', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn' });
+    expect(await followUp.json()).toMatchObject({
+      type: 'message',
+      content: [{ type: 'text', text: 'ok' }],
+      stop_reason: 'end_turn',
+    });
 
     // ...but a tampered signature, or dropping the thinking block, is not.
     const tampered = structuredClone(history);
     (tampered[1]!.content as any[])[0].signature = 'forged';
-    const rejected = await anthropic({ model: 'claude-test', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools, messages: tampered });
+    const rejected = await anthropic({
+      model: 'claude-test',
+      max_tokens: 4096,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools,
+      messages: tampered,
+    });
     expect(rejected.status).toBe(400);
     expect(((await rejected.json()) as any).error.message).toMatch(/Invalid `signature` in `thinking` block/);
     const stripped = structuredClone(history);
     (stripped[1]!.content as any[]).shift();
-    const noThinking = await anthropic({ model: 'claude-test', max_tokens: 4096, thinking: { type: 'enabled', budget_tokens: 2048 }, tools, messages: stripped });
+    const noThinking = await anthropic({
+      model: 'claude-test',
+      max_tokens: 4096,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+      tools,
+      messages: stripped,
+    });
     expect(((await noThinking.json()) as any).error.message).toMatch(/must start with a thinking block/);
   });
 
   it('non-streaming: content blocks, stop reasons and usage', async () => {
-    fake.script({ toolCalls: [{ id: 'toolu_fixed', name: 'get_weather', arguments: { city: 'Rome' } }] }, { text: 'long', stopReason: 'length', usage: { input: 9, output: 4, cacheWrite: 5 } });
-    const first = (await (await anthropic({ model: 'claude-test', max_tokens: 100, tools, messages: [{ role: 'user', content: 'x' }] })).json()) as any;
+    fake.script(
+      { toolCalls: [{ id: 'toolu_fixed', name: 'get_weather', arguments: { city: 'Rome' } }] },
+      { text: 'long', stopReason: 'length', usage: { input: 9, output: 4, cacheWrite: 5 } },
+    );
+    const first = (await (
+      await anthropic({ model: 'claude-test', max_tokens: 100, tools, messages: [{ role: 'user', content: 'x' }] })
+    ).json()) as any;
     expect(first).toMatchObject({
       type: 'message',
       role: 'assistant',
@@ -520,18 +698,32 @@ describe('fake LLM: Anthropic messages', () => {
       stop_sequence: null,
       content: [{ type: 'tool_use', id: 'toolu_fixed', name: 'get_weather', input: { city: 'Rome' } }],
     });
-    const second = (await (await anthropic({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] })).json()) as any;
+    const second = (await (
+      await anthropic({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] })
+    ).json()) as any;
     expect(second.stop_reason).toBe('max_tokens');
-    expect(second.usage).toEqual({ input_tokens: 9, output_tokens: 4, cache_creation_input_tokens: 5, cache_read_input_tokens: 0 });
+    expect(second.usage).toEqual({
+      input_tokens: 9,
+      output_tokens: 4,
+      cache_creation_input_tokens: 5,
+      cache_read_input_tokens: 0,
+    });
   });
 
   it('errors use the Anthropic shape: overloaded 529, rate limit with retry-after, prompt too long, bad JSON', async () => {
-    fake.script({ error: { status: 529 } }, { error: { status: 429, retryAfterSeconds: 30 } }, { contextOverflow: true });
+    fake.script(
+      { error: { status: 529 } },
+      { error: { status: 429, retryAfterSeconds: 30 } },
+      { contextOverflow: true },
+    );
     const request = { model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'x' }], stream: true };
 
     const overloaded = await anthropic(request);
     expect(overloaded.status).toBe(529);
-    expect(await overloaded.json()).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    expect(await overloaded.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'overloaded_error', message: 'Overloaded' },
+    });
 
     const limited = await anthropic(request);
     expect(limited.status).toBe(429);
@@ -540,16 +732,29 @@ describe('fake LLM: Anthropic messages', () => {
 
     const overflow = await anthropic(request);
     expect(overflow.status).toBe(400);
-    expect(await overflow.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 9000 tokens > 8192 maximum' } });
+    expect(await overflow.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 9000 tokens > 8192 maximum' },
+    });
 
     const malformed = await anthropic('{not json');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
 
-    const noVersion = await fetch(`${fake.anthropicBaseUrl}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'k' }, body: JSON.stringify(request) });
+    const noVersion = await fetch(`${fake.anthropicBaseUrl}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': 'k' },
+      body: JSON.stringify(request),
+    });
     expect(noVersion.status).toBe(400);
-    expect(await noVersion.json()).toMatchObject({ error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
-    const systemRole = await anthropic({ model: 'claude-test', max_tokens: 10, messages: [{ role: 'system', content: 'x' }] });
+    expect(await noVersion.json()).toMatchObject({
+      error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+    });
+    const systemRole = await anthropic({
+      model: 'claude-test',
+      max_tokens: 10,
+      messages: [{ role: 'system', content: 'x' }],
+    });
     expect(((await systemRole.json()) as any).error.message).toMatch(/Unexpected role "system"/);
     const missingResult = await anthropic({
       model: 'claude-test',
@@ -560,13 +765,27 @@ describe('fake LLM: Anthropic messages', () => {
         { role: 'user', content: 'never mind' },
       ],
     });
-    expect(((await missingResult.json()) as any).error.message).toMatch(/`tool_use` ids were found without `tool_result` blocks immediately after: toolu_a/);
+    expect(((await missingResult.json()) as any).error.message).toMatch(
+      /`tool_use` ids were found without `tool_result` blocks immediately after: toolu_a/,
+    );
   });
 
   it('fails mid-stream with an error event, after HTTP 200', async () => {
     fake.script({ text: 'half', streamError: {} });
-    const frames = parseSse(await (await anthropic({ model: 'claude-test', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'x' }] })).text());
-    expect(frames.at(-1)).toEqual({ event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    const frames = parseSse(
+      await (
+        await anthropic({
+          model: 'claude-test',
+          max_tokens: 100,
+          stream: true,
+          messages: [{ role: 'user', content: 'x' }],
+        })
+      ).text(),
+    );
+    expect(frames.at(-1)).toEqual({
+      event: 'error',
+      data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    });
     expect(frames.some((frame) => frame.event === 'message_stop')).toBe(false);
   });
 });
@@ -591,7 +810,12 @@ describe('fake LLM: embeddings', () => {
     expect(cosine(cat!, cat2!)).toBeGreaterThan(0.6);
     expect(cosine(cat!, cat2!)).toBeGreaterThan(cosine(cat!, revenue!) + 0.3);
 
-    const again = await client.embeddings.create({ model: 'text-embedding-3-small', input: texts[0]!, encoding_format: 'float', dimensions: 16 });
+    const again = await client.embeddings.create({
+      model: 'text-embedding-3-small',
+      input: texts[0]!,
+      encoding_format: 'float',
+      dimensions: 16,
+    });
     expect(again.data[0]!.embedding).toEqual(fakeEmbedding(texts[0]!, 16));
     expect(fake.requests.map((r) => r.api)).toEqual(['embeddings', 'embeddings']);
 
@@ -609,7 +833,9 @@ describe('fake LLM: embeddings', () => {
     fake.script({ text: 'for the model' });
     fake.scriptEmbeddings({ error: { status: 429, retryAfterSeconds: 2 } }, { contextOverflow: true });
     await expect(client.embeddings.create({ model: 'e', input: 'x' })).rejects.toBeInstanceOf(OpenAI.RateLimitError);
-    await expect(client.embeddings.create({ model: 'e', input: 'x' })).rejects.toThrow(/maximum context length is 8192 tokens/);
+    await expect(client.embeddings.create({ model: 'e', input: 'x' })).rejects.toThrow(
+      /maximum context length is 8192 tokens/,
+    );
     expect((await client.embeddings.create({ model: 'e', input: ['x'] })).data).toHaveLength(1);
     await expect(client.embeddings.create({ model: 'e', input: '' })).rejects.toMatchObject({ status: 400 });
     expect(fake.pendingSteps()).toBe(1);
@@ -627,7 +853,12 @@ describe('fake LLM: robustness', () => {
         '{"model":"m","messages":[{"role":"user"}]}',
         '{"model":"m","tools":[null],"messages":[{"role":"user","content":"x"}]}',
       ],
-      '/v1/responses': ['{"input":"x"}', '{"model":"m","input":[null]}', '{"model":"m","input":[{"type":"function_call_output"}]}', '{"model":"m","tools":[null]}'],
+      '/v1/responses': [
+        '{"input":"x"}',
+        '{"model":"m","input":[null]}',
+        '{"model":"m","input":[{"type":"function_call_output"}]}',
+        '{"model":"m","tools":[null]}',
+      ],
       '/v1/messages': [
         '{"model":"m","messages":[]}',
         '{"model":"m","max_tokens":5,"messages":[null]}',
@@ -636,7 +867,12 @@ describe('fake LLM: robustness', () => {
         '{"model":"m","max_tokens":5,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t"}]},null]}',
       ],
       '/v1/messages/count_tokens': ['{"messages":[]}', '{"model":"m","messages":[null]}'],
-      '/v1/embeddings': ['{"input":"x"}', '{"model":"m"}', '{"model":"m","input":[null]}', '{"model":"m","input":"x","dimensions":-1}'],
+      '/v1/embeddings': [
+        '{"input":"x"}',
+        '{"model":"m"}',
+        '{"model":"m","input":[null]}',
+        '{"model":"m","input":"x","dimensions":-1}',
+      ],
     };
     for (const [path, bodies] of Object.entries(structural)) {
       for (const body of [...notObjects, ...bodies]) {
@@ -647,14 +883,21 @@ describe('fake LLM: robustness', () => {
         });
         expect(response.status, `${path} ${body}`).toBe(400);
         const parsed = (await response.json()) as any;
-        if (path.startsWith('/v1/messages')) expect(parsed).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.any(String) } });
+        if (path.startsWith('/v1/messages'))
+          expect(parsed).toMatchObject({
+            type: 'error',
+            error: { type: 'invalid_request_error', message: expect.any(String) },
+          });
         else expect(parsed).toMatchObject({ error: { message: expect.any(String), type: 'invalid_request_error' } });
       }
     }
     const get = await fetch(`${fake.openaiBaseUrl}/chat/completions`);
     expect(get.status).toBe(404);
     expect(fake.pendingSteps()).toBe(0);
-    expect((await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).choices[0]!.message.content).toBe('ok');
+    expect(
+      (await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).choices[0]!
+        .message.content,
+    ).toBe('ok');
   });
 
   it('survives clients that hang up mid-stream, and a handler that throws', async () => {
@@ -671,9 +914,14 @@ describe('fake LLM: robustness', () => {
     fake.respond(() => {
       throw new Error('handler bug');
     });
-    await expect(client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow(/handler bug/);
+    await expect(
+      client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toThrow(/handler bug/);
     fake.respond(() => ({ text: 'fine' }));
-    expect((await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).choices[0]!.message.content).toBe('fine');
+    expect(
+      (await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).choices[0]!
+        .message.content,
+    ).toBe('fine');
   });
 
   it('counts Anthropic tokens without consuming a step', async () => {

@@ -21,16 +21,25 @@ describe('claw gateway', () => {
     expect(statSync(configFile).mode & 0o777).toBe(0o600);
     expect(gw.stdout()).toContain('a token was generated and saved to');
     expect(gw.stdout()).not.toContain(token);
-    const anonymous = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity() }).connect().catch((error: GatewayRequestError) => error);
+    const anonymous = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, identity: generateDeviceIdentity() })
+      .connect()
+      .catch((error: GatewayRequestError) => error);
     expect(anonymous).toMatchObject({ code: 'INVALID_REQUEST', details: { code: 'AUTH_TOKEN_MISSING' } });
     // The CLI reads it from the config file.
     const health = await claw(['health'], env);
     expect(health.code, health.stderr).toBe(0);
     expect(health.stdout).toMatch(/^Gateway ok · up \d+s · claw \d+\.\d+\.\d+/);
     const status = JSON.parse((await claw(['status', '--json'], env)).stdout);
-    expect(status).toMatchObject({ pid: gw.child.pid, listening: { port: gw.port, bind: 'loopback' }, auth: { mode: 'token' }, stateDir });
+    expect(status).toMatchObject({
+      pid: gw.child.pid,
+      listening: { port: gw.port, bind: 'loopback' },
+      auth: { mode: 'token' },
+      stateDir,
+    });
     const called = await claw(['gateway', 'call', 'plugins.list'], env);
-    expect(JSON.parse(called.stdout).plugins.find((p: { id: string }) => p.id === 'gateway')).toMatchObject({ status: 'active' });
+    expect(JSON.parse(called.stdout).plugins.find((p: { id: string }) => p.id === 'gateway')).toMatchObject({
+      status: 'active',
+    });
     const unknown = await claw(['gateway', 'call', 'no.such.method'], env);
     expect(unknown).toMatchObject({ code: 1, stderr: 'claw: INVALID_REQUEST: unknown method "no.such.method"\n' });
     const badParams = await claw(['gateway', 'call', 'health', '--params', '{nope'], env);
@@ -54,7 +63,15 @@ describe('claw gateway', () => {
     const printed = await claw(['dashboard', '--no-open'], env);
     expect(printed).toMatchObject({ code: 0, stdout: `http://127.0.0.1:${gw.port}/#token=${token}\n`, stderr: '' });
     const json = JSON.parse((await claw(['dashboard', '--json'], env)).stdout);
-    expect(json).toEqual({ ok: true, url: `http://127.0.0.1:${gw.port}/#token=${token}`, httpUrl: `http://127.0.0.1:${gw.port}/`, wsUrl: `ws://127.0.0.1:${gw.port}`, port: gw.port, tokenIncluded: true, running: true });
+    expect(json).toEqual({
+      ok: true,
+      url: `http://127.0.0.1:${gw.port}/#token=${token}`,
+      httpUrl: `http://127.0.0.1:${gw.port}/`,
+      wsUrl: `ws://127.0.0.1:${gw.port}`,
+      port: gw.port,
+      tokenIncluded: true,
+      running: true,
+    });
     // No desktop to open a browser on: it falls back to printing the URL.
     const headless = await claw(['dashboard'], { ...env, DISPLAY: '', WAYLAND_DISPLAY: '' });
     expect(headless.stdout).toContain(`#token=${token}`);
@@ -69,13 +86,17 @@ describe('claw gateway', () => {
     const gw = await startGateway(env);
     const second = await claw(['gateway', '--port', '0'], env);
     expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`another gateway is already running for this state dir (pid ${gw.child.pid}, port ${gw.port})`);
+    expect(second.stderr).toContain(
+      `another gateway is already running for this state dir (pid ${gw.child.pid}, port ${gw.port})`,
+    );
     gw.child.kill('SIGTERM');
     await gw.exited;
     const lan = await claw(['gateway', '--port', '0', '--bind', 'lan'], stateEnv().env);
     expect(lan.code).toBe(1);
     expect(lan.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 without auth/);
-    expect((await claw(['gateway', '--bind', 'moon'], env)).stderr).toBe('claw: --bind must be loopback, lan or custom, got "moon"\n');
+    expect((await claw(['gateway', '--bind', 'moon'], env)).stderr).toBe(
+      'claw: --bind must be loopback, lan or custom, got "moon"\n',
+    );
   });
 
   it('requires the token it was started with, and pairs a remote device through `claw devices`', async () => {
@@ -89,25 +110,41 @@ describe('claw gateway', () => {
 
     const phone = generateDeviceIdentity();
     const remote = () =>
-      new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, token: 'cli-secret', identity: phone, headers: { 'x-forwarded-for': '198.51.100.9' } });
-    const refusedPhone = await remote().connect().catch((error: GatewayRequestError) => error);
+      new GatewayClient({
+        url: `ws://127.0.0.1:${gw.port}`,
+        token: 'cli-secret',
+        identity: phone,
+        headers: { 'x-forwarded-for': '198.51.100.9' },
+      });
+    const refusedPhone = await remote()
+      .connect()
+      .catch((error: GatewayRequestError) => error);
     expect(refusedPhone).toMatchObject({ code: 'NOT_PAIRED' });
     const requestId = ((refusedPhone as GatewayRequestError).details as { requestId: string }).requestId;
     const list = await claw(['devices', 'list'], authed);
-    expect(list.stdout).toContain(`${requestId}  device ${phone.deviceId.slice(0, 12)}…  operator [operator.read]  from 127.0.0.1`);
-    expect(await claw(['devices', 'approve', requestId], authed)).toMatchObject({ code: 0, stdout: `Approved request ${requestId}.\n` });
+    expect(list.stdout).toContain(
+      `${requestId}  device ${phone.deviceId.slice(0, 12)}…  operator [operator.read]  from 127.0.0.1`,
+    );
+    expect(await claw(['devices', 'approve', requestId], authed)).toMatchObject({
+      code: 0,
+      stdout: `Approved request ${requestId}.\n`,
+    });
     const paired = remote();
     const hello = await paired.connect();
     expect(hello.auth.deviceToken).toBeDefined();
     await paired.close();
-    expect((await claw(['devices', 'reject', 'no-such-request'], authed)).stderr).toBe('claw: INVALID_REQUEST: no pending pairing request "no-such-request"\n');
+    expect((await claw(['devices', 'reject', 'no-such-request'], authed)).stderr).toBe(
+      'claw: INVALID_REQUEST: no pending pairing request "no-such-request"\n',
+    );
 
     gw.child.kill('SIGTERM');
     await gw.exited;
     // With the gateway down, the pairing store is edited directly.
     const offline = await claw(['devices', 'list', '--json'], env);
     expect(offline.code).toBe(0);
-    expect(JSON.parse(offline.stdout).paired.some((d: { deviceId: string }) => d.deviceId === phone.deviceId)).toBe(true);
+    expect(JSON.parse(offline.stdout).paired.some((d: { deviceId: string }) => d.deviceId === phone.deviceId)).toBe(
+      true,
+    );
   }, 90_000);
 
   it('config.apply writes the config and restarts the gateway in place', async () => {
@@ -116,16 +153,43 @@ describe('claw gateway', () => {
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { tickIntervalMs: 30000, auth } }));
     const gw = await startGateway(env);
     const events: Array<{ event: string; payload: unknown }> = [];
-    const watcher = new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, ...auth, identity: generateDeviceIdentity(), onEvent: (f) => events.push({ event: f.event, payload: f.payload }) });
+    const watcher = new GatewayClient({
+      url: `ws://127.0.0.1:${gw.port}`,
+      ...auth,
+      identity: generateDeviceIdentity(),
+      onEvent: (f) => events.push({ event: f.event, payload: f.payload }),
+    });
     await watcher.connect();
     const { hash } = JSON.parse((await claw(['gateway', 'call', 'config.get'], env)).stdout) as { hash: string };
-    const applied = await claw(['gateway', 'call', 'config.apply', '--params', JSON.stringify({ config: { gateway: { tickIntervalMs: 15000, auth } }, baseHash: hash, idempotencyKey: 'apply-1' })], env);
+    const applied = await claw(
+      [
+        'gateway',
+        'call',
+        'config.apply',
+        '--params',
+        JSON.stringify({
+          config: { gateway: { tickIntervalMs: 15000, auth } },
+          baseHash: hash,
+          idempotencyKey: 'apply-1',
+        }),
+      ],
+      env,
+    );
     expect(applied.code, applied.stderr).toBe(0);
     expect(JSON.parse(applied.stdout)).toMatchObject({ restart: { scheduled: true, delayMs: 250 } });
-    await waitFor(() => /restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()), { what: 'the restart and the gateway listening again' });
+    await waitFor(() => /restarting \(config\.apply\)[\s\S]*gateway listening/.test(gw.stdout()), {
+      what: 'the restart and the gateway listening again',
+    });
     expect(gw.stdout()).toMatch(/restarting \(config\.apply\)[\s\S]*gateway listening/);
-    expect(events.find((e) => e.event === 'shutdown')).toEqual({ event: 'shutdown', payload: { reason: 'config.apply', restartExpectedMs: 2000 } });
-    const hello = await new GatewayClient({ url: `ws://127.0.0.1:${gw.port}`, ...auth, identity: generateDeviceIdentity() }).connect();
+    expect(events.find((e) => e.event === 'shutdown')).toEqual({
+      event: 'shutdown',
+      payload: { reason: 'config.apply', restartExpectedMs: 2000 },
+    });
+    const hello = await new GatewayClient({
+      url: `ws://127.0.0.1:${gw.port}`,
+      ...auth,
+      identity: generateDeviceIdentity(),
+    }).connect();
     expect(hello.policy.tickIntervalMs).toBe(15000);
     await watcher.close();
     gw.child.kill('SIGTERM');

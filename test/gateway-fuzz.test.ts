@@ -28,22 +28,67 @@ function prng(seed: number) {
 
 type Rng = ReturnType<typeof prng>;
 
-const METHODS = ['health', 'status', 'system-presence', 'config.get', 'config.set', 'config.patch', 'config.schema', 'plugins.list', 'logs.tail', 'device.pair.list', 'device.pair.approve', 'device.token.revoke', 'gateway.identity.get', 'test.counter', 'test.slow', 'nope', '', 'connect'];
-const STRINGS = ['', 'a', 'req', 'res', 'event', 'connect', '__proto__', 'constructor', '😀🦀', '\u0000\u0001', 'x'.repeat(300), '{"type":"req"}', '-1', 'null'];
+const METHODS = [
+  'health',
+  'status',
+  'system-presence',
+  'config.get',
+  'config.set',
+  'config.patch',
+  'config.schema',
+  'plugins.list',
+  'logs.tail',
+  'device.pair.list',
+  'device.pair.approve',
+  'device.token.revoke',
+  'gateway.identity.get',
+  'test.counter',
+  'test.slow',
+  'nope',
+  '',
+  'connect',
+];
+const STRINGS = [
+  '',
+  'a',
+  'req',
+  'res',
+  'event',
+  'connect',
+  '__proto__',
+  'constructor',
+  '😀🦀',
+  '\u0000\u0001',
+  'x'.repeat(300),
+  '{"type":"req"}',
+  '-1',
+  'null',
+];
 
 function randomValue(rng: Rng, depth = 0): unknown {
   const kind = rng.int(depth > 3 ? 6 : 9);
   switch (kind) {
-    case 0: return null;
-    case 1: return rng.next() < 0.5;
-    case 2: return rng.pick([0, -1, 1.5, 2 ** 53, -(2 ** 31), Number.MAX_SAFE_INTEGER, 1e300]);
-    case 3: return rng.pick(STRINGS);
-    case 4: return rng.int(100000);
-    case 5: return String.fromCharCode(...Array.from({ length: rng.int(20) }, () => rng.int(0xffff)));
-    case 6: return Array.from({ length: rng.int(5) }, () => randomValue(rng, depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return rng.next() < 0.5;
+    case 2:
+      return rng.pick([0, -1, 1.5, 2 ** 53, -(2 ** 31), Number.MAX_SAFE_INTEGER, 1e300]);
+    case 3:
+      return rng.pick(STRINGS);
+    case 4:
+      return rng.int(100000);
+    case 5:
+      return String.fromCharCode(...Array.from({ length: rng.int(20) }, () => rng.int(0xffff)));
+    case 6:
+      return Array.from({ length: rng.int(5) }, () => randomValue(rng, depth + 1));
     default: {
       const out: Record<string, unknown> = {};
-      for (let i = rng.int(5); i > 0; i--) out[rng.pick([...STRINGS, 'type', 'id', 'method', 'params', 'idempotencyKey', 'ms'])] = randomValue(rng, depth + 1);
+      for (let i = rng.int(5); i > 0; i--)
+        out[rng.pick([...STRINGS, 'type', 'id', 'method', 'params', 'idempotencyKey', 'ms'])] = randomValue(
+          rng,
+          depth + 1,
+        );
       return out;
     }
   }
@@ -111,7 +156,12 @@ describe('gateway fuzz', () => {
           socket.send(connectFrame({}, `c${worker}-${i}`));
           await socket.next((f) => f.type === 'res');
         }
-        const valid = { type: 'req', id: `r${worker}-${i}`, method: rng.pick(METHODS), params: rng.next() < 0.5 ? {} : randomValue(rng) };
+        const valid = {
+          type: 'req',
+          id: `r${worker}-${i}`,
+          method: rng.pick(METHODS),
+          params: rng.next() < 0.5 ? {} : randomValue(rng),
+        };
         const frame = textFrame(rng, valid);
         socket.ws.send(frame, { binary: Buffer.isBuffer(frame) });
         sent++;
@@ -134,7 +184,9 @@ describe('gateway fuzz', () => {
     expect(await probe.request('health')).toMatchObject({ ok: true, status: 'ok' });
     // Every refused or closed socket is forgotten: only the probe is left.
     const service = (await gw.kernel.capabilities.get('service', 'gateway')) as unknown as GatewayService;
-    await waitFor(() => service.runtime.server!.connectionList().length <= 1, { what: 'the closed sockets to be forgotten' });
+    await waitFor(() => service.runtime.server!.connectionList().length <= 1, {
+      what: 'the closed sockets to be forgotten',
+    });
     expect(service.runtime.server!.connectionList().length).toBe(1);
     await probe.close();
     expect(gw.kernel.plugins.get('gateway')!.status).toBe('active');

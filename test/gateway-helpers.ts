@@ -74,7 +74,10 @@ export function gatewayTestPlugin(events: RunningGateway['events']): PluginDefin
       });
       api.registerGatewayMethod('test.echo', { handler: (params) => params });
       api.registerGatewayMethod('test.bigint', { handler: () => ({ big: 10n }) });
-      api.registerGatewayMethod('test.badschema', { params: { type: 'object', properties: { a: { $ref: '#/nowhere' } } }, handler: () => 1 });
+      api.registerGatewayMethod('test.badschema', {
+        params: { type: 'object', properties: { a: { $ref: '#/nowhere' } } },
+        handler: () => 1,
+      });
       api.registerGatewayMethod('test.twophase', {
         handler: async (_params, ctx) => {
           ctx.ack?.({ runId: 'r1', status: 'accepted', acceptedAt: Date.now() });
@@ -90,11 +93,21 @@ export function gatewayTestPlugin(events: RunningGateway['events']): PluginDefin
           req.on('data', (chunk: Buffer) => chunks.push(chunk));
           req.on('end', () => {
             res.writeHead(200, { 'content-type': 'application/json' });
-            res.end(JSON.stringify({ got: Buffer.concat(chunks).toString('utf8'), type: req.headers['content-type'] ?? null }));
+            res.end(
+              JSON.stringify({
+                got: Buffer.concat(chunks).toString('utf8'),
+                type: req.headers['content-type'] ?? null,
+              }),
+            );
           });
         },
       });
-      api.registerHttpRoute({ method: 'GET', path: '/public/ping', auth: 'none', handler: (_req, res) => void res.end('pong') });
+      api.registerHttpRoute({
+        method: 'GET',
+        path: '/public/ping',
+        auth: 'none',
+        handler: (_req, res) => void res.end('pong'),
+      });
       api.on('gateway_start', (event) => void events.started.push(event));
       api.on('gateway_stop', (event) => void events.stopped.push(event));
     },
@@ -135,8 +148,15 @@ export async function startGateway(
 
 export async function client(url: string, options: Partial<GatewayClientOptions> = {}): Promise<GatewayClient> {
   // The test token, unless the test brings its own credentials (or says `token: undefined`).
-  const credentials = 'token' in options || 'password' in options || 'deviceToken' in options ? {} : { token: TEST_TOKEN };
-  const c = new GatewayClient({ url, ...credentials, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'], ...options });
+  const credentials =
+    'token' in options || 'password' in options || 'deviceToken' in options ? {} : { token: TEST_TOKEN };
+  const c = new GatewayClient({
+    url,
+    ...credentials,
+    identity: generateDeviceIdentity(),
+    scopes: ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'],
+    ...options,
+  });
   await c.connect();
   return c;
 }
@@ -154,7 +174,10 @@ export function rawSocket(url: string, headers?: Record<string, string>): Promis
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { headers, perMessageDeflate: false });
     const frames: Array<Record<string, any>> = [];
-    const waiters: Array<{ test: (frame: Record<string, any>) => boolean; resolve: (frame: Record<string, any>) => void }> = [];
+    const waiters: Array<{
+      test: (frame: Record<string, any>) => boolean;
+      resolve: (frame: Record<string, any>) => void;
+    }> = [];
     ws.on('message', (data) => {
       let frame: Record<string, any>;
       try {
@@ -170,7 +193,9 @@ export function rawSocket(url: string, headers?: Record<string, string>): Promis
         }
       }
     });
-    const closed = new Promise<{ code: number; reason: string }>((done) => ws.on('close', (code, reason) => done({ code, reason: reason.toString() })));
+    const closed = new Promise<{ code: number; reason: string }>((done) =>
+      ws.on('close', (code, reason) => done({ code, reason: reason.toString() })),
+    );
     ws.once('error', reject);
     ws.once('open', () =>
       resolve({
@@ -182,7 +207,13 @@ export function rawSocket(url: string, headers?: Record<string, string>): Promis
           new Promise((done, fail) => {
             const found = frames.find(test);
             if (found) return done(found);
-            const timer = setTimeout(() => fail(new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames).slice(0, 500)}`)), timeoutMs);
+            const timer = setTimeout(
+              () =>
+                fail(
+                  new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(frames).slice(0, 500)}`),
+                ),
+              timeoutMs,
+            );
             waiters.push({ test, resolve: (frame) => (clearTimeout(timer), done(frame)) });
           }),
       }),
@@ -192,5 +223,16 @@ export function rawSocket(url: string, headers?: Record<string, string>): Promis
 
 /** A connect request for raw-socket tests (loopback, no device identity, the test token). */
 export function connectFrame(params: Record<string, unknown> = {}, id = 'c1') {
-  return { type: 'req', id, method: 'connect', params: { minProtocol: 3, maxProtocol: 4, client: { id: 'raw-test', mode: 'test' }, auth: { token: TEST_TOKEN }, ...params } };
+  return {
+    type: 'req',
+    id,
+    method: 'connect',
+    params: {
+      minProtocol: 3,
+      maxProtocol: 4,
+      client: { id: 'raw-test', mode: 'test' },
+      auth: { token: TEST_TOKEN },
+      ...params,
+    },
+  };
 }

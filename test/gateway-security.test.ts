@@ -22,7 +22,9 @@ const MARKER = 'pwned.txt';
 function hostileModel(h: AgentHarness): void {
   h.fake.respond((request) => {
     const messages = (request.body?.messages ?? []) as Array<{ role: string }>;
-    return messages.at(-1)?.role === 'tool' ? { text: 'done' } : { toolCalls: [{ name: 'exec', arguments: { command: `echo owned > ${MARKER}` } }] };
+    return messages.at(-1)?.role === 'tool'
+      ? { text: 'done' }
+      : { toolCalls: [{ name: 'exec', arguments: { command: `echo owned > ${MARKER}` } }] };
   });
 }
 
@@ -33,10 +35,21 @@ interface HttpAnswer {
 }
 
 /** A raw HTTP request (fetch would fix up Host and Origin for us; an attacker's browser does not). */
-function post(port: number, path: string, options: { headers?: Record<string, string>; body?: string; localAddress?: string; method?: string } = {}): Promise<HttpAnswer> {
+function post(
+  port: number,
+  path: string,
+  options: { headers?: Record<string, string>; body?: string; localAddress?: string; method?: string } = {},
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'POST', headers: options.headers, localAddress: options.localAddress },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'POST',
+        headers: options.headers,
+        localAddress: options.localAddress,
+      },
       (res) => {
         let body = '';
         res.on('data', (chunk) => (body += chunk));
@@ -55,7 +68,9 @@ describe('a web page cannot make the agent act', () => {
   let marker: string;
 
   beforeAll(async () => {
-    h = await startAgent({ gateway: { auth: { token: TOKEN }, http: { endpoints: { chatCompletions: { enabled: true } } } } });
+    h = await startAgent({
+      gateway: { auth: { token: TOKEN }, http: { endpoints: { chatCompletions: { enabled: true } } } },
+    });
     hostileModel(h);
     marker = join(h.workspace, MARKER);
   });
@@ -70,7 +85,10 @@ describe('a web page cannot make the agent act', () => {
       expect(answer.body).toContain('origin https://evil.example may not call the gateway');
     }
     // Same page, no Origin header (some browsers drop it): text/plain is still refused.
-    const typeOnly = await post(h.gw.port, '/v1/chat/completions', { headers: { 'content-type': 'text/plain', authorization: `Bearer ${TOKEN}` }, body: chatBody });
+    const typeOnly = await post(h.gw.port, '/v1/chat/completions', {
+      headers: { 'content-type': 'text/plain', authorization: `Bearer ${TOKEN}` },
+      body: chatBody,
+    });
     expect(typeOnly.status).toBe(415);
     expect(typeOnly.body).toContain('Content-Type: application/json');
     expect(existsSync(marker)).toBe(false);
@@ -78,7 +96,10 @@ describe('a web page cannot make the agent act', () => {
   });
 
   it('refuses a POST without auth', async () => {
-    const answer = await post(h.gw.port, '/v1/chat/completions', { headers: { 'content-type': 'application/json' }, body: chatBody });
+    const answer = await post(h.gw.port, '/v1/chat/completions', {
+      headers: { 'content-type': 'application/json' },
+      body: chatBody,
+    });
     expect(answer.status).toBe(401);
     expect(answer.headers['www-authenticate']).toBe('Bearer');
     expect(existsSync(marker)).toBe(false);
@@ -87,7 +108,10 @@ describe('a web page cannot make the agent act', () => {
 
   it('refuses DNS rebinding: a foreign Host name, on HTTP and on the WebSocket', async () => {
     const rebound = { host: `attacker.example:${h.gw.port}`, origin: `http://attacker.example:${h.gw.port}` };
-    const answer = await post(h.gw.port, '/v1/chat/completions', { headers: { ...rebound, 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: chatBody });
+    const answer = await post(h.gw.port, '/v1/chat/completions', {
+      headers: { ...rebound, 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: chatBody,
+    });
     expect(answer.status).toBe(421);
     expect(answer.body).toContain('gateway.allowedHosts');
     await expect(rawSocket(h.gw.url, rebound)).rejects.toThrow(/421/);
@@ -98,7 +122,10 @@ describe('a web page cannot make the agent act', () => {
   });
 
   it('the owner, with the token and JSON, does reach the agent (the marker proves the setup)', async () => {
-    const answer = await post(h.gw.port, '/v1/chat/completions', { headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: chatBody });
+    const answer = await post(h.gw.port, '/v1/chat/completions', {
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: chatBody,
+    });
     expect(answer.status, answer.body).toBe(200);
     expect(readFileSync(marker, 'utf8')).toBe('owned\n');
   });
@@ -113,7 +140,10 @@ describe('the OpenAI-compatible endpoint is off by default', () => {
   afterAll(() => h.stop());
 
   it('answers 404 naming the key, and runs nothing', async () => {
-    const answer = await post(h.gw.port, '/v1/chat/completions', { headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: chatBody });
+    const answer = await post(h.gw.port, '/v1/chat/completions', {
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: chatBody,
+    });
     expect(answer.status).toBe(404);
     expect(JSON.parse(answer.body).error.message).toContain('gateway.http.endpoints.chatCompletions.enabled');
     expect(existsSync(join(h.workspace, MARKER))).toBe(false);
@@ -127,11 +157,17 @@ describe('a fresh gateway', () => {
     const kernel = await createTestKernel({ stateDir, plugins: [GATEWAY_DIR], config: { gateway: { port: 0 } } });
     try {
       await kernel.start();
-      const server = (kernel.plugins.get('gateway')!);
+      const server = kernel.plugins.get('gateway')!;
       expect(server.status, server.error).toBe('active');
-      const { port } = (await kernel.capabilities.get('service', 'gateway') as unknown as { runtime: { server: { address: { port: number } } } }).runtime.server.address;
+      const { port } = (
+        (await kernel.capabilities.get('service', 'gateway')) as unknown as {
+          runtime: { server: { address: { port: number } } };
+        }
+      ).runtime.server.address;
       const url = `ws://127.0.0.1:${port}`;
-      const refused = await new GatewayClient({ url, identity: generateDeviceIdentity() }).connect().catch((error: GatewayRequestError) => error);
+      const refused = await new GatewayClient({ url, identity: generateDeviceIdentity() })
+        .connect()
+        .catch((error: GatewayRequestError) => error);
       expect(refused).toMatchObject({ details: { code: 'AUTH_TOKEN_MISSING' } });
       const token = JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).gateway.auth.token as string;
       expect(token.length).toBeGreaterThanOrEqual(43);
@@ -163,7 +199,9 @@ describe('a fresh gateway', () => {
 describe('failed-auth lockout', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
-    gw = await startGateway({ gateway: { auth: { token: TOKEN, rateLimit: { maxAttempts: 10, lockoutMs: 60_000, exemptLoopback: false } } } });
+    gw = await startGateway({
+      gateway: { auth: { token: TOKEN, rateLimit: { maxAttempts: 10, lockoutMs: 60_000, exemptLoopback: false } } },
+    });
   });
   afterAll(() => gw.stop());
 
@@ -200,20 +238,32 @@ describe('failed-auth lockout', () => {
     // Locked out means refused without looking at the secret: the right token fails too.
     expect((await connectFrom('127.0.0.2', TOKEN)).error.details.code).toBe('AUTH_RATE_LIMITED');
 
-    const http = await post(gw.port, '/hooks/echo', { localAddress: '127.0.0.2', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+    const http = await post(gw.port, '/hooks/echo', {
+      localAddress: '127.0.0.2',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(http.status).toBe(429);
     expect(Number(http.headers['retry-after'])).toBeGreaterThan(50);
 
     // Another address is unaffected.
     expect((await connectFrom('127.0.0.3', TOKEN)).ok).toBe(true);
-    const other = await post(gw.port, '/hooks/echo', { localAddress: '127.0.0.3', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{}' });
+    const other = await post(gw.port, '/hooks/echo', {
+      localAddress: '127.0.0.3',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(other.status).toBe(200);
   });
 
   it('counts wrong HTTP bearer tokens too', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) {
-      const answer = await post(gw.port, '/hooks/echo', { localAddress: '127.0.0.4', headers: { authorization: `Bearer nope-${i}`, 'content-type': 'application/json' }, body: '{}' });
+      const answer = await post(gw.port, '/hooks/echo', {
+        localAddress: '127.0.0.4',
+        headers: { authorization: `Bearer nope-${i}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
       statuses.push(answer.status);
     }
     expect(statuses.slice(0, 9)).toEqual(Array(9).fill(401));
@@ -225,11 +275,20 @@ describe('failed-auth lockout', () => {
 describe('secrets never leave through the gateway', () => {
   it('masks configured secrets and secret-named environment values in results and events', async () => {
     const botToken = '123456789:AAHfakeTelegramTokenForTheTestOnly_0123';
-    const gw = await startGateway({ env: { ACME_API_KEY: 'acme-live-key-4242424242' }, config: { channels: { telegram: { botToken } } } });
+    const gw = await startGateway({
+      env: { ACME_API_KEY: 'acme-live-key-4242424242' },
+      config: { channels: { telegram: { botToken } } },
+    });
     try {
       const events: unknown[] = [];
       const c = await client(gw.url, { onEvent: (frame) => events.push(frame) });
-      const echoed = JSON.stringify(await c.request('test.echo', { a: `token ${botToken}`, b: ['acme-live-key-4242424242'], c: `https://api.telegram.org/bot${botToken}/getMe` }));
+      const echoed = JSON.stringify(
+        await c.request('test.echo', {
+          a: `token ${botToken}`,
+          b: ['acme-live-key-4242424242'],
+          c: `https://api.telegram.org/bot${botToken}/getMe`,
+        }),
+      );
       expect(echoed).not.toContain(botToken);
       expect(echoed).not.toContain('acme-live-key-4242424242');
       expect(echoed).toContain('***');
@@ -245,13 +304,17 @@ describe('secrets never leave through the gateway', () => {
 
 describe('admission before auth', () => {
   it('caps unauthenticated sockets per address and in total (503), and frees the slots', async () => {
-    const gw = await startGateway({ gateway: { preauth: { maxConnections: 6, maxPerAddress: 3 }, handshakeTimeoutMs: 5000 } });
+    const gw = await startGateway({
+      gateway: { preauth: { maxConnections: 6, maxPerAddress: 3 }, handshakeTimeoutMs: 5000 },
+    });
     const held: WebSocket[] = [];
     const open = (localAddress: string, headers?: Record<string, string>) =>
       new Promise<WebSocket>((resolve, reject) => {
         const ws = new WebSocket(gw.url, { localAddress, headers });
         ws.once('open', () => resolve(ws));
-        ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode} retry-after=${res.headers['retry-after']}`)));
+        ws.once('unexpected-response', (_req, res) =>
+          reject(new Error(`HTTP ${res.statusCode} retry-after=${res.headers['retry-after']}`)),
+        );
         ws.once('error', reject);
       });
     try {

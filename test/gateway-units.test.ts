@@ -18,14 +18,34 @@ const LONG = 'x'.repeat(16);
 
 describe('gateway settings', () => {
   it('defaults to 127.0.0.1:18789; config beats environment; flags arrive as config', () => {
-    expect(resolveSettings({ ...base, auth: { token: 'cfg', rateLimit } }, {})).toMatchObject({ host: '127.0.0.1', port: 18789, bind: 'loopback', loopbackOnly: true, auth: { mode: 'token' } });
-    expect(resolveSettings(base, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({ port: 19000, auth: { mode: 'token', token: 'env' } });
-    expect(resolveSettings({ ...base, port: 20000, auth: { token: 'cfg', rateLimit } }, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({
+    expect(resolveSettings({ ...base, auth: { token: 'cfg', rateLimit } }, {})).toMatchObject({
+      host: '127.0.0.1',
+      port: 18789,
+      bind: 'loopback',
+      loopbackOnly: true,
+      auth: { mode: 'token' },
+    });
+    expect(resolveSettings(base, { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' })).toMatchObject({
+      port: 19000,
+      auth: { mode: 'token', token: 'env' },
+    });
+    expect(
+      resolveSettings(
+        { ...base, port: 20000, auth: { token: 'cfg', rateLimit } },
+        { OPENCLAW_GATEWAY_PORT: '19000', OPENCLAW_GATEWAY_TOKEN: 'env' },
+      ),
+    ).toMatchObject({
       port: 20000,
       auth: { mode: 'token', token: 'cfg' },
     });
-    expect(resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: LONG })).toMatchObject({ host: '0.0.0.0', loopbackOnly: false, auth: { mode: 'password' } });
-    expect(resolveSettings({ ...base, bind: 'custom', customBindHost: '127.0.0.2', auth: { mode: 'none', rateLimit } }, {})).toMatchObject({ host: '127.0.0.2', loopbackOnly: true, auth: { mode: 'none' } });
+    expect(resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: LONG })).toMatchObject({
+      host: '0.0.0.0',
+      loopbackOnly: false,
+      auth: { mode: 'password' },
+    });
+    expect(
+      resolveSettings({ ...base, bind: 'custom', customBindHost: '127.0.0.2', auth: { mode: 'none', rateLimit } }, {}),
+    ).toMatchObject({ host: '127.0.0.2', loopbackOnly: true, auth: { mode: 'none' } });
   });
 
   it('a gateway with no auth configured gets a generated token; "none" only when explicit', () => {
@@ -36,13 +56,28 @@ describe('gateway settings', () => {
   });
 
   it('refuses unsafe or incomplete auth', () => {
-    expect(() => resolveSettings({ ...base, bind: 'lan', auth: { mode: 'none', rateLimit } }, {})).toThrow(/refusing to listen on 0\.0\.0\.0 without auth/);
-    expect(() => resolveSettings({ ...base, bind: 'custom', customBindHost: '192.168.1.5', auth: { mode: 'none', rateLimit } }, {})).toThrow(/refusing to listen on 192\.168\.1\.5/);
-    expect(() => resolveSettings({ ...base, bind: 'lan', auth: { token: 'a', rateLimit } }, {})).toThrow(/with a 1-character token: .* at least 16 characters/);
-    expect(() => resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: 'x'.repeat(15) })).toThrow(/15-character password/);
-    expect(() => resolveSettings({ ...base, auth: { mode: 'token', rateLimit } }, {})).toThrow(/gateway.auth.mode is "token" but no token is set/);
+    expect(() => resolveSettings({ ...base, bind: 'lan', auth: { mode: 'none', rateLimit } }, {})).toThrow(
+      /refusing to listen on 0\.0\.0\.0 without auth/,
+    );
+    expect(() =>
+      resolveSettings(
+        { ...base, bind: 'custom', customBindHost: '192.168.1.5', auth: { mode: 'none', rateLimit } },
+        {},
+      ),
+    ).toThrow(/refusing to listen on 192\.168\.1\.5/);
+    expect(() => resolveSettings({ ...base, bind: 'lan', auth: { token: 'a', rateLimit } }, {})).toThrow(
+      /with a 1-character token: .* at least 16 characters/,
+    );
+    expect(() => resolveSettings({ ...base, bind: 'lan' }, { OPENCLAW_GATEWAY_PASSWORD: 'x'.repeat(15) })).toThrow(
+      /15-character password/,
+    );
+    expect(() => resolveSettings({ ...base, auth: { mode: 'token', rateLimit } }, {})).toThrow(
+      /gateway.auth.mode is "token" but no token is set/,
+    );
     expect(() => resolveSettings({ ...base, auth: { mode: 'password', rateLimit } }, {})).toThrow(/no password is set/);
-    expect(() => resolveSettings(base, { OPENCLAW_GATEWAY_PORT: 'eighty' })).toThrow(/OPENCLAW_GATEWAY_PORT "eighty" is not a port number/);
+    expect(() => resolveSettings(base, { OPENCLAW_GATEWAY_PORT: 'eighty' })).toThrow(
+      /OPENCLAW_GATEWAY_PORT "eighty" is not a port number/,
+    );
   });
 });
 
@@ -50,7 +85,15 @@ describe('presence', () => {
   it('keeps disconnected entries for 5 minutes and at most 200 entries', () => {
     let now = 0;
     const presence = new PresenceTracker(() => now);
-    presence.upsert({ instanceId: 'a', connId: 'c1', clientId: 'cli', roles: ['operator'], scopes: [], connected: true, reason: 'connect' });
+    presence.upsert({
+      instanceId: 'a',
+      connId: 'c1',
+      clientId: 'cli',
+      roles: ['operator'],
+      scopes: [],
+      connected: true,
+      reason: 'connect',
+    });
     presence.disconnect('a', 'other-connection');
     expect(presence.snapshot()[0]).toMatchObject({ connected: true });
     presence.disconnect('a', 'c1');
@@ -59,7 +102,14 @@ describe('presence', () => {
     now = PRESENCE_TTL_MS + 1;
     expect(presence.snapshot()).toHaveLength(0);
     for (let i = 0; i < PRESENCE_MAX_ENTRIES + 20; i++) {
-      presence.upsert({ instanceId: `i${i}`, clientId: 'x', roles: [], scopes: [], connected: true, reason: 'connect' });
+      presence.upsert({
+        instanceId: `i${i}`,
+        clientId: 'x',
+        roles: [],
+        scopes: [],
+        connected: true,
+        reason: 'connect',
+      });
     }
     const entries = presence.snapshot();
     expect(entries).toHaveLength(PRESENCE_MAX_ENTRIES);
@@ -101,7 +151,12 @@ describe('idempotency cache', () => {
       return { ok: true, payload: { status: 'ok' } };
     });
     const repeatAcks: unknown[] = [];
-    const repeat = cache.run('agent', {}, async () => ({ ok: false }), (payload) => repeatAcks.push(payload));
+    const repeat = cache.run(
+      'agent',
+      {},
+      async () => ({ ok: false }),
+      (payload) => repeatAcks.push(payload),
+    );
     expect(repeatAcks).toEqual([{ status: 'accepted' }]);
     release();
     expect(((await repeat) as { outcome: unknown }).outcome).toEqual({ ok: true, payload: { status: 'ok' } });
@@ -125,12 +180,19 @@ describe('idempotency cache', () => {
     const second = new DedupeCache(60_000, { file });
     let runs = 0;
     const work = async () => ({ ok: true, payload: ++runs });
-    expect(await second.run('done', { n: 1 }, work)).toEqual({ outcome: { ok: true, payload: { value: 42 } }, replayed: true });
+    expect(await second.run('done', { n: 1 }, work)).toEqual({
+      outcome: { ok: true, payload: { value: 42 } },
+      replayed: true,
+    });
     expect(await second.run('done', { n: 9 }, work)).toEqual({ conflict: true });
     const acks: unknown[] = [];
-    const cut = (await second.run('cut', { n: 2 }, work, (ack) => acks.push(ack))) as { outcome: { ok: boolean; error?: { message: string } } };
+    const cut = (await second.run('cut', { n: 2 }, work, (ack) => acks.push(ack))) as {
+      outcome: { ok: boolean; error?: { message: string } };
+    };
     expect(cut.outcome.ok).toBe(false);
-    expect(cut.outcome.error?.message).toMatch(/restarted before this request finished, and whether it took effect is not known; it is not run again/);
+    expect(cut.outcome.error?.message).toMatch(
+      /restarted before this request finished, and whether it took effect is not known; it is not run again/,
+    );
     expect(acks).toEqual([{ runId: 'r1', status: 'accepted' }]);
     expect(runs).toBe(0);
   });
@@ -149,24 +211,46 @@ describe('idempotency cache', () => {
     const later = new Promise<{ ok: true; payload: string }>((resolve) => (finish = resolve));
     const recover = (key: string) => async () => {
       asked++;
-      if (key === 'pending') return { state: 'pending' as const, acks: [{ runId: 'r9', status: 'accepted' }], outcome: later };
+      if (key === 'pending')
+        return { state: 'pending' as const, acks: [{ runId: 'r9', status: 'accepted' }], outcome: later };
       if (key === 'finished') return { state: 'done' as const, outcome: { ok: true, payload: 'first outcome' } };
       return { state: 'not-accepted' as const };
     };
     // Two retries at once: the method is asked once, both get the acknowledgment again and then the result.
     const acks: unknown[] = [];
-    const retries = [second.run('pending', {}, work, (ack) => acks.push(ack), recover('pending')), second.run('pending', {}, work, (ack) => acks.push(ack), recover('pending'))];
+    const retries = [
+      second.run('pending', {}, work, (ack) => acks.push(ack), recover('pending')),
+      second.run('pending', {}, work, (ack) => acks.push(ack), recover('pending')),
+    ];
     finish({ ok: true, payload: 'resumed result' });
-    for (const retry of await Promise.all(retries)) expect(retry).toEqual({ outcome: { ok: true, payload: 'resumed result' }, replayed: true });
-    expect(acks).toEqual([{ runId: 'r9', status: 'accepted' }, { runId: 'r9', status: 'accepted' }]);
-    expect(await second.run('finished', {}, work, undefined, recover('finished'))).toEqual({ outcome: { ok: true, payload: 'first outcome' }, replayed: true });
-    const never = (await second.run('never', {}, work, undefined, recover('never'))) as { outcome: { ok: boolean; error?: { message: string; retryable?: boolean } } };
-    expect(never.outcome).toMatchObject({ ok: false, error: { retryable: true, message: expect.stringMatching(/safe to send again/) } });
+    for (const retry of await Promise.all(retries))
+      expect(retry).toEqual({ outcome: { ok: true, payload: 'resumed result' }, replayed: true });
+    expect(acks).toEqual([
+      { runId: 'r9', status: 'accepted' },
+      { runId: 'r9', status: 'accepted' },
+    ]);
+    expect(await second.run('finished', {}, work, undefined, recover('finished'))).toEqual({
+      outcome: { ok: true, payload: 'first outcome' },
+      replayed: true,
+    });
+    const never = (await second.run('never', {}, work, undefined, recover('never'))) as {
+      outcome: { ok: boolean; error?: { message: string; retryable?: boolean } };
+    };
+    expect(never.outcome).toMatchObject({
+      ok: false,
+      error: { retryable: true, message: expect.stringMatching(/safe to send again/) },
+    });
     expect([runs, asked]).toEqual([0, 3]);
     // The key is free again: sent again, it runs once; and the recovered outcomes are on disk for the next restart.
-    expect(await second.run('never', {}, work, undefined, recover('never'))).toEqual({ outcome: { ok: true, payload: 1 }, replayed: false });
+    expect(await second.run('never', {}, work, undefined, recover('never'))).toEqual({
+      outcome: { ok: true, payload: 1 },
+      replayed: false,
+    });
     const third = new DedupeCache(60_000, { file });
-    expect(await third.run('pending', {}, work)).toEqual({ outcome: { ok: true, payload: 'resumed result' }, replayed: true });
+    expect(await third.run('pending', {}, work)).toEqual({
+      outcome: { ok: true, payload: 'resumed result' },
+      replayed: true,
+    });
     expect(await third.run('never', {}, work)).toEqual({ outcome: { ok: true, payload: 1 }, replayed: true });
   });
 
@@ -178,13 +262,20 @@ describe('idempotency cache', () => {
     expect(cache.size).toBeLessThanOrEqual(101);
     expect(statSync(file).size).toBeLessThanOrEqual(8192);
     const reloaded = new DedupeCache(60_000, { maxEntries: 100, file });
-    expect(await reloaded.run('k249', { i: 249 }, async () => ({ ok: false }))).toEqual({ outcome: { ok: true }, replayed: true });
+    expect(await reloaded.run('k249', { i: 249 }, async () => ({ ok: false }))).toEqual({
+      outcome: { ok: true },
+      replayed: true,
+    });
   });
 });
 
 describe('config merge patch', () => {
   it('follows RFC 7386', () => {
-    expect(mergePatch({ a: { b: 1, c: 2 }, d: [1] }, { a: { b: null, e: 3 }, d: [2, 3], f: 'x' })).toEqual({ a: { c: 2, e: 3 }, d: [2, 3], f: 'x' });
+    expect(mergePatch({ a: { b: 1, c: 2 }, d: [1] }, { a: { b: null, e: 3 }, d: [2, 3], f: 'x' })).toEqual({
+      a: { c: 2, e: 3 },
+      d: [2, 3],
+      f: 'x',
+    });
     expect(mergePatch({ a: 1 }, 'replace')).toBe('replace');
   });
 });
@@ -237,8 +328,16 @@ describe('work a previous gateway left', () => {
       writeFileSync(join(stateDir, 'agents', agent, 'intake.jsonl'), data);
     };
     const plugin = (id: string, status: 'ready' | 'active', patterns: string[]) =>
-      ({ id, status, manifest: { id, configSchema: {}, services: [id], activation: { onStartupIfState: patterns } } }) as never;
-    const plugins = [plugin('agent', 'ready', ['agents/*/intake.jsonl']), plugin('loaded', 'active', ['agents/*/intake.jsonl']), plugin('outside', 'ready', ['../agents/*/intake.jsonl'])];
+      ({
+        id,
+        status,
+        manifest: { id, configSchema: {}, services: [id], activation: { onStartupIfState: patterns } },
+      }) as never;
+    const plugins = [
+      plugin('agent', 'ready', ['agents/*/intake.jsonl']),
+      plugin('loaded', 'active', ['agents/*/intake.jsonl']),
+      plugin('outside', 'ready', ['../agents/*/intake.jsonl']),
+    ];
     const picked = () => pluginsWithLeftWork(plugins, stateDir).map((record) => record.id);
 
     expect(picked()).toEqual([]);
@@ -253,9 +352,11 @@ describe('work a previous gateway left', () => {
 describe('terminal log lines', () => {
   it('renders a pino record as one readable line', () => {
     const time = new Date(2026, 0, 2, 3, 4, 5).getTime();
-    expect(prettyLine({ level: 30, time, pid: 1, hostname: 'h', plugin: 'gateway', msg: 'listening', port: 18789 }, false)).toBe(
-      '03:04:05 INFO  [gateway] listening port=18789\n',
+    expect(
+      prettyLine({ level: 30, time, pid: 1, hostname: 'h', plugin: 'gateway', msg: 'listening', port: 18789 }, false),
+    ).toBe('03:04:05 INFO  [gateway] listening port=18789\n');
+    expect(prettyLine({ level: 50, time, msg: 'boom', err: { code: 1 } }, true)).toBe(
+      '03:04:05 \x1b[31mERROR\x1b[0m boom err={"code":1}\n',
     );
-    expect(prettyLine({ level: 50, time, msg: 'boom', err: { code: 1 } }, true)).toBe('03:04:05 \x1b[31mERROR\x1b[0m boom err={"code":1}\n');
   });
 });

@@ -4,11 +4,25 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
-import { base64UrlEncode, deviceAuthPayload, generateDeviceIdentity, rawPublicKey, signPayload } from '../sdk/device-auth.js';
+import {
+  base64UrlEncode,
+  deviceAuthPayload,
+  generateDeviceIdentity,
+  rawPublicKey,
+  signPayload,
+} from '../sdk/device-auth.js';
 import { definePlugin } from '../sdk/index.js';
 import type { GatewayService } from '../plugins/gateway/service.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { connectFrame, client, GATEWAY_DIR, rawSocket, startGateway, TEST_TOKEN, type RunningGateway } from './gateway-helpers.js';
+import {
+  connectFrame,
+  client,
+  GATEWAY_DIR,
+  rawSocket,
+  startGateway,
+  TEST_TOKEN,
+  type RunningGateway,
+} from './gateway-helpers.js';
 import { tempDir, waitFor } from './helpers.js';
 
 const running: Array<RunningGateway | GatewayClient> = [];
@@ -57,8 +71,18 @@ describe('handshake', () => {
         type: 'hello-ok',
         protocol: 4,
         server: { version: expect.any(String), connId: expect.any(String) },
-        features: { methods: expect.arrayContaining(['health', 'status', 'config.get', 'device.pair.approve', 'test.counter']), events: expect.arrayContaining(['tick', 'presence', 'shutdown']) },
-        snapshot: { presence: expect.any(Array), health: { ok: true }, stateVersion: { presence: expect.any(Number), health: 0 }, uptimeMs: expect.any(Number), authMode: 'token', sessionDefaults: { mainSessionKey: 'agent:main:main' } },
+        features: {
+          methods: expect.arrayContaining(['health', 'status', 'config.get', 'device.pair.approve', 'test.counter']),
+          events: expect.arrayContaining(['tick', 'presence', 'shutdown']),
+        },
+        snapshot: {
+          presence: expect.any(Array),
+          health: { ok: true },
+          stateVersion: { presence: expect.any(Number), health: 0 },
+          uptimeMs: expect.any(Number),
+          authMode: 'token',
+          sessionDefaults: { mainSessionKey: 'agent:main:main' },
+        },
         auth: { role: 'operator', scopes: ['operator.read'] },
         policy: { maxPayload: 25 * 1024 * 1024, maxBufferedBytes: 50 * 1024 * 1024, tickIntervalMs: 30_000 },
       },
@@ -90,7 +114,11 @@ describe('handshake', () => {
       ['{this is not json', 1008, /frame is not valid JSON/],
       [{ type: 'event', event: 'hello' }, 1008, /the first frame must be a connect request, got a event frame/],
       [Buffer.from([1, 2, 3]), 1003, /binary frames are not supported/],
-      [JSON.stringify(connectFrame({ padding: 'x'.repeat(70_000) })), 1009, /exceeds the 65536-byte limit before connect/],
+      [
+        JSON.stringify(connectFrame({ padding: 'x'.repeat(70_000) })),
+        1009,
+        /exceeds the 65536-byte limit before connect/,
+      ],
     ];
     for (const [frame, code, reason] of cases) {
       const raw = await rawSocket(gw.url);
@@ -119,16 +147,25 @@ describe('auth', () => {
   it('token mode: missing and wrong tokens are refused, the right one admitted', async () => {
     const gw = await gateway({ gateway: { auth: { token: 'sekret-token' } } });
     const missing = await rejection(client(gw.url, { token: undefined }));
-    expect(missing).toMatchObject({ code: 'INVALID_REQUEST', message: 'unauthorized: gateway token missing', details: { code: 'AUTH_TOKEN_MISSING' } });
+    expect(missing).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'unauthorized: gateway token missing',
+      details: { code: 'AUTH_TOKEN_MISSING' },
+    });
     const wrong = await rejection(client(gw.url, { token: 'guess' }));
-    expect(wrong.details).toMatchObject({ code: 'AUTH_TOKEN_MISMATCH', recommendedNextStep: 'update_auth_credentials' });
+    expect(wrong.details).toMatchObject({
+      code: 'AUTH_TOKEN_MISMATCH',
+      recommendedNextStep: 'update_auth_credentials',
+    });
     const ok = await open(gw.url, { token: 'sekret-token' });
     expect(ok.hello!.snapshot).toMatchObject({ authMode: 'token' });
   });
 
   it('password mode, and OPENCLAW_GATEWAY_TOKEN from the environment', async () => {
     const pw = await gateway({ gateway: { auth: { mode: 'password', password: 'hunter22' } } });
-    expect((await rejection(client(pw.url, { password: 'nope' }))).details).toMatchObject({ code: 'AUTH_PASSWORD_MISMATCH' });
+    expect((await rejection(client(pw.url, { password: 'nope' }))).details).toMatchObject({
+      code: 'AUTH_PASSWORD_MISMATCH',
+    });
     await open(pw.url, { password: 'hunter22' });
     const env = await gateway({ env: { OPENCLAW_GATEWAY_TOKEN: 'from-env' }, gateway: { auth: {} } });
     await rejection(client(env.url, { token: undefined }));
@@ -138,11 +175,15 @@ describe('auth', () => {
   it('refuses to start on a non-loopback bind without auth', async () => {
     const kernel = await createTestKernel({ plugins: [GATEWAY_DIR], config: { gateway: { port: 0, bind: 'lan' } } });
     await kernel.start();
-    expect(kernel.plugins.get('gateway')!.error).toMatch(/^service "gateway" failed to start: refusing to listen on 0\.0\.0\.0 without auth/);
+    expect(kernel.plugins.get('gateway')!.error).toMatch(
+      /^service "gateway" failed to start: refusing to listen on 0\.0\.0\.0 without auth/,
+    );
     await kernel.dispose();
     const custom = await createTestKernel({ plugins: [GATEWAY_DIR], config: { gateway: { port: 0, bind: 'custom' } } });
     await custom.start();
-    expect(custom.plugins.get('gateway')!.error).toContain('gateway.bind is "custom" but gateway.customBindHost is not set');
+    expect(custom.plugins.get('gateway')!.error).toContain(
+      'gateway.bind is "custom" but gateway.customBindHost is not set',
+    );
     await custom.dispose();
   });
 
@@ -204,18 +245,39 @@ describe('device identity and pairing', () => {
     running.push(watcher);
 
     const phone = generateDeviceIdentity();
-    const first = await rejection(client(gw.url, { token: 't0k', identity: phone, headers: REMOTE, client: { id: 'phone-app', displayName: 'Ada phone' } }));
-    expect(first).toMatchObject({ code: 'NOT_PAIRED', retryable: true, details: { code: 'PAIRING_REQUIRED', recommendedNextStep: 'wait_then_retry' } });
+    const first = await rejection(
+      client(gw.url, {
+        token: 't0k',
+        identity: phone,
+        headers: REMOTE,
+        client: { id: 'phone-app', displayName: 'Ada phone' },
+      }),
+    );
+    expect(first).toMatchObject({
+      code: 'NOT_PAIRED',
+      retryable: true,
+      details: { code: 'PAIRING_REQUIRED', recommendedNextStep: 'wait_then_retry' },
+    });
     const requestId = (first.details as { requestId: string }).requestId;
     await waitFor(() => requested.length > 0, { what: 'the device.pair.requested event' });
-    expect(requested).toEqual([expect.objectContaining({ requestId, deviceId: phone.deviceId, role: 'operator', remoteAddress: '127.0.0.1', displayName: 'Ada phone' })]);
+    expect(requested).toEqual([
+      expect.objectContaining({
+        requestId,
+        deviceId: phone.deviceId,
+        role: 'operator',
+        remoteAddress: '127.0.0.1',
+        displayName: 'Ada phone',
+      }),
+    ]);
     const listed = (await operator.request('device.pair.list')) as { pending: Array<{ requestId: string }> };
     expect(listed.pending.map((p) => p.requestId)).toEqual([requestId]);
     // Asking again while pending reuses the same request.
     const again = await rejection(client(gw.url, { token: 't0k', identity: phone, headers: REMOTE }));
     expect((again.details as { requestId: string }).requestId).toBe(requestId);
 
-    const approved = (await operator.request('device.pair.approve', { requestId, idempotencyKey: randomUUID() })) as { device: { deviceId: string } };
+    const approved = (await operator.request('device.pair.approve', { requestId, idempotencyKey: randomUUID() })) as {
+      device: { deviceId: string };
+    };
     expect(approved.device.deviceId).toBe(phone.deviceId);
     await waitFor(() => resolved.length > 0, { what: 'the device.pair.resolved event' });
     expect(resolved).toEqual([expect.objectContaining({ requestId, decision: 'approved' })]);
@@ -226,16 +288,24 @@ describe('device identity and pairing', () => {
     await paired.close();
     // The device token alone (no shared secret) now admits the device.
     const byToken = await open(gw.url, { deviceToken, identity: phone, headers: REMOTE });
-    expect(byToken.hello!.auth).toEqual({ role: 'operator', scopes: ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'] });
+    expect(byToken.hello!.auth).toEqual({
+      role: 'operator',
+      scopes: ['operator.read', 'operator.write', 'operator.admin', 'operator.pairing'],
+    });
     // The wrong device cannot use it.
-    expect((await rejection(client(gw.url, { deviceToken, identity: generateDeviceIdentity(), headers: REMOTE }))).details).toMatchObject({ code: 'AUTH_TOKEN_MISSING' });
+    expect(
+      (await rejection(client(gw.url, { deviceToken, identity: generateDeviceIdentity(), headers: REMOTE }))).details,
+    ).toMatchObject({ code: 'AUTH_TOKEN_MISSING' });
 
     await gw.stop();
     running.splice(running.indexOf(gw), 1);
     const restarted = await gateway({ stateDir, gateway: { auth: { token: 't0k' } } });
     const afterRestart = await open(restarted.url, { deviceToken, identity: phone, headers: REMOTE });
     expect(afterRestart.hello!.auth.role).toBe('operator');
-    expect(JSON.parse(readFileSync(join(stateDir, 'devices', 'pairing.json'), 'utf8')).paired[phone.deviceId].roles.operator.tokenHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      JSON.parse(readFileSync(join(stateDir, 'devices', 'pairing.json'), 'utf8')).paired[phone.deviceId].roles.operator
+        .tokenHash,
+    ).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('revoking a device token disconnects its sessions and refuses the token', async () => {
@@ -246,13 +316,19 @@ describe('device identity and pairing', () => {
     const deviceToken = firstConnect.hello!.auth.deviceToken!;
     const session = new GatewayClient({ url: gw.url, deviceToken, identity: laptop });
     const closed = new Promise<number>((resolve) => {
-      (session as unknown as { options: { onClose: (info: { code: number }) => void } }).options.onClose = (info) => resolve(info.code);
+      (session as unknown as { options: { onClose: (info: { code: number }) => void } }).options.onClose = (info) =>
+        resolve(info.code);
     });
     await session.connect();
-    const result = await operator.request('device.token.revoke', { deviceId: laptop.deviceId, idempotencyKey: randomUUID() });
+    const result = await operator.request('device.token.revoke', {
+      deviceId: laptop.deviceId,
+      idempotencyKey: randomUUID(),
+    });
     expect(result).toEqual({ deviceId: laptop.deviceId, role: 'operator', revoked: true, disconnected: 1 });
     expect(await closed).toBe(1008);
-    expect((await rejection(client(gw.url, { deviceToken, identity: laptop }))).details).toMatchObject({ code: 'AUTH_TOKEN_MISSING' });
+    expect((await rejection(client(gw.url, { deviceToken, identity: laptop }))).details).toMatchObject({
+      code: 'AUTH_TOKEN_MISSING',
+    });
     await session.close();
   });
 
@@ -265,22 +341,55 @@ describe('device identity and pairing', () => {
     const attempt = async (mutate: (params: Record<string, any>, nonce: string, ts: number) => void) => {
       const raw = await rawSocket(gw.url, REMOTE);
       const { payload } = await raw.next((f) => f.event === 'connect.challenge');
-      const params: Record<string, any> = { minProtocol: 3, maxProtocol: 4, client: { id: 'x', mode: 'cli' }, role: 'operator', scopes: ['operator.read'], auth: { token: TEST_TOKEN } };
-      const signed = deviceAuthPayload({ deviceId: device.deviceId, clientId: 'x', clientMode: 'cli', role: 'operator', scopes: ['operator.read'], signedAtMs: payload.ts, nonce: payload.nonce });
-      params.device = { id: device.deviceId, publicKey: base64UrlEncode(rawPublicKey(device.publicKeyPem)), signature: signPayload(device.privateKeyPem, signed), signedAt: payload.ts, nonce: payload.nonce };
+      const params: Record<string, any> = {
+        minProtocol: 3,
+        maxProtocol: 4,
+        client: { id: 'x', mode: 'cli' },
+        role: 'operator',
+        scopes: ['operator.read'],
+        auth: { token: TEST_TOKEN },
+      };
+      const signed = deviceAuthPayload({
+        deviceId: device.deviceId,
+        clientId: 'x',
+        clientMode: 'cli',
+        role: 'operator',
+        scopes: ['operator.read'],
+        signedAtMs: payload.ts,
+        nonce: payload.nonce,
+      });
+      params.device = {
+        id: device.deviceId,
+        publicKey: base64UrlEncode(rawPublicKey(device.publicKeyPem)),
+        signature: signPayload(device.privateKeyPem, signed),
+        signedAt: payload.ts,
+        nonce: payload.nonce,
+      };
       mutate(params, payload.nonce, payload.ts);
       raw.send({ type: 'req', id: 'c', method: 'connect', params });
       const response = await raw.next((f) => f.type === 'res');
       await raw.closed;
       return response.error;
     };
-    expect(await attempt((p) => (p.device.nonce = 'stale-nonce'))).toMatchObject({ details: { code: 'DEVICE_AUTH_NONCE_MISMATCH' } });
-    expect(await attempt((p) => (p.device.signature = p.device.signature.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A'))))).toMatchObject({
+    expect(await attempt((p) => (p.device.nonce = 'stale-nonce'))).toMatchObject({
+      details: { code: 'DEVICE_AUTH_NONCE_MISMATCH' },
+    });
+    expect(
+      await attempt(
+        (p) => (p.device.signature = p.device.signature.replace(/^./, (c: string) => (c === 'A' ? 'B' : 'A'))),
+      ),
+    ).toMatchObject({
       details: { code: 'DEVICE_AUTH_SIGNATURE_INVALID' },
     });
-    expect(await attempt((p) => (p.scopes = ['operator.admin']))).toMatchObject({ details: { code: 'DEVICE_AUTH_SIGNATURE_INVALID' } });
-    expect(await attempt((p) => (p.device.id = 'f'.repeat(64)))).toMatchObject({ details: { code: 'DEVICE_AUTH_DEVICE_ID_MISMATCH' } });
-    expect(await attempt((p) => (p.device.publicKey = 'bm90LWEta2V5'))).toMatchObject({ details: { code: 'DEVICE_AUTH_PUBLIC_KEY_INVALID' } });
+    expect(await attempt((p) => (p.scopes = ['operator.admin']))).toMatchObject({
+      details: { code: 'DEVICE_AUTH_SIGNATURE_INVALID' },
+    });
+    expect(await attempt((p) => (p.device.id = 'f'.repeat(64)))).toMatchObject({
+      details: { code: 'DEVICE_AUTH_DEVICE_ID_MISMATCH' },
+    });
+    expect(await attempt((p) => (p.device.publicKey = 'bm90LWEta2V5'))).toMatchObject({
+      details: { code: 'DEVICE_AUTH_PUBLIC_KEY_INVALID' },
+    });
     // Correctly signed, but remote and unpaired: pairing is required.
     expect(await attempt(() => {})).toMatchObject({ code: 'NOT_PAIRED', details: { code: 'PAIRING_REQUIRED' } });
   });
@@ -290,24 +399,42 @@ describe('requests', () => {
   it('answers unknown methods, bad params and failing handlers with errors, never crashing', async () => {
     const gw = await gateway();
     const c = await open(gw.url);
-    expect(await rejection(c.request('nope.nothing'))).toMatchObject({ code: 'INVALID_REQUEST', message: 'unknown method "nope.nothing"' });
+    expect(await rejection(c.request('nope.nothing'))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: 'unknown method "nope.nothing"',
+    });
     expect(await rejection(c.request('test.slow', { ms: 'soon' }))).toMatchObject({
       code: 'INVALID_REQUEST',
       message: 'invalid params for test.slow: params.ms: must be integer',
     });
-    expect(await rejection(c.request('test.throw'))).toMatchObject({ code: 'UNAVAILABLE', message: 'test.throw failed: kaput' });
+    expect(await rejection(c.request('test.throw'))).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: 'test.throw failed: kaput',
+    });
     expect(await rejection(c.request('connect', {}))).toMatchObject({ message: 'already connected' });
-    expect(await rejection(c.request('test.bigint'))).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/^test\.bigint returned a result that is not JSON: /) });
-    expect(await rejection(c.request('test.badschema', { a: 1 }))).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/^test\.badschema failed: can't resolve reference/) });
+    expect(await rejection(c.request('test.bigint'))).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/^test\.bigint returned a result that is not JSON: /),
+    });
+    expect(await rejection(c.request('test.badschema', { a: 1 }))).toMatchObject({
+      code: 'UNAVAILABLE',
+      message: expect.stringMatching(/^test\.badschema failed: can't resolve reference/),
+    });
     expect(await c.request('health')).toMatchObject({ ok: true });
   });
 
   it('requires an idempotency key for side effects and runs a repeated key once', async () => {
     const gw = await gateway();
     const c = await open(gw.url);
-    expect(await rejection(c.request('test.counter', {}))).toMatchObject({ code: 'INVALID_REQUEST', details: { code: 'IDEMPOTENCY_KEY_REQUIRED' } });
+    expect(await rejection(c.request('test.counter', {}))).toMatchObject({
+      code: 'INVALID_REQUEST',
+      details: { code: 'IDEMPOTENCY_KEY_REQUIRED' },
+    });
     const key = randomUUID();
-    const [first, concurrent] = await Promise.all([c.request('test.counter', { idempotencyKey: key }), c.request('test.counter', { idempotencyKey: key })]);
+    const [first, concurrent] = await Promise.all([
+      c.request('test.counter', { idempotencyKey: key }),
+      c.request('test.counter', { idempotencyKey: key }),
+    ]);
     expect(first).toEqual({ counter: 1 });
     expect(concurrent).toEqual({ counter: 1 });
     // A retry on a new connection (after a reconnect) is still deduplicated.
@@ -316,7 +443,9 @@ describe('requests', () => {
     // The same key with other params is a mistake, not a retry: refused, naming the key.
     expect(await rejection(other.request('test.counter', { idempotencyKey: key, by: 5 }))).toMatchObject({
       code: 'INVALID_REQUEST',
-      message: expect.stringContaining(`idempotencyKey "${key}" was already used for a test.counter request with different params`),
+      message: expect.stringContaining(
+        `idempotencyKey "${key}" was already used for a test.counter request with different params`,
+      ),
       details: { code: 'IDEMPOTENCY_KEY_REUSED', idempotencyKey: key },
     });
     expect(await other.request('test.counter', { idempotencyKey: randomUUID() })).toEqual({ counter: 2 });
@@ -352,7 +481,9 @@ describe('requests', () => {
     raw.send({ type: 'res', id: 'r3', ok: true });
     expect((await raw.next((f) => f.event === 'error')).payload.message).toMatch(/frame is not valid JSON/);
     expect((await raw.next((f) => f.id === 'r2')).error.message).toBe('invalid req frame: method: must be string');
-    expect((await raw.next((f) => f.event === 'error' && /req frames only/.test(f.payload.message))).payload.message).toBe('clients send req frames only, got a res frame');
+    expect(
+      (await raw.next((f) => f.event === 'error' && /req frames only/.test(f.payload.message))).payload.message,
+    ).toBe('clients send req frames only, got a res frame');
     raw.send({ type: 'req', id: 'r4', method: 'health' });
     expect((await raw.next((f) => f.id === 'r4')).ok).toBe(true);
     raw.ws.close();
@@ -371,7 +502,11 @@ describe('events', () => {
     await cli.next((f) => f.type === 'res');
     const other = await open(gw.url, { client: { id: 'second-client' } });
     const presence = await raw.next((f) => f.event === 'presence' && f.payload.presence.length === 3);
-    expect(presence.payload.presence.map((entry: { clientId: string }) => entry.clientId)).toEqual(['second-client', 'quiet', 'watcher']);
+    expect(presence.payload.presence.map((entry: { clientId: string }) => entry.clientId)).toEqual([
+      'second-client',
+      'quiet',
+      'watcher',
+    ]);
     expect(presence.stateVersion).toMatchObject({ presence: expect.any(Number) });
     const tick = await raw.next((f) => f.event === 'tick', 2500);
     expect(tick.payload.ts).toEqual(expect.any(Number));
@@ -393,7 +528,9 @@ describe('events', () => {
         }
       }, 50);
     });
-    expect(update.find((entry: { clientId: string }) => entry.clientId === 'watcher')).toMatchObject({ connected: false });
+    expect(update.find((entry: { clientId: string }) => entry.clientId === 'watcher')).toMatchObject({
+      connected: false,
+    });
   });
 
   it('coalesces a burst of connects into a few presence snapshots', async () => {
@@ -401,7 +538,9 @@ describe('events', () => {
     const watcher = await rawSocket(gw.url);
     watcher.send(connectFrame({ client: { id: 'watcher', mode: 'ui' } }));
     await watcher.next((f) => f.type === 'res');
-    const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => open(gw.url, { client: { id: `burst-${i}` } })));
+    const burst = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => open(gw.url, { client: { id: `burst-${i}` } })),
+    );
     await watcher.next((f) => f.event === 'presence' && f.payload.presence.length === 31, 3000);
     const snapshots = watcher.frames.filter((f) => f.event === 'presence');
     // 31 connects; a snapshot at most every 300 ms while they land.
@@ -493,34 +632,72 @@ describe('config methods', () => {
     const gw = await gateway({ gateway: { auth: { token: 'adm1n' } } });
     const c = await open(gw.url, { token: 'adm1n' });
     const configPath = join(gw.stateDir, 'openclaw.json');
-    writeFileSync(configPath, JSON.stringify({ gateway: { auth: { token: 'file-secret' } }, agents: { defaults: { maxConcurrent: 2 } } }));
+    writeFileSync(
+      configPath,
+      JSON.stringify({ gateway: { auth: { token: 'file-secret' } }, agents: { defaults: { maxConcurrent: 2 } } }),
+    );
     const got = (await c.request('config.get')) as { hash: string; config: Record<string, any>; exists: boolean };
     expect(got.exists).toBe(true);
-    expect(got.config).toEqual({ gateway: { auth: { token: '__REDACTED__' } }, agents: { defaults: { maxConcurrent: 2 } } });
+    expect(got.config).toEqual({
+      gateway: { auth: { token: '__REDACTED__' } },
+      agents: { defaults: { maxConcurrent: 2 } },
+    });
 
     const updated = { ...got.config, agents: { defaults: { maxConcurrent: 3 } } };
-    const written = (await c.request('config.set', { config: updated, baseHash: got.hash, idempotencyKey: randomUUID() })) as { hash: string };
-    expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({ gateway: { auth: { token: 'file-secret' } }, agents: { defaults: { maxConcurrent: 3 } } });
+    const written = (await c.request('config.set', {
+      config: updated,
+      baseHash: got.hash,
+      idempotencyKey: randomUUID(),
+    })) as { hash: string };
+    expect(JSON.parse(readFileSync(configPath, 'utf8'))).toEqual({
+      gateway: { auth: { token: 'file-secret' } },
+      agents: { defaults: { maxConcurrent: 3 } },
+    });
     expect(written.hash).not.toBe(got.hash);
 
-    const stale = await rejection(c.request('config.set', { config: updated, baseHash: got.hash, idempotencyKey: randomUUID() }));
+    const stale = await rejection(
+      c.request('config.set', { config: updated, baseHash: got.hash, idempotencyKey: randomUUID() }),
+    );
     expect(stale.details).toMatchObject({ code: 'CONFIG_CONFLICT' });
 
     // As in OpenClaw, an edit of an existing file must name the revision it is based on.
     for (const method of ['config.set', 'config.patch', 'config.apply']) {
-      const unbased = await rejection(c.request(method, { [method === 'config.patch' ? 'patch' : 'config']: { agents: {} }, idempotencyKey: randomUUID() }));
+      const unbased = await rejection(
+        c.request(method, {
+          [method === 'config.patch' ? 'patch' : 'config']: { agents: {} },
+          idempotencyKey: randomUUID(),
+        }),
+      );
       expect(unbased.details).toMatchObject({ code: 'CONFIG_BASE_HASH_REQUIRED' });
-      expect(unbased.message).toBe(`${method} needs params.baseHash (the hash from config.get) because ${configPath} exists; read it with config.get and retry`);
+      expect(unbased.message).toBe(
+        `${method} needs params.baseHash (the hash from config.get) because ${configPath} exists; read it with config.get and retry`,
+      );
     }
 
-    const invalid = await rejection(c.request('config.patch', { patch: { agents: { defaults: { maxConcurrent: 0 } }, gatway: {} }, baseHash: written.hash, idempotencyKey: randomUUID() }));
+    const invalid = await rejection(
+      c.request('config.patch', {
+        patch: { agents: { defaults: { maxConcurrent: 0 } }, gatway: {} },
+        baseHash: written.hash,
+        idempotencyKey: randomUUID(),
+      }),
+    );
     expect(invalid.details).toMatchObject({ code: 'INVALID_CONFIG' });
-    expect(invalid.message).toBe('config is invalid: agents.defaults.maxConcurrent: must be >= 1; gatway: is not a known config section (no plugin declares it)');
+    expect(invalid.message).toBe(
+      'config is invalid: agents.defaults.maxConcurrent: must be >= 1; gatway: is not a known config section (no plugin declares it)',
+    );
 
-    const patched = (await c.request('config.patch', { raw: '{ agents: { defaults: { maxConcurrent: null, workspace: "/tmp/ws" } } }', baseHash: written.hash, idempotencyKey: randomUUID() })) as { hash: string };
+    const patched = (await c.request('config.patch', {
+      raw: '{ agents: { defaults: { maxConcurrent: null, workspace: "/tmp/ws" } } }',
+      baseHash: written.hash,
+      idempotencyKey: randomUUID(),
+    })) as { hash: string };
     expect(JSON.parse(readFileSync(configPath, 'utf8')).agents).toEqual({ defaults: { workspace: '/tmp/ws' } });
 
-    const applied = await c.request('config.apply', { config: { agents: { defaults: { maxConcurrent: 2 } } }, baseHash: patched.hash, idempotencyKey: randomUUID() });
+    const applied = await c.request('config.apply', {
+      config: { agents: { defaults: { maxConcurrent: 2 } } },
+      baseHash: patched.hash,
+      idempotencyKey: randomUUID(),
+    });
     expect(applied).toMatchObject({ restart: { scheduled: false, delayMs: null } });
 
     const schema = (await c.request('config.schema')) as { schema: { properties: Record<string, any> } };
@@ -541,7 +718,10 @@ describe('config methods', () => {
     const tail = (await c.request('logs.tail', { limit: 10 })) as { lines: string[]; cursor: number };
     expect(tail.lines).toEqual(['{"msg":"one"}', '{"msg":"two"}']);
     writeFileSync(join(gw.stateDir, 'logs', 'gateway.log'), '{"msg":"one"}\n{"msg":"two"}\n{"msg":"partial"}\n');
-    expect(await c.request('logs.tail', { cursor: tail.cursor })).toMatchObject({ lines: ['{"msg":"partial"}'], reset: false });
+    expect(await c.request('logs.tail', { cursor: tail.cursor })).toMatchObject({
+      lines: ['{"msg":"partial"}'],
+      reset: false,
+    });
     const identity = (await c.request('gateway.identity.get')) as { deviceId: string };
     expect(identity.deviceId).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -572,7 +752,11 @@ describe('HTTP', () => {
 describe('single instance', () => {
   it('refuses a second gateway for the same state dir, naming the running pid', async () => {
     const gw = await gateway();
-    const second = await createTestKernel({ stateDir: gw.stateDir, plugins: [GATEWAY_DIR], config: { gateway: { port: 0 } } });
+    const second = await createTestKernel({
+      stateDir: gw.stateDir,
+      plugins: [GATEWAY_DIR],
+      config: { gateway: { port: 0 } },
+    });
     await second.start();
     expect(second.plugins.get('gateway')!.error).toBe(
       `service "gateway" failed to start: another gateway is already running for this state dir (pid ${process.pid}, port ${gw.port}); stop it first or use a different OPENCLAW_STATE_DIR`,
@@ -583,9 +767,20 @@ describe('single instance', () => {
   it('takes over a stale lock left by a process that died', async () => {
     const stateDir = tempDir('claw-stale-');
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(join(stateDir, 'gateway.lock'), JSON.stringify({ pid: Number(dead.stdout), hostname: (await import('node:os')).hostname(), port: 1, startedAt: 'x' }));
+    writeFileSync(
+      join(stateDir, 'gateway.lock'),
+      JSON.stringify({
+        pid: Number(dead.stdout),
+        hostname: (await import('node:os')).hostname(),
+        port: 1,
+        startedAt: 'x',
+      }),
+    );
     const gw = await gateway({ stateDir });
-    expect(JSON.parse(readFileSync(join(stateDir, 'gateway.lock'), 'utf8'))).toMatchObject({ pid: process.pid, port: gw.port });
+    expect(JSON.parse(readFileSync(join(stateDir, 'gateway.lock'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      port: gw.port,
+    });
     await gw.stop();
     running.splice(running.indexOf(gw), 1);
     expect(() => readFileSync(join(stateDir, 'gateway.lock'))).toThrow();
@@ -597,10 +792,18 @@ describe('client', () => {
     const stateDir = tempDir('claw-recon-');
     const gw = await startGateway({ stateDir });
     const hellos: number[] = [];
-    const c = new GatewayClient({ url: gw.url, token: TEST_TOKEN, identity: generateDeviceIdentity(), reconnect: { initialMs: 50, maxMs: 200 }, onHello: () => hellos.push(Date.now()) });
+    const c = new GatewayClient({
+      url: gw.url,
+      token: TEST_TOKEN,
+      identity: generateDeviceIdentity(),
+      reconnect: { initialMs: 50, maxMs: 200 },
+      onHello: () => hellos.push(Date.now()),
+    });
     running.push(c);
     await c.connect();
-    await expect(c.request('test.slow', { ms: 500 }, { timeoutMs: 100 })).rejects.toThrow('test.slow timed out after 100 ms');
+    await expect(c.request('test.slow', { ms: 500 }, { timeoutMs: 100 })).rejects.toThrow(
+      'test.slow timed out after 100 ms',
+    );
     await gw.stop();
     await gw.kernel.dispose();
     const again = await startGateway({ stateDir, gateway: { port: gw.port } });
@@ -611,7 +814,9 @@ describe('client', () => {
   });
 
   it('refuses plaintext ws:// to another machine', () => {
-    expect(() => new GatewayClient({ url: 'ws://10.1.2.3:18789' })).toThrow('refusing plaintext ws:// to 10.1.2.3: use wss://');
+    expect(() => new GatewayClient({ url: 'ws://10.1.2.3:18789' })).toThrow(
+      'refusing plaintext ws:// to 10.1.2.3: use wss://',
+    );
     expect(() => new GatewayClient({ url: 'wss://10.1.2.3:18789' })).not.toThrow();
     expect(() => new GatewayClient({ url: 'ws://127.0.0.1:18789' })).not.toThrow();
   });

@@ -73,33 +73,41 @@ describe('writeTinyLlamaGguf', () => {
   // Contexts get one thread: node-llama-cpp's default (at least 4) oversubscribes a 2-core
   // machine, and its spinning threads then make each token take ~200 ms; vitest also runs
   // another test file beside this one.
-  it('embeds text into 64 dimensions', async () => {
-    const context = await model.createEmbeddingContext({ threads: 1 });
-    try {
-      const embedding = await context.getEmbeddingFor('hello world');
-      expect(embedding.vector).toHaveLength(64);
-      expect(embedding.vector.every((value) => Number.isFinite(value))).toBe(true);
-      expect(embedding.vector.some((value) => value !== 0)).toBe(true);
-    } finally {
-      await context.dispose();
-    }
-  }, SLOW);
+  it(
+    'embeds text into 64 dimensions',
+    async () => {
+      const context = await model.createEmbeddingContext({ threads: 1 });
+      try {
+        const embedding = await context.getEmbeddingFor('hello world');
+        expect(embedding.vector).toHaveLength(64);
+        expect(embedding.vector.every((value) => Number.isFinite(value))).toBe(true);
+        expect(embedding.vector.some((value) => value !== 0)).toBe(true);
+      } finally {
+        await context.dispose();
+      }
+    },
+    SLOW,
+  );
 
-  it('generates text', async () => {
-    const { LlamaCompletion } = await import('node-llama-cpp');
-    const context = await model.createContext({ contextSize: 256, threads: 1 });
-    try {
-      const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
-      const chunks: string[] = [];
-      const result = await completion.generateCompletionWithMeta('hello the world', {
-        maxTokens: 8,
-        onTextChunk: (text) => chunks.push(text),
-      });
-      expect(result.metadata.stopReason).toBe('maxTokens');
-      expect(result.response.length).toBeGreaterThan(0);
-      expect(chunks.join('')).toBe(result.response);
-    } finally {
-      await context.dispose();
-    }
-  }, SLOW);
+  it(
+    'generates text',
+    async () => {
+      const { LlamaCompletion } = await import('node-llama-cpp');
+      const context = await model.createContext({ contextSize: 256, threads: 1 });
+      try {
+        const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+        const chunks: string[] = [];
+        const result = await completion.generateCompletionWithMeta('hello the world', {
+          maxTokens: 8,
+          onTextChunk: (text) => chunks.push(text),
+        });
+        expect(result.metadata.stopReason).toBe('maxTokens');
+        expect(result.response.length).toBeGreaterThan(0);
+        expect(chunks.join('')).toBe(result.response);
+      } finally {
+        await context.dispose();
+      }
+    },
+    SLOW,
+  );
 });

@@ -11,7 +11,13 @@ import type { AgentService, DispatchInput, RunResult, SessionEntry } from '../sd
 import type { OutboundRequest, OutboundResult } from '../sdk/index.js';
 import { formatSystemEvents, MAX_EVENT_CHARS, SystemEventStore } from '../plugins/heartbeat/event-store.js';
 import { effectivelyEmpty, judgeReply } from '../plugins/heartbeat/reply.js';
-import { BUSY_RETRY_MS, ERROR_RETRY_MS, HeartbeatRunner, STARTUP_DELAY_MS, type Clock } from '../plugins/heartbeat/runner.js';
+import {
+  BUSY_RETRY_MS,
+  ERROR_RETRY_MS,
+  HeartbeatRunner,
+  STARTUP_DELAY_MS,
+  type Clock,
+} from '../plugins/heartbeat/runner.js';
 import { heartbeatAgents, heartbeatSettings, parseEvery, withinActiveHours } from '../plugins/heartbeat/settings.js';
 import { HeartbeatState, type HeartbeatEvent } from '../plugins/heartbeat/state.js';
 import { REPO, tempDir } from './helpers.js';
@@ -26,13 +32,21 @@ describe('heartbeat replies', () => {
 
   it('more than ackMaxChars of other text, or the token in the middle, is an alert', () => {
     expect(judgeReply(`HEARTBEAT_OK ${'x'.repeat(20)}`, 10)).toEqual({ kind: 'alert', text: 'x'.repeat(20) });
-    expect(judgeReply('Disk full. HEARTBEAT_OK was not the answer: act now', 300)).toEqual({ kind: 'alert', text: 'Disk full. HEARTBEAT_OK was not the answer: act now' });
-    expect(judgeReply('Your 3pm meeting moved to 4pm.', 300)).toEqual({ kind: 'alert', text: 'Your 3pm meeting moved to 4pm.' });
+    expect(judgeReply('Disk full. HEARTBEAT_OK was not the answer: act now', 300)).toEqual({
+      kind: 'alert',
+      text: 'Disk full. HEARTBEAT_OK was not the answer: act now',
+    });
+    expect(judgeReply('Your 3pm meeting moved to 4pm.', 300)).toEqual({
+      kind: 'alert',
+      text: 'Your 3pm meeting moved to 4pm.',
+    });
     expect(judgeReply('   ', 300)).toEqual({ kind: 'empty' });
   });
 
   it('a checklist of headings, comments and empty items is effectively empty (the setup template too)', () => {
-    expect(effectivelyEmpty(readFileSync(join(REPO, 'plugins', 'agent', 'templates', 'HEARTBEAT.md'), 'utf8'))).toBe(true);
+    expect(effectivelyEmpty(readFileSync(join(REPO, 'plugins', 'agent', 'templates', 'HEARTBEAT.md'), 'utf8'))).toBe(
+      true,
+    );
     expect(effectivelyEmpty('')).toBe(true);
     expect(effectivelyEmpty('# Heartbeat\n\n<!-- add checks here -->\n- [ ]\n-\n```\n```\n')).toBe(true);
     expect(effectivelyEmpty('# Heartbeat\n- check the inbox\n')).toBe(false);
@@ -51,9 +65,19 @@ describe('heartbeat settings', () => {
 
   it('defaults, per-agent blocks, and only agents with a block run when any has one', () => {
     expect(heartbeatSettings({}, 'main')).toMatchObject({ everyMs: 1_800_000, target: 'last', ackMaxChars: 300 });
-    const config = { agents: { defaults: { heartbeat: { every: '1h', target: 'none', ackMaxChars: 10 } }, list: [{ id: 'main' }, { id: 'ops', heartbeat: { every: '5m', target: 'telegram', to: '42' } }] } };
+    const config = {
+      agents: {
+        defaults: { heartbeat: { every: '1h', target: 'none', ackMaxChars: 10 } },
+        list: [{ id: 'main' }, { id: 'ops', heartbeat: { every: '5m', target: 'telegram', to: '42' } }],
+      },
+    };
     expect(heartbeatAgents(config)).toEqual(['ops']);
-    expect(heartbeatSettings(config, 'ops')).toMatchObject({ everyMs: 300_000, target: 'telegram', to: '42', ackMaxChars: 10 });
+    expect(heartbeatSettings(config, 'ops')).toMatchObject({
+      everyMs: 300_000,
+      target: 'telegram',
+      to: '42',
+      ackMaxChars: 10,
+    });
     expect(heartbeatAgents({ agents: { list: [{ id: 'a' }, { id: 'b', default: true }] } } as never)).toEqual(['b']);
   });
 
@@ -63,8 +87,12 @@ describe('heartbeat settings', () => {
     expect(withinActiveHours(day, at('2026-03-01T07:59:00Z'), undefined)).toBe(false);
     expect(withinActiveHours(day, at('2026-03-01T08:00:00Z'), undefined)).toBe(true);
     expect(withinActiveHours(day, at('2026-03-01T22:00:00Z'), undefined)).toBe(false);
-    expect(withinActiveHours({ start: '22:00', end: '06:00', timezone: 'UTC' }, at('2026-03-01T23:30:00Z'), undefined)).toBe(true);
-    expect(withinActiveHours({ start: '09:00', end: '09:00', timezone: 'UTC' }, at('2026-03-01T09:00:00Z'), undefined)).toBe(false);
+    expect(
+      withinActiveHours({ start: '22:00', end: '06:00', timezone: 'UTC' }, at('2026-03-01T23:30:00Z'), undefined),
+    ).toBe(true);
+    expect(
+      withinActiveHours({ start: '09:00', end: '09:00', timezone: 'UTC' }, at('2026-03-01T09:00:00Z'), undefined),
+    ).toBe(false);
     expect(withinActiveHours({ start: '00:00', end: '24:00' }, at('2026-03-01T23:59:00Z'), 'UTC')).toBe(true);
     // 08:00 in New York is 13:00 UTC in winter; "user" reads userTimezone.
     const ny = { start: '08:00', end: '09:00' };
@@ -92,21 +120,49 @@ describe('the system-event queue', () => {
   it('the same contextKey replaces the older event; the same text twice in a row is kept once', async () => {
     const store = new SystemEventStore(tempDir('claw-sysev-'));
     const key = 'agent:main:main';
-    await store.enqueue({ agentId: 'main', sessionKey: key, text: 'job ran (1)', source: 'cron:j', contextKey: 'cron:j' });
+    await store.enqueue({
+      agentId: 'main',
+      sessionKey: key,
+      text: 'job ran (1)',
+      source: 'cron:j',
+      contextKey: 'cron:j',
+    });
     await store.enqueue({ agentId: 'main', sessionKey: key, text: 'ping', source: 'cli' });
     await store.enqueue({ agentId: 'main', sessionKey: key, text: 'ping', source: 'cli' });
-    await store.enqueue({ agentId: 'main', sessionKey: key, text: 'job ran (2)', source: 'cron:j', contextKey: 'cron:j' });
+    await store.enqueue({
+      agentId: 'main',
+      sessionKey: key,
+      text: 'job ran (2)',
+      source: 'cron:j',
+      contextKey: 'cron:j',
+    });
     expect(store.pending(key).map((event) => event.text)).toEqual(['ping', 'job ran (2)']);
   });
 
   it('refuses empty and overlong text with a clear error', async () => {
     const store = new SystemEventStore(tempDir('claw-sysev-'));
-    await expect(store.enqueue({ agentId: 'main', sessionKey: 'k', text: '  ', source: 'cli' })).rejects.toThrow(/needs text/);
-    await expect(store.enqueue({ agentId: 'main', sessionKey: 'k', text: 'x'.repeat(MAX_EVENT_CHARS + 1), source: 'cli' })).rejects.toThrow(/at most 2000 characters/);
+    await expect(store.enqueue({ agentId: 'main', sessionKey: 'k', text: '  ', source: 'cli' })).rejects.toThrow(
+      /needs text/,
+    );
+    await expect(
+      store.enqueue({ agentId: 'main', sessionKey: 'k', text: 'x'.repeat(MAX_EVENT_CHARS + 1), source: 'cli' }),
+    ).rejects.toThrow(/at most 2000 characters/);
   });
 
   it('shows as System: lines with when each was queued', () => {
-    const text = formatSystemEvents([{ id: '1', agentId: 'main', sessionKey: 'k', text: 'Reminder:\nstandup', source: 'cron:x', enqueuedAt: Date.parse('2026-03-01T09:15:00Z') }], 'UTC');
+    const text = formatSystemEvents(
+      [
+        {
+          id: '1',
+          agentId: 'main',
+          sessionKey: 'k',
+          text: 'Reminder:\nstandup',
+          source: 'cron:x',
+          enqueuedAt: Date.parse('2026-03-01T09:15:00Z'),
+        },
+      ],
+      'UTC',
+    );
     expect(text).toBe('System: [2026-03-01 09:15:00 UTC] Reminder: standup');
   });
 });
@@ -162,7 +218,9 @@ interface Harness {
 const MIN = 60_000;
 const START = Date.parse('2026-03-02T12:00:00Z');
 
-function harness(options: { stateDir?: string; config?: Record<string, any>; start?: number; session?: Partial<SessionEntry> } = {}): Harness {
+function harness(
+  options: { stateDir?: string; config?: Record<string, any>; start?: number; session?: Partial<SessionEntry> } = {},
+): Harness {
   const stateDir = options.stateDir ?? tempDir('claw-hb-');
   const workspace = join(stateDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
@@ -179,10 +237,22 @@ function harness(options: { stateDir?: string; config?: Record<string, any>; sta
     run: async (input: DispatchInput): Promise<RunResult> => {
       runs.push({ ...input, at: clock.now() });
       const text = replies.shift() ?? 'HEARTBEAT_OK';
-      return { runId: `r${runs.length}`, sessionKey: input.sessionKey!, sessionId: 's', status: 'ok', text, payloads: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, startedAt: 0, endedAt: 0 };
+      return {
+        runId: `r${runs.length}`,
+        sessionKey: input.sessionKey!,
+        sessionId: 's',
+        status: 'ok',
+        text,
+        payloads: [],
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+        startedAt: 0,
+        endedAt: 0,
+      };
     },
   } as unknown as AgentService;
-  const config = options.config ?? { agents: { defaults: { heartbeat: { every: '30m', target: 'telegram', to: '99' } } } };
+  const config = options.config ?? {
+    agents: { defaults: { heartbeat: { every: '30m', target: 'telegram', to: '99' } } },
+  };
   const runner = new HeartbeatRunner({
     config: () => config,
     state,
@@ -211,12 +281,16 @@ describe('the heartbeat schedule (test clock)', () => {
     await h.clock.advance(30 * MIN - 1);
     expect(h.runs).toHaveLength(0);
     await h.clock.advance(1);
-    expect(h.runs.map((run) => [run.at - START, run.sessionKey, run.queueMode])).toEqual([[30 * MIN, 'agent:main:main', 'followup']]);
+    expect(h.runs.map((run) => [run.at - START, run.sessionKey, run.queueMode])).toEqual([
+      [30 * MIN, 'agent:main:main', 'followup'],
+    ]);
     expect(h.sent).toHaveLength(0);
     expect(h.events[0]).toMatchObject({ status: 'ok-token', trigger: 'interval', agentId: 'main' });
     await h.clock.advance(30 * MIN);
     expect(h.runs.map((run) => run.at - START)).toEqual([30 * MIN, 60 * MIN]);
-    expect(h.sent).toEqual([expect.objectContaining({ channel: 'telegram', to: '99', text: 'The build on main is red since 11:40.' })]);
+    expect(h.sent).toEqual([
+      expect.objectContaining({ channel: 'telegram', to: '99', text: 'The build on main is red since 11:40.' }),
+    ]);
     expect(h.events[1]).toMatchObject({ status: 'sent', channel: 'telegram', to: '99' });
     await h.runner.stop();
   });
@@ -247,11 +321,19 @@ describe('the heartbeat schedule (test clock)', () => {
   });
 
   it('outside active hours the slot is skipped with a reason; a wake still runs', async () => {
-    const h = harness({ config: { agents: { defaults: { heartbeat: { every: '30m', activeHours: { start: '08:00', end: '10:00', timezone: 'UTC' } } } } } });
+    const h = harness({
+      config: {
+        agents: {
+          defaults: { heartbeat: { every: '30m', activeHours: { start: '08:00', end: '10:00', timezone: 'UTC' } } },
+        },
+      },
+    });
     h.runner.start();
     await h.clock.advance(30 * MIN);
     expect(h.runs).toHaveLength(0);
-    expect(h.events).toEqual([expect.objectContaining({ status: 'skipped', reason: 'quiet-hours', trigger: 'interval' })]);
+    expect(h.events).toEqual([
+      expect.objectContaining({ status: 'skipped', reason: 'quiet-hours', trigger: 'interval' }),
+    ]);
     expect(h.state.agent('main')?.lastRunAt).toBe(START + 30 * MIN);
     expect(h.runner.wakeNow('main', 'cron:job1')).toEqual({ queued: true });
     await h.clock.advance(1000);
@@ -267,7 +349,12 @@ describe('the heartbeat schedule (test clock)', () => {
     await h.clock.advance(30 * MIN);
     expect(h.runs).toHaveLength(0);
     expect(h.events[0]).toMatchObject({ status: 'skipped', reason: 'empty-heartbeat-file' });
-    await h.store.enqueue({ agentId: 'main', sessionKey: 'agent:main:main', text: 'Reminder: standup', source: 'cron:standup' });
+    await h.store.enqueue({
+      agentId: 'main',
+      sessionKey: 'agent:main:main',
+      text: 'Reminder: standup',
+      source: 'cron:standup',
+    });
     expect(h.runner.wakeNext('main')).toEqual({ queued: true });
     await h.clock.advance(30 * MIN);
     expect(h.runs).toHaveLength(1);
@@ -309,18 +396,29 @@ describe('the heartbeat schedule (test clock)', () => {
   });
 
   it('target last follows the main session route; none and a missing route are recorded, not silent', async () => {
-    const last = harness({ config: { agents: { defaults: { heartbeat: { every: '30m' } } } }, session: { deliveryContext: { channel: 'telegram', to: '7', accountId: 'bot2', threadId: 5 } } as Partial<SessionEntry> });
+    const last = harness({
+      config: { agents: { defaults: { heartbeat: { every: '30m' } } } },
+      session: {
+        deliveryContext: { channel: 'telegram', to: '7', accountId: 'bot2', threadId: 5 },
+      } as Partial<SessionEntry>,
+    });
     last.replies.push('Alert!');
     last.runner.start();
     await last.clock.advance(30 * MIN);
-    expect(last.sent).toEqual([expect.objectContaining({ channel: 'telegram', to: '7', accountId: 'bot2', threadId: '5', text: 'Alert!' })]);
+    expect(last.sent).toEqual([
+      expect.objectContaining({ channel: 'telegram', to: '7', accountId: 'bot2', threadId: '5', text: 'Alert!' }),
+    ]);
     await last.runner.stop();
 
     const nowhere = harness({ config: { agents: { defaults: { heartbeat: { every: '30m' } } } } });
     nowhere.replies.push('Alert!');
     nowhere.runner.start();
     await nowhere.clock.advance(30 * MIN);
-    expect(nowhere.events[0]).toMatchObject({ status: 'skipped', reason: expect.stringMatching(/^no-target/), preview: 'Alert!' });
+    expect(nowhere.events[0]).toMatchObject({
+      status: 'skipped',
+      reason: expect.stringMatching(/^no-target/),
+      preview: 'Alert!',
+    });
     await nowhere.runner.stop();
 
     const none = harness({ config: { agents: { defaults: { heartbeat: { every: '30m', target: 'none' } } } } });
@@ -333,7 +431,9 @@ describe('the heartbeat schedule (test clock)', () => {
   });
 
   it('isolatedSession: each heartbeat in a fresh session of its own beside the main one', async () => {
-    const h = harness({ config: { agents: { defaults: { heartbeat: { every: '30m', target: 'none', isolatedSession: true } } } } });
+    const h = harness({
+      config: { agents: { defaults: { heartbeat: { every: '30m', target: 'none', isolatedSession: true } } } },
+    });
     h.runner.start();
     await h.clock.advance(30 * MIN);
     expect(h.runs).toEqual([expect.objectContaining({ sessionKey: 'agent:main:main:heartbeat', freshSession: true })]);
@@ -355,7 +455,10 @@ describe('the heartbeat schedule (test clock)', () => {
     const every0 = harness({ config: { agents: { defaults: { heartbeat: { every: '0m' } } } } });
     every0.runner.start();
     expect(every0.runner.nextDue('main')).toBeUndefined();
-    expect(every0.runner.wakeNext('main')).toMatchObject({ queued: false, reason: expect.stringMatching(/every is 0/) });
+    expect(every0.runner.wakeNext('main')).toMatchObject({
+      queued: false,
+      reason: expect.stringMatching(/every is 0/),
+    });
     await every0.runner.stop();
   });
 });
@@ -385,10 +488,24 @@ describe('chat.history without heartbeat noise', () => {
       JSON.stringify(text('HEARTBEAT_OK, nothing else')),
     ]);
     // A longer acknowledgment than ackMaxChars is an alert, and stays.
-    const chatty = [{ role: 'user', content: 'Heartbeat check.', origin: 'heartbeat' }, { role: 'assistant', content: text('HEARTBEAT_OK all quiet tonight') }];
+    const chatty = [
+      { role: 'user', content: 'Heartbeat check.', origin: 'heartbeat' },
+      { role: 'assistant', content: text('HEARTBEAT_OK all quiet tonight') },
+    ];
     expect(withoutHeartbeatNoise(chatty, 300)).toEqual([]);
     expect(withoutHeartbeatNoise(chatty, 5)).toEqual([chatty[1]]);
-    expect(ackMaxCharsFor({ agents: { defaults: { heartbeat: { ackMaxChars: 50 } }, list: [{ id: 'ops', heartbeat: { ackMaxChars: 10 } }] } }, 'OPS', 300)).toBe(10);
+    expect(
+      ackMaxCharsFor(
+        {
+          agents: {
+            defaults: { heartbeat: { ackMaxChars: 50 } },
+            list: [{ id: 'ops', heartbeat: { ackMaxChars: 10 } }],
+          },
+        },
+        'OPS',
+        300,
+      ),
+    ).toBe(10);
     expect(ackMaxCharsFor({}, 'main', 300)).toBe(300);
   });
 });

@@ -114,7 +114,10 @@ export interface WaitForOptions {
  *   await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
  *   const line = await waitFor(() => log().match(/listening on (\d+)/), { what: 'the port' });
  */
-export async function waitFor<T>(condition: () => T | Promise<T>, options: WaitForOptions = {}): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  options: WaitForOptions = {},
+): Promise<NonNullable<T>> {
   const { timeoutMs = 10_000, intervalMs = 10, what = 'a condition' } = options;
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -149,13 +152,21 @@ export interface InboundDecision {
  * first (`waitFor(() => decided(...))`), so "nothing was sent" is never just "nothing yet".
  */
 export async function recordInboundDecisions(kernel: Pick<KernelServices, 'capabilities'>): Promise<InboundDecision[]> {
-  const channels = await useService<{ receive(channel: string, message: InboundMessage): Promise<InboundOutcome> }>(kernel, 'channels');
+  const channels = await useService<{ receive(channel: string, message: InboundMessage): Promise<InboundOutcome> }>(
+    kernel,
+    'channels',
+  );
   if (!channels) throw new Error('no "channels" service to record decisions from');
   const decisions: InboundDecision[] = [];
   const receive = channels.receive.bind(channels);
   channels.receive = async (channel, message) => {
     const outcome = await receive(channel, message);
-    decisions.push({ channel, ...(message.messageId ? { messageId: message.messageId } : {}), peer: message.peer.id, status: outcome.status });
+    decisions.push({
+      channel,
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+      peer: message.peer.id,
+      status: outcome.status,
+    });
     return outcome;
   };
   return decisions;
@@ -170,10 +181,14 @@ export async function recordInboundDecisions(kernel: Pick<KernelServices, 'capab
  * the channel does not observe (no observer returned) has nothing to tidy and counts as
  * finished at once.
  */
-export async function recordReplyRuns(kernel: { plugins: object }, channelId: string): Promise<{ started: number; finished: string[] }> {
+export async function recordReplyRuns(
+  kernel: { plugins: object },
+  channelId: string,
+): Promise<{ started: number; finished: string[] }> {
   // The channel as registered: what `capabilities.find` returns outside the channels plugin is
   // a view (a copy whose send takes the outbound path), and patching a copy observes nothing.
-  const registered = (kernel.plugins as unknown as { capabilities: Pick<KernelServices['capabilities'], 'find'> }).capabilities;
+  const registered = (kernel.plugins as unknown as { capabilities: Pick<KernelServices['capabilities'], 'find'> })
+    .capabilities;
   const channel = (await registered.find('channel', channelId)) as ChannelPlugin | undefined;
   if (!channel?.replyStarted) throw new Error(`channel "${channelId}" has no replyStarted to record runs from`);
   const runs = { started: 0, finished: [] as string[] };
@@ -204,14 +219,28 @@ export function bundledPlugins(): Array<{ id: string; enabledByDefault: boolean;
   const root = join(REPO, 'plugins');
   return readdirSync(root)
     .filter((name) => existsSync(join(root, name, 'openclaw.plugin.json')))
-    .map((name) => JSON5.parse(readFileSync(join(root, name, 'openclaw.plugin.json'), 'utf8')) as { id: string; enabledByDefault?: boolean; kind?: string | string[] })
-    .map((manifest) => ({ id: manifest.id, enabledByDefault: manifest.enabledByDefault === true, kind: manifest.kind === undefined ? [] : ([] as string[]).concat(manifest.kind) }))
+    .map(
+      (name) =>
+        JSON5.parse(readFileSync(join(root, name, 'openclaw.plugin.json'), 'utf8')) as {
+          id: string;
+          enabledByDefault?: boolean;
+          kind?: string | string[];
+        },
+    )
+    .map((manifest) => ({
+      id: manifest.id,
+      enabledByDefault: manifest.enabledByDefault === true,
+      kind: manifest.kind === undefined ? [] : ([] as string[]).concat(manifest.kind),
+    }))
     .sort((a, b) => a.id.localeCompare(b.id));
 }
 
 /** Whether a bundled plugin loads without any config: on by default, and holding its slots. */
 export function onByDefault(plugin: { id: string; enabledByDefault: boolean; kind: string[] }): boolean {
-  return plugin.enabledByDefault && plugin.kind.every((slot) => DEFAULT_SLOT_HOLDERS[slot as keyof typeof DEFAULT_SLOT_HOLDERS] === plugin.id);
+  return (
+    plugin.enabledByDefault &&
+    plugin.kind.every((slot) => DEFAULT_SLOT_HOLDERS[slot as keyof typeof DEFAULT_SLOT_HOLDERS] === plugin.id)
+  );
 }
 
 export type { CliGateway };
@@ -240,6 +269,8 @@ export function spawnUntil(args: string[], marker: string): Promise<{ child: Chi
       stdout += chunk.toString();
       if (stdout.includes(marker)) resolve({ child, output: () => stdout });
     });
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited (${code}) before printing "${marker}": ${stdout} ${stderr}`)));
+    child.on('exit', (code) =>
+      reject(new Error(`${args.join(' ')} exited (${code}) before printing "${marker}": ${stdout} ${stderr}`)),
+    );
   });
 }

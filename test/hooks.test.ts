@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { HOOK_MODES, HOOK_NAMES, LIFECYCLE_HOOKS, MESSAGE_HOOKS, type HookErrorReport, type HookName } from '../kernel/index.js';
+import {
+  HOOK_MODES,
+  HOOK_NAMES,
+  LIFECYCLE_HOOKS,
+  MESSAGE_HOOKS,
+  type HookErrorReport,
+  type HookName,
+} from '../kernel/index.js';
 import { HookBus } from '../sdk/index.js';
 import { sleep, waitFor } from './helpers.js';
 
@@ -122,7 +129,12 @@ describe('hook bus', () => {
       seenByLast.push(event.systemPrompt);
       return { messages: [message] };
     });
-    const result = await bus.runModifying('llm_input', { provider: 'p', model: 'm', systemPrompt: 'orig', messages: [] });
+    const result = await bus.runModifying('llm_input', {
+      provider: 'p',
+      model: 'm',
+      systemPrompt: 'orig',
+      messages: [],
+    });
     expect(result).toEqual({ systemPrompt: 'A', messages: [message] });
     expect(seenByLast).toEqual(['A']);
   });
@@ -131,10 +143,14 @@ describe('hook bus', () => {
     const bus = new HookBus();
     const reached: string[] = [];
     bus.on('before_tool_call', () => ({ params: { a: 1 } }), { priority: 3 });
-    bus.on('before_tool_call', (event) => {
-      reached.push(`second saw ${JSON.stringify(event.params)}`);
-      return { params: { a: 2 } };
-    }, { priority: 2 });
+    bus.on(
+      'before_tool_call',
+      (event) => {
+        reached.push(`second saw ${JSON.stringify(event.params)}`);
+        return { params: { a: 2 } };
+      },
+      { priority: 2 },
+    );
     const unblocked = await bus.runModifying('before_tool_call', { toolName: 'exec', params: { a: 0 } });
     expect(unblocked).toEqual({ params: { a: 2 } });
     expect(reached).toEqual(['second saw {"a":1}']);
@@ -170,7 +186,9 @@ describe('hook bus', () => {
   it('before_model_resolve: the first override wins', async () => {
     const bus = new HookBus();
     bus.on('before_model_resolve', () => ({ modelOverride: 'first-model' }), { priority: 2 });
-    bus.on('before_model_resolve', () => ({ modelOverride: 'second-model', providerOverride: 'second-provider' }), { priority: 1 });
+    bus.on('before_model_resolve', () => ({ modelOverride: 'second-model', providerOverride: 'second-provider' }), {
+      priority: 1,
+    });
     bus.on('before_model_resolve', () => ({ providerOverride: 'third-provider' }));
     expect(await bus.runModifying('before_model_resolve', { prompt: '' })).toEqual({
       modelOverride: 'first-model',
@@ -181,7 +199,9 @@ describe('hook bus', () => {
   it('before_prompt_build: the first systemPrompt wins; prependContext and appendSystemContext concatenate', async () => {
     const bus = new HookBus();
     bus.on('before_prompt_build', () => ({ systemPrompt: 'S1', prependContext: 'P1' }), { priority: 2 });
-    bus.on('before_prompt_build', () => ({ systemPrompt: 'S2', prependContext: 'P2', appendSystemContext: 'A2' }), { priority: 1 });
+    bus.on('before_prompt_build', () => ({ systemPrompt: 'S2', prependContext: 'P2', appendSystemContext: 'A2' }), {
+      priority: 1,
+    });
     bus.on('before_prompt_build', () => ({ appendSystemContext: 'A3' }));
     expect(await bus.runModifying('before_prompt_build', { prompt: '', messages: [] })).toEqual({
       systemPrompt: 'S1',
@@ -194,7 +214,9 @@ describe('hook bus', () => {
     const bus = new HookBus();
     bus.on('after_tool_call', () => ({ result: 'a' }));
     bus.on('after_tool_call', (event) => ({ result: `${String(event.result)}b` }));
-    expect(await bus.runModifying('after_tool_call', { toolName: 't', params: {}, result: '', durationMs: 0 })).toEqual({ result: 'ab' });
+    expect(await bus.runModifying('after_tool_call', { toolName: 't', params: {}, result: '', durationMs: 0 })).toEqual(
+      { result: 'ab' },
+    );
   });
 
   it('runs void handlers in parallel and ignores what they return', async () => {
@@ -215,7 +237,9 @@ describe('hook bus', () => {
       finished.push('b');
     });
     let settled = false;
-    const run = bus.runVoid('agent_end', { messages: [], success: true, durationMs: 0 }).finally(() => (settled = true));
+    const run = bus
+      .runVoid('agent_end', { messages: [], success: true, durationMs: 0 })
+      .finally(() => (settled = true));
     await waitFor(() => started.length === 2, { what: 'both handlers to be running at once' });
     expect(settled).toBe(false);
     open();
@@ -227,9 +251,16 @@ describe('hook bus', () => {
   it('never awaits sync hooks: a promise-returning handler is reported and its result ignored', () => {
     const reports: HookErrorReport[] = [];
     const bus = new HookBus({ onError: (report) => reports.push(report) });
-    bus.on('tool_result_persist', async () => ({ message: { role: 'toolResult', content: 'from async' } }), { pluginId: 'slowpoke' });
-    bus.on('tool_result_persist', (event) => ({ message: { ...event.message, content: 'rewritten' } }), { pluginId: 'fast' });
-    const result = bus.runSync('tool_result_persist', { toolName: 't', message: { role: 'toolResult', content: 'orig' } });
+    bus.on('tool_result_persist', async () => ({ message: { role: 'toolResult', content: 'from async' } }), {
+      pluginId: 'slowpoke',
+    });
+    bus.on('tool_result_persist', (event) => ({ message: { ...event.message, content: 'rewritten' } }), {
+      pluginId: 'fast',
+    });
+    const result = bus.runSync('tool_result_persist', {
+      toolName: 't',
+      message: { role: 'toolResult', content: 'orig' },
+    });
     expect(result).toEqual({ message: { role: 'toolResult', content: 'rewritten' } });
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ hook: 'tool_result_persist', pluginId: 'slowpoke', kind: 'async-in-sync' });
@@ -250,19 +281,35 @@ describe('hook bus', () => {
   it('isolates throwing handlers: reported with the plugin id, the chain goes on', async () => {
     const reports: HookErrorReport[] = [];
     const bus = new HookBus({ onError: (report) => reports.push(report) });
-    bus.on('message_sending', () => {
-      throw new Error('sync failure');
-    }, { pluginId: 'thrower', priority: 3 });
-    bus.on('message_sending', async () => {
-      throw new Error('async failure');
-    }, { pluginId: 'rejecter', priority: 2 });
+    bus.on(
+      'message_sending',
+      () => {
+        throw new Error('sync failure');
+      },
+      { pluginId: 'thrower', priority: 3 },
+    );
+    bus.on(
+      'message_sending',
+      async () => {
+        throw new Error('async failure');
+      },
+      { pluginId: 'rejecter', priority: 2 },
+    );
     bus.on('message_sending', () => ({ content: 'still works' }), { pluginId: 'good', priority: 1 });
-    bus.on('message_received', () => {
-      throw new Error('void failure');
-    }, { pluginId: 'void-thrower' });
-    bus.on('before_message_write', () => {
-      throw new Error('sync hook failure');
-    }, { pluginId: 'sync-thrower' });
+    bus.on(
+      'message_received',
+      () => {
+        throw new Error('void failure');
+      },
+      { pluginId: 'void-thrower' },
+    );
+    bus.on(
+      'before_message_write',
+      () => {
+        throw new Error('sync hook failure');
+      },
+      { pluginId: 'sync-thrower' },
+    );
     bus.on('message_sending', () => 'not an object' as never, { pluginId: 'wrong-shape' });
 
     expect(await bus.runModifying('message_sending', { to: 'u', content: 'x' })).toEqual({ content: 'still works' });
@@ -282,7 +329,9 @@ describe('hook bus', () => {
   it('passes context with the handler plugin id, and removes handlers', async () => {
     const bus = new HookBus();
     const ids: Array<string | undefined> = [];
-    const off = bus.on('session_start', (_event, ctx) => void ids.push(`${ctx.pluginId}:${ctx.sessionKey}`), { pluginId: 'a' });
+    const off = bus.on('session_start', (_event, ctx) => void ids.push(`${ctx.pluginId}:${ctx.sessionKey}`), {
+      pluginId: 'a',
+    });
     bus.on('session_start', (_event, ctx) => void ids.push(`${ctx.pluginId}:${ctx.sessionKey}`), { pluginId: 'b' });
     await bus.runVoid('session_start', { sessionId: 's' }, { sessionKey: 'agent:main:main' });
     off();
@@ -325,7 +374,12 @@ describe('hook timeouts and the run signal', () => {
     expect(await bus.runModifying('message_sending', { to: 'u', content: 'hi' })).toEqual({ content: 'hi!' });
     expect(Date.now() - started).toBeLessThan(1000);
     expect(reports).toEqual([
-      expect.objectContaining({ hook: 'message_sending', pluginId: 'stuck', kind: 'timeout', message: 'hook "message_sending" handler from plugin "stuck" timed out after 30 ms' }),
+      expect.objectContaining({
+        hook: 'message_sending',
+        pluginId: 'stuck',
+        kind: 'timeout',
+        message: 'hook "message_sending" handler from plugin "stuck" timed out after 30 ms',
+      }),
     ]);
   });
 
@@ -335,9 +389,17 @@ describe('hook timeouts and the run signal', () => {
     const { opened, open } = gate();
     let lateAnswered!: () => void;
     const answered = new Promise<void>((resolve) => (lateAnswered = resolve));
-    bus.on('llm_output', () => opened.then(() => (lateAnswered(), { content: 'late' })), { pluginId: 'slow', timeoutMs: 10 });
-    bus.on('before_model_resolve', () => sleep(1).then(() => ({ modelOverride: 'm' })), { pluginId: 'fast', timeoutMs: 500 });
-    expect(await bus.runModifying('llm_output', { provider: 'p', model: 'm', content: 'orig', toolCalls: [] })).toEqual({});
+    bus.on('llm_output', () => opened.then(() => (lateAnswered(), { content: 'late' })), {
+      pluginId: 'slow',
+      timeoutMs: 10,
+    });
+    bus.on('before_model_resolve', () => sleep(1).then(() => ({ modelOverride: 'm' })), {
+      pluginId: 'fast',
+      timeoutMs: 500,
+    });
+    expect(await bus.runModifying('llm_output', { provider: 'p', model: 'm', content: 'orig', toolCalls: [] })).toEqual(
+      {},
+    );
     open();
     // The late answer arrives inside this test, so anything it upset would fail here, not in a later test.
     await answered;
@@ -376,15 +438,23 @@ describe('hook timeouts and the run signal', () => {
     const reports: HookErrorReport[] = [];
     const bus = new HookBus({ onError: (report) => reports.push(report) });
     const seen: Array<AbortSignal | undefined> = [];
-    bus.on('message_sending', (_event, ctx) => {
-      seen.push(ctx.signal);
-      return never();
-    }, { pluginId: 'stuck', timeoutMs: 0 });
+    bus.on(
+      'message_sending',
+      (_event, ctx) => {
+        seen.push(ctx.signal);
+        return never();
+      },
+      { pluginId: 'stuck', timeoutMs: 0 },
+    );
     let voidStarted = false;
     bus.on('message_received', () => ((voidStarted = true), never()), { pluginId: 'stuck', timeoutMs: 0 });
     const controller = new AbortController();
     const sending = bus.runModifying('message_sending', { to: 'u', content: 'x' }, { signal: controller.signal });
-    const received = bus.runVoid('message_received', { channel: 'c', from: 'u', content: 'x', timestamp: 0 }, { signal: controller.signal });
+    const received = bus.runVoid(
+      'message_received',
+      { channel: 'c', from: 'u', content: 'x', timestamp: 0 },
+      { signal: controller.signal },
+    );
     // Abort only once both handlers are hung inside, so the signal is what ends them.
     await waitFor(() => seen.length === 1 && voidStarted, { what: 'both handlers to start' });
     controller.abort('stopped');
@@ -394,11 +464,13 @@ describe('hook timeouts and the run signal', () => {
     expect(seen).toEqual([controller.signal]);
     expect(reports).toEqual([]);
     // Already aborted: no handler starts.
-    await expect(bus.runModifying('message_sending', { to: 'u', content: 'x' }, { signal: controller.signal })).rejects.toBe('stopped');
+    await expect(
+      bus.runModifying('message_sending', { to: 'u', content: 'x' }, { signal: controller.signal }),
+    ).rejects.toBe('stopped');
     expect(seen).toHaveLength(1);
   });
 
-  it('sync hooks cannot be timed out: they finish on the caller\'s stack', () => {
+  it("sync hooks cannot be timed out: they finish on the caller's stack", () => {
     const bus = new HookBus();
     bus.on('before_message_write', () => ({ block: true }), { pluginId: 'a', timeoutMs: 1 });
     expect(bus.runSync('before_message_write', { message })).toEqual({ block: true });

@@ -38,7 +38,10 @@ export async function resolve(specifier, context, next) {
   if (result.url.includes(${JSON.stringify(fragment)}) || result.url.includes(${JSON.stringify(marker)})) port.postMessage(result.url);
   return result;
 }`;
-  register(`data:text/javascript,${encodeURIComponent(hook)}`, import.meta.url, { data: { port: channel.port2 }, transferList: [channel.port2] });
+  register(`data:text/javascript,${encodeURIComponent(hook)}`, import.meta.url, {
+    data: { port: channel.port2 },
+    transferList: [channel.port2],
+  });
   // Not enumerable: `expect(seen).toEqual([])` compares the URLs only.
   Object.defineProperty(seen, 'settled', {
     enumerable: false,

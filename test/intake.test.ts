@@ -34,7 +34,9 @@ describe('the intake journal', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(file, '..')).mode & 0o777).toBe(0o700);
     const reread = new IntakeJournal(file).load();
-    expect(reread.open).toEqual([{ id: 'r1', at: now, input: input('one'), key: 'telegram:default:k:1:7', attempts: 0, turn: 'r1' }]);
+    expect(reread.open).toEqual([
+      { id: 'r1', at: now, input: input('one'), key: 'telegram:default:k:1:7', attempts: 0, turn: 'r1' },
+    ]);
     expect(reread.turns.get('r1')).toEqual({ id: 'r1', ids: ['r1'], file: '/t/s.jsonl', offset: 42 });
     expect([...reread.seen.keys()]).toEqual(['telegram:default:k:1:7']);
     await journal.close();
@@ -54,7 +56,13 @@ describe('the intake journal', () => {
     await second.accept('next', input('after'), 3);
     // Records, then the preallocated NUL padding.
     const text = readFileSync(file, 'utf8');
-    expect(text.slice(0, text.indexOf('\0')).split('\n').filter(Boolean).map((line) => JSON.parse(line).id)).toEqual(['whole', 'next']);
+    expect(
+      text
+        .slice(0, text.indexOf('\0'))
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).id),
+    ).toEqual(['whole', 'next']);
     await second.close();
   });
 
@@ -95,12 +103,23 @@ describe('the intake journal', () => {
     await journal.accept('m', input('hello'), 1, undefined, 'agent:key-1');
     await journal.accept('n', input('other'), 2, undefined, 'chat.send:key-2');
     journal.turn('m', ['m'], '/t/s.jsonl', 0);
-    await journal.undelivered('m', ['m'], { reply: { text: 'hi there', media: [] }, attempt: 1, next: 5000, error: '502 Bad Gateway' });
+    await journal.undelivered('m', ['m'], {
+      reply: { text: 'hi there', media: [] },
+      attempt: 1,
+      next: 5000,
+      error: '502 Bad Gateway',
+    });
     journal.done(['n'], 'ok');
     await journal.close();
     const reread = new IntakeJournal(file);
     const read = reread.load();
-    expect(read.open).toMatchObject([{ id: 'm', requestKey: 'agent:key-1', undelivered: { turn: 'm', reply: { text: 'hi there' }, attempt: 1, next: 5000, error: '502 Bad Gateway' } }]);
+    expect(read.open).toMatchObject([
+      {
+        id: 'm',
+        requestKey: 'agent:key-1',
+        undelivered: { turn: 'm', reply: { text: 'hi there' }, attempt: 1, next: 5000, error: '502 Bad Gateway' },
+      },
+    ]);
     expect(reread.request('agent:key-1')).toMatchObject({ open: { id: 'm' } });
     expect(reread.request('chat.send:key-2')).toMatchObject({ finished: { id: 'n', status: 'ok' } });
     expect(reread.request('agent:never')).toBeUndefined();
@@ -112,34 +131,51 @@ describe('the intake journal', () => {
   });
 });
 
-describe('a session\'s follow-up queue, shared by many chats', () => {
+describe("a session's follow-up queue, shared by many chats", () => {
   const pending = (id: string, to: string, resumed = false): Pending => ({
     id,
-    input: { agentId: 'main', sessionKey: 'agent:main:main', message: `${id} text`, channel: 'telegram', deliver: { channel: 'telegram', to } },
+    input: {
+      agentId: 'main',
+      sessionKey: 'agent:main:main',
+      message: `${id} text`,
+      channel: 'telegram',
+      deliver: { channel: 'telegram', to },
+    },
     acceptedAt: 0,
     settle: { resolve: () => {}, reject: () => {} },
     ...(resumed ? { resumed } : {}),
   });
 
-  it('collects one chat\'s messages per turn, and holds each message once', () => {
+  it("collects one chat's messages per turn, and holds each message once", () => {
     const queue = new FollowupQueue({ mode: 'collect', debounceMs: 0, cap: 20, drop: 'summarize' });
-    for (const item of [pending('a1', 'A'), pending('b1', 'B'), pending('a2', 'A'), pending('a1', 'A'), pending('b2', 'B')]) queue.add(item);
+    for (const item of [
+      pending('a1', 'A'),
+      pending('b1', 'B'),
+      pending('a2', 'A'),
+      pending('a1', 'A'),
+      pending('b2', 'B'),
+    ])
+      queue.add(item);
     expect(queue.size).toBe(4);
     expect(queue.next('collect')?.members.map((item) => item.id)).toEqual(['a1', 'a2']);
     expect(queue.next('collect')?.members.map((item) => item.id)).toEqual(['b1', 'b2']);
     expect(queue.next('collect')).toBeUndefined();
   });
 
-  it('drops only at the cap; a summary goes to its own chat\'s next turn; resumed messages are not dropped', () => {
+  it("drops only at the cap; a summary goes to its own chat's next turn; resumed messages are not dropped", () => {
     const queue = new FollowupQueue({ mode: 'collect', debounceMs: 0, cap: 3, drop: 'summarize' });
-    for (const item of [pending('a1', 'A'), pending('b1', 'B'), pending('b2', 'B')]) expect(queue.add(item)).toEqual({});
+    for (const item of [pending('a1', 'A'), pending('b1', 'B'), pending('b2', 'B')])
+      expect(queue.add(item)).toEqual({});
     expect(queue.summarized).toEqual([]);
     queue.add(pending('b3', 'B'));
     expect(queue.summarized.map((item) => item.id)).toEqual(['a1']);
     queue.add(pending('r1', 'B', true));
     expect(queue.size).toBe(4);
     // B's turn does not carry A's summary: it waits for a turn in A's chat.
-    expect(queue.next('collect')).toMatchObject({ members: [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }, { id: 'r1' }], summarized: [] });
+    expect(queue.next('collect')).toMatchObject({
+      members: [{ id: 'b1' }, { id: 'b2' }, { id: 'b3' }, { id: 'r1' }],
+      summarized: [],
+    });
     expect(queue.next('collect')).toMatchObject({ members: [], summarized: [{ id: 'a1' }] });
   });
 
@@ -159,14 +195,22 @@ describe('the outbox: replies that failed to send', () => {
     agentId: 'main',
     turn: 'run-1',
     ids: ['run-1'],
-    input: { agentId: 'main', sessionKey: 'agent:main:main', message: 'hi', channel: 'telegram', deliver: { channel: 'telegram', to: '42', accountId: 'default' } },
+    input: {
+      agentId: 'main',
+      sessionKey: 'agent:main:main',
+      message: 'hi',
+      channel: 'telegram',
+      deliver: { channel: 'telegram', to: '42', accountId: 'default' },
+    },
     reply: { text: 'hello', media: [] },
     attempt: 0,
     next: 0,
   });
 
   it('waits 5 s, 30 s, 2 min, 10 min, 30 min and 1 h (or a longer retry_after), then gives up', () => {
-    expect(DELIVERY_RETRY_DELAYS_MS.map((_, index) => nextAttemptAt(0, index + 1))).toEqual([5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000]);
+    expect(DELIVERY_RETRY_DELAYS_MS.map((_, index) => nextAttemptAt(0, index + 1))).toEqual([
+      5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000,
+    ]);
     expect(nextAttemptAt(0, 1, 60_000)).toBe(60_000);
     expect(nextAttemptAt(0, DELIVERY_RETRY_DELAYS_MS.length + 1)).toBeUndefined();
   });
@@ -187,7 +231,9 @@ describe('the outbox: replies that failed to send', () => {
       });
       await outbox.failed(entry(), '429 Too Many Requests', 1_000);
       expect(persisted).toEqual([1]);
-      expect(outbox.status()).toMatchObject([{ channel: 'telegram', accountId: 'default', pending: 1, failed: 0, lastError: '429 Too Many Requests' }]);
+      expect(outbox.status()).toMatchObject([
+        { channel: 'telegram', accountId: 'default', pending: 1, failed: 0, lastError: '429 Too Many Requests' },
+      ]);
       await vi.advanceTimersByTimeAsync(5_000);
       expect(persisted).toEqual([1, 2]);
       await vi.advanceTimersByTimeAsync(30_000);
@@ -229,7 +275,15 @@ describe('kill -9 during concurrent runs', () => {
     // kill is given up on by design (a loaded machine, slow turns). Each kill comes once at
     // least 14 of the cycle's 35 messages are acknowledged, and every other one leaves
     // locks whose pid a live node process has taken over (pid reuse).
-    const report = await crashBench({ cli: CLI, cycles: MAX_RESUME_ATTEMPTS, sessions: 5, perSession: 7, killAfterMs: [200, 900], minAckedPerCycle: 14, recyclePids: true });
+    const report = await crashBench({
+      cli: CLI,
+      cycles: MAX_RESUME_ATTEMPTS,
+      sessions: 5,
+      perSession: 7,
+      killAfterMs: [200, 900],
+      minAckedPerCycle: 14,
+      recyclePids: true,
+    });
     expect(report.acknowledged).toBeGreaterThan(40);
     expect(report).toMatchObject({ lost: 0, duplicated: 0, answered: report.acknowledged });
   }, 90_000);
@@ -317,7 +371,11 @@ describe('a stopping gateway and Telegram', () => {
     expect(openRuns(stateDir).map((message) => message.input.message)).toEqual(['a long question']);
 
     await startCliGateway(env);
-    await api.waitFor((call) => call.method === 'sendMessage' && String(call.params.chat_id) === '1001', 10_000, 'the resumed answer');
+    await api.waitFor(
+      (call) => call.method === 'sendMessage' && String(call.params.chat_id) === '1001',
+      10_000,
+      'the resumed answer',
+    );
     expect(answersTo(1001)).toEqual(['ANSWER a long question']);
     const { users, recoveries } = readTranscripts(stateDir);
     expect(users.get('a long question')).toBe(1);
@@ -325,7 +383,11 @@ describe('a stopping gateway and Telegram', () => {
     // Nothing runs twice: no second answer, no redelivered update. Once the recovered run is
     // closed in the journal and a poll has confirmed the update, neither can come any more.
     await waitFor(() => openRuns(stateDir).length === 0, { what: 'the recovered run to close', intervalMs: 100 });
-    await api.waitFor((call) => call.method === 'getUpdates' && Number(call.params.offset) > updateId, 10_000, 'a poll past the update');
+    await api.waitFor(
+      (call) => call.method === 'getUpdates' && Number(call.params.offset) > updateId,
+      10_000,
+      'a poll past the update',
+    );
     expect(answersTo(1001)).toHaveLength(1);
     expect(openRuns(stateDir)).toEqual([]);
   }, 30_000);
@@ -337,7 +399,9 @@ describe('a stopping gateway and Telegram', () => {
     await api.pushUpdate(dm('slow one'));
     await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
     first.child.kill('SIGTERM');
-    await waitFor(() => /waiting up to .* running turn/.test(gatewayLog(stateDir)), { what: 'the gateway to start draining' });
+    await waitFor(() => /waiting up to .* running turn/.test(gatewayLog(stateDir)), {
+      what: 'the gateway to start draining',
+    });
     // Telegram still polls while turns drain; the pipeline refuses the update and it is not confirmed.
     let handed = false;
     const late = api.pushUpdate(dm('late message')).then(() => (handed = true));
@@ -348,7 +412,11 @@ describe('a stopping gateway and Telegram', () => {
     answerEcho(fake, 5);
     await startCliGateway(env);
     await late;
-    await api.waitFor((call) => call.method === 'sendMessage' && call.params.text === 'ANSWER late message', 10_000, 'the late message answered');
+    await api.waitFor(
+      (call) => call.method === 'sendMessage' && call.params.text === 'ANSWER late message',
+      10_000,
+      'the late message answered',
+    );
     expect(answersTo(1001).filter((text) => text === 'ANSWER late message')).toHaveLength(1);
     expect(readTranscripts(stateDir).users.get('late message')).toBe(1);
   }, 30_000);
@@ -375,8 +443,12 @@ describe('an agent request while the gateway drains', () => {
       const running = client.request('agent', { message: 'finish me', idempotencyKey: 'k1' }, { expectFinal: true });
       await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
       gw.child.kill('SIGTERM');
-      await waitFor(() => /waiting up to .* running turn/.test(gatewayLog(stateDir)), { what: 'the gateway to start draining' });
-      const refused = await client.request('agent', { message: 'too late', idempotencyKey: 'k2' }, { expectFinal: true }).catch((error: GatewayRequestError) => error);
+      await waitFor(() => /waiting up to .* running turn/.test(gatewayLog(stateDir)), {
+        what: 'the gateway to start draining',
+      });
+      const refused = await client
+        .request('agent', { message: 'too late', idempotencyKey: 'k2' }, { expectFinal: true })
+        .catch((error: GatewayRequestError) => error);
       expect(refused).toBeInstanceOf(GatewayRequestError);
       expect(refused).toMatchObject({ code: 'UNAVAILABLE', retryable: true });
       expect(await running).toMatchObject({ status: 'ok', summary: 'ANSWER finishing' });
@@ -400,12 +472,22 @@ describe('an agent request while the gateway drains', () => {
       const running = client.request('agent', { message: 'finish first', idempotencyKey: 'r1' }, { expectFinal: true });
       await waitFor(() => fake.requests.length > 0, { what: 'the model request' });
       const current = await client.request<{ hash: string }>('config.get', {});
-      const config = { ...JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')), session: { idleMinutes: 30 } };
-      expect(await client.request('config.apply', { config, baseHash: current.hash, idempotencyKey: 'apply-1' })).toMatchObject({ restart: { scheduled: true } });
+      const config = {
+        ...JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')),
+        session: { idleMinutes: 30 },
+      };
+      expect(
+        await client.request('config.apply', { config, baseHash: current.hash, idempotencyKey: 'apply-1' }),
+      ).toMatchObject({ restart: { scheduled: true } });
       expect(await running).toMatchObject({ status: 'ok', summary: 'ANSWER before the restart' });
       const log = () => gatewayLog(stateDir);
-      await waitFor(() => log().split('gateway listening').length >= 3, { what: 'the restarted gateway to listen', timeoutMs: 15_000 });
-      expect(log()).toMatch(/restarting \(config\.apply\)[\s\S]*waiting up to 300 s for 1 running turn\(s\) to finish[\s\S]*gateway listening/);
+      await waitFor(() => log().split('gateway listening').length >= 3, {
+        what: 'the restarted gateway to listen',
+        timeoutMs: 15_000,
+      });
+      expect(log()).toMatch(
+        /restarting \(config\.apply\)[\s\S]*waiting up to 300 s for 1 running turn\(s\) to finish[\s\S]*gateway listening/,
+      );
       const { users, answers } = readTranscripts(stateDir);
       expect([users.get('finish first'), answers.get('before the restart')]).toEqual([1, 1]);
       await client.close().catch(() => {});

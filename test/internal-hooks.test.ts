@@ -27,22 +27,46 @@ function writeHook(root: string, name: string, frontmatter: string, handler: str
 }
 
 function fakeKernel(stateDir: string, config: Record<string, unknown>, env: Record<string, string> = {}) {
-  return { config: () => config, paths: { stateDir, workspaceDir: join(stateDir, 'workspace'), configPath: join(stateDir, 'openclaw.json') }, env } as unknown as KernelServices;
+  return {
+    config: () => config,
+    paths: { stateDir, workspaceDir: join(stateDir, 'workspace'), configPath: join(stateDir, 'openclaw.json') },
+    env,
+  } as unknown as KernelServices;
 }
 
 describe('discovery, precedence and gating', () => {
   it('reads HOOK.md frontmatter (YAML with an inline JSON metadata object)', () => {
-    const front = parseFrontmatter('---\nname: x\ndescription: "d"\nmetadata:\n  { "openclaw": { "events": ["command:new"], "requires": { "bins": ["node"] } } }\n---\nbody');
-    expect(front).toMatchObject({ name: 'x', metadata: { openclaw: { events: ['command:new'], requires: { bins: ['node'] } } } });
+    const front = parseFrontmatter(
+      '---\nname: x\ndescription: "d"\nmetadata:\n  { "openclaw": { "events": ["command:new"], "requires": { "bins": ["node"] } } }\n---\nbody',
+    );
+    expect(front).toMatchObject({
+      name: 'x',
+      metadata: { openclaw: { events: ['command:new'], requires: { bins: ['node'] } } },
+    });
     expect(() => parseFrontmatter('# no frontmatter')).toThrow(/no YAML frontmatter/);
   });
 
   it('bundled hooks are found and ready; managed beats bundled; the workspace adds names but never replaces one', () => {
     const stateDir = tempDir('claw-hooks-');
     const workspace = join(stateDir, 'workspace');
-    writeHook(join(stateDir, 'hooks'), 'command-logger', 'name: command-logger\ndescription: mine\nmetadata: { "openclaw": { "events": ["command"] } }', 'export default () => {}');
-    writeHook(join(workspace, 'hooks'), 'session-memory', 'name: session-memory\nmetadata: { "openclaw": { "events": ["command:new"] } }', 'export default () => {}');
-    writeHook(join(workspace, 'hooks'), 'local', 'name: local\nmetadata: { "openclaw": { "events": ["message:received"] } }', 'export default () => {}');
+    writeHook(
+      join(stateDir, 'hooks'),
+      'command-logger',
+      'name: command-logger\ndescription: mine\nmetadata: { "openclaw": { "events": ["command"] } }',
+      'export default () => {}',
+    );
+    writeHook(
+      join(workspace, 'hooks'),
+      'session-memory',
+      'name: session-memory\nmetadata: { "openclaw": { "events": ["command:new"] } }',
+      'export default () => {}',
+    );
+    writeHook(
+      join(workspace, 'hooks'),
+      'local',
+      'name: local\nmetadata: { "openclaw": { "events": ["message:received"] } }',
+      'export default () => {}',
+    );
     const inventory = hookInventory(fakeKernel(stateDir, {}), BUNDLED_HOOKS_DIR);
     const byName = Object.fromEntries(inventory.statuses.map((hook) => [hook.name, hook]));
     expect(Object.keys(byName).sort()).toEqual(['boot-md', 'command-logger', 'local', 'session-memory']);
@@ -51,7 +75,11 @@ describe('discovery, precedence and gating', () => {
     expect(byName['command-logger']!.shadowed![0]).toMatch(/^bundled:/);
     expect(byName['session-memory']).toMatchObject({ source: 'bundled' });
     expect(byName['session-memory']!.shadowed![0]).toMatch(/^workspace:/);
-    expect(byName.local).toMatchObject({ source: 'workspace', loadable: false, blockedReason: 'workspace hook (disabled by default)' });
+    expect(byName.local).toMatchObject({
+      source: 'workspace',
+      loadable: false,
+      blockedReason: 'workspace hook (disabled by default)',
+    });
     // Nothing is selected until hooks.internal asks.
     expect(inventory.selected).toEqual([]);
   });
@@ -60,12 +88,20 @@ describe('discovery, precedence and gating', () => {
     const stateDir = tempDir('claw-hooks-');
     const first = join(stateDir, 'lib1');
     const second = join(stateDir, 'lib2');
-    const hook = (description: string) => `name: boot-md\ndescription: ${description}\nmetadata: { "openclaw": { "events": ["gateway:startup"] } }`;
+    const hook = (description: string) =>
+      `name: boot-md\ndescription: ${description}\nmetadata: { "openclaw": { "events": ["gateway:startup"] } }`;
     writeHook(first, 'boot-md', hook('from lib1'), 'export default () => {}');
     writeHook(second, 'boot-md', hook('from lib2'), 'export default () => {}');
-    const single = writeHook(join(stateDir, 'single'), 'solo', 'name: solo\nmetadata: { "openclaw": { "events": ["command"] } }', 'export default () => {}');
+    const single = writeHook(
+      join(stateDir, 'single'),
+      'solo',
+      'name: solo\nmetadata: { "openclaw": { "events": ["command"] } }',
+      'export default () => {}',
+    );
     const config = { hooks: { internal: { load: { extraDirs: [first, second, single] } } } };
-    let byName = Object.fromEntries(hookInventory(fakeKernel(stateDir, config), BUNDLED_HOOKS_DIR).statuses.map((status) => [status.name, status]));
+    let byName = Object.fromEntries(
+      hookInventory(fakeKernel(stateDir, config), BUNDLED_HOOKS_DIR).statuses.map((status) => [status.name, status]),
+    );
     expect(byName['boot-md']).toMatchObject({ source: 'extra', description: 'from lib2' });
     expect(byName.solo).toMatchObject({ source: 'extra', loadable: true });
     writeHook(join(stateDir, 'hooks'), 'boot-md', hook('managed'), 'export default () => {}');
@@ -73,12 +109,23 @@ describe('discovery, precedence and gating', () => {
     byName = Object.fromEntries(inventory.statuses.map((status) => [status.name, status]));
     expect(byName['boot-md']).toMatchObject({ source: 'managed', description: 'managed' });
     // Extra directories open discovery: every loadable hook is selected.
-    expect(inventory.selected.map((status) => status.name)).toEqual(['boot-md', 'command-logger', 'session-memory', 'solo']);
+    expect(inventory.selected.map((status) => status.name)).toEqual([
+      'boot-md',
+      'command-logger',
+      'session-memory',
+      'solo',
+    ]);
   });
 
-  it('the bundled hooks\' options are checked: an unknown one is a config error', async () => {
-    const kernel = await createTestKernel({ plugins: [HOOKS_DIR], config: { hooks: { internal: { entries: { 'session-memory': { llmSlug: true }, mine: { anything: 1 } } } } } });
-    const errors = kernel.issues().filter((issue) => issue.level === 'error').map((issue) => issue.path);
+  it("the bundled hooks' options are checked: an unknown one is a config error", async () => {
+    const kernel = await createTestKernel({
+      plugins: [HOOKS_DIR],
+      config: { hooks: { internal: { entries: { 'session-memory': { llmSlug: true }, mine: { anything: 1 } } } } },
+    });
+    const errors = kernel
+      .issues()
+      .filter((issue) => issue.level === 'error')
+      .map((issue) => issue.path);
     expect(errors).toEqual(['hooks.internal.entries.session-memory.llmSlug']);
     await kernel.dispose();
   });
@@ -86,14 +133,34 @@ describe('discovery, precedence and gating', () => {
   it('each ineligible hook says why: requirements, events, config, a broken HOOK.md', () => {
     const stateDir = tempDir('claw-hooks-');
     const managed = join(stateDir, 'hooks');
-    writeHook(managed, 'needs-bin', 'metadata: { "openclaw": { "events": ["command"], "requires": { "bins": ["definitely-not-a-binary-xyz"] } } }', 'export default () => {}');
-    writeHook(managed, 'needs-env', 'metadata: { "openclaw": { "events": ["command"], "requires": { "env": ["HOOK_TEST_KEY"], "config": ["tools.special"] } } }', 'export default () => {}');
-    writeHook(managed, 'other-os', 'metadata: { "openclaw": { "events": ["command"], "os": ["plan9"] } }', 'export default () => {}');
+    writeHook(
+      managed,
+      'needs-bin',
+      'metadata: { "openclaw": { "events": ["command"], "requires": { "bins": ["definitely-not-a-binary-xyz"] } } }',
+      'export default () => {}',
+    );
+    writeHook(
+      managed,
+      'needs-env',
+      'metadata: { "openclaw": { "events": ["command"], "requires": { "env": ["HOOK_TEST_KEY"], "config": ["tools.special"] } } }',
+      'export default () => {}',
+    );
+    writeHook(
+      managed,
+      'other-os',
+      'metadata: { "openclaw": { "events": ["command"], "os": ["plan9"] } }',
+      'export default () => {}',
+    );
     writeHook(managed, 'no-events', 'description: nothing', 'export default () => {}');
     writeHook(managed, 'off', 'metadata: { "openclaw": { "events": ["command"] } }', 'export default () => {}');
     mkdirSync(join(managed, 'broken'));
     writeFileSync(join(managed, 'broken', 'HOOK.md'), 'no frontmatter');
-    const config = { hooks: { internal: { enabled: true, entries: { off: { enabled: false }, 'needs-env': { env: { HOOK_TEST_KEY: 'x' } } } } }, tools: { special: true } };
+    const config = {
+      hooks: {
+        internal: { enabled: true, entries: { off: { enabled: false }, 'needs-env': { env: { HOOK_TEST_KEY: 'x' } } } },
+      },
+      tools: { special: true },
+    };
     const inventory = hookInventory(fakeKernel(stateDir, config, { PATH: process.env.PATH ?? '' }), BUNDLED_HOOKS_DIR);
     const reason = (name: string) => inventory.statuses.find((hook) => hook.name === name)?.blockedReason;
     expect(reason('needs-bin')).toBe('missing requirements: bins definitely-not-a-binary-xyz');
@@ -105,11 +172,21 @@ describe('discovery, precedence and gating', () => {
     // Named entries form an allowlist: only needs-env (named, eligible) is selected.
     expect(inventory.selected.map((hook) => hook.name)).toEqual(['needs-env']);
     // Without the entry's env, the requirement is missing.
-    const bare = hookInventory(fakeKernel(stateDir, { hooks: { internal: { enabled: true } }, tools: { special: true } }), BUNDLED_HOOKS_DIR);
-    expect(bare.statuses.find((hook) => hook.name === 'needs-env')!.blockedReason).toBe('missing requirements: env HOOK_TEST_KEY');
+    const bare = hookInventory(
+      fakeKernel(stateDir, { hooks: { internal: { enabled: true } }, tools: { special: true } }),
+      BUNDLED_HOOKS_DIR,
+    );
+    expect(bare.statuses.find((hook) => hook.name === 'needs-env')!.blockedReason).toBe(
+      'missing requirements: env HOOK_TEST_KEY',
+    );
     // The master switch alone selects every loadable hook (the bundled ones here).
     expect(bare.selected.map((hook) => hook.name)).toEqual(['boot-md', 'command-logger', 'off', 'session-memory']);
-    expect(hookInventory(fakeKernel(stateDir, { hooks: { internal: { enabled: false, entries: { 'boot-md': {} } } } }), BUNDLED_HOOKS_DIR).selected).toEqual([]);
+    expect(
+      hookInventory(
+        fakeKernel(stateDir, { hooks: { internal: { enabled: false, entries: { 'boot-md': {} } } } }),
+        BUNDLED_HOOKS_DIR,
+      ).selected,
+    ).toEqual([]);
   });
 });
 
@@ -119,8 +196,18 @@ describe('the runner', () => {
     const managed = join(stateDir, 'hooks');
     const marks = join(stateDir, 'marks');
     mkdirSync(marks);
-    writeHook(managed, 'a-throws', 'metadata: { "openclaw": { "events": ["command"] } }', `throw new Error('module is broken');`);
-    writeHook(managed, 'b-hangs', 'metadata: { "openclaw": { "events": ["command:new"] } }', `export default () => new Promise(() => {});`);
+    writeHook(
+      managed,
+      'a-throws',
+      'metadata: { "openclaw": { "events": ["command"] } }',
+      `throw new Error('module is broken');`,
+    );
+    writeHook(
+      managed,
+      'b-hangs',
+      'metadata: { "openclaw": { "events": ["command:new"] } }',
+      `export default () => new Promise(() => {});`,
+    );
     writeHook(
       managed,
       'c-records',
@@ -129,8 +216,15 @@ describe('the runner', () => {
       'handler.ts',
     );
     const logs: LogRecord[] = [];
-    const kernel = fakeKernel(stateDir, { hooks: { internal: { enabled: true, entries: { 'a-throws': {}, 'b-hangs': {}, 'c-records': {} } } } });
-    const runner = new InternalHookRunner(kernel, createLogger({ level: 'debug', sink: (record) => logs.push(record) }), BUNDLED_HOOKS_DIR, 200);
+    const kernel = fakeKernel(stateDir, {
+      hooks: { internal: { enabled: true, entries: { 'a-throws': {}, 'b-hangs': {}, 'c-records': {} } } },
+    });
+    const runner = new InternalHookRunner(
+      kernel,
+      createLogger({ level: 'debug', sink: (record) => logs.push(record) }),
+      BUNDLED_HOOKS_DIR,
+      200,
+    );
     expect(runner.wants('command', 'new')).toBe(true);
     expect(runner.wants('message', 'received')).toBe(false);
     expect(existsSync(join(marks, 'loaded'))).toBe(false);
@@ -149,7 +243,8 @@ describe('internal hooks on a running gateway', () => {
   let h: AgentHarness;
   let stateDir: string;
   let workspace: string;
-  const probeLog = () => (existsSync(join(stateDir, 'probe.log')) ? readFileSync(join(stateDir, 'probe.log'), 'utf8').trim().split('\n') : []);
+  const probeLog = () =>
+    existsSync(join(stateDir, 'probe.log')) ? readFileSync(join(stateDir, 'probe.log'), 'utf8').trim().split('\n') : [];
 
   beforeAll(async () => {
     stateDir = tempDir('claw-hooks-gw-');
@@ -167,28 +262,74 @@ export default function probe(event) {
   if (event.type === 'command' && event.action === 'new') event.messages.push('Reset hook ran.');
 }`,
     );
-    writeHook(hooks, 'boom', 'name: boom\nmetadata: { "openclaw": { "events": ["message:received", "command:new", "agent:bootstrap"] } }', `export default () => { throw new Error('boom goes the hook'); };`);
+    writeHook(
+      hooks,
+      'boom',
+      'name: boom\nmetadata: { "openclaw": { "events": ["message:received", "command:new", "agent:bootstrap"] } }',
+      `export default () => { throw new Error('boom goes the hook'); };`,
+    );
     writeFileSync(join(workspace, 'BOOT.md'), 'Check the BOOT-MARKER inbox.\n');
     h = await startAgent({
       stateDir,
       plugins: [HOOKS_DIR],
-      config: { hooks: { internal: { enabled: true, entries: { probe: { enabled: true }, boom: { enabled: true }, 'session-memory': { enabled: true, messages: 2 }, 'command-logger': { enabled: true }, 'boot-md': { enabled: true } } } } },
+      config: {
+        hooks: {
+          internal: {
+            enabled: true,
+            entries: {
+              probe: { enabled: true },
+              boom: { enabled: true },
+              'session-memory': { enabled: true, messages: 2 },
+              'command-logger': { enabled: true },
+              'boot-md': { enabled: true },
+            },
+          },
+        },
+      },
     });
     // boot-md: BOOT.md ran through the agent at start.
-    await until(() => h.fake.requests.some((request) => JSON.stringify(request.body).includes('BOOT-MARKER')), 10_000, 'the BOOT.md run');
+    await until(
+      () => h.fake.requests.some((request) => JSON.stringify(request.body).includes('BOOT-MARKER')),
+      10_000,
+      'the BOOT.md run',
+    );
   }, 30_000);
   afterAll(async () => {
     await h?.stop();
   });
 
   it("hooks.status reports every hook in OpenClaw's shape, with what the gateway runs", async () => {
-    type Report = { workspaceDir: string; managedHooksDir: string; hooks: Array<{ name: string; hookKey: string; source: string; loadable: boolean; enabledByConfig: boolean; selected: boolean; managedByPlugin: boolean; missing: Record<string, string[]>; events: string[] }> };
+    type Report = {
+      workspaceDir: string;
+      managedHooksDir: string;
+      hooks: Array<{
+        name: string;
+        hookKey: string;
+        source: string;
+        loadable: boolean;
+        enabledByConfig: boolean;
+        selected: boolean;
+        managedByPlugin: boolean;
+        missing: Record<string, string[]>;
+        events: string[];
+      }>;
+    };
     const report = await h.client.request<Report>('hooks.status', {});
     expect(report).toMatchObject({ workspaceDir: workspace, managedHooksDir: join(stateDir, 'hooks') });
     const probe = report.hooks.find((hook) => hook.name === 'probe')!;
-    expect(probe).toMatchObject({ source: 'workspace', loadable: true, enabledByConfig: true, selected: true, managedByPlugin: false, missing: { bins: [], anyBins: [], env: [], config: [], os: [] } });
+    expect(probe).toMatchObject({
+      source: 'workspace',
+      loadable: true,
+      enabledByConfig: true,
+      selected: true,
+      managedByPlugin: false,
+      missing: { bins: [], anyBins: [], env: [], config: [], os: [] },
+    });
     expect(probe.events).toContain('gateway:startup');
-    expect(report.hooks.find((hook) => hook.name === 'session-memory')).toMatchObject({ loadable: true, selected: true });
+    expect(report.hooks.find((hook) => hook.name === 'session-memory')).toMatchObject({
+      loadable: true,
+      selected: true,
+    });
     await expect(h.client.request('hooks.status', { agentId: 'ghost' })).rejects.toThrow(/ghost/);
   });
 
@@ -210,11 +351,19 @@ export default function probe(event) {
     expect(probeLog()).toContain('agent:bootstrap agent:main:main');
     const request = h.fake.requests.at(-1)!;
     expect(JSON.stringify(request.body)).toContain('PROBE-BOOTSTRAP-MARKER');
-    await until(() => h.gw.kernel.logs.some((record) => /hook boom .*boom goes the hook/.test(record.message)), 5000, 'the boom log');
+    await until(
+      () => h.gw.kernel.logs.some((record) => /hook boom .*boom goes the hook/.test(record.message)),
+      5000,
+      'the boom log',
+    );
   });
 
   it('message:sent is bridged from the kernel hook bus', async () => {
-    await h.gw.kernel.hooks.runVoid('message_sent', { channel: 'telegram', to: '42', content: 'hi', success: true }, { sessionKey: 'agent:main:telegram:dm:42' });
+    await h.gw.kernel.hooks.runVoid(
+      'message_sent',
+      { channel: 'telegram', to: '42', content: 'hi', success: true },
+      { sessionKey: 'agent:main:telegram:dm:42' },
+    );
     expect(probeLog()).toContain('message:sent agent:main:telegram:dm:42');
   });
 
@@ -224,7 +373,9 @@ export default function probe(event) {
     h.fake.script({ text: 'Hi again!' });
     await runAgent(h.client, { message: '/new', sessionKey: 'agent:main:main' });
     // The command's reply (to the sender, here the operator's chat events) carries the hook's message.
-    const replies = h.events.filter((frame) => frame.event === 'chat' && (frame.payload as { state?: string }).state === 'final').map((frame) => JSON.stringify(frame.payload));
+    const replies = h.events
+      .filter((frame) => frame.event === 'chat' && (frame.payload as { state?: string }).state === 'final')
+      .map((frame) => JSON.stringify(frame.payload));
     expect(replies.some((reply) => reply.includes('Reset hook ran.'))).toBe(true);
     expect(probeLog()).toContain('command:new agent:main:main');
 
@@ -241,14 +392,24 @@ export default function probe(event) {
 
     const log = join(stateDir, 'logs', 'commands.log');
     const line = JSON.parse(readFileSync(log, 'utf8').trim().split('\n').at(-1)!);
-    expect(line).toMatchObject({ action: 'new', sessionKey: 'agent:main:main', source: expect.any(String), senderId: expect.any(String) });
+    expect(line).toMatchObject({
+      action: 'new',
+      sessionKey: 'agent:main:main',
+      source: expect.any(String),
+      senderId: expect.any(String),
+    });
     expect(statSync(log).mode & 0o777).toBe(0o600);
   });
 
   it('sessions.reset (gateway) fires command:reset with its source', async () => {
     await h.client.request('sessions.reset', { key: 'agent:main:main' });
     expect(probeLog()).toContain('command:reset agent:main:main');
-    const line = JSON.parse(readFileSync(join(stateDir, 'logs', 'commands.log'), 'utf8').trim().split('\n').at(-1)!);
+    const line = JSON.parse(
+      readFileSync(join(stateDir, 'logs', 'commands.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .at(-1)!,
+    );
     expect(line).toMatchObject({ action: 'reset', source: 'gateway:sessions.reset', senderId: 'unknown' });
   });
 
@@ -258,7 +419,10 @@ export default function probe(event) {
     await runAgent(h.client, { message: '/stop', sessionKey: 'agent:main:main' });
     expect(probeLog()).toContain('command:reset agent:main:main');
     expect(probeLog()).toContain('command:stop agent:main:main');
-    const actions = readFileSync(join(stateDir, 'logs', 'commands.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line).action);
+    const actions = readFileSync(join(stateDir, 'logs', 'commands.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line).action);
     expect(actions).toEqual(['new', 'reset', 'reset', 'stop']);
   });
 });
@@ -277,7 +441,12 @@ describe('claw hooks (CLI)', () => {
     expect(table.stdout).toMatch(/Hooks \(3\/3 ready, 0 on\)/);
     expect(table.stdout).toMatch(/○ ready\s+\S+ command-logger/);
     const info = await claw(['hooks', 'info', 'session-memory', '--json'], env);
-    expect(JSON.parse(info.stdout)).toMatchObject({ name: 'session-memory', source: 'bundled', events: ['command:new', 'command:reset'], loadable: true });
+    expect(JSON.parse(info.stdout)).toMatchObject({
+      name: 'session-memory',
+      source: 'bundled',
+      events: ['command:new', 'command:reset'],
+      loadable: true,
+    });
     expect((await claw(['hooks', 'info', 'nope'], env)).stderr).toMatch(/no hook named "nope"/);
     const check = JSON.parse((await claw(['hooks', 'check', '--json'], env)).stdout);
     expect(check).toMatchObject({ total: 3, eligible: 3, notEligible: 0 });
@@ -294,18 +463,26 @@ describe('claw hooks (CLI)', () => {
     await claw(['hooks', 'disable', 'command-logger'], env);
     config = JSON.parse(readFileSync(env.OPENCLAW_CONFIG_PATH, 'utf8'));
     expect(config.hooks.internal.entries['command-logger']).toEqual({ enabled: false });
-    const disabled = JSON.parse((await claw(['hooks', 'list', '--json'], env)).stdout).hooks.find((hook: { name: string }) => hook.name === 'command-logger');
+    const disabled = JSON.parse((await claw(['hooks', 'list', '--json'], env)).stdout).hooks.find(
+      (hook: { name: string }) => hook.name === 'command-logger',
+    );
     expect(disabled).toMatchObject({ enabledByConfig: false, blockedReason: 'disabled in config' });
   }, 60_000);
 
   it('enable goes through a running gateway, which applies it without a restart', async () => {
     const stateDir = tempDir('claw-hooks-cli-gw-');
     const env = { OPENCLAW_STATE_DIR: stateDir };
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { auth: { token: 'cli-gateway-token-0123456789abcdef' } } }));
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ gateway: { auth: { token: 'cli-gateway-token-0123456789abcdef' } } }),
+    );
     await startCliGateway(env);
     const enable = await claw(['hooks', 'enable', 'session-memory'], env);
     expect(enable.code, enable.stderr).toBe(0);
     expect(enable.stdout).toMatch(/Enabled hook session-memory: .*live in the running gateway/);
-    expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).hooks.internal).toEqual({ enabled: true, entries: { 'session-memory': { enabled: true } } });
+    expect(JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8')).hooks.internal).toEqual({
+      enabled: true,
+      entries: { 'session-memory': { enabled: true } },
+    });
   }, 60_000);
 });

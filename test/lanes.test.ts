@@ -8,14 +8,16 @@ function tracker() {
   let active = 0;
   let peak = 0;
   const order: number[] = [];
-  const task = (id: number, ms = 5) => async () => {
-    active++;
-    peak = Math.max(peak, active);
-    order.push(id);
-    await sleep(ms);
-    active--;
-    return id;
-  };
+  const task =
+    (id: number, ms = 5) =>
+    async () => {
+      active++;
+      peak = Math.max(peak, active);
+      order.push(id);
+      await sleep(ms);
+      active--;
+      return id;
+    };
   return { task, order, peak: () => peak };
 }
 
@@ -23,7 +25,9 @@ describe('lane scheduler', () => {
   it('serializes 50 concurrent tasks on one session lane, in FIFO order', async () => {
     const lanes = new LaneScheduler();
     const t = tracker();
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => lanes.enqueue(sessionLane('A'), t.task(i, 1))));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => lanes.enqueue(sessionLane('A'), t.task(i, 1))),
+    );
     expect(results).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(t.order).toEqual(results);
     expect(t.peak()).toBe(1);
@@ -31,7 +35,12 @@ describe('lane scheduler', () => {
 
   it('caps main at 4, subagent at 8, cron and nested at 1', async () => {
     const lanes = new LaneScheduler();
-    for (const [lane, cap] of [['main', 4], ['subagent', 8], ['cron', 1], ['nested', 1]] as const) {
+    for (const [lane, cap] of [
+      ['main', 4],
+      ['subagent', 8],
+      ['cron', 1],
+      ['nested', 1],
+    ] as const) {
       const t = tracker();
       await Promise.all(Array.from({ length: 20 }, (_, i) => lanes.enqueue(lane, t.task(i))));
       expect(t.peak(), lane).toBe(cap);
@@ -147,7 +156,7 @@ describe('lane scheduler', () => {
     }
   });
 
-  it('takes global caps from config (the subagent lane\'s from the subagents plugin, the only one using it)', async () => {
+  it("takes global caps from config (the subagent lane's from the subagents plugin, the only one using it)", async () => {
     const kernel = await createTestKernel({
       plugins: [bundledPluginDir('subagents')],
       config: { agents: { defaults: { maxConcurrent: 2, subagents: { maxConcurrent: 3 } } } },

@@ -47,7 +47,9 @@ describe('manifest validation', () => {
   });
 
   it('4. rejects capability lists of the wrong type and unknown hooks or kinds', () => {
-    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, tools: 'clock' }))).toBe('openclaw.plugin.json: tools: must be array');
+    expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, tools: 'clock' }))).toBe(
+      'openclaw.plugin.json: tools: must be array',
+    );
     expect(errorOf(check({ id: 'x', configSchema: EMPTY_SCHEMA, hooks: ['before_everything'] }))).toMatch(
       /^openclaw\.plugin\.json: hooks\[0\]: must be one of "message_received", "before_model_resolve", .*"before_install"$/,
     );
@@ -57,7 +59,9 @@ describe('manifest validation', () => {
   });
 
   it('5. rejects text that is not JSON5, naming line and column', () => {
-    expect(errorOf(check('{ "id": "x", configSchema: { } '))).toMatch(/^openclaw\.plugin\.json:1:\d+: invalid JSON5: invalid end of input/);
+    expect(errorOf(check('{ "id": "x", configSchema: { } '))).toMatch(
+      /^openclaw\.plugin\.json:1:\d+: invalid JSON5: invalid end of input/,
+    );
     expect(errorOf(check('[1, 2]'))).toBe('openclaw.plugin.json must contain a JSON object');
   });
 
@@ -76,18 +80,26 @@ describe('manifest validation', () => {
     );
     const outside = join(tempDir(), 'evil.js');
     writeFileSync(outside, CODE);
-    const dir = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './link.js' } });
+    const dir = writePlugin(join(tempDir(), 'p'), {
+      manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './link.js' },
+    });
     symlinkSync(outside, join(dir, 'link.js'));
-    expect(errorOf(readManifest(dir))).toBe('openclaw.plugin.json: entry "./link.js" resolves outside the plugin directory');
+    expect(errorOf(readManifest(dir))).toBe(
+      'openclaw.plugin.json: entry "./link.js" resolves outside the plugin directory',
+    );
     // Through a chain: x/y/top → ../.. is the plugin dir, so x/y/top/.. is the folder above it (a decoy
     // x/y/evil.js is where Node's own realpath, folding "top/.." first, would look).
-    const chained = writePlugin(join(tempDir(), 'p'), { manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './main.js' } });
+    const chained = writePlugin(join(tempDir(), 'p'), {
+      manifest: { id: 'x', configSchema: EMPTY_SCHEMA, entry: './main.js' },
+    });
     mkdirSync(join(chained, 'x', 'y'), { recursive: true });
     symlinkSync('../..', join(chained, 'x', 'y', 'top'));
     writeFileSync(join(chained, 'x', 'y', 'evil.js'), CODE);
     writeFileSync(join(chained, '..', 'evil.js'), CODE);
     symlinkSync('x/y/top/../evil.js', join(chained, 'main.js'));
-    expect(errorOf(readManifest(chained))).toBe('openclaw.plugin.json: entry "./main.js" resolves outside the plugin directory');
+    expect(errorOf(readManifest(chained))).toBe(
+      'openclaw.plugin.json: entry "./main.js" resolves outside the plugin directory',
+    );
   });
 
   it('8. rejects a missing entry file, and a directory with no manifest', () => {
@@ -102,7 +114,10 @@ describe('manifest validation', () => {
   it('reads the OpenClaw package.json entry and warns about unknown fields', () => {
     const result = check(
       { id: 'oc', configSchema: EMPTY_SCHEMA, contracts: { tools: ['x'] }, madeUpField: 1 },
-      { entryFile: 'src/main.js', files: { 'package.json': JSON.stringify({ openclaw: { extensions: ['./src/main.js'] } }) } },
+      {
+        entryFile: 'src/main.js',
+        files: { 'package.json': JSON.stringify({ openclaw: { extensions: ['./src/main.js'] } }) },
+      },
     );
     expect(result.ok).toBe(true);
     if (result.ok) {
@@ -123,7 +138,10 @@ describe('manifest validation', () => {
     expect(errorOf(readManifest(dir))).toBe(`${file} is over the 256 KiB manifest cap`);
     // A manifest at the cap is read as before.
     const fits = { id: 'fits', configSchema: EMPTY_SCHEMA, description: '' };
-    const fitting = JSON.stringify({ ...fits, description: 'x'.repeat(MAX_MANIFEST_BYTES - JSON.stringify(fits).length) });
+    const fitting = JSON.stringify({
+      ...fits,
+      description: 'x'.repeat(MAX_MANIFEST_BYTES - JSON.stringify(fits).length),
+    });
     expect(fitting.length).toBe(MAX_MANIFEST_BYTES);
     expect(check(fitting).ok).toBe(true);
   });
@@ -138,10 +156,13 @@ describe('manifest validation', () => {
   it('marks plugins with broken manifests failed in the host, and keeps the rest working', async () => {
     const root = tempDir();
     writePlugin(join(root, 'broken'), { manifest: '{ "id": "broken", "configSchema": 3 }', code: CODE });
-    writePlugin(join(root, 'fine'), { manifest: { id: 'fine', configSchema: EMPTY_SCHEMA, tools: ['ok'] }, code: `
+    writePlugin(join(root, 'fine'), {
+      manifest: { id: 'fine', configSchema: EMPTY_SCHEMA, tools: ['ok'] },
+      code: `
       export default { register(api) {
         api.registerTool({ name: 'ok', description: 'ok', parameters: { type: 'object' }, execute: () => ({ content: [{ type: 'text', text: 'ok' }] }) });
-      } };` });
+      } };`,
+    });
     const huge = writePlugin(join(root, 'huge'), { manifest: { id: 'huge', configSchema: EMPTY_SCHEMA }, code: CODE });
     truncateSync(join(huge, 'openclaw.plugin.json'), 60 * 1024 * 1024);
     const kernel = await createTestKernel({ plugins: [join(root, 'broken'), join(root, 'fine'), huge] });

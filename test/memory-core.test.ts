@@ -22,14 +22,24 @@ import {
 import { tempDir } from './helpers.js';
 
 const settings = (memorySearch: Record<string, unknown> = {}) =>
-  resolveMemorySettings({ agents: { defaults: { memorySearch } } } as never, { agentId: 'main', workspaceDir: '/w', stateDir: '/s' });
+  resolveMemorySettings({ agents: { defaults: { memorySearch } } } as never, {
+    agentId: 'main',
+    workspaceDir: '/w',
+    stateDir: '/s',
+  });
 
 describe('settings', () => {
   it('has the documented defaults and normalises the hybrid weights', () => {
     expect(settings()).toMatchObject({
       store: { path: '/s/memory/main.sqlite' },
       chunking: { tokens: 400, overlap: 80 },
-      query: { maxResults: 6, minScore: 0.35, hybrid: { vectorWeight: 0.7, textWeight: 0.3, candidateMultiplier: 4 }, mmr: { lambda: 0.7 }, temporalDecay: { halfLifeDays: 30 } },
+      query: {
+        maxResults: 6,
+        minScore: 0.35,
+        hybrid: { vectorWeight: 0.7, textWeight: 0.3, candidateMultiplier: 4 },
+        mmr: { lambda: 0.7 },
+        temporalDecay: { halfLifeDays: 30 },
+      },
       cache: { enabled: true, maxEntries: 50_000 },
       sync: { watchDebounceMs: 1500 },
     });
@@ -77,10 +87,16 @@ describe('ranking', () => {
   it('merges hybrid results as specified (0.7 · vector + 0.3 · text, minScore 0.35, max 6)', () => {
     const base = { path: 'MEMORY.md', startLine: 1, endLine: 1, text: '' };
     const options = { vectorWeight: 0.7, textWeight: 0.3, minScore: 0.35, maxResults: 6 };
-    expect(mergeHybridResults([{ ...base, id: 'v', score: 0.8 }], [], options)).toMatchObject([{ id: 'v', score: expect.closeTo(0.56, 12) }]);
+    expect(mergeHybridResults([{ ...base, id: 'v', score: 0.8 }], [], options)).toMatchObject([
+      { id: 'v', score: expect.closeTo(0.56, 12) },
+    ]);
     // A keyword-only hit scores 0.3, under minScore, yet is kept (OpenClaw keeps keyword matches).
-    expect(mergeHybridResults([], [{ ...base, id: 't', score: 1 }], options)).toMatchObject([{ id: 't', score: expect.closeTo(0.3, 12) }]);
-    expect(mergeHybridResults([{ ...base, id: 'x', score: 0.5 }], [{ ...base, id: 'x', score: 0.5 }], options)).toMatchObject([{ id: 'x', score: expect.closeTo(0.5, 12) }]);
+    expect(mergeHybridResults([], [{ ...base, id: 't', score: 1 }], options)).toMatchObject([
+      { id: 't', score: expect.closeTo(0.3, 12) },
+    ]);
+    expect(
+      mergeHybridResults([{ ...base, id: 'x', score: 0.5 }], [{ ...base, id: 'x', score: 0.5 }], options),
+    ).toMatchObject([{ id: 'x', score: expect.closeTo(0.5, 12) }]);
     const ten = Array.from({ length: 10 }, (_, i) => ({ ...base, id: `c${i}`, score: 0.9 - i * 0.01 }));
     expect(mergeHybridResults(ten, [], options)).toHaveLength(6);
   });
@@ -100,9 +116,14 @@ describe('ranking', () => {
     const merged = mergeHybridResults(vector, keyword, options);
     // 0.4 · 0.7 = 0.28 (semantic only) is dropped; text 0.05 is under the keyword-only floor 0.105.
     expect(merged.map((item) => item.id)).toEqual(['strong', 'exact', 'partial']);
-    expect(mergeHybridResults(vector, keyword, { ...options, maxResults: 1 }).map((item) => item.id)).toEqual(['strong']);
+    expect(mergeHybridResults(vector, keyword, { ...options, maxResults: 1 }).map((item) => item.id)).toEqual([
+      'strong',
+    ]);
     // Every hit under minScore: the keyword matches remain, best first.
-    expect(mergeHybridResults(vector.slice(1), keyword, { ...options, maxResults: 6 }).map((item) => item.id)).toEqual(['exact', 'partial']);
+    expect(mergeHybridResults(vector.slice(1), keyword, { ...options, maxResults: 6 }).map((item) => item.id)).toEqual([
+      'exact',
+      'partial',
+    ]);
     expect(keywordMinScore(0.35, 0.3)).toBeCloseTo(0.105, 12);
   });
 
@@ -179,7 +200,9 @@ describe('memory files', () => {
     const { root, ws } = workspace();
     const extra = [join(root, 'team-docs')];
     expect(resolveMemoryPath(ws, extra, 'memory/deep/note.md').absPath).toBe(join(ws, 'memory', 'deep', 'note.md'));
-    expect(resolveMemoryPath(ws, extra, 'extra/team-docs/sub/guide.md').absPath).toBe(join(root, 'team-docs', 'sub', 'guide.md'));
+    expect(resolveMemoryPath(ws, extra, 'extra/team-docs/sub/guide.md').absPath).toBe(
+      join(root, 'team-docs', 'sub', 'guide.md'),
+    );
     const refused: Array<[string, RegExp]> = [
       ['../outside.md', /"\.\."/],
       [join(root, 'outside.md'), /absolute/],

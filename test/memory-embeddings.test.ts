@@ -4,11 +4,22 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { watchImports } from './import-watch.js';
 import type { KernelConfig } from '../kernel/index.js';
 import { isModelError } from '../sdk/models.js';
-import type { BuildOptions, ConcreteProviderId, EmbeddingContext, LocalEmbeddingProvider as LocalProvider } from '../plugins/embeddings/providers.js';
+import type {
+  BuildOptions,
+  ConcreteProviderId,
+  EmbeddingContext,
+  LocalEmbeddingProvider as LocalProvider,
+} from '../plugins/embeddings/providers.js';
 import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
 import { sanitizeAndNormalizeEmbedding } from '../sdk/memory/scoring.js';
 import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
-import { fakeVector, startFakeGemini, startFakeVoyage, type FakeEmbeddingServer, type FakeEmbeddingStep } from './fakes/embedding-servers.js';
+import {
+  fakeVector,
+  startFakeGemini,
+  startFakeVoyage,
+  type FakeEmbeddingServer,
+  type FakeEmbeddingStep,
+} from './fakes/embedding-servers.js';
 import { fakeEmbedding, startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { writeTinyLlamaGguf } from './fixtures/gguf.js';
 import { tempDir, waitFor } from './helpers.js';
@@ -20,9 +31,8 @@ const seen = watchImports('/node_modules/node-llama-cpp/');
 
 // Imported only now, with the hook in place: a static import of node-llama-cpp anywhere in
 // the providers' module graph would otherwise run before the hook could see it.
-const { createEmbeddingProvider, LocalEmbeddingProvider, planBatches, selectEmbeddingProvider, withFallback } = await import(
-  '../plugins/embeddings/providers.js'
-);
+const { createEmbeddingProvider, LocalEmbeddingProvider, planBatches, selectEmbeddingProvider, withFallback } =
+  await import('../plugins/embeddings/providers.js');
 
 async function backendImports(): Promise<string[]> {
   await seen.settled();
@@ -39,11 +49,20 @@ function settingsFor(memorySearch: Record<string, unknown> = {}): MemorySettings
   return resolveMemorySettings(config, { agentId: 'main', workspaceDir: dir, stateDir: dir });
 }
 
-function contextFor(env: Record<string, string> = {}, config: Record<string, unknown> = {}, logger?: EmbeddingContext['logger']): EmbeddingContext {
+function contextFor(
+  env: Record<string, string> = {},
+  config: Record<string, unknown> = {},
+  logger?: EmbeddingContext['logger'],
+): EmbeddingContext {
   return { config: config as KernelConfig, env, logger, runtimeDeps };
 }
 
-function build(id: ConcreteProviderId, memorySearch: Record<string, unknown>, context = contextFor(), options: BuildOptions = FAST_RETRY): EmbeddingProvider {
+function build(
+  id: ConcreteProviderId,
+  memorySearch: Record<string, unknown>,
+  context = contextFor(),
+  options: BuildOptions = FAST_RETRY,
+): EmbeddingProvider {
   const built = createEmbeddingProvider(id, settingsFor(memorySearch), context, options);
   if (!built.provider) throw new Error(`expected a provider: ${built.unavailable}`);
   return built.provider;
@@ -68,7 +87,8 @@ function closeTo(actual: number[], expected: number[]): void {
   actual.forEach((value, index) => expect(value).toBeCloseTo(expected[index]!, 6));
 }
 
-const texts = (n: number, prefix = 'note'): string[] => Array.from({ length: n }, (_, i) => `${prefix} ${i} about topic${i % 7}`);
+const texts = (n: number, prefix = 'note'): string[] =>
+  Array.from({ length: n }, (_, i) => `${prefix} ${i} about topic${i % 7}`);
 
 // ---------------------------------------------------------------------------------------
 
@@ -122,7 +142,10 @@ describe('selectEmbeddingProvider', () => {
   });
 
   it('auto picks local first when local.modelPath names an existing file, even with keys set', () => {
-    const selection = selectEmbeddingProvider(settingsFor({ local: { modelPath: 'models/select.gguf' } }), contextFor({ OPENAI_API_KEY: 'sk-o' }));
+    const selection = selectEmbeddingProvider(
+      settingsFor({ local: { modelPath: 'models/select.gguf' } }),
+      contextFor({ OPENAI_API_KEY: 'sk-o' }),
+    );
     expect(selection.provider?.id).toBe('local');
     expect(selection.provider).toBeInstanceOf(LocalEmbeddingProvider);
     expect(selection.provider?.fingerprint).toContain(modelPath);
@@ -130,7 +153,10 @@ describe('selectEmbeddingProvider', () => {
   });
 
   it('auto skips a local model file that does not exist, and says so when nothing else works', () => {
-    const withKey = selectEmbeddingProvider(settingsFor({ local: { modelPath: 'models/missing.gguf' } }), contextFor({ OPENAI_API_KEY: 'sk-o' }));
+    const withKey = selectEmbeddingProvider(
+      settingsFor({ local: { modelPath: 'models/missing.gguf' } }),
+      contextFor({ OPENAI_API_KEY: 'sk-o' }),
+    );
     expect(withKey.provider?.id).toBe('openai');
     expect(withKey.reason).toContain(`skipped local: model file not found: ${join(dir, 'models', 'missing.gguf')}`);
     const without = selectEmbeddingProvider(settingsFor({ local: { modelPath: 'models/missing.gguf' } }), contextFor());
@@ -151,7 +177,9 @@ describe('selectEmbeddingProvider', () => {
     const { provider } = selectEmbeddingProvider(settingsFor(), contextFor({ GEMINI_API_KEY: 'g' }));
     expect(provider?.id).toBe('gemini');
     expect(provider?.model).toBe('gemini-embedding-001');
-    expect(provider?.fingerprint).toContain('https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(provider?.fingerprint).toContain(
+      'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents',
+    );
   });
 
   it('auto with only VOYAGE_API_KEY picks voyage', () => {
@@ -161,21 +189,37 @@ describe('selectEmbeddingProvider', () => {
   });
 
   it('auto keeps the order openai → gemini → voyage, and config keys count like env keys', () => {
-    expect(selectEmbeddingProvider(settingsFor(), contextFor({ GEMINI_API_KEY: 'g', VOYAGE_API_KEY: 'v' })).provider?.id).toBe('gemini');
-    expect(selectEmbeddingProvider(settingsFor(), contextFor({ GEMINI_API_KEY: 'g', OPENAI_API_KEY: 'o' })).provider?.id).toBe('openai');
+    expect(
+      selectEmbeddingProvider(settingsFor(), contextFor({ GEMINI_API_KEY: 'g', VOYAGE_API_KEY: 'v' })).provider?.id,
+    ).toBe('gemini');
+    expect(
+      selectEmbeddingProvider(settingsFor(), contextFor({ GEMINI_API_KEY: 'g', OPENAI_API_KEY: 'o' })).provider?.id,
+    ).toBe('openai');
     const config = { models: { providers: { google: { apiKey: 'from-config' } } } };
-    expect(selectEmbeddingProvider(settingsFor(), contextFor({ VOYAGE_API_KEY: 'v' }, config)).provider?.id).toBe('gemini');
+    expect(selectEmbeddingProvider(settingsFor(), contextFor({ VOYAGE_API_KEY: 'v' }, config)).provider?.id).toBe(
+      'gemini',
+    );
   });
 
   it('with nothing usable there is no provider, and the reason names what is missing', () => {
     const { provider, fallback, reason } = selectEmbeddingProvider(settingsFor(), contextFor());
     expect(provider).toBeUndefined();
     expect(fallback).toBeUndefined();
-    for (const expected of ['keyword search only', 'local.modelPath', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'VOYAGE_API_KEY']) expect(reason).toContain(expected);
+    for (const expected of [
+      'keyword search only',
+      'local.modelPath',
+      'OPENAI_API_KEY',
+      'GEMINI_API_KEY',
+      'VOYAGE_API_KEY',
+    ])
+      expect(reason).toContain(expected);
   });
 
   it('provider "none" means no provider even when keys are there', () => {
-    const { provider, reason } = selectEmbeddingProvider(settingsFor({ provider: 'none' }), contextFor({ OPENAI_API_KEY: 'o' }));
+    const { provider, reason } = selectEmbeddingProvider(
+      settingsFor({ provider: 'none' }),
+      contextFor({ OPENAI_API_KEY: 'o' }),
+    );
     expect(provider).toBeUndefined();
     expect(reason).toMatch(/none/);
   });
@@ -186,7 +230,10 @@ describe('selectEmbeddingProvider', () => {
       ['voyage', 'VOYAGE_API_KEY', 'models.providers.voyage.apiKey'],
       ['openai', 'OPENAI_API_KEY', 'models.providers.openai.apiKey'],
     ] as const) {
-      const { provider, reason } = selectEmbeddingProvider(settingsFor({ provider: id }), contextFor({ SOME_OTHER_KEY: 'x' }));
+      const { provider, reason } = selectEmbeddingProvider(
+        settingsFor({ provider: id }),
+        contextFor({ SOME_OTHER_KEY: 'x' }),
+      );
       expect(provider, id).toBeUndefined();
       expect(reason).toContain(key);
       expect(reason).toContain(config);
@@ -199,8 +246,14 @@ describe('selectEmbeddingProvider', () => {
   it('a changed model or endpoint changes the fingerprint', () => {
     const env = { OPENAI_API_KEY: 'o' };
     const base = selectEmbeddingProvider(settingsFor({ provider: 'openai' }), contextFor(env)).provider!.fingerprint;
-    const otherModel = selectEmbeddingProvider(settingsFor({ provider: 'openai', model: 'text-embedding-3-large' }), contextFor(env)).provider!.fingerprint;
-    const otherEndpoint = selectEmbeddingProvider(settingsFor({ provider: 'openai', remote: { baseUrl: 'http://127.0.0.1:9/v1' } }), contextFor(env)).provider!.fingerprint;
+    const otherModel = selectEmbeddingProvider(
+      settingsFor({ provider: 'openai', model: 'text-embedding-3-large' }),
+      contextFor(env),
+    ).provider!.fingerprint;
+    const otherEndpoint = selectEmbeddingProvider(
+      settingsFor({ provider: 'openai', remote: { baseUrl: 'http://127.0.0.1:9/v1' } }),
+      contextFor(env),
+    ).provider!.fingerprint;
     expect(new Set([base, otherModel, otherEndpoint]).size).toBe(3);
   });
 
@@ -215,15 +268,28 @@ describe('selectEmbeddingProvider', () => {
     expect(selection.fallback?.model).toBe('gemini-embedding-001');
     expect(selection.reason).toContain('fallback gemini');
 
-    expect(selectEmbeddingProvider(settingsFor({ provider: 'openai', fallback: 'none' }), contextFor({ OPENAI_API_KEY: 'o', GEMINI_API_KEY: 'g' })).fallback).toBeUndefined();
-    const missing = selectEmbeddingProvider(settingsFor({ provider: 'openai', fallback: 'voyage' }), contextFor({ OPENAI_API_KEY: 'o' }));
+    expect(
+      selectEmbeddingProvider(
+        settingsFor({ provider: 'openai', fallback: 'none' }),
+        contextFor({ OPENAI_API_KEY: 'o', GEMINI_API_KEY: 'g' }),
+      ).fallback,
+    ).toBeUndefined();
+    const missing = selectEmbeddingProvider(
+      settingsFor({ provider: 'openai', fallback: 'voyage' }),
+      contextFor({ OPENAI_API_KEY: 'o' }),
+    );
     expect(missing.fallback).toBeUndefined();
     expect(missing.reason).toContain('VOYAGE_API_KEY');
   });
 
   it('a primary that cannot be built hands over to a usable fallback; behind local, the fallback gets remote.* and model', () => {
     const selection = selectEmbeddingProvider(
-      settingsFor({ provider: 'local', fallback: 'openai', model: 'custom-embed', remote: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'r' } }),
+      settingsFor({
+        provider: 'local',
+        fallback: 'openai',
+        model: 'custom-embed',
+        remote: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'r' },
+      }),
       contextFor(),
     );
     expect(selection.provider?.id).toBe('openai');
@@ -243,7 +309,10 @@ describe('openai provider against the fake OpenAI server', () => {
   afterAll(() => fake.close());
   beforeEach(() => fake.reset());
 
-  const remote = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ provider: 'openai', remote: { baseUrl: `${fake.openaiBaseUrl}/`, apiKey: 'sk-remote', ...extra } });
+  const remote = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    provider: 'openai',
+    remote: { baseUrl: `${fake.openaiBaseUrl}/`, apiKey: 'sk-remote', ...extra },
+  });
 
   it('posts {model, input} to {baseUrl}/embeddings with a bearer key and returns normalised vectors in order', async () => {
     const provider = build('openai', remote());
@@ -262,11 +331,19 @@ describe('openai provider against the fake OpenAI server', () => {
 
   it('takes the key from remote.apiKey, then models.providers.openai.apiKey, then OPENAI_API_KEY', async () => {
     const config = { models: { providers: { openai: { apiKey: 'sk-config', baseUrl: fake.openaiBaseUrl } } } };
-    await build('openai', { provider: 'openai', remote: { apiKey: 'sk-remote' } }, contextFor({ OPENAI_API_KEY: 'sk-env' }, config)).embed(['a']);
+    await build(
+      'openai',
+      { provider: 'openai', remote: { apiKey: 'sk-remote' } },
+      contextFor({ OPENAI_API_KEY: 'sk-env' }, config),
+    ).embed(['a']);
     await build('openai', { provider: 'openai' }, contextFor({ OPENAI_API_KEY: 'sk-env' }, config)).embed(['a']);
     const envOnly = { models: { providers: { openai: { baseUrl: fake.openaiBaseUrl } } } };
     await build('openai', { provider: 'openai' }, contextFor({ OPENAI_API_KEY: 'sk-env' }, envOnly)).embed(['a']);
-    expect(fake.requests.map((request) => request.headers.authorization)).toEqual(['Bearer sk-remote', 'Bearer sk-config', 'Bearer sk-env']);
+    expect(fake.requests.map((request) => request.headers.authorization)).toEqual([
+      'Bearer sk-remote',
+      'Bearer sk-config',
+      'Bearer sk-env',
+    ]);
   });
 
   it('remote.baseUrl wins over models.providers.openai.baseUrl', async () => {
@@ -278,16 +355,27 @@ describe('openai provider against the fake OpenAI server', () => {
   });
 
   it('splits into batches of remote.batchSize, one request each, keeping the order', async () => {
-    const provider = build('openai', { ...remote(), remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-remote', batchSize: 2 } });
+    const provider = build('openai', {
+      ...remote(),
+      remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-remote', batchSize: 2 },
+    });
     const input = texts(5);
     const vectors = await provider.embed(input);
-    expect(fake.requests.map((request) => request.body.input)).toEqual([input.slice(0, 2), input.slice(2, 4), input.slice(4)]);
+    expect(fake.requests.map((request) => request.body.input)).toEqual([
+      input.slice(0, 2),
+      input.slice(2, 4),
+      input.slice(4),
+    ]);
     vectors.forEach((vector, i) => closeTo(vector, sanitizeAndNormalizeEmbedding(fakeEmbedding(input[i]!))));
   });
 
   it('merges headers: provider defaults, then models.providers.openai.headers, then remote.headers (remote wins)', async () => {
     const config = { models: { providers: { openai: { headers: { 'X-Config': 'config', 'X-Both': 'config' } } } } };
-    const provider = build('openai', remote({ headers: { 'x-both': 'remote', Authorization: 'Bearer sk-env', 'X-Extra': 'e' } }), contextFor({}, config));
+    const provider = build(
+      'openai',
+      remote({ headers: { 'x-both': 'remote', Authorization: 'Bearer sk-env', 'X-Extra': 'e' } }),
+      contextFor({}, config),
+    );
     await provider.embed(['x']);
     const headers = fake.requests[0]!.headers;
     expect(headers['x-config']).toBe('config');
@@ -324,7 +412,10 @@ describe('gemini provider against the fake Gemini API', () => {
   afterAll(() => fake.close());
   beforeEach(() => fake.reset());
 
-  const gemini = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ provider: 'gemini', remote: { baseUrl: fake.url, apiKey: 'g-key', ...extra } });
+  const gemini = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    provider: 'gemini',
+    remote: { baseUrl: fake.url, apiKey: 'g-key', ...extra },
+  });
 
   it('posts batchEmbedContents with x-goog-api-key and one request per text', async () => {
     const provider = build('gemini', gemini());
@@ -349,11 +440,15 @@ describe('gemini provider against the fake Gemini API', () => {
     const vectors = await provider.embed(input);
     expect(fake.requests.map((request) => request.body.requests.length)).toEqual([100, 100, 50]);
     expect(vectors).toHaveLength(250);
-    for (const i of [0, 99, 100, 199, 249]) closeTo(vectors[i]!, sanitizeAndNormalizeEmbedding(fakeVector(input[i]!, 768)));
+    for (const i of [0, 99, 100, 199, 249])
+      closeTo(vectors[i]!, sanitizeAndNormalizeEmbedding(fakeVector(input[i]!, 768)));
   });
 
   it('accepts a base URL that already ends in /v1beta and a model spelled models/…', async () => {
-    const provider = build('gemini', { ...gemini({ baseUrl: `${fake.url}/v1beta/` }), model: 'models/text-embedding-004' });
+    const provider = build('gemini', {
+      ...gemini({ baseUrl: `${fake.url}/v1beta/` }),
+      model: 'models/text-embedding-004',
+    });
     await provider.embed(['x']);
     expect(provider.model).toBe('text-embedding-004');
     expect(fake.requests[0]!.path).toBe('/v1beta/models/text-embedding-004:batchEmbedContents');
@@ -363,7 +458,10 @@ describe('gemini provider against the fake Gemini API', () => {
     const config = { models: { providers: { google: { apiKey: 'g-key', baseUrl: fake.url } } } };
     await build('gemini', { provider: 'gemini' }, contextFor({ GEMINI_API_KEY: 'g-env' }, config)).embed(['x']);
     // The environment's key belongs to Gemini's own host; a custom remote.baseUrl elsewhere does not get it.
-    const foreign = selectEmbeddingProvider(settingsFor({ provider: 'gemini', remote: { baseUrl: fake.url } }), contextFor({ GEMINI_API_KEY: 'g-key' }));
+    const foreign = selectEmbeddingProvider(
+      settingsFor({ provider: 'gemini', remote: { baseUrl: fake.url } }),
+      contextFor({ GEMINI_API_KEY: 'g-key' }),
+    );
     expect(foreign.provider).toBeUndefined();
     expect(foreign.reason).toMatch(/no API key/);
     await build('gemini', { provider: 'gemini', remote: { baseUrl: fake.url, apiKey: 'g-key' } }).embed(['x']);
@@ -390,7 +488,10 @@ describe('voyage provider against the fake Voyage API', () => {
   afterAll(() => fake.close());
   beforeEach(() => fake.reset());
 
-  const voyage = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ provider: 'voyage', remote: { baseUrl: fake.url, apiKey: 'v-key', ...extra } });
+  const voyage = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+    provider: 'voyage',
+    remote: { baseUrl: fake.url, apiKey: 'v-key', ...extra },
+  });
 
   it('posts {model, input} to /v1/embeddings with a bearer key', async () => {
     const provider = build('voyage', voyage());
@@ -553,60 +654,84 @@ describe('local provider through node-llama-cpp', () => {
     expect(provider.dims).toBeUndefined();
   });
 
-  it("embeds on first use: one normalised vector of the model's 64 dims per text", async () => {
-    const vectors = await provider.embed(['the cat sat on the mat', 'quarterly revenue report', 'the cat sat on the mat']);
-    expect(await backendImports()).not.toEqual([]);
-    expect(provider.backendRequested).toBe(true);
-    expect(provider.dims).toBe(64);
-    expect(vectors).toHaveLength(3);
-    for (const vector of vectors) {
-      expect(vector).toHaveLength(64);
-      expect(vector.every(Number.isFinite)).toBe(true);
-      expect(norm(vector)).toBeCloseTo(1, 6);
-    }
-    expect(vectors[2]).toEqual(vectors[0]);
-    expect(vectors[1]).not.toEqual(vectors[0]);
-  }, SLOW);
+  it(
+    "embeds on first use: one normalised vector of the model's 64 dims per text",
+    async () => {
+      const vectors = await provider.embed([
+        'the cat sat on the mat',
+        'quarterly revenue report',
+        'the cat sat on the mat',
+      ]);
+      expect(await backendImports()).not.toEqual([]);
+      expect(provider.backendRequested).toBe(true);
+      expect(provider.dims).toBe(64);
+      expect(vectors).toHaveLength(3);
+      for (const vector of vectors) {
+        expect(vector).toHaveLength(64);
+        expect(vector.every(Number.isFinite)).toBe(true);
+        expect(norm(vector)).toBeCloseTo(1, 6);
+      }
+      expect(vectors[2]).toEqual(vectors[0]);
+      expect(vectors[1]).not.toEqual(vectors[0]);
+    },
+    SLOW,
+  );
 
-  it('is deterministic across calls and after close() reloads the model', async () => {
-    const [first] = await provider.embed(['deterministic please']);
-    const [again] = await provider.embed(['deterministic please']);
-    expect(again).toEqual(first);
-    await provider.close();
-    expect(provider.backendRequested).toBe(false);
-    const [reloaded] = await provider.embed(['deterministic please']);
-    expect(reloaded).toEqual(first);
-  }, SLOW);
+  it(
+    'is deterministic across calls and after close() reloads the model',
+    async () => {
+      const [first] = await provider.embed(['deterministic please']);
+      const [again] = await provider.embed(['deterministic please']);
+      expect(again).toEqual(first);
+      await provider.close();
+      expect(provider.backendRequested).toBe(false);
+      const [reloaded] = await provider.embed(['deterministic please']);
+      expect(reloaded).toEqual(first);
+    },
+    SLOW,
+  );
 
-  it('truncates a text longer than the context and gives blank text a zero vector', async () => {
-    const [long, blank] = await provider.embed(['word '.repeat(5000), '']);
-    expect(long).toHaveLength(64);
-    expect(norm(long!)).toBeCloseTo(1, 6);
-    expect(blank).toEqual(new Array(64).fill(0));
-  }, SLOW);
+  it(
+    'truncates a text longer than the context and gives blank text a zero vector',
+    async () => {
+      const [long, blank] = await provider.embed(['word '.repeat(5000), '']);
+      expect(long).toHaveLength(64);
+      expect(norm(long!)).toBeCloseTo(1, 6);
+      expect(blank).toEqual(new Array(64).fill(0));
+    },
+    SLOW,
+  );
 
-  it('stops waiting when the signal aborts during the load, which carries on for the next call', async () => {
-    const fresh = new LocalEmbeddingProvider({ modelPath, timeoutMs: 300_000, threads: 1, runtimeDeps });
-    try {
-      const controller = new AbortController();
-      const pending = fresh.embed(['x'], { signal: controller.signal });
-      setTimeout(() => controller.abort(), 5);
-      const started = Date.now();
-      expect((await failure(pending)).kind).toBe('aborted');
-      expect(Date.now() - started).toBeLessThan(200);
-      expect(await fresh.embed(['x'])).toEqual(await provider.embed(['x']));
-    } finally {
-      await fresh.close();
-    }
-  }, SLOW);
+  it(
+    'stops waiting when the signal aborts during the load, which carries on for the next call',
+    async () => {
+      const fresh = new LocalEmbeddingProvider({ modelPath, timeoutMs: 300_000, threads: 1, runtimeDeps });
+      try {
+        const controller = new AbortController();
+        const pending = fresh.embed(['x'], { signal: controller.signal });
+        setTimeout(() => controller.abort(), 5);
+        const started = Date.now();
+        expect((await failure(pending)).kind).toBe('aborted');
+        expect(Date.now() - started).toBeLessThan(200);
+        expect(await fresh.embed(['x'])).toEqual(await provider.embed(['x']));
+      } finally {
+        await fresh.close();
+      }
+    },
+    SLOW,
+  );
 
-  it('gives up on a model that takes longer than local.timeoutMs to load', async () => {
-    const slow = new LocalEmbeddingProvider({ modelPath, timeoutMs: 1, threads: 1, runtimeDeps });
-    const error = await failure(slow.embed(['x']));
-    expect(error.kind).toBe('timeout');
-    expect(error.message).toContain('loading the model took longer than 1 ms');
-    await slow.close();
-  }, SLOW);
+  it(
+    'gives up on a model that takes longer than local.timeoutMs to load',
+    async () => {
+      const slow = new LocalEmbeddingProvider({ modelPath, timeoutMs: 1, threads: 1, runtimeDeps });
+      const error = await failure(slow.embed(['x']));
+      expect(error.kind).toBe('timeout');
+      expect(error.message).toContain('loading the model took longer than 1 ms');
+      await slow.close();
+    },
+    SLOW,
+  );
 });
 
 // ---------------------------------------------------------------------------------------
@@ -633,7 +758,12 @@ describe('withFallback', () => {
   function recorder(): EmbeddingContext['logger'] & { warnings: string[]; infos: string[] } {
     const warnings: string[] = [];
     const infos: string[] = [];
-    return { warnings, infos, warn: (message) => void warnings.push(message), info: (message) => void infos.push(message) };
+    return {
+      warnings,
+      infos,
+      warn: (message) => void warnings.push(message),
+      info: (message) => void infos.push(message),
+    };
   }
 
   it('uses the primary while it works, with the primary identity', async () => {
@@ -716,28 +846,37 @@ describe('withFallback', () => {
     expect(error.message).toContain('gemini broke');
   });
 
-  it('takes over when a local model cannot be loaded (the "local, fallback openai" setup)', async () => {
-    const broken = join(dir, 'models', 'broken.gguf');
-    writeFileSync(broken, 'this is not a GGUF file');
-    const fake = await startFakeLlm();
-    try {
-      const selection = selectEmbeddingProvider(
-        settingsFor({ provider: 'local', local: { modelPath: broken }, fallback: 'openai', remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' } }),
-        contextFor(),
-        { threads: 1, ...FAST_RETRY },
-      );
-      expect(selection.provider?.id).toBe('local');
-      expect(selection.fallback?.id).toBe('openai');
-      const logger = recorder();
-      const wrapped = withFallback(selection.provider!, selection.fallback!, logger);
-      const result = await wrapped.embedWithSource(['memory text']);
-      expect(result.fromFallback).toBe(true);
-      closeTo(result.vectors[0]!, sanitizeAndNormalizeEmbedding(fakeEmbedding('memory text')));
-      expect(logger.warnings).toHaveLength(1);
-      expect(logger.warnings[0]).toContain('could not load the model');
-      await wrapped.close();
-    } finally {
-      await fake.close();
-    }
-  }, SLOW);
+  it(
+    'takes over when a local model cannot be loaded (the "local, fallback openai" setup)',
+    async () => {
+      const broken = join(dir, 'models', 'broken.gguf');
+      writeFileSync(broken, 'this is not a GGUF file');
+      const fake = await startFakeLlm();
+      try {
+        const selection = selectEmbeddingProvider(
+          settingsFor({
+            provider: 'local',
+            local: { modelPath: broken },
+            fallback: 'openai',
+            remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' },
+          }),
+          contextFor(),
+          { threads: 1, ...FAST_RETRY },
+        );
+        expect(selection.provider?.id).toBe('local');
+        expect(selection.fallback?.id).toBe('openai');
+        const logger = recorder();
+        const wrapped = withFallback(selection.provider!, selection.fallback!, logger);
+        const result = await wrapped.embedWithSource(['memory text']);
+        expect(result.fromFallback).toBe(true);
+        closeTo(result.vectors[0]!, sanitizeAndNormalizeEmbedding(fakeEmbedding('memory text')));
+        expect(logger.warnings).toHaveLength(1);
+        expect(logger.warnings[0]).toContain('could not load the model');
+        await wrapped.close();
+      } finally {
+        await fake.close();
+      }
+    },
+    SLOW,
+  );
 });

@@ -36,13 +36,17 @@ function corpus(): Record<string, string> {
     const date = new Date(Date.UTC(2026, 0, 1 + day)).toISOString().slice(0, 10);
     files[`memory/${date}.md`] = `# ${date}\n\n${words(day + 1, 12)}\n`;
   }
-  files['memory/2026-02-02.md'] = `# 2026-02-02\n\n${words(7001, 100)}\n\nThe hotel in Porto had a noisy lift.\n\n${words(7002, 100)}\n`;
-  files[ANSWER] = `# 2026-03-14\n\n${words(9001, 120)}\n\nLisbon offsite hotel: Memmo Alfama, booked for the whole team.\n\n${words(9002, 120)}\n`;
+  files['memory/2026-02-02.md'] =
+    `# 2026-02-02\n\n${words(7001, 100)}\n\nThe hotel in Porto had a noisy lift.\n\n${words(7002, 100)}\n`;
+  files[ANSWER] =
+    `# 2026-03-14\n\n${words(9001, 120)}\n\nLisbon offsite hotel: Memmo Alfama, booked for the whole team.\n\n${words(9002, 120)}\n`;
   files['MEMORY.md'] = `# Memory\n\n${words(4242, 30)}\n`;
   return files;
 }
 
-function workspaceWith(files: Record<string, string>): { settings: (memorySearch: Record<string, unknown>) => MemorySettings } {
+function workspaceWith(files: Record<string, string>): {
+  settings: (memorySearch: Record<string, unknown>) => MemorySettings;
+} {
   const stateDir = tempDir('claw-memory-hybrid-');
   const workspace = join(stateDir, 'workspace');
   for (const [name, text] of Object.entries(files)) {
@@ -51,7 +55,11 @@ function workspaceWith(files: Record<string, string>): { settings: (memorySearch
   }
   return {
     settings: (memorySearch) =>
-      resolveMemorySettings({ agents: { defaults: { memorySearch } } } as KernelConfig, { agentId: 'main', workspaceDir: workspace, stateDir }),
+      resolveMemorySettings({ agents: { defaults: { memorySearch } } } as KernelConfig, {
+        agentId: 'main',
+        workspaceDir: workspace,
+        stateDir,
+      }),
   };
 }
 
@@ -74,7 +82,9 @@ const backends: Record<string, (settings: MemorySettings, selection: EmbeddingSe
 describe.each(Object.keys(backends))('hybrid never loses a keyword-only hit: %s', (backend) => {
   async function searchWith(provider: EmbeddingProvider | undefined, query: string): Promise<MemorySearchResult> {
     const { settings } = workspaceWith(corpus());
-    const selection: EmbeddingSelection = provider ? { provider, reason: 'test' } : { reason: 'memorySearch.provider is "none": keyword search only' };
+    const selection: EmbeddingSelection = provider
+      ? { provider, reason: 'test' }
+      : { reason: 'memorySearch.provider is "none": keyword search only' };
     const index = await backends[backend]!(settings(provider ? {} : { provider: 'none' }), selection);
     opened.push(index);
     await index.sync({});

@@ -27,10 +27,18 @@ const FILES: Record<string, string> = {
   'memory/short-lines.md': lines(500, (n) => `entry ${n}`),
   'memory/one-line.md': 'y'.repeat(30_000),
   // One chunk (chunking.tokens 1500 below) whose only match lies past 700 characters.
-  'memory/long.md': [...Array.from({ length: 15 }, () => FILLER), 'The Lisbon offsite hotel is the Pestana Palace, booked for March.', ...Array.from({ length: 3 }, () => FILLER)].join('\n'),
+  'memory/long.md': [
+    ...Array.from({ length: 15 }, () => FILLER),
+    'The Lisbon offsite hotel is the Pestana Palace, booked for March.',
+    ...Array.from({ length: 3 }, () => FILLER),
+  ].join('\n'),
   'memory/long-zh.md': [ZH_FILLER.repeat(60), '周五下午三点和王经理开预算会议。', ZH_FILLER.repeat(5)].join('\n'),
   // Over maxFileBytes (100,000): only its start is indexed.
-  'memory/dump.md': ['Kilimanjaro trip notes at the top.', lines(20_000, (n) => `dump line ${n} ${'z'.repeat(40)}`), 'Zanzibar appears only at the very end.'].join('\n'),
+  'memory/dump.md': [
+    'Kilimanjaro trip notes at the top.',
+    lines(20_000, (n) => `dump line ${n} ${'z'.repeat(40)}`),
+    'Zanzibar appears only at the very end.',
+  ].join('\n'),
 };
 
 function text(result: ToolResult): string {
@@ -42,14 +50,25 @@ for (const plugin of ['memory-sqlite', 'memory-minisearch']) {
     let kernel: TestKernel;
     let memory: MemoryBackend;
     const call = async (name: string, params: Record<string, unknown>) =>
-      (await kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `t-${name}`, context: { agentId: 'main', workspaceDir: kernel.paths.workspaceDir } })).result;
+      (
+        await kernel.plugins.kernelServices.tools.invoke({
+          name,
+          params,
+          toolCallId: `t-${name}`,
+          context: { agentId: 'main', workspaceDir: kernel.paths.workspaceDir },
+        })
+      ).result;
 
     beforeAll(async () => {
       kernel = await createTestKernel({
         plugins: [plugin, 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
         config: {
           plugins: { slots: { memory: plugin } },
-          agents: { defaults: { memorySearch: { provider: 'none', chunking: { tokens: 1500, overlap: 100 }, maxFileBytes: 100_000 } } },
+          agents: {
+            defaults: {
+              memorySearch: { provider: 'none', chunking: { tokens: 1500, overlap: 100 }, maxFileBytes: 100_000 },
+            },
+          },
         },
       });
       for (const [name, body] of Object.entries(FILES)) {
@@ -70,7 +89,13 @@ for (const plugin of ['memory-sqlite', 'memory-minisearch']) {
       expect(excerpt!.startsWith('line 1 x')).toBe(true);
       const shown = excerpt!.split('\n').length;
       expect(shown).toBeLessThan(120);
-      expect(first.details).toMatchObject({ from: 1, lines: shown, totalLines: 5000, truncated: true, nextFrom: shown + 1 });
+      expect(first.details).toMatchObject({
+        from: 1,
+        lines: shown,
+        totalLines: 5000,
+        truncated: true,
+        nextFrom: shown + 1,
+      });
       expect(note).toContain('12000 characters');
       expect(note).toContain(`from=${shown + 1}`);
       const next = await call('memory_get', { path: 'memory/big.md', from: shown + 1 });
@@ -132,7 +157,14 @@ for (const plugin of ['memory-sqlite', 'memory-minisearch']) {
       expect(end.results.map((hit) => hit.path)).not.toContain('memory/dump.md');
       const status = await memory.status({ agentId: 'main' });
       expect(JSON.stringify(status)).toContain('"capped"');
-      expect(kernel.logs.some((record) => record.level === 'warn' && record.message.includes('memory/dump.md') && record.message.includes('maxFileBytes'))).toBe(true);
+      expect(
+        kernel.logs.some(
+          (record) =>
+            record.level === 'warn' &&
+            record.message.includes('memory/dump.md') &&
+            record.message.includes('maxFileBytes'),
+        ),
+      ).toBe(true);
     });
   });
 }
@@ -183,7 +215,9 @@ describe('memory limits through the claw CLI', () => {
     mkdirSync(join(workspace, 'memory'), { recursive: true });
     writeFileSync(join(workspace, 'memory', 'huge.md'), `${lines(1000, (n) => `row ${n} of a large export`)}\n`);
     const index = await ok(['memory', 'index']);
-    expect(index.stdout).toMatch(/Note: memory\/huge\.md is \d+ bytes, over memorySearch\.maxFileBytes: only its first \d+ bytes are indexed/);
+    expect(index.stdout).toMatch(
+      /Note: memory\/huge\.md is \d+ bytes, over memorySearch\.maxFileBytes: only its first \d+ bytes are indexed/,
+    );
     const status = await ok(['memory', 'status']);
     expect(status.stdout).toContain('memory/huge.md');
   });

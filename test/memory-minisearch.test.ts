@@ -67,9 +67,24 @@ function corpusIn(memorySearch: Record<string, unknown> = {}) {
   const logs: LogRecord[] = [];
   const logger = createLogger({ level: 'debug', sink: (record) => logs.push(record) });
   const settings = (more: Record<string, unknown> = {}) =>
-    resolveMemorySettings({ agents: { defaults: { memorySearch: { ...memorySearch, ...more } } } } as KernelConfig, { agentId: 'main', workspaceDir: workspace, stateDir });
-  const open = (provider?: EmbeddingProvider, options: { fallback?: EmbeddingProvider; more?: Record<string, unknown> } = {}) =>
-    new MiniSearchMemoryIndex(settings(options.more), { logger }, { provider, fallback: options.fallback, reason: provider ? provider.id : 'memorySearch.provider is "none": keyword search only' });
+    resolveMemorySettings({ agents: { defaults: { memorySearch: { ...memorySearch, ...more } } } } as KernelConfig, {
+      agentId: 'main',
+      workspaceDir: workspace,
+      stateDir,
+    });
+  const open = (
+    provider?: EmbeddingProvider,
+    options: { fallback?: EmbeddingProvider; more?: Record<string, unknown> } = {},
+  ) =>
+    new MiniSearchMemoryIndex(
+      settings(options.more),
+      { logger },
+      {
+        provider,
+        fallback: options.fallback,
+        reason: provider ? provider.id : 'memorySearch.provider is "none": keyword search only',
+      },
+    );
   return {
     stateDir,
     workspace,
@@ -80,8 +95,11 @@ function corpusIn(memorySearch: Record<string, unknown> = {}) {
   };
 }
 
-const search = (index: MiniSearchMemoryIndex, query: string, options: { maxResults?: number; minScore?: number } = {}) =>
-  index.search(query, { maxResults: options.maxResults ?? 6, minScore: options.minScore ?? 0.35 });
+const search = (
+  index: MiniSearchMemoryIndex,
+  query: string,
+  options: { maxResults?: number; minScore?: number } = {},
+) => index.search(query, { maxResults: options.maxResults ?? 6, minScore: options.minScore ?? 0.35 });
 
 /** An embedder that can be told to fail, counting what it was asked to embed. */
 function flakyEmbedder(options: { model?: string } = {}) {
@@ -141,7 +159,11 @@ describe('memory-minisearch plugin', () => {
 
 describe('persistence across kernels', () => {
   const boot = (stateDir: string, memorySearch: Record<string, unknown>) =>
-    createTestKernel({ plugins: [PLUGIN, EMBEDDINGS], stateDir, config: { agents: { defaults: { memorySearch } }, plugins: { slots: { memory: 'memory-minisearch' } } } });
+    createTestKernel({
+      plugins: [PLUGIN, EMBEDDINGS],
+      stateDir,
+      config: { agents: { defaults: { memorySearch } }, plugins: { slots: { memory: 'memory-minisearch' } } },
+    });
   const slot = async (kernel: TestKernel): Promise<MemoryBackend> => (await kernel.capabilities.slot('memory'))!;
   const embeddingRequests = () => fake.requests.filter((request) => request.api === 'embeddings');
 
@@ -160,13 +182,33 @@ describe('persistence across kernels', () => {
     const second = await boot(stateDir, openaiMemory());
     try {
       const memory = await slot(second);
-      expect(await memory.status({ agentId: 'main' })).toMatchObject({ backend: 'minisearch', files: FILES, chunks: built.chunks, mode: 'hybrid', provider: 'openai' });
+      expect(await memory.status({ agentId: 'main' })).toMatchObject({
+        backend: 'minisearch',
+        files: FILES,
+        chunks: built.chunks,
+        mode: 'hybrid',
+        provider: 'openai',
+      });
       const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
-      expect(result).toMatchObject({ backend: 'minisearch', mode: 'hybrid', provider: 'openai', model: 'text-embedding-3-small' });
+      expect(result).toMatchObject({
+        backend: 'minisearch',
+        mode: 'hybrid',
+        provider: 'openai',
+        model: 'text-embedding-3-small',
+      });
       expect(result.results[0]?.path).toBe('memory/2026-11-02.md');
-      expect(await memory.sync!({ agentId: 'main' })).toMatchObject({ indexed: 0, skipped: FILES, embedded: 0, rebuilt: false });
+      expect(await memory.sync!({ agentId: 'main' })).toMatchObject({
+        indexed: 0,
+        skipped: FILES,
+        embedded: 0,
+        rebuilt: false,
+      });
       // The only embedding request after the restart is the query itself.
-      expect(embeddingRequests().slice(before).map((request) => request.body.input)).toEqual([['websocket reconnect bug']]);
+      expect(
+        embeddingRequests()
+          .slice(before)
+          .map((request) => request.body.input),
+      ).toEqual([['websocket reconnect bug']]);
     } finally {
       await second.dispose();
     }
@@ -175,17 +217,25 @@ describe('persistence across kernels', () => {
   it.each([
     ['torn', (text: string) => text.slice(0, Math.floor(text.length / 2))],
     ['garbage', () => '\u0000\u00ff not json at all'],
-    ['well-formed JSON of the wrong shape', () => JSON.stringify({ format: 'claw-memory-minisearch', version: 1, params: {} })],
-    ['MiniSearch part missing a chunk', (text: string) => {
-      const raw = JSON.parse(text);
-      raw.minisearch.documentCount -= 1;
-      return JSON.stringify(raw);
-    }],
+    [
+      'well-formed JSON of the wrong shape',
+      () => JSON.stringify({ format: 'claw-memory-minisearch', version: 1, params: {} }),
+    ],
+    [
+      'MiniSearch part missing a chunk',
+      (text: string) => {
+        const raw = JSON.parse(text);
+        raw.minisearch.documentCount -= 1;
+        return JSON.stringify(raw);
+      },
+    ],
   ])('a damaged index file (%s) is logged and rebuilt, not a crash', async (_label, damage) => {
     const stateDir = tempDir('claw-minisearch-');
     const first = await boot(stateDir, { provider: 'none' });
     writeFiles(first.paths.workspaceDir, CONTRACT_CORPUS);
-    await (await slot(first)).sync!({ agentId: 'main', force: true });
+    await (
+      await slot(first)
+    ).sync!({ agentId: 'main', force: true });
     await first.dispose();
     const file = join(stateDir, 'memory', 'main.minisearch.json');
     writeFileSync(file, damage(readFileSync(file, 'utf8')));
@@ -197,7 +247,9 @@ describe('persistence across kernels', () => {
       expect(await memory.sync!({ agentId: 'main' })).toMatchObject({ files: FILES });
       const result = await memory.search('OPS-4711', { agentId: 'main' });
       expect(result.results[0]?.path).toBe('memory/2026-11-02.md');
-      expect(second.logs.some((record) => record.level === 'warn' && record.message.includes(`${file} is unreadable`))).toBe(true);
+      expect(
+        second.logs.some((record) => record.level === 'warn' && record.message.includes(`${file} is unreadable`)),
+      ).toBe(true);
       // Rewritten whole by the rebuild.
       expect(parseIndex(readFileSync(file, 'utf8')).chunks.length).toBeGreaterThanOrEqual(FILES);
     } finally {
@@ -214,8 +266,23 @@ describe('sync', () => {
     const index = b.open(createHashEmbedder());
     const events: MemorySyncProgress[] = [];
     const stats = await index.sync({ onProgress: (progress) => events.push(progress) });
-    expect(stats).toMatchObject({ files: FILES, indexed: FILES, skipped: 0, removed: 0, chunks: FILES, embedded: FILES, cacheHits: 0, rebuilt: false });
-    const at = (phase: MemorySyncProgress['phase'], files: number, chunks: number, embedded: number) => ({ phase, files, filesTotal: FILES, chunks, embedded });
+    expect(stats).toMatchObject({
+      files: FILES,
+      indexed: FILES,
+      skipped: 0,
+      removed: 0,
+      chunks: FILES,
+      embedded: FILES,
+      cacheHits: 0,
+      rebuilt: false,
+    });
+    const at = (phase: MemorySyncProgress['phase'], files: number, chunks: number, embedded: number) => ({
+      phase,
+      files,
+      filesTotal: FILES,
+      chunks,
+      embedded,
+    });
     expect(events).toEqual([
       at('scan', 0, 0, 0),
       ...Array.from({ length: FILES }, (_, k) => at('chunk', k + 1, k + 1, 0)),
@@ -229,7 +296,12 @@ describe('sync', () => {
     const written = readFileSync(b.indexFile, 'utf8');
     writeFileSync(b.indexFile, written.replace('"version":1', '"version":1 ')); // marks the file, stays valid
     events.length = 0;
-    expect(await index.sync({ onProgress: (progress) => events.push(progress) })).toMatchObject({ indexed: 0, skipped: FILES, embedded: 0, rebuilt: false });
+    expect(await index.sync({ onProgress: (progress) => events.push(progress) })).toMatchObject({
+      indexed: 0,
+      skipped: FILES,
+      embedded: 0,
+      rebuilt: false,
+    });
     expect(events.map((event) => event.phase)).toEqual(['scan', ...Array(FILES).fill('chunk'), 'done']);
     expect(readFileSync(b.indexFile, 'utf8')).toContain('"version":1 ');
   });
@@ -256,7 +328,11 @@ describe('sync', () => {
     await index.close();
 
     const restarted = b.open(embedder);
-    expect(await restarted.sync({ force: true })).toMatchObject({ rebuilt: true, embedded: 0, cacheHits: first.chunks });
+    expect(await restarted.sync({ force: true })).toMatchObject({
+      rebuilt: true,
+      embedded: 0,
+      cacheHits: first.chunks,
+    });
     expect(embedder.texts).toBe(first.chunks + 1);
   });
 
@@ -287,7 +363,12 @@ describe('sync', () => {
     const otherModel = createHashEmbedder({ dims: 32, model: 'hash-other' });
     const remodelled = b.open(otherModel, { more: { chunking: { tokens: 20, overlap: 5 } } });
     const remodelledStats = await remodelled.sync({});
-    expect(remodelledStats).toMatchObject({ rebuilt: true, indexed: FILES, embedded: rechunkedStats.chunks, cacheHits: 0 });
+    expect(remodelledStats).toMatchObject({
+      rebuilt: true,
+      indexed: FILES,
+      embedded: rechunkedStats.chunks,
+      cacheHits: 0,
+    });
     expect(b.logs.some((record) => record.message.includes('embeddings hash:hash-64 → hash:hash-other'))).toBe(true);
   });
 
@@ -298,7 +379,9 @@ describe('sync', () => {
     rmSync(join(b.workspace, 'memory', 'projects'), { recursive: true });
     expect(await index.sync({})).toMatchObject({ files: FILES - 2, removed: 2, indexed: 0 });
     expect((await search(index, 'tomatoes basil')).results).toEqual([]);
-    expect(parseIndex(readFileSync(b.indexFile, 'utf8')).chunks.map((chunk) => chunk.path)).not.toContain('memory/projects/garden.md');
+    expect(parseIndex(readFileSync(b.indexFile, 'utf8')).chunks.map((chunk) => chunk.path)).not.toContain(
+      'memory/projects/garden.md',
+    );
   });
 
   it('an unreadable vector file is logged and its chunks embedded again', async () => {
@@ -312,7 +395,9 @@ describe('sync', () => {
 
     const again = b.open(embedder);
     expect(await again.sync({})).toMatchObject({ rebuilt: false, indexed: 0, embedded: built.chunks });
-    expect(b.logs.some((record) => record.level === 'warn' && record.message.includes(`${b.vectorFile} is unreadable`))).toBe(true);
+    expect(
+      b.logs.some((record) => record.level === 'warn' && record.message.includes(`${b.vectorFile} is unreadable`)),
+    ).toBe(true);
     expect(VectorStore.decode(readFileSync(b.vectorFile)).size).toBe(built.chunks);
   });
 
@@ -326,12 +411,18 @@ describe('sync', () => {
 
     // Query embedding still fails: keyword search, said so.
     const down = await search(index, 'websocket reconnect bug');
-    expect(down).toMatchObject({ mode: 'keyword', notice: expect.stringMatching(/embedding the query failed \(HTTP 503/) });
+    expect(down).toMatchObject({
+      mode: 'keyword',
+      notice: expect.stringMatching(/embedding the query failed \(HTTP 503/),
+    });
     expect(down.results[0]?.path).toBe('memory/2026-11-02.md');
 
     // The provider is back for queries, but no chunk has a vector yet.
     flaky.failing = false;
-    expect(await search(index, 'websocket reconnect bug')).toMatchObject({ mode: 'keyword', notice: expect.stringMatching(/no chunk has an embedding yet \(HTTP 503/) });
+    expect(await search(index, 'websocket reconnect bug')).toMatchObject({
+      mode: 'keyword',
+      notice: expect.stringMatching(/no chunk has an embedding yet \(HTTP 503/),
+    });
 
     const repaired = await index.sync({});
     expect(repaired).toMatchObject({ indexed: 0, embedded: FILES });
@@ -352,7 +443,10 @@ describe('sync', () => {
     expect(await index.sync({})).toMatchObject({ indexed: 1, embedded: 0 });
     flaky.failing = false;
     const result = await search(index, 'zucchini mildew');
-    expect(result).toMatchObject({ mode: 'hybrid', notice: expect.stringContaining(`1 of ${FILES} chunks have no embedding yet (HTTP 503`) });
+    expect(result).toMatchObject({
+      mode: 'hybrid',
+      notice: expect.stringContaining(`1 of ${FILES} chunks have no embedding yet (HTTP 503`),
+    });
     expect(result.results[0]).toMatchObject({ path: 'memory/projects/garden.md', score: 1 });
   });
 
@@ -365,9 +459,17 @@ describe('sync', () => {
     expect(await index.sync({})).toMatchObject({ indexed: FILES, embedded: FILES });
     expect(fallback.texts).toBe(FILES);
     const result = await search(index, 'tomatoes basil balcony');
-    expect(result).toMatchObject({ mode: 'hybrid', provider: 'hash', model: 'hash-fallback', notice: expect.stringContaining('fallback') });
+    expect(result).toMatchObject({
+      mode: 'hybrid',
+      provider: 'hash',
+      model: 'hash-fallback',
+      notice: expect.stringContaining('fallback'),
+    });
     expect(result.results[0]?.path).toBe('memory/projects/garden.md');
-    expect(await index.status({})).toMatchObject({ provider: 'hash', fallback: expect.stringContaining('flaky failed') });
+    expect(await index.status({})).toMatchObject({
+      provider: 'hash',
+      fallback: expect.stringContaining('flaky failed'),
+    });
   });
 });
 
@@ -379,7 +481,11 @@ describe('search', () => {
     const index = b.open();
     await index.sync({});
     const result = await search(index, 'Alice budget travel decision');
-    expect(result).toMatchObject({ backend: 'minisearch', mode: 'keyword', notice: 'keyword search only: memorySearch.provider is "none"' });
+    expect(result).toMatchObject({
+      backend: 'minisearch',
+      mode: 'keyword',
+      notice: 'keyword search only: memorySearch.provider is "none"',
+    });
     expect(result.provider).toBeUndefined();
     const scores = result.results.map((hit) => hit.score);
     expect(scores[0]).toBe(1);
@@ -388,7 +494,9 @@ describe('search', () => {
     expect(weak?.score).toBeGreaterThanOrEqual(0.35 * 0.3);
     expect(weak?.score).toBeLessThan(0.35);
     expect(scores.every((score) => score >= 0.35 * 0.3)).toBe(true);
-    expect((await search(index, 'Alice budget travel decision', { minScore: 1 })).results.map((hit) => hit.path)).toEqual(['memory/2026-11-01.md']);
+    expect(
+      (await search(index, 'Alice budget travel decision', { minScore: 1 })).results.map((hit) => hit.path),
+    ).toEqual(['memory/2026-11-01.md']);
   });
 
   it('matches prefixes only of four letters or more, and nothing fuzzy', async () => {
@@ -396,7 +504,11 @@ describe('search', () => {
     writeFiles(b.workspace, { 'memory/extra.md': 'Reviewed budgets for the bus depot.' });
     const index = b.open();
     await index.sync({});
-    expect((await search(index, 'budg')).results.map((hit) => hit.path).sort()).toEqual(['MEMORY.md', 'memory/2026-11-01.md', 'memory/extra.md']);
+    expect((await search(index, 'budg')).results.map((hit) => hit.path).sort()).toEqual([
+      'MEMORY.md',
+      'memory/2026-11-01.md',
+      'memory/extra.md',
+    ]);
     // Three letters match whole words only ("tom" is not "tomatoes"); misspellings match nothing.
     expect((await search(index, 'tom')).results).toEqual([]);
     expect((await search(index, 'bug')).results.map((hit) => hit.path)).toEqual(['memory/2026-11-02.md']);
@@ -442,7 +554,10 @@ describe('search', () => {
     writeFiles(notes, { 'runbook.md': '# Runbook\n\nRotate the Grafana API token every quarter.' });
     const index = b.open(undefined, { more: { extraPaths: [notes] } });
     await index.sync({});
-    expect((await search(index, 'Grafana token')).results[0]).toMatchObject({ path: 'extra/team-notes/runbook.md', source: 'extra' });
+    expect((await search(index, 'Grafana token')).results[0]).toMatchObject({
+      path: 'extra/team-notes/runbook.md',
+      source: 'extra',
+    });
     expect((await search(index, 'coffee Ethiopia')).results[0]).toMatchObject({ path: 'MEMORY.md', source: 'memory' });
   });
 
@@ -451,10 +566,15 @@ describe('search', () => {
     const index = b.open(flakyEmbedder().provider);
     await index.sync({});
     expect(await search(index, '   ')).toMatchObject({ results: [], backend: 'minisearch' });
-    const aborting: EmbeddingProvider = { id: 'slow', model: 'm', fingerprint: 'flaky:hash-64', embed: async (_texts, options) => {
-      options?.signal?.throwIfAborted();
-      return [];
-    } };
+    const aborting: EmbeddingProvider = {
+      id: 'slow',
+      model: 'm',
+      fingerprint: 'flaky:hash-64',
+      embed: async (_texts, options) => {
+        options?.signal?.throwIfAborted();
+        return [];
+      },
+    };
     const again = b.open(aborting);
     const controller = new AbortController();
     controller.abort(new Error('user cancelled'));
@@ -466,7 +586,13 @@ describe('search', () => {
   it('status reports the index, mode and why there are no embeddings', async () => {
     const b = corpusIn({ provider: 'none' });
     const index = b.open();
-    expect(await index.status({})).toMatchObject({ backend: 'minisearch', files: 0, chunks: 0, mode: 'keyword', lastSync: null });
+    expect(await index.status({})).toMatchObject({
+      backend: 'minisearch',
+      files: 0,
+      chunks: 0,
+      mode: 'keyword',
+      lastSync: null,
+    });
     await index.sync({});
     const status = await index.status({ deep: true });
     expect(status).toMatchObject({

@@ -36,7 +36,8 @@ beforeAll(() => {
   realHomeBefore = realHomeQmd();
   // Installing touches the npm registry; with the wrapper in place this returns at once.
   const result = spawnSync(process.execPath, [INSTALLER, '--quiet'], { encoding: 'utf8', timeout: 10 * 60_000 });
-  if (result.status !== 0) throw new Error(`scripts/install-qmd.mjs failed (exit ${result.status}):\n${result.stderr}${result.stdout}`);
+  if (result.status !== 0)
+    throw new Error(`scripts/install-qmd.mjs failed (exit ${result.status}):\n${result.stderr}${result.stdout}`);
 }, 10 * 60_000);
 
 afterAll(() => {
@@ -58,13 +59,23 @@ afterAll(async () => {
   for (const kernel of kernels.splice(0)) await kernel.dispose();
 });
 
-async function boot(options: { qmd?: Record<string, unknown>; memorySearch?: Record<string, unknown>; agents?: Array<Record<string, unknown>>; env?: Record<string, string> } = {}): Promise<Booted> {
+async function boot(
+  options: {
+    qmd?: Record<string, unknown>;
+    memorySearch?: Record<string, unknown>;
+    agents?: Array<Record<string, unknown>>;
+    env?: Record<string, string>;
+  } = {},
+): Promise<Booted> {
   const kernel = await createTestKernel({
     plugins: [PLUGIN, ...FALLBACK],
     env: options.env,
     config: {
       plugins: { slots: { memory: 'memory-qmd' }, entries: { 'memory-qmd': { config: { ...options.qmd } } } },
-      agents: { defaults: { memorySearch: { ...options.memorySearch } }, ...(options.agents ? { list: options.agents } : {}) },
+      agents: {
+        defaults: { memorySearch: { ...options.memorySearch } },
+        ...(options.agents ? { list: options.agents } : {}),
+      },
     },
   });
   kernels.push(kernel);
@@ -89,7 +100,11 @@ function script(dir: string, name: string, text: string): string {
  * A stand-in qmd whose search server (`qmd mcp`, read when it starts) misbehaves as the mode file says (garbage, fail, sleep) and
  * that runs the real qmd for everything else, so sync keeps working.
  */
-function flakyQmd(dir: string): { command: string; setMode(mode: '' | 'garbage' | 'fail' | 'sleep'): void; pidFile: string } {
+function flakyQmd(dir: string): {
+  command: string;
+  setMode(mode: '' | 'garbage' | 'fail' | 'sleep'): void;
+  pidFile: string;
+} {
   const modeFile = join(dir, 'mode');
   const pidFile = join(dir, 'pid');
   writeFileSync(modeFile, '');
@@ -115,7 +130,8 @@ function flakyQmd(dir: string): { command: string; setMode(mode: '' | 'garbage' 
 }
 
 const paths = (result: MemorySearchResult) => result.results.map((hit) => hit.path);
-const warnings = (kernel: TestKernel, pattern: RegExp) => kernel.logs.filter((record) => record.level === 'warn' && pattern.test(record.message));
+const warnings = (kernel: TestKernel, pattern: RegExp) =>
+  kernel.logs.filter((record) => record.level === 'warn' && pattern.test(record.message));
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -145,9 +161,16 @@ describe('memory-qmd: installation and command resolution', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     const wrapper = readFileSync(QMD, 'utf8');
     expect(wrapper).toMatch(/^#!\/bin\/sh\n/);
-    expect(wrapper).toMatch(/exec '.*\/\.cache\/qmd-node\/node_modules\/node-[a-z0-9]+-[a-z0-9]+\/bin\/node' '.*@tobilu\/qmd\/dist\/cli\/qmd\.js' "\$@"/);
+    expect(wrapper).toMatch(
+      /exec '.*\/\.cache\/qmd-node\/node_modules\/node-[a-z0-9]+-[a-z0-9]+\/bin\/node' '.*@tobilu\/qmd\/dist\/cli\/qmd\.js' "\$@"/,
+    );
     const scratch = tempDir('claw-qmd-version-');
-    expect(spawnSync(QMD, ['--version'], { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: scratch, XDG_CACHE_HOME: scratch } }).stdout).toMatch(/^qmd 2\.8\./);
+    expect(
+      spawnSync(QMD, ['--version'], {
+        encoding: 'utf8',
+        env: { ...process.env, XDG_CONFIG_HOME: scratch, XDG_CACHE_HOME: scratch },
+      }).stdout,
+    ).toMatch(/^qmd 2\.8\./);
   });
 
   it('finds the project copy from the source tree and from dist/, after qmd on PATH', async () => {
@@ -158,13 +181,19 @@ describe('memory-qmd: installation and command resolution', () => {
     const onPath = script(bin, 'qmd', '#!/bin/sh\nexit 0\n');
     expect(resolveQmdCommand(undefined, { PATH: bin }, PLUGIN)).toEqual({ path: onPath, source: 'PATH' });
     expect(resolveQmdCommand('qmd', { PATH: bin }, PLUGIN)).toEqual({ path: onPath, source: 'config' });
-    expect(resolveQmdCommand('/opt/qmd/bin/qmd', { PATH: bin }, PLUGIN)).toEqual({ path: '/opt/qmd/bin/qmd', source: 'config' });
+    expect(resolveQmdCommand('/opt/qmd/bin/qmd', { PATH: bin }, PLUGIN)).toEqual({
+      path: '/opt/qmd/bin/qmd',
+      source: 'config',
+    });
     // Neither on PATH nor installed: the bare name, which fails as "not found" with the way to install it.
     const nowhere = resolveQmdCommand(undefined, { PATH: '/nonexistent' }, tempDir('claw-qmd-elsewhere-'));
     expect(nowhere).toEqual({ path: 'qmd', source: 'PATH' });
-    await expect(runQmd(nowhere, ['search', '--json', '--', 'x'], { env: {}, cwd: bin, timeoutMs: 1000 })).rejects.toMatchObject({
+    await expect(
+      runQmd(nowhere, ['search', '--json', '--', 'x'], { env: {}, cwd: bin, timeoutMs: 1000 }),
+    ).rejects.toMatchObject({
       kind: 'missing',
-      reason: 'the qmd command "qmd" was not found on PATH, and the project copy is not installed (run "npm run setup:qmd")',
+      reason:
+        'the qmd command "qmd" was not found on PATH, and the project copy is not installed (run "npm run setup:qmd")',
     });
   });
 });
@@ -188,8 +217,17 @@ describe('memory-qmd: private QMD homes', () => {
     );
     const workDir = tempDir('claw-qmd-work-');
     mkdirSync(join(workDir, 'memory'), { recursive: true });
-    writeFileSync(join(workDir, 'memory', '2026-12-01.md'), '# Work\n\nThe espresso machine in the lab needs descaling.\n');
-    const { kernel, memory } = await boot({ qmd: { command: spy }, agents: [{ id: 'main', default: true }, { id: 'work', workspace: workDir }] });
+    writeFileSync(
+      join(workDir, 'memory', '2026-12-01.md'),
+      '# Work\n\nThe espresso machine in the lab needs descaling.\n',
+    );
+    const { kernel, memory } = await boot({
+      qmd: { command: spy },
+      agents: [
+        { id: 'main', default: true },
+        { id: 'work', workspace: workDir },
+      ],
+    });
 
     const main = await memory.search('websocket reconnect bug', { agentId: 'main' });
     expect(main.backend, JSON.stringify(main)).toBe('qmd');
@@ -200,19 +238,37 @@ describe('memory-qmd: private QMD homes', () => {
     // Each agent only sees its own files.
     expect(paths(await memory.search('espresso descaling', { agentId: 'main' }))).toEqual([]);
 
-    const calls = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+    const calls = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, any>);
     const homeOf = (agent: string) => join(kernel.stateDir, 'agents', agent, 'qmd');
     for (const agent of ['main', 'work']) {
       const mine = calls.filter((call) => call.XDG_CONFIG_HOME === join(homeOf(agent), 'xdg-config'));
       expect(mine.length, agent).toBeGreaterThan(0);
-      for (const call of mine) expect(call).toMatchObject({ XDG_CACHE_HOME: join(homeOf(agent), 'xdg-cache'), HOME: homeOf(agent), cwd: homeOf(agent) });
+      for (const call of mine)
+        expect(call).toMatchObject({
+          XDG_CACHE_HOME: join(homeOf(agent), 'xdg-cache'),
+          HOME: homeOf(agent),
+          cwd: homeOf(agent),
+        });
       expect(existsSync(join(homeOf(agent), 'xdg-config', 'qmd', 'index.yml')), agent).toBe(true);
       expect(existsSync(join(homeOf(agent), 'xdg-cache', 'qmd', 'index.sqlite')), agent).toBe(true);
     }
     expect(calls.every((call) => [homeOf('main'), homeOf('work')].includes(call.HOME))).toBe(true);
     // One collection: MEMORY.md from the workspace root and memory/ recursively.
     const adds = calls.filter((call) => call.argv.includes('add') && call.XDG_CONFIG_HOME.startsWith(homeOf('main')));
-    expect(adds.map((call) => call.argv.slice(2))).toEqual([['collection', 'add', kernel.paths.workspaceDir, '--name', 'memory', '--mask', 'MEMORY.md,memory.md,memory/**/*.md']]);
+    expect(adds.map((call) => call.argv.slice(2))).toEqual([
+      [
+        'collection',
+        'add',
+        kernel.paths.workspaceDir,
+        '--name',
+        'memory',
+        '--mask',
+        'MEMORY.md,memory.md,memory/**/*.md',
+      ],
+    ]);
     expect(realHomeQmd()).toEqual(before);
 
     // Questions travel inside JSON-RPC messages on the server's stdin: never in argv, never through a shell.
@@ -221,7 +277,10 @@ describe('memory-qmd: private QMD homes', () => {
     const answered = await memory.search(query, { agentId: 'main' });
     expect(answered.backend, JSON.stringify(answered)).toBe('qmd');
     expect(paths(answered)).toContain('MEMORY.md');
-    const all = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { argv: string[] });
+    const all = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { argv: string[] });
     expect(all.filter((call) => call.argv[2] === 'mcp').map((call) => call.argv)).toEqual([
       ['--index', 'index', 'mcp'],
       ['--index', 'index', 'mcp'],
@@ -236,14 +295,20 @@ describe('memory-qmd: private QMD homes', () => {
     await memory.sync!({ agentId: 'main' });
     expect(adds()).toBe(1);
     const home = join(kernel.stateDir, 'agents', 'main', 'qmd');
-    const state = JSON.parse(readFileSync(join(home, 'claw-state.json'), 'utf8')) as { collections: Record<string, unknown> };
+    const state = JSON.parse(readFileSync(join(home, 'claw-state.json'), 'utf8')) as {
+      collections: Record<string, unknown>;
+    };
     expect(Object.keys(state.collections)).toEqual(['memory']);
     const again = await memory.sync!({ agentId: 'main' });
     expect(again).toMatchObject({ indexed: 0, skipped: Object.keys(CONTRACT_CORPUS).length });
     expect(adds()).toBe(1);
     // Somebody removed QMD's config: the next sync notices and creates the collections again.
     rmSync(join(home, 'xdg-config'), { recursive: true, force: true });
-    expect(await memory.sync!({ agentId: 'main' })).toMatchObject({ indexed: Object.keys(CONTRACT_CORPUS).length, skipped: 0, rebuilt: true });
+    expect(await memory.sync!({ agentId: 'main' })).toMatchObject({
+      indexed: Object.keys(CONTRACT_CORPUS).length,
+      skipped: 0,
+      rebuilt: true,
+    });
     expect(adds()).toBe(2);
     const result = await memory.search('tomatoes basil balcony', { agentId: 'main' });
     expect(result.backend, JSON.stringify(result)).toBe('qmd');
@@ -255,16 +320,29 @@ describe('memory-qmd: results', () => {
   it('names extra roots outside the workspace qmd/<collection>/…, reads them with memory_get, and refuses escapes', async () => {
     const outside = tempDir('claw-qmd-extra-');
     mkdirSync(join(outside, 'team-notes', 'infra'), { recursive: true });
-    writeFileSync(join(outside, 'team-notes', 'infra', 'dns.md'), '# DNS\n\nThe resolver cache flushes every ninety seconds.\nRotate the zonefile keys in March.\n');
+    writeFileSync(
+      join(outside, 'team-notes', 'infra', 'dns.md'),
+      '# DNS\n\nThe resolver cache flushes every ninety seconds.\nRotate the zonefile keys in March.\n',
+    );
     writeFileSync(join(outside, 'overview.md'), '# Overview\n\nQuarterly okapi census for the zoo.\n');
     writeFileSync(join(outside, 'secret.md'), 'TOP SECRET lamprey\n');
-    const { memory, kernel } = await boot({ memorySearch: { extraPaths: [join(outside, 'team-notes'), join(outside, 'overview.md'), 'docs'] } });
+    const { memory, kernel } = await boot({
+      memorySearch: { extraPaths: [join(outside, 'team-notes'), join(outside, 'overview.md'), 'docs'] },
+    });
     mkdirSync(join(kernel.paths.workspaceDir, 'docs'), { recursive: true });
-    writeFileSync(join(kernel.paths.workspaceDir, 'docs', 'runbook.md'), '# Runbook\n\nRestart the gateway with a narwhal incantation.\n');
+    writeFileSync(
+      join(kernel.paths.workspaceDir, 'docs', 'runbook.md'),
+      '# Runbook\n\nRestart the gateway with a narwhal incantation.\n',
+    );
 
     const dns = await memory.search('resolver cache ninety seconds', { agentId: 'main' });
     expect(dns.backend, JSON.stringify(dns)).toBe('qmd');
-    expect(dns.results[0]).toMatchObject({ path: 'qmd/team-notes/infra/dns.md', startLine: 1, endLine: 4, source: 'extra' });
+    expect(dns.results[0]).toMatchObject({
+      path: 'qmd/team-notes/infra/dns.md',
+      startLine: 1,
+      endLine: 4,
+      source: 'extra',
+    });
     expect(dns.results[0]!.snippet).toContain('ninety seconds');
     expect(paths(await memory.search('okapi census', { agentId: 'main' }))).toEqual(['qmd/overview/overview.md']);
     // Inside the workspace an extra path keeps its workspace-relative name.
@@ -272,7 +350,13 @@ describe('memory-qmd: results', () => {
     expect(paths(await memory.search('lamprey', { agentId: 'main' }))).toEqual([]);
 
     const read = await memory.get('qmd/team-notes/infra/dns.md', { agentId: 'main', from: 3, lines: 2 });
-    expect(read).toMatchObject({ path: 'qmd/team-notes/infra/dns.md', from: 3, lines: 2, totalLines: 4, text: 'The resolver cache flushes every ninety seconds.\nRotate the zonefile keys in March.' });
+    expect(read).toMatchObject({
+      path: 'qmd/team-notes/infra/dns.md',
+      from: 3,
+      lines: 2,
+      totalLines: 4,
+      text: 'The resolver cache flushes every ninety seconds.\nRotate the zonefile keys in March.',
+    });
     expect((await memory.get('qmd/overview/overview.md', { agentId: 'main' })).text).toContain('okapi');
     // The built-in naming of the same files works too (that is what the SQLite fallback returns).
     expect((await memory.get('extra/team-notes/infra/dns.md', { agentId: 'main' })).text).toContain('resolver');
@@ -294,7 +378,11 @@ describe('memory-qmd: results', () => {
     expect(result.results[0]).toMatchObject({ path: 'memory/2026-11-01.md', startLine: 1, endLine: 4 });
     expect(result.results[0]!.snippet).toMatch(/- Follow up on the invoice from the printing vendor/);
     // A long note: the snippet is the part around the matching words, and its lines are where that part is.
-    const long = [...Array.from({ length: 40 }, (_, i) => `- Line ${i + 1}: ordinary errands and groceries, nothing of note.`), '- The kayak rental receipt is in the blue folder.', '- More groceries.'];
+    const long = [
+      ...Array.from({ length: 40 }, (_, i) => `- Line ${i + 1}: ordinary errands and groceries, nothing of note.`),
+      '- The kayak rental receipt is in the blue folder.',
+      '- More groceries.',
+    ];
     writeFileSync(join(workspace, 'memory', '2026-11-07.md'), `${long.join('\n')}\n`);
     await memory.sync!({ agentId: 'main' });
     const kayak = await memory.search('where did I put the kayak rental receipt?', { agentId: 'main' });
@@ -304,7 +392,9 @@ describe('memory-qmd: results', () => {
     expect(kayak.results[0]!.endLine).toBeGreaterThanOrEqual(41);
     const alice = await memory.search('Alice', { agentId: 'main', maxResults: 10 });
     expect(alice.results.length).toBeGreaterThanOrEqual(2);
-    expect(alice.results.map((hit) => hit.score)).toEqual([...alice.results.map((hit) => hit.score)].sort((a, b) => b - a));
+    expect(alice.results.map((hit) => hit.score)).toEqual(
+      [...alice.results.map((hit) => hit.score)].sort((a, b) => b - a),
+    );
     expect((await memory.search('Alice', { agentId: 'main', maxResults: 1 })).results).toHaveLength(1);
     // Keyword scores are relative to the best hit, as in the built-in index.
     expect(alice.results[0]!.score).toBe(1);
@@ -322,12 +412,18 @@ describe('memory-qmd: results', () => {
 
 describe('memory-qmd: the sync service', () => {
   it('indexes at start-up and again every updateIntervalMinutes, without the watcher or search-time syncs', async () => {
-    const { kernel, memory, workspace } = await boot({ qmd: { updateIntervalMinutes: 0.01 }, memorySearch: { sync: { watch: false, onSearch: false } } });
+    const { kernel, memory, workspace } = await boot({
+      qmd: { updateIntervalMinutes: 0.01 },
+      memorySearch: { sync: { watch: false, onSearch: false } },
+    });
     await kernel.start();
     await until(async () => (await memory.status({ agentId: 'main' })).lastSyncAt !== null, 10_000);
     expect(paths(await memory.search('websocket reconnect', { agentId: 'main' }))).toContain('memory/2026-11-02.md');
     writeFileSync(join(workspace, 'memory', '2026-11-09.md'), '# 2026-11-09\n\nAdopted a capybara named Biscuit.\n');
-    await until(async () => paths(await memory.search('capybara Biscuit', { agentId: 'main' })).includes('memory/2026-11-09.md'), 10_000);
+    await until(
+      async () => paths(await memory.search('capybara Biscuit', { agentId: 'main' })).includes('memory/2026-11-09.md'),
+      10_000,
+    );
   });
 });
 
@@ -335,14 +431,24 @@ describe('memory-qmd: vector search only with a model on disk', () => {
   it('never downloads a model: without one, hybrid mode searches BM25, skips qmd embed, says so, and QMD never resolves a model', async () => {
     const dir = tempDir('claw-qmd-nomodel-');
     const log = join(dir, 'argv.log');
-    const command = script(dir, 'logging-qmd', ['#!/bin/sh', `echo "$3" >> '${log}'`, `exec '${QMD}' "$@"`, ''].join('\n'));
+    const command = script(
+      dir,
+      'logging-qmd',
+      ['#!/bin/sh', `echo "$3" >> '${log}'`, `exec '${QMD}' "$@"`, ''].join('\n'),
+    );
     const { kernel, memory } = await boot({ qmd: { command, searchMode: 'query' } });
     await memory.sync!({ agentId: 'main', force: true });
     const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
     expect(result).toMatchObject({ backend: 'qmd', mode: 'keyword' });
-    expect(result.notice).toMatch(/QMD's embedding model is not on disk \(hf:ggml-org\/embeddinggemma-300M-GGUF\/embeddinggemma-300M-Q8_0\.gguf, looked in .*xdg-cache\/qmd\/models\); keyword \(BM25\) search only/);
+    expect(result.notice).toMatch(
+      /QMD's embedding model is not on disk \(hf:ggml-org\/embeddinggemma-300M-GGUF\/embeddinggemma-300M-Q8_0\.gguf, looked in .*xdg-cache\/qmd\/models\); keyword \(BM25\) search only/,
+    );
     expect(paths(result)[0]).toBe('memory/2026-11-02.md');
-    expect(await memory.status({ agentId: 'main' })).toMatchObject({ searchMode: 'query', retrieval: 'keyword (BM25)', embedModel: { path: null } });
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({
+      searchMode: 'query',
+      retrieval: 'keyword (BM25)',
+      embedModel: { path: null },
+    });
     // QMD creates its model folder before it resolves (and so downloads) any model: it never got that far.
     const cache = join(kernel.stateDir, 'agents', 'main', 'qmd', 'xdg-cache', 'qmd');
     expect(existsSync(join(cache, 'models'))).toBe(false);
@@ -355,8 +461,14 @@ describe('memory-qmd: vector search only with a model on disk', () => {
     const model = writeTinyLlamaGguf(join(tempDir('claw-qmd-gguf-'), 'tiny.gguf'), { seed: 5 });
     // CPU only: QMD's node-llama-cpp carries CUDA builds, and probing them on a machine without a GPU only slows the load.
     // CI set, as on a CI runner: QMD would refuse every model operation if the plugin passed it on.
-    const { memory } = await boot({ qmd: { searchMode: 'query' }, env: { QMD_EMBED_MODEL: model, NODE_LLAMA_CPP_GPU: 'false', CI: 'true' } });
-    expect(await memory.status({ agentId: 'main' })).toMatchObject({ retrieval: 'hybrid (BM25 + vectors)', embedModel: { uri: model, path: model } });
+    const { memory } = await boot({
+      qmd: { searchMode: 'query' },
+      env: { QMD_EMBED_MODEL: model, NODE_LLAMA_CPP_GPU: 'false', CI: 'true' },
+    });
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({
+      retrieval: 'hybrid (BM25 + vectors)',
+      embedModel: { uri: model, path: model },
+    });
     // A forced sync waits for `qmd embed`.
     const stats = await memory.sync!({ agentId: 'main', force: true });
     expect(stats.embedded).toBe(Object.keys(CONTRACT_CORPUS).length);
@@ -366,7 +478,12 @@ describe('memory-qmd: vector search only with a model on disk', () => {
     let last: unknown;
     await until(async () => {
       const answer = await ask();
-      last = { mode: answer.mode, backend: answer.backend, notice: answer.notice, status: await memory.status({ agentId: 'main' }) };
+      last = {
+        mode: answer.mode,
+        backend: answer.backend,
+        notice: answer.notice,
+        status: await memory.status({ agentId: 'main' }),
+      };
       return answer.mode === 'hybrid';
     }, 90_000).catch((error: Error) => {
       throw new Error(`${error.message}; last search: ${JSON.stringify(last)}`);
@@ -382,7 +499,16 @@ describe('memory-qmd: vector search only with a model on disk', () => {
     const dir = tempDir('claw-qmd-embed-');
     const pidFile = join(dir, 'embed.pid');
     // `qmd embed` stands in for a long embedding run; everything else is real.
-    const command = script(dir, 'slow-embed-qmd', ['#!/bin/sh', `if [ "$3" = embed ]; then echo $$ > '${pidFile}'; exec sleep 30; fi`, `exec '${QMD}' "$@"`, ''].join('\n'));
+    const command = script(
+      dir,
+      'slow-embed-qmd',
+      [
+        '#!/bin/sh',
+        `if [ "$3" = embed ]; then echo $$ > '${pidFile}'; exec sleep 30; fi`,
+        `exec '${QMD}' "$@"`,
+        '',
+      ].join('\n'),
+    );
     const { kernel, memory } = await boot({ qmd: { command, searchMode: 'query' } });
     const models = join(kernel.stateDir, 'agents', 'main', 'qmd', 'xdg-cache', 'qmd', 'models');
     mkdirSync(models, { recursive: true });
@@ -396,7 +522,12 @@ describe('memory-qmd: vector search only with a model on disk', () => {
     await until(() => existsSync(pidFile), 5000);
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(alive(pid)).toBe(true);
-    expect(await memory.status({ agentId: 'main' })).toMatchObject({ searchMode: 'query', retrieval: 'hybrid (BM25 + vectors)', embedding: 'running', embedModel: { path: join(models, 'hf_ggml-org_embeddinggemma-300M-Q8_0.gguf') } });
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({
+      searchMode: 'query',
+      retrieval: 'hybrid (BM25 + vectors)',
+      embedding: 'running',
+      embedModel: { path: join(models, 'hf_ggml-org_embeddinggemma-300M-Q8_0.gguf') },
+    });
     // No vectors yet: QMD's keyword lists answer (its vector search finds no vector table and loads no model).
     const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
     expect(result).toMatchObject({ backend: 'qmd', mode: 'keyword' });
@@ -408,12 +539,15 @@ describe('memory-qmd: vector search only with a model on disk', () => {
 });
 
 describe('memory-qmd: questions, one long-lived QMD server', () => {
-  const serverOf = async (memory: MemoryBackend) => (await memory.status({ agentId: 'main' })).server as { pid: number | null; starts: number };
+  const serverOf = async (memory: MemoryBackend) =>
+    (await memory.status({ agentId: 'main' })).server as { pid: number | null; starts: number };
 
   it('answers a multi-word natural question and a Chinese question from QMD, through one process', async () => {
     const { memory } = await boot({ qmd: { searchMode: 'search' } });
     await memory.sync!({ agentId: 'main' });
-    const english = await memory.search('What did I decide with Alice about cutting conference travel?', { agentId: 'main' });
+    const english = await memory.search('What did I decide with Alice about cutting conference travel?', {
+      agentId: 'main',
+    });
     expect(english, JSON.stringify(english)).toMatchObject({ backend: 'qmd', mode: 'keyword' });
     expect(english.notice).toBeUndefined();
     expect(paths(english)[0]).toBe('memory/2026-11-01.md');
@@ -446,7 +580,9 @@ describe('memory-qmd: questions, one long-lived QMD server', () => {
     const second = await serverOf(memory);
     expect(second.pid).not.toBe(first.pid);
     expect(second.starts).toBe(first.starts + 1);
-    expect(kernel.logs.some((record) => /the QMD server ended \(qmd mcp was killed by SIGKILL\)/.test(record.message))).toBe(true);
+    expect(
+      kernel.logs.some((record) => /the QMD server ended \(qmd mcp was killed by SIGKILL\)/.test(record.message)),
+    ).toBe(true);
     // Closing the index ends the server.
     await kernel.dispose();
     kernels.splice(kernels.indexOf(kernel), 1);
@@ -454,16 +590,26 @@ describe('memory-qmd: questions, one long-lived QMD server', () => {
   });
 
   it('an empty QMD answer is answered by the SQLite index, with a notice; nothing anywhere says so too', async () => {
-    const { memory, workspace } = await boot({ qmd: { searchMode: 'search' }, memorySearch: { sync: { watch: false, onSearch: false } } });
+    const { memory, workspace } = await boot({
+      qmd: { searchMode: 'search' },
+      memorySearch: { sync: { watch: false, onSearch: false } },
+    });
     expect((await memory.search('coffee', { agentId: 'main' })).backend).toBe('qmd');
     // Written after QMD's last update: QMD does not have it yet, the fallback syncs before it answers.
-    writeFileSync(join(workspace, 'memory', '2026-11-08.md'), '# 2026-11-08\n\nRenewed the passport at the consulate; pick-up in three weeks.\n');
+    writeFileSync(
+      join(workspace, 'memory', '2026-11-08.md'),
+      '# 2026-11-08\n\nRenewed the passport at the consulate; pick-up in three weeks.\n',
+    );
     const result = await memory.search('when is the passport pick-up?', { agentId: 'main' });
     expect(result.backend, JSON.stringify(result)).toBe('sqlite');
     expect(result.notice).toMatch(/^QMD found nothing; answered by the built-in SQLite index/);
     expect(paths(result)[0]).toBe('memory/2026-11-08.md');
     const none = await memory.search('zeppelin xylophone', { agentId: 'main' });
-    expect(none).toMatchObject({ backend: 'qmd', results: [], notice: 'QMD found nothing; the built-in SQLite index found nothing either' });
+    expect(none).toMatchObject({
+      backend: 'qmd',
+      results: [],
+      notice: 'QMD found nothing; the built-in SQLite index found nothing either',
+    });
   });
 });
 
@@ -472,14 +618,20 @@ describe('memory-qmd: falling back to the built-in SQLite index', () => {
     const { kernel, memory } = await boot({ qmd: { command: join(tempDir('claw-qmd-none-'), 'qmd') } });
     const first = await memory.search('websocket reconnect bug', { agentId: 'main' });
     expect(first.backend, JSON.stringify(first)).toBe('sqlite');
-    expect(first.notice).toMatch(/QMD failed \(the qmd command .*\/qmd does not exist\); answered by the built-in SQLite index/);
+    expect(first.notice).toMatch(
+      /QMD failed \(the qmd command .*\/qmd does not exist\); answered by the built-in SQLite index/,
+    );
     expect(paths(first)).toContain('memory/2026-11-02.md');
     const second = await memory.search('tomatoes basil balcony', { agentId: 'main' });
     expect(second.backend, JSON.stringify(second)).toBe('sqlite');
     expect(paths(second)).toContain('memory/projects/garden.md');
     expect(warnings(kernel, /does not exist/)).toHaveLength(1);
     const status = await memory.status({ agentId: 'main' });
-    expect(status).toMatchObject({ backend: 'qmd', healthy: false, lastFailure: { reason: expect.stringMatching(/does not exist/) } });
+    expect(status).toMatchObject({
+      backend: 'qmd',
+      healthy: false,
+      lastFailure: { reason: expect.stringMatching(/does not exist/) },
+    });
     // memory_get does not need qmd at all.
     expect((await memory.get('MEMORY.md', { agentId: 'main', from: 4, lines: 1 })).text).toContain('dark roast coffee');
   });
@@ -501,7 +653,9 @@ describe('memory-qmd: falling back to the built-in SQLite index', () => {
     const result = await memory.search('websocket reconnect bug', { agentId: 'main' });
     const elapsed = Date.now() - started;
     expect(result.backend, JSON.stringify(result)).toBe('sqlite');
-    expect(result.notice).toMatch(/QMD failed \(qmd mcp did not answer within 1000 ms \(still starting\)\); answered by the built-in SQLite index/);
+    expect(result.notice).toMatch(
+      /QMD failed \(qmd mcp did not answer within 1000 ms \(still starting\)\); answered by the built-in SQLite index/,
+    );
     expect(paths(result)).toContain('memory/2026-11-02.md');
     expect(elapsed).toBeGreaterThanOrEqual(1000);
     expect(elapsed).toBeLessThan(10_000);
@@ -520,7 +674,10 @@ describe('memory-qmd: falling back to the built-in SQLite index', () => {
     const killServer = async () => {
       const pid = ((await memory.status({ agentId: 'main' })).server as { pid: number | null }).pid;
       if (pid) process.kill(pid, 'SIGKILL');
-      await until(async () => ((await memory.status({ agentId: 'main' })).server as { pid: number | null }).pid === null, 3000);
+      await until(
+        async () => ((await memory.status({ agentId: 'main' })).server as { pid: number | null }).pid === null,
+        3000,
+      );
     };
 
     flaky.setMode('garbage');
@@ -534,7 +691,11 @@ describe('memory-qmd: falling back to the built-in SQLite index', () => {
     const failed = await memory.search('Alice budget travel decision', { agentId: 'main' });
     expect(failed.backend, JSON.stringify(failed)).toBe('sqlite');
     expect(failed.notice).toMatch(/qmd mcp exited with code 3: qmd: database disk image is malformed/);
-    expect(await memory.status({ agentId: 'main' })).toMatchObject({ backend: 'qmd', healthy: false, lastFailure: { reason: expect.stringMatching(/exited with code 3/) } });
+    expect(await memory.status({ agentId: 'main' })).toMatchObject({
+      backend: 'qmd',
+      healthy: false,
+      lastFailure: { reason: expect.stringMatching(/exited with code 3/) },
+    });
 
     flaky.setMode('');
     const recovered = await memory.search('Alice budget travel decision', { agentId: 'main' });

@@ -20,7 +20,10 @@ afterEach(async () => {
   kernel = undefined;
 });
 
-async function start(memorySearch: Record<string, unknown>, plugin = 'memory-sqlite'): Promise<{ memory: MemoryBackend; sessions: (agent: string) => string }> {
+async function start(
+  memorySearch: Record<string, unknown>,
+  plugin = 'memory-sqlite',
+): Promise<{ memory: MemoryBackend; sessions: (agent: string) => string }> {
   kernel = await createTestKernel({
     plugins: [plugin, 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
     config: { plugins: { slots: { memory: plugin } }, agents: { defaults: { memorySearch } } },
@@ -40,11 +43,19 @@ function chat(file: string, turns: Array<[role: 'user' | 'assistant' | 'tool', t
   for (const [role, text] of turns) {
     if (role === 'user') transcript.appendMessage({ role: 'user', content: text });
     else if (role === 'assistant') transcript.appendMessage({ role: 'assistant', content: [{ type: 'text', text }] });
-    else transcript.appendMessage({ role: 'toolResult', toolCallId: 'c1', toolName: 'exec', content: [{ type: 'text', text }], isError: false } as never);
+    else
+      transcript.appendMessage({
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'exec',
+        content: [{ type: 'text', text }],
+        isError: false,
+      } as never);
   }
 }
 
-const paths = async (memory: MemoryBackend, query: string) => (await memory.search(query, { agentId: 'main' })).results.map((hit) => `${hit.source}:${hit.path}`);
+const paths = async (memory: MemoryBackend, query: string) =>
+  (await memory.search(query, { agentId: 'main' })).results.map((hit) => `${hit.source}:${hit.path}`);
 
 describe('memory: session transcripts as a source', () => {
   it("finds the agent's own user and assistant text with sources including sessions, and nothing from tool results, silent turns or other agents", async () => {
@@ -72,7 +83,9 @@ describe('memory: session transcripts as a source', () => {
     expect(await paths(memory, 'Tromso aurora cabin')).toEqual([]);
     expect(await paths(memory, 'green tea')).toEqual(['memory:MEMORY.md']);
 
-    await expect(memory.get('sessions/s1.jsonl', { agentId: 'main' })).rejects.toThrow(/session transcript.*sessions_history/);
+    await expect(memory.get('sessions/s1.jsonl', { agentId: 'main' })).rejects.toThrow(
+      /session transcript.*sessions_history/,
+    );
   });
 
   it('does not index transcripts with the default sources', async () => {
@@ -92,7 +105,10 @@ describe('memory: session transcripts as a source', () => {
 
     chat(file, [['assistant', 'The Kyoto ryokan is confirmed for April.']]);
     // Half a line (a writer mid-append) waits until it is complete.
-    appendFileSync(file, '{"type":"message","id":"x","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"Oslo fjord');
+    appendFileSync(
+      file,
+      '{"type":"message","id":"x","parentId":null,"timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"Oslo fjord',
+    );
     const second = await memory.sync!({ agentId: 'main' });
     expect(second).toMatchObject({ indexed: 1, chunks: 3 });
     expect(await paths(memory, 'Kyoto ryokan')).toEqual(['sessions:sessions/s1.jsonl']);
@@ -123,14 +139,22 @@ describe('memory: session transcripts as a source', () => {
 
   it('refuses sessions without the experimental flag, unknown sources, and backends that cannot index transcripts', async () => {
     const resolve = (memorySearch: Record<string, unknown>) =>
-      resolveMemorySettings({ agents: { defaults: { memorySearch } } } as never, { agentId: 'main', workspaceDir: '/w', stateDir: '/s' });
+      resolveMemorySettings({ agents: { defaults: { memorySearch } } } as never, {
+        agentId: 'main',
+        workspaceDir: '/w',
+        stateDir: '/s',
+      });
     expect(resolve({}).sources).toEqual(['memory']);
     expect(resolve(SESSION_MEMORY).sessionsDir).toBe(join('/s', 'agents', 'main', 'sessions'));
     expect(() => resolve({ sources: ['memory', 'sessions'] })).toThrow(/experimental\.sessionMemory: true/);
     expect(() => resolve({ sources: ['notes'] })).toThrow(/unknown source "notes"/);
-    expect(() => resolve({ ...SESSION_MEMORY, sync: { sessions: { deltaBytes: 1000 } } })).toThrow(/sync\.sessions.*not supported/);
+    expect(() => resolve({ ...SESSION_MEMORY, sync: { sessions: { deltaBytes: 1000 } } })).toThrow(
+      /sync\.sessions.*not supported/,
+    );
 
     const { memory } = await start(SESSION_MEMORY, 'memory-minisearch');
-    await expect(memory.search('anything', { agentId: 'main' })).rejects.toThrow(/memory-sqlite backend only, not minisearch/);
+    await expect(memory.search('anything', { agentId: 'main' })).rejects.toThrow(
+      /memory-sqlite backend only, not minisearch/,
+    );
   });
 });

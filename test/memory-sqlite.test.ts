@@ -35,7 +35,11 @@ memoryContractSuite({
   plugin: join(REPO, 'plugins/memory-sqlite'),
   plugins: [join(REPO, 'plugins/memory-sqlite-engine'), join(REPO, 'plugins/embeddings')],
   backend: 'sqlite',
-  config: () => ({ agents: { defaults: { memorySearch: { provider: 'openai', remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' } } } } }),
+  config: () => ({
+    agents: {
+      defaults: { memorySearch: { provider: 'openai', remote: { baseUrl: fake.openaiBaseUrl, apiKey: 'k' } } },
+    },
+  }),
 });
 
 // ── helpers ──────────────────────────────────────────────────────────────────────
@@ -65,7 +69,8 @@ function setup(files: Record<string, string> = CONTRACT_CORPUS): Setup {
   return {
     dir,
     workspace,
-    settings: (memorySearch = {}) => resolveMemorySettings(configWith(memorySearch), { agentId: 'main', workspaceDir: workspace, stateDir: dir }),
+    settings: (memorySearch = {}) =>
+      resolveMemorySettings(configWith(memorySearch), { agentId: 'main', workspaceDir: workspace, stateDir: dir }),
   };
 }
 
@@ -80,13 +85,20 @@ afterEach(async () => {
   for (const index of opened.splice(0)) await index.close().catch(() => undefined);
 });
 
-async function open(settings: MemorySettings, embeddings: EmbeddingSelection, logger: Logger = quiet): Promise<SqliteMemoryIndex> {
+async function open(
+  settings: MemorySettings,
+  embeddings: EmbeddingSelection,
+  logger: Logger = quiet,
+): Promise<SqliteMemoryIndex> {
   const index = await SqliteMemoryIndex.open(settings, { embeddings, logger });
   opened.push(index);
   return index;
 }
 
-const hashed = (provider: EmbeddingProvider = createHashEmbedder()): EmbeddingSelection => ({ provider, reason: `test ${provider.model}` });
+const hashed = (provider: EmbeddingProvider = createHashEmbedder()): EmbeddingSelection => ({
+  provider,
+  reason: `test ${provider.model}`,
+});
 const none: EmbeddingSelection = { reason: 'memorySearch.provider is "none": keyword search only' };
 const DEFAULT_QUERY = { maxResults: 6, minScore: 0.35 };
 
@@ -160,7 +172,15 @@ describe('memory-sqlite engine: degraded modes', () => {
     expect(second?.score).toBeGreaterThanOrEqual(0.105);
 
     const status = await index.status({});
-    expect(status).toMatchObject({ backend: 'sqlite', mode: 'keyword', provider: 'none', vector: 'off', fts: true, files: 7, chunks: 7 });
+    expect(status).toMatchObject({
+      backend: 'sqlite',
+      mode: 'keyword',
+      provider: 'none',
+      vector: 'off',
+      fts: true,
+      files: 7,
+      chunks: 7,
+    });
     expect(status.notice).toMatch(/keyword search only: memorySearch\.provider is "none"/);
     expect(status.reason).toMatch(/"none"/);
   });
@@ -173,7 +193,9 @@ describe('memory-sqlite engine: degraded modes', () => {
     const { logger, records } = recordingLogger();
     const index = await open(memorySettings, embeddings, logger);
 
-    fake.scriptEmbeddings(...Array.from({ length: 20 }, () => ({ error: { status: 500, message: 'embedding backend down' } })));
+    fake.scriptEmbeddings(
+      ...Array.from({ length: 20 }, () => ({ error: { status: 500, message: 'embedding backend down' } })),
+    );
     const failed = await index.sync({});
     expect(failed).toMatchObject({ files: 7, indexed: 7, embedded: 0 });
     expect(records.some((record) => record.level === 'warn' && /HTTP 500/.test(record.message))).toBe(true);
@@ -221,12 +243,18 @@ describe('memory-sqlite engine: degraded modes', () => {
     const index = await open(settings(), { provider: broken, fallback, reason: 'broken; fallback hash' }, logger);
     const stats = await index.sync({});
     expect(stats).toMatchObject({ files: 7, indexed: 7, embedded: 7 });
-    expect(records.some((record) => record.level === 'warn' && /switching to the fallback hash/.test(record.message))).toBe(true);
+    expect(
+      records.some((record) => record.level === 'warn' && /switching to the fallback hash/.test(record.message)),
+    ).toBe(true);
     const result = await index.search('websocket reconnect bug', DEFAULT_QUERY);
     expect(result).toMatchObject({ mode: 'hybrid', provider: 'hash' });
     expect(result.notice).toMatch(/fallback provider hash/);
     expect(paths(result)[0]).toBe('memory/2026-11-02.md');
-    expect(await index.status({})).toMatchObject({ usingFallback: true, fingerprint: fallback.fingerprint, pendingEmbeddings: 0 });
+    expect(await index.status({})).toMatchObject({
+      usingFallback: true,
+      fingerprint: fallback.fingerprint,
+      pendingEmbeddings: 0,
+    });
   });
 
   it('falls back to JS cosine when sqlite-vec cannot load, logs one error, and ranks exactly as sqlite-vec does', async () => {
@@ -234,7 +262,11 @@ describe('memory-sqlite engine: degraded modes', () => {
     const bad = join(env.dir, 'not-sqlite-vec.so');
     writeFileSync(bad, 'this is not a shared library');
     const { logger, records } = recordingLogger();
-    const js = await open(env.settings({ store: { path: join(env.dir, 'memory', 'js.sqlite'), vector: { extensionPath: bad } } }), hashed(), logger);
+    const js = await open(
+      env.settings({ store: { path: join(env.dir, 'memory', 'js.sqlite'), vector: { extensionPath: bad } } }),
+      hashed(),
+      logger,
+    );
     const vec = await open(env.settings({ store: { path: join(env.dir, 'memory', 'vec.sqlite') } }), hashed());
 
     expect(await js.status({})).toMatchObject({ vector: 'js', mode: 'hybrid' });
@@ -245,7 +277,12 @@ describe('memory-sqlite engine: degraded modes', () => {
     await vec.sync({});
     await js.sync({ force: true }); // reopens the file: must not try (and log) again
     expect(await js.status({})).toMatchObject({ vector: 'js', vectorError: expect.stringContaining(bad) });
-    for (const query of ['coffee preference Ethiopia', 'websocket reconnect bug', '记忆系统', 'tomatoes basil balcony']) {
+    for (const query of [
+      'coffee preference Ethiopia',
+      'websocket reconnect bug',
+      '记忆系统',
+      'tomatoes basil balcony',
+    ]) {
       const a = await js.search(query, DEFAULT_QUERY);
       const b = await vec.search(query, DEFAULT_QUERY);
       expect(a.mode).toBe('hybrid');
@@ -265,7 +302,8 @@ describe('memory-sqlite engine: degraded modes', () => {
     const first = await open(env.settings(), hashed());
     await first.sync({});
     await first.close();
-    const vecRows = () => withDb(path, (db) => (db.prepare('SELECT count(*) AS n FROM chunks_vec').get() as { n: number }).n, true);
+    const vecRows = () =>
+      withDb(path, (db) => (db.prepare('SELECT count(*) AS n FROM chunks_vec').get() as { n: number }).n, true);
     expect(vecRows()).toBe(7);
 
     const js = await open(env.settings({ store: { vector: { extensionPath: bad } } }), hashed());
@@ -307,7 +345,9 @@ describe('memory-sqlite engine: degraded modes', () => {
       embed: (texts, options) =>
         texts.length > 1 || texts[0]!.includes('\n')
           ? createHashEmbedder().embed(texts)
-          : new Promise((_resolve, reject) => options?.signal?.addEventListener('abort', () => reject(options.signal!.reason))),
+          : new Promise((_resolve, reject) =>
+              options?.signal?.addEventListener('abort', () => reject(options.signal!.reason)),
+            ),
     };
     const index = await open(settings(), hashed(slow));
     await index.sync({});
@@ -315,17 +355,25 @@ describe('memory-sqlite engine: degraded modes', () => {
     const pending = index.search('websocket', { ...DEFAULT_QUERY, signal: controller.signal });
     setTimeout(() => controller.abort(), 10);
     await expect(pending).rejects.toThrow(/abort/i);
-    await expect(index.search('websocket', { ...DEFAULT_QUERY, signal: AbortSignal.abort() })).rejects.toThrow(/abort/i);
+    await expect(index.search('websocket', { ...DEFAULT_QUERY, signal: AbortSignal.abort() })).rejects.toThrow(
+      /abort/i,
+    );
   });
 });
 
 describe('memory-sqlite engine: indexing', () => {
-  const LONG = Array.from({ length: 40 }, (_, i) => `- Line ${i}: note number ${i} about topic${i} and subject${i * 7}.`).join('\n');
+  const LONG = Array.from(
+    { length: 40 },
+    (_, i) => `- Line ${i}: note number ${i} about topic${i} and subject${i * 7}.`,
+  ).join('\n');
 
   it('re-indexing takes unchanged chunk texts from the embedding cache (counted provider calls)', async () => {
     const env = setup({ ...CONTRACT_CORPUS, 'memory/long.md': LONG });
     const embedder = createHashEmbedder();
-    const index = await open(env.settings({ chunking: { tokens: 60, overlap: 12 }, remote: { batchSize: 4 } }), hashed(embedder));
+    const index = await open(
+      env.settings({ chunking: { tokens: 60, overlap: 12 }, remote: { batchSize: 4 } }),
+      hashed(embedder),
+    );
 
     const first = await index.sync({});
     expect(first.chunks).toBeGreaterThan(10);
@@ -341,7 +389,10 @@ describe('memory-sqlite engine: indexing', () => {
     expect(embedder.texts).toBe(first.chunks);
 
     // Change only the last line of the long file: its earlier chunks come from the cache.
-    writeFileSync(join(env.workspace, 'memory/long.md'), `${LONG.replace(/topic39 .*$/, 'topic39 was rewritten today.')}\n`);
+    writeFileSync(
+      join(env.workspace, 'memory/long.md'),
+      `${LONG.replace(/topic39 .*$/, 'topic39 was rewritten today.')}\n`,
+    );
     const changed = await index.sync({});
     expect(changed.indexed).toBe(1);
     expect(changed.embedded).toBeGreaterThanOrEqual(1);
@@ -357,12 +408,23 @@ describe('memory-sqlite engine: indexing', () => {
     const index = await open(settings, hashed());
     const cachedPaths = () =>
       withDb(settings.store.path, (db) =>
-        (db.prepare('SELECT DISTINCT c.path AS path FROM embedding_cache e JOIN chunks c ON c.hash = e.hash ORDER BY c.path').all() as Array<{ path: string }>).map((row) => row.path),
+        (
+          db
+            .prepare(
+              'SELECT DISTINCT c.path AS path FROM embedding_cache e JOIN chunks c ON c.hash = e.hash ORDER BY c.path',
+            )
+            .all() as Array<{ path: string }>
+        ).map((row) => row.path),
       );
     // Seven texts, one per embedding call, into room for four: the last four stay.
     await index.sync({});
     expect((await index.status({})).cache).toEqual({ enabled: true, entries: 4, maxEntries: 4 });
-    expect(cachedPaths()).toEqual(['memory/2026-11-03.md', 'memory/2026-11-04.md', 'memory/projects/garden.md', 'memory/projects/reading.md']);
+    expect(cachedPaths()).toEqual([
+      'memory/2026-11-03.md',
+      'memory/2026-11-04.md',
+      'memory/projects/garden.md',
+      'memory/projects/reading.md',
+    ]);
 
     // A copy of 2026-11-03 hits its (oldest) entry, which becomes the most recently used…
     writeFileSync(join(env.workspace, 'memory/2026-10-31.md'), `${CONTRACT_CORPUS['memory/2026-11-03.md']}\n`);
@@ -370,7 +432,13 @@ describe('memory-sqlite engine: indexing', () => {
     // …so a new text pushes out 2026-11-04 instead.
     writeFileSync(join(env.workspace, 'memory/zzz.md'), 'A brand new note.\n');
     expect(await index.sync({})).toMatchObject({ indexed: 1, cacheHits: 0, embedded: 1 });
-    expect(cachedPaths()).toEqual(['memory/2026-10-31.md', 'memory/2026-11-03.md', 'memory/projects/garden.md', 'memory/projects/reading.md', 'memory/zzz.md']);
+    expect(cachedPaths()).toEqual([
+      'memory/2026-10-31.md',
+      'memory/2026-11-03.md',
+      'memory/projects/garden.md',
+      'memory/projects/reading.md',
+      'memory/zzz.md',
+    ]);
     expect((await index.status({})).cache).toMatchObject({ entries: 4 });
   });
 
@@ -384,7 +452,12 @@ describe('memory-sqlite engine: indexing', () => {
       return { stats, status };
     };
     expect((await build(createHashEmbedder())).stats).toMatchObject({ rebuilt: false, indexed: 7, embedded: 7 });
-    expect((await build(createHashEmbedder())).stats).toMatchObject({ rebuilt: false, indexed: 0, skipped: 7, embedded: 0 });
+    expect((await build(createHashEmbedder())).stats).toMatchObject({
+      rebuilt: false,
+      indexed: 0,
+      skipped: 7,
+      embedded: 0,
+    });
 
     const model = await build(createHashEmbedder({ model: 'hash-b' }));
     expect(model.stats).toMatchObject({ rebuilt: true, indexed: 7, embedded: 7 });
@@ -394,10 +467,14 @@ describe('memory-sqlite engine: indexing', () => {
     expect(dims.stats).toMatchObject({ rebuilt: true, embedded: 7 });
     expect(dims.status).toMatchObject({ dims: 32 });
 
-    const chunking = await build(createHashEmbedder({ model: 'hash-b', dims: 32 }), { chunking: { tokens: 50, overlap: 10 } });
+    const chunking = await build(createHashEmbedder({ model: 'hash-b', dims: 32 }), {
+      chunking: { tokens: 50, overlap: 10 },
+    });
     expect(chunking.stats).toMatchObject({ rebuilt: true, indexed: 7 });
     expect(chunking.status).toMatchObject({ chunking: { tokens: 50, overlap: 10 } });
-    expect((await build(createHashEmbedder({ model: 'hash-b', dims: 32 }), { chunking: { tokens: 50, overlap: 10 } })).stats).toMatchObject({
+    expect(
+      (await build(createHashEmbedder({ model: 'hash-b', dims: 32 }), { chunking: { tokens: 50, overlap: 10 } })).stats,
+    ).toMatchObject({
       rebuilt: false,
       indexed: 0,
     });
@@ -459,7 +536,9 @@ describe('memory-sqlite engine: indexing', () => {
     // A forced rebuild of the same corpus ends with the same index.
     expect(await index.sync({ force: true })).toMatchObject({ rebuilt: true, indexed: 7, chunks: 7 });
     const after = await index.search('websocket reconnect bug', DEFAULT_QUERY);
-    expect(after.results.map((hit) => [hit.path, hit.startLine, hit.score])).toEqual(before.results.map((hit) => [hit.path, hit.startLine, hit.score]));
+    expect(after.results.map((hit) => [hit.path, hit.startLine, hit.score])).toEqual(
+      before.results.map((hit) => [hit.path, hit.startLine, hit.score]),
+    );
     expect(paths(after)[0]).toBe('memory/2026-11-02.md');
   });
 
@@ -471,7 +550,12 @@ describe('memory-sqlite engine: indexing', () => {
   });
 
   it('survives SIGKILL mid-rebuild: the index stays intact and answers, and the leftovers are removed on open', async () => {
-    const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`memory/note-${i}.md`, `# Note ${i}\n\nUnique word marker${i} and shared words.`]));
+    const files = Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [
+        `memory/note-${i}.md`,
+        `# Note ${i}\n\nUnique word marker${i} and shared words.`,
+      ]),
+    );
     const env = setup(files);
     const settings = env.settings({ remote: { batchSize: 1 } });
     const before = await open(settings, hashed());
@@ -513,7 +597,13 @@ process.stdout.write('finished\\n');
       expect(withDb(settings.store.path, (db) => db.pragma('integrity_check', { simple: true }))).toBe('ok');
       const after = await open(settings, hashed());
       expect(scratchFiles(env.dir)).toEqual([]);
-      expect(await after.status({})).toMatchObject({ files: 40, chunks: 40, fingerprint: 'hash:hash-64', pendingEmbeddings: 0, mode: 'hybrid' });
+      expect(await after.status({})).toMatchObject({
+        files: 40,
+        chunks: 40,
+        fingerprint: 'hash:hash-64',
+        pendingEmbeddings: 0,
+        mode: 'hybrid',
+      });
       const result = await after.search('marker17', DEFAULT_QUERY);
       expect(result.mode).toBe('hybrid');
       expect(paths(result)[0]).toBe('memory/note-17.md');
@@ -534,7 +624,8 @@ process.stdout.write('finished\\n');
     const recycled = spawn('sleep', ['60'], { stdio: 'ignore' });
     try {
       const base = basename(settings.store.path);
-      const scratch = (pid: number | undefined) => ['', '-journal', '-wal', '-shm'].map((end) => `${base}.rebuild-${pid}-0badcafe${end}`);
+      const scratch = (pid: number | undefined) =>
+        ['', '-journal', '-wal', '-shm'].map((end) => `${base}.rebuild-${pid}-0badcafe${end}`);
       for (const name of [...scratch(dead.pid), ...scratch(live.pid), ...scratch(recycled.pid)]) {
         writeFileSync(join(dirname(settings.store.path), name), 'partial');
       }
@@ -554,8 +645,16 @@ process.stdout.write('finished\\n');
     const env = setup();
     const notes = join(env.dir, 'team-notes');
     const outside = join(env.dir, 'outside');
-    writeFiles(notes, { 'a.md': 'alphaword in the top folder', 'deep/er/b.md': 'betaword two folders down', 'c.txt': 'gammaword in a text file' });
-    writeFiles(outside, { 'linked/d.md': 'deltaword behind a folder symlink', 'e.md': 'epsilonword behind a file symlink', 'single.md': 'zetaword in a single extra file' });
+    writeFiles(notes, {
+      'a.md': 'alphaword in the top folder',
+      'deep/er/b.md': 'betaword two folders down',
+      'c.txt': 'gammaword in a text file',
+    });
+    writeFiles(outside, {
+      'linked/d.md': 'deltaword behind a folder symlink',
+      'e.md': 'epsilonword behind a file symlink',
+      'single.md': 'zetaword in a single extra file',
+    });
     symlinkSync(join(outside, 'linked'), join(notes, 'linked'));
     symlinkSync(join(outside, 'e.md'), join(notes, 'e.md'));
     const index = await open(env.settings({ provider: 'none', extraPaths: [notes, join(outside, 'single.md')] }), none);
@@ -578,7 +677,9 @@ process.stdout.write('finished\\n');
     writeFileSync(path, 'garbage, not SQLite '.repeat(100));
     const { logger, records } = recordingLogger();
     const index = await open(env.settings(), hashed(), logger);
-    expect(records.some((record) => record.level === 'warn' && /not a readable database.*moved it to/.test(record.message))).toBe(true);
+    expect(
+      records.some((record) => record.level === 'warn' && /not a readable database.*moved it to/.test(record.message)),
+    ).toBe(true);
     expect(readdirSync(join(env.dir, 'memory')).some((name) => name.includes('.corrupt-'))).toBe(true);
     expect(await index.sync({})).toMatchObject({ indexed: 7 });
     await index.close();
@@ -591,7 +692,9 @@ process.stdout.write('finished\\n');
 
     const foreign = join(env.dir, 'other.sqlite');
     withDb(foreign, (db) => db.exec('CREATE TABLE contacts (name TEXT)'));
-    await expect(open(env.settings({ store: { path: foreign } }), hashed())).rejects.toThrow(/other\.sqlite is a SQLite database but not a memory index/);
+    await expect(open(env.settings({ store: { path: foreign } }), hashed())).rejects.toThrow(
+      /other\.sqlite is a SQLite database but not a memory index/,
+    );
   });
 });
 
@@ -643,7 +746,9 @@ describe('memory-sqlite engine: queries', () => {
     expect(buildFtsQuery('say "hi" AND *')).toBe('"hi"');
     expect(buildFtsQuery('* () "')).toBeUndefined();
     // A question: its filler dropped, longer words matched by their stem, Chinese as character pairs.
-    expect(buildFtsQuery('What did Alice and I decide about the conference ideas?')).toBe('"alice"* OR "decide"* OR "conference"* OR "idea"*');
+    expect(buildFtsQuery('What did Alice and I decide about the conference ideas?')).toBe(
+      '"alice"* OR "decide"* OR "conference"* OR "idea"*',
+    );
     expect(buildFtsQuery('我和田中先生讨论了什么？')).toBe('"田 中" OR "中 先" OR "先 生" OR "生 讨" OR "讨 论"');
     // Nothing but filler: its words are searched rather than nothing.
     expect(buildFtsQuery('what was that?')).toBe('"what" OR "was" OR "that"');

@@ -29,11 +29,18 @@ function workspace(files: Record<string, string>) {
     writeFileSync(join(ws, name), text);
   }
   const settings = (memorySearch: Record<string, unknown> = {}): MemorySettings =>
-    resolveMemorySettings({ agents: { defaults: { memorySearch } } } as KernelConfig, { agentId: 'main', workspaceDir: ws, stateDir: dir });
+    resolveMemorySettings({ agents: { defaults: { memorySearch } } } as KernelConfig, {
+      agentId: 'main',
+      workspaceDir: ws,
+      stateDir: dir,
+    });
   return { dir, ws, settings };
 }
 
-const notes = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`memory/note-${i}.md`, `# Note ${i}\n\nmarker${i} and shared words.\n`]));
+const notes = (count: number) =>
+  Object.fromEntries(
+    Array.from({ length: count }, (_, i) => [`memory/note-${i}.md`, `# Note ${i}\n\nmarker${i} and shared words.\n`]),
+  );
 
 const opened: SqliteMemoryIndex[] = [];
 afterEach(async () => {
@@ -41,7 +48,12 @@ afterEach(async () => {
 });
 
 async function open(settings: MemorySettings, provider?: EmbeddingProvider): Promise<SqliteMemoryIndex> {
-  const index = await SqliteMemoryIndex.open(settings, { embeddings: provider ? { provider, reason: 'test' } : { reason: 'memorySearch.provider is "none": keyword search only' }, logger: quiet });
+  const index = await SqliteMemoryIndex.open(settings, {
+    embeddings: provider
+      ? { provider, reason: 'test' }
+      : { reason: 'memorySearch.provider is "none": keyword search only' },
+    logger: quiet,
+  });
   opened.push(index);
   return index;
 }
@@ -98,7 +110,12 @@ process.stdout.write('finished\\n');
     const reader = await open(settings, createHashEmbedder());
     const during = await reader.status({});
     // The first index is built in a scratch file: readers see none of it until it is whole.
-    expect(during).toMatchObject({ index: 'building', files: 0, chunks: 0, indexProgress: { files: 512, filesTotal: 600 } });
+    expect(during).toMatchObject({
+      index: 'building',
+      files: 0,
+      chunks: 0,
+      indexProgress: { files: 512, filesTotal: 600 },
+    });
 
     const exited = new Promise((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
     child.kill('SIGKILL');
@@ -116,7 +133,11 @@ process.stdout.write('finished\\n');
 describe('memory status: minisearch', () => {
   it('says whether a sync has built the index yet (a sync applies its changes at once)', async () => {
     const env = workspace(notes(3));
-    const index = new MiniSearchMemoryIndex(env.settings({ provider: 'none' }), { logger: quiet }, { reason: 'memorySearch.provider is "none": keyword search only' });
+    const index = new MiniSearchMemoryIndex(
+      env.settings({ provider: 'none' }),
+      { logger: quiet },
+      { reason: 'memorySearch.provider is "none": keyword search only' },
+    );
     try {
       expect(await index.status({})).toMatchObject({ mode: 'keyword', index: 'empty' });
       await index.sync({});
@@ -157,7 +178,9 @@ describe('claw memory status', () => {
     expect(text.stdout).toMatch(/^ {2}index {12}complete$/m);
     const hint = text.stdout.split('\n').filter((line) => /semantic search/i.test(line));
     expect(hint).toHaveLength(1);
-    expect(hint[0]).toMatch(/^ {2}semanticSearch {3}keyword search only; for semantic search configure an embedding provider: agents\.defaults\.memorySearch\.provider .*local\.modelPath$/);
+    expect(hint[0]).toMatch(
+      /^ {2}semanticSearch {3}keyword search only; for semantic search configure an embedding provider: agents\.defaults\.memorySearch\.provider .*local\.modelPath$/,
+    );
   });
 
   it('provider "none" (keyword search chosen on purpose) gets the same line; a configured provider gets none', async () => {
@@ -166,7 +189,14 @@ describe('claw memory status', () => {
     expect(none.semanticSearch).toMatch(/memorySearch\.provider/);
 
     // A provider is configured (its key is set, never called by status): the backlog counts, no hint.
-    const openai = JSON.parse((await claw(['memory', 'status', '--json'], stateWith({ provider: 'openai', remote: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' } }))).stdout);
+    const openai = JSON.parse(
+      (
+        await claw(
+          ['memory', 'status', '--json'],
+          stateWith({ provider: 'openai', remote: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'k' } }),
+        )
+      ).stdout,
+    );
     expect(openai).toMatchObject({ provider: 'openai', pendingEmbeddings: 0 });
     expect(openai).not.toHaveProperty('semanticSearch');
   });
@@ -179,7 +209,8 @@ describe('memory index at gateway start', () => {
     const ws = join(stateDir, 'workspace');
     mkdirSync(join(ws, 'memory'), { recursive: true });
     writeFileSync(join(ws, 'MEMORY.md'), '# Memory\n\n- The garage code is 4711.\n');
-    for (let day = 1; day <= 5; day++) writeFileSync(join(ws, 'memory', `2026-11-0${day}.md`), `# Day ${day}\n\n- Note number ${day}.\n`);
+    for (let day = 1; day <= 5; day++)
+      writeFileSync(join(ws, 'memory', `2026-11-0${day}.md`), `# Day ${day}\n\n- Note number ${day}.\n`);
     const gw = await startGateway({
       stateDir,
       plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
@@ -204,12 +235,25 @@ describe('memory index at gateway start', () => {
 describe('claw memory index: progress', () => {
   // Three progress events 120 ms apart, then the stats.
   const target = {
-    async sync(_agent?: string, options: { onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+    async sync(
+      _agent?: string,
+      options: { onProgress?: (progress: MemorySyncProgress) => void } = {},
+    ): Promise<MemorySyncStats> {
       for (const files of [0, 1, 2]) {
         options.onProgress?.({ phase: 'write', files, filesTotal: 4, chunks: files * 3, embedded: 0 });
         await new Promise((resolve) => setTimeout(resolve, 120));
       }
-      return { files: 4, indexed: 4, skipped: 0, removed: 0, chunks: 12, embedded: 0, cacheHits: 0, rebuilt: false, durationMs: 360 };
+      return {
+        files: 4,
+        indexed: 4,
+        skipped: 0,
+        removed: 0,
+        chunks: 12,
+        embedded: 0,
+        cacheHits: 0,
+        rebuilt: false,
+        durationMs: 360,
+      };
     },
     search: async () => ({ results: [], backend: 'fake', mode: 'keyword' as const }),
     status: async () => ({}),
@@ -218,8 +262,15 @@ describe('claw memory index: progress', () => {
   function context(tty: boolean): { ctx: CliContext; stderr: () => string; stdout: () => string } {
     let out = '';
     let err = '';
-    const stream = (append: (text: string) => void) => ({ isTTY: tty, write: (chunk: string) => (append(String(chunk)), true) });
-    const ctx = { stdout: stream((text) => (out += text)), stderr: stream((text) => (err += text)), env: {} } as unknown as CliContext;
+    const stream = (append: (text: string) => void) => ({
+      isTTY: tty,
+      write: (chunk: string) => (append(String(chunk)), true),
+    });
+    const ctx = {
+      stdout: stream((text) => (out += text)),
+      stderr: stream((text) => (err += text)),
+      env: {},
+    } as unknown as CliContext;
     return { ctx, stderr: () => err, stdout: () => out };
   }
 

@@ -32,7 +32,14 @@ interface Rig {
   settings: AgentSettings;
   waits: number[];
   clock: { now: number };
-  ask(chain: string[], options?: { explicit?: string }): Promise<{ text: string; ref: string; resets: Array<{ reason: string; retry?: { attempt: number; of: number; waitMs: number } }> }>;
+  ask(
+    chain: string[],
+    options?: { explicit?: string },
+  ): Promise<{
+    text: string;
+    ref: string;
+    resets: Array<{ reason: string; retry?: { attempt: number; of: number; waitMs: number } }>;
+  }>;
 }
 
 async function rig(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Rig> {
@@ -45,7 +52,11 @@ async function rig(config: Record<string, unknown> = {}, env: Record<string, str
   const clock = { now: 1_000_000_000 };
   const waits: number[] = [];
   // random 0.5 = no jitter, so the waits are exact.
-  const service = new ModelService(kernel.plugins.kernelServices, { now: () => clock.now, sleep: async (ms) => void waits.push(ms), random: () => 0.5 });
+  const service = new ModelService(kernel.plugins.kernelServices, {
+    now: () => clock.now,
+    sleep: async (ms) => void waits.push(ms),
+    random: () => 0.5,
+  });
   const settings = service.settings('main');
   return {
     service,
@@ -54,13 +65,19 @@ async function rig(config: Record<string, unknown> = {}, env: Record<string, str
     clock,
     async ask(chain, options = {}) {
       const resets: Array<{ reason: string; retry?: { attempt: number; of: number; waitMs: number } }> = [];
-      const outcome = await service.models.stream(settings, chain, { messages: [{ role: 'user', content: 'hi' }] }, {
-        signal: new AbortController().signal,
-        explicit: options.explicit,
-        onEvent: (event) => {
-          if (event.type === 'reset') resets.push({ reason: event.reason, ...(event.retry ? { retry: event.retry } : {}) });
+      const outcome = await service.models.stream(
+        settings,
+        chain,
+        { messages: [{ role: 'user', content: 'hi' }] },
+        {
+          signal: new AbortController().signal,
+          explicit: options.explicit,
+          onEvent: (event) => {
+            if (event.type === 'reset')
+              resets.push({ reason: event.reason, ...(event.retry ? { retry: event.retry } : {}) });
+          },
         },
-      });
+      );
       return { text: outcome.text, ref: outcome.ref, resets };
     },
   };
@@ -68,11 +85,15 @@ async function rig(config: Record<string, unknown> = {}, env: Record<string, str
 
 /** Answer by model id: a step per model, `ok` otherwise. */
 function byModel(steps: Record<string, () => ScriptStep>): void {
-  fake.respond((request: RecordedRequest) => (steps[request.body.model] ?? (() => ({ text: `ok from ${request.body.model}` })))());
+  fake.respond((request: RecordedRequest) =>
+    (steps[request.body.model] ?? (() => ({ text: `ok from ${request.body.model}` })))(),
+  );
 }
 
 const models = () => fake.requests.map((request) => request.body.model);
-const SERVER_ERROR: ScriptStep = { error: { status: 500, message: 'The server had an error while processing your request.' } };
+const SERVER_ERROR: ScriptStep = {
+  error: { status: 500, message: 'The server had an error while processing your request.' },
+};
 
 beforeEach(() => fake.reset());
 afterAll(async () => {
@@ -82,21 +103,28 @@ afterAll(async () => {
 describe('same-model recovery', () => {
   it('a 429 is retried on the same model and key after the Retry-After wait, then answers; nothing cools down', async () => {
     const r = await rig();
-    fake.script({ error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error', retryAfterSeconds: 3 } }, { text: 'second time lucky' });
+    fake.script(
+      { error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error', retryAfterSeconds: 3 } },
+      { text: 'second time lucky' },
+    );
     const { text, resets } = await r.ask([PRIMARY, SIBLING]);
     expect(text).toBe('second time lucky');
     expect(models()).toEqual(['gpt-4.1', 'gpt-4.1']);
     expect(fake.requests.map((request) => request.apiKey)).toEqual(['sk-one', 'sk-one']);
     // Backoff would be 1 s; the server asked for 3 s, which is the floor.
     expect(r.waits).toEqual([3000]);
-    expect(resets).toEqual([{ reason: expect.stringMatching(/openai 429: Rate limit reached/), retry: { attempt: 2, of: 10, waitMs: 3000 } }]);
+    expect(resets).toEqual([
+      { reason: expect.stringMatching(/openai 429: Rate limit reached/), retry: { attempt: 2, of: 10, waitMs: 3000 } },
+    ]);
     expect(r.service.authProfiles('main').usage('openai:config')).not.toHaveProperty('models');
   });
 
   it('backoff doubles from 1 s and caps at 30 s; a rate limit gets 10 attempts in all', async () => {
     const r = await rig();
     fake.respond(() => ({ error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error' } }));
-    await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer: openai\/gpt-4\.1 \(openai:config\): openai 429/);
+    await expect(r.ask([PRIMARY])).rejects.toThrow(
+      /no model could answer: openai\/gpt-4\.1 \(openai:config\): openai 429/,
+    );
     expect(fake.requests).toHaveLength(10);
     expect(r.waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000]);
   });
@@ -109,7 +137,11 @@ describe('same-model recovery', () => {
 
   it('a Retry-After beyond 60 s goes straight to the fallback instead of waiting', async () => {
     const r = await rig();
-    byModel({ 'gpt-4.1': () => ({ error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error', retryAfterSeconds: 600 } }) });
+    byModel({
+      'gpt-4.1': () => ({
+        error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error', retryAfterSeconds: 600 },
+      }),
+    });
     const { text, ref } = await r.ask([PRIMARY, SIBLING]);
     expect({ text, ref }).toEqual({ text: 'ok from gpt-4.1-mini', ref: SIBLING });
     expect(r.waits).toEqual([]);
@@ -132,7 +164,11 @@ describe('cooldowns per (auth profile, model)', () => {
     const profiles = r.service.authProfiles('main');
     expect(profiles.available('openai:config')).toBe(true);
     expect(profiles.available('openai:config', 'gpt-4.1-mini')).toBe(true);
-    expect(profiles.cooldown('openai:config', 'gpt-4.1')).toEqual({ scope: 'model', kind: 'overloaded', until: r.clock.now + MINUTE });
+    expect(profiles.cooldown('openai:config', 'gpt-4.1')).toEqual({
+      scope: 'model',
+      kind: 'overloaded',
+      until: r.clock.now + MINUTE,
+    });
 
     // The next run skips the cooling primary and goes straight to the sibling.
     fake.reset();
@@ -154,8 +190,18 @@ describe('cooldowns per (auth profile, model)', () => {
   });
 
   it('auth failures cool the whole profile: every model on that key is skipped, another key answers', async () => {
-    const r = await rig({ models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-revoked' } } } }, { OPENAI_API_KEY: 'sk-env' });
-    fake.scriptForKey('sk-revoked', { error: { status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
+    const r = await rig(
+      { models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-revoked' } } } },
+      { OPENAI_API_KEY: 'sk-env' },
+    );
+    fake.scriptForKey('sk-revoked', {
+      error: {
+        status: 401,
+        message: 'Incorrect API key provided',
+        type: 'invalid_request_error',
+        code: 'invalid_api_key',
+      },
+    });
     byModel({});
     expect((await r.ask([PRIMARY, SIBLING])).ref).toBe(PRIMARY);
     expect(fake.requests.map((request) => request.apiKey)).toEqual(['sk-revoked', 'sk-env']);
@@ -214,12 +260,16 @@ describe('probes and explicit models', () => {
     const r = await cooledPrimary();
     byModel({ 'gpt-4.1': () => SERVER_ERROR });
     // No fallback: one probe, no retries.
-    await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer: openai\/gpt-4\.1 \(openai:config\): openai 500/);
+    await expect(r.ask([PRIMARY])).rejects.toThrow(
+      /no model could answer: openai\/gpt-4\.1 \(openai:config\): openai 500/,
+    );
     expect(models()).toEqual(['gpt-4.1']);
     expect(r.waits).toEqual([]);
     // Within 30 s no second probe: the error says why, and no request goes out.
     fake.reset();
-    await expect(r.ask([PRIMARY])).rejects.toThrow(/openai\/gpt-4\.1 \(openai:config\) is cooling down for \d+ s after overloaded/);
+    await expect(r.ask([PRIMARY])).rejects.toThrow(
+      /openai\/gpt-4\.1 \(openai:config\) is cooling down for \d+ s after overloaded/,
+    );
     expect(fake.requests).toHaveLength(0);
     // 30 s later the server is back: the next probe answers, long before the 5 min are up.
     r.clock.now += 30_001;
@@ -254,13 +304,26 @@ describe('provider routing', () => {
       },
     });
     const services = kernel.plugins.kernelServices;
-    expect(await routeProvider(services, 'gateway')).toMatchObject({ id: 'gateway', custom: true, provider: { id: 'openai' }, config: { api: 'openai-responses' } });
-    expect(await routeProvider(services, 'ollama')).toMatchObject({ custom: true, provider: { id: 'openai' }, config: { baseUrl: 'http://127.0.0.1:11434/v1', api: 'openai-completions' } });
+    expect(await routeProvider(services, 'gateway')).toMatchObject({
+      id: 'gateway',
+      custom: true,
+      provider: { id: 'openai' },
+      config: { api: 'openai-responses' },
+    });
+    expect(await routeProvider(services, 'ollama')).toMatchObject({
+      custom: true,
+      provider: { id: 'openai' },
+      config: { baseUrl: 'http://127.0.0.1:11434/v1', api: 'openai-completions' },
+    });
     expect(await routeProvider(services, 'openrouter')).toMatchObject({ envKeys: ['OPENROUTER_API_KEY'] });
     expect(await routeProvider(services, 'openai')).toMatchObject({ custom: false });
     expect(await routeProvider(services, 'nourl')).toMatch(/models\.providers\.nourl needs a baseUrl/);
-    expect(await routeProvider(services, 'mystery')).toMatch(/no provider plugin "mystery" is enabled; for a custom provider set models\.providers\.mystery\.baseUrl and api/);
+    expect(await routeProvider(services, 'mystery')).toMatch(
+      /no provider plugin "mystery" is enabled; for a custom provider set models\.providers\.mystery\.baseUrl and api/,
+    );
     // Only the openai plugin is loaded here: nothing speaks anthropic-messages.
-    expect(await routeProvider(services, 'claude')).toMatch(/no enabled provider plugin speaks api "anthropic-messages"/);
+    expect(await routeProvider(services, 'claude')).toMatch(
+      /no enabled provider plugin speaks api "anthropic-messages"/,
+    );
   });
 });

@@ -24,7 +24,9 @@ function node24(): string {
   const dir = existsSync(NODE_DIR) ? readdirSync(NODE_DIR).find((name) => name.startsWith('node-')) : undefined;
   const binary = dir && join(NODE_DIR, dir, 'bin', 'node');
   if (!binary || !existsSync(binary) || !existsSync(OPENCLAW)) {
-    throw new Error('OpenClaw is not installed for the compatibility suite: run node scripts/install-qmd.mjs && node scripts/install-openclaw.mjs (npm test does)');
+    throw new Error(
+      'OpenClaw is not installed for the compatibility suite: run node scripts/install-qmd.mjs && node scripts/install-openclaw.mjs (npm test does)',
+    );
   }
   return binary;
 }
@@ -104,11 +106,17 @@ const WORKING: Array<[string[], RegExp]> = [
   [['models', 'list'], /openai\/gpt-4\.1/],
   [['models', 'list', '--all'], /openai\//],
   [['cron', 'status'], /"enabled": true/],
-  [['cron', 'add', '--name', 'daily', '--cron', '0 9 * * *', '--message', 'hello', '--session', 'isolated'], /"name": "daily"/],
+  [
+    ['cron', 'add', '--name', 'daily', '--cron', '0 9 * * *', '--message', 'hello', '--session', 'isolated'],
+    /"name": "daily"/,
+  ],
   [['cron', 'list'], /daily/],
   [['cron', 'list', '--json'], /"snapshotRevision"/],
   [['sessions', 'compact', 'agent:main:main'], /Compacted session agent:main:main/],
-  [['sessions', 'compact', 'agent:main:main', '--max-lines', '2'], /Compacted session agent:main:main \(kept 2 lines\)/],
+  [
+    ['sessions', 'compact', 'agent:main:main', '--max-lines', '2'],
+    /Compacted session agent:main:main \(kept 2 lines\)/,
+  ],
   [['skills', 'list'], /weather/],
   [['skills', 'check'], /weather/],
   [['skills', 'info', 'weather'], /weather/i],
@@ -137,15 +145,21 @@ describe('the openclaw CLI against claw’s gateway', () => {
   const results: Array<{ args: string; ok: boolean }> = [];
   afterAll(() => {
     const works = results.filter((result) => result.ok).length;
-    console.log(`openclaw CLI: ${works} of ${WORKING.length + NOT_WORKING.length} gateway-backed commands work against claw (failing as documented: ${NOT_WORKING.map(([args]) => args.join(' ')).join('; ')})`);
+    console.log(
+      `openclaw CLI: ${works} of ${WORKING.length + NOT_WORKING.length} gateway-backed commands work against claw (failing as documented: ${NOT_WORKING.map(([args]) => args.join(' ')).join('; ')})`,
+    );
   });
 
-  it.each(WORKING.map(([args, expected]) => [args.join(' '), args, expected] as const))('openclaw %s', async (_name, args, expected) => {
-    const { code, out } = await openclaw([...args]);
-    results.push({ args: args.join(' '), ok: code === 0 && expected.test(out) });
-    expect(out, gw.stdout().slice(-1500)).toMatch(expected);
-    expect(code, `${out.slice(-2000)}\ngateway: ${gw.stderr().slice(-1000)}${gw.stdout().slice(-1000)}`).toBe(0);
-  }, 90_000);
+  it.each(WORKING.map(([args, expected]) => [args.join(' '), args, expected] as const))(
+    'openclaw %s',
+    async (_name, args, expected) => {
+      const { code, out } = await openclaw([...args]);
+      results.push({ args: args.join(' '), ok: code === 0 && expected.test(out) });
+      expect(out, gw.stdout().slice(-1500)).toMatch(expected);
+      expect(code, `${out.slice(-2000)}\ngateway: ${gw.stderr().slice(-1000)}${gw.stdout().slice(-1000)}`).toBe(0);
+    },
+    90_000,
+  );
 });
 
 describe('openclaw tui in a pseudo-terminal', () => {
@@ -154,13 +168,17 @@ describe('openclaw tui in a pseudo-terminal', () => {
     const command = `stty cols 120 rows 40; exec '${node}' '${OPENCLAW}' tui`;
     // A home of its own: some CLI commands above leave local state that makes the TUI ask questions first.
     const home = tempDir('openclaw-tui-');
-    const child = spawn('script', ['-q', '-c', command, '/dev/null'], { env: { ...clientEnv(home), TERM: 'xterm-256color' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-q', '-c', command, '/dev/null'], {
+      env: { ...clientEnv(home), TERM: 'xterm-256color' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let screen = '';
     child.stdout.on('data', (chunk) => (screen += chunk.toString('utf8').replace(/\x1b\[[0-9;?<>=]*[a-zA-Z]/g, '')));
     const waitFor = async (pattern: RegExp, ms: number) => {
       const deadline = Date.now() + ms;
       while (!pattern.test(screen)) {
-        if (Date.now() > deadline) throw new Error(`the TUI never showed ${pattern}; screen ends with:\n${screen.slice(-1500)}`);
+        if (Date.now() > deadline)
+          throw new Error(`the TUI never showed ${pattern}; screen ends with:\n${screen.slice(-1500)}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     };
@@ -206,30 +224,59 @@ describe('OpenClaw’s Control UI served by claw (gateway.controlUi.root) in hea
       await page.goto(`http://127.0.0.1:${gw.port}/openclaw/#token=${TOKEN}`);
       const composer = page.getByPlaceholder(/Message/).first();
       await composer.waitFor({ timeout: 30_000 });
-      const answered = (method: string) => [...answers.values()].filter((answer) => answer.method === method && answer.ok !== undefined);
+      const answered = (method: string) =>
+        [...answers.values()].filter((answer) => answer.method === method && answer.ok !== undefined);
       await expect.poll(() => answered('connect').map((answer) => answer.ok), { timeout: 20_000 }).toContain(true);
-      await expect.poll(() => answered('sessions.list').some((answer) => answer.ok && Array.isArray(answer.payload.sessions)), { timeout: 20_000 }).toBe(true);
-      expect(answered('sessions.list').flatMap((answer) => answer.payload?.sessions ?? []).map((row: { key: string }) => row.key)).toContain('agent:main:main');
+      await expect
+        .poll(() => answered('sessions.list').some((answer) => answer.ok && Array.isArray(answer.payload.sessions)), {
+          timeout: 20_000,
+        })
+        .toBe(true);
+      expect(
+        answered('sessions.list')
+          .flatMap((answer) => answer.payload?.sessions ?? [])
+          .map((row: { key: string }) => row.key),
+      ).toContain('agent:main:main');
       await expect.poll(() => answered('chat.startup').some((answer) => answer.ok), { timeout: 20_000 }).toBe(true);
       // The model picker shows the agent's model once the catalogue is in.
       await page.locator('text=/GPT-4\\.1/i >> visible=true').first().waitFor({ timeout: 30_000 });
       await composer.click();
       await page.keyboard.type('hello from the control ui', { delay: 10 });
       await page.keyboard.press('Enter');
-      const failures = () => JSON.stringify([...answers.values()].filter((answer) => answer.ok === false || answer.method.startsWith('chat.')).map((answer) => [answer.method, answer.ok]));
-      await expect.poll(() => answered('chat.send').some((answer) => answer.ok), { timeout: 30_000, message: `no chat.send went out; requests: ${failures()}` }).toBe(true);
+      const failures = () =>
+        JSON.stringify(
+          [...answers.values()]
+            .filter((answer) => answer.ok === false || answer.method.startsWith('chat.'))
+            .map((answer) => [answer.method, answer.ok]),
+        );
+      await expect
+        .poll(() => answered('chat.send').some((answer) => answer.ok), {
+          timeout: 30_000,
+          message: `no chat.send went out; requests: ${failures()}`,
+        })
+        .toBe(true);
       await page.getByText('hello from the control ui').first().waitFor({ timeout: 20_000 });
       await expect.poll(async () => page.getByText(REPLY).count(), { timeout: 30_000 }).toBeGreaterThan(0);
       expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain('hello from the control ui');
       // The pages for what claw has: config and exec approvals load at start; the Automations
       // page reads cron jobs, every job's runs and the channels; the Plugins page the plugins.
       const answeredOk = (method: string) => answered(method).some((answer) => answer.ok);
-      for (const method of ['config.get', 'exec.approval.list', 'agents.list']) expect(answeredOk(method), method).toBe(true);
+      for (const method of ['config.get', 'exec.approval.list', 'agents.list'])
+        expect(answeredOk(method), method).toBe(true);
       await page.locator('a[href="/openclaw/automations"]').first().click();
       for (const method of ['cron.list', 'cron.runs', 'cron.status', 'channels.status']) {
-        await expect.poll(() => answeredOk(method), { timeout: 20_000, message: `${method}: ${JSON.stringify(answered(method))}` }).toBe(true);
+        await expect
+          .poll(() => answeredOk(method), {
+            timeout: 20_000,
+            message: `${method}: ${JSON.stringify(answered(method))}`,
+          })
+          .toBe(true);
       }
-      expect(answered('cron.list').concat(answered('cron.runs')).every((answer) => answer.ok)).toBe(true);
+      expect(
+        answered('cron.list')
+          .concat(answered('cron.runs'))
+          .every((answer) => answer.ok),
+      ).toBe(true);
       await page.locator('a[href="/openclaw/plugins"]').first().click();
       await expect.poll(() => answeredOk('plugins.list'), { timeout: 20_000 }).toBe(true);
     } finally {

@@ -27,7 +27,14 @@ function stateWith(config: string | Record<string, unknown>) {
 
 const doctorJson = async (env: Record<string, string>, args: string[] = []) => {
   const result = await claw(['doctor', '--json', ...args], env);
-  return { code: result.code, report: JSON.parse(result.stdout) as { ok: boolean; checks: Array<{ area: string; level: string; title: string; items?: string[] }>; fixed?: { removed: string[] } } };
+  return {
+    code: result.code,
+    report: JSON.parse(result.stdout) as {
+      ok: boolean;
+      checks: Array<{ area: string; level: string; title: string; items?: string[] }>;
+      fixed?: { removed: string[] };
+    },
+  };
 };
 
 describe('an OpenClaw openclaw.json', () => {
@@ -35,7 +42,9 @@ describe('an OpenClaw openclaw.json', () => {
     const { env } = stateWith(EXAMPLE);
     const validate = await claw(['config', 'validate'], env);
     expect(validate.code, validate.stderr).toBe(0);
-    expect(validate.stderr).toContain('warning: gateway.remote: is an OpenClaw setting claw does not implement; ignored (plugin gateway)');
+    expect(validate.stderr).toContain(
+      'warning: gateway.remote: is an OpenClaw setting claw does not implement; ignored (plugin gateway)',
+    );
 
     const { code, report } = await doctorJson(env);
     expect(code).toBe(0);
@@ -43,10 +52,27 @@ describe('an OpenClaw openclaw.json', () => {
     const ignored = report.checks.find((check) => check.title.includes('OpenClaw settings claw does not implement'))!;
     expect(ignored.level).toBe('warn');
     expect(ignored.items).toEqual(
-      expect.arrayContaining(['gateway.mode', 'gateway.remote', 'gateway.controlUi.embedSandbox', 'session.maintenance', 'models.providers.local-proxy.authHeader', 'env', 'auth', 'talk']),
+      expect.arrayContaining([
+        'gateway.mode',
+        'gateway.remote',
+        'gateway.controlUi.embedSandbox',
+        'session.maintenance',
+        'models.providers.local-proxy.authHeader',
+        'env',
+        'auth',
+        'talk',
+      ]),
     );
     // Keys claw implements are used, not listed.
-    for (const used of ['gateway.port', 'gateway.auth.token', 'channels.telegram.botToken', 'agents.defaults.model', 'tools.allow', 'session.scope']) expect(ignored.items).not.toContain(used);
+    for (const used of [
+      'gateway.port',
+      'gateway.auth.token',
+      'channels.telegram.botToken',
+      'agents.defaults.model',
+      'tools.allow',
+      'session.scope',
+    ])
+      expect(ignored.items).not.toContain(used);
   });
 
   it('a key neither knows, or a bad value for a key claw implements, is still an error naming it', async () => {
@@ -59,17 +85,27 @@ describe('an OpenClaw openclaw.json', () => {
     expect(output).toContain('mystery: is not a known config section');
     const { code, report } = await doctorJson(env);
     expect(code).toBe(1);
-    expect(report.checks.find((check) => check.level === 'error' && check.area === 'config')!.items!.join('\n')).toContain('gateway.notAKey');
+    expect(
+      report.checks.find((check) => check.level === 'error' && check.area === 'config')!.items!.join('\n'),
+    ).toContain('gateway.notAKey');
   });
 
   it('`claw gateway` starts with gateway.mode, gateway.remote and gateway.controlUi set, naming each once', async () => {
     const { env } = stateWith({
-      gateway: { mode: 'local', remote: { url: 'ws://elsewhere.test:18789' }, controlUi: { basePath: '/openclaw', embedSandbox: 'scripts' }, auth: { mode: 'token', token: 'gw-token' } },
+      gateway: {
+        mode: 'local',
+        remote: { url: 'ws://elsewhere.test:18789' },
+        controlUi: { basePath: '/openclaw', embedSandbox: 'scripts' },
+        auth: { mode: 'token', token: 'gw-token' },
+      },
     });
     const gateway = await startCliGateway(env);
     const warnings = gateway.stderr() + gateway.stdout();
     for (const key of ['gateway.mode', 'gateway.remote', 'gateway.controlUi.embedSandbox']) {
-      expect(warnings.split(`config ${key}: is an OpenClaw setting claw does not implement; ignored`).length - 1, key).toBe(1);
+      expect(
+        warnings.split(`config ${key}: is an OpenClaw setting claw does not implement; ignored`).length - 1,
+        key,
+      ).toBe(1);
     }
     gateway.child.kill('SIGTERM');
     await gateway.exited;
@@ -125,7 +161,13 @@ describe('claw sessions import', () => {
   });
 
   const event = (id: string, parentId: string | null, role: 'user' | 'assistant', text: string) =>
-    JSON.stringify({ type: 'message', id, parentId, timestamp: '2026-09-01T10:00:00.000Z', message: { role, content: [{ type: 'text', text }], timestamp: 1756720800000 } });
+    JSON.stringify({
+      type: 'message',
+      id,
+      parentId,
+      timestamp: '2026-09-01T10:00:00.000Z',
+      message: { role, content: [{ type: 'text', text }], timestamp: 1756720800000 },
+    });
 
   /** OpenClaw's per-agent database, with the tables and columns the importer reads. */
   function openclawDatabase(from: string, agentId: string) {
@@ -146,24 +188,66 @@ describe('claw sessions import', () => {
   it('reads the SQLite store and legacy JSONL; the imported history reaches the model; a rerun changes nothing', async () => {
     const from = tempDir('openclaw-home-');
     const db = openclawDatabase(from, 'main');
-    const entry = { sessionId: 'sess-sqlite-1', createdAt: 1756720000000, updatedAt: 1756720800000, label: 'from sqlite', lastModel: 'anthropic/claude-sonnet-4-6', inputTokens: 12, outputTokens: 7, totalTokens: 19, contextTokens: 200000, compactionCount: 0, someFutureField: true };
-    db.prepare('INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)').run('agent:main:main', 'sess-sqlite-1', JSON.stringify(entry), entry.updatedAt);
-    db.prepare('INSERT INTO session_windows VALUES (?, ?, ?, ?)').run('sess-sqlite-1', 'agent:main:main', entry.createdAt, entry.updatedAt);
-    const insert = db.prepare('INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)');
-    insert.run('sess-sqlite-1', 0, JSON.stringify({ type: 'session', version: 3, id: 'sess-sqlite-1', timestamp: '2026-09-01T09:59:00.000Z', cwd: '/home/me' }), 1);
+    const entry = {
+      sessionId: 'sess-sqlite-1',
+      createdAt: 1756720000000,
+      updatedAt: 1756720800000,
+      label: 'from sqlite',
+      lastModel: 'anthropic/claude-sonnet-4-6',
+      inputTokens: 12,
+      outputTokens: 7,
+      totalTokens: 19,
+      contextTokens: 200000,
+      compactionCount: 0,
+      someFutureField: true,
+    };
+    db.prepare(
+      'INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)',
+    ).run('agent:main:main', 'sess-sqlite-1', JSON.stringify(entry), entry.updatedAt);
+    db.prepare('INSERT INTO session_windows VALUES (?, ?, ?, ?)').run(
+      'sess-sqlite-1',
+      'agent:main:main',
+      entry.createdAt,
+      entry.updatedAt,
+    );
+    const insert = db.prepare(
+      'INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)',
+    );
+    insert.run(
+      'sess-sqlite-1',
+      0,
+      JSON.stringify({
+        type: 'session',
+        version: 3,
+        id: 'sess-sqlite-1',
+        timestamp: '2026-09-01T09:59:00.000Z',
+        cwd: '/home/me',
+      }),
+      1,
+    );
     insert.run('sess-sqlite-1', 1, event('e1', null, 'user', 'my cat is called Miso'), 2);
     insert.run('sess-sqlite-1', 2, event('e2', 'e1', 'assistant', 'Noted: Miso.'), 3);
     db.close();
 
     const legacy = join(from, 'agents', 'work', 'sessions');
     mkdirSync(legacy, { recursive: true });
-    writeFileSync(join(legacy, 'sessions.json'), JSON.stringify({ 'agent:work:main': { sessionId: 'sess-jsonl-1', createdAt: 1756000000000, updatedAt: 1756000100000 } }));
-    writeFileSync(join(legacy, 'sess-jsonl-1.jsonl'), `${JSON.stringify({ type: 'session', version: 3, id: 'sess-jsonl-1', timestamp: '2026-08-24T00:00:00.000Z' })}\n${event('w1', null, 'user', 'work note')}\n`);
+    writeFileSync(
+      join(legacy, 'sessions.json'),
+      JSON.stringify({
+        'agent:work:main': { sessionId: 'sess-jsonl-1', createdAt: 1756000000000, updatedAt: 1756000100000 },
+      }),
+    );
+    writeFileSync(
+      join(legacy, 'sess-jsonl-1.jsonl'),
+      `${JSON.stringify({ type: 'session', version: 3, id: 'sess-jsonl-1', timestamp: '2026-08-24T00:00:00.000Z' })}\n${event('w1', null, 'user', 'work note')}\n`,
+    );
 
     const stateDir = tempDir('claw-import-');
     const env = { OPENCLAW_STATE_DIR: stateDir };
     // OpenClaw's own state dir: doctor points at the import.
-    const hint = (await doctorJson({ OPENCLAW_STATE_DIR: from })).report.checks.find((check) => check.area === 'compat')!;
+    const hint = (await doctorJson({ OPENCLAW_STATE_DIR: from })).report.checks.find(
+      (check) => check.area === 'compat',
+    )!;
     expect(hint).toMatchObject({ level: 'warn', items: ['agents/main/agent/openclaw-agent.sqlite'] });
 
     const imported = await claw(['sessions', 'import', '--from', from, '--json'], env);
@@ -175,15 +259,27 @@ describe('claw sessions import', () => {
     ]);
     const transcript = join(stateDir, 'agents', 'main', 'sessions', 'sess-sqlite-1.jsonl');
     expect(statSync(transcript).mode & 0o777).toBe(0o600);
-    const lines = readFileSync(transcript, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readFileSync(transcript, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.type)).toEqual(['session', 'message', 'message']);
     expect(lines[0]).toMatchObject({ id: 'sess-sqlite-1', sessionKey: 'agent:main:main', cwd: '/home/me' });
     const store = JSON.parse(readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
-    expect(store['agent:main:main']).toMatchObject({ sessionId: 'sess-sqlite-1', label: 'from sqlite', lastModel: 'anthropic/claude-sonnet-4-6', totalTokens: 19, updatedAt: entry.updatedAt });
+    expect(store['agent:main:main']).toMatchObject({
+      sessionId: 'sess-sqlite-1',
+      label: 'from sqlite',
+      lastModel: 'anthropic/claude-sonnet-4-6',
+      totalTokens: 19,
+      updatedAt: entry.updatedAt,
+    });
     expect(store['agent:main:main'].someFutureField).toBeUndefined();
 
     const listed = JSON.parse((await claw(['sessions', '--json'], env)).stdout);
-    expect(listed.sessions.map((row: { key: string }) => row.key).sort()).toEqual(['agent:main:main', 'agent:work:main']);
+    expect(listed.sessions.map((row: { key: string }) => row.key).sort()).toEqual([
+      'agent:main:main',
+      'agent:work:main',
+    ]);
 
     const again = JSON.parse((await claw(['sessions', 'import', '--from', from, '--json'], env)).stdout);
     expect(again).toMatchObject({ imported: [], unchanged: 2, conflicts: [] });
@@ -194,7 +290,10 @@ describe('claw sessions import', () => {
       stateDir,
       plugins: [...agentStackDirs(), scriptedModel((request) => (requests.push(request), 'Miso, yes.'))],
       // The imported session is days old: an idle reset that long keeps it, as it would have in OpenClaw.
-      config: { agents: { defaults: { model: 'scripted/x', workspace: join(stateDir, 'workspace') } }, session: { reset: { mode: 'idle', idleMinutes: 60 * 24 * 365 * 10 } } },
+      config: {
+        agents: { defaults: { model: 'scripted/x', workspace: join(stateDir, 'workspace') } },
+        session: { reset: { mode: 'idle', idleMinutes: 60 * 24 * 365 * 10 } },
+      },
     });
     kernels.push(kernel);
     const agent = (await useService<AgentService>(kernel.plugins.kernelServices, 'agent'))!;
@@ -206,16 +305,31 @@ describe('claw sessions import', () => {
   it('never overwrites a session claw already has under the same key', async () => {
     const from = tempDir('openclaw-home-');
     const db = openclawDatabase(from, 'main');
-    db.prepare('INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)').run('agent:main:main', 'theirs', '{}', 1);
+    db.prepare(
+      'INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)',
+    ).run('agent:main:main', 'theirs', '{}', 1);
     db.close();
     const stateDir = tempDir('claw-import-');
     const sessions = join(stateDir, 'agents', 'main', 'sessions');
     mkdirSync(sessions, { recursive: true });
-    const mine = JSON.stringify({ 'agent:main:main': { sessionId: 'mine', createdAt: 1, updatedAt: 2, inputTokens: 0, outputTokens: 0, totalTokens: 0, contextTokens: 0, compactionCount: 0 } });
+    const mine = JSON.stringify({
+      'agent:main:main': {
+        sessionId: 'mine',
+        createdAt: 1,
+        updatedAt: 2,
+        inputTokens: 0,
+        outputTokens: 0,
+        totalTokens: 0,
+        contextTokens: 0,
+        compactionCount: 0,
+      },
+    });
     writeFileSync(join(sessions, 'sessions.json'), mine);
     const result = await claw(['sessions', 'import', '--from', from], { OPENCLAW_STATE_DIR: stateDir });
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('! main agent:main:main: claw already has this key with session mine; left as it is');
+    expect(result.stdout).toContain(
+      '! main agent:main:main: claw already has this key with session mine; left as it is',
+    );
     expect(JSON.parse(readFileSync(join(sessions, 'sessions.json'), 'utf8'))).toEqual(JSON.parse(mine));
   });
 });

@@ -10,7 +10,8 @@ import { healthLines, healthOk, statusLines } from '../plugins/gateway/health-te
 import { CLI_CLIENT_ID } from '../sdk/index.js';
 import { REPO } from './helpers.js';
 
-const fixture = (name: string) => JSON.parse(readFileSync(join(REPO, 'test', 'fixtures', 'openclaw-payloads', name), 'utf8'));
+const fixture = (name: string) =>
+  JSON.parse(readFileSync(join(REPO, 'test', 'fixtures', 'openclaw-payloads', name), 'utf8'));
 
 describe('reading an OpenClaw gateway', () => {
   it('claw health summarises OpenClaw’s health snapshot', () => {
@@ -29,11 +30,22 @@ describe('reading an OpenClaw gateway', () => {
   it('claw status summarises OpenClaw’s status', () => {
     const status = fixture('status.json');
     expect(statusLines(status)).toEqual(['OpenClaw gateway 2026.9.6', '  agent      main (default)', '  sessions   0']);
-    expect(statusLines({ ...status, channelSummary: ['telegram default: running'] })).toContain('  channel    telegram default: running');
+    expect(statusLines({ ...status, channelSummary: ['telegram default: running'] })).toContain(
+      '  channel    telegram default: running',
+    );
   });
 
   it('still reads claw’s own snapshots, and survives a payload of any shape', () => {
-    const claw = { ok: true, status: 'ok', uptimeMs: 61_000, version: '0.1.0', connections: 2, plugins: { total: 9, enabled: 8, loaded: 5, failed: [] }, memory: { rssBytes: 80e6 }, eventLoopDelayMs: 1.5 };
+    const claw = {
+      ok: true,
+      status: 'ok',
+      uptimeMs: 61_000,
+      version: '0.1.0',
+      connections: 2,
+      plugins: { total: 9, enabled: 8, loaded: 5, failed: [] },
+      memory: { rssBytes: 80e6 },
+      eventLoopDelayMs: 1.5,
+    };
     expect(healthLines(claw)[0]).toBe('Gateway ok · up 1m 1s · claw 0.1.0');
     expect(healthOk({ ...claw, status: 'degraded' })).toBe(false);
     for (const odd of [null, 42, 'x', [], { plugins: 'x' }]) {

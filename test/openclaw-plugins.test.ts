@@ -11,7 +11,15 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentService } from '../sdk/agent/index.js';
 import { useService } from '../sdk/services.js';
-import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type ScriptedAnswer, type TestKernel } from '../sdk/testing.js';
+import {
+  agentStackDirs,
+  bundledPluginDir,
+  createTestKernel,
+  lastUserText,
+  scriptedModel,
+  type ScriptedAnswer,
+  type TestKernel,
+} from '../sdk/testing.js';
 import type { ModelRequest } from '../sdk/types/models.js';
 // @ts-expect-error -- a plain .mjs script without type declarations
 import { OPENCLAW_PLUGIN_CACHE, tarballName } from '../scripts/install-openclaw-plugins.mjs';
@@ -22,7 +30,8 @@ const FIXTURES = join(REPO, 'test', 'fixtures', 'openclaw-plugins');
 
 function tarball(spec: string): string {
   const file = join(OPENCLAW_PLUGIN_CACHE as string, (tarballName as (spec: string) => string)(spec));
-  if (!existsSync(file)) throw new Error(`${file} is missing: run \`node scripts/install-openclaw-plugins.mjs\` (npm test does)`);
+  if (!existsSync(file))
+    throw new Error(`${file} is missing: run \`node scripts/install-openclaw-plugins.mjs\` (npm test does)`);
   return file;
 }
 
@@ -30,7 +39,12 @@ function stateEnv() {
   const stateDir = tempDir('claw-ocplugins-');
   return {
     stateDir,
-    env: { OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: join(stateDir, 'openclaw.json'), npm_config_cache: join(stateDir, '.npm-cache'), npm_config_offline: 'true' },
+    env: {
+      OPENCLAW_STATE_DIR: stateDir,
+      OPENCLAW_CONFIG_PATH: join(stateDir, 'openclaw.json'),
+      npm_config_cache: join(stateDir, '.npm-cache'),
+      npm_config_offline: 'true',
+    },
   };
 }
 
@@ -38,7 +52,8 @@ const kernels: TestKernel[] = [];
 const servers: Array<Server | FakeLlm> = [];
 afterEach(async () => {
   for (const kernel of kernels.splice(0)) await kernel.dispose();
-  for (const server of servers.splice(0)) await ('url' in server ? server.close() : new Promise((done) => server.close(done)));
+  for (const server of servers.splice(0))
+    await ('url' in server ? server.close() : new Promise((done) => server.close(done)));
 });
 
 /** The last tool result the model was shown, as text. */
@@ -57,7 +72,12 @@ function callsTool(tool: string, args: Record<string, unknown>, requests: ModelR
   });
 }
 
-async function agentKernel(stateDir: string, plugins: Array<string | ReturnType<typeof scriptedModel>>, config: Record<string, unknown> = {}, env: Record<string, string> = {}) {
+async function agentKernel(
+  stateDir: string,
+  plugins: Array<string | ReturnType<typeof scriptedModel>>,
+  config: Record<string, unknown> = {},
+  env: Record<string, string> = {},
+) {
   const kernel = await createTestKernel({
     stateDir,
     env,
@@ -73,7 +93,12 @@ async function agentKernel(stateDir: string, plugins: Array<string | ReturnType<
 
 /** memory_search through the kernel's tool path, as an agent turn calls it. */
 async function memorySearch(kernel: TestKernel, workspace: string, query: string) {
-  const { result } = await kernel.plugins.kernelServices.tools.invoke({ name: 'memory_search', params: { query }, toolCallId: 't-search', context: { agentId: 'main', workspaceDir: workspace } });
+  const { result } = await kernel.plugins.kernelServices.tools.invoke({
+    name: 'memory_search',
+    params: { query },
+    toolCallId: 't-search',
+    context: { agentId: 'main', workspaceDir: workspace },
+  });
   return { isError: result.isError === true, text: (result.content[0] as { text: string }).text };
 }
 
@@ -93,21 +118,36 @@ describe('real OpenClaw community plugins from npm', () => {
       req.on('end', () => {
         queries.push({ path: req.url, body: JSON.parse(body) });
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ results: [{ title: 'Claw 1.0 released', url: 'https://example.test/claw', content: 'A local-first assistant.' }] }));
+        res.end(
+          JSON.stringify({
+            results: [
+              { title: 'Claw 1.0 released', url: 'https://example.test/claw', content: 'A local-first assistant.' },
+            ],
+          }),
+        );
       });
     });
     await new Promise<void>((resolve, reject) => {
-      ollama.once('error', (error) => reject(new Error(`port 11434 (the plugin's Ollama address) is taken: ${error.message}`)));
+      ollama.once('error', (error) =>
+        reject(new Error(`port 11434 (the plugin's Ollama address) is taken: ${error.message}`)),
+      );
       ollama.listen(11434, '127.0.0.1', resolve);
     });
     servers.push(ollama);
 
     const requests: ModelRequest[] = [];
-    const { agent } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'openclaw-web-search'), callsTool('ollama_web_search', { query: 'claw release' }, requests)]);
+    const { agent } = await agentKernel(stateDir, [
+      join(stateDir, 'extensions', 'openclaw-web-search'),
+      callsTool('ollama_web_search', { query: 'claw release' }, requests),
+    ]);
     const result = await agent.run({ message: 'what is new with claw?' });
     expect(result.status).toBe('ok');
-    expect(requests[0]!.tools?.map((tool) => tool.name)).toEqual(expect.arrayContaining(['ollama_web_search', 'ollama_web_fetch']));
-    expect(queries).toEqual([{ path: '/api/experimental/web_search', body: { query: 'claw release', max_results: 5 } }]);
+    expect(requests[0]!.tools?.map((tool) => tool.name)).toEqual(
+      expect.arrayContaining(['ollama_web_search', 'ollama_web_fetch']),
+    );
+    expect(queries).toEqual([
+      { path: '/api/experimental/web_search', body: { query: 'claw release', max_results: 5 } },
+    ]);
     expect(result.text).toContain('tool said: 1. Claw 1.0 released');
     expect(result.text).toContain('https://example.test/claw');
   });
@@ -137,7 +177,10 @@ describe('real OpenClaw community plugins from npm', () => {
 
     const method = await kernel.capabilities.get('gatewayMethod', 'context-compactor.stats');
     const sessions = join(stateDir, 'agents', 'main', 'sessions');
-    const transcript = join(sessions, readdirSync(sessions).find((name) => name.endsWith('.jsonl'))!);
+    const transcript = join(
+      sessions,
+      readdirSync(sessions).find((name) => name.endsWith('.jsonl'))!,
+    );
     const stats = (await method.handler({ sessionFile: transcript }, {} as never)) as Record<string, unknown>;
     expect(stats).toMatchObject({ maxTokens: 1, needsCompaction: true });
     expect(stats.messages).toBeGreaterThanOrEqual(2);
@@ -154,13 +197,18 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
       stateDir,
       // The requests go out through claw's own openai plugin, which speaks openai-completions.
       [join(FIXTURES, 'acme-provider'), bundledPluginDir('openai')],
-      { agents: { defaults: { model: 'acme-ai/acme-large', workspace: join(stateDir, 'workspace') } }, plugins: { entries: { 'acme-ai': { config: { baseUrl: llm.openaiBaseUrl } } } } },
+      {
+        agents: { defaults: { model: 'acme-ai/acme-large', workspace: join(stateDir, 'workspace') } },
+        plugins: { entries: { 'acme-ai': { config: { baseUrl: llm.openaiBaseUrl } } } },
+      },
       { ACME_AI_API_KEY: 'acme-key' },
     );
     const result = await agent.run({ message: 'hi' });
     expect(result.error).toBeUndefined();
     expect(result.text).toBe('hello from acme');
-    expect(llm.requests.map((request) => [request.api, request.apiKey, request.body.model])).toEqual([['openai-chat', 'acme-key', 'acme-large']]);
+    expect(llm.requests.map((request) => [request.api, request.apiKey, request.body.model])).toEqual([
+      ['openai-chat', 'acme-key', 'acme-large'],
+    ]);
   });
 
   it('a provider plugin without its key fails the turn naming the env var', async () => {
@@ -175,18 +223,33 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
 
   it('defineToolPlugin tools: declarative execute(params, config, context) and a factory tool with execute(toolCallId, params, signal)', async () => {
     const stateDir = tempDir('claw-octools-');
-    const { kernel, agent } = await agentKernel(stateDir, [join(FIXTURES, 'stock-quotes'), callsTool('stock_quote', { symbol: 'claw' })], {
-      plugins: { entries: { 'stock-quotes': { config: { currency: 'EUR' } } } },
-    });
+    const { kernel, agent } = await agentKernel(
+      stateDir,
+      [join(FIXTURES, 'stock-quotes'), callsTool('stock_quote', { symbol: 'claw' })],
+      {
+        plugins: { entries: { 'stock-quotes': { config: { currency: 'EUR' } } } },
+      },
+    );
     const result = await agent.run({ message: 'price?' });
     const quote = JSON.parse(result.text.slice('tool said: '.length));
     expect(quote).toMatchObject({ symbol: 'CLAW', price: 99.25, currency: 'EUR' });
     expect(quote.toolCallId).toMatch(/^call_/);
 
-    const clock = await kernel.runTool('market_clock', {}, { sessionKey: 'agent:main:main', signal: new AbortController().signal });
-    expect(clock.content).toEqual([{ type: 'text', text: 'open for agent:main:main (call test-market_clock, signal given)' }]);
+    const clock = await kernel.runTool(
+      'market_clock',
+      {},
+      { sessionKey: 'agent:main:main', signal: new AbortController().signal },
+    );
+    expect(clock.content).toEqual([
+      { type: 'text', text: 'open for agent:main:main (call test-market_clock, signal given)' },
+    ]);
     // contracts.tools makes the tools known before the plugin loads.
-    expect(kernel.capabilities.list('tool').filter((info) => info.pluginId === 'stock-quotes').map((info) => info.name)).toEqual(['market_clock', 'stock_quote']);
+    expect(
+      kernel.capabilities
+        .list('tool')
+        .filter((info) => info.pluginId === 'stock-quotes')
+        .map((info) => info.name),
+    ).toEqual(['market_clock', 'stock_quote']);
   });
 
   it('an embedding provider plugin (registerEmbeddingProvider) installs enabled and memory_search ranks with its vectors in hybrid mode', async () => {
@@ -199,7 +262,10 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     const workspace = join(stateDir, 'workspace');
     mkdirSync(join(workspace, 'memory'), { recursive: true });
     writeFileSync(join(workspace, 'MEMORY.md'), '# Preferences\n\nThe user drinks dark roast coffee every morning.\n');
-    writeFileSync(join(workspace, 'memory', 'garden.md'), '# Garden\n\nTomatoes need staking before the July storms.\n');
+    writeFileSync(
+      join(workspace, 'memory', 'garden.md'),
+      '# Garden\n\nTomatoes need staking before the July storms.\n',
+    );
     // The CLI does not start the gateway: memory loads the plugin that lists the id in contracts.embeddingProviders.
     const set = await claw(['config', 'set', 'agents.defaults.memorySearch.provider', 'hash-embed'], env);
     expect(set.code, set.stderr).toBe(0);
@@ -207,9 +273,16 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     expect(cli.code, cli.stderr).toBe(0);
     expect(JSON.parse(cli.stdout)).toMatchObject({ mode: 'hybrid', results: [{ path: 'MEMORY.md' }] });
 
-    const { kernel } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'hash-embeddings'), ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir)], {
-      agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embed' } } },
-    });
+    const { kernel } = await agentKernel(
+      stateDir,
+      [
+        join(stateDir, 'extensions', 'hash-embeddings'),
+        ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir),
+      ],
+      {
+        agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embed' } } },
+      },
+    );
     const result = await memorySearch(kernel, workspace, 'roast coffee');
     expect(result.isError, result.text).not.toBe(true);
     const payload = JSON.parse(result.text);
@@ -217,19 +290,30 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     expect(payload.results[0].path).toBe('MEMORY.md');
     // The query went through the plugin's embedBatch; the chunks did not again: the index the
     // CLI built under the same fingerprint (plugin:hash-embed:words-32:…) is reused as is.
-    const embedded = kernel.logs.map((record) => record.message).filter((message) => message.startsWith('hash-embed: embedded'));
+    const embedded = kernel.logs
+      .map((record) => record.message)
+      .filter((message) => message.startsWith('hash-embed: embedded'));
     expect(embedded).toEqual(['hash-embed: embedded 1 texts']);
   });
 
   it('memorySearch.provider naming no registered embedding provider fails memory_search with the known ids', async () => {
     const stateDir = tempDir('claw-ocembed-');
     const workspace = join(stateDir, 'workspace');
-    const { kernel } = await agentKernel(stateDir, [join(FIXTURES, 'hash-embeddings'), ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir)], {
-      agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embd' } } },
-    });
+    const { kernel } = await agentKernel(
+      stateDir,
+      [
+        join(FIXTURES, 'hash-embeddings'),
+        ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir),
+      ],
+      {
+        agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embd' } } },
+      },
+    );
     const { isError, text } = await memorySearch(kernel, workspace, 'coffee');
     expect(isError).toBe(true);
-    expect(text).toContain('memorySearch.provider (agent main) is "hash-embd", which is neither built in nor registered by an enabled plugin');
+    expect(text).toContain(
+      'memorySearch.provider (agent main) is "hash-embd", which is neither built in nor registered by an enabled plugin',
+    );
     expect(text).toContain('"openai", "gemini", "voyage", "none", "hash-embed"');
   });
 
@@ -237,17 +321,25 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     const { stateDir, env } = stateEnv();
     const installed = await claw(['plugins', 'install', join(FIXTURES, 'voice-kit')], env);
     expect(installed.code, installed.stderr).toBe(0);
-    expect(installed.stdout).toContain('installed, but needs: registerSpeechProvider, registerEmbeddingProvider, registerCliBackend, on("before_agent_reply")');
+    expect(installed.stdout).toContain(
+      'installed, but needs: registerSpeechProvider, registerEmbeddingProvider, registerCliBackend, on("before_agent_reply")',
+    );
     expect(installed.stdout).not.toContain('  enabled');
 
     const doctor = await claw(['plugins', 'doctor'], env);
-    expect(doctor.stdout).toContain("voice-kit: needs registerSpeechProvider (claw has no speech (TTS) providers)");
+    expect(doctor.stdout).toContain('voice-kit: needs registerSpeechProvider (claw has no speech (TTS) providers)');
     // A registerEmbeddingProvider call is mapped, but this one lacks OpenClaw's create(options).
-    expect(doctor.stdout).toContain('voice-kit: needs registerEmbeddingProvider (embedding provider "voice-kit" has no create(options) function)');
+    expect(doctor.stdout).toContain(
+      'voice-kit: needs registerEmbeddingProvider (embedding provider "voice-kit" has no create(options) function)',
+    );
     expect(doctor.stdout).toContain('voice-kit: needs on("before_agent_reply") (unknown hook "before_agent_reply")');
     expect(doctor.stdout).toContain("voice-kit: OpenClaw plugin, runs through claw's OpenClaw API adapter");
     const json = JSON.parse((await claw(['plugins', 'doctor', '--json'], env)).stdout);
-    expect(json.openclaw.find((entry: { id: string }) => entry.id === 'voice-kit').missing.map((note: string) => note.split(' ')[0])).toEqual([
+    expect(
+      json.openclaw
+        .find((entry: { id: string }) => entry.id === 'voice-kit')
+        .missing.map((note: string) => note.split(' ')[0]),
+    ).toEqual([
       'registerSpeechProvider',
       'registerEmbeddingProvider',
       'registerCliBackend',
@@ -255,13 +347,20 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     ]);
 
     const { kernel } = await agentKernel(stateDir, [join(stateDir, 'extensions', 'voice-kit')]);
-    expect((await kernel.runTool('voice_kit_echo', { text: 'still here' })).content).toEqual([{ type: 'text', text: 'still here' }]);
+    expect((await kernel.runTool('voice_kit_echo', { text: 'still here' })).content).toEqual([
+      { type: 'text', text: 'still here' },
+    ]);
   });
 
   it('claw plugins are never run through the adapter (bundled ones, and any that use claw manifest fields)', async () => {
     const kernel = await createTestKernel({ plugins: [bundledPluginDir('tools-fs'), join(FIXTURES, 'stock-quotes')] });
     kernels.push(kernel);
     const { isOpenclawPlugin } = await import('../host/openclaw-plugins.js');
-    expect(kernel.plugins.list().filter(isOpenclawPlugin).map((record) => record.id)).toEqual(['stock-quotes']);
+    expect(
+      kernel.plugins
+        .list()
+        .filter(isOpenclawPlugin)
+        .map((record) => record.id),
+    ).toEqual(['stock-quotes']);
   });
 });

@@ -16,12 +16,28 @@ const acme = definePlugin({
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       execute: async () => textResult('ok'),
     });
-    api.registerCommand({ name: 'deploy', description: 'deploy the site', acceptsArgs: true, handler: () => ({ text: 'deployed' }) });
+    api.registerCommand({
+      name: 'deploy',
+      description: 'deploy the site',
+      acceptsArgs: true,
+      handler: () => ({ text: 'deployed' }),
+    });
   },
 });
 
-type Catalog = { agentId: string; profiles: Array<{ id: string }>; groups: Array<{ id: string; source: string; pluginId?: string; tools: Array<{ id: string; description: string; source: string; pluginId?: string; defaultProfiles: string[] }> }> };
-type Commands = { commands: Array<{ name: string; textAliases: string[]; source: string; acceptsArgs: boolean; description: string }> };
+type Catalog = {
+  agentId: string;
+  profiles: Array<{ id: string }>;
+  groups: Array<{
+    id: string;
+    source: string;
+    pluginId?: string;
+    tools: Array<{ id: string; description: string; source: string; pluginId?: string; defaultProfiles: string[] }>;
+  }>;
+};
+type Commands = {
+  commands: Array<{ name: string; textAliases: string[]; source: string; acceptsArgs: boolean; description: string }>;
+};
 
 describe('operator helper methods', () => {
   let h: AgentHarness | undefined;
@@ -40,9 +56,17 @@ describe('operator helper methods', () => {
     expect(read).toMatchObject({ source: 'core', group: 'group:fs', defaultProfiles: ['coding', 'full'] });
     expect(read.description.length).toBeGreaterThan(0);
     expect(tools.find((tool) => tool.id === 'exec')).toMatchObject({ source: 'core', group: 'group:runtime' });
-    expect(tools.find((tool) => tool.id === 'acme_lookup')).toMatchObject({ source: 'plugin', pluginId: 'acme', group: 'plugin:acme', description: 'Looks up an order.', defaultProfiles: ['full'] });
+    expect(tools.find((tool) => tool.id === 'acme_lookup')).toMatchObject({
+      source: 'plugin',
+      pluginId: 'acme',
+      group: 'plugin:acme',
+      description: 'Looks up an order.',
+      defaultProfiles: ['full'],
+    });
     // Core groups come first.
-    expect(catalog.groups.findIndex((group) => group.source === 'plugin')).toBeGreaterThan(catalog.groups.findIndex((group) => group.source === 'core'));
+    expect(catalog.groups.findIndex((group) => group.source === 'plugin')).toBeGreaterThan(
+      catalog.groups.findIndex((group) => group.source === 'core'),
+    );
     const coreOnly = await h.client.request<Catalog>('tools.catalog', { includePlugins: false });
     expect(coreOnly.groups.some((group) => group.source === 'plugin')).toBe(false);
     await expect(h.client.request('tools.catalog', { agentId: 'ghost' })).rejects.toThrow(/ghost/);
@@ -52,7 +76,12 @@ describe('operator helper methods', () => {
     expect(byName.get('help')).toMatchObject({ source: 'native', textAliases: ['/help'], acceptsArgs: false });
     expect(byName.get('new')).toMatchObject({ source: 'native', textAliases: ['/new', '/reset'], acceptsArgs: true });
     expect(byName.get('model')).toMatchObject({ source: 'native', acceptsArgs: true });
-    expect(byName.get('deploy')).toMatchObject({ source: 'plugin', textAliases: ['/deploy'], acceptsArgs: true, description: 'deploy the site' });
+    expect(byName.get('deploy')).toMatchObject({
+      source: 'plugin',
+      textAliases: ['/deploy'],
+      acceptsArgs: true,
+      description: 'deploy the site',
+    });
     await expect(h.client.request('commands.list', { agentId: 'ghost' })).rejects.toThrow(/ghost/);
   });
 });

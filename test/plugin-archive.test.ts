@@ -70,7 +70,10 @@ const RULE = 'a plugin may hold only files, directories and links that stay insi
 
 function stateEnv() {
   const stateDir = tempDir('claw-archive-');
-  return { stateDir, env: { OPENCLAW_STATE_DIR: stateDir, npm_config_offline: 'true', npm_config_cache: join(stateDir, '.npm-cache') } };
+  return {
+    stateDir,
+    env: { OPENCLAW_STATE_DIR: stateDir, npm_config_offline: 'true', npm_config_cache: join(stateDir, '.npm-cache') },
+  };
 }
 
 /** The error line: progress lines ("[1/6] Fetching…") come before it on stderr. */
@@ -87,7 +90,10 @@ function nothingInstalled(stateDir: string): void {
 describe('claw plugins install refuses archives that reach outside the package', () => {
   it('an outward symlink and a FIFO, packed by GNU tar: refused before unpacking, naming the entry', async () => {
     const { stateDir, env } = stateEnv();
-    const source = writePlugin(join(tempDir(), 'package'), { manifest: MANIFEST('sneaky'), code: 'export default { register() {} };' });
+    const source = writePlugin(join(tempDir(), 'package'), {
+      manifest: MANIFEST('sneaky'),
+      code: 'export default { register() {} };',
+    });
     symlinkSync('/etc/passwd', join(source, 'passwd'));
     const linked = join(tempDir(), 'linked.tgz');
     execFileSync('tar', ['-czf', linked, '-C', join(source, '..'), 'package']);
@@ -99,7 +105,10 @@ describe('claw plugins install refuses archives that reach outside the package',
     );
     nothingInstalled(stateDir);
 
-    const piped = writePlugin(join(tempDir(), 'package'), { manifest: MANIFEST('piped'), code: 'export default { register() {} };' });
+    const piped = writePlugin(join(tempDir(), 'package'), {
+      manifest: MANIFEST('piped'),
+      code: 'export default { register() {} };',
+    });
     execFileSync('mkfifo', [join(piped, 'pipe')]);
     const fifo = join(tempDir(), 'fifo.tgz');
     execFileSync('tar', ['-czf', fifo, '-C', join(piped, '..'), 'package']);
@@ -111,7 +120,10 @@ describe('claw plugins install refuses archives that reach outside the package',
 
   it('a symlink that stays inside the package is installed and kept as written', async () => {
     const { stateDir, env } = stateEnv();
-    const inner: Member[] = [{ name: 'package/lib/', type: '5' }, { name: 'package/lib/main.js', type: '2', link: '../index.js' }];
+    const inner: Member[] = [
+      { name: 'package/lib/', type: '5' },
+      { name: 'package/lib/main.js', type: '2', link: '../index.js' },
+    ];
     const file = tgz(join(tempDir(), 'tidy.tgz'), [...GOOD, ...inner]);
     const result = await claw(['plugins', 'install', file], env);
     expect(result.code, result.stderr).toBe(0);
@@ -126,10 +138,18 @@ describe('claw plugins install refuses archives that reach outside the package',
       `archive entry "package/${entry}" is a ${kind} to "${link}", outside the package`;
     const symlink = (name: string, link: string): Member => ({ name: `package/${name}`, type: '2', link });
     const hardLink = (name: string, link: string): Member => ({ name: `package/${name}`, type: '1', link });
-    const pax = (key: string, value: string): Member => ({ name: 'PaxHeaders/x', type: 'x', data: paxRecord(key, value) });
+    const pax = (key: string, value: string): Member => ({
+      name: 'PaxHeaders/x',
+      type: 'x',
+      data: paxRecord(key, value),
+    });
     const far = `/${'d/'.repeat(60)}x`;
     const cases: Array<[string, Member[], string]> = [
-      ['absolute symlink', [symlink('key', '/root/.ssh/id_ed25519')], outside('key', 'symlink', '/root/.ssh/id_ed25519')],
+      [
+        'absolute symlink',
+        [symlink('key', '/root/.ssh/id_ed25519')],
+        outside('key', 'symlink', '/root/.ssh/id_ed25519'),
+      ],
       ['symlink climbing out', [symlink('lib/up', '../../../etc')], outside('lib/up', 'symlink', '../../../etc')],
       ['symlink to the archive root', [symlink('up', '..')], outside('up', 'symlink', '..')],
       ['absolute hard link', [hardLink('shadow', '/etc/shadow')], outside('shadow', 'hard link', '/etc/shadow')],
@@ -137,13 +157,33 @@ describe('claw plugins install refuses archives that reach outside the package',
       ['character device', [{ name: 'package/mem', type: '3' }], 'archive entry "package/mem" is a character device'],
       ['block device', [{ name: 'package/disk', type: '4' }], 'archive entry "package/disk" is a block device'],
       ['FIFO', [{ name: 'package/pipe', type: '6' }], 'archive entry "package/pipe" is a FIFO'],
-      ['member outside', [{ name: 'package/../x', data: 'x' }], 'archive entry "package/../x" names a path outside the package'],
+      [
+        'member outside',
+        [{ name: 'package/../x', data: 'x' }],
+        'archive entry "package/../x" names a path outside the package',
+      ],
       // The ustar name is harmless; the pax record renames the member, as tar would.
-      ['pax path', [pax('path', 'package/renamed'), symlink('harmless', '/etc')], outside('renamed', 'symlink', '/etc')],
-      ['pax linkpath', [pax('linkpath', '/etc/passwd'), symlink('l', 'index.js')], outside('l', 'symlink', '/etc/passwd')],
-      ['GNU long link', [{ name: '@LongLink', type: 'K', data: `${far}\0` }, symlink('l', 'index.js')], outside('l', 'symlink', far)],
+      [
+        'pax path',
+        [pax('path', 'package/renamed'), symlink('harmless', '/etc')],
+        outside('renamed', 'symlink', '/etc'),
+      ],
+      [
+        'pax linkpath',
+        [pax('linkpath', '/etc/passwd'), symlink('l', 'index.js')],
+        outside('l', 'symlink', '/etc/passwd'),
+      ],
+      [
+        'GNU long link',
+        [{ name: '@LongLink', type: 'K', data: `${far}\0` }, symlink('l', 'index.js')],
+        outside('l', 'symlink', far),
+      ],
       ['unknown entry type', [{ name: 'package/s', type: 'S' }], 'archive entry "package/s" has tar entry type "S"'],
-      ['symlink with data', [{ ...symlink('l', 'a.js'), data: 'x'.repeat(600) }], 'archive entry "package/l" is a symlink with 600 bytes'],
+      [
+        'symlink with data',
+        [{ ...symlink('l', 'a.js'), data: 'x'.repeat(600) }],
+        'archive entry "package/l" is a symlink with 600 bytes',
+      ],
     ];
     for (const [what, members, message] of cases) {
       const file = tgz(join(dir, `${what.replaceAll(' ', '-')}.tgz`), [...GOOD, ...members]);
@@ -162,7 +202,9 @@ describe('claw plugins install refuses archives that reach outside the package',
     ]);
     // GNU tar sees the smuggled member.
     expect(execFileSync('tar', ['-tzf', file], { encoding: 'utf8' })).toContain('package/hidden');
-    await expect(checkArchive(file)).rejects.toThrow('archive entry "package/hidden" is a symlink to "/etc", outside the package');
+    await expect(checkArchive(file)).rejects.toThrow(
+      'archive entry "package/hidden" is a symlink to "/etc", outside the package',
+    );
   });
 
   it('refuses damaged archives, naming the file', async () => {
@@ -181,7 +223,10 @@ describe('claw plugins install refuses archives that reach outside the package',
 describe('claw plugins install refuses folders that reach outside the plugin', () => {
   it('an outward symlink or a FIFO in the folder: refused, naming it; inner links are copied as written', async () => {
     const { stateDir, env } = stateEnv();
-    const dir = writePlugin(join(tempDir(), 'outward'), { manifest: MANIFEST('outward'), code: 'export default { register() {} };' });
+    const dir = writePlugin(join(tempDir(), 'outward'), {
+      manifest: MANIFEST('outward'),
+      code: 'export default { register() {} };',
+    });
     mkdirSync(join(dir, 'lib'));
     symlinkSync('../../../../../../etc', join(dir, 'lib', 'etc'));
     const refused = await claw(['plugins', 'install', dir], env);
@@ -191,7 +236,10 @@ describe('claw plugins install refuses folders that reach outside the plugin', (
     );
     nothingInstalled(stateDir);
 
-    const piped = writePlugin(join(tempDir(), 'piped'), { manifest: MANIFEST('piped'), code: 'export default { register() {} };' });
+    const piped = writePlugin(join(tempDir(), 'piped'), {
+      manifest: MANIFEST('piped'),
+      code: 'export default { register() {} };',
+    });
     execFileSync('mkfifo', [join(piped, 'pipe')]);
     const blocked = await claw(['plugins', 'install', piped], env);
     expect(blocked.code).toBe(1);
@@ -199,7 +247,10 @@ describe('claw plugins install refuses folders that reach outside the plugin', (
     nothingInstalled(stateDir);
 
     // A relative link inside stays relative: resolved, it would point back into the source folder.
-    const tidy = writePlugin(join(tempDir(), 'tidy'), { manifest: MANIFEST('tidy'), code: 'export default { register() {} };' });
+    const tidy = writePlugin(join(tempDir(), 'tidy'), {
+      manifest: MANIFEST('tidy'),
+      code: 'export default { register() {} };',
+    });
     symlinkSync('index.js', join(tidy, 'main.js'));
     const ok = await claw(['plugins', 'install', tidy], env);
     expect(ok.code, ok.stderr).toBe(0);
@@ -230,11 +281,16 @@ describe('claw plugins install refuses folders that reach outside the plugin', (
 describe('claw plugins install caps manifest sizes', () => {
   it('refuses a manifest or a package.json over 256 KiB, naming the file and the cap', async () => {
     const { stateDir, env } = stateEnv();
-    const dir = writePlugin(join(tempDir(), 'huge'), { manifest: MANIFEST('huge'), code: 'export default { register() {} };' });
+    const dir = writePlugin(join(tempDir(), 'huge'), {
+      manifest: MANIFEST('huge'),
+      code: 'export default { register() {} };',
+    });
     truncateSync(join(dir, 'openclaw.plugin.json'), 60 * 1024 * 1024);
     const huge = await claw(['plugins', 'install', dir], env);
     expect(huge.code).toBe(1);
-    expect(lastLine(huge.stderr)).toBe(`claw: refusing to install "${dir}": openclaw.plugin.json is over the 256 KiB manifest cap`);
+    expect(lastLine(huge.stderr)).toBe(
+      `claw: refusing to install "${dir}": openclaw.plugin.json is over the 256 KiB manifest cap`,
+    );
     nothingInstalled(stateDir);
 
     const fat = writePlugin(join(tempDir(), 'fat'), {
@@ -244,7 +300,9 @@ describe('claw plugins install caps manifest sizes', () => {
     });
     const refused = await claw(['plugins', 'install', fat], env);
     expect(refused.code).toBe(1);
-    expect(lastLine(refused.stderr)).toBe("claw: the plugin's package.json is over the 256 KiB cap for package metadata");
+    expect(lastLine(refused.stderr)).toBe(
+      "claw: the plugin's package.json is over the 256 KiB cap for package metadata",
+    );
     nothingInstalled(stateDir);
   });
 });

@@ -23,12 +23,23 @@ const tool = (name: string) =>
   `api.registerTool({ name: '${name}', description: '${name}', parameters: { type: 'object' }, execute: () => ({ content: [{ type: 'text', text: '${name}' }] }) });`;
 
 describe('enablement', () => {
-  const on = (id: string, origin: Parameters<typeof resolveEnablement>[1], plugins: PluginsConfig, byDefault = false, slots: never[] = []) =>
-    resolveEnablement(id, origin, slots, byDefault, plugins);
+  const on = (
+    id: string,
+    origin: Parameters<typeof resolveEnablement>[1],
+    plugins: PluginsConfig,
+    byDefault = false,
+    slots: never[] = [],
+  ) => resolveEnablement(id, origin, slots, byDefault, plugins);
 
   it('follows the precedence: global switch, deny, allow, entries, origin default', () => {
-    expect(on('a', 'global', { enabled: false })).toEqual({ enabled: false, reason: 'all plugins are off (plugins.enabled is false)' });
-    expect(on('a', 'global', { deny: ['a'], allow: ['a'] })).toEqual({ enabled: false, reason: 'listed in plugins.deny' });
+    expect(on('a', 'global', { enabled: false })).toEqual({
+      enabled: false,
+      reason: 'all plugins are off (plugins.enabled is false)',
+    });
+    expect(on('a', 'global', { deny: ['a'], allow: ['a'] })).toEqual({
+      enabled: false,
+      reason: 'listed in plugins.deny',
+    });
     expect(on('a', 'global', { allow: ['b'] })).toEqual({ enabled: false, reason: 'not listed in plugins.allow' });
     expect(on('a', 'global', { allow: ['a'], entries: { a: { enabled: false } } })).toEqual({
       enabled: false,
@@ -44,12 +55,19 @@ describe('enablement', () => {
 
   it('gives an exclusive slot to exactly one plugin, with a default holder and "none"', () => {
     const slot = ['memory'] as never[];
-    expect(resolveEnablement('memory-sqlite', 'bundled', slot, false, {})).toEqual({ enabled: true, reason: 'holds the memory slot' });
-    expect(resolveEnablement('memory-qmd', 'bundled', slot, false, { entries: { 'memory-qmd': { enabled: true } } })).toEqual({
+    expect(resolveEnablement('memory-sqlite', 'bundled', slot, false, {})).toEqual({
+      enabled: true,
+      reason: 'holds the memory slot',
+    });
+    expect(
+      resolveEnablement('memory-qmd', 'bundled', slot, false, { entries: { 'memory-qmd': { enabled: true } } }),
+    ).toEqual({
       enabled: false,
       reason: 'the memory slot is held by "memory-sqlite"',
     });
-    expect(resolveEnablement('memory-qmd', 'bundled', slot, false, { slots: { memory: 'memory-qmd' } }).enabled).toBe(true);
+    expect(resolveEnablement('memory-qmd', 'bundled', slot, false, { slots: { memory: 'memory-qmd' } }).enabled).toBe(
+      true,
+    );
     expect(resolveEnablement('memory-sqlite', 'bundled', slot, false, { slots: { memory: 'none' } })).toEqual({
       enabled: false,
       reason: 'the memory slot is set to "none"',
@@ -83,7 +101,11 @@ describe('manifest requires', () => {
       const error = /requires the service "store", which is unavailable: plugin "store" provides it but is off/;
       expect(kernel.plugins.get('needy')).toMatchObject({ status: 'failed', error: expect.stringMatching(error) });
       expect(kernel.plugins.diagnostics).toContainEqual(
-        expect.objectContaining({ level: 'error', pluginId: 'needy', message: expect.stringMatching(/^plugin "needy" requires/) }),
+        expect.objectContaining({
+          level: 'error',
+          pluginId: 'needy',
+          message: expect.stringMatching(/^plugin "needy" requires/),
+        }),
       );
     } finally {
       await kernel.dispose();
@@ -101,11 +123,19 @@ describe('manifest requires', () => {
     }
   });
 
-  it('requiresPlugins (OpenClaw\'s): a missing plugin is warned about by name, and the plugin still loads', async () => {
+  it("requiresPlugins (OpenClaw's): a missing plugin is warned about by name, and the plugin still loads", async () => {
     const root = tempDir();
-    const companion = writePlugin(join(root, 'companion'), { manifest: { id: 'companion', configSchema: EMPTY_SCHEMA }, code: tracked('companion') });
+    const companion = writePlugin(join(root, 'companion'), {
+      manifest: { id: 'companion', configSchema: EMPTY_SCHEMA },
+      code: tracked('companion'),
+    });
     const addon = writePlugin(join(root, 'addon'), {
-      manifest: { id: 'addon', configSchema: EMPTY_SCHEMA, tools: ['addon_tool'], requiresPlugins: ['companion', 'base-engine'] },
+      manifest: {
+        id: 'addon',
+        configSchema: EMPTY_SCHEMA,
+        tools: ['addon_tool'],
+        requiresPlugins: ['companion', 'base-engine'],
+      },
       code: tracked('requires-plugins', tool('addon_tool')),
     });
     const logged: string[] = [];
@@ -123,7 +153,10 @@ describe('manifest requires', () => {
       await kernel.dispose();
     }
     // A plugin that is off is not warned about: it does nothing, with or without its companions.
-    const off = await createTestKernel({ plugins: [addon], config: { plugins: { entries: { addon: { enabled: false } } } } });
+    const off = await createTestKernel({
+      plugins: [addon],
+      config: { plugins: { entries: { addon: { enabled: false } } } },
+    });
     try {
       expect(off.plugins.diagnostics).toEqual([]);
     } finally {
@@ -138,7 +171,9 @@ describe('manifest requires', () => {
     });
     try {
       expect(await kernel.capabilities.find('tool', 'needy_tool')).toBeUndefined();
-      expect(kernel.plugins.get('needy')!.error).toMatch(/requires the memory slot, which is unavailable: no plugin provides it/);
+      expect(kernel.plugins.get('needy')!.error).toMatch(
+        /requires the memory slot, which is unavailable: no plugin provides it/,
+      );
     } finally {
       await kernel.dispose();
     }
@@ -147,12 +182,20 @@ describe('manifest requires', () => {
   it('a service the host offers itself meets requires with no plugin behind it, and plugins.allow cannot turn it off', async () => {
     const root = tempDir();
     const needy = writePlugin(join(root, 'needy'), {
-      manifest: { id: 'needy', configSchema: EMPTY_SCHEMA, tools: ['needy_tool'], requires: { services: ['host-clock'] } },
+      manifest: {
+        id: 'needy',
+        configSchema: EMPTY_SCHEMA,
+        tools: ['needy_tool'],
+        requires: { services: ['host-clock'] },
+      },
       code: tracked('requires-host', tool('needy_tool')),
     });
     const boot = (services?: KernelOptions['services']) =>
       createKernel({
-        ...clawKernelParts({ pluginDirs: [needy], roots: { config: false, workspace: false, bundled: false, global: false } }),
+        ...clawKernelParts({
+          pluginDirs: [needy],
+          roots: { config: false, workspace: false, bundled: false, global: false },
+        }),
         env: {},
         stateDir: join(root, 'state'),
         logger: silentLogger,
@@ -161,10 +204,14 @@ describe('manifest requires', () => {
       });
     const hosted = await boot(({ paths }) => ({ 'host-clock': { stateDir: paths.stateDir } }));
     expect(await hosted.capabilities.find('tool', 'needy_tool')).toMatchObject({ name: 'needy_tool' });
-    expect(await hosted.capabilities.find('service', 'host-clock')).toMatchObject({ api: { stateDir: join(root, 'state') } });
+    expect(await hosted.capabilities.find('service', 'host-clock')).toMatchObject({
+      api: { stateDir: join(root, 'state') },
+    });
     const bare = await boot();
     expect(await bare.capabilities.find('tool', 'needy_tool')).toBeUndefined();
-    expect(bare.plugins.get('needy')!.error).toMatch(/requires the service "host-clock", which is unavailable: no plugin provides it/);
+    expect(bare.plugins.get('needy')!.error).toMatch(
+      /requires the service "host-clock", which is unavailable: no plugin provides it/,
+    );
     await Promise.all([hosted.stop(), bare.stop()]);
   });
 });
@@ -181,14 +228,24 @@ describe('discovery', () => {
       global: join(stateDir, 'extensions'),
     };
     for (const [origin, root] of Object.entries(roots)) {
-      writePlugin(join(root, 'dup'), { manifest: { id: 'dup', configSchema: EMPTY_SCHEMA, description: origin }, code: tracked(`dup-${origin}`) });
-      writePlugin(join(root, `only-${origin}`), { manifest: { id: `only-${origin}`, configSchema: EMPTY_SCHEMA }, code: tracked('x') });
+      writePlugin(join(root, 'dup'), {
+        manifest: { id: 'dup', configSchema: EMPTY_SCHEMA, description: origin },
+        code: tracked(`dup-${origin}`),
+      });
+      writePlugin(join(root, `only-${origin}`), {
+        manifest: { id: `only-${origin}`, configSchema: EMPTY_SCHEMA },
+        code: tracked('x'),
+      });
     }
-    const kernel = await createKernel({ ...clawKernelParts({ bundledDir: roots.bundled }),
+    const kernel = await createKernel({
+      ...clawKernelParts({ bundledDir: roots.bundled }),
       env: {},
       stateDir,
       logger: silentLogger,
-      config: { agents: { defaults: { workspace } }, plugins: { load: { paths: [join(roots.config, 'dup'), join(roots.config, 'only-config')] } } },
+      config: {
+        agents: { defaults: { workspace } },
+        plugins: { load: { paths: [join(roots.config, 'dup'), join(roots.config, 'only-config')] } },
+      },
     });
     const list = kernel.plugins.list().map((record) => [record.id, record.origin, record.status]);
     expect(list).toEqual([
@@ -222,8 +279,14 @@ describe('discovery', () => {
 describe('lazy activation', () => {
   it('never evaluates the module of a plugin whose capabilities are not used', async () => {
     const root = tempDir();
-    writePlugin(join(root, 'used'), { manifest: { id: 'used', configSchema: EMPTY_SCHEMA, tools: ['used_tool'] }, code: tracked('lazy-used', tool('used_tool')) });
-    writePlugin(join(root, 'unused'), { manifest: { id: 'unused', configSchema: EMPTY_SCHEMA, tools: ['unused_tool'] }, code: tracked('lazy-unused', tool('unused_tool')) });
+    writePlugin(join(root, 'used'), {
+      manifest: { id: 'used', configSchema: EMPTY_SCHEMA, tools: ['used_tool'] },
+      code: tracked('lazy-used', tool('used_tool')),
+    });
+    writePlugin(join(root, 'unused'), {
+      manifest: { id: 'unused', configSchema: EMPTY_SCHEMA, tools: ['unused_tool'] },
+      code: tracked('lazy-unused', tool('unused_tool')),
+    });
     const kernel = await createTestKernel({ plugins: [join(root, 'used'), join(root, 'unused')] });
     await kernel.start();
     expect(kernel.capabilities.list('tool').map((info) => [info.name, info.loaded])).toEqual([
@@ -260,7 +323,9 @@ describe('lazy activation', () => {
     const result = await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'hello' });
     expect(result).toEqual({ content: 'hello [signed]' });
     expect(marks()['lazy-writer']).toEqual(['evaluated']);
-    expect(kernel.hooks.runSync('before_message_write', { message: { role: 'assistant', content: 'x' } })).toEqual({ block: true });
+    expect(kernel.hooks.runSync('before_message_write', { message: { role: 'assistant', content: 'x' } })).toEqual({
+      block: true,
+    });
     await kernel.dispose();
   });
 
@@ -268,11 +333,14 @@ describe('lazy activation', () => {
     const root = tempDir();
     writePlugin(join(root, 'rpc'), {
       manifest: { id: 'rpc', configSchema: EMPTY_SCHEMA, gatewayMethods: ['demo.echo'] },
-      code: tracked('lazy-rpc', `api.registerGatewayMethod('demo.echo', {
+      code: tracked(
+        'lazy-rpc',
+        `api.registerGatewayMethod('demo.echo', {
         params: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
         scope: 'operator.read',
         handler: (params) => ({ echo: params.text }),
-      });`),
+      });`,
+      ),
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'rpc')] });
     expect(kernel.protocol.methodNames()).toEqual(['demo.echo']);
@@ -296,7 +364,10 @@ describe('lazy activation', () => {
     const root = tempDir();
     writePlugin(join(root, 'web'), {
       manifest: { id: 'web', configSchema: EMPTY_SCHEMA, httpRoutes: ['/hooks'] },
-      code: tracked('lazy-web', `api.registerHttpRoute({ method: 'POST', path: '/hooks/github', handler: (req, res) => res.end('ok') });`),
+      code: tracked(
+        'lazy-web',
+        `api.registerHttpRoute({ method: 'POST', path: '/hooks/github', handler: (req, res) => res.end('ok') });`,
+      ),
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'web')] });
     expect([...kernel.capabilities.routePrefixes()]).toEqual([['/hooks', 'web']]);
@@ -318,12 +389,18 @@ describe('failure isolation', () => {
       manifest: { id: 'explodes', configSchema: EMPTY_SCHEMA, tools: ['boom'] },
       code: `throw new Error('kaboom at import');`,
     });
-    writePlugin(join(root, 'works'), { manifest: { id: 'works', configSchema: EMPTY_SCHEMA, tools: ['fine'] }, code: tracked('w', tool('fine')) });
+    writePlugin(join(root, 'works'), {
+      manifest: { id: 'works', configSchema: EMPTY_SCHEMA, tools: ['fine'] },
+      code: tracked('w', tool('fine')),
+    });
     const kernel = await createTestKernel({ plugins: [join(root, 'explodes'), join(root, 'works')] });
     await expect(kernel.capabilities.get('tool', 'boom')).rejects.toThrow(
       'tool "boom" is unavailable: plugin "explodes" failed: cannot load index.js: kaboom at import',
     );
-    expect(kernel.plugins.get('explodes')).toMatchObject({ status: 'failed', error: 'cannot load index.js: kaboom at import' });
+    expect(kernel.plugins.get('explodes')).toMatchObject({
+      status: 'failed',
+      error: 'cannot load index.js: kaboom at import',
+    });
     expect((await kernel.capabilities.get('tool', 'fine')).name).toBe('fine');
     expect(kernel.logs.some((log) => log.level === 'error' && log.plugin === 'explodes')).toBe(true);
     await kernel.dispose();
@@ -332,14 +409,25 @@ describe('failure isolation', () => {
   it('rolls back everything a plugin registered before register() threw', async () => {
     const root = tempDir();
     writePlugin(join(root, 'half'), {
-      manifest: { id: 'half', configSchema: EMPTY_SCHEMA, tools: ['half_tool'], hooks: ['agent_end'], gatewayMethods: ['half.m'] },
-      code: tracked('half', `${tool('half_tool')}
+      manifest: {
+        id: 'half',
+        configSchema: EMPTY_SCHEMA,
+        tools: ['half_tool'],
+        hooks: ['agent_end'],
+        gatewayMethods: ['half.m'],
+      },
+      code: tracked(
+        'half',
+        `${tool('half_tool')}
         api.on('agent_end', () => {});
         api.registerGatewayMethod('half.m', { handler: () => 1 });
-        throw new Error('changed my mind');`),
+        throw new Error('changed my mind');`,
+      ),
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'half')] });
-    await expect(kernel.plugins.activate('half')).rejects.toThrow('plugin "half" failed: register() threw: changed my mind');
+    await expect(kernel.plugins.activate('half')).rejects.toThrow(
+      'plugin "half" failed: register() threw: changed my mind',
+    );
     expect(kernel.hooks.has('agent_end')).toBe(false);
     expect(kernel.protocol.method('half.m')).toMatchObject({ registered: false });
     await expect(kernel.capabilities.get('tool', 'half_tool')).rejects.toThrow(/register\(\) threw: changed my mind/);
@@ -360,45 +448,81 @@ describe('failure isolation', () => {
       manifest: { id: 'hooky', configSchema: EMPTY_SCHEMA, tools: ['t'] },
       code: tracked('hooky', `${tool('t')} api.on('agent_end', () => {});`),
     });
-    const kernel = await createTestKernel({ plugins: [join(root, 'sneaky'), join(root, 'lazybones'), join(root, 'hooky')] });
+    const kernel = await createTestKernel({
+      plugins: [join(root, 'sneaky'), join(root, 'lazybones'), join(root, 'hooky')],
+    });
     await kernel.plugins.activateAll();
-    expect(kernel.plugins.get('sneaky')!.error).toBe('register() threw: tool "b" is not declared in the manifest "tools" list');
-    expect(kernel.plugins.get('hooky')!.error).toBe('register() threw: hook "agent_end" is not declared in the manifest "hooks" list');
-    expect(kernel.plugins.get('lazybones')).toMatchObject({ status: 'active', warnings: ['declares tool "promised" but did not register it'] });
-    await expect(kernel.capabilities.get('tool', 'promised')).rejects.toThrow('plugin "lazybones" declares tool "promised" but did not register it');
+    expect(kernel.plugins.get('sneaky')!.error).toBe(
+      'register() threw: tool "b" is not declared in the manifest "tools" list',
+    );
+    expect(kernel.plugins.get('hooky')!.error).toBe(
+      'register() threw: hook "agent_end" is not declared in the manifest "hooks" list',
+    );
+    expect(kernel.plugins.get('lazybones')).toMatchObject({
+      status: 'active',
+      warnings: ['declares tool "promised" but did not register it'],
+    });
+    await expect(kernel.capabilities.get('tool', 'promised')).rejects.toThrow(
+      'plugin "lazybones" declares tool "promised" but did not register it',
+    );
     await kernel.dispose();
   });
 
   it('fails the second of two plugins that declare the same capability', async () => {
     const root = tempDir();
-    writePlugin(join(root, 'first'), { manifest: { id: 'first', configSchema: EMPTY_SCHEMA, channels: ['chat'] }, code: tracked('f') });
-    writePlugin(join(root, 'second'), { manifest: { id: 'second', configSchema: EMPTY_SCHEMA, channels: ['chat'] }, code: tracked('s') });
+    writePlugin(join(root, 'first'), {
+      manifest: { id: 'first', configSchema: EMPTY_SCHEMA, channels: ['chat'] },
+      code: tracked('f'),
+    });
+    writePlugin(join(root, 'second'), {
+      manifest: { id: 'second', configSchema: EMPTY_SCHEMA, channels: ['chat'] },
+      code: tracked('s'),
+    });
     const kernel = await createTestKernel({ plugins: [join(root, 'first'), join(root, 'second')] });
-    expect(kernel.plugins.get('second')).toMatchObject({ status: 'failed', error: 'channel "chat" is already provided by plugin "first"' });
+    expect(kernel.plugins.get('second')).toMatchObject({
+      status: 'failed',
+      error: 'channel "chat" is already provided by plugin "first"',
+    });
     await kernel.dispose();
   });
 
   it('rejects modules without a plugin export, or with a different id', async () => {
     const root = tempDir();
-    writePlugin(join(root, 'noexport'), { manifest: { id: 'noexport', configSchema: EMPTY_SCHEMA }, code: 'export const x = 1;' });
-    writePlugin(join(root, 'wrongid'), { manifest: { id: 'wrongid', configSchema: EMPTY_SCHEMA }, code: 'export default { id: "other", register() {} };' });
+    writePlugin(join(root, 'noexport'), {
+      manifest: { id: 'noexport', configSchema: EMPTY_SCHEMA },
+      code: 'export const x = 1;',
+    });
+    writePlugin(join(root, 'wrongid'), {
+      manifest: { id: 'wrongid', configSchema: EMPTY_SCHEMA },
+      code: 'export default { id: "other", register() {} };',
+    });
     const kernel = await createTestKernel({ plugins: [join(root, 'noexport'), join(root, 'wrongid')] });
     await kernel.plugins.activateAll();
     expect(kernel.plugins.get('noexport')!.error).toBe(
       'cannot load index.js: the module does not export a plugin (expected a default export with register(api))',
     );
-    expect(kernel.plugins.get('wrongid')!.error).toBe('cannot load index.js: module exports plugin id "other" but the manifest says "wrongid"');
+    expect(kernel.plugins.get('wrongid')!.error).toBe(
+      'cannot load index.js: module exports plugin id "other" but the manifest says "wrongid"',
+    );
     await kernel.dispose();
   });
 
   it('explains why a capability of a disabled plugin is unavailable', async () => {
     const root = tempDir();
-    writePlugin(join(root, 'off'), { manifest: { id: 'off', configSchema: EMPTY_SCHEMA, tools: ['sleepy'] }, code: tracked('off') });
-    const kernel = await createTestKernel({ plugins: [join(root, 'off')], config: { plugins: { entries: { off: { enabled: false } } } } });
+    writePlugin(join(root, 'off'), {
+      manifest: { id: 'off', configSchema: EMPTY_SCHEMA, tools: ['sleepy'] },
+      code: tracked('off'),
+    });
+    const kernel = await createTestKernel({
+      plugins: [join(root, 'off')],
+      config: { plugins: { entries: { off: { enabled: false } } } },
+    });
     await expect(kernel.capabilities.get('tool', 'sleepy')).rejects.toThrow(
       'no plugin provides tool "sleepy": plugin "off" provides it but is off (plugins.entries.off.enabled is false)',
     );
-    await expect(kernel.plugins.activate('off')).rejects.toThrow('plugin "off" is off (plugins.entries.off.enabled is false)');
+    await expect(kernel.plugins.activate('off')).rejects.toThrow(
+      'plugin "off" is off (plugins.entries.off.enabled is false)',
+    );
     await kernel.dispose();
   });
 });
@@ -409,7 +533,10 @@ describe('slots, services and third-party TypeScript', () => {
     for (const id of ['memory-sqlite', 'memory-alt']) {
       writePlugin(join(root, id), {
         manifest: { id, configSchema: EMPTY_SCHEMA, kind: 'memory' },
-        code: tracked(`slot-${id}`, `api.registerMemory({ id: '${id}', search: async () => [], get: async (p) => ({ path: p, text: '${id}' }), status: () => ({}) });`),
+        code: tracked(
+          `slot-${id}`,
+          `api.registerMemory({ id: '${id}', search: async () => [], get: async (p) => ({ path: p, text: '${id}' }), status: () => ({}) });`,
+        ),
       });
     }
     const dirs = [join(root, 'memory-sqlite'), join(root, 'memory-alt')];
@@ -419,7 +546,10 @@ describe('slots, services and third-party TypeScript', () => {
       ['memory-alt', 'disabled', 'the memory slot is held by "memory-sqlite"'],
     ]);
     expect((await (await byDefault.capabilities.slot('memory'))!.get('x')).text).toBe('memory-sqlite');
-    const switched = await createTestKernel({ plugins: dirs, config: { plugins: { slots: { memory: 'memory-alt' } } } });
+    const switched = await createTestKernel({
+      plugins: dirs,
+      config: { plugins: { slots: { memory: 'memory-alt' } } },
+    });
     expect((await (await switched.capabilities.slot('memory'))!.get('x')).text).toBe('memory-alt');
     expect(marks()['slot-memory-alt']).toEqual(['evaluated']);
     const none = await createTestKernel({ plugins: dirs, config: { plugins: { slots: { memory: 'none' } } } });
@@ -453,14 +583,21 @@ describe('slots, services and third-party TypeScript', () => {
     await kernel.start();
     await kernel.stop();
     expect(events).toEqual(['start a', 'start b', 'stop b', 'stop a']);
-    expect(kernel.plugins.get('svc-bad')).toMatchObject({ status: 'failed', error: 'service "bad" failed to start: port in use' });
+    expect(kernel.plugins.get('svc-bad')).toMatchObject({
+      status: 'failed',
+      error: 'service "bad" failed to start: port in use',
+    });
     await kernel.dispose();
   });
 
   it('loads a third-party TypeScript plugin through jiti, with `claw/sdk` resolving to this SDK', async () => {
     const root = tempDir();
     writePlugin(join(root, 'ts-plugin'), {
-      manifest: { id: 'ts-plugin', configSchema: { type: 'object', properties: { greeting: { type: 'string', default: 'hello' } } }, tools: ['greet'] },
+      manifest: {
+        id: 'ts-plugin',
+        configSchema: { type: 'object', properties: { greeting: { type: 'string', default: 'hello' } } },
+        tools: ['greet'],
+      },
       entryFile: 'index.ts',
       code: `
         import { definePlugin, textResult } from 'claw/sdk';
@@ -477,19 +614,29 @@ describe('slots, services and third-party TypeScript', () => {
         });`,
     });
     const kernel = await createTestKernel({ plugins: [join(root, 'ts-plugin')] });
-    expect(await kernel.runTool('greet', { name: 'Ada' })).toEqual({ content: [{ type: 'text', text: 'hello, Ada!' }] });
+    expect(await kernel.runTool('greet', { name: 'Ada' })).toEqual({
+      content: [{ type: 'text', text: 'hello, Ada!' }],
+    });
     await kernel.dispose();
   });
 
   it('validates registration arguments with a clear error', async () => {
     const kernel = await createTestKernel({
       plugins: [
-        { id: 'bad-tool', register: (api) => api.registerTool({ name: 'x', description: 'x', parameters: { type: 'object' } } as never) },
-        { id: 'bad-command', register: (api) => api.registerCommand({ name: '/slash', description: 'd', handler: () => {} }) },
+        {
+          id: 'bad-tool',
+          register: (api) => api.registerTool({ name: 'x', description: 'x', parameters: { type: 'object' } } as never),
+        },
+        {
+          id: 'bad-command',
+          register: (api) => api.registerCommand({ name: '/slash', description: 'd', handler: () => {} }),
+        },
       ],
     });
     expect(kernel.plugins.get('bad-tool')!.error).toBe('register() threw: tool "x" execute must be a function');
-    expect(kernel.plugins.get('bad-command')!.error).toBe('register() threw: command "/slash" must be registered without the leading "/"');
+    expect(kernel.plugins.get('bad-command')!.error).toBe(
+      'register() threw: command "/slash" must be registered without the leading "/"',
+    );
     await kernel.dispose();
   });
 
@@ -497,10 +644,20 @@ describe('slots, services and third-party TypeScript', () => {
     const base = tempDir();
     const workspace = join(base, 'ws');
     mkdirSync(workspace);
-    writePlugin(join(workspace, '.openclaw', 'extensions', 'repo-plugin'), { manifest: { id: 'repo-plugin', configSchema: EMPTY_SCHEMA }, code: tracked('ws') });
-    const off = await createKernel({ ...clawKernelParts(), env: {}, stateDir: join(base, 's'), logger: silentLogger, config: { agents: { defaults: { workspace } } } });
+    writePlugin(join(workspace, '.openclaw', 'extensions', 'repo-plugin'), {
+      manifest: { id: 'repo-plugin', configSchema: EMPTY_SCHEMA },
+      code: tracked('ws'),
+    });
+    const off = await createKernel({
+      ...clawKernelParts(),
+      env: {},
+      stateDir: join(base, 's'),
+      logger: silentLogger,
+      config: { agents: { defaults: { workspace } } },
+    });
     expect(off.plugins.get('repo-plugin')).toMatchObject({ origin: 'workspace', status: 'disabled' });
-    const on = await createKernel({ ...clawKernelParts(),
+    const on = await createKernel({
+      ...clawKernelParts(),
       env: {},
       stateDir: join(base, 's'),
       logger: silentLogger,

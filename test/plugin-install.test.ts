@@ -4,7 +4,16 @@
  * declare claw itself as a dependency. Real files and the built CLI; no network.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { claw, EMPTY_SCHEMA, REPO, tempDir, writePlugin } from './helpers.js';
@@ -60,58 +69,85 @@ const readConfig = (stateDir: string) => JSON.parse(readFileSync(join(stateDir, 
 async function enabledIds(env: Record<string, string>): Promise<string[]> {
   const listed = await claw(['plugins', 'list', '--json'], env);
   expect(listed.code, listed.stderr).toBe(0);
-  return (JSON.parse(listed.stdout).plugins as Array<{ id: string; enabled: boolean }>).filter((p) => p.enabled).map((p) => p.id).sort();
+  return (JSON.parse(listed.stdout).plugins as Array<{ id: string; enabled: boolean }>)
+    .filter((p) => p.enabled)
+    .map((p) => p.id)
+    .sort();
 }
 
-const DEFAULT_HOLDER: Record<Slot, string | undefined> = { memory: 'memory-sqlite', agentLoop: 'agent-loop', sandbox: 'sandbox-docker' };
+const DEFAULT_HOLDER: Record<Slot, string | undefined> = {
+  memory: 'memory-sqlite',
+  agentLoop: 'agent-loop',
+  sandbox: 'sandbox-docker',
+};
 
 describe('installing slot plugins', () => {
   const cases: Array<[Slot, 'dir' | 'tgz' | 'file-spec']> = [];
-  for (const slot of ['memory', 'agentLoop', 'sandbox'] as const) for (const from of ['dir', 'tgz', 'file-spec'] as const) cases.push([slot, from]);
+  for (const slot of ['memory', 'agentLoop', 'sandbox'] as const)
+    for (const from of ['dir', 'tgz', 'file-spec'] as const) cases.push([slot, from]);
 
-  it.each(cases)('a %s plugin from a %s: recorded, slot untouched; `plugins enable` then switches the slot', async (slot, from) => {
-    const { env, stateDir } = stateEnv();
-    const id = `fake-${slot.toLowerCase()}-${from}`;
-    const dir = slotPlugin(join(tempDir(), id), id, slot);
-    let spec = dir;
-    if (from !== 'dir') {
-      const packDir = tempDir();
-      const file = execFileSync('npm', ['pack', dir, '--pack-destination', packDir, '--loglevel=error'], { encoding: 'utf8', env: { ...process.env, ...env } }).trim();
-      // A `file:` spec names a packed archive or (for the agentLoop case) the folder itself.
-      spec = from === 'tgz' ? join(packDir, file) : `file:${slot === 'agentLoop' ? dir : join(packDir, file)}`;
-    }
-    const before = await enabledIds(env);
+  it.each(cases)(
+    'a %s plugin from a %s: recorded, slot untouched; `plugins enable` then switches the slot',
+    async (slot, from) => {
+      const { env, stateDir } = stateEnv();
+      const id = `fake-${slot.toLowerCase()}-${from}`;
+      const dir = slotPlugin(join(tempDir(), id), id, slot);
+      let spec = dir;
+      if (from !== 'dir') {
+        const packDir = tempDir();
+        const file = execFileSync('npm', ['pack', dir, '--pack-destination', packDir, '--loglevel=error'], {
+          encoding: 'utf8',
+          env: { ...process.env, ...env },
+        }).trim();
+        // A `file:` spec names a packed archive or (for the agentLoop case) the folder itself.
+        spec = from === 'tgz' ? join(packDir, file) : `file:${slot === 'agentLoop' ? dir : join(packDir, file)}`;
+      }
+      const before = await enabledIds(env);
 
-    const installed = await claw(['plugins', 'install', spec, '--json'], env);
-    expect(installed.code, installed.stderr + installed.stdout).toBe(0);
-    const outcome = JSON.parse(installed.stdout);
-    expect(outcome).toMatchObject({ ok: true, id, source: from === 'dir' ? 'path' : from === 'tgz' ? 'archive' : 'npm', enabled: false });
-    expect(outcome.notes.join('\n')).toContain(`claw plugins enable ${id}`);
-    let config = readConfig(stateDir);
-    expect(config.plugins.installs[id]).toMatchObject({ installPath: join(stateDir, 'extensions', id), version: '1.0.0' });
-    expect(config.plugins.slots).toBeUndefined();
-    expect(config.plugins.entries?.[id]).toBeUndefined();
-    expect(await enabledIds(env)).toEqual(before);
-    const off = JSON.parse((await claw(['plugins', 'info', id, '--json'], env)).stdout);
-    expect(off).toMatchObject({ origin: 'global', enabled: false, status: 'disabled' });
+      const installed = await claw(['plugins', 'install', spec, '--json'], env);
+      expect(installed.code, installed.stderr + installed.stdout).toBe(0);
+      const outcome = JSON.parse(installed.stdout);
+      expect(outcome).toMatchObject({
+        ok: true,
+        id,
+        source: from === 'dir' ? 'path' : from === 'tgz' ? 'archive' : 'npm',
+        enabled: false,
+      });
+      expect(outcome.notes.join('\n')).toContain(`claw plugins enable ${id}`);
+      let config = readConfig(stateDir);
+      expect(config.plugins.installs[id]).toMatchObject({
+        installPath: join(stateDir, 'extensions', id),
+        version: '1.0.0',
+      });
+      expect(config.plugins.slots).toBeUndefined();
+      expect(config.plugins.entries?.[id]).toBeUndefined();
+      expect(await enabledIds(env)).toEqual(before);
+      const off = JSON.parse((await claw(['plugins', 'info', id, '--json'], env)).stdout);
+      expect(off).toMatchObject({ origin: 'global', enabled: false, status: 'disabled' });
 
-    const enabled = await claw(['plugins', 'enable', id], env);
-    expect(enabled.code, enabled.stderr).toBe(0);
-    config = readConfig(stateDir);
-    expect(config.plugins.slots).toEqual({ [slot]: id });
-    expect(config.plugins.entries).toEqual({ [id]: { enabled: true } });
-    // Only the previous holder went off; everything else stays as it was.
-    const previous = DEFAULT_HOLDER[slot];
-    expect(await enabledIds(env)).toEqual([...before.filter((other) => other !== previous), id].sort());
-    const on = JSON.parse((await claw(['plugins', 'info', id, '--json'], env)).stdout);
-    expect(on).toMatchObject({ enabled: true, status: 'ready', reason: `holds the ${slot} slot`, capabilities: { kind: [slot] } });
-    // The plugin host loads it and it registers the slot it holds.
-    const doctor = await claw(['plugins', 'doctor', '--json'], env);
-    const report = JSON.parse(doctor.stdout);
-    expect(report.failed).toEqual([]);
-    expect(report.warnings.filter((warning: { id: string }) => warning.id === id)).toEqual([]);
-    expect(report.issues.filter((issue: { level: string }) => issue.level === 'error')).toEqual([]);
-  });
+      const enabled = await claw(['plugins', 'enable', id], env);
+      expect(enabled.code, enabled.stderr).toBe(0);
+      config = readConfig(stateDir);
+      expect(config.plugins.slots).toEqual({ [slot]: id });
+      expect(config.plugins.entries).toEqual({ [id]: { enabled: true } });
+      // Only the previous holder went off; everything else stays as it was.
+      const previous = DEFAULT_HOLDER[slot];
+      expect(await enabledIds(env)).toEqual([...before.filter((other) => other !== previous), id].sort());
+      const on = JSON.parse((await claw(['plugins', 'info', id, '--json'], env)).stdout);
+      expect(on).toMatchObject({
+        enabled: true,
+        status: 'ready',
+        reason: `holds the ${slot} slot`,
+        capabilities: { kind: [slot] },
+      });
+      // The plugin host loads it and it registers the slot it holds.
+      const doctor = await claw(['plugins', 'doctor', '--json'], env);
+      const report = JSON.parse(doctor.stdout);
+      expect(report.failed).toEqual([]);
+      expect(report.warnings.filter((warning: { id: string }) => warning.id === id)).toEqual([]);
+      expect(report.issues.filter((issue: { level: string }) => issue.level === 'error')).toEqual([]);
+    },
+  );
 
   it('--enable switches the slot during the install', async () => {
     const { env, stateDir } = stateEnv();
@@ -120,7 +156,10 @@ describe('installing slot plugins', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain('memory slot: "memory-sqlite" → "mem-now"');
     expect(readConfig(stateDir).plugins.slots).toEqual({ memory: 'mem-now' });
-    expect(JSON.parse((await claw(['plugins', 'info', 'mem-now', '--json'], env)).stdout)).toMatchObject({ enabled: true, status: 'ready' });
+    expect(JSON.parse((await claw(['plugins', 'info', 'mem-now', '--json'], env)).stdout)).toMatchObject({
+      enabled: true,
+      status: 'ready',
+    });
   });
 
   it('--link a slot plugin: linked, off until enabled (or on at once with --enable)', async () => {
@@ -129,17 +168,26 @@ describe('installing slot plugins', () => {
     const linked = await claw(['plugins', 'install', dir, '--link'], env);
     expect(linked.code, linked.stderr).toBe(0);
     expect(readConfig(stateDir).plugins).toEqual({ load: { paths: [dir] } });
-    expect(JSON.parse((await claw(['plugins', 'info', 'loop-dev', '--json'], env)).stdout)).toMatchObject({ origin: 'config', enabled: false });
+    expect(JSON.parse((await claw(['plugins', 'info', 'loop-dev', '--json'], env)).stdout)).toMatchObject({
+      origin: 'config',
+      enabled: false,
+    });
     expect((await claw(['plugins', 'enable', 'loop-dev'], env)).code).toBe(0);
     expect(readConfig(stateDir).plugins.slots).toEqual({ agentLoop: 'loop-dev' });
-    expect(JSON.parse((await claw(['plugins', 'info', 'loop-dev', '--json'], env)).stdout)).toMatchObject({ enabled: true, reason: 'holds the agentLoop slot' });
+    expect(JSON.parse((await claw(['plugins', 'info', 'loop-dev', '--json'], env)).stdout)).toMatchObject({
+      enabled: true,
+      reason: 'holds the agentLoop slot',
+    });
 
     const other = stateEnv();
     const sandbox = slotPlugin(join(tempDir(), 'box-dev'), 'box-dev', 'sandbox');
     const now = await claw(['plugins', 'install', sandbox, '--link', '--enable'], other.env);
     expect(now.code, now.stderr).toBe(0);
     expect(readConfig(other.stateDir).plugins.slots).toEqual({ sandbox: 'box-dev' });
-    expect(JSON.parse((await claw(['plugins', 'info', 'box-dev', '--json'], other.env)).stdout)).toMatchObject({ enabled: true, reason: 'holds the sandbox slot' });
+    expect(JSON.parse((await claw(['plugins', 'info', 'box-dev', '--json'], other.env)).stdout)).toMatchObject({
+      enabled: true,
+      reason: 'holds the sandbox slot',
+    });
   }, 90_000);
 });
 
@@ -148,7 +196,10 @@ describe('a plugin that depends on claw itself', () => {
     const { env, stateDir } = stateEnv();
     const localDep = writePlugin(join(tempDir(), 'local-dep'), {
       manifest: 'null',
-      files: { 'package.json': JSON.stringify({ name: 'local-dep', version: '1.0.0', type: 'module', main: 'index.js' }), 'index.js': 'export const two = 2;' },
+      files: {
+        'package.json': JSON.stringify({ name: 'local-dep', version: '1.0.0', type: 'module', main: 'index.js' }),
+        'index.js': 'export const two = 2;',
+      },
     });
     const packageJson = {
       name: 'claw-plugin-needs-claw',
@@ -197,7 +248,13 @@ describe('a plugin that depends on claw itself', () => {
     // Plain Node resolves both specifiers from the plugin to the host's built SDK.
     const probe = JSON.parse(execFileSync(process.execPath, [join(target, 'probe.mjs')], { encoding: 'utf8' }));
     const sdkFile = `file://${realpathSync(join(REPO, 'dist', 'sdk', 'index.js'))}`;
-    expect(probe).toEqual({ sdk: sdkFile, legacy: sdkFile, same: true, channelSendError: 'function', defineMemoryPlugin: 'function' });
+    expect(probe).toEqual({
+      sdk: sdkFile,
+      legacy: sdkFile,
+      same: true,
+      channelSendError: 'function',
+      defineMemoryPlugin: 'function',
+    });
     // And the plugin host loads it.
     const doctor = JSON.parse((await claw(['plugins', 'doctor', '--json'], env)).stdout);
     expect(doctor.failed).toEqual([]);

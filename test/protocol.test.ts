@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { compileSchema, ProtocolRegistry } from '../kernel/index.js';
-import { errorShape, ErrorCodes, parseFrame, PROTOCOL_VERSION, ProtocolError, validateConnectParams } from '../sdk/index.js';
+import {
+  errorShape,
+  ErrorCodes,
+  parseFrame,
+  PROTOCOL_VERSION,
+  ProtocolError,
+  validateConnectParams,
+} from '../sdk/index.js';
 import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
 import { useValidatorStore } from '../kernel/validation.js';
 import { validatorCache, validatorKey } from '../host/validator-cache.js';
@@ -15,7 +22,11 @@ describe('wire frames', () => {
       ok: true,
       frame: { type: 'req', id: '1', method: 'health', params: {} },
     });
-    expect(parseFrame('{"type":"res","id":"1","ok":false,"error":{"code":"UNAVAILABLE","message":"later","retryable":true,"retryAfterMs":500}}').ok).toBe(true);
+    expect(
+      parseFrame(
+        '{"type":"res","id":"1","ok":false,"error":{"code":"UNAVAILABLE","message":"later","retryable":true,"retryAfterMs":500}}',
+      ).ok,
+    ).toBe(true);
     expect(parseFrame('{"type":"event","event":"tick","payload":{"ts":1},"seq":3}').ok).toBe(true);
   });
 
@@ -30,14 +41,20 @@ describe('wire frames', () => {
     expect(reason('"just a string"')).toBe('frame "type" must be "req", "res" or "event"');
     expect(reason('{"type":"rpc"}')).toBe('frame "type" must be "req", "res" or "event"');
     expect(reason('{"type":"req","id":"1"}')).toBe('invalid req frame: method: is required');
-    expect(reason('{"type":"req","id":"","method":"x"}')).toBe('invalid req frame: id: must NOT have fewer than 1 characters');
-    expect(reason('{"type":"req","id":"1","method":"x","extra":1}')).toBe('invalid req frame: extra: is not a known key');
+    expect(reason('{"type":"req","id":"","method":"x"}')).toBe(
+      'invalid req frame: id: must NOT have fewer than 1 characters',
+    );
+    expect(reason('{"type":"req","id":"1","method":"x","extra":1}')).toBe(
+      'invalid req frame: extra: is not a known key',
+    );
     expect(reason('{"type":"res","id":"1","ok":"yes"}')).toBe('invalid res frame: ok: must be boolean');
     expect(reason('{"type":"event","event":"tick","seq":-1}')).toBe('invalid event frame: seq: must be >= 0');
   });
 
   it('validates connect params', () => {
-    expect(validateConnectParams({ minProtocol: 3, maxProtocol: PROTOCOL_VERSION, client: { id: 'cli' } }).ok).toBe(true);
+    expect(validateConnectParams({ minProtocol: 3, maxProtocol: PROTOCOL_VERSION, client: { id: 'cli' } }).ok).toBe(
+      true,
+    );
     const bad = validateConnectParams({ minProtocol: '3', client: {} });
     expect(bad).toEqual({
       ok: false,
@@ -63,7 +80,15 @@ describe('validator cache', () => {
     const dir = tempDir('claw-vcache-');
     useValidatorStore(validatorCache(dir));
     try {
-      const schema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 2 }, size: { type: 'integer', default: 3 }, [`k${Date.now()}`]: {} } };
+      const schema = {
+        type: 'object',
+        required: ['name'],
+        properties: {
+          name: { type: 'string', minLength: 2 },
+          size: { type: 'integer', default: 3 },
+          [`k${Date.now()}`]: {},
+        },
+      };
       compileSchema(schema);
       const file = join(dir, `${validatorKey(schema)}.cjs`);
       expect(existsSync(file)).toBe(true);
@@ -94,15 +119,23 @@ describe('protocol registry', () => {
     expect(registry.eventNames()).toEqual(['chat.delta', 'tick']);
     expect(registry.validateParams('health', undefined)).toEqual({ ok: true, value: undefined });
     expect(registry.validateParams('config.set', { path: 'a' }).ok).toBe(true);
-    expect(registry.validateParams('config.set', {})).toEqual({ ok: false, issues: [{ path: 'params.path', message: 'is required' }] });
-    expect(registry.validateParams('nope', {})).toEqual({ ok: false, issues: [{ path: 'method', message: 'unknown method "nope"' }] });
+    expect(registry.validateParams('config.set', {})).toEqual({
+      ok: false,
+      issues: [{ path: 'params.path', message: 'is required' }],
+    });
+    expect(registry.validateParams('nope', {})).toEqual({
+      ok: false,
+      issues: [{ path: 'method', message: 'unknown method "nope"' }],
+    });
     expect(registry.event('chat.delta')).toMatchObject({ droppable: true, owner: 'agent-loop' });
   });
 
   it('refuses a method owned by another plugin, and forgets an owner on unload', () => {
     const registry = new ProtocolRegistry();
     registry.declareMethod('sessions.list', 'sessions');
-    expect(() => registry.registerMethod('sessions.list', 'intruder')).toThrow('gateway method "sessions.list" is already provided by "sessions"');
+    expect(() => registry.registerMethod('sessions.list', 'intruder')).toThrow(
+      'gateway method "sessions.list" is already provided by "sessions"',
+    );
     registry.registerMethod('sessions.list', 'sessions', {});
     expect(() => registry.registerMethod('sessions.list', 'sessions', {})).toThrow('already registered');
     registry.unregisterOwner('sessions');

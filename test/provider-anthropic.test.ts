@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ChatMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type SseEvent } from '../sdk/index.js';
+import {
+  type ChatMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type SseEvent,
+} from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { tokenPlan } from '../plugins/anthropic/models.js';
 import { parseMessagesStream } from '../plugins/anthropic/stream.js';
@@ -69,11 +75,19 @@ describe('provider-anthropic', () => {
   });
 
   it('streams text and reports usage with cache reads and writes', async () => {
-    fake.script({ text: 'Hello from Claude, in pieces.', chunkSize: 5, usage: { input: 20, output: 9, cacheRead: 300, cacheWrite: 40 } });
+    fake.script({
+      text: 'Hello from Claude, in pieces.',
+      chunkSize: 5,
+      usage: { input: 20, output: 9, cacheRead: 300, cacheWrite: 40 },
+    });
     const events = await collect(request({ systemPrompt: 'You are terse.' }));
     expect(events.filter((event) => event.type === 'text_delta').length).toBeGreaterThan(3);
     expect(joined(events, 'text_delta')).toBe('Hello from Claude, in pieces.');
-    expect(last(events)).toEqual({ type: 'done', stopReason: 'stop', usage: { input: 20, output: 9, cacheRead: 300, cacheWrite: 40 } });
+    expect(last(events)).toEqual({
+      type: 'done',
+      stopReason: 'stop',
+      usage: { input: 20, output: 9, cacheRead: 300, cacheWrite: 40 },
+    });
 
     const sent = fake.requests[0]!;
     expect(sent.path).toBe('/v1/messages');
@@ -82,21 +96,34 @@ describe('provider-anthropic', () => {
     expect(sent.headers.authorization).toBeUndefined();
     expect(sent.body).toMatchObject({ model: MODEL, stream: true, max_tokens: 8192 });
     expect(sent.body.system).toEqual([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
-    expect(sent.body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] }]);
+    expect(sent.body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] },
+    ]);
     expect(sent.body.thinking).toBeUndefined();
   });
 
   it('assembles a tool_use input streamed as partial JSON into one tool_call', async () => {
     const args = { city: 'Paris', detail: 'long enough that the JSON is split into many fragments' };
-    fake.script({ text: 'Checking.', toolCalls: [{ id: 'toolu_01abc', name: 'get_weather', arguments: args }], chunkSize: 3 });
+    fake.script({
+      text: 'Checking.',
+      toolCalls: [{ id: 'toolu_01abc', name: 'get_weather', arguments: args }],
+      chunkSize: 3,
+    });
     const events = await collect(request({ tools: [WEATHER_TOOL] }));
     expect(toolCalls(events)).toEqual([{ type: 'tool_call', id: 'toolu_01abc', name: 'get_weather', arguments: args }]);
     expect(last(events)).toMatchObject({ type: 'done', stopReason: 'toolUse' });
-    expect(fake.requests[0]!.body.tools).toEqual([{ name: 'get_weather', description: WEATHER_TOOL.description, input_schema: WEATHER_TOOL.parameters }]);
+    expect(fake.requests[0]!.body.tools).toEqual([
+      { name: 'get_weather', description: WEATHER_TOOL.description, input_schema: WEATHER_TOOL.parameters },
+    ]);
   });
 
   it('emits two tool calls from one turn, in order', async () => {
-    fake.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'get_weather', arguments: { city: 'Lima' } }] });
+    fake.script({
+      toolCalls: [
+        { name: 'get_weather', arguments: { city: 'Paris' } },
+        { name: 'get_weather', arguments: { city: 'Lima' } },
+      ],
+    });
     const calls = toolCalls(await collect(request({ tools: [WEATHER_TOOL] })));
     expect(calls.map((call) => call.arguments)).toEqual([{ city: 'Paris' }, { city: 'Lima' }]);
     expect(calls.every((call) => call.id.startsWith('toolu_'))).toBe(true);
@@ -137,7 +164,10 @@ describe('provider-anthropic', () => {
   });
 
   it('sends a thinking + tool_use turn back with its signature, and the result in a user message', async () => {
-    fake.script({ thinking: 'I need the weather tool.', toolCalls: [{ name: 'get_weather', arguments: { city: 'Rome' } }] }, { text: 'Sunny in Rome.' });
+    fake.script(
+      { thinking: 'I need the weather tool.', toolCalls: [{ name: 'get_weather', arguments: { city: 'Rome' } }] },
+      { text: 'Sunny in Rome.' },
+    );
     const first = await collect(request({ thinking: 'low', tools: [WEATHER_TOOL] }));
     const [call] = toolCalls(first);
     const messages: ChatMessage[] = [
@@ -162,11 +192,25 @@ describe('provider-anthropic', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'thinking', thinking: 'I need the weather tool.', signature: fakeThinkingSignature('I need the weather tool.') },
+          {
+            type: 'thinking',
+            thinking: 'I need the weather tool.',
+            signature: fakeThinkingSignature('I need the weather tool.'),
+          },
           { type: 'tool_use', id: call!.id, name: 'get_weather', input: { city: 'Rome' } },
         ],
       },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call!.id, content: [{ type: 'text', text: '24°C' }], cache_control: { type: 'ephemeral' } }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: call!.id,
+            content: [{ type: 'text', text: '24°C' }],
+            cache_control: { type: 'ephemeral' },
+          },
+        ],
+      },
     ]);
   });
 
@@ -206,8 +250,19 @@ describe('provider-anthropic', () => {
           { type: 'toolCall', id: 'toolu_b', name: 'ls', arguments: { path: '/' } },
         ],
       },
-      { role: 'toolResult', toolCallId: 'toolu_a', toolName: 'screenshot', content: [{ type: 'image', data: PIXEL, mimeType: 'image/png' }] },
-      { role: 'toolResult', toolCallId: 'toolu_b', toolName: 'ls', content: [{ type: 'text', text: 'permission denied' }], isError: true },
+      {
+        role: 'toolResult',
+        toolCallId: 'toolu_a',
+        toolName: 'screenshot',
+        content: [{ type: 'image', data: PIXEL, mimeType: 'image/png' }],
+      },
+      {
+        role: 'toolResult',
+        toolCallId: 'toolu_b',
+        toolName: 'ls',
+        content: [{ type: 'text', text: 'permission denied' }],
+        isError: true,
+      },
       { role: 'user', content: 'Also, hurry.' },
     ];
     await collect(request({ messages }));
@@ -216,8 +271,17 @@ describe('provider-anthropic', () => {
     expect(body.messages[2]).toEqual({
       role: 'user',
       content: [
-        { type: 'tool_result', tool_use_id: 'toolu_a', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PIXEL } }] },
-        { type: 'tool_result', tool_use_id: 'toolu_b', content: [{ type: 'text', text: 'permission denied' }], is_error: true },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_a',
+          content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PIXEL } }],
+        },
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_b',
+          content: [{ type: 'text', text: 'permission denied' }],
+          is_error: true,
+        },
         { type: 'text', text: 'Also, hurry.', cache_control: { type: 'ephemeral' } },
       ],
     });
@@ -225,7 +289,19 @@ describe('provider-anthropic', () => {
 
   it('sends user images as base64 image blocks', async () => {
     fake.script({ text: 'A pixel.' });
-    await collect(request({ messages: [{ role: 'user', content: [{ type: 'image', data: PIXEL, mimeType: 'image/png' }, { type: 'text', text: 'What is it?' }] }] }));
+    await collect(
+      request({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'image', data: PIXEL, mimeType: 'image/png' },
+              { type: 'text', text: 'What is it?' },
+            ],
+          },
+        ],
+      }),
+    );
     expect(fake.requests[0]!.body.messages[0].content).toEqual([
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PIXEL } },
       { type: 'text', text: 'What is it?', cache_control: { type: 'ephemeral' } },
@@ -305,12 +381,21 @@ describe('provider-anthropic', () => {
     fake.script({ hang: true });
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
-    expect((await failure(collect(request({ endpoint: { timeoutMs: 10_000 } }), controller.signal))).kind).toBe('aborted');
+    expect((await failure(collect(request({ endpoint: { timeoutMs: 10_000 } }), controller.signal))).kind).toBe(
+      'aborted',
+    );
   });
 
   it('accepts a base URL that already ends in /v1 and adds configured headers', async () => {
     fake.script({ text: 'ok' });
-    await collect(request({ endpoint: { baseUrl: `${fake.anthropicBaseUrl}/v1/`, headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' } } }));
+    await collect(
+      request({
+        endpoint: {
+          baseUrl: `${fake.anthropicBaseUrl}/v1/`,
+          headers: { 'anthropic-beta': 'interleaved-thinking-2025-05-14' },
+        },
+      }),
+    );
     expect(fake.requests[0]!.path).toBe('/v1/messages');
     expect(fake.requests[0]!.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     expect(fake.unhandled).toEqual([]);
@@ -322,7 +407,11 @@ describe('provider-anthropic', () => {
     it('turns malformed tool input JSON into an invalid_request error', async () => {
       const events = sse(
         start,
-        { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} } },
+        {
+          type: 'content_block_start',
+          index: 0,
+          content_block: { type: 'tool_use', id: 'toolu_1', name: 'ls', input: {} },
+        },
         { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"path": "/tm' } },
         { type: 'content_block_stop', index: 0 },
       );
@@ -335,9 +424,17 @@ describe('provider-anthropic', () => {
         parseMessagesStream(
           sse(
             start,
-            { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_2', name: 'now', input: {} } },
+            {
+              type: 'content_block_start',
+              index: 0,
+              content_block: { type: 'tool_use', id: 'toolu_2', name: 'now', input: {} },
+            },
             { type: 'content_block_stop', index: 0 },
-            { type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { input_tokens: 4, output_tokens: 12, cache_read_input_tokens: 0 } },
+            {
+              type: 'message_delta',
+              delta: { stop_reason: 'tool_use' },
+              usage: { input_tokens: 4, output_tokens: 12, cache_read_input_tokens: 0 },
+            },
             { type: 'message_stop' },
           ),
           'anthropic',

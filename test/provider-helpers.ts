@@ -22,5 +22,6 @@ export const joined = (events: ModelStreamEvent[], type: 'text_delta' | 'thinkin
     .filter((event): event is Extract<ModelStreamEvent, { type: typeof type }> => event.type === type)
     .map((event) => event.delta)
     .join('');
-export const toolCalls = (events: ModelStreamEvent[]) => events.filter((event): event is Extract<ModelStreamEvent, { type: 'tool_call' }> => event.type === 'tool_call');
+export const toolCalls = (events: ModelStreamEvent[]) =>
+  events.filter((event): event is Extract<ModelStreamEvent, { type: 'tool_call' }> => event.type === 'tool_call');
 export const last = (events: ModelStreamEvent[]) => events[events.length - 1];

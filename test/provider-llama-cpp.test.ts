@@ -64,7 +64,9 @@ describe('llama-cpp provider with a tiny generated model', () => {
       stateDir,
       // Relative on purpose: it must resolve against the state dir. One thread, because
       // vitest runs two test files at once on a 2-core CI machine.
-      config: { plugins: { entries: { 'llama-cpp': { config: { modelPath: 'models/tiny.gguf', maxTokens: 5, threads: 1 } } } } },
+      config: {
+        plugins: { entries: { 'llama-cpp': { config: { modelPath: 'models/tiny.gguf', maxTokens: 5, threads: 1 } } } },
+      },
     });
     await kernel.start();
   }, SLOW);
@@ -77,96 +79,130 @@ describe('llama-cpp provider with a tiny generated model', () => {
   it('loads and lists its model without importing node-llama-cpp', async () => {
     provider = (await kernel.capabilities.get('provider', 'llama-cpp')) as TestProvider;
     expect(provider.requiresKey).toBe(false);
-    expect(await provider.models!()).toEqual([expect.objectContaining({ id: 'tiny', contextWindow: 2048, maxTokens: 5 })]);
+    expect(await provider.models!()).toEqual([
+      expect.objectContaining({ id: 'tiny', contextWindow: 2048, maxTokens: 5 }),
+    ]);
     // A stream that has not been iterated has not started either.
     provider.stream(ask('hi'), {});
     expect(await backendImports()).toEqual([]);
     expect(provider.backendRequested).toBe(false);
   });
 
-  it('streams text deltas and ends with done and usage; stream was the first to import the backend', async () => {
-    const started = performance.now();
-    let firstDeltaMs: number | undefined;
-    const events: ModelStreamEvent[] = [];
-    for await (const event of provider.stream(ask('hello world'), {})) {
-      if (event.type === 'text_delta' && firstDeltaMs === undefined) firstDeltaMs = performance.now() - started;
-      events.push(event);
-    }
-    expect(await backendImports()).toHaveLength(1);
-    expect(provider.backendRequested).toBe(true);
-    expect(firstDeltaMs).toBeDefined();
+  it(
+    'streams text deltas and ends with done and usage; stream was the first to import the backend',
+    async () => {
+      const started = performance.now();
+      let firstDeltaMs: number | undefined;
+      const events: ModelStreamEvent[] = [];
+      for await (const event of provider.stream(ask('hello world'), {})) {
+        if (event.type === 'text_delta' && firstDeltaMs === undefined) firstDeltaMs = performance.now() - started;
+        events.push(event);
+      }
+      expect(await backendImports()).toHaveLength(1);
+      expect(provider.backendRequested).toBe(true);
+      expect(firstDeltaMs).toBeDefined();
 
-    const deltas = events.filter((event) => event.type === 'text_delta');
-    expect(deltas.length).toBeGreaterThan(0);
-    expect(text(events).length).toBeGreaterThan(0);
-    expect(events.filter((event) => event.type === 'done')).toHaveLength(1);
-    const done = events[events.length - 1];
-    // The random model never emits </s>: the configured maxTokens (5) stops it.
-    expect(done).toEqual({ type: 'done', stopReason: 'length', usage: { input: expect.any(Number), output: 5 } });
-    if (done.type === 'done') expect(done.usage!.input).toBeGreaterThan(2);
-  }, SLOW);
+      const deltas = events.filter((event) => event.type === 'text_delta');
+      expect(deltas.length).toBeGreaterThan(0);
+      expect(text(events).length).toBeGreaterThan(0);
+      expect(events.filter((event) => event.type === 'done')).toHaveLength(1);
+      const done = events[events.length - 1];
+      // The random model never emits </s>: the configured maxTokens (5) stops it.
+      expect(done).toEqual({ type: 'done', stopReason: 'length', usage: { input: expect.any(Number), output: 5 } });
+      if (done.type === 'done') expect(done.usage!.input).toBeGreaterThan(2);
+    },
+    SLOW,
+  );
 
-  it('reuses the loaded model and honours request.maxTokens', async () => {
-    const events = await collect(provider.stream(ask('the claw', { maxTokens: 3 }), {}));
-    expect(events[events.length - 1]).toMatchObject({ type: 'done', stopReason: 'length', usage: { output: 3 } });
-    const loads = kernel.logs.filter((record) => record.message.startsWith('loaded '));
-    expect(loads).toHaveLength(1);
-    expect(loads[0].message).toContain(join(stateDir, 'models', 'tiny.gguf'));
-  }, SLOW);
+  it(
+    'reuses the loaded model and honours request.maxTokens',
+    async () => {
+      const events = await collect(provider.stream(ask('the claw', { maxTokens: 3 }), {}));
+      expect(events[events.length - 1]).toMatchObject({ type: 'done', stopReason: 'length', usage: { output: 3 } });
+      const loads = kernel.logs.filter((record) => record.message.startsWith('loaded '));
+      expect(loads).toHaveLength(1);
+      expect(loads[0].message).toContain(join(stateDir, 'models', 'tiny.gguf'));
+    },
+    SLOW,
+  );
 
-  it('counts a longer prompt as more input tokens', async () => {
-    const short = await collect(provider.stream(ask('hello'), {}));
-    const long = await collect(
-      provider.stream({ ...ask('hello'), systemPrompt: 'You are claw. Answer briefly.', messages: [
-        { role: 'user', content: 'hello world' },
-        { role: 'assistant', content: [{ type: 'text', text: 'hello' }] },
-        { role: 'user', content: 'the world' },
-      ] }, {}),
-    );
-    const input = (events: ModelStreamEvent[]) => (events[events.length - 1] as Extract<ModelStreamEvent, { type: 'done' }>).usage!.input;
-    expect(input(long)).toBeGreaterThan(input(short));
-  }, SLOW);
+  it(
+    'counts a longer prompt as more input tokens',
+    async () => {
+      const short = await collect(provider.stream(ask('hello'), {}));
+      const long = await collect(
+        provider.stream(
+          {
+            ...ask('hello'),
+            systemPrompt: 'You are claw. Answer briefly.',
+            messages: [
+              { role: 'user', content: 'hello world' },
+              { role: 'assistant', content: [{ type: 'text', text: 'hello' }] },
+              { role: 'user', content: 'the world' },
+            ],
+          },
+          {},
+        ),
+      );
+      const input = (events: ModelStreamEvent[]) =>
+        (events[events.length - 1] as Extract<ModelStreamEvent, { type: 'done' }>).usage!.input;
+      expect(input(long)).toBeGreaterThan(input(short));
+    },
+    SLOW,
+  );
 
-  it('ends an aborted request with ModelError kind "aborted", after or before it starts', async () => {
-    const controller = new AbortController();
-    const received: ModelStreamEvent[] = [];
-    const aborted = await failure(
-      (async () => {
-        for await (const event of provider.stream(ask('hello', { maxTokens: 200 }), { signal: controller.signal })) {
-          received.push(event);
-          if (event.type === 'text_delta') controller.abort();
-        }
-      })(),
-    );
-    expect(aborted.kind).toBe('aborted');
-    expect(received.some((event) => event.type === 'done')).toBe(false);
-    expect(received.length).toBeLessThan(200);
+  it(
+    'ends an aborted request with ModelError kind "aborted", after or before it starts',
+    async () => {
+      const controller = new AbortController();
+      const received: ModelStreamEvent[] = [];
+      const aborted = await failure(
+        (async () => {
+          for await (const event of provider.stream(ask('hello', { maxTokens: 200 }), { signal: controller.signal })) {
+            received.push(event);
+            if (event.type === 'text_delta') controller.abort();
+          }
+        })(),
+      );
+      expect(aborted.kind).toBe('aborted');
+      expect(received.some((event) => event.type === 'done')).toBe(false);
+      expect(received.length).toBeLessThan(200);
 
-    const early = await failure(collect(provider.stream(ask('hello'), { signal: AbortSignal.abort() })));
-    expect(early.kind).toBe('aborted');
+      const early = await failure(collect(provider.stream(ask('hello'), { signal: AbortSignal.abort() })));
+      expect(early.kind).toBe('aborted');
 
-    // The model is free again afterwards.
-    const after = await collect(provider.stream(ask('hello', { maxTokens: 2 }), {}));
-    expect(after[after.length - 1]).toMatchObject({ type: 'done', usage: { output: 2 } });
-  }, SLOW);
+      // The model is free again afterwards.
+      const after = await collect(provider.stream(ask('hello', { maxTokens: 2 }), {}));
+      expect(after[after.length - 1]).toMatchObject({ type: 'done', usage: { output: 2 } });
+    },
+    SLOW,
+  );
 
-  it('stops generating when the consumer stops reading, and serves queued requests in turn', async () => {
-    for await (const event of provider.stream(ask('hello', { maxTokens: 200 }), {})) {
-      if (event.type === 'text_delta') break;
-    }
-    const [first, second] = await Promise.all([
-      collect(provider.stream(ask('hello', { maxTokens: 2 }), {})),
-      collect(provider.stream(ask('world', { maxTokens: 3 }), {})),
-    ]);
-    expect(first[first.length - 1]).toMatchObject({ type: 'done', usage: { output: 2 } });
-    expect(second[second.length - 1]).toMatchObject({ type: 'done', usage: { output: 3 } });
-  }, SLOW);
+  it(
+    'stops generating when the consumer stops reading, and serves queued requests in turn',
+    async () => {
+      for await (const event of provider.stream(ask('hello', { maxTokens: 200 }), {})) {
+        if (event.type === 'text_delta') break;
+      }
+      const [first, second] = await Promise.all([
+        collect(provider.stream(ask('hello', { maxTokens: 2 }), {})),
+        collect(provider.stream(ask('world', { maxTokens: 3 }), {})),
+      ]);
+      expect(first[first.length - 1]).toMatchObject({ type: 'done', usage: { output: 2 } });
+      expect(second[second.length - 1]).toMatchObject({ type: 'done', usage: { output: 3 } });
+    },
+    SLOW,
+  );
 
-  it('reports a prompt longer than the context window as context_overflow', async () => {
-    const huge = 'hello world '.repeat(1500);
-    const overflow = await failure(collect(provider.stream(ask(huge), {})));
-    expect(overflow.kind).toBe('context_overflow');
-  }, SLOW);
+  it(
+    'reports a prompt longer than the context window as context_overflow',
+    async () => {
+      const huge = 'hello world '.repeat(1500);
+      const overflow = await failure(collect(provider.stream(ask(huge), {})));
+      expect(overflow.kind).toBe('context_overflow');
+    },
+    SLOW,
+  );
 
   it('frees the backend when the kernel stops', async () => {
     await kernel.stop();
@@ -192,7 +228,9 @@ describe('llama-cpp provider without a model', () => {
   it('names the resolved path when the file is missing', async () => {
     const kernel = await createTestKernel({
       plugins: [PLUGIN_DIR],
-      config: { plugins: { entries: { 'llama-cpp': { config: { modelPath: 'models/nope.gguf', contextSize: 512 } } } } },
+      config: {
+        plugins: { entries: { 'llama-cpp': { config: { modelPath: 'models/nope.gguf', contextSize: 512 } } } },
+      },
     });
     try {
       const provider = (await kernel.capabilities.get('provider', 'llama-cpp')) as TestProvider;
@@ -225,7 +263,13 @@ describe('llama-cpp provider without a model', () => {
 describe('toChatHistory', () => {
   it('turns the loop conversation into alternating chat turns', () => {
     const history = toChatHistory('Be brief.', [
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        ],
+      },
       {
         role: 'assistant',
         content: [
@@ -235,7 +279,13 @@ describe('toChatHistory', () => {
         ],
       },
       { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'contents' }] },
-      { role: 'toolResult', toolCallId: 'c2', toolName: 'exec', content: [{ type: 'text', text: 'boom' }], isError: true },
+      {
+        role: 'toolResult',
+        toolCallId: 'c2',
+        toolName: 'exec',
+        content: [{ type: 'text', text: 'boom' }],
+        isError: true,
+      },
       { role: 'user', content: 'And now?' },
     ]);
     expect(history).toEqual([

@@ -1,6 +1,12 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type ChatMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type SseEvent } from '../sdk/index.js';
+import {
+  type ChatMessage,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+  type SseEvent,
+} from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { chatBody } from '../plugins/openai/chat-request.js';
 import { parseChatStream } from '../plugins/openai/chat-stream.js';
@@ -17,7 +23,11 @@ const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QD
 const WEATHER_TOOL = {
   name: 'get_weather',
   description: 'Current weather for a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' }, unit: { type: 'string' } }, required: ['city'] },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' }, unit: { type: 'string' } },
+    required: ['city'],
+  },
 };
 
 let fake: FakeLlm;
@@ -49,7 +59,6 @@ function request(api: Api, overrides: Partial<ModelRequest> = {}): ModelRequest 
 async function collect(req: ModelRequest, signal?: AbortSignal): Promise<ModelStreamEvent[]> {
   return collectFrom(provider.stream(req, { signal }));
 }
-
 
 async function* sse(...payloads: unknown[]): AsyncGenerator<SseEvent> {
   for (const payload of payloads) yield { data: typeof payload === 'string' ? payload : JSON.stringify(payload) };
@@ -101,14 +110,24 @@ describe('provider-openai', () => {
     it('reports cached prompt tokens as cacheRead, separate from input', async () => {
       fake.script({ text: 'ok', usage: { input: 100, output: 3, cacheRead: 60 } });
       const events = await collect(request(api));
-      expect(last(events)).toEqual({ type: 'done', stopReason: 'stop', usage: { input: 40, output: 3, cacheRead: 60 } });
+      expect(last(events)).toEqual({
+        type: 'done',
+        stopReason: 'stop',
+        usage: { input: 40, output: 3, cacheRead: 60 },
+      });
     });
 
     it('assembles a tool call streamed in many pieces into one tool_call event', async () => {
       const args = { city: 'Paris', unit: 'celsius', note: 'a longer value so the JSON is split many times' };
-      fake.script({ text: 'Let me check.', toolCalls: [{ id: 'call_weather_1', name: 'get_weather', arguments: args }], chunkSize: 3 });
+      fake.script({
+        text: 'Let me check.',
+        toolCalls: [{ id: 'call_weather_1', name: 'get_weather', arguments: args }],
+        chunkSize: 3,
+      });
       const events = await collect(request(api, { tools: [WEATHER_TOOL] }));
-      expect(toolCalls(events)).toEqual([{ type: 'tool_call', id: 'call_weather_1', name: 'get_weather', arguments: args }]);
+      expect(toolCalls(events)).toEqual([
+        { type: 'tool_call', id: 'call_weather_1', name: 'get_weather', arguments: args },
+      ]);
       expect(joined(events, 'text_delta')).toBe('Let me check.');
       expect(last(events)).toMatchObject({ type: 'done', stopReason: 'toolUse' });
       // The call comes after the text it follows, and before done.
@@ -117,9 +136,26 @@ describe('provider-openai', () => {
 
       const tools = fake.requests[0]!.body.tools;
       if (api === 'chat') {
-        expect(tools).toEqual([{ type: 'function', function: { name: 'get_weather', description: WEATHER_TOOL.description, parameters: WEATHER_TOOL.parameters } }]);
+        expect(tools).toEqual([
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              description: WEATHER_TOOL.description,
+              parameters: WEATHER_TOOL.parameters,
+            },
+          },
+        ]);
       } else {
-        expect(tools).toEqual([{ type: 'function', name: 'get_weather', description: WEATHER_TOOL.description, parameters: WEATHER_TOOL.parameters, strict: false }]);
+        expect(tools).toEqual([
+          {
+            type: 'function',
+            name: 'get_weather',
+            description: WEATHER_TOOL.description,
+            parameters: WEATHER_TOOL.parameters,
+            strict: false,
+          },
+        ]);
       }
     });
 
@@ -180,7 +216,12 @@ describe('provider-openai', () => {
             { type: 'toolCall', id: 'call_abc', name: 'get_weather', arguments: { city: 'Paris' } },
           ],
         },
-        { role: 'toolResult', toolCallId: 'call_abc', toolName: 'get_weather', content: [{ type: 'text', text: '18°C, clear' }] },
+        {
+          role: 'toolResult',
+          toolCallId: 'call_abc',
+          toolName: 'get_weather',
+          content: [{ type: 'text', text: '18°C, clear' }],
+        },
       ];
       const events = await collect(request(api, { messages, tools: [WEATHER_TOOL] }));
       expect(joined(events, 'text_delta')).toBe('It is 18°C in Paris.');
@@ -191,7 +232,9 @@ describe('provider-openai', () => {
           {
             role: 'assistant',
             content: 'Checking.',
-            tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+            tool_calls: [
+              { id: 'call_abc', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            ],
           },
           { role: 'tool', tool_call_id: 'call_abc', content: '18°C, clear' },
         ]);
@@ -217,13 +260,26 @@ describe('provider-openai', () => {
       // The fake rejects histories whose calls and results do not pair up.
       const second = await collect(request(api, { messages, tools: [WEATHER_TOOL] }));
       expect(joined(second, 'text_delta')).toBe('Cold.');
-      if (api === 'chat') expect(fake.requests[1]!.body.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] });
+      if (api === 'chat')
+        expect(fake.requests[1]!.body.messages[1]).toEqual({
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: call.id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+          ],
+        });
     });
 
     it('sends images in user messages as data URLs', async () => {
       fake.script({ text: 'A red pixel.' });
       const messages: ChatMessage[] = [
-        { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', data: PIXEL, mimeType: 'image/png' }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image', data: PIXEL, mimeType: 'image/png' },
+          ],
+        },
       ];
       await collect(request(api, { messages }));
       const body = fake.requests[0]!.body;
@@ -258,8 +314,19 @@ describe('provider-openai', () => {
             { type: 'toolCall', id: 'call_2', name: 'screenshot', arguments: {} },
           ],
         },
-        { role: 'toolResult', toolCallId: 'call_1', toolName: 'screenshot', content: [{ type: 'image', data: PIXEL, mimeType: 'image/png' }] },
-        { role: 'toolResult', toolCallId: 'call_2', toolName: 'screenshot', content: [{ type: 'text', text: 'second failed' }], isError: true },
+        {
+          role: 'toolResult',
+          toolCallId: 'call_1',
+          toolName: 'screenshot',
+          content: [{ type: 'image', data: PIXEL, mimeType: 'image/png' }],
+        },
+        {
+          role: 'toolResult',
+          toolCallId: 'call_2',
+          toolName: 'screenshot',
+          content: [{ type: 'text', text: 'second failed' }],
+          isError: true,
+        },
       ];
       await collect(request(api, { messages }));
       const body = fake.requests[0]!.body;
@@ -280,7 +347,11 @@ describe('provider-openai', () => {
           { type: 'function_call_output', call_id: 'call_1', output: '(image attached below)' },
           { type: 'function_call_output', call_id: 'call_2', output: 'second failed' },
         ]);
-        expect(images.content[1]).toEqual({ type: 'input_image', image_url: `data:image/png;base64,${PIXEL}`, detail: 'auto' });
+        expect(images.content[1]).toEqual({
+          type: 'input_image',
+          image_url: `data:image/png;base64,${PIXEL}`,
+          detail: 'auto',
+        });
       }
     });
 
@@ -297,7 +368,15 @@ describe('provider-openai', () => {
       [{ status: 401 }, 'auth'],
       [{ status: 403 }, 'auth'],
       [{ status: 402 }, 'billing'],
-      [{ status: 429, type: 'insufficient_quota', code: 'insufficient_quota', message: 'You exceeded your current quota, please check your plan and billing details.' }, 'billing'],
+      [
+        {
+          status: 429,
+          type: 'insufficient_quota',
+          code: 'insufficient_quota',
+          message: 'You exceeded your current quota, please check your plan and billing details.',
+        },
+        'billing',
+      ],
       [{ status: 429 }, 'rate_limit'],
       [{ status: 500 }, 'overloaded'],
       [{ status: 503 }, 'overloaded'],
@@ -354,7 +433,9 @@ describe('provider-openai', () => {
       fake.script({ hang: true });
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 100);
-      expect((await failure(collect(request(api, { endpoint: { timeoutMs: 10_000 } }), controller.signal))).kind).toBe('aborted');
+      expect((await failure(collect(request(api, { endpoint: { timeoutMs: 10_000 } }), controller.signal))).kind).toBe(
+        'aborted',
+      );
 
       const already = new AbortController();
       already.abort();
@@ -395,7 +476,11 @@ describe('provider-openai', () => {
 
   it('chooses the wire API by endpoint.api, chat by default, and rejects others', async () => {
     fake.script({ text: 'a' });
-    await collect({ model: 'gpt-4o', messages: [{ role: 'user', content: 'Hi' }], endpoint: { baseUrl: fake.openaiBaseUrl } });
+    await collect({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'Hi' }],
+      endpoint: { baseUrl: fake.openaiBaseUrl },
+    });
     expect(fake.requests[0]!.api).toBe('openai-chat');
     const caught = await failure(collect(request('chat', { endpoint: { api: 'completions' } })));
     expect(caught.kind).toBe('invalid_request');
@@ -409,11 +494,17 @@ describe('provider-openai', () => {
   });
 
   describe('chat stream parsing (servers other than the fake)', () => {
-    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ choices: [{ index: 0, delta, finish_reason: finish }] });
+    const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
 
     it('turns malformed tool arguments into an invalid_request error', async () => {
       const events = sse(
-        chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Par' } }] }),
+        chunk({
+          tool_calls: [
+            { index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Par' } },
+          ],
+        }),
         chunk({ tool_calls: [{ index: 0, function: { arguments: 'is"' } }] }),
         chunk({}, 'tool_calls'),
         '[DONE]',
@@ -444,7 +535,13 @@ describe('provider-openai', () => {
 
     it('calls an empty argument string an empty object', async () => {
       const events = await collectFrom(
-        parseChatStream(sse(chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'now', arguments: '' } }] }), chunk({}, 'tool_calls')), 'openai'),
+        parseChatStream(
+          sse(
+            chunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'now', arguments: '' } }] }),
+            chunk({}, 'tool_calls'),
+          ),
+          'openai',
+        ),
       );
       expect(events[0]).toEqual({ type: 'tool_call', id: 'c', name: 'now', arguments: {} });
     });
@@ -457,11 +554,17 @@ describe('provider-openai', () => {
 
   describe('responses stream parsing', () => {
     it('maps response.failed and error events through the failure classifier', async () => {
-      const failed = sse({ type: 'response.failed', response: { status: 'failed', error: { code: 'rate_limit_exceeded', message: 'Slow down' } } });
+      const failed = sse({
+        type: 'response.failed',
+        response: { status: 'failed', error: { code: 'rate_limit_exceeded', message: 'Slow down' } },
+      });
       expect((await failure(collectFrom(parseResponsesStream(failed, 'openai')))).kind).toBe('rate_limit');
-      const error = sse({ type: 'error', code: 'context_length_exceeded', message: 'Your input exceeds the context window of this model.' });
+      const error = sse({
+        type: 'error',
+        code: 'context_length_exceeded',
+        message: 'Your input exceeds the context window of this model.',
+      });
       expect((await failure(collectFrom(parseResponsesStream(error, 'openai')))).kind).toBe('context_overflow');
     });
   });
 });
-

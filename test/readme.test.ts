@@ -7,7 +7,9 @@ import { claw, REPO, tempDir, writePlugin } from './helpers.js';
 const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
 
 function block(language: string, firstLine: string): string {
-  const match = new RegExp('```' + language + '\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&') + '[\\s\\S]*?)```').exec(readme);
+  const match = new RegExp(
+    '```' + language + '\\n(' + firstLine.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&') + '[\\s\\S]*?)```',
+  ).exec(readme);
   if (!match) throw new Error(`README has no ${language} block starting with ${firstLine}`);
   return match[1]!;
 }
@@ -16,13 +18,19 @@ describe('README', () => {
   it('shows a plugin in at most 30 lines that works as written', async () => {
     const manifest = block('json5', '// my-plugin/openclaw.plugin.json');
     const code = block('ts', '// my-plugin/index.ts');
-    const lines = (text: string) => text.trim().split('\n').filter((line) => !line.trim().startsWith('//')).length;
+    const lines = (text: string) =>
+      text
+        .trim()
+        .split('\n')
+        .filter((line) => !line.trim().startsWith('//')).length;
     expect(lines(manifest) + lines(code)).toBeLessThanOrEqual(30);
 
     const dir = writePlugin(join(tempDir(), 'my-plugin'), { manifest, code, entryFile: 'index.ts' });
     const kernel = await createTestKernel({ plugins: [dir] });
     expect(await kernel.runTool('shout', { text: 'hi' })).toEqual({ content: [{ type: 'text', text: 'HI!' }] });
-    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: '  hello  ' })).toEqual({ content: 'hello' });
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: '  hello  ' })).toEqual({
+      content: 'hello',
+    });
     await kernel.dispose();
   });
 
@@ -30,11 +38,19 @@ describe('README', () => {
     const config = block('json5', '{\n  agents: { defaults: {');
     const dir = tempDir();
     writeFileSync(join(dir, 'openclaw.json'), config);
-    const result = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir, ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'b' });
+    const result = await claw(['config', 'validate'], {
+      OPENCLAW_STATE_DIR: dir,
+      ANTHROPIC_API_KEY: 'a',
+      OPENAI_API_KEY: 'b',
+    });
     expect(result.code, result.stdout + result.stderr).toBe(0);
     // And a mistake in the same place is caught.
     writeFileSync(join(dir, 'openclaw.json'), config.replace('api: "openai-responses"', 'api: "openai-nonsense"'));
-    const broken = await claw(['config', 'validate'], { OPENCLAW_STATE_DIR: dir, ANTHROPIC_API_KEY: 'a', OPENAI_API_KEY: 'b' });
+    const broken = await claw(['config', 'validate'], {
+      OPENCLAW_STATE_DIR: dir,
+      ANTHROPIC_API_KEY: 'a',
+      OPENAI_API_KEY: 'b',
+    });
     expect(broken.code).toBe(1);
     expect(broken.stdout + broken.stderr).toMatch(/models\.providers\.openai\.api/);
   });

@@ -36,7 +36,10 @@ describe('createRedactor', () => {
   it('masks each built-in secret shape, keeping only a structural prefix', () => {
     const redact = none();
     const cases: Array<[string, string]> = [
-      ['GET https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe', 'GET https://api.telegram.org/bot123456789:***/getMe'],
+      [
+        'GET https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe',
+        'GET https://api.telegram.org/bot123456789:***/getMe',
+      ],
       ['token 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1 pasted', 'token 123456789:*** pasted'],
       ['OPENAI sk-abcdefghijklmnopqrstuvwxyz0123456789AB', 'OPENAI sk-***'],
       ['sk-proj-Abc_def-ghijklmnopqrstuvwx and sk-ant-api03-abcdefghijklmnopqrstuvwx', 'sk-proj-*** and sk-ant-***'],
@@ -48,7 +51,10 @@ describe('createRedactor', () => {
       ['slack xoxb-123456789012-1234567890123-abcdefghij', 'slack xoxb-***'],
       ['aws AKIAIOSFODNN7EXAMPLE here', 'aws AKIA*** here'],
       ['google AIzaSyA-1234567890abcdefghijklmnopqrstu here', 'google AIza*** here'],
-      ['-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc==\n-----END RSA PRIVATE KEY-----\nnext', '-----BEGIN RSA PRIVATE KEY-----***\nnext'],
+      [
+        '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc==\n-----END RSA PRIVATE KEY-----\nnext',
+        '-----BEGIN RSA PRIVATE KEY-----***\nnext',
+      ],
       ['cut off: -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq', 'cut off: -----BEGIN PRIVATE KEY-----***'],
       ['https://ada:hunter2-horse@db.example.com/x', 'https://ada:***@db.example.com/x'],
       ['GET /hook?token=abcdef123456&x=1', 'GET /hook?token=***&x=1'],
@@ -61,7 +67,9 @@ describe('createRedactor', () => {
 
   it('masks configured secrets wherever they are in the config, whole', () => {
     const config = {
-      channels: { telegram: { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1', webhook: { secret: 'hook-secret-42' } } },
+      channels: {
+        telegram: { botToken: '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1', webhook: { secret: 'hook-secret-42' } },
+      },
       plugins: { entries: { search: { config: { apiKey: 'brave-key-0123' } } } },
       models: { providers: { openai: { apiKey: 'OpenAI-Key-4567', baseUrl: 'http://127.0.0.1:1/v1' } } },
       gateway: { auth: { mode: 'token', token: 'gw-shared-token', password: 'pin1' } },
@@ -70,7 +78,9 @@ describe('createRedactor', () => {
     const redact = createRedactor({ config, env: {} });
     expect(redact.text('bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1 failed')).toBe('bot *** failed');
     expect(redact.text('x-telegram-bot-api-secret-token: hook-secret-42')).toBe('x-telegram-bot-api-secret-token: ***');
-    expect(redact.text('brave said no to brave-key-0123, openai to openai-key-4567')).toBe('brave said no to ***, openai to ***');
+    expect(redact.text('brave said no to brave-key-0123, openai to openai-key-4567')).toBe(
+      'brave said no to ***, openai to ***',
+    );
     expect(redact.text('gw-shared-token / refresh-0001')).toBe('*** / ***');
     // Too short to mask without wrecking text; and not secrets: other keys' values.
     expect(redact.text('pin1 token mode http://127.0.0.1:1/v1')).toBe('pin1 token mode http://127.0.0.1:1/v1');
@@ -82,14 +92,29 @@ describe('createRedactor', () => {
   it('masks values of secret-named environment variables: 8 characters or more, not a plain word', () => {
     const redact = createRedactor({
       config: {},
-      env: { OPENAI_API_KEY: 'opaque-openai-value', TELEGRAM_BOT_TOKEN: 'opaque-telegram', OPENCLAW_GATEWAY_TOKEN: 'gwtoken-1234', SHORT_TOKEN: 'abc1234', FEATURE_KEY: 'true', GATEWAY_AUTH_MODE: 'password', HOME: '/home/ada/secretive', LANG: 'en_US.UTF-8' },
+      env: {
+        OPENAI_API_KEY: 'opaque-openai-value',
+        TELEGRAM_BOT_TOKEN: 'opaque-telegram',
+        OPENCLAW_GATEWAY_TOKEN: 'gwtoken-1234',
+        SHORT_TOKEN: 'abc1234',
+        FEATURE_KEY: 'true',
+        GATEWAY_AUTH_MODE: 'password',
+        HOME: '/home/ada/secretive',
+        LANG: 'en_US.UTF-8',
+      },
     });
     expect(redact.text('opaque-openai-value opaque-telegram gwtoken-1234')).toBe('*** *** ***');
-    expect(redact.text('abc1234 true password /home/ada/secretive en_US.UTF-8')).toBe('abc1234 true password /home/ada/secretive en_US.UTF-8');
+    expect(redact.text('abc1234 true password /home/ada/secretive en_US.UTF-8')).toBe(
+      'abc1234 true password /home/ada/secretive en_US.UTF-8',
+    );
   });
 
   it('applies logging.redactPatterns: raw (flags gi) and /pattern/flags, long matches keeping a hint', () => {
-    const redact = createRedactor({ config: { logging: { redactPatterns: ['internal\\.corp', '/CASE-\\d+/'] } }, env: {}, patterns: ['/acct_[a-z0-9]+/i', 'q{0}'] });
+    const redact = createRedactor({
+      config: { logging: { redactPatterns: ['internal\\.corp', '/CASE-\\d+/'] } },
+      env: {},
+      patterns: ['/acct_[a-z0-9]+/i', 'q{0}'],
+    });
     expect(redact.text('see INTERNAL.corp, CASE-42 but not case-42')).toBe('see ***, *** but not case-42');
     expect(redact.text('ACCT_ABCDEFGHIJKLMNOPQRSTUVWXYZ')).toBe('ACCT_A…WXYZ');
     // A pattern that can match nothing inserts nothing.
@@ -101,27 +126,65 @@ describe('createRedactor', () => {
     expect(() => createRedactor({ config, env: {} })).not.toThrow();
     expect(createRedactor({ config, env: {} }).text('fine (unclosed')).toBe('*** (unclosed');
 
-    const kernel = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), strictConfig: false, logger: createLogger({ level: 'warn' }) });
+    const kernel = await createKernel({
+      policy: clawPolicy,
+      configWriter,
+      config,
+      stateDir: tempDir('claw-redact-'),
+      strictConfig: false,
+      logger: createLogger({ level: 'warn' }),
+    });
     expect(kernel.issues()).toEqual([
-      expect.objectContaining({ level: 'error', path: 'logging.redactPatterns[1]', owner: 'kernel', message: expect.stringMatching(/^invalid redaction pattern "\(unclosed": .*Unterminated group/) }),
-      expect.objectContaining({ level: 'error', path: 'logging.redactPatterns[2]', message: expect.stringContaining('invalid redaction pattern "/[z-a]/"') }),
+      expect.objectContaining({
+        level: 'error',
+        path: 'logging.redactPatterns[1]',
+        owner: 'kernel',
+        message: expect.stringMatching(/^invalid redaction pattern "\(unclosed": .*Unterminated group/),
+      }),
+      expect.objectContaining({
+        level: 'error',
+        path: 'logging.redactPatterns[2]',
+        message: expect.stringContaining('invalid redaction pattern "/[z-a]/"'),
+      }),
     ]);
-    const strict = await createKernel({ policy: clawPolicy, configWriter, config, stateDir: tempDir('claw-redact-'), logger: createLogger({ level: 'warn' }) }).catch((error: unknown) => error);
+    const strict = await createKernel({
+      policy: clawPolicy,
+      configWriter,
+      config,
+      stateDir: tempDir('claw-redact-'),
+      logger: createLogger({ level: 'warn' }),
+    }).catch((error: unknown) => error);
     expect(strict).toBeInstanceOf(ConfigError);
     expect((strict as Error).message).toContain('logging.redactPatterns[1]: invalid redaction pattern "(unclosed"');
   });
 
   it('value(): masks strings deep in plain objects and arrays, copy-on-write, same reference when clean', () => {
     const redact = createRedactor({ config: { channels: { x: { token: 'secret-value-1' } } }, env: {} });
-    const clean = { type: 'event', event: 'chat', payload: { runId: 'r1', delta: 'Hello there', seq: 3, list: [1, 'two', null, { ok: true }] } };
+    const clean = {
+      type: 'event',
+      event: 'chat',
+      payload: { runId: 'r1', delta: 'Hello there', seq: 3, list: [1, 'two', null, { ok: true }] },
+    };
     expect(redact.value(clean)).toBe(clean);
     expect(redact.value('plain')).toBe('plain');
     expect(redact.value(42)).toBe(42);
 
     const shared = { note: 'uses secret-value-1' };
-    const dirty = { a: { b: ['keep', 'secret-value-1'] }, keep: { same: 'x' }, one: shared, two: shared, when: new Date(0) };
+    const dirty = {
+      a: { b: ['keep', 'secret-value-1'] },
+      keep: { same: 'x' },
+      one: shared,
+      two: shared,
+      when: new Date(0),
+    };
     const masked = redact.value(dirty);
-    expect(masked).toEqual({ a: { b: ['keep', '***'] }, keep: { same: 'x' }, one: { note: 'uses ***' }, two: { note: 'uses ***' }, when: new Date(0) });
+    expect(masked).toEqual({
+      a: { b: ['keep', '***'] },
+      keep: { same: 'x' },
+      one: { note: 'uses ***' },
+      two: { note: 'uses ***' },
+      when: new Date(0),
+    });
     expect(masked.keep).toBe(dirty.keep);
     expect(masked.when).toBe(dirty.when);
     expect(dirty.a.b[1]).toBe('secret-value-1');
@@ -190,13 +253,16 @@ describe('createRedactor', () => {
     const redact = createRedactor({ config: {}, env: {} });
     const body = 'IjmUDUrMXq9f3aiQLcNwiEKeKDl2rbnOUe3cw7r0';
     // A random base64url token that starts "SK-" (seen in CI) or "Ghp_" is no key.
-    for (const token of [`SK-${body}`, `Sk-${body}`, `Ghp_${body}`, `XOXB-${body}`]) expect(redact.text(token)).toBe(token);
+    for (const token of [`SK-${body}`, `Sk-${body}`, `Ghp_${body}`, `XOXB-${body}`])
+      expect(redact.text(token)).toBe(token);
     expect(redact.text(`sk-${body}`)).toBe('sk-***');
     expect(redact.text(`key sk-ant-${body}`)).toBe('key sk-ant-***');
     expect(redact.text(`ghp_${body}`)).toBe('ghp_***');
     // A known secret inside such a token is still masked.
     const withSecret = createRedactor({ config: { apiKey: 'configured-secret-1' }, env: {} });
-    expect(withSecret.text(`SK-aaaaconfigured-secret-1bbbbbbbbbbbbbbbbbbbbbbb`)).toBe('SK-aaaa***bbbbbbbbbbbbbbbbbbbbbbb');
+    expect(withSecret.text(`SK-aaaaconfigured-secret-1bbbbbbbbbbbbbbbbbbbbbbb`)).toBe(
+      'SK-aaaa***bbbbbbbbbbbbbbbbbbbbbbb',
+    );
     // The case-insensitive shapes stay case-insensitive.
     expect(redact.text(`BEARER ${body}`)).toBe('BEARER ***');
     expect(redact.text(`PASSWORD=${body}`)).toBe('PASSWORD=***');
@@ -226,7 +292,10 @@ describe('the kernel wires one redactor everywhere', () => {
           id: 'chatty',
           configSchema: { type: 'object', properties: { apiKey: { type: 'string' } } },
           register(api) {
-            api.logger.warn(`calling with ${api.config.apiKey}`, { url: `https://x.example/?key=${api.config.apiKey}`, nested: { keys: ['env-service-key-1'] } });
+            api.logger.warn(`calling with ${api.config.apiKey}`, {
+              url: `https://x.example/?key=${api.config.apiKey}`,
+              nested: { keys: ['env-service-key-1'] },
+            });
             api.logger.child({ auth: 'env-service-key-1' }).info('child');
             expect(api.kernel.redact.text(`${api.config.apiKey}`)).toBe('***');
           },
@@ -236,7 +305,11 @@ describe('the kernel wires one redactor everywhere', () => {
     const logged = JSON.stringify(kernel.logs);
     expect(logged).not.toContain(secret);
     expect(logged).not.toContain('env-service-key-1');
-    expect(kernel.logs.find((record) => record.message.startsWith('calling'))).toMatchObject({ message: 'calling with ***', url: 'https://x.example/?key=***', nested: { keys: ['***'] } });
+    expect(kernel.logs.find((record) => record.message.startsWith('calling'))).toMatchObject({
+      message: 'calling with ***',
+      url: 'https://x.example/?key=***',
+      nested: { keys: ['***'] },
+    });
     expect(kernel.logs.find((record) => record.message === 'child')).toMatchObject({ auth: '***' });
     expect(kernel.redact).toBe(kernel.plugins.kernelServices.redact);
     await kernel.dispose();
@@ -252,7 +325,12 @@ describe('the kernel wires one redactor everywhere', () => {
         definePlugin({
           id: 'leak-tool',
           register(api) {
-            api.registerTool({ name: 'printenv', description: 'Prints the environment', parameters: { type: 'object' }, execute: () => textResult(`PROVIDER_API_KEY=${secret}`) });
+            api.registerTool({
+              name: 'printenv',
+              description: 'Prints the environment',
+              parameters: { type: 'object' },
+              execute: () => textResult(`PROVIDER_API_KEY=${secret}`),
+            });
           },
         }),
         scriptedModel((request) => {
@@ -291,12 +369,16 @@ describe('gateway log files', () => {
     const logging = createGatewayLogging({ stateDir, level: 'info', stdout: out.stream, maxFileBytes: 1_000_000 });
     const token = botToken();
     // `logging.logger` is the pino adapter itself: no kernel redaction in front of it.
-    logging.logger.warn(`GET http://127.0.0.1:9/bot${token}/getMe failed`, { header: 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz' });
+    logging.logger.warn(`GET http://127.0.0.1:9/bot${token}/getMe failed`, {
+      header: 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz',
+    });
     logging.setRedactor(createRedactor({ config: { x: { password: 'configured-password' } }, env: {} }));
     logging.logger.error('login with configured-password');
     logging.flush();
     // The file stream writes asynchronously: wait for both lines (a fixed 50 ms was too short under load).
-    await waitFor(() => (readFileSync(logging.file, 'utf8').match(/\n/g) ?? []).length >= 2, { what: 'both lines in the log file' });
+    await waitFor(() => (readFileSync(logging.file, 'utf8').match(/\n/g) ?? []).length >= 2, {
+      what: 'both lines in the log file',
+    });
     const file = readFileSync(logging.file, 'utf8');
     for (const text of [file, out.text()]) {
       expect(text).toContain('/bot7');
@@ -305,7 +387,12 @@ describe('gateway log files', () => {
       expect(text).not.toContain(token.split(':')[1]);
       expect(text).not.toContain('configured-password');
     }
-    expect(file.trim().split('\n').map((line) => JSON.parse(line).msg)).toEqual([expect.stringContaining(':***/getMe failed'), 'login with ***']);
+    expect(
+      file
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).msg),
+    ).toEqual([expect.stringContaining(':***/getMe failed'), 'login with ***']);
     expect(statSync(join(stateDir, 'logs')).mode & 0o777).toBe(0o700);
     expect(statSync(logging.file).mode & 0o777).toBe(0o600);
 
@@ -352,7 +439,9 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
       const port = (events.started[0] as { port: number }).port;
       const url = `ws://127.0.0.1:${port}`;
 
-      const lastError = async () => (await kernel.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')?.accounts[0]?.lastError;
+      const lastError = async () =>
+        (await kernel.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'telegram')
+          ?.accounts[0]?.lastError;
       await waitFor(lastError, { intervalMs: 50, what: "the telegram account's lastError" });
       // The error is there, with the request URL, and masked.
       expect(await lastError()).toMatch(/getMe.*\/bot\d+:\*\*\*\/getMe/);
@@ -365,13 +454,20 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
       const env = { OPENCLAW_STATE_DIR: stateDir, OPENCLAW_GATEWAY_TOKEN: gatewayToken };
       const text = await claw(['channels', 'status'], env);
       const json = await claw(['channels', 'status', '--json'], env);
-      expect(text.stdout, text.stderr).toMatch(/telegram .*\n {2}default +running, not connected {2}error: .*\/bot\d+:\*\*\*\//);
-      expect(JSON.parse(json.stdout)).toMatchObject({ source: 'gateway', channels: expect.arrayContaining([expect.objectContaining({ id: 'telegram' })]) });
+      expect(text.stdout, text.stderr).toMatch(
+        /telegram .*\n {2}default +running, not connected {2}error: .*\/bot\d+:\*\*\*\//,
+      );
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        source: 'gateway',
+        channels: expect.arrayContaining([expect.objectContaining({ id: 'telegram' })]),
+      });
 
       logging.flush();
       // The file stream writes asynchronously: wait for the line itself.
       const logFile = join(stateDir, 'logs', 'gateway.log');
-      await waitFor(() => /cannot reach the Bot API/.test(readFileSync(logFile, 'utf8')), { what: 'the Bot API warning in gateway.log' });
+      await waitFor(() => /cannot reach the Bot API/.test(readFileSync(logFile, 'utf8')), {
+        what: 'the Bot API warning in gateway.log',
+      });
       const file = readFileSync(logFile, 'utf8');
       expect(file).toMatch(/cannot reach the Bot API/);
       expect(JSON.stringify(tail)).toMatch(/cannot reach the Bot API/);
@@ -400,7 +496,9 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
     const stateDir = tempDir('claw-redact-cli-');
     const token = botToken();
     const port = await freePort();
-    const result = await claw(['health', '--url', `ws://127.0.0.1:${port}/bot${token}/x`], { OPENCLAW_STATE_DIR: stateDir });
+    const result = await claw(['health', '--url', `ws://127.0.0.1:${port}/bot${token}/x`], {
+      OPENCLAW_STATE_DIR: stateDir,
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^claw: .*\/bot\d+:\*\*\*\/x/);
     expect(result.stderr).not.toContain(token.split(':')[1]);
@@ -432,4 +530,3 @@ function tee(...loggers: Logger[]): Logger {
     child: (bindings) => tee(...loggers.map((logger) => logger.child(bindings))),
   };
 }
-

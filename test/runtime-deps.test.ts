@@ -55,21 +55,55 @@ let registry: FakeRegistry;
 beforeAll(async () => {
   registry = await startFakeRegistry();
   const src = tempDir('claw-heavy-src-');
-  const platforms = { [`@fake-heavy/${HERE}`]: '1.0.0', [`@fake-heavy/${HERE}-cuda`]: '1.0.0', '@fake-heavy/aix-ppc64': '1.0.0' };
+  const platforms = {
+    [`@fake-heavy/${HERE}`]: '1.0.0',
+    [`@fake-heavy/${HERE}-cuda`]: '1.0.0',
+    '@fake-heavy/aix-ppc64': '1.0.0',
+  };
   registry.publish(
     writePackage(
       join(src, 'main'),
-      { name: 'fake-heavy', version: '1.0.0', type: 'module', exports: { '.': { import: './index.js' } }, optionalDependencies: platforms },
+      {
+        name: 'fake-heavy',
+        version: '1.0.0',
+        type: 'module',
+        exports: { '.': { import: './index.js' } },
+        optionalDependencies: platforms,
+      },
       { 'index.js': "export const where = 'state dir';\n" },
     ),
   );
   const [os, cpu] = [process.platform, process.arch];
-  registry.publish(writePackage(join(src, 'here'), { name: `@fake-heavy/${HERE}`, version: '1.0.0', os: [os], cpu: [cpu] }, { 'binary.node': 'x' }));
+  registry.publish(
+    writePackage(
+      join(src, 'here'),
+      { name: `@fake-heavy/${HERE}`, version: '1.0.0', os: [os], cpu: [cpu] },
+      { 'binary.node': 'x' },
+    ),
+  );
   // Same os/cpu: npm would install it with optional dependencies on.
-  registry.publish(writePackage(join(src, 'cuda'), { name: `@fake-heavy/${HERE}-cuda`, version: '1.0.0', os: [os], cpu: [cpu] }, { 'binary.node': 'x'.repeat(4096) }));
-  registry.publish(writePackage(join(src, 'aix'), { name: '@fake-heavy/aix-ppc64', version: '1.0.0', os: ['aix'], cpu: ['ppc64'] }, { 'binary.node': 'x' }));
+  registry.publish(
+    writePackage(
+      join(src, 'cuda'),
+      { name: `@fake-heavy/${HERE}-cuda`, version: '1.0.0', os: [os], cpu: [cpu] },
+      { 'binary.node': 'x'.repeat(4096) },
+    ),
+  );
+  registry.publish(
+    writePackage(
+      join(src, 'aix'),
+      { name: '@fake-heavy/aix-ppc64', version: '1.0.0', os: ['aix'], cpu: ['ppc64'] },
+      { 'binary.node': 'x' },
+    ),
+  );
   // A plugin's own dependency in `plugins enable`.
-  registry.publish(writePackage(join(src, 'light'), { name: 'fake-light', version: '2.0.0', main: 'index.js' }, { 'index.js': "module.exports = { light: true };\n" }));
+  registry.publish(
+    writePackage(
+      join(src, 'light'),
+      { name: 'fake-light', version: '2.0.0', main: 'index.js' },
+      { 'index.js': 'module.exports = { light: true };\n' },
+    ),
+  );
 }, 60_000);
 
 afterAll(() => registry?.close());
@@ -93,21 +127,37 @@ describe('on-demand runtime dependencies', () => {
     const dir = runtimeDepsDir(stateDir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     const modules = join(dir, 'node_modules');
-    expect(readdirSync(modules).filter((name) => !name.startsWith('.')).sort()).toEqual(['@fake-heavy', 'fake-heavy']);
+    expect(
+      readdirSync(modules)
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+    ).toEqual(['@fake-heavy', 'fake-heavy']);
     expect(readdirSync(join(modules, '@fake-heavy'))).toEqual([HERE]);
     // Only two tarballs were downloaded: the package and this platform's binary.
     const tarballs = registry.requests.slice(before).filter((path) => path.endsWith('.tgz'));
-    expect(tarballs.sort()).toEqual([`/@fake-heavy/${HERE}/-/${HERE}-1.0.0.tgz`, '/fake-heavy/-/fake-heavy-1.0.0.tgz'].sort());
+    expect(tarballs.sort()).toEqual(
+      [`/@fake-heavy/${HERE}/-/${HERE}-1.0.0.tgz`, '/fake-heavy/-/fake-heavy-1.0.0.tgz'].sort(),
+    );
 
     expect(progress.map((item) => item.phase)).toEqual(expect.arrayContaining(['start', 'platform', 'done']));
     expect(progress[0]!.message).toBe(`Installing fake-heavy@^1.0.0 into ${dir}…`);
-    expect(progress.find((item) => item.phase === 'platform')!.message).toBe(`  adding the ${HERE} binary (@fake-heavy/${HERE}@1.0.0)…`);
-    expect(progress.at(-1)!.message).toMatch(/^Installed fake-heavy@\^1\.0\.0 in \d+\.\d s \(\d+ MB in .*runtime-deps\)\.$/);
+    expect(progress.find((item) => item.phase === 'platform')!.message).toBe(
+      `  adding the ${HERE} binary (@fake-heavy/${HERE}@1.0.0)…`,
+    );
+    expect(progress.at(-1)!.message).toMatch(
+      /^Installed fake-heavy@\^1\.0\.0 in \d+\.\d s \(\d+ MB in .*runtime-deps\)\.$/,
+    );
 
     // A second use finds it in the state dir without npm.
     const again = registry.requests.length;
     expect(locateRuntimeDep('fake-heavy', { stateDir, resolveFrom })).toMatchObject({ source: 'state' });
-    expect(await importRuntimeDep<{ where: string }>(HEAVY, { stateDir, resolveFrom, env: npmEnv('http://127.0.0.1:9/', root) })).toBe(mod);
+    expect(
+      await importRuntimeDep<{ where: string }>(HEAVY, {
+        stateDir,
+        resolveFrom,
+        env: npmEnv('http://127.0.0.1:9/', root),
+      }),
+    ).toBe(mod);
     expect(registry.requests.length).toBe(again);
   }, 120_000);
 
@@ -135,12 +185,23 @@ describe('on-demand runtime dependencies', () => {
   it('prefers a package normal resolution finds, and installs nothing', async () => {
     const root = tempDir('claw-rtd-');
     const project = join(root, 'project');
-    writePackage(join(project, 'node_modules', 'fake-heavy'), { name: 'fake-heavy', version: '1.0.0', type: 'module', exports: { '.': { import: './index.js' } } }, { 'index.js': "export const where = 'resolved';\n" });
+    writePackage(
+      join(project, 'node_modules', 'fake-heavy'),
+      { name: 'fake-heavy', version: '1.0.0', type: 'module', exports: { '.': { import: './index.js' } } },
+      { 'index.js': "export const where = 'resolved';\n" },
+    );
     const resolveFrom = join(project, 'src', 'main.js');
     const stateDir = join(root, 'state');
     const before = registry.requests.length;
-    expect(locateRuntimeDep('fake-heavy', { stateDir, resolveFrom })).toEqual({ source: 'resolved', entry: join(project, 'node_modules', 'fake-heavy', 'index.js') });
-    const mod = await importRuntimeDep<{ where: string }>(HEAVY, { stateDir, resolveFrom, env: npmEnv(registry.url, root) });
+    expect(locateRuntimeDep('fake-heavy', { stateDir, resolveFrom })).toEqual({
+      source: 'resolved',
+      entry: join(project, 'node_modules', 'fake-heavy', 'index.js'),
+    });
+    const mod = await importRuntimeDep<{ where: string }>(HEAVY, {
+      stateDir,
+      resolveFrom,
+      env: npmEnv(registry.url, root),
+    });
     expect(mod.where).toBe('resolved');
     expect(registry.requests.length).toBe(before);
     expect(existsSync(runtimeDepsDir(stateDir))).toBe(false);
@@ -150,7 +211,11 @@ describe('on-demand runtime dependencies', () => {
 
   it('explains instead of installing when asked not to install', async () => {
     const root = tempDir('claw-rtd-');
-    const error = await importRuntimeDep(HEAVY, { stateDir: join(root, 'state'), resolveFrom: join(root, 'x.js'), install: false }).catch((caught: unknown) => caught);
+    const error = await importRuntimeDep(HEAVY, {
+      stateDir: join(root, 'state'),
+      resolveFrom: join(root, 'x.js'),
+      install: false,
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RuntimeDepMissingError);
     expect((error as Error).message).toBe(
       `fake-heavy is not installed (it is installed on demand, not with claw). Install it with: npm install fake-heavy@^1.0.0 --prefix ${join(root, 'state', 'runtime-deps')} --omit=optional`,
@@ -162,13 +227,21 @@ describe('on-demand runtime dependencies', () => {
     expect(manifest.runtimeDependencies).toEqual([NODE_LLAMA_CPP]);
     expect(NODE_LLAMA_CPP.platformPackages!['linux-x64']).toBe('@node-llama-cpp/linux-x64');
     // Every named binary package is one node-llama-cpp lists, and none is a GPU variant.
-    const optional = Object.keys(JSON.parse(readFileSync(join(REPO, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')).optionalDependencies);
+    const optional = Object.keys(
+      JSON.parse(readFileSync(join(REPO, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8'))
+        .optionalDependencies,
+    );
     for (const name of Object.values(NODE_LLAMA_CPP.platformPackages!)) {
       expect(optional).toContain(name);
       expect(name).not.toMatch(/cuda|vulkan/);
     }
     const root = tempDir('claw-rtd-');
-    expect(await ensurePluginRuntimeDeps('llama-cpp', manifest, { stateDir: join(root, 'state'), env: npmEnv('http://127.0.0.1:9/', root) })).toEqual([]);
+    expect(
+      await ensurePluginRuntimeDeps('llama-cpp', manifest, {
+        stateDir: join(root, 'state'),
+        env: npmEnv('http://127.0.0.1:9/', root),
+      }),
+    ).toEqual([]);
   });
 
   it('claw plugins enable installs a plugin’s runtimeDependencies, and says what failed when offline', async () => {
@@ -186,17 +259,28 @@ describe('on-demand runtime dependencies', () => {
     });
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ plugins: { load: { paths: [plugins] } } }));
     const port = await freePort();
-    const offline = await claw(['plugins', 'enable', 'heavy-demo'], { ...npmEnv(`http://127.0.0.1:${port}/`, root), OPENCLAW_STATE_DIR: stateDir });
+    const offline = await claw(['plugins', 'enable', 'heavy-demo'], {
+      ...npmEnv(`http://127.0.0.1:${port}/`, root),
+      OPENCLAW_STATE_DIR: stateDir,
+    });
     expect(offline.code).toBe(1);
     expect(offline.stderr).toContain(
       `claw: enabled heavy-demo, but could not install fake-light@^2.0.0: the npm registry http://127.0.0.1:${port}/ cannot be reached (ECONNREFUSED). Connect to the network and retry: claw plugins enable heavy-demo\n`,
     );
-    const online = await claw(['plugins', 'enable', 'heavy-demo'], { ...npmEnv(registry.url, root), OPENCLAW_STATE_DIR: stateDir });
+    const online = await claw(['plugins', 'enable', 'heavy-demo'], {
+      ...npmEnv(registry.url, root),
+      OPENCLAW_STATE_DIR: stateDir,
+    });
     expect(online).toMatchObject({ code: 0, stdout: 'Enabled heavy-demo.\n' });
-    expect(online.stderr).toMatch(/^Installing fake-light@\^2\.0\.0 into .*runtime-deps…\nInstalled fake-light@\^2\.0\.0 in [\d.]+ s/);
+    expect(online.stderr).toMatch(
+      /^Installing fake-light@\^2\.0\.0 into .*runtime-deps…\nInstalled fake-light@\^2\.0\.0 in [\d.]+ s/,
+    );
     expect(existsSync(join(runtimeDepsDir(stateDir), 'node_modules', 'fake-light', 'index.js'))).toBe(true);
     // Enabling again finds it and stays quiet.
-    const again = await claw(['plugins', 'enable', 'heavy-demo'], { ...npmEnv(`http://127.0.0.1:${port}/`, root), OPENCLAW_STATE_DIR: stateDir });
+    const again = await claw(['plugins', 'enable', 'heavy-demo'], {
+      ...npmEnv(`http://127.0.0.1:${port}/`, root),
+      OPENCLAW_STATE_DIR: stateDir,
+    });
     expect(again).toMatchObject({ code: 0, stderr: '' });
   }, 120_000);
 });
@@ -217,7 +301,11 @@ describe('first use without node-llama-cpp', () => {
     try {
       const provider = await kernel.capabilities.get('provider', 'llama-cpp');
       const error = await (async () => {
-        for await (const _ of provider.stream({ model: 'model', messages: [{ role: 'user', content: 'hi' }] }, { signal: new AbortController().signal })) void _;
+        for await (const _ of provider.stream(
+          { model: 'model', messages: [{ role: 'user', content: 'hi' }] },
+          { signal: new AbortController().signal },
+        ))
+          void _;
       })().catch((caught: unknown) => caught);
       expect(isModelError(error)).toBe(true);
       expect((error as Error).message).toBe(
@@ -236,7 +324,10 @@ describe('first use without node-llama-cpp', () => {
     const provider = new LocalEmbeddingProvider({
       modelPath: join(root, 'embed.gguf'),
       timeoutMs: 30_000,
-      runtimeDeps: runtimeDepsService({ stateDir: join(root, 'state'), env: { ...npmEnv(`http://127.0.0.1:${port}/`, root), CLAW_RUNTIME_DEPS_STATE_ONLY: '1' } }),
+      runtimeDeps: runtimeDepsService({
+        stateDir: join(root, 'state'),
+        env: { ...npmEnv(`http://127.0.0.1:${port}/`, root), CLAW_RUNTIME_DEPS_STATE_ONLY: '1' },
+      }),
     });
     const error = await provider.embed(['hello']).catch((caught: unknown) => caught);
     expect((error as Error).message).toBe(

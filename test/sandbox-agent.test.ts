@@ -8,7 +8,10 @@ let h: AgentHarness;
 beforeAll(async () => {
   h = await startAgent({
     plugins: [join(REPO, 'plugins', 'sandbox-bwrap')],
-    config: { plugins: { slots: { sandbox: 'sandbox-bwrap' } }, agents: { defaults: { sandbox: { mode: 'non-main' } } } },
+    config: {
+      plugins: { slots: { sandbox: 'sandbox-bwrap' } },
+      agents: { defaults: { sandbox: { mode: 'non-main' } } },
+    },
   });
 });
 afterAll(() => h?.stop());
@@ -25,7 +28,10 @@ describe('an agent run in a non-main session (mode "non-main")', () => {
       ['agent:main:main', false],
     ] as const) {
       h.fake.reset();
-      h.fake.script({ toolCalls: [{ id: 'call_1', name: 'exec', arguments: { command: 'hostname; pwd' } }] }, { text: 'done' });
+      h.fake.script(
+        { toolCalls: [{ id: 'call_1', name: 'exec', arguments: { command: 'hostname; pwd' } }] },
+        { text: 'done' },
+      );
       const { final } = await runAgent(h.client, { message: 'where am I?', sessionKey });
       expect(final).toMatchObject({ status: 'ok' });
       const [first, second] = h.fake.requests.filter((request) => request.path.endsWith('/chat/completions'));

@@ -42,7 +42,11 @@ describe('sandbox bind validation (shared by every backend)', () => {
   });
 
   it('accepts an ordinary project directory, read-only or not', () => {
-    expect(validateBind('/home/u/project:/project:ro', policy)).toEqual({ source: '/home/u/project', target: '/project', readOnly: true });
+    expect(validateBind('/home/u/project:/project:ro', policy)).toEqual({
+      source: '/home/u/project',
+      target: '/project',
+      readOnly: true,
+    });
     const data = userOwnedDir();
     expect(validateBind(`${data}:/data`, policy)).toEqual({ source: data, target: '/data', readOnly: false });
   });
@@ -56,7 +60,9 @@ describe('sandbox bind validation (shared by every backend)', () => {
       expect(validateBind(`${dir}:/x:ro`, policy)).toEqual({ source: dir, target: '/x', readOnly: true });
     }
     // Docker would create the missing directory, owned by root.
-    expect(() => validateBind('/srv/nowhere/data:/data', policy)).toThrow(/"\/srv\/nowhere\/data:\/data" is refused: \S+ does not exist/);
+    expect(() => validateBind('/srv/nowhere/data:/data', policy)).toThrow(
+      /"\/srv\/nowhere\/data:\/data" is refused: \S+ does not exist/,
+    );
   });
 
   it('refuses an innocent-looking path that is a symbolic link to /etc (checked again after resolving)', () => {
@@ -64,14 +70,20 @@ describe('sandbox bind validation (shared by every backend)', () => {
     symlinkSync('/etc', join(dir, 'config'));
     mkdirSync(join(dir, 'real'));
     expect(() => validateBind(`${dir}/config:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc/);
-    expect(() => validateBind(`${dir}/config/ssl/missing:/x`, { stateDir: '/nonexistent-state' })).toThrow(/resolves to \/etc\/ssl\/missing/);
+    expect(() => validateBind(`${dir}/config/ssl/missing:/x`, { stateDir: '/nonexistent-state' })).toThrow(
+      /resolves to \/etc\/ssl\/missing/,
+    );
     expect(validateBind(`${dir}/real:/x:ro`, { stateDir: '/nonexistent-state' }).source).toBe(`${dir}/real`);
   });
 
   it('checks a sandbox workspace against the host paths but lets it live in the state dir or a home', () => {
     expect(checkWorkspaceRoot('/home/u/.openclaw/workspace/', policy)).toBe('/home/u/.openclaw/workspace');
-    expect(() => checkWorkspaceRoot('/etc', policy)).toThrow(/sandbox workspace "\/etc" is refused: \/etc is a protected host path/);
-    expect(() => checkWorkspaceRoot('/srv', policy)).toThrow(/contains the protected host path \/srv\/engine\/api.sock/);
+    expect(() => checkWorkspaceRoot('/etc', policy)).toThrow(
+      /sandbox workspace "\/etc" is refused: \/etc is a protected host path/,
+    );
+    expect(() => checkWorkspaceRoot('/srv', policy)).toThrow(
+      /contains the protected host path \/srv\/engine\/api.sock/,
+    );
     expect(() => checkWorkspaceRoot('work', policy)).toThrow(/must be an absolute host path/);
   });
 });

@@ -33,10 +33,19 @@ describe('issue 12 escape suite (test/escape-cases.ts) under the bubblewrap back
   });
 
   it('refuses every case (100 %)', async () => {
-    const outcomes = await runEscapeCases(suite, ESCAPE_CASES, suite.workspace, /refused|outside the sandbox workspace/i);
+    const outcomes = await runEscapeCases(
+      suite,
+      ESCAPE_CASES,
+      suite.workspace,
+      /refused|outside the sandbox workspace/i,
+    );
     const refused = outcomes.filter((outcome) => outcome.refused).length;
     console.log(`escape suite under sandbox-bwrap: ${refused}/${ESCAPE_CASES.length} refused`);
-    expect(outcomes.filter((outcome) => !outcome.refused).map((outcome) => `${outcome.id}: ${outcome.why} — ${outcome.result.slice(0, 160)}`)).toEqual([]);
+    expect(
+      outcomes
+        .filter((outcome) => !outcome.refused)
+        .map((outcome) => `${outcome.id}: ${outcome.why} — ${outcome.result.slice(0, 160)}`),
+    ).toEqual([]);
     expect(refused).toBe(ESCAPE_CASES.length);
     // The runs really went through the bwrap backend: it recorded the agent's sandbox.
     expect(readFileSync(join(suite.gw.stateDir, 'sandbox', 'bwrap.json'), 'utf8')).toContain('agent:main');

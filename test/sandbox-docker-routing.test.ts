@@ -55,7 +55,9 @@ afterAll(async () => {
 
 function claw(...args: string[]): Promise<any> {
   const env = { ...process.env, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: join(stateDir, 'openclaw.json') };
-  return promisify(execFile)('node', [CLI, 'sandbox', ...args, '--json'], { env }).then(({ stdout }) => JSON.parse(stdout));
+  return promisify(execFile)('node', [CLI, 'sandbox', ...args, '--json'], { env }).then(({ stdout }) =>
+    JSON.parse(stdout),
+  );
 }
 
 function text(result: ToolResult): string {
@@ -64,7 +66,9 @@ function text(result: ToolResult): string {
 
 function invoke(name: string, params: Record<string, unknown>, sessionKey = GROUP) {
   const context = { agentId: 'main', sessionKey, workspaceDir: h.workspace };
-  return h.gw.kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `t-${randomBytes(4).toString('hex')}`, context }).then((outcome) => outcome.result);
+  return h.gw.kernel.plugins.kernelServices.tools
+    .invoke({ name, params, toolCallId: `t-${randomBytes(4).toString('hex')}`, context })
+    .then((outcome) => outcome.result);
 }
 
 /** The model asks for `command` through exec in `sessionKey`; returns what the tool answered. */
@@ -83,9 +87,19 @@ const WHERE = `hostname; pwd; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '
 
 describe('Docker sandbox through the routing step (mode non-main, default slot holder)', () => {
   it('runs the model’s exec of a group session in the container, of the main session on the host; `claw sandbox explain` agrees', async () => {
-    const [mainExplained, groupExplained] = await Promise.all([claw('explain'), claw('explain', '--session', 'telegram:group:7')]);
+    const [mainExplained, groupExplained] = await Promise.all([
+      claw('explain'),
+      claw('explain', '--session', 'telegram:group:7'),
+    ]);
     expect(mainExplained).toMatchObject({ sessionKey: MAIN, sandboxed: false, commandsRunOn: 'host' });
-    expect(groupExplained).toMatchObject({ sessionKey: GROUP, sandboxed: true, scopeKey: 'agent:main', workdir: '/workspace', network: 'none', commandsRunOn: 'sandbox (sandbox-docker)' });
+    expect(groupExplained).toMatchObject({
+      sessionKey: GROUP,
+      sandboxed: true,
+      scopeKey: 'agent:main',
+      workdir: '/workspace',
+      network: 'none',
+      commandsRunOn: 'sandbox (sandbox-docker)',
+    });
 
     const container = hostnameFor(containerNameFor(groupExplained.scopeKey, PREFIX));
     const [groupHost, groupCwd, groupNet] = (await modelExec(GROUP, WHERE)).split('\n');
@@ -98,7 +112,10 @@ describe('Docker sandbox through the routing step (mode non-main, default slot h
     expect(mainCwd).toBe(realpathSync(h.workspace));
 
     // explain's verdict matches where each command actually ran.
-    for (const [explained, ranOn] of [[mainExplained, mainHost], [groupExplained, groupHost]] as const) {
+    for (const [explained, ranOn] of [
+      [mainExplained, mainHost],
+      [groupExplained, groupHost],
+    ] as const) {
       expect(ranOn === container, explained.sessionKey).toBe(explained.sandboxed);
     }
   });
@@ -108,14 +125,22 @@ describe('Docker sandbox through the routing step (mode non-main, default slot h
     const { sandboxes } = await claw('list');
     expect(sandboxes).toHaveLength(1);
     const [listed] = sandboxes;
-    expect(listed).toMatchObject({ backend: 'docker', scopeKey: 'agent:main', agentId: 'main', image: 'claw-sandbox:busybox', running: true });
+    expect(listed).toMatchObject({
+      backend: 'docker',
+      scopeKey: 'agent:main',
+      agentId: 'main',
+      image: 'claw-sandbox:busybox',
+      running: true,
+    });
     expect((await docker.list()).map((info) => info.id)).toEqual([listed.id]);
 
     expect(await claw('recreate', '--agent', 'main')).toEqual({ removed: [listed.id] });
     expect(await docker.list()).toEqual([]);
     expect((await claw('list')).sandboxes).toEqual([]);
 
-    expect(text(await invoke('exec', { command: 'hostname' })).trim()).toBe(hostnameFor(containerNameFor('agent:main', PREFIX)));
+    expect(text(await invoke('exec', { command: 'hostname' })).trim()).toBe(
+      hostnameFor(containerNameFor('agent:main', PREFIX)),
+    );
     const [again] = (await claw('list')).sandboxes;
     expect(again.id).not.toBe(listed.id);
   });
@@ -127,7 +152,12 @@ describe('Docker sandbox through the routing step (mode non-main, default slot h
       const client = await docker.docker();
       await expect(client.getImage(image).inspect()).resolves.toBeTruthy();
     } finally {
-      await (await docker.docker()).getImage(image).remove({ force: true }).catch(() => {});
+      await (
+        await docker.docker()
+      )
+        .getImage(image)
+        .remove({ force: true })
+        .catch(() => {});
     }
   }, 60_000);
 
@@ -139,16 +169,30 @@ describe('Docker sandbox through the routing step (mode non-main, default slot h
     // Each command first says where it runs: a case only counts when it ran in the container.
     const ranIn = `ran-in:${hostnameFor(containerNameFor('agent:main', PREFIX))}`;
     for (const { name, command } of EXEC_ESCAPES) {
-      const output = text(await invoke('exec', { command: `echo "ran-in:$(hostname)"; ${command.replaceAll('{{host}}', host)}` }));
-      outcomes.push({ name: `exec: ${name}`, refused: output.split('\n').includes(ranIn) && !output.includes('ESCAPED'), output });
+      const output = text(
+        await invoke('exec', { command: `echo "ran-in:$(hostname)"; ${command.replaceAll('{{host}}', host)}` }),
+      );
+      outcomes.push({
+        name: `exec: ${name}`,
+        refused: output.split('\n').includes(ranIn) && !output.includes('ESCAPED'),
+        output,
+      });
     }
     for (const path of FILE_ESCAPES) {
       const result = await invoke('read', { path });
-      outcomes.push({ name: `read ${path}`, refused: result.isError === true && /outside the sandbox workspace/.test(text(result)), output: text(result) });
+      outcomes.push({
+        name: `read ${path}`,
+        refused: result.isError === true && /outside the sandbox workspace/.test(text(result)),
+        output: text(result),
+      });
     }
     const refused = outcomes.filter((outcome) => outcome.refused).length;
     console.log(`docker sandbox escape cases refused: ${refused}/${outcomes.length}`);
-    expect(outcomes.filter((outcome) => !outcome.refused).map((outcome) => `${outcome.name}: ${outcome.output.slice(0, 120)}`)).toEqual([]);
+    expect(
+      outcomes
+        .filter((outcome) => !outcome.refused)
+        .map((outcome) => `${outcome.name}: ${outcome.output.slice(0, 120)}`),
+    ).toEqual([]);
     expect(refused).toBe(EXEC_ESCAPES.length + FILE_ESCAPES.length);
     expect(refused).toBeGreaterThanOrEqual(18);
   });
@@ -169,7 +213,13 @@ describe('issue 12 escape suite (test/escape-cases.ts) under the Docker backend'
       stateDir: suiteState,
       env: { DOCKER_HOST: requireDockerHost() },
       plugins: [join(REPO, 'plugins', 'sandbox-docker')],
-      config: { agents: { defaults: { sandbox: { mode: 'all', scope: 'agent', workspaceAccess: 'rw', docker: { containerPrefix: prefix } } } } },
+      config: {
+        agents: {
+          defaults: {
+            sandbox: { mode: 'all', scope: 'agent', workspaceAccess: 'rw', docker: { containerPrefix: prefix } },
+          },
+        },
+      },
     });
   }, 120_000);
 
@@ -180,12 +230,23 @@ describe('issue 12 escape suite (test/escape-cases.ts) under the Docker backend'
   });
 
   it('refuses every case (100 %)', async () => {
-    const outcomes = await runEscapeCases(suite, ESCAPE_CASES, suite.workspace, /refused|outside the sandbox workspace/i);
+    const outcomes = await runEscapeCases(
+      suite,
+      ESCAPE_CASES,
+      suite.workspace,
+      /refused|outside the sandbox workspace/i,
+    );
     const refused = outcomes.filter((outcome) => outcome.refused).length;
     console.log(`escape suite under sandbox-docker: ${refused}/${ESCAPE_CASES.length} refused`);
-    expect(outcomes.filter((outcome) => !outcome.refused).map((outcome) => `${outcome.id}: ${outcome.why} — ${outcome.result.slice(0, 160)}`)).toEqual([]);
+    expect(
+      outcomes
+        .filter((outcome) => !outcome.refused)
+        .map((outcome) => `${outcome.id}: ${outcome.why} — ${outcome.result.slice(0, 160)}`),
+    ).toEqual([]);
     expect(refused).toBe(ESCAPE_CASES.length);
     // The runs really went through the Docker backend: the agent's container exists.
-    expect((await (await dockerTestBackend({ containerPrefix: prefix })).list()).map((info) => info.scopeKey)).toEqual(['agent:main']);
+    expect((await (await dockerTestBackend({ containerPrefix: prefix })).list()).map((info) => info.scopeKey)).toEqual([
+      'agent:main',
+    ]);
   }, 180_000);
 });

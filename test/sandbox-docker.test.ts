@@ -16,7 +16,13 @@ import { createTestKernel } from '../sdk/testing.js';
 import { runtimeDepsService } from '../host/runtime-deps.js';
 import type { SandboxBackend } from '../sdk/index.js';
 import type { SandboxDockerService } from '../plugins/sandbox-docker/index.js';
-import { DOCKER_DEPS_STATE, dockerTestBackend, linkDockerDeps, requireDockerHost, sandboxSpec } from './docker-helpers.js';
+import {
+  DOCKER_DEPS_STATE,
+  dockerTestBackend,
+  linkDockerDeps,
+  requireDockerHost,
+  sandboxSpec,
+} from './docker-helpers.js';
 import { REPO, tempDir } from './helpers.js';
 
 let backend: DockerSandboxBackend;
@@ -60,7 +66,11 @@ describe('sandbox-docker: inside the container', () => {
   it('runs in the container: its hostname, /workspace with the host files, the spec env', async () => {
     const name = containerNameFor(sandbox.spec.scopeKey, backend.prefix);
     const result = await sh(sandbox, 'hostname; pwd; cat hello.txt; echo "$SANDBOX_GREETING"; echo made > out.txt');
-    expect(result).toEqual({ exitCode: 0, stdout: `${hostnameFor(name)}\n/workspace\nfrom the host\nhi\n`, stderr: '' });
+    expect(result).toEqual({
+      exitCode: 0,
+      stdout: `${hostnameFor(name)}\n/workspace\nfrom the host\nhi\n`,
+      stderr: '',
+    });
     expect(readFileSync(join(workspace, 'out.txt'), 'utf8')).toBe('made\n');
     expect(sandbox.backend).toBe('docker');
   });
@@ -90,10 +100,17 @@ describe('sandbox-docker: inside the container', () => {
     const limited = await ensure(tempDir('claw-sbx-pids-'), { limits: { pids: 40, memoryBytes: 128 * 1024 ** 2 } });
     try {
       // cgroup v2 files, or v1's on older hosts.
-      const limits = await sh(limited, 'cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes');
+      const limits = await sh(
+        limited,
+        'cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes',
+      );
       expect(limits.stdout).toBe(`40\n${128 * 1024 ** 2}\n`);
       // More processes than the limit: forks fail inside, the host is untouched.
-      const bomb = await sh(limited, 'for i in $(seq 60); do sleep 30 & done 2>/dev/null; ps | grep -c "sleep 30"', 20_000);
+      const bomb = await sh(
+        limited,
+        'for i in $(seq 60); do sleep 30 & done 2>/dev/null; ps | grep -c "sleep 30"',
+        20_000,
+      );
       expect(Number(bomb.stdout.trim())).toBeLessThan(40);
     } finally {
       await backend.remove(limited.id);
@@ -101,7 +118,11 @@ describe('sandbox-docker: inside the container', () => {
   });
 
   it('passes stdin and keeps stdout and stderr apart; cwd stays inside the workdir', async () => {
-    expect(await sandbox.exec({ command: ['sh', '-c', 'cat; echo oops >&2; exit 3'], stdin: 'piped in' })).toEqual({ exitCode: 3, stdout: 'piped in', stderr: 'oops\n' });
+    expect(await sandbox.exec({ command: ['sh', '-c', 'cat; echo oops >&2; exit 3'], stdin: 'piped in' })).toEqual({
+      exitCode: 3,
+      stdout: 'piped in',
+      stderr: 'oops\n',
+    });
     mkdirSync(join(workspace, 'sub'));
     expect((await sandbox.exec({ command: ['pwd'], cwd: 'sub' })).stdout).toBe('/workspace/sub\n');
     await expect(sandbox.exec({ command: ['pwd'], cwd: '../etc' })).rejects.toThrow(/outside the sandbox workdir/);
@@ -186,8 +207,12 @@ describe('sandbox-docker: workspace access and binds', () => {
       await expect(backend.ensure(sandboxSpec(workspace, { binds: [bind] })), bind).rejects.toThrow(reason);
     }
     await expect(backend.ensure(sandboxSpec('/etc'))).rejects.toThrow(/sandbox workspace "\/etc" is refused/);
-    await expect(backend.ensure(sandboxSpec(join(socket, '..')))).rejects.toThrow(/sandbox workspace .* contains the protected host path/);
-    await expect(backend.ensure(sandboxSpec(workspace, { network: 'host' }))).rejects.toThrow(/network "host" is refused/);
+    await expect(backend.ensure(sandboxSpec(join(socket, '..')))).rejects.toThrow(
+      /sandbox workspace .* contains the protected host path/,
+    );
+    await expect(backend.ensure(sandboxSpec(workspace, { network: 'host' }))).rejects.toThrow(
+      /network "host" is refused/,
+    );
     expect((await backend.list()).length).toBe(before);
   });
 
@@ -224,7 +249,16 @@ describe('sandbox-docker: lifecycle', () => {
     expect(changed.id).not.toBe(first.id);
     expect((await sh(changed, 'cat /tmp/state 2>/dev/null || echo fresh')).stdout).toBe('fresh\n');
     const listed = (await backend.list()).filter((info) => info.scopeKey === spec.scopeKey);
-    expect(listed).toEqual([expect.objectContaining({ id: changed.id, backend: 'docker', agentId: 'main', configHash: 'hash-2', running: true, image: 'claw-sandbox:busybox' })]);
+    expect(listed).toEqual([
+      expect.objectContaining({
+        id: changed.id,
+        backend: 'docker',
+        agentId: 'main',
+        configHash: 'hash-2',
+        running: true,
+        image: 'claw-sandbox:busybox',
+      }),
+    ]);
   });
 
   it('lists and removes sandboxes; removing an unknown id names it', async () => {
@@ -252,10 +286,25 @@ describe('sandbox-docker: lifecycle', () => {
 
   it('check() names what is missing: the daemon, or the image and how to build it', async () => {
     expect(await backend.check()).toEqual({ ok: true });
-    const missing = new DockerSandboxBackend({ stateDir: DOCKER_DEPS_STATE, env: process.env, deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }), defaultImage: 'claw-sandbox:never-built' });
-    expect(await missing.check()).toEqual({ ok: false, reason: expect.stringMatching(/image claw-sandbox:never-built is missing .*claw sandbox build/) });
-    const down = new DockerSandboxBackend({ stateDir: DOCKER_DEPS_STATE, env: { DOCKER_HOST: `unix://${tempDir('claw-nodocker-')}/docker.sock` }, deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }) });
-    expect(await down.check()).toEqual({ ok: false, reason: expect.stringMatching(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/) });
+    const missing = new DockerSandboxBackend({
+      stateDir: DOCKER_DEPS_STATE,
+      env: process.env,
+      deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }),
+      defaultImage: 'claw-sandbox:never-built',
+    });
+    expect(await missing.check()).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/image claw-sandbox:never-built is missing .*claw sandbox build/),
+    });
+    const down = new DockerSandboxBackend({
+      stateDir: DOCKER_DEPS_STATE,
+      env: { DOCKER_HOST: `unix://${tempDir('claw-nodocker-')}/docker.sock` },
+      deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }),
+    });
+    expect(await down.check()).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/),
+    });
     await expect(down.buildImage()).rejects.toThrow(/Docker daemon at unix:\/\/.*docker\.sock is not reachable/);
   });
 
@@ -268,7 +317,10 @@ describe('sandbox-docker: lifecycle', () => {
       expect((await sh(custom, 'echo $0; ls /bin/sh')).stdout).toBe('sh\n/bin/sh\n');
       await backend.remove(custom.id);
     } finally {
-      await docker.getImage(image).remove({ force: true }).catch(() => {});
+      await docker
+        .getImage(image)
+        .remove({ force: true })
+        .catch(() => {});
     }
   });
 
@@ -296,7 +348,9 @@ describe('sandbox-docker as a plugin', () => {
       expect(await slot.check()).toEqual({ ok: true });
       const sandbox = await slot.ensure(sandboxSpec(tempDir('claw-sbx-plugin-ws-')));
       try {
-        expect((await sandbox.exec({ command: ['hostname'] })).stdout).toBe(`${hostnameFor(containerNameFor(sandbox.spec.scopeKey))}\n`);
+        expect((await sandbox.exec({ command: ['hostname'] })).stdout).toBe(
+          `${hostnameFor(containerNameFor(sandbox.spec.scopeKey))}\n`,
+        );
       } finally {
         await slot.remove(sandbox.id);
       }
@@ -306,7 +360,12 @@ describe('sandbox-docker as a plugin', () => {
       try {
         expect(await service.buildImage({ image })).toBe(image);
       } finally {
-        await (await backend.docker()).getImage(image).remove({ force: true }).catch(() => {});
+        await (
+          await backend.docker()
+        )
+          .getImage(image)
+          .remove({ force: true })
+          .catch(() => {});
       }
     } finally {
       await kernel.dispose();

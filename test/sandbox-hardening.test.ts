@@ -34,7 +34,10 @@ function sh(instance: SandboxInstance, script: string) {
 function privilegeOf(path: string): { setuidRoot: boolean; setgidRoot: boolean } {
   if (!existsSync(path)) return { setuidRoot: false, setgidRoot: false };
   const info = statSync(path);
-  return { setuidRoot: info.uid === 0 && (info.mode & 0o4000) !== 0, setgidRoot: info.gid === 0 && (info.mode & 0o2000) !== 0 };
+  return {
+    setuidRoot: info.uid === 0 && (info.mode & 0o4000) !== 0,
+    setgidRoot: info.gid === 0 && (info.mode & 0o2000) !== 0,
+  };
 }
 
 /** Everything a command could try to leave a root-owned setuid program behind with. */
@@ -63,7 +66,10 @@ describe('Docker sandbox: never root (sandbox.docker.user)', () => {
     const planted = await sh(sandbox, PLANT_SETUID);
     // The copy is there (the sandbox may write its workspace); it is just not root's.
     expect(existsSync(join(workspace, 'rootshell')), planted.stderr).toBe(true);
-    expect(privilegeOf(join(workspace, 'rootshell')), planted.stdout + planted.stderr).toEqual({ setuidRoot: false, setgidRoot: false });
+    expect(privilegeOf(join(workspace, 'rootshell')), planted.stdout + planted.stderr).toEqual({
+      setuidRoot: false,
+      setgidRoot: false,
+    });
   });
 
   it('runs as the workspace owner, or as 65534:65534 when root owns it, and can write the workspace root gave it', async () => {
@@ -72,7 +78,8 @@ describe('Docker sandbox: never root (sandbox.docker.user)', () => {
     mkdirSync(join(workspace, 'made-by-the-host'));
     const sandbox = await backend.ensure(sandboxSpec(workspace));
     const expected = ROOT ? '65534:65534' : `${process.getuid!()}:${process.getgid!()}`;
-    const script = 'echo "$(id -u):$(id -g)"; echo "$HOME"; echo after >> from-root.txt && echo new > made-by-the-host/x && echo wrote';
+    const script =
+      'echo "$(id -u):$(id -g)"; echo "$HOME"; echo after >> from-root.txt && echo new > made-by-the-host/x && echo wrote';
     const result = await sh(sandbox, script);
     expect(result).toMatchObject({ exitCode: 0, stdout: `${expected}\n/workspace\nwrote\n` });
     expect(statSync(join(workspace, 'made-by-the-host', 'x')).uid).toBe(Number(expected.split(':')[0]));
@@ -107,7 +114,12 @@ describe('Docker sandbox: never root (sandbox.docker.user)', () => {
     const spec = sandboxSpec(tempDir('claw-sbx-old-'));
     const docker = await backend.docker();
     const name = containerNameFor(spec.scopeKey, backend.prefix);
-    const old = createOptions(spec, { name, image: backend.defaultImage, bindPolicy: { stateDir: '/nonexistent-state' }, now: Date.now() });
+    const old = createOptions(spec, {
+      name,
+      image: backend.defaultImage,
+      bindPolicy: { stateDir: '/nonexistent-state' },
+      now: Date.now(),
+    });
     delete old.User;
     delete (old.Labels as Record<string, string>)[LABELS.user];
     const stale = await docker.createContainer(old);
@@ -119,7 +131,9 @@ describe('Docker sandbox: never root (sandbox.docker.user)', () => {
 
   it('the config refuses docker.user as root or as a name, naming the path', () => {
     const issues = (user: string) => {
-      const config = { agents: { defaults: { sandbox: { docker: { user } } }, list: [{ id: 'main', sandbox: { docker: { user } } }] } };
+      const config = {
+        agents: { defaults: { sandbox: { docker: { user } } }, list: [{ id: 'main', sandbox: { docker: { user } } }] },
+      };
       return judged(snapshotOf(config, '/x.json'), clawPolicy).issues;
     };
     expect(issues('0:0').map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
@@ -146,7 +160,9 @@ describe('handing a root-owned workspace to the sandbox user', () => {
     const owner = (path: string) => statSync(path).uid;
     if (ROOT) {
       expect(changed).toBe(3);
-      expect([owner(workspace), owner(join(workspace, 'notes.txt')), owner(join(workspace, 'sub'))]).toEqual([65534, 65534, 65534]);
+      expect([owner(workspace), owner(join(workspace, 'notes.txt')), owner(join(workspace, 'sub'))]).toEqual([
+        65534, 65534, 65534,
+      ]);
     } else {
       // Only root can give files away; anyone else leaves them as they are.
       expect(changed).toBe(0);
@@ -162,22 +178,40 @@ describe('explain and the runtime run the same checks', () => {
     const stateDir = join(tempDir('claw-explain-'), 'state');
     linkDockerDeps(stateDir);
     const prefix = `claw-explain-${randomBytes(3).toString('hex')}-`;
-    const sandbox = { mode: 'all', docker: { containerPrefix: prefix, binds: [`${dirname(socket)}:/engine:ro`, '/opt:/opt'] } };
+    const sandbox = {
+      mode: 'all',
+      docker: { containerPrefix: prefix, binds: [`${dirname(socket)}:/engine:ro`, '/opt:/opt'] },
+    };
     const config = { agents: { defaults: { sandbox } } };
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config));
     const configPath = join(stateDir, 'openclaw.json');
-    const env = { ...process.env, DOCKER_HOST: dockerHost, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: configPath };
+    const env = {
+      ...process.env,
+      DOCKER_HOST: dockerHost,
+      OPENCLAW_STATE_DIR: stateDir,
+      OPENCLAW_CONFIG_PATH: configPath,
+    };
     const { stdout } = await promisify(execFile)('node', [CLI, 'sandbox', 'explain', '--json'], { env });
     const explained = JSON.parse(stdout);
     expect(explained.binds).toEqual([
-      { bind: `${dirname(socket)}:/engine:ro`, ok: false, reason: expect.stringContaining(`contains the protected host path ${socket}`) },
-      { bind: '/opt:/opt', ok: false, reason: expect.stringMatching(/sandbox bind "\/opt:\/opt" is refused: \/opt is owned by root/) },
+      {
+        bind: `${dirname(socket)}:/engine:ro`,
+        ok: false,
+        reason: expect.stringContaining(`contains the protected host path ${socket}`),
+      },
+      {
+        bind: '/opt:/opt',
+        ok: false,
+        reason: expect.stringMatching(/sandbox bind "\/opt:\/opt" is refused: \/opt is owned by root/),
+      },
     ]);
     expect(explained.commandsRunOn).toBe(`refused (fail closed: ${explained.binds[0].reason})`);
 
     const kernel = await createTestKernel({
       // Exec approvals read the calling session from the sessions plugin's stores (which list models).
-      plugins: ['tools-exec', 'exec-approvals', 'models', 'sessions', 'sandbox-docker'].map((id) => join(REPO, 'plugins', id)),
+      plugins: ['tools-exec', 'exec-approvals', 'models', 'sessions', 'sandbox-docker'].map((id) =>
+        join(REPO, 'plugins', id),
+      ),
       config,
       env: { DOCKER_HOST: dockerHost },
       stateDir,
@@ -186,7 +220,9 @@ describe('explain and the runtime run the same checks', () => {
       const context = { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: tempDir('claw-explain-ws-') };
       const call = { name: 'exec', params: { command: 'true' }, toolCallId: 't-1', context };
       const outcome = await kernel.plugins.kernelServices.tools.invoke(call);
-      const text = (outcome.result as ToolResult).content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+      const text = (outcome.result as ToolResult).content
+        .map((part) => (part.type === 'text' ? part.text : ''))
+        .join('');
       expect(outcome.result.isError).toBe(true);
       expect(text).toContain(explained.binds[0].reason);
       expect(text).toMatch(/nothing was run on the host/);
@@ -231,7 +267,8 @@ describe('bubblewrap: the seccomp filter', () => {
       ...(process.arch === 'x64' ? [['x32 getpid', 0x40000000 | 39, '', 1] as [string, number, string, number]] : []),
     ];
     // perl passes a string as a pointer to its buffer, which must be a variable (a literal is read-only).
-    const strings = 'my ($type, $name, $payload, $none, $tmp, $tmpfs) = ("user", "claw", "x", "none", "/tmp", "tmpfs");';
+    const strings =
+      'my ($type, $name, $payload, $none, $tmp, $tmpfs) = ("user", "claw", "x", "none", "/tmp", "tmpfs");';
     const probes = calls.map(
       ([name, nr, args]) => `$! = 0; syscall(${[nr, args].filter(Boolean).join(', ')}); print "${name}:", $!+0, "\\n";`,
     );
@@ -239,7 +276,9 @@ describe('bubblewrap: the seccomp filter', () => {
     const result = await sh(sandbox, `perl -e '${script}'`);
     expect(result.stdout).toBe(calls.map(([name, , , errno]) => `${name}:${errno}\n`).join(''));
     // The one personality Docker allows, the query, still answers.
-    expect((await sh(sandbox, `perl -e 'print syscall(${table.personality}, 0xffffffff) >= 0 ? "ok\\n" : "no\\n"'`)).stdout).toBe('ok\n');
+    expect(
+      (await sh(sandbox, `perl -e 'print syscall(${table.personality}, 0xffffffff) >= 0 ? "ok\\n" : "no\\n"'`)).stdout,
+    ).toBe('ok\n');
   });
 
   it('refuses setuid and setgid bits, so no setuid-root program reaches the host (bwrap as root maps the sandbox onto root)', async () => {

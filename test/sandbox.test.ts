@@ -10,7 +10,9 @@ import { CLI, REPO, tempDir, waitFor } from './helpers.js';
 import { EXEC_ESCAPES, FILE_ESCAPES } from './sandbox-escape-cases.js';
 
 // Exec approvals read the calling session from the sessions plugin's stores (which list models); the first four run exec without a backend.
-const PLUGINS = ['tools-exec', 'exec-approvals', 'models', 'sessions', 'tools-fs', 'sandbox-bwrap'].map((id) => join(REPO, 'plugins', id));
+const PLUGINS = ['tools-exec', 'exec-approvals', 'models', 'sessions', 'tools-fs', 'sandbox-bwrap'].map((id) =>
+  join(REPO, 'plugins', id),
+);
 const MAIN = 'agent:main:main';
 const GROUP = 'agent:main:telegram:group:42';
 
@@ -22,21 +24,36 @@ async function sandboxKernel(sandbox: Record<string, unknown>, bwrap?: string): 
   return createTestKernel({
     plugins: PLUGINS,
     config: {
-      plugins: { slots: { sandbox: 'sandbox-bwrap' }, ...(bwrap ? { entries: { 'sandbox-bwrap': { config: { command: bwrap } } } } : {}) },
+      plugins: {
+        slots: { sandbox: 'sandbox-bwrap' },
+        ...(bwrap ? { entries: { 'sandbox-bwrap': { config: { command: bwrap } } } } : {}),
+      },
       agents: { defaults: { sandbox } },
     },
   });
 }
 
-function invoke(kernel: TestKernel, name: string, params: Record<string, unknown>, sessionKey: string, workspaceDir: string) {
-  return kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `t-${Math.random()}`, context: { agentId: 'main', sessionKey, workspaceDir } });
+function invoke(
+  kernel: TestKernel,
+  name: string,
+  params: Record<string, unknown>,
+  sessionKey: string,
+  workspaceDir: string,
+) {
+  return kernel.plugins.kernelServices.tools.invoke({
+    name,
+    params,
+    toolCallId: `t-${Math.random()}`,
+    context: { agentId: 'main', sessionKey, workspaceDir },
+  });
 }
 
 describe('sandbox routing with bubblewrap (mode non-main)', () => {
   let kernel: TestKernel;
   let workspace: string;
   let host: string;
-  const exec = async (command: string, sessionKey = GROUP) => (await invoke(kernel, 'exec', { command }, sessionKey, workspace)).result;
+  const exec = async (command: string, sessionKey = GROUP) =>
+    (await invoke(kernel, 'exec', { command }, sessionKey, workspace)).result;
 
   beforeAll(async () => {
     kernel = await sandboxKernel({ mode: 'non-main', scope: 'session' });
@@ -59,7 +76,12 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
 
   it('explain agrees with where commands actually ran, for the main session and a group session', async () => {
     for (const sessionKey of [MAIN, GROUP, 'agent:main:dm:someone']) {
-      const route = resolveSandboxRoute(kernel.config.resolved, { agentId: 'main', sessionKey, workspaceDir: workspace, stateDir: kernel.stateDir });
+      const route = resolveSandboxRoute(kernel.config.resolved, {
+        agentId: 'main',
+        sessionKey,
+        workspaceDir: workspace,
+        stateDir: kernel.stateDir,
+      });
       const ran = text(await exec('hostname', sessionKey)).trim();
       expect(ran === 'claw-sandbox', sessionKey).toBe(route.sandboxed);
       expect(ran === hostname(), sessionKey).toBe(!route.sandboxed);
@@ -85,20 +107,35 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
   });
 
   it('workspaceAccess "none": the sandbox has its own workspace under the state dir, shared by file tools and exec', async () => {
-    const written = await invoke(kernel, 'write', { path: 'notes/a.txt', content: 'from the write tool\n' }, GROUP, workspace);
+    const written = await invoke(
+      kernel,
+      'write',
+      { path: 'notes/a.txt', content: 'from the write tool\n' },
+      GROUP,
+      workspace,
+    );
     expect(written.result.isError).toBeFalsy();
     expect(text(await exec('cat /workspace/notes/a.txt; ls /workspace'))).toBe('from the write tool\nnotes\n');
-    const route = resolveSandboxRoute(kernel.config.resolved, { agentId: 'main', sessionKey: GROUP, workspaceDir: workspace, stateDir: kernel.stateDir });
+    const route = resolveSandboxRoute(kernel.config.resolved, {
+      agentId: 'main',
+      sessionKey: GROUP,
+      workspaceDir: workspace,
+      stateDir: kernel.stateDir,
+    });
     expect(route.spec!.workspaceRoot.startsWith(join(kernel.stateDir, 'sandboxes'))).toBe(true);
     expect(readFileSync(join(route.spec!.workspaceRoot, 'notes', 'a.txt'), 'utf8')).toBe('from the write tool\n');
     expect(existsSync(join(workspace, 'notes'))).toBe(false);
     // Absolute sandbox paths work for file tools too.
-    expect(text((await invoke(kernel, 'read', { path: '/workspace/notes/a.txt' }, GROUP, workspace)).result)).toContain('from the write tool');
+    expect(text((await invoke(kernel, 'read', { path: '/workspace/notes/a.txt' }, GROUP, workspace)).result)).toContain(
+      'from the write tool',
+    );
   });
 
   it('scope "session": two sessions get two sandboxes that cannot see each other', async () => {
     await exec('echo mine > /workspace/only-here', 'agent:main:telegram:group:1');
-    expect(text(await exec('cat /workspace/only-here 2>&1 || echo missing', 'agent:main:telegram:group:2'))).toContain('missing');
+    expect(text(await exec('cat /workspace/only-here 2>&1 || echo missing', 'agent:main:telegram:group:2'))).toContain(
+      'missing',
+    );
     expect(text(await exec('cat /workspace/only-here', 'agent:main:telegram:group:1'))).toBe('mine\n');
   });
 
@@ -131,7 +168,8 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
       const result = (await invoke(kernel, 'read', { path }, GROUP, workspace)).result;
       expect(text(result)).toMatch(/through a symbolic link/);
     }
-    const written = (await invoke(kernel, 'write', { path: 'hostlink/planted', content: 'x' }, GROUP, workspace)).result;
+    const written = (await invoke(kernel, 'write', { path: 'hostlink/planted', content: 'x' }, GROUP, workspace))
+      .result;
     expect(written.isError).toBe(true);
     expect(existsSync(join(host, 'planted'))).toBe(false);
   });
@@ -144,7 +182,9 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
       expect(text(listed.result)).not.toContain(hostSession);
       const killed = await invoke(kernel, 'process', { action: 'kill', sessionId: hostSession }, GROUP, workspace);
       expect(text(killed.result)).toMatch(/no session/);
-      expect(text((await invoke(kernel, 'process', { action: 'list' }, MAIN, workspace)).result)).toMatch(new RegExp(`${hostSession}  running`));
+      expect(text((await invoke(kernel, 'process', { action: 'list' }, MAIN, workspace)).result)).toMatch(
+        new RegExp(`${hostSession}  running`),
+      );
     } finally {
       await invoke(kernel, 'process', { action: 'kill', sessionId: hostSession }, MAIN, workspace);
     }
@@ -152,9 +192,20 @@ describe('sandbox routing with bubblewrap (mode non-main)', () => {
 
   it('a kill reaches everything the command started inside the sandbox', async () => {
     const marker = `sleep 31${Math.floor(Math.random() * 1000)}`;
-    const started = await invoke(kernel, 'exec', { command: `${marker} & ${marker} & wait`, background: true }, GROUP, workspace);
+    const started = await invoke(
+      kernel,
+      'exec',
+      { command: `${marker} & ${marker} & wait`, background: true },
+      GROUP,
+      workspace,
+    );
     const sessionId = (started.result.details as { sessionId: string }).sessionId;
-    const count = () => Number(execFileSync('sh', ['-c', `pgrep -fc "^${marker}$" || true`]).toString().trim());
+    const count = () =>
+      Number(
+        execFileSync('sh', ['-c', `pgrep -fc "^${marker}$" || true`])
+          .toString()
+          .trim(),
+      );
     // Both children are up once pgrep sees them; only then does the kill have two processes to reach.
     await waitFor(() => count() === 2, { what: `two "${marker}" processes` });
     const killed = await invoke(kernel, 'process', { action: 'kill', sessionId }, GROUP, workspace);
@@ -169,7 +220,8 @@ describe('workspaceAccess', () => {
     try {
       const workspace = tempDir('claw-agent-ws-');
       writeFileSync(join(workspace, 'README.md'), 'hello\n');
-      const call = (name: string, params: Record<string, unknown>) => invoke(kernel, name, params, MAIN, workspace).then((o) => o.result);
+      const call = (name: string, params: Record<string, unknown>) =>
+        invoke(kernel, name, params, MAIN, workspace).then((o) => o.result);
       expect(text(await call('read', { path: 'README.md' }))).toContain('hello');
       for (const [name, params] of [
         ['write', { path: 'new.txt', content: 'x' }],
@@ -180,7 +232,9 @@ describe('workspaceAccess', () => {
         expect(result.isError, name).toBe(true);
         expect(text(result)).toMatch(/read-only \(workspaceAccess "ro"\)/);
       }
-      expect(text(await call('exec', { command: 'cat README.md; touch /workspace/x 2>&1' }))).toMatch(/hello\n.*Read-only file system/s);
+      expect(text(await call('exec', { command: 'cat README.md; touch /workspace/x 2>&1' }))).toMatch(
+        /hello\n.*Read-only file system/s,
+      );
       expect(readdirSync(workspace)).toEqual(['README.md']);
     } finally {
       await kernel.dispose();
@@ -212,7 +266,9 @@ describe('fail closed', () => {
       ] as const) {
         const outcome = await invoke(kernel, name, params, MAIN, workspace);
         expect(outcome.result.isError, name).toBe(true);
-        expect(text(outcome.result)).toMatch(/needs a sandbox .* bubblewrap is not installed at \/nonexistent\/bwrap.*nothing was run on the host/);
+        expect(text(outcome.result)).toMatch(
+          /needs a sandbox .* bubblewrap is not installed at \/nonexistent\/bwrap.*nothing was run on the host/,
+        );
       }
       expect(existsSync(marker)).toBe(false);
     } finally {
@@ -226,7 +282,10 @@ describe('fail closed', () => {
       // Unset: the default holder (sandbox-docker), which is not installed in this kernel.
       [{}, /the sandbox backend "sandbox-docker" is not available/],
     ] as const) {
-      const kernel = await createTestKernel({ plugins: PLUGINS.slice(0, 4), config: { plugins: { slots }, agents: { defaults: { sandbox: { mode: 'non-main' } } } } });
+      const kernel = await createTestKernel({
+        plugins: PLUGINS.slice(0, 4),
+        config: { plugins: { slots }, agents: { defaults: { sandbox: { mode: 'non-main' } } } },
+      });
       try {
         const outcome = await invoke(kernel, 'exec', { command: 'echo hi' }, GROUP, tempDir());
         expect(text(outcome.result)).toMatch(refusal);
@@ -261,12 +320,22 @@ describe('fail closed', () => {
 describe('claw sandbox', () => {
   it('explain, list and recreate: recreate removes the sandbox so the next command gets a new one', async () => {
     const stateDir = tempDir('claw-state-');
-    const config = { plugins: { slots: { sandbox: 'sandbox-bwrap' } }, agents: { defaults: { sandbox: { mode: 'non-main', scope: 'agent' } } } };
+    const config = {
+      plugins: { slots: { sandbox: 'sandbox-bwrap' } },
+      agents: { defaults: { sandbox: { mode: 'non-main', scope: 'agent' } } },
+    };
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config));
     const env = { ...process.env, OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: join(stateDir, 'openclaw.json') };
-    const claw = (...args: string[]) => JSON.parse(execFileSync('node', [CLI, 'sandbox', ...args, '--json'], { env }).toString());
+    const claw = (...args: string[]) =>
+      JSON.parse(execFileSync('node', [CLI, 'sandbox', ...args, '--json'], { env }).toString());
     expect(claw('explain')).toMatchObject({ sessionKey: MAIN, sandboxed: false, commandsRunOn: 'host' });
-    expect(claw('explain', '--session', 'telegram:group:42')).toMatchObject({ sessionKey: GROUP, sandboxed: true, scopeKey: 'agent:main', commandsRunOn: 'sandbox (sandbox-bwrap)', workdir: '/workspace' });
+    expect(claw('explain', '--session', 'telegram:group:42')).toMatchObject({
+      sessionKey: GROUP,
+      sandboxed: true,
+      scopeKey: 'agent:main',
+      commandsRunOn: 'sandbox (sandbox-bwrap)',
+      workdir: '/workspace',
+    });
 
     const kernel = await createTestKernel({ plugins: PLUGINS, config, stateDir });
     try {

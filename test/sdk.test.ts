@@ -28,7 +28,9 @@ describe('SDK', () => {
     const kernel = await createTestKernel({ plugins: [counter] });
     expect(kernel.plugins.list().map((record) => record.id)).toEqual(['counter']);
     expect(await kernel.runTool('count')).toEqual(textResult('11'));
-    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'hi' })).toEqual({ content: 'hi #11' });
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'hi' })).toEqual({
+      content: 'hi #11',
+    });
     await kernel.dispose();
   });
 
@@ -76,7 +78,11 @@ describe('bundled example plugins', () => {
     const kernel = await createTestKernel({
       plugins: [GUARD],
       config: {
-        plugins: { entries: { 'example-guard': { config: { blockTools: ['exec'], maskPatterns: ['sk-[a-z0-9]+'], mask: '***' } } } },
+        plugins: {
+          entries: {
+            'example-guard': { config: { blockTools: ['exec'], maskPatterns: ['sk-[a-z0-9]+'], mask: '***' } },
+          },
+        },
       },
     });
     expect(await kernel.hooks.runModifying('before_tool_call', { toolName: 'exec', params: { cmd: 'rm' } })).toEqual({
@@ -84,10 +90,14 @@ describe('bundled example plugins', () => {
       blockReason: 'tool "exec" is blocked by example-guard',
     });
     expect(await kernel.hooks.runModifying('before_tool_call', { toolName: 'read', params: {} })).toEqual({});
-    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'key sk-abc123 and sk-zz' })).toEqual({
-      content: 'key *** and ***',
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'key sk-abc123 and sk-zz' })).toEqual(
+      {
+        content: 'key *** and ***',
+      },
+    );
+    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'sk-abc' })).toEqual({
+      content: '***',
     });
-    expect(await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'sk-abc' })).toEqual({ content: '***' });
     await kernel.dispose();
   });
 
@@ -97,13 +107,19 @@ describe('bundled example plugins', () => {
       config: { plugins: { entries: { 'example-guard': { config: { maskPatterns: ['(unclosed'] } } } } },
     });
     await kernel.hooks.runModifying('message_sending', { to: 'u', content: 'x' });
-    expect(kernel.plugins.get('example-guard')!.error).toMatch(/^register\(\) threw: maskPatterns: "\(unclosed" is not a valid regular expression/);
+    expect(kernel.plugins.get('example-guard')!.error).toMatch(
+      /^register\(\) threw: maskPatterns: "\(unclosed" is not a valid regular expression/,
+    );
     await kernel.dispose();
   });
 });
 
 describe('the package surface for plugin authors', () => {
-  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { name: string; bin: Record<string, string>; exports: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {
+    name: string;
+    bin: Record<string, string>;
+    exports: Record<string, string>;
+  };
 
   it('is @claw-assistant/claw (the npm name `claw` is another package), exporting the SDK subpaths and not the kernel', () => {
     expect(pkg.name).toBe('@claw-assistant/claw');
@@ -145,7 +161,10 @@ describe('the package surface for plugin authors', () => {
       if (subpath === './package.json') continue;
       const module = target.replace(/^\.\/dist\//, '').replace(/\.js$/, '');
       for (const name of ['@claw-assistant/claw', 'claw']) {
-        expect(relative(REPO, aliases[`${name}/${subpath.slice(2)}`]!).replace(/\.(ts|js)$/, ''), `${name}/${subpath.slice(2)}`).toBe(module);
+        expect(
+          relative(REPO, aliases[`${name}/${subpath.slice(2)}`]!).replace(/\.(ts|js)$/, ''),
+          `${name}/${subpath.slice(2)}`,
+        ).toBe(module);
       }
     }
   });
@@ -157,7 +176,9 @@ describe('the package surface for plugin authors', () => {
       const text = readFileSync(file, 'utf8');
       if (/from\s+['"]vitest['"]|import\(\s*['"]vitest['"]/.test(text)) return true;
       // Static value imports only (dynamic ones load on use); the built files have no type imports left.
-      const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]+)['"]/gm)].map((match) => match[1]!);
+      const specs = [...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+['"](\.[^'"]+)['"]/gm)].map(
+        (match) => match[1]!,
+      );
       return specs.some((spec) => reaches(resolve(dirname(file), spec), seen));
     };
     for (const [subpath, target] of Object.entries(pkg.exports)) {

@@ -34,15 +34,22 @@ function setup(config: Record<string, unknown>, options: { approvals?: unknown; 
   const stateDir = options.stateDir ?? tempDir('claw-audit-checks-');
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   chmodSync(stateDir, 0o700);
-  const full = { ...config, gateway: { auth: { mode: 'token', token: TOKEN }, ...(config.gateway as object | undefined) } };
+  const full = {
+    ...config,
+    gateway: { auth: { mode: 'token', token: TOKEN }, ...(config.gateway as object | undefined) },
+  };
   writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(full, null, 2), { mode: 0o600 });
-  if (options.approvals) writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify(options.approvals), { mode: 0o600 });
+  if (options.approvals)
+    writeFileSync(join(stateDir, 'exec-approvals.json'), JSON.stringify(options.approvals), { mode: 0o600 });
   return { stateDir, env: { OPENCLAW_STATE_DIR: stateDir } };
 }
 
 type Audited = Report & { code: number };
 
-async function audit(config: Record<string, unknown>, options: { approvals?: unknown; args?: string[] } = {}): Promise<Audited> {
+async function audit(
+  config: Record<string, unknown>,
+  options: { approvals?: unknown; args?: string[] } = {},
+): Promise<Audited> {
   const { env } = setup(config, options);
   const result = await claw(['security', 'audit', '--json', ...(options.args ?? [])], env);
   return { code: result.code, ...(JSON.parse(result.stdout) as Report) };
@@ -60,14 +67,21 @@ describe('open chats × agent tools (security.exposure.*)', () => {
   it('open DMs reach exec (claw runs it unattended by default), the shell and file tools, and cron', async () => {
     const report = await audit({ channels: { telegram: { ...TELEGRAM, dmPolicy: 'open', allowFrom: ['*'] } } });
     expect(report.code).toBe(1);
-    expect(one(report, 'security.exposure.open_channels_with_exec')).toMatchObject({ severity: 'critical', fixable: false });
-    expect(one(report, 'security.exposure.open_channels_with_exec').detail).toContain('main: security full, ask off, sandbox off');
+    expect(one(report, 'security.exposure.open_channels_with_exec')).toMatchObject({
+      severity: 'critical',
+      fixable: false,
+    });
+    expect(one(report, 'security.exposure.open_channels_with_exec').detail).toContain(
+      'main: security full, ask off, sandbox off',
+    );
     expect(one(report, 'security.exposure.open_groups_with_runtime_or_fs').severity).toBe('critical');
     expect(one(report, 'security.exposure.open_groups_with_control_plane_tools').detail).toContain('main (cron)');
     expect(one(report, 'channels.telegram.dm.open').severity).toBe('critical');
     // Elevated mode is off unless turned on in claw: nothing to say about it.
     expect(ids(report)).not.toContain('security.exposure.open_groups_with_elevated');
-    expect(one(report, 'security.trust_model.multi_user_heuristic').detail).toContain('channels.telegram.dmPolicy is "open"');
+    expect(one(report, 'security.trust_model.multi_user_heuristic').detail).toContain(
+      'channels.telegram.dmPolicy is "open"',
+    );
   });
 
   it('narrows with the tools: an allowlist makes exec a warning, a sandbox and denies clear the rest', async () => {
@@ -80,7 +94,10 @@ describe('open chats × agent tools (security.exposure.*)', () => {
     expect(ids(asking)).not.toContain('security.exposure.open_groups_with_runtime_or_fs');
     expect(ids(asking)).not.toContain('security.exposure.open_groups_with_control_plane_tools');
 
-    const messaging = await audit({ channels: { telegram: { ...TELEGRAM, groupPolicy: 'open' } }, tools: { profile: 'messaging' } });
+    const messaging = await audit({
+      channels: { telegram: { ...TELEGRAM, groupPolicy: 'open' } },
+      tools: { profile: 'messaging' },
+    });
     expect(ids(messaging).filter((id) => id.startsWith('security.exposure.'))).toEqual([]);
     // File tools outside the workspace count, without a shell only as a warning.
     const files = await audit({
@@ -88,7 +105,9 @@ describe('open chats × agent tools (security.exposure.*)', () => {
       tools: { deny: ['group:runtime', 'cron'], fs: { workspaceOnly: false } },
     });
     expect(one(files, 'security.exposure.open_groups_with_runtime_or_fs')).toMatchObject({ severity: 'warn' });
-    expect(one(files, 'security.exposure.open_groups_with_runtime_or_fs').detail).toContain('read, write, edit, apply_patch');
+    expect(one(files, 'security.exposure.open_groups_with_runtime_or_fs').detail).toContain(
+      'read, write, edit, apply_patch',
+    );
   });
 
   it('elevated mode behind open chats is critical once tools.elevated.enabled is true; a disabled channel opens nothing', async () => {
@@ -104,7 +123,15 @@ describe('open chats × agent tools (security.exposure.*)', () => {
   });
   it('"*" in the list a pairing or allowlist policy checks opens the chat just the same', async () => {
     const report = await audit({
-      channels: { telegram: { ...TELEGRAM, dmPolicy: 'pairing', allowFrom: ['*'], groupPolicy: 'allowlist', groupAllowFrom: ['*'] } },
+      channels: {
+        telegram: {
+          ...TELEGRAM,
+          dmPolicy: 'pairing',
+          allowFrom: ['*'],
+          groupPolicy: 'allowlist',
+          groupAllowFrom: ['*'],
+        },
+      },
     });
     expect(one(report, 'channels.telegram.dm.open')).toMatchObject({ severity: 'critical' });
     const dm = one(report, 'channels.telegram.dm.open').detail;
@@ -120,8 +147,13 @@ describe('open chats × agent tools (security.exposure.*)', () => {
 describe('elevated allowlists (tools.elevated.allowFrom.<channel>.*)', () => {
   it('"*" is critical whether or not elevated is on yet, a long list a warning, enabled: false silences both', async () => {
     const many = Array.from({ length: 26 }, (_, i) => String(100 + i));
-    const report = await audit({ tools: { elevated: { allowFrom: { telegram: ['*', '42'], discord: many, whatsapp: ['+15550001'] } } } });
-    expect(one(report, 'tools.elevated.allowFrom.telegram.wildcard')).toMatchObject({ severity: 'critical', fixable: true });
+    const report = await audit({
+      tools: { elevated: { allowFrom: { telegram: ['*', '42'], discord: many, whatsapp: ['+15550001'] } } },
+    });
+    expect(one(report, 'tools.elevated.allowFrom.telegram.wildcard')).toMatchObject({
+      severity: 'critical',
+      fixable: true,
+    });
     expect(one(report, 'tools.elevated.allowFrom.telegram.wildcard').detail).toContain('elevated mode is off for now');
     expect(one(report, 'tools.elevated.allowFrom.discord.large').detail).toContain('26 entries');
     expect(ids(report).filter((id) => id.includes('whatsapp'))).toEqual([]);
@@ -130,10 +162,14 @@ describe('elevated allowlists (tools.elevated.allowFrom.<channel>.*)', () => {
   });
 
   it('--fix takes "*" out of the list and keeps the named senders; a second run has nothing to do', async () => {
-    const { stateDir, env } = setup({ tools: { elevated: { enabled: true, allowFrom: { telegram: ['*', 42], discord: ['7'] } } } });
+    const { stateDir, env } = setup({
+      tools: { elevated: { enabled: true, allowFrom: { telegram: ['*', 42], discord: ['7'] } } },
+    });
     const result = await claw(['security', 'audit', '--json', '--fix'], env);
     const report = JSON.parse(result.stdout) as Report;
-    expect(report.fixed).toEqual([{ kind: 'config', key: 'tools.elevated.allowFrom.telegram', from: '["*",42]', to: '[42]' }]);
+    expect(report.fixed).toEqual([
+      { kind: 'config', key: 'tools.elevated.allowFrom.telegram', from: '["*",42]', to: '[42]' },
+    ]);
     expect(ids(report).filter((id) => id.startsWith('tools.elevated'))).toEqual([]);
     const written = JSON5.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8'));
     expect(written.tools.elevated).toEqual({ enabled: true, allowFrom: { telegram: [42], discord: ['7'] } });
@@ -146,10 +182,17 @@ describe('host exec (tools.exec.*)', () => {
   it('security "full" written in the config is a warning, critical next to open chats; the approvals file can overrule it', async () => {
     const quiet = await audit({ tools: { exec: { security: 'full' } } });
     expect(one(quiet, 'tools.exec.security_full_configured')).toMatchObject({ severity: 'warn' });
-    expect(one(quiet, 'tools.exec.security_full_configured').detail).toMatch(/^tools\.exec\.security is "full" for agent main/);
-    const open = await audit({ tools: { exec: { security: 'full' } }, channels: { telegram: { ...TELEGRAM, groupPolicy: 'open' } } });
+    expect(one(quiet, 'tools.exec.security_full_configured').detail).toMatch(
+      /^tools\.exec\.security is "full" for agent main/,
+    );
+    const open = await audit({
+      tools: { exec: { security: 'full' } },
+      channels: { telegram: { ...TELEGRAM, groupPolicy: 'open' } },
+    });
     expect(one(open, 'tools.exec.security_full_configured').severity).toBe('critical');
-    const perAgent = await audit({ agents: { list: [{ id: 'main' }, { id: 'ops', tools: { exec: { security: 'full' } } }] } });
+    const perAgent = await audit({
+      agents: { list: [{ id: 'main' }, { id: 'ops', tools: { exec: { security: 'full' } } }] },
+    });
     expect(one(perAgent, 'tools.exec.security_full_configured').detail).toMatch(
       /^agents\.list\.ops\.tools\.exec\.security is "full" for agent ops/,
     );
@@ -165,7 +208,9 @@ describe('host exec (tools.exec.*)', () => {
 
   it('file tools denied while exec stays is drift; a read-only "all" sandbox closes it', async () => {
     const drift = await audit({ tools: { deny: ['write', 'edit', 'apply_patch'] } });
-    expect(one(drift, 'tools.exec.fs_tools_disabled_but_exec_enabled').detail).toContain('main (sandbox off, workspaceAccess none)');
+    expect(one(drift, 'tools.exec.fs_tools_disabled_but_exec_enabled').detail).toContain(
+      'main (sandbox off, workspaceAccess none)',
+    );
     const sandboxed = await audit({
       tools: { deny: ['group:fs'] },
       agents: { defaults: { sandbox: { mode: 'all', workspaceAccess: 'ro' } } },
@@ -174,7 +219,9 @@ describe('host exec (tools.exec.*)', () => {
   });
 
   it('launchers and interpreters on the approvals allowlist are flagged; launchers only outside a sandbox', async () => {
-    const allowlist = ['/usr/bin/git', 'make', 'python3.12', '/usr/bin/*', '/usr/bin/cut'].map((pattern) => ({ pattern }));
+    const allowlist = ['/usr/bin/git', 'make', 'python3.12', '/usr/bin/*', '/usr/bin/cut'].map((pattern) => ({
+      pattern,
+    }));
     const approvals = { version: 1, agents: { '*': { allowlist } } };
     const report = await audit({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }, { approvals });
     const interpreters = one(report, 'tools.exec.allowlist_interpreter_without_strict_inline_eval');
@@ -232,7 +279,11 @@ describe('webhooks (hooks.*)', () => {
     expect(flags).toEqual(['Protection switched off: hooks.allowRequestSessionKey']);
 
     const lan = await audit({
-      gateway: { bind: 'lan', auth: { mode: 'token', token: TOKEN }, controlUi: { allowedOrigins: ['https://claw.example'] } },
+      gateway: {
+        bind: 'lan',
+        auth: { mode: 'token', token: TOKEN },
+        controlUi: { allowedOrigins: ['https://claw.example'] },
+      },
       hooks: { enabled: true, token: HOOKS_TOKEN, allowRequestSessionKey: true, allowedAgentIds: ['*'] },
     });
     expect(one(lan, 'hooks.allowed_agent_ids_unrestricted')).toMatchObject({ severity: 'critical' });
@@ -261,19 +312,32 @@ describe('webhooks (hooks.*)', () => {
 describe('gateway origins and HTTP API', () => {
   it('a LAN bind needs gateway.controlUi.allowedOrigins; "*" there is critical on the network, a warning on loopback', async () => {
     const lan = await audit({ gateway: { bind: 'lan', auth: { mode: 'token', token: TOKEN } } });
-    expect(one(lan, 'gateway.control_ui.allowed_origins_required')).toMatchObject({ severity: 'critical', fixable: false });
+    expect(one(lan, 'gateway.control_ui.allowed_origins_required')).toMatchObject({
+      severity: 'critical',
+      fixable: false,
+    });
     const listed = await audit({
-      gateway: { bind: 'lan', auth: { mode: 'token', token: TOKEN }, controlUi: { allowedOrigins: ['https://claw.example'] } },
+      gateway: {
+        bind: 'lan',
+        auth: { mode: 'token', token: TOKEN },
+        controlUi: { allowedOrigins: ['https://claw.example'] },
+      },
     });
     expect(ids(listed).filter((id) => id.startsWith('gateway.control_ui'))).toEqual([]);
-    const wildcard = await audit({ gateway: { bind: 'lan', auth: { mode: 'token', token: TOKEN }, controlUi: { allowedOrigins: ['*'] } } });
+    const wildcard = await audit({
+      gateway: { bind: 'lan', auth: { mode: 'token', token: TOKEN }, controlUi: { allowedOrigins: ['*'] } },
+    });
     expect(one(wildcard, 'gateway.control_ui.allowed_origins_wildcard').severity).toBe('critical');
-    const local = await audit({ gateway: { auth: { mode: 'token', token: TOKEN }, controlUi: { allowedOrigins: ['*'] } } });
+    const local = await audit({
+      gateway: { auth: { mode: 'token', token: TOKEN }, controlUi: { allowedOrigins: ['*'] } },
+    });
     expect(one(local, 'gateway.control_ui.allowed_origins_wildcard').severity).toBe('warn');
   });
 
   it('auth "none" leaves the HTTP API and browser control open; the chat API lets callers pick sessions', async () => {
-    const open = await audit({ gateway: { auth: { mode: 'none' }, http: { endpoints: { chatCompletions: { enabled: true } } } } });
+    const open = await audit({
+      gateway: { auth: { mode: 'none' }, http: { endpoints: { chatCompletions: { enabled: true } } } },
+    });
     expect(one(open, 'gateway.http.no_auth')).toMatchObject({ severity: 'warn' });
     expect(one(open, 'gateway.http.no_auth').detail).toContain('/v1/models, /v1/chat/completions answer any caller');
     expect(one(open, 'browser.control_no_auth').severity).toBe('critical');
@@ -329,11 +393,17 @@ describe('sandbox settings (sandbox.*)', () => {
     });
     const dangerous = one(report, 'sandbox.dangerous_bind_mount');
     expect(dangerous.severity).toBe('critical');
-    expect(dangerous.detail).toMatch(/^agents\.defaults\.sandbox\.docker\.binds has "\/var\/run\/docker\.sock:\/var\/run\/docker\.sock": /);
+    expect(dangerous.detail).toMatch(
+      /^agents\.defaults\.sandbox\.docker\.binds has "\/var\/run\/docker\.sock:\/var\/run\/docker\.sock": /,
+    );
     expect(one(report, 'sandbox.bind_mount_non_absolute').detail).toContain('"data:/data"');
     expect(one(report, 'sandbox.dangerous_network_mode')).toMatchObject({ severity: 'critical' });
-    expect(one(report, 'sandbox.dangerous_network_mode').detail).toMatch(/^agents\.list\.lab\.sandbox\.docker\.network is "host"/);
-    expect(one(report, 'sandbox.docker_config_mode_off').detail).toMatch(/^agents\.list\.idle\.sandbox\.docker is configured/);
+    expect(one(report, 'sandbox.dangerous_network_mode').detail).toMatch(
+      /^agents\.list\.lab\.sandbox\.docker\.network is "host"/,
+    );
+    expect(one(report, 'sandbox.docker_config_mode_off').detail).toMatch(
+      /^agents\.list\.idle\.sandbox\.docker is configured/,
+    );
   });
 });
 
@@ -348,9 +418,13 @@ describe('models (models.*)', () => {
         list: [{ id: 'main' }, { id: 'local', model: 'ollama/llama3.1:8b' }],
       },
     });
-    expect(one(report, 'models.legacy').detail).toContain('openai/gpt-3.5-turbo (GPT-3.5) at agents.defaults.model.fallbacks');
+    expect(one(report, 'models.legacy').detail).toContain(
+      'openai/gpt-3.5-turbo (GPT-3.5) at agents.defaults.model.fallbacks',
+    );
     const weak = one(report, 'models.weak_tier').detail;
-    expect(weak).toContain('anthropic/claude-3-5-haiku (a Haiku-tier model, below Claude 4.5) at agents.defaults.model.primary');
+    expect(weak).toContain(
+      'anthropic/claude-3-5-haiku (a Haiku-tier model, below Claude 4.5) at agents.defaults.model.primary',
+    );
     expect(weak).toContain('openai/gpt-3.5-turbo (below GPT-5)');
     const small = one(report, 'models.small_params');
     expect(small.severity).toBe('critical');
@@ -380,7 +454,9 @@ describe('trust model (security.trust_model.*)', () => {
     );
 
     const agents = [{ id: 'main' }, { id: 'work' }];
-    expect(ids(await audit({ agents: { list: agents } }))).not.toContain('security.trust_model.cross_agent_session_access_default');
+    expect(ids(await audit({ agents: { list: agents } }))).not.toContain(
+      'security.trust_model.cross_agent_session_access_default',
+    );
     const shared = await audit({ agents: { list: agents }, tools: { agentToAgent: { enabled: true } } });
     expect(one(shared, 'security.trust_model.cross_agent_session_access_default')).toMatchObject({ severity: 'info' });
     const mixed = await audit({
@@ -390,7 +466,10 @@ describe('trust model (security.trust_model.*)', () => {
     const finding = one(mixed, 'security.trust_model.cross_agent_session_access_default');
     expect(finding.severity).toBe('warn');
     expect(finding.detail).toContain('kids has its own tool policy (tools.profile)');
-    const allowed = await audit({ agents: { list: agents }, tools: { agentToAgent: { enabled: true, allow: ['main'] } } });
+    const allowed = await audit({
+      agents: { list: agents },
+      tools: { agentToAgent: { enabled: true, allow: ['main'] } },
+    });
     expect(ids(allowed)).not.toContain('security.trust_model.cross_agent_session_access_default');
   });
 });
@@ -400,21 +479,30 @@ describe('plugins (plugins.*)', () => {
     const { stateDir, env } = setup({});
     const installed = join(stateDir, 'extensions', 'weather');
     mkdirSync(installed, { recursive: true, mode: 0o700 });
-    writeFileSync(join(installed, 'package.json'), JSON.stringify({ name: 'claw-weather', version: '1.4.0' }), { mode: 0o600 });
+    writeFileSync(join(installed, 'package.json'), JSON.stringify({ name: 'claw-weather', version: '1.4.0' }), {
+      mode: 0o600,
+    });
     const config = JSON5.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8'));
     const installedAt = new Date().toISOString();
     config.plugins = {
       allow: ['gateway', 'agent', 'ghost-plugin'],
       installs: {
         weather: { source: 'npm', spec: 'claw-weather', installPath: installed, version: '1.2.0', installedAt },
-        pinned: { source: 'npm', spec: '@acme/pinned@2.0.1', installPath: join(stateDir, 'extensions', 'pinned'), installedAt },
+        pinned: {
+          source: 'npm',
+          spec: '@acme/pinned@2.0.1',
+          installPath: join(stateDir, 'extensions', 'pinned'),
+          installedAt,
+        },
       },
     };
     writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config), { mode: 0o600 });
     const report = JSON.parse((await claw(['security', 'audit', '--json'], env)).stdout) as Report;
     expect(one(report, 'plugins.allow_phantom_entries').detail).toMatch(/^plugins\.allow lists "ghost-plugin", which/);
     expect(one(report, 'plugins.installs_unpinned_npm_specs').detail).toMatch(/^weather \(claw-weather\):/);
-    expect(one(report, 'plugins.installs_version_drift').detail).toMatch(/^weather \(recorded 1\.2\.0, installed 1\.4\.0\):/);
+    expect(one(report, 'plugins.installs_version_drift').detail).toMatch(
+      /^weather \(recorded 1\.2\.0, installed 1\.4\.0\):/,
+    );
   });
 });
 

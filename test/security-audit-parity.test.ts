@@ -29,7 +29,8 @@ const HOOKS_TOKEN = 'parity-hooks-token-0123456789abcdef01234567';
 const NOT_IN_CLAW: Record<string, string> = {
   'summary.attack_surface': 'an inventory, not a finding; claw prints a summary line instead',
   'gateway.trusted_proxies_missing': 'claw has no gateway.trustedProxies: it trusts no forwarded client address at all',
-  'gateway.auth_no_rate_limit': 'claw limits failed auth by default; only a weakened gateway.auth.rateLimit is a finding',
+  'gateway.auth_no_rate_limit':
+    'claw limits failed auth by default; only a weakened gateway.auth.rateLimit is a finding',
 };
 
 interface Case {
@@ -86,7 +87,11 @@ const CASES: Case[] = [
     config: {
       gateway: { auth: token },
       channels: { telegram: { botToken: '123:abc', groupPolicy: 'open' } },
-      tools: { exec: { security: 'full' }, elevated: { enabled: true, allowFrom: { telegram: ['12345'] } }, fs: { workspaceOnly: false } },
+      tools: {
+        exec: { security: 'full' },
+        elevated: { enabled: true, allowFrom: { telegram: ['12345'] } },
+        fs: { workspaceOnly: false },
+      },
     },
     openclawReports: [
       'security.exposure.open_groups_with_elevated',
@@ -97,7 +102,10 @@ const CASES: Case[] = [
   {
     name: 'LAN bind without gateway.controlUi.allowedOrigins',
     config: {
-      gateway: { bind: 'lan', auth: { ...token, rateLimit: { maxAttempts: 10, windowMs: 60_000, lockoutMs: 300_000 } } },
+      gateway: {
+        bind: 'lan',
+        auth: { ...token, rateLimit: { maxAttempts: 10, windowMs: 60_000, lockoutMs: 300_000 } },
+      },
       tools: { elevated: { enabled: false } },
     },
     openclawReports: ['gateway.control_ui.allowed_origins_required'],
@@ -120,7 +128,10 @@ const CASES: Case[] = [
     config: {
       gateway: { auth: token },
       tools: {
-        elevated: { enabled: true, allowFrom: { telegram: ['*'], discord: Array.from({ length: 26 }, (_, i) => String(1000 + i)) } },
+        elevated: {
+          enabled: true,
+          allowFrom: { telegram: ['*'], discord: Array.from({ length: 26 }, (_, i) => String(1000 + i)) },
+        },
       },
     },
     openclawReports: ['tools.elevated.allowFrom.telegram.wildcard', 'tools.elevated.allowFrom.discord.large'],
@@ -143,7 +154,12 @@ const CASES: Case[] = [
     name: 'a sandbox mount of /etc and a small model that reads the web',
     config: {
       gateway: { auth: token },
-      agents: { defaults: { model: 'ollama/llama3.1:8b', sandbox: { mode: 'non-main', docker: { binds: ['/etc:/host-etc:ro'] } } } },
+      agents: {
+        defaults: {
+          model: 'ollama/llama3.1:8b',
+          sandbox: { mode: 'non-main', docker: { binds: ['/etc:/host-etc:ro'] } },
+        },
+      },
       tools: { elevated: { enabled: false } },
     },
     openclawReports: ['sandbox.dangerous_bind_mount', 'models.small_params'],
@@ -157,10 +173,17 @@ const CASES: Case[] = [
         token: GATEWAY_TOKEN,
         mappings: [{ match: { path: 'mail' }, action: 'agent', allowUnsafeExternalContent: true }],
       },
-      tools: { elevated: { enabled: false }, exec: { applyPatch: { workspaceOnly: false } }, agentToAgent: { enabled: true } },
+      tools: {
+        elevated: { enabled: false },
+        exec: { applyPatch: { workspaceOnly: false } },
+        agentToAgent: { enabled: true },
+      },
       agents: {
         defaults: { model: 'anthropic/claude-3-haiku' },
-        list: [{ id: 'main', default: true }, { id: 'work', tools: { exec: { security: 'full' } } }],
+        list: [
+          { id: 'main', default: true },
+          { id: 'work', tools: { exec: { security: 'full' } } },
+        ],
       },
     },
     openclawReports: [
@@ -209,7 +232,8 @@ beforeAll(async () => {
   // Two OpenClaw processes at a time: each takes seconds of CPU, and the machine is shared.
   const queue = [...CASES];
   const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) openclawFindings.set(next.name, await openclawAudit(next.config));
+    for (let next = queue.shift(); next; next = queue.shift())
+      openclawFindings.set(next.name, await openclawAudit(next.config));
   };
   await Promise.all([worker(), worker()]);
 }, 600_000);

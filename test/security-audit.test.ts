@@ -29,10 +29,14 @@ interface Report {
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 const ids = (report: Report) => report.findings.map((finding) => finding.checkId).sort();
-const severityOf = (report: Report, checkId: string) => report.findings.find((finding) => finding.checkId === checkId)?.severity;
+const severityOf = (report: Report, checkId: string) =>
+  report.findings.find((finding) => finding.checkId === checkId)?.severity;
 const TOKEN = randomBytes(32).toString('base64url');
 
-async function audit(env: Record<string, string>, ...args: string[]): Promise<{ code: number; report: Report; stderr: string }> {
+async function audit(
+  env: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; report: Report; stderr: string }> {
   const result = await claw(['security', 'audit', '--json', ...args], env);
   return { code: result.code, report: JSON.parse(result.stdout) as Report, stderr: result.stderr };
 }
@@ -47,7 +51,11 @@ function looseSetup() {
   const stateDir = tempDir('claw-audit-');
   chmodSync(stateDir, 0o755);
   const config = {
-    gateway: { bind: 'lan', auth: { mode: 'none', token: 'abcde' }, http: { endpoints: { chatCompletions: { enabled: true } } } },
+    gateway: {
+      bind: 'lan',
+      auth: { mode: 'none', token: 'abcde' },
+      http: { endpoints: { chatCompletions: { enabled: true } } },
+    },
     channels: { telegram: { botToken: '${TG_TOKEN}', dmPolicy: 'open', allowFrom: ['*'], groupPolicy: 'open' } },
   };
   write(join(stateDir, 'openclaw.json'), JSON.stringify(config, null, 2), 0o644);
@@ -67,7 +75,11 @@ function looseSetup() {
 /** Owner-only state, a long token, loopback, default policies. */
 function cleanSetup(extra: Record<string, unknown> = {}) {
   const stateDir = tempDir('claw-audit-');
-  write(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { auth: { mode: 'token', token: TOKEN } }, ...extra }, null, 2), 0o600);
+  write(
+    join(stateDir, 'openclaw.json'),
+    JSON.stringify({ gateway: { auth: { mode: 'token', token: TOKEN } }, ...extra }, null, 2),
+    0o600,
+  );
   mkdirSync(join(stateDir, 'agents/main/sessions'), { recursive: true, mode: 0o700 });
   write(join(stateDir, 'agents/main/sessions/s1.jsonl'), '{"type":"session"}\n', 0o600);
   return { stateDir, env: { OPENCLAW_STATE_DIR: stateDir } };
@@ -106,7 +118,9 @@ describe('claw security audit', () => {
       expect(Object.keys(finding).sort()).toEqual(['checkId', 'detail', 'fix', 'fixable', 'severity', 'title']);
     }
     const severities = report.findings.map((finding) => finding.severity);
-    expect(severities).toEqual([...severities].sort((a, b) => ['critical', 'warn', 'info'].indexOf(a) - ['critical', 'warn', 'info'].indexOf(b)));
+    expect(severities).toEqual(
+      [...severities].sort((a, b) => ['critical', 'warn', 'info'].indexOf(a) - ['critical', 'warn', 'info'].indexOf(b)),
+    );
     expect(severityOf(report, 'gateway.bind_no_auth')).toBe('critical');
     expect(severityOf(report, 'gateway.http.chat_completions_enabled')).toBe('critical');
     // As in OpenClaw: open DMs are critical even when allowFrom says "*" on purpose.
@@ -124,14 +138,21 @@ describe('claw security audit', () => {
     expect(text.stdout).toContain('Summary: 11 critical · 8 warn · 1 info');
     expect(text.stdout.indexOf('CRITICAL')).toBeLessThan(text.stdout.indexOf('WARN'));
     expect(text.stdout).toMatch(/\n {2}gateway\.bind_no_auth {2}.+\n {4}gateway\.auth\.mode is "none"/);
-    expect(text.stdout).toContain('channels.telegram.groups.open  Any group can use the assistant on telegram  (--fix)');
+    expect(text.stdout).toContain(
+      'channels.telegram.groups.open  Any group can use the assistant on telegram  (--fix)',
+    );
   });
 
   it('--fix tightens modes on disk and closes open groups, but leaves auth alone and still exits 1', async () => {
     const { stateDir, env } = looseSetup();
     const { code, report } = await audit(env, '--fix');
     expect(code).toBe(1);
-    expect(report.fixed![0]).toEqual({ kind: 'config', key: 'channels.telegram.groupPolicy', from: 'open', to: 'allowlist' });
+    expect(report.fixed![0]).toEqual({
+      kind: 'config',
+      key: 'channels.telegram.groupPolicy',
+      from: 'open',
+      to: 'allowlist',
+    });
     const chmods = report.fixed!.slice(1).sort((a, b) => a.path!.localeCompare(b.path!));
     expect(chmods).toEqual([
       { kind: 'chmod', path: stateDir, from: '755', to: '700' },
@@ -153,7 +174,11 @@ describe('claw security audit', () => {
     const config = JSON5.parse(written);
     expect(config.channels.telegram.groupPolicy).toBe('allowlist');
     expect(config.channels.telegram.botToken).toBe('${TG_TOKEN}');
-    expect(config.gateway).toEqual({ bind: 'lan', auth: { mode: 'none', token: 'abcde' }, http: { endpoints: { chatCompletions: { enabled: true } } } });
+    expect(config.gateway).toEqual({
+      bind: 'lan',
+      auth: { mode: 'none', token: 'abcde' },
+      http: { endpoints: { chatCompletions: { enabled: true } } },
+    });
 
     // What is left is what --fix must not decide for the user.
     expect(ids(report)).toEqual([
@@ -187,7 +212,10 @@ describe('claw security audit', () => {
     expect(ids(report)).toEqual(['tools.exec.host_no_sandbox_no_approvals']);
     expect(report.findings.filter((finding) => finding.checkId.startsWith('fs.'))).toEqual([]);
 
-    const sandboxed = cleanSetup({ plugins: { slots: { sandbox: 'sandbox-bwrap' } }, agents: { defaults: { sandbox: { mode: 'all' } } } });
+    const sandboxed = cleanSetup({
+      plugins: { slots: { sandbox: 'sandbox-bwrap' } },
+      agents: { defaults: { sandbox: { mode: 'all' } } },
+    });
     expect(ids((await audit(sandboxed.env)).report)).toEqual([]);
     // Approvals in front of exec: not unattended any more.
     const asking = await audit(cleanSetup({ tools: { exec: { security: 'allowlist', ask: 'on-miss' } } }).env);
@@ -205,14 +233,23 @@ describe('claw security audit', () => {
       gateway: {
         bind: 'custom',
         customBindHost: '192.0.2.10',
-        auth: { mode: 'token', token: 'short-but-not-tiny-token', password: 'hunter2hunter2', rateLimit: { maxAttempts: 0 } },
+        auth: {
+          mode: 'token',
+          token: 'short-but-not-tiny-token',
+          password: 'hunter2hunter2',
+          rateLimit: { maxAttempts: 0 },
+        },
         allowedOrigins: ['*'],
       },
     });
     const { code, report } = await audit(env);
     // Reachable from the network: "*" origins and no controlUi.allowedOrigins are critical (as in OpenClaw).
     expect(code).toBe(1);
-    expect(report.findings.filter((finding) => finding.checkId.startsWith('gateway.') || finding.checkId.startsWith('config.'))).toEqual([
+    expect(
+      report.findings.filter(
+        (finding) => finding.checkId.startsWith('gateway.') || finding.checkId.startsWith('config.'),
+      ),
+    ).toEqual([
       expect.objectContaining({ checkId: 'gateway.control_ui.allowed_origins_wildcard', severity: 'critical' }),
       expect.objectContaining({ checkId: 'gateway.control_ui.allowed_origins_required', severity: 'critical' }),
       expect.objectContaining({ checkId: 'gateway.token_too_short', severity: 'warn' }),
@@ -250,29 +287,51 @@ describe('claw security audit', () => {
 
   it('judges channel policies per account: open DMs are critical, and inconsistent without "*"', async () => {
     const { env } = cleanSetup({
-      channels: { telegram: { dmPolicy: 'open', allowFrom: ['*'], accounts: { work: { dmPolicy: 'open', allowFrom: ['123'] }, home: { groupPolicy: 'open' } } } },
+      channels: {
+        telegram: {
+          dmPolicy: 'open',
+          allowFrom: ['*'],
+          accounts: { work: { dmPolicy: 'open', allowFrom: ['123'] }, home: { groupPolicy: 'open' } },
+        },
+      },
     });
     const { code, report } = await audit(env);
     expect(code).toBe(1);
     const channelFindings = report.findings.filter((finding) => finding.checkId.startsWith('channels.'));
-    expect(channelFindings.map((finding) => [finding.checkId, finding.severity, finding.detail.split(' ')[0]])).toEqual([
-      ['channels.telegram.dm.open', 'critical', 'channels.telegram.accounts.work.dmPolicy'],
-      ['channels.telegram.dm.open', 'critical', 'channels.telegram.dmPolicy'],
-      ['channels.telegram.dm.open_invalid', 'warn', 'channels.telegram.accounts.work.dmPolicy'],
-      ['channels.telegram.groups.open', 'warn', 'channels.telegram.accounts.home.groupPolicy'],
-    ]);
+    expect(channelFindings.map((finding) => [finding.checkId, finding.severity, finding.detail.split(' ')[0]])).toEqual(
+      [
+        ['channels.telegram.dm.open', 'critical', 'channels.telegram.accounts.work.dmPolicy'],
+        ['channels.telegram.dm.open', 'critical', 'channels.telegram.dmPolicy'],
+        ['channels.telegram.dm.open_invalid', 'warn', 'channels.telegram.accounts.work.dmPolicy'],
+        ['channels.telegram.groups.open', 'warn', 'channels.telegram.accounts.home.groupPolicy'],
+      ],
+    );
   });
 
   it('flags plugins from outside claw without an allowlist, and ones whose origin is not on record', async () => {
     const { stateDir, env } = cleanSetup();
-    const local = writePlugin(join(tempDir(), 'local-thing'), { manifest: { id: 'local-thing', configSchema: EMPTY_SCHEMA }, code: 'export default { register() {} };' });
-    const shipped = writePlugin(join(tempDir(), 'shipped'), { manifest: { id: 'shipped', configSchema: EMPTY_SCHEMA }, code: 'export default { register() {} };' });
+    const local = writePlugin(join(tempDir(), 'local-thing'), {
+      manifest: { id: 'local-thing', configSchema: EMPTY_SCHEMA },
+      code: 'export default { register() {} };',
+    });
+    const shipped = writePlugin(join(tempDir(), 'shipped'), {
+      manifest: { id: 'shipped', configSchema: EMPTY_SCHEMA },
+      code: 'export default { register() {} };',
+    });
     expect((await claw(['plugins', 'install', shipped], env)).code).toBe(0);
     // Copied by hand next to it: no install record.
-    writePlugin(join(stateDir, 'extensions', 'stray'), { manifest: { id: 'stray', configSchema: EMPTY_SCHEMA }, code: 'export default { register() {} };' });
+    writePlugin(join(stateDir, 'extensions', 'stray'), {
+      manifest: { id: 'stray', configSchema: EMPTY_SCHEMA },
+      code: 'export default { register() {} };',
+    });
     const config = JSON5.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8'));
     config.plugins.load = { paths: [local] };
-    config.plugins.installs.ghost = { source: 'path', spec: '/gone/ghost', installPath: join(stateDir, 'extensions', 'ghost'), installedAt: new Date().toISOString() };
+    config.plugins.installs.ghost = {
+      source: 'path',
+      spec: '/gone/ghost',
+      installPath: join(stateDir, 'extensions', 'ghost'),
+      installedAt: new Date().toISOString(),
+    };
     write(join(stateDir, 'openclaw.json'), JSON.stringify(config), 0o600);
 
     const { report } = await audit(env);
@@ -303,7 +362,11 @@ describe('claw security audit', () => {
     const env = { OPENCLAW_STATE_DIR: stateDir, OPENCLAW_CONFIG_PATH: configPath };
 
     const { report } = await audit(env);
-    expect(ids(report)).toEqual(['fs.config.perms_group_readable', 'fs.state_dir.symlink', 'tools.exec.host_no_sandbox_no_approvals']);
+    expect(ids(report)).toEqual([
+      'fs.config.perms_group_readable',
+      'fs.state_dir.symlink',
+      'tools.exec.host_no_sandbox_no_approvals',
+    ]);
     const fixed = await audit(env, '--fix');
     expect(fixed.report.fixed).toEqual([{ kind: 'chmod', path: configPath, from: '640', to: '600' }]);
     expect(mode(configPath)).toBe(0o600);
@@ -340,6 +403,9 @@ describe('claw security audit', () => {
     expect(severityOf(wrong.report, 'gateway.probe_failed')).toBe('warn');
     expect(wrong.report.probe).toMatchObject({ healthy: false, unauthenticated: 'refused' });
     expect(wrong.report.probe!.error).toMatch(/unauthorized/);
-    expect(await claw(['security', 'audit', '--token', 'x'], env)).toMatchObject({ code: 2, stderr: 'claw: --token and --password are for the --deep probe\n' });
+    expect(await claw(['security', 'audit', '--token', 'x'], env)).toMatchObject({
+      code: 2,
+      stderr: 'claw: --token and --password are for the --deep probe\n',
+    });
   });
 });

@@ -20,7 +20,17 @@ const KEY = 'agent:main:telegram:group:-100/7';
 function foreignLock(dir: string, pid: number, token = 'theirs', pidStartTime?: number): string {
   const file = sessionLockPath(dir, KEY);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ pid, hostname: hostname(), ...(pidStartTime !== undefined ? { pidStartTime } : {}), sessionKey: KEY, acquiredAt: new Date().toISOString(), token }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      pid,
+      hostname: hostname(),
+      ...(pidStartTime !== undefined ? { pidStartTime } : {}),
+      sessionKey: KEY,
+      acquiredAt: new Date().toISOString(),
+      token,
+    }),
+  );
   return file;
 }
 
@@ -43,7 +53,12 @@ describe('session lock', () => {
     expect(lock.file).toBe(sessionLockPath(dir, KEY));
     expect(lock.file).toMatch(/locks\/agent_main_telegram_group_-100_7-[0-9a-f]{10}\.lock$/);
     expect(sessionLockPath(dir, 'agent:main:telegram:group:-100:7')).not.toBe(lock.file);
-    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toMatchObject({ pid: process.pid, hostname: hostname(), pidStartTime: processStartTime(process.pid), sessionKey: KEY });
+    expect(JSON.parse(readFileSync(lock.file, 'utf8'))).toMatchObject({
+      pid: process.pid,
+      hostname: hostname(),
+      pidStartTime: processStartTime(process.pid),
+      sessionKey: KEY,
+    });
     expect(processStartTime(process.pid)).toEqual(expect.any(Number));
     expect(statSync(lock.file).mode & 0o777).toBe(0o600);
     expect(statSync(dirname(lock.file)).mode & 0o777).toBe(0o700);
@@ -75,13 +90,19 @@ describe('session lock', () => {
     try {
       foreignLock(dir, other.pid, 'theirs', processStartTime(other.pid));
       let waitedFor: number | undefined;
-      await expect(acquireSessionLock(dir, KEY, { timeoutMs: 200, onWait: (holder) => (waitedFor = holder?.pid) })).rejects.toThrow(
-        new RegExp(`session ${KEY.replace(/[/]/g, '\\/')} is in use by process ${other.pid} \\(since .*\\); gave up waiting`),
+      await expect(
+        acquireSessionLock(dir, KEY, { timeoutMs: 200, onWait: (holder) => (waitedFor = holder?.pid) }),
+      ).rejects.toThrow(
+        new RegExp(
+          `session ${KEY.replace(/[/]/g, '\\/')} is in use by process ${other.pid} \\(since .*\\); gave up waiting`,
+        ),
       );
       expect(waitedFor).toBe(other.pid);
       // Stopped once it is waiting for the holder, not at a guessed moment.
       const controller = new AbortController();
-      await expect(acquireSessionLock(dir, KEY, { signal: controller.signal, onWait: () => controller.abort() })).rejects.toBeInstanceOf(SessionLockError);
+      await expect(
+        acquireSessionLock(dir, KEY, { signal: controller.signal, onWait: () => controller.abort() }),
+      ).rejects.toBeInstanceOf(SessionLockError);
     } finally {
       await other.kill();
     }
@@ -112,8 +133,12 @@ describe('session lock', () => {
       .filter((tid) => tid !== process.pid)
       .sort((a, b) => processStartTime(b)! - processStartTime(a)!);
     expect(processStartTime(thread)).not.toBe(processStartTime(process.pid));
-    expect(lockHolderAlive({ pid: thread, hostname: hostname(), pidStartTime: processStartTime(process.pid) })).toBe(false);
-    expect(lockHolderAlive({ pid: process.pid, hostname: hostname(), pidStartTime: processStartTime(process.pid) })).toBe(true);
+    expect(lockHolderAlive({ pid: thread, hostname: hostname(), pidStartTime: processStartTime(process.pid) })).toBe(
+      false,
+    );
+    expect(
+      lockHolderAlive({ pid: process.pid, hostname: hostname(), pidStartTime: processStartTime(process.pid) }),
+    ).toBe(true);
   });
 
   it('a lock file naming no one (a kill while an older version created it) is taken over once it is not brand new', async () => {
@@ -139,7 +164,9 @@ describe('session lock', () => {
     writeFileSync(file, '');
     const old = new Date(Date.now() - 5000);
     utimesSync(file, old, old);
-    expect(await withFileLock(file, () => JSON.parse(readFileSync(file, 'utf8')).pid, { timeoutMs: 1000 })).toBe(process.pid);
+    expect(await withFileLock(file, () => JSON.parse(readFileSync(file, 'utf8')).pid, { timeoutMs: 1000 })).toBe(
+      process.pid,
+    );
   });
 
   it('a lock its holder stopped touching is stale, even if the pid lives (recycled)', async () => {
@@ -189,8 +216,15 @@ describe('session store across processes', () => {
       const store = new SessionStore(process.argv[1]);
       for (let i = 1; i <= 15; i++) await store.upsert('agent:main:p' + process.argv[2], { label: 'n' + i });
     `;
-    const runs = Array.from({ length: 6 }, (_, index) =>
-      new Promise<number>((resolve) => spawn(process.execPath, ['--input-type=module', '-e', script, dir, String(index)], { stdio: 'inherit' }).once('exit', (code) => resolve(code ?? -1))),
+    const runs = Array.from(
+      { length: 6 },
+      (_, index) =>
+        new Promise<number>((resolve) =>
+          spawn(process.execPath, ['--input-type=module', '-e', script, dir, String(index)], { stdio: 'inherit' }).once(
+            'exit',
+            (code) => resolve(code ?? -1),
+          ),
+        ),
     );
     expect(await Promise.all(runs)).toEqual([0, 0, 0, 0, 0, 0]);
     const sessions = JSON.parse(readFileSync(join(dir, 'sessions.json'), 'utf8'));
@@ -202,7 +236,12 @@ describe('session store across processes', () => {
 describe('tool-call pairing', () => {
   const call = (id: string) => ({ type: 'toolCall' as const, id, name: 'read', arguments: { path: id } });
   const assistant = (...ids: string[]): ChatMessage => ({ role: 'assistant', content: ids.map(call) });
-  const result = (id: string, text = `result ${id}`): ChatMessage => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text }] });
+  const result = (id: string, text = `result ${id}`): ChatMessage => ({
+    role: 'toolResult',
+    toolCallId: id,
+    toolName: 'read',
+    content: [{ type: 'text', text }],
+  });
   const user = (text: string): ChatMessage => ({ role: 'user', content: text });
   const shape = (messages: ChatMessage[]) =>
     messages.map((message) =>
@@ -214,13 +253,23 @@ describe('tool-call pairing', () => {
     );
 
   it('a valid history comes back as the same array, ids reused across turns included', () => {
-    const history = [user('a'), assistant('call_1', 'call_2'), result('call_1'), result('call_2'), user('b'), assistant('call_1'), result('call_1')];
+    const history = [
+      user('a'),
+      assistant('call_1', 'call_2'),
+      result('call_1'),
+      result('call_2'),
+      user('b'),
+      assistant('call_1'),
+      result('call_1'),
+    ];
     expect(repairToolPairing(history)).toBe(history);
     expect(danglingToolCalls(history)).toEqual([]);
   });
 
   it('finds the calls a stopped run left open at the end', () => {
-    expect(danglingToolCalls([user('a'), assistant('call_1', 'call_2', 'call_3'), result('call_1')]).map((part) => part.id)).toEqual(['call_2', 'call_3']);
+    expect(
+      danglingToolCalls([user('a'), assistant('call_1', 'call_2', 'call_3'), result('call_1')]).map((part) => part.id),
+    ).toEqual(['call_2', 'call_3']);
     // A user message after the calls: not a tail to close, older damage for the repair.
     expect(danglingToolCalls([assistant('call_1'), user('b')])).toEqual([]);
   });
@@ -247,7 +296,13 @@ describe('tool-call pairing', () => {
   });
 
   it('an ambiguous stray result (two open calls share its id) is dropped, not guessed', () => {
-    const repaired = repairToolPairing([assistant('call_1'), user('x'), assistant('call_1'), user('y'), result('call_1')]);
+    const repaired = repairToolPairing([
+      assistant('call_1'),
+      user('x'),
+      assistant('call_1'),
+      user('y'),
+      result('call_1'),
+    ]);
     expect(shape(repaired)).toEqual([
       'assistant:call_1',
       `result:call_1:${ABORTED_TOOL_RESULT}`,
@@ -259,8 +314,22 @@ describe('tool-call pairing', () => {
   });
 
   it('drops malformed calls (no id or no arguments object), and a message left empty by that', () => {
-    const broken = { role: 'assistant', content: [{ type: 'toolCall', id: '', name: 'read', arguments: {} }] } as ChatMessage;
-    const half = { role: 'assistant', content: [{ type: 'text', text: 'hm' }, { type: 'toolCall', id: 'call_x', name: 'read' }] } as unknown as ChatMessage;
-    expect(shape(repairToolPairing([user('a'), broken, user('b'), half, user('c')]))).toEqual(['user:a', 'user:b', 'assistant:text', 'user:c']);
+    const broken = {
+      role: 'assistant',
+      content: [{ type: 'toolCall', id: '', name: 'read', arguments: {} }],
+    } as ChatMessage;
+    const half = {
+      role: 'assistant',
+      content: [
+        { type: 'text', text: 'hm' },
+        { type: 'toolCall', id: 'call_x', name: 'read' },
+      ],
+    } as unknown as ChatMessage;
+    expect(shape(repairToolPairing([user('a'), broken, user('b'), half, user('c')]))).toEqual([
+      'user:a',
+      'user:b',
+      'assistant:text',
+      'user:c',
+    ]);
   });
 });

@@ -21,7 +21,13 @@ function transcript(h: AgentHarness): { file: string; lines: any[] } {
   const dir = join(h.gw.stateDir, 'agents', 'main', 'sessions');
   const entry = JSON.parse(readFileSync(join(dir, 'sessions.json'), 'utf8'))['agent:main:main'];
   const file = join(dir, `${entry.sessionId}.jsonl`);
-  return { file, lines: readFileSync(file, 'utf8').trim().split('\n').map((line) => JSON.parse(line)) };
+  return {
+    file,
+    lines: readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line)),
+  };
 }
 
 describe('trimTranscript', () => {
@@ -55,7 +61,12 @@ describe('sessions.compact {maxLines}', () => {
     expect(before.length).toBeGreaterThan(5);
 
     // Nothing to do when the transcript is already short enough.
-    expect(await h.client.request('sessions.compact', { key: 'main', maxLines: before.length })).toEqual({ ok: true, key: 'agent:main:main', compacted: false, kept: before.length });
+    expect(await h.client.request('sessions.compact', { key: 'main', maxLines: before.length })).toEqual({
+      ok: true,
+      key: 'agent:main:main',
+      compacted: false,
+      kept: before.length,
+    });
 
     const result = await h.client.request('sessions.compact', { key: 'main', maxLines: 3 });
     expect(result).toEqual({ ok: true, key: 'agent:main:main', compacted: true, kept: 3 });
@@ -79,22 +90,36 @@ describe('sessions.compact {maxLines}', () => {
     expect(after[3].parentId).toBe(after[2].id);
 
     // maxLines 1 leaves only the header.
-    expect(await h.client.request('sessions.compact', { key: 'main', maxLines: 1 })).toMatchObject({ compacted: true, kept: 1 });
+    expect(await h.client.request('sessions.compact', { key: 'main', maxLines: 1 })).toMatchObject({
+      compacted: true,
+      kept: 1,
+    });
     expect(transcript(h).lines).toHaveLength(1);
   });
 
   it('answers for a session without a transcript, refuses bad params and a run in progress', async () => {
     harness = await startAgent();
     const h = harness;
-    expect(await h.client.request('sessions.compact', { key: 'nobody-here', maxLines: 5 })).toEqual({ ok: true, key: 'nobody-here', compacted: false, reason: 'no sessionId' });
+    expect(await h.client.request('sessions.compact', { key: 'nobody-here', maxLines: 5 })).toEqual({
+      ok: true,
+      key: 'nobody-here',
+      compacted: false,
+      reason: 'no sessionId',
+    });
     await expect(h.client.request('sessions.compact', { key: 'main', maxLines: 0 })).rejects.toThrow(/maxLines/);
-    await expect(h.client.request('sessions.compact', { key: 'main', maxLines: 5, instructions: 'x' })).rejects.toThrow(/instructions do not apply/);
-    await expect(h.client.request('sessions.compact', { key: 'agent:main:main', agentId: 'other', maxLines: 5 })).rejects.toThrow(/belongs to agent "main"/);
+    await expect(h.client.request('sessions.compact', { key: 'main', maxLines: 5, instructions: 'x' })).rejects.toThrow(
+      /instructions do not apply/,
+    );
+    await expect(
+      h.client.request('sessions.compact', { key: 'agent:main:main', agentId: 'other', maxLines: 5 }),
+    ).rejects.toThrow(/belongs to agent "main"/);
 
     h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'done' });
     const run = runAgent(h.client, { message: 'wait' });
     await h.gate.entered;
-    await expect(h.client.request('sessions.compact', { key: 'main', maxLines: 1 })).rejects.toThrow(/has an active run; retry after it finishes/);
+    await expect(h.client.request('sessions.compact', { key: 'main', maxLines: 1 })).rejects.toThrow(
+      /has an active run; retry after it finishes/,
+    );
     h.gate.open();
     await run;
     expect(transcript(h).lines.length).toBeGreaterThan(1);
@@ -117,7 +142,13 @@ describe('sessions.usage', () => {
     const all: any = await h.client.request('sessions.usage', {});
     expect(all.sessions.map((row: any) => row.key).sort()).toEqual(['agent:main:main', 'side']);
     const main = all.sessions.find((row: any) => row.key === 'agent:main:main');
-    expect(main).toMatchObject({ agentId: 'main', sessionId: expect.any(String), scope: 'instance', modelProvider: 'openai', model: 'gpt-4.1' });
+    expect(main).toMatchObject({
+      agentId: 'main',
+      sessionId: expect.any(String),
+      scope: 'instance',
+      modelProvider: 'openai',
+      model: 'gpt-4.1',
+    });
     expect(main.usage).toMatchObject({
       // OpenAI counts cached tokens inside prompt_tokens; claw's input is the uncached part.
       input: 180,
@@ -129,7 +160,9 @@ describe('sessions.usage', () => {
       missingCostEntries: 2,
       messageCounts: { total: 4, user: 1, assistant: 2, toolCalls: 1, toolResults: 1, errors: 0 },
       toolUsage: { totalCalls: 1, uniqueTools: 1, tools: [{ name: 'wait_gate', count: 1 }] },
-      modelUsage: [{ provider: 'openai', model: 'gpt-4.1', count: 2, totals: expect.objectContaining({ totalTokens: 250 }) }],
+      modelUsage: [
+        { provider: 'openai', model: 'gpt-4.1', count: 2, totals: expect.objectContaining({ totalTokens: 250 }) },
+      ],
     });
     const today = new Date().toISOString().slice(0, 10);
     expect(main.usage.dailyBreakdown).toEqual([{ date: today, tokens: 250, cost: 0 }]);
@@ -145,15 +178,38 @@ describe('sessions.usage', () => {
     });
 
     // One session, as the Control UI asks for it; a range without today's activity is empty.
-    const one: any = await h.client.request('sessions.usage', { key: 'side', limit: 1, mode: 'specific', timeZone: 'Asia/Tokyo', includeContextWeight: false });
+    const one: any = await h.client.request('sessions.usage', {
+      key: 'side',
+      limit: 1,
+      mode: 'specific',
+      timeZone: 'Asia/Tokyo',
+      includeContextWeight: false,
+    });
     expect(one.sessions).toHaveLength(1);
     expect(one.totals.totalTokens).toBe(230);
-    const past: any = await h.client.request('sessions.usage', { startDate: '2001-01-01', endDate: '2001-01-31', mode: 'utc' });
-    expect(past).toMatchObject({ startDate: '2001-01-01', endDate: '2001-01-31', sessions: [], totals: { totalTokens: 0 } });
+    const past: any = await h.client.request('sessions.usage', {
+      startDate: '2001-01-01',
+      endDate: '2001-01-31',
+      mode: 'utc',
+    });
+    expect(past).toMatchObject({
+      startDate: '2001-01-01',
+      endDate: '2001-01-31',
+      sessions: [],
+      totals: { totalTokens: 0 },
+    });
 
-    await expect(h.client.request('sessions.usage', { startDate: '2001-01-01' })).rejects.toThrow(/startDate and endDate must be provided together/);
-    await expect(h.client.request('sessions.usage', { startDate: '2001-02-30', endDate: '2001-03-01' })).rejects.toThrow(/invalid startDate/);
-    await expect(h.client.request('sessions.usage', { mode: 'specific', timeZone: 'Mars/Olympus' })).rejects.toThrow(/unknown timeZone/);
-    await expect(h.client.request('sessions.usage', { agentScope: 'all', key: 'main' })).rejects.toThrow(/agentScope=all cannot be combined/);
+    await expect(h.client.request('sessions.usage', { startDate: '2001-01-01' })).rejects.toThrow(
+      /startDate and endDate must be provided together/,
+    );
+    await expect(
+      h.client.request('sessions.usage', { startDate: '2001-02-30', endDate: '2001-03-01' }),
+    ).rejects.toThrow(/invalid startDate/);
+    await expect(h.client.request('sessions.usage', { mode: 'specific', timeZone: 'Mars/Olympus' })).rejects.toThrow(
+      /unknown timeZone/,
+    );
+    await expect(h.client.request('sessions.usage', { agentScope: 'all', key: 'main' })).rejects.toThrow(
+      /agentScope=all cannot be combined/,
+    );
   });
 });

@@ -1,5 +1,14 @@
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -60,29 +69,119 @@ const derivations: Array<[string, SessionRoute, SessionKeyConfig, string]> = [
   ['DM, dmScope main', dm('123'), { dmScope: 'main' }, 'agent:main:main'],
   ['DM, per-peer', dm('123'), { dmScope: 'per-peer' }, 'agent:main:dm:123'],
   ['DM, per-channel-peer', dm('123'), { dmScope: 'per-channel-peer' }, 'agent:main:telegram:dm:123'],
-  ['DM, per-account-channel-peer, account unset', dm('123'), { dmScope: 'per-account-channel-peer' }, 'agent:main:telegram:default:dm:123'],
-  ['DM, per-account-channel-peer, account set', dm('123', 'telegram', { accountId: 'Biz' }), { dmScope: 'per-account-channel-peer' }, 'agent:main:telegram:biz:dm:123'],
-  ['DM, main scope ignores account and channel', dm('123', 'whatsapp', { accountId: 'biz' }), { dmScope: 'main' }, 'agent:main:main'],
+  [
+    'DM, per-account-channel-peer, account unset',
+    dm('123'),
+    { dmScope: 'per-account-channel-peer' },
+    'agent:main:telegram:default:dm:123',
+  ],
+  [
+    'DM, per-account-channel-peer, account set',
+    dm('123', 'telegram', { accountId: 'Biz' }),
+    { dmScope: 'per-account-channel-peer' },
+    'agent:main:telegram:biz:dm:123',
+  ],
+  [
+    'DM, main scope ignores account and channel',
+    dm('123', 'whatsapp', { accountId: 'biz' }),
+    { dmScope: 'main' },
+    'agent:main:main',
+  ],
   ['custom mainKey', dm('123'), { mainKey: 'home' }, 'agent:main:home'],
   ['custom agent id is normalized', dm('1', 'telegram', { agentId: 'Work Bot' }), {}, 'agent:work-bot:main'],
-  ['empty agent id falls back to main', dm('1', 'telegram', { agentId: '' }), { dmScope: 'per-peer' }, 'agent:main:dm:1'],
-  ['identityLinks, per-peer, telegram', dm('123'), { dmScope: 'per-peer', identityLinks: links }, 'agent:main:dm:alice'],
-  ['identityLinks, per-peer, discord', dm('9', 'discord'), { dmScope: 'per-peer', identityLinks: links }, 'agent:main:dm:alice'],
-  ['identityLinks, per-channel-peer', dm('9', 'discord'), { dmScope: 'per-channel-peer', identityLinks: links }, 'agent:main:discord:dm:alice'],
-  ['identityLinks, per-account-channel-peer', dm('123'), { dmScope: 'per-account-channel-peer', identityLinks: links }, 'agent:main:telegram:default:dm:alice'],
-  ['identityLinks are provider-prefixed: same id elsewhere is not linked', dm('123', 'whatsapp'), { dmScope: 'per-channel-peer', identityLinks: links }, 'agent:main:whatsapp:dm:123'],
+  [
+    'empty agent id falls back to main',
+    dm('1', 'telegram', { agentId: '' }),
+    { dmScope: 'per-peer' },
+    'agent:main:dm:1',
+  ],
+  [
+    'identityLinks, per-peer, telegram',
+    dm('123'),
+    { dmScope: 'per-peer', identityLinks: links },
+    'agent:main:dm:alice',
+  ],
+  [
+    'identityLinks, per-peer, discord',
+    dm('9', 'discord'),
+    { dmScope: 'per-peer', identityLinks: links },
+    'agent:main:dm:alice',
+  ],
+  [
+    'identityLinks, per-channel-peer',
+    dm('9', 'discord'),
+    { dmScope: 'per-channel-peer', identityLinks: links },
+    'agent:main:discord:dm:alice',
+  ],
+  [
+    'identityLinks, per-account-channel-peer',
+    dm('123'),
+    { dmScope: 'per-account-channel-peer', identityLinks: links },
+    'agent:main:telegram:default:dm:alice',
+  ],
+  [
+    'identityLinks are provider-prefixed: same id elsewhere is not linked',
+    dm('123', 'whatsapp'),
+    { dmScope: 'per-channel-peer', identityLinks: links },
+    'agent:main:whatsapp:dm:123',
+  ],
   ['identityLinks, unlisted peer', dm('555'), { dmScope: 'per-peer', identityLinks: links }, 'agent:main:dm:555'],
-  ['identityLinks do not split the main scope', dm('123'), { dmScope: 'main', identityLinks: links }, 'agent:main:main'],
+  [
+    'identityLinks do not split the main scope',
+    dm('123'),
+    { dmScope: 'main', identityLinks: links },
+    'agent:main:main',
+  ],
   ['group', group('-100'), {}, 'agent:main:telegram:group:-100'],
-  ['group ignores dmScope', group('-100'), { dmScope: 'per-peer', identityLinks: { x: ['telegram:-100'] } }, 'agent:main:telegram:group:-100'],
+  [
+    'group ignores dmScope',
+    group('-100'),
+    { dmScope: 'per-peer', identityLinks: { x: ['telegram:-100'] } },
+    'agent:main:telegram:group:-100',
+  ],
   ['forum topic', group('-100', 'telegram', { threadId: 7 }), {}, 'agent:main:telegram:group:-100:topic:7'],
-  ['room/channel, id case kept', { agentId: 'main', channel: 'Discord', peer: { kind: 'channel', id: 'C0123' } }, {}, 'agent:main:discord:channel:C0123'],
-  ['thread in a channel', { agentId: 'ops', channel: 'slack', peer: { kind: 'channel', id: 'C9' }, threadId: '1712.5' }, {}, 'agent:ops:slack:channel:C9:topic:1712.5'],
-  ['per-peer DM thread', dm('123', 'telegram', { threadId: '9' }), { dmScope: 'per-peer' }, 'agent:main:dm:123:topic:9'],
-  ['peer ids with colons survive', { agentId: 'main', channel: 'matrix', peer: { kind: 'group', id: '!room:example.org' } }, {}, 'agent:main:matrix:group:!room:example.org'],
-  ['global scope: a group maps to the main key', group('-100', 'telegram', { threadId: 7 }), { scope: 'global' }, 'agent:main:main'],
-  ['global scope: DMs under any dmScope map to the main key', dm('123', 'telegram', { agentId: 'ops' }), { scope: 'global', dmScope: 'per-peer', mainKey: 'home' }, 'agent:ops:home'],
-  ['per-sender scope is the default behaviour', group('g1', 'whatsapp'), { scope: 'per-sender' }, 'agent:main:whatsapp:group:g1'],
+  [
+    'room/channel, id case kept',
+    { agentId: 'main', channel: 'Discord', peer: { kind: 'channel', id: 'C0123' } },
+    {},
+    'agent:main:discord:channel:C0123',
+  ],
+  [
+    'thread in a channel',
+    { agentId: 'ops', channel: 'slack', peer: { kind: 'channel', id: 'C9' }, threadId: '1712.5' },
+    {},
+    'agent:ops:slack:channel:C9:topic:1712.5',
+  ],
+  [
+    'per-peer DM thread',
+    dm('123', 'telegram', { threadId: '9' }),
+    { dmScope: 'per-peer' },
+    'agent:main:dm:123:topic:9',
+  ],
+  [
+    'peer ids with colons survive',
+    { agentId: 'main', channel: 'matrix', peer: { kind: 'group', id: '!room:example.org' } },
+    {},
+    'agent:main:matrix:group:!room:example.org',
+  ],
+  [
+    'global scope: a group maps to the main key',
+    group('-100', 'telegram', { threadId: 7 }),
+    { scope: 'global' },
+    'agent:main:main',
+  ],
+  [
+    'global scope: DMs under any dmScope map to the main key',
+    dm('123', 'telegram', { agentId: 'ops' }),
+    { scope: 'global', dmScope: 'per-peer', mainKey: 'home' },
+    'agent:ops:home',
+  ],
+  [
+    'per-sender scope is the default behaviour',
+    group('g1', 'whatsapp'),
+    { scope: 'per-sender' },
+    'agent:main:whatsapp:group:g1',
+  ],
 ];
 
 describe('session keys', () => {
@@ -104,7 +203,8 @@ describe('session keys', () => {
       if (route.threadId !== undefined) expect(parsed.threadId).toBe(String(route.threadId));
       else expect(parsed.threadId).toBeUndefined();
       if (!config.identityLinks) expect(parsed.peerId).toBe(route.peer.id);
-      if (config.dmScope === 'per-account-channel-peer') expect(parsed.accountId).toBe((route.accountId ?? 'default').toLowerCase());
+      if (config.dmScope === 'per-account-channel-peer')
+        expect(parsed.accountId).toBe((route.accountId ?? 'default').toLowerCase());
     }
   });
 
@@ -133,18 +233,38 @@ describe('session keys', () => {
     expect(normalizeLegacyKey('group:abc', 'main', 'whatsapp')).toBe('agent:main:whatsapp:group:abc');
     expect(normalizeLegacyKey('group:-100:topic:7', 'Ops', 'Telegram')).toBe('agent:ops:telegram:group:-100:topic:7');
     expect(normalizeLegacyKey('whatsapp:group:123@g.us', 'main', 'ignored')).toBe('agent:main:whatsapp:group:123@g.us');
-    expect(normalizeLegacyKey('agent:main:whatsapp:group:abc', 'main', 'whatsapp')).toBe('agent:main:whatsapp:group:abc');
+    expect(normalizeLegacyKey('agent:main:whatsapp:group:abc', 'main', 'whatsapp')).toBe(
+      'agent:main:whatsapp:group:abc',
+    );
     expect(normalizeLegacyKey('cron:group:x', 'main', 'whatsapp')).toBe('cron:group:x');
     expect(normalizeLegacyKey('agent:main:main', 'main', 'whatsapp')).toBe('agent:main:main');
   });
 
   it('parses every key format', () => {
-    expect(parseSessionKey('agent:main:main')).toEqual({ agentId: 'main', kind: 'main', mainKey: 'main', rest: 'main' });
+    expect(parseSessionKey('agent:main:main')).toEqual({
+      agentId: 'main',
+      kind: 'main',
+      mainKey: 'main',
+      rest: 'main',
+    });
     expect(parseSessionKey('agent:main:home')).toMatchObject({ kind: 'main', mainKey: 'home' });
-    expect(parseSessionKey('agent:main:dm:123')).toEqual({ agentId: 'main', kind: 'direct', peerId: '123', rest: 'dm:123' });
+    expect(parseSessionKey('agent:main:dm:123')).toEqual({
+      agentId: 'main',
+      kind: 'direct',
+      peerId: '123',
+      rest: 'dm:123',
+    });
     expect(parseSessionKey('agent:main:direct:123')).toMatchObject({ kind: 'direct', peerId: '123' });
-    expect(parseSessionKey('agent:main:telegram:dm:123')).toMatchObject({ kind: 'direct', channel: 'telegram', peerId: '123' });
-    expect(parseSessionKey('agent:main:telegram:direct:123')).toMatchObject({ kind: 'direct', channel: 'telegram', peerId: '123' });
+    expect(parseSessionKey('agent:main:telegram:dm:123')).toMatchObject({
+      kind: 'direct',
+      channel: 'telegram',
+      peerId: '123',
+    });
+    expect(parseSessionKey('agent:main:telegram:direct:123')).toMatchObject({
+      kind: 'direct',
+      channel: 'telegram',
+      peerId: '123',
+    });
     expect(parseSessionKey('agent:main:telegram:biz:dm:123')).toEqual({
       agentId: 'main',
       kind: 'direct',
@@ -161,8 +281,16 @@ describe('session keys', () => {
       threadId: '7',
       rest: 'telegram:group:-100:topic:7',
     });
-    expect(parseSessionKey('agent:main:slack:channel:C1:thread:17.5')).toMatchObject({ kind: 'channel', channel: 'slack', peerId: 'C1', threadId: '17.5' });
-    expect(parseSessionKey('agent:main:matrix:group:!r:example.org')).toMatchObject({ kind: 'group', peerId: '!r:example.org' });
+    expect(parseSessionKey('agent:main:slack:channel:C1:thread:17.5')).toMatchObject({
+      kind: 'channel',
+      channel: 'slack',
+      peerId: 'C1',
+      threadId: '17.5',
+    });
+    expect(parseSessionKey('agent:main:matrix:group:!r:example.org')).toMatchObject({
+      kind: 'group',
+      peerId: '!r:example.org',
+    });
     expect(parseSessionKey('cron:job-1')).toEqual({ kind: 'cron', id: 'job-1', rest: 'cron:job-1' });
     expect(parseSessionKey('hook:u-1')).toEqual({ kind: 'hook', id: 'u-1', rest: 'hook:u-1' });
     expect(parseSessionKey('node-mac')).toEqual({ kind: 'node', id: 'mac', rest: 'node-mac' });
@@ -217,8 +345,16 @@ describe('session store', () => {
     expect(created.sessionId).toMatch(/^[0-9a-f-]{36}$/);
 
     now = 2_000;
-    const changed = await store.upsert('agent:main:main', (entry) => ({ inputTokens: (entry?.inputTokens ?? 0) + 10, sendPolicy: undefined }));
-    expect(changed).toMatchObject({ sessionId: created.sessionId, createdAt: 1_000, updatedAt: 2_000, inputTokens: 10 });
+    const changed = await store.upsert('agent:main:main', (entry) => ({
+      inputTokens: (entry?.inputTokens ?? 0) + 10,
+      sendPolicy: undefined,
+    }));
+    expect(changed).toMatchObject({
+      sessionId: created.sessionId,
+      createdAt: 1_000,
+      updatedAt: 2_000,
+      inputTokens: 10,
+    });
     expect('sendPolicy' in changed).toBe(false);
     expect(await store.upsert('agent:main:main', { updatedAt: 1_500 })).toMatchObject({ updatedAt: 1_500 });
 
@@ -253,7 +389,9 @@ describe('session store', () => {
         }),
       ),
     );
-    await Promise.all(Array.from({ length: 50 }, (_, index) => store.upsert(`cron:job-${index}`, { label: `job ${index}` })));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, index) => store.upsert(`cron:job-${index}`, { label: `job ${index}` })),
+    );
     const fresh = new SessionStore(dir);
     expect((await fresh.get('agent:main:main'))!.inputTokens).toBe(50);
     expect((await fresh.list()).filter((row) => row.key.startsWith('cron:'))).toHaveLength(50);
@@ -294,12 +432,21 @@ describe('session store', () => {
       }`,
     );
     const store = new SessionStore(dir);
-    expect(await store.get('agent:main:main')).toMatchObject({ sessionId: 'abc', updatedAt: 5, createdAt: 5, inputTokens: 0 });
+    expect(await store.get('agent:main:main')).toMatchObject({
+      sessionId: 'abc',
+      updatedAt: 5,
+      createdAt: 5,
+      inputTokens: 0,
+    });
     expect(await store.get('broken')).toBeUndefined();
     await store.upsert('agent:main:telegram:group:-100', { outputTokens: 4 });
     const onDisk = JSON.parse(readFileSync(join(dir, 'sessions.json'), 'utf8'));
     expect(onDisk['agent:main:main'].futureField).toEqual([1, 2]);
-    expect(onDisk['agent:main:telegram:group:-100']).toMatchObject({ displayName: 'Team', inputTokens: 3, outputTokens: 4 });
+    expect(onDisk['agent:main:telegram:group:-100']).toMatchObject({
+      displayName: 'Team',
+      inputTokens: 3,
+      outputTokens: 4,
+    });
   });
 
   it('treats an empty file as empty; an unparseable one is kept aside and the store rebuilt from the transcripts', async () => {
@@ -342,7 +489,12 @@ describe('session store', () => {
       ['agent:ops:recovered:s-thread:topic:42', 's-thread', 1_745_000_000_000],
       ['agent:ops:recovered:s-torn', 's-torn', 1_742_000_000_000],
     ]);
-    expect(rows[0]!.entry).toMatchObject({ createdAt: Date.parse(created), inputTokens: 0, totalTokens: 0, compactionCount: 0 });
+    expect(rows[0]!.entry).toMatchObject({
+      createdAt: Date.parse(created),
+      inputTokens: 0,
+      totalTokens: 0,
+      compactionCount: 0,
+    });
     const kept = `${file}.corrupt-${now}-1`;
     expect(readFileSync(kept, 'utf8')).toBe('{ "agent:ops:main": { "sessionId": ');
     expect(statSync(kept).mode & 0o777).toBe(0o600);
@@ -368,7 +520,13 @@ describe('session store', () => {
 
   it('rebuilds a store that is not an object once, whoever reads or writes it first', async () => {
     const dir = tempDir('claw-sessions-');
-    const header = { type: 'session', version: 1, id: 'abc', timestamp: '2025-01-02T00:00:00.000Z', sessionKey: 'agent:main:main' };
+    const header = {
+      type: 'session',
+      version: 1,
+      id: 'abc',
+      timestamp: '2025-01-02T00:00:00.000Z',
+      sessionKey: 'agent:main:main',
+    };
     writeFileSync(join(dir, 'abc.jsonl'), `${JSON.stringify(header)}\n`);
     writeFileSync(join(dir, 'sessions.json'), '[1, 2]');
     const warnings: string[] = [];
@@ -399,18 +557,36 @@ describe('session store', () => {
     const first = await store.resolve(key, { patch: { lastChannel: 'telegram', lastTo: '123' } });
     expect(first.isNew).toBe(true);
     expect(first.previous).toBeUndefined();
-    await store.upsert(key, { thinkingLevel: 'high', model: 'opus', inputTokens: 900, totalTokens: 1200, compactionCount: 2, abortedLastRun: true });
+    await store.upsert(key, {
+      thinkingLevel: 'high',
+      model: 'opus',
+      inputTokens: 900,
+      totalTokens: 1200,
+      compactionCount: 2,
+      abortedLastRun: true,
+    });
 
     now = 20_000;
     const again = await store.resolve(key);
-    expect(again).toMatchObject({ isNew: false, entry: { sessionId: first.entry.sessionId, updatedAt: 20_000, inputTokens: 900 } });
+    expect(again).toMatchObject({
+      isNew: false,
+      entry: { sessionId: first.entry.sessionId, updatedAt: 20_000, inputTokens: 900 },
+    });
 
     now = 30_000;
     const reset = await store.resolve(key, { reset: (entry) => entry.updatedAt < 25_000 });
     expect(reset.isNew).toBe(true);
     expect(reset.previous!.sessionId).toBe(first.entry.sessionId);
     expect(reset.entry.sessionId).not.toBe(first.entry.sessionId);
-    expect(reset.entry).toMatchObject({ createdAt: 30_000, thinkingLevel: 'high', model: 'opus', lastChannel: 'telegram', inputTokens: 0, totalTokens: 0, compactionCount: 0 });
+    expect(reset.entry).toMatchObject({
+      createdAt: 30_000,
+      thinkingLevel: 'high',
+      model: 'opus',
+      lastChannel: 'telegram',
+      inputTokens: 0,
+      totalTokens: 0,
+      compactionCount: 0,
+    });
     expect(reset.entry.abortedLastRun).toBeUndefined();
 
     const kept = await store.resolve(key, { reset: (entry) => entry.updatedAt < 25_000 });
@@ -439,9 +615,15 @@ describe('session store', () => {
     expect(store.transcriptPath('s1', '../x')).toBe('/state/agents/main/sessions/s1-topic-.._x.jsonl');
     expect(() => store.transcriptPath('../etc')).toThrow(SessionStoreError);
     expect(resolveSessionsDir('Ops', { env: { HOME: '/home/u' } })).toBe('/home/u/.openclaw/agents/ops/sessions');
-    expect(resolveSessionsDir('main', { env: { HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw' } })).toBe('/srv/claw/agents/main/sessions');
-    expect(resolveSessionsDir('ops', { env: { HOME: '/home/u' }, store: '~/s/{agentId}/sessions.json' })).toBe('/home/u/s/ops');
-    expect(SessionStore.forAgent('main', { env: { HOME: '/home/u' } }).file).toBe('/home/u/.openclaw/agents/main/sessions/sessions.json');
+    expect(resolveSessionsDir('main', { env: { HOME: '/home/u', OPENCLAW_STATE_DIR: '/srv/claw' } })).toBe(
+      '/srv/claw/agents/main/sessions',
+    );
+    expect(resolveSessionsDir('ops', { env: { HOME: '/home/u' }, store: '~/s/{agentId}/sessions.json' })).toBe(
+      '/home/u/s/ops',
+    );
+    expect(SessionStore.forAgent('main', { env: { HOME: '/home/u' } }).file).toBe(
+      '/home/u/.openclaw/agents/main/sessions/sessions.json',
+    );
   });
 });
 
@@ -467,7 +649,12 @@ describe('transcripts', () => {
     const a = transcript.appendMessage(user('hi'))!;
     const b = transcript.append({ type: 'message', message: assistant('hello') })!;
     const custom = transcript.append({ type: 'model_change', provider: 'anthropic', model: 'opus' });
-    expect(a).toMatchObject({ type: 'message', parentId: null, timestamp: '2025-01-02T03:04:05.000Z', message: user('hi') });
+    expect(a).toMatchObject({
+      type: 'message',
+      parentId: null,
+      timestamp: '2025-01-02T03:04:05.000Z',
+      message: user('hi'),
+    });
     expect(b.parentId).toBe(a.id);
     expect(custom).toMatchObject({ type: 'model_change', parentId: b.id, model: 'opus' });
     expect(a.id).toMatch(/^[0-9a-f]{8}$/);
@@ -475,7 +662,13 @@ describe('transcripts', () => {
     const lines = readFileSync(file, 'utf8').split('\n');
     expect(lines).toHaveLength(5);
     expect(lines[4]).toBe('');
-    expect(JSON.parse(lines[0]!)).toEqual({ type: 'session', version: 1, id: 'sess-1', timestamp: '2025-01-02T03:04:05.000Z', cwd: '/work' });
+    expect(JSON.parse(lines[0]!)).toEqual({
+      type: 'session',
+      version: 1,
+      id: 'sess-1',
+      timestamp: '2025-01-02T03:04:05.000Z',
+      cwd: '/work',
+    });
     expect(transcript.header()!.id).toBe('sess-1');
     expect(transcript.entries().map((entry) => entry.type)).toEqual(['session', 'message', 'message', 'model_change']);
     expect(transcript.messages()).toEqual([user('hi'), assistant('hello')]);
@@ -492,11 +685,22 @@ describe('transcripts', () => {
 
   it('masks secrets in every entry before writing it, when given a redactor', () => {
     const file = join(tempDir('claw-transcript-'), 'sess-2.jsonl');
-    const redact = createRedactor({ config: { models: { providers: { openai: { apiKey: 'cfg-openai-key-1' } } } }, env: {} });
+    const redact = createRedactor({
+      config: { models: { providers: { openai: { apiKey: 'cfg-openai-key-1' } } } },
+      env: {},
+    });
     const transcript = new Transcript(file, { redact });
-    const input = user('my key is cfg-openai-key-1, see https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe');
-    expect(transcript.appendMessage(input)!.message).toEqual(user('my key is ***, see https://api.telegram.org/bot123456789:***/getMe'));
-    transcript.appendCompaction({ summary: 'the user shared cfg-openai-key-1', firstKeptEntryId: null, tokensBefore: 10 });
+    const input = user(
+      'my key is cfg-openai-key-1, see https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw1/getMe',
+    );
+    expect(transcript.appendMessage(input)!.message).toEqual(
+      user('my key is ***, see https://api.telegram.org/bot123456789:***/getMe'),
+    );
+    transcript.appendCompaction({
+      summary: 'the user shared cfg-openai-key-1',
+      firstKeptEntryId: null,
+      tokensBefore: 10,
+    });
     expect(readFileSync(file, 'utf8')).not.toContain('cfg-openai-key-1');
     expect(readFileSync(file, 'utf8')).not.toContain('AAHdqTcvCH1v');
     // The caller's message is not changed.
@@ -510,7 +714,8 @@ describe('transcripts', () => {
     bus.on('before_message_write', (event, ctx) => {
       seen.push({ role: event.message.role, sessionKey: ctx.sessionKey });
       if (JSON.stringify(event.message.content).includes('secret plan')) return { block: true };
-      if (event.message.role === 'assistant') return { message: { ...event.message, content: [{ type: 'text', text: 'rewritten' }] } };
+      if (event.message.role === 'assistant')
+        return { message: { ...event.message, content: [{ type: 'text', text: 'rewritten' }] } };
       return undefined;
     });
     const transcript = new Transcript(file, { hooks: { runner: bus, context: { sessionKey: 'agent:main:main' } } });
@@ -544,7 +749,11 @@ describe('transcripts', () => {
     transcript.appendMessage(user('three'));
     const keep = transcript.appendMessage(assistant('four'))!;
     transcript.appendMessage(user('five'));
-    const compaction = transcript.appendCompaction({ summary: 'talked about 1–3', firstKeptEntryId: keep.id, tokensBefore: 5000 });
+    const compaction = transcript.appendCompaction({
+      summary: 'talked about 1–3',
+      firstKeptEntryId: keep.id,
+      tokensBefore: 5000,
+    });
     expect(compaction).toMatchObject({ type: 'compaction', parentId: expect.any(String), tokensBefore: 5000 });
     transcript.appendMessage(user('six'));
 
@@ -561,7 +770,13 @@ describe('transcripts', () => {
     // Without a kept entry the summary replaces everything before the compaction.
     transcript.appendCompaction({ summary: 'all of it', firstKeptEntryId: null, tokensBefore: 6000 });
     transcript.appendMessage(user('seven'));
-    expect(transcript.messages()).toEqual([{ ...summary, content: [{ type: 'text', text: `${COMPACTION_SUMMARY_PREFIX}all of it${COMPACTION_SUMMARY_SUFFIX}` }] }, user('seven')]);
+    expect(transcript.messages()).toEqual([
+      {
+        ...summary,
+        content: [{ type: 'text', text: `${COMPACTION_SUMMARY_PREFIX}all of it${COMPACTION_SUMMARY_SUFFIX}` }],
+      },
+      user('seven'),
+    ]);
   });
 
   it('skips a torn last line and terminates it before the next append', () => {
@@ -691,7 +906,11 @@ describe('reset policy', () => {
       const boundary = mostRecentDailyReset(now, 4);
       expect(boundary.getHours()).toBe(4);
       const yesterday = new Date(2025, 0, day - 1);
-      expect([boundary.getFullYear(), boundary.getMonth(), boundary.getDate()]).toEqual([yesterday.getFullYear(), yesterday.getMonth(), yesterday.getDate()]);
+      expect([boundary.getFullYear(), boundary.getMonth(), boundary.getDate()]).toEqual([
+        yesterday.getFullYear(),
+        yesterday.getMonth(),
+        yesterday.getDate(),
+      ]);
     }
   });
 
@@ -719,8 +938,16 @@ describe('reset policy', () => {
     expect(isStale(at(3, 50).getTime(), policy, at(4, 10))).toBe(false);
     expect(isStale(at(3, 50).getTime(), policy, at(4, 21))).toBe(true);
     // Next to `reset`, it supplies the idle window and the daily clock stays.
-    expect(resolveResetPolicy({ idleMinutes: 30, reset: { atHour: 5 } }, { type: 'direct' })).toEqual({ mode: 'daily', atHour: 5, idleMinutes: 30, source: 'reset' });
-    expect(resolveResetPolicy({ reset: { mode: 'idle' } }, { type: 'direct' })).toMatchObject({ mode: 'idle', idleMinutes: 60 });
+    expect(resolveResetPolicy({ idleMinutes: 30, reset: { atHour: 5 } }, { type: 'direct' })).toEqual({
+      mode: 'daily',
+      atHour: 5,
+      idleMinutes: 30,
+      source: 'reset',
+    });
+    expect(resolveResetPolicy({ reset: { mode: 'idle' } }, { type: 'direct' })).toMatchObject({
+      mode: 'idle',
+      idleMinutes: 60,
+    });
   });
 
   const config: SessionResetConfig = {
@@ -734,16 +961,29 @@ describe('reset policy', () => {
   };
 
   it('resetByType overrides reset for its type', () => {
-    expect(resolveResetPolicy(config, { type: 'direct', channel: 'telegram' })).toEqual({ mode: 'idle', atHour: 4, idleMinutes: 240, source: 'type' });
-    expect(resolveResetPolicy(config, { type: 'group', channel: 'telegram' })).toMatchObject({ mode: 'idle', idleMinutes: 120, source: 'type' });
+    expect(resolveResetPolicy(config, { type: 'direct', channel: 'telegram' })).toEqual({
+      mode: 'idle',
+      atHour: 4,
+      idleMinutes: 240,
+      source: 'type',
+    });
+    expect(resolveResetPolicy(config, { type: 'group', channel: 'telegram' })).toMatchObject({
+      mode: 'idle',
+      idleMinutes: 120,
+      source: 'type',
+    });
     const thread = resolveResetPolicy(config, { type: 'thread', channel: 'telegram' });
     expect(thread).toEqual({ mode: 'daily', atHour: 4, source: 'type' });
     expect(isStale(at(3, 59).getTime(), thread, at(4, 1))).toBe(true);
     const direct = resolveResetPolicy(config, { type: 'direct' });
     expect(isStale(at(3, 59).getTime(), direct, at(4, 1))).toBe(false);
-    expect(resolveResetPolicy({ resetByType: { dm: { mode: 'idle', idleMinutes: 5 } } }, { type: 'direct' })).toMatchObject({ mode: 'idle', idleMinutes: 5 });
+    expect(
+      resolveResetPolicy({ resetByType: { dm: { mode: 'idle', idleMinutes: 5 } } }, { type: 'direct' }),
+    ).toMatchObject({ mode: 'idle', idleMinutes: 5 });
     // Type rules present: a lone legacy idleMinutes no longer means idle-only.
-    expect(resolveResetPolicy({ idleMinutes: 30, resetByType: { group: { mode: 'idle' } } }, { type: 'direct' })).toEqual({ mode: 'daily', atHour: 4, idleMinutes: 30, source: 'default' });
+    expect(
+      resolveResetPolicy({ idleMinutes: 30, resetByType: { group: { mode: 'idle' } } }, { type: 'direct' }),
+    ).toEqual({ mode: 'daily', atHour: 4, idleMinutes: 30, source: 'default' });
   });
 
   it('resetByChannel takes precedence over resetByType and reset', () => {

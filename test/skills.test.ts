@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin, textResult, type ModelRequest } from '../sdk/index.js';
 import type { AgentService } from '../sdk/agent/index.js';
-import { agentStackDirs, bundledPluginDir, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../sdk/testing.js';
+import {
+  agentStackDirs,
+  bundledPluginDir,
+  createTestKernel,
+  lastUserText,
+  scriptedModel,
+  type TestKernel,
+} from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
 import type { SkillsCatalog, StatusReport } from '../plugins/skills/catalog.js';
 import { boundPromptList, commandName } from '../plugins/skills/catalog.js';
@@ -31,7 +38,17 @@ afterEach(async () => {
   for (const kernel of kernels.splice(0)) await kernel.dispose();
 });
 
-async function boot(options: { config?: Record<string, unknown>; env?: Record<string, string>; plugins?: NonNullable<Parameters<typeof createTestKernel>[0]>['plugins']; stateDir?: string; respond?: (request: ModelRequest) => string | { toolCalls: Array<{ name: string; arguments: Record<string, unknown> }> } } = {}) {
+async function boot(
+  options: {
+    config?: Record<string, unknown>;
+    env?: Record<string, string>;
+    plugins?: NonNullable<Parameters<typeof createTestKernel>[0]>['plugins'];
+    stateDir?: string;
+    respond?: (
+      request: ModelRequest,
+    ) => string | { toolCalls: Array<{ name: string; arguments: Record<string, unknown> }> };
+  } = {},
+) {
   const stateDir = options.stateDir ?? tempDir('claw-skills-');
   const workspace = join(stateDir, 'workspace');
   mkdirSync(workspace, { recursive: true });
@@ -57,7 +74,15 @@ async function boot(options: { config?: Record<string, unknown>; env?: Record<st
   kernels.push(kernel);
   const catalog = (await useService<SkillsCatalog>(kernel.plugins.kernelServices, 'skills'))!;
   const agent = (await useService<AgentService>(kernel.plugins.kernelServices, 'agent'))!;
-  return { kernel, stateDir, workspace, catalog, agent, requests, report: (agentId?: string): StatusReport => catalog.report(agentId) };
+  return {
+    kernel,
+    stateDir,
+    workspace,
+    catalog,
+    agent,
+    requests,
+    report: (agentId?: string): StatusReport => catalog.report(agentId),
+  };
 }
 
 const byName = (report: StatusReport, name: string) => report.skills.filter((skill) => skill.name === name);
@@ -65,9 +90,20 @@ const inUse = (report: StatusReport, name: string) => byName(report, name).find(
 
 describe('SKILL.md front matter', () => {
   it('reads names, flags and metadata.openclaw (YAML block or JSON5 string), and explains what is wrong', () => {
-    const block = parseSkillFile('---\nname: lab\ndescription: d\nuser-invocable: false\ndisable-model-invocation: "true"\nmetadata:\n  {\n    "openclaw":\n      {\n        "requires": { "bins": ["uv"], "env": ["K"] },\n        "primaryEnv": "K",\n      },\n  }\n---\nbody', 'folder');
-    expect(block.ok && block.meta).toMatchObject({ name: 'lab', userInvocable: false, disableModelInvocation: true, openclaw: { primaryEnv: 'K', requires: { bins: ['uv'], env: ['K'] } } });
-    const json = parseSkillFile('---\ndescription: d\nmetadata: \'{"clawdbot": {"os": ["linux"], "always": true}}\'\n---\n', 'from-folder');
+    const block = parseSkillFile(
+      '---\nname: lab\ndescription: d\nuser-invocable: false\ndisable-model-invocation: "true"\nmetadata:\n  {\n    "openclaw":\n      {\n        "requires": { "bins": ["uv"], "env": ["K"] },\n        "primaryEnv": "K",\n      },\n  }\n---\nbody',
+      'folder',
+    );
+    expect(block.ok && block.meta).toMatchObject({
+      name: 'lab',
+      userInvocable: false,
+      disableModelInvocation: true,
+      openclaw: { primaryEnv: 'K', requires: { bins: ['uv'], env: ['K'] } },
+    });
+    const json = parseSkillFile(
+      '---\ndescription: d\nmetadata: \'{"clawdbot": {"os": ["linux"], "always": true}}\'\n---\n',
+      'from-folder',
+    );
     expect(json.ok && json.meta).toMatchObject({ name: 'from-folder', openclaw: { os: ['linux'], always: true } });
     const cases: Array<[string, RegExp]> = [
       ['no front matter here', /must start with YAML front matter/],
@@ -75,9 +111,15 @@ describe('SKILL.md front matter', () => {
       ['---\nname: x\n---\n', /description is missing/],
       ['---\nname: has space\ndescription: d\n---\n', /name "has space"/],
       ['---\ndescription: d\nuser-invocable: maybe\n---\n', /user-invocable must be true or false/],
-      ['---\ndescription: d\nmetadata: { openclaw: { os: [plan9] } }\n---\n', /"plan9" is not one of darwin, linux, win32/],
+      [
+        '---\ndescription: d\nmetadata: { openclaw: { os: [plan9] } }\n---\n',
+        /"plan9" is not one of darwin, linux, win32/,
+      ],
       ['---\ndescription: d\ncommand-dispatch: tool\n---\n', /needs command-tool/],
-      ['---\ndescription: d\nmetadata: { openclaw: { requires: { bins: "a/b" } } }\n---\n', /requires.bins has an invalid entry "a\/b"/],
+      [
+        '---\ndescription: d\nmetadata: { openclaw: { requires: { bins: "a/b" } } }\n---\n',
+        /requires.bins has an invalid entry "a\/b"/,
+      ],
     ];
     for (const [text, error] of cases) {
       const parsed = parseSkillFile(text, 'f');
@@ -90,10 +132,24 @@ describe('SKILL.md front matter', () => {
 describe('the YAML-free fast path', () => {
   it('reads simple front matter exactly as YAML does, and leaves anything else to YAML', async () => {
     const { parse } = await import('yaml');
-    const bundled = ['daily-notes', 'commit-message', 'weather', 'skill-creator'].map((name) => /^---\n([\s\S]*?)\n---/.exec(readFileSync(join(REPO, 'skills', name, 'SKILL.md'), 'utf8'))![1]!);
-    const simple = [...bundled, "name: x\ndescription: 'it''s <b> & more'\nsummary: plain & <b>\nuser-invocable: false\n# comment\nhomepage: \"https://a.example/?q=1\""];
+    const bundled = ['daily-notes', 'commit-message', 'weather', 'skill-creator'].map(
+      (name) => /^---\n([\s\S]*?)\n---/.exec(readFileSync(join(REPO, 'skills', name, 'SKILL.md'), 'utf8'))![1]!,
+    );
+    const simple = [
+      ...bundled,
+      "name: x\ndescription: 'it''s <b> & more'\nsummary: plain & <b>\nuser-invocable: false\n# comment\nhomepage: \"https://a.example/?q=1\"",
+    ];
     for (const text of simple) expect(simpleFrontMatter(text), text).toEqual(parse(text));
-    for (const text of ['name: x\nmetadata:\n  openclaw: {}', 'description: a: b', 'description: x # note', 'name: 12', 'name: yes', 'name: &a x', 'name: a\nname: b', 'metadata: {openclaw: {}}']) {
+    for (const text of [
+      'name: x\nmetadata:\n  openclaw: {}',
+      'description: a: b',
+      'description: x # note',
+      'name: 12',
+      'name: yes',
+      'name: &a x',
+      'name: a\nname: b',
+      'metadata: {openclaw: {}}',
+    ]) {
       expect(simpleFrontMatter(text), text).toBeUndefined();
     }
   });
@@ -135,9 +191,17 @@ describe('skill roots', () => {
       code: "export default { id: 'skill-shipper', register() {} };\n",
       files: { 'skills/shipped/SKILL.md': '---\nname: shipped\ndescription: from the plugin\n---\nbody\n' },
     });
-    const { report } = await boot({ stateDir, plugins: [plugin], config: { skills: { load: { extraDirs: [extra] } } } });
+    const { report } = await boot({
+      stateDir,
+      plugins: [plugin],
+      config: { skills: { load: { extraDirs: [extra] } } },
+    });
     const status = report();
-    expect(inUse(status, 'weather')).toMatchObject({ source: 'workspace', description: 'my own weather', eligible: true });
+    expect(inUse(status, 'weather')).toMatchObject({
+      source: 'workspace',
+      description: 'my own weather',
+      eligible: true,
+    });
     expect(byName(status, 'weather').map((skill) => [skill.source, skill.state])).toEqual([
       ['workspace', 'eligible'],
       ['managed', 'shadowed'],
@@ -145,8 +209,14 @@ describe('skill roots', () => {
     ]);
     expect(inUse(status, 'daily-notes')).toMatchObject({ source: 'managed', description: 'managed notes' });
     expect(inUse(status, 'commit-message').source).toBe('bundled');
-    expect(byName(status, 'commit-message').find((skill) => skill.source === 'extra')!.reasons[0]).toMatch(/^overridden by bundled: /);
-    expect(inUse(status, 'shipped')).toMatchObject({ source: 'plugin', pluginId: 'skill-shipper', description: 'from the plugin' });
+    expect(byName(status, 'commit-message').find((skill) => skill.source === 'extra')!.reasons[0]).toMatch(
+      /^overridden by bundled: /,
+    );
+    expect(inUse(status, 'shipped')).toMatchObject({
+      source: 'plugin',
+      pluginId: 'skill-shipper',
+      description: 'from the plugin',
+    });
     expect(inUse(status, 'deep')).toMatchObject({ source: 'extra', eligible: true });
     // Each agent reads its own workspace.
     const other = report('main');
@@ -157,7 +227,18 @@ describe('skill roots', () => {
     const stateDir = tempDir('claw-skills-agents-');
     const work = join(stateDir, 'work-ws');
     writeSkill(join(work, 'skills'), 'only-work', 'name: only-work\ndescription: for the work agent');
-    const { report } = await boot({ stateDir, config: { agents: { defaults: { model: 'scripted/x' }, list: [{ id: 'main', default: true }, { id: 'work', workspace: work }] } } });
+    const { report } = await boot({
+      stateDir,
+      config: {
+        agents: {
+          defaults: { model: 'scripted/x' },
+          list: [
+            { id: 'main', default: true },
+            { id: 'work', workspace: work },
+          ],
+        },
+      },
+    });
     expect(byName(report('work'), 'only-work')).toHaveLength(1);
     expect(byName(report('main'), 'only-work')).toHaveLength(0);
   });
@@ -168,18 +249,66 @@ describe('gating', () => {
     const stateDir = tempDir('claw-skills-gate-');
     const root = join(stateDir, 'workspace', 'skills');
     const other = process.platform === 'darwin' ? 'linux' : 'darwin';
-    writeSkill(root, 'needs-bin', 'name: needs-bin\ndescription: d\nmetadata: { openclaw: { requires: { bins: ["sh", "no-such-binary-xyz"] } } }');
-    writeSkill(root, 'any-bin', 'name: any-bin\ndescription: d\nmetadata: { openclaw: { requires: { anyBins: ["no-such-binary-xyz", "sh"] } } }');
-    writeSkill(root, 'no-any-bin', 'name: no-any-bin\ndescription: d\nmetadata: { openclaw: { requires: { anyBins: ["no-such-a", "no-such-b"] } } }');
-    writeSkill(root, 'needs-env', 'name: needs-env\ndescription: d\nmetadata: { openclaw: { requires: { env: ["SKILL_TEST_UNSET"] } } }');
-    writeSkill(root, 'env-from-config', 'name: env-from-config\ndescription: d\nmetadata: { openclaw: { requires: { env: ["FROM_CONFIG"] } } }');
-    writeSkill(root, 'env-from-kernel', 'name: env-from-kernel\ndescription: d\nmetadata: { openclaw: { requires: { env: ["PRESENT_VAR"] } } }');
-    writeSkill(root, 'keyed', 'name: keyed\ndescription: d\nmetadata: { openclaw: { primaryEnv: "KEYED_API_KEY", requires: { env: ["KEYED_API_KEY"] } } }');
-    writeSkill(root, 'keyless', 'name: keyless\ndescription: d\nmetadata: { openclaw: { primaryEnv: "KEYLESS_API_KEY", requires: { env: ["KEYLESS_API_KEY"] } } }');
-    writeSkill(root, 'needs-config', 'name: needs-config\ndescription: d\nmetadata: { openclaw: { requires: { config: ["browser.enabled"] } } }');
-    writeSkill(root, 'has-config', 'name: has-config\ndescription: d\nmetadata: { openclaw: { requires: { config: ["tools.profile"] } } }');
-    writeSkill(root, 'other-os', `name: other-os\ndescription: d\nmetadata: { openclaw: { os: ["${other}"], always: true } }`);
-    writeSkill(root, 'always', 'name: always\ndescription: d\nmetadata: { openclaw: { always: true, requires: { bins: ["no-such-binary-xyz"], env: ["SKILL_TEST_UNSET"] } } }');
+    writeSkill(
+      root,
+      'needs-bin',
+      'name: needs-bin\ndescription: d\nmetadata: { openclaw: { requires: { bins: ["sh", "no-such-binary-xyz"] } } }',
+    );
+    writeSkill(
+      root,
+      'any-bin',
+      'name: any-bin\ndescription: d\nmetadata: { openclaw: { requires: { anyBins: ["no-such-binary-xyz", "sh"] } } }',
+    );
+    writeSkill(
+      root,
+      'no-any-bin',
+      'name: no-any-bin\ndescription: d\nmetadata: { openclaw: { requires: { anyBins: ["no-such-a", "no-such-b"] } } }',
+    );
+    writeSkill(
+      root,
+      'needs-env',
+      'name: needs-env\ndescription: d\nmetadata: { openclaw: { requires: { env: ["SKILL_TEST_UNSET"] } } }',
+    );
+    writeSkill(
+      root,
+      'env-from-config',
+      'name: env-from-config\ndescription: d\nmetadata: { openclaw: { requires: { env: ["FROM_CONFIG"] } } }',
+    );
+    writeSkill(
+      root,
+      'env-from-kernel',
+      'name: env-from-kernel\ndescription: d\nmetadata: { openclaw: { requires: { env: ["PRESENT_VAR"] } } }',
+    );
+    writeSkill(
+      root,
+      'keyed',
+      'name: keyed\ndescription: d\nmetadata: { openclaw: { primaryEnv: "KEYED_API_KEY", requires: { env: ["KEYED_API_KEY"] } } }',
+    );
+    writeSkill(
+      root,
+      'keyless',
+      'name: keyless\ndescription: d\nmetadata: { openclaw: { primaryEnv: "KEYLESS_API_KEY", requires: { env: ["KEYLESS_API_KEY"] } } }',
+    );
+    writeSkill(
+      root,
+      'needs-config',
+      'name: needs-config\ndescription: d\nmetadata: { openclaw: { requires: { config: ["browser.enabled"] } } }',
+    );
+    writeSkill(
+      root,
+      'has-config',
+      'name: has-config\ndescription: d\nmetadata: { openclaw: { requires: { config: ["tools.profile"] } } }',
+    );
+    writeSkill(
+      root,
+      'other-os',
+      `name: other-os\ndescription: d\nmetadata: { openclaw: { os: ["${other}"], always: true } }`,
+    );
+    writeSkill(
+      root,
+      'always',
+      'name: always\ndescription: d\nmetadata: { openclaw: { always: true, requires: { bins: ["no-such-binary-xyz"], env: ["SKILL_TEST_UNSET"] } } }',
+    );
     writeSkill(root, 'off', 'name: off\ndescription: d');
     writeSkill(root, 'keyed-by', 'name: keyed-by\ndescription: d\nmetadata: { openclaw: { skillKey: "custom-key" } }');
     const { report } = await boot({
@@ -242,7 +371,9 @@ describe('gating', () => {
     symlinkSync(join(outside, 'escaped'), join(root, 'escaped'));
     const { report, agent, requests } = await boot({ stateDir });
     expect(inUse(report(), 'escaped')).toMatchObject({ state: 'invalid' });
-    expect(inUse(report(), 'escaped').reasons[0]).toMatch(/leads outside .*symlinked skills must stay inside their root/);
+    expect(inUse(report(), 'escaped').reasons[0]).toMatch(
+      /leads outside .*symlinked skills must stay inside their root/,
+    );
     const status = report();
     expect(inUse(status, 'broken')).toMatchObject({ state: 'invalid', filePath: broken });
     expect(inUse(status, 'broken').reasons[0]).toMatch(/front matter is not valid YAML/);
@@ -258,20 +389,39 @@ describe('the system prompt', () => {
   it('lists only eligible, model-invocable skills by name, description and path — never their instructions', async () => {
     const stateDir = tempDir('claw-skills-prompt-');
     const root = join(stateDir, 'workspace', 'skills');
-    const listed = writeSkill(root, 'listed', 'name: listed\ndescription: Use <this> & that', 'SECRET-INSTRUCTIONS-BODY');
+    const listed = writeSkill(
+      root,
+      'listed',
+      'name: listed\ndescription: Use <this> & that',
+      'SECRET-INSTRUCTIONS-BODY',
+    );
     writeSkill(root, 'user-only', 'name: user-only\ndescription: only by slash\ndisable-model-invocation: true');
-    writeSkill(root, 'gated', 'name: gated\ndescription: gated\nmetadata: { openclaw: { requires: { bins: ["no-such-binary-xyz"] } } }');
+    writeSkill(
+      root,
+      'gated',
+      'name: gated\ndescription: gated\nmetadata: { openclaw: { requires: { bins: ["no-such-binary-xyz"] } } }',
+    );
     writeSkill(root, 'turned-off', 'name: turned-off\ndescription: off');
-    const { agent, requests } = await boot({ stateDir, config: { skills: { entries: { 'turned-off': { enabled: false } } } } });
+    const { agent, requests } = await boot({
+      stateDir,
+      config: { skills: { entries: { 'turned-off': { enabled: false } } } },
+    });
     await agent.run({ message: 'hello' });
     const prompt = requests[0]!.systemPrompt!;
-    expect(prompt).toContain(`<skill>\n    <name>listed</name>\n    <description>Use &lt;this&gt; &amp; that</description>\n    <location>${listed}</location>\n  </skill>`);
+    expect(prompt).toContain(
+      `<skill>\n    <name>listed</name>\n    <description>Use &lt;this&gt; &amp; that</description>\n    <location>${listed}</location>\n  </skill>`,
+    );
     expect(prompt).toContain('<name>weather</name>');
-    for (const absent of ['user-only', 'gated', 'turned-off', 'SECRET-INSTRUCTIONS-BODY']) expect(prompt).not.toContain(absent);
+    for (const absent of ['user-only', 'gated', 'turned-off', 'SECRET-INSTRUCTIONS-BODY'])
+      expect(prompt).not.toContain(absent);
   });
 
   it('stays within skills.limits.maxSkillsPromptChars', async () => {
-    const skills = Array.from({ length: 6 }, (_, index) => ({ name: `s${index}`, description: 'x'.repeat(200), location: `/skills/s${index}/SKILL.md` }));
+    const skills = Array.from({ length: 6 }, (_, index) => ({
+      name: `s${index}`,
+      description: 'x'.repeat(200),
+      location: `/skills/s${index}/SKILL.md`,
+    }));
     const full = boundPromptList(skills, 100_000);
     expect(full).toMatchObject({ omitted: [], shortened: 0 });
     expect(full.chars).toBe(195 + 6 * (97 + 2 + 200 + 19));
@@ -297,7 +447,11 @@ describe('env for exec runs', () => {
   it("adds skills.entries env and apiKey to the agent's exec calls while the skill is eligible, masked in what the model sees", async () => {
     const stateDir = tempDir('claw-skills-env-');
     const root = join(stateDir, 'workspace', 'skills');
-    writeSkill(root, 'keyed', 'name: keyed\ndescription: d\nmetadata: { openclaw: { primaryEnv: "KEYED_API_KEY", requires: { env: ["KEYED_API_KEY"] } } }');
+    writeSkill(
+      root,
+      'keyed',
+      'name: keyed\ndescription: d\nmetadata: { openclaw: { primaryEnv: "KEYED_API_KEY", requires: { env: ["KEYED_API_KEY"] } } }',
+    );
     const secret = 'sk-skill-secret-7f3a9c';
     const results: string[] = [];
     let command = 'echo "key=$KEYED_API_KEY plain=$SKILL_PLAIN given=$GIVEN"';
@@ -323,7 +477,9 @@ describe('env for exec runs', () => {
     expect(JSON.stringify(direct.content)).toContain('key=[]');
     // Disabled: no longer eligible, so no longer injected (config is read afresh).
     command = 'echo "key=[$KEYED_API_KEY] plain=[$SKILL_PLAIN]"';
-    const config = kernel.plugins.kernelServices.config() as { skills: { entries: Record<string, Record<string, unknown>> } };
+    const config = kernel.plugins.kernelServices.config() as {
+      skills: { entries: Record<string, Record<string, unknown>> };
+    };
     config.skills.entries.keyed!.enabled = false;
     await agent.run({ message: 'again' });
     expect(results.at(-1)).toContain('key=[] plain=[]');
@@ -333,7 +489,10 @@ describe('env for exec runs', () => {
 describe('env for sandboxed runs', () => {
   it('gives nothing to a sandboxed exec call (host runs only), unless it is elevated', async () => {
     const { catalog } = await boot({
-      config: { agents: { defaults: { model: 'scripted/x', sandbox: { mode: 'all' } } }, skills: { entries: { 'daily-notes': { env: { NOTES_UNITS_X: 'metric' } } } } },
+      config: {
+        agents: { defaults: { model: 'scripted/x', sandbox: { mode: 'all' } } },
+        skills: { entries: { 'daily-notes': { env: { NOTES_UNITS_X: 'metric' } } } },
+      },
     });
     expect(catalog.execEnv('main', 'agent:main:main', {})).toBeUndefined();
     expect(catalog.execEnv('main', 'agent:main:main', { elevated: true })).toEqual({ NOTES_UNITS_X: 'metric' });
@@ -346,8 +505,15 @@ describe('slash commands', () => {
     const root = join(stateDir, 'workspace', 'skills');
     const status = writeSkill(root, 'status', 'name: status\ndescription: a skill named like a built-in');
     const hidden = writeSkill(root, 'no-slash', 'name: no-slash\ndescription: d\nuser-invocable: false');
-    const userOnly = writeSkill(root, 'user-only', 'name: user-only\ndescription: runs only when asked\ndisable-model-invocation: true');
-    const { agent, requests } = await boot({ stateDir, config: { skills: { entries: { 'user-only': { config: { style: 'terse' } } } } } });
+    const userOnly = writeSkill(
+      root,
+      'user-only',
+      'name: user-only\ndescription: runs only when asked\ndisable-model-invocation: true',
+    );
+    const { agent, requests } = await boot({
+      stateDir,
+      config: { skills: { entries: { 'user-only': { config: { style: 'terse' } } } } },
+    });
 
     const help = await agent.run({ message: '/help' });
     expect(help.text).toContain('/weather — Current weather');
@@ -385,15 +551,23 @@ describe('slash commands', () => {
 
   it('dispatches command-dispatch: tool straight to the tool', async () => {
     const stateDir = tempDir('claw-skills-tool-');
-    writeSkill(join(stateDir, 'workspace', 'skills'), 'shout', 'name: shout\ndescription: d\ncommand-dispatch: tool\ncommand-tool: shout_tool');
+    writeSkill(
+      join(stateDir, 'workspace', 'skills'),
+      'shout',
+      'name: shout\ndescription: d\ncommand-dispatch: tool\ncommand-tool: shout_tool',
+    );
     const shout = definePlugin({
       id: 'shout-plugin',
       register(api) {
         api.registerTool({
           name: 'shout_tool',
           description: 'Shouts',
-          parameters: { type: 'object', properties: { command: { type: 'string' }, commandName: { type: 'string' }, skillName: { type: 'string' } } },
-          execute: (params: { command: string; commandName: string; skillName: string }) => textResult(`${params.command.toUpperCase()} (${params.commandName}/${params.skillName})`),
+          parameters: {
+            type: 'object',
+            properties: { command: { type: 'string' }, commandName: { type: 'string' }, skillName: { type: 'string' } },
+          },
+          execute: (params: { command: string; commandName: string; skillName: string }) =>
+            textResult(`${params.command.toUpperCase()} (${params.commandName}/${params.skillName})`),
         });
       },
     });
@@ -465,9 +639,16 @@ describe('claw skills (real process)', () => {
   it('lists, shows and checks skills without a gateway', async () => {
     const stateDir = tempDir('claw-skills-cli-');
     const root = join(stateDir, 'workspace', 'skills');
-    writeSkill(root, 'needs-key', 'name: needs-key\ndescription: wants a key\nmetadata: { openclaw: { emoji: "🔑", primaryEnv: "NEEDS_API_KEY", requires: { env: ["NEEDS_API_KEY"] } } }');
+    writeSkill(
+      root,
+      'needs-key',
+      'name: needs-key\ndescription: wants a key\nmetadata: { openclaw: { emoji: "🔑", primaryEnv: "NEEDS_API_KEY", requires: { env: ["NEEDS_API_KEY"] } } }',
+    );
     writeSkill(root, 'broken', 'name: broken\ndescription: [oops');
-    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ skills: { entries: { weather: { enabled: false } } } }));
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({ skills: { entries: { weather: { enabled: false } } } }),
+    );
 
     const list = await claw(['skills', 'list', '--verbose'], env(stateDir));
     expect(list.code, list.stderr).toBe(0);
@@ -478,7 +659,9 @@ describe('claw skills (real process)', () => {
 
     const eligible = await claw(['skills', 'list', '--eligible', '--json'], env(stateDir));
     const names = (JSON.parse(eligible.stdout) as StatusReport).skills.map((skill) => skill.name).sort();
-    expect(names).toEqual(['commit-message', 'daily-notes', 'skill-creator'].filter((name) => name !== 'commit-message' || hasGit()));
+    expect(names).toEqual(
+      ['commit-message', 'daily-notes', 'skill-creator'].filter((name) => name !== 'commit-message' || hasGit()),
+    );
 
     const info = await claw(['skills', 'info', 'needs-key'], env(stateDir));
     expect(info.stdout).toContain('API key:     NEEDS_API_KEY (skills.entries.needs-key.apiKey is not set)');
@@ -488,9 +671,15 @@ describe('claw skills (real process)', () => {
     expect(missing.stderr).toContain('no skill "nope"');
 
     const check = await claw(['skills', 'check', '--json'], env(stateDir));
-    const summary = JSON.parse(check.stdout) as { disabled: string[]; missingRequirements: Array<{ name: string; missing: { env: string[] } }>; invalid: Array<{ name: string; reason: string }> };
+    const summary = JSON.parse(check.stdout) as {
+      disabled: string[];
+      missingRequirements: Array<{ name: string; missing: { env: string[] } }>;
+      invalid: Array<{ name: string; reason: string }>;
+    };
     expect(summary.disabled).toEqual(['weather']);
-    expect(summary.missingRequirements).toEqual([expect.objectContaining({ name: 'needs-key', missing: expect.objectContaining({ env: ['NEEDS_API_KEY'] }) })]);
+    expect(summary.missingRequirements).toEqual([
+      expect.objectContaining({ name: 'needs-key', missing: expect.objectContaining({ env: ['NEEDS_API_KEY'] }) }),
+    ]);
     expect(summary.invalid[0]).toMatchObject({ name: 'broken' });
     const text = await claw(['skills', 'check'], env(stateDir));
     expect(text.stdout).toContain('Missing requirements:\n  needs-key: missing env: NEEDS_API_KEY');
@@ -504,12 +693,18 @@ describe('claw skills (real process)', () => {
 
   it('asks the running gateway when there is one', async () => {
     const stateDir = tempDir('claw-skills-cli-gw-');
-    writeSkill(join(stateDir, 'workspace', 'skills'), 'gw-only', 'name: gw-only\ndescription: d\nmetadata: { openclaw: { requires: { env: ["ONLY_IN_GATEWAY"] } } }');
+    writeSkill(
+      join(stateDir, 'workspace', 'skills'),
+      'gw-only',
+      'name: gw-only\ndescription: d\nmetadata: { openclaw: { requires: { env: ["ONLY_IN_GATEWAY"] } } }',
+    );
     // Only the gateway's environment has the variable: a ready skill proves the answer came from it.
     await startCliGateway(env(stateDir, { ONLY_IN_GATEWAY: '1' }));
     const list = await claw(['skills', 'list', '--json'], env(stateDir));
     expect(list.code, list.stderr).toBe(0);
-    expect((JSON.parse(list.stdout) as StatusReport).skills.find((skill) => skill.name === 'gw-only')!.eligible).toBe(true);
+    expect((JSON.parse(list.stdout) as StatusReport).skills.find((skill) => skill.name === 'gw-only')!.eligible).toBe(
+      true,
+    );
   });
 });
 

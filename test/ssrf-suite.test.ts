@@ -12,7 +12,8 @@ import { REPO } from './helpers.js';
 import { startDnsStub, startWebServer, type DnsStub, type WebServer } from './web-helpers.js';
 
 const WEB_FETCH = join(REPO, 'plugins', 'web-fetch');
-const text = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((part) => part.text ?? '').join('');
+const text = (result: { content: Array<{ type: string; text?: string }> }) =>
+  result.content.map((part) => part.text ?? '').join('');
 
 let web: WebServer;
 let dns: DnsStub;
@@ -141,7 +142,12 @@ describe('SSRF suite through web_fetch', () => {
       const result = await kernel.runTool('web_fetch', { url });
       const message = text(result);
       const blocked = result.isError === true && /refused|blocked by the SSRF policy|only http and https/.test(message);
-      rows.push({ kind, url: url.length > 70 ? `${url.slice(0, 67)}...` : url, blocked, reason: message.replace(/^web_fetch: refused \S+: /, '').slice(0, 110) });
+      rows.push({
+        kind,
+        url: url.length > 70 ? `${url.slice(0, 67)}...` : url,
+        blocked,
+        reason: message.replace(/^web_fetch: refused \S+: /, '').slice(0, 110),
+      });
     }
     console.log(`\nSSRF suite: ${rows.filter((row) => row.blocked).length}/${rows.length} blocked`);
     console.table(rows);
@@ -155,7 +161,13 @@ describe('SSRF suite through web_fetch', () => {
     const result = await kernel.runTool('web_fetch', { url: `http://allowed.test:${web.port}/article` });
     expect(result.isError).toBeFalsy();
     const details = result.details as Record<string, any>;
-    expect(details).toMatchObject({ status: 200, title: 'Lighthouses of the North Sea', extractor: 'readability', extractMode: 'markdown', truncated: false });
+    expect(details).toMatchObject({
+      status: 200,
+      title: 'Lighthouses of the North Sea',
+      extractor: 'readability',
+      extractMode: 'markdown',
+      truncated: false,
+    });
     expect(details.finalUrl).toBe(`http://allowed.test:${web.port}/article`);
     const body: string = details.text;
     expect(body).toContain('<<<EXTERNAL_UNTRUSTED_CONTENT');
@@ -165,7 +177,13 @@ describe('SSRF suite through web_fetch', () => {
     expect(body).toContain(`[the Fresnel story](http://allowed.test:${web.port}/history/fresnel)`);
     expect(body).toMatch(/- Coal fires\n- Oil lamps\n- Electric lights/);
     expect(body).toContain('visitors can climb the spiral');
-    for (const junk of ['SCRIPT-SHOULD-NOT-APPEAR', 'SCRIPT2-SHOULD-NOT-APPEAR', 'STYLE-SHOULD-NOT-APPEAR', 'NAV-SHOULD-NOT-APPEAR', 'BANNER-SHOULD-NOT-APPEAR']) {
+    for (const junk of [
+      'SCRIPT-SHOULD-NOT-APPEAR',
+      'SCRIPT2-SHOULD-NOT-APPEAR',
+      'STYLE-SHOULD-NOT-APPEAR',
+      'NAV-SHOULD-NOT-APPEAR',
+      'BANNER-SHOULD-NOT-APPEAR',
+    ]) {
       expect(body).not.toContain(junk);
     }
     // Resolved once for the fetch (A; the AAAA query runs alongside), and the Host header kept the name.
@@ -174,9 +192,16 @@ describe('SSRF suite through web_fetch', () => {
   });
 
   it('a sandboxed session cannot reach the host loopback even through the trusted name', async () => {
-    const sandboxed = await createTestKernel({ plugins: [WEB_FETCH], config: { ...fetchConfig(), agents: { defaults: { sandbox: { mode: 'all' } } } } });
+    const sandboxed = await createTestKernel({
+      plugins: [WEB_FETCH],
+      config: { ...fetchConfig(), agents: { defaults: { sandbox: { mode: 'all' } } } },
+    });
     try {
-      const result = await sandboxed.runTool('web_fetch', { url: `http://allowed.test:${web.port}/article` }, { sessionKey: 'agent:main:main', agentId: 'main' });
+      const result = await sandboxed.runTool(
+        'web_fetch',
+        { url: `http://allowed.test:${web.port}/article` },
+        { sessionKey: 'agent:main:main', agentId: 'main' },
+      );
       expect(result.isError).toBe(true);
       expect(text(result)).toMatch(/sandboxed session cannot reach/);
     } finally {

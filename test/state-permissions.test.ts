@@ -64,14 +64,21 @@ describe('state dir permissions', () => {
     // Config and workspace templates, then config edits (with a .bak of the previous file).
     await ok(['setup']);
     await ok(['config', 'set', 'agents.defaults.model', 'openai/gpt-4.1']);
-    await ok(['config', 'set', 'models.providers.openai', JSON.stringify({ baseUrl: fake.openaiBaseUrl, apiKey: 'sk-perms' })]);
+    await ok([
+      'config',
+      'set',
+      'models.providers.openai',
+      JSON.stringify({ baseUrl: fake.openaiBaseUrl, apiKey: 'sk-perms' }),
+    ]);
 
     // An agent turn: session store, transcript, auth-profile usage.
     fake.script({ text: 'Hello.' });
     await ok(['agent', '--local', '--message', 'hi']);
 
     // The memory index (SQLite) over a note the user wrote (their file, their mode).
-    writeFileSync(join(stateDir, 'workspace', 'memory', '2025-01-01.md'), '# Notes\n\nThe garden needs water.\n', { mode: 0o600 });
+    writeFileSync(join(stateDir, 'workspace', 'memory', '2025-01-01.md'), '# Notes\n\nThe garden needs water.\n', {
+      mode: 0o600,
+    });
     await ok(['memory', 'index']);
 
     // Channel pairing: a request from a stranger, approved from the command line.
@@ -87,7 +94,11 @@ describe('state dir permissions', () => {
         id: 'greeter',
         version: '1.0.0',
         tools: ['greet'],
-        configSchema: { type: 'object', additionalProperties: false, properties: { greeting: { type: 'string', default: 'hello' } } },
+        configSchema: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { greeting: { type: 'string', default: 'hello' } },
+        },
       },
       entryFile: 'index.ts',
       code: `import { definePlugin, textResult } from 'claw/sdk';
@@ -168,7 +179,9 @@ describe('state dir permissions', () => {
     const stateDir = tempDir('claw-perms-');
     mkdirSync(join(stateDir, 'agents'), { mode: 0o755 });
     writeFileSync(join(stateDir, 'openclaw.json'), '{}\n', { mode: 0o644 });
-    const result = await claw(['config', 'set', 'agents.defaults.timeoutSeconds', '60'], { OPENCLAW_STATE_DIR: stateDir });
+    const result = await claw(['config', 'set', 'agents.defaults.timeoutSeconds', '60'], {
+      OPENCLAW_STATE_DIR: stateDir,
+    });
     expect(result.code, result.stderr).toBe(0);
     expect(lstatSync(join(stateDir, 'agents')).mode & 0o777).toBe(0o755);
     // The config is written anew, and its backup is a new file too: both 0600.

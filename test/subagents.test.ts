@@ -38,7 +38,9 @@ const body = (request: RecordedRequest) => JSON.stringify(request.body);
 const isChild = (request: RecordedRequest) => body(request).includes('# Subagent Context');
 /** Names of the tools the model was offered (chat and responses shapes). */
 function offeredTools(request: RecordedRequest): string[] {
-  return ((request.body.tools ?? []) as Array<{ name?: string; function?: { name: string } }>).map((tool) => tool.function?.name ?? tool.name ?? '');
+  return ((request.body.tools ?? []) as Array<{ name?: string; function?: { name: string } }>).map(
+    (tool) => tool.function?.name ?? tool.name ?? '',
+  );
 }
 function sessions(h: AgentHarness, agent = 'main'): Record<string, any> {
   return JSON.parse(readFileSync(join(h.gw.stateDir, 'agents', agent, 'sessions', 'sessions.json'), 'utf8'));
@@ -56,7 +58,11 @@ describe('sessions_spawn → child run → announce', () => {
       if (isChild(request)) return { text: 'The answer is 42.', usage: { input: 30, output: 7 } };
       if (text.includes('[Subagent announce]')) return { text: 'Your research is back: the answer is 42.' };
       if (text.includes('The sub-agent runs in the background')) return { text: 'I started a sub-agent for that.' };
-      return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'Find the answer to everything.', label: 'research' } }] };
+      return {
+        toolCalls: [
+          { name: 'sessions_spawn', arguments: { task: 'Find the answer to everything.', label: 'research' } },
+        ],
+      };
     });
     const { final } = await runAgent(h.client, { message: 'Research the answer, in the background.' });
     expect(final.summary).toBe('I started a sub-agent for that.');
@@ -66,9 +72,19 @@ describe('sessions_spawn → child run → announce', () => {
 
     const [run] = subagents.registry.all();
     expect(run!.childSessionKey).toMatch(/^agent:main:subagent:[0-9a-f-]{36}$/);
-    expect(run).toMatchObject({ requesterSessionKey: 'agent:main:main', status: 'ok', result: 'The answer is 42.', label: 'research', usage: { input: 30, output: 7 } });
+    expect(run).toMatchObject({
+      requesterSessionKey: 'agent:main:main',
+      status: 'ok',
+      result: 'The answer is 42.',
+      label: 'research',
+      usage: { input: 30, output: 7 },
+    });
     // The child's entry carries the shared spawn fields.
-    expect(sessions(h)[run!.childSessionKey]).toMatchObject({ spawnedBy: 'agent:main:main', spawnDepth: 1, label: 'research' });
+    expect(sessions(h)[run!.childSessionKey]).toMatchObject({
+      spawnedBy: 'agent:main:main',
+      spawnDepth: 1,
+      label: 'research',
+    });
     // The child saw the sub-agent prompt with its task, and was offered no session tools.
     const child = h.fake.requests.find(isChild)!;
     expect(body(child)).toContain('Find the answer to everything.');
@@ -93,7 +109,9 @@ describe('sessions_spawn → child run → announce', () => {
 
   it('cleanup "delete" removes the child session after the announce; ANNOUNCE_SKIP from the child sends none', async () => {
     const h = await start();
-    h.fake.respond((request) => (isChild(request) ? { text: body(request).includes('quiet') ? 'ANNOUNCE_SKIP' : 'done' } : { text: 'noted' }));
+    h.fake.respond((request) =>
+      isChild(request) ? { text: body(request).includes('quiet') ? 'ANNOUNCE_SKIP' : 'done' } : { text: 'noted' },
+    );
     const subagents = await service(h);
     const loud = await subagents.spawn({ sessionKey: 'agent:main:main' }, { task: 'say done', cleanup: 'delete' });
     const quiet = await subagents.spawn({ sessionKey: 'agent:main:main' }, { task: 'stay quiet' });
@@ -115,8 +133,14 @@ describe('limits and refusals', () => {
     const h = await start();
     h.fake.respond(() => ({ text: 'ok' }));
     const subagents = await service(h);
-    const refused = await subagents.spawn({ sessionKey: 'agent:main:subagent:00000000-0000-4000-8000-000000000000' }, { task: 'deeper' });
-    expect(refused).toEqual({ status: 'forbidden', error: expect.stringMatching(/not allowed at depth 1: agents\.defaults\.subagents\.maxSpawnDepth is 1/) });
+    const refused = await subagents.spawn(
+      { sessionKey: 'agent:main:subagent:00000000-0000-4000-8000-000000000000' },
+      { task: 'deeper' },
+    );
+    expect(refused).toEqual({
+      status: 'forbidden',
+      error: expect.stringMatching(/not allowed at depth 1: agents\.defaults\.subagents\.maxSpawnDepth is 1/),
+    });
     // Refused before anything was created.
     expect(existsSync(join(h.gw.stateDir, 'agents', 'main', 'sessions', 'sessions.json'))).toBe(false);
     expect(subagents.registry.all()).toEqual([]);
@@ -124,31 +148,48 @@ describe('limits and refusals', () => {
     const config = { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } };
     const orchestrator = 'agent:main:subagent:00000000-0000-4000-8000-000000000001';
     expect(sessionToolRestriction(config as never, 'main', orchestrator)!('sessions_spawn')).toBe(true);
-    expect(sessionToolRestriction(config as never, 'main', `${orchestrator}:subagent:x`)!('sessions_spawn')).toBe(false);
+    expect(sessionToolRestriction(config as never, 'main', `${orchestrator}:subagent:x`)!('sessions_spawn')).toBe(
+      false,
+    );
   });
 
   it('maxSpawnDepth 2: the orchestrator spawns a worker (key nests), the worker is refused', async () => {
     const h = await start({ config: { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } } });
     h.fake.respond(() => ({ text: 'ok' }));
     const subagents = await service(h);
-    const first = (await subagents.spawn({ sessionKey: 'agent:main:main' }, { task: 'orchestrate' })) as { childSessionKey: string };
-    const second = (await subagents.spawn({ sessionKey: first.childSessionKey }, { task: 'work' })) as { childSessionKey: string; status: string };
+    const first = (await subagents.spawn({ sessionKey: 'agent:main:main' }, { task: 'orchestrate' })) as {
+      childSessionKey: string;
+    };
+    const second = (await subagents.spawn({ sessionKey: first.childSessionKey }, { task: 'work' })) as {
+      childSessionKey: string;
+      status: string;
+    };
     expect(second.status).toBe('accepted');
     expect(second.childSessionKey).toMatch(new RegExp(`^${first.childSessionKey}:subagent:[0-9a-f-]{36}$`));
     expect(subagentDepth(second.childSessionKey)).toBe(2);
-    expect(await subagents.spawn({ sessionKey: second.childSessionKey }, { task: 'deeper' })).toMatchObject({ status: 'forbidden', error: expect.stringContaining('depth 2') });
+    expect(await subagents.spawn({ sessionKey: second.childSessionKey }, { task: 'deeper' })).toMatchObject({
+      status: 'forbidden',
+      error: expect.stringContaining('depth 2'),
+    });
     await subagents.idle();
   });
 
   it('maxChildrenPerAgent: the next spawn is refused while the cap is running, and allowed once one is killed', async () => {
     const h = await start({ config: { agents: { defaults: { subagents: { maxChildrenPerAgent: 2 } } } } });
-    h.fake.respond((request) => (isChild(request) && !body(request).includes('gate opened') && !body(request).includes('gate aborted') ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'ok' }));
+    h.fake.respond((request) =>
+      isChild(request) && !body(request).includes('gate opened') && !body(request).includes('gate aborted')
+        ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] }
+        : { text: 'ok' },
+    );
     const subagents = await service(h);
     const a = (await subagents.spawn({}, { task: 'one' })) as { runId: string; status: string };
     const b = await subagents.spawn({}, { task: 'two' });
     expect([a.status, b.status]).toEqual(['accepted', 'accepted']);
     const third = await subagents.spawn({}, { task: 'three' });
-    expect(third).toMatchObject({ status: 'forbidden', error: expect.stringMatching(/already has 2 sub-agents running .*maxChildrenPerAgent is 2/) });
+    expect(third).toMatchObject({
+      status: 'forbidden',
+      error: expect.stringMatching(/already has 2 sub-agents running .*maxChildrenPerAgent is 2/),
+    });
     expect(await subagents.kill(a.runId)).toMatchObject({ killed: 1 });
     expect((await subagents.spawn({}, { task: 'three' })).status).toBe('accepted');
     h.gate.open();
@@ -156,11 +197,21 @@ describe('limits and refusals', () => {
   });
 
   it('agentId: another agent only when allowAgents lists it; unknown agents are an error', async () => {
-    const h = await start({ config: { agents: { list: [{ id: 'main', subagents: { allowAgents: ['helper'] } }, { id: 'helper' }, { id: 'other' }] } } });
+    const h = await start({
+      config: {
+        agents: { list: [{ id: 'main', subagents: { allowAgents: ['helper'] } }, { id: 'helper' }, { id: 'other' }] },
+      },
+    });
     h.fake.respond(() => ({ text: 'ok' }));
     const subagents = await service(h);
-    expect(await subagents.spawn({}, { task: 't', agentId: 'other' })).toMatchObject({ status: 'forbidden', error: expect.stringContaining('agentId "other" is not allowed') });
-    const allowed = (await subagents.spawn({}, { task: 't', agentId: 'helper' })) as { childSessionKey: string; status: string };
+    expect(await subagents.spawn({}, { task: 't', agentId: 'other' })).toMatchObject({
+      status: 'forbidden',
+      error: expect.stringContaining('agentId "other" is not allowed'),
+    });
+    const allowed = (await subagents.spawn({}, { task: 't', agentId: 'helper' })) as {
+      childSessionKey: string;
+      status: string;
+    };
     expect(allowed.status).toBe('accepted');
     expect(allowed.childSessionKey).toMatch(/^agent:helper:subagent:/);
     await subagents.idle();
@@ -168,9 +219,22 @@ describe('limits and refusals', () => {
   });
 
   it('a sandboxed session cannot spawn a child for an agent that runs unsandboxed', async () => {
-    const h = await start({ config: { agents: { defaults: { sandbox: { mode: 'all' } }, list: [{ id: 'main', subagents: { allowAgents: ['*'] } }, { id: 'free', sandbox: { mode: 'off' } }] } } });
+    const h = await start({
+      config: {
+        agents: {
+          defaults: { sandbox: { mode: 'all' } },
+          list: [
+            { id: 'main', subagents: { allowAgents: ['*'] } },
+            { id: 'free', sandbox: { mode: 'off' } },
+          ],
+        },
+      },
+    });
     const subagents = await service(h);
-    expect(await subagents.spawn({}, { task: 't', agentId: 'free' })).toMatchObject({ status: 'forbidden', error: expect.stringContaining('is sandboxed and agent "free" would run the child outside a sandbox') });
+    expect(await subagents.spawn({}, { task: 't', agentId: 'free' })).toMatchObject({
+      status: 'forbidden',
+      error: expect.stringContaining('is sandboxed and agent "free" would run the child outside a sandbox'),
+    });
     expect(existsSync(join(h.gw.stateDir, 'agents', 'free', 'sessions', 'sessions.json'))).toBe(false);
   });
 });
@@ -193,7 +257,17 @@ describe('tool policy by depth', () => {
     await until(() => subagents.registry.all()[0]?.endedAt !== undefined, 10_000, 'the child');
     await subagents.idle();
     const child = h.fake.requests.filter(isChild);
-    for (const name of ['sessions_spawn', 'sessions_send', 'sessions_list', 'sessions_history', 'session_status', 'subagents', 'cron', 'memory_search', 'write']) {
+    for (const name of [
+      'sessions_spawn',
+      'sessions_send',
+      'sessions_list',
+      'sessions_history',
+      'session_status',
+      'subagents',
+      'cron',
+      'memory_search',
+      'write',
+    ]) {
       expect(offeredTools(child[0]!)).not.toContain(name);
     }
     expect(offeredTools(child[0]!)).toContain('read');
@@ -206,20 +280,29 @@ describe('tool policy by depth', () => {
 describe('/subagents', () => {
   it('list, info, kill stops a running child (no announce), log shows its transcript', async () => {
     const h = await start();
-    h.fake.respond((request) => (isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'ok' }));
+    h.fake.respond((request) =>
+      isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'ok' },
+    );
     const subagents = await service(h);
-    const spawned = (await subagents.spawn({}, { task: 'long job', label: 'long' })) as { runId: string; childSessionKey: string };
+    const spawned = (await subagents.spawn({}, { task: 'long job', label: 'long' })) as {
+      runId: string;
+      childSessionKey: string;
+    };
     await h.gate.entered;
     const list = await runAgent(h.client, { message: '/subagents list' });
     expect(list.final.summary).toMatch(/Sub-agents: 1 running, 0 finished\n#1 long — running/);
-    expect((await runAgent(h.client, { message: '/subagents info 1' })).final.summary).toContain(`session: ${spawned.childSessionKey}`);
+    expect((await runAgent(h.client, { message: '/subagents info 1' })).final.summary).toContain(
+      `session: ${spawned.childSessionKey}`,
+    );
     expect((await runAgent(h.client, { message: '/subagents log #1' })).final.summary).toMatch(/user: long job/);
     const killed = await runAgent(h.client, { message: '/subagents kill 1' });
     expect(killed.final.summary).toBe('Killed long.');
     await subagents.idle();
     expect(subagents.registry.get(spawned.runId)).toMatchObject({ status: 'killed', suppressAnnounceReason: 'killed' });
     expect(await history(h)).not.toContain('[Subagent announce]');
-    expect((await runAgent(h.client, { message: '/subagents kill 1' })).final.summary).toBe('long is not running (killed).');
+    expect((await runAgent(h.client, { message: '/subagents kill 1' })).final.summary).toBe(
+      'long is not running (killed).',
+    );
   });
 });
 
@@ -228,12 +311,16 @@ describe('restart', () => {
     const stateDir = tempDir('claw-subagents-restart-');
     const options: AgentHarnessOptions = { stateDir, config: { gateway: { agentDrainMs: 50 } } };
     let h = await start(options);
-    h.fake.respond((request) => (isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'noted' }));
+    h.fake.respond((request) =>
+      isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'noted' },
+    );
     const spawned = (await (await service(h)).spawn({}, { task: 'slow', label: 'slow' })) as { runId: string };
     await h.gate.entered;
     await h.stop();
     harness = undefined;
-    expect(JSON.parse(readFileSync(join(stateDir, 'subagents', 'runs.json'), 'utf8')).runs).toEqual([expect.objectContaining({ runId: spawned.runId })]);
+    expect(JSON.parse(readFileSync(join(stateDir, 'subagents', 'runs.json'), 'utf8')).runs).toEqual([
+      expect.objectContaining({ runId: spawned.runId }),
+    ]);
 
     h = await start(options);
     h.fake.respond(() => ({ text: 'The slow job was cut off.' }));
@@ -249,12 +336,19 @@ describe('restart', () => {
     const fake = await startFakeLlm();
     try {
       const stateDir = tempDir('claw-subagents-kill-');
-      writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ agents: { defaults: { model: 'openai/gpt-4.1' } }, models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-sub' } } } }));
+      writeFileSync(
+        join(stateDir, 'openclaw.json'),
+        JSON.stringify({
+          agents: { defaults: { model: 'openai/gpt-4.1' } },
+          models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-sub' } } },
+        }),
+      );
       const env = { OPENCLAW_STATE_DIR: stateDir };
       const runsFile = join(stateDir, 'subagents', 'runs.json');
       fake.respond((request) => {
         if (isChild(request)) return { hang: true };
-        if (body(request).includes('[Subagent announce]')) return { text: 'The background job was interrupted; shall I retry?' };
+        if (body(request).includes('[Subagent announce]'))
+          return { text: 'The background job was interrupted; shall I retry?' };
         if (body(request).includes('The sub-agent runs in the background')) return { text: 'Started it.' };
         return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'a long background job', label: 'long' } }] };
       });
@@ -269,11 +363,20 @@ describe('restart', () => {
       expect(saved).toMatchObject({ status: 'running', label: 'long' });
 
       const again = await startCliGateway(env);
-      await until(() => JSON.parse(readFileSync(runsFile, 'utf8')).runs[0].announcedAt !== undefined, 15_000, 'the interrupted announce');
+      await until(
+        () => JSON.parse(readFileSync(runsFile, 'utf8')).runs[0].announcedAt !== undefined,
+        15_000,
+        'the interrupted announce',
+      );
       const [after] = JSON.parse(readFileSync(runsFile, 'utf8')).runs;
       expect(after).toMatchObject({ status: 'interrupted', interrupted: true });
-      const sessionsFile = JSON.parse(readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
-      const transcript = readFileSync(join(stateDir, 'agents', 'main', 'sessions', `${sessionsFile['agent:main:main'].sessionId}.jsonl`), 'utf8');
+      const sessionsFile = JSON.parse(
+        readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'),
+      );
+      const transcript = readFileSync(
+        join(stateDir, 'agents', 'main', 'sessions', `${sessionsFile['agent:main:main'].sessionId}.jsonl`),
+        'utf8',
+      );
       expect(transcript).toContain('was interrupted by a gateway restart before it finished');
       expect(transcript).toContain('status: interrupted');
       expect(transcript).toContain('The background job was interrupted; shall I retry?');
@@ -305,47 +408,80 @@ describe('no escape through a child (OpenClaw #10992)', () => {
     expect(body(h.fake.requests.filter(isChild).at(-1)!)).toContain('exec was not approved: an operator denied it.');
   });
 
-  it('a child spawned as another agent with a looser exec policy is still held to the parent\'s deny', async () => {
+  it("a child spawned as another agent with a looser exec policy is still held to the parent's deny", async () => {
     const h = await start({
       config: {
         tools: { exec: { security: 'deny' } },
-        agents: { list: [{ id: 'main', subagents: { allowAgents: ['loose'] } }, { id: 'loose', tools: { exec: { security: 'full', ask: 'off' } } }] },
+        agents: {
+          list: [
+            { id: 'main', subagents: { allowAgents: ['loose'] } },
+            { id: 'loose', tools: { exec: { security: 'full', ask: 'off' } } },
+          ],
+        },
       },
     });
-    h.fake.respond((request) => (isChild(request) && !body(request).includes('not approved') ? { toolCalls: [{ name: 'exec', arguments: { command: 'touch pwned.txt' } }] } : { text: 'done' }));
+    h.fake.respond((request) =>
+      isChild(request) && !body(request).includes('not approved')
+        ? { toolCalls: [{ name: 'exec', arguments: { command: 'touch pwned.txt' } }] }
+        : { text: 'done' },
+    );
     const subagents = await service(h);
     expect((await subagents.spawn({}, { task: 'escape', agentId: 'loose' })).status).toBe('accepted');
     await until(() => subagents.registry.all()[0]?.announcedAt !== undefined, 10_000, 'the child');
     await subagents.idle();
     expect(body(h.fake.requests.filter(isChild).at(-1)!)).toContain('exec was not approved: the exec policy');
-    expect((readdirSync(h.gw.stateDir, { recursive: true }) as string[]).filter((file) => file.endsWith('pwned.txt'))).toEqual([]);
+    expect(
+      (readdirSync(h.gw.stateDir, { recursive: true }) as string[]).filter((file) => file.endsWith('pwned.txt')),
+    ).toEqual([]);
   });
 
   it('under tools.exec.security deny a child cannot exec, whatever it asks for', async () => {
     const h = await start({ config: { tools: { exec: { security: 'deny' } } } });
     h.fake.respond((request) =>
-      isChild(request) && !body(request).includes('not approved') ? { toolCalls: [{ name: 'exec', arguments: { command: 'touch pwned.txt', ask: 'off', elevated: true } }] } : { text: 'done' },
+      isChild(request) && !body(request).includes('not approved')
+        ? { toolCalls: [{ name: 'exec', arguments: { command: 'touch pwned.txt', ask: 'off', elevated: true } }] }
+        : { text: 'done' },
     );
     const subagents = await service(h);
     await subagents.spawn({}, { task: 'escape' });
     await until(() => subagents.registry.all()[0]?.announcedAt !== undefined, 10_000, 'the child');
     await subagents.idle();
     expect(existsSync(join(h.workspace, 'pwned.txt'))).toBe(false);
-    expect(body(h.fake.requests.filter(isChild).at(-1)!)).toMatch(/exec was not approved: (elevated mode|the exec policy)/);
+    expect(body(h.fake.requests.filter(isChild).at(-1)!)).toMatch(
+      /exec was not approved: (elevated mode|the exec policy)/,
+    );
   });
 });
 
 describe('the subagents tool, hooks, relay and archive', () => {
-  const invoke = async (h: AgentHarness, name: string, params: Record<string, unknown>, sessionKey = 'agent:main:main') =>
+  const invoke = async (
+    h: AgentHarness,
+    name: string,
+    params: Record<string, unknown>,
+    sessionKey = 'agent:main:main',
+  ) =>
     JSON.parse(
       (
-        (await h.gw.kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `t-${Math.random()}`, context: { agentId: 'main', sessionKey } })).result.content[0] as { text: string }
+        (
+          await h.gw.kernel.plugins.kernelServices.tools.invoke({
+            name,
+            params,
+            toolCallId: `t-${Math.random()}`,
+            context: { agentId: 'main', sessionKey },
+          })
+        ).result.content[0] as { text: string }
       ).text,
     );
 
   it('list, steer and kill through the tool; a leaf is refused it at the choke point', async () => {
     const h = await start();
-    h.fake.respond((request) => (isChild(request) ? (body(request).includes('gate opened') ? { text: 'finished' } : { toolCalls: [{ name: 'wait_gate', arguments: {} }] }) : { text: 'ok' }));
+    h.fake.respond((request) =>
+      isChild(request)
+        ? body(request).includes('gate opened')
+          ? { text: 'finished' }
+          : { toolCalls: [{ name: 'wait_gate', arguments: {} }] }
+        : { text: 'ok' },
+    );
     const subagents = await service(h);
     const a = (await subagents.spawn({}, { task: 'first', label: 'a' })) as { runId: string; childSessionKey: string };
     await subagents.spawn({}, { task: 'second', label: 'b' });
@@ -353,16 +489,28 @@ describe('the subagents tool, hooks, relay and archive', () => {
     const listed = await invoke(h, 'subagents', { action: 'list' });
     expect(listed.active.map((run: { label: string }) => run.label)).toEqual(['a', 'b']);
     // A leaf child cannot use the tool, whoever makes the call: the kernel's choke point narrows by the session key's depth.
-    const leafCall = await h.gw.kernel.plugins.kernelServices.tools.invoke({ name: 'subagents', params: { action: 'list' }, toolCallId: 't-leaf', context: { agentId: 'main', sessionKey: a.childSessionKey } });
+    const leafCall = await h.gw.kernel.plugins.kernelServices.tools.invoke({
+      name: 'subagents',
+      params: { action: 'list' },
+      toolCallId: 't-leaf',
+      context: { agentId: 'main', sessionKey: a.childSessionKey },
+    });
     expect(leafCall.result.isError).toBe(true);
     expect((leafCall.result.content[0] as { text: string }).text).toMatch(/not allowed by the tool policy/);
-    expect(await invoke(h, 'subagents', { action: 'steer', target: 'a', message: 'Focus on the tests only.' })).toMatchObject({ status: 'ok' });
+    expect(
+      await invoke(h, 'subagents', { action: 'steer', target: 'a', message: 'Focus on the tests only.' }),
+    ).toMatchObject({ status: 'ok' });
     expect(await invoke(h, 'subagents', { action: 'kill', target: 'b' })).toMatchObject({ status: 'ok', killed: 1 });
-    expect(await invoke(h, 'subagents', { action: 'kill', target: 'nope' })).toMatchObject({ status: 'error', error: expect.stringContaining('no sub-agent "nope"') });
+    expect(await invoke(h, 'subagents', { action: 'kill', target: 'nope' })).toMatchObject({
+      status: 'error',
+      error: expect.stringContaining('no sub-agent "nope"'),
+    });
     h.gate.open();
     await until(() => subagents.registry.get(a.runId)?.announcedAt !== undefined, 10_000, 'the first child');
     await subagents.idle();
-    expect(h.fake.requests.filter(isChild).some((request) => body(request).includes('Focus on the tests only.'))).toBe(true);
+    expect(h.fake.requests.filter(isChild).some((request) => body(request).includes('Focus on the tests only.'))).toBe(
+      true,
+    );
   });
 
   it('subagent_spawning can refuse (the session is rolled back); spawned and ended fire once; delivery_target reroutes the relay', async () => {
@@ -384,12 +532,22 @@ describe('the subagents tool, hooks, relay and archive', () => {
       },
     });
     const h = await start({ plugins: [relay] });
-    h.fake.respond((request) => (isChild(request) ? { text: body(request).includes('quiet parent') ? 'QUIET-RESULT' : 'child result' } : { text: body(request).includes('QUIET-RESULT') ? 'ANNOUNCE_SKIP' : 'Relayed: child result' }));
+    h.fake.respond((request) =>
+      isChild(request)
+        ? { text: body(request).includes('quiet parent') ? 'QUIET-RESULT' : 'child result' }
+        : { text: body(request).includes('QUIET-RESULT') ? 'ANNOUNCE_SKIP' : 'Relayed: child result' },
+    );
     const subagents = await service(h);
-    const sessionsApi = (await h.gw.kernel.plugins.kernelServices.capabilities.find('service', 'sessions'))!.api as { store(id: string): { upsert(key: string, patch: object): Promise<unknown> } };
-    await sessionsApi.store('main').upsert('agent:main:main', { deliveryContext: { channel: 'relay-chat', to: 'chat-1' } });
+    const sessionsApi = (await h.gw.kernel.plugins.kernelServices.capabilities.find('service', 'sessions'))!.api as {
+      store(id: string): { upsert(key: string, patch: object): Promise<unknown> };
+    };
+    await sessionsApi
+      .store('main')
+      .upsert('agent:main:main', { deliveryContext: { channel: 'relay-chat', to: 'chat-1' } });
     const seen: string[] = [];
-    const off = subagents.hooks.on('subagent_spawning', (event) => (event.label === 'blocked' ? { status: 'error', error: 'no thread available' } : undefined));
+    const off = subagents.hooks.on('subagent_spawning', (event) =>
+      event.label === 'blocked' ? { status: 'error', error: 'no thread available' } : undefined,
+    );
     subagents.hooks.on('subagent_spawned', (event) => void seen.push(`spawned ${event.label}`));
     subagents.hooks.on('subagent_ended', (event) => void seen.push(`ended ${event.status}`));
     const refused = await subagents.spawn({}, { task: 't', label: 'blocked' });
@@ -406,7 +564,11 @@ describe('the subagents tool, hooks, relay and archive', () => {
     expect(outbox[1]).toEqual({ to: 'thread-9', text: 'Relayed: child result' });
     // The parent answering ANNOUNCE_SKIP sends nothing.
     await subagents.spawn({}, { task: 'quiet parent', label: 'three' });
-    await until(() => subagents.registry.all().filter((run) => run.announcedAt !== undefined).length === 3, 10_000, 'three announces');
+    await until(
+      () => subagents.registry.all().filter((run) => run.announcedAt !== undefined).length === 3,
+      10_000,
+      'three announces',
+    );
     await subagents.idle();
     expect(outbox).toHaveLength(2);
     expect(seen.sort()).toEqual(['ended ok', 'ended ok', 'ended ok', 'spawned one', 'spawned three', 'spawned two']);
@@ -429,13 +591,21 @@ describe('the subagents tool, hooks, relay and archive', () => {
 describe('the sub-agent system prompt', () => {
   it('names the task and the rules; the spawning section follows the depth', async () => {
     const { subagentSystemPrompt } = await import('../plugins/subagents/prompt.js');
-    const base = { requesterSessionKey: 'agent:main:main', childSessionKey: 'agent:main:subagent:x', task: 'Count the files.' };
+    const base = {
+      requesterSessionKey: 'agent:main:main',
+      childSessionKey: 'agent:main:subagent:x',
+      task: 'Count the files.',
+    };
     const leaf = subagentSystemPrompt({ ...base, childDepth: 1, maxSpawnDepth: 1 });
     expect(leaf).toContain('Count the files.');
     expect(leaf).toMatch(/1\. \*\*Stay focused\*\*[\s\S]*6\. \*\*Recover from compacted\/truncated tool output\*\*/);
     expect(leaf).not.toContain('Sub-Agent Spawning');
-    expect(subagentSystemPrompt({ ...base, childDepth: 1, maxSpawnDepth: 2 })).toContain('You CAN spawn your own sub-agents');
-    expect(subagentSystemPrompt({ ...base, childDepth: 2, maxSpawnDepth: 2 })).toContain('You are a leaf worker and CANNOT spawn further sub-agents.');
+    expect(subagentSystemPrompt({ ...base, childDepth: 1, maxSpawnDepth: 2 })).toContain(
+      'You CAN spawn your own sub-agents',
+    );
+    expect(subagentSystemPrompt({ ...base, childDepth: 2, maxSpawnDepth: 2 })).toContain(
+      'You are a leaf worker and CANNOT spawn further sub-agents.',
+    );
   });
 });
 
@@ -447,7 +617,8 @@ describe('queueing and cascades', () => {
       if (isChild(request)) return { text: 'child finished first' };
       if (text.includes('[Subagent announce]')) return { text: 'announce handled' };
       if (text.includes('gate opened')) return { text: 'parent turn done' };
-      if (text.includes('The sub-agent runs in the background')) return { toolCalls: [{ name: 'wait_gate', arguments: {} }] };
+      if (text.includes('The sub-agent runs in the background'))
+        return { toolCalls: [{ name: 'wait_gate', arguments: {} }] };
       return { toolCalls: [{ name: 'sessions_spawn', arguments: { task: 'quick child' } }] };
     });
     const subagents = await service(h);
@@ -466,7 +637,9 @@ describe('queueing and cascades', () => {
     await until(() => announces.length > 0, 10_000, 'the announce to be handed to the agent');
     expect(announces).toEqual(['queued']);
     // The parent is still inside its tool: the announce has not reached the model.
-    expect(h.fake.requests.some((request) => !isChild(request) && body(request).includes('[Subagent announce]'))).toBe(false);
+    expect(h.fake.requests.some((request) => !isChild(request) && body(request).includes('[Subagent announce]'))).toBe(
+      false,
+    );
     h.gate.open();
     expect((await parentRun).final.summary).toBe('parent turn done');
     await until(() => subagents.registry.all()[0]?.announcedAt !== undefined, 10_000, 'the announce');
@@ -478,10 +651,18 @@ describe('queueing and cascades', () => {
 
   it('killing an orchestrator kills its workers too, and neither announces', async () => {
     const h = await start({ config: { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } } });
-    h.fake.respond((request) => (isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'ok' }));
+    h.fake.respond((request) =>
+      isChild(request) ? { toolCalls: [{ name: 'wait_gate', arguments: {} }] } : { text: 'ok' },
+    );
     const subagents = await service(h);
-    const orchestrator = (await subagents.spawn({}, { task: 'orchestrate', label: 'boss' })) as { runId: string; childSessionKey: string };
-    const worker = (await subagents.spawn({ sessionKey: orchestrator.childSessionKey }, { task: 'work', label: 'worker' })) as { runId: string };
+    const orchestrator = (await subagents.spawn({}, { task: 'orchestrate', label: 'boss' })) as {
+      runId: string;
+      childSessionKey: string;
+    };
+    const worker = (await subagents.spawn(
+      { sessionKey: orchestrator.childSessionKey },
+      { task: 'work', label: 'worker' },
+    )) as { runId: string };
     await until(() => h.gate.calls === 2, 10_000, 'both in their tool');
     expect(await subagents.kill(orchestrator.runId)).toEqual({ killed: 2, labels: ['worker', 'boss'] });
     await subagents.idle();

@@ -3,13 +3,34 @@ import { compileToolPolicy } from '../sdk/tool-policy.js';
 import { definePlugin, textResult } from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
 
-const ALL = ['read', 'write', 'edit', 'apply_patch', 'exec', 'process', 'sessions_list', 'sessions_send', 'session_status', 'memory_search', 'memory_get', 'image', 'browser', 'message', 'cron'];
+const ALL = [
+  'read',
+  'write',
+  'edit',
+  'apply_patch',
+  'exec',
+  'process',
+  'sessions_list',
+  'sessions_send',
+  'session_status',
+  'memory_search',
+  'memory_get',
+  'image',
+  'browser',
+  'message',
+  'cron',
+];
 const allowed = (policy: (name: string) => boolean) => ALL.filter(policy);
 
 describe('tool policy', () => {
   it('expands groups and applies profiles', () => {
     expect(allowed(compileToolPolicy({ global: { deny: ['group:runtime'] } }))).not.toContain('exec');
-    expect(allowed(compileToolPolicy({ global: { allow: ['group:fs'] } }))).toEqual(['read', 'write', 'edit', 'apply_patch']);
+    expect(allowed(compileToolPolicy({ global: { allow: ['group:fs'] } }))).toEqual([
+      'read',
+      'write',
+      'edit',
+      'apply_patch',
+    ]);
     expect(allowed(compileToolPolicy({ global: { profile: 'minimal' } }))).toEqual(['session_status']);
     const coding = allowed(compileToolPolicy({ global: { profile: 'coding' } }));
     expect(coding).toEqual(expect.arrayContaining(['read', 'exec', 'sessions_list', 'memory_search', 'image']));
@@ -26,16 +47,28 @@ describe('tool policy', () => {
     expect(allowed(compileToolPolicy({ global: { allow: ['memory_*'] } }))).toEqual(['memory_search', 'memory_get']);
     expect(allowed(compileToolPolicy({ global: { allow: ['READ', 'Exec'] } }))).toEqual(['read', 'exec']);
     expect(allowed(compileToolPolicy({ global: { allow: ['exec'], deny: ['exec'] } }))).toEqual([]);
-    expect(allowed(compileToolPolicy({ global: { allow: ['read'] }, agent: { allow: ['read', 'exec'] } }))).toEqual(['read']);
-    expect(allowed(compileToolPolicy({ global: { profile: 'coding' }, agent: { deny: ['write'] } }))).not.toContain('write');
+    expect(allowed(compileToolPolicy({ global: { allow: ['read'] }, agent: { allow: ['read', 'exec'] } }))).toEqual([
+      'read',
+    ]);
+    expect(allowed(compileToolPolicy({ global: { profile: 'coding' }, agent: { deny: ['write'] } }))).not.toContain(
+      'write',
+    );
   });
 
   it('applies byProvider layers only for that provider or model', () => {
     const config = { byProvider: { openai: { deny: ['exec'] }, 'anthropic/claude-x': { allow: ['read'] } } };
-    expect(allowed(compileToolPolicy({ global: config, provider: 'openai', model: 'openai/gpt-4o' }))).not.toContain('exec');
-    expect(allowed(compileToolPolicy({ global: config, provider: 'anthropic', model: 'anthropic/claude-y' }))).toContain('exec');
-    expect(allowed(compileToolPolicy({ global: config, provider: 'anthropic', model: 'anthropic/claude-x' }))).toEqual(['read']);
-    expect(allowed(compileToolPolicy({ global: { byProvider: { openai: { profile: 'minimal' } } }, provider: 'openai' }))).toEqual(['session_status']);
+    expect(allowed(compileToolPolicy({ global: config, provider: 'openai', model: 'openai/gpt-4o' }))).not.toContain(
+      'exec',
+    );
+    expect(
+      allowed(compileToolPolicy({ global: config, provider: 'anthropic', model: 'anthropic/claude-y' })),
+    ).toContain('exec');
+    expect(allowed(compileToolPolicy({ global: config, provider: 'anthropic', model: 'anthropic/claude-x' }))).toEqual([
+      'read',
+    ]);
+    expect(
+      allowed(compileToolPolicy({ global: { byProvider: { openai: { profile: 'minimal' } } }, provider: 'openai' })),
+    ).toEqual(['session_status']);
   });
 });
 
@@ -47,7 +80,12 @@ describe('the tool-call path', () => {
       api.registerTool({
         name: 'add',
         description: 'Adds',
-        parameters: { type: 'object', required: ['a', 'b'], properties: { a: { type: 'number' }, b: { type: 'number' }, label: { type: 'string', default: 'sum' } }, additionalProperties: false },
+        parameters: {
+          type: 'object',
+          required: ['a', 'b'],
+          properties: { a: { type: 'number' }, b: { type: 'number' }, label: { type: 'string', default: 'sum' } },
+          additionalProperties: false,
+        },
         execute: (params: { a: number; b: number; label: string }) => {
           events.push(`execute ${JSON.stringify(params)}`);
           return textResult(`${params.label}=${params.a + params.b}`, { sum: params.a + params.b });
@@ -97,7 +135,15 @@ describe('the tool-call path', () => {
     events.length = 0;
     const ok = await call('add', { a: 1, b: 2 });
     expect(events).toEqual(['before add', 'execute {"a":100,"b":2,"label":"sum"}', 'persist add', 'after add']);
-    expect(ok.message).toMatchObject({ role: 'toolResult', toolCallId: 'c-add', toolName: 'add', isError: false, content: [{ type: 'text', text: 'sum=102' }], details: { sum: 102 }, persistedBy: 'toolbox' });
+    expect(ok.message).toMatchObject({
+      role: 'toolResult',
+      toolCallId: 'c-add',
+      toolName: 'add',
+      isError: false,
+      content: [{ type: 'text', text: 'sum=102' }],
+      details: { sum: 102 },
+      persistedBy: 'toolbox',
+    });
     expect(ok.params).toEqual({ a: 100, b: 2, label: 'sum' });
 
     events.length = 0;
@@ -107,12 +153,21 @@ describe('the tool-call path', () => {
     expect(events).not.toContain(expect.stringMatching(/^execute/));
 
     const denied = await call('add', { a: 2, b: 2 }, ['read']);
-    expect(denied).toMatchObject({ blocked: true, message: { isError: true, content: [{ text: 'Tool "add" is not allowed by the tool policy for this agent.' }] } });
+    expect(denied).toMatchObject({
+      blocked: true,
+      message: { isError: true, content: [{ text: 'Tool "add" is not allowed by the tool policy for this agent.' }] },
+    });
 
     const invalid = await call('add', { a: 'two' });
-    expect(invalid.message.content[0]).toEqual({ type: 'text', text: 'Invalid arguments for add: b: is required; a: must be number' });
+    expect(invalid.message.content[0]).toEqual({
+      type: 'text',
+      text: 'Invalid arguments for add: b: is required; a: must be number',
+    });
     expect((await call('nope', {})).message.content[0]).toEqual({ type: 'text', text: 'Unknown tool "nope".' });
-    expect((await call('broken', {})).message).toMatchObject({ isError: true, content: [{ text: 'Tool broken failed: disk on fire' }] });
+    expect((await call('broken', {})).message).toMatchObject({
+      isError: true,
+      content: [{ text: 'Tool broken failed: disk on fire' }],
+    });
 
     const huge = await call('huge', {});
     const text = (huge.message.content[0] as { text: string }).text;
@@ -127,7 +182,9 @@ describe('secrets in tool results', () => {
     const env = { OPENAI_API_KEY: 'env-openai-key-0123456789', HOME: '/home/ada', LANG: 'en_US.UTF-8' };
     const apiKey = 'cfg-anthropic-key-9876543210';
     const errors: unknown[] = [];
-    const printed = Object.entries(env).map(([name, value]) => `${name}=${value}`).join('\n');
+    const printed = Object.entries(env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join('\n');
     const kernel = await createTestKernel({
       env,
       config: { plugins: { entries: { leaky: { config: { apiKey } } } } },
@@ -137,7 +194,12 @@ describe('secrets in tool results', () => {
           configSchema: { type: 'object', properties: { apiKey: { type: 'string' } } },
           register(api) {
             // What `exec env` prints: every variable of the process.
-            api.registerTool({ name: 'env', description: 'Prints env', parameters: { type: 'object' }, execute: () => textResult(`${printed}\nkey in use: ${apiKey}`, { apiKey }) });
+            api.registerTool({
+              name: 'env',
+              description: 'Prints env',
+              parameters: { type: 'object' },
+              execute: () => textResult(`${printed}\nkey in use: ${apiKey}`, { apiKey }),
+            });
             api.registerTool({
               name: 'fails',
               description: 'Throws with a key in the message',
@@ -146,7 +208,14 @@ describe('secrets in tool results', () => {
                 throw new Error(`401 from https://api.example.com/v1?key=${apiKey}`);
               },
             });
-            api.registerTool({ name: 'picture', description: 'An image', parameters: { type: 'object' }, execute: () => ({ content: [{ type: 'image', data: 'QUtJQUFBQUFBQUFBQUFBQUFBQUE=', mimeType: 'image/png' }] }) });
+            api.registerTool({
+              name: 'picture',
+              description: 'An image',
+              parameters: { type: 'object' },
+              execute: () => ({
+                content: [{ type: 'image', data: 'QUtJQUFBQUFBQUFBQUFBQUFBQUE=', mimeType: 'image/png' }],
+              }),
+            });
             // Hooks see the masked error; one that puts a secret back cannot get it past the choke point.
             api.on('after_tool_call', (event) => {
               if (event.toolName !== 'fails') return undefined;
@@ -158,13 +227,20 @@ describe('secrets in tool results', () => {
       ],
     });
     const call = (name: string) =>
-      kernel.plugins.kernelServices.tools.invoke({ name, params: {}, toolCallId: `c-${name}`, context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: '/tmp' } });
+      kernel.plugins.kernelServices.tools.invoke({
+        name,
+        params: {},
+        toolCallId: `c-${name}`,
+        context: { agentId: 'main', sessionKey: 'agent:main:main', workspaceDir: '/tmp' },
+      });
 
     const listed = await call('env');
     const text = JSON.stringify([listed.message, listed.result]);
     expect(text).not.toContain(env.OPENAI_API_KEY);
     expect(text).not.toContain(apiKey);
-    expect((listed.message.content[0] as { text: string }).text).toBe('OPENAI_API_KEY=***\nHOME=/home/ada\nLANG=en_US.UTF-8\nkey in use: ***');
+    expect((listed.message.content[0] as { text: string }).text).toBe(
+      'OPENAI_API_KEY=***\nHOME=/home/ada\nLANG=en_US.UTF-8\nkey in use: ***',
+    );
     expect(listed.message.details).toEqual({ apiKey: '***' });
 
     const failed = await call('fails');
@@ -173,7 +249,11 @@ describe('secrets in tool results', () => {
     expect(JSON.stringify(failed)).not.toContain(apiKey);
 
     const picture = await call('picture');
-    expect(picture.message.content[0]).toEqual({ type: 'image', data: 'QUtJQUFBQUFBQUFBQUFBQUFBQUE=', mimeType: 'image/png' });
+    expect(picture.message.content[0]).toEqual({
+      type: 'image',
+      data: 'QUtJQUFBQUFBQUFBQUFBQUFBQUE=',
+      mimeType: 'image/png',
+    });
     await kernel.dispose();
   });
 });
@@ -186,11 +266,22 @@ describe('sub-agent sessions at the choke point', () => {
       id: 'depth-tools',
       register(api) {
         for (const name of names) {
-          api.registerTool({ name, description: name, parameters: { type: 'object' }, execute: () => (ran.push(name), textResult(`${name} ran`)) });
+          api.registerTool({
+            name,
+            description: name,
+            parameters: { type: 'object' },
+            execute: () => (ran.push(name), textResult(`${name} ran`)),
+          });
         }
       },
     });
-    const kernel = await createTestKernel({ plugins: [plugin], config: { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } }, tools: { subagents: { tools: { deny: ['read'] } } } } });
+    const kernel = await createTestKernel({
+      plugins: [plugin],
+      config: {
+        agents: { defaults: { subagents: { maxSpawnDepth: 2 } } },
+        tools: { subagents: { tools: { deny: ['read'] } } },
+      },
+    });
     try {
       const call = async (name: string, sessionKey: string) => {
         const result = await kernel.runTool(name, {}, { agentId: 'main', sessionKey });

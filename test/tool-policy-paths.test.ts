@@ -43,7 +43,12 @@ beforeAll(async () => {
     gateway: { auth: { mode: 'token', token: TOKEN }, http: { endpoints: { chatCompletions: { enabled: true } } } },
     config: {
       tools: { deny: ['exec'], byProvider: { openai: { deny: ['edit'] } } },
-      agents: { list: [{ id: 'main', default: true }, { id: 'reader', tools: { deny: ['write'] } }] },
+      agents: {
+        list: [
+          { id: 'main', default: true },
+          { id: 'reader', tools: { deny: ['write'] } },
+        ],
+      },
       channels: { 'policy-chat': { dmPolicy: 'open', allowFrom: ['*'], agentId: 'reader' } },
     },
   });
@@ -67,7 +72,10 @@ describe('the configured tool policy on every path', () => {
     expect(existsSync(join(h.workspace, 'exec-ran.txt'))).toBe(false);
 
     h.fake.reset();
-    h.fake.script({ toolCalls: [{ name: 'edit', arguments: { path: 'x.txt', oldText: 'a', newText: 'b' } }] }, { text: 'ok' });
+    h.fake.script(
+      { toolCalls: [{ name: 'edit', arguments: { path: 'x.txt', oldText: 'a', newText: 'b' } }] },
+      { text: 'ok' },
+    );
     await runAgent(h.client, { message: 'edit' });
     expect(toolResultSeen()).toContain(`Tool \\"edit\\" ${REFUSAL}`);
 
@@ -103,7 +111,14 @@ describe('the configured tool policy on every path', () => {
 
   it('a channel message routed to the reader agent', async () => {
     h.fake.script(writeCall('reader-channel.txt'), { text: 'channel ok' });
-    await receive!({ accountId: 'default', peer: { kind: 'direct', id: 'u1' }, sender: { id: 'u1', name: 'U' }, text: 'write please', messageId: 'm1', mentioned: false });
+    await receive!({
+      accountId: 'default',
+      peer: { kind: 'direct', id: 'u1' },
+      sender: { id: 'u1', name: 'U' },
+      text: 'write please',
+      messageId: 'm1',
+      mentioned: false,
+    });
     await until(() => sent.includes('channel ok'), 10_000, 'the channel reply');
     expect(toolResultSeen()).toContain(`Tool \\"write\\" ${REFUSAL}`);
     expect(existsSync(join(h.gw.stateDir, 'workspace-reader', 'reader-channel.txt'))).toBe(false);
@@ -114,14 +129,32 @@ describe('the choke point itself', () => {
   const tool = definePlugin({
     id: 'policy-tools',
     register(api) {
-      for (const name of ['alpha', 'beta']) api.registerTool({ name, description: name, parameters: { type: 'object' }, execute: () => textResult(`${name} ran`) });
+      for (const name of ['alpha', 'beta'])
+        api.registerTool({
+          name,
+          description: name,
+          parameters: { type: 'object' },
+          execute: () => textResult(`${name} ran`),
+        });
     },
   });
 
   it('applies the config without the caller passing anything, and a caller can only narrow it', async () => {
-    const kernel = await createTestKernel({ plugins: [tool], config: { tools: { deny: ['beta'] }, agents: { list: [{ id: 'solo', tools: { allow: ['alpha'] } }, { id: 'main' }] } } });
+    const kernel = await createTestKernel({
+      plugins: [tool],
+      config: {
+        tools: { deny: ['beta'] },
+        agents: { list: [{ id: 'solo', tools: { allow: ['alpha'] } }, { id: 'main' }] },
+      },
+    });
     const invoke = (name: string, extra: Record<string, unknown> = {}) =>
-      kernel.plugins.kernelServices.tools.invoke({ name, params: {}, toolCallId: 't', context: { agentId: 'main' }, ...extra });
+      kernel.plugins.kernelServices.tools.invoke({
+        name,
+        params: {},
+        toolCallId: 't',
+        context: { agentId: 'main' },
+        ...extra,
+      });
     expect((await invoke('alpha')).result).toEqual(textResult('alpha ran'));
     expect((await invoke('beta')).result.content).toEqual([{ type: 'text', text: `Tool "beta" ${REFUSAL}.` }]);
     // A caller's `allowed` cannot widen the configured policy …
@@ -129,14 +162,29 @@ describe('the choke point itself', () => {
     // … but narrows it.
     expect((await invoke('alpha', { allowed: (name: string) => name !== 'alpha' })).blocked).toBe(true);
     // Per agent: "solo" may use only alpha (and beta stays denied globally).
-    const solo = await kernel.plugins.kernelServices.tools.invoke({ name: 'beta', params: {}, toolCallId: 't', context: { agentId: 'solo' } });
+    const solo = await kernel.plugins.kernelServices.tools.invoke({
+      name: 'beta',
+      params: {},
+      toolCallId: 't',
+      context: { agentId: 'solo' },
+    });
     expect(solo.blocked).toBe(true);
     await kernel.dispose();
   });
 
   it('byProvider layers match the run model', async () => {
-    const kernel = await createTestKernel({ plugins: [tool], config: { tools: { byProvider: { 'anthropic/claude-x': { deny: ['alpha'] } } } } });
-    const invoke = (model?: string) => kernel.plugins.kernelServices.tools.invoke({ name: 'alpha', params: {}, toolCallId: 't', context: {}, ...(model ? { model } : {}) });
+    const kernel = await createTestKernel({
+      plugins: [tool],
+      config: { tools: { byProvider: { 'anthropic/claude-x': { deny: ['alpha'] } } } },
+    });
+    const invoke = (model?: string) =>
+      kernel.plugins.kernelServices.tools.invoke({
+        name: 'alpha',
+        params: {},
+        toolCallId: 't',
+        context: {},
+        ...(model ? { model } : {}),
+      });
     expect((await invoke('anthropic/claude-x')).blocked).toBe(true);
     expect((await invoke('anthropic/claude-y')).blocked).toBe(false);
     await kernel.dispose();
@@ -148,7 +196,9 @@ describe('the choke point itself', () => {
     expect(view).toMatchObject({ name: 'alpha', description: 'alpha', parameters: { type: 'object' } });
     expect(() => view.execute({}, { toolCallId: 'x' })).toThrow(/runs only through kernel\.tools\.invoke/);
     expect(await kernel.plugins.kernelServices.capabilities.find('tool', 'beta')).toMatchObject({ name: 'beta' });
-    await expect(async () => (await kernel.plugins.kernelServices.capabilities.find('tool', 'beta'))!.execute({}, { toolCallId: 'x' })).rejects.toThrow(/choke point/);
+    await expect(async () =>
+      (await kernel.plugins.kernelServices.capabilities.find('tool', 'beta'))!.execute({}, { toolCallId: 'x' }),
+    ).rejects.toThrow(/choke point/);
     await kernel.dispose();
   });
 });

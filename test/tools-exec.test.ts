@@ -35,9 +35,18 @@ afterAll(async () => {
   await small.dispose();
 });
 
-async function run(handle: ToolHandle, params: Record<string, unknown>, ctx: Partial<ToolContext> = {}): Promise<ToolResult> {
+async function run(
+  handle: ToolHandle,
+  params: Record<string, unknown>,
+  ctx: Partial<ToolContext> = {},
+): Promise<ToolResult> {
   const { toolCallId = 'x', ...context } = ctx;
-  const request = { name: handle.name, params, toolCallId, context: { ...context, workspaceDir: ctx.workspaceDir ?? tempDir() } };
+  const request = {
+    name: handle.name,
+    params,
+    toolCallId,
+    context: { ...context, workspaceDir: ctx.workspaceDir ?? tempDir() },
+  };
   return (await handle.kernel.plugins.kernelServices.tools.invoke(request)).result;
 }
 
@@ -74,7 +83,9 @@ function gone(pid: number, withinMs = 4000): Promise<boolean> {
 
 /** The pid a shell wrote to `path`, once it is there. */
 async function readPid(path: string): Promise<number> {
-  return Number(await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').trim(), { what: `a pid in ${path}` }));
+  return Number(
+    await waitFor(() => existsSync(path) && readFileSync(path, 'utf8').trim(), { what: `a pid in ${path}` }),
+  );
 }
 
 /** Start a shell whose child (a sleep) records its pid, so a test can check the child dies too. */
@@ -83,10 +94,21 @@ const SHELL_WITH_CHILD = 'sleep 30 & echo $! > child.pid; echo started; wait';
 describe('exec', () => {
   it('runs a command in the workspace with extra environment and returns its output', async () => {
     const ws = tempDir();
-    const result = await run(exec, { command: 'pwd; echo "$GREETING $OPENCLAW_SHELL"; echo oops >&2', env: { GREETING: 'hi' } }, { workspaceDir: ws });
+    const result = await run(
+      exec,
+      { command: 'pwd; echo "$GREETING $OPENCLAW_SHELL"; echo oops >&2', env: { GREETING: 'hi' } },
+      { workspaceDir: ws },
+    );
     expect(result.isError).toBeUndefined();
     expect(text(result)).toBe(`${realpathSync(ws)}\nhi exec\noops\n`);
-    expect(details(result)).toMatchObject({ status: 'completed', exitCode: 0, signal: null, cwd: ws, truncated: false, omittedChars: 0 });
+    expect(details(result)).toMatchObject({
+      status: 'completed',
+      exitCode: 0,
+      signal: null,
+      cwd: ws,
+      truncated: false,
+      omittedChars: 0,
+    });
     expect(details<{ durationMs: number }>(result).durationMs).toBeGreaterThanOrEqual(0);
     expect(text(await run(exec, { command: 'true' }))).toBe('(no output)');
   });
@@ -94,9 +116,14 @@ describe('exec', () => {
   it('resolves workdir against the workspace and refuses a missing one', async () => {
     const ws = tempDir();
     mkdirSync(join(ws, 'sub'));
-    expect(text(await run(exec, { command: 'pwd', workdir: 'sub' }, { workspaceDir: ws }))).toBe(`${realpathSync(join(ws, 'sub'))}\n`);
+    expect(text(await run(exec, { command: 'pwd', workdir: 'sub' }, { workspaceDir: ws }))).toBe(
+      `${realpathSync(join(ws, 'sub'))}\n`,
+    );
     const missing = await run(exec, { command: 'pwd', workdir: 'nope' }, { workspaceDir: ws });
-    expect(missing).toMatchObject({ isError: true, content: [{ text: `exec: working directory ${join(ws, 'nope')} does not exist or is not a directory` }] });
+    expect(missing).toMatchObject({
+      isError: true,
+      content: [{ text: `exec: working directory ${join(ws, 'nope')} does not exist or is not a directory` }],
+    });
   });
 
   it('reports a non-zero exit as an error with the output and the code', async () => {
@@ -107,9 +134,18 @@ describe('exec', () => {
   });
 
   it('rejects bad params as error results', async () => {
-    expect(await run(exec, {})).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: command: is required' }] });
-    expect(await run(exec, { command: 'true', timeout: -1 })).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: timeout: must be >= 0' }] });
-    expect(await run(exec, { command: 'true', env: { A: {} } })).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for exec: env.A: must be string' }] });
+    expect(await run(exec, {})).toMatchObject({
+      isError: true,
+      content: [{ text: 'Invalid arguments for exec: command: is required' }],
+    });
+    expect(await run(exec, { command: 'true', timeout: -1 })).toMatchObject({
+      isError: true,
+      content: [{ text: 'Invalid arguments for exec: timeout: must be >= 0' }],
+    });
+    expect(await run(exec, { command: 'true', env: { A: {} } })).toMatchObject({
+      isError: true,
+      content: [{ text: 'Invalid arguments for exec: env.A: must be string' }],
+    });
     expect(text(await run(exec, { command: 'echo a\0b' }))).toMatch(/^exec: could not start the command: .*null bytes/);
   });
 
@@ -143,7 +179,12 @@ describe('exec', () => {
     expect(output.startsWith('line 0\nline 1\n')).toBe(true);
     expect(output.endsWith('line 498\nline 499\n')).toBe(true);
     expect(output).toContain(`\n[... ${total - 1000} characters omitted ...]\n`);
-    expect(details(result)).toMatchObject({ status: 'completed', truncated: true, omittedChars: total - 1000, outputChars: total });
+    expect(details(result)).toMatchObject({
+      status: 'completed',
+      truncated: true,
+      omittedChars: total - 1000,
+      outputChars: total,
+    });
   });
 
   it('kills a foreground command when the run is aborted', async () => {
@@ -160,7 +201,10 @@ describe('exec', () => {
 
     const before = tempDir();
     const refused = await run(exec, { command: 'touch ran' }, { workspaceDir: before, signal: AbortSignal.abort() });
-    expect(refused).toMatchObject({ isError: true, content: [{ text: 'exec: the run was aborted before the command started' }] });
+    expect(refused).toMatchObject({
+      isError: true,
+      content: [{ text: 'exec: the run was aborted before the command started' }],
+    });
     expect(existsSync(join(before, 'ran'))).toBe(false);
   });
 
@@ -169,12 +213,15 @@ describe('exec', () => {
     expect(result.isError).toBeUndefined();
     const { sessionId, status } = details<{ sessionId: string; status: string }>(result);
     expect(status).toBe('running');
-    expect(text(result)).toMatch(new RegExp(`^Command still running in the background as session ${sessionId} \\(pid \\d+\\)\\.`));
+    expect(text(result)).toMatch(
+      new RegExp(`^Command still running in the background as session ${sessionId} \\(pid \\d+\\)\\.`),
+    );
     expect(text(result)).toMatch(/\n\nOutput so far:\nearly\n$/);
     const polled = await run(proc, { action: 'poll', sessionId, timeout: 5000 });
     expect(text(polled)).toMatch(/^late\n/);
     let final = polled;
-    while (details<{ status: string }>(final).status === 'running') final = await run(proc, { action: 'poll', sessionId, timeout: 5000 });
+    while (details<{ status: string }>(final).status === 'running')
+      final = await run(proc, { action: 'poll', sessionId, timeout: 5000 });
     expect(text(final)).toMatch(/\[exit code 0\]$/);
     expect(details(final)).toMatchObject({ status: 'completed', exitCode: 0 });
   });
@@ -183,7 +230,11 @@ describe('exec', () => {
 describe('process', () => {
   it('background → poll → write → log → list → kill', async () => {
     const ws = tempDir();
-    const started = await run(exec, { command: 'echo ready; while read line; do echo "got $line"; done', background: true }, { workspaceDir: ws });
+    const started = await run(
+      exec,
+      { command: 'echo ready; while read line; do echo "got $line"; done', background: true },
+      { workspaceDir: ws },
+    );
     const { sessionId, pid } = details<{ sessionId: string; pid: number }>(started);
     expect(text(started)).not.toContain('Output so far');
 
@@ -205,17 +256,28 @@ describe('process', () => {
     expect(details(window)).toMatchObject({ totalLines: 3, offset: 1, returnedLines: 1 });
 
     const listed = await run(proc, { action: 'list' });
-    expect(text(listed)).toMatch(new RegExp(`^${sessionId}  running  pid ${pid}  \\d+m?s  echo ready; while read line;`, 'm'));
+    expect(text(listed)).toMatch(
+      new RegExp(`^${sessionId}  running  pid ${pid}  \\d+m?s  echo ready; while read line;`, 'm'),
+    );
     const sessions = details<{ sessions: Array<{ sessionId: string }> }>(listed).sessions;
-    expect(sessions.find((session) => session.sessionId === sessionId)).toMatchObject({ status: 'running', pid, cwd: ws, exitCode: null });
+    expect(sessions.find((session) => session.sessionId === sessionId)).toMatchObject({
+      status: 'running',
+      pid,
+      cwd: ws,
+      exitCode: null,
+    });
 
     const killed = await run(proc, { action: 'kill', sessionId });
     expect(text(killed)).toMatch(new RegExp(`^Killed session ${sessionId} `));
     expect(details(killed)).toMatchObject({ status: 'killed', signal: 'SIGTERM' });
     expect(await gone(pid)).toBe(true);
     expect(text(await run(proc, { action: 'poll', sessionId }))).toBe('(no new output)\n\n[killed by SIGTERM]');
-    expect(text(await run(proc, { action: 'kill', sessionId }))).toBe(`Session ${sessionId} had already ended [killed by SIGTERM].`);
-    expect(text(await run(proc, { action: 'list' }))).toMatch(new RegExp(`${sessionId}  killed \\[killed by SIGTERM\\]`));
+    expect(text(await run(proc, { action: 'kill', sessionId }))).toBe(
+      `Session ${sessionId} had already ended [killed by SIGTERM].`,
+    );
+    expect(text(await run(proc, { action: 'list' }))).toMatch(
+      new RegExp(`${sessionId}  killed \\[killed by SIGTERM\\]`),
+    );
     expect(await run(proc, { action: 'write', sessionId, data: 'x' })).toMatchObject({
       isError: true,
       content: [{ text: `process: session ${sessionId} has already ended` }],
@@ -241,17 +303,27 @@ describe('process', () => {
   it('reports unknown actions and sessions, and keeps sessions per agent', async () => {
     expect(await run(proc, { action: 'explode' })).toMatchObject({
       isError: true,
-      content: [{ text: 'Invalid arguments for process: action: must be one of "list", "poll", "log", "write", "kill"' }],
+      content: [
+        { text: 'Invalid arguments for process: action: must be one of "list", "poll", "log", "write", "kill"' },
+      ],
     });
-    expect(await run(proc, { action: 'poll' })).toMatchObject({ isError: true, content: [{ text: 'process: "sessionId" is required for action "poll"' }] });
+    expect(await run(proc, { action: 'poll' })).toMatchObject({
+      isError: true,
+      content: [{ text: 'process: "sessionId" is required for action "poll"' }],
+    });
     expect(text(await run(proc, { action: 'poll', sessionId: 'nope' }))).toMatch(/^process: no session "nope"/);
 
     const mine = await run(exec, { command: 'sleep 5', background: true }, { agentId: 'alice' });
     const { sessionId } = details<{ sessionId: string }>(mine);
-    expect(details<{ sessions: Array<{ sessionId: string }> }>(await run(proc, { action: 'list' }, { agentId: 'bob' })).sessions).toEqual([]);
+    expect(
+      details<{ sessions: Array<{ sessionId: string }> }>(await run(proc, { action: 'list' }, { agentId: 'bob' }))
+        .sessions,
+    ).toEqual([]);
     expect(text(await run(proc, { action: 'list' }, { agentId: 'bob' }))).toBe('No background sessions.');
     expect((await run(proc, { action: 'kill', sessionId }, { agentId: 'bob' })).isError).toBe(true);
-    expect(details(await run(proc, { action: 'kill', sessionId }, { agentId: 'alice' }))).toMatchObject({ status: 'killed' });
+    expect(details(await run(proc, { action: 'kill', sessionId }, { agentId: 'alice' }))).toMatchObject({
+      status: 'killed',
+    });
     expect(await run(proc, { action: 'write', sessionId }, { agentId: 'alice' })).toMatchObject({
       isError: true,
       content: [{ text: 'process: "data" is required for action "write" (or eof: true to close stdin)' }],
@@ -266,9 +338,14 @@ describe('process', () => {
       const started = await run(tool, { command: `echo ${word}`, background: true });
       const { sessionId } = details<{ sessionId: string }>(started);
       ids.push(sessionId);
-      while (details<{ status: string }>(await run(process, { action: 'poll', sessionId, timeout: 2000 })).status === 'running');
+      while (
+        details<{ status: string }>(await run(process, { action: 'poll', sessionId, timeout: 2000 })).status ===
+        'running'
+      );
     }
-    const sessions = details<{ sessions: Array<{ sessionId: string }> }>(await run(process, { action: 'list' })).sessions;
+    const sessions = details<{ sessions: Array<{ sessionId: string }> }>(
+      await run(process, { action: 'list' }),
+    ).sessions;
     expect(sessions.map((session) => session.sessionId)).toEqual([ids[1]]);
   });
 });
@@ -278,7 +355,11 @@ describe('kernel stop', () => {
     const own = await createTestKernel({ plugins: [PLUGIN, APPROVALS] });
     await own.start();
     const ws = tempDir();
-    const started = await run(handle(own, 'exec'), { command: SHELL_WITH_CHILD, background: true, timeout: 0 }, { workspaceDir: ws });
+    const started = await run(
+      handle(own, 'exec'),
+      { command: SHELL_WITH_CHILD, background: true, timeout: 0 },
+      { workspaceDir: ws },
+    );
     const shell = details<{ pid: number }>(started).pid;
     const child = await readPid(join(ws, 'child.pid'));
     expect(alive(shell) && alive(child)).toBe(true);

@@ -39,7 +39,11 @@ describe('defaults', () => {
     expect(read.isError).toBe(true);
     expect(text(read)).toContain('tools.fs.workspaceOnly is on');
     expect(text(read)).not.toContain('OUTSIDE');
-    const patched = await kernel.runTool('apply_patch', { input: '*** Begin Patch\n*** Add File: ../outside/p.txt\n+x\n*** End Patch' }, { workspaceDir: ws });
+    const patched = await kernel.runTool(
+      'apply_patch',
+      { input: '*** Begin Patch\n*** Add File: ../outside/p.txt\n+x\n*** End Patch' },
+      { workspaceDir: ws },
+    );
     expect(patched.isError).toBe(true);
     expect(existsSync(join(outside, 'p.txt'))).toBe(false);
   });
@@ -49,7 +53,11 @@ describe('defaults', () => {
     try {
       const { ws, outside } = layout();
       expect(text(await open.runTool('read', { path: '../outside/secret.txt' }, { workspaceDir: ws }))).toBe('OUTSIDE');
-      const patched = await open.runTool('apply_patch', { input: '*** Begin Patch\n*** Add File: ../outside/p.txt\n+x\n*** End Patch' }, { workspaceDir: ws });
+      const patched = await open.runTool(
+        'apply_patch',
+        { input: '*** Begin Patch\n*** Add File: ../outside/p.txt\n+x\n*** End Patch' },
+        { workspaceDir: ws },
+      );
       expect(patched.isError).toBe(true);
       expect(text(patched)).toContain('tools.exec.applyPatch.workspaceOnly is on');
       expect(existsSync(join(outside, 'p.txt'))).toBe(false);
@@ -73,12 +81,18 @@ describe('tools.fs.workspaceOnly', () => {
     symlinkSync(join(ws, 'real'), join(ws, 'alias'));
     symlinkSync(ws, join(root, 'ws-link'));
     expect(text(await kernel.runTool('read', { path: 'alias/a.txt' }, { workspaceDir: ws }))).toBe('inside a');
-    expect(text(await kernel.runTool('read', { path: 'real/a.txt' }, { workspaceDir: join(root, 'ws-link') }))).toBe('inside a');
-    expect((await kernel.runTool('write', { path: 'alias/b.txt', content: 'b' }, { workspaceDir: ws })).isError).toBeUndefined();
+    expect(text(await kernel.runTool('read', { path: 'real/a.txt' }, { workspaceDir: join(root, 'ws-link') }))).toBe(
+      'inside a',
+    );
+    expect(
+      (await kernel.runTool('write', { path: 'alias/b.txt', content: 'b' }, { workspaceDir: ws })).isError,
+    ).toBeUndefined();
     expect(readFileSync(join(ws, 'real', 'b.txt'), 'utf8')).toBe('b');
     // A workspace that does not exist yet, under a symlinked parent: judged by where it will be.
     const fresh = join(root, 'ws-link', 'new-ws');
-    expect((await kernel.runTool('write', { path: 'c.txt', content: 'c' }, { workspaceDir: fresh })).isError).toBeUndefined();
+    expect(
+      (await kernel.runTool('write', { path: 'c.txt', content: 'c' }, { workspaceDir: fresh })).isError,
+    ).toBeUndefined();
     expect(readFileSync(join(ws, 'new-ws', 'c.txt'), 'utf8')).toBe('c');
   });
 
@@ -87,20 +101,28 @@ describe('tools.fs.workspaceOnly', () => {
     const home = await kernel.runTool('read', { path: '~/.profile' }, { workspaceDir: ws });
     expect(text(home)).toMatch(/^Refused: ~\/\.profile resolves to .*, outside the workspace/);
     symlinkSync(join(outside, 'secret.txt'), join(ws, 'to-outside'));
-    const removed = await kernel.runTool('apply_patch', { input: '*** Begin Patch\n*** Delete File: to-outside\n*** End Patch' }, { workspaceDir: ws });
+    const removed = await kernel.runTool(
+      'apply_patch',
+      { input: '*** Begin Patch\n*** Delete File: to-outside\n*** End Patch' },
+      { workspaceDir: ws },
+    );
     expect(removed.isError).toBeUndefined();
     expect(existsSync(join(ws, 'to-outside'))).toBe(false);
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE');
   });
 
-  it('what was opened is checked again, and a staged write\'s directory before its rename', async () => {
+  it("what was opened is checked again, and a staged write's directory before its rename", async () => {
     const { ws, outside } = layout();
     const containment = { workspace: ws, setting: 'tools.fs.workspaceOnly' };
     // As if the path check passed and a parent was swapped for a link to outside before the open.
     const handle = await open(join(outside, 'secret.txt'), 'r');
     try {
-      await expect(checkDescriptor(handle, join(ws, 'secret.txt'), 'secret.txt', containment)).rejects.toThrow(PathRefused);
-      await expect(checkDescriptor(handle, join(ws, 'secret.txt'), 'secret.txt', containment)).rejects.toThrow(/resolves to .*outside\/secret\.txt, outside the workspace/);
+      await expect(checkDescriptor(handle, join(ws, 'secret.txt'), 'secret.txt', containment)).rejects.toThrow(
+        PathRefused,
+      );
+      await expect(checkDescriptor(handle, join(ws, 'secret.txt'), 'secret.txt', containment)).rejects.toThrow(
+        /resolves to .*outside\/secret\.txt, outside the workspace/,
+      );
     } finally {
       await handle.close();
     }
@@ -116,7 +138,14 @@ describe('tools.fs.workspaceOnly', () => {
     writeFileSync(join(ws, 'inner', 'secret.txt'), 'INSIDE');
     symlinkSync(join(ws, 'inner'), join(ws, 'flip'));
     // Atomic swaps of ws/flip (rename over it), as fast as the shell goes.
-    const flipper = spawn('/bin/sh', ['-c', `while :; do ln -sfn ${outside} ${ws}/.next && mv -T ${ws}/.next ${ws}/flip; ln -sfn ${ws}/inner ${ws}/.next && mv -T ${ws}/.next ${ws}/flip; done`], { stdio: 'ignore' });
+    const flipper = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        `while :; do ln -sfn ${outside} ${ws}/.next && mv -T ${ws}/.next ${ws}/flip; ln -sfn ${ws}/inner ${ws}/.next && mv -T ${ws}/.next ${ws}/flip; done`,
+      ],
+      { stdio: 'ignore' },
+    );
     try {
       const seen = { inside: 0, refused: 0, other: 0 };
       for (let i = 0; i < 150; i++) {
@@ -126,9 +155,15 @@ describe('tools.fs.workspaceOnly', () => {
         else if (read.startsWith('Refused')) seen.refused++;
         else seen.other++;
         await kernel.runTool('write', { path: `flip/w${i}.txt`, content: 'x' }, { workspaceDir: ws });
-        await kernel.runTool('apply_patch', { input: `*** Begin Patch\n*** Add File: flip/p${i}.txt\n+x\n*** End Patch` }, { workspaceDir: ws });
+        await kernel.runTool(
+          'apply_patch',
+          { input: `*** Begin Patch\n*** Add File: flip/p${i}.txt\n+x\n*** End Patch` },
+          { workspaceDir: ws },
+        );
       }
-      const leaked = Array.from({ length: 150 }, (_, i) => [`w${i}.txt`, `p${i}.txt`]).flat().filter((name) => existsSync(join(outside, name)));
+      const leaked = Array.from({ length: 150 }, (_, i) => [`w${i}.txt`, `p${i}.txt`])
+        .flat()
+        .filter((name) => existsSync(join(outside, name)));
       expect(leaked).toEqual([]);
       // Both sides of the flip were hit, so the race was real.
       expect(seen.inside).toBeGreaterThan(0);

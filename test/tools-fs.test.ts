@@ -23,7 +23,12 @@ beforeAll(async () => {
     plugins: [PLUGIN],
     config: { plugins: { entries: { 'tools-fs': { config: { maxReadLines: 5, maxReadBytes: 1024 } } } } },
   });
-  tools = { read: tool(kernel, 'read'), write: tool(kernel, 'write'), edit: tool(kernel, 'edit'), apply_patch: tool(kernel, 'apply_patch') };
+  tools = {
+    read: tool(kernel, 'read'),
+    write: tool(kernel, 'write'),
+    edit: tool(kernel, 'edit'),
+    apply_patch: tool(kernel, 'apply_patch'),
+  };
 });
 
 afterAll(async () => {
@@ -32,7 +37,14 @@ afterAll(async () => {
 });
 
 async function run(handle: ToolHandle, params: Record<string, unknown>, workspaceDir: string): Promise<ToolResult> {
-  return (await handle.kernel.plugins.kernelServices.tools.invoke({ name: handle.name, params, toolCallId: 'x', context: { workspaceDir } })).result;
+  return (
+    await handle.kernel.plugins.kernelServices.tools.invoke({
+      name: handle.name,
+      params,
+      toolCallId: 'x',
+      context: { workspaceDir },
+    })
+  ).result;
 }
 
 function text(result: ToolResult): string {
@@ -47,7 +59,12 @@ describe('tools-fs plugin', () => {
   it('is on by default and declares the four tools', () => {
     const record = kernel.plugins.get('tools-fs')!;
     expect(record.manifest?.tools).toEqual(['read', 'write', 'edit', 'apply_patch']);
-    expect(kernel.capabilities.list('tool').map((tool) => tool.name).sort()).toEqual(['apply_patch', 'edit', 'read', 'write']);
+    expect(
+      kernel.capabilities
+        .list('tool')
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(['apply_patch', 'edit', 'read', 'write']);
   });
 });
 
@@ -58,7 +75,13 @@ describe('read', () => {
     const result = await run(tools.read, { path: 'a.txt' }, ws);
     expect(result.isError).toBeUndefined();
     expect(text(result)).toBe('alpha\nbeta');
-    expect(result.details).toEqual({ path: join(ws, 'a.txt'), totalLines: 2, startLine: 1, endLine: 2, truncated: false });
+    expect(result.details).toEqual({
+      path: join(ws, 'a.txt'),
+      totalLines: 2,
+      startLine: 1,
+      endLine: 2,
+      truncated: false,
+    });
   });
 
   it('reads a window with offset and limit and says where to continue', async () => {
@@ -76,7 +99,9 @@ describe('read', () => {
     writeFileSync(join(ws, 'n.txt'), numbered(12));
     const read = tool(small, 'read');
     const first = await run(read, { path: 'n.txt' }, ws);
-    expect(text(first)).toBe('line 1\nline 2\nline 3\nline 4\nline 5\n\n[Showing lines 1-5 of 12 (5-line limit). Use offset=6 to continue.]');
+    expect(text(first)).toBe(
+      'line 1\nline 2\nline 3\nline 4\nline 5\n\n[Showing lines 1-5 of 12 (5-line limit). Use offset=6 to continue.]',
+    );
     expect(first.details).toMatchObject({ truncated: true, truncatedBy: 'lines', nextOffset: 6, endLine: 5 });
     const second = await run(read, { path: 'n.txt', offset: 6 }, ws);
     expect(second.details).toMatchObject({ startLine: 6, endLine: 10, nextOffset: 11 });
@@ -92,7 +117,9 @@ describe('read', () => {
     writeFileSync(join(ws, 'wide.txt'), `${row}\n${row}\n${row}\n${row}\n`);
     const read = tool(small, 'read');
     const result = await run(read, { path: 'wide.txt' }, ws);
-    expect(text(result)).toBe(`${row}\n${row}\n${row}\n\n[Showing lines 1-3 of 4 (1024-byte limit). Use offset=4 to continue.]`);
+    expect(text(result)).toBe(
+      `${row}\n${row}\n${row}\n\n[Showing lines 1-3 of 4 (1024-byte limit). Use offset=4 to continue.]`,
+    );
     expect(result.details).toMatchObject({ truncated: true, truncatedBy: 'bytes', nextOffset: 4 });
 
     writeFileSync(join(ws, 'long.txt'), `${'é'.repeat(1000)}\nnext\n`);
@@ -110,14 +137,23 @@ describe('read', () => {
     writeFileSync(join(ws, 'two.txt'), 'a\nb');
     expect(text(await run(tools.read, { path: 'empty.txt' }, ws))).toBe('[The file is empty.]');
     const past = await run(tools.read, { path: 'two.txt', offset: 3 }, ws);
-    expect(past).toMatchObject({ isError: true, content: [{ text: 'offset 3 is past the end of two.txt, which has 2 lines' }] });
-    expect(await run(tools.read, { path: 'nope.txt' }, ws)).toMatchObject({ isError: true, content: [{ text: 'nope.txt: no such file or directory' }] });
+    expect(past).toMatchObject({
+      isError: true,
+      content: [{ text: 'offset 3 is past the end of two.txt, which has 2 lines' }],
+    });
+    expect(await run(tools.read, { path: 'nope.txt' }, ws)).toMatchObject({
+      isError: true,
+      content: [{ text: 'nope.txt: no such file or directory' }],
+    });
     expect(text(await run(tools.read, { path: '.' }, ws))).toMatch(/is a directory/);
     expect(await run(tools.read, { path: 'two.txt', offset: 0 }, ws)).toMatchObject({
       isError: true,
       content: [{ text: 'Invalid arguments for read: offset: must be >= 1' }],
     });
-    expect(await run(tools.read, {}, ws)).toMatchObject({ isError: true, content: [{ text: 'Invalid arguments for read: path: is required' }] });
+    expect(await run(tools.read, {}, ws)).toMatchObject({
+      isError: true,
+      content: [{ text: 'Invalid arguments for read: path: is required' }],
+    });
   });
 
   it('returns images as an image part and refuses other binary files', async () => {
@@ -134,7 +170,9 @@ describe('read', () => {
     expect(text(binary)).toMatch(/^Cannot read blob\.bin as text: it looks binary \(7 bytes\)/);
 
     writeFileSync(join(ws, 'fake.png'), Buffer.from([0, 0, 0, 1, 2, 3]));
-    expect(text(await run(tools.read, { path: 'fake.png' }, ws))).toMatch(/its name says image\/png, but it is not a valid/);
+    expect(text(await run(tools.read, { path: 'fake.png' }, ws))).toMatch(
+      /its name says image\/png, but it is not a valid/,
+    );
   });
 });
 
@@ -175,7 +213,19 @@ describe('edit', () => {
     expect(result.details).toEqual({
       path: join(ws, 'a.ts'),
       firstChangedLine: 4,
-      diff: ['--- a/a.ts', '+++ b/a.ts', '@@ -1,7 +1,7 @@', ' one', ' two', ' three', '-four', '+FOUR $& $1', ' five', ' six', ' seven'].join('\n'),
+      diff: [
+        '--- a/a.ts',
+        '+++ b/a.ts',
+        '@@ -1,7 +1,7 @@',
+        ' one',
+        ' two',
+        ' three',
+        '-four',
+        '+FOUR $& $1',
+        ' five',
+        ' six',
+        ' seven',
+      ].join('\n'),
     });
   });
 
@@ -214,7 +264,10 @@ describe('apply_patch', () => {
   function workspace(): string {
     const ws = tempDir();
     mkdirSync(join(ws, 'src'));
-    writeFileSync(join(ws, 'src/app.ts'), 'import x from "x";\n\nfunction main() {\n  const foo = 1;\n  return foo;\n}\n\nfunction other() {\n  const foo = 1;\n}\n');
+    writeFileSync(
+      join(ws, 'src/app.ts'),
+      'import x from "x";\n\nfunction main() {\n  const foo = 1;\n  return foo;\n}\n\nfunction other() {\n  const foo = 1;\n}\n',
+    );
     writeFileSync(join(ws, 'src/old.ts'), 'export const a = 1;\nexport const b = 2;\n');
     writeFileSync(join(ws, 'obsolete.txt'), 'bye\n');
     writeFileSync(join(ws, 'tail.txt'), 'first\nlast\n');
@@ -247,7 +300,9 @@ describe('apply_patch', () => {
       '*** End Patch',
     ].join('\n');
     const result = await run(tools.apply_patch, { input }, ws);
-    expect(text(result)).toBe('Applied patch:\nA docs/new.md\nM src/app.ts\nR src/old.ts -> src/new.ts\nM tail.txt\nD obsolete.txt');
+    expect(text(result)).toBe(
+      'Applied patch:\nA docs/new.md\nM src/app.ts\nR src/old.ts -> src/new.ts\nM tail.txt\nD obsolete.txt',
+    );
     expect(readFileSync(join(ws, 'docs/new.md'), 'utf8')).toBe('# Title\n\nbody\n');
     expect(readFileSync(join(ws, 'src/app.ts'), 'utf8')).toContain('function main() {\n  const foo = 1;');
     expect(readFileSync(join(ws, 'src/app.ts'), 'utf8')).toContain('function other() {\n  const foo = 2;\n}\n');
@@ -304,10 +359,22 @@ describe('apply_patch', () => {
       [patch('*** Add File: tail.txt', '+x'), /^apply_patch: Add File: tail\.txt already exists/],
       [patch('*** Update File: ghost.ts', '@@', '-a', '+b'), /^apply_patch: Update File: ghost\.ts does not exist/],
       [patch('*** Delete File: ghost.ts'), /^apply_patch: Delete File: ghost\.ts does not exist/],
-      [patch('*** Update File: src/old.ts', '*** Move to: tail.txt', '@@', '-export const a = 1;', '+x'), /^apply_patch: Move to: tail\.txt already exists/],
-      [patch('*** Update File: tail.txt', '@@ nowhere', '+x'), /^apply_patch: tail\.txt: hunk 1 \(patch line 3\): context line "@@ nowhere" was not found/],
-      ['*** Update File: tail.txt\n*** End Patch', /^apply_patch: invalid patch: the patch must start with "\*\*\* Begin Patch"/],
-      ['*** Begin Patch\n*** Delete File: tail.txt', /^apply_patch: invalid patch: the patch must end with "\*\*\* End Patch"/],
+      [
+        patch('*** Update File: src/old.ts', '*** Move to: tail.txt', '@@', '-export const a = 1;', '+x'),
+        /^apply_patch: Move to: tail\.txt already exists/,
+      ],
+      [
+        patch('*** Update File: tail.txt', '@@ nowhere', '+x'),
+        /^apply_patch: tail\.txt: hunk 1 \(patch line 3\): context line "@@ nowhere" was not found/,
+      ],
+      [
+        '*** Update File: tail.txt\n*** End Patch',
+        /^apply_patch: invalid patch: the patch must start with "\*\*\* Begin Patch"/,
+      ],
+      [
+        '*** Begin Patch\n*** Delete File: tail.txt',
+        /^apply_patch: invalid patch: the patch must end with "\*\*\* End Patch"/,
+      ],
       [patch('*** Frobnicate: x'), /^apply_patch: invalid patch: patch line 2: expected "\*\*\* Add File:"/],
       [patch('*** Add File: y.txt', 'no plus'), /every line must start with "\+"/],
       [patch('*** Update File: tail.txt'), /"Update File: tail\.txt" has no hunks/],
@@ -338,7 +405,9 @@ describe('apply_patch', () => {
     expect(text(result)).toBe(`Applied patch:\nR src/old.ts -> lib/renamed.ts\nM ${join(ws, 'src/app.ts')}`);
     expect(readFileSync(join(ws, 'lib/renamed.ts'), 'utf8')).toBe('export const a = 1;\nexport const b = 2;\n');
     expect(existsSync(join(ws, 'src/old.ts'))).toBe(false);
-    expect(readFileSync(join(ws, 'src/app.ts'), 'utf8')).toContain('function main() {\n  // entry point\n  const foo = 1;');
+    expect(readFileSync(join(ws, 'src/app.ts'), 'utf8')).toContain(
+      'function main() {\n  // entry point\n  const foo = 1;',
+    );
   });
 
   it('tolerates whitespace drift in context, keeps CRLF files CRLF, and replaces a file deleted earlier in the patch', async () => {

@@ -32,7 +32,10 @@ function transcript(stateDir: string, key = 'agent:main:main'): any[] {
     .map((line) => JSON.parse(line));
 }
 
-const storedMessages = (stateDir: string) => transcript(stateDir).filter((entry) => entry.type === 'message').map((entry) => entry.message);
+const storedMessages = (stateDir: string) =>
+  transcript(stateDir)
+    .filter((entry) => entry.type === 'message')
+    .map((entry) => entry.message);
 
 function text(content: any): string {
   if (typeof content === 'string') return content;
@@ -51,7 +54,8 @@ function expectPaired(request: RecordedRequest): void {
   messages.forEach((message, index) => {
     if (message.role !== 'assistant' || !message.tool_calls) return;
     const results = [];
-    for (let next = index + 1; next < messages.length && messages[next].role === 'tool'; next++) results.push(messages[next].tool_call_id);
+    for (let next = index + 1; next < messages.length && messages[next].role === 'tool'; next++)
+      results.push(messages[next].tool_call_id);
     expect(results.sort()).toEqual(message.tool_calls.map((call: any) => call.id).sort());
   });
 }
@@ -60,9 +64,16 @@ describe('steer never drops a message', () => {
   it('a message steered while the model streams a text-only answer becomes a follow-up run, and is saved', async () => {
     harness = await startAgent({ config: { messages: { queue: { mode: 'steer' } } } });
     const h = harness;
-    h.fake.script({ text: `A long answer. ${'words '.repeat(60)}`, delayMs: 10, chunkSize: 6 }, { text: 'Answer to the steered message.' });
+    h.fake.script(
+      { text: `A long answer. ${'words '.repeat(60)}`, delayMs: 10, chunkSize: 6 },
+      { text: 'Answer to the steered message.' },
+    );
     const first = runAgent(h.client, { message: 'tell me a story' });
-    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'), 20_000, 'streaming');
+    await until(
+      () => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'),
+      20_000,
+      'streaming',
+    );
     const second = runAgent(h.client, { message: 'and make it short' });
     const [a, b] = await Promise.all([first, second]);
     expect(b.ack.disposition).toBe('steered');
@@ -89,9 +100,17 @@ describe('steer never drops a message', () => {
     const h = harness;
     h.fake.script({ text: 'x'.repeat(400), delayMs: 10, chunkSize: 4 });
     const first = runAgent(h.client, { message: 'talk' });
-    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'), 20_000, 'streaming');
+    await until(
+      () => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).stream === 'assistant'),
+      20_000,
+      'streaming',
+    );
     const steered = runAgent(h.client, { message: 'steered' });
-    await until(() => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'steer-queued'), 3000, 'steer');
+    await until(
+      () => h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'steer-queued'),
+      3000,
+      'steer',
+    );
     const stop = await runAgent(h.client, { message: '/stop' });
     expect(stop.final.summary).toBe('⏹️ Stopped 2 runs.');
     expect((await first).final.status).toBe('aborted');
@@ -154,8 +173,18 @@ describe('tool calls always have their results', () => {
       ]);
       expect(chat(request).at(-1)).toMatchObject({ role: 'user', content: 'something else' });
       // The synthetic results are in the transcript itself, before the next user message.
-      const stored = storedMessages(h.gw.stateDir).map((message) => message.role + (message.toolCallId ? `:${message.toolCallId}` : ''));
-      expect(stored).toEqual(['user', 'assistant', ...gates.map((id) => `toolResult:${id}`), 'toolResult:call_two', 'toolResult:call_three', 'user', 'assistant']);
+      const stored = storedMessages(h.gw.stateDir).map(
+        (message) => message.role + (message.toolCallId ? `:${message.toolCallId}` : ''),
+      );
+      expect(stored).toEqual([
+        'user',
+        'assistant',
+        ...gates.map((id) => `toolResult:${id}`),
+        'toolResult:call_two',
+        'toolResult:call_three',
+        'user',
+        'assistant',
+      ]);
     });
   }
 
@@ -170,7 +199,9 @@ describe('tool calls always have their results', () => {
     h.fake.script({ text: 'fresh answer' });
     const { final } = await runAgent(h.client, { message: 'something else' });
     expect(final).toMatchObject({ status: 'ok', summary: 'fresh answer' });
-    const results = h.fake.requests[1]!.body.messages.flatMap((message: any) => (Array.isArray(message.content) ? message.content : [])).filter((part: any) => part.type === 'tool_result');
+    const results = h.fake.requests[1]!.body.messages.flatMap((message: any) =>
+      Array.isArray(message.content) ? message.content : [],
+    ).filter((part: any) => part.type === 'tool_result');
     expect(results.map((part: any) => part.tool_use_id)).toEqual([...gates, 'call_two', 'call_three']);
   });
 
@@ -184,11 +215,19 @@ describe('tool calls always have their results', () => {
     let parent = transcript(h.gw.stateDir).at(-1).id;
     const add = (message: Record<string, unknown>) => {
       const id = Math.random().toString(16).slice(2, 10);
-      appendFileSync(file, `${JSON.stringify({ type: 'message', id, parentId: parent, timestamp: new Date().toISOString(), message })}\n`);
+      appendFileSync(
+        file,
+        `${JSON.stringify({ type: 'message', id, parentId: parent, timestamp: new Date().toISOString(), message })}\n`,
+      );
       parent = id;
     };
     const call = (id: string) => ({ type: 'toolCall', id, name: 'read', arguments: { path: 'x' } });
-    const result = (id: string, body: string) => ({ role: 'toolResult', toolCallId: id, toolName: 'read', content: [{ type: 'text', text: body }] });
+    const result = (id: string, body: string) => ({
+      role: 'toolResult',
+      toolCallId: id,
+      toolName: 'read',
+      content: [{ type: 'text', text: body }],
+    });
     // Two writers interleaved: a user message landed between a call and its result.
     add({ role: 'user', content: 'question one' });
     add({ role: 'assistant', content: [call('call_a'), call('call_b')] });
@@ -204,7 +243,11 @@ describe('tool calls always have their results', () => {
     expect(final).toMatchObject({ status: 'ok', summary: 'back on track' });
     const request = h.fake.requests[1]!;
     expectPaired(request);
-    const shape = chat(request).map((message) => (message.role === 'tool' ? `tool:${message.tool_call_id}:${message.content}` : `${message.role}:${text(message.content) || (message.tool_calls ?? []).map((c: any) => c.id).join(',')}`));
+    const shape = chat(request).map((message) =>
+      message.role === 'tool'
+        ? `tool:${message.tool_call_id}:${message.content}`
+        : `${message.role}:${text(message.content) || (message.tool_calls ?? []).map((c: any) => c.id).join(',')}`,
+    );
     expect(shape).toEqual([
       'user:hello',
       'assistant:first',
@@ -220,13 +263,18 @@ describe('tool calls always have their results', () => {
       'user:question four',
     ]);
     // The open call at the end was answered in the file itself; older damage is mended in memory only.
-    const stored = storedMessages(h.gw.stateDir).map((message) => message.role + (message.toolCallId ? `:${message.toolCallId}` : ''));
+    const stored = storedMessages(h.gw.stateDir).map(
+      (message) => message.role + (message.toolCallId ? `:${message.toolCallId}` : ''),
+    );
     expect(stored.slice(-4)).toEqual(['assistant', 'toolResult:call_c', 'user', 'assistant']);
   });
 });
 
 describe('memory flush: a silent turn of its own before compaction', () => {
-  const windowConfig = { models: { providers: { openai: { models: [{ id: 'small', contextWindow: 40_000 }] } } }, agents: { defaults: { model: 'openai/small' } } };
+  const windowConfig = {
+    models: { providers: { openai: { models: [{ id: 'small', contextWindow: 40_000 }] } } },
+    agents: { defaults: { model: 'openai/small' } },
+  };
   const FLUSH = /Pre-compaction memory flush/;
 
   it('the exact requests: flush on history without the new question, then the summary, then the question last', async () => {
@@ -236,7 +284,11 @@ describe('memory flush: a silent turn of its own before compaction', () => {
     h.fake.script({ text: 'noted A' });
     await runAgent(h.client, { message: `A${'a'.repeat(30_000)}` });
     h.fake.script(
-      { toolCalls: [{ id: 'call_mem', name: 'write', arguments: { path: 'memory/notes.md', content: '- the user sent A\n' } }] },
+      {
+        toolCalls: [
+          { id: 'call_mem', name: 'write', arguments: { path: 'memory/notes.md', content: '- the user sent A\n' } },
+        ],
+      },
       { text: 'NO_REPLY' },
       { text: 'SUMMARY-ONE' },
       { text: 'noted B' },
@@ -245,7 +297,13 @@ describe('memory flush: a silent turn of its own before compaction', () => {
     const { final } = await runAgent(h.client, { message: question });
     expect(final).toMatchObject({ status: 'ok', summary: 'noted B' });
     expect(h.fake.requests).toHaveLength(5);
-    const [, flush, flushTool, summary, answer] = h.fake.requests as [RecordedRequest, RecordedRequest, RecordedRequest, RecordedRequest, RecordedRequest];
+    const [, flush, flushTool, summary, answer] = h.fake.requests as [
+      RecordedRequest,
+      RecordedRequest,
+      RecordedRequest,
+      RecordedRequest,
+      RecordedRequest,
+    ];
 
     // 1. The flush: the stored history, then the flush prompt; the new question is not in it.
     expect(flush.body.messages[0].content).toContain('Session nearing compaction. Store durable memories now.');
@@ -289,13 +347,17 @@ describe('memory flush: a silent turn of its own before compaction', () => {
     expect((await runAgent(h.client, { message: 'Y?' })).final.summary).toBe('answer Y');
     expect(h.fake.requests).toHaveLength(4);
     for (const request of h.fake.requests.slice(2)) expect(JSON.stringify(request.body)).not.toMatch(FLUSH);
-    const store = JSON.parse(readFileSync(join(sessionsDir(h.gw.stateDir), 'sessions.json'), 'utf8'))['agent:main:main'];
+    const store = JSON.parse(readFileSync(join(sessionsDir(h.gw.stateDir), 'sessions.json'), 'utf8'))[
+      'agent:main:main'
+    ];
     expect(store).toMatchObject({ compactionCount: 1, memoryFlushCompactionCount: 0 });
     // A new cycle: over the threshold again, so one flush again.
     h.fake.script({ text: 'NO_REPLY' }, { text: 'SUMMARY-Z' }, { text: 'answer Z' });
     expect((await runAgent(h.client, { message: `Z${'z'.repeat(66_000)}` })).final.summary).toBe('answer Z');
     expect(text(chat(h.fake.requests[4]!).at(-1).content)).toMatch(FLUSH);
-    expect(JSON.parse(readFileSync(join(sessionsDir(h.gw.stateDir), 'sessions.json'), 'utf8'))['agent:main:main']).toMatchObject({ memoryFlushCompactionCount: 1 });
+    expect(
+      JSON.parse(readFileSync(join(sessionsDir(h.gw.stateDir), 'sessions.json'), 'utf8'))['agent:main:main'],
+    ).toMatchObject({ memoryFlushCompactionCount: 1 });
     expect(JSON.stringify(transcript(h.gw.stateDir))).not.toMatch(FLUSH);
   });
 
@@ -305,7 +367,9 @@ describe('memory flush: a silent turn of its own before compaction', () => {
     h.fake.script({ error: { status: 400, message: 'flush refused' } }, { text: 'answered anyway' });
     const { final } = await runAgent(h.client, { message: `Q${'q'.repeat(66_000)}` });
     expect(final).toMatchObject({ status: 'ok', summary: 'answered anyway' });
-    expect(h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'memory-flush-failed')).toBe(true);
+    expect(
+      h.events.some((frame) => frame.event === 'agent' && (frame.payload as any).data?.phase === 'memory-flush-failed'),
+    ).toBe(true);
   });
 });
 
@@ -318,7 +382,10 @@ describe('one writer per session across processes', () => {
     const stateDir = tempDir('claw-lock-');
     writeFileSync(
       join(stateDir, 'openclaw.json'),
-      JSON.stringify({ agents: { defaults: { model: 'openai/gpt-4.1' } }, models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-test' } } } }),
+      JSON.stringify({
+        agents: { defaults: { model: 'openai/gpt-4.1' } },
+        models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-test' } } },
+      }),
     );
     const env = { OPENCLAW_STATE_DIR: stateDir };
     // The first run's model answers only once the second process has said it is waiting.
@@ -328,7 +395,10 @@ describe('one writer per session across processes', () => {
     fake.respond(async () => (answered++ === 0 ? (await gate, { text: 'first answer' }) : { text: 'second answer' }));
     const one = claw(['agent', '--local', '--message', 'one'], env);
     await until(() => fake.requests.length === 1, 15_000, 'the first request');
-    const child = spawn(process.execPath, [CLI, 'agent', '--local', '--message', 'two', '--json'], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'agent', '--local', '--message', 'two', '--json'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -352,7 +422,12 @@ describe('one writer per session across processes', () => {
     ]);
     const entries = transcript(stateDir);
     expect(entries.filter((entry) => entry.type === 'session')).toHaveLength(1);
-    expect(entries.filter((entry) => entry.type === 'message').map((entry) => text(entry.message.content))).toEqual(['one', 'first answer', 'two', 'second answer']);
+    expect(entries.filter((entry) => entry.type === 'message').map((entry) => text(entry.message.content))).toEqual([
+      'one',
+      'first answer',
+      'two',
+      'second answer',
+    ]);
     // Each entry's parent is the one before it: one chain, no interleaving.
     for (let index = 2; index < entries.length; index++) expect(entries[index].parentId).toBe(entries[index - 1].id);
   });
@@ -366,10 +441,28 @@ describe('one writer per session across processes', () => {
       const { sessionLockPath } = await import('../plugins/sessions/lock.js');
       const lock = sessionLockPath(sessionsDir(h.gw.stateDir), 'agent:main:main');
       mkdirSync(join(sessionsDir(h.gw.stateDir), 'locks'), { recursive: true });
-      writeFileSync(lock, JSON.stringify({ pid: holder.pid, hostname: hostname(), sessionKey: 'agent:main:main', acquiredAt: new Date().toISOString(), token: 'other' }));
+      writeFileSync(
+        lock,
+        JSON.stringify({
+          pid: holder.pid,
+          hostname: hostname(),
+          sessionKey: 'agent:main:main',
+          acquiredAt: new Date().toISOString(),
+          token: 'other',
+        }),
+      );
       const { ack, final } = await runAgent(h.client, { message: 'hello', timeout: 0.5 });
-      expect(final).toMatchObject({ status: 'timeout', error: expect.stringMatching(new RegExp(`session agent:main:main is in use by process ${holder.pid} \\(since .*\\); gave up waiting`)) });
-      expect(agentEvents(h.events, ack.runId).some((event) => event.data.phase === 'waiting' && event.data.holderPid === holder.pid)).toBe(true);
+      expect(final).toMatchObject({
+        status: 'timeout',
+        error: expect.stringMatching(
+          new RegExp(`session agent:main:main is in use by process ${holder.pid} \\(since .*\\); gave up waiting`),
+        ),
+      });
+      expect(
+        agentEvents(h.events, ack.runId).some(
+          (event) => event.data.phase === 'waiting' && event.data.holderPid === holder.pid,
+        ),
+      ).toBe(true);
       expect(h.fake.requests).toHaveLength(0);
       expect(JSON.parse(readFileSync(lock, 'utf8')).token).toBe('other');
     } finally {
@@ -382,14 +475,26 @@ describe('one writer per session across processes', () => {
     const stateDir = tempDir('claw-lock-stale-');
     writeFileSync(
       join(stateDir, 'openclaw.json'),
-      JSON.stringify({ agents: { defaults: { model: 'openai/gpt-4.1' } }, models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-test' } } } }),
+      JSON.stringify({
+        agents: { defaults: { model: 'openai/gpt-4.1' } },
+        models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-test' } } },
+      }),
     );
     const { sessionLockPath } = await import('../plugins/sessions/lock.js');
     const lock = sessionLockPath(sessionsDir(stateDir), 'agent:main:main');
     mkdirSync(join(sessionsDir(stateDir), 'locks'), { recursive: true });
     // A pid that existed and is gone: a finished child's.
     const dead = spawnSync('true').pid;
-    writeFileSync(lock, JSON.stringify({ pid: dead, hostname: hostname(), sessionKey: 'agent:main:main', acquiredAt: new Date().toISOString(), token: 'old' }));
+    writeFileSync(
+      lock,
+      JSON.stringify({
+        pid: dead,
+        hostname: hostname(),
+        sessionKey: 'agent:main:main',
+        acquiredAt: new Date().toISOString(),
+        token: 'old',
+      }),
+    );
     fake.script({ text: 'took over' });
     const started = Date.now();
     const result = await claw(['agent', '--local', '--message', 'hi', '--json'], { OPENCLAW_STATE_DIR: stateDir });

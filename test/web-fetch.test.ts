@@ -15,10 +15,13 @@ import { REPO } from './helpers.js';
 import { startWebServer, type WebServer } from './web-helpers.js';
 
 const WEB_FETCH = join(REPO, 'plugins', 'web-fetch');
-const text = (result: { content: Array<{ type: string; text?: string }> }) => result.content.map((part) => part.text ?? '').join('');
+const text = (result: { content: Array<{ type: string; text?: string }> }) =>
+  result.content.map((part) => part.text ?? '').join('');
 
 let web: WebServer;
-const trusted = (fetch: Record<string, unknown> = {}) => ({ tools: { web: { fetch: { ssrfPolicy: { allowedHostnames: ['127.0.0.1'] }, ...fetch } } } });
+const trusted = (fetch: Record<string, unknown> = {}) => ({
+  tools: { web: { fetch: { ssrfPolicy: { allowedHostnames: ['127.0.0.1'] }, ...fetch } } },
+});
 
 async function withKernel<T>(config: Record<string, unknown>, body: (kernel: TestKernel) => Promise<T>): Promise<T> {
   const kernel = await createTestKernel({ plugins: [WEB_FETCH], config });
@@ -42,7 +45,11 @@ describe('web_fetch limits', () => {
       const result = await kernel.runTool('web_fetch', { url: `${web.origin}/big` });
       expect(result.isError).toBeFalsy();
       const details = result.details as Record<string, any>;
-      expect(details).toMatchObject({ truncated: true, rawLength: 32_000, warning: expect.stringMatching(/larger than 32000 bytes/) });
+      expect(details).toMatchObject({
+        truncated: true,
+        rawLength: 32_000,
+        warning: expect.stringMatching(/larger than 32000 bytes/),
+      });
     }));
 
   it('gives up on a slow server at timeoutSeconds', () =>
@@ -56,7 +63,9 @@ describe('web_fetch limits', () => {
 
   it('stops redirect loops and chains longer than maxRedirects', () =>
     withKernel(trusted({ maxRedirects: 3 }), async (kernel) => {
-      expect(text(await kernel.runTool('web_fetch', { url: `${web.origin}/loop-a` }))).toMatch(/redirect loop: .*\/loop-b → .*\/loop-a was already visited/);
+      expect(text(await kernel.runTool('web_fetch', { url: `${web.origin}/loop-a` }))).toMatch(
+        /redirect loop: .*\/loop-b → .*\/loop-a was already visited/,
+      );
       const chain = await kernel.runTool('web_fetch', { url: `${web.origin}/chain/0` });
       expect(text(chain)).toMatch(/too many redirects \(more than 3\); the last one pointed to .*\/chain\/4/);
       expect(web.hits.filter((hit) => hit.startsWith('GET /chain/')).length).toBe(4);
@@ -68,12 +77,16 @@ describe('web_fetch limits', () => {
   it('refuses schemes other than http(s), bad URLs and disabled config with clear errors', () =>
     withKernel(trusted(), async (kernel) => {
       for (const url of ['file:///etc/passwd', 'ftp://127.0.0.1/x', 'about:blank']) {
-        expect(text(await kernel.runTool('web_fetch', { url }))).toMatch(/only http and https URLs are allowed, not \w+:/);
+        expect(text(await kernel.runTool('web_fetch', { url }))).toMatch(
+          /only http and https URLs are allowed, not \w+:/,
+        );
       }
       expect(text(await kernel.runTool('web_fetch', { url: 'not a url' }))).toMatch(/not a valid URL: not a url/);
       expect(text(await kernel.runTool('web_fetch', {}))).toMatch(/Invalid arguments for web_fetch: .*url/);
       await withKernel(trusted({ enabled: false }), async (off) => {
-        expect(text(await off.runTool('web_fetch', { url: `${web.origin}/text` }))).toMatch(/tools\.web\.fetch\.enabled is false/);
+        expect(text(await off.runTool('web_fetch', { url: `${web.origin}/text` }))).toMatch(
+          /tools\.web\.fetch\.enabled is false/,
+        );
       });
     }));
 
@@ -106,9 +119,14 @@ describe('web_fetch limits', () => {
       expect(plain.text).toContain('plain text body, kept as is: <b>not html</b>');
       const gzip = (await kernel.runTool('web_fetch', { url: `${web.origin}/gzip` })).details as any;
       expect(gzip.text).toContain('compressed hello compressed hello');
-      expect(text(await kernel.runTool('web_fetch', { url: `${web.origin}/image` }))).toMatch(/is image\/png, not text or HTML/);
-      expect(text(await kernel.runTool('web_fetch', { url: `${web.origin}/missing` }))).toMatch(/missing answered HTTP 404: ## Not here/);
-      const asText = (await kernel.runTool('web_fetch', { url: `${web.origin}/article`, extractMode: 'text' })).details as any;
+      expect(text(await kernel.runTool('web_fetch', { url: `${web.origin}/image` }))).toMatch(
+        /is image\/png, not text or HTML/,
+      );
+      expect(text(await kernel.runTool('web_fetch', { url: `${web.origin}/missing` }))).toMatch(
+        /missing answered HTTP 404: ## Not here/,
+      );
+      const asText = (await kernel.runTool('web_fetch', { url: `${web.origin}/article`, extractMode: 'text' }))
+        .details as any;
       expect(asText).toMatchObject({ extractMode: 'text', title: 'Lighthouses of the North Sea' });
       expect(asText.text).toContain('The lighthouses along the North Sea coast');
       expect(asText.text).not.toMatch(/\*\*|## |\]\(/);
@@ -143,13 +161,21 @@ describe('web_fetch in an agent turn', () => {
     const model = scriptedModel((request) => {
       requests.push(request);
       const last = request.messages[request.messages.length - 1]!;
-      if (last.role === 'user') return { toolCalls: [{ name: 'web_fetch', arguments: { url: `${web.origin}/article` } }] };
-      const result = last.role === 'toolResult' ? last.content.map((part) => (part.type === 'text' ? part.text : '')).join('') : '';
-      return /Lighthouses of the North Sea/.test(result) ? 'The page is about lighthouses.' : `The fetch failed: ${result.slice(0, 120)}`;
+      if (last.role === 'user')
+        return { toolCalls: [{ name: 'web_fetch', arguments: { url: `${web.origin}/article` } }] };
+      const result =
+        last.role === 'toolResult' ? last.content.map((part) => (part.type === 'text' ? part.text : '')).join('') : '';
+      return /Lighthouses of the North Sea/.test(result)
+        ? 'The page is about lighthouses.'
+        : `The fetch failed: ${result.slice(0, 120)}`;
     });
     const kernel = await createTestKernel({
       plugins: [...agentStackDirs(), WEB_FETCH, observer, model],
-      config: { agents: { defaults: { model: 'scripted/main' }, list: [{ id: 'main', default: true }] }, messages: { queue: { debounceMs: 0 } }, tools },
+      config: {
+        agents: { defaults: { model: 'scripted/main' }, list: [{ id: 'main', default: true }] },
+        messages: { queue: { debounceMs: 0 } },
+        tools,
+      },
     });
     await kernel.start();
     return { kernel, agent: (await useService<AgentService>(kernel, 'agent'))! };

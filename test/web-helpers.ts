@@ -84,7 +84,9 @@ export async function startWebServer(): Promise<WebServer> {
       case '/text':
         return send(200, 'text/plain; charset=utf-8', 'plain text body, kept as is: <b>not html</b>');
       case '/gzip':
-        return send(200, 'text/plain', gzipSync(Buffer.from('compressed hello '.repeat(100))), { 'content-encoding': 'gzip' });
+        return send(200, 'text/plain', gzipSync(Buffer.from('compressed hello '.repeat(100))), {
+          'content-encoding': 'gzip',
+        });
       case '/image':
         return send(200, 'image/png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]));
       case '/missing':
@@ -94,7 +96,8 @@ export async function startWebServer(): Promise<WebServer> {
           const n = Number(url.pathname.slice(7));
           return res.writeHead(302, { location: `/chain/${n + 1}` }).end();
         }
-        if (url.pathname.startsWith('/big-page')) return send(200, 'text/html; charset=utf-8', bigArticle(Number(url.searchParams.get('kb') ?? 1024)));
+        if (url.pathname.startsWith('/big-page'))
+          return send(200, 'text/html; charset=utf-8', bigArticle(Number(url.searchParams.get('kb') ?? 1024)));
         return send(404, 'text/plain', 'no such page');
     }
   };
@@ -176,7 +179,11 @@ export async function startDnsStub(records: Record<string, { A?: string[]; AAAA?
     socket.send(Buffer.concat(parts), remote.port, remote.address);
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  return { port: socket.address().port, queries, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) };
+  return {
+    port: socket.address().port,
+    queries,
+    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
 }
 
 function ipv6Bytes(address: string): Buffer {

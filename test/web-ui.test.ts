@@ -29,10 +29,14 @@ const API_KEY = 'sk-test-very-secret-key';
 const PLUGINS = [...AGENT_STACK, 'openai', 'channel-webchat'].map((id) => join(REPO, 'plugins', id));
 
 const STREAMED = 'Streaming works: this reply arrives a few characters at a time, and then it is complete. END';
-const LONG = Array.from({ length: 60 }, (_, i) => `Sentence ${i + 1} of a very long story that nobody will read to the end.`).join(' ');
+const LONG = Array.from(
+  { length: 60 },
+  (_, i) => `Sentence ${i + 1} of a very long story that nobody will read to the end.`,
+).join(' ');
 
 /** The log line format the gateway writes (pino JSON). */
-const logLine = (level: number, msg: string) => `${JSON.stringify({ level, time: Date.now(), pid: 1, hostname: 'test', plugin: 'gateway', msg })}\n`;
+const logLine = (level: number, msg: string) =>
+  `${JSON.stringify({ level, time: Date.now(), pid: 1, hostname: 'test', plugin: 'gateway', msg })}\n`;
 
 describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
   let fake: FakeLlm;
@@ -53,7 +57,8 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     return created;
   }
 
-  const shot = (name: string, target: Page = page) => target.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
+  const shot = (name: string, target: Page = page) =>
+    target.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: false });
   const lastAssistant = () => page.locator('.msg.assistant:not(.typing)').last();
   const composer = () => page.getByRole('textbox', { name: 'Message' });
 
@@ -61,7 +66,8 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     const opened = await target.newPage();
     opened.on('pageerror', (error) => pageErrors.push(`${url}: ${error.message}`));
     opened.on('console', (message) => {
-      if (message.type() === 'error' && !/WebSocket/.test(message.text())) pageErrors.push(`${url}: console: ${message.text()}`);
+      if (message.type() === 'error' && !/WebSocket/.test(message.text()))
+        pageErrors.push(`${url}: console: ${message.text()}`);
     });
     await opened.goto(url);
     return opened;
@@ -94,7 +100,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     };
     // The same config on disk, so config.get has a file (with secrets) to show.
     configFile = join(stateDir, 'openclaw.json');
-    writeFileSync(configFile, JSON.stringify({ ...config, gateway: { auth: { mode: 'token', token: TOKEN } } }, null, 2));
+    writeFileSync(
+      configFile,
+      JSON.stringify({ ...config, gateway: { auth: { mode: 'token', token: TOKEN } } }, null, 2),
+    );
     logFile = join(stateDir, 'logs', 'gateway.log');
     mkdirSync(join(stateDir, 'logs'), { recursive: true });
     writeFileSync(logFile, logLine(30, 'gateway listening for the web UI test'));
@@ -104,7 +113,15 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     context = await newContext({ viewport: { width: 1280, height: 820 }, colorScheme: 'light' });
   });
@@ -182,7 +199,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     // It went through the webchat channel, into the main session.
     const sent = fake.requests.at(-1)!.body.messages.at(-1);
     expect(JSON.stringify(sent.content)).toContain('Tell me something\\non two lines');
-    const sessions = await operator.request<{ sessions: Array<{ key: string; lastChannel?: string }> }>('sessions.list', {});
+    const sessions = await operator.request<{ sessions: Array<{ key: string; lastChannel?: string }> }>(
+      'sessions.list',
+      {},
+    );
     expect(sessions.sessions.find((row) => row.key === 'agent:main:main')?.lastChannel).toBe('webchat');
     // The delivered copy of the streamed reply is not shown twice.
     expect(await page.locator('.msg.assistant', { hasText: 'END' }).count()).toBe(1);
@@ -209,7 +229,11 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
   it('switches conversations from the list and loads each one’s history', async () => {
     // A session WebChat did not start, made by another client.
     fake.script({ text: 'Monday: write the tests.' });
-    const { runId } = await operator.request<{ runId: string }>('chat.send', { idempotencyKey: 'ui-seed-1', sessionKey: 'agent:main:planning', message: 'Plan the week' });
+    const { runId } = await operator.request<{ runId: string }>('chat.send', {
+      idempotencyKey: 'ui-seed-1',
+      sessionKey: 'agent:main:planning',
+      message: 'Plan the week',
+    });
     await operator.request('agent.wait', { runId, timeoutMs: 10_000 });
 
     const conversations = page.getByRole('complementary', { name: 'Conversations' });
@@ -237,7 +261,9 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     await page.getByRole('heading', { name: 'Start over please' }).waitFor();
     await conversations.getByRole('button', { name: /Start over please/ }).waitFor();
     const sessions = await operator.request<{ sessions: Array<{ key: string }> }>('sessions.list', {});
-    expect(sessions.sessions.map((row) => row.key)).toEqual(expect.arrayContaining([expect.stringMatching(/^agent:main:main:topic:[0-9a-f]+$/)]));
+    expect(sessions.sessions.map((row) => row.key)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^agent:main:main:topic:[0-9a-f]+$/)]),
+    );
     await shot('chat-new-conversation');
   });
 
@@ -267,7 +293,9 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     await page.getByRole('heading', { name: 'Plugins', level: 1 }).waitFor();
     const { plugins } = await operator.request<{ plugins: Array<{ id: string; status: string }> }>('plugins.list');
     await page.locator('tr[data-plugin]').first().waitFor();
-    const rows = await page.locator('tr[data-plugin]').evaluateAll((items) => items.map((item) => item.getAttribute('data-plugin')));
+    const rows = await page
+      .locator('tr[data-plugin]')
+      .evaluateAll((items) => items.map((item) => item.getAttribute('data-plugin')));
     expect(rows.sort()).toEqual(plugins.map((plugin) => plugin.id).sort());
     const webchat = page.locator('tr[data-plugin="channel-webchat"]');
     expect(await webchat.locator('.badge').first().textContent()).toBe('Running');
@@ -289,7 +317,9 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
   it('shows the config with secrets redacted, refuses an invalid edit and keeps secrets on a valid one', async () => {
     await page.getByRole('link', { name: 'Config' }).click();
     const editor = page.getByLabel('openclaw.json');
-    await page.waitForFunction(() => (document.querySelector<HTMLTextAreaElement>('#config-editor')?.value ?? '').includes('"agents"'));
+    await page.waitForFunction(() =>
+      (document.querySelector<HTMLTextAreaElement>('#config-editor')?.value ?? '').includes('"agents"'),
+    );
     const shown = await editor.inputValue();
     expect(shown).toContain('"apiKey": "__REDACTED__"');
     expect(shown).toContain('"token": "__REDACTED__"');
@@ -339,8 +369,12 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     await page.getByRole('link', { name: 'Chat' }).click();
     const service = (await gw.kernel.capabilities.get('service', 'gateway')) as GatewayService;
     const server = service.runtime.server!;
-    for (const conn of server.connectionList()) if (conn.admission?.params.client.id === 'claw-web') await server.closeConnection(conn, 1012, 'test restart');
-    await page.locator('.banner').getByText(/Reconnecting in/).waitFor();
+    for (const conn of server.connectionList())
+      if (conn.admission?.params.client.id === 'claw-web') await server.closeConnection(conn, 1012, 'test restart');
+    await page
+      .locator('.banner')
+      .getByText(/Reconnecting in/)
+      .waitFor();
     await shot('chat-reconnecting');
     await page.locator('.pill[data-phase="open"]').waitFor({ timeout: 10_000 });
     await page.locator('.banner').waitFor({ state: 'hidden' });
@@ -351,7 +385,12 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
 
   it('looks right in dark mode and on a phone', async () => {
     const dark = await newContext({ viewport: { width: 1280, height: 820 }, colorScheme: 'dark' });
-    const phone = await newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+    const phone = await newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    });
     try {
       const darkPage = await openPage(dark, `${base}/#token=${TOKEN}`);
       await darkPage.locator('.msg.assistant', { hasText: 'END' }).waitFor();

@@ -25,7 +25,11 @@ import { definePlugin } from '../sdk/index.js';
 import { channelContractSuite, type FakePlatform, type PlatformSent } from '../sdk/channels/contract.js';
 import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
 import { agentStackDirs, lastUserText, scriptedModel } from '../sdk/testing.js';
-import webchatPlugin, { bundleCandidates, WEBCHAT_TEXT_LIMIT, type WebchatMessageEvent } from '../plugins/channel-webchat/index.js';
+import webchatPlugin, {
+  bundleCandidates,
+  WEBCHAT_TEXT_LIMIT,
+  type WebchatMessageEvent,
+} from '../plugins/channel-webchat/index.js';
 import { StaticBundle } from '../plugins/channel-webchat/static.js';
 import { GatewayServer } from '../plugins/gateway/server.js';
 import { PairingStore, pairingFile } from '../plugins/gateway/pairing.js';
@@ -37,7 +41,12 @@ const WEBCHAT_DIR = join(REPO, 'plugins', 'channel-webchat');
 const AGENT_LOOP_DIR = agentStackDirs();
 
 /** The gateway section with its manifest defaults, on an ephemeral port. */
-const GATEWAY_SECTION: GatewaySection = { ...GATEWAY_DEFAULTS, port: 0, shutdownDrainMs: 0, auth: { ...GATEWAY_DEFAULTS.auth, token: TEST_TOKEN } };
+const GATEWAY_SECTION: GatewaySection = {
+  ...GATEWAY_DEFAULTS,
+  port: 0,
+  shutdownDrainMs: 0,
+  auth: { ...GATEWAY_DEFAULTS.auth, token: TEST_TOKEN },
+};
 
 async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const start = Date.now();
@@ -79,7 +88,12 @@ class BrowserPlatform implements FakePlatform {
         onEvent: (frame: EventFrame) => {
           if (frame.event !== 'webchat.message') return;
           const message = frame.payload as WebchatMessageEvent;
-          this.outbox.push({ chatId: message.to, text: message.text, ...(message.threadId ? { threadId: message.threadId } : {}), ...(message.replyTo ? { replyTo: message.replyTo } : {}) });
+          this.outbox.push({
+            chatId: message.to,
+            text: message.text,
+            ...(message.threadId ? { threadId: message.threadId } : {}),
+            ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+          });
         },
       });
       await operator.connect();
@@ -126,7 +140,13 @@ const webchatWithGateway: PluginDefinition = definePlugin({
       id: 'contract-gateway',
       async start() {
         const stateDir = api.kernel.paths.stateDir;
-        server = new GatewayServer({ kernel: api.kernel, logger: api.logger, settings: resolveSettings(GATEWAY_SECTION, {}), pairing: new PairingStore(pairingFile(stateDir)), version: 'test' });
+        server = new GatewayServer({
+          kernel: api.kernel,
+          logger: api.logger,
+          settings: resolveSettings(GATEWAY_SECTION, {}),
+          pairing: new PairingStore(pairingFile(stateDir)),
+          version: 'test',
+        });
         const { port } = await server.start();
         await browsers.attach(`ws://127.0.0.1:${port}`);
       },
@@ -165,7 +185,11 @@ describe('webchat in a running gateway', () => {
   beforeAll(async () => {
     appDir = buildApp();
     gw = await startGateway({
-      plugins: [...AGENT_LOOP_DIR, WEBCHAT_DIR, scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`))],
+      plugins: [
+        ...AGENT_LOOP_DIR,
+        WEBCHAT_DIR,
+        scriptedModel((request) => (requests.push(request), `echo: ${lastUserText(request)}`)),
+      ],
       gateway: { auth: { mode: 'token', token: TOKEN } },
       config: {
         agents: { defaults: { model: 'scripted/echo' } },
@@ -180,66 +204,107 @@ describe('webchat in a running gateway', () => {
     await gw?.stop();
   });
 
-  const send = (params: Record<string, unknown>, as: GatewayClient = operator) => as.request<any>('webchat.send', { idempotencyKey: randomUUID(), ...params });
-  const eventsOf = (name: string) => events.filter((frame) => frame.event === name).map((frame) => frame.payload as any);
+  const send = (params: Record<string, unknown>, as: GatewayClient = operator) =>
+    as.request<any>('webchat.send', { idempotencyKey: randomUUID(), ...params });
+  const eventsOf = (name: string) =>
+    events.filter((frame) => frame.event === name).map((frame) => frame.payload as any);
 
   it('runs without any channels.webchat config', async () => {
     const { channels } = await operator.request<{ channels: any[] }>('channels.status');
     const webchat = channels.find((channel) => channel.id === 'webchat');
     expect(webchat).toMatchObject({ pluginId: 'channel-webchat', configured: false });
-    expect(webchat.accounts).toEqual([expect.objectContaining({ accountId: 'default', running: true, connected: true })]);
+    expect(webchat.accounts).toEqual([
+      expect.objectContaining({ accountId: 'default', running: true, connected: true }),
+    ]);
   });
 
   it('answers webchat.send with the session and run to follow, streams chat events and delivers the reply', async () => {
     const outcome = await send({ text: 'hello from the browser', clientId: 'browser-1' });
     expect(outcome).toEqual({ status: 'dispatched', sessionKey: 'agent:main:main', runId: expect.any(String) });
-    await until(() => eventsOf('chat').some((event) => event.runId === outcome.runId && event.state === 'final'), 'the final chat event');
+    await until(
+      () => eventsOf('chat').some((event) => event.runId === outcome.runId && event.state === 'final'),
+      'the final chat event',
+    );
     const final = eventsOf('chat').find((event) => event.runId === outcome.runId && event.state === 'final');
     expect(final.sessionKey).toBe('agent:main:main');
     expect(final.message.content[0].text).toBe('echo: hello from the browser');
     const delivered = eventsOf('webchat.message').filter((message) => message.to === 'browser-1');
-    expect(delivered).toEqual([expect.objectContaining({ to: 'browser-1', accountId: 'default', text: 'echo: hello from the browser', media: [], ts: expect.any(Number) })]);
+    expect(delivered).toEqual([
+      expect.objectContaining({
+        to: 'browser-1',
+        accountId: 'default',
+        text: 'echo: hello from the browser',
+        media: [],
+        ts: expect.any(Number),
+      }),
+    ]);
     const history = await operator.request<any>('chat.history', { sessionKey: outcome.sessionKey });
     expect(history.messages.map((message: any) => message.role)).toEqual(['user', 'assistant']);
     const sessions = await operator.request<any>('sessions.list', {});
-    expect(sessions.sessions.find((row: any) => row.key === 'agent:main:main')).toMatchObject({ lastChannel: 'webchat' });
+    expect(sessions.sessions.find((row: any) => row.key === 'agent:main:main')).toMatchObject({
+      lastChannel: 'webchat',
+    });
   });
 
   it('gives a thread its own session and addresses its replies to that thread', async () => {
     const outcome = await send({ text: 'in a thread', clientId: 'browser-1', threadId: 'abc123' });
     expect(outcome).toMatchObject({ status: 'dispatched', sessionKey: 'agent:main:main:topic:abc123' });
-    await until(() => eventsOf('webchat.message').some((message) => message.threadId === 'abc123'), 'the threaded reply');
-    expect(eventsOf('webchat.message').find((message) => message.threadId === 'abc123')).toMatchObject({ to: 'browser-1', text: 'echo: in a thread' });
+    await until(
+      () => eventsOf('webchat.message').some((message) => message.threadId === 'abc123'),
+      'the threaded reply',
+    );
+    expect(eventsOf('webchat.message').find((message) => message.threadId === 'abc123')).toMatchObject({
+      to: 'browser-1',
+      text: 'echo: in a thread',
+    });
   });
 
   it('passes image attachments to the model', async () => {
     requests.length = 0;
     const pixel = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-    const outcome = await send({ text: 'what is this?', clientId: 'browser-1', threadId: 'pics', attachments: [{ type: 'image', content: `data:image/png;base64,${pixel}` }] });
+    const outcome = await send({
+      text: 'what is this?',
+      clientId: 'browser-1',
+      threadId: 'pics',
+      attachments: [{ type: 'image', content: `data:image/png;base64,${pixel}` }],
+    });
     expect(outcome.status).toBe('dispatched');
-    await until(() => eventsOf('chat').some((event) => event.runId === outcome.runId && event.state === 'final'), 'the reply');
+    await until(
+      () => eventsOf('chat').some((event) => event.runId === outcome.runId && event.state === 'final'),
+      'the reply',
+    );
     const user = requests[0]!.messages.find((message) => message.role === 'user')!;
     expect(user.content).toEqual(expect.arrayContaining([{ type: 'image', data: pixel, mimeType: 'image/png' }]));
   });
 
   it('shows a thread conversation in chat.history', async () => {
     const outcome = await send({ text: 'remember me', clientId: 'browser-1', threadId: 'history' });
-    await until(() => eventsOf('chat').some((event) => event.runId === outcome.runId && event.state === 'final'), 'the reply');
+    await until(
+      () => eventsOf('chat').some((event) => event.runId === outcome.runId && event.state === 'final'),
+      'the reply',
+    );
     const history = await operator.request<any>('chat.history', { sessionKey: outcome.sessionKey });
     expect(history.messages.map((message: any) => message.role)).toEqual(['user', 'assistant']);
   });
 
   it('refuses what it cannot take, with reasons', async () => {
     const refused = async (params: Record<string, unknown>, as?: GatewayClient) => {
-      const error = await send(params, as).then(() => undefined, (failure: GatewayRequestError) => failure);
+      const error = await send(params, as).then(
+        () => undefined,
+        (failure: GatewayRequestError) => failure,
+      );
       expect(error, JSON.stringify(params)).toBeInstanceOf(GatewayRequestError);
       return error!;
     };
     expect((await refused({ text: 'hi' })).message).toMatch(/clientId/);
     expect((await refused({ text: 'hi', clientId: 'has:colon' })).message).toMatch(/clientId/);
     expect((await refused({ text: '   ', clientId: 'browser-1' })).message).toMatch(/needs text or an attachment/);
-    expect((await refused({ text: 'x', clientId: 'browser-1', attachments: [{ content: 'not base64!' }] })).message).toMatch(/mimeType/);
-    expect((await refused({ text: 'x', clientId: 'browser-1', accountId: 'other' })).message).toMatch(/account "other" is not running/);
+    expect(
+      (await refused({ text: 'x', clientId: 'browser-1', attachments: [{ content: 'not base64!' }] })).message,
+    ).toMatch(/mimeType/);
+    expect((await refused({ text: 'x', clientId: 'browser-1', accountId: 'other' })).message).toMatch(
+      /account "other" is not running/,
+    );
     const reader = await client(gw.url, { token: TOKEN, scopes: ['operator.read'] });
     try {
       expect(await refused({ text: 'x', clientId: 'browser-1' }, reader)).toMatchObject({ code: 'FORBIDDEN' });
@@ -278,7 +343,9 @@ describe('webchat in a running gateway', () => {
     // Raw paths: fetch would normalise the dots away before sending.
     const raw = (path: string) =>
       new Promise<number>((resolve, reject) => {
-        request({ host: '127.0.0.1', port: gw.port, path }, (res) => (res.resume(), resolve(res.statusCode!))).on('error', reject).end();
+        request({ host: '127.0.0.1', port: gw.port, path }, (res) => (res.resume(), resolve(res.statusCode!)))
+          .on('error', reject)
+          .end();
       });
     expect(await raw('/assets/../../package.json')).toBe(400);
     expect(await raw('/assets/..%2f..%2fpackage.json')).toBe(400);
@@ -293,10 +360,15 @@ describe('webchat in a running gateway', () => {
 
 describe('webchat channel switched off', () => {
   it('refuses webchat.send when channels.webchat.enabled is false', async () => {
-    const gw = await startGateway({ plugins: [...AGENT_LOOP_DIR, WEBCHAT_DIR], config: { channels: { webchat: { enabled: false } } } });
+    const gw = await startGateway({
+      plugins: [...AGENT_LOOP_DIR, WEBCHAT_DIR],
+      config: { channels: { webchat: { enabled: false } } },
+    });
     const operator = await client(gw.url);
     try {
-      const error = await operator.request('webchat.send', { idempotencyKey: randomUUID(), text: 'hi', clientId: 'b' }).catch((failure: GatewayRequestError) => failure);
+      const error = await operator
+        .request('webchat.send', { idempotencyKey: randomUUID(), text: 'hi', clientId: 'b' })
+        .catch((failure: GatewayRequestError) => failure);
       expect(error).toMatchObject({ code: 'UNAVAILABLE', message: expect.stringMatching(/WebChat is not running/) });
     } finally {
       await operator.close();

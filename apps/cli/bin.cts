@@ -45,7 +45,9 @@ process.stderr.on('error', (error: NodeJS.ErrnoException) => {
 function fastPath(): boolean {
   const rest = words();
   if (rest[0] === '--version' || rest[0] === '-V') {
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+      version: string;
+    };
     process.stdout.write(`claw ${pkg.version}\n`);
     return true;
   }
@@ -53,7 +55,11 @@ function fastPath(): boolean {
   const topic = rest[0] === 'help' && rest.length <= 2;
   if (!overview && !topic) return false;
   const help = require('../../cjs/apps/cli/help.js') as typeof HelpModule;
-  help.printHelp({ stdout: process.stdout, env: process.env }, topic ? rest[1] : undefined, path.join(__dirname, '..', '..', 'plugins'));
+  help.printHelp(
+    { stdout: process.stdout, env: process.env },
+    topic ? rest[1] : undefined,
+    path.join(__dirname, '..', '..', 'plugins'),
+  );
   return true;
 }
 

@@ -30,13 +30,15 @@ export function bootKernel(io: Pick<Io, 'env' | 'stderr'>, options: BootOptions 
     ...overlay,
     ...clawKernelParts({ bundledDir: BUNDLED_PLUGINS_DIR }),
     strictConfig: options.strictConfig,
-    logger: options.logger ?? createLogger({
-      level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'warn',
-      sink: (record) => {
-        const scope = typeof record.plugin === 'string' ? `[${record.plugin}] ` : '';
-        io.stderr.write(`${record.level}: ${scope}${record.message}\n`);
-      },
-    }),
+    logger:
+      options.logger ??
+      createLogger({
+        level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'warn',
+        sink: (record) => {
+          const scope = typeof record.plugin === 'string' ? `[${record.plugin}] ` : '';
+          io.stderr.write(`${record.level}: ${scope}${record.message}\n`);
+        },
+      }),
   });
 }
 

@@ -16,19 +16,31 @@ import { CliError, warn, type Io } from './io.js';
 
 export type { ConfigChange };
 
-export async function changeConfig(io: Io, purpose: string, edit: (raw: Record<string, unknown>) => void): Promise<ConfigChange> {
+export async function changeConfig(
+  io: Io,
+  purpose: string,
+  edit: (raw: Record<string, unknown>) => void,
+): Promise<ConfigChange> {
   const stateDir = resolveStateDir(io.env);
   if (runningGateway(stateDir)) {
     const file = readConfigFile(resolveConfigPath(io.env), io.env);
     const client = new GatewayClient(
-      operatorClientOptions({ stateDir, env: io.env, gateway: file.resolved.gateway as never, client: { id: CLI_CLIENT_ID, version: clawVersion(), mode: 'cli' } }),
+      operatorClientOptions({
+        stateDir,
+        env: io.env,
+        gateway: file.resolved.gateway as never,
+        client: { id: CLI_CLIENT_ID, version: clawVersion(), mode: 'cli' },
+      }),
     );
     let connected = false;
     try {
       await client.connect();
       connected = true;
     } catch (error) {
-      warn(io, `the running gateway could not be reached (${(error as Error).message}); editing the config file directly — the gateway picks the change up from disk`);
+      warn(
+        io,
+        `the running gateway could not be reached (${(error as Error).message}); editing the config file directly — the gateway picks the change up from disk`,
+      );
     }
     if (connected) {
       try {

@@ -4,7 +4,14 @@
  * boot a kernel against the result to validate it (kernel schema and every enabled
  * plugin), refuse if the edit introduces a config error, then write atomically.
  */
-import { createKernel, formatIssue, resolveConfigPath, silentLogger, type ConfigIssue, type Kernel } from '../../kernel/index.js';
+import {
+  createKernel,
+  formatIssue,
+  resolveConfigPath,
+  silentLogger,
+  type ConfigIssue,
+  type Kernel,
+} from '../../kernel/index.js';
 import { clawKernelParts } from '../../host/kernel-options.js';
 import { withConfigLock, writeConfigFile } from '../../host/config-write.js';
 import { BUNDLED_PLUGINS_DIR, bootKernel } from './boot.js';
@@ -34,7 +41,9 @@ export async function editConfig<T>(
     purpose?: string;
   } = {},
 ): Promise<EditResult<T>> {
-  return withConfigLock(resolveConfigPath(io.env), options.purpose ?? 'claw config edit', () => editLocked(io, edit, options));
+  return withConfigLock(resolveConfigPath(io.env), options.purpose ?? 'claw config edit', () =>
+    editLocked(io, edit, options),
+  );
 }
 
 async function editLocked<T>(
@@ -51,7 +60,9 @@ async function editLocked<T>(
   const known = new Set(errorsOf(before).map(key));
   const introduced = errorsOf(after).filter((issue) => !known.has(key(issue)));
   if (introduced.length > 0) {
-    throw new CliError(`refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`);
+    throw new CliError(
+      `refusing to write the config, the change would make it invalid: ${introduced.map(formatIssue).join('; ')}`,
+    );
   }
   if (!options.dryRun) {
     options.beforeWrite?.(value);
@@ -60,7 +71,12 @@ async function editLocked<T>(
   return { value, before, after };
 }
 
-function revalidate(io: Io, before: Kernel, raw: Record<string, unknown>, pluginDirs?: readonly string[]): Promise<Kernel> {
+function revalidate(
+  io: Io,
+  before: Kernel,
+  raw: Record<string, unknown>,
+  pluginDirs?: readonly string[],
+): Promise<Kernel> {
   return createKernel({
     env: io.env,
     config: raw,

@@ -50,7 +50,8 @@ export function schemaAt(schema: Schema | undefined, segments: readonly PathSegm
     }
     const patterns = Object.entries((node.patternProperties ?? {}) as Record<string, Schema>);
     const pattern = patterns.find(([source]) => matches(source, segment))?.[1];
-    const additional = typeof node.additionalProperties === 'object' ? (node.additionalProperties as Schema) : undefined;
+    const additional =
+      typeof node.additionalProperties === 'object' ? (node.additionalProperties as Schema) : undefined;
     node = node.properties?.[segment] ?? pattern ?? additional;
   }
   return node;

@@ -156,7 +156,9 @@ function pluginCommands(env: Record<string, string | undefined>, bundledDir: str
     plugins = config?.plugins && typeof config.plugins === 'object' ? config.plugins : undefined;
     const paths = plugins?.load?.paths;
     if (Array.isArray(paths)) {
-      for (const path of paths) if (typeof path === 'string') roots.push({ dir: resolveUserPath(path, dirname(configPath), env), origin: 'config' });
+      for (const path of paths)
+        if (typeof path === 'string')
+          roots.push({ dir: resolveUserPath(path, dirname(configPath), env), origin: 'config' });
     }
   } catch {
     // No config, or a broken one: help still lists what is on by default.
@@ -172,7 +174,8 @@ function pluginCommands(env: Record<string, string | undefined>, bundledDir: str
       if (claimed.has(manifest.id)) continue;
       claimed.add(manifest.id);
       const slots = slotsOf(manifest.kind);
-      if (!resolveEnablement(manifest.id, root.origin, slots, manifest.enabledByDefault === true, plugins).enabled) continue;
+      if (!resolveEnablement(manifest.id, root.origin, slots, manifest.enabledByDefault === true, plugins).enabled)
+        continue;
       for (const command of manifest.cliCommands ?? []) {
         if (!seen.has(command.name)) seen.set(command.name, { ...command, plugin: manifest.id });
       }

@@ -34,7 +34,6 @@ function parseGlobals(argv: readonly string[], env: Record<string, string | unde
   return out;
 }
 
-
 export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promise<number> {
   trace('cli: main');
   let globals: Globals;
@@ -124,7 +123,10 @@ async function secretMask(env: Record<string, string | undefined>): Promise<(tex
   const { createRedactor } = await import('../../sdk/redact.js');
   let config: Record<string, unknown> = {};
   try {
-    const [{ readConfigFile }, { resolveConfigPath }] = await Promise.all([import('../../kernel/config/store.js'), import('../../kernel/config/paths.js')]);
+    const [{ readConfigFile }, { resolveConfigPath }] = await Promise.all([
+      import('../../kernel/config/store.js'),
+      import('../../kernel/config/paths.js'),
+    ]);
     config = readConfigFile(resolveConfigPath(env), env).resolved;
   } catch {
     // No readable config: built-in shapes and secret-named environment variables still apply.

@@ -20,12 +20,17 @@ const watch = args.includes('--watch');
 
 /** index.html and bundle.json, from what esbuild wrote. */
 function writePage(metafile) {
-  const outputs = Object.entries(metafile.outputs).map(([path, info]) => ({ path: relative(out, resolve(path)).split('\\').join('/'), entry: info.entryPoint }));
+  const outputs = Object.entries(metafile.outputs).map(([path, info]) => ({
+    path: relative(out, resolve(path)).split('\\').join('/'),
+    entry: info.entryPoint,
+  }));
   const find = (ext) => outputs.find((output) => output.entry && output.path.endsWith(ext))?.path;
   const js = find('.js');
   const css = find('.css');
   if (!js || !css) throw new Error('esbuild produced no app bundle');
-  const html = readFileSync(join(here, 'src', 'index.html'), 'utf8').replace('%JS%', js).replace('%CSS%', css);
+  const html = readFileSync(join(here, 'src', 'index.html'), 'utf8')
+    .replace('%JS%', js)
+    .replace('%CSS%', css);
   writeFileSync(join(out, 'index.html'), html);
   const files = ['index.html', ...outputs.map((output) => output.path)].sort();
   writeFileSync(join(out, 'bundle.json'), `${JSON.stringify({ files }, null, 2)}\n`);

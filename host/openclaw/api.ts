@@ -11,7 +11,11 @@ import { clawVersion } from '../../sdk/version.js';
 import type { PluginApi } from '../../sdk/types/plugin.js';
 import { fromOpenclawFactory, fromOpenclawTool, isOpenclawTool, type OpenclawToolFactory } from './tools.js';
 import { fromOpenclawProvider, unmappableProvider, type OpenclawProvider } from './provider.js';
-import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../../sdk/memory/embeddings.js';
+import {
+  embeddingServiceId,
+  invalidEmbeddingAdapter,
+  type PluginEmbeddingAdapter,
+} from '../../sdk/memory/embeddings.js';
 
 /** Prefix of the record warnings that name an OpenClaw API claw lacks. */
 export const NEEDS_PREFIX = 'needs ';
@@ -31,7 +35,12 @@ export function missingNote(api: string, why?: string): string {
   return `${NEEDS_PREFIX}${api} (${why ?? UNSUPPORTED[api] ?? 'not part of what claw maps from OpenClaw'})`;
 }
 
-function registerTool(api: PluginApi, missing: Missing, tool: unknown, options: { name?: string; names?: string[]; optional?: boolean } = {}): void {
+function registerTool(
+  api: PluginApi,
+  missing: Missing,
+  tool: unknown,
+  options: { name?: string; names?: string[]; optional?: boolean } = {},
+): void {
   const config = () => api.kernel.config() as Record<string, unknown>;
   let tools;
   if (isOpenclawTool(tool)) tools = [fromOpenclawTool(tool)];
@@ -41,7 +50,10 @@ function registerTool(api: PluginApi, missing: Missing, tool: unknown, options: 
   } else throw new TypeError('registerTool needs a tool with name and execute, or a factory');
   if (tools.length === 0) {
     const names = options.names ?? (options.name ? [options.name] : []);
-    missing('registerTool', `a tool factory that returns no tool without a session${names.length ? ` (${names.join(', ')})` : ''}: claw needs each tool's schema up front`);
+    missing(
+      'registerTool',
+      `a tool factory that returns no tool without a session${names.length ? ` (${names.join(', ')})` : ''}: claw needs each tool's schema up front`,
+    );
   }
   for (const converted of tools) api.registerTool(converted);
 }
@@ -65,7 +77,10 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
   const runtime = {
     version: clawVersion(),
     config: { current: () => kernel.config(), loadConfig: () => kernel.config() },
-    logging: { getChildLogger: (bindings: Record<string, unknown> = {}) => api.logger.child(bindings), shouldLogVerbose: () => false },
+    logging: {
+      getChildLogger: (bindings: Record<string, unknown> = {}) => api.logger.child(bindings),
+      shouldLogVerbose: () => false,
+    },
     state: { resolveStateDir: () => kernel.paths.stateDir },
     agent: { resolveAgentWorkspaceDir: () => kernel.paths.workspaceDir },
   };
@@ -82,7 +97,8 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
     logger: api.logger,
     runtime,
     resolvePath: (input: string) => (isAbsolute(input) ? input : resolve(api.rootDir ?? kernel.paths.stateDir, input)),
-    registerTool: (tool: unknown, options?: { name?: string; names?: string[] }) => registerTool(api, missing, tool, options),
+    registerTool: (tool: unknown, options?: { name?: string; names?: string[] }) =>
+      registerTool(api, missing, tool, options),
     registerProvider: (provider: OpenclawProvider & { stream?: unknown }) => {
       // A claw-shaped provider (a plugin written against claw's SDK) passes straight through.
       if (typeof provider?.stream === 'function') return api.registerProvider(provider as never);
@@ -98,21 +114,35 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
     },
     registerCommand: (command: never) => api.registerCommand(command),
     // Same names, other shapes in OpenClaw: passed on when they have claw's shape, named when not.
-    registerChannel: (channel: { send?: unknown }) => (typeof channel?.send === 'function' ? api.registerChannel(channel as never) : missing('registerChannel')),
-    registerCli: (cli: { run?: unknown }) => (typeof cli?.run === 'function' ? api.registerCli(cli as never) : missing('registerCli')),
+    registerChannel: (channel: { send?: unknown }) =>
+      typeof channel?.send === 'function' ? api.registerChannel(channel as never) : missing('registerChannel'),
+    registerCli: (cli: { run?: unknown }) =>
+      typeof cli?.run === 'function' ? api.registerCli(cli as never) : missing('registerCli'),
     registerHttpRoute: (route: { path?: string; method?: string; auth?: string; handler?: unknown }) => {
       if (typeof route?.path !== 'string' || typeof route.handler !== 'function') return missing('registerHttpRoute');
       // OpenClaw's auth "plugin" means the plugin checks requests itself.
-      api.registerHttpRoute({ ...(route as object), method: (route.method ?? '*') as never, auth: route.auth === 'plugin' ? 'none' : 'gateway' } as never);
+      api.registerHttpRoute({
+        ...(route as object),
+        method: (route.method ?? '*') as never,
+        auth: route.auth === 'plugin' ? 'none' : 'gateway',
+      } as never);
     },
     registerService: (service: { id: string; start?: (ctx: unknown) => unknown; stop?: (ctx: unknown) => unknown }) =>
       api.registerService({
         id: service.id,
         start: (ctx) => service.start?.({ ...ctx, config: kernel.config() }) as Promise<void>,
-        stop: () => service.stop?.({ config: kernel.config(), stateDir: kernel.paths.stateDir, logger: api.logger }) as Promise<void>,
+        stop: () =>
+          service.stop?.({
+            config: kernel.config(),
+            stateDir: kernel.paths.stateDir,
+            logger: api.logger,
+          }) as Promise<void>,
       }),
     registerGatewayMethod: (name: string, handler: unknown) =>
-      api.registerGatewayMethod(name, typeof handler === 'function' ? gatewayMethod(handler as never) : (handler as never)),
+      api.registerGatewayMethod(
+        name,
+        typeof handler === 'function' ? gatewayMethod(handler as never) : (handler as never),
+      ),
     on: (hook: string, handler: never, options?: { priority?: number; timeoutMs?: number }) => {
       try {
         api.on(hook as never, handler, options);
@@ -128,7 +158,8 @@ export function openclawApi(api: PluginApi, record: PluginRecord, missing: Missi
   return new Proxy(known, {
     get(target, property) {
       if (typeof property !== 'string' || property in target) return target[property as string];
-      if (property in claw) return typeof claw[property] === 'function' ? (claw[property] as Function).bind(api) : claw[property];
+      if (property in claw)
+        return typeof claw[property] === 'function' ? (claw[property] as Function).bind(api) : claw[property];
       return /^register[A-Z]/.test(property) ? () => missing(property) : undefined;
     },
   });

@@ -28,7 +28,8 @@ export interface OpenclawProvider {
 /** Why a provider cannot be mapped, or undefined when it can. */
 export function unmappableProvider(provider: OpenclawProvider): string | undefined {
   if (typeof provider?.id !== 'string' || provider.id === '') return 'a provider without an id';
-  if (typeof provider.catalog?.run !== 'function') return `provider "${provider.id}" has no catalog.run (stream-function-only providers are not supported)`;
+  if (typeof provider.catalog?.run !== 'function')
+    return `provider "${provider.id}" has no catalog.run (stream-function-only providers are not supported)`;
   return undefined;
 }
 
@@ -41,9 +42,15 @@ export function fromOpenclawProvider(provider: OpenclawProvider, kernel: KernelS
       // The key claw resolved for this provider (auth profile, config or envVars), else the environment.
       resolveProviderApiKey: () => ({ apiKey: apiKey ?? envKeys.map((name) => kernel.env[name]).find(Boolean) }),
     };
-    const result = (await provider.catalog!.run(ctx)) as { provider?: CatalogEntry; providers?: Record<string, CatalogEntry> } | null | undefined;
+    const result = (await provider.catalog!.run(ctx)) as
+      { provider?: CatalogEntry; providers?: Record<string, CatalogEntry> } | null | undefined;
     const found = result?.provider ?? result?.providers?.[provider.id];
-    if (!found) throw new ModelError('auth', `${provider.id}: the plugin's catalog returned no provider (is its key set? ${envKeys.join(', ') || 'no env vars declared'})`, { provider: provider.id });
+    if (!found)
+      throw new ModelError(
+        'auth',
+        `${provider.id}: the plugin's catalog returned no provider (is its key set? ${envKeys.join(', ') || 'no env vars declared'})`,
+        { provider: provider.id },
+      );
     return found;
   };
   const serving = async (api: string): Promise<ModelProvider> => {
@@ -51,7 +58,11 @@ export function fromOpenclawProvider(provider: OpenclawProvider, kernel: KernelS
       const candidate = await kernel.capabilities.find('provider', info.name).catch(() => undefined);
       if (candidate?.apis?.includes(api)) return candidate;
     }
-    throw new ModelError('invalid_request', `${provider.id}: no enabled provider plugin speaks api "${api}" (${PROVIDER_APIS.join(' | ')})`, { provider: provider.id });
+    throw new ModelError(
+      'invalid_request',
+      `${provider.id}: no enabled provider plugin speaks api "${api}" (${PROVIDER_APIS.join(' | ')})`,
+      { provider: provider.id },
+    );
   };
   return {
     id: provider.id,
@@ -60,14 +71,30 @@ export function fromOpenclawProvider(provider: OpenclawProvider, kernel: KernelS
     requiresKey: envKeys.length > 0,
     async models(): Promise<ModelInfo[]> {
       const found = await entry(undefined).catch(() => undefined);
-      return (found?.models ?? []).map(({ id, name, contextWindow, maxTokens, reasoning }) => ({ id, name, contextWindow, maxTokens, reasoning }));
+      return (found?.models ?? []).map(({ id, name, contextWindow, maxTokens, reasoning }) => ({
+        id,
+        name,
+        contextWindow,
+        maxTokens,
+        reasoning,
+      }));
     },
     async *stream(request: ModelRequest, options) {
       const found = await entry(request.endpoint?.apiKey);
       const api = normalizeApi(found.api) ?? 'openai-completions';
-      if (!found.baseUrl) throw new ModelError('invalid_request', `${provider.id}: the plugin's catalog gave no baseUrl`, { provider: provider.id });
+      if (!found.baseUrl)
+        throw new ModelError('invalid_request', `${provider.id}: the plugin's catalog gave no baseUrl`, {
+          provider: provider.id,
+        });
       const target = await serving(api);
-      const endpoint = { ...request.endpoint, baseUrl: found.baseUrl, apiKey: found.apiKey ?? request.endpoint?.apiKey, api, provider: provider.id, ...(found.headers ? { headers: found.headers } : {}) };
+      const endpoint = {
+        ...request.endpoint,
+        baseUrl: found.baseUrl,
+        apiKey: found.apiKey ?? request.endpoint?.apiKey,
+        api,
+        provider: provider.id,
+        ...(found.headers ? { headers: found.headers } : {}),
+      };
       yield* target.stream({ ...request, endpoint }, options);
     },
   };

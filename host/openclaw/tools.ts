@@ -13,7 +13,12 @@ export interface OpenclawTool {
   label?: string;
   description?: string;
   parameters?: JsonSchema;
-  execute(toolCallId: string, params: Record<string, unknown>, signal?: AbortSignal, onUpdate?: (partial: unknown) => void): unknown;
+  execute(
+    toolCallId: string,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+    onUpdate?: (partial: unknown) => void,
+  ): unknown;
 }
 
 /** What OpenClaw passes a tool factory; the fields claw has an answer for. */
@@ -28,7 +33,12 @@ export interface OpenclawToolContext {
 export type OpenclawToolFactory = (ctx: OpenclawToolContext) => OpenclawTool | OpenclawTool[] | null | undefined;
 
 export function isOpenclawTool(value: unknown): value is OpenclawTool {
-  return value !== null && typeof value === 'object' && typeof (value as OpenclawTool).name === 'string' && typeof (value as OpenclawTool).execute === 'function';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as OpenclawTool).name === 'string' &&
+    typeof (value as OpenclawTool).execute === 'function'
+  );
 }
 
 /** OpenClaw tools return `{ content, details }` like claw's; a bare value or string is made into one. */
@@ -66,14 +76,28 @@ export function fromOpenclawTool(tool: OpenclawTool): ToolDefinition {
  * session (OpenClaw's metadata is static too); each call asks the factory again with the
  * calling session, and a factory that opts out there makes the call an error result.
  */
-export function fromOpenclawFactory(factory: OpenclawToolFactory, config: () => Record<string, unknown>): ToolDefinition[] {
-  const list = (made: ReturnType<OpenclawToolFactory>) => (Array.isArray(made) ? made : made ? [made] : []).filter(isOpenclawTool);
+export function fromOpenclawFactory(
+  factory: OpenclawToolFactory,
+  config: () => Record<string, unknown>,
+): ToolDefinition[] {
+  const list = (made: ReturnType<OpenclawToolFactory>) =>
+    (Array.isArray(made) ? made : made ? [made] : []).filter(isOpenclawTool);
   return list(factory({ config: config(), sandboxed: false })).map((probe) => ({
     ...described(probe),
     async execute(params, ctx) {
-      const context = { config: config(), agentId: ctx.agentId, sessionKey: ctx.sessionKey, workspaceDir: ctx.workspaceDir, sandboxed: ctx.sandbox !== undefined };
+      const context = {
+        config: config(),
+        agentId: ctx.agentId,
+        sessionKey: ctx.sessionKey,
+        workspaceDir: ctx.workspaceDir,
+        sandboxed: ctx.sandbox !== undefined,
+      };
       const tool = list(factory(context)).find((candidate) => candidate.name === probe.name);
-      if (!tool) return { content: [{ type: 'text', text: `tool "${probe.name}" is not available in this session` }], isError: true };
+      if (!tool)
+        return {
+          content: [{ type: 'text', text: `tool "${probe.name}" is not available in this session` }],
+          isError: true,
+        };
       return runOpenclaw(tool, params, ctx);
     },
   }));

@@ -22,7 +22,14 @@ export default definePlugin({
         async describePrompt(ctx) {
           const provider = ctx.model?.split('/')[0];
           const tools = await allowedTools(ctx.kernel, ctx.settings, provider, ctx.model);
-          return systemPromptFor({ settings: ctx.settings, tools, mainSession: ctx.mainSession, skills: ctx.skills, model: ctx.model, thinking: ctx.thinking });
+          return systemPromptFor({
+            settings: ctx.settings,
+            tools,
+            mainSession: ctx.mainSession,
+            skills: ctx.skills,
+            model: ctx.model,
+            thinking: ctx.thinking,
+          });
         },
       }),
     );

@@ -50,7 +50,12 @@ export function buildSystemPrompt(input: PromptInput): { prompt: string; report:
     toolListChars: 0,
     skillsChars: 0,
     skills: [],
-    files: input.bootstrap.map(({ name, status, rawChars, injectedChars }) => ({ name, status, rawChars, injectedChars })),
+    files: input.bootstrap.map(({ name, status, rawChars, injectedChars }) => ({
+      name,
+      status,
+      rawChars,
+      injectedChars,
+    })),
   };
   if (input.mode === 'none') {
     report.chars = IDENTITY_LINE.length;
@@ -71,32 +76,47 @@ export function buildSystemPrompt(input: PromptInput): { prompt: string; report:
     const list = formatSkillsForPrompt(input.skills);
     report.skillsChars = list.length;
     report.skills = input.skills.map((skill) => ({ name: skill.name, chars: skillEntry(skill).length }));
-    sections.push(`## Skills\nSkills are instructions for specific jobs. When one fits the task, read its SKILL.md (with the read tool) before acting.\n${list}`);
+    sections.push(
+      `## Skills\nSkills are instructions for specific jobs. When one fits the task, read its SKILL.md (with the read tool) before acting.\n${list}`,
+    );
   }
-  sections.push(`## Workspace\nYour working directory is ${input.workspaceDir}. Files there are your memory and your notes; keep them tidy.`);
+  sections.push(
+    `## Workspace\nYour working directory is ${input.workspaceDir}. Files there are your memory and your notes; keep them tidy.`,
+  );
   if (input.sandbox) {
-    sections.push(`## Sandbox\nCommands run in a sandbox (${input.sandbox.mode}); its workspace is ${input.sandbox.workspace}.`);
+    sections.push(
+      `## Sandbox\nCommands run in a sandbox (${input.sandbox.mode}); its workspace is ${input.sandbox.workspace}.`,
+    );
   }
   const timezone = input.userTimezone ?? hostTimezone();
-  sections.push(`## Current Date & Time\nTime zone: ${timezone}${input.userTimezone ? " (the user's)" : ' (this host)'}. For the current date or time, use a tool rather than guessing.`);
+  sections.push(
+    `## Current Date & Time\nTime zone: ${timezone}${input.userTimezone ? " (the user's)" : ' (this host)'}. For the current date or time, use a tool rather than guessing.`,
+  );
   if (full) {
     sections.push(
       '## Replies\nIf nothing needs to be said (for example after a background task), answer with exactly NO_REPLY and nothing else. To reply to a specific message, start with [[reply:<message id>]]; to attach a file or image, include [[media:<url or path>]].',
     );
   }
-  const injected = input.bootstrap.filter((file) => file.status === 'ok' || file.status === 'truncated' || file.status === 'missing');
+  const injected = input.bootstrap.filter(
+    (file) => file.status === 'ok' || file.status === 'truncated' || file.status === 'missing',
+  );
   if (injected.length > 0) {
     const blocks = injected.map((file) =>
-      file.status === 'missing' ? `## ${file.name}\n[MISSING] Expected at: ${file.path}` : `## ${file.name}\n${file.content ?? ''}`,
+      file.status === 'missing'
+        ? `## ${file.name}\n[MISSING] Expected at: ${file.path}`
+        : `## ${file.name}\n${file.content ?? ''}`,
     );
     const context = `# Project Context\nThe following workspace files were loaded for this session:\n\n${blocks.join('\n\n')}`;
     report.projectContextChars = context.length;
     sections.push('## Workspace Files (injected)\nThe workspace bootstrap files follow under Project Context.');
     sections.push(context);
   }
-  if (input.extra) sections.push(`## ${input.mode === 'minimal' ? 'Subagent Context' : 'Group Chat Context'}\n${input.extra}`);
+  if (input.extra)
+    sections.push(`## ${input.mode === 'minimal' ? 'Subagent Context' : 'Group Chat Context'}\n${input.extra}`);
   const r = input.runtime;
-  sections.push(`## Runtime\nRuntime: agent=${r.agentId} | host=${r.host} | os=${r.os} | node=${r.node} | model=${r.model} | thinking=${r.thinking}`);
+  sections.push(
+    `## Runtime\nRuntime: agent=${r.agentId} | host=${r.host} | os=${r.os} | node=${r.node} | model=${r.model} | thinking=${r.thinking}`,
+  );
   const prompt = sections.join('\n\n');
   report.chars = prompt.length;
   return { prompt, report };

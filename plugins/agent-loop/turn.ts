@@ -75,7 +75,14 @@ export class Turn {
     private readonly deps: TurnContext,
     private readonly sessions: Pick<SessionService, 'repairToolPairing' | 'danglingToolCalls' | 'abortedToolResult'>,
   ) {
-    this.hookCtx = { agentId: deps.settings.agentId, sessionKey: deps.sessionKey, sessionId: deps.session.sessionId, runId: deps.runId, channel: deps.channel, signal: deps.signal };
+    this.hookCtx = {
+      agentId: deps.settings.agentId,
+      sessionKey: deps.sessionKey,
+      sessionId: deps.session.sessionId,
+      runId: deps.runId,
+      channel: deps.channel,
+      signal: deps.signal,
+    };
   }
 
   async run(input: TurnInput): Promise<TurnResult> {
@@ -84,7 +91,11 @@ export class Turn {
     const history = this.loadHistory();
     const current = chain[0] ? parseModelRef(chain[0]) : undefined;
     const tools = await this.availableTools(current?.provider, chain[0]);
-    const bootstrap = await bootstrapFiles(kernel, settings, { mainSession: this.deps.mainSession, sessionKey: this.deps.sessionKey, sessionId: this.deps.session.sessionId });
+    const bootstrap = await bootstrapFiles(kernel, settings, {
+      mainSession: this.deps.mainSession,
+      sessionKey: this.deps.sessionKey,
+      sessionId: this.deps.session.sessionId,
+    });
     const built = systemPromptFor({
       settings,
       tools,
@@ -95,7 +106,9 @@ export class Turn {
       thinking: input.thinking ?? this.deps.session.thinkingLevel ?? settings.thinkingDefault,
       extra: input.extraSystemPrompt,
       mode: input.promptMode,
-      sandbox: promptSandbox(sessionSandbox(kernel.config() as KernelConfig, settings, this.deps.sessionKey, kernel.paths.stateDir)),
+      sandbox: promptSandbox(
+        sessionSandbox(kernel.config() as KernelConfig, settings, this.deps.sessionKey, kernel.paths.stateDir),
+      ),
     });
     const systemPrompt = turnSystemPrompt(input, built.prompt);
     const user: UserMessage = {
@@ -107,7 +120,8 @@ export class Turn {
     const messages = [...history];
     if (this.write(user)) messages.push(user);
 
-    const thinking = input.thinking ?? (this.deps.session.thinkingLevel as ThinkingLevel | undefined) ?? settings.thinkingDefault;
+    const thinking =
+      input.thinking ?? (this.deps.session.thinkingLevel as ThinkingLevel | undefined) ?? settings.thinkingDefault;
     // A model the user chose (`--model`, `/model`) is tried even while it cools down.
     const requested = input.model ?? this.deps.session.model;
     const explicit = requested ? this.deps.models.chain(settings, requested)[0] : undefined;
@@ -118,7 +132,8 @@ export class Turn {
     } catch (error) {
       // Calls the stopped run never answered get an "aborted" result, so the next request is valid.
       this.closeToolCalls(state.messages);
-      if (this.deps.signal.aborted || (isModelError(error) && error.kind === 'aborted')) return this.result('aborted', '', state, built.report);
+      if (this.deps.signal.aborted || (isModelError(error) && error.kind === 'aborted'))
+        return this.result('aborted', '', state, built.report);
       return { ...this.result('error', '', state, built.report), error: (error as Error).message ?? String(error) };
     }
   }
@@ -188,12 +203,17 @@ export class Turn {
           // Only once the prompt cache has expired (no call within ttl); then for the whole
           // run, so every request of the run shares the same (pruned, cacheable) prefix.
           this.pruneThisRun ??= Date.now() - (this.deps.session.lastCacheTouchAt ?? 0) > settings.pruning.ttlMs;
-          if (this.pruneThisRun) requestMessages = pruneToolResults(state.messages, settings.pruning, info.contextWindow);
+          if (this.pruneThisRun)
+            requestMessages = pruneToolResults(state.messages, settings.pruning, info.contextWindow);
         }
         const request: Omit<ModelRequest, 'model' | 'endpoint'> = {
           systemPrompt: state.systemPrompt,
           messages: requestMessages,
-          tools: state.tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+          tools: state.tools.map((tool) => ({
+            name: tool.name,
+            description: tool.description,
+            parameters: tool.parameters,
+          })),
           thinking: state.thinking,
           ...(info.maxTokens ? { maxTokens: info.maxTokens } : {}),
         };
@@ -206,8 +226,14 @@ export class Turn {
             onEvent: (event) => {
               if (silent) return;
               if (event.type === 'text_delta') this.deps.emit('assistant', { delta: event.delta });
-              else if (event.type === 'thinking_delta' && event.delta) this.deps.emit('assistant', { thinkingDelta: event.delta });
-              else if (event.type === 'reset') this.deps.emit('assistant', { reset: true, reason: event.reason, ...(event.retry ? { retry: event.retry } : {}) });
+              else if (event.type === 'thinking_delta' && event.delta)
+                this.deps.emit('assistant', { thinkingDelta: event.delta });
+              else if (event.type === 'reset')
+                this.deps.emit('assistant', {
+                  reset: true,
+                  reason: event.reason,
+                  ...(event.retry ? { retry: event.retry } : {}),
+                });
             },
           });
         } catch (error) {
@@ -229,7 +255,10 @@ export class Turn {
         if (outcome.toolCalls.length === 0) return outcome.text;
         if (outcome.stopReason === 'length') {
           // Cut off at the token limit: the calls may be incomplete, so none runs; the model is told and asked again.
-          if (++this.truncatedReplies > MAX_TRUNCATED_REPLIES) throw new Error(`the model's replies were cut off at the output token limit ${MAX_TRUNCATED_REPLIES + 1} times in a row`);
+          if (++this.truncatedReplies > MAX_TRUNCATED_REPLIES)
+            throw new Error(
+              `the model's replies were cut off at the output token limit ${MAX_TRUNCATED_REPLIES + 1} times in a row`,
+            );
           for (const call of outcome.toolCalls) {
             const result = truncatedToolResult(call);
             if (this.write(result)) state.messages.push(result);
@@ -258,10 +287,21 @@ export class Turn {
    * A steering message stops the calls not yet started (they get a "skipped" result) and
    * is returned to go next; an abort stops them too and leaves them to the abort path.
    */
-  private async runTools(calls: ToolCallPart[], state: LoopState, model: string | undefined, silent: boolean): Promise<string[]> {
+  private async runTools(
+    calls: ToolCallPart[],
+    state: LoopState,
+    model: string | undefined,
+    silent: boolean,
+  ): Promise<string[]> {
     const { kernel, settings, signal } = this.deps;
     let steered: string[] = [];
-    const context = { agentId: settings.agentId, sessionKey: this.deps.sessionKey, workspaceDir: settings.workspaceDir, signal, runId: this.deps.runId };
+    const context = {
+      agentId: settings.agentId,
+      sessionKey: this.deps.sessionKey,
+      workspaceDir: settings.workspaceDir,
+      signal,
+      runId: this.deps.runId,
+    };
     // A sub-agent session is narrowed by its depth; the choke point enforces it on every call.
     const allowed = sessionToolRestriction(kernel.config(), settings.agentId, this.deps.sessionKey);
     await runToolBatch(calls, MAX_PARALLEL_TOOL_CALLS, {
@@ -271,8 +311,17 @@ export class Turn {
         return steered.length === 0;
       },
       run: async (call) => {
-        if (!silent) this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
-        const result = await kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, model, maxResultChars: settings.maxResultChars, ...(allowed ? { allowed } : {}) });
+        if (!silent)
+          this.deps.emit('tool', { phase: 'start', toolCallId: call.id, name: call.name, args: call.arguments });
+        const result = await kernel.tools.invoke({
+          name: call.name,
+          params: call.arguments,
+          toolCallId: call.id,
+          context,
+          model,
+          maxResultChars: settings.maxResultChars,
+          ...(allowed ? { allowed } : {}),
+        });
         if (!silent) {
           this.deps.emit('tool', {
             phase: 'result',
@@ -288,8 +337,16 @@ export class Turn {
       settle: (call, _index, message) => {
         if (!message && steered.length === 0) return;
         // A user message arrived before this call started: it is skipped and the message goes next.
-        const final: ChatMessage = message ?? { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: STEERED_SKIP }], isError: true, timestamp: Date.now() };
-        if (message?.isError) this.lastToolError = message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
+        const final: ChatMessage = message ?? {
+          role: 'toolResult',
+          toolCallId: call.id,
+          toolName: call.name,
+          content: [{ type: 'text', text: STEERED_SKIP }],
+          isError: true,
+          timestamp: Date.now(),
+        };
+        if (message?.isError)
+          this.lastToolError = message.content.map((part) => (part.type === 'text' ? part.text : '')).join(' ');
         if (this.write(final)) state.messages.push(final);
       },
     });
@@ -308,16 +365,27 @@ export class Turn {
     if (silent) return;
     const { settings } = this.deps;
     const info = await this.deps.models.info(state.chain[0] ?? '', settings);
-    const schemaChars = state.tools.reduce((sum, tool) => sum + JSON.stringify(tool.parameters).length + tool.description.length, 0);
+    const schemaChars = state.tools.reduce(
+      (sum, tool) => sum + JSON.stringify(tool.parameters).length + tool.description.length,
+      0,
+    );
     const estimate = estimateContextTokens(state.systemPrompt, state.messages, schemaChars);
     if (estimate <= compactionThreshold(info.contextWindow, settings.compaction)) return;
     const entry = await this.deps.store.get(this.deps.sessionKey);
     const cycle = entry?.compactionCount ?? 0;
     const flush = settings.compaction.memoryFlush;
-    if (flush.enabled && !this.flushedThisCycle && entry?.memoryFlushCompactionCount !== cycle && isWritable(settings.workspaceDir)) {
+    if (
+      flush.enabled &&
+      !this.flushedThisCycle &&
+      entry?.memoryFlushCompactionCount !== cycle &&
+      isWritable(settings.workspaceDir)
+    ) {
       this.flushedThisCycle = true;
       await this.memoryFlush(state);
-      await this.deps.store.upsert(this.deps.sessionKey, { memoryFlushCompactionCount: cycle, memoryFlushAt: Date.now() });
+      await this.deps.store.upsert(this.deps.sessionKey, {
+        memoryFlushCompactionCount: cycle,
+        memoryFlushAt: Date.now(),
+      });
     }
     await this.compact(state, { reason: 'threshold' });
   }
@@ -335,7 +403,12 @@ export class Turn {
     const today = dayStamp(new Date(), this.deps.settings.userTimezone);
     const text = this.deps.settings.compaction.memoryFlush.prompt.replaceAll('YYYY-MM-DD', today);
     const context = [...state.messages];
-    while (context.length > 0 && context[context.length - 1]!.role === 'user' && !isCompactionSummaryMessage(context[context.length - 1]!)) context.pop();
+    while (
+      context.length > 0 &&
+      context[context.length - 1]!.role === 'user' &&
+      !isCompactionSummaryMessage(context[context.length - 1]!)
+    )
+      context.pop();
     const flushState: LoopState = {
       ...state,
       systemPrompt: `${state.systemPrompt}\n\n${this.deps.settings.compaction.memoryFlush.systemPrompt}`,
@@ -354,34 +427,69 @@ export class Turn {
   }
 
   /** `/compact` and `sessions.compact`: summarise now, outside a model turn. */
-  async compactNow(options: { model?: string; instructions?: string } = {}): Promise<{ compacted: boolean; summary?: string; usage: TurnResult['usage'] }> {
+  async compactNow(
+    options: { model?: string; instructions?: string } = {},
+  ): Promise<{ compacted: boolean; summary?: string; usage: TurnResult['usage'] }> {
     const chain = this.deps.models.chain(this.deps.settings, options.model ?? this.deps.session.model);
-    const state: LoopState = { systemPrompt: '', messages: this.sessions.repairToolPairing(this.deps.transcript.messages()), tools: [], chain, thinking: 'off' };
+    const state: LoopState = {
+      systemPrompt: '',
+      messages: this.sessions.repairToolPairing(this.deps.transcript.messages()),
+      tools: [],
+      chain,
+      thinking: 'off',
+    };
     const outcome = await this.compact(state, { reason: 'manual', instructions: options.instructions });
     return { ...outcome, usage: this.usage };
   }
 
   /** Summarise older turns into a compaction entry; later requests see the summary plus the tail. */
-  async compact(state: LoopState, options: { reason: 'threshold' | 'overflow' | 'manual'; instructions?: string }): Promise<{ compacted: boolean; summary?: string }> {
+  async compact(
+    state: LoopState,
+    options: { reason: 'threshold' | 'overflow' | 'manual'; instructions?: string },
+  ): Promise<{ compacted: boolean; summary?: string }> {
     const { kernel, transcript, settings } = this.deps;
     const entries = transcript.entries();
     const lastCompaction = [...entries].reverse().find(isCompactionEntry);
-    const firstKeptIndex = lastCompaction?.firstKeptEntryId ? entries.findIndex((entry) => entry.id === lastCompaction.firstKeptEntryId) : -1;
+    const firstKeptIndex = lastCompaction?.firstKeptEntryId
+      ? entries.findIndex((entry) => entry.id === lastCompaction.firstKeptEntryId)
+      : -1;
     const compactionIndex = lastCompaction ? entries.indexOf(lastCompaction) : -1;
-    const live = entries.filter((entry, index) => isMessageEntry(entry) && index >= (firstKeptIndex >= 0 ? firstKeptIndex : compactionIndex + 1));
+    const live = entries.filter(
+      (entry, index) => isMessageEntry(entry) && index >= (firstKeptIndex >= 0 ? firstKeptIndex : compactionIndex + 1),
+    );
     const messages = live.flatMap((entry) => (isMessageEntry(entry) ? [entry.message] : []));
-    const cut = compactionCut(messages, Math.min(settings.compaction.keepRecentTokens, Math.floor((await this.deps.models.info(state.chain[0] ?? '', settings)).contextWindow / 4)));
+    const cut = compactionCut(
+      messages,
+      Math.min(
+        settings.compaction.keepRecentTokens,
+        Math.floor((await this.deps.models.info(state.chain[0] ?? '', settings)).contextWindow / 4),
+      ),
+    );
     if (cut === 0) return { compacted: false };
     const tokensBefore = estimateContextTokens(state.systemPrompt, state.messages);
     await kernel.hooks.ready('before_compaction');
-    void kernel.hooks.runVoid('before_compaction', { messageCount: messages.length, tokenCount: tokensBefore }, this.hookCtx);
+    void kernel.hooks.runVoid(
+      'before_compaction',
+      { messageCount: messages.length, tokenCount: tokensBefore },
+      this.hookCtx,
+    );
     this.deps.emit('compaction', { phase: 'start', reason: options.reason, messages: messages.length });
     const outcome = await this.deps.models.stream(
       settings,
       state.chain,
       {
         systemPrompt: SUMMARY_SYSTEM_PROMPT,
-        messages: [{ role: 'user', content: summaryPrompt(renderForSummary(messages.slice(0, cut)), lastCompaction?.summary, options.instructions), timestamp: Date.now() }],
+        messages: [
+          {
+            role: 'user',
+            content: summaryPrompt(
+              renderForSummary(messages.slice(0, cut)),
+              lastCompaction?.summary,
+              options.instructions,
+            ),
+            timestamp: Date.now(),
+          },
+        ],
         thinking: 'off',
       },
       { signal: this.deps.signal, onEvent: () => {} },
@@ -389,12 +497,23 @@ export class Turn {
     this.addUsage(outcome);
     const summary = outcome.text.trim() || '(no summary)';
     transcript.appendCompaction({ summary, firstKeptEntryId: live[cut]?.id ?? null, tokensBefore });
-    const updated = await this.deps.store.upsert(this.deps.sessionKey, (entry) => ({ compactionCount: (entry?.compactionCount ?? 0) + 1 }));
+    const updated = await this.deps.store.upsert(this.deps.sessionKey, (entry) => ({
+      compactionCount: (entry?.compactionCount ?? 0) + 1,
+    }));
     this.flushedThisCycle = false;
     state.messages = this.sessions.repairToolPairing(transcript.messages());
-    this.deps.emit('compaction', { phase: 'end', reason: options.reason, summarized: cut, compactions: updated.compactionCount });
+    this.deps.emit('compaction', {
+      phase: 'end',
+      reason: options.reason,
+      summarized: cut,
+      compactions: updated.compactionCount,
+    });
     await kernel.hooks.ready('after_compaction');
-    void kernel.hooks.runVoid('after_compaction', { messageCount: state.messages.length, compactedCount: cut, summary }, this.hookCtx);
+    void kernel.hooks.runVoid(
+      'after_compaction',
+      { messageCount: state.messages.length, compactedCount: cut, summary },
+      this.hookCtx,
+    );
     return { compacted: true, summary };
   }
 }
@@ -442,7 +561,13 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
     mode: sources.mode ?? 'full',
     tools: sources.tools.map((tool) => ({ name: tool.name, description: tool.description })),
     workspaceDir: settings.workspaceDir,
-    bootstrap: sources.bootstrap ?? loadBootstrapFiles(settings.workspaceDir, { mainSession: sources.mainSession, maxChars: settings.bootstrapMaxChars, timeZone: settings.userTimezone }),
+    bootstrap:
+      sources.bootstrap ??
+      loadBootstrapFiles(settings.workspaceDir, {
+        mainSession: sources.mainSession,
+        maxChars: settings.bootstrapMaxChars,
+        timeZone: settings.userTimezone,
+      }),
     skills: [...sources.skills],
     userTimezone: settings.userTimezone,
     runtime: {
@@ -456,6 +581,9 @@ export function systemPromptFor(sources: PromptSources): { prompt: string; repor
     extra: sources.extra,
     ...(sources.sandbox ? { sandbox: sources.sandbox } : {}),
   });
-  built.report.tools = sources.tools.map((tool) => ({ name: tool.name, schemaChars: JSON.stringify(tool.parameters ?? {}).length }));
+  built.report.tools = sources.tools.map((tool) => ({
+    name: tool.name,
+    schemaChars: JSON.stringify(tool.parameters ?? {}).length,
+  }));
   return built;
 }

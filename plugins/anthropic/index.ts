@@ -22,16 +22,33 @@ export const anthropicProvider: ModelProvider = {
   stream: (request, options) => streamAnthropic(request, options.signal),
 };
 
-async function* streamAnthropic(request: ModelRequest, signal: AbortSignal | undefined): AsyncGenerator<ModelStreamEvent> {
+async function* streamAnthropic(
+  request: ModelRequest,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ModelStreamEvent> {
   const endpoint = request.endpoint ?? {};
-  const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream', 'anthropic-version': API_VERSION });
+  const headers = new Headers({
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    'anthropic-version': API_VERSION,
+  });
   if (endpoint.apiKey) headers.set('x-api-key', endpoint.apiKey);
   // Last, so configured headers can add betas or replace auth (a proxy's bearer token).
   for (const [name, value] of Object.entries(endpoint.headers ?? {})) headers.set(name, value);
   const body = messagesBody(request);
   // A custom provider id served by this plugin (an Anthropic-compatible proxy) names itself in errors.
   const label = endpoint.provider ?? PROVIDER;
-  yield* parseMessagesStream(postSse({ provider: label, url: messagesUrl(endpoint.baseUrl), headers, body, timeoutMs: endpoint.timeoutMs, signal }), label);
+  yield* parseMessagesStream(
+    postSse({
+      provider: label,
+      url: messagesUrl(endpoint.baseUrl),
+      headers,
+      body,
+      timeoutMs: endpoint.timeoutMs,
+      signal,
+    }),
+    label,
+  );
 }
 
 /** `${baseUrl}/v1/messages`; a base URL already ending in /v1 is not given a second one. */

@@ -8,15 +8,39 @@
  * still open, the API insists the assistant turn starts with its thinking, so a cycle
  * whose thinking was not kept is continued with thinking switched off.
  */
-import type { AssistantMessage, ChatMessage, ImagePart, ModelRequest, TextPart, ThinkingPart, ToolResultMessage } from '../../sdk/index.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ImagePart,
+  ModelRequest,
+  TextPart,
+  ThinkingPart,
+  ToolResultMessage,
+} from '../../sdk/index.js';
 import { tokenPlan } from './models.js';
 
 type CacheControl = { type: 'ephemeral' };
 type TextBlock = { type: 'text'; text: string; cache_control?: CacheControl };
-type ImageBlock = { type: 'image'; source: { type: 'base64'; media_type: string; data: string }; cache_control?: CacheControl };
+type ImageBlock = {
+  type: 'image';
+  source: { type: 'base64'; media_type: string; data: string };
+  cache_control?: CacheControl;
+};
 type ThinkingBlock = { type: 'thinking'; thinking: string; signature: string };
-type ToolUseBlock = { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; cache_control?: CacheControl };
-type ToolResultBlock = { type: 'tool_result'; tool_use_id: string; content?: Array<TextBlock | ImageBlock>; is_error?: boolean; cache_control?: CacheControl };
+type ToolUseBlock = {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  cache_control?: CacheControl;
+};
+type ToolResultBlock = {
+  type: 'tool_result';
+  tool_use_id: string;
+  content?: Array<TextBlock | ImageBlock>;
+  is_error?: boolean;
+  cache_control?: CacheControl;
+};
 export type ContentBlock = TextBlock | ImageBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock;
 
 export interface WireMessage {
@@ -37,9 +61,14 @@ export function messagesBody(request: ModelRequest): Record<string, unknown> {
   };
   // Cache breakpoints on the system prompt (covering tools before it) and on the newest
   // message: an agent resends the same prefix every turn, and reads cost a tenth.
-  if (request.systemPrompt) body.system = [{ type: 'text', text: request.systemPrompt, cache_control: { type: 'ephemeral' } }];
+  if (request.systemPrompt)
+    body.system = [{ type: 'text', text: request.systemPrompt, cache_control: { type: 'ephemeral' } }];
   if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters }));
+    body.tools = request.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.parameters,
+    }));
   }
   if (thinking) body.thinking = { type: 'enabled', budget_tokens: plan.budget };
   // Thinking requires the default temperature.
@@ -50,7 +79,12 @@ export function messagesBody(request: ModelRequest): Record<string, unknown> {
 export function wireMessages(messages: ChatMessage[]): WireMessage[] {
   const wire: WireMessage[] = [];
   for (const message of messages) {
-    const next = message.role === 'user' ? userMessage(message.content) : message.role === 'assistant' ? assistantMessage(message) : toolResultMessage(message);
+    const next =
+      message.role === 'user'
+        ? userMessage(message.content)
+        : message.role === 'assistant'
+          ? assistantMessage(message)
+          : toolResultMessage(message);
     if (next.content.length === 0) continue;
     const last = wire[wire.length - 1];
     if (last && last.role === next.role) last.content.push(...next.content);
@@ -66,7 +100,8 @@ function userMessage(content: string | Array<TextPart | ImagePart>): WireMessage
 
 // The API rejects empty text blocks.
 function userBlock(part: TextPart | ImagePart): Array<TextBlock | ImageBlock> {
-  if (part.type === 'image') return [{ type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } }];
+  if (part.type === 'image')
+    return [{ type: 'image', source: { type: 'base64', media_type: part.mimeType, data: part.data } }];
   return part.text === '' ? [] : [{ type: 'text', text: part.text }];
 }
 
@@ -74,7 +109,8 @@ function assistantMessage(message: AssistantMessage): WireMessage {
   const content: ContentBlock[] = [];
   for (const part of message.content) {
     if (part.type === 'thinking') {
-      if (isReturnable(part, message)) content.push({ type: 'thinking', thinking: part.thinking, signature: part.signature! });
+      if (isReturnable(part, message))
+        content.push({ type: 'thinking', thinking: part.thinking, signature: part.signature! });
     } else if (part.type === 'text') {
       if (part.text !== '') content.push({ type: 'text', text: part.text });
     } else {
@@ -111,7 +147,8 @@ function openToolCycleWithoutThinking(messages: ChatMessage[]): boolean {
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     if (message.role === 'user') return false;
-    if (message.role === 'assistant') return !message.content.some((part) => part.type === 'thinking' && isReturnable(part, message));
+    if (message.role === 'assistant')
+      return !message.content.some((part) => part.type === 'thinking' && isReturnable(part, message));
   }
   return false;
 }

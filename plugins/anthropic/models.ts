@@ -6,13 +6,49 @@ import type { ModelInfo, ThinkingLevel } from '../../sdk/index.js';
 
 // From Anthropic's model overview; maxTokens is the output cap without beta headers.
 export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
-  { id: 'claude-sonnet-4-5-20250929', name: 'Claude Sonnet 4.5', contextWindow: 200_000, maxTokens: 64_000, reasoning: true },
-  { id: 'claude-sonnet-4-20250514', name: 'Claude Sonnet 4', contextWindow: 200_000, maxTokens: 64_000, reasoning: true },
-  { id: 'claude-opus-4-1-20250805', name: 'Claude Opus 4.1', contextWindow: 200_000, maxTokens: 32_000, reasoning: true },
+  {
+    id: 'claude-sonnet-4-5-20250929',
+    name: 'Claude Sonnet 4.5',
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+    reasoning: true,
+  },
+  {
+    id: 'claude-sonnet-4-20250514',
+    name: 'Claude Sonnet 4',
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+    reasoning: true,
+  },
+  {
+    id: 'claude-opus-4-1-20250805',
+    name: 'Claude Opus 4.1',
+    contextWindow: 200_000,
+    maxTokens: 32_000,
+    reasoning: true,
+  },
   { id: 'claude-opus-4-20250514', name: 'Claude Opus 4', contextWindow: 200_000, maxTokens: 32_000, reasoning: true },
-  { id: 'claude-haiku-4-5-20251001', name: 'Claude Haiku 4.5', contextWindow: 200_000, maxTokens: 64_000, reasoning: true },
-  { id: 'claude-3-7-sonnet-20250219', name: 'Claude Sonnet 3.7', contextWindow: 200_000, maxTokens: 64_000, reasoning: true },
-  { id: 'claude-3-5-haiku-20241022', name: 'Claude Haiku 3.5', contextWindow: 200_000, maxTokens: 8_192, reasoning: false },
+  {
+    id: 'claude-haiku-4-5-20251001',
+    name: 'Claude Haiku 4.5',
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+    reasoning: true,
+  },
+  {
+    id: 'claude-3-7-sonnet-20250219',
+    name: 'Claude Sonnet 3.7',
+    contextWindow: 200_000,
+    maxTokens: 64_000,
+    reasoning: true,
+  },
+  {
+    id: 'claude-3-5-haiku-20241022',
+    name: 'Claude Haiku 3.5',
+    contextWindow: 200_000,
+    maxTokens: 8_192,
+    reasoning: false,
+  },
 ];
 
 /** A catalog id without its date: "claude-sonnet-4-20250514" → "claude-sonnet-4". */

@@ -11,9 +11,14 @@ import { ModelError, type ModelStreamEvent, type SseEvent, type StopReason, type
 import { eventJson, streamFailure } from './http.js';
 import { parseToolArguments } from '../../sdk/index.js';
 
-type OpenBlock = { kind: 'tool'; id: string; name: string; json: string; initial: Record<string, unknown> } | { kind: 'thinking'; signature: string };
+type OpenBlock =
+  | { kind: 'tool'; id: string; name: string; json: string; initial: Record<string, unknown> }
+  | { kind: 'thinking'; signature: string };
 
-export async function* parseMessagesStream(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<ModelStreamEvent> {
+export async function* parseMessagesStream(
+  events: AsyncIterable<SseEvent>,
+  provider: string,
+): AsyncGenerator<ModelStreamEvent> {
   const blocks = new Map<number, OpenBlock>();
   const usage: Usage = { input: 0, output: 0 };
   let stopReason: string | undefined;
@@ -28,11 +33,22 @@ export async function* parseMessagesStream(events: AsyncIterable<SseEvent>, prov
       case 'content_block_start': {
         const block = data.content_block ?? {};
         if (block.type === 'tool_use') {
-          const initial = block.input && typeof block.input === 'object' && !Array.isArray(block.input) ? block.input : {};
-          blocks.set(data.index, { kind: 'tool', id: String(block.id ?? ''), name: String(block.name ?? ''), json: '', initial });
+          const initial =
+            block.input && typeof block.input === 'object' && !Array.isArray(block.input) ? block.input : {};
+          blocks.set(data.index, {
+            kind: 'tool',
+            id: String(block.id ?? ''),
+            name: String(block.name ?? ''),
+            json: '',
+            initial,
+          });
         } else if (block.type === 'thinking') {
-          blocks.set(data.index, { kind: 'thinking', signature: typeof block.signature === 'string' ? block.signature : '' });
-          if (typeof block.thinking === 'string' && block.thinking !== '') yield { type: 'thinking_delta', delta: block.thinking };
+          blocks.set(data.index, {
+            kind: 'thinking',
+            signature: typeof block.signature === 'string' ? block.signature : '',
+          });
+          if (typeof block.thinking === 'string' && block.thinking !== '')
+            yield { type: 'thinking_delta', delta: block.thinking };
         } else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
           yield { type: 'text_delta', delta: block.text };
         }
@@ -41,10 +57,14 @@ export async function* parseMessagesStream(events: AsyncIterable<SseEvent>, prov
       case 'content_block_delta': {
         const delta = data.delta ?? {};
         const open = blocks.get(data.index);
-        if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') yield { type: 'text_delta', delta: delta.text };
-        else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '') yield { type: 'thinking_delta', delta: delta.thinking };
-        else if (delta.type === 'signature_delta' && open?.kind === 'thinking') open.signature += String(delta.signature ?? '');
-        else if (delta.type === 'input_json_delta' && open?.kind === 'tool') open.json += String(delta.partial_json ?? '');
+        if (delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '')
+          yield { type: 'text_delta', delta: delta.text };
+        else if (delta.type === 'thinking_delta' && typeof delta.thinking === 'string' && delta.thinking !== '')
+          yield { type: 'thinking_delta', delta: delta.thinking };
+        else if (delta.type === 'signature_delta' && open?.kind === 'thinking')
+          open.signature += String(delta.signature ?? '');
+        else if (delta.type === 'input_json_delta' && open?.kind === 'tool')
+          open.json += String(delta.partial_json ?? '');
         break;
       }
       case 'content_block_stop': {
@@ -100,6 +120,8 @@ function applyUsage(usage: Usage, raw: any): void {
   if (!raw || typeof raw !== 'object') return;
   if (typeof raw.input_tokens === 'number') usage.input = raw.input_tokens;
   if (typeof raw.output_tokens === 'number') usage.output = raw.output_tokens;
-  if (typeof raw.cache_read_input_tokens === 'number' && raw.cache_read_input_tokens > 0) usage.cacheRead = raw.cache_read_input_tokens;
-  if (typeof raw.cache_creation_input_tokens === 'number' && raw.cache_creation_input_tokens > 0) usage.cacheWrite = raw.cache_creation_input_tokens;
+  if (typeof raw.cache_read_input_tokens === 'number' && raw.cache_read_input_tokens > 0)
+    usage.cacheRead = raw.cache_read_input_tokens;
+  if (typeof raw.cache_creation_input_tokens === 'number' && raw.cache_creation_input_tokens > 0)
+    usage.cacheWrite = raw.cache_creation_input_tokens;
 }

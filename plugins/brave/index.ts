@@ -3,14 +3,29 @@
  * X-Subscription-Token; results are web.results[] (title, url, description, page_age).
  */
 import { definePlugin } from '../../sdk/index.js';
-import { httpFailure, providerGet, registerWebSearchProvider, stripTags, WebSearchError, type WebSearchRequest } from '../../sdk/web-search.js';
+import {
+  httpFailure,
+  providerGet,
+  registerWebSearchProvider,
+  stripTags,
+  WebSearchError,
+  type WebSearchRequest,
+} from '../../sdk/web-search.js';
 
 interface BraveConfig {
   webSearch?: { apiKey?: string; baseUrl?: string };
 }
 
 interface BraveAnswer {
-  web?: { results?: Array<{ title?: string; url?: string; description?: string; page_age?: string; profile?: { name?: string } }> };
+  web?: {
+    results?: Array<{
+      title?: string;
+      url?: string;
+      description?: string;
+      page_age?: string;
+      profile?: { name?: string };
+    }>;
+  };
 }
 
 const DEFAULT_BASE = 'https://api.search.brave.com';
@@ -20,7 +35,8 @@ export default definePlugin<BraveConfig>({
   id: 'brave',
   register(api) {
     const apiKey = (): string | undefined => {
-      const legacy = (api.kernel.config().tools as { web?: { search?: { apiKey?: string } } } | undefined)?.web?.search?.apiKey;
+      const legacy = (api.kernel.config().tools as { web?: { search?: { apiKey?: string } } } | undefined)?.web?.search
+        ?.apiKey;
       return api.config.webSearch?.apiKey ?? legacy ?? (api.kernel.env.BRAVE_API_KEY || undefined);
     };
     const baseUrl = api.config.webSearch?.baseUrl ?? DEFAULT_BASE;
@@ -28,7 +44,10 @@ export default definePlugin<BraveConfig>({
       id: 'brave',
       label: 'Brave Search',
       autoDetectOrder: 10,
-      readiness: () => (apiKey() ? { ready: true } : { ready: false, reason: 'no API key (set BRAVE_API_KEY or plugins.entries.brave.config.webSearch.apiKey)' }),
+      readiness: () =>
+        apiKey()
+          ? { ready: true }
+          : { ready: false, reason: 'no API key (set BRAVE_API_KEY or plugins.entries.brave.config.webSearch.apiKey)' },
       cacheIdentity: () => baseUrl,
       async search(request: WebSearchRequest) {
         const key = apiKey();

@@ -41,7 +41,10 @@ export function normalizeRef(ref: string | undefined, what = 'ref'): string {
   const value = ref?.trim();
   if (!value) throw new BrowserInputError(`${what} is required (a ref from the last snapshot, such as e12)`);
   if (/^\d+$/.test(value)) return `e${value}`;
-  if (!/^(f\d+)?e\d+$/.test(value)) throw new BrowserInputError(`${what} "${value}" is not a snapshot ref (such as e12 or f1e3); CSS selectors are not accepted for actions`);
+  if (!/^(f\d+)?e\d+$/.test(value))
+    throw new BrowserInputError(
+      `${what} "${value}" is not a snapshot ref (such as e12 or f1e3); CSS selectors are not accepted for actions`,
+    );
   return value;
 }
 
@@ -49,7 +52,16 @@ function byRef(page: Page, ref: string | undefined, what = 'ref'): Locator {
   return page.locator(`aria-ref=${normalizeRef(ref, what)}`);
 }
 
-const KEY_ALIASES: Record<string, string> = { esc: 'Escape', return: 'Enter', del: 'Delete', ctrl: 'Control', cmd: 'Meta', command: 'Meta', option: 'Alt', space: ' ' };
+const KEY_ALIASES: Record<string, string> = {
+  esc: 'Escape',
+  return: 'Enter',
+  del: 'Delete',
+  ctrl: 'Control',
+  cmd: 'Meta',
+  command: 'Meta',
+  option: 'Alt',
+  space: ' ',
+};
 
 export function normalizeKey(key: string): string {
   return key
@@ -60,13 +72,22 @@ export function normalizeKey(key: string): string {
 
 function timeoutOf(request: WaitRequest): number {
   const value = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  if (!Number.isFinite(value) || value <= 0) throw new BrowserInputError(`timeoutMs must be a positive number of milliseconds, got ${request.timeoutMs}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new BrowserInputError(`timeoutMs must be a positive number of milliseconds, got ${request.timeoutMs}`);
   return value;
 }
 
 /** Whether a request asks to wait for anything (a wait with nothing to wait for is refused). */
 export function hasWaitCondition(request: WaitRequest): boolean {
-  return [request.timeMs, request.text, request.textGone, request.selector, request.url, request.loadState, request.fn].some((value) => value !== undefined);
+  return [
+    request.timeMs,
+    request.text,
+    request.textGone,
+    request.selector,
+    request.url,
+    request.loadState,
+    request.fn,
+  ].some((value) => value !== undefined);
 }
 
 /**
@@ -74,8 +95,10 @@ export function hasWaitCondition(request: WaitRequest): boolean {
  * when all hold. A condition still false at the deadline fails naming it.
  */
 export async function waitFor(page: Page, request: WaitRequest, evaluateEnabled: boolean): Promise<string[]> {
-  if (!hasWaitCondition(request)) throw new BrowserInputError('wait needs at least one of: timeMs, text, textGone, selector, url, loadState, fn');
-  if (request.fn !== undefined && !evaluateEnabled) throw new BrowserInputError('wait --fn runs page JavaScript, which browser.evaluateEnabled=false turns off');
+  if (!hasWaitCondition(request))
+    throw new BrowserInputError('wait needs at least one of: timeMs, text, textGone, selector, url, loadState, fn');
+  if (request.fn !== undefined && !evaluateEnabled)
+    throw new BrowserInputError('wait --fn runs page JavaScript, which browser.evaluateEnabled=false turns off');
   if (request.loadState !== undefined && !['load', 'domcontentloaded', 'networkidle'].includes(request.loadState)) {
     throw new BrowserInputError(`load state must be load, domcontentloaded or networkidle, got "${request.loadState}"`);
   }
@@ -87,17 +110,33 @@ export async function waitFor(page: Page, request: WaitRequest, evaluateEnabled:
       await work();
       met.push(what);
     } catch (error) {
-      if ((error as Error).name === 'TimeoutError') throw new BrowserInputError(`wait timed out after ${timeoutOf(request)} ms: ${what} did not happen${met.length ? ` (met: ${met.join(', ')})` : ''}`);
+      if ((error as Error).name === 'TimeoutError')
+        throw new BrowserInputError(
+          `wait timed out after ${timeoutOf(request)} ms: ${what} did not happen${met.length ? ` (met: ${met.join(', ')})` : ''}`,
+        );
       throw error;
     }
   };
-  if (request.timeMs !== undefined) await step(`${request.timeMs} ms`, () => page.waitForTimeout(Math.min(request.timeMs!, left())));
-  if (request.url !== undefined) await step(`url ${request.url}`, () => page.waitForURL(request.url!, { timeout: left() }));
-  if (request.loadState !== undefined) await step(`load ${request.loadState}`, () => page.waitForLoadState(request.loadState, { timeout: left() }));
-  if (request.selector !== undefined) await step(`selector ${request.selector}`, () => page.locator(request.selector!).first().waitFor({ state: 'visible', timeout: left() }));
-  if (request.text !== undefined) await step(`text "${request.text}"`, () => page.getByText(request.text!).first().waitFor({ state: 'visible', timeout: left() }));
-  if (request.textGone !== undefined) await step(`text "${request.textGone}" gone`, () => page.getByText(request.textGone!).first().waitFor({ state: 'hidden', timeout: left() }));
-  if (request.fn !== undefined) await step(`fn ${request.fn}`, () => page.waitForFunction(request.fn!, undefined, { timeout: left() }));
+  if (request.timeMs !== undefined)
+    await step(`${request.timeMs} ms`, () => page.waitForTimeout(Math.min(request.timeMs!, left())));
+  if (request.url !== undefined)
+    await step(`url ${request.url}`, () => page.waitForURL(request.url!, { timeout: left() }));
+  if (request.loadState !== undefined)
+    await step(`load ${request.loadState}`, () => page.waitForLoadState(request.loadState, { timeout: left() }));
+  if (request.selector !== undefined)
+    await step(`selector ${request.selector}`, () =>
+      page.locator(request.selector!).first().waitFor({ state: 'visible', timeout: left() }),
+    );
+  if (request.text !== undefined)
+    await step(`text "${request.text}"`, () =>
+      page.getByText(request.text!).first().waitFor({ state: 'visible', timeout: left() }),
+    );
+  if (request.textGone !== undefined)
+    await step(`text "${request.textGone}" gone`, () =>
+      page.getByText(request.textGone!).first().waitFor({ state: 'hidden', timeout: left() }),
+    );
+  if (request.fn !== undefined)
+    await step(`fn ${request.fn}`, () => page.waitForFunction(request.fn!, undefined, { timeout: left() }));
   return met;
 }
 
@@ -107,7 +146,11 @@ export async function act(page: Page, request: ActRequest, evaluateEnabled: bool
   switch (request.kind) {
     case 'click': {
       const target = byRef(page, request.ref);
-      const options = { timeout, ...(request.button ? { button: request.button } : {}), ...(request.modifiers ? { modifiers: request.modifiers } : {}) };
+      const options = {
+        timeout,
+        ...(request.button ? { button: request.button } : {}),
+        ...(request.modifiers ? { modifiers: request.modifiers } : {}),
+      };
       await (request.doubleClick ? target.dblclick(options) : target.click(options));
       return {};
     }
@@ -120,10 +163,12 @@ export async function act(page: Page, request: ActRequest, evaluateEnabled: bool
       return {};
     }
     case 'fill': {
-      if (!Array.isArray(request.fields) || request.fields.length === 0) throw new BrowserInputError('fill needs fields: [{ref, value}]');
+      if (!Array.isArray(request.fields) || request.fields.length === 0)
+        throw new BrowserInputError('fill needs fields: [{ref, value}]');
       for (const [index, field] of request.fields.entries()) {
         const target = byRef(page, field.ref, `fields[${index}].ref`);
-        if (field.type === 'checkbox' || field.type === 'radio') await target.setChecked(field.value === true || field.value === 'true', { timeout });
+        if (field.type === 'checkbox' || field.type === 'radio')
+          await target.setChecked(field.value === true || field.value === 'true', { timeout });
         else await target.fill(String(field.value ?? ''), { timeout });
       }
       return { filled: request.fields.length };
@@ -139,7 +184,8 @@ export async function act(page: Page, request: ActRequest, evaluateEnabled: bool
       await byRef(page, request.ref).hover({ timeout });
       return {};
     case 'select': {
-      if (!Array.isArray(request.values) || request.values.length === 0) throw new BrowserInputError('select needs values (one or more option values or labels)');
+      if (!Array.isArray(request.values) || request.values.length === 0)
+        throw new BrowserInputError('select needs values (one or more option values or labels)');
       const selected = await byRef(page, request.ref).selectOption(request.values, { timeout });
       return { selected };
     }

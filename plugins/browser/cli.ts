@@ -95,7 +95,11 @@ function need(args: string[], index: number, what: string): string {
 function toRequest(command: string, args: string[], flags: Child): BrowserRequest {
   const targetId = flags['target-id'];
   const base = targetId ? { targetId } : {};
-  const act = (body: Record<string, unknown>): BrowserRequest => ({ method: 'POST', path: '/act', body: { ...base, ...body } });
+  const act = (body: Record<string, unknown>): BrowserRequest => ({
+    method: 'POST',
+    path: '/act',
+    body: { ...base, ...body },
+  });
   switch (command) {
     case 'status':
       return { method: 'GET', path: '/' };
@@ -107,7 +111,11 @@ function toRequest(command: string, args: string[], flags: Child): BrowserReques
     case 'tabs':
       return { method: 'GET', path: '/tabs' };
     case 'open':
-      return { method: 'POST', path: '/tabs/open', body: { url: need(args, 0, '<url>'), ...(flags.label ? { label: flags.label } : {}) } };
+      return {
+        method: 'POST',
+        path: '/tabs/open',
+        body: { url: need(args, 0, '<url>'), ...(flags.label ? { label: flags.label } : {}) },
+      };
     case 'focus':
       return { method: 'POST', path: '/tabs/focus', body: { targetId: need(args, 0, '<tab>') } };
     case 'close': {
@@ -133,7 +141,13 @@ function toRequest(command: string, args: string[], flags: Child): BrowserReques
     case 'click':
       return act({ kind: 'click', ref: need(args, 0, '<ref>'), ...(flags.double ? { doubleClick: true } : {}) });
     case 'type':
-      return act({ kind: 'type', ref: need(args, 0, '<ref>'), text: need(args, 1, '<text>'), ...(flags.submit ? { submit: true } : {}), ...(flags.slowly ? { slowly: true } : {}) });
+      return act({
+        kind: 'type',
+        ref: need(args, 0, '<ref>'),
+        text: need(args, 1, '<text>'),
+        ...(flags.submit ? { submit: true } : {}),
+        ...(flags.slowly ? { slowly: true } : {}),
+      });
     case 'fill': {
       if (!flags.fields) throw new UsageError('fill needs --fields \'[{"ref":"e3","value":"Ada"}]\'');
       let fields: unknown;
@@ -167,7 +181,13 @@ function toRequest(command: string, args: string[], flags: Child): BrowserReques
       return {
         method: 'POST',
         path: '/screenshot',
-        body: { ...base, ...(flags['full-page'] ? { fullPage: true } : {}), ...(flags.ref ? { ref: flags.ref } : {}), ...(flags.element ? { element: flags.element } : {}), ...(flags.type ? { type: flags.type } : {}) },
+        body: {
+          ...base,
+          ...(flags['full-page'] ? { fullPage: true } : {}),
+          ...(flags.ref ? { ref: flags.ref } : {}),
+          ...(flags.element ? { element: flags.element } : {}),
+          ...(flags.type ? { type: flags.type } : {}),
+        },
       };
     case 'pdf':
       return { method: 'POST', path: '/pdf', body: base };
@@ -186,9 +206,11 @@ function print(command: string, result: Record<string, any>, ctx: CliContext): v
   } else if (command === 'screenshot' || command === 'pdf') out(`MEDIA:${result.path}`);
   else if (command === 'tabs') {
     if (!result.tabs.length) out('no tabs');
-    for (const tab of result.tabs) out(`${tab.active ? '*' : ' '} ${tab.tabId}${tab.label ? ` (${tab.label})` : ''}  ${tab.url}  ${tab.title}`);
+    for (const tab of result.tabs)
+      out(`${tab.active ? '*' : ' '} ${tab.tabId}${tab.label ? ` (${tab.label})` : ''}  ${tab.url}  ${tab.title}`);
   } else if (command === 'profiles') {
-    for (const profile of result.profiles) out(`${profile.name}${profile.default ? ' (default)' : ''}  ${profile.running ? 'running' : 'stopped'}`);
+    for (const profile of result.profiles)
+      out(`${profile.name}${profile.default ? ' (default)' : ''}  ${profile.running ? 'running' : 'stopped'}`);
   } else out(JSON.stringify(result, null, 2));
 }
 
@@ -200,15 +222,26 @@ export async function browserCommand(argv: string[], ctx: CliContext, api: Plugi
   const parsed = parseFlags(childArgs, CHILD);
   const flags = parsed.values;
   // After the command, --url is wait's glob; anywhere else it is still the gateway's (OpenClaw allows trailing placement).
-  const gateway: GatewayFlags = { url: parent.url ?? (command === 'wait' ? undefined : flags.url), token: parent.token ?? flags.token, timeout: parent.timeout ?? flags.timeout };
-  if (command !== 'wait' && flags.url !== undefined && parent.url !== undefined) throw new UsageError('--url given twice');
+  const gateway: GatewayFlags = {
+    url: parent.url ?? (command === 'wait' ? undefined : flags.url),
+    token: parent.token ?? flags.token,
+    timeout: parent.timeout ?? flags.timeout,
+  };
+  if (command !== 'wait' && flags.url !== undefined && parent.url !== undefined)
+    throw new UsageError('--url given twice');
   const request = toRequest(command, parsed.positionals, flags);
   const profile = flags['browser-profile'] ?? parent['browser-profile'];
   if (profile) request.query = { ...request.query, profile };
   // As OpenClaw's CLI: the request may take its own timeout (a long wait) plus 10 s for the transport.
   const waitMs = typeof request.body?.timeoutMs === 'number' ? request.body.timeoutMs : 0;
   const timeoutMs = Math.max(gateway.timeout === undefined ? 30_000 : Number(gateway.timeout), waitMs) + 10_000;
-  const result = await withCliGateway(gateway, ctx, api, (client) => client.request<Record<string, unknown>>('browser.request', { ...request, idempotencyKey: randomUUID() }, { timeoutMs }));
+  const result = await withCliGateway(gateway, ctx, api, (client) =>
+    client.request<Record<string, unknown>>(
+      'browser.request',
+      { ...request, idempotencyKey: randomUUID() },
+      { timeoutMs },
+    ),
+  );
   if (parent.json || flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else print(command, result, ctx);
   return 0;

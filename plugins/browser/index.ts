@@ -16,7 +16,12 @@ export default definePlugin({
   id: 'browser',
   register(api) {
     const section = api.section<BrowserSection>('browser');
-    const service = new BrowserService(() => section, api.kernel.paths.stateDir, api.logger, runtimeDeps(api.kernel, 'the browser'));
+    const service = new BrowserService(
+      () => section,
+      api.kernel.paths.stateDir,
+      api.logger,
+      runtimeDeps(api.kernel, 'the browser'),
+    );
     const config = () => api.kernel.config() as KernelConfig;
 
     api.registerTool(browserTool(service, config, api.kernel.paths.stateDir));
@@ -46,6 +51,10 @@ export default definePlugin({
       },
     });
     api.registerService({ id: 'browser', api: { service }, start() {}, stop: () => service.stopAll() });
-    api.registerCli({ name: 'browser', description: 'Drive the agent\'s browser', run: cliCommand(BROWSER_HELP, (argv, ctx) => browserCommand(argv, ctx, api)) });
+    api.registerCli({
+      name: 'browser',
+      description: "Drive the agent's browser",
+      run: cliCommand(BROWSER_HELP, (argv, ctx) => browserCommand(argv, ctx, api)),
+    });
   },
 });

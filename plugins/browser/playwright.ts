@@ -9,7 +9,9 @@ import type { RuntimeDependency, RuntimeDeps } from '../../sdk/index.js';
 export const PLAYWRIGHT_CORE: RuntimeDependency = { name: 'playwright-core', version: '^1.65.0', approxSizeMb: 14 };
 
 export async function loadChromium(deps: RuntimeDeps): Promise<BrowserType> {
-  const mod = await deps.import<{ chromium?: BrowserType; default?: { chromium?: BrowserType } }>(PLAYWRIGHT_CORE, { retryCommand: 'claw plugins enable browser' });
+  const mod = await deps.import<{ chromium?: BrowserType; default?: { chromium?: BrowserType } }>(PLAYWRIGHT_CORE, {
+    retryCommand: 'claw plugins enable browser',
+  });
   const chromium = mod.chromium ?? mod.default?.chromium;
   if (!chromium) throw new Error('playwright-core did not export chromium');
   return chromium;

@@ -18,7 +18,10 @@ export type UrlCheck = (url: URL) => Promise<PinnedTarget | { refused: string }>
 
 /** `example.com` matches itself; `*.example.com` matches its subdomains, not the apex. */
 export function hostMatches(pattern: string, host: string): boolean {
-  const rule = pattern.trim().toLowerCase().replace(/^\[|\]$/g, '');
+  const rule = pattern
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
   if (rule.startsWith('*.')) return host.endsWith(rule.slice(1)) && host.length > rule.length - 1;
   return rule === host;
 }
@@ -33,14 +36,22 @@ const INTERNAL_NAME = /(^|\.)(localhost|local|internal)$/;
 export function urlCheck(policy: BrowserSsrfPolicy, strict: boolean, resolve?: Resolver): UrlCheck {
   const allowAll = !strict && (policy.dangerouslyAllowPrivateNetwork === true || policy.allowPrivateNetwork === true);
   return async (url) => {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { refused: `only http and https URLs are allowed, not ${url.protocol}` };
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
-    if ((policy.blockedHostnames ?? []).some((rule) => hostMatches(rule, host))) return { refused: `${host} is in browser.ssrfPolicy.blockedHostnames` };
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      return { refused: `only http and https URLs are allowed, not ${url.protocol}` };
+    const host = url.hostname
+      .replace(/^\[|\]$/g, '')
+      .toLowerCase()
+      .replace(/\.$/, '');
+    if ((policy.blockedHostnames ?? []).some((rule) => hostMatches(rule, host)))
+      return { refused: `${host} is in browser.ssrfPolicy.blockedHostnames` };
     const trusted = allowAll || (!strict && (policy.allowedHostnames ?? []).some((rule) => hostMatches(rule, host)));
-    if (!trusted && INTERNAL_NAME.test(host)) return { refused: `${host} is an internal name; trust it in browser.ssrfPolicy.allowedHostnames to allow it` };
+    if (!trusted && INTERNAL_NAME.test(host))
+      return { refused: `${host} is an internal name; trust it in browser.ssrfPolicy.allowedHostnames to allow it` };
     const target = await resolveTarget(url, trusted ? { dangerouslyAllowPrivateNetwork: true } : {}, resolve);
     if ('refused' in target && !trusted) {
-      const hint = strict ? ' (a sandboxed session reaches public addresses only)' : '; trust it in browser.ssrfPolicy.allowedHostnames';
+      const hint = strict
+        ? ' (a sandboxed session reaches public addresses only)'
+        : '; trust it in browser.ssrfPolicy.allowedHostnames';
       // The SDK's own advice ("trust the host…") is replaced by the browser's key or the sandbox rule.
       return { refused: `${target.refused.split('; trust')[0]}${hint}` };
     }

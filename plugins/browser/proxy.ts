@@ -37,7 +37,15 @@ export interface PolicyProxy {
   close(): Promise<void>;
 }
 
-const HOP_HEADERS = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
+const HOP_HEADERS = new Set([
+  'proxy-connection',
+  'proxy-authorization',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 function refuse(res: ServerResponse, status: number, text: string, blockedReason?: string): void {
   if (res.headersSent) return void res.destroy();
@@ -63,7 +71,10 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
   };
 
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!authorized(req)) return void res.writeHead(407, { 'proxy-authenticate': 'Basic realm="claw-browser"', 'content-type': 'text/plain' }).end('proxy authentication required\n');
+    if (!authorized(req))
+      return void res
+        .writeHead(407, { 'proxy-authenticate': 'Basic realm="claw-browser"', 'content-type': 'text/plain' })
+        .end('proxy authentication required\n');
     let url: URL;
     try {
       url = new URL(req.url ?? '');
@@ -76,12 +87,22 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
       return refuse(res, 403, `Blocked by the browser SSRF policy: ${target.refused}`, target.refused);
     }
     const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(req.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value;
+    for (const [name, value] of Object.entries(req.headers))
+      if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value;
     const upstream = httpRequest(
-      { host: target.address, family: target.family, port: url.port || 80, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false },
+      {
+        host: target.address,
+        family: target.family,
+        port: url.port || 80,
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        setHost: false,
+      },
       (reply) => {
         const replyHeaders: Record<string, string | string[]> = {};
-        for (const [name, value] of Object.entries(reply.headers)) if (value !== undefined && !HOP_HEADERS.has(name)) replyHeaders[name] = value;
+        for (const [name, value] of Object.entries(reply.headers))
+          if (value !== undefined && !HOP_HEADERS.has(name)) replyHeaders[name] = value;
         res.writeHead(reply.statusCode ?? 502, reply.statusMessage, replyHeaders);
         reply.pipe(res);
       },
@@ -91,13 +112,17 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
     req.pipe(upstream);
   };
 
-  const server = createServer((req, res) => void forward(req, res).catch((error: Error) => refuse(res, 502, `claw browser proxy: ${error.message}`)));
+  const server = createServer(
+    (req, res) =>
+      void forward(req, res).catch((error: Error) => refuse(res, 502, `claw browser proxy: ${error.message}`)),
+  );
   server.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
     sockets.add(client);
     client.on('close', () => sockets.delete(client));
     client.on('error', () => client.destroy());
     void (async () => {
-      if (!authorized(req)) return void client.end(`HTTP/1.1 407 Proxy Authentication Required\r\n${CHALLENGE}\r\n\r\n`);
+      if (!authorized(req))
+        return void client.end(`HTTP/1.1 407 Proxy Authentication Required\r\n${CHALLENGE}\r\n\r\n`);
       const authority = req.url ?? '';
       let url: URL;
       try {

@@ -25,7 +25,8 @@ function flag(value: unknown): boolean | undefined {
 function int(value: unknown, name: string): number | undefined {
   if (value === undefined) return undefined;
   const number = typeof value === 'number' ? value : Number(value);
-  if (!Number.isInteger(number) || number < 0) throw new BrowserInputError(`${name} must be a whole number >= 0, got "${String(value)}"`);
+  if (!Number.isInteger(number) || number < 0)
+    throw new BrowserInputError(`${name} must be a whole number >= 0, got "${String(value)}"`);
   return number;
 }
 
@@ -38,12 +39,33 @@ function text(value: unknown, name: string, required = false): string | undefine
   return value;
 }
 
-export const ROUTES = ['GET /', 'POST /start', 'POST /stop', 'GET /profiles', 'GET /tabs', 'POST /tabs/open', 'POST /tabs/focus', 'DELETE /tabs[/:targetId]', 'GET /snapshot', 'POST /screenshot', 'POST /navigate', 'POST /act', 'POST /pdf'];
+export const ROUTES = [
+  'GET /',
+  'POST /start',
+  'POST /stop',
+  'GET /profiles',
+  'GET /tabs',
+  'POST /tabs/open',
+  'POST /tabs/focus',
+  'DELETE /tabs[/:targetId]',
+  'GET /snapshot',
+  'POST /screenshot',
+  'POST /navigate',
+  'POST /act',
+  'POST /pdf',
+];
 
-export async function handleBrowserRequest(service: BrowserService, request: BrowserRequest, caller: Caller = {}): Promise<Record<string, unknown>> {
+export async function handleBrowserRequest(
+  service: BrowserService,
+  request: BrowserRequest,
+  caller: Caller = {},
+): Promise<Record<string, unknown>> {
   const query = request.query ?? {};
   const body = request.body ?? {};
-  const who: Caller = { ...caller, profile: text(query.profile, 'profile') ?? text(body.profile, 'profile') ?? caller.profile };
+  const who: Caller = {
+    ...caller,
+    profile: text(query.profile, 'profile') ?? text(body.profile, 'profile') ?? caller.profile,
+  };
   const targetId = text(body.targetId, 'targetId') ?? text(query.targetId, 'targetId');
   const path = request.path.replace(/\/+$/, '') || '/';
   const route = `${request.method} ${path}`;
@@ -94,7 +116,8 @@ export async function handleBrowserRequest(service: BrowserService, request: Bro
       case 'POST /navigate':
         return { ok: true, ...(await service.navigate(who, text(body.url, 'url', true)!, targetId)) };
       case 'POST /act':
-        if (typeof body.kind !== 'string') throw new BrowserInputError('act needs kind (click, type, fill, press, hover, select, wait)');
+        if (typeof body.kind !== 'string')
+          throw new BrowserInputError('act needs kind (click, type, fill, press, hover, select, wait)');
         return service.act(who, { ...(body as unknown as ActRequest), targetId });
       case 'POST /pdf':
         return { ok: true, ...(await service.pdf(who, targetId)) };

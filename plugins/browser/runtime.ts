@@ -163,7 +163,9 @@ export class ProfileRuntime {
     context.on('page', (page) => this.adopt(page));
     // A crash or an outside close; a stop() does its own bookkeeping once the process is gone.
     context.on('close', () => void (this.stopping ? undefined : this.closed()));
-    this.options.logger.info(`browser profile ${settings.name} started (${settings.headless ? 'headless' : 'headed'}, ${settings.executablePath})`);
+    this.options.logger.info(
+      `browser profile ${settings.name} started (${settings.headless ? 'headless' : 'headed'}, ${settings.executablePath})`,
+    );
     return context;
   }
 
@@ -210,12 +212,22 @@ export class ProfileRuntime {
   }
 
   private info(tab: Tab, title: string): TabInfo {
-    return { suggestedTargetId: tab.label ?? tab.id, tabId: tab.id, targetId: tab.id, ...(tab.label ? { label: tab.label } : {}), url: tab.page.url(), title, active: tab.id === this.activeTab };
+    return {
+      suggestedTargetId: tab.label ?? tab.id,
+      tabId: tab.id,
+      targetId: tab.id,
+      ...(tab.label ? { label: tab.label } : {}),
+      url: tab.page.url(),
+      title,
+      active: tab.id === this.activeTab,
+    };
   }
 
   async listTabs(): Promise<TabInfo[]> {
     await this.start();
-    return Promise.all([...this.tabs.values()].map(async (tab) => this.info(tab, await tab.page.title().catch(() => ''))));
+    return Promise.all(
+      [...this.tabs.values()].map(async (tab) => this.info(tab, await tab.page.title().catch(() => ''))),
+    );
   }
 
   /** A tab by id or label; the active tab when none is named (one is opened if there is none). */
@@ -223,7 +235,10 @@ export class ProfileRuntime {
     const context = await this.start();
     if (targetId) {
       const tab = this.tabs.get(targetId) ?? [...this.tabs.values()].find((candidate) => candidate.label === targetId);
-      if (!tab) throw new BrowserInputError(`no tab "${targetId}" in profile ${this.name} (tabs: ${[...this.tabs.keys()].join(', ') || 'none'})`);
+      if (!tab)
+        throw new BrowserInputError(
+          `no tab "${targetId}" in profile ${this.name} (tabs: ${[...this.tabs.keys()].join(', ') || 'none'})`,
+        );
       return tab;
     }
     const active = this.activeTab ? this.tabs.get(this.activeTab) : undefined;
@@ -236,9 +251,13 @@ export class ProfileRuntime {
   async open(url: string, label?: string): Promise<TabInfo> {
     await this.preflight(url);
     const context = await this.start();
-    if (label && [...this.tabs.values()].some((tab) => tab.label === label)) throw new BrowserInputError(`a tab is already labelled "${label}"`);
+    if (label && [...this.tabs.values()].some((tab) => tab.label === label))
+      throw new BrowserInputError(`a tab is already labelled "${label}"`);
     // The blank page Chromium starts with is used for the first tab instead of a second one.
-    const blank = this.tabs.size === 1 ? [...this.tabs.values()].find((candidate) => candidate.page.url() === 'about:blank' && !candidate.label) : undefined;
+    const blank =
+      this.tabs.size === 1
+        ? [...this.tabs.values()].find((candidate) => candidate.page.url() === 'about:blank' && !candidate.label)
+        : undefined;
     const tab = blank ?? this.adopt(await context.newPage());
     if (label) tab.label = label;
     this.activeTab = tab.id;

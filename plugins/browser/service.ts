@@ -62,7 +62,13 @@ export class BrowserService {
     if (!runtime) {
       const settings = profileSettings(section, name, this.stateDir);
       runtime = new ProfileRuntime({
-        settings: caller.sandboxed ? { ...settings, name: `${name} (sandboxed sessions)`, userDataDir: join(this.stateDir, 'browser', name, 'sandbox-user-data') } : settings,
+        settings: caller.sandboxed
+          ? {
+              ...settings,
+              name: `${name} (sandboxed sessions)`,
+              userDataDir: join(this.stateDir, 'browser', name, 'sandbox-user-data'),
+            }
+          : settings,
         check: urlCheck(section.ssrfPolicy ?? {}, caller.sandboxed === true),
         idleTimeoutMs: section.idleTimeoutMs,
         logger: this.logger,
@@ -82,7 +88,11 @@ export class BrowserService {
 
   profiles(): Array<{ name: string; running: boolean; default: boolean }> {
     const section = this.section();
-    return profileNames(section).map((name) => ({ name, running: this.runtimes.get(name)?.running === true, default: name === section.defaultProfile }));
+    return profileNames(section).map((name) => ({
+      name,
+      running: this.runtimes.get(name)?.running === true,
+      default: name === section.defaultProfile,
+    }));
   }
 
   async stopAll(): Promise<void> {
@@ -91,13 +101,20 @@ export class BrowserService {
 
   async save(data: Buffer, extension: 'png' | 'jpeg' | 'pdf'): Promise<SavedFile> {
     mkdirSync(this.mediaDir, { recursive: true, mode: 0o700 });
-    const path = join(this.mediaDir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.${extension === 'jpeg' ? 'jpg' : extension}`);
+    const path = join(
+      this.mediaDir,
+      `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.${extension === 'jpeg' ? 'jpg' : extension}`,
+    );
     await writeFileAtomicAsync(path, data, { mode: 0o600 });
     return { path, mimeType: extension === 'pdf' ? 'application/pdf' : `image/${extension}`, bytes: data.length };
   }
 
   /** Goes to `url` and, as OpenClaw does, returns the page's interactive snapshot with it (one call instead of two). */
-  async navigate(caller: Caller, url: string, targetId?: string): Promise<{ targetId: string; url: string; title: string; snapshot: string }> {
+  async navigate(
+    caller: Caller,
+    url: string,
+    targetId?: string,
+  ): Promise<{ targetId: string; url: string; title: string; snapshot: string }> {
     const runtime = this.runtime(caller);
     await runtime.preflight(url);
     const tab = await runtime.tab(targetId);
@@ -107,17 +124,24 @@ export class BrowserService {
   }
 
   async snapshot(caller: Caller, options: SnapshotOptions & { targetId?: string }): Promise<Record<string, unknown>> {
-    if (options.depth !== undefined && (!Number.isInteger(options.depth) || options.depth < 0)) throw new BrowserInputError(`depth must be a whole number >= 0, got ${options.depth}`);
+    if (options.depth !== undefined && (!Number.isInteger(options.depth) || options.depth < 0))
+      throw new BrowserInputError(`depth must be a whole number >= 0, got ${options.depth}`);
     const tab = await this.runtime(caller).tab(options.targetId);
     const shot = await snapshotPage(tab.page, options);
     const { labeled, ...rest } = shot;
-    const out: Record<string, unknown> = { targetId: tab.id, url: tab.page.url(), title: await tab.page.title(), ...rest };
+    const out: Record<string, unknown> = {
+      targetId: tab.id,
+      url: tab.page.url(),
+      title: await tab.page.title(),
+      ...rest,
+    };
     if (labeled) out.labels = { ...(await this.save(labeled.png, 'png')), annotations: labeled.annotations };
     return out;
   }
 
   async screenshot(caller: Caller, request: ScreenshotRequest): Promise<SavedFile & { targetId: string; url: string }> {
-    if (request.fullPage && (request.ref || request.element)) throw new BrowserInputError('fullPage is for page captures only; it cannot be combined with ref or element');
+    if (request.fullPage && (request.ref || request.element))
+      throw new BrowserInputError('fullPage is for page captures only; it cannot be combined with ref or element');
     const type = request.type ?? 'png';
     if (type !== 'png' && type !== 'jpeg') throw new BrowserInputError(`type must be png or jpeg, got "${type}"`);
     const tab = await this.runtime(caller).tab(request.targetId);
@@ -134,7 +158,11 @@ export class BrowserService {
     const runtime = this.runtime(caller);
     const tab = await runtime.tab(targetId);
     const data = await tab.page.pdf({ printBackground: true }).catch((error: Error) => {
-      throw new BrowserInputError(/headless/i.test(error.message) ? 'PDF export needs a headless browser (browser.headless or the profile\'s headless)' : error.message);
+      throw new BrowserInputError(
+        /headless/i.test(error.message)
+          ? "PDF export needs a headless browser (browser.headless or the profile's headless)"
+          : error.message,
+      );
     });
     return { ...(await this.save(data, 'pdf')), targetId: tab.id, url: tab.page.url() };
   }

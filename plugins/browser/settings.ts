@@ -30,7 +30,13 @@ export function profileNames(section: BrowserSection): string[] {
   return [...new Set([section.defaultProfile, ...Object.keys(section.profiles ?? {})])];
 }
 
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable', '/snap/bin/chromium'];
+const CANDIDATES = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+  '/snap/bin/chromium',
+];
 
 /** Flags from the environment notes: no first-run, no background traffic to closed hosts, no QUIC (it would skip the proxy's TCP path). */
 const BASE_ARGS = [
@@ -50,18 +56,30 @@ const BASE_ARGS = [
 ];
 
 /** Flags that would route requests around claw's SSRF proxy: refused in browser.extraArgs. */
-const BYPASS_FLAGS = /^--(proxy-server|proxy-pac-url|proxy-bypass-list|no-proxy-server|host-resolver-rules|(force-)?webrtc-ip-handling-policy)\b/;
+const BYPASS_FLAGS =
+  /^--(proxy-server|proxy-pac-url|proxy-bypass-list|no-proxy-server|host-resolver-rules|(force-)?webrtc-ip-handling-policy)\b/;
 
 export function profileSettings(section: BrowserSection, name: string, stateDir: string): ProfileSettings {
-  if (!profileNames(section).includes(name)) throw new Error(`unknown browser profile "${name}" (profiles: ${profileNames(section).join(', ')})`);
+  if (!profileNames(section).includes(name))
+    throw new Error(`unknown browser profile "${name}" (profiles: ${profileNames(section).join(', ')})`);
   const own = section.profiles?.[name] ?? {};
   const configured = own.executablePath ?? section.executablePath;
   const executablePath = configured ? expandHome(configured) : CANDIDATES.find((path) => existsSync(path));
-  if (!executablePath) throw new Error(`no Chromium found (looked for ${CANDIDATES.join(', ')}); set browser.executablePath`);
+  if (!executablePath)
+    throw new Error(`no Chromium found (looked for ${CANDIDATES.join(', ')}); set browser.executablePath`);
   const proxyFlag = (section.extraArgs ?? []).find((arg) => BYPASS_FLAGS.test(arg));
-  if (proxyFlag) throw new Error(`browser.extraArgs may not contain ${proxyFlag.split('=')[0]}: every browser request goes through claw's SSRF proxy`);
+  if (proxyFlag)
+    throw new Error(
+      `browser.extraArgs may not contain ${proxyFlag.split('=')[0]}: every browser request goes through claw's SSRF proxy`,
+    );
   // Chromium's own sandbox cannot start as root; as anyone else it stays on unless asked.
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
   const args = [...BASE_ARGS, ...(root || section.noSandbox ? ['--no-sandbox'] : []), ...(section.extraArgs ?? [])];
-  return { name, executablePath, headless: own.headless ?? section.headless, args, userDataDir: join(stateDir, 'browser', name, 'user-data') };
+  return {
+    name,
+    executablePath,
+    headless: own.headless ?? section.headless,
+    args,
+    userDataDir: join(stateDir, 'browser', name, 'user-data'),
+  };
 }

@@ -39,8 +39,23 @@ export interface PageSnapshot {
 }
 
 export const INTERACTIVE_ROLES = new Set([
-  'button', 'link', 'textbox', 'searchbox', 'checkbox', 'radio', 'combobox', 'listbox', 'option', 'menuitem', 'menuitemcheckbox',
-  'menuitemradio', 'tab', 'switch', 'slider', 'spinbutton', 'treeitem',
+  'button',
+  'link',
+  'textbox',
+  'searchbox',
+  'checkbox',
+  'radio',
+  'combobox',
+  'listbox',
+  'option',
+  'menuitem',
+  'menuitemcheckbox',
+  'menuitemradio',
+  'tab',
+  'switch',
+  'slider',
+  'spinbutton',
+  'treeitem',
 ]);
 const STRUCTURAL = new Set(['generic', 'group', 'none', 'presentation']);
 const DEFAULT_MAX_CHARS = 80_000;
@@ -77,12 +92,20 @@ function isEmptyWrapper(line: Line): boolean {
   return STRUCTURAL.has(line.role) && line.name === undefined && /^[\w-]+(?: \[[^\]]*\])*:?$/.test(line.text);
 }
 
-export function shapeSnapshot(raw: string, options: SnapshotOptions): Omit<PageSnapshot, 'labeled'> & { lines: Line[] } {
-  const parsed = raw.split('\n').map(parseLine).filter((line): line is Line => line !== undefined);
+export function shapeSnapshot(
+  raw: string,
+  options: SnapshotOptions,
+): Omit<PageSnapshot, 'labeled'> & { lines: Line[] } {
+  const parsed = raw
+    .split('\n')
+    .map(parseLine)
+    .filter((line): line is Line => line !== undefined);
   let kept: Array<{ line: Line; indent: number }>;
   if (options.interactive) {
     // Flat: a control's children (a link's /url) are left out, so its line loses the colon.
-    kept = parsed.filter((line) => line.ref && INTERACTIVE_ROLES.has(line.role)).map((line) => ({ line: { ...line, text: line.text.replace(/:$/, '') }, indent: 0 }));
+    kept = parsed
+      .filter((line) => line.ref && INTERACTIVE_ROLES.has(line.role))
+      .map((line) => ({ line: { ...line, text: line.text.replace(/:$/, '') }, indent: 0 }));
   } else if (options.compact) {
     // Dropping a wrapper lifts its subtree one level, so the tree stays well formed.
     const removed: number[] = [];
@@ -93,17 +116,22 @@ export function shapeSnapshot(raw: string, options: SnapshotOptions): Omit<PageS
         removed.push(line.indent);
         continue;
       }
-      kept.push({ line: { ...line, text: line.text.replace(/ \[cursor=pointer\]/g, '') }, indent: line.indent - removed.length });
+      kept.push({
+        line: { ...line, text: line.text.replace(/ \[cursor=pointer\]/g, '') },
+        indent: line.indent - removed.length,
+      });
     }
   } else {
     kept = parsed.map((line) => ({ line, indent: line.indent }));
   }
   const refs: Record<string, RefInfo> = {};
-  for (const { line } of kept) if (line.ref) refs[line.ref] = { role: line.role, ...(line.name !== undefined ? { name: line.name } : {}) };
+  for (const { line } of kept)
+    if (line.ref) refs[line.ref] = { role: line.role, ...(line.name !== undefined ? { name: line.name } : {}) };
   let snapshot = kept.map(({ line, indent }) => `${'  '.repeat(indent)}- ${line.text}`).join('\n');
   const max = options.maxChars ?? DEFAULT_MAX_CHARS;
   const truncated = snapshot.length > max;
-  if (truncated) snapshot = `${snapshot.slice(0, max)}\n[… snapshot truncated at ${max} characters; use --interactive, --depth or --selector for less]`;
+  if (truncated)
+    snapshot = `${snapshot.slice(0, max)}\n[… snapshot truncated at ${max} characters; use --interactive, --depth or --selector for less]`;
   const interactive = kept.filter(({ line }) => line.ref && INTERACTIVE_ROLES.has(line.role)).length;
   return {
     snapshot,
@@ -147,12 +175,30 @@ async function labeledScreenshot(page: Page, annotations: Annotation[]): Promise
 
 export async function snapshotPage(page: Page, options: SnapshotOptions): Promise<PageSnapshot> {
   const target = options.selector ? page.locator(options.selector).first() : page;
-  const raw = await target.ariaSnapshot({ mode: 'ai', ...(options.depth !== undefined ? { depth: options.depth } : {}), ...(options.labels ? { boxes: true } : {}), timeout: 10_000 });
+  const raw = await target.ariaSnapshot({
+    mode: 'ai',
+    ...(options.depth !== undefined ? { depth: options.depth } : {}),
+    ...(options.labels ? { boxes: true } : {}),
+    timeout: 10_000,
+  });
   const { lines, ...shaped } = shapeSnapshot(raw, options);
   if (!options.labels) return shaped;
   // Frame refs' boxes are relative to their frame; only main-frame refs are drawn.
   const annotations = lines
-    .filter((line) => line.ref && line.box && /^e\d+$/.test(line.ref) && line.box.width > 0 && (options.interactive || INTERACTIVE_ROLES.has(line.role)))
-    .map((line) => ({ ref: line.ref!, number: Number(line.ref!.slice(1)), role: line.role, ...(line.name !== undefined ? { name: line.name } : {}), box: line.box! }));
+    .filter(
+      (line) =>
+        line.ref &&
+        line.box &&
+        /^e\d+$/.test(line.ref) &&
+        line.box.width > 0 &&
+        (options.interactive || INTERACTIVE_ROLES.has(line.role)),
+    )
+    .map((line) => ({
+      ref: line.ref!,
+      number: Number(line.ref!.slice(1)),
+      role: line.role,
+      ...(line.name !== undefined ? { name: line.name } : {}),
+      box: line.box!,
+    }));
   return { ...shaped, labeled: { png: await labeledScreenshot(page, annotations), annotations } };
 }

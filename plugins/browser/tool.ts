@@ -10,12 +10,33 @@
  * and none of the main sessions' pages or cookies.
  */
 import { readFileSync } from 'node:fs';
-import { errorResult, resolveSandboxRoute, type KernelConfig, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
+import {
+  errorResult,
+  resolveSandboxRoute,
+  type KernelConfig,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from '../../sdk/index.js';
 import { ACT_KINDS, BrowserInputError } from './actions.js';
 import { handleBrowserRequest, type BrowserRequest } from './routes.js';
 import type { BrowserService, Caller } from './service.js';
 
-const ACTIONS = ['status', 'start', 'stop', 'profiles', 'tabs', 'open', 'focus', 'close', 'navigate', 'snapshot', 'screenshot', 'pdf', 'act'] as const;
+const ACTIONS = [
+  'status',
+  'start',
+  'stop',
+  'profiles',
+  'tabs',
+  'open',
+  'focus',
+  'close',
+  'navigate',
+  'snapshot',
+  'screenshot',
+  'pdf',
+  'act',
+] as const;
 type Action = (typeof ACTIONS)[number];
 
 const ACT_FIELDS = {
@@ -28,7 +49,15 @@ const ACT_FIELDS = {
   button: { enum: ['left', 'right', 'middle'] },
   key: { type: 'string', description: 'press: Enter, Escape, Control+A…' },
   values: { type: 'array', items: { type: 'string' }, description: 'select: option values or labels.' },
-  fields: { type: 'array', items: { type: 'object', required: ['ref'], properties: { ref: { type: 'string' }, type: { type: 'string' }, value: {} } }, description: 'fill: [{ref, value}].' },
+  fields: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['ref'],
+      properties: { ref: { type: 'string' }, type: { type: 'string' }, value: {} },
+    },
+    description: 'fill: [{ref, value}].',
+  },
   timeMs: { type: 'integer', minimum: 0 },
   textGone: { type: 'string' },
   selector: { type: 'string', description: 'wait: CSS selector to become visible.' },
@@ -70,10 +99,18 @@ function toRequest(params: BrowserParams): BrowserRequest {
       return { method: 'POST', path: '/navigate', body: { ...body, url: rest.url } };
     case 'snapshot': {
       const { interactive, compact, depth, labels, selector, maxChars } = rest;
-      return { method: 'GET', path: '/snapshot', query: { ...body, interactive, compact, depth, labels, selector, maxChars } };
+      return {
+        method: 'GET',
+        path: '/snapshot',
+        query: { ...body, interactive, compact, depth, labels, selector, maxChars },
+      };
     }
     case 'screenshot':
-      return { method: 'POST', path: '/screenshot', body: { ...body, fullPage: rest.fullPage, ref: rest.ref, element: rest.element, type: rest.type } };
+      return {
+        method: 'POST',
+        path: '/screenshot',
+        body: { ...body, fullPage: rest.fullPage, ref: rest.ref, element: rest.element, type: rest.type },
+      };
     case 'pdf':
       return { method: 'POST', path: '/pdf', body };
     case 'act':
@@ -95,21 +132,38 @@ function snapshotResult(result: Record<string, unknown>): ToolResult {
   const labels = result.labels as { path: string } | undefined;
   const head = `[tab ${String(result.targetId)}] ${String(result.title ?? '')} ${String(result.url)}\n`;
   const tail = labels ? `\nMEDIA:${labels.path}` : '';
-  return { content: [{ type: 'text', text: `${head}${String(result.snapshot)}${tail}` }], details: { ...result, snapshot: undefined } };
+  return {
+    content: [{ type: 'text', text: `${head}${String(result.snapshot)}${tail}` }],
+    details: { ...result, snapshot: undefined },
+  };
 }
 
 type AnyRecord = Record<string, any>;
 
 /** Whether the caller is a sandboxed session, and whether the owner lets it use the host browser. */
-export function sandboxAccess(config: KernelConfig, ctx: Pick<ToolContext, 'agentId' | 'sessionKey' | 'workspaceDir'>, stateDir: string): { sandboxed: boolean; allowed: boolean } {
-  const route = resolveSandboxRoute(config, { agentId: ctx.agentId, sessionKey: ctx.sessionKey, workspaceDir: ctx.workspaceDir ?? '', stateDir });
+export function sandboxAccess(
+  config: KernelConfig,
+  ctx: Pick<ToolContext, 'agentId' | 'sessionKey' | 'workspaceDir'>,
+  stateDir: string,
+): { sandboxed: boolean; allowed: boolean } {
+  const route = resolveSandboxRoute(config, {
+    agentId: ctx.agentId,
+    sessionKey: ctx.sessionKey,
+    workspaceDir: ctx.workspaceDir ?? '',
+    stateDir,
+  });
   if (!route.sandboxed) return { sandboxed: false, allowed: true };
   const agents = (config.agents ?? {}) as AnyRecord;
-  const own = ((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === route.agentId)?.sandbox?.browser?.allowHostControl;
+  const own = ((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === route.agentId)?.sandbox?.browser
+    ?.allowHostControl;
   return { sandboxed: true, allowed: (own ?? agents.defaults?.sandbox?.browser?.allowHostControl) === true };
 }
 
-export function browserTool(service: BrowserService, config: () => KernelConfig, stateDir: string): ToolDefinition<BrowserParams> {
+export function browserTool(
+  service: BrowserService,
+  config: () => KernelConfig,
+  stateDir: string,
+): ToolDefinition<BrowserParams> {
   return {
     name: 'browser',
     label: 'Browser',
@@ -131,14 +185,20 @@ export function browserTool(service: BrowserService, config: () => KernelConfig,
         fullPage: { type: 'boolean' },
         element: { type: 'string', description: 'screenshot: CSS selector of one element.' },
         type: { enum: ['png', 'jpeg'] },
-        request: { type: 'object', description: 'act: {kind, ref, text, …} (the same fields are also accepted at the top level).', properties: ACT_FIELDS },
+        request: {
+          type: 'object',
+          description: 'act: {kind, ref, text, …} (the same fields are also accepted at the top level).',
+          properties: ACT_FIELDS,
+        },
         ...ACT_FIELDS,
       },
     },
     async execute(params, ctx) {
       const access = sandboxAccess(config(), ctx, stateDir);
       if (!access.allowed) {
-        return errorResult('The browser is not available in a sandboxed session: there is no sandbox browser, and the host browser needs agents.defaults.sandbox.browser.allowHostControl: true.');
+        return errorResult(
+          'The browser is not available in a sandboxed session: there is no sandbox browser, and the host browser needs agents.defaults.sandbox.browser.allowHostControl: true.',
+        );
       }
       const caller: Caller = { sandboxed: access.sandboxed };
       try {

@@ -19,11 +19,33 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from 'discord.js';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Redactor, type RuntimeDependency, type RuntimeDeps } from '../../sdk/index.js';
-import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage, InboundOutcome, OutboundMessage, SendResult } from '../../sdk/channels/index.js';
+import {
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  type Redactor,
+  type RuntimeDependency,
+  type RuntimeDeps,
+} from '../../sdk/index.js';
+import type {
+  ChannelAccountContext,
+  ChannelStatus,
+  InboundMedia,
+  InboundMessage,
+  InboundOutcome,
+  OutboundMessage,
+  SendResult,
+} from '../../sdk/channels/index.js';
 import { applicationCommands } from './commands.js';
 import { configPath, TOKEN_ENV, type DiscordAccountSettings } from './config.js';
-import { DM, isThread, parseInteraction, parseMessage, type Attachment, type ChannelInfo, type ParsedInteraction } from './inbound.js';
+import {
+  DM,
+  isThread,
+  parseInteraction,
+  parseMessage,
+  type Attachment,
+  type ChannelInfo,
+  type ParsedInteraction,
+} from './inbound.js';
 import { describeError, DiscordSender, isTokenRejected, type RestLike } from './send.js';
 
 export type DiscordJs = typeof import('discord.js');
@@ -47,7 +69,9 @@ export function loadDiscord(deps: RuntimeDeps): Promise<DiscordJs> {
 
 /** A REST client for the account's token and API base (send-only use needs no gateway). */
 export function createRest(discord: DiscordJs, settings: DiscordAccountSettings): RestLike {
-  return new discord.REST({ api: settings.apiBase, version: settings.apiVersion }).setToken(settings.token) as unknown as RestLike;
+  return new discord.REST({ api: settings.apiBase, version: settings.apiVersion }).setToken(
+    settings.token,
+  ) as unknown as RestLike;
 }
 
 const LOGIN_TIMEOUT_MS = 30_000;
@@ -114,7 +138,12 @@ export class DiscordAccount {
     this.accountId = settings.accountId;
     const { GatewayIntentBits, Events } = discord;
     this.client = new discord.Client({
-      intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages, GatewayIntentBits.MessageContent],
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.DirectMessages,
+        GatewayIntentBits.MessageContent,
+      ],
       rest: { api: settings.apiBase, version: settings.apiVersion },
       // Messages are read from the raw payloads; discord.js's message cache would only hold memory.
       makeCache: discord.Options.cacheWithLimits({ ...discord.Options.DefaultMakeCacheSettings, MessageManager: 0 }),
@@ -149,7 +178,10 @@ export class DiscordAccount {
     try {
       await this.login();
     } catch (error) {
-      if (isTokenRejected(error)) throw new Error(`${this.where} rejected the bot token (${describeError(error)}): check ${configPath(this.accountId)}.token${this.accountId === 'default' ? ` or ${TOKEN_ENV}` : ''}`);
+      if (isTokenRejected(error))
+        throw new Error(
+          `${this.where} rejected the bot token (${describeError(error)}): check ${configPath(this.accountId)}.token${this.accountId === 'default' ? ` or ${TOKEN_ENV}` : ''}`,
+        );
       this.failed(`login: ${describeError(error)}`);
       this.ctx.logger.warn(`${this.where}: cannot reach Discord yet (${this.lastError}); retrying in the background`);
       void this.retryLogin();
@@ -157,7 +189,12 @@ export class DiscordAccount {
   }
 
   private async login(): Promise<void> {
-    const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no READY from the gateway within ${LOGIN_TIMEOUT_MS / 1000} s`)), LOGIN_TIMEOUT_MS).unref());
+    const timeout = new Promise<never>((_, reject) =>
+      setTimeout(
+        () => reject(new Error(`no READY from the gateway within ${LOGIN_TIMEOUT_MS / 1000} s`)),
+        LOGIN_TIMEOUT_MS,
+      ).unref(),
+    );
     await Promise.race([this.client.login(this.settings.token), timeout]);
   }
 
@@ -186,7 +223,10 @@ export class DiscordAccount {
       this.abort.abort();
       await this.client.destroy();
       // Messages already taken reach the pipeline (bounded).
-      await Promise.race([Promise.allSettled([...this.chains.values()]), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+      await Promise.race([
+        Promise.allSettled([...this.chains.values()]),
+        new Promise((resolve) => setTimeout(resolve, 5000).unref()),
+      ]);
       this.connected = false;
     })();
     return this.stopping;
@@ -197,7 +237,12 @@ export class DiscordAccount {
       accountId: this.accountId,
       connected: this.connected,
       running: !this.stopping,
-      ...(this.botName ? { username: this.botName, detail: `@${this.botName} via the gateway${this.resumes ? ` (resumed ${this.resumes}×)` : ''}` } : {}),
+      ...(this.botName
+        ? {
+            username: this.botName,
+            detail: `@${this.botName} via the gateway${this.resumes ? ` (resumed ${this.resumes}×)` : ''}`,
+          }
+        : {}),
       ...(this.botId ? { botId: this.botId } : {}),
       resumes: this.resumes,
       ...(this.lastError ? { lastError: this.lastError } : {}),
@@ -220,7 +265,8 @@ export class DiscordAccount {
         this.connected = true;
         return;
       case 'GUILD_CREATE':
-        for (const channel of [...(data.channels ?? []), ...(data.threads ?? [])]) this.remember({ ...channel, guild_id: channel.guild_id ?? data.id });
+        for (const channel of [...(data.channels ?? []), ...(data.threads ?? [])])
+          this.remember({ ...channel, guild_id: channel.guild_id ?? data.id });
         return;
       case 'CHANNEL_CREATE':
       case 'CHANNEL_UPDATE':
@@ -232,7 +278,9 @@ export class DiscordAccount {
         if (data?.channel_id) this.enqueue(String(data.channel_id), () => this.onMessage(data));
         return;
       case 'INTERACTION_CREATE':
-        void this.onInteraction(data).catch((error) => this.ctx.logger.error(`${this.where}: a slash command failed: ${describeError(error)}`));
+        void this.onInteraction(data).catch((error) =>
+          this.ctx.logger.error(`${this.where}: a slash command failed: ${describeError(error)}`),
+        );
         return;
     }
   }
@@ -261,7 +309,9 @@ export class DiscordAccount {
   }
 
   private enqueue(key: string, task: () => Promise<void>): void {
-    const tail = (this.chains.get(key) ?? Promise.resolve()).then(task).catch((error) => this.ctx.logger.error(`discord: an incoming message failed: ${describeError(error)}`));
+    const tail = (this.chains.get(key) ?? Promise.resolve())
+      .then(task)
+      .catch((error) => this.ctx.logger.error(`discord: an incoming message failed: ${describeError(error)}`));
     this.chains.set(key, tail);
     void tail.then(() => {
       if (this.chains.get(key) === tail) this.chains.delete(key);
@@ -271,15 +321,27 @@ export class DiscordAccount {
   private async onMessage(data: Json): Promise<void> {
     if (this.stopping) return;
     const channel = await this.channel(String(data.channel_id), !!data.guild_id);
-    const parsed = parseMessage(data, this.botId, channel ?? (data.guild_id ? undefined : { id: String(data.channel_id), type: DM }));
+    const parsed = parseMessage(
+      data,
+      this.botId,
+      channel ?? (data.guild_id ? undefined : { id: String(data.channel_id), type: DM }),
+    );
     if (!parsed) return;
     if (parsed.inbound.peer.kind === 'direct') this.sender.dmChannels.set(parsed.inbound.sender.id, parsed.channelId);
     const { media, notes } = await this.fetchAttachments(parsed.attachments);
     const text = [parsed.inbound.text, ...notes].filter(Boolean).join('\n');
-    const inbound: InboundMessage = { accountId: this.accountId, ...parsed.inbound, text, ...(media.length > 0 ? { media } : {}) };
+    const inbound: InboundMessage = {
+      accountId: this.accountId,
+      ...parsed.inbound,
+      text,
+      ...(media.length > 0 ? { media } : {}),
+    };
     const outcome = await this.ctx.receive(inbound);
-    this.ctx.logger.debug(`discord: message ${inbound.messageId} in ${inbound.peer.kind} ${inbound.peer.id}: ${outcome.status}`);
-    if (outcome.status === 'dispatched') await this.acknowledge(parsed.channelId, inbound, /^agent:([^:]+):/.exec(outcome.sessionKey)?.[1] ?? 'main');
+    this.ctx.logger.debug(
+      `discord: message ${inbound.messageId} in ${inbound.peer.kind} ${inbound.peer.id}: ${outcome.status}`,
+    );
+    if (outcome.status === 'dispatched')
+      await this.acknowledge(parsed.channelId, inbound, /^agent:([^:]+):/.exec(outcome.sessionKey)?.[1] ?? 'main');
   }
 
   /** The acknowledgement reaction, where `messages.ackReactionScope` wants one. */
@@ -287,7 +349,11 @@ export class DiscordAccount {
     const { emoji, scope } = this.ack(agentId);
     if (!emoji) return;
     const direct = inbound.peer.kind === 'direct';
-    const wanted = scope === 'all' || (scope === 'direct' && direct) || (scope === 'group-all' && !direct) || (scope === 'group-mentions' && !direct && inbound.mentioned === true);
+    const wanted =
+      scope === 'all' ||
+      (scope === 'direct' && direct) ||
+      (scope === 'group-all' && !direct) ||
+      (scope === 'group-mentions' && !direct && inbound.mentioned === true);
     if (!wanted) return;
     try {
       await this.sender.react(channelId, inbound.messageId, emoji);
@@ -317,7 +383,11 @@ export class DiscordAccount {
         await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         const path = join(dir, `${attachment.id}-${attachment.fileName.replace(/[^\w.-]+/g, '_').slice(0, 100)}`);
         await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
-        media.push(mimeType.startsWith('image/') ? { data: data.toString('base64'), mimeType, fileName: attachment.fileName } : { url: path, mimeType, fileName: attachment.fileName });
+        media.push(
+          mimeType.startsWith('image/')
+            ? { data: data.toString('base64'), mimeType, fileName: attachment.fileName }
+            : { url: path, mimeType, fileName: attachment.fileName },
+        );
         notes.push(`[attachment ${label} (${mimeType}, ${data.length} bytes) saved at ${path}]`);
       } catch (error) {
         this.ctx.logger.warn(`discord: could not download attachment ${label}: ${describeError(error)}`);
@@ -369,7 +439,11 @@ export class DiscordAccount {
     const peerId = interaction.guildId ? (thread ? thread.parentId! : interaction.channelId) : interaction.user.id;
     if (!interaction.guildId) this.sender.dmChannels.set(interaction.user.id, interaction.channelId);
     const key = this.pendingKey(peerId, thread?.id);
-    this.pending.set(key, { interaction, ephemeral: this.settings.ephemeral, expiresAt: Date.now() + INTERACTION_TTL_MS });
+    this.pending.set(key, {
+      interaction,
+      ephemeral: this.settings.ephemeral,
+      expiresAt: Date.now() + INTERACTION_TTL_MS,
+    });
     const inbound: InboundMessage = {
       accountId: this.accountId,
       peer: { kind: interaction.guildId ? 'channel' : 'direct', id: peerId },
@@ -401,7 +475,10 @@ export class DiscordAccount {
     const pending = this.pending.get(key);
     if (!pending) return undefined;
     const now = Date.now();
-    if (now > pending.expiresAt || (pending.answeredAt !== undefined && now - pending.answeredAt > FOLLOWUP_WINDOW_MS)) {
+    if (
+      now > pending.expiresAt ||
+      (pending.answeredAt !== undefined && now - pending.answeredAt > FOLLOWUP_WINDOW_MS)
+    ) {
       this.pending.delete(key);
       return undefined;
     }
@@ -413,7 +490,9 @@ export class DiscordAccount {
     if (!pending) return this.sender.send(message);
     const { interaction } = pending;
     const first = pending.answeredAt === undefined;
-    const result = first ? await this.sender.editOriginal(interaction.applicationId, interaction.token, message) : await this.sender.followUp(interaction.applicationId, interaction.token, message, pending.ephemeral);
+    const result = first
+      ? await this.sender.editOriginal(interaction.applicationId, interaction.token, message)
+      : await this.sender.followUp(interaction.applicationId, interaction.token, message, pending.ephemeral);
     pending.answeredAt = Date.now();
     return result;
   }

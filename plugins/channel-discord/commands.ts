@@ -36,7 +36,8 @@ export function applicationCommands(pluginCommands: ReadonlyArray<{ name: string
   const commands = new Map<string, NativeCommand>(BUILTIN_COMMANDS.map((command) => [command.name, command]));
   for (const command of pluginCommands) {
     const name = command.name.toLowerCase();
-    if (!commands.has(name)) commands.set(name, { name, description: `From plugin ${command.pluginId}`.slice(0, 100), acceptsArgs: true });
+    if (!commands.has(name))
+      commands.set(name, { name, description: `From plugin ${command.pluginId}`.slice(0, 100), acceptsArgs: true });
   }
   return [...commands.values()]
     .filter((command) => NAME.test(command.name))
@@ -44,6 +45,8 @@ export function applicationCommands(pluginCommands: ReadonlyArray<{ name: string
       name: command.name,
       description: command.description.slice(0, 100),
       type: 1,
-      ...(command.acceptsArgs ? { options: [{ type: 3, name: 'args', description: 'Arguments', required: false }] } : {}),
+      ...(command.acceptsArgs
+        ? { options: [{ type: 3, name: 'args', description: 'Arguments', required: false }] }
+        : {}),
     }));
 }

@@ -39,7 +39,8 @@ export class DiscordConfigError extends Error {
 
 type AnyRecord = Record<string, unknown>;
 
-export const isRecord = (value: unknown): value is AnyRecord => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is AnyRecord =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function configPath(accountId: string): string {
   return accountId === 'default' ? 'channels.discord' : `channels.discord.accounts.${accountId}`;
@@ -63,7 +64,10 @@ function flag(raw: AnyRecord, key: string, where: string, fallback: boolean): bo
 }
 
 /** `DISCORD_API_URL` → the REST base discord.js wants (without `/v<n>`) and the version. */
-export function apiBaseFrom(env: Readonly<Record<string, string | undefined>>): { apiBase: string; apiVersion: string } {
+export function apiBaseFrom(env: Readonly<Record<string, string | undefined>>): {
+  apiBase: string;
+  apiVersion: string;
+} {
   const configured = env[API_URL_ENV]?.trim() || DEFAULT_API_URL;
   let url: URL;
   try {
@@ -73,17 +77,23 @@ export function apiBaseFrom(env: Readonly<Record<string, string | undefined>>): 
   }
   const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
   // A token sent in clear text to another host would be a leak: plain HTTP only on this machine.
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) throw new DiscordConfigError(`${API_URL_ENV} must be an https URL (plain http only on 127.0.0.1 / localhost)`);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new DiscordConfigError(`${API_URL_ENV} must be an https URL (plain http only on 127.0.0.1 / localhost)`);
   const match = /^(.*?)\/v(\d+)\/?$/.exec(url.pathname);
   if (!match) throw new DiscordConfigError(`${API_URL_ENV} must end with the API version, like ${DEFAULT_API_URL}`);
   return { apiBase: `${url.origin}${match[1]}`, apiVersion: match[2]! };
 }
 
 /** Resolve one account's settings; throws DiscordConfigError naming the key to fix. */
-export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: Readonly<Record<string, string | undefined>>): DiscordAccountSettings {
+export function resolveAccountSettings(
+  accountId: string,
+  raw: AnyRecord,
+  env: Readonly<Record<string, string | undefined>>,
+): DiscordAccountSettings {
   const where = configPath(accountId);
   // The environment variable is one bot's token: it stands in for the default account only.
-  const token = text(raw, 'token', where) ?? (accountId === 'default' ? env[TOKEN_ENV]?.trim() || undefined : undefined);
+  const token =
+    text(raw, 'token', where) ?? (accountId === 'default' ? env[TOKEN_ENV]?.trim() || undefined : undefined);
   if (!token) {
     throw new DiscordConfigError(
       accountId === 'default'
@@ -93,21 +103,30 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
   }
   // A pasted "Bot xyz" header value or a client secret would fail at login with a vaguer error.
   if (/\s/.test(token) || token.split('.').length !== 3) {
-    throw new DiscordConfigError(`${accountId === 'default' && !raw.token ? TOKEN_ENV : `${where}.token`} does not look like a Discord bot token (three dot-separated parts, as the Developer Portal's Bot page gives it, without "Bot ")`);
+    throw new DiscordConfigError(
+      `${accountId === 'default' && !raw.token ? TOKEN_ENV : `${where}.token`} does not look like a Discord bot token (three dot-separated parts, as the Developer Portal's Bot page gives it, without "Bot ")`,
+    );
   }
   const mediaMaxMb = raw.mediaMaxMb ?? DEFAULT_MEDIA_MAX_MB;
-  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0)) throw new DiscordConfigError(`${where}.mediaMaxMb must be a positive number`);
+  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0))
+    throw new DiscordConfigError(`${where}.mediaMaxMb must be a positive number`);
   const replyToMode = raw.replyToMode ?? 'off';
-  if (replyToMode !== 'off' && replyToMode !== 'first') throw new DiscordConfigError(`${where}.replyToMode must be "off" or "first" (got ${JSON.stringify(replyToMode)})`);
+  if (replyToMode !== 'off' && replyToMode !== 'first')
+    throw new DiscordConfigError(`${where}.replyToMode must be "off" or "first" (got ${JSON.stringify(replyToMode)})`);
   const commands = raw.commands;
-  if (commands !== undefined && !isRecord(commands)) throw new DiscordConfigError(`${where}.commands must be an object: { native: true | false | "auto" }`);
+  if (commands !== undefined && !isRecord(commands))
+    throw new DiscordConfigError(`${where}.commands must be an object: { native: true | false | "auto" }`);
   const native = (commands as AnyRecord | undefined)?.native ?? 'auto';
-  if (native !== 'auto' && typeof native !== 'boolean') throw new DiscordConfigError(`${where}.commands.native must be true, false or "auto"`);
+  if (native !== 'auto' && typeof native !== 'boolean')
+    throw new DiscordConfigError(`${where}.commands.native must be true, false or "auto"`);
   const slash = raw.slashCommand;
-  if (slash !== undefined && !isRecord(slash)) throw new DiscordConfigError(`${where}.slashCommand must be an object: { ephemeral: true | false }`);
+  if (slash !== undefined && !isRecord(slash))
+    throw new DiscordConfigError(`${where}.slashCommand must be an object: { ephemeral: true | false }`);
   const ack = raw.ackReaction;
-  if (ack !== undefined && typeof ack !== 'string') throw new DiscordConfigError(`${where}.ackReaction must be an emoji string ("" turns it off)`);
-  if (raw.guilds !== undefined && !isRecord(raw.guilds)) throw new DiscordConfigError(`${where}.guilds must be an object keyed by server id`);
+  if (ack !== undefined && typeof ack !== 'string')
+    throw new DiscordConfigError(`${where}.ackReaction must be an emoji string ("" turns it off)`);
+  if (raw.guilds !== undefined && !isRecord(raw.guilds))
+    throw new DiscordConfigError(`${where}.guilds must be an object keyed by server id`);
   return {
     accountId,
     token,

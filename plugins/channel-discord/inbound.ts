@@ -62,7 +62,11 @@ export function addressesBot(message: Json, botId: string): boolean {
  * messages, other bots (loops), system messages, group DMs, and messages with neither
  * text nor files.
  */
-export function parseMessage(message: Json, botId: string, channel: ChannelInfo | undefined): ParsedMessage | undefined {
+export function parseMessage(
+  message: Json,
+  botId: string,
+  channel: ChannelInfo | undefined,
+): ParsedMessage | undefined {
   if (!message?.id || !message.channel_id || !message.author?.id) return undefined;
   if (String(message.author.id) === botId || message.author.bot || message.webhook_id) return undefined;
   if (message.type !== undefined && !CONVERSATION_TYPES.has(Number(message.type))) return undefined;
@@ -93,7 +97,11 @@ export function parseMessage(message: Json, botId: string, channel: ChannelInfo 
   const name = displayName(message.author, message.member);
   const inbound: Omit<InboundMessage, 'accountId'> = {
     peer: { kind: isDirect ? 'direct' : 'channel', id: peerId },
-    sender: { id: String(message.author.id), ...(name ? { name } : {}), ...(message.author.username ? { username: String(message.author.username) } : {}) },
+    sender: {
+      id: String(message.author.id),
+      ...(name ? { name } : {}),
+      ...(message.author.username ? { username: String(message.author.username) } : {}),
+    },
     text,
     messageId: String(message.id),
     mentioned: isDirect || addressesBot(message, botId),
@@ -102,7 +110,13 @@ export function parseMessage(message: Json, botId: string, channel: ChannelInfo 
     ...(roles ? { memberRoleIds: roles } : {}),
     ...(!isDirect && channel?.name && !thread ? { peerName: channel.name } : {}),
     ...(reply?.id
-      ? { replyTo: { messageId: String(reply.id), ...(reply.content ? { text: String(reply.content) } : {}), ...(reply.author?.id ? { senderId: String(reply.author.id) } : {}) } }
+      ? {
+          replyTo: {
+            messageId: String(reply.id),
+            ...(reply.content ? { text: String(reply.content) } : {}),
+            ...(reply.author?.id ? { senderId: String(reply.author.id) } : {}),
+          },
+        }
       : {}),
     ...(message.timestamp ? { timestamp: Date.parse(String(message.timestamp)) || undefined } : {}),
   };
@@ -139,7 +153,11 @@ export function parseInteraction(interaction: Json): ParsedInteraction | undefin
     text: `/${interaction.data.name}${args ? ` ${args}` : ''}`,
     channelId: String(interaction.channel_id ?? interaction.channel?.id ?? ''),
     ...(interaction.guild_id ? { guildId: String(interaction.guild_id) } : {}),
-    user: { id: String(user.id), ...(name ? { name } : {}), ...(user.username ? { username: String(user.username) } : {}) },
+    user: {
+      id: String(user.id),
+      ...(name ? { name } : {}),
+      ...(user.username ? { username: String(user.username) } : {}),
+    },
     ...(Array.isArray(interaction.member?.roles) ? { roles: interaction.member.roles.map(String) } : {}),
   };
 }

@@ -8,10 +8,23 @@
  */
 import { definePlugin, runtimeDeps, type KernelServices, type RuntimeDeps } from '../../sdk/index.js';
 import { resolveAgentIdentity } from '../../sdk/agent/index.js';
-import { ChannelAccounts, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
+import {
+  ChannelAccounts,
+  type ChannelAccountContext,
+  type ChannelPlugin,
+  type ChannelStatus,
+  type OutboundMessage,
+  type SendResult,
+} from '../../sdk/channels/index.js';
 import { guildAccess } from './access.js';
 import { createRest, DiscordAccount, loadDiscord, type AckScope, type AckSettings } from './account.js';
-import { DISCORD_TEXT_LIMIT, DiscordConfigError, isRecord, mergedAccountConfig, resolveAccountSettings } from './config.js';
+import {
+  DISCORD_TEXT_LIMIT,
+  DiscordConfigError,
+  isRecord,
+  mergedAccountConfig,
+  resolveAccountSettings,
+} from './config.js';
 import { DiscordSender } from './send.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -24,7 +37,9 @@ export class DiscordChannel {
 
   private readonly deps: RuntimeDeps;
 
-  constructor(private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths' | 'capabilities' | 'plugins'>) {
+  constructor(
+    private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths' | 'capabilities' | 'plugins'>,
+  ) {
     this.deps = runtimeDeps(kernel, 'Discord');
   }
 
@@ -55,24 +70,41 @@ export class DiscordChannel {
     const config = this.kernel.config();
     const messages = (config.messages ?? {}) as AnyRecord;
     const merged = mergedAccountConfig(this.section(), accountId);
-    const emoji = typeof merged.ackReaction === 'string' ? merged.ackReaction : typeof messages.ackReaction === 'string' ? messages.ackReaction : (resolveAgentIdentity(config, agentId).emoji ?? DEFAULT_ACK_EMOJI);
-    const scope = ACK_SCOPES.has(messages.ackReactionScope as AckScope) ? (messages.ackReactionScope as AckScope) : 'group-mentions';
+    const emoji =
+      typeof merged.ackReaction === 'string'
+        ? merged.ackReaction
+        : typeof messages.ackReaction === 'string'
+          ? messages.ackReaction
+          : (resolveAgentIdentity(config, agentId).emoji ?? DEFAULT_ACK_EMOJI);
+    const scope = ACK_SCOPES.has(messages.ackReactionScope as AckScope)
+      ? (messages.ackReactionScope as AckScope)
+      : 'group-mentions';
     return { emoji: emoji.trim(), scope };
   }
 
   async start(ctx: ChannelAccountContext): Promise<void> {
     const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
-    const twin = this.accounts.all().find((other) => other.accountId !== ctx.accountId && other.settings.token === settings.token);
+    const twin = this.accounts
+      .all()
+      .find((other) => other.accountId !== ctx.accountId && other.settings.token === settings.token);
     // One bot on two gateway sessions would answer every message twice.
-    if (twin) throw new DiscordConfigError(`Discord accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (token)`);
+    if (twin)
+      throw new DiscordConfigError(
+        `Discord accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (token)`,
+      );
     // The token may come from the environment: the redactor must know it before any error text.
     this.kernel.redact.add(settings.token);
     const discord = await loadDiscord(this.deps);
     await this.accounts.start(
       ctx,
       () =>
-        new DiscordAccount(settings, ctx, discord, this.kernel.redact, (agentId) => this.ackSettings(ctx.accountId, agentId), () =>
-          this.kernel.capabilities.list('command').map((info) => ({ name: info.name, pluginId: info.pluginId })),
+        new DiscordAccount(
+          settings,
+          ctx,
+          discord,
+          this.kernel.redact,
+          (agentId) => this.ackSettings(ctx.accountId, agentId),
+          () => this.kernel.capabilities.list('command').map((info) => ({ name: info.name, pluginId: info.pluginId })),
         ),
     );
   }
@@ -85,7 +117,10 @@ export class DiscordChannel {
     return this.accounts.sender(accountId, async (id) => {
       const settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
       this.kernel.redact.add(settings.token);
-      return { key: JSON.stringify(settings), sender: async () => new DiscordSender(createRest(await loadDiscord(this.deps), settings), settings) };
+      return {
+        key: JSON.stringify(settings),
+        sender: async () => new DiscordSender(createRest(await loadDiscord(this.deps), settings), settings),
+      };
     });
   }
 

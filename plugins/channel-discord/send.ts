@@ -54,18 +54,28 @@ const UNKNOWN_CHANNEL = 10003;
 /** What a failed REST call looks like (DiscordAPIError / HTTPError), duck-typed. */
 function restFailure(error: unknown): { status: number; code?: number; message: string } | undefined {
   const candidate = error as { status?: unknown; code?: unknown; message?: unknown } | undefined;
-  return candidate && typeof candidate.status === 'number' ? { status: candidate.status, ...(typeof candidate.code === 'number' ? { code: candidate.code } : {}), message: String(candidate.message ?? '') } : undefined;
+  return candidate && typeof candidate.status === 'number'
+    ? {
+        status: candidate.status,
+        ...(typeof candidate.code === 'number' ? { code: candidate.code } : {}),
+        message: String(candidate.message ?? ''),
+      }
+    : undefined;
 }
 
 export function describeError(error: unknown): string {
   const failure = restFailure(error);
-  if (failure) return `${failure.status}${failure.code !== undefined ? ` (code ${failure.code})` : ''} ${failure.message}`;
+  if (failure)
+    return `${failure.status}${failure.code !== undefined ? ` (code ${failure.code})` : ''} ${failure.message}`;
   return (error as Error)?.message ?? String(error);
 }
 
 /** 401 on login or a call: Discord does not know this token. */
 export function isTokenRejected(error: unknown): boolean {
-  return restFailure(error)?.status === 401 || /TokenInvalid|invalid token/i.test(String((error as { code?: unknown })?.code ?? (error as Error)?.message ?? ''));
+  return (
+    restFailure(error)?.status === 401 ||
+    /TokenInvalid|invalid token/i.test(String((error as { code?: unknown })?.code ?? (error as Error)?.message ?? ''))
+  );
 }
 
 export function toSendError(error: unknown, what: string): ChannelSendError {
@@ -94,15 +104,22 @@ export function mediaFile(url: string, maxBytes: number): RestFile | undefined {
   const data = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
   if (data) {
     const bytes = data[2] ? Buffer.from(data[3]!, 'base64') : Buffer.from(decodeURIComponent(data[3]!));
-    if (bytes.length > maxBytes) throw new ChannelSendError(`discord: the attachment is larger than mediaMaxMb (${bytes.length} bytes)`, { retryable: false });
+    if (bytes.length > maxBytes)
+      throw new ChannelSendError(`discord: the attachment is larger than mediaMaxMb (${bytes.length} bytes)`, {
+        retryable: false,
+      });
     const ext = (data[1] || 'application/octet-stream').split('/')[1]?.replace(/[^\w]/g, '') || 'bin';
     return { name: `file.${ext}`, data: bytes, ...(data[1] ? { contentType: data[1] } : {}) };
   }
   const path = url.startsWith('file:') ? fileURLToPath(url) : url;
   // Checked here: a missing file would otherwise look like a network error and be retried.
-  if (!existsSync(path) || !statSync(path).isFile()) throw new ChannelSendError(`discord: cannot send ${path}: no such file`, { retryable: false });
+  if (!existsSync(path) || !statSync(path).isFile())
+    throw new ChannelSendError(`discord: cannot send ${path}: no such file`, { retryable: false });
   const size = statSync(path).size;
-  if (size > maxBytes) throw new ChannelSendError(`discord: cannot send ${path}: ${size} bytes is more than mediaMaxMb allows`, { retryable: false });
+  if (size > maxBytes)
+    throw new ChannelSendError(`discord: cannot send ${path}: ${size} bytes is more than mediaMaxMb allows`, {
+      retryable: false,
+    });
   return { name: basename(path), data: readFileSync(path) };
 }
 
@@ -145,14 +162,18 @@ export class DiscordSender {
     }
     const channelId = await this.channelFor(message.to, message.threadId);
     try {
-      return { messageId: String(((await this.rest.post(`/channels/${channelId}/messages`, { body, files })) as Json).id) };
+      return {
+        messageId: String(((await this.rest.post(`/channels/${channelId}/messages`, { body, files })) as Json).id),
+      };
     } catch (error) {
       const target = parseTarget(message.to);
       // A bare id that is no channel is a user we have not talked to yet.
       if (!message.threadId && target.kind === 'either' && restFailure(error)?.code === UNKNOWN_CHANNEL) {
         const dm = await this.openDm(target.id);
         try {
-          return { messageId: String(((await this.rest.post(`/channels/${dm}/messages`, { body, files })) as Json).id) };
+          return {
+            messageId: String(((await this.rest.post(`/channels/${dm}/messages`, { body, files })) as Json).id),
+          };
         } catch (again) {
           throw toSendError(again, 'send');
         }
@@ -194,22 +215,51 @@ export class DiscordSender {
 
   /** "Thinking…": the answer may take longer than the 3 s Discord allows for a reply. */
   async defer(interactionId: string, token: string, ephemeral: boolean): Promise<void> {
-    await this.rest.post(`/interactions/${interactionId}/${token}/callback`, { body: { type: 5, data: ephemeral ? { flags: EPHEMERAL } : {} }, auth: false });
+    await this.rest.post(`/interactions/${interactionId}/${token}/callback`, {
+      body: { type: 5, data: ephemeral ? { flags: EPHEMERAL } : {} },
+      auth: false,
+    });
   }
 
   async editOriginal(applicationId: string, token: string, message: OutboundMessage): Promise<SendResult> {
     const { body, files } = this.payload(message);
     try {
-      return { messageId: String(((await this.rest.patch(`/webhooks/${applicationId}/${token}/messages/@original`, { body, files, auth: false })) as Json).id) };
+      return {
+        messageId: String(
+          (
+            (await this.rest.patch(`/webhooks/${applicationId}/${token}/messages/@original`, {
+              body,
+              files,
+              auth: false,
+            })) as Json
+          ).id,
+        ),
+      };
     } catch (error) {
       throw toSendError(error, 'answering a slash command');
     }
   }
 
-  async followUp(applicationId: string, token: string, message: OutboundMessage, ephemeral: boolean): Promise<SendResult> {
+  async followUp(
+    applicationId: string,
+    token: string,
+    message: OutboundMessage,
+    ephemeral: boolean,
+  ): Promise<SendResult> {
     const { body, files } = this.payload(message, ephemeral ? EPHEMERAL : 0);
     try {
-      return { messageId: String(((await this.rest.post(`/webhooks/${applicationId}/${token}`, { body, files, auth: false, query: new URLSearchParams({ wait: 'true' }) })) as Json).id) };
+      return {
+        messageId: String(
+          (
+            (await this.rest.post(`/webhooks/${applicationId}/${token}`, {
+              body,
+              files,
+              auth: false,
+              query: new URLSearchParams({ wait: 'true' }),
+            })) as Json
+          ).id,
+        ),
+      };
     } catch (error) {
       throw toSendError(error, 'a slash command follow-up');
     }

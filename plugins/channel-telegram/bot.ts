@@ -26,7 +26,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAbsolute, join } from 'node:path';
 import type { Bot, Transformer } from 'grammy';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../sdk/index.js';
-import type { AckReaction, ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage, OutboundMessage, ReplyObserver, SendResult } from '../../sdk/channels/index.js';
+import type {
+  AckReaction,
+  ChannelAccountContext,
+  ChannelStatus,
+  InboundMedia,
+  InboundMessage,
+  OutboundMessage,
+  ReplyObserver,
+  SendResult,
+} from '../../sdk/channels/index.js';
 import type { ChatCommandInfo } from '../../sdk/agent/index.js';
 import type { Redactor } from '../../sdk/index.js';
 import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js';
@@ -150,7 +159,9 @@ export class TelegramAccount {
   ) {
     this.accountId = settings.accountId;
     this.mode = settings.webhook ? 'webhook' : 'polling';
-    this.queues = new KeyedQueue((error) => ctx.logger.error(`telegram: an incoming message failed: ${describeError(error)}`));
+    this.queues = new KeyedQueue((error) =>
+      ctx.logger.error(`telegram: an incoming message failed: ${describeError(error)}`),
+    );
     this.bot = new grammy.Bot(settings.token, { client: { apiRoot: settings.apiRoot } });
     this.bot.api.config.use(this.tracker());
     this.bot.api.config.use(this.confirmGate());
@@ -158,7 +169,13 @@ export class TelegramAccount {
     this.bot.catch((error) => ctx.logger.error(`telegram: update handling failed: ${describeError(error.error)}`));
     this.sender = new TelegramSender(this.bot.api, grammy.InputFile, { linkPreview: settings.linkPreview });
     this.replies = new ReplyTracker(settings, this.sender, ctx.logger, ledger);
-    this.menu = new CommandMenu({ settings: settings.commandMenu, source: commands, apply: (list) => this.sender.setCommands(list), logger: ctx.logger, where: this.where });
+    this.menu = new CommandMenu({
+      settings: settings.commandMenu,
+      source: commands,
+      apply: (list) => this.sender.setCommands(list),
+      logger: ctx.logger,
+      where: this.where,
+    });
   }
 
   /** The pipeline hands one of this account's messages to the agent (ack reaction, draft). */
@@ -249,9 +266,12 @@ export class TelegramAccount {
     try {
       this.bot.botInfo = await this.bot.api.getMe(grammySignal(AbortSignal.timeout(START_TIMEOUT_MS)));
     } catch (error) {
-      if (isTokenRejected(error)) throw new Error(`${this.where} rejected the bot token (${describeError(error)}): ${this.tokenHint()}`);
+      if (isTokenRejected(error))
+        throw new Error(`${this.where} rejected the bot token (${describeError(error)}): ${this.tokenHint()}`);
       this.failed(`getMe: ${describeError(error)}`);
-      this.ctx.logger.warn(`${this.where}: cannot reach the Bot API at ${this.settings.apiRoot} yet (${describeError(error)}); retrying in the background`);
+      this.ctx.logger.warn(
+        `${this.where}: cannot reach the Bot API at ${this.settings.apiRoot} yet (${describeError(error)}); retrying in the background`,
+      );
     }
     if (this.settings.webhook && this.bot.isInited()) {
       try {
@@ -262,7 +282,9 @@ export class TelegramAccount {
         if (code !== undefined && code >= 400 && code < 500 && code !== 429) {
           throw new Error(`${this.where} refused the webhook ${this.settings.webhook.url}: ${describeError(error)}`);
         }
-        this.ctx.logger.warn(`${this.where}: could not set the webhook yet (${describeError(error)}); retrying in the background`);
+        this.ctx.logger.warn(
+          `${this.where}: could not set the webhook yet (${describeError(error)}); retrying in the background`,
+        );
       }
     }
     this.supervisor = this.supervise();
@@ -270,7 +292,11 @@ export class TelegramAccount {
 
   private async registerWebhook(): Promise<void> {
     const webhook = this.settings.webhook!;
-    await this.bot.api.setWebhook(webhook.url, { secret_token: webhook.secret, allowed_updates: [...ALLOWED_UPDATES], drop_pending_updates: false }, grammySignal(AbortSignal.timeout(START_TIMEOUT_MS)));
+    await this.bot.api.setWebhook(
+      webhook.url,
+      { secret_token: webhook.secret, allowed_updates: [...ALLOWED_UPDATES], drop_pending_updates: false },
+      grammySignal(AbortSignal.timeout(START_TIMEOUT_MS)),
+    );
     this.webhookSet = true;
     this.ctx.logger.info(`${this.where}: webhook set to ${webhook.url} (served at ${webhook.path})`);
   }
@@ -304,7 +330,9 @@ export class TelegramAccount {
         if (signal.aborted) return;
         this.failed(describeError(error));
         if (isTokenRejected(error)) {
-          this.ctx.logger.error(`${this.where} rejected the bot token (${describeError(error)}): ${this.tokenHint()}; the account is stopped`);
+          this.ctx.logger.error(
+            `${this.where} rejected the bot token (${describeError(error)}): ${this.tokenHint()}; the account is stopped`,
+          );
           return;
         }
         this.ctx.logger.warn(`${this.where}: ${describeError(error)}; retrying in ${Math.round(delay / 1000)} s`);
@@ -340,9 +368,13 @@ export class TelegramAccount {
       connected: this.connected,
       running: !this.stopping,
       mode: this.mode,
-      ...(username ? { username, detail: `@${username} via ${this.mode === 'webhook' ? 'webhook' : 'long polling'}` } : {}),
+      ...(username
+        ? { username, detail: `@${username} via ${this.mode === 'webhook' ? 'webhook' : 'long polling'}` }
+        : {}),
       ...(this.bot.isInited() ? { botId: this.bot.botInfo.id } : {}),
-      ...(this.settings.webhook ? { webhookUrl: this.settings.webhook.url, webhookPath: this.settings.webhook.path } : {}),
+      ...(this.settings.webhook
+        ? { webhookUrl: this.settings.webhook.url, webhookPath: this.settings.webhook.path }
+        : {}),
       ...(this.lastError ? { lastError: this.lastError } : {}),
     };
   }
@@ -381,7 +413,9 @@ export class TelegramAccount {
       ...(media.length > 0 ? { media } : {}),
     };
     const outcome = await this.ctx.receive(inbound);
-    this.ctx.logger.debug(`telegram: message ${inbound.messageId} in ${inbound.peer.kind} ${inbound.peer.id}: ${outcome.status}`);
+    this.ctx.logger.debug(
+      `telegram: message ${inbound.messageId} in ${inbound.peer.kind} ${inbound.peer.id}: ${outcome.status}`,
+    );
     return outcome.status;
   }
 
@@ -403,7 +437,11 @@ export class TelegramAccount {
         const data = await this.download(attachment);
         const mimeType = attachment.mimeType ?? 'application/octet-stream';
         if (mimeType.startsWith('image/')) {
-          media.push({ data: data.toString('base64'), mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) });
+          media.push({
+            data: data.toString('base64'),
+            mimeType,
+            ...(attachment.fileName ? { fileName: attachment.fileName } : {}),
+          });
           continue;
         }
         const dir = join(this.ctx.stateDir, 'media', 'telegram', this.accountId);
@@ -426,7 +464,9 @@ export class TelegramAccount {
     if (!file.file_path) throw new Error('the Bot API gave no file_path');
     // A self-hosted Bot API server in --local mode answers with a path on this machine.
     if (isAbsolute(file.file_path) && existsSync(file.file_path)) return readFile(file.file_path);
-    const response = await fetch(`${this.settings.apiRoot}/file/bot${this.settings.token}/${file.file_path}`, { signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS) });
+    const response = await fetch(`${this.settings.apiRoot}/file/bot${this.settings.token}/${file.file_path}`, {
+      signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+    });
     // The URL holds the token: errors name the status only.
     if (!response.ok || !response.body) throw new Error(`download failed with HTTP ${response.status}`);
     const chunks: Buffer[] = [];
@@ -460,9 +500,13 @@ export class TelegramAccount {
     try {
       update = JSON.parse((await readBody(req, WEBHOOK_BODY_LIMIT)).toString('utf8'));
     } catch (error) {
-      return reply((error as { status?: number }).status ?? 400, JSON.stringify({ error: `bad update: ${(error as Error).message}` }));
+      return reply(
+        (error as { status?: number }).status ?? 400,
+        JSON.stringify({ error: `bad update: ${(error as Error).message}` }),
+      );
     }
-    if (!update || typeof update !== 'object' || typeof (update as { update_id?: unknown }).update_id !== 'number') return reply(400, '{"error":"not a Telegram update"}');
+    if (!update || typeof update !== 'object' || typeof (update as { update_id?: unknown }).update_id !== 'number')
+      return reply(400, '{"error":"not a Telegram update"}');
     this.connected = true;
     const updateId = (update as { update_id: number }).update_id;
     await this.bot.handleUpdate(update as Parameters<Bot['handleUpdate']>[0]);

@@ -57,7 +57,8 @@ export class TelegramConfigError extends Error {
 
 type AnyRecord = Record<string, unknown>;
 
-const isRecord = (value: unknown): value is AnyRecord => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is AnyRecord =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Where an account's keys live, for messages. */
 export function configPath(accountId: string): string {
@@ -80,10 +81,15 @@ function text(raw: AnyRecord, key: string, where: string): string | undefined {
 }
 
 /** Resolve one account's settings; throws TelegramConfigError naming the key to fix. */
-export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: Readonly<Record<string, string | undefined>>): TelegramAccountSettings {
+export function resolveAccountSettings(
+  accountId: string,
+  raw: AnyRecord,
+  env: Readonly<Record<string, string | undefined>>,
+): TelegramAccountSettings {
   const where = configPath(accountId);
   // The environment variable is one bot's token: it stands in for the default account only.
-  const token = text(raw, 'botToken', where) ?? (accountId === 'default' ? env[TOKEN_ENV]?.trim() || undefined : undefined);
+  const token =
+    text(raw, 'botToken', where) ?? (accountId === 'default' ? env[TOKEN_ENV]?.trim() || undefined : undefined);
   if (!token) {
     throw new TelegramConfigError(
       accountId === 'default'
@@ -92,7 +98,9 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
     );
   }
   if (!/^\d+:[A-Za-z0-9_-]+$/.test(token)) {
-    throw new TelegramConfigError(`${accountId === 'default' && !raw.botToken ? TOKEN_ENV : `${where}.botToken`} does not look like a Telegram bot token (expected "<digits>:<secret>" as @BotFather gives it)`);
+    throw new TelegramConfigError(
+      `${accountId === 'default' && !raw.botToken ? TOKEN_ENV : `${where}.botToken`} does not look like a Telegram bot token (expected "<digits>:<secret>" as @BotFather gives it)`,
+    );
   }
 
   const apiRootText = text(raw, 'apiRoot', where) ?? DEFAULT_API_ROOT;
@@ -103,16 +111,23 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
     throw new TelegramConfigError(`${where}.apiRoot must be a URL like ${DEFAULT_API_ROOT} (got "${apiRootText}")`);
   }
   if (!/^https?:$/.test(apiRoot.protocol)) throw new TelegramConfigError(`${where}.apiRoot must be an http(s) URL`);
-  if (/\/bot[^/]*/.test(apiRoot.pathname)) throw new TelegramConfigError(`${where}.apiRoot is the Bot API server's root: leave out "/bot<token>"`);
+  if (/\/bot[^/]*/.test(apiRoot.pathname))
+    throw new TelegramConfigError(`${where}.apiRoot is the Bot API server's root: leave out "/bot<token>"`);
 
   const mediaMaxMb = raw.mediaMaxMb ?? DEFAULT_MEDIA_MAX_MB;
-  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0)) throw new TelegramConfigError(`${where}.mediaMaxMb must be a positive number`);
+  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0))
+    throw new TelegramConfigError(`${where}.mediaMaxMb must be a positive number`);
 
   for (const key of ['ackReaction'] as const) {
-    if (raw[key] !== undefined && typeof raw[key] !== 'string') throw new TelegramConfigError(`${where}.${key} must be an emoji such as "👀" ("" turns it off)`);
+    if (raw[key] !== undefined && typeof raw[key] !== 'string')
+      throw new TelegramConfigError(`${where}.${key} must be an emoji such as "👀" ("" turns it off)`);
   }
-  if (raw.replyToMode !== undefined && !['off', 'first', 'all'].includes(raw.replyToMode as string)) throw new TelegramConfigError(`${where}.replyToMode must be "off", "first" or "all"`);
-  if (raw.reactionLevel !== undefined && !['off', 'ack', 'minimal', 'extensive'].includes(raw.reactionLevel as string)) {
+  if (raw.replyToMode !== undefined && !['off', 'first', 'all'].includes(raw.replyToMode as string))
+    throw new TelegramConfigError(`${where}.replyToMode must be "off", "first" or "all"`);
+  if (
+    raw.reactionLevel !== undefined &&
+    !['off', 'ack', 'minimal', 'extensive'].includes(raw.reactionLevel as string)
+  ) {
     throw new TelegramConfigError(`${where}.reactionLevel must be "off", "ack", "minimal" or "extensive"`);
   }
 
@@ -134,7 +149,8 @@ export function resolveAccountSettings(accountId: string, raw: AnyRecord, env: R
 /** OpenClaw options claw does not have are refused by name rather than ignored. */
 function unsupportedKeys(section: AnyRecord, known: readonly string[], where: string): void {
   const unknown = Object.keys(section).filter((key) => !known.includes(key));
-  if (unknown.length > 0) throw new TelegramConfigError(`${where}.${unknown[0]} is not supported (${where} takes ${known.join(', ')})`);
+  if (unknown.length > 0)
+    throw new TelegramConfigError(`${where}.${unknown[0]} is not supported (${where} takes ${known.join(', ')})`);
 }
 
 /** `streaming: "partial" | "block" | "off"` or `{ mode }`; OpenClaw's older `streamMode` and booleans too. */
@@ -146,16 +162,25 @@ function resolveStreaming(raw: AnyRecord, where: string): StreamingMode {
   if (value === false) return 'off';
   if (value === 'off' || value === 'partial' || value === 'block') return value;
   const key = isRecord(raw.streaming) ? 'streaming.mode' : raw.streaming !== undefined ? 'streaming' : 'streamMode';
-  throw new TelegramConfigError(`${where}.${key} must be "partial" (edit one message as the reply grows), "block" (in chunks, see draftChunk) or "off" (got ${JSON.stringify(value)})`);
+  throw new TelegramConfigError(
+    `${where}.${key} must be "partial" (edit one message as the reply grows), "block" (in chunks, see draftChunk) or "off" (got ${JSON.stringify(value)})`,
+  );
 }
 
 function resolveDraftChunk(raw: AnyRecord, where: string): { minChars: number; maxChars: number } {
   if (raw.draftChunk === undefined) return { minChars: 200, maxChars: 800 };
-  if (!isRecord(raw.draftChunk)) throw new TelegramConfigError(`${where}.draftChunk must be an object: { minChars, maxChars }`);
+  if (!isRecord(raw.draftChunk))
+    throw new TelegramConfigError(`${where}.draftChunk must be an object: { minChars, maxChars }`);
   unsupportedKeys(raw.draftChunk, ['minChars', 'maxChars'], `${where}.draftChunk`);
   const minChars = raw.draftChunk.minChars ?? 200;
   const maxChars = raw.draftChunk.maxChars ?? 800;
-  if (!Number.isInteger(minChars) || !Number.isInteger(maxChars) || (minChars as number) < 1 || (maxChars as number) < (minChars as number) || (maxChars as number) > 4096) {
+  if (
+    !Number.isInteger(minChars) ||
+    !Number.isInteger(maxChars) ||
+    (minChars as number) < 1 ||
+    (maxChars as number) < (minChars as number) ||
+    (maxChars as number) > 4096
+  ) {
     throw new TelegramConfigError(`${where}.draftChunk needs whole numbers with 1 ≤ minChars ≤ maxChars ≤ 4096`);
   }
   return { minChars: minChars as number, maxChars: maxChars as number };
@@ -163,24 +188,33 @@ function resolveDraftChunk(raw: AnyRecord, where: string): { minChars: number; m
 
 /** `commands.native` / `commands.nativeSkills` ("auto" = on) and `customCommands`. */
 function resolveCommandMenu(raw: AnyRecord, where: string): CommandMenuSettings {
-  if (raw.commands !== undefined && !isRecord(raw.commands)) throw new TelegramConfigError(`${where}.commands must be an object: { native, nativeSkills }`);
+  if (raw.commands !== undefined && !isRecord(raw.commands))
+    throw new TelegramConfigError(`${where}.commands must be an object: { native, nativeSkills }`);
   const commands = (raw.commands ?? {}) as AnyRecord;
   unsupportedKeys(commands, ['native', 'nativeSkills'], `${where}.commands`);
   const flag = (key: string, fallback: boolean): boolean => {
     const value = commands[key];
     if (value === undefined || value === 'auto') return fallback;
-    if (typeof value !== 'boolean') throw new TelegramConfigError(`${where}.commands.${key} must be true, false or "auto"`);
+    if (typeof value !== 'boolean')
+      throw new TelegramConfigError(`${where}.commands.${key} must be true, false or "auto"`);
     return value;
   };
   const native = flag('native', true);
   const custom = raw.customCommands ?? [];
-  if (!Array.isArray(custom)) throw new TelegramConfigError(`${where}.customCommands must be a list of { command, description }`);
+  if (!Array.isArray(custom))
+    throw new TelegramConfigError(`${where}.customCommands must be a list of { command, description }`);
   return {
     native,
     nativeSkills: flag('nativeSkills', native),
     custom: custom.map((entry, index) => {
-      if (!isRecord(entry) || typeof entry.command !== 'string' || (entry.description !== undefined && typeof entry.description !== 'string')) {
-        throw new TelegramConfigError(`${where}.customCommands[${index}] must be { command: "name", description: "what it does" }`);
+      if (
+        !isRecord(entry) ||
+        typeof entry.command !== 'string' ||
+        (entry.description !== undefined && typeof entry.description !== 'string')
+      ) {
+        throw new TelegramConfigError(
+          `${where}.customCommands[${index}] must be { command: "name", description: "what it does" }`,
+        );
       }
       return { command: entry.command, description: (entry.description as string | undefined) ?? '' };
     }),
@@ -188,7 +222,8 @@ function resolveCommandMenu(raw: AnyRecord, where: string): CommandMenuSettings 
 }
 
 function resolveWebhook(accountId: string, raw: AnyRecord, token: string, where: string): WebhookSettings | undefined {
-  if (raw.webhook !== undefined && !isRecord(raw.webhook)) throw new TelegramConfigError(`${where}.webhook must be an object: { url, secret?, path? }`);
+  if (raw.webhook !== undefined && !isRecord(raw.webhook))
+    throw new TelegramConfigError(`${where}.webhook must be an object: { url, secret?, path? }`);
   const section = (raw.webhook ?? {}) as AnyRecord;
   // OpenClaw's flat spellings are accepted so its configs keep working.
   const url = text(section, 'url', `${where}.webhook`) ?? text(raw, 'webhookUrl', where);
@@ -197,20 +232,29 @@ function resolveWebhook(accountId: string, raw: AnyRecord, token: string, where:
   try {
     parsed = new URL(url);
   } catch {
-    throw new TelegramConfigError(`${where}.webhook.url must be the public URL Telegram posts updates to (got "${url}")`);
+    throw new TelegramConfigError(
+      `${where}.webhook.url must be the public URL Telegram posts updates to (got "${url}")`,
+    );
   }
   if (!/^https?:$/.test(parsed.protocol)) throw new TelegramConfigError(`${where}.webhook.url must be an https URL`);
 
-  const secret = text(section, 'secret', `${where}.webhook`) ?? text(raw, 'webhookSecret', where) ?? derivedWebhookSecret(token);
+  const secret =
+    text(section, 'secret', `${where}.webhook`) ?? text(raw, 'webhookSecret', where) ?? derivedWebhookSecret(token);
   if (!/^[A-Za-z0-9_-]{1,256}$/.test(secret)) {
-    throw new TelegramConfigError(`${where}.webhook.secret may only use A-Z, a-z, 0-9, "_" and "-" (1 to 256 characters), as Telegram requires`);
+    throw new TelegramConfigError(
+      `${where}.webhook.secret may only use A-Z, a-z, 0-9, "_" and "-" (1 to 256 characters), as Telegram requires`,
+    );
   }
 
   const configuredPath = text(section, 'path', `${where}.webhook`) ?? text(raw, 'webhookPath', where);
   // Behind a proxy the public path may differ from the gateway's; by default they match when they can.
-  const path = configuredPath ?? (parsed.pathname.startsWith(WEBHOOK_PREFIX) ? parsed.pathname : `${WEBHOOK_PREFIX}webhook/${accountId}`);
+  const path =
+    configuredPath ??
+    (parsed.pathname.startsWith(WEBHOOK_PREFIX) ? parsed.pathname : `${WEBHOOK_PREFIX}webhook/${accountId}`);
   if (!path.startsWith(WEBHOOK_PREFIX) || path.length <= WEBHOOK_PREFIX.length) {
-    throw new TelegramConfigError(`${where}.webhook.path must start with "${WEBHOOK_PREFIX}" (the gateway serves Telegram webhooks there), got "${path}"`);
+    throw new TelegramConfigError(
+      `${where}.webhook.path must start with "${WEBHOOK_PREFIX}" (the gateway serves Telegram webhooks there), got "${path}"`,
+    );
   }
   return { url, path, secret };
 }

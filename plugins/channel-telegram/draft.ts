@@ -91,14 +91,21 @@ export class DraftReply {
 
   private schedule(): void {
     if (this.timer || this.inflight || this.frozen || !this.dirty) return;
-    const at = Math.max(this.lastCallAt + EDIT_INTERVAL_MS, this.pausedUntil, this.pages.length === 0 ? (this.startedAt ?? 0) + FIRST_PREVIEW_MS : 0);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.inflight = this.step().finally(() => {
-        this.inflight = undefined;
-        this.schedule();
-      });
-    }, Math.max(0, at - this.now()));
+    const at = Math.max(
+      this.lastCallAt + EDIT_INTERVAL_MS,
+      this.pausedUntil,
+      this.pages.length === 0 ? (this.startedAt ?? 0) + FIRST_PREVIEW_MS : 0,
+    );
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.inflight = this.step().finally(() => {
+          this.inflight = undefined;
+          this.schedule();
+        });
+      },
+      Math.max(0, at - this.now()),
+    );
     this.timer.unref?.();
   }
 
@@ -118,7 +125,12 @@ export class DraftReply {
         await this.sender.editPreview(this.target.to, this.pages[index]!.id, wanted[index]!);
         this.pages[index]!.text = wanted[index]!;
       } else {
-        const id = await this.sender.sendPreview(this.target.to, wanted[index]!, this.target.threadId, this.replyFor(index));
+        const id = await this.sender.sendPreview(
+          this.target.to,
+          wanted[index]!,
+          this.target.threadId,
+          this.replyFor(index),
+        );
         this.notes?.add(this.target.to, this.target.threadId, id);
         this.pages.push({ id, text: wanted[index]! });
       }
@@ -149,7 +161,8 @@ export class DraftReply {
     this.timer = undefined;
     await this.inflight;
     const page = this.pages[this.consumed];
-    if (!page || piece.media?.length || !piece.text?.trim() || piece.replyTo !== this.replyFor(this.consumed)) return this.rateLimitPassed();
+    if (!page || piece.media?.length || !piece.text?.trim() || piece.replyTo !== this.replyFor(this.consumed))
+      return this.rateLimitPassed();
     // The final edit keeps the same pace as the preview: a 429's retry_after, then the edit interval.
     const wait = Math.max(this.pausedUntil, this.lastCallAt + EDIT_INTERVAL_MS) - this.now();
     if (wait > 0) await sleepAtLeast(wait);
@@ -160,9 +173,12 @@ export class DraftReply {
       const failure = apiFailure(error);
       // Rate limits and outages: the kernel retries this piece, which finds the page again.
       if (failure?.error_code === 429) this.pausedUntil = this.now() + (failure.parameters?.retry_after ?? 1) * 1000;
-      if (!failure || failure.error_code === 429 || failure.error_code >= 500) throw toSendError(error, 'editMessageText');
+      if (!failure || failure.error_code === 429 || failure.error_code >= 500)
+        throw toSendError(error, 'editMessageText');
       // The page is gone (deleted by the user) or cannot take this text: send it anew.
-      this.logger.warn(`telegram: could not finish a reply preview in ${this.target.to} (${describeError(error)}); sending it as a new message`);
+      this.logger.warn(
+        `telegram: could not finish a reply preview in ${this.target.to} (${describeError(error)}); sending it as a new message`,
+      );
       this.consumed++;
       this.notes?.remove(this.target.to, page.id);
       return undefined;
@@ -186,7 +202,13 @@ export class DraftReply {
     this.timer = undefined;
     await this.inflight;
     for (const page of this.pages.splice(this.consumed)) {
-      await this.sender.deleteMessage(this.target.to, page.id).catch((error: unknown) => this.logger.warn(`telegram: could not delete a stale reply preview in ${this.target.to}: ${describeError(error)}`));
+      await this.sender
+        .deleteMessage(this.target.to, page.id)
+        .catch((error: unknown) =>
+          this.logger.warn(
+            `telegram: could not delete a stale reply preview in ${this.target.to}: ${describeError(error)}`,
+          ),
+        );
       this.notes?.remove(this.target.to, page.id);
     }
   }
@@ -197,7 +219,8 @@ function advance(text: string, shown: number, chunk: { minChars: number; maxChar
   let at = shown;
   while (text.length - at >= chunk.minChars) {
     const rest = text.slice(at);
-    const cut = findBreak(rest, chunk.minChars, chunk.maxChars) ?? (rest.length > chunk.maxChars ? chunk.maxChars : undefined);
+    const cut =
+      findBreak(rest, chunk.minChars, chunk.maxChars) ?? (rest.length > chunk.maxChars ? chunk.maxChars : undefined);
     if (cut === undefined) break;
     at += cut;
   }

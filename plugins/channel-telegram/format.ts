@@ -31,7 +31,7 @@ const LINK_SCHEMES = /^(https?:\/\/|tg:\/\/|mailto:)/i;
 export function markdownToTelegramHtml(markdown: string): string {
   const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
   const out: string[] = [];
-  for (let index = 0; index < lines.length; ) {
+  for (let index = 0; index < lines.length;) {
     const line = lines[index]!;
 
     const fence = FENCE.exec(line);
@@ -48,7 +48,8 @@ export function markdownToTelegramHtml(markdown: string): string {
       const code = escapeHtml(lines.slice(index + 1, end).join('\n'));
       const language = /^\s*([\w+#.-]+)/.exec(fence[2]!)?.[1];
       // Telegram refuses an empty entity, and an empty block shows nothing anyway.
-      if (code.trim()) out.push(`<pre><code${language ? ` class="language-${escapeAttribute(language)}"` : ''}>${code}</code></pre>`);
+      if (code.trim())
+        out.push(`<pre><code${language ? ` class="language-${escapeAttribute(language)}"` : ''}>${code}</code></pre>`);
       index = end + 1;
       continue;
     }
@@ -64,7 +65,8 @@ export function markdownToTelegramHtml(markdown: string): string {
 
     if (/^ {0,3}>/.test(line)) {
       const quoted: string[] = [];
-      while (index < lines.length && /^ {0,3}>/.test(lines[index]!)) quoted.push(lines[index++]!.replace(/^ {0,3}> ?/, ''));
+      while (index < lines.length && /^ {0,3}>/.test(lines[index]!))
+        quoted.push(lines[index++]!.replace(/^ {0,3}> ?/, ''));
       out.push(`<blockquote>${quoted.map(renderLine).join('\n')}</blockquote>`);
       continue;
     }
@@ -118,7 +120,7 @@ function runLength(text: string, at: number, char: string): number {
 /** Where the code span opened by the backtick run at `at` closes, or -1. */
 function codeSpanEnd(text: string, at: number): number {
   const length = runLength(text, at, '`');
-  for (let search = at + length; search < text.length; ) {
+  for (let search = at + length; search < text.length;) {
     const found = text.indexOf('`', search);
     if (found === -1) return -1;
     const run = runLength(text, found, '`');
@@ -145,7 +147,7 @@ function canClose(text: string, at: number, delimiter: Delimiter): boolean {
 /** The closing delimiter for one opened at `from`, skipping code spans and longer runs. */
 function findClose(text: string, from: number, delimiter: Delimiter): number {
   const char = delimiter.marker[0]!;
-  for (let at = from; at < text.length; ) {
+  for (let at = from; at < text.length;) {
     if (text[at] === '\\') {
       at += 2;
       continue;
@@ -196,7 +198,7 @@ function parseLink(text: string, at: number): { label: string; url: string; end:
 /** Inline Markdown → HTML. `inLink` stops links nesting, which Telegram rejects. */
 export function renderInline(text: string, inLink: boolean): string {
   let out = '';
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     const char = text[at]!;
 
     if (char === '\\' && at + 1 < text.length && ESCAPABLE.test(text[at + 1]!)) {
@@ -240,7 +242,9 @@ export function renderInline(text: string, inLink: boolean): string {
       }
     }
 
-    const delimiter = DELIMITERS.find((candidate) => text.startsWith(candidate.marker, at) && canOpen(text, at, candidate));
+    const delimiter = DELIMITERS.find(
+      (candidate) => text.startsWith(candidate.marker, at) && canOpen(text, at, candidate),
+    );
     if (delimiter) {
       const close = findClose(text, at + delimiter.marker.length, delimiter);
       if (close !== -1) {

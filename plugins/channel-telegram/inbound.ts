@@ -71,7 +71,8 @@ export interface BotIdentity {
   username?: string;
 }
 
-export type AttachmentKind = 'photo' | 'document' | 'sticker' | 'voice' | 'audio' | 'video' | 'animation' | 'video_note';
+export type AttachmentKind =
+  'photo' | 'document' | 'sticker' | 'voice' | 'audio' | 'video' | 'animation' | 'video_note';
 
 /** A file to fetch with getFile. */
 export interface Attachment {
@@ -99,7 +100,8 @@ const DEFAULT_MIME: Record<AttachmentKind, string> = {
   video_note: 'video/mp4',
 };
 
-const fullName = (user: { first_name?: string; last_name?: string }) => [user.first_name, user.last_name].filter(Boolean).join(' ') || undefined;
+const fullName = (user: { first_name?: string; last_name?: string }) =>
+  [user.first_name, user.last_name].filter(Boolean).join(' ') || undefined;
 
 /** Thread id of a forum topic (or a private-chat topic); plain reply threads are not topics. */
 export function topicOf(message: TgMessage): string | undefined {
@@ -115,12 +117,16 @@ function realReply(message: TgMessage): TgMessage | undefined {
   const reply = message.reply_to_message;
   if (!reply) return undefined;
   if (reply.forum_topic_created !== undefined) return undefined;
-  if (topicOf(message) !== undefined && String(reply.message_id) === String(message.message_thread_id)) return undefined;
+  if (topicOf(message) !== undefined && String(reply.message_id) === String(message.message_thread_id))
+    return undefined;
   return reply;
 }
 
 /** The leading /command and whom it names ("/help@some_bot" → some_bot). */
-function leadingCommand(text: string, entities: readonly TgEntity[]): { command: string; target?: string; length: number } | undefined {
+function leadingCommand(
+  text: string,
+  entities: readonly TgEntity[],
+): { command: string; target?: string; length: number } | undefined {
   const entity = entities.find((candidate) => candidate.type === 'bot_command' && candidate.offset === 0);
   const raw = entity ? text.slice(0, entity.length) : /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text)?.[0];
   if (!raw) return undefined;
@@ -134,7 +140,12 @@ export function addressesBot(message: TgMessage, bot: BotIdentity): boolean {
   const entities = message.entities ?? message.caption_entities ?? [];
   const username = bot.username?.toLowerCase();
   for (const entity of entities) {
-    if (entity.type === 'mention' && username && text.slice(entity.offset, entity.offset + entity.length).toLowerCase() === `@${username}`) return true;
+    if (
+      entity.type === 'mention' &&
+      username &&
+      text.slice(entity.offset, entity.offset + entity.length).toLowerCase() === `@${username}`
+    )
+      return true;
     if (entity.type === 'text_mention' && entity.user && String(entity.user.id) === String(bot.id)) return true;
   }
   // Clients always send mention entities; the text check covers hand-built updates.
@@ -181,7 +192,11 @@ function attachmentsOf(message: TgMessage, maxBytes: number): Attachment[] {
  * Normalise one message. Undefined for what is not a conversation message: channel posts,
  * service messages (members joining, pins, topic edits) and anything without text or files.
  */
-export function parseMessage(message: TgMessage, bot: BotIdentity, options: { mediaMaxBytes: number }): ParsedMessage | undefined {
+export function parseMessage(
+  message: TgMessage,
+  bot: BotIdentity,
+  options: { mediaMaxBytes: number },
+): ParsedMessage | undefined {
   const chat = message.chat;
   if (!chat || (chat.type !== 'private' && chat.type !== 'group' && chat.type !== 'supergroup')) return undefined;
   const attachments = attachmentsOf(message, options.mediaMaxBytes);
@@ -191,14 +206,23 @@ export function parseMessage(message: TgMessage, bot: BotIdentity, options: { me
   const entities = message.entities ?? message.caption_entities ?? [];
   const command = leadingCommand(text, entities);
   // The kernel matches "/status", not "/status@claw_bot".
-  if (command?.target && command.target.toLowerCase() === bot.username?.toLowerCase()) text = command.command + text.slice(command.length);
+  if (command?.target && command.target.toLowerCase() === bot.username?.toLowerCase())
+    text = command.command + text.slice(command.length);
 
   const isDirect = chat.type === 'private';
   const sender = message.sender_chat
     ? // Anonymous admins and channels speak as a chat.
-      { id: String(message.sender_chat.id), name: message.sender_chat.title ?? fullName(message.sender_chat), ...(message.sender_chat.username ? { username: message.sender_chat.username } : {}) }
+      {
+        id: String(message.sender_chat.id),
+        name: message.sender_chat.title ?? fullName(message.sender_chat),
+        ...(message.sender_chat.username ? { username: message.sender_chat.username } : {}),
+      }
     : message.from
-      ? { id: String(message.from.id), name: fullName(message.from), ...(message.from.username ? { username: message.from.username } : {}) }
+      ? {
+          id: String(message.from.id),
+          name: fullName(message.from),
+          ...(message.from.username ? { username: message.from.username } : {}),
+        }
       : undefined;
   if (!sender) return undefined;
   if (sender.name === undefined) delete (sender as { name?: string }).name;
@@ -216,7 +240,7 @@ export function parseMessage(message: TgMessage, bot: BotIdentity, options: { me
       ? {
           replyTo: {
             messageId: String(reply.message_id),
-            ...(reply.text ?? reply.caption ? { text: reply.text ?? reply.caption } : {}),
+            ...((reply.text ?? reply.caption) ? { text: reply.text ?? reply.caption } : {}),
             ...(reply.from ? { senderId: String(reply.from.id) } : {}),
           },
         }

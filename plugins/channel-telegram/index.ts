@@ -7,7 +7,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { definePlugin, type KernelServices, type Logger } from '../../sdk/index.js';
-import { ChannelAccounts, type ChannelAccountContext, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
+import {
+  ChannelAccounts,
+  type ChannelAccountContext,
+  type ChannelPlugin,
+  type ChannelStatus,
+  type OutboundMessage,
+  type SendResult,
+} from '../../sdk/channels/index.js';
 import type { AgentService, ChatCommandInfo } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
@@ -61,14 +68,31 @@ export class TelegramChannel {
     const others = this.accounts.all().filter((other) => other.accountId !== ctx.accountId);
     const twin = others.find((other) => other.settings.token === settings.token);
     // Telegram hands each update to one consumer: two accounts on one bot would steal each other's messages.
-    if (twin) throw new TelegramConfigError(`Telegram accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (botToken)`);
+    if (twin)
+      throw new TelegramConfigError(
+        `Telegram accounts "${twin.accountId}" and "${ctx.accountId}" use the same bot token: give each account its own bot (botToken)`,
+      );
     const clash = settings.webhook && others.find((other) => other.webhookPath === settings.webhook!.path);
-    if (clash) throw new TelegramConfigError(`Telegram accounts "${clash.accountId}" and "${ctx.accountId}" use the same webhook path ${settings.webhook!.path}: give one a different webhook.path`);
+    if (clash)
+      throw new TelegramConfigError(
+        `Telegram accounts "${clash.accountId}" and "${ctx.accountId}" use the same webhook path ${settings.webhook!.path}: give one a different webhook.path`,
+      );
     // The token may come from the environment or an account the redactor did not see as
     // secret: register it, since grammY puts it into every request URL and so every network error.
     this.kernel.redact.add(settings.token);
     const grammy = await loadGrammy();
-    await this.accounts.start(ctx, () => new TelegramAccount(settings, ctx, grammy, this.kernel.redact, () => this.commandsFor(ctx.config as AnyRecord), this.ledger(ctx.accountId)));
+    await this.accounts.start(
+      ctx,
+      () =>
+        new TelegramAccount(
+          settings,
+          ctx,
+          grammy,
+          this.kernel.redact,
+          () => this.commandsFor(ctx.config as AnyRecord),
+          this.ledger(ctx.accountId),
+        ),
+    );
   }
 
   stop(accountId: string): Promise<void> {
@@ -81,7 +105,9 @@ export class TelegramChannel {
       this.kernel.redact.add(settings.token);
       const sender = async () => {
         const grammy = await loadGrammy();
-        return new TelegramSender(new grammy.Api(settings.token, { apiRoot: settings.apiRoot }), grammy.InputFile, { linkPreview: settings.linkPreview });
+        return new TelegramSender(new grammy.Api(settings.token, { apiRoot: settings.apiRoot }), grammy.InputFile, {
+          linkPreview: settings.linkPreview,
+        });
       };
       return { key: `${settings.apiRoot}\u0000${settings.token}\u0000${settings.linkPreview}`, sender };
     });
@@ -138,10 +164,19 @@ export class TelegramChannel {
 export default definePlugin({
   id: 'channel-telegram',
   register(api) {
-    const channel = new TelegramChannel(api.kernel, () => useService<AgentService>(api.kernel, 'agent').catch(() => undefined), api.logger);
+    const channel = new TelegramChannel(
+      api.kernel,
+      () => useService<AgentService>(api.kernel, 'agent').catch(() => undefined),
+      api.logger,
+    );
     api.registerChannel(channel.plugin());
     // Telegram authenticates with the secret header, not gateway auth; account paths come
     // from config, so one route takes the whole prefix and dispatches by path.
-    api.registerHttpRoute({ method: 'POST', path: '/telegram/*', auth: 'none', handler: (req, res) => channel.webhook(req, res) });
+    api.registerHttpRoute({
+      method: 'POST',
+      path: '/telegram/*',
+      auth: 'none',
+      handler: (req, res) => channel.webhook(req, res),
+    });
   },
 });

@@ -32,7 +32,10 @@ function menuDescription(text: string, name: string): string {
  * The menu, custom entries first (OpenClaw keeps them when the list must be trimmed);
  * `skipped` says what was left out and why, for the log.
  */
-export function buildMenu(commands: readonly ChatCommandInfo[], settings: CommandMenuSettings): { commands: BotCommand[]; skipped: string[] } {
+export function buildMenu(
+  commands: readonly ChatCommandInfo[],
+  settings: CommandMenuSettings,
+): { commands: BotCommand[]; skipped: string[] } {
   const skipped: string[] = [];
   const native: BotCommand[] = [];
   const taken = new Set<string>();
@@ -62,7 +65,13 @@ export function buildMenu(commands: readonly ChatCommandInfo[], settings: Comman
     custom.push({ command: name, description: menuDescription(entry.description, name) });
   }
   const all = [...custom, ...native];
-  if (all.length > MENU_MAX_COMMANDS) skipped.push(`${all.length - MENU_MAX_COMMANDS} command(s) beyond Telegram's limit of ${MENU_MAX_COMMANDS}: ${all.slice(MENU_MAX_COMMANDS).map((entry) => `/${entry.command}`).join(', ')}`);
+  if (all.length > MENU_MAX_COMMANDS)
+    skipped.push(
+      `${all.length - MENU_MAX_COMMANDS} command(s) beyond Telegram's limit of ${MENU_MAX_COMMANDS}: ${all
+        .slice(MENU_MAX_COMMANDS)
+        .map((entry) => `/${entry.command}`)
+        .join(', ')}`,
+    );
   return { commands: all.slice(0, MENU_MAX_COMMANDS), skipped };
 }
 
@@ -113,8 +122,11 @@ export class CommandMenu {
       await this.deps.apply(menu.commands);
       const first = this.applied === undefined;
       this.applied = key;
-      if (menu.skipped.length > 0 && first) this.deps.logger.warn(`${this.deps.where}: left out of the command menu: ${menu.skipped.join('; ')}`);
-      this.deps.logger.info(`${this.deps.where}: command menu ${menu.commands.length ? `set (${menu.commands.length} commands)` : 'cleared'}`);
+      if (menu.skipped.length > 0 && first)
+        this.deps.logger.warn(`${this.deps.where}: left out of the command menu: ${menu.skipped.join('; ')}`);
+      this.deps.logger.info(
+        `${this.deps.where}: command menu ${menu.commands.length ? `set (${menu.commands.length} commands)` : 'cleared'}`,
+      );
     } catch (error) {
       // Retried at the next refresh; commands typed by hand work regardless.
       this.deps.logger.warn(`${this.deps.where}: setMyCommands failed: ${(error as Error).message ?? String(error)}`);

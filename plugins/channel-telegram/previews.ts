@@ -124,7 +124,12 @@ export class PreviewLedger {
  * deleted. Undefined when there are none, or the piece must be sent anew (media, no text,
  * or the page is gone).
  */
-export async function takeOverPages(ledger: PreviewLedger, sender: TelegramSender, piece: OutboundMessage, logger: Logger): Promise<SendResult | undefined> {
+export async function takeOverPages(
+  ledger: PreviewLedger,
+  sender: TelegramSender,
+  piece: OutboundMessage,
+  logger: Logger,
+): Promise<SendResult | undefined> {
   const pages = ledger.claim(piece.to, piece.threadId);
   if (pages.length === 0) return undefined;
   const [first, ...rest] = pages;
@@ -135,7 +140,9 @@ export async function takeOverPages(ledger: PreviewLedger, sender: TelegramSende
       ledger.remove(first!.to, first!.id);
       result = { messageId: String(first!.id) };
     } catch (error) {
-      logger.warn(`telegram: could not take over a reply preview a previous run left in ${piece.to} (${describeError(error)}); sending the reply anew`);
+      logger.warn(
+        `telegram: could not take over a reply preview a previous run left in ${piece.to} (${describeError(error)}); sending the reply anew`,
+      );
     }
   }
   for (const page of result ? rest : pages) await deletePage(ledger, sender, page, logger);
@@ -143,7 +150,18 @@ export async function takeOverPages(ledger: PreviewLedger, sender: TelegramSende
 }
 
 /** Delete a left-over page (it is forgotten even when Telegram refuses: it may be gone already). */
-export async function deletePage(ledger: PreviewLedger, sender: TelegramSender, page: PreviewPage, logger: Logger): Promise<void> {
-  await sender.deleteMessage(page.to, page.id).catch((error: unknown) => logger.warn(`telegram: could not delete a reply preview a previous run left in ${page.to}: ${describeError(error)}`));
+export async function deletePage(
+  ledger: PreviewLedger,
+  sender: TelegramSender,
+  page: PreviewPage,
+  logger: Logger,
+): Promise<void> {
+  await sender
+    .deleteMessage(page.to, page.id)
+    .catch((error: unknown) =>
+      logger.warn(
+        `telegram: could not delete a reply preview a previous run left in ${page.to}: ${describeError(error)}`,
+      ),
+    );
   ledger.remove(page.to, page.id);
 }

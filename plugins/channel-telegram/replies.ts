@@ -5,7 +5,13 @@
  * finish it in place (see draft.ts); everything else is sent as usual.
  */
 import type { Logger } from '../../sdk/index.js';
-import type { AckReaction, InboundMessage, OutboundMessage, ReplyObserver, SendResult } from '../../sdk/channels/index.js';
+import type {
+  AckReaction,
+  InboundMessage,
+  OutboundMessage,
+  ReplyObserver,
+  SendResult,
+} from '../../sdk/channels/index.js';
 import type { TelegramAccountSettings } from './config.js';
 import { DraftReply } from './draft.js';
 import { describeError, type TelegramSender } from './send.js';
@@ -29,7 +35,14 @@ export class ReplyTracker {
   started(message: InboundMessage, ack: AckReaction): ReplyObserver | undefined {
     const to = message.peer.id;
     const emoji = this.settings.reactions ? ack.emoji : undefined;
-    if (emoji) void this.sender.react(to, message.messageId, emoji).catch((error: unknown) => this.logger.warn(`telegram: could not react to message ${message.messageId} in ${to}: ${describeError(error)}`));
+    if (emoji)
+      void this.sender
+        .react(to, message.messageId, emoji)
+        .catch((error: unknown) =>
+          this.logger.warn(
+            `telegram: could not react to message ${message.messageId} in ${to}: ${describeError(error)}`,
+          ),
+        );
     const draft = this.settings.streaming === 'off' ? undefined : this.openDraft(message);
     if (!emoji && !draft) return undefined;
     return {
@@ -39,7 +52,14 @@ export class ReplyTracker {
           await draft.close();
           this.forget(draft);
         }
-        if (emoji && ack.removeAfterReply) await this.sender.react(to, message.messageId, undefined).catch((error: unknown) => this.logger.warn(`telegram: could not remove the reaction on message ${message.messageId} in ${to}: ${describeError(error)}`));
+        if (emoji && ack.removeAfterReply)
+          await this.sender
+            .react(to, message.messageId, undefined)
+            .catch((error: unknown) =>
+              this.logger.warn(
+                `telegram: could not remove the reaction on message ${message.messageId} in ${to}: ${describeError(error)}`,
+              ),
+            );
       },
     };
   }
@@ -80,7 +100,9 @@ export class ReplyTracker {
     const finished = draft ? await draft.finish(message) : undefined;
     if (!draft) for (const other of drafts) await other.finish(message);
     // No draft of this process: pages a previous one left in this chat take the reply instead of a second copy.
-    const taken = finished ?? (!draft && this.ledger ? await takeOverPages(this.ledger, this.sender, message, this.logger) : undefined);
+    const taken =
+      finished ??
+      (!draft && this.ledger ? await takeOverPages(this.ledger, this.sender, message, this.logger) : undefined);
     return taken ?? this.sender.send(message);
   }
 }

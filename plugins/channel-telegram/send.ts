@@ -39,12 +39,19 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 
 export function apiFailure(error: unknown): ApiFailure | undefined {
   const candidate = error as Partial<ApiFailure> | undefined;
-  return candidate && typeof candidate.error_code === 'number' && typeof candidate.description === 'string' ? (candidate as ApiFailure) : undefined;
+  return candidate && typeof candidate.error_code === 'number' && typeof candidate.description === 'string'
+    ? (candidate as ApiFailure)
+    : undefined;
 }
 
 export function isParseError(error: unknown): boolean {
   const failure = apiFailure(error);
-  return failure?.error_code === 400 && /can't parse entities|can't find end of the entity|unsupported start tag|unclosed|can't parse/i.test(failure.description);
+  return (
+    failure?.error_code === 400 &&
+    /can't parse entities|can't find end of the entity|unsupported start tag|unclosed|can't parse/i.test(
+      failure.description,
+    )
+  );
 }
 
 /** 401 / 404 on getMe: Telegram does not know this token. */
@@ -69,7 +76,11 @@ export function toSendError(error: unknown, method: string): ChannelSendError {
   if (failure) {
     if (failure.error_code === 429) {
       const seconds = failure.parameters?.retry_after;
-      return new ChannelSendError(what, { retryable: true, retryAfterMs: typeof seconds === 'number' ? seconds * 1000 : undefined, cause: error });
+      return new ChannelSendError(what, {
+        retryable: true,
+        retryAfterMs: typeof seconds === 'number' ? seconds * 1000 : undefined,
+        cause: error,
+      });
     }
     return new ChannelSendError(what, { retryable: failure.error_code >= 500, cause: error });
   }
@@ -83,9 +94,13 @@ export function threadParams(threadId: string | undefined): { message_thread_id?
   return { message_thread_id: Number(threadId) };
 }
 
-function replyParams(replyTo: string | undefined): { reply_parameters?: { message_id: number; allow_sending_without_reply: boolean } } {
+function replyParams(replyTo: string | undefined): {
+  reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
+} {
   // A deleted original must not cost the reply itself.
-  return replyTo && /^\d+$/.test(replyTo) ? { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } } : {};
+  return replyTo && /^\d+$/.test(replyTo)
+    ? { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } }
+    : {};
 }
 
 /** An edit that changes nothing: Telegram refuses it, and there is nothing to do. */
@@ -116,10 +131,15 @@ function mediaMethod(url: string, mimeType: string | undefined): MediaMethod {
 function mediaInput(url: string, InputFileClass: InputFileConstructor): string | InputFile {
   if (/^https?:\/\//i.test(url)) return url;
   const data = /^data:([^;,]*)(;base64)?,(.*)$/s.exec(url);
-  if (data) return new InputFileClass(data[2] ? Buffer.from(data[3]!, 'base64') : Buffer.from(decodeURIComponent(data[3]!)), 'file');
+  if (data)
+    return new InputFileClass(
+      data[2] ? Buffer.from(data[3]!, 'base64') : Buffer.from(decodeURIComponent(data[3]!)),
+      'file',
+    );
   const path = url.startsWith('file:') ? fileURLToPath(url) : url;
   // Checked here: a missing file would otherwise surface as a network error and be retried.
-  if (!existsSync(path) || !statSync(path).isFile()) throw new ChannelSendError(`telegram: cannot send ${path}: no such file`, { retryable: false });
+  if (!existsSync(path) || !statSync(path).isFile())
+    throw new ChannelSendError(`telegram: cannot send ${path}: no such file`, { retryable: false });
   return new InputFileClass(path, basename(path));
 }
 
@@ -160,7 +180,12 @@ export class TelegramSender {
     const preview = this.options.linkPreview ? {} : { link_preview_options: { is_disabled: true } };
     const html = markdownToTelegramHtml(text);
     try {
-      const sent = await this.api.sendMessage(to, html, { parse_mode: 'HTML', ...preview, ...extra } as never, this.signal());
+      const sent = await this.api.sendMessage(
+        to,
+        html,
+        { parse_mode: 'HTML', ...preview, ...extra } as never,
+        this.signal(),
+      );
       return String(sent.message_id);
     } catch (error) {
       if (!isParseError(error)) throw toSendError(error, 'sendMessage');
@@ -173,12 +198,28 @@ export class TelegramSender {
     }
   }
 
-  private async sendMedia(to: number | string, item: { url: string; mimeType?: string; caption?: string }, caption: string | undefined, extra: Record<string, unknown>): Promise<string> {
+  private async sendMedia(
+    to: number | string,
+    item: { url: string; mimeType?: string; caption?: string },
+    caption: string | undefined,
+    extra: Record<string, unknown>,
+  ): Promise<string> {
     const method = mediaMethod(item.url, item.mimeType);
     const input = mediaInput(item.url, this.InputFileClass);
     const call = async (which: MediaMethod, formatted: boolean) => {
-      const options = caption ? { caption: formatted ? markdownToTelegramHtml(caption) : caption, ...(formatted ? { parse_mode: 'HTML' } : {}), ...extra } : extra;
-      const send = this.api[which] as unknown as (chat: number | string, media: unknown, other: unknown, signal: GrammySignal) => Promise<{ message_id: number }>;
+      const options = caption
+        ? {
+            caption: formatted ? markdownToTelegramHtml(caption) : caption,
+            ...(formatted ? { parse_mode: 'HTML' } : {}),
+            ...extra,
+          }
+        : extra;
+      const send = this.api[which] as unknown as (
+        chat: number | string,
+        media: unknown,
+        other: unknown,
+        signal: GrammySignal,
+      ) => Promise<{ message_id: number }>;
       return String((await send.call(this.api, to, input, options, this.signal())).message_id);
     };
     try {
@@ -204,20 +245,42 @@ export class TelegramSender {
   }
 
   /** A reply preview page: plain text (a half-written reply may not parse as formatting). */
-  async sendPreview(to: string, text: string, threadId: string | undefined, replyTo: string | undefined): Promise<number> {
-    const sent = await this.api.sendMessage(chatId(to), text, { ...threadParams(threadId), ...replyParams(replyTo), link_preview_options: { is_disabled: true } } as never, this.signal());
+  async sendPreview(
+    to: string,
+    text: string,
+    threadId: string | undefined,
+    replyTo: string | undefined,
+  ): Promise<number> {
+    const sent = await this.api.sendMessage(
+      chatId(to),
+      text,
+      { ...threadParams(threadId), ...replyParams(replyTo), link_preview_options: { is_disabled: true } } as never,
+      this.signal(),
+    );
     return sent.message_id;
   }
 
   async editPreview(to: string, messageId: number, text: string): Promise<void> {
-    await this.api.editMessageText(chatId(to), messageId, text, { link_preview_options: { is_disabled: true } } as never, this.signal());
+    await this.api.editMessageText(
+      chatId(to),
+      messageId,
+      text,
+      { link_preview_options: { is_disabled: true } } as never,
+      this.signal(),
+    );
   }
 
   /** A preview page becomes the final text: formatted, else plain; "not modified" is success. */
   async finishPreview(to: string, messageId: number, text: string): Promise<void> {
     const preview = this.options.linkPreview ? {} : { link_preview_options: { is_disabled: true } };
     try {
-      await this.api.editMessageText(chatId(to), messageId, markdownToTelegramHtml(text), { parse_mode: 'HTML', ...preview } as never, this.signal());
+      await this.api.editMessageText(
+        chatId(to),
+        messageId,
+        markdownToTelegramHtml(text),
+        { parse_mode: 'HTML', ...preview } as never,
+        this.signal(),
+      );
       return;
     } catch (error) {
       if (isNotModified(error)) return;
@@ -236,7 +299,13 @@ export class TelegramSender {
 
   /** Set (or, with no emoji, clear) the bot's reaction on a message. */
   async react(to: string, messageId: string, emoji: string | undefined): Promise<void> {
-    await this.api.setMessageReaction(chatId(to), Number(messageId), emoji ? [{ type: 'emoji', emoji } as never] : [], {}, this.signal());
+    await this.api.setMessageReaction(
+      chatId(to),
+      Number(messageId),
+      emoji ? [{ type: 'emoji', emoji } as never] : [],
+      {},
+      this.signal(),
+    );
   }
 
   async setCommands(commands: Array<{ command: string; description: string }>): Promise<void> {
@@ -248,4 +317,3 @@ export class TelegramSender {
     await this.api.sendChatAction(chatId(to), 'typing', threadParams(threadId) as never, this.signal());
   }
 }
-

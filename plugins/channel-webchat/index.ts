@@ -56,9 +56,26 @@ const SEND_PARAMS: JsonSchema = {
   additionalProperties: false,
   properties: {
     text: { type: 'string', maxLength: 100_000 },
-    clientId: { type: 'string', minLength: 1, maxLength: 128, pattern: ID_PATTERN, description: 'Stable id of this browser (kept in localStorage).' },
-    threadId: { type: 'string', minLength: 1, maxLength: 64, pattern: ID_PATTERN, description: 'A conversation of its own (its own session).' },
-    messageId: { type: 'string', minLength: 1, maxLength: 128, description: 'Dedupe key: the same id is answered once.' },
+    clientId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      pattern: ID_PATTERN,
+      description: 'Stable id of this browser (kept in localStorage).',
+    },
+    threadId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      pattern: ID_PATTERN,
+      description: 'A conversation of its own (its own session).',
+    },
+    messageId: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 128,
+      description: 'Dedupe key: the same id is answered once.',
+    },
     senderName: { type: 'string', maxLength: 100 },
     accountId: { type: 'string', minLength: 1, maxLength: 64 },
     attachments: imageAttachmentsSchema(8),
@@ -122,7 +139,8 @@ export default definePlugin<{ root?: string }>({
     const protocol = api.kernel.protocol;
     protocol.registerEvent('webchat.message', api.id, {
       scope: 'operator.read',
-      description: '{id, to, accountId, text, media, replyTo?, threadId?, ts}: a message for the WebChat browser whose client id is `to`.',
+      description:
+        '{id, to, accountId, text, media, replyTo?, threadId?, ts}: a message for the WebChat browser whose client id is `to`.',
     });
 
     api.registerChannel({
@@ -168,7 +186,8 @@ export default definePlugin<{ root?: string }>({
       params: SEND_PARAMS,
       scope: 'operator.write',
       sideEffect: true,
-      description: 'A message from a WebChat browser into the channel pipeline. Returns the outcome: {status:"dispatched", sessionKey, runId} to follow as chat events, or why it was not.',
+      description:
+        'A message from a WebChat browser into the channel pipeline. Returns the outcome: {status:"dispatched", sessionKey, runId} to follow as chat events, or why it was not.',
       handler: async (params: WebchatSendParams) => {
         const account = await runningAccount(params.accountId);
         if (!account) {
@@ -196,7 +215,17 @@ export default definePlugin<{ root?: string }>({
     });
 
     const bundle = new StaticBundle(bundleCandidates(api.config.root, api.kernel.paths.configPath));
-    api.registerHttpRoute({ method: 'GET', path: '/', auth: 'none', handler: (req, res) => bundle.servePage(req, res) });
-    api.registerHttpRoute({ method: 'GET', path: '/assets/*', auth: 'none', handler: (req, res) => bundle.serveAsset(req, res) });
+    api.registerHttpRoute({
+      method: 'GET',
+      path: '/',
+      auth: 'none',
+      handler: (req, res) => bundle.servePage(req, res),
+    });
+    api.registerHttpRoute({
+      method: 'GET',
+      path: '/assets/*',
+      auth: 'none',
+      handler: (req, res) => bundle.serveAsset(req, res),
+    });
   },
 });

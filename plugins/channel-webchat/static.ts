@@ -80,7 +80,11 @@ export class StaticBundle {
         const index = JSON.parse(readFileSync(join(dir, 'bundle.json'), 'utf8')) as BundleIndex;
         for (const path of index.files) {
           const body = readFileSync(join(dir, ...path.split('/')));
-          files.set(path, { body, type: contentType(path), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` });
+          files.set(path, {
+            body,
+            type: contentType(path),
+            etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+          });
         }
       } catch {
         // Caught mid-rebuild (watch mode): keep serving the previous build, try again next request.
@@ -121,11 +125,18 @@ export class StaticBundle {
     } catch {
       return void res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end('bad path encoding\n');
     }
-    if (path.includes('\0') || path.includes('\\') || path.split('/').some((segment) => segment === '..' || segment === '.')) {
+    if (
+      path.includes('\0') ||
+      path.includes('\\') ||
+      path.split('/').some((segment) => segment === '..' || segment === '.')
+    ) {
       return void res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end('bad path\n');
     }
     const file = this.refresh() && path.startsWith('assets/') ? this.files.get(path) : undefined;
-    if (!file) return void res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }).end('not found\n');
+    if (!file)
+      return void res
+        .writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+        .end('not found\n');
     // Asset names carry a hash of their content: a changed file is a new name.
     this.send(req, res, file, { 'cache-control': 'public, max-age=31536000, immutable' });
   }

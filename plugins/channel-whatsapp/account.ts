@@ -23,16 +23,39 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Logger } from '../../sdk/index.js';
-import { ChannelSendError, retryDelay, type ChannelStatus, type InboundMedia, type InboundMessage, type InboundOutcome, type OutboundMessage, type RetrySettings, type SendResult } from '../../sdk/channels/index.js';
+import {
+  ChannelSendError,
+  retryDelay,
+  type ChannelStatus,
+  type InboundMedia,
+  type InboundMessage,
+  type InboundOutcome,
+  type OutboundMessage,
+  type RetrySettings,
+  type SendResult,
+} from '../../sdk/channels/index.js';
 import type { AuthStore } from './auth-store.js';
 import type { WhatsAppSettings } from './config.js';
 import { bareJid, jidFor, parseWaMessage, type ParsedWaMessage, type SelfIdentity } from './inbound.js';
 import { outboundContents } from './outbound.js';
-import { DisconnectReason, type ConnectionUpdate, type SocketFactory, type WaCloseError, type WaMessage, type WaSocket } from './types.js';
+import {
+  DisconnectReason,
+  type ConnectionUpdate,
+  type SocketFactory,
+  type WaCloseError,
+  type WaMessage,
+  type WaSocket,
+} from './types.js';
 
-export type WaState = 'stopped' | 'not-linked' | 'connecting' | 'qr' | 'open' | 'reconnecting' | 'logged-out' | 'conflict';
+export type WaState =
+  'stopped' | 'not-linked' | 'connecting' | 'qr' | 'open' | 'reconnecting' | 'logged-out' | 'conflict';
 
-export const DEFAULT_RECONNECT: RetrySettings = { attempts: Number.POSITIVE_INFINITY, minDelayMs: 2_000, maxDelayMs: 60_000, jitter: 0.25 };
+export const DEFAULT_RECONNECT: RetrySettings = {
+  attempts: Number.POSITIVE_INFINITY,
+  minDelayMs: 2_000,
+  maxDelayMs: 60_000,
+  jitter: 0.25,
+};
 /** How long a reply waits for a reconnecting socket before the kernel's retry takes over. */
 const SEND_WAIT_MS = 30_000;
 /** Offline messages WhatsApp hands over as "append" are answered only if this recent. */
@@ -97,7 +120,9 @@ export class WhatsAppAccount {
   constructor(private readonly deps: AccountDeps) {
     this.accountId = deps.settings.accountId;
     this.authDir = deps.settings.authDir;
-    this.queues = new ChatQueues((error) => deps.logger.error(`whatsapp: an incoming message failed: ${(error as Error)?.message ?? String(error)}`));
+    this.queues = new ChatQueues((error) =>
+      deps.logger.error(`whatsapp: an incoming message failed: ${(error as Error)?.message ?? String(error)}`),
+    );
   }
 
   private get where(): string {
@@ -202,7 +227,11 @@ export class WhatsAppAccount {
     }
     this.socket = socket;
     socket.ev.on('creds.update', () => {
-      socket.saveCreds().catch((error: unknown) => this.deps.logger.error(`${this.where}: could not save the credentials: ${(error as Error).message}`));
+      socket
+        .saveCreds()
+        .catch((error: unknown) =>
+          this.deps.logger.error(`${this.where}: could not save the credentials: ${(error as Error).message}`),
+        );
     });
     socket.ev.on('connection.update', (update) => {
       if (generation === this.generation) this.onConnection(update);
@@ -231,7 +260,9 @@ export class WhatsAppAccount {
       this.loginMode = false;
       this.lastError = undefined;
       this.connectedAt = Date.now();
-      this.deps.logger.info(`${this.where}: connected as ${this.socket?.user?.id ? bareJid(this.socket.user.id).split('@')[0] : 'unknown'}`);
+      this.deps.logger.info(
+        `${this.where}: connected as ${this.socket?.user?.id ? bareJid(this.socket.user.id).split('@')[0] : 'unknown'}`,
+      );
       this.setState('open');
     }
     if (update.connection === 'close') this.onClose(update);
@@ -256,7 +287,10 @@ export class WhatsAppAccount {
       // The QR codes ran out (408) or the link failed before it completed: no loop, tell the user.
       this.loginMode = false;
       this.qr = undefined;
-      this.lastError = code === DisconnectReason.timedOut ? 'the QR code expired before it was scanned; run the login again' : `the login failed (${code ?? 'no status'} ${reason})`;
+      this.lastError =
+        code === DisconnectReason.timedOut
+          ? 'the QR code expired before it was scanned; run the login again'
+          : `the login failed (${code ?? 'no status'} ${reason})`;
       return this.setState('not-linked');
     }
     if (code === DisconnectReason.restartRequired) {
@@ -300,7 +334,14 @@ export class WhatsAppAccount {
   async logout(): Promise<boolean> {
     const socket = this.state === 'open' ? this.socket : undefined;
     this.stopped = true;
-    if (socket) await socket.logout().catch((error: unknown) => this.deps.logger.warn(`${this.where}: unlinking from the phone failed (${(error as Error).message}); removing the local credentials anyway`));
+    if (socket)
+      await socket
+        .logout()
+        .catch((error: unknown) =>
+          this.deps.logger.warn(
+            `${this.where}: unlinking from the phone failed (${(error as Error).message}); removing the local credentials anyway`,
+          ),
+        );
     this.closeSocket();
     const had = (await this.deps.auth.files()).length > 0;
     await this.deps.auth.clear();
@@ -359,13 +400,22 @@ export class WhatsAppAccount {
       if (message.key.id && this.sentIds.has(message.key.id)) continue;
       const parsed = parseWaMessage(message, self);
       if (!parsed) continue;
-      if (type === 'append' && parsed.inbound.timestamp !== undefined && parsed.inbound.timestamp < Date.now() - APPEND_MAX_AGE_MS) continue;
+      if (
+        type === 'append' &&
+        parsed.inbound.timestamp !== undefined &&
+        parsed.inbound.timestamp < Date.now() - APPEND_MAX_AGE_MS
+      )
+        continue;
       if (parsed.selfChat && this.deps.settings.selfChatMode === false) continue;
       this.queues.push(message.key.remoteJid!, () => this.process(message, parsed, receive));
     }
   }
 
-  private async process(message: WaMessage, parsed: ParsedWaMessage, receive: (message: InboundMessage) => Promise<InboundOutcome>): Promise<void> {
+  private async process(
+    message: WaMessage,
+    parsed: ParsedWaMessage,
+    receive: (message: InboundMessage) => Promise<InboundOutcome>,
+  ): Promise<void> {
     const { media, note } = await this.fetchMedia(message, parsed);
     const text = [parsed.inbound.text, note].filter(Boolean).join('\n');
     const inbound: InboundMessage = {
@@ -376,31 +426,52 @@ export class WhatsAppAccount {
     };
     const outcome = await receive(inbound);
     if (outcome.status === 'unavailable') {
-      this.deps.logger.warn(`${this.where}: a message from ${inbound.sender.id} arrived while the gateway was stopping and was not taken (${outcome.reason})`);
+      this.deps.logger.warn(
+        `${this.where}: a message from ${inbound.sender.id} arrived while the gateway was stopping and was not taken (${outcome.reason})`,
+      );
       return;
     }
     // Blue ticks only for what reached the agent's journal; self-chat never gets them.
     if (outcome.status === 'dispatched' && this.deps.settings.sendReadReceipts && !parsed.selfChat && this.socket) {
-      await this.socket.readMessages([message.key]).catch((error: unknown) => this.deps.logger.debug(`${this.where}: read receipt failed: ${(error as Error).message}`));
+      await this.socket
+        .readMessages([message.key])
+        .catch((error: unknown) =>
+          this.deps.logger.debug(`${this.where}: read receipt failed: ${(error as Error).message}`),
+        );
     }
   }
 
-  private async fetchMedia(message: WaMessage, parsed: ParsedWaMessage): Promise<{ media?: InboundMedia; note?: string }> {
+  private async fetchMedia(
+    message: WaMessage,
+    parsed: ParsedWaMessage,
+  ): Promise<{ media?: InboundMedia; note?: string }> {
     const info = parsed.media;
     if (!info) return {};
     const max = this.deps.settings.mediaMaxBytes;
     const label = info.fileName ? `${info.kind} "${info.fileName}"` : info.kind;
-    if (info.size !== undefined && info.size > max) return { note: `[${label} not downloaded: larger than mediaMaxMb (${Math.round(max / 1024 / 1024)} MB)]` };
+    if (info.size !== undefined && info.size > max)
+      return { note: `[${label} not downloaded: larger than mediaMaxMb (${Math.round(max / 1024 / 1024)} MB)]` };
     try {
       const data = await this.socket!.downloadMedia(message);
-      if (data.length > max) return { note: `[${label} not downloaded: larger than mediaMaxMb (${Math.round(max / 1024 / 1024)} MB)]` };
-      if (info.kind === 'image') return { media: { data: data.toString('base64'), mimeType: info.mimeType, ...(info.fileName ? { fileName: info.fileName } : {}) } };
+      if (data.length > max)
+        return { note: `[${label} not downloaded: larger than mediaMaxMb (${Math.round(max / 1024 / 1024)} MB)]` };
+      if (info.kind === 'image')
+        return {
+          media: {
+            data: data.toString('base64'),
+            mimeType: info.mimeType,
+            ...(info.fileName ? { fileName: info.fileName } : {}),
+          },
+        };
       const dir = join(this.deps.stateDir, 'media', 'whatsapp', this.accountId);
       await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       const safeName = (info.fileName ?? info.kind).replace(/[^\w.-]+/g, '_').slice(0, 100);
       const path = join(dir, `${message.key.id!.replace(/[^\w-]+/g, '_')}-${safeName}`);
       await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
-      return { media: { url: path, mimeType: info.mimeType, ...(info.fileName ? { fileName: info.fileName } : {}) }, note: `[${label} (${info.mimeType}, ${data.length} bytes) saved at ${path}]` };
+      return {
+        media: { url: path, mimeType: info.mimeType, ...(info.fileName ? { fileName: info.fileName } : {}) },
+        note: `[${label} (${info.mimeType}, ${data.length} bytes) saved at ${path}]`,
+      };
     } catch (error) {
       this.deps.logger.warn(`${this.where}: could not download a ${info.kind}: ${(error as Error).message}`);
       return { note: `[${label} could not be downloaded]` };
@@ -411,11 +482,20 @@ export class WhatsAppAccount {
 
   /** The open socket, waiting for a reconnect in progress; a clear error when none will come. */
   private async openSocket(): Promise<WaSocket> {
-    const settled = () => this.state === 'open' || this.state === 'logged-out' || this.state === 'not-linked' || this.state === 'conflict' || this.state === 'stopped';
+    const settled = () =>
+      this.state === 'open' ||
+      this.state === 'logged-out' ||
+      this.state === 'not-linked' ||
+      this.state === 'conflict' ||
+      this.state === 'stopped';
     if (!settled()) await this.waitFor(settled, this.deps.sendWaitMs ?? SEND_WAIT_MS);
     if (this.state === 'open' && this.socket) return this.socket;
-    if (this.state === 'reconnecting' || this.state === 'connecting') throw new ChannelSendError(`${this.where} is reconnecting`, { retryable: true });
-    throw new ChannelSendError(`${this.where} is ${this.status().detail}${this.lastError ? `: ${this.lastError}` : ''}`, { retryable: false });
+    if (this.state === 'reconnecting' || this.state === 'connecting')
+      throw new ChannelSendError(`${this.where} is reconnecting`, { retryable: true });
+    throw new ChannelSendError(
+      `${this.where} is ${this.status().detail}${this.lastError ? `: ${this.lastError}` : ''}`,
+      { retryable: false },
+    );
   }
 
   async send(message: OutboundMessage): Promise<SendResult> {
@@ -441,7 +521,10 @@ export class WhatsAppAccount {
         sent = await socket.sendMessage(jid, content, { messageId });
       } catch (error) {
         // The socket died mid-send: the kernel retries once it is back.
-        throw new ChannelSendError(`whatsapp send failed: ${(error as Error).message}`, { retryable: true, cause: error });
+        throw new ChannelSendError(`whatsapp send failed: ${(error as Error).message}`, {
+          retryable: true,
+          cause: error,
+        });
       }
       ids.push(sent?.key.id ?? messageId);
     }

@@ -30,7 +30,10 @@ export function configPath(accountId: string): string {
 
 /** Account ids are folder names: keep them to what is safe in a path. */
 export function checkAccountId(accountId: string): string {
-  if (!/^[A-Za-z0-9][\w-]{0,63}$/.test(accountId)) throw new WhatsAppConfigError(`WhatsApp account id "${accountId}" may only use letters, digits, "_" and "-" (it names the account's credentials folder)`);
+  if (!/^[A-Za-z0-9][\w-]{0,63}$/.test(accountId))
+    throw new WhatsAppConfigError(
+      `WhatsApp account id "${accountId}" may only use letters, digits, "_" and "-" (it names the account's credentials folder)`,
+    );
   return accountId;
 }
 
@@ -39,20 +42,31 @@ export function defaultAuthDir(stateDir: string, accountId: string): string {
 }
 
 /** One account's settings from its merged config (account keys over the channel root). */
-export function resolveSettings(accountId: string, raw: AnyRecord, stateDir: string, env: Readonly<Record<string, string | undefined>>): WhatsAppSettings {
+export function resolveSettings(
+  accountId: string,
+  raw: AnyRecord,
+  stateDir: string,
+  env: Readonly<Record<string, string | undefined>>,
+): WhatsAppSettings {
   const where = configPath(accountId);
   let authDir = defaultAuthDir(stateDir, accountId);
   if (raw.authDir !== undefined) {
-    if (typeof raw.authDir !== 'string' || !raw.authDir.trim()) throw new WhatsAppConfigError(`${where}.authDir must be a folder path`);
+    if (typeof raw.authDir !== 'string' || !raw.authDir.trim())
+      throw new WhatsAppConfigError(`${where}.authDir must be a folder path`);
     const expanded = expandHome(raw.authDir.trim(), env);
-    if (!isAbsolute(expanded)) throw new WhatsAppConfigError(`${where}.authDir must be an absolute path (or start with ~), got "${raw.authDir}"`);
+    if (!isAbsolute(expanded))
+      throw new WhatsAppConfigError(
+        `${where}.authDir must be an absolute path (or start with ~), got "${raw.authDir}"`,
+      );
     authDir = expanded;
   }
   for (const key of ['selfChatMode', 'sendReadReceipts'] as const) {
-    if (raw[key] !== undefined && typeof raw[key] !== 'boolean') throw new WhatsAppConfigError(`${where}.${key} must be true or false`);
+    if (raw[key] !== undefined && typeof raw[key] !== 'boolean')
+      throw new WhatsAppConfigError(`${where}.${key} must be true or false`);
   }
   const mediaMaxMb = raw.mediaMaxMb ?? DEFAULT_MEDIA_MAX_MB;
-  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0)) throw new WhatsAppConfigError(`${where}.mediaMaxMb must be a positive number of megabytes`);
+  if (typeof mediaMaxMb !== 'number' || !(mediaMaxMb > 0))
+    throw new WhatsAppConfigError(`${where}.mediaMaxMb must be a positive number of megabytes`);
   return {
     accountId,
     authDir,

@@ -39,7 +39,8 @@ export function bareJid(jid: string): string {
   return `${user.split(':')[0]}@${server}`;
 }
 
-const isPn = (jid: string | null | undefined): jid is string => typeof jid === 'string' && /@s\.whatsapp\.net$/.test(jid);
+const isPn = (jid: string | null | undefined): jid is string =>
+  typeof jid === 'string' && /@s\.whatsapp\.net$/.test(jid);
 
 /** The id users write for a JID: "+<number>" for phone numbers, the bare user otherwise, the JID for LIDs. */
 export function idForJid(jid: string): string {
@@ -56,25 +57,34 @@ export function jidFor(to: string): string {
   const digits = trimmed.replace(/[\s().-]/g, '');
   if (/^\+?\d{5,20}$/.test(digits)) return `${digits.replace(/^\+/, '')}@s.whatsapp.net`;
   if (/^[A-Za-z0-9][\w.-]*$/.test(trimmed)) return `${trimmed}@s.whatsapp.net`;
-  throw new Error(`"${to}" is not a WhatsApp recipient: give a phone number like +15551234567 or a JID (…@s.whatsapp.net, …@g.us)`);
+  throw new Error(
+    `"${to}" is not a WhatsApp recipient: give a phone number like +15551234567 or a JID (…@s.whatsapp.net, …@g.us)`,
+  );
 }
 
 /** Baileys wraps some messages (disappearing, view-once, documents with captions). */
 export function unwrap(content: WaContent | null | undefined): WaContent | undefined {
   let current = content ?? undefined;
   for (let depth = 0; current && depth < 4; depth++) {
-    const inner = current.ephemeralMessage?.message ?? current.viewOnceMessage?.message ?? current.viewOnceMessageV2?.message ?? current.documentWithCaptionMessage?.message;
+    const inner =
+      current.ephemeralMessage?.message ??
+      current.viewOnceMessage?.message ??
+      current.viewOnceMessageV2?.message ??
+      current.documentWithCaptionMessage?.message;
     if (!inner) break;
     current = inner;
   }
   return current;
 }
 
-function mediaOf(content: WaContent): ParsedWaMessage['media'] & { caption?: string; contextInfo?: WaContextInfo } | undefined {
+function mediaOf(
+  content: WaContent,
+): (ParsedWaMessage['media'] & { caption?: string; contextInfo?: WaContextInfo }) | undefined {
   for (const kind of ['image', 'video', 'audio', 'document', 'sticker'] as const) {
     const item = content[`${kind}Message`];
     if (!item) continue;
-    const size = item.fileLength === undefined || item.fileLength === null ? undefined : Number(item.fileLength.toString());
+    const size =
+      item.fileLength === undefined || item.fileLength === null ? undefined : Number(item.fileLength.toString());
     return {
       kind,
       mimeType: item.mimetype?.split(';')[0]?.trim() || DEFAULT_MIME[kind],
@@ -122,10 +132,14 @@ export function parseWaMessage(message: WaMessage, self: SelfIdentity): ParsedWa
   }
 
   const senderJid = isGroup
-    ? (isPn(message.key.participantAlt) ? message.key.participantAlt : message.key.participant ?? message.key.participantAlt)
+    ? isPn(message.key.participantAlt)
+      ? message.key.participantAlt
+      : (message.key.participant ?? message.key.participantAlt)
     : selfChat && self.pn
       ? self.pn
-      : isPn(message.key.remoteJidAlt) ? message.key.remoteJidAlt : remote;
+      : isPn(message.key.remoteJidAlt)
+        ? message.key.remoteJidAlt
+        : remote;
   if (!senderJid) return undefined;
   const senderId = idForJid(senderJid);
   const context = content.extendedTextMessage?.contextInfo ?? media?.contextInfo ?? undefined;
@@ -148,7 +162,15 @@ export function parseWaMessage(message: WaMessage, self: SelfIdentity): ParsedWa
       messageId: id,
       mentioned,
       ...(selfChat ? { fromSelf: true } : {}),
-      ...(context?.stanzaId ? { replyTo: { messageId: context.stanzaId, ...(quotedText ? { text: quotedText } : {}), ...(context.participant ? { senderId: idForJid(context.participant) } : {}) } } : {}),
+      ...(context?.stanzaId
+        ? {
+            replyTo: {
+              messageId: context.stanzaId,
+              ...(quotedText ? { text: quotedText } : {}),
+              ...(context.participant ? { senderId: idForJid(context.participant) } : {}),
+            },
+          }
+        : {}),
       ...(timestamp ? { timestamp } : {}),
     },
     ...(media ? { media: mediaInfo as NonNullable<ParsedWaMessage['media']> } : {}),

@@ -14,7 +14,19 @@ import {
   type PluginDefinition,
   type SystemEventsService,
 } from '../../sdk/index.js';
-import { channelSettings, configuredAccounts, ChannelSendError, type ChannelAccountContext, type ChannelLoginParams, type ChannelLoginState, type ChannelPlugin, type ChannelStatus, type OutboundMessage, type RetrySettings, type SendResult } from '../../sdk/channels/index.js';
+import {
+  channelSettings,
+  configuredAccounts,
+  ChannelSendError,
+  type ChannelAccountContext,
+  type ChannelLoginParams,
+  type ChannelLoginState,
+  type ChannelPlugin,
+  type ChannelStatus,
+  type OutboundMessage,
+  type RetrySettings,
+  type SendResult,
+} from '../../sdk/channels/index.js';
 import { useService } from '../../sdk/services.js';
 import { DEFAULT_RECONNECT, WhatsAppAccount, type AccountDeps } from './account.js';
 import { AuthStore } from './auth-store.js';
@@ -98,7 +110,10 @@ export class WhatsAppChannel {
       }),
     );
     const clash = [...this.accounts.values()].find((other) => other.authDir === account.authDir);
-    if (clash) throw new WhatsAppConfigError(`WhatsApp accounts "${clash.accountId}" and "${ctx.accountId}" use the same authDir: each linked device needs its own folder`);
+    if (clash)
+      throw new WhatsAppConfigError(
+        `WhatsApp accounts "${clash.accountId}" and "${ctx.accountId}" use the same authDir: each linked device needs its own folder`,
+      );
     this.accounts.set(ctx.accountId, account);
     ctx.signal.addEventListener('abort', () => void account.stop(), { once: true });
     await account.start();
@@ -130,7 +145,11 @@ export class WhatsAppChannel {
   async send(message: OutboundMessage): Promise<SendResult> {
     const account = this.running(message.accountId);
     // Only the gateway holds the WhatsApp connection; a second socket would knock it off.
-    if (!account) throw new ChannelSendError(`WhatsApp account "${this.accountId(message.accountId)}" is not running here: start the gateway (claw gateway) and link it with claw channels login --channel whatsapp`, { retryable: false });
+    if (!account)
+      throw new ChannelSendError(
+        `WhatsApp account "${this.accountId(message.accountId)}" is not running here: start the gateway (claw gateway) and link it with claw channels login --channel whatsapp`,
+        { retryable: false },
+      );
     return account.send(message);
   }
 
@@ -146,7 +165,11 @@ export class WhatsAppChannel {
 
   private async loginState(account: WhatsAppAccount): Promise<ChannelLoginState> {
     const base = { accountId: account.accountId, connected: account.state === 'open' };
-    if (account.state === 'open') return { ...base, message: `WhatsApp is linked${account.status().number ? ` as ${account.status().number}` : ''}.` };
+    if (account.state === 'open')
+      return {
+        ...base,
+        message: `WhatsApp is linked${account.status().number ? ` as ${account.status().number}` : ''}.`,
+      };
     if (account.state === 'qr' && account.qr) {
       const message = 'Scan this QR code in WhatsApp: Settings → Linked devices → Link a device.';
       return { ...base, qr: account.qr, qrDataUrl: await qrToSvgDataUrl(account.qr), message };
@@ -155,7 +178,12 @@ export class WhatsAppChannel {
   }
 
   private failed(account: WhatsAppAccount): boolean {
-    return account.state === 'not-linked' || account.state === 'logged-out' || account.state === 'conflict' || account.state === 'stopped';
+    return (
+      account.state === 'not-linked' ||
+      account.state === 'logged-out' ||
+      account.state === 'conflict' ||
+      account.state === 'stopped'
+    );
   }
 
   async loginStart(params: ChannelLoginParams): Promise<ChannelLoginState> {
@@ -163,9 +191,16 @@ export class WhatsAppChannel {
     let account = this.accounts.get(accountId);
     // Linked creds are kept unless asked: a login while the connection is merely down must not unlink.
     if (!params.force && account?.state !== 'open' && account?.state !== 'qr') {
-      const auth = new AuthStore(account?.authDir ?? resolveSettings(accountId, this.merged(accountId), this.kernel.paths.stateDir, this.kernel.env).authDir);
+      const auth = new AuthStore(
+        account?.authDir ??
+          resolveSettings(accountId, this.merged(accountId), this.kernel.paths.stateDir, this.kernel.env).authDir,
+      );
       if (await auth.linked()) {
-        return { accountId, connected: true, message: `WhatsApp account "${accountId}" is already linked${account ? ` (${account.status().detail})` : ''}; use --force (force: true) to link it again with a new QR code.` };
+        return {
+          accountId,
+          connected: true,
+          message: `WhatsApp account "${accountId}" is already linked${account ? ` (${account.status().detail})` : ''}; use --force (force: true) to link it again with a new QR code.`,
+        };
       }
     }
     if (!account) {
@@ -175,7 +210,10 @@ export class WhatsAppChannel {
     }
     await account.login(params.force === true);
     const target = account;
-    await account.waitFor(() => target.state === 'qr' || target.state === 'open' || this.failed(target), params.timeoutMs ?? DEFAULT_LOGIN_WAIT_MS);
+    await account.waitFor(
+      () => target.state === 'qr' || target.state === 'open' || this.failed(target),
+      params.timeoutMs ?? DEFAULT_LOGIN_WAIT_MS,
+    );
     if (this.failed(account)) throw new Error((await this.loginState(account)).message);
     return this.finish(account);
   }
@@ -183,8 +221,15 @@ export class WhatsAppChannel {
   async loginWait(params: ChannelLoginParams & { currentQr?: string }): Promise<ChannelLoginState> {
     const accountId = this.accountId(params.accountId);
     const account = this.accounts.get(accountId) ?? this.logins.get(accountId);
-    if (!account) throw new Error(`no WhatsApp login is in progress for account "${accountId}": start one with web.login.start (claw channels login --channel whatsapp)`);
-    await account.waitFor(() => account.state === 'open' || this.failed(account) || (account.state === 'qr' && account.qr !== params.currentQr), params.timeoutMs ?? DEFAULT_LOGIN_WAIT_MS);
+    if (!account)
+      throw new Error(
+        `no WhatsApp login is in progress for account "${accountId}": start one with web.login.start (claw channels login --channel whatsapp)`,
+      );
+    await account.waitFor(
+      () =>
+        account.state === 'open' || this.failed(account) || (account.state === 'qr' && account.qr !== params.currentQr),
+      params.timeoutMs ?? DEFAULT_LOGIN_WAIT_MS,
+    );
     if (this.failed(account)) throw new Error((await this.loginState(account)).message);
     return this.finish(account);
   }
@@ -201,7 +246,10 @@ export class WhatsAppChannel {
 
   async logout(requested?: string): Promise<{ accountId: string; cleared: boolean }> {
     const accountId = this.accountId(requested);
-    const account = this.accounts.get(accountId) ?? this.logins.get(accountId) ?? new WhatsAppAccount(this.accountDeps(accountId, this.merged(accountId), {}));
+    const account =
+      this.accounts.get(accountId) ??
+      this.logins.get(accountId) ??
+      new WhatsAppAccount(this.accountDeps(accountId, this.merged(accountId), {}));
     this.logins.delete(accountId);
     const cleared = await account.logout();
     return { accountId, cleared };
@@ -212,7 +260,11 @@ export class WhatsAppChannel {
   private async reportLoggedOut(accountId: string, reason: string): Promise<void> {
     const text = `WhatsApp${accountId === 'default' ? '' : ` account "${accountId}"`} was logged out by the phone (${reason}). Messages sent to it are not received until you link it again: claw channels login --channel whatsapp${accountId === 'default' ? '' : ` --account ${accountId}`}`;
     const events = await useService<SystemEventsService>(this.kernel, 'system-events').catch(() => undefined);
-    await events?.enqueue({ text, source: 'channel:whatsapp', contextKey: `whatsapp:logged-out:${accountId}` }).catch((error: unknown) => this.logger.warn(`whatsapp: could not queue the logged-out notice: ${(error as Error).message}`));
+    await events
+      ?.enqueue({ text, source: 'channel:whatsapp', contextKey: `whatsapp:logged-out:${accountId}` })
+      .catch((error: unknown) =>
+        this.logger.warn(`whatsapp: could not queue the logged-out notice: ${(error as Error).message}`),
+      );
     // The owner on another channel: the first connected account whose allowFrom names someone.
     try {
       const config = this.kernel.config();
@@ -222,7 +274,13 @@ export class WhatsAppChannel {
           if (!account.running || !account.connected) continue;
           const owner = channelSettings(config, channel.id, account.accountId).allowFrom.find((entry) => entry !== '*');
           if (!owner) continue;
-          const sent = await this.kernel.channels.send({ channel: channel.id, to: owner.replace(new RegExp(`^${channel.id}:`, 'i'), ''), accountId: account.accountId, text, context: { channel: channel.id } });
+          const sent = await this.kernel.channels.send({
+            channel: channel.id,
+            to: owner.replace(new RegExp(`^${channel.id}:`, 'i'), ''),
+            accountId: account.accountId,
+            text,
+            context: { channel: channel.id },
+          });
           if (sent.delivered) return;
         }
       }

@@ -52,7 +52,10 @@ export interface LoadedMedia {
   fileName: string;
 }
 
-const tooLarge = (what: string, maxBytes: number) => new ChannelSendError(`whatsapp: ${what} is larger than mediaMaxMb (${Math.round(maxBytes / 1024 / 1024)} MB)`, { retryable: false });
+const tooLarge = (what: string, maxBytes: number) =>
+  new ChannelSendError(`whatsapp: ${what} is larger than mediaMaxMb (${Math.round(maxBytes / 1024 / 1024)} MB)`, {
+    retryable: false,
+  });
 
 /** Read one attachment, refusing anything over `maxBytes` before it is all in memory. */
 export async function loadMedia(url: string, maxBytes: number, mimeHint?: string): Promise<LoadedMedia> {
@@ -67,9 +70,15 @@ export async function loadMedia(url: string, maxBytes: number, mimeHint?: string
     try {
       response = await fetch(url, { signal: AbortSignal.timeout(60_000) });
     } catch (error) {
-      throw new ChannelSendError(`whatsapp: could not fetch ${url}: ${(error as Error).message}`, { retryable: true, cause: error });
+      throw new ChannelSendError(`whatsapp: could not fetch ${url}: ${(error as Error).message}`, {
+        retryable: true,
+        cause: error,
+      });
     }
-    if (!response.ok || !response.body) throw new ChannelSendError(`whatsapp: fetching ${url} failed with HTTP ${response.status}`, { retryable: response.status >= 500 });
+    if (!response.ok || !response.body)
+      throw new ChannelSendError(`whatsapp: fetching ${url} failed with HTTP ${response.status}`, {
+        retryable: response.status >= 500,
+      });
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
@@ -78,7 +87,15 @@ export async function loadMedia(url: string, maxBytes: number, mimeHint?: string
       chunks.push(Buffer.from(chunk));
     }
     const name = basename(new URL(url).pathname) || 'file';
-    return { data: Buffer.concat(chunks), mimeType: mimeHint ?? response.headers.get('content-type')?.split(';')[0] ?? MIME_BY_EXT[extname(name).toLowerCase()] ?? 'application/octet-stream', fileName: name };
+    return {
+      data: Buffer.concat(chunks),
+      mimeType:
+        mimeHint ??
+        response.headers.get('content-type')?.split(';')[0] ??
+        MIME_BY_EXT[extname(name).toLowerCase()] ??
+        'application/octet-stream',
+      fileName: name,
+    };
   }
   const path = url.startsWith('file:') ? fileURLToPath(url) : url;
   let info;
@@ -89,17 +106,24 @@ export async function loadMedia(url: string, maxBytes: number, mimeHint?: string
   }
   if (!info.isFile()) throw new ChannelSendError(`whatsapp: cannot send ${path}: not a file`, { retryable: false });
   if (info.size > maxBytes) throw tooLarge(path, maxBytes);
-  return { data: await readFile(path), mimeType: mimeHint ?? MIME_BY_EXT[extname(path).toLowerCase()] ?? 'application/octet-stream', fileName: basename(path) };
+  return {
+    data: await readFile(path),
+    mimeType: mimeHint ?? MIME_BY_EXT[extname(path).toLowerCase()] ?? 'application/octet-stream',
+    fileName: basename(path),
+  };
 }
 
 /** The message content for an attachment: images, videos and audio natively, the rest as documents. */
 export function mediaContent(media: LoadedMedia, caption: string | undefined): WaOutbound {
   const type = media.mimeType.toLowerCase();
   const withCaption = caption ? { caption: markdownToWhatsApp(caption) } : {};
-  if (type.startsWith('image/') && type !== 'image/gif') return { image: media.data, mimetype: media.mimeType, ...withCaption };
-  if (type.startsWith('video/') || type === 'image/gif') return { video: media.data, mimetype: type === 'image/gif' ? 'video/mp4' : media.mimeType, ...withCaption };
+  if (type.startsWith('image/') && type !== 'image/gif')
+    return { image: media.data, mimetype: media.mimeType, ...withCaption };
+  if (type.startsWith('video/') || type === 'image/gif')
+    return { video: media.data, mimetype: type === 'image/gif' ? 'video/mp4' : media.mimeType, ...withCaption };
   // Ogg/Opus is what WhatsApp plays as a voice note; other audio goes as an audio file.
-  if (type.startsWith('audio/')) return { audio: media.data, mimetype: media.mimeType, ptt: type.startsWith('audio/ogg') };
+  if (type.startsWith('audio/'))
+    return { audio: media.data, mimetype: media.mimeType, ptt: type.startsWith('audio/ogg') };
   return { document: media.data, mimetype: media.mimeType, fileName: media.fileName, ...withCaption };
 }
 
@@ -108,7 +132,9 @@ export async function outboundContents(message: OutboundMessage, maxBytes: numbe
   const text = message.text?.trim() ? message.text : '';
   const media = message.media ?? [];
   // Voice notes show no caption: their text goes as its own message.
-  const firstIsAudio = media[0] !== undefined && /^audio\//i.test(media[0].mimeType ?? MIME_BY_EXT[extname(media[0].url.split('?')[0]!).toLowerCase()] ?? '');
+  const firstIsAudio =
+    media[0] !== undefined &&
+    /^audio\//i.test(media[0].mimeType ?? MIME_BY_EXT[extname(media[0].url.split('?')[0]!).toLowerCase()] ?? '');
   const captionFromText = media.length > 0 && text.length > 0 && text.length <= CAPTION_LIMIT && !firstIsAudio;
   const contents: WaOutbound[] = [];
   if (text && !captionFromText) contents.push({ text: markdownToWhatsApp(text) });

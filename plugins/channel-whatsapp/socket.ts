@@ -19,19 +19,22 @@ type Baileys = AnyRecord;
 let baileysModule: Promise<Baileys> | undefined;
 
 function loadBaileys(deps: RuntimeDeps, options: RuntimeDepImportOptions): Promise<Baileys> {
-  baileysModule ??= deps.import<Baileys>(BAILEYS, { retryCommand: 'claw plugins enable channel-whatsapp', ...options }).then(
-    (mod) => (typeof mod.makeWASocket === 'function' ? mod : (mod.default as Baileys)),
-    (error: unknown) => {
-      baileysModule = undefined;
-      throw error;
-    },
-  );
+  baileysModule ??= deps
+    .import<Baileys>(BAILEYS, { retryCommand: 'claw plugins enable channel-whatsapp', ...options })
+    .then(
+      (mod) => (typeof mod.makeWASocket === 'function' ? mod : (mod.default as Baileys)),
+      (error: unknown) => {
+        baileysModule = undefined;
+        throw error;
+      },
+    );
   return baileysModule;
 }
 
 /** Baileys logs through a pino-shaped object; ours forwards warnings and errors only. */
 function baileysLogger(logger: Logger): AnyRecord {
-  const text = (obj: unknown, msg?: string) => msg ?? (typeof obj === 'string' ? obj : JSON.stringify(obj)?.slice(0, 500) ?? '');
+  const text = (obj: unknown, msg?: string) =>
+    msg ?? (typeof obj === 'string' ? obj : (JSON.stringify(obj)?.slice(0, 500) ?? ''));
   const make = (): AnyRecord => ({
     level: 'warn',
     child: () => make(),
@@ -45,7 +48,10 @@ function baileysLogger(logger: Logger): AnyRecord {
 }
 
 /** Baileys' auth state over the account's AuthStore. */
-async function authState(baileys: Baileys, auth: AuthStore): Promise<{ state: AnyRecord; saveCreds: () => Promise<void> }> {
+async function authState(
+  baileys: Baileys,
+  auth: AuthStore,
+): Promise<{ state: AnyRecord; saveCreds: () => Promise<void> }> {
   const { BufferJSON, initAuthCreds, proto } = baileys;
   await auth.open();
   const read = async (name: string) => {
@@ -72,7 +78,8 @@ async function authState(baileys: Baileys, auth: AuthStore): Promise<{ state: An
         set: async (data: Record<string, Record<string, unknown>>) => {
           const tasks: Array<Promise<void>> = [];
           for (const [category, entries] of Object.entries(data)) {
-            for (const [id, value] of Object.entries(entries)) tasks.push(value ? write(`${category}-${id}.json`, value) : auth.remove(`${category}-${id}.json`));
+            for (const [id, value] of Object.entries(entries))
+              tasks.push(value ? write(`${category}-${id}.json`, value) : auth.remove(`${category}-${id}.json`));
           }
           await Promise.all(tasks);
         },
@@ -114,7 +121,8 @@ export function baileysSocketFactory(runtimeDeps: RuntimeDeps, deps: BaileysFact
       readMessages: (keys) => sock.readMessages(keys),
       end: (error) => sock.end(error),
       logout: () => sock.logout(),
-      downloadMedia: (message: WaMessage) => baileys.downloadMediaMessage(message, 'buffer', {}, { logger, reuploadRequest: sock.updateMediaMessage }),
+      downloadMedia: (message: WaMessage) =>
+        baileys.downloadMediaMessage(message, 'buffer', {}, { logger, reuploadRequest: sock.updateMediaMessage }),
       saveCreds,
     };
   };

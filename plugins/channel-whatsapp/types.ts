@@ -101,7 +101,11 @@ export interface WaSocket {
   /** The linked identity, once known: `<number>:<device>@s.whatsapp.net`, and the LID. */
   readonly user?: { id: string; lid?: string; name?: string } | undefined;
   /** `messageId`: our own id for the message (so its echo is recognised before the send returns). */
-  sendMessage(jid: string, content: WaOutbound, options?: { quoted?: WaMessage; messageId?: string }): Promise<WaMessage | undefined>;
+  sendMessage(
+    jid: string,
+    content: WaOutbound,
+    options?: { quoted?: WaMessage; messageId?: string },
+  ): Promise<WaMessage | undefined>;
   sendPresenceUpdate(type: 'composing' | 'paused' | 'available' | 'unavailable', jid?: string): Promise<void>;
   readMessages(keys: WaKey[]): Promise<void>;
   /** Close the connection (fires connection.update close). */

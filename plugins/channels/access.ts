@@ -33,7 +33,8 @@ interface AllowFile {
   allowFrom: string[];
 }
 
-export type DmDecision = { allow: true } | { allow: false; reason: string; pairing?: { code: string; created: boolean } };
+export type DmDecision =
+  { allow: true } | { allow: false; reason: string; pairing?: { code: string; created: boolean } };
 export type GroupDecision = { allow: true; requireMention: boolean } | { allow: false; reason: string };
 
 function normalizeId(value: string): string {
@@ -82,7 +83,11 @@ export class ChannelAccess {
   pending(channel?: string): PairingRequest[] {
     const channels = channel ? [channel] : this.channelsWithFiles();
     const now = this.now();
-    return channels.flatMap((name) => this.read<PairingFile>(this.file(name, 'pairing'), { version: 1, requests: [] }).requests.filter((request) => request.expiresAt > now));
+    return channels.flatMap((name) =>
+      this.read<PairingFile>(this.file(name, 'pairing'), { version: 1, requests: [] }).requests.filter(
+        (request) => request.expiresAt > now,
+      ),
+    );
   }
 
   private channelsWithFiles(): string[] {
@@ -96,17 +101,31 @@ export class ChannelAccess {
   }
 
   /** The pending code for this sender, or a new one (unless the channel has three waiting). */
-  requestPairing(channel: string, accountId: string, sender: InboundMessage['sender']): { code: string; created: boolean } | undefined {
+  requestPairing(
+    channel: string,
+    accountId: string,
+    sender: InboundMessage['sender'],
+  ): { code: string; created: boolean } | undefined {
     const now = this.now();
     const file = this.file(channel, 'pairing');
-    const requests = this.read<PairingFile>(file, { version: 1, requests: [] }).requests.filter((request) => request.expiresAt > now);
+    const requests = this.read<PairingFile>(file, { version: 1, requests: [] }).requests.filter(
+      (request) => request.expiresAt > now,
+    );
     const existing = requests.find((request) => request.accountId === accountId && request.senderId === sender.id);
     if (existing) return { code: existing.code, created: false };
     if (requests.length >= MAX_PENDING_PAIRINGS) return undefined;
     let code: string;
     do code = Array.from({ length: CODE_LENGTH }, () => CODE_ALPHABET[randomInt(CODE_ALPHABET.length)]).join('');
     while (requests.some((request) => request.code === code));
-    requests.push({ code, channel, accountId, senderId: sender.id, senderName: sender.name ?? sender.username, createdAt: now, expiresAt: now + PAIRING_TTL_MS });
+    requests.push({
+      code,
+      channel,
+      accountId,
+      senderId: sender.id,
+      senderName: sender.name ?? sender.username,
+      createdAt: now,
+      expiresAt: now + PAIRING_TTL_MS,
+    });
     this.write(file, { version: 1, requests });
     return { code, created: true };
   }
@@ -115,7 +134,9 @@ export class ChannelAccess {
   approve(channel: string, code: string): PairingRequest | undefined {
     const file = this.file(channel, 'pairing');
     const now = this.now();
-    const requests = this.read<PairingFile>(file, { version: 1, requests: [] }).requests.filter((request) => request.expiresAt > now);
+    const requests = this.read<PairingFile>(file, { version: 1, requests: [] }).requests.filter(
+      (request) => request.expiresAt > now,
+    );
     const wanted = code.trim().toUpperCase();
     const match = requests.find((request) => request.code === wanted);
     if (!match) return undefined;
@@ -129,15 +150,22 @@ export class ChannelAccess {
 
   /** The DM policy's verdict for a sender. */
   checkDm(settings: ChannelSettings, sender: InboundMessage['sender']): DmDecision {
-    if (settings.dmPolicy === 'disabled') return { allow: false, reason: 'direct messages are disabled on this channel (dmPolicy "disabled")' };
+    if (settings.dmPolicy === 'disabled')
+      return { allow: false, reason: 'direct messages are disabled on this channel (dmPolicy "disabled")' };
     const allowFrom = [...settings.allowFrom, ...this.approvedSenders(settings.channel)];
     if (settings.dmPolicy === 'open') {
-      return allowFrom.includes('*') ? { allow: true } : { allow: false, reason: 'dmPolicy "open" needs "*" in allowFrom' };
+      return allowFrom.includes('*')
+        ? { allow: true }
+        : { allow: false, reason: 'dmPolicy "open" needs "*" in allowFrom' };
     }
     if (allowListed(allowFrom, settings.channel, sender)) return { allow: true };
     if (settings.dmPolicy === 'allowlist') return { allow: false, reason: `sender ${sender.id} is not in allowFrom` };
     const pairing = this.requestPairing(settings.channel, settings.accountId, sender);
-    if (!pairing) return { allow: false, reason: `sender ${sender.id} is unknown and ${MAX_PENDING_PAIRINGS} pairing requests are already waiting` };
+    if (!pairing)
+      return {
+        allow: false,
+        reason: `sender ${sender.id} is unknown and ${MAX_PENDING_PAIRINGS} pairing requests are already waiting`,
+      };
     return { allow: false, reason: `sender ${sender.id} is not paired yet`, pairing };
   }
 
@@ -147,17 +175,28 @@ export class ChannelAccess {
     const bareId = groupId.includes('@') ? groupId.slice(0, groupId.indexOf('@')) : groupId;
     const group = settings.groups[groupId] ?? settings.groups[bareId];
     const wildcard = settings.groups['*'];
-    if (settings.groupPolicy === 'disabled' || group?.enabled === false) return { allow: false, reason: 'group messages are disabled here' };
+    if (settings.groupPolicy === 'disabled' || group?.enabled === false)
+      return { allow: false, reason: 'group messages are disabled here' };
     const requireMention = group?.requireMention ?? wildcard?.requireMention ?? true;
     if (settings.groupPolicy === 'open') return { allow: true, requireMention };
-    const groupListed = group !== undefined || settings.groupAllowFrom.some((entry) => normalizeId(entry) === normalizeId(groupId) || normalizeId(entry) === normalizeId(bareId) || entry === '*');
-    if (groupListed || allowListed(settings.groupAllowFrom, settings.channel, sender)) return { allow: true, requireMention };
+    const groupListed =
+      group !== undefined ||
+      settings.groupAllowFrom.some(
+        (entry) =>
+          normalizeId(entry) === normalizeId(groupId) || normalizeId(entry) === normalizeId(bareId) || entry === '*',
+      );
+    if (groupListed || allowListed(settings.groupAllowFrom, settings.channel, sender))
+      return { allow: true, requireMention };
     return { allow: false, reason: `group ${groupId} is not in groupAllowFrom or groups (groupPolicy "allowlist")` };
   }
 
   /** May this sender run slash commands? Explicitly listed senders (not "*") and paired ones. */
   isOwner(settings: ChannelSettings, sender: InboundMessage['sender']): boolean {
-    const explicit = [...settings.allowFrom, ...settings.groupAllowFrom, ...this.approvedSenders(settings.channel)].filter((entry) => entry !== '*');
+    const explicit = [
+      ...settings.allowFrom,
+      ...settings.groupAllowFrom,
+      ...this.approvedSenders(settings.channel),
+    ].filter((entry) => entry !== '*');
     return allowListed(explicit, settings.channel, sender);
   }
 }

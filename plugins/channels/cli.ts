@@ -9,7 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import type { GatewayClientOptions } from '../../sdk/client.js';
-import { cliClientOptions, parseFlags, runCliCommand, UsageError, runningGateway, withGatewayClient } from '../../sdk/cli.js';
+import {
+  cliClientOptions,
+  parseFlags,
+  runCliCommand,
+  UsageError,
+  runningGateway,
+  withGatewayClient,
+} from '../../sdk/cli.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { channelLoginCommand, LOGIN_HELP } from './login-cli.js';
 import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './token-cli.js';
@@ -35,8 +42,18 @@ const COMMON = {
   timeout: { type: 'string' },
 } as const;
 
-export function runChannelsCli(name: 'channels' | 'message' | 'pairing', argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
-  const clientOptions = (values: { url?: string; token?: string; password?: string; timeout?: string }): GatewayClientOptions => cliClientOptions(values, ctx, api);
+export function runChannelsCli(
+  name: 'channels' | 'message' | 'pairing',
+  argv: string[],
+  ctx: CliContext,
+  api: PluginApi,
+): Promise<number> {
+  const clientOptions = (values: {
+    url?: string;
+    token?: string;
+    password?: string;
+    timeout?: string;
+  }): GatewayClientOptions => cliClientOptions(values, ctx, api);
   return runCliCommand(ctx, () => channelsCommand(name, argv, ctx, api, clientOptions));
 }
 
@@ -45,7 +62,12 @@ async function channelsCommand(
   argv: string[],
   ctx: CliContext,
   api: PluginApi,
-  clientOptions: (values: { url?: string; token?: string; password?: string; timeout?: string }) => GatewayClientOptions,
+  clientOptions: (values: {
+    url?: string;
+    token?: string;
+    password?: string;
+    timeout?: string;
+  }) => GatewayClientOptions,
 ): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     ...COMMON,
@@ -65,18 +87,26 @@ async function channelsCommand(
   const viaGateway = values.url !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined;
   const [action, ...rest] = positionals;
 
-  if (values.force && !(name === 'channels' && action === 'login')) throw new UsageError('--force only goes with claw channels login');
+  if (values.force && !(name === 'channels' && action === 'login'))
+    throw new UsageError('--force only goes with claw channels login');
   // QR channels (WhatsApp) link by scanning; token channels (Discord, Telegram) store a bot token.
-  const tokenChannel = typeof values.channel === 'string' && TOKEN_KEYS[values.channel.trim().toLowerCase()] !== undefined;
-  if (name === 'channels' && (action === 'login' || action === 'logout') && !tokenChannel) return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
+  const tokenChannel =
+    typeof values.channel === 'string' && TOKEN_KEYS[values.channel.trim().toLowerCase()] !== undefined;
+  if (name === 'channels' && (action === 'login' || action === 'logout') && !tokenChannel)
+    return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
   if (name === 'channels') {
     // Here --token is the bot token, not the gateway's.
-    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout') return channelTokenCommand(action, values, ctx, api, clientOptions);
+    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout')
+      return channelTokenCommand(action, values, ctx, api, clientOptions);
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];
     let source: 'gateway' | 'config';
     if (viaGateway) {
-      channels = (await withGatewayClient(clientOptions(values), (client) => client.request<{ channels: ChannelInfo[] }>('channels.status'))).channels;
+      channels = (
+        await withGatewayClient(clientOptions(values), (client) =>
+          client.request<{ channels: ChannelInfo[] }>('channels.status'),
+        )
+      ).channels;
       source = 'gateway';
     } else {
       channels = await api.kernel.channels.status();
@@ -94,13 +124,22 @@ async function channelsCommand(
       return 0;
     }
     const lines: string[] = [];
-    if (source === 'config' && action === 'status') lines.push('(no gateway is running: showing configuration only; start it with `claw gateway`)');
+    if (source === 'config' && action === 'status')
+      lines.push('(no gateway is running: showing configuration only; start it with `claw gateway`)');
     for (const channel of channels) {
-      lines.push(`${channel.id.padEnd(12)} ${channel.configured ? 'configured' : 'not configured'}${channel.enabled ? '' : ', off'}  (plugin ${channel.pluginId})`);
+      lines.push(
+        `${channel.id.padEnd(12)} ${channel.configured ? 'configured' : 'not configured'}${channel.enabled ? '' : ', off'}  (plugin ${channel.pluginId})`,
+      );
       if (action === 'status') {
         for (const account of channel.accounts) {
-          const state = account.running ? (account.connected ? 'running, connected' : 'running, not connected') : 'stopped';
-          lines.push(`  ${account.accountId.padEnd(10)} ${state}${account.lastError ? `  error: ${account.lastError}` : ''}${account.detail ? `  ${account.detail}` : ''}`);
+          const state = account.running
+            ? account.connected
+              ? 'running, connected'
+              : 'running, not connected'
+            : 'stopped';
+          lines.push(
+            `  ${account.accountId.padEnd(10)} ${state}${account.lastError ? `  error: ${account.lastError}` : ''}${account.detail ? `  ${account.detail}` : ''}`,
+          );
         }
       }
     }
@@ -124,7 +163,9 @@ async function channelsCommand(
     };
     let result: { pieces: number; messageIds: string[] };
     if (viaGateway) {
-      result = await withGatewayClient(clientOptions(values), (client) => client.request('send', { ...request, idempotencyKey: randomUUID() }));
+      result = await withGatewayClient(clientOptions(values), (client) =>
+        client.request('send', { ...request, idempotencyKey: randomUUID() }),
+      );
     } else {
       const problem = await unknownChannelProblem(api.kernel, channel);
       if (problem) throw new UsageError(problem);
@@ -143,12 +184,16 @@ async function channelsCommand(
   if (action === 'list' || action === undefined) {
     const requests = await pairing.list(rest[0]);
     if (json) ctx.stdout.write(`${JSON.stringify({ requests }, null, 2)}\n`);
-    else if (requests.length === 0) ctx.stdout.write(`No pairing requests are waiting${rest[0] ? ` on ${rest[0]}` : ''}.\n`);
+    else if (requests.length === 0)
+      ctx.stdout.write(`No pairing requests are waiting${rest[0] ? ` on ${rest[0]}` : ''}.\n`);
     else {
       const now = Date.now();
       ctx.stdout.write(
         `${requests
-          .map((request) => `${request.channel.padEnd(10)} ${request.code}  from ${request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId}  expires in ${Math.max(1, Math.round((request.expiresAt - now) / 60_000))} min`)
+          .map(
+            (request) =>
+              `${request.channel.padEnd(10)} ${request.code}  from ${request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId}  expires in ${Math.max(1, Math.round((request.expiresAt - now) / 60_000))} min`,
+          )
           .join('\n')}\n`,
       );
     }
@@ -158,9 +203,16 @@ async function channelsCommand(
     const [channel, code] = rest;
     if (!channel || !code) throw new UsageError('usage: claw pairing approve <channel> <code>');
     const approved = await pairing.approve(channel, code);
-    if (!approved) throw new UsageError(`no pending pairing code "${code}" on ${channel} (codes expire after one hour; see claw pairing list)`);
-    if (json) ctx.stdout.write(`${JSON.stringify({ approved: true, channel, senderId: approved.senderId }, null, 2)}\n`);
-    else ctx.stdout.write(`Approved ${approved.senderName ? `${approved.senderName} (${approved.senderId})` : approved.senderId} on ${channel}. Their next message reaches the assistant.\n`);
+    if (!approved)
+      throw new UsageError(
+        `no pending pairing code "${code}" on ${channel} (codes expire after one hour; see claw pairing list)`,
+      );
+    if (json)
+      ctx.stdout.write(`${JSON.stringify({ approved: true, channel, senderId: approved.senderId }, null, 2)}\n`);
+    else
+      ctx.stdout.write(
+        `Approved ${approved.senderName ? `${approved.senderName} (${approved.senderId})` : approved.senderId} on ${channel}. Their next message reaches the assistant.\n`,
+      );
     return 0;
   }
   throw new UsageError(CHANNEL_HELP.pairing!);

@@ -37,10 +37,13 @@ export default definePlugin({
       redact: kernel.redact,
       stateDir: paths.stateDir,
       env: kernel.env,
-      declaredChannels: () => capabilities.list('channel').map((info) => ({ id: info.name, pluginId: info.pluginId, loaded: info.loaded })),
+      declaredChannels: () =>
+        capabilities.list('channel').map((info) => ({ id: info.name, pluginId: info.pluginId, loaded: info.loaded })),
       findChannel: (id) => capabilities.find('channel', id),
       mediaRoots: () => {
-        const list = ((kernel.config().agents as { list?: Array<{ workspace?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.workspace ? [expandHome(agent.workspace, kernel.env)] : []));
+        const list = (
+          (kernel.config().agents as { list?: Array<{ workspace?: string }> } | undefined)?.list ?? []
+        ).flatMap((agent) => (agent.workspace ? [expandHome(agent.workspace, kernel.env)] : []));
         return [paths.workspaceDir, join(paths.stateDir, 'media'), ...list, ...workspaceDirs(paths.stateDir)];
       },
       // Only when the agent plugin is loaded already: a status call must not load it.
@@ -69,7 +72,11 @@ export default definePlugin({
       ['message', 'Send a message through a channel (message send)'],
       ['pairing', 'Approve people who message the assistant (pairing list, pairing approve)'],
     ] as const) {
-      api.registerCli({ name, description, run: async (argv, ctx) => (await import('./cli.js')).runChannelsCli(name, argv, ctx, api) });
+      api.registerCli({
+        name,
+        description,
+        run: async (argv, ctx) => (await import('./cli.js')).runChannelsCli(name, argv, ctx, api),
+      });
     }
   },
 });

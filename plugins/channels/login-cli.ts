@@ -33,11 +33,20 @@ export interface LoginCalls {
  */
 export async function qrToTerminal(text: string): Promise<string> {
   const QRCode = await import('qrcode');
-  return QRCode.toString(text, { type: 'utf8', errorCorrectionLevel: 'L', margin: 2, color: { dark: '#ffffff', light: '#000000' } });
+  return QRCode.toString(text, {
+    type: 'utf8',
+    errorCorrectionLevel: 'L',
+    margin: 2,
+    color: { dark: '#ffffff', light: '#000000' },
+  });
 }
 
 /** Show QR codes until linked; returns the final state. */
-export async function runQrLogin(calls: LoginCalls, out: NodeJS.WritableStream, options: { json?: boolean; totalMs?: number; now?: () => number } = {}): Promise<ChannelLoginState> {
+export async function runQrLogin(
+  calls: LoginCalls,
+  out: NodeJS.WritableStream,
+  options: { json?: boolean; totalMs?: number; now?: () => number } = {},
+): Promise<ChannelLoginState> {
   const now = options.now ?? Date.now;
   const deadline = now() + (options.totalMs ?? LOGIN_TOTAL_MS);
   let state = await calls.start();
@@ -45,7 +54,9 @@ export async function runQrLogin(calls: LoginCalls, out: NodeJS.WritableStream, 
   for (;;) {
     if (state.qr && state.qr !== shown && !options.json) {
       const code = await qrToTerminal(state.qr);
-      out.write(`\n${code}\n\n${state.message}\n(Waiting for the scan; a new code appears here when this one expires.)\n`);
+      out.write(
+        `\n${code}\n\n${state.message}\n(Waiting for the scan; a new code appears here when this one expires.)\n`,
+      );
       shown = state.qr;
     }
     if (state.connected) return state;
@@ -55,7 +66,8 @@ export async function runQrLogin(calls: LoginCalls, out: NodeJS.WritableStream, 
 }
 
 async function findQrChannel(api: PluginApi, id: string): Promise<ChannelPlugin> {
-  const plugin = (await api.kernel.capabilities.find('channel', id).catch(() => undefined)) as ChannelPlugin | undefined;
+  const plugin = (await api.kernel.capabilities.find('channel', id).catch(() => undefined)) as
+    ChannelPlugin | undefined;
   if (!plugin) throw new UsageError(`no enabled plugin provides the channel "${id}" (see claw channels list)`);
   return plugin;
 }
@@ -76,14 +88,23 @@ export async function channelLoginCommand(
 
   if (action === 'logout') {
     let result: { accountId: string; cleared: boolean };
-    if (viaGateway) result = await withGatewayClient(clientOptions, (client) => client.request('channels.logout', { ...params, idempotencyKey: randomUUID() }));
+    if (viaGateway)
+      result = await withGatewayClient(clientOptions, (client) =>
+        client.request('channels.logout', { ...params, idempotencyKey: randomUUID() }),
+      );
     else {
       const plugin = await findQrChannel(api, channel);
-      if (!plugin.logout) throw new UsageError(`${channel} has no logout: its credentials live in the config (remove them there)`);
+      if (!plugin.logout)
+        throw new UsageError(`${channel} has no logout: its credentials live in the config (remove them there)`);
       result = await plugin.logout(accountId);
     }
     if (json) ctx.stdout.write(`${JSON.stringify({ channel, ...result }, null, 2)}\n`);
-    else ctx.stdout.write(result.cleared ? `Logged out of ${channel} account ${result.accountId}: its credentials are removed.\n` : `${channel} account ${result.accountId} had no credentials.\n`);
+    else
+      ctx.stdout.write(
+        result.cleared
+          ? `Logged out of ${channel} account ${result.accountId}: its credentials are removed.\n`
+          : `${channel} account ${result.accountId} had no credentials.\n`,
+      );
     return 0;
   }
 
@@ -94,8 +115,18 @@ export async function channelLoginCommand(
     state = await withGatewayClient(clientOptions, (client) =>
       runQrLogin(
         {
-          start: () => client.request<ChannelLoginState>('web.login.start', { ...params, force, idempotencyKey: randomUUID() }, { timeoutMs }),
-          wait: (currentQr) => client.request<ChannelLoginState>('web.login.wait', { ...params, timeoutMs: WAIT_STEP_MS, ...(currentQr ? { currentQr } : {}) }, { timeoutMs }),
+          start: () =>
+            client.request<ChannelLoginState>(
+              'web.login.start',
+              { ...params, force, idempotencyKey: randomUUID() },
+              { timeoutMs },
+            ),
+          wait: (currentQr) =>
+            client.request<ChannelLoginState>(
+              'web.login.wait',
+              { ...params, timeoutMs: WAIT_STEP_MS, ...(currentQr ? { currentQr } : {}) },
+              { timeoutMs },
+            ),
         },
         ctx.stdout,
         { json },
@@ -103,20 +134,35 @@ export async function channelLoginCommand(
     );
   } else {
     const plugin = await findQrChannel(api, channel);
-    if (!plugin.loginStart || !plugin.loginWait) throw new UsageError(`${channel} does not log in by QR code: set its token in the config (see claw channels list)`);
+    if (!plugin.loginStart || !plugin.loginWait)
+      throw new UsageError(
+        `${channel} does not log in by QR code: set its token in the config (see claw channels list)`,
+      );
     state = await runQrLogin(
       {
         start: () => plugin.loginStart!({ ...(accountId ? { accountId } : {}), force }),
-        wait: (currentQr) => plugin.loginWait!({ ...(accountId ? { accountId } : {}), timeoutMs: WAIT_STEP_MS, ...(currentQr ? { currentQr } : {}) }),
+        wait: (currentQr) =>
+          plugin.loginWait!({
+            ...(accountId ? { accountId } : {}),
+            timeoutMs: WAIT_STEP_MS,
+            ...(currentQr ? { currentQr } : {}),
+          }),
       },
       ctx.stdout,
       { json },
     );
   }
-  if (json) ctx.stdout.write(`${JSON.stringify({ channel, accountId: state.accountId, connected: state.connected, message: state.message }, null, 2)}\n`);
+  if (json)
+    ctx.stdout.write(
+      `${JSON.stringify({ channel, accountId: state.accountId, connected: state.connected, message: state.message }, null, 2)}\n`,
+    );
   else {
     const configured = Boolean((api.kernel.config().channels as Record<string, unknown> | undefined)?.[channel]);
-    const next = viaGateway ? '' : configured ? ' Start the gateway (claw gateway) to use it.' : ` Configure channels.${channel} (e.g. who may write: allowFrom), then start the gateway (claw gateway).`;
+    const next = viaGateway
+      ? ''
+      : configured
+        ? ' Start the gateway (claw gateway) to use it.'
+        : ` Configure channels.${channel} (e.g. who may write: allowFrom), then start the gateway (claw gateway).`;
     ctx.stdout.write(`${state.message}${next}\n`);
   }
   return 0;

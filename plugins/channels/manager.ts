@@ -91,12 +91,19 @@ export class ChannelManager implements ChannelsApi {
         retrySettings: (channel, accountId) => channelSettings(this.deps.config(), channel, accountId).retry,
         textLimit: (channel, accountId) => {
           if (!Number.isInteger(channel.textLimit) || channel.textLimit < 1) {
-            throw new Error(`channel "${channel.id}" has no valid textLimit (got ${String(channel.textLimit)}); its plugin must register a positive integer`);
+            throw new Error(
+              `channel "${channel.id}" has no valid textLimit (got ${String(channel.textLimit)}); its plugin must register a positive integer`,
+            );
           }
-          return Math.min(channel.textLimit, channelSettings(this.deps.config(), channel.id, accountId).textChunkLimit ?? Number.POSITIVE_INFINITY);
+          return Math.min(
+            channel.textLimit,
+            channelSettings(this.deps.config(), channel.id, accountId).textChunkLimit ?? Number.POSITIVE_INFINITY,
+          );
         },
         mediaRoots: this.deps.mediaRoots(),
-        isChannel: (id) => channelSection(this.deps.config(), id) !== undefined || this.deps.declaredChannels().some((channel) => channel.id === id),
+        isChannel: (id) =>
+          channelSection(this.deps.config(), id) !== undefined ||
+          this.deps.declaredChannels().some((channel) => channel.id === id),
       },
       request,
     );
@@ -120,7 +127,9 @@ export class ChannelManager implements ChannelsApi {
       try {
         plugin = await this.deps.findChannel(id);
       } catch (error) {
-        this.deps.logger.error(`channel ${id} is configured but its plugin failed to load: ${(error as Error).message}`);
+        this.deps.logger.error(
+          `channel ${id} is configured but its plugin failed to load: ${(error as Error).message}`,
+        );
         continue;
       }
       if (!plugin?.start) continue;
@@ -170,7 +179,9 @@ export class ChannelManager implements ChannelsApi {
         const plugin = await this.deps.findChannel(state.channel);
         await plugin?.stop?.(state.accountId);
       } catch (error) {
-        this.deps.logger.error(`channel ${state.channel} account ${state.accountId} failed to stop: ${(error as Error).message}`);
+        this.deps.logger.error(
+          `channel ${state.channel} account ${state.accountId} failed to stop: ${(error as Error).message}`,
+        );
       }
       state.running = false;
     }
@@ -189,7 +200,10 @@ export class ChannelManager implements ChannelsApi {
         const plugin = await this.deps.findChannel(id).catch(() => undefined);
         reported = (await Promise.resolve(plugin?.status?.()).catch(() => undefined)) ?? [];
       }
-      const accountIds = new Set([...(section ? configuredAccounts(section) : []), ...running.map((state) => state.accountId)]);
+      const accountIds = new Set([
+        ...(section ? configuredAccounts(section) : []),
+        ...running.map((state) => state.accountId),
+      ]);
       out.push({
         id,
         pluginId,
@@ -209,7 +223,13 @@ export class ChannelManager implements ChannelsApi {
             ...(state?.lastOutboundAt ? { lastOutboundAt: state.lastOutboundAt } : {}),
             // Replies waiting for another delivery round, and those given up (see the agent's outbox).
             ...(delivery && (delivery.pending || delivery.failed)
-              ? { undeliveredReplies: delivery.pending, failedDeliveries: delivery.failed, ...(delivery.lastError ? { lastDeliveryError: delivery.lastError, lastDeliveryErrorAt: delivery.lastErrorAt } : {}) }
+              ? {
+                  undeliveredReplies: delivery.pending,
+                  failedDeliveries: delivery.failed,
+                  ...(delivery.lastError
+                    ? { lastDeliveryError: delivery.lastError, lastDeliveryErrorAt: delivery.lastErrorAt }
+                    : {}),
+                }
               : {}),
           };
         }),

@@ -12,7 +12,11 @@ function invalid(message: string, details?: unknown): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message, details);
 }
 
-const LOGIN_PARAMS = { channel: { type: 'string', minLength: 1 }, accountId: { type: 'string', minLength: 1 }, timeoutMs: { type: 'integer', minimum: 1, maximum: 300_000 } } as const;
+const LOGIN_PARAMS = {
+  channel: { type: 'string', minLength: 1 },
+  accountId: { type: 'string', minLength: 1 },
+  timeoutMs: { type: 'integer', minimum: 1, maximum: 300_000 },
+} as const;
 
 export function registerChannelMethods(api: PluginApi): void {
   const kernel = api.kernel;
@@ -30,48 +34,82 @@ export function registerChannelMethods(api: PluginApi): void {
       },
     },
     scope: 'operator.read',
-    description: 'Channels declared by enabled plugins, whether they are configured, and each account’s state (also in OpenClaw’s channelAccounts shape).',
+    description:
+      'Channels declared by enabled plugins, whether they are configured, and each account’s state (also in OpenClaw’s channelAccounts shape).',
     handler: async (params: { channel?: string; timeoutMs?: number }) => {
       const read = kernel.channels.status();
-      const all = params.timeoutMs === undefined ? await read : await withTimeout(read, params.timeoutMs, 'channels.status');
-      return openClawChannelStatus(all.filter((channel) => params.channel === undefined || channel.id === params.channel));
+      const all =
+        params.timeoutMs === undefined ? await read : await withTimeout(read, params.timeoutMs, 'channels.status');
+      return openClawChannelStatus(
+        all.filter((channel) => params.channel === undefined || channel.id === params.channel),
+      );
     },
   });
 
   const loginChannel = async (id: string | undefined, needs: 'loginStart' | 'logout'): Promise<ChannelPlugin> => {
     const ids = id ? [id] : kernel.capabilities.list('channel').map((info) => info.name);
     for (const candidate of ids) {
-      const channel = (await kernel.capabilities.find('channel', candidate).catch(() => undefined)) as ChannelPlugin | undefined;
+      const channel = (await kernel.capabilities.find('channel', candidate).catch(() => undefined)) as
+        ChannelPlugin | undefined;
       if (channel?.[needs]) return channel;
     }
-    throw invalid(id ? `channel "${id}" has no ${needs === 'logout' ? 'logout' : 'QR login'} (is its plugin enabled?)` : 'no enabled channel logs in by QR code');
+    throw invalid(
+      id
+        ? `channel "${id}" has no ${needs === 'logout' ? 'logout' : 'QR login'} (is its plugin enabled?)`
+        : 'no enabled channel logs in by QR code',
+    );
   };
   const loginFailed = (error: unknown) => new ProtocolError(ErrorCodes.UNAVAILABLE, (error as Error).message);
   api.registerGatewayMethod('web.login.start', {
-    params: { type: 'object', additionalProperties: false, properties: { ...LOGIN_PARAMS, force: { type: 'boolean' } } },
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { ...LOGIN_PARAMS, force: { type: 'boolean' } },
+    },
     scope: 'operator.admin',
     sideEffect: true,
-    description: 'Start linking a channel account by QR code (WhatsApp): answers with the QR (qr, qrDataUrl) or connected.',
+    description:
+      'Start linking a channel account by QR code (WhatsApp): answers with the QR (qr, qrDataUrl) or connected.',
     handler: async (params: { channel?: string; accountId?: string; force?: boolean; timeoutMs?: number }) => {
       const channel = await loginChannel(params.channel, 'loginStart');
-      return { channel: channel.id, ...(await channel.loginStart!({ ...params }).catch((error: unknown) => Promise.reject(loginFailed(error)))) };
+      return {
+        channel: channel.id,
+        ...(await channel.loginStart!({ ...params }).catch((error: unknown) => Promise.reject(loginFailed(error)))),
+      };
     },
   });
   api.registerGatewayMethod('web.login.wait', {
-    params: { type: 'object', additionalProperties: false, properties: { ...LOGIN_PARAMS, currentQr: { type: 'string' }, sessionKey: { type: 'string' } } },
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { ...LOGIN_PARAMS, currentQr: { type: 'string' }, sessionKey: { type: 'string' } },
+    },
     scope: 'operator.admin',
     description: 'Wait until the account is linked or shows a new QR (after currentQr), up to timeoutMs.',
     handler: async (params: { channel?: string; accountId?: string; timeoutMs?: number; currentQr?: string }) => {
       const channel = await loginChannel(params.channel, 'loginStart');
-      return { channel: channel.id, ...(await channel.loginWait!({ ...params }).catch((error: unknown) => Promise.reject(loginFailed(error)))) };
+      return {
+        channel: channel.id,
+        ...(await channel.loginWait!({ ...params }).catch((error: unknown) => Promise.reject(loginFailed(error)))),
+      };
     },
   });
   api.registerGatewayMethod('channels.logout', {
-    params: { type: 'object', additionalProperties: false, required: ['channel'], properties: { channel: LOGIN_PARAMS.channel, accountId: LOGIN_PARAMS.accountId } },
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['channel'],
+      properties: { channel: LOGIN_PARAMS.channel, accountId: LOGIN_PARAMS.accountId },
+    },
     scope: 'operator.admin',
     sideEffect: true,
     description: 'Stop a channel account and remove its credentials (WhatsApp: unlinks the device).',
-    handler: async (params: { channel: string; accountId?: string }) => ({ channel: params.channel, ...(await (await loginChannel(params.channel, 'logout')).logout!(params.accountId)) }),
+    handler: async (params: { channel: string; accountId?: string }) => ({
+      channel: params.channel,
+      ...(await (
+        await loginChannel(params.channel, 'logout')
+      ).logout!(params.accountId)),
+    }),
   });
 
   api.registerGatewayMethod('send', {
@@ -92,7 +130,15 @@ export function registerChannelMethods(api: PluginApi): void {
     scope: 'operator.write',
     sideEffect: true,
     description: 'Send a message through a channel (the same outbound path as agent replies).',
-    handler: async (params: { channel: string; to: string; message: string; accountId?: string; threadId?: string; replyTo?: string; media?: string[] }) => {
+    handler: async (params: {
+      channel: string;
+      to: string;
+      message: string;
+      accountId?: string;
+      threadId?: string;
+      replyTo?: string;
+      media?: string[];
+    }) => {
       const problem = await unknownChannelProblem(kernel, params.channel);
       if (problem) throw invalid(problem);
       const result = await kernel.channels.send({
@@ -106,7 +152,11 @@ export function registerChannelMethods(api: PluginApi): void {
         context: { channel: params.channel },
       });
       if (result.cancelled) throw invalid('a message_sending hook cancelled the message', { code: 'CANCELLED' });
-      if (!result.delivered) throw new ProtocolError(ErrorCodes.UNAVAILABLE, `sending to ${params.channel}:${params.to} failed: ${result.error}`);
+      if (!result.delivered)
+        throw new ProtocolError(
+          ErrorCodes.UNAVAILABLE,
+          `sending to ${params.channel}:${params.to} failed: ${result.error}`,
+        );
       return { ok: true, channel: params.channel, to: params.to, pieces: result.pieces, messageIds: result.messageIds };
     },
   });
@@ -119,13 +169,19 @@ export function registerChannelMethods(api: PluginApi): void {
   });
 
   api.registerGatewayMethod('pairing.approve', {
-    params: { type: 'object', additionalProperties: false, required: ['channel', 'code'], properties: { channel: { type: 'string', minLength: 1 }, code: { type: 'string', minLength: 1 } } },
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['channel', 'code'],
+      properties: { channel: { type: 'string', minLength: 1 }, code: { type: 'string', minLength: 1 } },
+    },
     scope: 'operator.pairing',
     sideEffect: true,
     description: 'Approve a channel pairing code: the sender may message the assistant from now on.',
     handler: async (params: { channel: string; code: string }) => {
       const request = await kernel.channels.pairing.approve(params.channel, params.code);
-      if (!request) throw invalid(`no pending pairing code "${params.code}" on ${params.channel} (codes expire after one hour)`);
+      if (!request)
+        throw invalid(`no pending pairing code "${params.code}" on ${params.channel} (codes expire after one hour)`);
       return { approved: true, channel: params.channel, senderId: request.senderId, senderName: request.senderName };
     },
   });
@@ -134,7 +190,11 @@ export function registerChannelMethods(api: PluginApi): void {
 /** claw's list next to the same accounts keyed by channel, as OpenClaw's clients read them. */
 function openClawChannelStatus(channels: ChannelInfo[]) {
   const entries = channels.map((channel) => {
-    const accounts = channel.accounts.map((account) => ({ ...account, enabled: channel.enabled, configured: channel.configured }));
+    const accounts = channel.accounts.map((account) => ({
+      ...account,
+      enabled: channel.enabled,
+      configured: channel.configured,
+    }));
     return { channel, accounts };
   });
   return {
@@ -144,7 +204,9 @@ function openClawChannelStatus(channels: ChannelInfo[]) {
     channelOrder: channels.map((channel) => channel.id),
     channelLabels: Object.fromEntries(channels.map((channel) => [channel.id, channel.id])),
     channelAccounts: Object.fromEntries(entries.map(({ channel, accounts }) => [channel.id, accounts])),
-    channelDefaultAccountId: Object.fromEntries(entries.map(({ channel, accounts }) => [channel.id, accounts[0]?.accountId ?? 'default'])),
+    channelDefaultAccountId: Object.fromEntries(
+      entries.map(({ channel, accounts }) => [channel.id, accounts[0]?.accountId ?? 'default']),
+    ),
   };
 }
 
@@ -152,7 +214,13 @@ function openClawChannelStatus(channels: ChannelInfo[]) {
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new ProtocolError(ErrorCodes.UNAVAILABLE, `${what} took longer than timeoutMs (${ms} ms)`, undefined, true)), ms);
+    timer = setTimeout(
+      () =>
+        reject(
+          new ProtocolError(ErrorCodes.UNAVAILABLE, `${what} took longer than timeoutMs (${ms} ms)`, undefined, true),
+        ),
+      ms,
+    );
   });
   try {
     return await Promise.race([work, expired]);

@@ -44,7 +44,8 @@ export interface OutboundDeps {
  */
 export function mediaRefusal(item: string, allowedRoots: readonly string[]): string | undefined {
   if (/^(https?:|data:)/i.test(item)) return undefined;
-  if (/^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item)) return 'uses a scheme that cannot be sent (use http(s), data: or a workspace file)';
+  if (/^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item))
+    return 'uses a scheme that cannot be sent (use http(s), data: or a workspace file)';
   const path = /^file:/i.test(item) ? fileURLToPath(item) : item;
   if (!isAbsolute(path)) return 'is a relative path; give it as an absolute path inside the workspace';
   let real: string;
@@ -79,7 +80,10 @@ export function refusedMedia(media: readonly string[], allowedRoots: readonly st
  * reason, never the folder it sits in on this machine.
  */
 export function refusedMediaNote(item: string, reason: string): string {
-  const name = /^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item) ? item.split(':')[0] + ': link' : basename(/^file:/i.test(item) ? fileURLToPath(item) : item);
+  const name =
+    /^[a-z][a-z0-9+.-]*:/i.test(item) && !/^file:/i.test(item)
+      ? item.split(':')[0] + ': link'
+      : basename(/^file:/i.test(item) ? fileURLToPath(item) : item);
   return `[attachment "${name}" not sent: it ${reason.split(/[;(]/)[0]!.trim()}]`;
 }
 
@@ -93,10 +97,21 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   const context = { ...request.context, channel: request.channel };
   const sending = await deps.hooks.runModifying(
     'message_sending',
-    { channel: request.channel, to: request.to, content: request.text, metadata: { replyTo: request.replyTo, media: request.media, threadId: request.threadId, accountId: request.accountId } },
+    {
+      channel: request.channel,
+      to: request.to,
+      content: request.text,
+      metadata: {
+        replyTo: request.replyTo,
+        media: request.media,
+        threadId: request.threadId,
+        accountId: request.accountId,
+      },
+    },
     context,
   );
-  if (sending.cancel) return { delivered: false, cancelled: true, text: request.text, pieces: 0, attempts: 0, messageIds: [] };
+  if (sending.cancel)
+    return { delivered: false, cancelled: true, text: request.text, pieces: 0, attempts: 0, messageIds: [] };
   // A refused attachment is left out and the text still goes, with a note saying so: a
   // reply must not vanish because the model named a file it may not send.
   const mediaRefused: string[] = [];
@@ -110,29 +125,63 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   });
   const text = [sending.content ?? request.text, ...notes].filter((part) => part.trim()).join('\n\n');
   const refusal = mediaRefused.length > 0 ? { mediaRefused } : {};
-  deps.hooks.runSync('before_message_write', { message: { role: 'assistant', content: text, delivery: { channel: request.channel, to: request.to } } as TranscriptMessage }, context);
+  deps.hooks.runSync(
+    'before_message_write',
+    {
+      message: {
+        role: 'assistant',
+        content: text,
+        delivery: { channel: request.channel, to: request.to },
+      } as TranscriptMessage,
+    },
+    context,
+  );
 
   const channel = request.transport ? undefined : await deps.findChannel(request.channel).catch(() => undefined);
   if (!request.transport && !channel && deps.isChannel(request.channel)) {
     const error = `channel "${request.channel}" is not available (is its plugin enabled?)`;
     await deps.hooks.ready('message_sent');
-    void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: false, error }, context);
+    void deps.hooks.runVoid(
+      'message_sent',
+      { channel: request.channel, to: request.to, content: text, success: false, error },
+      context,
+    );
     return { delivered: false, cancelled: false, text, pieces: 0, attempts: 0, messageIds: [], error };
   }
   const transport = request.transport ?? (channel ? (message: OutboundMessage) => channel.send(message) : undefined);
-  const base = { to: request.to, ...(request.accountId ? { accountId: request.accountId } : {}), ...(request.threadId ? { threadId: request.threadId } : {}) };
+  const base = {
+    to: request.to,
+    ...(request.accountId ? { accountId: request.accountId } : {}),
+    ...(request.threadId ? { threadId: request.threadId } : {}),
+  };
   const pieces: OutboundMessage[] = [];
   if (request.transport || !channel) {
     // The caller's own transport takes the reply whole; it knows its limits.
-    if (text.trim() || media.length) pieces.push({ ...base, text, media: media.map((url) => ({ url })), ...(request.replyTo ? { replyTo: request.replyTo } : {}) });
+    if (text.trim() || media.length)
+      pieces.push({
+        ...base,
+        text,
+        media: media.map((url) => ({ url })),
+        ...(request.replyTo ? { replyTo: request.replyTo } : {}),
+      });
   } else {
     // A channel gets pieces within its limit, text first, then each attachment; where the
     // platform has captions, short text rides on the first attachment and long text follows the media.
-    const replyTo = (index: number) => (request.replyTo && (index === 0 || request.replyToMode === 'all') ? { replyTo: request.replyTo } : {});
+    const replyTo = (index: number) =>
+      request.replyTo && (index === 0 || request.replyToMode === 'all') ? { replyTo: request.replyTo } : {};
     const captioned = channel.captionLimit !== undefined && media.length > 0 && text.trim() !== '';
-    const textPieces = captioned && text.length <= channel.captionLimit! ? [] : splitForChannel(text, deps.textLimit(channel, request.accountId));
-    const mediaPieces: OutboundMessage[] = media.map((url, index) => ({ ...base, media: [{ url }], ...(index === 0 && textPieces.length === 0 && captioned ? { text } : {}) }));
-    const ordered = captioned ? [...mediaPieces, ...textPieces.map((piece) => ({ ...base, text: piece }))] : [...textPieces.map((piece) => ({ ...base, text: piece })), ...mediaPieces];
+    const textPieces =
+      captioned && text.length <= channel.captionLimit!
+        ? []
+        : splitForChannel(text, deps.textLimit(channel, request.accountId));
+    const mediaPieces: OutboundMessage[] = media.map((url, index) => ({
+      ...base,
+      media: [{ url }],
+      ...(index === 0 && textPieces.length === 0 && captioned ? { text } : {}),
+    }));
+    const ordered = captioned
+      ? [...mediaPieces, ...textPieces.map((piece) => ({ ...base, text: piece }))]
+      : [...textPieces.map((piece) => ({ ...base, text: piece })), ...mediaPieces];
     ordered.forEach((piece, index) => pieces.push({ ...piece, ...replyTo(index) }));
   }
 
@@ -165,6 +214,26 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   }
   if (error === undefined) request.onDelivered?.();
   await deps.hooks.ready('message_sent');
-  void deps.hooks.runVoid('message_sent', { channel: request.channel, to: request.to, content: text, success: error === undefined, ...(error ? { error } : {}) }, context);
-  return { delivered: error === undefined, cancelled: false, text, pieces: pieces.length, attempts, messageIds, ...refusal, ...(error ? { error } : {}), ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  void deps.hooks.runVoid(
+    'message_sent',
+    {
+      channel: request.channel,
+      to: request.to,
+      content: text,
+      success: error === undefined,
+      ...(error ? { error } : {}),
+    },
+    context,
+  );
+  return {
+    delivered: error === undefined,
+    cancelled: false,
+    text,
+    pieces: pieces.length,
+    attempts,
+    messageIds,
+    ...refusal,
+    ...(error ? { error } : {}),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  };
 }

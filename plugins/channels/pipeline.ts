@@ -9,8 +9,21 @@
  * Group messages that do not address the bot are kept (bounded) and shown to the agent
  * with the next message that does.
  */
-import { IntakeClosedError, unknownAgentProblem, type AgentService, type DispatchInput } from '../../sdk/agent/index.js';
-import { type ChannelPlugin, type InboundMessage, type InboundOutcome, type KernelConfig, type Logger, type OutboundRequest, type OutboundResult } from '../../sdk/index.js';
+import {
+  IntakeClosedError,
+  unknownAgentProblem,
+  type AgentService,
+  type DispatchInput,
+} from '../../sdk/agent/index.js';
+import {
+  type ChannelPlugin,
+  type InboundMessage,
+  type InboundOutcome,
+  type KernelConfig,
+  type Logger,
+  type OutboundRequest,
+  type OutboundResult,
+} from '../../sdk/index.js';
 import { channelSettings, type ChannelSettings, ackReactionFor } from '../../sdk/channels/index.js';
 import { resolveAgentRoute } from './routing.js';
 import type { ChannelAccess } from './access.js';
@@ -66,7 +79,10 @@ export class InboundPipeline {
     const isGroup = message.peer.kind !== 'direct';
     if (!isGroup) {
       // Self-chat is the owner talking to their own account: only "disabled" shuts it out.
-      const decision = message.fromSelf && settings.dmPolicy !== 'disabled' ? ({ allow: true } as const) : this.deps.access.checkDm(settings, message.sender);
+      const decision =
+        message.fromSelf && settings.dmPolicy !== 'disabled'
+          ? ({ allow: true } as const)
+          : this.deps.access.checkDm(settings, message.sender);
       if (!decision.allow) {
         if (decision.pairing) {
           if (decision.pairing.created) await this.sendPairingNotice(settings, message, decision.pairing.code);
@@ -76,7 +92,9 @@ export class InboundPipeline {
         return { status: 'blocked', reason: decision.reason };
       }
     } else {
-      const decision = channelPlugin?.groupAccess?.(message, settings.raw) ?? this.deps.access.checkGroup(settings, message.peer.id, message.sender);
+      const decision =
+        channelPlugin?.groupAccess?.(message, settings.raw) ??
+        this.deps.access.checkGroup(settings, message.peer.id, message.sender);
       if (!decision.allow) return { status: 'blocked', reason: decision.reason };
       if (decision.requireMention && !message.mentioned) {
         this.remember(channel, message, settings.historyLimit);
@@ -110,7 +128,11 @@ export class InboundPipeline {
 
     // 4. Typing shows at once, while the message may still wait in the queue, and is
     // renewed until the reply is out (platforms clear it after a few seconds).
-    const typingTarget = { accountId: message.accountId, to: message.peer.id, ...(message.threadId ? { threadId: message.threadId } : {}) };
+    const typingTarget = {
+      accountId: message.accountId,
+      to: message.peer.id,
+      ...(message.threadId ? { threadId: message.threadId } : {}),
+    };
     const typing = channelPlugin?.typing ? () => void channelPlugin.typing!(typingTarget).catch(() => {}) : undefined;
     typing?.();
 
@@ -131,16 +153,25 @@ export class InboundPipeline {
       messageId: message.messageId,
       ...(message.threadId ? { threadId: message.threadId } : {}),
       authorized: isGroup ? this.deps.access.isOwner(settings, message.sender) : true,
-      ...(this.contextFor(channel, message, isGroup) ? { extraSystemPrompt: this.contextFor(channel, message, isGroup) } : {}),
+      ...(this.contextFor(channel, message, isGroup)
+        ? { extraSystemPrompt: this.contextFor(channel, message, isGroup) }
+        : {}),
       deliver: {
         channel,
         to: message.peer.id,
         accountId: message.accountId,
         ...(message.threadId ? { threadId: message.threadId } : {}),
-        ...(replyToMode !== 'off' ? { replyTo: message.messageId, ...(replyToMode === 'all' ? { replyToMode } : {}) } : {}),
+        ...(replyToMode !== 'off'
+          ? { replyTo: message.messageId, ...(replyToMode === 'all' ? { replyToMode } : {}) }
+          : {}),
         ...(observer?.preview ? { livePreview: true } : {}),
       },
-      ...(observer?.preview ? { onEvent: (event) => void (event.kind === 'chat' && event.state === 'delta' && observer.preview!(event.text)) } : {}),
+      ...(observer?.preview
+        ? {
+            onEvent: (event) =>
+              void (event.kind === 'chat' && event.state === 'delta' && observer.preview!(event.text)),
+          }
+        : {}),
     };
     let handle: Awaited<ReturnType<AgentService['dispatch']>>;
     try {
@@ -157,7 +188,9 @@ export class InboundPipeline {
     try {
       this.store?.record(key, this.seen.get(key) ?? this.now(), this.seen);
     } catch (error) {
-      this.deps.logger.warn(`${channel}: could not record message ${message.messageId} as handled (a redelivery after a restart may be answered again): ${(error as Error).message}`);
+      this.deps.logger.warn(
+        `${channel}: could not record message ${message.messageId} as handled (a redelivery after a restart may be answered again): ${(error as Error).message}`,
+      );
     }
     if (isGroup) this.history.delete(this.historyKey(channel, message));
     if (typing) {
@@ -168,10 +201,20 @@ export class InboundPipeline {
       setTimeout(stop, TYPING_MAX_MS).unref();
     }
     if (observer) {
-      const finished = (status: string) => Promise.resolve(observer.done(status)).catch((error: unknown) => this.deps.logger.warn(`${channel}: finishing a reply failed: ${(error as Error)?.message ?? String(error)}`));
-      handle.done.then((result) => finished(result.status), () => finished('error'));
+      const finished = (status: string) =>
+        Promise.resolve(observer.done(status)).catch((error: unknown) =>
+          this.deps.logger.warn(`${channel}: finishing a reply failed: ${(error as Error)?.message ?? String(error)}`),
+        );
+      handle.done.then(
+        (result) => finished(result.status),
+        () => finished('error'),
+      );
     }
-    handle.done.catch((error: unknown) => this.deps.logger.error(`${channel}: the run for ${sessionKey} failed: ${(error as Error)?.message ?? String(error)}`));
+    handle.done.catch((error: unknown) =>
+      this.deps.logger.error(
+        `${channel}: the run for ${sessionKey} failed: ${(error as Error)?.message ?? String(error)}`,
+      ),
+    );
     return { status: 'dispatched', sessionKey, runId: handle.runId };
   }
 
@@ -183,31 +226,52 @@ export class InboundPipeline {
     if (limit <= 0 || !message.text.trim()) return;
     const key = this.historyKey(channel, message);
     const entries = this.history.get(key) ?? [];
-    entries.push({ sender: message.sender.name ?? message.sender.username ?? message.sender.id, text: message.text, timestamp: message.timestamp ?? this.now() });
+    entries.push({
+      sender: message.sender.name ?? message.sender.username ?? message.sender.id,
+      text: message.text,
+      timestamp: message.timestamp ?? this.now(),
+    });
     while (entries.length > limit) entries.shift();
     this.history.set(key, entries);
   }
 
   /** Unaddressed messages kept since the bot last answered in this group. */
-  groupHistory(channel: string, message: Pick<InboundMessage, 'accountId' | 'peer' | 'threadId'>): readonly HistoryEntry[] {
+  groupHistory(
+    channel: string,
+    message: Pick<InboundMessage, 'accountId' | 'peer' | 'threadId'>,
+  ): readonly HistoryEntry[] {
     return this.history.get(this.historyKey(channel, message as InboundMessage)) ?? [];
   }
 
   private contextFor(channel: string, message: InboundMessage, isGroup: boolean): string | undefined {
     if (!isGroup) return undefined;
     const who = message.sender.name ?? message.sender.username ?? message.sender.id;
-    const lines = [`This message is from ${who} in the ${channel} ${message.peer.kind} ${message.peerName ? `"${message.peerName}"` : message.peer.id}. Reply to the group; keep it short.`];
+    const lines = [
+      `This message is from ${who} in the ${channel} ${message.peer.kind} ${message.peerName ? `"${message.peerName}"` : message.peer.id}. Reply to the group; keep it short.`,
+    ];
     const history = this.history.get(this.historyKey(channel, message)) ?? [];
     if (history.length > 0) {
-      lines.push('Recent messages in the group (not addressed to you), oldest first:', ...history.map((entry) => `- ${entry.sender}: ${entry.text.replace(/\s+/g, ' ').slice(0, 500)}`));
+      lines.push(
+        'Recent messages in the group (not addressed to you), oldest first:',
+        ...history.map((entry) => `- ${entry.sender}: ${entry.text.replace(/\s+/g, ' ').slice(0, 500)}`),
+      );
     }
     return lines.join('\n');
   }
 
   private async sendPairingNotice(settings: ChannelSettings, message: InboundMessage, code: string): Promise<void> {
     const text = `I don't know you yet, so I can't answer. Your pairing code is ${code}. Ask my owner to approve it with:\nclaw pairing approve ${settings.channel} ${code}\n(The code expires in one hour.)`;
-    const result = await this.deps.send({ channel: settings.channel, to: message.peer.id, accountId: message.accountId, text, context: { channel: settings.channel } });
-    if (!result.delivered) this.deps.logger.warn(`${settings.channel}: could not send the pairing code to ${message.sender.id}: ${result.error ?? 'cancelled'}`);
+    const result = await this.deps.send({
+      channel: settings.channel,
+      to: message.peer.id,
+      accountId: message.accountId,
+      text,
+      context: { channel: settings.channel },
+    });
+    if (!result.delivered)
+      this.deps.logger.warn(
+        `${settings.channel}: could not send the pairing code to ${message.sender.id}: ${result.error ?? 'cancelled'}`,
+      );
   }
 
   private prune(): void {

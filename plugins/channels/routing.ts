@@ -12,9 +12,23 @@
  * claw's own per-channel keys slot in beside them: `channels.<id>.groups.<id>.agentId`
  * right after peer bindings, `channels.<id>[.accounts.<id>].agentId` after the bindings.
  */
-import { buildAgentMainSessionKey, deriveSessionKey, normalizeAgentId, type DmScope, type KernelConfig, type PeerKind } from '../../sdk/index.js';
+import {
+  buildAgentMainSessionKey,
+  deriveSessionKey,
+  normalizeAgentId,
+  type DmScope,
+  type KernelConfig,
+  type PeerKind,
+} from '../../sdk/index.js';
 import { defaultAgentId } from '../../sdk/agent/index.js';
-import { BINDING_TIERS, bindingTier, channelSettings, configuredBindings, type BindingMatch, type BindingTier } from '../../sdk/channels/index.js';
+import {
+  BINDING_TIERS,
+  bindingTier,
+  channelSettings,
+  configuredBindings,
+  type BindingMatch,
+  type BindingTier,
+} from '../../sdk/channels/index.js';
 
 export interface RouteInput {
   channel: string;
@@ -39,14 +53,16 @@ export interface ResolvedRoute {
   bindingIndex?: number;
 }
 
-const same = (a: string | undefined, b: string | undefined) => (a ?? '').trim().toLowerCase() === (b ?? '').trim().toLowerCase();
+const same = (a: string | undefined, b: string | undefined) =>
+  (a ?? '').trim().toLowerCase() === (b ?? '').trim().toLowerCase();
 
 /** Whether every field the binding names matches the message. */
 export function bindingMatches(match: BindingMatch, input: RouteInput): boolean {
   const accountId = input.accountId ?? 'default';
   if (match.channel && !same(match.channel, input.channel)) return false;
   if (match.accountId && match.accountId !== '*' && match.accountId !== accountId) return false;
-  if (match.peer && (match.peer.id !== input.peer.id || (match.peer.kind && match.peer.kind !== input.peer.kind))) return false;
+  if (match.peer && (match.peer.id !== input.peer.id || (match.peer.kind && match.peer.kind !== input.peer.kind)))
+    return false;
   if (match.guildId && match.guildId !== input.guildId) return false;
   if (match.teamId && match.teamId !== input.teamId) return false;
   if (match.roles?.length && !match.roles.some((role) => input.memberRoleIds?.includes(role))) return false;
@@ -54,10 +70,16 @@ export function bindingMatches(match: BindingMatch, input: RouteInput): boolean 
 }
 
 /** `channelDefaults`: the channel plugin's defaults under its config (as the pipeline reads them). */
-export function resolveAgentRoute(config: KernelConfig, input: RouteInput, channelDefaults?: Readonly<Record<string, unknown>>): ResolvedRoute {
+export function resolveAgentRoute(
+  config: KernelConfig,
+  input: RouteInput,
+  channelDefaults?: Readonly<Record<string, unknown>>,
+): ResolvedRoute {
   const accountId = input.accountId ?? 'default';
   const bindings = configuredBindings(config);
-  const matching = bindings.map((binding, index) => ({ binding, index })).filter(({ binding }) => bindingMatches(binding.match, input));
+  const matching = bindings
+    .map((binding, index) => ({ binding, index }))
+    .filter(({ binding }) => bindingMatches(binding.match, input));
   const first = (tier: BindingTier) => matching.find(({ binding }) => bindingTier(binding.match) === tier);
   const settings = channelSettings(config, input.channel, accountId, channelDefaults);
   const group = input.peer.kind !== 'direct' ? settings.groups[input.peer.id]?.agentId : undefined;
@@ -69,10 +91,33 @@ export function resolveAgentRoute(config: KernelConfig, input: RouteInput, chann
     else if (tier === 'binding.peer' && group) decided = { agentId: group, matchedBy: 'channel.group' };
     if (decided) break;
   }
-  decided ??= settings.agentId ? { agentId: settings.agentId, matchedBy: 'channel.agentId' } : { agentId: defaultAgentId(config), matchedBy: 'default' };
+  decided ??= settings.agentId
+    ? { agentId: settings.agentId, matchedBy: 'channel.agentId' }
+    : { agentId: defaultAgentId(config), matchedBy: 'default' };
 
   const agentId = normalizeAgentId(decided.agentId);
-  const session = (config.session ?? {}) as { mainKey?: string; dmScope?: DmScope; identityLinks?: Record<string, string[]>; scope?: 'per-sender' | 'global' };
-  const sessionKey = deriveSessionKey({ agentId, channel: input.channel, accountId, peer: input.peer, ...(input.threadId !== undefined ? { threadId: input.threadId } : {}) }, session);
-  return { ...decided, agentId, channel: input.channel, accountId, sessionKey, mainSessionKey: buildAgentMainSessionKey(agentId, session.mainKey) };
+  const session = (config.session ?? {}) as {
+    mainKey?: string;
+    dmScope?: DmScope;
+    identityLinks?: Record<string, string[]>;
+    scope?: 'per-sender' | 'global';
+  };
+  const sessionKey = deriveSessionKey(
+    {
+      agentId,
+      channel: input.channel,
+      accountId,
+      peer: input.peer,
+      ...(input.threadId !== undefined ? { threadId: input.threadId } : {}),
+    },
+    session,
+  );
+  return {
+    ...decided,
+    agentId,
+    channel: input.channel,
+    accountId,
+    sessionKey,
+    mainSessionKey: buildAgentMainSessionKey(agentId, session.mainKey),
+  };
 }

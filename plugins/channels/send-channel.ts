@@ -6,7 +6,10 @@
 import type { KernelServices } from '../../sdk/index.js';
 
 /** Why `channel` cannot be sent to, or undefined when it is a channel (or a configured one). */
-export async function unknownChannelProblem(kernel: Pick<KernelServices, 'channels' | 'config'>, channel: string): Promise<string | undefined> {
+export async function unknownChannelProblem(
+  kernel: Pick<KernelServices, 'channels' | 'config'>,
+  channel: string,
+): Promise<string | undefined> {
   const ids = ((await kernel.channels.status()) as Array<{ id: string }>).map((info) => info.id);
   if (ids.includes(channel)) return undefined;
   // Configured but its plugin is off: the outbound path says exactly that.

@@ -59,10 +59,15 @@ export async function channelTokenCommand(
   if (!channel) throw new UsageError(`give --channel: ${TOKEN_HELP}`);
   const account = values.account?.trim() || 'default';
   const tokenKey = TOKEN_KEYS[channel];
-  if (action !== 'remove' && !tokenKey) throw new UsageError(`claw channels ${action} takes a bot token for ${Object.keys(TOKEN_KEYS).join(' or ')}; "${channel}" is not one of them`);
+  if (action !== 'remove' && !tokenKey)
+    throw new UsageError(
+      `claw channels ${action} takes a bot token for ${Object.keys(TOKEN_KEYS).join(' or ')}; "${channel}" is not one of them`,
+    );
   const token = values.token?.trim();
-  if ((action === 'add' || action === 'login') && !token) throw new UsageError(`give the bot token with --token: ${TOKEN_HELP}`);
-  if ((action === 'logout' || action === 'remove') && token) throw new UsageError(`claw channels ${action} takes no --token`);
+  if ((action === 'add' || action === 'login') && !token)
+    throw new UsageError(`give the bot token with --token: ${TOKEN_HELP}`);
+  if ((action === 'logout' || action === 'remove') && token)
+    throw new UsageError(`claw channels ${action} takes no --token`);
   if (token) api.kernel.redact.add(token);
 
   const where = account === 'default' ? `channels.${channel}` : `channels.${channel}.accounts.${account}`;
@@ -84,7 +89,13 @@ export async function channelTokenCommand(
   const purpose = `claw channels ${action} --channel ${channel}${account === 'default' ? '' : ` --account ${account}`}`;
   let change: ConfigChange;
   try {
-    change = runningGateway(api.kernel.paths.stateDir) || values.url !== undefined ? await withGatewayClient(clientOptions({ url: values.url, password: values.password, timeout: values.timeout }), (client) => patchThroughGateway(client, edit)) : await editConfigFile(api.kernel, purpose, edit);
+    change =
+      runningGateway(api.kernel.paths.stateDir) || values.url !== undefined
+        ? await withGatewayClient(
+            clientOptions({ url: values.url, password: values.password, timeout: values.timeout }),
+            (client) => patchThroughGateway(client, edit),
+          )
+        : await editConfigFile(api.kernel, purpose, edit);
   } catch (error) {
     if (error instanceof ConfigChangeRefused) throw new UsageError(error.message);
     throw error;
@@ -97,7 +108,14 @@ export async function channelTokenCommand(
         : values.delete
           ? `Deleted ${where}.`
           : `Disabled ${where} (enabled: false).`;
-  const live = change.via === 'gateway' ? ' The running gateway has applied it.' : runningGateway(api.kernel.paths.stateDir) ? '' : ' It takes effect when the gateway starts (claw gateway).';
-  ctx.stdout.write(`${change.changed ? done : `Nothing to change: ${where} already says so.`}${change.changed ? live : ''}\n`);
+  const live =
+    change.via === 'gateway'
+      ? ' The running gateway has applied it.'
+      : runningGateway(api.kernel.paths.stateDir)
+        ? ''
+        : ' It takes effect when the gateway starts (claw gateway).';
+  ctx.stdout.write(
+    `${change.changed ? done : `Nothing to change: ${where} already says so.`}${change.changed ? live : ''}\n`,
+  );
   return 0;
 }

@@ -70,14 +70,21 @@ const FLAGS = {
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
-function connect<T>(values: Values, ctx: CliContext, api: PluginApi, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+function connect<T>(
+  values: Values,
+  ctx: CliContext,
+  api: PluginApi,
+  work: (client: GatewayClient) => Promise<T>,
+): Promise<T> {
   return withCliGateway(values, ctx, api, work);
 }
 
 function one(values: Values, names: Array<keyof Values>, what: string, required: boolean): keyof Values | undefined {
   const given = names.filter((name) => values[name] !== undefined);
-  if (given.length > 1) throw new UsageError(`use only one of ${given.map((name) => `--${String(name)}`).join(', ')} (${what})`);
-  if (required && given.length === 0) throw new UsageError(`${what}: one of ${names.map((name) => `--${String(name)}`).join(', ')} is required`);
+  if (given.length > 1)
+    throw new UsageError(`use only one of ${given.map((name) => `--${String(name)}`).join(', ')} (${what})`);
+  if (required && given.length === 0)
+    throw new UsageError(`${what}: one of ${names.map((name) => `--${String(name)}`).join(', ')} is required`);
   return given[0];
 }
 
@@ -89,14 +96,25 @@ function duration(text: string, flag: string): number {
 
 function schedule(values: Values): Record<string, unknown> | undefined {
   const kind = one(values, ['at', 'every', 'cron'], 'schedule', false);
-  if (values.tz !== undefined && kind !== 'cron' && kind !== 'at') throw new UsageError('--tz applies to --cron and --at only');
-  if ((values.exact || values.stagger !== undefined) && kind !== 'cron') throw new UsageError('--exact and --stagger apply to --cron only');
+  if (values.tz !== undefined && kind !== 'cron' && kind !== 'at')
+    throw new UsageError('--tz applies to --cron and --at only');
+  if ((values.exact || values.stagger !== undefined) && kind !== 'cron')
+    throw new UsageError('--exact and --stagger apply to --cron only');
   if (values.exact && values.stagger !== undefined) throw new UsageError('use --exact or --stagger, not both');
   if (kind === 'at') return { kind: 'at', at: values.at, ...(values.tz ? { tz: values.tz } : {}) };
   if (kind === 'every') return { kind: 'every', everyMs: duration(values.every!, '--every') };
   if (kind === 'cron') {
-    const staggerMs = values.exact ? 0 : values.stagger !== undefined ? duration(values.stagger, '--stagger') : undefined;
-    return { kind: 'cron', expr: values.cron, ...(values.tz ? { tz: values.tz } : {}), ...(staggerMs !== undefined ? { staggerMs } : {}) };
+    const staggerMs = values.exact
+      ? 0
+      : values.stagger !== undefined
+        ? duration(values.stagger, '--stagger')
+        : undefined;
+    return {
+      kind: 'cron',
+      expr: values.cron,
+      ...(values.tz ? { tz: values.tz } : {}),
+      ...(staggerMs !== undefined ? { staggerMs } : {}),
+    };
   }
   return undefined;
 }
@@ -107,7 +125,10 @@ function payloadFields(values: Values): Record<string, unknown> {
   if (values.thinking !== undefined) out.thinking = values.thinking;
   if (values['timeout-seconds'] !== undefined) {
     const seconds = Number(values['timeout-seconds']);
-    if (!Number.isInteger(seconds) || seconds < 0) throw new UsageError(`--timeout-seconds must be a whole number >= 0 (0 = no timeout), got "${values['timeout-seconds']}"`);
+    if (!Number.isInteger(seconds) || seconds < 0)
+      throw new UsageError(
+        `--timeout-seconds must be a whole number >= 0 (0 = no timeout), got "${values['timeout-seconds']}"`,
+      );
     out.timeoutSeconds = seconds;
   }
   if (values['command-cwd'] !== undefined) {
@@ -121,7 +142,10 @@ function payload(values: Values): Record<string, unknown> | undefined {
   const kind = one(values, ['system-event', 'message', 'command'], 'payload', false);
   const extra = payloadFields(values);
   if (kind === 'system-event') {
-    if (Object.keys(extra).length) throw new UsageError('--model, --thinking, --timeout-seconds and --command-cwd do not apply to --system-event jobs');
+    if (Object.keys(extra).length)
+      throw new UsageError(
+        '--model, --thinking, --timeout-seconds and --command-cwd do not apply to --system-event jobs',
+      );
     return { kind: 'systemEvent', text: values['system-event'] };
   }
   if (kind === 'message') return { kind: 'agentTurn', message: values.message, ...extra };
@@ -130,9 +154,18 @@ function payload(values: Values): Record<string, unknown> | undefined {
 }
 
 function delivery(values: Values): Record<string, unknown> | undefined {
-  const chat = values.announce || values.deliver || values.channel !== undefined || values.to !== undefined || values.account !== undefined || values['thread-id'] !== undefined;
-  const modes = [chat && 'announce', values.webhook !== undefined && 'webhook', values['no-deliver'] && 'none'].filter(Boolean);
-  if (modes.length > 1) throw new UsageError('--webhook, --no-deliver and chat delivery (--announce/--channel/--to) are exclusive');
+  const chat =
+    values.announce ||
+    values.deliver ||
+    values.channel !== undefined ||
+    values.to !== undefined ||
+    values.account !== undefined ||
+    values['thread-id'] !== undefined;
+  const modes = [chat && 'announce', values.webhook !== undefined && 'webhook', values['no-deliver'] && 'none'].filter(
+    Boolean,
+  );
+  if (modes.length > 1)
+    throw new UsageError('--webhook, --no-deliver and chat delivery (--announce/--channel/--to) are exclusive');
   if (values.webhook !== undefined) return { mode: 'webhook', to: values.webhook };
   if (values['no-deliver']) return { mode: 'none' };
   if (chat) {
@@ -149,13 +182,16 @@ function delivery(values: Values): Record<string, unknown> | undefined {
 
 function sessionTarget(values: Values): string | undefined {
   if (values.session === undefined) return undefined;
-  if (values.session !== 'main' && values.session !== 'isolated') throw new UsageError(`--session must be main or isolated, got "${values.session}"`);
+  if (values.session !== 'main' && values.session !== 'isolated')
+    throw new UsageError(`--session must be main or isolated, got "${values.session}"`);
   return values.session;
 }
 
 function common(values: Values): Record<string, unknown> {
-  if (values.wake !== undefined && values.wake !== 'now' && values.wake !== 'next-heartbeat') throw new UsageError(`--wake must be now or next-heartbeat, got "${values.wake}"`);
-  if (values['delete-after-run'] && values['keep-after-run']) throw new UsageError('use --delete-after-run or --keep-after-run, not both');
+  if (values.wake !== undefined && values.wake !== 'now' && values.wake !== 'next-heartbeat')
+    throw new UsageError(`--wake must be now or next-heartbeat, got "${values.wake}"`);
+  if (values['delete-after-run'] && values['keep-after-run'])
+    throw new UsageError('use --delete-after-run or --keep-after-run, not both');
   const fields: Record<string, unknown> = {};
   if (values.name !== undefined) fields.name = values.name;
   if (values.description !== undefined) fields.description = values.description;
@@ -174,7 +210,14 @@ function ago(ms: number | undefined, now: number): string {
   if (ms === undefined) return '-';
   const delta = ms - now;
   const abs = Math.abs(delta);
-  const text = abs < 60_000 ? `${Math.round(abs / 1000)}s` : abs < 3_600_000 ? `${Math.round(abs / 60_000)}m` : abs < 86_400_000 ? `${Math.round(abs / 3_600_000)}h` : `${Math.round(abs / 86_400_000)}d`;
+  const text =
+    abs < 60_000
+      ? `${Math.round(abs / 1000)}s`
+      : abs < 3_600_000
+        ? `${Math.round(abs / 60_000)}m`
+        : abs < 86_400_000
+          ? `${Math.round(abs / 3_600_000)}h`
+          : `${Math.round(abs / 86_400_000)}d`;
   return delta >= 0 ? `in ${text}` : `${text} ago`;
 }
 
@@ -192,7 +235,14 @@ function table(jobs: CronJob[]): string {
   ]);
   const head = ['ID', 'NAME', 'SCHEDULE', 'TARGET', 'STATUS', 'NEXT', 'LAST'];
   const widths = head.map((title, index) => Math.max(title.length, ...rows.map((row) => row[index]!.length)));
-  return [head, ...rows].map((row) => row.map((cell, index) => cell.padEnd(widths[index]!)).join('  ').trimEnd()).join('\n');
+  return [head, ...rows]
+    .map((row) =>
+      row
+        .map((cell, index) => cell.padEnd(widths[index]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function runsText(entries: RunLogEntry[]): string {
@@ -201,7 +251,11 @@ function runsText(entries: RunLogEntry[]): string {
     .map((entry) => {
       const when = new Date(entry.runAtMs ?? entry.ts).toISOString();
       const catchUp = entry.catchUp ? ` catch-up(missed ${entry.catchUp.missed}, ${entry.catchUp.policy})` : '';
-      const detail = entry.error ? ` error: ${entry.error}` : entry.summary ? ` ${entry.summary.replace(/\s+/g, ' ').slice(0, 80)}` : '';
+      const detail = entry.error
+        ? ` error: ${entry.error}`
+        : entry.summary
+          ? ` ${entry.summary.replace(/\s+/g, ' ').slice(0, 80)}`
+          : '';
       return `${when}  ${entry.status.padEnd(7)} ${entry.trigger.padEnd(8)} ${entry.durationMs ?? 0}ms${entry.deliveryStatus ? ` ${entry.deliveryStatus}` : ''}${catchUp}${detail}`;
     })
     .join('\n');
@@ -210,7 +264,8 @@ function runsText(entries: RunLogEntry[]): string {
 export async function cronCommand(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
   const { values, positionals } = parseFlags(argv, FLAGS);
   const [action, ...rest] = positionals;
-  const write = (value: unknown) => ctx.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+  const write = (value: unknown) =>
+    ctx.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
   const idArg = (): string => {
     const id = rest[0] ?? values.id;
     if (!id) throw new UsageError(`claw cron ${action} needs a job id (see claw cron list --all)`);
@@ -219,14 +274,26 @@ export async function cronCommand(argv: string[], ctx: CliContext, api: PluginAp
   };
   // State-changing methods carry an idempotency key, so a retried request acts once.
   const call = (method: string, params: Record<string, unknown>) =>
-    connect(values, ctx, api, (client) => client.request(method, ['cron.add', 'cron.update', 'cron.remove', 'cron.run'].includes(method) ? { ...params, idempotencyKey: randomUUID() } : params));
+    connect(values, ctx, api, (client) =>
+      client.request(
+        method,
+        ['cron.add', 'cron.update', 'cron.remove', 'cron.run'].includes(method)
+          ? { ...params, idempotencyKey: randomUUID() }
+          : params,
+      ),
+    );
 
   switch (action) {
     case 'add':
     case 'create': {
       if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}" (flags: see claw cron --help)`);
       if (values.name === undefined) throw new UsageError('--name is required');
-      const job = { ...common(values), schedule: schedule(values) ?? one(values, ['at', 'every', 'cron'], 'schedule', true), payload: payload(values) ?? one(values, ['system-event', 'message', 'command'], 'payload', true), ...(values.disabled ? { enabled: false } : {}) };
+      const job = {
+        ...common(values),
+        schedule: schedule(values) ?? one(values, ['at', 'every', 'cron'], 'schedule', true),
+        payload: payload(values) ?? one(values, ['system-event', 'message', 'command'], 'payload', true),
+        ...(values.disabled ? { enabled: false } : {}),
+      };
       write(await call('cron.add', { job }));
       return 0;
     }
@@ -250,7 +317,8 @@ export async function cronCommand(argv: string[], ctx: CliContext, api: PluginAp
       if (what) patch.payload = what;
       if (values.enable) patch.enabled = true;
       if (values.disable || values.disabled) patch.enabled = false;
-      if (Object.keys(patch).length === 0) throw new UsageError('nothing to change: give at least one flag (see claw cron --help)');
+      if (Object.keys(patch).length === 0)
+        throw new UsageError('nothing to change: give at least one flag (see claw cron --help)');
       write(await call('cron.update', { jobId: id, patch }));
       return 0;
     }
@@ -270,8 +338,11 @@ export async function cronCommand(argv: string[], ctx: CliContext, api: PluginAp
       return 0;
     case 'runs': {
       const limit = values.limit === undefined ? undefined : Number(values.limit);
-      if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit must be a positive whole number, got "${values.limit}"`);
-      const result = (await call('cron.runs', { jobId: idArg(), ...(limit ? { limit } : {}) })) as { entries: RunLogEntry[] };
+      if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
+        throw new UsageError(`--limit must be a positive whole number, got "${values.limit}"`);
+      const result = (await call('cron.runs', { jobId: idArg(), ...(limit ? { limit } : {}) })) as {
+        entries: RunLogEntry[];
+      };
       write(values.json ? result : runsText(result.entries));
       return 0;
     }
@@ -279,6 +350,8 @@ export async function cronCommand(argv: string[], ctx: CliContext, api: PluginAp
       write(CRON_HELP);
       return 0;
     default:
-      throw new UsageError(`unknown cron command "${action}" (add, list, status, edit, rm, enable, disable, run, runs)`);
+      throw new UsageError(
+        `unknown cron command "${action}" (add, list, status, edit, rm, enable, disable, run, runs)`,
+      );
   }
 }

@@ -8,7 +8,14 @@
  * through the kernel's outbound path (message hooks, chunking, retries).
  */
 import { cronSessionKey, type PluginApi, type SystemEventsService } from '../../sdk/index.js';
-import { agentSettings, defaultAgentId, isSilentReplyText, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import {
+  agentSettings,
+  defaultAgentId,
+  isSilentReplyText,
+  unknownAgentProblem,
+  type AgentService,
+  type SessionService,
+} from '../../sdk/agent/index.js';
 import { mkdirSync } from 'node:fs';
 import { useService } from '../../sdk/services.js';
 import type { Executor, RunContext, RunOutcome } from './service.js';
@@ -20,7 +27,12 @@ const SUMMARY_MAX_CHARS = 2000;
 const clip = (text: string) => (text.length > SUMMARY_MAX_CHARS ? `${text.slice(0, SUMMARY_MAX_CHARS)}…` : text);
 
 /** Run `work` in the cron lane (cap cron.maxConcurrentRuns); the slot frees when the scheduler is done with the run. */
-function inCronLane(api: PluginApi, ctx: RunContext, laneKey: string | undefined, work: () => Promise<RunOutcome>): Promise<RunOutcome> {
+function inCronLane(
+  api: PluginApi,
+  ctx: RunContext,
+  laneKey: string | undefined,
+  work: () => Promise<RunOutcome>,
+): Promise<RunOutcome> {
   const task = () => {
     ctx.started();
     const ended = ctx.ended.then((): RunOutcome => ({ status: 'error', error: 'cron: run ended by the scheduler' }));
@@ -44,10 +56,22 @@ export function createExecutor(api: PluginApi): Executor {
     }
     return inCronLane(api, ctx, undefined, async () => {
       const source = `cron:${job.id}`;
-      const event = await events.enqueue({ ...(job.agentId ? { agentId: job.agentId } : {}), text, source, contextKey: source });
-      const wake = await events.wake({ ...(job.agentId ? { agentId: job.agentId } : {}), mode: job.wakeMode, reason: source });
+      const event = await events.enqueue({
+        ...(job.agentId ? { agentId: job.agentId } : {}),
+        text,
+        source,
+        contextKey: source,
+      });
+      const wake = await events.wake({
+        ...(job.agentId ? { agentId: job.agentId } : {}),
+        mode: job.wakeMode,
+        reason: source,
+      });
       // The event is queued durably either way; a wake that could not be requested now is noted.
-      if (job.wakeMode === 'now' && !wake.queued) api.logger.warn(`cron job "${job.name}": system event queued, but no heartbeat was requested now${wake.reason ? ` (${wake.reason})` : ''}`);
+      if (job.wakeMode === 'now' && !wake.queued)
+        api.logger.warn(
+          `cron job "${job.name}": system event queued, but no heartbeat was requested now${wake.reason ? ` (${wake.reason})` : ''}`,
+        );
       return { status: 'ok', summary: clip(text), sessionKey: event.sessionKey, deliveryStatus: 'not-requested' };
     });
   }
@@ -66,25 +90,44 @@ export function createExecutor(api: PluginApi): Executor {
     const outcome = await inCronLane(api, ctx, sessionKey, async () => {
       const call = await api.kernel.tools.invoke({
         name: 'exec',
-        params: { command: payload.command, ...(payload.cwd ? { workdir: payload.cwd } : {}), timeout: Math.ceil(jobTimeoutMs(job) / 1000), yieldMs: 0 },
+        params: {
+          command: payload.command,
+          ...(payload.cwd ? { workdir: payload.cwd } : {}),
+          timeout: Math.ceil(jobTimeoutMs(job) / 1000),
+          yieldMs: 0,
+        },
         toolCallId: `cron-${ctx.runId}`,
         context: { agentId, sessionKey, runId: ctx.runId, signal: ctx.signal, workspaceDir },
       });
-      const text = call.result.content.map((part) => (part.type === 'text' ? part.text : '')).join('').trim();
+      const text = call.result.content
+        .map((part) => (part.type === 'text' ? part.text : ''))
+        .join('')
+        .trim();
       const details = call.result.details as { exitCode?: number | null } | undefined;
       if (call.blocked || call.result.isError) {
-        const exit = details?.exitCode !== undefined && details.exitCode !== null ? `exit code ${details.exitCode}: ` : '';
-        return { status: 'error', error: clip(`${call.blocked ? 'blocked: ' : exit}${text || 'the command failed'}`), summary: clip(text), sessionKey };
+        const exit =
+          details?.exitCode !== undefined && details.exitCode !== null ? `exit code ${details.exitCode}: ` : '';
+        return {
+          status: 'error',
+          error: clip(`${call.blocked ? 'blocked: ' : exit}${text || 'the command failed'}`),
+          summary: clip(text),
+          sessionKey,
+        };
       }
       return { status: 'ok', summary: clip(text), sessionKey };
     });
-    return outcome.status === 'ok' ? { ...outcome, ...(await announce(job, outcome.summary ?? '', agentId, sessionKey, ctx.runId)) } : outcome;
+    return outcome.status === 'ok'
+      ? { ...outcome, ...(await announce(job, outcome.summary ?? '', agentId, sessionKey, ctx.runId)) }
+      : outcome;
   }
 
   async function runAgentTurn(job: CronJob, ctx: RunContext): Promise<RunOutcome> {
     if (job.payload.kind !== 'agentTurn') throw new Error('isolated cron jobs require payload.kind="agentTurn"');
     const agent = await agentService();
-    if (!agent) throw new Error('isolated cron jobs need the "agent" service, and no enabled plugin provides it (enable the agent plugin)');
+    if (!agent)
+      throw new Error(
+        'isolated cron jobs need the "agent" service, and no enabled plugin provides it (enable the agent plugin)',
+      );
     const payload = job.payload;
     const agentId = job.agentId ?? agent.defaultAgent();
     const timeoutMs = jobTimeoutMs(job);
@@ -109,19 +152,47 @@ export function createExecutor(api: PluginApi): Executor {
     try {
       const result = await Promise.race([handle.done, ctx.ended.then(() => undefined)]);
       if (!result) return { status: 'error', error: 'cron: run ended by the scheduler' };
-      const base = { sessionKey: result.sessionKey, sessionId: result.sessionId, ...(result.model ? { model: result.model } : {}), ...(result.provider ? { provider: result.provider } : {}), usage: result.usage };
-      if (result.status !== 'ok') return { ...base, status: 'error', error: result.error ?? `agent run ended: ${result.status}`, summary: clip(result.text) };
-      return { ...base, status: 'ok', summary: clip(result.text), ...(await announce(job, result.text, agentId, result.sessionKey, handle.runId)) };
+      const base = {
+        sessionKey: result.sessionKey,
+        sessionId: result.sessionId,
+        ...(result.model ? { model: result.model } : {}),
+        ...(result.provider ? { provider: result.provider } : {}),
+        usage: result.usage,
+      };
+      if (result.status !== 'ok')
+        return {
+          ...base,
+          status: 'error',
+          error: result.error ?? `agent run ended: ${result.status}`,
+          summary: clip(result.text),
+        };
+      return {
+        ...base,
+        status: 'ok',
+        summary: clip(result.text),
+        ...(await announce(job, result.text, agentId, result.sessionKey, handle.runId)),
+      };
     } finally {
       ctx.signal.removeEventListener('abort', abort);
     }
   }
 
   /** Announce delivery of a finished isolated run's text to its chat target. */
-  async function announce(job: CronJob, text: string, agentId: string, sessionKey: string, runId: string): Promise<Partial<RunOutcome>> {
+  async function announce(
+    job: CronJob,
+    text: string,
+    agentId: string,
+    sessionKey: string,
+    runId: string,
+  ): Promise<Partial<RunOutcome>> {
     const delivery = job.delivery;
     if (!delivery || delivery.mode !== 'announce') return { deliveryStatus: 'not-requested' };
-    if (!text.trim() || isSilentReplyText(text)) return { delivered: false, deliveryStatus: 'not-delivered', deliveryError: 'nothing to announce (empty or silent reply)' };
+    if (!text.trim() || isSilentReplyText(text))
+      return {
+        delivered: false,
+        deliveryStatus: 'not-delivered',
+        deliveryError: 'nothing to announce (empty or silent reply)',
+      };
     let { channel, to, accountId, threadId } = delivery;
     if (!channel || channel === 'last' || !to) {
       const sessions = await useService<SessionService>(api.kernel, 'sessions');
@@ -134,7 +205,11 @@ export function createExecutor(api: PluginApi): Executor {
       to ??= main?.lastChannel === channel ? main?.lastTo : undefined;
     }
     if (!channel || !to) {
-      return { delivered: false, deliveryStatus: 'not-delivered', deliveryError: `no delivery target: ${!channel ? 'the main session has no last channel yet' : `no "to" for channel ${channel}`} (set --channel and --to)` };
+      return {
+        delivered: false,
+        deliveryStatus: 'not-delivered',
+        deliveryError: `no delivery target: ${!channel ? 'the main session has no last channel yet' : `no "to" for channel ${channel}`} (set --channel and --to)`,
+      };
     }
     const result = (await api.kernel.channels.send({
       channel,
@@ -145,7 +220,11 @@ export function createExecutor(api: PluginApi): Executor {
       context: { agentId, sessionKey, runId, channel },
     } as never)) as { delivered: boolean; cancelled: boolean; error?: string };
     if (result.delivered) return { delivered: true, deliveryStatus: 'delivered' };
-    return { delivered: false, deliveryStatus: 'not-delivered', deliveryError: result.cancelled ? 'cancelled by a message_sending hook' : (result.error ?? 'not delivered') };
+    return {
+      delivered: false,
+      deliveryStatus: 'not-delivered',
+      deliveryError: result.cancelled ? 'cancelled by a message_sending hook' : (result.error ?? 'not delivered'),
+    };
   }
 
   return (job, ctx) => {

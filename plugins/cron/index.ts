@@ -25,7 +25,11 @@ export default definePlugin({
       throw new Error(`cron.skipMissedJobs: true contradicts cron.catchUp: "${settings.catchUp}"; keep one of them`);
     }
     api.kernel.lanes.setConcurrency('cron', settings.maxConcurrentRuns);
-    const storePath = settings.store ? (isAbsolute(expandHome(settings.store)) ? expandHome(settings.store) : resolve(api.kernel.paths.stateDir, expandHome(settings.store))) : defaultStorePath(api.kernel.paths.stateDir);
+    const storePath = settings.store
+      ? isAbsolute(expandHome(settings.store))
+        ? expandHome(settings.store)
+        : resolve(api.kernel.paths.stateDir, expandHome(settings.store))
+      : defaultStorePath(api.kernel.paths.stateDir);
     const store = new CronStore(storePath);
     let service: CronService | undefined;
     // Built on first use, so a CLI process that only lists plugins never reads jobs.json.
@@ -41,7 +45,8 @@ export default definePlugin({
           afterRun: async (job, entry) => {
             if (job.delivery?.mode !== 'webhook' || !job.delivery.to) return undefined;
             // As OpenClaw: an ok run with nothing to say posts nothing; errors always post.
-            if (entry.status !== 'error' && !entry.summary?.trim()) return { deliveryStatus: 'not-delivered', deliveryError: 'empty summary: nothing posted' };
+            if (entry.status !== 'error' && !entry.summary?.trim())
+              return { deliveryStatus: 'not-delivered', deliveryError: 'empty summary: nothing posted' };
             return postWebhook(job.delivery.to, entry, settings);
           },
         });
@@ -52,7 +57,8 @@ export default definePlugin({
 
     api.kernel.protocol.registerEvent('cron', api.id, {
       scope: 'operator.read',
-      description: '{jobId, action: added|updated|removed|started|finished, runId?, status?, error?, summary?, runAtMs?, durationMs?, nextRunAtMs?, trigger?, catchUp?}',
+      description:
+        '{jobId, action: added|updated|removed|started|finished, runId?, status?, error?, summary?, runAtMs?, durationMs?, nextRunAtMs?, trigger?, catchUp?}',
     });
     registerCronMethods(api, cron);
     api.registerTool(cronTool(cron));
@@ -63,7 +69,11 @@ export default definePlugin({
       stop: () => service?.stop(),
     });
     for (const name of ['cron', 'automations']) {
-      api.registerCli({ name, description: 'Scheduled jobs: add, list, status, edit, rm, run, runs', run: cliCommand(CRON_HELP, (argv, ctx) => cronCommand(argv, ctx, api)) });
+      api.registerCli({
+        name,
+        description: 'Scheduled jobs: add, list, status, edit, rm, run, runs',
+        run: cliCommand(CRON_HELP, (argv, ctx) => cronCommand(argv, ctx, api)),
+      });
     }
   },
 });

@@ -34,16 +34,19 @@ function str(value: unknown, field: string, { required = false, allowEmpty = fal
 
 function seconds(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) return fail(`${field} must be a whole number of seconds >= 0 (0 = no timeout)`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0)
+    return fail(`${field} must be a whole number of seconds >= 0 (0 = no timeout)`);
   return value;
 }
 
 export function normalizeSchedule(input: unknown, now: number): CronSchedule {
-  if (!input || typeof input !== 'object') return fail('schedule is required: {kind: "at", at} | {kind: "every", everyMs} | {kind: "cron", expr, tz?}');
+  if (!input || typeof input !== 'object')
+    return fail('schedule is required: {kind: "at", at} | {kind: "every", everyMs} | {kind: "cron", expr, tz?}');
   const raw = input as Loose;
   switch (raw.kind) {
     case 'at': {
-      if (typeof raw.atMs === 'number' && raw.at === undefined) return { kind: 'at', at: new Date(raw.atMs).toISOString() };
+      if (typeof raw.atMs === 'number' && raw.at === undefined)
+        return { kind: 'at', at: new Date(raw.atMs).toISOString() };
       const at = str(raw.at, 'schedule.at', { required: true })!;
       try {
         return { kind: 'at', at: resolveAt(at, now, typeof raw.tz === 'string' ? raw.tz : undefined) };
@@ -53,9 +56,15 @@ export function normalizeSchedule(input: unknown, now: number): CronSchedule {
     }
     case 'every': {
       const everyMs = typeof raw.everyMs === 'string' ? parseDurationMs(raw.everyMs) : raw.everyMs;
-      if (typeof everyMs !== 'number' || !Number.isFinite(everyMs) || everyMs < MIN_EVERY_MS) return fail(`schedule.everyMs must be at least ${MIN_EVERY_MS} ms (or a duration such as "10m")`);
-      if (raw.anchorMs !== undefined && (typeof raw.anchorMs !== 'number' || !Number.isFinite(raw.anchorMs))) return fail('schedule.anchorMs must be epoch milliseconds');
-      return { kind: 'every', everyMs: Math.round(everyMs), ...(raw.anchorMs !== undefined ? { anchorMs: raw.anchorMs as number } : {}) };
+      if (typeof everyMs !== 'number' || !Number.isFinite(everyMs) || everyMs < MIN_EVERY_MS)
+        return fail(`schedule.everyMs must be at least ${MIN_EVERY_MS} ms (or a duration such as "10m")`);
+      if (raw.anchorMs !== undefined && (typeof raw.anchorMs !== 'number' || !Number.isFinite(raw.anchorMs)))
+        return fail('schedule.anchorMs must be epoch milliseconds');
+      return {
+        kind: 'every',
+        everyMs: Math.round(everyMs),
+        ...(raw.anchorMs !== undefined ? { anchorMs: raw.anchorMs as number } : {}),
+      };
     }
     case 'cron': {
       const expr = str(raw.expr, 'schedule.expr', { required: true })!.trim();
@@ -65,8 +74,17 @@ export function normalizeSchedule(input: unknown, now: number): CronSchedule {
       } catch (error) {
         return fail((error as Error).message);
       }
-      if (raw.staggerMs !== undefined && (typeof raw.staggerMs !== 'number' || !Number.isInteger(raw.staggerMs) || raw.staggerMs < 0)) return fail('schedule.staggerMs must be a whole number of milliseconds >= 0 (0 = exact)');
-      return { kind: 'cron', expr, ...(tz ? { tz } : {}), ...(raw.staggerMs !== undefined ? { staggerMs: raw.staggerMs as number } : {}) };
+      if (
+        raw.staggerMs !== undefined &&
+        (typeof raw.staggerMs !== 'number' || !Number.isInteger(raw.staggerMs) || raw.staggerMs < 0)
+      )
+        return fail('schedule.staggerMs must be a whole number of milliseconds >= 0 (0 = exact)');
+      return {
+        kind: 'cron',
+        expr,
+        ...(tz ? { tz } : {}),
+        ...(raw.staggerMs !== undefined ? { staggerMs: raw.staggerMs as number } : {}),
+      };
     }
     default:
       return fail(`schedule.kind must be "at", "every" or "cron", got ${JSON.stringify(raw.kind)}`);
@@ -74,7 +92,10 @@ export function normalizeSchedule(input: unknown, now: number): CronSchedule {
 }
 
 export function normalizePayload(input: unknown): CronPayload {
-  if (!input || typeof input !== 'object') return fail('payload is required: {kind: "systemEvent", text} | {kind: "agentTurn", message} | {kind: "command", command}');
+  if (!input || typeof input !== 'object')
+    return fail(
+      'payload is required: {kind: "systemEvent", text} | {kind: "agentTurn", message} | {kind: "command", command}',
+    );
   const raw = input as Loose;
   switch (raw.kind) {
     case 'systemEvent':
@@ -82,14 +103,26 @@ export function normalizePayload(input: unknown): CronPayload {
     case 'agentTurn': {
       const model = str(raw.model, 'payload.model');
       const thinking = str(raw.thinking, 'payload.thinking');
-      if (thinking && !['off', 'minimal', 'low', 'medium', 'high'].includes(thinking)) fail(`payload.thinking must be off, minimal, low, medium or high, got "${thinking}"`);
+      if (thinking && !['off', 'minimal', 'low', 'medium', 'high'].includes(thinking))
+        fail(`payload.thinking must be off, minimal, low, medium or high, got "${thinking}"`);
       const timeoutSeconds = seconds(raw.timeoutSeconds, 'payload.timeoutSeconds');
-      return { kind: 'agentTurn', message: str(raw.message, 'payload.message', { required: true })!, ...(model ? { model } : {}), ...(thinking ? { thinking } : {}), ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}) };
+      return {
+        kind: 'agentTurn',
+        message: str(raw.message, 'payload.message', { required: true })!,
+        ...(model ? { model } : {}),
+        ...(thinking ? { thinking } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+      };
     }
     case 'command': {
       const cwd = str(raw.cwd, 'payload.cwd');
       const timeoutSeconds = seconds(raw.timeoutSeconds, 'payload.timeoutSeconds');
-      return { kind: 'command', command: str(raw.command, 'payload.command', { required: true })!, ...(cwd ? { cwd } : {}), ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}) };
+      return {
+        kind: 'command',
+        command: str(raw.command, 'payload.command', { required: true })!,
+        ...(cwd ? { cwd } : {}),
+        ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+      };
     }
     default:
       return fail(`payload.kind must be "systemEvent", "agentTurn" or "command", got ${JSON.stringify(raw.kind)}`);
@@ -101,12 +134,14 @@ export function normalizeDelivery(input: unknown): CronDelivery | undefined {
   if (typeof input !== 'object') return fail('delivery must be an object {mode, channel?, to?}');
   const raw = input as Loose;
   const mode = raw.mode ?? 'announce';
-  if (mode !== 'announce' && mode !== 'webhook' && mode !== 'none') return fail(`delivery.mode must be announce, webhook or none, got ${JSON.stringify(mode)}`);
+  if (mode !== 'announce' && mode !== 'webhook' && mode !== 'none')
+    return fail(`delivery.mode must be announce, webhook or none, got ${JSON.stringify(mode)}`);
   const channel = str(raw.channel, 'delivery.channel');
   const to = str(raw.to, 'delivery.to');
   const accountId = str(raw.accountId, 'delivery.accountId');
   const threadId = raw.threadId;
-  if (threadId !== undefined && typeof threadId !== 'string' && typeof threadId !== 'number') fail('delivery.threadId must be a string or number');
+  if (threadId !== undefined && typeof threadId !== 'string' && typeof threadId !== 'number')
+    fail('delivery.threadId must be a string or number');
   if (mode === 'webhook') {
     if (!to) return fail('delivery.mode "webhook" needs delivery.to: an http(s) URL');
     let url: URL;
@@ -115,17 +150,28 @@ export function normalizeDelivery(input: unknown): CronDelivery | undefined {
     } catch {
       return fail(`delivery.to is not a URL: "${to}"`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`webhook delivery.to must be http(s), got "${url.protocol}"`);
-    if (url.username || url.password) fail('webhook delivery.to must not embed credentials; set cron.webhookToken for bearer auth');
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      fail(`webhook delivery.to must be http(s), got "${url.protocol}"`);
+    if (url.username || url.password)
+      fail('webhook delivery.to must not embed credentials; set cron.webhookToken for bearer auth');
   }
-  return { mode, ...(channel ? { channel } : {}), ...(to ? { to } : {}), ...(accountId ? { accountId } : {}), ...(threadId !== undefined ? { threadId: threadId as string | number } : {}) };
+  return {
+    mode,
+    ...(channel ? { channel } : {}),
+    ...(to ? { to } : {}),
+    ...(accountId ? { accountId } : {}),
+    ...(threadId !== undefined ? { threadId: threadId as string | number } : {}),
+  };
 }
 
 function checkCombination(job: CronJob): void {
   const { sessionTarget, payload, delivery } = job;
-  if (sessionTarget === 'main' && payload.kind !== 'systemEvent') fail('main cron jobs require payload.kind="systemEvent"');
-  if (sessionTarget === 'isolated' && payload.kind === 'systemEvent') fail('isolated cron jobs require payload.kind="agentTurn" (or "command")');
-  if (sessionTarget === 'main' && delivery?.mode === 'announce') fail('chat delivery (announce) is for isolated jobs; main jobs can use delivery.mode "webhook" or "none"');
+  if (sessionTarget === 'main' && payload.kind !== 'systemEvent')
+    fail('main cron jobs require payload.kind="systemEvent"');
+  if (sessionTarget === 'isolated' && payload.kind === 'systemEvent')
+    fail('isolated cron jobs require payload.kind="agentTurn" (or "command")');
+  if (sessionTarget === 'main' && delivery?.mode === 'announce')
+    fail('chat delivery (announce) is for isolated jobs; main jobs can use delivery.mode "webhook" or "none"');
 }
 
 export interface CreateDefaults {
@@ -140,17 +186,23 @@ export function createJob(input: unknown, { now, id = randomUUID() }: CreateDefa
   const payload = normalizePayload(raw.payload);
   const schedule = normalizeSchedule(raw.schedule, now);
   const sessionTarget = (raw.sessionTarget ?? (payload.kind === 'systemEvent' ? 'main' : 'isolated')) as SessionTarget;
-  if (sessionTarget !== 'main' && sessionTarget !== 'isolated') fail(`sessionTarget must be "main" or "isolated", got ${JSON.stringify(raw.sessionTarget)}`);
+  if (sessionTarget !== 'main' && sessionTarget !== 'isolated')
+    fail(`sessionTarget must be "main" or "isolated", got ${JSON.stringify(raw.sessionTarget)}`);
   const wakeMode = (raw.wakeMode ?? 'now') as WakeMode;
-  if (wakeMode !== 'now' && wakeMode !== 'next-heartbeat') fail(`wakeMode must be "now" or "next-heartbeat", got ${JSON.stringify(raw.wakeMode)}`);
+  if (wakeMode !== 'now' && wakeMode !== 'next-heartbeat')
+    fail(`wakeMode must be "now" or "next-heartbeat", got ${JSON.stringify(raw.wakeMode)}`);
   if (raw.enabled !== undefined && typeof raw.enabled !== 'boolean') fail('enabled must be true or false');
-  if (raw.deleteAfterRun !== undefined && typeof raw.deleteAfterRun !== 'boolean') fail('deleteAfterRun must be true or false');
-  const text = payload.kind === 'systemEvent' ? payload.text : payload.kind === 'agentTurn' ? payload.message : payload.command;
+  if (raw.deleteAfterRun !== undefined && typeof raw.deleteAfterRun !== 'boolean')
+    fail('deleteAfterRun must be true or false');
+  const text =
+    payload.kind === 'systemEvent' ? payload.text : payload.kind === 'agentTurn' ? payload.message : payload.command;
   const name = str(raw.name, 'name') ?? text.replace(/\s+/g, ' ').trim().slice(0, 48);
   const description = str(raw.description, 'description');
   const agentId = str(raw.agentId, 'agentId');
   // Isolated jobs announce by default (to the main session's last channel), as OpenClaw's do.
-  const delivery = normalizeDelivery(raw.delivery) ?? (sessionTarget === 'isolated' ? { mode: 'announce' as const, channel: 'last' } : undefined);
+  const delivery =
+    normalizeDelivery(raw.delivery) ??
+    (sessionTarget === 'isolated' ? { mode: 'announce' as const, channel: 'last' } : undefined);
   const job: CronJob = {
     id,
     name,
@@ -164,23 +216,44 @@ export function createJob(input: unknown, { now, id = randomUUID() }: CreateDefa
     wakeMode,
     payload,
     ...(delivery ? { delivery } : {}),
-    ...(schedule.kind === 'at' ? { deleteAfterRun: (raw.deleteAfterRun as boolean | undefined) ?? true } : raw.deleteAfterRun !== undefined ? { deleteAfterRun: raw.deleteAfterRun as boolean } : {}),
+    ...(schedule.kind === 'at'
+      ? { deleteAfterRun: (raw.deleteAfterRun as boolean | undefined) ?? true }
+      : raw.deleteAfterRun !== undefined
+        ? { deleteAfterRun: raw.deleteAfterRun as boolean }
+        : {}),
     state: {},
   };
   checkCombination(job);
   return job;
 }
 
-const PATCHABLE = new Set(['name', 'description', 'agentId', 'enabled', 'schedule', 'sessionTarget', 'wakeMode', 'payload', 'delivery', 'deleteAfterRun']);
+const PATCHABLE = new Set([
+  'name',
+  'description',
+  'agentId',
+  'enabled',
+  'schedule',
+  'sessionTarget',
+  'wakeMode',
+  'payload',
+  'delivery',
+  'deleteAfterRun',
+]);
 
 /** The job after cron.update's patch (validated as a whole); `state` is the caller's to adjust. */
 export function patchJob(job: CronJob, patch: unknown, now: number): CronJob {
   if (!patch || typeof patch !== 'object') fail('patch must be an object');
   const raw = patch as Loose;
-  for (const key of Object.keys(raw)) if (!PATCHABLE.has(key)) fail(`cannot patch "${key}" (patchable: ${[...PATCHABLE].join(', ')})`);
+  for (const key of Object.keys(raw))
+    if (!PATCHABLE.has(key)) fail(`cannot patch "${key}" (patchable: ${[...PATCHABLE].join(', ')})`);
   const merged: Loose = { ...job, state: undefined };
   for (const [key, value] of Object.entries(raw)) {
-    if (key === 'payload' && value && typeof value === 'object' && ((value as Loose).kind ?? job.payload.kind) === job.payload.kind) {
+    if (
+      key === 'payload' &&
+      value &&
+      typeof value === 'object' &&
+      ((value as Loose).kind ?? job.payload.kind) === job.payload.kind
+    ) {
       merged.payload = { ...job.payload, ...(value as Loose), kind: job.payload.kind };
     } else if (key === 'delivery' && value && typeof value === 'object' && job.delivery) {
       merged.delivery = { ...job.delivery, ...(value as Loose) };
@@ -188,6 +261,9 @@ export function patchJob(job: CronJob, patch: unknown, now: number): CronJob {
       merged[key] = value === null ? undefined : value;
     }
   }
-  const rebuilt = createJob({ ...merged, schedule: raw.schedule === undefined ? job.schedule : raw.schedule }, { now, id: job.id });
+  const rebuilt = createJob(
+    { ...merged, schedule: raw.schedule === undefined ? job.schedule : raw.schedule },
+    { now, id: job.id },
+  );
   return { ...rebuilt, createdAtMs: job.createdAtMs, updatedAtMs: now, state: { ...job.state } };
 }

@@ -55,7 +55,8 @@ function jobOrder(by: NonNullable<CronListParams['sortBy']>, dir: 'asc' | 'desc'
   const sign = dir === 'asc' ? 1 : -1;
   return (a: CronJob, b: CronJob): number => {
     if (by === 'name') return sign * a.name.localeCompare(b.name);
-    const value = (job: CronJob) => (by === 'nextRunAtMs' ? job.state.nextRunAtMs : job.updatedAtMs) ?? (dir === 'asc' ? Infinity : -Infinity);
+    const value = (job: CronJob) =>
+      (by === 'nextRunAtMs' ? job.state.nextRunAtMs : job.updatedAtMs) ?? (dir === 'asc' ? Infinity : -Infinity);
     return sign * (value(a) - value(b)) || a.id.localeCompare(b.id);
   };
 }
@@ -86,8 +87,10 @@ export function guarded<T>(work: () => T): T {
 
 export function registerCronMethods(api: PluginApi, cron: () => CronService): void {
   // A job without agentId runs as the default agent: an agent filter must count it there.
-  const agentOf = (job: CronJob | undefined): string | undefined => (job ? normalizeAgentId(job.agentId ?? defaultAgentId(api.kernel.config())) : undefined);
-  const sameAgent = (job: CronJob | undefined, wanted: string | undefined) => !wanted || agentOf(job) === normalizeAgentId(wanted);
+  const agentOf = (job: CronJob | undefined): string | undefined =>
+    job ? normalizeAgentId(job.agentId ?? defaultAgentId(api.kernel.config())) : undefined;
+  const sameAgent = (job: CronJob | undefined, wanted: string | undefined) =>
+    !wanted || agentOf(job) === normalizeAgentId(wanted);
   api.registerGatewayMethod('cron.status', {
     scope: 'operator.read',
     description: 'Scheduler status: enabled, store path, job counts, next wake, running jobs, last errors.',
@@ -126,8 +129,13 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
       const matching = cron()
         .list(true)
         .filter((job) => wanted === 'all' || job.enabled === (wanted === 'enabled'))
-        .filter((job) => (!query || `${job.name ?? ''} ${job.id}`.toLowerCase().includes(query)) && sameAgent(job, params.agentId))
-        .filter((job) => !params.scheduleKind || params.scheduleKind === 'all' || job.schedule.kind === params.scheduleKind)
+        .filter(
+          (job) =>
+            (!query || `${job.name ?? ''} ${job.id}`.toLowerCase().includes(query)) && sameAgent(job, params.agentId),
+        )
+        .filter(
+          (job) => !params.scheduleKind || params.scheduleKind === 'all' || job.schedule.kind === params.scheduleKind,
+        )
         .filter((job) => {
           const last = params.lastRunStatus;
           if (!last || last === 'all') return true;
@@ -141,14 +149,26 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
       const limit = params.limit ?? 200;
       const jobs = matching.slice(offset, offset + limit);
       const hasMore = offset + jobs.length < matching.length;
-      const snapshotRevision = createHash('sha256').update(JSON.stringify(matching.map((job) => [job.id, job.updatedAtMs]))).digest('hex').slice(0, 16);
-      return { jobs, total: matching.length, offset, limit, hasMore, nextOffset: hasMore ? offset + jobs.length : null, snapshotRevision };
+      const snapshotRevision = createHash('sha256')
+        .update(JSON.stringify(matching.map((job) => [job.id, job.updatedAtMs])))
+        .digest('hex')
+        .slice(0, 16);
+      return {
+        jobs,
+        total: matching.length,
+        offset,
+        limit,
+        hasMore,
+        nextOffset: hasMore ? offset + jobs.length : null,
+        snapshotRevision,
+      };
     },
   });
   api.registerGatewayMethod('cron.add', {
     scope: 'operator.admin',
     sideEffect: 'optional',
-    description: 'Create a job: {name, schedule, sessionTarget, wakeMode, payload, delivery?, deleteAfterRun?, enabled?, agentId?}; returns the job.',
+    description:
+      'Create a job: {name, schedule, sessionTarget, wakeMode, payload, delivery?, deleteAfterRun?, enabled?, agentId?}; returns the job.',
     params: { type: 'object', properties: { idempotencyKey: { type: 'string' } } },
     handler: (params: Record<string, unknown>) => {
       const { idempotencyKey: _key, job, ...rest } = params;
@@ -160,7 +180,8 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
     sideEffect: 'optional',
     description: 'Edit a job: {jobId, patch}; returns the job.',
     params: { ...idParams({ patch: { type: 'object' } }), required: ['patch'] },
-    handler: (params: { id?: string; jobId?: string; patch: Record<string, unknown> }) => guarded(() => cron().update(jobIdOf(params), params.patch)),
+    handler: (params: { id?: string; jobId?: string; patch: Record<string, unknown> }) =>
+      guarded(() => cron().update(jobIdOf(params), params.patch)),
   });
   api.registerGatewayMethod('cron.remove', {
     scope: 'operator.admin',
@@ -174,11 +195,13 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
     sideEffect: 'optional',
     description: 'Run a job now (mode "force", the default) or only if due ("due"): {ok, ran, reason?, runId?}.',
     params: idParams({ mode: { enum: ['force', 'due'] } }),
-    handler: (params: { id?: string; jobId?: string; mode?: 'force' | 'due' }) => guarded(() => cron().run(jobIdOf(params), params.mode ?? 'force')),
+    handler: (params: { id?: string; jobId?: string; mode?: 'force' | 'due' }) =>
+      guarded(() => cron().run(jobIdOf(params), params.mode ?? 'force')),
   });
   api.registerGatewayMethod('cron.runs', {
     scope: 'operator.read',
-    description: 'Run history, newest first: {entries, total, offset, limit, hasMore, nextOffset}. One job (id/jobId), or every job with scope "all" (removed jobs included); filters by agent, run, status, delivery and text.',
+    description:
+      'Run history, newest first: {entries, total, offset, limit, hasMore, nextOffset}. One job (id/jobId), or every job with scope "all" (removed jobs included); filters by agent, run, status, delivery and text.',
     params: idParams({
       agentId: { type: 'string', minLength: 1 },
       scope: { enum: ['job', 'all'] },
@@ -207,7 +230,10 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
             (!params.runId || entry.runId === params.runId) &&
             (statuses.size === 0 || statuses.has(entry.status)) &&
             (deliveries.size === 0 || deliveries.has(entry.deliveryStatus ?? 'unknown')) &&
-            (!query || `${jobs.get(entry.jobId)?.name ?? ''} ${entry.jobId} ${entry.summary ?? ''} ${entry.error ?? ''}`.toLowerCase().includes(query)),
+            (!query ||
+              `${jobs.get(entry.jobId)?.name ?? ''} ${entry.jobId} ${entry.summary ?? ''} ${entry.error ?? ''}`
+                .toLowerCase()
+                .includes(query)),
         );
         if (params.sortDir === 'asc') entries.reverse();
         const { slice, ...paging } = page(entries, params.offset, params.limit);

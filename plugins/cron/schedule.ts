@@ -19,7 +19,8 @@ export function parseDurationMs(text: string): number | undefined {
   const trimmed = text.trim().toLowerCase();
   if (!/^(\d+(\.\d+)?\s*(ms|s|m|h|d|w)\s*)+$/.test(trimmed)) return undefined;
   let total = 0;
-  for (const match of trimmed.matchAll(/(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)/g)) total += Number(match[1]) * UNITS[match[2]!]!;
+  for (const match of trimmed.matchAll(/(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)/g))
+    total += Number(match[1]) * UNITS[match[2]!]!;
   return Math.round(total);
 }
 
@@ -48,7 +49,16 @@ function zonedToEpoch(local: string, tz: string): number {
   // The zone's offset at that instant, applied twice so DST edges land right.
   const offsetAt = (ms: number) => {
     const parts = Object.fromEntries(
-      new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+      new Intl.DateTimeFormat('en-US', {
+        timeZone: tz,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      })
         .formatToParts(new Date(ms))
         .map((part) => [part.type, part.value]),
     );
@@ -70,12 +80,22 @@ export function resolveAt(text: string, now: number, tz?: string): string {
   }
   const trimmed = text.trim();
   const hasOffset = /(z|[+-]\d\d:?\d\d)$/i.test(trimmed);
-  const ms = hasOffset ? Date.parse(trimmed) : /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?)?$/.test(trimmed) ? zonedToEpoch(trimmed.includes('T') ? trimmed : `${trimmed}T00:00:00`, tz ?? 'UTC') : NaN;
-  if (Number.isNaN(ms)) throw new Error(`invalid at time "${text}": use an ISO time such as 2027-02-01T16:00:00Z or a duration such as 20m`);
+  const ms = hasOffset
+    ? Date.parse(trimmed)
+    : /^\d{4}-\d\d-\d\d(T\d\d:\d\d(:\d\d(\.\d+)?)?)?$/.test(trimmed)
+      ? zonedToEpoch(trimmed.includes('T') ? trimmed : `${trimmed}T00:00:00`, tz ?? 'UTC')
+      : NaN;
+  if (Number.isNaN(ms))
+    throw new Error(
+      `invalid at time "${text}": use an ISO time such as 2027-02-01T16:00:00Z or a duration such as 20m`,
+    );
   return new Date(ms).toISOString();
 }
 
-type CronCtor = new (pattern: string, options: { timezone?: string; paused: boolean }) => { nextRun(from?: Date): Date | null };
+type CronCtor = new (
+  pattern: string,
+  options: { timezone?: string; paused: boolean },
+) => { nextRun(from?: Date): Date | null };
 let CronClass: CronCtor | undefined;
 function cronClass(): CronCtor {
   // croner is loaded the first time an expression needs evaluating.
@@ -98,8 +118,12 @@ function compile(expr: string, tz?: string) {
 /** Throws a clear error for anything that is not a 5-field expression with a known zone. */
 export function validateCron(expr: string, tz?: string): void {
   const fields = expr.trim().split(/\s+/);
-  if (fields.length !== 5) throw new Error(`invalid cron expression "${expr}": expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`);
-  if (tz !== undefined && !isValidTimeZone(tz)) throw new Error(`unknown time zone "${tz}" (use an IANA name such as Europe/Berlin)`);
+  if (fields.length !== 5)
+    throw new Error(
+      `invalid cron expression "${expr}": expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`,
+    );
+  if (tz !== undefined && !isValidTimeZone(tz))
+    throw new Error(`unknown time zone "${tz}" (use an IANA name such as Europe/Berlin)`);
   try {
     compile(expr.trim(), tz);
   } catch (error) {
@@ -119,7 +143,10 @@ export function staggerOffsetMs(jobId: string, staggerMs: number): number {
 }
 
 /** The first occurrence strictly after `afterMs`; undefined when there is none (an `at` in the past of it). */
-export function occurrenceAfter(job: Pick<CronJob, 'id' | 'createdAtMs' | 'schedule'>, afterMs: number): number | undefined {
+export function occurrenceAfter(
+  job: Pick<CronJob, 'id' | 'createdAtMs' | 'schedule'>,
+  afterMs: number,
+): number | undefined {
   const schedule: CronSchedule = job.schedule;
   switch (schedule.kind) {
     case 'at': {
@@ -140,7 +167,12 @@ export function occurrenceAfter(job: Pick<CronJob, 'id' | 'createdAtMs' | 'sched
 }
 
 /** How many occurrences fall in [fromMs, toMs] (counting stops at `cap`). */
-export function occurrencesBetween(job: Pick<CronJob, 'id' | 'createdAtMs' | 'schedule'>, fromMs: number, toMs: number, cap = 10_000): number {
+export function occurrencesBetween(
+  job: Pick<CronJob, 'id' | 'createdAtMs' | 'schedule'>,
+  fromMs: number,
+  toMs: number,
+  cap = 10_000,
+): number {
   if (toMs < fromMs) return 0;
   if (job.schedule.kind === 'at') {
     const at = Date.parse(job.schedule.at);
@@ -162,14 +194,20 @@ export function occurrencesBetween(job: Pick<CronJob, 'id' | 'createdAtMs' | 'sc
 /** "every 1m 30s", "cron 0 7 * * * (America/New_York)", "at 2027-02-01T16:00:00.000Z". */
 export function describeSchedule(schedule: CronSchedule): string {
   if (schedule.kind === 'at') return `at ${schedule.at}`;
-  if (schedule.kind === 'cron') return `cron ${schedule.expr}${schedule.tz ? ` (${schedule.tz})` : ''}${schedule.staggerMs ? ` stagger ${formatDuration(schedule.staggerMs)}` : ''}`;
+  if (schedule.kind === 'cron')
+    return `cron ${schedule.expr}${schedule.tz ? ` (${schedule.tz})` : ''}${schedule.staggerMs ? ` stagger ${formatDuration(schedule.staggerMs)}` : ''}`;
   return `every ${formatDuration(schedule.everyMs)}`;
 }
 
 export function formatDuration(ms: number): string {
   const parts: string[] = [];
   let rest = ms;
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

@@ -19,7 +19,16 @@ import type { Logger } from '../../sdk/index.js';
 import { CronInputError, createJob, patchJob } from './jobs.js';
 import { occurrenceAfter, occurrencesBetween } from './schedule.js';
 import { CronStoreUnreadableError, type CronStore, type RunLog } from './store.js';
-import type { CatchUpNote, CatchUpPolicy, CronJob, CronSection, DeliveryStatus, RunLogEntry, RunStatus, RunTrigger } from './types.js';
+import type {
+  CatchUpNote,
+  CatchUpPolicy,
+  CronJob,
+  CronSection,
+  DeliveryStatus,
+  RunLogEntry,
+  RunStatus,
+  RunTrigger,
+} from './types.js';
 
 /** Longest the one timer sleeps: the scheduler re-reads the clock at least this often. */
 export const MAX_TIMER_DELAY_MS = 60_000;
@@ -76,7 +85,11 @@ export interface RunContext {
 
 export type Executor = (job: CronJob, ctx: RunContext) => Promise<RunOutcome>;
 
-export type CronEvent = Partial<Omit<RunLogEntry, 'action'>> & { jobId: string; action: 'added' | 'updated' | 'removed' | 'started' | 'finished'; name?: string };
+export type CronEvent = Partial<Omit<RunLogEntry, 'action'>> & {
+  jobId: string;
+  action: 'added' | 'updated' | 'removed' | 'started' | 'finished';
+  name?: string;
+};
 
 export interface CronServiceDeps {
   store: CronStore;
@@ -87,7 +100,10 @@ export interface CronServiceDeps {
   clock?: Clock;
   emit?: (event: CronEvent) => void;
   /** After a run ended: webhook delivery (the finished entry); returns its delivery status. */
-  afterRun?: (job: CronJob, entry: RunLogEntry) => Promise<{ deliveryStatus: DeliveryStatus; deliveryError?: string } | undefined>;
+  afterRun?: (
+    job: CronJob,
+    entry: RunLogEntry,
+  ) => Promise<{ deliveryStatus: DeliveryStatus; deliveryError?: string } | undefined>;
 }
 
 interface ActiveRun {
@@ -158,8 +174,7 @@ export class CronService {
     } else if (backup) {
       this.jobs = this.afterBackup(backup.jobs);
       const when = new Date(backup.savedAtMs).toISOString();
-      source =
-        `restored ${this.jobs.length} job(s) from ${backup.path}, the version before the edit of ${when} (changes since are not in it)`;
+      source = `restored ${this.jobs.length} job(s) from ${backup.path}, the version before the edit of ${when} (changes since are not in it)`;
     } else {
       this.jobs = [];
       source = `started with no jobs (there is no readable ${this.deps.store.path}.bak)`;
@@ -176,7 +191,8 @@ export class CronService {
   private afterBackup(jobs: CronJob[]): CronJob[] {
     return jobs.filter((job) => {
       const last = this.deps.runLog.read(job.id, 1)[0];
-      if (last?.runAtMs === undefined || last.runAtMs < (job.state.lastRunAtMs ?? Number.NEGATIVE_INFINITY)) return true;
+      if (last?.runAtMs === undefined || last.runAtMs < (job.state.lastRunAtMs ?? Number.NEGATIVE_INFINITY))
+        return true;
       if (job.state.runningAtMs !== undefined && job.state.runningAtMs <= last.runAtMs) this.clearJournal(job);
       const { runAtMs: lastRunAtMs, status: lastStatus, error: lastError, durationMs: lastDurationMs } = last;
       Object.assign(job.state, { lastRunAtMs, lastStatus, lastRunStatus: lastStatus, lastError, lastDurationMs });
@@ -212,7 +228,9 @@ export class CronService {
           runId: job.state.runningRunId ?? 'unknown',
           trigger: job.state.runningTrigger ?? (again ? 'recovery' : 'schedule'),
           status: 'error',
-          error: again ? 'interrupted again by a gateway restart while re-running; not re-run a second time' : 'interrupted by a gateway restart; re-running it once',
+          error: again
+            ? 'interrupted again by a gateway restart while re-running; not re-run a second time'
+            : 'interrupted by a gateway restart; re-running it once',
           runAtMs: job.state.runningAtMs,
           scheduledAtMs: job.state.runningOccurrenceMs,
         });
@@ -220,9 +238,15 @@ export class CronService {
         if (again) {
           const occurrence = job.state.runningOccurrenceMs;
           this.clearJournal(job);
-          Object.assign(job.state, { lastStatus: 'error', lastRunStatus: 'error', lastError: entry.error, lastRunAtMs: entry.runAtMs });
+          Object.assign(job.state, {
+            lastStatus: 'error',
+            lastRunStatus: 'error',
+            lastError: entry.error,
+            lastRunAtMs: entry.runAtMs,
+          });
           if (job.schedule.kind === 'at') this.retireAt(job);
-          else if (occurrence !== undefined && job.state.nextRunAtMs === undefined) job.state.nextRunAtMs = occurrenceAfter(job, Math.max(now, occurrence));
+          else if (occurrence !== undefined && job.state.nextRunAtMs === undefined)
+            job.state.nextRunAtMs = occurrenceAfter(job, Math.max(now, occurrence));
         } else {
           reruns.push(job);
         }
@@ -261,7 +285,9 @@ export class CronService {
 
   list(includeDisabled = false): CronJob[] {
     this.refresh();
-    return this.jobs.filter((job) => includeDisabled || job.enabled).sort((a, b) => (a.state.nextRunAtMs ?? Infinity) - (b.state.nextRunAtMs ?? Infinity));
+    return this.jobs
+      .filter((job) => includeDisabled || job.enabled)
+      .sort((a, b) => (a.state.nextRunAtMs ?? Infinity) - (b.state.nextRunAtMs ?? Infinity));
   }
 
   get(id: string): CronJob | undefined {
@@ -301,7 +327,8 @@ export class CronService {
       // A due occurrence of the old schedule is owed; a future one is replaced.
       job.state.nextRunAtMs = pending <= now ? Math.min(pending, next ?? pending) : next;
     }
-    if (job.schedule.kind === 'at' && scheduleChanged) Object.assign(job.state, { lastStatus: undefined, lastRunStatus: undefined });
+    if (job.schedule.kind === 'at' && scheduleChanged)
+      Object.assign(job.state, { lastStatus: undefined, lastRunStatus: undefined });
     this.jobs[index] = job;
     this.save();
     this.emit({ jobId: id, action: 'updated', name: job.name, nextRunAtMs: job.state.nextRunAtMs });
@@ -326,9 +353,12 @@ export class CronService {
     this.refresh();
     const job = this.jobs.find((candidate) => candidate.id === id);
     if (!job) throw new CronInputError(`no cron job "${id}"`);
-    if (this.active.has(id) || job.state.runningAtMs !== undefined) return { ok: true, ran: false, reason: 'already-running' };
-    if (!this.started) throw new CronInputError('the cron scheduler is not running in this process (start the gateway)');
-    if (!this.deps.settings.enabled) throw new CronInputError('cron is disabled (cron.enabled: false): no job runs, not even by hand');
+    if (this.active.has(id) || job.state.runningAtMs !== undefined)
+      return { ok: true, ran: false, reason: 'already-running' };
+    if (!this.started)
+      throw new CronInputError('the cron scheduler is not running in this process (start the gateway)');
+    if (!this.deps.settings.enabled)
+      throw new CronInputError('cron is disabled (cron.enabled: false): no job runs, not even by hand');
     if (mode === 'due') {
       const next = job.state.nextRunAtMs;
       const now = this.clock.now();
@@ -353,7 +383,8 @@ export class CronService {
   allRuns(): RunLogEntry[] {
     return this.deps.runLog
       .jobIds()
-      .flatMap((id) => this.deps.runLog.read(id, Number.POSITIVE_INFINITY)).sort((a, b) => b.ts - a.ts);
+      .flatMap((id) => this.deps.runLog.read(id, Number.POSITIVE_INFINITY))
+      .sort((a, b) => b.ts - a.ts);
   }
 
   status() {
@@ -371,7 +402,10 @@ export class CronService {
         phase: run.startedAtMs === undefined ? 'queued' : 'running',
         timeoutMs: run.timeoutMs || null,
         // When the watchdog ends it, at the latest.
-        deadlineAtMs: run.startedAtMs !== undefined && run.timeoutMs > 0 ? run.startedAtMs + run.timeoutMs + this.deps.settings.watchdogGraceMs : null,
+        deadlineAtMs:
+          run.startedAtMs !== undefined && run.timeoutMs > 0
+            ? run.startedAtMs + run.timeoutMs + this.deps.settings.watchdogGraceMs
+            : null,
       };
     });
     return {
@@ -388,7 +422,13 @@ export class CronService {
       running,
       errors: this.jobs
         .filter((job) => job.state.lastStatus === 'error' && job.state.lastError)
-        .map((job) => ({ jobId: job.id, name: job.name, lastError: job.state.lastError, lastRunAtMs: job.state.lastRunAtMs, consecutiveErrors: job.state.consecutiveErrors ?? 0 })),
+        .map((job) => ({
+          jobId: job.id,
+          name: job.name,
+          lastError: job.state.lastError,
+          lastRunAtMs: job.state.lastRunAtMs,
+          consecutiveErrors: job.state.consecutiveErrors ?? 0,
+        })),
     };
   }
 
@@ -402,7 +442,14 @@ export class CronService {
     const claims: Claim[] = [];
     const skipped: CronJob[] = [];
     const due = this.jobs
-      .filter((job) => job.enabled && job.state.nextRunAtMs !== undefined && job.state.nextRunAtMs <= now && job.state.runningAtMs === undefined && !this.active.has(job.id))
+      .filter(
+        (job) =>
+          job.enabled &&
+          job.state.nextRunAtMs !== undefined &&
+          job.state.nextRunAtMs <= now &&
+          job.state.runningAtMs === undefined &&
+          !this.active.has(job.id),
+      )
       .sort((a, b) => a.state.nextRunAtMs! - b.state.nextRunAtMs!);
     for (const job of due) {
       const claim = this.claim(job, now);
@@ -419,10 +466,21 @@ export class CronService {
   private claim(job: CronJob, now: number): Claim | undefined {
     const occurrence = job.state.nextRunAtMs!;
     const late = now - occurrence > this.deps.settings.missedAfterMs;
-    const catchUp: CatchUpNote | undefined = late ? { missed: Math.max(1, occurrencesBetween(job, occurrence, now)), policy: this.policy } : undefined;
+    const catchUp: CatchUpNote | undefined = late
+      ? { missed: Math.max(1, occurrencesBetween(job, occurrence, now)), policy: this.policy }
+      : undefined;
     if (catchUp && job.schedule.kind !== 'at' && catchUp.policy === 'skip') {
       job.state.nextRunAtMs = occurrenceAfter(job, now);
-      const entry = this.entry(job, { runId: randomUUID(), trigger: 'schedule', status: 'skipped', error: `missed ${catchUp.missed} occurrence(s) while not running; skipped (catch-up policy "skip")`, scheduledAtMs: occurrence, catchUp, runAtMs: now, durationMs: 0 });
+      const entry = this.entry(job, {
+        runId: randomUUID(),
+        trigger: 'schedule',
+        status: 'skipped',
+        error: `missed ${catchUp.missed} occurrence(s) while not running; skipped (catch-up policy "skip")`,
+        scheduledAtMs: occurrence,
+        catchUp,
+        runAtMs: now,
+        durationMs: 0,
+      });
       this.deps.runLog.append(entry);
       this.emit({ ...entry, name: job.name });
       return undefined;
@@ -434,7 +492,14 @@ export class CronService {
     let next: number | undefined;
     for (const job of this.jobs) {
       const at = job.state.nextRunAtMs;
-      if (job.enabled && at !== undefined && job.state.runningAtMs === undefined && !this.active.has(job.id) && (next === undefined || at < next)) next = at;
+      if (
+        job.enabled &&
+        at !== undefined &&
+        job.state.runningAtMs === undefined &&
+        !this.active.has(job.id) &&
+        (next === undefined || at < next)
+      )
+        next = at;
     }
     for (const run of this.active.values()) {
       const deadline = this.deadline(run);
@@ -480,11 +545,25 @@ export class CronService {
     for (const claim of claims) {
       const { job } = claim;
       const runId = randomUUID();
-      Object.assign(job.state, { runningAtMs: now, runningRunId: runId, runningOccurrenceMs: claim.scheduledAtMs, runningTrigger: claim.trigger, runningRecovery: claim.recovery ? true : undefined });
+      Object.assign(job.state, {
+        runningAtMs: now,
+        runningRunId: runId,
+        runningOccurrenceMs: claim.scheduledAtMs,
+        runningTrigger: claim.trigger,
+        runningRecovery: claim.recovery ? true : undefined,
+      });
       if (claim.trigger === 'schedule') {
         const occurrence = claim.scheduledAtMs!;
-        job.state.nextRunAtMs = job.schedule.kind === 'at' ? undefined : occurrenceAfter(job, claim.catchUp?.policy === 'all' ? occurrence : Math.max(now, occurrence));
-      } else if (claim.trigger === 'recovery' && job.schedule.kind !== 'at' && claim.scheduledAtMs !== undefined && job.state.nextRunAtMs === undefined) {
+        job.state.nextRunAtMs =
+          job.schedule.kind === 'at'
+            ? undefined
+            : occurrenceAfter(job, claim.catchUp?.policy === 'all' ? occurrence : Math.max(now, occurrence));
+      } else if (
+        claim.trigger === 'recovery' &&
+        job.schedule.kind !== 'at' &&
+        claim.scheduledAtMs !== undefined &&
+        job.state.nextRunAtMs === undefined
+      ) {
         job.state.nextRunAtMs = occurrenceAfter(job, Math.max(now, claim.scheduledAtMs));
       }
       runs.push({ claim, runId });
@@ -522,7 +601,16 @@ export class CronService {
       done: Promise.resolve(),
     };
     this.active.set(job.id, run);
-    this.emit({ jobId: job.id, action: 'started', name: job.name, runId, runAtMs: claimedAtMs, trigger: claim.trigger, ...(claim.scheduledAtMs !== undefined ? { scheduledAtMs: claim.scheduledAtMs } : {}), ...(claim.catchUp ? { catchUp: claim.catchUp } : {}) });
+    this.emit({
+      jobId: job.id,
+      action: 'started',
+      name: job.name,
+      runId,
+      runAtMs: claimedAtMs,
+      trigger: claim.trigger,
+      ...(claim.scheduledAtMs !== undefined ? { scheduledAtMs: claim.scheduledAtMs } : {}),
+      ...(claim.catchUp ? { catchUp: claim.catchUp } : {}),
+    });
     const ctx: RunContext = {
       runId,
       trigger: claim.trigger,
@@ -535,7 +623,10 @@ export class CronService {
       },
     };
     const execution = (async () => this.deps.runJob(structuredClone(job), ctx))().catch(
-      (error: unknown): RunOutcome => ({ status: 'error', error: error instanceof Error ? error.message : String(error) }),
+      (error: unknown): RunOutcome => ({
+        status: 'error',
+        error: error instanceof Error ? error.message : String(error),
+      }),
     );
     run.done = Promise.race([execution, watchdog]).then((outcome) => this.finish(run, outcome));
   }
@@ -556,7 +647,10 @@ export class CronService {
         continue;
       }
       const graceMs = this.deps.settings.watchdogGraceMs;
-      run.endWatchdog({ status: 'error', error: `cron: job execution timed out; still running ${graceMs} ms after its ${run.timeoutMs} ms timeout was signalled, so the watchdog ended it` });
+      run.endWatchdog({
+        status: 'error',
+        error: `cron: job execution timed out; still running ${graceMs} ms after its ${run.timeoutMs} ms timeout was signalled, so the watchdog ended it`,
+      });
     }
   }
 
@@ -568,7 +662,10 @@ export class CronService {
     const now = this.clock.now();
     const job = this.jobs.find((candidate) => candidate.id === run.jobId);
     const status = run.timedOut && outcome.status !== 'error' ? 'error' : outcome.status;
-    const error = run.timedOut && !outcome.error?.startsWith('cron: job execution timed out') ? `cron: job execution timed out${outcome.error ? ` (${outcome.error})` : ''}` : outcome.error;
+    const error =
+      run.timedOut && !outcome.error?.startsWith('cron: job execution timed out')
+        ? `cron: job execution timed out${outcome.error ? ` (${outcome.error})` : ''}`
+        : outcome.error;
     const entry: RunLogEntry = {
       ...this.entryBase(run.jobId, run.runId, run.trigger),
       status,
@@ -578,7 +675,16 @@ export class CronService {
       durationMs: now - (run.startedAtMs ?? run.claimedAtMs),
       ...(run.scheduledAtMs !== undefined ? { scheduledAtMs: run.scheduledAtMs } : {}),
       ...(run.catchUp ? { catchUp: run.catchUp } : {}),
-      ...pick(outcome, ['delivered', 'deliveryStatus', 'deliveryError', 'sessionId', 'sessionKey', 'model', 'provider', 'usage']),
+      ...pick(outcome, [
+        'delivered',
+        'deliveryStatus',
+        'deliveryError',
+        'sessionId',
+        'sessionKey',
+        'model',
+        'provider',
+        'usage',
+      ]),
     };
     if (job && job.state.runningRunId === run.runId) {
       this.clearJournal(job);
@@ -590,14 +696,29 @@ export class CronService {
       this.save(true);
       if (remove) this.emit({ jobId: job.id, action: 'removed' });
     } else {
-      this.deps.logger.warn(`cron run ${run.runId} of job ${run.jobId} ended after the job was removed or replaced; recorded in its run history only`);
+      this.deps.logger.warn(
+        `cron run ${run.runId} of job ${run.jobId} ended after the job was removed or replaced; recorded in its run history only`,
+      );
     }
-    const webhook = job && this.deps.afterRun ? await this.deps.afterRun(job, entry).catch((err: Error) => ({ deliveryStatus: 'not-delivered' as const, deliveryError: err.message })) : undefined;
+    const webhook =
+      job && this.deps.afterRun
+        ? await this.deps
+            .afterRun(job, entry)
+            .catch((err: Error) => ({ deliveryStatus: 'not-delivered' as const, deliveryError: err.message }))
+        : undefined;
     if (webhook) {
-      Object.assign(entry, { delivered: webhook.deliveryStatus === 'delivered', deliveryStatus: webhook.deliveryStatus, ...(webhook.deliveryError ? { deliveryError: webhook.deliveryError } : {}) });
+      Object.assign(entry, {
+        delivered: webhook.deliveryStatus === 'delivered',
+        deliveryStatus: webhook.deliveryStatus,
+        ...(webhook.deliveryError ? { deliveryError: webhook.deliveryError } : {}),
+      });
       const current = this.jobs.find((candidate) => candidate.id === run.jobId);
       if (current) {
-        Object.assign(current.state, { lastDelivered: entry.delivered, lastDeliveryStatus: entry.deliveryStatus, lastDeliveryError: entry.deliveryError });
+        Object.assign(current.state, {
+          lastDelivered: entry.delivered,
+          lastDeliveryStatus: entry.deliveryStatus,
+          lastDeliveryError: entry.deliveryError,
+        });
         this.save(true);
       }
     }
@@ -628,7 +749,11 @@ export class CronService {
     }
     if (!job.enabled || state.nextRunAtMs === undefined) return;
     let next = state.nextRunAtMs;
-    if (entry.status === 'error') next = Math.max(next, now + ERROR_BACKOFF_MS[Math.min(state.consecutiveErrors! - 1, ERROR_BACKOFF_MS.length - 1)]!);
+    if (entry.status === 'error')
+      next = Math.max(
+        next,
+        now + ERROR_BACKOFF_MS[Math.min(state.consecutiveErrors! - 1, ERROR_BACKOFF_MS.length - 1)]!,
+      );
     if (job.schedule.kind === 'cron') next = Math.max(next, now + MIN_REFIRE_GAP_MS);
     state.nextRunAtMs = next;
   }
@@ -639,7 +764,14 @@ export class CronService {
   }
 
   private clearJournal(job: CronJob): void {
-    for (const key of ['runningAtMs', 'runningRunId', 'runningOccurrenceMs', 'runningTrigger', 'runningRecovery'] as const) delete job.state[key];
+    for (const key of [
+      'runningAtMs',
+      'runningRunId',
+      'runningOccurrenceMs',
+      'runningTrigger',
+      'runningRecovery',
+    ] as const)
+      delete job.state[key];
   }
 
   /** The first run of a new, edited or re-enabled job: recurring jobs start from now. */
@@ -685,8 +817,10 @@ export class CronService {
       const jobs = this.deps.store.load();
       for (const job of jobs) {
         const run = this.active.get(job.id);
-        if (run && job.state.runningRunId !== run.runId) Object.assign(job.state, { runningAtMs: run.claimedAtMs, runningRunId: run.runId });
-        if (job.enabled && job.state.nextRunAtMs === undefined && job.state.runningAtMs === undefined) job.state.nextRunAtMs = this.resumeNext(job);
+        if (run && job.state.runningRunId !== run.runId)
+          Object.assign(job.state, { runningAtMs: run.claimedAtMs, runningRunId: run.runId });
+        if (job.enabled && job.state.nextRunAtMs === undefined && job.state.runningAtMs === undefined)
+          job.state.nextRunAtMs = this.resumeNext(job);
       }
       this.jobs = jobs;
       this.deps.logger.info(`cron: ${this.deps.store.path} changed on disk; reloaded ${jobs.length} job(s)`);

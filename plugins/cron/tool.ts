@@ -8,7 +8,16 @@ import { CronInputError, isCronInputError } from './jobs.js';
 import type { CronService } from './service.js';
 
 const ACTIONS = ['status', 'list', 'add', 'update', 'remove', 'run', 'runs'] as const;
-type Params = { action: (typeof ACTIONS)[number]; jobId?: string; id?: string; job?: Record<string, unknown>; patch?: Record<string, unknown>; includeDisabled?: boolean; mode?: 'force' | 'due'; limit?: number };
+type Params = {
+  action: (typeof ACTIONS)[number];
+  jobId?: string;
+  id?: string;
+  job?: Record<string, unknown>;
+  patch?: Record<string, unknown>;
+  includeDisabled?: boolean;
+  mode?: 'force' | 'due';
+  limit?: number;
+};
 
 export function cronTool(cron: () => CronService): ToolDefinition<Params> {
   return {
@@ -62,7 +71,8 @@ export function cronTool(cron: () => CronService): ToolDefinition<Params> {
         })();
         return textResult(JSON.stringify(out, null, 2), out);
       } catch (error) {
-        if (isCronInputError(error)) return { content: [{ type: 'text', text: `cron: ${error.message}` }], isError: true };
+        if (isCronInputError(error))
+          return { content: [{ type: 'text', text: `cron: ${error.message}` }], isError: true };
         throw error;
       }
     },

@@ -13,18 +13,31 @@ import type { CronSection, DeliveryStatus, RunLogEntry } from './types.js';
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 /** One POST to the address that was checked (redirects are not followed: a 3xx is an answer). */
-function post(url: URL, target: PinnedTarget, body: string, headers: Record<string, string>, timeoutMs: number): Promise<number> {
+function post(
+  url: URL,
+  target: PinnedTarget,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       url,
-      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: pinnedLookup(target) as never, timeout: timeoutMs },
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: pinnedLookup(target) as never,
+        timeout: timeoutMs,
+      },
       (response) => {
         response.resume();
         response.on('end', () => resolve(response.statusCode ?? 0));
         response.on('error', reject);
       },
     );
-    request.on('timeout', () => request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })));
+    request.on('timeout', () =>
+      request.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { name: 'TimeoutError' })),
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -39,14 +52,26 @@ export async function postWebhook(
 ): Promise<{ deliveryStatus: DeliveryStatus; deliveryError?: string }> {
   const parsed = new URL(url);
   const target = await resolveTarget(parsed, settings.webhookSsrfPolicy ?? {}, resolve);
-  if ('refused' in target) return { deliveryStatus: 'not-delivered', deliveryError: `webhook refused: ${target.refused} (cron.webhookSsrfPolicy.allowedHostnames)` };
+  if ('refused' in target)
+    return {
+      deliveryStatus: 'not-delivered',
+      deliveryError: `webhook refused: ${target.refused} (cron.webhookSsrfPolicy.allowedHostnames)`,
+    };
   try {
-    const headers = { 'content-type': 'application/json', ...(settings.webhookToken ? { authorization: `Bearer ${settings.webhookToken}` } : {}) };
+    const headers = {
+      'content-type': 'application/json',
+      ...(settings.webhookToken ? { authorization: `Bearer ${settings.webhookToken}` } : {}),
+    };
     const status = await post(parsed, target, JSON.stringify(entry), headers, timeoutMs);
     if (status >= 200 && status < 300) return { deliveryStatus: 'delivered' };
     return { deliveryStatus: 'not-delivered', deliveryError: `webhook answered HTTP ${status}` };
   } catch (error) {
     const timedOut = (error as Error).name === 'TimeoutError';
-    return { deliveryStatus: timedOut ? 'unknown' : 'not-delivered', deliveryError: timedOut ? `webhook did not answer within ${timeoutMs} ms` : `webhook failed: ${(error as Error).message}` };
+    return {
+      deliveryStatus: timedOut ? 'unknown' : 'not-delivered',
+      deliveryError: timedOut
+        ? `webhook did not answer within ${timeoutMs} ms`
+        : `webhook failed: ${(error as Error).message}`,
+    };
   }
 }

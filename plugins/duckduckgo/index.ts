@@ -4,7 +4,13 @@
  * wrapped in DuckDuckGo's redirector (/l/?uddg=<target>); the target is unwrapped.
  */
 import { definePlugin } from '../../sdk/index.js';
-import { httpFailure, providerGet, registerWebSearchProvider, WebSearchError, type WebSearchResult } from '../../sdk/web-search.js';
+import {
+  httpFailure,
+  providerGet,
+  registerWebSearchProvider,
+  WebSearchError,
+  type WebSearchResult,
+} from '../../sdk/web-search.js';
 
 interface DdgConfig {
   webSearch?: { region?: string; safeSearch?: 'strict' | 'moderate' | 'off'; baseUrl?: string };
@@ -61,20 +67,32 @@ export default definePlugin<DdgConfig>({
         url.searchParams.set('q', request.query);
         const region = (request.extra.region as string | undefined) ?? api.config.webSearch?.region;
         if (region) url.searchParams.set('kl', region);
-        const safe = (request.extra.safeSearch as keyof typeof SAFE_SEARCH | undefined) ?? api.config.webSearch?.safeSearch ?? 'moderate';
+        const safe =
+          (request.extra.safeSearch as keyof typeof SAFE_SEARCH | undefined) ??
+          api.config.webSearch?.safeSearch ??
+          'moderate';
         url.searchParams.set('kp', SAFE_SEARCH[safe] ?? SAFE_SEARCH.moderate);
-        const freshness = request.freshness ? { day: 'd', week: 'w', month: 'm', year: 'y' }[request.freshness] : undefined;
+        const freshness = request.freshness
+          ? { day: 'd', week: 'w', month: 'm', year: 'y' }[request.freshness]
+          : undefined;
         if (freshness) url.searchParams.set('df', freshness);
         const response = await providerGet('duckduckgo', url, {
           baseUrl,
           userConfigured: api.config.webSearch?.baseUrl !== undefined,
-          headers: { accept: 'text/html', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' },
+          headers: {
+            accept: 'text/html',
+            'user-agent':
+              'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+          },
           timeoutMs: request.timeoutMs,
           signal: request.signal,
         });
         const html = response.body.toString('utf8');
         if (response.status === 202 || /anomaly-modal|challenge-form|bots use DuckDuckGo/i.test(html)) {
-          throw new WebSearchError('duckduckgo', 'DuckDuckGo answered with a bot-challenge page instead of results; try again later or use another provider');
+          throw new WebSearchError(
+            'duckduckgo',
+            'DuckDuckGo answered with a bot-challenge page instead of results; try again later or use another provider',
+          );
         }
         if (response.status !== 200) throw httpFailure('duckduckgo', response);
         return parseResults(html, url.href);

@@ -69,7 +69,8 @@ function indexedData(body: any, count: number): unknown[] | string {
   const out: unknown[] = new Array(count);
   for (const item of data) {
     const index = item.index as number;
-    if (!Number.isInteger(index) || index < 0 || index >= count || out[index] !== undefined) return `bad or repeated index ${index}`;
+    if (!Number.isInteger(index) || index < 0 || index >= count || out[index] !== undefined)
+      return `bad or repeated index ${index}`;
     out[index] = item.embedding;
   }
   return out;
@@ -84,7 +85,10 @@ const OPENAI: RemoteApi = {
   // OpenAI rejects requests over 300k tokens in total.
   maxTokens: 150_000,
   url: (baseUrl) => `${trimSlashes(baseUrl)}/embeddings`,
-  headers: (apiKey) => ({ 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) }),
+  headers: (apiKey) => ({
+    'content-type': 'application/json',
+    ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+  }),
   body: (model, texts) => ({ model, input: texts }),
   vectors: indexedData,
 };
@@ -97,11 +101,14 @@ const GEMINI: RemoteApi = {
   // "at most 100 requests can be in one batch".
   maxInputs: 100,
   // A base that already ends in /v1beta (how chat configs often spell Google's base) must not get it twice.
-  url: (baseUrl, model) => `${trimSlashes(baseUrl).replace(/\/v1(beta)?$/, '')}/v1beta/models/${encodeURIComponent(model)}:batchEmbedContents`,
+  url: (baseUrl, model) =>
+    `${trimSlashes(baseUrl).replace(/\/v1(beta)?$/, '')}/v1beta/models/${encodeURIComponent(model)}:batchEmbedContents`,
   headers: (apiKey) => ({ 'content-type': 'application/json', ...(apiKey ? { 'x-goog-api-key': apiKey } : {}) }),
   // No taskType: the contract does not say whether a text is a query or a document, and
   // vectors made without one are comparable with each other.
-  body: (model, texts) => ({ requests: texts.map((text) => ({ model: `models/${model}`, content: { parts: [{ text }] } })) }),
+  body: (model, texts) => ({
+    requests: texts.map((text) => ({ model: `models/${model}`, content: { parts: [{ text }] } })),
+  }),
   vectors(body, count) {
     if (!Array.isArray(body?.embeddings)) return 'no "embeddings" array';
     if (body.embeddings.length !== count) return `${body.embeddings.length} embeddings for ${count} inputs`;
@@ -118,14 +125,21 @@ const VOYAGE: RemoteApi = {
   // Voyage caps a request at 120k tokens for its largest models (1M for the lite ones).
   maxTokens: 60_000,
   url: (baseUrl) => `${trimSlashes(baseUrl).replace(/\/v1$/, '')}/v1/embeddings`,
-  headers: (apiKey) => ({ 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) }),
+  headers: (apiKey) => ({
+    'content-type': 'application/json',
+    ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+  }),
   // input_type stays unset for the same reason as Gemini's taskType; Voyage documents
   // vectors with and without it as compatible.
   body: (model, texts) => ({ model, input: texts }),
   vectors: indexedData,
 };
 
-export const REMOTE_APIS: Readonly<Record<RemoteProviderId, RemoteApi>> = { openai: OPENAI, gemini: GEMINI, voyage: VOYAGE };
+export const REMOTE_APIS: Readonly<Record<RemoteProviderId, RemoteApi>> = {
+  openai: OPENAI,
+  gemini: GEMINI,
+  voyage: VOYAGE,
+};
 
 /**
  * Splits `texts` into [start, end) ranges of at most `maxInputs` texts and, when given,
@@ -153,7 +167,8 @@ export function planBatches(texts: readonly string[], maxInputs: number, maxToke
 function apiMessage(text: string): string {
   try {
     const parsed = JSON.parse(text) as { error?: { message?: string } | string; message?: string; detail?: unknown };
-    const message = (typeof parsed.error === 'string' ? parsed.error : parsed.error?.message) ?? parsed.message ?? parsed.detail;
+    const message =
+      (typeof parsed.error === 'string' ? parsed.error : parsed.error?.message) ?? parsed.message ?? parsed.detail;
     if (typeof message === 'string' && message !== '') return message;
     if (message !== undefined) return JSON.stringify(message);
   } catch {
@@ -171,14 +186,19 @@ function abortedError(id: RemoteProviderId, label: string, cause?: unknown): Mod
 type Attempt = { ok: true; body: unknown } | { ok: false; error: ModelError };
 
 /** An embeddings provider for one of the remote APIs. */
-export function createRemoteEmbeddingProvider(id: RemoteProviderId, model: string | undefined, endpoint: RemoteEndpoint): EmbeddingProvider {
+export function createRemoteEmbeddingProvider(
+  id: RemoteProviderId,
+  model: string | undefined,
+  endpoint: RemoteEndpoint,
+): EmbeddingProvider {
   const api = REMOTE_APIS[id];
   let resolvedModel = model?.trim() || api.defaultModel;
   // Gemini's own docs spell models both ways; the URL wants the bare id.
   if (id === 'gemini') resolvedModel = resolvedModel.replace(/^models\//, '');
   const url = api.url(endpoint.baseUrl || api.defaultBaseUrl, resolvedModel);
   const retry = { ...DEFAULT_RETRY, ...endpoint.retry };
-  const configured = Number.isFinite(endpoint.batchSize) && endpoint.batchSize >= 1 ? Math.floor(endpoint.batchSize) : api.maxInputs;
+  const configured =
+    Number.isFinite(endpoint.batchSize) && endpoint.batchSize >= 1 ? Math.floor(endpoint.batchSize) : api.maxInputs;
   const batchSize = Math.min(api.maxInputs, configured);
   const label = `${id} embeddings (model ${resolvedModel})`;
 
@@ -188,8 +208,11 @@ export function createRemoteEmbeddingProvider(id: RemoteProviderId, model: strin
     if (typeof value === 'string') headers.set(name, value);
   }
 
-  const fail = (kind: FailureKind, message: string, extra: { status?: number; retryAfterMs?: number; cause?: unknown } = {}): ModelError =>
-    new ModelError(kind, `${label}: ${message}`, { provider: id, ...extra });
+  const fail = (
+    kind: FailureKind,
+    message: string,
+    extra: { status?: number; retryAfterMs?: number; cause?: unknown } = {},
+  ): ModelError => new ModelError(kind, `${label}: ${message}`, { provider: id, ...extra });
 
   const authHint = (): string =>
     endpoint.apiKey
@@ -206,24 +229,34 @@ export function createRemoteEmbeddingProvider(id: RemoteProviderId, model: strin
       const response = await fetch(url, { method: 'POST', headers, body, signal: requestSignal });
       status = response.status;
       if (!response.ok) {
-        text = await response.clone().text().catch(() => '');
+        text = await response
+          .clone()
+          .text()
+          .catch(() => '');
         const base = await errorFromResponse(response, id);
         // Gemini answers a wrong key with 400 INVALID_ARGUMENT, not 401.
         const kind = /API_KEY_INVALID|API key not valid/i.test(text) ? 'auth' : base.kind;
         const detail = apiMessage(text).slice(0, 500) || response.statusText;
         return {
           ok: false,
-          error: fail(kind, `HTTP ${status} from ${url}: ${detail}${kind === 'auth' ? authHint() : ''}`, { status, retryAfterMs: base.retryAfterMs }),
+          error: fail(kind, `HTTP ${status} from ${url}: ${detail}${kind === 'auth' ? authHint() : ''}`, {
+            status,
+            retryAfterMs: base.retryAfterMs,
+          }),
         };
       }
       // Read inside the try: the timeout also covers a body that stalls half-way.
       text = await response.text();
     } catch (thrown) {
       if (signal?.aborted) throw abortedError(id, label, thrown);
-      if (timeout.aborted) throw fail('timeout', `no answer from ${url} within ${endpoint.timeoutMs} ms`, { cause: thrown });
+      if (timeout.aborted)
+        throw fail('timeout', `no answer from ${url} within ${endpoint.timeoutMs} ms`, { cause: thrown });
       const cause = (thrown as Error)?.cause as Error | undefined;
       const reason = `${(thrown as Error)?.message ?? String(thrown)}${cause?.message ? ` (${cause.message})` : ''}`;
-      return { ok: false, error: fail(errorFromFetch(thrown, id).kind, `request to ${url} failed: ${reason}`, { cause: thrown }) };
+      return {
+        ok: false,
+        error: fail(errorFromFetch(thrown, id).kind, `request to ${url} failed: ${reason}`, { cause: thrown }),
+      };
     }
     try {
       return { ok: true, body: JSON.parse(text) };
@@ -264,10 +297,17 @@ export function createRemoteEmbeddingProvider(id: RemoteProviderId, model: strin
         const raw = api.vectors(body, batch.length);
         if (typeof raw === 'string') throw fail('unknown', `unexpected response from ${url}: ${raw}`);
         for (const [offset, vector] of raw.entries()) {
-          if (!Array.isArray(vector) || vector.length === 0) throw fail('unknown', `unexpected response from ${url}: embedding ${start + offset} is not a list of numbers`);
+          if (!Array.isArray(vector) || vector.length === 0)
+            throw fail(
+              'unknown',
+              `unexpected response from ${url}: embedding ${start + offset} is not a list of numbers`,
+            );
           // Vectors of another length cannot share an index with the ones already made.
           if (provider.dims !== undefined && vector.length !== provider.dims) {
-            throw fail('unknown', `got a ${vector.length}-dimensional vector after ${provider.dims}-dimensional ones; did the model behind ${url} change?`);
+            throw fail(
+              'unknown',
+              `got a ${vector.length}-dimensional vector after ${provider.dims}-dimensional ones; did the model behind ${url} change?`,
+            );
           }
           provider.dims = vector.length;
           out.push(sanitizeAndNormalizeEmbedding(vector as number[]));

@@ -69,7 +69,10 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
 
   private importDefault(): Promise<LlamaModule> {
     const { runtimeDeps, logger } = this.options;
-    if (!runtimeDeps) return Promise.reject(new Error('node-llama-cpp comes through the host\'s "runtime-deps" service, and none was given'));
+    if (!runtimeDeps)
+      return Promise.reject(
+        new Error('node-llama-cpp comes through the host\'s "runtime-deps" service, and none was given'),
+      );
     return runtimeDeps.import<LlamaModule>(NODE_LLAMA_CPP, {
       log: (line) => (logger?.info ?? logger?.warn)?.call(logger, line),
       retryCommand: 'claw plugins enable llama-cpp (or set memorySearch.provider to a remote one)',
@@ -132,7 +135,12 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
           logLevel: lib.LlamaLogLevel.warn,
           logger(level, text) {
             const line = text.trimEnd();
-            if (line !== '' && (level === lib.LlamaLogLevel.warn || level === lib.LlamaLogLevel.error || level === lib.LlamaLogLevel.fatal)) {
+            if (
+              line !== '' &&
+              (level === lib.LlamaLogLevel.warn ||
+                level === lib.LlamaLogLevel.error ||
+                level === lib.LlamaLogLevel.fatal)
+            ) {
               logger?.warn(`llama.cpp: ${line}`);
             }
           },
@@ -167,7 +175,9 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
         throw this.error('aborted', 'provider closed while the model was loading');
       }
       this.dims = model.embeddingVectorSize;
-      logger?.info?.(`memory embeddings: loaded ${modelPath} (${this.dims} dims, ${threads} threads) in ${Math.round(performance.now() - started)} ms`);
+      logger?.info?.(
+        `memory embeddings: loaded ${modelPath} (${this.dims} dims, ${threads} threads) in ${Math.round(performance.now() - started)} ms`,
+      );
       return { llama, model, context, contextSize };
     })();
     this.loading = loading;
@@ -201,7 +211,11 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
         throw this.error('unknown', `embedding failed: ${describe(error)}`, error);
       }
       // Text that tokenizes to nothing gets no vector from llama.cpp: a zero vector matches nothing.
-      out.push(vector.length === 0 ? new Array<number>(model.embeddingVectorSize).fill(0) : sanitizeAndNormalizeEmbedding(vector));
+      out.push(
+        vector.length === 0
+          ? new Array<number>(model.embeddingVectorSize).fill(0)
+          : sanitizeAndNormalizeEmbedding(vector),
+      );
     }
     return out;
   }

@@ -34,14 +34,26 @@ export function registeredEmbeddingProviders(capabilities: Lookup): string[] {
     .sort();
 }
 
-const fail = (id: string, message: string, cause?: unknown) => new ModelError('unknown', `embedding provider "${id}": ${message}`, { provider: id, cause });
+const fail = (id: string, message: string, cause?: unknown) =>
+  new ModelError('unknown', `embedding provider "${id}": ${message}`, { provider: id, cause });
 
 /** The plugin's call, bounded by `ms` and the caller's signal (a plugin may ignore both). */
 function bounded<T>(work: Promise<T>, ms: number, id: string, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   let onAbort: (() => void) | undefined;
   const limits = new Promise<never>((_, reject) => {
-    if (ms > 0) timer = setTimeout(() => reject(new ModelError('timeout', `embedding provider "${id}": no vectors within ${ms} ms (memorySearch.remote.timeoutMs)`, { provider: id })), ms);
+    if (ms > 0)
+      timer = setTimeout(
+        () =>
+          reject(
+            new ModelError(
+              'timeout',
+              `embedding provider "${id}": no vectors within ${ms} ms (memorySearch.remote.timeoutMs)`,
+              { provider: id },
+            ),
+          ),
+        ms,
+      );
     onAbort = () => reject(new ModelError('aborted', `embedding provider "${id}": aborted`, { provider: id }));
     signal?.addEventListener('abort', onAbort, { once: true });
   });
@@ -52,7 +64,11 @@ function bounded<T>(work: Promise<T>, ms: number, id: string, signal?: AbortSign
 }
 
 /** A plugin's adapter as a memory EmbeddingProvider: created now, called on each embed. */
-export async function createPluginEmbeddingProvider(adapter: PluginEmbeddingAdapter, settings: MemorySettings, context: EmbeddingContext): Promise<EmbeddingProvider> {
+export async function createPluginEmbeddingProvider(
+  adapter: PluginEmbeddingAdapter,
+  settings: MemorySettings,
+  context: EmbeddingContext,
+): Promise<EmbeddingProvider> {
   const id = adapter.id;
   const model = settings.model?.trim() || adapter.defaultModel || 'default';
   let created: Awaited<ReturnType<PluginEmbeddingAdapter['create']>>;
@@ -71,7 +87,10 @@ export async function createPluginEmbeddingProvider(adapter: PluginEmbeddingAdap
   if (!instance || (typeof instance.embedBatch !== 'function' && typeof instance.embed !== 'function')) {
     throw fail(id, 'the plugin created no provider with embedBatch(texts) or embed(text)');
   }
-  const batchSize = Number.isFinite(settings.remote.batchSize) && settings.remote.batchSize >= 1 ? Math.floor(settings.remote.batchSize) : 64;
+  const batchSize =
+    Number.isFinite(settings.remote.batchSize) && settings.remote.batchSize >= 1
+      ? Math.floor(settings.remote.batchSize)
+      : 64;
   const resolvedModel = instance.model ?? model;
   const cacheKey = created.runtime?.cacheKeyData ? `:${JSON.stringify(created.runtime.cacheKeyData)}` : '';
   const callBatch = (texts: string[], signal?: AbortSignal): Promise<unknown> =>
@@ -87,11 +106,15 @@ export async function createPluginEmbeddingProvider(adapter: PluginEmbeddingAdap
     async embed(texts, options = {}) {
       const out: number[][] = [];
       for (const [start, end] of planBatches(texts, batchSize)) {
-        if (options.signal?.aborted) throw new ModelError('aborted', `embedding provider "${id}": aborted`, { provider: id });
+        if (options.signal?.aborted)
+          throw new ModelError('aborted', `embedding provider "${id}": aborted`, { provider: id });
         const batch = texts.slice(start, end);
         const vectors = await bounded(callBatch(batch, options.signal), settings.remote.timeoutMs, id, options.signal);
         if (!Array.isArray(vectors) || vectors.length !== batch.length) {
-          throw fail(id, `returned ${Array.isArray(vectors) ? `${vectors.length} vectors` : typeof vectors} for ${batch.length} texts (expected number[][], one vector per text)`);
+          throw fail(
+            id,
+            `returned ${Array.isArray(vectors) ? `${vectors.length} vectors` : typeof vectors} for ${batch.length} texts (expected number[][], one vector per text)`,
+          );
         }
         for (const [offset, vector] of vectors.entries()) {
           if (!Array.isArray(vector) || vector.length === 0 || vector.some((value) => typeof value !== 'number')) {
@@ -123,7 +146,11 @@ async function findAdapterService(id: string, capabilities: Lookup, plugins?: Re
   if (found) return found;
   const owner = plugins?.().find((record) => {
     const contracts = (record.manifest as { contracts?: { embeddingProviders?: unknown } } | undefined)?.contracts;
-    return record.status === 'ready' && Array.isArray(contracts?.embeddingProviders) && contracts.embeddingProviders.includes(id);
+    return (
+      record.status === 'ready' &&
+      Array.isArray(contracts?.embeddingProviders) &&
+      contracts.embeddingProviders.includes(id)
+    );
   });
   if (!owner) return undefined;
   await capabilities.routes(owner.id).catch(() => undefined);
@@ -135,15 +162,25 @@ async function findAdapterService(id: string, capabilities: Lookup, plugins?: Re
  * that is not one of memory's own is looked up among the plugins' providers and created
  * first. An id no plugin registered is an error naming the providers there are.
  */
-export async function selectMemoryEmbeddings(settings: MemorySettings, context: EmbeddingContext & { capabilities: Lookup; plugins?: Records }): Promise<EmbeddingSelection> {
+export async function selectMemoryEmbeddings(
+  settings: MemorySettings,
+  context: EmbeddingContext & { capabilities: Lookup; plugins?: Records },
+): Promise<EmbeddingSelection> {
   const pluginProviders = new Map<string, { provider: EmbeddingProvider; description: string }>();
-  for (const [key, id] of [['provider', settings.provider], ['fallback', settings.fallback]] as const) {
+  for (const [key, id] of [
+    ['provider', settings.provider],
+    ['fallback', settings.fallback],
+  ] as const) {
     if (isBuiltinEmbeddingProvider(id) || pluginProviders.has(id)) continue;
     const service = await findAdapterService(id, context.capabilities, context.plugins);
     const adapter = service?.api as PluginEmbeddingAdapter | undefined;
     if (!adapter || typeof adapter.create !== 'function') {
-      const known = [...BUILTIN_EMBEDDING_PROVIDERS, ...registeredEmbeddingProviders(context.capabilities)].map((name) => `"${name}"`).join(', ');
-      throw new Error(`memorySearch.${key} (agent ${settings.agentId}) is "${id}", which is neither built in nor registered by an enabled plugin; known: ${known}`);
+      const known = [...BUILTIN_EMBEDDING_PROVIDERS, ...registeredEmbeddingProviders(context.capabilities)]
+        .map((name) => `"${name}"`)
+        .join(', ');
+      throw new Error(
+        `memorySearch.${key} (agent ${settings.agentId}) is "${id}", which is neither built in nor registered by an enabled plugin; known: ${known}`,
+      );
     }
     const provider = await createPluginEmbeddingProvider(adapter, settings, context);
     const owner = context.capabilities.list('service').find((info) => info.name === embeddingServiceId(id))?.pluginId;

@@ -31,7 +31,13 @@ import {
 import { createRemoteEmbeddingProvider, REMOTE_APIS, type RemoteProviderId, type RetryPolicy } from './http.js';
 import { LocalEmbeddingProvider } from './local.js';
 
-export { createRemoteEmbeddingProvider, DEFAULT_RETRY, planBatches, type RemoteEndpoint, type RetryPolicy } from './http.js';
+export {
+  createRemoteEmbeddingProvider,
+  DEFAULT_RETRY,
+  planBatches,
+  type RemoteEndpoint,
+  type RetryPolicy,
+} from './http.js';
 export { LocalEmbeddingProvider, type LocalEmbeddingOptions } from './local.js';
 
 /** What choosing and building providers reads besides the settings. */
@@ -71,22 +77,32 @@ export interface BuildOptions {
   ownsRemote?: boolean;
 }
 
-export type BuildResult = { provider: EmbeddingProvider; description: string } | { provider?: undefined; unavailable: string };
+export type BuildResult =
+  { provider: EmbeddingProvider; description: string } | { provider?: undefined; unavailable: string };
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
 
 function stringHeaders(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
-  return Object.fromEntries(Object.entries(value as AnyRecord).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return Object.fromEntries(
+    Object.entries(value as AnyRecord).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  );
 }
 
 function keyHint(id: RemoteProviderId): string {
   return `memorySearch.remote.apiKey, models.providers.${KEYS[id].configId}.apiKey or ${KEYS[id].envKey}`;
 }
 
-function buildRemote(id: RemoteProviderId, settings: MemorySettings, context: EmbeddingContext, options: BuildOptions): BuildResult {
+function buildRemote(
+  id: RemoteProviderId,
+  settings: MemorySettings,
+  context: EmbeddingContext,
+  options: BuildOptions,
+): BuildResult {
   const own = options.ownsRemote !== false;
-  const configured = ((context.config.models as AnyRecord | undefined)?.providers?.[KEYS[id].configId] ?? {}) as AnyRecord;
+  const configured = ((context.config.models as AnyRecord | undefined)?.providers?.[KEYS[id].configId] ??
+    {}) as AnyRecord;
   const remote: Partial<MemorySettings['remote']> = own ? settings.remote : {};
   const customBase = text(remote.baseUrl);
   // The provider's own key (config or environment) goes only to the provider's own host: a
@@ -128,9 +144,12 @@ function buildLocal(settings: MemorySettings, context: EmbeddingContext, options
   const modelPath = settings.local.modelPath;
   if (!modelPath) return { unavailable: 'local: memorySearch.local.modelPath is not set' };
   if (/(^|[\\/])hf:/.test(modelPath)) {
-    return { unavailable: `local: "hf:" model URIs are not downloaded here; download the GGUF and set memorySearch.local.modelPath to the file (${modelPath})` };
+    return {
+      unavailable: `local: "hf:" model URIs are not downloaded here; download the GGUF and set memorySearch.local.modelPath to the file (${modelPath})`,
+    };
   }
-  if (!existsSync(modelPath) || !statSync(modelPath).isFile()) return { unavailable: `local: model file not found: ${modelPath}` };
+  if (!existsSync(modelPath) || !statSync(modelPath).isFile())
+    return { unavailable: `local: model file not found: ${modelPath}` };
   const provider = new LocalEmbeddingProvider({
     modelPath,
     timeoutMs: settings.local.timeoutMs,
@@ -142,16 +161,28 @@ function buildLocal(settings: MemorySettings, context: EmbeddingContext, options
 }
 
 /** Builds one provider by id, or says why it cannot be used. Nothing is loaded or called yet. */
-export function createEmbeddingProvider(id: ConcreteProviderId, settings: MemorySettings, context: EmbeddingContext, options: BuildOptions = {}): BuildResult {
+export function createEmbeddingProvider(
+  id: ConcreteProviderId,
+  settings: MemorySettings,
+  context: EmbeddingContext,
+  options: BuildOptions = {},
+): BuildResult {
   return id === 'local' ? buildLocal(settings, context, options) : buildRemote(id, settings, context, options);
 }
 
-function pick(choice: EmbeddingProviderId, settings: MemorySettings, context: EmbeddingContext, options: BuildOptions, exclude?: string): BuildResult {
+function pick(
+  choice: EmbeddingProviderId,
+  settings: MemorySettings,
+  context: EmbeddingContext,
+  options: BuildOptions,
+  exclude?: string,
+): BuildResult {
   if (!isBuiltinEmbeddingProvider(choice)) {
     const built = context.pluginProviders?.get(choice);
     return built ?? { unavailable: `${choice}: no enabled plugin registered this embedding provider` };
   }
-  if (choice !== 'auto') return choice === 'none' ? { unavailable: 'none' } : createEmbeddingProvider(choice, settings, context, options);
+  if (choice !== 'auto')
+    return choice === 'none' ? { unavailable: 'none' } : createEmbeddingProvider(choice, settings, context, options);
   const skipped: string[] = [];
   for (const id of AUTO_ORDER) {
     if (id === exclude) continue;
@@ -170,7 +201,11 @@ function pick(choice: EmbeddingProviderId, settings: MemorySettings, context: Em
  * The provider memory search will use for this agent, its fallback, and why. Nothing is
  * loaded or called: a local model loads on its first embed.
  */
-export function selectEmbeddingProvider(settings: MemorySettings, context: EmbeddingContext, options: BuildOptions = {}): EmbeddingSelection {
+export function selectEmbeddingProvider(
+  settings: MemorySettings,
+  context: EmbeddingContext,
+  options: BuildOptions = {},
+): EmbeddingSelection {
   if (settings.provider === 'none') return { reason: 'memorySearch.provider is "none": keyword search only' };
   const primary = pick(settings.provider, settings, context, { ...options, ownsRemote: true });
   const auto = settings.provider === 'auto' ? 'auto → ' : '';
@@ -189,13 +224,22 @@ export function selectEmbeddingProvider(settings: MemorySettings, context: Embed
     }
   }
 
-  if (primary.provider) return { provider: primary.provider, fallback: fallback?.provider, reason: `${auto}${primary.description}${fallbackNote}` };
+  if (primary.provider)
+    return {
+      provider: primary.provider,
+      fallback: fallback?.provider,
+      reason: `${auto}${primary.description}${fallbackNote}`,
+    };
   // The primary cannot even be built (no key, no model file): that is its failure, so the
   // fallback takes over from the start.
   if (fallback) {
-    return { provider: fallback.provider, reason: `${settings.provider} unavailable (${primary.unavailable}); using fallback ${fallback.description}` };
+    return {
+      provider: fallback.provider,
+      reason: `${settings.provider} unavailable (${primary.unavailable}); using fallback ${fallback.description}`,
+    };
   }
-  const why = settings.provider === 'auto' ? `no embedding provider is usable (${primary.unavailable})` : primary.unavailable;
+  const why =
+    settings.provider === 'auto' ? `no embedding provider is usable (${primary.unavailable})` : primary.unavailable;
   return { reason: `${why}${fallbackNote}: keyword search only` };
 }
 
@@ -254,13 +298,19 @@ export function withFallback(
 
   const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
-  async function embedWithSource(texts: string[], embedOptions: { signal?: AbortSignal } = {}): Promise<SourcedVectors> {
+  async function embedWithSource(
+    texts: string[],
+    embedOptions: { signal?: AbortSignal } = {},
+  ): Promise<SourcedVectors> {
     const { signal } = embedOptions;
     let primaryError: unknown;
     if (failedAt === undefined || now() - failedAt >= retryAfter) {
       try {
         const vectors = await primary.embed(texts, embedOptions);
-        if (failedAt !== undefined) logger?.info?.(`memory embeddings: ${primary.id} (${primary.model}) works again; fallback ${fallback.id} no longer used`);
+        if (failedAt !== undefined)
+          logger?.info?.(
+            `memory embeddings: ${primary.id} (${primary.model}) works again; fallback ${fallback.id} no longer used`,
+          );
         failedAt = undefined;
         logged = false;
         return { vectors, fingerprint: primary.fingerprint, fromFallback: false };
@@ -283,7 +333,10 @@ export function withFallback(
     } catch (error) {
       if (signal?.aborted || (isModelError(error) && error.kind === 'aborted')) throw error;
       const kind = isModelError(error) ? error.kind : 'unknown';
-      const first = primaryError === undefined ? `${primary.id} is skipped after failing (${lastFailure})` : describeError(primaryError);
+      const first =
+        primaryError === undefined
+          ? `${primary.id} is skipped after failing (${lastFailure})`
+          : describeError(primaryError);
       throw new ModelError(kind, `${first}; fallback ${fallback.id} also failed: ${describeError(error)}`, {
         provider: fallback.id,
         cause: error,

@@ -9,7 +9,10 @@ interface ClockConfig {
 }
 
 /** Local time in `timeZone`, or undefined when the zone is not a valid IANA name. */
-export function describeTime(now: Date, timeZone: string): { iso: string; local: string; timeZone: string } | undefined {
+export function describeTime(
+  now: Date,
+  timeZone: string,
+): { iso: string; local: string; timeZone: string } | undefined {
   let local: string;
   try {
     local = new Intl.DateTimeFormat('en-GB', {
@@ -31,7 +34,8 @@ export default definePlugin<ClockConfig>({
     api.registerTool({
       name: 'clock_now',
       label: 'Clock',
-      description: 'Current date and time. Pass an IANA time zone such as "Europe/Paris"; defaults to the configured zone.',
+      description:
+        'Current date and time. Pass an IANA time zone such as "Europe/Paris"; defaults to the configured zone.',
       parameters: {
         type: 'object',
         additionalProperties: false,

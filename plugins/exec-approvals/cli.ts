@@ -9,7 +9,15 @@ import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, UsageError, withCliGateway } from '../../sdk/cli.js';
 import type { GatewayClient } from '../../sdk/client.js';
-import { addAllowlistEntry, approvalsFile, parseDocument, removeAllowlistPattern, updateDocument, writeDocument, type ApprovalsDocument } from './file.js';
+import {
+  addAllowlistEntry,
+  approvalsFile,
+  parseDocument,
+  removeAllowlistPattern,
+  updateDocument,
+  writeDocument,
+  type ApprovalsDocument,
+} from './file.js';
 import { isLauncherBinary, launcherWarning } from '../../sdk/exec/index.js';
 import { policyView, type PolicyView } from './policy.js';
 import { DECISIONS, type Decision, type ExecApprovalService, type PendingApproval } from './service.js';
@@ -36,7 +44,12 @@ const FLAGS = {
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
-function connect<T>(values: Values, ctx: CliContext, api: PluginApi, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+function connect<T>(
+  values: Values,
+  ctx: CliContext,
+  api: PluginApi,
+  work: (client: GatewayClient) => Promise<T>,
+): Promise<T> {
   return withCliGateway(values, ctx, api, work);
 }
 
@@ -49,9 +62,16 @@ function show(ctx: CliContext, values: Values, view: PolicyView): number {
     ctx.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
     return 0;
   }
-  const lines = [`Approvals file: ${view.path}`, `Requested (tools.exec): ${JSON.stringify(view.requested)}`, `Host defaults: ${JSON.stringify(view.file.defaults ?? {})}`, 'Effective:'];
+  const lines = [
+    `Approvals file: ${view.path}`,
+    `Requested (tools.exec): ${JSON.stringify(view.requested)}`,
+    `Host defaults: ${JSON.stringify(view.file.defaults ?? {})}`,
+    'Effective:',
+  ];
   for (const [agent, policy] of Object.entries(view.effective)) {
-    lines.push(`  ${agent}: security=${policy.security} ask=${policy.ask} askFallback=${policy.askFallback}${policy.allowlist.length ? ` allowlist=${policy.allowlist.join(', ')}` : ''}`);
+    lines.push(
+      `  ${agent}: security=${policy.security} ask=${policy.ask} askFallback=${policy.askFallback}${policy.allowlist.length ? ` allowlist=${policy.allowlist.join(', ')}` : ''}`,
+    );
   }
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return 0;
@@ -67,14 +87,20 @@ function formatPending(approvals: PendingApproval[]): string {
       const head = `${item.id}  exec  ${item.request.agentId}${session}  expires in ${expires}s`;
       const lines = [head, `    ${JSON.stringify(item.request.command)} in ${item.request.cwd}`];
       const env = Object.entries(item.request.env ?? {});
-      if (env.length > 0) lines.push(`    env: ${env.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(' ')}`);
+      if (env.length > 0)
+        lines.push(`    env: ${env.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(' ')}`);
       for (const warning of item.request.warnings ?? []) lines.push(`    warning: ${warning}`);
       return lines.join('\n');
     })
     .join('\n');
 }
 
-export async function approvalsCommand(argv: string[], ctx: CliContext, api: PluginApi, service: ExecApprovalService): Promise<number> {
+export async function approvalsCommand(
+  argv: string[],
+  ctx: CliContext,
+  api: PluginApi,
+  service: ExecApprovalService,
+): Promise<number> {
   const { values, positionals } = parseFlags(argv, FLAGS);
   const [action = 'get', ...rest] = positionals;
   const stateDir = api.kernel.paths.stateDir;
@@ -83,58 +109,95 @@ export async function approvalsCommand(argv: string[], ctx: CliContext, api: Plu
 
   if (action === 'get') {
     if (!values.gateway) return show(ctx, values, policyView(api.kernel.config(), localPath, service.document()));
-    return show(ctx, values, (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as PolicyView);
+    return show(
+      ctx,
+      values,
+      (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as PolicyView,
+    );
   }
 
   if (action === 'set') {
-    if (!!values.file === !!values.stdin) throw new UsageError('approvals set needs exactly one of --file <path> or --stdin');
+    if (!!values.file === !!values.stdin)
+      throw new UsageError('approvals set needs exactly one of --file <path> or --stdin');
     const source = values.file ?? 'stdin';
     const doc = parseDocument(values.file ? readFileSync(values.file, 'utf8') : readStdin(), source);
-    if (values.gateway) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }));
+    if (values.gateway)
+      await connect(values, ctx, api, (client) =>
+        client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }),
+      );
     else writeDocument(stateDir, doc);
-    write(values.json ? JSON.stringify(doc, null, 2) : `Wrote ${values.gateway ? 'the gateway approvals document' : localPath}.`);
+    write(
+      values.json
+        ? JSON.stringify(doc, null, 2)
+        : `Wrote ${values.gateway ? 'the gateway approvals document' : localPath}.`,
+    );
     return 0;
   }
 
   if (action === 'allowlist') {
     const [verb, pattern] = rest;
-    if ((verb !== 'add' && verb !== 'remove') || !pattern) throw new UsageError('usage: claw approvals allowlist add|remove <pattern> [--agent <id>]');
+    if ((verb !== 'add' && verb !== 'remove') || !pattern)
+      throw new UsageError('usage: claw approvals allowlist add|remove <pattern> [--agent <id>]');
     const agent = values.agent ?? '*';
-    const edit = (doc: ApprovalsDocument) => (verb === 'add' ? addAllowlistEntry(doc, agent, { pattern }) : removeAllowlistPattern(doc, agent, pattern));
+    const edit = (doc: ApprovalsDocument) =>
+      verb === 'add' ? addAllowlistEntry(doc, agent, { pattern }) : removeAllowlistPattern(doc, agent, pattern);
     let changed = false;
     let doc: ApprovalsDocument;
     if (values.gateway) {
-      const current = (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as { file: unknown; hash?: string };
+      const current = (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as {
+        file: unknown;
+        hash?: string;
+      };
       doc = parseDocument(JSON.stringify(current.file), 'the gateway approvals document');
       changed = edit(doc);
       // baseHash: an edit made on the gateway meanwhile is not overwritten (the set is refused).
       const guard = current.hash ? { baseHash: current.hash } : {};
-      if (changed) await connect(values, ctx, api, (client) => client.request('exec.approvals.set', { file: doc, ...guard, idempotencyKey: randomUUID() }));
+      if (changed)
+        await connect(values, ctx, api, (client) =>
+          client.request('exec.approvals.set', { file: doc, ...guard, idempotencyKey: randomUUID() }),
+        );
     } else {
       doc = await updateDocument(stateDir, (current) => (changed = edit(current)));
     }
-    write(values.json ? JSON.stringify(doc, null, 2) : changed ? `${verb === 'add' ? 'Added' : 'Removed'} ${pattern} (agent ${agent}).` : `Nothing to change: ${pattern} is ${verb === 'add' ? 'already' : 'not'} on agent ${agent}'s allowlist.`);
+    write(
+      values.json
+        ? JSON.stringify(doc, null, 2)
+        : changed
+          ? `${verb === 'add' ? 'Added' : 'Removed'} ${pattern} (agent ${agent}).`
+          : `Nothing to change: ${pattern} is ${verb === 'add' ? 'already' : 'not'} on agent ${agent}'s allowlist.`,
+    );
     // Said at the moment it is allowed, on stderr so --json output stays parseable.
     if (verb === 'add' && (isLauncherBinary(pattern) || /[*?]/.test(basename(pattern)))) {
       const what = isLauncherBinary(pattern)
         ? launcherWarning(pattern)
         : `${pattern} also matches launchers (git, sh, node, make, …), which can run anything`;
-      ctx.stderr.write(`Warning: ${what}. Prefer running it in a sandbox, or ask for each command (tools.exec.ask on-miss).\n`);
+      ctx.stderr.write(
+        `Warning: ${what}. Prefer running it in a sandbox, or ask for each command (tools.exec.ask on-miss).\n`,
+      );
     }
     return 0;
   }
 
   if (action === 'pending') {
-    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.list', {}))) as { approvals: PendingApproval[] };
+    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.list', {}))) as {
+      approvals: PendingApproval[];
+    };
     write(values.json ? JSON.stringify(result, null, 2) : formatPending(result.approvals));
     return 0;
   }
 
   if (action === 'resolve') {
     const [id, decision] = rest;
-    if (!id || !DECISIONS.includes(decision as Decision)) throw new UsageError(`usage: claw approvals resolve <id> <${DECISIONS.join('|')}>`);
-    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.resolve', { id, decision, idempotencyKey: randomUUID() }))) as { alreadyResolved?: boolean };
-    write(result.alreadyResolved ? `${id}: already resolved (same decision).` : `Resolved ${id}: ${decision}${values.reason ? ` (note: ${values.reason})` : ''}.`);
+    if (!id || !DECISIONS.includes(decision as Decision))
+      throw new UsageError(`usage: claw approvals resolve <id> <${DECISIONS.join('|')}>`);
+    const result = (await connect(values, ctx, api, (client) =>
+      client.request('exec.approval.resolve', { id, decision, idempotencyKey: randomUUID() }),
+    )) as { alreadyResolved?: boolean };
+    write(
+      result.alreadyResolved
+        ? `${id}: already resolved (same decision).`
+        : `Resolved ${id}: ${decision}${values.reason ? ` (note: ${values.reason})` : ''}.`,
+    );
     return 0;
   }
   throw new UsageError(`unknown approvals command "${action}"\n${APPROVALS_HELP}`);

@@ -13,9 +13,13 @@ interface ElevatedConfig {
   allowFrom?: AllowFrom;
 }
 
-function elevatedOf(config: Readonly<Record<string, unknown>>, agentId: string): { global: ElevatedConfig; agent?: ElevatedConfig } {
+function elevatedOf(
+  config: Readonly<Record<string, unknown>>,
+  agentId: string,
+): { global: ElevatedConfig; agent?: ElevatedConfig } {
   const global = (config.tools as { elevated?: ElevatedConfig } | undefined)?.elevated ?? {};
-  const list = (config.agents as { list?: Array<{ id?: string; tools?: { elevated?: ElevatedConfig } }> } | undefined)?.list ?? [];
+  const list =
+    (config.agents as { list?: Array<{ id?: string; tools?: { elevated?: ElevatedConfig } }> } | undefined)?.list ?? [];
   return { global, agent: list.find((agent) => agent.id === agentId)?.tools?.elevated };
 }
 
@@ -31,15 +35,22 @@ function senderMatches(entries: Array<string | number> | undefined, from: string
 }
 
 /** Undefined when this session may escape the sandbox; otherwise why not. */
-export function elevatedRefusal(config: Readonly<Record<string, unknown>>, agentId: string, session: SessionEntry | undefined): string | undefined {
+export function elevatedRefusal(
+  config: Readonly<Record<string, unknown>>,
+  agentId: string,
+  session: SessionEntry | undefined,
+): string | undefined {
   const { global, agent } = elevatedOf(config, agentId);
   if (global.enabled !== true) return 'elevated mode is off (tools.elevated.enabled).';
-  if (agent && agent.enabled === false) return `elevated mode is off for agent "${agentId}" (agents.list[].tools.elevated.enabled).`;
+  if (agent && agent.enabled === false)
+    return `elevated mode is off for agent "${agentId}" (agents.list[].tools.elevated.enabled).`;
   if (session?.elevatedLevel === 'off') return 'elevated mode is off for this session (/elevated off).';
   const provider = session?.origin?.provider;
   const from = session?.origin?.from;
   if (!provider) return undefined;
-  if (!from || !senderMatches(global.allowFrom?.[provider], from)) return `the sender is not on tools.elevated.allowFrom.${provider}.`;
-  if (agent?.allowFrom && !senderMatches(agent.allowFrom[provider], from)) return `the sender is not on agent "${agentId}"'s tools.elevated.allowFrom.${provider}.`;
+  if (!from || !senderMatches(global.allowFrom?.[provider], from))
+    return `the sender is not on tools.elevated.allowFrom.${provider}.`;
+  if (agent?.allowFrom && !senderMatches(agent.allowFrom[provider], from))
+    return `the sender is not on agent "${agentId}"'s tools.elevated.allowFrom.${provider}.`;
   return undefined;
 }

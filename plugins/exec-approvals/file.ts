@@ -67,7 +67,11 @@ export const DOCUMENT_SCHEMA: JsonSchema = {
     defaults: { type: 'object', additionalProperties: false, properties: LEVEL_FIELDS },
     agents: {
       type: 'object',
-      additionalProperties: { type: 'object', additionalProperties: false, properties: { ...LEVEL_FIELDS, allowlist: { type: 'array', items: ENTRY } } },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { ...LEVEL_FIELDS, allowlist: { type: 'array', items: ENTRY } },
+      },
     },
   },
 };
@@ -141,14 +145,22 @@ function sha256(text: string): string {
 export class StaleDocumentError extends Error {}
 
 /** Replace the document, unless `baseHash` is given and the file changed since it was read. */
-export function replaceDocument(stateDir: string, doc: ApprovalsDocument, baseHash?: string): Promise<DocumentSnapshot> {
-  return withFileLock(`${approvalsFile(stateDir)}.lock`, () => {
-    if (baseHash !== undefined && readSnapshot(stateDir).hash !== baseHash) {
-      throw new StaleDocumentError('exec approvals changed since last load; re-run exec.approvals.get and retry');
-    }
-    writeDocument(stateDir, doc);
-    return readSnapshot(stateDir);
-  }, { purpose: 'exec approvals' });
+export function replaceDocument(
+  stateDir: string,
+  doc: ApprovalsDocument,
+  baseHash?: string,
+): Promise<DocumentSnapshot> {
+  return withFileLock(
+    `${approvalsFile(stateDir)}.lock`,
+    () => {
+      if (baseHash !== undefined && readSnapshot(stateDir).hash !== baseHash) {
+        throw new StaleDocumentError('exec approvals changed since last load; re-run exec.approvals.get and retry');
+      }
+      writeDocument(stateDir, doc);
+      return readSnapshot(stateDir);
+    },
+    { purpose: 'exec approvals' },
+  );
 }
 
 /**
@@ -156,16 +168,24 @@ export function replaceDocument(stateDir: string, doc: ApprovalsDocument, baseHa
  * allow-always and `claw approvals allowlist add` in another process never lose each other's edit.
  * `change` returns false to leave the file as it is.
  */
-export function updateDocument(stateDir: string, change: (doc: ApprovalsDocument) => boolean): Promise<ApprovalsDocument> {
-  return withFileLock(`${approvalsFile(stateDir)}.lock`, () => {
-    const doc = readDocument(stateDir);
-    if (change(doc)) writeDocument(stateDir, doc);
-    return doc;
-  }, { purpose: 'exec approvals' });
+export function updateDocument(
+  stateDir: string,
+  change: (doc: ApprovalsDocument) => boolean,
+): Promise<ApprovalsDocument> {
+  return withFileLock(
+    `${approvalsFile(stateDir)}.lock`,
+    () => {
+      const doc = readDocument(stateDir);
+      if (change(doc)) writeDocument(stateDir, doc);
+      return doc;
+    },
+    { purpose: 'exec approvals' },
+  );
 }
 
 export function writeDocument(stateDir: string, doc: ApprovalsDocument): void {
-  for (const level of Object.values(doc.agents ?? {})) for (const entry of level.allowlist ?? []) entry.id ??= randomUUID();
+  for (const level of Object.values(doc.agents ?? {}))
+    for (const entry of level.allowlist ?? []) entry.id ??= randomUUID();
   writeJsonAtomic(approvalsFile(stateDir), doc);
 }
 
@@ -174,7 +194,12 @@ export function addAllowlistEntry(doc: ApprovalsDocument, agent: string, entry: 
   const agents = (doc.agents ??= {});
   const level = (agents[agent] ??= {});
   const list = (level.allowlist ??= []);
-  if (list.some((other) => other.pattern === entry.pattern && other.argPattern === entry.argPattern && other.cwd === entry.cwd)) return false;
+  if (
+    list.some(
+      (other) => other.pattern === entry.pattern && other.argPattern === entry.argPattern && other.cwd === entry.cwd,
+    )
+  )
+    return false;
   list.push({ id: randomUUID(), ...entry });
   return true;
 }

@@ -28,10 +28,15 @@ interface Ran {
 
 function run(file: string, args: string[], cwd: string, env: Record<string, string>): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd, env, timeout: TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout, stderr: stderr || (error && typeof error.code !== 'number' ? error.message : '') });
-    });
+    execFile(
+      file,
+      args,
+      { cwd, env, timeout: TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr: stderr || (error && typeof error.code !== 'number' ? error.message : '') });
+      },
+    );
   });
 }
 
@@ -50,11 +55,16 @@ function gitCommands(git: string, env: Record<string, string>): Promise<Set<stri
 const firstLine = (text: string) => text.trim().split('\n')[0] || 'no output';
 
 /** Why an allowlist may not cover this git segment, or undefined when it may. Other programs: undefined. */
-export async function gitProblem(segment: Segment, cwd: string, env: Record<string, string>): Promise<string | undefined> {
+export async function gitProblem(
+  segment: Segment,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<string | undefined> {
   const git = segment.resolvedPath;
   if (!git || basename(git) !== 'git') return undefined;
   const invocation = gitInvocation(segment.argv.slice(1));
-  if (!invocation) return `git ${segment.argv.slice(1).join(' ')}: it uses an option of git's own that this check does not know`;
+  if (!invocation)
+    return `git ${segment.argv.slice(1).join(' ')}: it uses an option of git's own that this check does not know`;
   if (invocation.subcommand !== undefined) {
     const commands = await gitCommands(git, env);
     if (!commands) return `could not list git's own commands (${git} --list-cmds failed)`;
@@ -65,7 +75,12 @@ export async function gitProblem(segment: Segment, cwd: string, env: Record<stri
       );
     }
   }
-  const listed = await run(git, [...invocation.globals, 'config', '--list', '--show-scope', '--name-only', '-z'], cwd, env);
+  const listed = await run(
+    git,
+    [...invocation.globals, 'config', '--list', '--show-scope', '--name-only', '-z'],
+    cwd,
+    env,
+  );
   if (listed.code !== 0) return `could not read the git config this command would use (${firstLine(listed.stderr)})`;
   const risky = judgeLocalGitConfig(listed.stdout);
   if (risky.length === 0) return undefined;

@@ -6,16 +6,36 @@
 import { definePlugin, ErrorCodes, ProtocolError, type JsonSchema } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { approvalsCommand, APPROVALS_HELP } from './cli.js';
-import { approvalsFile, parseDocument, readSnapshot, replaceDocument, StaleDocumentError, type DocumentSnapshot } from './file.js';
+import {
+  approvalsFile,
+  parseDocument,
+  readSnapshot,
+  replaceDocument,
+  StaleDocumentError,
+  type DocumentSnapshot,
+} from './file.js';
 import { policyView, resolvedDefaults } from './policy.js';
 import { DECISIONS, ExecApprovalService, type Decision } from './service.js';
 
-const ID: JsonSchema = { type: 'object', required: ['id'], additionalProperties: false, properties: { id: { type: 'string', minLength: 1 } } };
+const ID: JsonSchema = {
+  type: 'object',
+  required: ['id'],
+  additionalProperties: false,
+  properties: { id: { type: 'string', minLength: 1 } },
+};
 
 /** OpenClaw's snapshot fields, then claw's view (what config requests, what applies per agent). */
 function approvalsPayload(config: Readonly<Record<string, unknown>>, stateDir: string, snapshot: DocumentSnapshot) {
   const { requested, effective } = policyView(config, approvalsFile(stateDir), snapshot.file);
-  return { path: approvalsFile(stateDir), exists: snapshot.exists, hash: snapshot.hash, file: snapshot.file, resolvedDefaults: resolvedDefaults(snapshot.file), requested, effective };
+  return {
+    path: approvalsFile(stateDir),
+    exists: snapshot.exists,
+    hash: snapshot.hash,
+    file: snapshot.file,
+    resolvedDefaults: resolvedDefaults(snapshot.file),
+    requested,
+    effective,
+  };
 }
 
 export default definePlugin<{ timeoutMs: number }>({
@@ -24,9 +44,19 @@ export default definePlugin<{ timeoutMs: number }>({
     const service = new ExecApprovalService(api.kernel, api.config.timeoutMs);
     api.registerService({ id: 'exec-approvals', api: service, stop: () => service.close() });
     const events = api.kernel.protocol;
-    events.registerEvent('exec.approval.requested', api.id, { scope: 'operator.approvals', description: '{id, request: {command, cwd, host, agentId, sessionKey, security, ask}, createdAtMs, expiresAtMs}' });
-    events.registerEvent('exec.approval.resolved', api.id, { scope: 'operator.approvals', description: '{id, decision, reason?, ts}' });
-    const missing = (id: string) => new ProtocolError(ErrorCodes.INVALID_REQUEST, `no pending exec approval "${id}" (unknown, already resolved or expired)`);
+    events.registerEvent('exec.approval.requested', api.id, {
+      scope: 'operator.approvals',
+      description: '{id, request: {command, cwd, host, agentId, sessionKey, security, ask}, createdAtMs, expiresAtMs}',
+    });
+    events.registerEvent('exec.approval.resolved', api.id, {
+      scope: 'operator.approvals',
+      description: '{id, decision, reason?, ts}',
+    });
+    const missing = (id: string) =>
+      new ProtocolError(
+        ErrorCodes.INVALID_REQUEST,
+        `no pending exec approval "${id}" (unknown, already resolved or expired)`,
+      );
 
     api.registerGatewayMethod('exec.approval.list', {
       scope: 'operator.approvals',
@@ -47,14 +77,26 @@ export default definePlugin<{ timeoutMs: number }>({
         type: 'object',
         required: ['id', 'decision'],
         additionalProperties: false,
-        properties: { id: { type: 'string', minLength: 1 }, decision: { enum: [...DECISIONS] }, idempotencyKey: { type: 'string' } },
+        properties: {
+          id: { type: 'string', minLength: 1 },
+          decision: { enum: [...DECISIONS] },
+          idempotencyKey: { type: 'string' },
+        },
       },
       handler: (params: { id: string; decision: Decision }) => {
         const outcome = service.resolve(params.id, params.decision);
         if (outcome === 'resolved') return { ok: true, id: params.id, decision: params.decision };
         if (outcome === 'same') return { ok: true, id: params.id, decision: params.decision, alreadyResolved: true };
-        if (outcome === 'conflict') throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `exec approval "${params.id}" was already resolved as ${service.outcome(params.id)}`);
-        if (outcome === 'expired') throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `exec approval "${params.id}" expired before anyone decided (it was denied)`);
+        if (outcome === 'conflict')
+          throw new ProtocolError(
+            ErrorCodes.INVALID_REQUEST,
+            `exec approval "${params.id}" was already resolved as ${service.outcome(params.id)}`,
+          );
+        if (outcome === 'expired')
+          throw new ProtocolError(
+            ErrorCodes.INVALID_REQUEST,
+            `exec approval "${params.id}" expired before anyone decided (it was denied)`,
+          );
         throw missing(params.id);
       },
     });
@@ -70,19 +112,26 @@ export default definePlugin<{ timeoutMs: number }>({
     });
     api.registerGatewayMethod('exec.approvals.get', {
       scope: 'operator.admin',
-      description: "The gateway host approvals document in OpenClaw's shape {path, exists, hash, file, resolvedDefaults}, plus claw's {requested, effective}.",
+      description:
+        "The gateway host approvals document in OpenClaw's shape {path, exists, hash, file, resolvedDefaults}, plus claw's {requested, effective}.",
       params: { type: 'object', additionalProperties: false, properties: {} },
-      handler: () => approvalsPayload(api.kernel.config(), api.kernel.paths.stateDir, readSnapshot(api.kernel.paths.stateDir)),
+      handler: () =>
+        approvalsPayload(api.kernel.config(), api.kernel.paths.stateDir, readSnapshot(api.kernel.paths.stateDir)),
     });
     api.registerGatewayMethod('exec.approvals.set', {
       scope: 'operator.admin',
       sideEffect: 'optional',
-      description: 'Replace the gateway host approvals document; with baseHash (from exec.approvals.get) only if it has not changed since.',
+      description:
+        'Replace the gateway host approvals document; with baseHash (from exec.approvals.get) only if it has not changed since.',
       params: {
         type: 'object',
         required: ['file'],
         additionalProperties: false,
-        properties: { file: { type: 'object' }, baseHash: { type: 'string', minLength: 1 }, idempotencyKey: { type: 'string' } },
+        properties: {
+          file: { type: 'object' },
+          baseHash: { type: 'string', minLength: 1 },
+          idempotencyKey: { type: 'string' },
+        },
       },
       handler: async (params: { file: unknown; baseHash?: string }) => {
         let doc;
@@ -102,7 +151,11 @@ export default definePlugin<{ timeoutMs: number }>({
     });
 
     for (const name of ['approvals', 'exec-approvals']) {
-      api.registerCli({ name, description: 'Exec approvals: policy, allowlist, pending requests', run: cliCommand(APPROVALS_HELP, (argv, ctx) => approvalsCommand(argv, ctx, api, service)) });
+      api.registerCli({
+        name,
+        description: 'Exec approvals: policy, allowlist, pending requests',
+        run: cliCommand(APPROVALS_HELP, (argv, ctx) => approvalsCommand(argv, ctx, api, service)),
+      });
     }
   },
 });

@@ -31,7 +31,8 @@ export const stricterAsk = (a: Ask, b: Ask): Ask => (ASK_RANK[a] >= ASK_RANK[b] 
 /** `tools.exec` with `agents.list[<agentId>].tools.exec` over it. */
 export function execConfigFor(config: Readonly<Record<string, unknown>>, agentId: string): ExecConfig {
   const global = ((config.tools as { exec?: ExecConfig } | undefined)?.exec ?? {}) as ExecConfig;
-  const list = ((config.agents as { list?: Array<{ id?: string; tools?: { exec?: ExecConfig } }> } | undefined)?.list ?? []);
+  const list =
+    (config.agents as { list?: Array<{ id?: string; tools?: { exec?: ExecConfig } }> } | undefined)?.list ?? [];
   const own = list.find((agent) => agent.id === agentId)?.tools?.exec ?? {};
   return { ...global, ...own };
 }
@@ -54,7 +55,11 @@ export function agentPolicy(exec: ExecConfig, doc: ApprovalsDocument, agentId: s
 
 /** The document's defaults with the fallbacks filled in (OpenClaw's `resolvedDefaults`). */
 export function resolvedDefaults(doc: ApprovalsDocument): { security: Security; ask: Ask; askFallback: Security } {
-  return { security: doc.defaults?.security ?? 'full', ask: doc.defaults?.ask ?? 'off', askFallback: doc.defaults?.askFallback ?? 'deny' };
+  return {
+    security: doc.defaults?.security ?? 'full',
+    ask: doc.defaults?.ask ?? 'off',
+    askFallback: doc.defaults?.askFallback ?? 'deny',
+  };
 }
 
 function strip<T extends { allowlist?: unknown }>(level: T): Omit<T, 'allowlist'> {
@@ -96,7 +101,9 @@ export function verdict(policy: Policy, facts: CommandFacts): Verdict {
 
 /** What the layers say together: the strictest verdict wins. */
 export function combinedVerdict(layers: readonly Policy[], facts: CommandFacts): Verdict {
-  return layers.map((layer) => verdict(layer, facts)).reduce((a, b) => (VERDICT_RANK[a] >= VERDICT_RANK[b] ? a : b), 'allow');
+  return layers
+    .map((layer) => verdict(layer, facts))
+    .reduce((a, b) => (VERDICT_RANK[a] >= VERDICT_RANK[b] ? a : b), 'allow');
 }
 
 /** No one answered (no approver, or the wait ran out): each layer's askFallback, strictest wins. */
@@ -112,7 +119,11 @@ export function fallbackAllows(layers: readonly Policy[], facts: CommandFacts): 
 /** One policy summarizing the layers, for display (`claw approvals get`). */
 export function summarize(layers: readonly Policy[]): Omit<Policy, 'allowlist' | 'safeBins' | 'trustedDirs'> {
   return layers.reduce(
-    (acc, layer) => ({ security: stricterSecurity(acc.security, layer.security), ask: stricterAsk(acc.ask, layer.ask), askFallback: stricterSecurity(acc.askFallback, layer.askFallback) }),
+    (acc, layer) => ({
+      security: stricterSecurity(acc.security, layer.security),
+      ask: stricterAsk(acc.ask, layer.ask),
+      askFallback: stricterSecurity(acc.askFallback, layer.askFallback),
+    }),
     { security: 'full' as Security, ask: 'off' as Ask, askFallback: 'full' as Security },
   );
 }
@@ -127,13 +138,26 @@ export interface PolicyView {
 }
 
 /** What `claw approvals get` and `exec.approvals.get` show: requested, host file, effective. */
-export function policyView(config: Readonly<Record<string, unknown>>, path: string, file: ApprovalsDocument): PolicyView {
-  const listed = ((config.agents as { list?: Array<{ id?: string }> } | undefined)?.list ?? []).flatMap((agent) => (agent.id ? [agent.id] : []));
+export function policyView(
+  config: Readonly<Record<string, unknown>>,
+  path: string,
+  file: ApprovalsDocument,
+): PolicyView {
+  const listed = ((config.agents as { list?: Array<{ id?: string }> } | undefined)?.list ?? []).flatMap((agent) =>
+    agent.id ? [agent.id] : [],
+  );
   const agents = [...new Set(['main', ...listed, ...Object.keys(file.agents ?? {}).filter((id) => id !== '*')])];
   const effective = Object.fromEntries(
     agents.map((agent) => {
       const policy = agentPolicy(execConfigFor(config, agent), file, agent);
-      return [agent, { ...summarize([policy]), allowlist: policy.allowlist.map((entry) => entry.pattern), safeBins: policy.safeBins }];
+      return [
+        agent,
+        {
+          ...summarize([policy]),
+          allowlist: policy.allowlist.map((entry) => entry.pattern),
+          safeBins: policy.safeBins,
+        },
+      ];
     }),
   );
   return { path, requested: (config.tools as { exec?: unknown } | undefined)?.exec ?? {}, file, effective };

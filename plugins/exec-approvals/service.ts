@@ -21,7 +21,14 @@ import {
 import { gitProblem } from './git-check.js';
 import { analyze, type Segment } from './match.js';
 import { elevatedRefusal } from './elevated.js';
-import { agentPolicy, combinedVerdict, execConfigFor, fallbackAllows, type CommandFacts, type Policy } from './policy.js';
+import {
+  agentPolicy,
+  combinedVerdict,
+  execConfigFor,
+  fallbackAllows,
+  type CommandFacts,
+  type Policy,
+} from './policy.js';
 
 export type Decision = 'allow-once' | 'allow-always' | 'deny';
 export const DECISIONS: readonly Decision[] = ['allow-once', 'allow-always', 'deny'];
@@ -59,7 +66,11 @@ function stringRecord(value: unknown): Record<string, string> | undefined {
 }
 
 /** Git segments an allowlist cannot vouch for get their problem attached (see git-check.ts). */
-async function markGitProblems(segments: Segment[], cwd: string, env: Record<string, string> | undefined): Promise<void> {
+async function markGitProblems(
+  segments: Segment[],
+  cwd: string,
+  env: Record<string, string> | undefined,
+): Promise<void> {
   const runEnv = hostCommandEnv(env);
   for (const segment of segments) {
     const problem = await gitProblem(segment, cwd, runEnv);
@@ -135,23 +146,32 @@ export class ExecApprovalService implements ToolApprover {
     return layers;
   }
 
-  async authorize(raw: Record<string, unknown>, context: ToolContext & { toolName: string }): ReturnType<ToolApprover['authorize']> {
+  async authorize(
+    raw: Record<string, unknown>,
+    context: ToolContext & { toolName: string },
+  ): ReturnType<ToolApprover['authorize']> {
     const command = String(raw.command ?? '');
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
     if (raw.elevated === true) {
-      const session = context.sessionKey ? await (await this.sessions()).store(agentId).get(context.sessionKey) : undefined;
+      const session = context.sessionKey
+        ? await (await this.sessions()).store(agentId).get(context.sessionKey)
+        : undefined;
       const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
       if (refusal) return { allowed: false, reason: refusal };
     }
     // The call's env is judged first, in every mode: exec would refuse it anyway, and no one
     // should be asked about a command that cannot run as shown.
     const env = stringRecord(raw.env);
-    const refusals = refusedExecEnv(env, await operatorExecEnv(this.kernel.capabilities, context, { elevated: raw.elevated }));
+    const refusals = refusedExecEnv(
+      env,
+      await operatorExecEnv(this.kernel.capabilities, context, { elevated: raw.elevated }),
+    );
     if (refusals.length > 0) return { allowed: false, reason: describeEnvRefusals(refusals) };
     const layers = await this.layers(agentId, context.sessionKey);
     // The call's own `ask` is one more layer: it can only harden what the others say.
-    if (raw.ask === 'on-miss' || raw.ask === 'always') layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
+    if (raw.ask === 'on-miss' || raw.ask === 'always')
+      layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
     const segments = analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined);
     // Only an allowlist or a person looks at segments; `full` with no asking runs anything anyway.
     const judged = layers.some((layer) => layer.security === 'allowlist' || layer.ask !== 'off');
@@ -160,7 +180,9 @@ export class ExecApprovalService implements ToolApprover {
     const verdict = combinedVerdict(layers, facts);
     if (verdict === 'allow') return { allowed: true };
     if (verdict === 'deny') return { allowed: false, reason: denyReason(segments) };
-    const strictest = layers.reduce((a, b) => (a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b));
+    const strictest = layers.reduce((a, b) =>
+      a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b,
+    );
     const warnings = approvalWarnings(segments);
     const request: ApprovalRequest = {
       command,
@@ -177,7 +199,12 @@ export class ExecApprovalService implements ToolApprover {
     if (decision === null) {
       return fallbackAllows(layers, facts)
         ? { allowed: true }
-        : { allowed: false, reason: reached ? 'no one approved it in time (askFallback: deny).' : 'no approval client is connected to ask (askFallback: deny).' };
+        : {
+            allowed: false,
+            reason: reached
+              ? 'no one approved it in time (askFallback: deny).'
+              : 'no approval client is connected to ask (askFallback: deny).',
+          };
     }
     if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
     if (decision === 'allow-always') await this.rememberAlways(agentId, facts);
@@ -186,12 +213,17 @@ export class ExecApprovalService implements ToolApprover {
 
   /** Values of secret-named variables, and known secrets anywhere, are not shown to approvers. */
   private maskEnv(env: Record<string, string>): Record<string, string> {
-    const masked = Object.fromEntries(Object.entries(env).map(([name, value]) => [name, isSecretKey(name) ? MASK : value]));
+    const masked = Object.fromEntries(
+      Object.entries(env).map(([name, value]) => [name, isSecretKey(name) ? MASK : value]),
+    );
     return this.kernel.redact.value(masked);
   }
 
   /** Publish the request and wait; no client reached means no one can answer: null at once. */
-  private ask(request: ApprovalRequest, signal: AbortSignal | undefined): Promise<{ decision: Decision | null; reached: boolean }> {
+  private ask(
+    request: ApprovalRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<{ decision: Decision | null; reached: boolean }> {
     const createdAtMs = Date.now();
     const id = randomUUID();
     return new Promise((resolve) => {
@@ -204,11 +236,23 @@ export class ExecApprovalService implements ToolApprover {
         this.settled.set(id, decision);
         if (this.settled.size > MAX_SETTLED) this.settled.delete(this.settled.keys().next().value!);
         signal?.removeEventListener('abort', onAbort);
-        this.kernel.protocol.emit('exec.approval.resolved', { id, decision: decision ?? 'deny', ...(decision === null ? { reason: reached ? 'timeout' : 'no-approver' } : {}), ts: Date.now() });
+        this.kernel.protocol.emit('exec.approval.resolved', {
+          id,
+          decision: decision ?? 'deny',
+          ...(decision === null ? { reason: reached ? 'timeout' : 'no-approver' } : {}),
+          ts: Date.now(),
+        });
         resolve({ decision, reached });
         for (const waiter of waiting.waiters) waiter(decision);
       };
-      const waiting: Waiting = { id, request, createdAtMs, expiresAtMs: createdAtMs + this.timeoutMs, settle, waiters: [] };
+      const waiting: Waiting = {
+        id,
+        request,
+        createdAtMs,
+        expiresAtMs: createdAtMs + this.timeoutMs,
+        settle,
+        waiters: [],
+      };
       this.pending.set(id, waiting);
       signal?.addEventListener('abort', onAbort, { once: true });
       reached = this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting)) > 0;
@@ -223,8 +267,18 @@ export class ExecApprovalService implements ToolApprover {
     await updateDocument(this.kernel.paths.stateDir, (doc) => {
       let changed = false;
       for (const segment of segments) {
-        const args = segment.argv.slice(1).join(' ').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        changed = addAllowlistEntry(doc, agentId, { pattern: segment.resolvedPath!, argPattern: `^${args}$`, cwd: facts.cwd, source: 'allow-always', lastUsedAt: Date.now() }) || changed;
+        const args = segment.argv
+          .slice(1)
+          .join(' ')
+          .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        changed =
+          addAllowlistEntry(doc, agentId, {
+            pattern: segment.resolvedPath!,
+            argPattern: `^${args}$`,
+            cwd: facts.cwd,
+            source: 'allow-always',
+            lastUsedAt: Date.now(),
+          }) || changed;
       }
       return changed;
     });

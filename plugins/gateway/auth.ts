@@ -29,9 +29,18 @@ export function generateDeviceToken(random: () => Buffer = () => randomBytes(32)
 }
 
 /** True when config and environment name no way to authenticate to the gateway. */
-export function gatewayAuthUnset(gateway: GatewayAuthConfig | undefined, env: Readonly<Record<string, string | undefined>>): boolean {
+export function gatewayAuthUnset(
+  gateway: GatewayAuthConfig | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): boolean {
   const auth = gateway?.auth;
-  return !auth?.mode && !auth?.token && !auth?.password && !env.OPENCLAW_GATEWAY_TOKEN?.trim() && !env.OPENCLAW_GATEWAY_PASSWORD?.trim();
+  return (
+    !auth?.mode &&
+    !auth?.token &&
+    !auth?.password &&
+    !env.OPENCLAW_GATEWAY_TOKEN?.trim() &&
+    !env.OPENCLAW_GATEWAY_PASSWORD?.trim()
+  );
 }
 
 /**

@@ -21,7 +21,6 @@ import type { GatewaySection } from './settings.js';
 import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 
-
 const HELP: Record<string, string> = {
   gateway: `Usage: claw gateway [run] [options]        run the gateway in the foreground
        claw gateway call <method> [--params '<json>'] [options]
@@ -99,16 +98,21 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
   const gateway: Record<string, unknown> = {};
   if (values.port !== undefined) {
     const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be a port number, got "${values.port}"`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port must be a port number, got "${values.port}"`);
     gateway.port = port;
   }
   if (values.bind !== undefined) {
-    if (!['loopback', 'lan', 'custom'].includes(values.bind)) throw new UsageError(`--bind must be loopback, lan or custom, got "${values.bind}"`);
+    if (!['loopback', 'lan', 'custom'].includes(values.bind))
+      throw new UsageError(`--bind must be loopback, lan or custom, got "${values.bind}"`);
     gateway.bind = values.bind;
   }
   if (values.host !== undefined) gateway.customBindHost = values.host;
   if (values.token !== undefined || values.password !== undefined) {
-    gateway.auth = { ...(values.token !== undefined ? { token: values.token } : {}), ...(values.password !== undefined ? { password: values.password } : {}) };
+    gateway.auth = {
+      ...(values.token !== undefined ? { token: values.token } : {}),
+      ...(values.password !== undefined ? { password: values.password } : {}),
+    };
   }
   const section = api.section<GatewaySection>('gateway');
   trace('gateway: run command');
@@ -119,7 +123,8 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     stdout: ctx.stdout,
     maxFileBytes: section.logs.maxFileBytes,
   });
-  const boot = () => ctx.boot({ logger: logging.logger, configOverlay: Object.keys(gateway).length ? { gateway } : undefined });
+  const boot = () =>
+    ctx.boot({ logger: logging.logger, configOverlay: Object.keys(gateway).length ? { gateway } : undefined });
 
   let kernel: BootedKernel;
   let restarting = false;
@@ -128,7 +133,8 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     // Lines the runner logs itself (restarts, failures) are masked like the kernel's.
     logging.setRedactor(kernel.redact);
     // Kept-but-unused config (OpenClaw settings claw lacks, stale entries) is named once per start.
-    for (const issue of kernel.issues()) if (issue.level === 'warning') logging.logger.warn(`config ${issue.path}: ${issue.message}`);
+    for (const issue of kernel.issues())
+      if (issue.level === 'warning') logging.logger.warn(`config ${issue.path}: ${issue.message}`);
     await kernel.start();
     const record = kernel.plugins.get('gateway');
     if (record?.status !== 'active') {
@@ -205,14 +211,22 @@ async function drainAgent(kernel: BootedKernel): Promise<void> {
 
 // ── Talking to a running gateway ──────────────────────────────────────────────────
 
-function clientOptions(values: { url?: string; token?: string; password?: string; timeout?: string }, ctx: CliContext, api: PluginApi): GatewayClientOptions {
+function clientOptions(
+  values: { url?: string; token?: string; password?: string; timeout?: string },
+  ctx: CliContext,
+  api: PluginApi,
+): GatewayClientOptions {
   return cliClientOptions(values, ctx, api, api.section<GatewaySection>('gateway'));
 }
 
 const withClient = withGatewayClient;
 
 async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
-  const { values, positionals } = parse(argv, { ...CLIENT_FLAGS, params: { type: 'string' }, 'expect-final': { type: 'boolean' } });
+  const { values, positionals } = parse(argv, {
+    ...CLIENT_FLAGS,
+    params: { type: 'string' },
+    'expect-final': { type: 'boolean' },
+  });
   if (values.help) return print(ctx, HELP.gateway!);
   const method = positionals[0];
   if (!method || positionals.length > 1) throw new UsageError("usage: claw gateway call <method> [--params '<json>']");
@@ -224,7 +238,9 @@ async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<nu
       throw new UsageError(`--params is not valid JSON: ${(error as Error).message}`);
     }
   }
-  const result = await withClient(clientOptions(values, ctx, api), (client) => client.request(method, params, { expectFinal: values['expect-final'] }));
+  const result = await withClient(clientOptions(values, ctx, api), (client) =>
+    client.request(method, params, { expectFinal: values['expect-final'] }),
+  );
   ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }
@@ -246,7 +262,11 @@ async function status(argv: string[], ctx: CliContext, api: PluginApi): Promise<
 // ── The web UI ────────────────────────────────────────────────────────────────────
 
 async function dashboard(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
-  const { values } = parse(argv, { 'no-open': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean' } });
+  const { values } = parse(argv, {
+    'no-open': { type: 'boolean' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean' },
+  });
   if (values.help) return print(ctx, HELP.dashboard!);
   const options = clientOptions({}, ctx, api);
   const wsUrl = options.url;
@@ -255,11 +275,18 @@ async function dashboard(argv: string[], ctx: CliContext, api: PluginApi): Promi
   const url = options.token ? `${httpUrl}#token=${encodeURIComponent(options.token)}` : httpUrl;
   const running = runningGateway(api.kernel.paths.stateDir) !== undefined;
   if (values.json) {
-    ctx.stdout.write(`${JSON.stringify({ ok: true, url, httpUrl, wsUrl, port: Number(new URL(httpUrl).port), tokenIncluded: Boolean(options.token), running }, null, 2)}\n`);
+    ctx.stdout.write(
+      `${JSON.stringify({ ok: true, url, httpUrl, wsUrl, port: Number(new URL(httpUrl).port), tokenIncluded: Boolean(options.token), running }, null, 2)}\n`,
+    );
     return 0;
   }
   if (!running) ctx.stderr.write('The gateway is not running for this state dir; start it with `claw gateway`.\n');
-  if (!options.token) ctx.stderr.write(options.password ? 'The gateway uses a password: enter it on the sign-in page.\n' : 'No gateway token is configured (claw setup makes one).\n');
+  if (!options.token)
+    ctx.stderr.write(
+      options.password
+        ? 'The gateway uses a password: enter it on the sign-in page.\n'
+        : 'No gateway token is configured (claw setup makes one).\n',
+    );
   if (values['no-open'] || !(await openBrowser(url))) {
     ctx.stdout.write(`${url}\n`);
     return 0;
@@ -274,7 +301,11 @@ async function openBrowser(url: string): Promise<boolean> {
   if (process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) return false;
   const { spawn } = await import('node:child_process');
   const [command, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url]]
+        : ['xdg-open', [url]];
   return new Promise((resolve) => {
     // The URL is an argument, never shell text.
     const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
@@ -293,10 +324,15 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
   const { values, positionals } = parse(argv, CLIENT_FLAGS);
   const [action = 'list', target] = positionals;
   if (values.help) return print(ctx, HELP.devices!);
-  if (!['list', 'approve', 'reject', 'remove'].includes(action)) throw new UsageError(`unknown devices command "${action}" (${HELP.devices})`);
-  if (action !== 'list' && !target) throw new UsageError(`usage: claw devices ${action} <${action === 'remove' ? 'deviceId' : 'requestId'}>`);
+  if (!['list', 'approve', 'reject', 'remove'].includes(action))
+    throw new UsageError(`unknown devices command "${action}" (${HELP.devices})`);
+  if (action !== 'list' && !target)
+    throw new UsageError(`usage: claw devices ${action} <${action === 'remove' ? 'deviceId' : 'requestId'}>`);
   const method = action === 'list' ? 'device.pair.list' : `device.pair.${action}`;
-  const params = action === 'list' ? {} : { ...(action === 'remove' ? { deviceId: target } : { requestId: target }), idempotencyKey: randomUUID() };
+  const params =
+    action === 'list'
+      ? {}
+      : { ...(action === 'remove' ? { deviceId: target } : { requestId: target }), idempotencyKey: randomUUID() };
   let result: unknown;
   let offline = false;
   try {
@@ -332,7 +368,9 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
     }
     lines.push(`Paired devices (${paired.length}):`);
     for (const device of paired) {
-      lines.push(`  ${device.deviceId.slice(0, 12)}…  ${device.displayName ?? device.clientId ?? ''}  roles ${Object.keys(device.roles).join(', ')}  last seen ${device.lastSeenAt ?? 'never'}`);
+      lines.push(
+        `  ${device.deviceId.slice(0, 12)}…  ${device.displayName ?? device.clientId ?? ''}  roles ${Object.keys(device.roles).join(', ')}  last seen ${device.lastSeenAt ?? 'never'}`,
+      );
     }
     ctx.stdout.write(`${lines.join('\n')}\n`);
   } else {

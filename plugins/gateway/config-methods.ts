@@ -41,7 +41,11 @@ const WHOLE_CONFIG: JsonSchema = {
   properties: {
     raw: { type: 'string', description: 'The whole config as JSON5 text' },
     config: { type: 'object', description: 'The whole config as an object' },
-    baseHash: { type: 'string', description: 'config.get hash this edit is based on (required once the file exists); refused if the file changed since' },
+    baseHash: {
+      type: 'string',
+      description:
+        'config.get hash this edit is based on (required once the file exists); refused if the file changed since',
+    },
     restartDelayMs: { type: 'integer', minimum: 0, maximum: 60_000 },
   },
 };
@@ -53,7 +57,11 @@ function invalid(message: string, details?: unknown): ProtocolError {
 /** Config paths a manifest marks sensitive, on top of secret-looking key names. */
 function sensitivity(runtime: GatewayRuntime) {
   const hints = composeUiHints(runtime.api.kernel.plugins());
-  const sensitive = new Set(Object.entries(hints).filter(([, hint]) => hint.sensitive).map(([path]) => path));
+  const sensitive = new Set(
+    Object.entries(hints)
+      .filter(([, hint]) => hint.sensitive)
+      .map(([path]) => path),
+  );
   return (path: readonly PathSegment[]) => sensitive.has(path.join('.'));
 }
 
@@ -65,13 +73,16 @@ function restoreRedacted(next: unknown, current: unknown, at: PathSegment[] = []
   }
   if (Array.isArray(next)) return next.map((item, index) => restoreRedacted(item, current, [...at, index]));
   if (next !== null && typeof next === 'object') {
-    return Object.fromEntries(Object.entries(next).map(([key, value]) => [key, restoreRedacted(value, current, [...at, key])]));
+    return Object.fromEntries(
+      Object.entries(next).map(([key, value]) => [key, restoreRedacted(value, current, [...at, key])]),
+    );
   }
   return next;
 }
 
 function parseWhole(params: { raw?: string; config?: Record<string, unknown> }, what: string): Record<string, unknown> {
-  if ((params.raw === undefined) === (params.config === undefined)) throw invalid(`${what} needs exactly one of params.raw (JSON5 text) or params.config (object)`);
+  if ((params.raw === undefined) === (params.config === undefined))
+    throw invalid(`${what} needs exactly one of params.raw (JSON5 text) or params.config (object)`);
   if (params.config !== undefined) return params.config;
   let value: unknown;
   try {
@@ -79,7 +90,8 @@ function parseWhole(params: { raw?: string; config?: Record<string, unknown> }, 
   } catch (error) {
     throw invalid((error as Error).message);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalid('params.raw must hold a JSON5 object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalid('params.raw must hold a JSON5 object');
   return value as Record<string, unknown>;
 }
 
@@ -91,7 +103,12 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
    * Under the config lock: check the base hash, edit the file as it is now, keep redacted
    * secrets, refuse new errors, write atomically, tell clients, then hot-reload or restart.
    */
-  async function writeConfig(method: string, edit: (current: ConfigSnapshot) => Record<string, unknown>, baseHash: string | null | undefined, mayRestart = true) {
+  async function writeConfig(
+    method: string,
+    edit: (current: ConfigSnapshot) => Record<string, unknown>,
+    baseHash: string | null | undefined,
+    mayRestart = true,
+  ) {
     const path = kernel.paths.configPath;
     try {
       return await configFile.locked(
@@ -100,26 +117,39 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
           const current = configFile.read();
           // As OpenClaw: an edit of an existing file must say which revision it is based on.
           if (baseHash === undefined && current.exists) {
-            throw invalid(`${method} needs params.baseHash (the hash from config.get) because ${path} exists; read it with config.get and retry`, { code: 'CONFIG_BASE_HASH_REQUIRED' });
+            throw invalid(
+              `${method} needs params.baseHash (the hash from config.get) because ${path} exists; read it with config.get and retry`,
+              { code: 'CONFIG_BASE_HASH_REQUIRED' },
+            );
           }
           const raw = restoreRedacted(edit(current), current.raw) as Record<string, unknown>;
           const errors = await introducedErrors(raw, current);
           if (errors.length > 0) {
-            throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, { code: 'INVALID_CONFIG', issues: errors });
+            throw invalid(`config is invalid: ${errors.map(formatIssue).join('; ')}`, {
+              code: 'INVALID_CONFIG',
+              issues: errors,
+            });
           }
           write(raw);
           const hash = configHash(path);
           kernel.protocol.emit('config.changed', { path, hash, ts: Date.now() });
           const reload: ReloadResult = runtime.reloader.written(current, configFile.read(), hash, mayRestart);
           api.logger.info(`config written (${method}): ${reload.message}`, { path, paths: reload.changedPaths });
-          return { path, hash, reload, restartRequired: reload.restartRequired && !reload.restartScheduled, message: reload.message };
+          return {
+            path,
+            hash,
+            reload,
+            restartRequired: reload.restartRequired && !reload.restartScheduled,
+            message: reload.message,
+          };
         },
         baseHash ?? undefined,
       );
     } catch (error) {
       // By code, not instanceof: the host's writer may have loaded its own copy of the SDK module.
       const conflict = error as Partial<ConfigConflictError> | undefined;
-      if (conflict?.code === 'CONFIG_CONFLICT') throw invalid(conflict.message!, { code: 'CONFIG_CONFLICT', currentHash: conflict.currentHash });
+      if (conflict?.code === 'CONFIG_CONFLICT')
+        throw invalid(conflict.message!, { code: 'CONFIG_CONFLICT', currentHash: conflict.currentHash });
       throw error;
     }
   }
@@ -127,7 +157,8 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
   /** Errors `raw` has that the current file does not (a pre-existing plugin problem does not block every edit). */
   async function introducedErrors(raw: Record<string, unknown>, current: ConfigSnapshot): Promise<ConfigIssue[]> {
     const errors = (await configFile.check(raw)).filter((issue: ConfigIssue) => issue.level === 'error');
-    if (errors.length === 0 || !current.exists || current.issues.some((issue) => issue.path === '<file>')) return errors;
+    if (errors.length === 0 || !current.exists || current.issues.some((issue) => issue.path === '<file>'))
+      return errors;
     const key = (issue: ConfigIssue) => `${issue.path}\u0000${issue.message}`;
     const known = new Set((await configFile.check(current.raw)).map(key));
     return errors.filter((issue) => !known.has(key(issue)));
@@ -160,14 +191,19 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     params: EMPTY,
     scope: 'operator.read',
     description: 'JSON Schema of the whole config, with UI hints from plugin manifests.',
-    handler: () => ({ schema: composeConfigSchema(kernel.plugins()), uiHints: composeUiHints(kernel.plugins()), version: runtime.version }),
+    handler: () => ({
+      schema: composeConfigSchema(kernel.plugins()),
+      uiHints: composeUiHints(kernel.plugins()),
+      version: runtime.version,
+    }),
   });
 
   api.registerGatewayMethod('config.set', {
     params: WHOLE_CONFIG,
     scope: 'operator.admin',
     sideEffect: 'optional',
-    description: 'Replace the whole config (validated, written atomically); safe changes apply at once, others per gateway.reload.mode.',
+    description:
+      'Replace the whole config (validated, written atomically); safe changes apply at once, others per gateway.reload.mode.',
     handler: (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string }) => {
       const next = parseWhole(params, 'config.set');
       return writeConfig('config.set', () => next, params.baseHash);
@@ -181,7 +217,11 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
       properties: {
         patch: { type: 'object', description: 'JSON merge patch (null deletes a key)' },
         raw: { type: 'string', description: 'The merge patch as JSON5 text' },
-        baseHash: { type: 'string', description: 'config.get hash this edit is based on (required once the file exists); refused if the file changed since' },
+        baseHash: {
+          type: 'string',
+          description:
+            'config.get hash this edit is based on (required once the file exists); refused if the file changed since',
+        },
       },
     },
     scope: 'operator.admin',
@@ -194,7 +234,9 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
         'config.patch',
         (current) => {
           if (current.issues.some((issue) => issue.path === '<file>')) {
-            throw invalid(`the config file cannot be parsed (${current.issues[0]!.message}); replace it with config.set instead`);
+            throw invalid(
+              `the config file cannot be parsed (${current.issues[0]!.message}); replace it with config.set instead`,
+            );
           }
           return mergePatch(current.raw, patch) as Record<string, unknown>;
         },
@@ -208,23 +250,40 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     scope: 'operator.admin',
     sideEffect: 'optional',
     description: 'Replace the whole config and restart the gateway to apply it.',
-    handler: async (params: { raw?: string; config?: Record<string, unknown>; baseHash?: string; restartDelayMs?: number }) => {
+    handler: async (params: {
+      raw?: string;
+      config?: Record<string, unknown>;
+      baseHash?: string;
+      restartDelayMs?: number;
+    }) => {
       const next = parseWhole(params, 'config.apply');
       // It restarts whatever changed: the reload only reports (and hot-applies, should the restart be impossible).
       const written = await writeConfig('config.apply', () => next, params.baseHash, false);
       const delayMs = params.restartDelayMs ?? 250;
       const scheduled = runtime.requestRestart?.('config.apply', delayMs) ?? false;
       const message = scheduled ? 'The gateway is restarting to apply the new config.' : written.message;
-      return { ...written, restartRequired: !scheduled && written.restartRequired, message, restart: { scheduled, delayMs: scheduled ? delayMs : null } };
+      return {
+        ...written,
+        restartRequired: !scheduled && written.restartRequired,
+        message,
+        restart: { scheduled, delayMs: scheduled ? delayMs : null },
+      };
     },
   });
 
   for (const on of [true, false]) {
     api.registerGatewayMethod(on ? 'plugins.enable' : 'plugins.disable', {
-      params: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string', minLength: 1 } } },
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id'],
+        properties: { id: { type: 'string', minLength: 1 } },
+      },
       scope: 'operator.admin',
       sideEffect: true,
-      description: on ? 'Turn a plugin on (an exclusive slot switches holders); takes effect on restart.' : 'Turn a plugin off; takes effect on restart.',
+      description: on
+        ? 'Turn a plugin on (an exclusive slot switches holders); takes effect on restart.'
+        : 'Turn a plugin off; takes effect on restart.',
       handler: async (params: { id: string }) => {
         const record = kernel.plugins().find((candidate) => candidate.id === params.id);
         if (!record) throw invalid(`no plugin "${params.id}" is installed`);

@@ -56,7 +56,14 @@ export class Connects {
     const { settings, pairing, logger, limiter, rpc } = this.options;
     const result = admitConnect(
       frame.params,
-      { nonce: conn.nonce, local: conn.local, remoteAddress: conn.remoteAddress, now: Date.now(), limiter, clientKey: conn.limiterKey },
+      {
+        nonce: conn.nonce,
+        local: conn.local,
+        remoteAddress: conn.remoteAddress,
+        now: Date.now(),
+        limiter,
+        clientKey: conn.limiterKey,
+      },
       settings,
       pairing,
     );
@@ -66,7 +73,12 @@ export class Connects {
       () => this.options.slices.run(() => this.answer(conn, frame, result)),
       (error: Error) => {
         logger.error(`pairing store write failed: ${error.message}`);
-        rpc.fail(conn, errorShape(ErrorCodes.UNAVAILABLE, 'the gateway could not record this device; try again'), CloseCodes.tryAgainLater, frame.id);
+        rpc.fail(
+          conn,
+          errorShape(ErrorCodes.UNAVAILABLE, 'the gateway could not record this device; try again'),
+          CloseCodes.tryAgainLater,
+          frame.id,
+        );
       },
     );
   }
@@ -77,7 +89,10 @@ export class Connects {
     if (!result.ok) {
       if (result.pairing?.created) {
         const request = result.pairing.request;
-        logger.warn(`pairing requested by device ${request.deviceId.slice(0, 12)}… from ${request.remoteAddress ?? 'unknown'}`, { requestId: request.requestId });
+        logger.warn(
+          `pairing requested by device ${request.deviceId.slice(0, 12)}… from ${request.remoteAddress ?? 'unknown'}`,
+          { requestId: request.requestId },
+        );
         kernel.protocol.emit('device.pair.requested', request);
       }
       logger.info(`connect refused: ${result.error.message}`, { conn: conn.id, remote: conn.remoteAddress });
@@ -91,7 +106,10 @@ export class Connects {
     conn.releasePreauth?.();
     conn.stopPreauthCount?.();
     const client = admission.params.client;
-    conn.wantsPresence = admission.role === 'operator' && PRESENCE_MODES.has(client.mode ?? '') && hasScope(admission.scopes, 'operator.read');
+    conn.wantsPresence =
+      admission.role === 'operator' &&
+      PRESENCE_MODES.has(client.mode ?? '') &&
+      hasScope(admission.scopes, 'operator.read');
     events.presence.upsert({
       instanceId: conn.instanceId,
       connId: conn.id,
@@ -137,7 +155,12 @@ export class Connects {
         },
       },
     });
-    logger.debug('client connected', { conn: conn.id, client: client.id, role: admission.role, auth: admission.authMethod });
+    logger.debug('client connected', {
+      conn: conn.id,
+      client: client.id,
+      role: admission.role,
+      auth: admission.authMethod,
+    });
     events.presenceChanged();
     for (const held of conn.held.splice(0)) rpc.onMessage(conn, held.data, held.isBinary);
   }
@@ -145,9 +168,14 @@ export class Connects {
 
 /** What clients should assume about sessions: the default agent and its main session key. */
 function sessionDefaults(config: Readonly<Record<string, unknown>>) {
-  const list = ((config.agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? []);
+  const list = (config.agents as { list?: Array<{ id?: string; default?: boolean }> } | undefined)?.list ?? [];
   const defaultAgentId = normalizeAgentId(list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main');
   const session = (config.session ?? {}) as { mainKey?: string; scope?: string };
   const mainKey = normalizeMainKey(session.mainKey);
-  return { defaultAgentId, mainKey, mainSessionKey: buildAgentMainSessionKey(defaultAgentId, mainKey), scope: session.scope === 'global' ? 'global' : 'per-sender' };
+  return {
+    defaultAgentId,
+    mainKey,
+    mainSessionKey: buildAgentMainSessionKey(defaultAgentId, mainKey),
+    scope: session.scope === 'global' ? 'global' : 'per-sender',
+  };
 }

@@ -35,7 +35,12 @@ export interface ControlUiInfo {
 }
 
 /** True when the request was for the Control UI (and has been answered). */
-export function serveControlUi(req: IncomingMessage, res: ServerResponse, settings: Pick<GatewaySettings, 'controlUi'>, info: () => ControlUiInfo): boolean {
+export function serveControlUi(
+  req: IncomingMessage,
+  res: ServerResponse,
+  settings: Pick<GatewaySettings, 'controlUi'>,
+  info: () => ControlUiInfo,
+): boolean {
   const { enabled, root, basePath } = settings.controlUi;
   if (!enabled || !root || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
   const path = decodeURIComponentSafe(new URL(req.url ?? '/', 'http://gateway').pathname);
@@ -48,7 +53,18 @@ export function serveControlUi(req: IncomingMessage, res: ServerResponse, settin
   const rel = path.slice(basePath.length + 1);
   if (BOOTSTRAP.has(rel)) {
     const { version, assistantName } = info();
-    send(res, 200, 'application/json; charset=utf-8', JSON.stringify({ basePath, serverVersion: version, assistantName: assistantName ?? 'Assistant', communityInvite: false, terminalEnabled: false }));
+    send(
+      res,
+      200,
+      'application/json; charset=utf-8',
+      JSON.stringify({
+        basePath,
+        serverVersion: version,
+        assistantName: assistantName ?? 'Assistant',
+        communityInvite: false,
+        terminalEnabled: false,
+      }),
+    );
     return true;
   }
   let rootReal: string;

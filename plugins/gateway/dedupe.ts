@@ -37,7 +37,10 @@ interface Entry {
 }
 
 /** What the method knows of a request a restart cut short (RecoveredRequest in the SDK). */
-export type Recovery = { state: 'pending'; acks?: unknown[]; outcome: Promise<Outcome> } | { state: 'done'; outcome: Outcome } | { state: 'not-accepted' };
+export type Recovery =
+  | { state: 'pending'; acks?: unknown[]; outcome: Promise<Outcome> }
+  | { state: 'done'; outcome: Outcome }
+  | { state: 'not-accepted' };
 
 /** One line of the file: a key was taken (no `o` yet), or its outcome is known. */
 interface Line {
@@ -69,7 +72,8 @@ export function notAcceptedOutcome(): Outcome {
     ok: false,
     error: {
       code: 'UNAVAILABLE',
-      message: 'the gateway restarted before this request was accepted, so nothing of it ran; it is safe to send again (with this idempotencyKey or a new one)',
+      message:
+        'the gateway restarted before this request was accepted, so nothing of it ran; it is safe to send again (with this idempotencyKey or a new one)',
       retryable: true,
       retryAfterMs: 0,
       details: { notAccepted: true },
@@ -83,7 +87,8 @@ function unknownOutcome(acks: unknown[]): Outcome {
     ok: false,
     error: {
       code: 'UNAVAILABLE',
-      message: 'the gateway restarted before this request finished, and whether it took effect is not known; it is not run again (check its effect, then use a new idempotencyKey to run it again)',
+      message:
+        'the gateway restarted before this request finished, and whether it took effect is not known; it is not run again (check its effect, then use a new idempotencyKey to run it again)',
       retryable: false,
       details: { interrupted: true, ...(acks.length ? { acks } : {}) },
     },
@@ -95,9 +100,16 @@ export function paramsFingerprint(params: unknown): string {
   const canonical = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(canonical);
     if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, canonical((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
   };
-  return createHash('sha256').update(JSON.stringify(canonical(params)) ?? 'undefined').digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(params)) ?? 'undefined')
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 export class DedupeCache {
@@ -152,12 +164,20 @@ export class DedupeCache {
         if (onAck) hit.ackListeners.delete(onAck);
       }
     }
-    const entry: Entry = { params: fingerprint, outcome: Promise.resolve({ ok: false }), expiresAt: now + this.windowMs, acks: [], ackListeners: new Set() };
+    const entry: Entry = {
+      params: fingerprint,
+      outcome: Promise.resolve({ ok: false }),
+      expiresAt: now + this.windowMs,
+      acks: [],
+      ackListeners: new Set(),
+    };
     this.entries.delete(key);
     this.entries.set(key, entry);
     // Taken before the work starts: a crash mid-way must not let a retry run it again.
     this.append({ k: key, p: fingerprint, e: entry.expiresAt });
-    entry.outcome = work((payload) => this.ack(key, entry, payload)).then((outcome) => this.settle(key, entry, outcome));
+    entry.outcome = work((payload) => this.ack(key, entry, payload)).then((outcome) =>
+      this.settle(key, entry, outcome),
+    );
     this.evict(now);
     return { outcome: await entry.outcome, replayed: false };
   }
@@ -167,18 +187,34 @@ export class DedupeCache {
    * once; retries that come meanwhile share the answer. "not-accepted" releases the key;
    * the other answers become the entry's outcome.
    */
-  private async recoverEntry(key: string, entry: Entry, recover?: (acks: unknown[]) => Promise<Recovery>): Promise<'released' | 'kept'> {
+  private async recoverEntry(
+    key: string,
+    entry: Entry,
+    recover?: (acks: unknown[]) => Promise<Recovery>,
+  ): Promise<'released' | 'kept'> {
     let recovery: Recovery;
     try {
       recovery = recover ? await recover(entry.acks) : { state: 'done', outcome: unknownOutcome(entry.acks) };
     } catch (error) {
-      recovery = { state: 'done', outcome: { ok: false, error: { code: 'UNAVAILABLE', message: `could not tell what became of this request after the restart: ${(error as Error).message}`, retryable: true } } };
+      recovery = {
+        state: 'done',
+        outcome: {
+          ok: false,
+          error: {
+            code: 'UNAVAILABLE',
+            message: `could not tell what became of this request after the restart: ${(error as Error).message}`,
+            retryable: true,
+          },
+        },
+      };
     }
     if (recovery.state === 'not-accepted') {
       if (this.entries.get(key) === entry) this.entries.delete(key);
       return 'released';
     }
-    if (recovery.state === 'pending') for (const payload of recovery.acks ?? []) if (!entry.acks.some((ack) => sameAck(ack, payload))) this.ack(key, entry, payload);
+    if (recovery.state === 'pending')
+      for (const payload of recovery.acks ?? [])
+        if (!entry.acks.some((ack) => sameAck(ack, payload))) this.ack(key, entry, payload);
     const outcome = recovery.state === 'pending' ? recovery.outcome : Promise.resolve(recovery.outcome);
     entry.outcome = outcome.then((result) => this.settle(key, entry, result));
     entry.interrupted = false;
@@ -262,7 +298,15 @@ export class DedupeCache {
     const lines: string[] = [];
     for (const [key, entry] of this.entries) {
       if (extra?.k === key) continue;
-      lines.push(JSON.stringify({ k: key, p: entry.params, e: entry.expiresAt, ...(entry.acks.length ? { a: entry.acks } : {}), ...(entry.settled ? { o: entry.settled } : {}) }));
+      lines.push(
+        JSON.stringify({
+          k: key,
+          p: entry.params,
+          e: entry.expiresAt,
+          ...(entry.acks.length ? { a: entry.acks } : {}),
+          ...(entry.settled ? { o: entry.settled } : {}),
+        }),
+      );
     }
     if (extra) lines.push(JSON.stringify(extra));
     const text = lines.length ? `${lines.join('\n')}\n` : '';
@@ -274,13 +318,20 @@ export class DedupeCache {
 
 /** An entry as the file left it; one without an outcome was cut short by a restart (the method is asked at the first retry). */
 function restore(line: Line): Entry {
-  const entry: Entry = { params: line.p, outcome: Promise.resolve(line.o ?? unknownOutcome(line.a ?? [])), expiresAt: line.e, acks: line.a ?? [], ackListeners: new Set() };
+  const entry: Entry = {
+    params: line.p,
+    outcome: Promise.resolve(line.o ?? unknownOutcome(line.a ?? [])),
+    expiresAt: line.e,
+    acks: line.a ?? [],
+    ackListeners: new Set(),
+  };
   if (line.o) entry.settled = line.o;
   else entry.interrupted = true;
   return entry;
 }
 
 function sameAck(a: unknown, b: unknown): boolean {
-  const runId = (value: unknown) => (value !== null && typeof value === 'object' ? (value as { runId?: unknown }).runId : undefined);
+  const runId = (value: unknown) =>
+    value !== null && typeof value === 'object' ? (value as { runId?: unknown }).runId : undefined;
   return runId(a) !== undefined ? runId(a) === runId(b) : JSON.stringify(a) === JSON.stringify(b);
 }

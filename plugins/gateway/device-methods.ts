@@ -9,7 +9,12 @@ import { publicDevice, PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
 
 const EMPTY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
-const REQUEST_ID: JsonSchema = { type: 'object', additionalProperties: false, required: ['requestId'], properties: { requestId: { type: 'string', minLength: 1 } } };
+const REQUEST_ID: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['requestId'],
+  properties: { requestId: { type: 'string', minLength: 1 } },
+};
 const DEVICE_ROLE: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -37,7 +42,11 @@ export function registerDeviceMethods(api: PluginApi, runtime: GatewayRuntime): 
     params: EMPTY,
     scope: 'operator.pairing',
     description: 'Pending pairing requests and paired devices.',
-    handler: () => pairingCall(() => ({ pending: runtime.pairing.listPending(), paired: runtime.pairing.listPaired().map(publicDevice) })),
+    handler: () =>
+      pairingCall(() => ({
+        pending: runtime.pairing.listPending(),
+        paired: runtime.pairing.listPaired().map(publicDevice),
+      })),
   });
 
   api.registerGatewayMethod('device.pair.approve', {
@@ -48,7 +57,12 @@ export function registerDeviceMethods(api: PluginApi, runtime: GatewayRuntime): 
     handler: (params: { requestId: string }, ctx) =>
       pairingCall(() => {
         const device = runtime.pairing.approve(params.requestId, ctx.deviceId ?? 'operator');
-        kernel.protocol.emit('device.pair.resolved', { requestId: params.requestId, deviceId: device.deviceId, decision: 'approved', ts: Date.now() });
+        kernel.protocol.emit('device.pair.resolved', {
+          requestId: params.requestId,
+          deviceId: device.deviceId,
+          decision: 'approved',
+          ts: Date.now(),
+        });
         api.logger.info(`device ${device.deviceId.slice(0, 12)}… approved`, { requestId: params.requestId });
         return { device: publicDevice(device) };
       }),
@@ -62,13 +76,23 @@ export function registerDeviceMethods(api: PluginApi, runtime: GatewayRuntime): 
     handler: (params: { requestId: string }) =>
       pairingCall(() => {
         const request = runtime.pairing.reject(params.requestId);
-        kernel.protocol.emit('device.pair.resolved', { requestId: request.requestId, deviceId: request.deviceId, decision: 'rejected', ts: Date.now() });
+        kernel.protocol.emit('device.pair.resolved', {
+          requestId: request.requestId,
+          deviceId: request.deviceId,
+          decision: 'rejected',
+          ts: Date.now(),
+        });
         return { requestId: request.requestId, deviceId: request.deviceId };
       }),
   });
 
   api.registerGatewayMethod('device.pair.remove', {
-    params: { type: 'object', additionalProperties: false, required: ['deviceId'], properties: { deviceId: { type: 'string', minLength: 1 } } },
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['deviceId'],
+      properties: { deviceId: { type: 'string', minLength: 1 } },
+    },
     scope: 'operator.pairing',
     sideEffect: 'optional',
     description: 'Forget a paired device and disconnect it.',
@@ -90,7 +114,12 @@ export function registerDeviceMethods(api: PluginApi, runtime: GatewayRuntime): 
         const role = params.role ?? 'operator';
         const token = runtime.pairing.issueToken(params.deviceId, role);
         // Only the device itself gets to see its new bearer token.
-        return { deviceId: params.deviceId, role, rotatedAt: new Date().toISOString(), ...(ctx.deviceId === params.deviceId ? { token } : {}) };
+        return {
+          deviceId: params.deviceId,
+          role,
+          rotatedAt: new Date().toISOString(),
+          ...(ctx.deviceId === params.deviceId ? { token } : {}),
+        };
       }),
   });
 

@@ -37,15 +37,23 @@ export class GatewayEvents {
   sendEvent(conn: Connection, event: string, payload: unknown, droppable = false, stateVersion?: object): boolean {
     // seq counts every event meant for the connection, so a dropped one shows as a gap.
     const seq = ++conn.seq;
-    return this.send(conn, { type: 'event', event, payload, seq, ...(stateVersion ? { stateVersion } : {}) }, droppable);
+    return this.send(
+      conn,
+      { type: 'event', event, payload, seq, ...(stateVersion ? { stateVersion } : {}) },
+      droppable,
+    );
   }
 
   /** Events emitted by any plugin through the protocol registry. */
   /** How many clients got it: an approval nobody can see is answered by its fallback at once. */
   deliver(emitted: EmittedEvent): number {
     const { connections } = this.options;
-    const targets = emitted.connIds ? emitted.connIds.map((id) => connections.get(id)).filter((c): c is Connection => !!c) : connections.values();
-    const allowed = emitted.scope ? filter(targets, (conn) => conn.role === 'operator' && hasScope(conn.scopes, emitted.scope!)) : targets;
+    const targets = emitted.connIds
+      ? emitted.connIds.map((id) => connections.get(id)).filter((c): c is Connection => !!c)
+      : connections.values();
+    const allowed = emitted.scope
+      ? filter(targets, (conn) => conn.role === 'operator' && hasScope(conn.scopes, emitted.scope!))
+      : targets;
     return this.fanOut(allowed, emitted.event, emitted.payload, emitted.droppable ?? false);
   }
 
@@ -106,8 +114,14 @@ export class GatewayEvents {
       return false;
     }
     if (buffered + Buffer.byteLength(text) > settings.maxBufferedBytes) {
-      logger.warn(`closing slow consumer ${conn.id}: ${buffered} bytes waiting`, { conn: conn.id, dropped: conn.dropped });
-      void conn.close(CloseCodes.tryAgainLater, `slow consumer: over ${settings.maxBufferedBytes} bytes waiting to be read`);
+      logger.warn(`closing slow consumer ${conn.id}: ${buffered} bytes waiting`, {
+        conn: conn.id,
+        dropped: conn.dropped,
+      });
+      void conn.close(
+        CloseCodes.tryAgainLater,
+        `slow consumer: over ${settings.maxBufferedBytes} bytes waiting to be read`,
+      );
       return false;
     }
     conn.ws.send(text);
@@ -119,7 +133,13 @@ export class GatewayEvents {
    * per-connection sequence number is spliced in, so fan-out costs a string concat each.
    * Returns how many connections it was sent to.
    */
-  private fanOut(targets: Iterable<Connection>, event: string, payload: unknown, droppable: boolean, stateVersion?: object): number {
+  private fanOut(
+    targets: Iterable<Connection>,
+    event: string,
+    payload: unknown,
+    droppable: boolean,
+    stateVersion?: object,
+  ): number {
     let head: string | undefined;
     let tail = '';
     let sent = 0;

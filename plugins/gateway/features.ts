@@ -27,6 +27,8 @@ export function helloFeatures(kernel: KernelServices): HelloFeatures {
     for (const event of record.manifest?.gatewayEvents ?? []) events.add(event);
   }
   const available = new Set(methods);
-  const capabilities = CAPABILITY_METHODS.filter(([, method]) => available.has(method)).map(([capability]) => capability);
+  const capabilities = CAPABILITY_METHODS.filter(([, method]) => available.has(method)).map(
+    ([capability]) => capability,
+  );
   return { methods, events: [...events].sort(), capabilities };
 }

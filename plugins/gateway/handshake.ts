@@ -77,7 +77,12 @@ export function hasScope(scopes: readonly string[], needed: string): boolean {
   return needed === 'operator.read' && scopes.includes('operator.write');
 }
 
-export function admitConnect(raw: unknown, ctx: ConnectContext, settings: GatewaySettings, pairing: PairingStore): HandshakeResult {
+export function admitConnect(
+  raw: unknown,
+  ctx: ConnectContext,
+  settings: GatewaySettings,
+  pairing: PairingStore,
+): HandshakeResult {
   const checked = validateConnectParams(raw ?? {});
   if (!checked.ok) {
     const summary = checked.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
@@ -91,7 +96,10 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
   const { limiter, clientKey } = ctx;
   const counted = limiter !== undefined && clientKey !== undefined && settings.auth.mode !== 'none';
   if (counted) {
-    const locked = Math.max(presented ? limiter.retryAfterMs(clientKey, 'shared') : 0, params.auth?.deviceToken ? limiter.retryAfterMs(clientKey, 'device') : 0);
+    const locked = Math.max(
+      presented ? limiter.retryAfterMs(clientKey, 'shared') : 0,
+      params.auth?.deviceToken ? limiter.retryAfterMs(clientKey, 'device') : 0,
+    );
     if (locked > 0) return rateLimited(locked);
   }
 
@@ -109,7 +117,8 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
   const signedScopes = (params.scopes ?? []).map((scope) => scope.trim()).filter(Boolean);
   // As OpenClaw's gateway: scopes it does not know (newer clients ask for more, e.g.
   // operator.questions) are left out of the grant instead of refusing the connection.
-  const requested = role === 'node' ? [] : params.scopes === undefined ? ['operator.read'] : signedScopes.filter(isKnownScope);
+  const requested =
+    role === 'node' ? [] : params.scopes === undefined ? ['operator.read'] : signedScopes.filter(isKnownScope);
 
   // Device identity: the signature must cover this connection's nonce.
   const device = params.device;
@@ -117,11 +126,21 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
   if (device) {
     const fail = (code: string, message: string) => reject(ErrorCodes.INVALID_REQUEST, message, { code });
     if (!device.nonce.trim()) return fail('DEVICE_AUTH_NONCE_REQUIRED', 'device nonce required');
-    if (device.nonce !== ctx.nonce) return fail('DEVICE_AUTH_NONCE_MISMATCH', 'device nonce mismatch: sign the nonce from connect.challenge');
+    if (device.nonce !== ctx.nonce)
+      return fail('DEVICE_AUTH_NONCE_MISMATCH', 'device nonce mismatch: sign the nonce from connect.challenge');
     const key = parsePublicKey(device.publicKey);
-    if (!key) return fail('DEVICE_AUTH_PUBLIC_KEY_INVALID', 'device public key invalid (expected base64url of a raw ed25519 key)');
-    if (deviceIdFor(key.raw) !== device.id) return fail('DEVICE_AUTH_DEVICE_ID_MISMATCH', 'device identity mismatch: id is not the SHA-256 of the public key');
-    if (Math.abs(ctx.now - device.signedAt) > SIGNATURE_SKEW_MS) return fail('DEVICE_AUTH_SIGNATURE_EXPIRED', 'device signature expired');
+    if (!key)
+      return fail(
+        'DEVICE_AUTH_PUBLIC_KEY_INVALID',
+        'device public key invalid (expected base64url of a raw ed25519 key)',
+      );
+    if (deviceIdFor(key.raw) !== device.id)
+      return fail(
+        'DEVICE_AUTH_DEVICE_ID_MISMATCH',
+        'device identity mismatch: id is not the SHA-256 of the public key',
+      );
+    if (Math.abs(ctx.now - device.signedAt) > SIGNATURE_SKEW_MS)
+      return fail('DEVICE_AUTH_SIGNATURE_EXPIRED', 'device signature expired');
     const tokens = [...new Set([params.auth?.token, params.auth?.deviceToken, undefined])];
     const client = params.client as ConnectParams['client'] & { deviceFamily?: string };
     const signed = (['v3', 'v2'] as const).some((version) =>
@@ -154,15 +173,21 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
   // Gateway auth applies to every connection, local or not.
   let authMethod: Admission['authMethod'] | undefined;
   if (settings.auth.mode === 'none') authMethod = 'none';
-  else if (settings.auth.mode === 'token' && presented && safeEqual(presented, settings.auth.token!)) authMethod = 'token';
-  else if (settings.auth.mode === 'password' && presented && safeEqual(presented, settings.auth.password!)) authMethod = 'password';
-  if (!authMethod && deviceId && deviceToken && pairing.verifyToken(deviceId, role, deviceToken)) authMethod = 'device-token';
+  else if (settings.auth.mode === 'token' && presented && safeEqual(presented, settings.auth.token!))
+    authMethod = 'token';
+  else if (settings.auth.mode === 'password' && presented && safeEqual(presented, settings.auth.password!))
+    authMethod = 'password';
+  if (!authMethod && deviceId && deviceToken && pairing.verifyToken(deviceId, role, deviceToken))
+    authMethod = 'device-token';
   if (counted) {
     if (authMethod === 'token' || authMethod === 'password') limiter.succeed(clientKey, 'shared');
     else if (authMethod === 'device-token') limiter.succeed(clientKey, 'device');
     else {
       // Only wrong credentials count: a client that sent none is not guessing.
-      const lockouts = [presented ? limiter.fail(clientKey, 'shared') : 0, params.auth?.deviceToken ? limiter.fail(clientKey, 'device') : 0];
+      const lockouts = [
+        presented ? limiter.fail(clientKey, 'shared') : 0,
+        params.auth?.deviceToken ? limiter.fail(clientKey, 'device') : 0,
+      ];
       const lockout = Math.max(...lockouts);
       if (lockout > 0) return rateLimited(lockout);
     }
@@ -181,11 +206,24 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
     // Without a device identity only this machine may connect: pairing is how remote
     // devices are admitted, and pairing needs an identity.
     if (!ctx.local) {
-      return reject(ErrorCodes.NOT_PAIRED, 'device identity required: connections from other machines must sign the connect challenge', {
-        code: 'DEVICE_IDENTITY_REQUIRED',
-      });
+      return reject(
+        ErrorCodes.NOT_PAIRED,
+        'device identity required: connections from other machines must sign the connect challenge',
+        {
+          code: 'DEVICE_IDENTITY_REQUIRED',
+        },
+      );
     }
-    return { ok: true, admission: { protocol, role, scopes: requested, authMethod: authMethod === 'none' ? 'local' : authMethod, params } };
+    return {
+      ok: true,
+      admission: {
+        protocol,
+        role,
+        scopes: requested,
+        authMethod: authMethod === 'none' ? 'local' : authMethod,
+        params,
+      },
+    };
   }
 
   const paired = pairing.device(deviceId);
@@ -209,12 +247,17 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
       return {
         ok: false,
         pairing: pending,
-        error: new ProtocolError(ErrorCodes.NOT_PAIRED, 'pairing required: an operator must approve this device (claw devices approve)', {
-          code: 'PAIRING_REQUIRED',
-          requestId: pending.request.requestId,
-          expiresAt: pending.request.expiresAt,
-          recommendedNextStep: 'wait_then_retry',
-        }, true),
+        error: new ProtocolError(
+          ErrorCodes.NOT_PAIRED,
+          'pairing required: an operator must approve this device (claw devices approve)',
+          {
+            code: 'PAIRING_REQUIRED',
+            requestId: pending.request.requestId,
+            expiresAt: pending.request.expiresAt,
+            recommendedNextStep: 'wait_then_retry',
+          },
+          true,
+        ),
       };
     }
   }
@@ -223,5 +266,8 @@ export function admitConnect(raw: unknown, ctx: ConnectContext, settings: Gatewa
   // (a device that lost its token can still connect with the shared secret).
   const hasToken = Boolean(pairing.device(deviceId)?.roles[role]?.tokenHash);
   const issued = authMethod === 'device-token' || hasToken ? undefined : pairing.issueToken(deviceId, role);
-  return { ok: true, admission: { protocol, role, scopes: requested, authMethod, params, deviceId, deviceToken: issued } };
+  return {
+    ok: true,
+    admission: { protocol, role, scopes: requested, authMethod, params, deviceId, deviceToken: issued },
+  };
 }

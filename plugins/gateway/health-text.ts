@@ -12,8 +12,10 @@ function duration(ms: number): string {
   return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
 }
 
-const isObject = (value: unknown): value is Loose => value !== null && typeof value === 'object' && !Array.isArray(value);
-const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const isObject = (value: unknown): value is Loose =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+const num = (value: unknown): number | undefined =>
+  typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 
 /** Healthy: claw's `status: "ok"`, or OpenClaw's `ok: true` without a degraded status. */
 export function healthOk(snapshot: unknown): boolean {
@@ -25,7 +27,8 @@ export function healthOk(snapshot: unknown): boolean {
 export function healthLines(snapshot: unknown): string[] {
   if (!isObject(snapshot)) return ['Gateway answered health with no snapshot'];
   // claw's snapshot counts its plugins; OpenClaw's lists the loaded ones.
-  const plugins = isObject(snapshot.plugins) && typeof snapshot.plugins.total === 'number' ? snapshot.plugins : undefined;
+  const plugins =
+    isObject(snapshot.plugins) && typeof snapshot.plugins.total === 'number' ? snapshot.plugins : undefined;
   if (plugins) {
     const memory = isObject(snapshot.memory) ? snapshot.memory : {};
     const failed: Loose[] = Array.isArray(plugins.failed) ? plugins.failed : [];
@@ -37,18 +40,29 @@ export function healthLines(snapshot: unknown): string[] {
     ];
   }
   // OpenClaw: {ok, ts, durationMs, channels: {id: {...}}, agents: [...], sessions: {...}, ...}.
-  const lines = [`Gateway ${snapshot.ok === true ? 'ok' : 'not ok'}${num(snapshot.durationMs) !== undefined ? ` · probe ${snapshot.durationMs} ms` : ''}`];
+  const lines = [
+    `Gateway ${snapshot.ok === true ? 'ok' : 'not ok'}${num(snapshot.durationMs) !== undefined ? ` · probe ${snapshot.durationMs} ms` : ''}`,
+  ];
   const channels = isObject(snapshot.channels) ? Object.entries(snapshot.channels) : [];
   if (channels.length > 0) {
-    lines.push(`  channels   ${channels.map(([id, state]) => `${id}${isObject(state) && typeof state.configured === 'boolean' ? (state.configured ? '' : ' (not configured)') : ''}`).join(', ')}`);
+    lines.push(
+      `  channels   ${channels.map(([id, state]) => `${id}${isObject(state) && typeof state.configured === 'boolean' ? (state.configured ? '' : ' (not configured)') : ''}`).join(', ')}`,
+    );
   }
   const agents: Loose[] = Array.isArray(snapshot.agents) ? snapshot.agents : [];
-  if (agents.length > 0) lines.push(`  agents     ${agents.map((agent) => `${agent.agentId ?? agent.id ?? '?'}${agent.isDefault ? ' (default)' : ''}`).join(', ')}`);
-  if (typeof snapshot.defaultAgentId === 'string' && agents.length === 0) lines.push(`  agent      ${snapshot.defaultAgentId} (default)`);
-  if (isObject(snapshot.sessions) && num(snapshot.sessions.count) !== undefined) lines.push(`  sessions   ${snapshot.sessions.count}`);
-  const loaded: unknown[] = isObject(snapshot.plugins) && Array.isArray(snapshot.plugins.loaded) ? snapshot.plugins.loaded : [];
+  if (agents.length > 0)
+    lines.push(
+      `  agents     ${agents.map((agent) => `${agent.agentId ?? agent.id ?? '?'}${agent.isDefault ? ' (default)' : ''}`).join(', ')}`,
+    );
+  if (typeof snapshot.defaultAgentId === 'string' && agents.length === 0)
+    lines.push(`  agent      ${snapshot.defaultAgentId} (default)`);
+  if (isObject(snapshot.sessions) && num(snapshot.sessions.count) !== undefined)
+    lines.push(`  sessions   ${snapshot.sessions.count}`);
+  const loaded: unknown[] =
+    isObject(snapshot.plugins) && Array.isArray(snapshot.plugins.loaded) ? snapshot.plugins.loaded : [];
   if (loaded.length > 0) lines.push(`  plugins    ${loaded.length} loaded`);
-  if (num(snapshot.heartbeatSeconds) !== undefined) lines.push(`  heartbeat  every ${duration(snapshot.heartbeatSeconds * 1000)}`);
+  if (num(snapshot.heartbeatSeconds) !== undefined)
+    lines.push(`  heartbeat  every ${duration(snapshot.heartbeatSeconds * 1000)}`);
   return lines;
 }
 

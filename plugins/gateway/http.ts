@@ -5,7 +5,13 @@
  * request stream unread, so handlers get the raw request exactly as it arrived.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { pathUnder, type CapabilityLookup, type HttpRouteDefinition, type KernelServices, type Logger } from '../../sdk/index.js';
+import {
+  pathUnder,
+  type CapabilityLookup,
+  type HttpRouteDefinition,
+  type KernelServices,
+  type Logger,
+} from '../../sdk/index.js';
 import { safeEqual } from './handshake.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
 import { clientKey, type AuthRateLimiter } from './rate-limit.js';
@@ -33,22 +39,43 @@ export type HttpAuthResult = { ok: true } | { ok: false; status: 401 | 429; mess
  * Gateway auth for HTTP, with the same failed-attempt lockout as the WebSocket handshake.
  * A locked-out client is answered 429 before its secret is compared.
  */
-export function httpAuthorize(req: IncomingMessage, settings: GatewaySettings, limiter: AuthRateLimiter): HttpAuthResult {
-  const unauthorized = { ok: false as const, status: 401 as const, message: 'unauthorized: send Authorization: Bearer <gateway token>' };
-  if (settings.auth.mode === 'none') return isLoopbackHost(req.socket.remoteAddress ?? '') ? { ok: true } : unauthorized;
+export function httpAuthorize(
+  req: IncomingMessage,
+  settings: GatewaySettings,
+  limiter: AuthRateLimiter,
+): HttpAuthResult {
+  const unauthorized = {
+    ok: false as const,
+    status: 401 as const,
+    message: 'unauthorized: send Authorization: Bearer <gateway token>',
+  };
+  if (settings.auth.mode === 'none')
+    return isLoopbackHost(req.socket.remoteAddress ?? '') ? { ok: true } : unauthorized;
   const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
   if (!match) return unauthorized;
   const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
   const client = clientKey(req.socket.remoteAddress, req.headers.origin, forwarded, settings.auth.rateLimit);
   const locked = client.exempt ? 0 : limiter.retryAfterMs(client.key, 'shared');
-  if (locked > 0) return { ok: false, status: 429, message: 'too many failed authentication attempts; retry later', retryAfterMs: locked };
+  if (locked > 0)
+    return {
+      ok: false,
+      status: 429,
+      message: 'too many failed authentication attempts; retry later',
+      retryAfterMs: locked,
+    };
   const secret = settings.auth.mode === 'token' ? settings.auth.token! : settings.auth.password!;
   if (safeEqual(match[1]!.trim(), secret)) {
     if (!client.exempt) limiter.succeed(client.key, 'shared');
     return { ok: true };
   }
   const lockout = client.exempt ? 0 : limiter.fail(client.key, 'shared');
-  if (lockout > 0) return { ok: false, status: 429, message: 'too many failed authentication attempts; retry later', retryAfterMs: lockout };
+  if (lockout > 0)
+    return {
+      ok: false,
+      status: 429,
+      message: 'too many failed authentication attempts; retry later',
+      retryAfterMs: lockout,
+    };
   return unauthorized;
 }
 
@@ -72,7 +99,9 @@ export async function findRoute(
     (route.method === '*' || route.method === upper || (upper === 'HEAD' && route.method === 'GET')) &&
     (route.path === path || (route.path.endsWith('/*') && pathUnder(path, route.path.slice(0, -2))));
   const wildcard = (route: HttpRouteDefinition) => Number(route.path.endsWith('/*'));
-  const routes = (await capabilities.routes(owner.id)).sort((a, b) => wildcard(a) - wildcard(b) || b.path.length - a.path.length);
+  const routes = (await capabilities.routes(owner.id)).sort(
+    (a, b) => wildcard(a) - wildcard(b) || b.path.length - a.path.length,
+  );
   const route = routes.find(matches);
   return route ? { pluginId: owner.id, route } : undefined;
 }
@@ -110,7 +139,9 @@ export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
           return reply
             .code(404)
             .type('text/plain')
-            .send('claw gateway is running, but no web UI plugin is installed.\nEnable one (for example: claw plugins enable channel-webchat) to serve the Control UI here.\n');
+            .send(
+              'claw gateway is running, but no web UI plugin is installed.\nEnable one (for example: claw plugins enable channel-webchat) to serve the Control UI here.\n',
+            );
         }
         return reply.code(404).send({ error: `no route for ${request.method} ${path}` });
       }
@@ -129,7 +160,9 @@ export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       try {
         await found.route.handler(request.raw, reply.raw);
       } catch (error) {
-        options.logger.error(`route ${request.method} ${path} (plugin ${found.pluginId}) failed: ${(error as Error).message}`);
+        options.logger.error(
+          `route ${request.method} ${path} (plugin ${found.pluginId}) failed: ${(error as Error).message}`,
+        );
         if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' });
         if (!reply.raw.writableEnded) reply.raw.end('{"error":"internal error"}');
       }

@@ -18,16 +18,22 @@ import type { GatewayService } from './service.js';
 import { needsGeneratedToken, resolveSettings, type GatewaySection } from './settings.js';
 import { saveGeneratedToken } from './token.js';
 
-
 export default definePlugin({
   id: 'gateway',
   register(api) {
     const stateDir = api.kernel.paths.stateDir;
     const section = api.section<GatewaySection>('gateway');
-    const runtime = new GatewayRuntime(api, new PairingStore(pairingFile(stateDir), section.pairing.requestTtlMs), clawVersion(), logFile(stateDir));
+    const runtime = new GatewayRuntime(
+      api,
+      new PairingStore(pairingFile(stateDir), section.pairing.requestTtlMs),
+      clawVersion(),
+      logFile(stateDir),
+    );
 
     const events = api.kernel.protocol;
-    events.registerEvent('connect.challenge', api.id, { description: 'Sent first on every connection: {nonce, ts} to sign.' });
+    events.registerEvent('connect.challenge', api.id, {
+      description: 'Sent first on every connection: {nonce, ts} to sign.',
+    });
     events.registerEvent('tick', api.id, { description: 'Keepalive every tickIntervalMs.' });
     events.registerEvent('presence', api.id, { scope: 'operator.read' });
     events.registerEvent('health', api.id);
@@ -46,10 +52,18 @@ export default definePlugin({
       id: 'gateway',
       runtime,
       async start() {
-        const auth = needsGeneratedToken(section, api.kernel.env) ? { ...section.auth, mode: 'token' as const, token: await saveGeneratedToken(api) } : section.auth;
+        const auth = needsGeneratedToken(section, api.kernel.env)
+          ? { ...section.auth, mode: 'token' as const, token: await saveGeneratedToken(api) }
+          : section.auth;
         const settings = resolveSettings({ ...section, auth }, api.kernel.env);
         const { GatewayServer } = await import('./server.js');
-        const server = new GatewayServer({ kernel: api.kernel, logger: api.logger, settings, pairing: runtime.pairing, version: runtime.version });
+        const server = new GatewayServer({
+          kernel: api.kernel,
+          logger: api.logger,
+          settings,
+          pairing: runtime.pairing,
+          version: runtime.version,
+        });
         await server.start();
         runtime.server = server;
         runtime.reloader.watch();

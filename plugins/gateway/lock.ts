@@ -37,7 +37,10 @@ export interface GatewayLock {
 
 export { gatewayLockPath as lockPath, lockHolderAlive as holderAlive } from '../../sdk/cli.js';
 
-export function acquireLock(stateDir: string, info: Omit<LockInfo, 'pid' | 'hostname' | 'startedAt'> = {}): GatewayLock {
+export function acquireLock(
+  stateDir: string,
+  info: Omit<LockInfo, 'pid' | 'hostname' | 'startedAt'> = {},
+): GatewayLock {
   ensurePrivateDir(stateDir);
   const path = lockPath(stateDir);
   const mine: LockInfo = { ...lockHolder(), ...info };

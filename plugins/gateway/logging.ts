@@ -25,8 +25,21 @@ export interface GatewayLogging {
 const pino = createRequire(import.meta.url)('pino') as typeof PinoModule;
 type Pino = PinoModule.Logger;
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
-const COLORS: Record<number, string> = { 20: '\x1b[90m', 30: '\x1b[36m', 40: '\x1b[33m', 50: '\x1b[31m', 60: '\x1b[31m' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
+const COLORS: Record<number, string> = {
+  20: '\x1b[90m',
+  30: '\x1b[36m',
+  40: '\x1b[33m',
+  50: '\x1b[31m',
+  60: '\x1b[31m',
+};
 
 /** One readable line per record: `12:03:04 INFO  [plugin] message key=value`. */
 export function prettyLine(record: Record<string, unknown>, color: boolean): string {

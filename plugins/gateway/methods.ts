@@ -24,7 +24,8 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
   api.registerGatewayMethod('status', {
     params: { type: 'object', additionalProperties: false, properties: { includeChannelSummary: { type: 'boolean' } } },
     scope: 'operator.read',
-    description: 'Gateway summary: listener, connections, plugins, lanes (with includeChannelSummary: one line per channel account, as OpenClaw).',
+    description:
+      'Gateway summary: listener, connections, plugins, lanes (with includeChannelSummary: one line per channel account, as OpenClaw).',
     handler: async (params: { includeChannelSummary?: boolean }, ctx) => {
       const status = runtime.status(ctx.scopes?.includes('operator.admin') ?? false);
       if (!params.includeChannelSummary) return status;

@@ -10,11 +10,19 @@ export function channelSummaryLines(channels: ChannelInfo[]): string[] {
     if (!channel.configured) continue;
     if (channel.accounts.length === 0) lines.push(`${channel.id}: ${channel.enabled ? 'configured' : 'disabled'}`);
     for (const account of channel.accounts) {
-      const state = [channel.enabled ? 'enabled' : 'disabled', account.running ? 'running' : 'stopped', account.connected ? 'connected' : 'disconnected'];
+      const state = [
+        channel.enabled ? 'enabled' : 'disabled',
+        account.running ? 'running' : 'stopped',
+        account.connected ? 'connected' : 'disconnected',
+      ];
       if (account.lastError) state.push(`error: ${account.lastError}`);
       // Replies the agent could not deliver yet (retried later) or gave up on.
-      if (typeof account.undeliveredReplies === 'number' && account.undeliveredReplies > 0) state.push(`${account.undeliveredReplies} repl${account.undeliveredReplies === 1 ? 'y' : 'ies'} waiting to be delivered again`);
-      if (typeof account.failedDeliveries === 'number' && account.failedDeliveries > 0) state.push(`${account.failedDeliveries} repl${account.failedDeliveries === 1 ? 'y' : 'ies'} never delivered`);
+      if (typeof account.undeliveredReplies === 'number' && account.undeliveredReplies > 0)
+        state.push(
+          `${account.undeliveredReplies} repl${account.undeliveredReplies === 1 ? 'y' : 'ies'} waiting to be delivered again`,
+        );
+      if (typeof account.failedDeliveries === 'number' && account.failedDeliveries > 0)
+        state.push(`${account.failedDeliveries} repl${account.failedDeliveries === 1 ? 'y' : 'ies'} never delivered`);
       if (account.lastDeliveryError) state.push(`last delivery error: ${String(account.lastDeliveryError)}`);
       lines.push(`${channel.id} ${account.accountId}: ${state.join(', ')}`);
     }
@@ -22,7 +30,14 @@ export function channelSummaryLines(channels: ChannelInfo[]): string[] {
   return lines;
 }
 
-const PINO_LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const PINO_LEVELS: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 
 /**
  * A pino log line with the fields OpenClaw's log readers look for added (`message`, and

@@ -150,9 +150,14 @@ export class PairingStore {
   }
 
   /** A pending request for this device and role, reused while it is still open. */
-  request(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>): { request: PairingRequest; created: boolean } {
+  request(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>): {
+    request: PairingRequest;
+    created: boolean;
+  } {
     this.prune();
-    const existing = Object.values(this.data.pending).find((r) => r.deviceId === fields.deviceId && r.role === fields.role);
+    const existing = Object.values(this.data.pending).find(
+      (r) => r.deviceId === fields.deviceId && r.role === fields.role,
+    );
     if (existing) {
       existing.scopes = [...new Set([...existing.scopes, ...fields.scopes])];
       this.save();
@@ -174,20 +179,29 @@ export class PairingStore {
   approve(requestId: string, approvedBy: string): PairedDevice {
     this.prune();
     const request = this.data.pending[requestId];
-    if (!request) throw new PairingError(`no pending pairing request "${requestId}" (it may have expired; requests last 5 minutes)`);
+    if (!request)
+      throw new PairingError(
+        `no pending pairing request "${requestId}" (it may have expired; requests last 5 minutes)`,
+      );
     delete this.data.pending[requestId];
     const device = this.grant(request, approvedBy);
     this.save();
     return device;
   }
 
-  approveDirect(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>, approvedBy: string): PairedDevice {
+  approveDirect(
+    fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>,
+    approvedBy: string,
+  ): PairedDevice {
     const device = this.grant(fields, approvedBy);
     this.save();
     return device;
   }
 
-  private grant(fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>, approvedBy: string): PairedDevice {
+  private grant(
+    fields: Omit<PairingRequest, 'requestId' | 'createdAt' | 'expiresAt'>,
+    approvedBy: string,
+  ): PairedDevice {
     const existing = this.data.paired[fields.deviceId];
     const device: PairedDevice = existing ?? {
       deviceId: fields.deviceId,
@@ -270,7 +284,10 @@ export function publicDevice(device: PairedDevice) {
     platform: device.platform ?? null,
     clientId: device.clientId ?? null,
     roles: Object.fromEntries(
-      Object.entries(device.roles).map(([role, grant]) => [role, { scopes: grant.scopes, hasToken: Boolean(grant.tokenHash), tokenIssuedAt: grant.tokenIssuedAt ?? null }]),
+      Object.entries(device.roles).map(([role, grant]) => [
+        role,
+        { scopes: grant.scopes, hasToken: Boolean(grant.tokenHash), tokenIssuedAt: grant.tokenIssuedAt ?? null },
+      ]),
     ),
     approvedAt: device.approvedAt,
     approvedBy: device.approvedBy,

@@ -7,7 +7,11 @@
  * which count their token apart.
  */
 import { isLoopbackHost } from '../../sdk/net/index.js';
-import type { AuthRateLimiter as AuthRateLimiterContract, CredentialScope, RateLimitSettings } from '../../sdk/index.js';
+import type {
+  AuthRateLimiter as AuthRateLimiterContract,
+  CredentialScope,
+  RateLimitSettings,
+} from '../../sdk/index.js';
 
 export type { CredentialScope, RateLimitSettings };
 

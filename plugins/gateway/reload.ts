@@ -8,7 +8,17 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { formatPath, getPath, hasPath, isSecretKey, setPath, unsetPath, type ConfigSnapshot, type PathSegment, type PluginApi } from '../../sdk/index.js';
+import {
+  formatPath,
+  getPath,
+  hasPath,
+  isSecretKey,
+  setPath,
+  unsetPath,
+  type ConfigSnapshot,
+  type PathSegment,
+  type PluginApi,
+} from '../../sdk/index.js';
 import { planReload, reloadMessage, reloadMode, type ReloadResult, configHash } from '../../sdk/config.js';
 
 const DEBOUNCE_MS = 300;
@@ -56,7 +66,9 @@ export class ConfigReloader {
       });
       this.watcher.on('error', (error) => this.api.logger.warn(`config watch stopped: ${error.message}`));
     } catch (error) {
-      this.api.logger.warn(`cannot watch ${file} for changes (${(error as Error).message}); config edits made outside the gateway need a restart`);
+      this.api.logger.warn(
+        `cannot watch ${file} for changes (${(error as Error).message}); config edits made outside the gateway need a restart`,
+      );
     }
   }
 
@@ -74,15 +86,20 @@ export class ConfigReloader {
     if (hash === this.seenHash) return;
     this.seenHash = hash;
     const snapshot = kernel.configFile.read();
-    const errors = snapshot.issues.some((issue) => issue.path === '<file>') ? snapshot.issues : (await kernel.configFile.check(snapshot.raw)).filter((issue) => issue.level === 'error');
+    const errors = snapshot.issues.some((issue) => issue.path === '<file>')
+      ? snapshot.issues
+      : (await kernel.configFile.check(snapshot.raw)).filter((issue) => issue.level === 'error');
     if (this.seenHash !== hash) return; // changed again while we checked; the next check covers it
     if (errors.length > 0) {
-      this.api.logger.warn(`config change on disk ignored, the running config stays: ${errors.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`);
+      this.api.logger.warn(
+        `config change on disk ignored, the running config stays: ${errors.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+      );
       return;
     }
     const result = this.apply(snapshot);
     kernel.protocol.emit('config.changed', { path: snapshot.path, hash, ts: Date.now() });
-    if (result.changedPaths.length > 0) this.api.logger.info(`config changed on disk: ${result.message}`, { paths: result.changedPaths });
+    if (result.changedPaths.length > 0)
+      this.api.logger.info(`config changed on disk: ${result.message}`, { paths: result.changedPaths });
   }
 
   private apply(snapshot: ConfigSnapshot, mayRestart = true): ReloadResult {
@@ -105,7 +122,8 @@ export class ConfigReloader {
       this.api.kernel.configFile.use({ ...snapshot, resolved: running });
     }
     const wantsRestart = mayRestart && restartPaths.length > 0 && (mode === 'hybrid' || mode === 'restart');
-    const restartScheduled = wantsRestart && this.restart(`config change: ${restartPaths.map(formatPath).join(', ')}`, RESTART_DELAY_MS);
+    const restartScheduled =
+      wantsRestart && this.restart(`config change: ${restartPaths.map(formatPath).join(', ')}`, RESTART_DELAY_MS);
     const fields = {
       mode,
       changedPaths: plan.changedPaths,

@@ -38,14 +38,21 @@ export function hostAllowed(name: string, settings: Pick<GatewaySettings, 'host'
 }
 
 /** The refusal for a request whose Host or Origin is not this gateway's, if any. */
-export function checkRequest(req: IncomingMessage, settings: Pick<GatewaySettings, 'host' | 'allowedHosts' | 'controlUi'>): Refusal | undefined {
+export function checkRequest(
+  req: IncomingMessage,
+  settings: Pick<GatewaySettings, 'host' | 'allowedHosts' | 'controlUi'>,
+): Refusal | undefined {
   const host = req.headers.host;
   if (host !== undefined && !hostAllowed(hostName(host), settings)) {
-    return { status: 421, message: `requests addressed to "${host}" are refused: add the name to gateway.allowedHosts if it is yours` };
+    return {
+      status: 421,
+      message: `requests addressed to "${host}" are refused: add the name to gateway.allowedHosts if it is yours`,
+    };
   }
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
-  if ((settings.controlUi.allowedOrigins ?? []).some((allowed) => allowed === '*' || allowed === origin)) return undefined;
+  if ((settings.controlUi.allowedOrigins ?? []).some((allowed) => allowed === '*' || allowed === origin))
+    return undefined;
   let originHost: string | undefined;
   try {
     originHost = new URL(origin).host;
@@ -63,5 +70,8 @@ export function checkContentType(req: IncomingMessage): Refusal | undefined {
   if (SAFE_METHODS.has(req.method ?? 'GET')) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type)) return undefined;
-  return { status: 415, message: `${req.method} requests must send Content-Type: application/json${type ? ` (got ${type})` : ''}` };
+  return {
+    status: 415,
+    message: `${req.method} requests must send Content-Type: application/json${type ? ` (got ${type})` : ''}`,
+  };
 }

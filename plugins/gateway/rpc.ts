@@ -39,7 +39,9 @@ export class GatewayRpc {
   private idle?: () => void;
 
   constructor(private readonly options: GatewayRpcOptions) {
-    this.dedupe = new DedupeCache(options.settings.idempotencyWindowMs, { file: idempotencyFile(options.kernel.paths.stateDir) });
+    this.dedupe = new DedupeCache(options.settings.idempotencyWindowMs, {
+      file: idempotencyFile(options.kernel.paths.stateDir),
+    });
   }
 
   onMessage(conn: Connection, data: RawData, isBinary: boolean): void {
@@ -79,19 +81,27 @@ export class GatewayRpc {
     if (conn.state === 'closed') return;
     if (conn.state === 'admitting') {
       // A client may pipeline requests behind its connect; they wait for the verdict.
-      if (conn.held.length >= 32) this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, 'too many frames before hello-ok'), CloseCodes.policy);
+      if (conn.held.length >= 32)
+        this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, 'too many frames before hello-ok'), CloseCodes.policy);
       else conn.held.push({ data, isBinary });
       return;
     }
     const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     if (isBinary) {
-      this.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, 'binary frames are not supported: send JSON text frames'), CloseCodes.unsupportedData);
+      this.fail(
+        conn,
+        errorShape(ErrorCodes.INVALID_REQUEST, 'binary frames are not supported: send JSON text frames'),
+        CloseCodes.unsupportedData,
+      );
       return;
     }
     if (conn.state === 'handshake' && buffer.length > MAX_PREAUTH_PAYLOAD_BYTES) {
       this.fail(
         conn,
-        errorShape(ErrorCodes.INVALID_REQUEST, `frame of ${buffer.length} bytes exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`),
+        errorShape(
+          ErrorCodes.INVALID_REQUEST,
+          `frame of ${buffer.length} bytes exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`,
+        ),
         CloseCodes.tooBig,
       );
       return;
@@ -119,7 +129,11 @@ export class GatewayRpc {
       return;
     }
     if (frame.type !== 'req') {
-      this.reply(conn, undefined, errorShape(ErrorCodes.INVALID_REQUEST, `clients send req frames only, got a ${frame.type} frame`));
+      this.reply(
+        conn,
+        undefined,
+        errorShape(ErrorCodes.INVALID_REQUEST, `clients send req frames only, got a ${frame.type} frame`),
+      );
       return;
     }
     void this.dispatch(conn, frame);
@@ -147,14 +161,30 @@ export class GatewayRpc {
         });
       } catch (error) {
         logger.error(`request ${frame.method} failed: ${(error as Error).stack ?? String(error)}`);
-        outcome = { ok: false, error: errorShape(ErrorCodes.UNAVAILABLE, `${frame.method} failed: ${(error as Error).message}`) };
+        outcome = {
+          ok: false,
+          error: errorShape(ErrorCodes.UNAVAILABLE, `${frame.method} failed: ${(error as Error).message}`),
+        };
       }
       if (conn.state !== 'open') return;
       try {
-        events.send(conn, outcome.ok ? { type: 'res', id: frame.id, ok: true, payload: outcome.payload } : { type: 'res', id: frame.id, ok: false, error: outcome.error });
+        events.send(
+          conn,
+          outcome.ok
+            ? { type: 'res', id: frame.id, ok: true, payload: outcome.payload }
+            : { type: 'res', id: frame.id, ok: false, error: outcome.error },
+        );
       } catch (error) {
         // A result that cannot be serialised (cycles, BigInt) still gets an answer.
-        events.send(conn, { type: 'res', id: frame.id, ok: false, error: errorShape(ErrorCodes.UNAVAILABLE, `${frame.method} returned a result that is not JSON: ${(error as Error).message}`) });
+        events.send(conn, {
+          type: 'res',
+          id: frame.id,
+          ok: false,
+          error: errorShape(
+            ErrorCodes.UNAVAILABLE,
+            `${frame.method} returned a result that is not JSON: ${(error as Error).message}`,
+          ),
+        });
       }
     } finally {
       this.inflight--;
@@ -167,31 +197,46 @@ export class GatewayRpc {
     const { kernel, logger } = this.options;
     const failure = (error: ErrorShape): Outcome => ({ ok: false, error });
     if (method === 'connect') return failure(errorShape(ErrorCodes.INVALID_REQUEST, 'already connected'));
-    if (!kernel.protocol.method(method)) return failure(errorShape(ErrorCodes.INVALID_REQUEST, `unknown method "${method}"`));
+    if (!kernel.protocol.method(method))
+      return failure(errorShape(ErrorCodes.INVALID_REQUEST, `unknown method "${method}"`));
     let definition;
     try {
       definition = await kernel.capabilities.get('gatewayMethod', method);
     } catch (error) {
-      return failure({ ...errorShape(ErrorCodes.UNAVAILABLE, `method "${method}" is unavailable: ${(error as Error).message}`), retryable: false });
+      return failure({
+        ...errorShape(ErrorCodes.UNAVAILABLE, `method "${method}" is unavailable: ${(error as Error).message}`),
+        retryable: false,
+      });
     }
     const spec = kernel.protocol.method(method)!;
     if (spec.scope) {
       if (ctx.role !== 'operator' || !hasScope(ctx.scopes ?? [], spec.scope)) {
         return failure(
-          errorShape(ErrorCodes.FORBIDDEN, `missing scope: ${spec.scope}`, { code: 'MISSING_SCOPE', missingScope: spec.scope, requiredScopes: [spec.scope] }),
+          errorShape(ErrorCodes.FORBIDDEN, `missing scope: ${spec.scope}`, {
+            code: 'MISSING_SCOPE',
+            missingScope: spec.scope,
+            requiredScopes: [spec.scope],
+          }),
         );
       }
     }
     let params = rawParams === undefined ? {} : rawParams;
     let idempotencyKey: string | undefined;
     if (spec.sideEffect) {
-      const key = params !== null && typeof params === 'object' ? (params as { idempotencyKey?: unknown }).idempotencyKey : undefined;
+      const key =
+        params !== null && typeof params === 'object'
+          ? (params as { idempotencyKey?: unknown }).idempotencyKey
+          : undefined;
       const optional = spec.sideEffect === 'optional' && key === undefined;
       if (!optional && (typeof key !== 'string' || key.length === 0 || key.length > 256)) {
         return failure(
-          errorShape(ErrorCodes.INVALID_REQUEST, `${method} changes state, so params.idempotencyKey (a unique string per intended action) is required`, {
-            code: 'IDEMPOTENCY_KEY_REQUIRED',
-          }),
+          errorShape(
+            ErrorCodes.INVALID_REQUEST,
+            `${method} changes state, so params.idempotencyKey (a unique string per intended action) is required`,
+            {
+              code: 'IDEMPOTENCY_KEY_REQUIRED',
+            },
+          ),
         );
       }
       idempotencyKey = key as string | undefined;
@@ -203,7 +248,9 @@ export class GatewayRpc {
     const checked = kernel.protocol.validateParams(method, params);
     if (!checked.ok) {
       const summary = checked.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-      return failure(errorShape(ErrorCodes.INVALID_REQUEST, `invalid params for ${method}: ${summary}`, { issues: checked.issues }));
+      return failure(
+        errorShape(ErrorCodes.INVALID_REQUEST, `invalid params for ${method}: ${summary}`, { issues: checked.issues }),
+      );
     }
     // A method's answer, or its error as the wire carries it.
     const outcomeOf = async (work: () => unknown): Promise<Outcome> => {
@@ -223,7 +270,11 @@ export class GatewayRpc {
           const recovered = await definition.recover!(checked.value, { ...keyed, acks });
           if (recovered.state === 'not-accepted') return recovered;
           if (recovered.state === 'done') return { state: 'done', outcome: { ok: true, payload: recovered.payload } };
-          return { state: 'pending', ...(recovered.acks ? { acks: recovered.acks } : {}), outcome: outcomeOf(() => recovered.result) };
+          return {
+            state: 'pending',
+            ...(recovered.acks ? { acks: recovered.acks } : {}),
+            outcome: outcomeOf(() => recovered.result),
+          };
         }
       : undefined;
     // A retried two-phase request (agent) gets the same ack and the same final result.
@@ -245,10 +296,14 @@ export class GatewayRpc {
     );
     if ('conflict' in result) {
       return failure(
-        errorShape(ErrorCodes.INVALID_REQUEST, `idempotencyKey "${idempotencyKey}" was already used for a ${method} request with different params; send a new key for a new request, or the same params to get the first result`, {
-          code: 'IDEMPOTENCY_KEY_REUSED',
-          idempotencyKey,
-        }),
+        errorShape(
+          ErrorCodes.INVALID_REQUEST,
+          `idempotencyKey "${idempotencyKey}" was already used for a ${method} request with different params; send a new key for a new request, or the same params to get the first result`,
+          {
+            code: 'IDEMPOTENCY_KEY_REUSED',
+            idempotencyKey,
+          },
+        ),
       );
     }
     return result.outcome;

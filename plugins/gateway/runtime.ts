@@ -66,7 +66,12 @@ export class GatewayRuntime {
       platform: `${platform()}-${arch()}`,
       uptimeMs: Date.now() - (server?.startedAt ?? this.bootedAt),
       listening: server?.address
-        ? { host: server.address.host, port: server.address.port, bind: server.settings.bind, url: `ws://${server.address.host}:${server.address.port}` }
+        ? {
+            host: server.address.host,
+            port: server.address.port,
+            bind: server.settings.bind,
+            url: `ws://${server.address.host}:${server.address.port}`,
+          }
         : null,
       auth: { mode: server?.settings.auth.mode ?? null },
       connections: {

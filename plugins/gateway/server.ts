@@ -3,13 +3,7 @@
  * the sockets, the RPC layer turns frames into method calls, connects answer the handshake,
  * and events carry every frame out (fan-out, slow consumers, presence).
  */
-import {
-  stateDirTightenedMessage,
-  tightenStateDir,
-  trace,
-  type KernelServices,
-  type Logger,
-} from '../../sdk/index.js';
+import { stateDirTightenedMessage, tightenStateDir, trace, type KernelServices, type Logger } from '../../sdk/index.js';
 import { CloseCodes } from './close-codes.js';
 import { Connects } from './connect.js';
 import type { Connection } from './connection.js';
@@ -50,13 +44,44 @@ export class GatewayServer {
     const connections = this.connections;
     const health = () => this.health();
     const limiter = new AuthRateLimiter(settings.auth.rateLimit);
-    const slices = new SlicedQueue(5, (error) => logger.error(`handshake failed: ${(error as Error).stack ?? String(error)}`));
+    const slices = new SlicedQueue(5, (error) =>
+      logger.error(`handshake failed: ${(error as Error).stack ?? String(error)}`),
+    );
     this.healthSnapshot = new GatewayHealth(kernel, version, this.startedAt, connections);
     this.events = new GatewayEvents({ connections, settings, redact: kernel.redact, logger, health });
-    const rpc = new GatewayRpc({ kernel, logger, settings, events: this.events, onConnect: (conn, frame) => connects.start(conn, frame) });
-    const connects = new Connects({ kernel, logger, settings, pairing, limiter, version, startedAt: this.startedAt, events: this.events, rpc, slices, health });
+    const rpc = new GatewayRpc({
+      kernel,
+      logger,
+      settings,
+      events: this.events,
+      onConnect: (conn, frame) => connects.start(conn, frame),
+    });
+    const connects = new Connects({
+      kernel,
+      logger,
+      settings,
+      pairing,
+      limiter,
+      version,
+      startedAt: this.startedAt,
+      events: this.events,
+      rpc,
+      slices,
+      health,
+    });
     this.rpc = rpc;
-    this.transport = new GatewayTransport({ kernel, logger, settings, version, limiter, connections, events: this.events, rpc, slices, health });
+    this.transport = new GatewayTransport({
+      kernel,
+      logger,
+      settings,
+      version,
+      limiter,
+      connections,
+      events: this.events,
+      rpc,
+      slices,
+      health,
+    });
   }
 
   get settings(): GatewaySettings {
@@ -87,13 +112,20 @@ export class GatewayServer {
       this.timers.push(setInterval(() => this.events.publishHealth(), HEALTH_EVENT_INTERVAL_MS));
       for (const timer of this.timers) timer.unref();
       trace('gateway: listening');
-      logger.info(`gateway listening on ws://${settings.host}:${port} (auth: ${settings.auth.mode})`, { port, host: settings.host });
+      logger.info(`gateway listening on ws://${settings.host}:${port} (auth: ${settings.auth.mode})`, {
+        port,
+        host: settings.host,
+      });
       const browserHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
       const webUi = `http://${browserHost.includes(':') ? `[${browserHost}]` : browserHost}:${port}/`;
       if (settings.auth.mode === 'none') {
-        logger.warn(`gateway auth is OFF (gateway.auth.mode "none"): any program on this machine can control the assistant. Web UI: ${webUi}`);
+        logger.warn(
+          `gateway auth is OFF (gateway.auth.mode "none"): any program on this machine can control the assistant. Web UI: ${webUi}`,
+        );
       } else {
-        logger.info(`web UI: ${webUi} (run \`claw dashboard\` to open it signed in with the gateway ${settings.auth.mode})`);
+        logger.info(
+          `web UI: ${webUi} (run \`claw dashboard\` to open it signed in with the gateway ${settings.auth.mode})`,
+        );
       }
       await kernel.hooks.runVoid('gateway_start', { port, host: settings.host });
       // Memory otherwise loads on the first memory_search, which would then wait for the whole

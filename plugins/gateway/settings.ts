@@ -82,7 +82,8 @@ export function resolveSettings(section: GatewaySection, env: Record<string, str
   let port = section.port;
   if (port === undefined && envPort) {
     port = Number(envPort);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new GatewaySettingsError(`OPENCLAW_GATEWAY_PORT "${envPort}" is not a port number`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new GatewaySettingsError(`OPENCLAW_GATEWAY_PORT "${envPort}" is not a port number`);
   }
   const bind = section.bind ?? 'loopback';
   const host = bindHost(section);
@@ -96,13 +97,19 @@ export function resolveSettings(section: GatewaySection, env: Record<string, str
     );
   }
   if (mode === undefined) {
-    throw new GatewaySettingsError('no gateway auth is configured: set gateway.auth.token (claw setup generates one) or gateway.auth.mode');
+    throw new GatewaySettingsError(
+      'no gateway auth is configured: set gateway.auth.token (claw setup generates one) or gateway.auth.mode',
+    );
   }
   if (mode === 'token' && !token) {
-    throw new GatewaySettingsError('gateway.auth.mode is "token" but no token is set (gateway.auth.token, OPENCLAW_GATEWAY_TOKEN or --token)');
+    throw new GatewaySettingsError(
+      'gateway.auth.mode is "token" but no token is set (gateway.auth.token, OPENCLAW_GATEWAY_TOKEN or --token)',
+    );
   }
   if (mode === 'password' && !password) {
-    throw new GatewaySettingsError('gateway.auth.mode is "password" but no password is set (gateway.auth.password, OPENCLAW_GATEWAY_PASSWORD or --password)');
+    throw new GatewaySettingsError(
+      'gateway.auth.mode is "password" but no password is set (gateway.auth.password, OPENCLAW_GATEWAY_PASSWORD or --password)',
+    );
   }
   if (!loopbackOnly) {
     if (mode === 'none') {
@@ -118,5 +125,12 @@ export function resolveSettings(section: GatewaySection, env: Record<string, str
     }
   }
   const { auth, customBindHost: _custom, port: _port, bind: _bind, ...rest } = section;
-  return { ...rest, port: port ?? DEFAULT_PORT, bind, host, loopbackOnly, auth: { mode, token, password, rateLimit: auth.rateLimit } };
+  return {
+    ...rest,
+    port: port ?? DEFAULT_PORT,
+    bind,
+    host,
+    loopbackOnly,
+    auth: { mode, token, password, rateLimit: auth.rateLimit },
+  };
 }

@@ -14,7 +14,9 @@ function save(api: Pick<PluginApi, 'kernel' | 'logger'>, write: (raw: Record<str
   const file = api.kernel.configFile;
   const snapshot = file.read();
   if (snapshot.issues.some((issue) => issue.path === '<file>')) {
-    throw new Error(`cannot add a gateway token to ${snapshot.path}: ${snapshot.issues.map((issue) => issue.message).join('; ')}`);
+    throw new Error(
+      `cannot add a gateway token to ${snapshot.path}: ${snapshot.issues.map((issue) => issue.message).join('; ')}`,
+    );
   }
   const raw = structuredClone(snapshot.raw);
   const gateway = (raw.gateway ??= {}) as Record<string, unknown>;

@@ -41,7 +41,10 @@ const GROUP_LABELS: Record<string, string> = {
 export function profilesOf(tool: string): string[] {
   const name = tool.toLowerCase();
   return Object.entries(TOOL_PROFILES)
-    .filter(([, allow]) => allow === undefined || allow.some((entry) => entry === name || (TOOL_GROUPS[entry]?.includes(name) ?? false)))
+    .filter(
+      ([, allow]) =>
+        allow === undefined || allow.some((entry) => entry === name || (TOOL_GROUPS[entry]?.includes(name) ?? false)),
+    )
     .map(([profile]) => profile);
 }
 
@@ -60,7 +63,8 @@ export function registerToolsCatalog(api: PluginApi): void {
       properties: { agentId: { type: 'string', minLength: 1 }, includePlugins: { type: 'boolean' } },
     },
     scope: 'operator.read',
-    description: 'The tools an agent can be given: {agentId, profiles: [{id, label}], groups: [{id, label, source: core|plugin, pluginId?, tools: [{id, label, description, source, pluginId?, defaultProfiles}]}]}.',
+    description:
+      'The tools an agent can be given: {agentId, profiles: [{id, label}], groups: [{id, label, source: core|plugin, pluginId?, tools: [{id, label, description, source, pluginId?, defaultProfiles}]}]}.',
     handler: async (params: { agentId?: string; includePlugins?: boolean }) => {
       const config = kernel.config() as KernelConfig;
       const agentId = params.agentId ? normalizeAgentId(params.agentId) : defaultAgentId(config);
@@ -68,7 +72,16 @@ export function registerToolsCatalog(api: PluginApi): void {
       // Shipped with claw: bundled, or loaded from the folder this plugin came from (a checkout, tests).
       const home = kernel.plugins().find((record) => record.id === api.id)?.dir;
       const shipped = home ? dirname(home) : undefined;
-      const bundled = new Set(kernel.plugins().filter((record) => record.origin === 'bundled' || (shipped !== undefined && record.dir !== undefined && dirname(record.dir) === shipped)).map((record) => record.id));
+      const bundled = new Set(
+        kernel
+          .plugins()
+          .filter(
+            (record) =>
+              record.origin === 'bundled' ||
+              (shipped !== undefined && record.dir !== undefined && dirname(record.dir) === shipped),
+          )
+          .map((record) => record.id),
+      );
       const names = new Map(kernel.plugins().map((record) => [record.id, record.manifest?.name ?? record.id]));
       const groups = new Map<string, CatalogGroup>();
       for (const info of kernel.capabilities.list('tool')) {
@@ -78,12 +91,16 @@ export function registerToolsCatalog(api: PluginApi): void {
         const entry: CatalogTool = {
           id: info.name,
           label: info.name,
-          description: tool?.description ? firstSentence(tool.description) : `Tool from ${names.get(info.pluginId) ?? info.pluginId}`,
+          description: tool?.description
+            ? firstSentence(tool.description)
+            : `Tool from ${names.get(info.pluginId) ?? info.pluginId}`,
           source: core ? 'core' : 'plugin',
           ...(core ? {} : { pluginId: info.pluginId }),
           defaultProfiles: profilesOf(info.name),
         };
-        const groupId = core ? (Object.keys(TOOL_GROUPS).find((group) => TOOL_GROUPS[group]!.includes(info.name)) ?? 'group:other') : `plugin:${info.pluginId}`;
+        const groupId = core
+          ? (Object.keys(TOOL_GROUPS).find((group) => TOOL_GROUPS[group]!.includes(info.name)) ?? 'group:other')
+          : `plugin:${info.pluginId}`;
         const group = groups.get(groupId) ?? {
           id: groupId,
           label: core ? (GROUP_LABELS[groupId] ?? 'Other') : (names.get(info.pluginId) ?? info.pluginId),
@@ -96,7 +113,9 @@ export function registerToolsCatalog(api: PluginApi): void {
       }
       for (const group of groups.values()) group.tools.sort((a, b) => a.id.localeCompare(b.id));
       // Core groups first, then plugins, each by label.
-      const ordered = [...groups.values()].sort((a, b) => (a.source === b.source ? a.label.localeCompare(b.label) : a.source === 'core' ? -1 : 1));
+      const ordered = [...groups.values()].sort((a, b) =>
+        a.source === b.source ? a.label.localeCompare(b.label) : a.source === 'core' ? -1 : 1,
+      );
       const profiles = Object.keys(TOOL_PROFILES).map((id) => ({ id, label: id[0]!.toUpperCase() + id.slice(1) }));
       return { agentId, profiles, groups: ordered };
     },

@@ -8,7 +8,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer as WsServer } from 'ws';
-import { ErrorCodes, MAX_PREAUTH_PAYLOAD_BYTES, errorShape, type KernelServices, type Logger } from '../../sdk/index.js';
+import {
+  ErrorCodes,
+  MAX_PREAUTH_PAYLOAD_BYTES,
+  errorShape,
+  type KernelServices,
+  type Logger,
+} from '../../sdk/index.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
 import { CloseCodes } from './close-codes.js';
 import { Connection } from './connection.js';
@@ -67,34 +73,55 @@ export class GatewayTransport {
   /** Binds the port; resolves with the port bound (settings.port may be 0). */
   async listen(): Promise<number> {
     const { settings, logger } = this.options;
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: settings.maxPayloadBytes, perMessageDeflate: false, clientTracking: false });
-    this.wss.on('connection', (ws: WebSocket, req: IncomingMessage, release: () => void) => this.onConnection(ws, req, release));
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: settings.maxPayloadBytes,
+      perMessageDeflate: false,
+      clientTracking: false,
+    });
+    this.wss.on('connection', (ws: WebSocket, req: IncomingMessage, release: () => void) =>
+      this.onConnection(ws, req, release),
+    );
     const pendingHttp: Array<[IncomingMessage, ServerResponse]> = [];
     let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
     // fastify costs ~80 ms and ~15 MB to load; a gateway used only over WebSocket never
     // needs it. It comes up on the first HTTP request, which waits for it.
     const loadHttp = () =>
-      (this.httpLoading ??= startHttpApp({ server: this.http!, kernel: this.options.kernel, settings, logger, limiter: this.options.limiter, health: this.options.health }).then(
-        (app) => {
-          this.app = app;
-          handle = app.handle;
-        },
-        (error: unknown) => {
-          logger.error(`HTTP app failed to start: ${(error as Error).message}`);
-          handle = (_req, res) => void res.writeHead(500).end('{"error":"HTTP app failed to start"}');
-        },
-      ).then(() => {
-        for (const [req, res] of pendingHttp.splice(0)) handle!(req, res);
-      }));
+      (this.httpLoading ??= startHttpApp({
+        server: this.http!,
+        kernel: this.options.kernel,
+        settings,
+        logger,
+        limiter: this.options.limiter,
+        health: this.options.health,
+      })
+        .then(
+          (app) => {
+            this.app = app;
+            handle = app.handle;
+          },
+          (error: unknown) => {
+            logger.error(`HTTP app failed to start: ${(error as Error).message}`);
+            handle = (_req, res) => void res.writeHead(500).end('{"error":"HTTP app failed to start"}');
+          },
+        )
+        .then(() => {
+          for (const [req, res] of pendingHttp.splice(0)) handle!(req, res);
+        }));
     this.http = createServer((req, res) => {
       const refused = checkRequest(req, settings);
       if (refused) {
-        logger.warn(`refused HTTP ${req.method} ${req.url?.split('?')[0]}: ${refused.message}`, { remote: req.socket.remoteAddress });
-        return void res.writeHead(refused.status, { 'content-type': 'application/json', connection: 'close' }).end(`${JSON.stringify({ error: refused.message })}\n`);
+        logger.warn(`refused HTTP ${req.method} ${req.url?.split('?')[0]}: ${refused.message}`, {
+          remote: req.socket.remoteAddress,
+        });
+        return void res
+          .writeHead(refused.status, { 'content-type': 'application/json', connection: 'close' })
+          .end(`${JSON.stringify({ error: refused.message })}\n`);
       }
       if (serveControlUi(req, res, settings, () => ({ version: this.options.version }))) return;
       if (handle) return handle(req, res);
-      if (pendingHttp.length >= 1024) return void res.writeHead(503, { 'retry-after': '1' }).end('{"error":"gateway starting"}');
+      if (pendingHttp.length >= 1024)
+        return void res.writeHead(503, { 'retry-after': '1' }).end('{"error":"gateway starting"}');
       pendingHttp.push([req, res]);
       void loadHttp();
     });
@@ -104,7 +131,9 @@ export class GatewayTransport {
       const onError = (error: NodeJS.ErrnoException) =>
         reject(
           error.code === 'EADDRINUSE'
-            ? new Error(`port ${settings.port} on ${settings.host} is already in use by another program (set gateway.port or --port)`)
+            ? new Error(
+                `port ${settings.port} on ${settings.host} is already in use by another program (set gateway.port or --port)`,
+              )
             : error,
         );
       this.http!.once('error', onError);
@@ -151,9 +180,14 @@ export class GatewayTransport {
     const fromAddress = this.preauthByAddress.get(address) ?? 0;
     const { maxConnections, maxPerAddress } = settings.preauth;
     if (this.preauthTotal >= maxConnections || (!directLoopback && fromAddress >= maxPerAddress)) {
-      const which = this.preauthTotal >= maxConnections ? `${maxConnections} in total` : `${maxPerAddress} from ${address}`;
+      const which =
+        this.preauthTotal >= maxConnections ? `${maxConnections} in total` : `${maxPerAddress} from ${address}`;
       logger.warn(`refused a WebSocket: too many unauthenticated connections (${which})`, { remote: address });
-      refuseRaw(socket, { status: 503, message: 'too many connections are still authenticating; retry shortly' }, 'Retry-After: 1\r\n');
+      refuseRaw(
+        socket,
+        { status: 503, message: 'too many connections are still authenticating; retry shortly' },
+        'Retry-After: 1\r\n',
+      );
       return;
     }
     this.preauthTotal++;
@@ -183,7 +217,12 @@ export class GatewayTransport {
     // A request relayed by a proxy on this machine is treated as coming from elsewhere.
     const forwarded = forwardedRequest(req);
     const limited = clientKey(address, req.headers.origin, forwarded, settings.auth.rateLimit);
-    const conn = new Connection(ws, address, isLoopbackHost(address ?? '') && !forwarded, limited.exempt ? undefined : limited.key);
+    const conn = new Connection(
+      ws,
+      address,
+      isLoopbackHost(address ?? '') && !forwarded,
+      limited.exempt ? undefined : limited.key,
+    );
     conn.releasePreauth = releasePreauth;
     connections.set(conn.id, conn);
     // ws buffers a whole frame before handing it over, so the pre-auth size limit is
@@ -192,7 +231,14 @@ export class GatewayTransport {
     const countPreauth = (chunk: Buffer) => {
       conn.preauthBytes += chunk.length;
       if (conn.state !== 'open' && conn.preauthBytes > MAX_PREAUTH_PAYLOAD_BYTES + PREAUTH_FRAMING_SLACK) {
-        rpc.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `more than ${MAX_PREAUTH_PAYLOAD_BYTES} bytes sent before connect: exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`), CloseCodes.tooBig);
+        rpc.fail(
+          conn,
+          errorShape(
+            ErrorCodes.INVALID_REQUEST,
+            `more than ${MAX_PREAUTH_PAYLOAD_BYTES} bytes sent before connect: exceeds the ${MAX_PREAUTH_PAYLOAD_BYTES}-byte limit before connect`,
+          ),
+          CloseCodes.tooBig,
+        );
         // Stop reading now (ws would keep buffering the frame): flush the close frame, then drop.
         socket.off('data', countPreauth);
         socket.once('finish', () => socket.destroy());
@@ -202,12 +248,20 @@ export class GatewayTransport {
     socket.on('data', countPreauth);
     conn.stopPreauthCount = () => socket.off('data', countPreauth);
     conn.handshakeTimer = setTimeout(() => {
-      rpc.fail(conn, errorShape(ErrorCodes.INVALID_REQUEST, `no connect request within ${settings.handshakeTimeoutMs} ms`), CloseCodes.policy);
+      rpc.fail(
+        conn,
+        errorShape(ErrorCodes.INVALID_REQUEST, `no connect request within ${settings.handshakeTimeoutMs} ms`),
+        CloseCodes.policy,
+      );
     }, settings.handshakeTimeoutMs);
     ws.on('message', (data, isBinary) => rpc.onMessage(conn, data, isBinary));
     ws.on('close', () => this.onClose(conn));
     ws.on('error', (error) => logger.debug(`socket error: ${error.message}`, { conn: conn.id }));
-    events.send(conn, { type: 'event', event: 'connect.challenge', payload: { nonce: conn.nonce, ts: conn.challengeTs } });
+    events.send(conn, {
+      type: 'event',
+      event: 'connect.challenge',
+      payload: { nonce: conn.nonce, ts: conn.challengeTs },
+    });
   }
 
   private onClose(conn: Connection): void {
@@ -231,7 +285,8 @@ function forwardedRequest(req: IncomingMessage): boolean {
 
 function refuseRaw(socket: Duplex, refusal: Refusal, extraHeaders = ''): void {
   const body = `${JSON.stringify({ error: refusal.message })}\n`;
-  const reason = { 403: 'Forbidden', 421: 'Misdirected Request', 503: 'Service Unavailable' }[refusal.status] ?? 'Refused';
+  const reason =
+    { 403: 'Forbidden', 421: 'Misdirected Request', 503: 'Service Unavailable' }[refusal.status] ?? 'Refused';
   socket.end(
     `HTTP/1.1 ${refusal.status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extraHeaders}\r\n${body}`,
   );

@@ -27,7 +27,12 @@ const FLAGS = {
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
-function connect<T>(values: Values, ctx: CliContext, api: PluginApi, work: (client: GatewayClient) => Promise<T>): Promise<T> {
+function connect<T>(
+  values: Values,
+  ctx: CliContext,
+  api: PluginApi,
+  work: (client: GatewayClient) => Promise<T>,
+): Promise<T> {
   return withCliGateway(values, ctx, api, work);
 }
 
@@ -40,7 +45,8 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
     if (sub !== undefined) throw new UsageError(`unexpected argument "${sub}" (give the text with --text)`);
     if (!values.text?.trim()) throw new UsageError('claw system event needs --text <text>');
     const mode = values.mode ?? 'next-heartbeat';
-    if (mode !== 'now' && mode !== 'next-heartbeat') throw new UsageError(`--mode must be now or next-heartbeat, got "${mode}"`);
+    if (mode !== 'now' && mode !== 'next-heartbeat')
+      throw new UsageError(`--mode must be now or next-heartbeat, got "${mode}"`);
     const result = await connect(values, ctx, api, (client) =>
       client.request('system-event', {
         text: values.text,
@@ -60,11 +66,21 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
   if (action === 'heartbeat') {
     if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
     if (sub === 'last') {
-      print(ctx, await connect(values, ctx, api, (client) => client.request('last-heartbeat', values.agent ? { agentId: values.agent } : {})));
+      print(
+        ctx,
+        await connect(values, ctx, api, (client) =>
+          client.request('last-heartbeat', values.agent ? { agentId: values.agent } : {}),
+        ),
+      );
       return 0;
     }
     if (sub === 'enable' || sub === 'disable') {
-      print(ctx, await connect(values, ctx, api, (client) => client.request('set-heartbeats', { enabled: sub === 'enable', idempotencyKey: randomUUID() })));
+      print(
+        ctx,
+        await connect(values, ctx, api, (client) =>
+          client.request('set-heartbeats', { enabled: sub === 'enable', idempotencyKey: randomUUID() }),
+        ),
+      );
       return 0;
     }
     throw new UsageError(`claw system heartbeat takes last, enable or disable${sub ? `, not "${sub}"` : ''}`);
@@ -74,5 +90,9 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
     print(ctx, await connect(values, ctx, api, (client) => client.request('system-presence', {})));
     return 0;
   }
-  throw new UsageError(action ? `unknown subcommand "claw system ${action}" (event, heartbeat, presence)` : 'claw system needs a subcommand: event, heartbeat or presence (see --help)');
+  throw new UsageError(
+    action
+      ? `unknown subcommand "claw system ${action}" (event, heartbeat, presence)`
+      : 'claw system needs a subcommand: event, heartbeat or presence (see --help)',
+  );
 }

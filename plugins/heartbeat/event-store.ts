@@ -49,7 +49,8 @@ export class SystemEventStore {
     } catch (error) {
       throw new Error(`${this.file} is damaged (${(error as Error).message}); move it aside to start an empty queue`);
     }
-    if (!parsed || !Array.isArray(parsed.events)) throw new Error(`${this.file} is not a system-event queue (no "events" array)`);
+    if (!parsed || !Array.isArray(parsed.events))
+      throw new Error(`${this.file} is not a system-event queue (no "events" array)`);
     return parsed.events;
   }
 
@@ -61,19 +62,30 @@ export class SystemEventStore {
    * Queue one event. The same contextKey in the same session replaces the older event; the
    * same text as the newest pending event (no contextKey) is not queued twice.
    */
-  async enqueue(event: Required<Pick<EnqueueSystemEvent, 'text' | 'source'>> & { agentId: string; sessionKey: string; contextKey?: string }): Promise<SystemEvent> {
+  async enqueue(
+    event: Required<Pick<EnqueueSystemEvent, 'text' | 'source'>> & {
+      agentId: string;
+      sessionKey: string;
+      contextKey?: string;
+    },
+  ): Promise<SystemEvent> {
     const text = event.text.trim();
     if (!text) throw new Error('a system event needs text');
-    if (text.length > MAX_EVENT_CHARS) throw new Error(`a system event is at most ${MAX_EVENT_CHARS} characters (got ${text.length})`);
+    if (text.length > MAX_EVENT_CHARS)
+      throw new Error(`a system event is at most ${MAX_EVENT_CHARS} characters (got ${text.length})`);
     return this.update((events) => {
       const session = events.filter((item) => item.sessionKey === event.sessionKey);
       if (!event.contextKey) {
         const last = session[session.length - 1];
         if (last && !last.contextKey && last.text === text) return { events, result: last };
       }
-      const kept = event.contextKey ? events.filter((item) => !(item.sessionKey === event.sessionKey && item.contextKey === event.contextKey)) : events;
+      const kept = event.contextKey
+        ? events.filter((item) => !(item.sessionKey === event.sessionKey && item.contextKey === event.contextKey))
+        : events;
       if (kept.filter((item) => item.sessionKey === event.sessionKey).length >= MAX_EVENTS_PER_SESSION) {
-        throw new SystemEventQueueFullError(`session ${event.sessionKey} already has ${MAX_EVENTS_PER_SESSION} pending system events; the next turn in it will take them`);
+        throw new SystemEventQueueFullError(
+          `session ${event.sessionKey} already has ${MAX_EVENTS_PER_SESSION} pending system events; the next turn in it will take them`,
+        );
       }
       const created: SystemEvent = {
         id: randomUUID(),
@@ -104,7 +116,11 @@ export class SystemEventStore {
       async () => {
         const before = this.all();
         const { events, result } = change(before);
-        if (events !== before) await writeFileAtomicAsync(this.file, `${JSON.stringify({ version: 1, events } satisfies QueueFile, null, 1)}\n`);
+        if (events !== before)
+          await writeFileAtomicAsync(
+            this.file,
+            `${JSON.stringify({ version: 1, events } satisfies QueueFile, null, 1)}\n`,
+          );
         return result;
       },
       { purpose: 'system-events', timeoutMs: 10_000 },
@@ -114,12 +130,24 @@ export class SystemEventStore {
 
 /** How a turn shows pending events: one `System:` line each, with when it was queued. */
 export function formatSystemEvents(events: readonly SystemEvent[], timeZone?: string): string {
-  return events.map((event) => `System: [${stamp(event.enqueuedAt, timeZone)}] ${event.text.replace(/\s*\n\s*/g, ' ')}`).join('\n');
+  return events
+    .map((event) => `System: [${stamp(event.enqueuedAt, timeZone)}] ${event.text.replace(/\s*\n\s*/g, ' ')}`)
+    .join('\n');
 }
 
 function stamp(at: number, timeZone: string | undefined): string {
   try {
-    const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' }).formatToParts(new Date(at));
+    const parts = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    }).formatToParts(new Date(at));
     const get = (type: string) => parts.find((part) => part.type === type)?.value ?? '';
     return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')} ${get('timeZoneName')}`.trim();
   } catch {

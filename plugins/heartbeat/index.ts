@@ -50,7 +50,8 @@ export default definePlugin({
 
     kernel.protocol.registerEvent('heartbeat', api.id, {
       scope: 'operator.read',
-      description: '{ts, agentId, status: sent|ok-token|ok-empty|skipped|failed, reason?, trigger, sessionKey?, runId?, channel?, to?, preview?, systemEvents?, durationMs?}',
+      description:
+        '{ts, agentId, status: sent|ok-token|ok-empty|skipped|failed, reason?, trigger, sessionKey?, runId?, channel?, to?, preview?, systemEvents?, durationMs?}',
     });
     const runner = new HeartbeatRunner({
       config,
@@ -58,15 +59,23 @@ export default definePlugin({
       events: store,
       agent: () => useService<AgentService>(kernel, 'agent'),
       mainKey,
-      session: async (agentId, sessionKey) => (await useService<SessionService>(kernel, 'sessions'))?.store(agentId).get(sessionKey),
+      session: async (agentId, sessionKey) =>
+        (await useService<SessionService>(kernel, 'sessions'))?.store(agentId).get(sessionKey),
       restoreUpdatedAt: async (agentId, sessionKey, before, run) => {
         const sessions = await useService<SessionService>(kernel, 'sessions');
         const agent = await useService<AgentService>(kernel, 'agent');
-        await sessions?.store(agentId).upsert(sessionKey, (entry) =>
-          entry && entry.sessionId === before.sessionId && run.sessionId === before.sessionId && entry.updatedAt >= run.startedAt && entry.updatedAt <= run.endedAt && !agent?.isActive(sessionKey)
-            ? { updatedAt: before.updatedAt }
-            : undefined,
-        );
+        await sessions
+          ?.store(agentId)
+          .upsert(sessionKey, (entry) =>
+            entry &&
+            entry.sessionId === before.sessionId &&
+            run.sessionId === before.sessionId &&
+            entry.updatedAt >= run.startedAt &&
+            entry.updatedAt <= run.endedAt &&
+            !agent?.isActive(sessionKey)
+              ? { updatedAt: before.updatedAt }
+              : undefined,
+          );
       },
       workspace,
       send: (request) => kernel.channels.send(request) as never,
@@ -85,10 +94,17 @@ export default definePlugin({
       async enqueue(event: EnqueueSystemEvent): Promise<SystemEvent> {
         const fromKey = event.sessionKey ? parseSessionKey(event.sessionKey).agentId : undefined;
         const agentId = checkAgent(event.agentId ?? fromKey ?? defaultAgent());
-        if (event.agentId && fromKey && normalizeAgentId(fromKey) !== agentId) throw new Error(`session ${event.sessionKey} belongs to agent "${fromKey}", not "${agentId}"`);
+        if (event.agentId && fromKey && normalizeAgentId(fromKey) !== agentId)
+          throw new Error(`session ${event.sessionKey} belongs to agent "${fromKey}", not "${agentId}"`);
         const sessionKey = !event.sessionKey || event.sessionKey === 'main' ? mainKey(agentId) : event.sessionKey;
         if (!event.source?.trim()) throw new Error('a system event needs a source (cron:<jobId>, hook:wake, cli, …)');
-        return store.enqueue({ agentId, sessionKey, text: event.text ?? '', source: event.source, ...(event.contextKey ? { contextKey: event.contextKey } : {}) });
+        return store.enqueue({
+          agentId,
+          sessionKey,
+          text: event.text ?? '',
+          source: event.source,
+          ...(event.contextKey ? { contextKey: event.contextKey } : {}),
+        });
       },
       pending: (sessionKey) => store.pending(sessionKey),
       async wake(request: WakeRequest) {
@@ -110,7 +126,10 @@ export default definePlugin({
       const pending = store.pending(main && ctx.sessionKey === isolatedHeartbeatKey(main) ? main : ctx.sessionKey);
       if (pending.length === 0) return undefined;
       if (ctx.runId) {
-        seen.set(ctx.runId, pending.map((event) => event.id));
+        seen.set(
+          ctx.runId,
+          pending.map((event) => event.id),
+        );
         // A turn that throws never reaches agent_end; its entry must not stay forever.
         if (seen.size > MAX_TRACKED_RUNS) seen.delete(seen.keys().next().value as string);
       }
@@ -126,7 +145,8 @@ export default definePlugin({
     });
 
     // ── Gateway methods ─────────────────────────────────────────────────────────
-    const invalid = (error: unknown) => new ProtocolError(ErrorCodes.INVALID_REQUEST, (error as Error).message ?? String(error));
+    const invalid = (error: unknown) =>
+      new ProtocolError(ErrorCodes.INVALID_REQUEST, (error as Error).message ?? String(error));
     const guarded = async <T>(work: () => Promise<T> | T): Promise<T> => {
       try {
         return await work();
@@ -138,7 +158,8 @@ export default definePlugin({
     api.registerGatewayMethod('system-event', {
       scope: 'operator.write',
       sideEffect: 'optional',
-      description: 'Queue a system event for a session (default: the agent main session); mode now also wakes a heartbeat.',
+      description:
+        'Queue a system event for a session (default: the agent main session); mode now also wakes a heartbeat.',
       params: {
         type: 'object',
         required: ['text'],
@@ -152,38 +173,68 @@ export default definePlugin({
           idempotencyKey: { type: 'string' },
         },
       },
-      handler: (params: { text: string; mode?: 'now' | 'next-heartbeat'; sessionKey?: string; agentId?: string; contextKey?: string }) =>
+      handler: (params: {
+        text: string;
+        mode?: 'now' | 'next-heartbeat';
+        sessionKey?: string;
+        agentId?: string;
+        contextKey?: string;
+      }) =>
         guarded(async () => {
-          const event = await service.enqueue({ text: params.text, source: 'gateway', agentId: params.agentId, sessionKey: params.sessionKey, contextKey: params.contextKey });
+          const event = await service.enqueue({
+            text: params.text,
+            source: 'gateway',
+            agentId: params.agentId,
+            sessionKey: params.sessionKey,
+            contextKey: params.contextKey,
+          });
           const mode = params.mode ?? 'next-heartbeat';
           const wake =
             event.sessionKey === mainKey(event.agentId)
               ? await service.wake({ agentId: event.agentId, mode, reason: 'system-event' })
-              : { queued: false, reason: `heartbeats run in the main session; the event waits for the next turn in ${event.sessionKey}` };
+              : {
+                  queued: false,
+                  reason: `heartbeats run in the main session; the event waits for the next turn in ${event.sessionKey}`,
+                };
           return { ok: true, event, wake };
         }),
     });
     api.registerGatewayMethod('wake', {
       scope: 'operator.write',
       sideEffect: 'optional',
-      description: 'Queue text as a system event on the default agent main session and wake its heartbeat (now) or leave it to the schedule (next-heartbeat).',
+      description:
+        'Queue text as a system event on the default agent main session and wake its heartbeat (now) or leave it to the schedule (next-heartbeat).',
       params: {
         type: 'object',
         required: ['mode', 'text'],
         additionalProperties: false,
-        properties: { mode: MODE, text: { type: 'string' }, agentId: { type: 'string', minLength: 1 }, idempotencyKey: { type: 'string' } },
+        properties: {
+          mode: MODE,
+          text: { type: 'string' },
+          agentId: { type: 'string', minLength: 1 },
+          idempotencyKey: { type: 'string' },
+        },
       },
       handler: (params: { mode: 'now' | 'next-heartbeat'; text: string; agentId?: string }) =>
         guarded(async () => {
           if (!params.text.trim()) throw new Error('wake needs text (what the agent should notice)');
           const event = await service.enqueue({ text: params.text, source: 'wake', agentId: params.agentId });
-          return { ok: true, event, wake: await service.wake({ agentId: event.agentId, mode: params.mode, reason: 'wake' }) };
+          return {
+            ok: true,
+            event,
+            wake: await service.wake({ agentId: event.agentId, mode: params.mode, reason: 'wake' }),
+          };
         }),
     });
     api.registerGatewayMethod('last-heartbeat', {
       scope: 'operator.read',
-      description: 'The last heartbeat (status and reason), whether heartbeats are on, and each agent\'s schedule and pending events.',
-      params: { type: 'object', additionalProperties: false, properties: { agentId: { type: 'string', minLength: 1 } } },
+      description:
+        "The last heartbeat (status and reason), whether heartbeats are on, and each agent's schedule and pending events.",
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { agentId: { type: 'string', minLength: 1 } },
+      },
       handler: (params: { agentId?: string }) =>
         guarded(() => {
           const only = params.agentId ? checkAgent(params.agentId) : undefined;
@@ -211,13 +262,22 @@ export default definePlugin({
       scope: 'operator.admin',
       sideEffect: 'optional',
       description: 'Turn scheduled heartbeats on or off (kept across restarts).',
-      params: { type: 'object', required: ['enabled'], additionalProperties: false, properties: { enabled: { type: 'boolean' }, idempotencyKey: { type: 'string' } } },
+      params: {
+        type: 'object',
+        required: ['enabled'],
+        additionalProperties: false,
+        properties: { enabled: { type: 'boolean' }, idempotencyKey: { type: 'string' } },
+      },
       handler: (params: { enabled: boolean }) => {
         runner.setEnabled(params.enabled);
         return { ok: true, enabled: state.enabled };
       },
     });
 
-    api.registerCli({ name: 'system', description: 'System events, heartbeat and presence', run: cliCommand(SYSTEM_HELP, (argv, ctx) => systemCommand(argv, ctx, api)) });
+    api.registerCli({
+      name: 'system',
+      description: 'System events, heartbeat and presence',
+      run: cliCommand(SYSTEM_HELP, (argv, ctx) => systemCommand(argv, ctx, api)),
+    });
   },
 });

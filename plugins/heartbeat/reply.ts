@@ -12,6 +12,11 @@ export function effectivelyEmpty(markdown: string): boolean {
   const withoutComments = markdown.replace(/<!--[\s\S]*?-->/g, '');
   return withoutComments.split('\n').every((raw) => {
     const line = raw.trim();
-    return line === '' || /^#{1,6}(\s|$)/.test(line) || /^(```|~~~)/.test(line) || /^([-*+]|\d+[.)])(\s+\[[ xX]?\])?\s*$/.test(line);
+    return (
+      line === '' ||
+      /^#{1,6}(\s|$)/.test(line) ||
+      /^(```|~~~)/.test(line) ||
+      /^([-*+]|\d+[.)])(\s+\[[ xX]?\])?\s*$/.test(line)
+    );
   });
 }

@@ -13,7 +13,13 @@ import { join } from 'node:path';
 import type { KernelConfig, Logger, OutboundRequest, OutboundResult } from '../../sdk/index.js';
 import { type AgentService, type SessionEntry, HEARTBEAT_ORIGIN } from '../../sdk/agent/index.js';
 import { effectivelyEmpty, judgeReply } from './reply.js';
-import { heartbeatAgents, heartbeatSettings, isolatedHeartbeatKey, withinActiveHours, type HeartbeatSettings } from './settings.js';
+import {
+  heartbeatAgents,
+  heartbeatSettings,
+  isolatedHeartbeatKey,
+  withinActiveHours,
+  type HeartbeatSettings,
+} from './settings.js';
 import type { HeartbeatEvent, HeartbeatState } from './state.js';
 import type { SystemEventStore } from './event-store.js';
 
@@ -58,7 +64,12 @@ export interface RunnerDeps {
    * A heartbeat does not keep its session alive (idle resets go by real conversation): put
    * back the `updatedAt` the session had before, unless something else touched it since.
    */
-  restoreUpdatedAt(agentId: string, sessionKey: string, before: SessionEntry, run: { sessionId: string; startedAt: number; endedAt: number }): Promise<void>;
+  restoreUpdatedAt(
+    agentId: string,
+    sessionKey: string,
+    before: SessionEntry,
+    run: { sessionId: string; startedAt: number; endedAt: number },
+  ): Promise<void>;
   send(request: OutboundRequest): Promise<OutboundResult>;
   emit(event: HeartbeatEvent): void;
   logger: Logger;
@@ -135,15 +146,29 @@ export class HeartbeatRunner {
 
   /** `next-heartbeat`: the schedule will pick the event up, if there is a schedule. */
   wakeNext(agentId: string): { queued: boolean; reason?: string } {
-    if (!this.deps.state.enabled) return { queued: false, reason: 'heartbeats are disabled (claw system heartbeat enable); the event waits for the next turn in its session' };
-    if (!heartbeatAgents(this.deps.config()).includes(agentId)) return { queued: false, reason: `agent "${agentId}" runs no scheduled heartbeats; the event waits for its next turn` };
-    if (this.settings(agentId).everyMs <= 0) return { queued: false, reason: 'heartbeat.every is 0 (no schedule); the event waits for the next turn in its session' };
+    if (!this.deps.state.enabled)
+      return {
+        queued: false,
+        reason:
+          'heartbeats are disabled (claw system heartbeat enable); the event waits for the next turn in its session',
+      };
+    if (!heartbeatAgents(this.deps.config()).includes(agentId))
+      return {
+        queued: false,
+        reason: `agent "${agentId}" runs no scheduled heartbeats; the event waits for its next turn`,
+      };
+    if (this.settings(agentId).everyMs <= 0)
+      return {
+        queued: false,
+        reason: 'heartbeat.every is 0 (no schedule); the event waits for the next turn in its session',
+      };
     return { queued: true };
   }
 
   setEnabled(enabled: boolean): void {
     this.deps.state.setEnabled(enabled);
-    if (enabled) for (const agentId of heartbeatAgents(this.deps.config())) this.deps.state.ensure(agentId, this.clock.now());
+    if (enabled)
+      for (const agentId of heartbeatAgents(this.deps.config())) this.deps.state.ensure(agentId, this.clock.now());
     this.arm();
   }
 
@@ -166,11 +191,14 @@ export class HeartbeatRunner {
     if (this.timer !== undefined && this.timerAt !== undefined && this.timerAt <= at) return;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => {
-      this.timer = undefined;
-      this.timerAt = undefined;
-      this.tick();
-    }, Math.max(0, at - now));
+    this.timer = this.clock.setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = undefined;
+        this.tick();
+      },
+      Math.max(0, at - now),
+    );
   }
 
   /** When an agent wants a heartbeat: a wake or a retry at once (or when retried), else its slot. */
@@ -184,7 +212,11 @@ export class HeartbeatRunner {
   private tick(): void {
     if (!this.running) return;
     const now = this.clock.now();
-    for (const agentId of new Set([...heartbeatAgents(this.deps.config()), ...this.wakes.keys(), ...this.retries.keys()])) {
+    for (const agentId of new Set([
+      ...heartbeatAgents(this.deps.config()),
+      ...this.wakes.keys(),
+      ...this.retries.keys(),
+    ])) {
       if (this.active.has(agentId)) continue;
       const due = this.dueAt(agentId);
       if (due === undefined || due > now) continue;
@@ -197,7 +229,9 @@ export class HeartbeatRunner {
           // Something under the heartbeat broke (a file it could not read or write): try again later, not in a loop.
           this.retries.set(agentId, this.clock.now() + ERROR_RETRY_MS);
           if (wake) this.wakes.set(agentId, wake);
-          this.deps.logger.error(`heartbeat for ${agentId} failed, trying again in ${ERROR_RETRY_MS / 1000} s: ${(error as Error).stack ?? String(error)}`);
+          this.deps.logger.error(
+            `heartbeat for ${agentId} failed, trying again in ${ERROR_RETRY_MS / 1000} s: ${(error as Error).stack ?? String(error)}`,
+          );
         })
         .finally(() => {
           this.active.delete(agentId);
@@ -220,15 +254,26 @@ export class HeartbeatRunner {
     const now = this.clock.now();
     const pending = this.deps.events.pending(sessionKey);
     const workspace = this.deps.workspace(agentId);
-    if (!this.deps.state.enabled) return this.record(agentId, trigger, { status: 'skipped', reason: 'disabled', sessionKey });
+    if (!this.deps.state.enabled)
+      return this.record(agentId, trigger, { status: 'skipped', reason: 'disabled', sessionKey });
 
     // Quiet hours hold back the schedule only; an explicit wake (cron, a hook, the CLI) was asked for now.
     if (scheduled && settings.activeHours && !withinActiveHours(settings.activeHours, now, workspace.userTimezone)) {
       this.deps.state.update(agentId, now, { lastRunAt: now });
-      return this.record(agentId, trigger, { status: 'skipped', reason: 'quiet-hours', sessionKey, systemEvents: pending.length });
+      return this.record(agentId, trigger, {
+        status: 'skipped',
+        reason: 'quiet-hours',
+        sessionKey,
+        systemEvents: pending.length,
+      });
     }
     const agent = await this.deps.agent();
-    if (!agent) return this.record(agentId, trigger, { status: 'failed', reason: 'no agent service (is the agent plugin enabled?)', sessionKey });
+    if (!agent)
+      return this.record(agentId, trigger, {
+        status: 'failed',
+        reason: 'no agent service (is the agent plugin enabled?)',
+        sessionKey,
+      });
     if (agent.isActive(runKey)) {
       // Not dropped: the same trigger comes back once the session is free.
       if (!scheduled) this.wakes.set(agentId, trigger);
@@ -270,14 +315,41 @@ export class HeartbeatRunner {
           callerJournaled: true,
         });
       } catch (error) {
-        return this.record(agentId, trigger, { status: 'failed', reason: (error as Error).message ?? String(error), sessionKey, systemEvents: pending.length });
+        return this.record(agentId, trigger, {
+          status: 'failed',
+          reason: (error as Error).message ?? String(error),
+          sessionKey,
+          systemEvents: pending.length,
+        });
       }
-      if (before) await this.deps.restoreUpdatedAt(agentId, sessionKey, before, result).catch((error: unknown) => this.deps.logger.warn(`heartbeat ${agentId}: could not restore the session's updatedAt: ${(error as Error).message}`));
-      const base = { sessionKey: runKey, runId: result.runId, systemEvents: pending.length, durationMs: this.clock.now() - started };
-      if (result.status !== 'ok') return this.record(agentId, trigger, { ...base, status: 'failed', reason: result.error ?? `the turn ended ${result.status}` });
+      if (before)
+        await this.deps
+          .restoreUpdatedAt(agentId, sessionKey, before, result)
+          .catch((error: unknown) =>
+            this.deps.logger.warn(
+              `heartbeat ${agentId}: could not restore the session's updatedAt: ${(error as Error).message}`,
+            ),
+          );
+      const base = {
+        sessionKey: runKey,
+        runId: result.runId,
+        systemEvents: pending.length,
+        durationMs: this.clock.now() - started,
+      };
+      if (result.status !== 'ok')
+        return this.record(agentId, trigger, {
+          ...base,
+          status: 'failed',
+          reason: result.error ?? `the turn ended ${result.status}`,
+        });
       handled = true;
       const verdict = judgeReply(result.text, settings.ackMaxChars);
-      if (verdict.kind === 'ack') return this.record(agentId, trigger, { ...base, status: 'ok-token', ...(verdict.rest ? { preview: verdict.rest.slice(0, PREVIEW_CHARS) } : {}) });
+      if (verdict.kind === 'ack')
+        return this.record(agentId, trigger, {
+          ...base,
+          status: 'ok-token',
+          ...(verdict.rest ? { preview: verdict.rest.slice(0, PREVIEW_CHARS) } : {}),
+        });
       if (verdict.kind === 'empty') return this.record(agentId, trigger, { ...base, status: 'ok-empty' });
       return this.record(agentId, trigger, { ...base, ...(await this.deliver(settings, sessionKey, verdict.text)) });
     } finally {
@@ -289,12 +361,19 @@ export class HeartbeatRunner {
     const preview = text.slice(0, PREVIEW_CHARS);
     if (settings.target === 'none') return { status: 'skipped', reason: 'target-none', preview };
     const entry = await this.deps.session(settings.agentId, sessionKey);
-    const last = entry?.deliveryContext ?? (entry?.lastChannel ? { channel: entry.lastChannel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId } : undefined);
+    const last =
+      entry?.deliveryContext ??
+      (entry?.lastChannel
+        ? { channel: entry.lastChannel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId }
+        : undefined);
     const channel = settings.target === 'last' ? last?.channel : settings.target;
     const sameChannel = last?.channel === channel;
     const to = settings.target === 'last' ? last?.to : (settings.to ?? (sameChannel ? last?.to : undefined));
     if (!channel || !to) {
-      const why = settings.target === 'last' ? 'no-target: the main session has no last channel to reply to yet' : `no-target: heartbeat.target "${settings.target}" needs heartbeat.to`;
+      const why =
+        settings.target === 'last'
+          ? 'no-target: the main session has no last channel to reply to yet'
+          : `no-target: heartbeat.target "${settings.target}" needs heartbeat.to`;
       return { status: 'skipped', reason: why, preview };
     }
     const accountId = settings.accountId ?? (sameChannel ? last?.accountId : undefined);

@@ -15,7 +15,7 @@ export const DEFAULT_EVERY = '30m';
 
 /** Our own wording of OpenClaw's default heartbeat prompt (read HEARTBEAT.md, answer HEARTBEAT_OK if nothing needs attention). */
 export const DEFAULT_PROMPT =
-  'Heartbeat check. If HEARTBEAT.md exists in your workspace, read it and follow it exactly; do not bring back tasks from earlier conversations on your own. If nothing needs the user\'s attention right now, reply with HEARTBEAT_OK and nothing else.';
+  "Heartbeat check. If HEARTBEAT.md exists in your workspace, read it and follow it exactly; do not bring back tasks from earlier conversations on your own. If nothing needs the user's attention right now, reply with HEARTBEAT_OK and nothing else.";
 
 export interface HeartbeatSettings {
   agentId: string;
@@ -34,18 +34,26 @@ export interface HeartbeatSettings {
 }
 
 type AnyRecord = Record<string, any>;
-type Agents = { defaults?: { heartbeat?: HeartbeatConfig }; list?: Array<{ id?: unknown; heartbeat?: HeartbeatConfig }> };
+type Agents = {
+  defaults?: { heartbeat?: HeartbeatConfig };
+  list?: Array<{ id?: unknown; heartbeat?: HeartbeatConfig }>;
+};
 
 /** A heartbeat duration: "30m", "1h", "45s", "1.5h"; a bare number is minutes. */
 export function parseEvery(value: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(value);
-  if (!match) throw new Error(`heartbeat.every "${value}" is not a duration (use e.g. "30m", "1h", "45s"; "0m" turns it off)`);
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? 'm') as 'ms' | 's' | 'm' | 'h' | 'd'];
+  if (!match)
+    throw new Error(`heartbeat.every "${value}" is not a duration (use e.g. "30m", "1h", "45s"; "0m" turns it off)`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+    (match[2] ?? 'm') as 'ms' | 's' | 'm' | 'h' | 'd'
+  ];
   return Math.round(Number(match[1]) * unit);
 }
 
 function listedAgents(config: KernelConfig): AnyRecord[] {
-  return (((config.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[]).filter((agent) => typeof agent?.id === 'string');
+  return (((config.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[]).filter(
+    (agent) => typeof agent?.id === 'string',
+  );
 }
 
 /** The agents that run heartbeats. */
@@ -108,7 +116,12 @@ export function activeHoursZone(hours: ActiveHours, userTimezone: string | undef
 
 /** Minutes since midnight at `at` in `zone`. */
 export function minuteOfDay(at: number, zone: string): number {
-  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(new Date(at));
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(at));
   const get = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
   return get('hour') * 60 + get('minute');
 }

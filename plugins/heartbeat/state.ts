@@ -62,9 +62,14 @@ export class HeartbeatState {
   private read(): HeartbeatStateFile {
     try {
       const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as HeartbeatStateFile;
-      return { version: 1, enabled: parsed.enabled !== false, agents: parsed.agents && typeof parsed.agents === 'object' ? parsed.agents : {} };
+      return {
+        version: 1,
+        enabled: parsed.enabled !== false,
+        agents: parsed.agents && typeof parsed.agents === 'object' ? parsed.agents : {},
+      };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${this.file} cannot be read: ${(error as Error).message}`);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new Error(`${this.file} cannot be read: ${(error as Error).message}`);
       return { version: 1, enabled: true, agents: {} };
     }
   }

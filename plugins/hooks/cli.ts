@@ -61,7 +61,10 @@ export function findHook(hooks: readonly HookStatus[], selector: string): HookSt
   if (byName) return byName;
   const byKey = hooks.filter((hook) => hook.hookKey === selector);
   if (byKey.length === 1) return byKey[0]!;
-  if (byKey.length > 1) throw new UsageError(`"${selector}" is the hookKey of several hooks (${byKey.map((hook) => hook.name).join(', ')}): name one`);
+  if (byKey.length > 1)
+    throw new UsageError(
+      `"${selector}" is the hookKey of several hooks (${byKey.map((hook) => hook.name).join(', ')}): name one`,
+    );
   throw new UsageError(`no hook named "${selector}" (claw hooks list shows them)`);
 }
 
@@ -82,7 +85,17 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       if (rest.length) throw new UsageError(`unexpected argument "${rest[0]}"`);
       const hooks = values.eligible ? inventory.statuses.filter((hook) => hook.loadable) : inventory.statuses;
       if (json) {
-        out(JSON.stringify({ workspaceDir: inventory.workspaceDir, managedHooksDir: inventory.managedDir, hooks: hooks.map(publicView) }, null, 2));
+        out(
+          JSON.stringify(
+            {
+              workspaceDir: inventory.workspaceDir,
+              managedHooksDir: inventory.managedDir,
+              hooks: hooks.map(publicView),
+            },
+            null,
+            2,
+          ),
+        );
         return 0;
       }
       const ready = inventory.statuses.filter((hook) => hook.loadable).length;
@@ -90,7 +103,11 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       const on = new Set(inventory.selected.map((hook) => hook.name));
       const lines = [`Hooks (${ready}/${inventory.statuses.length} ready, ${on.size} on)`];
       for (const hook of hooks) {
-        const status = hook.loadable ? (on.has(hook.name) ? '✓ on' : '○ ready') : `✗ ${hook.enabledByConfig ? 'blocked' : 'disabled'}`;
+        const status = hook.loadable
+          ? on.has(hook.name)
+            ? '✓ on'
+            : '○ ready'
+          : `✗ ${hook.enabledByConfig ? 'blocked' : 'disabled'}`;
         const description = hook.description.length > 60 ? `${hook.description.slice(0, 59)}…` : hook.description;
         let line = `${status.padEnd(11)} ${`${hook.emoji ?? '🔗'} ${hook.name}`.padEnd(24)} ${description.padEnd(60)}  ${hook.source}`;
         if (values.verbose && hook.blockedReason) line += `\n            ${hook.blockedReason}`;
@@ -105,7 +122,22 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       if (rest.length !== 1) throw new UsageError('usage: claw hooks info <name>');
       const hook = findHook(inventory.statuses, rest[0]!);
       if (json) {
-        out(JSON.stringify({ ...publicView(hook), filePath: hook.filePath, baseDir: hook.baseDir, handlerPath: hook.handlerPath ?? null, hookKey: hook.hookKey, always: hook.always, requirements: hook.requires, ...(hook.shadowed ? { shadowed: hook.shadowed } : {}) }, null, 2));
+        out(
+          JSON.stringify(
+            {
+              ...publicView(hook),
+              filePath: hook.filePath,
+              baseDir: hook.baseDir,
+              handlerPath: hook.handlerPath ?? null,
+              hookKey: hook.hookKey,
+              always: hook.always,
+              requirements: hook.requires,
+              ...(hook.shadowed ? { shadowed: hook.shadowed } : {}),
+            },
+            null,
+            2,
+          ),
+        );
         return 0;
       }
       const lines = [
@@ -120,7 +152,10 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       if (hook.homepage) lines.push(`Homepage: ${hook.homepage}`);
       if (hook.unknownEvents.length) lines.push(`Warning:  claw never emits ${hook.unknownEvents.join(', ')}`);
       for (const [kind, list] of Object.entries(hook.requires) as Array<[keyof HookStatus['requires'], string[]]>) {
-        for (const item of list) lines.push(`Requires ${kind} ${item}: ${hook.missing[kind].includes(item) || (kind === 'anyBins' && hook.missing.anyBins.length) ? 'missing' : 'ok'}`);
+        for (const item of list)
+          lines.push(
+            `Requires ${kind} ${item}: ${hook.missing[kind].includes(item) || (kind === 'anyBins' && hook.missing.anyBins.length) ? 'missing' : 'ok'}`,
+          );
       }
       if (hook.shadowed) lines.push(`Shadows:  ${hook.shadowed.join(', ')}`);
       out(lines.join('\n'));
@@ -131,7 +166,25 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       const eligible = inventory.statuses.filter((hook) => hook.loadable);
       const notEligible = inventory.statuses.filter((hook) => !hook.loadable);
       if (json) {
-        out(JSON.stringify({ total: inventory.statuses.length, eligible: eligible.length, notEligible: notEligible.length, hooks: { eligible: eligible.map((hook) => hook.name), notEligible: notEligible.map((hook) => ({ name: hook.name, blockedReason: hook.blockedReason, missing: hook.missing })) } }, null, 2));
+        out(
+          JSON.stringify(
+            {
+              total: inventory.statuses.length,
+              eligible: eligible.length,
+              notEligible: notEligible.length,
+              hooks: {
+                eligible: eligible.map((hook) => hook.name),
+                notEligible: notEligible.map((hook) => ({
+                  name: hook.name,
+                  blockedReason: hook.blockedReason,
+                  missing: hook.missing,
+                })),
+              },
+            },
+            null,
+            2,
+          ),
+        );
         return 0;
       }
       const lines = [`${eligible.length} of ${inventory.statuses.length} hooks ready.`];
@@ -145,10 +198,20 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       const hook = findHook(inventory.statuses, rest[0]!);
       const on = action === 'enable';
       if (on && hook.error) throw new UsageError(`hook ${hook.name} cannot be enabled: ${hook.error}`);
-      if (on && !hook.requirementsSatisfied) throw new UsageError(`hook ${hook.name} cannot be enabled: missing requirements: ${describeMissing(hook.missing)}`);
+      if (on && !hook.requirementsSatisfied)
+        throw new UsageError(
+          `hook ${hook.name} cannot be enabled: missing requirements: ${describeMissing(hook.missing)}`,
+        );
       const change = await writeEntry(api, ctx, hook.hookKey, on);
-      const where = change.via === 'gateway' ? (change.reload?.restartRequired ? 'the running gateway applies it after a restart' : 'live in the running gateway') : 'the gateway picks it up when it starts (or from disk if running)';
-      out(`${on ? 'Enabled' : 'Disabled'} hook ${hook.name}: hooks.internal.entries.${hook.hookKey}.enabled = ${on}${change.changed ? '' : ' (already so)'}; ${where}.`);
+      const where =
+        change.via === 'gateway'
+          ? change.reload?.restartRequired
+            ? 'the running gateway applies it after a restart'
+            : 'live in the running gateway'
+          : 'the gateway picks it up when it starts (or from disk if running)';
+      out(
+        `${on ? 'Enabled' : 'Disabled'} hook ${hook.name}: hooks.internal.entries.${hook.hookKey}.enabled = ${on}${change.changed ? '' : ' (already so)'}; ${where}.`,
+      );
       if (on && hook.events.includes('gateway:startup')) out('It runs at the next gateway start.');
       return 0;
     }

@@ -92,14 +92,16 @@ export interface InternalSection {
   load?: { extraDirs?: string[] };
 }
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item.trim() !== '') : []);
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string' && item.trim() !== '') : [];
 
 /** The frontmatter of a HOOK.md as an object (throws with the reason when it is not one). */
 export function parseFrontmatter(text: string): Record<string, unknown> {
   const match = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/.exec(text.replace(/^\uFEFF/, ''));
   if (!match) throw new Error('HOOK.md has no YAML frontmatter (--- … ---) at the top');
   const value = parseYaml(match[1]!) as unknown;
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('HOOK.md frontmatter is not a mapping');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error('HOOK.md frontmatter is not a mapping');
   return value as Record<string, unknown>;
 }
 
@@ -137,12 +139,20 @@ export function readHookDir(dir: string, source: HookSource): DiscoveredHook | u
     hookKey: typeof openclaw.hookKey === 'string' && openclaw.hookKey.trim() ? openclaw.hookKey.trim() : name,
     description: typeof front.description === 'string' ? front.description : '',
     emoji: typeof openclaw.emoji === 'string' ? openclaw.emoji : undefined,
-    homepage: [openclaw.homepage, front.homepage, front.website, front.url].find((value): value is string => typeof value === 'string'),
+    homepage: [openclaw.homepage, front.homepage, front.website, front.url].find(
+      (value): value is string => typeof value === 'string',
+    ),
     events,
     unknownEvents: events.filter((event) => !(KNOWN_EVENTS as readonly string[]).includes(event)),
     export: typeof openclaw.export === 'string' && openclaw.export.trim() ? openclaw.export.trim() : 'default',
     always: openclaw.always === true,
-    requires: { bins: strings(requires.bins), anyBins: strings(requires.anyBins), env: strings(requires.env), config: strings(requires.config), os: strings(openclaw.os) },
+    requires: {
+      bins: strings(requires.bins),
+      anyBins: strings(requires.anyBins),
+      env: strings(requires.env),
+      config: strings(requires.config),
+      os: strings(openclaw.os),
+    },
   };
   const handler = HANDLER_FILES.map((file) => join(dir, file)).find((file) => existsSync(file));
   if (!handler) return { ...hook, error: `no handler file (${HANDLER_FILES.join(', ')})` };
@@ -160,7 +170,9 @@ export function readHookDir(dir: string, source: HookSource): DiscoveredHook | u
 function childDirs(dir: string): string[] {
   try {
     return readdirSync(dir, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() || (entry.isSymbolicLink() && statSync(join(dir, entry.name)).isDirectory()))
+      .filter(
+        (entry) => entry.isDirectory() || (entry.isSymbolicLink() && statSync(join(dir, entry.name)).isDirectory()),
+      )
       .map((entry) => join(dir, entry.name))
       .sort();
   } catch {
@@ -256,29 +268,50 @@ function configTruthy(config: Record<string, unknown>, path: string): boolean {
   return Boolean(value);
 }
 
-export function entryFor(internal: InternalSection, hook: Pick<DiscoveredHook, 'name' | 'hookKey'>): HookEntryConfig | undefined {
+export function entryFor(
+  internal: InternalSection,
+  hook: Pick<DiscoveredHook, 'name' | 'hookKey'>,
+): HookEntryConfig | undefined {
   return internal.entries?.[hook.hookKey] ?? internal.entries?.[hook.name];
 }
 
 /** Per-hook judgement as `claw hooks list` shows it (not the gateway's global selection). */
-export function hookStatus(hook: DiscoveredHook, internal: InternalSection, config: Record<string, unknown>, env: Readonly<Record<string, string | undefined>>): HookStatus {
+export function hookStatus(
+  hook: DiscoveredHook,
+  internal: InternalSection,
+  config: Record<string, unknown>,
+  env: Readonly<Record<string, string | undefined>>,
+): HookStatus {
   const entry = entryFor(internal, hook);
   const missing: HookRequirements = { bins: [], anyBins: [], env: [], config: [], os: [] };
   if (hook.requires.os.length > 0 && !hook.requires.os.includes(process.platform)) missing.os = hook.requires.os;
   if (!hook.always) {
     missing.bins = hook.requires.bins.filter((bin) => !hasBinary(bin, env));
-    if (hook.requires.anyBins.length > 0 && !hook.requires.anyBins.some((bin) => hasBinary(bin, env))) missing.anyBins = hook.requires.anyBins;
+    if (hook.requires.anyBins.length > 0 && !hook.requires.anyBins.some((bin) => hasBinary(bin, env)))
+      missing.anyBins = hook.requires.anyBins;
     missing.env = hook.requires.env.filter((name) => !env[name]?.trim() && !entry?.env?.[name]?.trim());
     missing.config = hook.requires.config.filter((path) => !configTruthy(config, path));
   }
   const requirementsSatisfied = Object.values(missing).every((list) => list.length === 0);
-  const enabledByConfig = entry?.enabled === false ? false : hook.source === 'workspace' ? entry?.enabled === true : true;
+  const enabledByConfig =
+    entry?.enabled === false ? false : hook.source === 'workspace' ? entry?.enabled === true : true;
   let blockedReason: string | undefined;
   if (hook.error) blockedReason = hook.error;
-  else if (!enabledByConfig) blockedReason = hook.source === 'workspace' && entry?.enabled !== false ? 'workspace hook (disabled by default)' : 'disabled in config';
+  else if (!enabledByConfig)
+    blockedReason =
+      hook.source === 'workspace' && entry?.enabled !== false
+        ? 'workspace hook (disabled by default)'
+        : 'disabled in config';
   else if (!requirementsSatisfied) blockedReason = `missing requirements: ${describeMissing(missing)}`;
   else if (hook.events.length === 0) blockedReason = 'no events defined';
-  return { ...hook, enabledByConfig, requirementsSatisfied, missing, loadable: blockedReason === undefined, ...(blockedReason ? { blockedReason } : {}) };
+  return {
+    ...hook,
+    enabledByConfig,
+    requirementsSatisfied,
+    missing,
+    loadable: blockedReason === undefined,
+    ...(blockedReason ? { blockedReason } : {}),
+  };
 }
 
 export function describeMissing(missing: HookRequirements): string {
@@ -299,13 +332,18 @@ export function describeMissing(missing: HookRequirements): string {
 export function selectHooks(statuses: readonly HookStatus[], internal: InternalSection): HookStatus[] {
   const selection = selectionOf(internal);
   if (selection === 'none') return [];
-  return statuses.filter((hook) => hook.loadable && (selection === 'open' || selection.includes(hook.name) || selection.includes(hook.hookKey)));
+  return statuses.filter(
+    (hook) =>
+      hook.loadable && (selection === 'open' || selection.includes(hook.name) || selection.includes(hook.hookKey)),
+  );
 }
 
 /** Which hooks the config asks for: none, every loadable one ("open"), or these names and keys. */
 export function selectionOf(internal: InternalSection): 'none' | 'open' | string[] {
   if (internal.enabled === false) return 'none';
-  const named = Object.entries(internal.entries ?? {}).filter(([, entry]) => entry?.enabled !== false).map(([key]) => key);
+  const named = Object.entries(internal.entries ?? {})
+    .filter(([, entry]) => entry?.enabled !== false)
+    .map(([key]) => key);
   if ((internal.enabled === true && named.length === 0) || (internal.load?.extraDirs ?? []).length > 0) return 'open';
   return named.length === 0 ? 'none' : named;
 }

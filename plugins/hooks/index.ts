@@ -9,7 +9,14 @@
  *   hook bus, command and bootstrap events are emitted by the agent plugin and agent loop.
  */
 import { fileURLToPath } from 'node:url';
-import { agentIds, agentSettings, normalizeAgentId, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import {
+  agentIds,
+  agentSettings,
+  normalizeAgentId,
+  unknownAgentProblem,
+  type AgentService,
+  type SessionService,
+} from '../../sdk/agent/index.js';
 import { definePlugin, ErrorCodes, ProtocolError } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
 import { hookInventory, InternalHookRunner } from './runner.js';
@@ -39,10 +46,16 @@ export default definePlugin({
       const settings = webhookSettings(kernel.config());
       const problem = webhookProblem(settings, kernel.config(), kernel.env);
       if (problem) api.logger.error(`webhooks not started: ${problem}`);
-      else if (settings.enabled) api.logger.info(`webhooks on at ${settings.path}/wake, ${settings.path}/agent${settings.mappings.length ? ` and ${settings.mappings.length} mapping(s)` : ''}`);
+      else if (settings.enabled)
+        api.logger.info(
+          `webhooks on at ${settings.path}/wake, ${settings.path}/agent${settings.mappings.length ? ` and ${settings.mappings.length} mapping(s)` : ''}`,
+        );
       if (!startupRunner.wants('gateway', 'startup')) return;
       const config = kernel.config();
-      const agents = agentIds(config).map((agentId) => ({ agentId, workspaceDir: agentSettings(config, agentId, kernel.paths.stateDir, kernel.paths.workspaceDir).workspaceDir }));
+      const agents = agentIds(config).map((agentId) => ({
+        agentId,
+        workspaceDir: agentSettings(config, agentId, kernel.paths.stateDir, kernel.paths.workspaceDir).workspaceDir,
+      }));
       const deps = {
         runAgent: async (input: { agentId: string; sessionKey: string; message: string }) => {
           const agent = await useService<AgentService>(kernel, 'agent');
@@ -57,7 +70,11 @@ export default definePlugin({
         log: (level: 'info' | 'warn', message: string) => api.logger[level](message),
       };
       // Never delays the gateway's start: the handlers run in the background.
-      void startupRunner.emit('gateway', 'startup', 'gateway', { workspaceDir: agents[0]?.workspaceDir ?? kernel.paths.workspaceDir, agents, deps });
+      void startupRunner.emit('gateway', 'startup', 'gateway', {
+        workspaceDir: agents[0]?.workspaceDir ?? kernel.paths.workspaceDir,
+        agents,
+        deps,
+      });
     });
 
     api.on('message_received', async (event, ctx) => {
@@ -88,20 +105,33 @@ export default definePlugin({
     // hook judged against the config, and whether the gateway runs it.
     api.registerGatewayMethod('hooks.status', {
       scope: 'operator.read',
-      description: 'Internal hooks for an agent: {workspaceDir, managedHooksDir, hooks: [{name, hookKey, description, source, emoji?, events, filePath, enabledByConfig, requirementsSatisfied, missing, loadable, blockedReason?, selected, managedByPlugin}]}.',
-      params: { type: 'object', additionalProperties: false, properties: { agentId: { type: 'string', minLength: 1 } } },
+      description:
+        'Internal hooks for an agent: {workspaceDir, managedHooksDir, hooks: [{name, hookKey, description, source, emoji?, events, filePath, enabledByConfig, requirementsSatisfied, missing, loadable, blockedReason?, selected, managedByPlugin}]}.',
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { agentId: { type: 'string', minLength: 1 } },
+      },
       handler: (params: { agentId?: string }) => {
         const agentId = params.agentId === undefined ? undefined : normalizeAgentId(params.agentId);
         const problem = agentId === undefined ? undefined : unknownAgentProblem(kernel.config(), agentId);
         if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem);
         const inventory = hookInventory(kernel, BUNDLED_HOOKS_DIR, agentId);
         const selected = new Set(inventory.selected.map((hook) => hook.hookKey));
-        const hooks = inventory.statuses.map((hook) => ({ ...hook, selected: selected.has(hook.hookKey), managedByPlugin: false }));
+        const hooks = inventory.statuses.map((hook) => ({
+          ...hook,
+          selected: selected.has(hook.hookKey),
+          managedByPlugin: false,
+        }));
         return { workspaceDir: inventory.workspaceDir, managedHooksDir: inventory.managedDir, hooks };
       },
     });
 
     // The CLI's code loads only for `claw hooks`, not with the gateway.
-    api.registerCli({ name: 'hooks', description: 'List, inspect, check, enable and disable internal hooks', run: async (argv, ctx) => (await import('./cli.js')).hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR) });
+    api.registerCli({
+      name: 'hooks',
+      description: 'List, inspect, check, enable and disable internal hooks',
+      run: async (argv, ctx) => (await import('./cli.js')).hooksCli(argv, ctx, api, BUNDLED_HOOKS_DIR),
+    });
   },
 });

@@ -18,7 +18,11 @@ export interface TemplateScope {
 const trimSlashes = (path: string) => path.replace(/^\/+|\/+$/g, '');
 
 /** The first mapping whose predicates all hold (a mapping without any matches every path). */
-export function findMapping(mappings: readonly HookMapping[], subpath: string, payload: Record<string, unknown>): { mapping: HookMapping; index: number } | undefined {
+export function findMapping(
+  mappings: readonly HookMapping[],
+  subpath: string,
+  payload: Record<string, unknown>,
+): { mapping: HookMapping; index: number } | undefined {
   const index = mappings.findIndex((mapping) => {
     if (mapping.match?.path !== undefined && trimSlashes(mapping.match.path) !== subpath) return false;
     if (mapping.match?.source !== undefined && payload.source !== mapping.match.source) return false;
@@ -39,7 +43,8 @@ function lookup(root: unknown, parts: readonly string[]): unknown {
   let value = root;
   for (const part of parts) {
     // Own properties only: a template must not reach Object.prototype.
-    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part)) return undefined;
+    if (value === null || typeof value !== 'object' || !Object.prototype.hasOwnProperty.call(value, part))
+      return undefined;
     value = (value as Record<string, unknown>)[part];
   }
   return value;

@@ -23,7 +23,14 @@ import {
   type KernelServices,
   type Logger,
 } from '../../sdk/index.js';
-import { discoverHooks, hookStatus, selectHooks, selectionOf, type HookStatus, type InternalSection } from './discovery.js';
+import {
+  discoverHooks,
+  hookStatus,
+  selectHooks,
+  selectionOf,
+  type HookStatus,
+  type InternalSection,
+} from './discovery.js';
 import { hooksSection } from './settings.js';
 
 export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
@@ -42,7 +49,11 @@ export function internalSection(config: Record<string, unknown>): InternalSectio
 }
 
 /** Every discovered hook judged against the config (for the CLI and the runner). */
-export function hookInventory(kernel: Pick<KernelServices, 'config' | 'paths' | 'env'>, bundledDir: string, agentId?: string): HookInventory {
+export function hookInventory(
+  kernel: Pick<KernelServices, 'config' | 'paths' | 'env'>,
+  bundledDir: string,
+  agentId?: string,
+): HookInventory {
   const config = kernel.config() as Record<string, unknown>;
   const internal = internalSection(config);
   const agent = agentId ?? defaultAgentId(config);
@@ -76,9 +87,11 @@ export class InternalHookRunner implements InternalHooksService {
     if (key !== this.cacheKey) {
       this.cacheKey = key;
       // Nothing asked for (the default): no folder is read at all.
-      this.selected = selectionOf(internalSection(config)) === 'none' ? [] : hookInventory(this.kernel, this.bundledDir).selected;
+      this.selected =
+        selectionOf(internalSection(config)) === 'none' ? [] : hookInventory(this.kernel, this.bundledDir).selected;
       for (const hook of this.selected) {
-        if (hook.unknownEvents.length) this.logger.warn(`hook ${hook.name} subscribes to events claw never emits: ${hook.unknownEvents.join(', ')}`);
+        if (hook.unknownEvents.length)
+          this.logger.warn(`hook ${hook.name} subscribes to events claw never emits: ${hook.unknownEvents.join(', ')}`);
       }
     }
     return this.selected;
@@ -87,14 +100,22 @@ export class InternalHookRunner implements InternalHooksService {
   private listeners(type: InternalHookType, action: string): HookStatus[] {
     const hooks = this.current();
     const exact = `${type}:${action}`;
-    return [...hooks.filter((hook) => hook.events.includes(type)), ...hooks.filter((hook) => hook.events.includes(exact))];
+    return [
+      ...hooks.filter((hook) => hook.events.includes(type)),
+      ...hooks.filter((hook) => hook.events.includes(exact)),
+    ];
   }
 
   wants(type: InternalHookType, action: string): boolean {
     return this.listeners(type, action).length > 0;
   }
 
-  async emit(type: InternalHookType, action: string, sessionKey: string, context: Record<string, unknown>): Promise<InternalHookEvent> {
+  async emit(
+    type: InternalHookType,
+    action: string,
+    sessionKey: string,
+    context: Record<string, unknown>,
+  ): Promise<InternalHookEvent> {
     const event: InternalHookEvent = {
       type,
       action,
@@ -115,13 +136,18 @@ export class InternalHookRunner implements InternalHooksService {
     try {
       const handler = await this.load(hook);
       const timeout = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`did not finish within ${this.timeoutMs} ms (left running)`)), this.timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`did not finish within ${this.timeoutMs} ms (left running)`)),
+          this.timeoutMs,
+        );
         timer.unref?.();
       });
       await Promise.race([Promise.resolve().then(() => handler(event)), timeout]);
       this.logger.debug(`hook ${hook.name} handled ${event.type}:${event.action} in ${Date.now() - started} ms`);
     } catch (error) {
-      this.logger.error(`hook ${hook.name} (${hook.source}) failed on ${event.type}:${event.action}: ${(error as Error)?.message ?? String(error)}`);
+      this.logger.error(
+        `hook ${hook.name} (${hook.source}) failed on ${event.type}:${event.action}: ${(error as Error)?.message ?? String(error)}`,
+      );
     } finally {
       if (timer) clearTimeout(timer);
     }
@@ -132,7 +158,9 @@ export class InternalHookRunner implements InternalHooksService {
     let loading = this.modules.get(key);
     if (!loading) {
       loading = this.importModule(hook.handlerPath!).then((module) => {
-        const fn = module[hook.export] ?? (hook.export === 'default' ? (module.default as Record<string, unknown> | undefined)?.default : undefined);
+        const fn =
+          module[hook.export] ??
+          (hook.export === 'default' ? (module.default as Record<string, unknown> | undefined)?.default : undefined);
         if (typeof fn !== 'function') throw new Error(`${hook.handlerPath} has no function export "${hook.export}"`);
         return fn as Handler;
       });
@@ -153,7 +181,12 @@ export class InternalHookRunner implements InternalHooksService {
     } catch {
       fsCache = false;
     }
-    const jiti = createJiti(import.meta.url, { fsCache, alias: sdkAliases(), interopDefault: false, moduleCache: true });
+    const jiti = createJiti(import.meta.url, {
+      fsCache,
+      alias: sdkAliases(),
+      interopDefault: false,
+      moduleCache: true,
+    });
     try {
       return (await jiti.import(file)) as Record<string, unknown>;
     } finally {

@@ -70,7 +70,9 @@ export function webhookSettings(config: KernelConfig): WebhookSettings {
     maxBodyBytes: section.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     defaultSessionKey: section.defaultSessionKey?.trim() || undefined,
     allowRequestSessionKey: section.allowRequestSessionKey === true,
-    allowedSessionKeyPrefixes: (section.allowedSessionKeyPrefixes ?? []).map((prefix) => prefix.trim().toLowerCase()).filter(Boolean),
+    allowedSessionKeyPrefixes: (section.allowedSessionKeyPrefixes ?? [])
+      .map((prefix) => prefix.trim().toLowerCase())
+      .filter(Boolean),
     allowedAgentIds: agents === undefined || agents.includes('*') ? undefined : agents,
     mappings: section.mappings ?? [],
   };
@@ -80,11 +82,21 @@ export function webhookSettings(config: KernelConfig): WebhookSettings {
  * Why enabled webhooks must not serve: no token, or the gateway's own secret reused (a
  * leaked hook token would then unlock the whole gateway).
  */
-export function webhookProblem(settings: WebhookSettings, config: KernelConfig, env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function webhookProblem(
+  settings: WebhookSettings,
+  config: KernelConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
   if (!settings.enabled) return undefined;
-  if (!settings.token) return 'hooks.enabled is true but hooks.token is not set: give the webhook endpoints their own long random token';
-  const auth = ((config.gateway as { auth?: { token?: string; password?: string } } | undefined)?.auth ?? {}) as { token?: string; password?: string };
-  const gatewaySecrets = [auth.token, auth.password, env.OPENCLAW_GATEWAY_TOKEN, env.OPENCLAW_GATEWAY_PASSWORD].map((value) => value?.trim()).filter(Boolean);
+  if (!settings.token)
+    return 'hooks.enabled is true but hooks.token is not set: give the webhook endpoints their own long random token';
+  const auth = ((config.gateway as { auth?: { token?: string; password?: string } } | undefined)?.auth ?? {}) as {
+    token?: string;
+    password?: string;
+  };
+  const gatewaySecrets = [auth.token, auth.password, env.OPENCLAW_GATEWAY_TOKEN, env.OPENCLAW_GATEWAY_PASSWORD]
+    .map((value) => value?.trim())
+    .filter(Boolean);
   if (gatewaySecrets.includes(settings.token)) {
     return 'hooks.token is the same as the gateway token or password: use a separate token for webhooks (a leaked hook token must not unlock the gateway)';
   }
@@ -99,5 +111,8 @@ export function sessionKeyAllowed(settings: WebhookSettings, key: string): boole
 }
 
 export function agentAllowed(settings: WebhookSettings, agentId: string): boolean {
-  return settings.allowedAgentIds === undefined || settings.allowedAgentIds.some((id) => id.trim().toLowerCase() === agentId.toLowerCase());
+  return (
+    settings.allowedAgentIds === undefined ||
+    settings.allowedAgentIds.some((id) => id.trim().toLowerCase() === agentId.toLowerCase())
+  );
 }

@@ -6,7 +6,14 @@
  * content. Answers come back as `{ status, body }` for the HTTP layer.
  */
 import { randomUUID } from 'node:crypto';
-import { IntakeClosedError, normalizeAgentId, unknownAgentProblem, type AgentService, type DispatchInput, type RunResult } from '../../sdk/agent/index.js';
+import {
+  IntakeClosedError,
+  normalizeAgentId,
+  unknownAgentProblem,
+  type AgentService,
+  type DispatchInput,
+  type RunResult,
+} from '../../sdk/agent/index.js';
 import {
   type KernelConfig,
   type KernelServices,
@@ -83,17 +90,33 @@ export function optionalString(body: Record<string, unknown>, key: string): stri
 
 export function wakeModeOf(value: unknown, key: string): WakeMode {
   if (value === undefined || value === null) return 'now';
-  if (typeof value !== 'string' || !WAKE_MODES.has(value as WakeMode)) throw bad(`${key} must be "now" or "next-heartbeat"`);
+  if (typeof value !== 'string' || !WAKE_MODES.has(value as WakeMode))
+    throw bad(`${key} must be "now" or "next-heartbeat"`);
   return value as WakeMode;
 }
 
 const WAKE_FIELDS = ['text', 'mode', 'agentId', 'sessionKey'];
-const AGENT_FIELDS = ['message', 'name', 'agentId', 'sessionKey', 'wakeMode', 'deliver', 'channel', 'to', 'model', 'thinking', 'timeoutSeconds'];
+const AGENT_FIELDS = [
+  'message',
+  'name',
+  'agentId',
+  'sessionKey',
+  'wakeMode',
+  'deliver',
+  'channel',
+  'to',
+  'model',
+  'thinking',
+  'timeoutSeconds',
+];
 
 /** A field claw does not act on is refused rather than silently dropped. */
 function onlyFields(body: Record<string, unknown>, allowed: readonly string[], endpoint: string): void {
   const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
-  if (unknown.length) throw bad(`${endpoint} does not take ${unknown.map((key) => `"${key}"`).join(', ')}; its fields are ${allowed.join(', ')}`);
+  if (unknown.length)
+    throw bad(
+      `${endpoint} does not take ${unknown.map((key) => `"${key}"`).join(', ')}; its fields are ${allowed.join(', ')}`,
+    );
 }
 
 export function parseWakeBody(body: Record<string, unknown>): WakeAction {
@@ -101,7 +124,14 @@ export function parseWakeBody(body: Record<string, unknown>): WakeAction {
   const text = optionalString(body, 'text');
   if (!text) throw bad('text is required: a non-empty string');
   const sessionKey = optionalString(body, 'sessionKey');
-  return { text, mode: wakeModeOf(body.mode, 'mode'), agentId: optionalString(body, 'agentId'), sessionKey, callerKey: sessionKey !== undefined, source: 'hook:wake' };
+  return {
+    text,
+    mode: wakeModeOf(body.mode, 'mode'),
+    agentId: optionalString(body, 'agentId'),
+    sessionKey,
+    callerKey: sessionKey !== undefined,
+    source: 'hook:wake',
+  };
 }
 
 export function parseAgentBody(body: Record<string, unknown>): AgentAction {
@@ -111,7 +141,8 @@ export function parseAgentBody(body: Record<string, unknown>): AgentAction {
   if (body.deliver !== undefined && typeof body.deliver !== 'boolean') throw bad('deliver must be true or false');
   let timeoutSeconds: number | undefined;
   if (body.timeoutSeconds !== undefined) {
-    if (typeof body.timeoutSeconds !== 'number' || !Number.isFinite(body.timeoutSeconds) || body.timeoutSeconds < 1) throw bad('timeoutSeconds must be a number of seconds, at least 1');
+    if (typeof body.timeoutSeconds !== 'number' || !Number.isFinite(body.timeoutSeconds) || body.timeoutSeconds < 1)
+      throw bad('timeoutSeconds must be a number of seconds, at least 1');
     timeoutSeconds = Math.floor(body.timeoutSeconds);
   }
   const sessionKey = optionalString(body, 'sessionKey');
@@ -150,9 +181,11 @@ function resolveAgent(deps: ActionDeps, requested: string | undefined, fallback:
  * a key the caller chose also needs `allowRequestSessionKey`.
  */
 function admitKey(deps: ActionDeps, key: string, agentId: string, fromCaller: boolean, what = 'sessionKey'): string {
-  if (fromCaller && !deps.settings.allowRequestSessionKey) throw bad('a caller-chosen sessionKey needs hooks.allowRequestSessionKey: true');
+  if (fromCaller && !deps.settings.allowRequestSessionKey)
+    throw bad('a caller-chosen sessionKey needs hooks.allowRequestSessionKey: true');
   const scoped = key.replace(/^agent:[^:]+:/i, `agent:${agentId}:`);
-  if (!sessionKeyAllowed(deps.settings, scoped)) throw bad(`${what} "${scoped}" does not start with any of hooks.allowedSessionKeyPrefixes`);
+  if (!sessionKeyAllowed(deps.settings, scoped))
+    throw bad(`${what} "${scoped}" does not start with any of hooks.allowedSessionKeyPrefixes`);
   return scoped;
 }
 
@@ -161,13 +194,17 @@ function admitKey(deps: ActionDeps, key: string, agentId: string, fromCaller: bo
 export async function runWake(deps: ActionDeps, action: WakeAction): Promise<ActionReply> {
   const events = await useService<SystemEventsService>(deps.kernel, 'system-events');
   if (!events) {
-    throw new HookRequestError(503, 'POST /hooks/wake needs the "system-events" service, which the heartbeat plugin provides: enable it (claw plugins enable heartbeat) and restart the gateway');
+    throw new HookRequestError(
+      503,
+      'POST /hooks/wake needs the "system-events" service, which the heartbeat plugin provides: enable it (claw plugins enable heartbeat) and restart the gateway',
+    );
   }
   const agent = await useService<AgentService>(deps.kernel, 'agent');
   const agentId = resolveAgent(deps, action.agentId, agent?.defaultAgent() ?? 'main');
   let sessionKey: string | undefined;
   if (action.sessionKey !== undefined) {
-    if (action.mode !== 'now') throw bad('a wake for a chosen sessionKey needs mode "now" (deferred wakes go to the main session)');
+    if (action.mode !== 'now')
+      throw bad('a wake for a chosen sessionKey needs mode "now" (deferred wakes go to the main session)');
     sessionKey = admitKey(deps, action.sessionKey, agentId, action.callerKey);
   }
   await events.enqueue({ agentId, ...(sessionKey ? { sessionKey } : {}), text: action.text, source: action.source });
@@ -180,7 +217,10 @@ export async function runWake(deps: ActionDeps, action: WakeAction): Promise<Act
 async function checkChannel(deps: ActionDeps, channel: string): Promise<void> {
   if (channel === 'last') throw bad('channel "last" is not supported for webhooks: name the channel and give "to"');
   const known = deps.kernel.capabilities.list('channel').map((entry) => entry.name);
-  if (!known.includes(channel)) throw bad(`unknown channel "${channel}"${known.length ? `: the channels are ${known.join(', ')}` : ' (no channel plugin is enabled)'}`);
+  if (!known.includes(channel))
+    throw bad(
+      `unknown channel "${channel}"${known.length ? `: the channels are ${known.join(', ')}` : ' (no channel plugin is enabled)'}`,
+    );
 }
 
 /** Answers 202 with the runId once the agent service has the message on disk. */
@@ -196,18 +236,25 @@ export async function runAgentAction(deps: ActionDeps, action: AgentAction): Pro
     sessionKey = admitKey(deps, deps.settings.defaultSessionKey, agentId, false, 'hooks.defaultSessionKey');
   } else {
     sessionKey = `hook:${randomUUID()}`;
-    if (!sessionKeyAllowed(deps.settings, sessionKey)) throw bad('hooks.allowedSessionKeyPrefixes does not admit the generated "hook:" keys: add "hook:" or set hooks.defaultSessionKey');
+    if (!sessionKeyAllowed(deps.settings, sessionKey))
+      throw bad(
+        'hooks.allowedSessionKeyPrefixes does not admit the generated "hook:" keys: add "hook:" or set hooks.defaultSessionKey',
+      );
   }
 
-  if (action.thinking !== undefined && !THINKING.has(action.thinking)) throw bad(`thinking must be one of off, minimal, low, medium, high (got "${action.thinking}")`);
+  if (action.thinking !== undefined && !THINKING.has(action.thinking))
+    throw bad(`thinking must be one of off, minimal, low, medium, high (got "${action.thinking}")`);
   let deliver: DispatchInput['deliver'];
   if (action.deliver && (action.channel !== undefined || action.to !== undefined)) {
-    if (action.channel === undefined || action.to === undefined) throw bad('delivery needs both channel and to (or deliver: false)');
+    if (action.channel === undefined || action.to === undefined)
+      throw bad('delivery needs both channel and to (or deliver: false)');
     await checkChannel(deps, action.channel);
     deliver = { channel: action.channel, to: action.to };
   }
 
-  const message = action.unsafe ? action.message : wrapExternalContent(action.message, { kind: 'webhook', name: action.name });
+  const message = action.unsafe
+    ? action.message
+    : wrapExternalContent(action.message, { kind: 'webhook', name: action.name });
   let handle;
   try {
     handle = await agent.dispatch({
@@ -225,7 +272,8 @@ export async function runAgentAction(deps: ActionDeps, action: AgentAction): Pro
       ...(deliver ? { deliver } : {}),
     });
   } catch (error) {
-    if (error instanceof IntakeClosedError) throw new HookRequestError(503, 'the gateway is shutting down; retry after it restarts');
+    if (error instanceof IntakeClosedError)
+      throw new HookRequestError(503, 'the gateway is shutting down; retry after it restarts');
     throw error;
   }
   void handle.done.then(
@@ -239,17 +287,29 @@ export async function runAgentAction(deps: ActionDeps, action: AgentAction): Pro
  * With `deliver` on and no destination, the outcome becomes a system event in the agent's
  * main session (woken per `wakeMode`); with `deliver: false` only failures do.
  */
-async function afterRun(deps: ActionDeps, action: AgentAction, agentId: string, delivered: boolean, result: RunResult): Promise<void> {
+async function afterRun(
+  deps: ActionDeps,
+  action: AgentAction,
+  agentId: string,
+  delivered: boolean,
+  result: RunResult,
+): Promise<void> {
   const ok = result.status === 'ok';
   const level = ok ? 'info' : 'warn';
-  deps.logger[level](`hook agent run completed: runId=${result.runId} name=${action.name} status=${result.status}${result.error ? ` error=${result.error}` : ''}`);
+  deps.logger[level](
+    `hook agent run completed: runId=${result.runId} name=${action.name} status=${result.status}${result.error ? ` error=${result.error}` : ''}`,
+  );
   if (delivered || (ok && !action.deliver) || (ok && !result.text.trim())) return;
   const events = await useService<SystemEventsService>(deps.kernel, 'system-events').catch(() => undefined);
   if (!events) {
-    deps.logger.warn(`hook "${action.name}": no system-events service (heartbeat plugin) to report the run's outcome to the main session`);
+    deps.logger.warn(
+      `hook "${action.name}": no system-events service (heartbeat plugin) to report the run's outcome to the main session`,
+    );
     return;
   }
-  const text = ok ? `Hook ${action.name}: ${result.text.trim()}` : `Hook ${action.name} failed (${result.status}): ${result.error ?? 'no reply'}`;
+  const text = ok
+    ? `Hook ${action.name}: ${result.text.trim()}`
+    : `Hook ${action.name} failed (${result.status}): ${result.error ?? 'no reply'}`;
   try {
     await events.enqueue({ agentId, text, source: `hook:${action.name}` });
     await events.wake({ agentId, mode: action.wakeMode, reason: `hook:${action.name}` });

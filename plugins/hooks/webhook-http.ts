@@ -8,17 +8,43 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { safeEqual } from '../../sdk/index.js';
-import type { AuthRateLimiter, GatewayAuthService, KernelServices, Logger, RateLimitSettings } from '../../sdk/index.js';
+import type {
+  AuthRateLimiter,
+  GatewayAuthService,
+  KernelServices,
+  Logger,
+  RateLimitSettings,
+} from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
 import { findMapping, isTemplated, renderTemplate, type TemplateScope } from './mappings.js';
 import { webhookProblem, webhookSettings } from './settings.js';
-import { HookRequestError, parseAgentBody, parseWakeBody, runAgentAction, runWake, type ActionDeps, type ActionReply, type AgentAction, type WakeAction } from './webhook-actions.js';
+import {
+  HookRequestError,
+  parseAgentBody,
+  parseWakeBody,
+  runAgentAction,
+  runWake,
+  type ActionDeps,
+  type ActionReply,
+  type AgentAction,
+  type WakeAction,
+} from './webhook-actions.js';
 
 /** OpenClaw's hook throttle: 20 failures a minute, loopback included (a proxy on loopback is still the internet). */
-export const HOOK_RATE_LIMIT: RateLimitSettings = { maxAttempts: 20, windowMs: 60_000, lockoutMs: 60_000, exemptLoopback: false };
+export const HOOK_RATE_LIMIT: RateLimitSettings = {
+  maxAttempts: 20,
+  windowMs: 60_000,
+  lockoutMs: 60_000,
+  exemptLoopback: false,
+};
 export const BODY_TIMEOUT_MS = 30_000;
 
-function send(res: ServerResponse, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -65,7 +91,8 @@ function parseJsonObject(body: Buffer): Record<string, unknown> {
   } catch (error) {
     throw new HookRequestError(400, `body is not valid JSON: ${(error as Error).message}`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new HookRequestError(400, 'body must be a JSON object');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new HookRequestError(400, 'body must be a JSON object');
   return value as Record<string, unknown>;
 }
 
@@ -91,10 +118,12 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
   // gateway's port, so the plugin offering the service has loaded by then.
   let lockout: Promise<{ auth: GatewayAuthService; limiter: AuthRateLimiter }> | undefined;
   const lockoutGuard = () =>
-    (lockout ??= requireService<GatewayAuthService>(deps.kernel, 'gateway-auth', 'webhook authentication').then((auth) => ({
-      auth,
-      limiter: deps.limiter ?? auth.createRateLimiter(HOOK_RATE_LIMIT),
-    })));
+    (lockout ??= requireService<GatewayAuthService>(deps.kernel, 'gateway-auth', 'webhook authentication').then(
+      (auth) => ({
+        auth,
+        limiter: deps.limiter ?? auth.createRateLimiter(HOOK_RATE_LIMIT),
+      }),
+    ));
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const config = deps.kernel.config();
     const settings = webhookSettings(config);
@@ -102,7 +131,12 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
     const path = url.pathname.replace(/\/+$/, '');
     if (!settings.enabled || (path !== settings.path && !path.startsWith(`${settings.path}/`))) {
       req.resume();
-      send(res, 404, { ok: false, error: settings.enabled ? `no webhook at ${url.pathname} (hooks.path is ${settings.path})` : 'webhooks are off: set hooks.enabled to true and hooks.token to a long random token' });
+      send(res, 404, {
+        ok: false,
+        error: settings.enabled
+          ? `no webhook at ${url.pathname} (hooks.path is ${settings.path})`
+          : 'webhooks are off: set hooks.enabled to true and hooks.token to a long random token',
+      });
       return;
     }
     const problem = webhookProblem(settings, config, deps.kernel.env);
@@ -118,7 +152,11 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
     }
     if (url.searchParams.has('token')) {
       req.resume();
-      send(res, 400, { ok: false, error: 'the hook token is not accepted in the query string: send it as Authorization: Bearer <token> or x-openclaw-token' });
+      send(res, 400, {
+        ok: false,
+        error:
+          'the hook token is not accepted in the query string: send it as Authorization: Bearer <token> or x-openclaw-token',
+      });
       return;
     }
 
@@ -137,7 +175,12 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
     const locked = limiter.retryAfterMs(client.key, 'shared');
     const refuse = (ms: number) => {
       req.resume();
-      send(res, 429, { ok: false, error: 'too many failed hook authentication attempts; retry later' }, { 'retry-after': String(Math.ceil(ms / 1000)) });
+      send(
+        res,
+        429,
+        { ok: false, error: 'too many failed hook authentication attempts; retry later' },
+        { 'retry-after': String(Math.ceil(ms / 1000)) },
+      );
     };
     if (locked > 0) return refuse(locked);
     const token = presentedToken(req);
@@ -145,14 +188,26 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
       const lockout = token ? limiter.fail(client.key, 'shared') : 0;
       if (lockout > 0) return refuse(lockout);
       req.resume();
-      send(res, 401, { ok: false, error: 'unauthorized: send the hook token (hooks.token) as Authorization: Bearer <token> or x-openclaw-token' }, { 'www-authenticate': 'Bearer' });
+      send(
+        res,
+        401,
+        {
+          ok: false,
+          error: 'unauthorized: send the hook token (hooks.token) as Authorization: Bearer <token> or x-openclaw-token',
+        },
+        { 'www-authenticate': 'Bearer' },
+      );
       return;
     }
     limiter.succeed(client.key, 'shared');
 
     const subpath = path.slice(settings.path.length).replace(/^\/+|\/+$/g, '');
     try {
-      if (!subpath) throw new HookRequestError(404, `${settings.path} itself has no action: POST ${settings.path}/wake, ${settings.path}/agent or a mapped path`);
+      if (!subpath)
+        throw new HookRequestError(
+          404,
+          `${settings.path} itself has no action: POST ${settings.path}/wake, ${settings.path}/agent or a mapped path`,
+        );
       const body = parseJsonObject(await readBody(req, settings.maxBodyBytes, BODY_TIMEOUT_MS));
       const actionDeps: ActionDeps = { kernel: deps.kernel, logger: deps.logger, settings, config };
       let reply: ActionReply;
@@ -171,22 +226,49 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
   };
 }
 
-async function runMapped(deps: ActionDeps, req: IncomingMessage, url: URL, subpath: string, payload: Record<string, unknown>): Promise<ActionReply> {
+async function runMapped(
+  deps: ActionDeps,
+  req: IncomingMessage,
+  url: URL,
+  subpath: string,
+  payload: Record<string, unknown>,
+): Promise<ActionReply> {
   const found = findMapping(deps.settings.mappings, subpath, payload);
   if (!found) throw new HookRequestError(404, `no hooks.mappings entry matches ${deps.settings.path}/${subpath}`);
   const { mapping, index } = found;
-  const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([name, value]) => (name === 'authorization' || name === 'x-openclaw-token' || value === undefined ? [] : [[name, Array.isArray(value) ? value.join(', ') : value]])));
-  const scope: TemplateScope = { payload, headers, query: Object.fromEntries(url.searchParams), path: subpath, now: new Date().toISOString() };
-  const render = (value: string | undefined) => (value === undefined ? undefined : renderTemplate(value, scope).trim() || undefined);
+  const headers = Object.fromEntries(
+    Object.entries(req.headers).flatMap(([name, value]) =>
+      name === 'authorization' || name === 'x-openclaw-token' || value === undefined
+        ? []
+        : [[name, Array.isArray(value) ? value.join(', ') : value]],
+    ),
+  );
+  const scope: TemplateScope = {
+    payload,
+    headers,
+    query: Object.fromEntries(url.searchParams),
+    path: subpath,
+    now: new Date().toISOString(),
+  };
+  const render = (value: string | undefined) =>
+    value === undefined ? undefined : renderTemplate(value, scope).trim() || undefined;
   const source = `hook:${mapping.id ?? `mapping-${index}`}`;
   const keyTemplated = isTemplated(mapping.sessionKey);
   const sessionKey = render(mapping.sessionKey);
-  if (mapping.sessionKey !== undefined && sessionKey === undefined) throw new HookRequestError(400, `mapping ${source}: its sessionKey template rendered empty`);
+  if (mapping.sessionKey !== undefined && sessionKey === undefined)
+    throw new HookRequestError(400, `mapping ${source}: its sessionKey template rendered empty`);
 
   if ((mapping.action ?? 'agent') === 'wake') {
     const text = render(mapping.textTemplate);
     if (!text) throw new HookRequestError(400, `mapping ${source}: textTemplate rendered no text`);
-    const action: WakeAction = { text, mode: mapping.wakeMode ?? 'now', agentId: mapping.agentId, sessionKey, callerKey: keyTemplated, source };
+    const action: WakeAction = {
+      text,
+      mode: mapping.wakeMode ?? 'now',
+      agentId: mapping.agentId,
+      sessionKey,
+      callerKey: keyTemplated,
+      source,
+    };
     return runWake(deps, action);
   }
   const message = render(mapping.messageTemplate);
@@ -209,4 +291,3 @@ async function runMapped(deps: ActionDeps, req: IncomingMessage, url: URL, subpa
   };
   return runAgentAction(deps, action);
 }
-

@@ -17,7 +17,14 @@
 import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { definePlugin, ModelError, NODE_LLAMA_CPP, runtimeDeps, type ModelInfo, type ModelProvider } from '../../sdk/index.js';
+import {
+  definePlugin,
+  ModelError,
+  NODE_LLAMA_CPP,
+  runtimeDeps,
+  type ModelInfo,
+  type ModelProvider,
+} from '../../sdk/index.js';
 import { LlamaCppRuntime, PROVIDER_ID, type LlamaModule } from './runtime.js';
 
 export interface LlamaCppConfig {
@@ -55,7 +62,10 @@ export default definePlugin<LlamaCppConfig>({
     // does the same ahead of time).
     const deps = runtimeDeps(api.kernel, 'the llama-cpp provider');
     const importBackend = (): Promise<LlamaModule> =>
-      deps.import<LlamaModule>(NODE_LLAMA_CPP, { log: (line) => api.logger.info(line), retryCommand: `claw plugins enable ${PROVIDER_ID}` });
+      deps.import<LlamaModule>(NODE_LLAMA_CPP, {
+        log: (line) => api.logger.info(line),
+        retryCommand: `claw plugins enable ${PROVIDER_ID}`,
+      });
     const runtime = new LlamaCppRuntime(
       {
         contextSize: config.contextSize,
@@ -70,14 +80,22 @@ export default definePlugin<LlamaCppConfig>({
     // and a missing model must not keep the plugin from loading and listing itself.
     const requireModelFile = (): string => {
       if (!modelPath) {
-        throw new ModelError('invalid_request', `${PROVIDER_ID}: no model configured; set ${MODEL_PATH_KEY} to a .gguf file`, {
-          provider: PROVIDER_ID,
-        });
+        throw new ModelError(
+          'invalid_request',
+          `${PROVIDER_ID}: no model configured; set ${MODEL_PATH_KEY} to a .gguf file`,
+          {
+            provider: PROVIDER_ID,
+          },
+        );
       }
       if (!existsSync(modelPath) || !statSync(modelPath).isFile()) {
-        throw new ModelError('invalid_request', `${PROVIDER_ID}: model file not found: ${modelPath} (from ${MODEL_PATH_KEY})`, {
-          provider: PROVIDER_ID,
-        });
+        throw new ModelError(
+          'invalid_request',
+          `${PROVIDER_ID}: model file not found: ${modelPath} (from ${MODEL_PATH_KEY})`,
+          {
+            provider: PROVIDER_ID,
+          },
+        );
       }
       return modelPath;
     };
@@ -90,13 +108,21 @@ export default definePlugin<LlamaCppConfig>({
         return runtime.backendRequested;
       },
       models(): ModelInfo[] {
-        return [{ id: modelIdFor(modelPath), name: modelPath ? basename(modelPath) : 'local GGUF model (not configured)', contextWindow: config.contextSize, maxTokens: config.maxTokens }];
+        return [
+          {
+            id: modelIdFor(modelPath),
+            name: modelPath ? basename(modelPath) : 'local GGUF model (not configured)',
+            contextWindow: config.contextSize,
+            maxTokens: config.maxTokens,
+          },
+        ];
       },
       // There is one configured model, so `request.model` does not pick a file: any id the
       // loop routes here ("local", the file's base name, an alias) means that model.
       async *stream(request, { signal }) {
         const file = requireModelFile();
-        const maxTokens = request.maxTokens !== undefined && request.maxTokens > 0 ? Math.floor(request.maxTokens) : config.maxTokens;
+        const maxTokens =
+          request.maxTokens !== undefined && request.maxTokens > 0 ? Math.floor(request.maxTokens) : config.maxTokens;
         yield* runtime.generate({ modelPath: file, request, maxTokens, signal });
       },
     };

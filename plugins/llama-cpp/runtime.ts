@@ -4,14 +4,16 @@
  * this provider for a completion never pays for it. Every type import below is erased at
  * compile time.
  */
-import type { ChatHistoryItem, ChatWrapper, Llama, LlamaChat, LlamaContext, LlamaContextSequence, LlamaModel } from 'node-llama-cpp';
-import {
-  ModelError,
-  type Logger,
-  type ModelRequest,
-  type ModelStreamEvent,
-  type StopReason,
-} from '../../sdk/index.js';
+import type {
+  ChatHistoryItem,
+  ChatWrapper,
+  Llama,
+  LlamaChat,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaModel,
+} from 'node-llama-cpp';
+import { ModelError, type Logger, type ModelRequest, type ModelStreamEvent, type StopReason } from '../../sdk/index.js';
 import { toChatHistory } from './history.js';
 
 export type LlamaModule = typeof import('node-llama-cpp');
@@ -215,7 +217,10 @@ export class LlamaCppRuntime {
       const generation = this.generation;
       loading = (async () => {
         const { lib, llama } = await this.getBackend().catch((error: unknown) => {
-          throw new ModelError('unknown', `${PROVIDER_ID}: could not start llama.cpp: ${describe(error)}`, { provider: PROVIDER_ID, cause: error });
+          throw new ModelError('unknown', `${PROVIDER_ID}: could not start llama.cpp: ${describe(error)}`, {
+            provider: PROVIDER_ID,
+            cause: error,
+          });
         });
         const started = performance.now();
         let model: LlamaModel;
@@ -224,7 +229,10 @@ export class LlamaCppRuntime {
         } catch (error) {
           if (generation !== this.generation) throw stopped(error);
           // Retrying a file llama.cpp cannot read will not help, so this is not "unknown".
-          throw new ModelError('invalid_request', `${PROVIDER_ID}: could not load ${modelPath}: ${describe(error)}`, { provider: PROVIDER_ID, cause: error });
+          throw new ModelError('invalid_request', `${PROVIDER_ID}: could not load ${modelPath}: ${describe(error)}`, {
+            provider: PROVIDER_ID,
+            cause: error,
+          });
         }
         const threads = this.options.threads ?? Math.max(1, llama.cpuMathCores);
         let context: LlamaContext;
@@ -233,10 +241,14 @@ export class LlamaCppRuntime {
         } catch (error) {
           await model.dispose().catch(() => {});
           if (generation !== this.generation) throw stopped(error);
-          throw new ModelError('unknown', `${PROVIDER_ID}: could not create a ${this.options.contextSize}-token context: ${describe(error)}`, {
-            provider: PROVIDER_ID,
-            cause: error,
-          });
+          throw new ModelError(
+            'unknown',
+            `${PROVIDER_ID}: could not create a ${this.options.contextSize}-token context: ${describe(error)}`,
+            {
+              provider: PROVIDER_ID,
+              cause: error,
+            },
+          );
         }
         const sequence = context.getSequence();
         const chat = new lib.LlamaChat({ contextSequence: sequence, chatWrapper: chooseChatWrapper(lib, model) });
@@ -277,12 +289,18 @@ export class LlamaCppRuntime {
       // What the wrapper will feed the model, counted the way it will be evaluated.
       const rendered: ChatHistoryItem[] =
         history[history.length - 1]?.type === 'model' ? history : [...history, { type: 'model', response: [] }];
-      const input = chat.chatWrapper.generateContextState({ chatHistory: rendered }).contextText.tokenize(model.tokenizer).length;
+      const input = chat.chatWrapper
+        .generateContextState({ chatHistory: rendered })
+        .contextText.tokenize(model.tokenizer).length;
       const room = sequence.contextSize - input;
       if (room < 1) {
-        throw new ModelError('context_overflow', `${PROVIDER_ID}: prompt is ${input} tokens, context window is ${sequence.contextSize}`, {
-          provider: PROVIDER_ID,
-        });
+        throw new ModelError(
+          'context_overflow',
+          `${PROVIDER_ID}: prompt is ${input} tokens, context window is ${sequence.contextSize}`,
+          {
+            provider: PROVIDER_ID,
+          },
+        );
       }
 
       const controller = new AbortController();
@@ -322,7 +340,13 @@ export class LlamaCppRuntime {
           (error: unknown) => {
             if (signal?.aborted || controller.signal.aborted) events.fail(abortedError(error));
             else if (model.disposed) events.fail(stopped(error));
-            else events.fail(new ModelError('unknown', `${PROVIDER_ID}: generation failed: ${describe(error)}`, { provider: PROVIDER_ID, cause: error }));
+            else
+              events.fail(
+                new ModelError('unknown', `${PROVIDER_ID}: generation failed: ${describe(error)}`, {
+                  provider: PROVIDER_ID,
+                  cause: error,
+                }),
+              );
           },
         );
 

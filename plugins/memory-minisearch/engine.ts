@@ -67,7 +67,8 @@ export function loadEngine(MiniSearchClass: EngineClass, serialized: unknown): E
 }
 
 // Mixed Latin, digits, CJK and punctuation: enough to notice any change in how the SDK splits text.
-const TOKENIZER_PROBE = 'Claw memory: OPS-4711, dark_roast 2026-11-01; 记忆系统 東京のプロジェクト mixed中文text Ünïcode';
+const TOKENIZER_PROBE =
+  'Claw memory: OPS-4711, dark_roast 2026-11-01; 记忆系统 東京のプロジェクト mixed中文text Ünïcode';
 
 /**
  * A persisted index holds the tokens of its day; if the SDK tokenizer changes, old terms

@@ -12,7 +12,13 @@
  *   without vectors rank by keyword until a later sync embeds them.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { writeFileAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
+import {
+  writeFileAtomic,
+  type Logger,
+  type MemorySearchResult,
+  type MemorySyncProgress,
+  type MemorySyncStats,
+} from '../../sdk/index.js';
 import {
   type EmbeddingProvider,
   type EmbeddingSelection,
@@ -31,7 +37,16 @@ import {
   hashText,
   type Chunk,
 } from '../../sdk/memory/index.js';
-import { createEngine, keywordSearch, loadEngine, loadMiniSearch, tokenizerFingerprint, type ChunkDoc, type Engine, type EngineClass } from './engine.js';
+import {
+  createEngine,
+  keywordSearch,
+  loadEngine,
+  loadMiniSearch,
+  tokenizerFingerprint,
+  type ChunkDoc,
+  type Engine,
+  type EngineClass,
+} from './engine.js';
 import { candidate, toHits, vectorCandidates, type Candidate } from './rank.js';
 import {
   indexPaths,
@@ -125,7 +140,14 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     this.engineClass = engineClass;
     const wanted = this.params();
     this.vectors = this.provider ? this.loadVectors(this.provider.fingerprint) : undefined;
-    const empty = (rebuildReason?: string): State => ({ engine: createEngine(engineClass), params: wanted, files: new Map(), chunks: new Map(), nextId: 0, rebuildReason });
+    const empty = (rebuildReason?: string): State => ({
+      engine: createEngine(engineClass),
+      params: wanted,
+      files: new Map(),
+      chunks: new Map(),
+      nextId: 0,
+      rebuildReason,
+    });
     if (!existsSync(this.paths.index)) return empty();
     let state: State;
     try {
@@ -139,13 +161,17 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
         lastSync: snapshot.lastSync,
       };
     } catch (error) {
-      this.logger.warn(`memory index ${this.paths.index} is unreadable (${message(error)}); rebuilding it from the memory files`);
+      this.logger.warn(
+        `memory index ${this.paths.index} is unreadable (${message(error)}); rebuilding it from the memory files`,
+      );
       return empty('the index file was unreadable');
     }
     if (!sameParams(state.params, wanted)) {
       // Keep answering from the old index until the rebuild replaces it.
       state.rebuildReason = paramsChange(state.params, wanted);
-      this.logger.info(`memory index ${this.paths.index} was built with other settings (${state.rebuildReason}); the next sync rebuilds it`);
+      this.logger.info(
+        `memory index ${this.paths.index} was built with other settings (${state.rebuildReason}); the next sync rebuilds it`,
+      );
     }
     return state;
   }
@@ -155,9 +181,13 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     try {
       const stored = VectorStore.decode(readFileSync(this.paths.vectors));
       if (stored.fingerprint === fingerprint) return stored;
-      this.logger.info(`embeddings in ${this.paths.vectors} were made by ${stored.fingerprint}, not ${fingerprint}; chunks are embedded again`);
+      this.logger.info(
+        `embeddings in ${this.paths.vectors} were made by ${stored.fingerprint}, not ${fingerprint}; chunks are embedded again`,
+      );
     } catch (error) {
-      this.logger.warn(`embedding file ${this.paths.vectors} is unreadable (${message(error)}); chunks are embedded again`);
+      this.logger.warn(
+        `embedding file ${this.paths.vectors} is unreadable (${message(error)}); chunks are embedded again`,
+      );
     }
     return new VectorStore(fingerprint);
   }
@@ -205,7 +235,10 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
         skipped++;
         for (const id of old.chunks) kept.push(state.chunks.get(id)!);
       } else {
-        const pieces = chunkMarkdown(item.text, { tokens: this.settings.chunking.tokens, overlap: this.settings.chunking.overlap });
+        const pieces = chunkMarkdown(item.text, {
+          tokens: this.settings.chunking.tokens,
+          overlap: this.settings.chunking.overlap,
+        });
         changed.push({ ...item, pieces });
         newChunks += pieces.length;
       }
@@ -215,7 +248,9 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     const removed = [...state.files.keys()].filter((path) => !present.has(path));
 
     const fresh = changed.flatMap((item) => item.pieces);
-    const { embedded, cacheHits } = this.provider ? await this.embedChunks(kept, fresh, (count) => emit('embed', total, count)) : { embedded: 0, cacheHits: 0 };
+    const { embedded, cacheHits } = this.provider
+      ? await this.embedChunks(kept, fresh, (count) => emit('embed', total, count))
+      : { embedded: 0, cacheHits: 0 };
 
     this.apply(state, rebuilt, changed, removed);
     // Discarded chunks linger in MiniSearch's term lists until vacuumed; not worth saving.
@@ -269,7 +304,11 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
    * kept chunks that still lack one (an earlier embedding failure). Counts texts sent to
    * the provider and new chunks served from the cache.
    */
-  private async embedChunks(kept: readonly ChunkRecord[], fresh: readonly Chunk[], onBatch: (embedded: number) => void): Promise<{ embedded: number; cacheHits: number }> {
+  private async embedChunks(
+    kept: readonly ChunkRecord[],
+    fresh: readonly Chunk[],
+    onBatch: (embedded: number) => void,
+  ): Promise<{ embedded: number; cacheHits: number }> {
     const counter = { embedded: 0 };
     for (;;) {
       const provider = this.provider!;
@@ -303,7 +342,9 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
         }
         this.lastEmbedError = reason;
         const missing = needed.size - [...needed.keys()].filter((hash) => vectors.has(hash)).length;
-        this.logger.warn(`memory embeddings failed (${reason}); ${missing} chunk texts stay keyword-only until a later sync embeds them`);
+        this.logger.warn(
+          `memory embeddings failed (${reason}); ${missing} chunk texts stay keyword-only until a later sync embeds them`,
+        );
         return { embedded: counter.embedded, cacheHits };
       }
     }
@@ -321,12 +362,15 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     for (let start = 0; start < entries.length; start += size) {
       const batch = entries.slice(start, start + size);
       const result = await provider.embed(batch.map(([, text]) => text));
-      if (result.length !== batch.length) throw new Error(`${provider.id} returned ${result.length} vectors for ${batch.length} texts`);
+      if (result.length !== batch.length)
+        throw new Error(`${provider.id} returned ${result.length} vectors for ${batch.length} texts`);
       batch.forEach(([hash], k) => {
         const vector = result[k]!;
         if (vectors.set(hash, vector)) return;
         // The model's output size changed under the same fingerprint: old vectors are useless.
-        this.logger.warn(`memory embeddings changed size (${String(vectors.dims)} → ${vector.length} values); earlier vectors are dropped`);
+        this.logger.warn(
+          `memory embeddings changed size (${String(vectors.dims)} → ${vector.length} values); earlier vectors are dropped`,
+        );
         vectors.clear();
         vectors.set(hash, vector);
       });
@@ -354,7 +398,15 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     for (const item of changed) {
       const ids = item.pieces.map((piece) => {
         const id = state.nextId++;
-        state.chunks.set(id, { id, path: item.file.path, source: item.file.source, startLine: piece.startLine, endLine: piece.endLine, hash: piece.hash, text: piece.text });
+        state.chunks.set(id, {
+          id,
+          path: item.file.path,
+          source: item.file.source,
+          startLine: piece.startLine,
+          endLine: piece.endLine,
+          hash: piece.hash,
+          text: piece.text,
+        });
         docs.push({ id, text: piece.text });
         return id;
       });
@@ -386,7 +438,9 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       state.unsaved = undefined;
     } catch (error) {
       state.unsaved = message(error);
-      this.logger.error(`could not save the memory index ${this.paths.index} (${state.unsaved}); it stays in memory and is saved by the next sync`);
+      this.logger.error(
+        `could not save the memory index ${this.paths.index} (${state.unsaved}); it stays in memory and is saved by the next sync`,
+      );
     }
   }
 
@@ -418,7 +472,13 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     // textWeight; without vectors the threshold scales the same way, so the filter keeps
     // what the hybrid ranking would keep from the keyword side alone.
     const keywordOnly = (notice: string): MemorySearchResult => ({
-      results: toHits(finish(keyword.map((item) => ({ ...item, textScore: item.score })), { ...shared, minScore: keywordMinScore(minScore, hybrid.textWeight) }), text),
+      results: toHits(
+        finish(
+          keyword.map((item) => ({ ...item, textScore: item.score })),
+          { ...shared, minScore: keywordMinScore(minScore, hybrid.textWeight) },
+        ),
+        text,
+      ),
       backend: BACKEND,
       mode: 'keyword',
       notice,
@@ -426,8 +486,16 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
 
     const provider = this.provider;
     const vectors = this.vectors;
-    if (!provider || !vectors) return keywordOnly(`keyword search only: ${this.selection.reason.replace(/:\s*keyword search only\.?$/i, '')}`);
-    if (!text) return { results: [], backend: BACKEND, mode: hybrid.enabled ? 'hybrid' : 'vector', provider: provider.id, model: provider.model };
+    if (!provider || !vectors)
+      return keywordOnly(`keyword search only: ${this.selection.reason.replace(/:\s*keyword search only\.?$/i, '')}`);
+    if (!text)
+      return {
+        results: [],
+        backend: BACKEND,
+        mode: hybrid.enabled ? 'hybrid' : 'vector',
+        provider: provider.id,
+        model: provider.model,
+      };
 
     let queryVector: ArrayLike<number> | undefined;
     try {
@@ -442,9 +510,16 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
 
     const missing = [...state.chunks.values()].filter((chunk) => !vectors.has(chunk.hash)).length;
     const why = this.lastEmbedError ? ` (${this.lastEmbedError})` : '';
-    if (missing > 0 && missing === state.chunks.size) return keywordOnly(`no chunk has an embedding yet${why}: this search used keywords only`);
+    if (missing > 0 && missing === state.chunks.size)
+      return keywordOnly(`no chunk has an embedding yet${why}: this search used keywords only`);
 
-    const vector = vectorCandidates(queryVector, state.chunks, vectors, pool, keyword.map((item) => Number(item.id)));
+    const vector = vectorCandidates(
+      queryVector,
+      state.chunks,
+      vectors,
+      pool,
+      keyword.map((item) => Number(item.id)),
+    );
     // A chunk not embedded yet (the provider failed during sync) would lose the vector share
     // of its score and drop under minScore however well its words match; until a sync embeds
     // it, its keyword score stands in for the vector score.
@@ -453,12 +528,33 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     }
     const notes: string[] = [];
     if (this.fallbackReason) notes.push(`embeddings from the fallback provider: ${this.fallbackReason}`);
-    if (missing > 0) notes.push(`${missing} of ${state.chunks.size} chunks have no embedding yet${why}; they rank by keyword only`);
-    const base = { backend: BACKEND, provider: provider.id, model: provider.model, ...(notes.length ? { notice: notes.join('; ') } : {}) };
+    if (missing > 0)
+      notes.push(`${missing} of ${state.chunks.size} chunks have no embedding yet${why}; they rank by keyword only`);
+    const base = {
+      backend: BACKEND,
+      provider: provider.id,
+      model: provider.model,
+      ...(notes.length ? { notice: notes.join('; ') } : {}),
+    };
     if (!hybrid.enabled) {
-      return { ...base, mode: 'vector', results: toHits(finish(vector.map((item) => ({ ...item, vectorScore: item.score })), { ...shared, minScore }), text) };
+      return {
+        ...base,
+        mode: 'vector',
+        results: toHits(
+          finish(
+            vector.map((item) => ({ ...item, vectorScore: item.score })),
+            { ...shared, minScore },
+          ),
+          text,
+        ),
+      };
     }
-    const merged = mergeHybridResults(vector, keyword, { vectorWeight: hybrid.vectorWeight, textWeight: hybrid.textWeight, minScore, ...shared });
+    const merged = mergeHybridResults(vector, keyword, {
+      vectorWeight: hybrid.vectorWeight,
+      textWeight: hybrid.textWeight,
+      minScore,
+      ...shared,
+    });
     return { ...base, mode: 'hybrid', results: toHits(merged, text) };
   }
 
@@ -507,7 +603,11 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       report.indexBytes = fileSize(this.paths.index);
       if (provider) report.vectorsBytes = fileSize(this.paths.vectors);
       report.terms = state?.engine.termCount ?? 0;
-      report.cache = { enabled: this.settings.cache.enabled, entries: vectors?.size ?? 0, maxEntries: this.settings.cache.maxEntries };
+      report.cache = {
+        enabled: this.settings.cache.enabled,
+        entries: vectors?.size ?? 0,
+        maxEntries: this.settings.cache.maxEntries,
+      };
     }
     return report;
   }

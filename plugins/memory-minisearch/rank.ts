@@ -10,7 +10,15 @@ import type { VectorStore } from './vectors.js';
 export type Candidate = Omit<ScoredChunk, 'vectorScore' | 'textScore'>;
 
 export function candidate(chunk: ChunkRecord, score: number): Candidate {
-  return { id: String(chunk.id), path: chunk.path, startLine: chunk.startLine, endLine: chunk.endLine, text: chunk.text, source: chunk.source, score };
+  return {
+    id: String(chunk.id),
+    path: chunk.path,
+    startLine: chunk.startLine,
+    endLine: chunk.endLine,
+    text: chunk.text,
+    source: chunk.source,
+    score,
+  };
 }
 
 /**

@@ -73,7 +73,12 @@ export function serializeIndex(snapshot: IndexSnapshot): string {
 }
 
 export function sameParams(a: IndexParams, b: IndexParams): boolean {
-  return a.chunkTokens === b.chunkTokens && a.chunkOverlap === b.chunkOverlap && a.tokenizer === b.tokenizer && a.embedding === b.embedding;
+  return (
+    a.chunkTokens === b.chunkTokens &&
+    a.chunkOverlap === b.chunkOverlap &&
+    a.tokenizer === b.tokenizer &&
+    a.embedding === b.embedding
+  );
 }
 
 /** Why an index built under `before` cannot serve `after`, in words for the log. */
@@ -83,7 +88,8 @@ export function paramsChange(before: IndexParams, after: IndexParams): string {
     changes.push(`chunking ${before.chunkTokens}/${before.chunkOverlap} → ${after.chunkTokens}/${after.chunkOverlap}`);
   }
   if (before.tokenizer !== after.tokenizer) changes.push('the tokenizer changed');
-  if (before.embedding !== after.embedding) changes.push(`embeddings ${before.embedding ?? 'none'} → ${after.embedding ?? 'none'}`);
+  if (before.embedding !== after.embedding)
+    changes.push(`embeddings ${before.embedding ?? 'none'} → ${after.embedding ?? 'none'}`);
   return changes.join(', ');
 }
 
@@ -122,7 +128,8 @@ export function parseIndex(text: string): IndexSnapshot {
   }
   let owned = 0;
   for (const [path, file] of Object.entries(raw.files as Record<string, unknown>)) {
-    if (!isObject(file) || typeof file.hash !== 'string' || !isSource(file.source) || !Array.isArray(file.chunks)) fail(`file record "${path}" is malformed`);
+    if (!isObject(file) || typeof file.hash !== 'string' || !isSource(file.source) || !Array.isArray(file.chunks))
+      fail(`file record "${path}" is malformed`);
     for (const id of (file as FileRecord).chunks) {
       if (chunks.get(id)?.path !== path) fail(`file "${path}" names chunk ${String(id)}, which is not its own`);
       owned++;
@@ -132,16 +139,21 @@ export function parseIndex(text: string): IndexSnapshot {
 
   // MiniSearch must hold exactly our chunks, or search would return ids we cannot resolve.
   const engineIds = raw.minisearch.documentIds;
-  if (!isObject(engineIds) || raw.minisearch.documentCount !== chunks.size) fail('the MiniSearch index does not match the chunk records');
+  if (!isObject(engineIds) || raw.minisearch.documentCount !== chunks.size)
+    fail('the MiniSearch index does not match the chunk records');
   const ids = new Set(Object.values(engineIds as Record<string, unknown>));
-  if (ids.size !== chunks.size || [...chunks.keys()].some((id) => !ids.has(id))) fail('the MiniSearch index does not match the chunk records');
+  if (ids.size !== chunks.size || [...chunks.keys()].some((id) => !ids.has(id)))
+    fail('the MiniSearch index does not match the chunk records');
 
   return {
     params: params as IndexParams,
     nextId: raw.nextId,
     files: raw.files as Record<string, FileRecord>,
     chunks: [...chunks.values()],
-    lastSync: isObject(raw.lastSync) && typeof raw.lastSync.at === 'string' && isObject(raw.lastSync.stats) ? (raw.lastSync as LastSync) : undefined,
+    lastSync:
+      isObject(raw.lastSync) && typeof raw.lastSync.at === 'string' && isObject(raw.lastSync.stats)
+        ? (raw.lastSync as LastSync)
+        : undefined,
     minisearch: raw.minisearch,
   };
 }

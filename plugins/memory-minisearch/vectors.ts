@@ -99,7 +99,8 @@ export class VectorStore {
   /** Throws VectorFileError, saying what is wrong, for anything but a whole, valid file. */
   static decode(data: Buffer): VectorStore {
     const headerStart = MAGIC.length + 4;
-    if (data.length < headerStart || data.toString('latin1', 0, MAGIC.length) !== MAGIC) throw new VectorFileError('not a claw vector file (bad magic)');
+    if (data.length < headerStart || data.toString('latin1', 0, MAGIC.length) !== MAGIC)
+      throw new VectorFileError('not a claw vector file (bad magic)');
     const headerLength = data.readUInt32LE(MAGIC.length);
     if (headerStart + headerLength > data.length) throw new VectorFileError('truncated header');
     let header: { fingerprint?: unknown; dims?: unknown; hashes?: unknown };
@@ -111,11 +112,15 @@ export class VectorStore {
     const { fingerprint, dims, hashes } = header;
     if (typeof fingerprint !== 'string') throw new VectorFileError('header has no fingerprint');
     if (!Number.isInteger(dims) || (dims as number) < 0) throw new VectorFileError('header has no valid dims');
-    if (!Array.isArray(hashes) || !hashes.every((hash) => typeof hash === 'string')) throw new VectorFileError('header has no valid hash list');
+    if (!Array.isArray(hashes) || !hashes.every((hash) => typeof hash === 'string'))
+      throw new VectorFileError('header has no valid hash list');
     const width = dims as number;
     const dataStart = align4(headerStart + headerLength);
     const expected = dataStart + hashes.length * width * 4;
-    if (data.length !== expected) throw new VectorFileError(`expected ${expected} bytes for ${hashes.length} vectors of ${width} values, found ${data.length}`);
+    if (data.length !== expected)
+      throw new VectorFileError(
+        `expected ${expected} bytes for ${hashes.length} vectors of ${width} values, found ${data.length}`,
+      );
     const store = new VectorStore(fingerprint);
     let offset = dataStart;
     for (const hash of hashes as string[]) {

@@ -40,7 +40,11 @@ function lstat(path: string): Stats | undefined {
 }
 
 function collectionName(abs: string, used: Set<string>): string {
-  const base = basename(abs).replace(/\.md$/i, '').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[._-]+/, '') || 'extra';
+  const base =
+    basename(abs)
+      .replace(/\.md$/i, '')
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^[._-]+/, '') || 'extra';
   let name = base;
   for (let i = 2; used.has(name); i++) name = `${base}-${i}`;
   used.add(name);
@@ -67,7 +71,12 @@ export function planCollections(settings: MemorySettings): QmdCollection[] {
   for (const extra of settings.extraPaths) {
     const abs = resolve(workspace, extra);
     // Already covered by the memory collection: a second collection would only duplicate hits.
-    if (isInside(resolve(workspace, 'memory'), abs) || abs === resolve(workspace, 'MEMORY.md') || abs === resolve(workspace, 'memory.md')) continue;
+    if (
+      isInside(resolve(workspace, 'memory'), abs) ||
+      abs === resolve(workspace, 'MEMORY.md') ||
+      abs === resolve(workspace, 'memory.md')
+    )
+      continue;
     if (seen.has(abs)) continue;
     seen.add(abs);
     const stat = lstat(abs);
@@ -76,7 +85,14 @@ export function planCollections(settings: MemorySettings): QmdCollection[] {
     if (stat.isDirectory()) {
       out.push({ name: collectionName(abs, used), dir: abs, mask: '**/*.md', kind: 'extra', insideWorkspace });
     } else if (stat.isFile() && abs.toLowerCase().endsWith('.md')) {
-      out.push({ name: collectionName(abs, used), dir: dirname(abs), mask: basename(abs), kind: 'extra', file: basename(abs), insideWorkspace });
+      out.push({
+        name: collectionName(abs, used),
+        dir: dirname(abs),
+        mask: basename(abs),
+        kind: 'extra',
+        file: basename(abs),
+        insideWorkspace,
+      });
     }
   }
   return out;
@@ -93,16 +109,25 @@ export function displayPath(settings: MemorySettings, collection: QmdCollection,
  * `qmd/<collection>/<path>` → the file, refusing (with the reason, like memory_get does for
  * other names) anything that is not a Markdown file of that collection.
  */
-export function resolveQmdPath(collections: readonly QmdCollection[], requested: string): { path: string; absPath: string } {
+export function resolveQmdPath(
+  collections: readonly QmdCollection[],
+  requested: string,
+): { path: string; absPath: string } {
   const name = requested.trim().replace(/\\/g, '/');
   const match = /^qmd\/([^/]+)\/(.+)$/.exec(name);
   if (!match) throw new MemoryPathError(requested, 'is not a qmd/<collection>/<path> name');
   const [, collectionId, rel] = match as unknown as [string, string, string];
-  if (rel.split('/').includes('..')) throw new MemoryPathError(requested, 'contains "..": memory files are read by their own name only');
-  if (!rel.toLowerCase().endsWith('.md')) throw new MemoryPathError(requested, 'is not a Markdown file: only MEMORY.md, memory/*.md and the configured extra paths can be read');
+  if (rel.split('/').includes('..'))
+    throw new MemoryPathError(requested, 'contains "..": memory files are read by their own name only');
+  if (!rel.toLowerCase().endsWith('.md'))
+    throw new MemoryPathError(
+      requested,
+      'is not a Markdown file: only MEMORY.md, memory/*.md and the configured extra paths can be read',
+    );
   const collection = collections.find((item) => item.name === collectionId);
   if (!collection) throw new MemoryPathError(requested, `names an unknown QMD collection "${collectionId}"`);
-  if (collection.file !== undefined && rel !== collection.file) throw new MemoryPathError(requested, 'is not a memory file');
+  if (collection.file !== undefined && rel !== collection.file)
+    throw new MemoryPathError(requested, 'is not a memory file');
   const abs = resolve(collection.dir, rel);
   if (!isInside(collection.dir, abs)) throw new MemoryPathError(requested, 'is not a memory file');
   let real: string;
@@ -117,7 +142,9 @@ export function resolveQmdPath(collections: readonly QmdCollection[], requested:
   } catch {
     realRoot = collection.dir;
   }
-  if (!isInside(realRoot, real)) throw new MemoryPathError(requested, 'leads outside the memory files (through a symlink)');
-  if (lstat(abs)?.isSymbolicLink()) throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
+  if (!isInside(realRoot, real))
+    throw new MemoryPathError(requested, 'leads outside the memory files (through a symlink)');
+  if (lstat(abs)?.isSymbolicLink())
+    throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
   return { path: name, absPath: abs };
 }

@@ -50,7 +50,9 @@ export function findModel(uri: string, xdgCache: string): ModelPresence {
     // No cache folder: nothing was ever pulled.
   }
   // node-llama-cpp names a pulled file with a prefix (hf_<owner>_<file>); a partial download ends otherwise.
-  const found = fileName ? entries.find((name) => name.endsWith(fileName) && isNonEmptyFile(join(cacheDir, name))) : undefined;
+  const found = fileName
+    ? entries.find((name) => name.endsWith(fileName) && isNonEmptyFile(join(cacheDir, name)))
+    : undefined;
   return { uri, path: found ? join(cacheDir, found) : undefined, lookedIn: cacheDir };
 }
 

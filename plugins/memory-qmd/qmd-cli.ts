@@ -61,7 +61,8 @@ export function findProjectRoot(from: string): string | undefined {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       try {
-        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@claw-assistant/claw') return dir;
+        if ((JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === '@claw-assistant/claw')
+          return dir;
       } catch {
         // Not JSON we can read; keep climbing.
       }
@@ -85,7 +86,11 @@ export function projectQmdPath(pluginDir = PLUGIN_DIR): string | undefined {
  * else the project-installed wrapper. When nothing is found the bare name is returned, so
  * the spawn fails as "missing" with the places that were tried.
  */
-export function resolveQmdCommand(configured: string | undefined, env: Readonly<Record<string, string | undefined>>, pluginDir = PLUGIN_DIR): QmdCommand {
+export function resolveQmdCommand(
+  configured: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  pluginDir = PLUGIN_DIR,
+): QmdCommand {
   const pathVariable = env.PATH ?? process.env.PATH;
   const wanted = configured?.trim();
   if (wanted) {
@@ -153,7 +158,8 @@ export function missingCommand(command: QmdCommand): QmdError | undefined {
 /** A spawn 'error' event as a QmdError with the likely cause. */
 export function spawnFailure(command: QmdCommand, error: NodeJS.ErrnoException): QmdError {
   // The file is there, so its interpreter (the #! line) is what is missing.
-  if (error.code === 'ENOENT') return new QmdError('missing', `the qmd command ${command.path} could not be run (is its interpreter installed?)`);
+  if (error.code === 'ENOENT')
+    return new QmdError('missing', `the qmd command ${command.path} could not be run (is its interpreter installed?)`);
   if (error.code === 'EACCES') return new QmdError('missing', `the qmd command ${command.path} is not executable`);
   return new QmdError('spawn', `could not start ${command.path}: ${error.message}`);
 }
@@ -179,7 +185,12 @@ export function runQmd(command: QmdCommand, args: readonly string[], options: Ru
     let child: ReturnType<typeof spawn>;
     try {
       const [file, argv] = privateSpawnArgs(command.path, [...INDEX_ARGS, ...args]);
-      child = spawn(file, argv, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      child = spawn(file, argv, {
+        cwd: options.cwd,
+        env: options.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
     } catch (error) {
       reject(new QmdError('spawn', `could not start ${command.path}: ${(error as Error).message}`));
       return;

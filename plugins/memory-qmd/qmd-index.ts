@@ -15,7 +15,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateDir, writeJsonAtomic, type Logger, type MemorySearchResult, type MemorySyncProgress, type MemorySyncStats } from '../../sdk/index.js';
+import {
+  ensurePrivateDir,
+  writeJsonAtomic,
+  type Logger,
+  type MemorySearchResult,
+  type MemorySyncProgress,
+  type MemorySyncStats,
+} from '../../sdk/index.js';
 import {
   embeddingsForIndex,
   memoryEngineServiceId,
@@ -135,7 +142,10 @@ export class QmdMemoryIndex implements MemoryIndex {
       },
       cwd: this.home,
       startTimeoutMs: Math.max(SERVER_START_LIMIT_MS, this.timeoutMs),
-      onExit: (reason) => this.logger.info(`memory-qmd: the QMD server ended (${reason}); the next search starts it again`, { agentId: this.settings.agentId }),
+      onExit: (reason) =>
+        this.logger.info(`memory-qmd: the QMD server ended (${reason}); the next search starts it again`, {
+          agentId: this.settings.agentId,
+        }),
     });
     const minutes = config.updateIntervalMinutes ?? 5;
     if (minutes > 0) {
@@ -156,7 +166,8 @@ export class QmdMemoryIndex implements MemoryIndex {
   /** The child's environment: the caller's, with this agent's QMD home in every place QMD looks. */
   private childEnv(): Record<string, string> {
     const env: Record<string, string> = {};
-    for (const [key, value] of Object.entries({ ...process.env, ...this.context.env })) if (typeof value === 'string') env[key] = value;
+    for (const [key, value] of Object.entries({ ...process.env, ...this.context.env }))
+      if (typeof value === 'string') env[key] = value;
     // Each of these would point QMD at some other index or config than this agent's.
     delete env.INDEX_PATH;
     delete env.QMD_CONFIG_DIR;
@@ -165,7 +176,14 @@ export class QmdMemoryIndex implements MemoryIndex {
     // disk (models.ts), so that guard adds nothing here and would only make a gateway that
     // happens to run with CI set (a CI runner, some containers) silently keyword-only.
     delete env.CI;
-    return { ...env, XDG_CONFIG_HOME: this.xdgConfig, XDG_CACHE_HOME: this.xdgCache, HOME: this.home, PWD: this.home, NO_COLOR: '1' };
+    return {
+      ...env,
+      XDG_CONFIG_HOME: this.xdgConfig,
+      XDG_CACHE_HOME: this.xdgCache,
+      HOME: this.home,
+      PWD: this.home,
+      NO_COLOR: '1',
+    };
   }
 
   private run(args: string[], timeoutMs: number, signal?: AbortSignal): Promise<RunResult> {
@@ -174,7 +192,10 @@ export class QmdMemoryIndex implements MemoryIndex {
     const combined = signal ? AbortSignal.any([this.lifetime.signal, signal]) : this.lifetime.signal;
     const result = runQmd(this.command(), args, { env: this.childEnv(), cwd: this.home, timeoutMs, signal: combined });
     result.then(
-      (done) => this.logger.debug(`memory-qmd: qmd ${args.slice(0, 2).join(' ')} took ${done.durationMs} ms`, { agentId: this.settings.agentId }),
+      (done) =>
+        this.logger.debug(`memory-qmd: qmd ${args.slice(0, 2).join(' ')} took ${done.durationMs} ms`, {
+          agentId: this.settings.agentId,
+        }),
       () => undefined,
     );
     return result;
@@ -207,7 +228,10 @@ export class QmdMemoryIndex implements MemoryIndex {
 
   private async reconcileCollections(plan: readonly QmdCollection[], force: boolean): Promise<void> {
     // QMD's config or index gone (home wiped, or never made): whatever the state says, nothing exists.
-    if (!existsSync(join(this.xdgConfig, 'qmd', 'index.yml')) || !existsSync(join(this.xdgCache, 'qmd', 'index.sqlite'))) {
+    if (
+      !existsSync(join(this.xdgConfig, 'qmd', 'index.yml')) ||
+      !existsSync(join(this.xdgCache, 'qmd', 'index.sqlite'))
+    ) {
       if (Object.keys(this.state.collections).length > 0) this.indexLost = true;
       this.state.collections = {};
     }
@@ -253,7 +277,10 @@ export class QmdMemoryIndex implements MemoryIndex {
     this.lastFailure = { reason: error.reason, at: new Date().toISOString(), during };
     if (!this.reported.has(error.reason)) {
       this.reported.add(error.reason);
-      this.logger.warn(`memory-qmd: QMD failed (${error.reason}); the built-in SQLite index answers until it works again`, { agentId: this.settings.agentId });
+      this.logger.warn(
+        `memory-qmd: QMD failed (${error.reason}); the built-in SQLite index answers until it works again`,
+        { agentId: this.settings.agentId },
+      );
     }
   }
 
@@ -268,7 +295,11 @@ export class QmdMemoryIndex implements MemoryIndex {
     if (!this.fallback) {
       const opening = (async (): Promise<FallbackIndex> => {
         // The engine first: providers selected for an index that cannot open would be left unclosed.
-        const engine = await requireService<MemoryEngine>(this.context.api.kernel, memoryEngineServiceId('sqlite'), 'memory-qmd\'s SQLite fallback');
+        const engine = await requireService<MemoryEngine>(
+          this.context.api.kernel,
+          memoryEngineServiceId('sqlite'),
+          "memory-qmd's SQLite fallback",
+        );
         const embeddings = await embeddingsForIndex(this.settings, { ...this.context, logger: this.logger });
         return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
       })();
@@ -281,13 +312,22 @@ export class QmdMemoryIndex implements MemoryIndex {
     return this.fallback;
   }
 
-  private async fallbackSearch(error: QmdError, query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
+  private async fallbackSearch(
+    error: QmdError,
+    query: string,
+    options: { maxResults: number; minScore: number; signal?: AbortSignal },
+  ): Promise<MemorySearchResult> {
     this.noteFailure(error, 'search');
     return this.answerFromSqlite(error, `QMD failed (${error.reason})`, query, options);
   }
 
   /** The same question to the built-in index, saying why it answers (`why` starts the notice). */
-  private async answerFromSqlite(error: QmdError | undefined, why: string, query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
+  private async answerFromSqlite(
+    error: QmdError | undefined,
+    why: string,
+    query: string,
+    options: { maxResults: number; minScore: number; signal?: AbortSignal },
+  ): Promise<MemorySearchResult> {
     let index: FallbackIndex;
     try {
       index = await this.openFallback();
@@ -301,16 +341,26 @@ export class QmdMemoryIndex implements MemoryIndex {
       return { results: [], backend: 'qmd', mode: 'keyword', notice: reason };
     }
     // The fallback may have been idle while QMD served; bring it up to date (unchanged files are skipped).
-    await index.sync({}).catch((syncError: Error) => this.logger.warn(`memory-qmd: SQLite fallback sync failed: ${syncError.message}`));
+    await index
+      .sync({})
+      .catch((syncError: Error) => this.logger.warn(`memory-qmd: SQLite fallback sync failed: ${syncError.message}`));
     const result = await index.search(query, options);
-    if (!error && result.results.length === 0) return { results: [], backend: 'qmd', mode: 'keyword', notice: `${why}; the built-in SQLite index found nothing either` };
+    if (!error && result.results.length === 0)
+      return {
+        results: [],
+        backend: 'qmd',
+        mode: 'keyword',
+        notice: `${why}; the built-in SQLite index found nothing either`,
+      };
     const notice = `${why}; answered by the built-in SQLite index${result.notice ? `; ${result.notice}` : ''}`;
     return { ...result, backend: 'sqlite', notice };
   }
 
   // ── MemoryIndex ──────────────────────────────────────────────────────────────────
 
-  sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+  sync(
+    options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {},
+  ): Promise<MemorySyncStats> {
     // One at a time: the periodic timer and the manager's syncs share a running one.
     if (this.syncing && !options.force) return this.syncing;
     const previous = this.syncing ?? Promise.resolve(undefined);
@@ -324,7 +374,10 @@ export class QmdMemoryIndex implements MemoryIndex {
     return run;
   }
 
-  private async syncOnce(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats> {
+  private async syncOnce(options: {
+    force?: boolean;
+    onProgress?: (progress: MemorySyncProgress) => void;
+  }): Promise<MemorySyncStats> {
     if (this.closed) throw new Error('memory-qmd: the index is closed');
     const started = Date.now();
     const force = options.force === true;
@@ -355,7 +408,9 @@ export class QmdMemoryIndex implements MemoryIndex {
       try {
         index = await this.openFallback();
       } catch (openError) {
-        throw new Error(`memory-qmd: QMD failed (${error.reason}) and the built-in SQLite index could not be opened: ${(openError as Error).message}`);
+        throw new Error(
+          `memory-qmd: QMD failed (${error.reason}) and the built-in SQLite index could not be opened: ${(openError as Error).message}`,
+        );
       }
       return index.sync(options);
     }
@@ -385,7 +440,17 @@ export class QmdMemoryIndex implements MemoryIndex {
     progress('done', files.length);
     const count = Object.keys(next).length;
     // QMD's keyword index holds whole documents, so a file is one chunk to it.
-    return { files: count, indexed, skipped, removed, chunks: count, embedded, cacheHits: 0, rebuilt, durationMs: Date.now() - started };
+    return {
+      files: count,
+      indexed,
+      skipped,
+      removed,
+      chunks: count,
+      embedded,
+      cacheHits: 0,
+      rebuilt,
+      durationMs: Date.now() - started,
+    };
   }
 
   /**
@@ -393,7 +458,11 @@ export class QmdMemoryIndex implements MemoryIndex {
    * enough (QMD unloads its models after 5 idle minutes; a reload needs a warm-up again).
    */
   private vectorsReady(): boolean {
-    return this.server.pid !== undefined && this.vectorsReadyPid === this.server.pid && Date.now() - this.vectorsUsedAt < VECTOR_IDLE_MS;
+    return (
+      this.server.pid !== undefined &&
+      this.vectorsReadyPid === this.server.pid &&
+      Date.now() - this.vectorsUsedAt < VECTOR_IDLE_MS
+    );
   }
 
   /**
@@ -415,11 +484,18 @@ export class QmdMemoryIndex implements MemoryIndex {
         // A process that died (or was restarted) while loading, or a load slower than the limit
         // on a busy machine (the server keeps loading): the next search tries again.
         if (error instanceof QmdError && (error.kind === 'exit' || error.kind === 'timeout')) {
-          if (error.kind === 'timeout') this.logger.warn(`memory-qmd: QMD's embedding model did not load within ${SERVER_START_LIMIT_MS} ms; keyword search until it does`, { agentId: this.settings.agentId });
+          if (error.kind === 'timeout')
+            this.logger.warn(
+              `memory-qmd: QMD's embedding model did not load within ${SERVER_START_LIMIT_MS} ms; keyword search until it does`,
+              { agentId: this.settings.agentId },
+            );
           return;
         }
         this.vectorFailure = error instanceof QmdError ? error.reason : error.message;
-        this.logger.warn(`memory-qmd: QMD could not search vectors (${this.vectorFailure}); keyword search only until the next qmd embed`, { agentId: this.settings.agentId });
+        this.logger.warn(
+          `memory-qmd: QMD could not search vectors (${this.vectorFailure}); keyword search only until the next qmd embed`,
+          { agentId: this.settings.agentId },
+        );
       })
       .finally(() => {
         if (this.warmingVectors === warming) this.warmingVectors = undefined;
@@ -432,7 +508,10 @@ export class QmdMemoryIndex implements MemoryIndex {
     if (this.embedding) return this.embedding;
     const run = this.run(force ? ['embed', '-f'] : ['embed'], this.embedTimeoutMs)
       .then((result) => {
-        this.lastEmbed = { at: new Date().toISOString(), chunks: Number(/Embedded (\d+) chunks/.exec(result.stdout)?.[1] ?? 0) };
+        this.lastEmbed = {
+          at: new Date().toISOString(),
+          chunks: Number(/Embedded (\d+) chunks/.exec(result.stdout)?.[1] ?? 0),
+        };
         // New vectors (perhaps the first): the next vector search may load the model anew.
         this.vectorsReadyPid = undefined;
         this.vectorFailure = undefined;
@@ -444,7 +523,9 @@ export class QmdMemoryIndex implements MemoryIndex {
         this.lastEmbed = { at: new Date().toISOString(), error: reason };
         if (!this.reported.has(reason)) {
           this.reported.add(reason);
-          this.logger.warn(`memory-qmd: qmd embed failed (${reason}); ${this.mode} searches fall back to the built-in SQLite index until vectors exist`);
+          this.logger.warn(
+            `memory-qmd: qmd embed failed (${reason}); ${this.mode} searches fall back to the built-in SQLite index until vectors exist`,
+          );
         }
       })
       .finally(() => {
@@ -463,13 +544,22 @@ export class QmdMemoryIndex implements MemoryIndex {
   private vectorPlan(): { use: boolean; why?: string } {
     if (this.mode === 'search') return { use: false };
     const model = this.embedModel();
-    if (!model.path) return { use: false, why: `QMD's embedding model is not on disk (${model.uri}, looked in ${model.lookedIn}); keyword (BM25) search only` };
-    if (this.lastEmbed?.error) return { use: false, why: `qmd embed failed (${this.lastEmbed.error}); keyword (BM25) search only` };
-    if (this.vectorFailure) return { use: false, why: `QMD's vector search failed (${this.vectorFailure}); keyword (BM25) search only` };
+    if (!model.path)
+      return {
+        use: false,
+        why: `QMD's embedding model is not on disk (${model.uri}, looked in ${model.lookedIn}); keyword (BM25) search only`,
+      };
+    if (this.lastEmbed?.error)
+      return { use: false, why: `qmd embed failed (${this.lastEmbed.error}); keyword (BM25) search only` };
+    if (this.vectorFailure)
+      return { use: false, why: `QMD's vector search failed (${this.vectorFailure}); keyword (BM25) search only` };
     return { use: true };
   }
 
-  async search(query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
+  async search(
+    query: string,
+    options: { maxResults: number; minScore: number; signal?: AbortSignal },
+  ): Promise<MemorySearchResult> {
     const maxResults = Math.max(1, Math.min(options.maxResults, this.config.maxResults ?? Number.POSITIVE_INFINITY));
     const vector = this.vectorPlan();
     try {
@@ -477,14 +567,26 @@ export class QmdMemoryIndex implements MemoryIndex {
       await this.ensureCollections(plan, false);
       if (plan.length === 0) {
         this.noteSuccess();
-        return { results: [], backend: 'qmd', mode: 'keyword', notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)` };
+        return {
+          results: [],
+          backend: 'qmd',
+          mode: 'keyword',
+          notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)`,
+        };
       }
       const terms = contentTerms(query);
       const collections = plan.map((item) => item.name);
       const ask = async (type: 'lex' | 'vec', text: string): Promise<Target[]> => {
         // QMD caps each list per collection; asking for all of them keeps every collection's share.
-        const args = { searches: [{ type, query: text }], limit: QMD_LIST_CAP * collections.length, rerank: false, collections };
-        const answer = await this.server.callTool('query', args, this.timeoutMs, options.signal, { killOnTimeout: type === 'lex' });
+        const args = {
+          searches: [{ type, query: text }],
+          limit: QMD_LIST_CAP * collections.length,
+          rerank: false,
+          collections,
+        };
+        const answer = await this.server.callTool('query', args, this.timeoutMs, options.signal, {
+          killOnTimeout: type === 'lex',
+        });
         const seen = new Set<string>();
         const targets: Target[] = [];
         for (const hit of parseQueryResults(answer.structuredContent)) {
@@ -497,20 +599,31 @@ export class QmdMemoryIndex implements MemoryIndex {
         return targets;
       };
       // A vector query takes plain text: no lines, no leading "-" (QMD reads that as negation).
-      const plain = query.replace(/\s+/g, ' ').replace(/(^|\s)-+/g, '$1').trim();
+      const plain = query
+        .replace(/\s+/g, ' ')
+        .replace(/(^|\s)-+/g, '$1')
+        .trim();
       let vectorNote: string | undefined;
       if (vector.use && plain) {
         // The first vector search on a process loads the model, holding QMD up for seconds (and
         // QMD drops requests sent meanwhile): that search runs alone, and this one waits for it.
         if (!this.vectorsReady()) this.warmVectors();
         if (this.warmingVectors && !(await settlesWithin(this.warmingVectors, this.timeoutMs))) {
-          return this.answerFromSqlite(undefined, `QMD is still loading its embedding model (more than ${this.timeoutMs} ms)`, query, { ...options, maxResults });
+          return this.answerFromSqlite(
+            undefined,
+            `QMD is still loading its embedding model (more than ${this.timeoutMs} ms)`,
+            query,
+            { ...options, maxResults },
+          );
         }
       }
       // vsearch is vectors only, once there are vectors; until then it is keyword search like the rest.
       // All sent at once: the process answers them in turn, with no round trip in between.
       const keywordTerms = this.mode === 'vsearch' && vector.use ? [] : terms;
-      const asked: Array<Promise<RankedList<Target>>> = keywordTerms.map(async (term) => ({ kind: 'term' as const, hits: await ask('lex', term) }));
+      const asked: Array<Promise<RankedList<Target>>> = keywordTerms.map(async (term) => ({
+        kind: 'term' as const,
+        hits: await ask('lex', term),
+      }));
       if (vector.use && plain && this.vectorsReady()) {
         const vectorList = ask('vec', plain).then(
           (hits) => {
@@ -542,7 +655,8 @@ export class QmdMemoryIndex implements MemoryIndex {
         if (result) results.push(result);
         if (results.length >= maxResults) break;
       }
-      if (results.length === 0) return this.answerFromSqlite(undefined, 'QMD found nothing', query, { ...options, maxResults });
+      if (results.length === 0)
+        return this.answerFromSqlite(undefined, 'QMD found nothing', query, { ...options, maxResults });
       const notice = vector.why ?? vectorNote;
       return { results, backend: 'qmd', mode, ...(notice ? { notice } : {}) };
     } catch (error) {
@@ -591,7 +705,9 @@ export class QmdMemoryIndex implements MemoryIndex {
       files: Object.keys(this.state.files).length,
       lastSyncAt: this.state.lastSyncAt ?? null,
       lastFailure: this.lastFailure ?? null,
-      ...(this.mode !== 'search' ? { embedding: this.embedding ? 'running' : 'idle', lastEmbed: this.lastEmbed ?? null } : {}),
+      ...(this.mode !== 'search'
+        ? { embedding: this.embedding ? 'running' : 'idle', lastEmbed: this.lastEmbed ?? null }
+        : {}),
       ...(fallback ? { fallback } : {}),
     };
   }
@@ -600,7 +716,10 @@ export class QmdMemoryIndex implements MemoryIndex {
     const resolved = /^qmd\//.test(path.trim())
       ? resolveQmdPath(planCollections(this.settings), path)
       : resolveMemoryPath(this.settings.workspaceDir, this.settings.extraPaths, path);
-    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines, this.settings.get) };
+    return {
+      path: resolved.path,
+      ...readMemoryLines(resolved.absPath, options.from, options.lines, this.settings.get),
+    };
   }
 
   async close(): Promise<void> {
@@ -619,7 +738,13 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([promise.then(() => true, () => true), late]);
+    return await Promise.race([
+      promise.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

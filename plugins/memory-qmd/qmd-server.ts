@@ -7,7 +7,15 @@
  * something that is not JSON-RPC, and ended with the index. Every failure is a QmdError.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { firstLine, INDEX_ARGS, missingCommand, privateSpawnArgs, QmdError, spawnFailure, type QmdCommand } from './qmd-cli.js';
+import {
+  firstLine,
+  INDEX_ARGS,
+  missingCommand,
+  privateSpawnArgs,
+  QmdError,
+  spawnFailure,
+  type QmdCommand,
+} from './qmd-cli.js';
 
 /** The MCP revision this client speaks; QMD 2.8 answers with the same one. */
 const PROTOCOL_VERSION = '2025-06-18';
@@ -91,7 +99,13 @@ export class QmdServer {
    * Call an MCP tool; starts the process first when none is up. A process that dies during
    * the call (killed, crashed) is started again and the call made once more.
    */
-  async callTool(name: string, args: Record<string, unknown>, timeoutMs: number, signal?: AbortSignal, options: CallOptions = {}): Promise<McpToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    options: CallOptions = {},
+  ): Promise<McpToolResult> {
     try {
       return await this.callOnce(name, args, timeoutMs, signal, options);
     } catch (error) {
@@ -100,7 +114,13 @@ export class QmdServer {
     }
   }
 
-  private async callOnce(name: string, args: Record<string, unknown>, timeoutMs: number, signal: AbortSignal | undefined, options: CallOptions): Promise<McpToolResult> {
+  private async callOnce(
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    options: CallOptions,
+  ): Promise<McpToolResult> {
     if (this.closed) throw new QmdError('spawn', 'the QMD server was closed');
     const running = this.running ?? this.start();
     await withTimeout(running.ready, timeoutMs, `qmd mcp did not answer within ${timeoutMs} ms (still starting)`);
@@ -108,7 +128,15 @@ export class QmdServer {
     if (!killOnTimeout) running.slowCalls++;
     let result: McpToolResult;
     try {
-      result = (await this.request(running, 'tools/call', { name, arguments: args }, timeoutMs, signal, `qmd ${name}`, killOnTimeout)) as McpToolResult;
+      result = (await this.request(
+        running,
+        'tools/call',
+        { name, arguments: args },
+        timeoutMs,
+        signal,
+        `qmd ${name}`,
+        killOnTimeout,
+      )) as McpToolResult;
     } finally {
       if (!killOnTimeout) running.slowCalls--;
     }
@@ -146,11 +174,24 @@ export class QmdServer {
     if (missing) throw missing;
     const [file, argv] = privateSpawnArgs(command.path, [...INDEX_ARGS, 'mcp']);
     // Its own process group, so a kill also ends anything it started.
-    const child = spawn(file, argv, { cwd: this.options.cwd, env: this.options.env(), stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = spawn(file, argv, {
+      cwd: this.options.cwd,
+      env: this.options.env(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.starts++;
     let settleExit!: (reason: string) => void;
     const exited = new Promise<string>((resolve) => (settleExit = resolve));
-    const running: Running = { child, pending: new Map(), exited, ready: Promise.resolve(), stderr: '', endedByUs: false, slowCalls: 0 };
+    const running: Running = {
+      child,
+      pending: new Map(),
+      exited,
+      ready: Promise.resolve(),
+      stderr: '',
+      endedByUs: false,
+      slowCalls: 0,
+    };
     this.running = running;
     let buffer = '';
     child.stdout!.setEncoding('utf8');
@@ -161,7 +202,8 @@ export class QmdServer {
         buffer = buffer.slice(newline + 1);
         if (line) this.onLine(running, line);
       }
-      if (buffer.length > MAX_LINE_BYTES) this.fail(running, new QmdError('output', `qmd mcp printed a line longer than ${MAX_LINE_BYTES} bytes`));
+      if (buffer.length > MAX_LINE_BYTES)
+        this.fail(running, new QmdError('output', `qmd mcp printed a line longer than ${MAX_LINE_BYTES} bytes`));
     });
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (text: string) => {
@@ -176,20 +218,31 @@ export class QmdServer {
     });
     child.on('close', (code, signal) => {
       const detail = lastLine(running.stderr);
-      const reason = spawnError?.reason ?? `qmd mcp ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${detail ? `: ${detail}` : ''}`;
+      const reason =
+        spawnError?.reason ??
+        `qmd mcp ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${detail ? `: ${detail}` : ''}`;
       if (this.running === running) this.running = undefined;
-      for (const pending of running.pending.values()) pending.reject(spawnError ?? new QmdError('exit', reason, running.stderr));
+      for (const pending of running.pending.values())
+        pending.reject(spawnError ?? new QmdError('exit', reason, running.stderr));
       running.pending.clear();
       if (!running.endedByUs && !this.closed) this.options.onExit?.(reason);
       settleExit(reason);
     });
     let initialized = false;
     const startTimer = setTimeout(() => {
-      if (!initialized) this.fail(running, new QmdError('timeout', `qmd mcp did not start within ${this.options.startTimeoutMs} ms`));
+      if (!initialized)
+        this.fail(running, new QmdError('timeout', `qmd mcp did not start within ${this.options.startTimeoutMs} ms`));
     }, this.options.startTimeoutMs);
     startTimer.unref();
     const hello = { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'claw', version: '1' } };
-    running.ready = this.request(running, 'initialize', hello, this.options.startTimeoutMs + 1000, undefined, 'qmd mcp initialize').then(() => {
+    running.ready = this.request(
+      running,
+      'initialize',
+      hello,
+      this.options.startTimeoutMs + 1000,
+      undefined,
+      'qmd mcp initialize',
+    ).then(() => {
       initialized = true;
       clearTimeout(startTimer);
       this.send(running, { jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -204,14 +257,20 @@ export class QmdServer {
     try {
       message = JSON.parse(line) as typeof message;
     } catch {
-      this.fail(running, new QmdError('output', `qmd mcp printed output that is not JSON-RPC: ${firstLine(line).slice(0, 120)}`));
+      this.fail(
+        running,
+        new QmdError('output', `qmd mcp printed output that is not JSON-RPC: ${firstLine(line).slice(0, 120)}`),
+      );
       return;
     }
     if (typeof message.id !== 'number') return; // a notification (logging, list changes): nothing waits for it
     const pending = running.pending.get(message.id);
     if (!pending) return;
     running.pending.delete(message.id);
-    if (message.error) pending.reject(new QmdError('output', `qmd mcp refused the request: ${message.error.message ?? 'no reason given'}`));
+    if (message.error)
+      pending.reject(
+        new QmdError('output', `qmd mcp refused the request: ${message.error.message ?? 'no reason given'}`),
+      );
     else pending.resolve(message.result);
   }
 
@@ -219,7 +278,15 @@ export class QmdServer {
     running.child.stdin!.write(`${JSON.stringify(message)}\n`);
   }
 
-  private request(running: Running, method: string, params: Record<string, unknown>, timeoutMs: number, signal: AbortSignal | undefined, what: string, killOnTimeout = true): Promise<unknown> {
+  private request(
+    running: Running,
+    method: string,
+    params: Record<string, unknown>,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    what: string,
+    killOnTimeout = true,
+  ): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('aborted'));
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
@@ -275,7 +342,11 @@ export class QmdServer {
 }
 
 function lastLine(text: string): string {
-  const lines = text.replace(/\x1b\[[0-9;]*m/g, '').split('\n').map((line) => line.trim()).filter(Boolean);
+  const lines = text
+    .replace(/\x1b\[[0-9;]*m/g, '')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   const line = lines.at(-1) ?? '';
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
@@ -287,7 +358,10 @@ function delay(ms: number): Promise<void> {
 async function withTimeout<T>(promise: Promise<T>, ms: number, reason: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new QmdError('timeout', reason)), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new QmdError('timeout', reason)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

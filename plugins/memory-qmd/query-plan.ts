@@ -33,11 +33,16 @@ function idf(df: number, total: number): number {
  * holds every document with the term, so its length is the term's document frequency; a
  * full list only says "at least the cap", and is estimated between the cap and the corpus.
  */
-export function fuseLists<T>(lists: ReadonlyArray<RankedList<T>>, totalDocs: number, keyOf: (hit: T) => string): Array<{ hit: T; score: number }> {
+export function fuseLists<T>(
+  lists: ReadonlyArray<RankedList<T>>,
+  totalDocs: number,
+  keyOf: (hit: T) => string,
+): Array<{ hit: T; score: number }> {
   const total = Math.max(totalDocs, 1);
   const weights = lists.map((list) => {
     if (list.kind === 'vector') return 0;
-    const df = list.hits.length < QMD_LIST_CAP ? list.hits.length : Math.max(QMD_LIST_CAP, Math.sqrt(QMD_LIST_CAP * total));
+    const df =
+      list.hits.length < QMD_LIST_CAP ? list.hits.length : Math.max(QMD_LIST_CAP, Math.sqrt(QMD_LIST_CAP * total));
     return idf(Math.min(df, total), total);
   });
   const strongest = Math.max(0, ...weights) || Math.log(1 + total);
@@ -54,5 +59,7 @@ export function fuseLists<T>(lists: ReadonlyArray<RankedList<T>>, totalDocs: num
       else scores.set(key, { hit, score: gain, first: order++ });
     });
   });
-  return [...scores.values()].sort((a, b) => b.score - a.score || a.first - b.first).map(({ hit, score }) => ({ hit, score }));
+  return [...scores.values()]
+    .sort((a, b) => b.score - a.score || a.first - b.first)
+    .map(({ hit, score }) => ({ hit, score }));
 }

@@ -27,7 +27,8 @@ export function parseQueryResults(structured: unknown): QmdHit[] {
   if (!Array.isArray(results)) throw new QmdError('output', 'qmd query answered without a list of results');
   return results.map((item, index) => {
     const hit = item as Record<string, unknown> | null;
-    if (!hit || typeof hit !== 'object' || typeof hit.file !== 'string') throw new QmdError('output', `qmd query answered a result without "file" (item ${index})`);
+    if (!hit || typeof hit !== 'object' || typeof hit.file !== 'string')
+      throw new QmdError('output', `qmd query answered a result without "file" (item ${index})`);
     return { file: hit.file, line: typeof hit.line === 'number' ? hit.line : undefined };
   });
 }
@@ -39,7 +40,10 @@ export function parseVirtualPath(file: string): { collection: string; path: stri
 }
 
 /** The file behind a hit, when it is one of these collections' files and still a plain file. */
-export function resolveHit(hit: QmdHit, collections: readonly QmdCollection[]): { key: string; absPath: string; collection: QmdCollection; relPath: string } | undefined {
+export function resolveHit(
+  hit: QmdHit,
+  collections: readonly QmdCollection[],
+): { key: string; absPath: string; collection: QmdCollection; relPath: string } | undefined {
   const virtual = parseVirtualPath(hit.file);
   const collection = virtual ? collections.find((item) => item.name === virtual.collection) : undefined;
   if (!virtual || !collection) return undefined;
@@ -81,7 +85,8 @@ export function toSearchHit(
   const raw = readText(target.absPath);
   if (raw === undefined) return undefined;
   // Over the size cap the built-in index reads only the start; so does the snippet here.
-  const text = settings.maxFileBytes > 0 && raw.length > settings.maxFileBytes ? raw.slice(0, settings.maxFileBytes) : raw;
+  const text =
+    settings.maxFileBytes > 0 && raw.length > settings.maxFileBytes ? raw.slice(0, settings.maxFileBytes) : raw;
   const snippet = snippetAround(text, terms, snippetMax);
   const { startLine, endLine } = linesOf(text, snippet);
   return {

@@ -8,7 +8,13 @@
  * answer carries a `notice` that says why.
  */
 import { statSync } from 'node:fs';
-import type { Logger, MemorySearchHit, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../sdk/index.js';
+import type {
+  Logger,
+  MemorySearchHit,
+  MemorySearchResult,
+  MemorySyncProgress,
+  MemorySyncStats,
+} from '../../sdk/index.js';
 import {
   type CappedFile,
   cappedNote,
@@ -34,7 +40,13 @@ import {
 import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from './session-files.js';
 import { buildFtsQuery } from './fts-query.js';
 import type { IndexBuilding, IndexMeta } from './schema.js';
-import { claimScratchPath, processAlive, releaseScratchPath, removeAbandonedScratch, replaceWithScratch } from './scratch.js';
+import {
+  claimScratchPath,
+  processAlive,
+  releaseScratchPath,
+  removeAbandonedScratch,
+  replaceWithScratch,
+} from './scratch.js';
 import { DimensionMismatchError, IndexStore, removeDatabaseFile, type ChunkRow, type FileRow } from './store.js';
 import { isZeroVector } from './vectors.js';
 
@@ -78,7 +90,13 @@ class Progress {
 
   emit(phase: MemorySyncProgress['phase']): void {
     try {
-      this.listener?.({ phase, files: this.files, filesTotal: this.filesTotal, chunks: this.chunks, embedded: this.embedded });
+      this.listener?.({
+        phase,
+        files: this.files,
+        filesTotal: this.filesTotal,
+        chunks: this.chunks,
+        embedded: this.embedded,
+      });
     } catch {
       // A broken progress display must not break indexing.
     }
@@ -86,7 +104,13 @@ class Progress {
 }
 
 function buildingRecord(progress: Progress, startedAt: string): IndexBuilding {
-  return { pid: process.pid, files: progress.files, filesTotal: progress.filesTotal, startedAt, updatedAt: new Date().toISOString() };
+  return {
+    pid: process.pid,
+    files: progress.files,
+    filesTotal: progress.filesTotal,
+    startedAt,
+    updatedAt: new Date().toISOString(),
+  };
 }
 
 function progressOf(progress: { files: number; filesTotal: number }): { files: number; filesTotal: number } {
@@ -134,19 +158,28 @@ export class SqliteMemoryIndex implements MemoryIndex {
   static async open(settings: MemorySettings, options: SqliteMemoryIndexOptions): Promise<SqliteMemoryIndex> {
     const path = settings.store.path;
     const leftovers = removeAbandonedScratch(path);
-    if (leftovers.length) options.logger.info(`memory index ${path}: removed what an interrupted rebuild left behind (${leftovers.join(', ')})`);
+    if (leftovers.length)
+      options.logger.info(
+        `memory index ${path}: removed what an interrupted rebuild left behind (${leftovers.join(', ')})`,
+      );
     const store = IndexStore.open(path, { vector: settings.store.vector });
     if (store.recovered) options.logger.warn(`memory index ${path}: ${store.recovered}`);
     if (settings.store.vector.enabled && store.vectorError) {
-      options.logger.error(`memory search: ${store.vectorError}; vector search runs as in-process cosine similarity instead`);
+      options.logger.error(
+        `memory search: ${store.vectorError}; vector search runs as in-process cosine similarity instead`,
+      );
     }
-    if (!store.fts) options.logger.warn(`memory search: FTS5 is unusable in ${path} (${store.ftsError}); searching by vectors only`);
+    if (!store.fts)
+      options.logger.warn(`memory search: FTS5 is unusable in ${path} (${store.ftsError}); searching by vectors only`);
     return new SqliteMemoryIndex(settings, options.embeddings, options, store);
   }
 
   // ── search ─────────────────────────────────────────────────────────────────────
 
-  async search(query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult> {
+  async search(
+    query: string,
+    options: { maxResults: number; minScore: number; signal?: AbortSignal },
+  ): Promise<MemorySearchResult> {
     this.assertOpen();
     const { signal } = options;
     signal?.throwIfAborted();
@@ -162,7 +195,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
     // Both sides read the store only after the await, so they see the same chunks.
     const store = this.store;
     const keyword = this.keywordSide(store, text, pool);
-    const vector: Side = embedded.vector ? this.vectorSide(store, embedded.vector, pool, keyword.items ?? []) : { notice: embedded.notice! };
+    const vector: Side = embedded.vector
+      ? this.vectorSide(store, embedded.vector, pool, keyword.items ?? [])
+      : { notice: embedded.notice! };
     const { mode, scored, notice } = this.combine(keyword, vector, limit, options.minScore, embedded.provider);
     const vectorsTookPart = mode !== 'keyword' && embedded.provider !== undefined;
     return {
@@ -185,20 +220,38 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const common = { maxResults: limit, mmr: query.mmr, temporalDecay: query.temporalDecay };
     const { vectorWeight, textWeight } = query.hybrid;
     const fallbackNote =
-      embeddedBy && embeddedBy === this.selection.fallback ? `embeddings come from the fallback provider ${embeddedBy.id} (${embeddedBy.model})` : undefined;
+      embeddedBy && embeddedBy === this.selection.fallback
+        ? `embeddings come from the fallback provider ${embeddedBy.id} (${embeddedBy.model})`
+        : undefined;
     const join = (...notes: Array<string | undefined>) => notes.filter(Boolean).join('; ') || undefined;
     if (vector.items && !query.hybrid.enabled) {
-      return { mode: 'vector', scored: finish(vector.items.map(asVectorScored), { ...common, minScore }), notice: fallbackNote };
+      return {
+        mode: 'vector',
+        scored: finish(vector.items.map(asVectorScored), { ...common, minScore }),
+        notice: fallbackNote,
+      };
     }
     if (vector.items && keyword.items) {
-      return { mode: 'hybrid', scored: mergeHybridResults(vector.items, keyword.items, { ...common, vectorWeight, textWeight, minScore }), notice: fallbackNote };
+      return {
+        mode: 'hybrid',
+        scored: mergeHybridResults(vector.items, keyword.items, { ...common, vectorWeight, textWeight, minScore }),
+        notice: fallbackNote,
+      };
     }
     // One side alone: its own score, against the part of minScore that side could earn in a hybrid search.
     if (vector.items) {
-      return { mode: 'vector', scored: finish(vector.items.map(asVectorScored), { ...common, minScore: minScore * vectorWeight }), notice: join(`vector search only: ${keyword.notice}`, fallbackNote) };
+      return {
+        mode: 'vector',
+        scored: finish(vector.items.map(asVectorScored), { ...common, minScore: minScore * vectorWeight }),
+        notice: join(`vector search only: ${keyword.notice}`, fallbackNote),
+      };
     }
     if (keyword.items) {
-      return { mode: 'keyword', scored: finish(keyword.items.map(asTextScored), { ...common, minScore: keywordMinScore(minScore, textWeight) }), notice: `keyword search only: ${vector.notice}` };
+      return {
+        mode: 'keyword',
+        scored: finish(keyword.items.map(asTextScored), { ...common, minScore: keywordMinScore(minScore, textWeight) }),
+        notice: `keyword search only: ${vector.notice}`,
+      };
     }
     return { mode: 'keyword', scored: [], notice: `no search is possible: ${vector.notice}; ${keyword.notice}` };
   }
@@ -206,19 +259,30 @@ export class SqliteMemoryIndex implements MemoryIndex {
   /** Providers whose vectors the index holds, or why vectors cannot take part now. */
   private vectorReadiness(meta: IndexMeta, pending: number): { providers: EmbeddingProvider[] } | { reason: string } {
     if (!this.active) return { reason: this.selection.reason.replace(/:?\s*keyword search only\.?$/i, '') };
-    const candidates = [this.active, this.otherProvider()].filter((provider): provider is EmbeddingProvider => provider?.fingerprint === meta.fingerprint);
+    const candidates = [this.active, this.otherProvider()].filter(
+      (provider): provider is EmbeddingProvider => provider?.fingerprint === meta.fingerprint,
+    );
     if (candidates.length === 0) {
       const built =
-        meta.fingerprint === undefined ? 'nothing has been indexed yet' : meta.fingerprint === 'none' ? 'the index was built without embeddings' : `the index holds vectors from ${meta.fingerprint}`;
+        meta.fingerprint === undefined
+          ? 'nothing has been indexed yet'
+          : meta.fingerprint === 'none'
+            ? 'the index was built without embeddings'
+            : `the index holds vectors from ${meta.fingerprint}`;
       return { reason: `${built}; the next sync indexes it for ${this.active.fingerprint}` };
     }
     if (pending > 0) {
-      return { reason: `${pending} chunk${pending === 1 ? ' is' : 's are'} still waiting for embeddings${this.lastEmbeddingError ? ` (last error: ${this.lastEmbeddingError})` : ''}` };
+      return {
+        reason: `${pending} chunk${pending === 1 ? ' is' : 's are'} still waiting for embeddings${this.lastEmbeddingError ? ` (last error: ${this.lastEmbeddingError})` : ''}`,
+      };
     }
     return { providers: candidates };
   }
 
-  private async embedQuery(text: string, signal?: AbortSignal): Promise<{ vector?: Float32Array; provider?: EmbeddingProvider; notice?: string }> {
+  private async embedQuery(
+    text: string,
+    signal?: AbortSignal,
+  ): Promise<{ vector?: Float32Array; provider?: EmbeddingProvider; notice?: string }> {
     const readiness = this.vectorReadiness(this.store.meta(), this.store.pendingCount());
     if ('reason' in readiness) return { notice: readiness.reason };
     const errors: string[] = [];
@@ -262,7 +326,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
     try {
       const items = store.nearest(vector, pool).map((row) => candidate(row, row.score));
       const seen = new Set(items.map((item) => item.id));
-      const similarity = store.similarities(vector, keyword.filter((item) => !seen.has(item.id)).map((item) => Number(item.id)));
+      const similarity = store.similarities(
+        vector,
+        keyword.filter((item) => !seen.has(item.id)).map((item) => Number(item.id)),
+      );
       for (const item of keyword) {
         const score = similarity.get(Number(item.id));
         if (score !== undefined && score > 0) items.push({ ...item, score });
@@ -277,7 +344,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
   // ── sync ───────────────────────────────────────────────────────────────────────
 
   /** One sync at a time; a sync asked for while one runs starts after it. */
-  sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+  sync(
+    options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {},
+  ): Promise<MemorySyncStats> {
     const run = this.queue.then(() => this.runSync(options.force === true, options.onProgress));
     this.queue = run.catch(() => undefined);
     return run;
@@ -300,7 +369,12 @@ export class SqliteMemoryIndex implements MemoryIndex {
     }
   }
 
-  private async syncAll(files: IndexedFile[], force: boolean, progress: Progress, started: number): Promise<MemorySyncStats> {
+  private async syncAll(
+    files: IndexedFile[],
+    force: boolean,
+    progress: Progress,
+    started: number,
+  ): Promise<MemorySyncStats> {
     let outcome = await this.syncWith(this.active, files, force, progress);
     const fallback = this.selection.fallback;
     if (outcome.failure && fallback && this.active === this.selection.provider) {
@@ -309,7 +383,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
       );
       this.active = fallback;
       const second = await this.syncWith(fallback, files, false, progress);
-      outcome = { ...second, embedded: outcome.embedded + second.embedded, cacheHits: outcome.cacheHits + second.cacheHits };
+      outcome = {
+        ...second,
+        embedded: outcome.embedded + second.embedded,
+        cacheHits: outcome.cacheHits + second.cacheHits,
+      };
     }
     const stats: MemorySyncStats = {
       files: outcome.files,
@@ -327,7 +405,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
     // Every listed file has been through this sync: the index is complete (vectors still
     // missing after a provider failure are reported apart, as pendingEmbeddings).
     this.store.setMeta({
-      lastSync: { ...stats, at: new Date(started).toISOString(), ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}) },
+      lastSync: {
+        ...stats,
+        at: new Date(started).toISOString(),
+        ...(outcome.failure ? { embeddingError: outcome.failure.message } : {}),
+      },
       complete: true,
       building: undefined,
     });
@@ -335,7 +417,12 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return stats;
   }
 
-  private async syncWith(provider: EmbeddingProvider | undefined, files: IndexedFile[], force: boolean, progress: Progress): Promise<Outcome> {
+  private async syncWith(
+    provider: EmbeddingProvider | undefined,
+    files: IndexedFile[],
+    force: boolean,
+    progress: Progress,
+  ): Promise<Outcome> {
     progress.files = 0;
     const meta = this.store.meta();
     if (meta.fingerprint === undefined && !force) {
@@ -350,7 +437,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const reason = force ? 'asked for' : this.rebuildReason(meta, provider);
     if (reason) return this.rebuild(provider, files, reason, progress);
     const outcome = await this.indexInto(this.store, provider, files, progress);
-    return outcome.dimsChanged ? this.rebuild(provider, files, outcome.dimsChanged.reason, progress, outcome.dimsChanged.dims) : outcome;
+    return outcome.dimsChanged
+      ? this.rebuild(provider, files, outcome.dimsChanged.reason, progress, outcome.dimsChanged.dims)
+      : outcome;
   }
 
   /**
@@ -371,7 +460,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
   /** Why the stored index cannot be updated in place, if it cannot. */
   private rebuildReason(meta: IndexMeta, provider: EmbeddingProvider | undefined): string | undefined {
     const fingerprint = provider?.fingerprint ?? 'none';
-    if (meta.fingerprint !== fingerprint) return `the embedding provider changed from ${meta.fingerprint ?? 'nothing'} to ${fingerprint}`;
+    if (meta.fingerprint !== fingerprint)
+      return `the embedding provider changed from ${meta.fingerprint ?? 'nothing'} to ${fingerprint}`;
     const { tokens, overlap } = this.tuning.chunking;
     if (meta.chunkTokens !== tokens || meta.chunkOverlap !== overlap) {
       return `chunking changed from ${meta.chunkTokens}/${meta.chunkOverlap} to ${tokens}/${overlap} tokens (size/overlap)`;
@@ -387,7 +477,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * then swaps it in. If the primary provider fails and a fallback exists, the scratch file
    * is dropped and the caller starts over with the fallback.
    */
-  private async rebuild(provider: EmbeddingProvider | undefined, files: IndexedFile[], reason: string, progress: Progress, dims?: number): Promise<Outcome> {
+  private async rebuild(
+    provider: EmbeddingProvider | undefined,
+    files: IndexedFile[],
+    reason: string,
+    progress: Progress,
+    dims?: number,
+  ): Promise<Outcome> {
     const livePath = this.settings.store.path;
     this.logger.info(`memory index ${livePath}: full rebuild (${reason})`);
     const previousPaths = new Set(this.store.files().keys());
@@ -402,7 +498,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
       progress.files = 0;
       const outcome = await this.indexInto(scratch, provider, files, progress);
       if (outcome.failure && this.canFallBack(provider)) return outcome;
-      if (outcome.dimsChanged) throw new Error(`${provider?.id} returned vectors of different lengths within one rebuild: ${outcome.dimsChanged.reason}`);
+      if (outcome.dimsChanged)
+        throw new Error(
+          `${provider?.id} returned vectors of different lengths within one rebuild: ${outcome.dimsChanged.reason}`,
+        );
       this.assertOpen();
       scratch.close();
       this.swapIn(scratchPath);
@@ -456,7 +555,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
       inode = undefined;
     }
     if (inode === this.store.inode) return;
-    this.logger.info(`memory index ${this.settings.store.path}: the file was replaced or removed by someone else; reopening it`);
+    this.logger.info(
+      `memory index ${this.settings.store.path}: the file was replaced or removed by someone else; reopening it`,
+    );
     this.store.close();
     this.store = this.openLive();
   }
@@ -473,16 +574,39 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * Delta indexing into `store`: unchanged files (same content hash) are skipped, changed
    * and new ones re-chunked and written with their vectors, vanished ones removed.
    */
-  private async indexInto(store: IndexStore, provider: EmbeddingProvider | undefined, files: IndexedFile[], progress: Progress): Promise<Outcome> {
+  private async indexInto(
+    store: IndexStore,
+    provider: EmbeddingProvider | undefined,
+    files: IndexedFile[],
+    progress: Progress,
+  ): Promise<Outcome> {
     const known = store.files();
-    const outcome: Outcome = { files: 0, indexed: 0, skipped: 0, removed: 0, embedded: 0, cacheHits: 0, rebuilt: false, paths: new Set(), capped: [] };
+    const outcome: Outcome = {
+      files: 0,
+      indexed: 0,
+      skipped: 0,
+      removed: 0,
+      embedded: 0,
+      cacheHits: 0,
+      rebuilt: false,
+      paths: new Set(),
+      capped: [],
+    };
     const stopOnFailure = this.canFallBack(provider);
     let group: Array<{ row: FileRow; chunks: Chunk[]; append?: boolean }> = [];
     let groupChunks = 0;
 
     const flush = async (): Promise<boolean> => {
       if (group.length === 0) return true;
-      const vectors = provider ? await this.vectorsFor(store, provider, group.flatMap((item) => item.chunks), outcome, progress) : new Map<string, Float32Array>();
+      const vectors = provider
+        ? await this.vectorsFor(
+            store,
+            provider,
+            group.flatMap((item) => item.chunks),
+            outcome,
+            progress,
+          )
+        : new Map<string, Float32Array>();
       if ((outcome.failure && stopOnFailure) || outcome.dimsChanged) return false;
       this.assertSyncing();
       progress.emit('write');
@@ -522,7 +646,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
       outcome.paths.add(file.path);
       progress.files++;
       const row = known.get(file.path);
-      if (read !== 'unreadable' && read.indexedBytes !== undefined) outcome.capped.push({ path: file.path, size: read.size, indexedBytes: read.indexedBytes });
+      if (read !== 'unreadable' && read.indexedBytes !== undefined)
+        outcome.capped.push({ path: file.path, size: read.size, indexedBytes: read.indexedBytes });
       if (read === 'unreadable') {
         // Its last good chunks stay until it can be read again.
         outcome.skipped++;
@@ -564,7 +689,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * records how far it was read (size: bytes, hash: lines) and only what follows is read;
    * one that shrank was rewritten and is read again from its start.
    */
-  private readSession(file: SessionFile, row: FileRow | undefined): { row: FileRow; chunks: Chunk[]; append: boolean } | 'unchanged' | 'vanished' | 'unreadable' {
+  private readSession(
+    file: SessionFile,
+    row: FileRow | undefined,
+  ): { row: FileRow; chunks: Chunk[]; append: boolean } | 'unchanged' | 'vanished' | 'unreadable' {
     const resume = row?.source === 'sessions' && row.size <= file.size ? row : undefined;
     if (resume && resume.size === file.size) return 'unchanged';
     const fromLine = resume ? Number(/^lines:(\d+)$/.exec(resume.hash)?.[1] ?? NaN) : 0;
@@ -574,24 +702,36 @@ export class SqliteMemoryIndex implements MemoryIndex {
       delta = readSessionDelta(file.absPath, resume?.size ?? 0, fromLine);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'vanished';
-      this.warnOnce(`memory index: cannot read session transcript ${file.absPath} (${message(error)}); keeping what was indexed from it before`);
+      this.warnOnce(
+        `memory index: cannot read session transcript ${file.absPath} (${message(error)}); keeping what was indexed from it before`,
+      );
       return 'unreadable';
     }
     // Only part of a line was added since: it is read once it is complete.
     if (resume && delta.endByte === resume.size) return 'unchanged';
     return {
-      row: { path: file.path, source: 'sessions', hash: `lines:${delta.endLine}`, mtime: file.mtimeMs, size: delta.endByte },
+      row: {
+        path: file.path,
+        source: 'sessions',
+        hash: `lines:${delta.endLine}`,
+        mtime: file.mtimeMs,
+        size: delta.endByte,
+      },
       chunks: sessionChunks(delta.turns, this.tuning.chunking),
       append: resume !== undefined,
     };
   }
 
-  private readFile(file: MemoryFile): { text: string; size: number; indexedBytes?: number } | 'vanished' | 'unreadable' {
+  private readFile(
+    file: MemoryFile,
+  ): { text: string; size: number; indexedBytes?: number } | 'vanished' | 'unreadable' {
     try {
       return readMemoryText(file.absPath, this.settings.maxFileBytes);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'vanished';
-      this.warnOnce(`memory index: cannot read ${file.absPath} (${message(error)}); keeping what was indexed from it before`);
+      this.warnOnce(
+        `memory index: cannot read ${file.absPath} (${message(error)}); keeping what was indexed from it before`,
+      );
       return 'unreadable';
     }
   }
@@ -611,7 +751,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const texts = new Map<string, string>();
     for (const item of items) texts.set(item.hash, item.text);
     const cacheOn = this.tuning.cacheEntries > 0;
-    const found = cacheOn ? store.cacheLookup(provider.fingerprint, [...texts.keys()], store.meta().dims, this.tick) : new Map<string, Float32Array>();
+    const found = cacheOn
+      ? store.cacheLookup(provider.fingerprint, [...texts.keys()], store.meta().dims, this.tick)
+      : new Map<string, Float32Array>();
     outcome.cacheHits += items.filter((item) => found.has(item.hash)).length;
     const missing = [...texts].filter(([hash]) => !found.has(hash));
     const batch = this.tuning.batchSize;
@@ -622,11 +764,14 @@ export class SqliteMemoryIndex implements MemoryIndex {
       let vectors: number[][];
       try {
         vectors = await provider.embed(slice.map(([, text]) => text));
-        if (vectors.length !== slice.length) throw new Error(`returned ${vectors.length} vectors for ${slice.length} texts`);
+        if (vectors.length !== slice.length)
+          throw new Error(`returned ${vectors.length} vectors for ${slice.length} texts`);
       } catch (error) {
         outcome.failure = error instanceof Error ? error : new Error(String(error));
         this.lastEmbeddingError = `${provider.id}: ${outcome.failure.message}`;
-        this.warnOnce(`memory embeddings: ${provider.id} (${provider.model}) failed: ${outcome.failure.message}; those chunks are searchable by keyword until a later sync embeds them`);
+        this.warnOnce(
+          `memory embeddings: ${provider.id} (${provider.model}) failed: ${outcome.failure.message}; those chunks are searchable by keyword until a later sync embeds them`,
+        );
         return found;
       }
       const fresh = new Map<string, Float32Array>();
@@ -667,7 +812,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const meta = store.meta();
     const readiness = this.vectorReadiness(meta, counts.pending);
     const vectorsReady = 'providers' in readiness;
-    const mode: MemorySearchResult['mode'] = !vectorsReady ? 'keyword' : !store.fts || !this.settings.query.hybrid.enabled ? 'vector' : 'hybrid';
+    const mode: MemorySearchResult['mode'] = !vectorsReady
+      ? 'keyword'
+      : !store.fts || !this.settings.query.hybrid.enabled
+        ? 'vector'
+        : 'hybrid';
     const provider = this.active;
     const stale = meta.fingerprint !== undefined ? this.rebuildReason(meta, provider) : undefined;
     const report: Record<string, unknown> = {
@@ -680,14 +829,25 @@ export class SqliteMemoryIndex implements MemoryIndex {
       provider: provider?.id ?? 'none',
       model: provider?.model,
       reason: this.selection.reason,
-      ...(this.selection.fallback ? { fallback: `${this.selection.fallback.id} (${this.selection.fallback.model})`, usingFallback: provider === this.selection.fallback } : {}),
+      ...(this.selection.fallback
+        ? {
+            fallback: `${this.selection.fallback.id} (${this.selection.fallback.model})`,
+            usingFallback: provider === this.selection.fallback,
+          }
+        : {}),
       fingerprint: meta.fingerprint,
       dims: meta.dims,
       vector: provider ? store.vector : 'off',
-      ...(store.vector === 'sqlite-vec' ? { vecVersion: store.vecVersion } : { vectorError: this.vectorError ?? store.vectorError }),
+      ...(store.vector === 'sqlite-vec'
+        ? { vecVersion: store.vecVersion }
+        : { vectorError: this.vectorError ?? store.vectorError }),
       fts: store.fts,
       ...(store.fts ? {} : { ftsError: store.ftsError }),
-      cache: { enabled: this.settings.cache.enabled, entries: counts.cacheEntries, maxEntries: this.settings.cache.maxEntries },
+      cache: {
+        enabled: this.settings.cache.enabled,
+        entries: counts.cacheEntries,
+        maxEntries: this.settings.cache.maxEntries,
+      },
       chunking: this.tuning.chunking,
       ...this.completeness(meta, counts.files),
       // Without a provider nothing waits for embeddings; a count would suggest otherwise.
@@ -706,7 +866,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
    * built by this or another live process, or was interrupted (the next sync finishes it).
    */
   private completeness(meta: IndexMeta, files: number): Record<string, unknown> {
-    const builder = meta.building && meta.building.pid !== process.pid && processAlive(meta.building.pid) ? meta.building : undefined;
+    const builder =
+      meta.building && meta.building.pid !== process.pid && processAlive(meta.building.pid) ? meta.building : undefined;
     if (meta.fingerprint === undefined) {
       const live = this.running ?? builder;
       return live ? { index: 'building', indexProgress: progressOf(live) } : { index: 'empty' };
@@ -735,7 +896,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const started = Date.now();
     try {
       const result = await this.search('memory', { maxResults: 1, minScore: 0 });
-      probe.search = { ok: true, ms: Date.now() - started, mode: result.mode, results: result.results.length, ...(result.notice ? { notice: result.notice } : {}) };
+      probe.search = {
+        ok: true,
+        ms: Date.now() - started,
+        mode: result.mode,
+        results: result.results.length,
+        ...(result.notice ? { notice: result.notice } : {}),
+      };
     } catch (error) {
       probe.search = { ok: false, ms: Date.now() - started, error: message(error) };
     }
@@ -749,7 +916,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
     this.closed = true;
     this.store.close();
     for (const provider of new Set([this.selection.provider, this.selection.fallback])) {
-      await Promise.resolve(provider?.close?.()).catch((error: unknown) => this.logger.warn(`memory embeddings: closing ${provider?.id} failed: ${message(error)}`));
+      await Promise.resolve(provider?.close?.()).catch((error: unknown) =>
+        this.logger.warn(`memory embeddings: closing ${provider?.id} failed: ${message(error)}`),
+      );
     }
   }
 
@@ -789,7 +958,8 @@ interface Tuning {
 type IndexedFile = MemoryFile | SessionFile;
 
 function tuningOf(settings: MemorySettings): Tuning {
-  const whole = (value: number, fallback: number, min: number) => (Number.isFinite(value) ? Math.max(min, Math.floor(value)) : fallback);
+  const whole = (value: number, fallback: number, min: number) =>
+    Number.isFinite(value) ? Math.max(min, Math.floor(value)) : fallback;
   const multiplier = settings.query.hybrid.candidateMultiplier;
   return {
     chunking: { tokens: whole(settings.chunking.tokens, 400, 1), overlap: whole(settings.chunking.overlap, 80, 0) },
@@ -800,7 +970,15 @@ function tuningOf(settings: MemorySettings): Tuning {
 }
 
 function candidate(row: ChunkRow, score: number): Candidate {
-  return { id: String(row.id), path: row.path, startLine: row.startLine, endLine: row.endLine, text: row.text, source: row.source, score };
+  return {
+    id: String(row.id),
+    path: row.path,
+    startLine: row.startLine,
+    endLine: row.endLine,
+    text: row.text,
+    source: row.source,
+    score,
+  };
 }
 
 function asVectorScored(item: Candidate): ScoredChunk {

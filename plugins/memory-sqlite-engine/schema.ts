@@ -93,7 +93,9 @@ export function readMeta(db: Db): IndexMeta {
 }
 
 export function writeMeta(db: Db, values: Partial<IndexMeta>): void {
-  const upsert = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
+  const upsert = db.prepare(
+    'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
+  );
   const remove = db.prepare('DELETE FROM meta WHERE key = ?');
   db.transaction(() => {
     for (const [key, value] of Object.entries(values)) {
@@ -114,12 +116,17 @@ function safeJson(text: string): unknown {
 }
 
 export function tableNames(db: Db): Set<string> {
-  return new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name));
+  return new Set(
+    (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map(
+      (row) => row.name,
+    ),
+  );
 }
 
 /** The dimension chunks_vec was created with, read from its DDL (readable without the extension). */
 export function vecTableDims(db: Db): number | undefined {
-  const row = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").get() as { sql?: string } | undefined;
+  const row = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'").get() as
+    { sql?: string } | undefined;
   const match = row?.sql ? /float\[(\d+)\]/.exec(row.sql) : null;
   return match ? Number(match[1]) : undefined;
 }

@@ -43,7 +43,9 @@ export function processAlive(pid: number): boolean {
 /** Removes scratch files of rebuilds that can no longer finish; returns their names. */
 export function removeAbandonedScratch(indexPath: string): string[] {
   const dir = dirname(indexPath);
-  const pattern = new RegExp(`^${escapeRegExp(basename(indexPath))}\\.rebuild-(\\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$`);
+  const pattern = new RegExp(
+    `^${escapeRegExp(basename(indexPath))}\\.rebuild-(\\d+)-[0-9a-f]+(?:-journal|-wal|-shm)?$`,
+  );
   let names: string[];
   try {
     names = readdirSync(dir);

@@ -53,7 +53,13 @@ export function listSessionFiles(sessionsDir: string): SessionFile[] {
       continue;
     }
     if (!stat.isFile() || stat.nlink !== 1) continue;
-    out.push({ path: `${SESSION_PATH_PREFIX}${name}`, absPath, source: 'sessions', mtimeMs: stat.mtimeMs, size: stat.size });
+    out.push({
+      path: `${SESSION_PATH_PREFIX}${name}`,
+      absPath,
+      source: 'sessions',
+      mtimeMs: stat.mtimeMs,
+      size: stat.size,
+    });
   }
   return out;
 }
@@ -62,9 +68,17 @@ function turnText(entry: any): Omit<SessionTurn, 'line'> | undefined {
   if (entry?.type !== 'message') return undefined;
   const message = entry.message;
   if (message?.role !== 'user' && message?.role !== 'assistant') return undefined;
-  const parts: unknown[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : Array.isArray(message.content) ? message.content : [];
+  const parts: unknown[] =
+    typeof message.content === 'string'
+      ? [{ type: 'text', text: message.content }]
+      : Array.isArray(message.content)
+        ? message.content
+        : [];
   const text = parts
-    .filter((part): part is { type: 'text'; text: string } => (part as any)?.type === 'text' && typeof (part as any).text === 'string')
+    .filter(
+      (part): part is { type: 'text'; text: string } =>
+        (part as any)?.type === 'text' && typeof (part as any).text === 'string',
+    )
     .map((part) => part.text)
     .join('\n')
     .trim();
@@ -109,6 +123,10 @@ export function readSessionDelta(absPath: string, fromByte: number, fromLine: nu
 /** One chunk (or more, for a long turn) per turn, labelled with who spoke and placed at the turn's JSONL line. */
 export function sessionChunks(turns: readonly SessionTurn[], chunking: { tokens: number; overlap: number }): Chunk[] {
   return turns.flatMap((turn) =>
-    chunkMarkdown(`${turn.role === 'user' ? 'User' : 'Assistant'}: ${turn.text}`, chunking).map((chunk) => ({ ...chunk, startLine: turn.line, endLine: turn.line })),
+    chunkMarkdown(`${turn.role === 'user' ? 'User' : 'Assistant'}: ${turn.text}`, chunking).map((chunk) => ({
+      ...chunk,
+      startLine: turn.line,
+      endLine: turn.line,
+    })),
   );
 }

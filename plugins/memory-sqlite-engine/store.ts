@@ -9,7 +9,17 @@ import { type Chunk, cosine, segmentCjk } from '../../sdk/memory/index.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqlite, type Db } from '../../sdk/sqlite.js';
 import { loadVectorExtension } from './native.js';
-import { CORE_SCHEMA, FTS_SCHEMA, readMeta, SCHEMA_VERSION, tableNames, vecSchema, vecTableDims, writeMeta, type IndexMeta } from './schema.js';
+import {
+  CORE_SCHEMA,
+  FTS_SCHEMA,
+  readMeta,
+  SCHEMA_VERSION,
+  tableNames,
+  vecSchema,
+  vecTableDims,
+  writeMeta,
+  type IndexMeta,
+} from './schema.js';
 import { fromBlob, toBlob } from './vectors.js';
 
 export type VectorEngine = 'sqlite-vec' | 'js';
@@ -60,7 +70,8 @@ export class DimensionMismatchError extends Error {
   }
 }
 
-const CHUNK_COLUMNS = 'c.id AS id, c.path AS path, c.source AS source, c.start_line AS startLine, c.end_line AS endLine, c.text AS text';
+const CHUNK_COLUMNS =
+  'c.id AS id, c.path AS path, c.source AS source, c.start_line AS startLine, c.end_line AS endLine, c.text AS text';
 
 export class IndexStore {
   readonly vector: VectorEngine;
@@ -78,7 +89,14 @@ export class IndexStore {
   private constructor(
     readonly db: Db,
     readonly path: string,
-    init: { vector: VectorEngine; vectorError?: string; vecVersion?: string; fts: boolean; ftsError?: string; recovered?: string },
+    init: {
+      vector: VectorEngine;
+      vectorError?: string;
+      vecVersion?: string;
+      fts: boolean;
+      ftsError?: string;
+      recovered?: string;
+    },
   ) {
     this.recovered = init.recovered;
     this.vector = init.vector;
@@ -99,7 +117,9 @@ export class IndexStore {
     try {
       Database = loadSqlite();
     } catch (error) {
-      throw new Error(`memory-sqlite: ${(error as Error).message} (or pick another memory backend, e.g. memory-minisearch)`);
+      throw new Error(
+        `memory-sqlite: ${(error as Error).message} (or pick another memory backend, e.g. memory-minisearch)`,
+      );
     }
     let recovered: string | undefined;
     const connect = (): Db => {
@@ -123,7 +143,8 @@ export class IndexStore {
       } else if (isCorruption(error)) {
         const aside = `${path}.corrupt-${Date.now()}`;
         renameSync(path, aside);
-        for (const suffix of ['-journal', '-wal', '-shm']) if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
+        for (const suffix of ['-journal', '-wal', '-shm'])
+          if (existsSync(path + suffix)) renameSync(path + suffix, aside + suffix);
         recovered = `the index file was not a readable database (${(error as Error).message}); moved it to ${aside} and started a new index`;
       } else {
         throw error;
@@ -158,12 +179,21 @@ export class IndexStore {
         vector = 'sqlite-vec';
         vectorError = undefined;
       } catch (error) {
-        const from = options.vector.extensionPath ? `from ${options.vector.extensionPath}` : 'from the sqlite-vec package';
+        const from = options.vector.extensionPath
+          ? `from ${options.vector.extensionPath}`
+          : 'from the sqlite-vec package';
         vectorError = `sqlite-vec did not load ${from}: ${(error as Error).message}`;
       }
     }
     const fts = probeFts(db);
-    const store = new IndexStore(db, path, { vector, vectorError, vecVersion, fts: fts.ok, ftsError: fts.error, recovered });
+    const store = new IndexStore(db, path, {
+      vector,
+      vectorError,
+      vecVersion,
+      fts: fts.ok,
+      ftsError: fts.error,
+      recovered,
+    });
     store.reconcileVecTable();
     return store;
   }
@@ -213,13 +243,24 @@ export class IndexStore {
       if (replace) this.deleteChunks(file.path);
       for (const chunk of chunks) {
         const id = Number(
-          insertChunk.run(file.path, file.source, chunk.startLine, chunk.endLine, chunk.hash, chunk.text, chunk.vector ? toBlob(chunk.vector) : null).lastInsertRowid,
+          insertChunk.run(
+            file.path,
+            file.source,
+            chunk.startLine,
+            chunk.endLine,
+            chunk.hash,
+            chunk.text,
+            chunk.vector ? toBlob(chunk.vector) : null,
+          ).lastInsertRowid,
         );
-        if (this.fts) this.db.prepare('INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)').run(id, segmentCjk(chunk.text));
+        if (this.fts)
+          this.db.prepare('INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)').run(id, segmentCjk(chunk.text));
         if (chunk.vector) this.putVec(id, chunk.vector);
       }
       this.db
-        .prepare('INSERT INTO files (path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, mtime = excluded.mtime, size = excluded.size')
+        .prepare(
+          'INSERT INTO files (path, source, hash, mtime, size) VALUES (?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET source = excluded.source, hash = excluded.hash, mtime = excluded.mtime, size = excluded.size',
+        )
         .run(file.path, file.source, file.hash, file.mtime, file.size);
       this.markVecStale();
     })();
@@ -235,7 +276,9 @@ export class IndexStore {
 
   /** Distinct texts of chunks that have no vector yet. */
   pendingTexts(): Array<{ hash: string; text: string }> {
-    return this.db.prepare('SELECT hash, min(text) AS text FROM chunks WHERE embedding IS NULL GROUP BY hash').all() as Array<{ hash: string; text: string }>;
+    return this.db
+      .prepare('SELECT hash, min(text) AS text FROM chunks WHERE embedding IS NULL GROUP BY hash')
+      .all() as Array<{ hash: string; text: string }>;
   }
 
   /** Gives every vectorless chunk with one of these texts its vector. */
@@ -267,7 +310,9 @@ export class IndexStore {
   }
 
   pendingCount(): number {
-    return Number((this.db.prepare('SELECT count(*) AS n FROM chunks WHERE embedding IS NULL').get() as { n: number }).n);
+    return Number(
+      (this.db.prepare('SELECT count(*) AS n FROM chunks WHERE embedding IS NULL').get() as { n: number }).n,
+    );
   }
 
   private deleteChunks(path: string): void {
@@ -340,11 +385,14 @@ export class IndexStore {
         this.db.exec(vecSchema(meta.dims));
         const insert = this.db.prepare('INSERT INTO chunks_vec (rowid, embedding) VALUES (?, ?)');
         // Paged: a connection cannot write while it is still stepping through a SELECT.
-        const page = this.db.prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id > ? ORDER BY id LIMIT 512');
-        for (let after = 0; ; ) {
+        const page = this.db.prepare(
+          'SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id > ? ORDER BY id LIMIT 512',
+        );
+        for (let after = 0; ;) {
           const rows = page.all(after) as Array<{ id: number; embedding: Buffer }>;
           if (rows.length === 0) break;
-          for (const row of rows) if (row.embedding.byteLength === meta.dims * 4) insert.run(BigInt(row.id), row.embedding);
+          for (const row of rows)
+            if (row.embedding.byteLength === meta.dims * 4) insert.run(BigInt(row.id), row.embedding);
           after = rows[rows.length - 1]!.id;
         }
       }
@@ -359,7 +407,12 @@ export class IndexStore {
   // ── embedding cache ────────────────────────────────────────────────────────────
 
   /** Cached vectors for these texts; each hit becomes the most recently used. */
-  cacheLookup(fingerprint: string, hashes: readonly string[], dims: number | undefined, now: () => number): Map<string, Float32Array> {
+  cacheLookup(
+    fingerprint: string,
+    hashes: readonly string[],
+    dims: number | undefined,
+    now: () => number,
+  ): Map<string, Float32Array> {
     const found = new Map<string, Float32Array>();
     const select = this.db.prepare('SELECT vector FROM embedding_cache WHERE fingerprint = ? AND hash = ?');
     const touch = this.db.prepare('UPDATE embedding_cache SET used = ? WHERE fingerprint = ? AND hash = ?');
@@ -375,7 +428,12 @@ export class IndexStore {
   }
 
   /** Stores fresh vectors, then drops the least recently used entries beyond `maxEntries`. */
-  cacheStore(fingerprint: string, vectors: ReadonlyMap<string, Float32Array>, maxEntries: number, now: () => number): void {
+  cacheStore(
+    fingerprint: string,
+    vectors: ReadonlyMap<string, Float32Array>,
+    maxEntries: number,
+    now: () => number,
+  ): void {
     const upsert = this.db.prepare(
       'INSERT INTO embedding_cache (fingerprint, hash, vector, used) VALUES (?, ?, ?, ?) ON CONFLICT(fingerprint, hash) DO UPDATE SET vector = excluded.vector, used = excluded.used',
     );
@@ -388,13 +446,19 @@ export class IndexStore {
   evictCache(maxEntries: number): void {
     const excess = this.counts().cacheEntries - Math.max(0, maxEntries);
     if (excess > 0) {
-      this.db.prepare('DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache ORDER BY used ASC, rowid ASC LIMIT ?)').run(excess);
+      this.db
+        .prepare(
+          'DELETE FROM embedding_cache WHERE rowid IN (SELECT rowid FROM embedding_cache ORDER BY used ASC, rowid ASC LIMIT ?)',
+        )
+        .run(excess);
     }
   }
 
   /** Latest `used` stamp, so recency keeps increasing across processes. */
   lastCacheUse(): number {
-    return Number((this.db.prepare('SELECT coalesce(max(used), 0) AS n FROM embedding_cache').get() as { n: number }).n);
+    return Number(
+      (this.db.prepare('SELECT coalesce(max(used), 0) AS n FROM embedding_cache').get() as { n: number }).n,
+    );
   }
 
   /** Copies the most recently used cache entries of another index (a rebuild's predecessor). */
@@ -402,9 +466,11 @@ export class IndexStore {
     if (maxEntries <= 0 || !existsSync(fromPath)) return;
     this.db.prepare('ATTACH DATABASE ? AS previous').run(fromPath);
     try {
-      if ((this.db.prepare("SELECT 1 FROM previous.sqlite_master WHERE name = 'embedding_cache'").get()) !== undefined) {
+      if (this.db.prepare("SELECT 1 FROM previous.sqlite_master WHERE name = 'embedding_cache'").get() !== undefined) {
         this.db
-          .prepare('INSERT OR IGNORE INTO main.embedding_cache (fingerprint, hash, vector, used) SELECT fingerprint, hash, vector, used FROM previous.embedding_cache ORDER BY used DESC LIMIT ?')
+          .prepare(
+            'INSERT OR IGNORE INTO main.embedding_cache (fingerprint, hash, vector, used) SELECT fingerprint, hash, vector, used FROM previous.embedding_cache ORDER BY used DESC LIMIT ?',
+          )
           .run(maxEntries);
       }
     } finally {
@@ -416,10 +482,9 @@ export class IndexStore {
 
   /** FTS5 matches, best first; `rank` is bm25(): negative, more negative is better. */
   keyword(match: string, limit: number): Array<ChunkRow & { rank: number }> {
-    return this.statement(`SELECT ${CHUNK_COLUMNS}, chunks_fts.rank AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY chunks_fts.rank LIMIT ?`).all(
-      match,
-      limit,
-    ) as Array<ChunkRow & { rank: number }>;
+    return this.statement(
+      `SELECT ${CHUNK_COLUMNS}, chunks_fts.rank AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY chunks_fts.rank LIMIT ?`,
+    ).all(match, limit) as Array<ChunkRow & { rank: number }>;
   }
 
   /** The `limit` chunks nearest to `query` by cosine similarity, best first (score = cosine, ≥ 0). */
@@ -439,7 +504,9 @@ export class IndexStore {
     const out = new Map<number, number>();
     if (ids.length === 0) return out;
     const rows = this.db
-      .prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN (SELECT value FROM json_each(?))')
+      .prepare(
+        'SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL AND id IN (SELECT value FROM json_each(?))',
+      )
       .all(JSON.stringify(ids)) as Array<{ id: number; embedding: Buffer }>;
     for (const row of rows) {
       const vector = fromBlob(row.embedding);
@@ -450,7 +517,9 @@ export class IndexStore {
 
   private nearestInJs(query: Float32Array, limit: number): Array<ChunkRow & { score: number }> {
     const best: Array<{ id: number; score: number }> = [];
-    for (const row of this.db.prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL').iterate() as Iterable<{ id: number; embedding: Buffer }>) {
+    for (const row of this.db
+      .prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL')
+      .iterate() as Iterable<{ id: number; embedding: Buffer }>) {
       const vector = fromBlob(row.embedding);
       if (vector.length !== query.length) continue;
       const score = clampScore(cosine(query, vector));
@@ -495,7 +564,9 @@ function prepareSchema(db: Db, path: string): void {
   if (tables.has('meta')) {
     const version = readMeta(db).schemaVersion;
     if (version !== SCHEMA_VERSION) {
-      throw new SchemaVersionError(`the index had schema version ${version ?? 'unknown'} and this code writes ${SCHEMA_VERSION}; it was deleted and is indexed again`);
+      throw new SchemaVersionError(
+        `the index had schema version ${version ?? 'unknown'} and this code writes ${SCHEMA_VERSION}; it was deleted and is indexed again`,
+      );
     }
   }
   db.exec(CORE_SCHEMA);

@@ -4,7 +4,12 @@
  * plugin memory-sqlite-engine), its embeddings come from the "embeddings" service, and
  * everything else (tools, CLI, watcher, per-agent settings) from the memory SDK.
  */
-import { defineMemoryPlugin, embeddingsForIndex, memoryEngineServiceId, type MemoryEngine } from '../../sdk/memory/index.js';
+import {
+  defineMemoryPlugin,
+  embeddingsForIndex,
+  memoryEngineServiceId,
+  type MemoryEngine,
+} from '../../sdk/memory/index.js';
 import { requireService } from '../../sdk/services.js';
 
 export default defineMemoryPlugin({

@@ -43,14 +43,23 @@ export const COOLDOWN_STEPS_MS = [1 * MINUTE, 5 * MINUTE, 25 * MINUTE, 60 * MINU
 export const BILLING_STEPS_MS = [5 * HOUR, 10 * HOUR, 20 * HOUR, 24 * HOUR];
 
 /** Failures that say something about the key (so another key may work). */
-export const PROFILE_FAILURES: ReadonlySet<FailureKind> = new Set(['auth', 'billing', 'rate_limit', 'timeout', 'overloaded']);
+export const PROFILE_FAILURES: ReadonlySet<FailureKind> = new Set([
+  'auth',
+  'billing',
+  'rate_limit',
+  'timeout',
+  'overloaded',
+]);
 /** Failures about the key for every model: they cool the whole profile down. */
 const KEY_FAILURES: ReadonlySet<FailureKind> = new Set(['auth', 'billing']);
 /** After this long without a failure, the next one starts again at the first step. */
 export const FAILURE_WINDOW_MS = 24 * HOUR;
 
 export function cooldownFor(kind: FailureKind, usage: ProfileUsage | CooldownState, retryAfterMs?: number): number {
-  if (kind === 'billing') return BILLING_STEPS_MS[Math.min(((usage as ProfileUsage).billingErrorCount ?? 1) - 1, BILLING_STEPS_MS.length - 1)]!;
+  if (kind === 'billing')
+    return BILLING_STEPS_MS[
+      Math.min(((usage as ProfileUsage).billingErrorCount ?? 1) - 1, BILLING_STEPS_MS.length - 1)
+    ]!;
   const step = COOLDOWN_STEPS_MS[Math.min((usage.errorCount ?? 1) - 1, COOLDOWN_STEPS_MS.length - 1)]!;
   return Math.max(step, retryAfterMs ?? 0);
 }
@@ -83,17 +92,31 @@ export class AuthProfiles implements AuthProfilesContract {
    * Profiles for a provider in the order they are tried: the file's explicit order, then
    * the rest of the file, then config, then environment.
    */
-  profilesFor(provider: string, extra: { configKey?: string; envKeys?: readonly string[]; env: Readonly<Record<string, string | undefined>> }): AuthProfile[] {
+  profilesFor(
+    provider: string,
+    extra: { configKey?: string; envKeys?: readonly string[]; env: Readonly<Record<string, string | undefined>> },
+  ): AuthProfile[] {
     const fromFile = Object.entries(this.data.profiles)
-      .filter(([, profile]) => profile.provider === provider && typeof profile.key === 'string' && profile.key.length > 0)
-      .map(([id, profile]): AuthProfile => ({ id, provider, type: 'api_key', key: profile.key, baseUrl: profile.baseUrl, source: 'file' }));
+      .filter(
+        ([, profile]) => profile.provider === provider && typeof profile.key === 'string' && profile.key.length > 0,
+      )
+      .map(([id, profile]): AuthProfile => ({
+        id,
+        provider,
+        type: 'api_key',
+        key: profile.key,
+        baseUrl: profile.baseUrl,
+        source: 'file',
+      }));
     const order = this.data.order?.[provider] ?? [];
     fromFile.sort((a, b) => rank(order, a.id) - rank(order, b.id));
     const out = [...fromFile];
-    if (extra.configKey) out.push({ id: `${provider}:config`, provider, type: 'api_key', key: extra.configKey, source: 'config' });
+    if (extra.configKey)
+      out.push({ id: `${provider}:config`, provider, type: 'api_key', key: extra.configKey, source: 'config' });
     for (const name of extra.envKeys ?? []) {
       const value = extra.env[name]?.trim();
-      if (value && !out.some((profile) => profile.key === value)) out.push({ id: `${provider}:env:${name}`, provider, type: 'api_key', key: value, source: 'env' });
+      if (value && !out.some((profile) => profile.key === value))
+        out.push({ id: `${provider}:env:${name}`, provider, type: 'api_key', key: value, source: 'env' });
     }
     return out;
   }
@@ -111,9 +134,11 @@ export class AuthProfiles implements AuthProfilesContract {
   cooldown(profileId: string, model?: string): Cooldown | undefined {
     const usage = this.usage(profileId);
     const now = this.now();
-    if ((usage.cooldownUntil ?? 0) > now) return { scope: 'profile', kind: usage.lastFailureKind, until: usage.cooldownUntil! };
+    if ((usage.cooldownUntil ?? 0) > now)
+      return { scope: 'profile', kind: usage.lastFailureKind, until: usage.cooldownUntil! };
     const scoped = model === undefined ? undefined : usage.models?.[model];
-    if (scoped && (scoped.cooldownUntil ?? 0) > now) return { scope: 'model', kind: scoped.lastFailureKind, until: scoped.cooldownUntil! };
+    if (scoped && (scoped.cooldownUntil ?? 0) > now)
+      return { scope: 'model', kind: scoped.lastFailureKind, until: scoped.cooldownUntil! };
     return undefined;
   }
 
@@ -123,16 +148,28 @@ export class AuthProfiles implements AuthProfilesContract {
    */
   recovering(profileId: string, model: string): boolean {
     const usage = this.usage(profileId);
-    return Boolean(usage.errorCount || usage.models?.[model]?.errorCount) && this.cooldown(profileId, model) === undefined;
+    return (
+      Boolean(usage.errorCount || usage.models?.[model]?.errorCount) && this.cooldown(profileId, model) === undefined
+    );
   }
 
   markSuccess(profileId: string, model?: string): void {
     const previous = this.usage(profileId);
     const scoped = model === undefined ? undefined : previous.models?.[model];
     // A healthy key answering again changes nothing worth a disk write, except now and then its lastUsed.
-    const clean = !previous.errorCount && !previous.billingErrorCount && previous.cooldownUntil === undefined && scoped === undefined;
+    const clean =
+      !previous.errorCount &&
+      !previous.billingErrorCount &&
+      previous.cooldownUntil === undefined &&
+      scoped === undefined;
     if (clean && previous.lastUsed !== undefined && this.now() - previous.lastUsed < MINUTE) return;
-    const usage: ProfileUsage = { ...previous, lastUsed: this.now(), errorCount: 0, billingErrorCount: 0, cooldownUntil: undefined };
+    const usage: ProfileUsage = {
+      ...previous,
+      lastUsed: this.now(),
+      errorCount: 0,
+      billingErrorCount: 0,
+      cooldownUntil: undefined,
+    };
     if (model !== undefined && usage.models?.[model]) {
       const { [model]: _cleared, ...rest } = usage.models;
       usage.models = Object.keys(rest).length > 0 ? rest : undefined;
@@ -152,7 +189,11 @@ export class AuthProfiles implements AuthProfilesContract {
     const now = this.now();
     if (model !== undefined && !KEY_FAILURES.has(kind)) {
       const streak = fresh(previous.models?.[model], now);
-      const state: CooldownState = { lastFailureAt: now, lastFailureKind: kind, errorCount: (streak.errorCount ?? 0) + 1 };
+      const state: CooldownState = {
+        lastFailureAt: now,
+        lastFailureKind: kind,
+        errorCount: (streak.errorCount ?? 0) + 1,
+      };
       state.cooldownUntil = now + cooldownFor(kind, state, retryAfterMs);
       // The profile's own fields stay as they are: they describe the key, not this model.
       const usage: ProfileUsage = { ...previous, models: { ...previous.models, [model]: state } };
@@ -165,7 +206,7 @@ export class AuthProfiles implements AuthProfilesContract {
       ...previous,
       lastFailureAt: now,
       lastFailureKind: kind,
-      errorCount: kind === 'billing' ? streak.errorCount ?? 0 : (streak.errorCount ?? 0) + 1,
+      errorCount: kind === 'billing' ? (streak.errorCount ?? 0) : (streak.errorCount ?? 0) + 1,
       billingErrorCount: kind === 'billing' ? (streak.billingErrorCount ?? 0) + 1 : streak.billingErrorCount,
     };
     usage.cooldownUntil = now + cooldownFor(kind, usage, retryAfterMs);
@@ -177,16 +218,22 @@ export class AuthProfiles implements AuthProfilesContract {
   /** Every profile id with its usage, for `claw models status`. */
   snapshot(): Record<string, ProfileUsage & { provider: string }> {
     const out: Record<string, ProfileUsage & { provider: string }> = {};
-    for (const [id, profile] of Object.entries(this.data.profiles)) out[id] = { provider: profile.provider, ...this.usage(id) };
-    for (const [id, usage] of Object.entries(this.data.usageStats ?? {})) if (!out[id]) out[id] = { provider: id.split(':')[0]!, ...usage };
+    for (const [id, profile] of Object.entries(this.data.profiles))
+      out[id] = { provider: profile.provider, ...this.usage(id) };
+    for (const [id, usage] of Object.entries(this.data.usageStats ?? {}))
+      if (!out[id]) out[id] = { provider: id.split(':')[0]!, ...usage };
     return out;
   }
 }
 
 /** A streak whose last failure is older than the failure window starts over. */
-function fresh<T extends CooldownState & { billingErrorCount?: number }>(state: T | undefined, now: number): Partial<T> {
+function fresh<T extends CooldownState & { billingErrorCount?: number }>(
+  state: T | undefined,
+  now: number,
+): Partial<T> {
   if (!state) return {};
-  if (state.lastFailureAt !== undefined && now - state.lastFailureAt > FAILURE_WINDOW_MS) return { ...state, errorCount: 0, billingErrorCount: 0 };
+  if (state.lastFailureAt !== undefined && now - state.lastFailureAt > FAILURE_WINDOW_MS)
+    return { ...state, errorCount: 0, billingErrorCount: 0 };
   return state;
 }
 

@@ -37,20 +37,35 @@ export default definePlugin({
         },
       },
       handler: async (params: { agentId?: string; sessionKey?: string; view?: string; provider?: string }) => {
-        const agentId = params.agentId ?? (params.sessionKey ? parseSessionKey(params.sessionKey).agentId : undefined) ?? runtime.defaultAgent();
+        const agentId =
+          params.agentId ??
+          (params.sessionKey ? parseSessionKey(params.sessionKey).agentId : undefined) ??
+          runtime.defaultAgent();
         const settings = runtime.settings(agentId);
         const chain = runtime.models.chain(settings);
         const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
         const catalog = await runtime.models.catalog();
         const refs = new Set(catalog.map((model) => model.ref));
         const rows = [
-          ...catalog.map((model) => ({ ...model, ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}) })),
+          ...catalog.map((model) => ({
+            ...model,
+            ...(aliases.get(model.ref) ? { alias: aliases.get(model.ref) } : {}),
+          })),
           // Configured refs the catalog does not list (a model the provider does not advertise).
-          ...chain.filter((ref) => !refs.has(ref)).map((ref) => ({ ref, provider: ref.split('/')[0]!, id: ref.slice(ref.indexOf('/') + 1), ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}) })),
+          ...chain
+            .filter((ref) => !refs.has(ref))
+            .map((ref) => ({
+              ref,
+              provider: ref.split('/')[0]!,
+              id: ref.slice(ref.indexOf('/') + 1),
+              ...(aliases.get(ref) ? { alias: aliases.get(ref) } : {}),
+            })),
         ];
         const configured = new Set([...chain, ...aliases.keys()]);
         const models = rows.filter(
-          (model) => (params.view !== 'configured' || configured.has(model.ref)) && (params.provider === undefined || model.provider === params.provider),
+          (model) =>
+            (params.view !== 'configured' || configured.has(model.ref)) &&
+            (params.provider === undefined || model.provider === params.provider),
         );
         return { default: chain[0] ?? null, fallbacks: chain.slice(1), models };
       },

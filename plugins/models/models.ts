@@ -23,8 +23,23 @@
  * This is the models plugin's implementation of the SDK's `Models` contract
  * (sdk/agent/model-service.ts); a plugin that replaces this one brings its own.
  */
-import { isModelError, ModelError, parseModelRef, type KernelServices, type ModelInfo, type ModelRef, type ModelRequest } from '../../sdk/index.js';
-import type { ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, TranscriptMessage, Usage } from '../../sdk/index.js';
+import {
+  isModelError,
+  ModelError,
+  parseModelRef,
+  type KernelServices,
+  type ModelInfo,
+  type ModelRef,
+  type ModelRequest,
+} from '../../sdk/index.js';
+import type {
+  ModelStreamEvent,
+  StopReason,
+  ThinkingPart,
+  ToolCallPart,
+  TranscriptMessage,
+  Usage,
+} from '../../sdk/index.js';
 import {
   configuredProviderIds,
   modelChain,
@@ -37,7 +52,13 @@ import {
   type ModelStreamOptions,
 } from '../../sdk/agent/index.js';
 import { AuthProfiles, PROFILE_FAILURES, type AuthProfile } from './auth-profiles.js';
-import { abortableSleep, DEFAULT_RETRY_POLICY, retryDecision, TRANSIENT_FAILURES, type RetryPolicy } from './retry-policy.js';
+import {
+  abortableSleep,
+  DEFAULT_RETRY_POLICY,
+  retryDecision,
+  TRANSIENT_FAILURES,
+  type RetryPolicy,
+} from './retry-policy.js';
 import { routeProvider, type ProviderRoute } from './provider-routing.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
@@ -50,7 +71,8 @@ const AUTO_DEFAULTS: Array<{ env: string; ref: string }> = [
 
 export function aliasTable(settings: AgentSettings): Map<string, string> {
   const table = new Map<string, string>();
-  for (const [ref, entry] of Object.entries(settings.models)) if (entry?.alias) table.set(entry.alias.toLowerCase(), ref);
+  for (const [ref, entry] of Object.entries(settings.models))
+    if (entry?.alias) table.set(entry.alias.toLowerCase(), ref);
   return table;
 }
 
@@ -78,7 +100,11 @@ interface Candidate {
  * Resolve what a person typed (`/model opus`, `/new gpt-4o`) to a ref: an alias, a full
  * "provider/model", a provider name (its first catalog model), or a unique catalog match.
  */
-export function resolveModelInput(input: string, settings: AgentSettings, catalog: readonly ModelCatalogEntry[]): string | undefined {
+export function resolveModelInput(
+  input: string,
+  settings: AgentSettings,
+  catalog: readonly ModelCatalogEntry[],
+): string | undefined {
   const text = input.trim();
   if (!text) return undefined;
   const alias = aliasTable(settings).get(text.toLowerCase());
@@ -89,7 +115,9 @@ export function resolveModelInput(input: string, settings: AgentSettings, catalo
   if (byProvider) return byProvider.ref;
   const exact = catalog.find((entry) => entry.id.toLowerCase() === lower);
   if (exact) return exact.ref;
-  const partial = catalog.filter((entry) => entry.ref.toLowerCase().includes(lower) || (entry.name ?? '').toLowerCase().includes(lower));
+  const partial = catalog.filter(
+    (entry) => entry.ref.toLowerCase().includes(lower) || (entry.name ?? '').toLowerCase().includes(lower),
+  );
   return partial.length === 1 ? partial[0]!.ref : undefined;
 }
 
@@ -116,11 +144,15 @@ export class Models implements ModelsContract {
   chain(settings: AgentSettings, override?: string): string[] {
     const aliases = aliasTable(settings);
     const configured = modelChain(settings.model);
-    const chain = [override, ...configured].filter((ref): ref is string => Boolean(ref)).map((ref) => aliases.get(ref.toLowerCase()) ?? ref);
+    const chain = [override, ...configured]
+      .filter((ref): ref is string => Boolean(ref))
+      .map((ref) => aliases.get(ref.toLowerCase()) ?? ref);
     if (chain.length > 0) return [...new Set(chain)];
     const auto = AUTO_DEFAULTS.find((candidate) => this.kernel.env[candidate.env]?.trim());
     if (auto) return [auto.ref];
-    const local = (this.kernel.config().plugins as { entries?: Record<string, { config?: { modelPath?: string } }> } | undefined)?.entries?.['llama-cpp']?.config?.modelPath;
+    const local = (
+      this.kernel.config().plugins as { entries?: Record<string, { config?: { modelPath?: string } }> } | undefined
+    )?.entries?.['llama-cpp']?.config?.modelPath;
     return local ? ['llama-cpp/local'] : [];
   }
 
@@ -130,8 +162,13 @@ export class Models implements ModelsContract {
     const registered = this.kernel.capabilities.list('provider').map((info) => info.name);
     // "replace": only the models config lists, not the providers' built-in catalogs.
     const replace = (this.kernel.config().models as { mode?: string } | undefined)?.mode === 'replace';
-    for (const id of [...registered, ...configuredProviderIds(this.kernel.config()).filter((id) => !registered.includes(id))]) {
-      const provider = registered.includes(id) ? await this.kernel.capabilities.find('provider', id).catch(() => undefined) : undefined;
+    for (const id of [
+      ...registered,
+      ...configuredProviderIds(this.kernel.config()).filter((id) => !registered.includes(id)),
+    ]) {
+      const provider = registered.includes(id)
+        ? await this.kernel.capabilities.find('provider', id).catch(() => undefined)
+        : undefined;
       const fromConfig = providerSettings(this.kernel.config(), id).models ?? [];
       const fromProvider = provider?.models && !replace ? await Promise.resolve(provider.models()).catch(() => []) : [];
       const seen = new Set<string>();
@@ -154,15 +191,23 @@ export class Models implements ModelsContract {
     const parsed = parseModelRef(ref);
     let info: ModelInfo | undefined;
     if (parsed) {
-      info = (providerSettings(this.kernel.config(), parsed.provider).models ?? []).find((model) => model.id === parsed.model);
+      info = (providerSettings(this.kernel.config(), parsed.provider).models ?? []).find(
+        (model) => model.id === parsed.model,
+      );
       if (!info) {
         const provider = await this.kernel.capabilities.find('provider', parsed.provider).catch(() => undefined);
         const listed = provider?.models ? await Promise.resolve(provider.models()).catch(() => []) : [];
-        info = listed.find((model) => model.id === parsed.model) ?? (listed.length === 1 && parsed.provider === 'llama-cpp' ? listed[0] : undefined);
+        info =
+          listed.find((model) => model.id === parsed.model) ??
+          (listed.length === 1 && parsed.provider === 'llama-cpp' ? listed[0] : undefined);
       }
     }
     const window = info?.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
-    return { id: parsed?.model ?? ref, ...info, contextWindow: settings.contextTokens ? Math.min(window, settings.contextTokens) : window };
+    return {
+      id: parsed?.model ?? ref,
+      ...info,
+      contextWindow: settings.contextTokens ? Math.min(window, settings.contextTokens) : window,
+    };
   }
 
   /**
@@ -176,7 +221,10 @@ export class Models implements ModelsContract {
     options: ModelStreamOptions,
   ): Promise<ModelOutcome> {
     if (chain.length === 0) {
-      throw new ModelError('invalid_request', 'no model is configured: set agents.defaults.model (for example "openai/gpt-4.1") or an API key such as OPENAI_API_KEY');
+      throw new ModelError(
+        'invalid_request',
+        'no model is configured: set agents.defaults.model (for example "openai/gpt-4.1") or an API key such as OPENAI_API_KEY',
+      );
     }
     const hooks = this.kernel.hooks;
     const ctx = { ...options.hookContext, signal: options.signal };
@@ -192,7 +240,11 @@ export class Models implements ModelsContract {
       },
       ctx,
     );
-    const rewritten = { ...request, systemPrompt: input.systemPrompt ?? request.systemPrompt, messages: (input.messages as unknown as ModelRequest['messages'] | undefined) ?? request.messages };
+    const rewritten = {
+      ...request,
+      systemPrompt: input.systemPrompt ?? request.systemPrompt,
+      messages: (input.messages as unknown as ModelRequest['messages'] | undefined) ?? request.messages,
+    };
     const outcome = await this.failover(settings, chain, rewritten, options);
     const output = await hooks.runModifying(
       'llm_output',
@@ -220,7 +272,8 @@ export class Models implements ModelsContract {
     const candidates = await this.candidates(settings, chain, profiles, options.preferProfile, problems);
     const probedProviders = new Set<string>();
     let lastError: ModelError | undefined;
-    const usable = (candidate: Candidate) => !candidate.profile || profiles.available(candidate.profile.id, candidate.parsed.model);
+    const usable = (candidate: Candidate) =>
+      !candidate.profile || profiles.available(candidate.profile.id, candidate.parsed.model);
     for (let index = 0; index < candidates.length; index++) {
       const candidate = candidates[index]!;
       const { ref, profile, parsed } = candidate;
@@ -236,7 +289,9 @@ export class Models implements ModelsContract {
           now - (this.probedAt.get(probeKey) ?? -Infinity) >= PROBE_INTERVAL_MS &&
           ((ref === chain[0] && cooldown.until - now <= PROBE_MARGIN_MS) || !later.some(usable));
         if (!mayProbe) {
-          problems.push(`${ref} (${profile.id}) is cooling down for ${Math.ceil((cooldown.until - now) / 1000)} s after ${cooldown.kind ?? 'a failure'}`);
+          problems.push(
+            `${ref} (${profile.id}) is cooling down for ${Math.ceil((cooldown.until - now) / 1000)} s after ${cooldown.kind ?? 'a failure'}`,
+          );
           continue;
         }
         probe = true;
@@ -258,11 +313,13 @@ export class Models implements ModelsContract {
         return { ...outcome, ref, provider: parsed.provider, model: parsed.model, profileId: profile?.id };
       } catch (error) {
         const failure = asModelError(error);
-        if (options.signal.aborted || failure.kind === 'aborted') throw new ModelError('aborted', 'the run was aborted');
+        if (options.signal.aborted || failure.kind === 'aborted')
+          throw new ModelError('aborted', 'the run was aborted');
         if (failure.kind === 'context_overflow' || failure.kind === 'invalid_request') throw failure;
         lastError = failure;
         problems.push(`${ref}${profile ? ` (${profile.id})` : ''}: ${failure.message}`);
-        if (profile && PROFILE_FAILURES.has(failure.kind)) profiles.markFailure(profile.id, failure.kind, failure.retryAfterMs, parsed.model);
+        if (profile && PROFILE_FAILURES.has(failure.kind))
+          profiles.markFailure(profile.id, failure.kind, failure.retryAfterMs, parsed.model);
         // Only a failure about the key makes another key of the same model worth a try.
         if (!profile || !KEY_ROTATION.has(failure.kind)) {
           while (candidates[index + 1]?.ref === ref) index++;
@@ -270,11 +327,20 @@ export class Models implements ModelsContract {
       }
     }
     const summary = problems.join('; ');
-    throw new ModelError(lastError?.kind ?? 'unknown', `no model could answer: ${summary}`, { status: lastError?.status, retryAfterMs: lastError?.retryAfterMs });
+    throw new ModelError(lastError?.kind ?? 'unknown', `no model could answer: ${summary}`, {
+      status: lastError?.status,
+      retryAfterMs: lastError?.retryAfterMs,
+    });
   }
 
   /** Every (model, profile) pair to try, in order; refs that cannot be tried at all go to `problems`. */
-  private async candidates(settings: AgentSettings, chain: readonly string[], profiles: AuthProfiles, preferProfile: string | undefined, problems: string[]): Promise<Candidate[]> {
+  private async candidates(
+    settings: AgentSettings,
+    chain: readonly string[],
+    profiles: AuthProfiles,
+    preferProfile: string | undefined,
+    problems: string[],
+  ): Promise<Candidate[]> {
     const out: Candidate[] = [];
     for (const ref of chain) {
       const parsed = parseModelRef(ref);
@@ -289,7 +355,13 @@ export class Models implements ModelsContract {
       }
       const { provider, config } = route;
       const keys: Array<AuthProfile | undefined> =
-        provider.requiresKey === false ? [undefined] : profiles.profilesFor(parsed.provider, { configKey: config.apiKey, envKeys: route.envKeys, env: this.kernel.env });
+        provider.requiresKey === false
+          ? [undefined]
+          : profiles.profilesFor(parsed.provider, {
+              configKey: config.apiKey,
+              envKeys: route.envKeys,
+              env: this.kernel.env,
+            });
       const preferred = keys.findIndex((profile) => profile?.id === preferProfile);
       if (preferred > 0) keys.unshift(...keys.splice(preferred, 1));
       if (keys.length === 0) {
@@ -297,7 +369,9 @@ export class Models implements ModelsContract {
         if (config.baseUrl && provider.keylessWithBaseUrl) keys.push(undefined);
         else {
           const env = route.envKeys.join(' or ');
-          problems.push(`no API key for ${parsed.provider}: set ${env ? `${env}, ` : ''}models.providers.${parsed.provider}.apiKey, or add a profile to agents/${settings.agentId}/agent/auth-profiles.json`);
+          problems.push(
+            `no API key for ${parsed.provider}: set ${env ? `${env}, ` : ''}models.providers.${parsed.provider}.apiKey, or add a profile to agents/${settings.agentId}/agent/auth-profiles.json`,
+          );
         }
       }
       for (const profile of keys) out.push({ ref, parsed, route, profile });
@@ -323,12 +397,19 @@ export class Models implements ModelsContract {
         const decision =
           mode.probe || (failure.kind === 'rate_limit' && mode.canRotate)
             ? undefined
-            : retryDecision(this.policy, failure, attempt, this.now() - started, { hasFallback: mode.hasFallback, random: this.random });
+            : retryDecision(this.policy, failure, attempt, this.now() - started, {
+                hasFallback: mode.hasFallback,
+                random: this.random,
+              });
         if (!decision?.retry) {
           options.onEvent({ type: 'reset', reason: failure.message });
           throw failure;
         }
-        options.onEvent({ type: 'reset', reason: failure.message, retry: { attempt: attempt + 1, of: decision.maxAttempts, waitMs: decision.waitMs } });
+        options.onEvent({
+          type: 'reset',
+          reason: failure.message,
+          retry: { attempt: attempt + 1, of: decision.maxAttempts, waitMs: decision.waitMs },
+        });
         await this.sleep(decision.waitMs, options.signal);
       }
     }
@@ -371,8 +452,8 @@ export class Models implements ModelsContract {
           open.signature = event.signature;
           open = undefined;
         }
-      }
-      else if (event.type === 'tool_call') toolCalls.push({ type: 'toolCall', id: event.id, name: event.name, arguments: event.arguments });
+      } else if (event.type === 'tool_call')
+        toolCalls.push({ type: 'toolCall', id: event.id, name: event.name, arguments: event.arguments });
       else if (event.type === 'done') {
         stopReason = event.stopReason;
         usage = event.usage;
@@ -380,7 +461,13 @@ export class Models implements ModelsContract {
       }
     }
     if (!done) throw new ModelError('timeout', `${ref.provider} stream ended without finishing`);
-    return { text: text.join(''), thinking: thinking.filter((part) => part.thinking || part.signature), toolCalls, stopReason, usage };
+    return {
+      text: text.join(''),
+      thinking: thinking.filter((part) => part.thinking || part.signature),
+      toolCalls,
+      stopReason,
+      usage,
+    };
   }
 }
 
@@ -388,5 +475,7 @@ export class Models implements ModelsContract {
 const KEY_ROTATION: ReadonlySet<string> = new Set(['auth', 'billing', 'rate_limit']);
 
 function asModelError(error: unknown): ModelError {
-  return isModelError(error) ? error : new ModelError('unknown', (error as Error)?.message ?? String(error), { cause: error });
+  return isModelError(error)
+    ? error
+    : new ModelError('unknown', (error as Error)?.message ?? String(error), { cause: error });
 }

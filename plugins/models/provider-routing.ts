@@ -36,7 +36,8 @@ export interface ProviderRoute {
 export async function routeProvider(kernel: KernelServices, id: string): Promise<ProviderRoute | string> {
   const configured = providerSettings(kernel.config(), id);
   const registered = await kernel.capabilities.find('provider', id).catch(() => undefined);
-  if (registered) return { id, provider: registered, config: configured, envKeys: registered.envKeys ?? [], custom: false };
+  if (registered)
+    return { id, provider: registered, config: configured, envKeys: registered.envKeys ?? [], custom: false };
 
   const known = KNOWN_ENDPOINTS[id];
   const config: ProviderSettings = { ...(known ? { baseUrl: known.baseUrl } : {}), ...configured };
@@ -45,10 +46,12 @@ export async function routeProvider(kernel: KernelServices, id: string): Promise
     return `no provider plugin "${id}" is enabled; for a custom provider set models.providers.${id}.baseUrl and api (${PROVIDER_APIS.join(' | ')})`;
   }
   // The plugin's own default endpoint belongs to its own id, never to another one.
-  if (!config.baseUrl) return `models.providers.${id} needs a baseUrl (the server's address, for example http://127.0.0.1:11434/v1)`;
+  if (!config.baseUrl)
+    return `models.providers.${id} needs a baseUrl (the server's address, for example http://127.0.0.1:11434/v1)`;
   for (const info of kernel.capabilities.list('provider')) {
     const provider = await kernel.capabilities.find('provider', info.name).catch(() => undefined);
-    if (provider?.apis?.includes(api)) return { id, provider, config: { ...config, api }, envKeys: known?.envKeys ?? [], custom: true };
+    if (provider?.apis?.includes(api))
+      return { id, provider, config: { ...config, api }, envKeys: known?.envKeys ?? [], custom: true };
   }
   return `no enabled provider plugin speaks api "${api}" (models.providers.${id}.api); enable the openai or anthropic plugin`;
 }

@@ -6,7 +6,12 @@
  */
 import { join } from 'node:path';
 import type { KernelServices } from '../../sdk/index.js';
-import { agentSettings, defaultAgentId, type AgentSettings, type ModelService as ModelServiceContract } from '../../sdk/agent/index.js';
+import {
+  agentSettings,
+  defaultAgentId,
+  type AgentSettings,
+  type ModelService as ModelServiceContract,
+} from '../../sdk/agent/index.js';
 import { AuthProfiles } from './auth-profiles.js';
 import { Models, type ModelsOptions } from './models.js';
 

@@ -13,11 +13,21 @@ import { createModelsHandler } from './models-route.js';
 export default definePlugin({
   id: 'openai-http',
   register(api) {
-    const endpoints = (api.kernel.config().gateway as { http?: { endpoints?: { chatCompletions?: { enabled?: boolean } } } } | undefined)?.http?.endpoints;
+    const endpoints = (
+      api.kernel.config().gateway as { http?: { endpoints?: { chatCompletions?: { enabled?: boolean } } } } | undefined
+    )?.http?.endpoints;
     const agent = () => requireService<AgentService>(api.kernel, 'agent', 'the OpenAI-compatible endpoint');
     const enabled = endpoints?.chatCompletions?.enabled === true;
-    api.registerHttpRoute({ method: 'POST', path: '/v1/chat/completions', handler: createChatCompletionsHandler(agent, enabled, () => api.kernel.config()) });
-    const models = createModelsHandler(() => requireService<ModelService>(api.kernel, 'models', 'GET /v1/models'), () => api.kernel.config(), enabled);
+    api.registerHttpRoute({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      handler: createChatCompletionsHandler(agent, enabled, () => api.kernel.config()),
+    });
+    const models = createModelsHandler(
+      () => requireService<ModelService>(api.kernel, 'models', 'GET /v1/models'),
+      () => api.kernel.config(),
+      enabled,
+    );
     api.registerHttpRoute({ method: 'GET', path: '/v1/models', handler: models });
     api.registerHttpRoute({ method: 'GET', path: '/v1/models/*', handler: models });
   },

@@ -32,7 +32,9 @@ export function listModels(service: ModelService, config: KernelConfig, created:
   }
   return [
     ...targets.map((id): ListedModel => ({ id, object: 'model', created, owned_by: 'openclaw' })),
-    ...[...refs].filter((ref) => !targets.includes(ref)).map((ref): ListedModel => ({ id: ref, object: 'model', created, owned_by: ref.slice(0, ref.indexOf('/')) })),
+    ...[...refs]
+      .filter((ref) => !targets.includes(ref))
+      .map((ref): ListedModel => ({ id: ref, object: 'model', created, owned_by: ref.slice(0, ref.indexOf('/')) })),
   ];
 }
 
@@ -44,9 +46,14 @@ export function createModelsHandler(models: () => Promise<ModelService>, config:
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify(body));
     };
-    const error = (status: number, message: string, type: string, code: string | null = null) => send(status, { error: { message, type, param: null, code } });
+    const error = (status: number, message: string, type: string, code: string | null = null) =>
+      send(status, { error: { message, type, param: null, code } });
     if (!enabled) {
-      error(404, 'the OpenAI-compatible endpoint is off: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway', 'not_found_error');
+      error(
+        404,
+        'the OpenAI-compatible endpoint is off: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway',
+        'not_found_error',
+      );
       return;
     }
     try {
@@ -60,7 +67,13 @@ export function createModelsHandler(models: () => Promise<ModelService>, config:
       const id = decodeURIComponent(path.slice('/v1/models/'.length));
       const found = listed.find((model) => model.id === id);
       if (found) send(200, found);
-      else error(404, `The model "${id}" does not exist; GET /v1/models lists the agent targets and configured models`, 'invalid_request_error', 'model_not_found');
+      else
+        error(
+          404,
+          `The model "${id}" does not exist; GET /v1/models lists the agent targets and configured models`,
+          'invalid_request_error',
+          'model_not_found',
+        );
     } catch (failure) {
       error(500, (failure as Error)?.message ?? String(failure), 'server_error');
     }

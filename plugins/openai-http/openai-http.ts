@@ -13,7 +13,16 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ImagePart, KernelConfig } from '../../sdk/index.js';
-import { IntakeClosedError, normalizeAgentId, parseReply, unknownAgentProblem, type AgentService, type DispatchInput, type RunEvent, type RunResult } from '../../sdk/agent/index.js';
+import {
+  IntakeClosedError,
+  normalizeAgentId,
+  parseReply,
+  unknownAgentProblem,
+  type AgentService,
+  type DispatchInput,
+  type RunEvent,
+  type RunResult,
+} from '../../sdk/agent/index.js';
 
 export const MAX_BODY_BYTES = 20 * 1024 * 1024;
 
@@ -73,21 +82,36 @@ function parseRequest(body: Buffer): ChatCompletionRequest {
   } catch (error) {
     throw new HttpError(400, `body is not valid JSON: ${(error as Error).message}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HttpError(400, 'body must be a JSON object');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HttpError(400, 'body must be a JSON object');
   const request = parsed as Partial<ChatCompletionRequest>;
-  if (!Array.isArray(request.messages) || request.messages.length === 0) throw new HttpError(400, 'messages must be a non-empty array', 'invalid_request_error', 'messages');
+  if (!Array.isArray(request.messages) || request.messages.length === 0)
+    throw new HttpError(400, 'messages must be a non-empty array', 'invalid_request_error', 'messages');
   request.messages.forEach((message, index) => {
-    if (!message || typeof message !== 'object') throw new HttpError(400, `messages[${index}] must be an object`, 'invalid_request_error', `messages[${index}]`);
+    if (!message || typeof message !== 'object')
+      throw new HttpError(400, `messages[${index}] must be an object`, 'invalid_request_error', `messages[${index}]`);
     if (!['system', 'developer', 'user', 'assistant', 'tool', 'function'].includes(message.role)) {
-      throw new HttpError(400, `messages[${index}].role "${String(message.role)}" is not one of system, developer, user, assistant, tool`, 'invalid_request_error', `messages[${index}].role`);
+      throw new HttpError(
+        400,
+        `messages[${index}].role "${String(message.role)}" is not one of system, developer, user, assistant, tool`,
+        'invalid_request_error',
+        `messages[${index}].role`,
+      );
     }
     const content = message.content;
     if (content !== undefined && content !== null && typeof content !== 'string' && !Array.isArray(content)) {
-      throw new HttpError(400, `messages[${index}].content must be a string or an array of parts`, 'invalid_request_error', `messages[${index}].content`);
+      throw new HttpError(
+        400,
+        `messages[${index}].content must be a string or an array of parts`,
+        'invalid_request_error',
+        `messages[${index}].content`,
+      );
     }
   });
-  if (request.model !== undefined && typeof request.model !== 'string') throw new HttpError(400, 'model must be a string', 'invalid_request_error', 'model');
-  if (request.user !== undefined && typeof request.user !== 'string') throw new HttpError(400, 'user must be a string', 'invalid_request_error', 'user');
+  if (request.model !== undefined && typeof request.model !== 'string')
+    throw new HttpError(400, 'model must be a string', 'invalid_request_error', 'model');
+  if (request.user !== undefined && typeof request.user !== 'string')
+    throw new HttpError(400, 'user must be a string', 'invalid_request_error', 'user');
   return request as ChatCompletionRequest;
 }
 
@@ -105,7 +129,13 @@ function imagesOf(content: ChatCompletionMessage['content']): ImagePart[] {
     const url = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
     const match = url ? /^data:(image\/[\w.+-]+);base64,(.+)$/s.exec(url) : null;
     // Remote image URLs are not fetched: the gateway does not reach out on a caller's behalf.
-    if (!match) throw new HttpError(400, 'image_url parts must be data: URLs (image/*;base64)', 'invalid_request_error', 'messages');
+    if (!match)
+      throw new HttpError(
+        400,
+        'image_url parts must be data: URLs (image/*;base64)',
+        'invalid_request_error',
+        'messages',
+      );
     images.push({ type: 'image', data: match[2]!, mimeType: match[1]! });
   }
   return images;
@@ -126,11 +156,22 @@ export function targetFromModel(model: string | undefined): { agentId?: string; 
 }
 
 /** `agent()` finds the agent plugin's service when a request comes in (it loads on first use). */
-export function createChatCompletionsHandler(agent: () => Promise<AgentService>, enabled: boolean, config: () => KernelConfig) {
+export function createChatCompletionsHandler(
+  agent: () => Promise<AgentService>,
+  enabled: boolean,
+  config: () => KernelConfig,
+) {
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (!enabled) {
       req.resume();
-      sendError(res, new HttpError(404, 'the OpenAI-compatible endpoint is off: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway', 'not_found_error'));
+      sendError(
+        res,
+        new HttpError(
+          404,
+          'the OpenAI-compatible endpoint is off: set gateway.http.endpoints.chatCompletions.enabled to true and restart the gateway',
+          'not_found_error',
+        ),
+      );
       return;
     }
     let request: ChatCompletionRequest;
@@ -149,20 +190,40 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       const target = targetFromModel(request.model);
       const named = header('x-openclaw-agent-id') ?? target.agentId;
       const agentProblem = named === undefined ? undefined : unknownAgentProblem(config(), named);
-      if (agentProblem) throw new HttpError(400, agentProblem, 'invalid_request_error', header('x-openclaw-agent-id') ? undefined : 'model');
+      if (agentProblem)
+        throw new HttpError(
+          400,
+          agentProblem,
+          'invalid_request_error',
+          header('x-openclaw-agent-id') ? undefined : 'model',
+        );
       const agentId = normalizeAgentId(named ?? runtime.defaultAgent());
       // OpenClaw's header for a backend model; a "provider/model" in `model` does the same.
       const backendModel = header('x-openclaw-model') ?? target.model;
       const last = request.messages[request.messages.length - 1]!;
-      if (last.role !== 'user') throw new HttpError(400, 'the last message must have role "user"', 'invalid_request_error', 'messages');
-      const system = request.messages.filter((message) => message.role === 'system' || message.role === 'developer').map((message) => textOf(message.content));
+      if (last.role !== 'user')
+        throw new HttpError(400, 'the last message must have role "user"', 'invalid_request_error', 'messages');
+      const system = request.messages
+        .filter((message) => message.role === 'system' || message.role === 'developer')
+        .map((message) => textOf(message.content));
       const explicitKey = header('x-openclaw-session-key');
-      const sessionKey = explicitKey ?? (request.user ? `agent:${agentId}:openai-user:${request.user.toLowerCase().replace(/[^a-z0-9_.@-]/g, '-').slice(0, 64)}` : `agent:${agentId}:openai:${randomUUID()}`);
+      const sessionKey =
+        explicitKey ??
+        (request.user
+          ? `agent:${agentId}:openai-user:${request.user
+              .toLowerCase()
+              .replace(/[^a-z0-9_.@-]/g, '-')
+              .slice(0, 64)}`
+          : `agent:${agentId}:openai:${randomUUID()}`);
       const fresh = !explicitKey && !request.user;
-      const earlier = request.messages.slice(0, -1).filter((message) => message.role === 'user' || message.role === 'assistant');
+      const earlier = request.messages
+        .slice(0, -1)
+        .filter((message) => message.role === 'user' || message.role === 'assistant');
       const extra = [...system];
       if (fresh && earlier.length > 0) {
-        extra.push(`Conversation so far (from the client):\n${earlier.map((message) => `${message.role === 'user' ? 'User' : 'Assistant'}: ${textOf(message.content)}`).join('\n')}`);
+        extra.push(
+          `Conversation so far (from the client):\n${earlier.map((message) => `${message.role === 'user' ? 'User' : 'Assistant'}: ${textOf(message.content)}`).join('\n')}`,
+        );
       }
       const images = imagesOf(last.content);
       const created = Math.floor(Date.now() / 1000);
@@ -197,8 +258,14 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       // Streaming: each assistant delta becomes a chunk as it arrives. The 200 goes out once
       // the message is accepted (on disk); deltas before that wait for it.
       const id = `chatcmpl-${randomUUID()}`;
-      const chunk = (delta: Record<string, unknown>, finish: string | null, extraFields: Record<string, unknown> = {}) =>
-        res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extraFields })}\n\n`);
+      const chunk = (
+        delta: Record<string, unknown>,
+        finish: string | null,
+        extraFields: Record<string, unknown> = {},
+      ) =>
+        res.write(
+          `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }], ...extraFields })}\n\n`,
+        );
       // The final answer is the last model message; text written before a tool call stays
       // above it, a paragraph apart.
       let message = '';
@@ -228,7 +295,12 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
         },
       });
       runId = handle.runId;
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
       chunk({ role: 'assistant', content: '' }, null);
       for (const delta of early) chunk({ content: delta }, null);
       early = undefined;
@@ -239,12 +311,18 @@ export function createChatCompletionsHandler(agent: () => Promise<AgentService>,
       } else {
         // Replies that were not streamed (a command, a message_sending rewrite) still arrive.
         if (result.text && result.text !== parseReply(message).text) {
-          const rest = result.text.startsWith(message) ? result.text.slice(message.length) : message ? `\n\n${result.text}` : result.text;
+          const rest = result.text.startsWith(message)
+            ? result.text.slice(message.length)
+            : message
+              ? `\n\n${result.text}`
+              : result.text;
           if (rest) chunk({ content: rest }, null);
         }
         chunk({}, 'stop');
         if (request.stream_options?.include_usage) {
-          res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(result) })}\n\n`);
+          res.write(
+            `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(result) })}\n\n`,
+          );
         }
       }
       res.end('data: [DONE]\n\n');
@@ -285,10 +363,14 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 }
 
 function sendError(res: ServerResponse, error: unknown): void {
-  const known = error instanceof HttpError ? error : new HttpError(500, (error as Error)?.message ?? String(error), 'server_error');
+  const known =
+    error instanceof HttpError ? error : new HttpError(500, (error as Error)?.message ?? String(error), 'server_error');
   if (res.headersSent) {
-    if (!res.writableEnded) res.end(`data: ${JSON.stringify({ error: { message: known.message, type: known.type } })}\n\ndata: [DONE]\n\n`);
+    if (!res.writableEnded)
+      res.end(`data: ${JSON.stringify({ error: { message: known.message, type: known.type } })}\n\ndata: [DONE]\n\n`);
     return;
   }
-  sendJson(res, known.status, { error: { message: known.message, type: known.type, param: known.param ?? null, code: null } });
+  sendJson(res, known.status, {
+    error: { message: known.message, type: known.type, param: known.param ?? null, code: null },
+  });
 }

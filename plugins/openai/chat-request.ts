@@ -5,7 +5,14 @@
  * stream `reasoning_content` (DeepSeek, vLLM) reject it in input. Tool-call ids pass
  * through unchanged so results stay paired with their calls.
  */
-import type { AssistantMessage, ChatMessage, ImagePart, ModelRequest, TextPart, ToolResultMessage } from '../../sdk/index.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ImagePart,
+  ModelRequest,
+  TextPart,
+  ToolResultMessage,
+} from '../../sdk/index.js';
 import { acceptsTemperature, reasoningEffort } from './models.js';
 
 type ContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
@@ -43,7 +50,8 @@ export function chatBody(request: ModelRequest, options: ChatBodyOptions): Recor
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
   }
-  if (request.maxTokens !== undefined) body[options.useMaxCompletionTokens ? 'max_completion_tokens' : 'max_tokens'] = request.maxTokens;
+  if (request.maxTokens !== undefined)
+    body[options.useMaxCompletionTokens ? 'max_completion_tokens' : 'max_tokens'] = request.maxTokens;
   if (request.temperature !== undefined && acceptsTemperature(request.model)) body.temperature = request.temperature;
   const effort = reasoningEffort(request.model, request.thinking);
   if (effort) body.reasoning_effort = effort;
@@ -58,7 +66,10 @@ export function chatMessages(systemPrompt: string | undefined, messages: ChatMes
   let pendingImages: ImagePart[] = [];
   const flushImages = () => {
     if (pendingImages.length === 0) return;
-    wire.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages.map(imagePart)] });
+    wire.push({
+      role: 'user',
+      content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages.map(imagePart)],
+    });
     pendingImages = [];
   };
   for (const message of messages) {
@@ -95,10 +106,20 @@ function assistantMessage(message: AssistantMessage): ChatWireMessage | undefine
     .map((part) => part.text)
     .join('');
   const toolCalls: WireToolCall[] = message.content.flatMap((part) =>
-    part.type === 'toolCall' ? [{ id: part.id, type: 'function' as const, function: { name: part.name, arguments: JSON.stringify(part.arguments ?? {}) } }] : [],
+    part.type === 'toolCall'
+      ? [
+          {
+            id: part.id,
+            type: 'function' as const,
+            function: { name: part.name, arguments: JSON.stringify(part.arguments ?? {}) },
+          },
+        ]
+      : [],
   );
   if (text === '' && toolCalls.length === 0) return undefined;
-  return toolCalls.length > 0 ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls } : { role: 'assistant', content: text };
+  return toolCalls.length > 0
+    ? { role: 'assistant', content: text === '' ? null : text, tool_calls: toolCalls }
+    : { role: 'assistant', content: text };
 }
 
 function toolMessage(message: ToolResultMessage): ChatWireMessage {
@@ -107,5 +128,9 @@ function toolMessage(message: ToolResultMessage): ChatWireMessage {
     .map((part) => part.text)
     .join('\n');
   const hasImages = message.content.some((part) => part.type === 'image');
-  return { role: 'tool', tool_call_id: message.toolCallId, content: text === '' && hasImages ? '(image attached below)' : text };
+  return {
+    role: 'tool',
+    tool_call_id: message.toolCallId,
+    content: text === '' && hasImages ? '(image attached below)' : text,
+  };
 }

@@ -15,7 +15,10 @@ interface PendingCall {
   args: string;
 }
 
-export async function* parseChatStream(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<ModelStreamEvent> {
+export async function* parseChatStream(
+  events: AsyncIterable<SseEvent>,
+  provider: string,
+): AsyncGenerator<ModelStreamEvent> {
   const calls = new Map<number, PendingCall>();
   let finishReason: string | undefined;
   let sawDone = false;
@@ -25,7 +28,12 @@ export async function* parseChatStream(events: AsyncIterable<SseEvent>, provider
   const flushCalls = function* (): Generator<ModelStreamEvent> {
     for (const key of [...calls.keys()].sort((a, b) => a - b)) {
       const call = calls.get(key)!;
-      yield { type: 'tool_call', id: call.id || fallbackCallId(), name: call.name, arguments: parseToolArguments(call.args, call.name, provider) };
+      yield {
+        type: 'tool_call',
+        id: call.id || fallbackCallId(),
+        name: call.name,
+        arguments: parseToolArguments(call.args, call.name, provider),
+      };
       emittedCalls++;
     }
     calls.clear();

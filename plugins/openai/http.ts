@@ -25,6 +25,9 @@ const STATUS_BY_CODE: Record<string, number> = {
 };
 
 /** A failure reported inside an otherwise successful stream (`error` chunk or event). */
-export function streamFailure(provider: string, error: { code?: unknown; type?: unknown; message?: unknown } | undefined): ModelError {
+export function streamFailure(
+  provider: string,
+  error: { code?: unknown; type?: unknown; message?: unknown } | undefined,
+): ModelError {
   return classify(provider, error, STATUS_BY_CODE);
 }

@@ -4,7 +4,13 @@
  * key come with each request; without a key no Authorization header is sent, which is
  * what local servers expect.
  */
-import { ModelError, definePlugin, type ModelProvider, type ModelRequest, type ModelStreamEvent } from '../../sdk/index.js';
+import {
+  ModelError,
+  definePlugin,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelStreamEvent,
+} from '../../sdk/index.js';
 import { chatBody } from './chat-request.js';
 import { parseChatStream } from './chat-stream.js';
 import { postSse } from './http.js';
@@ -31,9 +37,16 @@ async function* streamOpenAi(request: ModelRequest, signal: AbortSignal | undefi
   // A custom provider id served by this plugin (models.providers.ollama) names itself in errors.
   const label = endpoint.provider ?? PROVIDER;
   // OpenClaw's config spells these "openai-completions" and "openai-responses".
-  const api = ({ 'openai-completions': 'chat', 'openai-responses': 'responses' } as Record<string, string>)[endpoint.api ?? ''] ?? endpoint.api ?? 'chat';
+  const api =
+    ({ 'openai-completions': 'chat', 'openai-responses': 'responses' } as Record<string, string>)[endpoint.api ?? ''] ??
+    endpoint.api ??
+    'chat';
   if (api !== 'chat' && api !== 'responses') {
-    throw new ModelError('invalid_request', `${label}: unknown endpoint.api "${api}" (expected "chat" / "openai-completions" or "responses" / "openai-responses")`, { provider: label });
+    throw new ModelError(
+      'invalid_request',
+      `${label}: unknown endpoint.api "${api}" (expected "chat" / "openai-completions" or "responses" / "openai-responses")`,
+      { provider: label },
+    );
   }
   const baseUrl = (endpoint.baseUrl || DEFAULT_BASE_URL).replace(/\/+$/, '');
   const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });

@@ -6,7 +6,14 @@
  * accompanied by the reasoning item it came from, which we do not keep. Thinking parts
  * are therefore not sent back either.
  */
-import type { AssistantMessage, ChatMessage, ImagePart, ModelRequest, TextPart, ToolResultMessage } from '../../sdk/index.js';
+import type {
+  AssistantMessage,
+  ChatMessage,
+  ImagePart,
+  ModelRequest,
+  TextPart,
+  ToolResultMessage,
+} from '../../sdk/index.js';
 import { acceptsTemperature, reasoningEffort } from './models.js';
 
 type InputContent = { type: 'input_text'; text: string } | { type: 'input_image'; image_url: string; detail: 'auto' };
@@ -27,7 +34,13 @@ export function responsesBody(request: ModelRequest): Record<string, unknown> {
   if (request.systemPrompt) body.instructions = request.systemPrompt;
   if (request.tools && request.tools.length > 0) {
     // strict mode would demand schemas written for it (every property required, no extras).
-    body.tools = request.tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: tool.parameters, strict: false }));
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: false,
+    }));
   }
   if (request.maxTokens !== undefined) body.max_output_tokens = request.maxTokens;
   if (request.temperature !== undefined && acceptsTemperature(request.model)) body.temperature = request.temperature;
@@ -43,7 +56,14 @@ export function responsesInput(messages: ChatMessage[]): InputItem[] {
   let pendingImages: ImagePart[] = [];
   const flushImages = () => {
     if (pendingImages.length === 0) return;
-    items.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Images returned by the tool calls above:' }, ...pendingImages.map(inputImage)] });
+    items.push({
+      type: 'message',
+      role: 'user',
+      content: [
+        { type: 'input_text', text: 'Images returned by the tool calls above:' },
+        ...pendingImages.map(inputImage),
+      ],
+    });
     pendingImages = [];
   };
   for (const message of messages) {
@@ -61,7 +81,9 @@ export function responsesInput(messages: ChatMessage[]): InputItem[] {
 
 function userContent(content: string | Array<TextPart | ImagePart>): string | InputContent[] {
   if (typeof content === 'string') return content;
-  return content.map((part) => (part.type === 'text' ? { type: 'input_text' as const, text: part.text } : inputImage(part)));
+  return content.map((part) =>
+    part.type === 'text' ? { type: 'input_text' as const, text: part.text } : inputImage(part),
+  );
 }
 
 function inputImage(part: ImagePart): InputContent {
@@ -80,7 +102,12 @@ function assistantItems(message: AssistantMessage): InputItem[] {
     if (part.type === 'text') text += part.text;
     else if (part.type === 'toolCall') {
       flushText();
-      items.push({ type: 'function_call', call_id: part.id, name: part.name, arguments: JSON.stringify(part.arguments ?? {}) });
+      items.push({
+        type: 'function_call',
+        call_id: part.id,
+        name: part.name,
+        arguments: JSON.stringify(part.arguments ?? {}),
+      });
     }
   }
   flushText();
@@ -93,5 +120,9 @@ function functionOutput(message: ToolResultMessage): InputItem {
     .map((part) => part.text)
     .join('\n');
   const hasImages = message.content.some((part) => part.type === 'image');
-  return { type: 'function_call_output', call_id: message.toolCallId, output: text === '' && hasImages ? '(image attached below)' : text };
+  return {
+    type: 'function_call_output',
+    call_id: message.toolCallId,
+    output: text === '' && hasImages ? '(image attached below)' : text,
+  };
 }

@@ -19,17 +19,29 @@ interface PendingCall {
   args: string;
 }
 
-export async function* parseResponsesStream(events: AsyncIterable<SseEvent>, provider: string): AsyncGenerator<ModelStreamEvent> {
+export async function* parseResponsesStream(
+  events: AsyncIterable<SseEvent>,
+  provider: string,
+): AsyncGenerator<ModelStreamEvent> {
   let pending: PendingCall[] = [];
   let emittedCalls = 0;
 
   const find = (data: any): PendingCall | undefined =>
-    pending.find((call) => (data.item_id !== undefined && call.itemId === data.item_id) || (data.output_index !== undefined && call.outputIndex === data.output_index));
+    pending.find(
+      (call) =>
+        (data.item_id !== undefined && call.itemId === data.item_id) ||
+        (data.output_index !== undefined && call.outputIndex === data.output_index),
+    );
 
   const emit = (call: PendingCall): ModelStreamEvent => {
     pending = pending.filter((other) => other !== call);
     emittedCalls++;
-    return { type: 'tool_call', id: call.callId || fallbackCallId(), name: call.name, arguments: parseToolArguments(call.args, call.name, provider) };
+    return {
+      type: 'tool_call',
+      id: call.callId || fallbackCallId(),
+      name: call.name,
+      arguments: parseToolArguments(call.args, call.name, provider),
+    };
   };
 
   for await (const event of events) {
@@ -49,7 +61,8 @@ export async function* parseResponsesStream(events: AsyncIterable<SseEvent>, pro
         break;
       case 'response.reasoning_summary_part.added':
         // Summary parts are separate paragraphs; without a break they run together.
-        if (typeof data.summary_index === 'number' && data.summary_index > 0) yield { type: 'thinking_delta', delta: '\n\n' };
+        if (typeof data.summary_index === 'number' && data.summary_index > 0)
+          yield { type: 'thinking_delta', delta: '\n\n' };
         break;
       case 'response.output_item.added':
         if (data.item?.type === 'function_call') {
@@ -74,7 +87,11 @@ export async function* parseResponsesStream(events: AsyncIterable<SseEvent>, pro
       }
       case 'response.output_item.done':
         if (data.item?.type === 'function_call') {
-          const call = find({ item_id: data.item.id, output_index: data.output_index }) ?? { callId: '', name: '', args: '' };
+          const call = find({ item_id: data.item.id, output_index: data.output_index }) ?? {
+            callId: '',
+            name: '',
+            args: '',
+          };
           if (typeof data.item.call_id === 'string') call.callId = data.item.call_id;
           if (typeof data.item.name === 'string') call.name = data.item.name;
           if (typeof data.item.arguments === 'string') call.args = data.item.arguments;
@@ -88,7 +105,11 @@ export async function* parseResponsesStream(events: AsyncIterable<SseEvent>, pro
         const response = data.response ?? {};
         const usage = response.usage ? responsesUsage(response.usage) : undefined;
         const incomplete = type === 'response.incomplete' || response.status === 'incomplete';
-        yield { type: 'done', stopReason: responsesStopReason(incomplete, response, emittedCalls), ...(usage ? { usage } : {}) };
+        yield {
+          type: 'done',
+          stopReason: responsesStopReason(incomplete, response, emittedCalls),
+          ...(usage ? { usage } : {}),
+        };
         return;
       }
       case 'response.failed':

@@ -13,7 +13,14 @@ export const SANDBOX_HOSTNAME = 'claw-sandbox';
 export const SANDBOX_UID = 1000;
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32'];
 /** Just enough of /etc for programs to start (the dynamic loader, locale, time, alternatives). */
-const ETC_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/alternatives', '/etc/localtime', '/etc/nsswitch.conf'];
+const ETC_FILES = [
+  '/etc/ld.so.cache',
+  '/etc/ld.so.conf',
+  '/etc/ld.so.conf.d',
+  '/etc/alternatives',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+];
 const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 /** The descriptor bwrap reads the seccomp program from: the spawn's first extra stdio slot. */
 export const SECCOMP_FD = 3;
@@ -42,11 +49,21 @@ export interface BwrapCommand {
 export function bwrapArgs({ spec, binds, etcDir, cwd, env, argv }: BwrapCommand): string[] {
   const args = ['--unshare-all', '--unshare-user', '--uid', String(SANDBOX_UID), '--gid', String(SANDBOX_UID)];
   if (spec.network === 'host') args.push('--share-net');
-  args.push('--die-with-parent', '--new-session', '--hostname', SANDBOX_HOSTNAME, '--cap-drop', 'ALL', '--seccomp', String(SECCOMP_FD));
+  args.push(
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    SANDBOX_HOSTNAME,
+    '--cap-drop',
+    'ALL',
+    '--seccomp',
+    String(SECCOMP_FD),
+  );
   for (const dir of SYSTEM_DIRS) args.push(...systemDir(dir));
   args.push('--dir', '/etc');
   for (const file of ETC_FILES) args.push('--ro-bind-try', file, file);
-  for (const file of ['passwd', 'group', 'hosts', 'hostname']) args.push('--ro-bind', `${etcDir}/${file}`, `/etc/${file}`);
+  for (const file of ['passwd', 'group', 'hosts', 'hostname'])
+    args.push('--ro-bind', `${etcDir}/${file}`, `/etc/${file}`);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   args.push(spec.workspaceAccess === 'ro' ? '--ro-bind' : '--bind', spec.workspaceRoot, spec.workdir);
   for (const bind of binds) args.push(bind.readOnly ? '--ro-bind' : '--bind', bind.source, bind.target);

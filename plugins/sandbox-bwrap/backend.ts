@@ -79,7 +79,14 @@ class BwrapInstance implements SandboxInstance {
       child.on('error', reject);
       child.on('close', (exitCode, signal) => resolve({ exitCode, signal }));
     });
-    return { pid: child.pid, stdout: child.stdout!, stderr: child.stderr!, stdin: child.stdin!, exited, kill: (signal) => signalGroup(child, signal) };
+    return {
+      pid: child.pid,
+      stdout: child.stdout!,
+      stderr: child.stderr!,
+      stdin: child.stdin!,
+      exited,
+      kill: (signal) => signalGroup(child, signal),
+    };
   }
 
   exec(request: ExecRequest): Promise<ExecResult> {
@@ -91,7 +98,9 @@ class BwrapInstance implements SandboxInstance {
     child.stderr!.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     child.stdin!.on('error', () => {});
     child.stdin!.end(request.stdin ?? '');
-    const timer = request.timeoutMs ? setTimeout(() => ((timedOut = true), signalGroup(child, 'SIGKILL')), request.timeoutMs) : undefined;
+    const timer = request.timeoutMs
+      ? setTimeout(() => ((timedOut = true), signalGroup(child, 'SIGKILL')), request.timeoutMs)
+      : undefined;
     const abort = () => signalGroup(child, 'SIGKILL');
     request.signal?.addEventListener('abort', abort, { once: true });
     return new Promise((resolve, reject) => {
@@ -129,7 +138,10 @@ export class BwrapBackend implements SandboxBackend {
     try {
       await access(this.options.command, constants.X_OK);
     } catch {
-      return { ok: false, reason: `bubblewrap is not installed at ${this.options.command} (apt-get install bubblewrap, or set plugins.entries.sandbox-bwrap.config.command)` };
+      return {
+        ok: false,
+        reason: `bubblewrap is not installed at ${this.options.command} (apt-get install bubblewrap, or set plugins.entries.sandbox-bwrap.config.command)`,
+      };
     }
     try {
       this.filter();
@@ -147,7 +159,9 @@ export class BwrapBackend implements SandboxBackend {
   /** Every check ensure() makes before it records or runs anything; `claw sandbox explain` asks it too. */
   validate(spec: SandboxSpec): Bind[] {
     if (spec.network !== 'none' && spec.network !== 'host') {
-      throw new Error(`bwrap sandboxes have network "none" or "host", not "${spec.network}" (agents.*.sandbox.docker.network)`);
+      throw new Error(
+        `bwrap sandboxes have network "none" or "host", not "${spec.network}" (agents.*.sandbox.docker.network)`,
+      );
     }
     return checkSandboxMounts(spec, { stateDir: this.options.stateDir }).binds;
   }
@@ -178,7 +192,15 @@ export class BwrapBackend implements SandboxBackend {
     const instance = new BwrapInstance(id, spec, binds, etcDir, this.options.command, seccomp);
     this.live.set(id, instance);
     if (fresh) {
-      const info: SandboxInfo = { id, backend: 'bwrap', scopeKey: spec.scopeKey, agentId: spec.agentId, running: true, createdAt: Date.now(), configHash: spec.configHash };
+      const info: SandboxInfo = {
+        id,
+        backend: 'bwrap',
+        scopeKey: spec.scopeKey,
+        agentId: spec.agentId,
+        running: true,
+        createdAt: Date.now(),
+        configHash: spec.configHash,
+      };
       const latest = await this.read();
       await this.write({ instances: [...latest.instances.filter((other) => other.scopeKey !== spec.scopeKey), info] });
     }

@@ -70,8 +70,16 @@ interface ArchTable {
 
 /** Numbers shared by both tables (the newer calls got one number everywhere). */
 const COMMON = {
-  open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, mount_setattr: 442,
-  io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+  open_tree: 428,
+  move_mount: 429,
+  fsopen: 430,
+  fsconfig: 431,
+  fsmount: 432,
+  fspick: 433,
+  mount_setattr: 442,
+  io_uring_setup: 425,
+  io_uring_enter: 426,
+  io_uring_register: 427,
 };
 
 export const ARCHES: Record<string, ArchTable> = {
@@ -79,13 +87,51 @@ export const ARCHES: Record<string, ArchTable> = {
     audit: 0xc000003e,
     denied: {
       ...COMMON,
-      unshare: 272, setns: 308, keyctl: 250, add_key: 248, request_key: 249, ptrace: 101, process_vm_readv: 310,
-      process_vm_writev: 311, kcmp: 312, mount: 165, umount2: 166, pivot_root: 155, chroot: 161, kexec_load: 246,
-      kexec_file_load: 320, init_module: 175, finit_module: 313, delete_module: 176, create_module: 174, bpf: 321,
-      perf_event_open: 298, userfaultfd: 323, open_by_handle_at: 304, name_to_handle_at: 303, quotactl: 179, swapon: 167,
-      swapoff: 168, reboot: 169, syslog: 103, acct: 163, settimeofday: 164, clock_settime: 227, clock_adjtime: 305,
-      adjtimex: 159, lookup_dcookie: 212, sethostname: 170, setdomainname: 171, vhangup: 153, iopl: 172, ioperm: 173,
-      uselib: 134, ustat: 136, sysfs: 139, _sysctl: 156, nfsservctl: 180,
+      unshare: 272,
+      setns: 308,
+      keyctl: 250,
+      add_key: 248,
+      request_key: 249,
+      ptrace: 101,
+      process_vm_readv: 310,
+      process_vm_writev: 311,
+      kcmp: 312,
+      mount: 165,
+      umount2: 166,
+      pivot_root: 155,
+      chroot: 161,
+      kexec_load: 246,
+      kexec_file_load: 320,
+      init_module: 175,
+      finit_module: 313,
+      delete_module: 176,
+      create_module: 174,
+      bpf: 321,
+      perf_event_open: 298,
+      userfaultfd: 323,
+      open_by_handle_at: 304,
+      name_to_handle_at: 303,
+      quotactl: 179,
+      swapon: 167,
+      swapoff: 168,
+      reboot: 169,
+      syslog: 103,
+      acct: 163,
+      settimeofday: 164,
+      clock_settime: 227,
+      clock_adjtime: 305,
+      adjtimex: 159,
+      lookup_dcookie: 212,
+      sethostname: 170,
+      setdomainname: 171,
+      vhangup: 153,
+      iopl: 172,
+      ioperm: 173,
+      uselib: 134,
+      ustat: 136,
+      sysfs: 139,
+      _sysctl: 156,
+      nfsservctl: 180,
     },
     clone: 56,
     clone3: 435,
@@ -107,12 +153,44 @@ export const ARCHES: Record<string, ArchTable> = {
     audit: 0xc00000b7,
     denied: {
       ...COMMON,
-      unshare: 97, setns: 268, keyctl: 219, add_key: 217, request_key: 218, ptrace: 117, process_vm_readv: 270,
-      process_vm_writev: 271, kcmp: 272, mount: 40, umount2: 39, pivot_root: 41, chroot: 51, kexec_load: 104,
-      kexec_file_load: 294, init_module: 105, finit_module: 273, delete_module: 106, bpf: 280, perf_event_open: 241,
-      userfaultfd: 282, open_by_handle_at: 265, name_to_handle_at: 264, quotactl: 60, swapon: 224, swapoff: 225,
-      reboot: 142, syslog: 116, acct: 89, settimeofday: 170, clock_settime: 112, clock_adjtime: 266, adjtimex: 171,
-      lookup_dcookie: 18, sethostname: 161, setdomainname: 162, vhangup: 58, nfsservctl: 42,
+      unshare: 97,
+      setns: 268,
+      keyctl: 219,
+      add_key: 217,
+      request_key: 218,
+      ptrace: 117,
+      process_vm_readv: 270,
+      process_vm_writev: 271,
+      kcmp: 272,
+      mount: 40,
+      umount2: 39,
+      pivot_root: 41,
+      chroot: 51,
+      kexec_load: 104,
+      kexec_file_load: 294,
+      init_module: 105,
+      finit_module: 273,
+      delete_module: 106,
+      bpf: 280,
+      perf_event_open: 241,
+      userfaultfd: 282,
+      open_by_handle_at: 265,
+      name_to_handle_at: 264,
+      quotactl: 60,
+      swapon: 224,
+      swapoff: 225,
+      reboot: 142,
+      syslog: 116,
+      acct: 89,
+      settimeofday: 170,
+      clock_settime: 112,
+      clock_adjtime: 266,
+      adjtimex: 171,
+      lookup_dcookie: 18,
+      sethostname: 161,
+      setdomainname: 162,
+      vhangup: 58,
+      nfsservctl: 42,
     },
     clone: 220,
     clone3: 435,
@@ -143,7 +221,8 @@ function assemble(lines: Line[]): Buffer {
       const to = at.get(target);
       if (to === undefined) throw new Error(`seccomp program: no label "${target}"`);
       const distance = to - index - 1;
-      if (distance < 0 || distance > 255) throw new Error(`seccomp program: jump to "${target}" is ${distance} instructions away`);
+      if (distance < 0 || distance > 255)
+        throw new Error(`seccomp program: jump to "${target}" is ${distance} instructions away`);
       return distance;
     };
     out.writeUInt16LE(insn.code, index * 8);
@@ -166,12 +245,19 @@ const jset = (k: number, jt: string | 0, jf: string | 0 = 0): Insn => ({ code: B
 export function seccompProgram(arch: string = process.arch): Buffer {
   const table = ARCHES[arch];
   if (!table) {
-    throw new Error(`no seccomp filter for the ${arch} architecture (x64 and arm64 have one); the bwrap sandbox will not run without it`);
+    throw new Error(
+      `no seccomp filter for the ${arch} architecture (x64 and arm64 have one); the bwrap sandbox will not run without it`,
+    );
   }
   const lines: Line[] = [load(ARCH), jeq(table.audit, 0, 'kill'), load(NR)];
   if (arch === 'x64') lines.push({ code: BPF_JGE_K, k: X32_SYSCALL_BIT, jt: 'deny', jf: 0 });
   for (const nr of Object.values(table.denied)) lines.push(jeq(nr, 'deny'));
-  lines.push(jeq(table.clone3, 'enosys'), jeq(table.openat2, 'enosys'), jeq(table.clone, 'clone'), jeq(table.personality, 'personality'));
+  lines.push(
+    jeq(table.clone3, 'enosys'),
+    jeq(table.openat2, 'enosys'),
+    jeq(table.clone, 'clone'),
+    jeq(table.personality, 'personality'),
+  );
   for (const call of table.modes) lines.push(jeq(call.nr, `mode-${call.name}`));
   lines.push(ret(SECCOMP_RET_ALLOW));
   // The checks of arguments, then the shared answers: cBPF jumps only forward.

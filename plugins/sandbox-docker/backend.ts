@@ -11,7 +11,14 @@
 import { posix } from 'node:path';
 import type { RuntimeDeps, SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '../../sdk/index.js';
 import { checkWorkspaceRoot, type BindPolicy } from '../../sdk/sandbox/index.js';
-import { connectDocker, daemonAddress, describeAddress, type ContainerHandle, type ContainerSummary, type DockerClient } from './client.js';
+import {
+  connectDocker,
+  daemonAddress,
+  describeAddress,
+  type ContainerHandle,
+  type ContainerSummary,
+  type DockerClient,
+} from './client.js';
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';
 import { buildSandboxImage, type BuildImageOptions } from './image.js';
 import { DockerProcess, execToEnd } from './process.js';
@@ -82,7 +89,10 @@ export class DockerSandboxBackend implements SandboxBackend {
   /** The shared bind checks, plus the daemon's unix socket wherever DOCKER_HOST puts it. */
   private get bindPolicy(): BindPolicy {
     const address = daemonAddress(this.options.env);
-    return { stateDir: this.options.stateDir, protectedPaths: 'socketPath' in address ? [posix.normalize(address.socketPath)] : [] };
+    return {
+      stateDir: this.options.stateDir,
+      protectedPaths: 'socketPath' in address ? [posix.normalize(address.socketPath)] : [],
+    };
   }
 
   docker(): Promise<DockerClient> {
@@ -109,8 +119,12 @@ export class DockerSandboxBackend implements SandboxBackend {
     try {
       await docker.getImage(this.defaultImage).inspect();
     } catch (error) {
-      if (!isNotFound(error)) return { ok: false, reason: `cannot inspect image ${this.defaultImage}: ${(error as Error).message}` };
-      return { ok: false, reason: `the sandbox image ${this.defaultImage} is missing on ${where}; build it with \`claw sandbox build\` (or scripts/build-sandbox-image.sh)` };
+      if (!isNotFound(error))
+        return { ok: false, reason: `cannot inspect image ${this.defaultImage}: ${(error as Error).message}` };
+      return {
+        ok: false,
+        reason: `the sandbox image ${this.defaultImage} is missing on ${where}; build it with \`claw sandbox build\` (or scripts/build-sandbox-image.sh)`,
+      };
     }
     return { ok: true };
   }
@@ -167,7 +181,11 @@ export class DockerSandboxBackend implements SandboxBackend {
     const user = (create.Labels as Record<string, string>)[LABELS.user]!;
     for (const found of await this.find(docker, { [LABELS.scopeKey]: spec.scopeKey })) {
       // A container from before docker.user existed runs as root: it is replaced, never reused.
-      if (found.Labels[LABELS.configHash] === spec.configHash && found.Image === image && found.Labels[LABELS.user] === user) {
+      if (
+        found.Labels[LABELS.configHash] === spec.configHash &&
+        found.Image === image &&
+        found.Labels[LABELS.user] === user
+      ) {
         const container = docker.getContainer(found.Id);
         try {
           if (found.State !== 'running') await container.start();
@@ -183,7 +201,10 @@ export class DockerSandboxBackend implements SandboxBackend {
     try {
       container = await docker.createContainer(create);
     } catch (error) {
-      if (isNotFound(error)) throw new Error(`the sandbox image ${image} is missing; build it with \`claw sandbox build\` (or scripts/build-sandbox-image.sh)`);
+      if (isNotFound(error))
+        throw new Error(
+          `the sandbox image ${image} is missing; build it with \`claw sandbox build\` (or scripts/build-sandbox-image.sh)`,
+        );
       // Another claw process created it between our list and create: use theirs if it fits.
       if (isConflict(error)) {
         const fits = { [LABELS.scopeKey]: spec.scopeKey, [LABELS.configHash]: spec.configHash, [LABELS.user]: user };
@@ -237,7 +258,10 @@ export class DockerSandboxBackend implements SandboxBackend {
 
   /** claw's containers under this backend's name prefix (the prefix is its namespace). */
   private async find(docker: DockerClient, labels: Record<string, string>): Promise<ContainerSummary[]> {
-    const found = await docker.listContainers({ all: true, filters: labelFilter({ [LABELS.sandbox]: '1', ...labels }) });
+    const found = await docker.listContainers({
+      all: true,
+      filters: labelFilter({ [LABELS.sandbox]: '1', ...labels }),
+    });
     return found.filter((container) => container.Names.some((name) => name.replace(/^\//, '').startsWith(this.prefix)));
   }
 

@@ -25,7 +25,11 @@ export interface ExecHandle {
 export interface ContainerHandle {
   id: string;
   start(): Promise<unknown>;
-  inspect(): Promise<{ Id: string; State: { Running: boolean; Status: string }; Config: { Labels: Record<string, string> } }>;
+  inspect(): Promise<{
+    Id: string;
+    State: { Running: boolean; Status: string };
+    Config: { Labels: Record<string, string> };
+  }>;
   remove(options: { force: boolean }): Promise<unknown>;
   exec(options: Record<string, unknown>): Promise<ExecHandle>;
 }
@@ -44,7 +48,9 @@ export interface DockerClient {
 }
 
 /** Where the daemon listens, from DOCKER_HOST as the docker CLI reads it (default /var/run/docker.sock). */
-export function daemonAddress(env: Readonly<Record<string, string | undefined>>): { socketPath: string } | { host: string; port: number; protocol: 'http' } {
+export function daemonAddress(
+  env: Readonly<Record<string, string | undefined>>,
+): { socketPath: string } | { host: string; port: number; protocol: 'http' } {
   const host = env.DOCKER_HOST?.trim();
   if (!host) return { socketPath: '/var/run/docker.sock' };
   if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) || '/var/run/docker.sock' };
@@ -58,13 +64,17 @@ export function describeAddress(address: ReturnType<typeof daemonAddress>): stri
 }
 
 /** A client for the daemon at `env`'s DOCKER_HOST; dockerode is installed on first use. */
-export async function connectDocker(env: Readonly<Record<string, string | undefined>>, deps: RuntimeDeps): Promise<DockerClient> {
+export async function connectDocker(
+  env: Readonly<Record<string, string | undefined>>,
+  deps: RuntimeDeps,
+): Promise<DockerClient> {
   const address = daemonAddress(env);
   const mod = await deps.import<unknown>(DOCKERODE, { retryCommand: 'claw plugins enable sandbox-docker' });
   // A CommonJS package: `default` under Node's ESM loader; the plugin loader (jiti) may
   // hand over the exports object itself or wrap it once more.
   let Docker = mod as { default?: unknown } | ((...args: unknown[]) => unknown);
-  for (let depth = 0; typeof Docker !== 'function' && Docker?.default && depth < 2; depth++) Docker = Docker.default as typeof Docker;
+  for (let depth = 0; typeof Docker !== 'function' && Docker?.default && depth < 2; depth++)
+    Docker = Docker.default as typeof Docker;
   if (typeof Docker !== 'function') throw new Error('dockerode did not export its Docker class');
   return new (Docker as unknown as new (options: object) => DockerClient)(address);
 }

@@ -28,10 +28,33 @@ export const TMPFS_PATHS = ['/tmp', '/var/tmp', '/run'];
  * a command can see its limits.
  */
 export const MASKED_PATHS = [
-  '/proc/asound', '/proc/acpi', '/proc/interrupts', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
-  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi',
-  '/sys/block', '/sys/bus', '/sys/class', '/sys/dev', '/sys/devices', '/sys/firmware', '/sys/hypervisor', '/sys/kernel',
-  '/sys/module', '/sys/power', '/sys/fs/bpf', '/sys/fs/btrfs', '/sys/fs/ext4', '/sys/fs/fuse', '/sys/fs/pstore', '/sys/fs/selinux', '/sys/fs/xfs',
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/interrupts',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/block',
+  '/sys/bus',
+  '/sys/class',
+  '/sys/dev',
+  '/sys/devices',
+  '/sys/firmware',
+  '/sys/hypervisor',
+  '/sys/kernel',
+  '/sys/module',
+  '/sys/power',
+  '/sys/fs/bpf',
+  '/sys/fs/btrfs',
+  '/sys/fs/ext4',
+  '/sys/fs/fuse',
+  '/sys/fs/pstore',
+  '/sys/fs/selinux',
+  '/sys/fs/xfs',
 ];
 
 /** Label keys: `list` finds claw's containers by them, `ensure` compares the hash. */
@@ -49,21 +72,31 @@ export const LABELS = {
 
 /** Stable and readable: a slug of the scope key plus a hash, so distinct keys never collide. */
 export function containerNameFor(scopeKey: string, prefix = DEFAULT_CONTAINER_PREFIX): string {
-  const slug = scopeKey.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'sandbox';
+  const slug =
+    scopeKey
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'sandbox';
   const hash = createHash('sha256').update(scopeKey).digest('hex').slice(0, 8);
   return `${prefix}${slug}-${hash}`;
 }
 
 /** The container's hostname: its name, cut to a DNS label. */
 export function hostnameFor(name: string): string {
-  return name.replace(/[^a-zA-Z0-9-]/g, '-').slice(0, 63).replace(/-+$/, '');
+  return name
+    .replace(/[^a-zA-Z0-9-]/g, '-')
+    .slice(0, 63)
+    .replace(/-+$/, '');
 }
 
 function checkNetwork(network: string): string {
   const value = network.trim() || 'none';
   // Sharing the host's or another container's network namespace undoes the isolation.
   if (value === 'host' || value.startsWith('container:')) {
-    throw new Error(`sandbox network "${value}" is refused: it shares a network namespace outside the sandbox (use "none" or a named Docker network)`);
+    throw new Error(
+      `sandbox network "${value}" is refused: it shares a network namespace outside the sandbox (use "none" or a named Docker network)`,
+    );
   }
   return value;
 }
@@ -71,7 +104,8 @@ function checkNetwork(network: string): string {
 function checkWorkdir(workdir: string): string {
   if (!posix.isAbsolute(workdir)) throw new Error(`sandbox workdir "${workdir}" must be an absolute container path`);
   const normalized = posix.normalize(workdir);
-  if (normalized === '/' || /^\/(proc|sys|dev)(\/|$)/.test(normalized)) throw new Error(`sandbox workdir "${workdir}" may not be /, /proc, /sys or /dev`);
+  if (normalized === '/' || /^\/(proc|sys|dev)(\/|$)/.test(normalized))
+    throw new Error(`sandbox workdir "${workdir}" may not be /, /proc, /sys or /dev`);
   return normalized.length > 1 ? normalized.replace(/\/+$/, '') : normalized;
 }
 

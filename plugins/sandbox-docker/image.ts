@@ -5,7 +5,17 @@
  * `apt-get install busybox-static`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, copyFileSync, chmodSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  copyFileSync,
+  chmodSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DockerClient } from './client.js';
@@ -35,7 +45,10 @@ function isStatic(path: string): boolean {
 function findBusybox(explicit?: string): string {
   const candidates = explicit ? [explicit] : BUSYBOX_CANDIDATES;
   const found = candidates.find((path) => existsSync(path));
-  if (!found) throw new Error(`no busybox binary at ${candidates.join(' or ')}; install a static one (apt-get install busybox-static)`);
+  if (!found)
+    throw new Error(
+      `no busybox binary at ${candidates.join(' or ')}; install a static one (apt-get install busybox-static)`,
+    );
   if (!isStatic(found)) throw new Error(`${found} is not a statically linked 64-bit busybox; install busybox-static`);
   return found;
 }
@@ -46,20 +59,29 @@ function applets(busybox: string): Promise<string[]> {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out.split('\n').filter(Boolean)) : reject(new Error(`${busybox} --list exited with ${code}`))));
+    child.on('close', (code) =>
+      code === 0
+        ? resolve(out.split('\n').filter(Boolean))
+        : reject(new Error(`${busybox} --list exited with ${code}`)),
+    );
   });
 }
 
 /** Lays out the root filesystem: /bin/busybox, a link per applet, the usual empty dirs. */
 async function layoutRootfs(root: string, busybox: string): Promise<void> {
-  for (const dir of ['bin', 'etc', 'tmp', 'var/tmp', 'run', 'workspace', 'proc', 'sys', 'dev', 'root']) mkdirSync(join(root, dir), { recursive: true });
+  for (const dir of ['bin', 'etc', 'tmp', 'var/tmp', 'run', 'workspace', 'proc', 'sys', 'dev', 'root'])
+    mkdirSync(join(root, dir), { recursive: true });
   chmodSync(join(root, 'tmp'), 0o1777);
   copyFileSync(busybox, join(root, 'bin', 'busybox'));
   chmodSync(join(root, 'bin', 'busybox'), 0o755);
   for (const applet of await applets(busybox)) {
-    if (applet !== 'busybox' && !existsSync(join(root, 'bin', applet))) symlinkSync('busybox', join(root, 'bin', applet));
+    if (applet !== 'busybox' && !existsSync(join(root, 'bin', applet)))
+      symlinkSync('busybox', join(root, 'bin', applet));
   }
-  writeFileSync(join(root, 'etc', 'passwd'), 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n');
+  writeFileSync(
+    join(root, 'etc', 'passwd'),
+    'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n',
+  );
   writeFileSync(join(root, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
 }
 
@@ -73,12 +95,16 @@ export async function buildSandboxImage(docker: DockerClient, options: BuildImag
   try {
     await layoutRootfs(root, busybox);
     // `tar` is everywhere claw runs Docker; it keeps modes and links exactly.
-    const tar = spawn('tar', ['-C', root, '--numeric-owner', '--owner=0', '--group=0', '-c', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const tar = spawn('tar', ['-C', root, '--numeric-owner', '--owner=0', '--group=0', '-c', '.'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let tarError = '';
     tar.stderr.on('data', (chunk: Buffer) => (tarError += chunk.toString()));
     const tarDone = new Promise<void>((resolve, reject) => {
       tar.on('error', reject);
-      tar.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar failed: ${tarError.trim() || `exit ${code}`}`))));
+      tar.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`tar failed: ${tarError.trim() || `exit ${code}`}`)),
+      );
     });
     const progress = await docker.importImage(tar.stdout, {
       repo: match[1]!,

@@ -53,7 +53,11 @@ class PidLine extends PassThrough {
     super();
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+  override _transform(
+    chunk: Buffer,
+    _encoding: BufferEncoding,
+    callback: (error?: Error | null, data?: Buffer) => void,
+  ): void {
     if (this.seen) return callback(null, chunk);
     this.head += chunk.toString('latin1');
     const newline = this.head.indexOf('\n');
@@ -163,7 +167,10 @@ function collect(stream: Readable): () => string {
 }
 
 /** Runs a command to the end: stdin written and closed, timeout and abort kill the whole group. */
-export async function execToEnd(process: DockerProcess, request: Pick<ExecRequest, 'stdin' | 'timeoutMs' | 'signal'>): Promise<ExecResult> {
+export async function execToEnd(
+  process: DockerProcess,
+  request: Pick<ExecRequest, 'stdin' | 'timeoutMs' | 'signal'>,
+): Promise<ExecResult> {
   const stdout = collect(process.stdout);
   const stderr = collect(process.stderr);
   process.stdin.end(request.stdin ?? '');

@@ -84,7 +84,8 @@ export async function handOverWorkspace(workspace: string, user: SandboxUser): P
           continue;
         }
         try {
-          if (childInfo.isFile() && childInfo.nlink === 1 && childInfo.uid === 0) (await child.chown(user.uid, user.gid), changed++);
+          if (childInfo.isFile() && childInfo.nlink === 1 && childInfo.uid === 0)
+            (await child.chown(user.uid, user.gid), changed++);
         } finally {
           await child.close();
         }

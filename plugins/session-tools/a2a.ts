@@ -23,7 +23,9 @@ export interface A2AEnds {
 }
 
 export function maxPingPongTurns(config: object): number {
-  const value = ((config as { session?: unknown }).session as { agentToAgent?: { maxPingPongTurns?: unknown } } | undefined)?.agentToAgent?.maxPingPongTurns;
+  const value = (
+    (config as { session?: unknown }).session as { agentToAgent?: { maxPingPongTurns?: unknown } } | undefined
+  )?.agentToAgent?.maxPingPongTurns;
   if (typeof value !== 'number' || !Number.isFinite(value)) return DEFAULT_MAX_PING_PONG_TURNS;
   return Math.max(0, Math.min(5, Math.floor(value)));
 }
@@ -81,8 +83,21 @@ export async function runA2AFlow(
   targetEntry: () => Promise<SessionEntry | undefined>,
   timeoutMs: number,
 ): Promise<A2AOutcome> {
-  const step = async (at: { agentId: string; sessionKey: string }, message: string, extraSystemPrompt: string): Promise<string> => {
-    const result = await agent.run({ agentId: at.agentId, sessionKey: at.sessionKey, message, extraSystemPrompt, authorized: false, queueMode: 'followup', lane: A2A_LANE, timeoutMs });
+  const step = async (
+    at: { agentId: string; sessionKey: string },
+    message: string,
+    extraSystemPrompt: string,
+  ): Promise<string> => {
+    const result = await agent.run({
+      agentId: at.agentId,
+      sessionKey: at.sessionKey,
+      message,
+      extraSystemPrompt,
+      authorized: false,
+      queueMode: 'followup',
+      lane: A2A_LANE,
+      timeoutMs,
+    });
     return result.status === 'ok' ? result.text.trim() : '';
   };
   const turns = maxPingPongTurns(kernel.config());
@@ -107,21 +122,36 @@ export async function runA2AFlow(
       role = role === 'requester' ? 'target' : 'requester';
     }
   }
-  const announce = await step(ends.target, 'Agent-to-agent announce step.', announceContext(original, firstReply, latest));
+  const announce = await step(
+    ends.target,
+    'Agent-to-agent announce step.',
+    announceContext(original, firstReply, latest),
+  );
   const outcome = { turns: ran, endedBy };
   if (!announce) return { ...outcome, announced: false, announceSkipped: 'empty' };
   if (isExactly(announce, ANNOUNCE_SKIP)) return { ...outcome, announced: false, announceSkipped: 'skip' };
   const entry = await targetEntry();
-  const where = entry?.deliveryContext?.channel && entry.deliveryContext.to ? entry.deliveryContext : entry?.lastChannel && entry.lastTo ? { channel: entry.lastChannel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId } : undefined;
+  const where =
+    entry?.deliveryContext?.channel && entry.deliveryContext.to
+      ? entry.deliveryContext
+      : entry?.lastChannel && entry.lastTo
+        ? { channel: entry.lastChannel, to: entry.lastTo, accountId: entry.lastAccountId, threadId: entry.lastThreadId }
+        : undefined;
   if (!where?.channel || !where.to) return { ...outcome, announced: false, announceSkipped: 'no-channel' };
-  if (sessions.sendPolicy({ sessionKey: ends.target.sessionKey, entry }) === 'deny') return { ...outcome, announced: false, announceSkipped: 'send-policy' };
+  if (sessions.sendPolicy({ sessionKey: ends.target.sessionKey, entry }) === 'deny')
+    return { ...outcome, announced: false, announceSkipped: 'send-policy' };
   const sent = await kernel.channels.send({
     channel: where.channel,
     to: where.to,
     text: announce,
     ...(where.accountId ? { accountId: where.accountId } : {}),
     ...(where.threadId !== undefined ? { threadId: String(where.threadId) } : {}),
-    context: { agentId: ends.target.agentId, sessionKey: ends.target.sessionKey, runId: randomUUID(), channel: where.channel },
+    context: {
+      agentId: ends.target.agentId,
+      sessionKey: ends.target.sessionKey,
+      runId: randomUUID(),
+      channel: where.channel,
+    },
   });
   return sent.delivered ? { ...outcome, announced: true } : { ...outcome, announced: false, announceSkipped: 'failed' };
 }

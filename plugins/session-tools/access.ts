@@ -29,13 +29,18 @@ type AnyRecord = Record<string, any>;
 export async function snapshot(sessions: SessionService): Promise<Map<string, SessionRecord>> {
   const all = new Map<string, SessionRecord>();
   for (const agentId of sessions.knownAgents()) {
-    for (const { key, entry } of await sessions.store(normalizeAgentId(agentId)).list()) all.set(key, { key, agentId: normalizeAgentId(agentId), entry });
+    for (const { key, entry } of await sessions.store(normalizeAgentId(agentId)).list())
+      all.set(key, { key, agentId: normalizeAgentId(agentId), entry });
   }
   return all;
 }
 
 function globMatch(pattern: string, value: string): boolean {
-  const escaped = pattern.trim().toLowerCase().replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
+  const escaped = pattern
+    .trim()
+    .toLowerCase()
+    .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*');
   return new RegExp(`^${escaped}$`).test(value.toLowerCase());
 }
 
@@ -54,14 +59,21 @@ export class SessionAccess {
   ) {
     const tools = (config.tools ?? {}) as AnyRecord;
     this.visibility = (tools.sessions?.visibility as Visibility | undefined) ?? 'all';
-    const route = resolveSandboxRoute(config, { agentId: requester.agentId, sessionKey: requester.sessionKey, stateDir, workspaceDir: '' });
+    const route = resolveSandboxRoute(config, {
+      agentId: requester.agentId,
+      sessionKey: requester.sessionKey,
+      stateDir,
+      workspaceDir: '',
+    });
     this.sandboxed = route.sandboxed && this.sandboxVisibility() !== 'all';
     this.mainKey = route.mainSessionKey;
   }
 
   private sandboxVisibility(): string | undefined {
     const agents = (this.config.agents ?? {}) as AnyRecord;
-    const entry = ((agents.list ?? []) as AnyRecord[]).find((agent) => normalizeAgentId(agent?.id) === this.requester.agentId);
+    const entry = ((agents.list ?? []) as AnyRecord[]).find(
+      (agent) => normalizeAgentId(agent?.id) === this.requester.agentId,
+    );
     return entry?.sandbox?.sessionToolsVisibility ?? agents.defaults?.sandbox?.sessionToolsVisibility;
   }
 
@@ -83,7 +95,9 @@ export class SessionAccess {
     if (target.key === requester.sessionKey) return undefined;
     const own = this.isDescendant(target.key);
     if (this.sandboxed) {
-      return own ? undefined : `a sandboxed session reaches only itself and the sessions it spawned (agents.defaults.sandbox.sessionToolsVisibility is "spawned")`;
+      return own
+        ? undefined
+        : `a sandboxed session reaches only itself and the sessions it spawned (agents.defaults.sandbox.sessionToolsVisibility is "spawned")`;
     }
     switch (this.visibility) {
       case 'self':
@@ -92,7 +106,9 @@ export class SessionAccess {
         if (own || (requester.sessionKey === this.mainKey && target.agentId === requester.agentId)) return undefined;
         return `session tools reach only this session and what it spawned (tools.sessions.visibility is "tree")`;
       case 'agent':
-        return target.agentId === requester.agentId ? undefined : `session tools reach only this agent's sessions (tools.sessions.visibility is "agent")`;
+        return target.agentId === requester.agentId
+          ? undefined
+          : `session tools reach only this agent's sessions (tools.sessions.visibility is "agent")`;
       default:
         if (own || target.agentId === requester.agentId) return undefined;
         return this.agentToAgentRefusal(target.agentId);
@@ -100,12 +116,15 @@ export class SessionAccess {
   }
 
   private agentToAgentRefusal(targetAgent: string): string | undefined {
-    const a2a = ((this.config.tools ?? {}) as AnyRecord).agentToAgent as { enabled?: boolean; allow?: string[] } | undefined;
-    if (a2a?.enabled !== true) return `agent-to-agent access is off: session ${'"'}${targetAgent}${'"'} belongs to another agent (set tools.agentToAgent.enabled to true)`;
+    const a2a = ((this.config.tools ?? {}) as AnyRecord).agentToAgent as
+      { enabled?: boolean; allow?: string[] } | undefined;
+    if (a2a?.enabled !== true)
+      return `agent-to-agent access is off: session ${'"'}${targetAgent}${'"'} belongs to another agent (set tools.agentToAgent.enabled to true)`;
     const allow = a2a.allow ?? [];
     if (allow.length === 0) return undefined;
     for (const agentId of [this.requester.agentId, targetAgent]) {
-      if (!allow.some((pattern) => globMatch(pattern, agentId))) return `agent-to-agent access between "${this.requester.agentId}" and "${targetAgent}" is not in tools.agentToAgent.allow`;
+      if (!allow.some((pattern) => globMatch(pattern, agentId)))
+        return `agent-to-agent access between "${this.requester.agentId}" and "${targetAgent}" is not in tools.agentToAgent.allow`;
     }
     return undefined;
   }

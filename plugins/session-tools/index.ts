@@ -5,8 +5,22 @@
  * shapes. Like every tool they run through the kernel's tool choke point, so the tool
  * policy, hooks, approvals and secret masking apply to them.
  */
-import { definePlugin, errorResult, jsonResult, textResult, type KernelServices, type ToolContext, type ToolResult } from '../../sdk/index.js';
-import { modelChain, newSessionEntry, type AgentService, type ModelService, type SessionService } from '../../sdk/agent/index.js';
+import {
+  definePlugin,
+  errorResult,
+  jsonResult,
+  textResult,
+  type KernelServices,
+  type ToolContext,
+  type ToolResult,
+} from '../../sdk/index.js';
+import {
+  modelChain,
+  newSessionEntry,
+  type AgentService,
+  type ModelService,
+  type SessionService,
+} from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { agentOfKey, SessionAccess, snapshot, type SessionRecord } from './access.js';
 import { listRow, readMessages, RESERVED_KEYS, SESSION_KINDS, shownKey, trimMessage, kindOf } from './rows.js';
@@ -52,14 +66,16 @@ function findSession(ctx: Ctx, given: string, options: { mayCreateMain?: boolean
   let key = input;
   if (input === 'current') key = requester.sessionKey;
   else if (input === 'main') key = isGlobalScope(ctx.kernel) ? 'global' : ctx.sessions.mainKey(requester.agentId);
-  if (RESERVED_KEYS.has(input) && !(input === 'global' && isGlobalScope(ctx.kernel))) throw new ToolRefusal(`"${input}" is a reserved key, not a session`);
+  if (RESERVED_KEYS.has(input) && !(input === 'global' && isGlobalScope(ctx.kernel)))
+    throw new ToolRefusal(`"${input}" is a reserved key, not a session`);
   let record = ctx.records.get(key);
   if (!record && !key.startsWith('agent:')) record = ctx.records.get(`agent:${requester.agentId}:${key}`);
   if (!record) record = [...ctx.records.values()].find((candidate) => candidate.entry.sessionId === input);
   if (!record && options.mayCreateMain) {
     // A configured agent's main session may not have run yet: sending starts it.
     const agentId = agentOfKey(key, requester.agentId);
-    if (ctx.sessions.knownAgents().includes(agentId) && key === ctx.sessions.mainKey(agentId)) record = { key, agentId, entry: newSessionEntry() };
+    if (ctx.sessions.knownAgents().includes(agentId) && key === ctx.sessions.mainKey(agentId))
+      record = { key, agentId, entry: newSessionEntry() };
   }
   if (!record) throw new ToolRefusal(`no session "${input}" (sessions_list shows the sessions you can use)`);
   const refusal = ctx.access.refusal(record);
@@ -68,9 +84,15 @@ function findSession(ctx: Ctx, given: string, options: { mayCreateMain?: boolean
 }
 
 function findByLabel(ctx: Ctx, label: string, agentId: string | undefined): SessionRecord {
-  const matches = ctx.access.visible().filter((record) => record.entry.label === label && (!agentId || record.agentId === agentId));
-  if (matches.length === 0) throw new ToolRefusal(`no visible session is labelled "${label}"${agentId ? ` for agent "${agentId}"` : ''}`);
-  if (matches.length > 1) throw new ToolRefusal(`${matches.length} sessions are labelled "${label}" (${matches.map((m) => shownKey(m.key)).join(', ')}); give sessionKey or agentId`);
+  const matches = ctx.access
+    .visible()
+    .filter((record) => record.entry.label === label && (!agentId || record.agentId === agentId));
+  if (matches.length === 0)
+    throw new ToolRefusal(`no visible session is labelled "${label}"${agentId ? ` for agent "${agentId}"` : ''}`);
+  if (matches.length > 1)
+    throw new ToolRefusal(
+      `${matches.length} sessions are labelled "${label}" (${matches.map((m) => shownKey(m.key)).join(', ')}); give sessionKey or agentId`,
+    );
   return matches[0]!;
 }
 
@@ -92,17 +114,24 @@ export default definePlugin({
       const agentId = tool.agentId ?? sessions.defaultAgent();
       const records = await snapshot(sessions);
       records.delete('unknown');
-      const access = new SessionAccess(kernel.config(), { agentId, sessionKey: tool.sessionKey ?? '' }, records, kernel.paths.stateDir);
+      const access = new SessionAccess(
+        kernel.config(),
+        { agentId, sessionKey: tool.sessionKey ?? '' },
+        records,
+        kernel.paths.stateDir,
+      );
       return { kernel, sessions, models, records, access };
     };
-    const guarded = (run: (params: Params, ctx: Ctx, tool: ToolContext) => Promise<ToolResult>) => async (params: Params, tool: ToolContext) => {
-      try {
-        return await run(params, await context(tool), tool);
-      } catch (error) {
-        if (error instanceof ToolRefusal) return errorResult(error.message);
-        throw error;
-      }
-    };
+    const guarded =
+      (run: (params: Params, ctx: Ctx, tool: ToolContext) => Promise<ToolResult>) =>
+      async (params: Params, tool: ToolContext) => {
+        try {
+          return await run(params, await context(tool), tool);
+        } catch (error) {
+          if (error instanceof ToolRefusal) return errorResult(error.message);
+          throw error;
+        }
+      };
 
     // `/send on|off|inherit`: this chat's own send policy (commands run only for authorized senders).
     api.registerCommand({
@@ -119,14 +148,20 @@ export default definePlugin({
         if (!word) {
           const entry = await store.get(sessionKey);
           const effective = sessions.sendPolicy({ sessionKey, entry });
-          return { text: `📤 Send policy: ${effective}${entry?.sendPolicy ? ' (set for this session)' : ' (from session.sendPolicy)'}. Use /send on | off | inherit.` };
+          return {
+            text: `📤 Send policy: ${effective}${entry?.sendPolicy ? ' (set for this session)' : ' (from session.sendPolicy)'}. Use /send on | off | inherit.`,
+          };
         }
         if (!(word in wanted)) return { text: `⚠️ /send takes on, off or inherit, not "${args.trim()}".` };
         const policy = wanted[word as keyof typeof wanted];
         const entry = await store.upsert(sessionKey, { sendPolicy: policy });
         (await useService<AgentService>(kernel, 'agent'))?.sessionChanged(sessionKey, entry);
         const effective = sessions.sendPolicy({ sessionKey, entry });
-        return { text: policy ? `📤 Send policy for this session: ${policy}.` : `📤 Send policy for this session follows session.sendPolicy again (now ${effective}).` };
+        return {
+          text: policy
+            ? `📤 Send policy for this session: ${policy}.`
+            : `📤 Send policy for this session follows session.sendPolicy again (now ${effective}).`,
+        };
       },
     });
 
@@ -139,16 +174,36 @@ export default definePlugin({
         type: 'object',
         additionalProperties: false,
         properties: {
-          kinds: { type: 'array', items: { enum: [...SESSION_KINDS] }, uniqueItems: true, description: 'Only these kinds: main, group, cron, hook, node, other' },
-          limit: { type: 'integer', minimum: 1, description: `Most rows (default ${LIST_DEFAULT}, at most ${LIST_MAX})` },
-          activeMinutes: { type: 'number', exclusiveMinimum: 0, description: 'Only sessions updated within this many minutes' },
-          messageLimit: { type: 'integer', minimum: 0, description: `Include the last N messages of each session (default 0: none; at most ${MESSAGES_PER_ROW_MAX})` },
+          kinds: {
+            type: 'array',
+            items: { enum: [...SESSION_KINDS] },
+            uniqueItems: true,
+            description: 'Only these kinds: main, group, cron, hook, node, other',
+          },
+          limit: {
+            type: 'integer',
+            minimum: 1,
+            description: `Most rows (default ${LIST_DEFAULT}, at most ${LIST_MAX})`,
+          },
+          activeMinutes: {
+            type: 'number',
+            exclusiveMinimum: 0,
+            description: 'Only sessions updated within this many minutes',
+          },
+          messageLimit: {
+            type: 'integer',
+            minimum: 0,
+            description: `Include the last N messages of each session (default 0: none; at most ${MESSAGES_PER_ROW_MAX})`,
+          },
         },
       },
       execute: guarded(async (params, ctx) => {
         const kinds = params.kinds as string[] | undefined;
         const limit = Math.min((params.limit as number | undefined) ?? LIST_DEFAULT, LIST_MAX);
-        const cutoff = params.activeMinutes === undefined ? undefined : ctx.sessions.now() - (params.activeMinutes as number) * 60_000;
+        const cutoff =
+          params.activeMinutes === undefined
+            ? undefined
+            : ctx.sessions.now() - (params.activeMinutes as number) * 60_000;
         const messageLimit = Math.min((params.messageLimit as number | undefined) ?? 0, MESSAGES_PER_ROW_MAX);
         const rows = ctx.access
           .visible()
@@ -168,7 +223,8 @@ export default definePlugin({
     api.registerTool({
       name: 'sessions_history',
       label: 'Session history',
-      description: 'Read the messages of one session you can see (a key from sessions_list, "main", "current" or a sessionId), oldest first. Tool results are left out unless includeTools is true.',
+      description:
+        'Read the messages of one session you can see (a key from sessions_list, "main", "current" or a sessionId), oldest first. Tool results are left out unless includeTools is true.',
       parameters: {
         type: 'object',
         additionalProperties: false,
@@ -181,7 +237,9 @@ export default definePlugin({
       },
       execute: guarded(async (params, ctx) => {
         const record = findSession(ctx, params.sessionKey as string);
-        let messages = readMessages(ctx.sessions, record).filter((message) => params.includeTools === true || message.role !== 'toolResult');
+        let messages = readMessages(ctx.sessions, record).filter(
+          (message) => params.includeTools === true || message.role !== 'toolResult',
+        );
         if (params.limit !== undefined) messages = messages.slice(-(params.limit as number));
         messages = messages.map(trimMessage);
         let dropped = 0;
@@ -189,7 +247,13 @@ export default definePlugin({
           messages = messages.slice(1);
           dropped++;
         }
-        return jsonResult({ sessionKey: shownKey(record.key), sessionId: record.entry.sessionId, count: messages.length, messages, ...(dropped ? { truncated: true, droppedMessages: dropped } : {}) });
+        return jsonResult({
+          sessionKey: shownKey(record.key),
+          sessionId: record.entry.sessionId,
+          count: messages.length,
+          messages,
+          ...(dropped ? { truncated: true, droppedMessages: dropped } : {}),
+        });
       }),
     });
 
@@ -208,7 +272,12 @@ export default definePlugin({
           label: { type: 'string', minLength: 1, description: 'Target the session with this label instead' },
           agentId: { type: 'string', minLength: 1, description: 'With label: the agent the session belongs to' },
           message: { type: 'string', minLength: 1, maxLength: 100_000 },
-          timeoutSeconds: { type: 'integer', minimum: 0, maximum: 3600, description: `Seconds to wait for the reply (default ${DEFAULT_SEND_TIMEOUT_SECONDS}; 0: send and return at once)` },
+          timeoutSeconds: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 3600,
+            description: `Seconds to wait for the reply (default ${DEFAULT_SEND_TIMEOUT_SECONDS}; 0: send and return at once)`,
+          },
         },
       },
       execute: guarded(async (params, ctx) => {
@@ -216,12 +285,18 @@ export default definePlugin({
         if (params.sessionKey && params.label) throw new ToolRefusal('give sessionKey or label, not both');
         let target: SessionRecord;
         try {
-          target = params.sessionKey ? findSession(ctx, params.sessionKey as string, { mayCreateMain: true }) : findByLabel(ctx, params.label as string, params.agentId as string | undefined);
+          target = params.sessionKey
+            ? findSession(ctx, params.sessionKey as string, { mayCreateMain: true })
+            : findByLabel(ctx, params.label as string, params.agentId as string | undefined);
         } catch (error) {
           if (!(error instanceof ToolRefusal)) throw error;
           // OpenClaw's shape: a refused target is status "forbidden", an unknown one "error".
           const forbidden = error.message.startsWith(FORBIDDEN);
-          const result = { status: forbidden ? 'forbidden' : 'error', sessionKey: (params.sessionKey as string | undefined) ?? null, error: forbidden ? error.message.slice(FORBIDDEN.length) : error.message };
+          const result = {
+            status: forbidden ? 'forbidden' : 'error',
+            sessionKey: (params.sessionKey as string | undefined) ?? null,
+            error: forbidden ? error.message.slice(FORBIDDEN.length) : error.message,
+          };
           return { ...jsonResult(result), isError: true };
         }
         const agent = await requireService<AgentService>(kernel, 'agent', 'sessions_send');
@@ -231,8 +306,14 @@ export default definePlugin({
           sessions: ctx.sessions,
           entryOf: (record) => ctx.sessions.store(record.agentId).get(record.key),
           onFlowDone: (outcome) => {
-            if ('error' in outcome) api.logger.warn(`agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key} failed: ${outcome.error}`);
-            else api.logger.debug(`agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key}: ${outcome.turns} reply turn(s), ended by ${outcome.endedBy}, ${outcome.announced ? 'announced' : `no announce (${outcome.announceSkipped})`}`);
+            if ('error' in outcome)
+              api.logger.warn(
+                `agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key} failed: ${outcome.error}`,
+              );
+            else
+              api.logger.debug(
+                `agent-to-agent flow ${ctx.access.requester.sessionKey} → ${target.key}: ${outcome.turns} reply turn(s), ended by ${outcome.endedBy}, ${outcome.announced ? 'announced' : `no announce (${outcome.announceSkipped})`}`,
+              );
             observer.onFlowDone?.(outcome);
           },
         };
@@ -243,20 +324,28 @@ export default definePlugin({
           timeoutSeconds: (params.timeoutSeconds as number | undefined) ?? DEFAULT_SEND_TIMEOUT_SECONDS,
           requesterChannel: requesterEntry?.deliveryContext?.channel ?? requesterEntry?.lastChannel,
         });
-        return result.status === 'forbidden' || result.status === 'error' ? { ...jsonResult(result), isError: true } : jsonResult(result);
+        return result.status === 'forbidden' || result.status === 'error'
+          ? { ...jsonResult(result), isError: true }
+          : jsonResult(result);
       }),
     });
 
     api.registerTool({
       name: 'session_status',
       label: 'Session status',
-      description: 'Show the status of this session (or another you can see): model, tokens, context use, last activity and the current time. With model, set this session\'s model ("default" goes back to the agent\'s model).',
+      description:
+        'Show the status of this session (or another you can see): model, tokens, context use, last activity and the current time. With model, set this session\'s model ("default" goes back to the agent\'s model).',
       parameters: {
         type: 'object',
         additionalProperties: false,
         properties: {
           sessionKey: { type: 'string', minLength: 1, description: 'Session key or sessionId (default: this session)' },
-          model: { type: 'string', minLength: 1, description: 'Model to use in that session from now on, e.g. openai/gpt-4.1 or an alias; "default" clears the override' },
+          model: {
+            type: 'string',
+            minLength: 1,
+            description:
+              'Model to use in that session from now on, e.g. openai/gpt-4.1 or an alias; "default" clears the override',
+          },
         },
       },
       execute: guarded(async (params, ctx) => {
@@ -269,9 +358,14 @@ export default definePlugin({
           let model: string | undefined;
           if (wanted.toLowerCase() !== 'default') {
             model = await ctx.models.models.resolve(wanted, settings);
-            if (!model) throw new ToolRefusal(`unknown model "${wanted}" (known models are the configured ones and their aliases)`);
+            if (!model)
+              throw new ToolRefusal(
+                `unknown model "${wanted}" (known models are the configured ones and their aliases)`,
+              );
           }
-          const entry = await ctx.sessions.store(record.agentId).upsert(record.key, { model, updatedAt: record.entry.updatedAt });
+          const entry = await ctx.sessions
+            .store(record.agentId)
+            .upsert(record.key, { model, updatedAt: record.entry.updatedAt });
           agent?.sessionChanged(record.key, entry);
           record = { ...record, entry };
           changed = model ?? 'default';

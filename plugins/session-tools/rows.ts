@@ -29,7 +29,10 @@ export function channelOf(record: SessionRecord): string {
   const kind = kindOf(record.key);
   if (kind === 'cron' || kind === 'hook' || kind === 'node') return 'internal';
   const { entry } = record;
-  const channel = kind === 'group' ? (entry.channel ?? parseSessionKey(record.key).channel ?? entry.lastChannel) : (entry.lastChannel ?? entry.channel);
+  const channel =
+    kind === 'group'
+      ? (entry.channel ?? parseSessionKey(record.key).channel ?? entry.lastChannel)
+      : (entry.lastChannel ?? entry.channel);
   return channel ?? 'unknown';
 }
 
@@ -50,10 +53,13 @@ export function readMessages(sessions: SessionService, record: SessionRecord): C
 /** Long text blocks cut to MAX_BLOCK_CHARS; image bytes left out (they only cost context). */
 export function trimMessage(message: ChatMessage): ChatMessage {
   if (!Array.isArray(message.content)) {
-    return typeof message.content === 'string' && (message.content as string).length > MAX_BLOCK_CHARS ? ({ ...message, content: cut(message.content) } as ChatMessage) : message;
+    return typeof message.content === 'string' && (message.content as string).length > MAX_BLOCK_CHARS
+      ? ({ ...message, content: cut(message.content) } as ChatMessage)
+      : message;
   }
   const content = (message.content as Array<Record<string, unknown>>).map((part) => {
-    if (part.type === 'text' && typeof part.text === 'string' && part.text.length > MAX_BLOCK_CHARS) return { ...part, text: cut(part.text) };
+    if (part.type === 'text' && typeof part.text === 'string' && part.text.length > MAX_BLOCK_CHARS)
+      return { ...part, text: cut(part.text) };
     if (part.type === 'image') return { type: 'text', text: '[image omitted]' };
     return part;
   });
@@ -64,7 +70,11 @@ function cut(text: string): string {
   return `${text.slice(0, MAX_BLOCK_CHARS)}\n[… ${text.length - MAX_BLOCK_CHARS} more characters]`;
 }
 
-export function listRow(sessions: SessionService, record: SessionRecord, messages?: ChatMessage[]): Record<string, unknown> {
+export function listRow(
+  sessions: SessionService,
+  record: SessionRecord,
+  messages?: ChatMessage[],
+): Record<string, unknown> {
   const { entry } = record;
   const row: Record<string, unknown> = {
     key: shownKey(record.key),
@@ -85,7 +95,15 @@ export function listRow(sessions: SessionService, record: SessionRecord, message
     ...(entry.sendPolicy ? { sendPolicy: entry.sendPolicy } : {}),
     ...(entry.lastChannel ? { lastChannel: entry.lastChannel } : {}),
     ...(entry.lastTo ? { lastTo: entry.lastTo } : {}),
-    ...(entry.deliveryContext?.channel ? { deliveryContext: { channel: entry.deliveryContext.channel, to: entry.deliveryContext.to, accountId: entry.deliveryContext.accountId } } : {}),
+    ...(entry.deliveryContext?.channel
+      ? {
+          deliveryContext: {
+            channel: entry.deliveryContext.channel,
+            to: entry.deliveryContext.to,
+            accountId: entry.deliveryContext.accountId,
+          },
+        }
+      : {}),
     ...(entry.spawnedBy ? { spawnedBy: shownKey(entry.spawnedBy), spawnDepth: entry.spawnDepth } : {}),
     transcriptPath: transcriptFile(sessions, record),
   };

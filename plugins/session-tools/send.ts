@@ -44,9 +44,18 @@ function failure(result: RunResult): string {
 export async function sendToSession(deps: SendDeps, access: SessionAccess, request: SendRequest): Promise<SendResult> {
   const { target } = request;
   const sessionKey = shownKey(target.key);
-  if (target.key === access.requester.sessionKey) return { status: 'forbidden', sessionKey, error: 'a session cannot send to itself (it would wait on its own turn)' };
+  if (target.key === access.requester.sessionKey)
+    return {
+      status: 'forbidden',
+      sessionKey,
+      error: 'a session cannot send to itself (it would wait on its own turn)',
+    };
   if (deps.sessions.sendPolicy({ sessionKey: target.key, entry: target.entry }) === 'deny') {
-    return { status: 'forbidden', sessionKey, error: `sending to ${sessionKey} is blocked by its send policy (session.sendPolicy or the session's sendPolicy override)` };
+    return {
+      status: 'forbidden',
+      sessionKey,
+      error: `sending to ${sessionKey} is blocked by its send policy (session.sendPolicy or the session's sendPolicy override)`,
+    };
   }
   const ends: A2AEnds = {
     requester: { ...access.requester, ...(request.requesterChannel ? { channel: request.requesterChannel } : {}) },
@@ -63,26 +72,47 @@ export async function sendToSession(deps: SendDeps, access: SessionAccess, reque
     queueMode: 'followup',
     lane: A2A_LANE,
   });
-  if (handle.status === 'dropped') return { status: 'error', runId: handle.runId, sessionKey, error: `the target session's queue is full; the message was dropped` };
+  if (handle.status === 'dropped')
+    return {
+      status: 'error',
+      runId: handle.runId,
+      sessionKey,
+      error: `the target session's queue is full; the message was dropped`,
+    };
 
   // The follow-up exchange starts once the first reply is in, whether or not anyone waits for it.
   const stepTimeoutMs = Math.max(timeoutMs, DEFAULT_SEND_TIMEOUT_SECONDS * 1000);
   void handle.done
     .then((result) => {
       if (result.status !== 'ok' || !result.text.trim()) return undefined;
-      return runA2AFlow(deps.kernel, deps.agent, deps.sessions, ends, request.message, result.text.trim(), () => deps.entryOf(target), stepTimeoutMs);
+      return runA2AFlow(
+        deps.kernel,
+        deps.agent,
+        deps.sessions,
+        ends,
+        request.message,
+        result.text.trim(),
+        () => deps.entryOf(target),
+        stepTimeoutMs,
+      );
     })
     .then(
       (outcome) => outcome && deps.onFlowDone?.(outcome),
       (error: unknown) => deps.onFlowDone?.({ error: String(error) }),
     );
 
-  if (request.timeoutSeconds === 0) return { status: 'accepted', runId: handle.runId, sessionKey, delivery: { status: 'pending' } };
+  if (request.timeoutSeconds === 0)
+    return { status: 'accepted', runId: handle.runId, sessionKey, delivery: { status: 'pending' } };
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   const result = await Promise.race([handle.done, timedOut]).finally(() => clearTimeout(timer));
   if (result === 'timeout') {
-    return { status: 'timeout', runId: handle.runId, sessionKey, error: `no reply within ${request.timeoutSeconds}s; the run goes on (read it later with sessions_history)` };
+    return {
+      status: 'timeout',
+      runId: handle.runId,
+      sessionKey,
+      error: `no reply within ${request.timeoutSeconds}s; the run goes on (read it later with sessions_history)`,
+    };
   }
   if (result.status !== 'ok') return { status: 'error', runId: handle.runId, sessionKey, error: failure(result) };
   return { status: 'ok', runId: handle.runId, sessionKey, reply: result.text, delivery: { status: 'pending' } };

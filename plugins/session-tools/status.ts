@@ -30,7 +30,12 @@ export interface StatusFacts {
 
 function localTime(now: number, timezone: string | undefined): string {
   try {
-    return new Date(now).toLocaleString('en-US', { timeZone: timezone, dateStyle: 'medium', timeStyle: 'short', timeZoneName: 'short' });
+    return new Date(now).toLocaleString('en-US', {
+      timeZone: timezone,
+      dateStyle: 'medium',
+      timeStyle: 'short',
+      timeZoneName: 'short',
+    });
   } catch {
     return new Date(now).toISOString();
   }
@@ -39,7 +44,10 @@ function localTime(now: number, timezone: string | undefined): string {
 export function statusCard(facts: StatusFacts): { text: string; details: Record<string, unknown> } {
   const { entry } = facts.record;
   const percent = entry.contextTokens > 0 ? Math.round((entry.totalTokens / entry.contextTokens) * 100) : undefined;
-  const context = entry.contextTokens > 0 ? `${count(entry.totalTokens)}/${count(entry.contextTokens)} (${percent}%)` : `${count(entry.totalTokens)} (window unknown until the first run)`;
+  const context =
+    entry.contextTokens > 0
+      ? `${count(entry.totalTokens)}/${count(entry.contextTokens)} (${percent}%)`
+      : `${count(entry.totalTokens)} (window unknown until the first run)`;
   const lines = [
     `Session: ${shownKey(facts.record.key)} (${kindOf(facts.record.key)}, agent ${facts.record.agentId}) · id ${entry.sessionId}`,
     `Model: ${facts.model}${entry.model ? ' (session override)' : ''}${entry.thinkingLevel ? ` · thinking ${entry.thinkingLevel}` : ''}`,

@@ -13,20 +13,32 @@ export const SESSIONS_HELP = `Usage: claw sessions [--json] [--active <minutes>]
 
 const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
-export async function sessionsCommand(argv: string[], ctx: CliContext, deps: SessionsDeps, stateDir: string): Promise<number> {
+export async function sessionsCommand(
+  argv: string[],
+  ctx: CliContext,
+  deps: SessionsDeps,
+  stateDir: string,
+): Promise<number> {
   if (argv[0] === 'import') return importCommand(argv.slice(1), ctx, deps, stateDir);
   const { values, positionals } = parse(argv, { ...COMMON, active: { type: 'string' }, agent: { type: 'string' } });
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
   const active = values.active === undefined ? undefined : Number(values.active);
-  if (active !== undefined && !(Number.isFinite(active) && active > 0)) throw new UsageError(`--active must be minutes, got "${String(values.active)}"`);
+  if (active !== undefined && !(Number.isFinite(active) && active > 0))
+    throw new UsageError(`--active must be minutes, got "${String(values.active)}"`);
   // Agents in the config, and those only left on disk (their sessions can still be listed).
   const known = [...new Set(deps.sessions.knownAgents().map((id) => normalizeAgentId(id)))];
   if (values.agent !== undefined && !known.includes(normalizeAgentId(values.agent as string))) {
     throw new UsageError(`unknown agent "${String(values.agent)}": the agents are ${known.join(', ')}`);
   }
-  const rows = await listSessions(deps, { agentId: values.agent === undefined ? undefined : normalizeAgentId(values.agent as string), activeMinutes: active });
+  const rows = await listSessions(deps, {
+    agentId: values.agent === undefined ? undefined : normalizeAgentId(values.agent as string),
+    activeMinutes: active,
+  });
   if (values.json) {
-    ctx.stdout.write(`${JSON.stringify({ count: rows.length, activeMinutes: active ?? null, sessions: rows }, null, 2)}\n`);
+    ctx.stdout.write(
+      `${JSON.stringify({ count: rows.length, activeMinutes: active ?? null, sessions: rows }, null, 2)}\n`,
+    );
     return 0;
   }
   if (rows.length === 0) {
@@ -34,25 +46,42 @@ export async function sessionsCommand(argv: string[], ctx: CliContext, deps: Ses
     return 0;
   }
   const now = deps.sessions.now();
-  const age = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 1000)}s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)}m` : ms < 86_400_000 ? `${Math.round(ms / 3_600_000)}h` : `${Math.round(ms / 86_400_000)}d`);
+  const age = (ms: number) =>
+    ms < 60_000
+      ? `${Math.round(ms / 1000)}s`
+      : ms < 3_600_000
+        ? `${Math.round(ms / 60_000)}m`
+        : ms < 86_400_000
+          ? `${Math.round(ms / 3_600_000)}h`
+          : `${Math.round(ms / 86_400_000)}d`;
   const lines = rows.map(
-    (row) => `${row.key.padEnd(40)} ${age(now - row.updatedAt).padStart(4)} ago  ${String(row.totalTokens).padStart(7)} tok  ${row.lastModel ?? row.model ?? '-'}`,
+    (row) =>
+      `${row.key.padEnd(40)} ${age(now - row.updatedAt).padStart(4)} ago  ${String(row.totalTokens).padStart(7)} tok  ${row.lastModel ?? row.model ?? '-'}`,
   );
-  ctx.stdout.write(`${'KEY'.padEnd(40)} ${'UPDATED'.padStart(8)}  ${'TOKENS'.padStart(11)}  MODEL\n${lines.join('\n')}\n`);
+  ctx.stdout.write(
+    `${'KEY'.padEnd(40)} ${'UPDATED'.padStart(8)}  ${'TOKENS'.padStart(11)}  MODEL\n${lines.join('\n')}\n`,
+  );
   return 0;
 }
 
 async function importCommand(argv: string[], ctx: CliContext, deps: SessionsDeps, stateDir: string): Promise<number> {
   const { values, positionals } = parse(argv, { ...COMMON, from: { type: 'string' }, agent: { type: 'string' } });
-  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
   const agentId = values.agent === undefined ? undefined : normalizeAgentId(values.agent as string);
-  const report = await importSessions(deps.sessions, stateDir, { from: (values.from as string | undefined) ?? stateDir, agentId });
+  const report = await importSessions(deps.sessions, stateDir, {
+    from: (values.from as string | undefined) ?? stateDir,
+    agentId,
+  });
   if (values.json) {
     ctx.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return report.conflicts.length > 0 ? 1 : 0;
   }
-  const lines = [`Imported ${report.imported.length} ${report.imported.length === 1 ? 'session' : 'sessions'} from ${report.from}${report.unchanged ? ` (${report.unchanged} already here)` : ''}.`];
-  for (const row of report.imported) lines.push(`  ${row.agentId} ${row.key} → ${row.sessionId} (${row.entries} entries, ${row.source})`);
+  const lines = [
+    `Imported ${report.imported.length} ${report.imported.length === 1 ? 'session' : 'sessions'} from ${report.from}${report.unchanged ? ` (${report.unchanged} already here)` : ''}.`,
+  ];
+  for (const row of report.imported)
+    lines.push(`  ${row.agentId} ${row.key} → ${row.sessionId} (${row.entries} entries, ${row.source})`);
   for (const conflict of report.conflicts) lines.push(`  ! ${conflict.agentId} ${conflict.key}: ${conflict.reason}`);
   if (report.skippedEntries > 0) lines.push(`  ! ${report.skippedEntries} transcript entries could not be read`);
   for (const note of report.notes) lines.push(`  ${note}`);

@@ -42,9 +42,36 @@ interface FoundSession {
 
 /** Fields of OpenClaw's session entry that mean the same in claw's (store.ts). */
 const ENTRY_FIELDS = [
-  'model', 'provider', 'lastModel', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'elevatedLevel', 'label', 'displayName', 'channel', 'chatType',
-  'subject', 'room', 'space', 'origin', 'lastChannel', 'lastTo', 'lastAccountId', 'lastThreadId', 'deliveryContext', 'sendPolicy', 'spawnedBy', 'spawnDepth',
-  'inputTokens', 'outputTokens', 'totalTokens', 'contextTokens', 'compactionCount', 'createdAt', 'updatedAt',
+  'model',
+  'provider',
+  'lastModel',
+  'thinkingLevel',
+  'verboseLevel',
+  'reasoningLevel',
+  'elevatedLevel',
+  'label',
+  'displayName',
+  'channel',
+  'chatType',
+  'subject',
+  'room',
+  'space',
+  'origin',
+  'lastChannel',
+  'lastTo',
+  'lastAccountId',
+  'lastThreadId',
+  'deliveryContext',
+  'sendPolicy',
+  'spawnedBy',
+  'spawnDepth',
+  'inputTokens',
+  'outputTokens',
+  'totalTokens',
+  'contextTokens',
+  'compactionCount',
+  'createdAt',
+  'updatedAt',
 ] as const;
 
 const zstd = (zlib as { zstdDecompressSync?: (data: Uint8Array) => Buffer }).zstdDecompressSync;
@@ -53,11 +80,16 @@ function readSqlite(file: string, report: ImportReport): FoundSession[] {
   const Database = loadSqlite();
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const nodes = db.prepare('SELECT session_key, current_session_id, entry_json, updated_at FROM session_nodes').all() as Array<{ session_key: string; current_session_id: string; entry_json: string; updated_at: number }>;
+    const nodes = db
+      .prepare('SELECT session_key, current_session_id, entry_json, updated_at FROM session_nodes')
+      .all() as Array<{ session_key: string; current_session_id: string; entry_json: string; updated_at: number }>;
     const events = db.prepare('SELECT event_json, event_zstd FROM transcript_events WHERE session_id = ? ORDER BY seq');
     return nodes.map((node) => {
       const lines: string[] = [];
-      for (const row of events.all(node.current_session_id) as Array<{ event_json: string | null; event_zstd: Buffer | null }>) {
+      for (const row of events.all(node.current_session_id) as Array<{
+        event_json: string | null;
+        event_zstd: Buffer | null;
+      }>) {
         if (row.event_json !== null) lines.push(row.event_json);
         else if (row.event_zstd && zstd) lines.push(zstd(row.event_zstd).toString('utf8'));
         else report.skippedEntries++;
@@ -68,7 +100,13 @@ function readSqlite(file: string, report: ImportReport): FoundSession[] {
       } catch {
         report.notes.push(`${file}: the entry of "${node.session_key}" is not JSON; imported with defaults`);
       }
-      return { key: node.session_key, sessionId: node.current_session_id, entry: { updatedAt: node.updated_at, ...entry }, lines, source: 'sqlite' as const };
+      return {
+        key: node.session_key,
+        sessionId: node.current_session_id,
+        entry: { updatedAt: node.updated_at, ...entry },
+        lines,
+        source: 'sqlite' as const,
+      };
     });
   } finally {
     db.close();
@@ -81,7 +119,11 @@ function readLegacy(dir: string): FoundSession[] {
     const sessionId = entry?.sessionId;
     if (typeof sessionId !== 'string') return [];
     const file = join(dir, `${sessionId}.jsonl`);
-    const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== '') : [];
+    const lines = existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => line.trim() !== '')
+      : [];
     return [{ key, sessionId, entry, lines, source: 'jsonl' as const }];
   });
 }
@@ -106,15 +148,21 @@ function transcriptText(found: FoundSession, report: ImportReport): { text: stri
 
 function toEntry(found: FoundSession): SessionEntry {
   const entry: Record<string, unknown> = { sessionId: found.sessionId };
-  for (const field of ENTRY_FIELDS) if (found.entry[field] !== undefined && found.entry[field] !== null) entry[field] = found.entry[field];
+  for (const field of ENTRY_FIELDS)
+    if (found.entry[field] !== undefined && found.entry[field] !== null) entry[field] = found.entry[field];
   const now = Date.now();
-  for (const field of ['inputTokens', 'outputTokens', 'totalTokens', 'contextTokens', 'compactionCount'] as const) if (typeof entry[field] !== 'number') entry[field] = 0;
+  for (const field of ['inputTokens', 'outputTokens', 'totalTokens', 'contextTokens', 'compactionCount'] as const)
+    if (typeof entry[field] !== 'number') entry[field] = 0;
   if (typeof entry.updatedAt !== 'number') entry.updatedAt = now;
   if (typeof entry.createdAt !== 'number') entry.createdAt = entry.updatedAt;
   return entry as unknown as SessionEntry;
 }
 
-export async function importSessions(sessions: SessionService, stateDir: string, options: { from: string; agentId?: string }): Promise<ImportReport> {
+export async function importSessions(
+  sessions: SessionService,
+  stateDir: string,
+  options: { from: string; agentId?: string },
+): Promise<ImportReport> {
   const from = resolve(options.from);
   const report: ImportReport = { from, imported: [], unchanged: 0, conflicts: [], skippedEntries: 0, notes: [] };
   const agentsDir = join(from, 'agents');
@@ -139,7 +187,11 @@ export async function importSessions(sessions: SessionService, stateDir: string,
         continue;
       }
       if (existing) {
-        report.conflicts.push({ agentId, key: session.key, reason: `claw already has this key with session ${existing.sessionId}; left as it is` });
+        report.conflicts.push({
+          agentId,
+          key: session.key,
+          reason: `claw already has this key with session ${existing.sessionId}; left as it is`,
+        });
         continue;
       }
       const path = store.transcriptPath(session.sessionId);
@@ -148,9 +200,16 @@ export async function importSessions(sessions: SessionService, stateDir: string,
       else writeFileAtomic(path, text);
       const entry = toEntry(session);
       await store.upsert(session.key, () => entry);
-      report.imported.push({ agentId, key: session.key, sessionId: session.sessionId, source: session.source, entries });
+      report.imported.push({
+        agentId,
+        key: session.key,
+        sessionId: session.sessionId,
+        source: session.source,
+        entries,
+      });
     }
   }
-  if (report.skippedEntries > 0 && !zstd) report.notes.push('compressed transcript entries (event_zstd) need Node 22.15 or later to read; they were skipped');
+  if (report.skippedEntries > 0 && !zstd)
+    report.notes.push('compressed transcript entries (event_zstd) need Node 22.15 or later to read; they were skipped');
   return report;
 }

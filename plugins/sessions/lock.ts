@@ -15,7 +15,18 @@
  * been touched for `staleMs` (a holder on another host).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, futimesSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  futimesSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
@@ -25,7 +36,12 @@ import {
   ownProcessStartTime,
   UNREADABLE_LOCK_STALE_MS,
 } from '../../sdk/index.js';
-import { SessionLockError, type SessionLock, type SessionLockInfo, type SessionLockOptions } from '../../sdk/sessions/index.js';
+import {
+  SessionLockError,
+  type SessionLock,
+  type SessionLockInfo,
+  type SessionLockOptions,
+} from '../../sdk/sessions/index.js';
 
 /** A holder that stopped touching its lock this long ago is gone. */
 export const SESSION_LOCK_STALE_MS = 10 * 60_000;
@@ -126,8 +142,15 @@ function describe(holder: SessionLockInfo | undefined): string {
 }
 
 /** Waits until the session is free (or the signal aborts), then holds it until release(). */
-export function acquireSessionLock(sessionsDir: string, sessionKey: string, options: SessionLockOptions = {}): Promise<SessionLock> {
-  return acquireFileLock(sessionLockPath(sessionsDir, sessionKey), `session ${sessionKey}`, sessionKey, { lingerMs: SESSION_LOCK_LINGER_MS, ...options });
+export function acquireSessionLock(
+  sessionsDir: string,
+  sessionKey: string,
+  options: SessionLockOptions = {},
+): Promise<SessionLock> {
+  return acquireFileLock(sessionLockPath(sessionsDir, sessionKey), `session ${sessionKey}`, sessionKey, {
+    lingerMs: SESSION_LOCK_LINGER_MS,
+    ...options,
+  });
 }
 
 /** A lock file this process created and still has. */
@@ -153,7 +176,12 @@ function drop(file: string, held: Holding): void {
 }
 
 /** The same kind of lock on any file path (`what` names it in errors). */
-export async function acquireFileLock(file: string, what: string, sessionKey: string, options: SessionLockOptions = {}): Promise<SessionLock> {
+export async function acquireFileLock(
+  file: string,
+  what: string,
+  sessionKey: string,
+  options: SessionLockOptions = {},
+): Promise<SessionLock> {
   const staleMs = options.staleMs ?? SESSION_LOCK_STALE_MS;
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
 
@@ -200,7 +228,10 @@ export async function acquireFileLock(file: string, what: string, sessionKey: st
         options.onWait?.(holder);
       }
       if (options.signal?.aborted || Date.now() >= deadline) {
-        throw new SessionLockError(`${what} is in use by ${describe(holder)}; gave up waiting for it (lock ${file})`, holder);
+        throw new SessionLockError(
+          `${what} is in use by ${describe(holder)}; gave up waiting for it (lock ${file})`,
+          holder,
+        );
       }
       await sleep(options.pollMs ?? POLL_MS, options.signal);
     }
@@ -209,13 +240,16 @@ export async function acquireFileLock(file: string, what: string, sessionKey: st
     const touch =
       options.heartbeat === false
         ? undefined
-        : setInterval(() => {
-            try {
-              futimesSync(fd, new Date(), new Date());
-            } catch {
-              // Closed meanwhile (released); nothing to prove.
-            }
-          }, Math.max(1000, Math.min(30_000, staleMs / 4)));
+        : setInterval(
+            () => {
+              try {
+                futimesSync(fd, new Date(), new Date());
+              } catch {
+                // Closed meanwhile (released); nothing to prove.
+              }
+            },
+            Math.max(1000, Math.min(30_000, staleMs / 4)),
+          );
     touch?.unref();
     return holding(file, { fd, ino: created.ino, touch }, options.lingerMs ?? 0, leaveQueue);
   } catch (error) {

@@ -14,7 +14,16 @@ import {
   type PluginApi,
   emitInternalHook,
 } from '../../sdk/index.js';
-import { agentIds, assertKnownAgent, isSilentReplyText, parseSessionKey, type AgentService, type ModelService, type SessionEntry, type SessionPatch } from '../../sdk/agent/index.js';
+import {
+  agentIds,
+  assertKnownAgent,
+  isSilentReplyText,
+  parseSessionKey,
+  type AgentService,
+  type ModelService,
+  type SessionEntry,
+  type SessionPatch,
+} from '../../sdk/agent/index.js';
 import type { SessionService } from './service.js';
 import { Transcript } from './transcript.js';
 import { trimTranscript, type TrimOutcome } from './trim.js';
@@ -65,9 +74,18 @@ function keyParams(properties: Record<string, JsonSchema>): JsonSchema {
 }
 
 /** The session a key names; OpenClaw's `agentId`, when given, must be the key's agent. */
-function targetOf(deps: SessionsDeps, params: { key: string; agentId?: string }): { agentId: string; sessionKey: string } {
-  const target = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
-  if (params.agentId && normalizeAgentId(params.agentId) !== target.agentId) throw invalid(`session ${target.sessionKey} belongs to agent "${target.agentId}", not "${params.agentId}"; nothing done`);
+function targetOf(
+  deps: SessionsDeps,
+  params: { key: string; agentId?: string },
+): { agentId: string; sessionKey: string } {
+  const target = deps.sessions.resolveTarget({
+    sessionKey: params.key,
+    ...(params.agentId ? { agentId: params.agentId } : {}),
+  });
+  if (params.agentId && normalizeAgentId(params.agentId) !== target.agentId)
+    throw invalid(
+      `session ${target.sessionKey} belongs to agent "${target.agentId}", not "${params.agentId}"; nothing done`,
+    );
   return target;
 }
 
@@ -84,10 +102,19 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
   api.registerGatewayMethod('sessions.describe', {
     scope: 'operator.read',
     params: keyParams({ agentId: KEY }),
-    description: "One session's sessions.list row (with derivedTitle and lastMessagePreview): {session}, null when there is none.",
+    description:
+      "One session's sessions.list row (with derivedTitle and lastMessagePreview): {session}, null when there is none.",
     handler: async (params: { key: string; agentId?: string }) => {
-      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
-      const rows = await listSessions(deps, { agentId, includeDerivedTitles: true, includeLastMessage: true, key: sessionKey });
+      const { agentId, sessionKey } = deps.sessions.resolveTarget({
+        sessionKey: params.key,
+        ...(params.agentId ? { agentId: params.agentId } : {}),
+      });
+      const rows = await listSessions(deps, {
+        agentId,
+        includeDerivedTitles: true,
+        includeLastMessage: true,
+        key: sessionKey,
+      });
       return { session: rows[0] ?? null };
     },
   });
@@ -98,7 +125,11 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       type: 'object',
       required: ['keys'],
       additionalProperties: false,
-      properties: { keys: { type: 'array', items: KEY, minItems: 1, maxItems: 64 }, limit: { type: 'integer', minimum: 1, maximum: 50 }, maxChars: { type: 'integer', minimum: 16, maximum: 4000 } },
+      properties: {
+        keys: { type: 'array', items: KEY, minItems: 1, maxItems: 64 },
+        limit: { type: 'integer', minimum: 1, maximum: 50 },
+        maxChars: { type: 'integer', minimum: 16, maximum: 4000 },
+      },
     },
     handler: async (params: { keys: string[]; limit?: number; maxChars?: number }) => {
       const limit = params.limit ?? 6;
@@ -108,7 +139,9 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
           const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: key });
           const entry = await deps.sessions.store(agentId).get(sessionKey);
           if (!entry) return { key, status: 'missing', items: [] };
-          const file = deps.sessions.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId);
+          const file = deps.sessions
+            .store(agentId)
+            .transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId);
           if (!existsSync(file)) return { key, status: 'empty', items: [] };
           const items = new Transcript(file)
             .messages()
@@ -132,7 +165,9 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       verboseLevel: { enum: ['on', 'off', 'full', null] },
       reasoningLevel: { enum: ['on', 'off', 'stream', null] },
       sendPolicy: { enum: ['allow', 'deny', null] },
-      queueMode: { anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }] },
+      queueMode: {
+        anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }],
+      },
       queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
       queueCap: { type: ['integer', 'null'], minimum: 1 },
       queueDrop: { enum: ['old', 'new', 'summarize', null] },
@@ -148,7 +183,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       if ('model' in params) {
         const model = value<string>('model');
         if (model !== undefined) {
-                    const ref = await deps.models.models.resolve(model, deps.models.settings(agentId));
+          const ref = await deps.models.models.resolve(model, deps.models.settings(agentId));
           if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
           patch.model = ref;
         } else patch.model = undefined;
@@ -181,7 +216,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       assertKnownAgent(api.kernel.config(), agentId);
       let model: string | undefined;
       if (params.model) {
-                model = await deps.models.models.resolve(params.model, deps.models.settings(agentId));
+        model = await deps.models.models.resolve(params.model, deps.models.settings(agentId));
         if (!model) throw invalid(`unknown model "${params.model}" (see models.list)`);
       }
       const agent = await deps.agent();
@@ -189,7 +224,9 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       const store = deps.sessions.store(agentId);
       const previous = await store.get(sessionKey);
       // Without the agent plugin nothing runs, so there is nothing to stop and no hooks to fire.
-      const entry = agent ? await agent.resetSession(agentId, sessionKey, patch) : (await store.resolve(sessionKey, { reset: true, patch })).entry;
+      const entry = agent
+        ? await agent.resetSession(agentId, sessionKey, patch)
+        : (await store.resolve(sessionKey, { reset: true, patch })).entry;
       // Internal hooks (session-memory, command-logger) see it as a reset; nothing is sent back.
       await emitInternalHook(api.kernel, 'command', 'reset', sessionKey, () => ({
         agentId,
@@ -213,13 +250,21 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       // Only an archived session: claw keeps no archive, so there is never one to delete.
       archivedOnly: { type: 'boolean' },
     }),
-    handler: async (params: { key: string; deleteTranscript?: boolean; agentId?: string; expectedSessionId?: string; archivedOnly?: boolean }) => {
+    handler: async (params: {
+      key: string;
+      deleteTranscript?: boolean;
+      agentId?: string;
+      expectedSessionId?: string;
+      archivedOnly?: boolean;
+    }) => {
       const { agentId, sessionKey } = targetOf(deps, params);
       if (params.archivedOnly) return { ok: true, key: sessionKey, deleted: false, archived: [] };
       const store = deps.sessions.store(agentId);
       const entry = await store.get(sessionKey);
       if (params.expectedSessionId && entry && entry.sessionId !== params.expectedSessionId) {
-        throw invalid(`session ${sessionKey} is now ${entry.sessionId}, not ${params.expectedSessionId} (it was reset since it was listed); nothing deleted`);
+        throw invalid(
+          `session ${sessionKey} is now ${entry.sessionId}, not ${params.expectedSessionId} (it was reset since it was listed); nothing deleted`,
+        );
       }
       const agent = await deps.agent();
       agent?.stop(sessionKey, 'deleted');
@@ -229,7 +274,11 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
         // Transcripts of this session id (topic threads included) go with it.
         const dir = store.dir;
         for (const name of readdirSync(dir)) {
-          if (name === `${entry.sessionId}.jsonl` || (name.startsWith(`${entry.sessionId}-topic-`) && name.endsWith('.jsonl'))) rmSync(join(dir, name), { force: true });
+          if (
+            name === `${entry.sessionId}.jsonl` ||
+            (name.startsWith(`${entry.sessionId}-topic-`) && name.endsWith('.jsonl'))
+          )
+            rmSync(join(dir, name), { force: true });
         }
       }
       return { ok: true, key: sessionKey, deleted, archived: [] };
@@ -247,8 +296,13 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
     handler: async (params: { key: string; instructions?: string; agentId?: string; maxLines?: number }) => {
       const { agentId, sessionKey } = targetOf(deps, params);
       if (params.maxLines !== undefined) {
-        if (params.instructions !== undefined) throw invalid('maxLines truncates without a summary: instructions do not apply');
-        return { ok: true, key: sessionKey, ...(await truncateSession(api, deps, agentId, sessionKey, params.maxLines)) };
+        if (params.instructions !== undefined)
+          throw invalid('maxLines truncates without a summary: instructions do not apply');
+        return {
+          ok: true,
+          key: sessionKey,
+          ...(await truncateSession(api, deps, agentId, sessionKey, params.maxLines)),
+        };
       }
       const agent = await deps.agent();
       if (!agent) throw invalid('compaction runs through the agent plugin, which is off');
@@ -263,7 +317,13 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
  * done in the session lane under the session lock, so neither a run of this gateway nor a
  * local `claw agent` appends while the file is replaced.
  */
-async function truncateSession(api: PluginApi, deps: SessionsDeps, agentId: string, sessionKey: string, maxLines: number): Promise<TrimOutcome> {
+async function truncateSession(
+  api: PluginApi,
+  deps: SessionsDeps,
+  agentId: string,
+  sessionKey: string,
+  maxLines: number,
+): Promise<TrimOutcome> {
   const store = deps.sessions.store(agentId);
   const entry = await store.get(sessionKey);
   if (!entry) return { compacted: false, reason: 'no sessionId' };
@@ -273,8 +333,12 @@ async function truncateSession(api: PluginApi, deps: SessionsDeps, agentId: stri
     const lock = await store.lock(sessionKey, { timeoutMs: TRUNCATE_LOCK_TIMEOUT_MS });
     try {
       const current = await store.get(sessionKey);
-      if (current?.sessionId !== entry.sessionId) throw invalid(`session ${sessionKey} changed (reset or deleted) before it could be truncated; retry`);
-      const outcome = trimTranscript(store.transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId), maxLines);
+      if (current?.sessionId !== entry.sessionId)
+        throw invalid(`session ${sessionKey} changed (reset or deleted) before it could be truncated; retry`);
+      const outcome = trimTranscript(
+        store.transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId),
+        maxLines,
+      );
       if (outcome.compacted) {
         // The context size measured by the last run no longer holds.
         const updated = await store.upsert(sessionKey, () => ({ totalTokens: 0 }));
@@ -311,7 +375,9 @@ export interface SessionListOptions {
 
 export async function listSessions(deps: SessionsDeps, options: SessionListOptions) {
   const configured = new Set(agentIds(deps.sessions.kernel.config() as KernelConfig).map((id) => normalizeAgentId(id)));
-  const agents = (options.agentId ? [options.agentId] : deps.sessions.knownAgents()).filter((id) => !options.configuredAgentsOnly || configured.has(normalizeAgentId(id)));
+  const agents = (options.agentId ? [options.agentId] : deps.sessions.knownAgents()).filter(
+    (id) => !options.configuredAgentsOnly || configured.has(normalizeAgentId(id)),
+  );
   const cutoff = options.activeMinutes ? deps.sessions.now() - options.activeMinutes * 60_000 : undefined;
   const agent = await deps.agent();
   const search = options.search?.trim().toLowerCase();
@@ -321,7 +387,8 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
       if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
       const named = entry as SessionEntry & { label?: string; displayName?: string };
       if (options.label !== undefined && named.label !== options.label) continue;
-      if (search && ![key, named.label, named.displayName].some((text) => text?.toLowerCase().includes(search))) continue;
+      if (search && ![key, named.label, named.displayName].some((text) => text?.toLowerCase().includes(search)))
+        continue;
       const hasActiveRun = agent?.isActive(key) ?? false;
       if (options.activeOnly && !hasActiveRun) continue;
       if (options.spawnedBy !== undefined && entry.spawnedBy !== options.spawnedBy) continue;
@@ -344,7 +411,13 @@ export function sessionListResult(deps: SessionsDeps, sessions: unknown[]) {
 }
 
 /** The first user message (as a title) and the last visible message of a session, clipped. */
-function transcriptSummary(deps: SessionsDeps, agentId: string, key: string, sessionId: string, options: SessionListOptions) {
+function transcriptSummary(
+  deps: SessionsDeps,
+  agentId: string,
+  key: string,
+  sessionId: string,
+  options: SessionListOptions,
+) {
   const file = deps.sessions.store(agentId).transcriptPath(sessionId, parseSessionKey(key).threadId);
   if (!existsSync(file)) return {};
   const visible = new Transcript(file)
@@ -363,7 +436,9 @@ function transcriptSummary(deps: SessionsDeps, agentId: string, key: string, ses
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : ''))
+    .join('');
 }
 
 function clip(text: string, max: number): string {

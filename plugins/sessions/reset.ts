@@ -44,7 +44,10 @@ function hourOf(value: unknown): number {
   return Math.min(23, Math.max(0, Math.floor(value)));
 }
 
-function channelRule(byChannel: Record<string, ResetRule> | undefined, channel: string | undefined): ResetRule | undefined {
+function channelRule(
+  byChannel: Record<string, ResetRule> | undefined,
+  channel: string | undefined,
+): ResetRule | undefined {
   if (!byChannel || !channel) return undefined;
   const wanted = channel.trim().toLowerCase();
   for (const [name, rule] of Object.entries(byChannel)) {
@@ -53,7 +56,10 @@ function channelRule(byChannel: Record<string, ResetRule> | undefined, channel: 
   return undefined;
 }
 
-export function resolveResetPolicy(session: SessionResetConfig | undefined, context: { type: SessionType; channel?: string }): ResetPolicy {
+export function resolveResetPolicy(
+  session: SessionResetConfig | undefined,
+  context: { type: SessionType; channel?: string },
+): ResetPolicy {
   const config = session ?? {};
   const legacyIdle = positive(config.idleMinutes);
   const byType = config.resetByType;
@@ -82,7 +88,8 @@ export function resolveResetPolicy(session: SessionResetConfig | undefined, cont
   }
 
   const mode: ResetMode = rule.mode === 'idle' ? 'idle' : 'daily';
-  const idleMinutes = positive(rule.idleMinutes) ?? (mode === 'idle' ? (legacyIdle ?? DEFAULT_IDLE_MINUTES) : undefined);
+  const idleMinutes =
+    positive(rule.idleMinutes) ?? (mode === 'idle' ? (legacyIdle ?? DEFAULT_IDLE_MINUTES) : undefined);
   return { mode, atHour: hourOf(rule.atHour), ...(idleMinutes === undefined ? {} : { idleMinutes }), source };
 }
 
@@ -115,7 +122,10 @@ export function resetTriggersFrom(session: SessionResetConfig | undefined): stri
  * The reset trigger the message starts with, matched as a whole word (case-insensitive):
  * `/new opus` → `{ trigger: "/new", rest: "opus" }`, while `/newfoo` is not a trigger.
  */
-export function matchResetTrigger(text: string, triggers: readonly string[] = DEFAULT_RESET_TRIGGERS): { trigger: string; rest: string } | undefined {
+export function matchResetTrigger(
+  text: string,
+  triggers: readonly string[] = DEFAULT_RESET_TRIGGERS,
+): { trigger: string; rest: string } | undefined {
   const trimmed = text.trimStart();
   const match = /^\S+/.exec(trimmed);
   if (!match) return undefined;

@@ -35,15 +35,23 @@ function chatTypeFromKey(key: string): string | undefined {
 
 export function resolveSendPolicy(
   config: object,
-  target: { sessionKey: string; entry?: Pick<SessionEntry, 'sendPolicy' | 'channel' | 'lastChannel' | 'chatType'>; channel?: string; chatType?: string },
+  target: {
+    sessionKey: string;
+    entry?: Pick<SessionEntry, 'sendPolicy' | 'channel' | 'lastChannel' | 'chatType'>;
+    channel?: string;
+    chatType?: string;
+  },
 ): SendDecision {
   const override = target.entry?.sendPolicy;
   if (override === 'allow' || override === 'deny') return override;
-  const policy = ((config as { session?: unknown }).session as { sendPolicy?: SendPolicyConfig } | undefined)?.sendPolicy;
+  const policy = ((config as { session?: unknown }).session as { sendPolicy?: SendPolicyConfig } | undefined)
+    ?.sendPolicy;
   if (!policy) return 'allow';
   const parsed = parseSessionKey(target.sessionKey);
-  const channel = lower(target.channel) ?? lower(target.entry?.channel) ?? lower(target.entry?.lastChannel) ?? lower(parsed.channel);
-  const chatType = chatTypeOf(target.chatType) ?? chatTypeOf(target.entry?.chatType) ?? chatTypeFromKey(target.sessionKey);
+  const channel =
+    lower(target.channel) ?? lower(target.entry?.channel) ?? lower(target.entry?.lastChannel) ?? lower(parsed.channel);
+  const chatType =
+    chatTypeOf(target.chatType) ?? chatTypeOf(target.entry?.chatType) ?? chatTypeFromKey(target.sessionKey);
   const key = target.sessionKey.toLowerCase();
   let allowed = false;
   for (const rule of policy.rules ?? []) {

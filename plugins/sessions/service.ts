@@ -62,7 +62,10 @@ export class SessionService implements SessionServiceContract {
   resolveTarget(input: { agentId?: string; sessionKey?: string }): { agentId: string; sessionKey: string } {
     if (input.sessionKey && input.sessionKey !== 'main') {
       const parsed = parseSessionKey(input.sessionKey);
-      return { agentId: normalizeAgentId(parsed.agentId ?? input.agentId ?? this.defaultAgent()), sessionKey: input.sessionKey };
+      return {
+        agentId: normalizeAgentId(parsed.agentId ?? input.agentId ?? this.defaultAgent()),
+        sessionKey: input.sessionKey,
+      };
     }
     const agentId = normalizeAgentId(input.agentId ?? this.defaultAgent());
     return { agentId, sessionKey: this.mainKey(agentId) };

@@ -17,7 +17,15 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { expandHome, keepCorruptCopy, parseJson5, resolveStateDir, writeJsonAtomic, type Env, type Logger } from '../../sdk/index.js';
+import {
+  expandHome,
+  keepCorruptCopy,
+  parseJson5,
+  resolveStateDir,
+  writeJsonAtomic,
+  type Env,
+  type Logger,
+} from '../../sdk/index.js';
 import {
   newSessionEntry,
   normalizeAgentId,
@@ -125,7 +133,8 @@ function withCounters(value: Record<string, unknown>): SessionEntry {
   };
   number('updatedAt', 0);
   number('createdAt', entry.updatedAt as number);
-  for (const field of ['inputTokens', 'outputTokens', 'totalTokens', 'contextTokens', 'compactionCount']) number(field, 0);
+  for (const field of ['inputTokens', 'outputTokens', 'totalTokens', 'contextTokens', 'compactionCount'])
+    number(field, 0);
   return entry as unknown as SessionEntry;
 }
 
@@ -162,11 +171,20 @@ export class SessionStore implements SessionStoreContract {
     this.file = join(dir, STORE_FILE);
     this.now = options.now ?? Date.now;
     this.logger = options.logger;
-    this.agentId = normalizeAgentId(options.agentId ?? (basename(dir) === 'sessions' ? basename(dirname(dir)) : undefined));
+    this.agentId = normalizeAgentId(
+      options.agentId ?? (basename(dir) === 'sessions' ? basename(dirname(dir)) : undefined),
+    );
   }
 
-  static forAgent(agentId: string, options: { store?: string; env?: Env } & Omit<SessionStoreOptions, 'agentId'> = {}): SessionStore {
-    return new SessionStore(resolveSessionsDir(agentId, options), { now: options.now, logger: options.logger, agentId });
+  static forAgent(
+    agentId: string,
+    options: { store?: string; env?: Env } & Omit<SessionStoreOptions, 'agentId'> = {},
+  ): SessionStore {
+    return new SessionStore(resolveSessionsDir(agentId, options), {
+      now: options.now,
+      logger: options.logger,
+      agentId,
+    });
   }
 
   async get(key: string): Promise<SessionEntry | undefined> {
@@ -236,11 +254,17 @@ export class SessionStore implements SessionStoreContract {
     for (const item of batch) {
       try {
         const current = sessions[item.key];
-        const patch = typeof item.change === 'function' ? await item.change(current ? structuredClone(current) : undefined) : item.change;
+        const patch =
+          typeof item.change === 'function'
+            ? await item.change(current ? structuredClone(current) : undefined)
+            : item.change;
         if (patch === undefined) {
           if (current) done.push([item, structuredClone(current)]);
           else {
-            const error = new SessionStoreError(this.file, `no session "${item.key}" and the updater returned no change`);
+            const error = new SessionStoreError(
+              this.file,
+              `no session "${item.key}" and the updater returned no change`,
+            );
             settle.push(() => item.reject(error));
           }
           continue;
@@ -257,9 +281,23 @@ export class SessionStore implements SessionStoreContract {
     try {
       if (changed) this.save(sessions);
     } catch (error) {
-      return [...settle, ...done.map(([item]) => () => item.reject(error))];
+      return [
+        ...settle,
+        ...done.map(
+          ([item]) =>
+            () =>
+              item.reject(error),
+        ),
+      ];
     }
-    return [...settle, ...done.map(([item, entry]) => () => item.resolve(entry))];
+    return [
+      ...settle,
+      ...done.map(
+        ([item, entry]) =>
+          () =>
+            item.resolve(entry),
+      ),
+    ];
   }
 
   /** Removes the entry; its transcript stays on disk. True when there was one. */
@@ -280,7 +318,8 @@ export class SessionStore implements SessionStoreContract {
    * or a new one with a fresh sessionId when there is none or `reset` says so.
    */
   resolve(key: string, options: ResolveOptions = {}): Promise<ResolvedSession> {
-    const resets = (entry: SessionEntry) => (typeof options.reset === 'function' ? options.reset(structuredClone(entry)) : options.reset === true);
+    const resets = (entry: SessionEntry) =>
+      typeof options.reset === 'function' ? options.reset(structuredClone(entry)) : options.reset === true;
     return withLock(this.file, () => {
       // The common case writes nothing (the session exists, is fresh, and is not touched): no lock file needed.
       const existing = !options.patch && options.touch === false ? this.peek(key) : undefined;
@@ -315,7 +354,12 @@ export class SessionStore implements SessionStoreContract {
 
   /** Runs a read-modify-write holding the store's lock file (other processes write here too). */
   private async exclusive<T>(task: () => Promise<T> | T): Promise<T> {
-    const lock = await acquireFileLock(join(this.dir, 'locks', `${STORE_FILE}.lock`), `the session store ${this.file}`, STORE_FILE, { timeoutMs: STORE_LOCK_TIMEOUT_MS, pollMs: 5, heartbeat: false });
+    const lock = await acquireFileLock(
+      join(this.dir, 'locks', `${STORE_FILE}.lock`),
+      `the session store ${this.file}`,
+      STORE_FILE,
+      { timeoutMs: STORE_LOCK_TIMEOUT_MS, pollMs: 5, heartbeat: false },
+    );
     try {
       return await task();
     } finally {
@@ -338,7 +382,9 @@ export class SessionStore implements SessionStoreContract {
     }
     if (threadId === undefined || String(threadId).trim() === '') return join(this.dir, `${sessionId}.jsonl`);
     // Thread ids come from the network; keep them from naming another path.
-    const safeThread = String(threadId).trim().replace(/[^A-Za-z0-9._-]/g, '_');
+    const safeThread = String(threadId)
+      .trim()
+      .replace(/[^A-Za-z0-9._-]/g, '_');
     return join(this.dir, `${sessionId}-topic-${safeThread}.jsonl`);
   }
 
@@ -383,7 +429,9 @@ export class SessionStore implements SessionStoreContract {
     try {
       data = text.trim() === '' ? {} : parseStore(text, this.file);
     } catch (error) {
-      problem = new UnreadableStoreError(this.file, `cannot parse the session store (${(error as Error).message})`, { cause: error });
+      problem = new UnreadableStoreError(this.file, `cannot parse the session store (${(error as Error).message})`, {
+        cause: error,
+      });
     }
     if (!isRecord(data)) {
       problem ??= new UnreadableStoreError(this.file, 'the session store is not a JSON object');
@@ -408,12 +456,18 @@ export class SessionStore implements SessionStoreContract {
     const sessions: Sessions = {};
     // Counters start at zero, as in a new session: the next run reports real ones.
     for (const session of found.sessions) {
-      sessions[session.key] = { ...newSessionEntry(session.updatedAt, session.sessionId), createdAt: session.createdAt };
+      sessions[session.key] = {
+        ...newSessionEntry(session.updatedAt, session.sessionId),
+        createdAt: session.createdAt,
+      };
     }
     this.save(sessions);
     const recovered = found.sessions.filter((session) => session.recovered).length;
     const listedAs = `agent:${this.agentId}:recovered:<sessionId>`;
-    const unnamed = recovered === 0 ? '' : `; ${recovered} transcript(s) did not name their session key and are listed as ${listedAs}`;
+    const unnamed =
+      recovered === 0
+        ? ''
+        : `; ${recovered} transcript(s) did not name their session key and are listed as ${listedAs}`;
     this.logger?.warn(
       `session store ${this.file}: ${reason}; kept it as ${kept} and rebuilt the store ` +
         `from the ${found.transcripts} transcript(s) in ${this.dir}: ${found.sessions.length} session(s) listed${unnamed}`,

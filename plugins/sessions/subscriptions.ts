@@ -28,8 +28,14 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
   const protocol = api.kernel.protocol;
   const index: string[] = [];
   const bySession = new Map<string, string[]>();
-  protocol.registerEvent('sessions.changed', api.id, { scope: 'operator.read', description: '{sessionKey, reason, ts} to sessions.subscribe connections.' });
-  protocol.registerEvent('session.message', api.id, { scope: 'operator.read', description: '{sessionKey, message, runId?, ts} to sessions.messages.subscribe connections of that session.' });
+  protocol.registerEvent('sessions.changed', api.id, {
+    scope: 'operator.read',
+    description: '{sessionKey, reason, ts} to sessions.subscribe connections.',
+  });
+  protocol.registerEvent('session.message', api.id, {
+    scope: 'operator.read',
+    description: '{sessionKey, message, runId?, ts} to sessions.messages.subscribe connections of that session.',
+  });
 
   protocol.onEmit((event: EmittedEvent) => {
     if (event.event !== 'chat') return 0;
@@ -37,10 +43,19 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     if (!chat.sessionKey || chat.state === 'delta') return 0;
     const ts = Date.now();
     let reached = 0;
-    if (index.length > 0) reached += protocol.emit('sessions.changed', { sessionKey: chat.sessionKey, reason: chat.state ?? 'message', ts }, { connIds: [...index] });
+    if (index.length > 0)
+      reached += protocol.emit(
+        'sessions.changed',
+        { sessionKey: chat.sessionKey, reason: chat.state ?? 'message', ts },
+        { connIds: [...index] },
+      );
     const watchers = bySession.get(chat.sessionKey);
     if (watchers?.length && chat.state === 'final' && chat.message !== undefined) {
-      reached += protocol.emit('session.message', { sessionKey: chat.sessionKey, runId: chat.runId, message: chat.message, ts }, { connIds: [...watchers] });
+      reached += protocol.emit(
+        'session.message',
+        { sessionKey: chat.sessionKey, runId: chat.runId, message: chat.message, ts },
+        { connIds: [...watchers] },
+      );
     }
     return reached;
   });
@@ -53,7 +68,8 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
   api.registerGatewayMethod('sessions.subscribe', {
     scope: 'operator.read',
     params: listParams,
-    description: 'Receive sessions.changed on this connection; with sessions.list params, also the first list ({subscribed, list}).',
+    description:
+      'Receive sessions.changed on this connection; with sessions.list params, also the first list ({subscribed, list}).',
     handler: async (params: SessionListOptions, ctx) => {
       remember(index, needConnection(ctx.connId));
       if (Object.keys(params).length === 0) return { subscribed: true };
@@ -72,13 +88,21 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
   });
 
   // includeApprovals: claw announces approvals to operator.approvals connections (exec.approval.requested), not per session.
-  const messageParams: JsonSchema = { type: 'object', required: ['key'], additionalProperties: false, properties: { key: KEY, agentId: KEY, includeApprovals: { type: 'boolean' } } };
+  const messageParams: JsonSchema = {
+    type: 'object',
+    required: ['key'],
+    additionalProperties: false,
+    properties: { key: KEY, agentId: KEY, includeApprovals: { type: 'boolean' } },
+  };
   api.registerGatewayMethod('sessions.messages.subscribe', {
     scope: 'operator.read',
     params: messageParams,
     description: 'Receive session.message for each final message of one session on this connection.',
     handler: (params: { key: string; agentId?: string }, ctx) => {
-      const { sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      const { sessionKey } = deps.sessions.resolveTarget({
+        sessionKey: params.key,
+        ...(params.agentId ? { agentId: params.agentId } : {}),
+      });
       const list = bySession.get(sessionKey) ?? [];
       remember(list, needConnection(ctx.connId));
       bySession.set(sessionKey, list);
@@ -90,7 +114,10 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     scope: 'operator.read',
     params: messageParams,
     handler: (params: { key: string; agentId?: string }, ctx) => {
-      const { sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) });
+      const { sessionKey } = deps.sessions.resolveTarget({
+        sessionKey: params.key,
+        ...(params.agentId ? { agentId: params.agentId } : {}),
+      });
       const list = bySession.get(sessionKey) ?? [];
       const at = list.indexOf(needConnection(ctx.connId));
       if (at >= 0) list.splice(at, 1);

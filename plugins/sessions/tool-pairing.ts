@@ -16,11 +16,20 @@ import type { AssistantMessage, ChatMessage, ToolCallPart, ToolResultMessage } f
 export const ABORTED_TOOL_RESULT = 'aborted: the run stopped before this tool call returned a result.';
 
 export function abortedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp = Date.now()): ToolResultMessage {
-  return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: ABORTED_TOOL_RESULT }], isError: true, timestamp };
+  return {
+    role: 'toolResult',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: 'text', text: ABORTED_TOOL_RESULT }],
+    isError: true,
+    timestamp,
+  };
 }
 
 function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
-  return Array.isArray(message.content) ? message.content.filter((part): part is ToolCallPart => part.type === 'toolCall') : [];
+  return Array.isArray(message.content)
+    ? message.content.filter((part): part is ToolCallPart => part.type === 'toolCall')
+    : [];
 }
 
 const idOf = (id: unknown): string => (typeof id === 'string' ? id.trim() : '');
@@ -72,7 +81,14 @@ function pairedInOrder(messages: readonly ChatMessage[]): boolean {
 
 /** A call the model can be shown: providers reject calls without an id, a name or an arguments object. */
 function wellFormed(call: ToolCallPart): boolean {
-  return idOf(call.id) !== '' && typeof call.name === 'string' && call.name !== '' && typeof call.arguments === 'object' && call.arguments !== null && !Array.isArray(call.arguments);
+  return (
+    idOf(call.id) !== '' &&
+    typeof call.name === 'string' &&
+    call.name !== '' &&
+    typeof call.arguments === 'object' &&
+    call.arguments !== null &&
+    !Array.isArray(call.arguments)
+  );
 }
 
 /**
@@ -117,7 +133,9 @@ export function repairToolPairing(messages: readonly ChatMessage[]): ChatMessage
     const id = idOf(message.toolCallId);
     const candidates = (open.get(id) ?? []).filter((occurrence) => !occurrence.result);
     // The call in the assistant message it directly follows owns it; otherwise only an unambiguous one.
-    const adjacent = (occurrencesAt.get(lastAssistant) ?? []).find((occurrence) => occurrence.id === id && !occurrence.result);
+    const adjacent = (occurrencesAt.get(lastAssistant) ?? []).find(
+      (occurrence) => occurrence.id === id && !occurrence.result,
+    );
     const owner = adjacent ?? (candidates.length === 1 ? candidates[0] : undefined);
     if (owner) owner.result = message;
     else changed = true;

@@ -45,7 +45,12 @@ function parseLines(text: string, into: TranscriptEntry[]): number {
       skipped++;
       continue;
     }
-    if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === 'string') {
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      typeof (value as { type?: unknown }).type === 'string'
+    ) {
       into.push(value as TranscriptEntry);
     } else {
       skipped++;
@@ -90,7 +95,8 @@ export function readTranscriptFile(file: string): TranscriptRead {
   try {
     const { ino, size } = fstatSync(fd);
     let cached = readCache.get(file);
-    if (!cached || cached.ino !== ino || cached.parsed > size) cached = { ino, parsed: 0, entries: [], skippedLines: 0 };
+    if (!cached || cached.ino !== ino || cached.parsed > size)
+      cached = { ino, parsed: 0, entries: [], skippedLines: 0 };
     const unread = size - cached.parsed;
     let torn = false;
     if (unread > 0) {
@@ -125,7 +131,9 @@ export function readTranscriptFile(file: string): TranscriptRead {
 
 /** `<sessionId>.jsonl` / `<sessionId>-topic-<threadId>.jsonl` → sessionId. */
 function sessionIdFromFile(file: string): string {
-  return basename(file).replace(/\.jsonl$/, '').replace(/-topic-.*$/, '');
+  return basename(file)
+    .replace(/\.jsonl$/, '')
+    .replace(/-topic-.*$/, '');
 }
 
 interface Tail {
@@ -184,7 +192,9 @@ export class Transcript implements TranscriptContract {
     if (latest >= 0) {
       const compaction = entries[latest] as CompactionEntry;
       result.push(compactionSummaryMessage(compaction));
-      const kept = compaction.firstKeptEntryId ? entries.findIndex((entry) => !isSessionHeader(entry) && entry.id === compaction.firstKeptEntryId) : -1;
+      const kept = compaction.firstKeptEntryId
+        ? entries.findIndex((entry) => !isSessionHeader(entry) && entry.id === compaction.firstKeptEntryId)
+        : -1;
       start = kept >= 0 ? kept : latest + 1;
     }
     for (let index = start; index < entries.length; index++) {
@@ -231,7 +241,11 @@ export class Transcript implements TranscriptContract {
   private beforeWrite(input: Omit<MessageEntry, keyof EntryBase>): Omit<MessageEntry, keyof EntryBase> | undefined {
     const hooks = this.options.hooks;
     if (!hooks) return input;
-    const outcome = hooks.runner.runSync('before_message_write', { message: input.message as unknown as TranscriptMessage }, hooks.context);
+    const outcome = hooks.runner.runSync(
+      'before_message_write',
+      { message: input.message as unknown as TranscriptMessage },
+      hooks.context,
+    );
     if (outcome.block) return undefined;
     return outcome.message ? { ...input, message: outcome.message as unknown as ChatMessage } : input;
   }

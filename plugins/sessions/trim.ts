@@ -12,7 +12,8 @@ import { writeFileAtomic } from '../../sdk/index.js';
 import { isCompactionEntry, isSessionHeader, type TranscriptEntry } from '../../sdk/sessions/index.js';
 import { readTranscriptFile } from './transcript.js';
 
-export type TrimOutcome = { compacted: true; kept: number } | { compacted: false; kept: number } | { compacted: false; reason: string };
+export type TrimOutcome =
+  { compacted: true; kept: number } | { compacted: false; kept: number } | { compacted: false; reason: string };
 
 export function trimTranscript(file: string, maxLines: number): TrimOutcome {
   const limit = Math.max(1, Math.floor(maxLines));
@@ -20,7 +21,8 @@ export function trimTranscript(file: string, maxLines: number): TrimOutcome {
   if (entries.length === 0) return { compacted: false, reason: 'no transcript' };
   if (entries.length <= limit) return { compacted: false, kept: entries.length };
   const [header, ...rest] = entries;
-  if (!isSessionHeader(header!)) return { compacted: false, reason: 'the transcript does not start with a session header' };
+  if (!isSessionHeader(header!))
+    return { compacted: false, reason: 'the transcript does not start with a session header' };
   const tail = limit > 1 ? rest.slice(-(limit - 1)) : [];
   const lines = [header!, ...relink(tail)].map((entry) => `${JSON.stringify(entry)}\n`);
   writeFileAtomic(file, lines.join(''));
@@ -33,7 +35,9 @@ export function trimTranscript(file: string, maxLines: number): TrimOutcome {
  * that survived (everything retained before it was inside its kept range).
  */
 function relink(tail: TranscriptEntry[]): TranscriptEntry[] {
-  const retained = new Set(tail.map((entry) => (entry as { id?: unknown }).id).filter((id): id is string => typeof id === 'string'));
+  const retained = new Set(
+    tail.map((entry) => (entry as { id?: unknown }).id).filter((id): id is string => typeof id === 'string'),
+  );
   const firstId = (tail[0] as { id?: string } | undefined)?.id;
   return tail.map((entry, index) => {
     let next = { ...entry } as TranscriptEntry & { parentId?: unknown };

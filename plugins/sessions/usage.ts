@@ -51,7 +51,19 @@ type Totals = ReturnType<typeof emptyTotals>;
 type Counts = ReturnType<typeof emptyCounts>;
 
 function emptyTotals() {
-  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, totalCost: 0, inputCost: 0, outputCost: 0, cacheReadCost: 0, cacheWriteCost: 0, missingCostEntries: 0 };
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    totalCost: 0,
+    inputCost: 0,
+    outputCost: 0,
+    cacheReadCost: 0,
+    cacheWriteCost: 0,
+    missingCostEntries: 0,
+  };
 }
 
 function emptyCounts() {
@@ -78,7 +90,12 @@ function dayFormatter(params: UsageParams): (ms: number) => string {
   if (params.timeZone) {
     let format: Intl.DateTimeFormat;
     try {
-      format = new Intl.DateTimeFormat('en-CA', { timeZone: params.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+      format = new Intl.DateTimeFormat('en-CA', {
+        timeZone: params.timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+      });
     } catch {
       throw invalid(`unknown timeZone "${params.timeZone}"`);
     }
@@ -107,9 +124,13 @@ function validDay(day: string): boolean {
 
 /** The first and last day counted; as OpenClaw, the last 30 days when nothing is given. */
 function dayRange(params: UsageParams, today: string): { start: string; end: string; all: boolean } {
-  if ((params.startDate === undefined) !== (params.endDate === undefined)) throw invalid('startDate and endDate must be provided together');
+  if ((params.startDate === undefined) !== (params.endDate === undefined))
+    throw invalid('startDate and endDate must be provided together');
   if (params.startDate && params.endDate) {
-    for (const [name, day] of [['startDate', params.startDate], ['endDate', params.endDate]] as const) {
+    for (const [name, day] of [
+      ['startDate', params.startDate],
+      ['endDate', params.endDate],
+    ] as const) {
       if (!validDay(day)) throw invalid(`invalid ${name}: expected a valid YYYY-MM-DD calendar date`);
     }
     if (params.startDate > params.endDate) throw invalid('startDate must not be after endDate');
@@ -133,7 +154,11 @@ interface SessionUsage extends Totals {
 }
 
 /** One transcript's usage within the days counted; undefined when nothing happened in them. */
-function transcriptUsage(file: string, dayOf: (ms: number) => string, range: { start: string; end: string; all: boolean }): SessionUsage | undefined {
+function transcriptUsage(
+  file: string,
+  dayOf: (ms: number) => string,
+  range: { start: string; end: string; all: boolean },
+): SessionUsage | undefined {
   const totals = emptyTotals();
   const counts = emptyCounts();
   const tools = new Map<string, number>();
@@ -182,7 +207,12 @@ function transcriptUsage(file: string, dayOf: (ms: number) => string, range: { s
         call.missingCostEntries = 1;
         addTotals(totals, call);
         const id = `${message.provider ?? ''}/${message.model ?? ''}`;
-        const row = models.get(id) ?? { ...(message.provider ? { provider: message.provider } : {}), ...(message.model ? { model: message.model } : {}), count: 0, totals: emptyTotals() };
+        const row = models.get(id) ?? {
+          ...(message.provider ? { provider: message.provider } : {}),
+          ...(message.model ? { model: message.model } : {}),
+          count: 0,
+          totals: emptyTotals(),
+        };
         row.count++;
         addTotals(row.totals, call);
         models.set(id, row);
@@ -199,7 +229,11 @@ function transcriptUsage(file: string, dayOf: (ms: number) => string, range: { s
     ...(first !== undefined ? { firstActivity: first, lastActivity: last, durationMs: last! - first } : {}),
     activityDates: days,
     messageCounts: counts,
-    toolUsage: { totalCalls: counts.toolCalls, uniqueTools: tools.size, tools: [...tools].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count) },
+    toolUsage: {
+      totalCalls: counts.toolCalls,
+      uniqueTools: tools.size,
+      tools: [...tools].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count),
+    },
     modelUsage: [...models.values()].sort((a, b) => b.totals.totalTokens - a.totals.totalTokens),
     dailyBreakdown: days.map((date) => ({ date, tokens: daily.get(date)!.tokens, cost: 0 })),
     dailyMessageCounts: days.map((date) => ({ date, ...daily.get(date)!.counts })),
@@ -210,14 +244,26 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
   api.registerGatewayMethod('sessions.usage', {
     scope: 'operator.read',
     params: USAGE_PARAMS,
-    description: 'Token usage per session from the transcripts (OpenClaw shape); costs are 0 and counted in missingCostEntries, as claw keeps no model prices.',
+    description:
+      'Token usage per session from the transcripts (OpenClaw shape); costs are 0 and counted in missingCostEntries, as claw keeps no model prices.',
     handler: async (params: UsageParams) => {
-      if (params.agentScope === 'all' && (params.agentId || params.key)) throw invalid('agentScope=all cannot be combined with key or agentId');
+      if (params.agentScope === 'all' && (params.agentId || params.key))
+        throw invalid('agentScope=all cannot be combined with key or agentId');
       const dayOf = dayFormatter(params);
       const range = dayRange(params, dayOf(Date.now()));
-      const target = params.key ? deps.sessions.resolveTarget({ sessionKey: params.key, ...(params.agentId ? { agentId: params.agentId } : {}) }) : undefined;
-      const agents = target ? [target.agentId] : params.agentScope === 'all' ? deps.sessions.knownAgents() : [normalizeAgentId(params.agentId ?? deps.models.defaultAgent())];
-      const rows: Array<{ key: string; agentId: string; updatedAt: number; usage: SessionUsage; entry: SessionEntry }> = [];
+      const target = params.key
+        ? deps.sessions.resolveTarget({
+            sessionKey: params.key,
+            ...(params.agentId ? { agentId: params.agentId } : {}),
+          })
+        : undefined;
+      const agents = target
+        ? [target.agentId]
+        : params.agentScope === 'all'
+          ? deps.sessions.knownAgents()
+          : [normalizeAgentId(params.agentId ?? deps.models.defaultAgent())];
+      const rows: Array<{ key: string; agentId: string; updatedAt: number; usage: SessionUsage; entry: SessionEntry }> =
+        [];
       for (const agentId of agents) {
         const store = deps.sessions.store(agentId);
         for (const { key, entry } of await store.list()) {
@@ -235,7 +281,10 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
       const byProvider = new Map<string, { provider: string; count: number; totals: Totals }>();
       const byAgent = new Map<string, Totals>();
       const byChannel = new Map<string, Totals>();
-      const daily = new Map<string, { date: string; tokens: number; cost: number; messages: number; toolCalls: number; errors: number }>();
+      const daily = new Map<
+        string,
+        { date: string; tokens: number; cost: number; messages: number; toolCalls: number; errors: number }
+      >();
       for (const { agentId, entry, usage } of rows) {
         addTotals(totals, usage);
         addCounts(messages, usage.messageCounts);
@@ -245,19 +294,33 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
           model.count += row.count;
           addTotals(model.totals, row.totals);
           byModel.set(`${row.provider}/${row.model}`, model);
-          const provider = byProvider.get(row.provider ?? 'unknown') ?? { provider: row.provider ?? 'unknown', count: 0, totals: emptyTotals() };
+          const provider = byProvider.get(row.provider ?? 'unknown') ?? {
+            provider: row.provider ?? 'unknown',
+            count: 0,
+            totals: emptyTotals(),
+          };
           provider.count += row.count;
           addTotals(provider.totals, row.totals);
           byProvider.set(provider.provider, provider);
         }
-        for (const [group, id] of [[byAgent, agentId], [byChannel, entry.channel ?? entry.lastChannel]] as const) {
+        for (const [group, id] of [
+          [byAgent, agentId],
+          [byChannel, entry.channel ?? entry.lastChannel],
+        ] as const) {
           if (!id) continue;
           const sum = group.get(id) ?? emptyTotals();
           addTotals(sum, usage);
           group.set(id, sum);
         }
         for (const day of usage.dailyMessageCounts) {
-          const bucket = daily.get(day.date) ?? { date: day.date, tokens: 0, cost: 0, messages: 0, toolCalls: 0, errors: 0 };
+          const bucket = daily.get(day.date) ?? {
+            date: day.date,
+            tokens: 0,
+            cost: 0,
+            messages: 0,
+            toolCalls: 0,
+            errors: 0,
+          };
           bucket.tokens += usage.dailyBreakdown.find((row) => row.date === day.date)?.tokens ?? 0;
           bucket.messages += day.total;
           bucket.toolCalls += day.toolCalls;
@@ -266,7 +329,8 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
         }
       }
       const limit = params.limit ?? 50;
-      const byTokens = <T extends { totals: Totals }>(list: T[]) => list.sort((a, b) => b.totals.totalTokens - a.totals.totalTokens);
+      const byTokens = <T extends { totals: Totals }>(list: T[]) =>
+        list.sort((a, b) => b.totals.totalTokens - a.totals.totalTokens);
       return {
         updatedAt: Date.now(),
         startDate: range.start,
@@ -282,7 +346,12 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
           ...(entry.chatType ? { chatType: entry.chatType } : {}),
           ...(entry.origin ? { origin: entry.origin } : {}),
           ...(entry.model ? { modelOverride: entry.model } : {}),
-          ...(entry.lastModel ? { modelProvider: entry.lastModel.split('/')[0], model: entry.lastModel.slice(entry.lastModel.indexOf('/') + 1) } : {}),
+          ...(entry.lastModel
+            ? {
+                modelProvider: entry.lastModel.split('/')[0],
+                model: entry.lastModel.slice(entry.lastModel.indexOf('/') + 1),
+              }
+            : {}),
           usage,
           hasContextWeight: Boolean(entry.systemPromptReport),
           ...(params.includeContextWeight ? { contextWeight: entry.systemPromptReport ?? null } : {}),
@@ -291,7 +360,11 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
         aggregates: {
           sessionCount: rows.length,
           messages,
-          tools: { totalCalls: messages.toolCalls, uniqueTools: tools.size, tools: [...tools].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count) },
+          tools: {
+            totalCalls: messages.toolCalls,
+            uniqueTools: tools.size,
+            tools: [...tools].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count),
+          },
           byModel: byTokens([...byModel.values()]),
           byProvider: byTokens([...byProvider.values()]),
           byAgent: byTokens([...byAgent].map(([agentId, sum]) => ({ agentId, totals: sum }))),

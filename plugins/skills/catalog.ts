@@ -7,10 +7,25 @@
  * `skills.limits.maxSkillsPromptChars`), the slash commands and the env exec runs get.
  */
 import type { KernelServices, Logger } from '../../sdk/index.js';
-import { agentSettings, defaultAgentId, sessionSandbox, type Skill, type SkillCommand, type SkillsService, type SkillTarget } from '../../sdk/agent/index.js';
+import {
+  agentSettings,
+  defaultAgentId,
+  sessionSandbox,
+  type Skill,
+  type SkillCommand,
+  type SkillsService,
+  type SkillTarget,
+} from '../../sdk/agent/index.js';
 import type { KernelConfig } from '../../sdk/index.js';
 import { join } from 'node:path';
-import { bundledSkillsDir, discoverSkills, skillRoots, type FoundSkill, type SkillRoot, type SkillSource } from './discover.js';
+import {
+  bundledSkillsDir,
+  discoverSkills,
+  skillRoots,
+  type FoundSkill,
+  type SkillRoot,
+  type SkillSource,
+} from './discover.js';
 import { binFinder, evaluate, resolveApiKey, skillKey, type Missing, type SkillState } from './gating.js';
 import { agentAllowlist, skillsSettings, type SkillEntryConfig, type SkillsSettings } from './settings.js';
 import { SkillWatcher } from './watch.js';
@@ -76,7 +91,10 @@ const MAX_SESSION_KEYS = 4096;
  * The prompt list within `maxChars`: whole if it fits; else every name and location with
  * descriptions cut to share what is left; else as many skills as fit without descriptions.
  */
-export function boundPromptList(skills: readonly Skill[], maxChars: number): { list: Skill[]; omitted: string[]; shortened: number; chars: number } {
+export function boundPromptList(
+  skills: readonly Skill[],
+  maxChars: number,
+): { list: Skill[]; omitted: string[]; shortened: number; chars: number } {
   if (skills.length === 0) return { list: [], omitted: [], shortened: 0, chars: 0 };
   const identity = (skill: Skill) => PROMPT_SKILL_CHARS + escaped(skill.name) + escaped(skill.location);
   const full = PROMPT_BASE_CHARS + skills.reduce((sum, skill) => sum + identity(skill) + escaped(skill.description), 0);
@@ -90,11 +108,18 @@ export function boundPromptList(skills: readonly Skill[], maxChars: number): { l
       used += identity(skill);
       list.push({ ...skill, description: '' });
     }
-    return { list, omitted: skills.slice(list.length).map((skill) => skill.name), shortened: list.length, chars: list.length ? used : 0 };
+    return {
+      list,
+      omitted: skills.slice(list.length).map((skill) => skill.name),
+      shortened: list.length,
+      chars: list.length ? used : 0,
+    };
   }
   // Share the rest: short descriptions keep their length, long ones get an equal cut of what remains.
   let left = maxChars - bare;
-  const order = skills.map((skill, index) => ({ index, length: escaped(skill.description) })).sort((a, b) => a.length - b.length);
+  const order = skills
+    .map((skill, index) => ({ index, length: escaped(skill.description) }))
+    .sort((a, b) => a.length - b.length);
   const allowance = new Map<number, number>();
   order.forEach((item, position) => {
     const share = Math.floor(left / (order.length - position));
@@ -118,7 +143,13 @@ export function boundPromptList(skills: readonly Skill[], maxChars: number): { l
 
 /** A skill's slash command name: `a-z0-9_`, at most 32 characters, suffixed `_2`, `_3`… on a clash. */
 export function commandName(skillName: string, taken: ReadonlySet<string>): string {
-  const base = skillName.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '').slice(0, 32) || 'skill';
+  const base =
+    skillName
+      .toLowerCase()
+      .replace(/[^a-z0-9_]+/g, '_')
+      .replace(/_+/g, '_')
+      .replace(/^_|_$/g, '')
+      .slice(0, 32) || 'skill';
   if (!taken.has(base)) return base;
   for (let n = 2; ; n++) {
     const suffix = `_${n}`;
@@ -153,7 +184,12 @@ export class SkillsCatalog implements SkillsService {
 
   /** The workspace of an agent, as the agent plugin resolves it. */
   workspaceOf(agentId: string): string {
-    return agentSettings(this.kernel.config() as KernelConfig, agentId, this.kernel.paths.stateDir, this.kernel.paths.workspaceDir).workspaceDir;
+    return agentSettings(
+      this.kernel.config() as KernelConfig,
+      agentId,
+      this.kernel.paths.stateDir,
+      this.kernel.paths.workspaceDir,
+    ).workspaceDir;
   }
 
   defaultAgent(): string {
@@ -165,11 +201,19 @@ export class SkillsCatalog implements SkillsService {
     return this.kernel
       .plugins()
       .filter((record) => record.enabled && record.dir && record.manifest?.skills?.length)
-      .flatMap((record) => record.manifest!.skills!.map((dir) => ({ pluginId: record.id, dir: join(record.dir!, dir) })));
+      .flatMap((record) =>
+        record.manifest!.skills!.map((dir) => ({ pluginId: record.id, dir: join(record.dir!, dir) })),
+      );
   }
 
   roots(workspaceDir: string, settings = this.settings()): SkillRoot[] {
-    return skillRoots({ workspaceDir, stateDir: this.kernel.paths.stateDir, bundledDir: this.bundledDir, pluginDirs: this.pluginDirs(), extraDirs: settings.extraDirs });
+    return skillRoots({
+      workspaceDir,
+      stateDir: this.kernel.paths.stateDir,
+      bundledDir: this.bundledDir,
+      pluginDirs: this.pluginDirs(),
+      extraDirs: settings.extraDirs,
+    });
   }
 
   /** The snapshot a target uses now (see the file comment for when it is rebuilt). */
@@ -177,7 +221,12 @@ export class SkillsCatalog implements SkillsService {
     const settings = this.settings();
     const roots = this.roots(target.workspaceDir, settings);
     const config = this.kernel.config() as Record<string, unknown>;
-    const key = JSON.stringify([target.workspaceDir, roots, config.skills ?? null, agentAllowlist(config, target.agentId) ?? null]);
+    const key = JSON.stringify([
+      target.workspaceDir,
+      roots,
+      config.skills ?? null,
+      agentAllowlist(config, target.agentId) ?? null,
+    ]);
     if (target.sessionKey && target.sessionId && this.sessionIds.get(target.sessionKey) !== target.sessionId) {
       this.sessionIds.delete(target.sessionKey);
       this.sessionIds.set(target.sessionKey, target.sessionId);
@@ -188,7 +237,8 @@ export class SkillsCatalog implements SkillsService {
       // Armed before reading, so a change made while we read is not missed.
       this.watcher.ensure(roots.map((root) => root.dir));
       const cached = this.latest.get(target.agentId);
-      if (!this.watcher.broken && cached && cached.key === key && cached.generation === this.watcher.generation) return cached.snapshot;
+      if (!this.watcher.broken && cached && cached.key === key && cached.generation === this.watcher.generation)
+        return cached.snapshot;
       const snapshot = this.build(target, settings, roots);
       this.latest.set(target.agentId, { key, generation: this.watcher.generation, snapshot });
       return snapshot;
@@ -207,7 +257,14 @@ export class SkillsCatalog implements SkillsService {
     const config = this.kernel.config() as Record<string, unknown>;
     const env = this.kernel.env;
     const found = discoverSkills(roots);
-    const ctx = { settings, agentAllowlist: agentAllowlist(config, target.agentId), env, config, platform: process.platform, hasBin: binFinder(env.PATH ?? process.env.PATH) };
+    const ctx = {
+      settings,
+      agentAllowlist: agentAllowlist(config, target.agentId),
+      env,
+      config,
+      platform: process.platform,
+      hasBin: binFinder(env.PATH ?? process.env.PATH),
+    };
     const skills = found.map((skill) => this.status(skill, evaluate(skill, ctx), settings.entries[skillKey(skill)]));
     const candidates = skills
       .filter((skill) => skill.eligible && !skill.disableModelInvocation)
@@ -215,8 +272,12 @@ export class SkillsCatalog implements SkillsService {
       .map((skill) => ({ name: skill.name, description: skill.description ?? '', location: skill.filePath }));
     const bounded = boundPromptList(candidates, settings.maxSkillsPromptChars);
     const inPrompt = new Set(bounded.list.map((skill) => skill.name));
-    for (const skill of skills) skill.inPrompt = skill.eligible && inPrompt.has(skill.name) && !skill.disableModelInvocation;
-    if (bounded.omitted.length) this.logger.warn(`skills: ${bounded.omitted.length} skill(s) left out of the prompt by skills.limits.maxSkillsPromptChars: ${bounded.omitted.join(', ')}`);
+    for (const skill of skills)
+      skill.inPrompt = skill.eligible && inPrompt.has(skill.name) && !skill.disableModelInvocation;
+    if (bounded.omitted.length)
+      this.logger.warn(
+        `skills: ${bounded.omitted.length} skill(s) left out of the prompt by skills.limits.maxSkillsPromptChars: ${bounded.omitted.join(', ')}`,
+      );
     return {
       agentId: target.agentId,
       workspaceDir: target.workspaceDir,
@@ -231,7 +292,11 @@ export class SkillsCatalog implements SkillsService {
     };
   }
 
-  private status(skill: FoundSkill, gate: ReturnType<typeof evaluate>, entry: SkillEntryConfig | undefined): SkillStatus {
+  private status(
+    skill: FoundSkill,
+    gate: ReturnType<typeof evaluate>,
+    entry: SkillEntryConfig | undefined,
+  ): SkillStatus {
     const meta = skill.meta;
     const req = meta?.openclaw.requires;
     return {
@@ -253,7 +318,13 @@ export class SkillsCatalog implements SkillsService {
       eligible: gate.state === 'eligible',
       reasons: gate.reasons,
       missing: gate.missing,
-      requirements: { bins: req?.bins ?? [], anyBins: req?.anyBins ?? [], env: req?.env ?? [], config: req?.config ?? [], os: meta?.openclaw.os ?? [] },
+      requirements: {
+        bins: req?.bins ?? [],
+        anyBins: req?.anyBins ?? [],
+        env: req?.env ?? [],
+        config: req?.config ?? [],
+        os: meta?.openclaw.os ?? [],
+      },
       install: meta?.openclaw.install ?? [],
       inPrompt: false,
       configuredEnv: Object.keys(entry?.env ?? {}),
@@ -263,13 +334,20 @@ export class SkillsCatalog implements SkillsService {
   }
 
   /** What eligible skills add to exec runs; their secret values join the kernel's redactor. */
-  private skillEnv(skills: readonly SkillStatus[], settings: SkillsSettings, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  private skillEnv(
+    skills: readonly SkillStatus[],
+    settings: SkillsSettings,
+    env: Readonly<Record<string, string | undefined>>,
+  ): Record<string, string> {
     const out: Record<string, string> = {};
     for (const skill of skills) {
       if (!skill.eligible) continue;
       const entry = settings.entries[skill.skillKey];
       const apiKey = resolveApiKey(entry, env);
-      const vars: Record<string, string> = { ...(entry?.env ?? {}), ...(skill.primaryEnv && apiKey ? { [skill.primaryEnv]: apiKey } : {}) };
+      const vars: Record<string, string> = {
+        ...(entry?.env ?? {}),
+        ...(skill.primaryEnv && apiKey ? { [skill.primaryEnv]: apiKey } : {}),
+      };
       for (const [name, value] of Object.entries(vars)) {
         if (name === skill.primaryEnv || SECRET_ENV_NAME.test(name)) this.kernel.redact.add(value);
         if (!(name in out)) out[name] = value;
@@ -324,15 +402,29 @@ export class SkillsCatalog implements SkillsService {
    * call nor the gateway's environment sets. Host runs only, as in OpenClaw: a sandboxed
    * call (not elevated) gets none.
    */
-  execEnv(agentId: string, sessionKey: string | undefined, params: Record<string, unknown>): Record<string, string> | undefined {
+  execEnv(
+    agentId: string,
+    sessionKey: string | undefined,
+    params: Record<string, unknown>,
+  ): Record<string, string> | undefined {
     const workspaceDir = this.workspaceOf(agentId);
     if (sessionKey && params.elevated !== true) {
-      const settings = agentSettings(this.kernel.config() as KernelConfig, agentId, this.kernel.paths.stateDir, this.kernel.paths.workspaceDir);
-      if (sessionSandbox(this.kernel.config() as KernelConfig, settings, sessionKey, this.kernel.paths.stateDir).sandboxed) return undefined;
+      const settings = agentSettings(
+        this.kernel.config() as KernelConfig,
+        agentId,
+        this.kernel.paths.stateDir,
+        this.kernel.paths.workspaceDir,
+      );
+      if (
+        sessionSandbox(this.kernel.config() as KernelConfig, settings, sessionKey, this.kernel.paths.stateDir).sandboxed
+      )
+        return undefined;
     }
     const snapshot = this.snapshot({ agentId, workspaceDir, sessionKey });
     const given = (params.env ?? {}) as Record<string, unknown>;
-    const add = Object.fromEntries(Object.entries(snapshot.env).filter(([name]) => process.env[name] === undefined && given[name] === undefined));
+    const add = Object.fromEntries(
+      Object.entries(snapshot.env).filter(([name]) => process.env[name] === undefined && given[name] === undefined),
+    );
     return Object.keys(add).length ? add : undefined;
   }
 
@@ -348,7 +440,13 @@ export class SkillsCatalog implements SkillsService {
       bundledSkillsDir: this.bundledDir,
       roots: snapshot.roots,
       watch: settings.watch ? (this.watcher.broken ? `off (${this.watcher.broken})` : 'on') : 'off',
-      prompt: { chars: snapshot.promptChars, maxChars: settings.maxSkillsPromptChars, skills: snapshot.prompt.length, omitted: snapshot.promptOmitted, shortened: snapshot.promptShortened },
+      prompt: {
+        chars: snapshot.promptChars,
+        maxChars: settings.maxSkillsPromptChars,
+        skills: snapshot.prompt.length,
+        omitted: snapshot.promptOmitted,
+        shortened: snapshot.promptShortened,
+      },
       skills: snapshot.skills,
     });
   }

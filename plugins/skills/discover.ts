@@ -95,7 +95,11 @@ function skillFiles(root: SkillRoot): Array<{ dir: string; file: string; escape?
             // unreadable: reported when read
           }
           if (real && !inside(real, rootReal)) {
-            out.push({ dir: path, file, escape: `its folder leads outside ${root.dir} (to ${dirname(real)}); symlinked skills must stay inside their root` });
+            out.push({
+              dir: path,
+              file,
+              escape: `its folder leads outside ${root.dir} (to ${dirname(real)}); symlinked skills must stay inside their root`,
+            });
             continue;
           }
         }
@@ -122,7 +126,12 @@ function parseCached(file: string, folder: string, stamp: string): ParsedSkill {
   } catch (error) {
     // Whatever the parsers throw, one bad file must not cost the agent its other skills.
     const code = (error as NodeJS.ErrnoException).code;
-    parsed = { ok: false, error: code ? `SKILL.md cannot be read: ${code}` : `SKILL.md cannot be parsed: ${(error as Error).message ?? String(error)}` };
+    parsed = {
+      ok: false,
+      error: code
+        ? `SKILL.md cannot be read: ${code}`
+        : `SKILL.md cannot be parsed: ${(error as Error).message ?? String(error)}`,
+    };
   }
   parsedFiles.delete(file);
   parsedFiles.set(file, { stamp, parsed });
@@ -131,17 +140,27 @@ function parseCached(file: string, folder: string, stamp: string): ParsedSkill {
 }
 
 function readSkill(root: SkillRoot, dir: string, file: string, escape?: string): FoundSkill {
-  const base: Omit<FoundSkill, 'name'> = { source: root.source, dir, file, ...(root.pluginId ? { pluginId: root.pluginId } : {}) };
+  const base: Omit<FoundSkill, 'name'> = {
+    source: root.source,
+    dir,
+    file,
+    ...(root.pluginId ? { pluginId: root.pluginId } : {}),
+  };
   const folder = basename(dir);
   if (escape) return { ...base, name: folder, invalid: escape };
   let stamp: string;
   try {
     const info = statSync(file);
-    if (info.size > MAX_SKILL_BYTES) return { ...base, name: folder, invalid: `SKILL.md is ${info.size} bytes; the limit is ${MAX_SKILL_BYTES}` };
+    if (info.size > MAX_SKILL_BYTES)
+      return { ...base, name: folder, invalid: `SKILL.md is ${info.size} bytes; the limit is ${MAX_SKILL_BYTES}` };
     // The folder name is part of it: a nameless skill is named after its folder.
     stamp = `${info.ino}:${info.size}:${info.mtimeMs}:${folder}`;
   } catch (error) {
-    return { ...base, name: folder, invalid: `SKILL.md cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` };
+    return {
+      ...base,
+      name: folder,
+      invalid: `SKILL.md cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    };
   }
   const parsed = parseCached(file, folder, stamp);
   if (!parsed.ok) return { ...base, name: parsed.name ?? folder, invalid: parsed.error };

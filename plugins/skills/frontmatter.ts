@@ -56,7 +56,8 @@ function fail(message: string): never {
   throw new FrontMatterError(message);
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function optionalString(value: unknown, key: string): string | undefined {
   if (value === undefined || value === null) return undefined;
@@ -75,7 +76,8 @@ function optionalBoolean(value: unknown, key: string, fallback: boolean): boolea
 function stringList(value: unknown, key: string, pattern?: RegExp): string[] {
   if (value === undefined || value === null) return [];
   const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || list.some((item) => typeof item !== 'string' || item.trim() === '')) fail(`${key} must be a list of non-empty strings`);
+  if (!Array.isArray(list) || list.some((item) => typeof item !== 'string' || item.trim() === ''))
+    fail(`${key} must be a list of non-empty strings`);
   const out = (list as string[]).map((item) => item.trim());
   const bad = pattern ? out.find((item) => !pattern.test(item)) : undefined;
   if (bad !== undefined) fail(`${key} has an invalid entry "${bad}"`);
@@ -108,11 +110,14 @@ function openclawMeta(metadata: Record<string, unknown>): OpenClawMeta {
   const unknownOs = os.find((name) => !(OS_NAMES as readonly string[]).includes(name));
   if (unknownOs) fail(`${at}.os: "${unknownOs}" is not one of ${OS_NAMES.join(', ')}`);
   const install = raw.install ?? [];
-  if (!Array.isArray(install) || install.some((item) => !isRecord(item))) fail(`${at}.install must be a list of objects`);
+  if (!Array.isArray(install) || install.some((item) => !isRecord(item)))
+    fail(`${at}.install must be a list of objects`);
   const primaryEnv = optionalString(raw.primaryEnv, `${at}.primaryEnv`);
-  if (primaryEnv && !ENV_NAME.test(primaryEnv)) fail(`${at}.primaryEnv "${primaryEnv}" is not an environment variable name`);
+  if (primaryEnv && !ENV_NAME.test(primaryEnv))
+    fail(`${at}.primaryEnv "${primaryEnv}" is not an environment variable name`);
   const skillKey = optionalString(raw.skillKey, `${at}.skillKey`);
-  if (skillKey && !NAME.test(skillKey)) fail(`${at}.skillKey "${skillKey}" must be letters, digits, ".", "_" or "-" (at most 64)`);
+  if (skillKey && !NAME.test(skillKey))
+    fail(`${at}.skillKey "${skillKey}" must be letters, digits, ".", "_" or "-" (at most 64)`);
   return {
     emoji: optionalString(raw.emoji, `${at}.emoji`),
     homepage: optionalString(raw.homepage, `${at}.homepage`),
@@ -157,7 +162,8 @@ export function simpleFrontMatter(text: string): Record<string, unknown> | undef
       // What YAML reads differently from a plain string: indicators, comments, nested mappings, tags.
       if (/^[|>&*!%@`]/.test(raw) || / #|: /.test(raw)) return undefined;
       if (/^(true|false)$/.test(raw)) value = raw === 'true';
-      else if (/^(null|~)$/.test(raw) || /^[-+]?(\d|\.\d)/.test(raw) || /^(yes|no|on|off)$/i.test(raw)) return undefined;
+      else if (/^(null|~)$/.test(raw) || /^[-+]?(\d|\.\d)/.test(raw) || /^(yes|no|on|off)$/i.test(raw))
+        return undefined;
       else value = raw;
     }
     out[pair[1]!] = value;

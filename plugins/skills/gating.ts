@@ -76,7 +76,10 @@ export function skillKey(skill: FoundSkill): string {
 }
 
 /** The apiKey's value: the string itself, or the named variable for `{ source: "env", id }`. */
-export function resolveApiKey(entry: SkillEntryConfig | undefined, env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function resolveApiKey(
+  entry: SkillEntryConfig | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
   const apiKey = entry?.apiKey;
   if (apiKey === undefined) return undefined;
   const value = typeof apiKey === 'string' ? apiKey : env[apiKey.id];
@@ -90,7 +93,8 @@ export function evaluate(skill: FoundSkill, ctx: GateContext): Gate {
   const meta = skill.meta!;
   const key = skillKey(skill);
   const entry = ctx.settings.entries[key];
-  if (entry?.enabled === false) return { state: 'disabled', reasons: [`disabled in config (skills.entries.${key}.enabled is false)`], missing };
+  if (entry?.enabled === false)
+    return { state: 'disabled', reasons: [`disabled in config (skills.entries.${key}.enabled is false)`], missing };
   if (skill.source === 'bundled' && ctx.settings.allowBundled && !ctx.settings.allowBundled.includes(skill.name)) {
     return { state: 'blocked', reasons: ['bundled, and not in skills.allowBundled'], missing };
   }
@@ -109,9 +113,14 @@ export function evaluate(skill: FoundSkill, ctx: GateContext): Gate {
       reasons.push(`needs one of these on PATH: ${req.anyBins.join(', ')}`);
     }
     const apiKey = resolveApiKey(entry, ctx.env);
-    missing.env = req.env.filter((name) => !ctx.env[name]?.trim() && !entry?.env?.[name]?.trim() && !(name === meta.openclaw.primaryEnv && apiKey));
+    missing.env = req.env.filter(
+      (name) => !ctx.env[name]?.trim() && !entry?.env?.[name]?.trim() && !(name === meta.openclaw.primaryEnv && apiKey),
+    );
     if (missing.env.length) {
-      const hint = meta.openclaw.primaryEnv && missing.env.includes(meta.openclaw.primaryEnv) ? ` (or skills.entries.${key}.apiKey)` : ` (or skills.entries.${key}.env)`;
+      const hint =
+        meta.openclaw.primaryEnv && missing.env.includes(meta.openclaw.primaryEnv)
+          ? ` (or skills.entries.${key}.apiKey)`
+          : ` (or skills.entries.${key}.env)`;
       reasons.push(`missing env: ${missing.env.join(', ')}${hint}`);
     }
     missing.config = req.config.filter((path) => !configTruthy(ctx.config, path));
@@ -119,6 +128,11 @@ export function evaluate(skill: FoundSkill, ctx: GateContext): Gate {
   }
   if (reasons.length) return { state: 'missing', reasons, missing };
   // Requirements are reported even for skills the agent cannot see, so `check` tells the whole story.
-  if (ctx.agentAllowlist && !ctx.agentAllowlist.includes(skill.name)) return { state: 'excluded', reasons: ["not in this agent's skills allowlist (agents.list[].skills / agents.defaults.skills)"], missing };
+  if (ctx.agentAllowlist && !ctx.agentAllowlist.includes(skill.name))
+    return {
+      state: 'excluded',
+      reasons: ["not in this agent's skills allowlist (agents.list[].skills / agents.defaults.skills)"],
+      missing,
+    };
   return { state: 'eligible', reasons: [], missing };
 }

@@ -29,20 +29,36 @@ export default definePlugin({
       if (event.toolName !== 'exec' || !ctx.agentId || !ctx.runId) return undefined;
       const add = catalog.execEnv(ctx.agentId, ctx.sessionKey, event.params);
       if (!add) return undefined;
-      return { params: { ...event.params, env: { ...add, ...((event.params.env as Record<string, string> | undefined) ?? {}) } } };
+      return {
+        params: {
+          ...event.params,
+          env: { ...add, ...((event.params.env as Record<string, string> | undefined) ?? {}) },
+        },
+      };
     });
 
     api.registerGatewayMethod('skills.status', {
       scope: 'operator.read',
       description: "An agent's skills: where each comes from, whether it is eligible and why not.",
-      params: { type: 'object', additionalProperties: false, properties: { agentId: { type: 'string', minLength: 1 } } },
+      params: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { agentId: { type: 'string', minLength: 1 } },
+      },
       handler: (params: { agentId?: string }) => {
-        const problem = params.agentId === undefined ? undefined : unknownAgentProblem(api.kernel.config() as KernelConfig, params.agentId);
+        const problem =
+          params.agentId === undefined
+            ? undefined
+            : unknownAgentProblem(api.kernel.config() as KernelConfig, params.agentId);
         if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem);
         return catalog.report(params.agentId);
       },
     });
 
-    api.registerCli({ name: 'skills', description: 'List skills and check their requirements', run: cliCommand(SKILLS_HELP, (argv, ctx) => skillsCommand(argv, ctx, api, catalog)) });
+    api.registerCli({
+      name: 'skills',
+      description: 'List skills and check their requirements',
+      run: cliCommand(SKILLS_HELP, (argv, ctx) => skillsCommand(argv, ctx, api, catalog)),
+    });
   },
 });

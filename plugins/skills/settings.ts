@@ -32,7 +32,10 @@ interface SkillsSection {
   entries?: Record<string, SkillEntryConfig>;
 }
 
-export function skillsSettings(config: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): SkillsSettings {
+export function skillsSettings(
+  config: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+): SkillsSettings {
   const section = (config.skills ?? {}) as SkillsSection;
   return {
     ...(section.allowBundled ? { allowBundled: section.allowBundled } : {}),
@@ -47,6 +50,9 @@ export function skillsSettings(config: Readonly<Record<string, unknown>>, env: R
 /** An agent's list replaces the defaults' (`[]` means no skills); neither set means every skill. */
 export function agentAllowlist(config: Readonly<Record<string, unknown>>, agentId: string): string[] | undefined {
   // The shapes were checked against schemas.ts before the plugin ran.
-  const agents = (config.agents ?? {}) as { defaults?: { skills?: SkillAllowlist }; list?: Array<{ id?: string; skills?: SkillAllowlist }> };
+  const agents = (config.agents ?? {}) as {
+    defaults?: { skills?: SkillAllowlist };
+    list?: Array<{ id?: string; skills?: SkillAllowlist }>;
+  };
   return agents.list?.find((agent) => agent.id === agentId)?.skills ?? agents.defaults?.skills;
 }

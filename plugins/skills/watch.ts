@@ -30,14 +30,22 @@ export class SkillWatcher {
         this.watchers.delete(`parent:${root}`);
         // A root watched from now on: what was written into it before the watch began would
         // go unseen, so count it as a change (the caller reads the skills right after).
-        if (this.arm(root, root, true, (event, name) => event === 'rename' || name === null || name.endsWith('SKILL.md'))) this.generation++;
+        if (
+          this.arm(root, root, true, (event, name) => event === 'rename' || name === null || name.endsWith('SKILL.md'))
+        )
+          this.generation++;
       } else if (!this.watchers.has(`parent:${root}`) && existsSync(dirname(root))) {
         this.arm(`parent:${root}`, dirname(root), false, (_event, name) => name === null || name === basename(root));
       }
     }
   }
 
-  private arm(key: string, dir: string, recursive: boolean, relevant: (event: string, name: string | null) => boolean): boolean {
+  private arm(
+    key: string,
+    dir: string,
+    recursive: boolean,
+    relevant: (event: string, name: string | null) => boolean,
+  ): boolean {
     let watcher: FSWatcher;
     try {
       watcher = watch(dir, { recursive, persistent: false }, (event, name) => {

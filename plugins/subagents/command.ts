@@ -15,13 +15,19 @@ const USAGE = 'Usage: /subagents list | kill <id|#|all> | log <id> [lines] | inf
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string; name?: string }) => (part.type === 'text' ? part.text : part.type === 'toolCall' ? `[tool ${part.name}]` : '')).filter(Boolean).join(' ');
+  return content
+    .map((part: { type?: string; text?: string; name?: string }) =>
+      part.type === 'text' ? part.text : part.type === 'toolCall' ? `[tool ${part.name}]` : '',
+    )
+    .filter(Boolean)
+    .join(' ');
 }
 
 export function subagentsCommand(api: PluginApi, service: () => SubagentService): CommandDefinition {
   return {
     name: 'subagents',
-    description: 'Sub-agents of this session: /subagents list | kill <id|#|all> | log <id> | info <id> | send <id> <msg>',
+    description:
+      'Sub-agents of this session: /subagents list | kill <id|#|all> | log <id> | info <id> | send <id> <msg>',
     acceptsArgs: true,
     async handler({ args, sessionKey }) {
       const subagents = service();
@@ -31,21 +37,34 @@ export function subagentsCommand(api: PluginApi, service: () => SubagentService)
       if (action === 'list') {
         if (runs.length === 0) return { text: 'No sub-agents in this session.' };
         const active = runs.filter((run) => run.endedAt === undefined).length;
-        return { text: [`Sub-agents: ${active} running, ${runs.length - active} finished`, ...runs.map((run, index) => describeRun(run, index))].join('\n') };
+        return {
+          text: [
+            `Sub-agents: ${active} running, ${runs.length - active} finished`,
+            ...runs.map((run, index) => describeRun(run, index)),
+          ].join('\n'),
+        };
       }
-      if (!['kill', 'log', 'info', 'send'].includes(action)) return { text: `Unknown /subagents action "${action}". ${USAGE}` };
+      if (!['kill', 'log', 'info', 'send'].includes(action))
+        return { text: `Unknown /subagents action "${action}". ${USAGE}` };
       if (!target) return { text: `/subagents ${action} needs a target (#n, run id or label). ${USAGE}` };
       if (action === 'kill' && target === 'all') {
         let killed = 0;
         for (const run of runs) killed += (await subagents.kill(run.runId)).killed;
-        return { text: killed > 0 ? `Killed ${killed} sub-agent${killed === 1 ? '' : 's'}.` : 'No sub-agent was running.' };
+        return {
+          text: killed > 0 ? `Killed ${killed} sub-agent${killed === 1 ? '' : 's'}.` : 'No sub-agent was running.',
+        };
       }
       const run = subagents.resolveTarget(requester, target);
       if (!run) return { text: `No sub-agent "${target}" in this session (/subagents list shows them).` };
       switch (action) {
         case 'kill': {
           const { killed } = await subagents.kill(run.runId);
-          return { text: killed > 0 ? `Killed ${run.label ?? run.runId}${killed > 1 ? ` and ${killed - 1} of its sub-agents` : ''}.` : `${run.label ?? run.runId} is not running (${run.status}).` };
+          return {
+            text:
+              killed > 0
+                ? `Killed ${run.label ?? run.runId}${killed > 1 ? ` and ${killed - 1} of its sub-agents` : ''}.`
+                : `${run.label ?? run.runId} is not running (${run.status}).`,
+          };
         }
         case 'info':
           return {

@@ -35,9 +35,13 @@ export interface EndedEvent {
 }
 
 export interface SubagentHookHandlers {
-  subagent_spawning: (event: SpawningEvent) => { status?: 'ok' | 'error'; error?: string } | void | Promise<{ status?: 'ok' | 'error'; error?: string } | void>;
+  subagent_spawning: (
+    event: SpawningEvent,
+  ) => { status?: 'ok' | 'error'; error?: string } | void | Promise<{ status?: 'ok' | 'error'; error?: string } | void>;
   subagent_spawned: (event: SpawnedEvent) => void | Promise<void>;
-  subagent_delivery_target: (event: DeliveryTargetEvent) => { origin?: RequesterOrigin } | void | Promise<{ origin?: RequesterOrigin } | void>;
+  subagent_delivery_target: (
+    event: DeliveryTargetEvent,
+  ) => { origin?: RequesterOrigin } | void | Promise<{ origin?: RequesterOrigin } | void>;
   subagent_ended: (event: EndedEvent) => void | Promise<void>;
 }
 export type SubagentHookName = keyof SubagentHookHandlers;
@@ -58,7 +62,10 @@ export class SubagentHooks {
     return () => void list.splice(list.indexOf(handler), 1);
   }
 
-  private async each<H extends SubagentHookName>(hook: H, call: (handler: SubagentHookHandlers[H]) => unknown): Promise<unknown[]> {
+  private async each<H extends SubagentHookName>(
+    hook: H,
+    call: (handler: SubagentHookHandlers[H]) => unknown,
+  ): Promise<unknown[]> {
     const out: unknown[] = [];
     for (const handler of this.handlers[hook] as Array<SubagentHookHandlers[H]>) {
       try {
@@ -71,7 +78,9 @@ export class SubagentHooks {
   }
 
   async spawning(event: SpawningEvent): Promise<{ error?: string }> {
-    const results = (await this.each('subagent_spawning', (handler) => handler(event))) as Array<{ status?: string; error?: string } | undefined>;
+    const results = (await this.each('subagent_spawning', (handler) => handler(event))) as Array<
+      { status?: string; error?: string } | undefined
+    >;
     const refused = results.find((result) => result?.status === 'error');
     return refused ? { error: refused.error ?? 'refused' } : {};
   }
@@ -81,7 +90,9 @@ export class SubagentHooks {
   }
 
   async deliveryTarget(event: DeliveryTargetEvent): Promise<RequesterOrigin | undefined> {
-    const results = (await this.each('subagent_delivery_target', (handler) => handler(event))) as Array<{ origin?: RequesterOrigin } | undefined>;
+    const results = (await this.each('subagent_delivery_target', (handler) => handler(event))) as Array<
+      { origin?: RequesterOrigin } | undefined
+    >;
     return results.find((result) => result?.origin)?.origin;
   }
 

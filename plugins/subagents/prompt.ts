@@ -6,7 +6,14 @@ import type { SubagentRunRecord } from './registry.js';
 
 export const ANNOUNCE_SKIP = 'ANNOUNCE_SKIP';
 
-export function subagentSystemPrompt(input: { requesterSessionKey: string; childSessionKey: string; task: string; label?: string; childDepth: number; maxSpawnDepth: number }): string {
+export function subagentSystemPrompt(input: {
+  requesterSessionKey: string;
+  childSessionKey: string;
+  task: string;
+  label?: string;
+  childDepth: number;
+  maxSpawnDepth: number;
+}): string {
   // The loop puts this under its "Subagent Context" heading (prompt mode minimal).
   const lines = [
     `You are a **subagent**: a background worker started by the session ${input.requesterSessionKey} to do one task. Your session is ${input.childSessionKey}.`,
@@ -18,14 +25,18 @@ export function subagentSystemPrompt(input: { requesterSessionKey: string; child
     '### Rules',
     '1. **Stay focused** - work only on the task above.',
     '2. **Complete the task** - your final message is reported back to the requester automatically, so make it the concise result (what you found or did), not a conversation.',
-    '3. **Don\'t initiate** - no questions to the user, no heartbeats, no side projects; nobody reads this session but the requester.',
+    "3. **Don't initiate** - no questions to the user, no heartbeats, no side projects; nobody reads this session but the requester.",
     '4. **Be ephemeral** - this session may be removed after it reports.',
     '5. **Trust push-based completion** - results of any workers you start arrive on their own; do not poll.',
     '6. **Recover from compacted/truncated tool output** - read again in smaller pieces.',
     `7. If there is nothing worth reporting, reply exactly ${ANNOUNCE_SKIP}.`,
   ];
   if (input.childDepth < input.maxSpawnDepth) {
-    lines.push('', '### Sub-Agent Spawning', 'You CAN spawn your own sub-agents with `sessions_spawn`; use the `subagents` tool to list, steer or kill them. Their results are announced back to you.');
+    lines.push(
+      '',
+      '### Sub-Agent Spawning',
+      'You CAN spawn your own sub-agents with `sessions_spawn`; use the `subagents` tool to list, steer or kill them. Their results are announced back to you.',
+    );
   } else if (input.childDepth >= 2) {
     lines.push('', '### Sub-Agent Spawning', 'You are a leaf worker and CANNOT spawn further sub-agents.');
   }
@@ -49,9 +60,15 @@ const STATUS_LABEL: Record<string, string> = {
 
 /** The message the requester's session receives when a child ends. */
 export function announceMessage(run: SubagentRunRecord, sessionId: string | undefined): string {
-  const runtime = run.startedAt !== undefined && run.endedAt !== undefined ? formatDuration(run.endedAt - run.startedAt) : 'n/a';
+  const runtime =
+    run.startedAt !== undefined && run.endedAt !== undefined ? formatDuration(run.endedAt - run.startedAt) : 'n/a';
   const usage = run.usage ?? { input: 0, output: 0 };
-  const result = run.status === 'ok' ? run.result?.trim() || '(no output)' : run.result?.trim() ? run.result.trim() : `(${run.error ?? 'no result'})`;
+  const result =
+    run.status === 'ok'
+      ? run.result?.trim() || '(no output)'
+      : run.result?.trim()
+        ? run.result.trim()
+        : `(${run.error ?? 'no result'})`;
   return [
     `[Subagent announce] The sub-agent "${run.label ?? run.task.slice(0, 60)}" ${STATUS_LABEL[run.status] ?? run.status}.`,
     `status: ${run.status}`,

@@ -64,7 +64,9 @@ export class SubagentRegistry {
     try {
       parsed = JSON.parse(readFileSync(this.file, 'utf8')) as RunsFile;
     } catch (error) {
-      throw new Error(`${this.file} is not valid JSON (${(error as Error).message}); move it aside to start with no sub-agent runs`);
+      throw new Error(
+        `${this.file} is not valid JSON (${(error as Error).message}); move it aside to start with no sub-agent runs`,
+      );
     }
     for (const run of parsed.runs ?? []) if (run && typeof run.runId === 'string') this.runs.set(run.runId, run);
   }
@@ -78,7 +80,10 @@ export class SubagentRegistry {
     if (this.next) return this.next;
     const next = this.queue.then(() => {
       this.next = undefined;
-      return writeFileAtomicAsync(this.file, `${JSON.stringify({ version: 1, runs: [...this.runs.values()] } satisfies RunsFile, null, 2)}\n`);
+      return writeFileAtomicAsync(
+        this.file,
+        `${JSON.stringify({ version: 1, runs: [...this.runs.values()] } satisfies RunsFile, null, 2)}\n`,
+      );
     });
     this.next = next;
     this.queue = next.catch(() => undefined);

@@ -93,33 +93,56 @@ export class SubagentService {
     }
     const active = this.registry.activeFor(requesterSessionKey).length;
     if (active >= limits.maxChildrenPerAgent) {
-      throw new SpawnRefusal(`sessions_spawn refused: this session already has ${active} sub-agents running (agents.defaults.subagents.maxChildrenPerAgent is ${limits.maxChildrenPerAgent}); wait for one to finish or kill one.`);
+      throw new SpawnRefusal(
+        `sessions_spawn refused: this session already has ${active} sub-agents running (agents.defaults.subagents.maxChildrenPerAgent is ${limits.maxChildrenPerAgent}); wait for one to finish or kill one.`,
+      );
     }
     const childAgentId = normalizeAgentId(params.agentId ?? requesterAgentId);
     if (childAgentId !== normalizeAgentId(requesterAgentId)) {
       if (!limits.allowAgents.includes('*') && !limits.allowAgents.includes(childAgentId)) {
-        throw new SpawnRefusal(`agentId "${childAgentId}" is not allowed: agent "${requesterAgentId}" may spawn only ${['itself', ...limits.allowAgents].join(', ')} (agents.list[].subagents.allowAgents).`);
+        throw new SpawnRefusal(
+          `agentId "${childAgentId}" is not allowed: agent "${requesterAgentId}" may spawn only ${['itself', ...limits.allowAgents].join(', ')} (agents.list[].subagents.allowAgents).`,
+        );
       }
       const unknown = unknownAgentProblem(config, childAgentId);
       if (unknown) throw new SpawnRefusal(`sessions_spawn: ${unknown}`);
     }
-    const base = depth === 0 ? `agent:${childAgentId}` : `agent:${childAgentId}:${parseSessionKey(requesterSessionKey).rest}`;
+    const base =
+      depth === 0 ? `agent:${childAgentId}` : `agent:${childAgentId}:${parseSessionKey(requesterSessionKey).rest}`;
     const childSessionKey = `${base}:subagent:${randomUUID()}`;
     // A child never runs with less confinement than its requester.
-    const route = (agentId: string, sessionKey: string) => resolveSandboxRoute(config, { agentId, sessionKey, workspaceDir: '', stateDir: this.api.kernel.paths.stateDir });
+    const route = (agentId: string, sessionKey: string) =>
+      resolveSandboxRoute(config, { agentId, sessionKey, workspaceDir: '', stateDir: this.api.kernel.paths.stateDir });
     if (route(requesterAgentId, requesterSessionKey).sandboxed && !route(childAgentId, childSessionKey).sandboxed) {
-      throw new SpawnRefusal(`sessions_spawn refused: this session is sandboxed and agent "${childAgentId}" would run the child outside a sandbox.`);
+      throw new SpawnRefusal(
+        `sessions_spawn refused: this session is sandboxed and agent "${childAgentId}" would run the child outside a sandbox.`,
+      );
     }
 
     const requesterEntry = await sessions.store(requesterAgentId).get(requesterSessionKey);
     const origin: RequesterOrigin | undefined = requesterEntry?.deliveryContext?.channel
       ? { ...requesterEntry.deliveryContext }
       : requesterEntry?.lastChannel && requesterEntry.lastTo
-        ? { channel: requesterEntry.lastChannel, to: requesterEntry.lastTo, accountId: requesterEntry.lastAccountId, threadId: requesterEntry.lastThreadId }
+        ? {
+            channel: requesterEntry.lastChannel,
+            to: requesterEntry.lastTo,
+            accountId: requesterEntry.lastAccountId,
+            threadId: requesterEntry.lastThreadId,
+          }
         : undefined;
     const store = sessions.store(childAgentId);
-    const entry = await store.upsert(childSessionKey, { spawnedBy: requesterSessionKey, spawnDepth: depth + 1, ...(params.label ? { label: params.label } : {}) });
-    const spawning = await this.hooks.spawning({ agentId: childAgentId, childSessionKey, label: params.label, requesterSessionKey, requester: origin });
+    const entry = await store.upsert(childSessionKey, {
+      spawnedBy: requesterSessionKey,
+      spawnDepth: depth + 1,
+      ...(params.label ? { label: params.label } : {}),
+    });
+    const spawning = await this.hooks.spawning({
+      agentId: childAgentId,
+      childSessionKey,
+      label: params.label,
+      requesterSessionKey,
+      requester: origin,
+    });
     if (spawning.error) {
       await store.delete(childSessionKey);
       throw new SpawnRefusal(`sessions_spawn refused by a subagent_spawning hook: ${spawning.error}`);
@@ -130,23 +153,32 @@ export class SubagentService {
     const runTimeoutSeconds = params.runTimeoutSeconds ?? limits.runTimeoutSeconds;
     const agent = await this.agent();
     agent.sessionChanged(childSessionKey, entry);
-    const handle = await agent.dispatch({
-      agentId: childAgentId,
-      sessionKey: childSessionKey,
-      message: task,
-      extraSystemPrompt: subagentSystemPrompt({ requesterSessionKey, childSessionKey, task, label: params.label, childDepth: depth + 1, maxSpawnDepth: limits.maxSpawnDepth }),
-      lane: 'subagent',
-      queueMode: 'followup',
-      // This registry reports a child cut off by a restart; the intake journal must not rerun it.
-      callerJournaled: true,
-      ...(model ? { model } : {}),
-      ...(thinking ? { thinking: thinking as never } : {}),
-      ...(runTimeoutSeconds > 0 ? { timeoutMs: runTimeoutSeconds * 1000 } : {}),
-    }).catch(async (error: Error) => {
-      // Not started (the gateway is stopping): leave no session behind.
-      await store.delete(childSessionKey);
-      throw error;
-    });
+    const handle = await agent
+      .dispatch({
+        agentId: childAgentId,
+        sessionKey: childSessionKey,
+        message: task,
+        extraSystemPrompt: subagentSystemPrompt({
+          requesterSessionKey,
+          childSessionKey,
+          task,
+          label: params.label,
+          childDepth: depth + 1,
+          maxSpawnDepth: limits.maxSpawnDepth,
+        }),
+        lane: 'subagent',
+        queueMode: 'followup',
+        // This registry reports a child cut off by a restart; the intake journal must not rerun it.
+        callerJournaled: true,
+        ...(model ? { model } : {}),
+        ...(thinking ? { thinking: thinking as never } : {}),
+        ...(runTimeoutSeconds > 0 ? { timeoutMs: runTimeoutSeconds * 1000 } : {}),
+      })
+      .catch(async (error: Error) => {
+        // Not started (the gateway is stopping): leave no session behind.
+        await store.delete(childSessionKey);
+        throw error;
+      });
     const record: SubagentRunRecord = {
       runId: handle.runId,
       childSessionKey,
@@ -165,7 +197,13 @@ export class SubagentService {
     };
     await this.registry.add(record);
     this.track(record.runId, handle.done);
-    await this.hooks.spawned({ runId: record.runId, agentId: childAgentId, childSessionKey, label: params.label, requesterSessionKey });
+    await this.hooks.spawned({
+      runId: record.runId,
+      agentId: childAgentId,
+      childSessionKey,
+      label: params.label,
+      requesterSessionKey,
+    });
     return {
       status: 'accepted',
       childSessionKey,
@@ -177,9 +215,17 @@ export class SubagentService {
   private track(runId: string, done: Promise<RunResult>): void {
     const finished = done.then(
       (result) => this.finish(runId, result),
-      (error: Error) => this.finish(runId, { status: 'error', error: error.message, text: '', usage: undefined } as unknown as RunResult),
+      (error: Error) =>
+        this.finish(runId, {
+          status: 'error',
+          error: error.message,
+          text: '',
+          usage: undefined,
+        } as unknown as RunResult),
     );
-    const settled = finished.catch((error: Error) => this.api.logger.error(`sub-agent ${runId}: ${error.message}`)).finally(() => this.finishing.delete(runId));
+    const settled = finished
+      .catch((error: Error) => this.api.logger.error(`sub-agent ${runId}: ${error.message}`))
+      .finally(() => this.finishing.delete(runId));
     this.finishing.set(runId, settled);
   }
 
@@ -209,7 +255,13 @@ export class SubagentService {
     if (!run.suppressAnnounceReason && run.announcedAt === undefined) await this.announce(run);
     await this.registry.update(run.runId, { announcedAt: run.announcedAt ?? Date.now() });
     if (run.cleanup === 'delete') await this.deleteChildSession(run);
-    await this.hooks.ended({ runId: run.runId, childSessionKey: run.childSessionKey, requesterSessionKey: run.requesterSessionKey, status: run.status, reason: run.suppressAnnounceReason ?? run.status });
+    await this.hooks.ended({
+      runId: run.runId,
+      childSessionKey: run.childSessionKey,
+      requesterSessionKey: run.requesterSessionKey,
+      status: run.status,
+      reason: run.suppressAnnounceReason ?? run.status,
+    });
   }
 
   private async deleteChildSession(run: SubagentRunRecord): Promise<void> {
@@ -230,9 +282,17 @@ export class SubagentService {
       if (await sessions.store(target.agentId).get(target.sessionKey)) break;
       const parent = this.registry.byChildKey(target.sessionKey);
       if (!parent) break;
-      target = { agentId: parent.requesterAgentId, sessionKey: parent.requesterSessionKey, origin: parent.requesterOrigin };
+      target = {
+        agentId: parent.requesterAgentId,
+        sessionKey: parent.requesterSessionKey,
+        origin: parent.requesterOrigin,
+      };
     }
-    const override = await this.hooks.deliveryTarget({ childSessionKey: run.childSessionKey, requesterSessionKey: target.sessionKey, requesterOrigin: target.origin });
+    const override = await this.hooks.deliveryTarget({
+      childSessionKey: run.childSessionKey,
+      requesterSessionKey: target.sessionKey,
+      requesterOrigin: target.origin,
+    });
     const origin = override ?? target.origin;
     const child = await sessions.store(run.childAgentId).get(run.childSessionKey);
     const agent = await this.agent();
@@ -255,7 +315,10 @@ export class SubagentService {
       text: reply,
       context: { agentId: target.agentId, sessionKey: target.sessionKey, runId: result.runId },
     });
-    if (!sent.delivered && !sent.cancelled) this.api.logger.error(`sub-agent ${run.runId}: the announce reply to ${origin.channel}:${origin.to} failed: ${sent.error}`);
+    if (!sent.delivered && !sent.cancelled)
+      this.api.logger.error(
+        `sub-agent ${run.runId}: the announce reply to ${origin.channel}:${origin.to} failed: ${sent.error}`,
+      );
   }
 
   /** Stop a run and, first, everything it spawned; killed runs announce nothing. */
@@ -270,11 +333,22 @@ export class SubagentService {
       labels.push(...below.labels);
     }
     if (run.endedAt === undefined) {
-      await this.registry.update(runId, { endedAt: Date.now(), status: 'killed', suppressAnnounceReason: 'killed', announcedAt: Date.now() });
+      await this.registry.update(runId, {
+        endedAt: Date.now(),
+        status: 'killed',
+        suppressAnnounceReason: 'killed',
+        announcedAt: Date.now(),
+      });
       (await this.agent()).stop(run.childSessionKey, 'killed');
       killed++;
       labels.push(run.label ?? run.runId);
-      await this.hooks.ended({ runId, childSessionKey: run.childSessionKey, requesterSessionKey: run.requesterSessionKey, status: 'killed', reason: 'killed' });
+      await this.hooks.ended({
+        runId,
+        childSessionKey: run.childSessionKey,
+        requesterSessionKey: run.requesterSessionKey,
+        status: 'killed',
+        reason: 'killed',
+      });
     }
     return { killed, labels };
   }
@@ -283,7 +357,15 @@ export class SubagentService {
   async steer(runId: string, message: string): Promise<{ status: string; runId: string }> {
     const run = this.registry.get(runId);
     if (!run) throw new Error(`no sub-agent run ${runId}`);
-    const handle = await (await this.agent()).dispatch({ agentId: run.childAgentId, sessionKey: run.childSessionKey, message, queueMode: 'steer', lane: 'subagent' });
+    const handle = await (
+      await this.agent()
+    ).dispatch({
+      agentId: run.childAgentId,
+      sessionKey: run.childSessionKey,
+      message,
+      queueMode: 'steer',
+      lane: 'subagent',
+    });
     return { status: handle.status, runId: handle.runId };
   }
 
@@ -295,7 +377,12 @@ export class SubagentService {
   async restore(): Promise<void> {
     for (const run of this.registry.all()) {
       if (run.endedAt === undefined) {
-        await this.registry.update(run.runId, { endedAt: Date.now(), status: 'interrupted', interrupted: true, error: 'the gateway restarted while the sub-agent was running' });
+        await this.registry.update(run.runId, {
+          endedAt: Date.now(),
+          status: 'interrupted',
+          interrupted: true,
+          error: 'the gateway restarted while the sub-agent was running',
+        });
       }
       if (run.announcedAt === undefined) {
         const settled = this.announceAndClean(run)
@@ -318,7 +405,12 @@ export class SubagentService {
     const config = this.api.kernel.config();
     const old = this.registry.all().filter((run) => {
       const minutes = subagentSettings(config, run.requesterAgentId).archiveAfterMinutes;
-      return run.endedAt !== undefined && run.announcedAt !== undefined && minutes > 0 && now - run.endedAt >= minutes * 60_000;
+      return (
+        run.endedAt !== undefined &&
+        run.announcedAt !== undefined &&
+        minutes > 0 &&
+        now - run.endedAt >= minutes * 60_000
+      );
     });
     for (const run of old) if (run.cleanup === 'keep') await this.deleteChildSession(run).catch(() => undefined);
     await this.registry.remove(old.map((run) => run.runId));
@@ -340,6 +432,9 @@ export class SubagentService {
     const runs = this.registry.forRequester(requesterSessionKey);
     const wanted = target.trim();
     if (/^#?\d+$/.test(wanted)) return runs[Number(wanted.replace('#', '')) - 1];
-    return runs.find((run) => run.runId === wanted || run.childSessionKey === wanted || run.label === wanted) ?? runs.find((run) => run.runId.startsWith(wanted));
+    return (
+      runs.find((run) => run.runId === wanted || run.childSessionKey === wanted || run.label === wanted) ??
+      runs.find((run) => run.runId.startsWith(wanted))
+    );
   }
 }

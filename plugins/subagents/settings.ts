@@ -24,7 +24,10 @@ export interface SubagentSettings {
   allowAgents: string[];
 }
 
-type Agents = { defaults?: { subagents?: SubagentsConfig }; list?: Array<{ id?: string; subagents?: SubagentsConfig }> };
+type Agents = {
+  defaults?: { subagents?: SubagentsConfig };
+  list?: Array<{ id?: string; subagents?: SubagentsConfig }>;
+};
 
 /** The `subagent` lane's cap (`agents.defaults.subagents.maxConcurrent`), when set. */
 export function subagentLaneCap(config: Readonly<KernelConfig>): number | undefined {

@@ -51,7 +51,8 @@ export function subagentsTool(service: () => SubagentService): ToolDefinition<Su
   return {
     name: 'subagents',
     label: 'Sub-agents',
-    description: 'Your sub-agents. action: list (running and recent) | kill (target: #n, run id, label or "all"; its own children stop too) | steer (target, message: guidance for a running child).',
+    description:
+      'Your sub-agents. action: list (running and recent) | kill (target: #n, run id, label or "all"; its own children stop too) | steer (target, message: guidance for a running child).',
     parameters: {
       type: 'object',
       additionalProperties: false,
@@ -69,11 +70,29 @@ export function subagentsTool(service: () => SubagentService): ToolDefinition<Su
       const runs = subagents.registry.forRequester(requester);
       if (params.action === 'list') {
         const since = Date.now() - (params.recentMinutes ?? 30) * 60_000;
-        const shown = runs.map((run, index) => ({ run, index })).filter(({ run }) => run.endedAt === undefined || run.endedAt >= since);
+        const shown = runs
+          .map((run, index) => ({ run, index }))
+          .filter(({ run }) => run.endedAt === undefined || run.endedAt >= since);
         return jsonResult({
           requesterSessionKey: requester,
-          active: shown.filter(({ run }) => run.endedAt === undefined).map(({ run, index }) => ({ index: index + 1, runId: run.runId, label: run.label, childSessionKey: run.childSessionKey, status: run.status })),
-          recent: shown.filter(({ run }) => run.endedAt !== undefined).map(({ run, index }) => ({ index: index + 1, runId: run.runId, label: run.label, childSessionKey: run.childSessionKey, status: run.status })),
+          active: shown
+            .filter(({ run }) => run.endedAt === undefined)
+            .map(({ run, index }) => ({
+              index: index + 1,
+              runId: run.runId,
+              label: run.label,
+              childSessionKey: run.childSessionKey,
+              status: run.status,
+            })),
+          recent: shown
+            .filter(({ run }) => run.endedAt !== undefined)
+            .map(({ run, index }) => ({
+              index: index + 1,
+              runId: run.runId,
+              label: run.label,
+              childSessionKey: run.childSessionKey,
+              status: run.status,
+            })),
         });
       }
       if (!params.target) return jsonResult({ status: 'error', error: `action "${params.action}" needs target` }, true);
@@ -83,10 +102,18 @@ export function subagentsTool(service: () => SubagentService): ToolDefinition<Su
         return jsonResult({ status: 'ok', killed });
       }
       const run = subagents.resolveTarget(requester, params.target);
-      if (!run) return jsonResult({ status: 'error', error: `no sub-agent "${params.target}" among this session's children` }, true);
+      if (!run)
+        return jsonResult(
+          { status: 'error', error: `no sub-agent "${params.target}" among this session's children` },
+          true,
+        );
       if (params.action === 'kill') return jsonResult({ status: 'ok', ...(await subagents.kill(run.runId)) });
       if (!params.message) return jsonResult({ status: 'error', error: 'action "steer" needs message' }, true);
-      if (run.endedAt !== undefined) return jsonResult({ status: 'error', error: `sub-agent ${run.label ?? run.runId} already ended (${run.status})` }, true);
+      if (run.endedAt !== undefined)
+        return jsonResult(
+          { status: 'error', error: `sub-agent ${run.label ?? run.runId} already ended (${run.status})` },
+          true,
+        );
       const steered = await subagents.steer(run.runId, params.message);
       return jsonResult({ status: 'ok', dispatch: steered.status, runId: steered.runId });
     },

@@ -1,7 +1,14 @@
 /** Param helpers: the SDK's, plus the env-map reader exec needs. */
 import { ParamError } from '../../sdk/plugin.js';
 
-export { guard, optionalBoolean, optionalNumber, optionalString, ParamError, requiredString } from '../../sdk/plugin.js';
+export {
+  guard,
+  optionalBoolean,
+  optionalNumber,
+  optionalString,
+  ParamError,
+  requiredString,
+} from '../../sdk/plugin.js';
 
 type Params = Record<string, unknown>;
 
@@ -9,7 +16,8 @@ type Params = Record<string, unknown>;
 export function optionalEnv(params: Params, name: string): Record<string, string> | undefined {
   const value = params[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ParamError(`"${name}" must be an object of string values`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw new ParamError(`"${name}" must be an object of string values`);
   const env: Record<string, string> = {};
   for (const [key, item] of Object.entries(value)) {
     if (typeof item === 'string') env[key] = item;

@@ -48,7 +48,10 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
       additionalProperties: false,
       properties: {
         command: { type: 'string', minLength: 1, description: 'Shell command to run' },
-        workdir: { type: 'string', description: 'Working directory, relative to the workspace or absolute (default: the workspace)' },
+        workdir: {
+          type: 'string',
+          description: 'Working directory, relative to the workspace or absolute (default: the workspace)',
+        },
         env: {
           type: 'object',
           additionalProperties: { type: 'string' },
@@ -56,12 +59,27 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
             'Environment variables to set for the command: ordinary names only (PATH, HOME, LD_*, GIT_*, NPM_*, PYTHON*, ' +
             'proxies, pagers, editors and other variables that pick or configure programs are refused)',
         },
-        timeout: { type: 'number', minimum: 0, description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)` },
+        timeout: {
+          type: 'number',
+          minimum: 0,
+          description: `Seconds before the command is killed (default ${config.timeoutSeconds}; 0 = no limit)`,
+        },
         timeoutSeconds: { type: 'number', minimum: 0, description: 'Same as timeout' },
         background: { type: 'boolean', description: 'Return at once with a sessionId and keep the command running' },
-        ask: { enum: ['off', 'on-miss', 'always'], description: 'Ask a person before running: can only make the configured exec approval policy stricter' },
-        elevated: { type: 'boolean', description: 'Run outside the sandbox, on the host, when elevated mode is permitted (tools.elevated); host exec approvals still apply' },
-        yieldMs: { type: 'integer', minimum: 0, description: `Milliseconds to wait before moving the command to the background (default ${config.backgroundAfterMs}; 0 = wait until it ends)` },
+        ask: {
+          enum: ['off', 'on-miss', 'always'],
+          description: 'Ask a person before running: can only make the configured exec approval policy stricter',
+        },
+        elevated: {
+          type: 'boolean',
+          description:
+            'Run outside the sandbox, on the host, when elevated mode is permitted (tools.elevated); host exec approvals still apply',
+        },
+        yieldMs: {
+          type: 'integer',
+          minimum: 0,
+          description: `Milliseconds to wait before moving the command to the background (default ${config.backgroundAfterMs}; 0 = wait until it ends)`,
+        },
       },
       required: ['command'],
     },
@@ -105,7 +123,9 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
   const command = requiredString(params, 'command');
   const env = optionalEnv(params, 'env');
   const timeoutSeconds =
-    optionalNumber(params, 'timeout', { minimum: 0 }) ?? optionalNumber(params, 'timeoutSeconds', { minimum: 0 }) ?? config.timeoutSeconds;
+    optionalNumber(params, 'timeout', { minimum: 0 }) ??
+    optionalNumber(params, 'timeoutSeconds', { minimum: 0 }) ??
+    config.timeoutSeconds;
   const background = optionalBoolean(params, 'background') ?? false;
   const yieldMs = optionalNumber(params, 'yieldMs', { minimum: 0, integer: true }) ?? config.backgroundAfterMs;
 
@@ -163,7 +183,12 @@ async function place(
   if (sandbox) {
     const workdir = optionalString(params, 'workdir');
     const cwd = workdir ? posix.resolve(sandbox.spec.workdir, workdir) : sandbox.spec.workdir;
-    return { cwd, env: { ...env, OPENCLAW_SHELL: 'exec' }, spawn: (request) => sandbox.spawn(request), place: sandbox.id };
+    return {
+      cwd,
+      env: { ...env, OPENCLAW_SHELL: 'exec' },
+      spawn: (request) => sandbox.spawn(request),
+      place: sandbox.id,
+    };
   }
   const cwd = workingDirectory(params, ctx, deps);
   const isDir = await stat(cwd).then(
@@ -190,9 +215,12 @@ function waitFor(session: ProcessSession, yieldMs: number, signal: AbortSignal |
     };
     const timer =
       yieldMs > 0
-        ? setTimeout(() => {
-            if (!aborted && session.running) settle('yield');
-          }, Math.min(yieldMs, MAX_TIMER_MS))
+        ? setTimeout(
+            () => {
+              if (!aborted && session.running) settle('yield');
+            },
+            Math.min(yieldMs, MAX_TIMER_MS),
+          )
         : undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
     void session.done.then(() => settle('done'));

@@ -1,5 +1,12 @@
 /** The `process` tool: look after commands that exec left running in the background. */
-import { errorResult, sandboxOf, textResult, type ToolContext, type ToolDefinition, type ToolResult } from '../../sdk/index.js';
+import {
+  errorResult,
+  sandboxOf,
+  textResult,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolResult,
+} from '../../sdk/index.js';
 import { ParamError, guard, optionalBoolean, optionalNumber, optionalString, requiredString } from './args.js';
 import { formatDuration, shortCommand, statusNote, summarize } from './describe.js';
 import type { SessionRegistry } from './registry.js';
@@ -33,7 +40,11 @@ export function createProcessTool(registry: SessionRegistry): ToolDefinition<Par
         limit: { type: 'integer', minimum: 1, description: 'log: most lines to return' },
         data: { type: 'string', description: 'write: text to send to stdin (include "\\n" to end a line)' },
         eof: { type: 'boolean', description: 'write: close stdin after sending data' },
-        timeout: { type: 'integer', minimum: 0, description: 'poll: milliseconds to wait for new output or the end of the command' },
+        timeout: {
+          type: 'integer',
+          minimum: 0,
+          description: 'poll: milliseconds to wait for new output or the end of the command',
+        },
       },
       required: ['action'],
     },
@@ -50,13 +61,20 @@ async function runAction(params: Params, ctx: ToolContext, registry: SessionRegi
   const sessionId = optionalString(params, 'sessionId');
   if (!sessionId) throw new ParamError(`"sessionId" is required for action "${action}"`);
   const session = registry.get(sessionId, ctx.agentId, place);
-  if (!session) return errorResult(`process: no session "${sessionId}" (it may have ended long ago; action "list" shows the sessions)`);
+  if (!session)
+    return errorResult(
+      `process: no session "${sessionId}" (it may have ended long ago; action "list" shows the sessions)`,
+    );
 
   switch (action) {
     case 'poll':
       return poll(session, optionalNumber(params, 'timeout', { minimum: 0, integer: true }) ?? 0, ctx.signal);
     case 'log':
-      return log(session, optionalNumber(params, 'offset', { minimum: 0, integer: true }), optionalNumber(params, 'limit', { minimum: 1, integer: true }));
+      return log(
+        session,
+        optionalNumber(params, 'offset', { minimum: 0, integer: true }),
+        optionalNumber(params, 'limit', { minimum: 1, integer: true }),
+      );
     case 'write':
       return write(session, optionalString(params, 'data') ?? '', optionalBoolean(params, 'eof') ?? false);
     case 'kill':
@@ -80,7 +98,11 @@ async function poll(session: ProcessSession, timeoutMs: number, signal: AbortSig
   const { text, omitted } = session.output.since(session.pollCursor);
   const newChars = session.output.total - session.pollCursor;
   session.pollCursor = session.output.total;
-  return textResult(`${text || '(no new output)'}\n\n${statusNote(session)}`, { ...summarize(session), newChars, omittedChars: omitted });
+  return textResult(`${text || '(no new output)'}\n\n${statusNote(session)}`, {
+    ...summarize(session),
+    newChars,
+    omittedChars: omitted,
+  });
 }
 
 /** Waits for output, the end of the command, the timeout or an abort, whichever comes first. */
@@ -106,7 +128,10 @@ function log(session: ProcessSession, offset: number | undefined, limit: number 
   const count = limit ?? DEFAULT_LOG_LINES;
   const from = offset ?? Math.max(0, total - count);
   const shown = lines.slice(from, from + count);
-  const range = shown.length > 0 ? `lines ${from + 1}-${from + shown.length} of ${total}` : `no lines after line ${from} (${total} in all)`;
+  const range =
+    shown.length > 0
+      ? `lines ${from + 1}-${from + shown.length} of ${total}`
+      : `no lines after line ${from} (${total} in all)`;
   const body = total === 0 ? '(no output)' : shown.join('\n');
   return textResult(`${body}\n\n[${range}] ${statusNote(session)}`, {
     sessionId: session.id,

@@ -54,12 +54,16 @@ export class SessionRegistry {
    */
   get(id: string, agentId: string | undefined, place: string): ProcessSession | undefined {
     const session = this.sessions.get(id);
-    return session && session.backgrounded && session.agentId === agentId && session.place === place ? session : undefined;
+    return session && session.backgrounded && session.agentId === agentId && session.place === place
+      ? session
+      : undefined;
   }
 
   list(agentId: string | undefined, place: string): ProcessSession[] {
     this.prune();
-    return [...this.sessions.values()].filter((session) => session.backgrounded && session.agentId === agentId && session.place === place);
+    return [...this.sessions.values()].filter(
+      (session) => session.backgrounded && session.agentId === agentId && session.place === place,
+    );
   }
 
   /**
@@ -92,7 +96,8 @@ export class SessionRegistry {
       .sort((a, b) => (a.endedAt ?? 0) - (b.endedAt ?? 0));
     const excess = finished.length - this.options.maxFinished;
     finished.forEach((session, index) => {
-      if (index < excess || now - (session.endedAt ?? now) > this.options.finishedTtlMs) this.sessions.delete(session.id);
+      if (index < excess || now - (session.endedAt ?? now) > this.options.finishedTtlMs)
+        this.sessions.delete(session.id);
     });
   }
 

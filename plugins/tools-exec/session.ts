@@ -56,7 +56,14 @@ export const hostSpawner: Spawner = ({ command, cwd, env }) => {
     child.on('error', reject);
     child.on('exit', (exitCode, signal) => resolve({ exitCode, signal }));
   });
-  return { pid: child.pid, stdout: child.stdout, stderr: child.stderr, stdin: child.stdin, exited, kill: (signal) => signalGroup(child.pid, signal) };
+  return {
+    pid: child.pid,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    stdin: child.stdin,
+    exited,
+    kill: (signal) => signalGroup(child.pid, signal),
+  };
 };
 
 export class ProcessSession {

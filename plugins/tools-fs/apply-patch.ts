@@ -28,12 +28,17 @@ export interface PatchSummary {
 }
 
 /** `resolve` turns a patch path into the file to change (and refuses paths out of a sandbox's reach). */
-export async function applyPatchTool(input: string, resolve: (path: string) => Promise<string>, containment?: Containment): Promise<ToolResult> {
+export async function applyPatchTool(
+  input: string,
+  resolve: (path: string) => Promise<string>,
+  containment?: Containment,
+): Promise<ToolResult> {
   let ops: PatchOp[];
   try {
     ops = parsePatch(input);
   } catch (error) {
-    if (error instanceof PatchError) return errorResult(`apply_patch: invalid patch: ${error.message}. No files were changed.`);
+    if (error instanceof PatchError)
+      return errorResult(`apply_patch: invalid patch: ${error.message}. No files were changed.`);
     throw error;
   }
 
@@ -46,12 +51,17 @@ export async function applyPatchTool(input: string, resolve: (path: string) => P
       return known ? known.contents : readExisting(absolute, path, containment);
     };
     // Every path is checked and used by where it really leads (contain.ts); a deleted symlink is removed itself.
-    const locate = async (path: string, intent: 'write' | 'delete') => resolveChecked(await resolve(path), path, containment, intent);
+    const locate = async (path: string, intent: 'write' | 'delete') =>
+      resolveChecked(await resolve(path), path, containment, intent);
     for (const op of ops) {
       const absolute = await locate(op.path, op.kind === 'delete' ? 'delete' : 'write');
-      const before = op.kind === 'delete' && !planned.has(absolute) ? await existingEntry(absolute, op.path) : await current(absolute, op.path);
+      const before =
+        op.kind === 'delete' && !planned.has(absolute)
+          ? await existingEntry(absolute, op.path)
+          : await current(absolute, op.path);
       if (op.kind === 'add') {
-        if (before !== null) throw new PatchError(`Add File: ${op.path} already exists (delete it earlier in the patch to replace it)`);
+        if (before !== null)
+          throw new PatchError(`Add File: ${op.path} already exists (delete it earlier in the patch to replace it)`);
         planned.set(absolute, { path: op.path, contents: op.contents });
         summary.added.push(op.path);
         lines.push(`A ${op.path}`);
@@ -65,7 +75,8 @@ export async function applyPatchTool(input: string, resolve: (path: string) => P
         const after = op.hunks.length > 0 ? applyHunks(before, op.hunks, op.path) : before;
         const target = op.moveTo === undefined ? absolute : await locate(op.moveTo, 'write');
         if (target !== absolute) {
-          if ((await current(target, op.moveTo!)) !== null) throw new PatchError(`Move to: ${op.moveTo} already exists`);
+          if ((await current(target, op.moveTo!)) !== null)
+            throw new PatchError(`Move to: ${op.moveTo} already exists`);
           planned.set(absolute, { path: op.path, contents: null });
           planned.set(target, { path: op.moveTo!, contents: after });
           summary.moved.push({ from: op.path, to: op.moveTo! });
@@ -80,20 +91,27 @@ export async function applyPatchTool(input: string, resolve: (path: string) => P
       }
     }
   } catch (error) {
-    if (error instanceof PatchError || error instanceof PathRefused) return errorResult(`apply_patch: ${error.message}. No files were changed.`);
+    if (error instanceof PatchError || error instanceof PathRefused)
+      return errorResult(`apply_patch: ${error.message}. No files were changed.`);
     throw error;
   }
 
   const failure = await commit(planned, containment);
   if (failure) {
-    const outcome = failure.partial ? 'Some files were already changed; read them before retrying' : 'No files were changed';
+    const outcome = failure.partial
+      ? 'Some files were already changed; read them before retrying'
+      : 'No files were changed';
     return errorResult(`apply_patch: ${failure.message}. ${outcome}.`);
   }
   return textResult(`Applied patch:\n${lines.join('\n')}`, summary);
 }
 
 /** A file's text, null when it does not exist; directories and binary files cannot be patched. */
-async function readExisting(absolute: string, path: string, containment: Containment | undefined): Promise<string | null> {
+async function readExisting(
+  absolute: string,
+  path: string,
+  containment: Containment | undefined,
+): Promise<string | null> {
   let data: Buffer;
   try {
     const opened = await openChecked(absolute, path, containment);
@@ -127,12 +145,18 @@ async function existingEntry(absolute: string, path: string): Promise<string | n
  * Stages every write, renames them into place only if all of them staged, then deletes.
  * Returns what went wrong, if anything.
  */
-async function commit(planned: Map<string, PlannedFile>, containment: Containment | undefined): Promise<{ message: string; partial: boolean } | undefined> {
+async function commit(
+  planned: Map<string, PlannedFile>,
+  containment: Containment | undefined,
+): Promise<{ message: string; partial: boolean } | undefined> {
   const staged: Array<{ write: StagedWrite; path: string }> = [];
   for (const [absolute, file] of planned) {
     if (file.contents === null) continue;
     try {
-      staged.push({ write: await stageWrite(absolute, file.contents, (dir) => recheckDirectory(dir, file.path, containment)), path: file.path });
+      staged.push({
+        write: await stageWrite(absolute, file.contents, (dir) => recheckDirectory(dir, file.path, containment)),
+        path: file.path,
+      });
     } catch (error) {
       for (const { write } of staged) await write.discard();
       return { message: `could not write ${describeFsError(error, file.path)}`, partial: false };

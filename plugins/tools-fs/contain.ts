@@ -35,7 +35,6 @@ function isProc(path: string): boolean {
   return PROC_ROOTS.some((root) => path === root || path.startsWith(root + sep));
 }
 
-
 /**
  * Where `absolute` really leads: the real path of its deepest existing ancestor with the
  * missing rest appended (a missing component cannot be a link). `followLast` false leaves a
@@ -51,7 +50,13 @@ async function realTarget(absolute: string, followLast: boolean): Promise<string
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       // A dangling symlink: where it points is what a write would create.
-      if (code === 'ENOENT' && (await lstat(existing).then((info) => info.isSymbolicLink(), () => false))) {
+      if (
+        code === 'ENOENT' &&
+        (await lstat(existing).then(
+          (info) => info.isSymbolicLink(),
+          () => false,
+        ))
+      ) {
         const target = await readlink(existing);
         return realTarget(join(isAbsolute(target) ? '' : dirname(existing), target, ...rest), true);
       }
@@ -80,9 +85,17 @@ function outside(display: string, real: string, containment: Containment): PathR
  * The real path a tool should operate on, after checking it may: inside the workspace when
  * contained, never under /proc. `intent` "delete" does not follow a final symlink.
  */
-export async function resolveChecked(absolute: string, display: string, containment: Containment | undefined, intent: 'read' | 'write' | 'delete'): Promise<string> {
+export async function resolveChecked(
+  absolute: string,
+  display: string,
+  containment: Containment | undefined,
+  intent: 'read' | 'write' | 'delete',
+): Promise<string> {
   const real = await realTarget(absolute, intent !== 'delete');
-  if (isProc(real) || isProc(absolute)) throw new PathRefused(`Refused: ${display} is under /proc; the file tools do not read or write process information.`);
+  if (isProc(real) || isProc(absolute))
+    throw new PathRefused(
+      `Refused: ${display} is under /proc; the file tools do not read or write process information.`,
+    );
   if (containment && !within(await realRoot(containment.workspace), real)) throw outside(display, real, containment);
   if (containment && intent === 'write') {
     const info = await lstat(real).catch(() => undefined);
@@ -114,7 +127,11 @@ export interface OpenedFile {
  * since, and checks the descriptor itself: a regular file, inside the workspace, one link.
  * Directories come back as `directory` so the caller can word its own message.
  */
-export async function openChecked(absolute: string, display: string, containment: Containment | undefined): Promise<OpenedFile | 'directory'> {
+export async function openChecked(
+  absolute: string,
+  display: string,
+  containment: Containment | undefined,
+): Promise<OpenedFile | 'directory'> {
   const real = await resolveChecked(absolute, display, containment, 'read');
   // O_NONBLOCK: opening a FIFO must not hang the tool before fstat can refuse it.
   const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -132,12 +149,23 @@ export async function openChecked(absolute: string, display: string, containment
  * The check on what was actually opened (a parent swapped for a symlink after the path
  * check shows up here): a regular file, not under /proc, inside the workspace, one link.
  */
-export async function checkDescriptor(handle: FileHandle, real: string, display: string, containment: Containment | undefined): Promise<OpenedFile | 'directory'> {
+export async function checkDescriptor(
+  handle: FileHandle,
+  real: string,
+  display: string,
+  containment: Containment | undefined,
+): Promise<OpenedFile | 'directory'> {
   const info = await handle.stat();
   if (info.isDirectory()) return 'directory';
-  if (!info.isFile()) throw new PathRefused(`Refused: ${display} is not a regular file (a device, FIFO or socket); the file tools only read regular files.`);
+  if (!info.isFile())
+    throw new PathRefused(
+      `Refused: ${display} is not a regular file (a device, FIFO or socket); the file tools only read regular files.`,
+    );
   const opened = (await descriptorPath(handle)) ?? real;
-  if (isProc(opened)) throw new PathRefused(`Refused: ${display} is under /proc; the file tools do not read or write process information.`);
+  if (isProc(opened))
+    throw new PathRefused(
+      `Refused: ${display} is under /proc; the file tools do not read or write process information.`,
+    );
   if (containment) {
     if (!within(await realRoot(containment.workspace), opened)) throw outside(display, opened, containment);
     if (info.nlink > 1) throw hardlinked(display, info.nlink, containment);
@@ -146,7 +174,11 @@ export async function checkDescriptor(handle: FileHandle, real: string, display:
 }
 
 /** Before a staged write is renamed into place: its directory must still lead inside the workspace. */
-export async function recheckDirectory(dir: string, display: string, containment: Containment | undefined): Promise<void> {
+export async function recheckDirectory(
+  dir: string,
+  display: string,
+  containment: Containment | undefined,
+): Promise<void> {
   if (!containment) return;
   const real = await realpath(dir);
   if (!within(await realRoot(containment.workspace), real)) throw outside(display, real, containment);

@@ -15,8 +15,10 @@ export interface EditRequest {
 export async function editFileTool(request: EditRequest): Promise<ToolResult> {
   const { path, containment } = request;
   let absolutePath = request.absolutePath;
-  if (request.oldText === '') return errorResult('edit: oldText must not be empty; use write to create or replace a whole file');
-  if (request.oldText === request.newText) return errorResult(`edit: oldText and newText are identical; ${path} was not changed`);
+  if (request.oldText === '')
+    return errorResult('edit: oldText must not be empty; use write to create or replace a whole file');
+  if (request.oldText === request.newText)
+    return errorResult(`edit: oldText and newText are identical; ${path} was not changed`);
 
   let raw: Buffer;
   try {

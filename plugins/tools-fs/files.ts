@@ -26,7 +26,10 @@ export function looksBinary(data: Uint8Array): boolean {
   let suspicious = 0;
   for (const char of text) {
     const code = char.codePointAt(0)!;
-    if (code === 0xfffd || (code < 0x20 && code !== 9 && code !== 10 && code !== 13 && code !== 12 && code !== 8 && code !== 27)) {
+    if (
+      code === 0xfffd ||
+      (code < 0x20 && code !== 9 && code !== 10 && code !== 13 && code !== 12 && code !== 8 && code !== 27)
+    ) {
       suspicious++;
     }
   }
@@ -38,7 +41,8 @@ export type ImageMime = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 /** The image type the leading bytes announce, if any. */
 export function sniffImage(data: Uint8Array): ImageMime | undefined {
   const ascii = (start: number, end: number) => String.fromCharCode(...data.subarray(start, end));
-  if (data.length >= 8 && data[0] === 0x89 && ascii(1, 4) === 'PNG' && data[4] === 0x0d && data[5] === 0x0a) return 'image/png';
+  if (data.length >= 8 && data[0] === 0x89 && ascii(1, 4) === 'PNG' && data[4] === 0x0d && data[5] === 0x0a)
+    return 'image/png';
   if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
   if (data.length >= 6 && (ascii(0, 6) === 'GIF87a' || ascii(0, 6) === 'GIF89a')) return 'image/gif';
   if (data.length >= 12 && ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
@@ -71,7 +75,11 @@ export interface StagedWrite {
  * link stays a link) and an existing file keeps its permissions. `recheck` runs on the
  * directory again right before the rename (containment: it must not have been swapped).
  */
-export async function stageWrite(target: string, data: string | Uint8Array, recheck?: (dir: string) => Promise<void>): Promise<StagedWrite> {
+export async function stageWrite(
+  target: string,
+  data: string | Uint8Array,
+  recheck?: (dir: string) => Promise<void>,
+): Promise<StagedWrite> {
   const createdDir = await mkdir(dirname(target), { recursive: true });
   const real = await realpath(target).catch(() => target);
   const mode = await stat(real).then(
@@ -98,7 +106,11 @@ export async function stageWrite(target: string, data: string | Uint8Array, rech
   return { target: real, commit, discard };
 }
 
-export async function atomicWrite(target: string, data: string | Uint8Array, recheck?: (dir: string) => Promise<void>): Promise<void> {
+export async function atomicWrite(
+  target: string,
+  data: string | Uint8Array,
+  recheck?: (dir: string) => Promise<void>,
+): Promise<void> {
   const staged = await stageWrite(target, data, recheck);
   try {
     await staged.commit();

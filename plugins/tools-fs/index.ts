@@ -45,7 +45,8 @@ export default definePlugin<FsConfig>({
     const containment = (ctx: ToolContext, tool: 'fs' | 'apply_patch'): Containment | undefined => {
       const sandbox = sandboxOf(ctx);
       if (sandbox) return { workspace: sandbox.spec.workspaceRoot, setting: 'the sandbox' };
-      const tools = api.kernel.config().tools as { fs?: { workspaceOnly?: boolean }; exec?: { applyPatch?: { workspaceOnly?: boolean } } } | undefined;
+      const tools = api.kernel.config().tools as
+        { fs?: { workspaceOnly?: boolean }; exec?: { applyPatch?: { workspaceOnly?: boolean } } } | undefined;
       // On by default (OpenClaw's default is off): a file outside the workspace, such as
       // ~/.openclaw/openclaw.json, is never the model's to read or change unless the operator says so.
       if (tools?.fs?.workspaceOnly !== false) return { workspace: workspace(ctx), setting: 'tools.fs.workspaceOnly' };
@@ -161,12 +162,18 @@ export default definePlugin<FsConfig>({
         type: 'object',
         additionalProperties: false,
         properties: {
-          input: { type: 'string', minLength: 1, description: 'The whole patch, from "*** Begin Patch" to "*** End Patch"' },
+          input: {
+            type: 'string',
+            minLength: 1,
+            description: 'The whole patch, from "*** Begin Patch" to "*** End Patch"',
+          },
         },
         required: ['input'],
       },
       execute: (params: Params, ctx) =>
-        guard('apply_patch', async () => applyPatchTool(requiredString(params, 'input'), writable(ctx).resolve, containment(ctx, 'apply_patch'))),
+        guard('apply_patch', async () =>
+          applyPatchTool(requiredString(params, 'input'), writable(ctx).resolve, containment(ctx, 'apply_patch')),
+        ),
     });
   },
 });

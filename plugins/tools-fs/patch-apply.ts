@@ -15,7 +15,8 @@ const COMPARISONS: Array<(a: string, b: string) => boolean> = [
 /** Index of the first run of `pattern` in `lines` at or after `from`; -1 when there is none. */
 function seek(lines: readonly string[], pattern: readonly string[], from: number, atEnd: boolean): number {
   if (pattern.length > lines.length) return -1;
-  const fits = (at: number, same: (a: string, b: string) => boolean) => pattern.every((line, k) => same(lines[at + k]!, line));
+  const fits = (at: number, same: (a: string, b: string) => boolean) =>
+    pattern.every((line, k) => same(lines[at + k]!, line));
   for (const same of COMPARISONS) {
     if (atEnd) {
       const at = lines.length - pattern.length;
@@ -40,7 +41,10 @@ export function applyHunks(original: string, hunks: readonly Hunk[], path: strin
     let from = cursor;
     for (const anchor of hunk.anchors) {
       const at = seek(lines, [anchor], from, false);
-      if (at < 0) throw new PatchError(`${label}: context line "@@ ${anchor}" was not found${from > 0 ? ` after line ${from}` : ''}`);
+      if (at < 0)
+        throw new PatchError(
+          `${label}: context line "@@ ${anchor}" was not found${from > 0 ? ` after line ${from}` : ''}`,
+        );
       from = at + 1;
     }
     const oldLines = hunk.lines.filter((line) => line.op !== '+').map((line) => line.text);
@@ -51,7 +55,10 @@ export function applyHunks(original: string, hunks: readonly Hunk[], path: strin
     } else {
       at = seek(lines, oldLines, from, hunk.endOfFile);
       if (at < 0) {
-        const shown = oldLines.slice(0, 10).map((line) => `  ${line}`).join('\n');
+        const shown = oldLines
+          .slice(0, 10)
+          .map((line) => `  ${line}`)
+          .join('\n');
         const more = oldLines.length > 10 ? `\n  … (${oldLines.length - 10} more lines)` : '';
         const where = hunk.endOfFile ? ' at the end of the file' : from > 0 ? ` after line ${from}` : '';
         throw new PatchError(`${label} did not match: these lines were not found${where}:\n${shown}${more}`);

@@ -92,7 +92,8 @@ export function parsePatch(input: string): PatchOp[] {
       }
       const parsed = parseHunks(lines, i, last, path);
       i = parsed.next;
-      if (parsed.hunks.length === 0 && moveTo === undefined) throw new PatchError(`"Update File: ${path}" has no hunks`);
+      if (parsed.hunks.length === 0 && moveTo === undefined)
+        throw new PatchError(`"Update File: ${path}" has no hunks`);
       ops.push({ kind: 'update', path, ...(moveTo === undefined ? {} : { moveTo }), hunks: parsed.hunks });
     } else {
       throw new PatchError(
@@ -122,7 +123,9 @@ function parseHunks(lines: string[], start: number, last: number, path: string):
   const pushDraft = () => {
     const hunkLines = dropTrailingSpacing(draft!.lines);
     if (hunkLines.length === 0) {
-      throw new PatchError(`"Update File: ${path}": hunk ${hunks.length + 1} (patch line ${draft!.patchLine}) has no lines`);
+      throw new PatchError(
+        `"Update File: ${path}": hunk ${hunks.length + 1} (patch line ${draft!.patchLine}) has no lines`,
+      );
     }
     hunks.push({ anchors: draft!.anchors, lines: hunkLines, endOfFile: draft!.endOfFile, patchLine: draft!.patchLine });
     draft = undefined;
@@ -138,10 +141,14 @@ function parseHunks(lines: string[], start: number, last: number, path: string):
       draft ??= { anchors: [], lines: [], endOfFile: false, patchLine: i + 1 };
       if (anchor) draft.anchors.push(anchor);
     } else if (line.trim() === END_OF_FILE) {
-      if (!draft) throw new PatchError(`patch line ${i + 1}: "${END_OF_FILE}" outside a hunk of "Update File: ${path}"`);
+      if (!draft)
+        throw new PatchError(`patch line ${i + 1}: "${END_OF_FILE}" outside a hunk of "Update File: ${path}"`);
       draft.endOfFile = true;
     } else {
-      if (draft?.endOfFile) throw new PatchError(`patch line ${i + 1}: "${END_OF_FILE}" must be the last line of its hunk ("Update File: ${path}")`);
+      if (draft?.endOfFile)
+        throw new PatchError(
+          `patch line ${i + 1}: "${END_OF_FILE}" must be the last line of its hunk ("Update File: ${path}")`,
+        );
       // The first hunk may leave out its "@@" line.
       draft ??= { anchors: [], lines: [], endOfFile: false, patchLine: i + 1 };
       const op = line[0];

@@ -28,7 +28,8 @@ export async function readFileTool(request: ReadRequest, limits: ReadLimits): Pr
   } catch (error) {
     if (error instanceof PathRefused) return errorResult(error.message, { path: request.path, refused: true });
     // Permission and I/O errors surface here (after stat succeeded); the model should see them.
-    if (typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string') return errorResult(describeFsError(error, request.path));
+    if (typeof (error as NodeJS.ErrnoException | undefined)?.code === 'string')
+      return errorResult(describeFsError(error, request.path));
     throw error;
   }
 }
@@ -51,7 +52,9 @@ async function readPath(request: ReadRequest, limits: ReadLimits): Promise<ToolR
     if (image) return await readImage(file, handle, image, size);
     if (looksBinary(head)) {
       const claimed = imageMimeForName(path);
-      const why = claimed ? `its name says ${claimed}, but it is not a valid PNG, JPEG, GIF or WebP image` : 'it looks binary';
+      const why = claimed
+        ? `its name says ${claimed}, but it is not a valid PNG, JPEG, GIF or WebP image`
+        : 'it looks binary';
       return errorResult(
         `Cannot read ${path} as text: ${why} (${size} bytes). read returns text files and PNG/JPEG/GIF/WebP images; ` +
           'use exec (e.g. `file`, `xxd | head`) to inspect other files.',
@@ -70,9 +73,16 @@ async function readHead(handle: FileHandle): Promise<Buffer> {
   return buffer.subarray(0, bytesRead);
 }
 
-async function readImage(request: ReadRequest, handle: FileHandle, mimeType: string, size: number): Promise<ToolResult> {
+async function readImage(
+  request: ReadRequest,
+  handle: FileHandle,
+  mimeType: string,
+  size: number,
+): Promise<ToolResult> {
   if (size > MAX_IMAGE_BYTES) {
-    return errorResult(`${request.path} is a ${mimeType} image of ${size} bytes, over the ${MAX_IMAGE_BYTES}-byte limit for images`);
+    return errorResult(
+      `${request.path} is a ${mimeType} image of ${size} bytes, over the ${MAX_IMAGE_BYTES}-byte limit for images`,
+    );
   }
   const data = await handle.readFile();
   return {
@@ -99,7 +109,10 @@ async function readText(request: ReadRequest, handle: FileHandle, limits: ReadLi
     return textResult('[The file is empty.]', { ...baseDetails, startLine: 0, endLine: 0, truncated: false });
   }
   if (start > total) {
-    return errorResult(`offset ${start} is past the end of ${request.path}, which has ${total} line${total === 1 ? '' : 's'}`, baseDetails);
+    return errorResult(
+      `offset ${start} is past the end of ${request.path}, which has ${total} line${total === 1 ? '' : 's'}`,
+      baseDetails,
+    );
   }
 
   const endLine = start + scan.lines.length - 1;
@@ -114,7 +127,12 @@ async function readText(request: ReadRequest, handle: FileHandle, limits: ReadLi
     );
   }
   if (nextOffset !== undefined) {
-    const cap = scan.stoppedBy === 'bytes' ? ` (${limits.maxReadBytes}-byte limit)` : scan.stoppedBy === 'lines' ? ` (${limits.maxReadLines}-line limit)` : '';
+    const cap =
+      scan.stoppedBy === 'bytes'
+        ? ` (${limits.maxReadBytes}-byte limit)`
+        : scan.stoppedBy === 'lines'
+          ? ` (${limits.maxReadLines}-line limit)`
+          : '';
     notes.push(`Showing lines ${start}-${endLine} of ${total}${cap}. Use offset=${nextOffset} to continue.`);
   }
   if (notes.length > 0) text += `\n\n[${notes.join(' ')}]`;

@@ -48,7 +48,9 @@ export function fileScope(ctx: ToolContext, workspaceDir: string): FileScope {
       const inSandbox = posix.resolve(workdir, input.startsWith('~') ? input.replace(/^~/, workdir) : input);
       const rel = posix.relative(workdir, inSandbox);
       if (rel.startsWith('..') || posix.isAbsolute(rel)) {
-        throw new ParamError(`path ${input} is outside the sandbox workspace ${workdir}; file tools only reach ${workdir}`);
+        throw new ParamError(
+          `path ${input} is outside the sandbox workspace ${workdir}; file tools only reach ${workdir}`,
+        );
       }
       const path = join(root, ...rel.split('/'));
       const realRoot = await realpath(root);

@@ -4,14 +4,22 @@ import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
 import { PathRefused, recheckDirectory, resolveChecked, type Containment } from './contain.js';
 import { atomicWrite, describeFsError, isNotFound } from './files.js';
 
-export async function writeFileTool(path: string, absolutePath: string, content: string, containment?: Containment): Promise<ToolResult> {
+export async function writeFileTool(
+  path: string,
+  absolutePath: string,
+  content: string,
+  containment?: Containment,
+): Promise<ToolResult> {
   let created = true;
   let target: string;
   try {
     target = await resolveChecked(absolutePath, path, containment, 'write');
     const info = await stat(target);
     if (info.isDirectory()) return errorResult(`${path} is a directory`);
-    if (!info.isFile()) return errorResult(`Refused: ${path} is not a regular file (a device, FIFO or socket); write only replaces regular files.`);
+    if (!info.isFile())
+      return errorResult(
+        `Refused: ${path} is not a regular file (a device, FIFO or socket); write only replaces regular files.`,
+      );
     created = false;
   } catch (error) {
     if (error instanceof PathRefused) return errorResult(error.message, { path, refused: true });

@@ -21,7 +21,13 @@ export function contentKind(contentType: string, body: Buffer): Kind | undefined
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type === 'text/html' || type === 'application/xhtml+xml') return 'html';
   if (type === 'application/json' || type.endsWith('+json')) return 'json';
-  if (type.startsWith('text/') || type === 'application/xml' || type.endsWith('+xml') || type === 'application/javascript') return 'text';
+  if (
+    type.startsWith('text/') ||
+    type === 'application/xml' ||
+    type.endsWith('+xml') ||
+    type === 'application/javascript'
+  )
+    return 'text';
   if (type === '' || type === 'application/octet-stream') {
     const head = body.subarray(0, 512).toString('utf8').trimStart().toLowerCase();
     if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html';
@@ -32,7 +38,9 @@ export function contentKind(contentType: string, body: Buffer): Kind | undefined
 
 /** The body as a string, in the charset the header (or an HTML meta tag) names; UTF-8 otherwise. */
 export function decodeBody(body: Buffer, contentType: string): string {
-  const declared = /charset=["']?([\w.:-]+)/i.exec(contentType)?.[1] ?? /<meta[^>]+charset=["']?([\w.:-]+)/i.exec(body.subarray(0, 2048).toString('latin1'))?.[1];
+  const declared =
+    /charset=["']?([\w.:-]+)/i.exec(contentType)?.[1] ??
+    /<meta[^>]+charset=["']?([\w.:-]+)/i.exec(body.subarray(0, 2048).toString('latin1'))?.[1];
   try {
     return new TextDecoder(declared ?? 'utf-8').decode(body);
   } catch {
@@ -48,7 +56,10 @@ async function extractHtml(html: string, mode: ExtractMode, baseUrl: string, rea
   if (readability) {
     const { Readability } = await import('@mozilla/readability');
     // The article comes back as the element itself, not re-serialized HTML to parse again.
-    const article = new Readability<DomElement>(document as never, { charThreshold: 100, serializer: (element) => element as DomElement }).parse();
+    const article = new Readability<DomElement>(document as never, {
+      charThreshold: 100,
+      serializer: (element) => element as DomElement,
+    }).parse();
     if (article?.content) {
       const text = domToMarkdown(article.content, options);
       if (text.trim()) return { text, title: article.title?.trim() || pageTitle, extractor: 'readability' };
@@ -60,7 +71,14 @@ async function extractHtml(html: string, mode: ExtractMode, baseUrl: string, rea
   return { text: domToMarkdown((document.body ?? document) as never, options), title: pageTitle, extractor: 'dom' };
 }
 
-export async function extractContent(body: Buffer, contentType: string, kind: Kind, mode: ExtractMode, baseUrl: string, readability: boolean): Promise<Extracted> {
+export async function extractContent(
+  body: Buffer,
+  contentType: string,
+  kind: Kind,
+  mode: ExtractMode,
+  baseUrl: string,
+  readability: boolean,
+): Promise<Extracted> {
   const source = decodeBody(body, contentType);
   if (kind === 'html') return extractHtml(source, mode, baseUrl, readability);
   if (kind === 'json') {

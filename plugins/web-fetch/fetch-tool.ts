@@ -61,11 +61,17 @@ export class WebFetcher {
     }
     if (page.status < 200 || page.status >= 300) {
       const excerpt = page.text.replace(/\s+/g, ' ').trim().slice(0, 300);
-      return errorResult(`web_fetch: ${page.finalUrl} answered HTTP ${page.status}${excerpt ? `: ${excerpt}` : ''}`, { url: request.url, finalUrl: page.finalUrl, status: page.status });
+      return errorResult(`web_fetch: ${page.finalUrl} answered HTTP ${page.status}${excerpt ? `: ${excerpt}` : ''}`, {
+        url: request.url,
+        finalUrl: page.finalUrl,
+        status: page.status,
+      });
     }
     const cut = page.text.length > maxChars;
     const body = cut ? page.text.slice(0, maxChars) : page.text;
-    const warning = page.bodyCut ? `The response was larger than ${settings.maxResponseBytes} bytes; only the start was read.` : undefined;
+    const warning = page.bodyCut
+      ? `The response was larger than ${settings.maxResponseBytes} bytes; only the start was read.`
+      : undefined;
     const text = wrapExternalContent(body, { kind: 'web page', name: page.finalUrl });
     return jsonResult({
       url: request.url,
@@ -87,8 +93,13 @@ export class WebFetcher {
     });
   }
 
-  private async fetchPage(request: FetchRequest, settings: FetchSettings): Promise<{ page: Page } | { error: ToolResult }> {
-    const fail = (message: string) => ({ error: errorResult(`web_fetch: ${message}`, { url: request.url, error: message }) });
+  private async fetchPage(
+    request: FetchRequest,
+    settings: FetchSettings,
+  ): Promise<{ page: Page } | { error: ToolResult }> {
+    const fail = (message: string) => ({
+      error: errorResult(`web_fetch: ${message}`, { url: request.url, error: message }),
+    });
     let response;
     try {
       response = await guardedFetch(request.url, {
@@ -99,7 +110,8 @@ export class WebFetcher {
         maxBytes: settings.maxResponseBytes,
         headers: {
           'user-agent': settings.userAgent,
-          accept: 'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5',
+          accept:
+            'text/html,application/xhtml+xml,text/markdown;q=0.9,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5',
           'accept-language': 'en-US,en;q=0.9',
         },
         signal: request.signal,
@@ -110,8 +122,18 @@ export class WebFetcher {
     }
     const contentType = String(response.headers['content-type'] ?? '');
     const kind = contentKind(contentType, response.body);
-    if (!kind) return fail(`${response.finalUrl} is ${contentType || 'binary data'}, not text or HTML; web_fetch reads pages, not files (the browser tool can open it)`);
-    const extracted = await extractContent(response.body, contentType, kind, request.extractMode, response.finalUrl, settings.readability);
+    if (!kind)
+      return fail(
+        `${response.finalUrl} is ${contentType || 'binary data'}, not text or HTML; web_fetch reads pages, not files (the browser tool can open it)`,
+      );
+    const extracted = await extractContent(
+      response.body,
+      contentType,
+      kind,
+      request.extractMode,
+      response.finalUrl,
+      settings.readability,
+    );
     return {
       page: {
         finalUrl: response.finalUrl,

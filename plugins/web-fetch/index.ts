@@ -31,7 +31,11 @@ export default definePlugin({
         properties: {
           url: { type: 'string', minLength: 1, description: 'The http or https URL to fetch' },
           extractMode: { type: 'string', enum: ['markdown', 'text'], description: 'Output format (default markdown)' },
-          maxChars: { type: 'integer', minimum: 100, description: 'Most characters of content to return (capped by tools.web.fetch.maxCharsCap)' },
+          maxChars: {
+            type: 'integer',
+            minimum: 100,
+            description: 'Most characters of content to return (capped by tools.web.fetch.maxCharsCap)',
+          },
         },
       },
       async execute(params: Params, ctx: ToolContext) {
@@ -39,7 +43,16 @@ export default definePlugin({
         const settings = fetchSettings(config);
         if (!settings.enabled) return errorResult('web_fetch is turned off (tools.web.fetch.enabled is false).');
         const policy = sessionSsrfPolicy(settings.ssrfPolicy, config, api.kernel.paths, ctx);
-        return fetcher.run({ url: params.url.trim(), extractMode: params.extractMode ?? 'markdown', maxChars: params.maxChars, policy, signal: ctx.signal }, settings);
+        return fetcher.run(
+          {
+            url: params.url.trim(),
+            extractMode: params.extractMode ?? 'markdown',
+            maxChars: params.maxChars,
+            policy,
+            signal: ctx.signal,
+          },
+          settings,
+        );
       },
     });
   },

@@ -20,8 +20,48 @@ export interface MarkdownOptions {
   baseUrl: string;
 }
 
-const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'iframe', 'object', 'embed', 'nav', 'form', 'button', 'select', 'textarea', 'input', 'canvas', 'head', 'title', 'meta', 'link']);
-const BLOCK = new Set(['p', 'div', 'section', 'article', 'main', 'header', 'footer', 'aside', 'figure', 'figcaption', 'address', 'details', 'summary', 'dl', 'dd', 'dt', 'body', 'html', 'center']);
+const SKIP = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'iframe',
+  'object',
+  'embed',
+  'nav',
+  'form',
+  'button',
+  'select',
+  'textarea',
+  'input',
+  'canvas',
+  'head',
+  'title',
+  'meta',
+  'link',
+]);
+const BLOCK = new Set([
+  'p',
+  'div',
+  'section',
+  'article',
+  'main',
+  'header',
+  'footer',
+  'aside',
+  'figure',
+  'figcaption',
+  'address',
+  'details',
+  'summary',
+  'dl',
+  'dd',
+  'dt',
+  'body',
+  'html',
+  'center',
+]);
 
 /** Blank-line-separated blocks; the markers keep block breaks apart from inline text. */
 const BREAK = '\u0000';
@@ -78,7 +118,8 @@ function table(node: DomNode, options: MarkdownOptions): string {
       if (tag(child) === 'tr') {
         const cells: string[] = [];
         for (const cell of kids(child)) {
-          if (cell.nodeType === 1 && (tag(cell) === 'td' || tag(cell) === 'th')) cells.push(inline(children(cell, options, 0)).replace(/\|/g, '\\|'));
+          if (cell.nodeType === 1 && (tag(cell) === 'td' || tag(cell) === 'th'))
+            cells.push(inline(children(cell, options, 0)).replace(/\|/g, '\\|'));
         }
         rows.push(cells);
       } else if (tag(child) !== 'table') walk(child);
@@ -100,7 +141,12 @@ function convert(node: DomNode, options: MarkdownOptions, depth: number): string
   const attr = (key: string) => node.getAttribute?.(key) ?? '';
   const { plain } = options;
   switch (name) {
-    case 'h1': case 'h2': case 'h3': case 'h4': case 'h5': case 'h6': {
+    case 'h1':
+    case 'h2':
+    case 'h3':
+    case 'h4':
+    case 'h5':
+    case 'h6': {
       const text = inline(children(node, options, depth));
       return block(plain ? text : `${'#'.repeat(Number(name[1]))} ${text}`);
     }
@@ -108,11 +154,13 @@ function convert(node: DomNode, options: MarkdownOptions, depth: number): string
       return '\n';
     case 'hr':
       return block(plain ? '' : '---');
-    case 'strong': case 'b': {
+    case 'strong':
+    case 'b': {
       const text = inline(children(node, options, depth));
       return plain || !text ? text : `**${text}**`;
     }
-    case 'em': case 'i': {
+    case 'em':
+    case 'i': {
       const text = inline(children(node, options, depth));
       return plain || !text ? text : `*${text}*`;
     }
@@ -131,13 +179,25 @@ function convert(node: DomNode, options: MarkdownOptions, depth: number): string
       const src = absolute(attr('src'), options.baseUrl);
       return plain || !src ? attr('alt') : `![${attr('alt').replace(/[[\]]/g, '')}](${src})`;
     }
-    case 'ul': case 'ol':
+    case 'ul':
+    case 'ol':
       return list(node, options, depth);
     case 'li':
       return block(children(node, options, depth));
     case 'blockquote': {
-      const text = children(node, options, depth).split(BREAK).map((part) => part.trim()).filter(Boolean).join('\n\n');
-      return block(plain ? text : text.split('\n').map((line) => `> ${line}`.trimEnd()).join('\n'));
+      const text = children(node, options, depth)
+        .split(BREAK)
+        .map((part) => part.trim())
+        .filter(Boolean)
+        .join('\n\n');
+      return block(
+        plain
+          ? text
+          : text
+              .split('\n')
+              .map((line) => `> ${line}`.trimEnd())
+              .join('\n'),
+      );
     }
     case 'table':
       return table(node, options);
@@ -149,7 +209,13 @@ function convert(node: DomNode, options: MarkdownOptions, depth: number): string
 export function domToMarkdown(root: DomNode, options: MarkdownOptions): string {
   return children(root, options, 0)
     .split(BREAK)
-    .map((part) => part.split('\n').map((line) => line.replace(/[ \t]+$/g, '').replace(/^ (?=\S)/, '')).join('\n').trim())
+    .map((part) =>
+      part
+        .split('\n')
+        .map((line) => line.replace(/[ \t]+$/g, '').replace(/^ (?=\S)/, ''))
+        .join('\n')
+        .trim(),
+    )
     .filter(Boolean)
     .join('\n\n')
     .replace(/\n{3,}/g, '\n\n');

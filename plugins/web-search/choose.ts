@@ -18,13 +18,19 @@ export function providerIds(kernel: Pick<KernelServices, 'capabilities'>): strin
     .sort();
 }
 
-export async function chooseProviders(kernel: Pick<KernelServices, 'capabilities'>, configured: string | undefined): Promise<Choice> {
+export async function chooseProviders(
+  kernel: Pick<KernelServices, 'capabilities'>,
+  configured: string | undefined,
+): Promise<Choice> {
   const ids = providerIds(kernel);
-  const load = (id: string) => useService<WebSearchProvider>(kernel, `${WEB_SEARCH_SERVICE_PREFIX}${id}`).catch(() => undefined);
+  const load = (id: string) =>
+    useService<WebSearchProvider>(kernel, `${WEB_SEARCH_SERVICE_PREFIX}${id}`).catch(() => undefined);
   if (configured) {
     const id = configured.trim().toLowerCase();
     if (!ids.includes(id)) {
-      return { error: `tools.web.search.provider is "${configured}", which no enabled plugin provides (available: ${ids.join(', ') || 'none'})` };
+      return {
+        error: `tools.web.search.provider is "${configured}", which no enabled plugin provides (available: ${ids.join(', ') || 'none'})`,
+      };
     }
     const provider = await load(id);
     if (!provider) return { error: `the ${id} search provider could not be loaded` };
@@ -32,8 +38,12 @@ export async function chooseProviders(kernel: Pick<KernelServices, 'capabilities
     if (!readiness.ready) return { error: `${provider.label} is not set up: ${readiness.reason}` };
     return { providers: [provider], explicit: true };
   }
-  const candidates = (await Promise.all(ids.map(load))).filter((provider): provider is WebSearchProvider => provider?.autoDetectOrder !== undefined);
-  const ready = candidates.filter((provider) => provider.readiness().ready).sort((a, b) => a.autoDetectOrder! - b.autoDetectOrder!);
+  const candidates = (await Promise.all(ids.map(load))).filter(
+    (provider): provider is WebSearchProvider => provider?.autoDetectOrder !== undefined,
+  );
+  const ready = candidates
+    .filter((provider) => provider.readiness().ready)
+    .sort((a, b) => a.autoDetectOrder! - b.autoDetectOrder!);
   if (ready.length > 0) return { providers: ready, explicit: false };
   return {
     error:

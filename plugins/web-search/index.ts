@@ -17,7 +17,13 @@ import type { WebSearchRequest, WebSearchResult } from '../../sdk/web-search.js'
 import { chooseProviders } from './choose.js';
 import type { WebSearchConfig, WebSearchTools } from './generated/types.js';
 
-type Params = { query: string; count?: number; country?: string; language?: string; freshness?: WebSearchRequest['freshness'] } & Record<string, unknown>;
+type Params = {
+  query: string;
+  count?: number;
+  country?: string;
+  language?: string;
+  freshness?: WebSearchRequest['freshness'];
+} & Record<string, unknown>;
 
 const COMMON = new Set(['query', 'count', 'country', 'language', 'freshness']);
 
@@ -47,13 +53,19 @@ export default definePlugin({
   id: 'web-search',
   register(api) {
     const cache = new TtlCache<WebSearchResult[]>(200);
-    const settings = (): WebSearchConfig => (api.kernel.config().tools as { web?: WebSearchTools } | undefined)?.web?.search ?? {};
+    const settings = (): WebSearchConfig =>
+      (api.kernel.config().tools as { web?: WebSearchTools } | undefined)?.web?.search ?? {};
 
     async function search(params: Params, ctx: ToolContext): Promise<ToolResult> {
       const config = settings();
       if (config.enabled === false) return errorResult('web_search is turned off (tools.web.search.enabled is false).');
       const choice = await chooseProviders(api.kernel, config.provider);
-      if ('error' in choice) return errorResult(`web_search: ${choice.error}`, { kind: 'error', error: 'provider_error', message: choice.error });
+      if ('error' in choice)
+        return errorResult(`web_search: ${choice.error}`, {
+          kind: 'error',
+          error: 'provider_error',
+          message: choice.error,
+        });
       const started = performance.now();
       const count = Math.min(10, Math.max(1, params.count ?? config.maxResults ?? 5));
       const extra = Object.fromEntries(Object.entries(params).filter(([key]) => !COMMON.has(key)));
@@ -71,7 +83,16 @@ export default definePlugin({
       let firstError: Error | undefined;
       // Auto-detected providers fall through to the next on failure; a chosen one does not.
       for (const provider of choice.providers) {
-        const key = JSON.stringify([provider.id, provider.cacheIdentity(), request.query, count, request.country, request.language, request.freshness, extra]);
+        const key = JSON.stringify([
+          provider.id,
+          provider.cacheIdentity(),
+          request.query,
+          count,
+          request.country,
+          request.language,
+          request.freshness,
+          extra,
+        ]);
         let results = cache.get(key, ttlMs);
         const cached = results !== undefined;
         if (!results) {
@@ -93,11 +114,19 @@ export default definePlugin({
           externalContent: { untrusted: true, source: 'web_search', wrapped: true, provider: provider.id },
           ...(cached ? { cached: true } : {}),
         };
-        const text = wrapExternalContent(JSON.stringify({ ...output, externalContent: undefined }, null, 2), { kind: 'web search', name: provider.label });
+        const text = wrapExternalContent(JSON.stringify({ ...output, externalContent: undefined }, null, 2), {
+          kind: 'web search',
+          name: provider.label,
+        });
         return { content: [{ type: 'text', text }], details: output };
       }
       const message = firstError?.message ?? 'the search failed';
-      return errorResult(`web_search failed: ${message}`, { kind: 'error', provider: choice.providers[0]!.id, error: 'provider_error', message });
+      return errorResult(`web_search failed: ${message}`, {
+        kind: 'error',
+        provider: choice.providers[0]!.id,
+        error: 'provider_error',
+        message,
+      });
     }
 
     api.registerTool({
@@ -111,15 +140,33 @@ export default definePlugin({
         required: ['query'],
         properties: {
           query: { type: 'string', minLength: 1, description: 'Search query' },
-          count: { type: 'integer', minimum: 1, maximum: 10, description: 'Results to return (1-10, default tools.web.search.maxResults or 5)' },
-          country: { type: 'string', minLength: 2, maxLength: 2, description: '2-letter country code, e.g. "US", "DE"' },
+          count: {
+            type: 'integer',
+            minimum: 1,
+            maximum: 10,
+            description: 'Results to return (1-10, default tools.web.search.maxResults or 5)',
+          },
+          country: {
+            type: 'string',
+            minLength: 2,
+            maxLength: 2,
+            description: '2-letter country code, e.g. "US", "DE"',
+          },
           language: { type: 'string', minLength: 2, description: 'ISO 639-1 language code, e.g. "en", "de"' },
-          freshness: { type: 'string', enum: ['day', 'week', 'month', 'year'], description: 'Only results from the last day, week, month or year' },
+          freshness: {
+            type: 'string',
+            enum: ['day', 'week', 'month', 'year'],
+            description: 'Only results from the last day, week, month or year',
+          },
           search_lang: { type: 'string', description: 'Brave only: search-language code' },
           ui_lang: { type: 'string', description: 'Brave only: UI language with region, e.g. "en-US"' },
           categories: { type: 'string', description: 'SearXNG only: comma-separated categories, e.g. "general,news"' },
           region: { type: 'string', description: 'DuckDuckGo only: region code, e.g. "us-en", "de-de"' },
-          safeSearch: { type: 'string', enum: ['strict', 'moderate', 'off'], description: 'DuckDuckGo only: SafeSearch level' },
+          safeSearch: {
+            type: 'string',
+            enum: ['strict', 'moderate', 'off'],
+            description: 'DuckDuckGo only: SafeSearch level',
+          },
         },
       },
       execute: (params: Params, ctx: ToolContext) => search(params, ctx),

@@ -26,8 +26,14 @@ export function messageChars(message: ChatMessage): number {
   return chars;
 }
 
-export function estimateContextTokens(systemPrompt: string, messages: readonly ChatMessage[], toolSchemaChars = 0): number {
-  return estimateTokens(systemPrompt.length + toolSchemaChars + messages.reduce((sum, message) => sum + messageChars(message), 0));
+export function estimateContextTokens(
+  systemPrompt: string,
+  messages: readonly ChatMessage[],
+  toolSchemaChars = 0,
+): number {
+  return estimateTokens(
+    systemPrompt.length + toolSchemaChars + messages.reduce((sum, message) => sum + messageChars(message), 0),
+  );
 }
 
 /** The estimate above which a memory flush and then compaction run. */
@@ -47,7 +53,9 @@ export function compactionCut(messages: readonly ChatMessage[], keepRecentTokens
   let kept = messages.slice(cut).reduce((sum, message) => sum + estimateTokens(messageChars(message)), 0);
   for (let i = userIndexes.length - 2; i >= 1; i--) {
     const candidate = userIndexes[i]!;
-    const extra = messages.slice(candidate, cut).reduce((sum, message) => sum + estimateTokens(messageChars(message)), 0);
+    const extra = messages
+      .slice(candidate, cut)
+      .reduce((sum, message) => sum + estimateTokens(messageChars(message)), 0);
     if (kept + extra > keepRecentTokens) break;
     kept += extra;
     cut = candidate;
@@ -60,12 +68,21 @@ export function renderForSummary(messages: readonly ChatMessage[]): string {
   return messages
     .map((message) => {
       if (message.role === 'user') {
-        const text = typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
+        const text =
+          typeof message.content === 'string'
+            ? message.content
+            : message.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join('\n');
         return `USER: ${text}`;
       }
       if (message.role === 'assistant') {
         return message.content
-          .map((part) => (part.type === 'text' ? `ASSISTANT: ${part.text}` : part.type === 'toolCall' ? `ASSISTANT called ${part.name}(${JSON.stringify(part.arguments)})` : ''))
+          .map((part) =>
+            part.type === 'text'
+              ? `ASSISTANT: ${part.text}`
+              : part.type === 'toolCall'
+                ? `ASSISTANT called ${part.name}(${JSON.stringify(part.arguments)})`
+                : '',
+          )
           .filter(Boolean)
           .join('\n');
       }
@@ -76,7 +93,7 @@ export function renderForSummary(messages: readonly ChatMessage[]): string {
 }
 
 export const SUMMARY_SYSTEM_PROMPT =
-  'You compress conversations. Write a faithful summary of the conversation below for the assistant to continue from: the user\'s goals, decisions made, facts learned (names, paths, numbers), what was done with tools and the results, and open questions or next steps. Be specific and concise. Do not add anything that did not happen.';
+  "You compress conversations. Write a faithful summary of the conversation below for the assistant to continue from: the user's goals, decisions made, facts learned (names, paths, numbers), what was done with tools and the results, and open questions or next steps. Be specific and concise. Do not add anything that did not happen.";
 
 export function summaryPrompt(transcript: string, previousSummary: string | undefined, instructions?: string): string {
   return [
@@ -97,7 +114,11 @@ function hasImage(message: ToolResultMessage): boolean {
  * Only tool results older than the last `keepLastAssistants` assistant messages are
  * touched; results with images are never touched; user and assistant messages never are.
  */
-export function pruneToolResults(messages: readonly ChatMessage[], settings: PruningSettings, contextWindowTokens: number): ChatMessage[] {
+export function pruneToolResults(
+  messages: readonly ChatMessage[],
+  settings: PruningSettings,
+  contextWindowTokens: number,
+): ChatMessage[] {
   const assistants = messages.flatMap((message, index) => (message.role === 'assistant' ? [index] : []));
   if (assistants.length < settings.keepLastAssistants) return [...messages];
   const cutoff = assistants[assistants.length - settings.keepLastAssistants]!;
@@ -106,11 +127,15 @@ export function pruneToolResults(messages: readonly ChatMessage[], settings: Pru
   const out = [...messages];
   const prunable = out
     .map((message, index) => ({ message, index }))
-    .filter(({ message, index }) => index < cutoff && message.role === 'toolResult' && !hasImage(message) && toolAllowed(message.toolName)) as Array<{
+    .filter(
+      ({ message, index }) =>
+        index < cutoff && message.role === 'toolResult' && !hasImage(message) && toolAllowed(message.toolName),
+    ) as Array<{
     message: ToolResultMessage;
     index: number;
   }>;
-  const textOf = (message: ToolResultMessage) => message.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
+  const textOf = (message: ToolResultMessage) =>
+    message.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
   let total = out.reduce((sum, message) => sum + messageChars(message), 0);
 
   if (total / windowChars > settings.softTrimRatio) {
@@ -124,7 +149,11 @@ export function pruneToolResults(messages: readonly ChatMessage[], settings: Pru
     }
   }
   const prunableChars = prunable.reduce((sum, item) => sum + textOf(item.message).length, 0);
-  if (settings.hardClear.enabled && total / windowChars > settings.hardClearRatio && prunableChars >= settings.minPrunableToolChars) {
+  if (
+    settings.hardClear.enabled &&
+    total / windowChars > settings.hardClearRatio &&
+    prunableChars >= settings.minPrunableToolChars
+  ) {
     for (const item of prunable) {
       if (total / windowChars <= settings.hardClearRatio) break;
       const before = textOf(item.message).length;

@@ -74,8 +74,25 @@ export interface DispatchInput {
 }
 
 export type RunEvent =
-  | { kind: 'agent'; runId: string; sessionKey: string; seq: number; stream: AgentStream; ts: number; data: Record<string, unknown> }
-  | { kind: 'chat'; runId: string; sessionKey: string; seq: number; state: 'delta' | 'final' | 'aborted' | 'error'; text: string; deltaText?: string; errorMessage?: string };
+  | {
+      kind: 'agent';
+      runId: string;
+      sessionKey: string;
+      seq: number;
+      stream: AgentStream;
+      ts: number;
+      data: Record<string, unknown>;
+    }
+  | {
+      kind: 'chat';
+      runId: string;
+      sessionKey: string;
+      seq: number;
+      state: 'delta' | 'final' | 'aborted' | 'error';
+      text: string;
+      deltaText?: string;
+      errorMessage?: string;
+    };
 
 export type RunStatus = 'ok' | 'error' | 'timeout' | 'aborted';
 
@@ -164,7 +181,11 @@ export interface AgentService {
   /** `/new`, `sessions.reset`: stop what runs, then a new session id (session_end/session_start fire). */
   resetSession(agentId: string, sessionKey: string, patch?: SessionPatch): Promise<SessionEntry>;
   /** `/compact`, `sessions.compact`: summarise older turns now, in the session lane. */
-  compactSession(agentId: string, sessionKey: string, instructions?: string): Promise<{ compacted: boolean; reason?: string; summarized?: number; compactions?: number; summary?: string }>;
+  compactSession(
+    agentId: string,
+    sessionKey: string,
+    instructions?: string,
+  ): Promise<{ compacted: boolean; reason?: string; summarized?: number; compactions?: number; summary?: string }>;
   /**
    * The slash commands a user can send this agent (built-in, plugin and user-invocable
    * skill commands), for command menus. Aliases are left out.

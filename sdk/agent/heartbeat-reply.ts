@@ -39,4 +39,3 @@ export function judgeReply(text: string, ackMaxChars: number): ReplyVerdict {
   if (rest.length <= ackMaxChars) return { kind: 'ack', rest };
   return { kind: 'alert', text: rest };
 }
-

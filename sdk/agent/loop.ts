@@ -134,7 +134,9 @@ export interface AgentLoopSlot {
   /** `/compact` and `sessions.compact`: summarise older turns now. */
   compact?(ctx: TurnContext, options: { instructions?: string; model?: string }): Promise<CompactOutcome>;
   /** `/context`: the system prompt this loop would build now, with its size report. */
-  describePrompt?(ctx: Pick<TurnContext, 'kernel' | 'settings' | 'mainSession' | 'skills'> & { model?: string; thinking: string }): Promise<{ prompt: string; report: PromptReport }>;
+  describePrompt?(
+    ctx: Pick<TurnContext, 'kernel' | 'settings' | 'mainSession' | 'skills'> & { model?: string; thinking: string },
+  ): Promise<{ prompt: string; report: PromptReport }>;
 }
 
 export function defineAgentLoop(loop: AgentLoopSlot): AgentLoopSlot {
@@ -146,7 +148,12 @@ export function defineAgentLoop(loop: AgentLoopSlot): AgentLoopSlot {
  * the same function the kernel's tool choke point enforces, so the model is offered exactly
  * the tools it may call.
  */
-export function toolPolicy(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined): ToolMatcher {
+export function toolPolicy(
+  kernel: KernelServices,
+  settings: AgentSettings,
+  provider: string | undefined,
+  model: string | undefined,
+): ToolMatcher {
   return configuredToolPolicy(kernel.config(), { agentId: settings.agentId, provider, model });
 }
 
@@ -154,7 +161,13 @@ export function toolPolicy(kernel: KernelServices, settings: AgentSettings, prov
  * Registered tools that the policy lets this agent (and model) use in this session (a
  * sub-agent session is narrowed by depth, subagents.ts); their plugins load here.
  */
-export async function allowedTools(kernel: KernelServices, settings: AgentSettings, provider: string | undefined, model: string | undefined, sessionKey?: string): Promise<ToolDefinition[]> {
+export async function allowedTools(
+  kernel: KernelServices,
+  settings: AgentSettings,
+  provider: string | undefined,
+  model: string | undefined,
+  sessionKey?: string,
+): Promise<ToolDefinition[]> {
   const policy = toolPolicy(kernel, settings, provider, model);
   const restriction = sessionToolRestriction(kernel.config(), settings.agentId, sessionKey);
   const names = kernel.capabilities
@@ -169,7 +182,11 @@ export async function allowedTools(kernel: KernelServices, settings: AgentSettin
 export function assistantMessage(outcome: ModelOutcome): AssistantMessage {
   return {
     role: 'assistant',
-    content: [...outcome.thinking, ...(outcome.text ? [{ type: 'text' as const, text: outcome.text }] : []), ...outcome.toolCalls],
+    content: [
+      ...outcome.thinking,
+      ...(outcome.text ? [{ type: 'text' as const, text: outcome.text }] : []),
+      ...outcome.toolCalls,
+    ],
     provider: outcome.provider,
     model: outcome.model,
     stopReason: outcome.stopReason,
@@ -182,8 +199,18 @@ export function assistantMessage(outcome: ModelOutcome): AssistantMessage {
 export const TRUNCATED_TOOL_RESULT =
   'Not run: your reply was cut off at the output token limit, so this call may be incomplete. Make the call again with shorter arguments, or split the work into smaller steps.';
 
-export function truncatedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp = Date.now()): ToolResultMessage {
-  return { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: TRUNCATED_TOOL_RESULT }], isError: true, timestamp };
+export function truncatedToolResult(
+  call: Pick<ToolCallPart, 'id' | 'name'>,
+  timestamp = Date.now(),
+): ToolResultMessage {
+  return {
+    role: 'toolResult',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: 'text', text: TRUNCATED_TOOL_RESULT }],
+    isError: true,
+    timestamp,
+  };
 }
 
 /**
@@ -193,15 +220,31 @@ export function truncatedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, tim
  * telling the model so, which keeps every call in the transcript paired with a result.
  */
 export async function runToolCalls(ctx: TurnContext, reply: AssistantMessage): Promise<ToolResultMessage[]> {
-  const calls = Array.isArray(reply.content) ? reply.content.filter((part): part is ToolCallPart => part.type === 'toolCall') : [];
+  const calls = Array.isArray(reply.content)
+    ? reply.content.filter((part): part is ToolCallPart => part.type === 'toolCall')
+    : [];
   if (reply.stopReason === 'length') return calls.map((call) => truncatedToolResult(call));
   const { settings } = ctx;
-  const context = { agentId: settings.agentId, sessionKey: ctx.sessionKey, workspaceDir: settings.workspaceDir, signal: ctx.signal, runId: ctx.runId };
+  const context = {
+    agentId: settings.agentId,
+    sessionKey: ctx.sessionKey,
+    workspaceDir: settings.workspaceDir,
+    signal: ctx.signal,
+    runId: ctx.runId,
+  };
   const allowed = sessionToolRestriction(ctx.kernel.config(), settings.agentId, ctx.sessionKey);
   const model = reply.provider && reply.model ? `${reply.provider}/${reply.model}` : undefined;
   const results: ToolResultMessage[] = [];
   for (const call of calls) {
-    const result = await ctx.kernel.tools.invoke({ name: call.name, params: call.arguments, toolCallId: call.id, context, model, maxResultChars: settings.maxResultChars, ...(allowed ? { allowed } : {}) });
+    const result = await ctx.kernel.tools.invoke({
+      name: call.name,
+      params: call.arguments,
+      toolCallId: call.id,
+      context,
+      model,
+      maxResultChars: settings.maxResultChars,
+      ...(allowed ? { allowed } : {}),
+    });
     results.push(result.message);
   }
   return results;

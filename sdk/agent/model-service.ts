@@ -9,7 +9,15 @@
  */
 import type { FailureKind } from '../models.js';
 import type { HookContext } from '../types/hooks.js';
-import type { ModelInfo, ModelRequest, ModelStreamEvent, StopReason, ThinkingPart, ToolCallPart, Usage } from '../types/models.js';
+import type {
+  ModelInfo,
+  ModelRequest,
+  ModelStreamEvent,
+  StopReason,
+  ThinkingPart,
+  ToolCallPart,
+  Usage,
+} from '../types/models.js';
 import type { AgentSettings } from './settings.js';
 
 /** One model the enabled providers (or `models.providers`) offer, with its "provider/model" ref. */
@@ -19,7 +27,11 @@ export interface ModelCatalogEntry extends ModelInfo {
 }
 
 /** A reset tells listeners to drop the failed attempt's partial output; `retry` when the same model is asked again. */
-export type ModelResetEvent = { type: 'reset'; reason: string; retry?: { attempt: number; of: number; waitMs: number } };
+export type ModelResetEvent = {
+  type: 'reset';
+  reason: string;
+  retry?: { attempt: number; of: number; waitMs: number };
+};
 
 export interface ModelStreamOptions {
   signal: AbortSignal;
@@ -66,7 +78,12 @@ export interface Models {
    * answer. `llm_input` may rewrite the request's system prompt and messages first, and
    * `llm_output` the answer's text.
    */
-  stream(settings: AgentSettings, chain: readonly string[], request: Omit<ModelRequest, 'model' | 'endpoint'>, options: ModelStreamOptions): Promise<ModelOutcome>;
+  stream(
+    settings: AgentSettings,
+    chain: readonly string[],
+    request: Omit<ModelRequest, 'model' | 'endpoint'>,
+    options: ModelStreamOptions,
+  ): Promise<ModelOutcome>;
 }
 
 /** One cooldown streak: of a whole auth profile, or of one model on it. */

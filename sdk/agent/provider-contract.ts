@@ -79,7 +79,10 @@ async function until(check: () => boolean, what: string, timeoutMs = 5000): Prom
   }
 }
 
-async function collect(stream: AsyncIterable<ModelStreamEvent>, events: ModelStreamEvent[] = []): Promise<ModelStreamEvent[]> {
+async function collect(
+  stream: AsyncIterable<ModelStreamEvent>,
+  events: ModelStreamEvent[] = [],
+): Promise<ModelStreamEvent[]> {
   for await (const event of stream) events.push(event);
   return events;
 }
@@ -90,12 +93,15 @@ async function failure(promise: Promise<unknown>): Promise<ModelError> {
     () => undefined,
     (error: unknown) => error,
   );
-  if (!isModelError(caught)) throw new Error(`expected a ModelError, got ${caught === undefined ? 'a finished stream' : String(caught)}`);
+  if (!isModelError(caught))
+    throw new Error(`expected a ModelError, got ${caught === undefined ? 'a finished stream' : String(caught)}`);
   return caught;
 }
 
-const texts = (events: ModelStreamEvent[]) => events.flatMap((event) => (event.type === 'text_delta' ? [event.delta] : []));
-const calls = (events: ModelStreamEvent[]) => events.filter((event): event is Extract<ModelStreamEvent, { type: 'tool_call' }> => event.type === 'tool_call');
+const texts = (events: ModelStreamEvent[]) =>
+  events.flatMap((event) => (event.type === 'text_delta' ? [event.delta] : []));
+const calls = (events: ModelStreamEvent[]) =>
+  events.filter((event): event is Extract<ModelStreamEvent, { type: 'tool_call' }> => event.type === 'tool_call');
 
 function expectOneDoneAtEnd(events: ModelStreamEvent[]): Extract<ModelStreamEvent, { type: 'done' }> {
   const done = events.filter((event) => event.type === 'done');
@@ -115,7 +121,8 @@ export function providerContractSuite(target: ProviderContractTarget): void {
       endpoint: { ...target.endpoint(), ...extra.endpoint },
     });
     const hello = (extra: Partial<ModelRequest> = {}) => ask([{ role: 'user', content: 'Say the sentence.' }], extra);
-    const run = (request: ModelRequest, signal?: AbortSignal, events?: ModelStreamEvent[]) => collect(provider.stream(request, { signal }), events);
+    const run = (request: ModelRequest, signal?: AbortSignal, events?: ModelStreamEvent[]) =>
+      collect(provider.stream(request, { signal }), events);
 
     beforeAll(async () => {
       await target.server.start?.();
@@ -140,7 +147,10 @@ export function providerContractSuite(target: ProviderContractTarget): void {
     });
 
     it('round-trips a tool call: offered tool, complete arguments, toolUse, then the result on the wire', async () => {
-      target.server.script({ toolCalls: [{ name: TOOL.name, arguments: { orderId: 'A-17' } }], usage: { input: 40, output: 9 } });
+      target.server.script({
+        toolCalls: [{ name: TOOL.name, arguments: { orderId: 'A-17' } }],
+        usage: { input: 40, output: 9 },
+      });
       const question: ChatMessage = { role: 'user', content: 'Where is order A-17?' };
       const first = await run(ask([question], { tools: [TOOL] }));
       expect(JSON.stringify(target.server.requests().at(-1)), 'the tool is offered to the model').toContain(TOOL.name);
@@ -155,8 +165,17 @@ export function providerContractSuite(target: ProviderContractTarget): void {
         ask(
           [
             question,
-            { role: 'assistant', content: [{ type: 'toolCall', id: call!.id, name: call!.name, arguments: call!.arguments }], stopReason: 'toolUse' },
-            { role: 'toolResult', toolCallId: call!.id, toolName: call!.name, content: [{ type: 'text', text: TOOL_RESULT }] },
+            {
+              role: 'assistant',
+              content: [{ type: 'toolCall', id: call!.id, name: call!.name, arguments: call!.arguments }],
+              stopReason: 'toolUse',
+            },
+            {
+              role: 'toolResult',
+              toolCallId: call!.id,
+              toolName: call!.name,
+              content: [{ type: 'text', text: TOOL_RESULT }],
+            },
           ],
           { tools: [TOOL] },
         ),

@@ -126,10 +126,17 @@ export function defaultAgentId(config: KernelConfig): string {
 /** The `agents.list[]` entry of `agentId` (ids compare as session keys spell them), or undefined. */
 export function agentEntry(config: KernelConfig, agentId: string): AnyRecord | undefined {
   const wanted = normalizeAgentId(agentId);
-  return (((config.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[]).find((agent) => agent && normalizeAgentId(agent.id) === wanted);
+  return (((config.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[]).find(
+    (agent) => agent && normalizeAgentId(agent.id) === wanted,
+  );
 }
 
-export function agentSettings(config: KernelConfig, agentId: string, stateDir: string, defaultWorkspace: string): AgentSettings {
+export function agentSettings(
+  config: KernelConfig,
+  agentId: string,
+  stateDir: string,
+  defaultWorkspace: string,
+): AgentSettings {
   const agents = (config.agents ?? {}) as AnyRecord;
   const defaults = (agents.defaults ?? {}) as AnyRecord;
   const entry = agentEntry(config, agentId) ?? {};
@@ -138,11 +145,17 @@ export function agentSettings(config: KernelConfig, agentId: string, stateDir: s
   const flush = (compaction.memoryFlush ?? {}) as AnyRecord;
   const pruning = (defaults.contextPruning ?? {}) as AnyRecord;
   const chunk = (defaults.blockStreamingChunk ?? {}) as AnyRecord;
-  const workspace = entry.workspace ?? (normalizeAgentId(agentId) === defaultAgentId(config) ? undefined : join(stateDir, `workspace-${normalizeAgentId(agentId)}`));
+  const workspace =
+    entry.workspace ??
+    (normalizeAgentId(agentId) === defaultAgentId(config)
+      ? undefined
+      : join(stateDir, `workspace-${normalizeAgentId(agentId)}`));
   return {
     agentId,
     workspaceDir: workspace ? expandHome(String(workspace)) : defaultWorkspace,
-    agentDir: entry.agentDir ? expandHome(String(entry.agentDir)) : join(stateDir, 'agents', normalizeAgentId(agentId), 'agent'),
+    agentDir: entry.agentDir
+      ? expandHome(String(entry.agentDir))
+      : join(stateDir, 'agents', normalizeAgentId(agentId), 'agent'),
     model: pick<ModelSetting>('model'),
     models: { ...(defaults.models ?? {}), ...(entry.models ?? {}) },
     timeoutSeconds: Number(pick('timeoutSeconds') ?? 600),
@@ -182,7 +195,9 @@ export function agentSettings(config: KernelConfig, agentId: string, stateDir: s
 }
 
 export function providerSettings(config: KernelConfig, provider: string): ProviderSettings {
-  return (((config.models as AnyRecord | undefined)?.providers ?? {}) as Record<string, ProviderSettings>)[provider] ?? {};
+  return (
+    (((config.models as AnyRecord | undefined)?.providers ?? {}) as Record<string, ProviderSettings>)[provider] ?? {}
+  );
 }
 
 /** Provider ids configured under `models.providers` (registered or not). */
@@ -195,7 +210,9 @@ export function configuredProviderIds(config: KernelConfig): string[] {
 export function modelChain(setting: ModelSetting | undefined): string[] {
   if (!setting) return [];
   if (typeof setting === 'string') return [setting];
-  return [setting.primary, ...(setting.fallbacks ?? [])].filter((ref): ref is string => typeof ref === 'string' && ref.length > 0);
+  return [setting.primary, ...(setting.fallbacks ?? [])].filter(
+    (ref): ref is string => typeof ref === 'string' && ref.length > 0,
+  );
 }
 
 export function queueDefaults(messages: MessagesSection | undefined, channel?: string): QueueSettings {
@@ -225,7 +242,21 @@ export { durationMs };
  * Whether `sessionKey` runs its tools in a sandbox, for the system prompt and /context: the
  * same answer the tool choke point routes with (resolveSandboxRoute).
  */
-export function sessionSandbox(config: KernelConfig, settings: AgentSettings, sessionKey: string, stateDir: string): { mode: string; sandboxed: boolean; workdir?: string } {
-  const route = resolveSandboxRoute(config, { agentId: settings.agentId, sessionKey, workspaceDir: settings.workspaceDir, stateDir });
-  return { mode: route.settings.mode, sandboxed: route.sandboxed, ...(route.spec ? { workdir: route.spec.workdir } : {}) };
+export function sessionSandbox(
+  config: KernelConfig,
+  settings: AgentSettings,
+  sessionKey: string,
+  stateDir: string,
+): { mode: string; sandboxed: boolean; workdir?: string } {
+  const route = resolveSandboxRoute(config, {
+    agentId: settings.agentId,
+    sessionKey,
+    workspaceDir: settings.workspaceDir,
+    stateDir,
+  });
+  return {
+    mode: route.settings.mode,
+    sandboxed: route.sandboxed,
+    ...(route.spec ? { workdir: route.spec.workdir } : {}),
+  };
 }

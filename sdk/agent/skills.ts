@@ -45,8 +45,14 @@ export interface SkillsService {
 }
 
 /** The message a skill command runs the agent with: the request, and which skill to follow for it. */
-export function skillCommandPrompt(command: Pick<SkillCommand, 'skillName' | 'location' | 'settings'>, args: string): string {
+export function skillCommandPrompt(
+  command: Pick<SkillCommand, 'skillName' | 'location' | 'settings'>,
+  args: string,
+): string {
   const request = args.trim() || '(no further input: follow the skill with what you know)';
-  const settings = command.settings && Object.keys(command.settings).length ? `\nSettings for this skill (skills.entries): ${JSON.stringify(command.settings)}` : '';
+  const settings =
+    command.settings && Object.keys(command.settings).length
+      ? `\nSettings for this skill (skills.entries): ${JSON.stringify(command.settings)}`
+      : '';
   return `Use the "${command.skillName}" skill for this request. Read its instructions first with the read tool: ${command.location}${settings}\n\nRequest: ${request}`;
 }

@@ -18,6 +18,10 @@ export function isSubagentSessionKey(sessionKey: string | undefined): boolean {
  * The extra narrowing for a session's tool calls (the kernel's sub-agent layers), or
  * undefined when the session is not a sub-agent.
  */
-export function sessionToolRestriction(config: Readonly<KernelConfig>, agentId: string, sessionKey: string | undefined): ToolMatcher | undefined {
+export function sessionToolRestriction(
+  config: Readonly<KernelConfig>,
+  agentId: string,
+  sessionKey: string | undefined,
+): ToolMatcher | undefined {
   return subagentToolPolicy(config, agentId, sessionKey);
 }

@@ -9,7 +9,6 @@ import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../fs.js';
 /** Injected into every session, in this order. MEMORY.md is added for the main session only. */
 export const BOOTSTRAP_FILES = ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'BOOTSTRAP.md'] as const;
 
-
 export interface BootstrapFile {
   name: string;
   path: string;
@@ -26,14 +25,21 @@ export function truncationMarker(name: string, rawChars: number, maxChars: numbe
 
 /** `YYYY-MM-DD` of a date in a time zone (the host's when none is given). */
 export function dayStamp(date: Date, timeZone?: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(date);
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).formatToParts(date);
   const get = (type: string) => parts.find((part) => part.type === type)?.value ?? '';
   return `${get('year')}-${get('month')}-${get('day')}`;
 }
 
 /** The daily memory files read at session start: yesterday's and today's. */
 export function dailyMemoryNames(now: Date, timeZone?: string): string[] {
-  return [dayStamp(new Date(now.getTime() - 86_400_000), timeZone), dayStamp(now, timeZone)].map((day) => `memory/${day}.md`);
+  return [dayStamp(new Date(now.getTime() - 86_400_000), timeZone), dayStamp(now, timeZone)].map(
+    (day) => `memory/${day}.md`,
+  );
 }
 
 function readCapped(workspaceDir: string, name: string, maxChars: number, exists: boolean): BootstrapFile {
@@ -46,7 +52,8 @@ function readCapped(workspaceDir: string, name: string, maxChars: number, exists
     return { name, path, status: 'missing', rawChars: 0, injectedChars: 0 };
   }
   if (raw.trim() === '') return { name, path, status: 'empty', rawChars: raw.length, injectedChars: 0 };
-  if (raw.length <= maxChars) return { name, path, status: 'ok', rawChars: raw.length, injectedChars: raw.length, content: raw };
+  if (raw.length <= maxChars)
+    return { name, path, status: 'ok', rawChars: raw.length, injectedChars: raw.length, content: raw };
   const content = raw.slice(0, maxChars) + truncationMarker(name, raw.length, maxChars);
   return { name, path, status: 'truncated', rawChars: raw.length, injectedChars: content.length, content };
 }
@@ -56,9 +63,17 @@ function readCapped(workspaceDir: string, name: string, maxChars: number, exists
  * marker), MEMORY.md in the main session only, and yesterday's and today's daily memory
  * files when they exist (in every session: they hold running context, not private notes).
  */
-export function loadBootstrapFiles(workspaceDir: string, options: { mainSession: boolean; maxChars: number; now?: Date; timeZone?: string }): BootstrapFile[] {
+export function loadBootstrapFiles(
+  workspaceDir: string,
+  options: { mainSession: boolean; maxChars: number; now?: Date; timeZone?: string },
+): BootstrapFile[] {
   const names: string[] = [...BOOTSTRAP_FILES];
-  if (options.mainSession) names.push(existsSync(join(workspaceDir, 'MEMORY.md')) || !existsSync(join(workspaceDir, 'memory.md')) ? 'MEMORY.md' : 'memory.md');
+  if (options.mainSession)
+    names.push(
+      existsSync(join(workspaceDir, 'MEMORY.md')) || !existsSync(join(workspaceDir, 'memory.md'))
+        ? 'MEMORY.md'
+        : 'memory.md',
+    );
   // One directory listing instead of a failed open per missing file (every turn reads these).
   let present: Set<string>;
   try {
@@ -87,10 +102,14 @@ export function isWritable(dir: string): boolean {
 /** Create the workspace and copy templates that are not there yet. Returns what was created. */
 /** `templatesDir` holds the files a new workspace starts with (the agent plugin ships them). */
 export function ensureWorkspace(workspaceDir: string, templatesDir: string): { created: string[]; kept: string[] } {
-  const templates = readdirSync(templatesDir).filter((file) => file.endsWith('.md')).sort();
+  const templates = readdirSync(templatesDir)
+    .filter((file) => file.endsWith('.md'))
+    .sort();
   // BOOTSTRAP.md (the first-run ritual) is seeded into a brand-new workspace only: once any
   // other workspace file exists, the ritual is done or was never wanted.
-  const brandNew = ![...templates, 'MEMORY.md', 'memory.md'].some((name) => name !== 'BOOTSTRAP.md' && existsSync(join(workspaceDir, name)));
+  const brandNew = ![...templates, 'MEMORY.md', 'memory.md'].some(
+    (name) => name !== 'BOOTSTRAP.md' && existsSync(join(workspaceDir, name)),
+  );
   ensurePrivateDir(join(workspaceDir, 'memory'));
   const created: string[] = [];
   const kept: string[] = [];

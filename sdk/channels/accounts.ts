@@ -72,7 +72,10 @@ export class ChannelAccounts<Account extends RunningAccount<Sender>, Sender> {
    * settings and returns the client with a key of the settings it depends on (a changed
    * token or API root builds a new one). A settings error is a send error nobody retries.
    */
-  async sender(accountId: string | undefined, build: (id: string) => Promise<{ key: string; sender: () => Promise<Sender> | Sender }>): Promise<Sender> {
+  async sender(
+    accountId: string | undefined,
+    build: (id: string) => Promise<{ key: string; sender: () => Promise<Sender> | Sender }>,
+  ): Promise<Sender> {
     const id = accountId ?? this.defaultAccount();
     const running = this.running.get(id);
     if (running) return running.sender;

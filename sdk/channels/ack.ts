@@ -15,10 +15,16 @@ const DEFAULT_ACK_EMOJI = '👀';
 type AnyRecord = Record<string, unknown>;
 
 /** `raw`: the channel's merged config (account keys over the channel's). */
-export function ackReactionFor(config: KernelConfig, raw: AnyRecord, message: Pick<InboundMessage, 'peer' | 'mentioned'>): AckReaction {
+export function ackReactionFor(
+  config: KernelConfig,
+  raw: AnyRecord,
+  message: Pick<InboundMessage, 'peer' | 'mentioned'>,
+): AckReaction {
   const messages = ((config as AnyRecord).messages ?? {}) as AnyRecord;
   const removeAfterReply = messages.removeAckAfterReply === true;
-  const scope = (ACK_REACTION_SCOPES as readonly unknown[]).includes(messages.ackReactionScope) ? (messages.ackReactionScope as AckReactionScope) : 'group-mentions';
+  const scope = (ACK_REACTION_SCOPES as readonly unknown[]).includes(messages.ackReactionScope)
+    ? (messages.ackReactionScope as AckReactionScope)
+    : 'group-mentions';
   const direct = message.peer.kind === 'direct';
   const wanted =
     scope === 'all' ||

@@ -21,10 +21,18 @@ export interface Binding {
   match: BindingMatch;
 }
 
-export type BindingTier = 'binding.peer' | 'binding.guild+roles' | 'binding.guild' | 'binding.team' | 'binding.account' | 'binding.channel';
+export type BindingTier =
+  'binding.peer' | 'binding.guild+roles' | 'binding.guild' | 'binding.team' | 'binding.account' | 'binding.channel';
 
 /** The tiers, most specific first. */
-export const BINDING_TIERS: readonly BindingTier[] = ['binding.peer', 'binding.guild+roles', 'binding.guild', 'binding.team', 'binding.account', 'binding.channel'];
+export const BINDING_TIERS: readonly BindingTier[] = [
+  'binding.peer',
+  'binding.guild+roles',
+  'binding.guild',
+  'binding.team',
+  'binding.account',
+  'binding.channel',
+];
 
 /** The tier a binding belongs to: the most specific field it names. */
 export function bindingTier(match: BindingMatch): BindingTier {
@@ -38,5 +46,7 @@ export function bindingTier(match: BindingMatch): BindingTier {
 /** The well-formed entries of `bindings`. */
 export function configuredBindings(config: KernelConfig): Binding[] {
   const list = Array.isArray(config.bindings) ? (config.bindings as Binding[]) : [];
-  return list.filter((binding) => typeof binding?.agentId === 'string' && binding.match && typeof binding.match === 'object');
+  return list.filter(
+    (binding) => typeof binding?.agentId === 'string' && binding.match && typeof binding.match === 'object',
+  );
 }

@@ -54,20 +54,36 @@ export function channelSection(config: KernelConfig, channel: string): AnyRecord
 
 /** Account ids under `channels.<id>.accounts`, or ["default"] when the channel is configured flat. */
 export function configuredAccounts(section: AnyRecord | undefined): string[] {
-  const accounts = section?.accounts && typeof section.accounts === 'object' ? Object.keys(section.accounts as AnyRecord) : [];
+  const accounts =
+    section?.accounts && typeof section.accounts === 'object' ? Object.keys(section.accounts as AnyRecord) : [];
   return accounts.length > 0 ? accounts : ['default'];
 }
 
 /** The channel section with one account's overrides applied (account keys win), as channelSettings merges it. */
 export function mergedAccountConfig(section: AnyRecord | undefined, accountId: string): AnyRecord {
   const { accounts, ...root } = section ?? {};
-  const account = accounts && typeof accounts === 'object' && !Array.isArray(accounts) && accounts[accountId] && typeof accounts[accountId] === 'object' ? (accounts[accountId] as AnyRecord) : {};
+  const account =
+    accounts &&
+    typeof accounts === 'object' &&
+    !Array.isArray(accounts) &&
+    accounts[accountId] &&
+    typeof accounts[accountId] === 'object'
+      ? (accounts[accountId] as AnyRecord)
+      : {};
   return { ...root, ...account };
 }
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string | number => typeof item === 'string' || typeof item === 'number').map(String) : []);
+const strings = (value: unknown): string[] =>
+  Array.isArray(value)
+    ? value.filter((item): item is string | number => typeof item === 'string' || typeof item === 'number').map(String)
+    : [];
 
-export function channelSettings(config: KernelConfig, channel: string, accountId = 'default', defaults: Readonly<Record<string, unknown>> = {}): ChannelSettings {
+export function channelSettings(
+  config: KernelConfig,
+  channel: string,
+  accountId = 'default',
+  defaults: Readonly<Record<string, unknown>> = {},
+): ChannelSettings {
   const section = channelSection(config, channel) ?? {};
   const { accounts, ...configured } = section;
   const base: AnyRecord = { ...defaults };
@@ -81,8 +97,10 @@ export function channelSettings(config: KernelConfig, channel: string, accountId
   const account = ((accounts as AnyRecord | undefined)?.[accountId] ?? {}) as AnyRecord;
   // Account keys win; what an account leaves out comes from the channel root.
   const raw: AnyRecord = { ...root, ...account };
-  const dmPolicy = (['pairing', 'allowlist', 'open', 'disabled'] as const).find((policy) => policy === raw.dmPolicy) ?? 'pairing';
-  const groupPolicy = (['open', 'allowlist', 'disabled'] as const).find((policy) => policy === raw.groupPolicy) ?? 'allowlist';
+  const dmPolicy =
+    (['pairing', 'allowlist', 'open', 'disabled'] as const).find((policy) => policy === raw.dmPolicy) ?? 'pairing';
+  const groupPolicy =
+    (['open', 'allowlist', 'disabled'] as const).find((policy) => policy === raw.groupPolicy) ?? 'allowlist';
   const retry = (raw.retry ?? {}) as AnyRecord;
   return {
     channel,
@@ -93,7 +111,8 @@ export function channelSettings(config: KernelConfig, channel: string, accountId
     groupPolicy,
     groupAllowFrom: strings(raw.groupAllowFrom),
     groups: (raw.groups && typeof raw.groups === 'object' ? raw.groups : {}) as Record<string, GroupSettings>,
-    historyLimit: Number.isInteger(raw.historyLimit) && raw.historyLimit >= 0 ? raw.historyLimit : DEFAULT_HISTORY_LIMIT,
+    historyLimit:
+      Number.isInteger(raw.historyLimit) && raw.historyLimit >= 0 ? raw.historyLimit : DEFAULT_HISTORY_LIMIT,
     textChunkLimit: Number.isInteger(raw.textChunkLimit) && raw.textChunkLimit > 0 ? raw.textChunkLimit : undefined,
     retry: {
       attempts: Number.isInteger(retry.attempts) && retry.attempts >= 1 ? retry.attempts : DEFAULT_RETRY.attempts,
@@ -111,7 +130,9 @@ export function channelConfigProblems(settings: ChannelSettings): string[] {
   const problems: string[] = [];
   const where = `channels.${settings.channel}${settings.accountId === 'default' ? '' : `.accounts.${settings.accountId}`}`;
   if (settings.dmPolicy === 'open' && !settings.allowFrom.includes('*')) {
-    problems.push(`${where}.dmPolicy is "open" but allowFrom does not include "*": add "*" to allowFrom to let anyone message the bot, or use "pairing"`);
+    problems.push(
+      `${where}.dmPolicy is "open" but allowFrom does not include "*": add "*" to allowFrom to let anyone message the bot, or use "pairing"`,
+    );
   }
   return problems;
 }

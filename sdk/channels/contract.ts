@@ -65,7 +65,8 @@ const OWNER = 'owner-1';
 function answer(request: ModelRequest, limit: number): string {
   const text = lastUserText(request);
   if (text.includes('LONG')) {
-    const paragraph = (n: number) => `Paragraph ${n}: ${'lorem ipsum dolor sit amet '.repeat(Math.max(2, Math.floor(limit / 60)))}`.trim();
+    const paragraph = (n: number) =>
+      `Paragraph ${n}: ${'lorem ipsum dolor sit amet '.repeat(Math.max(2, Math.floor(limit / 60)))}`.trim();
     return Array.from({ length: 6 }, (_, i) => paragraph(i + 1)).join('\n\n');
   }
   return `echo: ${text}`;
@@ -86,7 +87,8 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     const sendingSeen: string[] = [];
     let messageCounter = 0;
     const id = () => `m${Date.now().toString(36)}${++messageCounter}`;
-    const deliver = (message: Omit<PlatformMessage, 'messageId'> & { messageId?: string }) => target.platform.deliver({ messageId: id(), ...message });
+    const deliver = (message: Omit<PlatformMessage, 'messageId'> & { messageId?: string }) =>
+      target.platform.deliver({ messageId: id(), ...message });
     const sentTo = (chatId: string) => target.platform.sent().filter((item) => item.chatId === chatId);
 
     const boot = async (access: Record<string, unknown>) => {
@@ -101,7 +103,12 @@ export function channelContractSuite(target: ChannelContractTarget): void {
         },
       });
       kernel = await createTestKernel({
-        plugins: [...agentStackDirs(), target.plugin, scriptedModel((request) => (requests.push(request), answer(request, target.textLimit))), hooks],
+        plugins: [
+          ...agentStackDirs(),
+          target.plugin,
+          scriptedModel((request) => (requests.push(request), answer(request, target.textLimit))),
+          hooks,
+        ],
         config: {
           agents: { defaults: { model: 'scripted/echo' } },
           messages: { queue: { debounceMs: 0 } },
@@ -203,17 +210,35 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     if (target.groups) {
       it('in a group, waits for a mention, then answers with the earlier messages as context', async () => {
         await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER], groupPolicy: 'open' });
-        await deliver({ kind: 'group', chatId: 'group-7', senderId: 'alice', senderName: 'Alice', text: 'the meeting moved to Friday' });
+        await deliver({
+          kind: 'group',
+          chatId: 'group-7',
+          senderId: 'alice',
+          senderName: 'Alice',
+          text: 'the meeting moved to Friday',
+        });
         await new Promise((resolve) => setTimeout(resolve, 200));
         expect(sentTo('group-7')).toEqual([]);
         expect(requests).toHaveLength(0);
-        await deliver({ kind: 'group', chatId: 'group-7', senderId: 'bob', senderName: 'Bob', text: 'bot, when is the meeting?', mention: true });
+        await deliver({
+          kind: 'group',
+          chatId: 'group-7',
+          senderId: 'bob',
+          senderName: 'Bob',
+          text: 'bot, when is the meeting?',
+          mention: true,
+        });
         await until(() => sentTo('group-7').length > 0, 'a group reply');
         expect(requests[0]!.systemPrompt).toContain('the meeting moved to Friday');
       });
 
       it('ignores groups that are not allowed', async () => {
-        await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER], groupPolicy: 'allowlist', groupAllowFrom: ['group-ok'] });
+        await boot({
+          dmPolicy: 'allowlist',
+          allowFrom: [OWNER],
+          groupPolicy: 'allowlist',
+          groupAllowFrom: ['group-ok'],
+        });
         await deliver({ kind: 'group', chatId: 'group-other', senderId: 'alice', text: 'hey bot', mention: true });
         await new Promise((resolve) => setTimeout(resolve, 200));
         expect(requests).toHaveLength(0);
@@ -224,11 +249,18 @@ export function channelContractSuite(target: ChannelContractTarget): void {
 
     if (target.threads) {
       it('gives a topic its own session and answers in the topic', async () => {
-        await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER], groupPolicy: 'open', groups: { '*': { requireMention: false } } });
+        await boot({
+          dmPolicy: 'allowlist',
+          allowFrom: [OWNER],
+          groupPolicy: 'open',
+          groups: { '*': { requireMention: false } },
+        });
         await deliver({ kind: 'group', chatId: 'forum-1', senderId: OWNER, text: 'in topic', threadId: '42' });
         await until(() => sentTo('forum-1').length > 0, 'a reply in the topic');
         expect(sentTo('forum-1')[0]!.threadId).toBe('42');
-        const loop = (await kernel.capabilities.find('service', 'agent'))?.api as { runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } } };
+        const loop = (await kernel.capabilities.find('service', 'agent'))?.api as {
+          runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } };
+        };
         const keys = (await loop.runtime.store('main').list()).map((item) => item.key);
         expect(keys).toContain(`agent:main:${target.channel}:group:forum-1:topic:42`);
       });

@@ -49,7 +49,14 @@ export { retryDelay, sleepAtLeast, MAX_RETRY_AFTER_MS } from './retry.js';
 export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';
 
 /** `bindings`: which agent answers which channel, account, peer, guild or team (the channels plugin resolves routes with them). */
-export { bindingTier, configuredBindings, BINDING_TIERS, type Binding, type BindingMatch, type BindingTier } from './bindings.js';
+export {
+  bindingTier,
+  configuredBindings,
+  BINDING_TIERS,
+  type Binding,
+  type BindingMatch,
+  type BindingTier,
+} from './bindings.js';
 
 /** Whether and with which emoji an inbound message is acknowledged (ackReaction, messages.ackReactionScope). */
 export { ackReactionFor, ACK_REACTION_SCOPES, type AckReactionScope } from './ack.js';

@@ -22,9 +22,15 @@ export async function sleepAtLeast(ms: number): Promise<void> {
 }
 
 /** How long to wait before attempt `attempt + 1` (attempt counts from 1). */
-export function retryDelay(attempt: number, settings: RetrySettings, failure: ChannelSendFailure | undefined, random: () => number = Math.random): number {
+export function retryDelay(
+  attempt: number,
+  settings: RetrySettings,
+  failure: ChannelSendFailure | undefined,
+  random: () => number = Math.random,
+): number {
   // The platform's own retry_after wins over our cap: retrying earlier only earns another 429.
-  if (failure?.retryAfterMs !== undefined && failure.retryAfterMs >= 0) return Math.min(failure.retryAfterMs, MAX_RETRY_AFTER_MS);
+  if (failure?.retryAfterMs !== undefined && failure.retryAfterMs >= 0)
+    return Math.min(failure.retryAfterMs, MAX_RETRY_AFTER_MS);
   const base = Math.min(settings.maxDelayMs, settings.minDelayMs * 2 ** (attempt - 1));
   const spread = base * settings.jitter * (random() * 2 - 1);
   return Math.max(settings.minDelayMs, Math.min(settings.maxDelayMs, Math.round(base + spread)));

@@ -134,7 +134,7 @@ const PREFIXES: Array<[prefix: string, reason: string]> = [
   ['GCONV_', 'loader of character-set modules'],
   ['GLIBC_', 'C library tunables'],
   ['MALLOC_', 'C library allocator settings'],
-  ['GIT_', "configures git (GIT_CONFIG_*, GIT_DIR, GIT_SSH*, …); only GIT_AUTHOR_*/GIT_COMMITTER_* are ordinary"],
+  ['GIT_', 'configures git (GIT_CONFIG_*, GIT_DIR, GIT_SSH*, …); only GIT_AUTHOR_*/GIT_COMMITTER_* are ordinary'],
   ['HG', 'configures Mercurial'],
   ['BZR_', 'configures Bazaar'],
   ['SVN_', 'configures Subversion'],
@@ -244,7 +244,9 @@ export function execEnvRefusal(name: string, value?: string): string | undefined
   const upper = name.toUpperCase();
   if (ORDINARY.has(upper)) return undefined;
   if (PAGER_OFF.has(upper)) {
-    return value === undefined || value === '' || value === 'cat' ? undefined : 'a pager program; only "" or "cat" (no pager) is accepted';
+    return value === undefined || value === '' || value === 'cat'
+      ? undefined
+      : 'a pager program; only "" or "cat" (no pager) is accepted';
   }
   if (EXACT[upper]) return EXACT[upper];
   for (const [prefix, reason] of PREFIXES) if (upper.startsWith(prefix)) return reason;
@@ -286,7 +288,13 @@ export async function operatorExecEnv(
 ): Promise<Record<string, string>> {
   if (!ctx.agentId || !ctx.runId) return {};
   const service = (await capabilities.find('service', 'skills').catch(() => undefined))?.api as
-    | { execEnv?(agentId: string, sessionKey: string | undefined, params: Record<string, unknown>): Record<string, string> | undefined }
+    | {
+        execEnv?(
+          agentId: string,
+          sessionKey: string | undefined,
+          params: Record<string, unknown>,
+        ): Record<string, string> | undefined;
+      }
     | undefined;
   // Without the call's own env: the answer must hold every variable the skill would add.
   return service?.execEnv?.(ctx.agentId, ctx.sessionKey, { ...params, env: undefined }) ?? {};

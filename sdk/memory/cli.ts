@@ -23,8 +23,14 @@ const FLAGS = {
 
 /** What the memory commands drive: the SDK's MemoryManager (declared here so the two files do not import each other). */
 export interface MemoryCliTarget {
-  sync(agentId?: string, options?: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
-  search(query: string, options?: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal }): Promise<MemorySearchResult>;
+  sync(
+    agentId?: string,
+    options?: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void },
+  ): Promise<MemorySyncStats>;
+  search(
+    query: string,
+    options?: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal },
+  ): Promise<MemorySearchResult>;
   status(options?: { agentId?: string; deep?: boolean }): Promise<Record<string, unknown>>;
   stop(): Promise<void>;
 }
@@ -48,9 +54,11 @@ export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryCli
           const query = rest.join(' ').trim();
           if (!query) throw new UsageError('give the query: claw memory search "<query>"');
           const max = values.max === undefined ? undefined : Number(values.max);
-          if (max !== undefined && !(Number.isInteger(max) && max > 0)) throw new UsageError(`--max must be a positive whole number, got "${String(values.max)}"`);
+          if (max !== undefined && !(Number.isInteger(max) && max > 0))
+            throw new UsageError(`--max must be a positive whole number, got "${String(values.max)}"`);
           const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score']);
-          if (minScore !== undefined && !(minScore >= 0 && minScore <= 1)) throw new UsageError(`--min-score must be between 0 and 1, got "${String(values['min-score'])}"`);
+          if (minScore !== undefined && !(minScore >= 0 && minScore <= 1))
+            throw new UsageError(`--min-score must be between 0 and 1, got "${String(values['min-score'])}"`);
           return await search(ctx, manager, query, { agentId, maxResults: max, minScore }, values.json === true);
         }
         default:
@@ -62,7 +70,13 @@ export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryCli
   });
 }
 
-async function status(ctx: CliContext, manager: MemoryCliTarget, agentId: string | undefined, deep: boolean, json: boolean): Promise<number> {
+async function status(
+  ctx: CliContext,
+  manager: MemoryCliTarget,
+  agentId: string | undefined,
+  deep: boolean,
+  json: boolean,
+): Promise<number> {
   if (deep) await manager.sync(agentId);
   const report = await manager.status({ agentId, deep });
   if (json) {
@@ -71,7 +85,12 @@ async function status(ctx: CliContext, manager: MemoryCliTarget, agentId: string
   }
   const lines = Object.entries(report).flatMap(([key, value]) => {
     if (key === 'indexProgress') return [];
-    const text = key === 'index' ? describeIndex(report) : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+    const text =
+      key === 'index'
+        ? describeIndex(report)
+        : typeof value === 'object' && value !== null
+          ? JSON.stringify(value)
+          : String(value);
     return [`  ${key.padEnd(16)} ${text}`];
   });
   ctx.stdout.write(`Memory (${String(report.backend)})\n${lines.join('\n')}\n`);
@@ -81,7 +100,9 @@ async function status(ctx: CliContext, manager: MemoryCliTarget, agentId: string
 /** The index line of `memory status`: complete, or how far a build got and what happens next. */
 function describeIndex(report: Record<string, unknown>): string {
   const progress = report.indexProgress as { files: number; filesTotal: number | null } | undefined;
-  const done = progress ? ` (${progress.files}${progress.filesTotal === null ? '' : ` of ${progress.filesTotal}`} files so far)` : '';
+  const done = progress
+    ? ` (${progress.files}${progress.filesTotal === null ? '' : ` of ${progress.filesTotal}`} files so far)`
+    : '';
   switch (report.index) {
     case 'building':
       return `still being built${done}: searches see only part of memory until it finishes`;
@@ -94,7 +115,13 @@ function describeIndex(report: Record<string, unknown>): string {
   }
 }
 
-async function index(ctx: CliContext, manager: MemoryCliTarget, agentId: string | undefined, force: boolean, json: boolean): Promise<number> {
+async function index(
+  ctx: CliContext,
+  manager: MemoryCliTarget,
+  agentId: string | undefined,
+  force: boolean,
+  json: boolean,
+): Promise<number> {
   const started = Date.now();
   const tty = (ctx.stderr as NodeJS.WriteStream).isTTY === true;
   // A terminal gets a bar redrawn in place; a log or pipe gets a plain line now and then.
@@ -126,7 +153,10 @@ async function index(ctx: CliContext, manager: MemoryCliTarget, agentId: string 
     ctx.stdout.write(
       `Indexed ${stats.files} files${stats.rebuilt ? ' (full rebuild)' : ''}: ${stats.indexed} changed, ${stats.skipped} unchanged, ${stats.removed} removed; ${stats.chunks} chunks, ${stats.embedded} embedded, ${stats.cacheHits} from cache, in ${stats.durationMs} ms\n`,
     );
-    for (const file of stats.capped ?? []) ctx.stdout.write(`Note: ${file.path} is ${file.size} bytes, over memorySearch.maxFileBytes: only its first ${file.indexedBytes} bytes are indexed\n`);
+    for (const file of stats.capped ?? [])
+      ctx.stdout.write(
+        `Note: ${file.path} is ${file.size} bytes, over memorySearch.maxFileBytes: only its first ${file.indexedBytes} bytes are indexed\n`,
+      );
   }
   return 0;
 }
@@ -146,7 +176,11 @@ async function search(
   const header = `${result.results.length} result${result.results.length === 1 ? '' : 's'} (${result.backend}, ${result.mode}${result.provider ? `, ${result.provider}/${result.model}` : ''})`;
   const lines = [header, ...(result.notice ? [`note: ${result.notice}`] : [])];
   for (const hit of result.results) {
-    lines.push('', `${hit.path}:${hit.startLine}-${hit.endLine}  score ${hit.score.toFixed(3)}`, ...hit.snippet.split('\n').map((line) => `  ${line}`));
+    lines.push(
+      '',
+      `${hit.path}:${hit.startLine}-${hit.endLine}  score ${hit.score.toFixed(3)}`,
+      ...hit.snippet.split('\n').map((line) => `  ${line}`),
+    );
   }
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return 0;

@@ -57,9 +57,22 @@ export const CONTRACT_CORPUS: Record<string, string> = {
     '- Ticket OPS-4711 closed.',
   ].join('\n'),
   'memory/2026-11-03.md': ['# 2026-11-03', '', '今天和田中先生讨论了记忆系统的设计，决定使用混合检索。'].join('\n'),
-  'memory/2026-11-04.md': ['# 2026-11-04', '', '東京で新しいプロジェクトを始めました。来週、大阪のチームと打ち合わせ。'].join('\n'),
-  'memory/projects/garden.md': ['# Garden', '', 'Planted tomatoes, basil and chili peppers on the balcony in May.', 'Water every second evening.'].join('\n'),
-  'memory/projects/reading.md': ['# Reading list', '', 'Finished "The Dispossessed" by Ursula K. Le Guin; next up is a history of cartography.'].join('\n'),
+  'memory/2026-11-04.md': [
+    '# 2026-11-04',
+    '',
+    '東京で新しいプロジェクトを始めました。来週、大阪のチームと打ち合わせ。',
+  ].join('\n'),
+  'memory/projects/garden.md': [
+    '# Garden',
+    '',
+    'Planted tomatoes, basil and chili peppers on the balcony in May.',
+    'Water every second evening.',
+  ].join('\n'),
+  'memory/projects/reading.md': [
+    '# Reading list',
+    '',
+    'Finished "The Dispossessed" by Ursula K. Le Guin; next up is a history of cartography.',
+  ].join('\n'),
 };
 
 /** query → the file that answers it. */
@@ -76,7 +89,10 @@ export const CONTRACT_QUERIES: Array<[query: string, expected: string]> = [
 /** The target's config with the memory slot given to `holder` (other plugin settings kept). */
 function withSlot(config: Record<string, unknown> | undefined, holder: string): Record<string, unknown> {
   const plugins = (config?.plugins ?? {}) as Record<string, unknown>;
-  return { ...config, plugins: { ...plugins, slots: { ...(plugins.slots as Record<string, unknown> | undefined), memory: holder } } };
+  return {
+    ...config,
+    plugins: { ...plugins, slots: { ...(plugins.slots as Record<string, unknown> | undefined), memory: holder } },
+  };
 }
 
 function writeCorpus(workspace: string, files: Record<string, string>): void {
@@ -104,9 +120,18 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
     let memory: MemoryBackend;
     let workspace: string;
     const call = async (name: string, params: Record<string, unknown>): Promise<ToolResult & { isError?: boolean }> =>
-      (await kernel.plugins.kernelServices.tools.invoke({ name, params, toolCallId: `t-${name}`, context: { agentId: 'main', workspaceDir: workspace } })).result;
-    const search = (query: string, options: { maxResults?: number; minScore?: number } = {}): Promise<MemorySearchResult> =>
-      memory.search(query, { agentId: 'main', ...options });
+      (
+        await kernel.plugins.kernelServices.tools.invoke({
+          name,
+          params,
+          toolCallId: `t-${name}`,
+          context: { agentId: 'main', workspaceDir: workspace },
+        })
+      ).result;
+    const search = (
+      query: string,
+      options: { maxResults?: number; minScore?: number } = {},
+    ): Promise<MemorySearchResult> => memory.search(query, { agentId: 'main', ...options });
 
     beforeAll(async () => {
       kernel = await createTestKernel({
@@ -161,14 +186,19 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
     it('skips unchanged files, re-indexes a changed one, and forgets a removed one', async () => {
       const again = await memory.sync!({ agentId: 'main' });
       expect(again).toMatchObject({ indexed: 0, skipped: Object.keys(CONTRACT_CORPUS).length, rebuilt: false });
-      writeFileSync(join(workspace, 'memory', 'projects', 'garden.md'), '# Garden\n\nThe zucchini plants got powdery mildew; sprayed milk solution.\n');
+      writeFileSync(
+        join(workspace, 'memory', 'projects', 'garden.md'),
+        '# Garden\n\nThe zucchini plants got powdery mildew; sprayed milk solution.\n',
+      );
       const changed = await memory.sync!({ agentId: 'main' });
       expect(changed).toMatchObject({ indexed: 1 });
       expect((await search('zucchini mildew')).results.map((hit) => hit.path)).toContain('memory/projects/garden.md');
       rmSync(join(workspace, 'memory', 'projects', 'reading.md'));
       const removed = await memory.sync!({ agentId: 'main' });
       expect(removed.removed).toBe(1);
-      expect((await search('Dispossessed Le Guin')).results.map((hit) => hit.path)).not.toContain('memory/projects/reading.md');
+      expect((await search('Dispossessed Le Guin')).results.map((hit) => hit.path)).not.toContain(
+        'memory/projects/reading.md',
+      );
     });
 
     it('memory_search works through the kernel tool path', async () => {
@@ -176,14 +206,22 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
       expect(result.isError).not.toBe(true);
       const payload = JSON.parse((result.content[0] as { text: string }).text) as MemorySearchResult;
       expect(payload.backend).toBe(target.backend);
-      expect(payload.results[0]).toMatchObject({ path: 'memory/2026-11-02.md', startLine: expect.any(Number), endLine: expect.any(Number), score: expect.any(Number), snippet: expect.any(String) });
+      expect(payload.results[0]).toMatchObject({
+        path: 'memory/2026-11-02.md',
+        startLine: expect.any(Number),
+        endLine: expect.any(Number),
+        score: expect.any(Number),
+        snippet: expect.any(String),
+      });
     });
 
     it('memory_get reads a slice of a memory file', async () => {
       const whole = await call('memory_get', { path: 'MEMORY.md' });
       expect((whole.content[0] as { text: string }).text).toContain('dark roast coffee');
       const slice = await call('memory_get', { path: 'MEMORY.md', from: 4, lines: 2 });
-      expect((slice.content[0] as { text: string }).text).toBe(CONTRACT_CORPUS['MEMORY.md']!.split('\n').slice(3, 5).join('\n'));
+      expect((slice.content[0] as { text: string }).text).toBe(
+        CONTRACT_CORPUS['MEMORY.md']!.split('\n').slice(3, 5).join('\n'),
+      );
       expect(slice.details).toMatchObject({ from: 4, lines: 2 });
     });
 
@@ -211,17 +249,29 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
 
     it('is chosen by plugins.slots.memory, and another holder replaces it through config', async () => {
       const plugins = [target.plugin, ...(target.plugins ?? []), otherMemory];
-      const other = await createTestKernel({ plugins, config: withSlot(target.config?.(), 'memory-contract-other'), env: target.env });
+      const other = await createTestKernel({
+        plugins,
+        config: withSlot(target.config?.(), 'memory-contract-other'),
+        env: target.env,
+      });
       try {
         expect(await (await other.capabilities.slot('memory'))?.status()).toMatchObject({ backend: 'other' });
         expect(other.capabilities.list('tool').some((tool) => tool.name === 'memory_search')).toBe(false);
       } finally {
         await other.dispose();
       }
-      const back = await createTestKernel({ plugins, config: withSlot(target.config?.(), target.name), env: target.env });
+      const back = await createTestKernel({
+        plugins,
+        config: withSlot(target.config?.(), target.name),
+        env: target.env,
+      });
       try {
-        expect(await (await back.capabilities.slot('memory'))?.status({ agentId: 'main' })).toMatchObject({ backend: target.backend });
-        expect(back.capabilities.list('tool').find((tool) => tool.name === 'memory_search')?.pluginId).toBe(target.name);
+        expect(await (await back.capabilities.slot('memory'))?.status({ agentId: 'main' })).toMatchObject({
+          backend: target.backend,
+        });
+        expect(back.capabilities.list('tool').find((tool) => tool.name === 'memory_search')?.pluginId).toBe(
+          target.name,
+        );
       } finally {
         await back.dispose();
       }

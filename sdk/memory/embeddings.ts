@@ -62,7 +62,10 @@ export async function embeddingsForIndex(
   context: { api: { kernel: Pick<KernelServices, 'capabilities'> }; logger?: EmbeddingLogger },
 ): Promise<EmbeddingSelection> {
   const service = await useService<EmbeddingsService>(context.api.kernel, EMBEDDINGS_SERVICE_ID);
-  if (!service) return { reason: `no enabled plugin provides the "${EMBEDDINGS_SERVICE_ID}" service (claw plugins enable embeddings): keyword search only` };
+  if (!service)
+    return {
+      reason: `no enabled plugin provides the "${EMBEDDINGS_SERVICE_ID}" service (claw plugins enable embeddings): keyword search only`,
+    };
   return service.select(settings, { logger: context.logger });
 }
 
@@ -96,8 +99,10 @@ export interface PluginEmbeddingAdapter {
 /** Why `value` cannot be registered as an embedding provider, or undefined when it can. */
 export function invalidEmbeddingAdapter(value: unknown): string | undefined {
   const adapter = value as Partial<PluginEmbeddingAdapter> | null;
-  if (typeof adapter?.id !== 'string' || adapter.id.trim() === '') return 'an embedding provider needs a non-empty string id';
-  if (isBuiltinEmbeddingProvider(adapter.id)) return `embedding provider id "${adapter.id}" is one of memory's own (${BUILTIN_EMBEDDING_PROVIDERS.join(', ')})`;
+  if (typeof adapter?.id !== 'string' || adapter.id.trim() === '')
+    return 'an embedding provider needs a non-empty string id';
+  if (isBuiltinEmbeddingProvider(adapter.id))
+    return `embedding provider id "${adapter.id}" is one of memory's own (${BUILTIN_EMBEDDING_PROVIDERS.join(', ')})`;
   if (typeof adapter.create !== 'function') return `embedding provider "${adapter.id}" has no create(options) function`;
   return undefined;
 }

@@ -7,7 +7,17 @@
  * `extra/<root name>/<path below it>`. `memory_get` accepts only those names: `..`,
  * absolute paths, other files and symlinks that lead out are refused with the reason.
  */
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readSync, realpathSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve } from 'node:path';
 import { isInside } from '../../kernel/util/paths.js';
 import { toPosix } from '../fs.js';
@@ -63,7 +73,10 @@ export function extraRootNames(workspaceDir: string, extraPaths: readonly string
   for (const root of extraPaths) {
     const abs = resolve(workspaceDir, root);
     if (isInside(workspaceDir, abs)) continue;
-    const base = basename(abs).replace(/\.md$/i, '').replace(/[^A-Za-z0-9._-]/g, '_') || 'root';
+    const base =
+      basename(abs)
+        .replace(/\.md$/i, '')
+        .replace(/[^A-Za-z0-9._-]/g, '_') || 'root';
     let name = base;
     for (let i = 2; used.has(name); i++) name = `${base}-${i}`;
     used.add(name);
@@ -115,7 +128,13 @@ export function listMemoryFiles(workspaceDir: string, extraPaths: readonly strin
     if (seen.has(item.abs)) continue;
     seen.add(item.abs);
     const stat = lstat(item.abs)!;
-    out.push({ path: displayPath(workspaceDir, item.abs, names), absPath: item.abs, source: item.source, mtimeMs: stat.mtimeMs, size: stat.size });
+    out.push({
+      path: displayPath(workspaceDir, item.abs, names),
+      absPath: item.abs,
+      source: item.source,
+      mtimeMs: stat.mtimeMs,
+      size: stat.size,
+    });
   }
   return out;
 }
@@ -125,14 +144,28 @@ export function listMemoryFiles(workspaceDir: string, extraPaths: readonly strin
  * absolute paths, `..` segments, names that are not memory files, files whose real
  * location (after symlinks) is outside the memory roots, and hard-linked files.
  */
-export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly string[], requested: string): { path: string; absPath: string } {
+export function resolveMemoryPath(
+  workspaceDir: string,
+  extraPaths: readonly string[],
+  requested: string,
+): { path: string; absPath: string } {
   const name = requested.trim().replace(/\\/g, '/');
   if (!name) throw new MemoryPathError(requested, 'is empty: give a path such as MEMORY.md or memory/2026-01-31.md');
-  if (isAbsolute(name) || /^[A-Za-z]:\//.test(name)) throw new MemoryPathError(requested, 'is absolute: give the path relative to the workspace (MEMORY.md, memory/…)');
-  if (name.split('/').includes('..')) throw new MemoryPathError(requested, 'contains "..": memory files are read by their own name only');
+  if (isAbsolute(name) || /^[A-Za-z]:\//.test(name))
+    throw new MemoryPathError(requested, 'is absolute: give the path relative to the workspace (MEMORY.md, memory/…)');
+  if (name.split('/').includes('..'))
+    throw new MemoryPathError(requested, 'contains "..": memory files are read by their own name only');
   // Session hits name their transcript, but memory_get serves memory files only (as in OpenClaw).
-  if (/^sessions\/[^/]+\.jsonl$/.test(name)) throw new MemoryPathError(requested, 'is a session transcript: memory_get reads memory files only; use sessions_history to read a session');
-  if (!name.toLowerCase().endsWith('.md')) throw new MemoryPathError(requested, 'is not a Markdown file: only MEMORY.md, memory/*.md and the configured extra paths can be read');
+  if (/^sessions\/[^/]+\.jsonl$/.test(name))
+    throw new MemoryPathError(
+      requested,
+      'is a session transcript: memory_get reads memory files only; use sessions_history to read a session',
+    );
+  if (!name.toLowerCase().endsWith('.md'))
+    throw new MemoryPathError(
+      requested,
+      'is not a Markdown file: only MEMORY.md, memory/*.md and the configured extra paths can be read',
+    );
 
   let abs: string | undefined;
   let roots: string[];
@@ -151,7 +184,10 @@ export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly str
     const isRootFile = name === 'MEMORY.md' || name === 'memory.md';
     const inExtra = extraPaths.map((path) => resolve(workspaceDir, path)).filter((root) => isInside(root, abs!));
     if (!inMemoryDir && !isRootFile && inExtra.length === 0) {
-      throw new MemoryPathError(requested, 'is not a memory file: only MEMORY.md, memory/… and the configured extra paths can be read');
+      throw new MemoryPathError(
+        requested,
+        'is not a memory file: only MEMORY.md, memory/… and the configured extra paths can be read',
+      );
     }
     roots = [...(inMemoryDir ? [join(workspaceDir, 'memory')] : []), ...(isRootFile ? [workspaceDir] : []), ...inExtra];
   }
@@ -170,11 +206,17 @@ export function resolveMemoryPath(workspaceDir: string, extraPaths: readonly str
       return root;
     }
   });
-  if (!realRoots.some((root) => isInside(root, real))) throw new MemoryPathError(requested, 'leads outside the memory files (through a symlink)');
+  if (!realRoots.some((root) => isInside(root, real)))
+    throw new MemoryPathError(requested, 'leads outside the memory files (through a symlink)');
   const stat = lstat(abs);
-  if (stat?.isSymbolicLink()) throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
+  if (stat?.isSymbolicLink())
+    throw new MemoryPathError(requested, 'is a symlink; memory files are read only where they are');
   // Another name for the same file may be anywhere on the disk.
-  if (stat?.isFile() && stat.nlink > 1) throw new MemoryPathError(requested, `has ${stat.nlink} hard links, so it may be a file from outside the memory folders`);
+  if (stat?.isFile() && stat.nlink > 1)
+    throw new MemoryPathError(
+      requested,
+      `has ${stat.nlink} hard links, so it may be a file from outside the memory folders`,
+    );
   return { path: name, absPath: abs };
 }
 
@@ -206,7 +248,8 @@ export function readMemoryLines(absPath: string, from = 1, lines?: number, limit
   const all = readFileSync(absPath, 'utf8').split('\n');
   if (all.length > 1 && all[all.length - 1] === '') all.pop();
   const start = Math.max(1, Math.floor(from));
-  const wanted = lines !== undefined ? Math.max(0, Math.floor(lines)) : limits ? limits.defaultLines : all.length - start + 1;
+  const wanted =
+    lines !== undefined ? Math.max(0, Math.floor(lines)) : limits ? limits.defaultLines : all.length - start + 1;
   const slice = all.slice(start - 1, start - 1 + wanted);
   const maxChars = limits?.maxChars ?? Infinity;
   let kept = 0;
@@ -261,7 +304,10 @@ export interface CappedFile {
  * only its first `maxFileBytes` bytes, up to the last line break, read without loading the
  * rest (a 50 MB dump would otherwise become tens of thousands of chunks).
  */
-export function readMemoryText(absPath: string, maxFileBytes: number): { text: string; size: number; indexedBytes?: number } {
+export function readMemoryText(
+  absPath: string,
+  maxFileBytes: number,
+): { text: string; size: number; indexedBytes?: number } {
   const fd = openSync(absPath, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -281,7 +327,9 @@ export function readMemoryText(absPath: string, maxFileBytes: number): { text: s
 
 /** The log and CLI line for files cut at the cap. */
 export function cappedNote(capped: readonly CappedFile[], maxFileBytes: number): string {
-  const names = capped.map((file) => `${file.path} (${file.size} bytes, first ${file.indexedBytes} indexed)`).join(', ');
+  const names = capped
+    .map((file) => `${file.path} (${file.size} bytes, first ${file.indexedBytes} indexed)`)
+    .join(', ');
   return `memory index: ${capped.length} file${capped.length === 1 ? '' : 's'} over memorySearch.maxFileBytes (${maxFileBytes}) indexed only in part: ${names}`;
 }
 

@@ -20,7 +20,8 @@ function direction(token: string, dims: number): Float64Array {
     vector = new Float64Array(dims);
     for (let block = 0; block * 16 < dims; block++) {
       const digest = createHash('sha256').update(`${block}:${token}`).digest();
-      for (let k = 0; k < 16 && block * 16 + k < dims; k++) vector[block * 16 + k] = digest.readUInt16LE(k * 2) / 32767.5 - 1;
+      for (let k = 0; k < 16 && block * 16 + k < dims; k++)
+        vector[block * 16 + k] = digest.readUInt16LE(k * 2) / 32767.5 - 1;
     }
     if (directions.size >= MAX_DIRECTIONS) directions.clear();
     directions.set(key, vector);
@@ -44,7 +45,9 @@ export function hashEmbedding(text: string, dims = 64): number[] {
 }
 
 /** An in-process EmbeddingProvider over hashEmbedding; counts what it embeds. */
-export function createHashEmbedder(options: { dims?: number; model?: string } = {}): EmbeddingProvider & { calls: number; texts: number } {
+export function createHashEmbedder(
+  options: { dims?: number; model?: string } = {},
+): EmbeddingProvider & { calls: number; texts: number } {
   const dims = options.dims ?? 64;
   const model = options.model ?? `hash-${dims}`;
   const provider = {

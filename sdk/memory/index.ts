@@ -1,5 +1,11 @@
 /** The memory SDK: what every memory backend plugin builds on. */
-export { defineMemoryPlugin, MemoryManager, type MemoryIndex, type MemoryIndexContext, type MemoryPluginOptions } from './plugin.js';
+export {
+  defineMemoryPlugin,
+  MemoryManager,
+  type MemoryIndex,
+  type MemoryIndexContext,
+  type MemoryPluginOptions,
+} from './plugin.js';
 export {
   BUILTIN_EMBEDDING_PROVIDERS,
   isBuiltinEmbeddingProvider,
@@ -23,7 +29,18 @@ export {
   type MemoryGetLimits,
   type MemoryLines,
 } from './files.js';
-export { chunkMarkdown, estimateTokens, hashText, isCjk, segmentCjk, snippetAround, snippetOf, tokenize, tokenSet, type Chunk } from './text.js';
+export {
+  chunkMarkdown,
+  estimateTokens,
+  hashText,
+  isCjk,
+  segmentCjk,
+  snippetAround,
+  snippetOf,
+  tokenize,
+  tokenSet,
+  type Chunk,
+} from './text.js';
 export {
   bm25RankToScore,
   cosine,
@@ -53,7 +70,12 @@ export {
   type PluginEmbeddingInstance,
 } from './embeddings.js';
 /** An engine other backends build on or fall back to is a service too ("memory-engine:sqlite"). */
-export { MEMORY_ENGINE_SERVICE_PREFIX, memoryEngineServiceId, type MemoryEngine, type MemoryEngineOptions } from './engine.js';
+export {
+  MEMORY_ENGINE_SERVICE_PREFIX,
+  memoryEngineServiceId,
+  type MemoryEngine,
+  type MemoryEngineOptions,
+} from './engine.js';
 export { contentTerms } from './query-terms.js';
 export { createHashEmbedder, hashEmbedding } from './hash-embedder.js';
 /** The memory contract suite imports vitest, so it has its own subpath: `@claw-assistant/claw/sdk/memory/contract`. */

@@ -10,12 +10,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger, ToolContext } from '../../kernel/index.js';
 import type { CliContext, PluginApi, PluginDefinition } from '../types/plugin.js';
-import type {
-  MemoryBackend,
-  MemorySearchResult,
-  MemorySyncProgress,
-  MemorySyncStats,
-} from '../types/memory.js';
+import type { MemoryBackend, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../types/memory.js';
 import { definePlugin, errorResult, jsonResult } from '../index.js';
 import { continuationNote, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryLines } from './files.js';
 import { resolveMemorySettings, SEMANTIC_SEARCH_HINT, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
@@ -25,7 +20,10 @@ import { agentSettings, defaultAgentId } from '../agent/settings.js';
 
 /** One agent's index in one backend. */
 export interface MemoryIndex {
-  search(query: string, options: { maxResults: number; minScore: number; signal?: AbortSignal }): Promise<MemorySearchResult>;
+  search(
+    query: string,
+    options: { maxResults: number; minScore: number; signal?: AbortSignal },
+  ): Promise<MemorySearchResult>;
   sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
   status(options: { deep?: boolean }): Promise<Record<string, unknown>>;
   /** Read a memory file; the default reads MEMORY.md, memory/ and extra paths safely. */
@@ -44,19 +42,26 @@ export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
   id: string;
   /** Reported as `backend` in results and status. */
   backend: string;
-  createIndex(settings: MemorySettings, context: MemoryIndexContext, config: Config): MemoryIndex | Promise<MemoryIndex>;
+  createIndex(
+    settings: MemorySettings,
+    context: MemoryIndexContext,
+    config: Config,
+  ): MemoryIndex | Promise<MemoryIndex>;
 }
 
 const SEARCH_DESCRIPTION =
   'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or open tasks. Returns the best matching snippets with path and line range; read more with memory_get.';
-const GET_DESCRIPTION = 'Read lines of a memory file (MEMORY.md, memory/YYYY-MM-DD.md, or a path from memory_search results).';
+const GET_DESCRIPTION =
+  'Read lines of a memory file (MEMORY.md, memory/YYYY-MM-DD.md, or a path from memory_search results).';
 
 /** A backend's status says it searches by keyword because it has no embedding provider at all. */
 function noEmbedder(report: Record<string, unknown>): boolean {
   return report.mode === 'keyword' && (report.provider === undefined || report.provider === 'none');
 }
 
-export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(options: MemoryPluginOptions<Config>): PluginDefinition<Config> {
+export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(
+  options: MemoryPluginOptions<Config>,
+): PluginDefinition<Config> {
   return definePlugin<Config>({
     id: options.id,
     register(api) {
@@ -77,7 +82,12 @@ export function defineMemoryPlugin<Config extends Record<string, unknown> = Reco
           },
         },
         execute: async (params: { query: string; maxResults?: number; minScore?: number }, ctx: ToolContext) => {
-          const result = await manager.search(params.query, { agentId: ctx.agentId, maxResults: params.maxResults, minScore: params.minScore, signal: ctx.signal });
+          const result = await manager.search(params.query, {
+            agentId: ctx.agentId,
+            maxResults: params.maxResults,
+            minScore: params.minScore,
+            signal: ctx.signal,
+          });
           const settings = manager.settings(ctx.agentId);
           return jsonResult({
             ...result,
@@ -105,7 +115,11 @@ export function defineMemoryPlugin<Config extends Record<string, unknown> = Reco
         },
         execute: async (params: { path: string; from?: number; lines?: number }, ctx: ToolContext) => {
           try {
-            const read = await manager.get(params.path, { agentId: ctx.agentId, from: params.from, lines: params.lines });
+            const read = await manager.get(params.path, {
+              agentId: ctx.agentId,
+              from: params.from,
+              lines: params.lines,
+            });
             const note = continuationNote(read, manager.settings(ctx.agentId).get.maxChars);
             return {
               content: [{ type: 'text', text: note ? `${read.text}\n\n${note}` : read.text }],
@@ -124,7 +138,11 @@ export function defineMemoryPlugin<Config extends Record<string, unknown> = Reco
           }
         },
       });
-      api.registerCli({ name: 'memory', description: 'Memory status, indexing and search', run: (argv: string[], ctx: CliContext) => runMemoryCli(argv, ctx, manager) });
+      api.registerCli({
+        name: 'memory',
+        description: 'Memory status, indexing and search',
+        run: (argv: string[], ctx: CliContext) => runMemoryCli(argv, ctx, manager),
+      });
       api.registerService({
         id: `${options.id}-sync`,
         start: () => manager.start(),
@@ -159,7 +177,12 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
 
   settings(agentId = this.defaultAgent()): MemorySettings {
     const config = this.api.kernel.config();
-    const { workspaceDir } = agentSettings(config, agentId, this.api.kernel.paths.stateDir, this.api.kernel.paths.workspaceDir);
+    const { workspaceDir } = agentSettings(
+      config,
+      agentId,
+      this.api.kernel.paths.stateDir,
+      this.api.kernel.paths.workspaceDir,
+    );
     return resolveMemorySettings(config, { agentId, workspaceDir, stateDir: this.api.kernel.paths.stateDir });
   }
 
@@ -170,11 +193,22 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
       // Only the SQLite index reads transcripts; another backend would silently search less than asked.
       if (settings.sources.includes('sessions') && this.options.backend !== 'sqlite') {
         return Promise.reject(
-          new Error(`memorySearch.sources "sessions" (agent ${agentId}) is supported by the memory-sqlite backend only, not ${this.options.backend}; remove "sessions" or use memory-sqlite`),
+          new Error(
+            `memorySearch.sources "sessions" (agent ${agentId}) is supported by the memory-sqlite backend only, not ${this.options.backend}; remove "sessions" or use memory-sqlite`,
+          ),
         );
       }
       index = Promise.resolve(
-        this.options.createIndex(settings, { api: this.api, logger: this.api.logger, stateDir: this.api.kernel.paths.stateDir, env: this.api.kernel.env }, this.api.config),
+        this.options.createIndex(
+          settings,
+          {
+            api: this.api,
+            logger: this.api.logger,
+            stateDir: this.api.kernel.paths.stateDir,
+            env: this.api.kernel.env,
+          },
+          this.api.config,
+        ),
       );
       index.catch(() => this.indexes.delete(agentId));
       this.indexes.set(agentId, index);
@@ -183,7 +217,10 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
   }
 
   /** One sync at a time per agent; callers during a sync share it. */
-  sync(agentId = this.defaultAgent(), options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {}): Promise<MemorySyncStats> {
+  sync(
+    agentId = this.defaultAgent(),
+    options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {},
+  ): Promise<MemorySyncStats> {
     const running = this.syncing.get(agentId);
     if (running && !options.force) return running;
     const run = (running ?? Promise.resolve())
@@ -199,10 +236,19 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     return run;
   }
 
-  async search(query: string, options: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal } = {}): Promise<MemorySearchResult> {
+  async search(
+    query: string,
+    options: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal } = {},
+  ): Promise<MemorySearchResult> {
     const agentId = options.agentId ?? this.defaultAgent();
     const settings = this.settings(agentId);
-    if (!settings.enabled) return { results: [], backend: this.backendName, mode: 'keyword', notice: 'memory search is disabled for this agent (memorySearch.enabled: false)' };
+    if (!settings.enabled)
+      return {
+        results: [],
+        backend: this.backendName,
+        mode: 'keyword',
+        notice: 'memory search is disabled for this agent (memorySearch.enabled: false)',
+      };
     const index = await this.index(agentId);
     // The first search waits for the first index build (joining the start-up sync if it is
     // running); after that, a search only catches up with files marked changed.
@@ -283,7 +329,9 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     };
     const tryWatch = (path: string, recursive: boolean, wanted = /\.md$/i) => {
       try {
-        const watcher = watch(path, { recursive, persistent: false }, (_event, file) => onChange(file ? String(file) : null, wanted));
+        const watcher = watch(path, { recursive, persistent: false }, (_event, file) =>
+          onChange(file ? String(file) : null, wanted),
+        );
         watcher.on('error', () => watcher.close());
         this.watchers.push(watcher);
       } catch {

@@ -25,7 +25,9 @@ const STOPWORDS = new Set(
 
 /** Pairs that only shape a Chinese question ("what", "when", "did I", "last time"). */
 const CJK_STOP_PAIRS = new Set(
-  '什么 怎么 怎样 哪里 哪儿 哪个 哪些 为什 多少 时候 我们 你们 他们 她们 是不 有没 没有 一下 一个 这个 那个 可以 知道 记得 之前 以前 上次 上回 的时 是什 么时 了什 过什 吗？ 请问 告诉 提醒 还记'.split(' '),
+  '什么 怎么 怎样 哪里 哪儿 哪个 哪些 为什 多少 时候 我们 你们 他们 她们 是不 有没 没有 一下 一个 这个 那个 可以 知道 记得 之前 以前 上次 上回 的时 是什 么时 了什 过什 吗？ 请问 告诉 提醒 还记'.split(
+    ' ',
+  ),
 );
 /** Characters that never start or end a content pair (particles, pronouns, copula). */
 const CJK_FILLER = new Set([...'的了吗呢吧啊么是在我你他她它这那和与也都就还很把被给过着得地之其而及并又或']);
@@ -83,7 +85,8 @@ export function contentTerms(question: string): string[] {
   // A question of nothing but filler ("what was that?", "什么？"): search its words rather than nothing.
   if (terms.length === 0) {
     for (const match of question.toLowerCase().matchAll(/[\p{L}\p{N}_]+/gu)) {
-      for (const part of match[0].split(/(\p{Script=Han}|\p{Script=Hiragana}|\p{Script=Katakana}|\p{Script=Hangul})/u)) if (part) add(part);
+      for (const part of match[0].split(/(\p{Script=Han}|\p{Script=Hiragana}|\p{Script=Katakana}|\p{Script=Hangul})/u))
+        if (part) add(part);
     }
   }
   return terms.slice(0, MAX_TERMS);

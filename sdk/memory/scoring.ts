@@ -92,7 +92,11 @@ export function keywordMinScore(minScore: number, textWeight: number): number {
  * that reach minScore leave free (all of them when none does). Semantic-only matches
  * still need minScore.
  */
-export function mergeHybridResults(vector: readonly Candidate[], keyword: readonly Candidate[], options: MergeOptions): ScoredChunk[] {
+export function mergeHybridResults(
+  vector: readonly Candidate[],
+  keyword: readonly Candidate[],
+  options: MergeOptions,
+): ScoredChunk[] {
   const merged = new Map<string, ScoredChunk>();
   for (const item of vector) merged.set(item.id, { ...item, vectorScore: item.score, score: 0 });
   for (const item of keyword) {
@@ -109,20 +113,29 @@ export function mergeHybridResults(vector: readonly Candidate[], keyword: readon
   const keywordFloor = keywordMinScore(options.minScore, options.textWeight);
   const strong = ranked.filter((item) => item.score >= options.minScore);
   const keywordKept = ranked.filter(
-    (item) => item.score < options.minScore && item.textScore !== undefined && item.textScore * (decay.get(item.id) ?? 1) >= keywordFloor,
+    (item) =>
+      item.score < options.minScore &&
+      item.textScore !== undefined &&
+      item.textScore * (decay.get(item.id) ?? 1) >= keywordFloor,
   );
   return [...strong, ...keywordKept].slice(0, options.maxResults);
 }
 
 /** Decay, MMR, threshold and limit, for results already scored. */
-export function finish(results: ScoredChunk[], options: Omit<MergeOptions, 'vectorWeight' | 'textWeight'>): ScoredChunk[] {
+export function finish(
+  results: ScoredChunk[],
+  options: Omit<MergeOptions, 'vectorWeight' | 'textWeight'>,
+): ScoredChunk[] {
   return order(applyDecay(results, decayOf(results, options)), options)
     .filter((item) => item.score >= options.minScore)
     .slice(0, options.maxResults);
 }
 
 /** Each dated chunk's temporal decay multiplier (evergreen files never decay, so are absent). */
-function decayOf(results: readonly ScoredChunk[], options: Pick<MergeOptions, 'temporalDecay' | 'now'>): Map<string, number> {
+function decayOf(
+  results: readonly ScoredChunk[],
+  options: Pick<MergeOptions, 'temporalDecay' | 'now'>,
+): Map<string, number> {
   const multipliers = new Map<string, number>();
   if (!options.temporalDecay?.enabled) return multipliers;
   const now = options.now ?? new Date();
@@ -159,7 +172,9 @@ export function mmrRerank<T extends { score: number; text: string }>(items: read
     let bestIndex = 0;
     let bestValue = -Infinity;
     remaining.forEach((candidate, index) => {
-      const similarity = picked.length ? Math.max(...picked.map((chosen) => jaccard(candidate.tokens, chosen.tokens))) : 0;
+      const similarity = picked.length
+        ? Math.max(...picked.map((chosen) => jaccard(candidate.tokens, chosen.tokens)))
+        : 0;
       const value = lambda * candidate.item.score - (1 - lambda) * similarity;
       if (value > bestValue) {
         bestValue = value;

@@ -72,7 +72,10 @@ function merged(config: KernelConfig, agentId: string): AnyRecord {
   const deep = (a: AnyRecord, b: AnyRecord): AnyRecord => {
     const out: AnyRecord = { ...a };
     for (const [key, value] of Object.entries(b)) {
-      out[key] = value && typeof value === 'object' && !Array.isArray(value) && a[key] && typeof a[key] === 'object' ? deep(a[key], value) : value;
+      out[key] =
+        value && typeof value === 'object' && !Array.isArray(value) && a[key] && typeof a[key] === 'object'
+          ? deep(a[key], value)
+          : value;
     }
     return out;
   };
@@ -95,14 +98,19 @@ function sourcesOf(raw: AnyRecord, agentId: string): MemorySource[] {
   const where = `memorySearch.sources (agent ${agentId})`;
   if (!Array.isArray(value)) throw new Error(`${where} must be a list such as ["memory", "sessions"]`);
   for (const item of value) {
-    if (item !== 'memory' && item !== 'sessions') throw new Error(`${where}: unknown source ${JSON.stringify(item)} (known: "memory", "sessions")`);
+    if (item !== 'memory' && item !== 'sessions')
+      throw new Error(`${where}: unknown source ${JSON.stringify(item)} (known: "memory", "sessions")`);
   }
   const sources = [...new Set(value as MemorySource[])];
   if (sources.includes('sessions') && raw.experimental?.sessionMemory !== true) {
-    throw new Error(`${where} includes "sessions", but session transcripts are indexed only with memorySearch.experimental.sessionMemory: true`);
+    throw new Error(
+      `${where} includes "sessions", but session transcripts are indexed only with memorySearch.experimental.sessionMemory: true`,
+    );
   }
   if (raw.sync?.sessions !== undefined) {
-    throw new Error(`memorySearch.sync.sessions (agent ${agentId}): the deltaBytes/deltaMessages thresholds are not supported; a grown transcript is indexed after sync.watchDebounceMs`);
+    throw new Error(
+      `memorySearch.sync.sessions (agent ${agentId}): the deltaBytes/deltaMessages thresholds are not supported; a grown transcript is indexed after sync.watchDebounceMs`,
+    );
   }
   return sources;
 }
@@ -121,7 +129,10 @@ function contextLimits(config: KernelConfig, agentId: string): MemoryGetLimits {
  * Settings for one agent. `stateDir` and `workspaceDir` come from the kernel; the store
  * path template takes `{agentId}` and `~`.
  */
-export function resolveMemorySettings(config: KernelConfig, options: { agentId: string; workspaceDir: string; stateDir: string }): MemorySettings {
+export function resolveMemorySettings(
+  config: KernelConfig,
+  options: { agentId: string; workspaceDir: string; stateDir: string },
+): MemorySettings {
   const raw = merged(config, options.agentId);
   const hybrid = (raw.query?.hybrid ?? {}) as AnyRecord;
   // Weights are normalised so they sum to 1 (7:3 and 14:6 mean the same).
@@ -154,8 +165,14 @@ export function resolveMemorySettings(config: KernelConfig, options: { agentId: 
       timeoutMs: Number(raw.remote?.timeoutMs ?? 60_000),
       batchSize: Number(raw.remote?.batchSize ?? 64),
     },
-    local: { modelPath: localPath ? resolve(options.workspaceDir, expandHome(localPath)) : undefined, timeoutMs: Number(raw.local?.timeoutMs ?? 300_000) },
-    store: { path: storePath, vector: { enabled: raw.store?.vector?.enabled !== false, extensionPath: raw.store?.vector?.extensionPath } },
+    local: {
+      modelPath: localPath ? resolve(options.workspaceDir, expandHome(localPath)) : undefined,
+      timeoutMs: Number(raw.local?.timeoutMs ?? 300_000),
+    },
+    store: {
+      path: storePath,
+      vector: { enabled: raw.store?.vector?.enabled !== false, extensionPath: raw.store?.vector?.extensionPath },
+    },
     chunking: { tokens: Number(raw.chunking?.tokens ?? 400), overlap: Number(raw.chunking?.overlap ?? 80) },
     query: {
       maxResults: Number(raw.query?.maxResults ?? 6),
@@ -167,7 +184,10 @@ export function resolveMemorySettings(config: KernelConfig, options: { agentId: 
         candidateMultiplier: Number(hybrid.candidateMultiplier ?? 4),
       },
       mmr: { enabled: raw.query?.mmr?.enabled === true, lambda: Number(raw.query?.mmr?.lambda ?? 0.7) },
-      temporalDecay: { enabled: raw.query?.temporalDecay?.enabled === true, halfLifeDays: Number(raw.query?.temporalDecay?.halfLifeDays ?? 30) },
+      temporalDecay: {
+        enabled: raw.query?.temporalDecay?.enabled === true,
+        halfLifeDays: Number(raw.query?.temporalDecay?.halfLifeDays ?? 30),
+      },
     },
     cache: { enabled: raw.cache?.enabled !== false, maxEntries: Number(raw.cache?.maxEntries ?? 50_000) },
     sync: {

@@ -115,7 +115,13 @@ export function chunkMarkdown(text: string, options: { tokens: number; overlap: 
     const slice = pieces.slice(start, end);
     const body = joinPieces(slice);
     if (body.trim()) {
-      chunks.push({ startLine: slice[0]!.line, endLine: slice[slice.length - 1]!.line, text: body, hash: hashText(body), tokens: total });
+      chunks.push({
+        startLine: slice[0]!.line,
+        endLine: slice[slice.length - 1]!.line,
+        text: body,
+        hash: hashText(body),
+        tokens: total,
+      });
     }
     if (end >= pieces.length) break;
     // Step back over the last `overlap` tokens, but always move forward.
@@ -164,7 +170,8 @@ function termHits(lower: string, query: string): Array<{ at: number; end: number
 function windowScore(hits: ReadonlyArray<{ term: string }>): number {
   const distinct = new Set(hits.map((hit) => hit.term));
   let score = 0;
-  for (const term of distinct) score += isCjk(term) ? ([...term].length > 1 ? 1000 : 400) : term.length >= 3 ? 1000 : 100;
+  for (const term of distinct)
+    score += isCjk(term) ? ([...term].length > 1 ? 1000 : 400) : term.length >= 3 ? 1000 : 100;
   return score + hits.length;
 }
 

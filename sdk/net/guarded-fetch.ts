@@ -49,7 +49,9 @@ export class SsrfBlockedError extends Error {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 function decoded(response: IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   if (encoding === 'gzip' || encoding === 'x-gzip') return response.pipe(createGunzip());
   if (encoding === 'deflate') return response.pipe(createInflate());
   if (encoding === 'br') return response.pipe(createBrotliDecompress());
@@ -62,13 +64,17 @@ export async function guardedFetch(input: string, options: GuardedFetchOptions =
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([options.signal, deadline]) : deadline;
-  const why = () => (deadline.aborted && !options.signal?.aborted ? new Error(`timed out after ${timeoutMs / 1000}s`) : new Error('aborted'));
+  const why = () =>
+    deadline.aborted && !options.signal?.aborted
+      ? new Error(`timed out after ${timeoutMs / 1000}s`)
+      : new Error('aborted');
   const visited = new Set<string>();
   let current = input;
   for (let hop = 0; ; hop++) {
     if (signal.aborted) throw why();
     const check = await checkUrlAllowed(current, options.policy, options.resolve);
-    if (!check.allowed) throw new SsrfBlockedError(hop === 0 ? check.reason : `redirect to ${current}: ${check.reason}`);
+    if (!check.allowed)
+      throw new SsrfBlockedError(hop === 0 ? check.reason : `redirect to ${current}: ${check.reason}`);
     visited.add(check.url.href);
     const response = await send(check.url, check.target, options.headers ?? {}, signal).catch((error: Error) => {
       throw signal.aborted ? why() : new Error(`request to ${check.url.href} failed: ${error.message}`);
@@ -82,8 +88,10 @@ export async function guardedFetch(input: string, options: GuardedFetchOptions =
       } catch {
         throw new Error(`${check.url.href} redirected to an invalid URL: ${location.slice(0, 200)}`);
       }
-      if (visited.has(next.href)) throw new Error(`redirect loop: ${check.url.href} → ${next.href} was already visited`);
-      if (hop + 1 > maxRedirects) throw new Error(`too many redirects (more than ${maxRedirects}); the last one pointed to ${next.href}`);
+      if (visited.has(next.href))
+        throw new Error(`redirect loop: ${check.url.href} → ${next.href} was already visited`);
+      if (hop + 1 > maxRedirects)
+        throw new Error(`too many redirects (more than ${maxRedirects}); the last one pointed to ${next.href}`);
       current = next.href;
       continue;
     }
@@ -103,7 +111,12 @@ export async function guardedFetch(input: string, options: GuardedFetchOptions =
   }
 }
 
-function send(url: URL, target: Parameters<typeof pinnedLookup>[0], headers: Record<string, string>, signal: AbortSignal): Promise<IncomingMessage> {
+function send(
+  url: URL,
+  target: Parameters<typeof pinnedLookup>[0],
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(url, {
@@ -120,7 +133,11 @@ function send(url: URL, target: Parameters<typeof pinnedLookup>[0], headers: Rec
   });
 }
 
-function readCapped(response: IncomingMessage, maxBytes: number, signal: AbortSignal): Promise<{ body: Buffer; truncated: boolean }> {
+function readCapped(
+  response: IncomingMessage,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ body: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const stream = decoded(response);
     const chunks: Buffer[] = [];

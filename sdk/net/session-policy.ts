@@ -12,7 +12,17 @@ export interface CallerSession {
   sessionKey?: string;
 }
 
-export function sessionSsrfPolicy(policy: SsrfPolicy, config: KernelConfig, paths: { stateDir: string; workspaceDir: string }, caller: CallerSession): SsrfPolicy {
-  const route = resolveSandboxRoute(config, { agentId: caller.agentId, sessionKey: caller.sessionKey, workspaceDir: paths.workspaceDir, stateDir: paths.stateDir });
+export function sessionSsrfPolicy(
+  policy: SsrfPolicy,
+  config: KernelConfig,
+  paths: { stateDir: string; workspaceDir: string },
+  caller: CallerSession,
+): SsrfPolicy {
+  const route = resolveSandboxRoute(config, {
+    agentId: caller.agentId,
+    sessionKey: caller.sessionKey,
+    workspaceDir: paths.workspaceDir,
+    stateDir: paths.stateDir,
+  });
   return route.sandboxed ? { ...policy, denyHostLoopback: true } : policy;
 }

@@ -88,7 +88,8 @@ function parseV6(text: string): number[] | undefined {
   const tail = halves.length === 2 ? groups(halves[1]!) : [];
   const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
   const all = [...head, ...Array<string>(Math.max(fill, 0)).fill('0'), ...tail];
-  if (all.length !== 8 || (halves.length === 2 && fill < 1) || !all.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return undefined;
+  if (all.length !== 8 || (halves.length === 2 && fill < 1) || !all.every((group) => /^[0-9a-f]{1,4}$/.test(group)))
+    return undefined;
   return all.map((group) => parseInt(group, 16));
 }
 
@@ -101,7 +102,8 @@ function v6Reason(g: number[]): string | undefined {
   if (zeros(0, 8)) return 'unspecified (::)';
   if (zeros(0, 7) && g[7] === 1) return 'loopback (::1)';
   // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible), 64:ff9b::a.b.c.d (NAT64): judged by the IPv4 inside.
-  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) return embedded(g[6]!, g[7]!) ?? (g[5] === 0 ? 'IPv4-compatible (::/96)' : undefined);
+  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0))
+    return embedded(g[6]!, g[7]!) ?? (g[5] === 0 ? 'IPv4-compatible (::/96)' : undefined);
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return embedded(g[6]!, g[7]!);
   if (g[0] === 0x64 && g[1] === 0xff9b && g[2] === 1) return 'local-use NAT64 (64:ff9b:1::/48)';
   if (g[0] === 0x2002) return embedded(g[1]!, g[2]!) ?? undefined;
@@ -181,30 +183,46 @@ export interface PinnedTarget {
 }
 
 /** Names that mean this machine or its LAN, refused before DNS unless allowlisted. */
-const LOCAL_NAMES = ['localhost', '*.localhost', 'localhost.localdomain', 'metadata.google.internal', '*.internal', '*.local', '*.home.arpa'];
+const LOCAL_NAMES = [
+  'localhost',
+  '*.localhost',
+  'localhost.localdomain',
+  'metadata.google.internal',
+  '*.internal',
+  '*.local',
+  '*.home.arpa',
+];
 
 /** A URL's host as matched here: lower case, no brackets, no trailing dot. */
 export function normalizeHostname(hostname: string): string {
-  return hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  return hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
 }
 
 function hostMatches(patterns: readonly string[] | undefined, hostname: string): boolean {
   return (patterns ?? []).some((raw) => {
     const pattern = normalizeHostname(raw.trim());
-    return pattern.startsWith('*.') ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1 : pattern === hostname;
+    return pattern.startsWith('*.')
+      ? hostname.endsWith(pattern.slice(1)) && hostname.length > pattern.length - 1
+      : pattern === hostname;
   });
 }
 
-const privateAllowed = (policy: SsrfPolicy) => policy.dangerouslyAllowPrivateNetwork === true || policy.allowPrivateNetwork === true;
+const privateAllowed = (policy: SsrfPolicy) =>
+  policy.dangerouslyAllowPrivateNetwork === true || policy.allowPrivateNetwork === true;
 
 /** Why a host name is refused before any DNS lookup, or undefined. */
 export function checkHostnameAllowed(hostname: string, policy: SsrfPolicy = {}): string | undefined {
   const host = normalizeHostname(hostname);
   if (host === '') return 'the URL has no host';
   if (hostMatches(policy.blockedHostnames, host)) return `${host} is listed in blockedHostnames`;
-  if (policy.denyHostLoopback && hostMatches(['localhost', '*.localhost'], host)) return `${host} is the gateway host's loopback, which a sandboxed session cannot reach`;
+  if (policy.denyHostLoopback && hostMatches(['localhost', '*.localhost'], host))
+    return `${host} is the gateway host's loopback, which a sandboxed session cannot reach`;
   if (hostMatches(policy.allowedHostnames, host) || privateAllowed(policy)) return undefined;
-  if (hostMatches(LOCAL_NAMES, host)) return `${host} is a local host name; trust it explicitly (allowedHostnames) to allow it`;
+  if (hostMatches(LOCAL_NAMES, host))
+    return `${host} is a local host name; trust it explicitly (allowedHostnames) to allow it`;
   return undefined;
 }
 
@@ -237,14 +255,19 @@ export type UrlCheck = { allowed: true; url: URL; target: PinnedTarget } | { all
  * up) and every address it has must pass. Connect to `target` only (`pinnedLookup`), so a
  * second DNS answer cannot swap in a private address after the check.
  */
-export async function checkUrlAllowed(input: string | URL, policy: SsrfPolicy = {}, resolve: Resolver = systemResolver): Promise<UrlCheck> {
+export async function checkUrlAllowed(
+  input: string | URL,
+  policy: SsrfPolicy = {},
+  resolve: Resolver = systemResolver,
+): Promise<UrlCheck> {
   let url: URL;
   try {
     url = typeof input === 'string' ? new URL(input) : input;
   } catch {
     return { allowed: false, reason: `not a valid URL: ${String(input).slice(0, 200)}` };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { allowed: false, reason: `only http and https URLs are allowed, not ${url.protocol}` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { allowed: false, reason: `only http and https URLs are allowed, not ${url.protocol}` };
   const hostname = normalizeHostname(url.hostname);
   const named = checkHostnameAllowed(hostname, policy);
   if (named) return { allowed: false, reason: named };
@@ -269,7 +292,11 @@ export async function checkUrlAllowed(input: string | URL, policy: SsrfPolicy = 
 }
 
 /** checkUrlAllowed in the cron webhook's older shape. */
-export async function resolveTarget(url: URL, policy: SsrfPolicy = {}, resolve: Resolver = systemResolver): Promise<PinnedTarget | { refused: string }> {
+export async function resolveTarget(
+  url: URL,
+  policy: SsrfPolicy = {},
+  resolve: Resolver = systemResolver,
+): Promise<PinnedTarget | { refused: string }> {
   const check = await checkUrlAllowed(url, policy, resolve);
   return check.allowed ? check.target : { refused: check.reason };
 }

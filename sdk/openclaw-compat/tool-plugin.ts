@@ -40,7 +40,8 @@ export function defineToolPlugin(options: ToolPluginOptions): OpenclawPluginEntr
           label: spec.label,
           description: spec.description,
           parameters: spec.parameters,
-          execute: (toolCallId: string, params: unknown, signal?: AbortSignal) => spec.execute!(params, api.pluginConfig ?? {}, { toolCallId, signal }),
+          execute: (toolCallId: string, params: unknown, signal?: AbortSignal) =>
+            spec.execute!(params, api.pluginConfig ?? {}, { toolCallId, signal }),
         });
       }
     },

@@ -103,7 +103,11 @@ function realpathOfDeepest(path: string): string {
 const normalizeHost = (path: string) => normalize(path).replace(/(.)\/+$/, '$1');
 
 /** Checks, as written and after symlinks, a path whose refusal `refused` words. */
-function checkBoth(source: string, reasonOf: (path: string) => string | undefined, refused: (why: string) => Error): string {
+function checkBoth(
+  source: string,
+  reasonOf: (path: string) => string | undefined,
+  refused: (why: string) => Error,
+): string {
   const written = reasonOf(source);
   if (written) throw refused(written);
   const real = realpathOfDeepest(source);
@@ -118,7 +122,11 @@ function checkBoth(source: string, reasonOf: (path: string) => string | undefine
  */
 export function checkWorkspaceRoot(path: string, policy: HostPathPolicy = {}): string {
   if (!isAbsolute(path)) throw new Error(`sandbox workspace "${path}" must be an absolute host path`);
-  return checkBoth(normalizeHost(path), (candidate) => hostReason(candidate, policy), (why) => new Error(`sandbox workspace "${path}" is refused: ${why}`));
+  return checkBoth(
+    normalizeHost(path),
+    (candidate) => hostReason(candidate, policy),
+    (why) => new Error(`sandbox workspace "${path}" is refused: ${why}`),
+  );
 }
 
 /** Parses and checks one bind; throws an Error naming the bind and what is wrong with it. */
@@ -148,8 +156,11 @@ function checkWritableSource(real: string, refused: (why: string) => Error): voi
   try {
     owner = statSync(real).uid;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw refused(`cannot inspect ${real}: ${(error as Error).message}`);
-    throw refused(`${real} does not exist; create it (owned by the user the sandbox runs as) or mount it read-only (":ro")`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw refused(`cannot inspect ${real}: ${(error as Error).message}`);
+    throw refused(
+      `${real} does not exist; create it (owned by the user the sandbox runs as) or mount it read-only (":ro")`,
+    );
   }
   if (owner === 0) {
     const fix = 'mount it read-only (":ro") or bind a directory owned by an unprivileged user';
@@ -172,6 +183,9 @@ export interface CheckedMounts {
  * them in `validate()` before `ensure()` creates anything, and as `claw sandbox explain`
  * runs them through that same `validate()`.
  */
-export function checkSandboxMounts(spec: { workspaceRoot: string; binds: readonly string[] }, policy: BindPolicy): CheckedMounts {
+export function checkSandboxMounts(
+  spec: { workspaceRoot: string; binds: readonly string[] },
+  policy: BindPolicy,
+): CheckedMounts {
   return { workspace: checkWorkspaceRoot(spec.workspaceRoot, policy), binds: validateBinds(spec.binds, policy) };
 }

@@ -114,7 +114,10 @@ export function sandboxSettings(config: KernelConfig, agentId: string, stateDir:
 
 /** A scope key as a directory name: readable, and distinct keys never collide. */
 function slug(key: string): string {
-  const readable = key.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').slice(0, 48);
+  const readable = key
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .slice(0, 48);
   return `${readable}-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
 }
 
@@ -140,10 +143,15 @@ export function resolveSandboxRoute(config: KernelConfig, input: SandboxCall): S
   const route: SandboxRoute = { agentId, sessionKey, mainSessionKey, settings, sandboxed, reason, backend };
   if (!sandboxed) return route;
   const scopeKey =
-    settings.scope === 'shared' ? 'shared' : settings.scope === 'agent' ? `agent:${agentId}` : sessionKey || `agent:${agentId}:unkeyed`;
+    settings.scope === 'shared'
+      ? 'shared'
+      : settings.scope === 'agent'
+        ? `agent:${agentId}`
+        : sessionKey || `agent:${agentId}:unkeyed`;
   const { docker } = settings;
   const shape = {
-    workspaceRoot: settings.workspaceAccess === 'none' ? join(settings.workspaceRoot, slug(scopeKey)) : input.workspaceDir,
+    workspaceRoot:
+      settings.workspaceAccess === 'none' ? join(settings.workspaceRoot, slug(scopeKey)) : input.workspaceDir,
     workspaceAccess: settings.workspaceAccess,
     workdir: SANDBOX_WORKDIR,
     ...(docker.image ? { image: docker.image } : {}),

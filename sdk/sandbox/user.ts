@@ -28,9 +28,11 @@ export function parseSandboxUser(value: string): SandboxUser {
   }
   const uid = Number(match[1]);
   const gid = match[2] === undefined ? uid : Number(match[2]);
-  if (uid > MAX_ID || gid > MAX_ID) throw new Error(`sandbox docker.user "${value}" is out of range (ids up to ${MAX_ID})`);
+  if (uid > MAX_ID || gid > MAX_ID)
+    throw new Error(`sandbox docker.user "${value}" is out of range (ids up to ${MAX_ID})`);
   if (uid === 0 || gid === 0) {
-    const why = 'as root (uid or gid 0) a sandboxed command can leave setuid- or setgid-root files in the workspace on the host';
+    const why =
+      'as root (uid or gid 0) a sandboxed command can leave setuid- or setgid-root files in the workspace on the host';
     throw new Error(`sandbox docker.user "${value}" is refused: ${why}; pick an unprivileged id`);
   }
   return { uid, gid };

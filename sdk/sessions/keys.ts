@@ -223,7 +223,8 @@ function classify(parts: string[], agentScoped: boolean): Omit<ParsedSessionKey,
   }
   const peerFrom = (index: number) => body.slice(index).join(':');
   if (body.length >= 2 && DM_TOKENS.has(body[0]!)) return { kind: 'direct', peerId: peerFrom(1), ...thread };
-  if (body.length >= 2 && ROOM_TOKENS.has(body[0]!)) return { kind: body[0] as PeerKind, peerId: peerFrom(1), ...thread };
+  if (body.length >= 2 && ROOM_TOKENS.has(body[0]!))
+    return { kind: body[0] as PeerKind, peerId: peerFrom(1), ...thread };
   if (body.length >= 3 && (DM_TOKENS.has(body[1]!) || ROOM_TOKENS.has(body[1]!))) {
     const kind = DM_TOKENS.has(body[1]!) ? 'direct' : (body[1] as PeerKind);
     return { kind, channel: body[0], peerId: peerFrom(2), ...thread };

@@ -109,7 +109,9 @@ export type SessionPatch = { [K in keyof SessionEntry]?: SessionEntry[K] | undef
  * Returns the patch to apply, or undefined to leave the store untouched (which is an
  * error when there is no entry yet: upsert has nothing to return).
  */
-export type SessionUpdater = (entry: SessionEntry | undefined) => SessionPatch | undefined | Promise<SessionPatch | undefined>;
+export type SessionUpdater = (
+  entry: SessionEntry | undefined,
+) => SessionPatch | undefined | Promise<SessionPatch | undefined>;
 
 export interface ResolveOptions {
   /**

@@ -66,7 +66,11 @@ export function isSessionHeader(entry: TranscriptEntry): entry is SessionHeader 
 }
 
 export function isMessageEntry(entry: TranscriptEntry): entry is MessageEntry {
-  return entry.type === 'message' && typeof (entry as MessageEntry).message === 'object' && (entry as MessageEntry).message !== null;
+  return (
+    entry.type === 'message' &&
+    typeof (entry as MessageEntry).message === 'object' &&
+    (entry as MessageEntry).message !== null
+  );
 }
 
 export function isCompactionEntry(entry: TranscriptEntry): entry is CompactionEntry {
@@ -77,7 +81,8 @@ export function isCompactionEntry(entry: TranscriptEntry): entry is CompactionEn
  * How a compaction summary reaches the model: a user message whose single text part is
  * the summary wrapped in these markers.
  */
-export const COMPACTION_SUMMARY_PREFIX = 'Earlier turns of this conversation were compacted. Summary of them:\n\n<summary>\n';
+export const COMPACTION_SUMMARY_PREFIX =
+  'Earlier turns of this conversation were compacted. Summary of them:\n\n<summary>\n';
 export const COMPACTION_SUMMARY_SUFFIX = '\n</summary>';
 
 export function compactionSummaryMessage(entry: Pick<CompactionEntry, 'summary' | 'timestamp'>): UserMessage {
@@ -92,7 +97,11 @@ export function compactionSummaryMessage(entry: Pick<CompactionEntry, 'summary' 
 export function isCompactionSummaryMessage(message: ChatMessage): boolean {
   if (message.role !== 'user' || !Array.isArray(message.content) || message.content.length !== 1) return false;
   const part = message.content[0]!;
-  return part.type === 'text' && part.text.startsWith(COMPACTION_SUMMARY_PREFIX) && part.text.endsWith(COMPACTION_SUMMARY_SUFFIX);
+  return (
+    part.type === 'text' &&
+    part.text.startsWith(COMPACTION_SUMMARY_PREFIX) &&
+    part.text.endsWith(COMPACTION_SUMMARY_SUFFIX)
+  );
 }
 
 export interface TranscriptRead {

@@ -10,14 +10,20 @@ const START = '<<<EXTERNAL_UNTRUSTED_CONTENT';
 const END = '<<<END_EXTERNAL_UNTRUSTED_CONTENT>>>';
 
 /** ChatML, Llama 3, Gemma, Mistral, Phi and GPT-OSS turn tokens. */
-const TEMPLATE_TOKENS = /<\|(?:im_start|im_end|im_sep|endoftext|begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id|start|end|message|channel|system|user|assistant|return|call|constrain)\|>|<\/?(?:start_of_turn|end_of_turn)>|\[\/?INST\]|<<\/?SYS>>/gi;
+const TEMPLATE_TOKENS =
+  /<\|(?:im_start|im_end|im_sep|endoftext|begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id|start|end|message|channel|system|user|assistant|return|call|constrain)\|>|<\/?(?:start_of_turn|end_of_turn)>|\[\/?INST\]|<<\/?SYS>>/gi;
 
 /** The text with template tokens removed and marker look-alikes broken up. */
 export function sanitizeExternal(text: string): string {
-  return text.replace(TEMPLATE_TOKENS, '').replace(/<<<\s*(END_)?EXTERNAL_UNTRUSTED_CONTENT/gi, (match) => match.replace('<<<', '<< <'));
+  return text
+    .replace(TEMPLATE_TOKENS, '')
+    .replace(/<<<\s*(END_)?EXTERNAL_UNTRUSTED_CONTENT/gi, (match) => match.replace('<<<', '<< <'));
 }
 
-const oneLine = (value: string) => sanitizeExternal(value).replace(/[\r\n"]+/g, ' ').slice(0, 200);
+const oneLine = (value: string) =>
+  sanitizeExternal(value)
+    .replace(/[\r\n"]+/g, ' ')
+    .slice(0, 200);
 
 export function wrapExternalContent(text: string, source: { kind: string; name: string }): string {
   return [

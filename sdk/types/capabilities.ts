@@ -31,7 +31,10 @@ export interface GatewayMethodContext {
  * ran it knows: still running (`acks` to send again, then `result`, the final payload),
  * finished (`payload`), or never accepted (nothing of it took effect: safe to send again).
  */
-export type RecoveredRequest = { state: 'pending'; acks?: unknown[]; result: Promise<unknown> } | { state: 'done'; payload: unknown } | { state: 'not-accepted' };
+export type RecoveredRequest =
+  | { state: 'pending'; acks?: unknown[]; result: Promise<unknown> }
+  | { state: 'done'; payload: unknown }
+  | { state: 'not-accepted' };
 
 export interface GatewayMethodDefinition<Params = any> {
   params?: JsonSchema;
@@ -44,7 +47,10 @@ export interface GatewayMethodDefinition<Params = any> {
    * became of it. Without this, the retry is told its outcome is unknown and that it is
    * not run again.
    */
-  recover?(params: Params, ctx: GatewayMethodContext & { idempotencyKey: string; acks: unknown[] }): RecoveredRequest | Promise<RecoveredRequest>;
+  recover?(
+    params: Params,
+    ctx: GatewayMethodContext & { idempotencyKey: string; acks: unknown[] },
+  ): RecoveredRequest | Promise<RecoveredRequest>;
 }
 
 export interface CommandContext {
@@ -73,5 +79,8 @@ export interface HttpRouteDefinition {
 
 /** The api of a service that approves tool calls (a tool names it in `approval()`; claw's policy asks it last). */
 export interface ToolApprover {
-  authorize(request: Record<string, unknown>, context: ToolContext & { toolName: string }): Promise<{ allowed: boolean; reason?: string }>;
+  authorize(
+    request: Record<string, unknown>,
+    context: ToolContext & { toolName: string },
+  ): Promise<{ allowed: boolean; reason?: string }>;
 }

@@ -145,7 +145,10 @@ export interface ChannelPlugin {
    * account's merged config. A verdict replaces the generic groupPolicy / groups check;
    * undefined leaves it to them. Mention gating and history stay the pipeline's.
    */
-  groupAccess?(message: InboundMessage, config: Readonly<Record<string, unknown>>): { allow: true; requireMention: boolean } | { allow: false; reason: string } | undefined;
+  groupAccess?(
+    message: InboundMessage,
+    config: Readonly<Record<string, unknown>>,
+  ): { allow: true; requireMention: boolean } | { allow: false; reason: string } | undefined;
   /** QR login (OpenClaw's `web.login.start`): begin linking an account; answers with the first QR, or connected. */
   loginStart?(params: ChannelLoginParams): Promise<ChannelLoginState>;
   /** `web.login.wait`: resolves once linked, when the QR changes from `currentQr`, or after `timeoutMs`. */
@@ -249,7 +252,9 @@ export interface ChannelInfo {
   pluginId: string;
   configured: boolean;
   enabled: boolean;
-  accounts: Array<ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+  accounts: Array<
+    ChannelStatus & { running: boolean; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }
+  >;
 }
 
 /**

@@ -32,7 +32,12 @@ export interface InternalBootstrapFile {
 
 export interface InternalHooksService {
   /** Runs every selected handler for the event, each bounded by a timeout; never throws. */
-  emit(type: InternalHookType, action: string, sessionKey: string, context: Record<string, unknown>): Promise<InternalHookEvent>;
+  emit(
+    type: InternalHookType,
+    action: string,
+    sessionKey: string,
+    context: Record<string, unknown>,
+  ): Promise<InternalHookEvent>;
   /** True when some selected handler subscribes to the event (lets callers skip building a costly context). */
   wants(type: InternalHookType, action: string): boolean;
 }

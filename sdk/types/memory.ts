@@ -62,8 +62,23 @@ export interface MemorySyncStats {
 export interface MemoryBackend {
   search(query: string, options?: MemorySearchOptions): Promise<MemorySearchResult>;
   /** Lines of one memory file; refuses any path outside the memory files. */
-  get(path: string, options?: { agentId?: string; from?: number; lines?: number }): Promise<{ path: string; text: string; from: number; lines: number; totalLines: number; truncated?: boolean; nextFrom?: number }>;
+  get(
+    path: string,
+    options?: { agentId?: string; from?: number; lines?: number },
+  ): Promise<{
+    path: string;
+    text: string;
+    from: number;
+    lines: number;
+    totalLines: number;
+    truncated?: boolean;
+    nextFrom?: number;
+  }>;
   status(options?: { agentId?: string; deep?: boolean }): Promise<Record<string, unknown>> | Record<string, unknown>;
-  sync?(options?: { agentId?: string; force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
+  sync?(options?: {
+    agentId?: string;
+    force?: boolean;
+    onProgress?: (progress: MemorySyncProgress) => void;
+  }): Promise<MemorySyncStats>;
   close?(): Promise<void> | void;
 }

@@ -14,7 +14,6 @@ import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { agentStackDirs } from '../../sdk/testing.js';
 
-
 /** Answers at once: "tool" models call `noop` once, then answer; others answer straight away. */
 export const instantModel = definePlugin({
   id: 'bench-model',
@@ -25,7 +24,12 @@ export const instantModel = definePlugin({
       async *stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
         const last = request.messages[request.messages.length - 1];
         if (request.model === 'tool' && last?.role === 'user') {
-          yield { type: 'tool_call', id: `call_${Math.random().toString(36).slice(2, 10)}`, name: 'noop', arguments: { n: 1 } };
+          yield {
+            type: 'tool_call',
+            id: `call_${Math.random().toString(36).slice(2, 10)}`,
+            name: 'noop',
+            arguments: { n: 1 },
+          };
           yield { type: 'done', stopReason: 'toolUse', usage: { input: 10, output: 2 } };
           return;
         }
@@ -77,7 +81,11 @@ export interface TurnLatency {
 }
 
 /** Sequential turns, spread over 20 sessions (each grows to turns/20 exchanges). */
-export async function turnLatency(model: 'bench/text' | 'bench/tool', turns = 2000, intake = true): Promise<TurnLatency> {
+export async function turnLatency(
+  model: 'bench/text' | 'bench/tool',
+  turns = 2000,
+  intake = true,
+): Promise<TurnLatency> {
   const agent = await bootAgent(model, intake);
   try {
     for (let i = 0; i < 200; i++) await agent.turn(`agent:main:warm-${i % 20}`);

@@ -42,12 +42,20 @@ export async function browserBench(line: Line): Promise<void> {
         await kernel.dispose();
       }
     }
-    line(`browser cold start → 1st snapshot (med. ${COLD_RUNS})`, `${percentile(cold, 50).toFixed(0)} ms`, '(info)', true);
+    line(
+      `browser cold start → 1st snapshot (med. ${COLD_RUNS})`,
+      `${percentile(cold, 50).toFixed(0)} ms`,
+      '(info)',
+      true,
+    );
 
     const kernel = await createTestKernel({ plugins: [PLUGIN], config });
     try {
       await kernel.start();
-      for (const [page, label] of [['/page', 'form'], ['/big', '200 sections']] as const) {
+      for (const [page, label] of [
+        ['/page', 'form'],
+        ['/big', '200 sections'],
+      ] as const) {
         await tool(kernel, { action: 'navigate', url: `${site.base}${page}` });
         for (const interactive of [false, true]) {
           const times: number[] = [];
@@ -56,7 +64,12 @@ export async function browserBench(line: Line): Promise<void> {
             await tool(kernel, { action: 'snapshot', interactive });
             if (run >= 3) times.push(performance.now() - started);
           }
-          line(`browser snapshot p50/p95, ${label}${interactive ? ', interactive' : ''}`, `${percentile(times, 50).toFixed(1)} / ${percentile(times, 95).toFixed(1)} ms`, '(info)', true);
+          line(
+            `browser snapshot p50/p95, ${label}${interactive ? ', interactive' : ''}`,
+            `${percentile(times, 50).toFixed(1)} / ${percentile(times, 95).toFixed(1)} ms`,
+            '(info)',
+            true,
+          );
         }
       }
     } finally {

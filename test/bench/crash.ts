@@ -81,19 +81,27 @@ function recyclePid(dir: string, deadPid: number): void {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : ''))
+    .join('');
 }
 
 /** The message to answer: the last user message, or the one a restart note quotes. */
 function messageToAnswer(messages: Array<{ role: string; content: unknown }>): string {
   const last = [...messages].reverse().find((message) => message.role === 'user');
   const text = last ? textOf(last.content) : '';
-  return text.startsWith(RESTART_NOTE_PREFIX) ? text.slice(text.lastIndexOf('\nThe message:\n') + '\nThe message:\n'.length) : text;
+  return text.startsWith(RESTART_NOTE_PREFIX)
+    ? text.slice(text.lastIndexOf('\nThe message:\n') + '\nThe message:\n'.length)
+    : text;
 }
 
 /** Answers "ANSWER <message>", 4 characters every `delayMs`. */
 export function answerEcho(fake: FakeLlm, delayMs = 25): void {
-  fake.respond((request) => ({ text: `ANSWER ${messageToAnswer(request.body.messages ?? [])}`, delayMs, chunkSize: 4 }));
+  fake.respond((request) => ({
+    text: `ANSWER ${messageToAnswer(request.body.messages ?? [])}`,
+    delayMs,
+    chunkSize: 4,
+  }));
 }
 
 export function writeConfig(stateDir: string, fake: FakeLlm, extra: Record<string, unknown> = {}): void {
@@ -107,7 +115,10 @@ export function writeConfig(stateDir: string, fake: FakeLlm, extra: Record<strin
 }
 
 /** What the transcripts of an agent hold: how often each user text and each answer appears, and recovery notes. */
-export function readTranscripts(stateDir: string, agentId = 'main'): { users: Map<string, number>; answers: Map<string, number>; recoveries: number } {
+export function readTranscripts(
+  stateDir: string,
+  agentId = 'main',
+): { users: Map<string, number>; answers: Map<string, number>; recoveries: number } {
   const users = new Map<string, number>();
   const answers = new Map<string, number>();
   let recoveries = 0;
@@ -134,7 +145,13 @@ export function readTranscripts(stateDir: string, agentId = 'main'): { users: Ma
 }
 
 async function connect(port: number): Promise<GatewayClient> {
-  const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write', 'operator.admin'], requestTimeoutMs: 60_000 });
+  const client = new GatewayClient({
+    url: `ws://127.0.0.1:${port}`,
+    token: TOKEN,
+    identity: generateDeviceIdentity(),
+    scopes: ['operator.read', 'operator.write', 'operator.admin'],
+    requestTimeoutMs: 60_000,
+  });
   await client.connect();
   return client;
 }
@@ -163,12 +180,17 @@ export async function crashBench(options: CrashOptions): Promise<CrashReport> {
           const message = `c${cycle}-s${s}-m${m}`;
           sent++;
           client
-            .request('agent', { message, sessionKey: `agent:main:crash-${s}`, queueMode: 'followup', idempotencyKey: message }, { expectFinal: true, onAck: () => (acknowledged.add(message), ackedThisCycle++) })
+            .request(
+              'agent',
+              { message, sessionKey: `agent:main:crash-${s}`, queueMode: 'followup', idempotencyKey: message },
+              { expectFinal: true, onAck: () => (acknowledged.add(message), ackedThisCycle++) },
+            )
             .catch(() => {});
         }
       }
       const killAfter = minKill + ((maxKill - minKill) * cycle) / Math.max(1, options.cycles - 1);
-      while (ackedThisCycle < (options.minAckedPerCycle ?? 0) && Date.now() - sentAt < 30_000) await new Promise((resolve) => setTimeout(resolve, 5));
+      while (ackedThisCycle < (options.minAckedPerCycle ?? 0) && Date.now() - sentAt < 30_000)
+        await new Promise((resolve) => setTimeout(resolve, 5));
       await new Promise((resolve) => setTimeout(resolve, killAfter));
       gateway.child.kill('SIGKILL');
       await gateway.exited;
@@ -198,8 +220,18 @@ export async function crashBench(options: CrashOptions): Promise<CrashReport> {
       if (answers.has(message)) answered++;
     }
     for (const count of [...users.values(), ...answers.values()]) if (count > 1) duplicated++;
-    const report = { cycles: options.cycles, sent, acknowledged: acknowledged.size, lost, duplicated, answered, interruptedNoted: recoveries, seconds: (performance.now() - started) / 1000 };
-    if (process.env.CLAW_CRASH_KEEP) writeFileSync(join(stateDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const report = {
+      cycles: options.cycles,
+      sent,
+      acknowledged: acknowledged.size,
+      lost,
+      duplicated,
+      answered,
+      interruptedNoted: recoveries,
+      seconds: (performance.now() - started) / 1000,
+    };
+    if (process.env.CLAW_CRASH_KEEP)
+      writeFileSync(join(stateDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
     return report;
   } finally {
     await fake.close();

@@ -23,7 +23,15 @@ import type { CronJob } from '../../plugins/cron/types.js';
 
 type Line = (name: string, value: string, target: string, ok: boolean) => void;
 const TOKEN = 'bench-cron-token-0123456789abcdef0123';
-const SETTINGS = { enabled: true, maxConcurrentRuns: 1, skipMissedJobs: false, catchUp: 'once' as const, missedAfterMs: 60_000, watchdogGraceMs: 60_000, runLog: { maxBytes: 2_000_000, keepLines: 2000 } };
+const SETTINGS = {
+  enabled: true,
+  maxConcurrentRuns: 1,
+  skipMissedJobs: false,
+  catchUp: 'once' as const,
+  missedAfterMs: 60_000,
+  watchdogGraceMs: 60_000,
+  runLog: { maxBytes: 2_000_000, keepLines: 2000 },
+};
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -45,10 +53,26 @@ function thousandJobs(now: number): CronJob[] {
     const kind = i % 3;
     const input =
       kind === 0
-        ? { name: `every ${i}`, schedule: { kind: 'every', everyMs: 60_000 * (1 + (i % 60)) }, payload: { kind: 'systemEvent', text: `check ${i}` } }
+        ? {
+            name: `every ${i}`,
+            schedule: { kind: 'every', everyMs: 60_000 * (1 + (i % 60)) },
+            payload: { kind: 'systemEvent', text: `check ${i}` },
+          }
         : kind === 1
-          ? { name: `cron ${i}`, schedule: { kind: 'cron', expr: `${i % 60} ${i % 24} * * *`, tz: ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][i % 4] }, payload: { kind: 'agentTurn', message: `brief ${i}` } }
-          : { name: `at ${i}`, schedule: { kind: 'at', at: new Date(now + 86_400_000 + i * 60_000).toISOString() }, payload: { kind: 'systemEvent', text: `remind ${i}` } };
+          ? {
+              name: `cron ${i}`,
+              schedule: {
+                kind: 'cron',
+                expr: `${i % 60} ${i % 24} * * *`,
+                tz: ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][i % 4],
+              },
+              payload: { kind: 'agentTurn', message: `brief ${i}` },
+            }
+          : {
+              name: `at ${i}`,
+              schedule: { kind: 'at', at: new Date(now + 86_400_000 + i * 60_000).toISOString() },
+              payload: { kind: 'systemEvent', text: `remind ${i}` },
+            };
     const job = createJob(input, { now: now - 86_400_000 });
     job.state.nextRunAtMs = occurrenceAfter(job, now);
     jobs.push(job);
@@ -56,7 +80,12 @@ function thousandJobs(now: number): CronJob[] {
   return jobs;
 }
 
-async function timeToCronStatus(cli: string, freePort: () => Promise<number>, stateDir: string, expectJobs: number): Promise<number> {
+async function timeToCronStatus(
+  cli: string,
+  freePort: () => Promise<number>,
+  stateDir: string,
+  expectJobs: number,
+): Promise<number> {
   const port = await freePort();
   const identity = generateDeviceIdentity();
   const start = performance.now();
@@ -66,7 +95,12 @@ async function timeToCronStatus(cli: string, freePort: () => Promise<number>, st
   });
   try {
     for (;;) {
-      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN, identity, connectTimeoutMs: 2000 });
+      const client = new GatewayClient({
+        url: `ws://127.0.0.1:${port}`,
+        token: TOKEN,
+        identity,
+        connectTimeoutMs: 2000,
+      });
       try {
         await client.connect();
         const status = (await client.request('cron.status', {})) as { jobs: number; schedulerRunning: boolean };
@@ -93,7 +127,9 @@ export async function cronStartBench(cli: string, freePort: () => Promise<number
   const empty = mkdtempSync(join(tmpdir(), 'claw-bench-cron0-'));
   const full = mkdtempSync(join(tmpdir(), 'claw-bench-cron1k-'));
   mkdirSync(join(full, 'cron'), { recursive: true, mode: 0o700 });
-  writeFileSync(join(full, 'cron', 'jobs.json'), JSON.stringify({ version: 1, jobs: thousandJobs(now) }, null, 2), { mode: 0o600 });
+  writeFileSync(join(full, 'cron', 'jobs.json'), JSON.stringify({ version: 1, jobs: thousandJobs(now) }, null, 2), {
+    mode: 0o600,
+  });
   try {
     await timeToCronStatus(cli, freePort, empty, 0);
     await timeToCronStatus(cli, freePort, full, 1000);
@@ -109,7 +145,13 @@ export async function cronStartBench(cli: string, freePort: () => Promise<number
     // The part that grows with the job count, without process start-up noise: the scheduler's start.
     const startOf = (stateDir: string) => {
       const store = new CronStore(join(stateDir, 'cron', 'jobs.json'));
-      const service = new CronService({ store, runLog: new RunLog(store.runsDir, 2_000_000, 2000), settings: SETTINGS, logger: createLogger({ level: 'error' }), runJob: async () => ({ status: 'ok' }) });
+      const service = new CronService({
+        store,
+        runLog: new RunLog(store.runsDir, 2_000_000, 2000),
+        settings: SETTINGS,
+        logger: createLogger({ level: 'error' }),
+        runJob: async () => ({ status: 'ok' }),
+      });
       const t0 = performance.now();
       service.start();
       const ms = performance.now() - t0;
@@ -121,7 +163,12 @@ export async function cronStartBench(cli: string, freePort: () => Promise<number
       inProcess.none.push(startOf(empty));
       inProcess.thousand.push(startOf(full));
     }
-    line('  … of which the scheduler start (read, recover, arm)', `${signed(median(inProcess.thousand) - median(inProcess.none))} ms`, '(info)', true);
+    line(
+      '  … of which the scheduler start (read, recover, arm)',
+      `${signed(median(inProcess.thousand) - median(inProcess.none))} ms`,
+      '(info)',
+      true,
+    );
   } finally {
     rmSync(empty, { recursive: true, force: true });
     rmSync(full, { recursive: true, force: true });
@@ -133,18 +180,22 @@ async function timerBaseline(durationMs: number): Promise<number[]> {
   const lateness: number[] = [];
   const start = Date.now();
   await Promise.all(
-    Array.from({ length: 10 }, () => new Promise<void>((resolve) => {
-      let n = 0;
-      const arm = () => {
-        const target = start + ++n * 1000;
-        setTimeout(() => {
-          lateness.push(Date.now() - target);
-          if ((n + 1) * 1000 <= durationMs) arm();
-          else resolve();
-        }, target - Date.now());
-      };
-      arm();
-    })),
+    Array.from(
+      { length: 10 },
+      () =>
+        new Promise<void>((resolve) => {
+          let n = 0;
+          const arm = () => {
+            const target = start + ++n * 1000;
+            setTimeout(() => {
+              lateness.push(Date.now() - target);
+              if ((n + 1) * 1000 <= durationMs) arm();
+              else resolve();
+            }, target - Date.now());
+          };
+          arm();
+        }),
+    ),
   );
   return lateness;
 }
@@ -164,19 +215,35 @@ export async function cronDriftBench(line: Line, quick: boolean): Promise<void> 
       return { status: 'ok', summary: 'tick' };
     },
     emit: (event) => {
-      if (event.action === 'started' && event.scheduledAtMs !== undefined) drift.push(event.runAtMs! - event.scheduledAtMs);
+      if (event.action === 'started' && event.scheduledAtMs !== undefined)
+        drift.push(event.runAtMs! - event.scheduledAtMs);
     },
   });
   try {
     service.start();
-    for (let i = 0; i < 10; i++) service.add({ name: `every 1s #${i}`, schedule: { kind: 'every', everyMs: 1000 }, payload: { kind: 'systemEvent', text: 'tick' } });
+    for (let i = 0; i < 10; i++)
+      service.add({
+        name: `every 1s #${i}`,
+        schedule: { kind: 'every', everyMs: 1000 },
+        payload: { kind: 'systemEvent', text: 'tick' },
+      });
     await new Promise((resolve) => setTimeout(resolve, durationMs));
     await service.stop();
     const label = `cron: every-1s drift, 10 jobs × ${durationMs / 1000} s (${drift.length} runs)`;
     line(label, `p50 ${percentile(drift, 50)} ms`, '(info)', true);
-    line('  … p95 / max', `${percentile(drift, 95)} / ${Math.max(...drift)} ms`, '≤ 50 ms p95', percentile(drift, 95) <= 50);
+    line(
+      '  … p95 / max',
+      `${percentile(drift, 95)} / ${Math.max(...drift)} ms`,
+      '≤ 50 ms p95',
+      percentile(drift, 95) <= 50,
+    );
     const bare = await timerBaseline(durationMs);
-    line('  … bare setTimeout on this machine, p50 / p95 / max', `${percentile(bare, 50)} / ${percentile(bare, 95)} / ${Math.max(...bare)} ms`, '(info)', true);
+    line(
+      '  … bare setTimeout on this machine, p50 / p95 / max',
+      `${percentile(bare, 50)} / ${percentile(bare, 95)} / ${Math.max(...bare)} ms`,
+      '(info)',
+      true,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

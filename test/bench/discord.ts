@@ -28,7 +28,9 @@ export interface DiscordBenchOptions {
   sequential?: number;
 }
 
-export async function discordBench(options: DiscordBenchOptions = {}): Promise<{ messagesPerSecond: number; p50AddedMs: number; messages: number }> {
+export async function discordBench(
+  options: DiscordBenchOptions = {},
+): Promise<{ messagesPerSecond: number; p50AddedMs: number; messages: number }> {
   const users = options.users ?? 50;
   const perUser = options.perUser ?? 10;
   const sequential = options.sequential ?? 200;
@@ -81,7 +83,11 @@ export async function discordBench(options: DiscordBenchOptions = {}): Promise<{
       }),
     );
     const seconds = (performance.now() - started) / 1000;
-    return { messagesPerSecond: (users * perUser) / seconds, p50AddedMs: latencies[Math.floor(latencies.length / 2)]!, messages: users * perUser };
+    return {
+      messagesPerSecond: (users * perUser) / seconds,
+      p50AddedMs: latencies[Math.floor(latencies.length / 2)]!,
+      messages: users * perUser,
+    };
   } finally {
     unsubscribe();
     await kernel.dispose();

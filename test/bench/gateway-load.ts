@@ -53,7 +53,12 @@ async function startProbedGateway(cli: string, port: number): Promise<ProbedGate
   });
   const url = `ws://127.0.0.1:${port}`;
   for (;;) {
-    const client = new GatewayClient({ url, token: BENCH_TOKEN, identity: generateDeviceIdentity(), connectTimeoutMs: 2000 });
+    const client = new GatewayClient({
+      url,
+      token: BENCH_TOKEN,
+      identity: generateDeviceIdentity(),
+      connectTimeoutMs: 2000,
+    });
     try {
       await client.connect();
       await client.close();

@@ -65,7 +65,9 @@ function diskUsage(dir: string): number {
 }
 
 export function installSize(root: string): InstallSize {
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>;
+  };
   const libc = libcOf();
   let bytes = 0;
   let packages = 0;

@@ -19,8 +19,28 @@ import { rng } from './rng.js';
 const FILES = 2000;
 const DIMS = 64;
 
-
-const SYLLABLES = ['ka', 'lo', 'mi', 'ra', 'te', 'su', 'no', 'vi', 'de', 'pa', 'zu', 'ri', 'ma', 'ko', 'le', 'fo', 'ne', 'ba', 'gi', 'tu'];
+const SYLLABLES = [
+  'ka',
+  'lo',
+  'mi',
+  'ra',
+  'te',
+  'su',
+  'no',
+  'vi',
+  'de',
+  'pa',
+  'zu',
+  'ri',
+  'ma',
+  'ko',
+  'le',
+  'fo',
+  'ne',
+  'ba',
+  'gi',
+  'tu',
+];
 
 function vocabulary(random: () => number, size: number): string[] {
   const words = new Set<string>();
@@ -52,12 +72,22 @@ export function generateCorpus(root: string): { workspace: string; queries: stri
   writeFileSync(join(workspace, 'MEMORY.md'), `# Memory\n\n${Array.from({ length: 200 }, pick).join(' ')}\n`);
   // Queries are 2–4 content words: drawn evenly from the vocabulary, not by frequency (people
   // search for what a note is about, not for the words every note has).
-  const queries = Array.from({ length: 200 }, () => Array.from({ length: 2 + Math.floor(random() * 3) }, () => words[Math.floor(random() * words.length)]!).join(' '));
+  const queries = Array.from({ length: 200 }, () =>
+    Array.from({ length: 2 + Math.floor(random() * 3) }, () => words[Math.floor(random() * words.length)]!).join(' '),
+  );
   return { workspace, queries, chunksHint: FILES * 5 };
 }
 
-function settingsFor(root: string, workspace: string, store: string, memorySearch: Record<string, unknown> = {}): MemorySettings {
-  return resolveMemorySettings({ agents: { defaults: { memorySearch: { ...memorySearch, store: { path: store } } } } } as never, { agentId: 'main', workspaceDir: workspace, stateDir: root });
+function settingsFor(
+  root: string,
+  workspace: string,
+  store: string,
+  memorySearch: Record<string, unknown> = {},
+): MemorySettings {
+  return resolveMemorySettings(
+    { agents: { defaults: { memorySearch: { ...memorySearch, store: { path: store } } } } } as never,
+    { agentId: 'main', workspaceDir: workspace, stateDir: root },
+  );
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -81,7 +111,15 @@ async function timeQueries(index: MemoryIndex, queries: string[]): Promise<{ p50
 export interface MemoryBenchResult {
   files: number;
   chunks: number;
-  sqlite: { firstIndexMs: number; rebuildMs: number; indexMs: number; reindexMs: number; p50: number; p99: number; mode: string };
+  sqlite: {
+    firstIndexMs: number;
+    rebuildMs: number;
+    indexMs: number;
+    reindexMs: number;
+    p50: number;
+    p99: number;
+    mode: string;
+  };
   minisearch: { indexMs: number; reindexMs: number; p50: number; p99: number };
   qmd?: { updateMs: number; p50: number } | { skipped: string };
 }
@@ -93,7 +131,10 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
     const { workspace, queries } = generateCorpus(root);
     const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
     const sqliteSettings = settingsFor(root, workspace, join(root, 'memory', 'main.sqlite'));
-    const sqlite = await SqliteMemoryIndex.open(sqliteSettings, { embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' }, logger });
+    const sqlite = await SqliteMemoryIndex.open(sqliteSettings, {
+      embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
+      logger,
+    });
     let start = performance.now();
     const built = await sqlite.sync({ force: true });
     const indexMs = performance.now() - start;
@@ -108,7 +149,11 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
 
     const { MiniSearchMemoryIndex } = await import('../../plugins/memory-minisearch/memory-index.js');
     const miniSettings = settingsFor(root, workspace, join(root, 'memory', 'mini.sqlite'));
-    const mini = new MiniSearchMemoryIndex(miniSettings, { logger }, { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' });
+    const mini = new MiniSearchMemoryIndex(
+      miniSettings,
+      { logger },
+      { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
+    );
     start = performance.now();
     await mini.sync({ force: true });
     const miniIndexMs = performance.now() - start;
@@ -139,10 +184,17 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
  * embedding cache off: a rebuild would otherwise take every vector from the cache the first
  * build filled, and the figure would measure the cache, not the write path.
  */
-async function firstIndexVsRebuild(root: string, workspace: string, logger: Logger): Promise<{ firstIndexMs: number; rebuildMs: number }> {
+async function firstIndexVsRebuild(
+  root: string,
+  workspace: string,
+  logger: Logger,
+): Promise<{ firstIndexMs: number; rebuildMs: number }> {
   const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
   const settings = settingsFor(root, workspace, join(root, 'memory', 'first.sqlite'), { cache: { enabled: false } });
-  const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' }, logger });
+  const index = await SqliteMemoryIndex.open(settings, {
+    embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
+    logger,
+  });
   try {
     let start = performance.now();
     await index.sync({});
@@ -156,10 +208,20 @@ async function firstIndexVsRebuild(root: string, workspace: string, logger: Logg
 }
 
 /** QMD's own CLI on the same files: one collection, `qmd update`, then `qmd search --json` per query. */
-async function qmdBench(command: string, root: string, workspace: string, queries: string[]): Promise<{ updateMs: number; p50: number }> {
+async function qmdBench(
+  command: string,
+  root: string,
+  workspace: string,
+  queries: string[],
+): Promise<{ updateMs: number; p50: number }> {
   const { execFileSync } = await import('node:child_process');
-  const env = { ...process.env, XDG_CONFIG_HOME: join(root, 'qmd', 'config'), XDG_CACHE_HOME: join(root, 'qmd', 'cache') };
-  const run = (args: string[]) => execFileSync(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 }).toString();
+  const env = {
+    ...process.env,
+    XDG_CONFIG_HOME: join(root, 'qmd', 'config'),
+    XDG_CACHE_HOME: join(root, 'qmd', 'cache'),
+  };
+  const run = (args: string[]) =>
+    execFileSync(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 }).toString();
   // `collection add` indexes the folder; `update` afterwards finds nothing new.
   let start = performance.now();
   run(['collection', 'add', join(workspace, 'memory'), '--name', 'bench']);

@@ -66,21 +66,42 @@ function score(ranks: Array<number | undefined>): Scores {
   };
 }
 
-async function evaluate(name: string, index: Pick<MemoryIndex, 'search'>, settings: MemorySettings, queries: BenchQuery[]): Promise<BackendRun> {
+async function evaluate(
+  name: string,
+  index: Pick<MemoryIndex, 'search'>,
+  settings: MemorySettings,
+  queries: BenchQuery[],
+): Promise<BackendRun> {
   const ranks: Array<{ category: QueryCategory; rank: number | undefined }> = [];
   const answeredBy: Record<string, number> = {};
   for (const item of queries) {
-    const result: MemorySearchResult = await index.search(item.query, { maxResults: settings.query.maxResults, minScore: settings.query.minScore });
+    const result: MemorySearchResult = await index.search(item.query, {
+      maxResults: settings.query.maxResults,
+      minScore: settings.query.minScore,
+    });
     answeredBy[result.backend] = (answeredBy[result.backend] ?? 0) + 1;
     const position = result.results.findIndex((hit) => hit.path === item.answer);
     ranks.push({ category: item.category, rank: position === -1 ? undefined : position + 1 });
   }
-  const byCategory = Object.fromEntries(CATEGORIES.map((category) => [category, score(ranks.filter((item) => item.category === category).map((item) => item.rank))])) as Record<QueryCategory, Scores>;
+  const byCategory = Object.fromEntries(
+    CATEGORIES.map((category) => [
+      category,
+      score(ranks.filter((item) => item.category === category).map((item) => item.rank)),
+    ]),
+  ) as Record<QueryCategory, Scores>;
   return { name, overall: score(ranks.map((item) => item.rank)), byCategory, answeredBy };
 }
 
-function settingsFor(root: string, workspace: string, store: string, memorySearch: Record<string, unknown> = {}): MemorySettings {
-  return resolveMemorySettings({ agents: { defaults: { memorySearch: { ...memorySearch, store: { path: store } } } } } as never, { agentId: 'main', workspaceDir: workspace, stateDir: root });
+function settingsFor(
+  root: string,
+  workspace: string,
+  store: string,
+  memorySearch: Record<string, unknown> = {},
+): MemorySettings {
+  return resolveMemorySettings(
+    { agents: { defaults: { memorySearch: { ...memorySearch, store: { path: store } } } } } as never,
+    { agentId: 'main', workspaceDir: workspace, stateDir: root },
+  );
 }
 
 /** A loopback OpenAI-compatible embeddings endpoint answering with hashEmbedding. */
@@ -96,7 +117,14 @@ async function startHashEmbeddings(dims: number): Promise<{ server: Server; base
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { input: string | string[]; model: string };
       const input = Array.isArray(body.input) ? body.input : [body.input];
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', model: body.model, data: input.map((text, index) => ({ object: 'embedding', index, embedding: hashEmbedding(text, dims) })), usage: { prompt_tokens: 0, total_tokens: 0 } }));
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          model: body.model,
+          data: input.map((text, index) => ({ object: 'embedding', index, embedding: hashEmbedding(text, dims) })),
+          usage: { prompt_tokens: 0, total_tokens: 0 },
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -126,8 +154,17 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
 
     const embeddings = await startHashEmbeddings(64);
     try {
-      const hybridSettings = settingsFor(root, workspace, join(root, 'index', 'hybrid.sqlite'), { provider: 'openai', model: 'hash-64', remote: { baseUrl: embeddings.baseUrl, apiKey: 'bench' } });
-      const selection = selectEmbeddingProvider(hybridSettings, { config: {} as never, env: {}, logger, stateDir: root } as never);
+      const hybridSettings = settingsFor(root, workspace, join(root, 'index', 'hybrid.sqlite'), {
+        provider: 'openai',
+        model: 'hash-64',
+        remote: { baseUrl: embeddings.baseUrl, apiKey: 'bench' },
+      });
+      const selection = selectEmbeddingProvider(hybridSettings, {
+        config: {} as never,
+        env: {},
+        logger,
+        stateDir: root,
+      } as never);
       const hybrid = await SqliteMemoryIndex.open(hybridSettings, { embeddings: selection, logger });
       await hybrid.sync({ force: true });
       const run = await evaluate('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings, queries);
@@ -148,7 +185,9 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
 
     if (options.qmdCommand) {
       const { QmdMemoryIndex } = await import('../../plugins/memory-qmd/qmd-index.js');
-      const qmdSettings = settingsFor(root, workspace, join(root, 'index', 'qmd-fallback.sqlite'), { provider: 'none' });
+      const qmdSettings = settingsFor(root, workspace, join(root, 'index', 'qmd-fallback.sqlite'), {
+        provider: 'none',
+      });
       const context = { logger, stateDir: root, env: {}, api: { kernel: { config: () => ({}) } } } as never;
       const qmd = new QmdMemoryIndex(qmdSettings, context, { command: options.qmdCommand, updateIntervalMinutes: 0 });
       try {
@@ -171,8 +210,17 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
     } else {
       qmdLatency = { skipped: 'qmd is not installed (npm run setup:qmd)' };
     }
-    const categories = Object.fromEntries(CATEGORIES.map((category) => [category, queries.filter((item) => item.category === category).length])) as Record<QueryCategory, number>;
-    return { files: corpus.files, chineseNotes: corpus.chineseNotes, queries: queries.length, categories, runs, qmd: qmdLatency };
+    const categories = Object.fromEntries(
+      CATEGORIES.map((category) => [category, queries.filter((item) => item.category === category).length]),
+    ) as Record<QueryCategory, number>;
+    return {
+      files: corpus.files,
+      chineseNotes: corpus.chineseNotes,
+      queries: queries.length,
+      categories,
+      runs,
+      qmd: qmdLatency,
+    };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

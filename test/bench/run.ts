@@ -181,7 +181,10 @@ function writeExtraPlugins(state: string, count: number, configured: boolean): v
         },
       }),
     );
-    writeFileSync(join(dir, 'index.js'), 'throw new Error("a benchmark plugin must never be loaded by plugins list");\n');
+    writeFileSync(
+      join(dir, 'index.js'),
+      'throw new Error("a benchmark plugin must never be loaded by plugins list");\n',
+    );
     if (configured) entries[id] = { config: { endpoint: `https://example.invalid/custom/${i}`, retries: i % 5 } };
   }
   if (configured) writeFileSync(join(state, 'openclaw.json'), JSON.stringify({ plugins: { entries } }));
@@ -193,7 +196,8 @@ function benchList(): void {
   const configured = mkdtempSync(join(tmpdir(), 'claw-bench-100c-'));
   writeExtraPlugins(hundred, 100, false);
   writeExtraPlugins(configured, 100, true);
-  const run = (state: string) => timeCommand(['plugins', 'list', '--json'], { ...process.env, OPENCLAW_STATE_DIR: state });
+  const run = (state: string) =>
+    timeCommand(['plugins', 'list', '--json'], { ...process.env, OPENCLAW_STATE_DIR: state });
   for (const state of [none, hundred, configured]) run(state);
   const times = { none: [] as number[], hundred: [] as number[], configured: [] as number[] };
   for (let i = 0; i < 41; i++) {
@@ -243,7 +247,12 @@ async function timeToHello(): Promise<number> {
   const child = spawnGateway(port, stateDir);
   try {
     for (;;) {
-      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: BENCH_TOKEN, identity, connectTimeoutMs: 2000 });
+      const client = new GatewayClient({
+        url: `ws://127.0.0.1:${port}`,
+        token: BENCH_TOKEN,
+        identity,
+        connectTimeoutMs: 2000,
+      });
       try {
         await client.connect();
         const ms = performance.now() - start;
@@ -280,7 +289,11 @@ async function benchGatewayRss(): Promise<void> {
   try {
     // One client connects and leaves, as a CLI call would; then the gateway idles.
     for (;;) {
-      const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: BENCH_TOKEN, identity: generateDeviceIdentity() });
+      const client = new GatewayClient({
+        url: `ws://127.0.0.1:${port}`,
+        token: BENCH_TOKEN,
+        identity: generateDeviceIdentity(),
+      });
       try {
         await client.connect();
         await client.request('health');
@@ -307,7 +320,11 @@ async function benchGatewayRoundTrips(): Promise<void> {
   try {
     const connect = async () => {
       for (;;) {
-        const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: BENCH_TOKEN, identity: generateDeviceIdentity() });
+        const client = new GatewayClient({
+          url: `ws://127.0.0.1:${port}`,
+          token: BENCH_TOKEN,
+          identity: generateDeviceIdentity(),
+        });
         try {
           await client.connect();
           return client;
@@ -331,7 +348,11 @@ async function benchGatewayRoundTrips(): Promise<void> {
         }),
       );
       latencies.sort((a, b) => a - b);
-      return { perSec: latencies.length / seconds, p50: latencies[latencies.length >> 1]!, p99: latencies[Math.floor(latencies.length * 0.99)]! };
+      return {
+        perSec: latencies.length / seconds,
+        p50: latencies[latencies.length >> 1]!,
+        p99: latencies[Math.floor(latencies.length * 0.99)]!,
+      };
     };
     await measure(1, 1);
     const one = await measure(1, 5);
@@ -349,7 +370,10 @@ async function benchGatewayRoundTrips(): Promise<void> {
 
 async function benchAgentTurn(): Promise<void> {
   const { turnLatency } = await import('./agent.js');
-  for (const [label, model] of [['no tool', 'bench/text'], ['one tool call', 'bench/tool']] as const) {
+  for (const [label, model] of [
+    ['no tool', 'bench/text'],
+    ['one tool call', 'bench/tool'],
+  ] as const) {
     const result = await turnLatency(model);
     line(`agent turn overhead (${label}) p50`, `${result.p50.toFixed(2)} ms`, '≤ 2 ms', result.p50 <= 2);
     line('  p99', `${result.p99.toFixed(2)} ms`, '(info)', true);
@@ -362,29 +386,69 @@ async function benchAgentTurn(): Promise<void> {
 async function benchCrash(): Promise<void> {
   const { crashBench } = await import('./crash.js');
   const result = await crashBench({ cli: CLI, cycles: 10, sessions: 10, perSession: 5 });
-  line(`crash: kill -9 ×${result.cycles}, acknowledged / lost`, `${result.acknowledged} / ${result.lost}`, '0 lost', result.lost === 0 && result.duplicated === 0);
+  line(
+    `crash: kill -9 ×${result.cycles}, acknowledged / lost`,
+    `${result.acknowledged} / ${result.lost}`,
+    '0 lost',
+    result.lost === 0 && result.duplicated === 0,
+  );
   line('  answered twice', `${result.duplicated}`, '0', result.duplicated === 0);
-  line('  sent (not acknowledged before the kill)', `${result.sent} (${result.sent - result.acknowledged})`, '(info)', true);
+  line(
+    '  sent (not acknowledged before the kill)',
+    `${result.sent} (${result.sent - result.acknowledged})`,
+    '(info)',
+    true,
+  );
   line('  interrupted turns noted in transcripts', `${result.interruptedNoted}`, '(info)', true);
 }
 
 async function benchStorm(): Promise<void> {
   const { stormBench, sharedSessionBench } = await import('./storm.js');
   for (const dmScope of ['main', 'per-peer'] as const) {
-    const result = await stormBench({ cli: CLI, cycles: quick ? 6 : 20, wsPerCycle: 30, sessions: 10, chats: 6, dmsPerChat: 1, dmScope, modelMs: 300, cycleMs: [2500, 4500] });
+    const result = await stormBench({
+      cli: CLI,
+      cycles: quick ? 6 : 20,
+      wsPerCycle: 30,
+      sessions: 10,
+      chats: 6,
+      dmsPerChat: 1,
+      dmScope,
+      modelMs: 300,
+      cycleMs: [2500, 4500],
+    });
     const label = `storm (dmScope ${dmScope}): kill -9 ×${result.cycles}`;
     line(`${label}, acknowledged / lost`, `${result.acknowledged} / ${result.lost}`, '0 lost', result.lost === 0);
     line('  answered once / twice', `${result.answeredOnce} / ${result.twice}`, '0 twice', result.twice === 0);
     line('  sent again: Telegram answering as the kill landed', `${result.resentInFlight}`, '(info)', true);
     line('  answered with an error (given up)', `${result.errored}`, '(info)', true);
-    line('  retries by key / false retry answers', `${result.retries} / ${result.falseRetryAnswers}`, '0 false', result.falseRetryAnswers === 0);
+    line(
+      '  retries by key / false retry answers',
+      `${result.retries} / ${result.falseRetryAnswers}`,
+      '0 false',
+      result.falseRetryAnswers === 0,
+    );
     line('  Telegram answers in the wrong chat', `${result.misrouted}`, '0', result.misrouted === 0);
     line('  sent / seconds', `${result.sent} / ${result.seconds.toFixed(0)} s`, '(info)', true);
   }
   const shared = await sharedSessionBench({ cli: CLI, chats: 6, perChat: 2, gapMs: 300, modelMs: 800 });
-  line('shared main session, 6 chats × 2 DMs: answered once', `${shared.answeredOnce} of ${shared.sent}`, 'all', shared.answeredOnce === shared.sent);
-  line('  answered twice / unanswered / wrong chat', `${shared.twice} / ${shared.unanswered} / ${shared.misrouted}`, '0 / 0 / 0', shared.twice + shared.unanswered + shared.misrouted === 0);
-  line('  a message twice in a batch / "dropped" notices', `${shared.duplicateInBatch} / ${shared.droppedNotices}`, '0 / 0', shared.duplicateInBatch + shared.droppedNotices === 0);
+  line(
+    'shared main session, 6 chats × 2 DMs: answered once',
+    `${shared.answeredOnce} of ${shared.sent}`,
+    'all',
+    shared.answeredOnce === shared.sent,
+  );
+  line(
+    '  answered twice / unanswered / wrong chat',
+    `${shared.twice} / ${shared.unanswered} / ${shared.misrouted}`,
+    '0 / 0 / 0',
+    shared.twice + shared.unanswered + shared.misrouted === 0,
+  );
+  line(
+    '  a message twice in a batch / "dropped" notices',
+    `${shared.duplicateInBatch} / ${shared.droppedNotices}`,
+    '0 / 0',
+    shared.duplicateInBatch + shared.droppedNotices === 0,
+  );
 }
 
 async function benchAgentThroughput(): Promise<void> {
@@ -407,15 +471,35 @@ async function benchMemory(): Promise<void> {
     '≤ 1.25×',
     firstRatio <= 1.25,
   );
-  line('memory sqlite: re-index unchanged corpus', `${Math.round(result.sqlite.reindexMs)} ms`, '≤ 1000 ms', result.sqlite.reindexMs <= 1000);
-  line(`memory sqlite: ${result.sqlite.mode} query p50`, `${result.sqlite.p50.toFixed(2)} ms`, '≤ 5 ms', result.sqlite.p50 <= 5);
+  line(
+    'memory sqlite: re-index unchanged corpus',
+    `${Math.round(result.sqlite.reindexMs)} ms`,
+    '≤ 1000 ms',
+    result.sqlite.reindexMs <= 1000,
+  );
+  line(
+    `memory sqlite: ${result.sqlite.mode} query p50`,
+    `${result.sqlite.p50.toFixed(2)} ms`,
+    '≤ 5 ms',
+    result.sqlite.p50 <= 5,
+  );
   line('  p99', `${result.sqlite.p99.toFixed(2)} ms`, '≤ 20 ms', result.sqlite.p99 <= 20);
   line('memory minisearch: full index', `${(result.minisearch.indexMs / 1000).toFixed(2)} s`, '(info)', true);
   line('memory minisearch: re-index unchanged', `${Math.round(result.minisearch.reindexMs)} ms`, '(info)', true);
-  line('memory minisearch: query p50 / p99', `${result.minisearch.p50.toFixed(2)} / ${result.minisearch.p99.toFixed(2)} ms`, '(info)', true);
+  line(
+    'memory minisearch: query p50 / p99',
+    `${result.minisearch.p50.toFixed(2)} / ${result.minisearch.p99.toFixed(2)} ms`,
+    '(info)',
+    true,
+  );
   if (result.qmd && 'skipped' in result.qmd) line('memory qmd', 'skipped', result.qmd.skipped, true);
   else if (result.qmd) {
-    line('memory qmd: collection add + update (full index)', `${(result.qmd.updateMs / 1000).toFixed(2)} s`, '(info)', true);
+    line(
+      'memory qmd: collection add + update (full index)',
+      `${(result.qmd.updateMs / 1000).toFixed(2)} s`,
+      '(info)',
+      true,
+    );
     line('memory qmd: `qmd search` CLI p50 (a process per query)', `${Math.round(result.qmd.p50)} ms`, '(info)', true);
   }
 }
@@ -425,55 +509,121 @@ async function benchRetrieval(): Promise<void> {
   const qmd = fileURLToPath(new URL('../../../.cache/qmd/bin/qmd', import.meta.url));
   const { existsSync } = await import('node:fs');
   const result = await retrievalBench({ qmdCommand: existsSync(qmd) ? qmd : undefined });
-  const counts = Object.entries(result.categories).map(([category, n]) => `${category} ${n}`).join(', ');
-  console.log(`retrieval: ${result.files} files (${result.chineseNotes} daily notes in Chinese), ${result.queries} questions (${counts}); default maxResults 6, minScore 0.35`);
+  const counts = Object.entries(result.categories)
+    .map(([category, n]) => `${category} ${n}`)
+    .join(', ');
+  console.log(
+    `retrieval: ${result.files} files (${result.chineseNotes} daily notes in Chinese), ${result.queries} questions (${counts}); default maxResults 6, minScore 0.35`,
+  );
   const cell = (value: number) => value.toFixed(2).padStart(6);
-  console.log(`  ${'backend / mode'.padEnd(42)} ${'hit@1'.padStart(6)} ${'hit@6'.padStart(6)} ${'MRR'.padStart(6)}   ${['keyword', 'paraphrase', 'chinese', 'cross'].map((c) => `${c} @6`.padStart(14)).join('')}`);
+  console.log(
+    `  ${'backend / mode'.padEnd(42)} ${'hit@1'.padStart(6)} ${'hit@6'.padStart(6)} ${'MRR'.padStart(6)}   ${['keyword', 'paraphrase', 'chinese', 'cross'].map((c) => `${c} @6`.padStart(14)).join('')}`,
+  );
   for (const run of result.runs) {
-    const categories = (['keyword', 'paraphrase', 'chinese', 'cross'] as const).map((category) => cell(run.byCategory[category].hit6).padStart(14)).join('');
-    console.log(`  ${run.name.padEnd(42)} ${cell(run.overall.hit1)} ${cell(run.overall.hit6)} ${cell(run.overall.mrr)}   ${categories}`);
-    if (run.answeredBy) console.log(`    answered by: ${Object.entries(run.answeredBy).map(([backend, n]) => `${backend} ${n}`).join(', ')}`);
+    const categories = (['keyword', 'paraphrase', 'chinese', 'cross'] as const)
+      .map((category) => cell(run.byCategory[category].hit6).padStart(14))
+      .join('');
+    console.log(
+      `  ${run.name.padEnd(42)} ${cell(run.overall.hit1)} ${cell(run.overall.hit6)} ${cell(run.overall.mrr)}   ${categories}`,
+    );
+    if (run.answeredBy)
+      console.log(
+        `    answered by: ${Object.entries(run.answeredBy)
+          .map(([backend, n]) => `${backend} ${n}`)
+          .join(', ')}`,
+      );
   }
   const hit6 = (prefix: string) => result.runs.find((run) => run.name.startsWith(prefix))?.overall.hit6;
   const keyword = hit6('sqlite keyword') ?? 0;
   const hybrid = hit6('sqlite hybrid') ?? 0;
   line('retrieval: sqlite keyword-only hit@6', keyword.toFixed(2), '≥ 0.85', keyword >= 0.85);
-  line('retrieval: sqlite hybrid hit@6 vs keyword-only', `${hybrid.toFixed(2)} vs ${keyword.toFixed(2)}`, '≥ keyword', hybrid >= keyword);
+  line(
+    'retrieval: sqlite hybrid hit@6 vs keyword-only',
+    `${hybrid.toFixed(2)} vs ${keyword.toFixed(2)}`,
+    '≥ keyword',
+    hybrid >= keyword,
+  );
   const qmdHit = hit6('qmd');
   if (qmdHit !== undefined) line('retrieval: qmd hit@6', qmdHit.toFixed(2), '≥ 0.70', qmdHit >= 0.7);
   if (result.qmd && 'skipped' in result.qmd) line('retrieval: qmd', 'skipped', result.qmd.skipped, true);
-  else if (result.qmd) line(`memory qmd: warm query p50 / p95 (${result.qmd.samples})`, `${result.qmd.p50.toFixed(1)} / ${result.qmd.p95.toFixed(1)} ms`, '≤ 20 ms', result.qmd.p50 <= 20);
+  else if (result.qmd)
+    line(
+      `memory qmd: warm query p50 / p95 (${result.qmd.samples})`,
+      `${result.qmd.p50.toFixed(1)} / ${result.qmd.p95.toFixed(1)} ms`,
+      '≤ 20 ms',
+      result.qmd.p50 <= 20,
+    );
 }
 
 async function benchTelegram(): Promise<void> {
   const { telegramBench } = await import('./telegram.js');
   const result = await telegramBench();
-  line(`telegram: DMs → replies (${result.messages} DMs, 50 users)`, `${Math.round(result.messagesPerSecond)} msg/s`, '(info)', true);
+  line(
+    `telegram: DMs → replies (${result.messages} DMs, 50 users)`,
+    `${Math.round(result.messagesPerSecond)} msg/s`,
+    '(info)',
+    true,
+  );
   line('telegram: median added latency (one at a time)', `${result.medianAddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
 async function benchWhatsApp(): Promise<void> {
   const { whatsappBench } = await import('./whatsapp.js');
   const result = await whatsappBench();
-  line(`whatsapp: DMs → replies (${result.messages} DMs, 50 users)`, `${Math.round(result.messagesPerSecond)} msg/s`, '(info)', true);
-  line('whatsapp: added latency p50 / p99 (one at a time)', `${result.medianAddedMs.toFixed(1)} / ${result.p99AddedMs.toFixed(1)} ms`, '(info)', true);
+  line(
+    `whatsapp: DMs → replies (${result.messages} DMs, 50 users)`,
+    `${Math.round(result.messagesPerSecond)} msg/s`,
+    '(info)',
+    true,
+  );
+  line(
+    'whatsapp: added latency p50 / p99 (one at a time)',
+    `${result.medianAddedMs.toFixed(1)} / ${result.p99AddedMs.toFixed(1)} ms`,
+    '(info)',
+    true,
+  );
 }
 
 async function benchDiscord(): Promise<void> {
   const { discordBench } = await import('./discord.js');
   const result = await discordBench();
-  line(`discord: DMs → replies (${result.messages} DMs, 50 users)`, `${Math.round(result.messagesPerSecond)} msg/s`, '(info)', true);
+  line(
+    `discord: DMs → replies (${result.messages} DMs, 50 users)`,
+    `${Math.round(result.messagesPerSecond)} msg/s`,
+    '(info)',
+    true,
+  );
   line('discord: p50 added latency (one at a time)', `${result.p50AddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
 async function benchGatewayBurst(): Promise<void> {
   const result = await gatewayLoadBench(CLI, await freePort());
-  line(`gateway: ${result.clients} clients connect at once, admitted`, `${result.admitted}`, `${result.clients}`, result.admitted === result.clients);
+  line(
+    `gateway: ${result.clients} clients connect at once, admitted`,
+    `${result.admitted}`,
+    `${result.clients}`,
+    result.admitted === result.clients,
+  );
   line('  total time to all connected', `${Math.round(result.totalMs)} ms`, '(info)', true);
-  line('  connect latency p50 / p99', `${result.connectP50Ms.toFixed(0)} / ${result.connectP99Ms.toFixed(0)} ms`, '(info)', true);
-  line('  longest gateway event-loop stall', `${result.stallMaxMs.toFixed(1)} ms`, '≤ 100 ms', result.stallMaxMs <= 100);
+  line(
+    '  connect latency p50 / p99',
+    `${result.connectP50Ms.toFixed(0)} / ${result.connectP99Ms.toFixed(0)} ms`,
+    '(info)',
+    true,
+  );
+  line(
+    '  longest gateway event-loop stall',
+    `${result.stallMaxMs.toFixed(1)} ms`,
+    '≤ 100 ms',
+    result.stallMaxMs <= 100,
+  );
   line('  … longest GC pause within it', `${result.gcMaxMs.toFixed(1)} ms`, '(info)', true);
-  line(`gateway: 200 clients × 20 requests (${result.loadRequests})`, `${Math.round(result.loadPerSec)} req/s`, '(info)', true);
+  line(
+    `gateway: 200 clients × 20 requests (${result.loadRequests})`,
+    `${Math.round(result.loadPerSec)} req/s`,
+    '(info)',
+    true,
+  );
   line('  latency p50 / p99', `${result.loadP50Ms.toFixed(2)} / ${result.loadP99Ms.toFixed(2)} ms`, '(info)', true);
 }
 
@@ -481,9 +631,20 @@ function benchInstallSize(): void {
   // dist/test/bench/run.js → the project root (where package-lock.json and node_modules are).
   const root = fileURLToPath(new URL('../../../', import.meta.url));
   const result = installSize(root);
-  line(`install size (--omit=dev), ${result.packages} packages`, `${result.mb.toFixed(1)} MB`, '≤ 150 MB', result.mb <= 150 && result.missing.length === 0);
-  console.log(`  largest: ${result.largest.slice(0, 3).map((item) => `${item.name} ${item.mb.toFixed(1)} MB`).join(', ')}`);
-  if (result.missing.length > 0) line('  not on disk (run npm install)', result.missing.slice(0, 3).join(', '), '(none)', false);
+  line(
+    `install size (--omit=dev), ${result.packages} packages`,
+    `${result.mb.toFixed(1)} MB`,
+    '≤ 150 MB',
+    result.mb <= 150 && result.missing.length === 0,
+  );
+  console.log(
+    `  largest: ${result.largest
+      .slice(0, 3)
+      .map((item) => `${item.name} ${item.mb.toFixed(1)} MB`)
+      .join(', ')}`,
+  );
+  if (result.missing.length > 0)
+    line('  not on disk (run npm install)', result.missing.slice(0, 3).join(', '), '(none)', false);
 }
 
 console.log(`claw benchmarks — node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}\n`);

@@ -33,7 +33,8 @@ const BACKENDS: Backend[] = [
   {
     row: 'bwrap (warm)',
     plugin: 'sandbox-bwrap',
-    unavailable: () => (existsSync('/usr/bin/bwrap') ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)'),
+    unavailable: () =>
+      existsSync('/usr/bin/bwrap') ? undefined : 'bubblewrap is not installed (apt-get install bubblewrap)',
   },
   {
     row: 'docker (warm)',
@@ -67,7 +68,8 @@ async function measure(kernel: TestKernel, sessionKey: string): Promise<number[]
       toolCallId: 'bench',
       context: { agentId: 'main', sessionKey, workspaceDir: kernel.paths.workspaceDir },
     });
-    if (outcome.result.isError) throw new Error(`exec failed in ${sessionKey}: ${JSON.stringify(outcome.result.content)}`);
+    if (outcome.result.isError)
+      throw new Error(`exec failed in ${sessionKey}: ${JSON.stringify(outcome.result.content)}`);
     return performance.now() - started;
   };
   for (let i = 0; i < WARMUP; i++) await once();
@@ -79,7 +81,12 @@ async function measure(kernel: TestKernel, sessionKey: string): Promise<number[]
 type Line = (name: string, value: string, target: string, ok: boolean) => void;
 
 function row(line: Line, name: string, times: number[]): void {
-  line(`exec \`true\` p50 / p99, ${name}`, `${percentile(times, 50).toFixed(1)} / ${percentile(times, 99).toFixed(1)} ms`, '(info)', true);
+  line(
+    `exec \`true\` p50 / p99, ${name}`,
+    `${percentile(times, 50).toFixed(1)} / ${percentile(times, 99).toFixed(1)} ms`,
+    '(info)',
+    true,
+  );
 }
 
 export async function sandboxExecBench(line: Line): Promise<void> {
@@ -95,7 +102,16 @@ export async function sandboxExecBench(line: Line): Promise<void> {
       env: { DOCKER_HOST: process.env.DOCKER_HOST },
       config: {
         plugins: { slots: { sandbox: backend.plugin } },
-        agents: { defaults: { sandbox: { mode: 'non-main', scope: 'agent', workspaceAccess: 'rw', docker: { containerPrefix: 'claw-bench-' } } } },
+        agents: {
+          defaults: {
+            sandbox: {
+              mode: 'non-main',
+              scope: 'agent',
+              workspaceAccess: 'rw',
+              docker: { containerPrefix: 'claw-bench-' },
+            },
+          },
+        },
       },
     });
     try {

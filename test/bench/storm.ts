@@ -102,7 +102,9 @@ interface WsMessage {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : ''))
+    .join('');
 }
 
 function idsIn(text: string): string[] {
@@ -122,7 +124,10 @@ export function answerIds(fake: FakeLlm, modelMs: number): void {
 }
 
 /** Per id: user messages holding it and assistant answers holding it, over every transcript of the agent. */
-export function transcriptCounts(stateDir: string, agentId = 'main'): { users: Map<string, number>; answers: Map<string, number>; errors: Map<string, number> } {
+export function transcriptCounts(
+  stateDir: string,
+  agentId = 'main',
+): { users: Map<string, number>; answers: Map<string, number>; errors: Map<string, number> } {
   const users = new Map<string, number>();
   const answers = new Map<string, number>();
   const errors = new Map<string, number>();
@@ -140,9 +145,12 @@ export function transcriptCounts(stateDir: string, agentId = 'main'): { users: M
       }
       if (entry?.type !== 'message' || !entry.message) continue;
       const text = textOf(entry.message.content);
-      if (entry.message.role === 'user' && !text.startsWith(RESTART_NOTE)) for (const id of idsIn(text)) bump(users, id);
-      if (entry.message.role === 'assistant' && text.startsWith('ANSWER ')) for (const id of idsIn(text)) bump(answers, id);
-      if (entry.message.role === 'assistant' && !text.startsWith('ANSWER ')) for (const id of idsIn(text)) bump(errors, id);
+      if (entry.message.role === 'user' && !text.startsWith(RESTART_NOTE))
+        for (const id of idsIn(text)) bump(users, id);
+      if (entry.message.role === 'assistant' && text.startsWith('ANSWER '))
+        for (const id of idsIn(text)) bump(answers, id);
+      if (entry.message.role === 'assistant' && !text.startsWith('ANSWER '))
+        for (const id of idsIn(text)) bump(errors, id);
     }
   }
   return { users, answers, errors };
@@ -166,7 +174,9 @@ async function setUp(prefix: string, chats: number, firstUser: number, modelMs: 
     agents: { defaults: { model: 'openai/gpt-4.1' } },
     models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-storm' } } },
     gateway: { auth: { mode: 'token', token: TOKEN } },
-    channels: { telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: users.map(String) } },
+    channels: {
+      telegram: { botToken: api.token, apiRoot: api.apiRoot, dmPolicy: 'allowlist', allowFrom: users.map(String) },
+    },
     ...(dmScope ? { session: { dmScope } } : {}),
   };
   writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify(config, null, 2), { mode: 0o600 });
@@ -177,7 +187,13 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
   const started = performance.now();
   const keep = options.keep ?? Boolean(process.env.CLAW_STORM_KEEP);
   const random = rng(options.seed ?? 27);
-  const { fake, api, stateDir, users } = await setUp('claw-storm-', options.chats, 5001, options.modelMs, options.dmScope);
+  const { fake, api, stateDir, users } = await setUp(
+    'claw-storm-',
+    options.chats,
+    5001,
+    options.modelMs,
+    options.dmScope,
+  );
 
   const ws = new Map<string, WsMessage>();
   /** Telegram message id → the update that carried it and its chat. */
@@ -232,7 +248,13 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
   };
 
   const connect = async (port: number) => {
-    const client = new GatewayClient({ url: `ws://127.0.0.1:${port}`, token: TOKEN, identity: generateDeviceIdentity(), scopes: ['operator.read', 'operator.write', 'operator.admin'], requestTimeoutMs: 120_000 });
+    const client = new GatewayClient({
+      url: `ws://127.0.0.1:${port}`,
+      token: TOKEN,
+      identity: generateDeviceIdentity(),
+      scopes: ['operator.read', 'operator.write', 'operator.admin'],
+      requestTimeoutMs: 120_000,
+    });
     await client.connect();
     return client;
   };
@@ -268,11 +290,16 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
         for (let j = 0; j < options.dmsPerChat; j++) {
           const id = `T${cycle}c${c}m${j}`;
           timers.push(
-            setTimeout(() => {
-              sent++;
-              const update = api.pushUpdate({ message: api.message({ chatId: chat, from: { id: chat }, text: `${id} hello` }) });
-              void update.then((updateId) => dms.set(id, { updateId, chat }));
-            }, random() * length * 0.8),
+            setTimeout(
+              () => {
+                sent++;
+                const update = api.pushUpdate({
+                  message: api.message({ chatId: chat, from: { id: chat }, text: `${id} hello` }),
+                });
+                void update.then((updateId) => dms.set(id, { updateId, chat }));
+              },
+              random() * length * 0.8,
+            ),
           );
         }
       }
@@ -291,8 +318,11 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
     labelTelegramCalls(stateDir, api, options.cycles);
     const gateway = await spawnCliGateway(options.cli, { OPENCLAW_STATE_DIR: stateDir });
     const client = await connect(gateway.port);
-    await Promise.all([...ws.values()].filter((message) => !message.final).map((message) => send(client, message, true)));
-    const confirmedBelow = () => Math.max(0, ...api.callsTo('getUpdates').map((call) => Number(call.params.offset ?? 0)));
+    await Promise.all(
+      [...ws.values()].filter((message) => !message.final).map((message) => send(client, message, true)),
+    );
+    const confirmedBelow = () =>
+      Math.max(0, ...api.callsTo('getUpdates').map((call) => Number(call.params.offset ?? 0)));
     const acknowledged = () => {
       const ids = [...ws.values()].filter((message) => message.acked).map((message) => message.id);
       for (const [id, dm] of dms) if (dm.updateId < confirmedBelow()) ids.push(id);
@@ -302,7 +332,9 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
     for (;;) {
       const counts = transcriptCounts(stateDir);
       const telegram = telegramAnswers(api, users);
-      const pending = acknowledged().filter((id) => (id.startsWith('T') ? !telegram.answers.has(id) : !counts.answers.has(id) && !counts.errors.has(id)));
+      const pending = acknowledged().filter((id) =>
+        id.startsWith('T') ? !telegram.answers.has(id) : !counts.answers.has(id) && !counts.errors.has(id),
+      );
       if (pending.length === 0 || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -324,7 +356,9 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
     const gaps: number[] = [];
     for (const id of acked) {
       const inTranscript = counts.users.get(id) ?? 0;
-      let answers = id.startsWith('T') ? (telegram.answers.get(id) ?? 0) + (telegram.errors.get(id) ?? 0) : (counts.answers.get(id) ?? 0) + (counts.errors.get(id) ?? 0);
+      let answers = id.startsWith('T')
+        ? (telegram.answers.get(id) ?? 0) + (telegram.errors.get(id) ?? 0)
+        : (counts.answers.get(id) ?? 0) + (counts.errors.get(id) ?? 0);
       if (id.startsWith('T') && answers > 1) {
         const inFlight = inFlightCopies(api, id, kills, doneAtKill, gaps);
         resentInFlight += inFlight;
@@ -332,7 +366,8 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
       }
       if (id.startsWith('T') ? telegram.errors.has(id) : counts.errors.has(id)) errored++;
       if (inTranscript === 0 || answers === 0) lostIds.push(id);
-      if (inTranscript > 1 || answers > 1 || (id.startsWith('T') && (counts.answers.get(id) ?? 0) > 1)) twiceIds.push(id);
+      if (inTranscript > 1 || answers > 1 || (id.startsWith('T') && (counts.answers.get(id) ?? 0) > 1))
+        twiceIds.push(id);
     }
     // A retry answer is false when it said the request would not run and it ran, or said it runs and it never did.
     let falseRetryAnswers = 0;
@@ -369,10 +404,25 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
       const calls = Object.fromEntries(
         twiceIds
           .filter((id) => id.startsWith('T'))
-          .map((id) => [id, api.calls.filter((call) => idsIn(String(call.params.text ?? '')).includes(id)).map((call) => ({ method: call.method, status: call.status, at: call.at, answeredAt: call.answeredAt, messageId: call.result?.message_id ?? call.params.message_id, text: call.params.text }))]),
+          .map((id) => [
+            id,
+            api.calls
+              .filter((call) => idsIn(String(call.params.text ?? '')).includes(id))
+              .map((call) => ({
+                method: call.method,
+                status: call.status,
+                at: call.at,
+                answeredAt: call.answeredAt,
+                messageId: call.result?.message_id ?? call.params.message_id,
+                text: call.params.text,
+              })),
+          ]),
       );
       const retryAnswers = [...ws.values()].filter((m) => m.retryAnswers.length).map((m) => [m.id, m.retryAnswers]);
-      writeFileSync(join(stateDir, 'report.json'), `${JSON.stringify({ ...report, kills, calls, retryAnswers }, null, 2)}\n`);
+      writeFileSync(
+        join(stateDir, 'report.json'),
+        `${JSON.stringify({ ...report, kills, calls, retryAnswers }, null, 2)}\n`,
+      );
     }
     return report;
   } finally {
@@ -392,14 +442,32 @@ export async function stormBench(options: StormOptions): Promise<StormReport> {
  * notes, per copy, the ms from Telegram's answer to that gateway's kill (negative: Telegram
  * answered after the process was gone).
  */
-function inFlightCopies(api: FakeTelegramApi, id: string, kills: number[], doneAtKill: Array<Set<string>>, gaps: number[]): number {
+function inFlightCopies(
+  api: FakeTelegramApi,
+  id: string,
+  kills: number[],
+  doneAtKill: Array<Set<string>>,
+  gaps: number[],
+): number {
   const shows = (call: { params: Record<string, unknown> }) => idsIn(String(call.params.text ?? '')).includes(id);
-  const copies = api.sent().filter((call) => call.method === 'sendMessage' && idsIn(api.textOf(Number(call.params.chat_id), call.result?.message_id) ?? '').includes(id));
+  const copies = api
+    .sent()
+    .filter(
+      (call) =>
+        call.method === 'sendMessage' &&
+        idsIn(api.textOf(Number(call.params.chat_id), call.result?.message_id) ?? '').includes(id),
+    );
   const gatewayOf = (call: TelegramCall) => Number(call.via?.slice(1) ?? NaN);
   let inFlight = 0;
   copies.slice(0, -1).forEach((copy, index) => {
     const messageId = copy.result?.message_id;
-    const calls = api.calls.filter((call) => call.status === 200 && call.answeredAt !== undefined && shows(call) && (call === copy || (call.method === 'editMessageText' && call.params.message_id === messageId)));
+    const calls = api.calls.filter(
+      (call) =>
+        call.status === 200 &&
+        call.answeredAt !== undefined &&
+        shows(call) &&
+        (call === copy || (call.method === 'editMessageText' && call.params.message_id === messageId)),
+    );
     const last = calls.at(-1) ?? copy;
     const gateway = gatewayOf(last);
     if (!(gateway < kills.length)) return; // put up by the last gateway, which was never killed
@@ -441,7 +509,10 @@ function journalDone(stateDir: string): Set<string> {
 }
 
 /** Per id: how many of the bot's messages (as they read now) answer it, error notices, and answers sent to the wrong chat. */
-export function telegramAnswers(api: FakeTelegramApi, chats: number[]): { answers: Map<string, number>; errors: Map<string, number>; misrouted: string[] } {
+export function telegramAnswers(
+  api: FakeTelegramApi,
+  chats: number[],
+): { answers: Map<string, number>; errors: Map<string, number>; misrouted: string[] } {
   const answers = new Map<string, number>();
   const errors = new Map<string, number>();
   const misrouted: string[] = [];
@@ -461,8 +532,29 @@ export function telegramAnswers(api: FakeTelegramApi, chats: number[]): { answer
 }
 
 /** No fault at all: `chats` Telegram chats each send `perChat` DMs `gapMs` apart; every message answered once, in its own chat. */
-export async function sharedSessionBench(options: { cli: string; chats: number; perChat: number; gapMs: number; modelMs: number; dmScope?: 'main' | 'per-peer' }): Promise<{ sent: number; answeredOnce: number; twice: number; unanswered: number; misrouted: number; duplicateInBatch: number; droppedNotices: number }> {
-  const { fake, api, stateDir, users } = await setUp('claw-shared-', options.chats, 6001, options.modelMs, options.dmScope);
+export async function sharedSessionBench(options: {
+  cli: string;
+  chats: number;
+  perChat: number;
+  gapMs: number;
+  modelMs: number;
+  dmScope?: 'main' | 'per-peer';
+}): Promise<{
+  sent: number;
+  answeredOnce: number;
+  twice: number;
+  unanswered: number;
+  misrouted: number;
+  duplicateInBatch: number;
+  droppedNotices: number;
+}> {
+  const { fake, api, stateDir, users } = await setUp(
+    'claw-shared-',
+    options.chats,
+    6001,
+    options.modelMs,
+    options.dmScope,
+  );
   const gateway = await spawnCliGateway(options.cli, { OPENCLAW_STATE_DIR: stateDir });
   try {
     const ids: string[] = [];
@@ -475,7 +567,8 @@ export async function sharedSessionBench(options: { cli: string; chats: number; 
       await new Promise((resolve) => setTimeout(resolve, options.gapMs));
     }
     const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && ids.some((id) => !telegramAnswers(api, users).answers.has(id))) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (Date.now() < deadline && ids.some((id) => !telegramAnswers(api, users).answers.has(id)))
+      await new Promise((resolve) => setTimeout(resolve, 100));
     await new Promise((resolve) => setTimeout(resolve, 1500));
     const { answers, misrouted } = telegramAnswers(api, users);
     let duplicateInBatch = 0;

@@ -81,7 +81,9 @@ export async function subagentAnnounceBench(line: Line, quick = false): Promise<
     for (let i = 0; i < 50; i++) await bench.spawnAndWait(`agent:main:warm-${i % 10}`);
     for (let i = 0; i < runs; i++) {
       const start = performance.now();
-      await (await bench.agent.dispatch({ sessionKey: `agent:main:plain-${i % 10}`, message: 'hello' })).done;
+      await (
+        await bench.agent.dispatch({ sessionKey: `agent:main:plain-${i % 10}`, message: 'hello' })
+      ).done;
       plain.push(performance.now() - start);
     }
     const total: number[] = [];
@@ -90,7 +92,8 @@ export async function subagentAnnounceBench(line: Line, quick = false): Promise<
       await bench.spawnAndWait(`agent:main:p-${i % 10}`);
       total.push(performance.now() - start);
     }
-    const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+    const pct = (values: number[], p: number) =>
+      [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
     const p50 = pct(total, 0.5);
     const overhead = p50 - 2 * pct(plain, 0.5);
     line('subagent: spawn → announce, instant model p50', `${p50.toFixed(2)} ms`, '(info)', true);
@@ -107,9 +110,16 @@ export async function subagentFanoutBench(line: Line): Promise<void> {
   const bench = await boot({ subagents: { maxConcurrent: 8 } }, [slowModel(stats)]);
   try {
     const start = performance.now();
-    await Promise.all(Array.from({ length: 50 }, (_, i) => bench.spawnAndWait(`agent:main:fan-${i % 10}`, 'benchslow/child')));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => bench.spawnAndWait(`agent:main:fan-${i % 10}`, 'benchslow/child')),
+    );
     const ms = performance.now() - start;
-    line('subagent: 50 concurrent children, peak running', `${stats.peak}`, '≤ 8 (lane cap)', stats.peak <= 8 && stats.peak > 1);
+    line(
+      'subagent: 50 concurrent children, peak running',
+      `${stats.peak}`,
+      '≤ 8 (lane cap)',
+      stats.peak <= 8 && stats.peak > 1,
+    );
     line('  all 50 spawned, run (20 ms model) and announced', `${ms.toFixed(0)} ms`, '(info)', true);
   } finally {
     await bench.close();

@@ -33,7 +33,9 @@ export interface TelegramBenchOptions {
   sequential?: number;
 }
 
-export async function telegramBench(options: TelegramBenchOptions = {}): Promise<{ messagesPerSecond: number; medianAddedMs: number; messages: number }> {
+export async function telegramBench(
+  options: TelegramBenchOptions = {},
+): Promise<{ messagesPerSecond: number; medianAddedMs: number; messages: number }> {
   const users = options.users ?? 50;
   const perUser = options.perUser ?? 10;
   const sequential = options.sequential ?? 200;
@@ -67,7 +69,9 @@ export async function telegramBench(options: TelegramBenchOptions = {}): Promise
   const roundTrip = async (user: number, n: number): Promise<number> => {
     const text = `u${user}-m${n}`;
     const replied = new Promise<TelegramCall>((resolve) => waiting.set(text, resolve));
-    const updateId = await api.pushUpdate({ message: api.message({ chatId: 10_000 + user, from: { id: 10_000 + user, first_name: `User ${user}` }, text }) });
+    const updateId = await api.pushUpdate({
+      message: api.message({ chatId: 10_000 + user, from: { id: 10_000 + user, first_name: `User ${user}` }, text }),
+    });
     const reply = await replied;
     return reply.at - api.handedAt.get(updateId)!;
   };

@@ -9,14 +9,21 @@ import { startWebServer } from '../web-helpers.js';
 
 type Line = (name: string, value: string, target: string, ok: boolean) => void;
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 export async function webFetchBench(line: Line, quick: boolean): Promise<void> {
   const web = await startWebServer();
   const kernel = await createTestKernel({
     plugins: [bundledPluginDir('web-fetch')],
-    config: { tools: { web: { fetch: { cacheTtlMinutes: 0, maxResponseBytes: 2_000_000, ssrfPolicy: { allowedHostnames: ['127.0.0.1'] } } } } },
+    config: {
+      tools: {
+        web: {
+          fetch: { cacheTtlMinutes: 0, maxResponseBytes: 2_000_000, ssrfPolicy: { allowedHostnames: ['127.0.0.1'] } },
+        },
+      },
+    },
   });
   try {
     const url = `${web.origin}/big-page?kb=1024`;
@@ -36,9 +43,24 @@ export async function webFetchBench(line: Line, quick: boolean): Promise<void> {
       times.push((await run()).ms);
       peak = Math.max(peak, process.memoryUsage().rss);
     }
-    line(`web_fetch 1 MB page (${cold.details.extractor}, ${cold.details.rawLength} chars), first call`, `${cold.ms.toFixed(0)} ms`, '(info)', true);
-    line(`  p50 / p95 over ${times.length} calls`, `${percentile(times, 0.5).toFixed(0)} / ${percentile(times, 0.95).toFixed(0)} ms`, '(info)', true);
-    line('  RSS added: first call / peak during the runs', `${mb(rssWarm - rssStart)} / ${mb(peak - rssStart)}`, '(info)', true);
+    line(
+      `web_fetch 1 MB page (${cold.details.extractor}, ${cold.details.rawLength} chars), first call`,
+      `${cold.ms.toFixed(0)} ms`,
+      '(info)',
+      true,
+    );
+    line(
+      `  p50 / p95 over ${times.length} calls`,
+      `${percentile(times, 0.5).toFixed(0)} / ${percentile(times, 0.95).toFixed(0)} ms`,
+      '(info)',
+      true,
+    );
+    line(
+      '  RSS added: first call / peak during the runs',
+      `${mb(rssWarm - rssStart)} / ${mb(peak - rssStart)}`,
+      '(info)',
+      true,
+    );
   } finally {
     await kernel.dispose();
     await web.close();

@@ -29,7 +29,9 @@ export interface WhatsAppBenchOptions {
   sequential?: number;
 }
 
-export async function whatsappBench(options: WhatsAppBenchOptions = {}): Promise<{ messagesPerSecond: number; medianAddedMs: number; p99AddedMs: number; messages: number }> {
+export async function whatsappBench(
+  options: WhatsAppBenchOptions = {},
+): Promise<{ messagesPerSecond: number; medianAddedMs: number; p99AddedMs: number; messages: number }> {
   const users = options.users ?? 50;
   const perUser = options.perUser ?? 10;
   const sequential = options.sequential ?? 200;
@@ -40,7 +42,11 @@ export async function whatsappBench(options: WhatsAppBenchOptions = {}): Promise
   writeFileSync(join(auth, 'creds.json'), fake.linkedCreds(), { mode: 0o600 });
   const kernel = await createTestKernel({
     stateDir,
-    plugins: [...agentStackDirs(), createWhatsAppPlugin({ socketFactory: fake.factory }), scriptedModel((request) => `re: ${lastUserText(request)}`)],
+    plugins: [
+      ...agentStackDirs(),
+      createWhatsAppPlugin({ socketFactory: fake.factory }),
+      scriptedModel((request) => `re: ${lastUserText(request)}`),
+    ],
     config: {
       agents: { defaults: { model: 'scripted/bench' } },
       messages: { queue: { debounceMs: 0 } },
@@ -83,7 +89,12 @@ export async function whatsappBench(options: WhatsAppBenchOptions = {}): Promise
     );
     const seconds = (performance.now() - started) / 1000;
     const messages = users * perUser;
-    return { messagesPerSecond: messages / seconds, medianAddedMs: percentile(latencies, 50), p99AddedMs: percentile(latencies, 99), messages };
+    return {
+      messagesPerSecond: messages / seconds,
+      medianAddedMs: percentile(latencies, 50),
+      p99AddedMs: percentile(latencies, 99),
+      messages,
+    };
   } finally {
     fake.onSent = undefined;
     await kernel.dispose();

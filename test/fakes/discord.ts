@@ -112,7 +112,8 @@ function parseMultipart(body: Buffer, contentType: string): { fields: Record<str
     const name = /name="([^"]*)"/i.exec(headers)?.[1] ?? '';
     const filename = /filename="([^"]*)"/i.exec(headers)?.[1];
     const type = /content-type:\s*([^\r\n]+)/i.exec(headers)?.[1];
-    if (filename !== undefined) files.push({ name: filename, ...(type ? { contentType: type } : {}), data: Buffer.from(data) });
+    if (filename !== undefined)
+      files.push({ name: filename, ...(type ? { contentType: type } : {}), data: Buffer.from(data) });
     else fields[name] = data.toString('utf8');
     start = next;
   }
@@ -126,7 +127,14 @@ export interface FakeDiscordOptions {
 
 export class FakeDiscord {
   readonly token: string;
-  readonly bot = { id: snowflake(), username: 'clawbot', discriminator: '0', global_name: 'Claw', avatar: null, bot: true };
+  readonly bot = {
+    id: snowflake(),
+    username: 'clawbot',
+    discriminator: '0',
+    global_name: 'Claw',
+    avatar: null,
+    bot: true,
+  };
   readonly guildId = snowflake();
   readonly roleId = snowflake();
   private server?: Server;
@@ -151,7 +159,9 @@ export class FakeDiscord {
 
   constructor(options: FakeDiscordOptions = {}) {
     // The shape of a real bot token (base64 id . timestamp . hmac), random each run.
-    this.token = options.token ?? `${Buffer.from(this.bot.id).toString('base64url')}.${randomBytes(4).toString('base64url')}.${randomBytes(20).toString('base64url')}`;
+    this.token =
+      options.token ??
+      `${Buffer.from(this.bot.id).toString('base64url')}.${randomBytes(4).toString('base64url')}.${randomBytes(20).toString('base64url')}`;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? 41_250;
   }
 
@@ -164,7 +174,9 @@ export class FakeDiscord {
   }
 
   async start(): Promise<void> {
-    this.server = createServer((req, res) => void this.handle(req, res).catch((error) => this.reply(res, 500, { message: String(error) })));
+    this.server = createServer(
+      (req, res) => void this.handle(req, res).catch((error) => this.reply(res, 500, { message: String(error) })),
+    );
     this.wss = new WebSocketServer({ noServer: true });
     this.server.on('upgrade', (req, socket, head) => {
       if (!req.url?.startsWith('/gateway')) return socket.destroy();
@@ -225,7 +237,9 @@ export class FakeDiscord {
   }
 
   dmChannelFor(userId: string): FakeChannel {
-    const existing = [...this.channels.values()].find((channel) => channel.type === 1 && channel.recipientId === userId);
+    const existing = [...this.channels.values()].find(
+      (channel) => channel.type === 1 && channel.recipientId === userId,
+    );
     return existing ?? this.addChannel({ type: 1, recipientId: userId });
   }
 
@@ -233,7 +247,14 @@ export class FakeDiscord {
   attachment(name: string, data: Buffer, contentType: string): Json {
     const id = snowflake();
     this.files.set(`${id}/${name}`, { name, contentType, data });
-    return { id, filename: name, size: data.length, content_type: contentType, url: `http://127.0.0.1:${this.port}/attachments/${id}/${name}`, proxy_url: `http://127.0.0.1:${this.port}/attachments/${id}/${name}` };
+    return {
+      id,
+      filename: name,
+      size: data.length,
+      content_type: contentType,
+      url: `http://127.0.0.1:${this.port}/attachments/${id}/${name}`,
+      proxy_url: `http://127.0.0.1:${this.port}/attachments/${id}/${name}`,
+    };
   }
 
   user(id: string, name = id): Json {
@@ -241,13 +262,34 @@ export class FakeDiscord {
   }
 
   /** A MESSAGE_CREATE from a user: a DM (`dm: userId`) or in a guild channel. */
-  userMessage(options: { authorId: string; authorName?: string; channel: FakeChannel; content: string; id?: string; mention?: boolean; attachments?: Json[]; roles?: string[]; replyToBot?: string }): Json {
+  userMessage(options: {
+    authorId: string;
+    authorName?: string;
+    channel: FakeChannel;
+    content: string;
+    id?: string;
+    mention?: boolean;
+    attachments?: Json[];
+    roles?: string[];
+    replyToBot?: string;
+  }): Json {
     const mention = options.mention ? `<@${this.bot.id}> ` : '';
     const guild = options.channel.guild_id;
     return {
       id: options.id ?? snowflake(),
       channel_id: options.channel.id,
-      ...(guild ? { guild_id: guild, member: { roles: options.roles ?? [], joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 } } : {}),
+      ...(guild
+        ? {
+            guild_id: guild,
+            member: {
+              roles: options.roles ?? [],
+              joined_at: new Date().toISOString(),
+              deaf: false,
+              mute: false,
+              flags: 0,
+            },
+          }
+        : {}),
       author: this.user(options.authorId, options.authorName),
       content: `${mention}${options.content}`,
       timestamp: new Date().toISOString(),
@@ -261,7 +303,18 @@ export class FakeDiscord {
       pinned: false,
       type: options.replyToBot ? 19 : 0,
       ...(options.replyToBot
-        ? { message_reference: { message_id: options.replyToBot, channel_id: options.channel.id }, referenced_message: { id: options.replyToBot, channel_id: options.channel.id, author: this.bot, content: '', attachments: [], embeds: [], mentions: [] } }
+        ? {
+            message_reference: { message_id: options.replyToBot, channel_id: options.channel.id },
+            referenced_message: {
+              id: options.replyToBot,
+              channel_id: options.channel.id,
+              author: this.bot,
+              content: '',
+              attachments: [],
+              embeds: [],
+              mentions: [],
+            },
+          }
         : {}),
     };
   }
@@ -297,8 +350,26 @@ export class FakeDiscord {
       version: 1,
       channel_id: options.channel.id,
       channel: { id: options.channel.id, type: options.channel.type },
-      ...(guild ? { guild_id: guild, member: { user, roles: [], permissions: '0', joined_at: new Date().toISOString(), deaf: false, mute: false, flags: 0 } } : { user }),
-      data: { id: this.commands.find((command) => command.name === options.name)?.id ?? snowflake(), name: options.name, type: 1, ...(options.args ? { options: [{ name: 'args', type: 3, value: options.args }] } : {}) },
+      ...(guild
+        ? {
+            guild_id: guild,
+            member: {
+              user,
+              roles: [],
+              permissions: '0',
+              joined_at: new Date().toISOString(),
+              deaf: false,
+              mute: false,
+              flags: 0,
+            },
+          }
+        : { user }),
+      data: {
+        id: this.commands.find((command) => command.name === options.name)?.id ?? snowflake(),
+        name: options.name,
+        type: 1,
+        ...(options.args ? { options: [{ name: 'args', type: 3, value: options.args }] } : {}),
+      },
       app_permissions: '0',
       locale: 'en-US',
       entitlements: [],
@@ -351,10 +422,13 @@ export class FakeDiscord {
       if (payload.op === 6) {
         this.gatewayOps.push({ op: 6, d: payload.d });
         const session = this.session;
-        if (!session || payload.d?.session_id !== session.id || payload.d?.token !== this.token) return ws.send(JSON.stringify({ op: 9, d: false, s: null, t: null }));
+        if (!session || payload.d?.session_id !== session.id || payload.d?.token !== this.token)
+          return ws.send(JSON.stringify({ op: 9, d: false, s: null, t: null }));
         session.socket?.terminate();
         session.socket = ws;
-        for (const entry of session.log) if (entry.s > Number(payload.d.seq ?? 0)) ws.send(JSON.stringify({ op: 0, t: entry.t, s: entry.s, d: entry.d }));
+        for (const entry of session.log)
+          if (entry.s > Number(payload.d.seq ?? 0))
+            ws.send(JSON.stringify({ op: 0, t: entry.t, s: entry.s, d: entry.d }));
         this.dispatch('RESUMED', {});
       }
     });
@@ -365,16 +439,47 @@ export class FakeDiscord {
 
   private guildPayload(): Json {
     const channels = [...this.channels.values()].filter((channel) => channel.guild_id === this.guildId);
-    const wire = (channel: FakeChannel) => ({ id: channel.id, type: channel.type, name: channel.name, guild_id: channel.guild_id, ...(channel.parent_id ? { parent_id: channel.parent_id } : {}), position: 0, permission_overwrites: [] });
+    const wire = (channel: FakeChannel) => ({
+      id: channel.id,
+      type: channel.type,
+      name: channel.name,
+      guild_id: channel.guild_id,
+      ...(channel.parent_id ? { parent_id: channel.parent_id } : {}),
+      position: 0,
+      permission_overwrites: [],
+    });
     return {
       id: this.guildId,
       name: 'Fake Guild',
       unavailable: false,
       owner_id: snowflake(),
       icon: null,
-      roles: [{ id: this.guildId, name: '@everyone', permissions: '0', position: 0, color: 0, hoist: false, managed: false, mentionable: false, flags: 0 }],
+      roles: [
+        {
+          id: this.guildId,
+          name: '@everyone',
+          permissions: '0',
+          position: 0,
+          color: 0,
+          hoist: false,
+          managed: false,
+          mentionable: false,
+          flags: 0,
+        },
+      ],
       channels: channels.filter((channel) => channel.type !== 11).map(wire),
-      threads: channels.filter((channel) => channel.type === 11).map((channel) => ({ ...wire(channel), owner_id: this.bot.id, thread_metadata: { archived: false, auto_archive_duration: 60, archive_timestamp: new Date().toISOString(), locked: false } })),
+      threads: channels
+        .filter((channel) => channel.type === 11)
+        .map((channel) => ({
+          ...wire(channel),
+          owner_id: this.bot.id,
+          thread_metadata: {
+            archived: false,
+            auto_archive_duration: 60,
+            archive_timestamp: new Date().toISOString(),
+            locked: false,
+          },
+        })),
       members: [],
       member_count: 2,
       emojis: [],
@@ -414,7 +519,13 @@ export class FakeDiscord {
       mention_everyone: false,
       mentions: [],
       mention_roles: [],
-      attachments: files.map((file) => ({ id: snowflake(), filename: file.name, size: file.data.length, url: 'http://127.0.0.1/none', proxy_url: 'http://127.0.0.1/none' })),
+      attachments: files.map((file) => ({
+        id: snowflake(),
+        filename: file.name,
+        size: file.data.length,
+        url: 'http://127.0.0.1/none',
+        proxy_url: 'http://127.0.0.1/none',
+      })),
       embeds: [],
       pinned: false,
       type: 0,
@@ -434,7 +545,10 @@ export class FakeDiscord {
     if (url.pathname.startsWith('/attachments/')) {
       const file = this.files.get(decodeURIComponent(url.pathname.slice('/attachments/'.length)));
       if (!file) return this.reply(res, 404, { message: 'Not Found' });
-      res.writeHead(200, { 'content-type': file.contentType ?? 'application/octet-stream', 'content-length': String(file.data.length) });
+      res.writeHead(200, {
+        'content-type': file.contentType ?? 'application/octet-stream',
+        'content-length': String(file.data.length),
+      });
       res.end(file.data);
       return;
     }
@@ -461,7 +575,11 @@ export class FakeDiscord {
     const limitedFor = (this.globalUntil - Date.now()) / 1000;
     if (limitedFor > 0) {
       const retryAfter = Math.round(limitedFor * 1000) / 1000;
-      return answer(429, { message: 'You are being rate limited.', retry_after: retryAfter, global: true }, { 'retry-after': String(retryAfter), 'x-ratelimit-scope': 'global', 'x-ratelimit-global': 'true' });
+      return answer(
+        429,
+        { message: 'You are being rate limited.', retry_after: retryAfter, global: true },
+        { 'retry-after': String(retryAfter), 'x-ratelimit-scope': 'global', 'x-ratelimit-global': 'true' },
+      );
     }
     const limited = this.rateLimits.findIndex((script) => script.pattern.test(`${method} ${path}`));
     if (limited !== -1) {
@@ -470,17 +588,26 @@ export class FakeDiscord {
       return answer(
         429,
         { message: 'You are being rate limited.', retry_after: script!.retryAfter, global: script!.global },
-        { 'retry-after': String(script!.retryAfter), 'x-ratelimit-scope': script!.global ? 'global' : 'user', ...(script!.global ? { 'x-ratelimit-global': 'true' } : {}) },
+        {
+          'retry-after': String(script!.retryAfter),
+          'x-ratelimit-scope': script!.global ? 'global' : 'user',
+          ...(script!.global ? { 'x-ratelimit-global': 'true' } : {}),
+        },
       );
     }
 
     // Interaction callbacks and webhook messages authenticate with their token in the path.
     const tokenRoute = path.startsWith('/interactions/') || path.startsWith('/webhooks/');
-    if (!tokenRoute && req.headers.authorization !== `Bot ${this.token}`) return answer(401, { message: '401: Unauthorized', code: 0 });
+    if (!tokenRoute && req.headers.authorization !== `Bot ${this.token}`)
+      return answer(401, { message: '401: Unauthorized', code: 0 });
 
     let match: RegExpExecArray | null;
     if (method === 'GET' && path === '/gateway/bot') {
-      return answer(200, { url: this.gatewayUrl, shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } });
+      return answer(200, {
+        url: this.gatewayUrl,
+        shards: 1,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 },
+      });
     }
     if (method === 'GET' && path === '/users/@me') return answer(200, this.bot);
     if (method === 'POST' && path === '/users/@me/channels') {
@@ -488,24 +615,52 @@ export class FakeDiscord {
       return answer(200, { id: channel.id, type: 1, recipients: [this.user(channel.recipientId!)] });
     }
     if ((match = /^\/applications\/([^/]+)\/commands$/.exec(path)) && method === 'PUT') {
-      this.commands = (body as Json[]).map((command) => ({ ...command, id: snowflake(), application_id: match![1], version: snowflake() }));
+      this.commands = (body as Json[]).map((command) => ({
+        ...command,
+        id: snowflake(),
+        application_id: match![1],
+        version: snowflake(),
+      }));
       return answer(200, this.commands);
     }
     if ((match = /^\/channels\/([^/]+)$/.exec(path)) && method === 'GET') {
       const channel = this.channels.get(decodeURIComponent(match[1]!));
       if (!channel) return answer(404, { message: 'Unknown Channel', code: 10003 });
-      return answer(200, { id: channel.id, type: channel.type, name: channel.name, guild_id: channel.guild_id, parent_id: channel.parent_id });
+      return answer(200, {
+        id: channel.id,
+        type: channel.type,
+        name: channel.name,
+        guild_id: channel.guild_id,
+        parent_id: channel.parent_id,
+      });
     }
     if ((match = /^\/channels\/([^/]+)\/typing$/.exec(path)) && method === 'POST') return answer(204);
-    if ((match = /^\/channels\/([^/]+)\/messages\/([^/]+)\/reactions\/([^/]+)\/@me$/.exec(path)) && method === 'PUT') return answer(204);
+    if ((match = /^\/channels\/([^/]+)\/messages\/([^/]+)\/reactions\/([^/]+)\/@me$/.exec(path)) && method === 'PUT')
+      return answer(204);
     if ((match = /^\/channels\/([^/]+)\/messages$/.exec(path)) && method === 'POST') {
       const channel = this.channels.get(decodeURIComponent(match[1]!));
       if (!channel) return answer(404, { message: 'Unknown Channel', code: 10003 });
       const content = String(body?.content ?? '');
-      if (content.length > 2000) return answer(400, { message: 'Invalid Form Body', code: 50035, errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } });
+      if (content.length > 2000)
+        return answer(400, {
+          message: 'Invalid Form Body',
+          code: 50035,
+          errors: {
+            content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] },
+          },
+        });
       if (!content && files.length === 0) return answer(400, { message: 'Cannot send an empty message', code: 50006 });
       const message = this.messageObject(channel.id, content, files);
-      this.record({ id: message.id, channelId: channel.id, ...(channel.recipientId ? { recipientId: channel.recipientId } : {}), content, files, ...(body?.message_reference?.message_id ? { replyTo: String(body.message_reference.message_id) } : {}), via: 'channel', ...(body?.flags !== undefined ? { flags: body.flags } : {}) });
+      this.record({
+        id: message.id,
+        channelId: channel.id,
+        ...(channel.recipientId ? { recipientId: channel.recipientId } : {}),
+        content,
+        files,
+        ...(body?.message_reference?.message_id ? { replyTo: String(body.message_reference.message_id) } : {}),
+        via: 'channel',
+        ...(body?.flags !== undefined ? { flags: body.flags } : {}),
+      });
       return answer(200, message);
     }
     if ((match = /^\/channels\/([^/]+)\/messages\/([^/]+)$/.exec(path)) && method === 'PATCH') {
@@ -525,7 +680,15 @@ export class FakeDiscord {
       const channelId = this.interactionChannel(interactionId);
       const content = String(body?.content ?? '');
       const message = this.messageObject(channelId, content, files);
-      this.record({ id: message.id, channelId, content, files, via: 'interaction-followup', replyTo: interactionId, ...(body?.flags !== undefined ? { flags: body.flags } : {}) });
+      this.record({
+        id: message.id,
+        channelId,
+        content,
+        files,
+        via: 'interaction-followup',
+        replyTo: interactionId,
+        ...(body?.flags !== undefined ? { flags: body.flags } : {}),
+      });
       return answer(200, message);
     }
     return answer(404, { message: `404: Not Found (${method} ${path})`, code: 0 });

@@ -70,7 +70,11 @@ export function fakeVector(text: string, dims: number): number[] {
   return hashEmbedding(text, dims);
 }
 
-type Handler = (request: FakeEmbeddingRequest, res: ServerResponse, step: FakeEmbeddingStep | undefined) => void | Promise<void>;
+type Handler = (
+  request: FakeEmbeddingRequest,
+  res: ServerResponse,
+  step: FakeEmbeddingStep | undefined,
+) => void | Promise<void>;
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -109,7 +113,14 @@ async function startServer(
       for (const [name, value] of Object.entries(req.headers)) {
         if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
       }
-      const request: FakeEmbeddingRequest = { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, headers, body, at: Date.now() };
+      const request: FakeEmbeddingRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: url.searchParams,
+        headers,
+        body,
+        at: Date.now(),
+      };
       requests.push(request);
       if (!isEmbeddingsRequest(request.method, request.path)) return notFound(res, request);
       const step = queue.shift();
@@ -118,7 +129,8 @@ async function startServer(
       if (res.destroyed) return;
       await handle(request, res, step);
     })().catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: `fake failure: ${(error as Error)?.message ?? String(error)}` } });
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { message: `fake failure: ${(error as Error)?.message ?? String(error)}` } });
       else res.destroy();
     });
   });
@@ -158,7 +170,13 @@ const GEMINI_STATUS: Record<number, string> = {
   504: 'DEADLINE_EXCEEDED',
 };
 
-function geminiError(res: ServerResponse, code: number, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {
+function geminiError(
+  res: ServerResponse,
+  code: number,
+  message: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, code, { error: { code, message, status: GEMINI_STATUS[code] ?? 'UNKNOWN', ...extra } }, headers);
 }
 
@@ -183,22 +201,35 @@ export async function startFakeGemini(options: FakeEmbeddingOptions = {}): Promi
       }
       if (validKeys && !validKeys.has(key)) {
         return geminiError(res, 400, 'API key not valid. Please pass a valid API key.', {
-          details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com' }],
+          details: [
+            {
+              '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+              reason: 'API_KEY_INVALID',
+              domain: 'googleapis.com',
+            },
+          ],
         });
       }
       if (step && 'error' in step) {
-        const retry: Record<string, string> = step.error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(step.error.retryAfterSeconds) };
+        const retry: Record<string, string> =
+          step.error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(step.error.retryAfterSeconds) };
         return geminiError(res, step.error.status, step.error.message ?? `scripted ${step.error.status}`, {}, retry);
       }
       const model = GEMINI_PATH.exec(request.path)![1]!;
       if (!models.has(model)) {
-        return geminiError(res, 404, `models/${model} is not found for API version v1beta, or is not supported for batchEmbedContents.`);
+        return geminiError(
+          res,
+          404,
+          `models/${model} is not found for API version v1beta, or is not supported for batchEmbedContents.`,
+        );
       }
       const body = request.body;
       if (typeof body !== 'object' || body === null) return geminiError(res, 400, 'Invalid JSON payload received.');
       const list = body.requests;
-      if (!Array.isArray(list) || list.length === 0) return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: must not be empty');
-      if (list.length > 100) return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch');
+      if (!Array.isArray(list) || list.length === 0)
+        return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: must not be empty');
+      if (list.length > 100)
+        return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch');
       const texts: string[] = [];
       for (const [index, item] of (list as any[]).entries()) {
         if (item?.model !== `models/${model}`) {
@@ -209,12 +240,22 @@ export async function startFakeGemini(options: FakeEmbeddingOptions = {}): Promi
           );
         }
         const parts = item?.content?.parts;
-        const text = Array.isArray(parts) ? parts.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('') : '';
-        if (text === '') return geminiError(res, 400, `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents must not be empty`);
+        const text = Array.isArray(parts)
+          ? parts.map((part: any) => (typeof part?.text === 'string' ? part.text : '')).join('')
+          : '';
+        if (text === '')
+          return geminiError(
+            res,
+            400,
+            `* BatchEmbedContentsRequest.requests[${index}].content.parts: contents must not be empty`,
+          );
         texts.push(text);
       }
-      if (step && 'vectors' in step) return sendJson(res, 200, { embeddings: step.vectors.map((values) => ({ values })) });
-      const dims = Number.isInteger(list[0]?.outputDimensionality) ? (list[0].outputDimensionality as number) : defaultDims;
+      if (step && 'vectors' in step)
+        return sendJson(res, 200, { embeddings: step.vectors.map((values) => ({ values })) });
+      const dims = Number.isInteger(list[0]?.outputDimensionality)
+        ? (list[0].outputDimensionality as number)
+        : defaultDims;
       sendJson(res, 200, { embeddings: texts.map((text) => ({ values: fakeVector(text, dims) })) });
     },
   );
@@ -224,10 +265,20 @@ export async function startFakeGemini(options: FakeEmbeddingOptions = {}): Promi
 // Voyage
 
 export async function startFakeVoyage(options: FakeEmbeddingOptions = {}): Promise<FakeEmbeddingServer> {
-  const models = new Set(options.models ?? ['voyage-3.5-lite', 'voyage-3.5', 'voyage-3-large', 'voyage-3-lite', 'voyage-4-large', 'voyage-code-3']);
+  const models = new Set(
+    options.models ?? [
+      'voyage-3.5-lite',
+      'voyage-3.5',
+      'voyage-3-large',
+      'voyage-3-lite',
+      'voyage-4-large',
+      'voyage-code-3',
+    ],
+  );
   const validKeys = options.apiKeys ? new Set(options.apiKeys) : undefined;
   const defaultDims = options.dims ?? 1024;
-  const detail = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void => sendJson(res, status, { detail: message }, headers);
+  const detail = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void =>
+    sendJson(res, status, { detail: message }, headers);
 
   return startServer(
     (method, path) => method === 'POST' && path === '/v1/embeddings',
@@ -235,30 +286,48 @@ export async function startFakeVoyage(options: FakeEmbeddingOptions = {}): Promi
     (request, res, step) => {
       const auth = request.headers.authorization ?? '';
       const key = /^Bearer\s+(.+)$/i.exec(auth)?.[1];
-      if (!key) return detail(res, 401, 'No API key provided. Please provide a valid API key in the Authorization header.');
+      if (!key)
+        return detail(res, 401, 'No API key provided. Please provide a valid API key in the Authorization header.');
       if (validKeys && !validKeys.has(key)) return detail(res, 401, 'Provided API key is invalid.');
       if (step && 'error' in step) {
-        const retry: Record<string, string> = step.error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(step.error.retryAfterSeconds) };
+        const retry: Record<string, string> =
+          step.error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(step.error.retryAfterSeconds) };
         return detail(res, step.error.status, step.error.message ?? `scripted ${step.error.status}`, retry);
       }
       const body = request.body;
       if (typeof body !== 'object' || body === null) return detail(res, 400, 'Request body is not valid JSON.');
       if (typeof body.model !== 'string' || !models.has(body.model)) {
-        return detail(res, 400, `Model ${String(body.model)} is not supported. Supported models are ${[...models].join(', ')}.`);
+        return detail(
+          res,
+          400,
+          `Model ${String(body.model)} is not supported. Supported models are ${[...models].join(', ')}.`,
+        );
       }
       const input: unknown = body.input;
       const texts = typeof input === 'string' ? [input] : input;
-      if (!Array.isArray(texts) || texts.length === 0 || !texts.every((text) => typeof text === 'string' && text !== '')) {
+      if (
+        !Array.isArray(texts) ||
+        texts.length === 0 ||
+        !texts.every((text) => typeof text === 'string' && text !== '')
+      ) {
         return detail(res, 400, "Value error, 'input' should be a non-empty string or a list of non-empty strings.");
       }
-      if (texts.length > 1000) return detail(res, 400, `The batch size limit is 1000. Your batch size is ${texts.length}.`);
-      if (body.input_type !== undefined && body.input_type !== null && body.input_type !== 'query' && body.input_type !== 'document') {
+      if (texts.length > 1000)
+        return detail(res, 400, `The batch size limit is 1000. Your batch size is ${texts.length}.`);
+      if (
+        body.input_type !== undefined &&
+        body.input_type !== null &&
+        body.input_type !== 'query' &&
+        body.input_type !== 'document'
+      ) {
         return detail(res, 400, "Value error, input_type should be None, 'query' or 'document'.");
       }
       const vectors: unknown[] =
         step && 'vectors' in step
           ? step.vectors
-          : (texts as string[]).map((text) => fakeVector(text, Number.isInteger(body.output_dimension) ? body.output_dimension : defaultDims));
+          : (texts as string[]).map((text) =>
+              fakeVector(text, Number.isInteger(body.output_dimension) ? body.output_dimension : defaultDims),
+            );
       const tokens = (texts as string[]).reduce((total, text) => total + Math.ceil(text.length / 4), 0);
       const data = vectors.map((embedding, index) => ({ object: 'embedding', embedding, index }));
       if (step && 'reversed' in step) data.reverse();

@@ -183,7 +183,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       if (req.headers['anthropic-version'] !== undefined) {
         return sendJson(res, 404, anthropicErrorBody('not_found_error', 'Not Found'), anthropicHeaders());
       }
-      return sendJson(res, 404, openaiErrorBody(`Invalid URL (${req.method} ${path})`, 'invalid_request_error'), openaiHeaders());
+      return sendJson(
+        res,
+        404,
+        openaiErrorBody(`Invalid URL (${req.method} ${path})`, 'invalid_request_error'),
+        openaiHeaders(),
+      );
     }
 
     const headers: Record<string, string> = {};
@@ -210,7 +215,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     if (raw.tooLarge) {
       return api === 'anthropic'
-        ? sendJson(res, 413, anthropicErrorBody('request_too_large', 'Request exceeds the maximum allowed number of bytes.'), anthropicHeaders())
+        ? sendJson(
+            res,
+            413,
+            anthropicErrorBody('request_too_large', 'Request exceeds the maximum allowed number of bytes.'),
+            anthropicHeaders(),
+          )
         : sendError(res, api, 413, { message: 'Request body too large.' });
     }
     if (api === 'anthropic' && headers['anthropic-version'] === undefined) {
@@ -218,10 +228,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
     if (!parsed) {
       return api === 'anthropic'
-        ? sendError(res, api, 400, { message: 'There was an error parsing the body of your request: expected a JSON object.' })
+        ? sendError(res, api, 400, {
+            message: 'There was an error parsing the body of your request: expected a JSON object.',
+          })
         : sendError(res, api, 400, {
             message:
-              "We could not parse the JSON body of your request. (HINT: the API expects a JSON object as the request body; what was sent was not valid JSON.)",
+              'We could not parse the JSON body of your request. (HINT: the API expects a JSON object as the request body; what was sent was not valid JSON.)',
           });
     }
 
@@ -232,7 +244,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       return sendJson(res, 200, { input_tokens: anthropicInputTokens(body) }, anthropicHeaders());
     }
     if (validate) {
-      const problem = api === 'openai-chat' ? checkChat(body) : api === 'openai-responses' ? checkResponses(body) : checkAnthropic(body, false);
+      const problem =
+        api === 'openai-chat'
+          ? checkChat(body)
+          : api === 'openai-responses'
+            ? checkResponses(body)
+            : checkAnthropic(body, false);
       if (problem) return sendProblem(res, api, problem);
     }
 
@@ -240,7 +257,9 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     try {
       step = await nextStep(record);
     } catch (error) {
-      return sendError(res, api, 500, { message: `fake-llm respond() handler threw: ${(error as Error)?.message ?? String(error)}` });
+      return sendError(res, api, 500, {
+        message: `fake-llm respond() handler threw: ${(error as Error)?.message ?? String(error)}`,
+      });
     }
     if (step === null || typeof step !== 'object') {
       return sendError(res, api, 500, { message: `fake-llm: a script step must be an object, got ${String(step)}` });
@@ -278,7 +297,12 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       };
     });
     const tokens = inputs.reduce((total, text) => total + estimateTokens(text), 0);
-    sendJson(res, 200, { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } }, openaiHeaders());
+    sendJson(
+      res,
+      200,
+      { object: 'list', data, model: body.model, usage: { prompt_tokens: tokens, total_tokens: tokens } },
+      openaiHeaders(),
+    );
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -300,7 +324,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       handler = next;
     },
     scriptEmbeddings: (...steps) => void embeddingQueue.push(...steps),
-    pendingSteps: () => queue.length + embeddingQueue.length + [...keyed.values()].reduce((total, list) => total + list.length, 0),
+    pendingSteps: () =>
+      queue.length + embeddingQueue.length + [...keyed.values()].reduce((total, list) => total + list.length, 0),
     reset() {
       queue.length = 0;
       embeddingQueue.length = 0;
@@ -465,7 +490,11 @@ function anthropicDefaultMessage(status: number, model: unknown): string {
   }
 }
 
-function openaiDefaults(status: number, model: unknown, retryAfterSeconds?: number): { message: string; type: string; code: string | null } {
+function openaiDefaults(
+  status: number,
+  model: unknown,
+  retryAfterSeconds?: number,
+): { message: string; type: string; code: string | null } {
   switch (status) {
     case 401:
       return { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' };
@@ -487,18 +516,33 @@ function openaiDefaults(status: number, model: unknown, retryAfterSeconds?: numb
       return { message: 'The server is overloaded or not ready yet.', type: 'server_error', code: null };
     default:
       return status >= 500
-        ? { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', code: null }
+        ? {
+            message: 'The server had an error while processing your request. Sorry about that!',
+            type: 'server_error',
+            code: null,
+          }
         : { message: 'Invalid request.', type: 'invalid_request_error', code: null };
   }
 }
 
-function sendError(res: ServerResponse, api: ApiKind, status: number, problem: Problem, extraHeaders: Record<string, string> = {}): void {
+function sendError(
+  res: ServerResponse,
+  api: ApiKind,
+  status: number,
+  problem: Problem,
+  extraHeaders: Record<string, string> = {},
+): void {
   if (api === 'anthropic') {
     const type = problem.type ?? ANTHROPIC_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
     return sendJson(res, status, anthropicErrorBody(type, problem.message), anthropicHeaders(extraHeaders));
   }
   const fallback = openaiDefaults(status, undefined);
-  const body = openaiErrorBody(problem.message, problem.type ?? fallback.type, problem.code === undefined ? null : problem.code, problem.param ?? null);
+  const body = openaiErrorBody(
+    problem.message,
+    problem.type ?? fallback.type,
+    problem.code === undefined ? null : problem.code,
+    problem.param ?? null,
+  );
   sendJson(res, status, body, openaiHeaders(extraHeaders));
 }
 
@@ -510,10 +554,16 @@ function sendScriptedError(res: ServerResponse, api: ApiKind, error: ScriptedErr
   const extra: Record<string, string> = {};
   if (error.retryAfterSeconds !== undefined) extra['retry-after'] = String(error.retryAfterSeconds);
   if (api === 'anthropic') {
-    return sendError(res, api, error.status, {
-      message: error.message ?? anthropicDefaultMessage(error.status, model),
-      type: error.type,
-    }, extra);
+    return sendError(
+      res,
+      api,
+      error.status,
+      {
+        message: error.message ?? anthropicDefaultMessage(error.status, model),
+        type: error.type,
+      },
+      extra,
+    );
   }
   const defaults = openaiDefaults(error.status, model, error.retryAfterSeconds);
   sendJson(
@@ -526,7 +576,9 @@ function sendScriptedError(res: ServerResponse, api: ApiKind, error: ScriptedErr
 
 function sendAuthError(res: ServerResponse, api: ApiKind, apiKey: string | undefined): void {
   if (api === 'anthropic') {
-    return sendError(res, api, 401, { message: apiKey === undefined ? 'x-api-key header is required' : 'invalid x-api-key' });
+    return sendError(res, api, 401, {
+      message: apiKey === undefined ? 'x-api-key header is required' : 'invalid x-api-key',
+    });
   }
   if (apiKey === undefined) {
     return sendError(res, api, 401, {
@@ -578,38 +630,60 @@ function hang(res: ServerResponse, api: ApiKind, stream: boolean): void {
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const isObject = (value: unknown): value is Record<string, any> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, any> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 function notAnObject(param: string, value: unknown): Problem {
   const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-  return { message: `Invalid type for '${param}': expected an object, but got ${got} instead.`, param, code: 'invalid_type' };
+  return {
+    message: `Invalid type for '${param}': expected an object, but got ${got} instead.`,
+    param,
+    code: 'invalid_type',
+  };
 }
 const ANTHROPIC_TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
 function checkChat(body: any): Problem | undefined {
   if (typeof body.model !== 'string' || body.model === '') return { message: 'you must provide a model parameter' };
   if (body.messages === undefined) {
-    return { message: "Missing required parameter: 'messages'.", param: 'messages', code: 'missing_required_parameter' };
+    return {
+      message: "Missing required parameter: 'messages'.",
+      param: 'messages',
+      code: 'missing_required_parameter',
+    };
   }
   if (!Array.isArray(body.messages)) {
-    return { message: "Invalid type for 'messages': expected an array of objects.", param: 'messages', code: 'invalid_type' };
+    return {
+      message: "Invalid type for 'messages': expected an array of objects.",
+      param: 'messages',
+      code: 'invalid_type',
+    };
   }
   if (body.messages.length === 0) {
     return {
-      message: "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+      message:
+        "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
       param: 'messages',
       code: 'empty_array',
     };
   }
   if (body.stream_options != null && body.stream !== true) {
-    return { message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.", param: 'stream_options', code: 'invalid_value' };
+    return {
+      message: "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      param: 'stream_options',
+      code: 'invalid_value',
+    };
   }
   if (Array.isArray(body.tools)) {
     for (const [i, tool] of body.tools.entries()) {
       if (!isObject(tool)) return notAnObject(`tools[${i}]`, tool);
       if (tool.type !== 'function') continue;
       if (tool.function === undefined) {
-        return { message: `Missing required parameter: 'tools[${i}].function'.`, param: `tools[${i}].function`, code: 'missing_required_parameter' };
+        return {
+          message: `Missing required parameter: 'tools[${i}].function'.`,
+          param: `tools[${i}].function`,
+          code: 'missing_required_parameter',
+        };
       }
       if (typeof tool.function.name !== 'string' || !TOOL_NAME.test(tool.function.name)) {
         return {
@@ -637,12 +711,17 @@ function checkChat(body: any): Problem | undefined {
       };
     }
     if (message.content === undefined && role !== 'assistant') {
-      return { message: `Missing required parameter: 'messages[${i}].content'.`, param: `messages.[${i}].content`, code: 'missing_required_parameter' };
+      return {
+        message: `Missing required parameter: 'messages[${i}].content'.`,
+        param: `messages.[${i}].content`,
+        code: 'missing_required_parameter',
+      };
     }
     if (role === 'tool') {
       if (!pending) {
         return {
-          message: "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          message:
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
           param: `messages.[${i}].role`,
         };
       }
@@ -675,7 +754,11 @@ function checkResponses(body: any): Problem | undefined {
       if (tool.type !== 'function') continue;
       // The chat-completions nesting ({function:{name}}) is the classic mistake here.
       if (tool.name === undefined) {
-        return { message: `Missing required parameter: 'tools[${i}].name'.`, param: `tools[${i}].name`, code: 'missing_required_parameter' };
+        return {
+          message: `Missing required parameter: 'tools[${i}].name'.`,
+          param: `tools[${i}].name`,
+          code: 'missing_required_parameter',
+        };
       }
       if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
         return {
@@ -695,7 +778,10 @@ function checkResponses(body: any): Problem | undefined {
       if (item.type === 'function_call') calls.add(item.call_id);
       if (item?.type === 'function_call_output') {
         if (!calls.has(item.call_id)) {
-          return { message: `No tool call found for function call output with call_id ${String(item.call_id)}.`, param: 'input' };
+          return {
+            message: `No tool call found for function call output with call_id ${String(item.call_id)}.`,
+            param: 'input',
+          };
         }
         answered.add(item.call_id);
       }
@@ -717,8 +803,10 @@ function checkAnthropic(body: any, countOnly: boolean): Problem | undefined {
   const thinkingOn = body.thinking?.type === 'enabled';
   if (thinkingOn) {
     const budget = body.thinking.budget_tokens;
-    if (typeof budget !== 'number' || budget < 1024) return { message: 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024' };
-    if (!countOnly && body.max_tokens <= budget) return { message: '`max_tokens` must be greater than `thinking.budget_tokens`.' };
+    if (typeof budget !== 'number' || budget < 1024)
+      return { message: 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024' };
+    if (!countOnly && body.max_tokens <= budget)
+      return { message: '`max_tokens` must be greater than `thinking.budget_tokens`.' };
   }
   if (Array.isArray(body.tools)) {
     for (const [i, tool] of body.tools.entries()) {
@@ -740,21 +828,29 @@ function checkAnthropic(body: any, countOnly: boolean): Problem | undefined {
           'messages: Unexpected role "system". The Messages API accepts a top-level `system` parameter, not "system" as an input message role.',
       };
     }
-    if (role !== 'user' && role !== 'assistant') return { message: `messages.${i}.role: Input should be 'user' or 'assistant'` };
+    if (role !== 'user' && role !== 'assistant')
+      return { message: `messages.${i}.role: Input should be 'user' or 'assistant'` };
     if (message.content === undefined) return { message: `messages.${i}.content: Field required` };
 
     if (role === 'assistant') {
       for (const [j, block] of blocks(message).entries()) {
         if (block?.type !== 'thinking') continue;
-        if (typeof block.signature !== 'string') return { message: `messages.${i}.content.${j}.thinking.signature: Field required` };
+        if (typeof block.signature !== 'string')
+          return { message: `messages.${i}.content.${j}.thinking.signature: Field required` };
         if (block.signature !== fakeThinkingSignature(String(block.thinking ?? ''))) {
           return { message: `messages.${i}.content.${j}: Invalid \`signature\` in \`thinking\` block` };
         }
       }
-      const uses = blocks(message).filter((block) => block?.type === 'tool_use').map((block) => String(block.id));
+      const uses = blocks(message)
+        .filter((block) => block?.type === 'tool_use')
+        .map((block) => String(block.id));
       const next = body.messages[i + 1];
       if (uses.length > 0 && next !== undefined) {
-        const results = new Set(blocks(next).filter((block) => block?.type === 'tool_result').map((block) => String(block.tool_use_id)));
+        const results = new Set(
+          blocks(next)
+            .filter((block) => block?.type === 'tool_result')
+            .map((block) => String(block.tool_use_id)),
+        );
         const missing = uses.filter((id) => !results.has(id));
         if (next?.role !== 'user' || missing.length > 0) {
           return {
@@ -765,7 +861,11 @@ function checkAnthropic(body: any, countOnly: boolean): Problem | undefined {
     } else {
       const previous = i > 0 ? body.messages[i - 1] : undefined;
       const asked = new Set(
-        previous?.role === 'assistant' ? blocks(previous).filter((block) => block?.type === 'tool_use').map((block) => String(block.id)) : [],
+        previous?.role === 'assistant'
+          ? blocks(previous)
+              .filter((block) => block?.type === 'tool_use')
+              .map((block) => String(block.id))
+          : [],
       );
       for (const [j, block] of blocks(message).entries()) {
         if (block?.type === 'tool_result' && !asked.has(String(block.tool_use_id))) {
@@ -804,10 +904,22 @@ function checkEmbeddings(body: any): Problem | undefined {
     (typeof input === 'string' && input !== '') ||
     (Array.isArray(input) &&
       input.length > 0 &&
-      input.every((item: unknown) => (typeof item === 'string' && item !== '') || typeof item === 'number' || (Array.isArray(item) && item.length > 0)));
-  if (!ok) return { message: "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference." };
+      input.every(
+        (item: unknown) =>
+          (typeof item === 'string' && item !== '') ||
+          typeof item === 'number' ||
+          (Array.isArray(item) && item.length > 0),
+      ));
+  if (!ok)
+    return {
+      message: "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.",
+    };
   if (body.dimensions !== undefined && !(Number.isInteger(body.dimensions) && body.dimensions > 0)) {
-    return { message: `Invalid 'dimensions': integer below minimum value. Expected a value >= 1, but got ${String(body.dimensions)} instead.`, param: 'dimensions', code: 'integer_below_min_value' };
+    return {
+      message: `Invalid 'dimensions': integer below minimum value. Expected a value >= 1, but got ${String(body.dimensions)} instead.`,
+      param: 'dimensions',
+      code: 'integer_below_min_value',
+    };
   }
   return undefined;
 }
@@ -856,7 +968,10 @@ function planTurn(step: ScriptedTurn, api: ApiKind): Turn {
 
 function outputTokens(turn: Turn): number {
   if (turn.usage.output !== undefined) return turn.usage.output;
-  const produced = estimateTokens(turn.thinking ?? '') + estimateTokens(turn.text ?? '') + turn.calls.reduce((t, c) => t + estimateTokens(c.name + c.args), 0);
+  const produced =
+    estimateTokens(turn.thinking ?? '') +
+    estimateTokens(turn.text ?? '') +
+    turn.calls.reduce((t, c) => t + estimateTokens(c.name + c.args), 0);
   return Math.max(1, produced);
 }
 
@@ -865,7 +980,10 @@ function reasoningTokens(turn: Turn): number {
 }
 
 function openaiInputTokens(body: any, api: ApiKind): number {
-  const estimate = api === 'openai-chat' ? estimateTokens(body.messages) + estimateTokens(body.tools) : estimateTokens(body.input) + estimateTokens(body.instructions) + estimateTokens(body.tools);
+  const estimate =
+    api === 'openai-chat'
+      ? estimateTokens(body.messages) + estimateTokens(body.tools)
+      : estimateTokens(body.input) + estimateTokens(body.instructions) + estimateTokens(body.tools);
   return Math.max(1, estimate);
 }
 
@@ -876,7 +994,11 @@ function anthropicInputTokens(body: any): number {
 class ClientGone extends Error {}
 
 function sseHeaders(api: ApiKind): Record<string, string> {
-  return headersFor(api, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  return headersFor(api, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
 }
 
 /** Writes SSE frames; throws ClientGone once the client or close() has ended the response, which unwinds the producer. */
@@ -950,7 +1072,12 @@ function chatUsage(body: any, turn: Turn) {
     completion_tokens: completion,
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: turn.usage.cacheRead ?? 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: reasoningTokens(turn), audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: reasoningTokens(turn),
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -960,10 +1087,19 @@ function chatFinish(turn: Turn): string {
 
 async function replyChat(res: ServerResponse, body: any, turn: Turn): Promise<void> {
   await delayReply(res, turn.delay);
-  const message: Record<string, unknown> = { role: 'assistant', content: turn.text ?? null, refusal: null, annotations: [] };
+  const message: Record<string, unknown> = {
+    role: 'assistant',
+    content: turn.text ?? null,
+    refusal: null,
+    annotations: [],
+  };
   if (turn.thinking !== undefined) message.reasoning_content = turn.thinking;
   if (turn.calls.length > 0) {
-    message.tool_calls = turn.calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.args } }));
+    message.tool_calls = turn.calls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.args },
+    }));
   }
   sendJson(
     res,
@@ -985,7 +1121,14 @@ async function replyChat(res: ServerResponse, body: any, turn: Turn): Promise<vo
 async function streamChat(res: ServerResponse, body: any, turn: Turn): Promise<void> {
   const w = new SseWriter(res, turn.delay, 'openai-chat');
   const includeUsage = body.stream_options?.include_usage === true;
-  const head = { id: `chatcmpl-${base62(29)}`, object: 'chat.completion.chunk', created: nowSeconds(), model: body.model, service_tier: 'default', system_fingerprint: `fp_${randomBytes(5).toString('hex')}` };
+  const head = {
+    id: `chatcmpl-${base62(29)}`,
+    object: 'chat.completion.chunk',
+    created: nowSeconds(),
+    model: body.model,
+    service_tier: 'default',
+    system_fingerprint: `fp_${randomBytes(5).toString('hex')}`,
+  };
   // With include_usage every chunk carries `usage: null` until the final usage chunk.
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
     ...head,
@@ -998,17 +1141,29 @@ async function streamChat(res: ServerResponse, body: any, turn: Turn): Promise<v
     w.send(undefined, chunk({ role: 'assistant', content: '', refusal: null }));
     roleSent = true;
   }
-  for (const piece of pieces(turn.thinking ?? '', turn.chunk)) await w.delta(undefined, chunk({ reasoning_content: piece }));
+  for (const piece of pieces(turn.thinking ?? '', turn.chunk))
+    await w.delta(undefined, chunk({ reasoning_content: piece }));
   for (const piece of pieces(turn.text ?? '', turn.chunk)) await w.delta(undefined, chunk({ content: piece }));
   for (const [index, call] of turn.calls.entries()) {
     const opening = { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } };
     // A tool-only answer opens with role and null content in the same chunk as the first call.
-    await w.delta(undefined, chunk(roleSent ? { tool_calls: [opening] } : { role: 'assistant', content: null, tool_calls: [opening] }));
+    await w.delta(
+      undefined,
+      chunk(roleSent ? { tool_calls: [opening] } : { role: 'assistant', content: null, tool_calls: [opening] }),
+    );
     roleSent = true;
-    for (const piece of pieces(call.args, turn.chunk, 2)) await w.delta(undefined, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+    for (const piece of pieces(call.args, turn.chunk, 2))
+      await w.delta(undefined, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   }
   if (turn.streamError) {
-    w.send(undefined, { error: { message: turn.streamError.message ?? 'The server had an error while processing your request. Sorry about that!', type: turn.streamError.type ?? 'server_error', param: null, code: null } });
+    w.send(undefined, {
+      error: {
+        message: turn.streamError.message ?? 'The server had an error while processing your request. Sorry about that!',
+        type: turn.streamError.type ?? 'server_error',
+        param: null,
+        code: null,
+      },
+    });
     return w.end();
   }
   w.send(undefined, chunk({}, chatFinish(turn)));
@@ -1032,7 +1187,15 @@ function responsesUsage(body: any, turn: Turn) {
   };
 }
 
-function responseObject(body: any, id: string, createdAt: number, status: string, output: unknown[], usage: unknown, error: unknown = null) {
+function responseObject(
+  body: any,
+  id: string,
+  createdAt: number,
+  status: string,
+  output: unknown[],
+  usage: unknown,
+  error: unknown = null,
+) {
   return {
     id,
     object: 'response',
@@ -1103,14 +1266,21 @@ async function replyResponses(res: ServerResponse, body: any, turn: Turn): Promi
   const { reasoning, message, calls } = responseItems(body, turn);
   const output = [reasoning, message, ...calls].filter((item) => item !== undefined);
   const status = turn.truncated ? 'incomplete' : 'completed';
-  sendJson(res, 200, responseObject(body, hexId('resp_'), nowSeconds(), status, output, responsesUsage(body, turn)), openaiHeaders());
+  sendJson(
+    res,
+    200,
+    responseObject(body, hexId('resp_'), nowSeconds(), status, output, responsesUsage(body, turn)),
+    openaiHeaders(),
+  );
 }
 
 async function streamResponses(res: ServerResponse, body: any, turn: Turn): Promise<void> {
   const w = new SseWriter(res, turn.delay, 'openai-responses');
   let sequence = 0;
-  const emit = (type: string, fields: Record<string, unknown>) => w.send(type, { type, sequence_number: sequence++, ...fields });
-  const emitDelta = (type: string, fields: Record<string, unknown>) => w.delta(type, { type, sequence_number: sequence++, ...fields });
+  const emit = (type: string, fields: Record<string, unknown>) =>
+    w.send(type, { type, sequence_number: sequence++, ...fields });
+  const emitDelta = (type: string, fields: Record<string, unknown>) =>
+    w.delta(type, { type, sequence_number: sequence++, ...fields });
 
   const id = hexId('resp_');
   const createdAt = nowSeconds();
@@ -1128,7 +1298,8 @@ async function streamResponses(res: ServerResponse, body: any, turn: Turn): Prom
     emit('response.output_item.added', { output_index: at, item: { ...bare, summary: [] } });
     const where = { item_id: reasoning.id, output_index: at, summary_index: 0 };
     emit('response.reasoning_summary_part.added', { ...where, part: { type: 'summary_text', text: '' } });
-    for (const piece of pieces(text, turn.chunk)) await emitDelta('response.reasoning_summary_text.delta', { ...where, delta: piece });
+    for (const piece of pieces(text, turn.chunk))
+      await emitDelta('response.reasoning_summary_text.delta', { ...where, delta: piece });
     emit('response.reasoning_summary_text.done', { ...where, text });
     emit('response.reasoning_summary_part.done', { ...where, part: { type: 'summary_text', text } });
     emit('response.output_item.done', { output_index: at, item: reasoning });
@@ -1140,8 +1311,12 @@ async function streamResponses(res: ServerResponse, body: any, turn: Turn): Prom
     const text = turn.text!;
     emit('response.output_item.added', { output_index: at, item: { ...message, status: 'in_progress', content: [] } });
     const where = { item_id: message.id, output_index: at, content_index: 0 };
-    emit('response.content_part.added', { ...where, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } });
-    for (const piece of pieces(text, turn.chunk)) await emitDelta('response.output_text.delta', { ...where, delta: piece, logprobs: [] });
+    emit('response.content_part.added', {
+      ...where,
+      part: { type: 'output_text', annotations: [], logprobs: [], text: '' },
+    });
+    for (const piece of pieces(text, turn.chunk))
+      await emitDelta('response.output_text.delta', { ...where, delta: piece, logprobs: [] });
     emit('response.output_text.done', { ...where, text, logprobs: [] });
     emit('response.content_part.done', { ...where, part: message.content[0] });
     emit('response.output_item.done', { output_index: at, item: message });
@@ -1152,19 +1327,25 @@ async function streamResponses(res: ServerResponse, body: any, turn: Turn): Prom
     const at = outputIndex++;
     emit('response.output_item.added', { output_index: at, item: { ...call, status: 'in_progress', arguments: '' } });
     const where = { item_id: call.id, output_index: at };
-    for (const piece of pieces(call.arguments, turn.chunk, 2)) await emitDelta('response.function_call_arguments.delta', { ...where, delta: piece });
+    for (const piece of pieces(call.arguments, turn.chunk, 2))
+      await emitDelta('response.function_call_arguments.delta', { ...where, delta: piece });
     emit('response.function_call_arguments.done', { ...where, name: call.name, arguments: call.arguments });
     emit('response.output_item.done', { output_index: at, item: call });
     output.push(call);
   }
 
   if (turn.streamError) {
-    const error = { code: turn.streamError.type ?? 'server_error', message: turn.streamError.message ?? 'The model failed to generate a response.' };
+    const error = {
+      code: turn.streamError.type ?? 'server_error',
+      message: turn.streamError.message ?? 'The model failed to generate a response.',
+    };
     emit('response.failed', { response: responseObject(body, id, createdAt, 'failed', output, null, error) });
     return w.end();
   }
   const status = turn.truncated ? 'incomplete' : 'completed';
-  emit(`response.${status}`, { response: responseObject(body, id, createdAt, status, output, responsesUsage(body, turn)) });
+  emit(`response.${status}`, {
+    response: responseObject(body, id, createdAt, status, output, responsesUsage(body, turn)),
+  });
   w.end();
 }
 
@@ -1187,9 +1368,11 @@ function anthropicUsage(body: any, turn: Turn, output: number) {
 async function replyAnthropic(res: ServerResponse, body: any, turn: Turn): Promise<void> {
   await delayReply(res, turn.delay);
   const content: unknown[] = [];
-  if (turn.thinking !== undefined) content.push({ type: 'thinking', thinking: turn.thinking, signature: fakeThinkingSignature(turn.thinking) });
+  if (turn.thinking !== undefined)
+    content.push({ type: 'thinking', thinking: turn.thinking, signature: fakeThinkingSignature(turn.thinking) });
   if (turn.text !== undefined) content.push({ type: 'text', text: turn.text });
-  for (const call of turn.calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.args) });
+  for (const call of turn.calls)
+    content.push({ type: 'tool_use', id: call.id, name: call.name, input: JSON.parse(call.args) });
   sendJson(
     res,
     200,
@@ -1210,7 +1393,8 @@ async function replyAnthropic(res: ServerResponse, body: any, turn: Turn): Promi
 async function streamAnthropic(res: ServerResponse, body: any, turn: Turn): Promise<void> {
   const w = new SseWriter(res, turn.delay, 'anthropic');
   const emit = (type: string, fields: Record<string, unknown>) => w.send(type, { type, ...fields });
-  const emitDelta = (index: number, delta: Record<string, unknown>) => w.delta('content_block_delta', { type: 'content_block_delta', index, delta });
+  const emitDelta = (index: number, delta: Record<string, unknown>) =>
+    w.delta('content_block_delta', { type: 'content_block_delta', index, delta });
 
   emit('message_start', {
     message: {
@@ -1229,7 +1413,8 @@ async function streamAnthropic(res: ServerResponse, body: any, turn: Turn): Prom
   let index = 0;
   if (turn.thinking !== undefined) {
     emit('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-    for (const piece of pieces(turn.thinking, turn.chunk)) await emitDelta(index, { type: 'thinking_delta', thinking: piece });
+    for (const piece of pieces(turn.thinking, turn.chunk))
+      await emitDelta(index, { type: 'thinking_delta', thinking: piece });
     // The signature arrives whole, just before the block closes.
     await emitDelta(index, { type: 'signature_delta', signature: fakeThinkingSignature(turn.thinking) });
     emit('content_block_stop', { index });
@@ -1242,18 +1427,27 @@ async function streamAnthropic(res: ServerResponse, body: any, turn: Turn): Prom
     index++;
   }
   for (const call of turn.calls) {
-    emit('content_block_start', { index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+    emit('content_block_start', {
+      index,
+      content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+    });
     // The real API opens with an empty fragment; parsers must cope with it.
     await emitDelta(index, { type: 'input_json_delta', partial_json: '' });
-    for (const piece of pieces(call.args, turn.chunk, 2)) await emitDelta(index, { type: 'input_json_delta', partial_json: piece });
+    for (const piece of pieces(call.args, turn.chunk, 2))
+      await emitDelta(index, { type: 'input_json_delta', partial_json: piece });
     emit('content_block_stop', { index });
     index++;
   }
   if (turn.streamError) {
-    emit('error', { error: { type: turn.streamError.type ?? 'overloaded_error', message: turn.streamError.message ?? 'Overloaded' } });
+    emit('error', {
+      error: { type: turn.streamError.type ?? 'overloaded_error', message: turn.streamError.message ?? 'Overloaded' },
+    });
     return w.end();
   }
-  emit('message_delta', { delta: { stop_reason: anthropicStop(turn), stop_sequence: null }, usage: { output_tokens: outputTokens(turn) } });
+  emit('message_delta', {
+    delta: { stop_reason: anthropicStop(turn), stop_sequence: null },
+    usage: { output_tokens: outputTokens(turn) },
+  });
   emit('message_stop', {});
   w.end();
 }

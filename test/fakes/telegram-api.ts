@@ -84,7 +84,15 @@ export interface FakeTelegramOptions {
   username?: string;
 }
 
-const SEND_METHODS = ['sendMessage', 'sendPhoto', 'sendDocument', 'sendVideo', 'sendAudio', 'sendVoice', 'sendAnimation'];
+const SEND_METHODS = [
+  'sendMessage',
+  'sendPhoto',
+  'sendDocument',
+  'sendVideo',
+  'sendAudio',
+  'sendVoice',
+  'sendAnimation',
+];
 const MEDIA_FIELD: Record<string, string> = {
   sendPhoto: 'photo',
   sendDocument: 'document',
@@ -121,7 +129,12 @@ export class FakeTelegramApi {
   private callListeners = new Set<(call: TelegramCall) => void>();
 
   constructor(options: FakeTelegramOptions = {}) {
-    this.bot = { id: options.botId ?? 7_000_001, is_bot: true, first_name: 'Claw Test', username: options.username ?? 'claw_test_bot' };
+    this.bot = {
+      id: options.botId ?? 7_000_001,
+      is_bot: true,
+      first_name: 'Claw Test',
+      username: options.username ?? 'claw_test_bot',
+    };
     this.token = options.token ?? `${this.bot.id}:${randomBytes(18).toString('base64url')}`;
   }
 
@@ -173,14 +186,24 @@ export class FakeTelegramApi {
   }
 
   /** Answer the next `times` calls of `method` (those matching `when`) with `answer`. */
-  script(method: string, answer: ScriptedAnswer, options: { times?: number; when?: (params: Record<string, Json>) => boolean } = {}): void {
+  script(
+    method: string,
+    answer: ScriptedAnswer,
+    options: { times?: number; when?: (params: Record<string, Json>) => boolean } = {},
+  ): void {
     this.scripts.push({ method, answer, times: options.times ?? 1, when: options.when });
   }
 
   /** A file the bot can fetch with getFile and download. Returns its file_id. */
   addFile(data: Buffer, options: { path?: string; delayMs?: number } = {}): StoredFile {
     const fileId = `file-${randomBytes(6).toString('hex')}`;
-    const stored: StoredFile = { fileId, uniqueId: `u${fileId}`, path: options.path ?? `documents/${fileId}.bin`, data, delayMs: options.delayMs };
+    const stored: StoredFile = {
+      fileId,
+      uniqueId: `u${fileId}`,
+      path: options.path ?? `documents/${fileId}.bin`,
+      data,
+      delayMs: options.delayMs,
+    };
     this.files.set(fileId, stored);
     return stored;
   }
@@ -204,7 +227,8 @@ export class FakeTelegramApi {
     if (!url) throw new Error('no webhook is set');
     const secret = options.secret === undefined ? this.webhook?.secret : options.secret;
     const handed = performance.now();
-    if (typeof update.update_id === 'number' && !this.handedAt.has(update.update_id)) this.handedAt.set(update.update_id, handed);
+    if (typeof update.update_id === 'number' && !this.handedAt.has(update.update_id))
+      this.handedAt.set(update.update_id, handed);
     const response = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(secret ? { 'x-telegram-bot-api-secret-token': secret } : {}) },
@@ -234,7 +258,12 @@ export class FakeTelegramApi {
     const chat =
       chatType === 'private'
         ? { id: options.chatId, type: 'private', first_name: options.from.first_name ?? 'User' }
-        : { id: options.chatId, type: chatType, title: options.title ?? `Group ${options.chatId}`, ...(options.isForum ? { is_forum: true } : {}) };
+        : {
+            id: options.chatId,
+            type: chatType,
+            title: options.title ?? `Group ${options.chatId}`,
+            ...(options.isForum ? { is_forum: true } : {}),
+          };
     return {
       message_id: options.messageId ?? this.nextMessageId(),
       date: Math.floor(Date.now() / 1000),
@@ -266,7 +295,11 @@ export class FakeTelegramApi {
   }
 
   /** The first recorded call matching `test` (waits for it). */
-  waitFor(test: (call: TelegramCall) => boolean, timeoutMs = 5000, what = 'a matching Bot API call'): Promise<TelegramCall> {
+  waitFor(
+    test: (call: TelegramCall) => boolean,
+    timeoutMs = 5000,
+    what = 'a matching Bot API call',
+  ): Promise<TelegramCall> {
     return new Promise((resolve, reject) => {
       const check = () => {
         const found = this.calls.find(test);
@@ -278,7 +311,11 @@ export class FakeTelegramApi {
       };
       const timer = setTimeout(() => {
         this.listeners.delete(check);
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; calls: ${this.calls.map((call) => `${call.method}(${call.status})`).join(', ')}`));
+        reject(
+          new Error(
+            `timed out after ${timeoutMs} ms waiting for ${what}; calls: ${this.calls.map((call) => `${call.method}(${call.status})`).join(', ')}`,
+          ),
+        );
       }, timeoutMs);
       if (!check()) this.listeners.add(check);
     });
@@ -298,7 +335,14 @@ export class FakeTelegramApi {
     const [, token, method] = match;
     const body = await readBody(req);
     const { params, files } = parseParams(req.headers['content-type'] ?? '', body, url.searchParams);
-    const call: TelegramCall = { method: method!, params, files, at: performance.now(), status: 0, ...(labelled ? { via: labelled[1] } : {}) };
+    const call: TelegramCall = {
+      method: method!,
+      params,
+      files,
+      at: performance.now(),
+      status: 0,
+      ...(labelled ? { via: labelled[1] } : {}),
+    };
     this.calls.push(call);
 
     const finish = (status: number, payload: Json) => {
@@ -312,7 +356,9 @@ export class FakeTelegramApi {
 
     if (token !== this.token) return finish(401, { ok: false, error_code: 401, description: 'Unauthorized' });
 
-    const script = this.scripts.find((candidate) => candidate.method === method && candidate.times > 0 && (!candidate.when || candidate.when(params)));
+    const script = this.scripts.find(
+      (candidate) => candidate.method === method && candidate.times > 0 && (!candidate.when || candidate.when(params)),
+    );
     if (script) {
       script.times--;
       const answer = script.answer;
@@ -338,8 +384,10 @@ export class FakeTelegramApi {
       const result = this.answer(method!, params, files);
       finish(200, { ok: true, result });
     } catch (error) {
-      if (error instanceof ApiFailure) finish(error.code, { ok: false, error_code: error.code, description: error.message });
-      else finish(500, { ok: false, error_code: 500, description: `Internal Server Error: ${(error as Error).message}` });
+      if (error instanceof ApiFailure)
+        finish(error.code, { ok: false, error_code: error.code, description: error.message });
+      else
+        finish(500, { ok: false, error_code: 500, description: `Internal Server Error: ${(error as Error).message}` });
     }
   }
 
@@ -356,15 +404,25 @@ export class FakeTelegramApi {
 
   private async download(token: string, path: string, res: ServerResponse): Promise<void> {
     const file = [...this.files.values()].find((candidate) => candidate.path === path);
-    if (token !== this.token || !file) return this.json(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
+    if (token !== this.token || !file)
+      return this.json(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     if (file.delayMs) await new Promise((resolve) => setTimeout(resolve, file.delayMs));
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': file.data.length });
     res.end(file.data);
   }
 
-  private getUpdates(params: Record<string, Json>, res: ServerResponse, finish: (status: number, payload: Json) => void): void {
+  private getUpdates(
+    params: Record<string, Json>,
+    res: ServerResponse,
+    finish: (status: number, payload: Json) => void,
+  ): void {
     if (this.webhook) {
-      return finish(409, { ok: false, error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" });
+      return finish(409, {
+        ok: false,
+        error_code: 409,
+        description:
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+      });
     }
     const offset = Number(params.offset ?? 0);
     // A non-zero offset confirms every earlier update.
@@ -380,11 +438,18 @@ export class FakeTelegramApi {
       respond: (updates, conflict) => {
         if (this.poll === poll) this.poll = undefined;
         if (timer) clearTimeout(timer);
-        if (conflict) return finish(409, { ok: false, error_code: 409, description: 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running' });
+        if (conflict)
+          return finish(409, {
+            ok: false,
+            error_code: 409,
+            description:
+              'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running',
+          });
         finish(200, { ok: true, result: updates ?? [] });
       },
     };
-    if (this.pending.some((item) => item.update.update_id >= offset) || timeoutSeconds <= 0) return this.answerPoll(poll);
+    if (this.pending.some((item) => item.update.update_id >= offset) || timeoutSeconds <= 0)
+      return this.answerPoll(poll);
     this.poll = poll;
     timer = setTimeout(() => poll.respond([]), timeoutSeconds * 1000);
     // The bot gave up (stop, abort): the next update must wait for the next poll.
@@ -426,7 +491,9 @@ export class FakeTelegramApi {
       date: Math.floor(Date.now() / 1000),
       chat: { id, type },
       from: this.bot,
-      ...(params.message_thread_id !== undefined ? { message_thread_id: Number(params.message_thread_id), is_topic_message: true } : {}),
+      ...(params.message_thread_id !== undefined
+        ? { message_thread_id: Number(params.message_thread_id), is_topic_message: true }
+        : {}),
       ...extra,
     };
   }
@@ -434,10 +501,17 @@ export class FakeTelegramApi {
   private answer(method: string, params: Record<string, Json>, files: Record<string, UploadedFile>): Json {
     switch (method) {
       case 'getMe':
-        return { ...this.bot, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
+        return {
+          ...this.bot,
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+        };
       case 'setWebhook': {
-        if (typeof params.url !== 'string' || !params.url) throw new ApiFailure(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
-        if (params.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(String(params.secret_token))) throw new ApiFailure(400, 'Bad Request: secret token contains unallowed characters');
+        if (typeof params.url !== 'string' || !params.url)
+          throw new ApiFailure(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (params.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(String(params.secret_token)))
+          throw new ApiFailure(400, 'Bad Request: secret token contains unallowed characters');
         this.webhook = { url: params.url, secret: params.secret_token, allowedUpdates: params.allowed_updates };
         this.poll?.respond(null, true);
         return true;
@@ -447,14 +521,23 @@ export class FakeTelegramApi {
         if (params.drop_pending_updates) this.pending = [];
         return true;
       case 'getWebhookInfo':
-        return { url: this.webhook?.url ?? '', has_custom_certificate: false, pending_update_count: this.pending.length };
+        return {
+          url: this.webhook?.url ?? '',
+          has_custom_certificate: false,
+          pending_update_count: this.pending.length,
+        };
       case 'sendChatAction':
         if (!params.chat_id) throw new ApiFailure(400, 'Bad Request: chat_id is empty');
         return true;
       case 'getFile': {
         const file = this.files.get(String(params.file_id));
         if (!file) throw new ApiFailure(400, 'Bad Request: invalid file_id');
-        return { file_id: file.fileId, file_unique_id: file.uniqueId, file_size: file.data.length, file_path: file.path };
+        return {
+          file_id: file.fileId,
+          file_unique_id: file.uniqueId,
+          file_size: file.data.length,
+          file_path: file.path,
+        };
       }
       case 'sendMessage': {
         const text = String(params.text ?? '');
@@ -476,11 +559,20 @@ export class FakeTelegramApi {
         const entitiesKey = `${key}:html`;
         const html = params.parse_mode === 'HTML' ? String(params.text) : '';
         if (before === plain && (this.texts.get(entitiesKey) ?? '') === html) {
-          throw new ApiFailure(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          throw new ApiFailure(
+            400,
+            'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          );
         }
         this.texts.set(key, plain);
         this.texts.set(entitiesKey, html);
-        return { message_id: Number(params.message_id), chat: { id: Number(params.chat_id), type: Number(params.chat_id) < 0 ? 'supergroup' : 'private' }, from: this.bot, text: plain, edit_date: Math.floor(Date.now() / 1000) };
+        return {
+          message_id: Number(params.message_id),
+          chat: { id: Number(params.chat_id), type: Number(params.chat_id) < 0 ? 'supergroup' : 'private' },
+          from: this.bot,
+          text: plain,
+          edit_date: Math.floor(Date.now() / 1000),
+        };
       }
       case 'deleteMessage': {
         const key = `${Number(params.chat_id)}:${Number(params.message_id)}`;
@@ -489,16 +581,22 @@ export class FakeTelegramApi {
       }
       case 'setMessageReaction': {
         const reaction = (params.reaction ?? []) as Array<{ type: string; emoji?: string }>;
-        if (!Array.isArray(reaction) || reaction.some((entry) => entry.type !== 'emoji' || !entry.emoji)) throw new ApiFailure(400, 'Bad Request: REACTION_INVALID');
-        this.reactions.set(`${params.chat_id}:${params.message_id}`, reaction.map((entry) => entry.emoji!));
+        if (!Array.isArray(reaction) || reaction.some((entry) => entry.type !== 'emoji' || !entry.emoji))
+          throw new ApiFailure(400, 'Bad Request: REACTION_INVALID');
+        this.reactions.set(
+          `${params.chat_id}:${params.message_id}`,
+          reaction.map((entry) => entry.emoji!),
+        );
         return true;
       }
       case 'setMyCommands': {
         const commands = params.commands as Array<{ command: string; description: string }>;
-        if (!Array.isArray(commands) || commands.length > 100) throw new ApiFailure(400, 'Bad Request: BOT_COMMANDS_TOO_MUCH');
+        if (!Array.isArray(commands) || commands.length > 100)
+          throw new ApiFailure(400, 'Bad Request: BOT_COMMANDS_TOO_MUCH');
         for (const entry of commands) {
           if (!/^[a-z0-9_]{1,32}$/.test(entry.command)) throw new ApiFailure(400, 'Bad Request: BOT_COMMAND_INVALID');
-          if (typeof entry.description !== 'string' || entry.description.length < 1 || entry.description.length > 256) throw new ApiFailure(400, 'Bad Request: BOT_COMMAND_DESCRIPTION_INVALID');
+          if (typeof entry.description !== 'string' || entry.description.length < 1 || entry.description.length > 256)
+            throw new ApiFailure(400, 'Bad Request: BOT_COMMAND_DESCRIPTION_INVALID');
         }
         this.commands = commands;
         return true;
@@ -511,9 +609,14 @@ export class FakeTelegramApi {
         if (!field) throw new ApiFailure(404, 'Not Found: method not found');
         const media = files[field] ? `attach:${files[field].filename}` : params[field];
         if (!media) throw new ApiFailure(400, `Bad Request: there is no ${field} in the request`);
-        const caption = params.caption === undefined ? undefined : this.parsed(String(params.caption), params.parse_mode);
-        if (caption !== undefined && caption.length > 1024) throw new ApiFailure(400, 'Bad Request: message caption is too long');
-        return this.sentMessage(params, { [field]: { file_id: `sent-${randomBytes(4).toString('hex')}` }, ...(caption !== undefined ? { caption } : {}) });
+        const caption =
+          params.caption === undefined ? undefined : this.parsed(String(params.caption), params.parse_mode);
+        if (caption !== undefined && caption.length > 1024)
+          throw new ApiFailure(400, 'Bad Request: message caption is too long');
+        return this.sentMessage(params, {
+          [field]: { file_id: `sent-${randomBytes(4).toString('hex')}` },
+          ...(caption !== undefined ? { caption } : {}),
+        });
       }
     }
   }
@@ -537,7 +640,24 @@ class ApiFailure extends Error {
 
 // ── Telegram's HTML parse mode ─────────────────────────────────────────────────────
 
-const ALLOWED_TAGS = new Set(['b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'span', 'tg-spoiler', 'a', 'code', 'pre', 'blockquote', 'tg-emoji']);
+const ALLOWED_TAGS = new Set([
+  'b',
+  'strong',
+  'i',
+  'em',
+  'u',
+  'ins',
+  's',
+  'strike',
+  'del',
+  'span',
+  'tg-spoiler',
+  'a',
+  'code',
+  'pre',
+  'blockquote',
+  'tg-emoji',
+]);
 const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
 
 /**
@@ -547,26 +667,34 @@ const NAMED_ENTITIES: Record<string, string> = { lt: '<', gt: '>', amp: '&', quo
 export function parseTelegramHtml(html: string): { plain: string } | { error: string } {
   let plain = '';
   const open: string[] = [];
-  for (let at = 0; at < html.length; ) {
+  for (let at = 0; at < html.length;) {
     const char = html[at]!;
     if (char === '<') {
-      const tag = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*>/.exec(html.slice(at));
+      const tag =
+        /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)((?:\s+[a-zA-Z-]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']+))?)*)\s*>/.exec(
+          html.slice(at),
+        );
       if (!tag) return { error: `Unexpected end of name token at byte offset ${at}` };
       const [whole, closing, rawName, attributes] = tag;
       const name = rawName!.toLowerCase();
       if (!ALLOWED_TAGS.has(name)) return { error: `Unsupported start tag "${name}" at byte offset ${at}` };
       if (closing) {
-        if (open[open.length - 1] !== name) return { error: `Can't find end tag corresponding to start tag "${open[open.length - 1] ?? name}"` };
+        if (open[open.length - 1] !== name)
+          return { error: `Can't find end tag corresponding to start tag "${open[open.length - 1] ?? name}"` };
         open.pop();
       } else {
         if ((open.includes('code') || open.includes('pre')) && !(name === 'code' && open[open.length - 1] === 'pre')) {
           return { error: `Can't parse entities: "${name}" inside code at byte offset ${at}` };
         }
-        if (name === 'a' && !/\bhref\s*=/.test(attributes ?? '')) return { error: `Can't parse entities: link without href at byte offset ${at}` };
+        if (name === 'a' && !/\bhref\s*=/.test(attributes ?? ''))
+          return { error: `Can't parse entities: link without href at byte offset ${at}` };
         // Only bold, italic, underline, strikethrough and spoiler nest freely; a link holds none of the rest.
-        if (open.includes('a') && (name === 'a' || name === 'code' || name === 'pre' || name === 'blockquote')) return { error: `Can't parse entities: "${name}" inside a link at byte offset ${at}` };
-        if (name === 'span' && !/class\s*=\s*"tg-spoiler"/.test(attributes ?? '')) return { error: `Unsupported start tag "span" at byte offset ${at}` };
-        if (name === 'blockquote' && open.includes('blockquote')) return { error: `Can't parse entities: nested blockquote at byte offset ${at}` };
+        if (open.includes('a') && (name === 'a' || name === 'code' || name === 'pre' || name === 'blockquote'))
+          return { error: `Can't parse entities: "${name}" inside a link at byte offset ${at}` };
+        if (name === 'span' && !/class\s*=\s*"tg-spoiler"/.test(attributes ?? ''))
+          return { error: `Unsupported start tag "span" at byte offset ${at}` };
+        if (name === 'blockquote' && open.includes('blockquote'))
+          return { error: `Can't parse entities: nested blockquote at byte offset ${at}` };
         open.push(name);
       }
       at += whole.length;
@@ -576,7 +704,9 @@ export function parseTelegramHtml(html: string): { plain: string } | { error: st
     if (char === '&') {
       const entity = /^&(?:(lt|gt|amp|quot)|#(\d+)|#x([0-9a-fA-F]+));/.exec(html.slice(at));
       if (!entity) return { error: `Unsupported HTML entity at byte offset ${at}` };
-      plain += entity[1] ? NAMED_ENTITIES[entity[1]]! : String.fromCodePoint(entity[2] ? Number(entity[2]) : parseInt(entity[3]!, 16));
+      plain += entity[1]
+        ? NAMED_ENTITIES[entity[1]]!
+        : String.fromCodePoint(entity[2] ? Number(entity[2]) : parseInt(entity[3]!, 16));
       at += entity[0].length;
       continue;
     }
@@ -611,11 +741,16 @@ function fieldValue(value: string): Json {
 }
 
 /** JSON, urlencoded or multipart (grammY's own format: lowercase headers, unquoted filename). */
-function parseParams(contentType: string, body: Buffer, query: URLSearchParams): { params: Record<string, Json>; files: Record<string, UploadedFile> } {
+function parseParams(
+  contentType: string,
+  body: Buffer,
+  query: URLSearchParams,
+): { params: Record<string, Json>; files: Record<string, UploadedFile> } {
   const params: Record<string, Json> = Object.fromEntries(query.entries());
   const files: Record<string, UploadedFile> = {};
   if (body.length === 0) return { params, files };
-  if (contentType.includes('application/json')) return { params: { ...params, ...JSON.parse(body.toString('utf8')) }, files };
+  if (contentType.includes('application/json'))
+    return { params: { ...params, ...JSON.parse(body.toString('utf8')) }, files };
   if (contentType.includes('application/x-www-form-urlencoded')) {
     for (const [key, value] of new URLSearchParams(body.toString('utf8'))) params[key] = fieldValue(value);
     return { params, files };

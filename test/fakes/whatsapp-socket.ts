@@ -10,7 +10,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AuthStore } from '../../plugins/channel-whatsapp/auth-store.js';
-import { DisconnectReason, type SocketOptions, type WaContent, type WaEvents, type WaKey, type WaMessage, type WaOutbound, type WaSocket } from '../../plugins/channel-whatsapp/types.js';
+import {
+  DisconnectReason,
+  type SocketOptions,
+  type WaContent,
+  type WaEvents,
+  type WaKey,
+  type WaMessage,
+  type WaOutbound,
+  type WaSocket,
+} from '../../plugins/channel-whatsapp/types.js';
 
 type Listener = (data: any) => void;
 
@@ -49,7 +58,11 @@ export class FakeWhatsAppSocket implements WaSocket {
     for (const listener of this.listeners.get(event) ?? []) listener(data);
   }
 
-  async sendMessage(jid: string, content: WaOutbound, options: { messageId?: string } = {}): Promise<WaMessage | undefined> {
+  async sendMessage(
+    jid: string,
+    content: WaOutbound,
+    options: { messageId?: string } = {},
+  ): Promise<WaMessage | undefined> {
     if (this.closed) throw closeError(DisconnectReason.connectionClosed, 'Connection Closed');
     await this.server.sendDelay();
     if (this.closed) throw closeError(DisconnectReason.connectionClosed, 'Connection Closed');
@@ -61,7 +74,11 @@ export class FakeWhatsAppSocket implements WaSocket {
     const item = { jid, content, id, at: performance.now(), connection: this.number };
     this.server.sent.push(item);
     this.server.onSent?.(item);
-    const echo: WaMessage = { key: { remoteJid: jid, fromMe: true, id }, message: 'text' in content ? { conversation: content.text } : {}, messageTimestamp: Math.floor(Date.now() / 1000) };
+    const echo: WaMessage = {
+      key: { remoteJid: jid, fromMe: true, id },
+      message: 'text' in content ? { conversation: content.text } : {},
+      messageTimestamp: Math.floor(Date.now() / 1000),
+    };
     // Baileys hands own sends back as an upsert before sendMessage returns; in self-chat that is the same chat.
     this.emit('messages.upsert', { messages: [echo], type: 'append' });
     return echo;
@@ -81,7 +98,13 @@ export class FakeWhatsAppSocket implements WaSocket {
   end(error?: Error): void {
     if (this.closed) return;
     this.closed = true;
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: error ?? closeError(DisconnectReason.connectionClosed, 'Connection Closed'), date: new Date() } });
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: {
+        error: error ?? closeError(DisconnectReason.connectionClosed, 'Connection Closed'),
+        date: new Date(),
+      },
+    });
   }
 
   async logout(): Promise<void> {
@@ -103,7 +126,10 @@ export class FakeWhatsAppSocket implements WaSocket {
   close(code: number, message: string): void {
     if (this.closed) return;
     this.closed = true;
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: closeError(code, message), date: new Date() } });
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: { error: closeError(code, message), date: new Date() },
+    });
   }
 }
 
@@ -160,12 +186,19 @@ export class FakeWhatsApp {
   }
 
   credsFor(socket: FakeWhatsAppSocket): Record<string, unknown> {
-    return { noiseKey: 'fake', ...(socket.user ? { me: { id: socket.user.id, lid: socket.user.lid }, registered: true } : {}) };
+    return {
+      noiseKey: 'fake',
+      ...(socket.user ? { me: { id: socket.user.id, lid: socket.user.lid }, registered: true } : {}),
+    };
   }
 
   /** Creds that look linked, for seeding an auth folder. */
   linkedCreds(): string {
-    return JSON.stringify({ noiseKey: 'fake', me: { id: `${this.number}:7@s.whatsapp.net`, lid: `${this.lid}:7@lid` }, registered: true });
+    return JSON.stringify({
+      noiseKey: 'fake',
+      me: { id: `${this.number}:7@s.whatsapp.net`, lid: `${this.lid}:7@lid` },
+      registered: true,
+    });
   }
 
   /** The socket factory the plugin gets. */
@@ -182,7 +215,11 @@ export class FakeWhatsApp {
     setTimeout(() => {
       if (socket.closed) return;
       socket.emit('connection.update', { connection: 'connecting' });
-      if (this.refuseWith !== undefined) return socket.close(this.refuseWith, this.refuseWith === DisconnectReason.loggedOut ? 'Stream Errored (conflict)' : 'refused');
+      if (this.refuseWith !== undefined)
+        return socket.close(
+          this.refuseWith,
+          this.refuseWith === DisconnectReason.loggedOut ? 'Stream Errored (conflict)' : 'refused',
+        );
       if (creds?.me) {
         socket.user = { id: creds.me.id, ...(creds.me.lid ? { lid: creds.me.lid } : {}) };
         this.open(socket);
@@ -195,7 +232,8 @@ export class FakeWhatsApp {
     socket.emit('connection.update', { connection: 'open' });
     // What arrived while nobody was connected (and what was never acknowledged) comes now.
     const waiting = [...this.pending.splice(0)];
-    if (waiting.length > 0) setTimeout(() => !socket.closed && socket.emit('messages.upsert', { messages: waiting, type: 'notify' }), 1);
+    if (waiting.length > 0)
+      setTimeout(() => !socket.closed && socket.emit('messages.upsert', { messages: waiting, type: 'notify' }), 1);
   }
 
   private showQr(socket: FakeWhatsAppSocket): void {
@@ -251,7 +289,11 @@ export class FakeWhatsApp {
     return `WAMSG${++this.counter}${randomBytes(3).toString('hex').toUpperCase()}`;
   }
 
-  dm(from: string, content: string | WaContent, options: { id?: string; pushName?: string; fromMe?: boolean; remoteJid?: string } = {}): WaMessage {
+  dm(
+    from: string,
+    content: string | WaContent,
+    options: { id?: string; pushName?: string; fromMe?: boolean; remoteJid?: string } = {},
+  ): WaMessage {
     const jid = options.remoteJid ?? (from.includes('@') ? from : `${from.replace(/^\+/, '')}@s.whatsapp.net`);
     return {
       key: { remoteJid: jid, fromMe: options.fromMe ?? false, id: options.id ?? this.nextId() },
@@ -261,11 +303,18 @@ export class FakeWhatsApp {
     };
   }
 
-  group(groupJid: string, from: string, text: string, options: { id?: string; mention?: boolean; pushName?: string } = {}): WaMessage {
+  group(
+    groupJid: string,
+    from: string,
+    text: string,
+    options: { id?: string; mention?: boolean; pushName?: string } = {},
+  ): WaMessage {
     const participant = from.includes('@') ? from : `${from.replace(/^\+/, '')}@s.whatsapp.net`;
     return {
       key: { remoteJid: groupJid, fromMe: false, id: options.id ?? this.nextId(), participant },
-      message: options.mention ? { extendedTextMessage: { text: `@${this.number} ${text}`, contextInfo: { mentionedJid: [this.jid] } } } : { conversation: text },
+      message: options.mention
+        ? { extendedTextMessage: { text: `@${this.number} ${text}`, contextInfo: { mentionedJid: [this.jid] } } }
+        : { conversation: text },
       ...(options.pushName ? { pushName: options.pushName } : {}),
       messageTimestamp: Math.floor(Date.now() / 1000),
     };
@@ -273,7 +322,9 @@ export class FakeWhatsApp {
 
   /** Sent text messages (captions excluded), oldest first. */
   sentTexts(jid?: string): string[] {
-    return this.sent.filter((item) => (!jid || item.jid === jid) && 'text' in item.content).map((item) => (item.content as { text: string }).text);
+    return this.sent
+      .filter((item) => (!jid || item.jid === jid) && 'text' in item.content)
+      .map((item) => (item.content as { text: string }).text);
   }
 
   reset(): void {

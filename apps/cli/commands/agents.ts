@@ -9,9 +9,22 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { expandHome, readConfigFile, resolveConfigPath, resolveStateDir, type KernelConfig } from '../../../kernel/index.js';
+import {
+  expandHome,
+  readConfigFile,
+  resolveConfigPath,
+  resolveStateDir,
+  type KernelConfig,
+} from '../../../kernel/index.js';
 import { ensurePrivateDir } from '../../../sdk/fs.js';
-import { agentEntry, agentIds, agentSettings, defaultAgentId, ensureWorkspace, resolveAgentIdentity } from '../../../sdk/agent/index.js';
+import {
+  agentEntry,
+  agentIds,
+  agentSettings,
+  defaultAgentId,
+  ensureWorkspace,
+  resolveAgentIdentity,
+} from '../../../sdk/agent/index.js';
 import { bindingTier, configuredBindings, type Binding } from '../../../sdk/channels/index.js';
 import { normalizeAgentId } from '../../../sdk/sessions/keys.js';
 import { changeConfig, type ConfigChange } from '../config-change.js';
@@ -22,15 +35,25 @@ import { CliError, printJson, println, table, usageError, type Io } from '../io.
 type AnyRecord = Record<string, any>;
 const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-function parse(args: string[], options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>, positionals: number) {
+function parse(
+  args: string[],
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>,
+  positionals: number,
+) {
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
     throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
   }
-  if (parsed.positionals.length !== positionals) throw usageError(`expected ${positionals === 0 ? 'no arguments' : `${positionals} argument${positionals === 1 ? '' : 's'}`} (see claw agents --help)`);
-  return { values: parsed.values as Record<string, string | boolean | string[] | undefined>, positionals: parsed.positionals };
+  if (parsed.positionals.length !== positionals)
+    throw usageError(
+      `expected ${positionals === 0 ? 'no arguments' : `${positionals} argument${positionals === 1 ? '' : 's'}`} (see claw agents --help)`,
+    );
+  return {
+    values: parsed.values as Record<string, string | boolean | string[] | undefined>,
+    positionals: parsed.positionals,
+  };
 }
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
@@ -95,7 +118,8 @@ async function list(args: string[], io: Io): Promise<number> {
         ...(model ? { model } : {}),
         bindings: own.length,
         isDefault: id === fallback,
-        routes: own.length > 0 ? own.map(describeBinding) : id === fallback ? ['default (no binding routes elsewhere)'] : [],
+        routes:
+          own.length > 0 ? own.map(describeBinding) : id === fallback ? ['default (no binding routes elsewhere)'] : [],
         ...(values.bindings ? { bindingDetails: own.map((binding) => binding.match) } : {}),
       };
     });
@@ -109,7 +133,13 @@ async function list(args: string[], io: Io): Promise<number> {
   println(
     io,
     table(
-      rows.map((row) => [`${row.id}${row.isDefault ? ' (default)' : ''}`, row.identityName ?? row.name ?? '', row.model ?? '', row.workspace, String(row.bindings)]),
+      rows.map((row) => [
+        `${row.id}${row.isDefault ? ' (default)' : ''}`,
+        row.identityName ?? row.name ?? '',
+        row.model ?? '',
+        row.workspace,
+        String(row.bindings),
+      ]),
       ['AGENT', 'NAME', 'MODEL', 'WORKSPACE', 'BINDINGS'],
     ),
   );
@@ -123,7 +153,8 @@ async function list(args: string[], io: Io): Promise<number> {
 /** `--bind telegram`, `--bind telegram:ops`, `--bind telegram:*` → a binding's match. */
 function parseBind(spec: string): Binding['match'] {
   const [channel, accountId, extra] = spec.split(':');
-  if (!channel || extra !== undefined || accountId === '') throw usageError(`--bind "${spec}" is not channel or channel:accountId (e.g. telegram, telegram:ops, telegram:*)`);
+  if (!channel || extra !== undefined || accountId === '')
+    throw usageError(`--bind "${spec}" is not channel or channel:accountId (e.g. telegram, telegram:ops, telegram:*)`);
   return { channel, ...(accountId ? { accountId } : {}) };
 }
 
@@ -132,25 +163,43 @@ const sameMatch = (a: Binding['match'], b: Binding['match']) => JSON.stringify(a
 async function add(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(
     args,
-    { workspace: { type: 'string' }, model: { type: 'string' }, 'agent-dir': { type: 'string' }, bind: { type: 'string', multiple: true }, 'non-interactive': { type: 'boolean' } },
+    {
+      workspace: { type: 'string' },
+      model: { type: 'string' },
+      'agent-dir': { type: 'string' },
+      bind: { type: 'string', multiple: true },
+      'non-interactive': { type: 'boolean' },
+    },
     1,
   );
   const id = positionals[0]!.trim().toLowerCase();
-  if (!AGENT_ID.test(id)) throw usageError(`agent id "${positionals[0]}" must be 1-64 letters, digits, "-" or "_", starting with a letter or digit`);
+  if (!AGENT_ID.test(id))
+    throw usageError(
+      `agent id "${positionals[0]}" must be 1-64 letters, digits, "-" or "_", starting with a letter or digit`,
+    );
   const matches = ((values.bind as string[] | undefined) ?? []).map(parseBind);
   const workspace = typeof values.workspace === 'string' ? expandHome(values.workspace, io.env) : undefined;
   const agentDir = typeof values['agent-dir'] === 'string' ? expandHome(values['agent-dir'], io.env) : undefined;
 
   const change = await changeConfig(io, `claw agents add ${id}`, (raw) => {
-    const agents = ((raw.agents ??= {}) as AnyRecord);
-    const list = ((agents.list ??= []) as AnyRecord[]);
+    const agents = (raw.agents ??= {}) as AnyRecord;
+    const list = (agents.list ??= []) as AnyRecord[];
     if (list.length === 0 && id !== 'main') list.push({ id: 'main' }); // the implicit default agent stays the default
-    if (list.some((agent) => normalizeAgentId(agent?.id) === id)) throw new CliError(`agent "${id}" already exists (agents.list); pick another id or edit it with claw config set`);
-    list.push({ id, ...(workspace ? { workspace } : {}), ...(agentDir ? { agentDir } : {}), ...(typeof values.model === 'string' ? { model: values.model } : {}) });
-    const bindings = ((raw.bindings ??= []) as Binding[]);
+    if (list.some((agent) => normalizeAgentId(agent?.id) === id))
+      throw new CliError(`agent "${id}" already exists (agents.list); pick another id or edit it with claw config set`);
+    list.push({
+      id,
+      ...(workspace ? { workspace } : {}),
+      ...(agentDir ? { agentDir } : {}),
+      ...(typeof values.model === 'string' ? { model: values.model } : {}),
+    });
+    const bindings = (raw.bindings ??= []) as Binding[];
     for (const match of matches) {
       const owner = bindings.find((binding) => binding?.match && sameMatch(binding.match, match));
-      if (owner) throw new CliError(`--bind ${match.channel}${match.accountId ? `:${match.accountId}` : ''} already routes to agent "${owner.agentId}" (bindings); remove that binding first`);
+      if (owner)
+        throw new CliError(
+          `--bind ${match.channel}${match.accountId ? `:${match.accountId}` : ''} already routes to agent "${owner.agentId}" (bindings); remove that binding first`,
+        );
       bindings.push({ agentId: id, match });
     }
     if (bindings.length === 0) delete raw.bindings;
@@ -163,14 +212,27 @@ async function add(args: string[], io: Io): Promise<number> {
   try {
     settings = agentSettings(currentConfig(io), id, kernel.paths.stateDir, kernel.paths.workspaceDir);
     const pluginDir = kernel.plugins.get('agent')?.dir;
-    if (pluginDir && existsSync(join(pluginDir, 'templates'))) seeded = ensureWorkspace(settings.workspaceDir, join(pluginDir, 'templates')).created;
+    if (pluginDir && existsSync(join(pluginDir, 'templates')))
+      seeded = ensureWorkspace(settings.workspaceDir, join(pluginDir, 'templates')).created;
     else ensurePrivateDir(settings.workspaceDir);
   } finally {
     await kernel.stop();
   }
   ensurePrivateDir(settings.agentDir);
-  const summary = { agentId: id, workspace: settings.workspaceDir, agentDir: settings.agentDir, ...(typeof values.model === 'string' ? { model: values.model } : {}), bindings: matches, seeded };
-  report(io, change, `Added agent "${id}": workspace ${settings.workspaceDir}, state ${settings.agentDir}${matches.length ? `, bound to ${matches.map((match) => `${match.channel}${match.accountId ? `:${match.accountId}` : ''}`).join(', ')}` : ''}.`, summary);
+  const summary = {
+    agentId: id,
+    workspace: settings.workspaceDir,
+    agentDir: settings.agentDir,
+    ...(typeof values.model === 'string' ? { model: values.model } : {}),
+    bindings: matches,
+    seeded,
+  };
+  report(
+    io,
+    change,
+    `Added agent "${id}": workspace ${settings.workspaceDir}, state ${settings.agentDir}${matches.length ? `, bound to ${matches.map((match) => `${match.channel}${match.accountId ? `:${match.accountId}` : ''}`).join(', ')}` : ''}.`,
+    summary,
+  );
   return 0;
 }
 
@@ -178,13 +240,19 @@ async function remove(args: string[], io: Io): Promise<number> {
   const { values, positionals } = parse(args, { force: { type: 'boolean' } }, 1);
   const id = normalizeAgentId(positionals[0]);
   const before = currentConfig(io);
-  const entries = (((before.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[]);
+  const entries = ((before.agents as AnyRecord | undefined)?.list ?? []) as AnyRecord[];
   if (!entries.some((agent) => normalizeAgentId(agent?.id) === id)) {
-    throw new CliError(entries.length === 0 ? `agent "${id}" is not in agents.list (the implicit "main" agent cannot be deleted)` : `unknown agent "${id}": the configured agents are ${agentIds(before).join(', ')}`);
+    throw new CliError(
+      entries.length === 0
+        ? `agent "${id}" is not in agents.list (the implicit "main" agent cannot be deleted)`
+        : `unknown agent "${id}": the configured agents are ${agentIds(before).join(', ')}`,
+    );
   }
   const routed = configuredBindings(before).filter((binding) => normalizeAgentId(binding.agentId) === id);
   if (routed.length > 0 && !values.force) {
-    throw new CliError(`agent "${id}" has ${routed.length} binding${routed.length === 1 ? '' : 's'} (${routed.map(describeBinding).join('; ')}); pass --force to delete it and its bindings`);
+    throw new CliError(
+      `agent "${id}" has ${routed.length} binding${routed.length === 1 ? '' : 's'} (${routed.map(describeBinding).join('; ')}); pass --force to delete it and its bindings`,
+    );
   }
   const settings = agentSettings(before, id, resolveStateDir(io.env), '');
   const change = await changeConfig(io, `claw agents delete ${id}`, (raw) => {
@@ -196,8 +264,17 @@ async function remove(args: string[], io: Io): Promise<number> {
       if ((raw.bindings as Binding[]).length === 0) delete raw.bindings;
     }
   });
-  const kept = [settings.workspaceDir, settings.agentDir, join(resolveStateDir(io.env), 'agents', id, 'sessions')].filter((dir) => dir && existsSync(dir));
-  report(io, change, `Deleted agent "${id}"${routed.length ? ` and ${routed.length} binding${routed.length === 1 ? '' : 's'}` : ''}.${kept.length ? ` Its files are kept: ${kept.join(', ')}` : ''}`, { agentId: id, removedBindings: routed.length, kept });
+  const kept = [
+    settings.workspaceDir,
+    settings.agentDir,
+    join(resolveStateDir(io.env), 'agents', id, 'sessions'),
+  ].filter((dir) => dir && existsSync(dir));
+  report(
+    io,
+    change,
+    `Deleted agent "${id}"${routed.length ? ` and ${routed.length} binding${routed.length === 1 ? '' : 's'}` : ''}.${kept.length ? ` Its files are kept: ${kept.join(', ')}` : ''}`,
+    { agentId: id, removedBindings: routed.length, kept },
+  );
   return 0;
 }
 

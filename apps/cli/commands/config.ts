@@ -136,7 +136,13 @@ async function set(args: string[], io: Io): Promise<number> {
 function report(io: Io, change: ConfigChange, done: string, fields: Record<string, unknown>): void {
   const reload = change.reload;
   if (io.json) {
-    printJson(io, { ok: true, ...fields, changed: change.changed, via: change.via, ...(reload ? { reload, restartRequired: reload.restartRequired && !reload.restartScheduled } : {}) });
+    printJson(io, {
+      ok: true,
+      ...fields,
+      changed: change.changed,
+      via: change.via,
+      ...(reload ? { reload, restartRequired: reload.restartRequired && !reload.restartScheduled } : {}),
+    });
   } else println(io, reload && change.changed ? `${done} ${reload.message}` : done);
 }
 

@@ -12,7 +12,10 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     const record = kernel.plugins
       .list()
       .find((candidate) => candidate.manifest?.cliCommands?.some((declared) => declared.name === command));
-    if (record) throw usageError(`"claw ${command}" comes from plugin "${record.id}", which is unavailable: ${record.error ?? record.reason}`);
+    if (record)
+      throw usageError(
+        `"claw ${command}" comes from plugin "${record.id}", which is unavailable: ${record.error ?? record.reason}`,
+      );
     throw usageError(`unknown command "${command}" (see claw --help)`);
   }
   const argv = [...args];

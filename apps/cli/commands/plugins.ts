@@ -137,7 +137,9 @@ async function info(args: string[], io: Io): Promise<number> {
     `  status:   ${STATUS_WORD[record.status]} — ${record.status === 'failed' ? record.error : record.reason}`,
     `  origin:   ${record.origin}${record.dir ? ` (${record.dir})` : ''}`,
     record.entryPath ? `  entry:    ${record.entryPath}` : undefined,
-    record.install ? `  install:  ${record.install.source} ${record.install.spec} at ${record.install.installedAt}` : undefined,
+    record.install
+      ? `  install:  ${record.install.source} ${record.install.spec} at ${record.install.installedAt}`
+      : undefined,
     ...Object.entries(detail.capabilities).map(([field, names]) => `  ${`${field}:`.padEnd(10)}${names.join(', ')}`),
     `  config:   ${JSON.stringify(config)}`,
     ...record.warnings.map((warning) => `  warning:  ${warning}`),
@@ -180,9 +182,14 @@ async function toggle(args: string[], io: Io, on: boolean): Promise<number> {
 }
 
 async function install(args: string[], io: Io): Promise<number> {
-  const { positionals, values } = flags(args, { force: { type: 'boolean' }, link: { type: 'boolean' }, enable: { type: 'boolean' } });
+  const { positionals, values } = flags(args, {
+    force: { type: 'boolean' },
+    link: { type: 'boolean' },
+    enable: { type: 'boolean' },
+  });
   const spec = positionals[0];
-  if (!spec || positionals.length > 1) throw usageError('usage: claw plugins install <dir | file.tgz | npm-spec> [--force] [--link] [--enable]');
+  if (!spec || positionals.length > 1)
+    throw usageError('usage: claw plugins install <dir | file.tgz | npm-spec> [--force] [--link] [--enable]');
   if (values.link) return link(spec, io, values.enable === true);
   const progress = (line: string) => {
     if (!io.json) io.stderr.write(`${line}\n`);
@@ -216,14 +223,19 @@ async function install(args: string[], io: Io): Promise<number> {
   }
   const loaded = outcome.enabled ? await tryRegister(io, outcome.id) : undefined;
   if (io.json) {
-    printJson(io, { ok: true, ...outcome, ...(loaded ? { loaded: loaded.ok, needs: loaded.needs, ...(loaded.error ? { error: loaded.error } : {}) } : {}) });
+    printJson(io, {
+      ok: true,
+      ...outcome,
+      ...(loaded ? { loaded: loaded.ok, needs: loaded.needs, ...(loaded.error ? { error: loaded.error } : {}) } : {}),
+    });
     return 0;
   }
   println(io, `Installed ${outcome.id}${outcome.version ? ` ${outcome.version}` : ''} → ${outcome.dir}`);
   if (outcome.dependenciesInstalled > 0) println(io, `  ${outcome.dependenciesInstalled} dependencies installed`);
   if (!loaded) println(io, '  installed but off');
   else if (loaded.error) println(io, `  installed, but register() failed: ${loaded.error}`);
-  else if (loaded.needs.length > 0) println(io, `  installed, but needs: ${loaded.needs.join(', ')} (see claw plugins doctor)`);
+  else if (loaded.needs.length > 0)
+    println(io, `  installed, but needs: ${loaded.needs.join(', ')} (see claw plugins doctor)`);
   else println(io, '  enabled');
   for (const note of outcome.notes) println(io, `  ${note}`);
   return 0;
@@ -237,8 +249,11 @@ async function tryRegister(io: Io, id: string): Promise<{ ok: boolean; needs: st
   const kernel = await bootKernel(io, { strictConfig: false });
   await kernel.plugins.activate(id).catch(() => {});
   const record = kernel.plugins.get(id);
-  if (!record || record.status === 'failed') return { ok: false, needs: [], error: record?.error ?? 'not found after install' };
-  const needs = record.warnings.filter((warning) => warning.startsWith(NEEDS_PREFIX)).map((warning) => warning.slice(NEEDS_PREFIX.length).split(' ')[0]!);
+  if (!record || record.status === 'failed')
+    return { ok: false, needs: [], error: record?.error ?? 'not found after install' };
+  const needs = record.warnings
+    .filter((warning) => warning.startsWith(NEEDS_PREFIX))
+    .map((warning) => warning.slice(NEEDS_PREFIX.length).split(' ')[0]!);
   return { ok: needs.length === 0, needs: [...new Set(needs)] };
 }
 
@@ -255,7 +270,9 @@ async function link(spec: string, io: Io, enable: boolean): Promise<number> {
   const { value: notes, after } = await editConfig(io, (raw, kernel) => {
     const existing = kernel.plugins.get(id);
     if (existing?.manifest && existing.dir !== dir) {
-      throw new CliError(`plugin id "${id}" is already taken by the ${existing.origin} plugin at ${existing.dir ?? '(inline)'}`);
+      throw new CliError(
+        `plugin id "${id}" is already taken by the ${existing.origin} plugin at ${existing.dir ?? '(inline)'}`,
+      );
     }
     const plugins = (raw.plugins ??= {}) as { load?: { paths?: string[] } };
     plugins.load ??= {};
@@ -266,7 +283,9 @@ async function link(spec: string, io: Io, enable: boolean): Promise<number> {
     if (slots.length > 0) {
       if (enable) notes.push(...enablePlugin(raw, baseRecord(manifest.manifest, 'config', dir)));
       else {
-        const holders = slots.map((slot) => `the ${slot} slot is held by "${slotHolder(raw.plugins as PluginsConfig, slot)}"`).join(', ');
+        const holders = slots
+          .map((slot) => `the ${slot} slot is held by "${slotHolder(raw.plugins as PluginsConfig, slot)}"`)
+          .join(', ');
         if (slots.some((slot) => slotHolder(raw.plugins as PluginsConfig, slot) !== id)) {
           notes.push(`not switched on (${holders}); run \`claw plugins enable ${id}\` to use it`);
         }
@@ -294,10 +313,13 @@ async function uninstall(args: string[], io: Io): Promise<number> {
   let removeDir: string | undefined;
   await editConfig(io, (raw, kernel) => {
     const record = findRecord(kernel, id);
-    if (record.origin === 'bundled') throw new CliError(`"${id}" is bundled with claw and cannot be uninstalled; use claw plugins disable ${id}`);
+    if (record.origin === 'bundled')
+      throw new CliError(`"${id}" is bundled with claw and cannot be uninstalled; use claw plugins disable ${id}`);
     const linked = record.origin === 'config' && record.dir ? record.dir : undefined;
     if (record.origin !== 'global' && !linked) {
-      throw new CliError(`"${id}" was not installed by claw (it comes from ${record.origin} at ${record.dir}); remove it there`);
+      throw new CliError(
+        `"${id}" was not installed by claw (it comes from ${record.origin} at ${record.dir}); remove it there`,
+      );
     }
     forgetPlugin(raw, id, linked);
     if (record.origin === 'global' && !values['keep-files']) removeDir = record.dir;
@@ -327,7 +349,9 @@ async function doctor(args: string[], io: Io): Promise<number> {
       // OpenClaw plugins and the OpenClaw APIs each asked for that claw does not have.
       openclaw: records.filter(isOpenclawPlugin).map((record) => ({
         id: record.id,
-        missing: record.warnings.filter((warning) => warning.startsWith(NEEDS_PREFIX)).map((warning) => warning.slice(NEEDS_PREFIX.length)),
+        missing: record.warnings
+          .filter((warning) => warning.startsWith(NEEDS_PREFIX))
+          .map((warning) => warning.slice(NEEDS_PREFIX.length)),
       })),
       diagnostics: kernel.plugins.diagnostics,
     });
@@ -337,10 +361,14 @@ async function doctor(args: string[], io: Io): Promise<number> {
   println(io, `${records.length} plugins found, ${loaded} loaded, ${failed.length} failed.`);
   for (const record of failed) println(io, `  ✗ ${record.id}: ${record.error}`);
   for (const issue of issues) {
-    println(io, `  ${issue.level === 'error' ? '✗' : '!'} config ${issue.path}: ${issue.message}${issue.owner === 'kernel' ? '' : ` (plugin ${issue.owner})`}`);
+    println(
+      io,
+      `  ${issue.level === 'error' ? '✗' : '!'} config ${issue.path}: ${issue.message}${issue.owner === 'kernel' ? '' : ` (plugin ${issue.owner})`}`,
+    );
   }
   for (const record of records) for (const warning of record.warnings) println(io, `  ! ${record.id}: ${warning}`);
-  for (const record of records.filter(isOpenclawPlugin)) println(io, `  i ${record.id}: OpenClaw plugin, runs through claw's OpenClaw API adapter`);
+  for (const record of records.filter(isOpenclawPlugin))
+    println(io, `  i ${record.id}: OpenClaw plugin, runs through claw's OpenClaw API adapter`);
   for (const diagnostic of kernel.plugins.diagnostics) println(io, `  ! ${diagnostic.message}`);
   if (ok) println(io, 'No problems found.');
   return ok ? 0 : 1;

@@ -18,13 +18,17 @@ import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
 
 /** The docker helper's script, from source (apps/cli/commands) or from dist/apps/cli/commands. */
-const BUILD_SCRIPT = ['../../../scripts/build-sandbox-image.sh', '../../../../scripts/build-sandbox-image.sh']
-  .map((path) => fileURLToPath(new URL(path, import.meta.url)))
-  .find((path) => existsSync(path)) ?? 'scripts/build-sandbox-image.sh (in the claw checkout)';
+const BUILD_SCRIPT =
+  ['../../../scripts/build-sandbox-image.sh', '../../../../scripts/build-sandbox-image.sh']
+    .map((path) => fileURLToPath(new URL(path, import.meta.url)))
+    .find((path) => existsSync(path)) ?? 'scripts/build-sandbox-image.sh (in the claw checkout)';
 
 function flags(args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
   try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true }).values as Record<string, string | boolean | undefined>;
+    return parseArgs({ args, options, allowPositionals: false, strict: true }).values as Record<
+      string,
+      string | boolean | undefined
+    >;
   } catch (error) {
     throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
   }
@@ -44,7 +48,11 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       case 'list':
         return await list(kernel, flags(rest, {}), io);
       case 'recreate':
-        return await recreate(kernel, flags(rest, { all: { type: 'boolean' }, agent: { type: 'string' }, session: { type: 'string' } }), io);
+        return await recreate(
+          kernel,
+          flags(rest, { all: { type: 'boolean' }, agent: { type: 'string' }, session: { type: 'string' } }),
+          io,
+        );
       case 'build':
         return await build(kernel, flags(rest, { image: { type: 'string' } }), io);
       default:
@@ -57,7 +65,10 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
 
 async function backendOf(kernel: Kernel): Promise<SandboxBackend> {
   const holder = kernel.config.resolved.plugins?.slots?.sandbox ?? DEFAULT_SLOT_HOLDERS.sandbox;
-  if (holder === 'none') throw new CliError('no sandbox backend is configured (plugins.slots.sandbox is "none"): set it (e.g. "sandbox-bwrap" or "sandbox-docker")');
+  if (holder === 'none')
+    throw new CliError(
+      'no sandbox backend is configured (plugins.slots.sandbox is "none"): set it (e.g. "sandbox-bwrap" or "sandbox-docker")',
+    );
   const backend = (await kernel.capabilities.slot('sandbox')) as SandboxBackend | undefined;
   if (!backend) throw new CliError(`the sandbox backend "${holder}" is not available`);
   return backend;
@@ -69,12 +80,33 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
   const fromKey = given?.startsWith('agent:') ? given.split(':')[1] : undefined;
   const agentId = (options.agent as string | undefined) ?? fromKey ?? defaultAgentId(config);
   // Short names ("main", "discord:group:x") expand against the agent, as OpenClaw's explain does.
-  const sessionKey = given === undefined ? undefined : given.startsWith('agent:') || given === 'global' ? given : `agent:${agentId}:${given}`;
+  const sessionKey =
+    given === undefined
+      ? undefined
+      : given.startsWith('agent:') || given === 'global'
+        ? given
+        : `agent:${agentId}:${given}`;
   const { workspaceDir } = agentSettings(config, agentId, kernel.paths.stateDir, kernel.paths.workspaceDir);
-  const route = resolveSandboxRoute(config, { agentId, sessionKey: sessionKey ?? undefined, workspaceDir, stateDir: kernel.paths.stateDir });
+  const route = resolveSandboxRoute(config, {
+    agentId,
+    sessionKey: sessionKey ?? undefined,
+    workspaceDir,
+    stateDir: kernel.paths.stateDir,
+  });
   const effectiveSession = sessionKey ?? route.mainSessionKey;
-  const final = sessionKey === undefined ? resolveSandboxRoute(config, { agentId, sessionKey: effectiveSession, workspaceDir, stateDir: kernel.paths.stateDir }) : route;
-  let backendStatus: { ok: boolean; reason?: string } = { ok: false, reason: 'no sandbox backend is configured (plugins.slots.sandbox)' };
+  const final =
+    sessionKey === undefined
+      ? resolveSandboxRoute(config, {
+          agentId,
+          sessionKey: effectiveSession,
+          workspaceDir,
+          stateDir: kernel.paths.stateDir,
+        })
+      : route;
+  let backendStatus: { ok: boolean; reason?: string } = {
+    ok: false,
+    reason: 'no sandbox backend is configured (plugins.slots.sandbox)',
+  };
   let backend: SandboxBackend | undefined;
   if (final.backend !== 'none') {
     try {
@@ -98,7 +130,9 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
   // Each bind on its own (next to the workspace), so every refused one is named, not only the first.
   const base = spec && validate({ ...spec, binds: [] });
   const binds = (spec?.binds ?? []).map((bind) => {
-    const reason = base ? `not checked: the sandbox is refused (${base})` : spec && validate({ ...spec, binds: [bind] });
+    const reason = base
+      ? `not checked: the sandbox is refused (${base})`
+      : spec && validate({ ...spec, binds: [bind] });
     return reason ? { bind, ok: false, reason } : { bind, ok: true };
   });
   const refusal = spec && validate(spec);
@@ -143,7 +177,10 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
   println(io, `  exec and file tools run on: ${runsOn}`);
   println(io, `  backend: ${final.backend}${backendStatus.ok ? '' : ` (${backendStatus.reason})`}`);
   if (final.spec) {
-    println(io, `  scope key ${final.spec.scopeKey}; host workspace ${final.spec.workspaceRoot} at ${final.spec.workdir} (${final.spec.workspaceAccess}); network ${final.spec.network}`);
+    println(
+      io,
+      `  scope key ${final.spec.scopeKey}; host workspace ${final.spec.workspaceRoot} at ${final.spec.workdir} (${final.spec.workspaceAccess}); network ${final.spec.network}`,
+    );
     if (base) println(io, `  refused: ${base}`);
     for (const bind of binds) println(io, `  bind ${bind.bind}: ${bind.ok ? 'ok' : bind.reason}`);
   }
@@ -162,26 +199,53 @@ async function list(kernel: Kernel, _options: unknown, io: Io): Promise<number> 
     return 0;
   }
   const age = (at?: number) => (at ? `${Math.round((Date.now() - at) / 60_000)}m` : '-');
-  println(io, table(sandboxes.map((info) => [info.id, info.backend, info.scopeKey, info.agentId, info.image ?? '-', age(info.createdAt), info.configHash ?? '-']), ['ID', 'BACKEND', 'SCOPE', 'AGENT', 'IMAGE', 'AGE', 'CONFIG']));
+  println(
+    io,
+    table(
+      sandboxes.map((info) => [
+        info.id,
+        info.backend,
+        info.scopeKey,
+        info.agentId,
+        info.image ?? '-',
+        age(info.createdAt),
+        info.configHash ?? '-',
+      ]),
+      ['ID', 'BACKEND', 'SCOPE', 'AGENT', 'IMAGE', 'AGE', 'CONFIG'],
+    ),
+  );
   return 0;
 }
 
-async function recreate(kernel: Kernel, options: Record<string, string | boolean | undefined>, io: Io): Promise<number> {
-  const chosen = [options.all ? 'all' : undefined, options.agent, options.session].filter((value) => value !== undefined);
+async function recreate(
+  kernel: Kernel,
+  options: Record<string, string | boolean | undefined>,
+  io: Io,
+): Promise<number> {
+  const chosen = [options.all ? 'all' : undefined, options.agent, options.session].filter(
+    (value) => value !== undefined,
+  );
   if (chosen.length !== 1) throw usageError('pass exactly one of --all, --session <key>, --agent <id>');
   const backend = await backendOf(kernel);
   const agent = options.agent as string | undefined;
   const matches = (info: SandboxInfo) =>
     options.all === true ||
     (options.session !== undefined && info.scopeKey === options.session) ||
-    (agent !== undefined && (info.agentId === agent || info.scopeKey === `agent:${agent}` || info.scopeKey.startsWith(`agent:${agent}:`)));
+    (agent !== undefined &&
+      (info.agentId === agent || info.scopeKey === `agent:${agent}` || info.scopeKey.startsWith(`agent:${agent}:`)));
   const removed: string[] = [];
   for (const info of (await backend.list()).filter(matches)) {
     await backend.remove(info.id);
     removed.push(info.id);
   }
   if (io.json) printJson(io, { removed });
-  else println(io, removed.length === 0 ? 'No matching sandboxes.' : `Removed ${removed.join(', ')}; they are recreated with the current config on next use.`);
+  else
+    println(
+      io,
+      removed.length === 0
+        ? 'No matching sandboxes.'
+        : `Removed ${removed.join(', ')}; they are recreated with the current config on next use.`,
+    );
   return 0;
 }
 
@@ -192,7 +256,9 @@ interface ImageBuilder {
 async function build(kernel: Kernel, options: Record<string, string | boolean | undefined>, io: Io): Promise<number> {
   const holder = kernel.config.resolved.plugins?.slots?.sandbox;
   // The backend plugin owns how its image is made; this command only finds the builder.
-  for (const id of new Set([holder, 'sandbox-docker'].filter((value): value is string => typeof value === 'string' && value !== 'none'))) {
+  for (const id of new Set(
+    [holder, 'sandbox-docker'].filter((value): value is string => typeof value === 'string' && value !== 'none'),
+  )) {
     const service = await kernel.capabilities.find('service', id).catch(() => undefined);
     const builder = service?.api as Partial<ImageBuilder> | undefined;
     if (typeof builder?.buildImage !== 'function') continue;
@@ -201,5 +267,7 @@ async function build(kernel: Kernel, options: Record<string, string | boolean | 
     else println(io, `Built ${image} (${id}).`);
     return 0;
   }
-  throw new CliError(`no sandbox backend plugin offers an image build here (enable sandbox-docker); or run ${BUILD_SCRIPT}`);
+  throw new CliError(
+    `no sandbox backend plugin offers an image build here (enable sandbox-docker); or run ${BUILD_SCRIPT}`,
+  );
 }

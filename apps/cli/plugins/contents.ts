@@ -71,7 +71,13 @@ export function checkTree(dir: string, skip: readonly string[] = []): void {
     } else if (stat.isDirectory()) {
       for (const child of readdirSync(path)) if (!skip.includes(child)) visit(join(path, child));
     } else if (!stat.isFile()) {
-      const kind = stat.isFIFO() ? 'FIFO' : stat.isSocket() ? 'socket' : stat.isCharacterDevice() ? 'character device' : 'block device';
+      const kind = stat.isFIFO()
+        ? 'FIFO'
+        : stat.isSocket()
+          ? 'socket'
+          : stat.isCharacterDevice()
+            ? 'character device'
+            : 'block device';
       throw refusal(`"${name}" is a ${kind}`);
     }
   };
@@ -110,7 +116,9 @@ function packageRoot(entries: readonly Entry[]): string {
   // `tar -C dir .` writes a "./" member first; it is no top-level folder of its own.
   const tops = new Set(entries.filter((entry) => entry.name !== '.').map((entry) => entry.name.split('/')[0]!));
   const [top] = tops;
-  const folder = entries.some((entry) => entry.name.includes('/') || (entry.name === top && entry.kind === 'directory'));
+  const folder = entries.some(
+    (entry) => entry.name.includes('/') || (entry.name === top && entry.kind === 'directory'),
+  );
   return tops.size === 1 && folder ? top! : '';
 }
 
@@ -141,10 +149,12 @@ async function readEntries(file: string): Promise<Entry[]> {
       }
       const kind = KINDS[header.type];
       if (!kind) throw refusal(`archive entry "${raw}" has tar entry type "${header.type}"`);
-      if (posix.isAbsolute(raw) || raw.split('/').includes('..')) throw refusal(`archive entry "${raw}" names a path outside the package`);
+      if (posix.isAbsolute(raw) || raw.split('/').includes('..'))
+        throw refusal(`archive entry "${raw}" names a path outside the package`);
       const name = posix.normalize(raw).replace(/\/+$/, '');
       // Only files carry data: a link or directory with data is read differently by different tars.
-      if (kind !== 'file' && size !== 0) throw refusal(`archive entry "${name}" is a ${kind} with ${size} bytes of data`);
+      if (kind !== 'file' && size !== 0)
+        throw refusal(`archive entry "${name}" is a ${kind} with ${size} bytes of data`);
       entries.push({ name, kind, link: next.linkpath ?? header.link });
       await tar.skip(padded);
       next = {};
@@ -184,7 +194,7 @@ class TarStream {
   }
 
   async skip(length: number): Promise<void> {
-    for (let left = length; left > 0; ) {
+    for (let left = length; left > 0;) {
       if (this.pending.length === 0) {
         const chunk = await this.chunks.next();
         if (chunk.done) throw new Error('truncated tar archive');
@@ -209,7 +219,7 @@ function applyMeta(type: string, data: Buffer, next: Overrides): Overrides {
   if (type === 'L') return { ...next, path: cString(data) };
   if (type === 'K') return { ...next, linkpath: cString(data) };
   const out = { ...next };
-  for (let offset = 0; offset < data.length; ) {
+  for (let offset = 0; offset < data.length;) {
     const space = data.indexOf(0x20, offset);
     const length = Number(data.toString('latin1', offset, space));
     if (space === -1 || !Number.isInteger(length) || length <= space - offset || offset + length > data.length) {
@@ -260,7 +270,10 @@ function number(field: Buffer): number {
     for (let index = 1; index < field.length; index++) value = value * 256 + field[index]!;
     return value;
   }
-  const text = field.toString('latin1').replace(/[\0 ]+$/, '').trim();
+  const text = field
+    .toString('latin1')
+    .replace(/[\0 ]+$/, '')
+    .trim();
   if (!/^[0-7]*$/.test(text)) throw new Error('damaged tar header (bad number)');
   return text === '' ? 0 : parseInt(text, 8);
 }

@@ -12,10 +12,27 @@
  * unrelated package — and the plugin gets a link to this installation's package instead.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+} from 'node:fs';
 import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { slotHolder, validateWith, type InstallRecord, type JsonSchema, type PluginManifest, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
+import {
+  slotHolder,
+  validateWith,
+  type InstallRecord,
+  type JsonSchema,
+  type PluginManifest,
+  type PluginRecord,
+  type PluginsConfig,
+} from '../../../kernel/index.js';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
 import { ensurePrivateDir, restrictTree } from '../../../sdk/fs.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
@@ -80,7 +97,14 @@ export interface StagedInstall {
   discard(): void;
 }
 
-const STEPS = ['Fetching', 'Validating manifest', 'Checking for conflicts', 'Installing dependencies', 'Checking config', 'Activating install'];
+const STEPS = [
+  'Fetching',
+  'Validating manifest',
+  'Checking for conflicts',
+  'Installing dependencies',
+  'Checking config',
+  'Activating install',
+];
 
 export function classifySource(spec: string, cwd: string): InstallSource {
   // `file:…`, `npm:…`, `git+https:…` and the like are npm specs, even when they name a .tgz.
@@ -92,7 +116,8 @@ export function classifySource(spec: string, cwd: string): InstallSource {
     throw new PluginManageError(`"${spec}" is a file but not a .tgz archive`);
   }
   if (/\.(tgz|tar\.gz)$/.test(spec)) throw new PluginManageError(`archive "${spec}" not found`);
-  if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('~')) throw new PluginManageError(`directory "${spec}" not found`);
+  if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('~'))
+    throw new PluginManageError(`directory "${spec}" not found`);
   return 'npm';
 }
 
@@ -114,7 +139,10 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     step(1);
     const result = readManifest(root);
     // Files are named within the package: the staging folder is gone by the time anyone reads this.
-    if (!result.ok) throw new PluginManageError(`refusing to install "${options.spec}": ${result.error.replaceAll(`${root}${sep}`, '')}`);
+    if (!result.ok)
+      throw new PluginManageError(
+        `refusing to install "${options.spec}": ${result.error.replaceAll(`${root}${sep}`, '')}`,
+      );
     const manifest = result.manifest;
     const target = join(extensions, manifest.id);
 
@@ -136,7 +164,10 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
         dir: root,
         manifest: manifest as Record<string, unknown>,
       });
-      if (verdict.block) throw new PluginManageError(`install of "${manifest.id}" blocked: ${verdict.blockReason ?? 'by a before_install hook'}`);
+      if (verdict.block)
+        throw new PluginManageError(
+          `install of "${manifest.id}" blocked: ${verdict.blockReason ?? 'by a before_install hook'}`,
+        );
     }
 
     step(3);
@@ -150,7 +181,10 @@ export async function installPlugin(options: InstallOptions): Promise<StagedInst
     const plugins = (options.raw.plugins ?? {}) as PluginsConfig;
     const given = plugins.entries?.[manifest.id]?.config;
     const problems = validateWith(manifest.configSchema as JsonSchema, structuredClone(given ?? {}), [
-      'plugins', 'entries', manifest.id, 'config',
+      'plugins',
+      'entries',
+      manifest.id,
+      'config',
     ]);
     if (given !== undefined && problems.length > 0) {
       throw new PluginManageError(
@@ -233,7 +267,9 @@ async function fetchInto(
 ): Promise<string> {
   const root = join(staging, 'plugin');
   const refused = (error: unknown) =>
-    error instanceof PluginManageError ? new PluginManageError(`refusing to install "${spec}": ${error.message}`) : error;
+    error instanceof PluginManageError
+      ? new PluginManageError(`refusing to install "${spec}": ${error.message}`)
+      : error;
   if (source === 'path') {
     const from = realpathSync(resolve(cwd, spec));
     try {
@@ -242,14 +278,24 @@ async function fetchInto(
       throw refused(error);
     }
     // Links are copied as written: resolved, a relative link would point back into the source folder.
-    cpSync(from, root, { recursive: true, verbatimSymlinks: true, filter: (path) => !NOT_COPIED.includes(basename(path)) });
+    cpSync(from, root, {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (path) => !NOT_COPIED.includes(basename(path)),
+    });
     return root;
   }
   let archive = resolve(cwd, spec);
   if (source === 'npm') {
     const packDir = join(staging, 'pack');
     ensurePrivateDir(packDir);
-    const out = await run('npm', ['pack', spec, '--pack-destination', packDir, '--json', '--loglevel=error'], packDir, env, output);
+    const out = await run(
+      'npm',
+      ['pack', spec, '--pack-destination', packDir, '--json', '--loglevel=error'],
+      packDir,
+      env,
+      output,
+    );
     const packed = parsePackOutput(out) ?? readdirSync(packDir).find((name) => name.endsWith('.tgz'));
     if (!packed) throw new PluginManageError(`npm pack "${spec}" produced no archive`);
     archive = join(packDir, packed);
@@ -265,7 +311,8 @@ async function fetchInto(
   // GNU tar refuses members with ".." and strips leading "/", so an archive cannot write outside `unpacked`.
   await run('tar', ['-xzf', archive, '-C', unpacked, '--no-same-owner'], staging, env, output);
   const top = readdirSync(unpacked);
-  const inner = top.length === 1 && statSync(join(unpacked, top[0]!)).isDirectory() ? join(unpacked, top[0]!) : unpacked;
+  const inner =
+    top.length === 1 && statSync(join(unpacked, top[0]!)).isDirectory() ? join(unpacked, top[0]!) : unpacked;
   renameSync(inner, root);
   try {
     // What tar made of it, checked again on disk: links are followed for real here, through each other.
@@ -292,7 +339,9 @@ function packageJson(dir: string): Record<string, unknown> | undefined {
   const file = join(dir, 'package.json');
   // Read (and rewritten) at install time: held to the manifest cap, so a huge one is refused unread.
   if (existsSync(file) && statSync(file).size > MAX_MANIFEST_BYTES) {
-    throw new PluginManageError(`the plugin's package.json is over the ${MAX_MANIFEST_BYTES >> 10} KiB cap for package metadata`);
+    throw new PluginManageError(
+      `the plugin's package.json is over the ${MAX_MANIFEST_BYTES >> 10} KiB cap for package metadata`,
+    );
   }
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -320,7 +369,11 @@ function declaresHost(pkg: Record<string, unknown> | undefined): boolean {
  * (`--install-links`): the plugin moves after this step, and must not depend on where it
  * came from. Returns how many dependencies were installed.
  */
-async function installDependencies(root: string, env: NodeJS.ProcessEnv, output?: (chunk: string) => void): Promise<number> {
+async function installDependencies(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  output?: (chunk: string) => void,
+): Promise<number> {
   const file = join(root, 'package.json');
   const pkg = packageJson(root);
   if (!pkg) return 0;
@@ -340,7 +393,17 @@ async function installDependencies(root: string, env: NodeJS.ProcessEnv, output?
   try {
     await run(
       'npm',
-      ['install', '--omit=dev', '--omit=peer', '--legacy-peer-deps', '--install-links', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error'],
+      [
+        'install',
+        '--omit=dev',
+        '--omit=peer',
+        '--legacy-peer-deps',
+        '--install-links',
+        '--ignore-scripts',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+      ],
       root,
       env,
       output,
@@ -371,7 +434,13 @@ function packageVersion(dir: string): string | undefined {
   return typeof version === 'string' ? version : undefined;
 }
 
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, output?: (chunk: string) => void): Promise<string> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  output?: (chunk: string) => void,
+): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

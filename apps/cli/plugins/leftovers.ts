@@ -38,12 +38,20 @@ export interface InstallLeftover {
 }
 
 /** `name` in `extensions`, if it is a folder an install left and no live process owns. */
-export function installLeftover(extensions: string, name: string, mtimeMs: number, now = Date.now()): InstallLeftover | undefined {
+export function installLeftover(
+  extensions: string,
+  name: string,
+  mtimeMs: number,
+  now = Date.now(),
+): InstallLeftover | undefined {
   const staging = STAGING.exec(name);
   const replaced = staging ? null : REPLACED.exec(name);
   if (!staging && !replaced) return undefined;
   const pid = staging ? staging[1] : replaced![1];
-  const gone = pid === undefined ? now - mtimeMs > INSTALL_LEFTOVER_STALE_MS : !lockHolderAlive({ pid: Number(pid), hostname: hostname() });
+  const gone =
+    pid === undefined
+      ? now - mtimeMs > INSTALL_LEFTOVER_STALE_MS
+      : !lockHolderAlive({ pid: Number(pid), hostname: hostname() });
   if (!gone) return undefined;
   const path = join(extensions, name);
   const id = replaced ? (replaced[2] ?? replaced[3])! : undefined;
@@ -79,7 +87,9 @@ export function reclaimInstallLeftovers(extensions: string, now = Date.now()): s
     try {
       if (leftover.restoreTo) {
         renameSync(leftover.path, leftover.restoreTo);
-        done.push(`put the previous version back at ${leftover.restoreTo} (an install was interrupted while replacing it)`);
+        done.push(
+          `put the previous version back at ${leftover.restoreTo} (an install was interrupted while replacing it)`,
+        );
       } else {
         rmSync(leftover.path, { recursive: true, force: true });
         done.push(`removed ${leftover.path}, left by an interrupted install`);

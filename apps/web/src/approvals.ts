@@ -35,21 +35,25 @@ export function mountApprovals(container: HTMLElement, app: App): void {
   };
   const card = (item: Pending) => {
     const buttons = DECISIONS.map(([decision, label, kind]) =>
-      h('button', {
-        type: 'button',
-        class: kind,
-        onclick: async () => {
-          for (const button of buttons) button.disabled = true;
-          try {
-            await app.gw.act('exec.approval.resolve', { id: item.id, decision });
-            pending.delete(item.id);
-            render();
-          } catch (error) {
-            app.toast(`Could not answer the approval: ${(error as Error).message}`, 'error');
-            for (const button of buttons) button.disabled = false;
-          }
+      h(
+        'button',
+        {
+          type: 'button',
+          class: kind,
+          onclick: async () => {
+            for (const button of buttons) button.disabled = true;
+            try {
+              await app.gw.act('exec.approval.resolve', { id: item.id, decision });
+              pending.delete(item.id);
+              render();
+            } catch (error) {
+              app.toast(`Could not answer the approval: ${(error as Error).message}`, 'error');
+              for (const button of buttons) button.disabled = false;
+            }
+          },
         },
-      }, label),
+        label,
+      ),
     );
     const env = Object.entries(item.request.env ?? {}).map(([name, value]) => `${name}=${value}`);
     const where = `${item.request.agentId}${item.request.sessionKey ? ` · ${item.request.sessionKey}` : ''} · ${item.request.host}`;
@@ -58,7 +62,11 @@ export function mountApprovals(container: HTMLElement, app: App): void {
       { class: 'approval', role: 'alertdialog', 'aria-label': 'Exec approval', 'data-approval-id': item.id },
       h('strong', null, 'Run this command?'),
       h('pre', null, h('code', null, item.request.command)),
-      h('p', { class: 'muted' }, `in ${item.request.cwd} · ${where} · expires ${new Date(item.expiresAtMs).toLocaleTimeString()}`),
+      h(
+        'p',
+        { class: 'muted' },
+        `in ${item.request.cwd} · ${where} · expires ${new Date(item.expiresAtMs).toLocaleTimeString()}`,
+      ),
       // The env is part of what runs; warnings (a launcher, a repository config that runs programs) come from the approver.
       ...(env.length > 0 ? [h('pre', { class: 'env' }, h('samp', null, env.join('\n')))] : []),
       ...(item.request.warnings ?? []).map((warning) => h('p', { class: 'warning', role: 'note' }, `⚠ ${warning}`)),

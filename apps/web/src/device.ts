@@ -70,7 +70,8 @@ export async function loadDeviceIdentity(): Promise<DeviceIdentity | undefined> 
     return {
       deviceId: hex(await crypto.subtle.digest('SHA-256', raw)),
       publicKey: base64Url(raw),
-      sign: async (payload) => base64Url(await crypto.subtle.sign({ name: 'Ed25519' }, pair.privateKey, new TextEncoder().encode(payload))),
+      sign: async (payload) =>
+        base64Url(await crypto.subtle.sign({ name: 'Ed25519' }, pair.privateKey, new TextEncoder().encode(payload))),
     };
   } catch {
     return undefined; // Ed25519 not supported by this browser's WebCrypto.

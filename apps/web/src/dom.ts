@@ -15,7 +15,11 @@ type Props = Record<string, unknown> & { class?: string };
 /** Set as live properties: attributes would only set the initial value. */
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'selected', 'readOnly']);
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props | null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props?: Props | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [key, value] of Object.entries(props ?? {})) {
     if (value === undefined || value === null || value === false) continue;
@@ -37,7 +41,10 @@ export function append(parent: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(parent, child);
-    else parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    else
+      parent.appendChild(
+        typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+      );
   }
 }
 
@@ -53,7 +60,9 @@ export function formatTime(ts: number | undefined): string {
   if (!ts) return '';
   const date = new Date(ts);
   const sameDay = date.toDateString() === new Date().toDateString();
-  return sameDay ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }) : date.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+  return sameDay
+    ? date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    : date.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 export function formatAgo(ts: number | undefined, now = Date.now()): string {
@@ -91,7 +100,9 @@ export function formatBytes(bytes: number): string {
 
 /** A random id that also works outside secure contexts (where crypto.randomUUID is missing). */
 export function randomId(bytes = 12): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (byte) => byte.toString(16).padStart(2, '0')).join(
+    '',
+  );
 }
 
 export function errorMessage(error: unknown): string {
@@ -100,7 +111,12 @@ export function errorMessage(error: unknown): string {
 
 /** An error box for a view or a panel (announced to screen readers). */
 export function errorBox(error: unknown, retry?: () => void): HTMLElement {
-  return h('div', { class: 'notice error', role: 'alert' }, h('span', null, errorMessage(error)), retry ? h('button', { type: 'button', class: 'link', onclick: retry }, 'Try again') : null);
+  return h(
+    'div',
+    { class: 'notice error', role: 'alert' },
+    h('span', null, errorMessage(error)),
+    retry ? h('button', { type: 'button', class: 'link', onclick: retry }, 'Try again') : null,
+  );
 }
 
 export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | 'muted' | 'info' = 'muted'): HTMLElement {
@@ -109,5 +125,10 @@ export function badge(text: string, tone: 'ok' | 'warn' | 'bad' | 'muted' | 'inf
 
 /** A page heading; views focus it on navigation so screen readers land on it. */
 export function pageHeader(title: string, ...actions: Child[]): HTMLElement {
-  return h('header', { class: 'page-header' }, h('h1', { tabindex: '-1' }, title), h('div', { class: 'actions' }, ...actions));
+  return h(
+    'header',
+    { class: 'page-header' },
+    h('h1', { tabindex: '-1' }, title),
+    h('div', { class: 'actions' }, ...actions),
+  );
 }

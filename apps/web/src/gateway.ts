@@ -89,7 +89,11 @@ export class Gateway {
   /** Same rule as the gateway: admin covers everything, write covers read. */
   can(scope: string): boolean {
     const scopes = this.scopes;
-    return scopes.includes(scope) || scopes.includes('operator.admin') || (scope === 'operator.read' && scopes.includes('operator.write'));
+    return (
+      scopes.includes(scope) ||
+      scopes.includes('operator.admin') ||
+      (scope === 'operator.read' && scopes.includes('operator.write'))
+    );
   }
 
   start(): void {
@@ -137,7 +141,12 @@ export class Gateway {
     return new Promise<T>((resolve, reject) => {
       const timer = window.setTimeout(() => {
         this.pending.delete(id);
-        reject(new GatewayError({ code: 'UNAVAILABLE', message: `${method} got no answer within ${Math.round(timeoutMs / 1000)} s` }));
+        reject(
+          new GatewayError({
+            code: 'UNAVAILABLE',
+            message: `${method} got no answer within ${Math.round(timeoutMs / 1000)} s`,
+          }),
+        );
       }, timeoutMs);
       this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, timer });
       ws.send(JSON.stringify({ type: 'req', id, method, ...(params === undefined ? {} : { params }) }));
@@ -194,7 +203,8 @@ export class Gateway {
           connectId = randomId();
           const { nonce } = (frame.payload ?? {}) as { nonce?: string };
           void this.connectParams(nonce).then((params) => {
-            if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'req', id: connectId, method: 'connect', params }));
+            if (ws.readyState === WebSocket.OPEN)
+              ws.send(JSON.stringify({ type: 'req', id: connectId, method: 'connect', params }));
           });
         } else if (frame.type === 'res' && frame.id === connectId) {
           if (frame.ok) this.opened(frame.payload as HelloOk);
@@ -232,7 +242,11 @@ export class Gateway {
       const delay = this.backoffMs;
       this.backoffMs = Math.min(this.backoffMs * 2, BACKOFF.maxMs);
       const reason = event.reason ? ` (${event.reason})` : '';
-      this.setState({ phase: 'reconnecting', message: `Disconnected from the gateway${reason}`, retryAt: Date.now() + delay });
+      this.setState({
+        phase: 'reconnecting',
+        message: `Disconnected from the gateway${reason}`,
+        retryAt: Date.now() + delay,
+      });
       this.retryTimer = window.setTimeout(() => this.open(), delay);
     };
   }
@@ -270,7 +284,13 @@ export class Gateway {
         nonce,
         platform,
       });
-      params.device = { id: identity.deviceId, publicKey: identity.publicKey, signature: await identity.sign(payload), signedAt, nonce };
+      params.device = {
+        id: identity.deviceId,
+        publicKey: identity.publicKey,
+        signature: await identity.sign(payload),
+        signedAt,
+        nonce,
+      };
     }
     return params;
   }
@@ -281,9 +301,12 @@ export class Gateway {
     this.setState({ phase: 'open', hello });
     clearInterval(this.watchdog);
     const interval = hello.policy.tickIntervalMs;
-    this.watchdog = window.setInterval(() => {
-      if (Date.now() - this.lastFrameAt > interval * 2) this.ws?.close(4000, 'no tick from the gateway');
-    }, Math.min(interval, 10_000));
+    this.watchdog = window.setInterval(
+      () => {
+        if (Date.now() - this.lastFrameAt > interval * 2) this.ws?.close(4000, 'no tick from the gateway');
+      },
+      Math.min(interval, 10_000),
+    );
   }
 
   /** The gateway said no to `connect`: decide between asking the user, waiting, and giving up. */

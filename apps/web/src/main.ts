@@ -13,7 +13,14 @@ import { mountApprovals } from './approvals.js';
 import { loadDeviceIdentity } from './device.js';
 import { formatTime, h, replace, type Child } from './dom.js';
 import { Gateway, type ConnectionState } from './gateway.js';
-import { clientId, loadDeviceToken, loadSecret, saveDeviceToken, saveSecret, takeTokenFromFragment } from './storage.js';
+import {
+  clientId,
+  loadDeviceToken,
+  loadSecret,
+  saveDeviceToken,
+  saveSecret,
+  takeTokenFromFragment,
+} from './storage.js';
 import { channelsView } from './views/channels.js';
 import { chatView } from './views/chat.js';
 import { configView } from './views/config.js';
@@ -65,7 +72,10 @@ async function main(): Promise<void> {
     url: gatewayUrl(),
     scopes: SCOPES,
     identity,
-    credentials: () => ({ secret: loadSecret(), deviceToken: identity ? loadDeviceToken(identity.deviceId) : undefined }),
+    credentials: () => ({
+      secret: loadSecret(),
+      deviceToken: identity ? loadDeviceToken(identity.deviceId) : undefined,
+    }),
     onDeviceToken(token) {
       if (!identity) return;
       // The device token is this browser's own, and revocable on its own (claw devices):
@@ -84,11 +94,21 @@ async function main(): Promise<void> {
   const banner = h('div', { class: 'banner', role: 'alert', hidden: true });
   const toasts = h('div', { class: 'toasts', 'aria-live': 'polite' });
   const approvals = h('div', { class: 'approvals', hidden: true });
-  const skip = h('a', { class: 'skip', href: '#main', onclick: (event: Event) => (event.preventDefault(), main.focus()) }, 'Skip to content');
+  const skip = h(
+    'a',
+    { class: 'skip', href: '#main', onclick: (event: Event) => (event.preventDefault(), main.focus()) },
+    'Skip to content',
+  );
   replace(
     document.body,
     skip,
-    h('header', { class: 'topbar' }, h('span', { class: 'brand' }, 'claw'), nav, h('div', { class: 'status' }, pill, signOut)),
+    h(
+      'header',
+      { class: 'topbar' },
+      h('span', { class: 'brand' }, 'claw'),
+      nav,
+      h('div', { class: 'status' }, pill, signOut),
+    ),
     banner,
     approvals,
     main,
@@ -102,7 +122,12 @@ async function main(): Promise<void> {
     go: (route) => void (location.hash = route),
     toast(message, kind = 'info') {
       const close = h('button', { type: 'button', class: 'icon', 'aria-label': 'Dismiss' }, '×');
-      const toast = h('div', { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, h('span', null, message), close);
+      const toast = h(
+        'div',
+        { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' },
+        h('span', null, message),
+        close,
+      );
       close.addEventListener('click', () => toast.remove());
       toasts.append(toast);
       if (kind === 'info') window.setTimeout(() => toast.remove(), 5000);
@@ -168,13 +193,15 @@ async function main(): Promise<void> {
     };
     pill.textContent = labels[state.phase];
     pill.dataset.phase = state.phase;
-    signOut.hidden = state.phase !== 'open' || (state.hello?.snapshot as { authMode?: string } | undefined)?.authMode === 'none';
+    signOut.hidden =
+      state.phase !== 'open' || (state.hello?.snapshot as { authMode?: string } | undefined)?.authMode === 'none';
     clearInterval(countdown);
     banner.hidden = state.phase !== 'reconnecting';
     if (state.phase === 'reconnecting') {
       const retry = h('button', { type: 'button', onclick: () => gw.retryNow() }, 'Retry now');
       const text = h('span');
-      const tick = () => (text.textContent = `${state.message ?? 'Disconnected'}. Reconnecting in ${Math.max(0, Math.ceil(((state.retryAt ?? 0) - Date.now()) / 1000))} s…`);
+      const tick = () =>
+        (text.textContent = `${state.message ?? 'Disconnected'}. Reconnecting in ${Math.max(0, Math.ceil(((state.retryAt ?? 0) - Date.now()) / 1000))} s…`);
       tick();
       countdown = window.setInterval(tick, 1000);
       replace(banner, text, retry);
@@ -196,7 +223,11 @@ async function main(): Promise<void> {
         h('h1', { tabindex: '-1' }, 'Waiting for approval'),
         h('p', null, 'The gateway does not know this browser yet. Approve it on the gateway machine:'),
         h('pre', null, h('code', null, `claw devices approve ${state.requestId ?? ''}`)),
-        h('p', { class: 'muted' }, `This page connects by itself once approved (next try ${formatTime(state.retryAt)}).`),
+        h(
+          'p',
+          { class: 'muted' },
+          `This page connects by itself once approved (next try ${formatTime(state.retryAt)}).`,
+        ),
       );
     }
     if (state.phase === 'refused') {

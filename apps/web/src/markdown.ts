@@ -83,7 +83,8 @@ function inlineLines(lines: string[]): Child[] {
 /** `code`, **bold**, *italic* / _italic_, [text](url) and bare URLs. */
 function inline(text: string): Child[] {
   const out: Child[] = [];
-  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_]+)_\b|\[([^\]]+)\]\(([^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
+  const pattern =
+    /`([^`]+)`|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_]+)_\b|\[([^\]]+)\]\(([^)\s]+)\)|(https?:\/\/[^\s<>()]+[^\s<>().,;:!?'"])/g;
   let last = 0;
   for (const match of text.matchAll(pattern)) {
     out.push(text.slice(last, match.index));

@@ -39,7 +39,9 @@ export function loadSecret(): Secret | undefined {
   if (!raw) return undefined;
   try {
     const parsed = JSON.parse(raw) as Secret;
-    return (parsed.kind === 'token' || parsed.kind === 'password') && typeof parsed.value === 'string' ? parsed : undefined;
+    return (parsed.kind === 'token' || parsed.kind === 'password') && typeof parsed.value === 'string'
+      ? parsed
+      : undefined;
   } catch {
     return undefined;
   }
@@ -91,7 +93,8 @@ export function takeTokenFromFragment(): string | undefined {
   const hash = location.hash.slice(1);
   const at = hash.indexOf('?');
   // "#token=abc" is all query; "#/chat?token=abc" is a route and a query.
-  const [route, query] = at >= 0 ? [hash.slice(0, at), hash.slice(at + 1)] : hash.startsWith('/') ? [hash, ''] : ['', hash];
+  const [route, query] =
+    at >= 0 ? [hash.slice(0, at), hash.slice(at + 1)] : hash.startsWith('/') ? [hash, ''] : ['', hash];
   const params = new URLSearchParams(query);
   const token = params.get('token')?.trim();
   if (token === undefined) return undefined;

@@ -39,7 +39,9 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
   }
   let fix = false;
   try {
-    fix = parseArgs({ args, options: { fix: { type: 'boolean' }, repair: { type: 'boolean' } }, strict: true }).values.fix === true;
+    fix =
+      parseArgs({ args, options: { fix: { type: 'boolean' }, repair: { type: 'boolean' } }, strict: true }).values
+        .fix === true;
     fix ||= args.includes('--repair');
   } catch (error) {
     throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
@@ -55,15 +57,27 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     // What is left is judged on the disk as it is now.
     kernel = await bootKernel(io, { strictConfig: false });
   }
-  const checks = [...configChecks(kernel), ...stateChecks(kernel, io), ...fileChecks(kernel, io), ...compatChecks(kernel)];
+  const checks = [
+    ...configChecks(kernel),
+    ...stateChecks(kernel, io),
+    ...fileChecks(kernel, io),
+    ...compatChecks(kernel),
+  ];
   const ok = !checks.some((check) => check.level === 'error');
   if (io.json) {
-    printJson(io, { ok, configPath: kernel.paths.configPath, stateDir: kernel.paths.stateDir, checks, ...(fixed ? { fixed } : {}) });
+    printJson(io, {
+      ok,
+      configPath: kernel.paths.configPath,
+      stateDir: kernel.paths.stateDir,
+      checks,
+      ...(fixed ? { fixed } : {}),
+    });
     return ok ? 0 : 1;
   }
   println(io, `claw doctor: ${kernel.paths.configPath}, state in ${kernel.paths.stateDir}`);
   if (fixed) {
-    for (const action of fixed.modes.fixed) if (action.kind === 'chmod') println(io, `  fixed: chmod ${action.to} ${action.path} (was ${action.from})`);
+    for (const action of fixed.modes.fixed)
+      if (action.kind === 'chmod') println(io, `  fixed: chmod ${action.to} ${action.path} (was ${action.from})`);
     for (const path of fixed.removed) println(io, `  fixed: removed leftover ${path}`);
     for (const failure of fixed.modes.failed) println(io, `  could not fix: ${failure}`);
   }
@@ -100,9 +114,16 @@ function configChecks(kernel: Kernel): Check[] {
   const ignored = issues.filter((issue) => issue.message === IGNORED_OPENCLAW_KEY);
   const other = issues.filter((issue) => issue.level === 'warning' && !ignored.includes(issue));
   const checks: Check[] = [];
-  if (!kernel.config.exists) checks.push({ area: 'config', level: 'ok', title: 'no config file yet: built-in defaults apply' });
+  if (!kernel.config.exists)
+    checks.push({ area: 'config', level: 'ok', title: 'no config file yet: built-in defaults apply' });
   if (errors.length > 0) {
-    checks.push({ area: 'config', level: 'error', title: `${errors.length} config ${errors.length === 1 ? 'error' : 'errors'}: the gateway will not start`, items: errors.map(formatIssue), fix: 'edit the file or use `claw config set/unset`; `claw config validate` re-checks' });
+    checks.push({
+      area: 'config',
+      level: 'error',
+      title: `${errors.length} config ${errors.length === 1 ? 'error' : 'errors'}: the gateway will not start`,
+      items: errors.map(formatIssue),
+      fix: 'edit the file or use `claw config set/unset`; `claw config validate` re-checks',
+    });
   } else if (kernel.config.exists) checks.push({ area: 'config', level: 'ok', title: 'config is valid' });
   if (ignored.length > 0) {
     checks.push({
@@ -112,15 +133,20 @@ function configChecks(kernel: Kernel): Check[] {
       items: ignored.map((issue) => issue.path),
     });
   }
-  if (other.length > 0) checks.push({ area: 'config', level: 'warn', title: 'kept but unused', items: other.map(formatIssue) });
+  if (other.length > 0)
+    checks.push({ area: 'config', level: 'warn', title: 'kept but unused', items: other.map(formatIssue) });
   return checks;
 }
 
 function stateChecks(kernel: Kernel, io: Io): Check[] {
   const { stateDir } = kernel.paths;
-  if (!existsSync(stateDir)) return [{ area: 'state', level: 'warn', title: `state dir ${stateDir} does not exist yet (created on first start)` }];
+  if (!existsSync(stateDir))
+    return [
+      { area: 'state', level: 'warn', title: `state dir ${stateDir} does not exist yet (created on first start)` },
+    ];
   const findings = fsChecks(auditContext(kernel, io), scanState(auditContext(kernel, io)));
-  if (findings.length === 0) return [{ area: 'state', level: 'ok', title: 'state dir, config and credentials are owner-only' }];
+  if (findings.length === 0)
+    return [{ area: 'state', level: 'ok', title: 'state dir, config and credentials are owner-only' }];
   return findings.map((finding) => ({
     area: 'state' as const,
     level: finding.severity === 'critical' ? ('error' as const) : ('warn' as const),
@@ -136,12 +162,30 @@ function fileChecks(kernel: Kernel, io: Io): Check[] {
   const scan = scanFiles(stateDir, skipped(kernel, io));
   const rel = (path: string) => relative(stateDir, path);
   const checks: Check[] = [];
-  if (scan.stale.length > 0) checks.push({ area: 'files', level: 'warn', title: 'leftovers of interrupted writes and installs', items: scan.stale.map(rel), fix: 'claw doctor --fix removes them' });
+  if (scan.stale.length > 0)
+    checks.push({
+      area: 'files',
+      level: 'warn',
+      title: 'leftovers of interrupted writes and installs',
+      items: scan.stale.map(rel),
+      fix: 'claw doctor --fix removes them',
+    });
   if (scan.torn.length > 0) {
-    checks.push({ area: 'files', level: 'error', title: 'state files that do not parse (kept as they are)', items: scan.torn.map((file) => `${rel(file.path)}: ${file.error}`), fix: 'restore the file from a backup (.bak beside it, if any) or move it aside' });
+    checks.push({
+      area: 'files',
+      level: 'error',
+      title: 'state files that do not parse (kept as they are)',
+      items: scan.torn.map((file) => `${rel(file.path)}: ${file.error}`),
+      fix: 'restore the file from a backup (.bak beside it, if any) or move it aside',
+    });
   }
   if (scan.partial.length > 0) {
-    checks.push({ area: 'files', level: 'warn', title: 'transcripts ending in a cut-off line (readers skip it)', items: scan.partial.map(rel) });
+    checks.push({
+      area: 'files',
+      level: 'warn',
+      title: 'transcripts ending in a cut-off line (readers skip it)',
+      items: scan.partial.map(rel),
+    });
   }
   if (checks.length === 0) checks.push({ area: 'files', level: 'ok', title: 'no leftovers or damaged state files' });
   return checks;
@@ -151,17 +195,28 @@ function compatChecks(kernel: Kernel): Check[] {
   const checks: Check[] = [];
   // OpenClaw keeps sessions in one SQLite database per agent; claw reads its own files.
   const agents = join(kernel.paths.stateDir, 'agents');
-  const stores = existsSync(agents) ? readdirSync(agents).filter((id) => existsSync(join(agents, id, 'agent', 'openclaw-agent.sqlite'))) : [];
+  const stores = existsSync(agents)
+    ? readdirSync(agents).filter((id) => existsSync(join(agents, id, 'agent', 'openclaw-agent.sqlite')))
+    : [];
   if (stores.length > 0) {
-    checks.push({ area: 'compat', level: 'warn', title: "OpenClaw's SQLite session store found; claw does not read it in place", items: stores.map((id) => `agents/${id}/agent/openclaw-agent.sqlite`), fix: '`claw sessions import` copies those sessions into claw\'s store' });
+    checks.push({
+      area: 'compat',
+      level: 'warn',
+      title: "OpenClaw's SQLite session store found; claw does not read it in place",
+      items: stores.map((id) => `agents/${id}/agent/openclaw-agent.sqlite`),
+      fix: "`claw sessions import` copies those sessions into claw's store",
+    });
   }
   const foreign = kernel.plugins.list().filter(isOpenclawPlugin);
   if (foreign.length === 0) return checks;
-  return [...checks, {
-    area: 'compat',
-    level: 'ok',
-    title: `${foreign.length} OpenClaw ${foreign.length === 1 ? 'plugin runs' : 'plugins run'} through claw's OpenClaw API adapter`,
-    items: foreign.map((record) => `${record.id} (${record.status})`),
-    fix: '`claw plugins doctor` loads them and names any OpenClaw API they need that claw lacks',
-  }];
+  return [
+    ...checks,
+    {
+      area: 'compat',
+      level: 'ok',
+      title: `${foreign.length} OpenClaw ${foreign.length === 1 ? 'plugin runs' : 'plugins run'} through claw's OpenClaw API adapter`,
+      items: foreign.map((record) => `${record.id} (${record.status})`),
+      fix: '`claw plugins doctor` loads them and names any OpenClaw API they need that claw lacks',
+    },
+  ];
 }

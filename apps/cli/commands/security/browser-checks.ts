@@ -11,13 +11,16 @@ export function browserChecks(ctx: AuditContext): Finding[] {
   if (!plugin || section(ctx.config.browser).enabled === false) return [];
   const exposure = gatewayExposure(ctx);
   if (exposure.mode !== 'none') return [];
-  return [{
-    checkId: 'browser.control_no_auth',
-    severity: 'critical',
-    title: 'Browser control without auth',
-    detail: `gateway.auth.mode is "none" and the browser plugin (${plugin.id}) is on: any local process, or any request forged towards ` +
-      `the gateway's port, can drive the browser with its profiles, cookies and sessions.`,
-    fix: 'Set gateway.auth.mode to "token" (a fresh gateway generates one), or set browser.enabled to false.',
-    fixable: false,
-  }];
+  return [
+    {
+      checkId: 'browser.control_no_auth',
+      severity: 'critical',
+      title: 'Browser control without auth',
+      detail:
+        `gateway.auth.mode is "none" and the browser plugin (${plugin.id}) is on: any local process, or any request forged towards ` +
+        `the gateway's port, can drive the browser with its profiles, cookies and sessions.`,
+      fix: 'Set gateway.auth.mode to "token" (a fresh gateway generates one), or set browser.enabled to false.',
+      fixable: false,
+    },
+  ];
 }

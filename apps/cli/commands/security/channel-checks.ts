@@ -11,19 +11,21 @@ import { section, type AnyRecord, type AuditContext, type Finding } from './type
 function dmFindings(opening: Opening): Finding[] {
   const { channel, base, policy, list } = opening;
   const byWildcard = policy !== 'open';
-  const findings: Finding[] = [{
-    checkId: `channels.${channel}.dm.open`,
-    severity: 'critical',
-    title: `Anyone can message the assistant on ${channel}`,
-    detail: byWildcard
-      ? `${base}.allowFrom includes "*": with dmPolicy "${policy}" every sender's direct messages start agent runs, ` +
-        'with the agent\'s tools, and no pairing step.'
-      : `${base}.dmPolicy is "open": every sender's direct messages start agent runs, with the agent's tools, and no pairing step.`,
-    fix: byWildcard
-      ? `Remove "*" from ${base}.allowFrom and list the people who may write (or approve them with \`claw pairing approve\`).`
-      : `Set ${base}.dmPolicy to "pairing" (approve people with \`claw pairing approve\`) or "allowlist" with their ids in allowFrom.`,
-    fixable: false,
-  }];
+  const findings: Finding[] = [
+    {
+      checkId: `channels.${channel}.dm.open`,
+      severity: 'critical',
+      title: `Anyone can message the assistant on ${channel}`,
+      detail: byWildcard
+        ? `${base}.allowFrom includes "*": with dmPolicy "${policy}" every sender's direct messages start agent runs, ` +
+          "with the agent's tools, and no pairing step."
+        : `${base}.dmPolicy is "open": every sender's direct messages start agent runs, with the agent's tools, and no pairing step.`,
+      fix: byWildcard
+        ? `Remove "*" from ${base}.allowFrom and list the people who may write (or approve them with \`claw pairing approve\`).`
+        : `Set ${base}.dmPolicy to "pairing" (approve people with \`claw pairing approve\`) or "allowlist" with their ids in allowFrom.`,
+      fixable: false,
+    },
+  ];
   if (!byWildcard && !list.includes('*')) {
     findings.push({
       checkId: `channels.${channel}.dm.open_invalid`,
@@ -47,7 +49,9 @@ function groupFinding(opening: Opening): Finding {
     severity: 'warn',
     title: `Any group can use the assistant on ${channel}`,
     detail:
-      (byWildcard ? `${base}.groupAllowFrom includes "*", which lets every group past "allowlist"` : `${base}.groupPolicy is "open"`) +
+      (byWildcard
+        ? `${base}.groupAllowFrom includes "*", which lets every group past "allowlist"`
+        : `${base}.groupPolicy is "open"`) +
       ": any group the bot is added to can start agent runs, and every member's message reaches the agent.",
     fix: byWildcard
       ? `Replace "*" in ${base}.groupAllowFrom with the groups (or senders) you mean.`
@@ -57,7 +61,9 @@ function groupFinding(opening: Opening): Finding {
 }
 
 export function channelChecks(ctx: AuditContext): Finding[] {
-  return channelOpenings(ctx).flatMap((opening) => (opening.kind === 'dm' ? dmFindings(opening) : [groupFinding(opening)]));
+  return channelOpenings(ctx).flatMap((opening) =>
+    opening.kind === 'dm' ? dmFindings(opening) : [groupFinding(opening)],
+  );
 }
 
 /** `--fix`: every `groupPolicy: "open"` in the raw config (channel and account level) becomes "allowlist". */

@@ -9,15 +9,17 @@ import { section, type AnyRecord, type AuditContext, type Finding } from './type
 /** More entries than this is no longer a short list of people the owner knows. */
 const LARGE_ALLOWLIST = 25;
 
-const entriesOf = (list: unknown): string[] => (Array.isArray(list) ? list.map((entry) => String(entry).trim()).filter(Boolean) : []);
+const entriesOf = (list: unknown): string[] =>
+  Array.isArray(list) ? list.map((entry) => String(entry).trim()).filter(Boolean) : [];
 
 export function elevatedChecks(ctx: AuditContext): Finding[] {
   const elevated = section(section(ctx.config.tools).elevated);
   if (elevated.enabled === false) return [];
   const findings: Finding[] = [];
-  const state = elevated.enabled === true
-    ? 'on'
-    : 'off for now (tools.elevated.enabled is unset), but the list applies as soon as it is turned on';
+  const state =
+    elevated.enabled === true
+      ? 'on'
+      : 'off for now (tools.elevated.enabled is unset), but the list applies as soon as it is turned on';
   for (const [channel, list] of Object.entries(section(elevated.allowFrom))) {
     const entries = entriesOf(list);
     const key = `tools.elevated.allowFrom.${channel}`;
@@ -26,9 +28,11 @@ export function elevatedChecks(ctx: AuditContext): Finding[] {
         checkId: `${key}.wildcard`,
         severity: 'critical',
         title: `Every ${channel} sender may run commands outside the sandbox`,
-        detail: `${key} includes "*": anyone who can message the assistant on ${channel} may ask for elevated exec, which runs on the ` +
+        detail:
+          `${key} includes "*": anyone who can message the assistant on ${channel} may ask for elevated exec, which runs on the ` +
           `host instead of in the sandbox (elevated mode is ${state}).`,
-        fix: `Replace "*" in ${key} with the sender ids of the people you trust (--fix removes "*"), or set tools.elevated.enabled to ` +
+        fix:
+          `Replace "*" in ${key} with the sender ids of the people you trust (--fix removes "*"), or set tools.elevated.enabled to ` +
           `false.`,
         fixable: true,
       });

@@ -33,7 +33,8 @@ function safeBinChecks(ctx: AuditContext): Finding[] {
     for (const bin of strings(exec.safeBins)) {
       const hits = launchersMatching(bin);
       const named = (kind: string) => hits.filter((hit) => hit.kind === kind).map((hit) => hit.name);
-      if (named('interpreter').length > 0) interpreters.push(`${base}.safeBins: ${bin} (${names(named('interpreter'))})`);
+      if (named('interpreter').length > 0)
+        interpreters.push(`${base}.safeBins: ${bin} (${names(named('interpreter'))})`);
       if (named('launcher').length > 0) launchers.push(`${base}.safeBins: ${bin} (${names(named('launcher'))})`);
     }
   }
@@ -43,7 +44,8 @@ function safeBinChecks(ctx: AuditContext): Finding[] {
       checkId: 'tools.exec.safe_bins_interpreter_unprofiled',
       severity: 'warn',
       title: 'Interpreters listed as safe bins',
-      detail: `${interpreters.join('; ')}: a safe bin runs in allowlist mode without asking, and an interpreter runs whatever program ` +
+      detail:
+        `${interpreters.join('; ')}: a safe bin runs in allowlist mode without asking, and an interpreter runs whatever program ` +
         `its arguments or stdin hold.`,
       fix: 'Remove interpreters from safeBins; approve the exact commands you need instead (`claw approvals allowlist add`).',
       fixable: false,
@@ -54,9 +56,11 @@ function safeBinChecks(ctx: AuditContext): Finding[] {
       checkId: 'tools.exec.safe_bins_broad_behavior',
       severity: 'warn',
       title: 'Safe bins that do more than filter text',
-      detail: `${launchers.join('; ')}: these start other programs or run project-defined commands, which the stdin-filter fast path ` +
+      detail:
+        `${launchers.join('; ')}: these start other programs or run project-defined commands, which the stdin-filter fast path ` +
         `was never meant to admit.`,
-      fix: 'Keep safeBins to plain filters (cut, uniq, head, tail, tr, wc); approve other commands one by one or ask for them ' +
+      fix:
+        'Keep safeBins to plain filters (cut, uniq, head, tail, tr, wc); approve other commands one by one or ask for them ' +
         '(tools.exec.ask "on-miss").',
       fixable: false,
     });
@@ -64,7 +68,12 @@ function safeBinChecks(ctx: AuditContext): Finding[] {
   return findings;
 }
 
-const PACKAGE_MANAGER_BINS = ['/usr/local/bin', '/opt/homebrew/bin', '/opt/local/bin', '/home/linuxbrew/.linuxbrew/bin'];
+const PACKAGE_MANAGER_BINS = [
+  '/usr/local/bin',
+  '/opt/homebrew/bin',
+  '/opt/local/bin',
+  '/home/linuxbrew/.linuxbrew/bin',
+];
 
 /** Why a directory is a poor place to trust binaries from, if it is. */
 function riskyDir(dir: string): string | undefined {
@@ -87,14 +96,16 @@ function trustedDirCheck(ctx: AuditContext): Finding[] {
     }),
   );
   if (hits.length === 0) return [];
-  return [{
-    checkId: 'tools.exec.safe_bin_trusted_dirs_risky',
-    severity: 'warn',
-    title: 'Safe bins trusted from writable directories',
-    detail: `${hits.join('; ')}: a program dropped there under a safe bin's name runs without asking.`,
-    fix: 'Trust only root-owned system directories (the defaults /bin and /usr/bin need no entry).',
-    fixable: false,
-  }];
+  return [
+    {
+      checkId: 'tools.exec.safe_bin_trusted_dirs_risky',
+      severity: 'warn',
+      title: 'Safe bins trusted from writable directories',
+      detail: `${hits.join('; ')}: a program dropped there under a safe bin's name runs without asking.`,
+      fix: 'Trust only root-owned system directories (the defaults /bin and /usr/bin need no entry).',
+      fixable: false,
+    },
+  ];
 }
 
 /** Whether an approvals entry for `agent` ("*" = every agent) meets a host without a sandbox. */
@@ -111,12 +122,15 @@ function approvalsChecks(ctx: AuditContext): Finding[] {
   const launchers: string[] = [];
   for (const [agent, level] of Object.entries(section(facts.approvals.agents))) {
     const entries: unknown[] = Array.isArray(section(level).allowlist) ? level.allowlist : [];
-    for (const pattern of entries.map((entry) => section(entry).pattern).filter((value): value is string => typeof value === 'string')) {
+    for (const pattern of entries
+      .map((entry) => section(entry).pattern)
+      .filter((value): value is string => typeof value === 'string')) {
       const hits = launchersMatching(pattern);
       const named = (kind: string) => hits.filter((hit) => hit.kind === kind).map((hit) => hit.name);
       const where = `agents.${agent}: ${pattern}`;
       if (named('interpreter').length > 0) interpreters.push(`${where} (${names(named('interpreter'))})`);
-      else if (named('launcher').length > 0 && unsandboxed(facts, agent)) launchers.push(`${where} (${names(named('launcher'))})`);
+      else if (named('launcher').length > 0 && unsandboxed(facts, agent))
+        launchers.push(`${where} (${names(named('launcher'))})`);
     }
   }
   const open = facts.openInbound.map((entry) => entry.path);
@@ -128,9 +142,11 @@ function approvalsChecks(ctx: AuditContext): Finding[] {
       checkId: 'tools.exec.allowlist_interpreter_without_strict_inline_eval',
       severity,
       title: 'Interpreters on the exec allowlist',
-      detail: `exec-approvals.json allows ${interpreters.join('; ')}: claw has no inline-eval guard, so \`-c\`/\`-e\` code runs without ` +
+      detail:
+        `exec-approvals.json allows ${interpreters.join('; ')}: claw has no inline-eval guard, so \`-c\`/\`-e\` code runs without ` +
         `asking.${opened}`,
-      fix: 'Remove the entries (`claw approvals allowlist remove <pattern> --agent <id>`) and approve scripts by their own path, or ask ' +
+      fix:
+        'Remove the entries (`claw approvals allowlist remove <pattern> --agent <id>`) and approve scripts by their own path, or ask ' +
         'every time (tools.exec.ask "always").',
       fixable: false,
     });
@@ -140,9 +156,11 @@ function approvalsChecks(ctx: AuditContext): Finding[] {
       checkId: 'tools.exec.allowlist_launcher_unsandboxed',
       severity,
       title: 'Program launchers on the exec allowlist, outside a sandbox',
-      detail: `exec-approvals.json allows ${launchers.join('; ')} for agents that run exec on the host: each can start any other ` +
+      detail:
+        `exec-approvals.json allows ${launchers.join('; ')} for agents that run exec on the host: each can start any other ` +
         `program (env, xargs, find -exec, git and npm hooks, make), so the allowlist admits anything.${opened}`,
-      fix: 'Remove the entries (`claw approvals allowlist remove <pattern> --agent <id>`) and approve the exact commands with an ' +
+      fix:
+        'Remove the entries (`claw approvals allowlist remove <pattern> --agent <id>`) and approve the exact commands with an ' +
         'argPattern, or run these agents in a sandbox (agents.defaults.sandbox.mode "all").',
       fixable: false,
     });

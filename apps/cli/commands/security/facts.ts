@@ -63,7 +63,8 @@ const SECURITY_RANK: Record<ExecSecurity, number> = { full: 0, allowlist: 1, den
 const ASK_RANK: Record<ExecAsk, number> = { off: 0, 'on-miss': 1, always: 2 };
 const securityOf = (value: unknown): ExecSecurity | undefined =>
   value === 'deny' || value === 'allowlist' || value === 'full' ? value : undefined;
-const askOf = (value: unknown): ExecAsk | undefined => (value === 'off' || value === 'on-miss' || value === 'always' ? value : undefined);
+const askOf = (value: unknown): ExecAsk | undefined =>
+  value === 'off' || value === 'on-miss' || value === 'always' ? value : undefined;
 const stricter = <T extends string>(rank: Record<T, number>, values: Array<T | undefined>, fallback: T): T =>
   values.reduce<T>((acc, value) => (value !== undefined && rank[value] > rank[acc] ? value : acc), fallback);
 
@@ -85,7 +86,9 @@ export function listedAgents(config: AnyRecord): AnyRecord[] {
 
 /** Tools that exist: declared by an enabled plugin, and not switched off in config. */
 function offeredTools(ctx: AuditContext): (tool: string) => boolean {
-  const declared = new Set(ctx.plugins.filter((record) => record.enabled).flatMap((record) => record.manifest?.tools ?? []));
+  const declared = new Set(
+    ctx.plugins.filter((record) => record.enabled).flatMap((record) => record.manifest?.tools ?? []),
+  );
   const web = section(section(ctx.config.tools).web);
   const off = new Set<string>();
   if (section(web.fetch).enabled === false) off.add('web_fetch');
@@ -102,7 +105,11 @@ function hostExec(ctx: AuditContext, agent: AnyRecord, approvals: ApprovalsDoc, 
   const global = section(section(ctx.config.tools).exec);
   const own = implicit ? {} : section(section(agent.tools).exec);
   const merged = { ...global, ...own };
-  const levels = [section(approvals.defaults), section(section(approvals.agents)['*']), section(section(approvals.agents)[agent.id])];
+  const levels = [
+    section(approvals.defaults),
+    section(section(approvals.agents)['*']),
+    section(section(approvals.agents)[agent.id]),
+  ];
   const configured = securityOf(merged.security);
   return {
     security: stricter(SECURITY_RANK, [configured, ...levels.map((level) => securityOf(level.security))], 'full'),
@@ -156,12 +163,14 @@ export function channelOpenings(ctx: AuditContext): Opening[] {
       const settings = channelSettings(ctx.config as KernelConfig, channel, account);
       if (!settings.enabled) continue;
       const own = section(accounts[account]);
-      const base = (keys: string[]) => (keys.some((key) => key in own) ? `channels.${channel}.accounts.${account}` : `channels.${channel}`);
+      const base = (keys: string[]) =>
+        keys.some((key) => key in own) ? `channels.${channel}.accounts.${account}` : `channels.${channel}`;
       const add = (kind: 'dm' | 'group', key: string, at: string, policy: string, list: string[]) =>
         found.set(`${at}.${key}`, { channel, kind, path: `${at}.${key}`, base: at, policy, list });
       const dm = settings.dmPolicy;
       if (dm === 'open') add('dm', 'dmPolicy', base(['dmPolicy', 'allowFrom']), dm, settings.allowFrom);
-      else if (dm !== 'disabled' && settings.allowFrom.includes('*')) add('dm', 'allowFrom', base(['allowFrom']), dm, settings.allowFrom);
+      else if (dm !== 'disabled' && settings.allowFrom.includes('*'))
+        add('dm', 'allowFrom', base(['allowFrom']), dm, settings.allowFrom);
       const group = settings.groupPolicy;
       if (group === 'open') add('group', 'groupPolicy', base(['groupPolicy']), group, settings.groupAllowFrom);
       else if (group === 'allowlist' && settings.groupAllowFrom.includes('*')) {
@@ -185,4 +194,3 @@ export function auditFacts(ctx: AuditContext): AuditFacts {
   }
   return facts;
 }
-

@@ -15,8 +15,7 @@ import { scanState, type StateScan } from './fs-checks.js';
 import type { AnyRecord, AuditContext } from './types.js';
 
 export type FixAction =
-  | { kind: 'config'; key: string; from: string; to: string }
-  | { kind: 'chmod'; path: string; from: string; to: string };
+  { kind: 'config'; key: string; from: string; to: string } | { kind: 'chmod'; path: string; from: string; to: string };
 
 export interface FixOutcome {
   fixed: FixAction[];
@@ -29,7 +28,10 @@ const octal = (mode: number) => (mode & 0o777).toString(8).padStart(3, '0');
  * Config remedies that only take access away and need no decision: each edits the raw
  * config in place and says what it changed. All of them go through one validated write.
  */
-const CONFIG_REMEDIES: ReadonlyArray<{ what: string; apply: (raw: AnyRecord) => Array<{ key: string; from: string; to: string }> }> = [
+const CONFIG_REMEDIES: ReadonlyArray<{
+  what: string;
+  apply: (raw: AnyRecord) => Array<{ key: string; from: string; to: string }>;
+}> = [
   { what: 'set groupPolicy to "allowlist"', apply: closeOpenGroups },
   { what: 'remove "*" from tools.elevated.allowFrom', apply: dropElevatedWildcards },
 ];
@@ -42,7 +44,9 @@ async function fixConfig(ctx: AuditContext, io: Io, outcome: FixOutcome): Promis
     const { value } = await editConfig(io, (raw) => CONFIG_REMEDIES.flatMap((remedy) => remedy.apply(raw)));
     for (const change of value) outcome.fixed.push({ kind: 'config', ...change });
   } catch (error) {
-    outcome.failed.push(`could not ${CONFIG_REMEDIES.map((remedy) => remedy.what).join(' or ')}: ${(error as Error).message}`);
+    outcome.failed.push(
+      `could not ${CONFIG_REMEDIES.map((remedy) => remedy.what).join(' or ')}: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -85,7 +89,8 @@ function tighten(path: string, mode: number, isDirectory: boolean, outcome: FixO
 
 /** Makes the state dir, everything under it and the config owner-only (also `claw doctor --fix`). */
 export function fixModes(ctx: AuditContext, scan: StateScan, outcome: FixOutcome): void {
-  if (scan.root && !scan.root.symlink && scan.root.mode & NON_OWNER_BITS) tighten(ctx.stateDir, scan.root.mode, true, outcome);
+  if (scan.root && !scan.root.symlink && scan.root.mode & NON_OWNER_BITS)
+    tighten(ctx.stateDir, scan.root.mode, true, outcome);
   for (const entry of scan.loose) tighten(entry.path, entry.mode, entry.isDirectory, outcome);
   if (scan.config && !scan.config.insideState) {
     // A config kept elsewhere (OPENCLAW_CONFIG_PATH), and the backup written beside it.

@@ -15,7 +15,8 @@ interface Flag {
   instead?: string;
 }
 
-const PRIVATE_NETWORK = 'may reach loopback, private and link-local addresses (the gateway itself, the router, cloud metadata services)';
+const PRIVATE_NETWORK =
+  'may reach loopback, private and link-local addresses (the gateway itself, the router, cloud metadata services)';
 const UNWRAPPED = 'webhook payloads reach the agent without the external-content wrapping that marks them as untrusted';
 const FS_ANYWHERE = 'read, write, edit and apply_patch reach every file the gateway user can';
 
@@ -58,8 +59,12 @@ function enabledFlags(ctx: AuditContext): Flag[] {
     }
   }
   flags.push(...ssrfFlags(section(section(config.browser).ssrfPolicy), 'browser.ssrfPolicy', 'the browser tool'));
-  flags.push(...ssrfFlags(section(section(section(tools.web).fetch).ssrfPolicy), 'tools.web.fetch.ssrfPolicy', 'web_fetch'));
-  flags.push(...ssrfFlags(section(section(config.cron).webhookSsrfPolicy), 'cron.webhookSsrfPolicy', 'cron webhook deliveries'));
+  flags.push(
+    ...ssrfFlags(section(section(section(tools.web).fetch).ssrfPolicy), 'tools.web.fetch.ssrfPolicy', 'web_fetch'),
+  );
+  flags.push(
+    ...ssrfFlags(section(section(config.cron).webhookSsrfPolicy), 'cron.webhookSsrfPolicy', 'cron webhook deliveries'),
+  );
   return flags;
 }
 
@@ -69,7 +74,8 @@ export function flagChecks(ctx: AuditContext): Finding[] {
     severity: 'warn',
     title: `Protection switched off: ${flag.key}`,
     detail: `${flag.key} is ${flag.value}: ${flag.why}.`,
-    fix: `Remove ${flag.key} (or set it to ${!flag.value}) unless you need it right now` +
+    fix:
+      `Remove ${flag.key} (or set it to ${!flag.value}) unless you need it right now` +
       (flag.instead ? `; ${flag.instead} instead.` : '.'),
     fixable: false,
   }));

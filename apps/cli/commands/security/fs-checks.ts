@@ -114,7 +114,12 @@ export function scanState(ctx: AuditContext): StateScan {
 }
 
 function listed(entries: readonly ModeEntry[], root: string): string {
-  const names = entries.slice(0, LISTED).map((entry) => `${relative(root, entry.path).split(sep).join('/')}${entry.isDirectory ? '/' : ''} (${octal(entry.mode)})`);
+  const names = entries
+    .slice(0, LISTED)
+    .map(
+      (entry) =>
+        `${relative(root, entry.path).split(sep).join('/')}${entry.isDirectory ? '/' : ''} (${octal(entry.mode)})`,
+    );
   const more = entries.length > LISTED ? `, and ${entries.length - LISTED} more` : '';
   return `${names.join(', ')}${more}`;
 }
@@ -136,10 +141,32 @@ function stateDirFindings(ctx: AuditContext, root: NonNullable<StateScan['root']
     });
   }
   const mode = root.mode;
-  const base = { detail: `${root.target} has mode ${octal(mode)} (700 expected).`, fix: `chmod 700 ${root.target}${fixable ? ', or run `claw security audit --fix`' : ''}.`, fixable };
-  if (mode & 0o002) findings.push({ ...base, checkId: 'fs.state_dir.perms_world_writable', severity: 'critical', title: 'Every user can change the state dir' });
-  else if (mode & 0o020) findings.push({ ...base, checkId: 'fs.state_dir.perms_group_writable', severity: 'warn', title: 'Group members can change the state dir' });
-  else if (mode & DIR_READ_BITS) findings.push({ ...base, checkId: 'fs.state_dir.perms_readable', severity: 'warn', title: 'Other users can read the state dir' });
+  const base = {
+    detail: `${root.target} has mode ${octal(mode)} (700 expected).`,
+    fix: `chmod 700 ${root.target}${fixable ? ', or run `claw security audit --fix`' : ''}.`,
+    fixable,
+  };
+  if (mode & 0o002)
+    findings.push({
+      ...base,
+      checkId: 'fs.state_dir.perms_world_writable',
+      severity: 'critical',
+      title: 'Every user can change the state dir',
+    });
+  else if (mode & 0o020)
+    findings.push({
+      ...base,
+      checkId: 'fs.state_dir.perms_group_writable',
+      severity: 'warn',
+      title: 'Group members can change the state dir',
+    });
+  else if (mode & DIR_READ_BITS)
+    findings.push({
+      ...base,
+      checkId: 'fs.state_dir.perms_readable',
+      severity: 'warn',
+      title: 'Other users can read the state dir',
+    });
   return findings;
 }
 
@@ -156,10 +183,32 @@ function configFindings(ctx: AuditContext, config: NonNullable<StateScan['config
     });
   }
   const mode = config.mode;
-  const base = { detail: `${ctx.configPath} has mode ${octal(mode)} (600 expected); it holds tokens, keys and the tool policy.`, fix: `chmod 600 ${ctx.configPath}${config.symlink ? '' : ', or run `claw security audit --fix`'}.`, fixable: !config.symlink };
-  if (mode & WRITE_BITS) findings.push({ ...base, checkId: 'fs.config.perms_writable', severity: 'critical', title: 'Other users can change the config' });
-  else if (mode & 0o004) findings.push({ ...base, checkId: 'fs.config.perms_world_readable', severity: 'critical', title: 'Every user can read the config' });
-  else if (mode & 0o040) findings.push({ ...base, checkId: 'fs.config.perms_group_readable', severity: 'warn', title: 'Group members can read the config' });
+  const base = {
+    detail: `${ctx.configPath} has mode ${octal(mode)} (600 expected); it holds tokens, keys and the tool policy.`,
+    fix: `chmod 600 ${ctx.configPath}${config.symlink ? '' : ', or run `claw security audit --fix`'}.`,
+    fixable: !config.symlink,
+  };
+  if (mode & WRITE_BITS)
+    findings.push({
+      ...base,
+      checkId: 'fs.config.perms_writable',
+      severity: 'critical',
+      title: 'Other users can change the config',
+    });
+  else if (mode & 0o004)
+    findings.push({
+      ...base,
+      checkId: 'fs.config.perms_world_readable',
+      severity: 'critical',
+      title: 'Every user can read the config',
+    });
+  else if (mode & 0o040)
+    findings.push({
+      ...base,
+      checkId: 'fs.config.perms_group_readable',
+      severity: 'warn',
+      title: 'Group members can read the config',
+    });
   return findings;
 }
 
@@ -173,9 +222,24 @@ interface Area {
 }
 
 const AREAS: readonly Area[] = [
-  { id: 'fs.credentials_dir', what: 'channel credentials and pairing allowlists', matches: (rel) => rel === 'credentials' || rel.startsWith('credentials/'), writableCheck: true },
-  { id: 'fs.auth_profiles', what: 'model API keys (auth-profiles.json)', matches: (rel) => /^agents\/[^/]+\/agent\/auth-profiles\.json$/.test(rel), writableCheck: true },
-  { id: 'fs.sessions_store', what: 'session transcripts and metadata', matches: (rel) => /^agents\/[^/]+\/sessions(\/|$)/.test(rel), writableCheck: false },
+  {
+    id: 'fs.credentials_dir',
+    what: 'channel credentials and pairing allowlists',
+    matches: (rel) => rel === 'credentials' || rel.startsWith('credentials/'),
+    writableCheck: true,
+  },
+  {
+    id: 'fs.auth_profiles',
+    what: 'model API keys (auth-profiles.json)',
+    matches: (rel) => /^agents\/[^/]+\/agent\/auth-profiles\.json$/.test(rel),
+    writableCheck: true,
+  },
+  {
+    id: 'fs.sessions_store',
+    what: 'session transcripts and metadata',
+    matches: (rel) => /^agents\/[^/]+\/sessions(\/|$)/.test(rel),
+    writableCheck: false,
+  },
   { id: 'fs.log_file', what: 'gateway logs', matches: (rel) => /^logs\/gateway\.log/.test(rel), writableCheck: false },
 ];
 
@@ -207,20 +271,34 @@ function areaFindings(area: Area, entries: readonly ModeEntry[], root: string): 
 }
 
 /** Folder names of the common sync clients: whatever sits below them is copied to other devices. */
-const SYNCED = ['icloud', 'mobile documents', 'dropbox', 'google drive', 'googledrive', 'onedrive', 'nextcloud', 'syncthing'];
+const SYNCED = [
+  'icloud',
+  'mobile documents',
+  'dropbox',
+  'google drive',
+  'googledrive',
+  'onedrive',
+  'nextcloud',
+  'syncthing',
+];
 
 function syncedDirFindings(ctx: AuditContext): Finding[] {
-  const synced = [ctx.stateDir, ctx.configPath].filter((path) => SYNCED.some((name) => path.toLowerCase().includes(name)));
+  const synced = [ctx.stateDir, ctx.configPath].filter((path) =>
+    SYNCED.some((name) => path.toLowerCase().includes(name)),
+  );
   if (synced.length === 0) return [];
-  return [{
-    checkId: 'fs.synced_dir',
-    severity: 'warn',
-    title: 'State or config in a synced folder',
-    detail: `${[...new Set(synced)].join(' and ')} looks like a synced folder: tokens, credentials and transcripts are copied to every ` +
-      `device and service that syncs it.`,
-    fix: 'Move the state dir to a local-only disk (OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH).',
-    fixable: false,
-  }];
+  return [
+    {
+      checkId: 'fs.synced_dir',
+      severity: 'warn',
+      title: 'State or config in a synced folder',
+      detail:
+        `${[...new Set(synced)].join(' and ')} looks like a synced folder: tokens, credentials and transcripts are copied to every ` +
+        `device and service that syncs it.`,
+      fix: 'Move the state dir to a local-only disk (OPENCLAW_STATE_DIR, OPENCLAW_CONFIG_PATH).',
+      fixable: false,
+    },
+  ];
 }
 
 export function fsChecks(ctx: AuditContext, scan: StateScan): Finding[] {

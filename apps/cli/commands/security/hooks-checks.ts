@@ -20,7 +20,8 @@ function tokenChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] {
       checkId: 'hooks.token_reuse_gateway_token',
       severity: 'critical',
       title: 'The webhook token is the gateway secret',
-      detail: `hooks.token equals ${token === exposure.token?.value.trim() ? exposure.token!.source : exposure.password!.source}: ` +
+      detail:
+        `hooks.token equals ${token === exposure.token?.value.trim() ? exposure.token!.source : exposure.password!.source}: ` +
         `whoever holds it for webhooks can also operate the whole gateway. The webhook endpoints refuse to serve until it differs.`,
       fix: 'Give hooks.token its own long random value (openssl rand -base64 32) and update the senders.',
       fixable: false,
@@ -64,7 +65,8 @@ function routingChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] 
       checkId: 'hooks.default_session_key_unset',
       severity: 'warn',
       title: 'Webhook runs land in a new session each time',
-      detail: 'hooks.defaultSessionKey is not set: every /hooks/agent call without a session key starts a fresh hook:<uuid> session, so ' +
+      detail:
+        'hooks.defaultSessionKey is not set: every /hooks/agent call without a session key starts a fresh hook:<uuid> session, so ' +
         'webhook traffic is scattered over sessions nobody watches.',
       fix: 'Set hooks.defaultSessionKey, e.g. "hook:ingress".',
       fixable: false,
@@ -76,7 +78,8 @@ function routingChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] 
       checkId: 'hooks.allowed_agent_ids_unrestricted',
       severity: remote,
       title: 'Webhooks may run any agent',
-      detail: `hooks.allowedAgentIds ${Array.isArray(agents) ? 'contains "*"' : 'is not set'}: a webhook caller may pick any agent by ` +
+      detail:
+        `hooks.allowedAgentIds ${Array.isArray(agents) ? 'contains "*"' : 'is not set'}: a webhook caller may pick any agent by ` +
         `id, and reaches the default agent when it names none.${where}`,
       fix: 'Set hooks.allowedAgentIds to the agents webhooks are for, e.g. ["hooks"], or [] to refuse agent runs from webhooks.',
       fixable: false,
@@ -87,7 +90,8 @@ function routingChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] 
       checkId: 'hooks.request_session_key_enabled',
       severity: remote,
       title: 'Webhook callers choose the session',
-      detail: `hooks.allowRequestSessionKey is true: a /hooks/agent caller may name the session its message goes to, including ones ` +
+      detail:
+        `hooks.allowRequestSessionKey is true: a /hooks/agent caller may name the session its message goes to, including ones ` +
         `people chat in.${where}`,
       fix: 'Set hooks.allowRequestSessionKey to false, or limit it with hooks.allowedSessionKeyPrefixes.',
       fixable: false,
@@ -99,7 +103,8 @@ function routingChecks(ctx: AuditContext, exposure: GatewayExposure): Finding[] 
         checkId: 'hooks.request_session_key_prefixes_missing',
         severity: remote,
         title: 'Any session key is accepted from webhook callers',
-        detail: `hooks.allowRequestSessionKey is true and hooks.allowedSessionKeyPrefixes is empty: nothing bounds which session a ` +
+        detail:
+          `hooks.allowRequestSessionKey is true and hooks.allowedSessionKeyPrefixes is empty: nothing bounds which session a ` +
           `webhook caller writes into.${where}`,
         fix: 'Set hooks.allowedSessionKeyPrefixes, e.g. ["hook:"], or turn hooks.allowRequestSessionKey off.',
         fixable: false,

@@ -29,7 +29,12 @@ function options(args: string[]) {
   try {
     return parseArgs({
       args,
-      options: { deep: { type: 'boolean' }, fix: { type: 'boolean' }, token: { type: 'string' }, password: { type: 'string' } },
+      options: {
+        deep: { type: 'boolean' },
+        fix: { type: 'boolean' },
+        token: { type: 'string' },
+        password: { type: 'string' },
+      },
       allowPositionals: false,
       strict: true,
     }).values;
@@ -56,7 +61,8 @@ async function auditContext(io: Io): Promise<AuditContext> {
 
 async function audit(args: string[], io: Io): Promise<number> {
   const flags = options(args);
-  if ((flags.token !== undefined || flags.password !== undefined) && !flags.deep) throw usageError('--token and --password are for the --deep probe');
+  if ((flags.token !== undefined || flags.password !== undefined) && !flags.deep)
+    throw usageError('--token and --password are for the --deep probe');
   let ctx = await auditContext(io);
   let fix: FixOutcome | undefined;
   if (flags.fix) {

@@ -10,10 +10,43 @@ import { isLauncherBinary as launcherByExecPolicy, LAUNCHER_NAMES } from '../../
 
 /** Interpreters and shells: anything after `-c`/`-e` (or a script file) is code. */
 const INTERPRETERS: ReadonlySet<string> = new Set([
-  'sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'fish', 'csh', 'tcsh', 'busybox',
-  'python', 'python2', 'python3', 'pypy', 'pypy3', 'node', 'nodejs', 'deno', 'bun',
-  'perl', 'ruby', 'irb', 'php', 'lua', 'luajit', 'tclsh', 'wish', 'rscript', 'julia',
-  'osascript', 'pwsh', 'powershell', 'awk', 'gawk', 'mawk', 'nawk', 'expect',
+  'sh',
+  'bash',
+  'dash',
+  'zsh',
+  'ksh',
+  'mksh',
+  'fish',
+  'csh',
+  'tcsh',
+  'busybox',
+  'python',
+  'python2',
+  'python3',
+  'pypy',
+  'pypy3',
+  'node',
+  'nodejs',
+  'deno',
+  'bun',
+  'perl',
+  'ruby',
+  'irb',
+  'php',
+  'lua',
+  'luajit',
+  'tclsh',
+  'wish',
+  'rscript',
+  'julia',
+  'osascript',
+  'pwsh',
+  'powershell',
+  'awk',
+  'gawk',
+  'mawk',
+  'nawk',
+  'expect',
 ]);
 
 export type LauncherKind = 'interpreter' | 'launcher';
@@ -37,7 +70,10 @@ function versionless(name: string): string[] {
 }
 
 function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const escaped = glob
+    .replace(/[.+^${}()|\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${escaped}$`);
 }
 
@@ -61,7 +97,9 @@ export function launchersMatching(pattern: string): Array<{ name: string; kind: 
     names = KNOWN.filter((name) => glob.test(name));
   } else {
     // The most specific known name: python3.12 is reported as python3, not also as python.
-    names = versionless(base).filter((name) => isLauncherBinary(name)).slice(0, 1);
+    names = versionless(base)
+      .filter((name) => isLauncherBinary(name))
+      .slice(0, 1);
   }
   return names.flatMap((name) => {
     const kind = isLauncherBinary(name);

@@ -72,7 +72,8 @@ function modelRefs(ctx: AuditContext): ModelRef[] {
     fallbacks.forEach((fallback) => add(fallback, `${base}.fallbacks`, agent));
   };
   addModel(defaults.model, 'agents.defaults.model');
-  for (const agent of listedAgents(ctx.config)) addModel(agent.model, `agents.list.${agent.id}.model`, String(agent.id));
+  for (const agent of listedAgents(ctx.config))
+    addModel(agent.model, `agents.list.${agent.id}.model`, String(agent.id));
   return refs;
 }
 
@@ -91,7 +92,12 @@ function smallModelCheck(ctx: AuditContext, refs: readonly ModelRef[]): Finding[
     const provider = slash > 0 ? entry.ref.slice(0, slash) : undefined;
     const exposed = new Set<string>();
     for (const scope of scopes) {
-      const policy = compileToolPolicy({ global: tools, agent: scope.tools as ToolsConfig, provider, model: entry.ref });
+      const policy = compileToolPolicy({
+        global: tools,
+        agent: scope.tools as ToolsConfig,
+        provider,
+        model: entry.ref,
+      });
       for (const tool of WEB_TOOLS) if (facts.offered(tool) && policy(tool)) exposed.add(tool);
     }
     if (exposed.size > 0) unsafe = true;
@@ -99,16 +105,20 @@ function smallModelCheck(ctx: AuditContext, refs: readonly ModelRef[]): Finding[
     return [`${entry.ref} (${size}B) at ${entry.source}: ${reach}`];
   });
   if (lines.length === 0) return [];
-  return [{
-    checkId: 'models.small_params',
-    severity: unsafe ? 'critical' : 'info',
-    title: unsafe ? 'Small models read untrusted web content' : 'Small models configured',
-    detail: `Models of ${SMALL_MAX_B}B parameters or fewer: ${lines.join('; ')}. Small models are easily steered by instructions hidden ` +
-      `in what they read.`,
-    fix: 'Deny web tools for them: tools.byProvider["<provider>/<model>"].deny ["group:web", "browser"] (or per agent), and run such ' +
-      'agents in sandbox mode "all".',
-    fixable: false,
-  }];
+  return [
+    {
+      checkId: 'models.small_params',
+      severity: unsafe ? 'critical' : 'info',
+      title: unsafe ? 'Small models read untrusted web content' : 'Small models configured',
+      detail:
+        `Models of ${SMALL_MAX_B}B parameters or fewer: ${lines.join('; ')}. Small models are easily steered by instructions hidden ` +
+        `in what they read.`,
+      fix:
+        'Deny web tools for them: tools.byProvider["<provider>/<model>"].deny ["group:web", "browser"] (or per agent), and run such ' +
+        'agents in sandbox mode "all".',
+      fixable: false,
+    },
+  ];
 }
 
 export function modelChecks(ctx: AuditContext): Finding[] {

@@ -26,7 +26,10 @@ export interface ProbeOptions {
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-export async function probeGateway(ctx: AuditContext, options: ProbeOptions): Promise<{ findings: Finding[]; report: ProbeReport }> {
+export async function probeGateway(
+  ctx: AuditContext,
+  options: ProbeOptions,
+): Promise<{ findings: Finding[]; report: ProbeReport }> {
   const client = { id: 'claw-security-audit', version: options.version, mode: 'cli' };
   const authed = operatorClientOptions({
     stateDir: ctx.stateDir,
@@ -54,7 +57,12 @@ export async function probeGateway(ctx: AuditContext, options: ProbeOptions): Pr
     });
   }
   // No token, no password, no device token, no device identity: a bare stranger.
-  const stranger = new GatewayClient({ url: authed.url, client, connectTimeoutMs: PROBE_TIMEOUT_MS, requestTimeoutMs: PROBE_TIMEOUT_MS });
+  const stranger = new GatewayClient({
+    url: authed.url,
+    client,
+    connectTimeoutMs: PROBE_TIMEOUT_MS,
+    requestTimeoutMs: PROBE_TIMEOUT_MS,
+  });
   try {
     await stranger.connect();
     report.unauthenticated = 'accepted';

@@ -33,7 +33,9 @@ export function printAudit(io: Io, result: AuditResult): void {
       ok: summary.critical === 0,
       summary,
       findings: result.findings,
-      ...(result.fix ? { fixed: result.fix.fixed, ...(result.fix.failed.length ? { fixFailed: result.fix.failed } : {}) } : {}),
+      ...(result.fix
+        ? { fixed: result.fix.fixed, ...(result.fix.failed.length ? { fixFailed: result.fix.failed } : {}) }
+        : {}),
       ...(result.probe ? { probe: result.probe } : {}),
     });
     return;
@@ -54,16 +56,20 @@ export function printAudit(io: Io, result: AuditResult): void {
   if (result.probe) {
     const { probe } = result;
     println(io);
-    println(io, `Gateway probe ${probe.url}: ${probe.healthy ? 'health ok' : `failed (${probe.error})`}; a client without credentials was ${probe.unauthenticated}.`);
+    println(
+      io,
+      `Gateway probe ${probe.url}: ${probe.healthy ? 'health ok' : `failed (${probe.error})`}; a client without credentials was ${probe.unauthenticated}.`,
+    );
   }
   if (result.fix) {
     println(io);
     if (result.fix.fixed.length === 0 && result.fix.failed.length === 0) println(io, 'Nothing for --fix to change.');
     else if (result.fix.fixed.length > 0) println(io, `Fixed (${result.fix.fixed.length}):`);
     for (const action of result.fix.fixed) {
-      const line = action.kind === 'config'
-        ? `  ${action.key}: ${shown(action.from)} → ${shown(action.to)}`
-        : `  chmod ${action.from} → ${action.to}  ${action.path}`;
+      const line =
+        action.kind === 'config'
+          ? `  ${action.key}: ${shown(action.from)} → ${shown(action.to)}`
+          : `  chmod ${action.from} → ${action.to}  ${action.path}`;
       println(io, line);
     }
     for (const failure of result.fix.failed) io.stderr.write(`claw: --fix ${failure}\n`);

@@ -14,8 +14,14 @@ function dockerSections(ctx: AuditContext): Array<[string, AnyRecord]> {
   const defaults = section(section(section(ctx.config.agents).defaults).sandbox).docker;
   const agents = listedAgents(ctx.config)
     .filter((agent) => section(agent.sandbox).docker !== undefined)
-    .map((agent): [string, AnyRecord] => [`agents.list.${agent.id}.sandbox.docker`, section(section(agent.sandbox).docker)]);
-  return [...(defaults !== undefined ? [['agents.defaults.sandbox.docker', section(defaults)] as [string, AnyRecord]] : []), ...agents];
+    .map((agent): [string, AnyRecord] => [
+      `agents.list.${agent.id}.sandbox.docker`,
+      section(section(agent.sandbox).docker),
+    ]);
+  return [
+    ...(defaults !== undefined ? [['agents.defaults.sandbox.docker', section(defaults)] as [string, AnyRecord]] : []),
+    ...agents,
+  ];
 }
 
 function bindChecks(ctx: AuditContext, docker: Array<[string, AnyRecord]>): Finding[] {
@@ -29,7 +35,8 @@ function bindChecks(ctx: AuditContext, docker: Array<[string, AnyRecord]>): Find
           checkId: 'sandbox.bind_mount_non_absolute',
           severity: 'warn',
           title: 'Sandbox mount with a relative host path',
-          detail: `${base}.binds has "${bind}": its host path "${source}" depends on the directory the gateway starts in, and the ` +
+          detail:
+            `${base}.binds has "${bind}": its host path "${source}" depends on the directory the gateway starts in, and the ` +
             `sandbox refuses to start with it.`,
           fix: `Write the host path out in full, e.g. "/home/me/project:/project:ro".`,
           fixable: false,
@@ -43,7 +50,8 @@ function bindChecks(ctx: AuditContext, docker: Array<[string, AnyRecord]>): Find
           checkId: 'sandbox.dangerous_bind_mount',
           severity: 'critical',
           title: 'Sandbox mount exposes the host',
-          detail: `${base}.binds has "${bind}": ${(error as Error).message.replace(/^sandbox bind "[^"]*" (is refused: )?/, '')}. ` +
+          detail:
+            `${base}.binds has "${bind}": ${(error as Error).message.replace(/^sandbox bind "[^"]*" (is refused: )?/, '')}. ` +
             `Sandboxed sessions would see (and could change) it; claw refuses to start such a sandbox.`,
           fix: `Remove "${bind}" from ${base}.binds; mount a project folder instead.`,
           fixable: false,
@@ -58,17 +66,20 @@ function networkChecks(docker: Array<[string, AnyRecord]>): Finding[] {
   return docker.flatMap(([base, settings]) => {
     const network = typeof settings.network === 'string' ? settings.network.trim().toLowerCase() : '';
     if (network !== 'host' && !network.startsWith('container:')) return [];
-    return [{
-      checkId: 'sandbox.dangerous_network_mode',
-      severity: 'critical' as const,
-      title: 'Sandbox shares a network namespace it should not',
-      detail: `${base}.network is "${settings.network}": ` +
-        (network === 'host'
-          ? "sandboxed commands use the host's network, its loopback services (the gateway included) and its addresses."
-          : "sandboxed commands join another container's network namespace."),
-      fix: `Set ${base}.network to "none" (the default) or a dedicated bridge network.`,
-      fixable: false,
-    }];
+    return [
+      {
+        checkId: 'sandbox.dangerous_network_mode',
+        severity: 'critical' as const,
+        title: 'Sandbox shares a network namespace it should not',
+        detail:
+          `${base}.network is "${settings.network}": ` +
+          (network === 'host'
+            ? "sandboxed commands use the host's network, its loopback services (the gateway included) and its addresses."
+            : "sandboxed commands join another container's network namespace."),
+        fix: `Set ${base}.network to "none" (the default) or a dedicated bridge network.`,
+        fixable: false,
+      },
+    ];
   });
 }
 
@@ -84,15 +95,18 @@ function unusedDockerCheck(ctx: AuditContext, docker: Array<[string, AnyRecord]>
     })
     .map(([base]) => base);
   if (unused.length === 0) return [];
-  return [{
-    checkId: 'sandbox.docker_config_mode_off',
-    severity: 'warn',
-    title: 'Sandbox settings with the sandbox off',
-    detail: `${unused.join(', ')} ${unused.length > 1 ? 'are' : 'is'} configured, but sandbox mode is "off" there: no session runs in a ` +
-      `sandbox, every tool runs on the host.`,
-    fix: 'Set agents.defaults.sandbox.mode to "non-main" or "all" (per agent: agents.list[].sandbox.mode), or remove the unused settings.',
-    fixable: false,
-  }];
+  return [
+    {
+      checkId: 'sandbox.docker_config_mode_off',
+      severity: 'warn',
+      title: 'Sandbox settings with the sandbox off',
+      detail:
+        `${unused.join(', ')} ${unused.length > 1 ? 'are' : 'is'} configured, but sandbox mode is "off" there: no session runs in a ` +
+        `sandbox, every tool runs on the host.`,
+      fix: 'Set agents.defaults.sandbox.mode to "non-main" or "all" (per agent: agents.list[].sandbox.mode), or remove the unused settings.',
+      fixable: false,
+    },
+  ];
 }
 
 export function sandboxChecks(ctx: AuditContext): Finding[] {

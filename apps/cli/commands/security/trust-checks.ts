@@ -16,7 +16,10 @@ const hasWildcard = (list: unknown) => Array.isArray(list) && list.some((entry) 
 function sectionSignals(settings: AnyRecord, base: string): string[] {
   const signals: string[] = [];
   if (settings.groupPolicy === 'open') signals.push(`${base}.groupPolicy is "open"`);
-  else if (settings.groupPolicy === 'allowlist' && GROUP_TARGET_KEYS.some((key) => Object.keys(section(settings[key])).length > 0)) {
+  else if (
+    settings.groupPolicy === 'allowlist' &&
+    GROUP_TARGET_KEYS.some((key) => Object.keys(section(settings[key])).length > 0)
+  ) {
     signals.push(`${base}.groupPolicy is "allowlist" with groups configured`);
   }
   if (settings.dmPolicy === 'open') signals.push(`${base}.dmPolicy is "open"`);
@@ -48,20 +51,25 @@ function multiUserFinding(ctx: AuditContext): Finding[] {
     if (scope.sandbox.mode === 'all') return false;
     return ['exec', 'process'].some(scope.can) || (!fsConfined && ['write', 'edit', 'apply_patch'].some(scope.can));
   });
-  const impact = unguarded.length > 0
-    ? `Unsandboxed shell or file tools: agent ${unguarded.map((scope) => scope.id).join(', ')}.`
-    : 'No unsandboxed shell or file tools were found.';
-  return [{
-    checkId: 'security.trust_model.multi_user_heuristic',
-    severity: 'warn',
-    title: 'Several people may be using one personal assistant',
-    detail: `Signs of shared use: ${signals.join('; ')}. ${impact} claw runs one trusted operator per gateway; everyone who can write ` +
-      `to it shares the agent's tools, memory and credentials.`,
-    fix: 'Give people who do not trust each other separate gateways (separate state dirs, ideally separate OS users). For a ' +
-      'deliberately shared one: agents.defaults.sandbox.mode "all", tools.fs.workspaceOnly true, deny runtime and web tools that are ' +
-      'not needed, and keep personal credentials off it.',
-    fixable: false,
-  }];
+  const impact =
+    unguarded.length > 0
+      ? `Unsandboxed shell or file tools: agent ${unguarded.map((scope) => scope.id).join(', ')}.`
+      : 'No unsandboxed shell or file tools were found.';
+  return [
+    {
+      checkId: 'security.trust_model.multi_user_heuristic',
+      severity: 'warn',
+      title: 'Several people may be using one personal assistant',
+      detail:
+        `Signs of shared use: ${signals.join('; ')}. ${impact} claw runs one trusted operator per gateway; everyone who can write ` +
+        `to it shares the agent's tools, memory and credentials.`,
+      fix:
+        'Give people who do not trust each other separate gateways (separate state dirs, ideally separate OS users). For a ' +
+        'deliberately shared one: agents.defaults.sandbox.mode "all", tools.fs.workspaceOnly true, deny runtime and web tools that are ' +
+        'not needed, and keep personal credentials off it.',
+      fixable: false,
+    },
+  ];
 }
 
 /**
@@ -82,25 +90,30 @@ function crossAgentFinding(ctx: AuditContext): Finding[] {
     const own = agents.find((agent) => agent.id === scope.id) ?? {};
     const clamp = section(own.sandbox).sessionToolsVisibility ?? defaultsSandbox.sessionToolsVisibility ?? 'spawned';
     const allowed = SESSION_TOOLS.filter(scope.can);
-    if (allowed.length > 0 && (scope.sandbox.mode !== 'all' || clamp === 'all')) reachers.push(`${scope.id} (${allowed.join(', ')})`);
+    if (allowed.length > 0 && (scope.sandbox.mode !== 'all' || clamp === 'all'))
+      reachers.push(`${scope.id} (${allowed.join(', ')})`);
     if (scope.sandbox.mode !== 'off') signals.push(`${scope.id} is sandboxed (${scope.sandbox.mode})`);
     const restricted = ['profile', 'allow', 'deny'].filter((key) => scope.tools[key] !== undefined);
-    if (restricted.length > 0) signals.push(`${scope.id} has its own tool policy (${restricted.map((key) => `tools.${key}`).join(', ')})`);
+    if (restricted.length > 0)
+      signals.push(`${scope.id} has its own tool policy (${restricted.map((key) => `tools.${key}`).join(', ')})`);
   }
   if (reachers.length === 0) return [];
   signals.push(...multiUserSignals(ctx));
-  return [{
-    checkId: 'security.trust_model.cross_agent_session_access_default',
-    severity: signals.length > 0 ? 'warn' : 'info',
-    title: 'Agents can read each other\'s sessions',
-    detail:
-      `tools.sessions.visibility is "all" and tools.agentToAgent is on with no allow list: agent ${reachers.join('; ')} ` +
-      "can list, read and write to every agent's sessions" +
-      (signals.length > 0 ? `, although the config suggests different trust levels (${signals.join('; ')}).` : '.'),
-    fix: 'Set tools.sessions.visibility to "agent", "tree" or "self"; list the agents that may talk in tools.agentToAgent.allow; or set ' +
-      'tools.agentToAgent.enabled to false.',
-    fixable: false,
-  }];
+  return [
+    {
+      checkId: 'security.trust_model.cross_agent_session_access_default',
+      severity: signals.length > 0 ? 'warn' : 'info',
+      title: "Agents can read each other's sessions",
+      detail:
+        `tools.sessions.visibility is "all" and tools.agentToAgent is on with no allow list: agent ${reachers.join('; ')} ` +
+        "can list, read and write to every agent's sessions" +
+        (signals.length > 0 ? `, although the config suggests different trust levels (${signals.join('; ')}).` : '.'),
+      fix:
+        'Set tools.sessions.visibility to "agent", "tree" or "self"; list the agents that may talk in tools.agentToAgent.allow; or set ' +
+        'tools.agentToAgent.enabled to false.',
+      fixable: false,
+    },
+  ];
 }
 
 export function trustChecks(ctx: AuditContext): Finding[] {

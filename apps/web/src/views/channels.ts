@@ -7,7 +7,16 @@ interface ChannelInfo {
   pluginId: string;
   configured: boolean;
   enabled: boolean;
-  accounts: Array<{ accountId: string; running: boolean; connected: boolean; state?: string; detail?: string; lastError?: string; lastInboundAt?: number; lastOutboundAt?: number }>;
+  accounts: Array<{
+    accountId: string;
+    running: boolean;
+    connected: boolean;
+    state?: string;
+    detail?: string;
+    lastError?: string;
+    lastInboundAt?: number;
+    lastOutboundAt?: number;
+  }>;
 }
 
 interface LoginState {
@@ -53,18 +62,37 @@ export const channelsView: View = {
     async function load(): Promise<void> {
       try {
         const { channels } = await gw.call<{ channels: ChannelInfo[] }>('channels.status');
-        replace(channelsBox, channels.length ? channels.map(channelCard) : h('p', { class: 'empty' }, 'No channel plugin is enabled.'));
+        replace(
+          channelsBox,
+          channels.length ? channels.map(channelCard) : h('p', { class: 'empty' }, 'No channel plugin is enabled.'),
+        );
       } catch (error) {
-        replace(channelsBox, errorBox(error, () => void load()));
+        replace(
+          channelsBox,
+          errorBox(error, () => void load()),
+        );
       } finally {
         channelsBox.removeAttribute('aria-busy');
       }
-      if (!gw.can('operator.pairing')) return replace(pairingBox, h('p', { class: 'muted' }, 'Approving people needs the operator.pairing scope.'));
+      if (!gw.can('operator.pairing'))
+        return replace(pairingBox, h('p', { class: 'muted' }, 'Approving people needs the operator.pairing scope.'));
       try {
         const { requests } = await gw.call<{ requests: PairingRequest[] }>('pairing.list', {});
-        replace(pairingBox, requests.length ? pairingTable(requests) : h('p', { class: 'empty' }, 'Nobody is waiting. People who message the assistant on a channel with dmPolicy "pairing" appear here with their code.'));
+        replace(
+          pairingBox,
+          requests.length
+            ? pairingTable(requests)
+            : h(
+                'p',
+                { class: 'empty' },
+                'Nobody is waiting. People who message the assistant on a channel with dmPolicy "pairing" appear here with their code.',
+              ),
+        );
       } catch (error) {
-        replace(pairingBox, errorBox(error, () => void load()));
+        replace(
+          pairingBox,
+          errorBox(error, () => void load()),
+        );
       }
     }
 
@@ -79,7 +107,11 @@ export const channelsView: View = {
         'section',
         { class: 'card', 'data-channel': channel.id },
         h('h2', null, channel.id, ' ', state),
-        h('p', { class: 'muted' }, `Plugin ${channel.pluginId}${channel.configured ? '' : running ? ' · runs with its defaults' : ` · not configured (channels.${channel.id})`}`),
+        h(
+          'p',
+          { class: 'muted' },
+          `Plugin ${channel.pluginId}${channel.configured ? '' : running ? ' · runs with its defaults' : ` · not configured (channels.${channel.id})`}`,
+        ),
         channel.accounts.length
           ? h(
               'ul',
@@ -96,7 +128,11 @@ export const channelsView: View = {
                   account.lastOutboundAt ? ` · last reply ${formatAgo(account.lastOutboundAt)}` : '',
                   account.lastError ? h('p', { class: 'error-text' }, account.lastError) : null,
                   account.state && NEEDS_QR.has(account.state) && gw.can('operator.admin')
-                    ? h('button', { type: 'button', class: 'primary', onclick: () => void link(channel.id, account.accountId) }, 'Link with QR code')
+                    ? h(
+                        'button',
+                        { type: 'button', class: 'primary', onclick: () => void link(channel.id, account.accountId) },
+                        'Link with QR code',
+                      )
                     : null,
                 ),
               ),
@@ -109,7 +145,15 @@ export const channelsView: View = {
       return h(
         'table',
         null,
-        h('thead', null, h('tr', null, ['Channel', 'Who', 'Code', 'Expires', ''].map((name) => h('th', { scope: 'col' }, name)))),
+        h(
+          'thead',
+          null,
+          h(
+            'tr',
+            null,
+            ['Channel', 'Who', 'Code', 'Expires', ''].map((name) => h('th', { scope: 'col' }, name)),
+          ),
+        ),
         h(
           'tbody',
           null,
@@ -121,7 +165,11 @@ export const channelsView: View = {
               h('td', null, request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId),
               h('td', null, h('code', null, request.code)),
               h('td', null, new Date(request.expiresAt).toLocaleTimeString()),
-              h('td', null, h('button', { type: 'button', class: 'primary', onclick: () => void approve(request) }, 'Approve')),
+              h(
+                'td',
+                null,
+                h('button', { type: 'button', class: 'primary', onclick: () => void approve(request) }, 'Approve'),
+              ),
             ),
           ),
         ),
@@ -130,13 +178,28 @@ export const channelsView: View = {
 
     /** web.login.start, then web.login.wait until linked, showing each new QR as it comes. */
     async function link(channel: string, accountId: string): Promise<void> {
-      const box = h('section', { class: 'card', 'data-qr-login': `${channel}:${accountId}` }, h('p', null, 'Asking for a QR code…'));
+      const box = h(
+        'section',
+        { class: 'card', 'data-qr-login': `${channel}:${accountId}` },
+        h('p', null, 'Asking for a QR code…'),
+      );
       replace(loginBox, box);
       try {
         let state = await gw.act<LoginState>('web.login.start', { channel, accountId });
         while (!state.connected) {
-          replace(box, h('h2', null, `Link ${channel} (${accountId})`), h('p', null, state.message), state.qrDataUrl ? h('img', { src: state.qrDataUrl, alt: 'QR code to scan with the phone', width: '264', height: '264' }) : null);
-          state = await gw.call<LoginState>('web.login.wait', { channel, accountId, timeoutMs: 20_000, ...(state.qr ? { currentQr: state.qr } : {}) }, 35_000);
+          replace(
+            box,
+            h('h2', null, `Link ${channel} (${accountId})`),
+            h('p', null, state.message),
+            state.qrDataUrl
+              ? h('img', { src: state.qrDataUrl, alt: 'QR code to scan with the phone', width: '264', height: '264' })
+              : null,
+          );
+          state = await gw.call<LoginState>(
+            'web.login.wait',
+            { channel, accountId, timeoutMs: 20_000, ...(state.qr ? { currentQr: state.qr } : {}) },
+            35_000,
+          );
         }
         app.toast(state.message);
         box.remove();

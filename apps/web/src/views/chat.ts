@@ -89,7 +89,10 @@ export const chatView: View = {
     const { gw, clientId } = app;
     const known = loadJson<Record<string, string>>(KNOWN_KEY, {});
     const titles = loadJson<Record<string, string>>(TITLES_KEY, {});
-    const mainKey = String((gw.hello?.snapshot as { sessionDefaults?: { mainSessionKey?: string } })?.sessionDefaults?.mainSessionKey ?? 'agent:main:main');
+    const mainKey = String(
+      (gw.hello?.snapshot as { sessionDefaults?: { mainSessionKey?: string } })?.sessionDefaults?.mainSessionKey ??
+        'agent:main:main',
+    );
     if (known[mainKey] === undefined) known[mainKey] = '';
 
     let conversation: Conversation = pickInitial();
@@ -109,16 +112,45 @@ export const chatView: View = {
     const list = h('ul', { class: 'conv-list' });
     const sidebar = h(
       'aside',
-      { class: 'conversations', id: 'conversations', 'aria-label': 'Conversations', onkeydown: (event: KeyboardEvent) => event.key === 'Escape' && (setSidebar(false), toggle.focus()) },
-      h('div', { class: 'conv-head' }, h('h2', null, 'Conversations'), h('button', { type: 'button', class: 'primary', onclick: () => newChat() }, 'New chat')),
+      {
+        class: 'conversations',
+        id: 'conversations',
+        'aria-label': 'Conversations',
+        onkeydown: (event: KeyboardEvent) => event.key === 'Escape' && (setSidebar(false), toggle.focus()),
+      },
+      h(
+        'div',
+        { class: 'conv-head' },
+        h('h2', null, 'Conversations'),
+        h('button', { type: 'button', class: 'primary', onclick: () => newChat() }, 'New chat'),
+      ),
       list,
     );
-    const toggle = h('button', { type: 'button', class: 'conv-toggle', 'aria-controls': 'conversations', 'aria-expanded': 'false', onclick: () => setSidebar(!root.classList.contains('show-conversations')) }, 'Conversations');
+    const toggle = h(
+      'button',
+      {
+        type: 'button',
+        class: 'conv-toggle',
+        'aria-controls': 'conversations',
+        'aria-expanded': 'false',
+        onclick: () => setSidebar(!root.classList.contains('show-conversations')),
+      },
+      'Conversations',
+    );
     const title = h('h1', { tabindex: '-1' });
     const hint = h('p', { class: 'thread-hint' });
-    const stop = h('button', { type: 'button', class: 'danger stop', hidden: true, onclick: () => void abort() }, '■ Stop');
+    const stop = h(
+      'button',
+      { type: 'button', class: 'danger stop', hidden: true, onclick: () => void abort() },
+      '■ Stop',
+    );
     const messages = h('ol', { class: 'messages', role: 'log', 'aria-label': 'Messages' });
-    const empty = h('div', { class: 'empty-chat' }, h('p', { class: 'empty-title' }, 'How can I help?'), h('p', null, 'Messages go to your assistant through the gateway. Replies stream in as they are written.'));
+    const empty = h(
+      'div',
+      { class: 'empty-chat' },
+      h('p', { class: 'empty-title' }, 'How can I help?'),
+      h('p', null, 'Messages go to your assistant through the gateway. Replies stream in as they are written.'),
+    );
     const scroller = h('div', { class: 'messages-scroll' }, empty, messages);
     const announcer = h('p', { class: 'sr-only', role: 'status', 'aria-live': 'polite' });
     const input = h('textarea', {
@@ -135,10 +167,22 @@ export const chatView: View = {
       },
       oninput: () => autosize(),
     });
-    const files = h('input', { type: 'file', accept: 'image/*', multiple: true, class: 'sr-only', tabindex: '-1', 'aria-hidden': 'true', onchange: () => void addFiles() });
+    const files = h('input', {
+      type: 'file',
+      accept: 'image/*',
+      multiple: true,
+      class: 'sr-only',
+      tabindex: '-1',
+      'aria-hidden': 'true',
+      onchange: () => void addFiles(),
+    });
     const chips = h('div', { class: 'attachments' });
     const sendButton = h('button', { type: 'submit', class: 'primary send' }, 'Send');
-    const composerNote = h('p', { class: 'composer-hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line');
+    const composerNote = h(
+      'p',
+      { class: 'composer-hint', id: 'composer-hint' },
+      'Enter to send · Shift+Enter for a new line',
+    );
     const form = h(
       'form',
       { class: 'composer', onsubmit: (event: Event) => (event.preventDefault(), void submit()) },
@@ -147,14 +191,31 @@ export const chatView: View = {
         'div',
         { class: 'composer-row' },
         h('label', { class: 'sr-only', for: 'composer-input' }, 'Message'),
-        h('button', { type: 'button', class: 'icon attach', 'aria-label': 'Attach images', title: 'Attach images', onclick: () => files.click() }, '+'),
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'icon attach',
+            'aria-label': 'Attach images',
+            title: 'Attach images',
+            onclick: () => files.click(),
+          },
+          '+',
+        ),
         input,
         sendButton,
       ),
       files,
       composerNote,
     );
-    const thread = h('div', { class: 'thread' }, h('header', { class: 'thread-head' }, toggle, h('div', { class: 'thread-title' }, title, hint), stop), scroller, announcer, form);
+    const thread = h(
+      'div',
+      { class: 'thread' },
+      h('header', { class: 'thread-head' }, toggle, h('div', { class: 'thread-title' }, title, hint), stop),
+      scroller,
+      announcer,
+      form,
+    );
     replace(root, h('section', { class: 'chat' }, sidebar, thread));
 
     // ── Conversations ────────────────────────────────────────────────────────────
@@ -167,7 +228,9 @@ export const chatView: View = {
     }
 
     function conversationFor(key: string): Conversation {
-      return known[key] !== undefined ? { key, via: 'webchat', ...(known[key] ? { threadId: known[key] } : {}) } : { key, via: 'operator' };
+      return known[key] !== undefined
+        ? { key, via: 'webchat', ...(known[key] ? { threadId: known[key] } : {}) }
+        : { key, via: 'operator' };
     }
 
     function remember(): void {
@@ -186,13 +249,20 @@ export const chatView: View = {
       if (row?.displayName) return row.displayName;
       const thread = key.startsWith(`${mainKey}:topic:`) ? key.slice(mainKey.length + ':topic:'.length) : undefined;
       if (thread) return `Conversation ${thread.slice(0, 6)}`;
-      return key.replace(/^agent:[^:]+:/, '').split(':').join(' · ');
+      return key
+        .replace(/^agent:[^:]+:/, '')
+        .split(':')
+        .join(' · ');
     }
 
     function showConversation(): void {
       title.textContent = titleOf(conversation.key);
       hint.textContent =
-        conversation.via === 'operator' ? 'WebChat did not start this session: your messages go into it as the operator.' : conversation.key ? '' : 'A new conversation of its own.';
+        conversation.via === 'operator'
+          ? 'WebChat did not start this session: your messages go into it as the operator.'
+          : conversation.key
+            ? ''
+            : 'A new conversation of its own.';
       for (const button of list.querySelectorAll<HTMLElement>('[data-key]')) {
         if (button.dataset.key === (conversation.key ?? '')) button.setAttribute('aria-current', 'true');
         else button.removeAttribute('aria-current');
@@ -230,7 +300,10 @@ export const chatView: View = {
         const previews = new Map<string, string>();
         if (sessions.length) {
           const result = await gw
-            .call<{ previews: Array<{ key: string; items: Array<{ role: string; text: string }> }> }>('sessions.preview', { keys: sessions.map((row) => row.key).slice(0, 64), limit: 1, maxChars: 90 })
+            .call<{ previews: Array<{ key: string; items: Array<{ role: string; text: string }> }> }>(
+              'sessions.preview',
+              { keys: sessions.map((row) => row.key).slice(0, 64), limit: 1, maxChars: 90 },
+            )
             .catch(() => ({ previews: [] }));
           for (const preview of result.previews) previews.set(preview.key, preview.items.at(-1)?.text ?? '');
         }
@@ -244,8 +317,20 @@ export const chatView: View = {
               null,
               h(
                 'button',
-                { type: 'button', class: 'conv', 'data-key': row?.key ?? '', onclick: () => (row ? select(conversationFor(row.key)) : undefined) },
-                h('span', { class: 'conv-title' }, titleOf(row?.key, row), row?.hasActiveRun ? h('span', { class: 'dot', title: 'Replying…', 'aria-label': '(replying)' }) : null),
+                {
+                  type: 'button',
+                  class: 'conv',
+                  'data-key': row?.key ?? '',
+                  onclick: () => (row ? select(conversationFor(row.key)) : undefined),
+                },
+                h(
+                  'span',
+                  { class: 'conv-title' },
+                  titleOf(row?.key, row),
+                  row?.hasActiveRun
+                    ? h('span', { class: 'dot', title: 'Replying…', 'aria-label': '(replying)' })
+                    : null,
+                ),
                 h('span', { class: 'conv-preview' }, row ? previews.get(row.key) || ' ' : 'Say something to start'),
                 row ? h('span', { class: 'conv-time' }, formatAgo(row.updatedAt)) : null,
               ),
@@ -254,7 +339,14 @@ export const chatView: View = {
         );
         showConversation();
       } catch (error) {
-        replace(list, h('li', null, errorBox(error, () => void loadList())));
+        replace(
+          list,
+          h(
+            'li',
+            null,
+            errorBox(error, () => void loadList()),
+          ),
+        );
       }
     }
 
@@ -274,11 +366,33 @@ export const chatView: View = {
 
     function bubble(role: 'user' | 'assistant' | 'system', body: Node, ts?: number, extra?: Node | null): HTMLElement {
       const who = role === 'user' ? 'You' : role === 'assistant' ? 'Assistant' : 'Notice';
-      return h('li', { class: `msg ${role}` }, h('div', { class: 'meta' }, h('span', { class: 'who' }, who), ts ? h('time', { datetime: new Date(ts).toISOString() }, formatTime(ts)) : null), h('div', { class: 'body' }, body), extra ?? null);
+      return h(
+        'li',
+        { class: `msg ${role}` },
+        h(
+          'div',
+          { class: 'meta' },
+          h('span', { class: 'who' }, who),
+          ts ? h('time', { datetime: new Date(ts).toISOString() }, formatTime(ts)) : null,
+        ),
+        h('div', { class: 'body' }, body),
+        extra ?? null,
+      );
     }
 
     function userBody(text: string, images: Array<{ src: string; name?: string }>): Node {
-      return h('div', null, text ? h('p', { class: 'plain' }, text) : null, images.length ? h('div', { class: 'thumbs' }, images.map((image) => h('img', { src: image.src, alt: image.name ?? 'attached image' }))) : null);
+      return h(
+        'div',
+        null,
+        text ? h('p', { class: 'plain' }, text) : null,
+        images.length
+          ? h(
+              'div',
+              { class: 'thumbs' },
+              images.map((image) => h('img', { src: image.src, alt: image.name ?? 'attached image' })),
+            )
+          : null,
+      );
     }
 
     function note(text: string, tone: 'info' | 'error' = 'info'): void {
@@ -289,12 +403,17 @@ export const chatView: View = {
       for (const message of history) {
         if (message.role === 'user') {
           const parts = typeof message.content === 'string' ? [] : message.content;
-          const images = parts.filter((part) => part.type === 'image' && part.data).map((part) => ({ src: `data:${part.mimeType};base64,${part.data}` }));
+          const images = parts
+            .filter((part) => part.type === 'image' && part.data)
+            .map((part) => ({ src: `data:${part.mimeType};base64,${part.data}` }));
           add(bubble('user', userBody(textOf(message.content), images), message.timestamp));
         } else if (message.role === 'assistant') {
           const text = textOf(message.content);
-          const tools = typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'toolCall');
-          const extra = tools.length ? h('p', { class: 'tools' }, `Used ${tools.map((tool) => tool.name).join(', ')}`) : null;
+          const tools =
+            typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'toolCall');
+          const extra = tools.length
+            ? h('p', { class: 'tools' }, `Used ${tools.map((tool) => tool.name).join(', ')}`)
+            : null;
           if (text.trim()) add(bubble('assistant', renderMarkdown(text), message.timestamp, extra));
           else if (extra) add(h('li', { class: 'msg tool-only' }, extra));
           if (message.errorMessage) note(message.errorMessage, 'error');
@@ -315,13 +434,22 @@ export const chatView: View = {
       if (!key) return;
       messages.setAttribute('aria-busy', 'true');
       try {
-        const history = await gw.call<{ messages: HistoryMessage[]; hasActiveRun?: boolean }>('chat.history', { sessionKey: key, limit: 200 });
+        const history = await gw.call<{ messages: HistoryMessage[]; hasActiveRun?: boolean }>('chat.history', {
+          sessionKey: key,
+          limit: 200,
+        });
         if (conversation.key !== key) return;
         renderHistory(history.messages);
         activeOnOpen = history.hasActiveRun === true;
         scroller.scrollTop = scroller.scrollHeight;
       } catch (error) {
-        messages.append(h('li', null, errorBox(error, () => void loadHistory())));
+        messages.append(
+          h(
+            'li',
+            null,
+            errorBox(error, () => void loadHistory()),
+          ),
+        );
       } finally {
         messages.removeAttribute('aria-busy');
         updateBusy();
@@ -335,7 +463,13 @@ export const chatView: View = {
       const waiting = busy && streaming.size === 0;
       const typing = messages.querySelector('.typing');
       if (waiting && !typing) {
-        messages.append(h('li', { class: 'msg assistant typing', 'aria-label': 'The assistant is working' }, h('span', { class: 'dots', 'aria-hidden': 'true' }, h('i'), h('i'), h('i'))));
+        messages.append(
+          h(
+            'li',
+            { class: 'msg assistant typing', 'aria-label': 'The assistant is working' },
+            h('span', { class: 'dots', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')),
+          ),
+        );
         empty.hidden = true;
         if (nearBottom()) scroller.scrollTop = scroller.scrollHeight;
       } else if (!waiting) typing?.remove();
@@ -381,19 +515,27 @@ export const chatView: View = {
         updateBusy();
         return;
       }
-      const entry = streaming.get(event.runId) ?? (text.trim() || event.state !== 'final' ? streamFor(event.runId) : undefined);
+      const entry =
+        streaming.get(event.runId) ?? (text.trim() || event.state !== 'final' ? streamFor(event.runId) : undefined);
       if (entry) {
         setText(entry, text);
         entry.item.removeAttribute('aria-busy');
         if (event.state === 'aborted') entry.item.append(h('p', { class: 'stopped' }, 'Stopped'));
-        if (event.state === 'error') entry.item.append(h('p', { class: 'error-text' }, event.errorMessage || 'The reply failed.'));
-        if (!entry.text.trim() && event.state === 'aborted') entry.body.replaceChildren(h('p', { class: 'muted' }, '(no reply)'));
+        if (event.state === 'error')
+          entry.item.append(h('p', { class: 'error-text' }, event.errorMessage || 'The reply failed.'));
+        if (!entry.text.trim() && event.state === 'aborted')
+          entry.body.replaceChildren(h('p', { class: 'muted' }, '(no reply)'));
       }
       finished.add(event.runId);
       streaming.delete(event.runId);
       pending.delete(event.runId);
       activeOnOpen = false;
-      announcer.textContent = event.state === 'final' ? 'Reply finished.' : event.state === 'aborted' ? 'Reply stopped.' : 'The reply failed.';
+      announcer.textContent =
+        event.state === 'final'
+          ? 'Reply finished.'
+          : event.state === 'aborted'
+            ? 'Reply stopped.'
+            : 'The reply failed.';
       releaseHeld(text);
       void forgetEndedRuns();
       updateBusy();
@@ -403,7 +545,9 @@ export const chatView: View = {
     /** Runs merged into another (queue "collect") never get events of their own: ask. */
     async function forgetEndedRuns(): Promise<void> {
       for (const runId of [...pending]) {
-        const result = await gw.call<{ status: string }>('agent.wait', { runId, timeoutMs: 0 }).catch(() => ({ status: 'unknown' }));
+        const result = await gw
+          .call<{ status: string }>('agent.wait', { runId, timeoutMs: 0 })
+          .catch(() => ({ status: 'unknown' }));
         if (result.status !== 'timeout') pending.delete(runId);
       }
       updateBusy();
@@ -423,7 +567,19 @@ export const chatView: View = {
 
     function showDelivered(message: WebchatMessage): void {
       const media = message.media.length
-        ? h('ul', { class: 'media' }, message.media.map((item) => h('li', null, /^https?:/i.test(item.url) ? h('a', { href: item.url, target: '_blank', rel: 'noopener noreferrer' }, item.url) : item.url)))
+        ? h(
+            'ul',
+            { class: 'media' },
+            message.media.map((item) =>
+              h(
+                'li',
+                null,
+                /^https?:/i.test(item.url)
+                  ? h('a', { href: item.url, target: '_blank', rel: 'noopener noreferrer' }, item.url)
+                  : item.url,
+              ),
+            ),
+          )
         : null;
       add(bubble('assistant', renderMarkdown(message.text), message.ts, media));
     }
@@ -448,8 +604,22 @@ export const chatView: View = {
       attachments = [];
       renderChips();
       autosize();
-      const sent = add(bubble('user', userBody(text, images.map((image) => ({ src: image.dataUrl, name: image.fileName }))), Date.now()));
-      const wire = images.map((image) => ({ type: 'image', mimeType: image.mimeType, fileName: image.fileName, content: image.dataUrl }));
+      const sent = add(
+        bubble(
+          'user',
+          userBody(
+            text,
+            images.map((image) => ({ src: image.dataUrl, name: image.fileName })),
+          ),
+          Date.now(),
+        ),
+      );
+      const wire = images.map((image) => ({
+        type: 'image',
+        mimeType: image.mimeType,
+        fileName: image.fileName,
+        content: image.dataUrl,
+      }));
       try {
         if (conversation.via === 'webchat') {
           const outcome = await gw.act<Outcome>('webchat.send', {
@@ -460,7 +630,11 @@ export const chatView: View = {
           });
           accepted(outcome, text);
         } else {
-          const result = await gw.act<{ runId: string; status: string }>('chat.send', { sessionKey: conversation.key, message: text, ...(wire.length ? { attachments: wire } : {}) });
+          const result = await gw.act<{ runId: string; status: string }>('chat.send', {
+            sessionKey: conversation.key,
+            message: text,
+            ...(wire.length ? { attachments: wire } : {}),
+          });
           if (!finished.has(result.runId)) pending.add(result.runId);
           updateBusy();
         }
@@ -489,7 +663,10 @@ export const chatView: View = {
         refreshListSoon();
       } else if (outcome.status === 'pairing') {
         // A new code was just delivered as a message; repeat it only when it was not.
-        if (!outcome.created) note(`This browser is waiting for approval. Pairing code: ${outcome.code} (on the gateway: claw pairing approve webchat ${outcome.code}).`);
+        if (!outcome.created)
+          note(
+            `This browser is waiting for approval. Pairing code: ${outcome.code} (on the gateway: claw pairing approve webchat ${outcome.code}).`,
+          );
       } else if (outcome.status === 'blocked' || outcome.status === 'history') {
         note(`Not answered: ${outcome.reason}`, 'error');
       }
@@ -537,7 +714,16 @@ export const chatView: View = {
             { class: 'chip' },
             h('img', { src: attachment.dataUrl, alt: '' }),
             attachment.fileName,
-            h('button', { type: 'button', class: 'icon', 'aria-label': `Remove ${attachment.fileName}`, onclick: () => (attachments.splice(index, 1), renderChips()) }, '×'),
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'icon',
+                'aria-label': `Remove ${attachment.fileName}`,
+                onclick: () => (attachments.splice(index, 1), renderChips()),
+              },
+              '×',
+            ),
           ),
         ),
       );

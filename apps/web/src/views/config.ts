@@ -34,9 +34,21 @@ export const configView: View = {
     const admin = gw.can('operator.admin');
     const where = h('p', { class: 'muted' });
     const problems = h('div', { role: 'alert' });
-    const editor = h('textarea', { id: 'config-editor', class: 'code-editor', spellcheck: 'false', autocomplete: 'off', readOnly: !admin, 'aria-describedby': 'config-help', rows: '24' });
+    const editor = h('textarea', {
+      id: 'config-editor',
+      class: 'code-editor',
+      spellcheck: 'false',
+      autocomplete: 'off',
+      readOnly: !admin,
+      'aria-describedby': 'config-help',
+      rows: '24',
+    });
     const save = h('button', { type: 'submit', class: 'primary', disabled: !admin }, 'Save');
-    const apply = h('button', { type: 'button', disabled: !admin, onclick: () => void write('config.apply') }, 'Save and restart');
+    const apply = h(
+      'button',
+      { type: 'button', disabled: !admin, onclick: () => void write('config.apply') },
+      'Save and restart',
+    );
     replace(
       root,
       h(
@@ -53,7 +65,9 @@ export const configView: View = {
             'p',
             { class: 'muted small', id: 'config-help' },
             `JSON5 is fine. Saving rewrites the file from what is here, so comments in it are not kept. Secrets show as ${REDACTED}: leave the marker to keep the stored value. ` +
-              (admin ? 'Safe changes (channel access, models, tool policy) apply at once; saving says when others need a restart.' : 'Editing needs the operator.admin scope.'),
+              (admin
+                ? 'Safe changes (channel access, models, tool policy) apply at once; saving says when others need a restart.'
+                : 'Editing needs the operator.admin scope.'),
           ),
           editor,
           h('div', { class: 'form-actions' }, save, apply),
@@ -64,11 +78,16 @@ export const configView: View = {
     async function load(): Promise<void> {
       try {
         snapshot = await gw.call<ConfigSnapshot>('config.get');
-        where.textContent = snapshot.exists ? `${snapshot.path}` : `${snapshot.path} does not exist yet; saving creates it.`;
+        where.textContent = snapshot.exists
+          ? `${snapshot.path}`
+          : `${snapshot.path} does not exist yet; saving creates it.`;
         editor.value = `${JSON.stringify(snapshot.config, null, 2)}\n`;
         showIssues(snapshot.issues, 'The config file has problems:');
       } catch (error) {
-        replace(problems, errorBox(error, () => void load()));
+        replace(
+          problems,
+          errorBox(error, () => void load()),
+        );
       }
     }
 
@@ -80,7 +99,11 @@ export const configView: View = {
           'div',
           { class: `notice ${issues.some((issue) => issue.level === 'error') ? 'error' : 'warn'}` },
           h('p', null, heading),
-          h('ul', null, issues.map((issue) => h('li', null, h('code', null, issue.path || '(root)'), ` ${issue.message}`))),
+          h(
+            'ul',
+            null,
+            issues.map((issue) => h('li', null, h('code', null, issue.path || '(root)'), ` ${issue.message}`)),
+          ),
         ),
       );
     }
@@ -89,11 +112,17 @@ export const configView: View = {
       save.disabled = apply.disabled = true;
       try {
         // The gateway says whether the change is live, is being applied by a restart, or needs one.
-        const result = await gw.act<{ message: string }>(method, { raw: editor.value, ...(snapshot ? { baseHash: snapshot.hash } : {}) });
+        const result = await gw.act<{ message: string }>(method, {
+          raw: editor.value,
+          ...(snapshot ? { baseHash: snapshot.hash } : {}),
+        });
         app.toast(`Saved. ${result.message}`);
         await load();
       } catch (error) {
-        const issues = error instanceof GatewayError && Array.isArray(error.details.issues) ? (error.details.issues as ConfigIssue[]) : [];
+        const issues =
+          error instanceof GatewayError && Array.isArray(error.details.issues)
+            ? (error.details.issues as ConfigIssue[])
+            : [];
         if (issues.length) showIssues(issues, 'Not saved: the config would be invalid.');
         else replace(problems, errorBox(`Not saved: ${errorMessage(error)}`));
       } finally {

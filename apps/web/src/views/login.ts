@@ -6,7 +6,14 @@ import type { Secret } from '../storage.js';
 export function renderLogin(root: HTMLElement, state: ConnectionState, signIn: (secret: Secret) => void): void {
   const kind: Secret['kind'] = state.wantsPassword ? 'password' : 'token';
   const label = kind === 'password' ? 'Gateway password' : 'Gateway token';
-  const field = h('input', { type: 'password', id: 'login-secret', name: kind, autocomplete: 'current-password', required: true, 'aria-describedby': 'login-help' });
+  const field = h('input', {
+    type: 'password',
+    id: 'login-secret',
+    name: kind,
+    autocomplete: 'current-password',
+    required: true,
+    'aria-describedby': 'login-help',
+  });
   const heading = h('h1', { tabindex: '-1' }, 'Sign in to your gateway');
   replace(
     root,

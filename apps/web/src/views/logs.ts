@@ -31,7 +31,9 @@ function parse(raw: string): Line {
   try {
     const record = JSON.parse(raw) as Record<string, unknown>;
     const { level, time, msg, plugin, pid: _pid, hostname: _host, ...rest } = record;
-    const extra = Object.entries(rest).map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+    const extra = Object.entries(rest).map(
+      ([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`,
+    );
     return {
       time: typeof time === 'number' ? time : undefined,
       level: typeof level === 'number' ? (LEVELS[level] ?? String(level)) : String(level ?? 'info'),
@@ -57,10 +59,22 @@ export const logsView: View = {
     const level = h(
       'select',
       { id: 'log-level', onchange: () => (save(), render()) },
-      Object.keys(RANK).map((name) => h('option', { value: name, selected: name === settings.level }, `${name} and above`)),
+      Object.keys(RANK).map((name) =>
+        h('option', { value: name, selected: name === settings.level }, `${name} and above`),
+      ),
     );
-    const search = h('input', { type: 'search', id: 'log-search', placeholder: 'Text to find', oninput: () => render() });
-    const follow = h('input', { type: 'checkbox', id: 'log-follow', checked: settings.follow, onchange: () => (save(), follow.checked && scrollDown()) });
+    const search = h('input', {
+      type: 'search',
+      id: 'log-search',
+      placeholder: 'Text to find',
+      oninput: () => render(),
+    });
+    const follow = h('input', {
+      type: 'checkbox',
+      id: 'log-follow',
+      checked: settings.follow,
+      onchange: () => (save(), follow.checked && scrollDown()),
+    });
     const output = h('ol', { class: 'log-lines', 'aria-label': 'Log lines' });
     const status = h('div', { role: 'status' });
     const scroller = h('div', { class: 'log-scroll', tabindex: '0' }, output);
@@ -97,14 +111,19 @@ export const logsView: View = {
 
     function visible(line: Line): boolean {
       const query = search.value.trim().toLowerCase();
-      return (RANK[line.level] ?? 2) >= (RANK[level.value] ?? 0) && (!query || line.text.toLowerCase().includes(query) || (line.scope ?? '').includes(query));
+      return (
+        (RANK[line.level] ?? 2) >= (RANK[level.value] ?? 0) &&
+        (!query || line.text.toLowerCase().includes(query) || (line.scope ?? '').includes(query))
+      );
     }
 
     function row(line: Line): HTMLElement {
       return h(
         'li',
         { class: `log ${line.level}` },
-        line.time ? h('time', { datetime: new Date(line.time).toISOString() }, new Date(line.time).toLocaleTimeString()) : null,
+        line.time
+          ? h('time', { datetime: new Date(line.time).toISOString() }, new Date(line.time).toLocaleTimeString())
+          : null,
         h('span', { class: 'level' }, line.level.toUpperCase()),
         line.scope ? h('span', { class: 'scope' }, `[${line.scope}]`) : null,
         h('span', { class: 'text' }, line.text),

@@ -30,7 +30,13 @@ function card(title: string, ...rows: Array<[string, Node | string] | null>): HT
     'section',
     { class: 'card' },
     h('h2', null, title),
-    h('dl', null, rows.filter((row): row is [string, Node | string] => row !== null).map(([term, value]) => [h('dt', null, term), h('dd', null, value)])),
+    h(
+      'dl',
+      null,
+      rows
+        .filter((row): row is [string, Node | string] => row !== null)
+        .map(([term, value]) => [h('dt', null, term), h('dd', null, value)]),
+    ),
   );
 }
 
@@ -45,14 +51,25 @@ export const overviewView: View = {
   mount(root, app) {
     const { gw } = app;
     const body = h('div', { class: 'cards', 'aria-busy': 'true' });
-    replace(root, h('div', { class: 'page' }, pageHeader('Overview', h('button', { type: 'button', onclick: () => void load() }, 'Refresh')), body));
+    replace(
+      root,
+      h(
+        'div',
+        { class: 'page' },
+        pageHeader('Overview', h('button', { type: 'button', onclick: () => void load() }, 'Refresh')),
+        body,
+      ),
+    );
 
     async function load(): Promise<void> {
       try {
         const [health, status] = await Promise.all([gw.call<Health>('health'), gw.call<Status>('status')]);
         render(health, status);
       } catch (error) {
-        replace(body, errorBox(error, () => void load()));
+        replace(
+          body,
+          errorBox(error, () => void load()),
+        );
       } finally {
         body.removeAttribute('aria-busy');
       }
@@ -74,18 +91,31 @@ export const overviewView: View = {
         ),
         card(
           'Load',
-          ['Connections', `${status.connections.total} (${status.connections.operators} operators, ${status.connections.nodes} nodes)`],
-          ['Memory', `${formatBytes(health.memory.rssBytes)} resident, ${formatBytes(health.memory.heapUsedBytes)} heap`],
+          [
+            'Connections',
+            `${status.connections.total} (${status.connections.operators} operators, ${status.connections.nodes} nodes)`,
+          ],
+          [
+            'Memory',
+            `${formatBytes(health.memory.rssBytes)} resident, ${formatBytes(health.memory.heapUsedBytes)} heap`,
+          ],
           ['Event loop delay', `${health.eventLoopDelayMs} ms (p99)`],
           status.lanes ? ['Work', lanesSummary(status.lanes)] : null,
         ),
         card(
           'Plugins',
-          ['Loaded', `${health.plugins.loaded} of ${health.plugins.enabled} enabled (${health.plugins.total} installed)`],
+          [
+            'Loaded',
+            `${health.plugins.loaded} of ${health.plugins.enabled} enabled (${health.plugins.total} installed)`,
+          ],
           [
             'Failed',
             failed.length
-              ? h('ul', { class: 'plain-list' }, failed.map((plugin) => h('li', null, h('strong', null, plugin.id), ': ', plugin.error)))
+              ? h(
+                  'ul',
+                  { class: 'plain-list' },
+                  failed.map((plugin) => h('li', null, h('strong', null, plugin.id), ': ', plugin.error)),
+                )
               : badge('None', 'ok'),
           ],
           ['', h('a', { href: '#/plugins' }, 'Manage plugins')],
@@ -93,15 +123,31 @@ export const overviewView: View = {
         card(
           'This browser',
           ['Scopes', gw.scopes.join(', ') || 'none'],
-          ['Device', app.identity ? h('code', { title: app.identity.deviceId }, `${app.identity.deviceId.slice(0, 16)}…`) : 'no device key (this browser cannot sign; admitted as a local client)'],
+          [
+            'Device',
+            app.identity
+              ? h('code', { title: app.identity.deviceId }, `${app.identity.deviceId.slice(0, 16)}…`)
+              : 'no device key (this browser cannot sign; admitted as a local client)',
+          ],
           ['WebChat id', h('code', null, app.clientId)],
           ['Protocol', String(hello?.protocol ?? '?')],
         ),
-        status.stateDir ? card('Files', ['State', h('code', null, status.stateDir)], ['Config', h('code', null, status.configPath ?? '')], ['Log', h('code', null, status.logFile ?? '')]) : null,
+        status.stateDir
+          ? card(
+              'Files',
+              ['State', h('code', null, status.stateDir)],
+              ['Config', h('code', null, status.configPath ?? '')],
+              ['Log', h('code', null, status.logFile ?? '')],
+            )
+          : null,
       );
     }
 
-    const cleanups = [gw.on<Health>('health', () => void load()), onReconnect(app, () => void load()), every(10_000, () => void load())];
+    const cleanups = [
+      gw.on<Health>('health', () => void load()),
+      onReconnect(app, () => void load()),
+      every(10_000, () => void load()),
+    ];
     void load();
     return () => cleanups.forEach((cleanup) => cleanup());
   },

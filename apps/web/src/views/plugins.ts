@@ -42,13 +42,25 @@ export const pluginsView: View = {
     const restartNote = h('div', { class: 'notice info', role: 'status', hidden: true });
     const filters = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Show' });
     const body = h('div', { class: 'table-wrap', 'aria-busy': 'true' });
-    replace(root, h('div', { class: 'page' }, pageHeader('Plugins', h('button', { type: 'button', onclick: () => void load() }, 'Refresh')), restartNote, filters, body));
+    replace(
+      root,
+      h(
+        'div',
+        { class: 'page' },
+        pageHeader('Plugins', h('button', { type: 'button', onclick: () => void load() }, 'Refresh')),
+        restartNote,
+        filters,
+        body,
+      ),
+    );
 
     async function load(): Promise<void> {
       try {
         const [list, config] = await Promise.all([
           gw.call<{ plugins: PluginSummary[] }>('plugins.list'),
-          gw.call<{ config: { plugins?: { entries?: Record<string, { enabled?: boolean }> } } }>('config.get').catch(() => undefined),
+          gw
+            .call<{ config: { plugins?: { entries?: Record<string, { enabled?: boolean }> } } }>('config.get')
+            .catch(() => undefined),
         ]);
         plugins = list.plugins;
         configured = Object.fromEntries(
@@ -58,7 +70,10 @@ export const pluginsView: View = {
         );
         render();
       } catch (error) {
-        replace(body, errorBox(error, () => void load()));
+        replace(
+          body,
+          errorBox(error, () => void load()),
+        );
       } finally {
         body.removeAttribute('aria-busy');
       }
@@ -73,7 +88,14 @@ export const pluginsView: View = {
       const on = !wanted(plugin);
       // These two serve this very page: off, the next restart leaves it unreachable.
       const servesThisPage = plugin.id === 'gateway' || plugin.id === 'channel-webchat';
-      if (!on && servesThisPage && !window.confirm(`Turn off ${plugin.name}? After the next restart this page will no longer be reachable; turn it back on with: claw plugins enable ${plugin.id}`)) return;
+      if (
+        !on &&
+        servesThisPage &&
+        !window.confirm(
+          `Turn off ${plugin.name}? After the next restart this page will no longer be reachable; turn it back on with: claw plugins enable ${plugin.id}`,
+        )
+      )
+        return;
       try {
         const result = await gw.act<{ notes: string[] }>(on ? 'plugins.enable' : 'plugins.disable', { id: plugin.id });
         const notes = result.notes.length ? ` (${result.notes.join('; ')})` : '';
@@ -95,17 +117,33 @@ export const pluginsView: View = {
       replace(
         filters,
         (['all', 'on', 'off', 'failed'] as const).map((name) =>
-          h('button', { type: 'button', 'aria-pressed': String(filter === name), onclick: () => ((filter = name), render()) }, `${name[0]!.toUpperCase()}${name.slice(1)} (${counts[name]})`),
+          h(
+            'button',
+            { type: 'button', 'aria-pressed': String(filter === name), onclick: () => ((filter = name), render()) },
+            `${name[0]!.toUpperCase()}${name.slice(1)} (${counts[name]})`,
+          ),
         ),
       );
-      const shown = plugins.filter((plugin) => filter === 'all' || (filter === 'on' ? plugin.enabled : filter === 'off' ? !plugin.enabled : plugin.status === 'failed'));
+      const shown = plugins.filter(
+        (plugin) =>
+          filter === 'all' ||
+          (filter === 'on' ? plugin.enabled : filter === 'off' ? !plugin.enabled : plugin.status === 'failed'),
+      );
       const admin = gw.can('operator.admin');
       replace(
         body,
         h(
           'table',
           null,
-          h('thead', null, h('tr', null, ['Plugin', 'Status', 'Why', 'Provides', ''].map((name) => h('th', { scope: 'col' }, name)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Plugin', 'Status', 'Why', 'Provides', ''].map((name) => h('th', { scope: 'col' }, name)),
+            ),
+          ),
           h(
             'tbody',
             null,
@@ -115,8 +153,21 @@ export const pluginsView: View = {
               return h(
                 'tr',
                 { 'data-plugin': plugin.id },
-                h('td', null, h('strong', null, plugin.name), ' ', h('code', null, plugin.id), plugin.version ? h('span', { class: 'muted' }, ` ${plugin.version}`) : null, plugin.description ? h('p', { class: 'muted small' }, plugin.description) : null),
-                h('td', null, badge(label, tone), pending ? [' ', badge(wanted(plugin) ? 'On after restart' : 'Off after restart', 'warn')] : null),
+                h(
+                  'td',
+                  null,
+                  h('strong', null, plugin.name),
+                  ' ',
+                  h('code', null, plugin.id),
+                  plugin.version ? h('span', { class: 'muted' }, ` ${plugin.version}`) : null,
+                  plugin.description ? h('p', { class: 'muted small' }, plugin.description) : null,
+                ),
+                h(
+                  'td',
+                  null,
+                  badge(label, tone),
+                  pending ? [' ', badge(wanted(plugin) ? 'On after restart' : 'Off after restart', 'warn')] : null,
+                ),
                 h(
                   'td',
                   null,
@@ -124,12 +175,27 @@ export const pluginsView: View = {
                   plugin.warnings.map((warning) => h('p', { class: 'warn-text small' }, warning)),
                   h('p', { class: 'muted small' }, plugin.origin),
                 ),
-                h('td', { class: 'small' }, Object.entries(plugin.capabilities).map(([kind, names]) => h('div', null, h('span', { class: 'muted' }, `${kind}: `), names.join(', ')))),
+                h(
+                  'td',
+                  { class: 'small' },
+                  Object.entries(plugin.capabilities).map(([kind, names]) =>
+                    h('div', null, h('span', { class: 'muted' }, `${kind}: `), names.join(', ')),
+                  ),
+                ),
                 h(
                   'td',
                   null,
                   admin
-                    ? h('button', { type: 'button', class: wanted(plugin) ? '' : 'primary', 'aria-label': `${wanted(plugin) ? 'Disable' : 'Enable'} ${plugin.name}`, onclick: () => void toggle(plugin) }, wanted(plugin) ? 'Disable' : 'Enable')
+                    ? h(
+                        'button',
+                        {
+                          type: 'button',
+                          class: wanted(plugin) ? '' : 'primary',
+                          'aria-label': `${wanted(plugin) ? 'Disable' : 'Enable'} ${plugin.name}`,
+                          onclick: () => void toggle(plugin),
+                        },
+                        wanted(plugin) ? 'Disable' : 'Enable',
+                      )
                     : null,
                 ),
               );

@@ -20,7 +20,12 @@ export const sessionsView: View = {
   mount(root, app) {
     const { gw } = app;
     let rows: SessionRow[] = [];
-    const filter = h('input', { type: 'search', id: 'session-filter', placeholder: 'Filter by key, label or channel', oninput: () => render() });
+    const filter = h('input', {
+      type: 'search',
+      id: 'session-filter',
+      placeholder: 'Filter by key, label or channel',
+      oninput: () => render(),
+    });
     const body = h('div', { class: 'table-wrap', 'aria-busy': 'true' });
     replace(
       root,
@@ -38,13 +43,20 @@ export const sessionsView: View = {
         rows = (await gw.call<{ sessions: SessionRow[] }>('sessions.list', {})).sessions;
         render();
       } catch (error) {
-        replace(body, errorBox(error, () => void load()));
+        replace(
+          body,
+          errorBox(error, () => void load()),
+        );
       } finally {
         body.removeAttribute('aria-busy');
       }
     }
 
-    async function change(row: SessionRow, method: 'sessions.reset' | 'sessions.delete', question: string): Promise<void> {
+    async function change(
+      row: SessionRow,
+      method: 'sessions.reset' | 'sessions.delete',
+      question: string,
+    ): Promise<void> {
       if (!window.confirm(question)) return;
       try {
         await gw.call(method, { key: row.key });
@@ -57,8 +69,13 @@ export const sessionsView: View = {
 
     function render(): void {
       const query = filter.value.trim().toLowerCase();
-      const shown = rows.filter((row) => !query || [row.key, row.label, row.lastChannel, row.channel].some((value) => value?.toLowerCase().includes(query)));
-      if (!rows.length) return replace(body, h('p', { class: 'empty' }, 'No sessions yet. Say something in Chat to start one.'));
+      const shown = rows.filter(
+        (row) =>
+          !query ||
+          [row.key, row.label, row.lastChannel, row.channel].some((value) => value?.toLowerCase().includes(query)),
+      );
+      if (!rows.length)
+        return replace(body, h('p', { class: 'empty' }, 'No sessions yet. Say something in Chat to start one.'));
       const admin = gw.can('operator.admin');
       replace(
         body,
@@ -66,7 +83,17 @@ export const sessionsView: View = {
           'table',
           null,
           h('caption', { class: 'sr-only' }, 'Sessions'),
-          h('thead', null, h('tr', null, ['Session', 'Channel', 'Model', 'Tokens', 'Updated', 'Actions'].map((name) => h('th', { scope: 'col' }, name)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Session', 'Channel', 'Model', 'Tokens', 'Updated', 'Actions'].map((name) =>
+                h('th', { scope: 'col' }, name),
+              ),
+            ),
+          ),
           h(
             'tbody',
             null,
@@ -74,7 +101,13 @@ export const sessionsView: View = {
               h(
                 'tr',
                 null,
-                h('td', null, row.label ? h('div', null, row.label) : null, h('code', { class: 'key' }, row.key), row.hasActiveRun ? badge('replying', 'info') : null),
+                h(
+                  'td',
+                  null,
+                  row.label ? h('div', null, row.label) : null,
+                  h('code', { class: 'key' }, row.key),
+                  row.hasActiveRun ? badge('replying', 'info') : null,
+                ),
                 h('td', null, row.lastChannel ?? row.channel ?? '—'),
                 h('td', null, row.lastModel ?? row.model ?? '—'),
                 h('td', { class: 'num' }, row.totalTokens ? row.totalTokens.toLocaleString() : '—'),
@@ -83,8 +116,32 @@ export const sessionsView: View = {
                   'td',
                   { class: 'row-actions' },
                   h('a', { class: 'button', href: `#/chat?session=${encodeURIComponent(row.key)}` }, 'Open'),
-                  admin ? h('button', { type: 'button', onclick: () => void change(row, 'sessions.reset', `Start over in ${row.key}? The assistant forgets this conversation (the transcript is kept).`) }, 'Reset') : null,
-                  admin ? h('button', { type: 'button', class: 'danger', onclick: () => void change(row, 'sessions.delete', `Delete ${row.key} and its transcript?`) }, 'Delete') : null,
+                  admin
+                    ? h(
+                        'button',
+                        {
+                          type: 'button',
+                          onclick: () =>
+                            void change(
+                              row,
+                              'sessions.reset',
+                              `Start over in ${row.key}? The assistant forgets this conversation (the transcript is kept).`,
+                            ),
+                        },
+                        'Reset',
+                      )
+                    : null,
+                  admin
+                    ? h(
+                        'button',
+                        {
+                          type: 'button',
+                          class: 'danger',
+                          onclick: () => void change(row, 'sessions.delete', `Delete ${row.key} and its transcript?`),
+                        },
+                        'Delete',
+                      )
+                    : null,
                 ),
               ),
             ),

@@ -9,7 +9,11 @@ interface StartupEvent {
   context: {
     agents?: Array<{ agentId: string; workspaceDir: string }>;
     deps?: {
-      runAgent?: (input: { agentId: string; sessionKey: string; message: string }) => Promise<{ status: string; error?: string }>;
+      runAgent?: (input: {
+        agentId: string;
+        sessionKey: string;
+        message: string;
+      }) => Promise<{ status: string; error?: string }>;
       log?: (level: 'info' | 'warn', message: string) => void;
     };
   };
@@ -41,8 +45,15 @@ export default async function bootMd(event: StartupEvent): Promise<void> {
     }
     if (!content.trim()) continue;
     try {
-      const result = await runAgent({ agentId, sessionKey: `agent:${agentId}:boot:${randomUUID()}`, message: bootPrompt(content) });
-      log(result.status === 'ok' ? 'info' : 'warn', `boot-md: BOOT.md of agent ${agentId} ran (${result.status}${result.error ? `: ${result.error}` : ''})`);
+      const result = await runAgent({
+        agentId,
+        sessionKey: `agent:${agentId}:boot:${randomUUID()}`,
+        message: bootPrompt(content),
+      });
+      log(
+        result.status === 'ok' ? 'info' : 'warn',
+        `boot-md: BOOT.md of agent ${agentId} ran (${result.status}${result.error ? `: ${result.error}` : ''})`,
+      );
     } catch (error) {
       log('warn', `boot-md: BOOT.md of agent ${agentId} failed: ${(error as Error).message}`);
     }

@@ -15,7 +15,10 @@ interface ResetEvent {
   sessionKey: string;
   timestamp: Date;
   context: {
-    cfg?: { agents?: { defaults?: { userTimezone?: string } }; hooks?: { internal?: { entries?: Record<string, { messages?: unknown }> } } };
+    cfg?: {
+      agents?: { defaults?: { userTimezone?: string } };
+      hooks?: { internal?: { entries?: Record<string, { messages?: unknown }> } };
+    };
     workspaceDir?: string;
     sessionFile?: string;
     previousSessionEntry?: SessionEntryLike;
@@ -48,7 +51,11 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part) => (part && typeof part === 'object' && (part as { type?: string }).type === 'text' ? String((part as { text?: unknown }).text ?? '') : ''))
+    .map((part) =>
+      part && typeof part === 'object' && (part as { type?: string }).type === 'text'
+        ? String((part as { text?: unknown }).text ?? '')
+        : '',
+    )
     .join('');
 }
 
@@ -71,7 +78,15 @@ export function recentConversation(file: string, limit: number): Array<{ role: '
 }
 
 function stamp(date: Date, timeZone: string | undefined): { day: string; time: string } {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(date);
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(date);
   const get = (type: string) => parts.find((part) => part.type === type)?.value ?? '';
   return { day: `${get('year')}-${get('month')}-${get('day')}`, time: `${get('hour')}${get('minute')}` };
 }
@@ -112,9 +127,12 @@ export default async function sessionMemory(event: ResetEvent): Promise<void> {
     `- Session id: ${context.previousSessionEntry?.sessionId ?? 'unknown'}`,
     `- Ended by: /${event.action} from ${context.senderId ?? 'unknown'} (${context.commandSource ?? 'unknown'})`,
     '',
-    conversation === undefined ? '_The transcript could not be read._' : `## Conversation (last ${conversation.length} messages)`,
+    conversation === undefined
+      ? '_The transcript could not be read._'
+      : `## Conversation (last ${conversation.length} messages)`,
   ];
-  for (const message of conversation ?? []) lines.push('', `**${message.role === 'user' ? 'User' : 'Assistant'}:** ${message.text}`);
+  for (const message of conversation ?? [])
+    lines.push('', `**${message.role === 'user' ? 'User' : 'Assistant'}:** ${message.text}`);
   const target = join(dir, name);
   const temp = join(dir, `.${name}.${process.pid}.${Date.now()}.tmp`);
   writeFileSync(temp, `${lines.join('\n')}\n`, { mode: 0o600, flag: 'wx' });
