@@ -11,7 +11,7 @@ import type { AgentService } from '../sdk/agent/index.js';
 import type { AgentRuntime } from '../plugins/agent/runtime.js';
 import { useService } from '../sdk/services.js';
 import type { DispatchInput, RunResult } from '../plugins/agent/runtime.js';
-import { parseDirectives } from '../plugins/agent/commands.js';
+import { parseDirectives } from '../plugins/agent/directives.js';
 import { AGENT_PLUGINS } from './agent-helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 

@@ -8,160 +8,25 @@
  *   the session; inside a normal message they are stripped and apply to that message only.
  * - The inline shortcut `/status` runs immediately and is stripped from the rest.
  */
-import type { KernelConfig, ThinkingLevel } from '../../sdk/index.js';
+import type { KernelConfig } from '../../sdk/index.js';
 import { clawVersion } from '../../sdk/index.js';
 import {
-  durationMs,
   estimateTokens,
-  normalizeQueueMode,
   sessionSandbox,
   type ChatCommandInfo,
   type CommandOutcome,
   type DispatchInput,
-  type DropPolicy,
   type PromptReport,
-  type QueueMode,
-  type ReasoningLevel,
   type SessionEntry,
   type SessionQueueOverride,
-  type VerboseLevel,
 } from '../../sdk/agent/index.js';
+import { parseDirectives, queueProblems } from './directives.js';
 import { commandHook } from './internal-hooks.js';
 import type { AgentRuntime } from './runtime.js';
 import { genericSkillCommand, runSkillCommand, skillCommands, skillHelpLines } from './skill-commands.js';
 
-
-
-
-
-export interface QueueDirective extends SessionQueueOverride {
-  reset?: boolean;
-}
-
-export interface Directives {
-  /** The message with every directive removed. */
-  rest: string;
-  thinking?: ThinkingLevel;
-  verbose?: VerboseLevel;
-  reasoning?: ReasoningLevel;
-  /** What followed `/model` (unresolved: an alias, a ref, a provider name, with an optional @profile). */
-  model?: string;
-  queue?: QueueDirective;
-  /** Directive names seen, in order (also those without a usable argument). */
-  found: Array<'think' | 'verbose' | 'reasoning' | 'model' | 'queue'>;
-}
-
-const DIRECTIVE_NAMES: Record<string, Directives['found'][number]> = {
-  think: 'think',
-  thinking: 'think',
-  t: 'think',
-  verbose: 'verbose',
-  v: 'verbose',
-  reasoning: 'reasoning',
-  reason: 'reasoning',
-  model: 'model',
-  queue: 'queue',
-};
-
-const THINKING_LEVELS: Record<string, ThinkingLevel> = {
-  off: 'off',
-  none: 'off',
-  minimal: 'minimal',
-  min: 'minimal',
-  low: 'low',
-  on: 'low',
-  medium: 'medium',
-  med: 'medium',
-  high: 'high',
-  max: 'high',
-  xhigh: 'high',
-};
-
 export const GREETING_PROMPT =
   'A new session was just started with /new or /reset. Greet the user in one or two short sentences, in your own voice, and ask what they would like to do.';
-
-const QUEUE_MODES = new Set(['steer', 'followup', 'collect', 'steer-backlog', 'steer+backlog', 'interrupt', 'queue']);
-
-/**
- * Find and remove directives. Arguments are taken only when they are valid for the
- * directive (`/think what is X` keeps "what is X" for the model), except `/model`, whose
- * argument is any single word.
- */
-export function parseDirectives(text: string): Directives {
-  const tokens = text.split(/(\s+)/);
-  const out: Directives = { rest: '', found: [] };
-  const kept: string[] = [];
-  for (let i = 0; i < tokens.length; i++) {
-    const token = tokens[i]!;
-    const match = /^\/([a-z]+)(?::(\S*))?$/i.exec(token);
-    const name = match ? DIRECTIVE_NAMES[match[1]!.toLowerCase()] : undefined;
-    if (!match || !name) {
-      kept.push(token);
-      continue;
-    }
-    out.found.push(name);
-    // The argument is either glued on with ":" or the next word.
-    const glued = match[2] || undefined;
-    const nextWordIndex = tokens[i + 1] !== undefined && /^\s+$/.test(tokens[i + 1]!) ? i + 2 : -1;
-    const nextWord = nextWordIndex > 0 ? tokens[nextWordIndex] : undefined;
-    const take = (accept: (word: string) => boolean): string | undefined => {
-      if (glued !== undefined) return accept(glued) ? glued : undefined;
-      if (nextWord !== undefined && nextWord !== '' && accept(nextWord)) {
-        i = nextWordIndex;
-        return nextWord;
-      }
-      return undefined;
-    };
-    if (name === 'think') {
-      const level = take((word) => word.toLowerCase() in THINKING_LEVELS);
-      if (level) out.thinking = THINKING_LEVELS[level.toLowerCase()];
-    } else if (name === 'verbose') {
-      const level = take((word) => ['on', 'off', 'full'].includes(word.toLowerCase()));
-      if (level) out.verbose = level.toLowerCase() as VerboseLevel;
-    } else if (name === 'reasoning') {
-      const level = take((word) => ['on', 'off', 'stream'].includes(word.toLowerCase()));
-      if (level) out.reasoning = level.toLowerCase() as ReasoningLevel;
-    } else if (name === 'model') {
-      const model = take(() => true);
-      if (model) out.model = model;
-    } else if (name === 'queue') {
-      const queue: QueueDirective = {};
-      const mode = take((word) => QUEUE_MODES.has(word.toLowerCase()) || word.toLowerCase() === 'reset' || word.toLowerCase() === 'default');
-      if (mode) {
-        const lower = mode.toLowerCase();
-        if (lower === 'reset' || lower === 'default') queue.reset = true;
-        else queue.mode = normalizeQueueMode(lower) as QueueMode;
-      }
-      // Options: debounce:2s cap:25 drop:summarize, each the next word.
-      for (;;) {
-        const option = tokens[i + 2];
-        if (tokens[i + 1] === undefined || !/^\s+$/.test(tokens[i + 1]!) || !option) break;
-        const parsed = /^(debounce|cap|drop):(\S+)$/i.exec(option);
-        if (!parsed) break;
-        const key = parsed[1]!.toLowerCase();
-        const value = parsed[2]!;
-        if (key === 'debounce') queue.debounceMs = durationMs(value, NaN);
-        else if (key === 'cap') queue.cap = Number(value);
-        else if (key === 'drop') queue.drop = value.toLowerCase() as DropPolicy;
-        i += 2;
-      }
-      if (Object.keys(queue).length > 0) out.queue = queue;
-    }
-    // Drop the whitespace that separated this directive from what came before.
-    if (kept.length > 0 && /^\s+$/.test(kept[kept.length - 1]!)) kept.pop();
-  }
-  out.rest = kept.join('').trim();
-  return out;
-}
-
-/** Problems with a `/queue` directive's options, in words. */
-function queueProblems(queue: QueueDirective): string[] {
-  const problems: string[] = [];
-  if (queue.debounceMs !== undefined && !(Number.isFinite(queue.debounceMs) && queue.debounceMs >= 0)) problems.push('debounce must be a duration such as 500ms, 2s or 1m');
-  if (queue.cap !== undefined && !(Number.isInteger(queue.cap) && queue.cap >= 1)) problems.push('cap must be a whole number ≥ 1');
-  if (queue.drop !== undefined && !['old', 'new', 'summarize'].includes(queue.drop)) problems.push('drop must be old, new or summarize');
-  return problems;
-}
 
 interface CommandScope {
   runtime: AgentRuntime;
