@@ -3,8 +3,25 @@
  * implicit "main" when `agents.list` is empty), the default one and how each presents
  * itself. Clients (OpenClaw's CLI and apps) call `agents.list` before they send anything.
  */
-import { agentEntry, agentIds, agentSettings, assertKnownAgent, defaultAgentId, modelChain, resolveAgentIdentity } from '../../sdk/agent/index.js';
-import { ErrorCodes, normalizeAgentId, normalizeMainKey, parseSessionKey, ProtocolError, type JsonSchema, type KernelConfig, type PluginApi } from '../../sdk/index.js';
+import {
+  agentEntry,
+  agentIds,
+  agentSettings,
+  assertKnownAgent,
+  defaultAgentId,
+  modelChain,
+  resolveAgentIdentity,
+} from '../../sdk/agent/index.js';
+import {
+  ErrorCodes,
+  normalizeAgentId,
+  normalizeMainKey,
+  parseSessionKey,
+  ProtocolError,
+  type JsonSchema,
+  type KernelConfig,
+  type PluginApi,
+} from '../../sdk/index.js';
 
 const AGENT_OR_SESSION: JsonSchema = {
   type: 'object',
@@ -23,28 +40,45 @@ export function registerAgentListMethods(api: PluginApi): void {
   api.registerGatewayMethod('agents.list', {
     params: { type: 'object', additionalProperties: false, properties: {} },
     scope: 'operator.read',
-    description: 'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?, model?: {primary, fallbacks}}]}.',
+    description:
+      'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?, model?: {primary, fallbacks}}]}.',
     handler: () => {
       const session = (config().session ?? {}) as { mainKey?: string; scope?: string };
       const agents = [...new Set(agentIds(config()).map((id) => normalizeAgentId(id)))].map((id) => {
         const name = agentEntry(config(), id)?.name as string | undefined;
         const identity = identityOf(id);
         // OpenClaw's clients read the agent's model here (its Control UI asks for a provider when there is none).
-        const [primary, ...fallbacks] = modelChain(agentSettings(config(), id, kernel.paths.stateDir, kernel.paths.workspaceDir).model);
-        return { id, ...(name ? { name } : {}), ...(Object.keys(identity).length > 0 ? { identity } : {}), ...(primary ? { model: { primary, fallbacks } } : {}) };
+        const [primary, ...fallbacks] = modelChain(
+          agentSettings(config(), id, kernel.paths.stateDir, kernel.paths.workspaceDir).model,
+        );
+        return {
+          id,
+          ...(name ? { name } : {}),
+          ...(Object.keys(identity).length > 0 ? { identity } : {}),
+          ...(primary ? { model: { primary, fallbacks } } : {}),
+        };
       });
-      return { defaultId: defaultAgentId(config()), mainKey: normalizeMainKey(session.mainKey), scope: session.scope === 'global' ? 'global' : 'per-sender', agents };
+      return {
+        defaultId: defaultAgentId(config()),
+        mainKey: normalizeMainKey(session.mainKey),
+        scope: session.scope === 'global' ? 'global' : 'per-sender',
+        agents,
+      };
     },
   });
 
   api.registerGatewayMethod('agent.identity.get', {
     params: AGENT_OR_SESSION,
     scope: 'operator.read',
-    description: "An agent's identity (by agentId, or the agent of sessionKey; default: the default agent): {agentId, name?, avatar?, emoji?}.",
+    description:
+      "An agent's identity (by agentId, or the agent of sessionKey; default: the default agent): {agentId, name?, avatar?, emoji?}.",
     handler: (params: { agentId?: string; sessionKey?: string }) => {
       const fromKey = params.sessionKey ? parseSessionKey(params.sessionKey).agentId : undefined;
       if (params.agentId && fromKey && normalizeAgentId(params.agentId) !== normalizeAgentId(fromKey)) {
-        throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `agentId "${params.agentId}" does not match the agent of sessionKey "${params.sessionKey}"`);
+        throw new ProtocolError(
+          ErrorCodes.INVALID_REQUEST,
+          `agentId "${params.agentId}" does not match the agent of sessionKey "${params.sessionKey}"`,
+        );
       }
       const agentId = normalizeAgentId(params.agentId ?? fromKey ?? defaultAgentId(config()));
       assertKnownAgent(config(), agentId);

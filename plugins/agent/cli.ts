@@ -51,7 +51,14 @@ into a brand-new workspace.`,
 
 const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
-export function runAgentCli(name: string, argv: string[], ctx: CliContext, api: PluginApi, runtime: AgentRuntime, templatesDir: string): Promise<number> {
+export function runAgentCli(
+  name: string,
+  argv: string[],
+  ctx: CliContext,
+  api: PluginApi,
+  runtime: AgentRuntime,
+  templatesDir: string,
+): Promise<number> {
   return runCliCommand(ctx, async () => {
     if (argv.includes('--help')) {
       ctx.stdout.write(`${HELP[name] ?? ''}\n`);
@@ -93,15 +100,24 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
   const message = (values.message as string | undefined) ?? (positionals.length ? positionals.join(' ') : undefined);
   if (!message?.trim()) throw new UsageError('give the message with --message "<text>" (see claw agent --help)');
   const thinking = values.thinking as string | undefined;
-  if (thinking && !['off', 'minimal', 'low', 'medium', 'high'].includes(thinking)) throw new UsageError(`--thinking must be off, minimal, low, medium or high, got "${thinking}"`);
+  if (thinking && !['off', 'minimal', 'low', 'medium', 'high'].includes(thinking))
+    throw new UsageError(`--thinking must be off, minimal, low, medium or high, got "${thinking}"`);
   const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
-  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0)) throw new UsageError(`--timeout must be seconds, got "${String(values.timeout)}"`);
+  if (timeout !== undefined && !(Number.isFinite(timeout) && timeout > 0))
+    throw new UsageError(`--timeout must be seconds, got "${String(values.timeout)}"`);
   const json = values.json === true;
   const out = new StreamPrinter(ctx, json);
 
-  const remote = !values.local && (values.url !== undefined || ctx.env.OPENCLAW_GATEWAY_URL !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined);
+  const remote =
+    !values.local &&
+    (values.url !== undefined ||
+      ctx.env.OPENCLAW_GATEWAY_URL !== undefined ||
+      runningGateway(api.kernel.paths.stateDir) !== undefined);
   // A gateway checks the agent against its own config; here, this config decides.
-  const agentProblem = !remote && values.agent !== undefined ? unknownAgentProblem(api.kernel.config(), values.agent as string) : undefined;
+  const agentProblem =
+    !remote && values.agent !== undefined
+      ? unknownAgentProblem(api.kernel.config(), values.agent as string)
+      : undefined;
   if (agentProblem) throw new UsageError(agentProblem);
   let result: ReturnType<typeof summaryOf>;
   if (remote) {
@@ -150,7 +166,14 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
     // Nothing left that could finish the run (a promise no one will settle): say so and fail,
     // rather than let the empty event loop end the process with exit code 0 and no output.
     let stalled!: () => void;
-    const stall = new Promise<RunResult>((resolve) => (stalled = () => resolve({ ...runtime.emptyResult(handle.runId, '', 'error'), error: 'the run stalled: nothing left to wait for' })));
+    const stall = new Promise<RunResult>(
+      (resolve) =>
+        (stalled = () =>
+          resolve({
+            ...runtime.emptyResult(handle.runId, '', 'error'),
+            error: 'the run stalled: nothing left to wait for',
+          })),
+    );
     process.once('beforeExit', stalled);
     result = summaryOf(await Promise.race([handle.done, stall]).finally(() => process.off('beforeExit', stalled)));
   }
@@ -159,7 +182,13 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
 }
 
 function summaryOf(result: RunResult) {
-  return { runId: result.runId, status: result.status, summary: result.error ?? result.text, error: result.error, result: { text: result.text, model: result.model, provider: result.provider, usage: result.usage } };
+  return {
+    runId: result.runId,
+    status: result.status,
+    summary: result.error ?? result.text,
+    error: result.error,
+    result: { text: result.text, model: result.model, provider: result.provider, usage: result.usage },
+  };
 }
 
 /** Prints assistant text as it streams, then whatever the final result adds. */
@@ -191,7 +220,9 @@ class StreamPrinter {
     const data = (payload.data ?? {}) as Record<string, unknown>;
     // On stderr even with --json: a run that waits should say why.
     if (payload.stream === 'lifecycle' && data.phase === 'waiting' && data.reason === 'session-lock') {
-      this.ctx.stderr.write(`[waiting] the session is in use by another process${data.holderPid ? ` (pid ${String(data.holderPid)})` : ''}\n`);
+      this.ctx.stderr.write(
+        `[waiting] the session is in use by another process${data.holderPid ? ` (pid ${String(data.holderPid)})` : ''}\n`,
+      );
       return;
     }
     if (this.json) return;
@@ -214,7 +245,9 @@ class StreamPrinter {
     } else if (payload.stream === 'tool' && data.phase === 'start') {
       this.ctx.stderr.write(`[tool] ${String(data.name)}\n`);
     } else if (payload.stream === 'tool' && data.phase === 'result' && data.isError) {
-      this.ctx.stderr.write(`[tool] ${String(data.name)} failed${typeof data.result === 'string' && data.result ? `: ${data.result.split('\n')[0]!.slice(0, 200)}` : ''}\n`);
+      this.ctx.stderr.write(
+        `[tool] ${String(data.name)} failed${typeof data.result === 'string' && data.result ? `: ${data.result.split('\n')[0]!.slice(0, 200)}` : ''}\n`,
+      );
     }
   }
 
@@ -233,7 +266,8 @@ class StreamPrinter {
     const text = result.result?.text ?? '';
     if (text && text !== parseReply(this.message).text) this.write(this.printed ? `\n${text}` : text);
     if (this.printed) this.ctx.stdout.write('\n');
-    if (result.status !== 'ok') this.ctx.stderr.write(`claw: run ${result.status}${result.error ? `: ${result.error}` : ''}\n`);
+    if (result.status !== 'ok')
+      this.ctx.stderr.write(`claw: run ${result.status}${result.error ? `: ${result.error}` : ''}\n`);
   }
 }
 
@@ -254,17 +288,31 @@ function setupCommand(
   const lines: string[] = [];
   const file = api.kernel.configFile;
   const existed = existsSync(configPath);
-  const raw = (existed ? file.read().raw : {}) as { agents?: { defaults?: Record<string, unknown> }; gateway?: Record<string, unknown> };
+  const raw = (existed ? file.read().raw : {}) as {
+    agents?: { defaults?: Record<string, unknown> };
+    gateway?: Record<string, unknown>;
+  };
   let next = raw;
   if (!existed || requested) {
-    next = { ...next, agents: { ...raw.agents, defaults: { ...raw.agents?.defaults, workspace: requested ?? raw.agents?.defaults?.workspace ?? api.kernel.paths.workspaceDir } } };
+    next = {
+      ...next,
+      agents: {
+        ...raw.agents,
+        defaults: {
+          ...raw.agents?.defaults,
+          workspace: requested ?? raw.agents?.defaults?.workspace ?? api.kernel.paths.workspaceDir,
+        },
+      },
+    };
     lines.push(existed ? `Set agents.defaults.workspace in ${configPath}` : `Created config ${configPath}`);
   }
   // The gateway never runs open: a config without gateway auth gets a strong token now.
   if (gatewayAuth?.authUnset(raw.gateway, ctx.env)) {
     const auth = { ...(raw.gateway?.auth as object | undefined), mode: 'token', token: gatewayAuth.generateToken() };
     next = { ...next, gateway: { ...raw.gateway, auth } };
-    lines.push(`Generated a gateway token (gateway.auth.token in ${configPath}); \`claw dashboard\` opens the web UI with it`);
+    lines.push(
+      `Generated a gateway token (gateway.auth.token in ${configPath}); \`claw dashboard\` opens the web UI with it`,
+    );
   }
   if (next !== raw) write(next);
   else lines.push(`Config ${configPath} already exists (left as it is)`);

@@ -39,17 +39,44 @@ type Builtin = (scope: CommandScope, args: string, text: string) => Promise<Comm
 
 const BUILTINS: Record<string, { description: string; run: Builtin }> = {
   stop: { description: 'abort the current run and drop queued messages', run: (scope) => stopCommand(scope) },
-  status: { description: 'model, context use and session settings', run: async (scope) => ({ reply: await statusText(scope) }) },
-  context: { description: 'what fills the context window (list | detail)', run: async (scope, args) => ({ reply: await contextText(scope, args) }) },
-  compact: { description: 'summarize older turns now ([instructions])', run: async (scope, args) => compactCommand(scope, args) },
+  status: {
+    description: 'model, context use and session settings',
+    run: async (scope) => ({ reply: await statusText(scope) }),
+  },
+  context: {
+    description: 'what fills the context window (list | detail)',
+    run: async (scope, args) => ({ reply: await contextText(scope, args) }),
+  },
+  compact: {
+    description: 'summarize older turns now ([instructions])',
+    run: async (scope, args) => compactCommand(scope, args),
+  },
   help: { description: 'list commands', run: async (scope) => ({ reply: helpText(scope) }) },
   commands: { description: 'list commands', run: async (scope) => ({ reply: helpText(scope) }) },
-  think: { description: 'thinking level (off | minimal | low | medium | high)', run: async (scope, _args, text) => directiveCommand(scope, text) },
-  verbose: { description: 'show tool calls as they happen (on | off | full)', run: async (scope, _args, text) => directiveCommand(scope, text) },
-  reasoning: { description: 'send the model’s reasoning too (on | off | stream)', run: async (scope, _args, text) => directiveCommand(scope, text) },
-  model: { description: 'show or switch the model (list | status | <model>[@profile] | default)', run: async (scope, args, text) => modelCommand(scope, args, text) },
-  queue: { description: 'queue mode for messages during a run (<mode> [debounce:2s cap:25 drop:summarize] | reset)', run: async (scope, _args, text) => directiveCommand(scope, text) },
-  skill: { description: 'run a skill by name (<name> [input])', run: async (scope, args) => genericSkillCommand(scope.runtime, scope.input, reservedNames(), args) },
+  think: {
+    description: 'thinking level (off | minimal | low | medium | high)',
+    run: async (scope, _args, text) => directiveCommand(scope, text),
+  },
+  verbose: {
+    description: 'show tool calls as they happen (on | off | full)',
+    run: async (scope, _args, text) => directiveCommand(scope, text),
+  },
+  reasoning: {
+    description: 'send the model’s reasoning too (on | off | stream)',
+    run: async (scope, _args, text) => directiveCommand(scope, text),
+  },
+  model: {
+    description: 'show or switch the model (list | status | <model>[@profile] | default)',
+    run: async (scope, args, text) => modelCommand(scope, args, text),
+  },
+  queue: {
+    description: 'queue mode for messages during a run (<mode> [debounce:2s cap:25 drop:summarize] | reset)',
+    run: async (scope, _args, text) => directiveCommand(scope, text),
+  },
+  skill: {
+    description: 'run a skill by name (<name> [input])',
+    run: async (scope, args) => genericSkillCommand(scope.runtime, scope.input, reservedNames(), args),
+  },
 };
 for (const alias of ['thinking', 't']) BUILTINS[alias] = BUILTINS.think!;
 BUILTINS.v = BUILTINS.verbose!;
@@ -82,7 +109,9 @@ export async function handleCommand(runtime: AgentRuntime, input: DispatchInput)
       const outcome = await builtin.run(scope, args, text);
       if (outcome) return outcome;
     } else {
-      const plugin = (await pluginCommand(scope, name, args)) ?? (await runSkillCommand(runtime, scope.input, reservedNames(), name, args));
+      const plugin =
+        (await pluginCommand(scope, name, args)) ??
+        (await runSkillCommand(runtime, scope.input, reservedNames(), name, args));
       if (plugin) return plugin;
     }
   }
@@ -90,7 +119,10 @@ export async function handleCommand(runtime: AgentRuntime, input: DispatchInput)
   // "hey /status": the status goes back now, the rest goes to the model.
   const inline = /(^|\s)\/status(?=\s|$)/i;
   if (inline.test(text)) {
-    const rest = text.replace(inline, ' ').replace(/\s{2,}/g, ' ').trim();
+    const rest = text
+      .replace(inline, ' ')
+      .replace(/\s{2,}/g, ' ')
+      .trim();
     if (rest) return { reply: await statusText(scope), continueWith: { message: rest } };
   }
   return undefined;
@@ -134,10 +166,16 @@ async function resetCommand(scope: CommandScope, rest: string, trigger: string):
   }
   const previous = await runtime.store(agentId).get(sessionKey);
   const entry = await runtime.resetSession(agentId, sessionKey, model ? { model } : {});
-  const hookReplies = await commandHook(runtime, scope.input, trigger.toLowerCase() === '/reset' ? 'reset' : 'new', { previous, entry });
+  const hookReplies = await commandHook(runtime, scope.input, trigger.toLowerCase() === '/reset' ? 'reset' : 'new', {
+    previous,
+    entry,
+  });
   const note = `✅ New session started${model ? ` · model ${model}` : ''} (${entry.sessionId.slice(0, 8)}).`;
   const reply = [...(message ? [] : [note]), ...hookReplies].join('\n\n');
-  return { reply: reply || undefined, continueWith: { message: message || GREETING_PROMPT, ...(model ? { model } : {}) } };
+  return {
+    reply: reply || undefined,
+    continueWith: { message: message || GREETING_PROMPT, ...(model ? { model } : {}) },
+  };
 }
 
 /** "/new hello" must not read "hello" as a model; accept aliases, provider names and exact ids only. */
@@ -158,20 +196,28 @@ async function stopCommand(scope: CommandScope): Promise<CommandOutcome> {
 async function compactCommand(scope: CommandScope, instructions: string): Promise<CommandOutcome> {
   const outcome = await scope.runtime.compactSession(scope.agentId, scope.sessionKey, instructions || undefined);
   if (!outcome.compacted) return { reply: `🧹 Nothing to compact${outcome.reason ? ` (${outcome.reason})` : ''}.` };
-  return { reply: `🧹 Compacted: ${outcome.summarized} older message${outcome.summarized === 1 ? '' : 's'} summarized; compactions: ${outcome.compactions}.` };
+  return {
+    reply: `🧹 Compacted: ${outcome.summarized} older message${outcome.summarized === 1 ? '' : 's'} summarized; compactions: ${outcome.compactions}.`,
+  };
 }
 
 async function pluginCommand(scope: CommandScope, name: string, args: string): Promise<CommandOutcome | undefined> {
   const capabilities = scope.runtime.kernel.capabilities;
   // "/deploy_now" finds "Deploy-Now": command menus (Telegram's) allow only lowercase and "_".
-  const same = (entry: { name: string }) => entry.name.toLowerCase() === name || entry.name.toLowerCase().replace(/-/g, '_') === name.replace(/-/g, '_');
+  const same = (entry: { name: string }) =>
+    entry.name.toLowerCase() === name || entry.name.toLowerCase().replace(/-/g, '_') === name.replace(/-/g, '_');
   const info = capabilities.list('command').find(same);
   if (!info) return undefined;
   const command = await capabilities.find('command', info.name);
   if (!command) return undefined;
   if (!command.acceptsArgs && args) return { reply: `/${command.name} takes no arguments.` };
   try {
-    const result = await command.handler({ args, sessionKey: scope.sessionKey, channel: scope.input.channel, senderId: scope.input.from });
+    const result = await command.handler({
+      args,
+      sessionKey: scope.sessionKey,
+      channel: scope.input.channel,
+      senderId: scope.input.from,
+    });
     return { reply: result?.text ?? `/${command.name} done.` };
   } catch (error) {
     return { reply: `⚠️ /${command.name} failed: ${(error as Error).message ?? String(error)}` };
@@ -192,7 +238,10 @@ async function directiveCommand(scope: CommandScope, text: string): Promise<Comm
       if (directives.thinking) {
         patch.thinkingLevel = directives.thinking;
         lines.push(`🧠 Thinking: ${directives.thinking}`);
-      } else lines.push(`🧠 Thinking: ${entry?.thinkingLevel ?? runtime.settings(agentId).thinkingDefault} (levels: off, minimal, low, medium, high)`);
+      } else
+        lines.push(
+          `🧠 Thinking: ${entry?.thinkingLevel ?? runtime.settings(agentId).thinkingDefault} (levels: off, minimal, low, medium, high)`,
+        );
     } else if (name === 'verbose') {
       if (directives.verbose) {
         patch.verboseLevel = directives.verbose;
@@ -210,7 +259,9 @@ async function directiveCommand(scope: CommandScope, text: string): Promise<Comm
       const queue = directives.queue;
       if (!queue) {
         const current = runtime.queueSettings(scope.input, entry);
-        lines.push(`📥 Queue: ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`);
+        lines.push(
+          `📥 Queue: ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`,
+        );
         continue;
       }
       const problems = queueProblems(queue);
@@ -221,15 +272,25 @@ async function directiveCommand(scope: CommandScope, text: string): Promise<Comm
       if (queue.reset) {
         patch.queue = undefined;
         runtime.cachedQueueOverride.delete(sessionKey);
-        const current = runtime.queueSettings({ ...scope.input, queueMode: undefined }, { ...(entry ?? ({} as SessionEntry)), queue: undefined });
-        lines.push(`📥 Queue reset to ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`);
+        const current = runtime.queueSettings(
+          { ...scope.input, queueMode: undefined },
+          { ...(entry ?? ({} as SessionEntry)), queue: undefined },
+        );
+        lines.push(
+          `📥 Queue reset to ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`,
+        );
       } else {
         const { reset: _reset, ...override } = queue;
         const merged: SessionQueueOverride = { ...entry?.queue, ...override };
         patch.queue = merged;
         runtime.cachedQueueOverride.set(sessionKey, merged);
-        const current = runtime.queueSettings({ ...scope.input, queueMode: undefined }, { ...(entry ?? ({} as SessionEntry)), queue: merged });
-        lines.push(`📥 Queue: ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`);
+        const current = runtime.queueSettings(
+          { ...scope.input, queueMode: undefined },
+          { ...(entry ?? ({} as SessionEntry)), queue: merged },
+        );
+        lines.push(
+          `📥 Queue: ${current.mode} (debounce ${current.debounceMs}ms, cap ${current.cap}, drop ${current.drop})`,
+        );
       }
     }
   }
@@ -247,8 +308,14 @@ async function modelCommand(scope: CommandScope, args: string, text: string): Pr
     const catalog = await runtime.models.catalog();
     const aliases = new Map(Object.entries(settings.models).map(([ref, value]) => [ref, value?.alias]));
     const refs = [...new Set([...chain, ...Object.keys(settings.models), ...catalog.map((item) => item.ref)])];
-    const lines = refs.map((ref) => `${ref === chain[0] ? '•' : '-'} ${ref}${aliases.get(ref) ? ` (${aliases.get(ref)})` : ''}`);
-    return { reply: [`🤖 Model: ${chain[0] ?? 'none configured'}`, ...(lines.length ? ['Available:', ...lines] : [])].join('\n') };
+    const lines = refs.map(
+      (ref) => `${ref === chain[0] ? '•' : '-'} ${ref}${aliases.get(ref) ? ` (${aliases.get(ref)})` : ''}`,
+    );
+    return {
+      reply: [`🤖 Model: ${chain[0] ?? 'none configured'}`, ...(lines.length ? ['Available:', ...lines] : [])].join(
+        '\n',
+      ),
+    };
   }
   if (lower === 'status') {
     const profiles = runtime.authProfiles(agentId).snapshot();
@@ -256,7 +323,10 @@ async function modelCommand(scope: CommandScope, args: string, text: string): Pr
     const lines = [`🤖 Model: ${chain[0] ?? 'none configured'}`, `Fallbacks: ${chain.slice(1).join(', ') || 'none'}`];
     if (entry?.authProfileOverride) lines.push(`Profile: ${entry.authProfileOverride}`);
     for (const [id, usage] of Object.entries(profiles)) {
-      const cooling = usage.cooldownUntil && usage.cooldownUntil > now ? `cooling down ${Math.ceil((usage.cooldownUntil - now) / 60_000)} min (${usage.lastFailureKind})` : 'ready';
+      const cooling =
+        usage.cooldownUntil && usage.cooldownUntil > now
+          ? `cooling down ${Math.ceil((usage.cooldownUntil - now) / 60_000)} min (${usage.lastFailureKind})`
+          : 'ready';
       lines.push(`- ${id}: ${cooling}`);
     }
     return { reply: lines.join('\n') };
@@ -319,19 +389,31 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
   const label = report ? 'run' : 'estimate';
   if (!report) {
     const loop = await runtime.loop();
-    if (!loop.describePrompt) return `🧠 The agent loop in use (plugins.slots.agentLoop) does not describe its system prompt; it is reported after the next run.`;
+    if (!loop.describePrompt)
+      return `🧠 The agent loop in use (plugins.slots.agentLoop) does not describe its system prompt; it is reported after the next run.`;
     report = (
       await loop.describePrompt({
         kernel: runtime.kernel,
         settings,
         mainSession: sessionKey === runtime.mainKey(agentId),
-        skills: runtime.skills?.promptSkills({ agentId, workspaceDir: settings.workspaceDir, sessionKey, sessionId: entry?.sessionId }) ?? [],
+        skills:
+          runtime.skills?.promptSkills({
+            agentId,
+            workspaceDir: settings.workspaceDir,
+            sessionKey,
+            sessionId: entry?.sessionId,
+          }) ?? [],
         model: runtime.models.chain(settings, entry?.model)[0],
         thinking: entry?.thinkingLevel ?? settings.thinkingDefault,
       })
     ).report;
   }
-  const sandbox = sessionSandbox(runtime.kernel.config() as KernelConfig, settings, sessionKey, runtime.kernel.paths.stateDir);
+  const sandbox = sessionSandbox(
+    runtime.kernel.config() as KernelConfig,
+    settings,
+    sessionKey,
+    runtime.kernel.paths.stateDir,
+  );
   const tools = report.tools ?? [];
   const schemaChars = tools.reduce((sum, tool) => sum + tool.schemaChars, 0);
   const lines = [
@@ -362,16 +444,33 @@ async function contextText(scope: CommandScope, args: string): Promise<string> {
     lines.push('', 'Top skills (prompt entry size):', ...top(report.skills, (skill) => skill.chars, 'skills'));
     lines.push('', 'Top tools (schema size):', ...top(tools, (tool) => tool.schemaChars, 'tools'));
   }
-  const window = entry?.contextTokens || (await runtime.models.info(runtime.models.chain(settings, entry?.model)[0] ?? '', settings)).contextWindow;
-  lines.push('', `Session tokens (cached): ${formatNumber(entry?.totalTokens ?? 0)} total / ctx=${formatNumber(window)}`);
+  const window =
+    entry?.contextTokens ||
+    (await runtime.models.info(runtime.models.chain(settings, entry?.model)[0] ?? '', settings)).contextWindow;
+  lines.push(
+    '',
+    `Session tokens (cached): ${formatNumber(entry?.totalTokens ?? 0)} total / ctx=${formatNumber(window)}`,
+  );
   return lines.join('\n');
 }
 
 /** Every command a user can send the agent, once each (aliases left out), for command menus. */
 export async function commandList(runtime: AgentRuntime, agentId: string): Promise<ChatCommandInfo[]> {
   const out: ChatCommandInfo[] = [
-    { name: 'new', description: 'start a new session ([model])', source: 'builtin', aliases: ['reset'], acceptsArgs: true },
-    { name: 'reset', description: 'start a new session ([model])', source: 'builtin', aliases: ['new'], acceptsArgs: true },
+    {
+      name: 'new',
+      description: 'start a new session ([model])',
+      source: 'builtin',
+      aliases: ['reset'],
+      acceptsArgs: true,
+    },
+    {
+      name: 'reset',
+      description: 'start a new session ([model])',
+      source: 'builtin',
+      aliases: ['new'],
+      acceptsArgs: true,
+    },
   ];
   // One entry per command; names sharing a handler (/help, /commands) are each other's aliases.
   const names = new Map<unknown, string[]>();
@@ -379,13 +478,30 @@ export async function commandList(runtime: AgentRuntime, agentId: string): Promi
   for (const [command, [name, ...aliases]] of names) {
     const builtin = command as (typeof BUILTINS)[string];
     // A handler that takes the arguments (a second parameter) accepts them.
-    out.push({ name: name!, description: builtin.description, source: 'builtin', ...(aliases.length ? { aliases } : {}), acceptsArgs: builtin.run.length > 1 });
+    out.push({
+      name: name!,
+      description: builtin.description,
+      source: 'builtin',
+      ...(aliases.length ? { aliases } : {}),
+      acceptsArgs: builtin.run.length > 1,
+    });
   }
   for (const info of runtime.kernel.capabilities.list('command')) {
     const command = await runtime.kernel.capabilities.find('command', info.name).catch(() => undefined);
-    out.push({ name: info.name, description: command?.description || `from plugin ${info.pluginId}`, source: 'plugin', acceptsArgs: command?.acceptsArgs ?? false });
+    out.push({
+      name: info.name,
+      description: command?.description || `from plugin ${info.pluginId}`,
+      source: 'plugin',
+      acceptsArgs: command?.acceptsArgs ?? false,
+    });
   }
-  for (const skill of skillCommands(runtime, { agentId, message: '' }, reservedNames())) out.push({ name: skill.name, description: firstLineOf(skill.description) || `skill ${skill.skillName}`, source: 'skill', acceptsArgs: true });
+  for (const skill of skillCommands(runtime, { agentId, message: '' }, reservedNames()))
+    out.push({
+      name: skill.name,
+      description: firstLineOf(skill.description) || `skill ${skill.skillName}`,
+      source: 'skill',
+      acceptsArgs: true,
+    });
   return out;
 }
 
@@ -401,7 +517,8 @@ function helpText(scope: CommandScope): string {
     seen.add(command);
     lines.push(`/${name} — ${command.description}`);
   }
-  for (const info of scope.runtime.kernel.capabilities.list('command')) lines.push(`/${info.name} — from plugin ${info.pluginId}`);
+  for (const info of scope.runtime.kernel.capabilities.list('command'))
+    lines.push(`/${info.name} — from plugin ${info.pluginId}`);
   lines.push(...skillHelpLines(scope.runtime, scope.input, reservedNames()));
   return lines.join('\n');
 }

@@ -9,7 +9,13 @@
  * its messages open, for another delivery round.
  */
 import type { KernelServices, Logger } from '../../sdk/index.js';
-import { parseSessionKey, type DispatchInput, type ReplyPayload, type RunStatus, type SessionService } from '../../sdk/agent/index.js';
+import {
+  parseSessionKey,
+  type DispatchInput,
+  type ReplyPayload,
+  type RunStatus,
+  type SessionService,
+} from '../../sdk/agent/index.js';
 import { type AgentIntake, intakeInput } from './intake.js';
 import { Outbox, type DeliveryOutcome, type OutboxEntry } from './outbox.js';
 import type { Pending } from './queue.js';
@@ -46,7 +52,13 @@ export class Delivery {
   }
 
   /** Delivered (with the payload as sent), skipped on purpose (deduplicated, blocked, cancelled), or failed. */
-  async deliver(input: DispatchInput, runId: string, sessionKey: string, reply: ReplyPayload, onDelivered?: () => void): Promise<(DeliveryOutcome & { status: 'skipped' | 'failed' }) | { status: 'delivered'; payload: ReplyPayload }> {
+  async deliver(
+    input: DispatchInput,
+    runId: string,
+    sessionKey: string,
+    reply: ReplyPayload,
+    onDelivered?: () => void,
+  ): Promise<(DeliveryOutcome & { status: 'skipped' | 'failed' }) | { status: 'delivered'; payload: ReplyPayload }> {
     const { kernel, events } = this.deps;
     const target = input.deliver;
     if (target && this.toolSends.get(runId)?.has(`${target.channel}\u0000${target.to}\u0000${reply.text.trim()}`)) {
@@ -54,7 +66,14 @@ export class Delivery {
       events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-deduplicated' });
       return { status: 'skipped', reason: 'already sent with the message tool' };
     }
-    if (target && this.deps.sessions.sendPolicy({ sessionKey, entry: await this.deps.sessions.store(input.agentId ?? this.deps.defaultAgent()).get(sessionKey), channel: target.channel }) === 'deny') {
+    if (
+      target &&
+      this.deps.sessions.sendPolicy({
+        sessionKey,
+        entry: await this.deps.sessions.store(input.agentId ?? this.deps.defaultAgent()).get(sessionKey),
+        channel: target.channel,
+      }) === 'deny'
+    ) {
       // session.sendPolicy (or the session's own override) keeps replies to this chat in.
       events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'delivery-blocked', reason: 'sendPolicy' });
       return { status: 'skipped', reason: 'session.sendPolicy' };
@@ -73,9 +92,23 @@ export class Delivery {
       ...(!reply.replyTo && target?.replyToMode ? { replyToMode: target.replyToMode } : {}),
       ...(onDelivered ? { onDelivered } : {}),
       // The run's signal: /stop and chat.abort cut a hook that hangs while the reply goes out.
-      context: { agentId: input.agentId, sessionKey, runId, channel, signal: active.get(sessionKey)?.runId === runId ? active.get(sessionKey)!.controller.signal : undefined },
+      context: {
+        agentId: input.agentId,
+        sessionKey,
+        runId,
+        channel,
+        signal: active.get(sessionKey)?.runId === runId ? active.get(sessionKey)!.controller.signal : undefined,
+      },
       ...(send
-        ? { transport: (message) => send({ text: message.text ?? '', media: (message.media ?? []).map((item) => item.url), ...(message.replyTo ? { replyTo: message.replyTo } : {}), silent: false }) }
+        ? {
+            transport: (message) =>
+              send({
+                text: message.text ?? '',
+                media: (message.media ?? []).map((item) => item.url),
+                ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+                silent: false,
+              }),
+          }
         : {}),
     });
     if (result.cancelled) {
@@ -84,7 +117,11 @@ export class Delivery {
     }
     if (!result.delivered) {
       this.deps.logger.error(`delivery to ${channel}:${target?.to ?? sessionKey} failed: ${result.error}`);
-      return { status: 'failed', error: result.error ?? 'not delivered', ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}) };
+      return {
+        status: 'failed',
+        error: result.error ?? 'not delivered',
+        ...(result.retryAfterMs !== undefined ? { retryAfterMs: result.retryAfterMs } : {}),
+      };
     }
     return { status: 'delivered', payload: { ...reply, text: result.text } };
   }
@@ -93,7 +130,13 @@ export class Delivery {
    * Deliver a turn's answer (or the notice of its failure). When delivery fails and the
    * intake is open, the reply waits in the outbox and its messages stay open (`waiting`).
    */
-  async answer(input: DispatchInput, runId: string, members: readonly Pending[], answer: ReplyPayload, status: RunStatus = 'ok'): Promise<{ payload?: ReplyPayload; waiting: boolean }> {
+  async answer(
+    input: DispatchInput,
+    runId: string,
+    members: readonly Pending[],
+    answer: ReplyPayload,
+    status: RunStatus = 'ok',
+  ): Promise<{ payload?: ReplyPayload; waiting: boolean }> {
     const journal = this.deps.runs.journal(input);
     const ids = members.filter((member) => journal?.isOpen(member.id)).map((member) => member.id);
     // Finished the moment the platform took the reply: a kill after that must not send it again.
@@ -101,7 +144,11 @@ export class Delivery {
     if (outcome.status === 'delivered') return { payload: outcome.payload, waiting: false };
     if (outcome.status !== 'failed' || !this.outbox || !input.deliver || ids.length === 0) return { waiting: false };
     const reply = { text: answer.text, media: answer.media, ...(answer.replyTo ? { replyTo: answer.replyTo } : {}) };
-    await this.outbox.failed({ agentId: input.agentId!, turn: runId, ids, input: intakeInput(input), reply, attempt: 0, next: 0 }, outcome.error, outcome.retryAfterMs);
+    await this.outbox.failed(
+      { agentId: input.agentId!, turn: runId, ids, input: intakeInput(input), reply, attempt: 0, next: 0 },
+      outcome.error,
+      outcome.retryAfterMs,
+    );
     return { waiting: true };
   }
 
@@ -113,7 +160,15 @@ export class Delivery {
       logger: this.deps.logger,
       now: this.deps.now,
       send: (entry) => this.deliverEntry(entry),
-      persist: (entry) => intake.journal(entry.agentId).undelivered(entry.turn, entry.ids, { reply: entry.reply, attempt: entry.attempt, next: entry.next, ...(entry.error ? { error: entry.error } : {}) }),
+      persist: (entry) =>
+        intake
+          .journal(entry.agentId)
+          .undelivered(entry.turn, entry.ids, {
+            reply: entry.reply,
+            attempt: entry.attempt,
+            next: entry.next,
+            ...(entry.error ? { error: entry.error } : {}),
+          }),
       delivered: (entry) => intake.journal(entry.agentId).done(entry.ids, 'ok'),
       givenUp: (entry) => void this.deliveryGivenUp(entry),
     });
@@ -143,7 +198,9 @@ export class Delivery {
 
   private deliverEntry(entry: OutboxEntry, status: 'ok' | 'abandoned' = 'ok'): Promise<DeliveryOutcome> {
     // Finished the moment the platform took it (see answer).
-    return this.deliver(entry.input, entry.turn, entry.input.sessionKey, { ...entry.reply, silent: false }, () => this.deps.runs.intake?.journal(entry.agentId).done(entry.ids, status));
+    return this.deliver(entry.input, entry.turn, entry.input.sessionKey, { ...entry.reply, silent: false }, () =>
+      this.deps.runs.intake?.journal(entry.agentId).done(entry.ids, status),
+    );
   }
 
   /** A reply given up after its last delivery round: the transcript says so, and the messages are finished. */

@@ -4,7 +4,15 @@
  * message made only of directives) or apply to this message alone.
  */
 import type { ThinkingLevel } from '../../sdk/index.js';
-import { durationMs, normalizeQueueMode, type DropPolicy, type QueueMode, type ReasoningLevel, type SessionQueueOverride, type VerboseLevel } from '../../sdk/agent/index.js';
+import {
+  durationMs,
+  normalizeQueueMode,
+  type DropPolicy,
+  type QueueMode,
+  type ReasoningLevel,
+  type SessionQueueOverride,
+  type VerboseLevel,
+} from '../../sdk/agent/index.js';
 
 export interface QueueDirective extends SessionQueueOverride {
   reset?: boolean;
@@ -95,7 +103,10 @@ export function parseDirectives(text: string): Directives {
       if (model) out.model = model;
     } else if (name === 'queue') {
       const queue: QueueDirective = {};
-      const mode = take((word) => QUEUE_MODES.has(word.toLowerCase()) || word.toLowerCase() === 'reset' || word.toLowerCase() === 'default');
+      const mode = take(
+        (word) =>
+          QUEUE_MODES.has(word.toLowerCase()) || word.toLowerCase() === 'reset' || word.toLowerCase() === 'default',
+      );
       if (mode) {
         const lower = mode.toLowerCase();
         if (lower === 'reset' || lower === 'default') queue.reset = true;
@@ -126,8 +137,11 @@ export function parseDirectives(text: string): Directives {
 /** Problems with a `/queue` directive's options, in words. */
 export function queueProblems(queue: QueueDirective): string[] {
   const problems: string[] = [];
-  if (queue.debounceMs !== undefined && !(Number.isFinite(queue.debounceMs) && queue.debounceMs >= 0)) problems.push('debounce must be a duration such as 500ms, 2s or 1m');
-  if (queue.cap !== undefined && !(Number.isInteger(queue.cap) && queue.cap >= 1)) problems.push('cap must be a whole number ≥ 1');
-  if (queue.drop !== undefined && !['old', 'new', 'summarize'].includes(queue.drop)) problems.push('drop must be old, new or summarize');
+  if (queue.debounceMs !== undefined && !(Number.isFinite(queue.debounceMs) && queue.debounceMs >= 0))
+    problems.push('debounce must be a duration such as 500ms, 2s or 1m');
+  if (queue.cap !== undefined && !(Number.isInteger(queue.cap) && queue.cap >= 1))
+    problems.push('cap must be a whole number ≥ 1');
+  if (queue.drop !== undefined && !['old', 'new', 'summarize'].includes(queue.drop))
+    problems.push('drop must be old, new or summarize');
   return problems;
 }

@@ -12,7 +12,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { KernelServices, Logger } from '../../sdk/index.js';
-import { assertKnownAgent, IntakeClosedError, parseReply, type CommandOutcome, type DispatchInput, type RequestState, type RunHandle, type RunResult, type SessionService } from '../../sdk/agent/index.js';
+import {
+  assertKnownAgent,
+  IntakeClosedError,
+  parseReply,
+  type CommandOutcome,
+  type DispatchInput,
+  type RequestState,
+  type RunHandle,
+  type RunResult,
+  type SessionService,
+} from '../../sdk/agent/index.js';
 import type { Delivery } from './delivery.js';
 import type { Followups } from './followups.js';
 import { AgentIntake } from './intake.js';
@@ -69,14 +79,27 @@ export class Dispatcher {
       // Message ids are only unique per chat on most platforms (Telegram counts per chat).
       dedupeKey = `${input.channel ?? 'gateway'}:${input.accountId ?? ''}:${sessionKey}:${input.from ?? ''}:${input.messageId}`;
       this.pruneSeen();
-      if (this.seen.has(dedupeKey)) return { runId, acceptedAt, status: 'duplicate', done: Promise.resolve(this.deps.runs.emptyResult(runId, sessionKey, 'ok')) };
+      if (this.seen.has(dedupeKey))
+        return {
+          runId,
+          acceptedAt,
+          status: 'duplicate',
+          done: Promise.resolve(this.deps.runs.emptyResult(runId, sessionKey, 'ok')),
+        };
       this.seen.set(dedupeKey, acceptedAt);
     }
 
     await hooks.ready('message_received');
     void hooks.runVoid(
       'message_received',
-      { channel: input.channel ?? 'gateway', accountId: input.accountId, from: input.from ?? 'operator', content: input.message, messageId: input.messageId, timestamp: acceptedAt },
+      {
+        channel: input.channel ?? 'gateway',
+        accountId: input.accountId,
+        from: input.from ?? 'operator',
+        content: input.message,
+        messageId: input.messageId,
+        timestamp: acceptedAt,
+      },
       { agentId, sessionKey, channel: input.channel },
     );
 
@@ -96,7 +119,12 @@ export class Dispatcher {
    * for the fsync. A message that cannot be written is not accepted, and its dedupe key is
    * released so a redelivery gets another chance.
    */
-  private async accept(input: DispatchInput, runId: string, acceptedAt: number, dedupeKey?: string): Promise<RunHandle> {
+  private async accept(
+    input: DispatchInput,
+    runId: string,
+    acceptedAt: number,
+    dedupeKey?: string,
+  ): Promise<RunHandle> {
     const intake = this.deps.runs.intake;
     if (!intake || input.callerJournaled) return this.submit(input, runId, acceptedAt);
     let durable: Promise<void>;
@@ -118,14 +146,24 @@ export class Dispatcher {
     return handle;
   }
 
-  private async afterCommand(outcome: CommandOutcome, input: DispatchInput, runId: string, acceptedAt: number): Promise<RunHandle> {
+  private async afterCommand(
+    outcome: CommandOutcome,
+    input: DispatchInput,
+    runId: string,
+    acceptedAt: number,
+  ): Promise<RunHandle> {
     const sessionKey = input.sessionKey!;
     const result: RunResult = { ...this.deps.runs.emptyResult(runId, sessionKey, 'ok'), text: outcome.reply ?? '' };
     if (outcome.reply) {
       const replyRunId = outcome.continueWith ? randomUUID() : runId;
       result.payloads = [parseReply(outcome.reply)];
       this.deps.events.chatEvent(input, replyRunId, sessionKey, 'final', outcome.reply);
-      if (input.deliver) await this.deps.delivery.deliver(input, replyRunId, sessionKey, { text: outcome.reply, media: [], silent: false });
+      if (input.deliver)
+        await this.deps.delivery.deliver(input, replyRunId, sessionKey, {
+          text: outcome.reply,
+          media: [],
+          silent: false,
+        });
     }
     if (outcome.continueWith) {
       const next = await this.deps.commands.applyInline({ ...input, ...outcome.continueWith });
@@ -280,9 +318,20 @@ export class Dispatcher {
     const id = 'open' in found ? found.open.id : found.finished.id;
     // This process ran it (resumed, or finished since the restart): its result is known.
     const record = runs.records.get(id);
-    if (record) return { state: 'open', runId: id, acceptedAt: 'open' in found ? found.open.at : (record.startedAt ?? this.deps.now()), done: record.done };
+    if (record)
+      return {
+        state: 'open',
+        runId: id,
+        acceptedAt: 'open' in found ? found.open.at : (record.startedAt ?? this.deps.now()),
+        done: record.done,
+      };
     if ('finished' in found) return { state: 'finished', runId: id, status: found.finished.status };
-    return { state: 'open', runId: id, acceptedAt: found.open.at, done: Promise.resolve({ ...runs.emptyResult(id, found.open.input.sessionKey, 'ok') }) };
+    return {
+      state: 'open',
+      runId: id,
+      acceptedAt: found.open.at,
+      done: Promise.resolve({ ...runs.emptyResult(id, found.open.input.sessionKey, 'ok') }),
+    };
   }
 
   /**
@@ -297,11 +346,14 @@ export class Dispatcher {
     this.deps.followups.pause();
     const running = () => [...runs.active.values()].map((run) => run.done);
     if (timeoutMs > 0 && runs.active.size > 0) {
-      this.deps.logger.info(`waiting up to ${Math.round(timeoutMs / 1000)} s for ${runs.active.size} running turn(s) to finish`);
+      this.deps.logger.info(
+        `waiting up to ${Math.round(timeoutMs / 1000)} s for ${runs.active.size} running turn(s) to finish`,
+      );
       await settleWithin(Promise.allSettled(running()), timeoutMs);
     }
     const left = running();
-    for (const key of new Set([...runs.active.keys(), ...this.deps.followups.sessionKeys()])) this.stop(key, 'shutdown');
+    for (const key of new Set([...runs.active.keys(), ...this.deps.followups.sessionKeys()]))
+      this.stop(key, 'shutdown');
     // Stopped turns write their last transcript lines before the journal closes.
     await settleWithin(Promise.allSettled(left), 2000);
   }

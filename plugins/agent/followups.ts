@@ -5,7 +5,16 @@
  * into one turn ("collect"). A message a full queue drops is answered with a notice.
  */
 import { randomUUID } from 'node:crypto';
-import { normalizeQueueMode, queueDefaults, type DispatchInput, type MessagesSection, type QueueSettings, type RunHandle, type RunResult, type SessionEntry } from '../../sdk/agent/index.js';
+import {
+  normalizeQueueMode,
+  queueDefaults,
+  type DispatchInput,
+  type MessagesSection,
+  type QueueSettings,
+  type RunHandle,
+  type RunResult,
+  type SessionEntry,
+} from '../../sdk/agent/index.js';
 import type { Delivery } from './delivery.js';
 import { collectPrompt, FollowupQueue, type Pending } from './queue.js';
 import type { ActiveRun, RunBook } from './runs.js';
@@ -88,7 +97,9 @@ export class Followups {
     const snippet = input.message.replace(/\s+/g, ' ').trim().slice(0, 120);
     const notice = `⚠️ Too many messages were waiting, so this one was dropped without an answer: "${snippet}". Send it again if you still need an answer.`;
     // Finished once the notice went out: a crash before that leaves it open, and the restart answers it after all.
-    void this.deps.delivery.deliver(input, pending.id, sessionKey, { text: notice, media: [], silent: false }).finally(finish);
+    void this.deps.delivery
+      .deliver(input, pending.id, sessionKey, { text: notice, media: [], silent: false })
+      .finally(finish);
   }
 
   /**
@@ -108,7 +119,10 @@ export class Followups {
     }
     for (const item of left) delete this.deps.runs.records.get(item.id)?.steeredInto;
     queue.unshift(left);
-    this.deps.events.emitAgent(left[0]!.input, active.runId, sessionKey, 'lifecycle', { phase: 'steer-followup', count: left.length });
+    this.deps.events.emitAgent(left[0]!.input, active.runId, sessionKey, 'lifecycle', {
+      phase: 'steer-followup',
+      count: left.length,
+    });
   }
 
   /** After the session goes quiet for debounceMs, run what was queued. */
@@ -135,11 +149,19 @@ export class Followups {
         const last = (members[members.length - 1] ?? summarized[summarized.length - 1])!;
         const first = members[0];
         let message: string;
-        if (mode === 'collect' || !first) message = collectPrompt(members.map((item) => item.input.message), dropped);
+        if (mode === 'collect' || !first)
+          message = collectPrompt(
+            members.map((item) => item.input.message),
+            dropped,
+          );
         else message = dropped.length ? `${collectPrompt([], dropped)}\n\n${first.input.message}` : first.input.message;
         // One message alone keeps its id as the run's; a batch runs under its newest message's.
         const runId = members.length > 0 ? last.id : randomUUID();
-        const input: DispatchInput = { ...last.input, message, images: members.flatMap((item) => item.input.images ?? []) };
+        const input: DispatchInput = {
+          ...last.input,
+          message,
+          images: members.flatMap((item) => item.input.images ?? []),
+        };
         await this.deps.start(input, runId, [...members, ...summarized]);
       }
     } finally {

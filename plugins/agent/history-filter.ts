@@ -14,7 +14,9 @@ interface Message {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : ''))
+    .join('');
 }
 
 export function withoutHeartbeatNoise<T extends Message>(messages: readonly T[], ackMaxChars: number): T[] {
@@ -28,7 +30,10 @@ export function withoutHeartbeatNoise<T extends Message>(messages: readonly T[],
     // The heartbeat's turn: everything up to the next user message.
     let end = i + 1;
     while (end < messages.length && messages[end]!.role !== 'user') end++;
-    const reply = messages.slice(i + 1, end).reverse().find((other) => other.role === 'assistant');
+    const reply = messages
+      .slice(i + 1, end)
+      .reverse()
+      .find((other) => other.role === 'assistant');
     if (judgeReply(textOf(reply?.content), ackMaxChars).kind !== 'alert') i = end - 1;
   }
   return out;
@@ -36,7 +41,10 @@ export function withoutHeartbeatNoise<T extends Message>(messages: readonly T[],
 
 /** `ackMaxChars` for an agent: its own heartbeat block over `agents.defaults.heartbeat`. */
 export function ackMaxCharsFor(config: Record<string, unknown>, agentId: string, fallback: number): number {
-  const agents = (config.agents ?? {}) as { defaults?: { heartbeat?: { ackMaxChars?: number } }; list?: Array<{ id?: string; heartbeat?: { ackMaxChars?: number } }> };
+  const agents = (config.agents ?? {}) as {
+    defaults?: { heartbeat?: { ackMaxChars?: number } };
+    list?: Array<{ id?: string; heartbeat?: { ackMaxChars?: number } }>;
+  };
   const own = agents.list?.find((entry) => entry?.id?.toLowerCase() === agentId.toLowerCase())?.heartbeat?.ackMaxChars;
   return own ?? agents.defaults?.heartbeat?.ackMaxChars ?? fallback;
 }

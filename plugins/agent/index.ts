@@ -6,7 +6,13 @@
  * slot's.
  */
 import { fileURLToPath } from 'node:url';
-import type { AgentService, ModelService, MessagesSection, SessionService, SkillsService } from '../../sdk/agent/index.js';
+import type {
+  AgentService,
+  ModelService,
+  MessagesSection,
+  SessionService,
+  SkillsService,
+} from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
@@ -51,7 +57,11 @@ export default definePlugin({
       ['agent', 'Send a message to an agent and stream the answer'],
       ['setup', 'Create the config and the agent workspace'],
     ] as const) {
-      api.registerCli({ name, description, run: (argv, ctx) => runAgentCli(name, argv, ctx, api, runtime, TEMPLATES_DIR) });
+      api.registerCli({
+        name,
+        description,
+        run: (argv, ctx) => runAgentCli(name, argv, ctx, api, runtime, TEMPLATES_DIR),
+      });
     }
 
     const service: AgentService & { runtime: AgentRuntime } = {
@@ -68,7 +78,12 @@ export default definePlugin({
         }
       },
       abortRun: (runId, reason) => runtime.abortRun(runId, reason),
-      drain: (timeoutMs) => runtime.drainTurns(timeoutMs ?? ((api.kernel.config().gateway as { agentDrainMs?: number } | undefined)?.agentDrainMs ?? AGENT_DRAIN_DEFAULT_MS)),
+      drain: (timeoutMs) =>
+        runtime.drainTurns(
+          timeoutMs ??
+            (api.kernel.config().gateway as { agentDrainMs?: number } | undefined)?.agentDrainMs ??
+            AGENT_DRAIN_DEFAULT_MS,
+        ),
       stop: (sessionKey, reason) => runtime.stop(sessionKey, reason),
       defaultAgent: () => runtime.defaultAgent(),
       isActive: (sessionKey) => runtime.isActive(sessionKey),
@@ -87,7 +102,9 @@ export default definePlugin({
       api: service,
       // Only the gateway starts services: it alone journals what it accepts and resumes it.
       start() {
-        void runtime.openIntake().catch((error: Error) => api.logger.error(`resuming interrupted runs failed: ${error.message}`));
+        void runtime
+          .openIntake()
+          .catch((error: Error) => api.logger.error(`resuming interrupted runs failed: ${error.message}`));
       },
       async stop() {
         await runtime.shutdown();

@@ -18,7 +18,15 @@
 import { readFileSync } from 'node:fs';
 import type { ChatMessage, Logger } from '../../sdk/index.js';
 import { type DispatchInput, IntakeClosedError, type Transcript } from '../../sdk/agent/index.js';
-import { intakeFile, type IntakeInput, IntakeJournal, journaledAgents, type OpenMessage, type TurnRecord, type UndeliveredReply } from './journal.js';
+import {
+  intakeFile,
+  type IntakeInput,
+  IntakeJournal,
+  journaledAgents,
+  type OpenMessage,
+  type TurnRecord,
+  type UndeliveredReply,
+} from './journal.js';
 
 /** OpenClaw's budget: three charged automatic dispatch attempts per interrupted message. */
 export const MAX_RESUME_ATTEMPTS = 3;
@@ -27,7 +35,9 @@ export const MAX_RESUME_ATTEMPTS = 3;
 export const RESTART_NOTE_PREFIX = '[System] The gateway restarted';
 
 function quoted(messages: readonly string[]): string {
-  return messages.length === 1 ? `The message:\n${messages[0]}` : `The messages, oldest first:\n${messages.map((text) => `---\n${text}`).join('\n')}`;
+  return messages.length === 1
+    ? `The message:\n${messages[0]}`
+    : `The messages, oldest first:\n${messages.map((text) => `---\n${text}`).join('\n')}`;
 }
 
 /** The synthetic message a turn interrupted mid-way continues with; it quotes its messages, since other turns may have been written since. */
@@ -64,14 +74,24 @@ export function turnState(turn: TurnRecord | undefined): TurnState {
     try {
       const entry = JSON.parse(line) as { type?: string; message?: ChatMessage; runId?: string };
       // Only this turn's lines: later turns of the session (other messages) may follow them.
-      if (entry?.type === 'message' && entry.message && (entry.runId === turn.id || (turn.legacy && entry.runId === undefined))) messages.push(entry.message);
+      if (
+        entry?.type === 'message' &&
+        entry.message &&
+        (entry.runId === turn.id || (turn.legacy && entry.runId === undefined))
+      )
+        messages.push(entry.message);
     } catch {
       // A torn line.
     }
   }
   if (!messages.some((message) => message.role === 'user')) return { kind: 'not-started' };
   const last = messages[messages.length - 1]!;
-  if (last.role === 'assistant' && last.stopReason !== 'error' && last.stopReason !== 'aborted' && !last.content.some((part) => part.type === 'toolCall')) {
+  if (
+    last.role === 'assistant' &&
+    last.stopReason !== 'error' &&
+    last.stopReason !== 'aborted' &&
+    !last.content.some((part) => part.type === 'toolCall')
+  ) {
     const text = last.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
     if (text.trim()) return { kind: 'answered', text };
   }
@@ -94,7 +114,15 @@ export type Recovery =
   /** The reply is written: deliver it (`reply`), then the messages are done. */
   | { kind: 'deliver'; agentId: string; turn: string; messages: OpenMessage[]; reply: Omit<UndeliveredReply, 'turn'> }
   /** Continue the turn with `note` as its message (mid-turn, or one message handed back from a batch). */
-  | { kind: 'continue'; agentId: string; turn: string; messages: OpenMessage[]; note: string; file?: string; handedBack?: boolean }
+  | {
+      kind: 'continue';
+      agentId: string;
+      turn: string;
+      messages: OpenMessage[];
+      note: string;
+      file?: string;
+      handedBack?: boolean;
+    }
   /** Never started: through the queue again, as it was sent. */
   | { kind: 'redispatch'; agentId: string; message: OpenMessage }
   /** Out of budget on its own: answered with `notice`. */
@@ -112,14 +140,20 @@ export class AgentIntake {
   ) {}
 
   /** Open every agent's journal; returns what previous processes left open, and the recent dedupe keys. */
-  load(): { open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>; seen: Map<string, number> } {
+  load(): {
+    open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>;
+    seen: Map<string, number>;
+  } {
     const open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }> = [];
     const seen = new Map<string, number>();
     for (const agentId of journaledAgents(this.stateDir)) {
       const journal = new IntakeJournal(intakeFile(this.stateDir, agentId), this.now);
       const read = journal.load();
       this.journals.set(agentId, journal);
-      if (read.skippedLines > 0) this.logger.warn(`intake journal of agent "${agentId}": skipped ${read.skippedLines} damaged line(s) (a torn write from a crash)`);
+      if (read.skippedLines > 0)
+        this.logger.warn(
+          `intake journal of agent "${agentId}": skipped ${read.skippedLines} damaged line(s) (a torn write from a crash)`,
+        );
       if (read.open.length > 0) open.push({ agentId, messages: read.open, turns: read.turns });
       for (const [key, at] of read.seen) seen.set(key, at);
     }
@@ -141,7 +175,9 @@ export class AgentIntake {
    * continued turns first (their transcript lines come first), then replies to deliver,
    * then everything else as it was accepted. Continuations are charged (fsync'd) here.
    */
-  async plan(open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>): Promise<Recovery[]> {
+  async plan(
+    open: Array<{ agentId: string; messages: OpenMessage[]; turns: Map<string, TurnRecord> }>,
+  ): Promise<Recovery[]> {
     const continued: Recovery[] = [];
     const delivered: Recovery[] = [];
     const rest: Array<Extract<Recovery, { kind: 'redispatch' | 'abandon' }>> = [];
@@ -151,7 +187,9 @@ export class AgentIntake {
       for (const message of messages) {
         if (message.undelivered) {
           const { turn, ...reply } = message.undelivered;
-          const existing = delivered.find((step) => step.kind === 'deliver' && step.agentId === agentId && step.turn === turn);
+          const existing = delivered.find(
+            (step) => step.kind === 'deliver' && step.agentId === agentId && step.turn === turn,
+          );
           if (existing && existing.kind === 'deliver') existing.messages.push(message);
           else delivered.push({ kind: 'deliver', agentId, turn, messages: [message], reply });
           continue;
@@ -168,24 +206,57 @@ export class AgentIntake {
         let state = turnState(turn);
         // A message charged a resume before was already in a turn's transcript lines: it is never sent again as new,
         // even when the turn that was to continue it was cut off before it wrote anything.
-        if (state.kind === 'not-started' && members.some((message) => message.attempts > 0)) state = { kind: 'mid-turn' };
+        if (state.kind === 'not-started' && members.some((message) => message.attempts > 0))
+          state = { kind: 'mid-turn' };
         if (state.kind === 'not-started') {
           for (const message of members) rest.push({ kind: 'redispatch', agentId, message });
         } else if (state.kind === 'answered') {
-          delivered.push({ kind: 'deliver', agentId, turn: turnId, messages: members, reply: { reply: { text: state.text, media: [] }, attempt: 0, next: 0 } });
+          delivered.push({
+            kind: 'deliver',
+            agentId,
+            turn: turnId,
+            messages: members,
+            reply: { reply: { text: state.text, media: [] }, attempt: 0, next: 0 },
+          });
         } else if (members.some((message) => message.attempts >= MAX_RESUME_ATTEMPTS)) {
           const attempts = Math.max(...members.map((message) => message.attempts));
           if (members.length === 1) {
             const message = members[0]!;
-            this.logger.error(`message ${message.id} in ${message.input.sessionKey} was interrupted ${attempts} times; giving up on it and telling the sender`);
-            rest.push({ kind: 'abandon', agentId, message, notice: abandonNotice(message.input.message, attempts), file: turn.file });
+            this.logger.error(
+              `message ${message.id} in ${message.input.sessionKey} was interrupted ${attempts} times; giving up on it and telling the sender`,
+            );
+            rest.push({
+              kind: 'abandon',
+              agentId,
+              message,
+              notice: abandonNotice(message.input.message, attempts),
+              file: turn.file,
+            });
           } else {
-            this.logger.warn(`a turn of ${members.length} messages in ${members[0]!.input.sessionKey} was interrupted ${attempts} times; answering each message on its own`);
-            for (const message of members) continued.push({ kind: 'continue', agentId, turn: message.id, messages: [message], note: handBackNote(message.input.message, attempts), file: turn.file, handedBack: true });
+            this.logger.warn(
+              `a turn of ${members.length} messages in ${members[0]!.input.sessionKey} was interrupted ${attempts} times; answering each message on its own`,
+            );
+            for (const message of members)
+              continued.push({
+                kind: 'continue',
+                agentId,
+                turn: message.id,
+                messages: [message],
+                note: handBackNote(message.input.message, attempts),
+                file: turn.file,
+                handedBack: true,
+              });
           }
         } else {
           charge.push(...members.map((message) => message.id));
-          continued.push({ kind: 'continue', agentId, turn: turnId, messages: members, note: restartNote(members.map((message) => message.input.message)), file: turn.file });
+          continued.push({
+            kind: 'continue',
+            agentId,
+            turn: turnId,
+            messages: members,
+            note: restartNote(members.map((message) => message.input.message)),
+            file: turn.file,
+          });
         }
       }
       await this.journal(agentId).resuming(charge);
@@ -211,7 +282,8 @@ export class AgentIntake {
 
   async close(): Promise<void> {
     for (const [agentId, journal] of this.journals) {
-      if (journal.openCount > 0) this.logger.info(`agent "${agentId}": ${journal.openCount} accepted message(s) left for the next start`);
+      if (journal.openCount > 0)
+        this.logger.info(`agent "${agentId}": ${journal.openCount} accepted message(s) left for the next start`);
       await journal.close();
     }
     this.journals.clear();
@@ -224,7 +296,12 @@ export class AgentIntake {
  */
 export function noteRecovery(
   file: string | undefined,
-  entry: { runId: string; action: 'continued' | 'redelivered' | 'abandoned' | 'handed-back' | 'undelivered'; attempt?: number; error?: string },
+  entry: {
+    runId: string;
+    action: 'continued' | 'redelivered' | 'abandoned' | 'handed-back' | 'undelivered';
+    attempt?: number;
+    error?: string;
+  },
   open: (file: string) => Transcript,
 ): void {
   if (!file) return;

@@ -24,7 +24,12 @@ export async function commandHook(
       workspaceDir: runtime.settings(agentId).workspaceDir,
       storePath: store.dir,
       ...(sessions.entry ? { sessionEntry: sessions.entry } : {}),
-      ...(sessions.previous ? { previousSessionEntry: sessions.previous, sessionFile: store.transcriptPath(sessions.previous.sessionId, input.threadId) } : {}),
+      ...(sessions.previous
+        ? {
+            previousSessionEntry: sessions.previous,
+            sessionFile: store.transcriptPath(sessions.previous.sessionId, input.threadId),
+          }
+        : {}),
     };
   });
   return event?.messages.filter((message) => typeof message === 'string' && message.trim() !== '') ?? [];

@@ -24,7 +24,18 @@
  * runs out, and at every open, the file is rewritten (temp, fsync, rename) with only what
  * is still open, so it stays small.
  */
-import { appendFileSync, closeSync, existsSync, fdatasync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fdatasync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/index.js';
@@ -146,7 +157,13 @@ class JournalState {
       case 'turn':
         // A turn continued after a restart keeps its id; it moves to the end, where it now begins.
         this.turns.delete(record.id);
-        this.turns.set(record.id, { id: record.id, ids: [...record.ids], file: record.file, offset: record.offset, ...(record.legacy ? { legacy: true } : {}) });
+        this.turns.set(record.id, {
+          id: record.id,
+          ids: [...record.ids],
+          file: record.file,
+          offset: record.offset,
+          ...(record.legacy ? { legacy: true } : {}),
+        });
         for (const id of record.ids) {
           const message = this.open.get(id);
           if (message) message.turn = record.id;
@@ -154,7 +171,10 @@ class JournalState {
         return true;
       case 'started':
         // An older claw's journal: one run per message, its turn unstamped.
-        return this.apply({ t: 'turn', id: record.id, ids: [record.id], file: record.file, offset: record.offset, legacy: true }, now);
+        return this.apply(
+          { t: 'turn', id: record.id, ids: [record.id], file: record.file, offset: record.offset, legacy: true },
+          now,
+        );
       case 'join': {
         const turn = this.turns.get(record.id);
         if (!turn) return true;
@@ -173,7 +193,14 @@ class JournalState {
       case 'undelivered':
         for (const id of record.ids) {
           const message = this.open.get(id);
-          if (message) message.undelivered = { turn: record.id, reply: record.reply, attempt: record.attempt, next: record.next, ...(record.error ? { error: record.error } : {}) };
+          if (message)
+            message.undelivered = {
+              turn: record.id,
+              reply: record.reply,
+              attempt: record.attempt,
+              next: record.next,
+              ...(record.error ? { error: record.error } : {}),
+            };
         }
         return true;
       case 'done':
@@ -205,7 +232,8 @@ class JournalState {
 
   expire(now: number): void {
     for (const [key, at] of this.seen) if (now - at > INTAKE_DEDUPE_WINDOW_MS) this.seen.delete(key);
-    for (const [key, finished] of this.finished) if (now - finished.at > INTAKE_DEDUPE_WINDOW_MS) this.finished.delete(key);
+    for (const [key, finished] of this.finished)
+      if (now - finished.at > INTAKE_DEDUPE_WINDOW_MS) this.finished.delete(key);
     while (this.finished.size > MAX_FINISHED_KEYS) this.finished.delete(this.finished.keys().next().value as string);
   }
 
@@ -217,7 +245,14 @@ class JournalState {
     for (const [rk, finished] of this.finished) records.push({ t: 'finished', rk, ...finished });
     const undelivered = new Map<string, { ids: string[]; reply: UndeliveredReply }>();
     for (const message of this.open.values()) {
-      records.push({ t: 'accepted', id: message.id, at: message.at, input: message.input, ...(message.key ? { k: message.key } : {}), ...(message.requestKey ? { rk: message.requestKey } : {}) });
+      records.push({
+        t: 'accepted',
+        id: message.id,
+        at: message.at,
+        input: message.input,
+        ...(message.key ? { k: message.key } : {}),
+        ...(message.requestKey ? { rk: message.requestKey } : {}),
+      });
       if (message.attempts > 0) records.push({ t: 'resume', id: message.id, attempt: message.attempts });
       if (message.undelivered) {
         const entry = undelivered.get(message.undelivered.turn) ?? { ids: [], reply: message.undelivered };
@@ -226,7 +261,15 @@ class JournalState {
       }
     }
     // Turn records follow the messages they name, in the order they began.
-    for (const turn of [...this.turns.values()]) records.push({ t: 'turn', id: turn.id, ids: turn.ids, file: turn.file, offset: turn.offset, ...(turn.legacy ? { legacy: true } : {}) });
+    for (const turn of [...this.turns.values()])
+      records.push({
+        t: 'turn',
+        id: turn.id,
+        ids: turn.ids,
+        file: turn.file,
+        offset: turn.offset,
+        ...(turn.legacy ? { legacy: true } : {}),
+      });
     for (const [turn, { ids, reply }] of undelivered) {
       const { turn: _turn, ...rest } = reply;
       records.push({ t: 'undelivered', id: turn, ids, ...rest });
@@ -291,7 +334,14 @@ export class IntakeJournal {
    * throws), fsync'd when the promise resolves (a power cut no longer loses it either).
    */
   accept(id: string, input: IntakeInput, at: number, key?: string, requestKey?: string): Promise<void> {
-    const record: Record = { t: 'accepted', id, at, input, ...(key ? { k: key } : {}), ...(requestKey ? { rk: requestKey } : {}) };
+    const record: Record = {
+      t: 'accepted',
+      id,
+      at,
+      input,
+      ...(key ? { k: key } : {}),
+      ...(requestKey ? { rk: requestKey } : {}),
+    };
     this.state.apply(record, at);
     try {
       this.append(record);
@@ -410,7 +460,9 @@ export class IntakeJournal {
     if (this.fd === undefined) return Promise.resolve();
     if (!this.inflight) {
       const fd = this.fd;
-      this.inflight = new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve()))).finally(() => (this.inflight = undefined));
+      this.inflight = new Promise<void>((resolve, reject) =>
+        fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+      ).finally(() => (this.inflight = undefined));
       return this.inflight;
     }
     const next = () => {

@@ -29,12 +29,25 @@ export function messageTool(runtime: AgentRuntime): ToolDefinition<MessageParams
       additionalProperties: false,
       properties: {
         text: { type: 'string', minLength: 1, maxLength: 20_000 },
-        channel: { type: 'string', minLength: 1, description: 'Channel id, e.g. telegram. Default: this conversation.' },
-        to: { type: 'string', minLength: 1, description: 'Chat / user id on that channel. Default: this conversation.' },
+        channel: {
+          type: 'string',
+          minLength: 1,
+          description: 'Channel id, e.g. telegram. Default: this conversation.',
+        },
+        to: {
+          type: 'string',
+          minLength: 1,
+          description: 'Chat / user id on that channel. Default: this conversation.',
+        },
         accountId: { type: 'string', minLength: 1 },
         threadId: { type: 'string', minLength: 1 },
         replyTo: { type: 'string', minLength: 1, description: 'Message id to reply to.' },
-        media: { type: 'array', items: { type: 'string', minLength: 1 }, maxItems: 10, description: 'URLs of images or files to attach.' },
+        media: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          maxItems: 10,
+          description: 'URLs of images or files to attach.',
+        },
       },
     },
     async execute(params, ctx) {
@@ -43,15 +56,20 @@ export function messageTool(runtime: AgentRuntime): ToolDefinition<MessageParams
       const here = entry?.deliveryContext;
       const channel = params.channel ?? here?.channel;
       const to = params.to ?? (params.channel && params.channel !== here?.channel ? undefined : here?.to);
-      if (!channel || !to) return errorResult('message: this conversation has no channel to send to; give channel and to');
+      if (!channel || !to)
+        return errorResult('message: this conversation has no channel to send to; give channel and to');
       const sameChat = channel === here?.channel && to === here?.to;
       const result = await runtime.kernel.channels.send({
         channel,
         to,
         text: params.text,
         ...(params.media ? { media: params.media } : {}),
-        ...((params.accountId ?? (sameChat ? here?.accountId : undefined)) ? { accountId: params.accountId ?? here?.accountId } : {}),
-        ...((params.threadId ?? (sameChat && here?.threadId !== undefined ? String(here.threadId) : undefined)) ? { threadId: params.threadId ?? String(here!.threadId) } : {}),
+        ...((params.accountId ?? (sameChat ? here?.accountId : undefined))
+          ? { accountId: params.accountId ?? here?.accountId }
+          : {}),
+        ...((params.threadId ?? (sameChat && here?.threadId !== undefined ? String(here.threadId) : undefined))
+          ? { threadId: params.threadId ?? String(here!.threadId) }
+          : {}),
         ...(params.replyTo ? { replyTo: params.replyTo } : {}),
         context: { agentId, sessionKey: ctx.sessionKey, runId: ctx.runId, channel },
       });

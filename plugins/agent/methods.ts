@@ -50,12 +50,16 @@ async function admit(runtime: AgentRuntime, input: DispatchInput) {
   // session.sendPolicy guards the operator's way in too (OpenClaw enforces it at chat.send and agent).
   const { agentId, sessionKey } = runtime.resolveTarget(input);
   if (runtime.sessions.sendPolicy({ sessionKey, entry: await runtime.store(agentId).get(sessionKey) }) === 'deny') {
-    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `send blocked by session policy: ${sessionKey} (session.sendPolicy, or the session's sendPolicy set with sessions.patch)`);
+    throw new ProtocolError(
+      ErrorCodes.INVALID_REQUEST,
+      `send blocked by session policy: ${sessionKey} (session.sendPolicy, or the session's sendPolicy set with sessions.patch)`,
+    );
   }
   try {
     return await runtime.dispatch(input);
   } catch (error) {
-    if (error instanceof IntakeClosedError) throw new ProtocolError(ErrorCodes.UNAVAILABLE, error.message, undefined, true, 2000);
+    if (error instanceof IntakeClosedError)
+      throw new ProtocolError(ErrorCodes.UNAVAILABLE, error.message, undefined, true, 2000);
     throw error;
   }
 }
@@ -72,7 +76,11 @@ function runSummary(result: RunResult) {
     ...(result.error ? { error: result.error } : {}),
     result: {
       text: result.text,
-      payloads: result.payloads.map((payload) => ({ text: payload.text, media: payload.media, ...(payload.replyTo ? { replyTo: payload.replyTo } : {}) })),
+      payloads: result.payloads.map((payload) => ({
+        text: payload.text,
+        media: payload.media,
+        ...(payload.replyTo ? { replyTo: payload.replyTo } : {}),
+      })),
       sessionId: result.sessionId,
       provider: result.provider,
       model: result.model,
@@ -84,11 +92,19 @@ function runSummary(result: RunResult) {
 
 /** A run that finished in a process that stopped before it could say so: its status, and where its answer is. */
 function finishedSummary(runId: string, status: string) {
-  return { runId, status, summary: 'finished before the gateway restarted; the answer is in the session transcript (chat.history)', recovered: true };
+  return {
+    runId,
+    status,
+    summary: 'finished before the gateway restarted; the answer is in the session transcript (chat.history)',
+    recovered: true,
+  };
 }
 
 /** Deliver to a channel, when the caller asked for delivery (through the outbound path: no transport of its own). */
-async function channelTarget(api: PluginApi, params: { deliver?: boolean; channel?: string; to?: string; accountId?: string }): Promise<DeliveryTarget | undefined> {
+async function channelTarget(
+  api: PluginApi,
+  params: { deliver?: boolean; channel?: string; to?: string; accountId?: string },
+): Promise<DeliveryTarget | undefined> {
   if (!params.deliver) return undefined;
   if (!params.channel || !params.to) throw invalid('deliver needs channel and to');
   const channel = await api.kernel.capabilities.find('channel', params.channel).catch(() => undefined);
@@ -103,8 +119,14 @@ async function channelTarget(api: PluginApi, params: { deliver?: boolean; channe
 export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): void {
   const method = api.registerGatewayMethod.bind(api);
   const events = api.kernel.protocol;
-  events.registerEvent('agent', api.id, { scope: 'operator.read', description: '{runId, seq, stream: lifecycle|assistant|tool|compaction, ts, data} for every run.' });
-  events.registerEvent('chat', api.id, { scope: 'operator.read', description: '{runId, sessionKey, seq, state: delta|final|aborted|error, message} for chat UIs.' });
+  events.registerEvent('agent', api.id, {
+    scope: 'operator.read',
+    description: '{runId, seq, stream: lifecycle|assistant|tool|compaction, ts, data} for every run.',
+  });
+  events.registerEvent('chat', api.id, {
+    scope: 'operator.read',
+    description: '{runId, sessionKey, seq, state: delta|final|aborted|error, message} for chat UIs.',
+  });
 
   method('agent', {
     scope: 'operator.write',
@@ -121,7 +143,11 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         thinking: THINKING,
         model: { type: 'string', minLength: 1 },
         extraSystemPrompt: { type: 'string', maxLength: 100_000 },
-        timeout: { type: 'number', exclusiveMinimum: 0, description: 'seconds (default agents.defaults.timeoutSeconds)' },
+        timeout: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          description: 'seconds (default agents.defaults.timeoutSeconds)',
+        },
         attachments: ATTACHMENTS,
         deliver: { type: 'boolean' },
         channel: { type: 'string', minLength: 1 },
@@ -130,23 +156,28 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         queueMode: { type: 'string' },
       },
     },
-    handler: async (params: {
-      message: string;
-      agentId?: string;
-      sessionKey?: string;
-      thinking?: ThinkingLevel;
-      model?: string;
-      extraSystemPrompt?: string;
-      timeout?: number;
-      attachments?: AttachmentParam[];
-      deliver?: boolean;
-      channel?: string;
-      to?: string;
-      accountId?: string;
-      queueMode?: string;
-    }, ctx: GatewayMethodContext) => {
-      if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
-      const agentProblem = params.agentId === undefined ? undefined : unknownAgentProblem(api.kernel.config(), params.agentId);
+    handler: async (
+      params: {
+        message: string;
+        agentId?: string;
+        sessionKey?: string;
+        thinking?: ThinkingLevel;
+        model?: string;
+        extraSystemPrompt?: string;
+        timeout?: number;
+        attachments?: AttachmentParam[];
+        deliver?: boolean;
+        channel?: string;
+        to?: string;
+        accountId?: string;
+        queueMode?: string;
+      },
+      ctx: GatewayMethodContext,
+    ) => {
+      if (params.queueMode && !normalizeQueueMode(params.queueMode))
+        throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
+      const agentProblem =
+        params.agentId === undefined ? undefined : unknownAgentProblem(api.kernel.config(), params.agentId);
       if (agentProblem) throw invalid(agentProblem);
       const handle = await admit(runtime, {
         agentId: params.agentId,
@@ -163,7 +194,12 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         authorized: true,
         ...(ctx.idempotencyKey ? { requestKey: `agent:${ctx.idempotencyKey}` } : {}),
       });
-      ctx.ack?.({ runId: handle.runId, status: 'accepted', acceptedAt: handle.acceptedAt, ...(handle.status !== 'started' ? { disposition: handle.status } : {}) });
+      ctx.ack?.({
+        runId: handle.runId,
+        status: 'accepted',
+        acceptedAt: handle.acceptedAt,
+        ...(handle.status !== 'started' ? { disposition: handle.status } : {}),
+      });
       return runSummary(await handle.done);
     },
     // A retry after a restart: the acceptance again and then the result, the result, or "never accepted".
@@ -171,7 +207,11 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const state = await runtime.request(`agent:${ctx.idempotencyKey}`);
       if (state.state === 'unknown') return { state: 'not-accepted' };
       if (state.state === 'finished') return { state: 'done', payload: finishedSummary(state.runId, state.status) };
-      return { state: 'pending', acks: [{ runId: state.runId, status: 'accepted', acceptedAt: state.acceptedAt, recovered: true }], result: state.done.then(runSummary) };
+      return {
+        state: 'pending',
+        acks: [{ runId: state.runId, status: 'accepted', acceptedAt: state.acceptedAt, recovered: true }],
+        result: state.done.then(runSummary),
+      };
     },
   });
 
@@ -186,13 +226,19 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
     },
     handler: async (params: { runId: string; timeoutMs?: number }) => {
       const record = runtime.run(params.runId);
-      if (!record) throw invalid(`unknown runId "${params.runId}" (finished runs are remembered for a while, not forever)`);
+      if (!record)
+        throw invalid(`unknown runId "${params.runId}" (finished runs are remembered for a while, not forever)`);
       const timeoutMs = params.timeoutMs ?? AGENT_WAIT_DEFAULT_MS;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
       try {
         const outcome = await Promise.race([record.done, timeout]);
-        if (outcome === 'timeout') return { runId: params.runId, status: 'timeout', ...(record.startedAt ? { startedAt: record.startedAt } : {}) };
+        if (outcome === 'timeout')
+          return {
+            runId: params.runId,
+            status: 'timeout',
+            ...(record.startedAt ? { startedAt: record.startedAt } : {}),
+          };
         return runSummary(outcome);
       } catch (error) {
         return { runId: params.runId, status: 'error', error: (error as Error).message ?? String(error) };
@@ -223,23 +269,33 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         sessionId: KEY,
       },
     },
-    handler: async (params: {
-      sessionKey: string;
-      message: string;
-      thinking?: ThinkingLevel;
-      attachments?: AttachmentParam[];
-      timeoutMs?: number;
-      queueMode?: string;
-      deliver?: boolean;
-      sessionId?: string;
-    }, ctx: GatewayMethodContext) => {
-      if (params.deliver) throw invalid('chat.send does not deliver the reply to a channel; use the agent method with deliver:true for that');
+    handler: async (
+      params: {
+        sessionKey: string;
+        message: string;
+        thinking?: ThinkingLevel;
+        attachments?: AttachmentParam[];
+        timeoutMs?: number;
+        queueMode?: string;
+        deliver?: boolean;
+        sessionId?: string;
+      },
+      ctx: GatewayMethodContext,
+    ) => {
+      if (params.deliver)
+        throw invalid(
+          'chat.send does not deliver the reply to a channel; use the agent method with deliver:true for that',
+        );
       if (params.sessionId) {
         const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
         const current = (await runtime.store(agentId).get(sessionKey))?.sessionId;
-        if (current !== params.sessionId) throw invalid(`session ${sessionKey} is now ${current ?? 'empty'}, not ${params.sessionId} (it was reset); reload it and send again`);
+        if (current !== params.sessionId)
+          throw invalid(
+            `session ${sessionKey} is now ${current ?? 'empty'}, not ${params.sessionId} (it was reset); reload it and send again`,
+          );
       }
-      if (params.queueMode && !normalizeQueueMode(params.queueMode)) throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
+      if (params.queueMode && !normalizeQueueMode(params.queueMode))
+        throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
       const handle = await admit(runtime, {
         sessionKey: params.sessionKey,
         message: params.message,
@@ -258,26 +314,39 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
     recover: async (_params, ctx) => {
       const state = await runtime.request(`chat.send:${ctx.idempotencyKey}`);
       if (state.state === 'unknown') return { state: 'not-accepted' };
-      if (state.state === 'finished') return { state: 'done', payload: { runId: state.runId, status: 'finished', finalStatus: state.status, recovered: true } };
-      return { state: 'done', payload: { runId: state.runId, status: 'queued', acceptedAt: state.acceptedAt, recovered: true } };
+      if (state.state === 'finished')
+        return {
+          state: 'done',
+          payload: { runId: state.runId, status: 'finished', finalStatus: state.status, recovered: true },
+        };
+      return {
+        state: 'done',
+        payload: { runId: state.runId, status: 'queued', acceptedAt: state.acceptedAt, recovered: true },
+      };
     },
   });
 
   const history = async (params: { sessionKey: string; limit?: number; maxBytes?: number; inputRunIds?: string[] }) => {
     // A chat.send is acknowledged once its message is in the session, so a run claw knows has consumed its input.
-    const receipts = params.inputRunIds?.filter((runId) => runtime.run(runId)).map((runId) => ({ runId, state: 'consumed' as const }));
+    const receipts = params.inputRunIds
+      ?.filter((runId) => runtime.run(runId))
+      .map((runId) => ({ runId, state: 'consumed' as const }));
     const withReceipts = receipts ? { inputReceipts: receipts } : {};
     const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
     const entry = await runtime.store(agentId).get(sessionKey);
     if (!entry) return { sessionKey, sessionId: null, messages: [], hasActiveRun: false, ...withReceipts };
-    const transcript = runtime.sessions.transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId));
+    const transcript = runtime.sessions.transcript(
+      runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId),
+    );
     const ackMaxChars = ackMaxCharsFor(api.kernel.config() as Record<string, unknown>, agentId, DEFAULT_ACK_MAX_CHARS);
     const messages = withoutHeartbeatNoise(transcript.messages(), ackMaxChars).filter(
-      (message) => !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)),
+      (message) =>
+        !(message.role === 'assistant' && isSilentReplyText(textOf(message.content)) && !hasToolCall(message.content)),
     );
     let page = messages.slice(-(params.limit ?? HISTORY_DEFAULT_LIMIT));
     // OpenClaw's maxBytes: the oldest messages go until the page fits.
-    if (params.maxBytes !== undefined) while (page.length > 1 && Buffer.byteLength(JSON.stringify(page)) > params.maxBytes) page = page.slice(1);
+    if (params.maxBytes !== undefined)
+      while (page.length > 1 && Buffer.byteLength(JSON.stringify(page)) > params.maxBytes) page = page.slice(1);
     return {
       sessionKey,
       sessionId: entry.sessionId,
@@ -303,7 +372,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
 
   method('commands.list', {
     scope: 'operator.read',
-    description: 'The slash commands an agent answers: {commands: [{name, textAliases, description, source: native|plugin|skill, scope, acceptsArgs}]}.',
+    description:
+      'The slash commands an agent answers: {commands: [{name, textAliases, description, source: native|plugin|skill, scope, acceptsArgs}]}.',
     params: {
       type: 'object',
       additionalProperties: false,
@@ -340,17 +410,30 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
   method('chat.startup', {
     scope: 'operator.read',
     params: historyParams,
-    description: "What a chat view needs to open a session (OpenClaw's Control UI): chat.history's page, with pendingInputs.",
+    description:
+      "What a chat view needs to open a session (OpenClaw's Control UI): chat.history's page, with pendingInputs.",
     // claw queues no inputs a client could see, so the pendingInputs page is always empty.
     handler: async (params: { sessionKey: string; limit?: number; maxBytes?: number; inputRunIds?: string[] }) => {
       const page = await history(params);
-      return { ...page, pendingInputs: { items: [] }, sessionInfo: { sessionId: page.sessionId ?? undefined, thinkingLevel: 'thinkingLevel' in page ? page.thinkingLevel : undefined } };
+      return {
+        ...page,
+        pendingInputs: { items: [] },
+        sessionInfo: {
+          sessionId: page.sessionId ?? undefined,
+          thinkingLevel: 'thinkingLevel' in page ? page.thinkingLevel : undefined,
+        },
+      };
     },
   });
 
   method('chat.abort', {
     scope: 'operator.write',
-    params: { type: 'object', required: ['sessionKey'], additionalProperties: false, properties: { sessionKey: KEY, runId: KEY } },
+    params: {
+      type: 'object',
+      required: ['sessionKey'],
+      additionalProperties: false,
+      properties: { sessionKey: KEY, runId: KEY },
+    },
     handler: (params: { sessionKey: string; runId?: string }) => {
       const { sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
       const before = runtime.activeRunIds();
@@ -361,7 +444,12 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         return { ok: true, aborted, runIds: aborted ? [params.runId] : [] };
       }
       const count = runtime.stop(sessionKey, 'aborted');
-      return { ok: true, aborted: count > 0, runIds: before.filter((id) => runtime.run(id)?.sessionKey === sessionKey), stopped: count };
+      return {
+        ok: true,
+        aborted: count > 0,
+        runIds: before.filter((id) => runtime.run(id)?.sessionKey === sessionKey),
+        stopped: count,
+      };
     },
   });
 }
@@ -369,7 +457,9 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : '')).join('');
+  return content
+    .map((part: { type?: string; text?: string }) => (part.type === 'text' ? (part.text ?? '') : ''))
+    .join('');
 }
 
 function hasToolCall(content: unknown): boolean {

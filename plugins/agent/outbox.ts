@@ -27,7 +27,10 @@ export interface OutboxEntry {
   error?: string;
 }
 
-export type DeliveryOutcome = { status: 'delivered' } | { status: 'skipped'; reason: string } | { status: 'failed'; error: string; retryAfterMs?: number };
+export type DeliveryOutcome =
+  | { status: 'delivered' }
+  | { status: 'skipped'; reason: string }
+  | { status: 'failed'; error: string; retryAfterMs?: number };
 
 export interface OutboxDeps {
   logger: Logger;
@@ -68,13 +71,17 @@ export class Outbox {
     if (next === undefined) {
       this.entries.delete(entry.turn);
       stat.failed++;
-      this.deps.logger.error(`reply of run ${entry.turn} to ${where(entry)} given up after ${attempt} delivery rounds: ${error}`);
+      this.deps.logger.error(
+        `reply of run ${entry.turn} to ${where(entry)} given up after ${attempt} delivery rounds: ${error}`,
+      );
       this.deps.givenUp({ ...entry, attempt, error });
       this.count();
       return;
     }
     const updated = { ...entry, attempt, next, error };
-    this.deps.logger.warn(`reply of run ${entry.turn} to ${where(entry)} not delivered (${error}); trying again in ${Math.round((next - this.deps.now()) / 1000)} s (round ${attempt + 1} of ${DELIVERY_RETRY_DELAYS_MS.length + 1})`);
+    this.deps.logger.warn(
+      `reply of run ${entry.turn} to ${where(entry)} not delivered (${error}); trying again in ${Math.round((next - this.deps.now()) / 1000)} s (round ${attempt + 1} of ${DELIVERY_RETRY_DELAYS_MS.length + 1})`,
+    );
     await this.deps.persist(updated);
     this.schedule(updated);
   }
@@ -113,7 +120,8 @@ export class Outbox {
     if (outcome.status === 'failed') return this.failed(entry, outcome.error, outcome.retryAfterMs);
     this.entries.delete(entry.turn);
     this.count();
-    if (outcome.status === 'delivered') this.deps.logger.info(`reply of run ${entry.turn} to ${where(entry)} delivered on round ${entry.attempt + 1}`);
+    if (outcome.status === 'delivered')
+      this.deps.logger.info(`reply of run ${entry.turn} to ${where(entry)} delivered on round ${entry.attempt + 1}`);
     this.deps.delivered(entry);
   }
 

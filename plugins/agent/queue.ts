@@ -22,7 +22,13 @@ export interface Pending {
 /** Where a reply goes: messages of one route may share a turn, messages of different routes never do. */
 export function routeOf(input: DispatchInput): string {
   const target = input.deliver;
-  return [input.channel ?? '', target?.channel ?? '', target?.accountId ?? input.accountId ?? '', target?.to ?? '', String(target?.threadId ?? input.threadId ?? '')].join('\u0000');
+  return [
+    input.channel ?? '',
+    target?.channel ?? '',
+    target?.accountId ?? input.accountId ?? '',
+    target?.to ?? '',
+    String(target?.threadId ?? input.threadId ?? ''),
+  ].join('\u0000');
 }
 
 /** The messages of one turn: answered in full (`members`), or only as a summary of what was dropped (`summarized`). */
@@ -96,7 +102,12 @@ export class FollowupQueue {
     const first = this.items[0] ?? this.summarized[0];
     if (!first) return undefined;
     const route = routeOf(first.input);
-    const members = this.items.length === 0 ? [] : mode === 'collect' ? this.items.filter((item) => routeOf(item.input) === route) : [first];
+    const members =
+      this.items.length === 0
+        ? []
+        : mode === 'collect'
+          ? this.items.filter((item) => routeOf(item.input) === route)
+          : [first];
     const summarized = this.summarized.filter((item) => routeOf(item.input) === route);
     this.items = this.items.filter((item) => !members.includes(item));
     this.summarized = this.summarized.filter((item) => !summarized.includes(item));
@@ -108,7 +119,9 @@ export class FollowupQueue {
 export function collectPrompt(messages: readonly string[], dropped: readonly string[]): string {
   const parts = ['[Queued messages while agent was busy]'];
   if (dropped.length > 0) {
-    parts.push(`[${dropped.length} earlier message${dropped.length === 1 ? ' was' : 's were'} dropped from a full queue:]\n${dropped.map((text) => `• ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n')}`);
+    parts.push(
+      `[${dropped.length} earlier message${dropped.length === 1 ? ' was' : 's were'} dropped from a full queue:]\n${dropped.map((text) => `• ${text.replace(/\s+/g, ' ').slice(0, 160)}`).join('\n')}`,
+    );
   }
   messages.forEach((text, index) => parts.push(`---\nQueued #${index + 1}\n${text}`));
   return parts.join('\n\n');

@@ -47,8 +47,14 @@ export async function resumeOpen(intake: AgentIntake, open: OpenIntake, deps: Re
       const handedBack = step.handedBack === true;
       // The plan has charged the attempt already (a handed-back message is not charged again).
       const attempt = Math.max(...step.messages.map((message) => message.attempts));
-      logger.info(`resuming run ${step.turn} in ${sessionKey} (${handedBack ? 'handed back alone' : 'mid-turn'}, ${step.messages.length} message(s), attempt ${attempt})`);
-      noteRecovery(step.file, { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt }, transcriptAt);
+      logger.info(
+        `resuming run ${step.turn} in ${sessionKey} (${handedBack ? 'handed back alone' : 'mid-turn'}, ${step.messages.length} message(s), attempt ${attempt})`,
+      );
+      noteRecovery(
+        step.file,
+        { runId: step.turn, action: handedBack ? 'handed-back' : 'continued', attempt },
+        transcriptAt,
+      );
       const members = step.messages.map((message) => deps.pending(message.id, message.input, message.at, true));
       void deps.start({ ...last.input, message: step.note, images: undefined }, step.turn, members);
       continue;
@@ -58,13 +64,20 @@ export async function resumeOpen(intake: AgentIntake, open: OpenIntake, deps: Re
       const ids = step.messages.map((message) => message.id);
       // The answer exists: whoever waits on these messages gets it now; only its delivery is left.
       for (const message of step.messages) {
-        deps.pending(message.id, message.input, message.at, true).settle.resolve({ ...runs.emptyResult(message.id, message.input.sessionKey, 'ok'), text: step.reply.reply.text });
+        deps
+          .pending(message.id, message.input, message.at, true)
+          .settle.resolve({
+            ...runs.emptyResult(message.id, message.input.sessionKey, 'ok'),
+            text: step.reply.reply.text,
+          });
       }
       const entry: OutboxEntry = { agentId: step.agentId, turn: step.turn, ids, input: last.input, ...step.reply };
       if (!last.input.deliver) {
         intake.journal(step.agentId).done(ids, 'ok');
       } else if (step.reply.attempt > 0) {
-        logger.info(`reply of run ${step.turn} to ${last.input.deliver.channel}:${last.input.deliver.to} waits for delivery round ${step.reply.attempt + 1}`);
+        logger.info(
+          `reply of run ${step.turn} to ${last.input.deliver.channel}:${last.input.deliver.to} waits for delivery round ${step.reply.attempt + 1}`,
+        );
         delivery.schedule(entry);
       } else {
         logger.info(`resuming run ${step.turn} in ${last.input.sessionKey} (answered; delivering the reply again)`);
@@ -78,11 +91,27 @@ export async function resumeOpen(intake: AgentIntake, open: OpenIntake, deps: Re
     const { message, notice } = step;
     const sessionKey = message.input.sessionKey;
     if (step.file) {
-      transcriptAt(step.file).appendMessage({ role: 'assistant', content: [{ type: 'text', text: notice }], stopReason: 'error', errorMessage: notice, timestamp: deps.now() });
+      transcriptAt(step.file).appendMessage({
+        role: 'assistant',
+        content: [{ type: 'text', text: notice }],
+        stopReason: 'error',
+        errorMessage: notice,
+        timestamp: deps.now(),
+      });
       noteRecovery(step.file, { runId: message.id, action: 'abandoned', attempt: message.attempts }, transcriptAt);
     }
-    deps.pending(message.id, message.input, message.at, true).settle.resolve({ ...runs.emptyResult(message.id, sessionKey, 'error'), error: notice });
-    const entry: OutboxEntry = { agentId: step.agentId, turn: message.id, ids: [message.id], input: message.input, reply: { text: notice, media: [] }, attempt: 0, next: 0 };
+    deps
+      .pending(message.id, message.input, message.at, true)
+      .settle.resolve({ ...runs.emptyResult(message.id, sessionKey, 'error'), error: notice });
+    const entry: OutboxEntry = {
+      agentId: step.agentId,
+      turn: message.id,
+      ids: [message.id],
+      input: message.input,
+      reply: { text: notice, media: [] },
+      attempt: 0,
+      next: 0,
+    };
     if (message.input.deliver) void delivery.deliverReply(entry, 'abandoned');
     else intake.journal(step.agentId).done([message.id], 'abandoned');
   }

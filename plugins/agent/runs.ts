@@ -70,8 +70,15 @@ export class RunBook {
     this.records.set(runId, { runId, sessionKey, status, done });
     while (this.records.size > MAX_RUN_RECORDS) this.records.delete(this.records.keys().next().value as string);
     done.then(
-      (result) => Object.assign(this.records.get(runId) ?? {}, { status: result.status, endedAt: result.endedAt, startedAt: result.startedAt, error: result.error }),
-      (error: unknown) => Object.assign(this.records.get(runId) ?? {}, { status: 'error', endedAt: this.now(), error: String(error) }),
+      (result) =>
+        Object.assign(this.records.get(runId) ?? {}, {
+          status: result.status,
+          endedAt: result.endedAt,
+          startedAt: result.startedAt,
+          error: result.error,
+        }),
+      (error: unknown) =>
+        Object.assign(this.records.get(runId) ?? {}, { status: 'error', endedAt: this.now(), error: String(error) }),
     );
   }
 
@@ -88,7 +95,10 @@ export class RunBook {
         result.status,
       );
     }
-    for (const member of members) member.settle.resolve(member.id === runId || this.isSteered(member, runId) ? result : { ...result, runId: member.id });
+    for (const member of members)
+      member.settle.resolve(
+        member.id === runId || this.isSteered(member, runId) ? result : { ...result, runId: member.id },
+      );
   }
 
   /** Steered senders were given the turn's runId, so they get its result as it is. */
@@ -98,6 +108,16 @@ export class RunBook {
 
   emptyResult(runId: string, sessionKey: string, status: RunStatus): RunResult {
     const now = this.now();
-    return { runId, sessionKey, sessionId: '', status, text: '', payloads: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, startedAt: now, endedAt: now };
+    return {
+      runId,
+      sessionKey,
+      sessionId: '',
+      status,
+      text: '',
+      payloads: [],
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      startedAt: now,
+      endedAt: now,
+    };
   }
 }

@@ -97,7 +97,10 @@ export class AgentRuntime {
       logger,
       now,
       resolveTarget: (input) => this.resolveTarget(input),
-      commands: { handle: (input) => commands.handle(this, input), applyInline: (input) => commands.applyInline(this, input) },
+      commands: {
+        handle: (input) => commands.handle(this, input),
+        applyInline: (input) => commands.applyInline(this, input),
+      },
       runs,
       events,
       delivery,
@@ -232,4 +235,11 @@ export class AgentRuntime {
   }
 }
 
-export type { DeliveryTarget, DispatchInput, RunEvent, RunHandle, RunResult, RunStatus } from '../../sdk/agent/index.js';
+export type {
+  DeliveryTarget,
+  DispatchInput,
+  RunEvent,
+  RunHandle,
+  RunResult,
+  RunStatus,
+} from '../../sdk/agent/index.js';

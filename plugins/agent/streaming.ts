@@ -5,7 +5,16 @@
  * and the silent token held back from all of them.
  */
 import type { KernelServices } from '../../sdk/index.js';
-import { BlockChunker, parseReply, SilentReplyFilter, type AgentStream, type DispatchInput, type ReplyPayload, type RunResult, type VerboseLevel } from '../../sdk/agent/index.js';
+import {
+  BlockChunker,
+  parseReply,
+  SilentReplyFilter,
+  type AgentStream,
+  type DispatchInput,
+  type ReplyPayload,
+  type RunResult,
+  type VerboseLevel,
+} from '../../sdk/agent/index.js';
 
 const CHAT_DELTA_THROTTLE_MS = 150;
 
@@ -18,13 +27,26 @@ export class RunEvents {
     private readonly now: () => number,
   ) {}
 
-  emitAgent(input: DispatchInput, runId: string, sessionKey: string, stream: AgentStream, data: Record<string, unknown>): void {
+  emitAgent(
+    input: DispatchInput,
+    runId: string,
+    sessionKey: string,
+    stream: AgentStream,
+    data: Record<string, unknown>,
+  ): void {
     const event = { runId, sessionKey, seq: ++this.seq, stream, ts: this.now(), data };
     input.onEvent?.({ kind: 'agent', ...event });
     this.kernel.protocol.emit('agent', event, { droppable: stream === 'assistant' });
   }
 
-  chatEvent(input: DispatchInput, runId: string, sessionKey: string, state: 'delta' | 'final' | 'aborted' | 'error', text: string, extra: { deltaText?: string; errorMessage?: string } = {}): void {
+  chatEvent(
+    input: DispatchInput,
+    runId: string,
+    sessionKey: string,
+    state: 'delta' | 'final' | 'aborted' | 'error',
+    text: string,
+    extra: { deltaText?: string; errorMessage?: string } = {},
+  ): void {
     const seq = ++this.seq;
     input.onEvent?.({ kind: 'chat', runId, sessionKey, seq, state, text, ...extra });
     this.kernel.protocol.emit(
@@ -94,13 +116,19 @@ export class ChatStream {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (result.status === 'ok') this.events.chatEvent(this.input, this.runId, this.sessionKey, 'final', result.text);
-    else if (result.status === 'aborted') this.events.chatEvent(this.input, this.runId, this.sessionKey, 'aborted', this.text);
-    else this.events.chatEvent(this.input, this.runId, this.sessionKey, 'error', this.text, { errorMessage: result.error ?? result.status });
+    else if (result.status === 'aborted')
+      this.events.chatEvent(this.input, this.runId, this.sessionKey, 'aborted', this.text);
+    else
+      this.events.chatEvent(this.input, this.runId, this.sessionKey, 'error', this.text, {
+        errorMessage: result.error ?? result.status,
+      });
   }
 }
 
 /** Sends one reply through the one delivery path; `payload` is what went out when it was delivered. */
-type SendBlock = (reply: ReplyPayload) => Promise<{ status: 'delivered'; payload: ReplyPayload } | { status: 'skipped' | 'failed' }>;
+type SendBlock = (
+  reply: ReplyPayload,
+) => Promise<{ status: 'delivered'; payload: ReplyPayload } | { status: 'skipped' | 'failed' }>;
 
 /**
  * Block streaming (`agents.defaults.blockStreamingDefault: "on"`): a long answer goes out
@@ -147,7 +175,9 @@ export class BlockDelivery {
 }
 
 /** The agent stream with the silent token held back from every listener: UIs, SSE, the CLI, blocks. */
-export function withoutSilentToken(emit: (stream: AgentStream, data: Record<string, unknown>) => void): (stream: AgentStream, data: Record<string, unknown>) => void {
+export function withoutSilentToken(
+  emit: (stream: AgentStream, data: Record<string, unknown>) => void,
+): (stream: AgentStream, data: Record<string, unknown>) => void {
   const silence = new SilentReplyFilter();
   return (stream, data) => {
     if (stream !== 'assistant') return emit(stream, data);

@@ -77,7 +77,10 @@ export class TurnRunner {
       .catch((error: unknown) => {
         const stopped = error instanceof LaneClearedError;
         if (!stopped) this.deps.logger.error(`run ${runId} failed: ${(error as Error)?.stack ?? String(error)}`);
-        const result: RunResult = { ...runs.emptyResult(runId, sessionKey, stopped ? 'aborted' : 'error'), ...(stopped ? {} : { error: String(error) }) };
+        const result: RunResult = {
+          ...runs.emptyResult(runId, sessionKey, stopped ? 'aborted' : 'error'),
+          ...(stopped ? {} : { error: String(error) }),
+        };
         runs.settle(runId, members, result);
         return result;
       });
@@ -95,7 +98,16 @@ export class TurnRunner {
     let resolveDone!: (result: RunResult) => void;
     const donePromise = new Promise<RunResult>((resolve) => (resolveDone = resolve));
     const memberIds = new Set(members.map((member) => member.id));
-    const active: ActiveRun = { runId, memberIds, route: routeOf(input), controller, streaming: false, steering: [], taken: [], done: donePromise };
+    const active: ActiveRun = {
+      runId,
+      memberIds,
+      route: routeOf(input),
+      controller,
+      streaming: false,
+      steering: [],
+      taken: [],
+      done: donePromise,
+    };
     runs.active.set(sessionKey, active);
     for (const id of new Set([runId, ...memberIds])) {
       const record = runs.records.get(id);
@@ -114,14 +126,24 @@ export class TurnRunner {
       // One writer per session across processes: `claw agent --local` beside the gateway, or another local run.
       lock = await store.lock(sessionKey, {
         signal: controller.signal,
-        onWait: (holder) => events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'waiting', reason: 'session-lock', ...(holder ? { holderPid: holder.pid } : {}) }),
+        onWait: (holder) =>
+          events.emitAgent(input, runId, sessionKey, 'lifecycle', {
+            phase: 'waiting',
+            reason: 'session-lock',
+            ...(holder ? { holderPid: holder.pid } : {}),
+          }),
       });
       const session = await this.resolveSession(agentId, sessionKey, input);
       // Where this turn's transcript lines begin, and which messages it answers: a restart reads from here what it got done.
       const journal = runs.journal(input);
       if (journal) {
         const file = this.transcriptFile(store, session, input);
-        journal.turn(runId, members.map((member) => member.id), file, fileSize(file));
+        journal.turn(
+          runId,
+          members.map((member) => member.id),
+          file,
+          fileSize(file),
+        );
       }
       ensureDir(settings.workspaceDir, this.deps.logger);
       const verbose = input.verbose ?? (session.verboseLevel as VerboseLevel | undefined) ?? 'off';
@@ -130,17 +152,28 @@ export class TurnRunner {
           ? new BlockDelivery((reply) => delivery.deliver(input, runId, sessionKey, reply), settings.blockStreaming)
           : undefined;
       const loop = await this.loop();
-      const ctx = this.context(input, session, runId, controller, active, withoutSilentToken((stream, data) => {
-        events.emitAgent(input, runId, sessionKey, stream, data);
-        if (stream === 'assistant') {
-          chat.onAssistant(data);
-          blocks?.onAssistant(data);
-        }
-        // Verbose: each tool call is announced to the sender as it starts.
-        if (verbose !== 'off' && stream === 'tool' && data.phase === 'start' && input.deliver) {
-          void delivery.deliver(input, runId, sessionKey, { text: toolAnnouncement(data, verbose), media: [], silent: false });
-        }
-      }));
+      const ctx = this.context(
+        input,
+        session,
+        runId,
+        controller,
+        active,
+        withoutSilentToken((stream, data) => {
+          events.emitAgent(input, runId, sessionKey, stream, data);
+          if (stream === 'assistant') {
+            chat.onAssistant(data);
+            blocks?.onAssistant(data);
+          }
+          // Verbose: each tool call is announced to the sender as it starts.
+          if (verbose !== 'off' && stream === 'tool' && data.phase === 'start' && input.deliver) {
+            void delivery.deliver(input, runId, sessionKey, {
+              text: toolAnnouncement(data, verbose),
+              media: [],
+              silent: false,
+            });
+          }
+        }),
+      );
       const turnInput = await preparedTurnInput(ctx, {
         message: input.message,
         images: input.images,
@@ -167,7 +200,16 @@ export class TurnRunner {
         },
         { agentId, sessionKey, sessionId: session.sessionId, runId, channel: input.channel },
       );
-      const sent = await this.reply(input, runId, [...members, ...active.taken], session, turnResult, status, blocks, timeoutMs);
+      const sent = await this.reply(
+        input,
+        runId,
+        [...members, ...active.taken],
+        session,
+        turnResult,
+        status,
+        blocks,
+        timeoutMs,
+      );
       undelivered = sent.undelivered;
       const { payloads } = sent;
       await store.upsert(sessionKey, (entry) => ({
@@ -180,10 +222,22 @@ export class TurnRunner {
         systemSent: true,
         ...(turnResult.model ? { lastModel: `${turnResult.provider}/${turnResult.model}` } : {}),
         ...(turnResult.cacheTouchedAt ? { lastCacheTouchAt: turnResult.cacheTouchedAt } : {}),
-        ...(turnResult.promptReport ? { systemPromptReport: turnResult.promptReport as unknown as Record<string, unknown> } : {}),
+        ...(turnResult.promptReport
+          ? { systemPromptReport: turnResult.promptReport as unknown as Record<string, unknown> }
+          : {}),
         ...(input.channel ? { lastChannel: input.channel } : {}),
         ...(input.deliver
-          ? { lastTo: input.deliver.to, lastAccountId: input.deliver.accountId, lastThreadId: input.deliver.threadId, deliveryContext: { channel: input.deliver.channel, to: input.deliver.to, accountId: input.deliver.accountId, threadId: input.deliver.threadId } }
+          ? {
+              lastTo: input.deliver.to,
+              lastAccountId: input.deliver.accountId,
+              lastThreadId: input.deliver.threadId,
+              deliveryContext: {
+                channel: input.deliver.channel,
+                to: input.deliver.to,
+                accountId: input.deliver.accountId,
+                threadId: input.deliver.threadId,
+              },
+            }
           : {}),
       }));
       result = {
@@ -198,13 +252,24 @@ export class TurnRunner {
         model: turnResult.model,
         startedAt,
         endedAt: this.deps.now(),
-        ...(turnResult.error ? { error: turnResult.error } : status === 'timeout' ? { error: timedOut(timeoutMs) } : {}),
+        ...(turnResult.error
+          ? { error: turnResult.error }
+          : status === 'timeout'
+            ? { error: timedOut(timeoutMs) }
+            : {}),
       };
     } catch (error) {
       // Aborted while awaiting a hook (or anything else): the reason says stop or timeout.
-      const stopped: RunStatus | undefined = controller.signal.aborted ? (controller.signal.reason === 'timeout' ? 'timeout' : 'aborted') : undefined;
+      const stopped: RunStatus | undefined = controller.signal.aborted
+        ? controller.signal.reason === 'timeout'
+          ? 'timeout'
+          : 'aborted'
+        : undefined;
       if (!stopped) this.deps.logger.error(`run ${runId} failed: ${(error as Error).stack ?? String(error)}`);
-      const message = error instanceof SessionLockError || stopped !== 'timeout' ? ((error as Error)?.message ?? String(error)) : timedOut(timeoutMs);
+      const message =
+        error instanceof SessionLockError || stopped !== 'timeout'
+          ? ((error as Error)?.message ?? String(error))
+          : timedOut(timeoutMs);
       result = { ...runs.emptyResult(runId, sessionKey, stopped ?? 'error'), startedAt, error: message };
     } finally {
       clearTimeout(timer);
@@ -251,7 +316,8 @@ export class TurnRunner {
         .flatMap((message) => (message.role === 'assistant' && Array.isArray(message.content) ? message.content : []))
         .flatMap((part) => (part.type === 'thinking' && part.thinking.trim() ? [part.thinking.trim()] : []))
         .join('\n\n');
-      if (thought) await delivery.deliver(input, runId, sessionKey, { text: `Reasoning:\n${thought}`, media: [], silent: false });
+      if (thought)
+        await delivery.deliver(input, runId, sessionKey, { text: `Reasoning:\n${thought}`, media: [], silent: false });
     }
     if (blocks) {
       // Block streaming delivered the answer as it was written.
@@ -263,7 +329,12 @@ export class TurnRunner {
         this.deps.events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
       } else {
         // Nothing to say but a tool failed: tell the user rather than going quiet.
-        const answer = reply.text || reply.media.length ? reply : turnResult.toolError && input.deliver ? { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false } : undefined;
+        const answer =
+          reply.text || reply.media.length
+            ? reply
+            : turnResult.toolError && input.deliver
+              ? { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false }
+              : undefined;
         const sent = answer ? await delivery.answer(input, runId, members, answer) : undefined;
         if (sent?.payload) payloads.push(sent.payload);
         undelivered = sent?.waiting ?? false;
@@ -271,7 +342,11 @@ export class TurnRunner {
     } else if ((status === 'error' || status === 'timeout') && input.deliver) {
       // A chat is told its message failed, rather than waiting for an answer that never comes.
       const error = turnResult.error ?? `the run timed out after ${Math.round(timeoutMs / 1000)} s`;
-      const notice = { text: `⚠️ I couldn't answer that: ${this.deps.kernel.redact.text(error).slice(0, 400)}`, media: [], silent: false };
+      const notice = {
+        text: `⚠️ I couldn't answer that: ${this.deps.kernel.redact.text(error).slice(0, 400)}`,
+        media: [],
+        silent: false,
+      };
       undelivered = (await delivery.answer(input, runId, members, notice, status)).waiting;
     }
     return { payloads, undelivered };
@@ -291,7 +366,14 @@ export class TurnRunner {
     const sessionKey = input.sessionKey!;
     const settings = this.deps.models.settings(agentId);
     const store = sessions.store(agentId);
-    const hookContext = turnHookContext({ settings, sessionKey, session, runId, channel: input.channel, signal: controller.signal });
+    const hookContext = turnHookContext({
+      settings,
+      sessionKey,
+      session,
+      runId,
+      channel: input.channel,
+      signal: controller.signal,
+    });
     return {
       kernel,
       models: withHookContext(this.deps.models.models, hookContext),
@@ -317,14 +399,24 @@ export class TurnRunner {
         // Taken: this turn answers them now (a "steer-backlog" message is answered by its own follow-up as well).
         const joined = items.filter((item) => !item.backlog).map((item) => item.pending);
         active.taken.push(...joined);
-        if (joined.length) this.deps.runs.journal(input)?.join(runId, joined.map((item) => item.id));
+        if (joined.length)
+          this.deps.runs.journal(input)?.join(
+            runId,
+            joined.map((item) => item.id),
+          );
         return items.map((item) => item.pending.input.message);
       },
       setStreaming: (streaming) => {
         if (active) active.streaming = streaming;
       },
       emit,
-      skills: this.deps.skills?.promptSkills({ agentId, workspaceDir: settings.workspaceDir, sessionKey, sessionId: session.sessionId }) ?? [],
+      skills:
+        this.deps.skills?.promptSkills({
+          agentId,
+          workspaceDir: settings.workspaceDir,
+          sessionKey,
+          sessionId: session.sessionId,
+        }) ?? [],
     };
   }
 
@@ -337,16 +429,26 @@ export class TurnRunner {
     return this.deps.kernel.lanes.runInSession(sessionKey, async () => {
       const store = this.deps.sessions.store(agentId);
       const controller = new AbortController();
-      const lock = await store.lock(sessionKey, { timeoutMs: this.deps.models.settings(agentId).timeoutSeconds * 1000 });
+      const lock = await store.lock(sessionKey, {
+        timeoutMs: this.deps.models.settings(agentId).timeoutSeconds * 1000,
+      });
       try {
         const session = await store.get(sessionKey);
         if (!session) return { compacted: false, reason: 'no session yet' };
         let summarized = 0;
         const loop = await this.loop();
-        if (!loop.compact) return { compacted: false, reason: 'the agent loop in use (plugins.slots.agentLoop) cannot compact' };
-        const ctx = this.context({ agentId, sessionKey } as DispatchInput, session, randomUUID(), controller, undefined, (stream, data) => {
-          if (stream === 'compaction' && data.phase === 'end') summarized = Number(data.summarized ?? 0);
-        });
+        if (!loop.compact)
+          return { compacted: false, reason: 'the agent loop in use (plugins.slots.agentLoop) cannot compact' };
+        const ctx = this.context(
+          { agentId, sessionKey } as DispatchInput,
+          session,
+          randomUUID(),
+          controller,
+          undefined,
+          (stream, data) => {
+            if (stream === 'compaction' && data.phase === 'end') summarized = Number(data.summarized ?? 0);
+          },
+        );
         const outcome = await loop.compact(ctx, { instructions });
         if (!outcome.compacted) return { compacted: false, reason: 'too little history' };
         const entry = await store.get(sessionKey);
@@ -358,15 +460,33 @@ export class TurnRunner {
   }
 
   /** The session entry for this run, starting a new session when the reset policy says so. */
-  async resolveSession(agentId: string, sessionKey: string, input: Pick<DispatchInput, 'channel' | 'freshSession' | 'from' | 'threadId' | 'accountId'>): Promise<SessionEntry> {
+  async resolveSession(
+    agentId: string,
+    sessionKey: string,
+    input: Pick<DispatchInput, 'channel' | 'freshSession' | 'from' | 'threadId' | 'accountId'>,
+  ): Promise<SessionEntry> {
     const { sessions } = this.deps;
     const store = sessions.store(agentId);
     const policy = sessions.resetPolicy({ type: sessionTypeOf(sessionKey), channel: input.channel });
     const resolved = await store.resolve(sessionKey, {
-      reset: input.freshSession ? true : (entry) => sessions.isStale(entry.updatedAt, policy, new Date(this.deps.now())),
+      reset: input.freshSession
+        ? true
+        : (entry) => sessions.isStale(entry.updatedAt, policy, new Date(this.deps.now())),
       // The run's end writes updatedAt; touching it here too would cost a store write per turn.
       touch: false,
-      ...(input.channel ? { patch: { channel: input.channel, origin: { provider: input.channel, from: input.from, accountId: input.accountId, threadId: input.threadId } } } : {}),
+      ...(input.channel
+        ? {
+            patch: {
+              channel: input.channel,
+              origin: {
+                provider: input.channel,
+                from: input.from,
+                accountId: input.accountId,
+                threadId: input.threadId,
+              },
+            },
+          }
+        : {}),
     });
     this.deps.queueOverrides.set(sessionKey, resolved.entry.queue);
     if (resolved.isNew) await this.sessionBoundary(agentId, sessionKey, resolved.entry, resolved.previous);
@@ -374,15 +494,32 @@ export class TurnRunner {
   }
 
   /** A session ends (when there was one) and a new one starts: session_end, then session_start. */
-  async sessionBoundary(agentId: string, sessionKey: string, entry: SessionEntry, previous?: SessionEntry): Promise<void> {
+  async sessionBoundary(
+    agentId: string,
+    sessionKey: string,
+    entry: SessionEntry,
+    previous?: SessionEntry,
+  ): Promise<void> {
     const hooks = this.deps.kernel.hooks;
     if (previous) {
-      const count = this.deps.sessions.transcript(this.deps.sessions.store(agentId).transcriptPath(previous.sessionId, parseSessionKey(sessionKey).threadId)).messages().length;
+      const count = this.deps.sessions
+        .transcript(
+          this.deps.sessions.store(agentId).transcriptPath(previous.sessionId, parseSessionKey(sessionKey).threadId),
+        )
+        .messages().length;
       await hooks.ready('session_end');
-      void hooks.runVoid('session_end', { sessionId: previous.sessionId, sessionKey, messageCount: count }, { agentId, sessionKey });
+      void hooks.runVoid(
+        'session_end',
+        { sessionId: previous.sessionId, sessionKey, messageCount: count },
+        { agentId, sessionKey },
+      );
     }
     await hooks.ready('session_start');
-    void hooks.runVoid('session_start', { sessionId: entry.sessionId, sessionKey, ...(previous ? { resumedFrom: previous.sessionId } : {}) }, { agentId, sessionKey });
+    void hooks.runVoid(
+      'session_start',
+      { sessionId: entry.sessionId, sessionKey, ...(previous ? { resumedFrom: previous.sessionId } : {}) },
+      { agentId, sessionKey },
+    );
   }
 
   /** A topic's turns live in their own file; the key names the topic when the input does not. */
