@@ -83,13 +83,11 @@ channelContractSuite({
       );
     },
     sent: () =>
-      contractFake
-        .sent()
-        .map((sent) => ({
-          chatId: sent.recipientId ?? sent.channelId,
-          text: sent.content,
-          ...(sent.replyTo ? { replyTo: sent.replyTo } : {}),
-        })),
+      contractFake.sent().map((sent) => ({
+        chatId: sent.recipientId ?? sent.channelId,
+        text: sent.content,
+        ...(sent.replyTo ? { replyTo: sent.replyTo } : {}),
+      })),
     reset: () => contractFake.reset(),
   },
 });

@@ -161,14 +161,12 @@ export class Delivery {
       now: this.deps.now,
       send: (entry) => this.deliverEntry(entry),
       persist: (entry) =>
-        intake
-          .journal(entry.agentId)
-          .undelivered(entry.turn, entry.ids, {
-            reply: entry.reply,
-            attempt: entry.attempt,
-            next: entry.next,
-            ...(entry.error ? { error: entry.error } : {}),
-          }),
+        intake.journal(entry.agentId).undelivered(entry.turn, entry.ids, {
+          reply: entry.reply,
+          attempt: entry.attempt,
+          next: entry.next,
+          ...(entry.error ? { error: entry.error } : {}),
+        }),
       delivered: (entry) => intake.journal(entry.agentId).done(entry.ids, 'ok'),
       givenUp: (entry) => void this.deliveryGivenUp(entry),
     });

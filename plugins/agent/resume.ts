@@ -64,12 +64,10 @@ export async function resumeOpen(intake: AgentIntake, open: OpenIntake, deps: Re
       const ids = step.messages.map((message) => message.id);
       // The answer exists: whoever waits on these messages gets it now; only its delivery is left.
       for (const message of step.messages) {
-        deps
-          .pending(message.id, message.input, message.at, true)
-          .settle.resolve({
-            ...runs.emptyResult(message.id, message.input.sessionKey, 'ok'),
-            text: step.reply.reply.text,
-          });
+        deps.pending(message.id, message.input, message.at, true).settle.resolve({
+          ...runs.emptyResult(message.id, message.input.sessionKey, 'ok'),
+          text: step.reply.reply.text,
+        });
       }
       const entry: OutboxEntry = { agentId: step.agentId, turn: step.turn, ids, input: last.input, ...step.reply };
       if (!last.input.deliver) {
