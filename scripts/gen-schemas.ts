@@ -106,7 +106,11 @@ async function pluginFiles(): Promise<Record<string, string>> {
     const at = text.indexOf(CONTRIBUTIONS_MARK);
     const head = (at >= 0 ? text.slice(0, at) : text.slice(0, text.lastIndexOf('}'))).replace(/,?\s*$/, ',\n');
     const block = JSON.stringify(plain(module.configContributions), null, 2).replace(/\n/g, '\n  ');
-    files[manifestFile] = `${head}${CONTRIBUTIONS_MARK}  "configContributions": ${block}\n}\n`;
+    // Written as the repo's formatter writes it, so `prettier --check` and this agree.
+    const manifest = `${head}${CONTRIBUTIONS_MARK}  "configContributions": ${block}\n}\n`;
+    const prettier = await import('prettier');
+    const options = await prettier.resolveConfig(join(root, manifestFile));
+    files[manifestFile] = await prettier.format(manifest, { ...options, filepath: join(root, manifestFile) });
     const types = Object.entries(module)
       .filter(([name]) => name.endsWith('Schema'))
       .map(([name, schema]): [string, unknown] => [name.slice(0, -'Schema'.length), schema]);

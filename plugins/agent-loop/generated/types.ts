@@ -17,7 +17,7 @@ export type CompactionConfig = {
 
 export type ContextPruningConfig = {
   /** Trim old tool results from what the model sees (default off). */
-  mode?: 'off' | 'cache-ttl';
+  mode?: "off" | "cache-ttl";
   ttl?: number | string;
   /** Tool results after the last N assistant messages are never pruned (default 3). */
   keepLastAssistants?: number;

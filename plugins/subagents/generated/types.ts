@@ -11,13 +11,11 @@ export type SubagentsConfig = {
   /** Finished children are archived after this long (default 60; 0 keeps them). */
   archiveAfterMinutes?: number;
   announceTimeoutMs?: number;
-  model?:
-    | string
-    | {
-        primary?: string;
-        fallbacks?: string[];
-      };
-  thinking?: 'off' | 'minimal' | 'low' | 'medium' | 'high';
+  model?: string | {
+    primary?: string;
+    fallbacks?: string[];
+  };
+  thinking?: "off" | "minimal" | "low" | "medium" | "high";
   /** Agent ids sessions_spawn may target besides its own ("*" = any). */
   allowAgents?: string[];
 };
