@@ -10,17 +10,21 @@
  */
 import type { KernelServices, Logger } from '../../sdk/index.js';
 import {
+  parseReply,
   parseSessionKey,
   type DispatchInput,
+  type ReasoningLevel,
   type ReplyPayload,
   type RunStatus,
+  type SessionEntry,
   type SessionService,
+  type TurnResult,
 } from '../../sdk/agent/index.js';
 import { type AgentIntake, intakeInput } from './intake.js';
 import { Outbox, type DeliveryOutcome, type OutboxEntry } from './outbox.js';
 import type { Pending } from './queue.js';
 import type { RunBook } from './runs.js';
-import type { RunEvents } from './streaming.js';
+import type { BlockDelivery, RunEvents } from './streaming.js';
 
 export interface DeliveryDeps {
   kernel: KernelServices;
@@ -150,6 +154,67 @@ export class Delivery {
       outcome.retryAfterMs,
     );
     return { waiting: true };
+  }
+
+  /**
+   * The turn's reply out: its reasoning when asked for, then its answer — already sent in
+   * blocks, or sent now — or, for a chat, the notice that it failed. `undelivered`: the
+   * reply waits in the outbox, so its messages stay open.
+   */
+  async turnReply(
+    input: DispatchInput,
+    runId: string,
+    members: readonly Pending[],
+    session: SessionEntry,
+    turnResult: TurnResult,
+    status: RunStatus,
+    blocks: BlockDelivery | undefined,
+    timeoutMs: number,
+  ): Promise<{ payloads: ReplyPayload[]; undelivered: boolean }> {
+    const sessionKey = input.sessionKey!;
+    const payloads: ReplyPayload[] = [];
+    let undelivered = false;
+    const reasoning = input.reasoning ?? (session.reasoningLevel as ReasoningLevel | undefined) ?? 'off';
+    if (status === 'ok' && reasoning !== 'off' && input.deliver) {
+      // Reasoning on: the model's thinking goes out as its own message, before the answer.
+      const thought = turnResult.messages
+        .flatMap((message) => (message.role === 'assistant' && Array.isArray(message.content) ? message.content : []))
+        .flatMap((part) => (part.type === 'thinking' && part.thinking.trim() ? [part.thinking.trim()] : []))
+        .join('\n\n');
+      if (thought)
+        await this.deliver(input, runId, sessionKey, { text: `Reasoning:\n${thought}`, media: [], silent: false });
+    }
+    if (blocks) {
+      // Block streaming delivered the answer as it was written.
+      await blocks.finish();
+      payloads.push(...blocks.sent);
+    } else if (status === 'ok') {
+      const reply = parseReply(turnResult.text);
+      if (reply.silent && !reply.text) {
+        this.deps.events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
+      } else {
+        // Nothing to say but a tool failed: tell the user rather than going quiet.
+        const answer =
+          reply.text || reply.media.length
+            ? reply
+            : turnResult.toolError && input.deliver
+              ? { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false }
+              : undefined;
+        const sent = answer ? await this.answer(input, runId, members, answer) : undefined;
+        if (sent?.payload) payloads.push(sent.payload);
+        undelivered = sent?.waiting ?? false;
+      }
+    } else if ((status === 'error' || status === 'timeout') && input.deliver) {
+      // A chat is told its message failed, rather than waiting for an answer that never comes.
+      const error = turnResult.error ?? `the run timed out after ${Math.round(timeoutMs / 1000)} s`;
+      const notice = {
+        text: `⚠️ I couldn't answer that: ${this.deps.kernel.redact.text(error).slice(0, 400)}`,
+        media: [],
+        silent: false,
+      };
+      undelivered = (await this.answer(input, runId, members, notice, status)).waiting;
+    }
+    return { payloads, undelivered };
   }
 
   // ── The outbox: replies waiting for another delivery round ───────────────────

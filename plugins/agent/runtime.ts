@@ -3,13 +3,14 @@
  * commands, CLI and `message` tool call. Each part is its own file, in the order a message
  * meets them:
  *
- *   dispatcher.ts  accepting a message: dedupe, message_received, commands, the journal, queue modes, steering
- *   followups.ts   the queue of a busy session and its drain
- *   turn.ts        the run: one turn through the `agentLoop` slot (pre-turn hooks in turn-hooks.ts)
- *   delivery.ts    replies out through the one outbound path, and the outbox
- *   streaming.ts   agent and chat events, block streaming
- *   runs.ts        the records, active runs and settling that they share
- *   resume.ts      what a restart makes of the messages a previous process left open
+ *   dispatcher.ts         accepting a message: dedupe, message_received, commands, the journal, queue modes, steering
+ *   followups.ts          the queue of a busy session and its drain
+ *   turn.ts               the run: one turn through the `agentLoop` slot (pre-turn hooks in turn-hooks.ts)
+ *   session-lifecycle.ts  the run's session resolved; session_end / session_start when a new one begins
+ *   delivery.ts           replies out through the one outbound path (a turn's reply, notices), and the outbox
+ *   streaming.ts          agent and chat events, block streaming
+ *   runs.ts               the records, active runs and settling that they share
+ *   resume.ts             what a restart makes of the messages a previous process left open
  */
 import type { KernelServices, Logger } from '../../sdk/index.js';
 import type {
@@ -37,6 +38,7 @@ import { Dispatcher } from './dispatcher.js';
 import { Followups } from './followups.js';
 import { RunBook, type RunRecord } from './runs.js';
 import { RunEvents } from './streaming.js';
+import { SessionLifecycle } from './session-lifecycle.js';
 import { TurnRunner } from './turn.js';
 
 /** Slash commands, handed in by the plugin's entry (they need the runtime; the runtime does not import them). */
@@ -50,6 +52,7 @@ export class AgentRuntime {
   private readonly runs: RunBook;
   private readonly delivery: Delivery;
   private readonly followups: Followups;
+  private readonly lifecycle: SessionLifecycle;
   private readonly turns: TurnRunner;
   private readonly dispatcher: Dispatcher;
 
@@ -78,6 +81,12 @@ export class AgentRuntime {
       delivery,
       start: (input, runId, members) => this.turns.start(input, runId, members),
     }));
+    const lifecycle = (this.lifecycle = new SessionLifecycle({
+      kernel,
+      now,
+      sessions,
+      queueOverrides: followups.overrides,
+    }));
     const turns = (this.turns = new TurnRunner({
       kernel,
       logger,
@@ -88,7 +97,7 @@ export class AgentRuntime {
       runs,
       events,
       delivery,
-      queueOverrides: followups.overrides,
+      lifecycle,
       requeueSteering: (sessionKey, active) => followups.requeueSteering(sessionKey, active),
       scheduleDrain: (sessionKey) => followups.scheduleDrain(sessionKey),
     }));
@@ -194,7 +203,7 @@ export class AgentRuntime {
     this.stop(sessionKey, 'reset');
     const resolved = await this.store(agentId).resolve(sessionKey, { reset: true, patch });
     this.cachedQueueOverride.set(sessionKey, resolved.entry.queue);
-    await this.turns.sessionBoundary(agentId, sessionKey, resolved.entry, resolved.previous);
+    await this.lifecycle.boundary(agentId, sessionKey, resolved.entry, resolved.previous);
     return resolved.entry;
   }
 

@@ -12,16 +12,12 @@ import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.
 import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
 import {
   isSubagentSessionKey,
-  parseReply,
   parseSessionKey,
-  sessionTypeOf,
   SessionLockError,
   type AgentLoopSlot,
   type AgentStream,
   type DispatchInput,
   type ModelService,
-  type ReasoningLevel,
-  type ReplyPayload,
   type RunResult,
   type RunStatus,
   type SessionEntry,
@@ -34,6 +30,7 @@ import {
   type VerboseLevel,
 } from '../../sdk/agent/index.js';
 import type { Delivery } from './delivery.js';
+import type { SessionLifecycle } from './session-lifecycle.js';
 import { routeOf, type Pending } from './queue.js';
 import type { ActiveRun, RunBook } from './runs.js';
 import { BlockDelivery, ChatStream, toolAnnouncement, withoutSilentToken, type RunEvents } from './streaming.js';
@@ -50,8 +47,7 @@ export interface TurnDeps {
   runs: RunBook;
   events: RunEvents;
   delivery: Delivery;
-  /** Session queue overrides, mirrored from the store so queue decisions stay synchronous. */
-  queueOverrides: Map<string, SessionEntry['queue']>;
+  lifecycle: SessionLifecycle;
   /** Steered messages the run ended without taking: back to the session's queue, ahead of the rest. */
   requeueSteering(sessionKey: string, active: ActiveRun): void;
   /** The session is free: what is queued for it may run. */
@@ -133,7 +129,7 @@ export class TurnRunner {
             ...(holder ? { holderPid: holder.pid } : {}),
           }),
       });
-      const session = await this.resolveSession(agentId, sessionKey, input);
+      const session = await this.deps.lifecycle.resolve(agentId, sessionKey, input);
       // Where this turn's transcript lines begin, and which messages it answers: a restart reads from here what it got done.
       const journal = runs.journal(input);
       if (journal) {
@@ -200,7 +196,7 @@ export class TurnRunner {
         },
         { agentId, sessionKey, sessionId: session.sessionId, runId, channel: input.channel },
       );
-      const sent = await this.reply(
+      const sent = await delivery.turnReply(
         input,
         runId,
         [...members, ...active.taken],
@@ -288,68 +284,6 @@ export class TurnRunner {
     resolveDone(result);
     this.deps.scheduleDrain(sessionKey);
     return result;
-  }
-
-  /**
-   * The turn's reply out: its reasoning when asked for, then its answer — already sent in
-   * blocks, or sent now — or, for a chat, the notice that it failed. `undelivered`: the
-   * reply waits in the outbox, so its messages stay open.
-   */
-  private async reply(
-    input: DispatchInput,
-    runId: string,
-    members: readonly Pending[],
-    session: SessionEntry,
-    turnResult: TurnResult,
-    status: RunStatus,
-    blocks: BlockDelivery | undefined,
-    timeoutMs: number,
-  ): Promise<{ payloads: ReplyPayload[]; undelivered: boolean }> {
-    const { delivery } = this.deps;
-    const sessionKey = input.sessionKey!;
-    const payloads: ReplyPayload[] = [];
-    let undelivered = false;
-    const reasoning = input.reasoning ?? (session.reasoningLevel as ReasoningLevel | undefined) ?? 'off';
-    if (status === 'ok' && reasoning !== 'off' && input.deliver) {
-      // Reasoning on: the model's thinking goes out as its own message, before the answer.
-      const thought = turnResult.messages
-        .flatMap((message) => (message.role === 'assistant' && Array.isArray(message.content) ? message.content : []))
-        .flatMap((part) => (part.type === 'thinking' && part.thinking.trim() ? [part.thinking.trim()] : []))
-        .join('\n\n');
-      if (thought)
-        await delivery.deliver(input, runId, sessionKey, { text: `Reasoning:\n${thought}`, media: [], silent: false });
-    }
-    if (blocks) {
-      // Block streaming delivered the answer as it was written.
-      await blocks.finish();
-      payloads.push(...blocks.sent);
-    } else if (status === 'ok') {
-      const reply = parseReply(turnResult.text);
-      if (reply.silent && !reply.text) {
-        this.deps.events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
-      } else {
-        // Nothing to say but a tool failed: tell the user rather than going quiet.
-        const answer =
-          reply.text || reply.media.length
-            ? reply
-            : turnResult.toolError && input.deliver
-              ? { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false }
-              : undefined;
-        const sent = answer ? await delivery.answer(input, runId, members, answer) : undefined;
-        if (sent?.payload) payloads.push(sent.payload);
-        undelivered = sent?.waiting ?? false;
-      }
-    } else if ((status === 'error' || status === 'timeout') && input.deliver) {
-      // A chat is told its message failed, rather than waiting for an answer that never comes.
-      const error = turnResult.error ?? `the run timed out after ${Math.round(timeoutMs / 1000)} s`;
-      const notice = {
-        text: `⚠️ I couldn't answer that: ${this.deps.kernel.redact.text(error).slice(0, 400)}`,
-        media: [],
-        silent: false,
-      };
-      undelivered = (await delivery.answer(input, runId, members, notice, status)).waiting;
-    }
-    return { payloads, undelivered };
   }
 
   /** What the loop gets for one turn (or a compaction): the session, its transcript, the models, and the run's stream. */
@@ -457,69 +391,6 @@ export class TurnRunner {
         lock.release();
       }
     });
-  }
-
-  /** The session entry for this run, starting a new session when the reset policy says so. */
-  async resolveSession(
-    agentId: string,
-    sessionKey: string,
-    input: Pick<DispatchInput, 'channel' | 'freshSession' | 'from' | 'threadId' | 'accountId'>,
-  ): Promise<SessionEntry> {
-    const { sessions } = this.deps;
-    const store = sessions.store(agentId);
-    const policy = sessions.resetPolicy({ type: sessionTypeOf(sessionKey), channel: input.channel });
-    const resolved = await store.resolve(sessionKey, {
-      reset: input.freshSession
-        ? true
-        : (entry) => sessions.isStale(entry.updatedAt, policy, new Date(this.deps.now())),
-      // The run's end writes updatedAt; touching it here too would cost a store write per turn.
-      touch: false,
-      ...(input.channel
-        ? {
-            patch: {
-              channel: input.channel,
-              origin: {
-                provider: input.channel,
-                from: input.from,
-                accountId: input.accountId,
-                threadId: input.threadId,
-              },
-            },
-          }
-        : {}),
-    });
-    this.deps.queueOverrides.set(sessionKey, resolved.entry.queue);
-    if (resolved.isNew) await this.sessionBoundary(agentId, sessionKey, resolved.entry, resolved.previous);
-    return resolved.entry;
-  }
-
-  /** A session ends (when there was one) and a new one starts: session_end, then session_start. */
-  async sessionBoundary(
-    agentId: string,
-    sessionKey: string,
-    entry: SessionEntry,
-    previous?: SessionEntry,
-  ): Promise<void> {
-    const hooks = this.deps.kernel.hooks;
-    if (previous) {
-      const count = this.deps.sessions
-        .transcript(
-          this.deps.sessions.store(agentId).transcriptPath(previous.sessionId, parseSessionKey(sessionKey).threadId),
-        )
-        .messages().length;
-      await hooks.ready('session_end');
-      void hooks.runVoid(
-        'session_end',
-        { sessionId: previous.sessionId, sessionKey, messageCount: count },
-        { agentId, sessionKey },
-      );
-    }
-    await hooks.ready('session_start');
-    void hooks.runVoid(
-      'session_start',
-      { sessionId: entry.sessionId, sessionKey, ...(previous ? { resumedFrom: previous.sessionId } : {}) },
-      { agentId, sessionKey },
-    );
   }
 
   /** A topic's turns live in their own file; the key names the topic when the input does not. */
