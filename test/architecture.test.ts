@@ -67,10 +67,60 @@ describe('a small kernel', () => {
   });
 });
 
+/**
+ * Issue 29's target for the SDK: 6,000 lines (contracts, kits and test tools). Not met yet:
+ * 19,046 formatted lines before sessions, models, the memory engine, embeddings, gateway
+ * auth, runtime deps, the outbound path and the OpenClaw adapter moved into their plugins
+ * and host/. Counted as the tree is written (`npm test` checks the tree is formatted). The
+ * budget is a ratchet: lower it whenever code leaves the SDK, never raise it.
+ */
+const SDK_LINE_TARGET = 6000;
+const SDK_LINE_BUDGET = 12400;
+
+describe('an SDK of contracts, kits and test tools', () => {
+  const sdkFiles = () =>
+    sources(join(REPO, 'sdk')).filter((file) => !relative(REPO, file).startsWith('sdk/generated/'));
+
+  it(`sdk/ stays within ${SDK_LINE_BUDGET} lines (target ${SDK_LINE_TARGET})`, () => {
+    const total = sdkFiles().reduce((sum, file) => sum + (readFileSync(file, 'utf8').match(/\n/g) ?? []).length, 0);
+    expect(total).toBeLessThanOrEqual(SDK_LINE_BUDGET);
+  });
+
+  // The classes the SDK may hand a plugin to construct: errors and small kits. A service's
+  // implementation is its plugin's; a plugin that needs one asks for the service.
+  const KITS = new Set([
+    'ChannelAccounts',
+    'BlockChunker',
+    'TtlCache',
+    'SilentReplyFilter',
+    'MemoryManager',
+    'GatewayClient',
+  ]);
+
+  it("no plugin constructs an SDK class that is not an error or a kit (no copy of another plugin's service)", () => {
+    const sdkClasses = new Set(
+      sdkFiles().flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(/^export (?:abstract )?class (\w+)/gm)].map((m) => m[1]!),
+      ),
+    );
+    expect(sdkClasses.size).toBeGreaterThan(0);
+    const offenders: string[] = [];
+    let kits = 0;
+    for (const file of sources(join(REPO, 'plugins'))) {
+      for (const [, name] of readFileSync(file, 'utf8').matchAll(/\bnew (\w+)\s*[(<]/g)) {
+        if (!sdkClasses.has(name!)) continue;
+        if (KITS.has(name!)) kits++;
+        else if (!name!.endsWith('Error')) offenders.push(`${relative(REPO, file)}: new ${name}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+    expect(kits, 'the scan sees the kits plugins do construct').toBeGreaterThan(0);
+  });
+});
+
 describe('one tool choke point', () => {
   // Methods named execute that are not tools: file → why it is not a tool call.
   const NOT_TOOLS: Record<string, RegExp> = {
-    'plugins/agent/runtime.ts': /this\.execute\(input, runId\)/, // the dispatcher's own run method
     // An OpenClaw plugin's tool, called from inside the claw tool the choke point is running.
     'host/openclaw/tools.ts': /tool\.execute\(ctx\.toolCallId, params, ctx\.signal, onUpdate\)/,
   };

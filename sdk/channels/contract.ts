@@ -72,7 +72,8 @@ function answer(request: ModelRequest, limit: number): string {
   return `echo: ${text}`;
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+// Generous: a positive signal ends the wait at once; the first test of a suite also pays for loading the agent stack cold.
+async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const start = Date.now();
   while (!check()) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
