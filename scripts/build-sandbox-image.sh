@@ -13,11 +13,11 @@ cd "$(dirname "$0")/.."
 [ -f dist/plugins/sandbox-docker/image.js ] || npm run build >/dev/null
 exec node --input-type=module - "$@" <<'JS'
 import { DockerSandboxBackend } from './dist/plugins/sandbox-docker/backend.js';
-import { progressPrinter } from './dist/sdk/runtime-deps.js';
+import { runtimeDepsService } from './dist/host/runtime-deps.js';
 import { resolveStateDir } from './dist/kernel/index.js';
 
 const stateDir = resolveStateDir(process.env);
-const backend = new DockerSandboxBackend({ stateDir, env: process.env, deps: { stateDir, onProgress: progressPrinter(process.stderr) } });
+const backend = new DockerSandboxBackend({ stateDir, env: process.env, deps: runtimeDepsService({ stateDir }) });
 const image = process.argv[2] ?? backend.defaultImage;
 try {
   const started = performance.now();
