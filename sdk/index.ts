@@ -105,28 +105,15 @@ export { sdkAliases, SDK_SUBPATHS, SDK_PACKAGE_NAMES } from './aliases.js';
 
 /** Session keys: the names conversations are stored under (OpenClaw's formats). */
 export {
-  DEFAULT_AGENT_ID,
-  DEFAULT_MAIN_KEY,
-  DEFAULT_ACCOUNT_ID,
-  DM_SCOPES,
   buildAgentMainSessionKey,
-  cronSessionKey,
-  deriveSessionKey,
-  hookSessionKey,
-  nodeSessionKey,
   normalizeAccountId,
   normalizeAgentId,
   normalizeChannelId,
-  normalizeLegacyKey,
   normalizeMainKey,
   parseSessionKey,
-  resolveLinkedPeerId,
   sessionTypeOf,
-  type DmScope,
   type ParsedSessionKey,
-  type SessionKeyConfig,
   type SessionKind,
-  type SessionRoute,
   type SessionType,
 } from './sessions/keys.js';
 

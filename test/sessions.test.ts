@@ -13,19 +13,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { HookBus } from '../sdk/index.js';
-import {
-  buildAgentMainSessionKey,
-  cronSessionKey,
-  deriveSessionKey,
-  hookSessionKey,
-  nodeSessionKey,
-  normalizeAgentId,
-  normalizeLegacyKey,
-  parseSessionKey,
-  sessionTypeOf,
-  type SessionKeyConfig,
-  type SessionRoute,
-} from '../sdk/sessions/index.js';
+import { buildAgentMainSessionKey, normalizeAgentId, parseSessionKey, sessionTypeOf } from '../sdk/sessions/index.js';
+import { deriveSessionKey, type SessionKeyConfig, type SessionRoute } from '../plugins/channels/session-key.js';
+import { cronSessionKey } from '../plugins/cron/execute.js';
+import { hookSessionKey } from '../plugins/hooks/webhook-actions.js';
+import { nodeSessionKey, normalizeLegacyKey } from '../plugins/sessions/keys.js';
 import {
   isStale,
   matchResetTrigger,
@@ -35,8 +27,7 @@ import {
   staleReason,
   type SessionResetConfig,
 } from '../plugins/sessions/reset.js';
-import { SessionStoreError } from '../sdk/sessions/index.js';
-import { resolveSessionsDir, SessionStore } from '../plugins/sessions/store.js';
+import { resolveSessionsDir, SessionStore, SessionStoreError } from '../plugins/sessions/store.js';
 import {
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,

@@ -12,15 +12,9 @@
  * claw's own per-channel keys slot in beside them: `channels.<id>.groups.<id>.agentId`
  * right after peer bindings, `channels.<id>[.accounts.<id>].agentId` after the bindings.
  */
-import {
-  buildAgentMainSessionKey,
-  deriveSessionKey,
-  normalizeAgentId,
-  type DmScope,
-  type KernelConfig,
-  type PeerKind,
-} from '../../sdk/index.js';
+import { buildAgentMainSessionKey, normalizeAgentId, type KernelConfig, type PeerKind } from '../../sdk/index.js';
 import { defaultAgentId } from '../../sdk/agent/index.js';
+import { deriveSessionKey, type SessionKeyConfig } from './session-key.js';
 import {
   BINDING_TIERS,
   bindingTier,
@@ -96,12 +90,7 @@ export function resolveAgentRoute(
     : { agentId: defaultAgentId(config), matchedBy: 'default' };
 
   const agentId = normalizeAgentId(decided.agentId);
-  const session = (config.session ?? {}) as {
-    mainKey?: string;
-    dmScope?: DmScope;
-    identityLinks?: Record<string, string[]>;
-    scope?: 'per-sender' | 'global';
-  };
+  const session = (config.session ?? {}) as SessionKeyConfig;
   const sessionKey = deriveSessionKey(
     {
       agentId,

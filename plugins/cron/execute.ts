@@ -7,7 +7,7 @@
  * exec approvals decide exactly as they do for the model. Announce delivery goes out
  * through the kernel's outbound path (message hooks, chunking, retries).
  */
-import { cronSessionKey, type PluginApi, type SystemEventsService } from '../../sdk/index.js';
+import type { PluginApi, SystemEventsService } from '../../sdk/index.js';
 import {
   agentSettings,
   defaultAgentId,
@@ -23,6 +23,11 @@ import { jobTimeoutMs } from './service.js';
 import type { CronJob } from './types.js';
 
 const SUMMARY_MAX_CHARS = 2000;
+
+/** The session a job's agent runs are stored under, one per job. */
+export function cronSessionKey(jobId: string): string {
+  return `cron:${jobId.trim()}`;
+}
 
 const clip = (text: string) => (text.length > SUMMARY_MAX_CHARS ? `${text.slice(0, SUMMARY_MAX_CHARS)}…` : text);
 

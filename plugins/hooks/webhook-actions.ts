@@ -214,6 +214,11 @@ export async function runWake(deps: ActionDeps, action: WakeAction): Promise<Act
 
 // ── Agent ───────────────────────────────────────────────────────────────────────
 
+/** A webhook run's own session when the request names none: a new one each time. */
+export function hookSessionKey(id: string = randomUUID()): string {
+  return `hook:${id.trim()}`;
+}
+
 async function checkChannel(deps: ActionDeps, channel: string): Promise<void> {
   if (channel === 'last') throw bad('channel "last" is not supported for webhooks: name the channel and give "to"');
   const known = deps.kernel.capabilities.list('channel').map((entry) => entry.name);
@@ -235,7 +240,7 @@ export async function runAgentAction(deps: ActionDeps, action: AgentAction): Pro
   } else if (deps.settings.defaultSessionKey !== undefined) {
     sessionKey = admitKey(deps, deps.settings.defaultSessionKey, agentId, false, 'hooks.defaultSessionKey');
   } else {
-    sessionKey = `hook:${randomUUID()}`;
+    sessionKey = hookSessionKey();
     if (!sessionKeyAllowed(deps.settings, sessionKey))
       throw bad(
         'hooks.allowedSessionKeyPrefixes does not admit the generated "hook:" keys: add "hook:" or set hooks.defaultSessionKey',

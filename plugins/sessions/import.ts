@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { writeFileAtomic } from '../../sdk/index.js';
 import { loadSqlite } from '../../sdk/sqlite.js';
 import type { SessionEntry, SessionService } from '../../sdk/agent/index.js';
-import { TRANSCRIPT_VERSION } from '../../sdk/sessions/index.js';
+import { TRANSCRIPT_VERSION } from './transcript.js';
 
 export interface ImportReport {
   from: string;

@@ -50,6 +50,21 @@ export const SESSION_LOCK_LINGER_MS = 1000;
 const POLL_MS = 50;
 const HOST = hostname();
 
+/** What the store's own callers may tune beyond the contract's options. */
+export interface LockOptions extends SessionLockOptions {
+  staleMs?: number;
+  /** How often a waiter looks again (default 50 ms). */
+  pollMs?: number;
+  /** Touch the file while held (default true); a lock held for milliseconds needs no proof of life. */
+  heartbeat?: boolean;
+  /**
+   * After release, keep the file this long (default 0) so this process can take the lock
+   * again at no cost: turns of one session follow each other closely, and another process
+   * waits at most this much longer.
+   */
+  lingerMs?: number;
+}
+
 /** `<sessionsDir>/locks/<key>.lock`; the key is spelled out where it can be, with a hash so distinct keys never share a file. */
 export function sessionLockPath(sessionsDir: string, sessionKey: string): string {
   const readable = sessionKey.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80);
@@ -145,7 +160,7 @@ function describe(holder: SessionLockInfo | undefined): string {
 export function acquireSessionLock(
   sessionsDir: string,
   sessionKey: string,
-  options: SessionLockOptions = {},
+  options: LockOptions = {},
 ): Promise<SessionLock> {
   return acquireFileLock(sessionLockPath(sessionsDir, sessionKey), `session ${sessionKey}`, sessionKey, {
     lingerMs: SESSION_LOCK_LINGER_MS,
@@ -180,7 +195,7 @@ export async function acquireFileLock(
   file: string,
   what: string,
   sessionKey: string,
-  options: SessionLockOptions = {},
+  options: LockOptions = {},
 ): Promise<SessionLock> {
   const staleMs = options.staleMs ?? SESSION_LOCK_STALE_MS;
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;

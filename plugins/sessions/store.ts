@@ -29,22 +29,32 @@ import {
 import {
   newSessionEntry,
   normalizeAgentId,
-  SessionStoreError,
   type ResolvedSession,
   type ResolveOptions,
   type SessionEntry,
   type SessionLock,
-  type SessionLockOptions,
   type SessionPatch,
   type SessionStore as SessionStoreContract,
   type SessionUpdater,
 } from '../../sdk/sessions/index.js';
-import { acquireFileLock, acquireSessionLock } from './lock.js';
+import { acquireFileLock, acquireSessionLock, type LockOptions } from './lock.js';
 import { findSessions } from './recover.js';
 
 export const STORE_FILE = 'sessions.json';
 /** A store write takes milliseconds; waiting this long means its holder is stuck. */
 const STORE_LOCK_TIMEOUT_MS = 30_000;
+
+/** What a store throws when its file or a session id is unusable. */
+export class SessionStoreError extends Error {
+  constructor(
+    readonly file: string,
+    reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${file}: ${reason}`, options);
+    this.name = 'SessionStoreError';
+  }
+}
 
 /** The file is there but is no store: rebuilt once the store's lock is held. */
 class UnreadableStoreError extends SessionStoreError {
@@ -371,7 +381,7 @@ export class SessionStore implements SessionStoreContract {
    * Holds the session's write lock (`locks/<key>.lock` beside the store) until release():
    * one writer per session across processes, taken before the run picks its transcript.
    */
-  lock(sessionKey: string, options?: SessionLockOptions): Promise<SessionLock> {
+  lock(sessionKey: string, options?: LockOptions): Promise<SessionLock> {
     return acquireSessionLock(this.dir, sessionKey, options);
   }
 

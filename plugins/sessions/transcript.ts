@@ -16,13 +16,19 @@
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { type ChatMessage, type TranscriptMessage, ensurePrivateDir, PRIVATE_FILE_MODE } from '../../sdk/index.js';
 import {
-  compactionSummaryMessage,
+  type ChatMessage,
+  type TranscriptMessage,
+  type UserMessage,
+  ensurePrivateDir,
+  PRIVATE_FILE_MODE,
+} from '../../sdk/index.js';
+import {
+  COMPACTION_SUMMARY_PREFIX,
+  COMPACTION_SUMMARY_SUFFIX,
   isCompactionEntry,
   isMessageEntry,
   isSessionHeader,
-  TRANSCRIPT_VERSION,
   type AppendInput,
   type CompactionEntry,
   type EntryBase,
@@ -31,8 +37,30 @@ import {
   type Transcript as TranscriptContract,
   type TranscriptEntry,
   type TranscriptOptions,
-  type TranscriptRead,
 } from '../../sdk/sessions/index.js';
+
+export const TRANSCRIPT_VERSION = 1;
+
+export interface TranscriptRead {
+  /** Every line that parsed as an entry, in file order (the header first when present). */
+  entries: TranscriptEntry[];
+  /** Lines that did not parse: torn writes from a crash, or damage. */
+  skippedLines: number;
+  /** The file ends without a newline (a torn last line). */
+  torn: boolean;
+  /** Bytes read. */
+  size: number;
+}
+
+/** How a compaction summary reaches the model: a user message whose single text part is the wrapped summary. */
+export function compactionSummaryMessage(entry: Pick<CompactionEntry, 'summary' | 'timestamp'>): UserMessage {
+  const timestamp = Date.parse(entry.timestamp);
+  return {
+    role: 'user',
+    content: [{ type: 'text', text: `${COMPACTION_SUMMARY_PREFIX}${entry.summary}${COMPACTION_SUMMARY_SUFFIX}` }],
+    ...(Number.isNaN(timestamp) ? {} : { timestamp }),
+  };
+}
 
 function parseLines(text: string, into: TranscriptEntry[]): number {
   let skipped = 0;

@@ -3,8 +3,8 @@
  * call; the SSRF policy is tools.web.fetch.ssrfPolicy, narrowed for sandboxed sessions.
  */
 import { definePlugin, errorResult, type ToolContext } from '../../sdk/index.js';
-import { sessionSsrfPolicy } from '../../sdk/net/index.js';
 import { WebFetcher } from './fetch-tool.js';
+import { sessionSsrfPolicy } from './session-policy.js';
 import { fetchSettings } from './settings.js';
 
 interface Params {

@@ -134,18 +134,6 @@ export interface ResolvedSession {
   previous?: SessionEntry;
 }
 
-/** What a store throws when its file or a session id is unusable. */
-export class SessionStoreError extends Error {
-  constructor(
-    readonly file: string,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`${file}: ${reason}`, options);
-    this.name = 'SessionStoreError';
-  }
-}
-
 /** A fresh entry: what a store starts a new session (or a reset one) from. */
 export function newSessionEntry(now: number = Date.now(), sessionId: string = randomUUID()): SessionEntry {
   return {
@@ -194,19 +182,8 @@ export interface SessionLockOptions {
   signal?: AbortSignal;
   /** Give up after this long; default: wait as long as the signal allows. */
   timeoutMs?: number;
-  staleMs?: number;
   /** Called once when the lock is busy and the caller starts waiting. */
   onWait?: (holder: SessionLockInfo | undefined) => void;
-  /** How often a waiter looks again (default 50 ms). */
-  pollMs?: number;
-  /** Touch the file while held (default true); a lock held for milliseconds needs no proof of life. */
-  heartbeat?: boolean;
-  /**
-   * After release, keep the file this long (default 0) so this process can take the lock
-   * again at no cost: turns of one session follow each other closely, and another process
-   * waits at most this much longer.
-   */
-  lingerMs?: number;
 }
 
 /**

@@ -6,9 +6,7 @@
  */
 import type { Redactor } from '../../kernel/index.js';
 import type { HookContext, HookRunner } from '../types/hooks.js';
-import type { ChatMessage, UserMessage } from '../types/models.js';
-
-export const TRANSCRIPT_VERSION = 1;
+import type { ChatMessage } from '../types/models.js';
 
 export interface SessionHeader {
   type: 'session';
@@ -85,15 +83,6 @@ export const COMPACTION_SUMMARY_PREFIX =
   'Earlier turns of this conversation were compacted. Summary of them:\n\n<summary>\n';
 export const COMPACTION_SUMMARY_SUFFIX = '\n</summary>';
 
-export function compactionSummaryMessage(entry: Pick<CompactionEntry, 'summary' | 'timestamp'>): UserMessage {
-  const timestamp = Date.parse(entry.timestamp);
-  return {
-    role: 'user',
-    content: [{ type: 'text', text: `${COMPACTION_SUMMARY_PREFIX}${entry.summary}${COMPACTION_SUMMARY_SUFFIX}` }],
-    ...(Number.isNaN(timestamp) ? {} : { timestamp }),
-  };
-}
-
 export function isCompactionSummaryMessage(message: ChatMessage): boolean {
   if (message.role !== 'user' || !Array.isArray(message.content) || message.content.length !== 1) return false;
   const part = message.content[0]!;
@@ -102,17 +91,6 @@ export function isCompactionSummaryMessage(message: ChatMessage): boolean {
     part.text.startsWith(COMPACTION_SUMMARY_PREFIX) &&
     part.text.endsWith(COMPACTION_SUMMARY_SUFFIX)
   );
-}
-
-export interface TranscriptRead {
-  /** Every line that parsed as an entry, in file order (the header first when present). */
-  entries: TranscriptEntry[];
-  /** Lines that did not parse: torn writes from a crash, or damage. */
-  skippedLines: number;
-  /** The file ends without a newline (a torn last line). */
-  torn: boolean;
-  /** Bytes read. */
-  size: number;
 }
 
 export interface TranscriptOptions {
@@ -145,19 +123,15 @@ export interface TranscriptOptions {
 export interface Transcript {
   readonly file: string;
   readonly sessionId: string;
-  read(): TranscriptRead;
   /** Entries in file order, header included; unparseable lines are skipped. */
   entries(): TranscriptEntry[];
-  header(): SessionHeader | undefined;
   /**
    * The history the model sees: if there was a compaction, the latest one's summary as a
-   * user message (`compactionSummaryMessage`), then every message from its
+   * user message (wrapped in the COMPACTION_SUMMARY markers), then every message from its
    * `firstKeptEntryId` (or, without one, from after the compaction entry) to the end.
    * Without a compaction, every message.
    */
   messages(): ChatMessage[];
-  /** Writes the header if the file has no entries yet; returns the header on disk. */
-  init(): SessionHeader | undefined;
   /** A message's entry is undefined when a before_message_write handler blocked it. */
   append(input: Omit<MessageEntry, keyof EntryBase>): MessageEntry | undefined;
   append(input: Omit<CompactionEntry, keyof EntryBase>): CompactionEntry;

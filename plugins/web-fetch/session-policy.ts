@@ -3,9 +3,9 @@
  * is sandboxed (by the same rule the tool choke point routes with), so a sandboxed session's
  * web tools cannot reach the gateway host's own loopback services even through a trusted name.
  */
-import type { KernelConfig } from '../../kernel/index.js';
-import { resolveSandboxRoute } from '../sandbox/route.js';
-import type { SsrfPolicy } from './ssrf.js';
+import type { KernelConfig } from '../../sdk/index.js';
+import type { SsrfPolicy } from '../../sdk/net/index.js';
+import { resolveSandboxRoute } from '../../sdk/sandbox/index.js';
 
 export interface CallerSession {
   agentId?: string;
