@@ -50,6 +50,16 @@ export const SESSION_LOCK_LINGER_MS = 1000;
 const POLL_MS = 50;
 const HOST = hostname();
 
+/** What a lock file says about its holder. */
+interface LockHolder extends SessionLockInfo {
+  /** What is locked: a session key, or the session store. */
+  sessionKey: string;
+  /** When the holder process started: a recycled pid is not the holder. */
+  pidStartTime?: number;
+  /** Tells this holder's file from a later one at the same path. */
+  token: string;
+}
+
 /** What the store's own callers may tune beyond the contract's options. */
 export interface LockOptions extends SessionLockOptions {
   staleMs?: number;
@@ -72,9 +82,9 @@ export function sessionLockPath(sessionsDir: string, sessionKey: string): string
   return join(sessionsDir, 'locks', `${readable}-${hash}.lock`);
 }
 
-function readHolder(file: string): SessionLockInfo | undefined {
+function readHolder(file: string): LockHolder | undefined {
   try {
-    const value = JSON.parse(readFileSync(file, 'utf8')) as SessionLockInfo;
+    const value = JSON.parse(readFileSync(file, 'utf8')) as LockHolder;
     return typeof value === 'object' && value !== null && typeof value.pid === 'number' ? value : undefined;
   } catch {
     return undefined;
@@ -84,7 +94,7 @@ function readHolder(file: string): SessionLockInfo | undefined {
 /** Locks this process holds, so a second acquire here waits for the first instead of judging our own pid. */
 const heldHere = new Map<string, Promise<void>>();
 
-function stale(file: string, holder: SessionLockInfo | undefined, staleMs: number): boolean {
+function stale(file: string, holder: LockHolder | undefined, staleMs: number): boolean {
   // Our own pid on a lock this process does not hold: a previous run of this pid died holding it.
   if (holder && holder.pid === process.pid && holder.hostname === HOST) return true;
   if (holder && !lockHolderAlive(holder)) return true;
@@ -105,7 +115,7 @@ function stale(file: string, holder: SessionLockInfo | undefined, staleMs: numbe
  * no one, which every contender would take for one being written right now. Returns the
  * new file, still open, or undefined when the lock exists.
  */
-function tryCreate(file: string, mine: SessionLockInfo): Pick<Holding, 'fd' | 'ino'> | undefined {
+function tryCreate(file: string, mine: LockHolder): Pick<Holding, 'fd' | 'ino'> | undefined {
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   let fd: number;
   try {
@@ -133,7 +143,7 @@ function tryCreate(file: string, mine: SessionLockInfo): Pick<Holding, 'fd' | 'i
  * holder (or finding none) and renaming, another contender may have replaced it with a
  * live lock: that one is put back (link fails only if yet another lock appeared meanwhile, which then wins).
  */
-function breakStale(file: string, seen: SessionLockInfo | undefined): void {
+function breakStale(file: string, seen: LockHolder | undefined): void {
   const aside = `${file}.stale-${randomBytes(4).toString('hex')}`;
   try {
     renameSync(file, aside);
@@ -151,7 +161,7 @@ function breakStale(file: string, seen: SessionLockInfo | undefined): void {
   rmSync(aside, { force: true });
 }
 
-function describe(holder: SessionLockInfo | undefined): string {
+function describe(holder: LockHolder | undefined): string {
   if (!holder) return 'another process';
   return `process ${holder.pid}${holder.hostname === HOST ? '' : ` on ${holder.hostname}`} (since ${holder.acquiredAt})`;
 }
@@ -220,7 +230,7 @@ export async function acquireFileLock(
       return holding(file, kept, options.lingerMs ?? 0, leaveQueue);
     }
     const pidStartTime = ownProcessStartTime();
-    const mine: SessionLockInfo = {
+    const mine: LockHolder = {
       pid: process.pid,
       hostname: HOST,
       ...(pidStartTime !== undefined ? { pidStartTime } : {}),

@@ -28,7 +28,6 @@ import {
   COMPACTION_SUMMARY_SUFFIX,
   isCompactionEntry,
   isMessageEntry,
-  isSessionHeader,
   type AppendInput,
   type CompactionEntry,
   type EntryBase,
@@ -40,6 +39,10 @@ import {
 } from '../../sdk/sessions/index.js';
 
 export const TRANSCRIPT_VERSION = 1;
+
+export function isSessionHeader(entry: TranscriptEntry): entry is SessionHeader {
+  return entry.type === 'session';
+}
 
 export interface TranscriptRead {
   /** Every line that parsed as an entry, in file order (the header first when present). */

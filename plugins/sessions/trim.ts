@@ -9,8 +9,8 @@
  * appends meanwhile.
  */
 import { writeFileAtomic } from '../../sdk/index.js';
-import { isCompactionEntry, isSessionHeader, type TranscriptEntry } from '../../sdk/sessions/index.js';
-import { readTranscriptFile } from './transcript.js';
+import { isCompactionEntry, type TranscriptEntry } from '../../sdk/sessions/index.js';
+import { isSessionHeader, readTranscriptFile } from './transcript.js';
 
 export type TrimOutcome =
   { compacted: true; kept: number } | { compacted: false; kept: number } | { compacted: false; reason: string };

@@ -148,17 +148,12 @@ export function newSessionEntry(now: number = Date.now(), sessionId: string = ra
   };
 }
 
+/** Who holds a session lock. */
 export interface SessionLockInfo {
   pid: number;
   hostname: string;
-  /** What is locked: a session key, or the session store. */
-  sessionKey: string;
   /** ISO 8601. */
   acquiredAt: string;
-  /** When the holder process started: a recycled pid is not the holder. */
-  pidStartTime?: number;
-  /** Tells this holder's file from a later one at the same path. */
-  token: string;
 }
 
 export interface SessionLock {

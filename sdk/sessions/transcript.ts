@@ -59,10 +59,6 @@ export type AppendInput =
   | Omit<CompactionEntry, keyof EntryBase>
   | ({ type: string } & Record<string, unknown>);
 
-export function isSessionHeader(entry: TranscriptEntry): entry is SessionHeader {
-  return entry.type === 'session';
-}
-
 export function isMessageEntry(entry: TranscriptEntry): entry is MessageEntry {
   return (
     entry.type === 'message' &&
