@@ -1,7 +1,8 @@
 /**
  * What the host hands every kernel it boots (the CLI, `claw config` checks, the SDK's test kit):
  * claw's rules, plugin discovery and the loader for plugin code, the validator cache, the
- * config writer, the OpenClaw plugin adapter and the services the host offers itself (runtime deps).
+ * config writer, the OpenClaw plugin adapter and the services the host offers itself (runtime
+ * deps, and the SSRF-guarded network access every plugin shares).
  */
 import type { KernelOptions } from '../kernel/index.js';
 import { clawDiscovery, type DiscoveryOptions } from './discovery.js';
@@ -12,6 +13,8 @@ import { configWriter } from './config-write.js';
 import { validatorCache } from './validator-cache.js';
 import { runtimeDepsService } from './runtime-deps.js';
 import { RUNTIME_DEPS_SERVICE } from '../sdk/runtime-deps.js';
+import { netService } from './net/index.js';
+import { NET_SERVICE } from '../sdk/net/guard.js';
 
 export type ClawKernelParts = Required<
   Pick<
@@ -29,6 +32,9 @@ export function clawKernelParts(options: DiscoveryOptions & { jitiCacheDir?: str
     validators: validatorCache,
     foreignPlugins: openclawPlugins,
     configWriter,
-    services: ({ paths, env }) => ({ [RUNTIME_DEPS_SERVICE]: runtimeDepsService({ stateDir: paths.stateDir, env }) }),
+    services: ({ paths, env }) => ({
+      [RUNTIME_DEPS_SERVICE]: runtimeDepsService({ stateDir: paths.stateDir, env }),
+      [NET_SERVICE]: netService(),
+    }),
   };
 }

@@ -2,11 +2,11 @@
  * The web_search provider contract. The web-search plugin owns the tool (settings, provider
  * choice, cache, result shape); each provider is a small plugin that registers a service
  * named `web-search:<id>` (declared under `services` in its manifest) whose api is a
- * WebSearchProvider. Providers load only when a search needs them.
+ * WebSearchProvider. Providers load only when a search needs them. A provider reaches its API
+ * with providerGet, through the host's "net" service (declare `requires: { services: ["net"] }`).
  */
-import type { PluginApi } from './types/plugin.js';
-import { guardedFetch, type GuardedResponse } from './net/guarded-fetch.js';
-import { checkUrlAllowed, normalizeHostname, type SsrfPolicy } from './net/ssrf.js';
+import type { KernelServices, PluginApi } from './types/plugin.js';
+import { guardedNet, type GuardedResponse, type SsrfPolicy } from './net/guard.js';
 
 export const WEB_SEARCH_SERVICE_PREFIX = 'web-search:';
 
@@ -79,7 +79,12 @@ export interface EndpointOptions {
  * only for such private hosts: a public endpoint must use https, since the query and any key
  * would otherwise cross the internet in clear text.
  */
-export async function providerGet(provider: string, url: URL, options: EndpointOptions): Promise<GuardedResponse> {
+export async function providerGet(
+  kernel: Pick<KernelServices, 'capabilities'> & Partial<Pick<KernelServices, 'plugins'>>,
+  provider: string,
+  url: URL,
+  options: EndpointOptions,
+): Promise<GuardedResponse> {
   let base: URL;
   try {
     base = new URL(options.baseUrl);
@@ -88,14 +93,16 @@ export async function providerGet(provider: string, url: URL, options: EndpointO
   }
   if (base.protocol !== 'http:' && base.protocol !== 'https:')
     throw new WebSearchError(provider, `baseUrl must be http(s), not ${base.protocol}`);
-  const policy: SsrfPolicy = options.userConfigured ? { allowedHostnames: [normalizeHostname(base.hostname)] } : {};
+  const net = guardedNet(kernel, `the ${provider} search provider`);
+  // The guard matches host patterns without case, brackets or a trailing dot.
+  const policy: SsrfPolicy = options.userConfigured ? { allowedHostnames: [base.hostname] } : {};
   if (base.protocol === 'http:') {
-    const strict = await checkUrlAllowed(base, {});
+    const strict = await net.checkUrl(base, {});
     if (strict.allowed)
       throw new WebSearchError(provider, `baseUrl ${base.origin} is a public host over plain http; use https`);
   }
   try {
-    return await guardedFetch(url.href, {
+    return await net.fetch(url.href, {
       policy,
       maxRedirects: 2,
       timeoutMs: options.timeoutMs,

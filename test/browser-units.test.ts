@@ -18,6 +18,7 @@ const seen = watchImports('/node_modules/playwright-core/');
 const { createTestKernel } = await import('../sdk/testing.js');
 const { REPO } = await import('./helpers.js');
 const { hostMatches, urlCheck } = await import('../plugins/browser/policy.js');
+const { netService } = await import('../host/net/index.js');
 const { startPolicyProxy } = await import('../plugins/browser/proxy.js');
 const { shapeSnapshot } = await import('../plugins/browser/snapshot.js');
 const { profileSettings } = await import('../plugins/browser/settings.js');
@@ -123,6 +124,7 @@ describe('policy', () => {
 
   it('refuses private names and addresses unless trusted; blockedHostnames wins; a sandboxed session ignores the allow rules', async () => {
     const check = urlCheck(
+      netService(),
       { allowedHostnames: ['*.corp.test', '127.0.0.1'], blockedHostnames: ['evil.corp.test'] },
       false,
       dns,
@@ -158,6 +160,7 @@ describe('policy', () => {
       expect(await check(new URL(url)), url).toHaveProperty('refused');
     }
     const strict = urlCheck(
+      netService(),
       { allowedHostnames: ['*.corp.test', '127.0.0.1'], dangerouslyAllowPrivateNetwork: true },
       true,
       dns,
@@ -167,7 +170,7 @@ describe('policy', () => {
     });
     expect(await strict(new URL('http://dev.corp.test/'))).toHaveProperty('refused');
     expect(await strict(new URL('http://public.test/'))).toMatchObject({ address: '93.184.216.34' });
-    const legacy = urlCheck({ allowPrivateNetwork: true }, false, dns);
+    const legacy = urlCheck(netService(), { allowPrivateNetwork: true }, false, dns);
     expect(await legacy(new URL('http://lan.test/'))).toMatchObject({ address: '192.168.1.20' });
   });
 });
@@ -244,7 +247,9 @@ describe('the SSRF proxy', () => {
       if (host === 'trusted.test') return [{ address: '127.0.0.1', family: 4 }];
       return [{ address: '192.168.1.20', family: 4 }];
     };
-    const proxy = await startPolicyProxy(urlCheck({ allowedHostnames: ['trusted.test'] }, false, resolve));
+    const proxy = await startPolicyProxy(
+      urlCheck(netService(), { allowedHostnames: ['trusted.test'] }, false, resolve),
+    );
     try {
       // 192.0.2.1 is documentation space: refused by the check, and never looked up again.
       const first = await viaProxy(proxy, `http://rebind.test:${port}/a`);

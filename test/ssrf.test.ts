@@ -1,5 +1,5 @@
 /**
- * The SDK's SSRF guard (sdk/net/ssrf.ts) and the cron webhook that uses it: every spelling
+ * The host's SSRF guard (host/net/ssrf.ts) and the cron webhook that uses it: every spelling
  * of a non-public address is refused, the checked address is the one connected to, and a
  * trusted host is reached through its pinned address.
  */
@@ -11,8 +11,8 @@ import {
   checkUrlAllowed,
   dnsServersResolver,
   nonPublicReason,
-  resolveTarget,
-} from '../sdk/net/ssrf.js';
+} from '../host/net/ssrf.js';
+import { netService } from '../host/net/index.js';
 import { startDnsStub } from './web-helpers.js';
 import { postWebhook } from '../plugins/cron/webhook.js';
 
@@ -82,24 +82,27 @@ describe('non-public addresses', () => {
     let lookups = 0;
     const rebinding = async () =>
       lookups++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
-    const target = await resolveTarget(new URL('https://rebind.test/x'), {}, rebinding);
-    expect(target).toEqual({ hostname: 'rebind.test', address: '93.184.216.34', family: 4 });
+    const check = await checkUrlAllowed(new URL('https://rebind.test/x'), {}, rebinding);
+    expect(check).toMatchObject({ target: { hostname: 'rebind.test', address: '93.184.216.34', family: 4 } });
     expect(lookups).toBe(1);
     const mixed = async () => [
       { address: '93.184.216.34', family: 4 },
       { address: '10.0.0.5', family: 4 },
     ];
-    expect(await resolveTarget(new URL('http://mixed.test/'), {}, mixed)).toEqual({
-      refused: expect.stringMatching(/10\.0\.0\.5, a private/),
+    expect(await checkUrlAllowed(new URL('http://mixed.test/'), {}, mixed)).toEqual({
+      allowed: false,
+      reason: expect.stringMatching(/10\.0\.0\.5, a private/),
     });
-    expect(await resolveTarget(new URL('http://[::ffff:127.0.0.1]:9/'))).toEqual({
-      refused: expect.stringMatching(/loopback/),
+    expect(await checkUrlAllowed(new URL('http://[::ffff:127.0.0.1]:9/'))).toEqual({
+      allowed: false,
+      reason: expect.stringMatching(/loopback/),
     });
-    expect(await resolveTarget(new URL('file:///etc/passwd'))).toEqual({
-      refused: expect.stringMatching(/only http and https/),
+    expect(await checkUrlAllowed(new URL('file:///etc/passwd'))).toEqual({
+      allowed: false,
+      reason: expect.stringMatching(/only http and https/),
     });
-    expect(await resolveTarget(new URL('http://127.0.0.1/'), { allowedHostnames: ['127.0.0.1'] })).toMatchObject({
-      address: '127.0.0.1',
+    expect(await checkUrlAllowed(new URL('http://127.0.0.1/'), { allowedHostnames: ['127.0.0.1'] })).toMatchObject({
+      target: { address: '127.0.0.1' },
     });
   });
 });
@@ -212,9 +215,10 @@ describe('cron webhook delivery through the guard', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   const entry = { ts: 1, jobId: 'j', action: 'finished', status: 'ok' } as never;
+  const net = netService();
 
   it('refuses the IPv4-mapped IPv6 spelling of loopback (it bypassed the first guard)', async () => {
-    const outcome = await postWebhook(`http://[::ffff:127.0.0.1]:${port}/hook`, entry, {});
+    const outcome = await postWebhook(net, `http://[::ffff:127.0.0.1]:${port}/hook`, entry, {});
     expect(outcome).toMatchObject({
       deliveryStatus: 'not-delivered',
       deliveryError: expect.stringMatching(/loopback/),
@@ -225,9 +229,10 @@ describe('cron webhook delivery through the guard', () => {
   it('connects to the pinned address of a trusted name, with the Host header of the name', async () => {
     let lookups = 0;
     const resolver = async () => (lookups++, [{ address: '127.0.0.1', family: 4 }]);
-    const refused = await postWebhook(`http://hooks.internal.test:${port}/hook`, entry, {}, 2000, resolver);
+    const refused = await postWebhook(net, `http://hooks.internal.test:${port}/hook`, entry, {}, 2000, resolver);
     expect(refused.deliveryError).toMatch(/hooks\.internal\.test resolves to 127\.0\.0\.1, a loopback/);
     const sent = await postWebhook(
+      net,
       `http://hooks.internal.test:${port}/hook`,
       entry,
       { webhookToken: 'tok', webhookSsrfPolicy: { allowedHostnames: ['hooks.internal.test'] } },

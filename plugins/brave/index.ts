@@ -60,7 +60,7 @@ export default definePlugin<BraveConfig>({
         if (searchLang) url.searchParams.set('search_lang', searchLang);
         if (typeof request.extra.ui_lang === 'string') url.searchParams.set('ui_lang', request.extra.ui_lang);
         if (request.freshness) url.searchParams.set('freshness', FRESHNESS[request.freshness]);
-        const response = await providerGet('brave', url, {
+        const response = await providerGet(api.kernel, 'brave', url, {
           baseUrl,
           userConfigured: api.config.webSearch?.baseUrl !== undefined,
           headers: { accept: 'application/json', 'x-subscription-token': key },

@@ -5,6 +5,7 @@
  */
 import { definePlugin, ErrorCodes, ProtocolError, runtimeDeps, type KernelConfig } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
+import { guardedNet } from '../../sdk/net/index.js';
 import { BrowserInputError } from './actions.js';
 import { BROWSER_HELP, browserCommand } from './cli.js';
 import { handleBrowserRequest, ROUTES, type BrowserRequest } from './routes.js';
@@ -21,6 +22,7 @@ export default definePlugin({
       api.kernel.paths.stateDir,
       api.logger,
       runtimeDeps(api.kernel, 'the browser'),
+      guardedNet(api.kernel, 'the browser'),
     );
     const config = () => api.kernel.config() as KernelConfig;
 

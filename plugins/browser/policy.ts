@@ -1,10 +1,10 @@
 /**
  * browser.ssrfPolicy: which destinations the browser may reach. The address checks are the
- * SDK's (sdk/net/ssrf.ts); this adds OpenClaw's browser keys on top: wildcard host rules,
+ * host's "net" service; this adds OpenClaw's browser keys on top: wildcard host rules,
  * blockedHostnames before DNS, internal-looking names, and the strict mode a sandboxed
  * session gets (no allow rule applies there, so it never reaches the host's loopback).
  */
-import { resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/index.js';
+import type { GuardedNet, PinnedTarget, Resolver } from '../../sdk/net/index.js';
 
 export interface BrowserSsrfPolicy {
   dangerouslyAllowPrivateNetwork?: boolean;
@@ -33,7 +33,12 @@ const INTERNAL_NAME = /(^|\.)(localhost|local|internal)$/;
  * The check every browser request passes. `strict` (a sandboxed session) ignores the allow
  * rules: only public addresses, whatever the owner trusts for their own sessions.
  */
-export function urlCheck(policy: BrowserSsrfPolicy, strict: boolean, resolve?: Resolver): UrlCheck {
+export function urlCheck(
+  net: Pick<GuardedNet, 'checkUrl'>,
+  policy: BrowserSsrfPolicy,
+  strict: boolean,
+  resolve?: Resolver,
+): UrlCheck {
   const allowAll = !strict && (policy.dangerouslyAllowPrivateNetwork === true || policy.allowPrivateNetwork === true);
   return async (url) => {
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
@@ -47,14 +52,13 @@ export function urlCheck(policy: BrowserSsrfPolicy, strict: boolean, resolve?: R
     const trusted = allowAll || (!strict && (policy.allowedHostnames ?? []).some((rule) => hostMatches(rule, host)));
     if (!trusted && INTERNAL_NAME.test(host))
       return { refused: `${host} is an internal name; trust it in browser.ssrfPolicy.allowedHostnames to allow it` };
-    const target = await resolveTarget(url, trusted ? { dangerouslyAllowPrivateNetwork: true } : {}, resolve);
-    if ('refused' in target && !trusted) {
-      const hint = strict
-        ? ' (a sandboxed session reaches public addresses only)'
-        : '; trust it in browser.ssrfPolicy.allowedHostnames';
-      // The SDK's own advice ("trust the host…") is replaced by the browser's key or the sandbox rule.
-      return { refused: `${target.refused.split('; trust')[0]}${hint}` };
-    }
-    return target;
+    const check = await net.checkUrl(url, trusted ? { dangerouslyAllowPrivateNetwork: true } : {}, resolve);
+    if (check.allowed) return check.target;
+    if (trusted) return { refused: check.reason };
+    const hint = strict
+      ? ' (a sandboxed session reaches public addresses only)'
+      : '; trust it in browser.ssrfPolicy.allowedHostnames';
+    // The guard's own advice ("trust the host…") is replaced by the browser's key or the sandbox rule.
+    return { refused: `${check.reason.split('; trust')[0]}${hint}` };
   };
 }

@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { writeFileAtomicAsync, type Logger, type RuntimeDeps } from '../../sdk/index.js';
+import type { GuardedNet } from '../../sdk/net/index.js';
 import { act, BrowserInputError, normalizeRef, type ActRequest } from './actions.js';
 import { urlCheck } from './policy.js';
 import { ProfileRuntime } from './runtime.js';
@@ -44,6 +45,7 @@ export class BrowserService {
     private readonly stateDir: string,
     private readonly logger: Logger,
     private readonly deps: RuntimeDeps,
+    private readonly net: GuardedNet,
   ) {
     this.mediaDir = join(stateDir, 'media', 'browser');
   }
@@ -69,7 +71,7 @@ export class BrowserService {
               userDataDir: join(this.stateDir, 'browser', name, 'sandbox-user-data'),
             }
           : settings,
-        check: urlCheck(section.ssrfPolicy ?? {}, caller.sandboxed === true),
+        check: urlCheck(this.net, section.ssrfPolicy ?? {}, caller.sandboxed === true),
         idleTimeoutMs: section.idleTimeoutMs,
         logger: this.logger,
         deps: this.deps,

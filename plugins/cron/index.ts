@@ -5,6 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { definePlugin, expandHome } from '../../sdk/index.js';
+import { guardedNet } from '../../sdk/net/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { cronCommand, CRON_HELP } from './cli.js';
 import { createExecutor } from './execute.js';
@@ -47,7 +48,7 @@ export default definePlugin({
             // As OpenClaw: an ok run with nothing to say posts nothing; errors always post.
             if (entry.status !== 'error' && !entry.summary?.trim())
               return { deliveryStatus: 'not-delivered', deliveryError: 'empty summary: nothing posted' };
-            return postWebhook(job.delivery.to, entry, settings);
+            return postWebhook(guardedNet(api.kernel, 'cron webhooks'), job.delivery.to, entry, settings);
           },
         });
         service.load();

@@ -7,7 +7,8 @@
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { pinnedLookup, resolveTarget, type PinnedTarget, type Resolver } from '../../sdk/net/index.js';
+import type { LookupFunction } from 'node:net';
+import type { GuardedNet, Resolver } from '../../sdk/net/index.js';
 import type { CronSection, DeliveryStatus, RunLogEntry } from './types.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -15,7 +16,7 @@ export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** One POST to the address that was checked (redirects are not followed: a 3xx is an answer). */
 function post(
   url: URL,
-  target: PinnedTarget,
+  lookup: LookupFunction,
   body: string,
   headers: Record<string, string>,
   timeoutMs: number,
@@ -26,7 +27,7 @@ function post(
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: pinnedLookup(target) as never,
+        lookup,
         timeout: timeoutMs,
       },
       (response) => {
@@ -44,6 +45,7 @@ function post(
 }
 
 export async function postWebhook(
+  net: Pick<GuardedNet, 'checkUrl'>,
   url: string,
   entry: RunLogEntry,
   settings: Pick<CronSection, 'webhookToken' | 'webhookSsrfPolicy'>,
@@ -51,18 +53,18 @@ export async function postWebhook(
   resolve?: Resolver,
 ): Promise<{ deliveryStatus: DeliveryStatus; deliveryError?: string }> {
   const parsed = new URL(url);
-  const target = await resolveTarget(parsed, settings.webhookSsrfPolicy ?? {}, resolve);
-  if ('refused' in target)
+  const check = await net.checkUrl(parsed, settings.webhookSsrfPolicy ?? {}, resolve);
+  if (!check.allowed)
     return {
       deliveryStatus: 'not-delivered',
-      deliveryError: `webhook refused: ${target.refused} (cron.webhookSsrfPolicy.allowedHostnames)`,
+      deliveryError: `webhook refused: ${check.reason} (cron.webhookSsrfPolicy.allowedHostnames)`,
     };
   try {
     const headers = {
       'content-type': 'application/json',
       ...(settings.webhookToken ? { authorization: `Bearer ${settings.webhookToken}` } : {}),
     };
-    const status = await post(parsed, target, JSON.stringify(entry), headers, timeoutMs);
+    const status = await post(parsed, check.lookup, JSON.stringify(entry), headers, timeoutMs);
     if (status >= 200 && status < 300) return { deliveryStatus: 'delivered' };
     return { deliveryStatus: 'not-delivered', deliveryError: `webhook answered HTTP ${status}` };
   } catch (error) {

@@ -76,7 +76,7 @@ export default definePlugin<DdgConfig>({
           ? { day: 'd', week: 'w', month: 'm', year: 'y' }[request.freshness]
           : undefined;
         if (freshness) url.searchParams.set('df', freshness);
-        const response = await providerGet('duckduckgo', url, {
+        const response = await providerGet(api.kernel, 'duckduckgo', url, {
           baseUrl,
           userConfigured: api.config.webSearch?.baseUrl !== undefined,
           headers: {

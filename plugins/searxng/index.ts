@@ -36,7 +36,7 @@ export default definePlugin<SearxngConfig>({
       const language = request.language ?? api.config.webSearch?.language;
       if (language) url.searchParams.set('language', language);
       if (request.freshness) url.searchParams.set('time_range', request.freshness);
-      const response = await providerGet('searxng', url, {
+      const response = await providerGet(api.kernel, 'searxng', url, {
         baseUrl: base,
         userConfigured: true,
         timeoutMs: request.timeoutMs,

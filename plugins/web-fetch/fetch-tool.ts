@@ -5,13 +5,7 @@
  * untrusted content before the model sees it.
  */
 import { errorResult, jsonResult, type ToolResult, wrapExternalContent, TtlCache } from '../../sdk/index.js';
-import {
-  guardedFetch,
-  SsrfBlockedError,
-  dnsServersResolver,
-  type Resolver,
-  type SsrfPolicy,
-} from '../../sdk/net/index.js';
+import { SsrfBlockedError, type GuardedNet, type SsrfPolicy } from '../../sdk/net/index.js';
 import { contentKind, extractContent, type ExtractMode } from './extract.js';
 import type { FetchSettings } from './settings.js';
 
@@ -35,16 +29,10 @@ interface Page {
   fetchedAt: string;
 }
 
-const resolvers = new Map<string, Resolver>();
-function resolverFor(servers: string[] | undefined): Resolver | undefined {
-  if (!servers) return undefined;
-  const key = servers.join(',');
-  if (!resolvers.has(key)) resolvers.set(key, dnsServersResolver(servers));
-  return resolvers.get(key);
-}
-
 export class WebFetcher {
   readonly cache = new TtlCache<Page>(200);
+
+  constructor(private readonly net: GuardedNet) {}
 
   async run(request: FetchRequest, settings: FetchSettings): Promise<ToolResult> {
     const started = performance.now();
@@ -102,9 +90,9 @@ export class WebFetcher {
     });
     let response;
     try {
-      response = await guardedFetch(request.url, {
+      response = await this.net.fetch(request.url, {
         policy: request.policy,
-        resolve: resolverFor(settings.dnsServers),
+        dnsServers: settings.dnsServers,
         maxRedirects: settings.maxRedirects,
         timeoutMs: settings.timeoutMs,
         maxBytes: settings.maxResponseBytes,

@@ -3,6 +3,7 @@
  * call; the SSRF policy is tools.web.fetch.ssrfPolicy, narrowed for sandboxed sessions.
  */
 import { definePlugin, errorResult, type ToolContext } from '../../sdk/index.js';
+import { guardedNet } from '../../sdk/net/index.js';
 import { WebFetcher } from './fetch-tool.js';
 import { sessionSsrfPolicy } from './session-policy.js';
 import { fetchSettings } from './settings.js';
@@ -16,7 +17,7 @@ interface Params {
 export default definePlugin({
   id: 'web-fetch',
   register(api) {
-    const fetcher = new WebFetcher();
+    const fetcher = new WebFetcher(guardedNet(api.kernel, 'web_fetch'));
     api.registerTool({
       name: 'web_fetch',
       label: 'Web fetch',

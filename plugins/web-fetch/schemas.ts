@@ -7,7 +7,7 @@ import { Type } from 'typebox';
 
 const Strict = { additionalProperties: false } as const;
 const HostPatterns = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
-/** OpenClaw's `ssrfPolicy` object (tools.web.fetch.ssrfPolicy); sdk/net/ssrf.ts enforces it. */
+/** OpenClaw's `ssrfPolicy` object (tools.web.fetch.ssrfPolicy); the host's "net" service enforces it. */
 export const SsrfPolicySchema = Type.Object(
   {
     dangerouslyAllowPrivateNetwork: Type.Optional(

@@ -1,6 +1,7 @@
 /**
- * The SSRF guard for requests claw makes on someone else's say-so (a cron webhook URL,
- * web_fetch, web_search providers, the browser): which addresses are not the public
+ * The SSRF guard behind the host's "net" service (sdk/net/guard.ts) for requests claw makes
+ * on someone else's say-so (a cron webhook URL, web_fetch, web_search providers, the
+ * browser): which addresses are not the public
  * internet, which host names are local by name, the user's allow and block lists, and a
  * resolve-once-then-connect lookup so the address that was checked is the one connected to
  * (no DNS rebinding).
@@ -12,7 +13,8 @@
  * classified here as the address it means.
  */
 import { lookup as dnsLookup, Resolver as DnsResolver } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import type { PinnedTarget, Resolver, SsrfPolicy } from '../../sdk/net/guard.js';
 
 /** [base, prefix length, what it is]. */
 const V4_BLOCKED: ReadonlyArray<[string, number, string]> = [
@@ -129,33 +131,6 @@ export function nonPublicReason(address: string): string | undefined {
   return 'not an IP address';
 }
 
-/**
- * The outbound policy, with OpenClaw's `ssrfPolicy` keys (tools.web.fetch.ssrfPolicy,
- * cron.webhookSsrfPolicy, browser.ssrfPolicy). Host patterns are exact names or
- * `*.example.com` (subdomains only, not the apex), matched without case or a trailing dot.
- */
-export interface SsrfPolicy {
-  /** Hosts the user trusts even on a private address (also lifts the local-name block, e.g. "localhost"). */
-  allowedHostnames?: readonly string[];
-  /** Hosts always refused, before DNS and before any allow rule. */
-  blockedHostnames?: readonly string[];
-  /** Every private address allowed: the user's own network on purpose. */
-  dangerouslyAllowPrivateNetwork?: boolean;
-  /** Legacy alias of dangerouslyAllowPrivateNetwork. */
-  allowPrivateNetwork?: boolean;
-  /** 198.18.0.0/15 allowed (fake-IP proxies such as Clash or Surge answer from it). */
-  allowRfc2544BenchmarkRange?: boolean;
-  /** fc00::/7 allowed (the same, for IPv6 fake-IP answers). */
-  allowIpv6UniqueLocalRange?: boolean;
-  /**
-   * Set by the caller, not by config: the call comes from a sandboxed session, whose tools
-   * must not reach the gateway host's own loopback services, even on a trusted name.
-   */
-  denyHostLoopback?: boolean;
-}
-
-export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
-
 const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 /**
@@ -174,12 +149,6 @@ export function dnsServersResolver(servers: readonly string[], timeoutMs = 5000)
     if (found.length === 0 && v4.status === 'rejected') throw v4.reason;
     return found;
   };
-}
-
-export interface PinnedTarget {
-  hostname: string;
-  address: string;
-  family: 4 | 6;
 }
 
 /** Names that mean this machine or its LAN, refused before DNS unless allowlisted. */
@@ -246,7 +215,7 @@ export function checkAddressAllowed(hostname: string, address: string, policy: S
   return `${where} ${/^(?:[aeio]|un[^i])/i.test(reason) ? 'an' : 'a'} ${reason} address; trust the host explicitly (allowedHostnames) to allow it`;
 }
 
-export type UrlCheck = { allowed: true; url: URL; target: PinnedTarget } | { allowed: false; reason: string };
+type Checked = { allowed: true; url: URL; target: PinnedTarget } | { allowed: false; reason: string };
 
 /**
  * The one question every guarded request asks: may this URL be fetched under the policy,
@@ -259,7 +228,7 @@ export async function checkUrlAllowed(
   input: string | URL,
   policy: SsrfPolicy = {},
   resolve: Resolver = systemResolver,
-): Promise<UrlCheck> {
+): Promise<Checked> {
   let url: URL;
   try {
     url = typeof input === 'string' ? new URL(input) : input;
@@ -291,22 +260,13 @@ export async function checkUrlAllowed(
   return { allowed: true, url, target: { hostname, address: first.address, family: first.family === 6 ? 6 : 4 } };
 }
 
-/** checkUrlAllowed in the cron webhook's older shape. */
-export async function resolveTarget(
-  url: URL,
-  policy: SsrfPolicy = {},
-  resolve: Resolver = systemResolver,
-): Promise<PinnedTarget | { refused: string }> {
-  const check = await checkUrlAllowed(url, policy, resolve);
-  return check.allowed ? check.target : { refused: check.reason };
-}
-
 /** A `lookup` for http(s).request that always answers the checked address. */
-export function pinnedLookup(target: PinnedTarget) {
-  return (_hostname: string, options: unknown, callback?: unknown) => {
+export function pinnedLookup(target: PinnedTarget): LookupFunction {
+  const lookup = (_hostname: string, options: unknown, callback?: unknown) => {
     const done = (typeof options === 'function' ? options : callback) as (...args: unknown[]) => void;
     const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all === true;
     if (all) done(null, [{ address: target.address, family: target.family }]);
     else done(null, target.address, target.family);
   };
+  return lookup as LookupFunction;
 }

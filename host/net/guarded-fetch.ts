@@ -3,48 +3,23 @@
  * and every redirect target, passes checkUrlAllowed and is connected to at the address that
  * was checked; redirects are counted and loops stopped; the body is read as a stream and cut
  * at a byte limit (after decompression, so a small gzip bomb is cut too); one deadline covers
- * the whole exchange. web_fetch and the web_search providers use it.
+ * the whole exchange. The "net" service's fetch.
  */
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import { checkUrlAllowed, pinnedLookup, type Resolver, type SsrfPolicy } from './ssrf.js';
+import {
+  SsrfBlockedError,
+  type GuardedFetchOptions,
+  type GuardedResponse,
+  type PinnedTarget,
+  type Resolver,
+} from '../../sdk/net/guard.js';
+import { checkUrlAllowed, pinnedLookup } from './ssrf.js';
 
-export interface GuardedFetchOptions {
-  policy?: SsrfPolicy;
-  /** How host names are resolved (default: the system's getaddrinfo). */
-  resolve?: Resolver;
-  /** Redirects followed before giving up (default 3; 0 refuses any redirect). */
-  maxRedirects?: number;
-  /** For the whole exchange, redirects and body included (default 30 s). */
-  timeoutMs?: number;
-  /** Body bytes kept (decoded); the rest is not read. Default 2 MB. */
-  maxBytes?: number;
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
-}
-
-export interface GuardedResponse {
-  url: string;
-  finalUrl: string;
-  status: number;
-  statusText: string;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-  /** The body was longer than maxBytes and was cut. */
-  truncated: boolean;
-  /** The address the last hop connected to. */
-  address: string;
-}
-
-/** A request the SSRF policy refused (as opposed to a network or HTTP failure). */
-export class SsrfBlockedError extends Error {
-  constructor(reason: string) {
-    super(`blocked by the SSRF policy: ${reason}`);
-    this.name = 'SsrfBlockedError';
-  }
-}
+/** The service's options, with a resolver in place of the DNS servers (the service builds it from them). */
+export type FetchOptions = Omit<GuardedFetchOptions, 'dnsServers'> & { resolve?: Resolver };
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
@@ -58,7 +33,7 @@ function decoded(response: IncomingMessage): Readable {
   return response;
 }
 
-export async function guardedFetch(input: string, options: GuardedFetchOptions = {}): Promise<GuardedResponse> {
+export async function guardedFetch(input: string, options: FetchOptions = {}): Promise<GuardedResponse> {
   const maxRedirects = options.maxRedirects ?? 3;
   const maxBytes = options.maxBytes ?? 2_000_000;
   const timeoutMs = options.timeoutMs ?? 30_000;
@@ -113,7 +88,7 @@ export async function guardedFetch(input: string, options: GuardedFetchOptions =
 
 function send(
   url: URL,
-  target: Parameters<typeof pinnedLookup>[0],
+  target: PinnedTarget,
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
@@ -122,7 +97,7 @@ function send(
     const req = request(url, {
       method: 'GET',
       headers: { 'accept-encoding': 'gzip, deflate, br', ...headers },
-      lookup: pinnedLookup(target) as never,
+      lookup: pinnedLookup(target),
       // A fresh connection per hop: a pooled socket could belong to another checked address.
       agent: false,
       signal,
