@@ -9,7 +9,7 @@ import { resolveEnablement } from './enablement.js';
 import { sandboxStep } from './sandbox-route.js';
 import { approvalStep } from './approval.js';
 import { contributedConfigIssues } from './contributed-config.js';
-import { createRedactor } from '../sdk/redact.js';
+import { createRedactor } from './redact.js';
 import { resolveSandboxRoute } from '../sdk/sandbox/route.js';
 import { configuredToolPolicy } from '../sdk/tool-policy.js';
 

@@ -74,8 +74,8 @@ export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions }
 /** Checking a credential that arrives over the network, and telling this machine from others. */
 export { isLoopbackHost, safeEqual } from './net/auth-kit.js';
 
-/** Masking secrets in anything a plugin shows (the kernel's own instance is `api.kernel.redact`). */
-export { createRedactor, compileRedactPattern, isSecretKey, MASK, type RedactorOptions } from './redact.js';
+/** Secret-named keys and the mask, for plugins that show config or env (masking text is `api.kernel.redact`). */
+export { isSecretKey, MASK } from './redact.js';
 
 /** The whole openclaw.json schema, and the sandbox routing claw's rules use (the rules themselves are the host's `clawPolicy`). */
 export { composeConfigSchema } from './config-schema.js';

@@ -5,13 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ChannelAccess, MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from '../plugins/channels/access.js';
 import { HookBus } from '../sdk/index.js';
 import type { ChannelPlugin, InboundMessage } from '../sdk/index.js';
-import {
-  ChannelSendError,
-  channelConfigProblems,
-  channelSettings,
-  retryDelay,
-  sleepAtLeast,
-} from '../sdk/channels/index.js';
+import { ChannelSendError, channelSettings, retryDelay, sleepAtLeast } from '../sdk/channels/index.js';
+import { channelConfigProblems } from '../plugins/channels/manager.js';
 import { refusedMedia, sendOutbound } from '../plugins/channels/outbound.js';
 import { definePlugin, splitForChannel } from '../sdk/index.js';
 import { agentStackDirs, createTestKernel, scriptedModel, type TestKernel } from '../sdk/testing.js';

@@ -9,6 +9,7 @@ import { GATEWAY_DEFAULTS } from './gateway-helpers.js';
 import { tailLog } from '../plugins/gateway/tail.js';
 import { prettyLine } from '../plugins/gateway/logging.js';
 import { PairingStore } from '../plugins/gateway/pairing.js';
+import { createRedactor } from '../host/redact.js';
 import { pluginsWithLeftWork } from '../plugins/gateway/left-work.js';
 import { tempDir } from './helpers.js';
 
@@ -304,7 +305,8 @@ describe('pairing store', () => {
   it('expires pending requests after their TTL and keeps tokens only as hashes', () => {
     let now = Date.parse('2026-01-01T00:00:00Z');
     const file = join(tempDir(), 'pairing.json');
-    const store = new PairingStore(file, 5 * 60_000, () => now);
+    const redact = createRedactor({ config: {}, env: {} });
+    const store = new PairingStore(file, redact, 5 * 60_000, () => now);
     const { request } = store.request({ deviceId: 'd1', publicKey: 'k', role: 'operator', scopes: ['operator.read'] });
     expect(store.listPending()).toHaveLength(1);
     now += 5 * 60_000 + 1;
@@ -316,7 +318,7 @@ describe('pairing store', () => {
     expect(store.verifyToken('d1', 'operator', token)).toBe(true);
     expect(store.verifyToken('d1', 'operator', `${token}x`)).toBe(false);
     expect(store.verifyToken('d1', 'node', token)).toBe(false);
-    expect(JSON.stringify(new PairingStore(file).listPaired())).not.toContain(token);
+    expect(JSON.stringify(new PairingStore(file, redact).listPaired())).not.toContain(token);
   });
 });
 

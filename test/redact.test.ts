@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createKernel, createLogger, createRedactor, type LogRecord, type Logger } from '../sdk/index.js';
+import { ConfigError, createKernel, createLogger, type LogRecord, type Logger } from '../sdk/index.js';
+import { createRedactor } from '../host/redact.js';
 import { clawPolicy } from '../host/policy.js';
 import { configWriter } from '../host/config-write.js';
 import { definePlugin, textResult } from '../sdk/index.js';
@@ -31,6 +32,8 @@ function botToken(): string {
 }
 
 const none = () => createRedactor({ config: {}, env: {} });
+/** What `claw gateway` masks with before its kernel boots: the command's kernel has no config secrets here. */
+const startup = () => createRedactor({ config: {}, env: process.env });
 
 describe('createRedactor', () => {
   it('masks each built-in secret shape, keeping only a structural prefix', () => {
@@ -210,7 +213,7 @@ describe('createRedactor', () => {
     const redact = createRedactor({ config: {}, env: { OPENCLAW_GATEWAY_TOKEN: 'configured-gateway-token' } });
     // What the gateway hands out per device: 32 random bytes, base64url (43 characters).
     for (let i = 0; i < 2000; i++) {
-      const deviceToken = generateDeviceToken();
+      const deviceToken = generateDeviceToken(none());
       expect(redact.text(deviceToken)).toBe(deviceToken);
       const frame = { type: 'res', ok: true, payload: { auth: { deviceToken, role: 'operator' } } };
       expect(redact.value(frame)).toBe(frame);
@@ -274,7 +277,7 @@ describe('createRedactor', () => {
     expect(keyShaped.length).toBe(32);
     expect(createRedactor({ config: {}, env: {} }).text(keyShaped.toString('base64url'))).toBe('sk-***');
     const draws = [keyShaped, randomBytes(32)];
-    const token = generateDeviceToken(() => draws.shift()!);
+    const token = generateDeviceToken(none(), () => draws.shift()!);
     expect(draws).toHaveLength(0);
     expect(token).not.toMatch(/^sk-/);
     expect(token).toHaveLength(43);
@@ -366,7 +369,13 @@ describe('gateway log files', () => {
     writeFileSync(join(stateDir, 'logs', 'gateway.log'), '', { mode: 0o644 });
     chmodSync(join(stateDir, 'logs'), 0o755);
     const out = capture();
-    const logging = createGatewayLogging({ stateDir, level: 'info', stdout: out.stream, maxFileBytes: 1_000_000 });
+    const logging = createGatewayLogging({
+      stateDir,
+      level: 'info',
+      stdout: out.stream,
+      maxFileBytes: 1_000_000,
+      redact: startup(),
+    });
     const token = botToken();
     // `logging.logger` is the pino adapter itself: no kernel redaction in front of it.
     logging.logger.warn(`GET http://127.0.0.1:9/bot${token}/getMe failed`, {
@@ -398,12 +407,24 @@ describe('gateway log files', () => {
 
     // A fresh file, and the one rotated away, are 0600 too.
     const fresh = tempDir('claw-redact-logs-');
-    const second = createGatewayLogging({ stateDir: fresh, level: 'info', stdout: capture().stream, maxFileBytes: 10 });
+    const second = createGatewayLogging({
+      stateDir: fresh,
+      level: 'info',
+      stdout: capture().stream,
+      maxFileBytes: 10,
+      redact: startup(),
+    });
     second.logger.info('x'.repeat(100));
     await written(second.file);
     second.flush();
     expect(statSync(second.file).mode & 0o777).toBe(0o600);
-    const third = createGatewayLogging({ stateDir: fresh, level: 'info', stdout: capture().stream, maxFileBytes: 10 });
+    const third = createGatewayLogging({
+      stateDir: fresh,
+      level: 'info',
+      stdout: capture().stream,
+      maxFileBytes: 10,
+      redact: startup(),
+    });
     third.logger.info('after rotation');
     await written(third.file);
     third.flush();
@@ -421,7 +442,13 @@ describe('acceptance: a bot token in grammY network errors reaches no output', (
     const closedPort = await freePort();
 
     const out = capture();
-    const logging = createGatewayLogging({ stateDir, level: 'debug', stdout: out.stream, maxFileBytes: 10_000_000 });
+    const logging = createGatewayLogging({
+      stateDir,
+      level: 'debug',
+      stdout: out.stream,
+      maxFileBytes: 10_000_000,
+      redact: startup(),
+    });
     const records: LogRecord[] = [];
     const events: RunningGateway['events'] = { started: [], stopped: [] };
     const kernel = await createTestKernel({

@@ -36,7 +36,7 @@ import {
   type MessageEntry,
 } from '../sdk/sessions/index.js';
 import { Transcript } from '../plugins/sessions/transcript.js';
-import { createRedactor } from '../sdk/redact.js';
+import { createRedactor } from '../host/redact.js';
 import { REPO, tempDir } from './helpers.js';
 
 // ── Keys ─────────────────────────────────────────────────────────────────────────

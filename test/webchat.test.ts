@@ -144,7 +144,7 @@ const webchatWithGateway: PluginDefinition = definePlugin({
           kernel: api.kernel,
           logger: api.logger,
           settings: resolveSettings(GATEWAY_SECTION, {}),
-          pairing: new PairingStore(pairingFile(stateDir)),
+          pairing: new PairingStore(pairingFile(stateDir), api.kernel.redact),
           version: 'test',
         });
         const { port } = await server.start();

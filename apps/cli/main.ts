@@ -120,7 +120,7 @@ async function report(io: Io, error: unknown): Promise<number> {
  * path only: `--help` and `--version` stay free of kernel code.
  */
 async function secretMask(env: Record<string, string | undefined>): Promise<(text: string) => string> {
-  const { createRedactor } = await import('../../sdk/redact.js');
+  const { createRedactor } = await import('../../host/redact.js');
   let config: Record<string, unknown> = {};
   try {
     const [{ readConfigFile }, { resolveConfigPath }] = await Promise.all([

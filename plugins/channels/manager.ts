@@ -19,12 +19,7 @@ import type {
   OutboundResult,
   Redactor,
 } from '../../sdk/index.js';
-import {
-  channelConfigProblems,
-  channelSection,
-  channelSettings,
-  configuredAccounts,
-} from '../../sdk/channels/index.js';
+import { channelSection, channelSettings, configuredAccounts, type ChannelSettings } from '../../sdk/channels/index.js';
 import { sendOutbound } from './outbound.js';
 import { ChannelAccess } from './access.js';
 import type { AgentService, DeliveryStatus } from '../../sdk/agent/index.js';
@@ -238,4 +233,16 @@ export class ChannelManager implements ChannelsApi {
     // What channel plugins report (their own lastError, detail, URLs) is masked here too.
     return this.deps.redact.value(out);
   }
+}
+
+/** Problems a channel config has that the schema cannot express, in words. */
+export function channelConfigProblems(settings: ChannelSettings): string[] {
+  const problems: string[] = [];
+  const where = `channels.${settings.channel}${settings.accountId === 'default' ? '' : `.accounts.${settings.accountId}`}`;
+  if (settings.dmPolicy === 'open' && !settings.allowFrom.includes('*')) {
+    problems.push(
+      `${where}.dmPolicy is "open" but allowFrom does not include "*": add "*" to allowFrom to let anyone message the bot, or use "pairing"`,
+    );
+  }
+  return problems;
 }

@@ -24,7 +24,8 @@ import {
   type OutboundRequest,
   type OutboundResult,
 } from '../../sdk/index.js';
-import { channelSettings, type ChannelSettings, ackReactionFor } from '../../sdk/channels/index.js';
+import { channelSettings, type ChannelSettings } from '../../sdk/channels/index.js';
+import { ackReactionFor } from './ack.js';
 import { resolveAgentRoute } from './routing.js';
 import type { ChannelAccess } from './access.js';
 import { SeenStore, seenKeyHash } from './seen-store.js';

@@ -4,7 +4,7 @@
  * setup`, so both make the same kind of token. Device tokens are made here too (pairing).
  */
 import { randomBytes } from 'node:crypto';
-import { type GatewayAuthConfig, type GatewayAuthService, createRedactor } from '../../sdk/index.js';
+import type { GatewayAuthConfig, GatewayAuthService, Redactor } from '../../sdk/index.js';
 import { AuthRateLimiter, clientKey } from './rate-limit.js';
 
 /** A gateway token: 32 random bytes, base64url (43 characters, 256 bits). */
@@ -12,19 +12,19 @@ export function generateGatewayToken(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** Only the redactor's built-in secret shapes: no config, no environment. */
-let shapes: ReturnType<typeof createRedactor> | undefined;
-
 /**
- * A device token: 32 random bytes, base64url. A draw the redactor would take for a vendor
- * key (one starting "sk-" followed by 20 more characters, about 1 in 260,000) is drawn again:
- * the frame that hands the token over is redacted, so the device would store "sk-***".
+ * A device token: 32 random bytes, base64url. A draw the redactor would mask (one starting
+ * "sk-" followed by 20 more characters looks like a vendor key, about 1 in 260,000) is drawn
+ * again: the frame that hands the token over passes the same redactor, so the device would
+ * store "sk-***".
  */
-export function generateDeviceToken(random: () => Buffer = () => randomBytes(32)): string {
-  shapes ??= createRedactor({ config: {}, env: {} });
+export function generateDeviceToken(
+  redact: Pick<Redactor, 'text'>,
+  random: () => Buffer = () => randomBytes(32),
+): string {
   for (;;) {
     const token = random().toString('base64url');
-    if (shapes.text(token) === token) return token;
+    if (redact.text(token) === token) return token;
   }
 }
 

@@ -122,6 +122,7 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     level: values.verbose ? 'debug' : section.logs.level,
     stdout: ctx.stdout,
     maxFileBytes: section.logs.maxFileBytes,
+    redact: api.kernel.redact,
   });
   const boot = () =>
     ctx.boot({ logger: logging.logger, configOverlay: Object.keys(gateway).length ? { gateway } : undefined });
@@ -341,7 +342,7 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
     if (!(error instanceof GatewayRequestError) || !/not reachable/.test(error.message)) throw error;
     // No gateway running: the pairing store on disk is the truth, edit it directly.
     offline = true;
-    const store = new PairingStore(pairingFile(api.kernel.paths.stateDir));
+    const store = new PairingStore(pairingFile(api.kernel.paths.stateDir), api.kernel.redact);
     try {
       if (action === 'list') result = { pending: store.listPending(), paired: store.listPaired().map(publicDevice) };
       else if (action === 'approve') result = { device: publicDevice(store.approve(target!, 'cli')) };

@@ -25,7 +25,7 @@ export default definePlugin({
     const section = api.section<GatewaySection>('gateway');
     const runtime = new GatewayRuntime(
       api,
-      new PairingStore(pairingFile(stateDir), section.pairing.requestTtlMs),
+      new PairingStore(pairingFile(stateDir), api.kernel.redact, section.pairing.requestTtlMs),
       clawVersion(),
       logFile(stateDir),
     );

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createRequire } from 'node:module';
 import type PinoModule from 'pino';
-import { createRedactor, type Logger, type LogLevel, type Redactor } from '../../sdk/index.js';
+import type { Logger, LogLevel, Redactor } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
 
 export interface GatewayLogging {
@@ -97,11 +97,8 @@ export function createGatewayLogging(options: {
   level: Exclude<LogLevel, 'silent'>;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   maxFileBytes: number;
-  /**
-   * Until setRedactor() is called: built-in shapes (Telegram URLs, API keys, bearer tokens, …)
-   * and secret-named environment variables.
-   */
-  redact?: Pick<Redactor, 'text'>;
+  /** Until setRedactor() is called: the redactor of the kernel that runs the command. */
+  redact: Pick<Redactor, 'text'>;
 }): GatewayLogging {
   const file = logFile(options.stateDir);
   const dir = join(options.stateDir, 'logs');
@@ -109,7 +106,7 @@ export function createGatewayLogging(options: {
   restrict(dir, 0o700);
   rotate(file, options.maxFileBytes);
   restrict(file, 0o600);
-  let redact = options.redact ?? createRedactor({ config: {}, env: process.env });
+  let redact = options.redact;
   const fileStream = pino.destination({ dest: file, sync: false, mkdir: true, mode: 0o600 });
   const console = options.stdout.isTTY
     ? prettyStream(options.stdout, !process.env.NO_COLOR)

@@ -10,7 +10,7 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicAsync } from '../../sdk/index.js';
+import { writeFileAtomicAsync, type Redactor } from '../../sdk/index.js';
 import { generateDeviceToken } from './auth.js';
 
 export interface RoleGrant {
@@ -73,8 +73,10 @@ export class PairingStore {
   private written = 0;
   private writing?: Promise<void>;
 
+  /** `redact`: the kernel's, which every frame passes (a token it would mask is never issued). */
   constructor(
     private readonly file: string,
+    private readonly redact: Pick<Redactor, 'text'>,
     private readonly requestTtlMs = 5 * 60_000,
     private readonly now: () => number = Date.now,
   ) {
@@ -240,7 +242,7 @@ export class PairingStore {
   issueToken(deviceId: string, role: string): string {
     const grant = this.data.paired[deviceId]?.roles[role];
     if (!grant) throw new PairingError(`device "${deviceId}" is not paired for role "${role}"`);
-    const token = generateDeviceToken();
+    const token = generateDeviceToken(this.redact);
     grant.tokenHash = hash(token);
     grant.tokenIssuedAt = new Date(this.now()).toISOString();
     this.save();

@@ -124,15 +124,3 @@ export function channelSettings(
     raw,
   };
 }
-
-/** Problems a channel config has that the schema cannot express, in words. */
-export function channelConfigProblems(settings: ChannelSettings): string[] {
-  const problems: string[] = [];
-  const where = `channels.${settings.channel}${settings.accountId === 'default' ? '' : `.accounts.${settings.accountId}`}`;
-  if (settings.dmPolicy === 'open' && !settings.allowFrom.includes('*')) {
-    problems.push(
-      `${where}.dmPolicy is "open" but allowFrom does not include "*": add "*" to allowFrom to let anyone message the bot, or use "pairing"`,
-    );
-  }
-  return problems;
-}

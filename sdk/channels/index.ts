@@ -32,7 +32,6 @@ export {
   channelSettings,
   configuredAccounts,
   mergedAccountConfig,
-  channelConfigProblems,
   DEFAULT_RETRY,
   DEFAULT_HISTORY_LIMIT,
   type ChannelSettings,
@@ -57,9 +56,6 @@ export {
   type BindingMatch,
   type BindingTier,
 } from './bindings.js';
-
-/** Whether and with which emoji an inbound message is acknowledged (ackReaction, messages.ackReactionScope). */
-export { ackReactionFor, ACK_REACTION_SCOPES, type AckReactionScope } from './ack.js';
 
 /** The account lifecycle of bot-token channels: running accounts, send-only clients for the rest. */
 export { ChannelAccounts, type RunningAccount } from './accounts.js';

@@ -4,8 +4,7 @@
  * off); whether a message gets one from `messages.ackReactionScope` (default
  * "group-mentions": groups when the bot is addressed, never DMs).
  */
-import type { KernelConfig } from '../../kernel/index.js';
-import type { AckReaction, InboundMessage } from '../types/channels.js';
+import type { AckReaction, InboundMessage, KernelConfig } from '../../sdk/index.js';
 
 export const ACK_REACTION_SCOPES = ['all', 'direct', 'group-all', 'group-mentions', 'off', 'none'] as const;
 export type AckReactionScope = (typeof ACK_REACTION_SCOPES)[number];
