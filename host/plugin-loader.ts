@@ -1,18 +1,30 @@
 /**
  * How the plugin host loads a plugin's code (kernel option `loadPlugin`). Bundled plugins are
  * prebuilt JavaScript and are imported as they are; others go through jiti, so TypeScript runs
- * without a build step and `claw/sdk` (and OpenClaw's `openclaw/plugin-sdk/*`) resolve to this
- * installation's SDK (aliases.ts). Transpiled code is cached under `<stateDir>/cache/jiti`;
+ * without a build step and `claw/sdk` resolves to this installation's SDK (sdk/aliases.ts),
+ * OpenClaw's `openclaw/plugin-sdk/*` to the entry helpers claw's adapter provides
+ * (openclaw/plugin-sdk/). Transpiled code is cached under `<stateDir>/cache/jiti`;
  * jiti creates its cache with the umask's modes, so the folder is made owner-only first and
  * what jiti adds is restricted after.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { KernelPaths, PluginDefinition, PluginLoader } from '../kernel/index.js';
 import { ensurePrivateDir } from '../sdk/fs.js';
 import { sdkAliases } from '../sdk/aliases.js';
 import { restrictTree } from '../sdk/fs.js';
+
+/** The parts of OpenClaw's `openclaw/plugin-sdk/*` that claw provides. */
+const OPENCLAW_SDK_SUBPATHS = ['plugin-entry', 'tool-plugin'] as const;
+
+function openclawSdkAliases(): Record<string, string> {
+  const here = fileURLToPath(new URL('openclaw/plugin-sdk/', import.meta.url));
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return Object.fromEntries(
+    OPENCLAW_SDK_SUBPATHS.map((subpath) => [`openclaw/plugin-sdk/${subpath}`, join(here, `${subpath}${ext}`)]),
+  );
+}
 
 /** `cacheDir`: where transpiled code is kept (default `<stateDir>/cache/jiti`); modules stay cached for the whole process. */
 export function pluginLoader(options: { cacheDir?: string } = {}): PluginLoader {
@@ -33,7 +45,7 @@ export function pluginLoader(options: { cacheDir?: string } = {}): PluginLoader 
 }
 
 function jitiLoader(cacheDirOption: string | undefined) {
-  const alias = sdkAliases();
+  const alias = { ...sdkAliases(), ...openclawSdkAliases() };
   return async (entry: string, paths: KernelPaths): Promise<Record<string, unknown>> => {
     const { createJiti } = await import('jiti');
     const cacheDir = cacheDirOption ?? join(paths.stateDir, 'cache', 'jiti');

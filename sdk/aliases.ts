@@ -30,12 +30,6 @@ export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   'sdk/web-search': 'web-search',
 };
 
-/** The parts of OpenClaw's `openclaw/plugin-sdk/*` that claw provides (sdk/openclaw-compat). */
-export const OPENCLAW_SDK_SUBPATHS: Readonly<Record<string, string>> = {
-  'plugin-entry': 'openclaw-compat/plugin-entry',
-  'tool-plugin': 'openclaw-compat/tool-plugin',
-};
-
 /** The specifiers a plugin may import claw by: the npm name, and `claw` as older plugins wrote it. */
 export const SDK_PACKAGE_NAMES = ['@claw-assistant/claw', 'claw'] as const;
 
@@ -47,8 +41,5 @@ export function sdkAliases(): Record<string, string> {
     for (const [subpath, file] of Object.entries(SDK_SUBPATHS))
       aliases[`${name}/${subpath}`] = join(here, `${file}${ext}`);
   }
-  // OpenClaw plugins import their entry helpers from OpenClaw's SDK; claw's adapter provides them.
-  for (const [subpath, file] of Object.entries(OPENCLAW_SDK_SUBPATHS))
-    aliases[`openclaw/plugin-sdk/${subpath}`] = join(here, `${file}${ext}`);
   return aliases;
 }

@@ -1,6 +1,6 @@
 /**
  * `openclaw/plugin-sdk/plugin-entry` for OpenClaw plugins loaded by claw (an import alias,
- * see sdk/aliases.ts). The entry is the plugin definition itself; claw's adapter
+ * see host/plugin-loader.ts). The entry is the plugin definition itself; claw's adapter
  * (host/openclaw-plugins.ts) gives its register() an OpenClaw-shaped api.
  */
 export interface OpenclawPluginEntry {
