@@ -8,7 +8,7 @@
 import type { KernelConfig } from '../kernel/index.js';
 import { OPENCLAW_CONFIG_TREE } from '../sdk/generated/openclaw-keys.js';
 import { redactPatternIssues } from './redact.js';
-import { parseSandboxUser } from '../sdk/sandbox/user.js';
+import { parseSandboxUser } from './sandbox-user.js';
 
 type Tree = { [key: string]: Tree };
 let tree: Tree | undefined;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureRuntimeDep, runtimeDepsDir, runtimeDepsService } from '../host/runtime-deps.js';
+import { sandboxChecksService } from '../host/sandbox-checks.js';
 import { DockerSandboxBackend, type DockerBackendOptions } from '../plugins/sandbox-docker/backend.js';
 import { DOCKERODE } from '../plugins/sandbox-docker/client.js';
 import type { SandboxSpec } from '../sdk/index.js';
@@ -39,6 +40,7 @@ export async function dockerTestBackend(options: Partial<DockerBackendOptions> =
     stateDir: DOCKER_DEPS_STATE,
     env: process.env,
     deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }),
+    checks: sandboxChecksService,
     containerPrefix: `claw-test-${randomBytes(3).toString('hex')}-`,
     ...options,
   });

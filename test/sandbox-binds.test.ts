@@ -1,7 +1,7 @@
 import { chownSync, mkdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkWorkspaceRoot, validateBind } from '../sdk/sandbox/binds.js';
+import { checkWorkspaceRoot, validateBind } from '../host/sandbox-checks.js';
 import { tempDir } from './helpers.js';
 
 const policy = { stateDir: '/home/u/.openclaw', home: '/home/u', protectedPaths: ['/srv/engine/api.sock'] };

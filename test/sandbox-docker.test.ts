@@ -14,6 +14,7 @@ import { daemonAddress, DOCKERODE } from '../plugins/sandbox-docker/client.js';
 import { containerNameFor, hostnameFor } from '../plugins/sandbox-docker/container.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { runtimeDepsService } from '../host/runtime-deps.js';
+import { sandboxChecksService } from '../host/sandbox-checks.js';
 import type { SandboxBackend } from '../sdk/index.js';
 import type { SandboxDockerService } from '../plugins/sandbox-docker/index.js';
 import {
@@ -290,6 +291,7 @@ describe('sandbox-docker: lifecycle', () => {
       stateDir: DOCKER_DEPS_STATE,
       env: process.env,
       deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }),
+      checks: sandboxChecksService,
       defaultImage: 'claw-sandbox:never-built',
     });
     expect(await missing.check()).toEqual({
@@ -300,6 +302,7 @@ describe('sandbox-docker: lifecycle', () => {
       stateDir: DOCKER_DEPS_STATE,
       env: { DOCKER_HOST: `unix://${tempDir('claw-nodocker-')}/docker.sock` },
       deps: runtimeDepsService({ stateDir: DOCKER_DEPS_STATE }),
+      checks: sandboxChecksService,
     });
     expect(await down.check()).toEqual({
       ok: false,

@@ -20,6 +20,7 @@ import { daemonAddress } from '../plugins/sandbox-docker/client.js';
 import { containerNameFor, createOptions, LABELS } from '../plugins/sandbox-docker/container.js';
 import { handOverWorkspace } from '../plugins/sandbox-docker/user.js';
 import { BwrapBackend } from '../plugins/sandbox-bwrap/backend.js';
+import { sandboxChecksService } from '../host/sandbox-checks.js';
 import { ARCHES, seccompProgram } from '../plugins/sandbox-bwrap/seccomp.js';
 import { dockerTestBackend, linkDockerDeps, requireDockerHost, sandboxSpec } from './docker-helpers.js';
 import { CLI, REPO, tempDir } from './helpers.js';
@@ -117,6 +118,7 @@ describe('Docker sandbox: never root (sandbox.docker.user)', () => {
     const old = createOptions(spec, {
       name,
       image: backend.defaultImage,
+      checks: sandboxChecksService,
       bindPolicy: { stateDir: '/nonexistent-state' },
       now: Date.now(),
     });
@@ -238,7 +240,11 @@ describe('bubblewrap: the seccomp filter', () => {
   const table = ARCHES[process.arch]!;
 
   beforeAll(async () => {
-    const backend = new BwrapBackend({ command: '/usr/bin/bwrap', stateDir: tempDir('claw-bwrap-seccomp-') });
+    const backend = new BwrapBackend({
+      command: '/usr/bin/bwrap',
+      stateDir: tempDir('claw-bwrap-seccomp-'),
+      checks: sandboxChecksService,
+    });
     workspace = tempDir('claw-bwrap-ws-');
     sandbox = await backend.ensure(sandboxSpec(workspace));
   });

@@ -18,7 +18,6 @@ import {
   writeDocument,
   type ApprovalsDocument,
 } from './file.js';
-import { isLauncherBinary, launcherWarning } from '../../sdk/exec/index.js';
 import { policyView, type PolicyView } from './policy.js';
 import { DECISIONS, type Decision, type ExecApprovalService, type PendingApproval } from './service.js';
 
@@ -167,9 +166,10 @@ export async function approvalsCommand(
           : `Nothing to change: ${pattern} is ${verb === 'add' ? 'already' : 'not'} on agent ${agent}'s allowlist.`,
     );
     // Said at the moment it is allowed, on stderr so --json output stays parseable.
-    if (verb === 'add' && (isLauncherBinary(pattern) || /[*?]/.test(basename(pattern)))) {
-      const what = isLauncherBinary(pattern)
-        ? launcherWarning(pattern)
+    const launchers = verb === 'add' ? await service.launchers() : undefined;
+    if (launchers && (launchers.isLauncher(pattern) || /[*?]/.test(basename(pattern)))) {
+      const what = launchers.isLauncher(pattern)
+        ? launchers.warning(pattern)
         : `${pattern} also matches launchers (git, sh, node, make, …), which can run anything`;
       ctx.stderr.write(
         `Warning: ${what}. Prefer running it in a sandbox, or ask for each command (tools.exec.ask on-miss).\n`,

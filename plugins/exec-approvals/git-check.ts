@@ -1,6 +1,6 @@
 /**
  * Git segments, judged before an allowlist may cover them. On the host, exec runs git with
- * the fixed-name keys that run programs turned off (sdk/exec/git.ts); what is left is asked
+ * the fixed-name keys that run programs turned off (tools-exec's git.ts); what is left is asked
  * of git itself, in the directory the command runs in and with the options it was given:
  *   - the subcommand must be one of git's own commands, never an alias or a git-<name> found
  *     on PATH (git tries those only for names that are not its own);
@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { basename } from 'node:path';
-import { gitInvocation, judgeLocalGitConfig } from '../../sdk/exec/index.js';
+import type { ExecEnvService } from '../../sdk/exec/index.js';
 import type { Segment } from './match.js';
 
 const TIMEOUT_MS = 10_000;
@@ -52,6 +52,73 @@ function gitCommands(git: string, env: Record<string, string>): Promise<Set<stri
   return list;
 }
 
+/** Git's own options before the subcommand: those that take the next word as their value. */
+const GLOBAL_WITH_VALUE = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--super-prefix',
+  '--config-env',
+]);
+/** Options that also come as `--name=value`. */
+const GLOBAL_EQUALS = [
+  '--git-dir=',
+  '--work-tree=',
+  '--namespace=',
+  '--super-prefix=',
+  '--config-env=',
+  '--exec-path=',
+  '--list-cmds=',
+];
+const GLOBAL_FLAGS = new Set([
+  '-p',
+  '--paginate',
+  '-P',
+  '--no-pager',
+  '--no-replace-objects',
+  '--bare',
+  '--literal-pathspecs',
+  '--no-literal-pathspecs',
+  '--glob-pathspecs',
+  '--noglob-pathspecs',
+  '--icase-pathspecs',
+  '--no-optional-locks',
+  '--exec-path',
+  '--html-path',
+  '--man-path',
+  '--info-path',
+]);
+
+interface GitInvocation {
+  /** Git's own options, as given (they decide which repository and config apply). */
+  globals: string[];
+  /** The command git runs: a builtin, a git-<name> program or an alias; undefined for `git --version` alone. */
+  subcommand?: string;
+}
+
+/** Split git's arguments into its own options and the subcommand; undefined when an option is unknown. */
+function gitInvocation(args: readonly string[]): GitInvocation | undefined {
+  const globals: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('-')) return { globals, subcommand: arg };
+    // `git --help x` is `git help x`, `git --version` is `git version`.
+    if (arg === '-h' || arg === '--help') return { globals, subcommand: 'help' };
+    if (arg === '-v' || arg === '--version') return { globals, subcommand: 'version' };
+    if (GLOBAL_WITH_VALUE.has(arg)) {
+      if (i + 1 >= args.length) return undefined;
+      globals.push(arg, args[++i]!);
+    } else if (GLOBAL_FLAGS.has(arg) || GLOBAL_EQUALS.some((prefix) => arg.startsWith(prefix))) {
+      globals.push(arg);
+    } else {
+      return undefined;
+    }
+  }
+  return { globals };
+}
+
 const firstLine = (text: string) => text.trim().split('\n')[0] || 'no output';
 
 /** Why an allowlist may not cover this git segment, or undefined when it may. Other programs: undefined. */
@@ -59,6 +126,7 @@ export async function gitProblem(
   segment: Segment,
   cwd: string,
   env: Record<string, string>,
+  execEnv: Pick<ExecEnvService, 'riskyGitConfig'>,
 ): Promise<string | undefined> {
   const git = segment.resolvedPath;
   if (!git || basename(git) !== 'git') return undefined;
@@ -82,7 +150,7 @@ export async function gitProblem(
     env,
   );
   if (listed.code !== 0) return `could not read the git config this command would use (${firstLine(listed.stderr)})`;
-  const risky = judgeLocalGitConfig(listed.stdout);
+  const risky = execEnv.riskyGitConfig(listed.stdout);
   if (risky.length === 0) return undefined;
   const shown = risky.slice(0, 5).join(', ') + (risky.length > 5 ? ` and ${risky.length - 5} more` : '');
   return (

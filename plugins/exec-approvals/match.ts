@@ -6,7 +6,6 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { isLauncherBinary } from '../../sdk/exec/index.js';
 import type { AllowlistEntry } from './file.js';
 
 export interface Segment {
@@ -141,8 +140,8 @@ export function entryMatches(entry: AllowlistEntry, segment: Segment, cwd: strin
 
 export const DEFAULT_SAFE_BINS = ['cut', 'uniq', 'head', 'tail', 'tr', 'wc'];
 export const DEFAULT_TRUSTED_DIRS = ['/bin', '/usr/bin'];
-/** Never safe: launchers run code by design; sed and jq read files or run commands too. */
-const neverSafe = (name: string) => isLauncherBinary(name) || name === 'jq' || name === 'sed';
+/** Never safe besides launchers (they run code by design): sed and jq read files or run commands too. */
+const NEVER_SAFE = ['jq', 'sed'];
 
 /** How an option uses the word after it: not at all, always (`-n 5`), or only as `--opt=value`. */
 type OptionKind = 'flag' | 'value' | 'optional';
@@ -301,9 +300,15 @@ export function safeBinArgs(args: readonly string[], profile: SafeBinProfile): b
 }
 
 /** A stdin-only filter from a trusted directory with no file operands: runs in allowlist mode. */
-export function isSafeBin(segment: Segment, safeBins: readonly string[], trustedDirs: readonly string[]): boolean {
+export function isSafeBin(
+  segment: Segment,
+  safeBins: readonly string[],
+  trustedDirs: readonly string[],
+  isLauncher: (name: string) => boolean,
+): boolean {
   const name = basename(segment.argv[0]!);
-  if (segment.problem || !segment.resolvedPath || !safeBins.includes(name) || neverSafe(name)) return false;
+  if (segment.problem || !segment.resolvedPath || !safeBins.includes(name)) return false;
+  if (isLauncher(name) || NEVER_SAFE.includes(name)) return false;
   if (!trustedDirs.some((dir) => resolve(dir) === dirname(segment.resolvedPath!))) return false;
   return safeBinArgs(segment.argv.slice(1), PROFILES[name] ?? DEFAULT_PROFILE);
 }

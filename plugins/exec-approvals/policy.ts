@@ -75,6 +75,8 @@ export interface CommandFacts {
   segments: Segment[] | undefined;
   cwd: string;
   home: string | undefined;
+  /** Launchers are never safe bins (the host's "launchers" service). */
+  isLauncher(name: string): boolean;
 }
 
 /** Every segment allowlisted or a safe bin. */
@@ -82,7 +84,7 @@ export function allowlisted(policy: Policy, facts: CommandFacts): AllowlistEntry
   if (!facts.segments) return undefined;
   const hits: AllowlistEntry[] = [];
   for (const segment of facts.segments) {
-    if (isSafeBin(segment, policy.safeBins, policy.trustedDirs)) continue;
+    if (isSafeBin(segment, policy.safeBins, policy.trustedDirs, facts.isLauncher)) continue;
     const entry = policy.allowlist.find((candidate) => entryMatches(candidate, segment, facts.cwd, facts.home));
     if (!entry) return undefined;
     hits.push(entry);

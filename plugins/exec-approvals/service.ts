@@ -10,14 +10,7 @@ import { parseSessionKey, type SessionService } from '../../sdk/sessions/index.j
 import { type KernelServices, type ToolApprover, type ToolContext, isSecretKey, MASK } from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
 import { addAllowlistEntry, readDocument, updateDocument, type ApprovalsDocument } from './file.js';
-import {
-  describeEnvRefusals,
-  hostCommandEnv,
-  isLauncherBinary,
-  launcherWarning,
-  operatorExecEnv,
-  refusedExecEnv,
-} from '../../sdk/exec/index.js';
+import { EXEC_ENV_SERVICE, LAUNCHERS_SERVICE, type ExecEnvService, type Launchers } from '../../sdk/exec/index.js';
 import { gitProblem } from './git-check.js';
 import { analyze, type Segment } from './match.js';
 import { elevatedRefusal } from './elevated.js';
@@ -70,20 +63,21 @@ async function markGitProblems(
   segments: Segment[],
   cwd: string,
   env: Record<string, string> | undefined,
+  execEnv: ExecEnvService,
 ): Promise<void> {
-  const runEnv = hostCommandEnv(env);
+  const runEnv = execEnv.hostEnv(env);
   for (const segment of segments) {
-    const problem = await gitProblem(segment, cwd, runEnv);
+    const problem = await gitProblem(segment, cwd, runEnv, execEnv);
     if (problem) segment.problem = problem;
   }
 }
 
 /** For the approval prompt: launchers (run on the host, no sandbox) and segments with a problem. */
-function approvalWarnings(segments: Segment[] | undefined): string[] {
+function approvalWarnings(segments: Segment[] | undefined, launchers: Launchers): string[] {
   const warnings: string[] = [];
   for (const segment of segments ?? []) {
     const program = segment.resolvedPath ?? segment.argv[0]!;
-    if (isLauncherBinary(program)) warnings.push(launcherWarning(program));
+    if (launchers.isLauncher(program)) warnings.push(launchers.warning(program));
     if (segment.problem) warnings.push(segment.problem);
   }
   return [...new Set(warnings)];
@@ -109,7 +103,10 @@ export class ExecApprovalService implements ToolApprover {
   private readonly settled = new Map<string, Decision | null>();
 
   constructor(
-    private readonly kernel: Pick<KernelServices, 'config' | 'paths' | 'protocol' | 'env' | 'capabilities' | 'redact'>,
+    private readonly kernel: Pick<
+      KernelServices,
+      'config' | 'paths' | 'protocol' | 'env' | 'capabilities' | 'redact' | 'plugins'
+    >,
     private readonly timeoutMs: number,
   ) {}
 
@@ -120,6 +117,16 @@ export class ExecApprovalService implements ToolApprover {
    */
   private sessions(): Promise<SessionService> {
     return requireService<SessionService>(this.kernel, 'sessions', 'exec approvals');
+  }
+
+  /** Exec's env policy and host environment (plugin tools-exec): the command is judged as exec runs it. */
+  private execEnv(): Promise<ExecEnvService> {
+    return requireService<ExecEnvService>(this.kernel, EXEC_ENV_SERVICE, 'exec approvals');
+  }
+
+  /** Which programs are launchers: the host's list, which `claw security audit` judges allowlists by too. */
+  launchers(): Promise<Launchers> {
+    return requireService<Launchers>(this.kernel, LAUNCHERS_SERVICE, 'exec approvals');
   }
 
   document(): ApprovalsDocument {
@@ -163,11 +170,9 @@ export class ExecApprovalService implements ToolApprover {
     // The call's env is judged first, in every mode: exec would refuse it anyway, and no one
     // should be asked about a command that cannot run as shown.
     const env = stringRecord(raw.env);
-    const refusals = refusedExecEnv(
-      env,
-      await operatorExecEnv(this.kernel.capabilities, context, { elevated: raw.elevated }),
-    );
-    if (refusals.length > 0) return { allowed: false, reason: describeEnvRefusals(refusals) };
+    const execEnv = await this.execEnv();
+    const refusal = await execEnv.envRefusal(env, context, { elevated: raw.elevated });
+    if (refusal) return { allowed: false, reason: refusal };
     const layers = await this.layers(agentId, context.sessionKey);
     // The call's own `ask` is one more layer: it can only harden what the others say.
     if (raw.ask === 'on-miss' || raw.ask === 'always')
@@ -175,15 +180,16 @@ export class ExecApprovalService implements ToolApprover {
     const segments = analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined);
     // Only an allowlist or a person looks at segments; `full` with no asking runs anything anyway.
     const judged = layers.some((layer) => layer.security === 'allowlist' || layer.ask !== 'off');
-    if (segments && judged) await markGitProblems(segments, cwd, env);
-    const facts: CommandFacts = { segments, cwd, home: homedir() };
+    if (segments && judged) await markGitProblems(segments, cwd, env, execEnv);
+    const launchers = await this.launchers();
+    const facts: CommandFacts = { segments, cwd, home: homedir(), isLauncher: launchers.isLauncher };
     const verdict = combinedVerdict(layers, facts);
     if (verdict === 'allow') return { allowed: true };
     if (verdict === 'deny') return { allowed: false, reason: denyReason(segments) };
     const strictest = layers.reduce((a, b) =>
       a.security === 'deny' || (a.security === 'allowlist' && b.security === 'full') ? a : b,
     );
-    const warnings = approvalWarnings(segments);
+    const warnings = approvalWarnings(segments, launchers);
     const request: ApprovalRequest = {
       command,
       cwd,

@@ -21,7 +21,7 @@ import {
   type SandboxSpec,
   writeFileAtomicAsync,
 } from '../../sdk/index.js';
-import { checkSandboxMounts, type Bind } from '../../sdk/sandbox/index.js';
+import type { Bind, SandboxChecks } from '../../sdk/sandbox/index.js';
 import { bwrapArgs, etcFiles, SECCOMP_FD } from './args.js';
 import { seccompProgram } from './seccomp.js';
 
@@ -29,6 +29,8 @@ export interface BwrapOptions {
   /** The bwrap executable. */
   command: string;
   stateDir: string;
+  /** The mount checks: the host's "sandbox-checks" service. */
+  checks: SandboxChecks;
 }
 
 type Registry = { instances: SandboxInfo[] };
@@ -163,7 +165,7 @@ export class BwrapBackend implements SandboxBackend {
         `bwrap sandboxes have network "none" or "host", not "${spec.network}" (agents.*.sandbox.docker.network)`,
       );
     }
-    return checkSandboxMounts(spec, { stateDir: this.options.stateDir }).binds;
+    return this.options.checks.mounts(spec, { stateDir: this.options.stateDir }).binds;
   }
 
   ensure(spec: SandboxSpec): Promise<SandboxInstance> {

@@ -10,7 +10,7 @@
  */
 import { posix } from 'node:path';
 import type { RuntimeDeps, SandboxBackend, SandboxInfo, SandboxInstance, SandboxSpec } from '../../sdk/index.js';
-import { checkWorkspaceRoot, type BindPolicy } from '../../sdk/sandbox/index.js';
+import type { BindPolicy, SandboxChecks } from '../../sdk/sandbox/index.js';
 import {
   connectDocker,
   daemonAddress,
@@ -22,7 +22,7 @@ import {
 import { containerNameFor, createOptions, DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE, LABELS } from './container.js';
 import { buildSandboxImage, type BuildImageOptions } from './image.js';
 import { DockerProcess, execToEnd } from './process.js';
-import { handOverWorkspace, parseSandboxUser } from './user.js';
+import { handOverWorkspace } from './user.js';
 
 export const BACKEND_ID = 'docker';
 const PRUNE_EVERY_MS = 5 * 60_000;
@@ -43,6 +43,8 @@ export interface DockerBackendOptions {
   env: Readonly<Record<string, string | undefined>>;
   /** Where dockerode comes from: the host's "runtime-deps" service. */
   deps: RuntimeDeps;
+  /** The mount and user checks: the host's "sandbox-checks" service. */
+  checks: SandboxChecks;
   containerPrefix?: string;
   /** Image when a spec names none. */
   defaultImage?: string;
@@ -155,7 +157,8 @@ export class DockerSandboxBackend implements SandboxBackend {
   private plan(spec: SandboxSpec): { image: string; create: Record<string, unknown> } {
     const image = spec.image ?? this.defaultImage;
     const name = containerNameFor(spec.scopeKey, this.prefix);
-    return { image, create: createOptions(spec, { name, image, bindPolicy: this.bindPolicy, now: this.now() }) };
+    const settings = { name, image, checks: this.options.checks, bindPolicy: this.bindPolicy, now: this.now() };
+    return { image, create: createOptions(spec, settings) };
   }
 
   validate(spec: SandboxSpec): void {
@@ -169,7 +172,8 @@ export class DockerSandboxBackend implements SandboxBackend {
    */
   private async handOver(spec: SandboxSpec, containerId: string, user: string): Promise<void> {
     if (spec.workspaceAccess === 'ro' || this.handedOver.has(containerId)) return;
-    await handOverWorkspace(checkWorkspaceRoot(spec.workspaceRoot, this.bindPolicy), parseSandboxUser(user));
+    const { checks } = this.options;
+    await handOverWorkspace(checks.workspace(spec.workspaceRoot, this.bindPolicy), checks.user(user));
     this.handedOver.add(containerId);
   }
 

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
 import type { SandboxSpec } from '../../sdk/index.js';
-import { checkSandboxMounts, type BindPolicy } from '../../sdk/sandbox/index.js';
+import type { BindPolicy, SandboxChecks } from '../../sdk/sandbox/index.js';
 import { formatUser, resolveSandboxUser } from './user.js';
 
 /** The image claw builds locally (scripts/build-sandbox-image.sh, `claw sandbox build`). */
@@ -112,7 +112,8 @@ function checkWorkdir(workdir: string): string {
 export interface CreateSettings {
   name: string;
   image: string;
-  /** The shared bind checks (sdk/sandbox/binds.ts); `protectedPaths` holds the daemon's socket. */
+  /** The host's "sandbox-checks" service, and its policy here: `protectedPaths` holds the daemon's socket. */
+  checks: SandboxChecks;
   bindPolicy: BindPolicy;
   now: number;
 }
@@ -120,8 +121,8 @@ export interface CreateSettings {
 /** Engine API create options for `spec`; throws a readable error for anything refused. */
 export function createOptions(spec: SandboxSpec, settings: CreateSettings): Record<string, unknown> {
   const workdir = checkWorkdir(spec.workdir);
-  const mounts = checkSandboxMounts(spec, settings.bindPolicy);
-  const user = formatUser(resolveSandboxUser(spec.user, mounts.workspace));
+  const mounts = settings.checks.mounts(spec, settings.bindPolicy);
+  const user = formatUser(resolveSandboxUser(spec.user, mounts.workspace, settings.checks));
   // "none" still gets a workspace: the sandbox's own directory, which the routing chose.
   const binds = [`${mounts.workspace}:${workdir}:${spec.workspaceAccess === 'ro' ? 'ro' : 'rw'}`];
   for (const bind of mounts.binds) binds.push(`${bind.source}:${bind.target}:${bind.readOnly ? 'ro' : 'rw'}`);

@@ -9,6 +9,8 @@
  * old sandboxes now.
  */
 import { definePlugin, runtimeDeps } from '../../sdk/index.js';
+import { requireService } from '../../sdk/services.js';
+import { SANDBOX_CHECKS_SERVICE, type SandboxChecks } from '../../sdk/sandbox/index.js';
 import { DockerSandboxBackend, type PruneSettings } from './backend.js';
 import { DEFAULT_CONTAINER_PREFIX, DEFAULT_IMAGE } from './container.js';
 import type { BuildImageOptions } from './image.js';
@@ -27,7 +29,7 @@ interface SandboxSettings {
 
 export default definePlugin({
   id: 'sandbox-docker',
-  register(api) {
+  async register(api) {
     // OpenClaw's keys under agents.defaults.sandbox (declared and validated by the sandbox routing).
     const agents = (api.kernel.config() as { agents?: { defaults?: { sandbox?: SandboxSettings } } }).agents;
     const settings = agents?.defaults?.sandbox ?? {};
@@ -35,6 +37,7 @@ export default definePlugin({
       stateDir: api.kernel.paths.stateDir,
       env: api.kernel.env,
       deps: runtimeDeps(api.kernel, 'the Docker sandbox'),
+      checks: await requireService<SandboxChecks>(api.kernel, SANDBOX_CHECKS_SERVICE, 'the Docker sandbox'),
       containerPrefix: settings.docker?.containerPrefix ?? DEFAULT_CONTAINER_PREFIX,
       defaultImage: settings.docker?.image ?? DEFAULT_IMAGE,
       prune: { idleHours: settings.prune?.idleHours ?? 24, maxAgeDays: settings.prune?.maxAgeDays ?? 7 },

@@ -1,6 +1,6 @@
 /**
- * Who commands run as in a Docker sandbox (`sandbox.docker.user`, parsed by the SDK's
- * sandbox/user.ts), and making the workspace theirs. Never root: a process running as uid 0
+ * Who commands run as in a Docker sandbox (`sandbox.docker.user`, parsed by the host's
+ * "sandbox-checks" service, as config checking does), and making the workspace theirs. Never root: a process running as uid 0
  * in the container owns what it creates in the bound workspace as uid 0 on the host, so
  * `chmod u+s` on a copied binary would leave a setuid-root program there for anyone on the
  * host to run. With `CapDrop: ALL` a non-root user cannot chown anything to root, so what
@@ -13,16 +13,20 @@
  */
 import { constants, statSync } from 'node:fs';
 import { open, readdir, type FileHandle } from 'node:fs/promises';
-import { formatUser, parseSandboxUser, type SandboxUser } from '../../sdk/sandbox/index.js';
+import type { SandboxChecks, SandboxUser } from '../../sdk/sandbox/index.js';
 
-export { formatUser, parseSandboxUser, type SandboxUser };
+export const formatUser = (user: SandboxUser): string => `${user.uid}:${user.gid}`;
 
 /** nobody:nogroup: the sandbox user when root owns the workspace. */
 export const UNPRIVILEGED_USER: SandboxUser = { uid: 65534, gid: 65534 };
 
 /** The configured user, or the workspace owner, or nobody when root owns it. */
-export function resolveSandboxUser(configured: string | undefined, workspace: string): SandboxUser {
-  if (configured !== undefined) return parseSandboxUser(configured);
+export function resolveSandboxUser(
+  configured: string | undefined,
+  workspace: string,
+  checks: Pick<SandboxChecks, 'user'>,
+): SandboxUser {
+  if (configured !== undefined) return checks.user(configured);
   let owner: SandboxUser | undefined;
   try {
     const info = statSync(workspace);

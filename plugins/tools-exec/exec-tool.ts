@@ -10,7 +10,8 @@ import {
   type ToolDefinition,
   type ToolResult,
 } from '../../sdk/index.js';
-import { describeEnvRefusals, hostCommandEnv, operatorExecEnv, refusedExecEnv } from '../../sdk/exec/index.js';
+import { describeEnvRefusals, operatorExecEnv, refusedExecEnv } from './env-policy.js';
+import { hostCommandEnv } from './git.js';
 import { guard, optionalBoolean, optionalEnv, optionalNumber, optionalString, requiredString } from './args.js';
 import { statusNote, summarize } from './describe.js';
 import type { SessionRegistry } from './registry.js';
@@ -170,7 +171,7 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
 /**
  * Where the command runs. In a sandbox: paths are the sandbox's own (the workspace is its
  * `workdir`) and nothing of the host's environment goes in. On the host: the workspace
- * directory, with the gateway's environment and git's overrides (sdk/exec/git.ts).
+ * directory, with the gateway's environment and git's overrides (git.ts).
  */
 async function place(
   params: Params,

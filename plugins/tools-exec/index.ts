@@ -3,7 +3,10 @@
  * background. Sessions belong to this plugin instance and are killed when the kernel stops.
  */
 import { definePlugin, type ToolContext } from '../../sdk/index.js';
+import { EXEC_ENV_SERVICE, type ExecEnvService } from '../../sdk/exec/index.js';
+import { describeEnvRefusals, operatorExecEnv, refusedExecEnv } from './env-policy.js';
 import { createExecTool, type ExecConfig } from './exec-tool.js';
+import { hostCommandEnv, judgeLocalGitConfig } from './git.js';
 import { createProcessTool } from './process-tool.js';
 import { SessionRegistry } from './registry.js';
 
@@ -29,5 +32,14 @@ export default definePlugin<ExecPluginConfig>({
       start() {},
       stop: () => registry.stopAll(),
     });
+    const execEnv: ExecEnvService = {
+      async envRefusal(env, call, params) {
+        const refusals = refusedExecEnv(env, await operatorExecEnv(api.kernel.capabilities, call, params));
+        return refusals.length > 0 ? describeEnvRefusals(refusals) : undefined;
+      },
+      hostEnv: (env) => hostCommandEnv(env),
+      riskyGitConfig: judgeLocalGitConfig,
+    };
+    api.registerService({ id: EXEC_ENV_SERVICE, api: execEnv });
   },
 });

@@ -27,7 +27,7 @@ export interface SandboxSpec {
   image?: string;
   /** "none" (default) or a backend-specific network name. */
   network: string;
-  /** Extra binds "host:container[:ro]" (`docker.binds`); every backend checks them with validateBinds (sdk/sandbox/binds.ts) before mounting. */
+  /** Extra binds "host:container[:ro]" (`docker.binds`); every backend checks them with the host's "sandbox-checks" service before mounting. */
   binds: string[];
   env: Record<string, string>;
   limits: { memoryBytes?: number; pids?: number; cpus?: number };

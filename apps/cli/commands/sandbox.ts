@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_SLOT_HOLDERS, type Kernel } from '../../../kernel/index.js';
 import { resolveSandboxRoute, type SandboxBackend, type SandboxInfo, type SandboxSpec } from '../../../sdk/index.js';
 import { agentSettings, defaultAgentId } from '../../../sdk/agent/settings.js';
-import { checkSandboxMounts } from '../../../sdk/sandbox/binds.js';
+import { checkSandboxMounts } from '../../../host/sandbox-checks.js';
 import { bootKernel } from '../boot.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';

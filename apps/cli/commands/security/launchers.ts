@@ -1,12 +1,12 @@
 /**
- * The audit's view of launchers (sdk/exec/launchers.ts decides what one is): binaries that
+ * The audit's view of launchers (host/launchers.ts decides what one is): binaries that
  * run other programs, or code taken from their arguments, environment or the files around
  * them. Allowlisting one for host exec hands the model a general-purpose launcher: `env sh
  * -c …`, `find -exec`, `xargs`, `git -c core.pager=…`, `npm run`, a Makefile in the working
  * directory. Interpreters (code after `-c`/`-e`, or a script) are told apart, for the
  * inline-eval check.
  */
-import { isLauncherBinary as launcherByExecPolicy, LAUNCHER_NAMES } from '../../../../sdk/exec/index.js';
+import { isLauncherBinary as launcherByExecPolicy, LAUNCHER_NAMES } from '../../../../host/launchers.js';
 
 /** Interpreters and shells: anything after `-c`/`-e` (or a script file) is code. */
 const INTERPRETERS: ReadonlySet<string> = new Set([

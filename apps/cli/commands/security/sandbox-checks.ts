@@ -2,11 +2,11 @@
  * Sandbox settings (`agents.defaults.sandbox`, `agents.list[].sandbox`): mounts that hand
  * the sandbox the host's control surfaces, networks that leave its isolation, and docker
  * settings written down while no session is sandboxed. Binds are judged by the same rules
- * the backends apply (sdk/sandbox/binds.ts), so what the audit calls dangerous is what a
+ * the backends apply (host/sandbox-checks.ts), so what the audit calls dangerous is what a
  * backend would refuse when the sandbox starts.
  */
 import { isAbsolute } from 'node:path';
-import { validateBind } from '../../../../sdk/sandbox/binds.js';
+import { validateBind } from '../../../../host/sandbox-checks.js';
 import { auditFacts, listedAgents } from './facts.js';
 import { section, type AnyRecord, type AuditContext, type Finding } from './types.js';
 

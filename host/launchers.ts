@@ -4,8 +4,10 @@
  * Allowing one on the host without a sandbox allows far more than the command line shows
  * (`git` runs hooks, pagers and aliases; `npm` runs package scripts; `make` runs recipes;
  * `find -exec`, `awk 'system()'`…), so approvals flag them and `claw security audit` can too.
+ * The audit reads this file; the approver (a plugin) asks the host's "launchers" service.
  */
 import { basename } from 'node:path';
+import type { Launchers } from '../sdk/exec/index.js';
 
 /** Every launcher by name (versioned interpreter names aside, see VERSIONED). */
 export const LAUNCHER_NAMES: ReadonlySet<string> = new Set([
@@ -181,3 +183,6 @@ export function launcherWarning(nameOrPath: string): string {
     'so allowing it on the host without a sandbox allows more than this command line shows'
   );
 }
+
+/** The host's "launchers" service. */
+export const launchersService: Launchers = { isLauncher: isLauncherBinary, warning: launcherWarning };

@@ -1,6 +1,7 @@
 /**
  * What a model-supplied `env` may set for a command it runs — one policy for every exec path
- * (host exec, the sandbox backends, the approvals preview). It is allowlist-first: a name
+ * (host, sandbox, elevated), and the approver's too (it asks through the "exec-env" service,
+ * see index.ts). It is allowlist-first: a name
  * passes only when it is a plain identifier that belongs to no family of variables that
  * changes which program runs, how a program is configured, or what code it loads.
  *
@@ -307,17 +308,4 @@ export function describeEnvRefusals(refusals: readonly EnvRefusal[]): string {
     `env may not set ${listed}. Variables that change which program runs, how it is configured or what code it loads ` +
     'are refused; pass settings as command arguments instead.'
   );
-}
-
-/** For a backend or any spawner: throws, naming every refused key, when `env` is not ordinary. */
-export function assertExecEnv(env: Readonly<Record<string, string>> | undefined): void {
-  const refusals = refusedExecEnv(env);
-  if (refusals.length > 0) throw new ExecEnvError(refusals);
-}
-
-export class ExecEnvError extends Error {
-  constructor(readonly refusals: readonly EnvRefusal[]) {
-    super(describeEnvRefusals(refusals));
-    this.name = 'ExecEnvError';
-  }
 }

@@ -1,6 +1,6 @@
 /**
- * Extra sandbox mounts (`docker.binds`, "host:sandbox[:ro|rw]") are checked here, by every
- * backend, before anything is mounted. A bind must not hand the sandbox the host's control
+ * Extra sandbox mounts (`docker.binds`, "host:sandbox[:ro|rw]") are checked here, for every
+ * backend (through the host's "sandbox-checks" service) before anything is mounted. A bind must not hand the sandbox the host's control
  * surfaces (the Docker socket, /proc, /sys, /dev, /etc, …), the claw state dir with its
  * credentials and transcripts, or a home directory as a whole. The host path is checked as
  * written (normalized) and again after symlinks resolve, so an innocent-looking link to
@@ -11,6 +11,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, normalize, posix } from 'node:path';
+import type { Bind, BindPolicy, CheckedMounts, HostPathPolicy, SandboxChecks } from '../sdk/sandbox/index.js';
+import { parseSandboxUser } from './sandbox-user.js';
 
 /** Host paths a sandbox never sees, nor any directory that contains one of them. */
 export const BLOCKED_BIND_PATHS = [
@@ -36,27 +38,6 @@ const HOME_SECRETS = ['.ssh', '.gnupg', '.aws', '.kube', '.docker', '.config/gcl
 
 /** Where a bind may not land inside the sandbox. */
 const RESERVED_TARGETS = ['/', '/proc', '/sys', '/dev'];
-
-export interface Bind {
-  source: string;
-  target: string;
-  readOnly: boolean;
-}
-
-export interface HostPathPolicy {
-  /**
-   * Further host paths never mounted, nor any directory holding them: the Docker backend
-   * names its daemon's socket here (from DOCKER_HOST, wherever it lives).
-   */
-  protectedPaths?: readonly string[];
-}
-
-export interface BindPolicy extends HostPathPolicy {
-  /** The claw state dir (~/.openclaw): never mounted, nor anything holding it. */
-  stateDir: string;
-  /** Defaults to the current user's home. */
-  home?: string;
-}
 
 const within = (path: string, root: string) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`);
 
@@ -172,12 +153,6 @@ export function validateBinds(binds: readonly string[], policy: BindPolicy): Bin
   return binds.map((bind) => validateBind(bind, policy));
 }
 
-/** What a backend mounts for `spec`: the workspace (its real path) and the extra binds, all checked. */
-export interface CheckedMounts {
-  workspace: string;
-  binds: Bind[];
-}
-
 /**
  * The mount checks of one sandbox spec — the workspace and every bind — as each backend runs
  * them in `validate()` before `ensure()` creates anything, and as `claw sandbox explain`
@@ -189,3 +164,10 @@ export function checkSandboxMounts(
 ): CheckedMounts {
   return { workspace: checkWorkspaceRoot(spec.workspaceRoot, policy), binds: validateBinds(spec.binds, policy) };
 }
+
+/** The host's "sandbox-checks" service. */
+export const sandboxChecksService: SandboxChecks = {
+  mounts: checkSandboxMounts,
+  workspace: checkWorkspaceRoot,
+  user: parseSandboxUser,
+};

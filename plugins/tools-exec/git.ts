@@ -7,9 +7,10 @@
  *   - `hostGitEnv`: config git reads last (the "command" scope, like `git -c`, passed as
  *     GIT_CONFIG_COUNT/KEY_n/VALUE_n so every git in a pipeline or script gets it) that turns
  *     off the fixed-name keys which run programs;
- *   - `gitInvocation` + `judgeLocalGitConfig`: what an approver needs to refuse what fixed
- *     overrides cannot reach — per-name keys (`filter.<driver>.clean`, `diff.<driver>.textconv`,
- *     `remote.<name>.uploadpack`, `credential.<url>.helper`, …) and aliases.
+ *   - `judgeLocalGitConfig`: what the approver (exec-approvals, through the "exec-env"
+ *     service) needs to refuse what fixed overrides cannot reach — per-name keys
+ *     (`filter.<driver>.clean`, `diff.<driver>.textconv`, `remote.<name>.uploadpack`,
+ *     `credential.<url>.helper`, …); it refuses aliases itself.
  * Checked against git 2.39: a later `-c` on the command line still wins over these, so an
  * allowlist entry whose argPattern admits `-c` admits anything (git is a launcher).
  */
@@ -61,73 +62,6 @@ export function hostCommandEnv(
     Object.entries(base).filter((entry): entry is [string, string] => entry[1] !== undefined),
   );
   return { ...inherited, ...env, OPENCLAW_SHELL: 'exec', ...hostGitEnv(inherited) };
-}
-
-/** Git's own options before the subcommand: those that take the next word as their value. */
-const GLOBAL_WITH_VALUE = new Set([
-  '-C',
-  '-c',
-  '--git-dir',
-  '--work-tree',
-  '--namespace',
-  '--super-prefix',
-  '--config-env',
-]);
-/** Options that also come as `--name=value`. */
-const GLOBAL_EQUALS = [
-  '--git-dir=',
-  '--work-tree=',
-  '--namespace=',
-  '--super-prefix=',
-  '--config-env=',
-  '--exec-path=',
-  '--list-cmds=',
-];
-const GLOBAL_FLAGS = new Set([
-  '-p',
-  '--paginate',
-  '-P',
-  '--no-pager',
-  '--no-replace-objects',
-  '--bare',
-  '--literal-pathspecs',
-  '--no-literal-pathspecs',
-  '--glob-pathspecs',
-  '--noglob-pathspecs',
-  '--icase-pathspecs',
-  '--no-optional-locks',
-  '--exec-path',
-  '--html-path',
-  '--man-path',
-  '--info-path',
-]);
-
-export interface GitInvocation {
-  /** Git's own options, as given (they decide which repository and config apply). */
-  globals: string[];
-  /** The command git runs: a builtin, a git-<name> program or an alias; undefined for `git --version` alone. */
-  subcommand?: string;
-}
-
-/** Split git's arguments into its own options and the subcommand; undefined when an option is unknown. */
-export function gitInvocation(args: readonly string[]): GitInvocation | undefined {
-  const globals: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (!arg.startsWith('-')) return { globals, subcommand: arg };
-    // `git --help x` is `git help x`, `git --version` is `git version`.
-    if (arg === '-h' || arg === '--help') return { globals, subcommand: 'help' };
-    if (arg === '-v' || arg === '--version') return { globals, subcommand: 'version' };
-    if (GLOBAL_WITH_VALUE.has(arg)) {
-      if (i + 1 >= args.length) return undefined;
-      globals.push(arg, args[++i]!);
-    } else if (GLOBAL_FLAGS.has(arg) || GLOBAL_EQUALS.some((prefix) => arg.startsWith(prefix))) {
-      globals.push(arg);
-    } else {
-      return undefined;
-    }
-  }
-  return { globals };
 }
 
 /**
@@ -288,7 +222,7 @@ function keyShape(name: string): { section: string; shape: string } {
 }
 
 /** Is this repository-config key one that runs nothing (or is overridden on the host)? */
-export function isHarmlessLocalGitKey(name: string): boolean {
+function isHarmlessLocalGitKey(name: string): boolean {
   const { section, shape } = keyShape(name);
   // Aliases only matter for commands that are not git's own, and those are refused anyway.
   return HARMLESS_SECTIONS.has(section) || HARMLESS_KEYS.has(shape);

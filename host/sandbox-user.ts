@@ -1,17 +1,12 @@
 /**
  * `sandbox.docker.user`: "uid" or "uid:gid", never root. Parsed here so config checking
- * (host/config-checks.ts) and the Docker backend refuse the same values with the same words.
+ * (config-checks.ts) and the Docker backend (through the "sandbox-checks" service) refuse the
+ * same values with the same words.
  */
-
-export interface SandboxUser {
-  uid: number;
-  gid: number;
-}
+import type { SandboxUser } from '../sdk/sandbox/index.js';
 
 /** uid_t is 32 bits and (uid_t)-1 means "unchanged" to chown: stay below it. */
 const MAX_ID = 0xfffffffe;
-
-export const formatUser = (user: SandboxUser): string => `${user.uid}:${user.gid}`;
 
 /**
  * Parses `docker.user`. Names are refused: they are looked up in the image's /etc/passwd
