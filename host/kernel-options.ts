@@ -2,7 +2,8 @@
  * What the host hands every kernel it boots (the CLI, `claw config` checks, the SDK's test kit):
  * claw's rules, plugin discovery and the loader for plugin code, the validator cache, the
  * config writer, the OpenClaw plugin adapter and the services the host offers itself (runtime
- * deps, the SSRF-guarded network access every plugin shares, launchers, sandbox checks).
+ * deps, the SSRF-guarded network access every plugin shares, launchers, sandbox checks and
+ * routing).
  */
 import type { KernelOptions } from '../kernel/index.js';
 import { clawDiscovery, type DiscoveryOptions } from './discovery.js';
@@ -14,11 +15,12 @@ import { validatorCache } from './validator-cache.js';
 import { runtimeDepsService } from './runtime-deps.js';
 import { launchersService } from './launchers.js';
 import { sandboxChecksService } from './sandbox-checks.js';
+import { sandboxRouteService } from './sandbox-route.js';
 import { RUNTIME_DEPS_SERVICE } from '../sdk/runtime-deps.js';
 import { netService } from './net/index.js';
 import { NET_SERVICE } from '../sdk/net/guard.js';
 import { LAUNCHERS_SERVICE } from '../sdk/exec/index.js';
-import { SANDBOX_CHECKS_SERVICE } from '../sdk/sandbox/index.js';
+import { SANDBOX_CHECKS_SERVICE, SANDBOX_ROUTE_SERVICE } from '../sdk/sandbox/index.js';
 
 export type ClawKernelParts = Required<
   Pick<
@@ -41,6 +43,7 @@ export function clawKernelParts(options: DiscoveryOptions & { jitiCacheDir?: str
       [NET_SERVICE]: netService(),
       [LAUNCHERS_SERVICE]: launchersService,
       [SANDBOX_CHECKS_SERVICE]: sandboxChecksService,
+      [SANDBOX_ROUTE_SERVICE]: sandboxRouteService,
     }),
   };
 }

@@ -6,11 +6,10 @@
 import type { KernelPolicy } from '../kernel/index.js';
 import { acceptOpenclawKey, configIssues } from './config-checks.js';
 import { resolveEnablement } from './enablement.js';
-import { sandboxStep } from './sandbox-route.js';
+import { resolveSandboxRoute, sandboxStep } from './sandbox-route.js';
 import { approvalStep } from './approval.js';
 import { contributedConfigIssues } from './contributed-config.js';
 import { createRedactor } from './redact.js';
-import { resolveSandboxRoute } from '../sdk/sandbox/route.js';
 import { configuredToolPolicy } from '../sdk/tool-policy.js';
 
 export const clawPolicy: KernelPolicy = {

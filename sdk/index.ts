@@ -77,17 +77,16 @@ export { isLoopbackHost, safeEqual } from './net/auth-kit.js';
 /** Secret-named keys and the mask, for plugins that show config or env (masking text is `api.kernel.redact`). */
 export { isSecretKey, MASK } from './redact.js';
 
-/** The whole openclaw.json schema, and the sandbox routing claw's rules use (the rules themselves are the host's `clawPolicy`). */
+/** The whole openclaw.json schema. */
 export { composeConfigSchema } from './config-schema.js';
+/** Where a session runs: the host's "sandbox-route" service (the rules themselves are the host's `clawPolicy`). */
 export {
-  resolveSandboxRoute,
-  sandboxSettings,
-  parseMemory,
-  SANDBOX_WORKDIR,
+  SANDBOX_ROUTE_SERVICE,
+  type SandboxCall,
   type SandboxRoute,
-  type SandboxRouteSpec,
+  type SandboxRouter,
   type SandboxSettings,
-} from './sandbox/route.js';
+} from './sandbox/index.js';
 
 export { eventJson, parseToolArguments, postSse, streamFailure, type SsePost } from './provider-http.js';
 

@@ -18,6 +18,8 @@ import type {
   UserMessage,
 } from '../../sdk/index.js';
 import { isModelError, ModelError, parseModelRef } from '../../sdk/index.js';
+import { requireService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import {
   allowedTools,
   sessionToolRestriction,
@@ -107,7 +109,13 @@ export class Turn {
       extra: input.extraSystemPrompt,
       mode: input.promptMode,
       sandbox: promptSandbox(
-        sessionSandbox(kernel.config() as KernelConfig, settings, this.deps.sessionKey, kernel.paths.stateDir),
+        sessionSandbox(
+          await requireService<SandboxRouter>(kernel, SANDBOX_ROUTE_SERVICE, 'the agent loop'),
+          kernel.config() as KernelConfig,
+          settings,
+          this.deps.sessionKey,
+          kernel.paths.stateDir,
+        ),
       ),
     });
     const systemPrompt = turnSystemPrompt(input, built.prompt);

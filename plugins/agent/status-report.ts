@@ -4,6 +4,8 @@
  */
 import type { KernelConfig } from '../../sdk/index.js';
 import { clawVersion } from '../../sdk/index.js';
+import { requireService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import { estimateTokens, sessionSandbox, type DispatchInput, type PromptReport } from '../../sdk/agent/index.js';
 import type { AgentRuntime } from './runtime.js';
 
@@ -83,6 +85,7 @@ export async function contextText(scope: ReportScope, args: string): Promise<str
     ).report;
   }
   const sandbox = sessionSandbox(
+    await requireService<SandboxRouter>(runtime.kernel, SANDBOX_ROUTE_SERVICE, '/context'),
     runtime.kernel.config() as KernelConfig,
     settings,
     sessionKey,

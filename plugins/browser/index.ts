@@ -6,6 +6,8 @@
 import { definePlugin, ErrorCodes, ProtocolError, runtimeDeps, type KernelConfig } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { guardedNet } from '../../sdk/net/index.js';
+import { requireService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import { BrowserInputError } from './actions.js';
 import { BROWSER_HELP, browserCommand } from './cli.js';
 import { handleBrowserRequest, ROUTES, type BrowserRequest } from './routes.js';
@@ -26,7 +28,8 @@ export default definePlugin({
     );
     const config = () => api.kernel.config() as KernelConfig;
 
-    api.registerTool(browserTool(service, config, api.kernel.paths.stateDir));
+    const router = () => requireService<SandboxRouter>(api.kernel, SANDBOX_ROUTE_SERVICE, 'the browser tool');
+    api.registerTool(browserTool(service, config, api.kernel.paths.stateDir, router));
     api.registerGatewayMethod('browser.request', {
       scope: 'operator.admin',
       sideEffect: true,

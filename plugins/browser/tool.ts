@@ -12,8 +12,8 @@
 import { readFileSync } from 'node:fs';
 import {
   errorResult,
-  resolveSandboxRoute,
   type KernelConfig,
+  type SandboxRouter,
   type ToolContext,
   type ToolDefinition,
   type ToolResult,
@@ -142,11 +142,12 @@ type AnyRecord = Record<string, any>;
 
 /** Whether the caller is a sandboxed session, and whether the owner lets it use the host browser. */
 export function sandboxAccess(
+  router: SandboxRouter,
   config: KernelConfig,
   ctx: Pick<ToolContext, 'agentId' | 'sessionKey' | 'workspaceDir'>,
   stateDir: string,
 ): { sandboxed: boolean; allowed: boolean } {
-  const route = resolveSandboxRoute(config, {
+  const route = router.route(config, {
     agentId: ctx.agentId,
     sessionKey: ctx.sessionKey,
     workspaceDir: ctx.workspaceDir ?? '',
@@ -163,6 +164,8 @@ export function browserTool(
   service: BrowserService,
   config: () => KernelConfig,
   stateDir: string,
+  /** The host's "sandbox-route" service: whether the calling session is sandboxed. */
+  router: () => Promise<SandboxRouter>,
 ): ToolDefinition<BrowserParams> {
   return {
     name: 'browser',
@@ -194,7 +197,7 @@ export function browserTool(
       },
     },
     async execute(params, ctx) {
-      const access = sandboxAccess(config(), ctx, stateDir);
+      const access = sandboxAccess(await router(), config(), ctx, stateDir);
       if (!access.allowed) {
         return errorResult(
           'The browser is not available in a sandboxed session: there is no sandbox browser, and the host browser needs agents.defaults.sandbox.browser.allowHostControl: true.',

@@ -6,7 +6,7 @@
  * and its spawn tree unless its `sandbox.sessionToolsVisibility` is "all". The same decision
  * serves listing, reading, sending and status, so no tool can reach what another would hide.
  */
-import { resolveSandboxRoute, type KernelConfig } from '../../sdk/index.js';
+import type { KernelConfig, SandboxRouter } from '../../sdk/index.js';
 import { normalizeAgentId, parseSessionKey, type SessionEntry, type SessionService } from '../../sdk/agent/index.js';
 
 export type Visibility = 'self' | 'tree' | 'agent' | 'all';
@@ -56,10 +56,11 @@ export class SessionAccess {
     readonly requester: Requester,
     private readonly records: Map<string, SessionRecord>,
     stateDir: string,
+    router: SandboxRouter,
   ) {
     const tools = (config.tools ?? {}) as AnyRecord;
     this.visibility = (tools.sessions?.visibility as Visibility | undefined) ?? 'all';
-    const route = resolveSandboxRoute(config, {
+    const route = router.route(config, {
       agentId: requester.agentId,
       sessionKey: requester.sessionKey,
       stateDir,

@@ -22,6 +22,7 @@ import {
   type SessionService,
 } from '../../sdk/agent/index.js';
 import { requireService, useService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import { agentOfKey, SessionAccess, snapshot, type SessionRecord } from './access.js';
 import { listRow, readMessages, RESERVED_KEYS, SESSION_KINDS, shownKey, trimMessage, kindOf } from './rows.js';
 import { DEFAULT_SEND_TIMEOUT_SECONDS, sendToSession, type SendDeps } from './send.js';
@@ -102,15 +103,16 @@ export default definePlugin({
     const kernel = api.kernel;
     const observer: SessionToolsObserver = {};
     api.registerService({ id: 'session-tools', api: observer });
-    let services: Promise<{ sessions: SessionService; models: ModelService }> | undefined;
+    let services: Promise<{ sessions: SessionService; models: ModelService; router: SandboxRouter }> | undefined;
     const shared = () =>
       (services ??= (async () => ({
         sessions: await requireService<SessionService>(kernel, 'sessions', 'the session tools'),
         models: await requireService<ModelService>(kernel, 'models', 'the session tools'),
+        router: await requireService<SandboxRouter>(kernel, SANDBOX_ROUTE_SERVICE, 'the session tools'),
       }))());
 
     const context = async (tool: ToolContext): Promise<Ctx> => {
-      const { sessions, models } = await shared();
+      const { sessions, models, router } = await shared();
       const agentId = tool.agentId ?? sessions.defaultAgent();
       const records = await snapshot(sessions);
       records.delete('unknown');
@@ -119,6 +121,7 @@ export default definePlugin({
         { agentId, sessionKey: tool.sessionKey ?? '' },
         records,
         kernel.paths.stateDir,
+        router,
       );
       return { kernel, sessions, models, records, access };
     };

@@ -6,7 +6,7 @@
  * gives a fresh one. From a snapshot come the prompt list (bounded by
  * `skills.limits.maxSkillsPromptChars`), the slash commands and the env exec runs get.
  */
-import type { KernelServices, Logger } from '../../sdk/index.js';
+import type { KernelServices, Logger, SandboxRouter } from '../../sdk/index.js';
 import {
   agentSettings,
   defaultAgentId,
@@ -169,6 +169,8 @@ export class SkillsCatalog implements SkillsService {
   constructor(
     private readonly kernel: KernelServices,
     private readonly logger: Logger,
+    /** The host's "sandbox-route" service: sandboxed calls get no skill env. */
+    private readonly router: SandboxRouter,
     options: { bundledDir?: string; onChange?: (reason: string) => void } = {},
   ) {
     this.bundledDir = options.bundledDir ?? bundledSkillsDir();
@@ -415,9 +417,8 @@ export class SkillsCatalog implements SkillsService {
         this.kernel.paths.stateDir,
         this.kernel.paths.workspaceDir,
       );
-      if (
-        sessionSandbox(this.kernel.config() as KernelConfig, settings, sessionKey, this.kernel.paths.stateDir).sandboxed
-      )
+      const config = this.kernel.config() as KernelConfig;
+      if (sessionSandbox(this.router, config, settings, sessionKey, this.kernel.paths.stateDir).sandboxed)
         return undefined;
     }
     const snapshot = this.snapshot({ agentId, workspaceDir, sessionKey });

@@ -7,17 +7,20 @@
 import { cliCommand } from '../../sdk/cli.js';
 import { definePlugin, ErrorCodes, ProtocolError, type KernelConfig } from '../../sdk/index.js';
 import { unknownAgentProblem } from '../../sdk/agent/index.js';
+import { requireService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import { SkillsCatalog } from './catalog.js';
 import { SKILLS_HELP, skillsCommand } from './cli.js';
 
 export default definePlugin({
   id: 'skills',
-  register(api) {
+  async register(api) {
     api.kernel.protocol.registerEvent('skills.changed', api.id, {
       scope: 'operator.read',
       description: '{reason}: the skills changed on disk; refresh with skills.status.',
     });
-    const catalog = new SkillsCatalog(api.kernel, api.logger, {
+    const router = await requireService<SandboxRouter>(api.kernel, SANDBOX_ROUTE_SERVICE, 'the skills plugin');
+    const catalog = new SkillsCatalog(api.kernel, api.logger, router, {
       onChange: (reason) => {
         api.kernel.protocol.emit('skills.changed', { reason });
       },

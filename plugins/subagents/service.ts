@@ -5,8 +5,9 @@
  * are checked before anything is created; a refusal creates nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { resolveSandboxRoute, type PluginApi } from '../../sdk/index.js';
+import type { PluginApi } from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import {
   normalizeAgentId,
   parseSessionKey,
@@ -111,8 +112,9 @@ export class SubagentService {
       depth === 0 ? `agent:${childAgentId}` : `agent:${childAgentId}:${parseSessionKey(requesterSessionKey).rest}`;
     const childSessionKey = `${base}:subagent:${randomUUID()}`;
     // A child never runs with less confinement than its requester.
+    const router = await requireService<SandboxRouter>(this.api.kernel, SANDBOX_ROUTE_SERVICE, 'sessions_spawn');
     const route = (agentId: string, sessionKey: string) =>
-      resolveSandboxRoute(config, { agentId, sessionKey, workspaceDir: '', stateDir: this.api.kernel.paths.stateDir });
+      router.route(config, { agentId, sessionKey, workspaceDir: '', stateDir: this.api.kernel.paths.stateDir });
     if (route(requesterAgentId, requesterSessionKey).sandboxed && !route(childAgentId, childSessionKey).sandboxed) {
       throw new SpawnRefusal(
         `sessions_spawn refused: this session is sandboxed and agent "${childAgentId}" would run the child outside a sandbox.`,

@@ -4,6 +4,8 @@
  */
 import { definePlugin, errorResult, type ToolContext } from '../../sdk/index.js';
 import { guardedNet } from '../../sdk/net/index.js';
+import { requireService } from '../../sdk/services.js';
+import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import { WebFetcher } from './fetch-tool.js';
 import { sessionSsrfPolicy } from './session-policy.js';
 import { fetchSettings } from './settings.js';
@@ -43,7 +45,8 @@ export default definePlugin({
         const config = api.kernel.config();
         const settings = fetchSettings(config);
         if (!settings.enabled) return errorResult('web_fetch is turned off (tools.web.fetch.enabled is false).');
-        const policy = sessionSsrfPolicy(settings.ssrfPolicy, config, api.kernel.paths, ctx);
+        const router = await requireService<SandboxRouter>(api.kernel, SANDBOX_ROUTE_SERVICE, 'web_fetch');
+        const policy = sessionSsrfPolicy(router, settings.ssrfPolicy, config, api.kernel.paths, ctx);
         return fetcher.run(
           {
             url: params.url.trim(),

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { expandHome, type KernelConfig } from '../../kernel/index.js';
-import { resolveSandboxRoute } from '../sandbox/route.js';
+import type { SandboxRouter } from '../sandbox/index.js';
 import type { ToolsConfig } from '../tool-policy.js';
 import type { ThinkingLevel } from '../types/models.js';
 import { normalizeAgentId } from '../sessions/keys.js';
@@ -240,15 +240,16 @@ export { durationMs };
 
 /**
  * Whether `sessionKey` runs its tools in a sandbox, for the system prompt and /context: the
- * same answer the tool choke point routes with (resolveSandboxRoute).
+ * same answer the tool choke point routes with (`router`: the host's "sandbox-route" service).
  */
 export function sessionSandbox(
+  router: SandboxRouter,
   config: KernelConfig,
   settings: AgentSettings,
   sessionKey: string,
   stateDir: string,
 ): { mode: string; sandboxed: boolean; workdir?: string } {
-  const route = resolveSandboxRoute(config, {
+  const route = router.route(config, {
     agentId: settings.agentId,
     sessionKey,
     workspaceDir: settings.workspaceDir,

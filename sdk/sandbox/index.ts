@@ -1,10 +1,62 @@
 /**
- * What a sandbox backend needs besides its contract (sdk/types/sandbox.ts): which sessions
- * are sandboxed and with what settings (route.ts), and the host's "sandbox-checks" service —
- * the mount and user checks every backend runs before it creates anything, and `claw sandbox
- * explain` and config checking share, so all refuse the same things in the same words.
+ * What a sandbox backend and the plugins that ask where a session runs need besides the
+ * backend contract (sdk/types/sandbox.ts): the host's "sandbox-route" service — which
+ * sessions are sandboxed and with what settings, the answer the tool choke point routes with —
+ * and its "sandbox-checks" service — the mount and user checks every backend runs before it
+ * creates anything, and `claw sandbox explain` and config checking share, so all refuse the
+ * same things in the same words.
  */
-export * from './route.js';
+import type { KernelConfig } from '../../kernel/index.js';
+import type { SandboxSpec } from '../types/sandbox.js';
+
+export const SANDBOX_ROUTE_SERVICE = 'sandbox-route';
+
+export interface SandboxRouter {
+  route(config: KernelConfig, call: SandboxCall): SandboxRoute;
+}
+
+/** Who is calling: the session, and where its own workspace is (mounted for workspaceAccess "ro"/"rw"). */
+export interface SandboxCall {
+  agentId?: string;
+  sessionKey?: string;
+  workspaceDir: string;
+  stateDir: string;
+}
+
+export interface SandboxRoute {
+  agentId: string;
+  sessionKey: string;
+  mainSessionKey: string;
+  settings: SandboxSettings;
+  sandboxed: boolean;
+  /** Why the session is (or is not) sandboxed, in words. */
+  reason: string;
+  /** Which plugin holds the sandbox slot ("none" when nobody does). */
+  backend: string;
+  /** Set when the session is sandboxed: what the backend is asked to ensure. */
+  spec?: SandboxSpec & { readOnlyRoot: boolean };
+}
+
+/** `agents.defaults.sandbox` with the agent's `agents.list[].sandbox` on top. */
+export interface SandboxSettings {
+  mode: 'off' | 'non-main' | 'all';
+  scope: 'session' | 'agent' | 'shared';
+  workspaceAccess: 'none' | 'ro' | 'rw';
+  /** Where per-scope sandbox workspaces live (workspaceAccess "none"). */
+  workspaceRoot: string;
+  docker: {
+    image?: string;
+    network: string;
+    binds: string[];
+    env: Record<string, string>;
+    memory?: string | number;
+    pidsLimit?: number;
+    cpus?: number;
+    readOnlyRoot: boolean;
+    /** "uid" or "uid:gid" (Docker backend); unset: the workspace owner, never root. */
+    user?: string;
+  };
+}
 
 export const SANDBOX_CHECKS_SERVICE = 'sandbox-checks';
 

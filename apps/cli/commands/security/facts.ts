@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseJson5, type KernelConfig } from '../../../../kernel/index.js';
 import { channelSettings, configuredAccounts } from '../../../../sdk/channels/config.js';
-import { sandboxSettings, type SandboxSettings } from '../../../../sdk/sandbox/route.js';
+import { sandboxSettings } from '../../../../host/sandbox-route.js';
+import type { SandboxSettings } from '../../../../sdk/sandbox/index.js';
 import { compileToolPolicy, type ToolMatcher, type ToolsConfig } from '../../../../sdk/tool-policy.js';
 import { section, type AnyRecord, type AuditContext } from './types.js';
 
