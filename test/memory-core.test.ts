@@ -3,22 +3,23 @@ import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  bm25RankToScore,
   chunkMarkdown,
-  datedFileDay,
   estimateTokens,
   listMemoryFiles,
+  resolveMemoryPath,
+  segmentCjk,
+  tokenize,
+} from '../sdk/memory/index.js';
+import {
+  datedFileDay,
   keywordMinScore,
   mergeHybridResults,
   mmrRerank,
-  normalizeBm25,
-  resolveMemoryPath,
-  resolveMemorySettings,
-  sanitizeAndNormalizeEmbedding,
-  segmentCjk,
   temporalDecayMultiplier,
-  tokenize,
-} from '../sdk/memory/index.js';
+} from '../plugins/memory-core/ranking.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
+import { sanitizeAndNormalizeEmbedding } from '../plugins/embeddings/normalize.js';
+import { bm25RankToScore, normalizeBm25 } from '../plugins/memory-sqlite-engine/bm25.js';
 import { tempDir } from './helpers.js';
 
 const settings = (memorySearch: Record<string, unknown> = {}) =>
@@ -231,7 +232,9 @@ describe('the memory plugin wiring', () => {
     const { REPO } = await import('./helpers.js');
     const { mkdirSync: mkdir, writeFileSync: write } = await import('node:fs');
     const kernel = await createTestKernel({
-      plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
+      plugins: ['memory-sqlite', 'memory-core', 'memory-sqlite-engine', 'embeddings'].map((id) =>
+        join(REPO, 'plugins', id),
+      ),
       // Searches must not sync by themselves here: only the watcher can bring the change in.
       config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { onSearch: false } } } } },
     });

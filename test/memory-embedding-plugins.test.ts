@@ -6,8 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import type { CapabilityInfo, KernelConfig } from '../kernel/index.js';
 import { createPluginEmbeddingProvider, selectMemoryEmbeddings } from '../plugins/embeddings/plugin-providers.js';
-import { embeddingServiceId, invalidEmbeddingAdapter, type PluginEmbeddingAdapter } from '../sdk/memory/embeddings.js';
-import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
+import { embeddingServiceId, type PluginEmbeddingAdapter } from '../sdk/memory/embeddings.js';
+import { invalidEmbeddingAdapter } from '../host/openclaw/embedding.js';
+import type { MemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { tempDir } from './helpers.js';
 
 const dir = tempDir('claw-embed-plugins-');

@@ -11,8 +11,9 @@ import type {
   LocalEmbeddingProvider as LocalProvider,
 } from '../plugins/embeddings/providers.js';
 import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
-import { sanitizeAndNormalizeEmbedding } from '../sdk/memory/scoring.js';
-import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
+import { sanitizeAndNormalizeEmbedding } from '../plugins/embeddings/normalize.js';
+import type { MemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import {
   fakeVector,
   startFakeGemini,

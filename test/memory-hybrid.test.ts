@@ -8,11 +8,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, type KernelConfig, type MemorySearchResult } from '../sdk/index.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../sdk/memory/embeddings.js';
-import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
-import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
+import { createHashEmbedder } from './fakes/hash-embedder.js';
+import type { MemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { tempDir } from './helpers.js';
+import { memoryRanking } from '../plugins/memory-core/ranking.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const QUERY = { maxResults: 6, minScore: 0.35 };
@@ -75,8 +77,10 @@ afterEach(async () => {
 });
 
 const backends: Record<string, (settings: MemorySettings, selection: EmbeddingSelection) => Promise<Searchable>> = {
-  sqlite: (settings, embeddings) => SqliteMemoryIndex.open(settings, { embeddings, logger: quiet }),
-  minisearch: async (settings, selection) => new MiniSearchMemoryIndex(settings, { logger: quiet }, selection),
+  sqlite: (settings, embeddings) =>
+    SqliteMemoryIndex.open(settings, { embeddings, logger: quiet, ranking: memoryRanking }),
+  minisearch: async (settings, selection) =>
+    new MiniSearchMemoryIndex(settings, { logger: quiet, ranking: memoryRanking }, selection),
 };
 
 describe.each(Object.keys(backends))('hybrid never loses a keyword-only hit: %s', (backend) => {

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../kernel/index.js';
-import { resolveMemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { snippetAround } from '../sdk/memory/text.js';
 import type { MemoryBackend, MemorySearchResult } from '../sdk/types/memory.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
@@ -61,7 +61,7 @@ for (const plugin of ['memory-sqlite', 'memory-minisearch']) {
 
     beforeAll(async () => {
       kernel = await createTestKernel({
-        plugins: [plugin, 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
+        plugins: [plugin, 'memory-core', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
         config: {
           plugins: { slots: { memory: plugin } },
           agents: {

@@ -6,14 +6,15 @@ import { readManifest } from '../host/manifest.js';
 import type { MemoryBackend, MemorySyncProgress } from '../sdk/index.js';
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
-import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
-import { resolveMemorySettings } from '../sdk/memory/settings.js';
+import { createHashEmbedder } from './fakes/hash-embedder.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { parseIndex } from '../plugins/memory-minisearch/store.js';
 import { VectorStore } from '../plugins/memory-minisearch/vectors.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { REPO, tempDir } from './helpers.js';
+import { memoryRanking } from '../plugins/memory-core/ranking.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-minisearch');
 /** The embedding providers are the embeddings plugin's service. */
@@ -78,7 +79,7 @@ function corpusIn(memorySearch: Record<string, unknown> = {}) {
   ) =>
     new MiniSearchMemoryIndex(
       settings(options.more),
-      { logger },
+      { logger, ranking: memoryRanking },
       {
         provider,
         fallback: options.fallback,
@@ -160,7 +161,7 @@ describe('memory-minisearch plugin', () => {
 describe('persistence across kernels', () => {
   const boot = (stateDir: string, memorySearch: Record<string, unknown>) =>
     createTestKernel({
-      plugins: [PLUGIN, EMBEDDINGS],
+      plugins: [PLUGIN, join(REPO, 'plugins', 'memory-core'), EMBEDDINGS],
       stateDir,
       config: { agents: { defaults: { memorySearch } }, plugins: { slots: { memory: 'memory-minisearch' } } },
     });

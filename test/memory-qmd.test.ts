@@ -68,7 +68,7 @@ async function boot(
   } = {},
 ): Promise<Booted> {
   const kernel = await createTestKernel({
-    plugins: [PLUGIN, ...FALLBACK],
+    plugins: [PLUGIN, join(REPO, 'plugins', 'memory-core'), ...FALLBACK],
     env: options.env,
     config: {
       plugins: { slots: { memory: 'memory-qmd' }, entries: { 'memory-qmd': { config: { ...options.qmd } } } },

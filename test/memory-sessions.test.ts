@@ -6,7 +6,7 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resolveMemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { Transcript } from '../plugins/sessions/transcript.js';
 import type { MemoryBackend } from '../sdk/types/memory.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
@@ -25,7 +25,7 @@ async function start(
   plugin = 'memory-sqlite',
 ): Promise<{ memory: MemoryBackend; sessions: (agent: string) => string }> {
   kernel = await createTestKernel({
-    plugins: [plugin, 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
+    plugins: [plugin, 'memory-core', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
     config: { plugins: { slots: { memory: plugin } }, agents: { defaults: { memorySearch } } },
   });
   mkdirSync(join(kernel.paths.workspaceDir, 'memory'), { recursive: true });

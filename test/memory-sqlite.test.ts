@@ -9,13 +9,16 @@ import { createLogger, type KernelConfig, type LogRecord, type Logger } from '..
 import { CONTRACT_CORPUS, memoryContractSuite } from '../sdk/memory/contract.js';
 import { selectEmbeddingProvider } from '../plugins/embeddings/providers.js';
 import type { EmbeddingProvider, EmbeddingSelection } from '../sdk/memory/embeddings.js';
-import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
-import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
+import { createHashEmbedder } from './fakes/hash-embedder.js';
+import type { MemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { buildFtsQuery } from '../plugins/memory-sqlite-engine/fts-query.js';
 import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { sqliteModuleFor } from '../sdk/sqlite.js';
 import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
+import { memoryRanking } from '../plugins/memory-core/ranking.js';
+import { contentTerms } from '../plugins/memory-core/query-terms.js';
 
 const require = createRequire(import.meta.url);
 // The same better-sqlite3 build the engine picks for this Node (12 on Node 20, 13 from 22).
@@ -90,7 +93,7 @@ async function open(
   embeddings: EmbeddingSelection,
   logger: Logger = quiet,
 ): Promise<SqliteMemoryIndex> {
-  const index = await SqliteMemoryIndex.open(settings, { embeddings, logger });
+  const index = await SqliteMemoryIndex.open(settings, { embeddings, logger, ranking: memoryRanking });
   opened.push(index);
   return index;
 }
@@ -567,15 +570,16 @@ describe('memory-sqlite engine: indexing', () => {
     writeFileSync(
       script,
       `import { SqliteMemoryIndex } from ${url('plugins/memory-sqlite-engine/engine.ts')};
-import { createHashEmbedder } from ${url('sdk/memory/hash-embedder.ts')};
-import { resolveMemorySettings } from ${url('sdk/memory/settings.ts')};
+import { createHashEmbedder } from ${url('test/fakes/hash-embedder.ts')};
+import { resolveMemorySettings } from ${url('plugins/memory-core/settings.ts')};
+import { memoryRanking } from ${url('plugins/memory-core/ranking.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
 const settings = resolveMemorySettings({ agents: { defaults: { memorySearch: { remote: { batchSize: 1 } } } } }, { agentId: 'main', workspaceDir: workspace, stateDir });
 // Another model: a full rebuild, and the cache has none of its vectors.
 const inner = createHashEmbedder({ model: 'hash-slow' });
 const slow = { ...inner, embed: async (texts) => { await new Promise((resolve) => setTimeout(resolve, 40)); return inner.embed(texts); } };
 const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
-const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet });
+const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking });
 let told = false;
 await index.sync({ onProgress: (progress) => {
   if (progress.phase === 'embed' && progress.embedded >= 2 && !told) { told = true; process.stdout.write('rebuilding\\n'); }
@@ -741,17 +745,19 @@ describe('memory-sqlite engine: queries', () => {
       expect(result.notice, query).not.toMatch(/failed/);
     }
     expect((await index.search('*', DEFAULT_QUERY)).results).toEqual([]);
-    expect(buildFtsQuery('OPS-4711')).toBe('"ops" OR "4711" OR "ops 4711"');
-    expect(buildFtsQuery('记忆')).toBe('"记 忆"');
-    expect(buildFtsQuery('say "hi" AND *')).toBe('"hi"');
-    expect(buildFtsQuery('* () "')).toBeUndefined();
+    expect(buildFtsQuery(contentTerms('OPS-4711'))).toBe('"ops" OR "4711" OR "ops 4711"');
+    expect(buildFtsQuery(contentTerms('记忆'))).toBe('"记 忆"');
+    expect(buildFtsQuery(contentTerms('say "hi" AND *'))).toBe('"hi"');
+    expect(buildFtsQuery(contentTerms('* () "'))).toBeUndefined();
     // A question: its filler dropped, longer words matched by their stem, Chinese as character pairs.
-    expect(buildFtsQuery('What did Alice and I decide about the conference ideas?')).toBe(
+    expect(buildFtsQuery(contentTerms('What did Alice and I decide about the conference ideas?'))).toBe(
       '"alice"* OR "decide"* OR "conference"* OR "idea"*',
     );
-    expect(buildFtsQuery('我和田中先生讨论了什么？')).toBe('"田 中" OR "中 先" OR "先 生" OR "生 讨" OR "讨 论"');
+    expect(buildFtsQuery(contentTerms('我和田中先生讨论了什么？'))).toBe(
+      '"田 中" OR "中 先" OR "先 生" OR "生 讨" OR "讨 论"',
+    );
     // Nothing but filler: its words are searched rather than nothing.
-    expect(buildFtsQuery('what was that?')).toBe('"what" OR "was" OR "that"');
+    expect(buildFtsQuery(contentTerms('what was that?'))).toBe('"what" OR "was" OR "that"');
   });
 
   it('status --deep probes the provider and a real query', async () => {
@@ -780,7 +786,9 @@ describe('memory-sqlite plugin', () => {
   it('takes its index from the engine plugin and its vectors from the embeddings plugin, which reads models.providers.openai', async () => {
     const { createTestKernel } = await import('../sdk/testing.js');
     const kernel = await createTestKernel({
-      plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
+      plugins: ['memory-sqlite', 'memory-core', 'memory-sqlite-engine', 'embeddings'].map((id) =>
+        join(REPO, 'plugins', id),
+      ),
       config: {
         models: { providers: { openai: { apiKey: 'sk-from-models', baseUrl: fake.openaiBaseUrl } } },
         agents: { defaults: { memorySearch: { provider: 'openai', sync: { watch: false } } } },
@@ -805,7 +813,7 @@ describe('memory-sqlite plugin', () => {
   it('with the engine plugin off, the memory slot is unavailable, naming the plugin that provides the engine and that it is off', async () => {
     const { createTestKernel } = await import('../sdk/testing.js');
     const kernel = await createTestKernel({
-      plugins: ['memory-sqlite', 'memory-sqlite-engine'].map((id) => join(REPO, 'plugins', id)),
+      plugins: ['memory-sqlite', 'memory-core', 'memory-sqlite-engine'].map((id) => join(REPO, 'plugins', id)),
       config: {
         plugins: { entries: { 'memory-sqlite-engine': { enabled: false } } },
         agents: { defaults: { memorySearch: { provider: 'none', sync: { watch: false } } } },
@@ -827,6 +835,7 @@ describe('memory-sqlite plugin', () => {
       script,
       `import ${JSON.stringify(pathToFileURL(join(REPO, 'plugins/memory-sqlite/index.ts')).href)};
 import ${JSON.stringify(pathToFileURL(join(REPO, 'plugins/memory-sqlite-engine/index.ts')).href)};
+import ${JSON.stringify(pathToFileURL(join(REPO, 'plugins/memory-core/index.ts')).href)};
 import { createRequire } from 'node:module';
 const loaded = Object.keys(createRequire(import.meta.url).cache).filter((path) => /better-sqlite3|sqlite-vec/.test(path));
 process.stdout.write(JSON.stringify(loaded));

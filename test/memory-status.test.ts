@@ -9,14 +9,16 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, type KernelConfig } from '../sdk/index.js';
 import type { EmbeddingProvider } from '../sdk/memory/embeddings.js';
-import { createHashEmbedder } from '../sdk/memory/hash-embedder.js';
-import { resolveMemorySettings, type MemorySettings } from '../sdk/memory/settings.js';
+import { createHashEmbedder } from './fakes/hash-embedder.js';
+import type { MemorySettings } from '../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
 import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { claw, REPO, spawnUntil, tempDir } from './helpers.js';
-import { runMemoryCli } from '../sdk/memory/cli.js';
+import { runMemoryCli } from '../plugins/memory-core/cli.js';
 import type { CliContext } from '../sdk/types/plugin.js';
 import type { MemorySyncProgress, MemorySyncStats } from '../sdk/types/memory.js';
+import { memoryRanking } from '../plugins/memory-core/ranking.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const JITI = join(REPO, 'node_modules/jiti/lib/jiti-cli.mjs');
@@ -53,6 +55,7 @@ async function open(settings: MemorySettings, provider?: EmbeddingProvider): Pro
       ? { provider, reason: 'test' }
       : { reason: 'memorySearch.provider is "none": keyword search only' },
     logger: quiet,
+    ranking: memoryRanking,
   });
   opened.push(index);
   return index;
@@ -88,15 +91,16 @@ describe('memory status: completeness', () => {
     writeFileSync(
       script,
       `import { SqliteMemoryIndex } from ${url('plugins/memory-sqlite-engine/engine.ts')};
-import { createHashEmbedder } from ${url('sdk/memory/hash-embedder.ts')};
-import { resolveMemorySettings } from ${url('sdk/memory/settings.ts')};
+import { createHashEmbedder } from ${url('test/fakes/hash-embedder.ts')};
+import { resolveMemorySettings } from ${url('plugins/memory-core/settings.ts')};
+import { memoryRanking } from ${url('plugins/memory-core/ranking.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
 const settings = resolveMemorySettings({ agents: { defaults: { memorySearch: { remote: { batchSize: 8 } } } } }, { agentId: 'main', workspaceDir: workspace, stateDir });
 const inner = createHashEmbedder();
 let written = false;
 const slow = { ...inner, embed: async (texts) => { if (written) await new Promise((resolve) => setTimeout(resolve, 200)); return inner.embed(texts); } };
 const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
-const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet });
+const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking });
 await index.sync({ onProgress: (progress) => {
   if (progress.phase === 'write') written = true;
   else if (written && progress.phase === 'embed') process.stdout.write('half\\n');
@@ -135,7 +139,7 @@ describe('memory status: minisearch', () => {
     const env = workspace(notes(3));
     const index = new MiniSearchMemoryIndex(
       env.settings({ provider: 'none' }),
-      { logger: quiet },
+      { logger: quiet, ranking: memoryRanking },
       { reason: 'memorySearch.provider is "none": keyword search only' },
     );
     try {
@@ -213,7 +217,9 @@ describe('memory index at gateway start', () => {
       writeFileSync(join(ws, 'memory', `2026-11-0${day}.md`), `# Day ${day}\n\n- Note number ${day}.\n`);
     const gw = await startGateway({
       stateDir,
-      plugins: ['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map((id) => join(REPO, 'plugins', id)),
+      plugins: ['memory-sqlite', 'memory-core', 'memory-sqlite-engine', 'embeddings'].map((id) =>
+        join(REPO, 'plugins', id),
+      ),
       config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { watch: false } } } } },
     });
     try {

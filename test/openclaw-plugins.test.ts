@@ -277,7 +277,7 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
       stateDir,
       [
         join(stateDir, 'extensions', 'hash-embeddings'),
-        ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir),
+        ...['memory-sqlite', 'memory-core', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir),
       ],
       {
         agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embed' } } },
@@ -303,7 +303,7 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
       stateDir,
       [
         join(FIXTURES, 'hash-embeddings'),
-        ...['memory-sqlite', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir),
+        ...['memory-sqlite', 'memory-core', 'memory-sqlite-engine', 'embeddings'].map(bundledPluginDir),
       ],
       {
         agents: { defaults: { model: 'scripted/x', workspace, memorySearch: { provider: 'hash-embd' } } },

@@ -125,7 +125,7 @@ describe('PLUGINS.md examples', () => {
 
   it('a memory backend', async () => {
     const kernel = await boot({
-      plugins: [dir('memory-grep')],
+      plugins: [dir('memory-grep'), bundledPluginDir('memory-core')],
       config: { plugins: { slots: { memory: 'memory-grep' } } },
     });
     mkdirSync(kernel.paths.workspaceDir, { recursive: true });

@@ -11,11 +11,8 @@ import { clawVersion } from '../../sdk/version.js';
 import type { PluginApi } from '../../sdk/types/plugin.js';
 import { fromOpenclawFactory, fromOpenclawTool, isOpenclawTool, type OpenclawToolFactory } from './tools.js';
 import { fromOpenclawProvider, unmappableProvider, type OpenclawProvider } from './provider.js';
-import {
-  embeddingServiceId,
-  invalidEmbeddingAdapter,
-  type PluginEmbeddingAdapter,
-} from '../../sdk/memory/embeddings.js';
+import { embeddingServiceId, type PluginEmbeddingAdapter } from '../../sdk/memory/embeddings.js';
+import { invalidEmbeddingAdapter } from './embedding.js';
 
 /** Prefix of the record warnings that name an OpenClaw API claw lacks. */
 export const NEEDS_PREFIX = 'needs ';

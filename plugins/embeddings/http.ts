@@ -6,7 +6,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { errorFromFetch, errorFromResponse, ModelError, type FailureKind } from '../../sdk/index.js';
-import { type EmbeddingProvider, estimateTokens, sanitizeAndNormalizeEmbedding } from '../../sdk/memory/index.js';
+import { type EmbeddingProvider, estimateTokens } from '../../sdk/memory/index.js';
+import { sanitizeAndNormalizeEmbedding } from './normalize.js';
 
 export type RemoteProviderId = 'openai' | 'gemini' | 'voyage';
 

@@ -8,7 +8,8 @@
 import { basename } from 'node:path';
 import type { Llama, LlamaEmbeddingContext, LlamaModel } from 'node-llama-cpp';
 import { ModelError, NODE_LLAMA_CPP, type RuntimeDeps } from '../../sdk/index.js';
-import { type EmbeddingLogger, type EmbeddingProvider, sanitizeAndNormalizeEmbedding } from '../../sdk/memory/index.js';
+import { type EmbeddingLogger, type EmbeddingProvider } from '../../sdk/memory/index.js';
+import { sanitizeAndNormalizeEmbedding } from './normalize.js';
 
 type LlamaModule = typeof import('node-llama-cpp');
 

@@ -17,8 +17,8 @@ import {
   isBuiltinEmbeddingProvider,
   type MemorySettings,
   type PluginEmbeddingAdapter,
-  sanitizeAndNormalizeEmbedding,
 } from '../../sdk/memory/index.js';
+import { sanitizeAndNormalizeEmbedding } from './normalize.js';
 import { planBatches } from './http.js';
 import { selectEmbeddingProvider, type EmbeddingContext } from './providers.js';
 

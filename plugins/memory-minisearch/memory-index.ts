@@ -29,9 +29,7 @@ import {
   type MemoryFile,
   type MemoryIndex,
   type MemoryIndexContext,
-  finish,
-  keywordMinScore,
-  mergeHybridResults,
+  type MemoryRanking,
   type MemorySettings,
   chunkMarkdown,
   hashText,
@@ -92,6 +90,7 @@ type Progress = (progress: MemorySyncProgress) => void;
 export class MiniSearchMemoryIndex implements MemoryIndex {
   private readonly paths: { index: string; vectors: string };
   private readonly logger: Logger;
+  private readonly ranking: MemoryRanking;
   /** The provider vectors are made with now: the primary, or the fallback after the primary failed. */
   private provider: EmbeddingProvider | undefined;
   private fallbackReason: string | undefined;
@@ -104,11 +103,12 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
 
   constructor(
     private readonly settings: MemorySettings,
-    context: Pick<MemoryIndexContext, 'logger'>,
+    context: Pick<MemoryIndexContext, 'logger' | 'ranking'>,
     private readonly selection: EmbeddingSelection,
   ) {
     this.paths = indexPaths(settings.store.path);
     this.logger = context.logger;
+    this.ranking = context.ranking;
     this.provider = selection.provider;
   }
 
@@ -468,6 +468,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
         })
       : [];
     const shared = { maxResults, mmr, temporalDecay };
+    const { finish, keywordMinScore, mergeHybridResults, cosine } = this.ranking;
     // Keyword scores are at most 1, and a hybrid hit needs minScore with text weighing only
     // textWeight; without vectors the threshold scales the same way, so the filter keeps
     // what the hybrid ranking would keep from the keyword side alone.
@@ -519,6 +520,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       vectors,
       pool,
       keyword.map((item) => Number(item.id)),
+      cosine,
     );
     // A chunk not embedded yet (the provider failed during sync) would lose the vector share
     // of its score and drop under minScore however well its words match; until a sync embeds

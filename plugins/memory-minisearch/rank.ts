@@ -1,9 +1,9 @@
 /**
  * Turning engine output into ranked memory hits: keyword candidates from MiniSearch,
- * vector candidates from a cosine scan, then the SDK's merge/finish rules.
+ * vector candidates from a cosine scan, then memory-core's merge/finish rules.
  */
 import type { MemorySearchHit } from '../../sdk/index.js';
-import { cosine, type ScoredChunk, SNIPPET_MAX_CHARS, snippetAround } from '../../sdk/memory/index.js';
+import { type MemoryRanking, type ScoredChunk, SNIPPET_MAX_CHARS, snippetAround } from '../../sdk/memory/index.js';
 import type { ChunkRecord } from './store.js';
 import type { VectorStore } from './vectors.js';
 
@@ -32,6 +32,7 @@ export function vectorCandidates(
   vectors: VectorStore,
   limit: number,
   alsoScore: Iterable<number>,
+  cosine: MemoryRanking['cosine'],
 ): Candidate[] {
   const scored: Array<{ chunk: ChunkRecord; score: number }> = [];
   for (const chunk of chunks.values()) {

@@ -27,7 +27,6 @@ import {
   embeddingsForIndex,
   memoryEngineServiceId,
   type MemoryEngine,
-  contentTerms,
   listMemoryFiles,
   readMemoryLines,
   resolveMemoryPath,
@@ -301,7 +300,8 @@ export class QmdMemoryIndex implements MemoryIndex {
           "memory-qmd's SQLite fallback",
         );
         const embeddings = await embeddingsForIndex(this.settings, { ...this.context, logger: this.logger });
-        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite' });
+        const { ranking } = this.context;
+        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite', ranking });
       })();
       this.fallback = opening;
       // A failed open is retried on the next fallback (better-sqlite3 may get rebuilt meanwhile).
@@ -574,7 +574,7 @@ export class QmdMemoryIndex implements MemoryIndex {
           notice: `no memory files yet (the workspace ${this.settings.workspaceDir} does not exist)`,
         };
       }
-      const terms = contentTerms(query);
+      const terms = this.context.ranking.contentTerms(query);
       const collections = plan.map((item) => item.name);
       const ask = async (type: 'lex' | 'vec', text: string): Promise<Target[]> => {
         // QMD caps each list per collection; asking for all of them keeps every collection's share.

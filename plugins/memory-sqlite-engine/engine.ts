@@ -22,22 +22,20 @@ import {
   chunkMarkdown,
   type EmbeddingProvider,
   type EmbeddingSelection,
-  finish,
   hashText,
-  keywordMinScore,
   listMemoryFiles,
   type MemoryEngineOptions,
   type MemoryFile,
   type MemoryIndex,
+  type MemoryRanking,
   type MemorySettings,
-  mergeHybridResults,
-  normalizeBm25,
   readMemoryText,
   type ScoredChunk,
   SNIPPET_MAX_CHARS,
   snippetAround,
 } from '../../sdk/memory/index.js';
 import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from './session-files.js';
+import { normalizeBm25 } from './bm25.js';
 import { buildFtsQuery } from './fts-query.js';
 import type { IndexBuilding, IndexMeta } from './schema.js';
 import {
@@ -50,7 +48,7 @@ import {
 import { DimensionMismatchError, IndexStore, removeDatabaseFile, type ChunkRow, type FileRow } from './store.js';
 import { isZeroVector } from './vectors.js';
 
-/** The engine service's options (sdk/memory/engine.ts): the providers, which the index now owns, the logger, the backend name. */
+/** The engine service's options (sdk/memory/engine.ts): the providers, which the index now owns, the logger, the backend name, memory-core's ranking. */
 export type SqliteMemoryIndexOptions = MemoryEngineOptions;
 
 /** Files are chunked, embedded and written in groups of about this many chunks, bounding memory. */
@@ -126,6 +124,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
   private active: EmbeddingProvider | undefined;
   private readonly backend: string;
   private readonly logger: Logger;
+  private readonly ranking: MemoryRanking;
   private queue: Promise<unknown> = Promise.resolve();
   private clock: number;
   private closing = false;
@@ -152,6 +151,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     this.active = selection.provider;
     this.backend = options.backend ?? 'sqlite';
     this.logger = options.logger;
+    this.ranking = options.ranking;
     this.clock = store.lastCacheUse();
   }
 
@@ -227,14 +227,19 @@ export class SqliteMemoryIndex implements MemoryIndex {
     if (vector.items && !query.hybrid.enabled) {
       return {
         mode: 'vector',
-        scored: finish(vector.items.map(asVectorScored), { ...common, minScore }),
+        scored: this.ranking.finish(vector.items.map(asVectorScored), { ...common, minScore }),
         notice: fallbackNote,
       };
     }
     if (vector.items && keyword.items) {
       return {
         mode: 'hybrid',
-        scored: mergeHybridResults(vector.items, keyword.items, { ...common, vectorWeight, textWeight, minScore }),
+        scored: this.ranking.mergeHybridResults(vector.items, keyword.items, {
+          ...common,
+          vectorWeight,
+          textWeight,
+          minScore,
+        }),
         notice: fallbackNote,
       };
     }
@@ -242,14 +247,17 @@ export class SqliteMemoryIndex implements MemoryIndex {
     if (vector.items) {
       return {
         mode: 'vector',
-        scored: finish(vector.items.map(asVectorScored), { ...common, minScore: minScore * vectorWeight }),
+        scored: this.ranking.finish(vector.items.map(asVectorScored), { ...common, minScore: minScore * vectorWeight }),
         notice: join(`vector search only: ${keyword.notice}`, fallbackNote),
       };
     }
     if (keyword.items) {
       return {
         mode: 'keyword',
-        scored: finish(keyword.items.map(asTextScored), { ...common, minScore: keywordMinScore(minScore, textWeight) }),
+        scored: this.ranking.finish(keyword.items.map(asTextScored), {
+          ...common,
+          minScore: this.ranking.keywordMinScore(minScore, textWeight),
+        }),
         notice: `keyword search only: ${vector.notice}`,
       };
     }
@@ -306,7 +314,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
   private keywordSide(store: IndexStore, text: string, pool: number): Side {
     if (!store.fts) return { notice: `FTS5 is unusable (${store.ftsError})` };
-    const match = buildFtsQuery(text);
+    const match = buildFtsQuery(this.ranking.contentTerms(text));
     if (!match) return { items: [] };
     try {
       const rows = store.keyword(match, pool);
@@ -324,11 +332,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
    */
   private vectorSide(store: IndexStore, vector: Float32Array, pool: number, keyword: readonly Candidate[]): Side {
     try {
-      const items = store.nearest(vector, pool).map((row) => candidate(row, row.score));
+      const { cosine } = this.ranking;
+      const items = store.nearest(vector, pool, cosine).map((row) => candidate(row, row.score));
       const seen = new Set(items.map((item) => item.id));
       const similarity = store.similarities(
         vector,
         keyword.filter((item) => !seen.has(item.id)).map((item) => Number(item.id)),
+        cosine,
       );
       for (const item of keyword) {
         const score = similarity.get(Number(item.id));

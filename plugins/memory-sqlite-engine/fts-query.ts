@@ -3,7 +3,7 @@
  * syntax: every term becomes a double-quoted string, so `OPS-4711`, quotes, `AND`, `NEAR(`,
  * `*`, `col:` and `^` are just words (or nothing) instead of operators or syntax errors.
  */
-import { contentTerms, isCjk, tokenize } from '../../sdk/memory/index.js';
+import { isCjk, tokenize } from '../../sdk/memory/index.js';
 
 function quote(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
@@ -24,16 +24,16 @@ function wordMatch(word: string): string {
 }
 
 /**
- * OR of the question's content terms (sdk/memory/query-terms.ts; BM25 ranks chunks that match
+ * OR of the question's content terms (memory-core's `contentTerms`; BM25 ranks chunks that match
  * more, and rarer, terms higher). The chunk text is indexed through `segmentCjk`, so each CJK
  * character is its own FTS token and a CJK pair is a two-token phrase. A multi-part word
  * such as `OPS-4711` or `foo.bar` is its parts plus the parts as a phrase, so the exact
  * identifier outranks chunks that merely mention a part. Undefined when the text has nothing
  * searchable (only punctuation, say).
  */
-export function buildFtsQuery(text: string): string | undefined {
+export function buildFtsQuery(contentTerms: readonly string[]): string | undefined {
   const terms = new Set<string>();
-  for (const term of contentTerms(text)) {
+  for (const term of contentTerms) {
     if ([...term].some(isCjk)) {
       terms.add(quote([...term].join(' ')));
       continue;

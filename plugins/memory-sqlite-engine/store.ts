@@ -5,7 +5,7 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateFile } from '../../sdk/index.js';
-import { type Chunk, cosine, segmentCjk } from '../../sdk/memory/index.js';
+import { type Chunk, type MemoryRanking, segmentCjk } from '../../sdk/memory/index.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqlite, type Db } from '../../sdk/sqlite.js';
 import { loadVectorExtension } from './native.js';
@@ -487,8 +487,11 @@ export class IndexStore {
     ).all(match, limit) as Array<ChunkRow & { rank: number }>;
   }
 
-  /** The `limit` chunks nearest to `query` by cosine similarity, best first (score = cosine, ≥ 0). */
-  nearest(query: Float32Array, limit: number): Array<ChunkRow & { score: number }> {
+  /**
+   * The `limit` chunks nearest to `query` by cosine similarity, best first (score = cosine, ≥ 0);
+   * `cosine` (memory-core's) scores them when sqlite-vec is not loaded.
+   */
+  nearest(query: Float32Array, limit: number, cosine: MemoryRanking['cosine']): Array<ChunkRow & { score: number }> {
     if (this.vector === 'sqlite-vec') {
       if (!this.hasVecTable()) return [];
       const rows = this.statement(
@@ -496,11 +499,11 @@ export class IndexStore {
       ).all(toBlob(query), limit) as Array<ChunkRow & { distance: number }>;
       return rows.map(({ distance, ...row }) => ({ ...row, score: clampScore(1 - distance) }));
     }
-    return this.nearestInJs(query, limit);
+    return this.nearestInJs(query, limit, cosine);
   }
 
   /** Cosine similarity of `query` to each of these chunks that has a vector of its length. */
-  similarities(query: Float32Array, ids: readonly number[]): Map<number, number> {
+  similarities(query: Float32Array, ids: readonly number[], cosine: MemoryRanking['cosine']): Map<number, number> {
     const out = new Map<number, number>();
     if (ids.length === 0) return out;
     const rows = this.db
@@ -515,7 +518,11 @@ export class IndexStore {
     return out;
   }
 
-  private nearestInJs(query: Float32Array, limit: number): Array<ChunkRow & { score: number }> {
+  private nearestInJs(
+    query: Float32Array,
+    limit: number,
+    cosine: MemoryRanking['cosine'],
+  ): Array<ChunkRow & { score: number }> {
     const best: Array<{ id: number; score: number }> = [];
     for (const row of this.db
       .prepare('SELECT id, embedding FROM chunks WHERE embedding IS NOT NULL')

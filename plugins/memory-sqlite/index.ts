@@ -2,7 +2,8 @@
  * The default memory backend: Markdown memory indexed in one SQLite file per agent, searched
  * by vectors and keywords together. The index is the SQLite engine's ("memory-engine:sqlite",
  * plugin memory-sqlite-engine), its embeddings come from the "embeddings" service, and
- * everything else (tools, CLI, watcher, per-agent settings) from the memory SDK.
+ * everything else (tools, CLI, watcher, per-agent settings, ranking) from the "memory-core"
+ * service (plugin memory-core), through defineMemoryPlugin.
  */
 import {
   defineMemoryPlugin,
@@ -18,6 +19,7 @@ export default defineMemoryPlugin({
   async createIndex(settings, ctx) {
     // The engine first: providers selected for an index that cannot open would be left unclosed.
     const engine = await requireService<MemoryEngine>(ctx.api.kernel, memoryEngineServiceId('sqlite'), 'memory-sqlite');
-    return engine.open(settings, { embeddings: await embeddingsForIndex(settings, ctx), logger: ctx.logger });
+    const embeddings = await embeddingsForIndex(settings, ctx);
+    return engine.open(settings, { embeddings, logger: ctx.logger, ranking: ctx.ranking });
   },
 });

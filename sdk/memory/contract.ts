@@ -3,7 +3,8 @@
  *
  *   memoryContractSuite({ name: 'memory-x', plugin: '/path/to/plugins/memory-x', backend: 'x', config });
  *
- * It boots a kernel with just that plugin (holding the memory slot), writes a small
+ * It boots a kernel with just that plugin (holding the memory slot) and memory-core, which
+ * serves every backend built with defineMemoryPlugin, writes a small
  * labelled corpus into the workspace, and checks: indexing, relevance on labelled queries
  * (English, Chinese, Japanese), the result shape, delta indexing, removal, the tools through
  * the kernel's one tool-call path, memory_get's path rules, and switching the slot through
@@ -16,7 +17,7 @@ import type { ToolResult } from '../../kernel/index.js';
 import type { MemoryBackend, MemorySearchResult } from '../types/memory.js';
 import type { PluginDefinition } from '../types/plugin.js';
 import { definePlugin } from '../index.js';
-import { createTestKernel, type TestKernel } from '../testing.js';
+import { bundledPluginDir, createTestKernel, type TestKernel } from '../testing.js';
 
 export interface MemoryContractTarget {
   /** Plugin id (also the describe() title). */
@@ -27,7 +28,7 @@ export interface MemoryContractTarget {
   backend: string;
   /** openclaw.json for the kernel (merged with the slot setting). */
   config?: () => Record<string, unknown>;
-  /** Extra plugins the backend needs (none for most). */
+  /** Extra plugins the backend needs besides memory-core (none for most). */
   plugins?: Array<string | PluginDefinition>;
   env?: Record<string, string | undefined>;
 }
@@ -135,7 +136,7 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
 
     beforeAll(async () => {
       kernel = await createTestKernel({
-        plugins: [target.plugin, ...(target.plugins ?? [])],
+        plugins: [target.plugin, bundledPluginDir('memory-core'), ...(target.plugins ?? [])],
         config: withSlot(target.config?.(), target.name),
         env: target.env,
       });
@@ -248,7 +249,7 @@ export function memoryContractSuite(target: MemoryContractTarget): void {
     });
 
     it('is chosen by plugins.slots.memory, and another holder replaces it through config', async () => {
-      const plugins = [target.plugin, ...(target.plugins ?? []), otherMemory];
+      const plugins = [target.plugin, bundledPluginDir('memory-core'), ...(target.plugins ?? []), otherMemory];
       const other = await createTestKernel({
         plugins,
         config: withSlot(target.config?.(), 'memory-contract-other'),

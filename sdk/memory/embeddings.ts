@@ -5,13 +5,13 @@
  * backend asks for it with `embeddingsForIndex`; without the service it searches by keyword
  * and says why. Other plugins add providers as services `embedding-provider:<id>` whose api
  * is a PluginEmbeddingAdapter (OpenClaw's shape; OpenClaw plugins register one through
- * `api.registerEmbeddingProvider`, see host/openclaw/api.ts), which
+ * `api.registerEmbeddingProvider`, see host/openclaw/embedding.ts), which
  * `memorySearch.provider: "<id>"` (or `fallback`) then selects. Every vector a provider
  * returns is L2-normalised with non-finite values zeroed.
  */
 import { useService } from '../services.js';
 import type { KernelServices } from '../types/plugin.js';
-import { BUILTIN_EMBEDDING_PROVIDERS, isBuiltinEmbeddingProvider, type MemorySettings } from './settings.js';
+import type { MemorySettings } from './settings.js';
 
 export interface EmbeddingProvider {
   id: string;
@@ -94,15 +94,4 @@ export interface PluginEmbeddingAdapter {
     remote?: { baseUrl?: string; apiKey?: string; headers?: Record<string, string> };
   }): Promise<{ provider: PluginEmbeddingInstance | null; runtime?: { cacheKeyData?: Record<string, unknown> } }>;
   formatSetupError?(error: unknown): string;
-}
-
-/** Why `value` cannot be registered as an embedding provider, or undefined when it can. */
-export function invalidEmbeddingAdapter(value: unknown): string | undefined {
-  const adapter = value as Partial<PluginEmbeddingAdapter> | null;
-  if (typeof adapter?.id !== 'string' || adapter.id.trim() === '')
-    return 'an embedding provider needs a non-empty string id';
-  if (isBuiltinEmbeddingProvider(adapter.id))
-    return `embedding provider id "${adapter.id}" is one of memory's own (${BUILTIN_EMBEDDING_PROVIDERS.join(', ')})`;
-  if (typeof adapter.create !== 'function') return `embedding provider "${adapter.id}" has no create(options) function`;
-  return undefined;
 }

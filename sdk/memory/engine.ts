@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../../kernel/index.js';
 import type { EmbeddingSelection } from './embeddings.js';
-import type { MemoryIndex } from './plugin.js';
+import type { MemoryIndex, MemoryRanking } from './plugin.js';
 import type { MemorySettings } from './settings.js';
 
 export const MEMORY_ENGINE_SERVICE_PREFIX = 'memory-engine:';
@@ -20,6 +20,8 @@ export interface MemoryEngineOptions {
   logger: Logger;
   /** Reported as `backend` (a backend that falls back to the engine may name itself). */
   backend?: string;
+  /** The backend's `MemoryIndexContext.ranking`. */
+  ranking: MemoryRanking;
 }
 
 export interface MemoryEngine {

@@ -67,7 +67,7 @@ function walk(dir: string, out: string[]): void {
 }
 
 /** Stable short names for extra roots outside the workspace (`extra/<name>/…`). */
-export function extraRootNames(workspaceDir: string, extraPaths: readonly string[]): Map<string, string> {
+function extraRootNames(workspaceDir: string, extraPaths: readonly string[]): Map<string, string> {
   const names = new Map<string, string>();
   const used = new Set<string>();
   for (const root of extraPaths) {
@@ -280,18 +280,6 @@ export function readMemoryLines(absPath: string, from = 1, lines?: number, limit
   };
 }
 
-/** The line the model reads after a windowed or cut `memory_get`, telling it how to read on. */
-export function continuationNote(read: MemoryLines, maxChars: number): string | undefined {
-  const last = read.from + read.lines - 1;
-  const shown = `lines ${read.from}-${last} of ${read.totalLines}`;
-  if (read.truncated) {
-    const more = read.nextFrom ? `; read on with from=${read.nextFrom}` : '';
-    return `[memory_get: cut at ${maxChars} characters (memoryGetMaxChars), ${shown} shown${more}]`;
-  }
-  if (read.nextFrom) return `[memory_get: ${shown} shown; read on with from=${read.nextFrom}]`;
-  return undefined;
-}
-
 /** A file indexed only up to `memorySearch.maxFileBytes`. */
 export interface CappedFile {
   path: string;
@@ -331,12 +319,4 @@ export function cappedNote(capped: readonly CappedFile[], maxFileBytes: number):
     .map((file) => `${file.path} (${file.size} bytes, first ${file.indexedBytes} indexed)`)
     .join(', ');
   return `memory index: ${capped.length} file${capped.length === 1 ? '' : 's'} over memorySearch.maxFileBytes (${maxFileBytes}) indexed only in part: ${names}`;
-}
-
-/** `memory/2026-01-31.md` (or `memory/2026-01-31-slug.md`) → that date; undated files → undefined. */
-export function datedFileDay(path: string): Date | undefined {
-  const match = /(?:^|\/)memory\/(?:.*\/)?(\d{4})-(\d{2})-(\d{2})[^/]*\.md$/i.exec(path);
-  if (!match) return undefined;
-  const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  return Number.isNaN(date.getTime()) ? undefined : date;
 }

@@ -1,22 +1,20 @@
 /**
- * What every memory backend plugin shares, so a backend is only its index: per-agent
- * indexes created on first use, the `memory` slot capability, the `memory_search` and
- * `memory_get` tools, `claw memory status|index|search`, a watcher on MEMORY.md and
- * memory/ (1.5 s debounce) that re-syncs in the background, and a sync at start-up.
+ * A memory backend is only its index: the memory-core plugin (the service "memory-core")
+ * puts everything else around it — per-agent indexes created on first use, the `memory`
+ * slot capability, the `memory_search` and `memory_get` tools, `claw memory
+ * status|index|search`, a watcher on MEMORY.md and memory/ that re-syncs in the background,
+ * and a sync at start-up — registered on the backend's own behalf, so its manifest declares
+ * them and requires the service.
  *
  *   export default defineMemoryPlugin({ id: 'memory-x', backend: 'x', createIndex: (settings, ctx) => new XIndex(settings) });
  */
-import { watch, type FSWatcher } from 'node:fs';
-import { join } from 'node:path';
-import type { Logger, ToolContext } from '../../kernel/index.js';
-import type { CliContext, PluginApi, PluginDefinition } from '../types/plugin.js';
-import type { MemoryBackend, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../types/memory.js';
-import { definePlugin, errorResult, jsonResult } from '../index.js';
-import { continuationNote, MemoryPathError, readMemoryLines, resolveMemoryPath, type MemoryLines } from './files.js';
-import { resolveMemorySettings, SEMANTIC_SEARCH_HINT, SNIPPET_MAX_CHARS, type MemorySettings } from './settings.js';
-import { snippetOf } from './text.js';
-import { runMemoryCli } from './cli.js';
-import { agentSettings, defaultAgentId } from '../agent/settings.js';
+import type { Logger } from '../../kernel/index.js';
+import type { PluginApi, PluginDefinition } from '../types/plugin.js';
+import type { MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../types/memory.js';
+import { definePlugin } from '../index.js';
+import { requireService } from '../services.js';
+import type { MemoryLines } from './files.js';
+import type { MemorySettings } from './settings.js';
 
 /** One agent's index in one backend. */
 export interface MemoryIndex {
@@ -36,6 +34,8 @@ export interface MemoryIndexContext {
   logger: Logger;
   stateDir: string;
   env: Readonly<Record<string, string | undefined>>;
+  /** The ranking every backend shares, so they rank alike. */
+  ranking: MemoryRanking;
 }
 
 export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
@@ -49,14 +49,59 @@ export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
   ): MemoryIndex | Promise<MemoryIndex>;
 }
 
-const SEARCH_DESCRIPTION =
-  'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or open tasks. Returns the best matching snippets with path and line range; read more with memory_get.';
-const GET_DESCRIPTION =
-  'Read lines of a memory file (MEMORY.md, memory/YYYY-MM-DD.md, or a path from memory_search results).';
+/** A search candidate: a chunk with one score (vector or keyword). */
+export interface RankedChunk {
+  /** Unique per chunk (the merge key). */
+  id: string;
+  path: string;
+  startLine: number;
+  endLine: number;
+  text: string;
+  source?: string;
+  score: number;
+}
 
-/** A backend's status says it searches by keyword because it has no embedding provider at all. */
-function noEmbedder(report: Record<string, unknown>): boolean {
-  return report.mode === 'keyword' && (report.provider === undefined || report.provider === 'none');
+export interface ScoredChunk extends RankedChunk {
+  vectorScore?: number;
+  textScore?: number;
+}
+
+export interface MergeOptions {
+  vectorWeight: number;
+  textWeight: number;
+  minScore: number;
+  maxResults: number;
+  mmr?: { enabled: boolean; lambda: number };
+  temporalDecay?: { enabled: boolean; halfLifeDays: number };
+  now?: Date;
+}
+
+/** Ranking rules memory engines share (OpenClaw's), from the "memory-core" service. */
+export interface MemoryRanking {
+  /**
+   * Union by chunk id, weighted sum, optional decay and MMR, then minScore and maxResults;
+   * keyword matches that keyword-only search would keep fill the slots left free.
+   */
+  mergeHybridResults(
+    vector: readonly RankedChunk[],
+    keyword: readonly RankedChunk[],
+    options: MergeOptions,
+  ): ScoredChunk[];
+  /** Decay, MMR, threshold and limit, for results already scored. */
+  finish(results: ScoredChunk[], options: Omit<MergeOptions, 'vectorWeight' | 'textWeight'>): ScoredChunk[];
+  /** The threshold a keyword match must reach on its own: the share of minScore the text side can earn. */
+  keywordMinScore(minScore: number, textWeight: number): number;
+  cosine(a: ArrayLike<number>, b: ArrayLike<number>): number;
+  /** A question's content terms, for keyword engines that OR them (no question words; CJK as character pairs). */
+  contentTerms(question: string): string[];
+}
+
+export const MEMORY_CORE_SERVICE_ID = 'memory-core';
+
+export interface MemoryCoreService {
+  /** Registers the memory capability, tools, CLI command and `<id>-sync` service on the backend's `api`. */
+  serve<Config extends Record<string, unknown>>(api: PluginApi<Config>, options: MemoryPluginOptions<Config>): void;
+  ranking: MemoryRanking;
 }
 
 export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(
@@ -64,296 +109,9 @@ export function defineMemoryPlugin<Config extends Record<string, unknown> = Reco
 ): PluginDefinition<Config> {
   return definePlugin<Config>({
     id: options.id,
-    register(api) {
-      const manager = new MemoryManager(api, options);
-      api.registerMemory(manager.backend());
-      api.registerTool({
-        name: 'memory_search',
-        label: 'Memory Search',
-        description: SEARCH_DESCRIPTION,
-        parameters: {
-          type: 'object',
-          required: ['query'],
-          additionalProperties: false,
-          properties: {
-            query: { type: 'string', minLength: 1, description: 'What to look for, in words.' },
-            maxResults: { type: 'integer', minimum: 1, maximum: 50 },
-            minScore: { type: 'number', minimum: 0, maximum: 1 },
-          },
-        },
-        execute: async (params: { query: string; maxResults?: number; minScore?: number }, ctx: ToolContext) => {
-          const result = await manager.search(params.query, {
-            agentId: ctx.agentId,
-            maxResults: params.maxResults,
-            minScore: params.minScore,
-            signal: ctx.signal,
-          });
-          const settings = manager.settings(ctx.agentId);
-          return jsonResult({
-            ...result,
-            results: result.results.map((hit) => ({
-              ...hit,
-              snippet: snippetOf(hit.snippet, SNIPPET_MAX_CHARS),
-              ...(settings.citations !== 'off' ? { citation: `${hit.path}#L${hit.startLine}-L${hit.endLine}` } : {}),
-            })),
-          });
-        },
-      });
-      api.registerTool({
-        name: 'memory_get',
-        label: 'Memory Get',
-        description: GET_DESCRIPTION,
-        parameters: {
-          type: 'object',
-          required: ['path'],
-          additionalProperties: false,
-          properties: {
-            path: { type: 'string', minLength: 1, description: 'MEMORY.md, memory/…, or a path from memory_search.' },
-            from: { type: 'integer', minimum: 1, description: 'First line (1-based).' },
-            lines: { type: 'integer', minimum: 1, description: 'How many lines.' },
-          },
-        },
-        execute: async (params: { path: string; from?: number; lines?: number }, ctx: ToolContext) => {
-          try {
-            const read = await manager.get(params.path, {
-              agentId: ctx.agentId,
-              from: params.from,
-              lines: params.lines,
-            });
-            const note = continuationNote(read, manager.settings(ctx.agentId).get.maxChars);
-            return {
-              content: [{ type: 'text', text: note ? `${read.text}\n\n${note}` : read.text }],
-              details: {
-                path: read.path,
-                from: read.from,
-                lines: read.lines,
-                totalLines: read.totalLines,
-                ...(read.truncated ? { truncated: true } : {}),
-                ...(read.nextFrom ? { nextFrom: read.nextFrom } : {}),
-              },
-            };
-          } catch (error) {
-            if (error instanceof MemoryPathError) return errorResult(error.message);
-            throw error;
-          }
-        },
-      });
-      api.registerCli({
-        name: 'memory',
-        description: 'Memory status, indexing and search',
-        run: (argv: string[], ctx: CliContext) => runMemoryCli(argv, ctx, manager),
-      });
-      api.registerService({
-        id: `${options.id}-sync`,
-        start: () => manager.start(),
-        stop: () => manager.stop(),
-      });
+    async register(api) {
+      const core = await requireService<MemoryCoreService>(api.kernel, MEMORY_CORE_SERVICE_ID, options.id);
+      core.serve(api, options);
     },
   });
-}
-
-/** Per-agent indexes, the watcher, and the slot capability over them. */
-export class MemoryManager<Config extends Record<string, unknown> = Record<string, unknown>> {
-  private readonly indexes = new Map<string, Promise<MemoryIndex>>();
-  private readonly watchers: FSWatcher[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly debounce = new Map<string, NodeJS.Timeout>();
-  private readonly syncing = new Map<string, Promise<MemorySyncStats>>();
-  private readonly dirty = new Set<string>();
-  private stopped = false;
-
-  constructor(
-    readonly api: PluginApi<Config>,
-    readonly options: MemoryPluginOptions<Config>,
-  ) {}
-
-  get backendName(): string {
-    return this.options.backend;
-  }
-
-  defaultAgent(): string {
-    return defaultAgentId(this.api.kernel.config());
-  }
-
-  settings(agentId = this.defaultAgent()): MemorySettings {
-    const config = this.api.kernel.config();
-    const { workspaceDir } = agentSettings(
-      config,
-      agentId,
-      this.api.kernel.paths.stateDir,
-      this.api.kernel.paths.workspaceDir,
-    );
-    return resolveMemorySettings(config, { agentId, workspaceDir, stateDir: this.api.kernel.paths.stateDir });
-  }
-
-  index(agentId = this.defaultAgent()): Promise<MemoryIndex> {
-    let index = this.indexes.get(agentId);
-    if (!index) {
-      const settings = this.settings(agentId);
-      // Only the SQLite index reads transcripts; another backend would silently search less than asked.
-      if (settings.sources.includes('sessions') && this.options.backend !== 'sqlite') {
-        return Promise.reject(
-          new Error(
-            `memorySearch.sources "sessions" (agent ${agentId}) is supported by the memory-sqlite backend only, not ${this.options.backend}; remove "sessions" or use memory-sqlite`,
-          ),
-        );
-      }
-      index = Promise.resolve(
-        this.options.createIndex(
-          settings,
-          {
-            api: this.api,
-            logger: this.api.logger,
-            stateDir: this.api.kernel.paths.stateDir,
-            env: this.api.kernel.env,
-          },
-          this.api.config,
-        ),
-      );
-      index.catch(() => this.indexes.delete(agentId));
-      this.indexes.set(agentId, index);
-    }
-    return index;
-  }
-
-  /** One sync at a time per agent; callers during a sync share it. */
-  sync(
-    agentId = this.defaultAgent(),
-    options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void } = {},
-  ): Promise<MemorySyncStats> {
-    const running = this.syncing.get(agentId);
-    if (running && !options.force) return running;
-    const run = (running ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(async () => {
-        this.dirty.delete(agentId);
-        return (await this.index(agentId)).sync(options);
-      })
-      .finally(() => {
-        if (this.syncing.get(agentId) === run) this.syncing.delete(agentId);
-      });
-    this.syncing.set(agentId, run);
-    return run;
-  }
-
-  async search(
-    query: string,
-    options: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal } = {},
-  ): Promise<MemorySearchResult> {
-    const agentId = options.agentId ?? this.defaultAgent();
-    const settings = this.settings(agentId);
-    if (!settings.enabled)
-      return {
-        results: [],
-        backend: this.backendName,
-        mode: 'keyword',
-        notice: 'memory search is disabled for this agent (memorySearch.enabled: false)',
-      };
-    const index = await this.index(agentId);
-    // The first search waits for the first index build (joining the start-up sync if it is
-    // running); after that, a search only catches up with files marked changed.
-    const first = !this.synced.has(agentId);
-    if (first || (settings.sync.onSearch && this.dirty.has(agentId))) {
-      await this.sync(agentId)
-        .then(() => this.synced.add(agentId))
-        .catch((error: Error) => this.api.logger.warn(`memory sync before search failed: ${error.message}`));
-    }
-    return index.search(query, {
-      maxResults: options.maxResults ?? settings.query.maxResults,
-      minScore: options.minScore ?? settings.query.minScore,
-      signal: options.signal,
-    });
-  }
-
-  private readonly synced = new Set<string>();
-
-  async get(path: string, options: { agentId?: string; from?: number; lines?: number } = {}) {
-    const agentId = options.agentId ?? this.defaultAgent();
-    const index = await this.index(agentId);
-    if (index.get) return index.get(path, options);
-    const settings = this.settings(agentId);
-    const resolved = resolveMemoryPath(settings.workspaceDir, settings.extraPaths, path);
-    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines, settings.get) };
-  }
-
-  async status(options: { agentId?: string; deep?: boolean } = {}): Promise<Record<string, unknown>> {
-    const agentId = options.agentId ?? this.defaultAgent();
-    const index = await this.index(agentId);
-    const report = { backend: this.backendName, agentId, ...(await index.status({ deep: options.deep })) };
-    return noEmbedder(report) ? { ...report, semanticSearch: SEMANTIC_SEARCH_HINT } : report;
-  }
-
-  backend(): MemoryBackend {
-    return {
-      search: (query, options) => this.search(query, options),
-      get: (path, options) => this.get(path, options),
-      status: (options) => this.status(options),
-      sync: (options) => this.sync(options?.agentId, options),
-      close: () => this.stop(),
-    };
-  }
-
-  /** Service start: index the default agent in the background and watch its memory files. */
-  start(): void {
-    this.stopped = false;
-    const agentId = this.defaultAgent();
-    const settings = this.settings(agentId);
-    if (!settings.enabled) return;
-    this.sync(agentId)
-      .then(() => this.synced.add(agentId))
-      .catch((error: Error) => this.api.logger.warn(`memory index at start-up failed: ${error.message}`));
-    if (settings.sync.watch) this.watch(agentId, settings);
-    if (settings.sync.intervalMinutes > 0) {
-      const timer = setInterval(() => this.markDirty(agentId, 0), settings.sync.intervalMinutes * 60_000);
-      timer.unref();
-      this.timers.add(timer);
-    }
-  }
-
-  /** Changes settle for `debounceMs`, then a background sync picks them up. */
-  markDirty(agentId: string, debounceMs = this.settings(agentId).sync.watchDebounceMs): void {
-    this.dirty.add(agentId);
-    clearTimeout(this.debounce.get(agentId));
-    const timer = setTimeout(() => {
-      this.debounce.delete(agentId);
-      if (this.stopped || !this.dirty.has(agentId)) return;
-      this.sync(agentId).catch((error: Error) => this.api.logger.warn(`memory re-index failed: ${error.message}`));
-    }, debounceMs);
-    timer.unref();
-    this.debounce.set(agentId, timer);
-  }
-
-  private watch(agentId: string, settings: MemorySettings): void {
-    const onChange = (file: string | null, wanted: RegExp) => {
-      if (file === null || wanted.test(file) || !file.includes('.')) this.markDirty(agentId);
-    };
-    const tryWatch = (path: string, recursive: boolean, wanted = /\.md$/i) => {
-      try {
-        const watcher = watch(path, { recursive, persistent: false }, (_event, file) =>
-          onChange(file ? String(file) : null, wanted),
-        );
-        watcher.on('error', () => watcher.close());
-        this.watchers.push(watcher);
-      } catch {
-        // The folder may not exist yet; the workspace watcher notices when it appears.
-      }
-    };
-    tryWatch(settings.workspaceDir, false);
-    tryWatch(join(settings.workspaceDir, 'memory'), true);
-    // A transcript that grew is picked up by a debounced background sync; searches never wait for it.
-    if (settings.sources.includes('sessions')) tryWatch(settings.sessionsDir, false, /\.jsonl$/);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const watcher of this.watchers.splice(0)) watcher.close();
-    for (const timer of [...this.timers, ...this.debounce.values()]) clearTimeout(timer);
-    this.timers.clear();
-    this.debounce.clear();
-    await Promise.allSettled([...this.syncing.values()]);
-    const indexes = [...this.indexes.values()];
-    this.indexes.clear();
-    this.synced.clear();
-    for (const index of await Promise.allSettled(indexes)) if (index.status === 'fulfilled') await index.value.close();
-  }
 }

@@ -51,10 +51,6 @@ export function tokenize(text: string): string[] {
   return out;
 }
 
-export function tokenSet(text: string): Set<string> {
-  return new Set(tokenize(text));
-}
-
 /** Spaces around every CJK character, for full-text indexes that split on spaces. */
 export function segmentCjk(text: string): string {
   return text.replace(CJK_GLOBAL, (char) => ` ${char} `).replace(/ {2,}/g, ' ');

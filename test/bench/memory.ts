@@ -12,9 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../../sdk/index.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
-import { createHashEmbedder } from '../../sdk/memory/hash-embedder.js';
-import { resolveMemorySettings, type MemorySettings } from '../../sdk/memory/settings.js';
+import { createHashEmbedder } from '../fakes/hash-embedder.js';
+import type { MemorySettings } from '../../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
 import { rng } from './rng.js';
+import { memoryRanking } from '../../plugins/memory-core/ranking.js';
 
 const FILES = 2000;
 const DIMS = 64;
@@ -134,6 +136,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
     const sqlite = await SqliteMemoryIndex.open(sqliteSettings, {
       embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
       logger,
+      ranking: memoryRanking,
     });
     let start = performance.now();
     const built = await sqlite.sync({ force: true });
@@ -151,7 +154,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
     const miniSettings = settingsFor(root, workspace, join(root, 'memory', 'mini.sqlite'));
     const mini = new MiniSearchMemoryIndex(
       miniSettings,
-      { logger },
+      { logger, ranking: memoryRanking },
       { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
     );
     start = performance.now();
@@ -194,6 +197,7 @@ async function firstIndexVsRebuild(
   const index = await SqliteMemoryIndex.open(settings, {
     embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
     logger,
+    ranking: memoryRanking,
   });
   try {
     let start = performance.now();

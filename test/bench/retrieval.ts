@@ -25,10 +25,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type MemorySearchResult } from '../../sdk/index.js';
 import { selectEmbeddingProvider } from '../../plugins/embeddings/providers.js';
-import { hashEmbedding } from '../../sdk/memory/hash-embedder.js';
+import { hashEmbedding } from '../fakes/hash-embedder.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
-import { resolveMemorySettings, type MemorySettings } from '../../sdk/memory/settings.js';
+import type { MemorySettings } from '../../sdk/memory/settings.js';
+import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
 import { generatePersonalCorpus, type BenchQuery, type QueryCategory } from './personal-corpus.js';
+import { memoryRanking } from '../../plugins/memory-core/ranking.js';
 
 export interface Scores {
   n: number;
@@ -147,7 +149,11 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
     const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
 
     const keywordSettings = settingsFor(root, workspace, join(root, 'index', 'keyword.sqlite'), { provider: 'none' });
-    const keyword = await SqliteMemoryIndex.open(keywordSettings, { embeddings: { reason: 'keyword only' }, logger });
+    const keyword = await SqliteMemoryIndex.open(keywordSettings, {
+      embeddings: { reason: 'keyword only' },
+      logger,
+      ranking: memoryRanking,
+    });
     await keyword.sync({ force: true });
     runs.push({ ...(await evaluate('sqlite keyword', keyword, keywordSettings, queries)), answeredBy: undefined });
     await keyword.close();
@@ -165,7 +171,11 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
         logger,
         stateDir: root,
       } as never);
-      const hybrid = await SqliteMemoryIndex.open(hybridSettings, { embeddings: selection, logger });
+      const hybrid = await SqliteMemoryIndex.open(hybridSettings, {
+        embeddings: selection,
+        logger,
+        ranking: memoryRanking,
+      });
       await hybrid.sync({ force: true });
       const run = await evaluate('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings, queries);
       const mode = (await hybrid.search(queries[0]!.query, { maxResults: 6, minScore: 0.35 })).mode;
@@ -178,7 +188,11 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
 
     const { MiniSearchMemoryIndex } = await import('../../plugins/memory-minisearch/memory-index.js');
     const miniSettings = settingsFor(root, workspace, join(root, 'index', 'mini.sqlite'), { provider: 'none' });
-    const mini = new MiniSearchMemoryIndex(miniSettings, { logger }, { reason: 'keyword only' });
+    const mini = new MiniSearchMemoryIndex(
+      miniSettings,
+      { logger, ranking: memoryRanking },
+      { reason: 'keyword only' },
+    );
     await mini.sync({ force: true });
     runs.push({ ...(await evaluate('minisearch', mini, miniSettings, queries)), answeredBy: undefined });
     await mini.close();
@@ -188,7 +202,13 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
       const qmdSettings = settingsFor(root, workspace, join(root, 'index', 'qmd-fallback.sqlite'), {
         provider: 'none',
       });
-      const context = { logger, stateDir: root, env: {}, api: { kernel: { config: () => ({}) } } } as never;
+      const context = {
+        logger,
+        stateDir: root,
+        env: {},
+        api: { kernel: { config: () => ({}) } },
+        ranking: memoryRanking,
+      } as never;
       const qmd = new QmdMemoryIndex(qmdSettings, context, { command: options.qmdCommand, updateIntervalMinutes: 0 });
       try {
         await qmd.sync({ force: true });

@@ -17,7 +17,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashEmbedding } from '../../sdk/memory/hash-embedder.js';
+import { hashEmbedding } from './hash-embedder.js';
 
 export interface FakeEmbeddingRequest {
   method: string;

@@ -16,7 +16,7 @@
  *    (status "incomplete"), not `response.completed`, exactly like the real API.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { hashEmbedding } from '../../sdk/memory/hash-embedder.js';
+import { hashEmbedding } from './hash-embedder.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

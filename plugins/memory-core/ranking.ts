@@ -1,35 +1,11 @@
 /**
- * Ranking shared by the memory backends: vector normalisation, BM25 normalisation,
- * the hybrid merge (0.7 · vector + 0.3 · text), temporal decay for dated daily files,
- * and MMR re-ranking for diverse results.
+ * Ranking shared by the memory backends, which get it from the "memory-core" service
+ * (MemoryRanking): the hybrid merge (0.7 · vector + 0.3 · text), temporal decay for dated
+ * daily files, and MMR re-ranking for diverse results.
  */
-import { datedFileDay } from './files.js';
-import { tokenSet } from './text.js';
-
-/** Non-finite values become 0; then unit length (vectors of length < 1e-10 stay as they are). */
-export function sanitizeAndNormalizeEmbedding(vector: readonly number[]): number[] {
-  const clean = vector.map((value) => (Number.isFinite(value) ? value : 0));
-  const magnitude = Math.sqrt(clean.reduce((sum, value) => sum + value * value, 0));
-  if (magnitude < 1e-10) return clean;
-  return clean.map((value) => value / magnitude);
-}
-
-/** OpenClaw's rank → score for a non-negative "badness" rank (0 is best). */
-export function bm25RankToScore(rank: number): number {
-  return 1 / (1 + Math.max(0, rank));
-}
-
-/**
- * SQLite FTS5's bm25() is negative, more negative meaning more relevant. Relevance is its
- * negation; scores are relevance relative to the best candidate, so the best keyword
- * match scores 1 and the rest fall in (0, 1].
- */
-export function normalizeBm25(ranks: readonly number[]): number[] {
-  const relevance = ranks.map((rank) => Math.max(0, -rank));
-  const best = Math.max(0, ...relevance);
-  if (best <= 0) return ranks.map((_rank, index) => bm25RankToScore(index));
-  return relevance.map((value) => value / best);
-}
+import type { MemoryRanking, MergeOptions, RankedChunk, ScoredChunk } from '../../sdk/memory/index.js';
+import { tokenize } from '../../sdk/memory/index.js';
+import { contentTerms } from './query-terms.js';
 
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;
@@ -48,31 +24,6 @@ export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
 export function temporalDecayMultiplier(ageInDays: number, halfLifeDays: number): number {
   return Math.exp(-(Math.LN2 / halfLifeDays) * Math.max(0, ageInDays));
 }
-
-export interface ScoredChunk {
-  /** Unique per chunk (the merge key). */
-  id: string;
-  path: string;
-  startLine: number;
-  endLine: number;
-  text: string;
-  source?: string;
-  vectorScore?: number;
-  textScore?: number;
-  score: number;
-}
-
-export interface MergeOptions {
-  vectorWeight: number;
-  textWeight: number;
-  minScore: number;
-  maxResults: number;
-  mmr?: { enabled: boolean; lambda: number };
-  temporalDecay?: { enabled: boolean; halfLifeDays: number };
-  now?: Date;
-}
-
-type Candidate = Omit<ScoredChunk, 'score' | 'vectorScore' | 'textScore'> & { score: number };
 
 /**
  * The threshold a keyword match must reach on its own (its normalised text score) to be
@@ -93,8 +44,8 @@ export function keywordMinScore(minScore: number, textWeight: number): number {
  * still need minScore.
  */
 export function mergeHybridResults(
-  vector: readonly Candidate[],
-  keyword: readonly Candidate[],
+  vector: readonly RankedChunk[],
+  keyword: readonly RankedChunk[],
   options: MergeOptions,
 ): ScoredChunk[] {
   const merged = new Map<string, ScoredChunk>();
@@ -166,7 +117,7 @@ export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number 
 
 /** Maximal marginal relevance: λ · relevance − (1 − λ) · max similarity to what is picked. */
 export function mmrRerank<T extends { score: number; text: string }>(items: readonly T[], lambda: number): T[] {
-  const remaining = items.map((item) => ({ item, tokens: tokenSet(item.text) }));
+  const remaining = items.map((item) => ({ item, tokens: new Set(tokenize(item.text)) }));
   const picked: typeof remaining = [];
   while (remaining.length > 0) {
     let bestIndex = 0;
@@ -185,3 +136,14 @@ export function mmrRerank<T extends { score: number; text: string }>(items: read
   }
   return picked.map((entry) => entry.item);
 }
+
+/** `memory/2026-01-31.md` (or `memory/2026-01-31-slug.md`) → that date; undated files → undefined. */
+export function datedFileDay(path: string): Date | undefined {
+  const match = /(?:^|\/)memory\/(?:.*\/)?(\d{4})-(\d{2})-(\d{2})[^/]*\.md$/i.exec(path);
+  if (!match) return undefined;
+  const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** What the "memory-core" service hands every engine. */
+export const memoryRanking: MemoryRanking = { mergeHybridResults, finish, keywordMinScore, cosine, contentTerms };

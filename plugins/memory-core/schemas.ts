@@ -1,9 +1,8 @@
 /**
- * The settings the memory kit reads for whichever memory plugin holds the slot
+ * The settings memory-core reads for whichever memory plugin holds the slot
  * (`agents.defaults.memorySearch` / `contextLimits`, per agent in `agents.list[]`), as
- * TypeBox: a build input, not shipped. A memory plugin built on the kit re-exports
- * `memoryConfigContributions` as its schemas.ts `configContributions`, so `npm run gen`
- * writes them into its manifest: the keys are known while any such plugin is installed.
+ * TypeBox: a build input, not shipped. `npm run gen` writes them into memory-core's
+ * manifest, so the keys are known while memory-core is installed, whichever backend is on.
  */
 import { Type } from 'typebox';
 
@@ -11,7 +10,7 @@ const Strict = { additionalProperties: false } as const;
 const Open = { additionalProperties: true } as const;
 
 /** `agents.defaults.contextLimits` / `agents.list[].contextLimits`: the memory_get excerpt (OpenClaw's names and defaults). */
-export const ContextLimitsSchema = Type.Object(
+const ContextLimitsSchema = Type.Object(
   {
     memoryGetMaxChars: Type.Optional(
       Type.Integer({
@@ -27,7 +26,7 @@ export const ContextLimitsSchema = Type.Object(
 );
 
 /** `agents.defaults.memorySearch` / `agents.list[].memorySearch`: the embedding provider keys beside these are read by the embeddings plugin. */
-export const MemorySearchConfigSchema = Type.Object(
+const MemorySearchConfigSchema = Type.Object(
   {
     maxFileBytes: Type.Optional(
       Type.Integer({
@@ -58,6 +57,6 @@ export const MemorySearchConfigSchema = Type.Object(
   Open,
 );
 
-export const memoryConfigContributions = {
+export const configContributions = {
   agents: { memorySearch: MemorySearchConfigSchema, contextLimits: ContextLimitsSchema },
 };

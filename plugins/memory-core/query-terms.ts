@@ -2,10 +2,10 @@
  * A question's content terms, for keyword engines that OR them: the words that name what is
  * asked about, without the words that only make it a question ("what did I … about the …?"),
  * and each Chinese/Japanese run as overlapping character pairs (minus pairs of particles and
- * question words), the unit that matches inside running CJK text. Used by the built-in index
- * (sqlite/fts-query.ts) and the QMD backend.
+ * question words), the unit that matches inside running CJK text. Engines get it from the
+ * "memory-core" service (MemoryRanking.contentTerms): the SQLite index and the QMD backend.
  */
-import { isCjk } from './text.js';
+import { isCjk } from '../../sdk/memory/index.js';
 
 /** Enough for any real question; bounds the work a pasted paragraph can cause. */
 const MAX_TERMS = 12;

@@ -5,8 +5,7 @@
  * same way, unrelated texts are nearly orthogonal. Not a language model: no synonyms.
  */
 import { createHash } from 'node:crypto';
-import type { EmbeddingProvider } from './embeddings.js';
-import { tokenize } from './text.js';
+import { tokenize, type EmbeddingProvider } from '../../sdk/memory/index.js';
 
 // Token directions are pure functions of (token, dims); remembering them makes indexing a
 // large corpus (a small vocabulary, used over and over) fast enough for benchmarks.

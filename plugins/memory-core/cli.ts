@@ -3,9 +3,8 @@
  * files, chunks, embeddings per second) and `claw memory search "<query>" [--json]`.
  * Runs against the backend that holds the memory slot, in this process.
  */
-import type { CliContext } from '../types/plugin.js';
-import type { MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../types/memory.js';
-import { parseFlags, runCliCommand, UsageError } from '../cli.js';
+import type { CliContext, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../sdk/index.js';
+import { parseFlags, runCliCommand, UsageError } from '../../sdk/cli.js';
 
 const HELP = `Usage: claw memory status [--deep] [--agent <id>] [--json]
        claw memory index [--force] [--agent <id>] [--json]
@@ -21,7 +20,7 @@ const FLAGS = {
   'min-score': { type: 'string' },
 } as const;
 
-/** What the memory commands drive: the SDK's MemoryManager (declared here so the two files do not import each other). */
+/** What the memory commands drive: a MemoryManager (declared here so the two files do not import each other). */
 export interface MemoryCliTarget {
   sync(
     agentId?: string,
