@@ -12,7 +12,7 @@ import {
   validateConnectParams,
   type ConnectParams,
 } from '../../sdk/index.js';
-import { deviceAuthPayload, deviceIdFor } from '../../sdk/client.js';
+import { deviceAuthPayload, deviceIdFor } from '../../sdk/index.js';
 import { safeEqual } from '../../sdk/net/index.js';
 import { parsePublicKey, verifySignature } from './device-verify.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
