@@ -75,7 +75,7 @@ describe('a small kernel', () => {
  * budget is a ratchet: lower it whenever code leaves the SDK, never raise it.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 11437;
+const SDK_LINE_BUDGET = 11436;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>
