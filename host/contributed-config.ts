@@ -15,7 +15,7 @@ import {
   type PathSegment,
   type PluginRecord,
 } from '../kernel/index.js';
-import { configContributions, type ContributedKey, type ContributionPlace } from '../sdk/config-schema.js';
+import { configContributions, type ContributedKey, type ContributionPlace } from './config-schema.js';
 import { acceptOpenclawKey } from './config-checks.js';
 
 type Node = Record<string, any>;

@@ -3,7 +3,7 @@
  * claw's rules, plugin discovery and the loader for plugin code, the validator cache, the
  * config writer, the OpenClaw plugin adapter and the services the host offers itself (runtime
  * deps, the SSRF-guarded network access every plugin shares, launchers, sandbox checks and
- * routing).
+ * routing, config admin).
  */
 import type { KernelOptions } from '../kernel/index.js';
 import { clawDiscovery, type DiscoveryOptions } from './discovery.js';
@@ -21,6 +21,8 @@ import { netService } from './net/index.js';
 import { NET_SERVICE } from '../sdk/net/guard.js';
 import { LAUNCHERS_SERVICE } from '../sdk/exec/index.js';
 import { SANDBOX_CHECKS_SERVICE, SANDBOX_ROUTE_SERVICE } from '../sdk/sandbox/index.js';
+import { CONFIG_ADMIN_SERVICE } from '../sdk/config.js';
+import { configAdminService } from './config-admin.js';
 
 export type ClawKernelParts = Required<
   Pick<
@@ -44,6 +46,7 @@ export function clawKernelParts(options: DiscoveryOptions & { jitiCacheDir?: str
       [LAUNCHERS_SERVICE]: launchersService,
       [SANDBOX_CHECKS_SERVICE]: sandboxChecksService,
       [SANDBOX_ROUTE_SERVICE]: sandboxRouteService,
+      [CONFIG_ADMIN_SERVICE]: configAdminService,
     }),
   };
 }

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { KernelPaths, PluginDefinition, PluginLoader } from '../kernel/index.js';
 import { ensurePrivateDir } from '../sdk/fs.js';
 import { sdkAliases } from '../sdk/aliases.js';
-import { restrictTree } from '../sdk/fs.js';
+import { restrictTree } from './private-tree.js';
 
 /** The parts of OpenClaw's `openclaw/plugin-sdk/*` that claw provides. */
 const OPENCLAW_SDK_SUBPATHS = ['plugin-entry', 'tool-plugin'] as const;

@@ -17,7 +17,7 @@ for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
 }
 const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
 const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'host', 'validator-cache.js'));
-const { configContributions } = await import(join(root, 'dist', 'sdk', 'config-schema.js'));
+const { configContributions } = await import(join(root, 'dist', 'host', 'config-schema.js'));
 const precompile = (schema) =>
   writeFileSync(join(validators, `${validatorKey(schema)}.cjs`), standaloneValidator(compileSchema(schema), true));
 const records = [];

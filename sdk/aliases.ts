@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   sdk: 'index',
   'sdk/testing': 'testing',
-  'sdk/client': 'client',
   'sdk/channels': 'channels/index',
   'sdk/channels/contract': 'channels/contract',
   'sdk/memory': 'memory/index',

@@ -1,15 +1,32 @@
 /**
  * For plugins that add `claw` commands: flag parsing with Node's util.parseArgs, usage
  * errors (exit 2), and gateway errors (exit 1) reported the same way by every command.
+ * A command reaches the running gateway through `ctx.gateway` (types/cli.ts).
  */
 import { CLI_CLIENT_ID } from './protocol/constants.js';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { CliContext, PluginApi } from './types/plugin.js';
-import { GatewayRequestError, type GatewayClient, type GatewayClientOptions } from './client.js';
-import { operatorClientOptions, withGatewayClient } from './operator.js';
+import type { ErrorShape } from './protocol/schema.js';
+import type { CliContext } from './types/plugin.js';
 
 /** Wrong flags or arguments: printed as `claw: <message>`, exit code 2. */
 export class UsageError extends Error {}
+
+/** A failed gateway request or handshake, carrying the gateway's error shape. */
+export class GatewayRequestError extends Error {
+  readonly code: string;
+  readonly details?: unknown;
+  readonly retryable?: boolean;
+  readonly retryAfterMs?: number;
+  constructor(error: ErrorShape) {
+    super(error.message);
+    this.name = 'GatewayRequestError';
+    this.code = error.code;
+    this.details = error.details;
+    this.retryable = error.retryable;
+    this.retryAfterMs = error.retryAfterMs;
+  }
+}
 
 type FlagSpec = Record<string, { type: 'string' | 'boolean'; short?: string }>;
 type Parsed<T extends FlagSpec> = ReturnType<
@@ -85,57 +102,10 @@ export function cliCommand(
     });
 }
 
-/** The flags every gateway-backed plugin command takes: `--url`, `--token`, `--timeout <ms>`. */
-export interface GatewayFlags {
-  url?: string;
-  token?: string;
-  password?: string;
-  timeout?: string;
+/** The lock a running gateway keeps in its state dir. */
+export function gatewayLockPath(stateDir: string): string {
+  return join(stateDir, 'gateway.lock');
 }
 
-/** Client options from those flags, the state dir's running gateway and `gateway.*` config (or the given section). */
-export function cliClientOptions(
-  flags: GatewayFlags,
-  ctx: CliContext,
-  api: Pick<PluginApi, 'kernel' | 'version'>,
-  gateway = (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
-): GatewayClientOptions {
-  const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
-  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0))
-    throw new UsageError(`--timeout must be milliseconds, got "${flags.timeout}"`);
-  return operatorClientOptions({
-    stateDir: api.kernel.paths.stateDir,
-    env: ctx.env,
-    gateway,
-    url: flags.url,
-    token: flags.token,
-    password: flags.password,
-    timeoutMs: timeout,
-    client: { id: CLI_CLIENT_ID, version: api.version ?? '0', mode: 'cli' },
-  });
-}
-
-/** Connect with those flags, run `work`, close. */
-export function withCliGateway<T>(
-  flags: GatewayFlags,
-  ctx: CliContext,
-  api: Pick<PluginApi, 'kernel' | 'version'>,
-  work: (client: GatewayClient) => Promise<T>,
-): Promise<T> {
-  return withGatewayClient(cliClientOptions(flags, ctx, api), work);
-}
-
-/** Finding and talking to the running gateway of a state dir, as every `claw` command does. */
-export {
-  DEFAULT_GATEWAY_PORT,
-  gatewayLockPath,
-  lockHolderAlive,
-  operatorClientOptions,
-  runningGateway,
-  withGatewayClient,
-  type GatewayLockInfo,
-  type OperatorConnection,
-} from './operator.js';
-/** Changing config from a command: through the running gateway, or under the config lock without one. */
-export * from './config-change.js';
+export type * from './types/cli.js';
 export { CLI_CLIENT_ID };

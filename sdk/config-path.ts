@@ -1,46 +1,12 @@
 /**
- * Editing config by path (`claw config set/unset`, the gateway's config methods):
- * parsing `agents.defaults.workspace`, `plugins.entries["my.plugin"].config`, `list[0].id`
- * into segments, and setting or removing the value there. Formatting and reading a path
- * are the kernel's (kernel/config/path.ts).
+ * Editing config by path (`claw config set/unset`, the gateway's config methods): whether
+ * a value is there, setting or removing it. Formatting and reading a path are the kernel's
+ * (kernel/config/path.ts); parsing the one a person types is the CLI's (apps/cli/config-path.ts).
  */
 import { formatPath, getPath, type PathSegment } from '../kernel/index.js';
 
 function isContainer(value: unknown): value is Record<string, unknown> | unknown[] {
   return value !== null && typeof value === 'object';
-}
-
-export function parsePath(path: string): PathSegment[] {
-  const segments: PathSegment[] = [];
-  let i = 0;
-  const fail = (why: string): never => {
-    throw new Error(`invalid config path "${path}": ${why}`);
-  };
-  if (!path.trim()) fail('empty path');
-  while (i < path.length) {
-    if (path[i] === '[') {
-      const close = path.indexOf(']', i);
-      if (close < 0) fail('unclosed "["');
-      const inner = path.slice(i + 1, close).trim();
-      if (/^\d+$/.test(inner)) segments.push(Number(inner));
-      else if (/^(["']).*\1$/.test(inner)) segments.push(inner.slice(1, -1));
-      else fail(`bad index "[${inner}]"`);
-      i = close + 1;
-      if (path[i] === '.') i++;
-      continue;
-    }
-    let end = i;
-    while (end < path.length && path[end] !== '.' && path[end] !== '[') end++;
-    const key = path.slice(i, end);
-    if (!key) fail('empty segment');
-    segments.push(key);
-    i = end;
-    if (path[i] === '.') {
-      i++;
-      if (i === path.length) fail('trailing "."');
-    }
-  }
-  return segments;
 }
 
 export function hasPath(root: unknown, segments: readonly PathSegment[]): boolean {

@@ -1,10 +1,10 @@
 /**
- * For whatever manages a running claw (the gateway's config.* and plugins.* methods, the
- * CLI): merge patches and the revision they are based on, which changes apply hot and which
- * take a restart, enabling and disabling plugins as config edits, and one plugin as shown
- * to people and clients.
+ * For whatever manages a running claw (the gateway's config.* and plugins.* methods): the
+ * config file's revision a write is based on, the conflict a stale write is refused with,
+ * and the host's "config-admin" service (plugin summaries, enabling and disabling plugins,
+ * the whole config's schema).
  */
 export * from './config-patch.js';
-export * from './config-reload.js';
-export * from './plugin-admin.js';
-export * from './plugin-summary.js';
+export type * from './types/config-admin.js';
+
+export const CONFIG_ADMIN_SERVICE = 'config-admin';

@@ -10,8 +10,8 @@
  * crash leaves the old file or the new one, never half of either. (The kernel writes no
  * files: these are for the SDK, plugins and the CLI, openclaw.json included.)
  */
-import { chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, lstatSync, mkdirSync } from 'node:fs';
-import { openSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, copyFileSync, existsSync, fsyncSync, mkdirSync } from 'node:fs';
+import { openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -121,38 +121,6 @@ export function keepCorruptCopy(file: string, now: number = Date.now()): string 
     chmodSync(copy, PRIVATE_FILE_MODE);
     return copy;
   }
-}
-
-/** Permission bits for the group and for others: none of them belong on state files. */
-export const NON_OWNER_BITS = 0o077;
-
-/**
- * The owner-only mode for an entry of mode `mode`: 0700 for a directory, 0600 for a file,
- * 0700 for a file its owner may execute (so an installed plugin's binaries keep working).
- */
-export function privateModeOf(mode: number, isDirectory: boolean): number {
-  if (isDirectory || mode & 0o100) return PRIVATE_DIR_MODE;
-  return PRIVATE_FILE_MODE;
-}
-
-/**
- * Make a tree claw has just created owner-only (files copied or unpacked keep the modes
- * they came with). Symlinks are neither followed nor changed. Returns the paths changed.
- */
-export function restrictTree(root: string): string[] {
-  const changed: string[] = [];
-  const visit = (path: string) => {
-    const stat = lstatSync(path);
-    if (stat.isSymbolicLink()) return;
-    const wanted = privateModeOf(stat.mode, stat.isDirectory());
-    if ((stat.mode & 0o777) !== wanted) {
-      chmodSync(path, wanted);
-      changed.push(path);
-    }
-    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-  };
-  visit(root);
-  return changed;
 }
 
 /** Forward slashes, the form names take in results and tool output on every platform. */

@@ -31,6 +31,7 @@ export type * from './types/automation.js';
 export type * from './types/internal-hooks.js';
 export type * from './types/capabilities.js';
 export type * from './types/gateway-auth.js';
+export type * from './types/cli.js';
 export type {
   BootedKernel,
   CapabilityLookup,
@@ -73,12 +74,12 @@ export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions }
 
 /** Checking a credential that arrives over the network, and telling this machine from others. */
 export { isLoopbackHost, safeEqual } from './net/auth-kit.js';
+/** The device identity a gateway client signs the connect challenge with, and the payload both ends build. */
+export * from './device-auth.js';
 
 /** Secret-named keys and the mask, for plugins that show config or env (masking text is `api.kernel.redact`). */
 export { isSecretKey, MASK } from './redact.js';
 
-/** The whole openclaw.json schema. */
-export { composeConfigSchema } from './config-schema.js';
 /** Where a session runs: the host's "sandbox-route" service (the rules themselves are the host's `clawPolicy`). */
 export {
   SANDBOX_ROUTE_SERVICE,
@@ -134,7 +135,7 @@ export type {
   ConnectParams,
   HelloOk,
 } from './protocol/schema.js';
-export { parsePath, hasPath, setPath, unsetPath } from './config-path.js';
+export { hasPath, setPath, unsetPath } from './config-path.js';
 export { redactConfig, REDACTED } from './config-redact.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { definePlugin, textResult, type PluginDefinition } from '../sdk/index.js';
-import type { GatewayClient } from '../sdk/client.js';
+import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import type { EventFrame } from '../sdk/protocol/schema.js';
 import type { HookName } from '../kernel/index.js';
 import { HOOK_NAMES } from '../kernel/index.js';

@@ -5,10 +5,10 @@
 import { existsSync, readdirSync, readFileSync, statSync, watch, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GatewayClient } from '../sdk/client.js';
+import { GatewayClient } from '../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
-import { changedPaths, planReload, reloadKind } from '../sdk/config-reload.js';
-import { diffMergePatch } from '../sdk/config-patch.js';
+import { changedPaths, planReload, reloadKind } from '../plugins/gateway/reload-plan.js';
+import { diffMergePatch } from '../apps/cli/config-patch.js';
 import { withFileLock } from '../sdk/file-lock.js';
 import { claw, startCliGateway, tempDir, waitFor } from './helpers.js';
 

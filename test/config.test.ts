@@ -2,12 +2,10 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
-  composeConfigSchema,
   ConfigError,
   createKernel,
   formatIssue,
   getPath,
-  parsePath,
   readConfigFile,
   redactConfig,
   REDACTED,
@@ -23,6 +21,8 @@ import { clawPolicy } from '../host/policy.js';
 import { configWriter, writeConfigFile } from '../host/config-write.js';
 import { IGNORED_OPENCLAW_KEY } from '../host/config-checks.js';
 import { clawDiscovery } from '../host/discovery.js';
+import { composeConfigSchema } from '../host/config-schema.js';
+import { parsePath } from '../apps/cli/config-path.js';
 import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
 
 const strictPlugin = {

@@ -14,7 +14,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayRequestError } from '../sdk/client.js';
+import { GatewayRequestError } from '../apps/cli/gateway-client.js';
 import { intakeFile, IntakeJournal } from '../plugins/agent/journal.js';
 import { MAX_RESUME_ATTEMPTS } from '../plugins/agent/intake.js';
 import { DELIVERY_RETRY_DELAYS_MS } from '../plugins/agent/outbox.js';

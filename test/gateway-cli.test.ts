@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
+import { GatewayClient, GatewayRequestError } from '../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { CLI, claw, startCliGateway as startGateway, tempDir, waitFor } from './helpers.js';
 

@@ -5,7 +5,7 @@ import type { PluginDefinition } from '../kernel/index.js';
 import type { GatewaySection } from '../plugins/gateway/settings.js';
 import { definePlugin } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
-import { GatewayClient, type GatewayClientOptions } from '../sdk/client.js';
+import { GatewayClient, type GatewayClientOptions } from '../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { REPO, sleep, tempDir } from './helpers.js';
 

@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
+import { GatewayClient, GatewayRequestError } from '../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { startAgent, type AgentHarness } from './agent-helpers.js';

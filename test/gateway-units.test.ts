@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DedupeCache, paramsFingerprint } from '../plugins/gateway/dedupe.js';
-import { mergePatch } from '../sdk/config-patch.js';
+import { mergePatch } from '../plugins/gateway/merge-patch.js';
 import { PRESENCE_MAX_ENTRIES, PRESENCE_TTL_MS, PresenceTracker } from '../plugins/gateway/presence.js';
 import { needsGeneratedToken, resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
 import { GATEWAY_DEFAULTS } from './gateway-helpers.js';

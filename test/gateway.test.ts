@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
+import { GatewayClient, GatewayRequestError } from '../apps/cli/gateway-client.js';
 import {
   base64UrlEncode,
   deviceAuthPayload,

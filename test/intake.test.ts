@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { intakeFile, IntakeJournal } from '../plugins/agent/journal.js';
 import { FollowupQueue, type Pending } from '../plugins/agent/queue.js';
 import { DELIVERY_RETRY_DELAYS_MS, nextAttemptAt, Outbox, type OutboxEntry } from '../plugins/agent/outbox.js';
-import { GatewayRequestError } from '../sdk/client.js';
+import { GatewayRequestError } from '../apps/cli/gateway-client.js';
 import { MAX_RESUME_ATTEMPTS } from '../plugins/agent/intake.js';
 import { answerEcho, connectOperator, crashBench, readTranscripts, writeConfig } from './bench/crash.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';

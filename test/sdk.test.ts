@@ -133,7 +133,6 @@ describe('the package surface for plugin authors', () => {
         './sdk/channels',
         './sdk/channels/contract',
         './sdk/cli',
-        './sdk/client',
         './sdk/config',
         './sdk/exec',
         './sdk/memory',

@@ -15,7 +15,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } fr
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayClient } from '../sdk/client.js';
+import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import type { GatewayService } from '../plugins/gateway/service.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { client, startGateway, type RunningGateway } from './gateway-helpers.js';

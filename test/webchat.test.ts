@@ -23,7 +23,7 @@ import type { EventFrame } from '../sdk/index.js';
 import type { ModelRequest } from '../sdk/index.js';
 import { definePlugin } from '../sdk/index.js';
 import { channelContractSuite, type FakePlatform, type PlatformSent } from '../sdk/channels/contract.js';
-import { GatewayClient, GatewayRequestError } from '../sdk/client.js';
+import { GatewayClient, GatewayRequestError } from '../apps/cli/gateway-client.js';
 import { agentStackDirs, lastUserText, scriptedModel } from '../sdk/testing.js';
 import webchatPlugin, {
   bundleCandidates,

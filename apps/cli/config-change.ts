@@ -6,9 +6,10 @@
  * edited here under the same lock; a running gateway then picks the change up from disk.
  */
 import { readConfigFile, resolveConfigPath, resolveStateDir } from '../../kernel/index.js';
-import { GatewayClient } from '../../sdk/client.js';
-import { ConfigChangeRefused, patchThroughGateway, type ConfigChange } from '../../sdk/config-change.js';
-import { operatorClientOptions, runningGateway } from '../../sdk/operator.js';
+import type { ConfigChange } from '../../sdk/cli.js';
+import { GatewayClient } from './gateway-client.js';
+import { ConfigChangeRefused, patchThroughGateway } from './config-patch.js';
+import { operatorClientOptions, runningGateway } from './operator.js';
 import { clawVersion } from '../../sdk/version.js';
 import { CLI_CLIENT_ID } from '../../sdk/protocol/constants.js';
 import { editConfig } from './config-edit.js';

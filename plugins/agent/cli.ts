@@ -5,25 +5,12 @@
  * channels) and streams the answer as it is written; `--local` runs the turn in this
  * process instead. Without a running gateway for this state dir it runs locally too.
  */
-import {
-  CLI_CLIENT_ID,
-  expandHome,
-  type CliContext,
-  type GatewayAuthService,
-  type PluginApi,
-} from '../../sdk/index.js';
+import { expandHome, type CliContext, type GatewayAuthService, type PluginApi } from '../../sdk/index.js';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { useService } from '../../sdk/services.js';
-import {
-  parseFlags as parse,
-  runCliCommand,
-  UsageError,
-  operatorClientOptions,
-  runningGateway,
-  withGatewayClient,
-} from '../../sdk/cli.js';
+import { parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import type { AgentRuntime, RunResult } from './runtime.js';
 import { ensureWorkspace, parseReply, unknownAgentProblem } from '../../sdk/agent/index.js';
 
@@ -110,9 +97,7 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
 
   const remote =
     !values.local &&
-    (values.url !== undefined ||
-      ctx.env.OPENCLAW_GATEWAY_URL !== undefined ||
-      runningGateway(api.kernel.paths.stateDir) !== undefined);
+    (values.url !== undefined || ctx.env.OPENCLAW_GATEWAY_URL !== undefined || ctx.gateway.running() !== undefined);
   // A gateway checks the agent against its own config; here, this config decides.
   const agentProblem =
     !remote && values.agent !== undefined
@@ -121,34 +106,33 @@ async function agentCommand(argv: string[], ctx: CliContext, api: PluginApi, run
   if (agentProblem) throw new UsageError(agentProblem);
   let result: ReturnType<typeof summaryOf>;
   if (remote) {
-    const options = operatorClientOptions({
-      stateDir: api.kernel.paths.stateDir,
-      env: ctx.env,
-      gateway: api.kernel.config().gateway as never,
+    const flags = {
       url: values.url as string | undefined,
       token: values.token as string | undefined,
       password: values.password as string | undefined,
-      client: { id: CLI_CLIENT_ID, version: api.version ?? '0', mode: 'cli' },
-      onEvent: (frame) => out.event(frame.event, frame.payload as Record<string, unknown>),
-    });
-    result = await withGatewayClient(options, (client) =>
-      client.request<ReturnType<typeof summaryOf>>(
-        'agent',
-        {
-          message,
-          idempotencyKey: randomUUID(),
-          ...(values.agent ? { agentId: values.agent } : {}),
-          ...(values.session ? { sessionKey: values.session } : {}),
-          ...(thinking ? { thinking } : {}),
-          ...(values.model ? { model: values.model } : {}),
-          ...(timeout ? { timeout } : {}),
-        },
-        {
-          expectFinal: true,
-          timeoutMs: ((timeout ?? runtime.settings(values.agent ?? runtime.defaultAgent()).timeoutSeconds) + 30) * 1000,
-          onAck: (ack) => out.accepted((ack as { runId: string }).runId),
-        },
-      ),
+    };
+    result = await ctx.gateway.connect(
+      flags,
+      (client) =>
+        client.request<ReturnType<typeof summaryOf>>(
+          'agent',
+          {
+            message,
+            idempotencyKey: randomUUID(),
+            ...(values.agent ? { agentId: values.agent } : {}),
+            ...(values.session ? { sessionKey: values.session } : {}),
+            ...(thinking ? { thinking } : {}),
+            ...(values.model ? { model: values.model } : {}),
+            ...(timeout ? { timeout } : {}),
+          },
+          {
+            expectFinal: true,
+            timeoutMs:
+              ((timeout ?? runtime.settings(values.agent ?? runtime.defaultAgent()).timeoutSeconds) + 30) * 1000,
+            onAck: (ack) => out.accepted((ack as { runId: string }).runId),
+          },
+        ),
+      { onEvent: (frame) => out.event(frame.event, frame.payload as Record<string, unknown>) },
     );
   } else {
     const handle = await runtime.dispatch({

@@ -5,8 +5,8 @@
  * the gateway's --url/--token/--timeout); after it, `wait --url` is the URL glob.
  */
 import { randomUUID } from 'node:crypto';
-import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, UsageError, withCliGateway, type GatewayFlags } from '../../sdk/cli.js';
+import type { CliContext } from '../../sdk/index.js';
+import { parseFlags, UsageError, type GatewayFlags } from '../../sdk/cli.js';
 import type { BrowserRequest } from './routes.js';
 
 export const BROWSER_HELP = `Usage: claw browser [--browser-profile <name>] [--json] <command> [options]
@@ -214,7 +214,7 @@ function print(command: string, result: Record<string, any>, ctx: CliContext): v
   } else out(JSON.stringify(result, null, 2));
 }
 
-export async function browserCommand(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+export async function browserCommand(argv: string[], ctx: CliContext): Promise<number> {
   const [parentArgs, rest] = splitAtCommand(argv);
   const parent = parseFlags(parentArgs, PARENT).values;
   const [command, ...childArgs] = rest;
@@ -235,7 +235,7 @@ export async function browserCommand(argv: string[], ctx: CliContext, api: Plugi
   // As OpenClaw's CLI: the request may take its own timeout (a long wait) plus 10 s for the transport.
   const waitMs = typeof request.body?.timeoutMs === 'number' ? request.body.timeoutMs : 0;
   const timeoutMs = Math.max(gateway.timeout === undefined ? 30_000 : Number(gateway.timeout), waitMs) + 10_000;
-  const result = await withCliGateway(gateway, ctx, api, (client) =>
+  const result = await ctx.gateway.connect(gateway, (client) =>
     client.request<Record<string, unknown>>(
       'browser.request',
       { ...request, idempotencyKey: randomUUID() },

@@ -59,7 +59,7 @@ export default definePlugin({
     api.registerCli({
       name: 'browser',
       description: "Drive the agent's browser",
-      run: cliCommand(BROWSER_HELP, (argv, ctx) => browserCommand(argv, ctx, api)),
+      run: cliCommand(BROWSER_HELP, (argv, ctx) => browserCommand(argv, ctx)),
     });
   },
 });

@@ -8,15 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import type { GatewayClientOptions } from '../../sdk/client.js';
-import {
-  cliClientOptions,
-  parseFlags,
-  runCliCommand,
-  UsageError,
-  runningGateway,
-  withGatewayClient,
-} from '../../sdk/cli.js';
+import { parseFlags, runCliCommand, UsageError } from '../../sdk/cli.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { channelLoginCommand, LOGIN_HELP } from './login-cli.js';
 import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './token-cli.js';
@@ -48,13 +40,7 @@ export function runChannelsCli(
   ctx: CliContext,
   api: PluginApi,
 ): Promise<number> {
-  const clientOptions = (values: {
-    url?: string;
-    token?: string;
-    password?: string;
-    timeout?: string;
-  }): GatewayClientOptions => cliClientOptions(values, ctx, api);
-  return runCliCommand(ctx, () => channelsCommand(name, argv, ctx, api, clientOptions));
+  return runCliCommand(ctx, () => channelsCommand(name, argv, ctx, api));
 }
 
 async function channelsCommand(
@@ -62,12 +48,6 @@ async function channelsCommand(
   argv: string[],
   ctx: CliContext,
   api: PluginApi,
-  clientOptions: (values: {
-    url?: string;
-    token?: string;
-    password?: string;
-    timeout?: string;
-  }) => GatewayClientOptions,
 ): Promise<number> {
   const { values, positionals } = parseFlags(argv, {
     ...COMMON,
@@ -84,7 +64,7 @@ async function channelsCommand(
     return 0;
   }
   const json = values.json === true;
-  const viaGateway = values.url !== undefined || runningGateway(api.kernel.paths.stateDir) !== undefined;
+  const viaGateway = values.url !== undefined || ctx.gateway.running() !== undefined;
   const [action, ...rest] = positionals;
 
   if (values.force && !(name === 'channels' && action === 'login'))
@@ -93,19 +73,17 @@ async function channelsCommand(
   const tokenChannel =
     typeof values.channel === 'string' && TOKEN_KEYS[values.channel.trim().toLowerCase()] !== undefined;
   if (name === 'channels' && (action === 'login' || action === 'logout') && !tokenChannel)
-    return channelLoginCommand(action, values, ctx, api, clientOptions(values), viaGateway);
+    return channelLoginCommand(action, values, ctx, api, viaGateway);
   if (name === 'channels') {
     // Here --token is the bot token, not the gateway's.
     if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout')
-      return channelTokenCommand(action, values, ctx, api, clientOptions);
+      return channelTokenCommand(action, values, ctx, api);
     if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];
     let source: 'gateway' | 'config';
     if (viaGateway) {
       channels = (
-        await withGatewayClient(clientOptions(values), (client) =>
-          client.request<{ channels: ChannelInfo[] }>('channels.status'),
-        )
+        await ctx.gateway.connect(values, (client) => client.request<{ channels: ChannelInfo[] }>('channels.status'))
       ).channels;
       source = 'gateway';
     } else {
@@ -163,7 +141,7 @@ async function channelsCommand(
     };
     let result: { pieces: number; messageIds: string[] };
     if (viaGateway) {
-      result = await withGatewayClient(clientOptions(values), (client) =>
+      result = await ctx.gateway.connect(values, (client) =>
         client.request('send', { ...request, idempotencyKey: randomUUID() }),
       );
     } else {

@@ -9,8 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ChannelLoginState, ChannelPlugin, CliContext, PluginApi } from '../../sdk/index.js';
-import type { GatewayClientOptions } from '../../sdk/client.js';
-import { UsageError, withGatewayClient } from '../../sdk/cli.js';
+import { UsageError, type GatewayFlags } from '../../sdk/cli.js';
 
 export const LOGIN_HELP = `       claw channels login --channel <id> [--account <id>] [--force]   link an account by QR code (WhatsApp)
        claw channels logout --channel <id> [--account <id>]           unlink it and remove its credentials`;
@@ -74,10 +73,14 @@ async function findQrChannel(api: PluginApi, id: string): Promise<ChannelPlugin>
 
 export async function channelLoginCommand(
   action: 'login' | 'logout',
-  values: { channel?: string | boolean; account?: string | boolean; force?: string | boolean; json?: string | boolean },
+  values: GatewayFlags & {
+    channel?: string | boolean;
+    account?: string | boolean;
+    force?: string | boolean;
+    json?: string | boolean;
+  },
   ctx: CliContext,
   api: PluginApi,
-  clientOptions: GatewayClientOptions,
   viaGateway: boolean,
 ): Promise<number> {
   const channel = typeof values.channel === 'string' ? values.channel : undefined;
@@ -89,7 +92,7 @@ export async function channelLoginCommand(
   if (action === 'logout') {
     let result: { accountId: string; cleared: boolean };
     if (viaGateway)
-      result = await withGatewayClient(clientOptions, (client) =>
+      result = await ctx.gateway.connect(values, (client) =>
         client.request('channels.logout', { ...params, idempotencyKey: randomUUID() }),
       );
     else {
@@ -112,7 +115,7 @@ export async function channelLoginCommand(
   let state: ChannelLoginState;
   if (viaGateway) {
     const timeoutMs = WAIT_STEP_MS + 15_000;
-    state = await withGatewayClient(clientOptions, (client) =>
+    state = await ctx.gateway.connect(values, (client) =>
       runQrLogin(
         {
           start: () =>

@@ -11,16 +11,7 @@
  * else into the config file under its lock. The token is never printed.
  */
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import type { GatewayClientOptions } from '../../sdk/client.js';
-import {
-  UsageError,
-  ConfigChangeRefused,
-  editConfigFile,
-  patchThroughGateway,
-  type ConfigChange,
-  runningGateway,
-  withGatewayClient,
-} from '../../sdk/cli.js';
+import { UsageError } from '../../sdk/cli.js';
 
 /** Where each token channel keeps its bot token (OpenClaw's key names). */
 export const TOKEN_KEYS: Readonly<Record<string, string>> = { discord: 'token', telegram: 'botToken' };
@@ -53,7 +44,6 @@ export async function channelTokenCommand(
   values: TokenCommandValues,
   ctx: CliContext,
   api: PluginApi,
-  clientOptions: (values: { url?: string; password?: string; timeout?: string }) => GatewayClientOptions,
 ): Promise<number> {
   const channel = values.channel?.trim().toLowerCase();
   if (!channel) throw new UsageError(`give --channel: ${TOKEN_HELP}`);
@@ -87,19 +77,12 @@ export async function channelTokenCommand(
     }
   };
   const purpose = `claw channels ${action} --channel ${channel}${account === 'default' ? '' : ` --account ${account}`}`;
-  let change: ConfigChange;
-  try {
-    change =
-      runningGateway(api.kernel.paths.stateDir) || values.url !== undefined
-        ? await withGatewayClient(
-            clientOptions({ url: values.url, password: values.password, timeout: values.timeout }),
-            (client) => patchThroughGateway(client, edit),
-          )
-        : await editConfigFile(api.kernel, purpose, edit);
-  } catch (error) {
-    if (error instanceof ConfigChangeRefused) throw new UsageError(error.message);
-    throw error;
-  }
+  // Here --token is the bot token: the gateway is reached with --url, --password, --timeout.
+  const change = await ctx.gateway.changeConfig(purpose, edit, {
+    url: values.url,
+    password: values.password,
+    timeout: values.timeout,
+  });
   const done =
     action === 'add' || action === 'login'
       ? `Saved the ${channel} bot token in ${where}.${tokenKey}.`
@@ -111,7 +94,7 @@ export async function channelTokenCommand(
   const live =
     change.via === 'gateway'
       ? ' The running gateway has applied it.'
-      : runningGateway(api.kernel.paths.stateDir)
+      : ctx.gateway.running()
         ? ''
         : ' It takes effect when the gateway starts (claw gateway).';
   ctx.stdout.write(

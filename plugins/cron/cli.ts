@@ -4,9 +4,8 @@
  * gateway (cron.* methods), which owns the scheduler and jobs.json.
  */
 import { randomUUID } from 'node:crypto';
-import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, UsageError, withCliGateway } from '../../sdk/cli.js';
-import type { GatewayClient } from '../../sdk/client.js';
+import type { CliContext } from '../../sdk/index.js';
+import { parseFlags, UsageError } from '../../sdk/cli.js';
 import { describeSchedule, parseDurationMs } from './schedule.js';
 import type { CronJob, RunLogEntry } from './types.js';
 
@@ -69,15 +68,6 @@ const FLAGS = {
 } as const;
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
-
-function connect<T>(
-  values: Values,
-  ctx: CliContext,
-  api: PluginApi,
-  work: (client: GatewayClient) => Promise<T>,
-): Promise<T> {
-  return withCliGateway(values, ctx, api, work);
-}
 
 function one(values: Values, names: Array<keyof Values>, what: string, required: boolean): keyof Values | undefined {
   const given = names.filter((name) => values[name] !== undefined);
@@ -261,7 +251,7 @@ function runsText(entries: RunLogEntry[]): string {
     .join('\n');
 }
 
-export async function cronCommand(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+export async function cronCommand(argv: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseFlags(argv, FLAGS);
   const [action, ...rest] = positionals;
   const write = (value: unknown) =>
@@ -274,7 +264,7 @@ export async function cronCommand(argv: string[], ctx: CliContext, api: PluginAp
   };
   // State-changing methods carry an idempotency key, so a retried request acts once.
   const call = (method: string, params: Record<string, unknown>) =>
-    connect(values, ctx, api, (client) =>
+    ctx.gateway.connect(values, (client) =>
       client.request(
         method,
         ['cron.add', 'cron.update', 'cron.remove', 'cron.run'].includes(method)

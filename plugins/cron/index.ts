@@ -73,7 +73,7 @@ export default definePlugin({
       api.registerCli({
         name,
         description: 'Scheduled jobs: add, list, status, edit, rm, run, runs',
-        run: cliCommand(CRON_HELP, (argv, ctx) => cronCommand(argv, ctx, api)),
+        run: cliCommand(CRON_HELP, (argv, ctx) => cronCommand(argv, ctx)),
       });
     }
   },

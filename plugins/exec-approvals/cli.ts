@@ -7,8 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, UsageError, withCliGateway } from '../../sdk/cli.js';
-import type { GatewayClient } from '../../sdk/client.js';
+import { parseFlags, UsageError } from '../../sdk/cli.js';
 import {
   addAllowlistEntry,
   approvalsFile,
@@ -42,15 +41,6 @@ const FLAGS = {
 } as const;
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
-
-function connect<T>(
-  values: Values,
-  ctx: CliContext,
-  api: PluginApi,
-  work: (client: GatewayClient) => Promise<T>,
-): Promise<T> {
-  return withCliGateway(values, ctx, api, work);
-}
 
 function readStdin(): string {
   return readFileSync(0, 'utf8');
@@ -111,7 +101,7 @@ export async function approvalsCommand(
     return show(
       ctx,
       values,
-      (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as PolicyView,
+      (await ctx.gateway.connect(values, (client) => client.request('exec.approvals.get', {}))) as PolicyView,
     );
   }
 
@@ -121,7 +111,7 @@ export async function approvalsCommand(
     const source = values.file ?? 'stdin';
     const doc = parseDocument(values.file ? readFileSync(values.file, 'utf8') : readStdin(), source);
     if (values.gateway)
-      await connect(values, ctx, api, (client) =>
+      await ctx.gateway.connect(values, (client) =>
         client.request('exec.approvals.set', { file: doc, idempotencyKey: randomUUID() }),
       );
     else writeDocument(stateDir, doc);
@@ -143,7 +133,7 @@ export async function approvalsCommand(
     let changed = false;
     let doc: ApprovalsDocument;
     if (values.gateway) {
-      const current = (await connect(values, ctx, api, (client) => client.request('exec.approvals.get', {}))) as {
+      const current = (await ctx.gateway.connect(values, (client) => client.request('exec.approvals.get', {}))) as {
         file: unknown;
         hash?: string;
       };
@@ -152,7 +142,7 @@ export async function approvalsCommand(
       // baseHash: an edit made on the gateway meanwhile is not overwritten (the set is refused).
       const guard = current.hash ? { baseHash: current.hash } : {};
       if (changed)
-        await connect(values, ctx, api, (client) =>
+        await ctx.gateway.connect(values, (client) =>
           client.request('exec.approvals.set', { file: doc, ...guard, idempotencyKey: randomUUID() }),
         );
     } else {
@@ -179,7 +169,7 @@ export async function approvalsCommand(
   }
 
   if (action === 'pending') {
-    const result = (await connect(values, ctx, api, (client) => client.request('exec.approval.list', {}))) as {
+    const result = (await ctx.gateway.connect(values, (client) => client.request('exec.approval.list', {}))) as {
       approvals: PendingApproval[];
     };
     write(values.json ? JSON.stringify(result, null, 2) : formatPending(result.approvals));
@@ -190,7 +180,7 @@ export async function approvalsCommand(
     const [id, decision] = rest;
     if (!id || !DECISIONS.includes(decision as Decision))
       throw new UsageError(`usage: claw approvals resolve <id> <${DECISIONS.join('|')}>`);
-    const result = (await connect(values, ctx, api, (client) =>
+    const result = (await ctx.gateway.connect(values, (client) =>
       client.request('exec.approval.resolve', { id, decision, idempotencyKey: randomUUID() }),
     )) as { alreadyResolved?: boolean };
     write(

@@ -6,15 +6,7 @@
 import { healthLines, healthOk, statusLines } from './health-text.js';
 import { randomUUID } from 'node:crypto';
 import { type BootedKernel, type CliContext, type PluginApi, trace } from '../../sdk/index.js';
-import { GatewayRequestError, type GatewayClientOptions } from '../../sdk/client.js';
-import {
-  cliClientOptions,
-  parseFlags as parse,
-  runCliCommand,
-  UsageError,
-  runningGateway,
-  withGatewayClient,
-} from '../../sdk/cli.js';
+import { GatewayRequestError, parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import type { GatewayService } from './service.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
@@ -60,17 +52,17 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
   return runCliCommand(ctx, async () => {
     switch (name) {
       case 'gateway':
-        if (argv[0] === 'call') return await call(argv.slice(1), ctx, api);
+        if (argv[0] === 'call') return await call(argv.slice(1), ctx);
         if (argv.includes('--help')) return print(ctx, HELP.gateway!);
         return await runGateway(argv[0] === 'run' ? argv.slice(1) : argv, ctx, api);
       case 'health':
-        return await health(argv, ctx, api);
+        return await health(argv, ctx);
       case 'status':
-        return await status(argv, ctx, api);
+        return await status(argv, ctx);
       case 'devices':
         return await devices(argv, ctx, api);
       case 'dashboard':
-        return await dashboard(argv, ctx, api);
+        return await dashboard(argv, ctx);
       default:
         throw new UsageError(`unknown command ${name}`);
     }
@@ -212,17 +204,7 @@ async function drainAgent(kernel: BootedKernel): Promise<void> {
 
 // ── Talking to a running gateway ──────────────────────────────────────────────────
 
-function clientOptions(
-  values: { url?: string; token?: string; password?: string; timeout?: string },
-  ctx: CliContext,
-  api: PluginApi,
-): GatewayClientOptions {
-  return cliClientOptions(values, ctx, api, api.section<GatewaySection>('gateway'));
-}
-
-const withClient = withGatewayClient;
-
-async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+async function call(argv: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parse(argv, {
     ...CLIENT_FLAGS,
     params: { type: 'string' },
@@ -239,42 +221,42 @@ async function call(argv: string[], ctx: CliContext, api: PluginApi): Promise<nu
       throw new UsageError(`--params is not valid JSON: ${(error as Error).message}`);
     }
   }
-  const result = await withClient(clientOptions(values, ctx, api), (client) =>
+  const result = await ctx.gateway.connect(values, (client) =>
     client.request(method, params, { expectFinal: values['expect-final'] }),
   );
   ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   return 0;
 }
 
-async function health(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+async function health(argv: string[], ctx: CliContext): Promise<number> {
   const { values } = parse(argv, CLIENT_FLAGS);
-  const snapshot = await withClient(clientOptions(values, ctx, api), (client) => client.request<unknown>('health'));
+  const snapshot = await ctx.gateway.connect(values, (client) => client.request<unknown>('health'));
   ctx.stdout.write(values.json ? `${JSON.stringify(snapshot, null, 2)}\n` : `${healthLines(snapshot).join('\n')}\n`);
   return healthOk(snapshot) ? 0 : 1;
 }
 
-async function status(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+async function status(argv: string[], ctx: CliContext): Promise<number> {
   const { values } = parse(argv, CLIENT_FLAGS);
-  const result = await withClient(clientOptions(values, ctx, api), (client) => client.request<unknown>('status'));
+  const result = await ctx.gateway.connect(values, (client) => client.request<unknown>('status'));
   ctx.stdout.write(values.json ? `${JSON.stringify(result, null, 2)}\n` : `${statusLines(result).join('\n')}\n`);
   return 0;
 }
 
 // ── The web UI ────────────────────────────────────────────────────────────────────
 
-async function dashboard(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+async function dashboard(argv: string[], ctx: CliContext): Promise<number> {
   const { values } = parse(argv, {
     'no-open': { type: 'boolean' },
     json: { type: 'boolean' },
     help: { type: 'boolean' },
   });
   if (values.help) return print(ctx, HELP.dashboard!);
-  const options = clientOptions({}, ctx, api);
+  const options = ctx.gateway.target();
   const wsUrl = options.url;
   const httpUrl = `${wsUrl.replace(/^ws/, 'http').replace(/\/+$/, '')}/`;
   // Only a token can travel in the fragment; a password is typed into the sign-in form.
   const url = options.token ? `${httpUrl}#token=${encodeURIComponent(options.token)}` : httpUrl;
-  const running = runningGateway(api.kernel.paths.stateDir) !== undefined;
+  const running = ctx.gateway.running() !== undefined;
   if (values.json) {
     ctx.stdout.write(
       `${JSON.stringify({ ok: true, url, httpUrl, wsUrl, port: Number(new URL(httpUrl).port), tokenIncluded: Boolean(options.token), running }, null, 2)}\n`,
@@ -337,7 +319,7 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
   let result: unknown;
   let offline = false;
   try {
-    result = await withClient(clientOptions(values, ctx, api), (client) => client.request(method, params));
+    result = await ctx.gateway.connect(values, (client) => client.request(method, params));
   } catch (error) {
     if (!(error instanceof GatewayRequestError) || !/not reachable/.test(error.message)) throw error;
     // No gateway running: the pairing store on disk is the truth, edit it directly.

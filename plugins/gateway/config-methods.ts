@@ -5,7 +5,6 @@
  * restarting as gateway.reload.mode says.
  */
 import {
-  composeConfigSchema,
   ErrorCodes,
   formatIssue,
   formatPath,
@@ -21,17 +20,11 @@ import {
   type PathSegment,
   type PluginApi,
   type PluginRecord,
-} from '../../sdk/index.js';
-import {
-  configHash,
-  ConfigConflictError,
-  mergePatch,
   type ReloadResult,
-  disablePlugin,
-  enablePlugin,
-  PluginManageError,
-  describePlugin,
-} from '../../sdk/config.js';
+} from '../../sdk/index.js';
+import { CONFIG_ADMIN_SERVICE, configHash, ConfigConflictError, type ConfigAdmin } from '../../sdk/config.js';
+import { requireService } from '../../sdk/services.js';
+import { mergePatch } from './merge-patch.js';
 import type { GatewayRuntime } from './runtime.js';
 
 const EMPTY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
@@ -98,6 +91,8 @@ function parseWhole(params: { raw?: string; config?: Record<string, unknown> }, 
 export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): void {
   const kernel = api.kernel;
   const configFile = kernel.configFile;
+  const admin = () =>
+    requireService<ConfigAdmin>(kernel, CONFIG_ADMIN_SERVICE, "the gateway's plugins and config.schema methods");
 
   /**
    * Under the config lock: check the base hash, edit the file as it is now, keep redacted
@@ -168,7 +163,7 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     params: EMPTY,
     scope: 'operator.read',
     description: 'Every plugin found, with status and the reason for it.',
-    handler: () => ({ plugins: kernel.plugins().map(describePlugin) }),
+    handler: async () => ({ plugins: kernel.plugins().map((await admin()).describePlugin) }),
   });
 
   api.registerGatewayMethod('config.get', {
@@ -191,8 +186,8 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     params: EMPTY,
     scope: 'operator.read',
     description: 'JSON Schema of the whole config, with UI hints from plugin manifests.',
-    handler: () => ({
-      schema: composeConfigSchema(kernel.plugins()),
+    handler: async () => ({
+      schema: (await admin()).configSchema(kernel.plugins()),
       uiHints: composeUiHints(kernel.plugins()),
       version: runtime.version,
     }),
@@ -287,15 +282,16 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
       handler: async (params: { id: string }) => {
         const record = kernel.plugins().find((candidate) => candidate.id === params.id);
         if (!record) throw invalid(`no plugin "${params.id}" is installed`);
+        const { setPluginEnabled } = await admin();
         let notes: string[] = [];
         const written = await writeConfig(
           on ? 'plugins.enable' : 'plugins.disable',
           (current) => {
             const raw = structuredClone(current.raw);
             try {
-              notes = on ? enablePlugin(raw, record) : disablePlugin(raw, record);
+              notes = setPluginEnabled(raw, record, on);
             } catch (error) {
-              if (error instanceof PluginManageError) throw invalid(error.message);
+              if ((error as { code?: unknown }).code === 'PLUGIN_MANAGE') throw invalid((error as Error).message);
               throw error;
             }
             return raw;

@@ -4,7 +4,7 @@
  * the payload and the key format, which clients share).
  */
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
-import { ED25519_SPKI_PREFIX, rawPublicKey } from '../../sdk/client.js';
+import { ED25519_SPKI_PREFIX, rawPublicKey } from '../../sdk/index.js';
 
 /** A public key as sent on the wire (base64url raw, or PEM) → key object, or undefined if malformed. */
 export function parsePublicKey(value: string): { key: KeyObject; raw: Buffer } | undefined {

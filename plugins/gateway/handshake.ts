@@ -4,6 +4,8 @@
  * the granted role and scopes, or the error to send before closing.
  */
 import {
+  deviceAuthPayload,
+  deviceIdFor,
   ErrorCodes,
   MIN_PROTOCOL_VERSION,
   OPERATOR_SCOPES,
@@ -12,7 +14,6 @@ import {
   validateConnectParams,
   type ConnectParams,
 } from '../../sdk/index.js';
-import { deviceAuthPayload, deviceIdFor } from '../../sdk/client.js';
 import { safeEqual } from '../../sdk/net/index.js';
 import { parsePublicKey, verifySignature } from './device-verify.js';
 import type { PairingRequest, PairingStore } from './pairing.js';

@@ -12,11 +12,8 @@ import {
   lockHolder,
   readLockFile,
 } from '../../sdk/index.js';
-import {
-  gatewayLockPath as lockPath,
-  lockHolderAlive as holderAlive,
-  type GatewayLockInfo as LockInfo,
-} from '../../sdk/cli.js';
+import { lockHolderAlive as holderAlive } from '../../sdk/index.js';
+import { gatewayLockPath as lockPath, type GatewayLockInfo as LockInfo } from '../../sdk/cli.js';
 export type { LockInfo };
 
 export class GatewayLockError extends Error {
@@ -34,8 +31,6 @@ export interface GatewayLock {
   update(info: Partial<LockInfo>): void;
   release(): void;
 }
-
-export { gatewayLockPath as lockPath, lockHolderAlive as holderAlive } from '../../sdk/cli.js';
 
 export function acquireLock(
   stateDir: string,

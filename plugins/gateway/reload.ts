@@ -18,8 +18,10 @@ import {
   type ConfigSnapshot,
   type PathSegment,
   type PluginApi,
+  type ReloadResult,
 } from '../../sdk/index.js';
-import { planReload, reloadMessage, reloadMode, type ReloadResult, configHash } from '../../sdk/config.js';
+import { configHash } from '../../sdk/config.js';
+import { planReload, reloadMessage, reloadMode } from './reload-plan.js';
 
 const DEBOUNCE_MS = 300;
 export const RESTART_DELAY_MS = 250;

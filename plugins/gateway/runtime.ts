@@ -4,8 +4,7 @@
  */
 import { join } from 'node:path';
 import { arch, platform } from 'node:os';
-import type { PluginApi } from '../../sdk/index.js';
-import { base64UrlEncode, loadOrCreateDeviceIdentity, rawPublicKey } from '../../sdk/client.js';
+import { base64UrlEncode, loadOrCreateDeviceIdentity, rawPublicKey, type PluginApi } from '../../sdk/index.js';
 import type { PairingStore } from './pairing.js';
 import type { GatewayServer } from './server.js';
 import { CloseCodes } from './close-codes.js';

@@ -3,9 +3,8 @@
  * presence. Every subcommand talks to the running gateway, where the schedule lives.
  */
 import { randomUUID } from 'node:crypto';
-import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, UsageError, withCliGateway } from '../../sdk/cli.js';
-import type { GatewayClient } from '../../sdk/client.js';
+import type { CliContext } from '../../sdk/index.js';
+import { parseFlags, UsageError } from '../../sdk/cli.js';
 
 export const SYSTEM_HELP = `Usage: claw system event --text <text> [--mode now|next-heartbeat] [--session-key <key>] [--agent <id>] [--json]
        claw system heartbeat last [--agent <id>]     the last heartbeat: sent, ok-token, ok-empty, skipped or failed, and why
@@ -25,20 +24,9 @@ const FLAGS = {
   timeout: { type: 'string' },
 } as const;
 
-type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
-
-function connect<T>(
-  values: Values,
-  ctx: CliContext,
-  api: PluginApi,
-  work: (client: GatewayClient) => Promise<T>,
-): Promise<T> {
-  return withCliGateway(values, ctx, api, work);
-}
-
 const print = (ctx: CliContext, value: unknown) => ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
-export async function systemCommand(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+export async function systemCommand(argv: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseFlags(argv, FLAGS);
   const [action, sub, ...rest] = positionals;
   if (action === 'event') {
@@ -47,7 +35,7 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
     const mode = values.mode ?? 'next-heartbeat';
     if (mode !== 'now' && mode !== 'next-heartbeat')
       throw new UsageError(`--mode must be now or next-heartbeat, got "${mode}"`);
-    const result = await connect(values, ctx, api, (client) =>
+    const result = await ctx.gateway.connect(values, (client) =>
       client.request('system-event', {
         text: values.text,
         mode,
@@ -68,7 +56,7 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
     if (sub === 'last') {
       print(
         ctx,
-        await connect(values, ctx, api, (client) =>
+        await ctx.gateway.connect(values, (client) =>
           client.request('last-heartbeat', values.agent ? { agentId: values.agent } : {}),
         ),
       );
@@ -77,7 +65,7 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
     if (sub === 'enable' || sub === 'disable') {
       print(
         ctx,
-        await connect(values, ctx, api, (client) =>
+        await ctx.gateway.connect(values, (client) =>
           client.request('set-heartbeats', { enabled: sub === 'enable', idempotencyKey: randomUUID() }),
         ),
       );
@@ -87,7 +75,7 @@ export async function systemCommand(argv: string[], ctx: CliContext, api: Plugin
   }
   if (action === 'presence') {
     if (sub !== undefined) throw new UsageError(`unexpected argument "${sub}"`);
-    print(ctx, await connect(values, ctx, api, (client) => client.request('system-presence', {})));
+    print(ctx, await ctx.gateway.connect(values, (client) => client.request('system-presence', {})));
     return 0;
   }
   throw new UsageError(

@@ -277,7 +277,7 @@ export default definePlugin({
     api.registerCli({
       name: 'system',
       description: 'System events, heartbeat and presence',
-      run: cliCommand(SYSTEM_HELP, (argv, ctx) => systemCommand(argv, ctx, api)),
+      run: cliCommand(SYSTEM_HELP, (argv, ctx) => systemCommand(argv, ctx)),
     });
   },
 });

@@ -5,19 +5,8 @@
  * through the running gateway when there is one (it validates, writes and applies the
  * change at once), else in the config file under the config lock.
  */
-import { CLI_CLIENT_ID, type CliContext, type PluginApi, clawVersion } from '../../sdk/index.js';
-import {
-  cliCommand,
-  parseFlags,
-  UsageError,
-  ConfigChangeRefused,
-  editConfigFile,
-  patchThroughGateway,
-  type ConfigChange,
-  operatorClientOptions,
-  runningGateway,
-  withGatewayClient,
-} from '../../sdk/cli.js';
+import type { CliContext, PluginApi } from '../../sdk/index.js';
+import { cliCommand, parseFlags, UsageError, type ConfigChange } from '../../sdk/cli.js';
 import { normalizeAgentId, unknownAgentProblem } from '../../sdk/agent/index.js';
 import { describeMissing, type HookStatus } from './discovery.js';
 import { hookInventory } from './runner.js';
@@ -202,7 +191,7 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
         throw new UsageError(
           `hook ${hook.name} cannot be enabled: missing requirements: ${describeMissing(hook.missing)}`,
         );
-      const change = await writeEntry(api, ctx, hook.hookKey, on);
+      const change = await writeEntry(ctx, hook.hookKey, on);
       const where =
         change.via === 'gateway'
           ? change.reload?.restartRequired
@@ -219,7 +208,7 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
   })(argv, ctx);
 }
 
-async function writeEntry(api: PluginApi, ctx: CliContext, hookKey: string, on: boolean): Promise<ConfigChange> {
+async function writeEntry(ctx: CliContext, hookKey: string, on: boolean): Promise<ConfigChange> {
   const edit = (raw: Record<string, unknown>) => {
     const hooks = (raw.hooks ??= {}) as Record<string, unknown>;
     const internal = (hooks.internal ??= {}) as Record<string, unknown>;
@@ -227,20 +216,5 @@ async function writeEntry(api: PluginApi, ctx: CliContext, hookKey: string, on: 
     entries[hookKey] = { ...(entries[hookKey] ?? {}), enabled: on };
     if (on) internal.enabled = true;
   };
-  const purpose = `claw hooks ${on ? 'enable' : 'disable'} ${hookKey}`;
-  try {
-    if (runningGateway(api.kernel.paths.stateDir)) {
-      const options = operatorClientOptions({
-        stateDir: api.kernel.paths.stateDir,
-        env: ctx.env,
-        gateway: (api.kernel.config() as { gateway?: Parameters<typeof operatorClientOptions>[0]['gateway'] }).gateway,
-        client: { id: CLI_CLIENT_ID, version: clawVersion(), mode: 'cli' },
-      });
-      return await withGatewayClient(options, (client) => patchThroughGateway(client, edit));
-    }
-    return await editConfigFile(api.kernel, purpose, edit);
-  } catch (error) {
-    if (error instanceof ConfigChangeRefused) throw new UsageError(error.message);
-    throw error;
-  }
+  return ctx.gateway.changeConfig(`claw hooks ${on ? 'enable' : 'disable'} ${hookKey}`, edit);
 }

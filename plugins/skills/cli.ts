@@ -3,9 +3,8 @@
  * OpenClaw does, and reads the skills here when no gateway runs for this state dir (or it
  * cannot be reached). `--json` prints the report as is.
  */
-import { CLI_CLIENT_ID, type CliContext, type KernelConfig, type PluginApi } from '../../sdk/index.js';
-import { GatewayRequestError } from '../../sdk/client.js';
-import { parseFlags, UsageError, operatorClientOptions, runningGateway, withGatewayClient } from '../../sdk/cli.js';
+import type { CliContext, KernelConfig, PluginApi } from '../../sdk/index.js';
+import { GatewayRequestError, parseFlags, UsageError } from '../../sdk/cli.js';
 import { unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { SkillsCatalog, SkillStatus, StatusReport } from './catalog.js';
 
@@ -71,16 +70,9 @@ async function statusReport(
   catalog: SkillsCatalog,
   agentId: string | undefined,
 ): Promise<StatusReport> {
-  const stateDir = api.kernel.paths.stateDir;
-  if (ctx.env.OPENCLAW_GATEWAY_URL !== undefined || runningGateway(stateDir)) {
-    const options = operatorClientOptions({
-      stateDir,
-      env: ctx.env,
-      gateway: api.kernel.config().gateway as never,
-      client: { id: CLI_CLIENT_ID, version: api.version ?? '0', mode: 'cli' },
-    });
+  if (ctx.env.OPENCLAW_GATEWAY_URL !== undefined || ctx.gateway.running()) {
     try {
-      return (await withGatewayClient(options, (client) =>
+      return (await ctx.gateway.connect({}, (client) =>
         client.request('skills.status', agentId ? { agentId } : {}),
       )) as StatusReport;
     } catch (error) {

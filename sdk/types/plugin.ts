@@ -14,6 +14,7 @@ import type { ModelProvider } from './models.js';
 import type { MemoryBackend } from './memory.js';
 import type { SandboxBackend } from './sandbox.js';
 import type { CommandDefinition, GatewayMethodDefinition, HttpRouteDefinition } from './capabilities.js';
+import type { CliGateway } from './cli.js';
 
 export type { ChannelsApi };
 
@@ -87,6 +88,8 @@ export interface CliContext {
    * their kernel: their logger, their `start()`/`stop()`, a reboot after a config change.
    */
   boot(options?: CliBootOptions): Promise<BootedKernel>;
+  /** The gateway running for this state dir: whether there is one, calls to it, config changes through it. */
+  gateway: CliGateway;
 }
 
 /** The part of a booted kernel (the kernel's `Kernel`) a CLI command drives. */

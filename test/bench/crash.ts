@@ -9,7 +9,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GatewayClient } from '../../sdk/client.js';
+import { GatewayClient } from '../../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm-server.js';
 import { spawnCliGateway, type CliGateway } from '../cli-gateway.js';

@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GatewayClient } from '../../sdk/client.js';
+import { GatewayClient } from '../../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { createLogger } from '../../sdk/logger.js';
 import { createJob } from '../../plugins/cron/jobs.js';

@@ -12,7 +12,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GatewayClient } from '../../sdk/client.js';
+import { GatewayClient } from '../../apps/cli/gateway-client.js';
 import { generateDeviceIdentity, type DeviceIdentity } from '../../sdk/device-auth.js';
 
 export const BENCH_TOKEN = 'bench-gateway-token-0123456789abcdef0123456789';

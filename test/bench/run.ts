@@ -47,7 +47,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HOOK_MODES, HookBus, LaneScheduler, MESSAGE_HOOKS } from '../../kernel/index.js';
-import { GatewayClient } from '../../sdk/client.js';
+import { GatewayClient } from '../../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { BENCH_TOKEN, gatewayLoadBench } from './gateway-load.js';
 import { installSize } from './install-size.js';

@@ -19,7 +19,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GatewayClient, GatewayRequestError } from '../../sdk/client.js';
+import { GatewayClient, GatewayRequestError } from '../../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../../sdk/device-auth.js';
 import { spawnCliGateway, type CliGateway } from '../cli-gateway.js';
 import { FakeTelegramApi, type TelegramCall } from '../fakes/telegram-api.js';

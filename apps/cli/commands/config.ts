@@ -1,19 +1,19 @@
 /** `claw config …` */
 import { parseArgs } from 'node:util';
 import {
-  composeConfigSchema,
   formatIssue,
   getPath,
   hasPath,
   parseJson5,
-  parsePath,
   redactConfig,
   setPath,
   unsetPath,
   type PathSegment,
 } from '../../../sdk/index.js';
 import type { Kernel } from '../../../kernel/index.js';
+import { composeConfigSchema } from '../../../host/config-schema.js';
 import { bootKernel } from '../boot.js';
+import { parsePath } from '../config-path.js';
 import { changeConfig, type ConfigChange } from '../config-change.js';
 import { nonFiniteNumber, outOfRange } from '../config-numbers.js';
 import { printHelp } from '../help.js';

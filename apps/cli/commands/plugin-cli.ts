@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import type { Kernel, Redactor } from '../../../kernel/index.js';
 import type { BootedKernel, CliContext } from '../../../sdk/index.js';
 import { bootKernel } from '../boot.js';
+import { cliGateway } from '../operator.js';
 import { usageError, type Io } from '../io.js';
 
 export async function run(command: string, args: string[], io: Io, help: boolean): Promise<number> {
@@ -27,6 +28,7 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     env: io.env,
     // The kernel as the SDK types it: the same object, capabilities with their full contracts.
     boot: (options = {}) => bootKernel(io, options) as Promise<BootedKernel>,
+    gateway: cliGateway(kernel.plugins.kernelServices, io.env),
   };
   try {
     const code = await cli.run(argv, ctx);

@@ -34,7 +34,8 @@ import {
   type PluginsConfig,
 } from '../../../kernel/index.js';
 import type { BeforeInstallEvent, BeforeInstallResult } from '../../../sdk/types/hooks.js';
-import { ensurePrivateDir, restrictTree } from '../../../sdk/fs.js';
+import { ensurePrivateDir } from '../../../sdk/fs.js';
+import { restrictTree } from '../../../host/private-tree.js';
 import { manifestSlots } from '../../../kernel/plugin-host/manifest.js';
 import { clawPackageRoot } from '../../../sdk/version.js';
 import { baseRecord } from '../../../kernel/plugin-host/resolve.js';

@@ -1,12 +1,12 @@
 /**
  * Config edits only the CLI makes: forgetting an uninstalled plugin. Enabling and disabling
- * are shared with the gateway's plugins.enable/disable methods and live in the SDK.
+ * are shared with the gateway's plugins.enable/disable methods and live in the host.
  */
 import { SLOT_NAMES } from '../../../kernel/index.js';
-import { pluginsSection } from '../../../sdk/plugin-admin.js';
+import { pluginsSection } from '../../../host/plugin-admin.js';
 
-export { disablePlugin, enablePlugin, PluginManageError } from '../../../sdk/plugin-admin.js';
-export { describePlugin, type PluginSummary } from '../../../sdk/plugin-summary.js';
+export { disablePlugin, enablePlugin, PluginManageError } from '../../../host/plugin-admin.js';
+export { describePlugin, type PluginSummary } from '../../../host/plugin-summary.js';
 
 /**
  * Remove a plugin from config: install record, settings, lists, slots and load paths. An

@@ -6,7 +6,7 @@
  * policies and tool policy are never touched.
  */
 import { chmodSync, closeSync, constants, fchmodSync, lstatSync, openSync } from 'node:fs';
-import { privateModeOf, NON_OWNER_BITS } from '../../../../sdk/fs.js';
+import { privateModeOf, NON_OWNER_BITS } from '../../../../host/private-tree.js';
 import { editConfig } from '../../config-edit.js';
 import type { Io } from '../../io.js';
 import { closeOpenGroups } from './channel-checks.js';

@@ -8,7 +8,7 @@
 import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { expandHome } from '../../../../kernel/index.js';
-import { NON_OWNER_BITS } from '../../../../sdk/fs.js';
+import { NON_OWNER_BITS } from '../../../../host/private-tree.js';
 import { isInside } from '../../../../kernel/util/paths.js';
 import { section, type AuditContext, type Finding } from './types.js';
 

@@ -3,8 +3,8 @@
  * --token / --password, or this device's token) calls `health`; a second presents no
  * credential at all, the way a stranger on the same port would, and must be turned away.
  */
-import { GatewayClient } from '../../../../sdk/client.js';
-import { operatorClientOptions, withGatewayClient } from '../../../../sdk/operator.js';
+import { GatewayClient } from '../../gateway-client.js';
+import { operatorClientOptions, withGatewayClient } from '../../operator.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
 const PROBE_TIMEOUT_MS = 5000;

@@ -1,22 +1,9 @@
 /** One plugin as shown to people and clients (`claw plugins list --json`, the gateway's plugins.list). */
 import { DECLARING_FIELD, type PluginRecord } from '../kernel/index.js';
 import { declaredNames } from '../kernel/plugin-host/manifest.js';
+import type { PluginSummary } from '../sdk/config.js';
 
-export interface PluginSummary {
-  id: string;
-  name: string;
-  version: string | null;
-  description: string | null;
-  origin: PluginRecord['origin'];
-  dir: string | null;
-  enabled: boolean;
-  status: PluginRecord['status'];
-  reason: string;
-  error: string | null;
-  warnings: string[];
-  /** Capabilities as the manifest declares them, by manifest field (plus `hooks` and `kind`). */
-  capabilities: Record<string, string[]>;
-}
+export type { PluginSummary };
 
 export function declaredCapabilities(record: PluginRecord): Record<string, string[]> {
   const manifest = record.manifest;

@@ -1,8 +1,8 @@
 /**
  * Enabling and disabling plugins as edits of the raw config. Pure functions over the
  * config object: the caller validates the result and writes it atomically. Used by
- * `claw plugins enable|disable|install` (apps/cli) and by the gateway's plugin methods,
- * which is why they live in the SDK rather than in the CLI app.
+ * `claw plugins enable|disable|install` (apps/cli) and, through the host's "config-admin"
+ * service, by the gateway's plugin methods.
  */
 import { SLOT_NAMES, slotHolder, type PluginRecord, type PluginsConfig, type SlotName } from '../kernel/index.js';
 

@@ -5,10 +5,10 @@
  * bindings — apply in place ("hot"); a few paths change nothing at run time ("none");
  * every other path, and any path no rule names, needs a gateway restart.
  */
-import { formatPath, type PathSegment } from '../kernel/index.js';
+import { formatPath, type PathSegment, type ReloadResult } from '../../sdk/index.js';
 
-export const RELOAD_MODES = ['off', 'hot', 'restart', 'hybrid'] as const;
-export type ReloadMode = (typeof RELOAD_MODES)[number];
+export type ReloadMode = ReloadResult['mode'];
+const RELOAD_MODES: readonly ReloadMode[] = ['off', 'hot', 'restart', 'hybrid'];
 export type ReloadKind = 'hot' | 'restart' | 'none';
 
 const CHANNEL_POLICY_KEYS = [
@@ -97,19 +97,6 @@ export function planReload(before: Record<string, unknown>, after: Record<string
     plan[reloadKind(path)].push(path);
   }
   return plan;
-}
-
-/** What happened to a change, for method results and the CLI. */
-export interface ReloadResult {
-  mode: ReloadMode;
-  changedPaths: string[];
-  /** Applied to the running gateway in place. */
-  hotPaths: string[];
-  /** Need a restart to take effect. */
-  restartPaths: string[];
-  restartRequired: boolean;
-  restartScheduled: boolean;
-  message: string;
 }
 
 export function reloadMessage(result: Omit<ReloadResult, 'message'>): string {

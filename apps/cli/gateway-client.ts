@@ -12,12 +12,20 @@ import { randomUUID } from 'node:crypto';
 import { platform as osPlatform } from 'node:os';
 import { createRequire } from 'node:module';
 import type WsWebSocket from 'ws';
-import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from './protocol/constants.js';
-import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from './protocol/schema.js';
-import { deviceAuthPayload, rawPublicKey, base64UrlEncode, signPayload, type DeviceIdentity } from './device-auth.js';
+import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../../sdk/protocol/constants.js';
+import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from '../../sdk/protocol/schema.js';
+import {
+  deviceAuthPayload,
+  rawPublicKey,
+  base64UrlEncode,
+  signPayload,
+  type DeviceIdentity,
+} from '../../sdk/device-auth.js';
+import { GatewayRequestError } from '../../sdk/cli.js';
 
-/** The device identity a client signs with (generateDeviceIdentity, loadOrCreateDeviceIdentity) and the payload format. */
-export * from './device-auth.js';
+/** The error requests fail with, and the device identity a client signs with (generateDeviceIdentity, loadOrCreateDeviceIdentity). */
+export { GatewayRequestError };
+export * from '../../sdk/device-auth.js';
 
 export interface GatewayClientOptions {
   /** ws://127.0.0.1:18789 (plain ws:// is refused for hosts other than loopback). */
@@ -43,22 +51,6 @@ export interface GatewayClientOptions {
   onEvent?: (frame: EventFrame) => void;
   onHello?: (hello: HelloOk) => void;
   onClose?: (info: { code: number; reason: string; willReconnect: boolean }) => void;
-}
-
-/** A failed request or handshake, carrying the gateway's error shape. */
-export class GatewayRequestError extends Error {
-  readonly code: string;
-  readonly details?: unknown;
-  readonly retryable?: boolean;
-  readonly retryAfterMs?: number;
-  constructor(error: ErrorShape) {
-    super(error.message);
-    this.name = 'GatewayRequestError';
-    this.code = error.code;
-    this.details = error.details;
-    this.retryable = error.retryable;
-    this.retryAfterMs = error.retryAfterMs;
-  }
 }
 
 interface Pending {

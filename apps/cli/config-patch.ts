@@ -2,23 +2,15 @@
  * A CLI's config change while a gateway may be running: through the gateway
  * (`config.get` + `config.patch` based on the revision read, redone when another writer got
  * in first), so the gateway validates, writes and applies it and the answer says whether
- * it is live. `claw config set` and plugin commands (`claw hooks enable`) share this.
- * Without a gateway, plugins edit the file under the config lock (`editConfigFile`).
+ * it is live. `claw config set` and plugin commands (`claw hooks enable`, through
+ * `ctx.gateway.changeConfig`) share this. Without a gateway, a plugin command's change is
+ * made in the file under the config lock (`editConfigFile`).
  */
 import { randomUUID } from 'node:crypto';
-import { formatIssue } from '../kernel/index.js';
-import { GatewayRequestError, type GatewayClient } from './client.js';
-import type { ReloadResult } from './config-reload.js';
-import { diffMergePatch } from './config-patch.js';
-import type { KernelServices } from './types/plugin.js';
-
-export interface ConfigChange {
-  /** Where the change was made. */
-  via: 'gateway' | 'file';
-  changed: boolean;
-  /** The running gateway's account of it (when it went through the gateway). */
-  reload?: ReloadResult;
-}
+import { formatIssue, formatPath, type PathSegment } from '../../kernel/index.js';
+import { GatewayRequestError, type ConfigChange, type ReloadResult } from '../../sdk/cli.js';
+import type { KernelServices } from '../../sdk/index.js';
+import type { GatewayConnection } from '../../sdk/cli.js';
 
 /** Every other writer can win the race at most once per retry: enough for 20 writers at once. */
 const MAX_CONFLICT_RETRIES = 20;
@@ -32,7 +24,7 @@ function refused(method: string, error: unknown): unknown {
 }
 
 export async function patchThroughGateway(
-  client: GatewayClient,
+  client: GatewayConnection,
   edit: (raw: Record<string, unknown>) => void,
 ): Promise<ConfigChange> {
   for (let attempt = 0; ; attempt++) {
@@ -94,4 +86,32 @@ export async function editConfigFile(
     write(raw);
     return { via: 'file', changed: true };
   });
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The merge patch that turns `before` into `after` (arrays are replaced whole). */
+export function diffMergePatch(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): Record<string, unknown> {
+  const walk = (a: Record<string, unknown>, b: Record<string, unknown>, at: PathSegment[]): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      if (!(key in b)) out[key] = null;
+      else if (isObject(a[key]) && isObject(b[key])) {
+        const inner = walk(a[key] as Record<string, unknown>, b[key] as Record<string, unknown>, [...at, key]);
+        if (Object.keys(inner).length > 0) out[key] = inner;
+      } else if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) {
+        if (b[key] === null)
+          throw new Error(
+            `${formatPath([...at, key])}: null cannot be written through a merge patch (null deletes); unset the key instead`,
+          );
+        out[key] = b[key];
+      }
+    }
+    return out;
+  };
+  return walk(before, after, []);
 }

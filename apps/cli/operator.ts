@@ -1,36 +1,30 @@
 /**
  * How command-line tools find and talk to the gateway of a state dir: the lock file a
  * running gateway writes (its pid, host and port), the operator's device identity and the
- * device token cached from an earlier handshake. `claw gateway call`, `claw agent` and any
- * plugin CLI that needs the running gateway use this, so they all connect the same way.
+ * device token cached from an earlier handshake. `claw config set`, `claw security audit
+ * --deep` and every plugin command (through `ctx.gateway`, cliGateway below) connect this
+ * way, so they all connect the same way.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeJsonAtomic } from './fs.js';
-import { OPERATOR_SCOPES } from './protocol/constants.js';
-import { isLoopbackHost } from './net/auth-kit.js';
-import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './client.js';
-import { loadOrCreateDeviceIdentity } from './device-auth.js';
-import { lockHolderAlive } from './file-lock.js';
-
-export { lockHolderAlive };
+import { writeJsonAtomic } from '../../sdk/fs.js';
+import { CLI_CLIENT_ID, OPERATOR_SCOPES } from '../../sdk/protocol/constants.js';
+import { isLoopbackHost } from '../../sdk/net/auth-kit.js';
+import { loadOrCreateDeviceIdentity } from '../../sdk/device-auth.js';
+import { lockHolderAlive } from '../../sdk/file-lock.js';
+import { clawVersion } from '../../sdk/version.js';
+import {
+  gatewayLockPath,
+  UsageError,
+  type CliGateway,
+  type GatewayFlags,
+  type GatewayLockInfo,
+} from '../../sdk/cli.js';
+import type { KernelServices } from '../../sdk/index.js';
+import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './gateway-client.js';
+import { editConfigFile, patchThroughGateway, ConfigChangeRefused } from './config-patch.js';
 
 export const DEFAULT_GATEWAY_PORT = 18789;
-
-/** What `<stateDir>/gateway.lock` holds while a gateway runs. */
-export interface GatewayLockInfo {
-  pid: number;
-  hostname: string;
-  port?: number;
-  host?: string;
-  startedAt: string;
-  /** The gateway process's start time (sdk/file-lock.ts processStartTime), so a recycled pid is not taken for it. */
-  pidStartTime?: number;
-}
-
-export function gatewayLockPath(stateDir: string): string {
-  return join(stateDir, 'gateway.lock');
-}
 
 /** The lock of the gateway running for this state dir, if one is. */
 export function runningGateway(stateDir: string): GatewayLockInfo | undefined {
@@ -125,4 +119,56 @@ export async function withGatewayClient<T>(
   } finally {
     await client.close();
   }
+}
+
+/** Client options from a command's gateway flags (`--timeout` in ms) and the `gateway` config section. */
+function flagClientOptions(
+  flags: GatewayFlags,
+  stateDir: string,
+  env: OperatorConnection['env'],
+  gateway: OperatorConnection['gateway'],
+  onEvent?: GatewayClientOptions['onEvent'],
+): GatewayClientOptions {
+  const timeout = flags.timeout === undefined ? undefined : Number(flags.timeout);
+  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0))
+    throw new UsageError(`--timeout must be milliseconds, got "${flags.timeout}"`);
+  return operatorClientOptions({
+    stateDir,
+    env,
+    gateway,
+    url: flags.url,
+    token: flags.token,
+    password: flags.password,
+    timeoutMs: timeout,
+    client: { id: CLI_CLIENT_ID, version: clawVersion(), mode: 'cli' },
+    onEvent,
+  });
+}
+
+/** `ctx.gateway` for a plugin command run against `kernel` (its state dir and `gateway` config). */
+export function cliGateway(
+  kernel: Pick<KernelServices, 'paths' | 'config' | 'configFile'>,
+  env: OperatorConnection['env'],
+): CliGateway {
+  const stateDir = kernel.paths.stateDir;
+  const section = () => (kernel.config() as { gateway?: OperatorConnection['gateway'] }).gateway;
+  const connect: CliGateway['connect'] = (flags, work, options = {}) =>
+    withGatewayClient(flagClientOptions(flags, stateDir, env, section(), options.onEvent), work);
+  return {
+    running: () => runningGateway(stateDir),
+    target: (flags = {}) => {
+      const { url, token, password } = flagClientOptions(flags, stateDir, env, section());
+      return { url, token, password };
+    },
+    connect,
+    async changeConfig(purpose, edit, flags = {}) {
+      try {
+        if (flags.url !== undefined || runningGateway(stateDir))
+          return await connect(flags, (client) => patchThroughGateway(client, edit));
+        return await editConfigFile(kernel, purpose, edit);
+      } catch (error) {
+        throw error instanceof ConfigChangeRefused ? new UsageError(error.message) : error;
+      }
+    },
+  };
 }
