@@ -2,15 +2,16 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ChatMessage } from '../sdk/index.js';
+import { BlockChunker, findFences, type ChatMessage } from '../sdk/index.js';
 import { AuthProfiles, BILLING_STEPS_MS, COOLDOWN_STEPS_MS } from '../plugins/models/auth-profiles.js';
-import { compactionCut, compactionThreshold, estimateTokens, pruneToolResults } from '../sdk/agent/index.js';
-import { modelChain } from '../sdk/agent/index.js';
+import { estimateTokens, modelChain } from '../sdk/agent/index.js';
+import { compactionCut, compactionThreshold, pruneToolResults } from '../plugins/agent-loop/context.js';
 import { resolveModelInput } from '../plugins/models/models.js';
 import { buildSystemPrompt, IDENTITY_LINE } from '../plugins/agent-loop/prompt.js';
-import { BlockChunker, findFences, parseReply, SilentReplyFilter, unknownAgentProblem } from '../sdk/agent/index.js';
-import { agentSettings } from '../sdk/agent/index.js';
-import { ensureWorkspace, loadBootstrapFiles, truncationMarker } from '../sdk/agent/index.js';
+import { ensureWorkspace, parseReply, unknownAgentProblem } from '../sdk/agent/index.js';
+import { SilentReplyFilter } from '../plugins/agent/silent-reply.js';
+import { agentSettings } from '../plugins/models/settings.js';
+import { loadBootstrapFiles, truncationMarker } from '../plugins/agent-loop/workspace.js';
 import { parseModelRef } from '../sdk/models.js';
 import { REPO, tempDir } from './helpers.js';
 

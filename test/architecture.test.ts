@@ -88,7 +88,7 @@ describe('an SDK of contracts, kits and test tools', () => {
 
   // The classes the SDK may hand a plugin to construct: errors and small kits. A service's
   // implementation is its plugin's; a plugin that needs one asks for the service.
-  const KITS = new Set(['ChannelAccounts', 'BlockChunker', 'TtlCache', 'SilentReplyFilter']);
+  const KITS = new Set(['ChannelAccounts', 'BlockChunker', 'TtlCache']);
 
   it("no plugin constructs an SDK class that is not an error or a kit (no copy of another plugin's service)", () => {
     const sdkClasses = new Set(

@@ -3,7 +3,8 @@
  * system prompt and may add, drop or replace them (OpenClaw's records: name, path, missing,
  * content). What they hand back is capped like any bootstrap file.
  */
-import { loadBootstrapFiles, truncationMarker, type AgentSettings, type BootstrapFile } from '../../sdk/agent/index.js';
+import type { AgentSettings } from '../../sdk/agent/index.js';
+import { loadBootstrapFiles, truncationMarker, type BootstrapFile } from './workspace.js';
 import { type InternalBootstrapFile, type KernelServices, emitInternalHook } from '../../sdk/index.js';
 
 function fromRecord(record: InternalBootstrapFile, maxChars: number): BootstrapFile {

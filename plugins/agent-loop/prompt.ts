@@ -4,7 +4,8 @@
  * injected files; `none` is the identity line alone. The time section names only the time
  * zone, so the prompt stays byte-identical across runs and provider prompt caches hold.
  */
-import type { BootstrapFile, PromptMode, PromptReport, Skill } from '../../sdk/agent/index.js';
+import type { PromptMode, PromptReport, Skill } from '../../sdk/agent/index.js';
+import type { BootstrapFile } from './workspace.js';
 
 export interface PromptInput {
   mode: PromptMode;

@@ -23,20 +23,10 @@ import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/ind
 import {
   allowedTools,
   sessionToolRestriction,
-  compactionCut,
-  compactionThreshold,
-  dayStamp,
-  estimateContextTokens,
   isCompactionSummaryMessage,
   isCompactionEntry,
   isMessageEntry,
-  isWritable,
-  loadBootstrapFiles,
-  pruneToolResults,
-  renderForSummary,
   sessionSandbox,
-  summaryPrompt,
-  SUMMARY_SYSTEM_PROMPT,
   type AgentSettings,
   type ModelOutcome,
   type PromptMode,
@@ -46,14 +36,23 @@ import {
   type TurnContext,
   type TurnInput,
   type TurnResult,
-  type BootstrapFile,
   assistantMessage,
   truncatedToolResult,
   turnSystemPrompt,
 } from '../../sdk/agent/index.js';
 import { bootstrapFiles } from './bootstrap-hook.js';
+import {
+  compactionCut,
+  compactionThreshold,
+  estimateContextTokens,
+  pruneToolResults,
+  renderForSummary,
+  summaryPrompt,
+  SUMMARY_SYSTEM_PROMPT,
+} from './context.js';
 import { buildSystemPrompt } from './prompt.js';
 import { MAX_PARALLEL_TOOL_CALLS, runToolBatch } from './tool-batch.js';
+import { dayStamp, isWritable, loadBootstrapFiles, type BootstrapFile } from './workspace.js';
 
 const MAX_TRUNCATED_REPLIES = 3;
 const STEERED_SKIP = 'Skipped: a new user message arrived before this tool ran; it follows below.';

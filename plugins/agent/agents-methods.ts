@@ -6,11 +6,13 @@
 import {
   agentEntry,
   agentIds,
-  agentSettings,
+  agentPaths,
+  agentValue,
   assertKnownAgent,
   defaultAgentId,
   modelChain,
   resolveAgentIdentity,
+  type ModelSetting,
 } from '../../sdk/agent/index.js';
 import {
   ErrorCodes,
@@ -33,8 +35,7 @@ export function registerAgentListMethods(api: PluginApi): void {
   const kernel = api.kernel;
   const config = () => kernel.config() as KernelConfig;
   const identityOf = (agentId: string) => {
-    const settings = agentSettings(config(), agentId, kernel.paths.stateDir, kernel.paths.workspaceDir);
-    return resolveAgentIdentity(config(), agentId, settings.workspaceDir);
+    return resolveAgentIdentity(config(), agentId, agentPaths(config(), agentId, kernel.paths).workspaceDir);
   };
 
   api.registerGatewayMethod('agents.list', {
@@ -48,9 +49,7 @@ export function registerAgentListMethods(api: PluginApi): void {
         const name = agentEntry(config(), id)?.name as string | undefined;
         const identity = identityOf(id);
         // OpenClaw's clients read the agent's model here (its Control UI asks for a provider when there is none).
-        const [primary, ...fallbacks] = modelChain(
-          agentSettings(config(), id, kernel.paths.stateDir, kernel.paths.workspaceDir).model,
-        );
+        const [primary, ...fallbacks] = modelChain(agentValue<ModelSetting>(config(), id, 'model'));
         return {
           id,
           ...(name ? { name } : {}),

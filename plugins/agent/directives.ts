@@ -6,13 +6,11 @@
 import type { ThinkingLevel } from '../../sdk/index.js';
 import {
   durationMs,
-  normalizeQueueMode,
-  type DropPolicy,
-  type QueueMode,
   type ReasoningLevel,
   type SessionQueueOverride,
   type VerboseLevel,
 } from '../../sdk/agent/index.js';
+import { normalizeQueueMode, type DropPolicy, type QueueMode } from './queue-settings.js';
 
 export interface QueueDirective extends SessionQueueOverride {
   reset?: boolean;

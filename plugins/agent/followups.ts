@@ -5,17 +5,9 @@
  * into one turn ("collect"). A message a full queue drops is answered with a notice.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  normalizeQueueMode,
-  queueDefaults,
-  type DispatchInput,
-  type MessagesSection,
-  type QueueSettings,
-  type RunHandle,
-  type RunResult,
-  type SessionEntry,
-} from '../../sdk/agent/index.js';
+import { type DispatchInput, type RunHandle, type RunResult, type SessionEntry } from '../../sdk/agent/index.js';
 import type { Delivery } from './delivery.js';
+import { normalizeQueueMode, queueDefaults, type MessagesSection, type QueueSettings } from './queue-settings.js';
 import { collectPrompt, FollowupQueue, type Pending } from './queue.js';
 import type { ActiveRun, RunBook } from './runs.js';
 import type { RunEvents } from './streaming.js';

@@ -6,13 +6,8 @@
  * slot's.
  */
 import { fileURLToPath } from 'node:url';
-import type {
-  AgentService,
-  ModelService,
-  MessagesSection,
-  SessionService,
-  SkillsService,
-} from '../../sdk/agent/index.js';
+import type { AgentService, ModelService, SessionService, SkillsService } from '../../sdk/agent/index.js';
+import type { MessagesSection } from './queue-settings.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';

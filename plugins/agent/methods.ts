@@ -19,9 +19,9 @@ import {
   isSilentReplyText,
   unknownAgentProblem,
   parseSessionKey,
-  normalizeQueueMode,
   DEFAULT_ACK_MAX_CHARS,
 } from '../../sdk/agent/index.js';
+import { normalizeQueueMode } from './queue-settings.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
 import { commandList } from './commands.js';

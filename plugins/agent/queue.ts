@@ -6,7 +6,8 @@
  * and the summary of messages dropped from a full queue goes to their own chat's next
  * turn. A message is in the queue once, by id, whatever happens.
  */
-import type { DispatchInput, QueueSettings, RunResult } from '../../sdk/agent/index.js';
+import type { DispatchInput, RunResult } from '../../sdk/agent/index.js';
+import type { QueueSettings } from './queue-settings.js';
 
 /** An accepted message on its way to a turn. */
 export interface Pending {

@@ -19,10 +19,8 @@ import type {
   AuthProfiles,
   CommandOutcome,
   DispatchInput,
-  MessagesSection,
   Models,
   ModelService,
-  QueueSettings,
   RequestState,
   RunHandle,
   RunResult,
@@ -34,6 +32,7 @@ import type {
   SkillsService,
 } from '../../sdk/agent/index.js';
 import { Delivery } from './delivery.js';
+import type { MessagesSection, QueueSettings } from './queue-settings.js';
 import { Dispatcher } from './dispatcher.js';
 import { Followups } from './followups.js';
 import { RunBook, type RunRecord } from './runs.js';

@@ -2,8 +2,8 @@
  * How the agent runs (per agent: timeouts, thinking, the prompt's time zone and budgets; in
  * agents.defaults only: block streaming), OpenClaw's names with the defaults in the
  * descriptions, as TypeBox: a build input. `npm run gen` writes them into this plugin's
- * manifest (`configContributions`) and into generated/types.ts. The loop reads them through
- * the SDK's agent settings (sdk/agent/settings.ts).
+ * manifest (`configContributions`) and into generated/types.ts. The loop reads them as
+ * AgentSettings, which the models plugin resolves (plugins/models/settings.ts).
  */
 import { Type } from 'typebox';
 

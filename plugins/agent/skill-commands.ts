@@ -5,12 +5,7 @@
  * the kernel's tool choke point instead. Built-in and plugin commands keep their names: a
  * clashing skill gets a suffixed one (`/status_2`), chosen by the service.
  */
-import {
-  skillCommandPrompt,
-  type CommandOutcome,
-  type DispatchInput,
-  type SkillCommand,
-} from '../../sdk/agent/index.js';
+import type { CommandOutcome, DispatchInput, SkillCommand } from '../../sdk/agent/index.js';
 import type { AgentRuntime } from './runtime.js';
 
 /** Skill commands of this input's agent; `reserved` are the names built-in and plugin commands hold. */
@@ -103,4 +98,17 @@ export function skillHelpLines(runtime: AgentRuntime, input: DispatchInput, rese
 function firstLine(text: string): string {
   const line = text.split('\n')[0]!.trim();
   return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
+
+/** The message a skill command runs the agent with: the request, and which skill to follow for it. */
+export function skillCommandPrompt(
+  command: Pick<SkillCommand, 'skillName' | 'location' | 'settings'>,
+  args: string,
+): string {
+  const request = args.trim() || '(no further input: follow the skill with what you know)';
+  const settings =
+    command.settings && Object.keys(command.settings).length
+      ? `\nSettings for this skill (skills.entries): ${JSON.stringify(command.settings)}`
+      : '';
+  return `Use the "${command.skillName}" skill for this request. Read its instructions first with the read tool: ${command.location}${settings}\n\nRequest: ${request}`;
 }

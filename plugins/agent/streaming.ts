@@ -4,17 +4,16 @@
  * coalesced; block streaming, where a long answer goes out in blocks while it is written;
  * and the silent token held back from all of them.
  */
-import type { KernelServices } from '../../sdk/index.js';
+import { BlockChunker, type KernelServices } from '../../sdk/index.js';
 import {
-  BlockChunker,
   parseReply,
-  SilentReplyFilter,
   type AgentStream,
   type DispatchInput,
   type ReplyPayload,
   type RunResult,
   type VerboseLevel,
 } from '../../sdk/agent/index.js';
+import { SilentReplyFilter } from './silent-reply.js';
 
 const CHAT_DELTA_THROTTLE_MS = 150;
 

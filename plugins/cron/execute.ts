@@ -9,7 +9,7 @@
  */
 import type { PluginApi, SystemEventsService } from '../../sdk/index.js';
 import {
-  agentSettings,
+  agentPaths,
   defaultAgentId,
   isSilentReplyText,
   unknownAgentProblem,
@@ -89,7 +89,7 @@ export function createExecutor(api: PluginApi): Executor {
     const unknown = unknownAgentProblem(config, agentId);
     if (unknown) throw new Error(unknown);
     // The command runs where the agent's exec would: its workspace (created as the agent would).
-    const { workspaceDir } = agentSettings(config, agentId, api.kernel.paths.stateDir, api.kernel.paths.workspaceDir);
+    const { workspaceDir } = agentPaths(config, agentId, api.kernel.paths);
     mkdirSync(workspaceDir, { recursive: true, mode: 0o700 });
     const sessionKey = cronSessionKey(job.id);
     const outcome = await inCronLane(api, ctx, sessionKey, async () => {

@@ -20,7 +20,13 @@ import {
 } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { useService } from '../../sdk/services.js';
-import { agentSettings, unknownAgentProblem, type AgentService, type SessionService } from '../../sdk/agent/index.js';
+import {
+  agentPaths,
+  agentValue,
+  unknownAgentProblem,
+  type AgentService,
+  type SessionService,
+} from '../../sdk/agent/index.js';
 import { SYSTEM_HELP, systemCommand } from './cli.js';
 import { formatSystemEvents, SystemEventStore } from './event-store.js';
 import { HeartbeatRunner } from './runner.js';
@@ -44,8 +50,8 @@ export default definePlugin({
     };
     const defaultAgent = () => heartbeatAgents(config())[0] ?? 'main';
     const workspace = (agentId: string) => {
-      const settings = agentSettings(config(), agentId, kernel.paths.stateDir, kernel.paths.workspaceDir);
-      return { dir: settings.workspaceDir, userTimezone: settings.userTimezone };
+      const dir = agentPaths(config(), agentId, kernel.paths).workspaceDir;
+      return { dir, userTimezone: agentValue<string>(config(), agentId, 'userTimezone') };
     };
 
     kernel.protocol.registerEvent('heartbeat', api.id, {

@@ -11,7 +11,7 @@
 import { fileURLToPath } from 'node:url';
 import {
   agentIds,
-  agentSettings,
+  agentPaths,
   normalizeAgentId,
   unknownAgentProblem,
   type AgentService,
@@ -54,7 +54,7 @@ export default definePlugin({
       const config = kernel.config();
       const agents = agentIds(config).map((agentId) => ({
         agentId,
-        workspaceDir: agentSettings(config, agentId, kernel.paths.stateDir, kernel.paths.workspaceDir).workspaceDir,
+        workspaceDir: agentPaths(config, agentId, kernel.paths).workspaceDir,
       }));
       const deps = {
         runAgent: async (input: { agentId: string; sessionKey: string; message: string }) => {

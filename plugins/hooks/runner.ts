@@ -13,7 +13,7 @@
 import { chmodSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { agentSettings, defaultAgentId } from '../../sdk/agent/index.js';
+import { agentPaths, defaultAgentId } from '../../sdk/agent/index.js';
 import {
   sdkAliases,
   ensurePrivateDir,
@@ -57,7 +57,7 @@ export function hookInventory(
   const config = kernel.config() as Record<string, unknown>;
   const internal = internalSection(config);
   const agent = agentId ?? defaultAgentId(config);
-  const workspaceDir = agentSettings(config, agent, kernel.paths.stateDir, kernel.paths.workspaceDir).workspaceDir;
+  const workspaceDir = agentPaths(config, agent, kernel.paths).workspaceDir;
   const managedDir = join(kernel.paths.stateDir, 'hooks');
   const discovery = discoverHooks({ bundledDir, managedDir, workspaceDir, extraDirs: internal.load?.extraDirs ?? [] });
   const statuses = discovery.hooks.map((hook) => {

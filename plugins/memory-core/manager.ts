@@ -12,7 +12,7 @@ import type {
   MemorySyncStats,
   PluginApi,
 } from '../../sdk/index.js';
-import { agentSettings, defaultAgentId } from '../../sdk/agent/index.js';
+import { agentPaths, defaultAgentId } from '../../sdk/agent/index.js';
 import {
   readMemoryLines,
   resolveMemoryPath,
@@ -53,12 +53,7 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
 
   settings(agentId = this.defaultAgent()): MemorySettings {
     const config = this.api.kernel.config();
-    const { workspaceDir } = agentSettings(
-      config,
-      agentId,
-      this.api.kernel.paths.stateDir,
-      this.api.kernel.paths.workspaceDir,
-    );
+    const { workspaceDir } = agentPaths(config, agentId, this.api.kernel.paths);
     return resolveMemorySettings(config, { agentId, workspaceDir, stateDir: this.api.kernel.paths.stateDir });
   }
 

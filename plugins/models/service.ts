@@ -7,13 +7,13 @@
 import { join } from 'node:path';
 import type { KernelServices } from '../../sdk/index.js';
 import {
-  agentSettings,
   defaultAgentId,
   type AgentSettings,
   type ModelService as ModelServiceContract,
 } from '../../sdk/agent/index.js';
 import { AuthProfiles } from './auth-profiles.js';
 import { Models, type ModelsOptions } from './models.js';
+import { agentSettings } from './settings.js';
 
 export class ModelService implements ModelServiceContract {
   readonly models: Models;

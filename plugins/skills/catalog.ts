@@ -8,7 +8,7 @@
  */
 import type { KernelServices, Logger, SandboxRouter } from '../../sdk/index.js';
 import {
-  agentSettings,
+  agentPaths,
   defaultAgentId,
   sessionSandbox,
   type Skill,
@@ -186,12 +186,7 @@ export class SkillsCatalog implements SkillsService {
 
   /** The workspace of an agent, as the agent plugin resolves it. */
   workspaceOf(agentId: string): string {
-    return agentSettings(
-      this.kernel.config() as KernelConfig,
-      agentId,
-      this.kernel.paths.stateDir,
-      this.kernel.paths.workspaceDir,
-    ).workspaceDir;
+    return agentPaths(this.kernel.config() as KernelConfig, agentId, this.kernel.paths).workspaceDir;
   }
 
   defaultAgent(): string {
@@ -411,14 +406,10 @@ export class SkillsCatalog implements SkillsService {
   ): Record<string, string> | undefined {
     const workspaceDir = this.workspaceOf(agentId);
     if (sessionKey && params.elevated !== true) {
-      const settings = agentSettings(
-        this.kernel.config() as KernelConfig,
-        agentId,
-        this.kernel.paths.stateDir,
-        this.kernel.paths.workspaceDir,
-      );
       const config = this.kernel.config() as KernelConfig;
-      if (sessionSandbox(this.router, config, settings, sessionKey, this.kernel.paths.stateDir).sandboxed)
+      if (
+        sessionSandbox(this.router, config, { agentId, workspaceDir }, sessionKey, this.kernel.paths.stateDir).sandboxed
+      )
         return undefined;
     }
     const snapshot = this.snapshot({ agentId, workspaceDir, sessionKey });

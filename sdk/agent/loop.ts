@@ -93,6 +93,13 @@ export interface TurnUsage {
   cacheWrite: number;
 }
 
+/** Token counts are estimated at four characters per token (prompt reports, compaction). */
+export const CHARS_PER_TOKEN = 4;
+
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
 export interface PromptReport {
   mode: PromptMode;
   chars: number;

@@ -1,7 +1,8 @@
 /**
- * The agent loop's view of config: `agents.defaults` merged with the `agents.list[]` entry of
- * one agent, plus the sections this plugin owns (`session`, `models`, `messages`). Defaults
- * follow OpenClaw's documented values.
+ * Agents as the config names them: which agents exist, the default one, an agent's
+ * `agents.list[]` entry, the value it inherits from `agents.defaults`, its folders, and the
+ * shape of its resolved settings (AgentSettings, which the "models" service resolves with
+ * OpenClaw's defaults: ModelService.settings).
  */
 import { join } from 'node:path';
 import { expandHome, type KernelConfig } from '../../kernel/index.js';
@@ -64,29 +65,10 @@ export interface ProviderSettings {
   models?: Array<{ id: string; name?: string; contextWindow?: number; maxTokens?: number; reasoning?: boolean }>;
 }
 
-export type QueueMode = 'steer' | 'followup' | 'collect' | 'steer-backlog' | 'interrupt';
-export type DropPolicy = 'old' | 'new' | 'summarize';
-
-export interface QueueSettings {
-  mode: QueueMode;
-  debounceMs: number;
-  cap: number;
-  drop: DropPolicy;
-}
-
-export interface MessagesSection {
-  queue?: Partial<QueueSettings> & { mode?: QueueMode | 'queue'; byChannel?: Record<string, QueueMode | 'queue'> };
-}
-
-export const DEFAULT_QUEUE: QueueSettings = { mode: 'collect', debounceMs: 1000, cap: 20, drop: 'summarize' };
-
-const MEMORY_FLUSH_SYSTEM = 'Session nearing compaction. Store durable memories now.';
-const MEMORY_FLUSH_PROMPT =
-  'Pre-compaction memory flush: append anything worth keeping (decisions, facts about the user, open tasks) to memory/YYYY-MM-DD.md in the workspace. If there is nothing to store, reply with NO_REPLY.';
-
 type AnyRecord = Record<string, any>;
 
-function durationMs(value: unknown, fallback: number): number {
+/** `500`, `"500ms"`, `"30s"`, `"5m"`, `"1h"` in milliseconds; `fallback` when unreadable. */
+export function durationMs(value: unknown, fallback: number): number {
   if (typeof value === 'number') return value;
   if (typeof value !== 'string') return fallback;
   const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
@@ -131,66 +113,29 @@ export function agentEntry(config: KernelConfig, agentId: string): AnyRecord | u
   );
 }
 
-export function agentSettings(
+/** An agent's own value for `key`, else the one in `agents.defaults`. */
+export function agentValue<T = unknown>(config: KernelConfig, agentId: string, key: string): T | undefined {
+  const defaults = ((config.agents as AnyRecord | undefined)?.defaults ?? {}) as AnyRecord;
+  return ((agentEntry(config, agentId) ?? {})[key] ?? defaults[key]) as T | undefined;
+}
+
+/**
+ * An agent's folders: its workspace (`agents.list[].workspace`; the default agent uses
+ * `paths.workspaceDir`, any other `<stateDir>/workspace-<id>`) and its state folder
+ * (auth-profiles.json: `agents.list[].agentDir`, else `<stateDir>/agents/<id>/agent`).
+ */
+export function agentPaths(
   config: KernelConfig,
   agentId: string,
-  stateDir: string,
-  defaultWorkspace: string,
-): AgentSettings {
-  const agents = (config.agents ?? {}) as AnyRecord;
-  const defaults = (agents.defaults ?? {}) as AnyRecord;
+  paths: { stateDir: string; workspaceDir: string },
+): { workspaceDir: string; agentDir: string } {
   const entry = agentEntry(config, agentId) ?? {};
-  const pick = <T>(key: string): T | undefined => (entry[key] ?? defaults[key]) as T | undefined;
-  const compaction = (defaults.compaction ?? {}) as AnyRecord;
-  const flush = (compaction.memoryFlush ?? {}) as AnyRecord;
-  const pruning = (defaults.contextPruning ?? {}) as AnyRecord;
-  const chunk = (defaults.blockStreamingChunk ?? {}) as AnyRecord;
+  const id = normalizeAgentId(agentId);
   const workspace =
-    entry.workspace ??
-    (normalizeAgentId(agentId) === defaultAgentId(config)
-      ? undefined
-      : join(stateDir, `workspace-${normalizeAgentId(agentId)}`));
+    entry.workspace ?? (id === defaultAgentId(config) ? undefined : join(paths.stateDir, `workspace-${id}`));
   return {
-    agentId,
-    workspaceDir: workspace ? expandHome(String(workspace)) : defaultWorkspace,
-    agentDir: entry.agentDir
-      ? expandHome(String(entry.agentDir))
-      : join(stateDir, 'agents', normalizeAgentId(agentId), 'agent'),
-    model: pick<ModelSetting>('model'),
-    models: { ...(defaults.models ?? {}), ...(entry.models ?? {}) },
-    timeoutSeconds: Number(pick('timeoutSeconds') ?? 600),
-    bootstrapMaxChars: Number(pick('bootstrapMaxChars') ?? 20_000),
-    userTimezone: pick<string>('userTimezone'),
-    thinkingDefault: (pick<ThinkingLevel>('thinkingDefault') ?? 'off') as ThinkingLevel,
-    contextTokens: pick<number>('contextTokens'),
-    compaction: {
-      reserveTokensFloor: Number(compaction.reserveTokensFloor ?? 20_000),
-      keepRecentTokens: Number(compaction.keepRecentTokens ?? 20_000),
-      memoryFlush: {
-        enabled: flush.enabled !== false,
-        softThresholdTokens: Number(flush.softThresholdTokens ?? 4000),
-        systemPrompt: String(flush.systemPrompt ?? MEMORY_FLUSH_SYSTEM),
-        prompt: String(flush.prompt ?? MEMORY_FLUSH_PROMPT),
-      },
-    },
-    pruning: {
-      mode: pruning.mode === 'cache-ttl' ? 'cache-ttl' : 'off',
-      ttlMs: durationMs(pruning.ttl, 5 * 60_000),
-      keepLastAssistants: Number(pruning.keepLastAssistants ?? 3),
-      softTrimRatio: Number(pruning.softTrimRatio ?? 0.3),
-      hardClearRatio: Number(pruning.hardClearRatio ?? 0.5),
-      minPrunableToolChars: Number(pruning.minPrunableToolChars ?? 50_000),
-      softTrim: { maxChars: 4000, headChars: 1500, tailChars: 1500, ...(pruning.softTrim ?? {}) },
-      hardClear: { enabled: true, placeholder: '[Old tool result content cleared]', ...(pruning.hardClear ?? {}) },
-      tools: pruning.tools,
-    },
-    blockStreaming: {
-      enabled: defaults.blockStreamingDefault === 'on',
-      minChars: Number(chunk.minChars ?? 800),
-      maxChars: Number(chunk.maxChars ?? 1200),
-    },
-    tools: entry.tools as ToolsConfig | undefined,
-    maxResultChars: Number(pick('toolResultMaxChars') ?? 100_000),
+    workspaceDir: workspace ? expandHome(String(workspace)) : paths.workspaceDir,
+    agentDir: entry.agentDir ? expandHome(String(entry.agentDir)) : join(paths.stateDir, 'agents', id, 'agent'),
   };
 }
 
@@ -215,29 +160,6 @@ export function modelChain(setting: ModelSetting | undefined): string[] {
   );
 }
 
-export function queueDefaults(messages: MessagesSection | undefined, channel?: string): QueueSettings {
-  const queue = messages?.queue ?? {};
-  const byChannel = channel ? queue.byChannel?.[channel] : undefined;
-  const mode = normalizeQueueMode(byChannel ?? queue.mode) ?? DEFAULT_QUEUE.mode;
-  return {
-    mode,
-    debounceMs: durationMs(queue.debounceMs, DEFAULT_QUEUE.debounceMs),
-    cap: Number(queue.cap ?? DEFAULT_QUEUE.cap),
-    drop: (queue.drop ?? DEFAULT_QUEUE.drop) as DropPolicy,
-  };
-}
-
-/** "queue" is OpenClaw's legacy name for steer; "steer+backlog" an alternative spelling. */
-export function normalizeQueueMode(mode: string | undefined): QueueMode | undefined {
-  if (!mode) return undefined;
-  const m = mode.trim().toLowerCase();
-  if (m === 'queue') return 'steer';
-  if (m === 'steer+backlog') return 'steer-backlog';
-  return (['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] as const).find((known) => known === m);
-}
-
-export { durationMs };
-
 /**
  * Whether `sessionKey` runs its tools in a sandbox, for the system prompt and /context: the
  * same answer the tool choke point routes with (`router`: the host's "sandbox-route" service).
@@ -245,7 +167,7 @@ export { durationMs };
 export function sessionSandbox(
   router: SandboxRouter,
   config: KernelConfig,
-  settings: AgentSettings,
+  settings: Pick<AgentSettings, 'agentId' | 'workspaceDir'>,
   sessionKey: string,
   stateDir: string,
 ): { mode: string; sandboxed: boolean; workdir?: string } {

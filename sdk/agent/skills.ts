@@ -43,16 +43,3 @@ export interface SkillsService {
   /** Slash commands of the eligible, user-invocable skills; `reserved` are names already taken (built-in and plugin commands). */
   commands(target: SkillTarget, reserved: readonly string[]): SkillCommand[];
 }
-
-/** The message a skill command runs the agent with: the request, and which skill to follow for it. */
-export function skillCommandPrompt(
-  command: Pick<SkillCommand, 'skillName' | 'location' | 'settings'>,
-  args: string,
-): string {
-  const request = args.trim() || '(no further input: follow the skill with what you know)';
-  const settings =
-    command.settings && Object.keys(command.settings).length
-      ? `\nSettings for this skill (skills.entries): ${JSON.stringify(command.settings)}`
-      : '';
-  return `Use the "${command.skillName}" skill for this request. Read its instructions first with the read tool: ${command.location}${settings}\n\nRequest: ${request}`;
-}

@@ -20,10 +20,12 @@ import { ensurePrivateDir } from '../../../sdk/fs.js';
 import {
   agentEntry,
   agentIds,
-  agentSettings,
+  agentPaths,
+  agentValue,
   defaultAgentId,
   ensureWorkspace,
   resolveAgentIdentity,
+  type ModelSetting,
 } from '../../../sdk/agent/index.js';
 import { bindingTier, configuredBindings, type Binding } from '../../../sdk/channels/index.js';
 import { normalizeAgentId } from '../../../sdk/sessions/keys.js';
@@ -104,17 +106,18 @@ async function list(args: string[], io: Io): Promise<number> {
     const fallback = defaultAgentId(config);
     rows = [...new Set(agentIds(config).map((id) => normalizeAgentId(id)))].map((id) => {
       const entry = agentEntry(config, id) ?? {};
-      const settings = agentSettings(config, id, kernel.paths.stateDir, kernel.paths.workspaceDir);
-      const identity = resolveAgentIdentity(config, id, settings.workspaceDir);
+      const paths = agentPaths(config, id, kernel.paths);
+      const identity = resolveAgentIdentity(config, id, paths.workspaceDir);
       const own = bindings.filter((binding) => normalizeAgentId(binding.agentId) === id);
-      const model = typeof settings.model === 'string' ? settings.model : settings.model?.primary;
+      const setting = agentValue<ModelSetting>(config, id, 'model');
+      const model = typeof setting === 'string' ? setting : setting?.primary;
       return {
         id,
         ...(entry.name ? { name: entry.name } : {}),
         ...(identity.name ? { identityName: identity.name } : {}),
         ...(identity.emoji ? { identityEmoji: identity.emoji } : {}),
-        workspace: settings.workspaceDir,
-        agentDir: settings.agentDir,
+        workspace: paths.workspaceDir,
+        agentDir: paths.agentDir,
         ...(model ? { model } : {}),
         bindings: own.length,
         isDefault: id === fallback,
@@ -207,10 +210,10 @@ async function add(args: string[], io: Io): Promise<number> {
 
   // Folders only once the agent exists in the config.
   const kernel = await bootKernel(io, { strictConfig: false });
-  let settings: ReturnType<typeof agentSettings>;
+  let settings: ReturnType<typeof agentPaths>;
   let seeded: string[] = [];
   try {
-    settings = agentSettings(currentConfig(io), id, kernel.paths.stateDir, kernel.paths.workspaceDir);
+    settings = agentPaths(currentConfig(io), id, kernel.paths);
     const pluginDir = kernel.plugins.get('agent')?.dir;
     if (pluginDir && existsSync(join(pluginDir, 'templates')))
       seeded = ensureWorkspace(settings.workspaceDir, join(pluginDir, 'templates')).created;
@@ -254,7 +257,7 @@ async function remove(args: string[], io: Io): Promise<number> {
       `agent "${id}" has ${routed.length} binding${routed.length === 1 ? '' : 's'} (${routed.map(describeBinding).join('; ')}); pass --force to delete it and its bindings`,
     );
   }
-  const settings = agentSettings(before, id, resolveStateDir(io.env), '');
+  const settings = agentPaths(before, id, { stateDir: resolveStateDir(io.env), workspaceDir: '' });
   const change = await changeConfig(io, `claw agents delete ${id}`, (raw) => {
     const agents = (raw.agents ?? {}) as AnyRecord;
     agents.list = ((agents.list ?? []) as AnyRecord[]).filter((agent) => normalizeAgentId(agent?.id) !== id);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_SLOT_HOLDERS, type Kernel } from '../../../kernel/index.js';
 import type { SandboxBackend, SandboxInfo, SandboxSpec } from '../../../sdk/index.js';
 import { resolveSandboxRoute } from '../../../host/sandbox-route.js';
-import { agentSettings, defaultAgentId } from '../../../sdk/agent/settings.js';
+import { agentPaths, defaultAgentId } from '../../../sdk/agent/settings.js';
 import { checkSandboxMounts } from '../../../host/sandbox-checks.js';
 import { bootKernel } from '../boot.js';
 import { printHelp } from '../help.js';
@@ -87,7 +87,7 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
       : given.startsWith('agent:') || given === 'global'
         ? given
         : `agent:${agentId}:${given}`;
-  const { workspaceDir } = agentSettings(config, agentId, kernel.paths.stateDir, kernel.paths.workspaceDir);
+  const { workspaceDir } = agentPaths(config, agentId, kernel.paths);
   const route = resolveSandboxRoute(config, {
     agentId,
     sessionKey: sessionKey ?? undefined,

@@ -3,16 +3,13 @@
  * characters per token. Compaction summarises older turns (persisted in the transcript);
  * pruning trims old tool results in the request only (the transcript is never rewritten).
  */
-import type { ToolResultMessage } from '../../kernel/index.js';
-import type { ChatMessage } from '../types/models.js';
-import { compileLayer } from '../tool-policy.js';
-import type { CompactionSettings, PruningSettings } from './settings.js';
-
-export const CHARS_PER_TOKEN = 4;
-
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / CHARS_PER_TOKEN);
-}
+import { compileLayer, type ChatMessage, type ToolResultMessage } from '../../sdk/index.js';
+import {
+  CHARS_PER_TOKEN,
+  estimateTokens,
+  type CompactionSettings,
+  type PruningSettings,
+} from '../../sdk/agent/index.js';
 
 export function messageChars(message: ChatMessage): number {
   if (typeof message.content === 'string') return message.content.length;
