@@ -8,14 +8,9 @@
  *   the session; inside a normal message they are stripped and apply to that message only.
  * - The inline shortcut `/status` runs immediately and is stripped from the rest.
  */
-import type {
-  ChatCommandInfo,
-  CommandOutcome,
-  DispatchInput,
-  SessionEntry,
-  SessionQueueOverride,
-} from '../../sdk/agent/index.js';
+import type { ChatCommandInfo, DispatchInput, SessionEntry, SessionQueueOverride } from '../../sdk/agent/index.js';
 import { parseDirectives, queueProblems } from './directives.js';
+import type { CommandOutcome } from './dispatcher.js';
 import { commandHook } from './internal-hooks.js';
 import { contextText, statusText } from './status-report.js';
 import type { AgentRuntime } from './runtime.js';

@@ -16,7 +16,6 @@ import {
   assertKnownAgent,
   IntakeClosedError,
   parseReply,
-  type CommandOutcome,
   type DispatchInput,
   type RequestState,
   type RunHandle,
@@ -33,6 +32,14 @@ import type { RunEvents } from './streaming.js';
 import type { TurnRunner } from './turn.js';
 
 const DEDUPE_WINDOW_MS = 20 * 60_000;
+
+/** What a slash command did: a reply, and/or a message to run the agent with. */
+export interface CommandOutcome {
+  /** Said back to the sender (through the normal delivery path). */
+  reply?: string;
+  /** Then run the agent with this message (and overrides). */
+  continueWith?: Partial<DispatchInput>;
+}
 
 /** Slash commands and inline directives, bound to the runtime by the plugin's entry. */
 export interface BoundCommands {

@@ -17,7 +17,6 @@ import type {
   AgentLoopSlot,
   AgentSettings,
   AuthProfiles,
-  CommandOutcome,
   DispatchInput,
   Models,
   ModelService,
@@ -33,7 +32,7 @@ import type {
 } from '../../sdk/agent/index.js';
 import { Delivery } from './delivery.js';
 import type { MessagesSection, QueueSettings } from './queue-settings.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, type CommandOutcome } from './dispatcher.js';
 import { Followups } from './followups.js';
 import { RunBook, type RunRecord } from './runs.js';
 import { RunEvents } from './streaming.js';

@@ -5,7 +5,8 @@
  * the kernel's tool choke point instead. Built-in and plugin commands keep their names: a
  * clashing skill gets a suffixed one (`/status_2`), chosen by the service.
  */
-import type { CommandOutcome, DispatchInput, SkillCommand } from '../../sdk/agent/index.js';
+import type { DispatchInput, SkillCommand } from '../../sdk/agent/index.js';
+import type { CommandOutcome } from './dispatcher.js';
 import type { AgentRuntime } from './runtime.js';
 
 /** Skill commands of this input's agent; `reserved` are the names built-in and plugin commands hold. */

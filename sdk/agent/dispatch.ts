@@ -139,15 +139,6 @@ export interface DeliveryStatus {
   lastErrorAt?: number;
 }
 
-/** What a slash command did: a reply, and/or a message to run the agent with. */
-export interface CommandOutcome {
-  /** Said back to the sender (through the normal delivery path). */
-  reply?: string;
-  /** Then run the agent with this message (and overrides). */
-  continueWith?: Partial<DispatchInput>;
-}
-
-/** The agent plugin's service api. */
 /** One slash command as a menu shows it. */
 export interface ChatCommandInfo {
   /** Without "/". */
@@ -160,6 +151,7 @@ export interface ChatCommandInfo {
   acceptsArgs?: boolean;
 }
 
+/** The agent plugin's service api. */
 export interface AgentService {
   dispatch(input: DispatchInput): Promise<RunHandle>;
   /** Dispatch and wait for the result; `signal` aborts the run. */
