@@ -81,8 +81,24 @@ function defaultAgentOf(config: KernelConfig): string {
   return String(list.find((agent) => agent.default)?.id ?? list[0]?.id ?? 'main');
 }
 
+/** The settings with `docker`, which only the route's spec is built from. */
+export interface HostSandboxSettings extends SandboxSettings {
+  docker: {
+    image?: string;
+    network: string;
+    binds: string[];
+    env: Record<string, string>;
+    memory?: string | number;
+    pidsLimit?: number;
+    cpus?: number;
+    readOnlyRoot: boolean;
+    /** "uid" or "uid:gid" (Docker backend); unset: the workspace owner, never root. */
+    user?: string;
+  };
+}
+
 /** `agents.defaults.sandbox` with the agent's `agents.list[].sandbox` on top (docker merged key by key). */
-export function sandboxSettings(config: KernelConfig, agentId: string, stateDir: string): SandboxSettings {
+export function sandboxSettings(config: KernelConfig, agentId: string, stateDir: string): HostSandboxSettings {
   const agents = (config.agents ?? {}) as AnyRecord;
   const base = (agents.defaults?.sandbox ?? {}) as AnyRecord;
   const own = (((agents.list ?? []) as AnyRecord[]).find((agent) => agent.id === agentId)?.sandbox ?? {}) as AnyRecord;

@@ -18,7 +18,7 @@ export { formatPath, getPath, type PathSegment } from './config/path.js';
 export { SLOT_NAMES, DEFAULT_SLOT_HOLDERS, slotHolder, type SlotName, type PluginOrigin } from './config/keys.js';
 export type { KernelConfig, PluginsConfig, InstallRecord } from './generated/types.js';
 
-export { ProtocolRegistry, type EmittedEvent } from './protocol/registry.js';
+export { ProtocolRegistry, type EmittedEvent, type Validation } from './protocol/registry.js';
 
 export { PluginHost } from './plugin-host/host.js';
 export { checkManifest, type ManifestResult, type PluginManifest } from './plugin-host/manifest.js';
@@ -31,6 +31,7 @@ export { parseJson5 } from './util/json5.js';
 export { pathUnder } from './util/paths.js';
 export {
   compileSchema,
+  formatErrors,
   validateWith,
   schemaProblems,
   schemaCompiler,

@@ -49,7 +49,7 @@ export async function generatedFiles(): Promise<Record<string, string>> {
     ['KERNEL_CONFIG_SCHEMA', plain(KernelConfigSchema)],
     ['PLUGIN_MANIFEST_SCHEMA', plain(PluginManifestSchema)],
   ];
-  // The wire frames are checked only through their precompiled validators (sdk/protocol/frames.ts).
+  // The wire frames are checked only through their precompiled validators (plugins/gateway/frames.ts).
   const frames: Array<[string, unknown]> = [
     ['REQUEST_FRAME_SCHEMA', plain(RequestFrameSchema)],
     ['RESPONSE_FRAME_SCHEMA', plain(ResponseFrameSchema)],
@@ -81,7 +81,7 @@ export async function generatedFiles(): Promise<Record<string, string>> {
       ['PluginManifest', PluginManifestSchema],
     ]),
     ...validators('kernel/generated/validators', kernel, true),
-    ...validators('sdk/generated/validators', frames, false),
+    ...validators('plugins/gateway/generated/validators', frames, false),
     ...(await pluginFiles()),
   };
 }
@@ -201,7 +201,7 @@ function kebab(constant: string): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
+  for (const dir of ['kernel/generated/validators', 'plugins/gateway/generated/validators']) {
     rmSync(join(root, dir), { recursive: true, force: true });
     mkdirSync(join(root, dir), { recursive: true });
   }

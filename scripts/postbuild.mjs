@@ -11,10 +11,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const source = join(root, 'plugins');
 const target = join(root, 'dist', 'plugins');
 const validators = join(root, 'dist', 'validators');
-// tsc emits .ts only; the precompiled validators (kernel schemas, wire frames) are CommonJS files beside it.
-for (const dir of ['kernel/generated/validators', 'sdk/generated/validators']) {
-  cpSync(join(root, dir), join(root, 'dist', dir), { recursive: true });
-}
+// tsc emits .ts only; the kernel's precompiled validators are CommonJS files beside it (the
+// gateway's wire-frame validators travel with its folder below).
+cpSync(join(root, 'kernel/generated/validators'), join(root, 'dist/kernel/generated/validators'), { recursive: true });
 const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
 const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'host', 'validator-cache.js'));
 const { configContributions } = await import(join(root, 'dist', 'host', 'config-schema.js'));

@@ -99,7 +99,7 @@ export { TtlCache } from './ttl-cache.js';
 /** Image attachments as gateway methods take them. */
 export * from './attachments.js';
 /** Emitting internal hook events (a no-op without the hooks plugin). */
-export { emitInternalHook, internalHooks } from './internal-hooks.js';
+export { emitInternalHook } from './internal-hooks.js';
 /** Loading a TypeScript module written against the SDK with jiti (hook handlers, plugins): the import aliases. */
 export { sdkAliases, SDK_SUBPATHS, SDK_PACKAGE_NAMES } from './aliases.js';
 

@@ -6,12 +6,6 @@ import { useService } from './services.js';
 import type { KernelServices } from './types/plugin.js';
 import type { InternalHookEvent, InternalHooksService, InternalHookType } from './types/internal-hooks.js';
 
-export async function internalHooks(
-  kernel: Pick<KernelServices, 'capabilities'>,
-): Promise<InternalHooksService | undefined> {
-  return useService<InternalHooksService>(kernel, 'internal-hooks').catch(() => undefined);
-}
-
 /** The event after every handler ran, or undefined when nothing listens. */
 export async function emitInternalHook(
   kernel: Pick<KernelServices, 'capabilities'>,
@@ -20,7 +14,7 @@ export async function emitInternalHook(
   sessionKey: string,
   context: () => Record<string, unknown>,
 ): Promise<InternalHookEvent | undefined> {
-  const service = await internalHooks(kernel);
+  const service = await useService<InternalHooksService>(kernel, 'internal-hooks').catch(() => undefined);
   if (!service?.wants(type, action)) return undefined;
   return service.emit(type, action, sessionKey, context());
 }

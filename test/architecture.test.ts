@@ -75,7 +75,7 @@ describe('a small kernel', () => {
  * budget is a ratchet: lower it whenever code leaves the SDK, never raise it.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 9400;
+const SDK_LINE_BUDGET = 9294;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

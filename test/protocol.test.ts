@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileSchema, ProtocolRegistry } from '../kernel/index.js';
-import {
-  errorShape,
-  ErrorCodes,
-  parseFrame,
-  PROTOCOL_VERSION,
-  ProtocolError,
-  validateConnectParams,
-} from '../sdk/index.js';
+import { ErrorCodes, PROTOCOL_VERSION, ProtocolError } from '../sdk/index.js';
+import { errorShape, parseFrame, protocolErrorShape, validateConnectParams } from '../plugins/gateway/frames.js';
 import { KERNEL_CONFIG_SCHEMA } from '../kernel/generated/schemas.js';
 import { useValidatorStore } from '../kernel/validation.js';
 import { validatorCache, validatorKey } from '../host/validator-cache.js';
@@ -144,7 +138,7 @@ describe('protocol registry', () => {
 
   it('shapes errors as {code, message, details?, retryable?, retryAfterMs?}', () => {
     expect(errorShape('NOT_PAIRED', 'pair first')).toEqual({ code: 'NOT_PAIRED', message: 'pair first' });
-    expect(new ProtocolError('UNAVAILABLE', 'busy', { reason: 'startup' }, true, 250).toShape()).toEqual({
+    expect(protocolErrorShape(new ProtocolError('UNAVAILABLE', 'busy', { reason: 'startup' }, true, 250))).toEqual({
       code: 'UNAVAILABLE',
       message: 'busy',
       details: { reason: 'startup' },

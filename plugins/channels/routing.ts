@@ -16,7 +16,6 @@ import { buildAgentMainSessionKey, normalizeAgentId, type KernelConfig, type Pee
 import { defaultAgentId } from '../../sdk/agent/index.js';
 import { deriveSessionKey, type SessionKeyConfig } from './session-key.js';
 import {
-  BINDING_TIERS,
   bindingTier,
   channelSettings,
   configuredBindings,
@@ -33,6 +32,16 @@ export interface RouteInput {
   teamId?: string;
   memberRoleIds?: readonly string[];
 }
+
+/** The binding tiers, most specific first. */
+const BINDING_TIERS: readonly BindingTier[] = [
+  'binding.peer',
+  'binding.guild+roles',
+  'binding.guild',
+  'binding.team',
+  'binding.account',
+  'binding.channel',
+];
 
 export type RouteMatch = BindingTier | 'channel.group' | 'channel.agentId' | 'default';
 

@@ -5,7 +5,6 @@
  */
 import {
   buildAgentMainSessionKey,
-  errorShape,
   ErrorCodes,
   normalizeAgentId,
   normalizeMainKey,
@@ -17,6 +16,7 @@ import { CloseCodes } from './close-codes.js';
 import type { Connection } from './connection.js';
 import type { GatewayEvents } from './events.js';
 import { helloFeatures } from './features.js';
+import { errorShape, protocolErrorShape } from './frames.js';
 import { admitConnect, hasScope, type HandshakeResult } from './handshake.js';
 import type { PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
@@ -96,7 +96,7 @@ export class Connects {
         kernel.protocol.emit('device.pair.requested', request);
       }
       logger.info(`connect refused: ${result.error.message}`, { conn: conn.id, remote: conn.remoteAddress });
-      rpc.fail(conn, result.error.toShape(), CloseCodes.policy, frame.id);
+      rpc.fail(conn, protocolErrorShape(result.error), CloseCodes.policy, frame.id);
       return;
     }
     const admission = result.admission;

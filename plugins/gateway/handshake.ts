@@ -11,11 +11,11 @@ import {
   OPERATOR_SCOPES,
   PROTOCOL_VERSION,
   ProtocolError,
-  validateConnectParams,
   type ConnectParams,
 } from '../../sdk/index.js';
 import { safeEqual } from '../../sdk/net/index.js';
 import { parsePublicKey, verifySignature } from './device-verify.js';
+import { validateConnectParams } from './frames.js';
 import type { PairingRequest, PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewaySettings } from './settings.js';

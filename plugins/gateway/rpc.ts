@@ -7,10 +7,7 @@
 import type { RawData } from 'ws';
 import {
   ErrorCodes,
-  MAX_PREAUTH_PAYLOAD_BYTES,
-  parseFrame,
   ProtocolError,
-  errorShape,
   type ErrorShape,
   type GatewayMethodContext,
   type KernelServices,
@@ -18,6 +15,7 @@ import {
   type RequestFrame,
 } from '../../sdk/index.js';
 import { CloseCodes } from './close-codes.js';
+import { errorShape, MAX_PREAUTH_PAYLOAD_BYTES, parseFrame, protocolErrorShape } from './frames.js';
 import type { Connection } from './connection.js';
 import { DedupeCache, idempotencyFile, type Outcome, type Recovery } from './dedupe.js';
 import type { GatewayEvents } from './events.js';
@@ -257,7 +255,7 @@ export class GatewayRpc {
       try {
         return { ok: true, payload: await work() };
       } catch (error) {
-        if (error instanceof ProtocolError) return failure(error.toShape());
+        if (error instanceof ProtocolError) return failure(protocolErrorShape(error));
         logger.error(`method ${method} failed: ${(error as Error).stack ?? String(error)}`, { method });
         return failure(errorShape(ErrorCodes.UNAVAILABLE, `${method} failed: ${(error as Error).message}`));
       }

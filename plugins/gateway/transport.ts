@@ -8,16 +8,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer as WsServer } from 'ws';
-import {
-  ErrorCodes,
-  MAX_PREAUTH_PAYLOAD_BYTES,
-  errorShape,
-  type KernelServices,
-  type Logger,
-} from '../../sdk/index.js';
+import { ErrorCodes, type KernelServices, type Logger } from '../../sdk/index.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
 import { CloseCodes } from './close-codes.js';
 import { Connection } from './connection.js';
+import { errorShape, MAX_PREAUTH_PAYLOAD_BYTES } from './frames.js';
 import { serveControlUi } from './control-ui.js';
 import type { GatewayEvents } from './events.js';
 import { startHttpApp, type HttpApp } from './http.js';

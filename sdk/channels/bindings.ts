@@ -24,16 +24,6 @@ export interface Binding {
 export type BindingTier =
   'binding.peer' | 'binding.guild+roles' | 'binding.guild' | 'binding.team' | 'binding.account' | 'binding.channel';
 
-/** The tiers, most specific first. */
-export const BINDING_TIERS: readonly BindingTier[] = [
-  'binding.peer',
-  'binding.guild+roles',
-  'binding.guild',
-  'binding.team',
-  'binding.account',
-  'binding.channel',
-];
-
 /** The tier a binding belongs to: the most specific field it names. */
 export function bindingTier(match: BindingMatch): BindingTier {
   if (match.peer) return 'binding.peer';

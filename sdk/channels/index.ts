@@ -48,14 +48,7 @@ export { retryDelay, sleepAtLeast, MAX_RETRY_AFTER_MS } from './retry.js';
 export type { ChannelContractTarget, FakePlatform, PlatformMessage, PlatformSent } from './contract.js';
 
 /** `bindings`: which agent answers which channel, account, peer, guild or team (the channels plugin resolves routes with them). */
-export {
-  bindingTier,
-  configuredBindings,
-  BINDING_TIERS,
-  type Binding,
-  type BindingMatch,
-  type BindingTier,
-} from './bindings.js';
+export { bindingTier, configuredBindings, type Binding, type BindingMatch, type BindingTier } from './bindings.js';
 
 /** The account lifecycle of bot-token channels: running accounts, send-only clients for the rest. */
 export { ChannelAccounts, type RunningAccount } from './accounts.js';

@@ -28,8 +28,5 @@ export const ErrorCodes = {
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 
-/** The most a connection may send before its connect is accepted. */
-export const MAX_PREAUTH_PAYLOAD_BYTES = 64 * 1024;
-
 /** The client id claw's CLI connects with: OpenClaw's gateways accept only ids from a fixed list, "cli" among them. */
 export const CLI_CLIENT_ID = 'cli';

@@ -44,18 +44,6 @@ export interface SandboxSettings {
   workspaceAccess: 'none' | 'ro' | 'rw';
   /** Where per-scope sandbox workspaces live (workspaceAccess "none"). */
   workspaceRoot: string;
-  docker: {
-    image?: string;
-    network: string;
-    binds: string[];
-    env: Record<string, string>;
-    memory?: string | number;
-    pidsLimit?: number;
-    cpus?: number;
-    readOnlyRoot: boolean;
-    /** "uid" or "uid:gid" (Docker backend); unset: the workspace owner, never root. */
-    user?: string;
-  };
 }
 
 export const SANDBOX_CHECKS_SERVICE = 'sandbox-checks';
