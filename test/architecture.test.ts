@@ -71,11 +71,13 @@ describe('a small kernel', () => {
  * Issue 29's target for the SDK: 6,000 lines (contracts, kits and test tools). Not met yet:
  * 19,046 formatted lines before sessions, models, the memory engine, embeddings, gateway
  * auth, runtime deps, the outbound path and the OpenClaw adapter moved into their plugins
- * and host/. Counted as the tree is written (`npm test` checks the tree is formatted). The
+ * and host/; 12,376 before the memory host (memory-core), exec policy, sandbox routing and
+ * checks, the SSRF guard ("net"), redaction, the gateway client, plugin admin and agent
+ * settings left too. Counted as the tree is written (`npm test` checks the tree is formatted). The
  * budget is a ratchet: lower it whenever code leaves the SDK, never raise it.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 9294;
+const SDK_LINE_BUDGET = 7770;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>
