@@ -3,7 +3,7 @@
  * claw's rules, plugin discovery and the loader for plugin code, the validator cache, the
  * config writer, the OpenClaw plugin adapter and the services the host offers itself (runtime
  * deps, the SSRF-guarded network access every plugin shares, launchers, sandbox checks and
- * routing, config admin).
+ * routing, config admin, the tool policy).
  */
 import type { KernelOptions } from '../kernel/index.js';
 import { clawDiscovery, type DiscoveryOptions } from './discovery.js';
@@ -23,6 +23,8 @@ import { LAUNCHERS_SERVICE } from '../sdk/exec/index.js';
 import { SANDBOX_CHECKS_SERVICE, SANDBOX_ROUTE_SERVICE } from '../sdk/sandbox/index.js';
 import { CONFIG_ADMIN_SERVICE } from '../sdk/config.js';
 import { configAdminService } from './config-admin.js';
+import { TOOL_POLICY_SERVICE } from '../sdk/tool-policy.js';
+import { toolPolicyService } from './tool-policy.js';
 
 export type ClawKernelParts = Required<
   Pick<
@@ -47,6 +49,7 @@ export function clawKernelParts(options: DiscoveryOptions & { jitiCacheDir?: str
       [SANDBOX_CHECKS_SERVICE]: sandboxChecksService,
       [SANDBOX_ROUTE_SERVICE]: sandboxRouteService,
       [CONFIG_ADMIN_SERVICE]: configAdminService,
+      [TOOL_POLICY_SERVICE]: toolPolicyService,
     }),
   };
 }

@@ -10,7 +10,7 @@ import { resolveSandboxRoute, sandboxStep } from './sandbox-route.js';
 import { approvalStep } from './approval.js';
 import { contributedConfigIssues } from './contributed-config.js';
 import { createRedactor } from './redact.js';
-import { configuredToolPolicy } from '../sdk/tool-policy.js';
+import { configuredToolPolicy } from './tool-policy.js';
 
 export const clawPolicy: KernelPolicy = {
   redactor: (config, env) => createRedactor({ config, env }),

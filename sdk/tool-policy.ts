@@ -1,10 +1,8 @@
 /**
- * Which tools an agent may use. Layers apply in order and each can only narrow the set:
- * profile → provider profile → global allow/deny → global by-provider → agent allow/deny →
- * agent by-provider → group (→ sandbox and sub-agent layers, added by the callers that know
- * about those). Lists accept tool names, `group:*` names and `*` globs, matched without
- * regard to case; within a layer deny beats allow; an empty or missing allow list allows
- * everything the earlier layers let through.
+ * Which tools an agent may use: the names and shapes of `tools.*` (groups, profiles, layers)
+ * and the host's "tool-policy" service, which resolves them exactly as the kernel's tool
+ * choke point enforces them (host/tool-policy.ts). Lists accept tool names, `group:*` names
+ * and `*` globs, matched without regard to case; within a layer deny beats allow.
  */
 import type { ToolSubject } from '../kernel/index.js';
 
@@ -45,98 +43,13 @@ export interface ToolsConfig extends ToolPolicyLayer {
   byProvider?: Record<string, ToolPolicyLayer>;
 }
 
-export interface PolicyInput {
-  global?: ToolsConfig;
-  agent?: ToolsConfig;
-  group?: ToolPolicyLayer;
-  /** Extra layers (sandbox, sub-agent) appended by callers. */
-  extra?: ToolPolicyLayer[];
-  provider?: string;
-  /** Full model ref, "provider/model". */
-  model?: string;
-}
-
-function expand(entries: readonly string[]): string[] {
-  return entries.flatMap((entry) => {
-    const key = entry.trim().toLowerCase();
-    return TOOL_GROUPS[key] ? [...TOOL_GROUPS[key]!] : [key];
-  });
-}
-
-function globToRegExp(pattern: string): RegExp {
-  const escaped = pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*');
-  return new RegExp(`^${escaped}$`, 'i');
-}
-
 export type ToolMatcher = (name: string) => boolean;
 
-/** A matcher for one allow/deny layer. */
-export function compileLayer(layer: ToolPolicyLayer): ToolMatcher {
-  const profileAllow = layer.profile ? TOOL_PROFILES[layer.profile] : undefined;
-  const allowSets = [profileAllow, layer.allow && layer.allow.length > 0 ? layer.allow : undefined]
-    .filter((list): list is readonly string[] => list !== undefined)
-    .map((list) => expand(list).map(globToRegExp));
-  const deny = expand(layer.deny ?? []).map(globToRegExp);
-  return (name) => {
-    if (deny.some((pattern) => pattern.test(name))) return false;
-    return allowSets.every((patterns) => patterns.some((pattern) => pattern.test(name)));
-  };
-}
-
-function providerLayers(config: ToolsConfig | undefined, provider?: string, model?: string): ToolPolicyLayer[] {
-  if (!config?.byProvider) return [];
-  const out: ToolPolicyLayer[] = [];
-  for (const [key, layer] of Object.entries(config.byProvider)) {
-    const k = key.toLowerCase();
-    if ((provider && k === provider.toLowerCase()) || (model && k === model.toLowerCase())) out.push(layer);
-  }
-  return out;
-}
-
-/** The effective policy: a tool is allowed only if every layer allows it. */
-export function compileToolPolicy(input: PolicyInput): ToolMatcher {
-  const layers: ToolPolicyLayer[] = [];
-  const push = (layer: ToolPolicyLayer | undefined) => layer && layers.push(layer);
-  push(input.global?.profile ? { profile: input.global.profile } : undefined);
-  for (const layer of providerLayers(input.global, input.provider, input.model))
-    push(layer.profile ? { profile: layer.profile } : undefined);
-  push(input.global && { allow: input.global.allow, deny: input.global.deny });
-  for (const layer of providerLayers(input.global, input.provider, input.model))
-    push({ allow: layer.allow, deny: layer.deny });
-  push(input.agent && { profile: input.agent.profile, allow: input.agent.allow, deny: input.agent.deny });
-  for (const layer of providerLayers(input.agent, input.provider, input.model)) push(layer);
-  push(input.group);
-  for (const layer of input.extra ?? []) push(layer);
-  const matchers = layers.map(compileLayer);
-  return (name) => matchers.every((matcher) => matcher(name));
-}
-
-interface AgentEntry {
-  id?: string;
-  default?: boolean;
-  tools?: ToolsConfig;
-  subagents?: { maxSpawnDepth?: number };
-}
-
-/** Denied to every sub-agent: system and cross-session tools; memory stays the parent's. */
-export const SUBAGENT_TOOL_DENY_ALWAYS: readonly string[] = [
-  'gateway',
-  'agents_list',
-  'whatsapp_login',
-  'session_status',
-  'cron',
-  'memory_search',
-  'memory_get',
-  'sessions_send',
-  'message',
-];
-/** Also denied once a sub-agent may not spawn (depth >= maxSpawnDepth): a leaf gets no session tools. */
-export const SUBAGENT_TOOL_DENY_LEAF: readonly string[] = [
-  'sessions_list',
-  'sessions_history',
-  'sessions_spawn',
-  'subagents',
-];
+/** Who is calling and with which model; everything else comes from config. */
+export type PolicySubject = ToolSubject & {
+  /** Defaults to the provider part of `model`. */
+  provider?: string;
+};
 
 /** How many `subagent:<id>` segments a session key has: 0 for a main or channel session. */
 export function subagentDepth(sessionKey: string | undefined): number {
@@ -146,70 +59,21 @@ export function subagentDepth(sessionKey: string | undefined): number {
   return depth;
 }
 
-/**
- * The sub-agent layers for a session, from its key (a child cannot shed its depth by editing
- * its entry): the fixed deny lists by depth, then `tools.subagents.tools`. Empty for others.
- */
-function subagentLayers(
-  config: { tools?: unknown; agents?: unknown },
-  agent: AgentEntry | undefined,
-  sessionKey: string | undefined,
-): ToolPolicyLayer[] {
-  const depth = subagentDepth(sessionKey);
-  if (depth === 0) return [];
-  const defaults = (config.agents as { defaults?: AgentEntry } | undefined)?.defaults;
-  const maxDepth = agent?.subagents?.maxSpawnDepth ?? defaults?.subagents?.maxSpawnDepth ?? 1;
-  const own = (config.tools as { subagents?: { tools?: ToolPolicyLayer } } | undefined)?.subagents?.tools ?? {};
-  return [
-    {
-      deny: depth >= maxDepth ? [...SUBAGENT_TOOL_DENY_ALWAYS, ...SUBAGENT_TOOL_DENY_LEAF] : SUBAGENT_TOOL_DENY_ALWAYS,
-    },
-    { allow: own.allow, deny: own.deny },
-  ];
-}
+export const TOOL_POLICY_SERVICE = 'tool-policy';
 
-/** Who is calling and with which model; everything else comes from config. */
-export type PolicySubject = ToolSubject & {
-  /** Defaults to the provider part of `model`. */
-  provider?: string;
-};
-
-/**
- * The policy the config sets for one agent and model: `tools.*` and the agent's
- * `agents.list[].tools`. A call with no agent id gets the default agent's policy.
- */
-function agentEntry(config: { agents?: unknown }, agentId: string | undefined): AgentEntry | undefined {
-  const list = ((config.agents as { list?: AgentEntry[] } | undefined)?.list ?? []).filter(
-    (entry) => entry && typeof entry === 'object',
-  );
-  const wanted = agentId?.trim().toLowerCase();
-  return wanted
-    ? list.find((entry) => entry.id?.trim().toLowerCase() === wanted)
-    : (list.find((entry) => entry.default) ?? list[0]);
-}
-
-export function configuredToolPolicy(
-  config: { tools?: unknown; agents?: unknown },
-  subject: PolicySubject,
-): ToolMatcher {
-  const agent = agentEntry(config, subject.agentId);
-  const slash = subject.model?.indexOf('/') ?? -1;
-  const provider = subject.provider ?? (subject.model && slash > 0 ? subject.model.slice(0, slash) : undefined);
-  return compileToolPolicy({
-    global: config.tools as ToolsConfig | undefined,
-    agent: agent?.tools,
-    provider,
-    model: subject.model,
-    extra: subagentLayers(config, agent, subject.sessionKey),
-  });
-}
-
-/** Only the sub-agent layers of a session (undefined when it is not a sub-agent's). */
-export function subagentToolPolicy(
-  config: { tools?: unknown; agents?: unknown },
-  agentId: string | undefined,
-  sessionKey: string | undefined,
-): ToolMatcher | undefined {
-  const layers = subagentLayers(config, agentEntry(config, agentId), sessionKey).map(compileLayer);
-  return layers.length ? (name) => layers.every((layer) => layer(name)) : undefined;
+/** The host's "tool-policy" service; a plugin that uses it declares `requires: { services: ["tool-policy"] }`. */
+export interface ToolPolicyService {
+  /**
+   * Which tools `subject` may call under `config` (`tools.*`, the agent's `agents.list[].tools`,
+   * a sub-agent session's narrowing by depth); no agent id means the default agent.
+   */
+  configured(config: { tools?: unknown; agents?: unknown }, subject: PolicySubject): ToolMatcher;
+  /** Only a session's sub-agent narrowing (undefined when it is not a sub-agent's). */
+  subagent(
+    config: { tools?: unknown; agents?: unknown },
+    agentId: string | undefined,
+    sessionKey: string | undefined,
+  ): ToolMatcher | undefined;
+  /** One allow/deny layer on its own. */
+  layer(layer: ToolPolicyLayer): ToolMatcher;
 }

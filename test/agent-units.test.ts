@@ -6,6 +6,7 @@ import { BlockChunker, findFences, type ChatMessage } from '../sdk/index.js';
 import { AuthProfiles, BILLING_STEPS_MS, COOLDOWN_STEPS_MS } from '../plugins/models/auth-profiles.js';
 import { estimateTokens, modelChain } from '../sdk/agent/index.js';
 import { compactionCut, compactionThreshold, pruneToolResults } from '../plugins/agent-loop/context.js';
+import { toolPolicyService } from '../host/tool-policy.js';
 import { resolveModelInput } from '../plugins/models/models.js';
 import { buildSystemPrompt, IDENTITY_LINE } from '../plugins/agent-loop/prompt.js';
 import { ensureWorkspace, parseReply, unknownAgentProblem } from '../sdk/agent/index.js';
@@ -438,7 +439,7 @@ describe('context budget', () => {
       toolResult(big),
       assistant('done'),
     ];
-    const pruned = pruneToolResults(messages, settings, 5_000); // 20k chars of window
+    const pruned = pruneToolResults(messages, settings, 5_000, toolPolicyService); // 20k chars of window
     expect(pruned[0]).toBe(messages[0]);
     expect(pruned[3]).toBe(image);
     const old = (pruned[2] as any).content[0].text as string;
@@ -449,6 +450,6 @@ describe('context budget', () => {
     expect((messages[2] as any).content[0].text).toBe(big);
     // Too few assistants to find the cutoff: nothing is pruned.
     const strict = { ...settings, keepLastAssistants: 10 };
-    expect(pruneToolResults(messages, strict, 5_000)).toEqual(messages);
+    expect(pruneToolResults(messages, strict, 5_000, toolPolicyService)).toEqual(messages);
   });
 });

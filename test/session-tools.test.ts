@@ -16,7 +16,7 @@ import {
   type TestKernel,
 } from '../sdk/testing.js';
 import { useService } from '../sdk/services.js';
-import { configuredToolPolicy } from '../sdk/tool-policy.js';
+import { configuredToolPolicy } from '../host/tool-policy.js';
 import type { AgentService, SessionPatch, SessionService } from '../sdk/agent/index.js';
 import { REPO } from './helpers.js';
 import { deepMerge, idem, runAgent, startAgent } from './agent-helpers.js';

@@ -12,7 +12,8 @@ import { claw, REPO, startCliGateway, tempDir } from './helpers.js';
 import { runAgent, startAgent, until, type AgentHarness, type AgentHarnessOptions } from './agent-helpers.js';
 import { startFakeLlm, type RecordedRequest } from './fakes/llm-server.js';
 import type { SubagentService } from '../plugins/subagents/service.js';
-import { subagentDepth, sessionToolRestriction, type AgentService } from '../sdk/agent/index.js';
+import { subagentDepth, type AgentService } from '../sdk/agent/index.js';
+import { subagentToolPolicy } from '../host/tool-policy.js';
 import { useService } from '../sdk/services.js';
 import { definePlugin } from '../sdk/index.js';
 
@@ -147,10 +148,8 @@ describe('limits and refusals', () => {
 
     const config = { agents: { defaults: { subagents: { maxSpawnDepth: 2 } } } };
     const orchestrator = 'agent:main:subagent:00000000-0000-4000-8000-000000000001';
-    expect(sessionToolRestriction(config as never, 'main', orchestrator)!('sessions_spawn')).toBe(true);
-    expect(sessionToolRestriction(config as never, 'main', `${orchestrator}:subagent:x`)!('sessions_spawn')).toBe(
-      false,
-    );
+    expect(subagentToolPolicy(config, 'main', orchestrator)!('sessions_spawn')).toBe(true);
+    expect(subagentToolPolicy(config, 'main', `${orchestrator}:subagent:x`)!('sessions_spawn')).toBe(false);
   });
 
   it('maxSpawnDepth 2: the orchestrator spawns a worker (key nests), the worker is refused', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileToolPolicy } from '../sdk/tool-policy.js';
+import { compileToolPolicy } from '../host/tool-policy.js';
 import { definePlugin, textResult } from '../sdk/index.js';
 import { createTestKernel } from '../sdk/testing.js';
 

@@ -3,7 +3,7 @@
  * characters per token. Compaction summarises older turns (persisted in the transcript);
  * pruning trims old tool results in the request only (the transcript is never rewritten).
  */
-import { compileLayer, type ChatMessage, type ToolResultMessage } from '../../sdk/index.js';
+import type { ChatMessage, ToolPolicyService, ToolResultMessage } from '../../sdk/index.js';
 import {
   CHARS_PER_TOKEN,
   estimateTokens,
@@ -110,16 +110,18 @@ function hasImage(message: ToolResultMessage): boolean {
  * Trim old tool results in the messages sent to the model (Anthropic prompt-cache aware).
  * Only tool results older than the last `keepLastAssistants` assistant messages are
  * touched; results with images are never touched; user and assistant messages never are.
+ * `policy` matches `settings.tools` (the host's "tool-policy" service).
  */
 export function pruneToolResults(
   messages: readonly ChatMessage[],
   settings: PruningSettings,
   contextWindowTokens: number,
+  policy: Pick<ToolPolicyService, 'layer'>,
 ): ChatMessage[] {
   const assistants = messages.flatMap((message, index) => (message.role === 'assistant' ? [index] : []));
   if (assistants.length < settings.keepLastAssistants) return [...messages];
   const cutoff = assistants[assistants.length - settings.keepLastAssistants]!;
-  const toolAllowed = compileLayer({ allow: settings.tools?.allow, deny: settings.tools?.deny });
+  const toolAllowed = policy.layer({ allow: settings.tools?.allow, deny: settings.tools?.deny });
   const windowChars = contextWindowTokens * CHARS_PER_TOKEN;
   const out = [...messages];
   const prunable = out

@@ -17,7 +17,13 @@ import type {
   ToolDefinition,
   UserMessage,
 } from '../../sdk/index.js';
-import { isModelError, ModelError, parseModelRef } from '../../sdk/index.js';
+import {
+  isModelError,
+  ModelError,
+  parseModelRef,
+  TOOL_POLICY_SERVICE,
+  type ToolPolicyService,
+} from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
 import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import {
@@ -210,8 +216,14 @@ export class Turn {
           // Only once the prompt cache has expired (no call within ttl); then for the whole
           // run, so every request of the run shares the same (pruned, cacheable) prefix.
           this.pruneThisRun ??= Date.now() - (this.deps.session.lastCacheTouchAt ?? 0) > settings.pruning.ttlMs;
-          if (this.pruneThisRun)
-            requestMessages = pruneToolResults(state.messages, settings.pruning, info.contextWindow);
+          if (this.pruneThisRun) {
+            const policy = await requireService<ToolPolicyService>(
+              this.deps.kernel,
+              TOOL_POLICY_SERVICE,
+              'context pruning',
+            );
+            requestMessages = pruneToolResults(state.messages, settings.pruning, info.contextWindow, policy);
+          }
         }
         const request: Omit<ModelRequest, 'model' | 'endpoint'> = {
           systemPrompt: state.systemPrompt,
@@ -310,7 +322,7 @@ export class Turn {
       runId: this.deps.runId,
     };
     // A sub-agent session is narrowed by its depth; the choke point enforces it on every call.
-    const allowed = sessionToolRestriction(kernel.config(), settings.agentId, this.deps.sessionKey);
+    const allowed = await sessionToolRestriction(kernel, settings.agentId, this.deps.sessionKey);
     await runToolBatch(calls, MAX_PARALLEL_TOOL_CALLS, {
       start: () => {
         if (signal.aborted) return false;

@@ -12,7 +12,8 @@
 import type { ToolDefinition, ToolResultMessage } from '../../kernel/index.js';
 import type { AssistantMessage, ChatMessage, ImagePart, ThinkingLevel, ToolCallPart } from '../types/models.js';
 import type { KernelServices } from '../types/plugin.js';
-import { configuredToolPolicy, type ToolMatcher } from '../tool-policy.js';
+import { TOOL_POLICY_SERVICE, type ToolMatcher, type ToolPolicyService } from '../tool-policy.js';
+import { requireService } from '../services.js';
 import type { ModelOutcome, Models } from './model-service.js';
 import type { AgentSettings } from './settings.js';
 import type { Skill } from './skills.js';
@@ -152,16 +153,17 @@ export function defineAgentLoop(loop: AgentLoopSlot): AgentLoopSlot {
 
 /**
  * The tool policy for an agent and model (tools.allow/deny/profile, per agent and provider):
- * the same function the kernel's tool choke point enforces, so the model is offered exactly
- * the tools it may call.
+ * the host's "tool-policy" service, which the kernel's tool choke point enforces too, so the
+ * model is offered exactly the tools it may call.
  */
-export function toolPolicy(
+export async function toolPolicy(
   kernel: KernelServices,
   settings: AgentSettings,
   provider: string | undefined,
   model: string | undefined,
-): ToolMatcher {
-  return configuredToolPolicy(kernel.config(), { agentId: settings.agentId, provider, model });
+): Promise<ToolMatcher> {
+  const policy = await requireService<ToolPolicyService>(kernel, TOOL_POLICY_SERVICE, 'the agent loop');
+  return policy.configured(kernel.config(), { agentId: settings.agentId, provider, model });
 }
 
 /**
@@ -175,8 +177,8 @@ export async function allowedTools(
   model: string | undefined,
   sessionKey?: string,
 ): Promise<ToolDefinition[]> {
-  const policy = toolPolicy(kernel, settings, provider, model);
-  const restriction = sessionToolRestriction(kernel.config(), settings.agentId, sessionKey);
+  const policy = await toolPolicy(kernel, settings, provider, model);
+  const restriction = await sessionToolRestriction(kernel, settings.agentId, sessionKey);
   const names = kernel.capabilities
     .list('tool')
     .map((info) => info.name)
@@ -239,7 +241,7 @@ export async function runToolCalls(ctx: TurnContext, reply: AssistantMessage): P
     signal: ctx.signal,
     runId: ctx.runId,
   };
-  const allowed = sessionToolRestriction(ctx.kernel.config(), settings.agentId, ctx.sessionKey);
+  const allowed = await sessionToolRestriction(ctx.kernel, settings.agentId, ctx.sessionKey);
   const model = reply.provider && reply.model ? `${reply.provider}/${reply.model}` : undefined;
   const results: ToolResultMessage[] = [];
   for (const call of calls) {

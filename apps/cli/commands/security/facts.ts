@@ -9,7 +9,8 @@ import { parseJson5, type KernelConfig } from '../../../../kernel/index.js';
 import { channelSettings, configuredAccounts } from '../../../../sdk/channels/config.js';
 import { sandboxSettings } from '../../../../host/sandbox-route.js';
 import type { SandboxSettings } from '../../../../sdk/sandbox/index.js';
-import { compileToolPolicy, type ToolMatcher, type ToolsConfig } from '../../../../sdk/tool-policy.js';
+import type { ToolMatcher, ToolsConfig } from '../../../../sdk/tool-policy.js';
+import { compileToolPolicy } from '../../../../host/tool-policy.js';
 import { section, type AnyRecord, type AuditContext } from './types.js';
 
 export type ExecSecurity = 'deny' | 'allowlist' | 'full';

@@ -4,7 +4,8 @@
  * fallback is judged by its name (aliases resolved); a small model that can read the web
  * (web_search, web_fetch, browser) is where injected text comes from, hence critical.
  */
-import { compileToolPolicy, type ToolsConfig } from '../../../../sdk/tool-policy.js';
+import type { ToolsConfig } from '../../../../sdk/tool-policy.js';
+import { compileToolPolicy } from '../../../../host/tool-policy.js';
 import { auditFacts, listedAgents } from './facts.js';
 import { section, type AuditContext, type Finding } from './types.js';
 
