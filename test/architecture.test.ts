@@ -77,7 +77,7 @@ describe('a small kernel', () => {
  * budget is a ratchet: lower it whenever code leaves the SDK, never raise it.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7770;
+const SDK_LINE_BUDGET = 7640;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>
