@@ -325,12 +325,14 @@ describe('agents on a gateway', () => {
             theme: 'calm',
           },
           model: { primary: 'openai/gpt-4.1', fallbacks: [] },
+          workspace: join(stateDir, 'workspace'),
         },
         {
           id: 'work',
           name: 'Work',
           identity: { name: 'Work', emoji: '🛠️' },
           model: { primary: 'openai/gpt-4.1-mini', fallbacks: [] },
+          workspace: workWorkspace,
         },
       ],
     });

@@ -316,6 +316,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
 
   it('shows the config with secrets redacted, refuses an invalid edit and keeps secrets on a valid one', async () => {
     await page.getByRole('link', { name: 'Config' }).click();
+    await page.getByRole('tab', { name: 'Raw JSON5' }).click();
     const editor = page.getByLabel('openclaw.json');
     await page.waitForFunction(() =>
       (document.querySelector<HTMLTextAreaElement>('#config-editor')?.value ?? '').includes('"agents"'),

@@ -42,7 +42,7 @@ export function registerAgentListMethods(api: PluginApi): void {
     params: { type: 'object', additionalProperties: false, properties: {} },
     scope: 'operator.read',
     description:
-      'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?, model?: {primary, fallbacks}}]}.',
+      'The configured agents: {defaultId, mainKey, scope, agents: [{id, name?, identity?, model?: {primary, fallbacks}, workspace}]}.',
     handler: () => {
       const session = (config().session ?? {}) as { mainKey?: string; scope?: string };
       const agents = [...new Set(agentIds(config()).map((id) => normalizeAgentId(id)))].map((id) => {
@@ -55,6 +55,8 @@ export function registerAgentListMethods(api: PluginApi): void {
           ...(name ? { name } : {}),
           ...(Object.keys(identity).length > 0 ? { identity } : {}),
           ...(primary ? { model: { primary, fallbacks } } : {}),
+          // The Control UI shows where each agent's files live.
+          workspace: agentPaths(config(), id, kernel.paths).workspaceDir,
         };
       });
       return {

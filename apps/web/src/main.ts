@@ -3,7 +3,8 @@
  *
  * Start-up: take a token from the URL fragment if there is one, load this browser's device
  * key, connect to the gateway that served the page, and show the view the fragment names
- * (`#/chat`, `#/overview`, `#/sessions`, `#/channels`, `#/plugins`, `#/config`, `#/logs`).
+ * (`#/chat`, `#/overview`, `#/sessions`, `#/usage`, `#/agents`, `#/skills`, `#/cron`, `#/approvals`,
+ * `#/channels`, `#/plugins`, `#/config`, `#/logs`).
  * The shell around the views shows the connection: a banner while it is down, a sign-in
  * form when the gateway wants a secret, a waiting screen while this device awaits approval,
  * and exec approval prompts above every view.
@@ -29,11 +30,21 @@ import { logsView } from './views/logs.js';
 import { overviewView } from './views/overview.js';
 import { pluginsView } from './views/plugins.js';
 import { sessionsView } from './views/sessions.js';
+import { agentsView } from './views/agents.js';
+import { cronView } from './views/cron.js';
+import { execApprovalsView } from './views/exec-approvals.js';
+import { skillsView } from './views/skills.js';
+import { usageView } from './views/usage.js';
 
 const ROUTES: Record<string, View> = {
   chat: chatView,
   overview: overviewView,
   sessions: sessionsView,
+  usage: usageView,
+  agents: agentsView,
+  skills: skillsView,
+  cron: cronView,
+  approvals: execApprovalsView,
   channels: channelsView,
   plugins: pluginsView,
   config: configView,
@@ -43,6 +54,11 @@ const NAV: Array<[route: string, label: string]> = [
   ['chat', 'Chat'],
   ['overview', 'Overview'],
   ['sessions', 'Sessions'],
+  ['usage', 'Usage'],
+  ['agents', 'Agents'],
+  ['skills', 'Skills'],
+  ['cron', 'Automations'],
+  ['approvals', 'Approvals'],
   ['channels', 'Channels'],
   ['plugins', 'Plugins'],
   ['config', 'Config'],
