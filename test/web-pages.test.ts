@@ -110,7 +110,8 @@ describe.skipIf(!existsSync(CHROMIUM))('Control UI pages in Chromium', () => {
     });
     context = await newContext({ viewport: { width: 1280, height: 820 }, colorScheme: 'light' });
     page = await openPage(context, `${base}/#token=${TOKEN}`);
-    await page.locator('.pill[data-phase="open"]').waitFor();
+    // The first load compiles the app and pairs this browser: slow on a busy machine.
+    await page.locator('.pill[data-phase="open"]').waitFor({ timeout: 60_000 });
   }, 180_000); // the gateway with this many plugins takes a while to start on a busy machine
 
   afterAll(async () => {
