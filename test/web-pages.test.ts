@@ -82,6 +82,13 @@ describe.skipIf(!existsSync(CHROMIUM))('Control UI pages in Chromium', () => {
     fake = await startFakeLlm();
     const stateDir = tempDir('claw-web-pages-state-');
     workspace = tempDir('claw-web-pages-ws-');
+    // A workspace skill that cannot run here: its reasons must show on the Skills page.
+    mkdirSync(join(workspace, 'skills', 'lighthouse-log'), { recursive: true });
+    writeFileSync(
+      join(workspace, 'skills', 'lighthouse-log', 'SKILL.md'),
+      '---\nname: lighthouse-log\ndescription: Keeps the lighthouse log.\n' +
+        'metadata: { "openclaw": { "requires": { "bins": ["claw-test-no-such-program"] } } }\n---\n\nLog it.\n',
+    );
     const config = {
       agents: {
         defaults: { model: 'openai/gpt-4.1', workspace },
@@ -322,6 +329,9 @@ describe.skipIf(!existsSync(CHROMIUM))('Control UI pages in Chromium', () => {
       .locator('.skill')
       .evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.skill));
     expect(shown.sort()).toEqual(report.skills.map((skill) => skill.skillKey).sort());
+    const blocked = report.skills.find((skill) => skill.name === 'lighthouse-log')!;
+    expect(blocked.eligible).toBe(false);
+    expect(blocked.reasons.join(' ')).toContain('claw-test-no-such-program');
     for (const skill of report.skills.filter((item) => item.reasons.length))
       await view().locator(`.skill[data-skill="${skill.skillKey}"] .reasons`).getByText(skill.reasons[0]!).waitFor();
     await shot('skills');
