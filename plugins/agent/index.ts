@@ -6,7 +6,13 @@
  * slot's.
  */
 import { fileURLToPath } from 'node:url';
-import type { AgentService, ModelService, SessionService, SkillsService } from '../../sdk/agent/index.js';
+import {
+  ensureWorkspace,
+  type AgentService,
+  type ModelService,
+  type SessionService,
+  type SkillsService,
+} from '../../sdk/agent/index.js';
 import type { MessagesSection } from './queue-settings.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
@@ -87,6 +93,7 @@ export default definePlugin({
       compactSession: (agentId, sessionKey, instructions) => runtime.compactSession(agentId, sessionKey, instructions),
       request: (requestKey) => runtime.request(requestKey),
       deliveryStatus: () => runtime.deliveryStatus(),
+      seedWorkspace: (dir) => ensureWorkspace(dir, TEMPLATES_DIR),
       sessionChanged(sessionKey, entry) {
         if (entry) runtime.cachedQueueOverride.set(sessionKey, entry.queue);
         else runtime.cachedQueueOverride.delete(sessionKey);

@@ -26,6 +26,7 @@ import {
   resolveAccountSettings,
 } from './config.js';
 import { DiscordSender } from './send.js';
+import { checkDiscordToken } from './token-check.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -54,6 +55,7 @@ export class DiscordChannel {
       typing: (target) => this.typing(target),
       status: () => this.status(),
       groupAccess: (message, config) => guildAccess(message, config),
+      checkToken: (token) => checkDiscordToken(token, this.kernel.env),
     };
   }
 

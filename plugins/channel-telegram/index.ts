@@ -20,6 +20,7 @@ import { useService } from '../../sdk/services.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
 import { mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
 import { TelegramSender } from './send.js';
+import { checkTelegramToken } from './token-check.js';
 import { PreviewLedger, previewsFile, takeOverPages } from './previews.js';
 
 /** Telegram's limit for one message's text, counted after formatting is parsed. */
@@ -55,7 +56,14 @@ export class TelegramChannel {
       replyStarted: (message, ack) => this.accounts.get(message.accountId)?.replyStarted(message, ack),
       typing: (target) => this.typing(target),
       status: () => this.status(),
+      checkToken: (token) => checkTelegramToken(token, this.apiRoot()),
     };
+  }
+
+  /** The default account's Bot API root: where a new token will be used. */
+  private apiRoot(): string | undefined {
+    const root = this.section()?.apiRoot;
+    return typeof root === 'string' && root.trim() ? root.trim() : undefined;
   }
 
   private section(): AnyRecord | undefined {

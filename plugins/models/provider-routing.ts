@@ -32,9 +32,16 @@ export interface ProviderRoute {
   custom: boolean;
 }
 
-/** The route for a provider id, or a sentence saying why there is none. */
-export async function routeProvider(kernel: KernelServices, id: string): Promise<ProviderRoute | string> {
-  const configured = providerSettings(kernel.config(), id);
+/**
+ * The route for a provider id, or a sentence saying why there is none. `candidate` stands in
+ * for the configured `models.providers.<id>` entry (a setup not saved yet).
+ */
+export async function routeProvider(
+  kernel: KernelServices,
+  id: string,
+  candidate?: ProviderSettings,
+): Promise<ProviderRoute | string> {
+  const configured = candidate ?? providerSettings(kernel.config(), id);
   const registered = await kernel.capabilities.find('provider', id).catch(() => undefined);
   if (registered)
     return { id, provider: registered, config: configured, envKeys: registered.envKeys ?? [], custom: false };

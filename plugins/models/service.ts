@@ -9,11 +9,13 @@ import type { KernelServices } from '../../sdk/index.js';
 import {
   defaultAgentId,
   type AgentSettings,
+  type ProviderSettings,
   type ModelService as ModelServiceContract,
 } from '../../sdk/agent/index.js';
 import { AuthProfiles } from './auth-profiles.js';
 import { Models, type ModelsOptions } from './models.js';
 import { agentSettings } from './settings.js';
+import { probeModel } from './probe.js';
 
 export class ModelService implements ModelServiceContract {
   readonly models: Models;
@@ -35,6 +37,10 @@ export class ModelService implements ModelServiceContract {
 
   defaultAgent(): string {
     return defaultAgentId(this.kernel.config());
+  }
+
+  probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }> {
+    return probeModel(this.kernel, ref, provider, signal);
   }
 
   authProfiles(agentId: string): AuthProfiles {

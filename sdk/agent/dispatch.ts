@@ -189,4 +189,6 @@ export interface AgentService {
   request?(requestKey: string): Promise<RequestState>;
   /** Per channel account: replies waiting for another delivery round, and given up. */
   deliveryStatus?(): DeliveryStatus[];
+  /** Create `dir` with the files a new workspace starts with, as `claw setup` does; existing files are kept. */
+  seedWorkspace?(dir: string): { created: string[]; kept: string[] };
 }

@@ -18,7 +18,7 @@ import type {
   ToolCallPart,
   Usage,
 } from '../types/models.js';
-import type { AgentSettings } from './settings.js';
+import type { AgentSettings, ProviderSettings } from './settings.js';
 
 /** One model the enabled providers (or `models.providers`) offer, with its "provider/model" ref. */
 export interface ModelCatalogEntry extends ModelInfo {
@@ -117,4 +117,9 @@ export interface ModelService {
   settings(agentId: string): AgentSettings;
   defaultAgent(): string;
   authProfiles(agentId: string): AuthProfiles;
+  /**
+   * One short completion of `ref` with `provider` (a candidate `models.providers.<id>` entry)
+   * in place of the configured one: no failover, nothing saved (claw onboard's live test).
+   */
+  probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }>;
 }

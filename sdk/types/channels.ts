@@ -140,6 +140,8 @@ export interface ChannelPlugin {
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
+  /** Who the platform says this bot token is (claw onboard checks a token before saving it); throws when refused. */
+  checkToken?(token: string): Promise<{ name: string }>;
   /**
    * The channel's own group rules (Discord's guilds → channels allowlists), given the
    * account's merged config. A verdict replaces the generic groupPolicy / groups check;
