@@ -87,3 +87,19 @@ export interface CliGateway {
     flags?: GatewayFlags,
   ): Promise<ConfigChange>;
 }
+
+/** What a `gateway-daemon` call did, or why it did nothing. */
+export interface GatewayDaemonResult {
+  done: boolean;
+  message: string;
+}
+
+/**
+ * The gateway's OS service (systemd user unit, launchd agent) for this state dir, offered by
+ * the gateway plugin as the `gateway-daemon` service: `claw reset` stops it before removing
+ * state and `claw uninstall` removes it. A service manager that cannot be reached rejects.
+ */
+export interface GatewayDaemon {
+  stop(): Promise<GatewayDaemonResult>;
+  uninstall(): Promise<GatewayDaemonResult>;
+}
