@@ -95,6 +95,7 @@ export default definePlugin({
       id: 'gateway-daemon',
       api: {
         stop: async () => (await daemon()).stop(),
+        restart: async () => (await daemon()).restart(),
         uninstall: async () => (await daemon()).uninstall(),
       } satisfies GatewayDaemon,
     });

@@ -97,9 +97,11 @@ export interface GatewayDaemonResult {
 /**
  * The gateway's OS service (systemd user unit, launchd agent) for this state dir, offered by
  * the gateway plugin as the `gateway-daemon` service: `claw reset` stops it before removing
- * state and `claw uninstall` removes it. A service manager that cannot be reached rejects.
+ * state, `claw uninstall` removes it and `claw update` restarts it. A service manager that cannot be reached rejects.
  */
 export interface GatewayDaemon {
   stop(): Promise<GatewayDaemonResult>;
+  /** Restart an installed service (after `claw update`); not installed is `done: false`. */
+  restart(): Promise<GatewayDaemonResult>;
   uninstall(): Promise<GatewayDaemonResult>;
 }

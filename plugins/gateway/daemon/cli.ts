@@ -98,9 +98,11 @@ export async function serviceCommand(
         const result = await daemon.stop();
         return report({ action: 'stop', service: daemon.name, stopped: result.done }, capitalize(result.message));
       }
-      case 'restart':
-        await daemon.restart();
+      case 'restart': {
+        const result = await daemon.restart();
+        if (!result.done) throw new DaemonConflict(`${result.message}; install it with: claw gateway install`);
         return report({ action: 'restart', service: daemon.name }, `Restarted ${daemon.name}.`);
+      }
       case 'status':
         return await status(daemon, port, values, ctx, json);
     }

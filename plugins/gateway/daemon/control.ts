@@ -169,9 +169,11 @@ export class Daemon implements GatewayDaemon {
     return { done: true, message: `stopped ${this.name}` };
   }
 
-  async restart(): Promise<void> {
-    this.requireInstalled();
+  async restart(): Promise<GatewayDaemonResult> {
+    if (this.installed() === undefined)
+      return { done: false, message: `no gateway service is installed (${this.file})` };
     await this.manager.restart(this.file);
+    return { done: true, message: `restarted ${this.name}` };
   }
 
   /** Stop and disable the service, then remove its file; a manager that cannot be reached is noted, the file still goes. */
