@@ -88,20 +88,11 @@ export interface CliGateway {
   ): Promise<ConfigChange>;
 }
 
-/** What a `gateway-daemon` call did, or why it did nothing. */
-export interface GatewayDaemonResult {
-  done: boolean;
-  message: string;
-}
-
-/**
- * The gateway's OS service (systemd user unit, launchd agent) for this state dir, offered by
- * the gateway plugin as the `gateway-daemon` service: `claw reset` stops it before removing
- * state, `claw uninstall` removes it and `claw update` restarts it. A service manager that cannot be reached rejects.
- */
+/** `done: false` when no service is installed; `message` says what happened. */
+export type GatewayDaemonResult = { done: boolean; message: string };
+/** The gateway plugin's `gateway-daemon` service: its systemd user unit / launchd agent, for reset, uninstall, update. */
 export interface GatewayDaemon {
   stop(): Promise<GatewayDaemonResult>;
-  /** Restart an installed service (after `claw update`); not installed is `done: false`. */
   restart(): Promise<GatewayDaemonResult>;
   uninstall(): Promise<GatewayDaemonResult>;
 }

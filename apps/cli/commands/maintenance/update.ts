@@ -119,10 +119,13 @@ export async function updateStatus(
   ]);
   if (view.code !== 0) {
     const code = /npm (?:ERR!|error) code (\w+)/.exec(view.stderr)?.[1];
+    const registry = env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? "npm's registry";
     const why =
       code === 'E404' || code === 'ETARGET'
         ? `${spec} is not on the registry`
-        : view.stderr.trim().split('\n').slice(0, 3).join(' ');
+        : code && /^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN|ECONNRESET|ENETUNREACH)$/.test(code)
+          ? `${registry} could not be reached (${code})`
+          : view.stderr.trim().split('\n').slice(0, 3).join(' ');
     throw new CliError(`cannot check for updates: ${why || `npm view exited ${view.code}`}`);
   }
   let version: unknown;
