@@ -4,7 +4,7 @@
  * one that cannot be reached); the unit it writes is checked by the real systemd-analyze.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchdPlist, systemdUnit, type ServiceSpec } from '../plugins/gateway/daemon/unit-files.js';
@@ -143,7 +143,7 @@ describe('claw gateway install/uninstall/start/stop/restart/status (systemd user
   }, 90_000);
 
   it('says the service manager is unavailable, suggests the foreground, and exits 1', async () => {
-    const { env, unit } = setup({ FAKE_SYSTEMCTL_NOBUS: '1' });
+    const { env, unit, stateDir } = setup({ FAKE_SYSTEMCTL_NOBUS: '1' });
     const install = await claw(['gateway', 'install', '--port', '18996'], env);
     expect(install.code).toBe(1);
     expect(install.stderr).toContain(
@@ -156,11 +156,14 @@ describe('claw gateway install/uninstall/start/stop/restart/status (systemd user
       expect(result.code).toBe(1);
       expect(result.stderr).toMatch(/not available here[\s\S]*claw gateway/);
     }
-    const status = await claw(['gateway', 'status', '--no-probe', '--json'], env);
+    // A fresh install with no gateway auth configured yet still gets its status.
+    rmSync(join(stateDir, 'openclaw.json'));
+    const status = await claw(['gateway', 'status', '--json'], env);
     expect(status.code).toBe(1);
     expect(JSON.parse(status.stdout)).toMatchObject({
       ok: false,
       service: { installed: true, unavailable: expect.stringContaining('not available') },
+      probe: { ok: false },
     });
     // Removing the unit still works: there is no manager running it.
     const removed = await claw(['gateway', 'uninstall'], env);

@@ -6,7 +6,7 @@
  */
 import type { CliContext, GatewayFlags, PluginApi } from '../../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../../sdk/cli.js';
-import { resolveSettings, type GatewaySection } from '../settings.js';
+import { DEFAULT_PORT, type GatewaySection } from '../settings.js';
 import { Daemon, DaemonConflict, ServiceManagerUnavailable } from './control.js';
 
 export type ServiceCommand = 'install' | 'uninstall' | 'start' | 'stop' | 'restart' | 'status';
@@ -184,14 +184,18 @@ async function status(
   return code;
 }
 
+/** gateway.port, else OPENCLAW_GATEWAY_PORT, else the default — as the gateway picks it, without its auth checks. */
 function configuredPort(api: PluginApi): number {
-  return resolveSettings(api.section<GatewaySection>('gateway'), api.kernel.env).port;
+  const { port } = api.section<GatewaySection>('gateway');
+  if (port !== undefined) return port;
+  const fromEnv = api.kernel.env.OPENCLAW_GATEWAY_PORT?.trim();
+  return fromEnv ? parsePort(fromEnv, 'OPENCLAW_GATEWAY_PORT') : DEFAULT_PORT;
 }
 
-function parsePort(value: string): number {
+function parsePort(value: string, what = '--port'): number {
   const port = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isInteger(port) || port < 1 || port > 65535)
-    throw new UsageError(`--port must be a port number from 1 to 65535, got "${value}"`);
+    throw new UsageError(`${what} must be a port number from 1 to 65535, got "${value}"`);
   return port;
 }
 

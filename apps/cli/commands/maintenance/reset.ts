@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { isInside } from '../../../../kernel/util/paths.js';
 import { createBackup } from '../backup/archive.js';
 import { printHelp } from '../../help.js';
 import { printJson, println, usageError, warn, type Io } from '../../io.js';
@@ -28,7 +29,9 @@ export function resetTargets(locs: Locations, scope: Scope): string[] {
       paths.push(join(agentsDir, agent, 'sessions'), join(agentsDir, agent, 'agent', 'auth-profiles.json'));
     for (const dir of locs.agentDirs) paths.push(join(dir, 'auth-profiles.json'));
   }
-  return [...new Set(paths)].filter((path) => existsSync(path));
+  const existing = [...new Set(paths)].filter((path) => existsSync(path));
+  // A file inside a folder that goes too is not listed on its own.
+  return existing.filter((path) => !existing.some((other) => other !== path && isInside(other, path)));
 }
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
@@ -94,7 +97,10 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       );
   }
   let archive: string | undefined;
-  if (!values['no-backup']) {
+  // With no state dir left (a half-removed install) there is nothing a backup could hold but the workspaces.
+  const backupPossible = scope === 'config' ? existsSync(locs.configPath) : existsSync(locs.stateDir);
+  if (!values['no-backup'] && !backupPossible) notes.push('no backup taken: there is no state dir to back up');
+  if (!values['no-backup'] && backupPossible) {
     archive = (
       await createBackup(locs, {
         includeWorkspace: true,
