@@ -25,6 +25,49 @@ function println(io: HelpIo, text: string): void {
 }
 
 const TOPICS: Record<string, string> = {
+  backup: `Usage: claw backup create [--output <file|dir>] [--no-include-workspace] [--only-config]
+                          [--include-logs] [--verify] [--dry-run] [--json]
+       claw backup verify <archive> [--json]
+       claw backup restore <archive> [--target <dir>] [--force] [--dry-run] [--json]
+
+create    A .tar.gz of the state dir (config, credentials, sessions, memory, …), the config file
+          and the agents' workspaces and state folders kept outside it. Left out: logs/ (unless
+          --include-logs), runtime-deps/, cache/, lock files, extensions/*/node_modules/.
+          Written to the current folder (the home folder when that is being backed up), 0600,
+          never over an existing file. <root>/manifest.json lists every entry's path, mode,
+          size and SHA-256.
+verify    Reads the whole archive: every entry matches the manifest; links, devices, absolute
+          paths and ".." are refused. Exit code 1 on any problem.
+restore   Verifies, then writes each part into a temporary folder beside its destination and
+          renames it into place, with the modes it had. Destinations are where the files came
+          from (existing ones need --force, never while a gateway runs for that state dir), or
+          --target <new dir>, which receives the archive's payload/ layout.`,
+  reset: `Usage: claw reset --scope <scope> [--yes] [--non-interactive] [--dry-run] [--no-backup] [--json]
+
+Scopes:
+  config                  the config file
+  config+creds+sessions   also credentials/, agents' auth-profiles.json and session transcripts
+  full                    the whole state dir and every workspace
+
+A backup archive is written first (claw backup create; --no-backup skips it). The wider
+scopes stop the gateway service first and refuse while a gateway still runs. Without --yes
+the command asks (or, with no terminal, stops and says to pass --yes).`,
+  uninstall: `Usage: claw uninstall [--service] [--state] [--workspace] [--all] [--yes] [--non-interactive] [--dry-run] [--json]
+
+  --service     stop and remove the gateway service (claw gateway uninstall)
+  --state       remove the state dir and config; workspaces stay unless --workspace
+  --workspace   remove the agents' workspaces
+  --all         all three
+If the service cannot be removed, state and workspaces are left in place. claw itself is
+removed the way it was installed (npm uninstall -g @claw-assistant/claw, or delete the clone).`,
+  update: `Usage: claw update [status] [--check] [--tag <dist-tag|version>] [--dry-run] [--yes] [--no-restart]
+                   [--timeout <seconds>] [--json]
+
+status, --check   this version, the one the dist-tag names (npm view; npm's registry settings
+                  apply, e.g. npm_config_registry), and how claw was installed
+(no subcommand)   a global npm install: npm install -g @claw-assistant/claw@<version>, then the
+                  gateway service restarts (--no-restart skips it); a git clone or a project
+                  dependency: prints the command that updates it. An older version needs --yes.`,
   plugins: `Usage: claw plugins <command> [--json]
 
 Commands:
@@ -124,6 +167,10 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
     '  sandbox    Explain, list and recreate tool sandboxes (sandbox explain|list|recreate|build)',
     '  security   Audit config, file permissions and plugins (security audit [--deep] [--fix])',
     '  doctor     Check config, state dir, permissions and OpenClaw compatibility ([--fix])',
+    '  backup     Archive, verify and restore state, config, credentials and workspaces',
+    '  reset      Remove config, credentials and sessions, or everything (--scope; backs up first)',
+    '  uninstall  Remove the gateway service, state and workspaces (--service --state --workspace)',
+    '  update     Check for a newer claw and update an npm -g install (update status)',
     '  help       Show help for a command (claw help plugins)',
   ];
   const commands = pluginCommands(io.env, bundledDir);

@@ -69,6 +69,14 @@ export async function main(argv: readonly string[], io: Omit<Io, 'json'>): Promi
         return await (await import('./commands/security/index.js')).run(args, ctx, globals.help);
       case 'doctor':
         return await (await import('./commands/doctor/index.js')).run(args, ctx, globals.help);
+      case 'backup':
+        return await (await import('./commands/backup/index.js')).run(args, ctx, globals.help);
+      case 'reset':
+        return await (await import('./commands/maintenance/reset.js')).run(args, ctx, globals.help);
+      case 'uninstall':
+        return await (await import('./commands/maintenance/uninstall.js')).run(args, ctx, globals.help);
+      case 'update':
+        return await (await import('./commands/maintenance/update.js')).run(args, ctx, globals.help);
       default:
         return await (await import('./commands/plugin-cli.js')).run(command, args, ctx, globals.help);
     }

@@ -8,14 +8,22 @@ import { randomUUID } from 'node:crypto';
 import { type BootedKernel, type CliContext, type PluginApi, trace } from '../../sdk/index.js';
 import { GatewayRequestError, parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
 import type { GatewayService } from './service.js';
+import type { ServiceCommand } from './daemon/cli.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
 import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 
+const SERVICE_COMMANDS = new Set(['install', 'uninstall', 'start', 'stop', 'restart', 'status']);
+const isServiceCommand = (word: string | undefined): word is ServiceCommand =>
+  word !== undefined && SERVICE_COMMANDS.has(word);
+
 const HELP: Record<string, string> = {
   gateway: `Usage: claw gateway [run] [options]        run the gateway in the foreground
        claw gateway call <method> [--params '<json>'] [options]
+       claw gateway install|uninstall|start|stop|restart|status
+                                            keep it running as a systemd user unit / launchd agent
+                                            (claw gateway install --help)
 
 Options (run):
   --port <n>           listen port (default: gateway.port, OPENCLAW_GATEWAY_PORT, 18789)
@@ -53,6 +61,10 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
     switch (name) {
       case 'gateway':
         if (argv[0] === 'call') return await call(argv.slice(1), ctx);
+        if (isServiceCommand(argv[0])) {
+          const { serviceCommand } = await import('./daemon/cli.js');
+          return await serviceCommand(argv[0], argv.slice(1), ctx, api);
+        }
         if (argv.includes('--help')) return print(ctx, HELP.gateway!);
         return await runGateway(argv[0] === 'run' ? argv.slice(1) : argv, ctx, api);
       case 'health':
@@ -63,6 +75,8 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
         return await devices(argv, ctx, api);
       case 'dashboard':
         return await dashboard(argv, ctx);
+      case 'logs':
+        return await (await import('./logs-cli.js')).logs(argv, ctx);
       default:
         throw new UsageError(`unknown command ${name}`);
     }

@@ -3,7 +3,7 @@
  * `gateway` service. The server itself (ws, fastify, pino) is imported when the service
  * starts, and the client side when a CLI command runs.
  */
-import { clawVersion } from '../../sdk/index.js';
+import { clawVersion, type GatewayDaemon } from '../../sdk/index.js';
 import { definePlugin } from '../../sdk/index.js';
 import { gatewayAuthService } from './auth.js';
 import { pluginsWithLeftWork } from './left-work.js';
@@ -88,6 +88,17 @@ export default definePlugin({
     };
     api.registerService(service);
     api.registerService({ id: 'gateway-auth', api: gatewayAuthService });
+    // The OS service's code loads only when `claw reset` or `claw uninstall` reaches for it.
+    const daemon = async () =>
+      new (await import('./daemon/control.js')).Daemon(api.kernel.env, api.kernel.paths) as GatewayDaemon;
+    api.registerService({
+      id: 'gateway-daemon',
+      api: {
+        stop: async () => (await daemon()).stop(),
+        restart: async () => (await daemon()).restart(),
+        uninstall: async () => (await daemon()).uninstall(),
+      } satisfies GatewayDaemon,
+    });
 
     const command = (name: string, description: string) =>
       api.registerCli({
@@ -95,10 +106,11 @@ export default definePlugin({
         description,
         run: async (argv, ctx) => (await import('./cli.js')).runCommand(name, argv, ctx, api),
       });
-    command('gateway', 'Run the gateway in the foreground (gateway call <method> calls one)');
+    command('gateway', 'Run the gateway in the foreground; install|start|stop|restart|status|uninstall its OS service');
     command('health', 'Health of the running gateway');
     command('status', 'Status of the running gateway');
     command('devices', 'List, approve and reject device pairing requests');
     command('dashboard', 'Open the web UI signed in (--no-open prints the URL)');
+    command('logs', "Show the gateway's log (--follow keeps showing new lines)");
   },
 });

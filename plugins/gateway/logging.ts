@@ -13,6 +13,9 @@ import { createRequire } from 'node:module';
 import type PinoModule from 'pino';
 import type { Logger, LogLevel, Redactor } from '../../sdk/index.js';
 import { logFile } from './log-file.js';
+import { prettyLine } from './pretty-line.js';
+
+export { prettyLine };
 
 export interface GatewayLogging {
   logger: Logger;
@@ -24,35 +27,6 @@ export interface GatewayLogging {
 
 const pino = createRequire(import.meta.url)('pino') as typeof PinoModule;
 type Pino = PinoModule.Logger;
-
-const LEVEL_NAMES: Record<number, string> = {
-  10: 'TRACE',
-  20: 'DEBUG',
-  30: 'INFO',
-  40: 'WARN',
-  50: 'ERROR',
-  60: 'FATAL',
-};
-const COLORS: Record<number, string> = {
-  20: '\x1b[90m',
-  30: '\x1b[36m',
-  40: '\x1b[33m',
-  50: '\x1b[31m',
-  60: '\x1b[31m',
-};
-
-/** One readable line per record: `12:03:04 INFO  [plugin] message key=value`. */
-export function prettyLine(record: Record<string, unknown>, color: boolean): string {
-  const { level, time, msg, pid: _pid, hostname: _host, plugin, ...rest } = record;
-  const clock = new Date(Number(time)).toTimeString().slice(0, 8);
-  const name = (LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5);
-  const scope = typeof plugin === 'string' ? `[${plugin}] ` : '';
-  const extra = Object.entries(rest)
-    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
-    .join(' ');
-  const head = color ? `${COLORS[Number(level)] ?? ''}${name}\x1b[0m` : name;
-  return `${clock} ${head} ${scope}${String(msg ?? '')}${extra ? ` ${extra}` : ''}\n`;
-}
 
 function prettyStream(out: NodeJS.WritableStream, color: boolean): Writable {
   let carry = '';

@@ -87,3 +87,12 @@ export interface CliGateway {
     flags?: GatewayFlags,
   ): Promise<ConfigChange>;
 }
+
+/** `done: false` when no service is installed; `message` says what happened. */
+export type GatewayDaemonResult = { done: boolean; message: string };
+/** The gateway plugin's `gateway-daemon` service: its systemd user unit / launchd agent, for reset, uninstall, update. */
+export interface GatewayDaemon {
+  stop(): Promise<GatewayDaemonResult>;
+  restart(): Promise<GatewayDaemonResult>;
+  uninstall(): Promise<GatewayDaemonResult>;
+}
