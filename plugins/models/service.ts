@@ -13,6 +13,7 @@ import {
 } from '../../sdk/agent/index.js';
 import { AuthProfiles } from './auth-profiles.js';
 import { Models, type ModelsOptions } from './models.js';
+import { modelReadiness, type ModelReadiness } from './readiness.js';
 import { agentSettings } from './settings.js';
 
 export class ModelService implements ModelServiceContract {
@@ -35,6 +36,10 @@ export class ModelService implements ModelServiceContract {
 
   defaultAgent(): string {
     return defaultAgentId(this.kernel.config());
+  }
+
+  readiness(agentId = this.defaultAgent()): Promise<ModelReadiness> {
+    return modelReadiness(this.kernel, this.models, this.settings(agentId), this.authProfiles(agentId));
   }
 
   authProfiles(agentId: string): AuthProfiles {

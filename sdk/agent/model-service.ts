@@ -117,4 +117,6 @@ export interface ModelService {
   settings(agentId: string): AgentSettings;
   defaultAgent(): string;
   authProfiles(agentId: string): AuthProfiles;
+  /** Whether the agent's (default: the default agent's) chain has a model with what it needs, without calling it. */
+  readiness(agentId?: string): Promise<{ ok: boolean; primary: string | null; problem?: string; fix?: string }>;
 }
