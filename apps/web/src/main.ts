@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   const banner = h('div', { class: 'banner', role: 'alert', hidden: true });
   const toasts = h('div', { class: 'toasts', 'aria-live': 'polite' });
   const approvals = h('div', { class: 'approvals', hidden: true });
-  const modelBanner = h('div', { class: 'banner model-banner', role: 'status', hidden: true });
+  const modelBanner = h('div', { class: 'model-banner', role: 'status', hidden: true });
   const skip = h(
     'a',
     { class: 'skip', href: '#main', onclick: (event: Event) => (event.preventDefault(), main.focus()) },
