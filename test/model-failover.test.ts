@@ -12,7 +12,7 @@ import { routeProvider } from '../plugins/models/provider-routing.js';
 import { ModelService } from '../plugins/models/service.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { startFakeLlm, type FakeLlm, type RecordedRequest, type ScriptStep } from './fakes/llm-server.js';
-import { REPO } from './helpers.js';
+import { freePort, REPO } from './helpers.js';
 
 const MINUTE = 60_000;
 const PRIMARY = 'openai/gpt-4.1';
@@ -146,10 +146,7 @@ describe('same-model recovery', () => {
   });
 
   it('nothing listening is not retried: the error names the URL and the fallback answers at once', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
+    const port = await freePort();
     const r = await rig({
       models: {
         providers: {

@@ -7,7 +7,6 @@
  * refuses) anything else.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MemoryBackend } from '../sdk/index.js';
@@ -15,7 +14,7 @@ import type { ModelOutcome } from '../sdk/agent/index.js';
 import { ModelService } from '../plugins/models/service.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
-import { REPO } from './helpers.js';
+import { freePort, REPO } from './helpers.js';
 
 const plugin = (id: string) => join(REPO, 'plugins', id);
 
@@ -28,10 +27,7 @@ const realFetch = globalThis.fetch;
 
 beforeAll(async () => {
   fake = await startFakeLlm();
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  closedPort = (probe.address() as AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
+  closedPort = await freePort();
   globalThis.fetch = (input, init) => {
     const url = input instanceof Request ? input.url : String(input);
     fetched.push(url);
