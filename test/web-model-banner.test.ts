@@ -78,6 +78,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the no-model notice in the Control UI', 
       expect(await notice().isVisible(), view).toBe(true);
     }
     await page.screenshot({ path: join(SHOTS, 'config.png') });
+    // On a phone the notice wraps instead of widening the page.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(SHOTS, 'phone.png') });
+    await page.setViewportSize({ width: 1280, height: 820 });
   });
 
   it('leaves by itself once a model is configured', async () => {
