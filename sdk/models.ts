@@ -88,17 +88,18 @@ export async function errorFromResponse(response: Response, provider: string): P
   });
 }
 
-/** A ModelError for a fetch that threw (network failure, timeout, abort). */
-export function errorFromFetch(error: unknown, provider: string, signal?: AbortSignal): ModelError {
+/** A fetch that threw, as a ModelError; a server that is not there is no timeout (retrying only makes the user wait). */
+export function errorFromFetch(error: unknown, provider: string, signal?: AbortSignal, url?: string): ModelError {
   if (isModelError(error)) return error;
-  if (signal?.aborted) return new ModelError('aborted', `${provider} request aborted`, { provider, cause: error });
+  const about = { provider, cause: error };
+  if (signal?.aborted) return new ModelError('aborted', `${provider} request aborted`, about);
   const name = (error as Error)?.name;
   if (name === 'TimeoutError' || name === 'AbortError')
-    return new ModelError('timeout', `${provider} request timed out`, { provider, cause: error });
-  return new ModelError('timeout', `${provider} request failed: ${(error as Error)?.message ?? String(error)}`, {
-    provider,
-    cause: error,
-  });
+    return new ModelError('timeout', `${provider} request timed out`, about);
+  const code = String((error as { cause?: { code?: unknown } })?.cause?.code ?? '');
+  if (/^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|UND_ERR_CONNECT_TIMEOUT)$/.test(code))
+    return new ModelError('unknown', `${provider} cannot connect to ${url ?? 'its endpoint'} (${code})`, about);
+  return new ModelError('timeout', `${provider} request failed: ${(error as Error)?.message ?? String(error)}`, about);
 }
 
 export interface ModelRef {

@@ -49,7 +49,7 @@ export async function* postSse(post: SsePost): AsyncGenerator<SseEvent> {
       });
     if (post.signal?.aborted)
       return new ModelError('aborted', `${provider} request aborted`, { provider, cause: error });
-    return errorFromFetch(error, provider);
+    return errorFromFetch(error, provider, undefined, post.url);
   };
 
   try {

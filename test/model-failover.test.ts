@@ -4,6 +4,7 @@
  * cooldowns per (auth profile, model), probes, explicit models and same-provider fallbacks.
  * The clock and the waits between retries are the test's, so minutes pass in microseconds.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSettings } from '../sdk/agent/index.js';
@@ -11,7 +12,7 @@ import { routeProvider } from '../plugins/models/provider-routing.js';
 import { ModelService } from '../plugins/models/service.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { startFakeLlm, type FakeLlm, type RecordedRequest, type ScriptStep } from './fakes/llm-server.js';
-import { REPO } from './helpers.js';
+import { freePort, REPO } from './helpers.js';
 
 const MINUTE = 60_000;
 const PRIMARY = 'openai/gpt-4.1';
@@ -129,10 +130,40 @@ describe('same-model recovery', () => {
     expect(r.waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000]);
   });
 
-  it('a network failure (nothing listening) is retried like a 5xx', async () => {
-    const r = await rig({ models: { providers: { openai: { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-one' } } } });
-    await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer: .*openai request failed/);
-    expect(r.waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+  it('a connection the server drops is retried like a 5xx', async () => {
+    const dropper = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => dropper.listen(0, '127.0.0.1', resolve));
+    const port = (dropper.address() as AddressInfo).port;
+    try {
+      const r = await rig({
+        models: { providers: { openai: { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-one' } } },
+      });
+      await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer: .*openai request failed/);
+      expect(r.waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+    } finally {
+      await new Promise((resolve) => dropper.close(resolve));
+    }
+  });
+
+  it('nothing listening is not retried: the error names the URL and the fallback answers at once', async () => {
+    const port = await freePort();
+    const r = await rig({
+      models: {
+        providers: {
+          openai: { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-one' },
+          local: { baseUrl: fake.openaiBaseUrl },
+        },
+      },
+    });
+    byModel({});
+    await expect(r.ask([PRIMARY])).rejects.toThrow(
+      `no model could answer: openai/gpt-4.1 (openai:config): openai cannot connect to http://127.0.0.1:${port}/v1/chat/completions (ECONNREFUSED)`,
+    );
+    const { text, ref } = await r.ask([PRIMARY, 'local/m']);
+    expect({ text, ref }).toEqual({ text: 'ok from m', ref: 'local/m' });
+    expect(r.waits).toEqual([]);
+    // Not the key's fault: nothing cools down.
+    expect(r.service.authProfiles('main').usage('openai:config').cooldownUntil).toBeUndefined();
   });
 
   it('a Retry-After beyond 60 s goes straight to the fallback instead of waiting', async () => {

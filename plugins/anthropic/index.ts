@@ -16,6 +16,7 @@ export const anthropicProvider: ModelProvider = {
   id: PROVIDER,
   label: 'Anthropic',
   envKeys: ['ANTHROPIC_API_KEY'],
+  baseUrlEnvKeys: ['ANTHROPIC_BASE_URL'],
   requiresKey: true,
   apis: ['anthropic-messages'],
   models: () => ANTHROPIC_MODELS.map((model) => ({ ...model })),

@@ -5,12 +5,18 @@
  * exists), `openai`, `gemini`, `voyage` (each when its key resolves); with none usable,
  * search is keyword-only and the selection's `reason` says why (`memory status` shows it).
  *
- * Keys resolve in this order (the last two only for the provider's own host, never for a
+ * The destination is `remote.baseUrl`, else where the model provider of the same id sends its
+ * requests: `models.providers.<openai|google|voyage>.baseUrl`, else (OpenAI) `OPENAI_BASE_URL`,
+ * else the API's own host. So pointing OpenAI at a local server points memory there too, and
+ * memory text never goes to a host the user did not choose.
+ *
+ * Keys resolve in this order (the last two only for that provider destination, never for a
  * `remote.baseUrl` elsewhere): `memorySearch.remote.apiKey`, then
  * `models.providers.<openai|google|voyage>.apiKey`, then `OPENAI_API_KEY` / `GEMINI_API_KEY` /
- * `VOYAGE_API_KEY`. The base URL is `remote.baseUrl`, else `models.providers.<…>.baseUrl`,
- * else the API's own. Headers: the provider's defaults, then `models.providers.<…>.headers`,
- * then `remote.headers`, a later one winning on a clash.
+ * `VOYAGE_API_KEY`. An OpenAI-compatible destination the user chose may take no key when
+ * `openai` is asked for by name (as the chat provider runs keyless there); `auto` still wants
+ * a key. Headers: the provider's defaults, then `models.providers.<…>.headers`, then
+ * `remote.headers`, a later one winning on a clash.
  *
  * `model` and `remote.{baseUrl,apiKey,headers}` describe the primary provider. The fallback
  * uses its own defaults and keys, except behind a `local` primary, where nothing else uses
@@ -58,8 +64,8 @@ export type ConcreteProviderId = Exclude<BuiltinEmbeddingProviderId, 'auto' | 'n
 /** What `auto` tries, in order. */
 export const AUTO_ORDER: readonly ConcreteProviderId[] = ['local', 'openai', 'gemini', 'voyage'];
 
-const KEYS: Readonly<Record<RemoteProviderId, { configId: string; envKey: string }>> = {
-  openai: { configId: 'openai', envKey: 'OPENAI_API_KEY' },
+const KEYS: Readonly<Record<RemoteProviderId, { configId: string; envKey: string; baseUrlEnv?: string }>> = {
+  openai: { configId: 'openai', envKey: 'OPENAI_API_KEY', baseUrlEnv: 'OPENAI_BASE_URL' },
   gemini: { configId: 'google', envKey: 'GEMINI_API_KEY' },
   voyage: { configId: 'voyage', envKey: 'VOYAGE_API_KEY' },
 };
@@ -75,6 +81,8 @@ export interface BuildOptions {
    * the primary; for a fallback only behind a `local` primary.
    */
   ownsRemote?: boolean;
+  /** Asked for by name (`provider` or `fallback`), not tried by `auto`. */
+  named?: boolean;
 }
 
 export type BuildResult =
@@ -105,6 +113,11 @@ function buildRemote(
     {}) as AnyRecord;
   const remote: Partial<MemorySettings['remote']> = own ? settings.remote : {};
   const customBase = text(remote.baseUrl);
+  const envBase = KEYS[id].baseUrlEnv;
+  const [providerBase, baseSource] = [
+    [text(configured.baseUrl), `models.providers.${KEYS[id].configId}.baseUrl`],
+    [envBase ? text(context.env[envBase]) : undefined, envBase],
+  ].find(([url]) => url !== undefined) ?? [undefined, undefined];
   // The provider's own key (config or environment) goes only to the provider's own host: a
   // `remote.baseUrl` pointing elsewhere (a proxy, OpenRouter) needs its own `remote.apiKey`.
   const sameHost = (a: string | undefined, b: string) => {
@@ -114,7 +127,7 @@ function buildRemote(
       return false;
     }
   };
-  const inherits = !customBase || sameHost(customBase, text(configured.baseUrl) ?? REMOTE_APIS[id].defaultBaseUrl);
+  const inherits = !customBase || sameHost(customBase, providerBase ?? REMOTE_APIS[id].defaultBaseUrl);
   const candidates: Array<[string | undefined, string]> = [
     [text(remote.apiKey), 'memorySearch.remote.apiKey'],
     [inherits ? text(configured.apiKey) : undefined, `models.providers.${KEYS[id].configId}.apiKey`],
@@ -123,10 +136,12 @@ function buildRemote(
   const [apiKey, keySource] = candidates.find(([key]) => key !== undefined) ?? [undefined, undefined];
   // A self-hosted OpenAI-compatible server (Ollama, vLLM) may need no key at all; everything
   // else does, and a request without one could only fail.
-  if (!apiKey && !(id === 'openai' && customBase)) {
+  if (!apiKey && !(id === 'openai' && (customBase || (providerBase && options.named)))) {
     return { unavailable: `${id}: no API key (set ${keyHint(id)})` };
   }
-  const baseUrl = customBase ?? text(configured.baseUrl) ?? REMOTE_APIS[id].defaultBaseUrl;
+  if (!customBase && providerBase && !/^https?:\/\//i.test(providerBase))
+    return { unavailable: `${id}: ${baseSource} is not an http(s) URL: "${providerBase}"` };
+  const baseUrl = customBase ?? providerBase ?? REMOTE_APIS[id].defaultBaseUrl;
   const provider = createRemoteEmbeddingProvider(id, own ? settings.model : undefined, {
     baseUrl,
     apiKey,
@@ -137,7 +152,8 @@ function buildRemote(
     retry: options.retry,
   });
   const auth = keySource ? `key from ${keySource}` : 'no key';
-  return { provider, description: `${id} ${provider.model} at ${baseUrl.replace(/\/+$/, '')} (${auth})` };
+  const from = customBase ? '' : baseSource ? `from ${baseSource}, ` : '';
+  return { provider, description: `${id} ${provider.model} at ${baseUrl.replace(/\/+$/, '')} (${from}${auth})` };
 }
 
 function buildLocal(settings: MemorySettings, context: EmbeddingContext, options: BuildOptions): BuildResult {
@@ -182,7 +198,9 @@ function pick(
     return built ?? { unavailable: `${choice}: no enabled plugin registered this embedding provider` };
   }
   if (choice !== 'auto')
-    return choice === 'none' ? { unavailable: 'none' } : createEmbeddingProvider(choice, settings, context, options);
+    return choice === 'none'
+      ? { unavailable: 'none' }
+      : createEmbeddingProvider(choice, settings, context, { ...options, named: true });
   const skipped: string[] = [];
   for (const id of AUTO_ORDER) {
     if (id === exclude) continue;

@@ -37,6 +37,7 @@ export function healthLines(snapshot: unknown): string[] {
       `  connections ${snapshot.connections ?? '?'} · plugins ${plugins.loaded ?? '?'} loaded, ${plugins.enabled ?? '?'} on, ${plugins.total ?? '?'} found`,
       `  memory ${Math.round((num(memory.rssBytes) ?? 0) / 1e6)} MB rss · event loop p99 ${snapshot.eventLoopDelayMs ?? '?'} ms`,
       ...failed.map((plugin) => `  failed: ${plugin.id}: ${plugin.error}`),
+      ...modelLines(snapshot.model),
     ];
   }
   // OpenClaw: {ok, ts, durationMs, channels: {id: {...}}, agents: [...], sessions: {...}, ...}.
@@ -77,6 +78,7 @@ export function statusLines(result: unknown): string[] {
       `  clients    ${result.connections.total} (${result.connections.operators} operators, ${result.connections.nodes} nodes)`,
       `  plugins    ${plugins.loaded} loaded, ${plugins.enabled} on, ${plugins.total} found${failed.length ? `; failed: ${failed.join(', ')}` : ''}`,
       ...(result.stateDir ? [`  state      ${result.stateDir}`] : []),
+      ...modelLines(result.model),
     ];
   }
   // OpenClaw: {runtimeVersion, heartbeat: {defaultAgentId, agents}, channelSummary: [...], sessions: {...}, ...}.
@@ -88,4 +90,14 @@ export function statusLines(result: unknown): string[] {
   const sessions = isObject(result.sessions) ? result.sessions : undefined;
   if (num(sessions?.count) !== undefined) lines.push(`  sessions   ${sessions!.count}`);
   return lines;
+}
+
+/** The default agent's model readiness (`model` in claw's health and status), when reported. */
+function modelLines(model: unknown): string[] {
+  if (!isObject(model) || typeof model.ok !== 'boolean') return [];
+  if (model.ok) return [`  model      ${model.primary ?? '?'}`];
+  return [
+    `  model      NONE USABLE: ${model.problem ?? 'no reason given'}`,
+    ...(typeof model.fix === 'string' ? [`  fix        ${model.fix}`] : []),
+  ];
 }

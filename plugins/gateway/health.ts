@@ -1,12 +1,16 @@
 /**
  * The health snapshot of a running gateway (the `health` method and event, hello-ok,
- * GET /health): plugins, open connections, memory and event-loop delay.
+ * GET /health): plugins, open connections, memory, event-loop delay, and whether the default
+ * agent has a usable model.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { KernelServices } from '../../sdk/index.js';
 import type { Connection } from './connection.js';
+import type { ModelStatus } from './model-status.js';
 
 export class GatewayHealth {
+  /** The default agent's model readiness, as last read (model-status.ts); absent without the models plugin. */
+  model?: ModelStatus;
   private readonly eventLoop = monitorEventLoopDelay({ resolution: 20 });
   private cache?: { at: number; value: ReturnType<GatewayHealth['compute']> };
 
@@ -30,7 +34,13 @@ export class GatewayHealth {
   snapshot() {
     const now = Date.now();
     if (!this.cache || now - this.cache.at >= 1000) this.cache = { at: now, value: this.compute() };
-    return { ...this.cache.value, ts: now, uptimeMs: now - this.startedAt, connections: this.openConnections() };
+    return {
+      ...this.cache.value,
+      ts: now,
+      uptimeMs: now - this.startedAt,
+      connections: this.openConnections(),
+      ...(this.model ? { model: this.model } : {}),
+    };
   }
 
   private openConnections(): number {

@@ -5,6 +5,7 @@
  * the same way through the registry.
  */
 import type { JsonSchema, PluginApi } from '../../sdk/index.js';
+import { readModelStatus } from './model-status.js';
 import { channelSummaryLines, withOpenClawLogFields } from './openclaw-shapes.js';
 import type { GatewayRuntime } from './runtime.js';
 import { tailLog } from './tail.js';
@@ -18,7 +19,11 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     // OpenClaw's clients ask for a probe; claw's snapshot is always read live.
     params: { type: 'object', additionalProperties: false, properties: { probe: { type: 'boolean' } } },
     description: 'Gateway health snapshot (any authenticated connection).',
-    handler: () => runtime.health(),
+    // Read fresh: the model may have been set up since the last snapshot.
+    handler: async () => {
+      const model = runtime.server ? await runtime.server.refreshModel() : await readModelStatus(kernel);
+      return { ...runtime.health(), ...(model ? { model } : {}) };
+    },
   });
 
   api.registerGatewayMethod('status', {
@@ -27,7 +32,11 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     description:
       'Gateway summary: listener, connections, plugins, lanes (with includeChannelSummary: one line per channel account, as OpenClaw).',
     handler: async (params: { includeChannelSummary?: boolean }, ctx) => {
-      const status = runtime.status(ctx.scopes?.includes('operator.admin') ?? false);
+      const model = await readModelStatus(kernel);
+      const status = {
+        ...runtime.status(ctx.scopes?.includes('operator.admin') ?? false),
+        ...(model ? { model } : {}),
+      };
       if (!params.includeChannelSummary) return status;
       return { ...status, channelSummary: channelSummaryLines(await kernel.channels.status()) };
     },

@@ -10,6 +10,7 @@ import type { Connection } from './connection.js';
 import { GatewayEvents } from './events.js';
 import { GatewayHealth } from './health.js';
 import { acquireLock, type GatewayLock } from './lock.js';
+import { noModelWarning, readModelStatus, type ModelStatus } from './model-status.js';
 import type { PairingStore } from './pairing.js';
 import { AuthRateLimiter } from './rate-limit.js';
 import { GatewayRpc } from './rpc.js';
@@ -107,7 +108,11 @@ export class GatewayServer {
       this.address = { host: settings.host, port };
       this.lock.update({ port });
       this.healthSnapshot.enable();
-      this.unsubscribe = kernel.protocol.onEmit((event) => this.events.deliver(event));
+      this.unsubscribe = kernel.protocol.onEmit((event) => {
+        // A config change may add (or take away) the model: clients see it in the next health event.
+        if (event.event === 'config.changed') void this.refreshModel().then(() => this.events.publishHealth());
+        return this.events.deliver(event);
+      });
       this.timers.push(setInterval(() => this.events.broadcast('tick', { ts: Date.now() }), settings.tickIntervalMs));
       this.timers.push(setInterval(() => this.events.publishHealth(), HEALTH_EVENT_INTERVAL_MS));
       for (const timer of this.timers) timer.unref();
@@ -132,6 +137,16 @@ export class GatewayServer {
       // first index. Loading it here starts its sync service (it indexes what is missing or
       // changed, in the background); a timer, so start-up does not wait for the load.
       setTimeout(() => void this.startMemory(), 0).unref();
+      // Said once at start, after listening, so a new user learns why the first message would fail.
+      setTimeout(
+        () =>
+          void this.refreshModel().then((status) => {
+            if (!status || !this.transport.isAccepting) return;
+            if (status.ok) logger.info(`model: ${status.primary} (default agent)`);
+            else logger.warn(noModelWarning(status));
+          }),
+        0,
+      ).unref();
       return this.address;
     } catch (error) {
       this.transport.stopAccepting();
@@ -176,6 +191,12 @@ export class GatewayServer {
 
   health() {
     return this.healthSnapshot.snapshot();
+  }
+
+  /** Reads the model readiness again and keeps it for the health snapshots. */
+  async refreshModel(): Promise<ModelStatus | undefined> {
+    this.healthSnapshot.model = await readModelStatus(this.options.kernel);
+    return this.healthSnapshot.model;
   }
 
   /** Loads the memory slot holder (its service builds the index); nothing when the slot is "none". */

@@ -78,32 +78,23 @@ export default definePlugin<LlamaCppConfig>({
 
     // Checked per request, not at load: the file may appear (or vanish) while claw runs,
     // and a missing model must not keep the plugin from loading and listing itself.
+    const missingModel = (): string | undefined => {
+      if (!modelPath) return `${PROVIDER_ID}: no model configured; set ${MODEL_PATH_KEY} to a .gguf file`;
+      if (!existsSync(modelPath) || !statSync(modelPath).isFile())
+        return `${PROVIDER_ID}: model file not found: ${modelPath} (from ${MODEL_PATH_KEY})`;
+      return undefined;
+    };
     const requireModelFile = (): string => {
-      if (!modelPath) {
-        throw new ModelError(
-          'invalid_request',
-          `${PROVIDER_ID}: no model configured; set ${MODEL_PATH_KEY} to a .gguf file`,
-          {
-            provider: PROVIDER_ID,
-          },
-        );
-      }
-      if (!existsSync(modelPath) || !statSync(modelPath).isFile()) {
-        throw new ModelError(
-          'invalid_request',
-          `${PROVIDER_ID}: model file not found: ${modelPath} (from ${MODEL_PATH_KEY})`,
-          {
-            provider: PROVIDER_ID,
-          },
-        );
-      }
-      return modelPath;
+      const missing = missingModel();
+      if (missing) throw new ModelError('invalid_request', missing, { provider: PROVIDER_ID });
+      return modelPath!;
     };
 
     const provider: ModelProvider & { readonly backendRequested: boolean } = {
       id: PROVIDER_ID,
       label: 'llama.cpp (local)',
       requiresKey: false,
+      unavailable: missingModel,
       get backendRequested() {
         return runtime.backendRequested;
       },

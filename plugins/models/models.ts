@@ -29,7 +29,6 @@ import {
   parseModelRef,
   type KernelServices,
   type ModelInfo,
-  type ModelRef,
   type ModelRequest,
 } from '../../sdk/index.js';
 import type {
@@ -51,7 +50,8 @@ import {
   type Models as ModelsContract,
   type ModelStreamOptions,
 } from '../../sdk/agent/index.js';
-import { AuthProfiles, PROFILE_FAILURES, type AuthProfile } from './auth-profiles.js';
+import { AuthProfiles, PROFILE_FAILURES } from './auth-profiles.js';
+import { candidatesFor, type Candidate } from './candidates.js';
 import {
   abortableSleep,
   DEFAULT_RETRY_POLICY,
@@ -59,7 +59,6 @@ import {
   TRANSIENT_FAILURES,
   type RetryPolicy,
 } from './retry-policy.js';
-import { routeProvider, type ProviderRoute } from './provider-routing.js';
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
@@ -87,13 +86,6 @@ export interface ModelsOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   retry?: Partial<RetryPolicy>;
   random?: () => number;
-}
-
-interface Candidate {
-  ref: string;
-  parsed: ModelRef;
-  route: ProviderRoute;
-  profile?: AuthProfile;
 }
 
 /**
@@ -343,38 +335,14 @@ export class Models implements ModelsContract {
   ): Promise<Candidate[]> {
     const out: Candidate[] = [];
     for (const ref of chain) {
-      const parsed = parseModelRef(ref);
-      if (!parsed) {
-        problems.push(`"${ref}" is not a provider/model ref`);
+      const found = await candidatesFor(this.kernel, ref, settings.agentId, profiles);
+      if (typeof found === 'string') {
+        problems.push(found);
         continue;
       }
-      const route = await routeProvider(this.kernel, parsed.provider);
-      if (typeof route === 'string') {
-        problems.push(route);
-        continue;
-      }
-      const { provider, config } = route;
-      const keys: Array<AuthProfile | undefined> =
-        provider.requiresKey === false
-          ? [undefined]
-          : profiles.profilesFor(parsed.provider, {
-              configKey: config.apiKey,
-              envKeys: route.envKeys,
-              env: this.kernel.env,
-            });
-      const preferred = keys.findIndex((profile) => profile?.id === preferProfile);
-      if (preferred > 0) keys.unshift(...keys.splice(preferred, 1));
-      if (keys.length === 0) {
-        // An OpenAI-compatible local server (Ollama, vLLM) needs no key once a baseUrl is set.
-        if (config.baseUrl && provider.keylessWithBaseUrl) keys.push(undefined);
-        else {
-          const env = route.envKeys.join(' or ');
-          problems.push(
-            `no API key for ${parsed.provider}: set ${env ? `${env}, ` : ''}models.providers.${parsed.provider}.apiKey, or add a profile to agents/${settings.agentId}/agent/auth-profiles.json`,
-          );
-        }
-      }
-      for (const profile of keys) out.push({ ref, parsed, route, profile });
+      const preferred = found.findIndex((candidate) => candidate.profile?.id === preferProfile);
+      if (preferred > 0) found.unshift(...found.splice(preferred, 1));
+      out.push(...found);
     }
     return out;
   }

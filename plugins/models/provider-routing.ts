@@ -5,6 +5,9 @@
  * `api` (OpenClaw's names: openai-completions, openai-responses, anthropic-messages), with
  * the entry's own endpoint, key and models. A custom entry with a `baseUrl` and no `api`
  * speaks openai-completions, as in OpenClaw.
+ *
+ * A provider plugin's own id takes its endpoint from `models.providers.<id>.baseUrl`, else from
+ * the environment variable the plugin names (OPENAI_BASE_URL, ANTHROPIC_BASE_URL), else its default.
  */
 import { normalizeApi, PROVIDER_APIS, type KernelServices, type ModelProvider } from '../../sdk/index.js';
 import { providerSettings, type ProviderSettings } from '../../sdk/agent/index.js';
@@ -43,8 +46,12 @@ export async function routeProvider(
 ): Promise<ProviderRoute | string> {
   const configured = candidate ?? providerSettings(kernel.config(), id);
   const registered = await kernel.capabilities.find('provider', id).catch(() => undefined);
-  if (registered)
-    return { id, provider: registered, config: configured, envKeys: registered.envKeys ?? [], custom: false };
+  if (registered) {
+    const fromEnv = configured.baseUrl ? undefined : envBaseUrl(registered.baseUrlEnvKeys ?? [], kernel.env);
+    if (fromEnv && !fromEnv.ok) return fromEnv.problem;
+    const config = fromEnv ? { ...configured, baseUrl: fromEnv.url } : configured;
+    return { id, provider: registered, config, envKeys: registered.envKeys ?? [], custom: false };
+  }
 
   const known = KNOWN_ENDPOINTS[id];
   const config: ProviderSettings = { ...(known ? { baseUrl: known.baseUrl } : {}), ...configured };
@@ -61,4 +68,21 @@ export async function routeProvider(
       return { id, provider, config: { ...config, api }, envKeys: known?.envKeys ?? [], custom: true };
   }
   return `no enabled provider plugin speaks api "${api}" (models.providers.${id}.api); enable the openai or anthropic plugin`;
+}
+
+/**
+ * The endpoint the environment names for a provider's own id (OPENAI_BASE_URL, as OpenAI's and
+ * Anthropic's own SDKs read it): used when config names none, so config > environment > default.
+ */
+function envBaseUrl(
+  names: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): { ok: true; url: string } | { ok: false; problem: string } | undefined {
+  for (const name of names) {
+    const value = env[name]?.trim();
+    if (!value) continue;
+    if (/^https?:\/\/[^/\s]/i.test(value) && URL.canParse(value)) return { ok: true, url: value };
+    return { ok: false, problem: `${name} is not an http(s) URL: "${value}" (for example http://127.0.0.1:8080/v1)` };
+  }
+  return undefined;
 }

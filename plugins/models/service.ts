@@ -14,6 +14,7 @@ import {
 } from '../../sdk/agent/index.js';
 import { AuthProfiles } from './auth-profiles.js';
 import { Models, type ModelsOptions } from './models.js';
+import { modelReadiness, type ModelReadiness } from './readiness.js';
 import { agentSettings } from './settings.js';
 import { probeModel } from './probe.js';
 
@@ -41,6 +42,10 @@ export class ModelService implements ModelServiceContract {
 
   probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }> {
     return probeModel(this.kernel, ref, provider, signal);
+  }
+
+  readiness(agentId = this.defaultAgent()): Promise<ModelReadiness> {
+    return modelReadiness(this.kernel, this.models, this.settings(agentId), this.authProfiles(agentId));
   }
 
   authProfiles(agentId: string): AuthProfiles {

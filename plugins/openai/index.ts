@@ -25,6 +25,7 @@ export const openaiProvider: ModelProvider = {
   id: PROVIDER,
   label: 'OpenAI',
   envKeys: ['OPENAI_API_KEY'],
+  baseUrlEnvKeys: ['OPENAI_BASE_URL'],
   requiresKey: true,
   keylessWithBaseUrl: true,
   apis: ['openai-completions', 'openai-responses'],

@@ -122,4 +122,6 @@ export interface ModelService {
    * in place of the configured one: no failover, nothing saved (claw onboard's live test).
    */
   probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }>;
+  /** Whether the agent's (default: the default agent's) chain has a model with what it needs, without calling it. */
+  readiness(agentId?: string): Promise<{ ok: boolean; primary: string | null; problem?: string; fix?: string }>;
 }

@@ -103,6 +103,8 @@ export interface ModelProvider {
   label?: string;
   /** Environment variables that hold an API key for this provider, in order of preference. */
   envKeys?: string[];
+  /** Environment variables naming its endpoint (OPENAI_BASE_URL); `models.providers.<id>.baseUrl` wins. */
+  baseUrlEnvKeys?: string[];
   /** Whether requests need an API key (a local model does not). */
   requiresKey?: boolean;
   /**
@@ -117,5 +119,7 @@ export interface ModelProvider {
    */
   apis?: readonly string[];
   models?(): ModelInfo[] | Promise<ModelInfo[]>;
+  /** Why it cannot answer now, found without the network (a local model file missing); undefined when it can. */
+  unavailable?(): string | undefined;
   stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }

@@ -7,10 +7,11 @@
  * `#/channels`, `#/plugins`, `#/config`, `#/logs`).
  * The shell around the views shows the connection: a banner while it is down, a sign-in
  * form when the gateway wants a secret, a waiting screen while this device awaits approval,
- * and exec approval prompts above every view.
+ * exec approval prompts above every view, and a notice while no model can answer.
  */
 import type { App, View } from './app.js';
 import { mountApprovals } from './approvals.js';
+import { mountModelBanner } from './model-banner.js';
 import { loadDeviceIdentity } from './device.js';
 import { formatTime, h, replace, type Child } from './dom.js';
 import { Gateway, type ConnectionState } from './gateway.js';
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
   const banner = h('div', { class: 'banner', role: 'alert', hidden: true });
   const toasts = h('div', { class: 'toasts', 'aria-live': 'polite' });
   const approvals = h('div', { class: 'approvals', hidden: true });
+  const modelBanner = h('div', { class: 'model-banner', role: 'status', hidden: true });
   const skip = h(
     'a',
     { class: 'skip', href: '#main', onclick: (event: Event) => (event.preventDefault(), main.focus()) },
@@ -126,6 +128,7 @@ async function main(): Promise<void> {
       h('div', { class: 'status' }, pill, signOut),
     ),
     banner,
+    modelBanner,
     approvals,
     main,
     toasts,
@@ -151,6 +154,7 @@ async function main(): Promise<void> {
   };
 
   mountApprovals(approvals, app);
+  mountModelBanner(modelBanner, app);
 
   // ── Views ──────────────────────────────────────────────────────────────────────
   let unmount: (() => void) | undefined;
