@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the browser app (WebChat + Control UI) into apps/web/dist:
-//   index.html, assets/app-<hash>.js, assets/styles-<hash>.css, and bundle.json listing them
+//   index.html, assets/app-<hash>.js, assets/styles-<hash>.css, the chunks the app loads on demand
+//   (e.g. the QR code drawer of the setup view), and bundle.json listing them
 // (the channel-webchat plugin serves exactly the files bundle.json lists). The same sources
 // give the same bytes: esbuild is deterministic and nothing here writes a date.
 //
@@ -24,9 +25,11 @@ function writePage(metafile) {
     path: relative(out, resolve(path)).split('\\').join('/'),
     entry: info.entryPoint,
   }));
-  const find = (ext) => outputs.find((output) => output.entry && output.path.endsWith(ext))?.path;
-  const js = find('.js');
-  const css = find('.css');
+  // Chunks loaded by import() have an entry point too: pick the page's two by name.
+  const find = (name, ext) =>
+    outputs.find((output) => output.path.startsWith(`assets/${name}-`) && output.path.endsWith(ext))?.path;
+  const js = find('app', '.js');
+  const css = find('styles', '.css');
   if (!js || !css) throw new Error('esbuild produced no app bundle');
   const html = readFileSync(join(here, 'src', 'index.html'), 'utf8')
     .replace('%JS%', js)
@@ -46,6 +49,7 @@ const ctx = await context({
   entryNames: '[name]-[hash]',
   bundle: true,
   format: 'esm',
+  splitting: true,
   platform: 'browser',
   target: ['es2022', 'chrome110', 'firefox115', 'safari16'],
   minify: true,

@@ -31,6 +31,7 @@ import { logsView } from './views/logs.js';
 import { overviewView } from './views/overview.js';
 import { pluginsView } from './views/plugins.js';
 import { sessionsView } from './views/sessions.js';
+import { setupView } from './views/setup.js';
 import { agentsView } from './views/agents.js';
 import { cronView } from './views/cron.js';
 import { execApprovalsView } from './views/exec-approvals.js';
@@ -50,6 +51,7 @@ const ROUTES: Record<string, View> = {
   plugins: pluginsView,
   config: configView,
   logs: logsView,
+  setup: setupView,
 };
 const NAV: Array<[route: string, label: string]> = [
   ['chat', 'Chat'],
@@ -64,6 +66,7 @@ const NAV: Array<[route: string, label: string]> = [
   ['plugins', 'Plugins'],
   ['config', 'Config'],
   ['logs', 'Logs'],
+  ['setup', 'Setup'],
 ];
 /** Everything an operator can hold; the gateway grants what the secret or pairing allows. */
 const SCOPES = ['operator.admin', 'operator.read', 'operator.write', 'operator.approvals', 'operator.pairing'];
