@@ -107,6 +107,7 @@ export const setupView: View = {
 
     function cancelRunning(): void {
       turn++;
+      skipQr = false;
       const id = sessionId;
       remember(undefined);
       if (id) void gw.call('wizard.cancel', { sessionId: id }).catch(() => undefined);
