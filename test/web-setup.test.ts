@@ -5,7 +5,8 @@
  * driving the real onboarding wizard over the gateway's wizard.* methods. It starts from a
  * config with no model at all, the way a new user arrives: set up an OpenAI-compatible
  * server (the fake LLM), see the live test refuse a wrong key, save the right one, and chat.
- * Then add Telegram with a token the fake Bot API refuses, then one it knows.
+ * Then add Telegram with a token the fake Bot API refuses, then one it knows; and link
+ * WhatsApp (the fake Baileys socket) by the QR code the view draws.
  *
  * The tests run in order in one tab, as one person would. Screenshots go to
  * test-results/web-ui/ (ignored by git).
@@ -16,7 +17,10 @@ import { join } from 'node:path';
 import JSON5 from 'json5';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { qrDataUrl } from '../apps/web/src/qr.js';
+import { createWhatsAppPlugin } from '../plugins/channel-whatsapp/index.js';
 import { FakeTelegramApi } from './fakes/telegram-api.js';
+import { FakeWhatsApp } from './fakes/whatsapp-socket.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { startGateway, type RunningGateway } from './gateway-helpers.js';
 import { REPO, tempDir } from './helpers.js';
@@ -32,6 +36,13 @@ const PLUGINS = [...AGENT_STACK, 'openai', 'channel-webchat', 'channel-telegram'
   join(REPO, 'plugins', id),
 );
 const REPLY = 'Hello from the model you just set up: this arrives in small pieces. DONE';
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-sync',
+];
 
 describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
   let fake: FakeLlm;
@@ -87,7 +98,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+      args: CHROMIUM_ARGS,
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light' });
     // Fail naming the locator that did not show up, well before the test's own timeout.
@@ -108,7 +119,8 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
 
   it('opens the Setup view from the nav, with its three ways in', async () => {
     await page.goto(`${base}/#token=${TOKEN}`);
-    await page.locator('.pill[data-phase="open"]').waitFor();
+    // The first visit makes this browser's device key and pairs it: slow on a busy machine.
+    await page.locator('.pill[data-phase="open"]').waitFor({ timeout: 60_000 });
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Setup' }).click();
     await page.getByRole('heading', { name: 'Setup', level: 1 }).waitFor();
     for (const name of ['Set up a model…', 'Add a channel…', 'Start full setup…'])
@@ -276,5 +288,73 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
       await phone.close();
     }
     expect(pageErrors).toEqual([]);
+  });
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('Setup view: WhatsApp by QR code', () => {
+  const whatsapp = new FakeWhatsApp();
+  let gw: RunningGateway;
+  let browser: Browser;
+  let page: Page;
+  const qrImage = () => page.getByRole('img', { name: 'QR code to scan with the phone' });
+  /** Until the view shows the QR for `payload`, drawn in the browser from the raw text the step carries. */
+  const showsQr = async (payload: string) =>
+    page.waitForFunction(
+      (src) => document.querySelector('img[alt="QR code to scan with the phone"]')?.getAttribute('src') === src,
+      await qrDataUrl(payload),
+    );
+
+  beforeAll(async () => {
+    const appDir = join(tempDir('claw-web-setup-wa-'), 'app');
+    execFileSync(process.execPath, [join(REPO, 'apps', 'web', 'build.mjs'), '--out', appDir], { stdio: 'pipe' });
+    const stateDir = tempDir('claw-web-setup-wa-state-');
+    const config = { plugins: { entries: { 'channel-webchat': { config: { root: appDir } } } } };
+    const gateway = { auth: { mode: 'token', token: TOKEN } };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ ...config, gateway }, null, 2));
+    gw = await startGateway({
+      stateDir,
+      plugins: [
+        ...[...AGENT_STACK, 'channel-webchat', 'onboard'].map((id) => join(REPO, 'plugins', id)),
+        createWhatsAppPlugin({ socketFactory: whatsapp.factory }),
+      ],
+      config,
+      gateway,
+      env: {},
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+    await page.goto(`http://127.0.0.1:${gw.port}/#token=${TOKEN}`);
+    await page.locator('.pill[data-phase="open"]').waitFor({ timeout: 60_000 });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+
+  it('shows the QR, follows it as it rotates, and finishes once the phone scans it', async () => {
+    await page.goto(`http://127.0.0.1:${gw.port}/#/setup?section=channels`);
+    const pick = page.locator('form[data-step="channels.pick"]');
+    await pick.getByRole('checkbox', { name: /WhatsApp/ }).check();
+    await pick.getByRole('button', { name: 'Continue' }).click();
+
+    await qrImage().waitFor();
+    await showsQr(whatsapp.qrs.at(-1)!);
+    await page.getByText('Linked devices').waitFor();
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'setup-whatsapp-qr.png') });
+
+    whatsapp.rotateQr();
+    await showsQr(whatsapp.qrs.at(-1)!);
+
+    whatsapp.scan();
+    const done = page.locator('form[data-step="done"]');
+    await done.waitFor();
+    expect(await done.textContent()).toContain('WhatsApp: linked');
+    await done.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'All set' }).waitFor();
+    expect(await qrImage().count()).toBe(0);
   });
 });

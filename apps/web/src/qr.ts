@@ -4,8 +4,11 @@
  */
 import QRCode from 'qrcode';
 
-/** An SVG data URL: an <img> can show it under the page's CSP (img-src data:), with no markup injected. */
+/**
+ * An SVG data URL: an <img> can show it under the page's CSP (img-src data:), with no markup
+ * injected. Level L keeps WhatsApp's long linking strings to the smallest code.
+ */
 export async function qrDataUrl(payload: string): Promise<string> {
-  const svg = await QRCode.toString(payload, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+  const svg = await QRCode.toString(payload, { type: 'svg', margin: 2, errorCorrectionLevel: 'L' });
   return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
 }

@@ -52,7 +52,7 @@ const ENTRIES: Array<{ section?: Section; title: string; text: string }> = [
   },
   {
     title: 'Full setup',
-    text: 'Model, workspace, gateway access, channels and the background service, one after the other. Shows what is set now and changes only what you choose.',
+    text: 'Model, workspace, gateway access and channels, one after the other. Shows what is set now and changes only what you choose.',
   },
 ];
 
@@ -264,7 +264,11 @@ export const setupView: View = {
       if (step.type === 'progress') return renderProgress(step);
       const titleId = `setup-title-${++fieldCounter}`;
       const messageId = `${titleId}-message`;
-      const field = stepField(step, step.message ? `${titleId} ${messageId}` : titleId);
+      const errorId = `${titleId}-error`;
+      const field = stepField(step, {
+        labelledBy: step.message ? `${titleId} ${messageId}` : titleId,
+        describedBy: step.error ? errorId : undefined,
+      });
       const submit = h('button', { type: 'submit', class: 'primary' }, step.type === 'confirm' ? 'Yes' : 'Continue');
       const no =
         step.type === 'confirm' ? h('button', { type: 'button', onclick: () => send(step, false) }, 'No') : null;
@@ -274,7 +278,7 @@ export const setupView: View = {
         h('h2', { id: titleId, tabindex: '-1' }, step.title ?? 'Setup'),
         step.message ? h('p', { id: messageId, class: 'setup-message' }, step.message) : null,
         step.qr ? qrImage(step.qr) : null,
-        step.error ? h('p', { class: 'notice error setup-error', role: 'alert', tabindex: '-1' }, step.error) : null,
+        step.error ? h('p', { id: errorId, class: 'notice error setup-error', role: 'alert' }, step.error) : null,
         field.element,
         h('div', { class: 'form-actions' }, submit, no, cancelButton()),
       );
@@ -283,9 +287,8 @@ export const setupView: View = {
         send(step, step.type === 'confirm' ? true : field.value());
       });
       replace(body, form);
-      // Land on the place to answer; a re-asked step lands on its error, which says why.
+      // Land on the place to answer (a re-asked step's error is announced, and describes the field).
       const target =
-        form.querySelector<HTMLElement>('.setup-error') ??
         form.querySelector<HTMLElement>('input:checked') ??
         form.querySelector<HTMLElement>('input') ??
         (step.initialValue === false ? no : submit);
@@ -391,8 +394,14 @@ interface Field {
 
 let fieldCounter = 0;
 
-/** The input for a step, named for screen readers by the step's title and question (`labelledBy`). */
-function stepField(step: WizardStep, labelledBy: string): Field {
+/** Ids of what names a step's input (its title and question) and describes it (its error). */
+interface FieldLabels {
+  labelledBy: string;
+  describedBy?: string;
+}
+
+/** The input for a step. */
+function stepField(step: WizardStep, labels: FieldLabels): Field {
   const id = `setup-field-${++fieldCounter}`;
   switch (step.type) {
     case 'note':
@@ -400,15 +409,15 @@ function stepField(step: WizardStep, labelledBy: string): Field {
     case 'progress':
       return { element: null, value: () => undefined };
     case 'select':
-      return choiceField(step, id, labelledBy, 'radio');
+      return choiceField(step, id, labels, 'radio');
     case 'multiselect':
-      return choiceField(step, id, labelledBy, 'checkbox');
+      return choiceField(step, id, labels, 'checkbox');
     case 'text':
-      return textField(step, id, labelledBy);
+      return textField(step, id, labels);
   }
 }
 
-function choiceField(step: WizardStep, id: string, labelledBy: string, kind: 'radio' | 'checkbox'): Field {
+function choiceField(step: WizardStep, id: string, labels: FieldLabels, kind: 'radio' | 'checkbox'): Field {
   const options = step.options ?? [];
   const initial = new Set(
     Array.isArray(step.initialValue)
@@ -431,7 +440,7 @@ function choiceField(step: WizardStep, id: string, labelledBy: string, kind: 'ra
   );
   const element = h(
     'fieldset',
-    { class: 'setup-choices', 'aria-labelledby': labelledBy },
+    { class: 'setup-choices', 'aria-labelledby': labels.labelledBy, 'aria-describedby': labels.describedBy },
     options.map((option, index) =>
       h(
         'label',
@@ -456,13 +465,15 @@ function choiceField(step: WizardStep, id: string, labelledBy: string, kind: 'ra
   };
 }
 
-function textField(step: WizardStep, id: string, labelledBy: string): Field {
+function textField(step: WizardStep, id: string, labels: FieldLabels): Field {
   const initial = typeof step.initialValue === 'string' ? step.initialValue : '';
   const input = h('input', {
     type: step.sensitive ? 'password' : 'text',
     id,
     name: step.id,
-    'aria-labelledby': labelledBy,
+    'aria-labelledby': labels.labelledBy,
+    'aria-describedby': labels.describedBy,
+    'aria-invalid': labels.describedBy ? 'true' : undefined,
     // A secret's current value comes back masked (sk-…abcd): a hint at most, never the answer.
     value: step.sensitive ? '' : initial,
     placeholder: step.placeholder ?? (step.sensitive && initial ? `now ${initial}` : undefined),
