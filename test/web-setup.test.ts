@@ -334,11 +334,34 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view: WhatsApp by QR code', () => 
     await gw?.stop();
   });
 
-  it('shows the QR, follows it as it rotates, and finishes once the phone scans it', async () => {
-    await page.goto(`http://127.0.0.1:${gw.port}/#/setup?section=channels`);
+  async function pickWhatsApp(): Promise<void> {
     const pick = page.locator('form[data-step="channels.pick"]');
     await pick.getByRole('checkbox', { name: /WhatsApp/ }).check();
     await pick.getByRole('button', { name: 'Continue' }).click();
+  }
+
+  it('skips the linking when asked, once the code on screen has had its turn', async () => {
+    // A link straight to "Add a channel".
+    await page.goto(`http://127.0.0.1:${gw.port}/#/setup?section=channels`);
+    await pickWhatsApp();
+    await qrImage().waitFor();
+    await showsQr(whatsapp.qrs.at(-1)!);
+    await page.getByRole('button', { name: 'Skip linking' }).click();
+    await page.getByRole('button', { name: /Skipping/ }).waitFor();
+    // The gateway is waiting on this code; the next one is answered with "skip".
+    whatsapp.rotateQr();
+    const done = page.locator('form[data-step="done"]');
+    await done.waitFor();
+    expect(await done.textContent()).toContain('WhatsApp: skipped');
+    await done.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'All set' }).waitFor();
+    expect(whatsapp.linked).toBeUndefined();
+  });
+
+  it('shows the QR, follows it as it rotates, and finishes once the phone scans it', async () => {
+    await page.getByRole('button', { name: 'Set up something else' }).click();
+    await page.getByRole('button', { name: 'Add a channel…' }).click();
+    await pickWhatsApp();
 
     await qrImage().waitFor();
     await showsQr(whatsapp.qrs.at(-1)!);

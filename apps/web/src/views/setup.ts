@@ -501,7 +501,7 @@ function qrImage(payload: string): HTMLElement {
   );
   import('../qr.js')
     .then(({ qrDataUrl }) => qrDataUrl(payload))
-    .then((src) => replace(box, h('img', { src, alt: 'QR code to scan with the phone', width: '264', height: '264' })))
+    .then((src) => replace(box, h('img', { src, alt: 'QR code to scan with the phone', width: '320', height: '320' })))
     .catch((error: unknown) =>
       replace(box, h('figcaption', { class: 'error-text' }, `Could not draw the QR code: ${errorMessage(error)}`)),
     )
