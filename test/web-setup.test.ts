@@ -108,7 +108,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     page.on('console', (message) => {
       if (message.type() === 'error' && !/WebSocket/.test(message.text())) pageErrors.push(message.text());
     });
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -127,7 +127,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
       await page.getByRole('button', { name }).waitFor();
     await noHorizontalOverflow(page);
     await shot('setup-1280');
-  });
+  }, 90_000);
 
   it('sets up an OpenAI-compatible server: a wrong key fails the live test, the right one is saved', async () => {
     await page.getByRole('button', { name: 'Set up a model…' }).click();
@@ -193,7 +193,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     expect(typeof ref === 'string' ? ref : ref?.primary).toMatch(new RegExp(`/${MODEL}$`));
     expect(JSON.stringify(saved)).toContain(GOOD_KEY);
     expect(JSON.stringify(saved)).toContain(fake.openaiBaseUrl);
-  });
+  }, 60_000);
 
   it('goes to Chat and gets a streamed reply from the model it just set up', async () => {
     fake.script({ text: REPLY, chunkSize: 3, delayMs: 30 });
@@ -225,7 +225,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     expect(request.apiKey).toBe(GOOD_KEY);
     expect(request.body.model).toBe(MODEL);
     expect(JSON.stringify(request.body.messages.at(-1).content)).toContain('hi');
-  });
+  }, 60_000);
 
   it('adds Telegram: a token the Bot API refuses is shown as refused, a good one is saved', async () => {
     await page.goto(`${base}/#/setup`);
@@ -258,7 +258,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     await page.getByRole('heading', { name: 'All set' }).waitFor();
     expect(savedConfig().channels.telegram.botToken).toBe(telegram.token);
     expect(savedConfig().channels.telegram.apiRoot).toBe(telegram.apiRoot);
-  });
+  }, 60_000);
 
   it('cancels a running setup, and fits a 390 px screen', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, colorScheme: 'light' });
@@ -267,7 +267,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
       const small = await phone.newPage();
       small.on('pageerror', (error) => pageErrors.push(`390: ${error.message}`));
       await small.goto(`${base}/#token=${TOKEN}`);
-      await small.locator('.pill[data-phase="open"]').waitFor();
+      await small.locator('.pill[data-phase="open"]').waitFor({ timeout: 60_000 });
       await small.goto(`${base}/#/setup`);
       await small.getByRole('button', { name: 'Set up a model…' }).waitFor();
       await noHorizontalOverflow(small);
@@ -288,7 +288,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
       await phone.close();
     }
     expect(pageErrors).toEqual([]);
-  });
+  }, 90_000);
 });
 
 describe.skipIf(!existsSync(CHROMIUM))('Setup view: WhatsApp by QR code', () => {
@@ -327,7 +327,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view: WhatsApp by QR code', () => 
     page = await context.newPage();
     await page.goto(`http://127.0.0.1:${gw.port}/#token=${TOKEN}`);
     await page.locator('.pill[data-phase="open"]').waitFor({ timeout: 60_000 });
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
@@ -356,7 +356,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view: WhatsApp by QR code', () => 
     await done.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'All set' }).waitFor();
     expect(whatsapp.linked).toBeUndefined();
-  });
+  }, 60_000);
 
   it('shows the QR, follows it as it rotates, and finishes once the phone scans it', async () => {
     await page.getByRole('button', { name: 'Set up something else' }).click();
@@ -379,5 +379,5 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view: WhatsApp by QR code', () => 
     await done.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'All set' }).waitFor();
     expect(await qrImage().count()).toBe(0);
-  });
+  }, 60_000);
 });
