@@ -67,12 +67,18 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
         `${document.body.innerText}\n${[...document.querySelectorAll('input')].map((input) => `${input.value} ${input.placeholder}`).join('\n')}`,
     );
 
+  /** The document, and the view inside it (main scrolls on its own), are no wider than the screen. */
   async function noHorizontalOverflow(target: Page): Promise<void> {
-    const { doc, viewport } = await target.evaluate(() => ({
-      doc: document.documentElement.scrollWidth,
-      viewport: window.innerWidth,
-    }));
-    expect(doc, 'document width').toBeLessThanOrEqual(viewport);
+    const sizes = await target.evaluate(() => {
+      const main = document.querySelector('main')!;
+      return {
+        document: document.documentElement.scrollWidth,
+        viewport: window.innerWidth,
+        view: main.scrollWidth - main.clientWidth,
+      };
+    });
+    expect(sizes.document, 'document width').toBeLessThanOrEqual(sizes.viewport);
+    expect(sizes.view, 'the view scrolls sideways').toBeLessThanOrEqual(0);
   }
 
   beforeAll(async () => {
