@@ -3,8 +3,9 @@
 /**
  * The Control UI's Setup view in a real browser (Debian's Chromium via playwright-core),
  * driving the real onboarding wizard over the gateway's wizard.* methods. It starts from a
- * config with no model at all, the way a new user arrives: set up an OpenAI-compatible
- * server (the fake LLM), see the live test refuse a wrong key, save the right one, and chat.
+ * config with no model at all, the way a new user arrives: follow the "no usable model" notice
+ * to Setup, set up an OpenAI-compatible server (the fake LLM), see the live test refuse a wrong
+ * key, save the right one, and chat.
  * Then add Telegram with a token the fake Bot API refuses, then one it knows; and link
  * WhatsApp (the fake Baileys socket) by the QR code the view draws.
  *
@@ -123,14 +124,24 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     await fake?.close();
   });
 
-  it('opens the Setup view from the nav, with its three ways in', async () => {
+  it('says no model can answer, and its link opens the Setup view with its three ways in', async () => {
     await page.goto(`${base}/#token=${TOKEN}`);
     // The first visit makes this browser's device key and pairs it: slow on a busy machine.
     await page.locator('.pill[data-phase="open"]').waitFor({ timeout: 60_000 });
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Setup' }).click();
+    const notice = page.locator('.model-banner');
+    await notice.getByText('No usable model').waitFor();
+    await notice.getByRole('link', { name: 'Setup' }).click();
     await page.getByRole('heading', { name: 'Setup', level: 1 }).waitFor();
+    expect(page.url()).toBe(`${base}/#/setup`);
     for (const name of ['Set up a model…', 'Add a channel…', 'Start full setup…'])
       await page.getByRole('button', { name }).waitFor();
+    // The nav has it too.
+    expect(
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Setup' })
+        .getAttribute('aria-current'),
+    ).toBe('page');
     await noHorizontalOverflow(page);
     await shot('setup-1280');
   }, 90_000);
@@ -199,6 +210,8 @@ describe.skipIf(!existsSync(CHROMIUM))('Setup view in Chromium', () => {
     expect(typeof ref === 'string' ? ref : ref?.primary).toMatch(new RegExp(`/${MODEL}$`));
     expect(JSON.stringify(saved)).toContain(GOOD_KEY);
     expect(JSON.stringify(saved)).toContain(fake.openaiBaseUrl);
+    // The gateway took the new config: the notice has gone by itself.
+    await page.locator('.model-banner').waitFor({ state: 'hidden' });
   }, 60_000);
 
   it('goes to Chat and gets a streamed reply from the model it just set up', async () => {
