@@ -73,11 +73,13 @@ describe('a small kernel', () => {
  * auth, runtime deps, the outbound path and the OpenClaw adapter moved into their plugins
  * and host/; 12,376 before the memory host (memory-core), exec policy, sandbox routing and
  * checks, the SSRF guard ("net"), redaction, the gateway client, plugin admin and agent
- * settings left too. Counted as the tree is written (`npm test` checks the tree is formatted). The
- * budget is a ratchet: lower it whenever code leaves the SDK, never raise it.
+ * settings left too; 7,652 before memory-core's file policy (which files are memory, path
+ * containment, size caps) left too. Counted as the tree is written (`npm test` checks the
+ * tree is formatted). The budget is a ratchet: lower it whenever code leaves the SDK, never
+ * raise it.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7640;
+const SDK_LINE_BUDGET = 7400;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

@@ -2,14 +2,8 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  chunkMarkdown,
-  estimateTokens,
-  listMemoryFiles,
-  resolveMemoryPath,
-  segmentCjk,
-  tokenize,
-} from '../sdk/memory/index.js';
+import { chunkMarkdown, estimateTokens, segmentCjk, tokenize } from '../sdk/memory/index.js';
+import { listMemoryFiles, resolveMemoryPath } from '../plugins/memory-core/files.js';
 import {
   datedFileDay,
   keywordMinScore,

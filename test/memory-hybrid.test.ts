@@ -15,6 +15,7 @@ import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index.js';
 import { tempDir } from './helpers.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
+import { memoryFiles } from '../plugins/memory-core/files.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const QUERY = { maxResults: 6, minScore: 0.35 };
@@ -78,9 +79,9 @@ afterEach(async () => {
 
 const backends: Record<string, (settings: MemorySettings, selection: EmbeddingSelection) => Promise<Searchable>> = {
   sqlite: (settings, embeddings) =>
-    SqliteMemoryIndex.open(settings, { embeddings, logger: quiet, ranking: memoryRanking }),
+    SqliteMemoryIndex.open(settings, { embeddings, logger: quiet, ranking: memoryRanking, files: memoryFiles }),
   minisearch: async (settings, selection) =>
-    new MiniSearchMemoryIndex(settings, { logger: quiet, ranking: memoryRanking }, selection),
+    new MiniSearchMemoryIndex(settings, { logger: quiet, ranking: memoryRanking, files: memoryFiles }, selection),
 };
 
 describe.each(Object.keys(backends))('hybrid never loses a keyword-only hit: %s', (backend) => {

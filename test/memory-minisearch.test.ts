@@ -15,6 +15,7 @@ import { VectorStore } from '../plugins/memory-minisearch/vectors.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { REPO, tempDir } from './helpers.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
+import { memoryFiles } from '../plugins/memory-core/files.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-minisearch');
 /** The embedding providers are the embeddings plugin's service. */
@@ -79,7 +80,7 @@ function corpusIn(memorySearch: Record<string, unknown> = {}) {
   ) =>
     new MiniSearchMemoryIndex(
       settings(options.more),
-      { logger, ranking: memoryRanking },
+      { logger, ranking: memoryRanking, files: memoryFiles },
       {
         provider,
         fallback: options.fallback,

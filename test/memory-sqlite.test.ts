@@ -18,6 +18,7 @@ import { sqliteModuleFor } from '../sdk/sqlite.js';
 import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
+import { memoryFiles } from '../plugins/memory-core/files.js';
 import { contentTerms } from '../plugins/memory-core/query-terms.js';
 
 const require = createRequire(import.meta.url);
@@ -93,7 +94,12 @@ async function open(
   embeddings: EmbeddingSelection,
   logger: Logger = quiet,
 ): Promise<SqliteMemoryIndex> {
-  const index = await SqliteMemoryIndex.open(settings, { embeddings, logger, ranking: memoryRanking });
+  const index = await SqliteMemoryIndex.open(settings, {
+    embeddings,
+    logger,
+    ranking: memoryRanking,
+    files: memoryFiles,
+  });
   opened.push(index);
   return index;
 }
@@ -573,13 +579,14 @@ describe('memory-sqlite engine: indexing', () => {
 import { createHashEmbedder } from ${url('test/fakes/hash-embedder.ts')};
 import { resolveMemorySettings } from ${url('plugins/memory-core/settings.ts')};
 import { memoryRanking } from ${url('plugins/memory-core/ranking.ts')};
+import { memoryFiles } from ${url('plugins/memory-core/files.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
 const settings = resolveMemorySettings({ agents: { defaults: { memorySearch: { remote: { batchSize: 1 } } } } }, { agentId: 'main', workspaceDir: workspace, stateDir });
 // Another model: a full rebuild, and the cache has none of its vectors.
 const inner = createHashEmbedder({ model: 'hash-slow' });
 const slow = { ...inner, embed: async (texts) => { await new Promise((resolve) => setTimeout(resolve, 40)); return inner.embed(texts); } };
 const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
-const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking });
+const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking, files: memoryFiles });
 let told = false;
 await index.sync({ onProgress: (progress) => {
   if (progress.phase === 'embed' && progress.embedded >= 2 && !told) { told = true; process.stdout.write('rebuilding\\n'); }

@@ -2,18 +2,18 @@
  * The memory host (OpenClaw's memory-core): the service "memory-core" that every memory
  * backend built with defineMemoryPlugin asks for at register time and hands its index to.
  * It registers the backend's tools, CLI, slot capability and background sync on the
- * backend's behalf (serve.ts) and gives engines the shared ranking (ranking.ts). Settings
+ * backend's behalf (serve.ts) and gives engines the shared ranking (ranking.ts) and memory
+ * files (files.ts: which files are memory, path containment, size caps). Settings
  * come from agents.defaults.memorySearch and contextLimits (settings.ts, schemas.ts).
  */
 import { definePlugin } from '../../sdk/index.js';
 import { MEMORY_CORE_SERVICE_ID, type MemoryCoreService } from '../../sdk/memory/index.js';
-import { memoryRanking } from './ranking.js';
 import { serveMemoryBackend } from './serve.js';
 
 export default definePlugin({
   id: 'memory-core',
   register(api) {
-    const core: MemoryCoreService = { serve: serveMemoryBackend, ranking: memoryRanking };
+    const core: MemoryCoreService = { serve: serveMemoryBackend };
     api.registerService({ id: MEMORY_CORE_SERVICE_ID, api: core });
   },
 });

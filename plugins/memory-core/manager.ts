@@ -13,13 +13,8 @@ import type {
   PluginApi,
 } from '../../sdk/index.js';
 import { agentPaths, defaultAgentId } from '../../sdk/agent/index.js';
-import {
-  readMemoryLines,
-  resolveMemoryPath,
-  type MemoryIndex,
-  type MemoryPluginOptions,
-  type MemorySettings,
-} from '../../sdk/memory/index.js';
+import type { MemoryIndex, MemoryPluginOptions, MemorySettings } from '../../sdk/memory/index.js';
+import { memoryFiles } from './files.js';
 import { memoryRanking } from './ranking.js';
 import { resolveMemorySettings, SEMANTIC_SEARCH_HINT } from './settings.js';
 
@@ -78,6 +73,7 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
             stateDir: this.api.kernel.paths.stateDir,
             env: this.api.kernel.env,
             ranking: memoryRanking,
+            files: memoryFiles,
           },
           this.api.config,
         ),
@@ -144,8 +140,11 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     const index = await this.index(agentId);
     if (index.get) return index.get(path, options);
     const settings = this.settings(agentId);
-    const resolved = resolveMemoryPath(settings.workspaceDir, settings.extraPaths, path);
-    return { path: resolved.path, ...readMemoryLines(resolved.absPath, options.from, options.lines, settings.get) };
+    const resolved = memoryFiles.resolve(settings.workspaceDir, settings.extraPaths, path);
+    return {
+      path: resolved.path,
+      ...memoryFiles.readLines(resolved.absPath, options.from, options.lines, settings.get),
+    };
   }
 
   async status(options: { agentId?: string; deep?: boolean } = {}): Promise<Record<string, unknown>> {

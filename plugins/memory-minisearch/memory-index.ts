@@ -22,11 +22,9 @@ import {
 import {
   type EmbeddingProvider,
   type EmbeddingSelection,
-  cappedNote,
-  listMemoryFiles,
-  readMemoryText,
   type CappedFile,
   type MemoryFile,
+  type MemoryFiles,
   type MemoryIndex,
   type MemoryIndexContext,
   type MemoryRanking,
@@ -91,6 +89,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
   private readonly paths: { index: string; vectors: string };
   private readonly logger: Logger;
   private readonly ranking: MemoryRanking;
+  private readonly files: MemoryFiles;
   /** The provider vectors are made with now: the primary, or the fallback after the primary failed. */
   private provider: EmbeddingProvider | undefined;
   private fallbackReason: string | undefined;
@@ -103,12 +102,13 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
 
   constructor(
     private readonly settings: MemorySettings,
-    context: Pick<MemoryIndexContext, 'logger' | 'ranking'>,
+    context: Pick<MemoryIndexContext, 'logger' | 'ranking' | 'files'>,
     private readonly selection: EmbeddingSelection,
   ) {
     this.paths = indexPaths(settings.store.path);
     this.logger = context.logger;
     this.ranking = context.ranking;
+    this.files = context.files;
     this.provider = selection.provider;
   }
 
@@ -282,9 +282,9 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
 
   private readFiles(capped: CappedFile[]): ReadFile[] {
     const out: ReadFile[] = [];
-    for (const file of listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths)) {
+    for (const file of this.files.list(this.settings.workspaceDir, this.settings.extraPaths)) {
       try {
-        const { text, size, indexedBytes } = readMemoryText(file.absPath, this.settings.maxFileBytes);
+        const { text, size, indexedBytes } = this.files.readText(file.absPath, this.settings.maxFileBytes);
         if (indexedBytes !== undefined) capped.push({ path: file.path, size, indexedBytes });
         out.push({ file, text, hash: hashText(text) });
       } catch (error) {
@@ -293,7 +293,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       }
     }
     // Said once per change, not on every watcher-triggered sync.
-    const note = capped.length ? cappedNote(capped, this.settings.maxFileBytes) : undefined;
+    const note = capped.length ? this.files.cappedNote(capped, this.settings.maxFileBytes) : undefined;
     if (note && note !== this.lastCappedNote) this.logger.warn(note);
     this.lastCappedNote = note;
     return out;

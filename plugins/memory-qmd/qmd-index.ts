@@ -27,9 +27,6 @@ import {
   embeddingsForIndex,
   memoryEngineServiceId,
   type MemoryEngine,
-  listMemoryFiles,
-  readMemoryLines,
-  resolveMemoryPath,
   type MemoryLines,
   type MemoryIndex,
   type MemoryIndexContext,
@@ -300,8 +297,8 @@ export class QmdMemoryIndex implements MemoryIndex {
           "memory-qmd's SQLite fallback",
         );
         const embeddings = await embeddingsForIndex(this.settings, { ...this.context, logger: this.logger });
-        const { ranking } = this.context;
-        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite', ranking });
+        const { ranking, files } = this.context;
+        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite', ranking, files });
       })();
       this.fallback = opening;
       // A failed open is retried on the next fallback (better-sqlite3 may get rebuilt meanwhile).
@@ -381,7 +378,7 @@ export class QmdMemoryIndex implements MemoryIndex {
     if (this.closed) throw new Error('memory-qmd: the index is closed');
     const started = Date.now();
     const force = options.force === true;
-    const files = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
+    const files = this.context.files.list(this.settings.workspaceDir, this.settings.extraPaths);
     const progress = (phase: MemorySyncProgress['phase'], done: number) =>
       options.onProgress?.({ phase, files: done, filesTotal: files.length, chunks: done, embedded: 0 });
     progress('scan', 0);
@@ -715,10 +712,10 @@ export class QmdMemoryIndex implements MemoryIndex {
   async get(path: string, options: { from?: number; lines?: number } = {}): Promise<MemoryLines & { path: string }> {
     const resolved = /^qmd\//.test(path.trim())
       ? resolveQmdPath(planCollections(this.settings), path)
-      : resolveMemoryPath(this.settings.workspaceDir, this.settings.extraPaths, path);
+      : this.context.files.resolve(this.settings.workspaceDir, this.settings.extraPaths, path);
     return {
       path: resolved.path,
-      ...readMemoryLines(resolved.absPath, options.from, options.lines, this.settings.get),
+      ...this.context.files.readLines(resolved.absPath, options.from, options.lines, this.settings.get),
     };
   }
 

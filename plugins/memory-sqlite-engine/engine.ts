@@ -17,19 +17,17 @@ import type {
 } from '../../sdk/index.js';
 import {
   type CappedFile,
-  cappedNote,
   type Chunk,
   chunkMarkdown,
   type EmbeddingProvider,
   type EmbeddingSelection,
   hashText,
-  listMemoryFiles,
   type MemoryEngineOptions,
   type MemoryFile,
+  type MemoryFiles,
   type MemoryIndex,
   type MemoryRanking,
   type MemorySettings,
-  readMemoryText,
   type ScoredChunk,
   SNIPPET_MAX_CHARS,
   snippetAround,
@@ -48,7 +46,7 @@ import {
 import { DimensionMismatchError, IndexStore, removeDatabaseFile, type ChunkRow, type FileRow } from './store.js';
 import { isZeroVector } from './vectors.js';
 
-/** The engine service's options (sdk/memory/engine.ts): the providers, which the index now owns, the logger, the backend name, memory-core's ranking. */
+/** The engine service's options (sdk/memory/engine.ts): the providers, which the index now owns, the logger, the backend name, memory-core's ranking and memory files. */
 export type SqliteMemoryIndexOptions = MemoryEngineOptions;
 
 /** Files are chunked, embedded and written in groups of about this many chunks, bounding memory. */
@@ -125,6 +123,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
   private readonly backend: string;
   private readonly logger: Logger;
   private readonly ranking: MemoryRanking;
+  private readonly files: MemoryFiles;
   private queue: Promise<unknown> = Promise.resolve();
   private clock: number;
   private closing = false;
@@ -152,6 +151,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     this.backend = options.backend ?? 'sqlite';
     this.logger = options.logger;
     this.ranking = options.ranking;
+    this.files = options.files;
     this.clock = store.lastCacheUse();
   }
 
@@ -366,7 +366,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     this.assertOpen();
     this.reopenIfReplaced();
     const started = Date.now();
-    const files: IndexedFile[] = listMemoryFiles(this.settings.workspaceDir, this.settings.extraPaths);
+    const files: IndexedFile[] = this.files.list(this.settings.workspaceDir, this.settings.extraPaths);
     if (this.settings.sources.includes('sessions')) files.push(...listSessionFiles(this.settings.sessionsDir));
     const progress = new Progress(onProgress, files.length);
     progress.emit('scan');
@@ -411,7 +411,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       durationMs: Date.now() - started,
       ...(outcome.capped.length ? { capped: outcome.capped } : {}),
     };
-    if (outcome.capped.length) this.warnOnce(cappedNote(outcome.capped, this.settings.maxFileBytes));
+    if (outcome.capped.length) this.warnOnce(this.files.cappedNote(outcome.capped, this.settings.maxFileBytes));
     // Every listed file has been through this sync: the index is complete (vectors still
     // missing after a provider failure are reported apart, as pendingEmbeddings).
     this.store.setMeta({
@@ -736,7 +736,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     file: MemoryFile,
   ): { text: string; size: number; indexedBytes?: number } | 'vanished' | 'unreadable' {
     try {
-      return readMemoryText(file.absPath, this.settings.maxFileBytes);
+      return this.files.readText(file.absPath, this.settings.maxFileBytes);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'vanished';
       this.warnOnce(

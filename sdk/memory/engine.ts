@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../../kernel/index.js';
 import type { EmbeddingSelection } from './embeddings.js';
+import type { MemoryFiles } from './files.js';
 import type { MemoryIndex, MemoryRanking } from './plugin.js';
 import type { MemorySettings } from './settings.js';
 
@@ -20,8 +21,9 @@ export interface MemoryEngineOptions {
   logger: Logger;
   /** Reported as `backend` (a backend that falls back to the engine may name itself). */
   backend?: string;
-  /** The backend's `MemoryIndexContext.ranking`. */
+  /** The backend's `MemoryIndexContext.ranking` and `.files`. */
   ranking: MemoryRanking;
+  files: MemoryFiles;
 }
 
 export interface MemoryEngine {

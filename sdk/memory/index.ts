@@ -1,8 +1,8 @@
 /**
  * The memory SDK: what every memory backend plugin builds on — defineMemoryPlugin and the
  * contracts of the "memory-core", engine and embeddings services (plugin.ts, engine.ts,
- * embeddings.ts), the settings a backend is handed (settings.ts), and the kits for memory
- * files (files.ts) and text (text.ts).
+ * embeddings.ts), the settings a backend is handed (settings.ts), the memory-files contract
+ * memory-core fills in (files.ts) and the text kit (text.ts).
  */
 export * from './plugin.js';
 export * from './settings.js';

@@ -4,7 +4,7 @@
  * slot capability, the `memory_search` and `memory_get` tools, `claw memory
  * status|index|search`, a watcher on MEMORY.md and memory/ that re-syncs in the background,
  * and a sync at start-up — registered on the backend's own behalf, so its manifest declares
- * them and requires the service.
+ * them and requires the service. Its engine gets the shared ranking and memory files in `ctx`.
  *
  *   export default defineMemoryPlugin({ id: 'memory-x', backend: 'x', createIndex: (settings, ctx) => new XIndex(settings) });
  */
@@ -13,7 +13,7 @@ import type { PluginApi, PluginDefinition } from '../types/plugin.js';
 import type { MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../types/memory.js';
 import { definePlugin } from '../index.js';
 import { requireService } from '../services.js';
-import type { MemoryLines } from './files.js';
+import type { MemoryFiles, MemoryLines } from './files.js';
 import type { MemorySettings } from './settings.js';
 
 /** One agent's index in one backend. */
@@ -24,7 +24,7 @@ export interface MemoryIndex {
   ): Promise<MemorySearchResult>;
   sync(options: { force?: boolean; onProgress?: (progress: MemorySyncProgress) => void }): Promise<MemorySyncStats>;
   status(options: { deep?: boolean }): Promise<Record<string, unknown>>;
-  /** Read a memory file; the default reads MEMORY.md, memory/ and extra paths safely. */
+  /** Read a memory file; the default is `ctx.files` (MEMORY.md, memory/ and extra paths, safely). */
   get?(path: string, options: { from?: number; lines?: number }): Promise<MemoryLines & { path: string }>;
   close(): Promise<void> | void;
 }
@@ -36,6 +36,8 @@ export interface MemoryIndexContext {
   env: Readonly<Record<string, string | undefined>>;
   /** The ranking every backend shares, so they rank alike. */
   ranking: MemoryRanking;
+  /** Which files are memory and how they are read, the same for every backend. */
+  files: MemoryFiles;
 }
 
 export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
@@ -76,7 +78,7 @@ export interface MergeOptions {
   now?: Date;
 }
 
-/** Ranking rules memory engines share (OpenClaw's), from the "memory-core" service. */
+/** Ranking rules memory engines share (OpenClaw's), from memory-core as `ctx.ranking`. */
 export interface MemoryRanking {
   /**
    * Union by chunk id, weighted sum, optional decay and MMR, then minScore and maxResults;
@@ -101,7 +103,6 @@ export const MEMORY_CORE_SERVICE_ID = 'memory-core';
 export interface MemoryCoreService {
   /** Registers the memory capability, tools, CLI command and `<id>-sync` service on the backend's `api`. */
   serve<Config extends Record<string, unknown>>(api: PluginApi<Config>, options: MemoryPluginOptions<Config>): void;
-  ranking: MemoryRanking;
 }
 
 export function defineMemoryPlugin<Config extends Record<string, unknown> = Record<string, unknown>>(

@@ -33,12 +33,31 @@ export interface MemorySearchResult {
   notice?: string;
 }
 
+/** Lines of one memory file, as `memory_get` returns them. */
+export interface MemoryLines {
+  text: string;
+  from: number;
+  lines: number;
+  totalLines: number;
+  /** Set when the read stopped before the lines asked for (or the end of the file). */
+  truncated?: boolean;
+  /** The `from` that continues the read, when there is more. */
+  nextFrom?: number;
+}
+
 export interface MemorySyncProgress {
   phase: 'scan' | 'chunk' | 'embed' | 'write' | 'done';
   files: number;
   filesTotal: number;
   chunks: number;
   embedded: number;
+}
+
+/** A file indexed only up to `memorySearch.maxFileBytes`. */
+export interface CappedFile {
+  path: string;
+  size: number;
+  indexedBytes: number;
 }
 
 export interface MemorySyncStats {
@@ -56,7 +75,7 @@ export interface MemorySyncStats {
   rebuilt: boolean;
   durationMs: number;
   /** Files over `memorySearch.maxFileBytes`, indexed only up to it. */
-  capped?: Array<{ path: string; size: number; indexedBytes: number }>;
+  capped?: CappedFile[];
 }
 
 export interface MemoryBackend {
@@ -65,15 +84,7 @@ export interface MemoryBackend {
   get(
     path: string,
     options?: { agentId?: string; from?: number; lines?: number },
-  ): Promise<{
-    path: string;
-    text: string;
-    from: number;
-    lines: number;
-    totalLines: number;
-    truncated?: boolean;
-    nextFrom?: number;
-  }>;
+  ): Promise<MemoryLines & { path: string }>;
   status(options?: { agentId?: string; deep?: boolean }): Promise<Record<string, unknown>> | Record<string, unknown>;
   sync?(options?: {
     agentId?: string;

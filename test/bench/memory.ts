@@ -17,6 +17,7 @@ import type { MemorySettings } from '../../sdk/memory/settings.js';
 import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
 import { rng } from './rng.js';
 import { memoryRanking } from '../../plugins/memory-core/ranking.js';
+import { memoryFiles } from '../../plugins/memory-core/files.js';
 
 const FILES = 2000;
 const DIMS = 64;
@@ -137,6 +138,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
       embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
       logger,
       ranking: memoryRanking,
+      files: memoryFiles,
     });
     let start = performance.now();
     const built = await sqlite.sync({ force: true });
@@ -154,7 +156,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
     const miniSettings = settingsFor(root, workspace, join(root, 'memory', 'mini.sqlite'));
     const mini = new MiniSearchMemoryIndex(
       miniSettings,
-      { logger, ranking: memoryRanking },
+      { logger, ranking: memoryRanking, files: memoryFiles },
       { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
     );
     start = performance.now();
@@ -198,6 +200,7 @@ async function firstIndexVsRebuild(
     embeddings: { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
     logger,
     ranking: memoryRanking,
+    files: memoryFiles,
   });
   try {
     let start = performance.now();

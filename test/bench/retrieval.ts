@@ -31,6 +31,7 @@ import type { MemorySettings } from '../../sdk/memory/settings.js';
 import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
 import { generatePersonalCorpus, type BenchQuery, type QueryCategory } from './personal-corpus.js';
 import { memoryRanking } from '../../plugins/memory-core/ranking.js';
+import { memoryFiles } from '../../plugins/memory-core/files.js';
 
 export interface Scores {
   n: number;
@@ -153,6 +154,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
       embeddings: { reason: 'keyword only' },
       logger,
       ranking: memoryRanking,
+      files: memoryFiles,
     });
     await keyword.sync({ force: true });
     runs.push({ ...(await evaluate('sqlite keyword', keyword, keywordSettings, queries)), answeredBy: undefined });
@@ -175,6 +177,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
         embeddings: selection,
         logger,
         ranking: memoryRanking,
+        files: memoryFiles,
       });
       await hybrid.sync({ force: true });
       const run = await evaluate('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings, queries);
@@ -190,7 +193,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
     const miniSettings = settingsFor(root, workspace, join(root, 'index', 'mini.sqlite'), { provider: 'none' });
     const mini = new MiniSearchMemoryIndex(
       miniSettings,
-      { logger, ranking: memoryRanking },
+      { logger, ranking: memoryRanking, files: memoryFiles },
       { reason: 'keyword only' },
     );
     await mini.sync({ force: true });
@@ -208,6 +211,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
         env: {},
         api: { kernel: { config: () => ({}) } },
         ranking: memoryRanking,
+        files: memoryFiles,
       } as never;
       const qmd = new QmdMemoryIndex(qmdSettings, context, { command: options.qmdCommand, updateIntervalMinutes: 0 });
       try {
