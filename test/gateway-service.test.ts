@@ -1,48 +1,26 @@
 /**
  * `claw gateway install|uninstall|start|stop|restart|status` against a fake `systemctl`
- * placed first on PATH (it records its arguments and answers like a user manager, or like
- * one that cannot be reached); the unit it writes is checked by the real systemd-analyze.
+ * placed first on PATH (test/fakes/systemctl.ts); the unit it writes is checked by the real
+ * systemd-analyze.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { launchdPlist, systemdUnit, type ServiceSpec } from '../plugins/gateway/daemon/unit-files.js';
+import { fakeSystemctl } from './fakes/systemctl.js';
 import { CLI, claw, tempDir } from './helpers.js';
 
 const TOKEN = 'tok-service-test-0123456789abcdef';
 
-const FAKE_SYSTEMCTL = `#!/bin/sh
-echo "$*" >> "$FAKE_SYSTEMCTL_LOG"
-if [ -n "$FAKE_SYSTEMCTL_NOBUS" ]; then
-  echo "Failed to connect to bus: No medium found" >&2
-  exit 1
-fi
-case "$*" in
-  *" show "*) printf 'LoadState=loaded\\nActiveState=active\\nSubState=running\\nUnitFileState=enabled\\nMainPID=4242\\n' ;;
-esac
-exit 0
-`;
-
 function setup(extraEnv: Record<string, string> = {}) {
   const home = tempDir('claw-svc-home-');
   const stateDir = join(home, 'state');
-  const bin = join(home, 'bin');
-  mkdirSync(bin);
-  writeFileSync(join(bin, 'systemctl'), FAKE_SYSTEMCTL);
-  chmodSync(join(bin, 'systemctl'), 0o755);
+  const fake = fakeSystemctl(home);
   mkdirSync(stateDir, { mode: 0o700 });
   writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { auth: { token: TOKEN } } }));
-  const log = join(home, 'systemctl.log');
-  const env = {
-    HOME: home,
-    PATH: `${bin}${delimiter}${process.env.PATH}`,
-    OPENCLAW_STATE_DIR: stateDir,
-    FAKE_SYSTEMCTL_LOG: log,
-    ...extraEnv,
-  };
-  const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []);
-  return { home, stateDir, env, calls, unit: join(home, '.config', 'systemd', 'user', 'openclaw-gateway.service') };
+  const env = { ...fake.env, OPENCLAW_STATE_DIR: stateDir, ...extraEnv };
+  return { home, stateDir, env, calls: fake.calls, unit: fake.unit };
 }
 
 describe('claw gateway install/uninstall/start/stop/restart/status (systemd user unit)', () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { FakeTelegramApi } from './fakes/telegram-api.js';
 import { FakeDiscord } from './fakes/discord.js';
+import { fakeSystemctl } from './fakes/systemctl.js';
 import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 import { client } from './gateway-helpers.js';
 import { claw, CLI, tempDir, waitFor } from './helpers.js';
@@ -164,9 +165,11 @@ describe('claw onboard --non-interactive', () => {
 });
 
 describe('claw onboard in a terminal', () => {
-  it('asks for a custom OpenAI-compatible server, its key and model, tests it and saves it', async () => {
+  it('asks for a custom OpenAI-compatible server, its key and model, tests it and saves it; installs the service', async () => {
     const s = state();
-    const env = { ...s.env, TERM: 'xterm-256color' };
+    // A HOME of its own and a fake systemctl: the daemon step writes a unit and enables it.
+    const systemctl = fakeSystemctl(tempDir('claw-onboard-home-'));
+    const env = { ...s.env, ...systemctl.env, TERM: 'xterm-256color' };
     const command = `stty cols 120 rows 50; exec '${process.execPath}' '${CLI}' onboard`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -198,11 +201,16 @@ describe('claw onboard in a terminal', () => {
       await answer('Model id', 'gpt-pty\r');
       await answer("Folder for the agent's files", '\r');
       await answer('Which chat apps', '\r');
+      // A service manager answers here, so yes is the default.
+      await answer('Install the gateway as a service (systemd user unit / launchd)?', '\r');
       expect(await exited).toBe(0);
     } finally {
       child.kill('SIGKILL');
     }
     expect(screen).toContain('Setup complete');
+    expect(screen).toContain('enabled and started (port 18789)');
+    expect(readFileSync(systemctl.unit, 'utf8')).toContain('"--port" "18789"');
+    expect(systemctl.calls().at(-1)).toBe('--user enable --now openclaw-gateway.service');
     expect(screen).not.toContain(KEY);
     const config = s.config();
     expect(config.models.providers.custom).toMatchObject({ baseUrl: llm.openaiBaseUrl, apiKey: KEY });

@@ -88,12 +88,25 @@ export default definePlugin({
     };
     api.registerService(service);
     api.registerService({ id: 'gateway-auth', api: gatewayAuthService });
-    // The OS service's code loads only when `claw reset` or `claw uninstall` reaches for it.
-    const daemon = async () =>
-      new (await import('./daemon/control.js')).Daemon(api.kernel.env, api.kernel.paths) as GatewayDaemon;
+    // The OS service's code loads only when `claw onboard`, `claw reset` or `claw uninstall` reaches for it.
+    const daemon = async () => new (await import('./daemon/control.js')).Daemon(api.kernel.env, api.kernel.paths);
     api.registerService({
       id: 'gateway-daemon',
       api: {
+        async install(options) {
+          const outcome = await (await import('./daemon/install.js')).installService(api, await daemon(), options);
+          return { done: outcome.ok, message: outcome.message };
+        },
+        async unavailable() {
+          let found: Awaited<ReturnType<typeof daemon>>;
+          try {
+            found = await daemon();
+          } catch (error) {
+            // An OS claw has no service for.
+            return (error as Error).message;
+          }
+          return found.unavailable();
+        },
         stop: async () => (await daemon()).stop(),
         restart: async () => (await daemon()).restart(),
         uninstall: async () => (await daemon()).uninstall(),

@@ -16,9 +16,9 @@ export const ONBOARD_HELP = `Usage: claw onboard [--flow quickstart|manual] [--s
        claw onboard --non-interactive --accept-risk [flags]
 
 Sets up claw step by step: the model (with a live test before anything is saved), the
-workspace, the gateway (port, bind, auth) and channels (Telegram and Discord tokens checked
-with the platform, WhatsApp by QR code). Run it again any time: it shows what is set and
-changes only what you choose.
+workspace, the gateway (port, bind, auth), channels (Telegram and Discord tokens checked
+with the platform, WhatsApp by QR code) and the gateway as an OS service (as claw gateway
+install). Run it again any time: it shows what is set and changes only what you choose.
 
 Options:
   --flow <quickstart|manual>   quickstart keeps the gateway's settings; manual asks for them too
@@ -39,6 +39,10 @@ Options:
   --gateway-auth <token|password>   --gateway-token <token>   --gateway-password <password>
   --telegram-token <token>     --discord-token <token>   (checked with the platform first)
   --skip-channels              leave channels as they are
+  --install-daemon             install the gateway as a systemd user unit / launchd agent (not asked)
+  --no-install-daemon, --skip-daemon   do not install it (not asked; the default with --non-interactive)
+                               Where no service manager answers, that is reported and the rest
+                               of the setup stands (exit code 0, as OpenClaw's)
   --skip-health                do not check the running gateway afterwards
   --json                       print a summary as JSON`;
 
@@ -66,6 +70,9 @@ const FLAGS = {
   'telegram-token': { type: 'string' },
   'discord-token': { type: 'string' },
   'skip-channels': { type: 'boolean' },
+  'install-daemon': { type: 'boolean' },
+  'no-install-daemon': { type: 'boolean' },
+  'skip-daemon': { type: 'boolean' },
   'skip-health': { type: 'boolean' },
 } as const;
 
@@ -79,6 +86,7 @@ export async function onboardCommand(argv: string[], ctx: CliContext, api: Plugi
   if (section !== undefined && !SECTIONS.includes(section))
     throw new UsageError(`--section must be one of ${SECTIONS.join(', ')} (got "${section}")`);
   const nonInteractive = values['non-interactive'] === true;
+  const installDaemon = daemonFlag(values, section, nonInteractive);
   if (nonInteractive && values['accept-risk'] !== true)
     throw new UsageError(
       '--non-interactive needs --accept-risk: the agent it sets up can run commands and change files on this machine',
@@ -103,7 +111,11 @@ export async function onboardCommand(argv: string[], ctx: CliContext, api: Plugi
     changeConfig: async (purpose, edit) => void (await ctx.gateway.changeConfig(purpose, edit)),
     whatsappLogin: ctx.gateway.running() ? gatewayWhatsappLogin(ctx) : await localWhatsappLogin(api),
   };
-  const options = { ...(flow ? { flow } : {}), ...(section ? { section } : {}) };
+  const options = {
+    ...(flow ? { flow } : {}),
+    ...(section ? { section } : {}),
+    ...(installDaemon !== undefined ? { installDaemon } : {}),
+  };
 
   let summary: OnboardSummary;
   if (nonInteractive) {
@@ -153,7 +165,7 @@ export async function onboardCommand(argv: string[], ctx: CliContext, api: Plugi
     }
   }
 
-  const health = values['skip-health'] ? undefined : await gatewayHealth(ctx);
+  const health = values['skip-health'] ? undefined : await gatewayHealth(ctx, summary.daemon?.installed === true);
   if (values.json) {
     const { lines: _lines, ...rest } = summary;
     ctx.stdout.write(
@@ -165,10 +177,39 @@ export async function onboardCommand(argv: string[], ctx: CliContext, api: Plugi
   return health?.ok === false ? 1 : 0;
 }
 
-/** The running gateway's health after the changes, or a note that none runs. */
-async function gatewayHealth(ctx: CliContext): Promise<{ ok: boolean; running: boolean; message: string }> {
+/**
+ * `--install-daemon` / `--no-install-daemon` / `--skip-daemon` as the daemon step's answer.
+ * Without one a terminal asks, and `--non-interactive` installs nothing (as OpenClaw's).
+ */
+function daemonFlag(
+  values: Record<string, unknown>,
+  section: WizardSection | undefined,
+  nonInteractive: boolean,
+): boolean | undefined {
+  const install = values['install-daemon'] === true;
+  const skip = values['no-install-daemon'] === true || values['skip-daemon'] === true;
+  if (install && skip)
+    throw new UsageError('--install-daemon and --no-install-daemon/--skip-daemon contradict each other');
+  if ((install || skip) && section !== undefined && section !== 'daemon')
+    throw new UsageError(
+      `--${install ? 'install-daemon' : 'skip-daemon'} is for the whole setup or --section daemon, not --section ${section}`,
+    );
+  return install ? true : skip || nonInteractive ? false : undefined;
+}
+
+/** The running gateway's health after the changes, or a note that none runs (yet: a service just started). */
+async function gatewayHealth(
+  ctx: CliContext,
+  serviceInstalled: boolean,
+): Promise<{ ok: boolean; running: boolean; message: string }> {
   if (!ctx.gateway.running())
-    return { ok: true, running: false, message: 'The gateway is not running: start it with claw gateway' };
+    return {
+      ok: true,
+      running: false,
+      message: serviceInstalled
+        ? 'The gateway service is starting: claw gateway status shows how it is doing'
+        : 'The gateway is not running: start it with claw gateway',
+    };
   try {
     await ctx.gateway.connect({}, (client) => client.request('health'));
     return { ok: true, running: true, message: 'The running gateway is healthy.' };

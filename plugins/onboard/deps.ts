@@ -1,7 +1,7 @@
 /** What the flow needs, from the kernel it runs in: the same in `claw onboard` and in the gateway. */
 import { formatIssue, type ChannelLoginState, type ChannelPlugin, type PluginApi } from '../../sdk/index.js';
 import type { AgentService, ModelService } from '../../sdk/agent/index.js';
-import type { GatewayAuthService } from '../../sdk/index.js';
+import type { GatewayAuthService, GatewayDaemon } from '../../sdk/index.js';
 import { requireService, useService } from '../../sdk/services.js';
 import type { OnboardDeps } from './steps.js';
 import type { AnyRecord } from './raw-config.js';
@@ -20,6 +20,7 @@ export async function kernelDeps(
   const models = await requireService<ModelService>(api.kernel, 'models', 'claw onboard');
   const agent = await useService<AgentService>(api.kernel, 'agent');
   const gatewayAuth = await useService<GatewayAuthService>(api.kernel, 'gateway-auth');
+  const daemon = await useService<GatewayDaemon>(api.kernel, 'gateway-daemon');
   return {
     raw: () => api.kernel.configFile.read().raw as AnyRecord,
     env,
@@ -27,6 +28,7 @@ export async function kernelDeps(
     probe: (ref, provider, signal) => models.probe(ref, provider, signal),
     ...(agent?.seedWorkspace ? { seedWorkspace: (dir: string) => agent.seedWorkspace!(dir) } : {}),
     ...(gatewayAuth ? { generateToken: () => gatewayAuth.generateToken() } : {}),
+    ...(daemon ? { daemon } : {}),
     async checkToken(channel, token) {
       const plugin = await channelPlugin(api, channel);
       if (!plugin?.checkToken)

@@ -4,17 +4,20 @@
  * person chose, once it is known to work. Sections can run alone (`wizard.start {section}`).
  */
 import { channelsSection } from './channels-section.js';
+import { daemonSection } from './daemon-section.js';
 import { gatewaySection } from './gateway-section.js';
 import { modelSection } from './model-section.js';
 import { workspaceSection } from './workspace-section.js';
 import type { OnboardDeps, OnboardSummary } from './steps.js';
 import type { Prompter, WizardFlow, WizardSection } from './wizard-types.js';
 
-export const SECTIONS: readonly WizardSection[] = ['model', 'workspace', 'gateway', 'channels'];
+export const SECTIONS: readonly WizardSection[] = ['model', 'workspace', 'gateway', 'channels', 'daemon'];
 
 export interface OnboardOptions {
   flow?: WizardFlow;
   section?: WizardSection;
+  /** The daemon step answered by flags (`--install-daemon` true, `--skip-daemon` false): not asked. */
+  installDaemon?: boolean;
 }
 
 /** Run the flow to its end; the last step is a closing note. */
@@ -32,7 +35,11 @@ export async function runOnboarding(
       title: 'Set up claw',
       message: 'How much do you want to set now?',
       options: [
-        { value: 'quickstart', label: 'Quick start', hint: 'model, workspace and channels; gateway defaults' },
+        {
+          value: 'quickstart',
+          label: 'Quick start',
+          hint: 'model, workspace, channels and the gateway service; gateway defaults',
+        },
         { value: 'manual', label: 'Manual', hint: 'every section, gateway port, bind and auth too' },
       ],
       initialValue: 'quickstart',
@@ -44,7 +51,7 @@ export async function runOnboarding(
     else if (section === 'workspace') await workspaceSection(p, deps, summary);
     else if (section === 'gateway') await gatewaySection(p, deps, summary, flow !== 'manual' && !options.section);
     else if (section === 'channels') await channelsSection(p, deps, summary);
-    else throw new Error(`the ${section} section is not available in this version of claw`);
+    else await daemonSection(p, deps, summary, options.installDaemon);
   }
   await p.ask({
     id: 'done',

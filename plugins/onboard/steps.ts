@@ -1,5 +1,5 @@
 /** What every section shares: the flow's dependencies, its summary, and asking a text until it is valid. */
-import type { ChannelLoginState } from '../../sdk/index.js';
+import type { ChannelLoginState, GatewayDaemon } from '../../sdk/index.js';
 import type { ProviderSettings } from '../../sdk/agent/index.js';
 import type { AnyRecord } from './raw-config.js';
 import type { Prompter, WizardStep, WizardValue } from './wizard-types.js';
@@ -23,6 +23,8 @@ export interface OnboardDeps {
   checkToken(channel: 'telegram' | 'discord', token: string): Promise<{ name: string }>;
   /** WhatsApp's QR login, when the channel is there. */
   whatsappLogin?: { start(): Promise<ChannelLoginState>; wait(currentQr?: string): Promise<ChannelLoginState> };
+  /** The gateway plugin's OS service (systemd user unit / launchd agent); without it there is no daemon step. */
+  daemon?: Pick<GatewayDaemon, 'install' | 'unavailable'>;
   /** Secrets typed into the wizard: masked from then on in every log and output. */
   redact(secret: string): void;
   signal?: AbortSignal;
@@ -34,6 +36,8 @@ export interface OnboardSummary {
   workspace?: string;
   gateway?: { port: number; bind: string; auth: string };
   channels: string[];
+  /** The daemon step: whether the gateway's OS service is installed now, and what it said. */
+  daemon?: { installed: boolean; message: string };
   lines: string[];
 }
 

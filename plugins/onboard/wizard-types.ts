@@ -5,8 +5,11 @@
  *
  *   wizard.start  {flow?: "quickstart" | "manual", section?: WizardSection}       → WizardResponse
  *       scope operator.admin. `section` runs only that part ("Set up a model", "Add a
- *       channel"); without either, the first step asks quickstart or manual. One wizard
- *       runs per gateway: a second start while one runs is refused (cancel the first).
+ *       channel", "daemon": install the gateway as an OS service — a `confirm`
+ *       `daemon.install`, then a `note` `daemon.result`; offered only where the gateway
+ *       plugin's `gateway-daemon` service is); without either, the first step asks
+ *       quickstart or manual, and the daemon step closes either. One wizard runs per
+ *       gateway: a second start while one runs is refused (cancel the first).
  *   wizard.next   {sessionId, answer?: {stepId, value?}}                          → WizardResponse
  *       answers the current step: a string (select, text), a boolean (confirm) or a
  *       string[] (multiselect). A `note` or `progress` step is acknowledged with no value

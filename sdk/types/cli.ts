@@ -90,8 +90,11 @@ export interface CliGateway {
 
 /** `done: false` when no service is installed; `message` says what happened. */
 export type GatewayDaemonResult = { done: boolean; message: string };
-/** The gateway plugin's `gateway-daemon` service: its systemd user unit / launchd agent, for reset, uninstall, update. */
+/** The gateway plugin's `gateway-daemon` service (its systemd user unit / launchd agent) for onboard, reset, uninstall, update. */
 export interface GatewayDaemon {
+  /** As `claw gateway install` (gateway.port by default); `done: false` with why (a different unit there). */
+  install(options: { port?: number; force?: boolean }): Promise<GatewayDaemonResult>;
+  unavailable(): Promise<string | undefined>; // why no service manager answers here (no user bus, …)
   stop(): Promise<GatewayDaemonResult>;
   restart(): Promise<GatewayDaemonResult>;
   uninstall(): Promise<GatewayDaemonResult>;

@@ -6,8 +6,8 @@
  */
 import type { CliContext, GatewayFlags, PluginApi } from '../../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../../sdk/cli.js';
-import { DEFAULT_PORT, type GatewaySection } from '../settings.js';
 import { Daemon, DaemonConflict, ServiceManagerUnavailable } from './control.js';
+import { configuredPort, FOREGROUND, installService, parsePort } from './install.js';
 
 export type ServiceCommand = 'install' | 'uninstall' | 'start' | 'stop' | 'restart' | 'status';
 
@@ -29,8 +29,6 @@ OPENCLAW_* location variables you set; no secret goes in it (the gateway reads i
 
 Without a service manager (a container, an SSH session with no user bus) these exit 1:
 run the gateway in the foreground with \`claw gateway\` instead.`;
-
-const FOREGROUND = 'Run the gateway in the foreground instead: claw gateway';
 
 export async function serviceCommand(
   command: ServiceCommand,
@@ -72,20 +70,12 @@ export async function serviceCommand(
   try {
     switch (command) {
       case 'install': {
-        if (port === 0) throw new UsageError('a service needs a fixed port: pass --port <n> or set gateway.port');
-        const result = await daemon.install({
-          port,
+        const outcome = await installService(api, daemon, {
+          ...(values.port !== undefined ? { port } : {}),
           force: values.force === true,
-          foregroundPid: ctx.gateway.running()?.pid,
         });
-        const what = result.replaced ? 'Replaced' : result.written ? 'Wrote' : 'Already installed:';
-        const then = result.notStarted
-          ? `enabled, not started: ${result.notStarted}`
-          : `${result.replaced ? 'restarted' : 'enabled and started'} (port ${port})`;
-        return report(
-          { action: 'install', ...result, port },
-          `${what} ${result.file}\nThe gateway service is ${then}.`,
-        );
+        if (!outcome.ok) return report({ action: 'install', error: outcome.error }, `claw: ${outcome.message}`, 1);
+        return report({ action: 'install', ...outcome.result, port: outcome.port }, outcome.message);
       }
       case 'uninstall': {
         const result = await daemon.uninstall();
@@ -107,17 +97,12 @@ export async function serviceCommand(
         return await status(daemon, port, values, ctx, json);
     }
   } catch (error) {
-    if (error instanceof ServiceManagerUnavailable) {
-      const written =
-        command === 'install' && daemon.installed() !== undefined
-          ? `\nThe unit is written (${daemon.file}) but cannot be enabled or started from here.`
-          : '';
+    if (error instanceof ServiceManagerUnavailable)
       return report(
         { action: command, error: { code: 'SERVICE_MANAGER_UNAVAILABLE', message: error.message } },
-        `claw: ${error.message}.${written}\n${FOREGROUND}`,
+        `claw: ${error.message}.\n${FOREGROUND}`,
         1,
       );
-    }
     if (error instanceof DaemonConflict)
       return report({ action: command, error: { message: error.message } }, `claw: ${error.message}`, 1);
     throw error;
@@ -182,21 +167,6 @@ async function status(
   else if (probe) lines.push(`Probe:   no answer${probe.url ? ` from ${probe.url}` : ''} (${probe.error})`);
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return code;
-}
-
-/** gateway.port, else OPENCLAW_GATEWAY_PORT, else the default — as the gateway picks it, without its auth checks. */
-function configuredPort(api: PluginApi): number {
-  const { port } = api.section<GatewaySection>('gateway');
-  if (port !== undefined) return port;
-  const fromEnv = api.kernel.env.OPENCLAW_GATEWAY_PORT?.trim();
-  return fromEnv ? parsePort(fromEnv, 'OPENCLAW_GATEWAY_PORT') : DEFAULT_PORT;
-}
-
-function parsePort(value: string, what = '--port'): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(port) || port < 1 || port > 65535)
-    throw new UsageError(`${what} must be a port number from 1 to 65535, got "${value}"`);
-  return port;
 }
 
 function print(ctx: CliContext, text: string): number {

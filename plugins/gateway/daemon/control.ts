@@ -61,7 +61,8 @@ export function clawBin(): string {
   return realpathSync(bin);
 }
 
-export class Daemon implements GatewayDaemon {
+// install is the outcome's raw material: install.ts words it, for the CLI and the service alike.
+export class Daemon implements Omit<GatewayDaemon, 'install'> {
   readonly platform: ServicePlatform;
   readonly profile: string | undefined;
   readonly name: string;
@@ -148,6 +149,16 @@ export class Daemon implements GatewayDaemon {
     if (result.replaced) await this.manager.restart(this.file);
     result.started = true;
     return result;
+  }
+
+  async unavailable(): Promise<string | undefined> {
+    try {
+      await this.manager.state();
+      return undefined;
+    } catch (error) {
+      if (error instanceof ServiceManagerUnavailable) return error.message;
+      throw error;
+    }
   }
 
   private requireInstalled(): void {
