@@ -240,6 +240,32 @@ describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', () =>
     });
   }
 
+  it('never cuts a nav link off: between phone and desktop widths the links either fit or fold', async () => {
+    const page = await openApp(DESKTOP, '#/overview');
+    await settled(page);
+    // Above the phone breakpoint too: at 800 px the links already need more room than the bar has.
+    const seen: boolean[] = [];
+    for (const width of [1280, 1024, 900, 800, 761, 700]) {
+      await page.setViewportSize({ width, height: 800 });
+      // The fold is decided when the bar resizes: wait for the decision to match the row.
+      const state = await page.waitForFunction(() => {
+        const nav = document.querySelector<HTMLElement>('nav[aria-label="Main"]')!;
+        const toggle = document.querySelector<HTMLElement>('.nav-toggle')!;
+        const folded = !toggle.hidden;
+        const row = nav.getBoundingClientRect();
+        const cut = [...nav.querySelectorAll('a')].some((link) => link.getBoundingClientRect().right > row.right + 0.5);
+        return (folded || !cut) && { folded, scrollWidth: document.documentElement.scrollWidth };
+      });
+      const { folded, scrollWidth } = (await state.jsonValue()) as { folded: boolean; scrollWidth: number };
+      seen.push(folded);
+      if (width <= 760) expect(folded).toBe(true);
+      expect(scrollWidth).toBeLessThanOrEqual(width);
+    }
+    // Folding is decided by the room the links need, not only by the breakpoint.
+    expect(seen.slice(0, 5)).toContain(true);
+    await page.close();
+  });
+
   it('turns table rows into labelled cards on a phone', async () => {
     const page = await openApp(PHONE, '#/sessions');
     const row = page.getByRole('row').filter({ hasText: 'agent:main:main' }).first();
