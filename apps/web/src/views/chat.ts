@@ -582,7 +582,7 @@ export const chatView: View = {
     function applyTool(event: ToolEvent): void {
       const { runId, data } = event;
       if (finished.has(runId) || !data.toolCallId) return;
-      if (data.phase === 'start') {
+      if (data.phase === 'start' && !toolCards.has(data.toolCallId)) {
         // The text so far stays where it is; what the model writes after the call goes below the card.
         const entry = streaming.get(runId);
         if (entry) {
@@ -790,13 +790,14 @@ export const chatView: View = {
           conversation = { ...conversation, key: outcome.sessionKey };
           remember();
           showConversation();
+          claim.changed();
+          // What the run did before we knew its session was not ours then: show it now.
+          for (const entry of recent) {
+            if ('chat' in entry && entry.chat.sessionKey === outcome.sessionKey) apply(entry.chat);
+            if ('tool' in entry && entry.tool.sessionKey === outcome.sessionKey) applyTool(entry.tool);
+          }
         }
         if (!finished.has(outcome.runId)) pending.add(outcome.runId);
-        claim.changed();
-        for (const entry of recent) {
-          if ('chat' in entry && entry.chat.sessionKey === outcome.sessionKey) apply(entry.chat);
-          if ('tool' in entry && entry.tool.sessionKey === outcome.sessionKey) applyTool(entry.tool);
-        }
         updateBusy();
         refreshListSoon();
       } else if (outcome.status === 'pairing') {
