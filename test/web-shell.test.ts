@@ -341,6 +341,17 @@ describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', () =>
     await page.keyboard.press('End');
     await page.keyboard.press('Tab');
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
+
+    // Chat's conversation list, folded on a phone, opens with the keyboard in it and closes with Escape.
+    await page.evaluate(() => (location.hash = '#/chat'));
+    await page.getByRole('heading', { name: 'Main conversation' }).waitFor();
+    const conversations = page.getByRole('button', { name: 'Conversations', exact: true });
+    await conversations.focus();
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate(() => !!document.activeElement?.closest('aside#conversations'))).toBe(true);
+    await page.keyboard.press('Escape');
+    expect(await conversations.getAttribute('aria-expanded')).toBe('false');
+    expect((await focused()).text).toBe('Conversations');
     await page.close();
   });
 

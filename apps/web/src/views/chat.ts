@@ -172,7 +172,13 @@ export const chatView: View = {
         class: 'conv-toggle',
         'aria-controls': 'conversations',
         'aria-expanded': 'false',
-        onclick: () => setSidebar(!root.classList.contains('show-conversations')),
+        onclick: () => {
+          const open = !root.classList.contains('show-conversations');
+          setSidebar(open);
+          // The list comes before the thread in the page: take the keyboard to it rather than Shift+Tab back.
+          if (open)
+            (list.querySelector<HTMLElement>('[aria-current="true"]') ?? sidebar.querySelector('button'))?.focus();
+        },
       },
       'Conversations',
     );
