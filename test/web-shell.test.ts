@@ -20,13 +20,21 @@ import { REPO, tempDir } from './helpers.js';
 const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(REPO, 'test-results', 'web-ui');
 const TOKEN = 'shell-test-token-0123456789';
-const PLUGINS = [...AGENT_STACK, 'openai', 'channel-webchat', 'tools-exec', 'tools-fs', 'exec-approvals'].map((id) =>
-  join(REPO, 'plugins', id),
-);
+const PLUGINS = [
+  ...AGENT_STACK,
+  'openai',
+  'channel-webchat',
+  'tools-exec',
+  'tools-fs',
+  'exec-approvals',
+  'cron',
+  'skills',
+].map((id) => join(REPO, 'plugins', id));
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 
-describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', () => {
+// Two browsers and a gateway share a busy machine with other suites: generous limits, no sleeps.
+describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', { timeout: 90_000 }, () => {
   let fake: FakeLlm;
   let gw: RunningGateway;
   let browser: Browser;
@@ -36,7 +44,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', () =>
   async function openApp(viewport: { width: number; height: number }, hash = ''): Promise<Page> {
     const context: BrowserContext = await browser.newContext({ viewport, colorScheme: 'light' });
     // Fail naming the locator that did not show up, well before the test's own timeout.
-    context.setDefaultTimeout(10_000);
+    context.setDefaultTimeout(20_000);
     const page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(`${viewport.width}: ${error.message}`));
     page.on('console', (message) => {
@@ -173,7 +181,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', () =>
     await page.locator('.tool-call[data-tool-call-id="call_read"][data-status="error"]').waitFor();
     await page.locator('.msg.assistant', { hasText: 'Let me make that file.' }).waitFor();
     await page.close();
-  }, 90_000);
+  });
 
   it('leaves another conversation’s approval request in the bar above the views', async () => {
     const page = await openApp(DESKTOP);
@@ -357,7 +365,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', () =>
 
   it('shows a loading state while a view waits, and an error with Retry when its request fails', async () => {
     const context = await browser.newContext({ viewport: DESKTOP });
-    context.setDefaultTimeout(10_000);
+    context.setDefaultTimeout(20_000);
     // Between the page and the gateway: the Sessions view's sessions.list is held, then refused once.
     let release: (() => void) | undefined;
     let refuse = true;
