@@ -1,8 +1,9 @@
 /**
- * The main navigation. When every page's link fits in the top bar they sit there in a row;
- * on a narrow screen, or once there are more pages than the bar holds, they fold behind a
- * Menu button and open as a list under the bar. Nothing here knows which pages exist: the
- * shell passes its routes, so a page added to them gets a link and a place in the menu.
+ * The main navigation. On a wide screen every page's link sits in the top bar (wrapping onto
+ * another row when there are more than one row holds, so none is ever cut off); on a narrow
+ * one they fold behind a Menu button and open as a list under the bar. Nothing here knows
+ * which pages exist: the shell passes its routes, so a page added to them gets a link and a
+ * place in the menu.
  *
  * The menu is a disclosure (a real button with aria-expanded): opening it moves focus to the
  * current page's link, arrow keys move between links, Escape closes it and returns focus to
@@ -10,7 +11,7 @@
  */
 import { h } from './dom.js';
 
-/** Below this width the links always fold, however few they are. */
+/** Below this width the links fold behind the Menu button. */
 const NARROW = '(max-width: 760px)';
 
 export interface MainNav {
@@ -59,22 +60,13 @@ export function mainNav(entries: Array<[route: string, label: string]>, bar: HTM
     if (returnFocus) toggle.focus();
   }
 
-  /** Fold the links when the screen is narrow or when they do not fit in the bar. */
   const narrow = window.matchMedia(NARROW);
   function fit(): void {
     if (nav.hidden) return;
-    const wasCollapsed = bar.classList.contains('nav-collapsed');
-    // Measure the row as it would be; the change and the measurement happen before any paint.
-    bar.classList.remove('nav-collapsed');
-    const collapsed = narrow.matches || nav.scrollWidth > nav.clientWidth + 1;
-    bar.classList.toggle('nav-collapsed', collapsed);
-    toggle.hidden = !collapsed;
-    if (wasCollapsed && !collapsed) setOpen(false, false);
+    bar.classList.toggle('nav-collapsed', narrow.matches);
+    toggle.hidden = !narrow.matches;
+    if (!narrow.matches) setOpen(false, false);
   }
-  // The bar resizes with the window; the row's share of it also changes with the status beside it.
-  const observer = new ResizeObserver(fit);
-  observer.observe(bar);
-  observer.observe(nav);
   narrow.addEventListener('change', fit);
 
   nav.addEventListener('keydown', (event) => {
