@@ -1,6 +1,7 @@
 /** What every view gets: the gateway connection and a few app-wide services. */
 import type { Gateway } from './gateway.js';
 import type { DeviceIdentity } from './device.js';
+import type { Approvals } from './approvals.js';
 
 export interface App {
   gw: Gateway;
@@ -11,6 +12,8 @@ export interface App {
   go(route: string): void;
   /** A short message in the corner; errors stay until dismissed. */
   toast(message: string, kind?: 'info' | 'error'): void;
+  /** Pending exec approvals: shown above every view, or inside the view that claims them. */
+  approvals: Approvals;
 }
 
 export interface View {
@@ -26,7 +29,7 @@ export interface View {
  * Run `load` now and again after every reconnect (the view's data may have changed while
  * the connection was down). Returns the function that stops this.
  */
-export function onReconnect(app: App, load: () => void): () => void {
+export function onReconnect(app: Pick<App, 'gw'>, load: () => void): () => void {
   let wasOpen = app.gw.state.phase === 'open';
   return app.gw.watch((state) => {
     const open = state.phase === 'open';

@@ -1,13 +1,17 @@
 /**
- * Exec approval prompts, on every page: each pending `exec.approval.requested` shows as a
- * card with the exact command and directory, and Allow once / Always allow here / Deny
- * (`exec.approval.resolve`). Cards leave when any client resolves the request or it expires.
+ * Exec approval prompts. Each pending `exec.approval.requested` shows as a card with the
+ * exact command and directory, and Allow once / Always allow here / Deny
+ * (`exec.approval.resolve`); cards leave when any client resolves the request or it expires.
+ *
+ * One list of pending requests serves two places: the bar above every view, and a view that
+ * shows some of them itself — Chat shows its conversation's requests inline, where the run
+ * that asks is — and claims them, so the bar leaves those out.
  */
-import type { App } from './app.js';
-import { onReconnect } from './app.js';
+import { onReconnect, type App } from './app.js';
+import type { Gateway } from './gateway.js';
 import { h, replace } from './dom.js';
 
-interface Pending {
+export interface PendingApproval {
   id: string;
   request: {
     command: string;
@@ -21,19 +25,53 @@ interface Pending {
   expiresAtMs: number;
 }
 
+/** How a request ended: the decision, and why when nobody made it ("timeout", "no-approver"). */
+export interface ApprovalOutcome {
+  id: string;
+  decision: string;
+  reason?: string;
+}
+
+export interface Approvals {
+  /** Pending requests, oldest first. */
+  list(): PendingApproval[];
+  /** Called after every change; with the outcome when a request was resolved. */
+  watch(listener: (resolved?: ApprovalOutcome) => void): () => void;
+  /** Show the requests `owns` picks elsewhere than the bar; `changed()` when what it picks changes. */
+  claim(owns: (item: PendingApproval) => boolean): { changed(): void; release(): void };
+  claimed(item: PendingApproval): boolean;
+  /** The card for one request, with its three buttons. */
+  card(item: PendingApproval): HTMLElement;
+}
+
 const DECISIONS: Array<[decision: string, label: string, kind: string]> = [
   ['allow-once', 'Allow once', 'primary'],
   ['allow-always', 'Always allow here', ''],
   ['deny', 'Deny', 'danger'],
 ];
 
-export function mountApprovals(container: HTMLElement, app: App): void {
-  const pending = new Map<string, Pending>();
-  const render = () => {
-    container.hidden = pending.size === 0;
-    replace(container, ...[...pending.values()].map(card));
+const OUTCOMES: Record<string, string> = {
+  'allow-once': 'Allowed once',
+  'allow-always': 'Always allowed here',
+  deny: 'Denied',
+};
+
+/** What a resolved request says where its card was. */
+export function outcomeText(outcome: ApprovalOutcome): string {
+  if (outcome.reason === 'timeout') return 'Nobody answered in time, so it was denied';
+  if (outcome.reason === 'no-approver') return 'No one could answer, so it was denied';
+  return OUTCOMES[outcome.decision] ?? outcome.decision;
+}
+
+export function createApprovals(gw: Gateway, toast: App['toast']): Approvals {
+  const pending = new Map<string, PendingApproval>();
+  const listeners = new Set<(resolved?: ApprovalOutcome) => void>();
+  const claims = new Set<(item: PendingApproval) => boolean>();
+  const notify = (resolved?: ApprovalOutcome) => {
+    for (const listener of [...listeners]) listener(resolved);
   };
-  const card = (item: Pending) => {
+
+  const card = (item: PendingApproval) => {
     const buttons = DECISIONS.map(([decision, label, kind]) =>
       h(
         'button',
@@ -43,11 +81,10 @@ export function mountApprovals(container: HTMLElement, app: App): void {
           onclick: async () => {
             for (const button of buttons) button.disabled = true;
             try {
-              await app.gw.act('exec.approval.resolve', { id: item.id, decision });
-              pending.delete(item.id);
-              render();
+              await gw.act('exec.approval.resolve', { id: item.id, decision });
+              if (pending.delete(item.id)) notify({ id: item.id, decision });
             } catch (error) {
-              app.toast(`Could not answer the approval: ${(error as Error).message}`, 'error');
+              toast(`Could not answer the approval: ${(error as Error).message}`, 'error');
               for (const button of buttons) button.disabled = false;
             }
           },
@@ -73,25 +110,54 @@ export function mountApprovals(container: HTMLElement, app: App): void {
       h('div', { class: 'actions' }, buttons),
     );
   };
+
   const load = () => {
-    if (!app.gw.can('operator.approvals')) return;
-    app.gw.call<{ approvals: Pending[] }>('exec.approval.list').then(
+    if (!gw.can('operator.approvals')) return;
+    gw.call<{ approvals: PendingApproval[] }>('exec.approval.list').then(
       (result) => {
         pending.clear();
         for (const item of result.approvals) pending.set(item.id, item);
-        render();
+        notify();
       },
       () => undefined,
     );
   };
-  app.gw.on<Pending>('exec.approval.requested', (item) => {
+  gw.on<PendingApproval>('exec.approval.requested', (item) => {
     pending.set(item.id, item);
-    render();
+    notify();
   });
-  app.gw.on<{ id: string }>('exec.approval.resolved', ({ id }) => {
-    if (pending.delete(id)) render();
+  gw.on<ApprovalOutcome>('exec.approval.resolved', (outcome) => {
+    if (pending.delete(outcome.id)) notify(outcome);
   });
-  onReconnect(app, load);
-  if (app.gw.state.phase === 'open') load();
+  onReconnect({ gw }, load);
+  if (gw.state.phase === 'open') load();
+
+  return {
+    list: () => [...pending.values()],
+    watch(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    claim(owns) {
+      claims.add(owns);
+      notify();
+      return {
+        changed: () => notify(),
+        release: () => (claims.delete(owns), notify()),
+      };
+    },
+    claimed: (item) => [...claims].some((owns) => owns(item)),
+    card,
+  };
+}
+
+/** The bar above every view: the requests no view shows itself. */
+export function mountApprovalBar(container: HTMLElement, approvals: Approvals): void {
+  const render = () => {
+    const shown = approvals.list().filter((item) => !approvals.claimed(item));
+    container.hidden = shown.length === 0;
+    replace(container, ...shown.map((item) => approvals.card(item)));
+  };
+  approvals.watch(render);
   render();
 }

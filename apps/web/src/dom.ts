@@ -109,13 +109,125 @@ export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** An error box for a view or a panel (announced to screen readers). */
+/** An error box for a view or a panel (announced to screen readers), with Retry when it can be retried. */
 export function errorBox(error: unknown, retry?: () => void): HTMLElement {
   return h(
     'div',
     { class: 'notice error', role: 'alert' },
     h('span', null, errorMessage(error)),
-    retry ? h('button', { type: 'button', class: 'link', onclick: retry }, 'Try again') : null,
+    retry ? h('button', { type: 'button', class: 'retry', onclick: retry }, 'Retry') : null,
+  );
+}
+
+/** What a panel shows while its first request runs. */
+export function loadingBox(label = 'Loading…'): HTMLElement {
+  return h(
+    'div',
+    { class: 'loading', role: 'status' },
+    h('span', { class: 'spinner', 'aria-hidden': 'true' }),
+    h('span', null, label),
+  );
+}
+
+/**
+ * Fill `box` from `load`, the one loading pattern of every view: a spinner while the first
+ * request runs, `aria-busy` while a refresh runs (the shown data stays, so periodic refreshes
+ * do not flicker), and an error box with Retry when a request fails. A slow answer never
+ * overwrites a newer one. Returns the function that (re)loads.
+ */
+export function loader<T>(
+  box: HTMLElement,
+  load: () => Promise<T>,
+  render: (value: T) => void,
+  label?: string,
+): () => Promise<void> {
+  let latest = 0;
+  let loaded = false;
+  box.dataset.loader = '';
+  const run = async (): Promise<void> => {
+    const ticket = ++latest;
+    box.setAttribute('aria-busy', 'true');
+    if (!loaded) replace(box, loadingBox(label));
+    try {
+      const value = await load();
+      if (ticket !== latest) return;
+      loaded = true;
+      render(value);
+    } catch (error) {
+      if (ticket !== latest) return;
+      loaded = false;
+      replace(
+        box,
+        errorBox(error, () => {
+          // The Retry button is about to go: keep keyboard focus in the panel rather than on the page.
+          box.tabIndex = -1;
+          box.focus({ preventScroll: true });
+          void run();
+        }),
+      );
+    } finally {
+      if (ticket === latest) box.removeAttribute('aria-busy');
+    }
+  };
+  return run;
+}
+
+export interface Column<T> {
+  /** The header, and each cell's label when rows become cards on narrow screens. */
+  label: string;
+  cell(row: T): Child;
+  class?: string;
+  /** A header only screen readers read (an actions column); its cards show no label. */
+  hiddenLabel?: boolean;
+}
+
+/**
+ * A table that reflows into cards on narrow screens: every cell carries its column's label
+ * (`data-label`), which the stylesheet shows beside the value once the header row is gone.
+ */
+export function dataTable<T>(options: {
+  caption: string;
+  columns: Array<Column<T>>;
+  rows: T[];
+  rowProps?: (row: T) => Props;
+}): HTMLTableElement {
+  const { columns } = options;
+  return h(
+    'table',
+    { class: 'data-table' },
+    h('caption', { class: 'sr-only' }, options.caption),
+    h(
+      'thead',
+      null,
+      h(
+        'tr',
+        null,
+        columns.map((column) =>
+          h(
+            'th',
+            { scope: 'col', class: column.class },
+            column.hiddenLabel ? h('span', { class: 'sr-only' }, column.label) : column.label,
+          ),
+        ),
+      ),
+    ),
+    h(
+      'tbody',
+      null,
+      options.rows.map((row) =>
+        h(
+          'tr',
+          options.rowProps?.(row) ?? null,
+          columns.map((column) =>
+            h(
+              'td',
+              { class: column.class, 'data-label': column.hiddenLabel ? '' : column.label },
+              h('div', { class: 'cell' }, column.cell(row)),
+            ),
+          ),
+        ),
+      ),
+    ),
   );
 }
 

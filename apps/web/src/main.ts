@@ -7,14 +7,17 @@
  * `#/channels`, `#/plugins`, `#/config`, `#/logs`).
  * The shell around the views shows the connection: a banner while it is down, a sign-in
  * form when the gateway wants a secret, a waiting screen while this device awaits approval,
- * exec approval prompts above every view, and a notice while no model can answer.
+ * exec approval prompts above every view (those of the conversation open in Chat show
+ * inside it instead), and a notice while no model can answer. Its nav folds into a menu on
+ * narrow screens (nav.ts).
  */
 import type { App, View } from './app.js';
-import { mountApprovals } from './approvals.js';
+import { createApprovals, mountApprovalBar } from './approvals.js';
 import { mountModelBanner } from './model-banner.js';
 import { loadDeviceIdentity } from './device.js';
 import { formatTime, h, replace, type Child } from './dom.js';
 import { Gateway, type ConnectionState } from './gateway.js';
+import { mainNav } from './nav.js';
 import {
   clientId,
   loadDeviceToken,
@@ -107,8 +110,8 @@ async function main(): Promise<void> {
 
   // ── Shell ──────────────────────────────────────────────────────────────────────
   const main = h('main', { id: 'main', tabindex: '-1' });
-  const links = NAV.map(([route, label]) => h('a', { href: `#/${route}`, 'data-route': route }, label));
-  const nav = h('nav', { 'aria-label': 'Main', hidden: true }, links);
+  const topbar = h('header', { class: 'topbar' });
+  const menu = mainNav(NAV, topbar);
   const pill = h('span', { class: 'pill', role: 'status' });
   const signOut = h('button', { type: 'button', class: 'link', hidden: true, onclick: () => signOutNow() }, 'Sign out');
   const banner = h('div', { class: 'banner', role: 'alert', hidden: true });
@@ -121,42 +124,37 @@ async function main(): Promise<void> {
     'Skip to content',
   );
   replace(
-    document.body,
-    skip,
-    h(
-      'header',
-      { class: 'topbar' },
-      h('span', { class: 'brand' }, 'claw'),
-      nav,
-      h('div', { class: 'status' }, pill, signOut),
-    ),
-    banner,
-    modelBanner,
-    approvals,
-    main,
-    toasts,
+    topbar,
+    h('span', { class: 'brand' }, 'claw'),
+    menu.toggle,
+    menu.nav,
+    h('div', { class: 'status' }, pill, signOut),
   );
+  replace(document.body, skip, topbar, banner, modelBanner, approvals, main, toasts);
 
+  /** A short message in the corner; errors stay until dismissed. */
+  function toast(message: string, kind: 'info' | 'error' = 'info'): void {
+    const close = h('button', { type: 'button', class: 'icon', 'aria-label': 'Dismiss' }, '×');
+    const item = h(
+      'div',
+      { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' },
+      h('span', null, message),
+      close,
+    );
+    close.addEventListener('click', () => item.remove());
+    toasts.append(item);
+    if (kind === 'info') window.setTimeout(() => item.remove(), 5000);
+  }
   const app: App = {
     gw,
     clientId: clientId(),
     identity,
     go: (route) => void (location.hash = route),
-    toast(message, kind = 'info') {
-      const close = h('button', { type: 'button', class: 'icon', 'aria-label': 'Dismiss' }, '×');
-      const toast = h(
-        'div',
-        { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' },
-        h('span', null, message),
-        close,
-      );
-      close.addEventListener('click', () => toast.remove());
-      toasts.append(toast);
-      if (kind === 'info') window.setTimeout(() => toast.remove(), 5000);
-    },
+    toast,
+    approvals: createApprovals(gw, toast),
   };
 
-  mountApprovals(approvals, app);
+  mountApprovalBar(approvals, app.approvals);
   mountModelBanner(modelBanner, app);
 
   // ── Views ──────────────────────────────────────────────────────────────────────
@@ -165,10 +163,7 @@ async function main(): Promise<void> {
 
   function showRoute(focus: boolean): void {
     const { name, params } = parseRoute();
-    for (const link of links) {
-      if (link.dataset.route === name) link.setAttribute('aria-current', 'page');
-      else link.removeAttribute('aria-current');
-    }
+    menu.setCurrent(name);
     unmount?.();
     main.className = `view-${name}`;
     const view = ROUTES[name]!;
@@ -261,7 +256,7 @@ async function main(): Promise<void> {
       );
     }
     // Views need a connection: on the sign-in and waiting screens there is nowhere to go.
-    nav.hidden = shown !== 'view';
+    menu.setAvailable(shown === 'view');
   });
   gw.start();
 }

@@ -5,7 +5,7 @@
  * agents.create/update methods, so this page only reads.
  */
 import { onReconnect, type View } from '../app.js';
-import { badge, errorBox, h, pageHeader, replace } from '../dom.js';
+import { badge, errorBox, h, loadingBox, pageHeader, replace } from '../dom.js';
 
 interface Agent {
   id: string;
@@ -27,7 +27,7 @@ export const agentsView: View = {
   mount(root, app) {
     const { gw } = app;
     const summary = h('p', { class: 'muted small' });
-    const body = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+    const body = h('div', { 'aria-busy': 'true' }, loadingBox());
     replace(
       root,
       h(

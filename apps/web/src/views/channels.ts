@@ -1,6 +1,6 @@
 /** Channels: which messaging channels run, each account's state, and people waiting to be approved. */
 import { every, onReconnect, type View } from '../app.js';
-import { badge, errorBox, errorMessage, formatAgo, h, pageHeader, replace } from '../dom.js';
+import { badge, dataTable, errorMessage, formatAgo, h, loader, pageHeader, replace } from '../dom.js';
 
 interface ChannelInfo {
   id: string;
@@ -42,10 +42,36 @@ export const channelsView: View = {
   title: 'Channels',
   mount(root, app) {
     const { gw } = app;
-    const channelsBox = h('div', { class: 'cards', 'aria-busy': 'true' });
-    const pairingBox = h('div');
+    const channelsBox = h('div', { class: 'cards' });
+    const pairingBox = h('div', { class: 'table-wrap' });
     // Outside the cards, which every refresh redraws: a QR login survives them.
     const loginBox = h('div', { class: 'qr-login' });
+    const loadChannels = loader(
+      channelsBox,
+      () => gw.call<{ channels: ChannelInfo[] }>('channels.status'),
+      ({ channels }) =>
+        replace(
+          channelsBox,
+          channels.length ? channels.map(channelCard) : h('p', { class: 'empty' }, 'No channel plugin is enabled.'),
+        ),
+      'Loading channels…',
+    );
+    const loadPairing = loader(
+      pairingBox,
+      () => gw.call<{ requests: PairingRequest[] }>('pairing.list', {}),
+      ({ requests }) =>
+        replace(
+          pairingBox,
+          requests.length
+            ? pairingTable(requests)
+            : h(
+                'p',
+                { class: 'empty' },
+                'Nobody is waiting. People who message the assistant on a channel with dmPolicy "pairing" appear here with their code.',
+              ),
+        ),
+      'Loading requests…',
+    );
     replace(
       root,
       h(
@@ -60,40 +86,9 @@ export const channelsView: View = {
     );
 
     async function load(): Promise<void> {
-      try {
-        const { channels } = await gw.call<{ channels: ChannelInfo[] }>('channels.status');
-        replace(
-          channelsBox,
-          channels.length ? channels.map(channelCard) : h('p', { class: 'empty' }, 'No channel plugin is enabled.'),
-        );
-      } catch (error) {
-        replace(
-          channelsBox,
-          errorBox(error, () => void load()),
-        );
-      } finally {
-        channelsBox.removeAttribute('aria-busy');
-      }
       if (!gw.can('operator.pairing'))
-        return replace(pairingBox, h('p', { class: 'muted' }, 'Approving people needs the operator.pairing scope.'));
-      try {
-        const { requests } = await gw.call<{ requests: PairingRequest[] }>('pairing.list', {});
-        replace(
-          pairingBox,
-          requests.length
-            ? pairingTable(requests)
-            : h(
-                'p',
-                { class: 'empty' },
-                'Nobody is waiting. People who message the assistant on a channel with dmPolicy "pairing" appear here with their code.',
-              ),
-        );
-      } catch (error) {
-        replace(
-          pairingBox,
-          errorBox(error, () => void load()),
-        );
-      }
+        replace(pairingBox, h('p', { class: 'muted' }, 'Approving people needs the operator.pairing scope.'));
+      await Promise.all([loadChannels(), gw.can('operator.pairing') ? loadPairing() : undefined]);
     }
 
     function channelCard(channel: ChannelInfo): HTMLElement {
@@ -142,38 +137,25 @@ export const channelsView: View = {
     }
 
     function pairingTable(requests: PairingRequest[]): HTMLElement {
-      return h(
-        'table',
-        null,
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['Channel', 'Who', 'Code', 'Expires', ''].map((name) => h('th', { scope: 'col' }, name)),
-          ),
-        ),
-        h(
-          'tbody',
-          null,
-          requests.map((request) =>
-            h(
-              'tr',
-              null,
-              h('td', null, request.channel),
-              h('td', null, request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId),
-              h('td', null, h('code', null, request.code)),
-              h('td', null, new Date(request.expiresAt).toLocaleTimeString()),
-              h(
-                'td',
-                null,
-                h('button', { type: 'button', class: 'primary', onclick: () => void approve(request) }, 'Approve'),
-              ),
-            ),
-          ),
-        ),
-      );
+      return dataTable({
+        caption: 'People waiting for approval',
+        rows: requests,
+        columns: [
+          { label: 'Channel', cell: (request) => request.channel },
+          {
+            label: 'Who',
+            cell: (request) => (request.senderName ? `${request.senderName} (${request.senderId})` : request.senderId),
+          },
+          { label: 'Code', cell: (request) => h('code', null, request.code) },
+          { label: 'Expires', cell: (request) => new Date(request.expiresAt).toLocaleTimeString() },
+          {
+            label: 'Actions',
+            hiddenLabel: true,
+            cell: (request) =>
+              h('button', { type: 'button', class: 'primary', onclick: () => void approve(request) }, 'Approve'),
+          },
+        ],
+      });
     }
 
     /** web.login.start, then web.login.wait until linked, showing each new QR as it comes. */

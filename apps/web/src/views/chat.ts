@@ -11,9 +11,11 @@
  * there uses `chat.send` as the operator, since WebChat is not their channel.
  */
 import { every, onReconnect, type View } from '../app.js';
-import { errorBox, errorMessage, formatAgo, formatTime, h, randomId, replace } from '../dom.js';
+import { outcomeText, type ApprovalOutcome } from '../approvals.js';
+import { errorBox, errorMessage, formatAgo, formatTime, h, loadingBox, randomId, replace } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { loadJson, saveJson } from '../storage.js';
+import { toolCard } from './tool-card.js';
 
 interface SessionRow {
   key: string;
@@ -24,7 +26,15 @@ interface SessionRow {
   lastChannel?: string;
 }
 
-type Part = { type: string; text?: string; name?: string; mimeType?: string; data?: string };
+type Part = {
+  type: string;
+  text?: string;
+  name?: string;
+  mimeType?: string;
+  data?: string;
+  id?: string;
+  arguments?: Record<string, unknown>;
+};
 
 interface HistoryMessage {
   role: 'user' | 'assistant' | 'toolResult';
@@ -32,6 +42,25 @@ interface HistoryMessage {
   timestamp?: number;
   errorMessage?: string;
   stopReason?: string;
+  /** On a toolResult: the call it answers. */
+  toolCallId?: string;
+  isError?: boolean;
+}
+
+/** An `agent` event of the tool stream: a call starts, then its result comes. */
+interface ToolEvent {
+  runId: string;
+  sessionKey: string;
+  stream: string;
+  data: {
+    phase?: string;
+    toolCallId?: string;
+    name?: string;
+    args?: Record<string, unknown>;
+    isError?: boolean;
+    durationMs?: number;
+    result?: string;
+  };
 }
 
 interface ChatEvent {
@@ -100,16 +129,26 @@ export const chatView: View = {
     /** Runs we wait for (accepted, no text yet), runs with text streaming in, runs that ended. */
     const pending = new Set<string>();
     const streaming = new Map<string, { item: HTMLElement; body: HTMLElement; text: string }>();
+    /** A run's text from before its latest tool call: an abort repeats it, and it is not shown twice. */
+    const sealed = new Map<string, { item: HTMLElement; body: HTMLElement; text: string }>();
     const finished = new Set<string>();
-    /** Chat events seen lately, replayed when a send tells us which session and run are ours. */
-    const recent: ChatEvent[] = [];
+    /** Tool calls shown, by call id, so a result finds its card. */
+    const toolCards = new Map<string, ReturnType<typeof toolCard>>();
+    /** This conversation's exec approval requests shown in the thread, by request id. */
+    const approvalItems = new Map<string, { item: HTMLElement; command: string }>();
+    /** Events seen lately, replayed when a send tells us which session and run are ours. */
+    const recent: Array<{ chat: ChatEvent } | { tool: ToolEvent }> = [];
     /** Delivered messages that arrived while a reply was streaming (usually that same reply). */
     let held: WebchatMessage[] = [];
     /** chat.history said a run was going when we opened the session. */
     let activeOnOpen = false;
 
     // ── Layout ───────────────────────────────────────────────────────────────────
-    const list = h('ul', { class: 'conv-list' });
+    const list = h(
+      'ul',
+      { class: 'conv-list', 'aria-busy': 'true' },
+      h('li', null, loadingBox('Loading conversations…')),
+    );
     const sidebar = h(
       'aside',
       {
@@ -133,7 +172,13 @@ export const chatView: View = {
         class: 'conv-toggle',
         'aria-controls': 'conversations',
         'aria-expanded': 'false',
-        onclick: () => setSidebar(!root.classList.contains('show-conversations')),
+        onclick: () => {
+          const open = !root.classList.contains('show-conversations');
+          setSidebar(open);
+          // The list comes before the thread in the page: take the keyboard to it rather than Shift+Tab back.
+          if (open)
+            (list.querySelector<HTMLElement>('[aria-current="true"]') ?? sidebar.querySelector('button'))?.focus();
+        },
       },
       'Conversations',
     );
@@ -271,6 +316,7 @@ export const chatView: View = {
 
     function select(next: Conversation): void {
       conversation = next;
+      claim.changed();
       remember();
       showConversation();
       setSidebar(false);
@@ -347,6 +393,8 @@ export const chatView: View = {
             errorBox(error, () => void loadList()),
           ),
         );
+      } finally {
+        list.removeAttribute('aria-busy');
       }
     }
 
@@ -399,7 +447,11 @@ export const chatView: View = {
       add(bubble('system', h('p', { class: tone === 'error' ? 'error-text' : '' }, text)));
     }
 
-    function renderHistory(history: HistoryMessage[]): void {
+    function renderHistory(history: HistoryMessage[], active: boolean): void {
+      const results = new Map<string, HistoryMessage>();
+      for (const message of history)
+        if (message.role === 'toolResult' && message.toolCallId) results.set(message.toolCallId, message);
+      const lastAssistant = history.findLast((message) => message.role === 'assistant');
       for (const message of history) {
         if (message.role === 'user') {
           const parts = typeof message.content === 'string' ? [] : message.content;
@@ -409,13 +461,23 @@ export const chatView: View = {
           add(bubble('user', userBody(textOf(message.content), images), message.timestamp));
         } else if (message.role === 'assistant') {
           const text = textOf(message.content);
-          const tools =
+          if (text.trim()) add(bubble('assistant', renderMarkdown(text), message.timestamp));
+          const calls =
             typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'toolCall');
-          const extra = tools.length
-            ? h('p', { class: 'tools' }, `Used ${tools.map((tool) => tool.name).join(', ')}`)
-            : null;
-          if (text.trim()) add(bubble('assistant', renderMarkdown(text), message.timestamp, extra));
-          else if (extra) add(h('li', { class: 'msg tool-only' }, extra));
+          for (const call of calls) {
+            const result = call.id ? results.get(call.id) : undefined;
+            // A call of the run still going may have its result yet to come (as an agent event).
+            const running = !result && active && message === lastAssistant;
+            const card = toolCard({
+              id: call.id ?? '',
+              name: call.name ?? 'tool',
+              args: call.arguments,
+              status: result ? (result.isError ? 'error' : 'ok') : running ? 'running' : 'unknown',
+              ...(result ? { result: textOf(result.content) } : {}),
+            });
+            if (call.id) toolCards.set(call.id, card);
+            add(card.item);
+          }
           if (message.errorMessage) note(message.errorMessage, 'error');
         }
       }
@@ -427,32 +489,39 @@ export const chatView: View = {
       pending.clear();
       streaming.clear();
       finished.clear();
+      toolCards.clear();
+      sealed.clear();
+      approvalItems.clear();
       held = [];
       activeOnOpen = false;
-      empty.hidden = false;
+      empty.hidden = !!key;
       updateBusy();
-      if (!key) return;
+      if (!key) return showApprovals();
       messages.setAttribute('aria-busy', 'true');
+      const loading = add(h('li', { class: 'history-loading' }, loadingBox('Loading the conversation…')));
       try {
         const history = await gw.call<{ messages: HistoryMessage[]; hasActiveRun?: boolean }>('chat.history', {
           sessionKey: key,
           limit: 200,
         });
         if (conversation.key !== key) return;
-        renderHistory(history.messages);
+        loading.remove();
         activeOnOpen = history.hasActiveRun === true;
+        renderHistory(history.messages, activeOnOpen);
         scroller.scrollTop = scroller.scrollHeight;
       } catch (error) {
-        messages.append(
-          h(
-            'li',
-            null,
-            errorBox(error, () => void loadHistory()),
-          ),
+        if (conversation.key !== key) return;
+        replace(
+          loading,
+          errorBox(error, () => void loadHistory()),
         );
       } finally {
-        messages.removeAttribute('aria-busy');
-        updateBusy();
+        if (conversation.key === key) {
+          messages.removeAttribute('aria-busy');
+          empty.hidden = messages.querySelector('.msg') !== null || messages.querySelector('.notice') !== null;
+          showApprovals();
+          updateBusy();
+        }
       }
     }
 
@@ -497,13 +566,80 @@ export const chatView: View = {
     }
 
     function onChat(event: ChatEvent): void {
-      recent.push(event);
-      if (recent.length > 200) recent.shift();
+      keep({ chat: event });
       if (event.sessionKey !== conversation.key) {
         if (event.state !== 'delta') refreshListSoon();
         return;
       }
       apply(event);
+    }
+
+    function onAgent(event: ToolEvent): void {
+      if (event.stream !== 'tool') return;
+      keep({ tool: event });
+      if (event.sessionKey === conversation.key) applyTool(event);
+    }
+
+    function keep(entry: { chat: ChatEvent } | { tool: ToolEvent }): void {
+      recent.push(entry);
+      if (recent.length > 200) recent.shift();
+    }
+
+    function applyTool(event: ToolEvent): void {
+      const { runId, data } = event;
+      if (finished.has(runId) || !data.toolCallId) return;
+      if (data.phase === 'start' && !toolCards.has(data.toolCallId)) {
+        // The text so far stays where it is; what the model writes after the call goes below the card.
+        const entry = streaming.get(runId);
+        if (entry) {
+          entry.item.removeAttribute('aria-busy');
+          streaming.delete(runId);
+          sealed.set(runId, entry);
+        }
+        pending.add(runId);
+        const card = toolCard({ id: data.toolCallId, name: data.name ?? 'tool', args: data.args, status: 'running' });
+        toolCards.set(data.toolCallId, card);
+        add(card.item);
+        announcer.textContent = `Running ${data.name ?? 'a tool'}…`;
+        updateBusy();
+      } else if (data.phase === 'result') {
+        let card = toolCards.get(data.toolCallId);
+        if (!card) {
+          card = toolCard({ id: data.toolCallId, name: data.name ?? 'tool', status: 'running' });
+          toolCards.set(data.toolCallId, card);
+          add(card.item);
+        }
+        card.update({
+          status: data.isError ? 'error' : 'ok',
+          result: data.result ?? '',
+          ...(data.durationMs !== undefined ? { durationMs: data.durationMs } : {}),
+        });
+      }
+    }
+
+    /** This conversation's approval requests, in the thread; an answered one leaves its outcome. */
+    function showApprovals(resolved?: ApprovalOutcome): void {
+      const mine = app.approvals.list().filter(owns);
+      for (const request of mine) {
+        if (approvalItems.has(request.id)) continue;
+        const item = add(h('li', { class: 'msg approval-inline' }, app.approvals.card(request)));
+        approvalItems.set(request.id, { item, command: request.request.command });
+        announcer.textContent = 'The assistant asks to run a command.';
+      }
+      for (const [id, shown] of approvalItems) {
+        if (mine.some((request) => request.id === id)) continue;
+        approvalItems.delete(id);
+        if (resolved?.id === id)
+          replace(
+            shown.item,
+            h('p', { class: 'approval-outcome' }, `${outcomeText(resolved)}: `, h('code', null, shown.command)),
+          );
+        else shown.item.remove();
+      }
+    }
+
+    function owns(request: { request: { sessionKey?: string } }): boolean {
+      return !!conversation.key && request.request.sessionKey === conversation.key;
     }
 
     function apply(event: ChatEvent): void {
@@ -515,8 +651,12 @@ export const chatView: View = {
         updateBusy();
         return;
       }
+      const before = sealed.get(event.runId);
       const entry =
-        streaming.get(event.runId) ?? (text.trim() || event.state !== 'final' ? streamFor(event.runId) : undefined);
+        streaming.get(event.runId) ??
+        (before && event.state !== 'final' && before.text === text ? before : undefined) ??
+        (text.trim() || event.state !== 'final' ? streamFor(event.runId) : undefined);
+      sealed.delete(event.runId);
       if (entry) {
         setText(entry, text);
         entry.item.removeAttribute('aria-busy');
@@ -656,9 +796,14 @@ export const chatView: View = {
           conversation = { ...conversation, key: outcome.sessionKey };
           remember();
           showConversation();
+          claim.changed();
+          // What the run did before we knew its session was not ours then: show it now.
+          for (const entry of recent) {
+            if ('chat' in entry && entry.chat.sessionKey === outcome.sessionKey) apply(entry.chat);
+            if ('tool' in entry && entry.tool.sessionKey === outcome.sessionKey) applyTool(entry.tool);
+          }
         }
         if (!finished.has(outcome.runId)) pending.add(outcome.runId);
-        for (const event of recent) if (event.sessionKey === outcome.sessionKey) apply(event);
         updateBusy();
         refreshListSoon();
       } else if (outcome.status === 'pairing') {
@@ -736,8 +881,12 @@ export const chatView: View = {
     }
 
     // ── Wiring ───────────────────────────────────────────────────────────────────
+    const claim = app.approvals.claim(owns);
     const cleanups = [
       gw.on<ChatEvent>('chat', onChat),
+      gw.on<ToolEvent>('agent', onAgent),
+      app.approvals.watch(showApprovals),
+      () => claim.release(),
       gw.on<WebchatMessage>('webchat.message', onDelivered),
       gw.watch((state) => setConnected(state.phase === 'open')),
       onReconnect(app, () => {

@@ -10,7 +10,7 @@
  * overwrite a change someone else made meanwhile.
  */
 import { onReconnect, type View } from '../app.js';
-import { errorBox, errorMessage, h, pageHeader, replace } from '../dom.js';
+import { errorBox, errorMessage, h, loadingBox, pageHeader, replace } from '../dom.js';
 import { GatewayError } from '../gateway.js';
 import { ConfigForm, REDACTED, type Schema, type UiHint } from './config-form.js';
 
@@ -67,7 +67,7 @@ export const configView: View = {
     }
 
     // ── Form tab ──
-    const formHost = h('div', { class: 'cfg-host', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+    const formHost = h('div', { class: 'cfg-host', 'aria-busy': 'true' }, loadingBox());
     const dirty = h('span', { class: 'muted small', role: 'status' });
     const saveForm = h('button', { type: 'submit', class: 'primary', disabled: true }, 'Save changes');
     const discard = h(

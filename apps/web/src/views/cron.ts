@@ -13,6 +13,7 @@ import {
   formatDuration,
   formatTime,
   h,
+  loadingBox,
   pageHeader,
   replace,
 } from '../dom.js';
@@ -74,7 +75,7 @@ export const cronView: View = {
     const admin = gw.can('operator.admin');
     let jobs: Job[] = [];
     const status = h('div');
-    const list = h('div', { class: 'stack', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+    const list = h('div', { class: 'stack', 'aria-busy': 'true' }, loadingBox());
     const runs = h('div', { 'aria-busy': 'true' });
     const agentSelect = h('select', { id: 'cron-agent' });
     replace(

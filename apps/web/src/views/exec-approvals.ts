@@ -6,7 +6,18 @@
  * carries the hash it was read at, so an edit made elsewhere meanwhile is not overwritten.
  */
 import { onReconnect, type View } from '../app.js';
-import { badge, errorBox, errorMessage, formatAgo, formatTime, h, pageHeader, randomId, replace } from '../dom.js';
+import {
+  badge,
+  errorBox,
+  errorMessage,
+  formatAgo,
+  formatTime,
+  h,
+  loadingBox,
+  pageHeader,
+  randomId,
+  replace,
+} from '../dom.js';
 
 interface Pending {
   id: string;
@@ -71,8 +82,8 @@ export const execApprovalsView: View = {
     const { gw } = app;
     const pending = new Map<string, Pending>();
     let policy: PolicyAnswer | undefined;
-    const pendingBox = h('div', { class: 'stack', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
-    const policyBox = h('div', { class: 'stack', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+    const pendingBox = h('div', { class: 'stack', 'aria-busy': 'true' }, loadingBox());
+    const policyBox = h('div', { class: 'stack', 'aria-busy': 'true' }, loadingBox());
     replace(
       root,
       h(
@@ -386,6 +397,9 @@ export const execApprovalsView: View = {
       }),
       onReconnect(app, load),
     ];
+    // This page lists every pending request itself: the bar above the views would repeat them.
+    const claim = app.approvals.claim(() => true);
+    stops.push(() => claim.release());
     load();
     return () => stops.forEach((stop) => stop());
   },

@@ -3,7 +3,7 @@
  * asking again with the cursor returns what was written since, once a second.
  */
 import { onReconnect, type View } from '../app.js';
-import { errorBox, h, pageHeader, replace } from '../dom.js';
+import { errorBox, h, loadingBox, pageHeader, replace } from '../dom.js';
 import { loadJson, saveJson } from '../storage.js';
 
 interface Tail {
@@ -76,7 +76,7 @@ export const logsView: View = {
       onchange: () => (save(), follow.checked && scrollDown()),
     });
     const output = h('ol', { class: 'log-lines', 'aria-label': 'Log lines' });
-    const status = h('div', { role: 'status' });
+    const status = h('div', { 'aria-busy': 'true' }, loadingBox('Loading the log…'));
     const scroller = h('div', { class: 'log-scroll', tabindex: '0' }, output);
     replace(
       root,
@@ -162,9 +162,14 @@ export const logsView: View = {
         if (tail.reset) render();
         replace(status, lines.length ? null : h('p', { class: 'empty' }, 'Nothing logged yet.'));
       } catch (error) {
-        replace(status, errorBox(error));
+        // Polling goes on by itself; Retry asks at once.
+        replace(
+          status,
+          errorBox(error, () => void poll()),
+        );
       } finally {
         polling = false;
+        status.removeAttribute('aria-busy');
         if (!stopped) timer = window.setTimeout(() => void poll(), POLL_MS);
       }
     }

@@ -1,6 +1,6 @@
 /** Overview: is the gateway healthy, what runs, who is connected, and who this browser is. */
 import { every, onReconnect, type View } from '../app.js';
-import { badge, errorBox, formatBytes, formatDuration, h, pageHeader, replace } from '../dom.js';
+import { badge, formatBytes, formatDuration, h, loader, pageHeader, replace } from '../dom.js';
 
 interface Health {
   status: 'ok' | 'degraded';
@@ -50,7 +50,13 @@ export const overviewView: View = {
   title: 'Overview',
   mount(root, app) {
     const { gw } = app;
-    const body = h('div', { class: 'cards', 'aria-busy': 'true' });
+    const body = h('div', { class: 'cards' });
+    const load = loader(
+      body,
+      () => Promise.all([gw.call<Health>('health'), gw.call<Status>('status')]),
+      ([health, status]) => render(health, status),
+      'Loading status…',
+    );
     replace(
       root,
       h(
@@ -60,20 +66,6 @@ export const overviewView: View = {
         body,
       ),
     );
-
-    async function load(): Promise<void> {
-      try {
-        const [health, status] = await Promise.all([gw.call<Health>('health'), gw.call<Status>('status')]);
-        render(health, status);
-      } catch (error) {
-        replace(
-          body,
-          errorBox(error, () => void load()),
-        );
-      } finally {
-        body.removeAttribute('aria-busy');
-      }
-    }
 
     function render(health: Health, status: Status): void {
       const hello = gw.hello;

@@ -6,7 +6,7 @@
  * `plugins.entries.<id>.enabled` is read too, to show what the restart will change.
  */
 import { onReconnect, type View } from '../app.js';
-import { badge, errorBox, errorMessage, h, pageHeader, replace } from '../dom.js';
+import { badge, dataTable, errorMessage, h, loader, pageHeader, replace } from '../dom.js';
 
 interface PluginSummary {
   id: string;
@@ -41,7 +41,27 @@ export const pluginsView: View = {
     let filter: Filter = 'all';
     const restartNote = h('div', { class: 'notice info', role: 'status', hidden: true });
     const filters = h('div', { class: 'segmented', role: 'group', 'aria-label': 'Show' });
-    const body = h('div', { class: 'table-wrap', 'aria-busy': 'true' });
+    const body = h('div', { class: 'table-wrap' });
+    const load = loader(
+      body,
+      () =>
+        Promise.all([
+          gw.call<{ plugins: PluginSummary[] }>('plugins.list'),
+          gw
+            .call<{ config: { plugins?: { entries?: Record<string, { enabled?: boolean }> } } }>('config.get')
+            .catch(() => undefined),
+        ]),
+      ([list, config]) => {
+        plugins = list.plugins;
+        configured = Object.fromEntries(
+          Object.entries(config?.config.plugins?.entries ?? {})
+            .filter(([, entry]) => typeof entry?.enabled === 'boolean')
+            .map(([id, entry]) => [id, entry.enabled as boolean]),
+        );
+        render();
+      },
+      'Loading plugins…',
+    );
     replace(
       root,
       h(
@@ -53,31 +73,6 @@ export const pluginsView: View = {
         body,
       ),
     );
-
-    async function load(): Promise<void> {
-      try {
-        const [list, config] = await Promise.all([
-          gw.call<{ plugins: PluginSummary[] }>('plugins.list'),
-          gw
-            .call<{ config: { plugins?: { entries?: Record<string, { enabled?: boolean }> } } }>('config.get')
-            .catch(() => undefined),
-        ]);
-        plugins = list.plugins;
-        configured = Object.fromEntries(
-          Object.entries(config?.config.plugins?.entries ?? {})
-            .filter(([, entry]) => typeof entry?.enabled === 'boolean')
-            .map(([id, entry]) => [id, entry.enabled as boolean]),
-        );
-        render();
-      } catch (error) {
-        replace(
-          body,
-          errorBox(error, () => void load()),
-        );
-      } finally {
-        body.removeAttribute('aria-busy');
-      }
-    }
 
     /** On or off after the next restart. */
     function wanted(plugin: PluginSummary): boolean {
@@ -132,76 +127,67 @@ export const pluginsView: View = {
       const admin = gw.can('operator.admin');
       replace(
         body,
-        h(
-          'table',
-          null,
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Plugin', 'Status', 'Why', 'Provides', ''].map((name) => h('th', { scope: 'col' }, name)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            shown.map((plugin) => {
-              const [label, tone] = STATUS[plugin.status];
-              const pending = wanted(plugin) !== plugin.enabled;
-              return h(
-                'tr',
-                { 'data-plugin': plugin.id },
-                h(
-                  'td',
-                  null,
-                  h('strong', null, plugin.name),
-                  ' ',
-                  h('code', null, plugin.id),
-                  plugin.version ? h('span', { class: 'muted' }, ` ${plugin.version}`) : null,
-                  plugin.description ? h('p', { class: 'muted small' }, plugin.description) : null,
-                ),
-                h(
-                  'td',
-                  null,
+        dataTable({
+          caption: 'Plugins',
+          rows: shown,
+          rowProps: (plugin) => ({ 'data-plugin': plugin.id }),
+          columns: [
+            {
+              label: 'Plugin',
+              cell: (plugin) => [
+                h('strong', null, plugin.name),
+                ' ',
+                h('code', null, plugin.id),
+                plugin.version ? h('span', { class: 'muted' }, ` ${plugin.version}`) : null,
+                plugin.description ? h('p', { class: 'muted small' }, plugin.description) : null,
+              ],
+            },
+            {
+              label: 'Status',
+              cell: (plugin) => {
+                const [label, tone] = STATUS[plugin.status];
+                const pending = wanted(plugin) !== plugin.enabled;
+                return [
                   badge(label, tone),
                   pending ? [' ', badge(wanted(plugin) ? 'On after restart' : 'Off after restart', 'warn')] : null,
+                ];
+              },
+            },
+            {
+              label: 'Why',
+              cell: (plugin) => [
+                plugin.error ? h('p', { class: 'error-text' }, plugin.error) : h('span', null, plugin.reason),
+                plugin.warnings.map((warning) => h('p', { class: 'warn-text small' }, warning)),
+                h('p', { class: 'muted small' }, plugin.origin),
+              ],
+            },
+            {
+              label: 'Provides',
+              class: 'small',
+              cell: (plugin) =>
+                Object.entries(plugin.capabilities).map(([kind, names]) =>
+                  h('div', null, h('span', { class: 'muted' }, `${kind}: `), names.join(', ')),
                 ),
-                h(
-                  'td',
-                  null,
-                  plugin.error ? h('p', { class: 'error-text' }, plugin.error) : h('span', null, plugin.reason),
-                  plugin.warnings.map((warning) => h('p', { class: 'warn-text small' }, warning)),
-                  h('p', { class: 'muted small' }, plugin.origin),
-                ),
-                h(
-                  'td',
-                  { class: 'small' },
-                  Object.entries(plugin.capabilities).map(([kind, names]) =>
-                    h('div', null, h('span', { class: 'muted' }, `${kind}: `), names.join(', ')),
-                  ),
-                ),
-                h(
-                  'td',
-                  null,
-                  admin
-                    ? h(
-                        'button',
-                        {
-                          type: 'button',
-                          class: wanted(plugin) ? '' : 'primary',
-                          'aria-label': `${wanted(plugin) ? 'Disable' : 'Enable'} ${plugin.name}`,
-                          onclick: () => void toggle(plugin),
-                        },
-                        wanted(plugin) ? 'Disable' : 'Enable',
-                      )
-                    : null,
-                ),
-              );
-            }),
-          ),
-        ),
+            },
+            {
+              label: 'Actions',
+              hiddenLabel: true,
+              cell: (plugin) =>
+                admin
+                  ? h(
+                      'button',
+                      {
+                        type: 'button',
+                        class: wanted(plugin) ? '' : 'primary',
+                        'aria-label': `${wanted(plugin) ? 'Disable' : 'Enable'} ${plugin.name}`,
+                        onclick: () => void toggle(plugin),
+                      },
+                      wanted(plugin) ? 'Disable' : 'Enable',
+                    )
+                  : null,
+            },
+          ],
+        }),
       );
     }
 

@@ -1,6 +1,6 @@
 /** Sessions: every conversation the agents keep, newest first; open one in chat, reset or delete it. */
 import { onReconnect, type View } from '../app.js';
-import { badge, errorBox, errorMessage, formatAgo, h, pageHeader, replace } from '../dom.js';
+import { badge, dataTable, errorMessage, formatAgo, h, loader, pageHeader, replace } from '../dom.js';
 
 interface SessionRow {
   key: string;
@@ -26,7 +26,16 @@ export const sessionsView: View = {
       placeholder: 'Filter by key, label or channel',
       oninput: () => render(),
     });
-    const body = h('div', { class: 'table-wrap', 'aria-busy': 'true' });
+    const body = h('div', { class: 'table-wrap' });
+    const load = loader(
+      body,
+      () => gw.call<{ sessions: SessionRow[] }>('sessions.list', {}),
+      (result) => {
+        rows = result.sessions;
+        render();
+      },
+      'Loading sessions…',
+    );
     replace(
       root,
       h(
@@ -37,20 +46,6 @@ export const sessionsView: View = {
         body,
       ),
     );
-
-    async function load(): Promise<void> {
-      try {
-        rows = (await gw.call<{ sessions: SessionRow[] }>('sessions.list', {})).sessions;
-        render();
-      } catch (error) {
-        replace(
-          body,
-          errorBox(error, () => void load()),
-        );
-      } finally {
-        body.removeAttribute('aria-busy');
-      }
-    }
 
     async function change(
       row: SessionRow,
@@ -79,41 +74,32 @@ export const sessionsView: View = {
       const admin = gw.can('operator.admin');
       replace(
         body,
-        h(
-          'table',
-          null,
-          h('caption', { class: 'sr-only' }, 'Sessions'),
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Session', 'Channel', 'Model', 'Tokens', 'Updated', 'Actions'].map((name) =>
-                h('th', { scope: 'col' }, name),
-              ),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            shown.map((row) =>
-              h(
-                'tr',
-                null,
+        dataTable({
+          caption: 'Sessions',
+          rows: shown,
+          columns: [
+            {
+              label: 'Session',
+              cell: (row) => [
+                row.label ? h('div', null, row.label) : null,
+                h('code', { class: 'key' }, row.key),
+                row.hasActiveRun ? badge('replying', 'info') : null,
+              ],
+            },
+            { label: 'Channel', cell: (row) => row.lastChannel ?? row.channel ?? '—' },
+            { label: 'Model', cell: (row) => row.lastModel ?? row.model ?? '—' },
+            {
+              label: 'Tokens',
+              class: 'num',
+              cell: (row) => (row.totalTokens ? row.totalTokens.toLocaleString() : '—'),
+            },
+            { label: 'Updated', cell: (row) => formatAgo(row.updatedAt) },
+            {
+              label: 'Actions',
+              hiddenLabel: true,
+              cell: (row) =>
                 h(
-                  'td',
-                  null,
-                  row.label ? h('div', null, row.label) : null,
-                  h('code', { class: 'key' }, row.key),
-                  row.hasActiveRun ? badge('replying', 'info') : null,
-                ),
-                h('td', null, row.lastChannel ?? row.channel ?? '—'),
-                h('td', null, row.lastModel ?? row.model ?? '—'),
-                h('td', { class: 'num' }, row.totalTokens ? row.totalTokens.toLocaleString() : '—'),
-                h('td', null, formatAgo(row.updatedAt)),
-                h(
-                  'td',
+                  'div',
                   { class: 'row-actions' },
                   h('a', { class: 'button', href: `#/chat?session=${encodeURIComponent(row.key)}` }, 'Open'),
                   admin
@@ -143,10 +129,9 @@ export const sessionsView: View = {
                       )
                     : null,
                 ),
-              ),
-            ),
-          ),
-        ),
+            },
+          ],
+        }),
         shown.length === 0 ? h('p', { class: 'empty' }, 'No session matches the filter.') : null,
       );
     }

@@ -5,7 +5,7 @@
  * the config just read, as OpenClaw's config-mode `skills.update` would.
  */
 import { onReconnect, type View } from '../app.js';
-import { badge, errorBox, errorMessage, h, pageHeader, replace } from '../dom.js';
+import { badge, errorBox, errorMessage, h, loadingBox, pageHeader, replace } from '../dom.js';
 
 interface Skill {
   name: string;
@@ -63,7 +63,7 @@ export const skillsView: View = {
       oninput: () => render(),
     });
     const summary = h('p', { class: 'muted small' });
-    const body = h('div', { class: 'stack', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+    const body = h('div', { class: 'stack', 'aria-busy': 'true' }, loadingBox());
     replace(
       root,
       h(

@@ -4,7 +4,7 @@
  * the cost line says how many calls were not priced rather than showing a made-up zero.
  */
 import { onReconnect, type View } from '../app.js';
-import { errorBox, formatAgo, h, pageHeader, replace } from '../dom.js';
+import { errorBox, formatAgo, h, loadingBox, pageHeader, replace } from '../dom.js';
 
 interface Totals {
   input: number;
@@ -153,7 +153,7 @@ export const usageView: View = {
         label,
       ),
     );
-    const body = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
+    const body = h('div', { 'aria-busy': 'true' }, loadingBox());
     replace(
       root,
       h(
