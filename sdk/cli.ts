@@ -9,8 +9,17 @@ import { parseArgs } from 'node:util';
 import type { ErrorShape } from './protocol/schema.js';
 import type { CliContext } from './types/plugin.js';
 
-/** Wrong flags or arguments: printed as `claw: <message>`, exit code 2. */
-export class UsageError extends Error {}
+/** Wrong flags or arguments: `claw: <message>`, exit 2. `typo` lets the CLI add "Did you mean '<prefix><closest>'?". */
+export class UsageError extends Error {
+  override name = 'UsageError';
+  typo?: { word: string; choices: readonly string[]; prefix: string };
+}
+
+/** `claw cron ad`: "Unknown command 'cron ad'", and the CLI suggests the closest of `choices`. */
+export const unknownCommand = (command: string, word: string, choices: readonly string[]) =>
+  Object.assign(new UsageError(`Unknown command '${command} ${word}'`), {
+    typo: { word, choices, prefix: `${command} ` },
+  });
 
 /** A failed gateway request or handshake, carrying the gateway's error shape. */
 export class GatewayRequestError extends Error {
@@ -66,19 +75,23 @@ export function parseFlags<T extends FlagSpec>(argv: string[], options: T): Pars
   try {
     return parseArgs({ args: joinNegativeValues(argv, options), options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, options);
   }
 }
 
-/** Run a command body; usage and gateway errors become a message on stderr and an exit code. */
+/** A util.parseArgs failure as a UsageError; an unknown option carries the known ones, for "did you mean". */
+export function flagError(error: unknown, options: FlagSpec): UsageError {
+  const message = (error as Error).message.replace(/\. To specify.*$/s, '');
+  const word = /^Unknown option '(--[^']+)'/.exec(message)?.[1];
+  const choices = Object.keys(options).map((name) => `--${name}`);
+  return Object.assign(new UsageError(message), word ? { typo: { word, choices, prefix: '' } } : {});
+}
+
+/** Run a command body; a gateway error becomes a message on stderr and exit 1 (the CLI reports a UsageError). */
 export async function runCliCommand(ctx: CliContext, body: () => Promise<number> | number): Promise<number> {
   try {
     return await body();
   } catch (error) {
-    if (error instanceof UsageError) {
-      ctx.stderr.write(`claw: ${error.message}\n`);
-      return 2;
-    }
     if (error instanceof GatewayRequestError) {
       ctx.stderr.write(`claw: ${error.code}: ${error.message}\n`);
       return 1;

@@ -4,6 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { CliError, type Io } from './io.js';
+import type { UsageError } from '../../sdk/cli.js';
 import { trace } from '../../kernel/util/trace.js';
 
 interface Globals {
@@ -110,16 +111,27 @@ async function tightenState(io: Io): Promise<void> {
 }
 
 async function report(io: Io, error: unknown): Promise<number> {
-  const known = error instanceof CliError || (error instanceof Error && 'code' in error);
+  // By name: a plugin compiled against another copy of the SDK throws its own UsageError class.
+  const usage = error instanceof Error && error.name === 'UsageError' ? (error as UsageError) : undefined;
+  const known = usage !== undefined || error instanceof CliError || (error instanceof Error && 'code' in error);
   const mask = await secretMask(io.env);
-  const message = mask(error instanceof Error ? error.message : String(error));
+  const text = error instanceof Error ? error.message : String(error);
+  const message = mask(usage?.typo ? `${text}${await typoHint(usage.typo)}` : text);
   if (io.json) {
     io.stdout.write(`${JSON.stringify({ ok: false, error: { message } }, null, 2)}\n`);
   } else {
     io.stderr.write(`claw: ${message}\n`);
     if (!known && error instanceof Error && io.env.CLAW_DEBUG) io.stderr.write(`${mask(String(error.stack))}\n`);
   }
-  return error instanceof CliError ? error.exitCode : 1;
+  return usage ? 2 : error instanceof CliError ? error.exitCode : 1;
+}
+
+/** ". Did you mean 'plugins install'?", or where the right words are listed. */
+async function typoHint(typo: NonNullable<UsageError['typo']>): Promise<string> {
+  const { closest } = await import('./suggest.js');
+  const near = closest(typo.word, typo.choices);
+  if (near) return `. Did you mean '${typo.prefix}${near}'?`;
+  return typo.word.startsWith('-') ? '' : ` (see claw ${typo.prefix}--help)`;
 }
 
 /**

@@ -33,6 +33,7 @@ import { changeConfig, type ConfigChange } from '../config-change.js';
 import { bootKernel } from '../boot.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
+import { flagError, unknownCommand } from '../../../sdk/cli.js';
 
 type AnyRecord = Record<string, any>;
 const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -46,7 +47,7 @@ function parse(
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, options);
   }
   if (parsed.positionals.length !== positionals)
     throw usageError(
@@ -72,7 +73,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     case 'delete':
       return remove(rest, io);
     default:
-      throw usageError(`unknown command "agents ${sub}" (see claw agents --help)`);
+      throw unknownCommand('agents', sub, ['list', 'add', 'delete']);
   }
 }
 

@@ -18,6 +18,7 @@ import { changeConfig, type ConfigChange } from '../config-change.js';
 import { nonFiniteNumber, outOfRange } from '../config-numbers.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, usageError, type Io } from '../io.js';
+import { flagError, unknownCommand } from '../../../sdk/cli.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [sub, ...rest] = args;
@@ -38,7 +39,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     case 'file':
       return path(rest, io);
     default:
-      throw usageError(`unknown command "config ${sub}" (see claw config --help)`);
+      throw unknownCommand('config', sub, ['get', 'set', 'unset', 'validate', 'path', 'file']);
   }
 }
 
@@ -46,7 +47,7 @@ function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: s
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, options);
   }
 }
 

@@ -15,6 +15,7 @@ import { isOpenclawPlugin, NEEDS_PREFIX } from '../../../host/openclaw-plugins.j
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, truncate, usageError, warn, type Io } from '../io.js';
+import { flagError, unknownCommand } from '../../../sdk/cli.js';
 
 const STATUS_WORD: Record<PluginRecord['status'], string> = {
   ready: 'on',
@@ -49,7 +50,18 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       case 'doctor':
         return await doctor(rest, io);
       default:
-        throw usageError(`unknown command "plugins ${sub}" (see claw plugins --help)`);
+        throw unknownCommand('plugins', sub, [
+          'list',
+          'ls',
+          'info',
+          'inspect',
+          'enable',
+          'disable',
+          'install',
+          'uninstall',
+          'remove',
+          'doctor',
+        ]);
     }
   } catch (error) {
     if (error instanceof PluginManageError) throw new CliError(error.message);
@@ -61,7 +73,7 @@ function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: s
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, options);
   }
 }
 

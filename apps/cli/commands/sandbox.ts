@@ -15,8 +15,10 @@ import { resolveSandboxRoute } from '../../../host/sandbox-route.js';
 import { agentPaths, defaultAgentId } from '../../../sdk/agent/settings.js';
 import { checkSandboxMounts } from '../../../host/sandbox-checks.js';
 import { bootKernel } from '../boot.js';
+import { withProgress } from '../progress.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
+import { flagError, unknownCommand } from '../../../sdk/cli.js';
 
 /** The docker helper's script, from source (apps/cli/commands) or from dist/apps/cli/commands. */
 const BUILD_SCRIPT =
@@ -31,7 +33,7 @@ function flags(args: string[], options: Record<string, { type: 'string' | 'boole
       string | boolean | undefined
     >;
   } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, options);
   }
 }
 
@@ -57,7 +59,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       case 'build':
         return await build(kernel, flags(rest, { image: { type: 'string' } }), io);
       default:
-        throw usageError(`unknown command "sandbox ${sub}" (see claw sandbox --help)`);
+        throw unknownCommand('sandbox', sub, ['explain', 'list', 'recreate', 'build']);
     }
   } finally {
     await kernel.stop();
@@ -263,7 +265,11 @@ async function build(kernel: Kernel, options: Record<string, string | boolean | 
     const service = await kernel.capabilities.find('service', id).catch(() => undefined);
     const builder = service?.api as Partial<ImageBuilder> | undefined;
     if (typeof builder?.buildImage !== 'function') continue;
-    const image = await builder.buildImage(options.image ? { image: options.image as string } : {});
+    const target = options.image ? { image: options.image as string } : {};
+    // Tens of seconds (a docker import, dockerode installed on first use): said at once, not after a silence.
+    const image = await withProgress(io.stderr, 'Building the sandbox image', () => builder.buildImage!(target), {
+      afterMs: 0,
+    });
     if (io.json) printJson(io, { image, builtBy: id });
     else println(io, `Built ${image} (${id}).`);
     return 0;

@@ -15,11 +15,12 @@ import { formatIssue, type Kernel } from '../../../../kernel/index.js';
 import { isOpenclawPlugin } from '../../../../host/openclaw-plugins.js';
 import { bootKernel } from '../../boot.js';
 import { printHelp } from '../../help.js';
-import { printJson, println, usageError, type Io } from '../../io.js';
+import { printJson, println, type Io } from '../../io.js';
 import { fixModes, type FixOutcome } from '../security/fix.js';
 import { fsChecks, scanState, workspaceDirs } from '../security/fs-checks.js';
 import type { AuditContext } from '../security/types.js';
 import { removeStale, scanFiles } from './files.js';
+import { flagError } from '../../../../sdk/cli.js';
 
 export type Level = 'ok' | 'warn' | 'error';
 
@@ -38,13 +39,12 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     return 0;
   }
   let fix = false;
+  const options = { fix: { type: 'boolean' }, repair: { type: 'boolean' } } as const;
   try {
-    fix =
-      parseArgs({ args, options: { fix: { type: 'boolean' }, repair: { type: 'boolean' } }, strict: true }).values
-        .fix === true;
+    fix = parseArgs({ args, options, strict: true }).values.fix === true;
     fix ||= args.includes('--repair');
   } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, options);
   }
   let kernel = await bootKernel(io, { strictConfig: false });
   let fixed: { modes: FixOutcome; removed: string[] } | undefined;

@@ -14,6 +14,7 @@ import { probeGateway, type ProbeReport } from './probe.js';
 import { runChecks } from './registry.js';
 import { printAudit, sortFindings, summarize } from './report.js';
 import type { AuditContext } from './types.js';
+import { flagError, unknownCommand } from '../../../../sdk/cli.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [sub, ...rest] = args;
@@ -21,25 +22,22 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     printHelp(io, 'security');
     return sub || help ? 0 : 2;
   }
-  if (sub !== 'audit') throw usageError(`unknown command "security ${sub}" (see claw security --help)`);
+  if (sub !== 'audit') throw unknownCommand('security', sub, ['audit']);
   return audit(rest, io);
 }
 
+const AUDIT_FLAGS = {
+  deep: { type: 'boolean' },
+  fix: { type: 'boolean' },
+  token: { type: 'string' },
+  password: { type: 'string' },
+} as const;
+
 function options(args: string[]) {
   try {
-    return parseArgs({
-      args,
-      options: {
-        deep: { type: 'boolean' },
-        fix: { type: 'boolean' },
-        token: { type: 'string' },
-        password: { type: 'string' },
-      },
-      allowPositionals: false,
-      strict: true,
-    }).values;
+    return parseArgs({ args, options: AUDIT_FLAGS, allowPositionals: false, strict: true }).values;
   } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    throw flagError(error, AUDIT_FLAGS);
   }
 }
 
