@@ -43,7 +43,7 @@ describe('claw browser', () => {
     });
     expect((await run('profiles')).stdout).toBe('openclaw (default)  stopped\nwork  stopped\n');
     // Human output by default, the gateway's answer with --json; progress (if any) stays on stderr.
-    expect((await run('start')).stdout).toMatch(/^openclaw: running, 0 tabs\b.*\n$/);
+    expect((await run('start')).stdout).toMatch(/^openclaw: running, \d+ tabs? \(headless\)\n$/);
     const opened = (await run('--json', 'open', `${site.base}/page`, '--label', 'controls')).json();
     expect(opened.tab).toMatchObject({ tabId: 't1', label: 'controls', url: `${site.base}/page` });
     expect((await run('tabs')).stdout).toContain(`* t1 (controls)  ${site.base}/page  Test page`);

@@ -20,7 +20,8 @@ describe('did you mean', () => {
     expect(closest('pluigns', ['plugins', 'config'])).toBe('plugins');
     expect(closest('--mesage', ['--message', '--agent'])).toBe('--message');
     expect(closest('ad', ['add', 'list'])).toBe('add');
-    expect(closest('stat', ['start', 'status'])).toBe('start');
+    expect(closest('stat', ['start', 'status'])).toBe('status');
+    expect(closest('--al', ['--at', '--all'])).toBe('--all');
     expect(closest('frobnicate', ['plugins', 'config', 'agents'])).toBeUndefined();
     expect(closest('x', ['y', 'z'])).toBe('y');
     expect(closest('--bogus', ['--enabled', '--verbose'])).toBeUndefined();
@@ -48,7 +49,7 @@ describe('did you mean', () => {
       ok: false,
       error: { message: "Unknown command 'plugins instal'. Did you mean 'plugins install'?" },
     });
-  });
+  }, 180_000);
 });
 
 /** A stream that keeps what is written; `isTTY` as a terminal would have it. */

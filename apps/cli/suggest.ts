@@ -17,9 +17,10 @@ function distance(a: string, b: string): number {
 }
 
 /**
- * The choice `word` most likely meant: within a third of its letters (at least one edit,
- * at most two), or one it starts (3+ letters); the first of equally close ones. Nothing
- * when no choice is that close: a wild guess helps less than the help text.
+ * The choice `word` most likely meant: one it starts (a word cut short: "--al" → "--all",
+ * before "--at"), else one within a third of its letters (at least one edit, at most two);
+ * the first of equally close ones. Nothing when no choice is that close: a wild guess helps
+ * less than the help text.
  */
 export function closest(word: string, choices: readonly string[]): string | undefined {
   const bare = word.replace(/^-+/, '');
@@ -27,7 +28,7 @@ export function closest(word: string, choices: readonly string[]): string | unde
   let best: { choice: string; cost: number } | undefined;
   for (const choice of choices) {
     if (choice === word) continue;
-    const cost = bare.length >= 3 && choice.replace(/^-+/, '').startsWith(bare) ? 1 : distance(word, choice);
+    const cost = bare.length >= 2 && choice.replace(/^-+/, '').startsWith(bare) ? 0.5 : distance(word, choice);
     if (cost <= allowed && (!best || cost < best.cost)) best = { choice, cost };
   }
   return best?.choice;
