@@ -9,17 +9,14 @@ import { parseArgs } from 'node:util';
 import type { ErrorShape } from './protocol/schema.js';
 import type { CliContext } from './types/plugin.js';
 
-/** Wrong flags or arguments: `claw: <message>`, exit 2. `typo` lets the CLI add "Did you mean '<prefix><closest>'?". */
+/** Wrong flags or arguments: `claw: <message>`, exit 2. `typo`: the quoted word matched none of `choices` ("Did you mean …?"). */
 export class UsageError extends Error {
-  override name = 'UsageError';
-  typo?: { word: string; choices: readonly string[]; prefix: string };
+  typo?: { word: string; choices: readonly string[] };
 }
 
 /** `claw cron ad`: "Unknown command 'cron ad'", and the CLI suggests the closest of `choices`. */
 export const unknownCommand = (command: string, word: string, choices: readonly string[]) =>
-  Object.assign(new UsageError(`Unknown command '${command} ${word}'`), {
-    typo: { word, choices, prefix: `${command} ` },
-  });
+  Object.assign(new UsageError(`Unknown command '${command} ${word}'`), { typo: { word, choices } });
 
 /** A failed gateway request or handshake, carrying the gateway's error shape. */
 export class GatewayRequestError extends Error {
@@ -70,34 +67,21 @@ export function joinNegativeValues(argv: readonly string[], options: FlagSpec): 
   return out;
 }
 
-/** Strict flag parsing; unknown flags become a UsageError that names them. */
+/** Strict flag parsing; unknown flags become a UsageError that names them (and carries the known ones). */
 export function parseFlags<T extends FlagSpec>(argv: string[], options: T): Parsed<T> {
   try {
     return parseArgs({ args: joinNegativeValues(argv, options), options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw flagError(error, options);
+    const message = (error as Error).message.replace(/\. To specify.*$/s, '');
+    const word = /^Unknown option '(--[^']+)'/.exec(message)?.[1];
+    const choices = Object.keys(options).map((name) => `--${name}`);
+    throw Object.assign(new UsageError(message), word ? { typo: { word, choices } } : {});
   }
 }
 
-/** A util.parseArgs failure as a UsageError; an unknown option carries the known ones, for "did you mean". */
-export function flagError(error: unknown, options: FlagSpec): UsageError {
-  const message = (error as Error).message.replace(/\. To specify.*$/s, '');
-  const word = /^Unknown option '(--[^']+)'/.exec(message)?.[1];
-  const choices = Object.keys(options).map((name) => `--${name}`);
-  return Object.assign(new UsageError(message), word ? { typo: { word, choices, prefix: '' } } : {});
-}
-
-/** Run a command body; a gateway error becomes a message on stderr and exit 1 (the CLI reports a UsageError). */
-export async function runCliCommand(ctx: CliContext, body: () => Promise<number> | number): Promise<number> {
-  try {
-    return await body();
-  } catch (error) {
-    if (error instanceof GatewayRequestError) {
-      ctx.stderr.write(`claw: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+/** Run a command body. Its usage (exit 2) and gateway (exit 1) errors are reported by the CLI, alike for every command. */
+export async function runCliCommand(_ctx: CliContext, body: () => Promise<number> | number): Promise<number> {
+  return body();
 }
 
 /** A plugin CLI command's `run`: `--help` prints `help`, anything else runs `body` through runCliCommand. */

@@ -8,7 +8,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   expandHome,
   readConfigFile,
@@ -33,7 +32,7 @@ import { changeConfig, type ConfigChange } from '../config-change.js';
 import { bootKernel } from '../boot.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
-import { flagError, unknownCommand } from '../../../sdk/cli.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 type AnyRecord = Record<string, any>;
 const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -43,12 +42,7 @@ function parse(
   options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>,
   positionals: number,
 ) {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw flagError(error, options);
-  }
+  const parsed = parseFlags(args, options);
   if (parsed.positionals.length !== positionals)
     throw usageError(
       `expected ${positionals === 0 ? 'no arguments' : `${positionals} argument${positionals === 1 ? '' : 's'}`} (see claw agents --help)`,

@@ -1,5 +1,4 @@
 /** `claw config …` */
-import { parseArgs } from 'node:util';
 import {
   formatIssue,
   getPath,
@@ -18,7 +17,7 @@ import { changeConfig, type ConfigChange } from '../config-change.js';
 import { nonFiniteNumber, outOfRange } from '../config-numbers.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, usageError, type Io } from '../io.js';
-import { flagError, unknownCommand } from '../../../sdk/cli.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [sub, ...rest] = args;
@@ -44,11 +43,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
 }
 
 function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw flagError(error, options);
-  }
+  return parseFlags(args, options);
 }
 
 function segmentsOf(path: string | undefined): PathSegment[] {

@@ -50,7 +50,7 @@ function unknownCommand(command: string, kernel: Kernel): UsageError {
     .flatMap((record) => record.manifest?.cliCommands?.map((declared) => declared.name) ?? []);
   const choices = [...BUILTIN_COMMANDS.map(([name]) => name), ...offered];
   return Object.assign(new UsageError(`Unknown command '${command}'`), {
-    typo: { word: command, choices, prefix: '' },
+    typo: { word: command, choices },
   });
 }
 

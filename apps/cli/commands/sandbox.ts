@@ -7,7 +7,6 @@
  * plugin's image builder when it offers one.
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SLOT_HOLDERS, type Kernel } from '../../../kernel/index.js';
 import type { SandboxBackend, SandboxInfo, SandboxSpec } from '../../../sdk/index.js';
@@ -18,7 +17,7 @@ import { bootKernel } from '../boot.js';
 import { withProgress } from '../progress.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
-import { flagError, unknownCommand } from '../../../sdk/cli.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 /** The docker helper's script, from source (apps/cli/commands) or from dist/apps/cli/commands. */
 const BUILD_SCRIPT =
@@ -27,14 +26,9 @@ const BUILD_SCRIPT =
     .find((path) => existsSync(path)) ?? 'scripts/build-sandbox-image.sh (in the claw checkout)';
 
 function flags(args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
-  try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true }).values as Record<
-      string,
-      string | boolean | undefined
-    >;
-  } catch (error) {
-    throw flagError(error, options);
-  }
+  const { values, positionals } = parseFlags(args, options);
+  if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}" (see claw sandbox --help)`);
+  return values as Record<string, string | boolean | undefined>;
 }
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {

@@ -9,18 +9,17 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { IGNORED_OPENCLAW_KEY } from '../../../../host/config-checks.js';
 import { formatIssue, type Kernel } from '../../../../kernel/index.js';
 import { isOpenclawPlugin } from '../../../../host/openclaw-plugins.js';
 import { bootKernel } from '../../boot.js';
 import { printHelp } from '../../help.js';
-import { printJson, println, type Io } from '../../io.js';
+import { printJson, println, usageError, type Io } from '../../io.js';
 import { fixModes, type FixOutcome } from '../security/fix.js';
 import { fsChecks, scanState, workspaceDirs } from '../security/fs-checks.js';
 import type { AuditContext } from '../security/types.js';
 import { removeStale, scanFiles } from './files.js';
-import { flagError } from '../../../../sdk/cli.js';
+import { parseFlags } from '../../../../sdk/cli.js';
 
 export type Level = 'ok' | 'warn' | 'error';
 
@@ -38,14 +37,9 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     printHelp(io, 'doctor');
     return 0;
   }
-  let fix = false;
-  const options = { fix: { type: 'boolean' }, repair: { type: 'boolean' } } as const;
-  try {
-    fix = parseArgs({ args, options, strict: true }).values.fix === true;
-    fix ||= args.includes('--repair');
-  } catch (error) {
-    throw flagError(error, options);
-  }
+  const { values, positionals } = parseFlags(args, { fix: { type: 'boolean' }, repair: { type: 'boolean' } });
+  if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}" (see claw doctor --help)`);
+  const fix = values.fix === true || values.repair === true;
   let kernel = await bootKernel(io, { strictConfig: false });
   let fixed: { modes: FixOutcome; removed: string[] } | undefined;
   if (fix) {
