@@ -42,8 +42,8 @@ export function clawKernelParts(options: DiscoveryOptions & { jitiCacheDir?: str
     validators: validatorCache,
     foreignPlugins: openclawPlugins,
     configWriter,
-    services: ({ paths, env }) => ({
-      [RUNTIME_DEPS_SERVICE]: runtimeDepsService({ stateDir: paths.stateDir, env }),
+    services: ({ paths, env, logger }) => ({
+      [RUNTIME_DEPS_SERVICE]: runtimeDepsService({ stateDir: paths.stateDir, env, logger }),
       [NET_SERVICE]: netService(),
       [LAUNCHERS_SERVICE]: launchersService,
       [SANDBOX_CHECKS_SERVICE]: sandboxChecksService,

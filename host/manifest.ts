@@ -33,16 +33,22 @@ export function readManifest(dir: string): ManifestResult {
   const fail = (error: string): ManifestResult => ({ ok: false, error: `${MANIFEST_FILE}: ${error}`, id });
   const checked = checkManifest(raw);
   if (typeof checked === 'string') return fail(checked);
-  const entry = resolveEntry(checked.manifest, dir);
+  const pkg = readPackageJson(dir);
+  // Many plugins (OpenClaw's among them) keep their version only in package.json.
+  const version = checked.manifest.version ?? (typeof pkg?.version === 'string' ? pkg.version : undefined);
+  const manifest = version === checked.manifest.version ? checked.manifest : { ...checked.manifest, version };
+  const entry = resolveEntry(manifest, dir, pkg);
   if (!entry.ok) return fail(entry.error);
-  return { ok: true, ...checked, entryPath: entry.path };
+  return { ok: true, ...checked, manifest, entryPath: entry.path };
 }
 
 function resolveEntry(
   manifest: PluginManifest,
   dir: string,
+  pkg: PackageJson | undefined,
 ): { ok: true; path: string } | { ok: false; error: string } {
-  const declared = manifest.entry ?? packageEntry(dir);
+  const first = Array.isArray(pkg?.openclaw?.extensions) ? pkg.openclaw.extensions[0] : undefined;
+  const declared = manifest.entry ?? (typeof first === 'string' ? first : undefined);
   if (declared === undefined) {
     const found = DEFAULT_ENTRIES.find((name) => existsSync(join(dir, name)));
     if (!found) return { ok: false, error: `no entry module: set "entry" or add one of ${DEFAULT_ENTRIES.join(', ')}` };
@@ -60,13 +66,17 @@ function resolveEntry(
 }
 
 /** OpenClaw packages name their entry in package.json `openclaw.extensions`. */
-function packageEntry(dir: string): string | undefined {
+interface PackageJson {
+  version?: unknown;
+  openclaw?: { extensions?: unknown };
+}
+
+function readPackageJson(dir: string): PackageJson | undefined {
   const file = join(dir, 'package.json');
   try {
     if (statSync(file).size > MAX_MANIFEST_BYTES) return undefined;
-    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { openclaw?: { extensions?: unknown } };
-    const first = Array.isArray(pkg.openclaw?.extensions) ? pkg.openclaw.extensions[0] : undefined;
-    return typeof first === 'string' ? first : undefined;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return pkg !== null && typeof pkg === 'object' ? (pkg as PackageJson) : undefined;
   } catch {
     return undefined;
   }

@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { resolveStateDir } from '../kernel/config/paths.js';
+import type { Logger } from '../kernel/index.js';
 import type { RuntimeDependency, RuntimeDeps } from '../sdk/runtime-deps.js';
 
 export type { RuntimeDependency } from '../sdk/runtime-deps.js';
@@ -383,19 +384,24 @@ export function progressPrinter(stream: NodeJS.WritableStream): (progress: Runti
 /**
  * The "runtime-deps" service of one kernel: installs into its state dir and runs npm with its
  * environment over the process's (where a test or an operator points the registry, proxy, cache).
+ * Every install's step lines go to the kernel's log marked `progress`, whichever plugin asked:
+ * the gateway logs them, and the CLI prints them on stderr although it hides other info lines.
  */
 export function runtimeDepsService(options: {
   stateDir: string;
   env?: Readonly<Record<string, string | undefined>>;
+  logger?: Pick<Logger, 'info'>;
 }): RuntimeDeps {
   const env = { ...process.env, ...options.env } as NodeJS.ProcessEnv;
   return {
-    import: (dep, { log, ...rest } = {}) =>
+    import: (dep, importOptions = {}) =>
       importRuntimeDep(dep, {
         stateDir: options.stateDir,
         env,
-        onProgress: log ? (progress) => progress.phase !== 'fetch' && log(progress.message) : undefined,
-        ...rest,
+        onProgress: (progress) => {
+          if (progress.phase !== 'fetch') options.logger?.info(progress.message, { progress: true });
+        },
+        ...importOptions,
       }),
   };
 }

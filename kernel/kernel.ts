@@ -50,7 +50,7 @@ export interface KernelOptions {
   /** Where compiled plugin schemas are kept for the next process (the host's `validatorCache`); default nowhere. */
   validators?: (stateDir: string) => ValidatorStore;
   /** Services the host itself offers, id → api (the runtime-deps installer): no plugin to turn off, and they meet `requires`. */
-  services?: (kernel: { paths: KernelPaths; env: Env }) => Readonly<Record<string, unknown>>;
+  services?: (kernel: { paths: KernelPaths; env: Env; logger: Logger }) => Readonly<Record<string, unknown>>;
 }
 
 export interface Kernel {
@@ -144,7 +144,7 @@ export async function createKernel(options: KernelOptions): Promise<Kernel> {
     policy,
     loadPlugin: options.loadPlugin,
     foreign: options.foreignPlugins,
-    hostServices: options.services?.({ paths, env }),
+    hostServices: options.services?.({ paths, env, logger }),
   });
   host = plugins;
   const contributed = policy.contributedConfigIssues(snapshot.resolved, plugins.list());

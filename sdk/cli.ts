@@ -9,8 +9,14 @@ import { parseArgs } from 'node:util';
 import type { ErrorShape } from './protocol/schema.js';
 import type { CliContext } from './types/plugin.js';
 
-/** Wrong flags or arguments: printed as `claw: <message>`, exit code 2. */
-export class UsageError extends Error {}
+/** Wrong flags or arguments: `claw: <message>`, exit 2. `typo`: the quoted word matched none of `choices` ("Did you mean …?"). */
+export class UsageError extends Error {
+  typo?: { word: string; choices: readonly string[] };
+}
+
+/** `claw cron ad`: "Unknown command 'cron ad'", and the CLI suggests the closest of `choices`. */
+export const unknownCommand = (command: string, word: string, choices: readonly string[]) =>
+  Object.assign(new UsageError(`Unknown command '${command} ${word}'`), { typo: { word, choices } });
 
 /** A failed gateway request or handshake, carrying the gateway's error shape. */
 export class GatewayRequestError extends Error {
@@ -61,30 +67,21 @@ export function joinNegativeValues(argv: readonly string[], options: FlagSpec): 
   return out;
 }
 
-/** Strict flag parsing; unknown flags become a UsageError that names them. */
+/** Strict flag parsing; unknown flags become a UsageError that names them (and carries the known ones). */
 export function parseFlags<T extends FlagSpec>(argv: string[], options: T): Parsed<T> {
   try {
     return parseArgs({ args: joinNegativeValues(argv, options), options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message.replace(/\. To specify.*$/s, ''));
+    const message = (error as Error).message.replace(/\. To specify.*$/s, '');
+    const word = /^Unknown option '(--[^']+)'/.exec(message)?.[1];
+    const choices = Object.keys(options).map((name) => `--${name}`);
+    throw Object.assign(new UsageError(message), word ? { typo: { word, choices } } : {});
   }
 }
 
-/** Run a command body; usage and gateway errors become a message on stderr and an exit code. */
-export async function runCliCommand(ctx: CliContext, body: () => Promise<number> | number): Promise<number> {
-  try {
-    return await body();
-  } catch (error) {
-    if (error instanceof UsageError) {
-      ctx.stderr.write(`claw: ${error.message}\n`);
-      return 2;
-    }
-    if (error instanceof GatewayRequestError) {
-      ctx.stderr.write(`claw: ${error.code}: ${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
+/** Run a command body. Its usage (exit 2) and gateway (exit 1) errors are reported by the CLI, alike for every command. */
+export async function runCliCommand(_ctx: CliContext, body: () => Promise<number> | number): Promise<number> {
+  return body();
 }
 
 /** A plugin CLI command's `run`: `--help` prints `help`, anything else runs `body` through runCliCommand. */

@@ -42,8 +42,9 @@ describe('claw browser', () => {
       running: false,
     });
     expect((await run('profiles')).stdout).toBe('openclaw (default)  stopped\nwork  stopped\n');
-    expect((await run('start')).json()).toMatchObject({ ok: true, running: true });
-    const opened = (await run('open', `${site.base}/page`, '--label', 'controls')).json();
+    // Human output by default, the gateway's answer with --json; progress (if any) stays on stderr.
+    expect((await run('start')).stdout).toMatch(/^openclaw: running, \d+ tabs? \(headless\)\n$/);
+    const opened = (await run('--json', 'open', `${site.base}/page`, '--label', 'controls')).json();
     expect(opened.tab).toMatchObject({ tabId: 't1', label: 'controls', url: `${site.base}/page` });
     expect((await run('tabs')).stdout).toContain(`* t1 (controls)  ${site.base}/page  Test page`);
 
@@ -56,10 +57,14 @@ describe('claw browser', () => {
         .every((line) => /^- (textbox|combobox|button|link) "/.test(line)),
     ).toBe(true);
     expect((await run('type', ref('textbox', 'Email'), 'cli@example.com')).code).toBe(0);
-    expect((await run('select', ref('combobox', 'Colour'), 'g')).json()).toMatchObject({ selected: ['g'] });
+    expect((await run('select', ref('combobox', 'Colour'), 'g')).stdout).toBe(
+      `select selected g (t1  ${site.base}/page)\n`,
+    );
     // A bare number is the short form of the ref e<n>, as OpenClaw's CLI prints it.
     expect((await run('click', ref('button', 'Go'))).code).toBe(0);
-    expect((await run('wait', '--text', 'clicked cli@example.com g', '--timeout-ms', '5000')).json()).toMatchObject({
+    expect(
+      (await run('wait', '--text', 'clicked cli@example.com g', '--timeout-ms', '5000', '--json')).json(),
+    ).toMatchObject({
       ok: true,
       met: ['text "clicked cli@example.com g"'],
     });
@@ -78,6 +83,7 @@ describe('claw browser', () => {
       'window.ready===true',
       '--timeout-ms',
       '5000',
+      '--json',
     );
     expect(combined.json().met).toEqual(['url **/dash', 'load load', 'selector #main', 'fn window.ready===true']);
     const late = await run('wait', '--url', '**/never', '--timeout-ms', '100');
@@ -95,19 +101,25 @@ describe('claw browser', () => {
     expect(blocked.stderr).toMatch(/navigation blocked: 127\.0\.0\.2 is a loopback/);
     expect(site.secretHits).toEqual([]);
 
-    expect((await run('--browser-profile', 'work', 'open', `${site.base}/form`)).json().tab).toMatchObject({
+    expect((await run('--browser-profile', 'work', '--json', 'open', `${site.base}/form`)).json().tab).toMatchObject({
       tabId: 't1',
     });
     expect((await run('profiles')).stdout).toBe('openclaw (default)  running\nwork  running\n');
-    expect((await run('close', 'controls')).json()).toEqual({ ok: true, closed: 't1' });
+    expect((await run('close', 'controls')).stdout).toBe('Closed t1.\n');
     expect((await run('tabs')).stdout).toBe('no tabs\n');
 
     const usage = await run('click');
     expect(usage).toMatchObject({ code: 2, stderr: 'claw: missing <ref>\n' });
-    expect((await run('frobnicate')).stderr).toMatch(/unknown browser command "frobnicate"/);
+    expect(await run('frobnicate')).toMatchObject({
+      code: 2,
+      stderr: "claw: Unknown command 'browser frobnicate' (see claw browser --help)\n",
+    });
+    expect((await run('opn', site.base)).stderr).toBe(
+      "claw: Unknown command 'browser opn'. Did you mean 'browser open'?\n",
+    );
     expect((await run('snapshot', '--depth', 'x')).stderr).toMatch(/--depth must be a whole number/);
 
-    expect((await run('stop')).json()).toEqual({ ok: true, stopped: true });
+    expect((await run('stop')).stdout).toBe('Stopped the browser.\n');
     expect((await run('--json', 'status')).json()).toMatchObject({ running: false });
     gw.child.kill('SIGTERM');
     expect(await gw.exited).toBe(0);

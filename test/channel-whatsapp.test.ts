@@ -119,6 +119,8 @@ function otherChannel(outbox: Array<{ to: string; text: string }>) {
 
 async function boot(options: {
   fake?: FakeWhatsApp;
+  /** Instead of the fake's (e.g. real Baileys pointed somewhere). */
+  socketFactory?: WhatsAppPluginOptions['socketFactory'];
   whatsapp?: Record<string, unknown>;
   linked?: boolean;
   stateDir?: string;
@@ -139,7 +141,11 @@ async function boot(options: {
     stateDir,
     plugins: [
       ...agentStackDirs(),
-      createWhatsAppPlugin({ socketFactory: fake.factory, reconnect: FAST_RECONNECT, sendWaitMs: 3000 }),
+      createWhatsAppPlugin({
+        socketFactory: options.socketFactory ?? fake.factory,
+        reconnect: FAST_RECONNECT,
+        sendWaitMs: 3000,
+      }),
       scriptedModel(
         async (request) => (
           requests.push(request),
@@ -271,6 +277,29 @@ describe('WhatsApp: QR login', () => {
     // "not-linked" is a resting state: an account that meant to reconnect would say "reconnecting".
     await waitFor(async () => (await status()).state === 'not-linked', { what: 'the account to rest as not-linked' });
     expect(fake.sockets).toHaveLength(sockets);
+  });
+
+  it('a login with WhatsApp out of reach names the server and the error, not an expired QR code', async () => {
+    // Real Baileys, dialling a port nothing listens on: as with no network, the socket never opens.
+    const probe = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise((resolve) => probe.once('listening', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const { channel, status } = await boot({
+      linked: false,
+      socketFactory: baileysSocketFactory(runtimeDepsService({ stateDir: tempDir('claw-wa-deps-') }), {
+        waWebSocketUrl: `ws://127.0.0.1:${port}/ws/chat`,
+        install: false,
+      }),
+    });
+    const login = channel.loginStart!({ timeoutMs: 10_000 });
+    await expect(login).rejects.toThrow(
+      new RegExp(
+        `cannot reach the WhatsApp server 127\\.0\\.0\\.1:${port} \\(.*ECONNREFUSED.*\\); check the network connection`,
+      ),
+    );
+    await expect(login).rejects.not.toThrow(/QR/);
+    await waitFor(async () => (await status()).state === 'not-linked', { what: 'the account to rest as not-linked' });
   });
 
   it('a login on a linked account keeps it (unless forced): a dropped connection is not an unlink', async () => {

@@ -41,8 +41,8 @@ describe('claw basics', () => {
   it('fails with a non-zero exit and a one-line reason', async () => {
     const { env } = stateEnv();
     for (const [args, code, message] of [
-      [['frobnicate'], 2, 'claw: unknown command "frobnicate" (see claw --help)\n'],
-      [['plugins', 'explode'], 2, 'claw: unknown command "plugins explode" (see claw plugins --help)\n'],
+      [['frobnicate'], 2, "claw: Unknown command 'frobnicate' (see claw --help)\n"],
+      [['plugins', 'explode'], 2, "claw: Unknown command 'plugins explode' (see claw plugins --help)\n"],
       [['plugins', 'list', '--bogus'], 2, "claw: Unknown option '--bogus'\n"],
       [['plugins', 'info', 'ghost'], 1, 'claw: no plugin "ghost" is installed (see claw plugins list)\n'],
       [

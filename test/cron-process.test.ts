@@ -32,7 +32,7 @@ const runLog = (stateDir: string, jobId: string) => {
 async function settled(env: Record<string, string>): Promise<Record<string, any>> {
   return waitFor(
     async () => {
-      const status = JSON.parse((await claw(['cron', 'status'], env)).stdout) as Record<string, any>;
+      const status = JSON.parse((await claw(['cron', 'status', '--json'], env)).stdout) as Record<string, any>;
       return status.running.length === 0 ? status : undefined;
     },
     { intervalMs: 100, what: 'cron to have no run going' },
@@ -40,7 +40,7 @@ async function settled(env: Record<string, string>): Promise<Record<string, any>
 }
 
 async function add(env: Record<string, string>, args: string[]): Promise<{ id: string; [key: string]: unknown }> {
-  const result = await claw(['cron', 'add', ...args], env);
+  const result = await claw(['cron', 'add', ...args, '--json'], env);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout);
 }
@@ -112,7 +112,7 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
       { status: 'ok', trigger: 'recovery' },
     ]);
     expect(lines(out).filter((line) => line === 'start')).toHaveLength(2);
-    const status = JSON.parse((await claw(['cron', 'status'], env)).stdout);
+    const status = JSON.parse((await claw(['cron', 'status', '--json'], env)).stdout);
     expect(status).toMatchObject({ enabled: true, jobs: 1, running: [], errors: [] });
     expect(status.nextWakeAtMs).toBe(
       JSON.parse((await claw(['cron', 'list', '--json'], env)).stdout).jobs[0].state.nextRunAtMs,
@@ -152,7 +152,10 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     expect(listed.stdout).toMatch(
       /Morning brief\s+cron 0 7 \* \* \* \(America\/New_York\)\s+isolated\s+idle\s+in \d+h/,
     );
-    const edited = await claw(['cron', 'edit', job.id, '--every', '2h', '--no-deliver', '--thinking', 'low'], env);
+    const edited = await claw(
+      ['cron', 'edit', job.id, '--every', '2h', '--no-deliver', '--thinking', 'low', '--json'],
+      env,
+    );
     expect(JSON.parse(edited.stdout)).toMatchObject({
       schedule: { kind: 'every', everyMs: 7_200_000 },
       delivery: { mode: 'none' },
@@ -167,13 +170,27 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
       `echo probed >> ${out}; echo queue depth 3`,
       '--no-deliver',
     ]);
-    expect((await claw(['cron', 'run', probe.id], env)).code).toBe(0);
+    const started = await claw(['cron', 'run', probe.id], env);
+    expect(started).toMatchObject({
+      code: 0,
+      stdout: expect.stringMatching(/^Started job \S+ \(run \S+\); see claw cron runs/),
+    });
     await until(() => lines(out).length === 1, 10_000, 'the manual run');
     // The command's output comes before the run is recorded; `cron runs` reads the record.
     await until(() => runLog(stateDir, probe.id).length === 1, 10_000, 'the manual run to be recorded');
     const runs = await claw(['cron', 'runs', probe.id], env);
     expect(runs.stdout).toMatch(/ok\s+manual\s+\d+ms not-requested queue depth 3/);
-    expect(JSON.parse((await claw(['cron', 'rm', probe.id], env)).stdout)).toEqual({ ok: true, removed: true });
+    const status = await claw(['cron', 'status'], env);
+    expect(status.stdout).toMatch(
+      /^Scheduler: running\nJobs: +2 \(2 enabled\) in .*jobs\.json\nNext wake: in \d+[smhd] /,
+    );
+    const disabled = await claw(['cron', 'disable', probe.id], env);
+    expect(disabled.stdout).toBe(`Disabled job ${probe.id} "probe" (every 1h), disabled.\n`);
+    expect(JSON.parse((await claw(['cron', 'rm', probe.id, '--json'], env)).stdout)).toEqual({
+      ok: true,
+      removed: true,
+    });
+    expect((await claw(['cron', 'rm', probe.id], env)).stdout).toBe(`No job ${probe.id}.\n`);
 
     const refused = [
       [
@@ -197,7 +214,9 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
         ['cron', 'add', '--name', 'x', '--every', '1h'],
         /payload: one of --system-event, --message, --command is required/,
       ],
-      [['cron', 'frobnicate'], /unknown cron command "frobnicate"/],
+      [['cron', 'frobnicate'], /^claw: Unknown command 'cron frobnicate' \(see claw cron --help\)\n$/],
+      [['cron', 'ad', '--name', 'x'], /^claw: Unknown command 'cron ad'\. Did you mean 'cron add'\?\n$/],
+      [['cron', 'list', '--al'], /^claw: Unknown option '--al'\. Did you mean '--all'\?\n$/],
     ] as const;
     for (const [args, message] of refused) {
       const result = await claw([...args], env);

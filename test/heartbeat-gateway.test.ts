@@ -427,24 +427,31 @@ describe('system events and kill -9 (claw gateway)', () => {
     writeConfig(stateDir, fake, { agents: { defaults: { model: 'openai/gpt-4.1', heartbeat: { every: '1h' } } } });
     const env = { OPENCLAW_STATE_DIR: stateDir };
     await startCliGateway(env);
-    const disabled = await claw(['system', 'heartbeat', 'disable'], env);
+    const disabled = await claw(['system', 'heartbeat', 'disable', '--json'], env);
     expect(disabled.code, disabled.stderr).toBe(0);
     expect(JSON.parse(disabled.stdout)).toEqual({ ok: true, enabled: false });
-    const last = await claw(['system', 'heartbeat', 'last'], env);
+    const human = await claw(['system', 'heartbeat', 'last'], env);
+    expect(human.stdout).toMatch(
+      /^Heartbeats: off \(claw system heartbeat enable\)\nLast: none yet\n  main: every 1h, next -, 0 pending/,
+    );
+    const last = await claw(['system', 'heartbeat', 'last', '--json'], env);
     expect(JSON.parse(last.stdout)).toMatchObject({
       enabled: false,
       last: null,
       agents: [{ agentId: 'main', every: '1h', nextDueAt: null }],
     });
     const enabled = await claw(['system', 'heartbeat', 'enable'], env);
-    expect(JSON.parse(enabled.stdout)).toEqual({ ok: true, enabled: true });
-    const again = JSON.parse((await claw(['system', 'heartbeat', 'last'], env)).stdout);
+    expect(enabled.stdout).toBe('Scheduled heartbeats are on.\n');
+    const again = JSON.parse((await claw(['system', 'heartbeat', 'last', '--json'], env)).stdout);
     expect(again.agents[0].nextDueAt).toBeGreaterThan(Date.now() + 3_500_000);
     const bad = await claw(['system', 'event', '--mode', 'soon', '--text', 'x'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--mode must be now or next-heartbeat/);
-    const presence = await claw(['system', 'presence'], env);
+    const presence = await claw(['system', 'presence', '--json'], env);
     expect(presence.code, presence.stderr).toBe(0);
     expect(Array.isArray(JSON.parse(presence.stdout))).toBe(true);
+    expect((await claw(['system', 'presence'], env)).stdout).toMatch(
+      /^(No clients connected\.|(connected|gone) .*since \d{4}-)/m,
+    );
   }, 40_000);
 });

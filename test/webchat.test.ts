@@ -209,10 +209,10 @@ describe('webchat in a running gateway', () => {
   const eventsOf = (name: string) =>
     events.filter((frame) => frame.event === name).map((frame) => frame.payload as any);
 
-  it('runs without any channels.webchat config', async () => {
+  it('runs without any channels.webchat config, and says so: configured (by default) and on', async () => {
     const { channels } = await operator.request<{ channels: any[] }>('channels.status');
     const webchat = channels.find((channel) => channel.id === 'webchat');
-    expect(webchat).toMatchObject({ pluginId: 'channel-webchat', configured: false });
+    expect(webchat).toMatchObject({ pluginId: 'channel-webchat', configured: true, enabled: true });
     expect(webchat.accounts).toEqual([
       expect.objectContaining({ accountId: 'default', running: true, connected: true }),
     ]);

@@ -4,6 +4,7 @@ import { createKernel, readConfigFile, resolveConfigPath, type Kernel, type Logg
 import { createLogger } from '../../sdk/logger.js';
 import { clawKernelParts } from '../../host/kernel-options.js';
 import type { Io } from './io.js';
+import { writeAbove } from './progress.js';
 
 /** dist/apps/cli → dist/plugins (or apps/cli → plugins when run from source). */
 export const BUNDLED_PLUGINS_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url));
@@ -33,10 +34,13 @@ export function bootKernel(io: Pick<Io, 'env' | 'stderr'>, options: BootOptions 
     logger:
       options.logger ??
       createLogger({
-        level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'warn',
+        level: io.env.CLAW_LOG_LEVEL === 'debug' ? 'debug' : 'info',
         sink: (record) => {
+          // A command shows warnings and errors; of the info lines only progress (an npm install on first use).
+          if (record.progress === true && record.level === 'info') return writeAbove(io.stderr, `${record.message}\n`);
+          if (record.level === 'info' && io.env.CLAW_LOG_LEVEL !== 'debug') return;
           const scope = typeof record.plugin === 'string' ? `[${record.plugin}] ` : '';
-          io.stderr.write(`${record.level}: ${scope}${record.message}\n`);
+          writeAbove(io.stderr, `${record.level}: ${scope}${record.message}\n`);
         },
       }),
   });

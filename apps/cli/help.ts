@@ -143,6 +143,21 @@ Options:
                          never changes tokens, auth, bind or DM policies`,
 };
 
+/** The commands of the CLI itself (the rest come from plugins), for the overview and "did you mean". */
+export const BUILTIN_COMMANDS: ReadonlyArray<readonly [name: string, description: string]> = [
+  ['plugins', 'List, inspect, enable, install and diagnose plugins'],
+  ['config', 'Read, change and validate openclaw.json'],
+  ['agents', 'List, add and delete agents and their routing bindings (agents list|add|delete)'],
+  ['sandbox', 'Explain, list and recreate tool sandboxes (sandbox explain|list|recreate|build)'],
+  ['security', 'Audit config, file permissions and plugins (security audit [--deep] [--fix])'],
+  ['doctor', 'Check config, state dir, permissions and OpenClaw compatibility ([--fix])'],
+  ['backup', 'Archive, verify and restore state, config, credentials and workspaces'],
+  ['reset', 'Remove config, credentials and sessions, or everything (--scope; backs up first)'],
+  ['uninstall', 'Remove the gateway service, state and workspaces (--service --state --workspace)'],
+  ['update', 'Check for a newer claw and update an npm -g install (update status)'],
+  ['help', 'Show help for a command (claw help plugins)'],
+];
+
 interface PluginCommand {
   name: string;
   description: string;
@@ -161,17 +176,7 @@ export function printHelp(io: HelpIo, topic?: string, bundledDir?: string): void
     'Usage: claw <command> [options]',
     '',
     'Commands:',
-    '  plugins    List, inspect, enable, install and diagnose plugins',
-    '  config     Read, change and validate openclaw.json',
-    '  agents     List, add and delete agents and their routing bindings (agents list|add|delete)',
-    '  sandbox    Explain, list and recreate tool sandboxes (sandbox explain|list|recreate|build)',
-    '  security   Audit config, file permissions and plugins (security audit [--deep] [--fix])',
-    '  doctor     Check config, state dir, permissions and OpenClaw compatibility ([--fix])',
-    '  backup     Archive, verify and restore state, config, credentials and workspaces',
-    '  reset      Remove config, credentials and sessions, or everything (--scope; backs up first)',
-    '  uninstall  Remove the gateway service, state and workspaces (--service --state --workspace)',
-    '  update     Check for a newer claw and update an npm -g install (update status)',
-    '  help       Show help for a command (claw help plugins)',
+    ...BUILTIN_COMMANDS.map(([name, description]) => `  ${name.padEnd(9)}  ${description}`),
   ];
   const commands = pluginCommands(io.env, bundledDir);
   if (commands.length > 0) {

@@ -4,6 +4,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { CliError, type Io } from './io.js';
+import type { UsageError } from '../../sdk/cli.js';
 import { trace } from '../../kernel/util/trace.js';
 
 interface Globals {
@@ -110,16 +111,34 @@ async function tightenState(io: Io): Promise<void> {
 }
 
 async function report(io: Io, error: unknown): Promise<number> {
-  const known = error instanceof CliError || (error instanceof Error && 'code' in error);
+  const { GatewayRequestError, UsageError } = await import('../../sdk/cli.js');
+  const usage = error instanceof UsageError ? error : undefined;
+  const gateway = error instanceof GatewayRequestError ? error : undefined;
+  const known = usage !== undefined || error instanceof CliError || (error instanceof Error && 'code' in error);
   const mask = await secretMask(io.env);
-  const message = mask(error instanceof Error ? error.message : String(error));
+  const text = error instanceof Error ? error.message : String(error);
+  const message = mask(usage?.typo ? `${text}${await typoHint(text, usage.typo)}` : text);
   if (io.json) {
-    io.stdout.write(`${JSON.stringify({ ok: false, error: { message } }, null, 2)}\n`);
+    const shape = gateway ? { code: gateway.code, message } : { message };
+    io.stdout.write(`${JSON.stringify({ ok: false, error: shape }, null, 2)}\n`);
   } else {
-    io.stderr.write(`claw: ${message}\n`);
+    io.stderr.write(`claw: ${gateway ? `${gateway.code}: ` : ''}${message}\n`);
     if (!known && error instanceof Error && io.env.CLAW_DEBUG) io.stderr.write(`${mask(String(error.stack))}\n`);
   }
-  return error instanceof CliError ? error.exitCode : 1;
+  return usage ? 2 : error instanceof CliError ? error.exitCode : 1;
+}
+
+/**
+ * ". Did you mean 'plugins install'?", or where the right words are listed. The words before
+ * the typo come from the message's quote: "Unknown command 'plugins instal'".
+ */
+async function typoHint(message: string, typo: NonNullable<UsageError['typo']>): Promise<string> {
+  const { closest } = await import('./suggest.js');
+  const quoted = /'([^']*)'/.exec(message)?.[1] ?? typo.word;
+  const before = quoted.endsWith(typo.word) ? quoted.slice(0, quoted.length - typo.word.length) : '';
+  const near = closest(typo.word, typo.choices);
+  if (near) return `. Did you mean '${before}${near}'?`;
+  return typo.word.startsWith('-') ? '' : ` (see claw ${before}--help)`;
 }
 
 /**

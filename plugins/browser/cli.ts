@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CliContext } from '../../sdk/index.js';
-import { parseFlags, UsageError, type GatewayFlags } from '../../sdk/cli.js';
+import { parseFlags, unknownCommand, UsageError, type GatewayFlags } from '../../sdk/cli.js';
 import type { BrowserRequest } from './routes.js';
 
 export const BROWSER_HELP = `Usage: claw browser [--browser-profile <name>] [--json] <command> [options]
@@ -26,6 +26,28 @@ export const BROWSER_HELP = `Usage: claw browser [--browser-profile <name>] [--j
   screenshot [--full-page | --ref <ref> | --element <css>] [--type png|jpeg]
   pdf
 Every command: --target-id <tab>. Gateway: --url <ws-url>, --token <token>, --timeout <ms> (before the command).`;
+
+const BROWSER_COMMANDS = [
+  'status',
+  'start',
+  'stop',
+  'profiles',
+  'tabs',
+  'open',
+  'focus',
+  'close',
+  'navigate',
+  'snapshot',
+  'click',
+  'type',
+  'fill',
+  'press',
+  'hover',
+  'select',
+  'wait',
+  'screenshot',
+  'pdf',
+];
 
 const PARENT = {
   help: { type: 'boolean' },
@@ -192,7 +214,34 @@ function toRequest(command: string, args: string[], flags: Child): BrowserReques
     case 'pdf':
       return { method: 'POST', path: '/pdf', body: base };
   }
-  throw new UsageError(`unknown browser command "${command}" (see claw browser --help)`);
+  throw unknownCommand('browser', command, BROWSER_COMMANDS);
+}
+
+const tabLine = (tab: Record<string, any>) =>
+  `${tab.tabId}${tab.label ? ` (${tab.label})` : ''}  ${tab.url}  ${tab.title ?? ''}`.trimEnd();
+
+function statusLine(status: Record<string, any>): string {
+  if (status.enabled === false) return 'The browser is off (browser.enabled is false).';
+  const state = status.running ? `running, ${status.tabs} tab${status.tabs === 1 ? '' : 's'}` : 'stopped';
+  const blocked = status.blocked?.length
+    ? `; ${status.blocked.length} request(s) blocked recently by the SSRF policy`
+    : '';
+  return `${status.profile}: ${state}${status.headless ? ' (headless)' : ''}${blocked}`;
+}
+
+/** What an action did beyond "done": the fields filled, the key pressed, the options chosen, the conditions met. */
+function actLine(result: Record<string, any>): string {
+  const detail =
+    result.filled !== undefined
+      ? `${result.filled} field${result.filled === 1 ? '' : 's'} filled`
+      : result.key
+        ? `pressed ${result.key}`
+        : result.selected
+          ? `selected ${result.selected.join(', ')}`
+          : result.met
+            ? `met: ${result.met.join(', ')}`
+            : 'done';
+  return `${result.kind} ${detail} (${result.targetId}  ${result.url})`;
 }
 
 function print(command: string, result: Record<string, any>, ctx: CliContext): void {
@@ -206,12 +255,16 @@ function print(command: string, result: Record<string, any>, ctx: CliContext): v
   } else if (command === 'screenshot' || command === 'pdf') out(`MEDIA:${result.path}`);
   else if (command === 'tabs') {
     if (!result.tabs.length) out('no tabs');
-    for (const tab of result.tabs)
-      out(`${tab.active ? '*' : ' '} ${tab.tabId}${tab.label ? ` (${tab.label})` : ''}  ${tab.url}  ${tab.title}`);
+    for (const tab of result.tabs) out(`${tab.active ? '*' : ' '} ${tabLine(tab)}`);
   } else if (command === 'profiles') {
     for (const profile of result.profiles)
       out(`${profile.name}${profile.default ? ' (default)' : ''}  ${profile.running ? 'running' : 'stopped'}`);
-  } else out(JSON.stringify(result, null, 2));
+  } else if (command === 'status' || command === 'start') out(statusLine(result));
+  else if (command === 'stop') out(result.stopped ? 'Stopped the browser.' : 'The browser was not running.');
+  else if (command === 'open' || command === 'focus')
+    out(`${command === 'open' ? 'Opened' : 'Focused'} ${tabLine(result.tab)}`);
+  else if (command === 'close') out(result.closed ? `Closed ${result.closed}.` : 'No tab to close.');
+  else out(actLine(result));
 }
 
 export async function browserCommand(argv: string[], ctx: CliContext): Promise<number> {
@@ -235,11 +288,14 @@ export async function browserCommand(argv: string[], ctx: CliContext): Promise<n
   // As OpenClaw's CLI: the request may take its own timeout (a long wait) plus 10 s for the transport.
   const waitMs = typeof request.body?.timeoutMs === 'number' ? request.body.timeoutMs : 0;
   const timeoutMs = Math.max(gateway.timeout === undefined ? 30_000 : Number(gateway.timeout), waitMs) + 10_000;
-  const result = await ctx.gateway.connect(gateway, (client) =>
-    client.request<Record<string, unknown>>(
-      'browser.request',
-      { ...request, idempotencyKey: randomUUID() },
-      { timeoutMs },
+  // The first use starts Chromium (and may install playwright-core first): seconds of silence otherwise.
+  const result = await ctx.progress(`Waiting for the browser (${command})`, () =>
+    ctx.gateway.connect(gateway, (client) =>
+      client.request<Record<string, unknown>>(
+        'browser.request',
+        { ...request, idempotencyKey: randomUUID() },
+        { timeoutMs },
+      ),
     ),
   );
   if (parent.json || flags.json) ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

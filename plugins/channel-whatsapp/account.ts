@@ -109,6 +109,10 @@ export class WhatsAppAccount {
   private socket?: WaSocket;
   private generation = 0;
   private loginMode = false;
+  /** Whether this login got as far as a QR code: without one, WhatsApp was never reached. */
+  private qrShown = false;
+  /** The host the socket dials (for "cannot reach …"). */
+  private server?: string;
   private stopped = false;
   private timer?: NodeJS.Timeout;
   private readonly listeners = new Set<() => void>();
@@ -187,6 +191,7 @@ export class WhatsAppAccount {
     this.qr = undefined;
     this.attempts = 0;
     this.loginMode = true;
+    this.qrShown = false;
     await this.connect();
   }
 
@@ -226,6 +231,7 @@ export class WhatsAppAccount {
       return;
     }
     this.socket = socket;
+    this.server = socket.host;
     socket.ev.on('creds.update', () => {
       socket
         .saveCreds()
@@ -251,6 +257,7 @@ export class WhatsAppAccount {
         return;
       }
       this.qr = update.qr;
+      this.qrShown = true;
       this.setState('qr');
     }
     if (update.connection === 'open') {
@@ -287,8 +294,10 @@ export class WhatsAppAccount {
       // The QR codes ran out (408) or the link failed before it completed: no loop, tell the user.
       this.loginMode = false;
       this.qr = undefined;
-      this.lastError =
-        code === DisconnectReason.timedOut
+      // Baileys reports a socket that never opened (no network, DNS, a firewall) as 408 too.
+      this.lastError = !this.qrShown
+        ? `cannot reach the WhatsApp server ${this.server ?? 'web.whatsapp.com'} (${reason}); check the network connection, then run the login again`
+        : code === DisconnectReason.timedOut
           ? 'the QR code expired before it was scanned; run the login again'
           : `the login failed (${code ?? 'no status'} ${reason})`;
       return this.setState('not-linked');

@@ -89,6 +89,9 @@ async function authState(
   };
 }
 
+/** Baileys' default, named here for errors that say which server could not be reached. */
+const DEFAULT_WA_WEB_SOCKET = 'wss://web.whatsapp.com/ws/chat';
+
 export interface BaileysFactoryOptions extends Pick<RuntimeDepImportOptions, 'install'> {
   /** WhatsApp Web's WebSocket (default Baileys' wss://web.whatsapp.com/ws/chat). */
   waWebSocketUrl?: string;
@@ -124,6 +127,7 @@ export function baileysSocketFactory(runtimeDeps: RuntimeDeps, deps: BaileysFact
       downloadMedia: (message: WaMessage) =>
         baileys.downloadMediaMessage(message, 'buffer', {}, { logger, reuploadRequest: sock.updateMediaMessage }),
       saveCreds,
+      host: new URL(deps.waWebSocketUrl ?? DEFAULT_WA_WEB_SOCKET).host,
     };
   };
 }

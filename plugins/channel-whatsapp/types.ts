@@ -116,6 +116,8 @@ export interface WaSocket {
   downloadMedia(message: WaMessage): Promise<Buffer>;
   /** Persist the current credentials (called on creds.update). */
   saveCreds(): Promise<void>;
+  /** The host the socket connects to (web.whatsapp.com), for errors that name it. */
+  readonly host?: string;
 }
 
 export interface SocketOptions {

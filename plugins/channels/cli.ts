@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { parseFlags, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { channelLoginCommand, LOGIN_HELP } from './login-cli.js';
 import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './token-cli.js';
@@ -78,7 +78,9 @@ async function channelsCommand(
     // Here --token is the bot token, not the gateway's.
     if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout')
       return channelTokenCommand(action, values, ctx, api);
-    if (action !== 'list' && action !== 'status') throw new UsageError(CHANNEL_HELP.channels!);
+    if (action !== undefined && action !== 'list' && action !== 'status')
+      throw unknownCommand('channels', action, ['list', 'status', 'add', 'remove', 'login', 'logout']);
+    if (action === undefined) throw new UsageError(CHANNEL_HELP.channels!);
     let channels: ChannelInfo[];
     let source: 'gateway' | 'config';
     if (viaGateway) {

@@ -187,14 +187,16 @@ export class ChannelManager implements ChannelsApi {
     const config = this.deps.config();
     const out: ChannelInfo[] = [];
     const deliveries = (await this.deps.deliveries?.().catch(() => [])) ?? [];
-    for (const { id, pluginId } of this.deps.declaredChannels()) {
+    for (const { id, pluginId, loaded } of this.deps.declaredChannels()) {
       const section = channelSection(config, id);
       const running = [...this.accounts.values()].filter((state) => state.channel === id);
       let reported: ChannelStatus[] = [];
-      if (running.some((state) => state.running)) {
-        const plugin = await this.deps.findChannel(id).catch(() => undefined);
+      // Only a loaded plugin is asked: a status call must not load every channel plugin there is.
+      const plugin = loaded || running.length ? await this.deps.findChannel(id).catch(() => undefined) : undefined;
+      if (running.some((state) => state.running))
         reported = (await Promise.resolve(plugin?.status?.()).catch(() => undefined)) ?? [];
-      }
+      // A channel on by default (WebChat, inside the gateway) is configured without a config section.
+      const byDefault = !section && plugin?.defaults?.enabled === true;
       const accountIds = new Set([
         ...(section ? configuredAccounts(section) : []),
         ...running.map((state) => state.accountId),
@@ -202,8 +204,8 @@ export class ChannelManager implements ChannelsApi {
       out.push({
         id,
         pluginId,
-        configured: section !== undefined,
-        enabled: section !== undefined && section.enabled !== false,
+        configured: section !== undefined || byDefault,
+        enabled: byDefault || (section !== undefined && section.enabled !== false),
         accounts: [...accountIds].map((accountId) => {
           const state = running.find((item) => item.accountId === accountId);
           const own = reported.find((item) => item.accountId === accountId);

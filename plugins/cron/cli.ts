@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CliContext } from '../../sdk/index.js';
-import { parseFlags, UsageError } from '../../sdk/cli.js';
+import { parseFlags, unknownCommand, UsageError } from '../../sdk/cli.js';
 import { describeSchedule, parseDurationMs } from './schedule.js';
 import type { CronJob, RunLogEntry } from './types.js';
 
@@ -16,13 +16,13 @@ export const CRON_HELP = `Usage: claw cron <command> [options]      (alias: claw
                [--timeout-seconds <n>] [--announce [--channel <id>] [--to <target>] [--account <id>] [--thread-id <id>]
                | --webhook <url> | --no-deliver] [--delete-after-run | --keep-after-run] [--agent <id>] [--description <text>] [--disabled]
   list [--all] [--json]                 jobs, soonest first
-  status                                scheduler status (JSON): next wake, running jobs, last errors
+  status [--json]                       scheduler status: next wake, running jobs, last errors
   edit <id> [the add flags] [--enable | --disable]
   rm|remove|delete <id>                 delete a job (run history stays)
   enable|disable <id>
   run <id> [--due]                      run now (or only if due)
   runs <id> [--limit <n>] [--json]      run history, newest first
-Gateway options: --url <ws-url>, --token <token>, --timeout <ms>`;
+Every command: --json prints the gateway's answer as JSON. Gateway options: --url <ws-url>, --token <token>, --timeout <ms>`;
 
 const FLAGS = {
   help: { type: 'boolean' },
@@ -251,11 +251,61 @@ function runsText(entries: RunLogEntry[]): string {
     .join('\n');
 }
 
+interface RunResult {
+  ran: boolean;
+  runId?: string;
+  reason?: string;
+}
+
+const RUN_REASONS: Record<string, string> = {
+  'already-running': 'it is already running',
+  'not-due': 'it is not due (--due runs only a due job)',
+  skipped: 'it was skipped',
+};
+
+/** What cron.status answers (the fields the human view reads). */
+interface CronStatus {
+  enabled: boolean;
+  schedulerRunning: boolean;
+  storePath: string;
+  jobs: number;
+  enabledJobs: number;
+  nextWakeAtMs: number | null;
+  running: Array<{ jobId: string; name?: string; phase: string; runningAtMs: number }>;
+  errors: Array<{ jobId: string; name: string; lastError: string; consecutiveErrors: number }>;
+}
+
+/** `job 1a2b3c4d "daily" (every 1h), next run in 59m` */
+function jobLine(job: CronJob): string {
+  const next = job.state?.nextRunAtMs;
+  const when = !job.enabled ? 'disabled' : next === undefined ? 'no next run' : `next run ${ago(next, Date.now())}`;
+  return `job ${job.id} "${job.name}" (${describeSchedule(job.schedule)}), ${when}.`;
+}
+
+function statusText(status: CronStatus): string {
+  const now = Date.now();
+  const scheduler = !status.enabled ? 'off (cron.enabled is false)' : status.schedulerRunning ? 'running' : 'stopped';
+  const lines = [
+    `Scheduler: ${scheduler}`,
+    `Jobs:      ${status.jobs} (${status.enabledJobs} enabled) in ${status.storePath}`,
+    `Next wake: ${status.nextWakeAtMs === null ? 'none' : `${ago(status.nextWakeAtMs, now)} (${new Date(status.nextWakeAtMs).toISOString()})`}`,
+  ];
+  if (status.running.length) lines.push(`Running (${status.running.length}):`);
+  for (const run of status.running)
+    lines.push(`  ${run.jobId.slice(0, 8)}  ${run.name ?? ''}  ${run.phase}, started ${ago(run.runningAtMs, now)}`);
+  if (status.errors.length) lines.push(`Failing (${status.errors.length}):`);
+  for (const error of status.errors)
+    lines.push(`  ${error.jobId.slice(0, 8)}  ${error.name}: ${error.lastError} (${error.consecutiveErrors} in a row)`);
+  return lines.join('\n');
+}
+
 export async function cronCommand(argv: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseFlags(argv, FLAGS);
   const [action, ...rest] = positionals;
-  const write = (value: unknown) =>
-    ctx.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+  const write = (text: string) => ctx.stdout.write(`${text}\n`);
+  /** The gateway's answer as JSON with --json, else `human`'s reading of it. */
+  const show = <T>(result: T, human: (value: T) => string) =>
+    write(values.json ? JSON.stringify(result, null, 2) : human(result));
   const idArg = (): string => {
     const id = rest[0] ?? values.id;
     if (!id) throw new UsageError(`claw cron ${action} needs a job id (see claw cron list --all)`);
@@ -284,17 +334,17 @@ export async function cronCommand(argv: string[], ctx: CliContext): Promise<numb
         payload: payload(values) ?? one(values, ['system-event', 'message', 'command'], 'payload', true),
         ...(values.disabled ? { enabled: false } : {}),
       };
-      write(await call('cron.add', { job }));
+      show((await call('cron.add', { job })) as CronJob, (added) => `Added ${jobLine(added)}`);
       return 0;
     }
     case 'list':
     case 'ls': {
       const result = (await call('cron.list', { includeDisabled: values.all === true })) as { jobs: CronJob[] };
-      write(values.json ? result : table(result.jobs));
+      show(result, (listed) => table(listed.jobs));
       return 0;
     }
     case 'status':
-      write(await call('cron.status', {}));
+      show((await call('cron.status', {})) as CronStatus, statusText);
       return 0;
     case 'edit':
     case 'update': {
@@ -309,23 +359,34 @@ export async function cronCommand(argv: string[], ctx: CliContext): Promise<numb
       if (values.disable || values.disabled) patch.enabled = false;
       if (Object.keys(patch).length === 0)
         throw new UsageError('nothing to change: give at least one flag (see claw cron --help)');
-      write(await call('cron.update', { jobId: id, patch }));
+      show((await call('cron.update', { jobId: id, patch })) as CronJob, (job) => `Updated ${jobLine(job)}`);
       return 0;
     }
     case 'enable':
-    case 'disable':
-      write(await call('cron.update', { jobId: idArg(), patch: { enabled: action === 'enable' } }));
+    case 'disable': {
+      const patch = { enabled: action === 'enable' };
+      const job = (await call('cron.update', { jobId: idArg(), patch })) as CronJob;
+      show(job, () => `${action === 'enable' ? 'Enabled' : 'Disabled'} ${jobLine(job)}`);
       return 0;
+    }
     case 'rm':
     case 'remove':
     case 'delete': {
-      const result = (await call('cron.remove', { jobId: idArg() })) as { removed: boolean };
-      write(result);
+      const id = idArg();
+      const result = (await call('cron.remove', { jobId: id })) as { removed: boolean };
+      show(result, ({ removed }) => (removed ? `Removed job ${id} (its run history stays).` : `No job ${id}.`));
       return result.removed ? 0 : 1;
     }
-    case 'run':
-      write(await call('cron.run', { jobId: idArg(), mode: values.due ? 'due' : 'force' }));
+    case 'run': {
+      const id = idArg();
+      const result = (await call('cron.run', { jobId: id, mode: values.due ? 'due' : 'force' })) as RunResult;
+      show(result, ({ ran, runId, reason }) =>
+        ran
+          ? `Started job ${id} (run ${runId}); see claw cron runs ${id}.`
+          : `Job ${id} did not run: ${RUN_REASONS[reason ?? ''] ?? reason}.`,
+      );
       return 0;
+    }
     case 'runs': {
       const limit = values.limit === undefined ? undefined : Number(values.limit);
       if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
@@ -333,15 +394,13 @@ export async function cronCommand(argv: string[], ctx: CliContext): Promise<numb
       const result = (await call('cron.runs', { jobId: idArg(), ...(limit ? { limit } : {}) })) as {
         entries: RunLogEntry[];
       };
-      write(values.json ? result : runsText(result.entries));
+      show(result, ({ entries }) => runsText(entries));
       return 0;
     }
     case undefined:
       write(CRON_HELP);
       return 0;
     default:
-      throw new UsageError(
-        `unknown cron command "${action}" (add, list, status, edit, rm, enable, disable, run, runs)`,
-      );
+      throw unknownCommand('cron', action, ['add', 'list', 'status', 'edit', 'rm', 'enable', 'disable', 'run', 'runs']);
   }
 }

@@ -69,13 +69,12 @@ export class LocalEmbeddingProvider implements EmbeddingProvider {
   }
 
   private importDefault(): Promise<LlamaModule> {
-    const { runtimeDeps, logger } = this.options;
+    const { runtimeDeps } = this.options;
     if (!runtimeDeps)
       return Promise.reject(
         new Error('node-llama-cpp comes through the host\'s "runtime-deps" service, and none was given'),
       );
     return runtimeDeps.import<LlamaModule>(NODE_LLAMA_CPP, {
-      log: (line) => (logger?.info ?? logger?.warn)?.call(logger, line),
       retryCommand: 'claw plugins enable llama-cpp (or set memorySearch.provider to a remote one)',
     });
   }

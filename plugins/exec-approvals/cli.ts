@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { parseFlags, UsageError } from '../../sdk/cli.js';
+import { parseFlags, unknownCommand, UsageError } from '../../sdk/cli.js';
 import {
   addAllowlistEntry,
   approvalsFile,
@@ -190,5 +190,5 @@ export async function approvalsCommand(
     );
     return 0;
   }
-  throw new UsageError(`unknown approvals command "${action}"\n${APPROVALS_HELP}`);
+  throw unknownCommand('approvals', action, ['get', 'set', 'allowlist', 'pending', 'resolve']);
 }

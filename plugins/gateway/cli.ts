@@ -6,7 +6,7 @@
 import { healthLines, healthOk, statusLines } from './health-text.js';
 import { randomUUID } from 'node:crypto';
 import { type BootedKernel, type CliContext, type PluginApi, trace } from '../../sdk/index.js';
-import { GatewayRequestError, parseFlags as parse, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { GatewayRequestError, parseFlags as parse, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 import type { GatewayService } from './service.js';
 import type { ServiceCommand } from './daemon/cli.js';
 import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
@@ -322,7 +322,7 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
   const [action = 'list', target] = positionals;
   if (values.help) return print(ctx, HELP.devices!);
   if (!['list', 'approve', 'reject', 'remove'].includes(action))
-    throw new UsageError(`unknown devices command "${action}" (${HELP.devices})`);
+    throw unknownCommand('devices', action, ['list', 'approve', 'reject', 'remove']);
   if (action !== 'list' && !target)
     throw new UsageError(`usage: claw devices ${action} <${action === 'remove' ? 'deviceId' : 'requestId'}>`);
   const method = action === 'list' ? 'device.pair.list' : `device.pair.${action}`;

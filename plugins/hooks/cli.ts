@@ -6,7 +6,7 @@
  * change at once), else in the config file under the config lock.
  */
 import type { CliContext, PluginApi } from '../../sdk/index.js';
-import { cliCommand, parseFlags, UsageError, type ConfigChange } from '../../sdk/cli.js';
+import { cliCommand, parseFlags, unknownCommand, UsageError, type ConfigChange } from '../../sdk/cli.js';
 import { normalizeAgentId, unknownAgentProblem } from '../../sdk/agent/index.js';
 import { describeMissing, type HookStatus } from './discovery.js';
 import { hookInventory } from './runner.js';
@@ -204,7 +204,7 @@ export function hooksCli(argv: string[], ctx: CliContext, api: PluginApi, bundle
       if (on && hook.events.includes('gateway:startup')) out('It runs at the next gateway start.');
       return 0;
     }
-    throw new UsageError(`unknown hooks command "${action}"\n${HOOKS_HELP}`);
+    throw unknownCommand('hooks', action, ['list', 'info', 'check', 'enable', 'disable']);
   })(argv, ctx);
 }
 

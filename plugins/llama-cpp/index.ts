@@ -63,7 +63,6 @@ export default definePlugin<LlamaCppConfig>({
     const deps = runtimeDeps(api.kernel, 'the llama-cpp provider');
     const importBackend = (): Promise<LlamaModule> =>
       deps.import<LlamaModule>(NODE_LLAMA_CPP, {
-        log: (line) => api.logger.info(line),
         retryCommand: `claw plugins enable ${PROVIDER_ID}`,
       });
     const runtime = new LlamaCppRuntime(

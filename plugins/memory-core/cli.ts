@@ -4,7 +4,7 @@
  * Runs against the backend that holds the memory slot, in this process.
  */
 import type { CliContext, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../sdk/index.js';
-import { parseFlags, runCliCommand, UsageError } from '../../sdk/cli.js';
+import { parseFlags, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 
 const HELP = `Usage: claw memory status [--deep] [--agent <id>] [--json]
        claw memory index [--force] [--agent <id>] [--json]
@@ -61,7 +61,7 @@ export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryCli
           return await search(ctx, manager, query, { agentId, maxResults: max, minScore }, values.json === true);
         }
         default:
-          throw new UsageError(`unknown action "${action}" (status, index, search)`);
+          throw unknownCommand('memory', action, ['status', 'index', 'search']);
       }
     } finally {
       await manager.stop();

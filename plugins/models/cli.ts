@@ -3,7 +3,7 @@
  * chain and aliases, and each provider's auth profiles with their cooldowns.
  */
 import type { CliContext } from '../../sdk/index.js';
-import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
+import { parseFlags as parse, unknownCommand, UsageError } from '../../sdk/cli.js';
 import { configuredProviderIds, unknownAgentProblem } from '../../sdk/agent/index.js';
 import { routeProvider } from './provider-routing.js';
 import type { ModelService } from './service.js';
@@ -129,5 +129,5 @@ export async function modelsCommand(argv: string[], ctx: CliContext, runtime: Mo
     ctx.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   }
-  throw new UsageError(`unknown action "${action}": use claw models list or claw models status`);
+  throw unknownCommand('models', String(action), ['list', 'status']);
 }

@@ -4,7 +4,7 @@
  * cannot be reached). `--json` prints the report as is.
  */
 import type { CliContext, KernelConfig, PluginApi } from '../../sdk/index.js';
-import { GatewayRequestError, parseFlags, UsageError } from '../../sdk/cli.js';
+import { GatewayRequestError, parseFlags, unknownCommand, UsageError } from '../../sdk/cli.js';
 import { unknownAgentProblem } from '../../sdk/agent/index.js';
 import type { SkillsCatalog, SkillStatus, StatusReport } from './catalog.js';
 
@@ -45,7 +45,7 @@ export async function skillsCommand(
   catalog: SkillsCatalog,
 ): Promise<number> {
   const [sub = 'list', ...rest] = argv[0] && !argv[0].startsWith('-') ? argv : ['list', ...argv];
-  if (!['list', 'info', 'check'].includes(sub)) throw new UsageError(`unknown subcommand "${sub}" (list, info, check)`);
+  if (!['list', 'info', 'check'].includes(sub)) throw unknownCommand('skills', sub, ['list', 'info', 'check']);
   const { values, positionals } = parseFlags(rest, FLAGS);
   if (sub === 'info' ? positionals.length !== 1 : positionals.length > 0) {
     throw new UsageError(

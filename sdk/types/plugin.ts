@@ -90,6 +90,8 @@ export interface CliContext {
   boot(options?: CliBootOptions): Promise<BootedKernel>;
   /** The gateway running for this state dir: whether there is one, calls to it, config changes through it. */
   gateway: CliGateway;
+  /** Shows `label` on stderr while `work` runs longer than `afterMs` (default 2000): a spinner on a terminal, lines otherwise. */
+  progress<T>(label: string, work: () => Promise<T>, options?: { afterMs?: number }): Promise<T>;
 }
 
 /** The part of a booted kernel (the kernel's `Kernel`) a CLI command drives. */

@@ -23,8 +23,6 @@ export interface RuntimeDependency {
 export interface RuntimeDepImportOptions {
   /** What the user should run to retry, for error messages (e.g. `claw plugins enable <id>`). */
   retryCommand?: string;
-  /** Step lines while installing (what is installed where, how long it took). */
-  log?: (line: string) => void;
   /** Install when missing (default true); false fails with the "not installed" explanation. */
   install?: boolean;
 }

@@ -8,7 +8,6 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   expandHome,
   readConfigFile,
@@ -33,6 +32,7 @@ import { changeConfig, type ConfigChange } from '../config-change.js';
 import { bootKernel } from '../boot.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 type AnyRecord = Record<string, any>;
 const AGENT_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -42,12 +42,7 @@ function parse(
   options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>,
   positionals: number,
 ) {
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  const parsed = parseFlags(args, options);
   if (parsed.positionals.length !== positionals)
     throw usageError(
       `expected ${positionals === 0 ? 'no arguments' : `${positionals} argument${positionals === 1 ? '' : 's'}`} (see claw agents --help)`,
@@ -72,7 +67,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     case 'delete':
       return remove(rest, io);
     default:
-      throw usageError(`unknown command "agents ${sub}" (see claw agents --help)`);
+      throw unknownCommand('agents', sub, ['list', 'add', 'delete']);
   }
 }
 

@@ -1,5 +1,4 @@
 /** `claw config …` */
-import { parseArgs } from 'node:util';
 import {
   formatIssue,
   getPath,
@@ -18,6 +17,7 @@ import { changeConfig, type ConfigChange } from '../config-change.js';
 import { nonFiniteNumber, outOfRange } from '../config-numbers.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, usageError, type Io } from '../io.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [sub, ...rest] = args;
@@ -38,16 +38,12 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     case 'file':
       return path(rest, io);
     default:
-      throw usageError(`unknown command "config ${sub}" (see claw config --help)`);
+      throw unknownCommand('config', sub, ['get', 'set', 'unset', 'validate', 'path', 'file']);
   }
 }
 
 function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  return parseFlags(args, options);
 }
 
 function segmentsOf(path: string | undefined): PathSegment[] {

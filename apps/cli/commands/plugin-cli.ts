@@ -5,6 +5,9 @@ import type { BootedKernel, CliContext } from '../../../sdk/index.js';
 import { bootKernel } from '../boot.js';
 import { cliGateway } from '../operator.js';
 import { usageError, type Io } from '../io.js';
+import { BUILTIN_COMMANDS } from '../help.js';
+import { UsageError } from '../../../sdk/cli.js';
+import { withProgress, writeAbove } from '../progress.js';
 
 export async function run(command: string, args: string[], io: Io, help: boolean): Promise<number> {
   const kernel = await bootKernel(io);
@@ -17,7 +20,7 @@ export async function run(command: string, args: string[], io: Io, help: boolean
       throw usageError(
         `"claw ${command}" comes from plugin "${record.id}", which is unavailable: ${record.error ?? record.reason}`,
       );
-    throw usageError(`unknown command "${command}" (see claw --help)`);
+    throw unknownCommand(command, kernel);
   }
   const argv = [...args];
   if (help) argv.push('--help');
@@ -29,6 +32,7 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     // The kernel as the SDK types it: the same object, capabilities with their full contracts.
     boot: (options = {}) => bootKernel(io, options) as Promise<BootedKernel>,
     gateway: cliGateway(kernel.plugins.kernelServices, io.env),
+    progress: (label, work, options) => withProgress(io.stderr, label, work, options),
   };
   try {
     const code = await cli.run(argv, ctx);
@@ -36,6 +40,18 @@ export async function run(command: string, args: string[], io: Io, help: boolean
   } finally {
     await releaseServices(kernel);
   }
+}
+
+/** A command no built-in and no enabled plugin offers; the CLI suggests the closest one. */
+function unknownCommand(command: string, kernel: Kernel): UsageError {
+  const offered = kernel.plugins
+    .list()
+    .filter((record) => record.enabled)
+    .flatMap((record) => record.manifest?.cliCommands?.map((declared) => declared.name) ?? []);
+  const choices = [...BUILTIN_COMMANDS.map(([name]) => name), ...offered];
+  return Object.assign(new UsageError(`Unknown command '${command}'`), {
+    typo: { word: command, choices },
+  });
 }
 
 /**
@@ -66,7 +82,7 @@ async function releaseServices(kernel: Kernel): Promise<void> {
 function masked(stream: NodeJS.WritableStream, redact: Pick<Redactor, 'text'>): NodeJS.WritableStream {
   const out = new Writable({
     write(chunk: Buffer | string, _encoding, done) {
-      stream.write(redact.text(chunk.toString()));
+      writeAbove(stream, redact.text(chunk.toString()));
       done(); // pass-through: nothing is held back if the command exits right after writing
     },
   });

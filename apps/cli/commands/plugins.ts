@@ -1,7 +1,6 @@
 /** `claw plugins …` */
 import { existsSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { slotHolder, type Kernel, type PluginRecord, type PluginsConfig } from '../../../kernel/index.js';
 import { readManifest } from '../../../host/manifest.js';
 import { redactConfig } from '../../../sdk/config-redact.js';
@@ -15,6 +14,7 @@ import { isOpenclawPlugin, NEEDS_PREFIX } from '../../../host/openclaw-plugins.j
 import { editConfig } from '../config-edit.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, truncate, usageError, warn, type Io } from '../io.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 const STATUS_WORD: Record<PluginRecord['status'], string> = {
   ready: 'on',
@@ -49,7 +49,18 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       case 'doctor':
         return await doctor(rest, io);
       default:
-        throw usageError(`unknown command "plugins ${sub}" (see claw plugins --help)`);
+        throw unknownCommand('plugins', sub, [
+          'list',
+          'ls',
+          'info',
+          'inspect',
+          'enable',
+          'disable',
+          'install',
+          'uninstall',
+          'remove',
+          'doctor',
+        ]);
     }
   } catch (error) {
     if (error instanceof PluginManageError) throw new CliError(error.message);
@@ -58,11 +69,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
 }
 
 function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: string[], options: T) {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  return parseFlags(args, options);
 }
 
 async function list(args: string[], io: Io): Promise<number> {

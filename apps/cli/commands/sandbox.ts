@@ -7,7 +7,6 @@
  * plugin's image builder when it offers one.
  */
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SLOT_HOLDERS, type Kernel } from '../../../kernel/index.js';
 import type { SandboxBackend, SandboxInfo, SandboxSpec } from '../../../sdk/index.js';
@@ -15,8 +14,10 @@ import { resolveSandboxRoute } from '../../../host/sandbox-route.js';
 import { agentPaths, defaultAgentId } from '../../../sdk/agent/settings.js';
 import { checkSandboxMounts } from '../../../host/sandbox-checks.js';
 import { bootKernel } from '../boot.js';
+import { withProgress } from '../progress.js';
 import { printHelp } from '../help.js';
 import { CliError, printJson, println, table, usageError, type Io } from '../io.js';
+import { parseFlags, unknownCommand } from '../../../sdk/cli.js';
 
 /** The docker helper's script, from source (apps/cli/commands) or from dist/apps/cli/commands. */
 const BUILD_SCRIPT =
@@ -25,14 +26,9 @@ const BUILD_SCRIPT =
     .find((path) => existsSync(path)) ?? 'scripts/build-sandbox-image.sh (in the claw checkout)';
 
 function flags(args: string[], options: Record<string, { type: 'string' | 'boolean' }>) {
-  try {
-    return parseArgs({ args, options, allowPositionals: false, strict: true }).values as Record<
-      string,
-      string | boolean | undefined
-    >;
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  const { values, positionals } = parseFlags(args, options);
+  if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}" (see claw sandbox --help)`);
+  return values as Record<string, string | boolean | undefined>;
 }
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
@@ -57,7 +53,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       case 'build':
         return await build(kernel, flags(rest, { image: { type: 'string' } }), io);
       default:
-        throw usageError(`unknown command "sandbox ${sub}" (see claw sandbox --help)`);
+        throw unknownCommand('sandbox', sub, ['explain', 'list', 'recreate', 'build']);
     }
   } finally {
     await kernel.stop();
@@ -263,7 +259,11 @@ async function build(kernel: Kernel, options: Record<string, string | boolean | 
     const service = await kernel.capabilities.find('service', id).catch(() => undefined);
     const builder = service?.api as Partial<ImageBuilder> | undefined;
     if (typeof builder?.buildImage !== 'function') continue;
-    const image = await builder.buildImage(options.image ? { image: options.image as string } : {});
+    const target = options.image ? { image: options.image as string } : {};
+    // Tens of seconds (a docker import, dockerode installed on first use): said at once, not after a silence.
+    const image = await withProgress(io.stderr, 'Building the sandbox image', () => builder.buildImage!(target), {
+      afterMs: 0,
+    });
     if (io.json) printJson(io, { image, builtBy: id });
     else println(io, `Built ${image} (${id}).`);
     return 0;

@@ -9,6 +9,7 @@ import { CliError, printJson, println, usageError, warn, type Io } from '../../i
 import { locations, runningGateway } from '../maintenance/locations.js';
 import { flags } from '../maintenance/shared.js';
 import { BackupError, createBackup, restoreBackup, verifyArchive, type BackupManifest } from './archive.js';
+import { unknownCommand } from '../../../../sdk/cli.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [action, ...rest] = args;
@@ -25,7 +26,7 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
       case 'restore':
         return await restore(rest, io);
       default:
-        throw usageError(`unknown backup command "${action}" (create, verify or restore)`);
+        throw unknownCommand('backup', action, ['create', 'verify', 'restore']);
     }
   } catch (error) {
     if (error instanceof BackupError) throw new CliError(error.message);

@@ -9,7 +9,6 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { IGNORED_OPENCLAW_KEY } from '../../../../host/config-checks.js';
 import { formatIssue, type Kernel } from '../../../../kernel/index.js';
 import { isOpenclawPlugin } from '../../../../host/openclaw-plugins.js';
@@ -20,6 +19,7 @@ import { fixModes, type FixOutcome } from '../security/fix.js';
 import { fsChecks, scanState, workspaceDirs } from '../security/fs-checks.js';
 import type { AuditContext } from '../security/types.js';
 import { removeStale, scanFiles } from './files.js';
+import { parseFlags } from '../../../../sdk/cli.js';
 
 export type Level = 'ok' | 'warn' | 'error';
 
@@ -37,15 +37,9 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     printHelp(io, 'doctor');
     return 0;
   }
-  let fix = false;
-  try {
-    fix =
-      parseArgs({ args, options: { fix: { type: 'boolean' }, repair: { type: 'boolean' } }, strict: true }).values
-        .fix === true;
-    fix ||= args.includes('--repair');
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  const { values, positionals } = parseFlags(args, { fix: { type: 'boolean' }, repair: { type: 'boolean' } });
+  if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}" (see claw doctor --help)`);
+  const fix = values.fix === true || values.repair === true;
   let kernel = await bootKernel(io, { strictConfig: false });
   let fixed: { modes: FixOutcome; removed: string[] } | undefined;
   if (fix) {

@@ -4,7 +4,7 @@
  * flag parsing.
  */
 import { parseArgs } from 'node:util';
-import type { GatewayDaemon } from '../../../../sdk/cli.js';
+import { parseFlags, type GatewayDaemon } from '../../../../sdk/cli.js';
 import { CliError, usageError, type Io } from '../../io.js';
 
 type FlagSpec = Record<string, { type: 'string' | 'boolean' }>;
@@ -13,11 +13,7 @@ type Parsed<T extends FlagSpec> = ReturnType<
 >;
 
 export function flags<T extends FlagSpec>(args: string[], options: T): Parsed<T> {
-  try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  return parseFlags(args, options);
 }
 
 export function interactive(io: Io): boolean {

@@ -4,7 +4,6 @@
  * audit reads config and disk only; --deep also asks the running gateway; --fix applies the
  * safe remedies and reports what is left. Exit code 1 while a critical finding remains.
  */
-import { parseArgs } from 'node:util';
 import { clawVersion } from '../../../../sdk/version.js';
 import { bootKernel } from '../../boot.js';
 import { printHelp } from '../../help.js';
@@ -14,6 +13,7 @@ import { probeGateway, type ProbeReport } from './probe.js';
 import { runChecks } from './registry.js';
 import { printAudit, sortFindings, summarize } from './report.js';
 import type { AuditContext } from './types.js';
+import { parseFlags, unknownCommand } from '../../../../sdk/cli.js';
 
 export async function run(args: string[], io: Io, help: boolean): Promise<number> {
   const [sub, ...rest] = args;
@@ -21,26 +21,21 @@ export async function run(args: string[], io: Io, help: boolean): Promise<number
     printHelp(io, 'security');
     return sub || help ? 0 : 2;
   }
-  if (sub !== 'audit') throw usageError(`unknown command "security ${sub}" (see claw security --help)`);
+  if (sub !== 'audit') throw unknownCommand('security', sub, ['audit']);
   return audit(rest, io);
 }
 
+const AUDIT_FLAGS = {
+  deep: { type: 'boolean' },
+  fix: { type: 'boolean' },
+  token: { type: 'string' },
+  password: { type: 'string' },
+} as const;
+
 function options(args: string[]) {
-  try {
-    return parseArgs({
-      args,
-      options: {
-        deep: { type: 'boolean' },
-        fix: { type: 'boolean' },
-        token: { type: 'string' },
-        password: { type: 'string' },
-      },
-      allowPositionals: false,
-      strict: true,
-    }).values;
-  } catch (error) {
-    throw usageError((error as Error).message.replace(/\. To specify.*$/s, ''));
-  }
+  const { values, positionals } = parseFlags(args, AUDIT_FLAGS);
+  if (positionals.length) throw usageError(`unexpected argument "${positionals[0]}" (see claw security --help)`);
+  return values;
 }
 
 /** Config (raw and resolved), paths and discovered plugins; no plugin code runs. */
