@@ -12,6 +12,7 @@ import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { FakeTelegramApi } from './fakes/telegram-api.js';
 import { FakeDiscord } from './fakes/discord.js';
 import { fakeSystemctl } from './fakes/systemctl.js';
+import { writeTinyLlamaGguf } from './fixtures/gguf.js';
 import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 import { client } from './gateway-helpers.js';
 import { claw, CLI, tempDir, waitFor } from './helpers.js';
@@ -121,6 +122,51 @@ describe('claw onboard --non-interactive', () => {
     expect(second.gateway).toEqual(first.gateway);
     expect(existsSync(join(elsewhere, 'SOUL.md'))).toBe(true);
   }, 60_000);
+
+  const ggufFlags = (file: string) => [
+    'onboard',
+    '--non-interactive',
+    '--accept-risk',
+    '--auth-choice',
+    'llama-cpp',
+    '--model-path',
+    file,
+    '--skip-channels',
+    '--skip-health',
+  ];
+
+  it('loads a local GGUF and has it answer before saving it as the model', async () => {
+    const s = state();
+    const file = writeTinyLlamaGguf(join(s.dir, 'models', 'tiny.gguf'), { seed: 4 });
+    const result = await claw([...ggufFlags(file), '--json'], { ...s.env, CLAW_LOG_LEVEL: 'debug' });
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, model: 'llama-cpp/local' });
+    // llama.cpp really loaded the file (the provider logs each load) before anything was saved.
+    expect(result.stderr).toContain(`[llama-cpp] loaded ${file}`);
+    const config = s.config();
+    expect(config.plugins.entries['llama-cpp'].config.modelPath).toBe(file);
+    expect(config.agents.defaults.model).toBe('llama-cpp/local');
+  }, 120_000);
+
+  it('refuses a GGUF file llama.cpp cannot load (right magic, garbage after), exits 1 and saves nothing', async () => {
+    const s = state();
+    const file = join(s.dir, 'broken.gguf');
+    // Deterministic noise after the magic, as a download cut short or a file mangled on disk.
+    const noise = Buffer.alloc(8192);
+    for (let i = 0, x = 7; i < noise.length; i++) noise[i] = x = (x * 1103515245 + 12345) & 0xff;
+    writeFileSync(file, Buffer.concat([Buffer.from('GGUF'), noise]));
+    const result = await claw(ggufFlags(file), s.env);
+    expect(result.code, result.stderr + result.stdout).toBe(1);
+    expect(result.stderr).toContain(`the live test failed: llama-cpp: could not load ${file} as a GGUF model`);
+    expect(existsSync(join(s.dir, 'openclaw.json'))).toBe(false);
+
+    const notGguf = join(s.dir, 'notes.gguf');
+    writeFileSync(notGguf, 'just text');
+    const refused = await claw(ggufFlags(notGguf), s.env);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`--model-path: ${notGguf} is not a GGUF model`);
+    expect(existsSync(join(s.dir, 'openclaw.json'))).toBe(false);
+  }, 120_000);
 
   it('checks a Telegram token with the Bot API before saving it', async () => {
     const telegram = new FakeTelegramApi();

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -204,6 +204,51 @@ describe('llama-cpp provider with a tiny generated model', () => {
     SLOW,
   );
 
+  it(
+    "answers a request naming another file with that file alone, and frees it; the configured file's is reused",
+    async () => {
+      const other = writeTinyLlamaGguf(join(stateDir, 'models', 'other.gguf'), { seed: 5 });
+      const loadsOf = (file: string) =>
+        kernel.logs.filter((record) => record.message.startsWith(`loaded ${file} `)).length;
+      for (let round = 1; round <= 2; round++) {
+        const events = await collect(provider.stream(ask('hi', { maxTokens: 2, endpoint: { modelPath: other } }), {}));
+        expect(events[events.length - 1]).toMatchObject({ type: 'done', usage: { output: 2 } });
+        // Loaded again each time: the first one was freed when its answer ended.
+        expect(loadsOf(other)).toBe(round);
+      }
+      // The configured model stays loaded throughout, and so does the backend it runs on.
+      expect(provider.backendRequested).toBe(true);
+      const configured = join(stateDir, 'models', 'tiny.gguf');
+      const same = await collect(provider.stream(ask('hi', { maxTokens: 2, endpoint: { modelPath: configured } }), {}));
+      expect(same[same.length - 1]).toMatchObject({ type: 'done' });
+      expect(loadsOf(configured)).toBe(1);
+    },
+    SLOW,
+  );
+
+  it(
+    'names a file llama.cpp cannot load, with its reason, as invalid_request',
+    async () => {
+      const broken = join(stateDir, 'models', 'cut.gguf');
+      const whole = writeTinyLlamaGguf(join(stateDir, 'models', 'whole.gguf'), { seed: 6 });
+      const bytes = readFileSync(whole);
+      // A download cut short: a valid header, tensor data missing.
+      writeFileSync(broken, bytes.subarray(0, Math.floor(bytes.length / 2)));
+      const cut = await failure(collect(provider.stream(ask('hi', { endpoint: { modelPath: broken } }), {})));
+      expect(cut.kind).toBe('invalid_request');
+      expect(cut.message).toContain(`could not load ${broken} as a GGUF model`);
+      expect(cut.message).toMatch(/not within the file bounds/);
+      const missing = await failure(
+        collect(provider.stream(ask('hi', { endpoint: { modelPath: join(stateDir, 'nope.gguf') } }), {})),
+      );
+      expect(missing).toEqual({
+        kind: 'invalid_request',
+        message: `llama-cpp: model file not found: ${join(stateDir, 'nope.gguf')}`,
+      });
+    },
+    SLOW,
+  );
+
   it('frees the backend when the kernel stops', async () => {
     await kernel.stop();
     expect(provider.backendRequested).toBe(false);
@@ -224,6 +269,30 @@ describe('llama-cpp provider without a model', () => {
       await kernel.dispose();
     }
   });
+
+  it(
+    'answers a request naming a file, then frees the model and the backend it started',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'claw-llama-once-'));
+      const kernel = await createTestKernel({
+        plugins: [PLUGIN_DIR],
+        config: { plugins: { entries: { 'llama-cpp': { config: { threads: 1 } } } } },
+      });
+      try {
+        const file = writeTinyLlamaGguf(join(dir, 'probe.gguf'), { seed: 7 });
+        const provider = (await kernel.capabilities.get('provider', 'llama-cpp')) as TestProvider;
+        const events = await collect(provider.stream(ask('hi', { maxTokens: 2, endpoint: { modelPath: file } }), {}));
+        expect(events[events.length - 1]).toMatchObject({ type: 'done', stopReason: 'length', usage: { output: 2 } });
+        expect(provider.backendRequested).toBe(false);
+        // Still nothing configured for ordinary requests.
+        expect((await failure(collect(provider.stream(ask('hi'), {})))).message).toContain(MODEL_PATH_KEY);
+      } finally {
+        await kernel.dispose();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    SLOW,
+  );
 
   it('names the resolved path when the file is missing', async () => {
     const kernel = await createTestKernel({

@@ -11,6 +11,10 @@
  * HTTP providers; `usage.input` counts the whole rendered prompt and `usage.output` every
  * token generated.
  *
+ * A request whose endpoint names a `modelPath` (claw onboard's live test of a file not saved
+ * yet) is answered by that file, loaded for that request alone and freed after it — or by
+ * the loaded model when it is the same file — so a test leaves nothing behind.
+ *
  * Tools in a request are ignored: tool calling through a local model (grammar-constrained
  * function calls) is out of scope here, so the model only ever answers in text.
  */
@@ -88,6 +92,14 @@ export default definePlugin<LlamaCppConfig>({
       if (missing) throw new ModelError('invalid_request', missing, { provider: PROVIDER_ID });
       return modelPath!;
     };
+    const requireCandidate = (path: string): string => {
+      const file = resolveModelPath(path, api.kernel.paths.stateDir);
+      if (!file || !existsSync(file) || !statSync(file).isFile())
+        throw new ModelError('invalid_request', `${PROVIDER_ID}: model file not found: ${file ?? path}`, {
+          provider: PROVIDER_ID,
+        });
+      return file;
+    };
 
     const provider: ModelProvider & { readonly backendRequested: boolean } = {
       id: PROVIDER_ID,
@@ -110,10 +122,11 @@ export default definePlugin<LlamaCppConfig>({
       // There is one configured model, so `request.model` does not pick a file: any id the
       // loop routes here ("local", the file's base name, an alias) means that model.
       async *stream(request, { signal }) {
-        const file = requireModelFile();
+        const candidate = request.endpoint?.modelPath;
+        const file = candidate === undefined ? requireModelFile() : requireCandidate(candidate);
         const maxTokens =
           request.maxTokens !== undefined && request.maxTokens > 0 ? Math.floor(request.maxTokens) : config.maxTokens;
-        yield* runtime.generate({ modelPath: file, request, maxTokens, signal });
+        yield* runtime.generate({ modelPath: file, request, maxTokens, signal, once: file !== modelPath });
       },
     };
     api.registerProvider(provider);

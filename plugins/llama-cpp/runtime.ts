@@ -33,6 +33,11 @@ export interface GenerateOptions {
   request: ModelRequest;
   maxTokens: number;
   signal?: AbortSignal;
+  /**
+   * Load the file for this request only and free it afterwards (a live test of a file not
+   * configured yet), unless it is already loaded: then the loaded model answers.
+   */
+  once?: boolean;
 }
 
 interface LoadedModel {
@@ -169,8 +174,15 @@ function describe(error: unknown): string {
 export class LlamaCppRuntime {
   private backend?: Promise<{ lib: LlamaModule; llama: Llama }>;
   private readonly models = new Map<string, Promise<LoadedModel>>();
+  /** Models loaded for one request (`once`), freed when it ends, or by dispose() if it comes first. */
+  private readonly oneOffs = new Set<Promise<LoadedModel>>();
   /** Bumped by dispose(), so a load that finishes afterwards knows it is stale. */
   private generation = 0;
+  /**
+   * llama.cpp's first error line since a load began: for a file it cannot read, node-llama-cpp
+   * itself only says "Failed to load model", and the reason is in this log line.
+   */
+  private loadError?: string;
 
   constructor(
     private readonly options: RuntimeOptions,
@@ -186,6 +198,9 @@ export class LlamaCppRuntime {
     this.backend ??= (async () => {
       const lib = await this.importBackend();
       const logger = this.options.logger;
+      const loadError = (line: string): void => {
+        this.loadError ??= line;
+      };
       const llama = await lib.getLlama({
         gpu: this.options.gpu,
         // Compiling llama.cpp needs a toolchain and a download and takes minutes: not
@@ -197,8 +212,10 @@ export class LlamaCppRuntime {
         logger(level, text) {
           const line = text.trimEnd();
           if (line === '') return;
-          if (level === lib.LlamaLogLevel.error || level === lib.LlamaLogLevel.fatal) logger.error(line);
-          else if (level === lib.LlamaLogLevel.warn) logger.warn(line);
+          if (level === lib.LlamaLogLevel.error || level === lib.LlamaLogLevel.fatal) {
+            loadError(line);
+            logger.error(line);
+          } else if (level === lib.LlamaLogLevel.warn) logger.warn(line);
           else logger.debug(line);
         },
       });
@@ -211,58 +228,11 @@ export class LlamaCppRuntime {
     return this.backend;
   }
 
+  /** The model for `modelPath`, loaded once and kept for every later request. */
   private load(modelPath: string): Promise<LoadedModel> {
     let loading = this.models.get(modelPath);
     if (!loading) {
-      const generation = this.generation;
-      loading = (async () => {
-        const { lib, llama } = await this.getBackend().catch((error: unknown) => {
-          throw new ModelError('unknown', `${PROVIDER_ID}: could not start llama.cpp: ${describe(error)}`, {
-            provider: PROVIDER_ID,
-            cause: error,
-          });
-        });
-        const started = performance.now();
-        let model: LlamaModel;
-        try {
-          model = await llama.loadModel({ modelPath });
-        } catch (error) {
-          if (generation !== this.generation) throw stopped(error);
-          // Retrying a file llama.cpp cannot read will not help, so this is not "unknown".
-          throw new ModelError('invalid_request', `${PROVIDER_ID}: could not load ${modelPath}: ${describe(error)}`, {
-            provider: PROVIDER_ID,
-            cause: error,
-          });
-        }
-        const threads = this.options.threads ?? Math.max(1, llama.cpuMathCores);
-        let context: LlamaContext;
-        try {
-          context = await model.createContext({ contextSize: this.options.contextSize, threads, sequences: 1 });
-        } catch (error) {
-          await model.dispose().catch(() => {});
-          if (generation !== this.generation) throw stopped(error);
-          throw new ModelError(
-            'unknown',
-            `${PROVIDER_ID}: could not create a ${this.options.contextSize}-token context: ${describe(error)}`,
-            {
-              provider: PROVIDER_ID,
-              cause: error,
-            },
-          );
-        }
-        const sequence = context.getSequence();
-        const chat = new lib.LlamaChat({ contextSequence: sequence, chatWrapper: chooseChatWrapper(lib, model) });
-        if (generation !== this.generation) {
-          await model.dispose().catch(() => {});
-          throw stopped();
-        }
-        this.options.logger.info(`loaded ${modelPath} in ${Math.round(performance.now() - started)} ms`, {
-          contextSize: context.contextSize,
-          threads,
-          chatWrapper: chat.chatWrapper.wrapperName,
-        });
-        return { model, context, sequence, chat, turns: new Turns() };
-      })();
+      loading = this.open(modelPath);
       this.models.set(modelPath, loading);
       loading.catch(() => {
         if (this.models.get(modelPath) === loading) this.models.delete(modelPath);
@@ -271,16 +241,123 @@ export class LlamaCppRuntime {
     return loading;
   }
 
+  private open(modelPath: string): Promise<LoadedModel> {
+    const generation = this.generation;
+    return (async () => {
+      const { lib, llama } = await this.getBackend().catch((error: unknown) => {
+        throw new ModelError('unknown', `${PROVIDER_ID}: could not start llama.cpp: ${describe(error)}`, {
+          provider: PROVIDER_ID,
+          cause: error,
+        });
+      });
+      const started = performance.now();
+      let model: LlamaModel;
+      this.loadError = undefined;
+      try {
+        model = await llama.loadModel({ modelPath });
+      } catch (error) {
+        if (generation !== this.generation) throw stopped(error);
+        // llama.cpp's log line and the failed load reach this thread in the same event-loop
+        // pass, in either order: one turn later the line has arrived if there was one.
+        await new Promise((resolve) => setImmediate(resolve));
+        // Set by the log callback during the load, which TypeScript's narrowing cannot see.
+        const logged = this.loadError as string | undefined;
+        const detail = logged ? ` (${logged.replace(/^[\w:]+: /, '')})` : '';
+        // Retrying a file llama.cpp cannot read will not help, so this is not "unknown".
+        throw new ModelError(
+          'invalid_request',
+          `${PROVIDER_ID}: could not load ${modelPath} as a GGUF model: ${describe(error)}${detail}`,
+          { provider: PROVIDER_ID, cause: error },
+        );
+      }
+      const threads = this.options.threads ?? Math.max(1, llama.cpuMathCores);
+      let context: LlamaContext;
+      try {
+        context = await model.createContext({ contextSize: this.options.contextSize, threads, sequences: 1 });
+      } catch (error) {
+        await model.dispose().catch(() => {});
+        if (generation !== this.generation) throw stopped(error);
+        throw new ModelError(
+          'unknown',
+          `${PROVIDER_ID}: could not create a ${this.options.contextSize}-token context: ${describe(error)}`,
+          {
+            provider: PROVIDER_ID,
+            cause: error,
+          },
+        );
+      }
+      const sequence = context.getSequence();
+      const chat = new lib.LlamaChat({ contextSequence: sequence, chatWrapper: chooseChatWrapper(lib, model) });
+      if (generation !== this.generation) {
+        await model.dispose().catch(() => {});
+        throw stopped();
+      }
+      this.options.logger.info(`loaded ${modelPath} in ${Math.round(performance.now() - started)} ms`, {
+        contextSize: context.contextSize,
+        threads,
+        chatWrapper: chat.chatWrapper.wrapperName,
+      });
+      return { model, context, sequence, chat, turns: new Turns() };
+    })();
+  }
+
   /**
    * Streams one completion. An abort (the caller's signal) ends the stream by throwing
    * ModelError("aborted"), the same way the SDK's HTTP helpers report it, so the loop
    * treats a local model like any other provider; text already streamed stays streamed.
    */
-  async *generate({ modelPath, request, maxTokens, signal }: GenerateOptions): AsyncGenerator<ModelStreamEvent> {
+  async *generate({ modelPath, request, maxTokens, signal, once }: GenerateOptions): AsyncGenerator<ModelStreamEvent> {
     if (signal?.aborted) throw abortedError(signal.reason);
+    if (once && !this.models.has(modelPath)) {
+      yield* this.generateOnce({ modelPath, request, maxTokens, signal });
+      return;
+    }
     // Loading is shared by every request for this file, so an abort leaves it running for
     // the next request and only stops waiting for it.
     const loaded = await raceAbort(this.load(modelPath), signal);
+    yield* this.answer(loaded, request, maxTokens, signal);
+  }
+
+  /** A model loaded for this request alone: freed when the answer ends, and the backend too when nothing else is loaded. */
+  private async *generateOnce({
+    modelPath,
+    request,
+    maxTokens,
+    signal,
+  }: GenerateOptions): AsyncGenerator<ModelStreamEvent> {
+    const loading = this.open(modelPath);
+    this.oneOffs.add(loading);
+    const free = async (): Promise<void> => {
+      const loaded = await loading.catch(() => undefined);
+      // dispose() took it over when it is no longer in the set.
+      if (!this.oneOffs.delete(loading)) return;
+      if (loaded && !loaded.model.disposed) await loaded.model.dispose();
+      if (this.models.size === 0 && this.oneOffs.size === 0) await this.releaseBackend();
+    };
+    try {
+      const loaded = await raceAbort(loading, signal);
+      yield* this.answer(loaded, request, maxTokens, signal);
+    } finally {
+      // An abort while loading leaves the load running: free it once it is done.
+      if (signal?.aborted) void free().catch(() => {});
+      else await free();
+    }
+  }
+
+  /** Frees the llama.cpp backend no request uses; the next request starts it again. */
+  private async releaseBackend(): Promise<void> {
+    const backend = this.backend;
+    this.backend = undefined;
+    const started = await backend?.catch(() => undefined);
+    if (started && !started.llama.disposed) await started.llama.dispose();
+  }
+
+  private async *answer(
+    loaded: LoadedModel,
+    request: ModelRequest,
+    maxTokens: number,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<ModelStreamEvent> {
     const release = await loaded.turns.acquire(signal);
     try {
       const { model, chat, sequence } = loaded;
@@ -368,12 +445,13 @@ export class LlamaCppRuntime {
   async dispose(): Promise<void> {
     this.generation++;
     const backend = this.backend;
-    const models = [...this.models.values()];
+    const models = [...this.models.values(), ...this.oneOffs];
     this.backend = undefined;
     this.models.clear();
+    this.oneOffs.clear();
     for (const loading of models) {
       const loaded = await loading.catch(() => undefined);
-      if (loaded) await loaded.model.dispose();
+      if (loaded && !loaded.model.disposed) await loaded.model.dispose();
     }
     const started = await backend?.catch(() => undefined);
     if (started) await started.llama.dispose();

@@ -3,6 +3,8 @@
  * one tiny completion with the candidate endpoint and key, straight to the provider plugin.
  * No failover, no auth profiles, no cooldowns recorded and no `llm_input`/`llm_output`: it
  * is a check of credentials that are not the agent's yet, not a turn of any conversation.
+ * A candidate `modelPath` (a local GGUF file) goes to the provider in the request's endpoint:
+ * llama-cpp loads it for this one answer and frees it.
  */
 import { ModelError, parseModelRef, type KernelServices } from '../../sdk/index.js';
 import type { ProviderSettings } from '../../sdk/agent/index.js';
@@ -10,11 +12,13 @@ import { routeProvider } from './provider-routing.js';
 
 /** Long enough for a cold local model to answer one word; a hung server fails the test instead of the wizard. */
 const PROBE_TIMEOUT_MS = 60_000;
+/** A local file may first need node-llama-cpp installed, then gigabytes read from disk. */
+const LOCAL_PROBE_TIMEOUT_MS = 10 * 60_000;
 
 export async function probeModel(
   kernel: KernelServices,
   ref: string,
-  candidate: ProviderSettings,
+  candidate: ProviderSettings & { modelPath?: string },
   signal?: AbortSignal,
 ): Promise<{ text: string }> {
   const parsed = parseModelRef(ref);
@@ -28,7 +32,8 @@ export async function probeModel(
     const env = route.envKeys.join(' or ');
     throw new ModelError('auth', `no API key for ${parsed.provider}${env ? ` (give one, or set ${env})` : ''}`);
   }
-  const timeout = AbortSignal.timeout(PROBE_TIMEOUT_MS);
+  const limitMs = candidate.modelPath ? LOCAL_PROBE_TIMEOUT_MS : PROBE_TIMEOUT_MS;
+  const timeout = AbortSignal.timeout(limitMs);
   const stop = signal ? AbortSignal.any([signal, timeout]) : timeout;
   const endpoint = {
     baseUrl: config.baseUrl,
@@ -38,6 +43,7 @@ export async function probeModel(
     timeoutMs:
       config.timeoutMs ?? (config.timeoutSeconds !== undefined ? config.timeoutSeconds * 1000 : PROBE_TIMEOUT_MS),
     ...(route.custom ? { provider: route.id } : {}),
+    ...(candidate.modelPath ? { modelPath: candidate.modelPath } : {}),
   };
   const request = {
     model: parsed.model,
@@ -54,7 +60,7 @@ export async function probeModel(
     }
   } catch (error) {
     if (timeout.aborted && !signal?.aborted)
-      throw new ModelError('timeout', `${parsed.provider} did not answer within ${PROBE_TIMEOUT_MS / 1000} s`);
+      throw new ModelError('timeout', `${parsed.provider} did not answer within ${limitMs / 1000} s`);
     throw error;
   }
   if (!done) throw new ModelError('timeout', `${parsed.provider} ended its answer without finishing`);

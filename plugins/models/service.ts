@@ -40,7 +40,11 @@ export class ModelService implements ModelServiceContract {
     return defaultAgentId(this.kernel.config());
   }
 
-  probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }> {
+  probe(
+    ref: string,
+    provider: ProviderSettings & { modelPath?: string },
+    signal?: AbortSignal,
+  ): Promise<{ text: string }> {
     return probeModel(this.kernel, ref, provider, signal);
   }
 

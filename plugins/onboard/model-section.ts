@@ -55,6 +55,7 @@ interface Attempt {
   baseUrl?: string;
   apiKey?: string;
   model?: string;
+  modelPath?: string;
   error?: string;
 }
 
@@ -94,13 +95,12 @@ export async function modelSection(p: Prompter, deps: OnboardDeps, summary: Onbo
       continue;
     }
     if (provider !== attempt.provider)
-      Object.assign(attempt, { baseUrl: undefined, apiKey: undefined, model: undefined });
+      Object.assign(attempt, { baseUrl: undefined, apiKey: undefined, model: undefined, modelPath: undefined });
     attempt.provider = provider;
-    if (choice.kind === 'gguf') {
-      await localModel(p, deps, summary, raw);
-      return;
-    }
-    const outcome = await hostedModel(p, deps, raw, provider, choice, attempt, current);
+    const outcome =
+      choice.kind === 'gguf'
+        ? await localModel(p, deps, raw, attempt)
+        : await hostedModel(p, deps, raw, provider, choice, attempt, current);
     if (outcome) {
       summary.model = outcome;
       summary.lines.push(`Model: ${outcome} (the live test answered)`);
@@ -208,8 +208,17 @@ async function hostedModel(
   return ref;
 }
 
-/** A .gguf file for the llama-cpp plugin: checked to be one, then saved as its modelPath. */
-async function localModel(p: Prompter, deps: OnboardDeps, summary: OnboardSummary, raw: AnyRecord): Promise<void> {
+/**
+ * A .gguf file for the llama-cpp plugin: checked to be one, loaded and asked one short
+ * message (then freed), and only then saved as its modelPath. The saved ref, or undefined
+ * after a failed test (attempt.error says why).
+ */
+async function localModel(
+  p: Prompter,
+  deps: OnboardDeps,
+  raw: AnyRecord,
+  attempt: Attempt,
+): Promise<string | undefined> {
   const configured = getString(getRecord(raw, 'plugins', 'entries', 'llama-cpp', 'config'), 'modelPath');
   const path = await askText(
     p,
@@ -218,18 +227,27 @@ async function localModel(p: Prompter, deps: OnboardDeps, summary: OnboardSummar
       type: 'text',
       title: 'Local model',
       message: 'Path to the .gguf model file',
-      initialValue: configured ?? '',
+      initialValue: attempt.modelPath ?? configured ?? '',
       placeholder: '~/models/model.gguf',
     },
     (value) => ggufProblem(value),
   );
+  attempt.modelPath = path;
   const file = resolve(expandHome(path));
+  const ref = 'llama-cpp/local';
+  try {
+    await p.working(`Loading ${file} and asking it one short message…`, () =>
+      deps.probe(ref, { modelPath: file }, deps.signal),
+    );
+  } catch (error) {
+    attempt.error = `the live test failed: ${(error as Error).message}`;
+    return undefined;
+  }
   await deps.changeConfig('claw onboard: local model', (next) => {
     ensureRecord(next, 'plugins', 'entries', 'llama-cpp', 'config').modelPath = file;
-    setDefaultModel(next, 'llama-cpp/local');
+    setDefaultModel(next, ref);
   });
-  summary.model = 'llama-cpp/local';
-  summary.lines.push(`Model: llama-cpp/local (${file}; it loads on the first message)`);
+  return ref;
 }
 
 /** Why `path` is not a GGUF model file, or nothing. */

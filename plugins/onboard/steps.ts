@@ -12,7 +12,11 @@ export interface OnboardDeps {
   /** The workspace when none is configured. */
   defaultWorkspace: string;
   /** The models service's live test. */
-  probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }>;
+  probe(
+    ref: string,
+    provider: ProviderSettings & { modelPath?: string },
+    signal?: AbortSignal,
+  ): Promise<{ text: string }>;
   /** Change openclaw.json through the config write path (validated; the gateway applies it). */
   changeConfig(purpose: string, edit: (raw: AnyRecord) => void): Promise<void>;
   /** The agent plugin's workspace templates, when it is on. */

@@ -120,8 +120,13 @@ export interface ModelService {
   /**
    * One short completion of `ref` with `provider` (a candidate `models.providers.<id>` entry)
    * in place of the configured one: no failover, nothing saved (claw onboard's live test).
+   * `modelPath` names a local model file (llama-cpp) not configured yet.
    */
-  probe(ref: string, provider: ProviderSettings, signal?: AbortSignal): Promise<{ text: string }>;
+  probe(
+    ref: string,
+    provider: ProviderSettings & { modelPath?: string },
+    signal?: AbortSignal,
+  ): Promise<{ text: string }>;
   /** Whether the agent's (default: the default agent's) chain has a model with what it needs, without calling it. */
   readiness(agentId?: string): Promise<{ ok: boolean; primary: string | null; problem?: string; fix?: string }>;
 }
