@@ -113,9 +113,12 @@ export function createRedactor(options: RedactorOptions): Redactor {
   const secrets = new Set<string>();
   collectConfigSecrets(options.config, secrets);
   for (const [name, value] of Object.entries(options.env)) {
-    const trimmed = value?.trim();
-    if (trimmed && trimmed.length >= MIN_ENV_SECRET_LENGTH && !PLAIN_WORD.test(trimmed) && SECRET_ENV_NAME.test(name))
-      secrets.add(trimmed);
+    if (!value || !SECRET_ENV_NAME.test(name)) continue;
+    // A list of keys (OPENAI_API_KEYS="k1,k2") is also masked key by key: one shows up alone.
+    for (const part of [value, ...value.split(/[\s,;]+/)]) {
+      const trimmed = part.trim();
+      if (trimmed.length >= MIN_ENV_SECRET_LENGTH && !PLAIN_WORD.test(trimmed)) secrets.add(trimmed);
+    }
   }
   const configured = (options.config.logging as { redactPatterns?: unknown } | undefined)?.redactPatterns;
   const user = [...(Array.isArray(configured) ? configured : []), ...(options.patterns ?? [])].flatMap((pattern) => {

@@ -123,6 +123,34 @@ describe('claw onboard --non-interactive', () => {
     expect(existsSync(join(elsewhere, 'SOUL.md'))).toBe(true);
   }, 60_000);
 
+  it("finds the key in the environment by OpenClaw's conventions: the live override wins, and stays there", async () => {
+    const s = state();
+    const env = {
+      ...s.env,
+      OPENAI_BASE_URL: llm.openaiBaseUrl,
+      OPENAI_API_KEY: WRONG,
+      OPENCLAW_LIVE_OPENAI_KEY: KEY,
+    };
+    const before = llm.requests.length;
+    const flags = ['onboard', '--non-interactive', '--accept-risk', '--auth-choice', 'openai-api-key'];
+    const result = await claw([...flags, '--skip-channels', '--skip-health'], env);
+    expect(result.code, result.stderr + result.stdout).toBe(0);
+    expect(llm.requests.slice(before).map((request) => request.apiKey)).toEqual([KEY]);
+    expect(result.stdout + result.stderr).not.toContain(KEY);
+    const config = s.config();
+    expect(config.agents.defaults.model).toBe('openai/gpt-4.1');
+    expect(config.models?.providers?.openai?.apiKey).toBeUndefined();
+
+    // Only a list in the environment: still a key, no flag needed.
+    const listed = state();
+    const again = await claw([...flags, '--skip-channels', '--skip-health'], {
+      ...listed.env,
+      OPENAI_BASE_URL: llm.openaiBaseUrl,
+      OPENAI_API_KEYS: `${KEY},${WRONG}`,
+    });
+    expect(again.code, again.stderr + again.stdout).toBe(0);
+  }, 60_000);
+
   const ggufFlags = (file: string) => [
     'onboard',
     '--non-interactive',

@@ -1,7 +1,8 @@
 /**
  * API keys per agent: ~/.openclaw/agents/<agentId>/agent/auth-profiles.json, holding several
  * keys per provider and what happened to each (cooldowns after failures). Keys in config
- * (`models.providers.<id>.apiKey`) and in the environment count as profiles too.
+ * (`models.providers.<id>.apiKey`) and in the environment (env-keys.ts: `OPENAI_API_KEY`,
+ * `OPENAI_API_KEYS`, `OPENAI_API_KEY_<suffix>`, `OPENCLAW_LIVE_OPENAI_KEY`) count as profiles too.
  *
  * A cooldown is kept per (profile, model) for failures about one model on that key (rate
  * limits, overload, timeouts: another model of the same provider may still answer) and per
@@ -11,6 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { writeJsonAtomic, type FailureKind } from '../../sdk/index.js';
+import { envApiKeys } from './env-keys.js';
 import type { AuthProfiles as AuthProfilesContract, CooldownState, ProfileUsage } from '../../sdk/agent/index.js';
 
 export interface AuthProfile {
@@ -90,12 +92,22 @@ export class AuthProfiles implements AuthProfilesContract {
 
   /**
    * Profiles for a provider in the order they are tried: the file's explicit order, then
-   * the rest of the file, then config, then environment.
+   * the rest of the file, then config, then the environment's — or only
+   * `OPENCLAW_LIVE_<ID>_KEY` while it is set. `envKeys` are the provider plugin's own variables.
    */
   profilesFor(
     provider: string,
     extra: { configKey?: string; envKeys?: readonly string[]; env: Readonly<Record<string, string | undefined>> },
   ): AuthProfile[] {
+    const fromEnv = envApiKeys(provider, extra.envKeys ?? [], extra.env);
+    const envProfile = ({ source, key }: { source: string; key: string }): AuthProfile => ({
+      id: `${provider}:env:${source}`,
+      provider,
+      type: 'api_key',
+      key,
+      source: 'env',
+    });
+    if (fromEnv.pinned) return fromEnv.keys.map(envProfile);
     const fromFile = Object.entries(this.data.profiles)
       .filter(
         ([, profile]) => profile.provider === provider && typeof profile.key === 'string' && profile.key.length > 0,
@@ -113,11 +125,8 @@ export class AuthProfiles implements AuthProfilesContract {
     const out = [...fromFile];
     if (extra.configKey)
       out.push({ id: `${provider}:config`, provider, type: 'api_key', key: extra.configKey, source: 'config' });
-    for (const name of extra.envKeys ?? []) {
-      const value = extra.env[name]?.trim();
-      if (value && !out.some((profile) => profile.key === value))
-        out.push({ id: `${provider}:env:${name}`, provider, type: 'api_key', key: value, source: 'env' });
-    }
+    for (const found of fromEnv.keys)
+      if (!out.some((profile) => profile.key === found.key)) out.push(envProfile(found));
     return out;
   }
 

@@ -6,6 +6,7 @@
  */
 import { parseModelRef, type KernelServices, type ModelRef } from '../../sdk/index.js';
 import type { AuthProfile, AuthProfiles } from './auth-profiles.js';
+import { envKeyHint } from './env-keys.js';
 import { routeProvider, type ProviderRoute } from './provider-routing.js';
 
 export interface Candidate {
@@ -38,8 +39,8 @@ export async function candidatesFor(
     // An OpenAI-compatible local server (Ollama, vLLM) needs no key once a baseUrl is set.
     if (config.baseUrl && provider.keylessWithBaseUrl) keys.push(undefined);
     else {
-      const env = route.envKeys.join(' or ');
-      return `no API key for ${parsed.provider}: set ${env ? `${env}, ` : ''}models.providers.${parsed.provider}.apiKey, or add a profile to agents/${agentId}/agent/auth-profiles.json`;
+      const env = envKeyHint(parsed.provider, route.envKeys);
+      return `no API key for ${parsed.provider}: set ${env}, models.providers.${parsed.provider}.apiKey, or add a profile to agents/${agentId}/agent/auth-profiles.json`;
     }
   }
   return keys.map((profile) => ({ ref, parsed, route, profile }));

@@ -52,6 +52,7 @@ import {
 } from '../../sdk/agent/index.js';
 import { AuthProfiles, PROFILE_FAILURES } from './auth-profiles.js';
 import { candidatesFor, type Candidate } from './candidates.js';
+import { envApiKeys } from './env-keys.js';
 import {
   abortableSleep,
   DEFAULT_RETRY_POLICY,
@@ -62,10 +63,10 @@ import {
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
-/** Well-known defaults when a provider has a key but no model is configured. */
-const AUTO_DEFAULTS: Array<{ env: string; ref: string }> = [
-  { env: 'ANTHROPIC_API_KEY', ref: 'anthropic/claude-sonnet-4-20250514' },
-  { env: 'OPENAI_API_KEY', ref: 'openai/gpt-4.1' },
+/** Well-known defaults when a provider has a key in the environment but no model is configured. */
+const AUTO_DEFAULTS: Array<{ provider: string; ref: string }> = [
+  { provider: 'anthropic', ref: 'anthropic/claude-sonnet-4-20250514' },
+  { provider: 'openai', ref: 'openai/gpt-4.1' },
 ];
 
 export function aliasTable(settings: AgentSettings): Map<string, string> {
@@ -140,7 +141,7 @@ export class Models implements ModelsContract {
       .filter((ref): ref is string => Boolean(ref))
       .map((ref) => aliases.get(ref.toLowerCase()) ?? ref);
     if (chain.length > 0) return [...new Set(chain)];
-    const auto = AUTO_DEFAULTS.find((candidate) => this.kernel.env[candidate.env]?.trim());
+    const auto = AUTO_DEFAULTS.find((candidate) => envApiKeys(candidate.provider, [], this.kernel.env).keys.length > 0);
     if (auto) return [auto.ref];
     const local = (
       this.kernel.config().plugins as { entries?: Record<string, { config?: { modelPath?: string } }> } | undefined

@@ -8,6 +8,7 @@
  */
 import { ModelError, parseModelRef, type KernelServices } from '../../sdk/index.js';
 import type { ProviderSettings } from '../../sdk/agent/index.js';
+import { envApiKeys, envKeyHint } from './env-keys.js';
 import { routeProvider } from './provider-routing.js';
 
 /** Long enough for a cold local model to answer one word; a hung server fails the test instead of the wizard. */
@@ -26,11 +27,11 @@ export async function probeModel(
   const route = await routeProvider(kernel, parsed.provider, candidate);
   if (typeof route === 'string') throw new ModelError('invalid_request', route);
   const { provider, config } = route;
-  const apiKey =
-    config.apiKey ?? route.envKeys.map((name) => kernel.env[name]?.trim()).find((value) => value) ?? undefined;
+  // The candidate's own key is what is being tested; without one, the environment's first.
+  const apiKey = config.apiKey ?? envApiKeys(parsed.provider, route.envKeys, kernel.env).keys[0]?.key;
   if (!apiKey && provider.requiresKey !== false && !(config.baseUrl && provider.keylessWithBaseUrl)) {
-    const env = route.envKeys.join(' or ');
-    throw new ModelError('auth', `no API key for ${parsed.provider}${env ? ` (give one, or set ${env})` : ''}`);
+    const env = envKeyHint(parsed.provider, route.envKeys);
+    throw new ModelError('auth', `no API key for ${parsed.provider} (give one, or set ${env})`);
   }
   const limitMs = candidate.modelPath ? LOCAL_PROBE_TIMEOUT_MS : PROBE_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(limitMs);

@@ -138,7 +138,7 @@ async function hostedModel(
   }
 
   const configuredKey = getString(existing, 'apiKey');
-  const envKey = choice.envKey && deps.env[choice.envKey]?.trim() ? choice.envKey : undefined;
+  const envKey = choice.kind === 'key' ? envKeyVariable(provider, deps.env) : undefined;
   const fallback = attempt.apiKey
     ? `the key you entered (${maskSecret(attempt.apiKey)})`
     : configuredKey
@@ -248,6 +248,23 @@ async function localModel(
     setDefaultModel(next, ref);
   });
   return ref;
+}
+
+/**
+ * The variable that gives `provider` a key, by the conventions the models plugin reads
+ * (OpenClaw's): `OPENCLAW_LIVE_<ID>_KEY`, `<ID>_API_KEYS`, `<ID>_API_KEY`, `<ID>_API_KEY_<suffix>`.
+ */
+export function envKeyVariable(
+  provider: string,
+  env: Readonly<Record<string, string | undefined>>,
+): string | undefined {
+  const prefix = provider.toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+  const suffixed = Object.keys(env)
+    .filter((name) => name.startsWith(`${prefix}_API_KEY_`))
+    .sort();
+  return [`OPENCLAW_LIVE_${prefix}_KEY`, `${prefix}_API_KEYS`, `${prefix}_API_KEY`, ...suffixed].find((name) =>
+    env[name]?.trim(),
+  );
 }
 
 /** Why `path` is not a GGUF model file, or nothing. */
