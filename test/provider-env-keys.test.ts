@@ -42,13 +42,13 @@ afterEach(async () => {
   kernel = undefined;
 });
 
-/** The fake's answer per key: LIMITED is always rate limited; any other key answers. */
+const NAMES: Record<string, string> = { [FREE]: 'the free key', [LIVE]: 'the live key' };
+
+/** The fake's answer per key: LIMITED is always rate limited; any other key answers, naming itself. */
 function rateLimitOne(request: { apiKey?: string }): ScriptStep {
   if (request.apiKey === LIMITED)
     return { error: { status: 429, message: 'Rate limit reached for requests', type: 'rate_limit_error' } };
-  return {
-    text: `answered with ${request.apiKey === FREE ? 'the free key' : request.apiKey === LIVE ? 'the live key' : 'another key'}`,
-  };
+  return { text: `answered with ${NAMES[request.apiKey ?? ''] ?? 'another key'}` };
 }
 
 async function ask(

@@ -318,7 +318,10 @@ export class LlamaCppRuntime {
     yield* this.answer(loaded, request, maxTokens, signal);
   }
 
-  /** A model loaded for this request alone: freed when the answer ends, and the backend too when nothing else is loaded. */
+  /**
+   * A model loaded for this request alone: freed when the answer ends, and the backend too
+   * when nothing else is loaded.
+   */
   private async *generateOnce({
     modelPath,
     request,

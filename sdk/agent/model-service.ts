@@ -10,6 +10,7 @@
 import type { FailureKind } from '../models.js';
 import type { HookContext } from '../types/hooks.js';
 import type {
+  ModelEndpoint,
   ModelInfo,
   ModelRequest,
   ModelStreamEvent,
@@ -118,15 +119,10 @@ export interface ModelService {
   defaultAgent(): string;
   authProfiles(agentId: string): AuthProfiles;
   /**
-   * One short completion of `ref` with `provider` (a candidate `models.providers.<id>` entry)
-   * in place of the configured one: no failover, nothing saved (claw onboard's live test).
-   * `modelPath` names a local model file (llama-cpp) not configured yet.
+   * One short completion of `ref` with `provider` (a candidate `models.providers.<id>` entry, or a
+   * local `modelPath`) in place of the configured one: no failover, nothing saved (claw onboard's live test).
    */
-  probe(
-    ref: string,
-    provider: ProviderSettings & { modelPath?: string },
-    signal?: AbortSignal,
-  ): Promise<{ text: string }>;
+  probe(ref: string, provider: ProviderSettings & ModelEndpoint, signal?: AbortSignal): Promise<{ text: string }>;
   /** Whether the agent's (default: the default agent's) chain has a model with what it needs, without calling it. */
   readiness(agentId?: string): Promise<{ ok: boolean; primary: string | null; problem?: string; fix?: string }>;
 }

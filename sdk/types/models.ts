@@ -63,7 +63,7 @@ export interface ModelEndpoint {
   provider?: string;
   /** Abort the HTTP request after this long without completing (ms). */
   timeoutMs?: number;
-  /** A local model file to answer with instead of the configured one (claw onboard's live test, before saving). */
+  /** A local model file instead of the configured one (claw onboard's live test, before saving). */
   modelPath?: string;
 }
 
