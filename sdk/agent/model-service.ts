@@ -118,10 +118,7 @@ export interface ModelService {
   settings(agentId: string): AgentSettings;
   defaultAgent(): string;
   authProfiles(agentId: string): AuthProfiles;
-  /**
-   * One short completion of `ref` with `provider` (a candidate `models.providers.<id>` entry, or a
-   * local `modelPath`) in place of the configured one: no failover, nothing saved (claw onboard's live test).
-   */
+  /** claw onboard's live test: one short answer from `ref` with candidate settings, no failover, nothing saved. */
   probe(ref: string, provider: ProviderSettings & ModelEndpoint, signal?: AbortSignal): Promise<{ text: string }>;
   /** Whether the agent's (default: the default agent's) chain has a model with what it needs, without calling it. */
   readiness(agentId?: string): Promise<{ ok: boolean; primary: string | null; problem?: string; fix?: string }>;
