@@ -22,21 +22,15 @@ const requests = JSON.parse(readFileSync(join(FIXTURES, 'requests.json'), 'utf8'
 
 /** Methods OpenClaw's clients call that claw does not have (see docs/openclaw-methods.md). */
 const NOT_IN_CLAW = new Set([
-  'diagnostics.stability',
   'doctor.memory.status',
   'question.list',
-  'plugin.approval.list',
-  'openclaw.approval.list',
   'commands.list',
   'chat.metadata',
-  'models.authStatus',
   'progressCard.get',
   'sessions.branches.list',
   'sessions.companion.state',
   'sessions.observer.visibility',
   'talk.catalog',
-  'tasks.list',
-  'update.status',
 ]);
 
 let h: AgentHarness;

@@ -5,8 +5,10 @@
  * channel choke point (`api.kernel.channels`), so `send` runs the same hooks as a reply.
  */
 import { ErrorCodes, ProtocolError, type ChannelPlugin, type PluginApi } from '../../sdk/index.js';
-import type { ChannelInfo } from '../../sdk/channels/index.js';
+import { channelSettings, type ChannelInfo } from '../../sdk/channels/index.js';
+import { createHash } from 'node:crypto';
 import { unknownChannelProblem } from './send-channel.js';
+import { MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from './access.js';
 
 function invalid(message: string, details?: unknown): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message, details);
@@ -158,6 +160,61 @@ export function registerChannelMethods(api: PluginApi): void {
           `sending to ${params.channel}:${params.to} failed: ${result.error}`,
         );
       return { ok: true, channel: params.channel, to: params.to, pieces: result.pieces, messageIds: result.messageIds };
+    },
+  });
+
+  api.registerGatewayMethod('channels.pairing.list', {
+    // OpenClaw's clients may send filters newer than these: tolerated.
+    params: {
+      type: 'object',
+      properties: { channel: { type: 'string', minLength: 1 }, accountId: { type: 'string', minLength: 1 } },
+    },
+    scope: 'operator.pairing',
+    description:
+      "DM pairing in OpenClaw's shape: the channel accounts whose dmPolicy is pairing, and the senders waiting on them.",
+    handler: async (params: { channel?: string; accountId?: string }) => {
+      const config = kernel.config();
+      const accounts = (await kernel.channels.status())
+        .filter((info) => info.enabled && (!params.channel || info.id === params.channel))
+        .flatMap((info) =>
+          info.accounts
+            .filter((account) => !params.accountId || account.accountId === params.accountId)
+            .filter((account) => channelSettings(config, info.id, account.accountId).dmPolicy === 'pairing')
+            // claw tells nobody when a pairing is approved: the sender's next message simply gets through.
+            .map((account) => ({
+              channel: info.id,
+              channelLabel: info.id,
+              accountId: account.accountId,
+              notifySupported: false,
+            })),
+        );
+      const pairs = new Set(accounts.map((account) => `${account.channel}\0${account.accountId}`));
+      const requests = (await kernel.channels.pairing.list(params.channel))
+        .filter((request) => pairs.has(`${request.channel}\0${request.accountId}`))
+        .map((request) => ({
+          // A stable id that does not reveal the code: approving still takes the code the sender was sent.
+          requestId: createHash('sha256')
+            .update(`${request.channel}\0${request.accountId}\0${request.senderId}\0${request.createdAt}`)
+            .digest('base64url')
+            .slice(0, 32),
+          channel: request.channel,
+          channelLabel: request.channel,
+          accountId: request.accountId,
+          senderId: request.senderId,
+          senderLabel: 'sender id',
+          ...(request.senderName ? { metadata: { name: request.senderName } } : {}),
+          createdAt: new Date(request.createdAt).toISOString(),
+          lastSeenAt: new Date(request.createdAt).toISOString(),
+          expiresAt: new Date(request.expiresAt).toISOString(),
+          notifySupported: false,
+        }));
+      return {
+        accounts,
+        requests,
+        // claw has no command owners (OpenClaw's commands.ownerAllowFrom).
+        commandOwnerConfigured: false,
+        limits: { pendingPerAccount: MAX_PENDING_PAIRINGS, ttlMs: PAIRING_TTL_MS },
+      };
     },
   });
 

@@ -64,6 +64,16 @@ export default definePlugin<{ timeoutMs: number }>({
       params: { type: 'object', additionalProperties: false, properties: {} },
       handler: () => ({ approvals: service.list() }),
     });
+    // OpenClaw's Control UI gathers pending approvals of three kinds. claw's only kind is exec
+    // (exec.approval.list): no plugin asks for approval and there is no system agent, so these
+    // two answer OpenClaw's empty list.
+    for (const method of ['plugin.approval.list', 'openclaw.approval.list'])
+      api.registerGatewayMethod(method, {
+        scope: 'operator.approvals',
+        description: 'Pending approvals of a kind claw never raises: always [].',
+        params: { type: 'object' },
+        handler: () => [],
+      });
     api.registerGatewayMethod('exec.approval.get', {
       scope: 'operator.approvals',
       params: ID,

@@ -10,6 +10,7 @@ import { pluginsWithLeftWork } from './left-work.js';
 import { logFile } from './log-file.js';
 import { registerToolsCatalog } from './tools-catalog.js';
 import { registerMethods } from './methods.js';
+import { registerHostMethods } from './host-methods.js';
 import { registerConfigMethods } from './config-methods.js';
 import { registerDeviceMethods } from './device-methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
@@ -44,6 +45,7 @@ export default definePlugin({
     events.registerEvent('config.changed', api.id, { scope: 'operator.read' });
 
     registerMethods(api, runtime);
+    registerHostMethods(api, runtime);
     registerConfigMethods(api, runtime);
     registerDeviceMethods(api, runtime);
     registerToolsCatalog(api);

@@ -8,6 +8,7 @@
 import { definePlugin, parseSessionKey, type JsonSchema } from '../../sdk/index.js';
 import { modelsCommand, MODELS_HELP } from './cli.js';
 import { cliCommand } from '../../sdk/cli.js';
+import { modelsAuthStatus } from './auth-status.js';
 import { ModelService } from './service.js';
 
 const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
@@ -18,6 +19,17 @@ export default definePlugin({
     const runtime = new ModelService(api.kernel);
     api.registerService({ id: 'models', api: runtime });
 
+    api.registerGatewayMethod('models.authStatus', {
+      scope: 'operator.read',
+      // OpenClaw's refresh re-reads its catalog snapshot; claw reads live, so it changes nothing.
+      params: {
+        type: 'object',
+        properties: { agentId: { type: 'string', maxLength: 512 }, refresh: { type: 'boolean' } },
+      },
+      description:
+        "Per provider: status (static key, missing, ok for keyless), its auth profiles (ids, source, cooldown; never a key) and the agent's readiness.",
+      handler: (params: { agentId?: string }) => modelsAuthStatus(runtime, params.agentId || runtime.defaultAgent()),
+    });
     api.registerGatewayMethod('models.list', {
       scope: 'operator.read',
       params: {

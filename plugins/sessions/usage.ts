@@ -2,7 +2,8 @@
  * `sessions.usage`: token usage per session, in OpenClaw's shape, read from the transcripts
  * (every assistant message carries the usage its model call reported). claw keeps no model
  * prices, so every cost is 0 and each priced-nowhere call counts in `missingCostEntries`,
- * which is how OpenClaw reports calls it could not price.
+ * which is how OpenClaw reports calls it could not price. `usage.cost` sums the same calls per
+ * calendar day; `usage.status` (providers' own quota windows) has nothing to report.
  */
 import { existsSync } from 'node:fs';
 import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
@@ -158,6 +159,7 @@ function transcriptUsage(
   file: string,
   dayOf: (ms: number) => string,
   range: { start: string; end: string; all: boolean },
+  perDay?: Map<string, Totals>,
 ): SessionUsage | undefined {
   const totals = emptyTotals();
   const counts = emptyCounts();
@@ -217,6 +219,11 @@ function transcriptUsage(
         addTotals(row.totals, call);
         models.set(id, row);
         if (bucket) bucket.tokens += call.totalTokens;
+        if (day && perDay) {
+          const sum = perDay.get(day) ?? emptyTotals();
+          addTotals(sum, call);
+          perDay.set(day, sum);
+        }
       }
     }
     addCounts(counts, seen);
@@ -240,6 +247,44 @@ function transcriptUsage(
   };
 }
 
+interface UsageRow {
+  key: string;
+  agentId: string;
+  updatedAt: number;
+  usage: SessionUsage;
+  entry: SessionEntry;
+}
+
+/** Each session's usage within the requested days; perDay, when given, sums every model call by day. */
+async function usageRows(params: UsageParams, deps: SessionsDeps, perDay?: Map<string, Totals>) {
+  if (params.agentScope === 'all' && (params.agentId || params.key))
+    throw invalid('agentScope=all cannot be combined with key or agentId');
+  const dayOf = dayFormatter(params);
+  const range = dayRange(params, dayOf(Date.now()));
+  const target = params.key
+    ? deps.sessions.resolveTarget({
+        sessionKey: params.key,
+        ...(params.agentId ? { agentId: params.agentId } : {}),
+      })
+    : undefined;
+  const agents = target
+    ? [target.agentId]
+    : params.agentScope === 'all'
+      ? deps.sessions.knownAgents()
+      : [normalizeAgentId(params.agentId ?? deps.models.defaultAgent())];
+  const rows: UsageRow[] = [];
+  for (const agentId of agents) {
+    const store = deps.sessions.store(agentId);
+    for (const { key, entry } of await store.list()) {
+      if (target && key !== target.sessionKey) continue;
+      const file = store.transcriptPath(entry.sessionId, parseSessionKey(key).threadId);
+      const usage = existsSync(file) ? transcriptUsage(file, dayOf, range, perDay) : undefined;
+      if (usage) rows.push({ key, agentId, updatedAt: entry.updatedAt, usage, entry });
+    }
+  }
+  return { range, rows };
+}
+
 export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
   api.registerGatewayMethod('sessions.usage', {
     scope: 'operator.read',
@@ -247,32 +292,7 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
     description:
       'Token usage per session from the transcripts (OpenClaw shape); costs are 0 and counted in missingCostEntries, as claw keeps no model prices.',
     handler: async (params: UsageParams) => {
-      if (params.agentScope === 'all' && (params.agentId || params.key))
-        throw invalid('agentScope=all cannot be combined with key or agentId');
-      const dayOf = dayFormatter(params);
-      const range = dayRange(params, dayOf(Date.now()));
-      const target = params.key
-        ? deps.sessions.resolveTarget({
-            sessionKey: params.key,
-            ...(params.agentId ? { agentId: params.agentId } : {}),
-          })
-        : undefined;
-      const agents = target
-        ? [target.agentId]
-        : params.agentScope === 'all'
-          ? deps.sessions.knownAgents()
-          : [normalizeAgentId(params.agentId ?? deps.models.defaultAgent())];
-      const rows: Array<{ key: string; agentId: string; updatedAt: number; usage: SessionUsage; entry: SessionEntry }> =
-        [];
-      for (const agentId of agents) {
-        const store = deps.sessions.store(agentId);
-        for (const { key, entry } of await store.list()) {
-          if (target && key !== target.sessionKey) continue;
-          const file = store.transcriptPath(entry.sessionId, parseSessionKey(key).threadId);
-          const usage = existsSync(file) ? transcriptUsage(file, dayOf, range) : undefined;
-          if (usage) rows.push({ key, agentId, updatedAt: entry.updatedAt, usage, entry });
-        }
-      }
+      const { range, rows } = await usageRows(params, deps);
       rows.sort((a, b) => b.updatedAt - a.updatedAt);
       const totals = emptyTotals();
       const messages = emptyCounts();
@@ -374,4 +394,41 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
       };
     },
   });
+  api.registerGatewayMethod('usage.cost', {
+    scope: 'operator.read',
+    // OpenClaw's clients may add range options claw does not know: tolerated.
+    params: { ...USAGE_PARAMS, additionalProperties: true },
+    description:
+      'Token totals per calendar day over the requested days (OpenClaw shape); costs are 0, counted in missingCostEntries.',
+    handler: async (params: UsageParams) => {
+      const perDay = new Map<string, Totals>();
+      const { range, rows } = await usageRows(params, deps, perDay);
+      const totals = emptyTotals();
+      for (const day of perDay.values()) addTotals(totals, day);
+      const days = range.all ? [...perDay.keys()].sort() : daysBetween(range.start, range.end);
+      return {
+        updatedAt: Date.now(),
+        days: days.length,
+        daily: days.map((date) => ({ date, ...(perDay.get(date) ?? emptyTotals()) })),
+        totals,
+        // Read from the transcripts on every call: nothing cached, nothing stale.
+        cacheStatus: { status: 'fresh', cachedFiles: rows.length, pendingFiles: 0, staleFiles: 0 },
+      };
+    },
+  });
+
+  api.registerGatewayMethod('usage.status', {
+    scope: 'operator.read',
+    params: { type: 'object' },
+    description:
+      "Providers' own quota windows (OpenClaw reads them from OAuth providers), empty: claw's providers use API keys that report no quota.",
+    handler: () => ({ updatedAt: Date.now(), providers: [] }),
+  });
+}
+
+/** Every calendar day from start to end, both included. */
+function daysBetween(start: string, end: string): string[] {
+  const days: string[] = [];
+  for (let day = start; day <= end; day = shiftDay(day, 1)) days.push(day);
+  return days;
 }
