@@ -29,6 +29,7 @@ const NOT_IN_CLAW = new Set([
   'progressCard.get',
   'sessions.branches.list',
   'sessions.companion.state',
+  // Served, answering UNAVAILABLE as an OpenClaw gateway without a session observer does.
   'sessions.observer.visibility',
   'talk.catalog',
 ]);

@@ -179,7 +179,6 @@ export const PENDING_METHODS: ReadonlySet<string> = new Set([
   'sessions.groups.rename',
   'sessions.groups.update',
   'sessions.move',
-  'sessions.observer.visibility',
   'sessions.patchMany',
   'sessions.providerReview.continue',
   'sessions.reclaim',

@@ -235,4 +235,11 @@ describe('what OpenClaw’s Control UI asks on every tab', () => {
       message: 'missing scope: operator.pairing',
     });
   });
+  it('sessions.observer.visibility: UNAVAILABLE, as OpenClaw without a session observer; visible is required', async () => {
+    expect(await refusal(reader.request('sessions.observer.visibility', { visible: true }))).toEqual({
+      code: 'UNAVAILABLE',
+      message: expect.stringContaining('Session observer is unavailable.'),
+    });
+    expect((await refusal(reader.request('sessions.observer.visibility', {})))?.code).toBe('INVALID_REQUEST');
+  });
 });

@@ -6,7 +6,7 @@
  * emits through the protocol registry; a subscription ends when its connection does (the
  * transport skips connections that are gone, and the lists are bounded).
  */
-import type { EmittedEvent, JsonSchema, PluginApi } from '../../sdk/index.js';
+import { ErrorCodes, ProtocolError, type EmittedEvent, type JsonSchema, type PluginApi } from '../../sdk/index.js';
 import { KEY, listSessions, sessionListResult, type SessionListOptions, type SessionsDeps } from './methods.js';
 
 /** Connections remembered per list: a client that reconnects often leaves old ids behind. */
@@ -123,6 +123,19 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
       if (at >= 0) list.splice(at, 1);
       if (list.length === 0) bySession.delete(sessionKey);
       return { subscribed: false, key: sessionKey };
+    },
+  });
+
+  // OpenClaw's session observer writes running digests of a turn for the tabs in view; the
+  // Control UI reports its visibility for it. claw has no observer, so it answers as an
+  // OpenClaw gateway without one does: UNAVAILABLE.
+  api.registerGatewayMethod('sessions.observer.visibility', {
+    scope: 'operator.read',
+    params: { type: 'object', required: ['visible'], properties: { visible: { type: 'boolean' } } },
+    description: 'Session observer visibility: UNAVAILABLE, as claw has no session observer (no running digests).',
+    handler: (_params: { visible: boolean }, ctx) => {
+      needConnection(ctx.connId);
+      throw new ProtocolError(ErrorCodes.UNAVAILABLE, 'Session observer is unavailable.');
     },
   });
 }
