@@ -10,7 +10,7 @@
  * for 1 → 5 → 25 → 60 minutes; billing 5 h doubling to 24 h. A success resets the count,
  * and so do 24 h without a failure.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { writeJsonAtomic, type FailureKind } from '../../sdk/index.js';
 import { envApiKeys } from './env-keys.js';
 import type { AuthProfiles as AuthProfilesContract, CooldownState, ProfileUsage } from '../../sdk/agent/index.js';
@@ -67,13 +67,38 @@ export function cooldownFor(kind: FailureKind, usage: ProfileUsage | CooldownSta
 }
 
 export class AuthProfiles implements AuthProfilesContract {
-  private data: ProfilesFile;
+  private loaded: ProfilesFile;
+  /** The file as last read or written (mtime, size, inode), so a change by someone else is seen. */
+  private stamp: string | undefined;
 
   constructor(
     private readonly file: string,
     private readonly now: () => number = Date.now,
   ) {
-    this.data = this.load();
+    this.stamp = this.fileStamp();
+    this.loaded = this.load();
+  }
+
+  /**
+   * The profiles as the file holds them now: a key added by `claw models auth`, another
+   * process or an editor while the gateway runs counts from the next turn, not the next start.
+   */
+  private get data(): ProfilesFile {
+    const stamp = this.fileStamp();
+    if (stamp !== this.stamp) {
+      this.stamp = stamp;
+      this.loaded = this.load();
+    }
+    return this.loaded;
+  }
+
+  private fileStamp(): string | undefined {
+    try {
+      const stat = statSync(this.file);
+      return `${stat.mtimeMs}:${stat.size}:${stat.ino}`;
+    } catch {
+      return undefined;
+    }
   }
 
   private load(): ProfilesFile {
@@ -87,7 +112,8 @@ export class AuthProfiles implements AuthProfilesContract {
   }
 
   private save(): void {
-    writeJsonAtomic(this.file, this.data);
+    writeJsonAtomic(this.file, this.loaded);
+    this.stamp = this.fileStamp();
   }
 
   /**
