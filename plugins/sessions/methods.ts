@@ -189,7 +189,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       const { agentId, sessionKey } = targetOf(deps, params);
       assertKnownAgent(api.kernel.config(), agentId); // writing would create the agent's folders
       if (typeof params.archived === 'boolean') await checkArchiveTarget(deps, agentId, sessionKey, params);
-      const patch: SessionPatch = {};
+      const patch: SessionPatch & Archivable = {};
       if (params.archived === true) patch.archivedAt = deps.sessions.now();
       if (params.archived === false) patch.archivedAt = undefined;
       const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
@@ -207,7 +207,8 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
       const updated = await deps.sessions.store(agentId).upsert(sessionKey, (entry) => {
         // Archiving again keeps the first archive time.
-        if (entry?.archivedAt !== undefined && params.archived === true) patch.archivedAt = entry.archivedAt;
+        const was = (entry as Archivable | undefined)?.archivedAt;
+        if (was !== undefined && params.archived === true) patch.archivedAt = was;
         if (queueFields.length === 0) return patch;
         const queue = { ...entry?.queue };
         const set = (name: keyof typeof queue, field: string) => {
@@ -278,7 +279,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       const { agentId, sessionKey } = targetOf(deps, params);
       const store = deps.sessions.store(agentId);
       const entry = await store.get(sessionKey);
-      if (params.archivedOnly && entry && entry.archivedAt === undefined)
+      if (params.archivedOnly && entry && (entry as Archivable).archivedAt === undefined)
         throw invalid(`session ${sessionKey} is not archived; archive it first, then delete it`);
       if (params.expectedSessionId && entry && entry.sessionId !== params.expectedSessionId) {
         throw invalid(
@@ -370,6 +371,14 @@ async function truncateSession(
   });
 }
 
+/**
+ * An archived session's entry carries `archivedAt` (ms since the epoch); lists leave it out
+ * unless asked. Only this plugin reads it, so it is not part of the SDK's SessionEntry.
+ */
+export interface Archivable {
+  archivedAt?: number;
+}
+
 /** sessions.patch fields OpenClaw reserves for operator.admin. */
 const ADMIN_PATCH_FIELDS = [
   'verboseLevel',
@@ -446,7 +455,7 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
       if (options.activeOnly && !hasActiveRun) continue;
       if (options.spawnedBy !== undefined && entry.spawnedBy !== options.spawnedBy) continue;
       if (options.key !== undefined && key !== options.key) continue;
-      const archived = entry.archivedAt !== undefined;
+      const archived = (entry as Archivable).archivedAt !== undefined;
       if (options.archived !== 'all' && archived !== (options.archived === true)) continue;
       rows.push({ key, agentId, ...entry, archived, hasActiveRun });
     }

@@ -97,8 +97,6 @@ export interface SessionEntry {
   spawnedBy?: string;
   /** How many spawns deep this session is: 1 for a child of a main session (unset: not spawned). */
   spawnDepth?: number;
-  /** ms since the epoch: archived (`sessions.patch {archived}`), so left out of lists unless asked for. */
-  archivedAt?: number;
 }
 
 /**
