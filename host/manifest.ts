@@ -5,7 +5,8 @@
  */
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
-import { checkManifest, parseJson5, type ManifestResult, type PluginManifest } from '../kernel/index.js';
+import { checkManifest, parseJson5, SLOT_NAMES, type ManifestResult, type PluginManifest } from '../kernel/index.js';
+import { manifestSlots } from '../kernel/plugin-host/manifest.js';
 import { isInside } from '../kernel/util/paths.js';
 
 export const MANIFEST_FILE = 'openclaw.plugin.json';
@@ -39,7 +40,25 @@ export function readManifest(dir: string): ManifestResult {
   const manifest = version === checked.manifest.version ? checked.manifest : { ...checked.manifest, version };
   const entry = resolveEntry(manifest, dir, pkg);
   if (!entry.ok) return fail(entry.error);
-  return { ok: true, ...checked, manifest, entryPath: entry.path };
+  return {
+    ok: true,
+    ...checked,
+    manifest,
+    warnings: [...checked.warnings, ...kindNotes(manifest)],
+    entryPath: entry.path,
+  };
+}
+
+/** OpenClaw kinds (its plugins.slots.contextEngine, …) that claw has no slot for: named, not refused. */
+function kindNotes(manifest: PluginManifest): string[] {
+  const kinds: string[] = manifest.kind === undefined ? [] : [manifest.kind].flat();
+  const slots = manifestSlots(manifest);
+  return kinds
+    .filter((kind) => !(slots as string[]).includes(kind))
+    .map(
+      (kind) =>
+        `kind "${kind}" is an OpenClaw plugin kind claw does not implement (claw's slots: ${SLOT_NAMES.join(', ')}); the plugin loads, but nothing uses it as a ${kind}`,
+    );
 }
 
 function resolveEntry(

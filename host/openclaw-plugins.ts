@@ -27,7 +27,11 @@ const CLAW_ONLY_FIELDS = [
 /** Whether a plugin is in OpenClaw's format (and so runs through this adapter). */
 export function isOpenclawPlugin(record: Pick<PluginRecord, 'origin' | 'manifest'>): boolean {
   if (record.origin === 'bundled' || record.origin === 'inline' || !record.manifest) return false;
-  return !CLAW_ONLY_FIELDS.some((field) => field in record.manifest!);
+  const manifest = record.manifest as Record<string, unknown>;
+  // Rows that are objects are OpenClaw's way of listing commands; claw's are plain names.
+  const openclawCommands =
+    Array.isArray(manifest.commands) && manifest.commands.some((row) => typeof row === 'object' && row !== null);
+  return !CLAW_ONLY_FIELDS.some((field) => field in manifest && !(field === 'commands' && openclawCommands));
 }
 
 export const openclawPlugins: ForeignPluginAdapter = {

@@ -17,6 +17,12 @@ const Name = Type.String({ minLength: 1, maxLength: 128 });
 const Names = (description: string) => Type.Optional(Type.Array(Name, { uniqueItems: true, description }));
 
 const SlotKind = Type.Enum(SLOT_NAMES);
+/**
+ * Kinds OpenClaw defines that claw has no slot for: its manifests may declare them, and
+ * such a plugin loads with a diagnostic naming the kind (kernel/plugin-host/manifest.ts).
+ */
+export const FOREIGN_KINDS = ['context-engine'] as const;
+const PluginKind = Type.Enum([...SLOT_NAMES, ...FOREIGN_KINDS]);
 /** Config keys a plugin contributes to one kernel-owned object, each with its JSON Schema. */
 const ContributedKeys = (description: string) =>
   Type.Record(Type.String({ pattern: '^[a-zA-Z][a-zA-Z0-9]*$' }), Type.Object({}, Open), { description });
@@ -36,7 +42,7 @@ export const PluginManifestSchema = Type.Object(
     entry: Type.Optional(
       Type.String({ minLength: 1, description: 'Module to import on activation, relative to the plugin root.' }),
     ),
-    kind: Type.Optional(Type.Union([SlotKind, Type.Array(SlotKind, { minItems: 1, uniqueItems: true })])),
+    kind: Type.Optional(Type.Union([PluginKind, Type.Array(PluginKind, { minItems: 1, uniqueItems: true })])),
     enabledByDefault: Type.Optional(Type.Boolean()),
     requiresPlugins: Names('Plugin ids this plugin needs to be useful.'),
     requires: Type.Optional(
@@ -57,7 +63,19 @@ export const PluginManifestSchema = Type.Object(
     channels: Names('Channel ids this plugin registers.'),
     providers: Names('Model provider ids this plugin registers.'),
     tools: Names('Agent tool names this plugin registers.'),
-    commands: Names('Chat slash commands (without "/") this plugin registers.'),
+    commands: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Name,
+          // OpenClaw-style rows: the name, and what else its tooling describes the command with.
+          Type.Object({ name: Name, description: Type.Optional(Type.String()) }, Open),
+        ]),
+        {
+          description:
+            'Chat slash commands (without "/") this plugin registers: names; rows that are objects (with a name) mark an OpenClaw-format manifest.',
+        },
+      ),
+    ),
     gatewayMethods: Names('Gateway RPC methods this plugin registers.'),
     gatewayEvents: Names('Gateway events this plugin emits (listed in hello-ok before the plugin loads).'),
     services: Names('Background services this plugin registers.'),

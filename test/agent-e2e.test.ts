@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MESSAGE_HOOKS } from '../kernel/index.js';
 import { agentEvents, idem, MODELS, runAgent, startAgent, until, type AgentHarness } from './agent-helpers.js';
+import { client } from './gateway-helpers.js';
 import { REPO } from './helpers.js';
 
 let harness: AgentHarness | undefined;
@@ -637,6 +638,54 @@ describe('auth profiles and failover', () => {
 });
 
 describe('sessions methods', () => {
+  it("sessions.patch needs OpenClaw's scopes; archive hides a session from lists until restored", async () => {
+    harness = await startAgent();
+    const h = harness;
+    h.fake.script({ text: 'one' }, { text: 'two' });
+    await runAgent(h.client, { message: 'hello', sessionKey: 'agent:main:scratch' });
+    await runAgent(h.client, { message: 'hello', sessionKey: 'agent:main:main' });
+    const writer = await client(h.gw.url, { scopes: ['operator.read', 'operator.write'] });
+    try {
+      // Organising a session is write; queue and delivery overrides stay admin.
+      expect(
+        await writer.request<any>('sessions.patch', { key: 'agent:main:scratch', label: 'Scratch' }),
+      ).toMatchObject({
+        entry: { label: 'Scratch' },
+      });
+      await expect(writer.request('sessions.patch', { key: 'agent:main:scratch', sendPolicy: 'deny' })).rejects.toThrow(
+        'missing scope: operator.admin (to set sendPolicy)',
+      );
+      const [row] = (await writer.request<any>('sessions.list', { search: 'scratch' })).sessions;
+      expect(row).toMatchObject({ key: 'agent:main:scratch', archived: false });
+      await expect(
+        writer.request('sessions.patch', { key: 'agent:main:scratch', archived: true, expectedSessionId: 'other' }),
+      ).rejects.toThrow(/was reset since it was listed\); nothing changed/);
+      const archived = await writer.request<any>('sessions.patch', {
+        key: 'agent:main:scratch',
+        archived: true,
+        expectedSessionId: row.sessionId,
+      });
+      expect(archived.entry.archivedAt).toEqual(expect.any(Number));
+      await expect(writer.request('sessions.patch', { key: 'agent:main:main', archived: true })).rejects.toThrow(
+        /cannot archive agent:main:main: it is agent "main"'s main session/,
+      );
+      const keys = async (params: Record<string, unknown>) =>
+        (await writer.request<any>('sessions.list', params)).sessions.map((s: { key: string }) => s.key).sort();
+      expect(await keys({})).toEqual(['agent:main:main']);
+      expect(await keys({ archived: true })).toEqual(['agent:main:scratch']);
+      expect(await keys({ archived: 'all' })).toEqual(['agent:main:main', 'agent:main:scratch']);
+      await writer.request('sessions.patch', { key: 'agent:main:scratch', archived: false });
+      expect(await keys({})).toEqual(['agent:main:main', 'agent:main:scratch']);
+      await writer.request('sessions.patch', { key: 'agent:main:scratch', archived: true });
+      expect(
+        await h.client.request('sessions.delete', { key: 'agent:main:scratch', archivedOnly: true }),
+      ).toMatchObject({ deleted: true });
+      expect(await keys({ archived: 'all' })).toEqual(['agent:main:main']);
+    } finally {
+      await writer.close();
+    }
+  }, 60_000);
+
   it('list, preview, patch, reset, delete', async () => {
     harness = await startAgent();
     const h = harness;
@@ -685,10 +734,9 @@ describe('sessions methods', () => {
     await expect(h.client.request('sessions.delete', { key: 'agent:main:main', agentId: 'work' })).rejects.toThrow(
       /belongs to agent "main"/,
     );
-    expect(await h.client.request('sessions.delete', { key: 'agent:main:main', archivedOnly: true })).toMatchObject({
-      deleted: false,
-      archived: [],
-    });
+    await expect(h.client.request('sessions.delete', { key: 'agent:main:main', archivedOnly: true })).rejects.toThrow(
+      /is not archived; archive it first/,
+    );
     const deleted: any = await h.client.request('sessions.delete', {
       key: 'agent:main:main',
       agentId: 'main',

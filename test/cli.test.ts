@@ -259,10 +259,11 @@ describe('claw config', () => {
       'claw: agents.defaults.maxConcurrent is not set\n',
     );
 
+    // As in OpenClaw: a warning naming the variable; the key is left out, the config stays valid.
     const missingVar = await claw(['config', 'validate'], env);
-    expect(missingVar.code).toBe(1);
-    expect(missingVar.stderr).toContain(
-      'error: plugins.entries.keyed.config.apiKey: references ${KEYED_API_KEY}, which is not set in the environment',
+    expect(missingVar.code, missingVar.stderr).toBe(0);
+    expect(missingVar.stdout + missingVar.stderr).toContain(
+      'plugins.entries.keyed.config.apiKey: references ${KEYED_API_KEY}, which is not set in the environment; left out, so what uses it is unavailable until KEYED_API_KEY is set',
     );
     writeFileSync(
       join(stateDir, 'openclaw.json'),

@@ -140,13 +140,29 @@ describe('invalid config: every bad path, a one-line reason and the owner', () =
     await kernel.dispose();
   });
 
-  it('6. a ${VAR} reference to an unset variable', async () => {
-    const error = await createTestKernel({ config: { agents: { defaults: { workspace: '${NO_SUCH_VAR}' } } } }).catch(
-      (e: unknown) => e,
-    );
-    expect(errors([...(error as ConfigError).issues])).toEqual([
-      'agents.defaults.workspace: references ${NO_SUCH_VAR}, which is not set in the environment',
+  it('6. a ${VAR} reference to an unset variable: a warning naming it, and the setting left out', async () => {
+    const kernel = await createTestKernel({
+      config: {
+        agents: { defaults: { workspace: '${NO_SUCH_VAR}/ws', userTimezone: '${TZ_FOR_TEST}' } },
+        plugins: { allow: ['${NO_SUCH_PLUGIN}', 'kept'] },
+      },
+      env: { TZ_FOR_TEST: 'Europe/Lisbon' },
+    });
+    expect(errors(kernel.issues())).toEqual([]);
+    expect(
+      kernel
+        .issues()
+        .filter((issue) => issue.level === 'warning' && issue.message.includes('not set in the environment'))
+        .map((issue) => `${issue.path}: ${issue.message}`),
+    ).toEqual([
+      'agents.defaults.workspace: references ${NO_SUCH_VAR}, which is not set in the environment; left out, so what uses it is unavailable until NO_SUCH_VAR is set',
+      'plugins.allow[0]: references ${NO_SUCH_PLUGIN}, which is not set in the environment; left out, so what uses it is unavailable until NO_SUCH_PLUGIN is set',
     ]);
+    const agents = kernel.config.resolved.agents as { defaults: Record<string, unknown> };
+    expect(agents.defaults.workspace).toBeUndefined();
+    expect(agents.defaults.userTimezone).toBe('Europe/Lisbon');
+    expect(kernel.config.resolved.plugins?.allow).toEqual(['kept']);
+    await kernel.dispose();
   });
 
   it('7. a slot pointing at a plugin that is not installed, or that is not of that kind', async () => {

@@ -302,6 +302,94 @@ describe('claw sessions import', () => {
     expect(JSON.stringify(requests[0]!.messages)).toContain('my cat is called Miso');
   });
 
+  it("follows OpenClaw's active branch: a message on an abandoned branch is not imported", async () => {
+    const from = tempDir('openclaw-home-');
+    const db = openclawDatabase(from, 'main');
+    db.prepare(
+      'INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)',
+    ).run('agent:main:branchy', 'sess-tree', JSON.stringify({ sessionId: 'sess-tree', archivedAt: 1756720900000 }), 5);
+    const insert = db.prepare(
+      'INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)',
+    );
+    const rows = [
+      JSON.stringify({ type: 'session', version: 3, id: 'sess-tree', timestamp: '2026-09-01T09:59:00.000Z' }),
+      event('a1', null, 'user', 'plan a trip'),
+      event('a2', 'a1', 'assistant', 'Where to?'),
+      event('b1', 'a2', 'user', 'ABANDONED: go to the moon'),
+      event('b2', 'b1', 'assistant', 'ABANDONED: rockets booked'),
+      // The user rewound to a2 and went another way.
+      JSON.stringify({ type: 'leaf', id: 'l1', parentId: 'b2', targetId: 'a2' }),
+      event('c1', 'a2', 'user', 'go to Lisbon'),
+      event('c2', 'c1', 'assistant', 'Lisbon it is.'),
+    ];
+    rows.forEach((row, seq) => insert.run('sess-tree', seq, row, seq + 1));
+    db.close();
+    const stateDir = tempDir('claw-import-');
+    const env = { OPENCLAW_STATE_DIR: stateDir };
+    const imported = await claw(['sessions', 'import', '--from', from, '--json'], env);
+    expect(imported.code, imported.stderr).toBe(0);
+    const report = JSON.parse(imported.stdout);
+    expect(report.imported).toEqual([
+      { agentId: 'main', key: 'agent:main:branchy', sessionId: 'sess-tree', source: 'sqlite', entries: 4 },
+    ]);
+    expect(report.abandonedEntries).toBe(2);
+    const text = readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sess-tree.jsonl'), 'utf8');
+    expect(text).not.toContain('ABANDONED');
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.slice(1).map((line) => [line.id, line.parentId])).toEqual([
+      ['a1', null],
+      ['a2', 'a1'],
+      ['c1', 'a2'],
+      ['c2', 'c1'],
+    ]);
+    // Archived in OpenClaw: archived here too, so left out of the default list.
+    const store = JSON.parse(readFileSync(join(stateDir, 'agents', 'main', 'sessions', 'sessions.json'), 'utf8'));
+    expect(store['agent:main:branchy'].archivedAt).toBe(1756720900000);
+    expect(JSON.parse((await claw(['sessions', '--json'], env)).stdout).sessions).toEqual([]);
+  });
+
+  it("`claw sessions archive` archives through the running gateway, as OpenClaw's CLI does", async () => {
+    const { stateDir, env } = stateWith({ gateway: { auth: { mode: 'token', token: 'gw-token' } } });
+    const sessions = join(stateDir, 'agents', 'main', 'sessions');
+    mkdirSync(sessions, { recursive: true });
+    const row = (sessionId: string, updatedAt: number) => ({
+      sessionId,
+      createdAt: 1,
+      updatedAt,
+      inputTokens: 0,
+      outputTokens: 0,
+      totalTokens: 0,
+      contextTokens: 0,
+      compactionCount: 0,
+    });
+    writeFileSync(
+      join(sessions, 'sessions.json'),
+      JSON.stringify({ 'agent:main:main': row('m', 2), 'agent:main:old': row('o', 1) }),
+    );
+    await startCliGateway(env);
+    const dry = await claw(['sessions', 'archive', 'agent:main:old', 'agent:main:main', '--dry-run'], env);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toBe('[dry-run] archive session agent:main:old\n');
+    expect(dry.stderr).toContain("archive agent:main:main: an agent's main session is not archived");
+    const archived = await claw(['sessions', 'archive', 'agent:main:old', 'agent:main:nope', '--json'], env);
+    expect(archived.code).toBe(1);
+    expect(JSON.parse(archived.stdout)).toMatchObject({
+      ok: false,
+      operation: 'archive',
+      results: [
+        { key: 'agent:main:old', ok: true, status: 'archived' },
+        { key: 'agent:main:nope', ok: false, status: 'not_found' },
+      ],
+    });
+    const again = await claw(['sessions', 'archive', 'agent:main:old'], env);
+    expect(again.stdout).toBe('agent:main:old was already archived.\n');
+    const listed = JSON.parse((await claw(['sessions', '--json'], env)).stdout);
+    expect(listed.sessions.map((s: { key: string }) => s.key)).toEqual(['agent:main:main']);
+  });
+
   it('never overwrites a session claw already has under the same key', async () => {
     const from = tempDir('openclaw-home-');
     const db = openclawDatabase(from, 'main');

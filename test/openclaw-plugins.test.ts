@@ -352,6 +352,44 @@ describe('the OpenClaw plugin API adapter (fixtures in OpenClaw style)', () => {
     ]);
   });
 
+  it('OpenClaw manifest fields load: object commands rows, kind "context-engine" named as a kind claw does not implement', async () => {
+    const { stateDir, env } = stateEnv();
+    const installed = await claw(['plugins', 'install', join(FIXTURES, 'context-kit')], env);
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stdout).toContain('  enabled');
+    const listed = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout);
+    const record = listed.plugins.find((plugin: { id: string }) => plugin.id === 'context-kit');
+    expect(record).toMatchObject({ status: 'active', capabilities: { commands: ['ctxinfo'] } });
+    expect(record.warnings).toContain(
+      'kind "context-engine" is an OpenClaw plugin kind claw does not implement (claw\'s slots: memory, agentLoop, sandbox); the plugin loads, but nothing uses it as a context-engine',
+    );
+    const { agent } = await agentKernel(stateDir, [
+      join(stateDir, 'extensions', 'context-kit'),
+      scriptedModel(() => 'unused'),
+    ]);
+    expect((await agent.run({ message: '/ctxinfo' })).text).toBe('context kit: nothing held');
+  });
+
+  it('a CommonJS plugin with no usable export is failed, with the reason, in plugins list and at start', async () => {
+    const { stateDir, env } = stateEnv();
+    const installed = await claw(['plugins', 'install', join(FIXTURES, 'cjs-no-export')], env);
+    expect(installed.stdout).toContain('installed, but register() failed: cannot load plugin.js');
+    const reason =
+      'cannot load plugin.js: the module does not export a plugin (expected a default export with register(api))';
+    const listed = await claw(['plugins', 'list'], env);
+    expect(listed.stdout).toMatch(/cjs-no-export\s+failed/);
+    expect(listed.stdout).toContain(`cjs-no-export: ${reason}`);
+    const json = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout);
+    expect(json.plugins.find((plugin: { id: string }) => plugin.id === 'cjs-no-export')).toMatchObject({
+      status: 'failed',
+      error: reason,
+    });
+    const kernel = await createTestKernel({ stateDir, plugins: [join(stateDir, 'extensions', 'cjs-no-export')] });
+    kernels.push(kernel);
+    await kernel.start();
+    expect(kernel.plugins.get('cjs-no-export')).toMatchObject({ status: 'failed', error: reason });
+  });
+
   it('claw plugins are never run through the adapter (bundled ones, and any that use claw manifest fields)', async () => {
     const kernel = await createTestKernel({ plugins: [bundledPluginDir('tools-fs'), join(FIXTURES, 'stock-quotes')] });
     kernels.push(kernel);

@@ -1384,7 +1384,8 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
           "enum": [
             "memory",
             "agentLoop",
-            "sandbox"
+            "sandbox",
+            "context-engine"
           ]
         },
         {
@@ -1393,7 +1394,8 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
             "enum": [
               "memory",
               "agentLoop",
-              "sandbox"
+              "sandbox",
+              "context-engine"
             ]
           },
           "minItems": 1,
@@ -1476,12 +1478,32 @@ export const PLUGIN_MANIFEST_SCHEMA: JsonSchema = {
     "commands": {
       "type": "array",
       "items": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 128
+        "anyOf": [
+          {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 128
+          },
+          {
+            "type": "object",
+            "required": [
+              "name"
+            ],
+            "properties": {
+              "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128
+              },
+              "description": {
+                "type": "string"
+              }
+            },
+            "additionalProperties": true
+          }
+        ]
       },
-      "uniqueItems": true,
-      "description": "Chat slash commands (without \"/\") this plugin registers."
+      "description": "Chat slash commands (without \"/\") this plugin registers: names; rows that are objects (with a name) mark an OpenClaw-format manifest."
     },
     "gatewayMethods": {
       "type": "array",

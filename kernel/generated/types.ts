@@ -340,7 +340,7 @@ export type PluginManifest = {
   version?: string;
   /** Module to import on activation, relative to the plugin root. */
   entry?: string;
-  kind?: "memory" | "agentLoop" | "sandbox" | Array<"memory" | "agentLoop" | "sandbox">;
+  kind?: "memory" | "agentLoop" | "sandbox" | "context-engine" | Array<"memory" | "agentLoop" | "sandbox" | "context-engine">;
   enabledByDefault?: boolean;
   /** Plugin ids this plugin needs to be useful. */
   requiresPlugins?: string[];
@@ -357,8 +357,12 @@ export type PluginManifest = {
   providers?: string[];
   /** Agent tool names this plugin registers. */
   tools?: string[];
-  /** Chat slash commands (without "/") this plugin registers. */
-  commands?: string[];
+  /** Chat slash commands (without "/") this plugin registers: names; rows that are objects (with a name) mark an OpenClaw-format manifest. */
+  commands?: Array<string | {
+    name: string;
+    description?: string;
+    [key: string]: unknown;
+  }>;
   /** Gateway RPC methods this plugin registers. */
   gatewayMethods?: string[];
   /** Gateway events this plugin emits (listed in hello-ok before the plugin loads). */

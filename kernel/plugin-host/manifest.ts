@@ -6,7 +6,7 @@
 import { KNOWN_MANIFEST_FIELDS, PLUGIN_MANIFEST_SCHEMA } from '../generated/schemas.js';
 import { schemaProblems, validateWith } from '../validation.js';
 import type { PluginManifest } from '../generated/types.js';
-import type { SlotName } from '../config/keys.js';
+import { SLOT_NAMES, type SlotName } from '../config/keys.js';
 
 export type { PluginManifest };
 
@@ -32,10 +32,10 @@ export function checkManifest(raw: Record<string, unknown>): { manifest: PluginM
   return { manifest, warnings };
 }
 
-/** Slot kinds a manifest declares, normalised to an array. */
+/** Slot kinds a manifest declares, normalised to an array (OpenClaw kinds claw has no slot for left out). */
 export function manifestSlots(manifest: PluginManifest): SlotName[] {
-  if (manifest.kind === undefined) return [];
-  return (Array.isArray(manifest.kind) ? manifest.kind : [manifest.kind]) as SlotName[];
+  const kinds: string[] = manifest.kind === undefined ? [] : [manifest.kind].flat();
+  return kinds.filter((kind): kind is SlotName => (SLOT_NAMES as readonly string[]).includes(kind));
 }
 
 /** Names a manifest declares for a named capability field. */
@@ -43,5 +43,7 @@ export function declaredNames(manifest: PluginManifest, field: string): string[]
   if (field === 'cliCommands') return (manifest.cliCommands ?? []).map((command) => command.name);
   const value = (manifest as Record<string, unknown>)[field];
   const contracted = field === 'tools' ? (manifest as { contracts?: { tools?: unknown } }).contracts?.tools : undefined; // OpenClaw's
-  return [value, contracted].flatMap((list) => (Array.isArray(list) ? (list as string[]) : []));
+  // A `commands` row may be OpenClaw-style, an object with a name.
+  const name = (item: unknown) => (typeof item === 'object' && item !== null ? (item as { name: string }).name : item);
+  return [value, contracted].flatMap((list) => (Array.isArray(list) ? (list.map(name) as string[]) : []));
 }

@@ -2,6 +2,7 @@
 import type { CliContext } from '../../sdk/index.js';
 import { parseFlags as parse, UsageError } from '../../sdk/cli.js';
 import { normalizeAgentId } from '../../sdk/agent/index.js';
+import { archiveCommand } from './archive-cli.js';
 import { importSessions } from './import.js';
 import { listSessions, type SessionsDeps } from './methods.js';
 
@@ -9,7 +10,10 @@ export const SESSIONS_HELP = `Usage: claw sessions [--json] [--active <minutes>]
        claw sessions import [--from <openclaw state dir>] [--agent <id>] [--json]
            Sessions from OpenClaw: its SQLite store (agents/<id>/agent/openclaw-agent.sqlite)
            and legacy JSONL files (agents/<id>/sessions/); --from defaults to this state dir.
-           Keys claw already has are never overwritten.`;
+           Keys claw already has are never overwritten.
+       claw sessions archive <key>... [--agent <id>] [--dry-run] [--json] [--url <ws>] [--token <t>]
+           Through the running gateway: keeps the transcript, leaves the session out of lists
+           (sessions.list {archived: true} shows them; sessions.patch {archived: false} restores).`;
 
 const COMMON = { help: { type: 'boolean' }, json: { type: 'boolean' } } as const;
 
@@ -20,6 +24,7 @@ export async function sessionsCommand(
   stateDir: string,
 ): Promise<number> {
   if (argv[0] === 'import') return importCommand(argv.slice(1), ctx, deps, stateDir);
+  if (argv[0] === 'archive') return archiveCommand(argv.slice(1), ctx, (agentId) => deps.sessions.mainKey(agentId));
   const { values, positionals } = parse(argv, { ...COMMON, active: { type: 'string' }, agent: { type: 'string' } });
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument "${positionals[0]}" (see claw sessions --help)`);
@@ -84,6 +89,10 @@ async function importCommand(argv: string[], ctx: CliContext, deps: SessionsDeps
     lines.push(`  ${row.agentId} ${row.key} → ${row.sessionId} (${row.entries} entries, ${row.source})`);
   for (const conflict of report.conflicts) lines.push(`  ! ${conflict.agentId} ${conflict.key}: ${conflict.reason}`);
   if (report.skippedEntries > 0) lines.push(`  ! ${report.skippedEntries} transcript entries could not be read`);
+  if (report.abandonedEntries > 0)
+    lines.push(
+      `  ${report.abandonedEntries} entries on abandoned branches left out (only the active branch is imported)`,
+    );
   for (const note of report.notes) lines.push(`  ${note}`);
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return report.conflicts.length > 0 ? 1 : 0;

@@ -19,6 +19,7 @@ import { writeFileAtomic } from '../../sdk/index.js';
 import { loadSqlite } from '../../sdk/sqlite.js';
 import type { SessionEntry, SessionService } from '../../sdk/agent/index.js';
 import { TRANSCRIPT_VERSION } from './transcript.js';
+import { activeBranch } from './import-branch.js';
 
 export interface ImportReport {
   from: string;
@@ -28,6 +29,8 @@ export interface ImportReport {
   conflicts: Array<{ agentId: string; key: string; reason: string }>;
   /** Transcript entries that could not be read (compressed without zstd support, broken JSON). */
   skippedEntries: number;
+  /** Entries left behind on abandoned branches (OpenClaw's rewinds and branch switches). */
+  abandonedEntries: number;
   notes: string[];
 }
 
@@ -72,6 +75,7 @@ const ENTRY_FIELDS = [
   'compactionCount',
   'createdAt',
   'updatedAt',
+  'archivedAt',
 ] as const;
 
 const zstd = (zlib as { zstdDecompressSync?: (data: Uint8Array) => Buffer }).zstdDecompressSync;
@@ -137,7 +141,9 @@ function transcriptText(found: FoundSession, report: ImportReport): { text: stri
       return [];
     }
   });
-  const body = parsed.filter((entry) => entry.type !== 'session');
+  const branch = activeBranch(parsed.filter((entry) => entry.type !== 'session'));
+  report.abandonedEntries += branch.dropped;
+  const body = branch.entries;
   const timestamp = new Date(Number(found.entry.createdAt) || Date.now()).toISOString();
   const given = parsed.find((entry) => entry.type === 'session');
   const source = given ?? { type: 'session', version: TRANSCRIPT_VERSION, id: found.sessionId, timestamp };
@@ -164,7 +170,15 @@ export async function importSessions(
   options: { from: string; agentId?: string },
 ): Promise<ImportReport> {
   const from = resolve(options.from);
-  const report: ImportReport = { from, imported: [], unchanged: 0, conflicts: [], skippedEntries: 0, notes: [] };
+  const report: ImportReport = {
+    from,
+    imported: [],
+    unchanged: 0,
+    conflicts: [],
+    skippedEntries: 0,
+    abandonedEntries: 0,
+    notes: [],
+  };
   const agentsDir = join(from, 'agents');
   if (!existsSync(agentsDir)) throw new Error(`no OpenClaw sessions under ${from} (expected ${agentsDir})`);
   const sameDir = from === resolve(stateDir);

@@ -51,7 +51,7 @@ export const LIST_PARAMS: JsonSchema = {
     search: { type: 'string', maxLength: 500 },
     label: { type: 'string', maxLength: 500 },
     activeOnly: { type: 'boolean' },
-    // claw keeps no archive: archived:true lists nothing; false, "all" or absent list everything.
+    // true: only archived sessions; "all": both; false or absent: only those not archived.
     archived: { anyOf: [{ type: 'boolean' }, { const: 'all' }] },
     configuredAgentsOnly: { type: 'boolean' },
     // claw has no global or unknown-origin rows: each session belongs to an agent.
@@ -93,10 +93,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
   api.registerGatewayMethod('sessions.list', {
     scope: 'operator.read',
     params: LIST_PARAMS,
-    handler: async (params: SessionListOptions & { archived?: boolean | 'all' }) => {
-      if (params.archived === true) return sessionListResult(deps, []);
-      return sessionListResult(deps, await listSessions(deps, params));
-    },
+    handler: async (params: SessionListOptions) => sessionListResult(deps, await listSessions(deps, params)),
   });
 
   api.registerGatewayMethod('sessions.describe', {
@@ -111,6 +108,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       });
       const rows = await listSessions(deps, {
         agentId,
+        archived: 'all',
         includeDerivedTitles: true,
         includeLastMessage: true,
         key: sessionKey,
@@ -157,8 +155,13 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
   });
 
   api.registerGatewayMethod('sessions.patch', {
-    scope: 'operator.admin',
+    // OpenClaw's split: organising a session needs write; the fields below ADMIN_PATCH_FIELDS need admin.
+    scope: 'operator.write',
     params: keyParams({
+      agentId: KEY,
+      // The session must still be this id (not reset since the caller listed it).
+      expectedSessionId: { type: 'string', minLength: 1 },
+      archived: { type: 'boolean' },
       label: { type: ['string', 'null'], maxLength: 200 },
       model: { type: ['string', 'null'] },
       thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
@@ -172,10 +175,23 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       queueCap: { type: ['integer', 'null'], minimum: 1 },
       queueDrop: { enum: ['old', 'new', 'summarize', null] },
     }),
-    handler: async (params: Record<string, unknown> & { key: string }) => {
-      const { agentId, sessionKey } = deps.sessions.resolveTarget({ sessionKey: params.key });
+    handler: async (
+      params: Record<string, unknown> & { key: string; agentId?: string; expectedSessionId?: string },
+      ctx,
+    ) => {
+      const admin = ADMIN_PATCH_FIELDS.filter((field) => field in params);
+      if (admin.length && ctx.role !== undefined && !ctx.scopes?.includes('operator.admin'))
+        throw new ProtocolError(ErrorCodes.FORBIDDEN, `missing scope: operator.admin (to set ${admin.join(', ')})`, {
+          code: 'MISSING_SCOPE',
+          missingScope: 'operator.admin',
+          requiredScopes: ['operator.admin'],
+        });
+      const { agentId, sessionKey } = targetOf(deps, params);
       assertKnownAgent(api.kernel.config(), agentId); // writing would create the agent's folders
-      const patch: SessionPatch = {};
+      if (typeof params.archived === 'boolean') await checkArchiveTarget(deps, agentId, sessionKey, params);
+      const patch: SessionPatch & Archivable = {};
+      if (params.archived === true) patch.archivedAt = deps.sessions.now();
+      if (params.archived === false) patch.archivedAt = undefined;
       const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
       for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
         if (field in params) (patch as Record<string, unknown>)[field] = value(field);
@@ -190,6 +206,9 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       }
       const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
       const updated = await deps.sessions.store(agentId).upsert(sessionKey, (entry) => {
+        // Archiving again keeps the first archive time.
+        const was = (entry as Archivable | undefined)?.archivedAt;
+        if (was !== undefined && params.archived === true) patch.archivedAt = was;
         if (queueFields.length === 0) return patch;
         const queue = { ...entry?.queue };
         const set = (name: keyof typeof queue, field: string) => {
@@ -247,7 +266,7 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       // OpenClaw's: the key's agent must be this one; the session must still be this id (no reset since).
       agentId: KEY,
       expectedSessionId: { type: 'string', minLength: 1 },
-      // Only an archived session: claw keeps no archive, so there is never one to delete.
+      // Only an archived session (archive, then delete).
       archivedOnly: { type: 'boolean' },
     }),
     handler: async (params: {
@@ -258,9 +277,10 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       archivedOnly?: boolean;
     }) => {
       const { agentId, sessionKey } = targetOf(deps, params);
-      if (params.archivedOnly) return { ok: true, key: sessionKey, deleted: false, archived: [] };
       const store = deps.sessions.store(agentId);
       const entry = await store.get(sessionKey);
+      if (params.archivedOnly && entry && (entry as Archivable).archivedAt === undefined)
+        throw invalid(`session ${sessionKey} is not archived; archive it first, then delete it`);
       if (params.expectedSessionId && entry && entry.sessionId !== params.expectedSessionId) {
         throw invalid(
           `session ${sessionKey} is now ${entry.sessionId}, not ${params.expectedSessionId} (it was reset since it was listed); nothing deleted`,
@@ -351,11 +371,53 @@ async function truncateSession(
   });
 }
 
+/**
+ * An archived session's entry carries `archivedAt` (ms since the epoch); lists leave it out
+ * unless asked. Only this plugin reads it, so it is not part of the SDK's SessionEntry.
+ */
+export interface Archivable {
+  archivedAt?: number;
+}
+
+/** sessions.patch fields OpenClaw reserves for operator.admin. */
+const ADMIN_PATCH_FIELDS = [
+  'verboseLevel',
+  'reasoningLevel',
+  'sendPolicy',
+  'queueMode',
+  'queueDebounceMs',
+  'queueCap',
+  'queueDrop',
+];
+
+/**
+ * Archiving (or restoring) needs the session to exist and, when the caller names it, to
+ * still be the id it listed; an agent's main session is never archived (it is where
+ * direct messages land).
+ */
+async function checkArchiveTarget(
+  deps: SessionsDeps,
+  agentId: string,
+  sessionKey: string,
+  params: { archived?: unknown; expectedSessionId?: string },
+): Promise<void> {
+  const entry = await deps.sessions.store(agentId).get(sessionKey);
+  if (!entry) throw invalid(`no session ${sessionKey} to ${params.archived ? 'archive' : 'restore'}`);
+  if (params.expectedSessionId && entry.sessionId !== params.expectedSessionId)
+    throw invalid(
+      `session ${sessionKey} is now ${entry.sessionId}, not ${params.expectedSessionId} (it was reset since it was listed); nothing changed`,
+    );
+  if (params.archived === true && sessionKey === deps.sessions.mainKey(agentId))
+    throw invalid(`cannot archive ${sessionKey}: it is agent "${agentId}"'s main session`);
+}
+
 /** How long truncation waits for another process (a local `claw agent` run) to release the session. */
 const TRUNCATE_LOCK_TIMEOUT_MS = 10_000;
 
 export interface SessionListOptions {
   agentId?: string;
+  /** true: only archived sessions; "all": both; absent or false: only those not archived. */
+  archived?: boolean | 'all';
   activeMinutes?: number;
   limit?: number;
   offset?: number;
@@ -381,7 +443,7 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
   const cutoff = options.activeMinutes ? deps.sessions.now() - options.activeMinutes * 60_000 : undefined;
   const agent = await deps.agent();
   const search = options.search?.trim().toLowerCase();
-  const rows: Array<{ key: string; agentId: string; hasActiveRun: boolean } & SessionEntry> = [];
+  const rows: Array<{ key: string; agentId: string; archived: boolean; hasActiveRun: boolean } & SessionEntry> = [];
   for (const agentId of agents) {
     for (const { key, entry } of await deps.sessions.store(agentId).list()) {
       if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
@@ -393,7 +455,9 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
       if (options.activeOnly && !hasActiveRun) continue;
       if (options.spawnedBy !== undefined && entry.spawnedBy !== options.spawnedBy) continue;
       if (options.key !== undefined && key !== options.key) continue;
-      rows.push({ key, agentId, ...entry, hasActiveRun });
+      const archived = (entry as Archivable).archivedAt !== undefined;
+      if (options.archived !== 'all' && archived !== (options.archived === true)) continue;
+      rows.push({ key, agentId, ...entry, archived, hasActiveRun });
     }
   }
   rows.sort((a, b) => b.updatedAt - a.updatedAt);

@@ -75,6 +75,9 @@ function flags<T extends Record<string, { type: 'boolean' | 'string' }>>(args: s
 async function list(args: string[], io: Io): Promise<number> {
   const { values } = flags(args, { enabled: { type: 'boolean' }, verbose: { type: 'boolean' } });
   const kernel = await bootKernel(io, { strictConfig: false });
+  // OpenClaw plugins declare by registering, and the gateway loads them as it starts: load
+  // them here too, so one whose module cannot be run (no usable export) is listed as failed.
+  await kernel.plugins.activateAll(isOpenclawPlugin);
   let records = [...kernel.plugins.list()];
   if (values.enabled) records = records.filter((record) => record.enabled);
   if (io.json) {
