@@ -124,7 +124,9 @@ describe('claw plugins', () => {
     const before = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout).plugins;
     expect(before.map((p: { id: string; status: string }) => [p.id, p.status])).toEqual([
       ['memory-alt', 'disabled'],
-      ['memory-sqlite', 'ready'],
+      // A manifest with no claw-only field is OpenClaw's format, and `plugins list` loads such
+      // plugins as the gateway does at start (so one that cannot run is listed as failed).
+      ['memory-sqlite', 'active'],
       // The test's own memory-sqlite shadows the bundled one (config paths come first).
       ...bundledPlugins()
         .filter((plugin) => plugin.id !== 'memory-sqlite')
