@@ -131,7 +131,8 @@ describe('versions and channel status', () => {
       JSON.stringify({ plugins: { load: { paths: [dir] }, entries: { 'pkg-versioned': { enabled: true } } } }),
     );
     const table = await claw(['plugins', 'list'], env);
-    expect(table.stdout).toMatch(/^pkg-versioned\s+on\s+config\s+4\.5\.6\s+versioned by package\.json$/m);
+    // No claw-only manifest field makes it OpenClaw's format, which `plugins list` loads (so: loaded).
+    expect(table.stdout).toMatch(/^pkg-versioned\s+loaded\s+config\s+4\.5\.6\s+versioned by package\.json$/m);
     const json = JSON.parse((await claw(['plugins', 'list', '--json'], env)).stdout);
     expect(json.plugins.find((plugin: { id: string }) => plugin.id === 'pkg-versioned')).toMatchObject({
       version: '4.5.6',
