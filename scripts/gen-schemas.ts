@@ -1,5 +1,5 @@
 /**
- * Turns the TypeBox definitions (schemas/, sdk/protocol/schema.ts, plugins/<id>/schemas.ts)
+ * Turns the TypeBox definitions (schemas/, plugins/<id>/schemas.ts)
  * into plain JSON Schema, precompiled validators and static TypeScript types, so the runtime
  * never loads TypeBox (a build-time dependency; importing it costs ~100 ms). Run with
  * `npm run gen`; test/schemas.test.ts fails when the committed output is stale.
@@ -17,10 +17,12 @@ import {
 import { FOREIGN_FIELDS, PluginManifestSchema } from '../schemas/plugin-manifest.js';
 import {
   ConnectParamsSchema,
+  ErrorShapeSchema,
   EventFrameSchema,
+  HelloOkSchema,
   RequestFrameSchema,
   ResponseFrameSchema,
-} from '../sdk/protocol/schema.js';
+} from '../schemas/protocol.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -80,6 +82,15 @@ export async function generatedFiles(): Promise<Record<string, string>> {
       ['KernelConfig', KernelConfigSchema, ' & Record<string, unknown>'],
       ['PluginManifest', PluginManifestSchema],
     ]),
+    // The wire types gateway clients and the gateway plugin read frames with.
+    'sdk/generated/protocol.ts': staticTypes([
+      ['ErrorShape', ErrorShapeSchema],
+      ['RequestFrame', RequestFrameSchema],
+      ['ResponseFrame', ResponseFrameSchema],
+      ['EventFrame', EventFrameSchema],
+      ['ConnectParams', ConnectParamsSchema],
+      ['HelloOk', HelloOkSchema],
+    ]).replace('the TypeBox definitions', 'schemas/protocol.ts'),
     ...validators('kernel/generated/validators', kernel, true),
     ...validators('plugins/gateway/generated/validators', frames, false),
     ...(await pluginFiles()),

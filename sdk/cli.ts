@@ -6,7 +6,7 @@
 import { CLI_CLIENT_ID } from './protocol/constants.js';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { ErrorShape } from './protocol/schema.js';
+import type { ErrorShape } from './generated/protocol.js';
 import type { CliContext } from './types/plugin.js';
 
 /** Wrong flags or arguments: `claw: <message>`, exit 2. `typo`: the quoted word matched none of `choices` ("Did you mean …?"). */

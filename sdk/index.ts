@@ -126,15 +126,7 @@ export { ConfigConflictError } from './config-patch.js';
 /** The gateway's wire format: frames, the handshake, error shapes and codes. */
 export * from './protocol/constants.js';
 export * from './protocol/frames.js';
-export type {
-  ErrorShape,
-  RequestFrame,
-  ResponseFrame,
-  EventFrame,
-  Frame,
-  ConnectParams,
-  HelloOk,
-} from './protocol/schema.js';
+export type * from './generated/protocol.js';
 export { hasPath, setPath, unsetPath } from './config-path.js';
 export { redactConfig, REDACTED } from './config-redact.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';

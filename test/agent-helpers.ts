@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { definePlugin, textResult, type PluginDefinition } from '../sdk/index.js';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import type { EventFrame } from '../sdk/protocol/schema.js';
+import type { EventFrame } from '../sdk/generated/protocol.js';
 import type { HookName } from '../kernel/index.js';
 import { HOOK_NAMES } from '../kernel/index.js';
 import { startFakeLlm, type FakeLlm, type FakeLlmOptions } from './fakes/llm-server.js';

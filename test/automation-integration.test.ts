@@ -6,7 +6,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EventFrame } from '../sdk/protocol/schema.js';
+import type { EventFrame } from '../sdk/generated/protocol.js';
 import type { RecordedRequest } from './fakes/llm-server.js';
 import { idem, startAgent, until, type AgentHarness } from './agent-helpers.js';
 import { REPO, tempDir } from './helpers.js';

@@ -15,7 +15,7 @@ import { agentStackDirs, lastUserText, scriptedModel } from '../sdk/testing.js';
 import type { EnqueueSystemEvent, SystemEvent, SystemEventsService, WakeRequest } from '../sdk/types/automation.js';
 import type { ModelRequest } from '../sdk/types/models.js';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import type { EventFrame } from '../sdk/protocol/schema.js';
+import type { EventFrame } from '../sdk/generated/protocol.js';
 import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
 import { until } from './agent-helpers.js';
 import { REPO } from './helpers.js';

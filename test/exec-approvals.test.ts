@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { EventFrame } from '../sdk/protocol/schema.js';
+import type { EventFrame } from '../sdk/generated/protocol.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import type { SessionService } from '../sdk/sessions/index.js';
 import { useService } from '../sdk/services.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { definePlugin } from '../sdk/index.js';
 import type { OutboundMessage } from '../sdk/channels/index.js';
-import type { EventFrame } from '../sdk/protocol/schema.js';
+import type { EventFrame } from '../sdk/generated/protocol.js';
 import { connectOperator, writeConfig } from './bench/crash.js';
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from './fakes/llm-server.js';
 import { idem, startAgent, until, type AgentHarness } from './agent-helpers.js';

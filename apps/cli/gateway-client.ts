@@ -13,7 +13,7 @@ import { platform as osPlatform } from 'node:os';
 import { createRequire } from 'node:module';
 import type WsWebSocket from 'ws';
 import { MIN_PROTOCOL_VERSION, PROTOCOL_VERSION } from '../../sdk/protocol/constants.js';
-import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from '../../sdk/protocol/schema.js';
+import type { ConnectParams, ErrorShape, EventFrame, HelloOk, ResponseFrame } from '../../sdk/generated/protocol.js';
 import {
   deviceAuthPayload,
   rawPublicKey,

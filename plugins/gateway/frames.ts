@@ -1,6 +1,6 @@
 /**
  * Frames arriving at the gateway: parsing and checking them, and the error shape a failed
- * request answers with. The schemas (sdk/protocol/schema.ts) are precompiled at build time
+ * request answers with. The schemas (schemas/protocol.ts) are precompiled at build time
  * (`npm run gen`) into generated/validators, so the gateway never loads ajv for them.
  */
 import { createRequire } from 'node:module';

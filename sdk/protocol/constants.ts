@@ -4,8 +4,6 @@
 export const PROTOCOL_VERSION = 4;
 export const MIN_PROTOCOL_VERSION = 3;
 
-export const ROLES = ['operator', 'node'] as const;
-
 export const OPERATOR_SCOPES = [
   'operator.read',
   'operator.write',

@@ -3,8 +3,10 @@
  * it into the response's `error`). Parsing and checking frames is the gateway's own.
  */
 import type { ErrorCode } from './constants.js';
+import type { EventFrame, RequestFrame, ResponseFrame } from '../generated/protocol.js';
 
-/** An error a method handler can throw to send a specific error shape to the client. */
+export type Frame = RequestFrame | ResponseFrame | EventFrame;
+
 export class ProtocolError extends Error {
   constructor(
     readonly code: ErrorCode | string,

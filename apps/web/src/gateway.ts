@@ -10,7 +10,7 @@
  * a refused secret ("signed-out") or a refusal the user must act on ("refused") — and
  * waits politely while an operator approves this device ("pairing").
  */
-import type { ErrorShape, EventFrame, HelloOk } from '../../../sdk/protocol/schema.js';
+import type { ErrorShape, EventFrame, HelloOk } from '../../../sdk/generated/protocol.js';
 import { randomId } from './dom.js';
 import { deviceAuthPayload, INSTANCE_ID, type DeviceIdentity } from './device.js';
 import type { Secret } from './storage.js';

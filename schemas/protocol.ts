@@ -1,13 +1,15 @@
 /**
  * Gateway wire protocol, as TypeBox: frames, errors and the handshake. Build-time source of
- * sdk/generated/protocol.ts; runtime code imports only types from here. Frames are JSON
+ * sdk/generated/protocol.ts (the types) and the gateway's frame validators. Frames are JSON
  * text over WebSocket:
  *   request   {type:"req",   id, method, params?}
  *   response  {type:"res",   id, ok, payload? | error?}
  *   event     {type:"event", event, payload?, seq?, stateVersion?}
  */
-import { Type, type Static } from 'typebox';
-import { ROLES } from './constants.js';
+import { Type } from 'typebox';
+
+/** Who connects: an operator (CLI, Control UI) or a node. */
+const ROLES = ['operator', 'node'] as const;
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 
@@ -137,11 +139,3 @@ export const HelloOkSchema = Type.Object(
   },
   { additionalProperties: true },
 );
-
-export type ErrorShape = Static<typeof ErrorShapeSchema>;
-export type RequestFrame = Static<typeof RequestFrameSchema>;
-export type ResponseFrame = Static<typeof ResponseFrameSchema>;
-export type EventFrame = Static<typeof EventFrameSchema>;
-export type Frame = RequestFrame | ResponseFrame | EventFrame;
-export type ConnectParams = Static<typeof ConnectParamsSchema>;
-export type HelloOk = Static<typeof HelloOkSchema>;
