@@ -143,6 +143,15 @@ export function scriptedModel(
   });
 }
 
+/** Resolves once `check()` holds (polled), or fails naming `what` after `timeoutMs`: wait for a signal, never sleep. */
+export async function waitFor(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 /** The text of the last user message of a model request. */
 export function lastUserText(request: ModelRequest): string {
   const user = [...request.messages].reverse().find((message) => message.role === 'user');

@@ -76,11 +76,14 @@ describe('a small kernel', () => {
  * settings left too; 7,652 before memory-core's file policy (which files are memory, path
  * containment, size caps) left too. Counted as the tree is written (`npm test` checks the
  * tree is formatted). The budget is a ratchet: lower it whenever code leaves the SDK, never
- * raise it — save for 3 lines of contract: 7,400 before the gateway-daemon service's install
- * and unavailable (claw onboard's daemon step, issue 30).
+ * raise it — save for 3 lines of contract: the gateway-daemon service's install and
+ * unavailable (claw onboard's daemon step, issue 30). 7,400 before the wire protocol's
+ * TypeBox source moved to schemas/ (its types are generated into sdk/generated/) and the
+ * memory text kit's implementation (tokens, CJK segmentation, chunking, snippets) moved to
+ * memory-core, which hands it to backends as `ctx.text`.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7400;
+const SDK_LINE_BUDGET = 7075;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

@@ -2,7 +2,8 @@
 import { linkSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { chunkMarkdown, estimateTokens, segmentCjk, tokenize } from '../sdk/memory/index.js';
+import { estimateTokens } from '../sdk/memory/index.js';
+import { chunkMarkdown, segmentCjk, tokenize } from '../plugins/memory-core/text.js';
 import { listMemoryFiles, resolveMemoryPath } from '../plugins/memory-core/files.js';
 import {
   datedFileDay,

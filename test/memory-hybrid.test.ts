@@ -16,6 +16,7 @@ import { MiniSearchMemoryIndex } from '../plugins/memory-minisearch/memory-index
 import { tempDir } from './helpers.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../plugins/memory-core/files.js';
+import { memoryText } from '../plugins/memory-core/text.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const QUERY = { maxResults: 6, minScore: 0.35 };
@@ -79,9 +80,19 @@ afterEach(async () => {
 
 const backends: Record<string, (settings: MemorySettings, selection: EmbeddingSelection) => Promise<Searchable>> = {
   sqlite: (settings, embeddings) =>
-    SqliteMemoryIndex.open(settings, { embeddings, logger: quiet, ranking: memoryRanking, files: memoryFiles }),
+    SqliteMemoryIndex.open(settings, {
+      embeddings,
+      logger: quiet,
+      ranking: memoryRanking,
+      files: memoryFiles,
+      text: memoryText,
+    }),
   minisearch: async (settings, selection) =>
-    new MiniSearchMemoryIndex(settings, { logger: quiet, ranking: memoryRanking, files: memoryFiles }, selection),
+    new MiniSearchMemoryIndex(
+      settings,
+      { logger: quiet, ranking: memoryRanking, files: memoryFiles, text: memoryText },
+      selection,
+    ),
 };
 
 describe.each(Object.keys(backends))('hybrid never loses a keyword-only hit: %s', (backend) => {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolResult } from '../kernel/index.js';
 import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
-import { snippetAround } from '../sdk/memory/text.js';
+import { snippetAround } from '../plugins/memory-core/text.js';
 import type { MemoryBackend, MemorySearchResult } from '../sdk/types/memory.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { claw, REPO, tempDir } from './helpers.js';

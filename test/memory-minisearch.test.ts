@@ -16,6 +16,7 @@ import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { REPO, tempDir } from './helpers.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../plugins/memory-core/files.js';
+import { memoryText } from '../plugins/memory-core/text.js';
 
 const PLUGIN = join(REPO, 'plugins', 'memory-minisearch');
 /** The embedding providers are the embeddings plugin's service. */
@@ -80,7 +81,7 @@ function corpusIn(memorySearch: Record<string, unknown> = {}) {
   ) =>
     new MiniSearchMemoryIndex(
       settings(options.more),
-      { logger, ranking: memoryRanking, files: memoryFiles },
+      { logger, ranking: memoryRanking, files: memoryFiles, text: memoryText },
       {
         provider,
         fallback: options.fallback,

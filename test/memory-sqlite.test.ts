@@ -19,6 +19,7 @@ import { REPO, spawnUntil, tempDir } from './helpers.js';
 import { startFakeLlm, type FakeLlm } from './fakes/llm-server.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../plugins/memory-core/files.js';
+import { memoryText } from '../plugins/memory-core/text.js';
 import { contentTerms } from '../plugins/memory-core/query-terms.js';
 
 const require = createRequire(import.meta.url);
@@ -99,6 +100,7 @@ async function open(
     logger,
     ranking: memoryRanking,
     files: memoryFiles,
+    text: memoryText,
   });
   opened.push(index);
   return index;
@@ -580,13 +582,14 @@ import { createHashEmbedder } from ${url('test/fakes/hash-embedder.ts')};
 import { resolveMemorySettings } from ${url('plugins/memory-core/settings.ts')};
 import { memoryRanking } from ${url('plugins/memory-core/ranking.ts')};
 import { memoryFiles } from ${url('plugins/memory-core/files.ts')};
+import { memoryText } from ${url('plugins/memory-core/text.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
 const settings = resolveMemorySettings({ agents: { defaults: { memorySearch: { remote: { batchSize: 1 } } } } }, { agentId: 'main', workspaceDir: workspace, stateDir });
 // Another model: a full rebuild, and the cache has none of its vectors.
 const inner = createHashEmbedder({ model: 'hash-slow' });
 const slow = { ...inner, embed: async (texts) => { await new Promise((resolve) => setTimeout(resolve, 40)); return inner.embed(texts); } };
 const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
-const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking, files: memoryFiles });
+const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking, files: memoryFiles, text: memoryText });
 let told = false;
 await index.sync({ onProgress: (progress) => {
   if (progress.phase === 'embed' && progress.embedded >= 2 && !told) { told = true; process.stdout.write('rebuilding\\n'); }
@@ -752,19 +755,19 @@ describe('memory-sqlite engine: queries', () => {
       expect(result.notice, query).not.toMatch(/failed/);
     }
     expect((await index.search('*', DEFAULT_QUERY)).results).toEqual([]);
-    expect(buildFtsQuery(contentTerms('OPS-4711'))).toBe('"ops" OR "4711" OR "ops 4711"');
-    expect(buildFtsQuery(contentTerms('记忆'))).toBe('"记 忆"');
-    expect(buildFtsQuery(contentTerms('say "hi" AND *'))).toBe('"hi"');
-    expect(buildFtsQuery(contentTerms('* () "'))).toBeUndefined();
+    expect(buildFtsQuery(contentTerms('OPS-4711'), memoryText)).toBe('"ops" OR "4711" OR "ops 4711"');
+    expect(buildFtsQuery(contentTerms('记忆'), memoryText)).toBe('"记 忆"');
+    expect(buildFtsQuery(contentTerms('say "hi" AND *'), memoryText)).toBe('"hi"');
+    expect(buildFtsQuery(contentTerms('* () "'), memoryText)).toBeUndefined();
     // A question: its filler dropped, longer words matched by their stem, Chinese as character pairs.
-    expect(buildFtsQuery(contentTerms('What did Alice and I decide about the conference ideas?'))).toBe(
+    expect(buildFtsQuery(contentTerms('What did Alice and I decide about the conference ideas?'), memoryText)).toBe(
       '"alice"* OR "decide"* OR "conference"* OR "idea"*',
     );
-    expect(buildFtsQuery(contentTerms('我和田中先生讨论了什么？'))).toBe(
+    expect(buildFtsQuery(contentTerms('我和田中先生讨论了什么？'), memoryText)).toBe(
       '"田 中" OR "中 先" OR "先 生" OR "生 讨" OR "讨 论"',
     );
     // Nothing but filler: its words are searched rather than nothing.
-    expect(buildFtsQuery(contentTerms('what was that?'))).toBe('"what" OR "was" OR "that"');
+    expect(buildFtsQuery(contentTerms('what was that?'), memoryText)).toBe('"what" OR "was" OR "that"');
   });
 
   it('status --deep probes the provider and a real query', async () => {

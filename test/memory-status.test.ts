@@ -20,6 +20,7 @@ import type { CliContext } from '../sdk/types/plugin.js';
 import type { MemorySyncProgress, MemorySyncStats } from '../sdk/types/memory.js';
 import { memoryRanking } from '../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../plugins/memory-core/files.js';
+import { memoryText } from '../plugins/memory-core/text.js';
 
 const quiet = createLogger({ level: 'error', sink: () => undefined });
 const JITI = join(REPO, 'node_modules/jiti/lib/jiti-cli.mjs');
@@ -58,6 +59,7 @@ async function open(settings: MemorySettings, provider?: EmbeddingProvider): Pro
     logger: quiet,
     ranking: memoryRanking,
     files: memoryFiles,
+    text: memoryText,
   });
   opened.push(index);
   return index;
@@ -97,13 +99,14 @@ import { createHashEmbedder } from ${url('test/fakes/hash-embedder.ts')};
 import { resolveMemorySettings } from ${url('plugins/memory-core/settings.ts')};
 import { memoryRanking } from ${url('plugins/memory-core/ranking.ts')};
 import { memoryFiles } from ${url('plugins/memory-core/files.ts')};
+import { memoryText } from ${url('plugins/memory-core/text.ts')};
 const [workspace, stateDir] = process.argv.slice(2);
 const settings = resolveMemorySettings({ agents: { defaults: { memorySearch: { remote: { batchSize: 8 } } } } }, { agentId: 'main', workspaceDir: workspace, stateDir });
 const inner = createHashEmbedder();
 let written = false;
 const slow = { ...inner, embed: async (texts) => { if (written) await new Promise((resolve) => setTimeout(resolve, 200)); return inner.embed(texts); } };
 const quiet = { debug() {}, info() {}, warn() {}, error() {}, child() { return quiet; } };
-const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking, files: memoryFiles });
+const index = await SqliteMemoryIndex.open(settings, { embeddings: { provider: slow, reason: 'slow' }, logger: quiet, ranking: memoryRanking, files: memoryFiles, text: memoryText });
 await index.sync({ onProgress: (progress) => {
   if (progress.phase === 'write') written = true;
   else if (written && progress.phase === 'embed') process.stdout.write('half\\n');
@@ -142,7 +145,7 @@ describe('memory status: minisearch', () => {
     const env = workspace(notes(3));
     const index = new MiniSearchMemoryIndex(
       env.settings({ provider: 'none' }),
-      { logger: quiet, ranking: memoryRanking, files: memoryFiles },
+      { logger: quiet, ranking: memoryRanking, files: memoryFiles, text: memoryText },
       { reason: 'memorySearch.provider is "none": keyword search only' },
     );
     try {

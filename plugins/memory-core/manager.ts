@@ -17,6 +17,7 @@ import type { MemoryIndex, MemoryPluginOptions, MemorySettings } from '../../sdk
 import { memoryFiles } from './files.js';
 import { memoryRanking } from './ranking.js';
 import { resolveMemorySettings, SEMANTIC_SEARCH_HINT } from './settings.js';
+import { memoryText } from './text.js';
 
 /** A backend's status says it searches by keyword because it has no embedding provider at all. */
 function noEmbedder(report: Record<string, unknown>): boolean {
@@ -74,6 +75,7 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
             env: this.api.kernel.env,
             ranking: memoryRanking,
             files: memoryFiles,
+            text: memoryText,
           },
           this.api.config,
         ),

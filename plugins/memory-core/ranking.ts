@@ -4,8 +4,8 @@
  * daily files, and MMR re-ranking for diverse results.
  */
 import type { MemoryRanking, MergeOptions, RankedChunk, ScoredChunk } from '../../sdk/memory/index.js';
-import { tokenize } from '../../sdk/memory/index.js';
 import { contentTerms } from './query-terms.js';
+import { tokenize } from './text.js';
 
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
   let dot = 0;

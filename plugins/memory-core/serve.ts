@@ -7,12 +7,12 @@ import { errorResult, jsonResult, type CliContext, type PluginApi, type ToolCont
 import {
   MemoryPathError,
   SNIPPET_MAX_CHARS,
-  snippetOf,
   type MemoryLines,
   type MemoryPluginOptions,
 } from '../../sdk/memory/index.js';
 import { runMemoryCli } from './cli.js';
 import { MemoryManager } from './manager.js';
+import { snippetOf } from './text.js';
 
 const SEARCH_DESCRIPTION =
   'Search your memory (MEMORY.md, memory/*.md and configured notes) before answering questions about prior work, decisions, dates, people, preferences or open tasks. Returns the best matching snippets with path and line range; read more with memory_get.';

@@ -7,7 +7,7 @@
  */
 import type MiniSearch from 'minisearch';
 import type { Options, SearchOptions } from 'minisearch';
-import { hashText, isCjk, tokenize } from '../../sdk/memory/index.js';
+import { isCjk, type MemoryText } from '../../sdk/memory/index.js';
 
 /** What MiniSearch indexes per chunk; everything else lives in our own chunk records. */
 export interface ChunkDoc {
@@ -44,38 +44,40 @@ const SEARCH_OPTIONS: SearchOptions = {
 };
 
 /**
- * The same options must be used to build and to reload an index. Tokens come from the
- * SDK tokenizer (CJK unigrams and bigrams), already lower-cased, so terms pass unchanged.
+ * The same options must be used to build and to reload an index. Tokens come from
+ * memory-core's tokenizer (CJK unigrams and bigrams), already lower-cased, so terms pass unchanged.
  */
-export const ENGINE_OPTIONS: Options<ChunkDoc> = {
-  idField: 'id',
-  fields: ['text'],
-  storeFields: [],
-  tokenize: (text) => tokenize(text),
-  processTerm: (term) => term,
-  // Discarded chunks are vacuumed explicitly after each sync, before the index is saved.
-  autoVacuum: false,
-  searchOptions: SEARCH_OPTIONS,
-};
-
-export function createEngine(MiniSearchClass: EngineClass): Engine {
-  return new MiniSearchClass<ChunkDoc>(ENGINE_OPTIONS);
+function engineOptions(text: MemoryText): Options<ChunkDoc> {
+  return {
+    idField: 'id',
+    fields: ['text'],
+    storeFields: [],
+    tokenize: (value) => text.tokenize(value),
+    processTerm: (term) => term,
+    // Discarded chunks are vacuumed explicitly after each sync, before the index is saved.
+    autoVacuum: false,
+    searchOptions: SEARCH_OPTIONS,
+  };
 }
 
-export function loadEngine(MiniSearchClass: EngineClass, serialized: unknown): Engine {
-  return MiniSearchClass.loadJS<ChunkDoc>(serialized as Parameters<EngineClass['loadJS']>[0], ENGINE_OPTIONS);
+export function createEngine(MiniSearchClass: EngineClass, text: MemoryText): Engine {
+  return new MiniSearchClass<ChunkDoc>(engineOptions(text));
 }
 
-// Mixed Latin, digits, CJK and punctuation: enough to notice any change in how the SDK splits text.
+export function loadEngine(MiniSearchClass: EngineClass, serialized: unknown, text: MemoryText): Engine {
+  return MiniSearchClass.loadJS<ChunkDoc>(serialized as Parameters<EngineClass['loadJS']>[0], engineOptions(text));
+}
+
+// Mixed Latin, digits, CJK and punctuation: enough to notice any change in how memory-core splits text.
 const TOKENIZER_PROBE =
   'Claw memory: OPS-4711, dark_roast 2026-11-01; 记忆系统 東京のプロジェクト mixed中文text Ünïcode';
 
 /**
- * A persisted index holds the tokens of its day; if the SDK tokenizer changes, old terms
+ * A persisted index holds the tokens of its day; if the tokenizer changes, old terms
  * no longer match new queries, so the index records which tokenizer built it.
  */
-export function tokenizerFingerprint(): string {
-  return hashText(JSON.stringify(tokenize(TOKENIZER_PROBE))).slice(0, 16);
+export function tokenizerFingerprint(text: MemoryText): string {
+  return text.hashText(JSON.stringify(text.tokenize(TOKENIZER_PROBE))).slice(0, 16);
 }
 
 /** Up to `limit` chunk ids by BM25, scored relative to the best hit (best = 1). */

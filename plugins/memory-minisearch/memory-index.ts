@@ -29,9 +29,8 @@ import {
   type MemoryIndexContext,
   type MemoryRanking,
   type MemorySettings,
-  chunkMarkdown,
-  hashText,
   type Chunk,
+  type MemoryText,
 } from '../../sdk/memory/index.js';
 import {
   createEngine,
@@ -90,6 +89,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
   private readonly logger: Logger;
   private readonly ranking: MemoryRanking;
   private readonly files: MemoryFiles;
+  private readonly textKit: MemoryText;
   /** The provider vectors are made with now: the primary, or the fallback after the primary failed. */
   private provider: EmbeddingProvider | undefined;
   private fallbackReason: string | undefined;
@@ -102,13 +102,14 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
 
   constructor(
     private readonly settings: MemorySettings,
-    context: Pick<MemoryIndexContext, 'logger' | 'ranking' | 'files'>,
+    context: Pick<MemoryIndexContext, 'logger' | 'ranking' | 'files' | 'text'>,
     private readonly selection: EmbeddingSelection,
   ) {
     this.paths = indexPaths(settings.store.path);
     this.logger = context.logger;
     this.ranking = context.ranking;
     this.files = context.files;
+    this.textKit = context.text;
     this.provider = selection.provider;
   }
 
@@ -118,7 +119,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     return {
       chunkTokens: this.settings.chunking.tokens,
       chunkOverlap: this.settings.chunking.overlap,
-      tokenizer: tokenizerFingerprint(),
+      tokenizer: tokenizerFingerprint(this.textKit),
       embedding: this.provider?.fingerprint ?? null,
     };
   }
@@ -141,7 +142,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     const wanted = this.params();
     this.vectors = this.provider ? this.loadVectors(this.provider.fingerprint) : undefined;
     const empty = (rebuildReason?: string): State => ({
-      engine: createEngine(engineClass),
+      engine: createEngine(engineClass, this.textKit),
       params: wanted,
       files: new Map(),
       chunks: new Map(),
@@ -153,7 +154,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
     try {
       const snapshot = parseIndex(readFileSync(this.paths.index, 'utf8'));
       state = {
-        engine: loadEngine(engineClass, snapshot.minisearch),
+        engine: loadEngine(engineClass, snapshot.minisearch, this.textKit),
         params: snapshot.params,
         files: new Map(Object.entries(snapshot.files)),
         chunks: new Map(snapshot.chunks.map((chunk) => [chunk.id, chunk])),
@@ -235,7 +236,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
         skipped++;
         for (const id of old.chunks) kept.push(state.chunks.get(id)!);
       } else {
-        const pieces = chunkMarkdown(item.text, {
+        const pieces = this.textKit.chunkMarkdown(item.text, {
           tokens: this.settings.chunking.tokens,
           overlap: this.settings.chunking.overlap,
         });
@@ -286,7 +287,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       try {
         const { text, size, indexedBytes } = this.files.readText(file.absPath, this.settings.maxFileBytes);
         if (indexedBytes !== undefined) capped.push({ path: file.path, size, indexedBytes });
-        out.push({ file, text, hash: hashText(text) });
+        out.push({ file, text, hash: this.textKit.hashText(text) });
       } catch (error) {
         // Deleted or made unreadable between listing and reading: treated as absent.
         this.logger.debug(`memory file ${file.path} skipped: ${message(error)}`);
@@ -382,7 +383,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
   /** The one synchronous step that changes what searches see. */
   private apply(state: State, rebuilt: boolean, changed: readonly ChangedFile[], removed: readonly string[]): void {
     if (rebuilt) {
-      state.engine = createEngine(this.engineClass!);
+      state.engine = createEngine(this.engineClass!, this.textKit);
       state.files = new Map();
       state.chunks = new Map();
     } else {
@@ -479,6 +480,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
           { ...shared, minScore: keywordMinScore(minScore, hybrid.textWeight) },
         ),
         text,
+        this.textKit,
       ),
       backend: BACKEND,
       mode: 'keyword',
@@ -548,6 +550,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
             { ...shared, minScore },
           ),
           text,
+          this.textKit,
         ),
       };
     }
@@ -557,7 +560,7 @@ export class MiniSearchMemoryIndex implements MemoryIndex {
       minScore,
       ...shared,
     });
-    return { ...base, mode: 'hybrid', results: toHits(merged, text) };
+    return { ...base, mode: 'hybrid', results: toHits(merged, text, this.textKit) };
   }
 
   // ── Status ─────────────────────────────────────────────────────────────────────────

@@ -3,7 +3,7 @@
  * vector candidates from a cosine scan, then memory-core's merge/finish rules.
  */
 import type { MemorySearchHit } from '../../sdk/index.js';
-import { type MemoryRanking, type ScoredChunk, SNIPPET_MAX_CHARS, snippetAround } from '../../sdk/memory/index.js';
+import { type MemoryRanking, type MemoryText, type ScoredChunk, SNIPPET_MAX_CHARS } from '../../sdk/memory/index.js';
 import type { ChunkRecord } from './store.js';
 import type { VectorStore } from './vectors.js';
 
@@ -49,13 +49,13 @@ export function vectorCandidates(
 }
 
 /** Scores stay within (0, 1] even when float rounding of weights and cosines overshoots. */
-export function toHits(results: readonly ScoredChunk[], query: string): MemorySearchHit[] {
+export function toHits(results: readonly ScoredChunk[], query: string, text: MemoryText): MemorySearchHit[] {
   return results.map((item) => ({
     path: item.path,
     startLine: item.startLine,
     endLine: item.endLine,
     score: Math.min(1, item.score),
-    snippet: snippetAround(item.text, query, SNIPPET_MAX_CHARS),
+    snippet: text.snippetAround(item.text, query, SNIPPET_MAX_CHARS),
     ...(item.source ? { source: item.source } : {}),
   }));
 }

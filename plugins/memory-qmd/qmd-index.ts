@@ -297,8 +297,8 @@ export class QmdMemoryIndex implements MemoryIndex {
           "memory-qmd's SQLite fallback",
         );
         const embeddings = await embeddingsForIndex(this.settings, { ...this.context, logger: this.logger });
-        const { ranking, files } = this.context;
-        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite', ranking, files });
+        const { ranking, files, text } = this.context;
+        return engine.open(this.settings, { embeddings, logger: this.logger, backend: 'sqlite', ranking, files, text });
       })();
       this.fallback = opening;
       // A failed open is retried on the next fallback (better-sqlite3 may get rebuilt meanwhile).
@@ -648,7 +648,10 @@ export class QmdMemoryIndex implements MemoryIndex {
         // Relative to the best hit, as the built-in index scores keyword results.
         const relative = best > 0 ? score / best : 0;
         if (relative < options.minScore) break;
-        const result = toSearchHit(hit, this.settings, focus, relative, SNIPPET_MAX_CHARS);
+        const result = toSearchHit(hit, this.settings, focus, relative, {
+          max: SNIPPET_MAX_CHARS,
+          text: this.context.text,
+        });
         if (result) results.push(result);
         if (results.length >= maxResults) break;
       }

@@ -12,7 +12,7 @@
 import { lstatSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type MemorySearchHit, isInside } from '../../sdk/index.js';
-import { snippetAround, type MemorySettings } from '../../sdk/memory/index.js';
+import type { MemorySettings, MemoryText } from '../../sdk/memory/index.js';
 import { displayPath, type QmdCollection } from './collections.js';
 import { QmdError } from './qmd-cli.js';
 
@@ -80,21 +80,21 @@ export function toSearchHit(
   settings: MemorySettings,
   terms: string,
   score: number,
-  snippetMax: number,
+  snippet: { max: number; text: MemoryText },
 ): MemorySearchHit | undefined {
   const raw = readText(target.absPath);
   if (raw === undefined) return undefined;
   // Over the size cap the built-in index reads only the start; so does the snippet here.
   const text =
     settings.maxFileBytes > 0 && raw.length > settings.maxFileBytes ? raw.slice(0, settings.maxFileBytes) : raw;
-  const snippet = snippetAround(text, terms, snippetMax);
-  const { startLine, endLine } = linesOf(text, snippet);
+  const cut = snippet.text.snippetAround(text, terms, snippet.max);
+  const { startLine, endLine } = linesOf(text, cut);
   return {
     path: displayPath(settings, target.collection, target.relPath),
     startLine,
     endLine,
     score: Math.min(1, Math.max(0.01, score)),
-    snippet,
+    snippet: cut,
     source: target.collection.kind === 'extra' ? 'extra' : 'memory',
   };
 }

@@ -18,19 +18,17 @@ import type {
 import {
   type CappedFile,
   type Chunk,
-  chunkMarkdown,
   type EmbeddingProvider,
   type EmbeddingSelection,
-  hashText,
   type MemoryEngineOptions,
   type MemoryFile,
   type MemoryFiles,
   type MemoryIndex,
   type MemoryRanking,
   type MemorySettings,
+  type MemoryText,
   type ScoredChunk,
   SNIPPET_MAX_CHARS,
-  snippetAround,
 } from '../../sdk/memory/index.js';
 import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from './session-files.js';
 import { normalizeBm25 } from './bm25.js';
@@ -124,6 +122,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
   private readonly logger: Logger;
   private readonly ranking: MemoryRanking;
   private readonly files: MemoryFiles;
+  private readonly text: MemoryText;
   private queue: Promise<unknown> = Promise.resolve();
   private clock: number;
   private closing = false;
@@ -152,6 +151,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     this.logger = options.logger;
     this.ranking = options.ranking;
     this.files = options.files;
+    this.text = options.text;
     this.clock = store.lastCacheUse();
   }
 
@@ -162,7 +162,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       options.logger.info(
         `memory index ${path}: removed what an interrupted rebuild left behind (${leftovers.join(', ')})`,
       );
-    const store = IndexStore.open(path, { vector: settings.store.vector });
+    const store = IndexStore.open(path, { vector: settings.store.vector, segment: options.text.segmentCjk });
     if (store.recovered) options.logger.warn(`memory index ${path}: ${store.recovered}`);
     if (settings.store.vector.enabled && store.vectorError) {
       options.logger.error(
@@ -201,7 +201,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const { mode, scored, notice } = this.combine(keyword, vector, limit, options.minScore, embedded.provider);
     const vectorsTookPart = mode !== 'keyword' && embedded.provider !== undefined;
     return {
-      results: scored.map((item) => toHit(item, text)),
+      results: scored.map((item) => toHit(item, text, this.text)),
       backend: this.backend,
       mode,
       ...(vectorsTookPart ? { provider: embedded.provider!.id, model: embedded.provider!.model } : {}),
@@ -314,7 +314,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
   private keywordSide(store: IndexStore, text: string, pool: number): Side {
     if (!store.fts) return { notice: `FTS5 is unusable (${store.ftsError})` };
-    const match = buildFtsQuery(this.ranking.contentTerms(text));
+    const match = buildFtsQuery(this.ranking.contentTerms(text), this.text);
     if (!match) return { items: [] };
     try {
       const rows = store.keyword(match, pool);
@@ -501,7 +501,11 @@ export class SqliteMemoryIndex implements MemoryIndex {
     let scratch: IndexStore | undefined;
     let swapped = false;
     try {
-      scratch = IndexStore.open(scratchPath, { vector: this.vectorOptions(), scratch: true });
+      scratch = IndexStore.open(scratchPath, {
+        vector: this.vectorOptions(),
+        scratch: true,
+        segment: this.text.segmentCjk,
+      });
       // Swapped in only once every file is in it.
       scratch.setMeta({ ...this.metaFor(provider, dims ?? provider?.dims), complete: true });
       scratch.importCache(livePath, this.tuning.cacheEntries);
@@ -545,7 +549,10 @@ export class SqliteMemoryIndex implements MemoryIndex {
   }
 
   private openLive(): IndexStore {
-    const store = IndexStore.open(this.settings.store.path, { vector: this.vectorOptions() });
+    const store = IndexStore.open(this.settings.store.path, {
+      vector: this.vectorOptions(),
+      segment: this.text.segmentCjk,
+    });
     if (store.recovered) this.logger.warn(`memory index ${this.settings.store.path}: ${store.recovered}`);
     if (store.vector !== this.store?.vector && store.vectorError) this.warnOnce(`memory search: ${store.vectorError}`);
     return store;
@@ -663,13 +670,13 @@ export class SqliteMemoryIndex implements MemoryIndex {
         outcome.skipped++;
         continue;
       }
-      const hash = hashText(read.text);
+      const hash = this.text.hashText(read.text);
       if (row && row.hash === hash && row.source === file.source) {
         outcome.skipped++;
         if (row.mtime !== file.mtimeMs || row.size !== file.size) store.touchFile(file.path, file.mtimeMs, file.size);
         continue;
       }
-      const chunks = chunkMarkdown(read.text, this.tuning.chunking);
+      const chunks = this.text.chunkMarkdown(read.text, this.tuning.chunking);
       group.push({ row: { path: file.path, source: file.source, hash, mtime: file.mtimeMs, size: file.size }, chunks });
       groupChunks += chunks.length;
       outcome.indexed++;
@@ -727,7 +734,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
         mtime: file.mtimeMs,
         size: delta.endByte,
       },
-      chunks: sessionChunks(delta.turns, this.tuning.chunking),
+      chunks: sessionChunks(delta.turns, this.tuning.chunking, this.text),
       append: resume !== undefined,
     };
   }
@@ -999,13 +1006,13 @@ function asTextScored(item: Candidate): ScoredChunk {
   return { ...item, textScore: item.score };
 }
 
-function toHit(item: ScoredChunk, query: string): MemorySearchHit {
+function toHit(item: ScoredChunk, query: string, text: MemoryText): MemorySearchHit {
   return {
     path: item.path,
     startLine: item.startLine,
     endLine: item.endLine,
     score: item.score,
-    snippet: snippetAround(item.text, query, SNIPPET_MAX_CHARS),
+    snippet: text.snippetAround(item.text, query, SNIPPET_MAX_CHARS),
     ...(item.source ? { source: item.source } : {}),
   };
 }

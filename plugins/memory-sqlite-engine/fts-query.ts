@@ -3,7 +3,7 @@
  * syntax: every term becomes a double-quoted string, so `OPS-4711`, quotes, `AND`, `NEAR(`,
  * `*`, `col:` and `^` are just words (or nothing) instead of operators or syntax errors.
  */
-import { isCjk, tokenize } from '../../sdk/memory/index.js';
+import { isCjk, type MemoryText } from '../../sdk/memory/index.js';
 
 function quote(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
@@ -31,14 +31,14 @@ function wordMatch(word: string): string {
  * identifier outranks chunks that merely mention a part. Undefined when the text has nothing
  * searchable (only punctuation, say).
  */
-export function buildFtsQuery(contentTerms: readonly string[]): string | undefined {
+export function buildFtsQuery(contentTerms: readonly string[], text: Pick<MemoryText, 'tokenize'>): string | undefined {
   const terms = new Set<string>();
   for (const term of contentTerms) {
     if ([...term].some(isCjk)) {
       terms.add(quote([...term].join(' ')));
       continue;
     }
-    const parts = tokenize(term);
+    const parts = text.tokenize(term);
     for (const part of parts) terms.add(parts.length > 1 ? quote(part) : wordMatch(part));
     if (parts.length > 1) terms.add(quote(parts.join(' ')));
   }

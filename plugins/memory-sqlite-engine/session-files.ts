@@ -10,7 +10,7 @@
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import { isSilentReplyText } from '../../sdk/agent/index.js';
-import { type Chunk, chunkMarkdown, type MemoryFile } from '../../sdk/memory/index.js';
+import type { Chunk, MemoryFile, MemoryText } from '../../sdk/memory/index.js';
 
 /** Result paths of transcripts; memory_get refuses them (it reads memory files only, as in OpenClaw). */
 export const SESSION_PATH_PREFIX = 'sessions/';
@@ -121,9 +121,13 @@ export function readSessionDelta(absPath: string, fromByte: number, fromLine: nu
 }
 
 /** One chunk (or more, for a long turn) per turn, labelled with who spoke and placed at the turn's JSONL line. */
-export function sessionChunks(turns: readonly SessionTurn[], chunking: { tokens: number; overlap: number }): Chunk[] {
+export function sessionChunks(
+  turns: readonly SessionTurn[],
+  chunking: { tokens: number; overlap: number },
+  text: MemoryText,
+): Chunk[] {
   return turns.flatMap((turn) =>
-    chunkMarkdown(`${turn.role === 'user' ? 'User' : 'Assistant'}: ${turn.text}`, chunking).map((chunk) => ({
+    text.chunkMarkdown(`${turn.role === 'user' ? 'User' : 'Assistant'}: ${turn.text}`, chunking).map((chunk) => ({
       ...chunk,
       startLine: turn.line,
       endLine: turn.line,

@@ -5,7 +5,7 @@
  */
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { ensurePrivateFile } from '../../sdk/index.js';
-import { type Chunk, type MemoryRanking, segmentCjk } from '../../sdk/memory/index.js';
+import type { Chunk, MemoryRanking, MemoryText } from '../../sdk/memory/index.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { loadSqlite, type Db } from '../../sdk/sqlite.js';
 import { loadVectorExtension } from './native.js';
@@ -29,6 +29,8 @@ export interface StoreOptions {
   vector: { enabled: boolean; extensionPath?: string };
   /** A rebuild's scratch file: no journal fsyncs (a crash discards it anyway). */
   scratch?: boolean;
+  /** Chunk text as the full-text index takes it (CJK characters split apart). */
+  segment: MemoryText['segmentCjk'];
 }
 
 export interface FileRow {
@@ -84,6 +86,7 @@ export class IndexStore {
   readonly inode: number;
   /** Why the file found at open was replaced by an empty index, if it was. */
   readonly recovered?: string;
+  private readonly segment: StoreOptions['segment'];
   private metaCache?: IndexMeta;
 
   private constructor(
@@ -96,9 +99,11 @@ export class IndexStore {
       fts: boolean;
       ftsError?: string;
       recovered?: string;
+      segment: StoreOptions['segment'];
     },
   ) {
     this.recovered = init.recovered;
+    this.segment = init.segment;
     this.vector = init.vector;
     this.vectorError = init.vectorError;
     this.vecVersion = init.vecVersion;
@@ -193,6 +198,7 @@ export class IndexStore {
       fts: fts.ok,
       ftsError: fts.error,
       recovered,
+      segment: options.segment,
     });
     store.reconcileVecTable();
     return store;
@@ -254,7 +260,7 @@ export class IndexStore {
           ).lastInsertRowid,
         );
         if (this.fts)
-          this.db.prepare('INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)').run(id, segmentCjk(chunk.text));
+          this.db.prepare('INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)').run(id, this.segment(chunk.text));
         if (chunk.vector) this.putVec(id, chunk.vector);
       }
       this.db

@@ -20,6 +20,12 @@ export default defineMemoryPlugin({
     // The engine first: providers selected for an index that cannot open would be left unclosed.
     const engine = await requireService<MemoryEngine>(ctx.api.kernel, memoryEngineServiceId('sqlite'), 'memory-sqlite');
     const embeddings = await embeddingsForIndex(settings, ctx);
-    return engine.open(settings, { embeddings, logger: ctx.logger, ranking: ctx.ranking, files: ctx.files });
+    return engine.open(settings, {
+      embeddings,
+      logger: ctx.logger,
+      ranking: ctx.ranking,
+      files: ctx.files,
+      text: ctx.text,
+    });
   },
 });

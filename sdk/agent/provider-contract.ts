@@ -16,7 +16,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage, ModelEndpoint, ModelProvider, ModelRequest, ModelStreamEvent } from '../types/models.js';
 import type { PluginDefinition } from '../types/plugin.js';
 import { isModelError, type ModelError } from '../models.js';
-import { createTestKernel, type TestKernel } from '../testing.js';
+import { createTestKernel, waitFor as until, type TestKernel } from '../testing.js';
 
 /** What the fake answers one model request with. Extra fields a fake understands are passed on. */
 export type ProviderStep =
@@ -70,14 +70,6 @@ const TOOL = {
 };
 const TOOL_RESULT = 'order A-17 left the warehouse (contract result 5f3a)';
 const TEXT = 'The quick brown fox jumps over the lazy dog, twice over.';
-
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 async function collect(
   stream: AsyncIterable<ModelStreamEvent>,

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../types/models.js';
 import type { PluginDefinition } from '../types/plugin.js';
 import { definePlugin } from '../index.js';
-import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, type TestKernel } from '../testing.js';
+import { agentStackDirs, createTestKernel, lastUserText, scriptedModel, waitFor, type TestKernel } from '../testing.js';
 
 export interface PlatformMessage {
   kind: 'direct' | 'group';
@@ -73,13 +73,7 @@ function answer(request: ModelRequest, limit: number): string {
 }
 
 // Generous: a positive signal ends the wait at once; the first test of a suite also pays for loading the agent stack cold.
-async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const until = (check: () => boolean, what: string) => waitFor(check, what, 20_000);
 
 export function channelContractSuite(target: ChannelContractTarget): void {
   describe(`channel contract: ${target.channel}`, () => {

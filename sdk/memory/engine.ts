@@ -10,6 +10,7 @@ import type { EmbeddingSelection } from './embeddings.js';
 import type { MemoryFiles } from './files.js';
 import type { MemoryIndex, MemoryRanking } from './plugin.js';
 import type { MemorySettings } from './settings.js';
+import type { MemoryText } from './text.js';
 
 export const MEMORY_ENGINE_SERVICE_PREFIX = 'memory-engine:';
 
@@ -21,9 +22,10 @@ export interface MemoryEngineOptions {
   logger: Logger;
   /** Reported as `backend` (a backend that falls back to the engine may name itself). */
   backend?: string;
-  /** The backend's `MemoryIndexContext.ranking` and `.files`. */
+  /** The backend's `MemoryIndexContext.ranking`, `.files` and `.text`. */
   ranking: MemoryRanking;
   files: MemoryFiles;
+  text: MemoryText;
 }
 
 export interface MemoryEngine {

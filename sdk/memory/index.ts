@@ -2,7 +2,7 @@
  * The memory SDK: what every memory backend plugin builds on — defineMemoryPlugin and the
  * contracts of the "memory-core", engine and embeddings services (plugin.ts, engine.ts,
  * embeddings.ts), the settings a backend is handed (settings.ts), the memory-files contract
- * memory-core fills in (files.ts) and the text kit (text.ts).
+ * memory-core fills in (files.ts) and the text kit's contract (text.ts).
  */
 export * from './plugin.js';
 export * from './settings.js';

@@ -15,6 +15,7 @@ import { definePlugin } from '../index.js';
 import { requireService } from '../services.js';
 import type { MemoryFiles, MemoryLines } from './files.js';
 import type { MemorySettings } from './settings.js';
+import type { MemoryText } from './text.js';
 
 /** One agent's index in one backend. */
 export interface MemoryIndex {
@@ -38,6 +39,7 @@ export interface MemoryIndexContext {
   ranking: MemoryRanking;
   /** Which files are memory and how they are read, the same for every backend. */
   files: MemoryFiles;
+  text: MemoryText;
 }
 
 export interface MemoryPluginOptions<Config extends Record<string, unknown>> {

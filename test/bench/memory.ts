@@ -18,6 +18,7 @@ import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
 import { rng } from './rng.js';
 import { memoryRanking } from '../../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../../plugins/memory-core/files.js';
+import { memoryText } from '../../plugins/memory-core/text.js';
 
 const FILES = 2000;
 const DIMS = 64;
@@ -139,6 +140,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
       logger,
       ranking: memoryRanking,
       files: memoryFiles,
+      text: memoryText,
     });
     let start = performance.now();
     const built = await sqlite.sync({ force: true });
@@ -156,7 +158,7 @@ export async function memoryBench(options: { qmdCommand?: string } = {}): Promis
     const miniSettings = settingsFor(root, workspace, join(root, 'memory', 'mini.sqlite'));
     const mini = new MiniSearchMemoryIndex(
       miniSettings,
-      { logger, ranking: memoryRanking, files: memoryFiles },
+      { logger, ranking: memoryRanking, files: memoryFiles, text: memoryText },
       { provider: createHashEmbedder({ dims: DIMS }), reason: 'bench' },
     );
     start = performance.now();
@@ -201,6 +203,7 @@ async function firstIndexVsRebuild(
     logger,
     ranking: memoryRanking,
     files: memoryFiles,
+    text: memoryText,
   });
   try {
     let start = performance.now();

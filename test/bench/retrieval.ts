@@ -32,6 +32,7 @@ import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
 import { generatePersonalCorpus, type BenchQuery, type QueryCategory } from './personal-corpus.js';
 import { memoryRanking } from '../../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../../plugins/memory-core/files.js';
+import { memoryText } from '../../plugins/memory-core/text.js';
 
 export interface Scores {
   n: number;
@@ -155,6 +156,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
       logger,
       ranking: memoryRanking,
       files: memoryFiles,
+      text: memoryText,
     });
     await keyword.sync({ force: true });
     runs.push({ ...(await evaluate('sqlite keyword', keyword, keywordSettings, queries)), answeredBy: undefined });
@@ -178,6 +180,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
         logger,
         ranking: memoryRanking,
         files: memoryFiles,
+        text: memoryText,
       });
       await hybrid.sync({ force: true });
       const run = await evaluate('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings, queries);
@@ -193,7 +196,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
     const miniSettings = settingsFor(root, workspace, join(root, 'index', 'mini.sqlite'), { provider: 'none' });
     const mini = new MiniSearchMemoryIndex(
       miniSettings,
-      { logger, ranking: memoryRanking, files: memoryFiles },
+      { logger, ranking: memoryRanking, files: memoryFiles, text: memoryText },
       { reason: 'keyword only' },
     );
     await mini.sync({ force: true });
@@ -212,6 +215,7 @@ export async function retrievalBench(options: { qmdCommand?: string } = {}): Pro
         api: { kernel: { config: () => ({}) } },
         ranking: memoryRanking,
         files: memoryFiles,
+        text: memoryText,
       } as never;
       const qmd = new QmdMemoryIndex(qmdSettings, context, { command: options.qmdCommand, updateIntervalMinutes: 0 });
       try {

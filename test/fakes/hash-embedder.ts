@@ -5,7 +5,8 @@
  * same way, unrelated texts are nearly orthogonal. Not a language model: no synonyms.
  */
 import { createHash } from 'node:crypto';
-import { tokenize, type EmbeddingProvider } from '../../sdk/memory/index.js';
+import type { EmbeddingProvider } from '../../sdk/memory/index.js';
+import { tokenize } from '../../plugins/memory-core/text.js';
 
 // Token directions are pure functions of (token, dims); remembering them makes indexing a
 // large corpus (a small vocabulary, used over and over) fast enough for benchmarks.
