@@ -19,6 +19,7 @@ import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
 import { applyInlineDirectives, commandList, handleCommand } from './commands.js';
 import { registerAgentMethods } from './methods.js';
+import { registerAgentFileMethods } from './agent-files.js';
 import { registerAgentListMethods } from './agents-methods.js';
 import { messageTool } from './message-tool.js';
 import { AgentRuntime } from './runtime.js';
@@ -52,6 +53,7 @@ export default definePlugin({
 
     registerAgentMethods(api, runtime);
     registerAgentListMethods(api);
+    registerAgentFileMethods(api);
     api.registerTool(messageTool(runtime));
 
     for (const [name, description] of [

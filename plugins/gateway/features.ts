@@ -20,7 +20,8 @@ export interface HelloFeatures {
 }
 
 export function helloFeatures(kernel: KernelServices): HelloFeatures {
-  const methods = kernel.protocol.methodNames();
+  // connect is answered by the handshake rather than the registry, yet OpenClaw's clients list it.
+  const methods = [...new Set([...kernel.protocol.methodNames(), 'connect'])].sort();
   const events = new Set(kernel.protocol.eventNames());
   for (const record of kernel.plugins()) {
     if (!record.enabled || record.status === 'failed') continue;

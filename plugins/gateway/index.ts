@@ -10,6 +10,7 @@ import { pluginsWithLeftWork } from './left-work.js';
 import { logFile } from './log-file.js';
 import { registerToolsCatalog } from './tools-catalog.js';
 import { registerMethods } from './methods.js';
+import { registerAbsentFeatureMethods } from './absent-features.js';
 import { registerHostMethods } from './host-methods.js';
 import { registerConfigMethods } from './config-methods.js';
 import { registerDeviceMethods } from './device-methods.js';
@@ -46,6 +47,7 @@ export default definePlugin({
 
     registerMethods(api, runtime);
     registerHostMethods(api, runtime);
+    registerAbsentFeatureMethods(api);
     registerConfigMethods(api, runtime);
     registerDeviceMethods(api, runtime);
     registerToolsCatalog(api);

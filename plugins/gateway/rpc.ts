@@ -255,7 +255,7 @@ export class GatewayRpc {
       try {
         return { ok: true, payload: await work() };
       } catch (error) {
-        if (error instanceof ProtocolError) return failure(protocolErrorShape(error));
+        if (isProtocolError(error)) return failure(protocolErrorShape(error));
         logger.error(`method ${method} failed: ${(error as Error).stack ?? String(error)}`, { method });
         return failure(errorShape(ErrorCodes.UNAVAILABLE, `${method} failed: ${(error as Error).message}`));
       }
@@ -316,4 +316,13 @@ function idOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A plugin's ProtocolError may come from another copy of the SDK module than the gateway's (each
+ * loader instance has its own), so it is recognised by its name and code, not by class identity.
+ */
+function isProtocolError(error: unknown): error is ProtocolError {
+  if (error instanceof ProtocolError) return true;
+  return error instanceof Error && error.name === 'ProtocolError' && typeof (error as ProtocolError).code === 'string';
 }
