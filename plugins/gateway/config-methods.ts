@@ -266,6 +266,29 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     },
   });
 
+  /** Turns a plugin on or off in the config file; the running gateway applies it per gateway.reload.mode. */
+  async function setPluginEnabled(method: string, id: string, on: boolean) {
+    const record = kernel.plugins().find((candidate) => candidate.id === id);
+    if (!record) throw invalid(`no plugin "${id}" is installed`);
+    const { setPluginEnabled: edit } = await admin();
+    let notes: string[] = [];
+    const written = await writeConfig(
+      method,
+      (current) => {
+        const raw = structuredClone(current.raw);
+        try {
+          notes = edit(raw, record, on);
+        } catch (error) {
+          if ((error as { code?: unknown }).code === 'PLUGIN_MANAGE') throw invalid((error as Error).message);
+          throw error;
+        }
+        return raw;
+      },
+      null, // edits the file as it is under the lock
+    );
+    return { written, notes };
+  }
+
   for (const on of [true, false]) {
     api.registerGatewayMethod(on ? 'plugins.enable' : 'plugins.disable', {
       params: {
@@ -280,32 +303,41 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
         ? 'Turn a plugin on (an exclusive slot switches holders); takes effect on restart.'
         : 'Turn a plugin off; takes effect on restart.',
       handler: async (params: { id: string }) => {
-        const record = kernel.plugins().find((candidate) => candidate.id === params.id);
-        if (!record) throw invalid(`no plugin "${params.id}" is installed`);
-        const { setPluginEnabled } = await admin();
-        let notes: string[] = [];
-        const written = await writeConfig(
-          on ? 'plugins.enable' : 'plugins.disable',
-          (current) => {
-            const raw = structuredClone(current.raw);
-            try {
-              notes = setPluginEnabled(raw, record, on);
-            } catch (error) {
-              if ((error as { code?: unknown }).code === 'PLUGIN_MANAGE') throw invalid((error as Error).message);
-              throw error;
-            }
-            return raw;
-          },
-          null, // edits the file as it is under the lock
-        );
+        const { written, notes } = await setPluginEnabled(on ? 'plugins.enable' : 'plugins.disable', params.id, on);
         return { ...written, id: params.id, enabled: on, notes };
       },
     });
   }
+
+  api.registerGatewayMethod('plugins.setEnabled', {
+    // OpenClaw's Control UI may send more (a review token): tolerated.
+    params: {
+      type: 'object',
+      required: ['pluginId', 'enabled'],
+      properties: { pluginId: { type: 'string', minLength: 1 }, enabled: { type: 'boolean' } },
+    },
+    scope: 'operator.admin',
+    // OpenClaw's Control UI sends no idempotency key here.
+    sideEffect: 'optional',
+    description:
+      "OpenClaw's plugins.setEnabled: {ok, restartRequired, runtime, plugin, pluginId, warnings?}; runtime says how claw's gateway applies the change.",
+    handler: async (params: { pluginId: string; enabled: boolean }) => {
+      const { written, notes } = await setPluginEnabled('plugins.setEnabled', params.pluginId, params.enabled);
+      const record = kernel.plugins().find((candidate) => candidate.id === params.pluginId)!;
+      return {
+        ok: true,
+        restartRequired: written.restartRequired,
+        runtime: { reload: written.reload, message: written.message, hash: written.hash },
+        plugin: { ...(await admin()).describePlugin(record), enabled: params.enabled },
+        pluginId: params.pluginId,
+        ...(notes.length > 0 ? { warnings: notes } : {}),
+      };
+    },
+  });
 }
 
 /** UI hints from every manifest, keyed by full config path. */
-function composeUiHints(records: readonly PluginRecord[]): Record<string, Record<string, unknown>> {
+export function composeUiHints(records: readonly PluginRecord[]): Record<string, Record<string, unknown>> {
   const hints: Record<string, Record<string, unknown>> = {};
   for (const record of records) {
     for (const [key, hint] of Object.entries(record.manifest?.uiHints ?? {})) {

@@ -12,7 +12,9 @@ import { registerToolsCatalog } from './tools-catalog.js';
 import { registerMethods } from './methods.js';
 import { registerAbsentFeatureMethods } from './absent-features.js';
 import { registerHostMethods } from './host-methods.js';
+import { registerConfigLookup } from './config-lookup.js';
 import { registerConfigMethods } from './config-methods.js';
+import { registerPluginInspectMethods } from './plugin-inspect.js';
 import { registerDeviceMethods } from './device-methods.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
@@ -49,6 +51,8 @@ export default definePlugin({
     registerHostMethods(api, runtime);
     registerAbsentFeatureMethods(api);
     registerConfigMethods(api, runtime);
+    registerConfigLookup(api);
+    registerPluginInspectMethods(api);
     registerDeviceMethods(api, runtime);
     registerToolsCatalog(api);
 
