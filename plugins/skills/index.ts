@@ -11,6 +11,7 @@ import { requireService } from '../../sdk/services.js';
 import { SANDBOX_ROUTE_SERVICE, type SandboxRouter } from '../../sdk/sandbox/index.js';
 import { SkillsCatalog } from './catalog.js';
 import { SKILLS_HELP, skillsCommand } from './cli.js';
+import { registerSkillMethods } from './openclaw-methods.js';
 
 export default definePlugin({
   id: 'skills',
@@ -57,6 +58,8 @@ export default definePlugin({
         return catalog.report(params.agentId);
       },
     });
+
+    registerSkillMethods(api, catalog);
 
     api.registerCli({
       name: 'skills',
