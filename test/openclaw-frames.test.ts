@@ -25,10 +25,7 @@ const NOT_IN_CLAW = new Set([
   'doctor.memory.status',
   'question.list',
   'commands.list',
-  'chat.metadata',
   'progressCard.get',
-  'sessions.branches.list',
-  'sessions.companion.state',
   // Served, answering UNAVAILABLE as an OpenClaw gateway without a session observer does.
   'sessions.observer.visibility',
   'talk.catalog',

@@ -21,6 +21,7 @@ import { applyInlineDirectives, commandList, handleCommand } from './commands.js
 import { registerAgentMethods } from './methods.js';
 import { registerAgentFileMethods } from './agent-files.js';
 import { registerAgentListMethods } from './agents-methods.js';
+import { registerSessionRunMethods } from './session-methods.js';
 import { messageTool } from './message-tool.js';
 import { AgentRuntime } from './runtime.js';
 
@@ -54,6 +55,7 @@ export default definePlugin({
     registerAgentMethods(api, runtime);
     registerAgentListMethods(api);
     registerAgentFileMethods(api);
+    registerSessionRunMethods(api, runtime);
     api.registerTool(messageTool(runtime));
 
     for (const [name, description] of [

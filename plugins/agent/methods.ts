@@ -40,13 +40,13 @@ function invalid(message: string): ProtocolError {
 }
 
 /** Images from `attachments` (base64 or data: URLs). */
-function imagesFrom(attachments: AttachmentParam[] | undefined): DispatchInput['images'] {
+export function imagesFrom(attachments: AttachmentParam[] | undefined): DispatchInput['images'] {
   if (!attachments?.length) return undefined;
   return decodeImageAttachments(attachments).map(({ data, mimeType }) => ({ type: 'image' as const, data, mimeType }));
 }
 
 /** Dispatch; a gateway that is shutting down answers UNAVAILABLE (retryable), nothing is half-accepted. */
-async function admit(runtime: AgentRuntime, input: DispatchInput) {
+export async function admit(runtime: AgentRuntime, input: DispatchInput) {
   // session.sendPolicy guards the operator's way in too (OpenClaw enforces it at chat.send and agent).
   const { agentId, sessionKey } = runtime.resolveTarget(input);
   if (runtime.sessions.sendPolicy({ sessionKey, entry: await runtime.store(agentId).get(sessionKey) }) === 'deny') {
@@ -389,15 +389,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const agentId = params.agentId ?? runtime.defaultAgent();
       const problem = unknownAgentProblem(api.kernel.config(), agentId);
       if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem);
-      const commands = (await commandList(runtime, agentId)).map((command) => ({
-        name: command.name,
-        textAliases: [command.name, ...(command.aliases ?? [])].map((name) => `/${name}`),
-        description: command.description,
-        source: command.source === 'builtin' ? 'native' : command.source,
-        scope: 'both',
-        acceptsArgs: command.acceptsArgs ?? false,
-      }));
-      return { commands };
+      return { commands: await commandRows(runtime, agentId) };
     },
   });
 
@@ -452,6 +444,18 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       };
     },
   });
+}
+
+/** An agent's slash commands as OpenClaw's commands.list rows. */
+export async function commandRows(runtime: AgentRuntime, agentId: string) {
+  return (await commandList(runtime, agentId)).map((command) => ({
+    name: command.name,
+    textAliases: [command.name, ...(command.aliases ?? [])].map((name) => `/${name}`),
+    description: command.description,
+    source: command.source === 'builtin' ? 'native' : command.source,
+    scope: 'both',
+    acceptsArgs: command.acceptsArgs ?? false,
+  }));
 }
 
 function textOf(content: unknown): string {

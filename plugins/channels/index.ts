@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { definePlugin, expandHome, type ServiceDefinition } from '../../sdk/index.js';
 import { ChannelManager } from './manager.js';
 import { registerChannelMethods } from './methods.js';
+import { registerMessageActions } from './message-actions.js';
 
 /** `<stateDir>/workspace-<agentId>` folders (agents without an explicit workspace). */
 function workspaceDirs(stateDir: string): string[] {
@@ -66,6 +67,7 @@ export default definePlugin({
     };
     api.registerService(service);
     registerChannelMethods(api);
+    registerMessageActions(api);
 
     for (const [name, description] of [
       ['channels', 'Channels and their accounts (list, status, add, remove, login, logout)'],

@@ -13,6 +13,7 @@ import { registerMethods } from './methods.js';
 import { registerAbsentFeatureMethods } from './absent-features.js';
 import { registerHostMethods } from './host-methods.js';
 import { registerConfigLookup } from './config-lookup.js';
+import { registerMeetingTranscripts } from './meeting-transcripts.js';
 import { registerConfigMethods } from './config-methods.js';
 import { registerPluginInspectMethods } from './plugin-inspect.js';
 import { registerDeviceMethods } from './device-methods.js';
@@ -50,6 +51,7 @@ export default definePlugin({
     registerMethods(api, runtime);
     registerHostMethods(api, runtime);
     registerAbsentFeatureMethods(api);
+    registerMeetingTranscripts(api);
     registerConfigMethods(api, runtime);
     registerConfigLookup(api);
     registerPluginInspectMethods(api);

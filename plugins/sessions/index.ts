@@ -11,6 +11,11 @@ import { sessionsCommand, SESSIONS_HELP } from './cli.js';
 import { LIST_PARAMS, registerSessionMethods, type SessionsDeps } from './methods.js';
 import { registerSessionSubscriptions } from './subscriptions.js';
 import { registerUsageMethods } from './usage.js';
+import { registerUsageDetailMethods } from './usage-detail.js';
+import { registerSessionLookup } from './lookup.js';
+import { registerAbsentSessionFeatures } from './absent-features.js';
+import { registerBulkSessionMethods } from './bulk-methods.js';
+import { registerBranchMethods } from './branches.js';
 import { SessionService } from './service.js';
 
 export default definePlugin({
@@ -26,6 +31,11 @@ export default definePlugin({
     registerSessionMethods(api, deps);
     registerSessionSubscriptions(api, deps, LIST_PARAMS);
     registerUsageMethods(api, deps);
+    registerUsageDetailMethods(api, deps);
+    registerSessionLookup(api, deps);
+    registerAbsentSessionFeatures(api, deps);
+    registerBulkSessionMethods(api, deps);
+    registerBranchMethods(api, deps);
     api.registerCli({
       name: 'sessions',
       description: 'List sessions; import them from OpenClaw (sessions import)',

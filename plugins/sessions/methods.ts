@@ -11,6 +11,7 @@ import {
   ProtocolError,
   type JsonSchema,
   type KernelConfig,
+  type GatewayMethodContext,
   type PluginApi,
   emitInternalHook,
 } from '../../sdk/index.js';
@@ -62,6 +63,23 @@ export const LIST_PARAMS: JsonSchema = {
     includeDerivedTitles: { type: 'boolean' },
     includeLastMessage: { type: 'boolean' },
   },
+};
+
+/** What sessions.patch (and sessions.patchMany's `patch`) may change. */
+export const PATCH_FIELDS: Record<string, JsonSchema> = {
+  archived: { type: 'boolean' },
+  label: { type: ['string', 'null'], maxLength: 200 },
+  model: { type: ['string', 'null'] },
+  thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
+  verboseLevel: { enum: ['on', 'off', 'full', null] },
+  reasoningLevel: { enum: ['on', 'off', 'stream', null] },
+  sendPolicy: { enum: ['allow', 'deny', null] },
+  queueMode: {
+    anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }],
+  },
+  queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
+  queueCap: { type: ['integer', 'null'], minimum: 1 },
+  queueDrop: { enum: ['old', 'new', 'summarize', null] },
 };
 
 function invalid(message: string): ProtocolError {
@@ -161,70 +179,9 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       agentId: KEY,
       // The session must still be this id (not reset since the caller listed it).
       expectedSessionId: { type: 'string', minLength: 1 },
-      archived: { type: 'boolean' },
-      label: { type: ['string', 'null'], maxLength: 200 },
-      model: { type: ['string', 'null'] },
-      thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
-      verboseLevel: { enum: ['on', 'off', 'full', null] },
-      reasoningLevel: { enum: ['on', 'off', 'stream', null] },
-      sendPolicy: { enum: ['allow', 'deny', null] },
-      queueMode: {
-        anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }],
-      },
-      queueDebounceMs: { type: ['integer', 'null'], minimum: 0 },
-      queueCap: { type: ['integer', 'null'], minimum: 1 },
-      queueDrop: { enum: ['old', 'new', 'summarize', null] },
+      ...PATCH_FIELDS,
     }),
-    handler: async (
-      params: Record<string, unknown> & { key: string; agentId?: string; expectedSessionId?: string },
-      ctx,
-    ) => {
-      const admin = ADMIN_PATCH_FIELDS.filter((field) => field in params);
-      if (admin.length && ctx.role !== undefined && !ctx.scopes?.includes('operator.admin'))
-        throw new ProtocolError(ErrorCodes.FORBIDDEN, `missing scope: operator.admin (to set ${admin.join(', ')})`, {
-          code: 'MISSING_SCOPE',
-          missingScope: 'operator.admin',
-          requiredScopes: ['operator.admin'],
-        });
-      const { agentId, sessionKey } = targetOf(deps, params);
-      assertKnownAgent(api.kernel.config(), agentId); // writing would create the agent's folders
-      if (typeof params.archived === 'boolean') await checkArchiveTarget(deps, agentId, sessionKey, params);
-      const patch: SessionPatch & Archivable = {};
-      if (params.archived === true) patch.archivedAt = deps.sessions.now();
-      if (params.archived === false) patch.archivedAt = undefined;
-      const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
-      for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
-        if (field in params) (patch as Record<string, unknown>)[field] = value(field);
-      }
-      if ('model' in params) {
-        const model = value<string>('model');
-        if (model !== undefined) {
-          const ref = await deps.models.models.resolve(model, deps.models.settings(agentId));
-          if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
-          patch.model = ref;
-        } else patch.model = undefined;
-      }
-      const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
-      const updated = await deps.sessions.store(agentId).upsert(sessionKey, (entry) => {
-        // Archiving again keeps the first archive time.
-        const was = (entry as Archivable | undefined)?.archivedAt;
-        if (was !== undefined && params.archived === true) patch.archivedAt = was;
-        if (queueFields.length === 0) return patch;
-        const queue = { ...entry?.queue };
-        const set = (name: keyof typeof queue, field: string) => {
-          if (!(field in params)) return;
-          if (params[field] === null) delete queue[name];
-          else (queue as Record<string, unknown>)[name] = params[field];
-        };
-        set('mode', 'queueMode');
-        set('debounceMs', 'queueDebounceMs');
-        set('cap', 'queueCap');
-        set('drop', 'queueDrop');
-        return { ...patch, queue: Object.keys(queue).length ? queue : undefined };
-      });
-      (await deps.agent())?.sessionChanged(sessionKey, updated);
-      return { ok: true, key: sessionKey, entry: updated };
-    },
+    handler: (params: PatchParams, ctx) => patchSession(api, deps, params, ctx),
   });
 
   api.registerGatewayMethod('sessions.reset', {
@@ -330,6 +287,57 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       return { ok: true, key: sessionKey, ...outcome };
     },
   });
+}
+
+type PatchParams = Record<string, unknown> & { key: string; agentId?: string; expectedSessionId?: string };
+
+/** sessions.patch on one session (sessions.patchMany applies it to each target). */
+export async function patchSession(api: PluginApi, deps: SessionsDeps, params: PatchParams, ctx: GatewayMethodContext) {
+  const admin = ADMIN_PATCH_FIELDS.filter((field) => field in params);
+  if (admin.length && ctx.role !== undefined && !ctx.scopes?.includes('operator.admin'))
+    throw new ProtocolError(ErrorCodes.FORBIDDEN, `missing scope: operator.admin (to set ${admin.join(', ')})`, {
+      code: 'MISSING_SCOPE',
+      missingScope: 'operator.admin',
+      requiredScopes: ['operator.admin'],
+    });
+  const { agentId, sessionKey } = targetOf(deps, params);
+  assertKnownAgent(api.kernel.config(), agentId); // writing would create the agent's folders
+  if (typeof params.archived === 'boolean') await checkArchiveTarget(deps, agentId, sessionKey, params);
+  const patch: SessionPatch & Archivable = {};
+  if (params.archived === true) patch.archivedAt = deps.sessions.now();
+  if (params.archived === false) patch.archivedAt = undefined;
+  const value = <T>(name: string): T | undefined => (params[name] === null ? undefined : (params[name] as T));
+  for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
+    if (field in params) (patch as Record<string, unknown>)[field] = value(field);
+  }
+  if ('model' in params) {
+    const model = value<string>('model');
+    if (model !== undefined) {
+      const ref = await deps.models.models.resolve(model, deps.models.settings(agentId));
+      if (!ref) throw invalid(`unknown model "${model}" (see models.list)`);
+      patch.model = ref;
+    } else patch.model = undefined;
+  }
+  const queueFields = ['queueMode', 'queueDebounceMs', 'queueCap', 'queueDrop'].filter((field) => field in params);
+  const updated = await deps.sessions.store(agentId).upsert(sessionKey, (entry) => {
+    // Archiving again keeps the first archive time.
+    const was = (entry as Archivable | undefined)?.archivedAt;
+    if (was !== undefined && params.archived === true) patch.archivedAt = was;
+    if (queueFields.length === 0) return patch;
+    const queue = { ...entry?.queue };
+    const set = (name: keyof typeof queue, field: string) => {
+      if (!(field in params)) return;
+      if (params[field] === null) delete queue[name];
+      else (queue as Record<string, unknown>)[name] = params[field];
+    };
+    set('mode', 'queueMode');
+    set('debounceMs', 'queueDebounceMs');
+    set('cap', 'queueCap');
+    set('drop', 'queueDrop');
+    return { ...patch, queue: Object.keys(queue).length ? queue : undefined };
+  });
+  (await deps.agent())?.sessionChanged(sessionKey, updated);
+  return { ok: true, key: sessionKey, entry: updated };
 }
 
 /**

@@ -126,6 +126,28 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     },
   });
 
+  // The Control UI reports which sessions it renders; claw keeps no viewer presence, so the
+  // answer is the canonical keys it would track.
+  api.registerGatewayMethod('sessions.viewers.set', {
+    scope: 'operator.read',
+    params: {
+      type: 'object',
+      required: ['sessionKeys'],
+      additionalProperties: false,
+      properties: { agentId: KEY, sessionKeys: { type: 'array', items: KEY, maxItems: 32 } },
+    },
+    description: 'The sessions this connection renders: {sessionKeys} (canonical keys).',
+    handler: (params: { agentId?: string; sessionKeys: string[] }, ctx) => {
+      needConnection(ctx.connId);
+      const sessionKeys = params.sessionKeys.map(
+        (key) =>
+          deps.sessions.resolveTarget({ sessionKey: key, ...(params.agentId ? { agentId: params.agentId } : {}) })
+            .sessionKey,
+      );
+      return { sessionKeys: [...new Set(sessionKeys)] };
+    },
+  });
+
   // OpenClaw's session observer writes running digests of a turn for the tabs in view; the
   // Control UI reports its visibility for it. claw has no observer, so it answers as an
   // OpenClaw gateway without one does: UNAVAILABLE.
