@@ -235,11 +235,14 @@ describe('what OpenClaw’s Control UI asks on every tab', () => {
       message: 'missing scope: operator.pairing',
     });
   });
-  it('sessions.observer.visibility: UNAVAILABLE, as OpenClaw without a session observer; visible is required', async () => {
-    expect(await refusal(reader.request('sessions.observer.visibility', { visible: true }))).toEqual({
-      code: 'UNAVAILABLE',
-      message: expect.stringContaining('Session observer is unavailable.'),
-    });
+  it('sessions.observer.visibility: acknowledged (claw writes no running digests); visible is required', async () => {
+    expect(await reader.request('sessions.observer.visibility', { visible: true })).toEqual({ ok: true });
+    expect(await reader.request('sessions.observer.visibility', { visible: false })).toEqual({ ok: true });
     expect((await refusal(reader.request('sessions.observer.visibility', {})))?.code).toBe('INVALID_REQUEST');
+  });
+  it('sessions.list {hasBoard: true}: no rows, as no claw session has a board (the Dashboards page asks)', async () => {
+    const listed: any = await reader.request('sessions.list', { hasBoard: true });
+    expect(listed.sessions).toEqual([]);
+    expect(Array.isArray(((await reader.request('sessions.list', { hasBoard: false })) as any).sessions)).toBe(true);
   });
 });

@@ -9,7 +9,7 @@ import { type BootedKernel, type CliContext, type PluginApi, trace } from '../..
 import { GatewayRequestError, parseFlags as parse, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 import type { GatewayService } from './service.js';
 import type { ServiceCommand } from './daemon/cli.js';
-import { PairingStore, pairingFile, publicDevice, type PairingRequest } from './pairing.js';
+import { PairingStore, pairingFile, publicDevice, publicRequest, type PairingRequest } from './pairing.js';
 import type { GatewaySection } from './settings.js';
 import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
@@ -340,7 +340,11 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
     offline = true;
     const store = new PairingStore(pairingFile(api.kernel.paths.stateDir), api.kernel.redact);
     try {
-      if (action === 'list') result = { pending: store.listPending(), paired: store.listPaired().map(publicDevice) };
+      if (action === 'list')
+        result = {
+          pending: store.listPending().map(publicRequest),
+          paired: store.listPaired().map((device) => publicDevice(device)),
+        };
       else if (action === 'approve') result = { device: publicDevice(store.approve(target!, 'cli')) };
       else if (action === 'reject') result = store.reject(target!);
       else result = { deviceId: store.remove(target!).deviceId };
@@ -366,7 +370,7 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
     lines.push(`Paired devices (${paired.length}):`);
     for (const device of paired) {
       lines.push(
-        `  ${device.deviceId.slice(0, 12)}…  ${device.displayName ?? device.clientId ?? ''}  roles ${Object.keys(device.roles).join(', ')}  last seen ${device.lastSeenAt ?? 'never'}`,
+        `  ${device.deviceId.slice(0, 12)}…  ${device.displayName ?? device.clientId ?? ''}  roles ${device.roles.join(', ')}  last seen ${device.lastSeenAt ?? 'never'}`,
       );
     }
     ctx.stdout.write(`${lines.join('\n')}\n`);

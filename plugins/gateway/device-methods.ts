@@ -5,7 +5,7 @@
  * connections that used it.
  */
 import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
-import { publicDevice, PairingError } from './pairing.js';
+import { publicDevice, publicRequest, PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
 
 const EMPTY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
@@ -44,8 +44,10 @@ export function registerDeviceMethods(api: PluginApi, runtime: GatewayRuntime): 
     description: 'Pending pairing requests and paired devices.',
     handler: () =>
       pairingCall(() => ({
-        pending: runtime.pairing.listPending(),
-        paired: runtime.pairing.listPaired().map(publicDevice),
+        pending: runtime.pairing.listPending().map(publicRequest),
+        paired: runtime.pairing
+          .listPaired()
+          .map((device) => publicDevice(device, runtime.isConnected(device.deviceId))),
       })),
   });
 

@@ -278,22 +278,52 @@ export class PairingStore {
   }
 }
 
-/** Paired devices as shown to clients: never token hashes. */
-export function publicDevice(device: PairedDevice) {
+/**
+ * A paired device as OpenClaw's clients read it (roles and scopes as lists, a summary per
+ * token, times in ms), with claw's own fields beside; never a token hash.
+ */
+export function publicDevice(device: PairedDevice, connected = false) {
+  const grants = Object.entries(device.roles);
+  const ms = (iso: string | undefined) => (iso === undefined ? null : Date.parse(iso));
   return {
     deviceId: device.deviceId,
+    publicKey: device.publicKey,
     displayName: device.displayName ?? null,
     platform: device.platform ?? null,
     clientId: device.clientId ?? null,
-    roles: Object.fromEntries(
-      Object.entries(device.roles).map(([role, grant]) => [
+    role: grants[0]?.[0] ?? null,
+    roles: grants.map(([role]) => role),
+    scopes: [...new Set(grants.flatMap(([, grant]) => grant.scopes))],
+    tokens: grants
+      .filter(([, grant]) => grant.tokenHash)
+      .map(([role, grant]) => ({
         role,
-        { scopes: grant.scopes, hasToken: Boolean(grant.tokenHash), tokenIssuedAt: grant.tokenIssuedAt ?? null },
-      ]),
-    ),
+        scopes: grant.scopes,
+        createdAtMs: ms(grant.tokenIssuedAt),
+        rotatedAtMs: null,
+        revokedAtMs: null,
+        lastUsedAtMs: null,
+      })),
+    remoteIp: device.remoteAddress ?? null,
+    createdAtMs: Date.parse(device.approvedAt),
+    approvedAtMs: Date.parse(device.approvedAt),
+    lastSeenAtMs: ms(device.lastSeenAt),
+    connected,
     approvedAt: device.approvedAt,
     approvedBy: device.approvedBy,
     lastSeenAt: device.lastSeenAt ?? null,
     remoteAddress: device.remoteAddress ?? null,
+  };
+}
+
+/** A pending pairing request as OpenClaw's clients read it (roles as a list, `ts`), with claw's fields. */
+export function publicRequest(request: PairingRequest) {
+  return {
+    ...request,
+    roles: [request.role],
+    remoteIp: request.remoteAddress ?? null,
+    silent: false,
+    isRepair: false,
+    ts: Date.parse(request.createdAt),
   };
 }

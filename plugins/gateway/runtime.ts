@@ -90,6 +90,13 @@ export class GatewayRuntime {
     };
   }
 
+  /** Whether the device has an open connection now. */
+  isConnected(deviceId: string): boolean {
+    return (this.server?.connectionList() ?? []).some(
+      (conn) => conn.state === 'open' && conn.admission?.deviceId === deviceId,
+    );
+  }
+
   /** Close a device's connections (all, or those of one role / auth method). Returns how many. */
   disconnectDevice(deviceId: string, role: string | undefined, reason: string, authMethod?: string): number {
     let count = 0;

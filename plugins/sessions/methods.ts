@@ -62,6 +62,8 @@ export const LIST_PARAMS: JsonSchema = {
     // Rows get derivedTitle (the first user message) and lastMessagePreview, read from the transcript.
     includeDerivedTitles: { type: 'boolean' },
     includeLastMessage: { type: 'boolean' },
+    // OpenClaw's Dashboards page lists the sessions with a board; claw sessions have none.
+    hasBoard: { type: 'boolean' },
   },
 };
 
@@ -441,9 +443,12 @@ export interface SessionListOptions {
   key?: string;
   includeDerivedTitles?: boolean;
   includeLastMessage?: boolean;
+  /** true: only sessions with a board, which claw does not have; false: all of them. */
+  hasBoard?: boolean;
 }
 
 export async function listSessions(deps: SessionsDeps, options: SessionListOptions) {
+  if (options.hasBoard === true) return [];
   const configured = new Set(agentIds(deps.sessions.kernel.config() as KernelConfig).map((id) => normalizeAgentId(id)));
   const agents = (options.agentId ? [options.agentId] : deps.sessions.knownAgents()).filter(
     (id) => !options.configuredAgentsOnly || configured.has(normalizeAgentId(id)),

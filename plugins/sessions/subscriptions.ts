@@ -6,7 +6,7 @@
  * emits through the protocol registry; a subscription ends when its connection does (the
  * transport skips connections that are gone, and the lists are bounded).
  */
-import { ErrorCodes, ProtocolError, type EmittedEvent, type JsonSchema, type PluginApi } from '../../sdk/index.js';
+import { type EmittedEvent, type JsonSchema, type PluginApi } from '../../sdk/index.js';
 import { KEY, listSessions, sessionListResult, type SessionListOptions, type SessionsDeps } from './methods.js';
 
 /** Connections remembered per list: a client that reconnects often leaves old ids behind. */
@@ -148,16 +148,16 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     },
   });
 
-  // OpenClaw's session observer writes running digests of a turn for the tabs in view; the
-  // Control UI reports its visibility for it. claw has no observer, so it answers as an
-  // OpenClaw gateway without one does: UNAVAILABLE.
+  // OpenClaw's session observer writes running digests of a turn while a tab is in view, and
+  // the Control UI reports on every page whether it is. claw writes no digests, so there is
+  // nothing to pause or resume: the report is acknowledged and changes nothing.
   api.registerGatewayMethod('sessions.observer.visibility', {
     scope: 'operator.read',
     params: { type: 'object', required: ['visible'], properties: { visible: { type: 'boolean' } } },
-    description: 'Session observer visibility: UNAVAILABLE, as claw has no session observer (no running digests).',
+    description: 'A tab reports whether it is in view; claw writes no running digests, so this only acknowledges.',
     handler: (_params: { visible: boolean }, ctx) => {
       needConnection(ctx.connId);
-      throw new ProtocolError(ErrorCodes.UNAVAILABLE, 'Session observer is unavailable.');
+      return { ok: true };
     },
   });
 }
