@@ -166,6 +166,24 @@ function tabLinks(page: Page): Promise<string[]> {
 }
 
 describe('OpenClaw’s Control UI served by claw', () => {
+  it('serves a deep link as the page with its asset links anchored at the base path', async () => {
+    const base = `http://127.0.0.1:${gw.port}`;
+    const page = await fetch(`${base}/openclaw/settings/devices`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('data-openclaw-control-ui-base-path="/openclaw"');
+    expect(html).toContain('data-openclaw-terminal-enabled="false"');
+    expect(html).toContain('href="/openclaw/favicon.svg"');
+    expect(html).not.toMatch(/(?:src|href)="\.\/assets\//);
+    const script = /src="(\/openclaw\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    expect((await fetch(`${base}${script}`)).headers.get('content-type')).toMatch(/javascript/);
+    // A page loaded before the rewrite (or a relative import from a nested route) still finds its assets.
+    const nested = await fetch(`${base}/openclaw/settings/${script.slice('/openclaw/'.length)}`);
+    expect(nested.status).toBe(200);
+    expect(nested.headers.get('content-type')).toMatch(/javascript/);
+    expect((await fetch(`${base}/openclaw/assets/no-such-file.js`)).status).toBe(404);
+  });
+
   it('loads every tab its navigation offers with no errors and no failed requests', async () => {
     const watch = await openUi();
     const { page } = watch;
