@@ -3,6 +3,7 @@
  * implicit "main" when `agents.list` is empty), the default one and how each presents
  * itself. Clients (OpenClaw's CLI and apps) call `agents.list` before they send anything.
  */
+import { thinkingChoices } from './openclaw-row.js';
 import {
   agentEntry,
   agentIds,
@@ -57,10 +58,18 @@ export function registerAgentListMethods(api: PluginApi): void {
           ...(primary ? { model: { primary, fallbacks } } : {}),
           // The Control UI shows where each agent's files live.
           workspace: agentPaths(config(), id, kernel.paths).workspaceDir,
+          // claw does not track whether a workspace is a git checkout; every agent runs in claw's own loop.
+          workspaceGit: null,
+          agentRuntime: { id: 'claw', source: 'implicit' },
+          ...thinkingChoices(agentValue<string>(config(), id, 'thinkingDefault') ?? 'off'),
+          defaultPermissionMode: 'full',
         };
       });
       return {
         defaultId: defaultAgentId(config()),
+        // One gateway owns every agent it lists; clients pick one only when told to.
+        ownership: 'sole',
+        selectionRequired: false,
         mainKey: normalizeMainKey(session.mainKey),
         scope: session.scope === 'global' ? 'global' : 'per-sender',
         agents,
@@ -84,7 +93,14 @@ export function registerAgentListMethods(api: PluginApi): void {
       const agentId = normalizeAgentId(params.agentId ?? fromKey ?? defaultAgentId(config()));
       assertKnownAgent(config(), agentId);
       const { name, avatar, emoji } = identityOf(agentId);
-      return { agentId, ...(name ? { name } : {}), ...(avatar ? { avatar } : {}), ...(emoji ? { emoji } : {}) };
+      // As OpenClaw: a name and avatar always, saying whether the name was configured.
+      return {
+        agentId,
+        name: name ?? 'Assistant',
+        nameSource: name ? 'config' : 'default',
+        avatar: avatar ?? (emoji || (name ?? 'Assistant').slice(0, 1).toUpperCase()),
+        ...(emoji ? { emoji } : {}),
+      };
     },
   });
 }

@@ -25,6 +25,7 @@ import { normalizeQueueMode } from './queue-settings.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
 import { commandList } from './commands.js';
+import { openclawListDefaults, openclawRowFields } from './openclaw-row.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
 const HISTORY_DEFAULT_LIMIT = 200;
@@ -334,7 +335,32 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
     const withReceipts = receipts ? { inputReceipts: receipts } : {};
     const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
     const entry = await runtime.store(agentId).get(sessionKey);
-    if (!entry) return { sessionKey, sessionId: null, messages: [], hasActiveRun: false, ...withReceipts };
+    const settings = runtime.settings(agentId);
+    const modelRef = runtime.models.chain(settings)[0];
+    const slash = modelRef?.indexOf('/') ?? -1;
+    // OpenClaw's page frame: the model new turns use, no pending inputs (claw queues none a
+    // client could see) and no delta cursor (claw always answers whole pages).
+    const frame = {
+      pendingInputs: { items: [], total: 0 },
+      deltaCursor: null,
+      defaults: {
+        modelProvider: modelRef && slash > 0 ? modelRef.slice(0, slash) : null,
+        model: modelRef && slash > 0 ? modelRef.slice(slash + 1) : (modelRef ?? null),
+        ...openclawListDefaults(null, settings.thinkingDefault),
+      },
+    };
+    if (!entry)
+      return {
+        sessionKey,
+        sessionId: null,
+        messages: [],
+        hasMore: false,
+        totalMessages: 0,
+        hasActiveRun: false,
+        ...frame,
+        sessionInfo: null,
+        ...withReceipts,
+      };
     const transcript = runtime.sessions.transcript(
       runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId),
     );
@@ -351,9 +377,28 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       sessionKey,
       sessionId: entry.sessionId,
       thinkingLevel: entry.thinkingLevel ?? runtime.settings(agentId).thinkingDefault,
-      messages: page,
+      // OpenClaw numbers each message in its transcript (__openclaw.seq), as clients key rows by it.
+      messages: page.map((message, index) => ({
+        ...message,
+        __openclaw: { seq: messages.length - page.length + index + 1 },
+      })),
       hasMore: page.length < messages.length,
+      totalMessages: messages.length,
       hasActiveRun: runtime.isActive(sessionKey),
+      ...frame,
+      sessionInfo: {
+        ...openclawRowFields({
+          key: sessionKey,
+          agentId,
+          entry,
+          hasActiveRun: runtime.isActive(sessionKey),
+          activeRunIds: runtime.activeRunIds().filter((id) => runtime.run(id)?.sessionKey === sessionKey),
+          thinkingDefault: settings.thinkingDefault,
+          modelRef,
+        }),
+        activitySummary: null,
+        activeLeafEntryId: null,
+      },
       ...withReceipts,
     };
   };
@@ -409,9 +454,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const page = await history(params);
       return {
         ...page,
-        pendingInputs: { items: [] },
-        sessionInfo: {
-          sessionId: page.sessionId ?? undefined,
+        sessionInfo: page.sessionInfo && {
+          ...page.sessionInfo,
           thinkingLevel: 'thinkingLevel' in page ? page.thinkingLevel : undefined,
         },
       };

@@ -7,6 +7,8 @@
 import { ErrorCodes, ProtocolError, type ChannelPlugin, type PluginApi } from '../../sdk/index.js';
 import { channelSettings, type ChannelInfo } from '../../sdk/channels/index.js';
 import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { unknownChannelProblem } from './send-channel.js';
 import { MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from './access.js';
 
@@ -264,6 +266,40 @@ function openClawChannelStatus(channels: ChannelInfo[]) {
     channelDefaultAccountId: Object.fromEntries(
       entries.map(({ channel, accounts }) => [channel.id, accounts[0]?.accountId ?? 'default']),
     ),
+    // claw's channels carry no detail labels, system images or extra metadata, and report their
+    // problems on each account; OpenClaw's empty values keep its clients' lookups safe.
+    channelDetailLabels: {},
+    channelSystemImages: {},
+    channelMeta: [],
+    statusIssues: [],
+    eventLoop: eventLoopLoad(),
+  };
+}
+
+let lastLoad = performance.eventLoopUtilization();
+let lastCpu = process.cpuUsage();
+let lastAt = Date.now();
+
+/** How busy the gateway's event loop has been since the last answer (delays are not sampled here). */
+function eventLoopLoad() {
+  const load = performance.eventLoopUtilization(lastLoad);
+  const cpu = process.cpuUsage(lastCpu);
+  const now = Date.now();
+  const intervalMs = Math.max(1, now - lastAt);
+  const ratio = Math.round(((cpu.user + cpu.system) / 1000 / intervalMs) * 1000) / 1000;
+  lastLoad = performance.eventLoopUtilization();
+  lastCpu = process.cpuUsage();
+  lastAt = now;
+  return {
+    degraded: false,
+    degradedSinceMs: null,
+    reasons: [],
+    intervalMs,
+    delayP99Ms: null,
+    delayMaxMs: null,
+    utilization: Math.round(load.utilization * 1000) / 1000,
+    cpuCoreRatio: ratio,
+    cpuBreakdown: { mainThreadCoreRatio: ratio, hostCpuCount: availableParallelism() },
   };
 }
 

@@ -95,7 +95,11 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
     scope: 'operator.read',
     description: 'Scheduler status: enabled, store path, job counts, next wake, running jobs, last errors.',
     params: { type: 'object', additionalProperties: false, properties: {} },
-    handler: () => cron().status(),
+    // claw keeps jobs in a JSON file, not OpenClaw's SQLite store; every job triggers while cron is on.
+    handler: async () => {
+      const status = await cron().status();
+      return { ...status, triggersEnabled: status.enabled, storage: 'file', sqlitePath: null };
+    },
   });
   api.registerGatewayMethod('cron.list', {
     scope: 'operator.read',
@@ -153,8 +157,19 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
         .update(JSON.stringify(matching.map((job) => [job.id, job.updatedAtMs])))
         .digest('hex')
         .slice(0, 16);
+      const fallbackAgent = defaultAgentId(api.kernel.config());
       return {
-        jobs,
+        // OpenClaw's row extras: claw declares no jobs in config, so there is no declaration key or revision.
+        jobs: jobs.map((job) => ({
+          ...job,
+          declarationKey: null,
+          displayName: job.name ?? job.id,
+          agentId: job.agentId ?? null,
+          configRevision: null,
+          nextRunAtMs: job.state.nextRunAtMs ?? null,
+          effectiveAgentId: job.agentId ?? fallbackAgent,
+        })),
+        deliveryPreviews: Object.fromEntries(jobs.map((job) => [job.id, deliveryPreview(job)])),
         total: matching.length,
         offset,
         limit,
@@ -240,4 +255,15 @@ export function registerCronMethods(api: PluginApi, cron: () => CronService): vo
         return { entries: slice, ...paging };
       }),
   });
+}
+
+/** Where a job's output goes, in words (OpenClaw's cron.list deliveryPreviews). */
+function deliveryPreview(job: CronJob): { label: string; detail: string } {
+  const delivery = job.delivery;
+  if (!delivery || delivery.mode === 'none') return { label: 'none', detail: 'output stays in the run session' };
+  const target = delivery.channel ?? 'last';
+  return {
+    label: `${delivery.mode} -> ${target}`,
+    detail: delivery.to ? `${target} -> ${delivery.to}` : `${target} (the main session's last route)`,
+  };
 }

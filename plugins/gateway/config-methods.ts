@@ -172,12 +172,30 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     description: 'The config file (secrets redacted), its hash for conflict checks, and its problems.',
     handler: () => {
       const snapshot = configFile.read();
+      const config = redactConfig(snapshot.raw, sensitivity(runtime));
+      const hash = configHash(snapshot.path);
+      // OpenClaw tells the file, what it includes and the config the gateway runs apart; claw
+      // runs the file as written ($include is resolved at read), so every view is the same object.
       return {
         path: snapshot.path,
+        includedPaths: [],
+        includeProvenance: [],
+        agentRosterIncludeOwned: false,
+        bindingsIncludeOwned: false,
         exists: snapshot.exists,
-        hash: configHash(snapshot.path),
-        config: redactConfig(snapshot.raw, sensitivity(runtime)),
+        raw: snapshot.exists ? JSON.stringify(config, null, 2) : null,
+        parsed: config,
+        sourceConfig: config,
+        resolved: config,
+        valid: !snapshot.issues.some((issue) => issue.level === 'error'),
+        warnings: snapshot.issues.filter((issue) => issue.level === 'warning'),
+        runtimeConfig: config,
+        config,
+        hash,
         issues: snapshot.issues,
+        legacyIssues: [],
+        configRevisionHash: hash,
+        appliedConfigHash: hash,
       };
     },
   });
@@ -187,9 +205,14 @@ export function registerConfigMethods(api: PluginApi, runtime: GatewayRuntime): 
     scope: 'operator.read',
     description: 'JSON Schema of the whole config, with UI hints from plugin manifests.',
     handler: async () => ({
-      schema: (await admin()).configSchema(kernel.plugins()),
+      schema: {
+        $schema: 'http://json-schema.org/draft-07/schema#',
+        title: 'OpenClawConfig',
+        ...(await admin()).configSchema(kernel.plugins()),
+      },
       uiHints: composeUiHints(kernel.plugins()),
       version: runtime.version,
+      generatedAt: new Date().toISOString(),
     }),
   });
 

@@ -5,7 +5,9 @@
  * the same way through the registry.
  */
 import type { JsonSchema, PluginApi } from '../../sdk/index.js';
+import { defaultAgentId } from '../../sdk/agent/index.js';
 import { readModelStatus } from './model-status.js';
+import { openclawHealthFields, openclawStatusFields } from './openclaw-health.js';
 import { channelSummaryLines, withOpenClawLogFields } from './openclaw-shapes.js';
 import type { GatewayRuntime } from './runtime.js';
 import { tailLog } from './tail.js';
@@ -21,8 +23,16 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     description: 'Gateway health snapshot (any authenticated connection).',
     // Read fresh: the model may have been set up since the last snapshot.
     handler: async () => {
+      const started = Date.now();
       const model = runtime.server ? await runtime.server.refreshModel() : await readModelStatus(kernel);
-      return { ...runtime.health(), ...(model ? { model } : {}) };
+      const health = runtime.health();
+      const failed = health.plugins?.failed ?? [];
+      return {
+        ...(await openclawHealthFields(kernel, defaultAgentId(kernel.config()), started)),
+        ...health,
+        plugins: { ...health.plugins, errors: failed, unavailable: [] },
+        ...(model ? { model } : {}),
+      };
     },
   });
 
@@ -34,6 +44,7 @@ export function registerMethods(api: PluginApi, runtime: GatewayRuntime): void {
     handler: async (params: { includeChannelSummary?: boolean }, ctx) => {
       const model = await readModelStatus(kernel);
       const status = {
+        ...(await openclawStatusFields(kernel, runtime.version, defaultAgentId(kernel.config()))),
         ...runtime.status(ctx.scopes?.includes('operator.admin') ?? false),
         ...(model ? { model } : {}),
       };

@@ -26,6 +26,7 @@ import {
   type SessionPatch,
 } from '../../sdk/agent/index.js';
 import type { SessionService } from './service.js';
+import { openclawListDefaults, openclawRowFields } from './openclaw-row.js';
 import { Transcript } from './transcript.js';
 import { trimTranscript, type TrimOutcome } from './trim.js';
 
@@ -456,7 +457,10 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
   const cutoff = options.activeMinutes ? deps.sessions.now() - options.activeMinutes * 60_000 : undefined;
   const agent = await deps.agent();
   const search = options.search?.trim().toLowerCase();
-  const rows: Array<{ key: string; agentId: string; archived: boolean; hasActiveRun: boolean } & SessionEntry> = [];
+  const rows: Array<
+    Omit<ReturnType<typeof openclawRowFields>, 'model'> &
+      SessionEntry & { key: string; agentId: string; archived: boolean; hasActiveRun: boolean }
+  > = [];
   for (const agentId of agents) {
     for (const { key, entry } of await deps.sessions.store(agentId).list()) {
       if (cutoff !== undefined && entry.updatedAt < cutoff) continue;
@@ -470,7 +474,25 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
       if (options.key !== undefined && key !== options.key) continue;
       const archived = (entry as Archivable).archivedAt !== undefined;
       if (options.archived !== 'all' && archived !== (options.archived === true)) continue;
-      rows.push({ key, agentId, ...entry, archived, hasActiveRun });
+      const fields = openclawRowFields({
+        key,
+        agentId,
+        entry,
+        hasActiveRun,
+        activeRunIds: [],
+        thinkingDefault: deps.models.settings(agentId).thinkingDefault,
+        modelRef: deps.models.models.chain(deps.models.settings(agentId))[0],
+      });
+      // The session's own model override wins; without one, OpenClaw's row names the model turns use.
+      rows.push({
+        ...fields,
+        ...entry,
+        model: entry.model ?? fields.model ?? undefined,
+        key,
+        agentId,
+        archived,
+        hasActiveRun,
+      });
     }
   }
   rows.sort((a, b) => b.updatedAt - a.updatedAt);
@@ -483,8 +505,25 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
 /** sessions.list's answer: the rows, and (as OpenClaw) the model new turns use by default. */
 export function sessionListResult(deps: SessionsDeps, sessions: unknown[]) {
   const [ref] = deps.models.models.chain(deps.models.settings(deps.models.defaultAgent()));
-  const defaults = ref ? { modelProvider: ref.split('/')[0], model: ref.slice(ref.indexOf('/') + 1) } : {};
-  return { ts: Date.now(), count: sessions.length, defaults, sessions };
+  const settings = deps.models.settings(deps.models.defaultAgent());
+  const defaults = {
+    ...(ref ? { modelProvider: ref.split('/')[0], model: ref.slice(ref.indexOf('/') + 1) } : {}),
+    ...openclawListDefaults(null, settings.thinkingDefault),
+  };
+  const defaultAgent = deps.models.defaultAgent();
+  // OpenClaw pages the list; claw answers the whole page it was asked for, so there is no next one.
+  return {
+    ts: Date.now(),
+    path: deps.sessions.store(defaultAgent).file,
+    count: sessions.length,
+    totalCount: sessions.length,
+    limitApplied: null,
+    nextOffset: null,
+    hasMore: false,
+    owners: [],
+    defaults,
+    sessions,
+  };
 }
 
 /** The first user message (as a title) and the last visible message of a session, clipped. */
