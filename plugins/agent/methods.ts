@@ -494,6 +494,9 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
 export async function commandRows(runtime: AgentRuntime, agentId: string) {
   return (await commandList(runtime, agentId)).map((command) => ({
     name: command.name,
+    // claw's commands have one name on every surface and are not grouped into categories.
+    nativeName: command.name,
+    category: null,
     textAliases: [command.name, ...(command.aliases ?? [])].map((name) => `/${name}`),
     description: command.description,
     source: command.source === 'builtin' ? 'native' : command.source,
