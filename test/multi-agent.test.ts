@@ -310,8 +310,19 @@ describe('agents on a gateway', () => {
     expect(JSON.stringify(mainRequest!.body)).not.toContain('WORK-WORKSPACE-MARKER');
     expect(existsSync(join(stateDir, 'workspace-work'))).toBe(false);
 
+    // OpenClaw's per-agent extras claw answers the same for every agent.
+    const extras = {
+      workspaceGit: null,
+      agentRuntime: { id: 'claw', source: 'implicit' },
+      thinkingLevels: ['off', 'minimal', 'low', 'medium', 'high'].map((id) => ({ id, label: id })),
+      thinkingOptions: ['off', 'minimal', 'low', 'medium', 'high'],
+      thinkingDefault: 'off',
+      defaultPermissionMode: 'full',
+    };
     expect(await h.client.request('agents.list', {})).toEqual({
       defaultId: 'main',
+      ownership: 'sole',
+      selectionRequired: false,
       mainKey: 'main',
       scope: 'per-sender',
       agents: [
@@ -326,6 +337,7 @@ describe('agents on a gateway', () => {
           },
           model: { primary: 'openai/gpt-4.1', fallbacks: [] },
           workspace: join(stateDir, 'workspace'),
+          ...extras,
         },
         {
           id: 'work',
@@ -333,18 +345,22 @@ describe('agents on a gateway', () => {
           identity: { name: 'Work', emoji: '🛠️' },
           model: { primary: 'openai/gpt-4.1-mini', fallbacks: [] },
           workspace: workWorkspace,
+          ...extras,
         },
       ],
     });
     expect(await h.client.request('agent.identity.get', {})).toEqual({
       agentId: 'main',
       name: 'Molty',
+      nameSource: 'config',
       avatar: 'https://example.test/molty.png',
       emoji: '🦞',
     });
     expect(await h.client.request('agent.identity.get', { sessionKey: 'agent:work:telegram:dm:1' })).toEqual({
       agentId: 'work',
       name: 'Work',
+      nameSource: 'config',
+      avatar: '🛠️',
       emoji: '🛠️',
     });
     await expect(
