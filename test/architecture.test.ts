@@ -80,10 +80,12 @@ describe('a small kernel', () => {
  * unavailable (claw onboard's daemon step, issue 30). 7,400 before the wire protocol's
  * TypeBox source moved to schemas/ (its types are generated into sdk/generated/) and the
  * memory text kit's implementation (tokens, CJK segmentation, chunking, snippets) moved to
- * memory-core, which hands it to backends as `ctx.text`.
+ * memory-core, which hands it to backends as `ctx.text`. Raised by 16 for the sessions
+ * service's OpenClaw row contract (`openclawRow`), which replaced a 126-line copy of the row
+ * code in the agent plugin (issue 31).
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7075;
+const SDK_LINE_BUDGET = 7091;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

@@ -3,7 +3,6 @@
  * implicit "main" when `agents.list` is empty), the default one and how each presents
  * itself. Clients (OpenClaw's CLI and apps) call `agents.list` before they send anything.
  */
-import { thinkingChoices } from './openclaw-row.js';
 import {
   agentEntry,
   agentIds,
@@ -25,6 +24,7 @@ import {
   type KernelConfig,
   type PluginApi,
 } from '../../sdk/index.js';
+import type { SessionService } from '../../sdk/sessions/index.js';
 
 const AGENT_OR_SESSION: JsonSchema = {
   type: 'object',
@@ -32,7 +32,7 @@ const AGENT_OR_SESSION: JsonSchema = {
   properties: { agentId: { type: 'string', minLength: 1 }, sessionKey: { type: 'string', minLength: 1 } },
 };
 
-export function registerAgentListMethods(api: PluginApi): void {
+export function registerAgentListMethods(api: PluginApi, sessions: Pick<SessionService, 'openclawListDefaults'>): void {
   const kernel = api.kernel;
   const config = () => kernel.config() as KernelConfig;
   const identityOf = (agentId: string) => {
@@ -61,7 +61,9 @@ export function registerAgentListMethods(api: PluginApi): void {
           // claw does not track whether a workspace is a git checkout; every agent runs in claw's own loop.
           workspaceGit: null,
           agentRuntime: { id: 'claw', source: 'implicit' },
-          ...thinkingChoices(agentValue<string>(config(), id, 'thinkingDefault') ?? 'off'),
+          ...thinkingOf(
+            sessions.openclawListDefaults(null, agentValue<string>(config(), id, 'thinkingDefault') ?? 'off'),
+          ),
           defaultPermissionMode: 'full',
         };
       });
@@ -103,4 +105,9 @@ export function registerAgentListMethods(api: PluginApi): void {
       };
     },
   });
+}
+
+/** An agent's thinking choices, as its sessions list them. */
+function thinkingOf({ thinkingLevels, thinkingOptions, thinkingDefault }: Record<string, unknown>) {
+  return { thinkingLevels, thinkingOptions, thinkingDefault };
 }

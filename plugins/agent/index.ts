@@ -53,7 +53,7 @@ export default definePlugin({
     );
 
     registerAgentMethods(api, runtime);
-    registerAgentListMethods(api);
+    registerAgentListMethods(api, sessions);
     registerAgentFileMethods(api);
     registerSessionRunMethods(api, runtime);
     api.registerTool(messageTool(runtime));

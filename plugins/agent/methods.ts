@@ -25,7 +25,6 @@ import { normalizeQueueMode } from './queue-settings.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
 import { commandList } from './commands.js';
-import { openclawListDefaults, openclawRowFields } from './openclaw-row.js';
 
 export const AGENT_WAIT_DEFAULT_MS = 30_000;
 const HISTORY_DEFAULT_LIMIT = 200;
@@ -346,7 +345,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       defaults: {
         modelProvider: modelRef && slash > 0 ? modelRef.slice(0, slash) : null,
         model: modelRef && slash > 0 ? modelRef.slice(slash + 1) : (modelRef ?? null),
-        ...openclawListDefaults(null, settings.thinkingDefault),
+        ...runtime.sessions.openclawListDefaults(null, settings.thinkingDefault),
       },
     };
     if (!entry)
@@ -387,7 +386,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       hasActiveRun: runtime.isActive(sessionKey),
       ...frame,
       sessionInfo: {
-        ...openclawRowFields({
+        ...runtime.sessions.openclawRow({
           key: sessionKey,
           agentId,
           entry,

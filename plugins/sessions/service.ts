@@ -15,6 +15,7 @@ import {
   type SendDecision,
   type SessionEntry,
   type SessionService as SessionServiceContract,
+  type OpenClawRowFacts,
   type SessionType,
   type TranscriptOptions,
 } from '../../sdk/sessions/index.js';
@@ -23,6 +24,7 @@ import { resolveSendPolicy } from './send-policy.js';
 import { SessionStore } from './store.js';
 import { abortedToolResult, danglingToolCalls, repairToolPairing } from './tool-pairing.js';
 import { Transcript } from './transcript.js';
+import { openclawListDefaults, openclawRowFields } from './openclaw-row.js';
 
 export class SessionService implements SessionServiceContract {
   private readonly stores = new Map<string, SessionStore>();
@@ -130,5 +132,13 @@ export class SessionService implements SessionServiceContract {
 
   private sessionConfig(): SessionResetConfig | undefined {
     return this.kernel.config().session as SessionResetConfig | undefined;
+  }
+
+  openclawRow(facts: OpenClawRowFacts): Record<string, unknown> {
+    return openclawRowFields(facts);
+  }
+
+  openclawListDefaults(contextTokens: number | null, thinkingDefault: string): Record<string, unknown> {
+    return openclawListDefaults(contextTokens, thinkingDefault);
   }
 }

@@ -59,4 +59,20 @@ export interface SessionService {
   danglingToolCalls(messages: readonly ChatMessage[]): ToolCallPart[];
   /** The synthetic "aborted" result that answers a call a run never finished. */
   abortedToolResult(call: Pick<ToolCallPart, 'id' | 'name'>, timestamp?: number): ToolResultMessage;
+  /** OpenClaw's session-row fields for one session (sessions.list rows, chat.history's sessionInfo). */
+  openclawRow(facts: OpenClawRowFacts): Record<string, unknown>;
+  /** OpenClaw's `defaults` beside a list of session rows. */
+  openclawListDefaults(contextTokens: number | null, thinkingDefault: string): Record<string, unknown>;
+}
+
+/** What a session row is made of: the entry, its run state, and the agent's defaults. */
+export interface OpenClawRowFacts {
+  key: string;
+  agentId: string;
+  entry: SessionEntry;
+  hasActiveRun: boolean;
+  activeRunIds: string[];
+  thinkingDefault: string;
+  /** provider/model new turns of this session use. */
+  modelRef?: string;
 }
