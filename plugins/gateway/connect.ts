@@ -18,6 +18,7 @@ import type { GatewayEvents } from './events.js';
 import { helloFeatures } from './features.js';
 import { errorShape, protocolErrorShape } from './frames.js';
 import { admitConnect, hasScope, type HandshakeResult } from './handshake.js';
+import { nodePairRequest } from './node-shapes.js';
 import type { PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewayRpc } from './rpc.js';
@@ -94,6 +95,7 @@ export class Connects {
           { requestId: request.requestId },
         );
         kernel.protocol.emit('device.pair.requested', request);
+        if (request.role === 'node') kernel.protocol.emit('node.pair.requested', nodePairRequest(request));
       }
       logger.info(`connect refused: ${result.error.message}`, { conn: conn.id, remote: conn.remoteAddress });
       rpc.fail(conn, protocolErrorShape(result.error), CloseCodes.policy, frame.id);

@@ -17,6 +17,12 @@ import { registerMeetingTranscripts } from './meeting-transcripts.js';
 import { registerConfigMethods } from './config-methods.js';
 import { registerPluginInspectMethods } from './plugin-inspect.js';
 import { registerDeviceMethods } from './device-methods.js';
+import { registerDeviceSetupMethods } from './device-setup.js';
+import { registerNodeMethods } from './nodes.js';
+import { registerAbsentCanvas } from './absent-canvas.js';
+import { registerAbsentVoice } from './absent-voice.js';
+import { registerAbsentWorkspace } from './absent-workspace.js';
+import { registerUserMethods } from './users.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
 import type { GatewayService } from './service.js';
@@ -47,6 +53,12 @@ export default definePlugin({
     events.registerEvent('device.pair.requested', api.id, { scope: 'operator.pairing' });
     events.registerEvent('device.pair.resolved', api.id, { scope: 'operator.pairing' });
     events.registerEvent('config.changed', api.id, { scope: 'operator.read' });
+    events.registerEvent('device.pair.changed', api.id, {
+      scope: 'operator.pairing',
+      description: 'A paired device or node was renamed or lost its node pairing: re-read the lists.',
+    });
+    events.registerEvent('node.pair.requested', api.id, { scope: 'operator.pairing' });
+    events.registerEvent('node.pair.resolved', api.id, { scope: 'operator.pairing' });
 
     registerMethods(api, runtime);
     registerHostMethods(api, runtime);
@@ -56,6 +68,13 @@ export default definePlugin({
     registerConfigLookup(api);
     registerPluginInspectMethods(api);
     registerDeviceMethods(api, runtime);
+    registerDeviceSetupMethods(api, runtime);
+    registerNodeMethods(api, runtime);
+    // OpenClaw's methods for more features claw lacks (see absent-kit.ts).
+    registerAbsentCanvas(api);
+    registerAbsentVoice(api);
+    registerAbsentWorkspace(api);
+    registerUserMethods(api);
     registerToolsCatalog(api);
 
     const service: GatewayService = {

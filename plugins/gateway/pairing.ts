@@ -238,6 +238,24 @@ export class PairingStore {
     return device;
   }
 
+  rename(deviceId: string, displayName: string): PairedDevice {
+    const device = this.data.paired[deviceId];
+    if (!device) throw new PairingError(`no paired device "${deviceId}"`);
+    device.displayName = displayName;
+    this.save();
+    return device;
+  }
+
+  /** Take one role from a device (its token with it); a device left with no role is forgotten. */
+  removeRole(deviceId: string, role: string): PairedDevice {
+    const device = this.data.paired[deviceId];
+    if (!device?.roles[role]) throw new PairingError(`device "${deviceId}" is not paired for role "${role}"`);
+    delete device.roles[role];
+    if (Object.keys(device.roles).length === 0) delete this.data.paired[deviceId];
+    this.save();
+    return device;
+  }
+
   /** Issue a new device token for a role the device holds, replacing any previous one. */
   issueToken(deviceId: string, role: string): string {
     const grant = this.data.paired[deviceId]?.roles[role];

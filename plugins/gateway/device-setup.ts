@@ -1,0 +1,175 @@
+/**
+ * More of OpenClaw's device pairing: renaming a paired device, a connected device asking for more
+ * operator scopes (a pairing request an operator approves, then a fresh device token carrying
+ * them), and OpenClaw's setup codes — which claw has not: a device pairs by connecting and being
+ * approved (`claw devices approve`), so no setup is ever pending or completed.
+ */
+import {
+  ErrorCodes,
+  OPERATOR_SCOPES,
+  ProtocolError,
+  type EmittedEvent,
+  type GatewayMethodContext,
+  type PluginApi,
+} from '../../sdk/index.js';
+import { lacks, registerAll, requiredString, type Params } from './absent-kit.js';
+import { hasScope } from './handshake.js';
+import { PairingError } from './pairing.js';
+import type { GatewayRuntime } from './runtime.js';
+
+interface Upgrade {
+  deviceId: string;
+  scopes: string[];
+  expiresAtMs: number;
+}
+
+type UpgradeResult =
+  | { status: 'approved'; requestId: string; deviceToken: string; scopes: string[] }
+  | { status: 'rejected' | 'expired'; requestId: string };
+
+function requireDevice(ctx: GatewayMethodContext): string {
+  if (!ctx.deviceId) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'a paired device identity is required');
+  return ctx.deviceId;
+}
+
+function requestedScopes(params: Params): string[] {
+  const scopes = params.scopes;
+  if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => typeof s === 'string'))
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'device.scopes.requestUpgrade requires scopes: string[]');
+  const unknown = scopes.filter((scope) => !(OPERATOR_SCOPES as readonly string[]).includes(scope));
+  if (unknown.length > 0)
+    throw new ProtocolError(
+      ErrorCodes.INVALID_REQUEST,
+      `requested scopes contain an unknown operator scope: ${unknown.join(', ')} (known: ${OPERATOR_SCOPES.join(', ')})`,
+    );
+  return [...new Set(scopes as string[])].sort();
+}
+
+export function registerDeviceSetupMethods(api: PluginApi, runtime: GatewayRuntime): void {
+  const kernel = api.kernel;
+  const pairing = runtime.pairing;
+  /** Scope upgrades asked for since the gateway started, so their askers can wait on them. */
+  const upgrades = new Map<string, Upgrade>();
+
+  const pairingError = (error: unknown): never => {
+    if (error instanceof PairingError) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, error.message);
+    throw error;
+  };
+
+  /** The outcome once the request has left the pending list: approved if the grant now covers it. */
+  const outcome = async (requestId: string, upgrade: Upgrade): Promise<UpgradeResult | undefined> => {
+    await pairing.reload();
+    if (pairing.listPending().some((request) => request.requestId === requestId)) return undefined;
+    upgrades.delete(requestId);
+    const grant = pairing.device(upgrade.deviceId)?.roles.operator;
+    if (!grant || !upgrade.scopes.every((scope) => hasScope(grant.scopes, scope)))
+      return { status: Date.now() >= upgrade.expiresAtMs ? 'expired' : 'rejected', requestId };
+    const deviceToken = pairing.issueToken(upgrade.deviceId, 'operator');
+    await pairing.flush();
+    return { status: 'approved', requestId, deviceToken, scopes: grant.scopes };
+  };
+
+  registerAll(api, {
+    'device.pair.rename': {
+      scope: 'operator.pairing',
+      description: "Change a paired device's display name.",
+      handler: async (params, _ctx, method) => {
+        const deviceId = requiredString(method, params, 'deviceId');
+        if (typeof params.label !== 'string' || !params.label.trim())
+          throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'label required');
+        const label = params.label.trim();
+        try {
+          await pairing.reload();
+          pairing.rename(deviceId, label);
+          await pairing.flush();
+        } catch (error) {
+          pairingError(error);
+        }
+        kernel.protocol.emit('device.pair.changed', {});
+        return { deviceId, label };
+      },
+    },
+    'device.pair.setupCode': {
+      scope: 'operator.admin',
+      description: 'A setup code for pairing a phone: claw has none (a device pairs by connecting and being approved).',
+      handler: () => lacks('pairing setup codes: connect the device, then approve it with `claw devices approve`'),
+    },
+    'device.pair.setupStatus': {
+      scope: 'operator.admin',
+      description: 'Whether a setup code was used: claw issues none, so no setup has completed.',
+      handler: (params, _ctx, method) => {
+        requiredString(method, params, 'setupId');
+        return {};
+      },
+    },
+    'device.scopes.requestUpgrade': {
+      scope: 'operator.read',
+      description:
+        'Ask for more operator scopes for the calling device: a pairing request an operator approves (device.pair.approve).',
+      handler: async (params, ctx) => {
+        const deviceId = requireDevice(ctx);
+        const scopes = requestedScopes(params);
+        const current = ctx.scopes ?? [];
+        if (!current.every((scope) => scopes.includes(scope)))
+          throw new ProtocolError(
+            ErrorCodes.INVALID_REQUEST,
+            "requested scopes must include the connection's current scopes",
+          );
+        try {
+          await pairing.reload();
+          const device = pairing.device(deviceId);
+          if (!device) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'a paired device identity is required');
+          const { request, created } = pairing.request({
+            deviceId,
+            publicKey: device.publicKey,
+            role: 'operator',
+            scopes,
+            displayName: device.displayName,
+            platform: ctx.client?.platform ?? device.platform,
+            clientId: ctx.client?.id ?? device.clientId,
+          });
+          await pairing.flush();
+          upgrades.set(request.requestId, { deviceId, scopes, expiresAtMs: Date.parse(request.expiresAt) });
+          if (created) kernel.protocol.emit('device.pair.requested', request);
+          api.logger.warn(`device ${deviceId.slice(0, 12)}… asks for scopes ${scopes.join(',')}`, {
+            requestId: request.requestId,
+          });
+          return { requestId: request.requestId };
+        } catch (error) {
+          return pairingError(error);
+        }
+      },
+    },
+    'device.scopes.waitUpgrade': {
+      scope: 'operator.read',
+      description: 'Wait until an operator decides a scope upgrade; approved answers carry a new device token.',
+      handler: async (params, ctx, method) => {
+        const deviceId = requireDevice(ctx);
+        const requestId = requiredString(method, params, 'requestId');
+        const upgrade = upgrades.get(requestId);
+        if (!upgrade || upgrade.deviceId !== deviceId)
+          throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'scope upgrade expired or not found');
+        const decided = await outcome(requestId, upgrade);
+        if (decided) return decided;
+        // Woken by the operator's decision, the request's expiry, or the caller going away.
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            stop();
+            clearTimeout(timer);
+            ctx.signal?.removeEventListener('abort', done);
+            resolve();
+          };
+          const stop = kernel.protocol.onEmit((emitted: EmittedEvent) => {
+            const payload = emitted.payload as { requestId?: unknown } | undefined;
+            if (emitted.event === 'device.pair.resolved' && payload?.requestId === requestId) queueMicrotask(done);
+            return 0;
+          });
+          const timer = setTimeout(done, Math.max(0, upgrade.expiresAtMs - Date.now()));
+          timer.unref();
+          ctx.signal?.addEventListener('abort', done, { once: true });
+        });
+        return (await outcome(requestId, upgrade)) ?? { status: 'expired', requestId };
+      },
+    },
+  });
+}
