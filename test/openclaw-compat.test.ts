@@ -129,6 +129,9 @@ const WORKING: Array<[string[], RegExp]> = [
   [['hooks', 'list'], /session-memory/],
   [['approvals', 'get', '--gateway'], /Hash\s*│\s*missing:[0-9a-f]{64}[\s\S]*Effective Policy/],
   [['sessions', 'delete', 'agent:main:main', '--yes'], /deleted|Deleted/],
+  [['nodes', 'status'], /Known: 0 · Paired: 0 · Connected: 0/],
+  [['nodes', 'list'], /Pending: 0 · Paired: 0/],
+  [['nodes', 'pending'], /No pending pairing requests/],
 ];
 
 /** Gateway-backed commands that still fail against claw, and why (docs/openclaw-methods.md). */
@@ -136,8 +139,6 @@ const NOT_WORKING: Array<[string[], string]> = [
   [['gateway', 'usage-cost'], 'usage.cost: claw keeps no cost ledger'],
   [['gateway', 'stability'], 'diagnostics.stability is not implemented'],
   [['approvals', 'pending'], 'plugin.approval.list / openclaw.approval.list: claw has only exec approvals'],
-  [['nodes', 'status'], 'node.list: claw has no nodes'],
-  [['nodes', 'list'], 'node.pair.list: claw has no nodes'],
   [['sessions', 'archive', 'agent:main:main'], 'claw keeps no session archive'],
 ];
 

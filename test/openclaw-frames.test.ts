@@ -28,7 +28,6 @@ const NOT_IN_CLAW = new Set([
   'progressCard.get',
   // Served, answering UNAVAILABLE as an OpenClaw gateway without a session observer does.
   'sessions.observer.visibility',
-  'talk.catalog',
 ]);
 
 let h: AgentHarness;
