@@ -7,6 +7,7 @@
 import type { CliContext, GatewayConnection, GatewayFlags } from '../../sdk/index.js';
 import { GatewayRequestError, parseFlags as parse, UsageError } from '../../sdk/cli.js';
 import { prettyLine } from './pretty-line.js';
+import { fromOpenclawRecord } from './openclaw-log-record.js';
 import type { TailResult } from './tail.js';
 
 export const LOGS_HELP = `Usage: claw logs [--follow] [--json] [--limit <n>] [--level <level>] [options]
@@ -143,7 +144,7 @@ function parseRecord(line: string): Record<string, unknown> | undefined {
   try {
     const value = JSON.parse(line) as unknown;
     return value !== null && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
+      ? fromOpenclawRecord(value as Record<string, unknown>)
       : undefined;
   } catch {
     return undefined;
