@@ -7,6 +7,7 @@ import type { KernelPolicy } from '../kernel/index.js';
 import { acceptOpenclawKey, configIssues } from './config-checks.js';
 import { resolveEnablement } from './enablement.js';
 import { resolveSandboxRoute, sandboxStep } from './sandbox-route.js';
+import { deriveSandboxSlot, sandboxBackendIssues } from './sandbox-backend.js';
 import { approvalStep } from './approval.js';
 import { contributedConfigIssues } from './contributed-config.js';
 import { createRedactor } from './redact.js';
@@ -14,7 +15,8 @@ import { configuredToolPolicy } from './tool-policy.js';
 
 export const clawPolicy: KernelPolicy = {
   redactor: (config, env) => createRedactor({ config, env }),
-  configIssues,
+  configIssues: (config) => [...configIssues(config), ...sandboxBackendIssues(config)],
+  derive: deriveSandboxSlot,
   contributedConfigIssues,
   tolerate: acceptOpenclawKey,
   enablement: ({ id, origin, slots, enabledByDefault }, plugins) =>

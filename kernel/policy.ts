@@ -39,6 +39,8 @@ export interface KernelPolicy {
   redactor(config: Record<string, unknown>, env: Env): Redactor;
   /** Config problems no schema can see: a pattern that does not compile, an id given twice. */
   configIssues(config: KernelConfig): Array<{ path: string; message: string }>;
+  /** Keys the host fills in from others before anything reads the config (OpenClaw's sandbox.backend names the slot). */
+  derive?(config: KernelConfig): KernelConfig;
   /** Problems of the keys plugins add to `agents` and `tools` (manifest `configContributions`; known once manifests are read), and keys nobody declares: errors stop the boot as a kernel key's do. */
   contributedConfigIssues(
     config: KernelConfig,

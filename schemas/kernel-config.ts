@@ -285,6 +285,19 @@ export const BindingSchema = Type.Object(
       },
       Strict,
     ),
+    session: Type.Optional(
+      Type.Object(
+        {
+          groupScope: Type.Optional(
+            Type.Enum(['per-group', 'main'] as const, {
+              description:
+                "For the groups and rooms this binding routes: per-group (own session each) or main (the agent's main session); overrides session.groupScope.",
+            }),
+          ),
+        },
+        { ...Strict, description: 'How the conversations this binding routes are keyed into sessions.' },
+      ),
+    ),
   },
   Strict,
 );
@@ -292,6 +305,13 @@ export const BindingSchema = Type.Object(
 /** `agents.defaults.sandbox` / `agents.list[].sandbox` (OpenClaw's names; defaults in the descriptions). */
 export const SandboxConfigSchema = Type.Object(
   {
+    backend: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "Which sandbox backend runs it (OpenClaw's names): docker (plugin sandbox-docker) or bwrap (sandbox-bwrap); it must be the plugin holding plugins.slots.sandbox, which it sets when that is unset.",
+      }),
+    ),
     mode: Type.Optional(
       Type.Enum(['off', 'non-main', 'all'] as const, {
         description: 'Which sessions run tools in a sandbox (default off; non-main: all but the agent main session).',

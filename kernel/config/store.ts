@@ -76,10 +76,11 @@ export function snapshotOf(
 /** `snapshot` as the policy judges it: unknown keys it tolerates, problems beyond the schema. */
 export function judged(
   snapshot: ConfigSnapshot,
-  policy: Pick<KernelPolicy, 'configIssues' | 'tolerate'>,
+  policy: Pick<KernelPolicy, 'configIssues' | 'tolerate' | 'derive'>,
 ): ConfigSnapshot {
-  const more = policy.configIssues(snapshot.resolved).map((issue) => kernelIssue(issue.path, issue.message));
-  return { ...snapshot, issues: [...snapshot.issues.map((issue) => policy.tolerate(issue)), ...more] };
+  const resolved = policy.derive?.(snapshot.resolved) ?? snapshot.resolved;
+  const more = policy.configIssues(resolved).map((issue) => kernelIssue(issue.path, issue.message));
+  return { ...snapshot, resolved, issues: [...snapshot.issues.map((issue) => policy.tolerate(issue)), ...more] };
 }
 
 function broken(path: string, message: string): ConfigSnapshot {

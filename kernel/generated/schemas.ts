@@ -254,6 +254,11 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
             "sandbox": {
               "type": "object",
               "properties": {
+                "backend": {
+                  "type": "string",
+                  "minLength": 1,
+                  "description": "Which sandbox backend runs it (OpenClaw's names): docker (plugin sandbox-docker) or bwrap (sandbox-bwrap); it must be the plugin holding plugins.slots.sandbox, which it sets when that is unset."
+                },
                 "mode": {
                   "enum": [
                     "off",
@@ -630,6 +635,11 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               "sandbox": {
                 "type": "object",
                 "properties": {
+                  "backend": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Which sandbox backend runs it (OpenClaw's names): docker (plugin sandbox-docker) or bwrap (sandbox-bwrap); it must be the plugin holding plugins.slots.sandbox, which it sets when that is unset."
+                  },
                   "mode": {
                     "enum": [
                       "off",
@@ -1318,6 +1328,20 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
               }
             },
             "additionalProperties": false
+          },
+          "session": {
+            "type": "object",
+            "properties": {
+              "groupScope": {
+                "enum": [
+                  "per-group",
+                  "main"
+                ],
+                "description": "For the groups and rooms this binding routes: per-group (own session each) or main (the agent's main session); overrides session.groupScope."
+              }
+            },
+            "additionalProperties": false,
+            "description": "How the conversations this binding routes are keyed into sessions."
           }
         },
         "additionalProperties": false

@@ -44,6 +44,8 @@ export type KernelConfig = {
       workspace?: string;
       maxConcurrent?: number;
       sandbox?: {
+        /** Which sandbox backend runs it (OpenClaw's names): docker (plugin sandbox-docker) or bwrap (sandbox-bwrap); it must be the plugin holding plugins.slots.sandbox, which it sets when that is unset. */
+        backend?: string;
         /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
         mode?: "off" | "non-main" | "all";
         /** One sandbox per session, per agent (default) or one shared by all. */
@@ -146,6 +148,8 @@ export type KernelConfig = {
         theme?: string;
       };
       sandbox?: {
+        /** Which sandbox backend runs it (OpenClaw's names): docker (plugin sandbox-docker) or bwrap (sandbox-bwrap); it must be the plugin holding plugins.slots.sandbox, which it sets when that is unset. */
+        backend?: string;
         /** Which sessions run tools in a sandbox (default off; non-main: all but the agent main session). */
         mode?: "off" | "non-main" | "all";
         /** One sandbox per session, per agent (default) or one shared by all. */
@@ -320,6 +324,11 @@ export type KernelConfig = {
       teamId?: string;
       /** With guildId: the sender must have one of these role ids. */
       roles?: string[];
+    };
+    /** How the conversations this binding routes are keyed into sessions. */
+    session?: {
+      /** For the groups and rooms this binding routes: per-group (own session each) or main (the agent's main session); overrides session.groupScope. */
+      groupScope?: "per-group" | "main";
     };
   }>;
   logging?: {

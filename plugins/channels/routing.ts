@@ -99,7 +99,9 @@ export function resolveAgentRoute(
     : { agentId: defaultAgentId(config), matchedBy: 'default' };
 
   const agentId = normalizeAgentId(decided.agentId);
-  const session = (config.session ?? {}) as SessionKeyConfig;
+  // A binding's own `session` (OpenClaw's `bindings[].session`) wins over `session.*` for what it routes.
+  const own = decided.bindingIndex === undefined ? undefined : bindingSession(bindings[decided.bindingIndex]);
+  const session = { ...(config.session as SessionKeyConfig | undefined), ...own };
   const sessionKey = deriveSessionKey(
     {
       agentId,
@@ -118,4 +120,10 @@ export function resolveAgentRoute(
     sessionKey,
     mainSessionKey: buildAgentMainSessionKey(agentId, session.mainKey),
   };
+}
+
+/** The session-keying settings a binding carries (`session.groupScope`); the schema checked the values. */
+function bindingSession(binding: unknown): Pick<SessionKeyConfig, 'groupScope'> | undefined {
+  const groupScope = (binding as { session?: { groupScope?: SessionKeyConfig['groupScope'] } }).session?.groupScope;
+  return groupScope ? { groupScope } : undefined;
 }

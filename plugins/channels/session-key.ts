@@ -10,6 +10,7 @@
  *   agent:<agentId>:<channel>:<accountId>:dm:<peerId>          dmScope "per-account-channel-peer"
  *   agent:<agentId>:<channel>:group:<id>                       group chat
  *   agent:<agentId>:<channel>:channel:<id>                     room / channel
+ *   agent:<agentId>:<mainKey>                                  group or room, groupScope "main"
  *   <any of the above>:topic:<threadId>                        forum topic / thread
  */
 import {
@@ -43,6 +44,8 @@ export interface SessionKeyConfig {
   /** canonical name → provider-prefixed peer ids (`"telegram:123"`) of the same person. */
   identityLinks?: Record<string, string[]>;
   scope?: 'per-sender' | 'global';
+  /** Groups and rooms: a session each (per-group, default) or the agent's main session (main). */
+  groupScope?: 'per-group' | 'main';
 }
 
 /**
@@ -88,6 +91,7 @@ export function deriveSessionKey(route: SessionRoute, config: SessionKeyConfig =
 
   if (route.peer.kind !== 'direct') {
     if (!ROOM_TOKENS.has(route.peer.kind)) throw new TypeError(`unknown peer kind "${String(route.peer.kind)}"`);
+    if (config.groupScope === 'main') return `agent:${agentId}:${mainKey}${suffix}`;
     return `agent:${agentId}:${channel}:${route.peer.kind}:${peerId}${suffix}`;
   }
 

@@ -16,6 +16,9 @@ import {
 } from './file.js';
 import { policyView, resolvedDefaults } from './policy.js';
 import { DECISIONS, ExecApprovalService, type Decision } from './service.js';
+import { forwardApproval } from './forward.js';
+import { useService } from '../../sdk/services.js';
+import type { SessionService } from '../../sdk/sessions/index.js';
 
 const ID: JsonSchema = {
   type: 'object',
@@ -43,6 +46,19 @@ export default definePlugin<{ timeoutMs: number }>({
   register(api) {
     const service = new ExecApprovalService(api.kernel, api.config.timeoutMs);
     api.registerService({ id: 'exec-approvals', api: service, stop: () => service.close() });
+    service.forward = (approval) =>
+      forwardApproval(api.kernel, api.logger, approval, async () => {
+        const { agentId, sessionKey } = approval.request;
+        const sessions = await useService<SessionService>(api.kernel, 'sessions');
+        return sessionKey ? sessions?.store(agentId).get(sessionKey) : undefined;
+      });
+    // `/approve <id> <decision>` in a chat (commands run only for authorized senders).
+    api.registerCommand({
+      name: 'approve',
+      description: 'Decide a pending exec approval: /approve <id> allow-once | allow-always | deny',
+      acceptsArgs: true,
+      handler: ({ args }) => ({ text: approveFromChat(service, args) }),
+    });
     const events = api.kernel.protocol;
     events.registerEvent('exec.approval.requested', api.id, {
       scope: 'operator.approvals',
@@ -169,3 +185,16 @@ export default definePlugin<{ timeoutMs: number }>({
     }
   },
 });
+
+/** What `/approve` answers in the chat. */
+function approveFromChat(service: ExecApprovalService, args: string): string {
+  const [id, decision, ...rest] = args.trim().split(/\s+/).filter(Boolean);
+  if (!id || !decision || rest.length > 0 || !DECISIONS.includes(decision as Decision))
+    return `Usage: /approve <id> ${DECISIONS.join(' | ')}`;
+  const outcome = service.resolve(id, decision as Decision);
+  if (outcome === 'resolved') return `✅ Exec approval ${id}: ${decision}.`;
+  if (outcome === 'same') return `Exec approval ${id} was already ${decision}.`;
+  if (outcome === 'conflict') return `⚠️ Exec approval ${id} was already resolved as ${service.outcome(id)}.`;
+  if (outcome === 'expired') return `⚠️ Exec approval ${id} expired before anyone decided (it was denied).`;
+  return `⚠️ No pending exec approval "${id}" (unknown, already resolved or expired).`;
+}

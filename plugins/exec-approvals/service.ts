@@ -102,6 +102,9 @@ export class ExecApprovalService implements ToolApprover {
   /** id → the decision, or null when it expired undecided. */
   private readonly settled = new Map<string, Decision | null>();
 
+  /** Posts a new request to chats (approvals.exec); resolves to how many took it. */
+  forward?: (approval: PendingApproval) => Promise<number>;
+
   constructor(
     private readonly kernel: Pick<
       KernelServices,
@@ -262,7 +265,17 @@ export class ExecApprovalService implements ToolApprover {
       this.pending.set(id, waiting);
       signal?.addEventListener('abort', onAbort, { once: true });
       reached = this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting)) > 0;
-      if (!reached) settle(null);
+      if (!this.forward) {
+        if (!reached) settle(null);
+        return;
+      }
+      // A chat that took the request has someone who can /approve it: it counts as reached.
+      void this.forward(this.publicView(waiting))
+        .catch(() => 0)
+        .then((sent) => {
+          if (sent > 0) reached = true;
+          else if (!reached) settle(null);
+        });
     });
   }
 
