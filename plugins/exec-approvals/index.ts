@@ -16,7 +16,7 @@ import {
 } from './file.js';
 import { policyView, resolvedDefaults } from './policy.js';
 import { DECISIONS, ExecApprovalService, type Decision } from './service.js';
-import { forwardApproval } from './forward.js';
+import { forwardApproval, forwardsRequest, type ForwardingConfig } from './forward.js';
 import { useService } from '../../sdk/services.js';
 import type { SessionService } from '../../sdk/sessions/index.js';
 
@@ -47,11 +47,17 @@ export default definePlugin<{ timeoutMs: number }>({
     const service = new ExecApprovalService(api.kernel, api.config.timeoutMs);
     api.registerService({ id: 'exec-approvals', api: service, stop: () => service.close() });
     service.forward = (approval) =>
-      forwardApproval(api.kernel, api.logger, approval, async () => {
-        const { agentId, sessionKey } = approval.request;
-        const sessions = await useService<SessionService>(api.kernel, 'sessions');
-        return sessionKey ? sessions?.store(agentId).get(sessionKey) : undefined;
-      });
+      forwardsRequest(
+        (api.kernel.config() as { approvals?: { exec?: ForwardingConfig } }).approvals?.exec,
+        approval.request.agentId,
+        approval.request.sessionKey,
+      )
+        ? forwardApproval(api.kernel, api.logger, approval, async () => {
+            const { agentId, sessionKey } = approval.request;
+            const sessions = await useService<SessionService>(api.kernel, 'sessions');
+            return sessionKey ? sessions?.store(agentId).get(sessionKey) : undefined;
+          })
+        : undefined;
     // `/approve <id> <decision>` in a chat (commands run only for authorized senders).
     api.registerCommand({
       name: 'approve',

@@ -102,8 +102,8 @@ export class ExecApprovalService implements ToolApprover {
   /** id → the decision, or null when it expired undecided. */
   private readonly settled = new Map<string, Decision | null>();
 
-  /** Posts a new request to chats (approvals.exec); resolves to how many took it. */
-  forward?: (approval: PendingApproval) => Promise<number>;
+  /** Posts a new request to chats (approvals.exec) and resolves to how many took it; undefined when none would. */
+  forward?: (approval: PendingApproval) => Promise<number> | undefined;
 
   constructor(
     private readonly kernel: Pick<
@@ -265,12 +265,13 @@ export class ExecApprovalService implements ToolApprover {
       this.pending.set(id, waiting);
       signal?.addEventListener('abort', onAbort, { once: true });
       reached = this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting)) > 0;
-      if (!this.forward) {
+      const forwarding = this.forward?.(this.publicView(waiting));
+      if (!forwarding) {
         if (!reached) settle(null);
         return;
       }
       // A chat that took the request has someone who can /approve it: it counts as reached.
-      void this.forward(this.publicView(waiting))
+      void forwarding
         .catch(() => 0)
         .then((sent) => {
           if (sent > 0) reached = true;
