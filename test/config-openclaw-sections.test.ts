@@ -103,7 +103,7 @@ describe('approvals.exec: forwarding exec approval requests to chats', () => {
     expect(existsSync(join(ws, 'forwarded'))).toBe(true);
     expect(await approve(kernel, `${id} deny`)).toMatch(/already resolved as allow-once/);
     expect(await approve(kernel, 'nonsense')).toBe('Usage: /approve <id> allow-once | allow-always | deny');
-  });
+  }, 120_000);
 
   it('session: the request goes to the chat the session last talked to; deny from there refuses the command', async () => {
     const chat = memoryChat();
@@ -119,7 +119,7 @@ describe('approvals.exec: forwarding exec approval requests to chats', () => {
     expect(await approve(kernel, `${id} deny`)).toBe(`✅ Exec approval ${id}: deny.`);
     expect((await running).blocked).toBe(true);
     expect(existsSync(join(ws, 'denied'))).toBe(false);
-  });
+  }, 120_000);
 
   it('filters: a request from another agent or session is not forwarded, so no one can answer and askFallback applies', async () => {
     const chat = memoryChat();
@@ -148,7 +148,7 @@ describe('approvals.exec: forwarding exec approval requests to chats', () => {
     const id = /\(([^)]+)\)/.exec(chat.sent[0]!.text)![1]!;
     await approve(kernel, `${id} allow-once`);
     expect((await running).blocked).toBe(false);
-  });
+  }, 120_000);
 
   it('a bad approvals section is a config error naming the path, owned by exec-approvals', async () => {
     const errors = async (approvals: unknown) =>
@@ -165,7 +165,7 @@ describe('approvals.exec: forwarding exec approval requests to chats', () => {
     expect(
       await errors({ exec: { enabled: true, mode: 'both', targets: [{ channel: 'telegram', to: '1' }] } }),
     ).toEqual([]);
-  });
+  }, 120_000);
 });
 
 describe('bindings[].session.groupScope', () => {
@@ -260,5 +260,5 @@ describe('sandbox.backend picks the sandbox slot', () => {
       enabled: false,
       reason: 'the sandbox slot is held by "sandbox-bwrap"',
     });
-  });
+  }, 120_000);
 });
