@@ -56,7 +56,6 @@ export const PENDING_METHODS: ReadonlySet<string> = new Set([
   'question.get',
   'question.list',
   'question.resolve',
-  'session.typing',
   'sessions.diff',
   'sessions.files.get',
   'sessions.files.list',
