@@ -148,6 +148,19 @@ export class ChannelAccess {
     return match;
   }
 
+  /**
+   * Remove the first waiting request `pick` chooses, without approving it: the sender stays
+   * unpaired (their next message asks again). Undefined when none is picked.
+   */
+  dismiss(channel: string, pick: (request: PairingRequest) => boolean): PairingRequest | undefined {
+    const file = this.file(channel, 'pairing');
+    const requests = this.pending(channel);
+    const match = requests.find(pick);
+    if (!match) return undefined;
+    this.write(file, { version: 1, requests: requests.filter((request) => request !== match) });
+    return match;
+  }
+
   /** The DM policy's verdict for a sender. */
   checkDm(settings: ChannelSettings, sender: InboundMessage['sender']): DmDecision {
     if (settings.dmPolicy === 'disabled')

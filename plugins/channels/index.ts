@@ -14,6 +14,7 @@ import { definePlugin, expandHome, type ServiceDefinition } from '../../sdk/inde
 import { ChannelManager } from './manager.js';
 import { registerChannelMethods } from './methods.js';
 import { registerMessageActions } from './message-actions.js';
+import { registerAccountMethods } from './account-methods.js';
 
 /** `<stateDir>/workspace-<agentId>` folders (agents without an explicit workspace). */
 function workspaceDirs(stateDir: string): string[] {
@@ -68,6 +69,7 @@ export default definePlugin({
     api.registerService(service);
     registerChannelMethods(api);
     registerMessageActions(api);
+    registerAccountMethods(api, manager);
 
     for (const [name, description] of [
       ['channels', 'Channels and their accounts (list, status, add, remove, login, logout)'],

@@ -43,6 +43,13 @@ export interface ChannelManagerDeps {
   deliveries?(): Promise<DeliveryStatus[]>;
 }
 
+export interface AccountStart {
+  started: boolean;
+  outcome: { status: 'handed-off' } | { status: 'skipped'; reason: string };
+  /** Why it did not start (redacted), when it tried. */
+  error?: string;
+}
+
 interface RunningAccount {
   channel: string;
   accountId: string;
@@ -129,10 +136,58 @@ export class ChannelManager implements ChannelsApi {
       }
       if (!plugin?.start) continue;
       if (!section && plugin.defaults?.enabled !== true) continue;
-      const merged = { ...plugin.defaults, ...section };
-      const accountIds = plugin.accounts ? plugin.accounts(merged) : configuredAccounts(merged);
-      for (const accountId of accountIds) await this.startAccount(plugin, accountId);
+      for (const accountId of this.accountIds(plugin)) await this.startAccount(plugin, accountId);
     }
+  }
+
+  /** The channel's configured account ids (its plugin may derive them from the section). */
+  accountIds(plugin: ChannelPlugin): string[] {
+    const merged = { ...plugin.defaults, ...channelSection(this.deps.config(), plugin.id) };
+    return plugin.accounts ? plugin.accounts(merged) : configuredAccounts(merged);
+  }
+
+  /**
+   * `channels.start`: start one account now, in OpenClaw's outcome terms (handed-off when it
+   * runs, skipped with the reason when it does not). One already running is left running.
+   */
+  async startOne(plugin: ChannelPlugin, accountId: string): Promise<AccountStart> {
+    const key = `${plugin.id}\u0000${accountId}`;
+    if (this.accounts.get(key)?.running)
+      return { started: true, outcome: { status: 'skipped', reason: 'already-running' } };
+    this.accounts.get(key)?.controller.abort();
+    await this.startAccount(plugin, accountId);
+    const state = this.accounts.get(key)!;
+    if (state.running) return { started: true, outcome: { status: 'handed-off' } };
+    const settings = channelSettings(this.deps.config(), plugin.id, accountId, plugin.defaults);
+    const reason = !settings.enabled
+      ? 'disabled'
+      : channelConfigProblems(settings).length > 0
+        ? 'unconfigured'
+        : 'failed';
+    return {
+      started: false,
+      outcome: { status: 'skipped', reason },
+      ...(state.lastError ? { error: state.lastError } : {}),
+    };
+  }
+
+  /** `channels.stop`: stop one account (its status then shows it not running). */
+  async stopOne(plugin: ChannelPlugin, accountId: string): Promise<{ stopped: boolean }> {
+    const state = this.accounts.get(`${plugin.id}\u0000${accountId}`);
+    if (!state) return { stopped: true };
+    state.controller.abort();
+    if (state.running) {
+      try {
+        await plugin.stop?.(accountId);
+      } catch (error) {
+        state.lastError = this.deps.redact.text((error as Error).message ?? String(error));
+        this.deps.logger.error(`channel ${plugin.id} account ${accountId} failed to stop: ${state.lastError}`);
+        return { stopped: false };
+      }
+      state.running = false;
+      this.deps.logger.info(`channel ${plugin.id} account ${accountId} stopped`);
+    }
+    return { stopped: true };
   }
 
   private async startAccount(plugin: ChannelPlugin, accountId: string): Promise<void> {

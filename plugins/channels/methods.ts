@@ -6,9 +6,9 @@
  */
 import { ErrorCodes, ProtocolError, type ChannelPlugin, type PluginApi } from '../../sdk/index.js';
 import { channelSettings, type ChannelInfo } from '../../sdk/channels/index.js';
-import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { pairingRequestId } from './pairing-request-id.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { MAX_PENDING_PAIRINGS, PAIRING_TTL_MS } from './access.js';
 
@@ -194,11 +194,7 @@ export function registerChannelMethods(api: PluginApi): void {
       const requests = (await kernel.channels.pairing.list(params.channel))
         .filter((request) => pairs.has(`${request.channel}\0${request.accountId}`))
         .map((request) => ({
-          // A stable id that does not reveal the code: approving still takes the code the sender was sent.
-          requestId: createHash('sha256')
-            .update(`${request.channel}\0${request.accountId}\0${request.senderId}\0${request.createdAt}`)
-            .digest('base64url')
-            .slice(0, 32),
+          requestId: pairingRequestId(request),
           channel: request.channel,
           channelLabel: request.channel,
           accountId: request.accountId,

@@ -9,6 +9,7 @@ import { guardedNet } from '../../sdk/net/index.js';
 import { cliCommand } from '../../sdk/cli.js';
 import { cronCommand, CRON_HELP } from './cli.js';
 import { createExecutor } from './execute.js';
+import { registerCronJobRead } from './job-read.js';
 import { registerCronMethods } from './methods.js';
 import { parseByteSize } from './schedule.js';
 import { CronService } from './service.js';
@@ -62,6 +63,7 @@ export default definePlugin({
         '{jobId, action: added|updated|removed|started|finished, runId?, status?, error?, summary?, runAtMs?, durationMs?, nextRunAtMs?, trigger?, catchUp?}',
     });
     registerCronMethods(api, cron);
+    registerCronJobRead(api, cron);
     api.registerTool(cronTool(cron));
     api.registerService({
       id: 'cron',

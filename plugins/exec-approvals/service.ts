@@ -47,8 +47,19 @@ export interface PendingApproval {
   expiresAtMs: number;
 }
 
+/** Why an approval ended, in OpenClaw's terms (its approval.* methods report them). */
+export type SettleReason = 'user' | 'timeout' | 'no-route' | 'run-aborted' | 'gateway-restart';
+
+/** A decided or lapsed approval, kept (the last MAX_SETTLED) for approval.get and approval.history. */
+export interface SettledApproval extends PendingApproval {
+  /** null: nobody decided in time, or nobody could be asked. */
+  decision: Decision | null;
+  reason: SettleReason;
+  resolvedAtMs: number;
+}
+
 interface Waiting extends PendingApproval {
-  settle(decision: Decision | null): void;
+  settle(decision: Decision | null, reason: SettleReason): void;
   /** exec.approval.waitDecision callers. */
   waiters: Array<(decision: Decision | null) => void>;
 }
@@ -100,7 +111,7 @@ export type ResolveOutcome = 'resolved' | 'same' | 'conflict' | 'expired' | 'unk
 export class ExecApprovalService implements ToolApprover {
   private readonly pending = new Map<string, Waiting>();
   /** id → the decision, or null when it expired undecided. */
-  private readonly settled = new Map<string, Decision | null>();
+  private readonly settled = new Map<string, SettledApproval>();
 
   /** Posts a new request to chats (approvals.exec) and resolves to how many took it; undefined when none would. */
   forward?: (approval: PendingApproval) => Promise<number> | undefined;
@@ -237,12 +248,12 @@ export class ExecApprovalService implements ToolApprover {
     const id = randomUUID();
     return new Promise((resolve) => {
       let reached = false;
-      const timer = setTimeout(() => settle(null), this.timeoutMs);
-      const onAbort = () => settle('deny');
-      const settle = (decision: Decision | null) => {
+      const timer = setTimeout(() => settle(null, 'timeout'), this.timeoutMs);
+      const onAbort = () => settle('deny', 'run-aborted');
+      const settle = (decision: Decision | null, reason: SettleReason) => {
         if (!this.pending.delete(id)) return;
         clearTimeout(timer);
-        this.settled.set(id, decision);
+        this.settled.set(id, { ...this.publicView(waiting), decision, reason, resolvedAtMs: Date.now() });
         if (this.settled.size > MAX_SETTLED) this.settled.delete(this.settled.keys().next().value!);
         signal?.removeEventListener('abort', onAbort);
         this.kernel.protocol.emit('exec.approval.resolved', {
@@ -267,7 +278,7 @@ export class ExecApprovalService implements ToolApprover {
       reached = this.kernel.protocol.emit('exec.approval.requested', this.publicView(waiting)) > 0;
       const forwarding = this.forward?.(this.publicView(waiting));
       if (!forwarding) {
-        if (!reached) settle(null);
+        if (!reached) settle(null, 'no-route');
         return;
       }
       // A chat that took the request has someone who can /approve it: it counts as reached.
@@ -275,7 +286,7 @@ export class ExecApprovalService implements ToolApprover {
         .catch(() => 0)
         .then((sent) => {
           if (sent > 0) reached = true;
-          else if (!reached) settle(null);
+          else if (!reached) settle(null, 'no-route');
         });
     });
   }
@@ -322,18 +333,28 @@ export class ExecApprovalService implements ToolApprover {
   resolve(id: string, decision: Decision): ResolveOutcome {
     const waiting = this.pending.get(id);
     if (waiting) {
-      waiting.settle(decision);
+      waiting.settle(decision, 'user');
       return 'resolved';
     }
     if (!this.settled.has(id)) return 'unknown';
-    const recorded = this.settled.get(id);
+    const recorded = this.settled.get(id)!.decision;
     if (recorded === null) return 'expired';
     return recorded === decision ? 'same' : 'conflict';
   }
 
   /** The recorded decision of a settled approval (null: expired). */
   outcome(id: string): Decision | null | undefined {
+    return this.settled.get(id)?.decision;
+  }
+
+  /** A settled approval's record, if still kept. */
+  settledRecord(id: string): SettledApproval | undefined {
     return this.settled.get(id);
+  }
+
+  /** The settled approvals still kept, newest first. */
+  history(): SettledApproval[] {
+    return [...this.settled.values()].reverse();
   }
 
   /** Wait for a pending approval's decision; null when it expires first. */
@@ -345,6 +366,6 @@ export class ExecApprovalService implements ToolApprover {
 
   /** Deny everything still waiting (the plugin stops). */
   close(): void {
-    for (const waiting of [...this.pending.values()]) waiting.settle('deny');
+    for (const waiting of [...this.pending.values()]) waiting.settle('deny', 'gateway-restart');
   }
 }
