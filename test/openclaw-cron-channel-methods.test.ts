@@ -2,7 +2,8 @@
  * OpenClaw methods answered from claw's real cron jobs and channel accounts, by a spawned
  * `claw gateway`: cron.get (OpenClaw's job read view), the cron scratch pad (absent in claw),
  * channels.stop / channels.start of a running account, and channels.pairing.approve /
- * dismiss of waiting DM pairing requests by the ids channels.pairing.list gives them.
+ * dismiss of waiting DM pairing requests by the ids channels.pairing.list gives them, and the
+ * approval methods with nothing pending (not found, no standing grants, no nodes).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -233,5 +234,34 @@ describe('channels.pairing.approve and dismiss', () => {
         admin.request('channels.pairing.dismiss', { channel: 'discord', accountId: 'default', requestId: 'x' }),
       ),
     ).toEqual({ code: 'INVALID_REQUEST', message: 'channel account does not use DM pairing: discord:default' });
+  });
+});
+
+describe('approval methods with nothing to approve', () => {
+  it('unknown approvals are not found; claw has no standing grants and no nodes', async () => {
+    for (const [method, params] of [
+      ['approval.get', { id: 'no-such-approval' }],
+      ['approval.resolve', { id: 'no-such-approval', kind: 'exec', decision: 'deny' }],
+    ] as const)
+      expect(await refusal(admin.request(method, params))).toEqual({
+        code: 'INVALID_REQUEST',
+        message: 'approval not found',
+      });
+    expect(await admin.request('approval.history', { limit: 20 })).toEqual({ items: [] });
+    expect(await refusal(admin.request('approval.history', { cursor: 'x' }))).toEqual({
+      code: 'INVALID_REQUEST',
+      message: 'invalid approval.history cursor',
+    });
+    expect(await admin.request('exec.approval.grants.list', { limit: 5 })).toEqual({ grants: [] });
+    expect(await admin.request('exec.approval.grants.revoke', { grantId: 'g1' })).toEqual({ outcome: 'not-found' });
+    for (const method of ['exec.approvals.node.get', 'exec.approvals.node.set'])
+      expect(await refusal(admin.request(method, { nodeId: 'mac-1', file: {} }))).toEqual({
+        code: 'UNAVAILABLE',
+        message: 'node not connected: mac-1 (claw has no nodes yet)',
+      });
+    expect(await refusal(reader.request('approval.history', {}))).toEqual({
+      code: 'FORBIDDEN',
+      message: 'missing scope: operator.approvals',
+    });
   });
 });

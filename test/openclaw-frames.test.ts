@@ -23,9 +23,7 @@ const requests = JSON.parse(readFileSync(join(FIXTURES, 'requests.json'), 'utf8'
 /** Methods OpenClaw's clients call that claw does not have (see docs/openclaw-methods.md). */
 const NOT_IN_CLAW = new Set([
   'doctor.memory.status',
-  'question.list',
   'commands.list',
-  'progressCard.get',
   // Served, answering UNAVAILABLE as an OpenClaw gateway without a session observer does.
   'sessions.observer.visibility',
 ]);

@@ -5,6 +5,7 @@
  */
 import { definePlugin, ErrorCodes, ProtocolError, type JsonSchema } from '../../sdk/index.js';
 import { cliCommand } from '../../sdk/cli.js';
+import { registerApprovalMethods } from './approval-methods.js';
 import { approvalsCommand, APPROVALS_HELP } from './cli.js';
 import {
   approvalsFile,
@@ -142,6 +143,7 @@ export default definePlugin<{ timeoutMs: number }>({
         return { id: params.id, decision: await waiting };
       },
     });
+    registerApprovalMethods(api, service);
     api.registerGatewayMethod('exec.approvals.get', {
       scope: 'operator.admin',
       description:
