@@ -21,6 +21,7 @@ import {
   parseSessionKey,
   DEFAULT_ACK_MAX_CHARS,
 } from '../../sdk/agent/index.js';
+import type { TranscriptEntry } from '../../sdk/sessions/index.js';
 import { normalizeQueueMode } from './queue-settings.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
@@ -267,6 +268,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         deliver: { type: 'boolean' },
         // The session the client is showing: refused when the session has been reset since.
         sessionId: KEY,
+        // The last transcript entry the client showed (chat.history's sessionInfo.activeLeafEntryId).
+        expectedLeafEntryId: { type: ['string', 'null'], maxLength: 200 },
       },
     },
     handler: async (
@@ -279,6 +282,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         queueMode?: string;
         deliver?: boolean;
         sessionId?: string;
+        expectedLeafEntryId?: string | null;
       },
       ctx: GatewayMethodContext,
     ) => {
@@ -296,6 +300,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       }
       if (params.queueMode && !normalizeQueueMode(params.queueMode))
         throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
+      if (params.expectedLeafEntryId !== undefined && params.queueMode !== 'steer')
+        await expectLeaf(runtime, params.sessionKey, params.expectedLeafEntryId, params.sessionId !== undefined);
       const handle = await admit(runtime, {
         sessionKey: params.sessionKey,
         message: params.message,
@@ -396,7 +402,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
           modelRef,
         }),
         activitySummary: null,
-        activeLeafEntryId: null,
+        activeLeafEntryId: leafOf(transcript.entries()),
       },
       ...withReceipts,
     };
@@ -502,6 +508,33 @@ export async function commandRows(runtime: AgentRuntime, agentId: string) {
     scope: 'both',
     acceptsArgs: command.acceptsArgs ?? false,
   }));
+}
+
+/** The id of a transcript's last entry (its active leaf: claw's transcripts do not branch). */
+function leafOf(entries: readonly TranscriptEntry[]): string | null {
+  const last = entries.at(-1);
+  return last && 'id' in last ? last.id : null;
+}
+
+/**
+ * OpenClaw's guard against sending into a conversation that moved on while the client showed
+ * it: the client's leaf must be the transcript's leaf, or (when it also names the session id)
+ * an earlier entry of it.
+ */
+async function expectLeaf(runtime: AgentRuntime, key: string, expected: string | null, namedSession: boolean) {
+  const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: key });
+  const entry = await runtime.store(agentId).get(sessionKey);
+  const entries = entry
+    ? runtime.sessions
+        .transcript(runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId))
+        .entries()
+    : [];
+  const exact = leafOf(entries) === expected;
+  const ancestor = expected !== null && entries.some((item) => 'id' in item && item.id === expected);
+  if (!exact && !(ancestor && namedSession))
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'active branch changed; review and retry', {
+      reason: 'active-leaf-changed',
+    });
 }
 
 function textOf(content: unknown): string {
