@@ -20,6 +20,7 @@ import { runAgentCli } from './cli.js';
 import { applyInlineDirectives, commandList, handleCommand } from './commands.js';
 import { registerAgentMethods } from './methods.js';
 import { registerAgentFileMethods } from './agent-files.js';
+import { registerAgentConfigMethods } from './agents-config-methods.js';
 import { registerAgentListMethods } from './agents-methods.js';
 import { registerSessionRunMethods } from './session-methods.js';
 import { messageTool } from './message-tool.js';
@@ -54,6 +55,7 @@ export default definePlugin({
 
     registerAgentMethods(api, runtime);
     registerAgentListMethods(api, sessions);
+    registerAgentConfigMethods(api);
     registerAgentFileMethods(api);
     registerSessionRunMethods(api, runtime);
     api.registerTool(messageTool(runtime));

@@ -10,13 +10,26 @@
  * - link unfurling and pull-request tracking in the Control UI (the gateway never fetches the web
  *   for the UI),
  * - gateway suspension (claw's gateway is stopped and started, never parked),
- * - opening the config file in an editor on the gateway host.
+ * - opening the config file in an editor on the gateway host,
+ * - the GitHub identity for agent tools (claw's tools reach GitHub only through exec and web
+ *   fetch, with whatever credentials the host has),
+ * - approvals requested by plugins (claw's plugins block a tool call with a hook, they never
+ *   park it waiting for an operator),
+ * - memory import from other assistants (claw's memory is the workspace's Markdown files).
  *
  * A read answers OpenClaw's empty shape; anything that would change or start something fails
  * with UNAVAILABLE naming what claw lacks, so no client mistakes it for success.
  */
 import { createHash } from 'node:crypto';
-import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
+import { agentPaths, defaultAgentId, unknownAgentProblem } from '../../sdk/agent/index.js';
+import {
+  ErrorCodes,
+  normalizeAgentId,
+  ProtocolError,
+  type JsonSchema,
+  type KernelConfig,
+  type PluginApi,
+} from '../../sdk/index.js';
 
 /** OpenClaw's clients may send params newer than claw knows: tolerated, not refused. */
 const ANY_PARAMS: JsonSchema = { type: 'object' };
@@ -39,6 +52,20 @@ function emptyControlUiCatalog() {
   const revision = createHash('sha256').update(JSON.stringify({ plugins, diagnostics })).digest('hex');
   return { revision, plugins, diagnostics };
 }
+
+/** GitHub facts for an identity that does not exist: nothing detected, no credential, no evidence. */
+const NO_GITHUB_IDENTITY = {
+  source: 'system-detected',
+  credentialKind: 'native',
+  credentialState: 'unavailable',
+  account: null,
+  gitAuthor: { name: null, email: null },
+  evidence: 'none',
+  accessExpiresAtMs: null,
+  refreshState: 'not_applicable',
+  oauthScopes: [],
+  repositoryGrants: 'unknown',
+};
 
 function unavailable(message: string): never {
   throw new ProtocolError(ErrorCodes.UNAVAILABLE, message);
@@ -169,5 +196,65 @@ export function registerAbsentFeatureMethods(api: PluginApi): void {
     'config.openFile',
     'operator.admin',
     'claw does not open editors on the gateway host; `claw config path` names the file to edit',
+  );
+
+  /** The agent a request names (default: the default agent); an unknown one is refused. */
+  const agentOf = (raw: unknown): string => {
+    const config = kernel.config() as KernelConfig;
+    if (raw === undefined || raw === '') return defaultAgentId(config);
+    const problem = unknownAgentProblem(config, String(raw));
+    if (problem) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, problem);
+    return normalizeAgentId(String(raw));
+  };
+
+  // The GitHub identity of agent tools.
+  method(
+    'tools.github.status',
+    'operator.read',
+    'The GitHub identity agent tools use: none is configured or detected by claw.',
+    (params: { agentId?: unknown; selectedScope?: unknown }) => {
+      const scope = params.selectedScope === 'agent' ? 'agent' : 'system';
+      return {
+        agentId: agentOf(params.agentId),
+        selectedScope: scope,
+        selected: { scope, configured: false, identity: null },
+        effective: NO_GITHUB_IDENTITY,
+      };
+    },
+  );
+  refuse(
+    'tools.github.configure',
+    'operator.admin',
+    'claw has no GitHub identity for agent tools; give the host’s git and gh their own credentials',
+  );
+
+  // Plugin approvals.
+  method(
+    'plugin.approval.resolve',
+    'operator.approvals',
+    'Resolve a plugin approval: claw’s plugins never request one, so every id is unknown.',
+    () => {
+      throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'unknown or expired approval id', {
+        reason: 'APPROVAL_NOT_FOUND',
+        remediation: 'claw’s plugins do not request approvals; exec approvals are resolved with exec.approval.resolve.',
+      });
+    },
+  );
+
+  // Memory import from other assistants.
+  method(
+    'migrations.memory.plan',
+    'operator.admin',
+    'What memory could be imported into an agent’s workspace: no import providers exist in claw.',
+    (params: { agentId?: unknown }) => {
+      const agentId = agentOf(params.agentId);
+      const workspace = agentPaths(kernel.config() as KernelConfig, agentId, kernel.paths).workspaceDir;
+      return { agentId, workspace, providers: [] };
+    },
+  );
+  refuse(
+    'migrations.memory.apply',
+    'operator.admin',
+    'claw has no memory import providers; copy notes into the workspace’s MEMORY.md or memory/ folder',
   );
 }

@@ -12,6 +12,9 @@ import { registerToolsCatalog } from './tools-catalog.js';
 import { registerMethods } from './methods.js';
 import { registerAbsentFeatureMethods } from './absent-features.js';
 import { registerHostMethods } from './host-methods.js';
+import { registerFsListDir } from './fs-list-dir.js';
+import { registerMemoryMethods } from './memory-methods.js';
+import { registerRestartRequest } from './restart-request.js';
 import { registerConfigLookup } from './config-lookup.js';
 import { registerMeetingTranscripts } from './meeting-transcripts.js';
 import { registerAbsentAudit } from './absent-audit.js';
@@ -64,9 +67,18 @@ export default definePlugin({
     });
     events.registerEvent('node.pair.requested', api.id, { scope: 'operator.pairing' });
     events.registerEvent('node.pair.resolved', api.id, { scope: 'operator.pairing' });
+    events.registerEvent('plugins.changed', api.id, {
+      scope: 'operator.read',
+      droppable: true,
+      description:
+        '{generation, restartRequired}: the plugins section of the config changed (enable, disable, install).',
+    });
 
     registerMethods(api, runtime);
     registerHostMethods(api, runtime);
+    registerFsListDir(api);
+    registerMemoryMethods(api);
+    registerRestartRequest(api, runtime);
     registerAbsentFeatureMethods(api);
     registerMeetingTranscripts(api);
     registerAbsentTasks(api);

@@ -36,6 +36,9 @@ export class ConfigReloader {
   private seenHash?: string;
   private watcher?: FSWatcher;
   private timer?: NodeJS.Timeout;
+  /** The `plugins` section last seen, and how often it changed: what plugins.changed reports. */
+  private pluginsSeen?: string;
+  private pluginGeneration = 0;
 
   constructor(
     private readonly api: PluginApi,
@@ -46,12 +49,15 @@ export class ConfigReloader {
   /** The file as it is now is what runs (at start: after the gateway saved a generated token). */
   private baseline(): Record<string, unknown> {
     this.seenHash = configHash(this.api.kernel.paths.configPath);
-    return (this.applied = structuredClone(this.api.kernel.configFile.read().resolved) as Record<string, unknown>);
+    this.applied = structuredClone(this.api.kernel.configFile.read().resolved) as Record<string, unknown>;
+    this.pluginsSeen = JSON.stringify(this.applied.plugins ?? null);
+    return this.applied;
   }
 
   /** A config the gateway itself validated and wrote over `before` (hash `hash`): apply it now. */
   written(before: ConfigSnapshot, snapshot: ConfigSnapshot, hash: string, mayRestart = true): ReloadResult {
     this.applied ??= structuredClone(before.resolved) as Record<string, unknown>;
+    this.pluginsSeen ??= JSON.stringify((before.resolved as { plugins?: unknown }).plugins ?? null);
     this.seenHash = hash;
     return this.apply(snapshot, mayRestart);
   }
@@ -134,7 +140,21 @@ export class ConfigReloader {
       restartRequired: restartPaths.length > 0,
       restartScheduled,
     };
+    this.announcePlugins(
+      after,
+      restartPaths.some((path) => path[0] === 'plugins'),
+    );
     return { ...fields, message: reloadMessage(fields) };
+  }
+
+  /** Plugins enabled, disabled, installed or reconfigured (by a method, the CLI or an editor): tell clients. */
+  private announcePlugins(after: Record<string, unknown>, restartRequired: boolean): void {
+    const plugins = JSON.stringify(after.plugins ?? null);
+    const changed = this.pluginsSeen !== undefined && plugins !== this.pluginsSeen;
+    this.pluginsSeen = plugins;
+    if (!changed) return;
+    this.pluginGeneration += 1;
+    this.api.kernel.protocol.emit('plugins.changed', { generation: this.pluginGeneration, restartRequired });
   }
 }
 

@@ -250,6 +250,53 @@ export class AuthProfiles implements AuthProfilesContract {
     return usage;
   }
 
+  /** Ids of the profiles file's keys for `provider`, in the order they are tried. */
+  savedIds(provider: string): string[] {
+    return this.profilesFor(provider, { env: {} })
+      .filter((profile) => profile.source === 'file')
+      .map((profile) => profile.id);
+  }
+
+  /** Save `key` as the provider's `<provider>:default` profile (replacing its key and its failure history). */
+  saveKey(provider: string, key: string): string {
+    const id = `${provider}:default`;
+    const data = this.data;
+    data.profiles = { ...data.profiles, [id]: { type: 'api_key', provider, key } };
+    if (data.usageStats?.[id]) {
+      const { [id]: _dropped, ...rest } = data.usageStats;
+      data.usageStats = rest;
+    }
+    this.save();
+    return id;
+  }
+
+  /** Remove saved profiles, their usage and their places in every order. */
+  remove(ids: readonly string[]): void {
+    if (ids.length === 0) return;
+    const data = this.data;
+    const gone = new Set(ids);
+    const keep = <T>(record: Record<string, T> | undefined) =>
+      record && Object.fromEntries(Object.entries(record).filter(([id]) => !gone.has(id)));
+    data.profiles = keep(data.profiles)!;
+    data.usageStats = keep(data.usageStats);
+    if (data.order) {
+      data.order = Object.fromEntries(
+        Object.entries(data.order)
+          .map(([provider, order]) => [provider, order.filter((id) => !gone.has(id))] as const)
+          .filter(([, order]) => order.length > 0),
+      );
+    }
+    this.save();
+  }
+
+  /** The order the provider's saved profiles are tried in; null goes back to the file's own order. */
+  setOrder(provider: string, ids: readonly string[] | null): void {
+    const data = this.data;
+    const { [provider]: _previous, ...others } = data.order ?? {};
+    data.order = ids ? { ...others, [provider]: [...ids] } : others;
+    this.save();
+  }
+
   /** Every profile id with its usage, for `claw models status`. */
   snapshot(): Record<string, ProfileUsage & { provider: string }> {
     const out: Record<string, ProfileUsage & { provider: string }> = {};

@@ -8,6 +8,7 @@
 import { definePlugin, parseSessionKey, type JsonSchema } from '../../sdk/index.js';
 import { modelsCommand, MODELS_HELP } from './cli.js';
 import { cliCommand } from '../../sdk/cli.js';
+import { registerModelAuthMethods } from './auth-methods.js';
 import { modelsAuthStatus } from './auth-status.js';
 import { ModelService } from './service.js';
 
@@ -30,6 +31,7 @@ export default definePlugin({
         "Per provider: status (static key, missing, ok for keyless), its auth profiles (ids, source, cooldown; never a key) and the agent's readiness.",
       handler: (params: { agentId?: string }) => modelsAuthStatus(runtime, params.agentId || runtime.defaultAgent()),
     });
+    registerModelAuthMethods(api, runtime);
     api.registerGatewayMethod('models.list', {
       scope: 'operator.read',
       params: {

@@ -138,6 +138,44 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
     },
   });
 
+  api.registerGatewayMethod('controlUi.sessionPreview', {
+    scope: 'operator.read',
+    params: { type: 'object', required: ['sessionKey'], additionalProperties: false, properties: { sessionKey: KEY } },
+    description:
+      "The Control UI's hover card for a session: {status: 'ok', sessionKey, agentId, title?, derivedTitle?, kind?, channel?, updatedAt?, lastMessagePreview?, archived} or {status: 'unavailable'}.",
+    handler: async (params: { sessionKey: string }) => {
+      let target;
+      try {
+        target = deps.sessions.resolveTarget({ sessionKey: params.sessionKey.trim() });
+      } catch {
+        return { status: 'unavailable' };
+      }
+      const [row] = await listSessions(deps, {
+        agentId: target.agentId,
+        key: target.sessionKey,
+        archived: 'all',
+        includeDerivedTitles: true,
+        includeLastMessage: true,
+      });
+      if (!row) return { status: 'unavailable' };
+      const named = row as typeof row & { derivedTitle?: string; lastMessagePreview?: string };
+      const title = named.label ?? named.displayName;
+      const kind = named.chatType === undefined ? undefined : named.chatType === 'direct' ? 'direct' : 'group';
+      return {
+        status: 'ok',
+        sessionKey: row.key,
+        agentId: row.agentId,
+        ...(title ? { title: clip(title, 160) } : {}),
+        ...(named.derivedTitle ? { derivedTitle: named.derivedTitle } : {}),
+        ...(kind ? { kind } : {}),
+        ...(named.channel ? { channel: named.channel } : {}),
+        updatedAt: row.updatedAt,
+        ...(named.lastMessagePreview ? { lastMessagePreview: named.lastMessagePreview } : {}),
+        archived: row.archived,
+      };
+    },
+  });
+
   api.registerGatewayMethod('sessions.preview', {
     scope: 'operator.read',
     params: {

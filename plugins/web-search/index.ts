@@ -15,6 +15,7 @@ import {
 } from '../../sdk/index.js';
 import type { WebSearchRequest, WebSearchResult } from '../../sdk/web-search.js';
 import { chooseProviders } from './choose.js';
+import { registerWebSearchMethods } from './status-methods.js';
 import type { WebSearchConfig, WebSearchTools } from './generated/types.js';
 
 type Params = {
@@ -55,6 +56,8 @@ export default definePlugin({
     const cache = new TtlCache<WebSearchResult[]>(200);
     const settings = (): WebSearchConfig =>
       (api.kernel.config().tools as { web?: WebSearchTools } | undefined)?.web?.search ?? {};
+
+    registerWebSearchMethods(api, settings);
 
     async function search(params: Params, ctx: ToolContext): Promise<ToolResult> {
       const config = settings();
