@@ -121,7 +121,9 @@ export function registerAgentConfigMethods(api: PluginApi): void {
       const after = await editConfig(api, `agents.delete ${agentId}`, (raw) => {
         const list = listOf(raw);
         const index = list.findIndex((agent) => agent && normalizeAgentId(agent.id) === agentId);
-        if (index < 0) throw invalid(`agent "${params.agentId}" is not in agents.list and cannot be deleted`);
+        // The file is what counts: the running config may still hold an agent a restart will drop.
+        if (index < 0) throw invalid(`agent "${params.agentId}" not found`);
+        if (list.length === 1) throw invalid(`Agent "${agentId}" is the only configured agent and cannot be deleted.`);
         list.splice(index, 1);
         if (Array.isArray(raw.bindings)) {
           const kept = raw.bindings.filter(
