@@ -2,17 +2,18 @@
  * OpenClaw's group-B methods the gateway plugin answers, against a real gateway: fs.listDir's
  * containment (write scope stays inside agent workspaces, symlinks do not lead out),
  * tools.effective after the tool policy, memory.search and doctor.memory over the memory
- * slot, gateway.restart.request without a `claw gateway` runner, the absent GitHub identity,
+ * slot, gateway.restart.request (in place under `claw gateway`, refused without it), the absent GitHub identity,
  * plugin approvals and memory import, and plugins.changed when a plugin is turned off.
  */
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayClient } from '../apps/cli/gateway-client.js';
+import { GatewayClient } from '../apps/cli/gateway-client.js';
+import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import type { EventFrame } from '../sdk/index.js';
 import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
-import { REPO, tempDir } from './helpers.js';
+import { REPO, startCliGateway, tempDir, waitFor } from './helpers.js';
 
 let gw: RunningGateway;
 let admin: GatewayClient;
@@ -271,4 +272,39 @@ describe('plugins.changed', () => {
     await admin.request('plugins.setEnabled', { pluginId: 'example-clock', enabled: false });
     expect((await changed).payload).toEqual({ generation: 1, restartRequired: expect.any(Boolean) });
   });
+});
+
+describe('gateway.restart.request under `claw gateway`', () => {
+  it('restarts the gateway in place', async () => {
+    const stateDir = tempDir('claw-restart-request-');
+    const auth = { token: 'restart-request-token-0123456789' };
+    writeFileSync(join(stateDir, 'openclaw.json'), JSON.stringify({ gateway: { auth } }));
+    const cli = await startCliGateway({ OPENCLAW_STATE_DIR: stateDir });
+    const connect = () =>
+      new GatewayClient({
+        url: `ws://127.0.0.1:${cli.port}`,
+        ...auth,
+        identity: generateDeviceIdentity(),
+        scopes: ['operator.admin', 'operator.read'],
+      });
+    const operator = connect();
+    await operator.connect();
+    const answer: any = await operator.request('gateway.restart.request', { reason: 'from the test' });
+    expect(answer).toMatchObject({
+      ok: true,
+      status: 'scheduled',
+      preflight: { safe: true, blockers: [], summary: expect.any(String), counts: { totalActive: 0 } },
+      restart: { ok: true, pid: cli.child.pid, reason: 'from the test', mode: 'in-process', coalesced: false },
+    });
+    await waitFor(() => /restarting \(from the test\)[\s\S]*gateway listening/.test(cli.stdout()), {
+      what: 'the restart and the gateway listening again',
+    });
+    const again = connect();
+    await again.connect();
+    expect(await again.request('health', {})).toMatchObject({ ok: true });
+    await again.close();
+    await operator.close();
+    cli.child.kill('SIGTERM');
+    expect(await cli.exited).toBe(0);
+  }, 60_000);
 });
