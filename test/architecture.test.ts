@@ -82,10 +82,11 @@ describe('a small kernel', () => {
  * memory text kit's implementation (tokens, CJK segmentation, chunking, snippets) moved to
  * memory-core, which hands it to backends as `ctx.text`. Raised by 16 for the sessions
  * service's OpenClaw row contract (`openclawRow`), which replaced a 126-line copy of the row
- * code in the agent plugin (issue 31).
+ * code in the agent plugin (issue 31), and by 39 for the config-edit kit (`editConfig` in
+ * sdk/config), which replaced two copies in the agent and skills plugins.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7091;
+const SDK_LINE_BUDGET = 7130;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

@@ -17,7 +17,7 @@ import {
   type KernelConfig,
   type PluginApi,
 } from '../../sdk/index.js';
-import { editConfig } from './config-edit.js';
+import { editConfig } from '../../sdk/config.js';
 
 type AnyRecord = Record<string, any>;
 

@@ -21,7 +21,7 @@ import {
   type PluginApi,
 } from '../../sdk/index.js';
 import type { SkillsCatalog } from './catalog.js';
-import { editConfig } from './config-edit.js';
+import { editConfig } from '../../sdk/config.js';
 
 /** OpenClaw's clients may send params newer than claw knows: tolerated, not refused. */
 const ANY_PARAMS: JsonSchema = { type: 'object' };
