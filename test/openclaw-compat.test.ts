@@ -129,6 +129,7 @@ const WORKING: Array<[string[], RegExp]> = [
   [['hooks', 'list'], /session-memory/],
   [['approvals', 'get', '--gateway'], /Hash\s*│\s*missing:[0-9a-f]{64}[\s\S]*Effective Policy/],
   [['gateway', 'usage-cost'], /Usage cost \(30 days\)/],
+  [['approvals', 'pending'], /No pending approvals/],
   [['gateway', 'stability'], /Gateway Stability/],
   [['sessions', 'delete', 'agent:main:main', '--yes'], /deleted|Deleted/],
   [['nodes', 'status'], /Known: 0 · Paired: 0 · Connected: 0/],
@@ -138,7 +139,6 @@ const WORKING: Array<[string[], RegExp]> = [
 
 /** Gateway-backed commands that still fail against claw, and why (docs/openclaw-methods.md). */
 const NOT_WORKING: Array<[string[], string]> = [
-  [['approvals', 'pending'], 'exec.approval.list answers {approvals: [...]}; OpenClaw’s CLI reads a bare array'],
   [['sessions', 'archive', 'agent:main:main'], 'claw refuses to archive an agent’s main session'],
 ];
 

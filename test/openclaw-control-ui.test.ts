@@ -196,7 +196,13 @@ describe('OpenClaw’s Control UI served by claw', () => {
         const link = page.locator(`a[href="${href}"] >> visible=true`).first();
         if (await link.count()) await link.click();
         else await page.goto(`http://127.0.0.1:${gw.port}${href}`);
-        await page.waitForURL((url) => url.pathname === href, { timeout: 15_000 });
+        // Some links carry a query (/openclaw/new?agent=main): the page is their path.
+        const path = new URL(href, 'http://ui').pathname;
+        await page
+          .waitForURL((url) => url.pathname === path, { timeout: 15_000 })
+          .catch((error: Error) => {
+            throw new Error(`the ${href} link led to ${new URL(page.url()).pathname}: ${error.message}`);
+          });
         await watch.settle();
         for (const found of await tabLinks(page)) if (!tabs.includes(found)) tabs.push(found);
       }

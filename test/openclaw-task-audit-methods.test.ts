@@ -172,6 +172,13 @@ describe('system agent and native hooks: claw has neither', () => {
       error: expect.stringContaining('claw has no OpenClaw system agent'),
     });
     expect(await h.client.request('openclaw.chat.history', { limit: 10 })).toEqual({ turns: [] });
+    // The Control UI's greeting request (no message) gets an optional welcome pointing at `claw onboard`.
+    expect(await h.client.request('openclaw.chat', { sessionId: 's1' })).toEqual({
+      sessionId: 's1',
+      reply: expect.stringContaining('claw onboard'),
+      optionalWelcome: true,
+      action: 'none',
+    });
     for (const [method, params] of [
       ['openclaw.chat', { sessionId: 's1', message: 'hi' }],
       ['openclaw.setup.activate.start', { sessionId: 's1' }],

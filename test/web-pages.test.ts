@@ -214,7 +214,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Control UI pages in Chromium', () => {
     expect((await running).blocked).toBe(false);
     expect(existsSync(join(workspace, 'approved-from-page'))).toBe(true);
     await view().getByText('Nothing is waiting for a decision.').waitFor();
-    expect((await operator.request<{ approvals: unknown[] }>('exec.approval.list')).approvals).toEqual([]);
+    expect(await operator.request<unknown[]>('exec.approval.list')).toEqual([]);
 
     // The policy: main's effective settings from exec.approvals.get, then an allowlist edit.
     await view().locator('.card[data-agent="main"]').getByText('allowlist', { exact: true }).waitFor();

@@ -169,10 +169,10 @@ export async function approvalsCommand(
   }
 
   if (action === 'pending') {
-    const result = (await ctx.gateway.connect(values, (client) => client.request('exec.approval.list', {}))) as {
-      approvals: PendingApproval[];
-    };
-    write(values.json ? JSON.stringify(result, null, 2) : formatPending(result.approvals));
+    const approvals = (await ctx.gateway.connect(values, (client) =>
+      client.request('exec.approval.list', {}),
+    )) as PendingApproval[];
+    write(values.json ? JSON.stringify({ approvals }, null, 2) : formatPending(approvals));
     return 0;
   }
 

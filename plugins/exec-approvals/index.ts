@@ -83,9 +83,10 @@ export default definePlugin<{ timeoutMs: number }>({
 
     api.registerGatewayMethod('exec.approval.list', {
       scope: 'operator.approvals',
-      description: 'Pending exec approvals: {approvals: [{id, request, createdAtMs, expiresAtMs}]}.',
+      // A bare array, as OpenClaw answers it (its CLI and Control UI read it so).
+      description: 'Pending exec approvals: [{id, request, createdAtMs, expiresAtMs}].',
       params: { type: 'object', additionalProperties: false, properties: {} },
-      handler: () => ({ approvals: service.list() }),
+      handler: () => service.list(),
     });
     // OpenClaw's Control UI gathers pending approvals of three kinds. claw's only kind is exec
     // (exec.approval.list): no plugin asks for approval and there is no system agent, so these

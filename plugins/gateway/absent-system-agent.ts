@@ -65,8 +65,20 @@ export function registerAbsentSystemAgent(api: PluginApi): void {
   api.registerGatewayMethod('openclaw.chat', {
     params: requiring('sessionId'),
     scope: 'operator.admin',
-    description: 'Chat with the system agent: unavailable, claw has none (chat.send talks to your agents).',
-    handler: () => absent(NO_SYSTEM_AGENT),
+    description:
+      "Chat with the system agent. claw has none (chat.send talks to your agents): the Control UI's greeting request (no message) gets an optional welcome saying where setup lives; a message is unavailable.",
+    handler: (params: { sessionId: string; message?: string; wizardAnswer?: unknown; wizardCancel?: unknown }) => {
+      const greetingOnly =
+        params.wizardAnswer === undefined && params.wizardCancel === undefined && !params.message?.trim();
+      if (!greetingOnly) return absent(NO_SYSTEM_AGENT);
+      // OpenClaw's UI asks for a welcome when it opens some pages; optionalWelcome lets it stay hidden.
+      return {
+        sessionId: params.sessionId,
+        reply: 'claw has no built-in setup assistant: run `claw onboard` to set up models, channels and the service.',
+        optionalWelcome: true,
+        action: 'none',
+      };
+    },
   });
 
   api.registerGatewayMethod('nativeHook.invoke', {

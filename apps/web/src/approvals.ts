@@ -113,10 +113,10 @@ export function createApprovals(gw: Gateway, toast: App['toast']): Approvals {
 
   const load = () => {
     if (!gw.can('operator.approvals')) return;
-    gw.call<{ approvals: PendingApproval[] }>('exec.approval.list').then(
-      (result) => {
+    gw.call<PendingApproval[]>('exec.approval.list').then(
+      (approvals) => {
         pending.clear();
-        for (const item of result.approvals) pending.set(item.id, item);
+        for (const item of approvals) pending.set(item.id, item);
         notify();
       },
       () => undefined,

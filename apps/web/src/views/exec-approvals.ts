@@ -163,9 +163,9 @@ export const execApprovalsView: View = {
     async function loadPending(): Promise<void> {
       if (!gw.can('operator.approvals')) return renderPending();
       try {
-        const result = await gw.call<{ approvals: Pending[] }>('exec.approval.list');
+        const approvals = await gw.call<Pending[]>('exec.approval.list');
         pending.clear();
-        for (const item of result.approvals) pending.set(item.id, item);
+        for (const item of approvals) pending.set(item.id, item);
         renderPending();
       } catch (error) {
         pendingBox.removeAttribute('aria-busy');
