@@ -6,20 +6,13 @@
  * the list only shrinks. Grouped by namespace, one line each.
  */
 export const PENDING_METHODS: ReadonlySet<string> = new Set([
-  'sessions.diff',
-  'sessions.files.get',
-  'sessions.files.list',
-  'sessions.files.reveal',
-  'sessions.files.set',
 ]);
 
 /** Events OpenClaw’s clients listen for that claw’s gateway never sends yet. */
 export const PENDING_EVENTS: ReadonlySet<string> = new Set([
-  'chat.metadata.changed',
   'device.pair.setup.completed',
   'device.pair.setup.deliveryUncertain',
   'gateway.suspension',
-  'models.snapshot',
   'node.hostStats',
   'node.invoke.cancel',
   'node.invoke.input',
@@ -30,11 +23,8 @@ export const PENDING_EVENTS: ReadonlySet<string> = new Set([
   'portal.changed',
   'question.requested',
   'question.resolved',
-  'session.approval',
   'session.observer',
-  'session.operation',
   'session.suggestion',
-  'session.tool',
   'session.typing',
   'talk.event',
   'talk.voice.change',

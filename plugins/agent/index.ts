@@ -23,6 +23,9 @@ import { registerAgentFileMethods } from './agent-files.js';
 import { registerAgentConfigMethods } from './agents-config-methods.js';
 import { registerAgentListMethods } from './agents-methods.js';
 import { registerSessionRunMethods } from './session-methods.js';
+import { registerMetadataChanges } from './metadata-changes.js';
+import { registerSessionFileMethods } from './session-files.js';
+import { registerSessionDiff } from './session-diff.js';
 import { messageTool } from './message-tool.js';
 import { AgentRuntime } from './runtime.js';
 
@@ -58,6 +61,9 @@ export default definePlugin({
     registerAgentConfigMethods(api);
     registerAgentFileMethods(api);
     registerSessionRunMethods(api, runtime);
+    registerMetadataChanges(api);
+    registerSessionFileMethods(api, runtime);
+    registerSessionDiff(api, runtime);
     api.registerTool(messageTool(runtime));
 
     for (const [name, description] of [

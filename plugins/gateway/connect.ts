@@ -22,6 +22,7 @@ import { nodePairRequest } from './node-shapes.js';
 import type { PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewayRpc } from './rpc.js';
+import { publishConnectModelCatalog } from './model-catalog-snapshot.js';
 import type { GatewaySettings } from './settings.js';
 import type { SlicedQueue } from './slices.js';
 
@@ -165,6 +166,9 @@ export class Connects {
     });
     events.presenceChanged();
     for (const held of conn.held.splice(0)) rpc.onMessage(conn, held.data, held.isBinary);
+    void publishConnectModelCatalog(kernel, rpc, events, conn).catch((error: Error) =>
+      logger.warn(`models.snapshot for ${conn.id} failed: ${error.message}`),
+    );
   }
 }
 

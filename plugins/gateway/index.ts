@@ -61,6 +61,11 @@ export default definePlugin({
     events.registerEvent('device.pair.requested', api.id, { scope: 'operator.pairing' });
     events.registerEvent('device.pair.resolved', api.id, { scope: 'operator.pairing' });
     events.registerEvent('config.changed', api.id, { scope: 'operator.read' });
+    events.registerEvent('models.snapshot', api.id, {
+      scope: 'operator.read',
+      description:
+        'Right after hello-ok, to a Control UI that asked (caps model-catalog-snapshot): {target, scope, catalog}.',
+    });
     events.registerEvent('device.pair.changed', api.id, {
       scope: 'operator.pairing',
       description: 'A paired device or node was renamed or lost its node pairing: re-read the lists.',

@@ -29,7 +29,7 @@ export default definePlugin({
       agent: () => useService<AgentService>(api.kernel, 'agent'),
     };
     registerSessionMethods(api, deps);
-    registerSessionSubscriptions(api, deps, LIST_PARAMS);
+    deps.announceOperation = registerSessionSubscriptions(api, deps, LIST_PARAMS);
     registerUsageMethods(api, deps);
     registerUsageDetailMethods(api, deps);
     registerSessionLookup(api, deps);

@@ -3,6 +3,7 @@
  * come from the sessions service; what touches running sessions (stop, reset hooks,
  * compaction, queue settings) goes through the agent plugin's service when it is on.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -29,12 +30,15 @@ import type { SessionService } from './service.js';
 import { openclawListDefaults, openclawRowFields } from './openclaw-row.js';
 import { Transcript } from './transcript.js';
 import { trimTranscript, type TrimOutcome } from './trim.js';
+import type { SessionOperation } from './live-events.js';
 
 export interface SessionsDeps {
   sessions: SessionService;
   models: ModelService;
   /** The agent plugin's service, when it is on. */
   agent(): Promise<AgentService | undefined>;
+  /** session.operation to sessions.subscribe connections (set once subscriptions are registered). */
+  announceOperation?: (op: SessionOperation) => void;
 }
 
 const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high'] };
@@ -324,7 +328,21 @@ export function registerSessionMethods(api: PluginApi, deps: SessionsDeps): void
       }
       const agent = await deps.agent();
       if (!agent) throw invalid('compaction runs through the agent plugin, which is off');
-      const outcome = await agent.compactSession(agentId, sessionKey, params.instructions);
+      const operation = { operationId: randomUUID(), operation: 'compact', sessionKey, agentId } as const;
+      deps.announceOperation?.({ ...operation, phase: 'start' });
+      let outcome: { compacted: boolean; reason?: string };
+      try {
+        outcome = await agent.compactSession(agentId, sessionKey, params.instructions);
+      } catch (error) {
+        deps.announceOperation?.({ ...operation, phase: 'end', completed: false, reason: (error as Error).message });
+        throw error;
+      }
+      deps.announceOperation?.({
+        ...operation,
+        phase: 'end',
+        completed: outcome.compacted,
+        ...(outcome.reason ? { reason: outcome.reason } : {}),
+      });
       return { ok: true, key: sessionKey, ...outcome };
     },
   });

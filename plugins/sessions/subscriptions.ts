@@ -8,6 +8,7 @@
  */
 import { type EmittedEvent, type JsonSchema, type PluginApi } from '../../sdk/index.js';
 import { KEY, listSessions, sessionListResult, type SessionListOptions, type SessionsDeps } from './methods.js';
+import { registerLiveSessionEvents, type SessionOperation } from './live-events.js';
 
 /** Connections remembered per list: a client that reconnects often leaves old ids behind. */
 const MAX_SUBSCRIBERS = 1000;
@@ -24,10 +25,24 @@ function remember(list: string[], connId: string): void {
   if (list.length > MAX_SUBSCRIBERS) list.splice(0, list.length - MAX_SUBSCRIBERS);
 }
 
-export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps, listParams: JsonSchema): void {
+function forget(list: string[], connId: string): void {
+  const at = list.indexOf(connId);
+  if (at >= 0) list.splice(at, 1);
+}
+
+export function registerSessionSubscriptions(
+  api: PluginApi,
+  deps: SessionsDeps,
+  listParams: JsonSchema,
+): (op: SessionOperation) => void {
   const protocol = api.kernel.protocol;
   const index: string[] = [];
   const bySession = new Map<string, string[]>();
+  const approvalsBySession = new Map<string, string[]>();
+  const emitOperation = registerLiveSessionEvents(api, {
+    index: () => [...index],
+    approvals: (sessionKey) => [...(approvalsBySession.get(sessionKey) ?? [])],
+  });
   protocol.registerEvent('sessions.changed', api.id, {
     scope: 'operator.read',
     description: '{sessionKey, reason, ts} to sessions.subscribe connections.',
@@ -81,13 +96,11 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     scope: 'operator.read',
     params: { type: 'object', additionalProperties: false, properties: {} },
     handler: (_params, ctx) => {
-      const at = index.indexOf(needConnection(ctx.connId));
-      if (at >= 0) index.splice(at, 1);
+      forget(index, needConnection(ctx.connId));
       return { subscribed: false };
     },
   });
 
-  // includeApprovals: claw announces approvals to operator.approvals connections (exec.approval.requested), not per session.
   const messageParams: JsonSchema = {
     type: 'object',
     required: ['key'],
@@ -98,14 +111,21 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
     scope: 'operator.read',
     params: messageParams,
     description: 'Receive session.message for each final message of one session on this connection.',
-    handler: (params: { key: string; agentId?: string }, ctx) => {
+    handler: (params: { key: string; agentId?: string; includeApprovals?: boolean }, ctx) => {
       const { sessionKey } = deps.sessions.resolveTarget({
         sessionKey: params.key,
         ...(params.agentId ? { agentId: params.agentId } : {}),
       });
+      const connId = needConnection(ctx.connId);
       const list = bySession.get(sessionKey) ?? [];
-      remember(list, needConnection(ctx.connId));
+      remember(list, connId);
       bySession.set(sessionKey, list);
+      // session.approval goes only to connections that opted in, as in OpenClaw.
+      const approvals = approvalsBySession.get(sessionKey) ?? [];
+      if (params.includeApprovals) remember(approvals, connId);
+      else forget(approvals, connId);
+      if (approvals.length > 0) approvalsBySession.set(sessionKey, approvals);
+      else approvalsBySession.delete(sessionKey);
       return { subscribed: true, key: sessionKey };
     },
   });
@@ -118,10 +138,12 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
         sessionKey: params.key,
         ...(params.agentId ? { agentId: params.agentId } : {}),
       });
-      const list = bySession.get(sessionKey) ?? [];
-      const at = list.indexOf(needConnection(ctx.connId));
-      if (at >= 0) list.splice(at, 1);
-      if (list.length === 0) bySession.delete(sessionKey);
+      const connId = needConnection(ctx.connId);
+      for (const lists of [bySession, approvalsBySession]) {
+        const list = lists.get(sessionKey) ?? [];
+        forget(list, connId);
+        if (list.length === 0) lists.delete(sessionKey);
+      }
       return { subscribed: false, key: sessionKey };
     },
   });
@@ -160,4 +182,5 @@ export function registerSessionSubscriptions(api: PluginApi, deps: SessionsDeps,
       return { ok: true };
     },
   });
+  return emitOperation;
 }
