@@ -5,8 +5,7 @@
  * "not available" shape for features claw lacks). The test fails when an entry becomes served, so
  * the list only shrinks. Grouped by namespace, one line each.
  */
-export const PENDING_METHODS: ReadonlySet<string> = new Set([
-]);
+export const PENDING_METHODS: ReadonlySet<string> = new Set([]);
 
 /** Events OpenClaw’s clients listen for that claw’s gateway never sends yet. */
 export const PENDING_EVENTS: ReadonlySet<string> = new Set([
