@@ -259,6 +259,17 @@ describe('OpenClaw’s Control UI served by claw (gateway.controlUi.root) in hea
       await page.getByText('hello from the control ui').first().waitFor({ timeout: 20_000 });
       await expect.poll(async () => page.getByText(REPLY).count(), { timeout: 30_000 }).toBeGreaterThan(0);
       expect(JSON.stringify(fake.requests.at(-1)?.body)).toContain('hello from the control ui');
+      // A second message: the UI sends the transcript leaf it shows (expectedLeafEntryId), which
+      // must be the leaf after the first turn, or claw would refuse it as a changed branch.
+      await composer.click();
+      await page.keyboard.type('second from the control ui', { delay: 10 });
+      await page.keyboard.press('Enter');
+      await expect
+        .poll(() => answered('chat.send').map((answer) => answer.ok), { timeout: 30_000 })
+        .toEqual([true, true]);
+      await expect
+        .poll(() => JSON.stringify(fake.requests.at(-1)?.body ?? ''), { timeout: 30_000 })
+        .toContain('second from the control ui');
       // The pages for what claw has: config and exec approvals load at start; the Automations
       // page reads cron jobs, every job's runs and the channels; the Plugins page the plugins.
       const answeredOk = (method: string) => answered(method).some((answer) => answer.ok);

@@ -309,3 +309,56 @@ describe('branches and viewers', () => {
     });
   });
 });
+
+describe('input receipts of the Control UI’s sends', () => {
+  it('chat.send runs under its idempotencyKey; chat.history tells pending sends from consumed ones', async () => {
+    const sessionKey = 'agent:main:receipts';
+    // The abort test above leaves its unanswered step scripted, and its gate entered.
+    h.fake.reset();
+    h.gate.reset();
+    h.fake.script({ toolCalls: [{ name: 'wait_gate', arguments: {} }] }, { text: 'waited' }, { text: 'next one' });
+    const first: any = await h.client.request('chat.send', {
+      sessionKey,
+      message: 'hold on',
+      idempotencyKey: 'rcpt-1',
+    });
+    expect(first.runId).toBe('rcpt-1');
+    await h.gate.entered;
+    const second: any = await h.client.request('chat.send', {
+      sessionKey,
+      message: 'then this',
+      idempotencyKey: 'rcpt-2',
+    });
+    expect(second.runId).toBe('rcpt-2');
+    const busy: any = await reader.request('chat.history', {
+      sessionKey,
+      inputRunIds: ['rcpt-1', 'rcpt-2', 'unknown'],
+    });
+    expect(busy.inputReceipts).toEqual([
+      { runId: 'rcpt-1', state: 'consumed', consumedByEventId: expect.any(String) },
+      { runId: 'rcpt-2', state: 'pending' },
+    ]);
+    expect(busy.inputConsumptions).toEqual([
+      { runId: 'rcpt-1', consumedByEventId: busy.inputReceipts[0].consumedByEventId },
+    ]);
+    // The consuming entry is the user message the send wrote.
+    const consumed: any = await reader.request('chat.message.get', {
+      sessionKey,
+      messageId: busy.inputReceipts[0].consumedByEventId,
+    });
+    expect(consumed).toMatchObject({ ok: true, message: { role: 'user' } });
+    expect(JSON.stringify(consumed.message.content)).toContain('hold on');
+    h.gate.open();
+    await finished('rcpt-1');
+    await finished('rcpt-2');
+    const idle: any = await reader.request('chat.history', { sessionKey, inputRunIds: ['rcpt-2'] });
+    expect(idle.inputReceipts).toEqual([{ runId: 'rcpt-2', state: 'consumed', consumedByEventId: expect.any(String) }]);
+    expect(idle.inputConsumptions).toEqual([
+      { runId: 'rcpt-2', consumedByEventId: idle.inputReceipts[0].consumedByEventId },
+    ]);
+    // A reused key names a run claw still remembers: the new run gets an id of its own.
+    h.fake.script({ text: 'again' });
+    const reused: any = await h.client.request('agent', { sessionKey, message: 'again', idempotencyKey: 'rcpt-1' });
+    expect(reused.runId).not.toBe('rcpt-1');
+  });
+});

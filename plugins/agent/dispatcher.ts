@@ -69,12 +69,17 @@ export class Dispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {}
 
-  async dispatch(input: DispatchInput): Promise<RunHandle> {
+  /**
+   * `options.runId`: the run id the caller asks for. OpenClaw's clients use their request's
+   * idempotencyKey as the run id and match events and input receipts by it; a name already
+   * taken by a remembered run gets a fresh id instead, so two runs never share one.
+   */
+  async dispatch(input: DispatchInput, options: { runId?: string } = {}): Promise<RunHandle> {
     const { agentId, sessionKey } = this.deps.resolveTarget(input);
     // Every way in (methods, channels, cron, hooks, /v1) ends here: an unknown agent is refused, never created.
     assertKnownAgent(this.deps.kernel.config(), agentId);
     const acceptedAt = this.deps.now();
-    const runId = randomUUID();
+    const runId = options.runId && !this.deps.runs.records.has(options.runId) ? options.runId : randomUUID();
     const full: DispatchInput = { ...input, agentId, sessionKey };
     const hooks = this.deps.kernel.hooks;
     if (this.deps.runs.closing) throw new IntakeClosedError();

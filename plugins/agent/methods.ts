@@ -22,6 +22,7 @@ import {
   DEFAULT_ACK_MAX_CHARS,
 } from '../../sdk/agent/index.js';
 import type { TranscriptEntry } from '../../sdk/sessions/index.js';
+import { inputReceipts } from './input-receipts.js';
 import { normalizeQueueMode } from './queue-settings.js';
 import type { AgentRuntime, DeliveryTarget, DispatchInput, RunResult } from './runtime.js';
 import { ackMaxCharsFor, withoutHeartbeatNoise } from './history-filter.js';
@@ -47,7 +48,7 @@ export function imagesFrom(attachments: AttachmentParam[] | undefined): Dispatch
 }
 
 /** Dispatch; a gateway that is shutting down answers UNAVAILABLE (retryable), nothing is half-accepted. */
-export async function admit(runtime: AgentRuntime, input: DispatchInput) {
+export async function admit(runtime: AgentRuntime, input: DispatchInput, runId?: string) {
   // session.sendPolicy guards the operator's way in too (OpenClaw enforces it at chat.send and agent).
   const { agentId, sessionKey } = runtime.resolveTarget(input);
   if (runtime.sessions.sendPolicy({ sessionKey, entry: await runtime.store(agentId).get(sessionKey) }) === 'deny') {
@@ -57,7 +58,7 @@ export async function admit(runtime: AgentRuntime, input: DispatchInput) {
     );
   }
   try {
-    return await runtime.dispatch(input);
+    return await runtime.dispatch(input, { runId });
   } catch (error) {
     if (error instanceof IntakeClosedError)
       throw new ProtocolError(ErrorCodes.UNAVAILABLE, error.message, undefined, true, 2000);
@@ -180,21 +181,25 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
       const agentProblem =
         params.agentId === undefined ? undefined : unknownAgentProblem(api.kernel.config(), params.agentId);
       if (agentProblem) throw invalid(agentProblem);
-      const handle = await admit(runtime, {
-        agentId: params.agentId,
-        sessionKey: params.sessionKey,
-        message: params.message,
-        images: imagesFrom(params.attachments),
-        thinking: params.thinking,
-        model: params.model,
-        extraSystemPrompt: params.extraSystemPrompt,
-        timeoutMs: params.timeout ? params.timeout * 1000 : undefined,
-        deliver: await channelTarget(api, params),
-        channel: params.deliver ? params.channel : undefined,
-        queueMode: params.queueMode,
-        authorized: true,
-        ...(ctx.idempotencyKey ? { requestKey: `agent:${ctx.idempotencyKey}` } : {}),
-      });
+      const handle = await admit(
+        runtime,
+        {
+          agentId: params.agentId,
+          sessionKey: params.sessionKey,
+          message: params.message,
+          images: imagesFrom(params.attachments),
+          thinking: params.thinking,
+          model: params.model,
+          extraSystemPrompt: params.extraSystemPrompt,
+          timeoutMs: params.timeout ? params.timeout * 1000 : undefined,
+          deliver: await channelTarget(api, params),
+          channel: params.deliver ? params.channel : undefined,
+          queueMode: params.queueMode,
+          authorized: true,
+          ...(ctx.idempotencyKey ? { requestKey: `agent:${ctx.idempotencyKey}` } : {}),
+        },
+        ctx.idempotencyKey,
+      );
       ctx.ack?.({
         runId: handle.runId,
         status: 'accepted',
@@ -302,16 +307,22 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
       if (params.expectedLeafEntryId !== undefined && params.queueMode !== 'steer')
         await expectLeaf(runtime, params.sessionKey, params.expectedLeafEntryId, params.sessionId !== undefined);
-      const handle = await admit(runtime, {
-        sessionKey: params.sessionKey,
-        message: params.message,
-        images: imagesFrom(params.attachments),
-        thinking: params.thinking,
-        timeoutMs: params.timeoutMs,
-        queueMode: params.queueMode,
-        authorized: true,
-        ...(ctx.idempotencyKey ? { requestKey: `chat.send:${ctx.idempotencyKey}` } : {}),
-      });
+      const handle = await admit(
+        runtime,
+        {
+          sessionKey: params.sessionKey,
+          message: params.message,
+          images: imagesFrom(params.attachments),
+          thinking: params.thinking,
+          timeoutMs: params.timeoutMs,
+          queueMode: params.queueMode,
+          authorized: true,
+          ...(ctx.idempotencyKey ? { requestKey: `chat.send:${ctx.idempotencyKey}` } : {}),
+        },
+        // OpenClaw runs a chat.send under its idempotencyKey: the Control UI asks chat.history
+        // for receipts of its sends by that id and holds its next message until one arrives.
+        ctx.idempotencyKey,
+      );
       // Failures surface as chat error events; nobody awaits this promise.
       handle.done.catch(() => {});
       return { runId: handle.runId, status: handle.status, acceptedAt: handle.acceptedAt };
@@ -333,11 +344,6 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
   });
 
   const history = async (params: { sessionKey: string; limit?: number; maxBytes?: number; inputRunIds?: string[] }) => {
-    // A chat.send is acknowledged once its message is in the session, so a run claw knows has consumed its input.
-    const receipts = params.inputRunIds
-      ?.filter((runId) => runtime.run(runId))
-      .map((runId) => ({ runId, state: 'consumed' as const }));
-    const withReceipts = receipts ? { inputReceipts: receipts } : {};
     const { agentId, sessionKey } = runtime.resolveTarget({ sessionKey: params.sessionKey });
     const entry = await runtime.store(agentId).get(sessionKey);
     const settings = runtime.settings(agentId);
@@ -354,6 +360,8 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         ...runtime.sessions.openclawListDefaults(null, settings.thinkingDefault),
       },
     };
+    const receiptsFrom = (entries: readonly TranscriptEntry[]) =>
+      params.inputRunIds ? inputReceipts(params.inputRunIds, (runId) => runtime.run(runId), entries) : {};
     if (!entry)
       return {
         sessionKey,
@@ -364,11 +372,12 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         hasActiveRun: false,
         ...frame,
         sessionInfo: null,
-        ...withReceipts,
+        ...receiptsFrom([]),
       };
     const transcript = runtime.sessions.transcript(
       runtime.store(agentId).transcriptPath(entry.sessionId, parseSessionKey(sessionKey).threadId),
     );
+    const entries = transcript.entries();
     const ackMaxChars = ackMaxCharsFor(api.kernel.config() as Record<string, unknown>, agentId, DEFAULT_ACK_MAX_CHARS);
     const messages = withoutHeartbeatNoise(transcript.messages(), ackMaxChars).filter(
       (message) =>
@@ -402,9 +411,9 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
           modelRef,
         }),
         activitySummary: null,
-        activeLeafEntryId: leafOf(transcript.entries()),
+        activeLeafEntryId: leafOf(entries),
       },
-      ...withReceipts,
+      ...receiptsFrom(entries),
     };
   };
   const historyParams = {

@@ -154,8 +154,8 @@ export class AgentRuntime {
 
   // ── Runs ─────────────────────────────────────────────────────────────────────
 
-  dispatch(input: DispatchInput): Promise<RunHandle> {
-    return this.dispatcher.dispatch(input);
+  dispatch(input: DispatchInput, options?: { runId?: string }): Promise<RunHandle> {
+    return this.dispatcher.dispatch(input, options);
   }
 
   isActive(sessionKey: string): boolean {
