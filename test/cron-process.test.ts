@@ -150,7 +150,7 @@ describe('cron across kill -9 and restarts (real gateway processes)', () => {
     });
     const listed = await claw(['automations', 'list'], env);
     expect(listed.stdout).toMatch(
-      /Morning brief\s+cron 0 7 \* \* \* \(America\/New_York\)\s+isolated\s+idle\s+in \d+h/,
+      /Morning brief\s+cron 0 7 \* \* \* \(America\/New_York\)\s+isolated\s+idle\s+in \d+[smhd]/,
     );
     const edited = await claw(
       ['cron', 'edit', job.id, '--every', '2h', '--no-deliver', '--thinking', 'low', '--json'],

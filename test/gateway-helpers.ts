@@ -236,3 +236,14 @@ export function connectFrame(params: Record<string, unknown> = {}, id = 'c1') {
     },
   };
 }
+
+/**
+ * How a gateway request was refused, for tests that assert the code and message: the error's
+ * `{code, message}`, or `{unexpectedSuccess}` when it was answered instead.
+ */
+export async function refusal(request: Promise<unknown>): Promise<Record<string, unknown>> {
+  return request.then(
+    (payload) => ({ unexpectedSuccess: payload }),
+    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
+  );
+}

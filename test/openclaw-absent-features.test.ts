@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, startGateway, type RunningGateway, refusal } from './gateway-helpers.js';
 
 let gw: RunningGateway;
 let admin: GatewayClient;
@@ -24,29 +24,22 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function failure(request: Promise<unknown>): Promise<Record<string, unknown>> {
-  return request.then(
-    (value) => ({ unexpectedSuccess: value }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
-
 describe('features claw lacks answer OpenClaw’s empty shapes', () => {
   it('update: no runs; a run or hold is refused; no failed attempt to report', async () => {
     expect(await admin.request('update.runs.get', { runId: 'run-1' })).toEqual({ run: null });
-    expect(await failure(admin.request('update.run', {}))).toEqual({
+    expect(await refusal(admin.request('update.run', {}))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw’s gateway does not update itself; run `claw update` on its host',
     });
-    expect(await failure(admin.request('update.hold', {}))).toEqual({
+    expect(await refusal(admin.request('update.hold', {}))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw’s gateway has no update campaign to hold',
     });
-    expect(await failure(admin.request('update.report', { attemptId: 'a1' }))).toEqual({
+    expect(await refusal(admin.request('update.report', { attemptId: 'a1' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'This failed update attempt is stale or unavailable.',
     });
-    expect(await failure(reader.request('update.runs.get', { runId: 'run-1' }))).toEqual({
+    expect(await refusal(reader.request('update.runs.get', { runId: 'run-1' }))).toEqual({
       code: 'FORBIDDEN',
       message: 'missing scope: operator.admin',
     });
@@ -60,12 +53,12 @@ describe('features claw lacks answer OpenClaw’s empty shapes', () => {
       ['secrets.reload', 'claw has no secret references to reload; keys are read when used'],
       ['secrets.resolve', 'claw has no secret references to resolve'],
     ] as const) {
-      expect(await failure(admin.request(method, { name: 'OPENAI_API_KEY', value: 'sk-x' }))).toEqual({
+      expect(await refusal(admin.request(method, { name: 'OPENAI_API_KEY', value: 'sk-x' }))).toEqual({
         code: 'UNAVAILABLE',
         message,
       });
     }
-    expect((await failure(reader.request('secrets.store.list', {}))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('secrets.store.list', {}))).code).toBe('FORBIDDEN');
   });
 
   it('themes: the one default theme, selected gateway-wide; choosing another is refused', async () => {
@@ -73,25 +66,25 @@ describe('features claw lacks answer OpenClaw’s empty shapes', () => {
     const current = { id: 'claw', mode: 'system', scope: 'gateway', overrides: {} };
     expect(await reader.request('themes.list', {})).toEqual({ current, theme, themes: [theme] });
     expect(await reader.request('themes.get', { id: 'claw' })).toEqual({ current, theme });
-    expect(await failure(reader.request('themes.get', { id: 'knot' }))).toEqual({
+    expect(await refusal(reader.request('themes.get', { id: 'knot' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'Theme knot is unavailable. List themes to choose an installed theme.',
     });
-    expect(await failure(admin.request('themes.set', { id: 'knot' }))).toEqual({
+    expect(await refusal(admin.request('themes.set', { id: 'knot' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw has no theme catalogue or stored appearance preferences',
     });
-    expect((await failure(reader.request('themes.set', { id: 'claw' }))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('themes.set', { id: 'claw' }))).code).toBe('FORBIDDEN');
   });
 
   it('plugin UI: no bundles, tabs or surfaces; uiDescriptors lists the methods the gateway answers', async () => {
     const catalog: any = await reader.request('plugins.controlUi.list', {});
     expect(catalog).toEqual({ revision: expect.stringMatching(/^[0-9a-f]{64}$/), plugins: [], diagnostics: [] });
-    expect(await failure(admin.request('plugins.controlUi.reload', { pluginId: 'x' }))).toEqual({
+    expect(await refusal(admin.request('plugins.controlUi.reload', { pluginId: 'x' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw’s plugins contribute no Control UI bundles',
     });
-    expect((await failure(reader.request('plugins.controlUi.report', { pluginId: 'x', revision: 'r' }))).code).toBe(
+    expect((await refusal(reader.request('plugins.controlUi.report', { pluginId: 'x', revision: 'r' }))).code).toBe(
       'UNAVAILABLE',
     );
 
@@ -107,11 +100,11 @@ describe('features claw lacks answer OpenClaw’s empty shapes', () => {
       pluginSurfaceUrls: {},
     });
 
-    expect(await failure(reader.request('plugin.surface.refresh', {}))).toEqual({
+    expect(await refusal(reader.request('plugin.surface.refresh', {}))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'surface required',
     });
-    expect(await failure(reader.request('plugin.surface.refresh', { surface: 'canvas' }))).toEqual({
+    expect(await refusal(reader.request('plugin.surface.refresh', { surface: 'canvas' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'canvas plugin surface unavailable: claw’s plugins serve no UI surfaces',
     });
@@ -122,7 +115,7 @@ describe('features claw lacks answer OpenClaw’s empty shapes', () => {
       items: [],
       remoteError: expect.stringContaining('claw has no plugin catalogue'),
     });
-    expect(await failure(reader.request('plugins.catalog.get', { id: 'clawhub:memory' }))).toEqual({
+    expect(await refusal(reader.request('plugins.catalog.get', { id: 'clawhub:memory' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw has no plugin catalogue; install plugins from a folder',
     });
@@ -130,7 +123,7 @@ describe('features claw lacks answer OpenClaw’s empty shapes', () => {
 
   it('Control UI lookups: no link previews or pull-request tracking', async () => {
     expect(await reader.request('controlUi.linkPreview', { url: 'https://example.com/' })).toEqual({});
-    expect(await failure(reader.request('controlUi.linkPreview', { url: 'file:///etc/passwd' }))).toEqual({
+    expect(await refusal(reader.request('controlUi.linkPreview', { url: 'file:///etc/passwd' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'invalid controlUi.linkPreview params',
     });
@@ -138,21 +131,21 @@ describe('features claw lacks answer OpenClaw’s empty shapes', () => {
       await reader.request('controlUi.sessionPullRequests.subscribe', { sessionKeys: ['agent:main:main'] }),
     ).toEqual({ subscribed: false });
     expect(
-      await failure(reader.request('controlUi.sessionPullRequests.checks', { sessionKey: 'agent:main:main' })),
+      await refusal(reader.request('controlUi.sessionPullRequests.checks', { sessionKey: 'agent:main:main' })),
     ).toEqual({ code: 'UNAVAILABLE', message: 'claw tracks no pull requests or CI checks for sessions' });
   });
 
   it('suspension and the host editor are refused, admin only', async () => {
-    expect(await failure(admin.request('gateway.suspend.prepare', {}))).toEqual({
+    expect(await refusal(admin.request('gateway.suspend.prepare', {}))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw’s gateway cannot be suspended; stop it with `claw gateway stop`',
     });
-    expect((await failure(admin.request('gateway.suspend.resume', {}))).code).toBe('UNAVAILABLE');
-    expect(await failure(admin.request('config.openFile', {}))).toEqual({
+    expect((await refusal(admin.request('gateway.suspend.resume', {}))).code).toBe('UNAVAILABLE');
+    expect(await refusal(admin.request('config.openFile', {}))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw does not open editors on the gateway host; `claw config path` names the file to edit',
     });
-    expect(await failure(reader.request('gateway.suspend.prepare', {}))).toEqual({
+    expect(await refusal(reader.request('gateway.suspend.prepare', {}))).toEqual({
       code: 'FORBIDDEN',
       message: 'missing scope: operator.admin',
     });

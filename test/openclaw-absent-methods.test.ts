@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, startGateway, type RunningGateway, refusal } from './gateway-helpers.js';
 
 let gw: RunningGateway;
 let admin: GatewayClient;
@@ -25,13 +25,6 @@ afterAll(async () => {
   await Promise.all([admin, writer, reader].map((c) => c?.close()));
   await gw?.stop();
 });
-
-async function refusal(request: Promise<unknown>) {
-  return request.then(
-    () => undefined,
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 describe('reads answer OpenClaw’s empty shapes', () => {
   it('boards, canvas documents and artifacts', async () => {

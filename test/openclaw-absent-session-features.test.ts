@@ -10,7 +10,7 @@ import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import type { ChannelAccountContext } from '../sdk/channels/index.js';
 import { definePlugin } from '../sdk/index.js';
 import { runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
-import { client } from './gateway-helpers.js';
+import { client, refusal } from './gateway-helpers.js';
 
 const sent: Array<{ to: string; text: string }> = [];
 const outbox = definePlugin({
@@ -54,12 +54,6 @@ afterAll(async () => {
  * UNAVAILABLE "<method> failed: …" (the built gateway sends the code as thrown): messages are
  * matched by their text, codes where the gateway itself answers.
  */
-async function refusal(request: Promise<unknown>) {
-  return request.then(
-    () => undefined,
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 describe('reads answer OpenClaw’s empty shapes', () => {
   it('sharing, suggestions, discussion, companion, GitHub: nothing for a session that exists', async () => {

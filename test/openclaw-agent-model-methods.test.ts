@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import { runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
-import { client } from './gateway-helpers.js';
+import { client, refusal } from './gateway-helpers.js';
 import { tempDir } from './helpers.js';
 
 const GOOD_KEY = 'sk-test';
@@ -37,13 +37,6 @@ afterAll(async () => {
   await reader?.close();
   await h?.stop();
 });
-
-async function failure(request: Promise<unknown>): Promise<Record<string, unknown>> {
-  return request.then(
-    (value) => ({ unexpectedSuccess: value }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 const fileConfig = () => JSON.parse(readFileSync(join(stateDir, 'openclaw.json'), 'utf8'));
 const profilesFile = (agentId: string) => join(stateDir, 'agents', agentId, 'agent', 'auth-profiles.json');
@@ -79,19 +72,19 @@ describe('agents.update', () => {
   });
 
   it('refuses unknown agents, runtimes claw does not have, bad model refs and read scope', async () => {
-    expect(await failure(h.client.request('agents.update', { agentId: 'ghost', name: 'x' }))).toEqual({
+    expect(await refusal(h.client.request('agents.update', { agentId: 'ghost', name: 'x' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'agent "ghost" not found',
     });
     expect(
-      (await failure(h.client.request('agents.update', { agentId: 'work', model: 'openai/x', agentRuntime: 'codex' })))
+      (await refusal(h.client.request('agents.update', { agentId: 'work', model: 'openai/x', agentRuntime: 'codex' })))
         .code,
     ).toBe('INVALID_REQUEST');
-    expect(await failure(h.client.request('agents.update', { agentId: 'work', model: 'gpt' }))).toEqual({
+    expect(await refusal(h.client.request('agents.update', { agentId: 'work', model: 'gpt' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'model "gpt" is not a provider/model ref',
     });
-    expect((await failure(reader.request('agents.update', { agentId: 'work', name: 'x' }))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('agents.update', { agentId: 'work', name: 'x' }))).code).toBe('FORBIDDEN');
   });
 });
 
@@ -117,7 +110,7 @@ describe('agents.delete', () => {
   });
 
   it('keeps the files when asked, and refuses unknown agents and the last one', async () => {
-    expect(await failure(h.client.request('agents.delete', { agentId: 'spare' }))).toEqual({
+    expect(await refusal(h.client.request('agents.delete', { agentId: 'spare' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'agent "spare" not found',
     });
@@ -129,7 +122,7 @@ describe('agents.delete', () => {
     });
     expect(existsSync(workspace)).toBe(true);
     expect(fileConfig().agents.list).toEqual([{ id: 'main', default: true }]);
-    expect(await failure(h.client.request('agents.delete', { agentId: 'main' }))).toEqual({
+    expect(await refusal(h.client.request('agents.delete', { agentId: 'main' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'Agent "main" is the only configured agent and cannot be deleted.',
     });
@@ -164,7 +157,7 @@ describe('models auth', () => {
     ).toEqual({ provider: 'openai', profileIds: ['openai:backup', 'openai:default'] });
     expect(JSON.parse(readFileSync(file, 'utf8')).order).toEqual({ openai: ['openai:backup', 'openai:default'] });
     expect(
-      await failure(h.client.request('models.authOrderSet', { provider: 'openai', profileIds: ['openai:default'] })),
+      await refusal(h.client.request('models.authOrderSet', { provider: 'openai', profileIds: ['openai:default'] })),
     ).toEqual({
       code: 'INVALID_REQUEST',
       message: 'profileIds must include every available profile for provider openai',
@@ -180,10 +173,10 @@ describe('models auth', () => {
       abortedRunIds: [],
     });
     expect(
-      await failure(h.client.request('models.authLogout', { provider: 'openai', profileIds: ['openai:nope'] })),
+      await refusal(h.client.request('models.authLogout', { provider: 'openai', profileIds: ['openai:nope'] })),
     ).toEqual({ code: 'INVALID_REQUEST', message: 'profileIds contain unavailable auth profiles' });
     expect(await h.client.request('models.authRefresh', { operation: 'update' })).toEqual({ refreshed: true });
-    expect((await failure(reader.request('models.authSetApiKey', { provider: 'openai', apiKey: 'x' }))).code).toBe(
+    expect((await refusal(reader.request('models.authSetApiKey', { provider: 'openai', apiKey: 'x' }))).code).toBe(
       'FORBIDDEN',
     );
   });

@@ -13,6 +13,7 @@ import { GatewayClient, generateDeviceIdentity } from '../apps/cli/gateway-clien
 import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 import { pairingRequestId } from '../plugins/channels/pairing-request-id.js';
 import { CLI, tempDir } from './helpers.js';
+import { refusal } from './gateway-helpers.js';
 
 const TOKEN = 'cron-channel-methods-token-0123456789';
 let gw: CliGateway;
@@ -70,13 +71,6 @@ afterAll(async () => {
   gw?.child.kill();
   await gw?.exited;
 });
-
-async function refusal(request: Promise<unknown>) {
-  return request.then(
-    (payload) => ({ unexpectedSuccess: payload }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 describe('cron.get and the cron scratch pad', () => {
   it("cron.get answers a real job in OpenClaw's read view; its revision follows edits", async () => {

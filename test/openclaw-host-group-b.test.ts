@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import type { EventFrame } from '../sdk/index.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, startGateway, type RunningGateway, refusal } from './gateway-helpers.js';
 import { REPO, startCliGateway, tempDir, waitFor } from './helpers.js';
 
 let gw: RunningGateway;
@@ -68,13 +68,6 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function failure(request: Promise<unknown>): Promise<Record<string, unknown>> {
-  return request.then(
-    (value) => ({ unexpectedSuccess: value }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
-
 function nextEvent(name: string): Promise<EventFrame> {
   return new Promise((resolve) => {
     const check = () => {
@@ -110,23 +103,23 @@ describe('fs.listDir', () => {
 
   it('refuses write scope outside the workspaces, through .. or a symlink; admins browse anywhere', async () => {
     const forbidden = { code: 'FORBIDDEN', message: 'missing scope: operator.admin' };
-    expect(await failure(writer.request('fs.listDir', { path: outside }))).toEqual(forbidden);
-    expect(await failure(writer.request('fs.listDir', { path: join(workspace, '..') }))).toEqual(forbidden);
-    expect(await failure(writer.request('fs.listDir', { path: join(workspace, 'escape-link') }))).toEqual(forbidden);
-    expect(await failure(writer.request('fs.listDir', { path: 'alpha' }))).toEqual({
+    expect(await refusal(writer.request('fs.listDir', { path: outside }))).toEqual(forbidden);
+    expect(await refusal(writer.request('fs.listDir', { path: join(workspace, '..') }))).toEqual(forbidden);
+    expect(await refusal(writer.request('fs.listDir', { path: join(workspace, 'escape-link') }))).toEqual(forbidden);
+    expect(await refusal(writer.request('fs.listDir', { path: 'alpha' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'fs.listDir path must be absolute',
     });
-    expect((await failure(reader.request('fs.listDir', {}))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('fs.listDir', {}))).code).toBe('FORBIDDEN');
 
     const anywhere: any = await admin.request('fs.listDir', { path: outside });
     expect(anywhere.entries).toEqual([{ name: 'secret-folder', path: join(outside, 'secret-folder') }]);
     expect(anywhere.parent).toBeTypeOf('string');
-    expect(await failure(admin.request('fs.listDir', { nodeId: 'n1' }))).toEqual({
+    expect(await refusal(admin.request('fs.listDir', { nodeId: 'n1' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'node not connected',
     });
-    expect(await failure(writer.request('fs.listDir', { nodeId: 'n1' }))).toEqual(forbidden);
+    expect(await refusal(writer.request('fs.listDir', { nodeId: 'n1' }))).toEqual(forbidden);
   });
 });
 
@@ -156,7 +149,7 @@ describe('tools.effective', () => {
     expect(work.agentId).toBe('work');
     expect(ids(work)).not.toContain('clock_now');
     expect(
-      await failure(reader.request('tools.effective', { agentId: 'main', sessionKey: 'agent:work:main' })),
+      await refusal(reader.request('tools.effective', { agentId: 'main', sessionKey: 'agent:work:main' })),
     ).toEqual({
       code: 'INVALID_REQUEST',
       message: 'agentId "main" does not match the agent of sessionKey "agent:work:main"',
@@ -175,11 +168,11 @@ describe('memory', () => {
       score: expect.any(Number),
       snippet: expect.stringContaining('4711'),
     });
-    expect(await failure(reader.request('memory.search', { query: '  ' }))).toEqual({
+    expect(await refusal(reader.request('memory.search', { query: '  ' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'query must be a non-empty string',
     });
-    expect(await failure(reader.request('memory.search', { query: 'x', agentId: 'ghost' }))).toEqual({
+    expect(await refusal(reader.request('memory.search', { query: 'x', agentId: 'ghost' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'unknown agentId',
     });
@@ -214,11 +207,11 @@ describe('memory', () => {
       workspace: join(gw.stateDir, 'workspace-work'),
       providers: [],
     });
-    expect(await failure(admin.request('migrations.memory.apply', { providerId: 'x', idempotencyKey: 'k' }))).toEqual({
+    expect(await refusal(admin.request('migrations.memory.apply', { providerId: 'x', idempotencyKey: 'k' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw has no memory import providers; copy notes into the workspace’s MEMORY.md or memory/ folder',
     });
-    expect((await failure(reader.request('migrations.memory.plan', {}))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('migrations.memory.plan', {}))).code).toBe('FORBIDDEN');
   });
 });
 
@@ -241,28 +234,28 @@ describe('features claw lacks', () => {
         repositoryGrants: 'unknown',
       },
     });
-    expect((await failure(admin.request('tools.github.configure', { agentId: 'main', mode: 'inherit' }))).code).toBe(
+    expect((await refusal(admin.request('tools.github.configure', { agentId: 'main', mode: 'inherit' }))).code).toBe(
       'UNAVAILABLE',
     );
   });
 
   it('plugin.approval.resolve: every id is unknown (approvals scope)', async () => {
-    expect(await failure(admin.request('plugin.approval.resolve', { id: 'p1', decision: 'allow-once' }))).toEqual({
+    expect(await refusal(admin.request('plugin.approval.resolve', { id: 'p1', decision: 'allow-once' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'unknown or expired approval id',
     });
-    expect((await failure(reader.request('plugin.approval.resolve', { id: 'p1', decision: 'deny' }))).code).toBe(
+    expect((await refusal(reader.request('plugin.approval.resolve', { id: 'p1', decision: 'deny' }))).code).toBe(
       'FORBIDDEN',
     );
   });
 
   it('gateway.restart.request: refused by a gateway not started by `claw gateway`', async () => {
-    expect(await failure(admin.request('gateway.restart.request', { reason: 'test' }))).toEqual({
+    expect(await refusal(admin.request('gateway.restart.request', { reason: 'test' }))).toEqual({
       code: 'UNAVAILABLE',
       message:
         'this gateway cannot restart itself (it was not started by `claw gateway`); restart the process that runs it',
     });
-    expect((await failure(reader.request('gateway.restart.request', {}))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('gateway.restart.request', {}))).code).toBe('FORBIDDEN');
   });
 });
 

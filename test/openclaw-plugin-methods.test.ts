@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, startGateway, type RunningGateway, refusal } from './gateway-helpers.js';
 import { REPO } from './helpers.js';
 
 let gw: RunningGateway;
@@ -27,13 +27,6 @@ afterAll(async () => {
   await admin?.close();
   await gw?.stop();
 });
-
-async function failure(request: Promise<unknown>): Promise<Record<string, unknown>> {
-  return request.then(
-    (value) => ({ unexpectedSuccess: value }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 describe('plugins.inspect', () => {
   it('describes a plugin from its manifest in OpenClaw’s shape', async () => {
@@ -84,7 +77,7 @@ describe('plugins.inspect', () => {
   });
 
   it('refuses a plugin that is not there', async () => {
-    expect(await failure(reader.request('plugins.inspect', { pluginId: 'nope' }))).toEqual({
+    expect(await refusal(reader.request('plugins.inspect', { pluginId: 'nope' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'Plugin "nope" not found.',
     });
@@ -94,7 +87,7 @@ describe('plugins.inspect', () => {
 describe('plugins.setEnabled', () => {
   it('turns a plugin off and on in the config file (admin only)', async () => {
     expect(
-      (await failure(reader.request('plugins.setEnabled', { pluginId: 'example-clock', enabled: false }))).code,
+      (await refusal(reader.request('plugins.setEnabled', { pluginId: 'example-clock', enabled: false }))).code,
     ).toBe('FORBIDDEN');
     const off: any = await admin.request('plugins.setEnabled', { pluginId: 'example-clock', enabled: false });
     expect(off).toMatchObject({
@@ -111,7 +104,7 @@ describe('plugins.setEnabled', () => {
     const after = JSON.parse(readFileSync(join(gw.stateDir, 'openclaw.json'), 'utf8'));
     expect(after.plugins.entries['example-clock'].enabled).toBe(true);
 
-    expect(await failure(admin.request('plugins.setEnabled', { pluginId: 'nope', enabled: true }))).toEqual({
+    expect(await refusal(admin.request('plugins.setEnabled', { pluginId: 'nope', enabled: true }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'no plugin "nope" is installed',
     });
@@ -121,13 +114,13 @@ describe('plugins.setEnabled', () => {
 describe('what claw does not do over the wire', () => {
   it('credential fields, install and uninstall are refused with the reason', async () => {
     expect(
-      await failure(admin.request('plugins.credentials.inspect', { pluginId: 'example-clock', path: ['apiKey'] })),
+      await refusal(admin.request('plugins.credentials.inspect', { pluginId: 'example-clock', path: ['apiKey'] })),
     ).toEqual({ code: 'INVALID_REQUEST', message: 'This installed plugin does not declare that credential field.' });
-    expect(await failure(admin.request('plugins.install', { source: 'clawhub', spec: 'x' }))).toEqual({
+    expect(await refusal(admin.request('plugins.install', { source: 'clawhub', spec: 'x' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw cannot install plugins over the gateway; run `claw plugins install <path>` on the gateway host',
     });
-    expect(await failure(admin.request('plugins.uninstall', { pluginId: 'example-clock' }))).toEqual({
+    expect(await refusal(admin.request('plugins.uninstall', { pluginId: 'example-clock' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw cannot uninstall plugins over the gateway; run `claw plugins uninstall <id>` on the gateway host',
     });
@@ -164,7 +157,7 @@ describe('config.schema.lookup', () => {
   });
 
   it('refuses a path the schema does not have', async () => {
-    expect(await failure(reader.request('config.schema.lookup', { path: 'gateway.nope.deeper' }))).toEqual({
+    expect(await refusal(reader.request('config.schema.lookup', { path: 'gateway.nope.deeper' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'config schema path not found',
     });

@@ -234,7 +234,12 @@ beforeAll(async () => {
   mkdirSync(join(openclawHome, '.openclaw'));
   writeFileSync(
     join(openclawHome, '.openclaw', 'openclaw.json'),
-    JSON.stringify(config(join(openclawHome, '.openclaw'))),
+    // No test touches the internet: OpenClaw would fetch its remote model catalogue and check npm for updates.
+    JSON.stringify({
+      ...config(join(openclawHome, '.openclaw')),
+      update: { checkOnStart: false },
+      models: { ...config(join(openclawHome, '.openclaw')).models, catalogRefresh: { enabled: false } },
+    }),
   );
   openclawPort = await freePort();
   // One after the other: OpenClaw gives its state lease 5 s at start-up, which a 2-core machine

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import { startAgent, type AgentHarness } from './agent-helpers.js';
-import { client } from './gateway-helpers.js';
+import { client, refusal } from './gateway-helpers.js';
 
 let h: AgentHarness;
 let reader: GatewayClient;
@@ -35,12 +35,6 @@ afterAll(async () => {
  * UNAVAILABLE "<method> failed: …" (the built gateway sends the code as thrown): messages are
  * matched by their text, codes where the gateway itself answers.
  */
-async function refusal(request: Promise<unknown>) {
-  return request.then(
-    () => undefined,
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 async function finished(runId: string): Promise<void> {
   await h.client.request('agent.wait', { runId, timeoutMs: 20_000 });

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, startGateway, type RunningGateway, refusal } from './gateway-helpers.js';
 import { REPO, tempDir, writePlugin } from './helpers.js';
 
 let gw: RunningGateway;
@@ -57,13 +57,6 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function failure(request: Promise<unknown>): Promise<Record<string, unknown>> {
-  return request.then(
-    (value) => ({ unexpectedSuccess: value }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
-
 describe('skills.bins', () => {
   it('lists the binaries the skills of every agent require, sorted and once each', async () => {
     const { bins } = (await reader.request('skills.bins', {})) as { bins: string[] };
@@ -88,23 +81,23 @@ describe('ClawHub and the Skill Workshop, which claw lacks', () => {
   });
 
   it('lookups of one item say it is not there; an unknown agent is refused', async () => {
-    expect(await failure(reader.request('skills.skillCard', { skillKey: 'needs-tools' }))).toEqual({
+    expect(await refusal(reader.request('skills.skillCard', { skillKey: 'needs-tools' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'skill card not found for needs-tools',
     });
-    expect(await failure(reader.request('skills.proposals.inspect', { proposalId: 'p1' }))).toEqual({
+    expect(await refusal(reader.request('skills.proposals.inspect', { proposalId: 'p1' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'Skill proposal not found: p1',
     });
-    expect((await failure(reader.request('skills.workshop.read', { name: 'needs-tools' }))).message).toMatch(
+    expect((await refusal(reader.request('skills.workshop.read', { name: 'needs-tools' }))).message).toMatch(
       /^No Workshop-generated skill matched: needs-tools\. claw has no Skill Workshop/,
     );
-    expect((await failure(reader.request('skills.proposals.list', { agentId: 'ghost' }))).code).toBe('INVALID_REQUEST');
+    expect((await refusal(reader.request('skills.proposals.list', { agentId: 'ghost' }))).code).toBe('INVALID_REQUEST');
   });
 
   it('actions fail with UNAVAILABLE naming what is missing, admin only', async () => {
     for (const method of ['skills.install', 'skills.detail']) {
-      expect(await failure(admin.request(method, { slug: 'weather' }))).toEqual({
+      expect(await refusal(admin.request(method, { slug: 'weather' }))).toEqual({
         code: 'UNAVAILABLE',
         message: 'claw has no skill registry (ClawHub); put skill folders in the workspace or managed skills dir',
       });
@@ -115,12 +108,12 @@ describe('ClawHub and the Skill Workshop, which claw lacks', () => {
       'skills.proposals.apply',
       'skills.proposals.requestRevision',
     ]) {
-      expect(await failure(admin.request(method, { proposalId: 'p1' }))).toEqual({
+      expect(await refusal(admin.request(method, { proposalId: 'p1' }))).toEqual({
         code: 'UNAVAILABLE',
         message: 'claw has no Skill Workshop: skills are folders with a SKILL.md you write or copy in',
       });
     }
-    expect(await failure(reader.request('skills.proposals.apply', { proposalId: 'p1' }))).toEqual({
+    expect(await refusal(reader.request('skills.proposals.apply', { proposalId: 'p1' }))).toEqual({
       code: 'FORBIDDEN',
       message: 'missing scope: operator.admin',
     });
@@ -156,15 +149,15 @@ describe('skills.update', () => {
   });
 
   it('refuses ClawHub updates, bad params and read scope', async () => {
-    expect(await failure(admin.request('skills.update', { source: 'clawhub', slug: 'weather' }))).toEqual({
+    expect(await refusal(admin.request('skills.update', { source: 'clawhub', slug: 'weather' }))).toEqual({
       code: 'UNAVAILABLE',
       message: 'claw has no skill registry (ClawHub); put skill folders in the workspace or managed skills dir',
     });
-    expect(await failure(admin.request('skills.update', { skillKey: 'x', enabled: 'yes' }))).toEqual({
+    expect(await refusal(admin.request('skills.update', { skillKey: 'x', enabled: 'yes' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'skills.update: enabled must be true or false',
     });
-    expect((await failure(reader.request('skills.update', { skillKey: 'x', enabled: true }))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('skills.update', { skillKey: 'x', enabled: true }))).code).toBe('FORBIDDEN');
   });
 });
 
@@ -208,15 +201,15 @@ describe('plugins.skills.read', () => {
   it('refuses paths out of the folder, unknown skills and the catalogue', async () => {
     const base = { source: 'installed', pluginId: 'skill-pack', skillName: 'packed' };
     for (const path of ['../../openclaw.plugin.json', '/etc/passwd', 'host-link']) {
-      expect((await failure(reader.request('plugins.skills.read', { ...base, path }))).code).toBe('INVALID_REQUEST');
+      expect((await refusal(reader.request('plugins.skills.read', { ...base, path }))).code).toBe('INVALID_REQUEST');
     }
-    expect(await failure(reader.request('plugins.skills.read', { ...base, skillName: 'ghost' }))).toEqual({
+    expect(await refusal(reader.request('plugins.skills.read', { ...base, skillName: 'ghost' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'plugin "skill-pack" has no skill "ghost"',
     });
     expect(
       (
-        await failure(
+        await refusal(
           reader.request('plugins.skills.read', { source: 'catalog', catalogId: 'x', version: '1', skillName: 'y' }),
         )
       ).code,
@@ -234,15 +227,15 @@ describe('the skill library, which claw lacks', () => {
       canManageWorkspace: false,
       defaultSelectionLimit: 64,
     });
-    expect((await failure(reader.request('skills.library.read', { skillId: 's1' }))).message).toMatch(
+    expect((await refusal(reader.request('skills.library.read', { skillId: 's1' }))).message).toMatch(
       /^Skill library entry not found: s1\. claw has no skill library/,
     );
     for (const name of ['save', 'mutate', 'activate', 'import', 'upload']) {
-      expect(await failure(admin.request(`skills.library.${name}`, {}))).toEqual({
+      expect(await refusal(admin.request(`skills.library.${name}`, {}))).toEqual({
         code: 'UNAVAILABLE',
         message: 'claw has no skill library: skills are folders in the workspace, managed or plugin skill dirs',
       });
     }
-    expect((await failure(reader.request('skills.library.save', {}))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('skills.library.save', {}))).code).toBe('FORBIDDEN');
   });
 });

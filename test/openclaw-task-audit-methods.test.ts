@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import { startAgent, type AgentHarness } from './agent-helpers.js';
-import { client } from './gateway-helpers.js';
+import { client, refusal } from './gateway-helpers.js';
 
 let h: AgentHarness;
 let reader: GatewayClient;
@@ -22,13 +22,6 @@ afterAll(async () => {
   await reader?.close();
   await h?.stop();
 });
-
-async function refusal(request: Promise<unknown>) {
-  return request.then(
-    (payload) => ({ unexpectedSuccess: payload }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 describe('tasks, suggestions and progress cards: claw keeps none', () => {
   it('tasks.get and tasks.history: every task id is unknown, worded as OpenClaw', async () => {

@@ -11,7 +11,7 @@ import type { GatewayClient } from '../apps/cli/gateway-client.js';
 import type { ChannelAccountContext, InboundMessage } from '../sdk/channels/index.js';
 import { clawVersion, definePlugin } from '../sdk/index.js';
 import { runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
-import { client } from './gateway-helpers.js';
+import { client, refusal } from './gateway-helpers.js';
 import { REPO } from './helpers.js';
 
 let receive: ((message: InboundMessage) => Promise<unknown>) | undefined;
@@ -51,13 +51,6 @@ afterAll(async () => {
   await reader?.close();
   await h?.stop();
 });
-
-async function refusal(request: Promise<unknown>) {
-  return request.then(
-    () => undefined,
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
 
 describe('what OpenClaw’s Control UI asks on every tab', () => {
   it('update.status: claw’s version, no restart sentinel, no update known (admin only)', async () => {

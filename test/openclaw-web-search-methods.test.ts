@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
-import { client, startGateway, type RunningGateway } from './gateway-helpers.js';
+import { client, startGateway, type RunningGateway, refusal } from './gateway-helpers.js';
 import { REPO } from './helpers.js';
 
 let server: Server;
@@ -48,13 +48,6 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-async function failure(request: Promise<unknown>): Promise<Record<string, unknown>> {
-  return request.then(
-    (value) => ({ unexpectedSuccess: value }),
-    (error: { code?: string; message?: string }) => ({ code: error.code, message: error.message }),
-  );
-}
-
 describe('webSearch.status', () => {
   it('names the provider web_search uses and every installed provider', async () => {
     const status: any = await reader.request('webSearch.status', {});
@@ -81,7 +74,7 @@ describe('webSearch.status', () => {
       configPath: ['plugins.entries.searxng.config.webSearch'],
     });
     expect(byId.duckduckgo).toMatchObject({ requiresCredential: false, credentialSource: 'none', configured: false });
-    expect(await failure(reader.request('webSearch.status', { modelProvider: 'openai' }))).toEqual({
+    expect(await refusal(reader.request('webSearch.status', { modelProvider: 'openai' }))).toEqual({
       code: 'INVALID_REQUEST',
       message: 'modelProvider and modelId must be supplied together.',
     });
@@ -99,12 +92,12 @@ describe('webSearch.test', () => {
       cached: false,
     });
     expect(queries).toContain('claw gateway');
-    expect((await failure(reader.request('webSearch.test', { query: 'x' }))).code).toBe('FORBIDDEN');
+    expect((await refusal(reader.request('webSearch.test', { query: 'x' }))).code).toBe('FORBIDDEN');
   });
 
   it('reports a failing provider as status error, and refuses an empty query', async () => {
     const answer: any = await admin.request('webSearch.test', { query: 'explode' });
     expect(answer).toMatchObject({ provider: 'searxng', status: 'error', error: expect.any(String) });
-    expect((await failure(admin.request('webSearch.test', { query: '  ' }))).code).toBe('INVALID_REQUEST');
+    expect((await refusal(admin.request('webSearch.test', { query: '  ' }))).code).toBe('INVALID_REQUEST');
   });
 });
