@@ -5,7 +5,7 @@
  * unknown, and preparing or destroying one is refused as unavailable.
  */
 import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
-import { absent, requiring } from './absent-required.js';
+import { absent, requiring } from './absent-kit.js';
 
 export function registerAbsentEnvironments(api: PluginApi): void {
   api.registerGatewayMethod('environments.status', {

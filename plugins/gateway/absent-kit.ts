@@ -14,7 +14,8 @@
  * empty values (what an OpenClaw gateway says when it has nothing of the kind); a method that would
  * create, change or start something answers UNAVAILABLE naming what claw lacks, never a pretend
  * success. Params are tolerated as OpenClaw's clients send them. This module holds what the areas
- * share; the plugin's index registers each area.
+ * share; the plugin's index registers each area. Tasks, environments, audit, the system agent
+ * and questions (absent-tasks.ts … absent-questions.ts) use its params schemas and `absent`.
  */
 import {
   ErrorCodes,
@@ -67,4 +68,27 @@ export function unavailable(what: string, scope: string, description: string, re
       return lacks(what);
     },
   };
+}
+
+/** An object with these required string fields; any other field OpenClaw sends is tolerated. */
+export function requiring(...fields: string[]): JsonSchema {
+  return {
+    type: 'object',
+    required: fields,
+    properties: Object.fromEntries(fields.map((field) => [field, { type: 'string', minLength: 1 }])),
+  };
+}
+
+/** An object with a required non-empty list of ids (OpenClaw's batch recovery params). */
+export function requiringIds(field: string): JsonSchema {
+  return {
+    type: 'object',
+    required: [field],
+    properties: { [field]: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } } },
+  };
+}
+
+/** A change or start request for a missing feature: refused, never pretended. */
+export function absent(message: string): never {
+  throw new ProtocolError(ErrorCodes.UNAVAILABLE, message);
 }

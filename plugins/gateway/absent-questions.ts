@@ -6,7 +6,7 @@
  * grant; they take operator.write, which OpenClaw's session write methods also need.
  */
 import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
-import { requiring } from './absent-required.js';
+import { requiring } from './absent-kit.js';
 
 function notFound(id: string): never {
   throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `question '${id}' was not found`, {

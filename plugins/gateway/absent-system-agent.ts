@@ -8,7 +8,7 @@
  */
 import { agentPaths, agentValue, defaultAgentId, modelChain, type ModelSetting } from '../../sdk/agent/index.js';
 import type { PluginApi } from '../../sdk/index.js';
-import { absent, requiring } from './absent-required.js';
+import { absent, requiring } from './absent-kit.js';
 
 const NO_SYSTEM_AGENT =
   'claw has no OpenClaw system agent (set up with `claw onboard`, check models with `claw models status`)';

@@ -6,7 +6,7 @@
  * would create or run something are refused as unavailable.
  */
 import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
-import { absent, requiring, requiringIds } from './absent-required.js';
+import { absent, requiring, requiringIds } from './absent-kit.js';
 
 const TASK_NOT_FOUND = 'task not found';
 
