@@ -9,15 +9,14 @@ export const ms = (iso: string | undefined): number | null => (iso ? Date.parse(
 export const sorted = (values: unknown): string[] =>
   Array.isArray(values) ? [...new Set(values.filter((v): v is string => typeof v === 'string'))].sort() : [];
 
-/** A pending node pairing request in OpenClaw's shape (node.pair.list, node.pair.requested). */
-export function nodePairRequest(request: PairingRequest) {
+/** What OpenClaw says of any node, pending or paired; claw records no versions, model or declared commands at pairing. */
+function nodeIdentity(node: Pick<PairingRequest, 'deviceId' | 'clientId' | 'displayName' | 'platform'>) {
   return {
-    requestId: request.requestId,
-    nodeId: request.deviceId,
-    clientId: request.clientId ?? null,
+    nodeId: node.deviceId,
+    clientId: node.clientId ?? null,
     clientMode: null,
-    displayName: request.displayName ?? null,
-    platform: request.platform ?? null,
+    displayName: node.displayName ?? null,
+    platform: node.platform ?? null,
     version: null,
     coreVersion: null,
     uiVersion: null,
@@ -25,6 +24,14 @@ export function nodePairRequest(request: PairingRequest) {
     modelIdentifier: null,
     caps: [],
     commands: [],
+  };
+}
+
+/** A pending node pairing request in OpenClaw's shape (node.pair.list, node.pair.requested). */
+export function nodePairRequest(request: PairingRequest) {
+  return {
+    requestId: request.requestId,
+    ...nodeIdentity(request),
     // As OpenClaw: a node declaring no commands needs only the pairing scope to approve.
     requiredApproveScopes: ['operator.pairing'],
     permissions: null,
@@ -36,18 +43,7 @@ export function nodePairRequest(request: PairingRequest) {
 
 export function pairedNode(device: PairedDevice) {
   return {
-    nodeId: device.deviceId,
-    clientId: device.clientId ?? null,
-    clientMode: null,
-    displayName: device.displayName ?? null,
-    platform: device.platform ?? null,
-    version: null,
-    coreVersion: null,
-    uiVersion: null,
-    deviceFamily: null,
-    modelIdentifier: null,
-    caps: [],
-    commands: [],
+    ...nodeIdentity(device),
     permissions: null,
     remoteIp: device.remoteAddress ?? null,
     bins: [],
