@@ -76,6 +76,8 @@ export { createLogger, type LogLevel, type LogRecord, type SimpleLoggerOptions }
 export { isLoopbackHost, safeEqual } from './net/auth-kit.js';
 /** The device identity a gateway client signs the connect challenge with, and the payload both ends build. */
 export * from './device-auth.js';
+/** Paired nodes and sending them commands: the gateway's "nodes" service. */
+export * from './nodes.js';
 
 /** Secret-named keys and the mask, for plugins that show config or env (masking text is `api.kernel.redact`). */
 export { isSecretKey, MASK } from './redact.js';
