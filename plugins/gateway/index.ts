@@ -9,6 +9,7 @@ import { gatewayAuthService } from './auth.js';
 import { pluginsWithLeftWork } from './left-work.js';
 import { logFile } from './log-file.js';
 import { registerToolsCatalog } from './tools-catalog.js';
+import { registerToolsInvoke } from './tools-invoke.js';
 import { registerMethods } from './methods.js';
 import { registerAbsentFeatureMethods } from './absent-features.js';
 import { registerHostMethods } from './host-methods.js';
@@ -103,6 +104,7 @@ export default definePlugin({
     registerAbsentWorkspace(api);
     registerUserMethods(api);
     registerToolsCatalog(api);
+    registerToolsInvoke(api);
 
     const service: GatewayService = {
       id: 'gateway',

@@ -159,19 +159,13 @@ function registerToolsEffective(api: PluginApi): void {
   });
 }
 
-/** Every registered tool, grouped as tools.catalog shows them (plugin tools only when `includePlugins`). */
-async function catalogGroups(
-  api: PluginApi,
-  includePlugins: boolean,
-  rawDescriptions = new Map<string, string>(),
-): Promise<Map<string, CatalogGroup>> {
-  const kernel = api.kernel;
-  // Shipped with claw: bundled, or loaded from the folder this plugin came from (a checkout, tests).
-  const home = kernel.plugins().find((record) => record.id === api.id)?.dir;
+/** Plugins shipped with claw: bundled, or loaded from the folder this plugin came from (a checkout, tests). */
+export function shippedPluginIds(api: PluginApi): Set<string> {
+  const plugins = api.kernel.plugins();
+  const home = plugins.find((record) => record.id === api.id)?.dir;
   const shipped = home ? dirname(home) : undefined;
-  const bundled = new Set(
-    kernel
-      .plugins()
+  return new Set(
+    plugins
       .filter(
         (record) =>
           record.origin === 'bundled' ||
@@ -179,6 +173,16 @@ async function catalogGroups(
       )
       .map((record) => record.id),
   );
+}
+
+/** Every registered tool, grouped as tools.catalog shows them (plugin tools only when `includePlugins`). */
+async function catalogGroups(
+  api: PluginApi,
+  includePlugins: boolean,
+  rawDescriptions = new Map<string, string>(),
+): Promise<Map<string, CatalogGroup>> {
+  const kernel = api.kernel;
+  const bundled = shippedPluginIds(api);
   const names = new Map(kernel.plugins().map((record) => [record.id, record.manifest?.name ?? record.id]));
   const groups = new Map<string, CatalogGroup>();
   for (const info of kernel.capabilities.list('tool')) {
