@@ -12,8 +12,6 @@ export const PENDING_EVENTS: ReadonlySet<string> = new Set([
   'device.pair.setup.completed',
   'device.pair.setup.deliveryUncertain',
   'gateway.suspension',
-  'node.hostStats',
-  'node.invoke.cancel',
   'node.invoke.input',
   'node.runnerInventory.changed',
   'plugin.approval.requested',

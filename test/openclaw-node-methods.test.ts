@@ -118,6 +118,10 @@ describe('nodes', () => {
     });
 
     const node = await connect(asNode);
+    // The device is paired; the caps it declares are a command surface waiting for an operator.
+    const waiting: any = await operator.request('node.describe', { nodeId });
+    expect(waiting).toMatchObject({ approvalState: 'pending-approval', pendingDeclaredCaps: ['canvas', 'system'] });
+    await operator.request('node.pair.approve', { requestId: waiting.pendingRequestId });
     const described: any = await operator.request('node.describe', { nodeId });
     expect(described).toMatchObject({
       ts: expect.any(Number),
@@ -144,12 +148,12 @@ describe('nodes', () => {
       message: 'unknown nodeId',
     });
 
-    // What only a node sends: acknowledged (claw sends nodes no invocations yet), refused to operators.
+    // What only a node sends: an answer to nothing it was sent is ignored; refused to operators.
     expect(await node.request('node.invoke.result', { id: 'inv-1', nodeId, ok: true })).toEqual({
       ok: true,
       ignored: true,
     });
-    expect(await node.request('node.invoke.progress', { id: 'inv-1', nodeId, chunk: 'x' })).toEqual({
+    expect(await node.request('node.invoke.progress', { invokeId: 'inv-1', nodeId, seq: 0, chunk: 'x' })).toEqual({
       ok: true,
       ignored: true,
     });
@@ -163,10 +167,11 @@ describe('nodes', () => {
     });
     expect(
       await refusal(operator.request('node.invoke', { nodeId, command: 'system.run', idempotencyKey: 'k1' })),
-    ).toMatchObject({
-      code: 'UNAVAILABLE',
-      message: `claw has no node command dispatch yet: cannot run "system.run" on node "${nodeId}"`,
-    });
+    ).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('exec tool') });
+    // A command it did not declare is refused by the policy, naming the gate.
+    expect(
+      await refusal(operator.request('node.invoke', { nodeId, command: 'camera.snap', idempotencyKey: 'k2' })),
+    ).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('did not declare "camera.snap"') });
   });
 
   it('renamed, then removed: its connection closes and it is no longer listed', async () => {

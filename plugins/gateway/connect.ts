@@ -17,8 +17,9 @@ import type { Connection } from './connection.js';
 import type { GatewayEvents } from './events.js';
 import { helloFeatures } from './features.js';
 import { errorShape, protocolErrorShape } from './frames.js';
-import { admitConnect, hasScope, type HandshakeResult } from './handshake.js';
-import { nodePairRequest } from './node-shapes.js';
+import { admitConnect, hasScope, type Admission, type HandshakeResult } from './handshake.js';
+import type { NodeRegistry } from './node-registry.js';
+import { nodePairRequest, nodeSurfaceRequest } from './node-shapes.js';
 import type { PairingStore } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewayRpc } from './rpc.js';
@@ -42,6 +43,7 @@ export interface ConnectsOptions {
   /** Shared with the transport's socket accepts, so a burst of both shares one budget. */
   slices: SlicedQueue;
   health(): unknown;
+  nodes?: NodeRegistry;
 }
 
 export class Connects {
@@ -165,10 +167,24 @@ export class Connects {
       auth: admission.authMethod,
     });
     events.presenceChanged();
+    if (admission.role === 'node' && admission.deviceId) this.nodeConnected(conn, admission.deviceId, admission);
     for (const held of conn.held.splice(0)) rpc.onMessage(conn, held.data, held.isBinary);
     void publishConnectModelCatalog(kernel, rpc, events, conn).catch((error: Error) =>
       logger.warn(`models.snapshot for ${conn.id} failed: ${error.message}`),
     );
+  }
+
+  /** A node is reachable from now on; a surface wider than approved waits for an operator. */
+  private nodeConnected(conn: Connection, nodeId: string, admission: Admission): void {
+    const { kernel, logger, pairing } = this.options;
+    this.options.nodes?.add(nodeId, conn);
+    const pending = admission.surfaceRequest;
+    const device = pairing.device(nodeId);
+    if (!pending?.created || !device) return;
+    logger.info(`node ${nodeId.slice(0, 12)}… declares commands waiting for approval`, {
+      requestId: pending.request.requestId,
+    });
+    kernel.protocol.emit('node.pair.requested', nodeSurfaceRequest(device, pending.request));
   }
 }
 

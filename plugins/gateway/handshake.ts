@@ -16,7 +16,7 @@ import {
 import { safeEqual } from '../../sdk/net/index.js';
 import { parsePublicKey, verifySignature } from './device-verify.js';
 import { validateConnectParams } from './frames.js';
-import type { PairingRequest, PairingStore } from './pairing.js';
+import type { PairingRequest, PairingStore, SurfaceRequest } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewaySettings } from './settings.js';
 
@@ -43,6 +43,8 @@ export interface Admission {
   deviceId?: string;
   /** A freshly issued device token to hand back in hello-ok. */
   deviceToken?: string;
+  /** A node declared more than its approved command surface: the pending request for it. */
+  surfaceRequest?: { request: SurfaceRequest; created: boolean };
 }
 
 export type HandshakeResult =
@@ -71,6 +73,13 @@ function rateLimited(retryAfterMs: number): HandshakeResult {
 
 function isKnownScope(scope: string): boolean {
   return (OPERATOR_SCOPES as readonly string[]).includes(scope);
+}
+
+/** A node's declared commands or caps: trimmed, unique, sorted. */
+export function declared(values: unknown): string[] {
+  if (!Array.isArray(values)) return [];
+  const names = values.filter((v): v is string => typeof v === 'string').map((v) => v.trim());
+  return [...new Set(names.filter(Boolean))].sort();
 }
 
 export function hasScope(scopes: readonly string[], needed: string): boolean {
@@ -203,6 +212,15 @@ export function admitConnect(
     });
   }
 
+  if (!deviceId && role === 'node') {
+    // A node is paired, and its command surface approved, by its device identity.
+    return reject(
+      ErrorCodes.NOT_PAIRED,
+      'device identity required for role "node": a node must sign the connect challenge with its device key',
+      { code: 'DEVICE_IDENTITY_REQUIRED' },
+    );
+  }
+
   if (!deviceId) {
     // Without a device identity only this machine may connect: pairing is how remote
     // devices are admitted, and pairing needs an identity.
@@ -267,8 +285,10 @@ export function admitConnect(
   // (a device that lost its token can still connect with the shared secret).
   const hasToken = Boolean(pairing.device(deviceId)?.roles[role]?.tokenHash);
   const issued = authMethod === 'device-token' || hasToken ? undefined : pairing.issueToken(deviceId, role);
+  const surfaceRequest =
+    role === 'node' ? pairing.requestSurface(deviceId, declared(params.commands), declared(params.caps)) : undefined;
   return {
     ok: true,
-    admission: { protocol, role, scopes: requested, authMethod, params, deviceId, deviceToken: issued },
+    admission: { protocol, role, scopes: requested, authMethod, params, deviceId, deviceToken: issued, surfaceRequest },
   };
 }

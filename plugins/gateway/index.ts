@@ -3,7 +3,7 @@
  * `gateway` service. The server itself (ws, fastify, pino) is imported when the service
  * starts, and the client side when a CLI command runs.
  */
-import { clawVersion, type GatewayDaemon } from '../../sdk/index.js';
+import { clawVersion, NODES_SERVICE, type GatewayDaemon, type NodeService } from '../../sdk/index.js';
 import { definePlugin } from '../../sdk/index.js';
 import { gatewayAuthService } from './auth.js';
 import { pluginsWithLeftWork } from './left-work.js';
@@ -48,6 +48,7 @@ export default definePlugin({
       new PairingStore(pairingFile(stateDir), api.kernel.redact, section.pairing.requestTtlMs),
       clawVersion(),
       logFile(stateDir),
+      section.idempotencyWindowMs,
     );
 
     const events = api.kernel.protocol;
@@ -73,6 +74,18 @@ export default definePlugin({
     });
     events.registerEvent('node.pair.requested', api.id, { scope: 'operator.pairing' });
     events.registerEvent('node.pair.resolved', api.id, { scope: 'operator.pairing' });
+    events.registerEvent('node.hostStats', api.id, {
+      scope: 'operator.read',
+      droppable: true,
+      description: '{nodeId, hostStats}: a node reported its CPU, load, memory and disk (node.host.stats).',
+    });
+    // Sent only to the node a command is for, never broadcast.
+    events.registerEvent('node.invoke.request', api.id, {
+      description: 'To one node: {id, nodeId, command, paramsJSON, timeoutMs, idempotencyKey, sessionKey?}.',
+    });
+    events.registerEvent('node.invoke.cancel', api.id, {
+      description: 'To one node: {invokeId, nodeId}, its caller gave up on the command.',
+    });
     events.registerEvent('plugins.changed', api.id, {
       scope: 'operator.read',
       droppable: true,
@@ -121,6 +134,7 @@ export default definePlugin({
           settings,
           pairing: runtime.pairing,
           version: runtime.version,
+          nodes: runtime.nodes.registry,
         });
         await server.start();
         runtime.server = server;
@@ -146,6 +160,7 @@ export default definePlugin({
     };
     api.registerService(service);
     api.registerService({ id: 'gateway-auth', api: gatewayAuthService });
+    api.registerService({ id: NODES_SERVICE, api: runtime.nodes satisfies NodeService });
     // The OS service's code loads only when `claw onboard`, `claw reset` or `claw uninstall` reaches for it.
     const daemon = async () => new (await import('./daemon/control.js')).Daemon(api.kernel.env, api.kernel.paths);
     api.registerService({

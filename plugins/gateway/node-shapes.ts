@@ -3,14 +3,18 @@
  * node.pair.requested, node.pair.approve), built from claw's pairing records; what claw does not
  * record of a node (versions, declared commands, host stats) carries OpenClaw's empty value.
  */
-import type { PairedDevice, PairingRequest } from './pairing.js';
+import { approveScopes } from './node-policy.js';
+import type { PairedDevice, PairingRequest, SurfaceRequest } from './pairing.js';
 
 export const ms = (iso: string | undefined): number | null => (iso ? Date.parse(iso) : null);
 export const sorted = (values: unknown): string[] =>
   Array.isArray(values) ? [...new Set(values.filter((v): v is string => typeof v === 'string'))].sort() : [];
 
-/** What OpenClaw says of any node, pending or paired; claw records no versions, model or declared commands at pairing. */
-function nodeIdentity(node: Pick<PairingRequest, 'deviceId' | 'clientId' | 'displayName' | 'platform'>) {
+/** What OpenClaw says of any node, pending or paired; claw records no versions or model. */
+function nodeIdentity(
+  node: Pick<PairingRequest, 'deviceId' | 'clientId' | 'displayName' | 'platform'>,
+  surface: { commands: string[]; caps: string[] } = { commands: [], caps: [] },
+) {
   return {
     nodeId: node.deviceId,
     clientId: node.clientId ?? null,
@@ -22,8 +26,8 @@ function nodeIdentity(node: Pick<PairingRequest, 'deviceId' | 'clientId' | 'disp
     uiVersion: null,
     deviceFamily: null,
     modelIdentifier: null,
-    caps: [],
-    commands: [],
+    caps: [...surface.caps],
+    commands: [...surface.commands],
   };
 }
 
@@ -41,9 +45,22 @@ export function nodePairRequest(request: PairingRequest) {
   };
 }
 
+/** A paired node's pending command surface request, in the same shape (its own requestId). */
+export function nodeSurfaceRequest(device: PairedDevice, request: SurfaceRequest) {
+  return {
+    requestId: request.requestId,
+    ...nodeIdentity(device, request),
+    requiredApproveScopes: approveScopes(request.commands),
+    permissions: null,
+    remoteIp: device.remoteAddress ?? null,
+    silent: false,
+    ts: Date.parse(request.createdAt),
+  };
+}
+
 export function pairedNode(device: PairedDevice) {
   return {
-    ...nodeIdentity(device),
+    ...nodeIdentity(device, device.surface),
     permissions: null,
     remoteIp: device.remoteAddress ?? null,
     bins: [],
@@ -51,7 +68,7 @@ export function pairedNode(device: PairedDevice) {
     approvedAtMs: ms(device.approvedAt),
     lastConnectedAtMs: ms(device.lastSeenAt),
     lastDisconnectedAtMs: null,
-    lastHostStats: null,
+    lastHostStats: device.lastHostStats ?? null,
     lastSeenAtMs: ms(device.lastSeenAt),
     lastSeenReason: device.lastSeenAt ? 'connect' : null,
   };

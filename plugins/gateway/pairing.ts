@@ -31,6 +31,26 @@ export interface PairedDevice {
   approvedBy: string;
   lastSeenAt?: string;
   remoteAddress?: string;
+  /** For role node: what an operator approved it may be sent (its command surface). */
+  surface?: NodeSurface;
+  /** For role node: a declared surface wider than the approved one, waiting for an operator. */
+  surfaceRequest?: SurfaceRequest;
+  /** For role node: its latest node.host.stats report. */
+  lastHostStats?: unknown;
+}
+
+export interface NodeSurface {
+  commands: string[];
+  caps: string[];
+  approvedAt: string;
+  approvedBy: string;
+}
+
+export interface SurfaceRequest {
+  requestId: string;
+  commands: string[];
+  caps: string[];
+  createdAt: string;
 }
 
 export interface PairingRequest {
@@ -63,6 +83,9 @@ export class PairingError extends Error {
 export function pairingFile(stateDir: string): string {
   return join(stateDir, 'devices', 'pairing.json');
 }
+
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  a.length === new Set(b).size && b.every((value) => a.includes(value));
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -251,9 +274,96 @@ export class PairingStore {
     const device = this.data.paired[deviceId];
     if (!device?.roles[role]) throw new PairingError(`device "${deviceId}" is not paired for role "${role}"`);
     delete device.roles[role];
+    if (role === 'node') {
+      delete device.surface;
+      delete device.surfaceRequest;
+      delete device.lastHostStats;
+    }
     if (Object.keys(device.roles).length === 0) delete this.data.paired[deviceId];
     this.save();
     return device;
+  }
+
+  /**
+   * A node connected declaring this surface: when it is not within the approved one, the pending
+   * surface request (kept, with its id, while the declared set is unchanged). Undefined when the
+   * approved surface covers it.
+   */
+  requestSurface(
+    deviceId: string,
+    commands: string[],
+    caps: string[],
+  ): { request: SurfaceRequest; created: boolean } | undefined {
+    const device = this.data.paired[deviceId];
+    if (!device) return undefined;
+    const approved = device.surface;
+    const covered =
+      approved !== undefined &&
+      commands.every((c) => approved.commands.includes(c)) &&
+      caps.every((c) => approved.caps.includes(c));
+    if (covered) {
+      if (device.surfaceRequest) {
+        delete device.surfaceRequest;
+        this.save();
+      }
+      return undefined;
+    }
+    const existing = device.surfaceRequest;
+    if (existing && sameSet(existing.commands, commands) && sameSet(existing.caps, caps))
+      return { request: existing, created: false };
+    const request: SurfaceRequest = {
+      requestId: randomUUID(),
+      commands: [...commands].sort(),
+      caps: [...caps].sort(),
+      createdAt: new Date(this.now()).toISOString(),
+    };
+    device.surfaceRequest = request;
+    this.save();
+    return { request, created: true };
+  }
+
+  /** The paired device whose pending surface request this is. */
+  surfaceRequestOwner(requestId: string): PairedDevice | undefined {
+    return Object.values(this.data.paired).find((d) => d.surfaceRequest?.requestId === requestId);
+  }
+
+  /** Approve a node's pending surface request: its declared commands and caps become its surface. */
+  approveSurface(requestId: string, approvedBy: string): PairedDevice {
+    const device = this.surfaceRequestOwner(requestId);
+    if (!device?.surfaceRequest) throw new PairingError(`no pending node surface request "${requestId}"`);
+    this.setSurface(device.deviceId, device.surfaceRequest.commands, device.surfaceRequest.caps, approvedBy);
+    return device;
+  }
+
+  /** Set a paired node's approved surface directly (setup codes approve the first declared one). */
+  setSurface(deviceId: string, commands: string[], caps: string[], approvedBy: string): PairedDevice {
+    const device = this.data.paired[deviceId];
+    if (!device) throw new PairingError(`no paired device "${deviceId}"`);
+    device.surface = {
+      commands: [...new Set(commands)].sort(),
+      caps: [...new Set(caps)].sort(),
+      approvedAt: new Date(this.now()).toISOString(),
+      approvedBy,
+    };
+    delete device.surfaceRequest;
+    this.save();
+    return device;
+  }
+
+  rejectSurface(requestId: string): PairedDevice {
+    const device = this.surfaceRequestOwner(requestId);
+    if (!device) throw new PairingError(`no pending node surface request "${requestId}"`);
+    delete device.surfaceRequest;
+    this.save();
+    return device;
+  }
+
+  /** Keep a node's latest host stats on its record. */
+  recordHostStats(deviceId: string, stats: unknown): void {
+    const device = this.data.paired[deviceId];
+    if (!device) return;
+    device.lastHostStats = stats;
+    this.save();
   }
 
   /** Issue a new device token for a role the device holds, replacing any previous one. */

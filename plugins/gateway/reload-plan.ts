@@ -25,6 +25,8 @@ const CHANNEL_POLICY_KEYS = [
 /** Most specific first; `*` matches any one segment; a rule covers everything below it. */
 const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
   [['gateway', 'reload'], 'none'],
+  // The node command policy reads gateway.nodes for every invoke and every connect.
+  [['gateway', 'nodes'], 'hot'],
   [['meta'], 'none'],
   [['$schema'], 'none'],
   ...CHANNEL_POLICY_KEYS.flatMap((key): Array<[string[], ReloadKind]> => [

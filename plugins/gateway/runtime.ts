@@ -5,6 +5,8 @@
 import { join } from 'node:path';
 import { arch, platform } from 'node:os';
 import { base64UrlEncode, loadOrCreateDeviceIdentity, rawPublicKey, type PluginApi } from '../../sdk/index.js';
+import { NodeDirectory } from './node-service.js';
+import { NodeRegistry } from './node-registry.js';
 import type { PairingStore } from './pairing.js';
 import type { GatewayServer } from './server.js';
 import { CloseCodes } from './close-codes.js';
@@ -15,6 +17,8 @@ export class GatewayRuntime {
   /** Installed by `claw gateway`: restart the whole kernel after `delayMs`. Returns false if it cannot. */
   requestRestart?: (reason: string, delayMs: number) => boolean;
   readonly reloader: ConfigReloader;
+  /** Paired and connected nodes, and the commands sent to them (the "nodes" service). */
+  readonly nodes: NodeDirectory;
   private readonly bootedAt = Date.now();
 
   constructor(
@@ -22,7 +26,9 @@ export class GatewayRuntime {
     readonly pairing: PairingStore,
     readonly version: string,
     readonly logFile: string,
+    idempotencyWindowMs = 300_000,
   ) {
+    this.nodes = new NodeDirectory(api.kernel, pairing, new NodeRegistry(idempotencyWindowMs));
     this.reloader = new ConfigReloader(api, (reason, delayMs) => this.requestRestart?.(reason, delayMs) ?? false);
   }
 

@@ -11,6 +11,7 @@ import { GatewayEvents } from './events.js';
 import { GatewayHealth } from './health.js';
 import { acquireLock, type GatewayLock } from './lock.js';
 import { noModelWarning, readModelStatus, type ModelStatus } from './model-status.js';
+import type { NodeRegistry } from './node-registry.js';
 import type { PairingStore } from './pairing.js';
 import { AuthRateLimiter } from './rate-limit.js';
 import { GatewayRpc } from './rpc.js';
@@ -24,6 +25,8 @@ export interface GatewayServerOptions {
   settings: GatewaySettings;
   pairing: PairingStore;
   version: string;
+  /** Node connections and the commands waiting on them. */
+  nodes?: NodeRegistry;
 }
 
 const HEALTH_EVENT_INTERVAL_MS = 60_000;
@@ -69,7 +72,9 @@ export class GatewayServer {
       rpc,
       slices,
       health,
+      nodes: options.nodes,
     });
+    options.nodes?.attach((conn, event, payload) => this.events.sendEvent(conn, event, payload));
     this.rpc = rpc;
     this.transport = new GatewayTransport({
       kernel,
@@ -175,6 +180,7 @@ export class GatewayServer {
     await Promise.all(this.connectionList().map((conn) => conn.close(code, `gateway ${reason}`, true)));
     await this.transport.close();
     this.rpc.close();
+    this.options.nodes?.attach(undefined);
     this.lock?.release();
     logger.info(`gateway stopped (${reason})`);
   }

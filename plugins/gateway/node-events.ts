@@ -1,0 +1,82 @@
+/**
+ * node.event: what a node reports on its own. node.host.stats (CPU, load, memory, disk) is kept
+ * on the node's paired record, so node.list shows it while the node is away too, and is passed
+ * to operators as node.hostStats; other events are acknowledged as OpenClaw acknowledges events
+ * it has no use for.
+ */
+import type { GatewayMethodContext, PluginApi } from '../../sdk/index.js';
+import { registerAll, requiredString, type Params } from './absent-kit.js';
+import type { GatewayRuntime } from './runtime.js';
+
+const HOST_STATS_EVENT = 'node.host.stats';
+
+const int = (value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+
+/** OpenClaw's node.host.stats payload: free never above total, disk numbers in pairs. */
+function hostStats(payload: unknown): Record<string, unknown> | undefined {
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return undefined;
+  const stats = payload as Record<string, unknown>;
+  const known = [
+    'cpuCount',
+    'loadAverage',
+    'memoryTotalBytes',
+    'memoryFreeBytes',
+    'diskTotalBytes',
+    'diskAvailableBytes',
+  ];
+  if (Object.keys(stats).some((key) => !known.includes(key))) return undefined;
+  if (!int(stats.cpuCount, 1, 4096) || !int(stats.memoryTotalBytes, 0) || !int(stats.memoryFreeBytes, 0))
+    return undefined;
+  if (stats.memoryFreeBytes > stats.memoryTotalBytes) return undefined;
+  const load = stats.loadAverage;
+  if (
+    load !== undefined &&
+    !(Array.isArray(load) && load.length === 3 && load.every((n) => typeof n === 'number' && n >= 0 && n <= 1e5))
+  )
+    return undefined;
+  const { diskTotalBytes: total, diskAvailableBytes: available } = stats;
+  if (total === undefined ? available !== undefined : !int(total, 0) || !int(available, 0) || available > total)
+    return undefined;
+  return stats;
+}
+
+function eventPayload(params: Params): unknown {
+  if (typeof params.payloadJSON === 'string') {
+    try {
+      return JSON.parse(params.payloadJSON);
+    } catch {
+      return undefined;
+    }
+  }
+  return params.payload;
+}
+
+export function registerNodeEvents(
+  api: PluginApi,
+  runtime: GatewayRuntime,
+  requireNode: (ctx: GatewayMethodContext, method: string, params: Params) => string,
+): void {
+  const { pairing, nodes } = runtime;
+  registerAll(api, {
+    'node.event': {
+      description: 'An event a node reports (node.host.stats is kept and passed to operators; others acknowledged).',
+      handler: (params, ctx, method) => {
+        const nodeId = requireNode(ctx, method, params);
+        const event = requiredString(method, params, 'event');
+        if (event !== HOST_STATS_EVENT) return { ok: true };
+        const stats = hostStats(eventPayload(params));
+        if (!stats) return { ok: true, event, handled: false, reason: 'invalid_payload' };
+        if (nodes.registry.get(nodeId)?.id !== ctx.connId)
+          return { ok: true, event, handled: false, reason: 'stale_connection' };
+        const recorded = { ...stats, updatedAtMs: Date.now() };
+        pairing.recordHostStats(nodeId, recorded);
+        void pairing
+          .flush()
+          .catch((error: Error) => api.logger.warn(`could not keep host stats of node ${nodeId}: ${error.message}`));
+        api.kernel.protocol.emit('node.hostStats', { nodeId, hostStats: recorded });
+        return { ok: true, event, handled: true, reason: 'updated' };
+      },
+    },
+  });
+}
