@@ -12,6 +12,7 @@ import {
   type Logger,
   type RequestFrame,
 } from '../../sdk/index.js';
+import { cidrMatcher } from './cidr.js';
 import { CloseCodes } from './close-codes.js';
 import type { Connection } from './connection.js';
 import type { GatewayEvents } from './events.js';
@@ -67,6 +68,7 @@ export class Connects {
         now: Date.now(),
         limiter,
         clientKey: conn.limiterKey,
+        autoApproveNode: this.nodeCidrs(),
       },
       settings,
       pairing,
@@ -85,6 +87,22 @@ export class Connects {
         );
       },
     );
+  }
+
+  /** gateway.nodes.pairing.autoApproveCidrs as configured now (a config change applies to the next connect). */
+  private nodeCidrs(): ((address: string | undefined) => boolean) | undefined {
+    const gateway = this.options.kernel.config().gateway as
+      { nodes?: { pairing?: { autoApproveCidrs?: string[] } } } | undefined;
+    const cidrs = gateway?.nodes?.pairing?.autoApproveCidrs ?? [];
+    if (cidrs.length === 0) return undefined;
+    try {
+      return cidrMatcher(cidrs);
+    } catch (error) {
+      this.options.logger.warn(
+        `gateway.nodes.pairing.autoApproveCidrs: ${(error as Error).message}; no node is auto-approved`,
+      );
+      return undefined;
+    }
   }
 
   private answer(conn: Connection, frame: RequestFrame, result: HandshakeResult): void {

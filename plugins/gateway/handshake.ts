@@ -32,6 +32,8 @@ export interface ConnectContext {
   /** Failed-auth lockout, and this client's key in it (undefined key: not counted). */
   limiter?: AuthRateLimiter;
   clientKey?: string;
+  /** gateway.nodes.pairing.autoApproveCidrs as a matcher: first-time nodes from there are paired without asking. */
+  autoApproveNode?: (address: string | undefined) => boolean;
 }
 
 export interface Admission {
@@ -259,8 +261,13 @@ export function admitConnect(
       clientId: params.client.id,
       remoteAddress: ctx.remoteAddress,
     };
+    // A trusted network pairs a first-time node device; its command surface still waits for an operator.
+    const trustedNode =
+      role === 'node' && !paired?.roles.node && requested.length === 0 && ctx.autoApproveNode?.(ctx.remoteAddress);
     if (ctx.local && settings.pairing.autoApproveLoopback) {
       pairing.approveDirect(fields, 'loopback');
+    } else if (trustedNode) {
+      pairing.approveDirect(fields, 'cidr');
     } else {
       const pending = pairing.request(fields);
       return {
