@@ -36,6 +36,8 @@
  *   web-fetch    web_fetch of a local 1 MB HTML page through the tool choke point: first call, p50/p95, RSS added
  *   browser      cold start (fresh profile, Chromium launch, first page) to the first snapshot;
  *                snapshot p50/p95 on a small and a 200-section page, full and interactive
+ *   node-rtt     node.invoke round trip operator → gateway → fake node → gateway → operator, p50/p99
+ *   node-fleet   50 nodes connecting at once: all admitted, time, gateway RSS added per node
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -672,4 +674,6 @@ if (want('subagent-announce')) await (await import('./subagents.js')).subagentAn
 if (want('subagent-fanout')) await (await import('./subagents.js')).subagentFanoutBench(line);
 if (want('web-fetch')) await (await import('./web-fetch.js')).webFetchBench(line, quick);
 if (want('browser')) await (await import('./browser.js')).browserBench(line);
+if (want('node-rtt')) await (await import('./nodes.js')).nodeRoundTripBench(CLI, await freePort(), line, quick);
+if (want('node-fleet')) await (await import('./nodes.js')).nodeFleetBench(CLI, await freePort(), line);
 if (want('install-size')) benchInstallSize();
