@@ -223,6 +223,8 @@ describe('what a node reports', () => {
     const reader = await client(gw.url, { scopes: ['operator.read'], onEvent: (frame) => seen.push(frame) });
     opened.push(reader);
     const fake = await node({ commands: [] });
+    // Declaring nothing asks for nothing: no surface request.
+    expect(await pendingFor(fake.nodeId)).toBeUndefined();
     const stats = { cpuCount: 4, loadAverage: [0.5, 0.4, 0.3], memoryTotalBytes: 8000, memoryFreeBytes: 2000 };
     expect(await fake.request('node.event', { event: 'node.host.stats', payloadJSON: JSON.stringify(stats) })).toEqual({
       ok: true,

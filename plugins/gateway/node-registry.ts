@@ -22,6 +22,8 @@ export interface NodeAnswer {
 export interface DispatchOptions {
   timeoutMs: number;
   idempotencyKey: string;
+  /** The caller chose the key (it may ask again): keep the outcome for the window. */
+  remember: boolean;
   sessionKey?: string;
   signal?: AbortSignal;
   onProgress?: (chunk: string) => void;
@@ -43,6 +45,7 @@ interface PendingInvoke {
 interface Remembered {
   command: string;
   outcome: Promise<NodeAnswer>;
+  /** Infinity while the node has not answered: the window starts when the outcome is known. */
   expiresAt: number;
 }
 
@@ -55,6 +58,7 @@ export class NodeRegistry {
   private readonly live = new Map<string, Connection>();
   private readonly pending = new Map<string, PendingInvoke>();
   private readonly remembered = new Map<string, Remembered>();
+  private prunedAt = 0;
   private send?: SendToConnection;
 
   constructor(private readonly idempotencyWindowMs: number) {}
@@ -117,9 +121,13 @@ export class NodeRegistry {
         new NodeInvokeError('ABORTED', `invoke of "${command}" on node "${nodeId}" was cancelled`, nodeId),
       );
     const outcome = this.sendInvoke(conn, nodeId, command, params, options);
-    this.remembered.set(key, { command, outcome, expiresAt: Date.now() + this.idempotencyWindowMs });
-    // The remembered promise may be awaited by nobody: it must not count as unhandled.
-    outcome.catch(() => undefined);
+    if (options.remember) {
+      const entry: Remembered = { command, outcome, expiresAt: Infinity };
+      this.remembered.set(key, entry);
+      const settled = () => (entry.expiresAt = Date.now() + this.idempotencyWindowMs);
+      // Also keeps a failure nobody awaits any more from counting as unhandled.
+      outcome.then(settled, settled);
+    }
     return outcome;
   }
 
@@ -243,10 +251,9 @@ export class NodeRegistry {
 
   private forgetExpired(): void {
     const now = Date.now();
-    // Entries are kept in the order they expire (one window for all): stop at the first live one.
-    for (const [key, entry] of this.remembered) {
-      if (entry.expiresAt > now) break;
-      this.remembered.delete(key);
-    }
+    // A scan at most once a second keeps a burst of invokes from scanning the table each time.
+    if (now - this.prunedAt < 1000) return;
+    this.prunedAt = now;
+    for (const [key, entry] of this.remembered) if (entry.expiresAt <= now) this.remembered.delete(key);
   }
 }

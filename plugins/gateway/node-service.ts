@@ -134,6 +134,7 @@ export class NodeDirectory implements NodeService {
     return this.registry.dispatch(nodeId, command, params, {
       timeoutMs: options.timeoutMs && options.timeoutMs > 0 ? options.timeoutMs : DEFAULT_TIMEOUT_MS,
       idempotencyKey: options.idempotencyKey ?? randomUUID(),
+      remember: options.idempotencyKey !== undefined,
       sessionKey: options.sessionKey,
       signal: options.signal,
       onProgress: options.onProgress,

@@ -297,10 +297,12 @@ export class PairingStore {
     const device = this.data.paired[deviceId];
     if (!device) return undefined;
     const approved = device.surface;
+    // Declaring nothing asks for nothing: there is no surface to approve.
     const covered =
-      approved !== undefined &&
-      commands.every((c) => approved.commands.includes(c)) &&
-      caps.every((c) => approved.caps.includes(c));
+      (commands.length === 0 && caps.length === 0) ||
+      (approved !== undefined &&
+        commands.every((c) => approved.commands.includes(c)) &&
+        caps.every((c) => approved.caps.includes(c)));
     if (covered) {
       if (device.surfaceRequest) {
         delete device.surfaceRequest;
