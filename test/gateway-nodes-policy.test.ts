@@ -217,6 +217,22 @@ describe('command policy', () => {
   });
 });
 
+describe('a config change', () => {
+  it('applies gateway.nodes.commands.deny to the next invoke, without a restart', async () => {
+    const fake = await node({ commands: ['system.notify'] });
+    await approve(fake.nodeId);
+    expect((await invoke(fake.nodeId, 'system.notify')).payload).toEqual({ ran: 'system.notify' });
+    const { hash } = await admin.request<any>('config.get', {});
+    const patched = await admin.request<any>('config.patch', {
+      patch: { gateway: { nodes: { commands: { deny: ['camera.list', 'system.notify'] } } } },
+      baseHash: hash,
+    });
+    expect(patched.restartRequired).toBeFalsy();
+    expect((await refusal(invoke(fake.nodeId, 'system.notify'))).message).toContain('gateway.nodes.commands.deny');
+    expect((await admin.request<any>('node.describe', { nodeId: fake.nodeId })).commands).toEqual([]);
+  });
+});
+
 describe('what a node reports', () => {
   it('node.host.stats is kept on the paired record, listed, and sent to operators as node.hostStats', async () => {
     const seen: any[] = [];
