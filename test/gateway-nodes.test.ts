@@ -225,6 +225,22 @@ describe('node invoke dispatch', () => {
   });
 });
 
+describe('what OpenClaw node hosts publish for features claw lacks', () => {
+  it('refuses skills, plugin tools and runner inventory as unavailable, and only from nodes', async () => {
+    const fake = await node({ commands: [] });
+    for (const [method, what] of [
+      ['node.skills.update', 'node skills'],
+      ['node.pluginTools.update', 'node plugin tools'],
+      ['node.runnerInventory.update', 'node workers'],
+    ] as const) {
+      const refused = await refusal(fake.request(method, {}));
+      expect(refused.code, method).toBe('UNAVAILABLE');
+      expect(refused.message, method).toContain(`claw has no ${what}`);
+      expect((await refusal(admin.request(method, {}))).code, method).toBe('FORBIDDEN');
+    }
+  });
+});
+
 describe('node identity and tokens', () => {
   it('refuses a node without a device identity', async () => {
     const anonymous = new FakeNode({ url: gw.url, token: TEST_TOKEN, identity: null });

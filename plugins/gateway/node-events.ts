@@ -2,10 +2,11 @@
  * node.event: what a node reports on its own. node.host.stats (CPU, load, memory, disk) is kept
  * on the node's paired record, so node.list shows it while the node is away too, and is passed
  * to operators as node.hostStats; other events are acknowledged as OpenClaw acknowledges events
- * it has no use for.
+ * it has no use for. What OpenClaw's node host publishes at connect for features claw lacks (its
+ * skills, plugin tools, worker runner inventory) is refused as unavailable, naming what is missing.
  */
 import type { GatewayMethodContext, PluginApi } from '../../sdk/index.js';
-import { registerAll, requiredString, type Params } from './absent-kit.js';
+import { lacks, registerAll, requiredString, type Params } from './absent-kit.js';
 import type { GatewayRuntime } from './runtime.js';
 
 const HOST_STATS_EVENT = 'node.host.stats';
@@ -76,6 +77,27 @@ export function registerNodeEvents(
           .catch((error: Error) => api.logger.warn(`could not keep host stats of node ${nodeId}: ${error.message}`));
         api.kernel.protocol.emit('node.hostStats', { nodeId, hostStats: recorded });
         return { ok: true, event, handled: true, reason: 'updated' };
+      },
+    },
+    'node.skills.update': {
+      description: "A node's skills for agents to use: claw has no node skills.",
+      handler: (params, ctx, method) => {
+        requireNode(ctx, method, params);
+        return lacks('node skills: a node cannot publish skills to agents');
+      },
+    },
+    'node.pluginTools.update': {
+      description: "A node's plugin and MCP tools for agents: claw has no node plugin tools.",
+      handler: (params, ctx, method) => {
+        requireNode(ctx, method, params);
+        return lacks('node plugin tools: a node cannot publish tools to agents');
+      },
+    },
+    'node.runnerInventory.update': {
+      description: "A node's worker runner inventory: claw runs no workers on nodes.",
+      handler: (params, ctx, method) => {
+        requireNode(ctx, method, params);
+        return lacks('node workers: a node cannot offer a worker runner');
       },
     },
   });
