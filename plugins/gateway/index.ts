@@ -72,6 +72,10 @@ export default definePlugin({
       scope: 'operator.pairing',
       description: 'A paired device or node was renamed or lost its node pairing: re-read the lists.',
     });
+    events.registerEvent('device.pair.setup.completed', api.id, {
+      scope: 'operator.pairing',
+      description: '{setupId, deviceId, deviceName?, access, ts}: a node paired with a setup code.',
+    });
     events.registerEvent('node.pair.requested', api.id, { scope: 'operator.pairing' });
     events.registerEvent('node.pair.resolved', api.id, { scope: 'operator.pairing' });
     events.registerEvent('node.hostStats', api.id, {
@@ -133,6 +137,7 @@ export default definePlugin({
           logger: api.logger,
           settings,
           pairing: runtime.pairing,
+          setupCodes: runtime.setupCodes,
           version: runtime.version,
           nodes: runtime.nodes.registry,
         });
