@@ -203,5 +203,7 @@ export default definePlugin({
     command('devices', 'List, approve and reject device pairing requests');
     command('dashboard', 'Open the web UI signed in (--no-open prints the URL)');
     command('logs', "Show the gateway's log (--follow keeps showing new lines)");
+    command('nodes', 'List, approve, rename and remove nodes; invoke, notify and run commands on one');
+    command('qr', 'A setup code (and QR) that pairs one node with this gateway');
   },
 });
