@@ -130,10 +130,17 @@ describe('claw nodes', () => {
     expect(priority.stderr).toContain('--priority must be passive, active, timeSensitive');
   });
 
-  it('run goes through the gateway tool path (tools.invoke with exec host=node) and says when it has none', async () => {
+  it("run is the exec tool with host node, through the gateway's tools.invoke", async () => {
+    // This gateway runs without the exec tool's plugin, so the tool path answers that it has none.
     const result = await run('nodes', 'run', '--node', 'Den', '--', 'uname', '-a');
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('this gateway cannot run commands on nodes: it has no tools.invoke');
+    expect(result.stderr).toBe('claw: no tool named "exec"\n');
+    const json = await run('nodes', 'run', '--node', 'Den', '--json', '--', 'uname', '-a');
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: false,
+      toolName: 'exec',
+      error: { code: 'not_found', message: 'no tool named "exec"' },
+    });
   });
 
   it('remove takes the pairing away and disconnects the node', async () => {

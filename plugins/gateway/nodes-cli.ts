@@ -229,7 +229,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
         const result = await gw.request<Record<string, unknown> & { nodes?: NodeRow[] }>('node.list', {});
         const all = result.nodes ?? [];
         const shown = all.filter(connectionFilter(values));
-        if (values.json) return (json({ ...result, ts: result.ts ?? now, nodes: shown }), 0);
+        if (values.json) {
+          json({ ...result, ts: result.ts ?? now, nodes: shown });
+          return 0;
+        }
         const of = shown.length === all.length ? '' : ` (of ${all.length})`;
         out(
           `Known: ${shown.length}${of} · Paired: ${shown.filter((n) => n.paired).length} · Connected: ${shown.filter((n) => n.connected).length}`,
@@ -259,7 +262,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
           lastConnectedAtMs: live.get(node.nodeId)?.lastConnectedAtMs ?? node.lastConnectedAtMs ?? null,
         }));
         const shown = paired.filter(connectionFilter(values));
-        if (values.json) return (json({ pending, paired: shown }), 0);
+        if (values.json) {
+          json({ pending, paired: shown });
+          return 0;
+        }
         const of = shown.length === paired.length ? '' : ` (of ${paired.length})`;
         out(`Pending: ${pending.length} · Paired: ${shown.length}${of}`);
         if (pending.length > 0) out(`\n${pendingTable(pending, now)}`);
@@ -279,7 +285,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
       case 'describe': {
         const node = await target(gw);
         const result = await gw.request<NodeRow>('node.describe', { nodeId: node.nodeId });
-        if (values.json) return (json(result), 0);
+        if (values.json) {
+          json(result);
+          return 0;
+        }
         const lines: Array<[string, string]> = [
           ['Node', result.displayName ?? '-'],
           ['ID', result.nodeId],
@@ -304,7 +313,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
       }
       case 'pending': {
         const pending = (await gw.request<{ pending?: PendingRow[] }>('node.pair.list', {})).pending ?? [];
-        if (values.json) return (json(pending), 0);
+        if (values.json) {
+          json(pending);
+          return 0;
+        }
         out(pending.length === 0 ? 'No pending pairing requests.' : pendingTable(pending, now));
         return 0;
       }
@@ -312,7 +324,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
       case 'reject': {
         const requestId = rest[0]!;
         const result = await gw.request<Record<string, any>>(`node.pair.${action}`, { requestId });
-        if (values.json) return (json(result), 0);
+        if (values.json) {
+          json(result);
+          return 0;
+        }
         const nodeId: string = result.node?.nodeId ?? result.nodeId ?? '';
         out(
           `${action === 'approve' ? 'Approved' : 'Rejected'} request ${requestId}${nodeId ? ` (node ${nodeId})` : ''}.`,
@@ -322,7 +337,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
       case 'remove': {
         const node = await target(gw);
         const result = await gw.request('node.pair.remove', { nodeId: node.nodeId });
-        if (values.json) return (json(result), 0);
+        if (values.json) {
+          json(result);
+          return 0;
+        }
         out(`Removed paired node ${label(node)}.`);
         return 0;
       }
@@ -330,7 +348,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
         const name = need(values.name, '--name <displayName>');
         const node = await target(gw);
         const result = await gw.request('node.rename', { nodeId: node.nodeId, displayName: name });
-        if (values.json) return (json(result), 0);
+        if (values.json) {
+          json(result);
+          return 0;
+        }
         out(`Renamed node ${node.nodeId}: ${node.displayName ?? '-'} -> ${name}.`);
         return 0;
       }
@@ -343,7 +364,10 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
           { nodeId: node.nodeId, ...call },
           { timeoutMs: Math.max(transportMs, call.timeoutMs + 10_000) },
         );
-        if (action === 'invoke' || values.json) return (json(result), 0);
+        if (action === 'invoke' || values.json) {
+          json(result);
+          return 0;
+        }
         out('notify ok');
         return 0;
       }
@@ -356,29 +380,21 @@ export async function nodes(argv: string[], ctx: CliContext): Promise<number> {
           ...(values.cwd ? { workdir: values.cwd } : {}),
           ...(values['command-timeout'] !== undefined ? { timeout: seconds(values['command-timeout']) } : {}),
         };
-        let result: { ok?: boolean; output?: unknown; error?: { code?: string; message?: string } };
-        try {
-          result = await gw.request(
-            'tools.invoke',
-            { name: 'exec', args, idempotencyKey: randomUUID() },
-            {
-              timeoutMs: transportMs,
-            },
-          );
-        } catch (error) {
-          if (error instanceof GatewayRequestError && /unknown method/i.test(error.message))
-            throw new GatewayRequestError({
-              code: 'UNAVAILABLE',
-              message: `this gateway cannot run commands on nodes: it has no tools.invoke (${error.message})`,
-            });
-          throw error;
+        const result = await gw.request<{
+          ok?: boolean;
+          output?: { content?: Array<{ type: string; text?: string }> };
+          error?: { code?: string; message?: string };
+        }>('tools.invoke', { name: 'exec', args, idempotencyKey: randomUUID() }, { timeoutMs: transportMs });
+        if (values.json) {
+          json(result);
+          return 0;
         }
-        if (values.json) return (json(result), 0);
         if (!result.ok) {
           ctx.stderr.write(`claw: ${result.error?.message ?? 'the command failed'}\n`);
           return 1;
         }
-        out(typeof result.output === 'string' ? result.output : JSON.stringify(result.output, null, 2));
+        const texts = (result.output?.content ?? []).filter((part) => part.type === 'text').map((part) => part.text);
+        out(texts.join('').trimEnd());
         return 0;
       }
     }

@@ -42,7 +42,10 @@ interface SetupCodeResult {
 
 export async function qr(argv: string[], ctx: CliContext): Promise<number> {
   const { values, positionals } = parseFlags(argv, FLAGS);
-  if (values.help) return (ctx.stdout.write(`${HELP}\n`), 0);
+  if (values.help) {
+    ctx.stdout.write(`${HELP}\n`);
+    return 0;
+  }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw qr --help)`);
   if (values.url !== undefined && values['public-url'] !== undefined)
     throw new UsageError('give the URL once: --url or --public-url');
@@ -58,9 +61,13 @@ export async function qr(argv: string[], ctx: CliContext): Promise<number> {
   const { setupCode, gatewayUrl, auth, urlSource, access, setupId, expiresAtMs } = result;
   if (values.json) {
     const payload = { setupCode, gatewayUrl, auth, urlSource, access, setupId, expiresAtMs };
-    return (ctx.stdout.write(`${JSON.stringify(payload, null, 2)}\n`), 0);
+    ctx.stdout.write(`${JSON.stringify(payload, null, 2)}\n`);
+    return 0;
   }
-  if (values['setup-code-only']) return (ctx.stdout.write(`${setupCode}\n`), 0);
+  if (values['setup-code-only']) {
+    ctx.stdout.write(`${setupCode}\n`);
+    return 0;
+  }
   const lines = [
     'Pairing QR',
     'Pair a node with it: claw node run --pair <setup code> (openclaw node run --pair works too).',
