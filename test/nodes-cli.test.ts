@@ -18,6 +18,8 @@ let gw: RunningGateway;
 let env: Record<string, string>;
 let den: FakeNode;
 let pendingRequestId: string;
+/** The commands Kitchen Pi declared, waiting for an operator (its device was approved on loopback). */
+let surfaceRequestId: string;
 const open: FakeNode[] = [];
 
 const run = (...args: string[]) => claw(args, env);
@@ -40,6 +42,7 @@ beforeAll(async () => {
   den = await connectFakeNode({
     url: gw.url,
     displayName: 'Kitchen Pi',
+    platform: 'windows',
     caps: ['system'],
     commands: ['device.info', 'system.notify'],
     auth: { token: TEST_TOKEN },
@@ -82,15 +85,26 @@ describe('claw nodes', () => {
     expect(bad.stderr).toContain('--last-connected must be a duration');
   });
 
-  it('list and pending: the pending request and the paired node', async () => {
+  it('list and pending: the device request, the surface request and the paired node', async () => {
     const listed = await runJson('nodes', 'list');
-    expect(listed.pending).toEqual([expect.objectContaining({ requestId: pendingRequestId, displayName: 'Garage' })]);
+    expect(listed.pending).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ requestId: pendingRequestId, displayName: 'Garage' }),
+        expect.objectContaining({
+          nodeId: den.identity.deviceId,
+          commands: ['device.info', 'system.notify'],
+          requiredApproveScopes: ['operator.pairing', 'operator.write'],
+        }),
+      ]),
+    );
+    expect(listed.pending).toHaveLength(2);
+    surfaceRequestId = listed.pending.find((r: any) => r.nodeId === den.identity.deviceId).requestId;
     expect(listed.paired).toEqual([
       expect.objectContaining({ nodeId: den.identity.deviceId, displayName: 'Kitchen Pi', connected: true }),
     ]);
     expect(await runJson('nodes', 'pending')).toEqual(listed.pending);
     const text = await run('nodes', 'list');
-    expect(text.stdout).toContain('Pending: 1 · Paired: 1');
+    expect(text.stdout).toContain('Pending: 2 · Paired: 1');
     expect(text.stdout).toMatch(/REQUEST\s+NODE\s+ID\s+IP\s+COMMANDS\s+APPROVER NEEDS\s+ASKED/);
   });
 
@@ -106,10 +120,15 @@ describe('claw nodes', () => {
     expect(missing.stderr).toContain('no node matches "nowhere"');
   });
 
-  it('approve and rename', async () => {
+  it('approve (a device request, then a surface request) and rename', async () => {
     const approved = await run('nodes', 'approve', pendingRequestId);
     expect(approved.code, approved.stderr).toBe(0);
     expect(approved.stdout).toMatch(new RegExp(`^Approved request ${pendingRequestId} \\(node \\w+\\)\\.`));
+    expect(await runJson('nodes', 'approve', surfaceRequestId)).toMatchObject({ requestId: surfaceRequestId });
+    expect((await runJson('nodes', 'describe', '--node', 'Kitchen Pi')).commands).toEqual([
+      'device.info',
+      'system.notify',
+    ]);
     const renamed = await runJson('nodes', 'rename', '--node', 'Kitchen Pi', '--name', 'Den');
     expect(renamed).toEqual({ nodeId: den.identity.deviceId, displayName: 'Den' });
     expect((await runJson('nodes', 'describe', '--node', 'Den')).displayName).toBe('Den');
@@ -130,12 +149,41 @@ describe('claw nodes', () => {
     expect(priority.stderr).toContain('--priority must be passive, active, timeSensitive');
   });
 
+  it('invoke and notify reach the node and bring back its answer', async () => {
+    const invoked = await runJson(
+      'nodes',
+      'invoke',
+      '--node',
+      'Den',
+      '--command',
+      'device.info',
+      '--params',
+      '{"x":1}',
+    );
+    expect(invoked).toMatchObject({
+      ok: true,
+      nodeId: den.identity.deviceId,
+      command: 'device.info',
+      payload: { echo: { x: 1 } },
+    });
+    const notified = await run('nodes', 'notify', '--node', 'Den', '--title', 'Build', '--body', 'done');
+    expect(notified.code, notified.stderr).toBe(0);
+    expect(notified.stdout).toBe('notify ok\n');
+    const sent = den.events.filter((e) => e.event === 'node.invoke.request').map((e) => e.payload);
+    expect(sent.at(-1)).toMatchObject({ command: 'system.notify', timeoutMs: 15_000 });
+    expect(JSON.parse(sent.at(-1).paramsJSON)).toEqual({ title: 'Build', body: 'done', delivery: 'system' });
+    const refused = await run('nodes', 'invoke', '--node', 'Den', '--command', 'camera.snap');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('camera.snap');
+  });
+
   it("run is the exec tool with host node, through the gateway's tools.invoke", async () => {
     // This gateway runs without the exec tool's plugin, so the tool path answers that it has none.
     const result = await run('nodes', 'run', '--node', 'Den', '--', 'uname', '-a');
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('claw: no tool named "exec"\n');
     const json = await run('nodes', 'run', '--node', 'Den', '--json', '--', 'uname', '-a');
+    expect(json.code, json.stderr).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual({
       ok: false,
       toolName: 'exec',

@@ -33,6 +33,7 @@ beforeAll(async () => {
   den = await connectFakeNode({
     url: gw.url,
     displayName: 'Den',
+    platform: 'windows',
     caps: ['device'],
     commands: ['device.info'],
     auth: { token: TEST_TOKEN },
@@ -81,32 +82,47 @@ describe('openclaw nodes against claw', () => {
 
     const list = await openclawNodes('list', '--json');
     expect(list.code, list.stderr).toBe(0);
-    expect(list.json().pending).toEqual([expect.objectContaining({ requestId: pendingRequestId })]);
+    // Garage's device asks to pair; Den (paired on loopback) asks for the commands it declared.
+    expect(list.json().pending).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ requestId: pendingRequestId }),
+        expect.objectContaining({ nodeId: den.identity.deviceId, commands: ['device.info'] }),
+      ]),
+    );
     expect(list.json().paired).toEqual([expect.objectContaining({ nodeId: den.identity.deviceId })]);
   }, 120_000);
 
   it('pending, describe and approve', async () => {
     const pending = await openclawNodes('pending', '--json');
     expect(pending.code, pending.stderr).toBe(0);
-    expect(pending.json()).toEqual([expect.objectContaining({ requestId: pendingRequestId, displayName: 'Garage' })]);
+    expect(pending.json()).toHaveLength(2);
+    expect(pending.json()).toContainEqual(
+      expect.objectContaining({ requestId: pendingRequestId, displayName: 'Garage' }),
+    );
+    const surface = pending.json().find((r: any) => r.nodeId === den.identity.deviceId);
 
     const described = await openclawNodes('describe', '--node', 'Den', '--json');
     expect(described.code, described.stderr).toBe(0);
     expect(described.json()).toMatchObject({ nodeId: den.identity.deviceId, caps: ['device'] });
 
-    const approved = await openclawNodes('approve', pendingRequestId);
-    expect(approved.code, approved.stderr).toBe(0);
-    expect(approved.json()).toMatchObject({ requestId: pendingRequestId });
+    for (const requestId of [pendingRequestId, surface.requestId]) {
+      const approved = await openclawNodes('approve', requestId);
+      expect(approved.code, approved.stderr).toBe(0);
+      expect(approved.json()).toMatchObject({ requestId });
+    }
     const after: any = await operator.request('node.pair.list', {});
     expect(after.pending).toEqual([]);
   }, 120_000);
 
-  it('invoke reaches the gateway, which answers for the node', async () => {
+  it("invoke reaches the node and prints OpenClaw's result", async () => {
     const invoked = await openclawNodes('invoke', '--node', 'Den', '--command', 'device.info');
-    // claw's gateway has no node command dispatch yet (issue 32's gateway part): OpenClaw's CLI
-    // shows the gateway's refusal and fails.
-    expect(invoked.code).not.toBe(0);
-    expect(invoked.stdout + invoked.stderr).toContain('node command dispatch');
+    expect(invoked.code, invoked.stderr).toBe(0);
+    expect(invoked.json()).toMatchObject({
+      ok: true,
+      nodeId: den.identity.deviceId,
+      command: 'device.info',
+      payload: { command: 'device.info', model: 'fake-1' },
+    });
     const shell = await openclawNodes('invoke', '--node', 'Den', '--command', 'system.run');
     expect(shell.code).not.toBe(0);
     expect(shell.stdout + shell.stderr).toContain('reserved for shell execution');

@@ -146,10 +146,21 @@ describe('pairing a node with a setup code', () => {
         expect.objectContaining({ deviceId: nodeId, roles: ['node'], approvedBy: 'setup-code' }),
       ]),
     );
+    // The surface it declared came approved with the code: no request waits, the command is effective.
     const list: any = await operator.request('node.list', {});
     expect(list.nodes).toEqual(
-      expect.arrayContaining([expect.objectContaining({ nodeId, paired: true, connected: true })]),
+      expect.arrayContaining([
+        expect.objectContaining({
+          nodeId,
+          paired: true,
+          connected: true,
+          approvalState: 'approved',
+          pendingRequestId: null,
+          commands: ['system.notify'],
+        }),
+      ]),
     );
+    expect(((await operator.request('node.pair.list', {})) as any).pending).toEqual([]);
   });
 
   it('the device token admits the node from then on', async () => {
