@@ -9,7 +9,6 @@ export const PENDING_METHODS: ReadonlySet<string> = new Set([]);
 
 /** Events OpenClaw’s clients listen for that claw’s gateway never sends yet. */
 export const PENDING_EVENTS: ReadonlySet<string> = new Set([
-  'device.pair.setup.completed',
   'device.pair.setup.deliveryUncertain',
   'gateway.suspension',
   'node.invoke.input',

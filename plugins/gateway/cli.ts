@@ -77,6 +77,10 @@ export function runCommand(name: string, argv: string[], ctx: CliContext, api: P
         return await dashboard(argv, ctx);
       case 'logs':
         return await (await import('./logs-cli.js')).logs(argv, ctx);
+      case 'nodes':
+        return await (await import('./nodes-cli.js')).nodes(argv, ctx);
+      case 'qr':
+        return await (await import('./qr-cli.js')).qr(argv, ctx);
       default:
         throw new UsageError(`unknown command ${name}`);
     }

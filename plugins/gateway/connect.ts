@@ -27,6 +27,7 @@ import type { GatewayRpc } from './rpc.js';
 import { publishConnectModelCatalog } from './model-catalog-snapshot.js';
 import type { GatewaySettings } from './settings.js';
 import type { SlicedQueue } from './slices.js';
+import type { SetupCodes } from './setup-codes.js';
 
 /** Client modes that display presence (the Control UI and web chat). */
 const PRESENCE_MODES = new Set(['ui', 'webchat']);
@@ -36,6 +37,7 @@ export interface ConnectsOptions {
   logger: Logger;
   settings: GatewaySettings;
   pairing: PairingStore;
+  setupCodes?: SetupCodes;
   limiter: AuthRateLimiter;
   version: string;
   startedAt: number;
@@ -58,7 +60,7 @@ export class Connects {
 
   private decide(conn: Connection, frame: RequestFrame): void {
     if (conn.state === 'closed') return;
-    const { settings, pairing, logger, limiter, rpc } = this.options;
+    const { settings, pairing, setupCodes, logger, limiter, rpc } = this.options;
     const result = admitConnect(
       frame.params,
       {
@@ -69,13 +71,15 @@ export class Connects {
         limiter,
         clientKey: conn.limiterKey,
         autoApproveNode: this.nodeCidrs(),
+        setupCodes,
       },
       settings,
       pairing,
     );
-    if (!pairing.dirty) return this.answer(conn, frame, result);
-    // A device token or pairing request is on disk before the client hears of it.
-    pairing.flush().then(
+    const stores = [pairing, setupCodes].filter((store) => store?.dirty);
+    if (stores.length === 0) return this.answer(conn, frame, result);
+    // A device token, pairing request or used setup code is on disk before the client hears of it.
+    Promise.all(stores.map((store) => store!.flush())).then(
       () => this.options.slices.run(() => this.answer(conn, frame, result)),
       (error: Error) => {
         logger.error(`pairing store write failed: ${error.message}`);
@@ -186,6 +190,11 @@ export class Connects {
     });
     events.presenceChanged();
     if (admission.role === 'node' && admission.deviceId) this.nodeConnected(conn, admission.deviceId, admission);
+    if (admission.setup) {
+      const { completedAtMs, ...setup } = admission.setup;
+      logger.info(`setup code ${setup.setupId} paired node ${setup.deviceId.slice(0, 12)}…`);
+      kernel.protocol.emit('device.pair.setup.completed', { ...setup, ts: completedAtMs });
+    }
     for (const held of conn.held.splice(0)) rpc.onMessage(conn, held.data, held.isBinary);
     void publishConnectModelCatalog(kernel, rpc, events, conn).catch((error: Error) =>
       logger.warn(`models.snapshot for ${conn.id} failed: ${error.message}`),

@@ -1,8 +1,8 @@
 /**
  * More of OpenClaw's device pairing: renaming a paired device, a connected device asking for more
  * operator scopes (a pairing request an operator approves, then a fresh device token carrying
- * them), and OpenClaw's setup codes — which claw has not: a device pairs by connecting and being
- * approved (`claw devices approve`), so no setup is ever pending or completed.
+ * them), and OpenClaw's setup codes (setup-codes.ts) — claw's pair nodes only: the code's holder
+ * connects as a node, is paired and has its first declared surface approved in one step.
  */
 import {
   ErrorCodes,
@@ -12,10 +12,11 @@ import {
   type GatewayMethodContext,
   type PluginApi,
 } from '../../sdk/index.js';
-import { lacks, registerAll, requiredString, type Params } from './absent-kit.js';
+import { registerAll, requiredString, type Params } from './absent-kit.js';
 import { hasScope } from './handshake.js';
 import { PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
+import { encodeSetupCode, SetupCodeError, setupGatewayUrl } from './setup-codes.js';
 
 interface Upgrade {
   deviceId: string;
@@ -43,6 +44,42 @@ function requestedScopes(params: Params): string[] {
       `requested scopes contain an unknown operator scope: ${unknown.join(', ')} (known: ${OPERATOR_SCOPES.join(', ')})`,
     );
   return [...new Set(scopes as string[])].sort();
+}
+
+/** OpenClaw's setupCode params, checked: the public URL to put in the code, if one is given. */
+function setupParams(params: Params): string | undefined {
+  const known = new Set(['publicUrl', 'preferRemoteUrl', 'includeQr', 'bootstrapProfile', 'joinUrl']);
+  const unknown = Object.keys(params).filter((key) => !known.has(key));
+  if (unknown.length > 0)
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `device.pair.setupCode: unknown params ${unknown.join(', ')}`);
+  if (params.bootstrapProfile !== undefined && params.bootstrapProfile !== 'node')
+    throw new ProtocolError(
+      ErrorCodes.INVALID_REQUEST,
+      `bootstrapProfile "${String(params.bootstrapProfile)}" is not offered: claw's setup codes pair nodes only (bootstrapProfile "node")`,
+    );
+  if (params.joinUrl !== undefined)
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'joinUrl is not offered: give the node the setup code itself');
+  // claw keeps no gateway.remote.url: a remote URL must be given as publicUrl.
+  if (params.preferRemoteUrl === true)
+    throw new ProtocolError(
+      ErrorCodes.INVALID_REQUEST,
+      'preferRemoteUrl: claw has no gateway.remote.url; pass the URL nodes should use as publicUrl',
+    );
+  if (params.includeQr !== undefined && typeof params.includeQr !== 'boolean')
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'includeQr must be a boolean');
+  if (params.publicUrl === undefined) return undefined;
+  if (typeof params.publicUrl !== 'string' || !params.publicUrl.trim())
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'publicUrl must be a non-empty string');
+  return params.publicUrl;
+}
+
+/** OpenClaw's qrDataUrl: a PNG, left out when it would be larger than its 16 KiB limit. */
+async function qrPngDataUrl(text: string): Promise<string | undefined> {
+  const loaded = await import('qrcode');
+  // A CommonJS module: Node hands it over as the default export, bundlers as named ones.
+  const { toDataURL } = loaded.default ?? loaded;
+  const url = await toDataURL(text, { type: 'image/png', margin: 2, errorCorrectionLevel: 'L' });
+  return url.length <= 16_384 ? url : undefined;
 }
 
 export function registerDeviceSetupMethods(api: PluginApi, runtime: GatewayRuntime): void {
@@ -91,15 +128,55 @@ export function registerDeviceSetupMethods(api: PluginApi, runtime: GatewayRunti
     },
     'device.pair.setupCode': {
       scope: 'operator.admin',
-      description: 'A setup code for pairing a phone: claw has none (a device pairs by connecting and being approved).',
-      handler: () => lacks('pairing setup codes: connect the device, then approve it with `claw devices approve`'),
+      description:
+        'A setup code (and QR) pairing one node: a single-use bootstrap token valid 10 minutes plus the URL nodes reach the gateway at.',
+      handler: async (params) => {
+        const server = runtime.server;
+        if (!server?.address) throw new ProtocolError(ErrorCodes.UNAVAILABLE, 'the gateway is not listening yet');
+        const publicUrl = setupParams(params);
+        const settings = server.settings;
+        if (settings.auth.mode === 'none')
+          throw new ProtocolError(
+            ErrorCodes.INVALID_REQUEST,
+            'setup codes need gateway.auth.mode "token" or "password" (it is "none")',
+          );
+        let gateway: { url: string; source: string };
+        try {
+          gateway = setupGatewayUrl({ bind: settings.bind, host: settings.host, port: server.address.port, publicUrl });
+        } catch (error) {
+          if (error instanceof SetupCodeError) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, error.message);
+          throw error;
+        }
+        const issued = runtime.setupCodes.issue();
+        await runtime.setupCodes.flush();
+        const setupCode = encodeSetupCode({
+          url: gateway.url,
+          bootstrapToken: issued.token,
+          expiresAtMs: issued.expiresAtMs,
+        });
+        api.logger.info(`setup code ${issued.setupId} issued for ${gateway.url}`);
+        const qrDataUrl = params.includeQr === false ? undefined : await qrPngDataUrl(setupCode);
+        return {
+          setupId: issued.setupId,
+          expiresAtMs: issued.expiresAtMs,
+          setupCode,
+          ...(qrDataUrl ? { qrDataUrl } : {}),
+          gatewayUrl: gateway.url,
+          auth: settings.auth.mode,
+          urlSource: gateway.source,
+          access: 'node',
+        };
+      },
     },
     'device.pair.setupStatus': {
       scope: 'operator.admin',
-      description: 'Whether a setup code was used: claw issues none, so no setup has completed.',
+      description: 'Whether the node a setup code was made for has paired with it (by setupId).',
       handler: (params, _ctx, method) => {
-        requiredString(method, params, 'setupId');
-        return {};
+        const setupId = requiredString(method, params, 'setupId');
+        const completion = runtime.setupCodes.completion(setupId);
+        if (!completion) return {};
+        const { completedAtMs, ...rest } = completion;
+        return { completion: { ...rest, ts: completedAtMs } };
       },
     },
     'device.scopes.requestUpgrade': {

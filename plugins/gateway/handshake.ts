@@ -19,6 +19,7 @@ import { validateConnectParams } from './frames.js';
 import type { PairingRequest, PairingStore, SurfaceRequest } from './pairing.js';
 import type { AuthRateLimiter } from './rate-limit.js';
 import type { GatewaySettings } from './settings.js';
+import type { SetupCodes, SetupCompletion } from './setup-codes.js';
 
 /** How far a device's signedAt may be from the gateway clock. */
 export const SIGNATURE_SKEW_MS = 10 * 60_000;
@@ -34,19 +35,23 @@ export interface ConnectContext {
   clientKey?: string;
   /** gateway.nodes.pairing.autoApproveCidrs as a matcher: first-time nodes from there are paired without asking. */
   autoApproveNode?: (address: string | undefined) => boolean;
+  /** Setup codes' bootstrap tokens (auth.bootstrapToken); without them a bootstrap token admits nobody. */
+  setupCodes?: Pick<SetupCodes, 'valid' | 'redeem'>;
 }
 
 export interface Admission {
   protocol: number;
   role: 'operator' | 'node';
   scopes: string[];
-  authMethod: 'none' | 'token' | 'password' | 'device-token' | 'local';
+  authMethod: 'none' | 'token' | 'password' | 'device-token' | 'bootstrap-token' | 'local';
   params: ConnectParams;
   deviceId?: string;
   /** A freshly issued device token to hand back in hello-ok. */
   deviceToken?: string;
   /** A node declared more than its approved command surface: the pending request for it. */
   surfaceRequest?: { request: SurfaceRequest; created: boolean };
+  /** The setup code this node paired with (device.pair.setup.completed). */
+  setup?: SetupCompletion;
 }
 
 export type HandshakeResult =
@@ -105,11 +110,13 @@ export function admitConnect(
   // A locked-out client is refused before anything about it is checked.
   const presented = params.auth?.token ?? params.auth?.password;
   const deviceToken = params.auth?.deviceToken ?? params.auth?.token;
+  const bootstrapToken =
+    typeof params.auth?.bootstrapToken === 'string' ? params.auth.bootstrapToken.trim() || undefined : undefined;
   const { limiter, clientKey } = ctx;
   const counted = limiter !== undefined && clientKey !== undefined && settings.auth.mode !== 'none';
   if (counted) {
     const locked = Math.max(
-      presented ? limiter.retryAfterMs(clientKey, 'shared') : 0,
+      presented || bootstrapToken ? limiter.retryAfterMs(clientKey, 'shared') : 0,
       params.auth?.deviceToken ? limiter.retryAfterMs(clientKey, 'device') : 0,
     );
     if (locked > 0) return rateLimited(locked);
@@ -153,7 +160,7 @@ export function admitConnect(
       );
     if (Math.abs(ctx.now - device.signedAt) > SIGNATURE_SKEW_MS)
       return fail('DEVICE_AUTH_SIGNATURE_EXPIRED', 'device signature expired');
-    const tokens = [...new Set([params.auth?.token, params.auth?.deviceToken, undefined])];
+    const tokens = [...new Set([params.auth?.token, params.auth?.deviceToken, bootstrapToken, undefined])];
     const client = params.client as ConnectParams['client'] & { deviceFamily?: string };
     const signed = (['v3', 'v2'] as const).some((version) =>
       tokens.some((token) =>
@@ -191,6 +198,8 @@ export function admitConnect(
     authMethod = 'password';
   if (!authMethod && deviceId && deviceToken && pairing.verifyToken(deviceId, role, deviceToken))
     authMethod = 'device-token';
+  if (!authMethod && bootstrapToken && deviceId && role === 'node' && ctx.setupCodes?.valid(bootstrapToken))
+    authMethod = 'bootstrap-token';
   if (counted) {
     if (authMethod === 'token' || authMethod === 'password') limiter.succeed(clientKey, 'shared');
     else if (authMethod === 'device-token') limiter.succeed(clientKey, 'device');
@@ -199,11 +208,13 @@ export function admitConnect(
       const lockouts = [
         presented ? limiter.fail(clientKey, 'shared') : 0,
         params.auth?.deviceToken ? limiter.fail(clientKey, 'device') : 0,
+        bootstrapToken && !authMethod ? limiter.fail(clientKey, 'shared') : 0,
       ];
       const lockout = Math.max(...lockouts);
       if (lockout > 0) return rateLimited(lockout);
     }
   }
+  if (!authMethod && bootstrapToken) return setupCodeRefused(role, deviceId);
   if (!authMethod) {
     const secret = settings.auth.mode === 'password' ? 'password' : 'token';
     const detail = presented ? `AUTH_${secret.toUpperCase()}_MISMATCH` : `AUTH_${secret.toUpperCase()}_MISSING`;
@@ -246,6 +257,9 @@ export function admitConnect(
       },
     };
   }
+
+  if (authMethod === 'bootstrap-token')
+    return admitWithSetupCode(params, ctx, pairing, { protocol, deviceId, bootstrapToken: bootstrapToken! });
 
   const paired = pairing.device(deviceId);
   const grant = paired?.roles[role];
@@ -297,5 +311,76 @@ export function admitConnect(
   return {
     ok: true,
     admission: { protocol, role, scopes: requested, authMethod, params, deviceId, deviceToken: issued, surfaceRequest },
+  };
+}
+
+const SETUP_CODE_REFUSED =
+  'unauthorized: setup code invalid, expired or already used (make a new one with `claw qr`; see `claw devices list`)';
+
+function setupCodeRefused(role: string, deviceId: string | undefined): HandshakeResult {
+  const details = { code: 'AUTH_BOOTSTRAP_TOKEN_INVALID', recommendedNextStep: 'update_auth_credentials' };
+  if (role !== 'node')
+    return reject(
+      ErrorCodes.INVALID_REQUEST,
+      'unauthorized: setup codes pair nodes only (connect with role "node")',
+      details,
+    );
+  if (!deviceId)
+    return reject(
+      ErrorCodes.NOT_PAIRED,
+      'device identity required: a setup code pairs a signed device identity, and this connect has none',
+      { code: 'DEVICE_IDENTITY_REQUIRED' },
+    );
+  return reject(ErrorCodes.INVALID_REQUEST, SETUP_CODE_REFUSED, details);
+}
+
+/**
+ * A node presenting a valid setup code: its bootstrap token is taken (single use), the device is
+ * paired for role node with the surface it first declares approved, and it gets a device token to
+ * use from now on.
+ */
+function admitWithSetupCode(
+  params: ConnectParams,
+  ctx: ConnectContext,
+  pairing: PairingStore,
+  admit: { protocol: number; deviceId: string; bootstrapToken: string },
+): HandshakeResult {
+  const { deviceId, bootstrapToken } = admit;
+  const setup = ctx.setupCodes!.redeem(bootstrapToken, deviceId, params.client.displayName);
+  if (!setup) return setupCodeRefused('node', deviceId);
+  pairing.approveDirect(
+    {
+      deviceId,
+      publicKey: params.device!.publicKey,
+      role: 'node',
+      scopes: [],
+      displayName: params.client.displayName,
+      platform: params.client.platform,
+      clientId: params.client.id,
+      remoteAddress: ctx.remoteAddress,
+    },
+    'setup-code',
+  );
+  pairing.touch(deviceId, ctx.remoteAddress);
+  // Whoever minted the code was an admin: the surface a node first declares needs no second
+  // approval. A node already holding a surface asks for more the ordinary way.
+  const commands = declared(params.commands);
+  const caps = declared(params.caps);
+  const first = !pairing.device(deviceId)!.surface;
+  if (first) pairing.setSurface(deviceId, commands, caps, 'setup-code');
+  const surfaceRequest = first ? undefined : pairing.requestSurface(deviceId, commands, caps);
+  return {
+    ok: true,
+    admission: {
+      protocol: admit.protocol,
+      role: 'node',
+      scopes: [],
+      authMethod: 'bootstrap-token',
+      params,
+      deviceId,
+      deviceToken: pairing.issueToken(deviceId, 'node'),
+      setup,
+      surfaceRequest,
+    },
   };
 }

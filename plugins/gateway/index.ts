@@ -72,6 +72,10 @@ export default definePlugin({
       scope: 'operator.pairing',
       description: 'A paired device or node was renamed or lost its node pairing: re-read the lists.',
     });
+    events.registerEvent('device.pair.setup.completed', api.id, {
+      scope: 'operator.pairing',
+      description: '{setupId, deviceId, deviceName?, access, ts}: a node paired with a setup code.',
+    });
     events.registerEvent('node.pair.requested', api.id, { scope: 'operator.pairing' });
     events.registerEvent('node.pair.resolved', api.id, { scope: 'operator.pairing' });
     events.registerEvent('node.hostStats', api.id, {
@@ -133,6 +137,7 @@ export default definePlugin({
           logger: api.logger,
           settings,
           pairing: runtime.pairing,
+          setupCodes: runtime.setupCodes,
           version: runtime.version,
           nodes: runtime.nodes.registry,
         });
@@ -198,5 +203,7 @@ export default definePlugin({
     command('devices', 'List, approve and reject device pairing requests');
     command('dashboard', 'Open the web UI signed in (--no-open prints the URL)');
     command('logs', "Show the gateway's log (--follow keeps showing new lines)");
+    command('nodes', 'List, approve, rename and remove nodes; invoke, notify and run commands on one');
+    command('qr', 'A setup code (and QR) that pairs one node with this gateway');
   },
 });

@@ -11,6 +11,7 @@ import type { PairingStore } from './pairing.js';
 import type { GatewayServer } from './server.js';
 import { CloseCodes } from './close-codes.js';
 import { ConfigReloader } from './reload.js';
+import { SetupCodes, setupCodesFile } from './setup-codes.js';
 
 export class GatewayRuntime {
   server?: GatewayServer;
@@ -19,6 +20,8 @@ export class GatewayRuntime {
   readonly reloader: ConfigReloader;
   /** Paired and connected nodes, and the commands sent to them (the "nodes" service). */
   readonly nodes: NodeDirectory;
+  /** Setup codes' bootstrap tokens: device.pair.setupCode mints them, a node's connect redeems one. */
+  readonly setupCodes: SetupCodes;
   private readonly bootedAt = Date.now();
 
   constructor(
@@ -29,6 +32,7 @@ export class GatewayRuntime {
     idempotencyWindowMs = 300_000,
   ) {
     this.nodes = new NodeDirectory(api.kernel, pairing, new NodeRegistry(idempotencyWindowMs));
+    this.setupCodes = new SetupCodes(setupCodesFile(api.kernel.paths.stateDir), api.kernel.redact);
     this.reloader = new ConfigReloader(api, (reason, delayMs) => this.requestRestart?.(reason, delayMs) ?? false);
   }
 

@@ -16,6 +16,7 @@ import type { PairingStore } from './pairing.js';
 import { AuthRateLimiter } from './rate-limit.js';
 import { GatewayRpc } from './rpc.js';
 import type { GatewaySettings } from './settings.js';
+import type { SetupCodes } from './setup-codes.js';
 import { SlicedQueue } from './slices.js';
 import { GatewayTransport } from './transport.js';
 
@@ -24,6 +25,8 @@ export interface GatewayServerOptions {
   logger: Logger;
   settings: GatewaySettings;
   pairing: PairingStore;
+  /** Without them no setup code admits a node. */
+  setupCodes?: SetupCodes;
   version: string;
   /** Node connections and the commands waiting on them. */
   nodes?: NodeRegistry;
@@ -44,7 +47,7 @@ export class GatewayServer {
   private unsubscribe?: () => void;
 
   constructor(private readonly options: GatewayServerOptions) {
-    const { kernel, logger, settings, pairing, version } = options;
+    const { kernel, logger, settings, pairing, setupCodes, version } = options;
     const connections = this.connections;
     const health = () => this.health();
     const limiter = new AuthRateLimiter(settings.auth.rateLimit);
@@ -65,6 +68,7 @@ export class GatewayServer {
       logger,
       settings,
       pairing,
+      setupCodes,
       limiter,
       version,
       startedAt: this.startedAt,

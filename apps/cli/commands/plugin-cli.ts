@@ -23,8 +23,10 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     throw unknownCommand(command, kernel);
   }
   const argv = [...args];
-  if (help) argv.push('--help');
-  if (io.json) argv.push('--json');
+  // The global flags go before a `--`: what follows it is the command's own (claw nodes run -- ls).
+  const end = argv.includes('--') ? argv.indexOf('--') : argv.length;
+  const globals = [...(help ? ['--help'] : []), ...(io.json ? ['--json'] : [])];
+  argv.splice(end, 0, ...globals);
   const ctx: CliContext = {
     stdout: io.stdout,
     stderr: masked(io.stderr, kernel.redact),

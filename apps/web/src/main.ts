@@ -38,6 +38,7 @@ import { setupView } from './views/setup.js';
 import { agentsView } from './views/agents.js';
 import { cronView } from './views/cron.js';
 import { execApprovalsView } from './views/exec-approvals.js';
+import { nodesView } from './views/nodes.js';
 import { skillsView } from './views/skills.js';
 import { usageView } from './views/usage.js';
 
@@ -51,6 +52,7 @@ const ROUTES: Record<string, View> = {
   cron: cronView,
   approvals: execApprovalsView,
   channels: channelsView,
+  nodes: nodesView,
   plugins: pluginsView,
   config: configView,
   logs: logsView,
@@ -66,6 +68,7 @@ const NAV: Array<[route: string, label: string]> = [
   ['cron', 'Automations'],
   ['approvals', 'Approvals'],
   ['channels', 'Channels'],
+  ['nodes', 'Nodes'],
   ['plugins', 'Plugins'],
   ['config', 'Config'],
   ['logs', 'Logs'],
