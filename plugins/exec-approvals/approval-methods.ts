@@ -32,7 +32,7 @@ function presentation(request: PendingApproval['request']) {
     commandPreview: null,
     warningText: request.warnings?.length ? request.warnings.join('\n') : null,
     host: request.host,
-    nodeId: null,
+    nodeId: request.nodeId ?? null,
     agentId: request.agentId,
     allowedDecisions: [...DECISIONS],
   };
