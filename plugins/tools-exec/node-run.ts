@@ -71,8 +71,18 @@ function parsePrepared(payload: unknown): PreparedRun | undefined {
   return { plan: plan as PreparedRun['plan'], ...(raw.execPolicy ? { execPolicy: raw.execPolicy } : {}) };
 }
 
+/**
+ * The failure's code when it is a NodeInvokeError. By shape, not instanceof: the service may
+ * come from another copy of the SDK module (a plugin loaded from its own folder).
+ */
+export function invokeErrorCode(error: unknown): string | undefined {
+  if (error instanceof NodeInvokeError) return error.code;
+  const shaped = error as { name?: unknown; code?: unknown } | null;
+  return shaped && shaped.name === 'NodeInvokeError' && typeof shaped.code === 'string' ? shaped.code : undefined;
+}
+
 const isApprovalRequired = (error: unknown) =>
-  error instanceof NodeInvokeError && error.code === 'SYSTEM_RUN_DENIED' && /approval required/i.test(error.message);
+  invokeErrorCode(error) === 'SYSTEM_RUN_DENIED' && /approval required/i.test((error as Error).message);
 
 export async function runOnNode(request: NodeRunRequest, ctx: ToolContext, deps: NodeRunDeps): Promise<ToolResult> {
   const nodes = await requireService<NodeService>(deps.kernel, NODES_SERVICE, 'exec host=node');
@@ -172,7 +182,7 @@ export async function runOnNode(request: NodeRunRequest, ctx: ToolContext, deps:
     return errorResult(failureText(error, label, request.command), {
       status: 'failed',
       nodeId: node.nodeId,
-      ...(error instanceof NodeInvokeError ? { code: error.code } : {}),
+      ...(invokeErrorCode(error) ? { code: invokeErrorCode(error) } : {}),
     });
   }
   return formatRun(payload, label, node.nodeId, plan, Date.now() - startedAt, deps.maxOutputChars);
@@ -190,14 +200,16 @@ function describe(error: unknown): string {
 
 function failureText(error: unknown, label: string, command: string): string {
   const what = shortCommand(command);
-  if (error instanceof NodeInvokeError) {
-    if (error.code === 'NODE_DISCONNECTED')
+  const code = invokeErrorCode(error);
+  if (code) {
+    const message = (error as Error).message;
+    if (code === 'NODE_DISCONNECTED')
       return `exec: node ${label} went away while running \`${what}\`; it was not re-run. Whether it ran, and how far, is unknown.`;
-    if (error.code === 'TIMEOUT')
+    if (code === 'TIMEOUT')
       return `exec: node ${label} did not answer in time for \`${what}\`; it may still be running there and was not re-run.`;
-    if (error.code === 'SYSTEM_RUN_DENIED')
-      return `exec: node ${label} refused \`${what}\` (its own exec approvals): ${error.message}`;
-    return `exec: node ${label} could not run \`${what}\` (${error.code}): ${error.message}`;
+    if (code === 'SYSTEM_RUN_DENIED')
+      return `exec: node ${label} refused \`${what}\` (its own exec approvals): ${message}`;
+    return `exec: node ${label} could not run \`${what}\` (${code}): ${message}`;
   }
   return `exec: node ${label} could not run \`${what}\`: ${describe(error)}`;
 }

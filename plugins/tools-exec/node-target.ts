@@ -4,8 +4,7 @@
  * for another. Without a name, the one connected node whose effective commands include
  * system.run is used; none or several is an error naming the choices.
  */
-import type { NodeInfo, NodeService } from '../../sdk/nodes.js';
-import { NodeInvokeError } from '../../sdk/nodes.js';
+import type { NodeInfo, NodeService } from '../../sdk/index.js';
 
 export function nodeLabel(node: Pick<NodeInfo, 'nodeId' | 'displayName'>): string {
   return node.displayName ? `${node.displayName} (${node.nodeId})` : node.nodeId;
@@ -24,8 +23,7 @@ export async function pickExecNode(
     try {
       node = await nodes.resolve(query);
     } catch (error) {
-      if (error instanceof NodeInvokeError) throw new Error(`exec: node "${query}": ${error.message}`);
-      throw error;
+      throw new Error(`exec: node "${query}": ${error instanceof Error ? error.message : String(error)}`);
     }
     if (bound && requested && requested !== bound) {
       const boundNode = await nodes.resolve(bound).catch(() => undefined);

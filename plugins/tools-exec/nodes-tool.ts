@@ -8,7 +8,6 @@ import {
   errorResult,
   jsonResult,
   NODES_SERVICE,
-  NodeInvokeError,
   type NodeInfo,
   type NodeService,
   type ToolContext,
@@ -19,7 +18,7 @@ import { requireService } from '../../sdk/services.js';
 import { guard, optionalEnv, optionalNumber, optionalString, ParamError, requiredString } from './args.js';
 import { describeEnvRefusals, operatorExecEnv, refusedExecEnv } from './env-policy.js';
 import { execPlacementConfig } from './exec-target.js';
-import { runOnNode, type NodeRunDeps } from './node-run.js';
+import { invokeErrorCode, runOnNode, type NodeRunDeps } from './node-run.js';
 
 type Params = Record<string, unknown>;
 
@@ -138,11 +137,8 @@ async function runAction(params: Params, ctx: ToolContext, deps: NodesToolDeps):
         throw new ParamError(`unknown action "${action}" (one of ${NODES_ACTIONS.join(', ')})`);
     }
   } catch (error) {
-    if (error instanceof NodeInvokeError)
-      return errorResult(`nodes ${action}: ${error.message}`, {
-        code: error.code,
-        ...(error.nodeId ? { nodeId: error.nodeId } : {}),
-      });
+    const code = invokeErrorCode(error);
+    if (code) return errorResult(`nodes ${action}: ${(error as Error).message}`, { code });
     throw error;
   }
 }
