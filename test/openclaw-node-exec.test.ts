@@ -101,7 +101,7 @@ async function approveSurface(): Promise<NodeRow> {
       };
       return list.pending.find((entry) => entry.displayName === 'oc-node');
     },
-    { what: `the node's pending surface request (node log: ${nodeLog})`, timeoutMs: 90_000 },
+    { what: `the node's pending surface request (node log: ${nodeLog})`, timeoutMs: 240_000 },
   );
   await operator.request('node.pair.approve', { requestId: pending.requestId });
   return waitFor(
@@ -149,10 +149,16 @@ describe("exec host=node on OpenClaw's node host", () => {
     expect(requested).toHaveLength(1);
 
     // A denied miss never runs.
-    const denied = invokeExec({ command: 'echo nope > /dev/null', host: 'node' });
-    await waitFor(() => (requested.length === 2 ? requested[1] : undefined), { what: 'a second approval request' });
-    await operator.request('exec.approval.resolve', { id: requested[1]!.id, decision: 'deny' });
+    const denied = invokeExec({ command: 'uname -n', host: 'node' });
+    const second = await Promise.race([
+      waitFor(() => requested[1], { what: 'a second approval request', timeoutMs: 60_000 }),
+      denied.then((answer) => {
+        throw new Error(`answered without asking: ${JSON.stringify(answer)}`);
+      }),
+    ]);
+    await operator.request('exec.approval.resolve', { id: second.id, decision: 'deny' });
     const refused = await denied;
+    expect(refused.ok).toBe(false);
     expect(JSON.stringify(refused)).toMatch(/an operator denied it/);
-  }, 240_000);
+  }, 420_000);
 });
