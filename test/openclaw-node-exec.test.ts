@@ -5,10 +5,11 @@
  * host answers system.run.prepare and system.run under its own exec policy (allowlist, ask
  * on-miss): a miss comes back "approval required", a person answers through claw's exec
  * approval flow, and the stored plan goes again with OpenClaw's approval fields, which the
- * node accepts; its allow-always is kept on the node, so the same command then runs unasked.
+ * node accepts; its allow-always is kept on the node, so the same command then runs unasked. A
+ * node host killed mid-run is reported as gone, and the command is not sent again.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../apps/cli/gateway-client.js';
@@ -83,8 +84,27 @@ beforeAll(async () => {
   nodeHost.stderr!.on('data', (chunk) => (nodeLog += chunk));
 }, 120_000);
 
+/** Processes whose command line has every part (the command the node host was asked to run). */
+function processesWith(...parts: string[]): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return parts.every((part) => argv.some((arg) => arg.includes(part)));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** What a node went away in the middle of: this test's own command, left behind by a killed node host. */
+const LONG_RUN = 'sleep 4242';
+
 afterAll(async () => {
   nodeHost?.kill('SIGKILL');
+  for (const pid of processesWith('sleep', '4242')) process.kill(pid, 'SIGKILL');
   await operator?.close();
   await gw?.stop();
 });
@@ -161,4 +181,20 @@ describe("exec host=node on OpenClaw's node host", () => {
     expect(refused.ok).toBe(false);
     expect(JSON.stringify(refused)).toMatch(/an operator denied it/);
   }, 420_000);
+
+  it('a node that goes away mid-run is a clear error, and the command is not sent again', async () => {
+    const asked = requested.length;
+    const running = invokeExec({ command: LONG_RUN, host: 'node' });
+    const pending = await waitFor(() => requested[asked], { what: 'the approval request', timeoutMs: 60_000 });
+    await operator.request('exec.approval.resolve', { id: pending.id, decision: 'allow-once' });
+    await waitFor(() => processesWith('sleep', '4242').length > 0, {
+      what: 'the command running on the node',
+      timeoutMs: 60_000,
+    });
+    nodeHost.kill('SIGKILL');
+    const lost = await running;
+    expect(lost.ok).toBe(false);
+    expect(lost.error?.message).toMatch(/node oc-node \(.+\) went away while running `sleep 4242`; it was not re-run/);
+    expect(requested).toHaveLength(asked + 1);
+  }, 240_000);
 });
