@@ -163,7 +163,12 @@ describe("exec host=node on OpenClaw's node host", () => {
     expect(requested[0]!.request).toMatchObject({ host: 'node', nodeId: node.nodeId });
     expect(requested[0]!.request.systemRunPlan.commandText).toContain('echo hello-from-openclaw-node');
 
-    // The node remembered the allow-always: the same command runs without a person.
+    // The node remembered the allow-always in its own document (read from the node)...
+    const onNode = (await operator.request('exec.approvals.node.get', { nodeId: node.nodeId })) as {
+      file?: { agents?: Record<string, { allowlist?: Array<{ pattern: string; source?: string }> }> };
+    };
+    expect(JSON.stringify(onNode.file?.agents ?? {})).toContain('allow-always');
+    // ...so the same command runs without a person.
     const again = await invokeExec({ command: 'echo hello-from-openclaw-node', host: 'node' });
     expect(outputText(again)).toContain('hello-from-openclaw-node');
     expect(requested).toHaveLength(1);
