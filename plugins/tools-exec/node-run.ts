@@ -175,7 +175,12 @@ export async function runOnNode(request: NodeRunRequest, ctx: ToolContext, deps:
         return errorResult(
           `exec was not approved for node ${label}: the node asks for approval, and ${person.reason ?? 'it was denied'}`,
         );
-      decision = decisionOf(person) ?? 'allow-once';
+      // The node takes approved/approvalDecision as a person's word: only a recorded decision goes.
+      decision = decisionOf(person);
+      if (!decision)
+        return errorResult(
+          `exec was not approved for node ${label}: the node asks for a person's approval, and none was given`,
+        );
       payload = await send(decision);
     }
   } catch (error) {
