@@ -106,6 +106,19 @@ const ExecConfigSchema = Type.Object(
         description: 'Extra directories safe bins may resolve from (always /bin and /usr/bin).',
       }),
     ),
+    host: Type.Optional(
+      Type.Enum(['auto', 'sandbox', 'gateway', 'node'] as const, {
+        description:
+          'Where exec runs: auto (the sandbox when the session has one, else the gateway host), sandbox, gateway or node (a paired node). Default auto.',
+      }),
+    ),
+    node: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          'The node exec host=node runs on (id, name, IP or id prefix); unset: the sole connected node that can run commands.',
+      }),
+    ),
     applyPatch: Type.Optional(
       Type.Object(
         { workspaceOnly: WorkspaceOnly('Keep apply_patch inside the agent workspace. Default true.') },

@@ -20,6 +20,7 @@ export const TOOL_GROUPS: Readonly<Record<string, readonly string[]>> = {
   'group:memory': ['memory_search', 'memory_get'],
   'group:web': ['web_search', 'web_fetch'],
   'group:ui': ['browser', 'canvas'],
+  'group:nodes': ['nodes'],
 };
 
 export type ToolProfile = 'minimal' | 'coding' | 'messaging' | 'full';

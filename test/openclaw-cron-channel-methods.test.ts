@@ -249,9 +249,9 @@ describe('approval methods with nothing to approve', () => {
     expect(await admin.request('exec.approval.grants.list', { limit: 5 })).toEqual({ grants: [] });
     expect(await admin.request('exec.approval.grants.revoke', { grantId: 'g1' })).toEqual({ outcome: 'not-found' });
     for (const method of ['exec.approvals.node.get', 'exec.approvals.node.set'])
-      expect(await refusal(admin.request(method, { nodeId: 'mac-1', file: {} }))).toEqual({
+      expect(await refusal(admin.request(method, { nodeId: 'mac-1', file: {} }))).toMatchObject({
         code: 'UNAVAILABLE',
-        message: 'node not connected: mac-1 (claw has no nodes yet)',
+        message: expect.stringMatching(/^node not connected: mac-1 \(/),
       });
     expect(await refusal(reader.request('approval.history', {}))).toEqual({
       code: 'FORBIDDEN',

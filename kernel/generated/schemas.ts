@@ -563,6 +563,20 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                         },
                         "description": "Extra directories safe bins may resolve from (always /bin and /usr/bin)."
                       },
+                      "host": {
+                        "enum": [
+                          "auto",
+                          "sandbox",
+                          "gateway",
+                          "node"
+                        ],
+                        "description": "Where exec runs: auto (the sandbox when the session has one, else the gateway host), sandbox, gateway or node (a paired node). Default auto."
+                      },
+                      "node": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "The node exec host=node runs on (id, name, IP or id prefix); unset: the sole connected node that can run commands."
+                      },
                       "applyPatch": {
                         "type": "object",
                         "properties": {
@@ -881,6 +895,20 @@ export const KERNEL_CONFIG_SCHEMA: JsonSchema = {
                 "minLength": 1
               },
               "description": "Extra directories safe bins may resolve from (always /bin and /usr/bin)."
+            },
+            "host": {
+              "enum": [
+                "auto",
+                "sandbox",
+                "gateway",
+                "node"
+              ],
+              "description": "Where exec runs: auto (the sandbox when the session has one, else the gateway host), sandbox, gateway or node (a paired node). Default auto."
+            },
+            "node": {
+              "type": "string",
+              "minLength": 1,
+              "description": "The node exec host=node runs on (id, name, IP or id prefix); unset: the sole connected node that can run commands."
             },
             "applyPatch": {
               "type": "object",

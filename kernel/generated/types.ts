@@ -127,6 +127,10 @@ export type KernelConfig = {
           safeBins?: string[];
           /** Extra directories safe bins may resolve from (always /bin and /usr/bin). */
           safeBinTrustedDirs?: string[];
+          /** Where exec runs: auto (the sandbox when the session has one, else the gateway host), sandbox, gateway or node (a paired node). Default auto. */
+          host?: "auto" | "sandbox" | "gateway" | "node";
+          /** The node exec host=node runs on (id, name, IP or id prefix); unset: the sole connected node that can run commands. */
+          node?: string;
           applyPatch?: {
             /** Keep apply_patch inside the agent workspace. Default true. */
             workspaceOnly?: boolean;
@@ -216,6 +220,10 @@ export type KernelConfig = {
       safeBins?: string[];
       /** Extra directories safe bins may resolve from (always /bin and /usr/bin). */
       safeBinTrustedDirs?: string[];
+      /** Where exec runs: auto (the sandbox when the session has one, else the gateway host), sandbox, gateway or node (a paired node). Default auto. */
+      host?: "auto" | "sandbox" | "gateway" | "node";
+      /** The node exec host=node runs on (id, name, IP or id prefix); unset: the sole connected node that can run commands. */
+      node?: string;
       applyPatch?: {
         /** Keep apply_patch inside the agent workspace. Default true. */
         workspaceOnly?: boolean;

@@ -2,10 +2,19 @@
  * OpenClaw's kind-agnostic approval methods (approval.get, approval.history,
  * approval.resolve) over claw's one kind of approval, exec; its cron standing grants
  * (exec.approval.grants.*), which claw does not have (allow-always adds to the allowlist in
- * exec-approvals.json instead); and the per-node approvals documents (exec.approvals.node.*),
- * which need a connected node, and claw has no nodes yet.
+ * exec-approvals.json instead); and a node's own approvals document (exec.approvals.node.*),
+ * read and written on the node through the gateway's "nodes" service.
  */
-import { ErrorCodes, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
+import {
+  ErrorCodes,
+  NODES_SERVICE,
+  ProtocolError,
+  type JsonSchema,
+  type NodeInfo,
+  type NodeService,
+  type PluginApi,
+} from '../../sdk/index.js';
+import { useService } from '../../sdk/services.js';
 import {
   DECISIONS,
   type Decision,
@@ -20,6 +29,9 @@ const ID_PARAMS: JsonSchema = {
   properties: { id: { type: 'string', minLength: 1 } },
 };
 
+/** How long a node has to read or write its approvals document. */
+const NODE_DOCUMENT_TIMEOUT_MS = 10_000;
+
 function notFound(): never {
   throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'approval not found', { reason: 'APPROVAL_NOT_FOUND' });
 }
@@ -32,7 +44,7 @@ function presentation(request: PendingApproval['request']) {
     commandPreview: null,
     warningText: request.warnings?.length ? request.warnings.join('\n') : null,
     host: request.host,
-    nodeId: null,
+    nodeId: request.nodeId ?? null,
     agentId: request.agentId,
     allowedDecisions: [...DECISIONS],
   };
@@ -168,13 +180,55 @@ export function registerApprovalMethods(api: PluginApi, service: ExecApprovalSer
     handler: () => ({ outcome: 'not-found' }),
   });
 
-  for (const method of ['exec.approvals.node.get', 'exec.approvals.node.set'])
-    api.registerGatewayMethod(method, {
-      params: { type: 'object', required: ['nodeId'], properties: { nodeId: { type: 'string', minLength: 1 } } },
-      scope: 'operator.admin',
-      description: "A node's exec approvals document: unavailable, no node is connected (claw has no nodes yet).",
-      handler: (params: { nodeId: string }) => {
-        throw new ProtocolError(ErrorCodes.UNAVAILABLE, `node not connected: ${params.nodeId} (claw has no nodes yet)`);
+  // OpenClaw's: the node answers system.execApprovals.get / .set, and its payload is the answer.
+  const nodeDocument = async (query: string, command: string, params: Record<string, unknown>) => {
+    const nodes = await useService<NodeService>(api.kernel, NODES_SERVICE);
+    const unavailable = (why: string) =>
+      new ProtocolError(ErrorCodes.UNAVAILABLE, `node not connected: ${query} (${why})`);
+    if (!nodes) throw unavailable('the gateway has no node support enabled');
+    let node: NodeInfo;
+    try {
+      node = await nodes.resolve(query);
+    } catch (error) {
+      throw unavailable((error as Error).message);
+    }
+    if (!node.connected) throw unavailable('it is offline');
+    try {
+      return await nodes.invoke(node.nodeId, command, params, { timeoutMs: NODE_DOCUMENT_TIMEOUT_MS });
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      throw new ProtocolError(
+        code === 'COMMAND_NOT_ALLOWED' || code === 'INVALID_REQUEST'
+          ? ErrorCodes.INVALID_REQUEST
+          : ErrorCodes.UNAVAILABLE,
+        `node ${node.displayName ?? node.nodeId}: ${(error as Error).message}`,
+      );
+    }
+  };
+  api.registerGatewayMethod('exec.approvals.node.get', {
+    params: { type: 'object', required: ['nodeId'], properties: { nodeId: { type: 'string', minLength: 1 } } },
+    scope: 'operator.admin',
+    description: "A node's own exec approvals document, from the node (system.execApprovals.get).",
+    handler: (params: { nodeId: string }) => nodeDocument(params.nodeId, 'system.execApprovals.get', {}),
+  });
+  api.registerGatewayMethod('exec.approvals.node.set', {
+    params: {
+      type: 'object',
+      required: ['nodeId', 'file'],
+      properties: {
+        nodeId: { type: 'string', minLength: 1 },
+        file: { type: 'object' },
+        baseHash: { type: 'string', minLength: 1 },
       },
-    });
+    },
+    scope: 'operator.admin',
+    sideEffect: 'optional',
+    description:
+      "Replace a node's own exec approvals document on the node (system.execApprovals.set; baseHash as exec.approvals.set).",
+    handler: (params: { nodeId: string; file: unknown; baseHash?: string }) =>
+      nodeDocument(params.nodeId, 'system.execApprovals.set', {
+        file: params.file,
+        ...(params.baseHash ? { baseHash: params.baseHash } : {}),
+      }),
+  });
 }

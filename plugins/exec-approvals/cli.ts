@@ -74,7 +74,9 @@ function formatPending(approvals: PendingApproval[]): string {
       const session = item.request.sessionKey ? ` ${item.request.sessionKey}` : '';
       const expires = Math.max(0, Math.round((item.expiresAtMs - now) / 1000));
       const head = `${item.id}  exec  ${item.request.agentId}${session}  expires in ${expires}s`;
-      const lines = [head, `    ${JSON.stringify(item.request.command)} in ${item.request.cwd}`];
+      const { command, cwd, host, nodeId } = item.request;
+      const where = host === 'node' ? ` on node ${nodeId ?? '(unknown)'}${cwd ? ` in ${cwd}` : ''}` : ` in ${cwd}`;
+      const lines = [head, `    ${JSON.stringify(command)}${where}`];
       const env = Object.entries(item.request.env ?? {});
       if (env.length > 0)
         lines.push(`    env: ${env.map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(' ')}`);

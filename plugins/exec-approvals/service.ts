@@ -38,6 +38,9 @@ export interface ApprovalRequest {
   env?: Record<string, string>;
   /** What whoever decides should know: launchers, a repository config that runs programs. */
   warnings?: string[];
+  /** host "node": the node it runs on and the plan the node prepared (OpenClaw's fields). */
+  nodeId?: string;
+  systemRunPlan?: { argv: string[]; cwd: string | null; commandText: string };
 }
 
 export interface PendingApproval {
@@ -174,6 +177,7 @@ export class ExecApprovalService implements ToolApprover {
     const command = String(raw.command ?? '');
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
+    if (raw.host === 'node') return this.authorizeNode(raw, context);
     if (raw.elevated === true) {
       const session = context.sessionKey
         ? await (await this.sessions()).store(agentId).get(context.sessionKey)
@@ -229,6 +233,90 @@ export class ExecApprovalService implements ToolApprover {
     if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
     if (decision === 'allow-always') await this.rememberAlways(agentId, facts);
     return { allowed: true };
+  }
+
+  /**
+   * host "node": the command runs on another machine, so this gateway's allowlist (paths on
+   * this host) cannot vouch for it; the owner's security and ask levels still bind it, and a
+   * node's own policy can only add to them. Without a plan (the kernel's step, before the node
+   * is contacted) only an outright deny refuses; with the node's plan a person is asked when
+   * the policy or the node wants one. The decision goes back to exec, which hands it to the
+   * node (an allow-always is kept there, not in this gateway's allowlist).
+   */
+  private async authorizeNode(
+    raw: Record<string, unknown>,
+    context: ToolContext & { toolName: string },
+  ): Promise<{ allowed: boolean; reason?: string; decision?: Decision }> {
+    const agentId = context.agentId ?? 'main';
+    if (raw.elevated === true) {
+      const session = context.sessionKey
+        ? await (await this.sessions()).store(agentId).get(context.sessionKey)
+        : undefined;
+      const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
+      if (refusal) return { allowed: false, reason: refusal };
+    }
+    const env = stringRecord(raw.env);
+    const refusal = await (await this.execEnv()).envRefusal(env, context, { elevated: raw.elevated });
+    if (refusal) return { allowed: false, reason: refusal };
+    const layers = await this.layers(agentId, context.sessionKey);
+    if (raw.ask === 'on-miss' || raw.ask === 'always')
+      layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
+    if (layers.some((layer) => layer.security === 'deny'))
+      return {
+        allowed: false,
+        reason: 'the exec policy (tools.exec.security / exec-approvals.json) denies host commands, on nodes too.',
+      };
+    const plan = raw.systemRunPlan as ApprovalRequest['systemRunPlan'] | undefined;
+    if (!plan) return { allowed: true };
+    const nodeSecurity = (raw.nodePolicy as { security?: unknown } | undefined)?.security;
+    const askAlways = layers.some((layer) => layer.ask === 'always');
+    const askOnMiss = layers.some((layer) => layer.ask === 'on-miss');
+    // allowlist here: the node's own allowlist judges the command when its policy is allowlist
+    // (a miss comes back as "approval required" or a refusal); a node that runs anything cannot.
+    const unvouched =
+      layers.some((layer) => layer.security === 'allowlist') && nodeSecurity !== 'allowlist' && nodeSecurity !== 'deny';
+    const nodeAsks = raw.nodeAsks === true;
+    if (!nodeAsks && !askAlways && !unvouched) return { allowed: true };
+    if (!nodeAsks && !askAlways && !askOnMiss)
+      return {
+        allowed: false,
+        reason:
+          'the exec policy is allowlist with ask off, and this gateway cannot match its allowlist against another machine; ' +
+          'allowlist the command on the node (its own exec approvals) or set ask on-miss.',
+      };
+    const nodeName = String(raw.nodeName ?? raw.nodeId ?? 'node');
+    const warnings = [
+      `Runs on node ${nodeName}${raw.nodeId && raw.nodeId !== nodeName ? ` (${String(raw.nodeId)})` : ''}: ` +
+        `${JSON.stringify(plan.argv)}${plan.cwd ? ` in ${plan.cwd}` : ''}` +
+        (nodeAsks ? ' — the node asks for approval under its own exec policy.' : ''),
+    ];
+    const request: ApprovalRequest = {
+      command: plan.commandText,
+      cwd: plan.cwd ?? '',
+      host: 'node',
+      agentId,
+      ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
+      security: layers.some((layer) => layer.security === 'allowlist') ? 'allowlist' : 'full',
+      ask: askAlways || nodeAsks ? 'always' : 'on-miss',
+      ...(env && Object.keys(env).length > 0 ? { env: this.maskEnv(env) } : {}),
+      warnings,
+      ...(typeof raw.nodeId === 'string' ? { nodeId: raw.nodeId } : {}),
+      systemRunPlan: plan,
+    };
+    const { decision, reached } = await this.ask(request, context.signal);
+    if (decision === null) {
+      // No answer: only a fallback of full on every layer runs it, and never past a node that asked.
+      const facts: CommandFacts = { segments: undefined, cwd: request.cwd, home: homedir(), isLauncher: () => true };
+      if (!nodeAsks && fallbackAllows(layers, facts)) return { allowed: true };
+      return {
+        allowed: false,
+        reason: reached
+          ? 'no one approved it in time (askFallback: deny).'
+          : 'no approval client is connected to ask (askFallback: deny).',
+      };
+    }
+    if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
+    return { allowed: true, decision };
   }
 
   /** Values of secret-named variables, and known secrets anywhere, are not shown to approvers. */

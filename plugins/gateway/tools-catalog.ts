@@ -47,6 +47,7 @@ const GROUP_LABELS: Record<string, string> = {
   'group:memory': 'Memory',
   'group:web': 'Web',
   'group:ui': 'UI',
+  'group:nodes': 'Nodes',
 };
 
 /** The profiles whose allow list takes this tool (directly or by group); `full` takes all. */

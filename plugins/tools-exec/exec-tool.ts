@@ -11,6 +11,8 @@ import {
   type ToolResult,
 } from '../../sdk/index.js';
 import { describeEnvRefusals, operatorExecEnv, refusedExecEnv } from './env-policy.js';
+import { EXEC_HOSTS, execPlacementConfig, resolveExecTarget, type ExecTarget } from './exec-target.js';
+import { runOnNode, type NodeRunDeps } from './node-run.js';
 import { hostCommandEnv } from './git.js';
 import { guard, optionalBoolean, optionalEnv, optionalNumber, optionalString, requiredString } from './args.js';
 import { statusNote, summarize } from './describe.js';
@@ -29,6 +31,10 @@ export interface ExecDeps {
   workspace(ctx: ToolContext): string;
   /** Services by name: the skills service tells which env entries the operator configured. */
   capabilities?: Pick<CapabilityLookup, 'find'>;
+  /** The live config: where exec runs (tools.exec.host, tools.exec.node, per agent). */
+  liveConfig?: () => Readonly<Record<string, unknown>>;
+  /** The "nodes" and "exec-approvals" services, for host=node. */
+  kernel?: NodeRunDeps['kernel'];
 }
 
 type Params = Record<string, unknown>;
@@ -43,7 +49,9 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
       'Run a shell command (/bin/sh -c) in the workspace and return its combined stdout and stderr. ' +
       `A command still running after yieldMs (default ${config.backgroundAfterMs} ms) keeps running in the background ` +
       'and the result gives its sessionId for the process tool; background: true does that at once. ' +
-      `Commands are killed after timeout seconds (default ${config.timeoutSeconds}).`,
+      `Commands are killed after timeout seconds (default ${config.timeoutSeconds}). ` +
+      'host=node runs the command on a paired node (node: its id or name) and waits for it to finish: ' +
+      'it never goes to the background, and the node and the gateway each apply their exec approvals.',
     parameters: {
       type: 'object',
       additionalProperties: false,
@@ -76,6 +84,12 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
           description:
             'Run outside the sandbox, on the host, when elevated mode is permitted (tools.elevated); host exec approvals still apply',
         },
+        host: {
+          enum: [...EXEC_HOSTS],
+          description:
+            'Where to run: auto (default: the configured host), sandbox, gateway, or node (a paired node; only when tools.exec.host allows it)',
+        },
+        node: { type: 'string', minLength: 1, description: 'With host=node: the node id, name or IP' },
         yieldMs: {
           type: 'integer',
           minimum: 0,
@@ -87,10 +101,28 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
     execute: (params, ctx) => guard('exec', () => runExec(params, ctx, deps)),
     // Host commands need exec approval for exactly the command, directory and PATH they run with.
     // A sandboxed call (context.sandbox, set by sandbox routing) runs inside the sandbox instead,
-    // unless it asks for elevated mode: then the approver also checks tools.elevated.
+    // unless elevated mode or the configured host takes it out (exec-target.ts); elevated makes
+    // the approver also check tools.elevated.
     approval: (params, ctx) => {
       const sandboxed = Boolean((ctx as { sandbox?: unknown }).sandbox);
-      if (sandboxed && params.elevated !== true) return undefined;
+      const target = targetOf(params, ctx, deps);
+      // A call that may not run where it asked is refused by execute before anything runs.
+      if (typeof target === 'string' || target.host === 'sandbox') return undefined;
+      if (target.host === 'node')
+        // The gateway's own policy gates the call before anything reaches a node; the plan the
+        // node prepares is judged again (and shown to a person if one is asked) in node-run.ts.
+        return {
+          service: 'exec-approvals',
+          request: {
+            command: params.command,
+            cwd: optionalString(params, 'workdir') ?? '',
+            host: 'node',
+            ...(target.node ? { node: target.node } : {}),
+            ...(params.env ? { env: params.env } : {}),
+            ...(sandboxed && params.elevated === true ? { elevated: true } : {}),
+            ...(params.ask ? { ask: params.ask } : {}),
+          },
+        };
       return {
         service: 'exec-approvals',
         // PATH decides which binary a bare name runs, so the approver resolves with the same one
@@ -103,12 +135,17 @@ export function createExecTool(deps: ExecDeps): ToolDefinition<Params> {
           path: process.env.PATH ?? '',
           host: 'gateway',
           ...(params.env ? { env: params.env } : {}),
-          ...(sandboxed ? { elevated: true } : {}),
+          ...(sandboxed && params.elevated === true ? { elevated: true } : {}),
           ...(params.ask ? { ask: params.ask } : {}),
         },
       };
     },
   };
+}
+
+function targetOf(params: Params, ctx: ToolContext, deps: ExecDeps): ExecTarget | string {
+  const config = deps.liveConfig?.() ?? {};
+  return resolveExecTarget(params, ctx, execPlacementConfig(config, ctx.agentId ?? 'main'));
 }
 
 /** The directory a call runs in: `workdir` against the workspace, or the workspace. */
@@ -137,9 +174,29 @@ async function runExec(params: Params, ctx: ToolContext, deps: ExecDeps): Promis
     return errorResult(`exec: refused: ${describeEnvRefusals(refusals)}`, details);
   }
   if (ctx.signal?.aborted) return errorResult('exec: the run was aborted before the command started');
+  const target = targetOf(params, ctx, deps);
+  if (typeof target === 'string') return errorResult(target);
+  if (target.host === 'node') {
+    if (background) return errorResult('exec: host=node waits for the command to finish; background is not available');
+    if (!deps.kernel) return errorResult('exec: host=node is not available in this kernel');
+    return runOnNode(
+      {
+        command,
+        ...(optionalString(params, 'workdir') ? { workdir: optionalString(params, 'workdir') } : {}),
+        ...(env ? { env } : {}),
+        timeoutSeconds,
+        ...(typeof params.ask === 'string' ? { ask: params.ask } : {}),
+        ...(target.node ? { node: target.node } : {}),
+        ...(target.boundNode ? { boundNode: target.boundNode } : {}),
+      },
+      ctx,
+      { kernel: deps.kernel, maxOutputChars: config.maxOutputChars },
+    );
+  }
   // elevated: true reaches here only if the approval step let it through (tools.elevated gates
-  // and host approvals); it then runs on the host even in a sandboxed session.
-  const placement = await place(params, ctx, deps, env, optionalBoolean(params, 'elevated') === true);
+  // and host approvals); it then runs on the host even in a sandboxed session. A configured
+  // gateway host runs there too.
+  const placement = await place(params, ctx, deps, env, target.host === 'gateway');
   if (typeof placement === 'string') return errorResult(placement);
 
   let session: ProcessSession;
@@ -178,9 +235,9 @@ async function place(
   ctx: ToolContext,
   deps: ExecDeps,
   env: Record<string, string> | undefined,
-  elevated: boolean,
+  onHost: boolean,
 ): Promise<Pick<SessionOptions, 'cwd' | 'env' | 'spawn' | 'place'> | string> {
-  const sandbox = elevated ? undefined : sandboxOf(ctx);
+  const sandbox = onHost ? undefined : sandboxOf(ctx);
   if (sandbox) {
     const workdir = optionalString(params, 'workdir');
     const cwd = workdir ? posix.resolve(sandbox.spec.workdir, workdir) : sandbox.spec.workdir;

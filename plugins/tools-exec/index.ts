@@ -1,12 +1,14 @@
 /**
  * The runtime tools: exec runs shell commands, process manages the ones left running in the
- * background. Sessions belong to this plugin instance and are killed when the kernel stops.
+ * background, nodes reaches the gateway's paired nodes (its run shares exec host=node's path).
+ * Sessions belong to this plugin instance and are killed when the kernel stops.
  */
 import { definePlugin, type ToolContext } from '../../sdk/index.js';
 import { EXEC_ENV_SERVICE, type ExecEnvService } from '../../sdk/exec/index.js';
 import { describeEnvRefusals, operatorExecEnv, refusedExecEnv } from './env-policy.js';
 import { createExecTool, type ExecConfig } from './exec-tool.js';
 import { hostCommandEnv, judgeLocalGitConfig } from './git.js';
+import { createNodesTool } from './nodes-tool.js';
 import { createProcessTool } from './process-tool.js';
 import { SessionRegistry } from './registry.js';
 
@@ -25,8 +27,25 @@ export default definePlugin<ExecPluginConfig>({
     });
     const workspace = (ctx: ToolContext) => ctx.workspaceDir ?? api.kernel.paths.workspaceDir;
 
-    api.registerTool(createExecTool({ registry, config, workspace, capabilities: api.kernel.capabilities }));
+    api.registerTool(
+      createExecTool({
+        registry,
+        config,
+        workspace,
+        capabilities: api.kernel.capabilities,
+        liveConfig: () => api.kernel.config() as Record<string, unknown>,
+        kernel: api.kernel,
+      }),
+    );
     api.registerTool(createProcessTool(registry));
+    api.registerTool(
+      createNodesTool({
+        kernel: api.kernel,
+        liveConfig: () => api.kernel.config() as Record<string, unknown>,
+        maxOutputChars: config.maxOutputChars,
+        timeoutSeconds: config.timeoutSeconds,
+      }),
+    );
     api.registerService({
       id: 'tools-exec',
       start() {},
