@@ -65,7 +65,10 @@ function decodeSegments(raw: string): string[] {
 export async function handleCanvasRequest(req: IncomingMessage, res: ServerResponse, deps: CanvasHostDeps) {
   const off = deps.disabled();
   if (off) return fail(res, 404, off);
-  const url = new URL(req.url ?? '/', 'http://canvas.invalid');
+  // The path as sent: a URL parser would resolve ".." segments before the checks could refuse them.
+  const target = req.url ?? '/';
+  const query = target.indexOf('?');
+  const url = { pathname: query < 0 ? target : target.slice(0, query), search: query < 0 ? '' : target.slice(query) };
   const rest = url.pathname.startsWith(`${CANVAS_PATH}/`) ? url.pathname.slice(CANVAS_PATH.length + 1) : '';
   const slash = rest.indexOf('/');
   const capability = slash < 0 ? rest : rest.slice(0, slash);

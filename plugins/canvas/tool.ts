@@ -124,6 +124,16 @@ function pageUrl(raw: string, deps: CanvasToolDeps, agentId: string): string {
   }
 }
 
+/** By name as well: the service may come from another copy of the SDK (a plugin loaded from elsewhere). */
+function isNodeInvokeError(error: unknown): error is NodeInvokeError {
+  return (
+    error instanceof NodeInvokeError ||
+    (error instanceof Error &&
+      error.name === 'NodeInvokeError' &&
+      typeof (error as { code?: unknown }).code === 'string')
+  );
+}
+
 function finite(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
@@ -227,7 +237,7 @@ export function canvasTool(deps: CanvasToolDeps): ToolDefinition<CanvasParams> {
         return errorResult(`unknown canvas action "${String(params.action)}" (actions: ${ACTIONS.join(', ')})`);
       } catch (error) {
         if (error instanceof CanvasToolError || error instanceof CanvasPathError) return errorResult(error.message);
-        if (error instanceof NodeInvokeError) {
+        if (isNodeInvokeError(error)) {
           return errorResult(`canvas ${params.action} failed: ${error.message} [${error.code}]`, {
             code: error.code,
             nodeId: error.nodeId,
