@@ -20,6 +20,7 @@ import { Gateway, gatewayUrl, type ConnectionState } from './gateway.js';
 import { mainNav } from './nav.js';
 import {
   clientId,
+  forgetSecret,
   loadDeviceToken,
   loadSecret,
   saveDeviceToken,
@@ -189,7 +190,7 @@ async function main(): Promise<void> {
   }
 
   function signOutNow(): void {
-    saveSecret(undefined);
+    forgetSecret();
     if (identity) saveDeviceToken(identity.deviceId, undefined);
     gw.stop();
   }

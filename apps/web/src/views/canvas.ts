@@ -12,7 +12,7 @@ import type { View } from '../app.js';
 import { CanvasNode, CANVAS_COMMANDS } from '../canvas-node.js';
 import { badge, errorMessage, h, pageHeader, replace } from '../dom.js';
 import { gatewayUrl, type ConnectionState } from '../gateway.js';
-import { loadJson, loadSecret, saveJson } from '../storage.js';
+import { loadJson, pageSecret, saveJson, type Secret } from '../storage.js';
 
 const ON_KEY = 'claw.canvas.on';
 const TOKEN_KEY = 'claw.canvas.nodeToken';
@@ -56,6 +56,31 @@ export const canvasView: View = {
     const toggle = h('input', { type: 'checkbox', id: 'canvas-toggle', disabled: !identity });
     const status = h('p', { class: 'canvas-status', id: 'canvas-status', role: 'status' });
     const approve = h('button', { type: 'button', id: 'canvas-approve', hidden: true }, "Approve this tab's canvas");
+    // A device token is per role: the node's first admission needs the gateway secret. The page
+    // keeps the one it signed in with; failing that, the user types it here (kept in memory).
+    let entered: Secret | undefined;
+    const tokenInput = h('input', { type: 'password', id: 'canvas-token', autocomplete: 'off' });
+    const tokenLabel = h('label', { for: 'canvas-token' }, 'Gateway token');
+    let wantsPassword = false;
+    const tokenForm = h(
+      'form',
+      {
+        class: 'toolbar',
+        id: 'canvas-signin',
+        hidden: true,
+        onsubmit: (event: Event) => {
+          event.preventDefault();
+          const value = tokenInput.value.trim();
+          if (!value) return;
+          entered = { kind: wantsPassword ? 'password' : 'token', value };
+          tokenInput.value = '';
+          node?.gw.retryNow();
+        },
+      },
+      tokenLabel,
+      tokenInput,
+      h('button', { type: 'submit' }, 'Connect the canvas'),
+    );
     let node: CanvasNode | undefined;
     let pending: PendingNode | undefined;
     let unwatch: (() => void) | undefined;
@@ -95,12 +120,21 @@ export const canvasView: View = {
 
     function onState(state: ConnectionState): void {
       if (!node) return;
+      tokenForm.hidden = state.phase !== 'signed-out';
       if (state.phase === 'open') {
         const nodeId = identity?.deviceId.slice(0, 12) ?? '';
         setStatus(`This tab is a canvas node (${nodeId}…).`, 'ok', 'open');
       } else if (state.phase === 'pairing') {
         setStatus(state.message ?? 'Waiting for an operator to approve this canvas.', 'warn', 'pairing');
-      } else if (state.phase === 'refused' || state.phase === 'signed-out') {
+      } else if (state.phase === 'signed-out') {
+        wantsPassword = state.wantsPassword === true;
+        tokenLabel.textContent = wantsPassword ? 'Gateway password' : 'Gateway token';
+        setStatus(
+          `${state.message ?? ''} A canvas node is admitted once with the gateway ${wantsPassword ? 'password' : 'token'} (this tab's device key is for its operator connection); it then gets a key of its own.`.trim(),
+          'warn',
+          'signed-out',
+        );
+      } else if (state.phase === 'refused') {
         setStatus(state.message ?? 'The gateway refused this canvas.', 'bad', state.phase);
       } else {
         setStatus(state.message ?? 'Connecting…', 'muted', state.phase);
@@ -118,7 +152,7 @@ export const canvasView: View = {
           credentials: () => {
             const saved = loadJson<{ deviceId?: string; token?: string }>(TOKEN_KEY, {});
             return {
-              secret: loadSecret(),
+              secret: entered ?? pageSecret(),
               deviceToken: saved.deviceId === identity.deviceId ? saved.token : undefined,
             };
           },
@@ -137,6 +171,7 @@ export const canvasView: View = {
       node = undefined;
       pending = undefined;
       approve.hidden = true;
+      tokenForm.hidden = true;
       frame.removeAttribute('src');
       setStatus('This tab is not a canvas.', 'muted', 'off');
       render();
@@ -192,6 +227,7 @@ export const canvasView: View = {
           approve,
         ),
         status,
+        tokenForm,
         empty,
         frame,
       ),
