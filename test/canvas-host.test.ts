@@ -18,9 +18,9 @@ interface Answer {
 }
 
 /** A GET with the path sent exactly as written (fetch would resolve ".." and %2e%2e first). */
-function get(port: number, path: string): Promise<Answer> {
+function get(port: number, path: string, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () =>
@@ -150,7 +150,16 @@ describe('canvas host', () => {
     const canvas = join(gw.stateDir, 'workspace', 'canvas');
     const seen: string[] = [];
     const stream = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: gw.port, path: `/__openclaw__/canvas/${cap}/.reload` }, resolve);
+      // As a sandboxed page asks: its origin is "null", which the gateway refuses anywhere else.
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: gw.port,
+          path: `/__openclaw__/canvas/${cap}/.reload`,
+          headers: { origin: 'null' },
+        },
+        resolve,
+      );
       req.on('error', reject);
       req.end();
     });
@@ -175,6 +184,13 @@ describe('canvas host', () => {
     const frame = seen.join('').split('event: reload\n')[1]!;
     expect(JSON.parse(/^data: (.*)$/m.exec(frame)![1]!)).toEqual({ paths: ['index.html'] });
     stream.destroy();
+  });
+
+  it('lets sandboxed pages read their folder, and nothing else of the gateway', async () => {
+    const data = await get(gw.port, `/__openclaw__/canvas/${cap}/style.css`, { origin: 'null' });
+    expect([data.status, data.headers['access-control-allow-origin']]).toEqual([200, '*']);
+    expect((await get(gw.port, '/health', { origin: 'null' })).status).toBe(403);
+    expect((await get(gw.port, '/__openclaw__/canvasX', { origin: 'null' })).status).toBe(403);
   });
 
   it('mints capabilities that check out until they expire', () => {
