@@ -83,6 +83,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the web UI as a canvas', () => {
     await page.getByLabel('Use this tab as a canvas').check();
     const approve = page.locator('#canvas-approve');
     await approve.waitFor();
+    await page.locator('#canvas-status[data-state="pending"]').waitFor();
     expect(await approve.textContent()).toContain('canvas.present');
     await approve.click();
     await approve.waitFor({ state: 'hidden' });

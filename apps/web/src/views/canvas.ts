@@ -101,27 +101,36 @@ export const canvasView: View = {
       replace(status, badge(state === 'open' ? 'Connected' : state === 'off' ? 'Off' : 'Not ready', tone), ' ', text);
     }
 
-    /** A pending request for this tab's node (its device or its commands), when this operator may approve it. */
+    /** A pending request for this tab's node (its device or its commands), when this operator may see it. */
     async function findPending(): Promise<void> {
-      pending = undefined;
+      let found: PendingNode | undefined;
       if (node && identity && gw.can('operator.pairing')) {
         try {
           const list = await gw.call<{ pending?: PendingNode[] }>('node.pair.list');
-          pending = list.pending?.find((request) => request.nodeId === identity.deviceId);
+          found = list.pending?.find((request) => request.nodeId === identity.deviceId);
         } catch {
-          pending = undefined;
+          found = undefined;
         }
       }
+      pending = node ? found : undefined;
       approve.hidden = !pending;
-      if (pending) {
-        approve.textContent = `Approve this tab's canvas (${CANVAS_COMMANDS.join(', ')})`;
-      }
+      if (pending) approve.textContent = `Approve this tab's canvas (${CANVAS_COMMANDS.join(', ')})`;
+      showStatus();
     }
 
-    function onState(state: ConnectionState): void {
-      if (!node) return;
+    let lastState: ConnectionState | undefined;
+
+    function showStatus(): void {
+      const state = lastState;
+      if (!node || !state) return;
       tokenForm.hidden = state.phase !== 'signed-out';
-      if (state.phase === 'open') {
+      if (state.phase === 'open' && pending) {
+        setStatus(
+          `This tab is connected as a node; its canvas commands wait for an operator's approval (request ${pending.requestId}).`,
+          'warn',
+          'pending',
+        );
+      } else if (state.phase === 'open') {
         const nodeId = identity?.deviceId.slice(0, 12) ?? '';
         setStatus(`This tab is a canvas node (${nodeId}…).`, 'ok', 'open');
       } else if (state.phase === 'pairing') {
@@ -129,8 +138,9 @@ export const canvasView: View = {
       } else if (state.phase === 'signed-out') {
         wantsPassword = state.wantsPassword === true;
         tokenLabel.textContent = wantsPassword ? 'Gateway password' : 'Gateway token';
+        const secret = wantsPassword ? 'password' : 'token';
         setStatus(
-          `${state.message ?? ''} A canvas node is admitted once with the gateway ${wantsPassword ? 'password' : 'token'} (this tab's device key is for its operator connection); it then gets a key of its own.`.trim(),
+          `${state.message ?? ''} A canvas node is admitted once with the gateway ${secret} (this tab's device key is for its operator connection); it then gets a key of its own.`.trim(),
           'warn',
           'signed-out',
         );
@@ -139,6 +149,12 @@ export const canvasView: View = {
       } else {
         setStatus(state.message ?? 'Connecting…', 'muted', state.phase);
       }
+    }
+
+    function onState(state: ConnectionState): void {
+      if (!node) return;
+      lastState = state;
+      showStatus();
       void findPending();
     }
 
@@ -169,6 +185,7 @@ export const canvasView: View = {
       unwatch?.();
       node?.stop();
       node = undefined;
+      lastState = undefined;
       pending = undefined;
       approve.hidden = true;
       tokenForm.hidden = true;
