@@ -130,4 +130,15 @@ describe.skipIf(!existsSync(CHROMIUM))('the web UI as a canvas', () => {
     await canvas({ action: 'hide' });
     await page.locator('#canvas-frame').waitFor({ state: 'hidden' });
   });
+
+  it('comes back after a reload with a key of its own (the shared secret is no longer kept)', async () => {
+    await page.reload();
+    expect(await page.evaluate(() => localStorage.getItem('claw.auth.secret'))).toBeNull();
+    await page.locator('#canvas-status[data-state="open"]').waitFor();
+    expect(await page.getByLabel('Use this tab as a canvas').isChecked()).toBe(true);
+    await canvas({ action: 'present', target: 'index.html' });
+    await expect
+      .poll(async () => textOf(await canvas({ action: 'eval', javaScript: 'document.title' })))
+      .toBe('Board 2');
+  });
 });
