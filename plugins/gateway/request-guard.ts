@@ -6,7 +6,8 @@
  *   this machine's own name) and names the owner lists in `gateway.allowedHosts` pass.
  * - Origin: any page the user visits can send requests to 127.0.0.1. A browser always
  *   says which page is asking; only the gateway's own pages and
- *   `gateway.controlUi.allowedOrigins` pass. Clients that are not browsers send no Origin.
+ *   `gateway.controlUi.allowedOrigins` pass (and the canvas host's sandboxed pages reading
+ *   their own folder). Clients that are not browsers send no Origin.
  * - Content type: a cross-site page can POST text/plain or form bodies without a CORS
  *   preflight, never application/json. Requiring JSON on every request that acts closes
  *   that door even where an Origin header is missing.
@@ -50,7 +51,7 @@ export function checkRequest(
     };
   }
   const origin = req.headers.origin;
-  if (origin === undefined) return undefined;
+  if (origin === undefined || crossOriginRead(req)) return undefined;
   if ((settings.controlUi.allowedOrigins ?? []).some((allowed) => allowed === '*' || allowed === origin))
     return undefined;
   let originHost: string | undefined;
@@ -64,6 +65,21 @@ export function checkRequest(
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Reads any page may make: the canvas host's pages run sandboxed (their origin is "null") and
+ * fetch their own folder (the reload stream, data files) with the capability in the path,
+ * which is their only authority. Never a WebSocket upgrade, never a request that acts.
+ */
+const CROSS_ORIGIN_READ_PREFIXES = ['/__openclaw__/canvas/'];
+
+function crossOriginRead(req: IncomingMessage): boolean {
+  return (
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    req.headers.upgrade === undefined &&
+    CROSS_ORIGIN_READ_PREFIXES.some((prefix) => (req.url ?? '').startsWith(prefix))
+  );
+}
 
 /** Requests that act must carry a JSON body type, which no page can send cross-site unasked. */
 export function checkContentType(req: IncomingMessage): Refusal | undefined {

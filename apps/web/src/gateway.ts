@@ -52,6 +52,8 @@ export interface GatewayOptions {
   identity?: DeviceIdentity;
   /** The gateway handed this device a token (first admission of a new device). */
   onDeviceToken?(token: string): void;
+  /** Connect as a node (role "node", platform "web") offering these commands, instead of as an operator. */
+  node?: { caps: string[]; commands: string[]; displayName: string };
 }
 
 interface Pending {
@@ -61,9 +63,18 @@ interface Pending {
 }
 
 export const PROTOCOL = { min: 3, max: 4 };
+
+/** The WebSocket URL of the gateway that served this page. */
+export function gatewayUrl(): string {
+  const url = new URL('.', location.href);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.hash = '';
+  return url.href;
+}
 const BACKOFF = { initialMs: 1000, maxMs: 15_000 };
 const PAIRING_RETRY_MS = 5000;
 const CLIENT = { id: 'claw-web', mode: 'webchat', version: '0.1.0' };
+const NODE_CLIENT = { id: 'claw-web', mode: 'node', version: '0.1.0' };
 
 export class Gateway {
   state: ConnectionState = { phase: 'connecting' };
@@ -254,19 +265,27 @@ export class Gateway {
   private async connectParams(nonce: string | undefined): Promise<Record<string, unknown>> {
     const { secret, deviceToken } = this.options.credentials();
     const identity = this.options.identity;
-    const role = 'operator';
-    const scopes = this.options.scopes;
-    const platform = navigator.platform || 'web';
+    const node = this.options.node;
+    const role = node ? 'node' : 'operator';
+    const scopes = node ? [] : this.options.scopes;
+    const client = node ? NODE_CLIENT : CLIENT;
+    const platform = node ? 'web' : navigator.platform || 'web';
     const auth: Record<string, string> = {};
     if (secret) auth[secret.kind] = secret.value;
     if (deviceToken && identity) auth.deviceToken = deviceToken;
     const params: Record<string, unknown> = {
       minProtocol: PROTOCOL.min,
       maxProtocol: PROTOCOL.max,
-      client: { ...CLIENT, platform, displayName: `WebChat (${browserName()})`, instanceId: INSTANCE_ID },
+      client: {
+        ...client,
+        platform,
+        displayName: node?.displayName ?? `WebChat (${browserName()})`,
+        instanceId: node ? `${INSTANCE_ID}-node` : INSTANCE_ID,
+      },
       role,
       scopes,
-      caps: [],
+      caps: node?.caps ?? [],
+      ...(node ? { commands: node.commands } : {}),
       locale: navigator.language,
       userAgent: navigator.userAgent,
       ...(Object.keys(auth).length ? { auth } : {}),
@@ -275,8 +294,8 @@ export class Gateway {
       const signedAt = Date.now();
       const payload = deviceAuthPayload({
         deviceId: identity.deviceId,
-        clientId: CLIENT.id,
-        clientMode: CLIENT.mode,
+        clientId: client.id,
+        clientMode: client.mode,
         role,
         scopes,
         signedAtMs: signedAt,
@@ -334,7 +353,7 @@ export class Gateway {
   }
 }
 
-function browserName(): string {
+export function browserName(): string {
   const agent = navigator.userAgent;
   if (/Edg\//.test(agent)) return 'Edge';
   if (/Firefox\//.test(agent)) return 'Firefox';

@@ -4,7 +4,7 @@
  * Start-up: take a token from the URL fragment if there is one, load this browser's device
  * key, connect to the gateway that served the page, and show the view the fragment names
  * (`#/chat`, `#/overview`, `#/sessions`, `#/usage`, `#/agents`, `#/skills`, `#/cron`, `#/approvals`,
- * `#/channels`, `#/plugins`, `#/config`, `#/logs`).
+ * `#/channels`, `#/plugins`, `#/config`, `#/logs`, `#/canvas`).
  * The shell around the views shows the connection: a banner while it is down, a sign-in
  * form when the gateway wants a secret, a waiting screen while this device awaits approval,
  * exec approval prompts above every view (those of the conversation open in Chat show
@@ -16,16 +16,18 @@ import { createApprovals, mountApprovalBar } from './approvals.js';
 import { mountModelBanner } from './model-banner.js';
 import { loadDeviceIdentity } from './device.js';
 import { formatTime, h, replace, type Child } from './dom.js';
-import { Gateway, type ConnectionState } from './gateway.js';
+import { Gateway, gatewayUrl, type ConnectionState } from './gateway.js';
 import { mainNav } from './nav.js';
 import {
   clientId,
+  forgetSecret,
   loadDeviceToken,
   loadSecret,
   saveDeviceToken,
   saveSecret,
   takeTokenFromFragment,
 } from './storage.js';
+import { canvasView } from './views/canvas.js';
 import { channelsView } from './views/channels.js';
 import { chatView } from './views/chat.js';
 import { configView } from './views/config.js';
@@ -56,6 +58,7 @@ const ROUTES: Record<string, View> = {
   plugins: pluginsView,
   config: configView,
   logs: logsView,
+  canvas: canvasView,
   setup: setupView,
 };
 const NAV: Array<[route: string, label: string]> = [
@@ -72,6 +75,7 @@ const NAV: Array<[route: string, label: string]> = [
   ['plugins', 'Plugins'],
   ['config', 'Config'],
   ['logs', 'Logs'],
+  ['canvas', 'Canvas'],
   ['setup', 'Setup'],
 ];
 /** Everything an operator can hold; the gateway grants what the secret or pairing allows. */
@@ -81,13 +85,6 @@ function parseRoute(): { name: string; params: URLSearchParams } {
   const hash = location.hash.replace(/^#\/?/, '');
   const [name = '', query = ''] = hash.split('?');
   return { name: ROUTES[name] ? name : 'chat', params: new URLSearchParams(query) };
-}
-
-function gatewayUrl(): string {
-  const url = new URL('.', location.href);
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.hash = '';
-  return url.href;
 }
 
 async function main(): Promise<void> {
@@ -196,7 +193,7 @@ async function main(): Promise<void> {
   }
 
   function signOutNow(): void {
-    saveSecret(undefined);
+    forgetSecret();
     if (identity) saveDeviceToken(identity.deviceId, undefined);
     gw.stop();
   }

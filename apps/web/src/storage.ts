@@ -47,8 +47,27 @@ export function loadSecret(): Secret | undefined {
   }
 }
 
+/**
+ * The secret this page signed in with, kept in memory after it leaves storage (once the
+ * device has its own token): this tab's second connection, the canvas node, needs it once
+ * for its own first admission. Gone when the page closes or the user signs out.
+ */
+let inMemory: Secret | undefined;
+
 export function saveSecret(secret: Secret | undefined): void {
+  inMemory = secret ?? loadSecret() ?? inMemory;
   write(KEYS.secret, secret ? JSON.stringify(secret) : undefined);
+}
+
+/** The stored secret, else the one this page signed in with. */
+export function pageSecret(): Secret | undefined {
+  return loadSecret() ?? inMemory;
+}
+
+/** Signing out: not even the page keeps the secret. */
+export function forgetSecret(): void {
+  saveSecret(undefined);
+  inMemory = undefined;
 }
 
 export function loadDeviceToken(deviceId: string): string | undefined {
