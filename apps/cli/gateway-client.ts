@@ -34,12 +34,19 @@ export interface GatewayClientOptions {
   password?: string;
   /** A device token from an earlier hello-ok. */
   deviceToken?: string;
+  /** A setup code's single-use bootstrap token (a node pairing with `--pair`). */
+  bootstrapToken?: string;
   /** Signs the connect challenge; without it the gateway only admits loopback clients. */
   identity?: DeviceIdentity;
   role?: 'operator' | 'node';
   scopes?: string[];
   client?: Partial<ConnectParams['client']>;
   caps?: string[];
+  /** What a node offers to be sent (`node.invoke.request`). */
+  commands?: string[];
+  pathEnv?: string;
+  /** wss:// only: trust exactly the certificate with this sha256 fingerprint (hex, colons optional). */
+  tlsFingerprint?: string;
   minProtocol?: number;
   maxProtocol?: number;
   requestTimeoutMs?: number;
@@ -174,8 +181,29 @@ export class GatewayClient {
 
   private open(): Promise<HelloOk> {
     return new Promise<HelloOk>((resolve, reject) => {
-      const ws = new WebSocket(this.options.url, { headers: this.options.headers, perMessageDeflate: false });
+      const pinned = this.options.tlsFingerprint;
+      const ws = new WebSocket(this.options.url, {
+        headers: this.options.headers,
+        perMessageDeflate: false,
+        // A pinned certificate replaces the CA check; it is compared at the upgrade, before any secret is sent.
+        ...(pinned ? { rejectUnauthorized: false } : {}),
+      });
       this.ws = ws;
+      if (pinned) {
+        ws.once('upgrade', (response) => {
+          const socket = response.socket as import('node:tls').TLSSocket;
+          const seen = socket.getPeerCertificate?.()?.fingerprint256;
+          if (!seen || normalizeFingerprint(seen) !== normalizeFingerprint(pinned)) {
+            fail(
+              new GatewayRequestError({
+                code: 'TLS_FINGERPRINT_MISMATCH',
+                message: `the gateway's certificate (${seen ?? 'none'}) is not the pinned one`,
+              }),
+            );
+            ws.terminate();
+          }
+        });
+      }
       this.helloPayload = undefined;
       let settled = false;
       const connectId = randomUUID();
@@ -293,6 +321,8 @@ export class GatewayClient {
     if (this.options.token) auth.token = this.options.token;
     if (this.options.password) auth.password = this.options.password;
     if (this.options.deviceToken) auth.deviceToken = this.options.deviceToken;
+    if (this.options.bootstrapToken && !auth.token && !auth.password && !auth.deviceToken)
+      auth.bootstrapToken = this.options.bootstrapToken;
     const params: ConnectParams = {
       minProtocol: this.options.minProtocol ?? MIN_PROTOCOL_VERSION,
       maxProtocol: this.options.maxProtocol ?? PROTOCOL_VERSION,
@@ -300,6 +330,8 @@ export class GatewayClient {
       role,
       scopes,
       caps: this.options.caps ?? [],
+      ...(this.options.commands ? { commands: this.options.commands } : {}),
+      ...(this.options.pathEnv ? { pathEnv: this.options.pathEnv } : {}),
       ...(Object.keys(auth).length ? { auth } : {}),
     };
     const identity = this.options.identity;
@@ -312,7 +344,7 @@ export class GatewayClient {
         role,
         scopes,
         signedAtMs: signedAt,
-        token: this.options.token ?? this.options.deviceToken ?? null,
+        token: this.options.token ?? this.options.deviceToken ?? auth.bootstrapToken ?? null,
         nonce,
         platform: client.platform,
         deviceFamily: (client as { deviceFamily?: string }).deviceFamily,
@@ -351,4 +383,13 @@ export class GatewayClient {
     if (error) entry.reject(error);
     else entry.resolve(value);
   }
+}
+
+/** `sha256:AB:CD…`, `abcd…`: the same fingerprint. */
+function normalizeFingerprint(value: string): string {
+  return value
+    .trim()
+    .replace(/^sha-?256:?/i, '')
+    .replace(/[^0-9a-f]/gi, '')
+    .toLowerCase();
 }

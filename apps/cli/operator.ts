@@ -23,6 +23,7 @@ import {
 import type { KernelServices } from '../../sdk/index.js';
 import { GatewayClient, GatewayRequestError, type GatewayClientOptions } from './gateway-client.js';
 import { editConfigFile, patchThroughGateway, ConfigChangeRefused } from './config-patch.js';
+import { openGatewaySession } from './gateway-session.js';
 
 export const DEFAULT_GATEWAY_PORT = 18789;
 
@@ -161,6 +162,7 @@ export function cliGateway(
       return { url, token, password };
     },
     connect,
+    session: openGatewaySession,
     async changeConfig(purpose, edit, flags = {}) {
       try {
         if (flags.url !== undefined || runningGateway(stateDir))

@@ -3,6 +3,7 @@
  * finds it, connects and signs in for the command, so every command connects the same way
  * and no plugin carries a gateway client of its own.
  */
+import type { GatewayRequestError } from '../cli.js';
 
 /** The flags every gateway-backed command takes: `--url`, `--token`, `--password`, `--timeout <ms>`. */
 export interface GatewayFlags {
@@ -57,6 +58,35 @@ export interface ConfigChange {
   reload?: ReloadResult;
 }
 
+/**
+ * A connection that stays open until closed (`claw node run`): it signs in with its own
+ * identity and role, re-connects after a drop with backoff (1 s doubling to 30 s, jittered)
+ * and after a refused connect unless `onConnectError` returns false.
+ */
+export interface GatewaySessionOptions {
+  url: string;
+  auth: { token?: string; password?: string; bootstrapToken?: string; deviceToken?: string };
+  /** The Ed25519 device identity file (sdk/device-auth.ts format; created 0600 on first use). */
+  identityFile: string;
+  role: 'node';
+  client: { id: string; mode: string; version: string; platform: string } & Record<string, string | undefined>;
+  caps: string[];
+  commands: string[];
+  /** The PATH commands run with, shown to the gateway (OpenClaw's `pathEnv`). */
+  pathEnv?: string;
+  /** Expected sha256 fingerprint of a wss:// gateway's certificate (then only that certificate is trusted). */
+  tlsFingerprint?: string;
+  onHello?(auth: { role: string; scopes: string[]; deviceToken?: string }): void;
+  onEvent?(event: { event: string; payload?: unknown }): void;
+  onConnectError?(error: GatewayRequestError, retryInMs: number): boolean | void;
+  onClose?(info: { code: number; reason: string }): void;
+}
+
+export interface GatewaySession extends GatewayConnection {
+  readonly connected: boolean;
+  close(): Promise<void>;
+}
+
 export interface CliGateway {
   /** The lock of the gateway running for this state dir, if one is. */
   running(): GatewayLockInfo | undefined;
@@ -86,6 +116,8 @@ export interface CliGateway {
     edit: (raw: Record<string, unknown>) => void,
     flags?: GatewayFlags,
   ): Promise<ConfigChange>;
+  /** Open a long-lived connection (see GatewaySessionOptions); it connects in the background. */
+  session(options: GatewaySessionOptions): GatewaySession;
 }
 
 /** `done: false` when no service is installed; `message` says what happened. */
