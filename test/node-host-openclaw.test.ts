@@ -239,12 +239,16 @@ describe('claw node run against OpenClaw’s gateway', () => {
     const marker = join(tempDir('claw-node-marker-'), 'ran.txt');
     const command = `echo ran >> ${marker}`;
     // OpenClaw may ask the model other things first: the exec call answers only a turn that offers the tool.
+    // Chat Completions (`messages`, role "tool") or Responses (`input`, function_call_output).
+    const items = (request: { body?: any }) =>
+      (request.body?.messages ?? request.body?.input ?? []) as Array<{ role?: string; type?: string }>;
+    const isToolResult = (item?: { role?: string; type?: string }) =>
+      item?.role === 'tool' || item?.type === 'function_call_output';
     fake.respond((request) => {
-      const messages = (request.body?.messages ?? []) as Array<{ role: string; content?: unknown }>;
-      const last = messages.at(-1);
-      if (last?.role === 'tool') return { text: 'done on the node' };
+      const last = items(request).at(-1);
+      if (isToolResult(last)) return { text: 'done on the node' };
       const offersExec = JSON.stringify(request.body?.tools ?? []).includes('"exec"');
-      const asked = JSON.stringify(last?.content ?? '').includes('run it on the node');
+      const asked = JSON.stringify(last ?? '').includes('run it on the node');
       if (offersExec && asked)
         return {
           toolCalls: [{ id: 'call_node_exec', name: 'exec', arguments: { command, host: 'node', node: NODE_NAME } }],
@@ -278,12 +282,14 @@ describe('claw node run against OpenClaw’s gateway', () => {
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
     expect(run.code, `${run.stderr}\n${nodeOut}\n${gatewayOut.slice(-3000)}`).toBe(0);
-    expect(run.stdout.trim()).toBe('done on the node');
+    const seen = fake.requests.map((request) => ({
+      tools: (request.body?.tools ?? []).map((tool: any) => tool.function?.name ?? tool.name),
+      last: String(JSON.stringify(items(request).at(-1))).slice(0, 300),
+    }));
+    expect(run.stdout.trim(), JSON.stringify(seen)).toBe('done on the node');
     expect(existsSync(marker), `${run.stdout}\n${nodeOut}`).toBe(true);
     expect(readFileSync(marker, 'utf8')).toBe('ran\n');
-    const toolResult = fake.requests
-      .map((request) => (request.body?.messages ?? []).find((message: { role: string }) => message.role === 'tool'))
-      .find(Boolean);
+    const toolResult = fake.requests.map((request) => items(request).find(isToolResult)).find(Boolean);
     expect(JSON.stringify(toolResult)).not.toMatch(/SYSTEM_RUN_DENIED/);
   }, 300_000);
 });

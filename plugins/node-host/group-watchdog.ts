@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 
 const SCRIPT = `
 alive=" "
+for g in "$@"; do alive="$alive$g "; done
 while read -r verb pgid; do
   if [ "$verb" = add ]; then alive="$alive$pgid "; fi
   if [ "$verb" = del ]; then alive=$(printf '%s' "$alive" | sed "s/ $pgid / /"); fi
@@ -48,7 +49,12 @@ export class GroupWatchdog {
   }
 
   private start(): void {
-    const shell = spawn('/bin/sh', ['-c', SCRIPT], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+    // The groups known now go in its arguments: a line still in flight when the node host is
+    // killed would be lost, and the first command is the one most likely to be running then.
+    const shell = spawn('/bin/sh', ['-c', SCRIPT, 'node-host-watchdog', ...[...this.groups].map(String)], {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     this.shell = shell;
     // Neither the shell nor its pipe may keep the node host's event loop alive.
     shell.unref();
@@ -59,7 +65,6 @@ export class GroupWatchdog {
     };
     shell.on('exit', forget);
     shell.on('error', forget);
-    for (const pgid of this.groups) this.tell(`add ${pgid}`);
   }
 
   private tell(line: string): void {
