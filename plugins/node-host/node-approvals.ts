@@ -34,6 +34,8 @@ export interface PolicySnapshot {
   security: string;
   ask: string;
   askFallback: string;
+  /** OpenClaw's skill-bin auto-allow; claw's approvals have no such setting, so always false. */
+  autoAllowSkills: false;
   allowlistRules: Array<{ pattern: string; argPattern?: string; source?: string }>;
 }
 
@@ -94,7 +96,7 @@ export class NodeApprovals {
       ...(entry.argPattern !== undefined ? { argPattern: entry.argPattern } : {}),
       ...(entry.source === 'allow-always' ? { source: entry.source } : {}),
     }));
-    return { security, ask, askFallback, allowlistRules: rules };
+    return { security, ask, askFallback, autoAllowSkills: false, allowlistRules: rules };
   }
 
   /**

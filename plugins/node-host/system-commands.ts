@@ -98,6 +98,7 @@ function snapshotCurrent(expected: PolicySnapshot, current: PolicySnapshot): boo
     expected.security === current.security &&
     expected.ask === current.ask &&
     expected.askFallback === current.askFallback &&
+    (expected.autoAllowSkills ?? false) === current.autoAllowSkills &&
     expected.allowlistRules.every((rule) => rules.has(ruleKey(rule)))
   );
 }
