@@ -3,21 +3,11 @@
  * commands (file transfer, browser.proxy) exports a function of the node host's context
  * returning its `{ [command]: NodeCommand }` map, and is added to COMMAND_MAPS.
  */
-import type { ExecEnvService } from '../../sdk/exec/index.js';
-import type { KernelServices } from '../../sdk/index.js';
 import type { NodeCommands } from './dispatcher.js';
-import type { GroupWatchdog } from './group-watchdog.js';
-import type { NodeApprovals } from './node-approvals.js';
+import type { NodeHostContext } from './host-context.js';
 import { systemCommands } from './system-commands.js';
 
-export interface NodeHostContext {
-  kernel: KernelServices;
-  stateDir: string;
-  approvals: NodeApprovals;
-  execEnv: () => Promise<ExecEnvService>;
-  /** Processes the node host starts are registered here so they die with it. */
-  watchdog: GroupWatchdog;
-}
+export type { NodeHostContext };
 
 const COMMAND_MAPS: ReadonlyArray<(context: NodeHostContext) => NodeCommands> = [systemCommands];
 

@@ -113,7 +113,7 @@ export class Dispatcher {
     const command = this.commands[request.command];
     if (!command) return toOutcome(fail('UNAVAILABLE', 'command not supported'));
     const key = request.idempotencyKey;
-    if (!command.once || !key) return this.execute(command, request, signal);
+    if (!command.once || !key) return this.perform(command, request, signal);
     const waiting = this.inFlight.get(key);
     if (waiting) return waiting;
     const claim = this.journal.claim(key, request.command);
@@ -127,7 +127,7 @@ export class Dispatcher {
             'it was not run again (whether it completed is unknown)',
         ),
       );
-    const run = this.execute(command, request, signal).then((outcome) => {
+    const run = this.perform(command, request, signal).then((outcome) => {
       this.journal.finish(key, outcome);
       return outcome;
     });
@@ -139,7 +139,7 @@ export class Dispatcher {
     }
   }
 
-  private async execute(command: NodeCommand, request: InvokeRequest, signal: AbortSignal): Promise<InvokeOutcome> {
+  private async perform(command: NodeCommand, request: InvokeRequest, signal: AbortSignal): Promise<InvokeOutcome> {
     let params: unknown;
     if (request.paramsJSON !== null && request.paramsJSON !== '') {
       try {

@@ -14,11 +14,9 @@
  */
 import { platform as osPlatform } from 'node:os';
 import type { CliContext, KernelServices } from '../../sdk/index.js';
-import type { GatewayRequestError } from '../../sdk/cli.js';
 import { EXEC_ENV_SERVICE, type ExecEnvService } from '../../sdk/exec/index.js';
-import { loadOrCreateDeviceIdentity } from '../../sdk/index.js';
+import { clawVersion, loadOrCreateDeviceIdentity } from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
-import { clawVersion } from '../../sdk/version.js';
 import { Dispatcher, invokeRequest } from './dispatcher.js';
 import { GroupWatchdog } from './group-watchdog.js';
 import { HOST_STATS_EVENT, HOST_STATS_INTERVAL_MS, sampleHostStats } from './host-stats.js';
@@ -68,7 +66,7 @@ interface GatewaySection {
   auth?: { token?: string; password?: string };
 }
 
-function detailCode(error: GatewayRequestError): string | undefined {
+function detailCode(error: { details?: unknown }): string | undefined {
   const details = error.details as { code?: unknown } | undefined;
   return typeof details?.code === 'string' ? details.code : undefined;
 }

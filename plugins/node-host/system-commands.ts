@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import type { NodeHostContext } from './command-maps.js';
+import type { NodeHostContext } from './host-context.js';
 import {
   commandRequest,
   envAssignments,

@@ -3,7 +3,6 @@
  * finds it, connects and signs in for the command, so every command connects the same way
  * and no plugin carries a gateway client of its own.
  */
-import type { GatewayRequestError } from '../cli.js';
 
 /** The flags every gateway-backed command takes: `--url`, `--token`, `--password`, `--timeout <ms>`. */
 export interface GatewayFlags {
@@ -78,7 +77,8 @@ export interface GatewaySessionOptions {
   tlsFingerprint?: string;
   onHello?(auth: { role: string; scopes: string[]; deviceToken?: string }): void;
   onEvent?(event: { event: string; payload?: unknown }): void;
-  onConnectError?(error: GatewayRequestError, retryInMs: number): boolean | void;
+  /** `error` is a GatewayRequestError (sdk/cli.ts): the gateway's code, and its `details.code` for a refusal. */
+  onConnectError?(error: Error & { code: string; details?: unknown }, retryInMs: number): boolean | void;
   onClose?(info: { code: number; reason: string }): void;
 }
 
