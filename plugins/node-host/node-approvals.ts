@@ -122,7 +122,9 @@ export class NodeApprovals {
     this.judging = current;
     try {
       const verdict = await approver.authorize(
-        { command: request.command, cwd: request.cwd, host: 'node', ...(request.env ? { env: request.env } : {}) },
+        // No `host`: to the approver this is a command on its own machine (host "node" means the
+        // gateway judging a command it sends to a node).
+        { command: request.command, cwd: request.cwd, ...(request.env ? { env: request.env } : {}) },
         {
           toolName: 'exec',
           toolCallId: randomUUID(),
