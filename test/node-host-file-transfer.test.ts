@@ -34,13 +34,21 @@ const sha = (data: string | Buffer) => createHash('sha256').update(data).digest(
 const b64 = (data: string | Buffer) => Buffer.from(data).toString('base64');
 
 describe('file transfer node commands', () => {
-  it('declares the commands only when roots are configured', async () => {
-    const kernel = { capabilities: { find: async () => undefined } } as never;
-    expect(Object.keys((await extraNodeCommands({}, kernel)).handlers)).toEqual([]);
-    expect(Object.keys((await extraNodeCommands({ fileTransfer: { roots: [] } }, kernel)).handlers)).toEqual([]);
-    const some = await extraNodeCommands({ fileTransfer: { roots: ['/tmp'] } }, kernel);
-    expect(Object.keys(some.handlers).sort()).toEqual(['dir.list', 'file.fetch', 'file.stat', 'file.write']);
-    expect(some.caps).toEqual(['file']);
+  it('declares the commands only when roots are configured, file.write once per idempotencyKey', async () => {
+    const kernel = (nodeHost: unknown) =>
+      ({ capabilities: { find: async () => undefined }, plugins: () => [], config: () => ({ nodeHost }) }) as never;
+    const declared = (nodeHost: unknown) =>
+      Object.keys(extraNodeCommands({ kernel: kernel(nodeHost), stateDir: '/x' }));
+    expect(declared(undefined)).toEqual([]);
+    expect(declared({ fileTransfer: { roots: [] } })).toEqual([]);
+    const some = extraNodeCommands({ kernel: kernel({ fileTransfer: { roots: ['/tmp'] } }), stateDir: '/x' });
+    expect(Object.keys(some).sort()).toEqual(['dir.list', 'file.fetch', 'file.stat', 'file.write']);
+    expect(Object.values(some).map((command) => command.cap)).toEqual(['file', 'file', 'file', 'file']);
+    expect(some['file.write']!.once).toBe(true);
+    expect(some['file.fetch']!.once).toBeUndefined();
+    // The dispatcher's answer: OpenClaw's payload, refusals included (they are payloads, not invoke errors).
+    const answer = await some['file.stat']!.run({ path: '/etc/passwd' }, { signal: new AbortController().signal });
+    expect(answer).toMatchObject({ ok: true, payload: { ok: false, code: 'PATH_POLICY_DENIED' } });
   });
 
   it('lists, stats and fetches inside a root with OpenClaw payloads', async () => {

@@ -6,11 +6,11 @@
  * OpenClaw's node host sends them. `nodeHost.browserProxy.allowProfiles` narrows which
  * profiles a caller may use; `enabled: false` turns the command off.
  */
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import { extname } from 'node:path';
-import type { KernelServices } from '../../sdk/index.js';
+import { expandHome, type KernelServices } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { NodeCommandError, type NodeCommandContext, type NodeCommandHandler } from './extra-commands.js';
+import { CommandRefusal, type NodeCommandContext, type NodeCommandHandler } from './extra-commands.js';
 
 export const BROWSER_PROXY_COMMAND = 'browser.proxy';
 
@@ -35,21 +35,34 @@ const MAX_TOTAL_FILE_BYTES = 16 * 1024 * 1024;
 
 type Service = Pick<KernelServices, 'capabilities'>;
 
-/** A browser is present: the browser plugin is on, browser.enabled is not false, and a Chromium is found (nothing launched). */
-export async function browserProxyPresent(kernel: Service): Promise<boolean> {
-  const browser = await useService<BrowserServiceApi>(kernel, 'browser').catch(() => undefined);
-  if (!browser || typeof browser.request !== 'function') return false;
-  try {
-    return browser.service.status().enabled === true;
-  } catch {
-    return false;
-  }
+/** Where the browser plugin looks for Chromium when browser.executablePath is not set. */
+const CHROMIUM_PATHS = [
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+  '/usr/bin/google-chrome-stable',
+  '/snap/bin/chromium',
+];
+
+/**
+ * A browser is present: the browser plugin is on, browser.enabled is not false, and a
+ * Chromium is on disk. Decided without loading the plugin (nothing is launched, playwright
+ * is not imported) because the node declares its commands when it connects.
+ */
+export function browserPresent(kernel: Pick<KernelServices, 'config' | 'plugins'>): boolean {
+  const plugin = kernel.plugins().find((record) => record.id === 'browser');
+  if (!plugin?.enabled || plugin.status === 'failed') return false;
+  const section = (kernel.config() as { browser?: { enabled?: boolean; executablePath?: string } }).browser ?? {};
+  if (section.enabled === false) return false;
+  return section.executablePath
+    ? existsSync(expandHome(section.executablePath))
+    : CHROMIUM_PATHS.some((path) => existsSync(path));
 }
 
 function object(value: unknown, what: string): Record<string, unknown> | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value))
-    throw new NodeCommandError('INVALID_REQUEST', `browser.proxy ${what} must be an object`);
+    throw new CommandRefusal('INVALID_REQUEST', `browser.proxy ${what} must be an object`);
   return value as Record<string, unknown>;
 }
 
@@ -84,11 +97,11 @@ async function readFiles(paths: string[]): Promise<Array<{ path: string; base64:
   let total = 0;
   for (const path of paths) {
     const bytes = await fs.readFile(path).catch((error: Error) => {
-      throw new NodeCommandError('UNAVAILABLE', `browser proxy could not read ${path}: ${error.message}`);
+      throw new CommandRefusal('UNAVAILABLE', `browser proxy could not read ${path}: ${error.message}`);
     });
     total += bytes.length;
     if (bytes.length > MAX_FILE_BYTES || total > MAX_TOTAL_FILE_BYTES)
-      throw new NodeCommandError(
+      throw new CommandRefusal(
         'UNAVAILABLE',
         `browser proxy file ${path} is too large to return (${MAX_FILE_BYTES} bytes per file, ${MAX_TOTAL_FILE_BYTES} in all)`,
       );
@@ -109,10 +122,10 @@ async function withDeadline<T>(work: Promise<T>, timeoutMs: number, signal: Abor
       work,
       new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new NodeCommandError('TIMEOUT', `browser proxy timed out for ${what} after ${timeoutMs}ms`)),
+          () => reject(new CommandRefusal('TIMEOUT', `browser proxy timed out for ${what} after ${timeoutMs}ms`)),
           timeoutMs,
         );
-        onAbort = () => reject(new NodeCommandError('CANCELLED', `browser proxy call ${what} was cancelled`));
+        onAbort = () => reject(new CommandRefusal('CANCELLED', `browser proxy call ${what} was cancelled`));
         if (signal.aborted) onAbort();
         else signal.addEventListener('abort', onAbort, { once: true });
       }),
@@ -123,32 +136,26 @@ async function withDeadline<T>(work: Promise<T>, timeoutMs: number, signal: Abor
   }
 }
 
-export function browserProxyHandler(kernel: Service): NodeCommandHandler {
+export function browserProxy(kernel: Service): NodeCommandHandler {
   return async (input: unknown, ctx: NodeCommandContext) => {
     const params = object(input, 'params') ?? {};
     const settings = ctx.config.browserProxy ?? {};
     if (settings.enabled === false)
-      throw new NodeCommandError(
+      throw new CommandRefusal(
         'UNAVAILABLE',
         'the browser proxy is off on this node (nodeHost.browserProxy.enabled is false)',
       );
     if (params.upload !== undefined)
-      throw new NodeCommandError('INVALID_REQUEST', 'browser.proxy does not take uploads on this node');
+      throw new CommandRefusal('INVALID_REQUEST', 'browser.proxy does not take uploads on this node');
     const rawPath = typeof params.path === 'string' ? params.path.trim() : '';
     if (!rawPath)
-      throw new NodeCommandError('INVALID_REQUEST', 'browser.proxy needs path (a browser route such as /tabs)');
+      throw new CommandRefusal('INVALID_REQUEST', 'browser.proxy needs path (a browser route such as /tabs)');
     const path = `/${rawPath.replace(/^\/+/, '')}`.replace(/(.)\/+$/, '$1');
     const method = typeof params.method === 'string' ? params.method.trim().toUpperCase() : 'GET';
     if (method !== 'GET' && method !== 'POST' && method !== 'DELETE')
-      throw new NodeCommandError(
-        'INVALID_REQUEST',
-        `browser.proxy method must be GET, POST or DELETE, not "${method}"`,
-      );
+      throw new CommandRefusal('INVALID_REQUEST', `browser.proxy method must be GET, POST or DELETE, not "${method}"`);
     if (mutatesProfiles(method, path))
-      throw new NodeCommandError(
-        'INVALID_REQUEST',
-        'browser.proxy cannot create or delete persistent browser profiles',
-      );
+      throw new CommandRefusal('INVALID_REQUEST', 'browser.proxy cannot create or delete persistent browser profiles');
     const query: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(object(params.query, 'query') ?? {}))
       if (value !== undefined && value !== null) query[key] = typeof value === 'string' ? value : String(value);
@@ -160,12 +167,12 @@ export function browserProxyHandler(kernel: Service): NodeCommandHandler {
 
     const browser = await useService<BrowserServiceApi>(kernel, 'browser');
     if (!browser || typeof browser.request !== 'function')
-      throw new NodeCommandError('UNAVAILABLE', 'no browser on this node (the browser plugin is off)');
+      throw new CommandRefusal('UNAVAILABLE', 'no browser on this node (the browser plugin is off)');
     const allow = (settings.allowProfiles ?? []).map((name) => name.trim()).filter(Boolean);
     if (allow.length > 0 && path !== '/profiles') {
       const profile = named?.trim() ?? String(browser.service.status().profile ?? '');
       if (!allow.includes(profile))
-        throw new NodeCommandError(
+        throw new CommandRefusal(
           'INVALID_REQUEST',
           `browser profile "${profile}" is not allowed through this node's proxy (nodeHost.browserProxy.allowProfiles: ${allow.join(', ')})`,
         );
@@ -184,10 +191,10 @@ export function browserProxyHandler(kernel: Service): NodeCommandHandler {
         `${method} ${path}`,
       );
     } catch (error) {
-      if (error instanceof NodeCommandError) throw error;
+      if (error instanceof CommandRefusal) throw error;
       // The browser plugin's input errors (an unknown route, a bad field) are the caller's to fix.
       const code = (error as Error).constructor?.name === 'BrowserInputError' ? 'INVALID_REQUEST' : 'UNAVAILABLE';
-      throw new NodeCommandError(code, `browser ${method} ${path}: ${(error as Error).message.split('\n')[0]}`);
+      throw new CommandRefusal(code, `browser ${method} ${path}: ${(error as Error).message.split('\n')[0]}`);
     }
     if (allow.length > 0 && path === '/profiles' && Array.isArray(result.profiles))
       result = {

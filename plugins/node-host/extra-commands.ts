@@ -1,11 +1,13 @@
 /**
  * The node host's optional commands — file transfer within configured roots and the
- * browser proxy — as a map `{ [command]: handler }` the node host's dispatcher registers
- * and declares. A command that cannot work on this machine (no roots configured, no
- * browser) is left out of the map, so the node never declares what it cannot serve.
+ * browser proxy — as a command map `{ [command]: {cap, once?, run} }` for the node host's
+ * dispatcher (the shape of NodeCommands in dispatcher.ts). A command that cannot work on this
+ * machine (no roots configured, no browser) is left out, so the node never declares what it
+ * cannot serve. Handlers read the `nodeHost` section on every call, so a narrower config
+ * applies to the next call without a reconnect.
  */
 import type { KernelServices } from '../../sdk/index.js';
-import { browserProxyHandler, browserProxyPresent, BROWSER_PROXY_COMMAND } from './browser-proxy.js';
+import { browserPresent, browserProxy, BROWSER_PROXY_COMMAND } from './browser-proxy.js';
 import { fileTransferHandlers } from './file-transfer.js';
 
 /** The `nodeHost` config keys these commands read (the rest of the section is the node host's). */
@@ -14,51 +16,79 @@ export interface NodeHostExtrasConfig {
   browserProxy?: { enabled?: boolean; allowProfiles?: string[] };
 }
 
+export type ExtrasKernel = Pick<KernelServices, 'capabilities' | 'config' | 'plugins'>;
+
 export interface NodeCommandContext {
   /** Aborted when the invoke is cancelled (node.invoke.cancel) or the node host stops. */
   signal: AbortSignal;
   stateDir: string;
-  /** The `nodeHost` section as it is now (read per call, so a config change applies to the next one). */
+  /** The `nodeHost` section as it is now. */
   config: NodeHostExtrasConfig;
 }
 
-/** Resolves to the command's payload; a refusal is a thrown NodeCommandError (its code goes into node.invoke.result's error). */
+/** Resolves to the command's payload; a refusal is a thrown CommandRefusal (its code goes into node.invoke.result's error). */
 export type NodeCommandHandler = (params: unknown, ctx: NodeCommandContext) => Promise<unknown>;
 
-export class NodeCommandError extends Error {
+export class CommandRefusal extends Error {
   constructor(
     readonly code: string,
     message: string,
   ) {
     super(message);
-    this.name = 'NodeCommandError';
+    this.name = 'CommandRefusal';
   }
 }
 
-/** The commands with their handlers and the caps they go with, for the node's connect params. */
-export interface ExtraCommands {
-  handlers: Record<string, NodeCommandHandler>;
-  caps: string[];
+type Answer = { ok: true; payload: unknown } | { ok: false; error: { code: string; message: string } };
+
+/** One entry of the dispatcher's map. */
+export interface ExtraNodeCommand {
+  cap: string;
+  /** It changes something: the dispatcher runs it at most once per idempotencyKey. */
+  once?: boolean;
+  run(params: unknown, ctx: { signal: AbortSignal }): Promise<Answer>;
 }
 
-/**
- * Which optional commands this node serves, from its config and what is installed here.
- * `kernel` finds the browser plugin's service; playwright-core and Chromium are not loaded
- * until a browser.proxy call needs them.
- */
-export async function extraNodeCommands(
-  config: NodeHostExtrasConfig,
-  kernel: Pick<KernelServices, 'capabilities'>,
-): Promise<ExtraCommands> {
-  const handlers: Record<string, NodeCommandHandler> = {};
-  const caps: string[] = [];
-  if ((config.fileTransfer?.roots ?? []).length > 0) {
-    Object.assign(handlers, fileTransferHandlers);
-    caps.push('file');
-  }
-  if (config.browserProxy?.enabled !== false && (await browserProxyPresent(kernel))) {
-    handlers[BROWSER_PROXY_COMMAND] = browserProxyHandler(kernel);
-    caps.push('browser');
-  }
-  return { handlers, caps };
+export function nodeHostSection(kernel: Pick<KernelServices, 'config'>): NodeHostExtrasConfig {
+  return ((kernel.config() as { nodeHost?: NodeHostExtrasConfig }).nodeHost ?? {}) as NodeHostExtrasConfig;
+}
+
+function entry(
+  cap: string,
+  handler: NodeCommandHandler,
+  context: { kernel: ExtrasKernel; stateDir: string },
+  once = false,
+): ExtraNodeCommand {
+  return {
+    cap,
+    ...(once ? { once } : {}),
+    async run(params, { signal }) {
+      try {
+        const payload = await handler(params, {
+          signal,
+          stateDir: context.stateDir,
+          config: nodeHostSection(context.kernel),
+        });
+        return { ok: true, payload };
+      } catch (error) {
+        if (error instanceof CommandRefusal) return { ok: false, error: { code: error.code, message: error.message } };
+        return { ok: false, error: { code: 'UNAVAILABLE', message: (error as Error).message } };
+      }
+    },
+  };
+}
+
+/** The optional commands this node serves, from its config and what is installed here. */
+export function extraNodeCommands(context: {
+  kernel: ExtrasKernel;
+  stateDir: string;
+}): Record<string, ExtraNodeCommand> {
+  const config = nodeHostSection(context.kernel);
+  const commands: Record<string, ExtraNodeCommand> = {};
+  if ((config.fileTransfer?.roots ?? []).length > 0)
+    for (const [name, handler] of Object.entries(fileTransferHandlers))
+      commands[name] = entry('file', handler, context, name === 'file.write');
+  if (config.browserProxy?.enabled !== false && browserPresent(context.kernel))
+    commands[BROWSER_PROXY_COMMAND] = entry('browser', browserProxy(context.kernel), context);
+  return commands;
 }
