@@ -193,8 +193,12 @@ export function browserProxy(kernel: Service): NodeCommandHandler {
     } catch (error) {
       if (error instanceof CommandRefusal) throw error;
       // The browser plugin's input errors (an unknown route, a bad field) are the caller's to fix.
-      const code = (error as Error).constructor?.name === 'BrowserInputError' ? 'INVALID_REQUEST' : 'UNAVAILABLE';
-      throw new CommandRefusal(code, `browser ${method} ${path}: ${(error as Error).message.split('\n')[0]}`);
+      const message = (error as Error).message;
+      const code =
+        (error as Error).constructor?.name === 'BrowserInputError' || message.startsWith('unknown browser profile')
+          ? 'INVALID_REQUEST'
+          : 'UNAVAILABLE';
+      throw new CommandRefusal(code, `browser ${method} ${path}: ${message.split('\n')[0]}`);
     }
     if (allow.length > 0 && path === '/profiles' && Array.isArray(result.profiles))
       result = {
