@@ -10,7 +10,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import { extname } from 'node:path';
 import { expandHome, type KernelServices } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
-import { CommandRefusal, type NodeCommandContext, type NodeCommandHandler } from './extra-commands.js';
+import { CommandRefusal, type NodeCommandContext, type NodeCommandHandler } from './extra-command-types.js';
 
 export const BROWSER_PROXY_COMMAND = 'browser.proxy';
 

@@ -8,36 +8,15 @@
  */
 import type { KernelServices } from '../../sdk/index.js';
 import { browserPresent, browserProxy, BROWSER_PROXY_COMMAND } from './browser-proxy.js';
+import {
+  CommandRefusal,
+  type ExtrasKernel,
+  type NodeCommandHandler,
+  type NodeHostExtrasConfig,
+} from './extra-command-types.js';
 import { fileTransferHandlers } from './file-transfer.js';
 
-/** The `nodeHost` config keys these commands read (the rest of the section is the node host's). */
-export interface NodeHostExtrasConfig {
-  fileTransfer?: { roots?: string[] };
-  browserProxy?: { enabled?: boolean; allowProfiles?: string[] };
-}
-
-export type ExtrasKernel = Pick<KernelServices, 'capabilities' | 'config' | 'plugins'>;
-
-export interface NodeCommandContext {
-  /** Aborted when the invoke is cancelled (node.invoke.cancel) or the node host stops. */
-  signal: AbortSignal;
-  stateDir: string;
-  /** The `nodeHost` section as it is now. */
-  config: NodeHostExtrasConfig;
-}
-
-/** Resolves to the command's payload; a refusal is a thrown CommandRefusal (its code goes into node.invoke.result's error). */
-export type NodeCommandHandler = (params: unknown, ctx: NodeCommandContext) => Promise<unknown>;
-
-export class CommandRefusal extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'CommandRefusal';
-  }
-}
+export * from './extra-command-types.js';
 
 type Answer = { ok: true; payload: unknown } | { ok: false; error: { code: string; message: string } };
 

@@ -9,7 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { constants, promises as fs } from 'node:fs';
 import { basename, dirname, extname, join, relative, sep } from 'node:path';
-import type { NodeCommandContext, NodeCommandHandler } from './extra-commands.js';
+import type { NodeCommandContext, NodeCommandHandler } from './extra-command-types.js';
 import {
   canonicalChange,
   existingBinding,
