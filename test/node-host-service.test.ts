@@ -11,7 +11,12 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { serviceUnits } from '../plugins/gateway/daemon/units-service.js';
 import { serviceFileText, systemdUnit, type ServiceSpec } from '../plugins/gateway/daemon/unit-files.js';
-import { nodeRunArgs, nodeServiceCommand, type NodeServiceCommand } from '../plugins/node-host/service-cli.js';
+import {
+  NODE_SERVICE_SUBCOMMANDS,
+  nodeRunArgs,
+  nodeServiceCommand,
+  type NodeServiceCommand,
+} from '../plugins/node-host/service-cli.js';
 import { fakeSystemctl } from './fakes/systemctl.js';
 import { CLI, tempDir } from './helpers.js';
 
@@ -101,7 +106,7 @@ describe('claw node install/uninstall/start/stop/restart/status (systemd user un
       action: 'install',
       replaced: true,
       started: true,
-      args: ['node', 'run', '--host', '127.0.0.1', '--port', '18791'],
+      args: ['node', 'run', '--port', '18791'],
     });
     expect(calls().at(-1)).toBe('--user restart openclaw-node.service');
   }, 60_000);
@@ -182,16 +187,24 @@ describe('claw node install/uninstall/start/stop/restart/status (systemd user un
     await expect(run('install', ['--tls-fingerprint', 'nope'])).rejects.toThrow(/SHA-256 fingerprint/);
     await expect(run('install', ['--display-name', 'a\nb'])).rejects.toThrow(/single line/);
     await expect(run('stop', ['--force'])).rejects.toThrow(/Unknown option '--force'/);
+    await expect(run('install', ['--tls', '--no-tls'])).rejects.toThrow(/contradict/);
     expect(existsSync(unit)).toBe(false);
-    expect(nodeRunArgs({ 'context-path': '/openclaw-gw' })).toEqual([
+    expect(nodeRunArgs({})).toEqual(['node', 'run']);
+    expect(nodeRunArgs({ 'context-path': '/openclaw-gw', 'no-tls': true })).toEqual([
       'node',
       'run',
-      '--host',
-      '127.0.0.1',
-      '--port',
-      '18789',
       '--context-path',
       '/openclaw-gw',
+      '--no-tls',
+    ]);
+    expect(NODE_SERVICE_SUBCOMMANDS.install.help).toContain('openclaw-node.service');
+    expect(Object.keys(NODE_SERVICE_SUBCOMMANDS)).toEqual([
+      'install',
+      'uninstall',
+      'start',
+      'stop',
+      'restart',
+      'status',
     ]);
   });
 });

@@ -13,32 +13,29 @@ import { requireService } from '../../sdk/services.js';
 export const NODE_SERVICE_COMMANDS = ['install', 'uninstall', 'start', 'stop', 'restart', 'status'] as const;
 export type NodeServiceCommand = (typeof NODE_SERVICE_COMMANDS)[number];
 
-/** OpenClaw's node run defaults. */
-const DEFAULT_HOST = '127.0.0.1';
-const DEFAULT_PORT = 18789;
 /** The node host stops its commands' children and closes its connection: no long drain. */
 const STOP_TIMEOUT_SEC = 30;
 
-export const NODE_SERVICE_HELP = `Usage: claw node install [--host <host>] [--port <port>] [--context-path <path>] [--tls]
+export const NODE_SERVICE_HELP = `Usage: claw node install [--host <host>] [--port <port>] [--context-path <path>] [--tls|--no-tls]
                          [--tls-fingerprint <sha256>] [--node-id <id>] [--display-name <name>]
                          [--runtime node] [--force] [--json]
-       claw node uninstall | start | stop | restart | status [--json]
+  Keep the node host running as a systemd user unit (~/.config/systemd/user/openclaw-node.service,
+  openclaw-node-<profile>.service for a profile) or a launchd agent (~/Library/LaunchAgents/
+  ai.openclaw.node.plist) that runs this Node and claw with \`node run\` and the flags given. No
+  secret goes in it: pair once in the foreground (claw node run --pair <code>, or approve the node
+  with claw devices approve) and the service signs in with the saved device token. The same unit
+  again is a no-op; a different one needs --force (which replaces it and restarts the service).
+  Without a service manager (a container, an SSH session with no user bus) the service commands
+  exit 1: run the node host in the foreground with \`claw node run\` instead.`;
 
-Keeps the node host (claw node run) running as a systemd user unit
-(~/.config/systemd/user/openclaw-node.service, openclaw-node-<profile>.service for a profile)
-or a launchd agent (~/Library/LaunchAgents/ai.openclaw.node.plist). The unit runs this Node and
-claw with \`node run\` and the gateway flags given here (default ${DEFAULT_HOST}:${DEFAULT_PORT}).
-No secret goes in it: pair once in the foreground (claw node run --pair <code>, or approve the
-node with claw devices approve), and the service signs in with the saved device token.
-
-  install     write the unit and start it; the same unit again is a no-op, a different one
-              needs --force (which replaces it and restarts the service)
-  uninstall   stop and disable the service, remove the unit
-  start, stop, restart   through systemctl --user / launchctl
-  status      the unit and what the service manager says
-
-Without a service manager (a container, an SSH session with no user bus) these exit 1:
-run the node host in the foreground with \`claw node run\` instead.`;
+/** One line each, for `claw node`'s help (install's help covers them). */
+const ONE_LINE_HELP: Record<Exclude<NodeServiceCommand, 'install'>, string> = {
+  uninstall: 'Usage: claw node uninstall [--json]   stop and disable the node host service, remove its unit',
+  start: 'Usage: claw node start [--json]       start the node host service',
+  stop: 'Usage: claw node stop [--json]        stop the node host service',
+  restart: 'Usage: claw node restart [--json]     restart the node host service',
+  status: 'Usage: claw node status [--json]      the unit and what the service manager says about it',
+};
 
 const FOREGROUND = 'Run the node host in the foreground instead: claw node run';
 
@@ -82,22 +79,35 @@ interface ServiceUnits {
 
 type Values = Record<string, string | boolean | undefined>;
 
-/** `claw node run` with the gateway flags, as the service will run it; bad values are usage errors here, not a failing unit later. */
+/**
+ * `claw node run` with the gateway flags given (the rest resolve as they do in the
+ * foreground), as the service will run it; bad values are usage errors here, not a unit
+ * that fails later.
+ */
 export function nodeRunArgs(values: Values): string[] {
-  const host = typeof values.host === 'string' ? values.host.trim() : DEFAULT_HOST;
-  if (!host || /\s/.test(host)) throw new UsageError(`--host must be a host name or address, got "${values.host}"`);
-  const portText = typeof values.port === 'string' ? values.port.trim() : String(DEFAULT_PORT);
-  const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port < 1 || port > 65535)
-    throw new UsageError(`--port must be a port number from 1 to 65535, got "${values.port}"`);
-  const args = ['node', 'run', '--host', host, '--port', String(port)];
+  const args = ['node', 'run'];
+  if (values.host !== undefined) {
+    const host = String(values.host).trim();
+    if (!host || /\s/.test(host)) throw new UsageError(`--host must be a host name or address, got "${values.host}"`);
+    args.push('--host', host);
+  }
+  if (values.port !== undefined) {
+    const portText = String(values.port).trim();
+    const port = Number(portText);
+    if (!/^\d+$/.test(portText) || port < 1 || port > 65535)
+      throw new UsageError(`--port must be a port number from 1 to 65535, got "${values.port}"`);
+    args.push('--port', String(port));
+  }
   if (typeof values['context-path'] === 'string') {
     const contextPath = values['context-path'].trim();
     if (!/^\/[A-Za-z0-9._~\-/]*$/.test(contextPath))
       throw new UsageError(`--context-path must be a URL path starting with /, got "${values['context-path']}"`);
     args.push('--context-path', contextPath);
   }
+  if (values.tls === true && values['no-tls'] === true)
+    throw new UsageError('--tls and --no-tls contradict each other');
   if (values.tls === true) args.push('--tls');
+  if (values['no-tls'] === true) args.push('--no-tls');
   if (typeof values['tls-fingerprint'] === 'string') {
     const fingerprint = values['tls-fingerprint'].trim();
     if (!/^(sha256:)?[0-9a-fA-F]{2}(:?[0-9a-fA-F]{2}){31}$/.test(fingerprint))
@@ -131,6 +141,7 @@ export async function nodeServiceCommand(
           port: { type: 'string' },
           'context-path': { type: 'string' },
           tls: { type: 'boolean' },
+          'no-tls': { type: 'boolean' },
           'tls-fingerprint': { type: 'string' },
           'node-id': { type: 'string' },
           'display-name': { type: 'string' },
@@ -142,7 +153,7 @@ export async function nodeServiceCommand(
   } as const);
   const values = flags.values as Values;
   if (values.help) {
-    ctx.stdout.write(`${NODE_SERVICE_HELP}\n`);
+    ctx.stdout.write(`${install ? NODE_SERVICE_HELP : ONE_LINE_HELP[command as keyof typeof ONE_LINE_HELP]}\n`);
     return 0;
   }
   if (flags.positionals.length > 0)
@@ -222,3 +233,19 @@ function sentence(text: string): string {
   const capital = `${text[0]!.toUpperCase()}${text.slice(1)}`;
   return /[.\n]/.test(capital.slice(-1)) || capital.includes('\n') ? capital : `${capital}.`;
 }
+
+type Kernel = Pick<KernelServices, 'capabilities'> & Partial<Pick<KernelServices, 'plugins'>>;
+
+/** The subcommands as entries of `claw node`'s subcommand table (cli.ts). */
+export const NODE_SERVICE_SUBCOMMANDS = Object.fromEntries(
+  NODE_SERVICE_COMMANDS.map((command) => [
+    command,
+    {
+      help: command === 'install' ? NODE_SERVICE_HELP : ONE_LINE_HELP[command],
+      run: (argv: string[], ctx: CliContext, kernel: Kernel) => nodeServiceCommand(command, argv, ctx, kernel),
+    },
+  ]),
+) as Record<
+  NodeServiceCommand,
+  { help: string; run: (argv: string[], ctx: CliContext, kernel: Kernel) => Promise<number> }
+>;
