@@ -246,6 +246,12 @@ describe('file transfer node commands', () => {
 
   it('refuses a fetch over the limit and a binary transport it does not offer', async () => {
     const { root, ctx } = setup();
+    // Several read chunks, the bytes and digest intact.
+    const big = Buffer.alloc(2.5 * 1024 * 1024, 'claw node ');
+    writeFileSync(join(root, 'big.txt'), big);
+    const fetched = (await fileFetch({ path: join(root, 'big.txt') }, ctx)) as Record<string, unknown>;
+    expect(fetched).toMatchObject({ ok: true, size: big.length, sha256: sha(big), mimeType: 'text/plain' });
+    expect(Buffer.from(fetched.base64 as string, 'base64').equals(big)).toBe(true);
     writeFileSync(join(root, 'ten.bin'), Buffer.alloc(10));
     expect(await fileFetch({ path: join(root, 'ten.bin'), maxBytes: 5 }, ctx)).toMatchObject({
       ok: false,

@@ -30,6 +30,7 @@ export const FILE_TRANSFER_COMMANDS = ['dir.list', 'file.stat', 'file.fetch', 'f
 export const FETCH_DEFAULT_MAX_BYTES = 8 * 1024 * 1024;
 export const TRANSFER_MAX_BYTES = 16 * 1024 * 1024;
 const DIR_LIST_DEFAULT = 200;
+const READ_CHUNK_BYTES = 1024 * 1024;
 const DIR_LIST_MAX = 5000;
 
 type Params = Record<string, unknown>;
@@ -268,18 +269,20 @@ export async function fileFetch(input: unknown, ctx: NodeCommandContext): Promis
         preflightOnly: true,
         binding,
       };
-    // Read one byte past the limit: a file that grew since the stat is refused, not cut short.
-    const buffer = Buffer.alloc(maxBytes + 1);
+    // Read to the end, not to the size the stat gave: a file that grew past the limit since is refused, not cut short.
+    const chunks: Buffer[] = [];
     let size = 0;
     for (;;) {
       ctx.signal.throwIfAborted();
-      const { bytesRead } = await handle.read(buffer, size, buffer.length - size, null);
+      const chunk = Buffer.alloc(Math.min(READ_CHUNK_BYTES, maxBytes + 1 - size));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
       size += bytesRead;
       if (size > maxBytes)
         return failure('FILE_TOO_LARGE', `${resolved.path} grew past the limit of ${maxBytes} bytes`, resolved.path);
     }
-    const bytes = buffer.subarray(0, size);
+    const bytes = Buffer.concat(chunks, size);
     return {
       ok: true,
       path: resolved.path,
@@ -410,6 +413,14 @@ export async function fileWrite(input: unknown, ctx: NodeCommandContext): Promis
       return errnoFailure(error, dirname(resolved.path), 'WRITE_ERROR');
     }
   }
+  // A folder on the way swapped for a link since it was resolved would put the file somewhere else.
+  const folder = await fs.realpath(dirname(resolved.path)).catch(() => undefined);
+  if (folder !== dirname(resolved.path))
+    return failure(
+      'CANONICAL_PATH_CHANGED',
+      `${dirname(resolved.path)} changed while writing ${resolved.path}`,
+      folder,
+    );
   const temp = join(dirname(resolved.path), `.${basename(resolved.path)}.${randomUUID()}.tmp`);
   try {
     const handle = await fs.open(
