@@ -181,8 +181,13 @@ export async function nodeServiceCommand(
     what: 'node host',
     installCommand: 'claw node install',
   });
-  if (!('name' in unit))
-    return report({ error: { code: unit.code, message: unit.message } }, `claw: ${unit.message}`, false);
+  if (!('name' in unit)) {
+    const message =
+      unit.code === 'UNSUPPORTED_PLATFORM'
+        ? `claw installs the node host service on Linux (systemd) and macOS (launchd), not on ${process.platform}; ${FOREGROUND.toLowerCase()}`
+        : unit.message;
+    return report({ error: { code: unit.code, message } }, `claw: ${message}`, false);
+  }
   if (command === 'status') return status(unit, ctx, json);
 
   const outcome = install ? await unit.install({ force: values.force === true }) : await unit[command]();
