@@ -55,7 +55,13 @@ export default definePlugin({
         }
       },
     });
-    api.registerService({ id: 'browser', api: { service }, start() {}, stop: () => service.stopAll() });
+    api.registerService({
+      id: 'browser',
+      // request: the control routes for a node's browser.proxy, which cannot import this plugin's files.
+      api: { service, request: (request: BrowserRequest) => handleBrowserRequest(service, request) },
+      start() {},
+      stop: () => service.stopAll(),
+    });
     api.registerCli({
       name: 'browser',
       description: "Drive the agent's browser",

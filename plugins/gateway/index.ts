@@ -37,6 +37,7 @@ import { GatewayRuntime } from './runtime.js';
 import type { GatewayService } from './service.js';
 import { needsGeneratedToken, resolveSettings, type GatewaySection } from './settings.js';
 import { saveGeneratedToken } from './token.js';
+import { serviceUnits } from './daemon/units-service.js';
 
 export default definePlugin({
   id: 'gateway',
@@ -190,6 +191,8 @@ export default definePlugin({
         uninstall: async () => (await daemon()).uninstall(),
       } satisfies GatewayDaemon,
     });
+    // The same OS-service code for another claw program's unit (claw node install).
+    api.registerService({ id: 'service-units', api: serviceUnits(api.kernel.env, api.kernel.paths) });
 
     const command = (name: string, description: string) =>
       api.registerCli({

@@ -15,6 +15,7 @@ import {
   serviceName,
   type ServicePlatform,
   type ServiceSpec,
+  type UnitProgram,
 } from './unit-files.js';
 
 export interface DaemonPaths {
@@ -68,18 +69,32 @@ export class Daemon implements Omit<GatewayDaemon, 'install'> {
   readonly name: string;
   readonly file: string;
   private readonly manager: ServiceManager;
+  /** What the messages call it, and the command that installs it. */
+  private readonly what: string;
+  private readonly installCommand: string;
 
+  /** `program`: another claw program's unit (the node host's) instead of the gateway's; `port` is then unused. */
   constructor(
     private readonly env: Record<string, string | undefined>,
     private readonly paths: DaemonPaths,
+    private readonly program?: UnitProgram & { what: string; installCommand: string },
   ) {
     this.platform = servicePlatform();
     const profile = env.OPENCLAW_PROFILE?.trim();
     this.profile = profile && profile !== 'default' ? profile : undefined;
-    this.name = serviceName(this.platform, this.profile);
+    this.name = serviceName(this.platform, this.profile, program?.kind);
     // The service manager looks in the real home, whatever OPENCLAW_HOME says about claw's files.
-    this.file = serviceFile({ platform: this.platform, home: env.HOME?.trim() || homedir(), profile: this.profile });
+    this.file = serviceFile(
+      { platform: this.platform, home: env.HOME?.trim() || homedir(), profile: this.profile },
+      program?.kind,
+    );
     this.manager = serviceManager(this.platform, this.name, env);
+    this.what = program?.what ?? 'gateway';
+    this.installCommand = program?.installCommand ?? 'claw gateway install';
+  }
+
+  private text(port: number): string {
+    return serviceFileText(this.spec(port), this.program);
   }
 
   get managerName(): string {
@@ -121,7 +136,7 @@ export class Daemon implements Omit<GatewayDaemon, 'install'> {
    * already running outside the service, which would make the service's gateway fail on the lock.
    */
   async install(options: { port: number; force: boolean; foregroundPid?: number }): Promise<InstallResult> {
-    const text = serviceFileText(this.spec(options.port));
+    const text = this.text(options.port);
     const existing = this.installed();
     if (existing !== undefined && existing !== text && !options.force) {
       throw new DaemonConflict(
@@ -164,7 +179,7 @@ export class Daemon implements Omit<GatewayDaemon, 'install'> {
   private requireInstalled(): void {
     if (this.installed() === undefined)
       throw new DaemonConflict(
-        `the gateway service is not installed (${this.file}); install it with: claw gateway install`,
+        `the ${this.what} service is not installed (${this.file}); install it with: ${this.installCommand}`,
       );
   }
 
@@ -175,14 +190,14 @@ export class Daemon implements Omit<GatewayDaemon, 'install'> {
 
   async stop(): Promise<GatewayDaemonResult> {
     if (this.installed() === undefined)
-      return { done: false, message: `no gateway service is installed (${this.file})` };
+      return { done: false, message: `no ${this.what} service is installed (${this.file})` };
     await this.manager.stop();
     return { done: true, message: `stopped ${this.name}` };
   }
 
   async restart(): Promise<GatewayDaemonResult> {
     if (this.installed() === undefined)
-      return { done: false, message: `no gateway service is installed (${this.file})` };
+      return { done: false, message: `no ${this.what} service is installed (${this.file})` };
     await this.manager.restart(this.file);
     return { done: true, message: `restarted ${this.name}` };
   }
@@ -190,7 +205,7 @@ export class Daemon implements Omit<GatewayDaemon, 'install'> {
   /** Stop and disable the service, then remove its file; a manager that cannot be reached is noted, the file still goes. */
   async uninstall(): Promise<GatewayDaemonResult> {
     if (this.installed() === undefined)
-      return { done: false, message: `no gateway service is installed (${this.file})` };
+      return { done: false, message: `no ${this.what} service is installed (${this.file})` };
     let note = '';
     try {
       await this.manager.disable();
@@ -217,7 +232,7 @@ export class Daemon implements Omit<GatewayDaemon, 'install'> {
     };
     if (existing !== undefined) {
       try {
-        out.current = existing === serviceFileText(this.spec(port));
+        out.current = existing === this.text(port);
       } catch {
         // No bin script to compare with: the file's freshness is unknown.
       }

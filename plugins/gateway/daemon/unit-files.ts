@@ -1,5 +1,6 @@
 /**
- * The gateway as an OS service: a systemd user unit on Linux, a launchd agent on macOS,
+ * The gateway (and the node host, through the `service-units` service) as an OS service: a
+ * systemd user unit on Linux, a launchd agent on macOS,
  * named as OpenClaw names them (openclaw-gateway[-<profile>].service, ai.openclaw.gateway
  * or ai.openclaw.<profile>) so one guide serves both. Pure text generation, no I/O: the
  * files hold no secret — the gateway reads its token from the config when it starts.
@@ -32,20 +33,71 @@ export const LOCATION_ENV = [
   'OPENCLAW_CONFIG_PATH',
 ] as const;
 
-export function serviceName(platform: ServicePlatform, profile: string | undefined): string {
+/**
+ * Another claw program kept running the same way (the node host: `claw node run …`), named
+ * as OpenClaw names it: openclaw-<kind>[-<profile>].service, ai.openclaw.<kind>[.<profile>].
+ */
+export interface UnitProgram {
+  kind: string;
+  /** The unit's description ("claw node host"). */
+  description: string;
+  /** claw's arguments (after node and claw's bin script). */
+  args: string[];
+  /** How long a stop may take before the manager kills it. */
+  stopTimeoutSec: number;
+}
+
+export function serviceName(platform: ServicePlatform, profile: string | undefined, kind = 'gateway'): string {
+  if (kind !== 'gateway')
+    return platform === 'darwin'
+      ? `ai.openclaw.${kind}${profile ? `.${profile}` : ''}`
+      : `openclaw-${kind}${profile ? `-${profile}` : ''}.service`;
   if (platform === 'darwin') return profile ? `ai.openclaw.${profile}` : 'ai.openclaw.gateway';
   return profile ? `openclaw-gateway-${profile}.service` : 'openclaw-gateway.service';
 }
 
-export function serviceFile(spec: Pick<ServiceSpec, 'platform' | 'home' | 'profile'>): string {
-  const name = serviceName(spec.platform, spec.profile);
+export function serviceFile(spec: Pick<ServiceSpec, 'platform' | 'home' | 'profile'>, kind = 'gateway'): string {
+  const name = serviceName(spec.platform, spec.profile, kind);
   return spec.platform === 'darwin'
     ? join(spec.home, 'Library', 'LaunchAgents', `${name}.plist`)
     : join(spec.home, '.config', 'systemd', 'user', name);
 }
 
-export function serviceFileText(spec: ServiceSpec): string {
-  return spec.platform === 'darwin' ? launchdPlist(spec) : systemdUnit(spec);
+/** The gateway's unit (`program` absent) or another program's, with the same environment and restart policy. */
+export function serviceFileText(spec: ServiceSpec, program?: UnitProgram): string {
+  const unit = program ? programUnit(spec, program) : gatewayUnit(spec);
+  return spec.platform === 'darwin' ? plistText(spec, unit) : systemdText(spec, unit);
+}
+
+/** What differs between claw's units. */
+interface UnitShape {
+  label: string;
+  description: string;
+  args: string[];
+  stopTimeoutSec: number;
+  /** launchd's log file names: <logName>.service.out.log / .err.log. */
+  logName: string;
+}
+
+function gatewayUnit(spec: ServiceSpec): UnitShape {
+  return {
+    label: serviceName(spec.platform, spec.profile),
+    description: `claw gateway${spec.profile ? ` (profile ${spec.profile})` : ''}`,
+    args: ['gateway', '--port', String(spec.port)],
+    // SIGTERM lets running agent turns finish (gateway.agentDrainMs, 5 minutes by default) before the stop.
+    stopTimeoutSec: 330,
+    logName: 'gateway',
+  };
+}
+
+function programUnit(spec: ServiceSpec, program: UnitProgram): UnitShape {
+  return {
+    label: serviceName(spec.platform, spec.profile, program.kind),
+    description: `${program.description}${spec.profile ? ` (profile ${spec.profile})` : ''}`,
+    args: program.args,
+    stopTimeoutSec: program.stopTimeoutSec,
+    logName: program.kind,
+  };
 }
 
 /** Node's folder first, so what the gateway spawns (npm, node) is the same Node that runs it. */
@@ -67,16 +119,20 @@ function systemdWord(value: string): string {
 }
 
 export function systemdUnit(spec: ServiceSpec): string {
-  const command = [spec.nodePath, spec.cliPath, 'gateway', '--port', String(spec.port)].map(systemdWord).join(' ');
+  return systemdText(spec, gatewayUnit(spec));
+}
+
+function systemdText(spec: ServiceSpec, unit: UnitShape): string {
+  const command = [spec.nodePath, spec.cliPath, ...unit.args].map(systemdWord).join(' ');
   const environment = Object.entries({ ...spec.environment, PATH: servicePath(spec) }).map(
     ([key, value]) => `Environment=${systemdWord(`${key}=${value}`)}`,
   );
   return [
     '[Unit]',
-    `Description=claw gateway${spec.profile ? ` (profile ${spec.profile})` : ''}`,
+    `Description=${unit.description}`,
     'After=network-online.target',
     'Wants=network-online.target',
-    // A gateway that keeps failing (a broken config) stops being restarted after 10 tries in 5 minutes.
+    // A program that keeps failing (a broken config) stops being restarted after 10 tries in 5 minutes.
     'StartLimitBurst=10',
     'StartLimitIntervalSec=300',
     '',
@@ -85,8 +141,7 @@ export function systemdUnit(spec: ServiceSpec): string {
     ...environment,
     'Restart=always',
     'RestartSec=5',
-    // SIGTERM lets running agent turns finish (gateway.agentDrainMs, 5 minutes by default) before the stop.
-    'TimeoutStopSec=330',
+    `TimeoutStopSec=${unit.stopTimeoutSec}`,
     'KillMode=mixed',
     'SuccessExitStatus=0 143',
     '',
@@ -101,9 +156,13 @@ function xml(value: string): string {
 }
 
 export function launchdPlist(spec: ServiceSpec): string {
-  const label = serviceName('darwin', spec.profile);
+  return plistText(spec, gatewayUnit({ ...spec, platform: 'darwin' }));
+}
+
+function plistText(spec: ServiceSpec, unit: UnitShape): string {
+  const label = unit.label;
   const string = (value: string) => `<string>${xml(value)}</string>`;
-  const args = [spec.nodePath, spec.cliPath, 'gateway', '--port', String(spec.port)];
+  const args = [spec.nodePath, spec.cliPath, ...unit.args];
   const environment = Object.entries({ ...spec.environment, PATH: servicePath(spec) });
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -127,11 +186,11 @@ export function launchdPlist(spec: ServiceSpec): string {
     '  <key>ThrottleInterval</key>',
     '  <integer>5</integer>',
     '  <key>ExitTimeOut</key>',
-    '  <integer>330</integer>',
+    `  <integer>${unit.stopTimeoutSec}</integer>`,
     '  <key>StandardOutPath</key>',
-    `  ${string(join(spec.logDir, 'gateway.service.out.log'))}`,
+    `  ${string(join(spec.logDir, `${unit.logName}.service.out.log`))}`,
     '  <key>StandardErrorPath</key>',
-    `  ${string(join(spec.logDir, 'gateway.service.err.log'))}`,
+    `  ${string(join(spec.logDir, `${unit.logName}.service.err.log`))}`,
     '</dict>',
     '</plist>',
     '',
