@@ -117,6 +117,9 @@ beforeAll(async () => {
 
   const nodeHome = tempDir('claw-node-host-');
   nodeState = join(nodeHome, '.claw');
+  // This node offers its system commands only (a Chromium here would add browser.proxy).
+  mkdirSync(nodeState, { recursive: true, mode: 0o700 });
+  writeFileSync(join(nodeState, 'openclaw.json'), JSON.stringify({ nodeHost: { browserProxy: { enabled: false } } }));
   node = spawn(
     process.execPath,
     [CLI, 'node', 'run', '--host', '127.0.0.1', '--port', String(port), '--display-name', NODE_NAME],

@@ -5,6 +5,7 @@
 import type { CliContext, KernelServices } from '../../sdk/index.js';
 import { parseFlags, unknownCommand, UsageError } from '../../sdk/cli.js';
 import { runNodeHost, type NodeRunFlags } from './node-run.js';
+import { NODE_SERVICE_SUBCOMMANDS } from './service-cli.js';
 
 export const NODE_RUN_HELP = `Usage: claw node run [--host <host>] [--port <port>] [--tls] [--tls-fingerprint <sha256>]
                      [--context-path <path>] [--pair <setup code>] [--display-name <name>]
@@ -77,6 +78,7 @@ export const NODE_SUBCOMMANDS: Record<string, { help: string; run: Subcommand }>
       }
     },
   },
+  ...NODE_SERVICE_SUBCOMMANDS,
 };
 
 export const NODE_HELP = `Usage: claw node <${Object.keys(NODE_SUBCOMMANDS).join('|')}> [options]

@@ -5,11 +5,12 @@
  */
 import type { NodeCommands } from './dispatcher.js';
 import type { NodeHostContext } from './host-context.js';
+import { extraNodeCommands } from './extra-commands.js';
 import { systemCommands } from './system-commands.js';
 
 export type { NodeHostContext };
 
-const COMMAND_MAPS: ReadonlyArray<(context: NodeHostContext) => NodeCommands> = [systemCommands];
+const COMMAND_MAPS: ReadonlyArray<(context: NodeHostContext) => NodeCommands> = [systemCommands, extraNodeCommands];
 
 /** All maps merged; two modules claiming one command is a programming error, reported at start. */
 export function nodeCommands(context: NodeHostContext): NodeCommands {

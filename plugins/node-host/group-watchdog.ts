@@ -31,10 +31,17 @@ export class GroupWatchdog {
     return this.shell?.pid;
   }
 
-  track(pgid: number): void {
+  /**
+   * Watch this group; `known` runs once the shell has it (in its arguments, or once the line
+   * naming it is written), so a caller can hold the command back until then.
+   */
+  track(pgid: number, known: () => void = () => {}): void {
     this.groups.add(pgid);
-    if (this.shell) this.tell(`add ${pgid}`);
-    else this.start();
+    if (this.shell) this.tell(`add ${pgid}`, known);
+    else {
+      this.start();
+      known();
+    }
   }
 
   untrack(pgid: number): void {
@@ -67,8 +74,9 @@ export class GroupWatchdog {
     shell.on('error', forget);
   }
 
-  private tell(line: string): void {
+  private tell(line: string, written: () => void = () => {}): void {
     const stdin = this.shell?.stdin;
-    if (stdin?.writable) stdin.write(`${line}\n`);
+    if (stdin?.writable) stdin.write(`${line}\n`, () => written());
+    else written();
   }
 }

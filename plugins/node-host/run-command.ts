@@ -5,11 +5,14 @@
  */
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import type { GroupWatchdog } from './group-watchdog.js';
 
 const OUTPUT_CAP = 200_000;
 /** After SIGTERM, how long a group gets before SIGKILL. */
 const KILL_GRACE_MS = 2000;
+/** Read the go-ahead from fd 3 (end of file: the node host is gone, so do not run), then exec argv. */
+const HOLD = 'IFS= read -r go <&3 || exit 125; exec 3<&-; exec "$@"';
 
 export interface RunResult {
   exitCode?: number;
@@ -69,14 +72,18 @@ export function runCommand(
     const stderr = new Capture();
     let timedOut = false;
     let settled = false;
-    const child = spawn(argv[0]!, argv.slice(1), {
+    // The command waits (on fd 3) until the watchdog knows its group: a node host killed in
+    // between closes that pipe, and the command exits without running instead of outliving it.
+    const child = spawn('/bin/sh', ['-c', HOLD, 'node-host-run', ...argv], {
       cwd: options.cwd,
       env: options.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
     const pgid = child.pid;
-    if (pgid !== undefined) options.watchdog.track(pgid);
+    const gate = child.stdio[3] as Writable | null;
+    gate?.on('error', () => {});
+    if (pgid !== undefined) options.watchdog.track(pgid, () => gate?.end('go\n'));
     const killGroup = () => {
       if (pgid === undefined) return;
       try {
