@@ -123,8 +123,14 @@ export class NodeApprovals {
     try {
       const verdict = await approver.authorize(
         // No `host`: to the approver this is a command on its own machine (host "node" means the
-        // gateway judging a command it sends to a node).
-        { command: request.command, cwd: request.cwd, ...(request.env ? { env: request.env } : {}) },
+        // gateway judging a command it sends to a node). PATH is the node host's own (a call's env
+        // cannot change it), so a bare name is judged as the program that will run.
+        {
+          command: request.command,
+          cwd: request.cwd,
+          path: process.env.PATH ?? '',
+          ...(request.env ? { env: request.env } : {}),
+        },
         {
           toolName: 'exec',
           toolCallId: randomUUID(),
