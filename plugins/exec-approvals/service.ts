@@ -178,19 +178,9 @@ export class ExecApprovalService implements ToolApprover {
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
     if (raw.host === 'node') return this.authorizeNode(raw, context);
-    if (raw.elevated === true) {
-      const session = context.sessionKey
-        ? await (await this.sessions()).store(agentId).get(context.sessionKey)
-        : undefined;
-      const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
-      if (refusal) return { allowed: false, reason: refusal };
-    }
-    // The call's env is judged first, in every mode: exec would refuse it anyway, and no one
-    // should be asked about a command that cannot run as shown.
-    const env = stringRecord(raw.env);
-    const execEnv = await this.execEnv();
-    const refusal = await execEnv.envRefusal(env, context, { elevated: raw.elevated });
+    const refusal = await this.refusedUpFront(raw, context, agentId);
     if (refusal) return { allowed: false, reason: refusal };
+    const env = stringRecord(raw.env);
     const layers = await this.layers(agentId, context.sessionKey);
     // The call's own `ask` is one more layer: it can only harden what the others say.
     if (raw.ask === 'on-miss' || raw.ask === 'always')
@@ -198,7 +188,7 @@ export class ExecApprovalService implements ToolApprover {
     const segments = analyze(command, cwd, typeof raw.path === 'string' ? raw.path : undefined);
     // Only an allowlist or a person looks at segments; `full` with no asking runs anything anyway.
     const judged = layers.some((layer) => layer.security === 'allowlist' || layer.ask !== 'off');
-    if (segments && judged) await markGitProblems(segments, cwd, env, execEnv);
+    if (segments && judged) await markGitProblems(segments, cwd, env, await this.execEnv());
     const launchers = await this.launchers();
     const facts: CommandFacts = { segments, cwd, home: homedir(), isLauncher: launchers.isLauncher };
     const verdict = combinedVerdict(layers, facts);
@@ -236,6 +226,25 @@ export class ExecApprovalService implements ToolApprover {
   }
 
   /**
+   * What refuses a call before any policy is read: elevated mode where it is not permitted, and
+   * an env exec would refuse anyway (no one should be asked about a command that cannot run as shown).
+   */
+  private async refusedUpFront(
+    raw: Record<string, unknown>,
+    context: ToolContext & { toolName: string },
+    agentId: string,
+  ): Promise<string | undefined> {
+    if (raw.elevated === true) {
+      const session = context.sessionKey
+        ? await (await this.sessions()).store(agentId).get(context.sessionKey)
+        : undefined;
+      const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
+      if (refusal) return refusal;
+    }
+    return (await this.execEnv()).envRefusal(stringRecord(raw.env), context, { elevated: raw.elevated });
+  }
+
+  /**
    * host "node": the command runs on another machine, so this gateway's allowlist (paths on
    * this host) cannot vouch for it; the owner's security and ask levels still bind it, and a
    * node's own policy can only add to them. Without a plan (the kernel's step, before the node
@@ -248,16 +257,9 @@ export class ExecApprovalService implements ToolApprover {
     context: ToolContext & { toolName: string },
   ): Promise<{ allowed: boolean; reason?: string; decision?: Decision }> {
     const agentId = context.agentId ?? 'main';
-    if (raw.elevated === true) {
-      const session = context.sessionKey
-        ? await (await this.sessions()).store(agentId).get(context.sessionKey)
-        : undefined;
-      const refusal = elevatedRefusal(this.kernel.config() as Record<string, unknown>, agentId, session);
-      if (refusal) return { allowed: false, reason: refusal };
-    }
-    const env = stringRecord(raw.env);
-    const refusal = await (await this.execEnv()).envRefusal(env, context, { elevated: raw.elevated });
+    const refusal = await this.refusedUpFront(raw, context, agentId);
     if (refusal) return { allowed: false, reason: refusal };
+    const env = stringRecord(raw.env);
     const layers = await this.layers(agentId, context.sessionKey);
     if (raw.ask === 'on-miss' || raw.ask === 'always')
       layers.push({ ...layers[0]!, security: 'full', ask: raw.ask, askFallback: 'full' });
