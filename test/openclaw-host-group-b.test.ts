@@ -115,9 +115,10 @@ describe('fs.listDir', () => {
     const anywhere: any = await admin.request('fs.listDir', { path: outside });
     expect(anywhere.entries).toEqual([{ name: 'secret-folder', path: join(outside, 'secret-folder') }]);
     expect(anywhere.parent).toBeTypeOf('string');
+    // Relayed to the node (through the node command policy): there is no node n1.
     expect(await refusal(admin.request('fs.listDir', { nodeId: 'n1' }))).toEqual({
-      code: 'UNAVAILABLE',
-      message: 'node not connected',
+      code: 'INVALID_REQUEST',
+      message: 'unknown node "n1"',
     });
     expect(await refusal(writer.request('fs.listDir', { nodeId: 'n1' }))).toEqual(forbidden);
   });

@@ -10,7 +10,15 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { agentIds, agentPaths, defaultAgentId } from '../../sdk/agent/index.js';
-import { ErrorCodes, ProtocolError, type KernelConfig, type PluginApi } from '../../sdk/index.js';
+import {
+  ErrorCodes,
+  NODES_SERVICE,
+  ProtocolError,
+  type KernelConfig,
+  type NodeService,
+  type PluginApi,
+} from '../../sdk/index.js';
+import { requireService } from '../../sdk/services.js';
 
 interface DirEntry {
   name: string;
@@ -78,7 +86,19 @@ export function registerFsListDir(api: PluginApi): void {
       const admin = (ctx.scopes ?? []).includes('operator.admin');
       if (params.nodeId !== undefined) {
         if (!admin) throw new ProtocolError(ErrorCodes.FORBIDDEN, 'missing scope: operator.admin');
-        throw new ProtocolError(ErrorCodes.UNAVAILABLE, 'node not connected');
+        // As OpenClaw: relayed to the node's own fs.listDir, through the node command policy.
+        const nodes = await requireService<NodeService>(api.kernel, NODES_SERVICE, 'fs.listDir on a node');
+        try {
+          return await nodes.invoke(params.nodeId, 'fs.listDir', params.path ? { path: params.path } : {});
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          throw new ProtocolError(
+            code === 'NOT_FOUND' || code === 'COMMAND_NOT_ALLOWED'
+              ? ErrorCodes.INVALID_REQUEST
+              : ErrorCodes.UNAVAILABLE,
+            (error as Error).message,
+          );
+        }
       }
       const home = homedir();
       if (params.path !== undefined && !isAbsolute(params.path)) throw invalid('fs.listDir path must be absolute');
