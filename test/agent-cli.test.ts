@@ -211,6 +211,8 @@ describe('claw agent', () => {
     const model = writeTinyLlamaGguf(join(dir, 'tiny.gguf'), { seed: 7 });
     const { env } = stateWith({
       agents: { defaults: { model: 'llama-cpp/tiny' } },
+      // A small local context takes the coding tools: the full list (browser, canvas, nodes) outgrows 8k.
+      tools: { profile: 'coding' },
       plugins: {
         entries: { 'llama-cpp': { config: { modelPath: model, threads: 1, maxTokens: 12, contextSize: 8192 } } },
       },

@@ -11,7 +11,8 @@ export const NODE_RUN_HELP = `Usage: claw node run [--host <host>] [--port <port
                      [--context-path <path>] [--pair <setup code>] [--display-name <name>]
                      [--node-id <id>] [--commands <a,b,…>]
   Connect this machine to a gateway as a node and run what it sends (system.run, system.which,
-  exec approvals) under this state dir's exec approvals, until stopped (Ctrl-C).
+  exec approvals) under this state dir's exec approvals, until stopped (Ctrl-C); files inside
+  nodeHost.fileTransfer.roots and the browser (browser.proxy) too when configured.
   Auth: --pair's bootstrap token, else OPENCLAW_GATEWAY_TOKEN / _PASSWORD, else config
   gateway.auth.*, else the device token the gateway issued before (kept in <stateDir>/node/).`;
 
