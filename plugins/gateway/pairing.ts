@@ -8,9 +8,9 @@
  * SHA-256 hashes: the token itself exists on the device and in one hello-ok frame.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomicAsync, type Redactor } from '../../sdk/index.js';
+import type { Redactor } from '../../sdk/index.js';
+import { BatchedJsonFile } from './batched-json-file.js';
 import { generateDeviceToken } from './auth.js';
 
 export interface RoleGrant {
@@ -89,32 +89,20 @@ const sameSet = (a: readonly string[], b: readonly string[]) =>
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export class PairingStore {
-  private data: StoreFile;
-  /** Bumped by every change; `written` is the version on disk. */
-  private version = 0;
-  private written = 0;
-  private writing?: Promise<void>;
-
+export class PairingStore extends BatchedJsonFile<StoreFile> {
   /** `redact`: the kernel's, which every frame passes (a token it would mask is never issued). */
   constructor(
-    private readonly file: string,
+    file: string,
     private readonly redact: Pick<Redactor, 'text'>,
     private readonly requestTtlMs = 5 * 60_000,
     private readonly now: () => number = Date.now,
   ) {
-    this.data = this.load();
-  }
-
-  private load(): StoreFile {
-    try {
-      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as StoreFile;
-      if (parsed && typeof parsed === 'object' && parsed.paired && parsed.pending) return parsed;
-      throw new Error('unexpected shape');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, paired: {}, pending: {} };
-      throw new PairingError(`pairing store ${this.file} is unreadable: ${(error as Error).message}`);
-    }
+    super(
+      file,
+      () => ({ version: 1, paired: {}, pending: {} }),
+      (parsed) => Boolean(parsed.paired && parsed.pending),
+      (message) => new PairingError(`pairing store ${message}`),
+    );
   }
 
   /**
@@ -122,32 +110,11 @@ export class PairingStore {
    * written it). Unwritten changes are written first, never dropped.
    */
   async reload(): Promise<void> {
-    await this.flush();
-    this.data = this.load();
+    await this.reread();
   }
 
   private save(): void {
-    this.version++;
-  }
-
-  /** True when changes are waiting to be written. */
-  get dirty(): boolean {
-    return this.written < this.version;
-  }
-
-  /** Resolves once every change made before the call is on disk. */
-  async flush(): Promise<void> {
-    const target = this.version;
-    while (this.written < target) {
-      this.writing ??= this.writeOnce().finally(() => (this.writing = undefined));
-      await this.writing;
-    }
-  }
-
-  private async writeOnce(): Promise<void> {
-    const version = this.version;
-    await writeFileAtomicAsync(this.file, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
-    this.written = version;
+    this.changed();
   }
 
   private prune(): boolean {

@@ -7,11 +7,11 @@
  * made in memory and written by `flush()`, which the handshake awaits before answering.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { writeFileAtomicAsync, type Redactor } from '../../sdk/index.js';
+import type { Redactor } from '../../sdk/index.js';
+import { BatchedJsonFile } from './batched-json-file.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
 import { generateDeviceToken } from './auth.js';
 
@@ -57,47 +57,18 @@ export function setupCodesFile(stateDir: string): string {
 
 const hash = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export class SetupCodes {
-  private data: StoreFile;
-  private version = 0;
-  private written = 0;
-  private writing?: Promise<void>;
-
+export class SetupCodes extends BatchedJsonFile<StoreFile> {
   constructor(
-    private readonly file: string,
+    file: string,
     private readonly redact: Pick<Redactor, 'text'>,
     private readonly now: () => number = Date.now,
   ) {
-    this.data = this.load();
-  }
-
-  private load(): StoreFile {
-    try {
-      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as StoreFile;
-      if (parsed && typeof parsed === 'object' && parsed.tokens && parsed.completions) return parsed;
-      throw new Error('unexpected shape');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, tokens: {}, completions: {} };
-      throw new SetupCodeError(`setup code store ${this.file} is unreadable: ${(error as Error).message}`);
-    }
-  }
-
-  get dirty(): boolean {
-    return this.written < this.version;
-  }
-
-  async flush(): Promise<void> {
-    const target = this.version;
-    while (this.written < target) {
-      this.writing ??= this.writeOnce().finally(() => (this.writing = undefined));
-      await this.writing;
-    }
-  }
-
-  private async writeOnce(): Promise<void> {
-    const version = this.version;
-    await writeFileAtomicAsync(this.file, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
-    this.written = version;
+    super(
+      file,
+      () => ({ version: 1, tokens: {}, completions: {} }),
+      (parsed) => Boolean(parsed.tokens && parsed.completions),
+      (message) => new SetupCodeError(`setup code store ${message}`),
+    );
   }
 
   private prune(): void {
@@ -115,7 +86,7 @@ export class SetupCodes {
         changed = true;
       }
     }
-    if (changed) this.version++;
+    if (changed) this.changed();
   }
 
   /** Mint a bootstrap token; only its hash is kept, so this is the one time it exists here. */
@@ -125,7 +96,7 @@ export class SetupCodes {
     const issuedAtMs = this.now();
     const record: TokenRecord = { setupId: randomUUID(), issuedAtMs, expiresAtMs: issuedAtMs + SETUP_CODE_TTL_MS };
     this.data.tokens[hash(token)] = record;
-    this.version++;
+    this.changed();
     return { token, setupId: record.setupId, expiresAtMs: record.expiresAtMs };
   }
 
@@ -149,7 +120,7 @@ export class SetupCodes {
       completedAtMs: this.now(),
     };
     this.data.completions[record.setupId] = completion;
-    this.version++;
+    this.changed();
     return completion;
   }
 
