@@ -141,9 +141,20 @@ export function locateRuntimeDep(name: string, options: RuntimeDepOptions = {}):
   if (resolved) return { source: 'resolved', entry: resolved };
   const dir = runtimeDepsDir(stateDirOf(options));
   // Only a completed install counts: a package whose binary step failed half-way is absent.
-  if (!readMarker(dir)[name]) return undefined;
+  if (!readMarker(dir)[packageName(name)]) return undefined;
   const entry = resolveEntry(name, join(dir, 'package.json'));
   return entry ? { source: 'state', entry } : undefined;
+}
+
+/**
+ * The package a name belongs to: a name may be a subpath export (`@modelcontextprotocol/sdk/client/index.js`)
+ * for packages whose main entry is not importable; the package is what gets installed.
+ */
+export function packageName(name: string): string {
+  return name
+    .split('/')
+    .slice(0, name.startsWith('@') ? 2 : 1)
+    .join('/');
 }
 
 function describeDep(dep: RuntimeDependency): string {
@@ -309,6 +320,13 @@ export async function ensureRuntimeDep(
 ): Promise<LocatedRuntimeDep> {
   const found = locateRuntimeDep(dep.name, options);
   if (found) return found;
+  const pkg = packageName(dep.name);
+  if (pkg !== dep.name) {
+    await ensureRuntimeDep({ ...dep, name: pkg }, options);
+    const entry = locateRuntimeDep(dep.name, options);
+    if (!entry) throw new RuntimeDepMissingError(`${pkg} is installed but has no module "${dep.name}"`, pkg);
+    return entry;
+  }
   if (options.install === false) {
     const retry =
       options.retryCommand ??

@@ -33,7 +33,6 @@ export interface KernelOptions {
   stateDir?: string;
   /** Plugin directories, manifests read (the host's clawDiscovery); none without it: only the plugins given as objects. */
   discover?: (at: { config: KernelConfig; paths: KernelPaths; env: Env }) => readonly PluginCandidate[];
-  /** Plugins given as objects; loaded at boot. */
   plugins?: readonly PluginDefinition[];
   /** Where the kernel and plugins log (behind the redactor); the SDK's createLogger is the plain one. */
   logger: Logger;

@@ -8,7 +8,6 @@
 
 export type LaneTask<T> = () => T | PromiseLike<T>;
 
-/** Rejection reason for tasks dropped by `clear(lane)`. */
 export class LaneClearedError extends Error {
   readonly code = 'LANE_CLEARED';
   override name = 'LaneClearedError';

@@ -127,7 +127,6 @@ export class HookBus {
 
   constructor(private readonly options: HookBusOptions = {}) {}
 
-  /** Register a handler; returns a function that removes it. */
   on(hook: HookName, handler: HookHandler, options: HookOptions = {}): () => void {
     if (!isHookName(hook)) throw new TypeError(`unknown hook "${String(hook)}"`);
     if (typeof handler !== 'function') throw new TypeError(`handler for hook "${hook}" must be a function`);
@@ -159,7 +158,6 @@ export class HookBus {
     return (this.registrations.get(hook)?.length ?? 0) > 0;
   }
 
-  /** Registered handlers in the order they run. */
   list(hook?: HookName): HookRegistrationInfo[] {
     const hooks = hook ? [hook] : [...this.registrations.keys()];
     // Array.prototype.sort is stable, so equal priorities keep registration order.
@@ -248,7 +246,6 @@ export class HookBus {
   private timedOut = (registration: Registration) =>
     this.report(registration, 'timeout', `timed out after ${registration.timeoutMs} ms`);
 
-  /** Folds one handler's result into the chain by the hook's merge rule. */
   private fold(registration: Registration, state: ChainState, value: unknown): ChainState {
     if (value === undefined || value === null) return state;
     if (typeof value !== 'object') {

@@ -89,7 +89,8 @@ export interface PluginApi<Config = Record<string, unknown>> {
   readonly logger: Logger;
   readonly kernel: KernelServices;
 
-  registerTool(tool: ToolDefinition<any>): void;
+  /** A manifest `tools` glob (`*__*`) admits names known only at run time; the disposer removes this registration. */
+  registerTool(tool: ToolDefinition<any>): () => void;
   registerChannel(channel: CapabilityTypes['channel']): void;
   registerProvider(provider: CapabilityTypes['provider']): void;
   registerMemory(backend: CapabilityTypes['memory']): void;
@@ -128,7 +129,7 @@ export interface ForeignPluginAdapter {
 
 /** The host side of registration, as seen by the api object of one plugin. */
 export interface RegistrationSink {
-  register<K extends CapabilityKind>(kind: K, name: string, value: CapabilityTypes[K]): void;
+  register<K extends CapabilityKind>(kind: K, name: string, value: CapabilityTypes[K]): () => void;
   onHook(hook: HookName, handler: HookHandler, options: { priority?: number; timeoutMs?: number }): void;
 }
 
@@ -147,12 +148,12 @@ export function createPluginApi(
   logger: Logger,
 ): PluginApi {
   /** Slot backends are named by their plugin; `check` adds what one kind needs beyond its functions. */
-  const register = (kind: CapabilityKind, value: any, name?: string, check?: (name: string) => void): void => {
+  const register = (kind: CapabilityKind, value: any, name?: string, check?: (name: string) => void) => {
     const { key, calls } = REGISTRATION[kind];
     name ??= key ? requireName(`${kind}.${key}`, value?.[key]) : record.id;
     check?.(name);
     for (const call of calls) requireFunction(`${kind} "${name}" ${call}`, value?.[call]);
-    sink.register(kind, name, value);
+    return sink.register(kind, name, value);
   };
   const sections = record.sections ?? {};
   const { id, name, version, origin, dir: rootDir } = record;

@@ -214,6 +214,7 @@ export class PluginHost {
         continue;
       }
       for (const [kind, name] of declarations(manifest)) {
+        if (name.includes('*')) continue; // a runtime namespace (`*__*`): names known once registered
         this.declared[kind].set(name, record.id);
         if (kind === 'gatewayMethod') this.options.kernel.protocol.declareMethod(name, record.id);
       }
@@ -312,13 +313,17 @@ export class PluginHost {
           const { params, scope, sideEffect, description } = value as CapabilityTypes['gatewayMethod'];
           this.options.kernel.protocol.registerMethod(name, record.id, { params, scope, sideEffect, description });
         }
-        table.set(name, { pluginId: record.id, value });
+        const entry = { pluginId: record.id, value };
+        table.set(name, entry);
         if (!declaredOnly && kind in DECLARING_FIELD) {
           // Routes are looked up by prefix, so an undeclared one is indexed by its path.
           const path = kind === 'httpRoute' ? (value as CapabilityTypes['httpRoute']).path.replace(/\/\*$/, '') : name;
           this.declared[kind].set(path, record.id);
         }
-        disposers.push(() => table.delete(name));
+        // Removes this registration only, never a later one under the same name.
+        const dispose = () => void (table.get(name) === entry && table.delete(name));
+        disposers.push(dispose);
+        return dispose;
       },
       onHook: (hook, handler, { priority, timeoutMs }) => {
         if (declaredOnly && !(manifest.hooks ?? []).includes(hook)) {
@@ -336,7 +341,7 @@ export class PluginHost {
   private noteMissing(record: PluginRecord): void {
     if (!record.manifest || this.inline.has(record.id)) return;
     for (const [kind, name] of declarations(record.manifest)) {
-      if (kind !== 'httpRoute' && this.registry[kind].get(name)?.pluginId !== record.id) {
+      if (kind !== 'httpRoute' && !name.includes('*') && this.registry[kind].get(name)?.pluginId !== record.id) {
         record.warnings.push(`declares ${kind} "${name}" but did not register it`);
       }
     }
@@ -462,7 +467,8 @@ function checkDeclared(manifest: PluginManifest, kind: CapabilityKind, name: str
     }
   } else {
     const field = DECLARING_FIELD[kind as NamedCapabilityKind];
-    if (!declaredNames(manifest, field).includes(name)) {
+    const glob = (entry: string) => entry.split('*').map((part) => part.replace(/[\\^$.|?+()[\]{}]/g, '\\$&'));
+    if (!declaredNames(manifest, field).some((entry) => new RegExp(`^${glob(entry).join('.*')}$`).test(name))) {
       throw new Error(`${kind} "${name}" is not declared in the manifest "${field}" list`);
     }
   }

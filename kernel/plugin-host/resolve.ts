@@ -33,7 +33,6 @@ export interface PluginRecord {
   /** Why the plugin failed, when status is "failed". */
   error?: string;
   warnings: string[];
-  /** Validated plugin config with schema defaults applied. */
   config?: unknown;
   /** Validated top-level sections the plugin owns (manifest `configSections`), defaults applied. */
   sections?: Record<string, unknown>;

@@ -62,7 +62,6 @@ export class ProtocolRegistry {
   private readonly events = new Map<string, EventEntry>();
   private readonly listeners = new Set<EventListener>();
 
-  /** Note that `owner` will provide `name` once loaded. */
   declareMethod(name: string, owner: string): void {
     if (!claimed(this.methods, 'method', name, owner)) this.methods.set(name, { name, owner, registered: false });
   }

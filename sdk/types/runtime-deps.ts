@@ -4,7 +4,7 @@
  * installer as the service "runtime-deps"; see sdk/runtime-deps.ts.
  */
 export interface RuntimeDependency {
-  /** The npm package name. */
+  /** The npm package name, or a subpath export of it when its main entry is not importable (`pkg/client/index.js`). */
   name: string;
   /** A semver range or exact version. */
   version: string;

@@ -1,0 +1,29 @@
+/**
+ * The mcp plugin: the MCP client runtime (runtime/), `claw mcp` and its gateway methods, and
+ * `claw mcp serve`. Loading it is cheap: the MCP SDK is imported when a server first starts.
+ */
+import { definePlugin } from '../../sdk/index.js';
+import { McpRuntime } from './runtime/manager.js';
+
+export type { McpRuntime } from './runtime/manager.js';
+
+/** The service id under which the runtime is offered (only this plugin's own parts use it). */
+export const MCP_SERVICE = 'mcp';
+
+export default definePlugin({
+  id: 'mcp',
+  register(api) {
+    const runtime = new McpRuntime(api);
+    api.registerService({ id: MCP_SERVICE, api: runtime, stop: () => runtime.stop() });
+    // Before the turn lists its tools: the servers this agent may use are connected and their tools registered.
+    api.on('before_agent_start', async (event, ctx) => {
+      const { provider, model } = event as { provider?: string; model?: string };
+      await runtime.ensure({
+        agentId: ctx.agentId,
+        sessionKey: ctx.sessionKey,
+        ...(provider && model ? { model: `${provider}/${model}` } : {}),
+      });
+      return undefined;
+    });
+  },
+});
