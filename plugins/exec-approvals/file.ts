@@ -25,11 +25,21 @@ export interface AllowlistEntry {
   lastResolvedPath?: string;
 }
 
+/** An allow-always grant for one MCP tool of one configured server, with any arguments (OpenClaw's `mcpTools`). */
+export interface McpToolGrant {
+  server: string;
+  tool: string;
+  source?: string;
+  addedAt?: number;
+  lastUsedAt?: number;
+}
+
 export interface ApprovalsLevel {
   security?: Security;
   ask?: Ask;
   askFallback?: Security;
   allowlist?: AllowlistEntry[];
+  mcpTools?: McpToolGrant[];
 }
 
 export interface ApprovalsDocument {
@@ -58,6 +68,18 @@ const ENTRY: JsonSchema = {
     lastResolvedPath: { type: 'string' },
   },
 };
+const MCP_GRANT: JsonSchema = {
+  type: 'object',
+  required: ['server', 'tool'],
+  additionalProperties: false,
+  properties: {
+    server: { type: 'string', minLength: 1 },
+    tool: { type: 'string', minLength: 1 },
+    source: { type: 'string' },
+    addedAt: { type: 'number' },
+    lastUsedAt: { type: 'number' },
+  },
+};
 export const DOCUMENT_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['version'],
@@ -70,7 +92,11 @@ export const DOCUMENT_SCHEMA: JsonSchema = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        properties: { ...LEVEL_FIELDS, allowlist: { type: 'array', items: ENTRY } },
+        properties: {
+          ...LEVEL_FIELDS,
+          allowlist: { type: 'array', items: ENTRY },
+          mcpTools: { type: 'array', items: MCP_GRANT },
+        },
       },
     },
   },

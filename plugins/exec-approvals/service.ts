@@ -14,6 +14,7 @@ import { EXEC_ENV_SERVICE, LAUNCHERS_SERVICE, type ExecEnvService, type Launcher
 import { gitProblem } from './git-check.js';
 import { analyze, type Segment } from './match.js';
 import { elevatedRefusal } from './elevated.js';
+import { addMcpGrant, mcpCall, mcpGrant, mcpNeedsAsking } from './mcp.js';
 import {
   agentPolicy,
   combinedVerdict,
@@ -41,6 +42,9 @@ export interface ApprovalRequest {
   /** host "node": the node it runs on and the plan the node prepared (OpenClaw's fields). */
   nodeId?: string;
   systemRunPlan?: { argv: string[]; cwd: string | null; commandText: string };
+  /** An MCP tool call (plugins/mcp): `command` shows it as `<server>__<tool> <arguments>`. */
+  kind?: 'mcp';
+  mcp?: { server: string; tool: string; arguments: Record<string, unknown>; annotations: Record<string, unknown> };
 }
 
 export interface PendingApproval {
@@ -178,6 +182,7 @@ export class ExecApprovalService implements ToolApprover {
     const cwd = String(raw.cwd ?? '');
     const agentId = context.agentId ?? 'main';
     if (raw.host === 'node') return this.authorizeNode(raw, context);
+    if (raw.kind === 'mcp') return this.authorizeMcp(raw, context);
     const refusal = await this.refusedUpFront(raw, context, agentId);
     if (refusal) return { allowed: false, reason: refusal };
     const env = stringRecord(raw.env);
@@ -319,6 +324,44 @@ export class ExecApprovalService implements ToolApprover {
     }
     if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
     return { allowed: true, decision };
+  }
+
+  /** An MCP tool call: see mcp.ts for when a person decides; allow-always saves a grant for the tool. */
+  private async authorizeMcp(
+    raw: Record<string, unknown>,
+    context: ToolContext & { toolName: string },
+  ): Promise<{ allowed: boolean; reason?: string }> {
+    const agentId = context.agentId ?? 'main';
+    const call = mcpCall(raw);
+    if (call.mode === 'approve') return { allowed: true };
+    const layers = await this.layers(agentId, context.sessionKey);
+    if (!mcpNeedsAsking(call, layers, mcpGrant(this.document(), agentId, call) !== undefined)) return { allowed: true };
+    const args = this.kernel.redact.value(call.arguments);
+    const request: ApprovalRequest = {
+      command: `${context.toolName} ${JSON.stringify(args)}`,
+      cwd: '',
+      host: 'gateway',
+      agentId,
+      ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
+      security: 'full',
+      ask: call.mode === 'prompt' || layers.some((layer) => layer.ask === 'always') ? 'always' : 'on-miss',
+      warnings: [
+        `MCP tool ${call.tool} of server ${call.server}` +
+          (call.annotations.destructiveHint === true ? ' (the server marks it destructive)' : ''),
+      ],
+      kind: 'mcp',
+      mcp: { server: call.server, tool: call.tool, arguments: args, annotations: call.annotations },
+    };
+    const { decision, reached } = await this.ask(request, context.signal);
+    if (decision === null)
+      return {
+        allowed: false,
+        reason: reached ? 'no one approved it in time.' : 'no approval client is connected to ask.',
+      };
+    if (decision === 'deny') return { allowed: false, reason: 'an operator denied it.' };
+    if (decision === 'allow-always')
+      await updateDocument(this.kernel.paths.stateDir, (doc) => addMcpGrant(doc, agentId, call));
+    return { allowed: true };
   }
 
   /** Values of secret-named variables, and known secrets anywhere, are not shown to approvers. */
