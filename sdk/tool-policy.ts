@@ -25,11 +25,11 @@ export const TOOL_GROUPS: Readonly<Record<string, readonly string[]>> = {
 
 export type ToolProfile = 'minimal' | 'coding' | 'messaging' | 'full';
 
-/** What each profile allows, as allow-list entries (undefined = everything). */
+/** What each profile allows, as allow-list entries (undefined = everything); `*__*` is every MCP server's tools. */
 export const TOOL_PROFILES: Readonly<Record<ToolProfile, readonly string[] | undefined>> = {
   minimal: ['session_status'],
-  coding: ['group:fs', 'group:runtime', 'group:sessions', 'group:memory', 'group:web', 'image'],
-  messaging: ['message', 'group:sessions'],
+  coding: ['group:fs', 'group:runtime', 'group:sessions', 'group:memory', 'group:web', 'image', '*__*'],
+  messaging: ['message', 'group:sessions', '*__*'],
   full: undefined,
 };
 

@@ -56,7 +56,13 @@ export function profilesOf(tool: string): string[] {
   return Object.entries(TOOL_PROFILES)
     .filter(
       ([, allow]) =>
-        allow === undefined || allow.some((entry) => entry === name || (TOOL_GROUPS[entry]?.includes(name) ?? false)),
+        allow === undefined ||
+        allow.some(
+          (entry) =>
+            entry === name ||
+            (TOOL_GROUPS[entry]?.includes(name) ?? false) ||
+            (entry === '*__*' && name.includes('__')), // MCP servers' tools
+        ),
     )
     .map(([profile]) => profile);
 }

@@ -74,6 +74,7 @@ export function resolveServer(name: string, server: McpServerConfig): ResolvedSe
   };
   if (server.command && server.url)
     throw new Error(`MCP server "${name}" has both command and url: keep one (stdio or HTTP)`);
+  if (!server.command && !server.url) throw new Error(`MCP server "${name}" needs a command (stdio) or a url (HTTP)`);
   const transport = server.transport ?? (server.command ? 'stdio' : 'sse');
   if (transport === 'stdio') {
     if (!server.command) throw new Error(`MCP server "${name}" needs a command (stdio) or a url (HTTP)`);
