@@ -3,7 +3,7 @@
  * registerTool's disposer), the stdio env safety filter, and the runtime against real
  * servers — resources and prompts as tools, toolFilter, profiles, list_changed, config changes.
  */
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
@@ -188,5 +188,45 @@ describe('the runtime against real servers', () => {
     configFile.use({ ...snapshot, raw: {}, resolved: {} as never });
     await startTurn(kernel);
     expect(toolNames(kernel, 'crashy__')).toEqual([]);
+  });
+});
+
+describe('sandbox routing', () => {
+  it('a sandboxed session gets its own instance of a stdio server, spawned inside its bubblewrap sandbox', async () => {
+    const root = tempDir('claw-mcp-sbx-');
+    const workspace = join(root, 'workspace');
+    mkdirSync(workspace);
+    copyFileSync(join(REPO, 'test', 'fixtures', 'mcp-where-server.mjs'), join(workspace, 'where.mjs'));
+    const marker = join(root, 'host-only.txt');
+    writeFileSync(marker, 'on the host');
+    const where = { command: 'node', args: ['where.mjs', marker], codex: { defaultToolsApprovalMode: 'approve' } };
+    const kernel = await createTestKernel({
+      plugins: [join(REPO, 'plugins', 'mcp'), join(REPO, 'plugins', 'sandbox-bwrap')],
+      env: process.env,
+      config: {
+        plugins: { slots: { sandbox: 'sandbox-bwrap' } },
+        agents: {
+          defaults: {
+            workspace,
+            sandbox: { mode: 'non-main', scope: 'session', workspaceAccess: 'rw', workspaceRoot: join(root, 'sbx') },
+          },
+        },
+        mcp: { servers: { where } },
+      },
+    });
+    kernels.push(kernel);
+    await kernel.start();
+    await startTurn(kernel);
+    const main = JSON.parse(
+      text(await kernel.runTool('where__where', {}, { agentId: 'main', sessionKey: 'agent:main:main' })),
+    );
+    expect(main.markerVisible).toBe(true);
+    const sandboxed = await kernel.runTool('where__where', {}, { agentId: 'main', sessionKey: 'agent:main:other' });
+    expect(sandboxed.isError, text(sandboxed)).not.toBe(true);
+    expect(JSON.parse(text(sandboxed)).markerVisible).toBe(false);
+    const service = (await kernel.capabilities.get('service', 'mcp')).api as {
+      status(): Array<{ sandboxInstances: number; state: string }>;
+    };
+    expect(service.status()[0]).toMatchObject({ state: 'connected', sandboxInstances: 1 });
   });
 });

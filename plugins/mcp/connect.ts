@@ -5,6 +5,7 @@
  * `claw mcp probe` both connect through here, so a probe sees what the agent would get.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Implementation, ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +17,8 @@ import { ProcessTransport, type ServerProcess } from './stream-transport.js';
 
 export interface ConnectOptions {
   kernel: Pick<KernelServices, 'capabilities' | 'plugins' | 'env'>;
+  /** Where a stdio server without a cwd starts on the host (the agent's workspace). */
+  workspaceDir?: string;
   /** Spawn the stdio server inside this sandbox instead of on the host. */
   sandbox?: SandboxInstance;
   /** Told about env entries the safety filter dropped, and other notes worth a log line. */
@@ -120,7 +123,10 @@ export async function connectServer(server: ResolvedServer, options: ConnectOpti
     let proc: ServerProcess;
     if (options.sandbox) proc = spawnInSandbox(server, env, options.sandbox);
     else {
-      const spawned = spawnOnHost(server, env);
+      // Without a cwd a server starts in the agent's workspace, as it does inside a sandbox.
+      const cwd =
+        server.cwd ?? (options.workspaceDir && existsSync(options.workspaceDir) ? options.workspaceDir : undefined);
+      const spawned = spawnOnHost({ ...server, ...(cwd ? { cwd } : {}) }, env);
       proc = spawned.proc;
       pid = spawned.pid;
       spawnError = spawned.exited.then((exit) => exit.error);

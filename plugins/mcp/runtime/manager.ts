@@ -115,7 +115,11 @@ export class McpRuntime {
     let runtime = this.servers.get(name);
     if (!runtime) {
       runtime = new ServerRuntime(name, config, resolveServer(name, config), fingerprint(config), {
-        connectOptions: { kernel: this.api.kernel, warn: (message) => this.api.logger.warn(message) },
+        connectOptions: {
+          kernel: this.api.kernel,
+          workspaceDir: this.api.kernel.paths.workspaceDir,
+          warn: (message) => this.api.logger.warn(message),
+        },
         onTools: (server, tools) => this.register(server, tools),
         log: (level, message) => this.api.logger[level](message),
       });
@@ -358,6 +362,7 @@ export class McpRuntime {
         try {
           connection = await connectServer(resolveServer(server, config), {
             kernel: this.api.kernel,
+            workspaceDir: this.api.kernel.paths.workspaceDir,
             warn: (message) => this.api.logger.warn(message),
           });
           return {
