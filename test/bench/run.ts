@@ -38,6 +38,9 @@
  *                snapshot p50/p95 on a small and a 200-section page, full and interactive
  *   node-rtt     node.invoke round trip operator → gateway → fake node → gateway → operator, p50/p99
  *   node-fleet   50 nodes connecting at once: all admitted, time, gateway RSS added per node
+ *   mcp-call     an MCP tool call (server-everything echo, stdio) through the tool choke point vs
+ *                straight on an MCP client, p50/p95 and the difference      (target ≤ 1 ms overhead)
+ *   mcp-cold     a stdio MCP server from spawn to its tool list: first (loads the SDK), then p50
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -676,4 +679,6 @@ if (want('web-fetch')) await (await import('./web-fetch.js')).webFetchBench(line
 if (want('browser')) await (await import('./browser.js')).browserBench(line);
 if (want('node-rtt')) await (await import('./nodes.js')).nodeRoundTripBench(CLI, await freePort(), line, quick);
 if (want('node-fleet')) await (await import('./nodes.js')).nodeFleetBench(CLI, await freePort(), line);
+if (want('mcp-call')) await (await import('./mcp.js')).mcpCallBench(line, quick);
+if (want('mcp-cold')) await (await import('./mcp.js')).mcpColdBench(line, quick);
 if (want('install-size')) benchInstallSize();
