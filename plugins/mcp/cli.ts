@@ -26,8 +26,8 @@ export const MCP_HELP = `Usage: claw mcp list [--json]                       sav
        claw mcp reload [--url <ws>] [--token <t>]    the running gateway retires its MCP runtimes
 Tools appear to agents as <server>__<tool>. --approval sets codex.defaultToolsApprovalMode: approve never
 asks, prompt asks on every call, auto asks by the agent's exec ask policy and the tool's annotations.
-OAuth (login/logout, --auth) and TLS overrides are not supported: send a token in a header,
-e.g. --header 'Authorization=Bearer \${DOCS_TOKEN}' (kept as a reference, filled from the environment).`;
+OAuth (login/logout, --auth) and TLS overrides are not supported: send a token in a header, e.g.
+--header 'X-Api-Key=\${DOCS_KEY}' (saved as the reference, filled from the environment when connecting).`;
 
 const COMMANDS = [
   'list',
@@ -86,7 +86,7 @@ export async function mcpCommand(argv: string[], ctx: CliContext, api: PluginApi
       case 'login':
       case 'logout':
         throw new McpCliError(
-          `claw mcp ${action}: OAuth is not supported for MCP servers; send a token in a header instead (claw mcp set <name> '{"url":"…","headers":{"Authorization":"Bearer \${TOKEN}"}}')`,
+          `claw mcp ${action}: OAuth is not supported for MCP servers; send the token in a header instead (claw mcp add <name> --url <url> --header 'X-Api-Key=\${DOCS_KEY}')`,
         );
       default:
         throw unknownCommand('mcp', action, COMMANDS);

@@ -4,6 +4,7 @@
  */
 import { definePlugin } from '../../sdk/index.js';
 import { McpRuntime } from './runtime/manager.js';
+import { registerMcpMethods } from './methods.js';
 
 export type { McpRuntime } from './runtime/manager.js';
 
@@ -15,6 +16,12 @@ export default definePlugin({
   register(api) {
     const runtime = new McpRuntime(api);
     api.registerService({ id: MCP_SERVICE, api: runtime, stop: () => runtime.stop() });
+    registerMcpMethods(api, () => runtime);
+    api.registerCli({
+      name: 'mcp',
+      description: 'MCP servers: list, show, status, doctor, probe, add, set, configure, tools, unset, reload',
+      run: async (argv, ctx) => (await import('./cli.js')).mcpCommand(argv, ctx, api),
+    });
     // Before the turn lists its tools: the servers this agent may use are connected and their tools registered.
     api.on('before_agent_start', async (event, ctx) => {
       const { provider, model } = event as { provider?: string; model?: string };

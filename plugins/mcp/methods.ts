@@ -58,8 +58,16 @@ export function mcpStatus(api: PluginApi, runtime: LiveRuntime | undefined): Mcp
     servers: statusEntries(registry.servers).map((entry) => {
       const found = live.get(entry.name);
       if (!found) return { ...entry, runtime: { ...IDLE, state: entry.enabled ? 'idle' : 'disabled' } };
-      const { name: _name, ...state } = found;
-      return { ...entry, runtime: { ...state, toolCount: state.tools.length } };
+      const { state, tools, restarts, lastError, pid, connectedAt, sandboxInstances } = found;
+      const optional = {
+        ...(lastError ? { lastError } : {}),
+        ...(pid !== undefined ? { pid } : {}),
+        ...(connectedAt !== undefined ? { connectedAt } : {}),
+      };
+      return {
+        ...entry,
+        runtime: { state, tools, toolCount: tools.length, restarts, ...optional, sandboxInstances },
+      };
     }),
   };
 }

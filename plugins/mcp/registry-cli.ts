@@ -44,7 +44,7 @@ function refuseUnsupported(values: Record<string, unknown>): void {
   const used = Object.keys(UNSUPPORTED).filter((flag) => values[flag] !== undefined);
   if (used.some((flag) => flag.includes('auth')))
     throw new UsageError(
-      `claw does not support OAuth for MCP servers (--${used[0]}); send a token in a header instead: --header 'Authorization=Bearer \${TOKEN}'`,
+      `claw does not support OAuth for MCP servers (--${used[0]}); send the token in a header instead, e.g. an Authorization header whose value references an environment variable (\${DOCS_TOKEN})`,
     );
   if (used.length > 0)
     throw new UsageError(
@@ -284,6 +284,7 @@ function printProbe(out: Out, path: string, result: ProbeResult): void {
     const extras = `${server.resources ? ', resources' : ''}${server.prompts ? ', prompts' : ''}`;
     out(`- ${name}: ${server.tools} tools${extras}, approval ${server.codexApprovalMode}`);
     if (server.approvalHint) out(`  i ${server.approvalHint}`);
+    for (const warning of server.warnings ?? []) out(`  - warning: ${warning}`);
   }
   for (const diagnostic of result.diagnostics) out(`! ${diagnostic.serverName}: ${diagnostic.message}`);
 }
@@ -294,11 +295,31 @@ function printProbe(out: Out, path: string, result: ProbeResult): void {
 async function probeBeforeSaving(io: Io, registry: Registry, name: string, server: ServerDef): Promise<void> {
   const result = await probeServers(io.api, { [name]: substituteRefs(server, io.ctx.env) }, { [name]: server });
   const failure = probeIssue(result, { [name]: server }, registry.path);
-  if (failure) throw new McpCliError(`${failure} Nothing was saved (--no-probe saves without connecting).`);
+  if (failure)
+    throw new McpCliError(`${failure.replace(/\.?$/, '.')} Nothing was saved (--no-probe saves without connecting).`);
+  for (const warning of result.servers[name]?.warnings ?? []) io.ctx.stderr.write(`warning: ${warning}\n`);
+}
+
+/**
+ * `--arg -y`, `--arg --api-key`: a stdio server's arguments are often flags themselves, which
+ * Node's parser would take for claw's own. The word after `--arg` is always its value.
+ */
+function bindArgValues(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index]!;
+    if (word === '--') {
+      out.push(...argv.slice(index));
+      break;
+    }
+    if (word === '--arg' && index + 1 < argv.length) out.push(`--arg=${argv[++index]}`);
+    else out.push(word);
+  }
+  return out;
 }
 
 export async function add(io: Io, argv: string[]): Promise<number> {
-  const { values, positionals } = parseFlags(argv, {
+  const { values, positionals } = parseFlags(bindArgValues(argv), {
     command: { type: 'string' },
     arg: { type: 'string', multiple: true },
     env: { type: 'string', multiple: true },
@@ -364,8 +385,16 @@ export async function add(io: Io, argv: string[]): Promise<number> {
   return 0;
 }
 
+/** OpenClaw's OAuth and TLS keys: claw implements neither, so a definition carrying them is refused, not half-applied. */
+const UNSUPPORTED_KEYS = ['auth', 'oauth', 'sslVerify', 'clientCert', 'clientKey'];
+
 /** `type` is how Claude Code and other clients spell the transport; the saved shape uses `transport` (OpenClaw's). */
 function normalizeDefinition(value: Record<string, unknown>): ServerDef {
+  const unsupported = UNSUPPORTED_KEYS.filter((key) => key in value);
+  if (unsupported.length > 0)
+    throw new UsageError(
+      `claw does not support ${unsupported.join(', ')} for MCP servers (no OAuth, no TLS overrides); send a token in "headers" instead`,
+    );
   const { type, ...rest } = value;
   if (type === undefined) return rest;
   if (type === 'http' || type === 'streamable-http' || type === 'sse') {
