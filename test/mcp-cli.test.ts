@@ -261,7 +261,10 @@ describe('claw mcp registry (no gateway)', () => {
           files: { command: process.execPath, args: [FILESYSTEM, '.'], cwd: stateDir },
           gone: { command: 'no-such-mcp-server-binary' },
           nowhere: { command: process.execPath, cwd: join(stateDir, 'missing') },
-          secret: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer abcdef0123456789' } },
+          secret: {
+            url: 'http://127.0.0.1:9/mcp',
+            headers: { Authorization: 'Bearer abcdef0123456789', 'X-Team': '${MCP_CLI_TEST_UNSET_VAR}' },
+          },
           off: { command: 'no-such-mcp-server-binary', enabled: false },
         },
       },
@@ -284,6 +287,7 @@ describe('claw mcp registry (no gateway)', () => {
         level: 'warning',
         message: 'headers.Authorization holds a literal secret; prefer a ${VAR} reference to an environment variable',
       },
+      { level: 'warning', message: expect.stringContaining('headers.X-Team references ${MCP_CLI_TEST_UNSET_VAR}') },
     ]);
     expect(issues.off).toEqual([{ level: 'warning', message: 'server is disabled' }]);
 

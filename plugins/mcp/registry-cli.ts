@@ -218,6 +218,7 @@ export async function doctor({ ctx, api, out, json: asJson }: Io, argv: string[]
   const servers: DoctorEntry[] = [];
   for (const [name, raw] of sorted(selected)) {
     const issues = await staticIssues(name, raw, registry.resolved[name] ?? raw, ctx.env.PATH);
+    for (const note of registry.unset[name] ?? []) issues.push({ level: 'warning', message: note });
     if (values.probe && raw.enabled !== false && !issues.some((issue) => issue.level === 'error')) {
       const result = await probeServers(api, { [name]: registry.resolved[name] ?? raw }, { [name]: raw });
       const failure = probeIssue(result, { [name]: raw }, registry.path);
@@ -266,6 +267,8 @@ export async function probe({ ctx, api, out, json: asJson }: Io, argv: string[])
     );
     return 0;
   }
+  for (const [key] of enabled)
+    for (const note of registry.unset[key] ?? []) ctx.stderr.write(`warning: ${key}: ${note}\n`);
   const result = await probeServers(
     api,
     Object.fromEntries(enabled.map(([key, server]) => [key, registry.resolved[key] ?? server])),

@@ -19,6 +19,8 @@ export interface Registry {
   servers: Record<string, ServerDef>;
   /** With `${VAR}` references substituted: what connecting uses. */
   resolved: Record<string, ServerDef>;
+  /** Per server, the settings left out because a `${VAR}` they reference is not set. */
+  unset: Record<string, string[]>;
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -42,7 +44,13 @@ export function readRegistry(api: PluginApi): Registry {
     throw new McpCliError(
       `invalid config ${snapshot.path}: ${broken.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
     );
-  return { path: snapshot.path, servers: serversOf(snapshot.raw), resolved: serversOf(snapshot.resolved) };
+  const unset: Record<string, string[]> = {};
+  for (const issue of snapshot.issues) {
+    const at = /^mcp\.servers\.([A-Za-z0-9_-]+)\.(.+)$/.exec(issue.path);
+    if (at && issue.level === 'warning' && issue.message.includes('not set in the environment'))
+      (unset[at[1]!] ??= []).push(`${at[2]} ${issue.message}`);
+  }
+  return { path: snapshot.path, servers: serversOf(snapshot.raw), resolved: serversOf(snapshot.resolved), unset };
 }
 
 export function unknownServer(name: string, path: string): McpCliError {
