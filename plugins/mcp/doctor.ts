@@ -64,7 +64,7 @@ export async function staticIssues(
   name: string,
   raw: ServerDef,
   resolved: ServerDef,
-  hostPath: string | undefined,
+  host: { path: string | undefined; workspaceDir: string },
 ): Promise<DoctorIssue[]> {
   const issues: DoctorIssue[] = [];
   const enabled = raw.enabled !== false;
@@ -73,7 +73,9 @@ export async function staticIssues(
   if (enabled && 'error' in server)
     issues.push({ level: 'error', message: `server transport is invalid: ${server.error}` });
   if (enabled && 'transport' in server && server.transport === 'stdio') {
-    if (!(await commandResolves(server.command, server.cwd, hostPath)))
+    // A server without a cwd starts in the agent workspace (connect.ts), when there is one.
+    const cwd = server.cwd ?? ((await isDirectory(host.workspaceDir)) ? host.workspaceDir : undefined);
+    if (!(await commandResolves(server.command, cwd, host.path)))
       issues.push({ level: 'error', message: `stdio command not found or not executable: ${server.command}` });
     if (server.cwd && !(await isDirectory(server.cwd)))
       issues.push({ level: 'error', message: `stdio cwd does not exist: ${server.cwd}` });

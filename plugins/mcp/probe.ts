@@ -103,7 +103,8 @@ export async function probeServers(
       try {
         const resolved = resolveServer(name, config as McpServerConfig);
         if (!(config as McpServerConfig).connectionTimeoutMs) resolved.connectionTimeoutMs = PROBE_CONNECT_TIMEOUT_MS;
-        connection = await connectServer(resolved, { kernel: api.kernel });
+        // Where the runtime would start it: a stdio server without a cwd runs in the agent workspace.
+        connection = await connectServer(resolved, { kernel: api.kernel, workspaceDir: api.kernel.paths.workspaceDir });
         const described = describeServer(name, config, asWritten[name] ?? config, connection);
         if (connection.diagnostics.length > 0) described.server.warnings = connection.diagnostics.map(mask);
         found.set(name, described);

@@ -217,7 +217,8 @@ export async function doctor({ ctx, api, out, json: asJson }: Io, argv: string[]
   const selected = select(registry, positionals[0]);
   const servers: DoctorEntry[] = [];
   for (const [name, raw] of sorted(selected)) {
-    const issues = await staticIssues(name, raw, registry.resolved[name] ?? raw, ctx.env.PATH);
+    const host = { path: ctx.env.PATH, workspaceDir: api.kernel.paths.workspaceDir };
+    const issues = await staticIssues(name, raw, registry.resolved[name] ?? raw, host);
     for (const note of registry.unset[name] ?? []) issues.push({ level: 'warning', message: note });
     if (values.probe && raw.enabled !== false && !issues.some((issue) => issue.level === 'error')) {
       const result = await probeServers(api, { [name]: registry.resolved[name] ?? raw }, { [name]: raw });
