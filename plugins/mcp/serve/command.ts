@@ -1,0 +1,145 @@
+/**
+ * `claw mcp serve`: claw as a stdio MCP server for Claude Code, Codex or any MCP client. The
+ * client owns the process; while its stdin stays open the bridge holds one operator
+ * connection to the gateway and offers the gateway's routed conversations as MCP tools.
+ * stdout carries nothing but MCP JSON-RPC; logs and errors go to stderr.
+ */
+import { readFileSync } from 'node:fs';
+import type { CliContext, PluginApi } from '../../../sdk/index.js';
+import { clawVersion } from '../../../sdk/index.js';
+import { parseFlags, UsageError } from '../../../sdk/cli.js';
+import { ChannelBridge, type ClaudeChannelMode } from './bridge.js';
+import { loadServerSdk } from './mcp-sdk.js';
+import { argumentProblem, bridgeTools, toolListing } from './tools.js';
+
+export const SERVE_HELP = `Usage: claw mcp serve [options]
+Run claw as a stdio MCP server: routed gateway conversations, their history, live events,
+replies through the stored route, and exec approvals, for an MCP client that spawns it.
+Options:
+  --url <url>                   gateway WebSocket URL (default: the running gateway, OPENCLAW_GATEWAY_URL, gateway.* config)
+  --token <token>               gateway token          --token-file <path>     read it from a file
+  --password <password>         gateway password       --password-file <path>  read it from a file
+  --claude-channel-mode <mode>  on | off | auto (default auto, same as on): Claude Code channel notifications
+  -v, --verbose                 log to stderr`;
+
+const FLAGS = {
+  help: { type: 'boolean' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  password: { type: 'string' },
+  'password-file': { type: 'string' },
+  'claude-channel-mode': { type: 'string' },
+  verbose: { type: 'boolean', short: 'v' },
+} as const;
+
+const MODES: readonly ClaudeChannelMode[] = ['on', 'off', 'auto'];
+const PERMISSION_REQUEST = 'notifications/claude/channel/permission_request';
+
+/** A secret from a file: one line, trimmed; a missing or empty file names the flag. */
+function readSecret(path: string, flag: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  const secret = text.trim();
+  if (!secret) throw new UsageError(`${flag}: ${path} is empty`);
+  return secret;
+}
+
+function pick(inline: string | undefined, file: string | undefined, name: string): string | undefined {
+  if (inline !== undefined && file !== undefined) throw new UsageError(`use --${name} or --${name}-file, not both`);
+  return file !== undefined ? readSecret(file, `--${name}-file`) : inline;
+}
+
+export async function mcpServe(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
+  const { values, positionals } = parseFlags(argv, FLAGS);
+  if (values.help) {
+    ctx.stdout.write(`${SERVE_HELP}\n`);
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`claw mcp serve takes no arguments (got "${positionals[0]}")`);
+  const mode = (values['claude-channel-mode'] ?? 'auto') as ClaudeChannelMode;
+  if (!MODES.includes(mode))
+    throw new UsageError(`--claude-channel-mode must be on, off or auto, got "${values['claude-channel-mode']}"`);
+  const token = pick(values.token, values['token-file'], 'token');
+  const password = pick(values.password, values['password-file'], 'password');
+  const verbose = values.verbose === true;
+  const log = (line: string) => void ctx.stderr.write(`${line}\n`);
+  const sdk = await loadServerSdk(api.kernel);
+
+  let bridge: ChannelBridge | undefined;
+  return ctx.gateway.connect(
+    { url: values.url, token, password },
+    async (gateway) => {
+      const server = new sdk.Server(
+        { name: 'claw', version: clawVersion() },
+        {
+          capabilities: {
+            tools: {},
+            ...(mode === 'off' ? {} : { experimental: { 'claude/channel': {}, 'claude/channel/permission': {} } }),
+          },
+        },
+      );
+      bridge = new ChannelBridge(gateway, {
+        claudeChannelMode: mode,
+        verbose,
+        log,
+        notify: (notification) => server.notification(notification),
+      });
+      await bridge.start();
+      if (verbose) log(`claw mcp serve: connected to ${ctx.gateway.target({ url: values.url }).url}`);
+      const live = bridge;
+      const tools = bridgeTools(live);
+      server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: toolListing(tools) }));
+      server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
+        const tool = tools.find((item) => item.name === request.params.name);
+        if (!tool) return { content: [{ type: 'text', text: `unknown tool: ${request.params.name}` }], isError: true };
+        const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+        const problem = argumentProblem(tool, args);
+        if (problem) return { content: [{ type: 'text', text: `${tool.name}: ${problem}` }], isError: true };
+        try {
+          return await tool.run(args, extra.signal);
+        } catch (error) {
+          return {
+            content: [{ type: 'text', text: `${tool.name} failed: ${(error as Error).message}` }],
+            isError: true,
+          };
+        }
+      });
+      server.fallbackNotificationHandler = async (notification) => {
+        if (notification.method !== PERMISSION_REQUEST) return;
+        const params = (notification.params ?? {}) as Record<string, unknown>;
+        const fields = ['request_id', 'tool_name', 'description', 'input_preview'] as const;
+        if (!fields.every((field) => typeof params[field] === 'string')) {
+          log(`claw mcp serve: ignored a ${PERMISSION_REQUEST} without ${fields.join(', ')}`);
+          return;
+        }
+        live.claudePermissionRequest({
+          requestId: params.request_id as string,
+          toolName: params.tool_name as string,
+          description: params.description as string,
+          inputPreview: params.input_preview as string,
+        });
+      };
+
+      const transport = new sdk.StdioServerTransport();
+      const stopped = new Promise<void>((resolve) => {
+        server.onclose = resolve;
+        process.stdin.once('end', resolve);
+        process.stdin.once('close', resolve);
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await server.connect(transport);
+      await stopped;
+      live.close();
+      await server.close();
+      if (verbose) log('claw mcp serve: client disconnected');
+      return 0;
+    },
+    { onEvent: (event) => bridge?.onGatewayEvent(event) },
+  );
+}
