@@ -32,6 +32,8 @@ export interface Notification {
 
 export interface BridgeOptions {
   claudeChannelMode: ClaudeChannelMode;
+  /** The connection is gone (a request found it closed); the command reconnects. */
+  onLost(): void;
   /** Sends an MCP notification to the client. */
   notify(notification: Notification): Promise<void>;
   /** One line for stderr (stdout is the MCP stream). */
@@ -76,17 +78,37 @@ export class ChannelBridge {
   private readonly startedAt: number;
   private readonly now: () => number;
   private closed = false;
+  private link?: GatewayLink;
 
-  constructor(
-    private readonly gateway: GatewayLink,
-    private readonly options: BridgeOptions,
-  ) {
+  constructor(private readonly options: BridgeOptions) {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
   }
 
-  async start(): Promise<void> {
-    await this.gateway.request('sessions.subscribe', {});
+  /** Use this connection from now on: subscribe to the session index on it. */
+  async attach(link: GatewayLink): Promise<void> {
+    this.link = link;
+    await this.request('sessions.subscribe', {});
+  }
+
+  /** Between connections, tools that need the gateway say so instead of hanging. */
+  detach(): void {
+    this.link = undefined;
+  }
+
+  private async request<T>(method: string, params: unknown): Promise<T> {
+    const link = this.link;
+    if (!link) throw new Error('not connected to the gateway (reconnecting)');
+    try {
+      return await link.request<T>(method, params);
+    } catch (error) {
+      // The client's own words for a socket that is gone, as opposed to a method failing.
+      if (/^(connection closed|not connected to the gateway)/.test((error as Error).message) && this.link === link) {
+        this.link = undefined;
+        this.options.onLost();
+      }
+      throw error;
+    }
   }
 
   close(): void {
@@ -101,7 +123,7 @@ export class ChannelBridge {
     includeDerivedTitles?: boolean;
     includeLastMessage?: boolean;
   }): Promise<Conversation[]> {
-    const response = await this.gateway.request<{ sessions?: Row[] }>('sessions.list', {
+    const response = await this.request<{ sessions?: Row[] }>('sessions.list', {
       limit: params.limit ?? 50,
       ...(params.search ? { search: params.search } : {}),
       includeDerivedTitles: params.includeDerivedTitles ?? true,
@@ -116,7 +138,7 @@ export class ChannelBridge {
   private async describe(sessionKey: string): Promise<Row | null> {
     const key = sessionKey.trim();
     if (!key) return null;
-    return (await this.gateway.request<{ session?: Row | null }>('sessions.describe', { key })).session ?? null;
+    return (await this.request<{ session?: Row | null }>('sessions.describe', { key })).session ?? null;
   }
 
   async getConversation(sessionKey: string): Promise<Conversation | null> {
@@ -125,7 +147,7 @@ export class ChannelBridge {
   }
 
   async readMessages(sessionKey: string, limit: number): Promise<unknown[]> {
-    const page = await this.gateway.request<{ messages?: unknown[] }>('chat.history', { sessionKey, limit });
+    const page = await this.request<{ messages?: unknown[] }>('chat.history', { sessionKey, limit });
     return page.messages ?? [];
   }
 
@@ -143,7 +165,7 @@ export class ChannelBridge {
   async sendMessage(sessionKey: string, text: string): Promise<unknown> {
     const conversation = await this.getConversation(sessionKey);
     if (!conversation) throw new Error(`Conversation not found for session ${sessionKey}`);
-    return this.gateway.request('send', {
+    return this.request('send', {
       channel: conversation.channel,
       to: conversation.to,
       message: text,
@@ -161,7 +183,7 @@ export class ChannelBridge {
   }
 
   async respondToApproval(kind: 'exec' | 'plugin', id: string, decision: string): Promise<unknown> {
-    return this.gateway.request(`${kind}.approval.resolve`, { id, decision });
+    return this.request(`${kind}.approval.resolve`, { id, decision });
   }
 
   poll(filter: EventFilter, limit: number) {
@@ -189,6 +211,13 @@ export class ChannelBridge {
   onGatewayEvent(event: { event: string; payload?: unknown }): void {
     if (this.closed) return;
     const payload = (event.payload && typeof event.payload === 'object' ? event.payload : {}) as Row;
+    if (event.event === 'shutdown') {
+      // Its pending approvals end with it; the command reconnects to whatever comes back.
+      this.approvals.clear();
+      this.link = undefined;
+      this.options.onLost();
+      return;
+    }
     const approval = /^(exec|plugin)\.approval\.(requested|resolved)$/.exec(event.event);
     if (approval) {
       const kind = approval[1] as 'exec' | 'plugin';
@@ -234,7 +263,7 @@ export class ChannelBridge {
     const row = await this.describe(sessionKey);
     if (!row || this.closed) return;
     const sessionId = typeof row.sessionId === 'string' ? row.sessionId : undefined;
-    const page = await this.gateway.request<{ messages?: unknown[] }>('chat.history', {
+    const page = await this.request<{ messages?: unknown[] }>('chat.history', {
       sessionKey,
       limit: HISTORY_PAGE,
     });

@@ -35,6 +35,9 @@ const FLAGS = {
 
 const MODES: readonly ClaudeChannelMode[] = ['on', 'off', 'auto'];
 const PERMISSION_REQUEST = 'notifications/claude/channel/permission_request';
+/** Reconnecting after the gateway went away: 1 s doubling to 30 s, as claw's other gateway clients. */
+const RECONNECT_FIRST_MS = 1000;
+const RECONNECT_MAX_MS = 30_000;
 
 /** A secret from a file: one line, trimmed; a missing or empty file names the flag. */
 function readSecret(path: string, flag: string): string {
@@ -69,77 +72,106 @@ export async function mcpServe(argv: string[], ctx: CliContext, api: PluginApi):
   const verbose = values.verbose === true;
   const log = (line: string) => void ctx.stderr.write(`${line}\n`);
   const sdk = await loadServerSdk(api.kernel);
+  const flags = { url: values.url, token, password };
 
-  let bridge: ChannelBridge | undefined;
-  return ctx.gateway.connect(
-    { url: values.url, token, password },
-    async (gateway) => {
-      const server = new sdk.Server(
-        { name: 'claw', version: clawVersion() },
-        {
-          capabilities: {
-            tools: {},
-            ...(mode === 'off' ? {} : { experimental: { 'claude/channel': {}, 'claude/channel/permission': {} } }),
-          },
-        },
-      );
-      bridge = new ChannelBridge(gateway, {
-        claudeChannelMode: mode,
-        verbose,
-        log,
-        notify: (notification) => server.notification(notification),
-      });
-      await bridge.start();
-      if (verbose) log(`claw mcp serve: connected to ${ctx.gateway.target({ url: values.url }).url}`);
-      const live = bridge;
-      const tools = bridgeTools(live);
-      server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: toolListing(tools) }));
-      server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
-        const tool = tools.find((item) => item.name === request.params.name);
-        if (!tool) return { content: [{ type: 'text', text: `unknown tool: ${request.params.name}` }], isError: true };
-        const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-        const problem = argumentProblem(tool, args);
-        if (problem) return { content: [{ type: 'text', text: `${tool.name}: ${problem}` }], isError: true };
-        try {
-          return await tool.run(args, extra.signal);
-        } catch (error) {
-          return {
-            content: [{ type: 'text', text: `${tool.name} failed: ${(error as Error).message}` }],
-            isError: true,
-          };
-        }
-      });
-      server.fallbackNotificationHandler = async (notification) => {
-        if (notification.method !== PERMISSION_REQUEST) return;
-        const params = (notification.params ?? {}) as Record<string, unknown>;
-        const fields = ['request_id', 'tool_name', 'description', 'input_preview'] as const;
-        if (!fields.every((field) => typeof params[field] === 'string')) {
-          log(`claw mcp serve: ignored a ${PERMISSION_REQUEST} without ${fields.join(', ')}`);
-          return;
-        }
-        live.claudePermissionRequest({
-          requestId: params.request_id as string,
-          toolName: params.tool_name as string,
-          description: params.description as string,
-          inputPreview: params.input_preview as string,
-        });
-      };
-
-      const transport = new sdk.StdioServerTransport();
-      const stopped = new Promise<void>((resolve) => {
-        server.onclose = resolve;
-        process.stdin.once('end', resolve);
-        process.stdin.once('close', resolve);
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
-      await server.connect(transport);
-      await stopped;
-      live.close();
-      await server.close();
-      if (verbose) log('claw mcp serve: client disconnected');
-      return 0;
+  const server = new sdk.Server(
+    { name: 'claw', version: clawVersion() },
+    {
+      capabilities: {
+        tools: {},
+        ...(mode === 'off' ? {} : { experimental: { 'claude/channel': {}, 'claude/channel/permission': {} } }),
+      },
     },
-    { onEvent: (event) => bridge?.onGatewayEvent(event) },
   );
+  let lost: (() => void) | undefined;
+  const bridge = new ChannelBridge({
+    claudeChannelMode: mode,
+    verbose,
+    log,
+    onLost: () => lost?.(),
+    notify: (notification) => server.notification(notification),
+  });
+  const tools = bridgeTools(bridge);
+  server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: toolListing(tools) }));
+  server.setRequestHandler(sdk.CallToolRequestSchema, async (request, extra) => {
+    const tool = tools.find((item) => item.name === request.params.name);
+    if (!tool) return { content: [{ type: 'text', text: `unknown tool: ${request.params.name}` }], isError: true };
+    const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+    const problem = argumentProblem(tool, args);
+    if (problem) return { content: [{ type: 'text', text: `${tool.name}: ${problem}` }], isError: true };
+    try {
+      return await tool.run(args, extra.signal);
+    } catch (error) {
+      return { content: [{ type: 'text', text: `${tool.name} failed: ${(error as Error).message}` }], isError: true };
+    }
+  });
+  server.fallbackNotificationHandler = async (notification) => {
+    if (notification.method !== PERMISSION_REQUEST) return;
+    const params = (notification.params ?? {}) as Record<string, unknown>;
+    const fields = ['request_id', 'tool_name', 'description', 'input_preview'] as const;
+    if (!fields.every((field) => typeof params[field] === 'string')) {
+      log(`claw mcp serve: ignored a ${PERMISSION_REQUEST} without ${fields.join(', ')}`);
+      return;
+    }
+    bridge.claudePermissionRequest({
+      requestId: params.request_id as string,
+      toolName: params.tool_name as string,
+      description: params.description as string,
+      inputPreview: params.input_preview as string,
+    });
+  };
+
+  // The client owns the process: its closing stdin (or a signal) ends the bridge.
+  let stop!: () => void;
+  const stopped = new Promise<'stopped'>((resolve) => (stop = () => resolve('stopped')));
+  server.onclose = stop;
+  process.stdin.once('end', stop);
+  process.stdin.once('close', stop);
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const transport = new sdk.StdioServerTransport();
+
+  /** One gateway connection, held until the client goes ('stopped') or the gateway does ('lost'). */
+  const connection = (first: boolean) =>
+    ctx.gateway.connect(
+      flags,
+      async (gateway) => {
+        const gone = new Promise<'lost'>((resolve) => (lost = () => resolve('lost')));
+        await bridge.attach(gateway);
+        // MCP starts only once the gateway took us: a refused token is an error on stderr, not an MCP session.
+        if (first) await server.connect(transport);
+        if (verbose) log(`claw mcp serve: connected to ${ctx.gateway.target({ url: values.url }).url}`);
+        const outcome = await Promise.race([stopped, gone]);
+        lost = undefined;
+        bridge.detach();
+        return outcome;
+      },
+      { onEvent: (event) => bridge.onGatewayEvent(event) },
+    );
+
+  let outcome = await connection(true);
+  let delayMs = RECONNECT_FIRST_MS;
+  while (outcome === 'lost') {
+    log('claw mcp serve: the gateway connection was lost; reconnecting');
+    let timer: NodeJS.Timeout | undefined;
+    const next = await Promise.race([
+      stopped,
+      new Promise<'retry'>((resolve) => (timer = setTimeout(() => resolve('retry'), delayMs))),
+    ]);
+    clearTimeout(timer);
+    if (next === 'stopped') break;
+    try {
+      outcome = await connection(false);
+      delayMs = RECONNECT_FIRST_MS;
+    } catch (error) {
+      // A refusal (token revoked, scopes) will not heal by waiting; an absent gateway may come back.
+      if ((error as { retryable?: boolean }).retryable !== true) throw error;
+      if (verbose) log(`claw mcp serve: ${(error as Error).message}`);
+      delayMs = Math.min(delayMs * 2, RECONNECT_MAX_MS);
+    }
+  }
+  bridge.close();
+  await server.close();
+  if (verbose) log('claw mcp serve: client disconnected');
+  return 0;
 }
