@@ -283,7 +283,7 @@ export class ChannelBridge {
       this.seen.set(sessionKey, seen);
     }
     const conversation = toConversation(row);
-    const direct = row.chatType === 'direct' || row.chatType === undefined;
+    const direct = row.chatType === 'direct';
     for (const message of messages) {
       const seq = messageSeqOf(message);
       if (seq === undefined || seq <= seen.lastSeq) continue;
