@@ -24,6 +24,8 @@ export const MCP_HELP = `Usage: claw mcp list [--json]                       sav
        claw mcp tools <name> [--include csv] [--exclude csv] [--clear]   tool filter (names and * globs)
        claw mcp unset <name>                         remove a saved server
        claw mcp reload [--url <ws>] [--token <t>]    the running gateway retires its MCP runtimes
+       claw mcp serve [--url <ws>] [--token-file <f>] [--claude-channel-mode on|off|auto] [-v]
+              claw as a stdio MCP server: the gateway's conversations (claw mcp serve --help)
 Tools appear to agents as <server>__<tool>. --approval sets codex.defaultToolsApprovalMode: approve never
 asks, prompt asks on every call, auto asks by the agent's exec ask policy and the tool's annotations.
 OAuth (login/logout, --auth) and TLS overrides are not supported: send a token in a header, e.g.
@@ -41,6 +43,7 @@ const COMMANDS = [
   'tools',
   'unset',
   'reload',
+  'serve',
 ] as const;
 
 /** `--json` before any `--` (the CLI re-adds the global flag there). */
@@ -51,6 +54,8 @@ const wantsJson = (argv: string[]) => {
 
 export async function mcpCommand(argv: string[], ctx: CliContext, api: PluginApi): Promise<number> {
   const [action, ...rest] = argv;
+  // Its own help and errors; stdout is the MCP stream. The MCP SDK loads only now.
+  if (action === 'serve') return (await import('./serve/command.js')).mcpServe(rest, ctx, api);
   if (action === undefined || action === '--help' || action === 'help' || rest.includes('--help')) {
     ctx.stdout.write(`${MCP_HELP}\n`);
     return 0;

@@ -32,5 +32,10 @@ export default definePlugin({
       });
       return undefined;
     });
+    api.registerCli({
+      name: 'mcp',
+      description: 'MCP servers and claw mcp serve',
+      run: async (argv, ctx) => (await import('./cli.js')).mcpCommand(argv, ctx, api),
+    });
   },
 });

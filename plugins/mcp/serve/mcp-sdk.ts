@@ -7,10 +7,8 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { runtimeDeps, type KernelServices, type RuntimeDependency } from '../../../sdk/index.js';
-
-/** Same entry as the manifest's `runtimeDependencies`. */
-const MCP_SDK: RuntimeDependency = { name: '@modelcontextprotocol/sdk', version: '^1.32.2', approxSizeMb: 18 };
+import { runtimeDeps, type KernelServices } from '../../../sdk/index.js';
+import { MCP_SDK } from '../sdk-loader.js';
 
 export interface ServerSdk {
   Server: typeof Server;
