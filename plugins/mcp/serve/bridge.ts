@@ -79,10 +79,27 @@ export class ChannelBridge {
   private readonly now: () => number;
   private closed = false;
   private link?: GatewayLink;
+  private lastHeardAt: number;
 
   constructor(private readonly options: BridgeOptions) {
     this.now = options.now ?? Date.now;
     this.startedAt = this.now();
+    this.lastHeardAt = this.startedAt;
+  }
+
+  /**
+   * A gateway that died without its shutdown event leaves a closed socket nobody reports:
+   * when the connection has been silent this long (ticks come every 30 s), ask it something,
+   * so a dead one is found and reconnected to even while the client only waits for events.
+   */
+  async checkAlive(silentMs: number): Promise<void> {
+    if (!this.link || this.now() - this.lastHeardAt < silentMs) return;
+    try {
+      await this.request('health', {});
+      this.lastHeardAt = this.now();
+    } catch {
+      // A closed socket was reported by request(); any other answer means it is alive.
+    }
   }
 
   /** Use this connection from now on: subscribe to the session index on it. */
@@ -210,6 +227,7 @@ export class ChannelBridge {
   /** Every gateway event of the connection comes through here; a failure is reported, never thrown. */
   onGatewayEvent(event: { event: string; payload?: unknown }): void {
     if (this.closed) return;
+    this.lastHeardAt = this.now();
     const payload = (event.payload && typeof event.payload === 'object' ? event.payload : {}) as Row;
     if (event.event === 'shutdown') {
       // Its pending approvals end with it; the command reconnects to whatever comes back.

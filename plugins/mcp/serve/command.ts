@@ -38,6 +38,8 @@ const PERMISSION_REQUEST = 'notifications/claude/channel/permission_request';
 /** Reconnecting after the gateway went away: 1 s doubling to 30 s, as claw's other gateway clients. */
 const RECONNECT_FIRST_MS = 1000;
 const RECONNECT_MAX_MS = 30_000;
+/** The gateway ticks every 30 s by default: this long without a word, the bridge checks on it. */
+const LIVENESS_MS = 45_000;
 
 /** A secret from a file: one line, trimmed; a missing or empty file names the flag. */
 function readSecret(path: string, flag: string): string {
@@ -141,7 +143,9 @@ export async function mcpServe(argv: string[], ctx: CliContext, api: PluginApi):
         // MCP starts only once the gateway took us: a refused token is an error on stderr, not an MCP session.
         if (first) await server.connect(transport);
         if (verbose) log(`claw mcp serve: connected to ${ctx.gateway.target({ url: values.url }).url}`);
+        const watchdog = setInterval(() => void bridge.checkAlive(LIVENESS_MS), LIVENESS_MS);
         const outcome = await Promise.race([stopped, gone]);
+        clearInterval(watchdog);
         lost = undefined;
         bridge.detach();
         return outcome;
