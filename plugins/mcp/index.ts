@@ -19,7 +19,7 @@ export default definePlugin({
     registerMcpMethods(api, () => runtime);
     api.registerCli({
       name: 'mcp',
-      description: 'MCP servers: list, show, status, doctor, probe, add, set, configure, tools, unset, reload',
+      description: 'MCP servers: list, show, status, doctor, probe, add, set, configure, tools, unset, reload, serve',
       run: async (argv, ctx) => (await import('./cli.js')).mcpCommand(argv, ctx, api),
     });
     // Before the turn lists its tools: the servers this agent may use are connected and their tools registered.
@@ -31,11 +31,6 @@ export default definePlugin({
         ...(provider && model ? { model: `${provider}/${model}` } : {}),
       });
       return undefined;
-    });
-    api.registerCli({
-      name: 'mcp',
-      description: 'MCP servers and claw mcp serve',
-      run: async (argv, ctx) => (await import('./cli.js')).mcpCommand(argv, ctx, api),
     });
   },
 });
