@@ -96,7 +96,11 @@ beforeAll(async () => {
   });
   agent.fake.script({ text: 'Hi owner, how can I help?' });
   await say('hello claw');
-  await waitFor(() => outbox.some((sent) => sent.text.includes('Hi owner')), { what: 'the first reply' });
+  // Generous: the first turn also loads the agent stack, on a machine shared with other suites.
+  await waitFor(() => outbox.some((sent) => sent.text.includes('Hi owner')), {
+    what: 'the first reply',
+    timeoutMs: 60_000,
+  });
 
   const tokenFile = join(tempDir(), 'gateway.token');
   writeFileSync(tokenFile, `${TEST_TOKEN}\n`, { mode: 0o600 });
@@ -110,14 +114,15 @@ beforeAll(async () => {
   mcp = new Client({ name: 'claw-test', version: '1.0.0' });
   mcp.fallbackNotificationHandler = async (notification) => void notifications.push(notification as never);
   await mcp.connect(transport);
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await mcp?.close();
   await agent?.stop();
 });
 
-describe('claw mcp serve', () => {
+// Each test waits on a model turn; the machine may be shared with other suites.
+describe('claw mcp serve', { timeout: 60_000 }, () => {
   it("offers OpenClaw's bridge tools and Claude's channel capabilities", async () => {
     const { tools } = await mcp.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
@@ -248,7 +253,10 @@ describe('claw mcp serve', () => {
     await call('permissions_respond', { kind: 'exec', id: requested.raw.id, decision: 'allow-once' });
     await nextEvent('exec_approval_resolved', requested.cursor);
     expect((await call('permissions_list_open')).approvals).toEqual([]);
-    await waitFor(() => outbox.some((sent) => sent.text === 'Touched it.'), { what: 'the reply after approval' });
+    await waitFor(() => outbox.some((sent) => sent.text === 'Touched it.'), {
+      what: 'the reply after approval',
+      timeoutMs: 30_000,
+    });
     expect(existsSync(marker)).toBe(true);
     expect(stderr).toBe('');
   });
