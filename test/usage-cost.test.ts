@@ -4,13 +4,15 @@
  * `claw usage --json`; the `/usage` footer modes in chat; a ledger that a crash left with a
  * torn last line.
  */
-import { appendFileSync, readFileSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEntries, readLedger, type LedgerEntry } from '../plugins/agent/usage-ledger.js';
 import { effectiveMode, usageFooter } from '../plugins/agent/usage-footer.js';
 import { runAgent, startAgent, type AgentHarness } from './agent-helpers.js';
-import { claw, tempDir } from './helpers.js';
+import { claw, REPO, tempDir, waitFor } from './helpers.js';
 
 // USD per million tokens, configured for gpt-4.1 (the built-in price is overridden).
 const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -185,6 +187,15 @@ describe('/usage in chat', () => {
     expect(store()).not.toHaveProperty('responseUsage');
     expect(await say('/usage off')).toBe('📊 Usage footer: off');
     expect(store().responseUsage).toBe('off');
+    // The Control UI's way: sessions.patch, and the rows' effectiveResponseUsage.
+    const row = async () =>
+      ((await h.client.request('sessions.list', {})) as any).sessions.find((one: any) => one.key === 'agent:main:chat');
+    expect(await row()).toMatchObject({ responseUsage: 'off', effectiveResponseUsage: 'off' });
+    await h.client.request('sessions.patch', { key: 'agent:main:chat', responseUsage: 'on' });
+    expect(await row()).toMatchObject({ responseUsage: 'tokens', effectiveResponseUsage: 'tokens' });
+    await h.client.request('sessions.patch', { key: 'agent:main:chat', responseUsage: null });
+    expect(store()).not.toHaveProperty('responseUsage');
+    expect((await row()).effectiveResponseUsage).toBe('off');
 
     const summary = await say('/usage cost');
     expect(summary.split('\n')).toEqual([
@@ -248,27 +259,60 @@ describe('the ledger after a crash', () => {
     expect(report.rows.find((row: any) => row.sessionKey === 'agent:main:after')).toMatchObject({ totalTokens: 15 });
   });
 
+  it('a writer killed mid-stream (SIGKILL) leaves only whole entries, and appends after it stay whole', async () => {
+    const file = join(tempDir(), 'agents', 'k', 'sessions', 'usage.jsonl');
+    const module = pathToFileURL(join(REPO, 'dist', 'plugins', 'agent', 'usage-ledger.js')).href;
+    const entry = { ...sampleEntry(), sessionKey: `agent:k:${'x'.repeat(3000)}` };
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(module)}); const e = JSON.parse(process.argv[1]); for (let i = 0; ; i++) m.appendEntries(${JSON.stringify(file)}, [{ ...e, runId: 'r' + i }]);`,
+        JSON.stringify(entry),
+      ],
+      { stdio: 'ignore' },
+    );
+    await waitFor(() => existsSync(file) && statSync(file).size > 600_000, { what: 'the writer to fill the ledger' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+    const text = readFileSync(file, 'utf8');
+    const lines = text.split('\n').filter(Boolean);
+    const whole = readLedger(file);
+    // Every line is a whole entry; at most the very last could have been cut (one write each).
+    expect(whole.length).toBeGreaterThanOrEqual(lines.length - 1);
+    expect(whole.map((row) => row.runId)).toEqual(whole.map((_, index) => `r${index}`));
+    appendEntries(file, [{ ...sampleEntry(), runId: 'after' }]);
+    expect(readLedger(file).at(-1)?.runId).toBe('after');
+    expect(readLedger(file)).toHaveLength(whole.length + 1);
+  });
+
   it('appendEntries writes whole lines to an owner-only file', () => {
     const file = join(tempDir(), 'agents', 'a', 'sessions', 'usage.jsonl');
-    const entry: LedgerEntry = {
-      ts: 5,
-      runId: 'r',
-      agentId: 'a',
-      sessionKey: 'agent:a:main',
-      sessionId: 's',
-      provider: 'p',
-      model: 'm',
-      calls: 1,
-      input: 1,
-      output: 1,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 2,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      missingCostEntries: 1,
-    };
+    const entry = sampleEntry();
     appendEntries(file, [entry, { ...entry, runId: 'r2' }]);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readLedger(file).map((row) => row.runId)).toEqual(['r', 'r2']);
   });
 });
+
+function sampleEntry(): LedgerEntry {
+  return {
+    ts: 5,
+    runId: 'r',
+    agentId: 'a',
+    sessionKey: 'agent:a:main',
+    sessionId: 's',
+    provider: 'p',
+    model: 'm',
+    calls: 1,
+    input: 1,
+    output: 1,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 2,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    missingCostEntries: 1,
+  };
+}
