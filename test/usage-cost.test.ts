@@ -206,6 +206,13 @@ describe('/usage in chat', () => {
       'Today: $0.02 · 6.4k tokens (1 unpriced call)',
       'Last 30d: $0.02 · 6.4k tokens (1 unpriced call)',
     ]);
+
+    // A new session keeps the choice.
+    expect(await say('/usage full')).toBe('📊 Usage footer: full');
+    const before = store().sessionId;
+    h.fake.script({ text: 'Hello again!', usage: { input: 10, output: 2 } });
+    expect(await say('/new')).toBe('Hello again!\n\nUsage: 10 in / 2 out · est $0.0001 · openai/gpt-4.1');
+    expect(store()).toMatchObject({ responseUsage: 'full', sessionId: expect.not.stringMatching(before) });
   });
 
   it('the footer follows the per-channel default until the session chooses, and an explicit off stays off', () => {
