@@ -196,24 +196,30 @@ describe('one session’s usage', () => {
       cacheRead: 0,
       cacheWrite: 0,
       totalTokens: 46,
-      cost: 0,
+      // gpt-4.1's built-in price: $2 in, $8 out per million tokens.
+      cost: 0.000128,
       cumulativeTokens: 46,
-      cumulativeCost: 0,
+      cumulativeCost: 0.000128,
     });
-    expect(series.points[1]).toMatchObject({ totalTokens: 68, cumulativeTokens: 114 });
+    expect(series.points[1]).toMatchObject({
+      totalTokens: 68,
+      cost: 0.000184,
+      cumulativeTokens: 114,
+      cumulativeCost: 0.000312,
+    });
   });
 
   it('sessions.usage.logs: the conversation as lines, tokens on the answers', async () => {
     const { logs }: any = await reader.request('sessions.usage.logs', { key: created.key, limit: 3 });
     expect(logs).toEqual([
-      { timestamp: expect.any(Number), role: 'assistant', content: 'the penguin answer', tokens: 46, cost: 0 },
+      { timestamp: expect.any(Number), role: 'assistant', content: 'the penguin answer', tokens: 46, cost: 0.000128 },
       { timestamp: expect.any(Number), role: 'user', content: expect.stringContaining('which is tallest?') },
       {
         timestamp: expect.any(Number),
         role: 'assistant',
         content: 'emperor penguins are tallest',
         tokens: 68,
-        cost: 0,
+        cost: 0.000184,
       },
     ]);
     expect(await refusal(reader.request('sessions.usage.logs', { key: 'agent:main:nowhere' }))).toEqual({

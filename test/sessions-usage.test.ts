@@ -156,8 +156,11 @@ describe('sessions.usage', () => {
       cacheRead: 40,
       cacheWrite: 0,
       totalTokens: 250,
-      totalCost: 0,
-      missingCostEntries: 2,
+      // gpt-4.1 at the built-in price ($2 in, $8 out, $0.50 cached per million):
+      // 60×2 + 10×8 + 40×0.5 = 220 µ$, then 120×2 + 20×8 = 400 µ$.
+      totalCost: 0.00062,
+      cacheReadCost: 0.00002,
+      missingCostEntries: 0,
       messageCounts: { total: 4, user: 1, assistant: 2, toolCalls: 1, toolResults: 1, errors: 0 },
       toolUsage: { totalCalls: 1, uniqueTools: 1, tools: [{ name: 'wait_gate', count: 1 }] },
       modelUsage: [
@@ -165,8 +168,14 @@ describe('sessions.usage', () => {
       ],
     });
     const today = new Date().toISOString().slice(0, 10);
-    expect(main.usage.dailyBreakdown).toEqual([{ date: today, tokens: 250, cost: 0 }]);
-    expect(all.totals).toMatchObject({ input: 380, output: 60, totalTokens: 480, missingCostEntries: 3 });
+    expect(main.usage.dailyBreakdown).toEqual([{ date: today, tokens: 250, cost: 0.00062 }]);
+    expect(all.totals).toMatchObject({
+      input: 380,
+      output: 60,
+      totalTokens: 480,
+      totalCost: 0.00126,
+      missingCostEntries: 0,
+    });
     expect(all.endDate).toBe(today);
     expect(all.aggregates).toMatchObject({
       sessionCount: 2,

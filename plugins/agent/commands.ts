@@ -14,6 +14,7 @@ import type { CommandOutcome } from './dispatcher.js';
 import { commandHook } from './internal-hooks.js';
 import { contextText, statusText } from './status-report.js';
 import type { AgentRuntime } from './runtime.js';
+import { costSummary, effectiveMode, nextMode, parseUsageArgs } from './usage-footer.js';
 import { genericSkillCommand, runSkillCommand, skillCommands, skillHelpLines } from './skill-commands.js';
 
 export const GREETING_PROMPT =
@@ -63,6 +64,10 @@ const BUILTINS: Record<string, { description: string; run: Builtin }> = {
   queue: {
     description: 'queue mode for messages during a run (<mode> [debounce:2s cap:25 drop:summarize] | reset)',
     run: async (scope, _args, text) => directiveCommand(scope, text),
+  },
+  usage: {
+    description: 'usage footer on replies (off | tokens | full | reset), or cost for a local cost summary',
+    run: async (scope, args) => usageCommand(scope, args),
   },
   skill: {
     description: 'run a skill by name (<name> [input])',
@@ -213,6 +218,26 @@ async function pluginCommand(scope: CommandScope, name: string, args: string): P
   } catch (error) {
     return { reply: `⚠️ /${command.name} failed: ${(error as Error).message ?? String(error)}` };
   }
+}
+
+/** `/usage`: the session's footer mode (persisted, "off" included), or the cost summary. */
+async function usageCommand(scope: CommandScope, args: string): Promise<CommandOutcome> {
+  const { runtime, agentId, sessionKey } = scope;
+  const store = runtime.store(agentId);
+  const entry = await store.get(sessionKey);
+  const command = parseUsageArgs(args);
+  if (command.kind === 'invalid') return { reply: command.text };
+  if (command.kind === 'cost')
+    return { reply: costSummary(runtime.kernel.paths.stateDir, agentId, entry?.sessionId, runtime.now()) };
+  if (command.kind === 'reset') {
+    await store.upsert(sessionKey, { responseUsage: undefined });
+    const inherited = effectiveMode(runtime.kernel, undefined, scope.input.channel);
+    return { reply: `📊 Usage footer: ${inherited} (inherited from messages.responseUsage)` };
+  }
+  const mode =
+    command.kind === 'set' ? command.mode : nextMode(effectiveMode(runtime.kernel, entry, scope.input.channel));
+  await store.upsert(sessionKey, { responseUsage: mode });
+  return { reply: `📊 Usage footer: ${mode}` };
 }
 
 /** A message made only of directives persists them on the session. */

@@ -25,6 +25,7 @@ import { Outbox, type DeliveryOutcome, type OutboxEntry } from './outbox.js';
 import type { Pending } from './queue.js';
 import type { RunBook } from './runs.js';
 import type { BlockDelivery, RunEvents } from './streaming.js';
+import { effectiveMode, usageFooter } from './usage-footer.js';
 
 export interface DeliveryDeps {
   kernel: KernelServices;
@@ -194,9 +195,12 @@ export class Delivery {
         this.deps.events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
       } else {
         // Nothing to say but a tool failed: tell the user rather than going quiet.
+        const footer = usageFooter(effectiveMode(this.deps.kernel, session, input.channel), turnResult);
         const answer =
           reply.text || reply.media.length
-            ? reply
+            ? footer
+              ? { ...reply, text: reply.text ? `${reply.text}\n\n${footer}` : footer }
+              : reply
             : turnResult.toolError && input.deliver
               ? { text: `⚠️ ${turnResult.toolError.slice(0, 500)}`, media: [], silent: false }
               : undefined;

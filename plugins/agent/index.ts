@@ -17,6 +17,8 @@ import type { MessagesSection } from './queue-settings.js';
 import { requireService, useService } from '../../sdk/services.js';
 import { definePlugin } from '../../sdk/index.js';
 import { runAgentCli } from './cli.js';
+import { USAGE_HELP, usageCli } from './usage-cli.js';
+import { cliCommand } from '../../sdk/cli.js';
 import { applyInlineDirectives, commandList, handleCommand } from './commands.js';
 import { registerAgentMethods } from './methods.js';
 import { registerAgentFileMethods } from './agent-files.js';
@@ -76,6 +78,12 @@ export default definePlugin({
         run: (argv, ctx) => runAgentCli(name, argv, ctx, api, runtime, TEMPLATES_DIR),
       });
     }
+
+    api.registerCli({
+      name: 'usage',
+      description: 'Tokens and cost of past runs from the usage ledger',
+      run: cliCommand(USAGE_HELP, (argv, ctx) => usageCli(argv, ctx, api.kernel.paths.stateDir)),
+    });
 
     const service: AgentService & { runtime: AgentRuntime } = {
       runtime,

@@ -35,6 +35,7 @@ import { routeOf, type Pending } from './queue.js';
 import type { ActiveRun, RunBook } from './runs.js';
 import { BlockDelivery, ChatStream, toolAnnouncement, withoutSilentToken, type RunEvents } from './streaming.js';
 import { preparedTurnInput, turnHookContext, withHookContext } from './turn-hooks.js';
+import { appendEntries, ledgerPath, runEntries } from './usage-ledger.js';
 
 export interface TurnDeps {
   kernel: KernelServices;
@@ -182,6 +183,13 @@ export class TurnRunner {
       });
       const turnResult: TurnResult = await loop.runTurn(turnInput, ctx);
       active.finishing = true;
+      this.recordUsage(turnResult, {
+        runId,
+        agentId,
+        sessionKey,
+        sessionId: session.sessionId,
+        channel: input.channel,
+      });
       const reason = controller.signal.reason;
       const status: RunStatus =
         turnResult.status === 'aborted' ? (reason === 'timeout' ? 'timeout' : 'aborted') : turnResult.status;
@@ -284,6 +292,18 @@ export class TurnRunner {
     resolveDone(result);
     this.deps.scheduleDrain(sessionKey);
     return result;
+  }
+
+  /** The run's model calls into the usage ledger; a failed write is logged, never the run's failure. */
+  private recordUsage(turnResult: TurnResult, run: Parameters<typeof runEntries>[1]): void {
+    try {
+      appendEntries(
+        ledgerPath(this.deps.kernel.paths.stateDir, run.agentId),
+        runEntries(turnResult.messages, run, this.deps.now()),
+      );
+    } catch (error) {
+      this.deps.logger.error(`usage ledger: run ${run.runId} not recorded: ${(error as Error).message}`);
+    }
   }
 
   /** What the loop gets for one turn (or a compaction): the session, its transcript, the models, and the run's stream. */

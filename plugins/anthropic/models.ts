@@ -4,6 +4,15 @@
  */
 import type { ModelInfo, ThinkingLevel } from '../../sdk/index.js';
 
+/**
+ * Prices (USD per million tokens) from Anthropic's pricing page as of this date; a
+ * `models.providers.anthropic.models[].cost` entry overrides them. cacheWrite is the 5-minute
+ * cache write (1.25× input), cacheRead a cache hit (0.1× input).
+ */
+export const PRICES_AS_OF = '2025-10-15';
+const SONNET = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
+const OPUS = { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 };
+
 // From Anthropic's model overview; maxTokens is the output cap without beta headers.
 export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
   {
@@ -12,6 +21,7 @@ export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
     contextWindow: 200_000,
     maxTokens: 64_000,
     reasoning: true,
+    cost: SONNET,
   },
   {
     id: 'claude-sonnet-4-20250514',
@@ -19,6 +29,7 @@ export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
     contextWindow: 200_000,
     maxTokens: 64_000,
     reasoning: true,
+    cost: SONNET,
   },
   {
     id: 'claude-opus-4-1-20250805',
@@ -26,14 +37,23 @@ export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
     contextWindow: 200_000,
     maxTokens: 32_000,
     reasoning: true,
+    cost: OPUS,
   },
-  { id: 'claude-opus-4-20250514', name: 'Claude Opus 4', contextWindow: 200_000, maxTokens: 32_000, reasoning: true },
+  {
+    id: 'claude-opus-4-20250514',
+    name: 'Claude Opus 4',
+    contextWindow: 200_000,
+    maxTokens: 32_000,
+    reasoning: true,
+    cost: OPUS,
+  },
   {
     id: 'claude-haiku-4-5-20251001',
     name: 'Claude Haiku 4.5',
     contextWindow: 200_000,
     maxTokens: 64_000,
     reasoning: true,
+    cost: { input: 1, output: 5, cacheRead: 0.1, cacheWrite: 1.25 },
   },
   {
     id: 'claude-3-7-sonnet-20250219',
@@ -41,6 +61,7 @@ export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
     contextWindow: 200_000,
     maxTokens: 64_000,
     reasoning: true,
+    cost: SONNET,
   },
   {
     id: 'claude-3-5-haiku-20241022',
@@ -48,6 +69,7 @@ export const ANTHROPIC_MODELS: readonly ModelInfo[] = [
     contextWindow: 200_000,
     maxTokens: 8_192,
     reasoning: false,
+    cost: { input: 0.8, output: 4, cacheRead: 0.08, cacheWrite: 1 },
   },
 ];
 

@@ -116,6 +116,8 @@ export default definePlugin<LlamaCppConfig>({
             name: modelPath ? basename(modelPath) : 'local GGUF model (not configured)',
             contextWindow: config.contextSize,
             maxTokens: config.maxTokens,
+            // Runs on this machine: no per-token bill.
+            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
           },
         ];
       },

@@ -28,6 +28,7 @@ import {
   ModelError,
   parseModelRef,
   type KernelServices,
+  type ModelCost,
   type ModelInfo,
   type ModelRequest,
 } from '../../sdk/index.js';
@@ -53,6 +54,7 @@ import {
 import { AuthProfiles, PROFILE_FAILURES } from './auth-profiles.js';
 import { candidatesFor, type Candidate } from './candidates.js';
 import { envApiKeys } from './env-keys.js';
+import { costOf, listedModel } from './prices.js';
 import {
   abortableSleep,
   DEFAULT_RETRY_POLICY,
@@ -203,6 +205,17 @@ export class Models implements ModelsContract {
     };
   }
 
+  /** A model's price per million tokens: configured, then the provider's own table; undefined when unknown. */
+  private async price(providerId: string, model: string): Promise<ModelCost | undefined> {
+    const configured = listedModel(providerSettings(this.kernel.config(), providerId).models ?? [], model)?.cost;
+    if (configured) return configured;
+    const provider = await this.kernel.capabilities.find('provider', providerId).catch(() => undefined);
+    const listed = provider?.models ? await Promise.resolve(provider.models()).catch(() => []) : [];
+    // The local provider serves its one configured file under any id.
+    return (listedModel(listed, model) ?? (providerId === 'llama-cpp' && listed.length === 1 ? listed[0] : undefined))
+      ?.cost;
+  }
+
   /**
    * Stream one model response with failover. `onEvent` sees every event of the attempt in
    * progress; a `reset` event means the attempt failed part-way and a fresh one follows.
@@ -238,7 +251,12 @@ export class Models implements ModelsContract {
       systemPrompt: input.systemPrompt ?? request.systemPrompt,
       messages: (input.messages as unknown as ModelRequest['messages'] | undefined) ?? request.messages,
     };
-    const outcome = await this.failover(settings, chain, rewritten, options);
+    const answered = await this.failover(settings, chain, rewritten, options);
+    const price = answered.usage ? await this.price(answered.provider, answered.model) : undefined;
+    const outcome =
+      answered.usage && price
+        ? { ...answered, usage: { ...answered.usage, cost: costOf(answered.usage, price) } }
+        : answered;
     const output = await hooks.runModifying(
       'llm_output',
       {

@@ -4,16 +4,73 @@
  */
 import type { ModelInfo, ThinkingLevel } from '../../sdk/index.js';
 
+/**
+ * Prices (USD per million tokens) from OpenAI's pricing page as of this date; a
+ * `models.providers.openai.models[].cost` entry overrides them. cacheRead is the cached-input
+ * price; OpenAI charges nothing extra to write its cache.
+ */
+export const PRICES_AS_OF = '2025-10-15';
+const price = (input: number, output: number, cacheRead: number) => ({ input, output, cacheRead, cacheWrite: 0 });
+
 // From OpenAI's model pages; contextWindow is the total window, maxTokens the output cap.
 export const OPENAI_MODELS: readonly ModelInfo[] = [
-  { id: 'gpt-4.1', name: 'GPT-4.1', contextWindow: 1_047_576, maxTokens: 32_768, reasoning: false },
-  { id: 'gpt-4.1-mini', name: 'GPT-4.1 mini', contextWindow: 1_047_576, maxTokens: 32_768, reasoning: false },
-  { id: 'gpt-4o', name: 'GPT-4o', contextWindow: 128_000, maxTokens: 16_384, reasoning: false },
-  { id: 'gpt-4o-mini', name: 'GPT-4o mini', contextWindow: 128_000, maxTokens: 16_384, reasoning: false },
-  { id: 'o3', name: 'o3', contextWindow: 200_000, maxTokens: 100_000, reasoning: true },
-  { id: 'o4-mini', name: 'o4-mini', contextWindow: 200_000, maxTokens: 100_000, reasoning: true },
-  { id: 'gpt-5', name: 'GPT-5', contextWindow: 400_000, maxTokens: 128_000, reasoning: true },
-  { id: 'gpt-5-mini', name: 'GPT-5 mini', contextWindow: 400_000, maxTokens: 128_000, reasoning: true },
+  {
+    id: 'gpt-4.1',
+    name: 'GPT-4.1',
+    contextWindow: 1_047_576,
+    maxTokens: 32_768,
+    reasoning: false,
+    cost: price(2, 8, 0.5),
+  },
+  {
+    id: 'gpt-4.1-mini',
+    name: 'GPT-4.1 mini',
+    contextWindow: 1_047_576,
+    maxTokens: 32_768,
+    reasoning: false,
+    cost: price(0.4, 1.6, 0.1),
+  },
+  {
+    id: 'gpt-4o',
+    name: 'GPT-4o',
+    contextWindow: 128_000,
+    maxTokens: 16_384,
+    reasoning: false,
+    cost: price(2.5, 10, 1.25),
+  },
+  {
+    id: 'gpt-4o-mini',
+    name: 'GPT-4o mini',
+    contextWindow: 128_000,
+    maxTokens: 16_384,
+    reasoning: false,
+    cost: price(0.15, 0.6, 0.075),
+  },
+  { id: 'o3', name: 'o3', contextWindow: 200_000, maxTokens: 100_000, reasoning: true, cost: price(2, 8, 0.5) },
+  {
+    id: 'o4-mini',
+    name: 'o4-mini',
+    contextWindow: 200_000,
+    maxTokens: 100_000,
+    reasoning: true,
+    cost: price(1.1, 4.4, 0.275),
+  },
+  {
+    id: 'gpt-5',
+    name: 'GPT-5',
+    contextWindow: 400_000,
+    maxTokens: 128_000,
+    reasoning: true,
+    cost: price(1.25, 10, 0.125),
+  },
+  {
+    id: 'gpt-5-mini',
+    name: 'GPT-5 mini',
+    contextWindow: 400_000,
+    maxTokens: 128_000,
+    reasoning: true,
+    cost: price(0.25, 2, 0.025),
+  },
 ];
 
 /**

@@ -80,6 +80,8 @@ export const PATCH_FIELDS: Record<string, JsonSchema> = {
   thinkingLevel: { anyOf: [THINKING, { type: 'null' }] },
   verboseLevel: { enum: ['on', 'off', 'full', null] },
   reasoningLevel: { enum: ['on', 'off', 'stream', null] },
+  // The /usage footer mode; null inherits messages.responseUsage ("on" is OpenClaw's old name for tokens).
+  responseUsage: { enum: ['off', 'tokens', 'full', 'on', null] },
   sendPolicy: { enum: ['allow', 'deny', null] },
   queueMode: {
     anyOf: [{ enum: ['steer', 'followup', 'collect', 'steer-backlog', 'interrupt'] }, { type: 'null' }],
@@ -369,6 +371,9 @@ export async function patchSession(api: PluginApi, deps: SessionsDeps, params: P
   for (const field of ['label', 'thinkingLevel', 'verboseLevel', 'reasoningLevel', 'sendPolicy'] as const) {
     if (field in params) (patch as Record<string, unknown>)[field] = value(field);
   }
+  if ('responseUsage' in params)
+    patch.responseUsage =
+      params.responseUsage === 'on' ? 'tokens' : value<SessionEntry['responseUsage']>('responseUsage');
   if ('model' in params) {
     const model = value<string>('model');
     if (model !== undefined) {
@@ -538,6 +543,8 @@ export async function listSessions(deps: SessionsDeps, options: SessionListOptio
         activeRunIds: [],
         thinkingDefault: deps.models.settings(agentId).thinkingDefault,
         modelRef: deps.models.models.chain(deps.models.settings(agentId))[0],
+        responseUsageDefault: (deps.sessions.kernel.config().messages as { responseUsage?: unknown } | undefined)
+          ?.responseUsage,
       });
       // The session's own model override wins; without one, OpenClaw's row names the model turns use.
       rows.push({

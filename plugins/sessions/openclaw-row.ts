@@ -34,7 +34,11 @@ export interface RowFacts {
   thinkingDefault: string;
   /** provider/model new turns of this session use. */
   modelRef?: string;
+  /** `messages.responseUsage` from config: the footer mode of sessions that chose none. */
+  responseUsageDefault?: unknown;
   entry: {
+    responseUsage?: string;
+    channel?: string;
     sessionId: string;
     createdAt: number;
     updatedAt: number;
@@ -50,6 +54,21 @@ export interface RowFacts {
     queue?: { mode?: string };
     chatType?: 'direct' | 'group' | 'channel';
   };
+}
+
+/**
+ * The footer mode `messages.responseUsage` gives a channel: one mode or a per-channel map with
+ * a `default` ("on" is OpenClaw's old name for tokens); off when unset. The agent plugin's
+ * /usage reads the same setting the same way.
+ */
+export function defaultResponseUsage(setting: unknown, channel: string | undefined): string {
+  const value =
+    setting !== null && typeof setting === 'object'
+      ? ((channel ? (setting as Record<string, unknown>)[channel] : undefined) ??
+        (setting as Record<string, unknown>).default)
+      : setting;
+  if (value === 'on') return 'tokens';
+  return value === 'tokens' || value === 'full' ? value : 'off';
 }
 
 /** OpenClaw's session-row fields for one claw session. */
@@ -99,7 +118,7 @@ export function openclawRowFields(facts: RowFacts) {
     runtimeMs: null,
     lastRunId: null,
     hasAutomation: false,
-    effectiveResponseUsage: 'off',
+    effectiveResponseUsage: entry.responseUsage ?? defaultResponseUsage(facts.responseUsageDefault, entry.channel),
     effectiveQueueMode: entry.queue?.mode ?? 'steer',
     modelProvider: ref && slash > 0 ? ref.slice(0, slash) : null,
     model: ref && slash > 0 ? ref.slice(slash + 1) : (ref ?? null),

@@ -135,7 +135,8 @@ export class SessionService implements SessionServiceContract {
   }
 
   openclawRow(facts: OpenClawRowFacts): Record<string, unknown> {
-    return openclawRowFields(facts);
+    const messages = this.kernel.config().messages as { responseUsage?: unknown } | undefined;
+    return openclawRowFields({ ...facts, responseUsageDefault: messages?.responseUsage });
   }
 
   openclawListDefaults(contextTokens: number | null, thinkingDefault: string): Record<string, unknown> {

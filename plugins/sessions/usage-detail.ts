@@ -2,8 +2,8 @@
  * One session's usage in detail, as OpenClaw's usage view draws it:
  * `sessions.usage.timeseries` (tokens per model call, with running sums, at most 200
  * points) and `sessions.usage.logs` (the conversation as short lines, with each
- * assistant answer's tokens). Read from the transcript; claw keeps no model prices, so
- * every cost is 0.
+ * assistant answer's tokens). Read from the transcript, with the cost each call was priced
+ * at when it was made (0 for a call of an unpriced model).
  */
 import { existsSync } from 'node:fs';
 import { ErrorCodes, ProtocolError, type ChatMessage, type JsonSchema, type PluginApi } from '../../sdk/index.js';
@@ -108,7 +108,7 @@ export function registerUsageDetailMethods(api: PluginApi, deps: SessionsDeps): 
           cacheRead,
           cacheWrite,
           totalTokens: usage.input + usage.output + cacheRead + cacheWrite,
-          cost: 0,
+          cost: usage.cost?.total ?? 0,
         });
       }
       points.sort((a, b) => a.timestamp - b.timestamp);
@@ -118,7 +118,7 @@ export function registerUsageDetailMethods(api: PluginApi, deps: SessionsDeps): 
         sessionId,
         points: downsample(points).map((point) => {
           cumulativeTokens += point.totalTokens;
-          cumulativeCost += point.cost;
+          cumulativeCost = Math.round((cumulativeCost + point.cost) * 1e11) / 1e11;
           return { ...point, cumulativeTokens, cumulativeCost };
         }),
       };
@@ -145,7 +145,7 @@ export function registerUsageDetailMethods(api: PluginApi, deps: SessionsDeps): 
             ...(usage
               ? {
                   tokens: usage.input + usage.output + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0),
-                  cost: 0,
+                  cost: usage.cost?.total ?? 0,
                 }
               : {}),
           };

@@ -1,9 +1,10 @@
 /**
- * `sessions.usage`: token usage per session, in OpenClaw's shape, read from the transcripts
- * (every assistant message carries the usage its model call reported). claw keeps no model
- * prices, so every cost is 0 and each priced-nowhere call counts in `missingCostEntries`,
- * which is how OpenClaw reports calls it could not price. `usage.cost` sums the same calls per
- * calendar day; `usage.status` (providers' own quota windows) has nothing to report.
+ * `sessions.usage`: token usage and cost per session, in OpenClaw's shape, read from the
+ * transcripts: every assistant message carries the usage its model call reported and, when
+ * the model had a price then, what it cost (the models service prices each call as it is
+ * made). A call without a cost counts in `missingCostEntries`, as OpenClaw reports calls it
+ * could not price. `usage.cost` sums the same calls per calendar day; `usage.status`
+ * (providers' own quota windows) has nothing to report.
  */
 import { existsSync } from 'node:fs';
 import { ErrorCodes, normalizeAgentId, ProtocolError, type JsonSchema, type PluginApi } from '../../sdk/index.js';
@@ -71,8 +72,13 @@ function emptyCounts() {
   return { total: 0, user: 0, assistant: 0, toolCalls: 0, toolResults: 0, errors: 0 };
 }
 
+/** Costs are rounded as they are summed, so adding many calls' fractions of a cent stays comparable. */
 function addTotals(into: Totals, from: Totals): void {
-  for (const field of Object.keys(into) as Array<keyof Totals>) into[field] += from[field];
+  for (const field of Object.keys(into) as Array<keyof Totals>) into[field] = roundUsd(into[field] + from[field]);
+}
+
+function roundUsd(value: number): number {
+  return Math.round(value * 1e11) / 1e11;
 }
 
 function addCounts(into: Counts, from: Counts): void {
@@ -165,7 +171,7 @@ function transcriptUsage(
   const counts = emptyCounts();
   const tools = new Map<string, number>();
   const models = new Map<string, { provider?: string; model?: string; count: number; totals: Totals }>();
-  const daily = new Map<string, { tokens: number; counts: Counts }>();
+  const daily = new Map<string, { tokens: number; cost: number; counts: Counts }>();
   let first: number | undefined;
   let last: number | undefined;
   for (const entry of new Transcript(file).entries()) {
@@ -179,7 +185,7 @@ function transcriptUsage(
       if (day < range.start || day > range.end) continue;
     }
     const day = Number.isNaN(at) ? undefined : dayOf(at);
-    const bucket = day ? (daily.get(day) ?? { tokens: 0, counts: emptyCounts() }) : undefined;
+    const bucket = day ? (daily.get(day) ?? { tokens: 0, cost: 0, counts: emptyCounts() }) : undefined;
     if (day && bucket) daily.set(day, bucket);
     if (!Number.isNaN(at)) {
       first = first === undefined ? at : Math.min(first, at);
@@ -206,7 +212,14 @@ function transcriptUsage(
         call.cacheRead = message.usage.cacheRead ?? 0;
         call.cacheWrite = message.usage.cacheWrite ?? 0;
         call.totalTokens = call.input + call.output + call.cacheRead + call.cacheWrite;
-        call.missingCostEntries = 1;
+        const cost = message.usage.cost;
+        if (cost) {
+          call.inputCost = cost.input;
+          call.outputCost = cost.output;
+          call.cacheReadCost = cost.cacheRead;
+          call.cacheWriteCost = cost.cacheWrite;
+          call.totalCost = cost.total;
+        } else call.missingCostEntries = 1;
         addTotals(totals, call);
         const id = `${message.provider ?? ''}/${message.model ?? ''}`;
         const row = models.get(id) ?? {
@@ -218,7 +231,10 @@ function transcriptUsage(
         row.count++;
         addTotals(row.totals, call);
         models.set(id, row);
-        if (bucket) bucket.tokens += call.totalTokens;
+        if (bucket) {
+          bucket.tokens += call.totalTokens;
+          bucket.cost += call.totalCost;
+        }
         if (day && perDay) {
           const sum = perDay.get(day) ?? emptyTotals();
           addTotals(sum, call);
@@ -242,7 +258,11 @@ function transcriptUsage(
       tools: [...tools].map(([name, count]) => ({ name, count })).sort((a, b) => b.count - a.count),
     },
     modelUsage: [...models.values()].sort((a, b) => b.totals.totalTokens - a.totals.totalTokens),
-    dailyBreakdown: days.map((date) => ({ date, tokens: daily.get(date)!.tokens, cost: 0 })),
+    dailyBreakdown: days.map((date) => ({
+      date,
+      tokens: daily.get(date)!.tokens,
+      cost: roundUsd(daily.get(date)!.cost),
+    })),
     dailyMessageCounts: days.map((date) => ({ date, ...daily.get(date)!.counts })),
   };
 }
@@ -290,7 +310,7 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
     scope: 'operator.read',
     params: USAGE_PARAMS,
     description:
-      'Token usage per session from the transcripts (OpenClaw shape); costs are 0 and counted in missingCostEntries, as claw keeps no model prices.',
+      'Token usage and cost per session from the transcripts (OpenClaw shape); calls of unpriced models count in missingCostEntries.',
     handler: async (params: UsageParams) => {
       const { range, rows } = await usageRows(params, deps);
       rows.sort((a, b) => b.updatedAt - a.updatedAt);
@@ -341,7 +361,9 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
             toolCalls: 0,
             errors: 0,
           };
-          bucket.tokens += usage.dailyBreakdown.find((row) => row.date === day.date)?.tokens ?? 0;
+          const breakdown = usage.dailyBreakdown.find((row) => row.date === day.date);
+          bucket.tokens += breakdown?.tokens ?? 0;
+          bucket.cost = roundUsd(bucket.cost + (breakdown?.cost ?? 0));
           bucket.messages += day.total;
           bucket.toolCalls += day.toolCalls;
           bucket.errors += day.errors;
@@ -399,7 +421,7 @@ export function registerUsageMethods(api: PluginApi, deps: SessionsDeps): void {
     // OpenClaw's clients may add range options claw does not know: tolerated.
     params: { ...USAGE_PARAMS, additionalProperties: true },
     description:
-      'Token totals per calendar day over the requested days (OpenClaw shape); costs are 0, counted in missingCostEntries.',
+      'Token and cost totals per calendar day over the requested days (OpenClaw shape); unpriced calls count in missingCostEntries.',
     handler: async (params: UsageParams) => {
       const perDay = new Map<string, Totals>();
       const { range, rows } = await usageRows(params, deps, perDay);

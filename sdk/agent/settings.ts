@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expandHome, type KernelConfig } from '../../kernel/index.js';
 import type { SandboxRouter } from '../sandbox/index.js';
 import type { ToolsConfig } from '../tool-policy.js';
-import type { ThinkingLevel } from '../types/models.js';
+import type { ModelInfo, ThinkingLevel } from '../types/models.js';
 import { normalizeAgentId } from '../sessions/keys.js';
 import { ErrorCodes } from '../protocol/constants.js';
 import { ProtocolError } from '../protocol/frames.js';
@@ -62,7 +62,7 @@ export interface ProviderSettings {
   timeoutMs?: number;
   /** OpenClaw's name for the request timeout; `timeoutMs` wins when both are set. */
   timeoutSeconds?: number;
-  models?: Array<{ id: string; name?: string; contextWindow?: number; maxTokens?: number; reasoning?: boolean }>;
+  models?: ModelInfo[];
 }
 
 type AnyRecord = Record<string, any>;

@@ -55,6 +55,8 @@ export interface SessionEntry {
   verboseLevel?: string;
   reasoningLevel?: string;
   elevatedLevel?: string;
+  /** `/usage` footer mode; absent inherits `messages.responseUsage`. */
+  responseUsage?: 'off' | 'tokens' | 'full';
   queue?: SessionQueueOverride;
 
   /** Usage reported by the last run. */

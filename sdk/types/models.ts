@@ -21,7 +21,12 @@ export interface Usage {
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** USD at the price in effect for the call (OpenClaw's shape); absent when the model has no price. */
+  cost?: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
 }
+
+/** USD per million tokens (`models.providers.<id>.models[].cost`, OpenClaw's). */
+export type ModelCost = { input: number; output: number; cacheRead?: number; cacheWrite?: number };
 
 export interface UserMessage {
   role: 'user';
@@ -98,6 +103,7 @@ export interface ModelInfo {
   maxTokens?: number;
   /** Supports thinking / reasoning output. */
   reasoning?: boolean;
+  cost?: ModelCost;
 }
 
 export interface ModelProvider {
