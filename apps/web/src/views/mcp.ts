@@ -1,0 +1,388 @@
+/**
+ * MCP: the MCP servers in the config (`mcp.servers`, from config.get, secrets already redacted
+ * there), each with how it starts, its tool filter and timeouts, and — from the mcp plugin's
+ * `mcp.status` — whether the gateway has it running, how many tools it gave and its last error.
+ * An operator with admin rights turns a server off or on (`config.patch` of its `enabled`,
+ * against the hash just read, as the Config page writes), probes it (`mcp.probe`: connect now
+ * and list its tools) and retires the gateway's running servers (`mcp.reload`).
+ *
+ * Header and environment values never show, only their names; credential-looking arguments
+ * and a URL's user info are masked here too, as `claw mcp status` masks them.
+ */
+import { onReconnect, type View } from '../app.js';
+import { badge, errorBox, errorMessage, h, loadingBox, pageHeader, replace, type Child } from '../dom.js';
+
+interface ServerConfig {
+  enabled?: boolean;
+  command?: string;
+  args?: string[];
+  env?: Record<string, unknown>;
+  cwd?: string;
+  workingDirectory?: string;
+  url?: string;
+  transport?: string;
+  type?: string;
+  headers?: Record<string, unknown>;
+  connectionTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  toolFilter?: { include?: string[]; exclude?: string[] };
+  supportsParallelToolCalls?: boolean;
+  codex?: { defaultToolsApprovalMode?: string };
+}
+
+/** A server as `mcp.status` tells it: OpenClaw's `mcp status --json` row plus the gateway's runtime. */
+interface StatusServer {
+  name: string;
+  launch?: string;
+  runtime?: { state: string; tools?: number; lastError?: string; restarts?: number };
+}
+
+interface ProbeServer {
+  launch?: string;
+  tools?: number;
+  codexApprovalMode?: string;
+  approvalHint?: string;
+  resources?: boolean;
+  prompts?: boolean;
+  listChanged?: Record<string, boolean>;
+  error?: string;
+}
+
+interface ProbeAnswer {
+  generatedAt?: string;
+  servers: Record<string, ProbeServer>;
+  tools: string[];
+  diagnostics: Array<string | { server?: string; level?: string; message: string }>;
+}
+
+const REDACTED = '__REDACTED__';
+const MASK = '***';
+/** Flags whose value is a credential: `--token x`, `--api-key=x`, `-p`-less forms alike. */
+const SECRET_FLAG = /^--?[\w-]*(token|api[-_]?key|password|passwd|secret|credentials?|cookie|authorization|auth)$/i;
+
+const STATE_TONE: Record<string, 'ok' | 'warn' | 'bad' | 'muted' | 'info'> = {
+  connected: 'ok',
+  starting: 'info',
+  crashed: 'bad',
+  failed: 'bad',
+  restarting: 'warn',
+};
+
+/** A URL without user info, and with credential-looking query values masked. */
+function safeUrl(raw: string): string {
+  if (raw === REDACTED) return MASK;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return raw.replace(/\/\/[^/@]*@/, `//${MASK}@`);
+  }
+  if (url.username || url.password) {
+    url.username = MASK;
+    url.password = '';
+  }
+  for (const key of [...url.searchParams.keys()]) {
+    if (SECRET_FLAG.test(`--${key}`) || /key$/i.test(key)) url.searchParams.set(key, MASK);
+  }
+  return url.toString();
+}
+
+function safeArgs(args: string[]): string[] {
+  return args.map((arg, index) => {
+    if (arg === REDACTED) return MASK;
+    const equals = arg.indexOf('=');
+    if (arg.startsWith('-') && equals > 0 && SECRET_FLAG.test(arg.slice(0, equals)))
+      return `${arg.slice(0, equals)}=${MASK}`;
+    if (index > 0 && SECRET_FLAG.test(args[index - 1]!) && !args[index - 1]!.includes('=')) return MASK;
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(arg) ? safeUrl(arg) : arg;
+  });
+}
+
+/** How OpenClaw names a server's transport: a url is SSE unless it says otherwise. */
+function transportOf(server: ServerConfig): string {
+  if (server.url) return server.transport ?? (server.type === 'http' ? 'streamable-http' : 'sse');
+  return 'stdio';
+}
+
+function launchOf(server: ServerConfig): string {
+  if (server.url) return `${transportOf(server)} ${safeUrl(server.url)}`;
+  return [server.command ?? '(no command)', ...safeArgs(server.args ?? [])].join(' ');
+}
+
+function filterText(filter: ServerConfig['toolFilter']): string | undefined {
+  const parts = [
+    filter?.include?.length ? `only ${filter.include.join(', ')}` : '',
+    filter?.exclude?.length ? `not ${filter.exclude.join(', ')}` : '',
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : undefined;
+}
+
+/** A name as a shell word, so a copied command works whatever the name. */
+function shellWord(name: string): string {
+  return /^[\w-]+$/.test(name) ? name : `'${name.replaceAll("'", `'\\''`)}'`;
+}
+
+function diagnosticText(item: ProbeAnswer['diagnostics'][number]): string {
+  if (typeof item === 'string') return item;
+  return [item.level, item.server, item.message].filter(Boolean).join(': ');
+}
+
+export const mcpView: View = {
+  title: 'MCP',
+  mount(root, app) {
+    const { gw } = app;
+    const admin = gw.can('operator.admin');
+    // The mcp plugin answers the live methods; without it the page still shows the config.
+    const live = () => gw.hello?.features.methods.includes('mcp.status') ?? false;
+    const probes = new Map<string, HTMLElement>();
+    const summary = h('p', { class: 'muted small' });
+    const body = h('div', { class: 'stack', 'aria-busy': 'true' }, loadingBox());
+    const reload = h(
+      'button',
+      { type: 'button', hidden: true, onclick: () => void reloadRuntimes() },
+      'Restart servers',
+    );
+    replace(
+      root,
+      h(
+        'div',
+        { class: 'page' },
+        pageHeader('MCP', reload, h('button', { type: 'button', onclick: () => void load() }, 'Refresh')),
+        summary,
+        body,
+        h(
+          'p',
+          { class: 'muted small' },
+          'Add, change or remove servers from a shell: ',
+          h('code', null, 'claw mcp add <name> --command <program> --arg …'),
+          ', ',
+          h('code', null, 'claw mcp configure <name>'),
+          ', ',
+          h('code', null, 'claw mcp unset <name>'),
+          '; check them with ',
+          h('code', null, 'claw mcp doctor --probe'),
+          '.',
+        ),
+      ),
+    );
+
+    async function load(): Promise<void> {
+      body.setAttribute('aria-busy', 'true');
+      reload.hidden = !(admin && live());
+      try {
+        const [snapshot, status] = await Promise.all([
+          gw.call<{ config: { mcp?: { servers?: Record<string, ServerConfig> } } }>('config.get'),
+          live()
+            ? gw.call<{ servers: StatusServer[] }>('mcp.status', {}).catch((error: unknown) => error as Error)
+            : Promise.resolve(undefined),
+        ]);
+        render(snapshot.config.mcp?.servers ?? {}, status);
+      } catch (error) {
+        replace(
+          body,
+          errorBox(error, () => void load()),
+        );
+      } finally {
+        body.removeAttribute('aria-busy');
+      }
+    }
+
+    function render(servers: Record<string, ServerConfig>, status: { servers: StatusServer[] } | Error | undefined) {
+      const names = Object.keys(servers).sort();
+      const enabled = names.filter((name) => servers[name]!.enabled !== false).length;
+      const filtered = names.filter((name) => filterText(servers[name]!.toolFilter)).length;
+      summary.textContent = `${names.length} server${names.length === 1 ? '' : 's'} configured, ${enabled} enabled, ${filtered} with a tool filter.`;
+      const byName = new Map(
+        (status instanceof Error || !status ? [] : status.servers).map((row) => [row.name, row] as const),
+      );
+      replace(
+        body,
+        status instanceof Error
+          ? h('div', { class: 'notice warn', role: 'status' }, `Live state unavailable: ${errorMessage(status)}`)
+          : !status
+            ? h(
+                'div',
+                { class: 'notice info', role: 'status' },
+                'The mcp plugin is not loaded on this gateway: servers are listed as configured, none runs.',
+              )
+            : null,
+        names.length
+          ? h(
+              'div',
+              { class: 'cards' },
+              names.map((name) => card(name, servers[name]!, byName.get(name))),
+            )
+          : h('p', { class: 'empty' }, 'No MCP servers configured.'),
+      );
+    }
+
+    function card(name: string, server: ServerConfig, status: StatusServer | undefined): HTMLElement {
+      const on = server.enabled !== false;
+      const runtime = status?.runtime;
+      const result = probes.get(name) ?? h('div', { class: 'mcp-probe', 'aria-live': 'polite' });
+      probes.set(name, result);
+      const row = (label: string, value: Child) => (value ? [h('dt', null, label), h('dd', null, value)] : null);
+      const timeouts = [
+        server.connectionTimeoutMs !== undefined ? `connect ${server.connectionTimeoutMs} ms` : '',
+        server.requestTimeoutMs !== undefined ? `request ${server.requestTimeoutMs} ms` : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
+      const cwd = server.cwd ?? server.workingDirectory;
+      return h(
+        'article',
+        { class: 'card mcp-server', 'data-server': name, 'aria-label': name },
+        h(
+          'header',
+          { class: 'job-head' },
+          h('h2', null, name),
+          badge(on ? 'Enabled' : 'Disabled', on ? 'ok' : 'muted'),
+          runtime ? badge(runtime.state, STATE_TONE[runtime.state] ?? 'muted') : null,
+        ),
+        h(
+          'dl',
+          null,
+          row('Transport', transportOf(server)),
+          row('Launch', h('code', { class: 'mcp-launch' }, status?.launch ?? launchOf(server))),
+          row('Directory', cwd ? h('code', null, cwd) : null),
+          row('Headers', server.headers ? Object.keys(server.headers).join(', ') : null),
+          row('Environment', server.env ? Object.keys(server.env).join(', ') : null),
+          row('Tool filter', filterText(server.toolFilter)),
+          row('Timeouts', timeouts),
+          row('Approval', server.codex?.defaultToolsApprovalMode),
+          row('Parallel calls', server.supportsParallelToolCalls ? 'yes' : null),
+          runtime
+            ? row(
+                'Running',
+                [
+                  runtime.tools !== undefined ? `${runtime.tools} tool${runtime.tools === 1 ? '' : 's'}` : '',
+                  runtime.restarts ? `restarted ${runtime.restarts}×` : '',
+                ]
+                  .filter(Boolean)
+                  .join(', ') || runtime.state,
+              )
+            : null,
+          runtime?.lastError ? row('Last error', h('span', { class: 'warn-text' }, runtime.lastError)) : null,
+        ),
+        admin
+          ? h(
+              'div',
+              { class: 'row-actions' },
+              h(
+                'button',
+                {
+                  type: 'button',
+                  'aria-label': `${on ? 'Disable' : 'Enable'} ${name}`,
+                  onclick: (event: Event) => void setEnabled(name, !on, event.currentTarget as HTMLButtonElement),
+                },
+                on ? 'Disable' : 'Enable',
+              ),
+              live() && on
+                ? h(
+                    'button',
+                    {
+                      type: 'button',
+                      'aria-label': `Probe ${name}`,
+                      onclick: (event: Event) => void probe(name, event.currentTarget as HTMLButtonElement),
+                    },
+                    'Probe',
+                  )
+                : null,
+            )
+          : null,
+        on ? result : null,
+        h('p', { class: 'muted small' }, h('code', null, `claw mcp probe ${shellWord(name)}`)),
+      );
+    }
+
+    async function setEnabled(name: string, enabled: boolean, button: HTMLButtonElement): Promise<void> {
+      button.disabled = true;
+      try {
+        const { hash } = await gw.call<{ hash: string }>('config.get');
+        const result = await gw.act<{ message?: string }>('config.patch', {
+          patch: { mcp: { servers: { [name]: { enabled } } } },
+          baseHash: hash,
+        });
+        if (!enabled) probes.delete(name);
+        app.toast(`${name} is ${enabled ? 'enabled' : 'disabled'}. ${result.message ?? ''}`.trim());
+      } catch (error) {
+        app.toast(`Could not change ${name}: ${errorMessage(error)}`, 'error');
+      }
+      await load();
+    }
+
+    async function probe(name: string, button: HTMLButtonElement): Promise<void> {
+      const box = probes.get(name)!;
+      button.disabled = true;
+      box.setAttribute('aria-busy', 'true');
+      replace(box, loadingBox(`Connecting to ${name}…`));
+      try {
+        // Starting a server (npx fetching a package, say) can take a while. Safe to repeat: call, not act.
+        const answer = await gw.call<ProbeAnswer>('mcp.probe', { name }, 120_000);
+        const server = answer.servers[name];
+        const tools = answer.tools.filter((tool) => tool.startsWith(`${name}__`));
+        const capabilities = [
+          server?.resources ? 'resources' : '',
+          server?.prompts ? 'prompts' : '',
+          ...Object.entries(server?.listChanged ?? {})
+            .filter(([, changes]) => changes)
+            .map(([what]) => `${what} change notices`),
+        ].filter(Boolean);
+        replace(
+          box,
+          server && !server.error
+            ? h(
+                'div',
+                { class: 'notice info', role: 'status' },
+                h(
+                  'p',
+                  null,
+                  `Connected: ${server.tools ?? tools.length} tool${(server.tools ?? tools.length) === 1 ? '' : 's'}` +
+                    (capabilities.length ? `; offers ${capabilities.join(', ')}` : '') +
+                    (server.codexApprovalMode ? `; approval mode ${server.codexApprovalMode}` : '') +
+                    '.',
+                ),
+                server.approvalHint ? h('p', { class: 'small' }, server.approvalHint) : null,
+                tools.length
+                  ? h(
+                      'ul',
+                      { class: 'mcp-tools', 'aria-label': `Tools of ${name}` },
+                      tools.map((tool) => h('li', null, h('code', null, tool))),
+                    )
+                  : null,
+              )
+            : h('div', { class: 'notice error', role: 'alert' }, server?.error ?? `${name} did not connect.`),
+          answer.diagnostics.length
+            ? h(
+                'ul',
+                { class: 'reasons', 'aria-label': `Diagnostics for ${name}` },
+                answer.diagnostics.map((item) => h('li', null, diagnosticText(item))),
+              )
+            : null,
+        );
+      } catch (error) {
+        replace(box, errorBox(error));
+      } finally {
+        button.disabled = false;
+        box.removeAttribute('aria-busy');
+      }
+    }
+
+    async function reloadRuntimes(): Promise<void> {
+      reload.disabled = true;
+      try {
+        const result = await gw.call<{ message?: string }>('mcp.reload', {});
+        app.toast(result.message ?? 'MCP servers retired; they start again on next use.');
+      } catch (error) {
+        app.toast(`Could not restart MCP servers: ${errorMessage(error)}`, 'error');
+      } finally {
+        reload.disabled = false;
+      }
+      await load();
+    }
+
+    const stopWatching = onReconnect(app, () => void load());
+    void load();
+    return stopWatching;
+  },
+};
