@@ -132,7 +132,7 @@ describe.skipIf(!existsSync(CHROMIUM))('Usage page in Chromium', () => {
     expect(costs.totals.totalCost).toBeCloseTo(EXPECTED_COST, 10);
     expect(costs.totals.missingCostEntries).toBe(1);
     expect(Number(await cost.getAttribute('data-cost'))).toBeCloseTo(EXPECTED_COST, 10);
-    expect(await cost.textContent()).toBe('$0.85 + 1 unpriced call');
+    expect(await cost.textContent()).toBe('$0.85');
     await view().getByText('$0.40 input · $0.40 output · $0.05 cache read; 1 call without a price').waitFor();
     const tokens = PRICED.input + PRICED.output + UNPRICED.input + UNPRICED.output;
     expect(digits(await view().locator('[data-total="totalTokens"]').textContent())).toBe(String(tokens));
@@ -147,6 +147,8 @@ describe.skipIf(!existsSync(CHROMIUM))('Usage page in Chromium', () => {
     // By model: the priced one with its cost, the other said to be unpriced.
     const priced = view().locator('.usage-model[data-model="openai/gpt-4.1"]');
     expect(await priced.locator('.usage-cost').textContent()).toBe('$0.85');
+    // The day holds both calls: its cost, and the call that had no price.
+    expect(await view().locator('.usage-day .usage-cost').textContent()).toBe('$0.85 + 1 unpriced call');
     const unpriced = view().locator('.usage-model[data-model="openai/claw-test-unpriced"]');
     expect(await unpriced.locator('.usage-cost').textContent()).toBe('Not priced');
     // By session, as sessions.usage reports each.

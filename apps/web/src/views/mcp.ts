@@ -33,26 +33,38 @@ interface ServerConfig {
 /** A server as `mcp.status` tells it: OpenClaw's `mcp status --json` row plus the gateway's runtime. */
 interface StatusServer {
   name: string;
+  ok: boolean;
   launch?: string;
-  runtime?: { state: string; tools?: number; lastError?: string; restarts?: number };
+  /** Why the definition cannot start (it does not resolve). */
+  error?: string;
+  runtime?: {
+    state: 'idle' | 'starting' | 'connected' | 'crashed' | 'disabled';
+    toolCount: number;
+    restarts: number;
+    lastError?: string;
+    sandboxInstances?: number;
+  };
 }
 
+/** `mcp.probe`: OpenClaw's `mcp probe --json` shape plus `ok` and the failure as one sentence. */
 interface ProbeServer {
-  launch?: string;
-  tools?: number;
-  codexApprovalMode?: string;
+  launch: string;
+  tools: number;
+  codexApprovalMode: string;
   approvalHint?: string;
-  resources?: boolean;
-  prompts?: boolean;
+  filteredTools?: number;
+  resources?: true;
+  prompts?: true;
   listChanged?: Record<string, boolean>;
-  error?: string;
+  warnings?: string[];
 }
 
 interface ProbeAnswer {
-  generatedAt?: string;
+  ok: boolean;
+  issue?: string;
   servers: Record<string, ProbeServer>;
   tools: string[];
-  diagnostics: Array<string | { server?: string; level?: string; message: string }>;
+  diagnostics: Array<{ serverName: string; message: string }>;
 }
 
 const REDACTED = '__REDACTED__';
@@ -60,12 +72,14 @@ const MASK = '***';
 /** Flags whose value is a credential: `--token x`, `--api-key=x`, `-p`-less forms alike. */
 const SECRET_FLAG = /^--?[\w-]*(token|api[-_]?key|password|passwd|secret|credentials?|cookie|authorization|auth)$/i;
 
-const STATE_TONE: Record<string, 'ok' | 'warn' | 'bad' | 'muted' | 'info'> = {
-  connected: 'ok',
-  starting: 'info',
-  crashed: 'bad',
-  failed: 'bad',
-  restarting: 'warn',
+type Runtime = NonNullable<StatusServer['runtime']>;
+const STATE: Record<Runtime['state'], [label: string, tone: 'ok' | 'bad' | 'muted' | 'info']> = {
+  connected: ['Running', 'ok'],
+  starting: ['Starting', 'info'],
+  crashed: ['Crashed', 'bad'],
+  // Servers start on first use: not running yet is the normal state of a fresh gateway.
+  idle: ['Not started', 'muted'],
+  disabled: ['Off', 'muted'],
 };
 
 /** A URL without user info, and with credential-looking query values masked. */
@@ -120,11 +134,6 @@ function filterText(filter: ServerConfig['toolFilter']): string | undefined {
 /** A name as a shell word, so a copied command works whatever the name. */
 function shellWord(name: string): string {
   return /^[\w-]+$/.test(name) ? name : `'${name.replaceAll("'", `'\\''`)}'`;
-}
-
-function diagnosticText(item: ProbeAnswer['diagnostics'][number]): string {
-  if (typeof item === 'string') return item;
-  return [item.level, item.server, item.message].filter(Boolean).join(': ');
 }
 
 export const mcpView: View = {
@@ -237,7 +246,7 @@ export const mcpView: View = {
           { class: 'job-head' },
           h('h2', null, name),
           badge(on ? 'Enabled' : 'Disabled', on ? 'ok' : 'muted'),
-          runtime ? badge(runtime.state, STATE_TONE[runtime.state] ?? 'muted') : null,
+          runtime && runtime.state !== 'disabled' ? badge(...(STATE[runtime.state] ?? [runtime.state, 'muted'])) : null,
         ),
         h(
           'dl',
@@ -251,17 +260,19 @@ export const mcpView: View = {
           row('Timeouts', timeouts),
           row('Approval', server.codex?.defaultToolsApprovalMode),
           row('Parallel calls', server.supportsParallelToolCalls ? 'yes' : null),
-          runtime
+          runtime && runtime.state !== 'idle' && runtime.state !== 'disabled'
             ? row(
                 'Running',
                 [
-                  runtime.tools !== undefined ? `${runtime.tools} tool${runtime.tools === 1 ? '' : 's'}` : '',
+                  `${runtime.toolCount} tool${runtime.toolCount === 1 ? '' : 's'}`,
                   runtime.restarts ? `restarted ${runtime.restarts}×` : '',
+                  runtime.sandboxInstances ? `${runtime.sandboxInstances} in sandboxes` : '',
                 ]
                   .filter(Boolean)
-                  .join(', ') || runtime.state,
+                  .join(', '),
               )
             : null,
+          status?.error ? row('Problem', h('span', { class: 'warn-text' }, status.error)) : null,
           runtime?.lastError ? row('Last error', h('span', { class: 'warn-text' }, runtime.lastError)) : null,
         ),
         admin
@@ -328,19 +339,20 @@ export const mcpView: View = {
             .filter(([, changes]) => changes)
             .map(([what]) => `${what} change notices`),
         ].filter(Boolean);
+        const diagnostics = answer.diagnostics.filter((item) => item.serverName === name);
         replace(
           box,
-          server && !server.error
+          server
             ? h(
                 'div',
                 { class: 'notice info', role: 'status' },
                 h(
                   'p',
                   null,
-                  `Connected: ${server.tools ?? tools.length} tool${(server.tools ?? tools.length) === 1 ? '' : 's'}` +
+                  `Connected: ${server.tools} tool${server.tools === 1 ? '' : 's'}` +
+                    (server.filteredTools ? ` (${server.filteredTools} more hidden by its tool filter)` : '') +
                     (capabilities.length ? `; offers ${capabilities.join(', ')}` : '') +
-                    (server.codexApprovalMode ? `; approval mode ${server.codexApprovalMode}` : '') +
-                    '.',
+                    `; approval mode ${server.codexApprovalMode}.`,
                 ),
                 server.approvalHint ? h('p', { class: 'small' }, server.approvalHint) : null,
                 tools.length
@@ -351,12 +363,14 @@ export const mcpView: View = {
                     )
                   : null,
               )
-            : h('div', { class: 'notice error', role: 'alert' }, server?.error ?? `${name} did not connect.`),
-          answer.diagnostics.length
+            : h('div', { class: 'notice error', role: 'alert' }, answer.issue ?? `${name} did not connect.`),
+          diagnostics.length || server?.warnings?.length
             ? h(
                 'ul',
                 { class: 'reasons', 'aria-label': `Diagnostics for ${name}` },
-                answer.diagnostics.map((item) => h('li', null, diagnosticText(item))),
+                [...diagnostics.map((item) => item.message), ...(server?.warnings ?? [])].map((text) =>
+                  h('li', null, text),
+                ),
               )
             : null,
         );
@@ -371,8 +385,8 @@ export const mcpView: View = {
     async function reloadRuntimes(): Promise<void> {
       reload.disabled = true;
       try {
-        const result = await gw.call<{ message?: string }>('mcp.reload', {});
-        app.toast(result.message ?? 'MCP servers retired; they start again on next use.');
+        const { retired } = await gw.call<{ retired: number }>('mcp.reload', {});
+        app.toast(`${retired} running MCP server${retired === 1 ? '' : 's'} stopped; each starts again on next use.`);
       } catch (error) {
         app.toast(`Could not restart MCP servers: ${errorMessage(error)}`, 'error');
       } finally {

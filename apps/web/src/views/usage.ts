@@ -102,15 +102,18 @@ function period(days: number): Record<string, string> {
   };
 }
 
-/** A cost with its exact value kept for screen readers' title and for tests; unpriced calls said so. */
-function cost(totals: Totals): HTMLElement {
+/**
+ * A cost, its exact value kept in the title and `data-cost`; calls without a price are said so
+ * (beside it in a table; the totals say it in their note instead).
+ */
+function cost(totals: Totals, noteUnpriced = true): HTMLElement {
   const unpriced = totals.missingCostEntries;
   const text = totals.totalCost === 0 && unpriced > 0 ? 'Not priced' : formatCost(totals.totalCost);
   return h(
     'span',
     { class: 'usage-cost', 'data-cost': String(totals.totalCost), title: `$${totals.totalCost}` },
     text,
-    unpriced > 0 && totals.totalCost > 0
+    noteUnpriced && unpriced > 0 && totals.totalCost > 0
       ? h('span', { class: 'muted small' }, ` + ${count(unpriced)} unpriced call${unpriced === 1 ? '' : 's'}`)
       : null,
   );
@@ -223,7 +226,7 @@ export const usageView: View = {
         h(
           'div',
           { class: 'stats' },
-          stat('Cost', 'cost', cost(totals), costSplit(totals)),
+          stat('Cost', 'cost', cost(totals, false), costSplit(totals)),
           stat('Tokens', 'totalTokens', count(totals.totalTokens)),
           stat('Input', 'input', count(totals.input)),
           stat('Output', 'output', count(totals.output)),
