@@ -34,7 +34,13 @@ const EVERYTHING = join(
 );
 const PLUGINS = [...AGENT_STACK, 'openai', 'channel-webchat', 'mcp'].map((id) => join(REPO, 'plugins', id));
 /** Values that must never reach the page. */
-const SECRETS = ['env-secret-value-123', 'pw-in-url-secret', 'header-secret-value', 'team-secret-value', 'arg-secret-456'];
+const SECRETS = [
+  'env-secret-value-123',
+  'pw-in-url-secret',
+  'header-secret-value',
+  'team-secret-value',
+  'arg-secret-456',
+];
 
 interface StatusAnswer {
   servers: Array<{ name: string; runtime: { state: string; toolCount: number } }>;
@@ -141,6 +147,10 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP page in Chromium', () => {
     await everything.getByRole('button', { name: 'Disable everything' }).click();
     await everything.getByRole('button', { name: 'Enable everything' }).waitFor();
     expect(readConfig().mcp.servers.everything.enabled).toBe(false);
+    // Applied in place: the running gateway's MCP runtime sees the server off at once.
+    await page.getByText('everything is disabled. Applied to the running gateway without a restart.').waitFor();
+    const status = await operator.request<StatusAnswer>('mcp.status', {});
+    expect(status.servers.find((server) => server.name === 'everything')!.runtime.state).toBe('disabled');
     // The rest of the definition, secrets included, is kept as written.
     expect(readConfig().mcp.servers.everything.env).toEqual({ EVERYTHING_API_TOKEN: 'env-secret-value-123' });
     expect(readConfig().mcp.servers.remote.headers.Authorization).toBe('Bearer header-secret-value');
