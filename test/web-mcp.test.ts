@@ -202,6 +202,17 @@ describe.skipIf(!existsSync(CHROMIUM))('MCP page in Chromium', () => {
     await everything.getByText('Not started', { exact: true }).waitFor();
     const after = await operator.request<StatusAnswer>('mcp.status', {});
     expect(after.servers.find((server) => server.name === 'everything')!.runtime.state).toBe('idle');
+
+    // A phone-sized screen: the cards stack, long launch lines wrap, nothing scrolls sideways.
+    await page.setViewportSize({ width: 390, height: 800 });
+    await view().getByRole('button', { name: 'Probe everything' }).click();
+    await everything.getByRole('list', { name: 'Tools of everything' }).waitFor({ timeout: 60_000 });
+    const overflow = await page.evaluate(() => {
+      const main = document.querySelector('main')!;
+      return Math.max(document.documentElement.scrollWidth - window.innerWidth, main.scrollWidth - main.clientWidth);
+    });
+    expect(overflow).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: join(SHOTS, 'mcp-narrow.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
   });
 });
