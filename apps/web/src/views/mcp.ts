@@ -6,34 +6,18 @@
  * against the hash just read, as the Config page writes), probes it (`mcp.probe`: connect now
  * and list its tools) and retires the gateway's running servers (`mcp.reload`).
  *
- * Header and environment values never show, only their names; credential-looking arguments
- * and a URL's user info are masked here too, as `claw mcp status` masks them.
+ * Header and environment values never show, only their names; a launch line masks secrets
+ * (mcp-launch.ts) when the plugin's own, already masked, is not there.
  */
 import { onReconnect, type View } from '../app.js';
 import { badge, errorBox, errorMessage, h, loadingBox, pageHeader, replace, type Child } from '../dom.js';
-
-interface ServerConfig {
-  enabled?: boolean;
-  command?: string;
-  args?: string[];
-  env?: Record<string, unknown>;
-  cwd?: string;
-  workingDirectory?: string;
-  url?: string;
-  transport?: string;
-  type?: string;
-  headers?: Record<string, unknown>;
-  connectionTimeoutMs?: number;
-  requestTimeoutMs?: number;
-  toolFilter?: { include?: string[]; exclude?: string[] };
-  supportsParallelToolCalls?: boolean;
-  codex?: { defaultToolsApprovalMode?: string };
-}
+import { launchOf, transportOf, type ServerConfig } from './mcp-launch.js';
 
 /** A server as `mcp.status` tells it: OpenClaw's `mcp status --json` row plus the gateway's runtime. */
 interface StatusServer {
   name: string;
   ok: boolean;
+  transport?: string;
   launch?: string;
   /** Why the definition cannot start (it does not resolve). */
   error?: string;
@@ -67,11 +51,6 @@ interface ProbeAnswer {
   diagnostics: Array<{ serverName: string; message: string }>;
 }
 
-const REDACTED = '__REDACTED__';
-const MASK = '***';
-/** Flags whose value is a credential: `--token x`, `--api-key=x`, `-p`-less forms alike. */
-const SECRET_FLAG = /^--?[\w-]*(token|api[-_]?key|password|passwd|secret|credentials?|cookie|authorization|auth)$/i;
-
 type Runtime = NonNullable<StatusServer['runtime']>;
 const STATE: Record<Runtime['state'], [label: string, tone: 'ok' | 'bad' | 'muted' | 'info']> = {
   connected: ['Running', 'ok'],
@@ -81,47 +60,6 @@ const STATE: Record<Runtime['state'], [label: string, tone: 'ok' | 'bad' | 'mute
   idle: ['Not started', 'muted'],
   disabled: ['Off', 'muted'],
 };
-
-/** A URL without user info, and with credential-looking query values masked. */
-function safeUrl(raw: string): string {
-  if (raw === REDACTED) return MASK;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return raw.replace(/\/\/[^/@]*@/, `//${MASK}@`);
-  }
-  if (url.username || url.password) {
-    url.username = MASK;
-    url.password = '';
-  }
-  for (const key of [...url.searchParams.keys()]) {
-    if (SECRET_FLAG.test(`--${key}`) || /key$/i.test(key)) url.searchParams.set(key, MASK);
-  }
-  return url.toString();
-}
-
-function safeArgs(args: string[]): string[] {
-  return args.map((arg, index) => {
-    if (arg === REDACTED) return MASK;
-    const equals = arg.indexOf('=');
-    if (arg.startsWith('-') && equals > 0 && SECRET_FLAG.test(arg.slice(0, equals)))
-      return `${arg.slice(0, equals)}=${MASK}`;
-    if (index > 0 && SECRET_FLAG.test(args[index - 1]!) && !args[index - 1]!.includes('=')) return MASK;
-    return /^[a-z][a-z0-9+.-]*:\/\//i.test(arg) ? safeUrl(arg) : arg;
-  });
-}
-
-/** How OpenClaw names a server's transport: a url is SSE unless it says otherwise. */
-function transportOf(server: ServerConfig): string {
-  if (server.url) return server.transport ?? (server.type === 'http' ? 'streamable-http' : 'sse');
-  return 'stdio';
-}
-
-function launchOf(server: ServerConfig): string {
-  if (server.url) return `${transportOf(server)} ${safeUrl(server.url)}`;
-  return [server.command ?? '(no command)', ...safeArgs(server.args ?? [])].join(' ');
-}
 
 function filterText(filter: ServerConfig['toolFilter']): string | undefined {
   const parts = [
@@ -251,7 +189,7 @@ export const mcpView: View = {
         h(
           'dl',
           null,
-          row('Transport', transportOf(server)),
+          row('Transport', status?.transport ?? transportOf(server)),
           row('Launch', h('code', { class: 'mcp-launch' }, status?.launch ?? launchOf(server))),
           row('Directory', cwd ? h('code', null, cwd) : null),
           row('Headers', server.headers ? Object.keys(server.headers).join(', ') : null),
