@@ -42,6 +42,8 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
   [['skills'], 'hot'],
   // The hooks plugin reads the section on every request and event.
   [['hooks'], 'hot'],
+  // The mcp plugin reads mcp.servers on every use and retires a server whose definition changed.
+  [['mcp'], 'hot'],
 ];
 
 export function reloadKind(path: readonly PathSegment[]): ReloadKind {

@@ -4,7 +4,7 @@
  * Start-up: take a token from the URL fragment if there is one, load this browser's device
  * key, connect to the gateway that served the page, and show the view the fragment names
  * (`#/chat`, `#/overview`, `#/sessions`, `#/usage`, `#/agents`, `#/skills`, `#/cron`, `#/approvals`,
- * `#/channels`, `#/plugins`, `#/config`, `#/logs`, `#/canvas`).
+ * `#/channels`, `#/plugins`, `#/mcp`, `#/config`, `#/logs`, `#/canvas`).
  * The shell around the views shows the connection: a banner while it is down, a sign-in
  * form when the gateway wants a secret, a waiting screen while this device awaits approval,
  * exec approval prompts above every view (those of the conversation open in Chat show
@@ -33,6 +33,7 @@ import { chatView } from './views/chat.js';
 import { configView } from './views/config.js';
 import { renderLogin } from './views/login.js';
 import { logsView } from './views/logs.js';
+import { mcpView } from './views/mcp.js';
 import { overviewView } from './views/overview.js';
 import { pluginsView } from './views/plugins.js';
 import { sessionsView } from './views/sessions.js';
@@ -56,6 +57,7 @@ const ROUTES: Record<string, View> = {
   channels: channelsView,
   nodes: nodesView,
   plugins: pluginsView,
+  mcp: mcpView,
   config: configView,
   logs: logsView,
   canvas: canvasView,
@@ -73,6 +75,7 @@ const NAV: Array<[route: string, label: string]> = [
   ['channels', 'Channels'],
   ['nodes', 'Nodes'],
   ['plugins', 'Plugins'],
+  ['mcp', 'MCP'],
   ['config', 'Config'],
   ['logs', 'Logs'],
   ['canvas', 'Canvas'],
