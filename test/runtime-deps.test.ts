@@ -11,6 +11,7 @@ import {
   ensurePluginRuntimeDeps,
   importRuntimeDep,
   locateRuntimeDep,
+  packageName,
   RuntimeDepInstallError,
   RuntimeDepMissingError,
   runtimeDepsDir,
@@ -109,6 +110,21 @@ beforeAll(async () => {
 afterAll(() => registry?.close());
 
 describe('on-demand runtime dependencies', () => {
+  it('a subpath export is imported from its package (whose main entry may not be importable)', async () => {
+    expect(packageName('@modelcontextprotocol/sdk/client/index.js')).toBe('@modelcontextprotocol/sdk');
+    expect(packageName('dockerode')).toBe('dockerode');
+    const name = '@modelcontextprotocol/sdk/client/index.js';
+    expect(locateRuntimeDep(name)).toMatchObject({ source: 'resolved' });
+    const mod = await importRuntimeDep<{ Client: unknown }>({ name, version: '^1.32.2' }, { install: false });
+    expect(typeof mod.Client).toBe('function');
+    // Absent everywhere, it is the package that is missing, named as such.
+    const stateDir = join(tempDir('claw-rtd-sub-'), 'state');
+    const resolveFrom = join(stateDir, 'nowhere.js');
+    await expect(
+      importRuntimeDep({ name: 'fake-absent/sub.js', version: '1.0.0' }, { stateDir, resolveFrom, install: false }),
+    ).rejects.toThrow(/fake-absent is not installed/);
+  });
+
   it('installs into <stateDir>/runtime-deps with only this machine’s binary package, then imports it', async () => {
     const root = tempDir('claw-rtd-');
     const stateDir = join(root, 'state');

@@ -26,6 +26,7 @@ import {
   serverServesAgent,
   toolFilter,
   type McpServerConfig,
+  type ResolvedServer,
 } from '../config.js';
 import { connectServer, type McpConnection } from '../connect.js';
 import { toToolResult, type McpCallResult } from './results.js';
@@ -111,10 +112,24 @@ export class McpRuntime {
     return configured;
   }
 
+  /**
+   * The server resolved, its header values known to the redactor: whatever the header is
+   * called, a server or a proxy echoing it back must not put it in front of the model or a log.
+   */
+  private resolve(name: string, config: McpServerConfig): ResolvedServer {
+    const resolved = resolveServer(name, config);
+    if (resolved.transport !== 'stdio')
+      for (const value of Object.values(resolved.headers)) {
+        this.api.kernel.redact.add(value);
+        this.api.kernel.redact.add(/^\S+\s+(\S{8,})$/.exec(value)?.[1]);
+      }
+    return resolved;
+  }
+
   private runtime(name: string, config: McpServerConfig): ServerRuntime {
     let runtime = this.servers.get(name);
     if (!runtime) {
-      runtime = new ServerRuntime(name, config, resolveServer(name, config), fingerprint(config), {
+      runtime = new ServerRuntime(name, config, this.resolve(name, config), fingerprint(config), {
         connectOptions: {
           kernel: this.api.kernel,
           workspaceDir: this.api.kernel.paths.workspaceDir,
@@ -360,7 +375,7 @@ export class McpRuntime {
         const started = performance.now();
         let connection: McpConnection | undefined;
         try {
-          connection = await connectServer(resolveServer(server, config), {
+          connection = await connectServer(this.resolve(server, config), {
             kernel: this.api.kernel,
             workspaceDir: this.api.kernel.paths.workspaceDir,
             warn: (message) => this.api.logger.warn(message),
