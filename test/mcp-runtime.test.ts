@@ -157,6 +157,34 @@ describe('MCP tools obey the owner policy', () => {
   });
 });
 
+describe('config changes on a running gateway', () => {
+  it('disabling a server retires it at once: its process ends and the next turn no longer has its tools', async () => {
+    const { env } = stateWith(baseConfig({ servers: { crashy } }));
+    const gateway = await startCliGateway(env);
+    fake.reset();
+    fake.script({ text: 'Pid.', toolCalls: [{ name: 'crashy__pid', arguments: {} }] }, { text: 'Done.' });
+    expect((await claw(['agent', '-m', 'pid'], env)).code).toBe(0);
+    const pid = Number(/pid (\d+)/.exec(toolResultSent(1))![1]);
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    const set = await claw(['config', 'set', 'mcp.servers.crashy.enabled', 'false'], env);
+    expect(set.code, set.stderr).toBe(0);
+    await expect.poll(alive, { timeout: 20_000 }).toBe(false);
+    expect(gateway.stdout() + gateway.stderr()).not.toMatch(/restarting/i);
+    fake.reset();
+    fake.script({ text: 'Nothing to call.' });
+    expect((await claw(['agent', '-m', 'again'], env)).code).toBe(0);
+    expect(JSON.stringify((fake.requests[0]!.body as { tools?: unknown[] }).tools ?? [])).not.toContain('crashy__');
+  });
+});
+
 describe('an HTTP MCP server with a header token', () => {
   let http: Server;
   let url: string;

@@ -22,6 +22,12 @@ export default definePlugin({
       description: 'MCP servers: list, show, status, doctor, probe, add, set, configure, tools, unset, reload, serve',
       run: async (argv, ctx) => (await import('./cli.js')).mcpCommand(argv, ctx, api),
     });
+    // A running gateway applies a config change (config.changed): servers whose entry changed or went retire now.
+    api.kernel.protocol.onEmit((event) => {
+      // After the emitter's turn: config.patch announces the write before the running config takes it.
+      if (event.event === 'config.changed') setImmediate(() => runtime.retireChanged());
+      return 0;
+    });
     // Before the turn lists its tools: the servers this agent may use are connected and their tools registered.
     api.on('before_agent_start', async (event, ctx) => {
       const { provider, model } = event as { provider?: string; model?: string };

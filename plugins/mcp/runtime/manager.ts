@@ -126,6 +126,11 @@ export class McpRuntime {
     return resolved;
   }
 
+  /** Retires the running servers whose config entry changed, went or was disabled. */
+  retireChanged(): void {
+    this.sync();
+  }
+
   private runtime(name: string, config: McpServerConfig): ServerRuntime {
     let runtime = this.servers.get(name);
     if (!runtime) {
