@@ -67,6 +67,26 @@ describe('MCP tools through claw agent', () => {
   });
 });
 
+describe('MCP tools through tools.invoke', () => {
+  it('a call before any turn starts the server from before_tool_call; an unknown server is not_found', async () => {
+    const { env } = stateWith(baseConfig({ servers: { everything } }));
+    const gateway = await startCliGateway(env);
+    const operator = await client(`ws://127.0.0.1:${gateway.port}`, { scopes: ['operator.admin'] });
+    try {
+      const answer = await operator.request<{ ok: boolean; source?: string; output?: unknown }>('tools.invoke', {
+        name: 'everything__echo',
+        args: { message: 'invoked directly' },
+      });
+      expect(answer, JSON.stringify(answer)).toMatchObject({ ok: true, source: 'core' });
+      expect(JSON.stringify(answer.output)).toContain('Echo: invoked directly');
+      const unknown = await operator.request('tools.invoke', { name: 'nowhere__echo', args: {} });
+      expect(unknown).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    } finally {
+      await operator.close();
+    }
+  });
+});
+
 describe('MCP tools obey the owner policy', () => {
   it('tools.deny of the whole server keeps it from starting and refuses the call', async () => {
     const { env } = stateWith(baseConfig({ servers: { everything } }, { tools: { deny: ['everything__*'] } }));

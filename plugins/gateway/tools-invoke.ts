@@ -74,8 +74,7 @@ export function registerToolsInvoke(api: PluginApi): void {
           code: 'forbidden',
           message: `tool "${toolName}" is the owner's: invoking it directly needs operator.admin`,
         });
-      const info = kernel.capabilities.list('tool').find((tool) => tool.name === toolName);
-      if (!info) return fail({ code: 'not_found', message: `no tool named "${toolName}"` });
+      const listed = () => kernel.capabilities.list('tool').find((tool) => tool.name === toolName);
 
       const config = kernel.config() as KernelConfig;
       const fromKey =
@@ -100,6 +99,10 @@ export function registerToolsInvoke(api: PluginApi): void {
         toolCallId: `rpc-${params.idempotencyKey ?? randomUUID()}`,
         context: { agentId, sessionKey, workspaceDir, ...(ctx.signal ? { signal: ctx.signal } : {}) },
       });
+      // Asked even when the tool is not listed yet: a plugin may add it on first use (an MCP
+      // server's `<server>__<tool>` starts from the call's before_tool_call hook).
+      const info = listed();
+      if (!info) return fail({ code: 'not_found', message: `no tool named "${toolName}"` });
       const source = shippedPluginIds(api).has(info.pluginId) ? 'core' : 'plugin';
       if (call.blocked) return fail({ code: 'forbidden', message: text(call.result) || 'the call was blocked' });
       if (call.result.isError)

@@ -28,6 +28,14 @@ export default definePlugin({
       if (event.event === 'config.changed') setImmediate(() => runtime.retireChanged());
       return 0;
     });
+    // A call that comes before any turn started its server (tools.invoke): start it now, so the
+    // kernel finds the tool when this hook returns.
+    api.on('before_tool_call', async (event, ctx) => {
+      const { toolName } = event as { toolName?: string };
+      if (typeof toolName === 'string' && runtime.notStarted(toolName))
+        await runtime.ensure({ agentId: ctx.agentId, sessionKey: ctx.sessionKey });
+      return undefined;
+    });
     // Before the turn lists its tools: the servers this agent may use are connected and their tools registered.
     api.on('before_agent_start', async (event, ctx) => {
       const { provider, model } = event as { provider?: string; model?: string };

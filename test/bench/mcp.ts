@@ -7,7 +7,6 @@
  */
 import { fileURLToPath } from 'node:url';
 import { bundledPluginDir, createTestKernel, type TestKernel } from '../../sdk/testing.js';
-import type { McpRuntime } from '../../plugins/mcp/runtime/manager.js';
 import { connectServer } from '../../plugins/mcp/connect.js';
 import { resolveServer } from '../../plugins/mcp/config.js';
 
@@ -79,12 +78,15 @@ export async function mcpCallBench(line: Line, quick: boolean): Promise<void> {
 export async function mcpColdBench(line: Line, quick: boolean): Promise<void> {
   const kernel = await mcpKernel();
   try {
-    const runtime = (await kernel.capabilities.get('service', 'mcp')).api as McpRuntime;
     const starts: number[] = [];
     for (let i = 0; i < (quick ? 4 : 11); i++) {
-      const [report] = await runtime.probe('everything');
-      if (!report?.ok) throw new Error(`server-everything did not start: ${report?.error}`);
-      starts.push(report.durationMs);
+      const started = performance.now();
+      const connection = await connectServer(resolveServer('everything', SERVER), {
+        kernel: kernel.plugins.kernelServices,
+      });
+      if (connection.tools.length === 0) throw new Error('server-everything listed no tools');
+      starts.push(Math.round(performance.now() - started));
+      await connection.close();
     }
     line('stdio MCP server cold start to its tool list, first (loads the MCP SDK)', `${starts[0]} ms`, '(info)', true);
     line(`  p50 of ${starts.length - 1} fresh starts after`, `${percentile(starts.slice(1), 0.5)} ms`, '(info)', true);

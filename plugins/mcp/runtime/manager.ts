@@ -28,7 +28,7 @@ import {
   type McpServerConfig,
   type ResolvedServer,
 } from '../config.js';
-import { connectServer, type McpConnection } from '../connect.js';
+import { connectServer } from '../connect.js';
 import { toToolResult, type McpCallResult } from './results.js';
 import { ServerRuntime, type Live } from './server.js';
 import { utilityTools } from './utility-tools.js';
@@ -45,19 +45,6 @@ export interface ServerStatus {
   connectedAt?: number;
   /** Instances running inside sessions' sandboxes. */
   sandboxInstances: number;
-}
-
-export interface ProbeReport {
-  name: string;
-  ok: boolean;
-  transport?: string;
-  error?: string;
-  serverInfo?: { name: string; version: string };
-  capabilities?: Record<string, unknown>;
-  instructions?: string;
-  tools: Tool[];
-  diagnostics: string[];
-  durationMs: number;
 }
 
 export interface CallSubject {
@@ -165,6 +152,12 @@ export class McpRuntime {
       .toLowerCase()
       .includes(`"${prefix}`);
     return mentions;
+  }
+
+  /** Whether `toolName` is `<server>__<tool>` of an enabled server whose tools are not registered yet. */
+  notStarted(toolName: string): boolean {
+    const server = toolName.slice(0, Math.max(0, toolName.indexOf('__')));
+    return server !== '' && !this.registered.has(server) && this.sync().has(server);
   }
 
   /** Connect every enabled server this agent may use and register its tools; failures are logged, not thrown. */
@@ -367,49 +360,6 @@ export class McpRuntime {
         sandboxInstances,
       };
     });
-  }
-
-  /** Connects afresh to `name` (or every enabled server), reports what each offers, and disconnects. */
-  async probe(name?: string): Promise<ProbeReport[]> {
-    const servers = Object.entries(mcpSection(this.api.kernel.config()).servers ?? {}).filter(([server, config]) =>
-      name === undefined ? config.enabled !== false : server === name,
-    );
-    if (name !== undefined && servers.length === 0) throw new Error(`no MCP server "${name}" is configured`);
-    return Promise.all(
-      servers.map(async ([server, config]) => {
-        const started = performance.now();
-        let connection: McpConnection | undefined;
-        try {
-          connection = await connectServer(this.resolve(server, config), {
-            kernel: this.api.kernel,
-            workspaceDir: this.api.kernel.paths.workspaceDir,
-            warn: (message) => this.api.logger.warn(message),
-          });
-          return {
-            name: server,
-            ok: true,
-            transport: connection.server.transport,
-            ...(connection.serverInfo ? { serverInfo: connection.serverInfo } : {}),
-            ...(connection.capabilities ? { capabilities: connection.capabilities } : {}),
-            ...(connection.instructions ? { instructions: connection.instructions } : {}),
-            tools: connection.tools,
-            diagnostics: connection.diagnostics,
-            durationMs: Math.round(performance.now() - started),
-          };
-        } catch (error) {
-          return {
-            name: server,
-            ok: false,
-            error: this.api.kernel.redact.text((error as Error).message),
-            tools: [],
-            diagnostics: [],
-            durationMs: Math.round(performance.now() - started),
-          };
-        } finally {
-          await connection?.close();
-        }
-      }),
-    );
   }
 
   /** Retires every runtime (they start again on next use, from the config as it is then); returns how many ran. */
