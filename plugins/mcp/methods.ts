@@ -9,19 +9,10 @@ import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
 import { probeIssue, probeServers, type ProbeResult } from './probe.js';
 import { McpCliError, readRegistry } from './registry-config.js';
 import { statusEntries, type StatusEntry } from './registry-cli.js';
+import type { ServerStatus } from './runtime/manager.js';
 
-/** What the runtime reports of one server (runtime/manager.ts). */
-export interface LiveServer {
-  name: string;
-  state: 'idle' | 'starting' | 'connected' | 'crashed' | 'disabled';
-  /** Agent-visible tool names registered now. */
-  tools: string[];
-  restarts: number;
-  lastError?: string;
-  pid?: number;
-  connectedAt?: number;
-  sandboxInstances: number;
-}
+/** What the runtime reports of one server. */
+export type LiveServer = Omit<ServerStatus, 'transport' | 'enabled'>;
 
 /** The part of the gateway's MCP runtime these methods use. */
 export interface LiveRuntime {
