@@ -18,7 +18,7 @@ import { claw, REPO, tempDir, waitFor } from './helpers.js';
 const PRICE = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
 
 let h: AgentHarness;
-const ledger = () => join(h.gw.stateDir, 'agents', 'main', 'sessions', 'usage.jsonl');
+const ledger = () => join(h.gw.stateDir, 'agents', 'main', 'usage', 'ledger.jsonl');
 const clawUsage = (...args: string[]) => claw(['usage', '--json', ...args], { OPENCLAW_STATE_DIR: h.gw.stateDir });
 
 beforeAll(async () => {
@@ -267,7 +267,7 @@ describe('the ledger after a crash', () => {
   });
 
   it('a writer killed mid-stream (SIGKILL) leaves only whole entries, and appends after it stay whole', async () => {
-    const file = join(tempDir(), 'agents', 'k', 'sessions', 'usage.jsonl');
+    const file = join(tempDir(), 'agents', 'k', 'usage', 'ledger.jsonl');
     const module = pathToFileURL(join(REPO, 'dist', 'plugins', 'agent', 'usage-ledger.js')).href;
     const entry = { ...sampleEntry(), sessionKey: `agent:k:${'x'.repeat(3000)}` };
     const child = spawn(
@@ -296,7 +296,7 @@ describe('the ledger after a crash', () => {
   });
 
   it('appendEntries writes whole lines to an owner-only file', () => {
-    const file = join(tempDir(), 'agents', 'a', 'sessions', 'usage.jsonl');
+    const file = join(tempDir(), 'agents', 'a', 'usage', 'ledger.jsonl');
     const entry = sampleEntry();
     appendEntries(file, [entry, { ...entry, runId: 'r2' }]);
     expect(statSync(file).mode & 0o777).toBe(0o600);

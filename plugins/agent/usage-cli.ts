@@ -9,7 +9,7 @@ import { addCost, emptyCost, readAllLedgers, type LedgerEntry, type UsageCost } 
 import { formatTokens, formatUsd } from './usage-footer.js';
 
 export const USAGE_HELP = `Usage: claw usage [--since <YYYY-MM-DD|7d|30d|all>] [--by model|agent|day|session|channel] [--agent <id>] [--json]
-Tokens and cost of past runs from the usage ledger (<stateDir>/agents/<id>/sessions/usage.jsonl).
+Tokens and cost of past runs from the usage ledger (<stateDir>/agents/<id>/usage/ledger.jsonl).
   --since   first day counted: a date, the last N days (today included) or all (default 30d)
   --by      how rows are grouped (default day)
   --agent   only this agent's runs

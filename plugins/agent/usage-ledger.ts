@@ -1,7 +1,7 @@
 /**
  * The usage ledger: what each run's model calls used and cost, one JSON line per run and
- * model, appended to `<stateDir>/agents/<agentId>/sessions/usage.jsonl` beside the
- * transcripts when the run ends. The cost is the one each call carried when it was made
+ * model, appended to `<stateDir>/agents/<agentId>/usage/ledger.jsonl` when the run ends
+ * (not in sessions/, whose `*.jsonl` files are all transcripts to whoever lists them). The cost is the one each call carried when it was made
  * (the models service prices every call), so a later price change never reprices history;
  * a call of an unpriced model counts in `missingCostEntries`.
  *
@@ -24,7 +24,7 @@ import {
 import { join } from 'node:path';
 import { ensurePrivateDir, PRIVATE_FILE_MODE, type ChatMessage } from '../../sdk/index.js';
 
-export const LEDGER_FILE = 'usage.jsonl';
+export const LEDGER_FILE = 'ledger.jsonl';
 
 export interface UsageCost {
   input: number;
@@ -58,7 +58,7 @@ export interface LedgerEntry {
 }
 
 export function ledgerPath(stateDir: string, agentId: string): string {
-  return join(stateDir, 'agents', agentId, 'sessions', LEDGER_FILE);
+  return join(stateDir, 'agents', agentId, 'usage', LEDGER_FILE);
 }
 
 export function roundUsd(value: number): number {
