@@ -89,7 +89,8 @@ async function readPid(path: string): Promise<number> {
 }
 
 /** Start a shell whose child (a sleep) records its pid, so a test can check the child dies too. */
-const SHELL_WITH_CHILD = 'sleep 30 & echo $! > child.pid; echo started; wait';
+// The pid file is written after "started", so a test that waits for it knows the output is in the pipe.
+const SHELL_WITH_CHILD = 'sleep 30 & p=$!; echo started; echo $p > child.pid; wait';
 
 describe('exec', () => {
   it('runs a command in the workspace with extra environment and returns its output', async () => {
