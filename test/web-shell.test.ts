@@ -236,7 +236,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the Control UI shell in Chromium', { tim
         } else {
           await nav.getByRole('link', { name: label, exact: true }).click();
         }
-        await page.waitForFunction((expected) => location.hash.startsWith(`#/${expected}`), route);
+        // The link is marked when the route has rendered, a moment after the hash changes.
+        await page.waitForFunction(
+          (expected) =>
+            location.hash.startsWith(`#/${expected}`) &&
+            document.querySelector(`#main-nav a[data-route="${expected}"]`)?.getAttribute('aria-current') === 'page',
+          route,
+        );
         expect(await page.locator(`#main-nav a[data-route="${route}"]`).getAttribute('aria-current')).toBe('page');
         await settled(page);
         await page.screenshot({ path: join(SHOTS, 'pages', `${route}-${viewport.width}.png`) });
