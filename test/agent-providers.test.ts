@@ -140,7 +140,12 @@ describe('models.providers.<id> with any id', () => {
     const resets = agentEvents(h.events, first.ack.runId).filter(
       (event) => event.stream === 'assistant' && event.data.reset,
     );
-    expect(resets.map((event) => event.data.reason)).toEqual([expect.stringMatching(/^ollama 401: invalid key/)]);
+    // The failed attempt's reset, then the one that names the next model.
+    expect(resets.map((event) => event.data.reason)).toEqual([
+      expect.stringMatching(/^ollama 401: invalid key/),
+      expect.stringMatching(/^ollama 401: invalid key/),
+    ]);
+    expect(resets[1]!.data.failover).toEqual({ from: 'ollama/llama3.2', to: 'vllm/qwen3', cause: '401' });
     // The auth failure benches the ollama key: the next run goes straight to vLLM …
     const second = await runAgent(h.client, { message: 'again', sessionKey: 'agent:main:failover' });
     expect(second.final.result.provider).toBe('vllm');
@@ -174,7 +179,8 @@ describe('models.providers.<id> with any id', () => {
     expect(retry?.data).toMatchObject({
       reset: true,
       reason: expect.stringMatching(/^vllm 429/),
-      retry: { attempt: 2, of: 10, waitMs: expect.any(Number) },
+      // The configured chain follows the chosen model, so one retry is the budget before it.
+      retry: { attempt: 2, of: 2, waitMs: expect.any(Number) },
     });
     expect(retry!.data.retry.waitMs).toBeGreaterThanOrEqual(1000);
   });

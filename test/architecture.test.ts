@@ -85,10 +85,11 @@ describe('a small kernel', () => {
  * code in the agent plugin (issue 31), and by 39 for the config-edit kit (`editConfig` in
  * sdk/config), which replaced two copies in the agent and skills plugins. Raised by 8 for
  * the price contract (issue 33): a model's `cost` per million tokens, the USD cost a call's
- * usage carries, and the session's `/usage` footer mode.
+ * usage carries, and the session's `/usage` footer mode. Raised by 4 for the reset event's
+ * `failover` (issue 34): which model failed and which one is tried next, for the CLI and UI.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7231;
+const SDK_LINE_BUDGET = 7235;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

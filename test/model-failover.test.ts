@@ -39,15 +39,21 @@ interface Rig {
   ): Promise<{
     text: string;
     ref: string;
-    resets: Array<{ reason: string; retry?: { attempt: number; of: number; waitMs: number } }>;
+    resets: Reset[];
   }>;
+}
+
+interface Reset {
+  reason: string;
+  retry?: { attempt: number; of: number; waitMs: number };
+  failover?: { from: string; to: string; cause: string };
 }
 
 async function rig(config: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Rig> {
   await kernel?.dispose();
   kernel = await createTestKernel({
     env,
-    plugins: [join(REPO, 'plugins', 'openai')],
+    plugins: [join(REPO, 'plugins', 'openai'), join(REPO, 'plugins', 'models')],
     config: { models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-one' } } }, ...config },
   });
   const clock = { now: 1_000_000_000 };
@@ -65,7 +71,7 @@ async function rig(config: Record<string, unknown> = {}, env: Record<string, str
     waits,
     clock,
     async ask(chain, options = {}) {
-      const resets: Array<{ reason: string; retry?: { attempt: number; of: number; waitMs: number } }> = [];
+      const resets: Reset[] = [];
       const outcome = await service.models.stream(
         settings,
         chain,
@@ -75,7 +81,11 @@ async function rig(config: Record<string, unknown> = {}, env: Record<string, str
           explicit: options.explicit,
           onEvent: (event) => {
             if (event.type === 'reset')
-              resets.push({ reason: event.reason, ...(event.retry ? { retry: event.retry } : {}) });
+              resets.push({
+                reason: event.reason,
+                ...(event.retry ? { retry: event.retry } : {}),
+                ...(event.failover ? { failover: event.failover } : {}),
+              });
           },
         },
       );
@@ -114,8 +124,9 @@ describe('same-model recovery', () => {
     expect(fake.requests.map((request) => request.apiKey)).toEqual(['sk-one', 'sk-one']);
     // Backoff would be 1 s; the server asked for 3 s, which is the floor.
     expect(r.waits).toEqual([3000]);
+    // With a fallback in the chain, one retry is all a rate limit gets (agents.defaults.retry.provider.fallbackRetries).
     expect(resets).toEqual([
-      { reason: expect.stringMatching(/openai 429: Rate limit reached/), retry: { attempt: 2, of: 10, waitMs: 3000 } },
+      { reason: expect.stringMatching(/openai 429: Rate limit reached/), retry: { attempt: 2, of: 2, waitMs: 3000 } },
     ]);
     expect(r.service.authProfiles('main').usage('openai:config')).not.toHaveProperty('models');
   });
@@ -183,15 +194,19 @@ describe('same-model recovery', () => {
 });
 
 describe('cooldowns per (auth profile, model)', () => {
-  it('500s exhaust the retries, then the same-provider fallback answers on the same key; the cooldown is the model’s, not the key’s', async () => {
+  it('with a fallback, a 500 gets one retry, then the fallback answers on the same key; the cooldown is the model’s, not the key’s', async () => {
     const r = await rig();
     byModel({ 'gpt-4.1': () => SERVER_ERROR });
-    const { text, ref } = await r.ask([PRIMARY, SIBLING]);
+    const { text, ref, resets } = await r.ask([PRIMARY, SIBLING]);
     expect({ text, ref }).toEqual({ text: 'ok from gpt-4.1-mini', ref: SIBLING });
-    // 1 attempt + 8 retries on the primary, then the sibling on the very same key.
-    expect(models()).toEqual([...Array(9).fill('gpt-4.1'), 'gpt-4.1-mini']);
+    expect(models()).toEqual(['gpt-4.1', 'gpt-4.1', 'gpt-4.1-mini']);
     expect(new Set(fake.requests.map((request) => request.apiKey))).toEqual(new Set(['sk-one']));
-    expect(r.waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+    expect(r.waits).toEqual([1000]);
+    expect(resets).toEqual([
+      { reason: expect.stringContaining('500'), retry: { attempt: 2, of: 2, waitMs: 1000 } },
+      { reason: expect.stringContaining('500') },
+      { reason: expect.stringContaining('500'), failover: { from: PRIMARY, to: SIBLING, cause: '500' } },
+    ]);
     const profiles = r.service.authProfiles('main');
     expect(profiles.available('openai:config')).toBe(true);
     expect(profiles.available('openai:config', 'gpt-4.1-mini')).toBe(true);
@@ -208,15 +223,102 @@ describe('cooldowns per (auth profile, model)', () => {
     expect(models()).toEqual(['gpt-4.1-mini']);
   });
 
+  it('with no fallback, 500s get OpenClaw’s full recovery: 8 retries, backoff doubling to 30 s', async () => {
+    const r = await rig();
+    byModel({ 'gpt-4.1': () => SERVER_ERROR });
+    await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer/);
+    expect(models()).toEqual(Array(9).fill('gpt-4.1'));
+    expect(r.waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+  });
+
+  it('agents.defaults.retry.provider sets the budgets: maxRetries alone, fallbackRetries with a fallback', async () => {
+    const r = await rig({ agents: { defaults: { retry: { provider: { maxRetries: 2, fallbackRetries: 0 } } } } });
+    byModel({ 'gpt-4.1': () => SERVER_ERROR });
+    await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer/);
+    expect(models()).toEqual(Array(3).fill('gpt-4.1'));
+    fake.reset();
+    r.clock.now += 2 * MINUTE;
+    byModel({ 'gpt-4.1': () => SERVER_ERROR });
+    expect((await r.ask([PRIMARY, SIBLING])).ref).toBe(SIBLING);
+    expect(models()).toEqual(['gpt-4.1', 'gpt-4.1-mini']);
+  });
+
+  it('a fallback’s retry budget is spent within 5 s: a Retry-After of 8 s goes to the fallback at once', async () => {
+    const r = await rig();
+    byModel({
+      'gpt-4.1': () => ({
+        error: { status: 429, message: 'Rate limit reached', type: 'rate_limit_error', retryAfterSeconds: 8 },
+      }),
+    });
+    expect((await r.ask([PRIMARY, SIBLING])).ref).toBe(SIBLING);
+    expect(models()).toEqual(['gpt-4.1', 'gpt-4.1-mini']);
+    expect(r.waits).toEqual([]);
+  });
+
+  it('a stream cut part-way is not retried when a fallback exists; the fallback answers', async () => {
+    const r = await rig();
+    byModel({ 'gpt-4.1': () => ({ text: 'PARTIAL-', cut: true }) });
+    const { text, resets } = await r.ask([PRIMARY, SIBLING]);
+    expect(text).toBe('ok from gpt-4.1-mini');
+    expect(models()).toEqual(['gpt-4.1', 'gpt-4.1-mini']);
+    expect(resets.at(-1)).toEqual({
+      reason: expect.stringContaining('stream ended before the model finished'),
+      failover: { from: PRIMARY, to: SIBLING, cause: 'timeout' },
+    });
+  });
+
+  it('a model with no key (a local server) cools down in memory: the next turn skips it at once', async () => {
+    const r = await rig({
+      models: {
+        providers: {
+          openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-one' },
+          ollama: { baseUrl: fake.openaiBaseUrl, api: 'openai-completions' },
+        },
+      },
+    });
+    byModel({ llama3: () => SERVER_ERROR });
+    const { ref, resets } = await r.ask(['ollama/llama3', PRIMARY]);
+    expect(ref).toBe(PRIMARY);
+    expect(models()).toEqual(['llama3', 'llama3', 'gpt-4.1']);
+    expect(resets.at(-1)?.failover).toEqual({ from: 'ollama/llama3', to: PRIMARY, cause: '500' });
+    fake.reset();
+    byModel({});
+    expect((await r.ask(['ollama/llama3', PRIMARY])).ref).toBe(PRIMARY);
+    expect(models()).toEqual(['gpt-4.1']);
+    // After the cooldown (1 min) it is tried again, once (a probe), and answers.
+    fake.reset();
+    r.clock.now += MINUTE + 1;
+    byModel({});
+    expect((await r.ask(['ollama/llama3', PRIMARY])).ref).toBe('ollama/llama3');
+    expect(models()).toEqual(['llama3']);
+  });
+
+  it('a hung primary fails at its timeoutSeconds and is not asked again: the fallback answers', async () => {
+    const r = await rig({
+      models: {
+        providers: {
+          openai: { baseUrl: fake.openaiBaseUrl, apiKey: 'sk-one' },
+          slow: { baseUrl: fake.openaiBaseUrl, api: 'openai-completions', timeoutSeconds: 1 },
+        },
+      },
+    });
+    byModel({ hung: () => ({ hang: true }) });
+    const { ref, resets } = await r.ask(['slow/hung', PRIMARY]);
+    expect(ref).toBe(PRIMARY);
+    expect(models()).toEqual(['hung', 'gpt-4.1']);
+    expect(r.waits).toEqual([]);
+    expect(resets.at(-1)?.failover).toEqual({ from: 'slow/hung', to: PRIMARY, cause: 'timeout' });
+  });
+
   it('the 90 s outage window ends retries of a 5xx early', async () => {
     const r = await rig();
     // Each request takes the clock 40 s forward: after the third failure (120 s in) the window is spent.
-    fake.respond((request) => {
+    fake.respond(() => {
       r.clock.now += 40_000;
-      return request.body.model === 'gpt-4.1' ? SERVER_ERROR : { text: 'fallback' };
+      return SERVER_ERROR;
     });
-    expect((await r.ask([PRIMARY, SIBLING])).text).toBe('fallback');
-    expect(models()).toEqual(['gpt-4.1', 'gpt-4.1', 'gpt-4.1', 'gpt-4.1-mini']);
+    await expect(r.ask([PRIMARY])).rejects.toThrow(/no model could answer/);
+    expect(models()).toEqual(['gpt-4.1', 'gpt-4.1', 'gpt-4.1']);
     expect(r.waits).toEqual([1000, 2000]);
   });
 

@@ -93,7 +93,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     fake = await startFakeLlm();
     const stateDir = tempDir('claw-web-ui-state-');
     const config = {
-      agents: { defaults: { model: 'openai/gpt-4.1' } },
+      agents: { defaults: { model: { primary: 'openai/gpt-4.1', fallbacks: ['openai/gpt-4.1-mini'] } } },
       models: { providers: { openai: { baseUrl: fake.openaiBaseUrl, apiKey: API_KEY } } },
       messages: { queue: { debounceMs: 20 } },
       plugins: { entries: { 'channel-webchat': { config: { root: appDir } } } },
@@ -384,6 +384,26 @@ describe.skipIf(!existsSync(CHROMIUM))('web UI in Chromium', () => {
     await composer().fill('still there?');
     await page.keyboard.press('Enter');
     await replyFinished('ok');
+  });
+
+  it('says in the thread when the model failed and the fallback answers', async () => {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    // The primary and its one retry fail; the fallback answers.
+    const failure = { error: { status: 500, message: 'The server had an error while processing your request.' } };
+    fake.script(failure, failure, { text: 'Answered by the fallback.' });
+    await composer().fill('are you there?');
+    await page.keyboard.press('Enter');
+    await page
+      .locator('.model-notice')
+      .getByText('Model openai/gpt-4.1 failed (500), trying openai/gpt-4.1-mini.')
+      .waitFor();
+    await replyFinished('Answered by the fallback.');
+    expect(fake.requests.slice(-3).map((request) => request.body.model)).toEqual([
+      'gpt-4.1',
+      'gpt-4.1',
+      'gpt-4.1-mini',
+    ]);
+    await shot('chat-failover');
   });
 
   it('looks right in dark mode and on a phone', async () => {

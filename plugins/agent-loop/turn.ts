@@ -252,6 +252,7 @@ export class Turn {
                   reset: true,
                   reason: event.reason,
                   ...(event.retry ? { retry: event.retry } : {}),
+                  ...(event.failover ? { failover: event.failover } : {}),
                 });
             },
           });

@@ -183,6 +183,8 @@ class StreamPrinter {
   /** Text of the latest model message: the final answer, when the run ends, is that message. */
   private message = '';
   private messageEnded = false;
+  /** Text of an attempt that failed part-way, still on screen, while the next attempt catches up. */
+  private shownPartial?: string;
 
   constructor(
     private readonly ctx: CliContext,
@@ -218,14 +220,11 @@ class StreamPrinter {
         this.messageEnded = false;
       }
       this.message += data.delta;
-      this.write(data.delta);
+      this.writeDelta(data.delta);
     } else if (payload.stream === 'assistant' && data.messageEnd) {
       this.messageEnded = true;
-    } else if (payload.stream === 'assistant' && data.reset && this.printed) {
-      this.ctx.stdout.write('\n[retrying with another model or key]\n');
-      this.printed = '';
-      this.message = '';
-      this.messageEnded = false;
+    } else if (payload.stream === 'assistant' && data.reset) {
+      this.reset(data);
     } else if (payload.stream === 'tool' && data.phase === 'start') {
       this.ctx.stderr.write(`[tool] ${String(data.name)}\n`);
     } else if (payload.stream === 'tool' && data.phase === 'result' && data.isError) {
@@ -238,6 +237,31 @@ class StreamPrinter {
   private write(text: string): void {
     this.printed += text;
     this.ctx.stdout.write(text);
+  }
+
+  /**
+   * A failed attempt's text stays on screen; the next attempt's is printed only past it (a
+   * retry usually starts the same way), or on a new line once it says something else.
+   */
+  private writeDelta(delta: string): void {
+    const shown = this.shownPartial;
+    if (shown === undefined) return this.write(delta);
+    if (shown.startsWith(this.message)) return;
+    this.shownPartial = undefined;
+    this.write(this.message.startsWith(shown) ? this.message.slice(shown.length) : `\n${this.message}`);
+  }
+
+  /** The model is asked again, or the next one is: say so on stderr, keep the partial text once. */
+  private reset(data: Record<string, unknown>): void {
+    const failover = data.failover as { from: string; to: string; cause: string } | undefined;
+    const retry = data.retry as { attempt: number; of: number } | undefined;
+    if (failover)
+      this.ctx.stderr.write(`[model] model ${failover.from} failed (${failover.cause}), trying ${failover.to}\n`);
+    else if (retry)
+      this.ctx.stderr.write(`[model] ${String(data.reason)}; trying again (${retry.attempt}/${retry.of})\n`);
+    if (this.message && this.shownPartial === undefined) this.shownPartial = this.message;
+    this.message = '';
+    this.messageEnded = false;
   }
 
   finish(result: ReturnType<typeof summaryOf>): void {

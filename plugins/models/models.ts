@@ -41,6 +41,7 @@ import type {
   Usage,
 } from '../../sdk/index.js';
 import {
+  agentValue,
   configuredProviderIds,
   modelChain,
   providerSettings,
@@ -54,11 +55,14 @@ import {
 import { AuthProfiles, PROFILE_FAILURES } from './auth-profiles.js';
 import { candidatesFor, type Candidate } from './candidates.js';
 import { envApiKeys } from './env-keys.js';
+import type { ProviderRetry } from './generated/types.js';
+import { KeylessCooldowns } from './keyless-cooldowns.js';
 import { costOf, listedModel } from './prices.js';
 import {
   abortableSleep,
   DEFAULT_RETRY_POLICY,
   retryDecision,
+  retryPolicyFrom,
   TRANSIENT_FAILURES,
   type RetryPolicy,
 } from './retry-policy.js';
@@ -123,6 +127,7 @@ export class Models implements ModelsContract {
   private readonly random: () => number;
   /** When each (agent, profile, model) was last probed while cooling down. */
   private readonly probedAt = new Map<string, number>();
+  private readonly keyless: KeylessCooldowns;
 
   constructor(
     private readonly kernel: KernelServices,
@@ -133,6 +138,7 @@ export class Models implements ModelsContract {
     this.sleep = options.sleep ?? abortableSleep;
     this.policy = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.random = options.random ?? Math.random;
+    this.keyless = new KeylessCooldowns(this.now);
   }
 
   /** The chain to try: an override first, then the configured primary and fallbacks, else an automatic pick. */
@@ -278,21 +284,32 @@ export class Models implements ModelsContract {
     request: Omit<ModelRequest, 'model' | 'endpoint'>,
     options: ModelStreamOptions,
   ): Promise<ModelOutcome> {
-    const profiles = this.profilesFor(settings.agentId);
+    const agentId = settings.agentId;
+    const profiles = this.profilesFor(agentId);
+    const policy = retryPolicyFrom(
+      this.policy,
+      agentValue<{ provider?: ProviderRetry }>(this.kernel.config(), agentId, 'retry')?.provider,
+    );
     const problems: string[] = [];
     const candidates = await this.candidates(settings, chain, profiles, options.preferProfile, problems);
     const probedProviders = new Set<string>();
     let lastError: ModelError | undefined;
-    const usable = (candidate: Candidate) =>
-      !candidate.profile || profiles.available(candidate.profile.id, candidate.parsed.model);
+    // The candidate that failed last, so the next attempt can say what it replaces.
+    let failed: { ref: string; failure: ModelError } | undefined;
+    const cooldownOf = (candidate: Candidate) =>
+      candidate.profile
+        ? profiles.cooldown(candidate.profile.id, candidate.parsed.model)
+        : this.keyless.cooldown(agentId, candidate.ref);
+    const usable = (candidate: Candidate) => cooldownOf(candidate) === undefined;
     for (let index = 0; index < candidates.length; index++) {
       const candidate = candidates[index]!;
       const { ref, profile, parsed } = candidate;
       const later = candidates.slice(index + 1);
       let probe = false;
-      const cooldown = profile ? profiles.cooldown(profile.id, parsed.model) : undefined;
-      if (profile && cooldown && ref !== options.explicit) {
-        const probeKey = `${settings.agentId}|${profile.id}|${parsed.model}`;
+      const cooldown = ref === options.explicit ? undefined : cooldownOf(candidate);
+      if (cooldown) {
+        const who = profile ? `${ref} (${profile.id})` : ref;
+        const probeKey = `${agentId}|${profile?.id ?? ''}|${parsed.model}`;
         const now = this.now();
         const mayProbe =
           TRANSIENT_FAILURES.has(cooldown.kind ?? 'unknown') &&
@@ -301,26 +318,38 @@ export class Models implements ModelsContract {
           ((ref === chain[0] && cooldown.until - now <= PROBE_MARGIN_MS) || !later.some(usable));
         if (!mayProbe) {
           problems.push(
-            `${ref} (${profile.id}) is cooling down for ${Math.ceil((cooldown.until - now) / 1000)} s after ${cooldown.kind ?? 'a failure'}`,
+            `${who} is cooling down for ${Math.ceil((cooldown.until - now) / 1000)} s after ${cooldown.kind ?? 'a failure'}`,
           );
           continue;
         }
         probe = true;
         probedProviders.add(candidate.route.id);
         this.probedAt.set(probeKey, now);
-      } else if (profile && !cooldown && ref !== options.explicit) {
+      } else if (ref !== options.explicit) {
         // With nothing else to fall back on, a full recovery beats a quick failure.
-        probe = profiles.recovering(profile.id, parsed.model) && later.some(usable);
+        const recovering = profile
+          ? profiles.recovering(profile.id, parsed.model)
+          : this.keyless.recovering(agentId, ref);
+        probe = recovering && later.some(usable);
+      }
+      if (failed) {
+        options.onEvent({
+          type: 'reset',
+          reason: failed.failure.message,
+          failover: { from: failed.ref, to: ref, cause: String(failed.failure.status ?? failed.failure.kind) },
+        });
+        failed = undefined;
       }
       options.onAttempt?.(ref, profile?.id);
       try {
-        const outcome = await this.attemptWithRecovery(candidate, request, options, {
+        const outcome = await this.attemptWithRecovery(candidate, request, options, policy, {
           probe,
           // Another key of this model that is free now: a rate limit rotates to it at once.
           canRotate: later.some((other) => other.ref === ref && other.profile !== undefined && usable(other)),
           hasFallback: later.some(usable),
         });
         if (profile) profiles.markSuccess(profile.id, parsed.model);
+        else this.keyless.markSuccess(agentId, ref);
         return { ...outcome, ref, provider: parsed.provider, model: parsed.model, profileId: profile?.id };
       } catch (error) {
         const failure = asModelError(error);
@@ -328,9 +357,12 @@ export class Models implements ModelsContract {
           throw new ModelError('aborted', 'the run was aborted');
         if (failure.kind === 'context_overflow' || failure.kind === 'invalid_request') throw failure;
         lastError = failure;
+        failed = { ref, failure };
         problems.push(`${ref}${profile ? ` (${profile.id})` : ''}: ${failure.message}`);
-        if (profile && PROFILE_FAILURES.has(failure.kind))
-          profiles.markFailure(profile.id, failure.kind, failure.retryAfterMs, parsed.model);
+        if (PROFILE_FAILURES.has(failure.kind)) {
+          if (profile) profiles.markFailure(profile.id, failure.kind, failure.retryAfterMs, parsed.model);
+          else this.keyless.markFailure(agentId, ref, failure.kind, failure.retryAfterMs);
+        }
         // Only a failure about the key makes another key of the same model worth a try.
         if (!profile || !KEY_ROTATION.has(failure.kind)) {
           while (candidates[index + 1]?.ref === ref) index++;
@@ -371,6 +403,7 @@ export class Models implements ModelsContract {
     candidate: Candidate,
     request: Omit<ModelRequest, 'model' | 'endpoint'>,
     options: { signal: AbortSignal; onEvent: (event: ModelStreamEvent | ModelResetEvent) => void },
+    policy: RetryPolicy,
     mode: { probe: boolean; canRotate: boolean; hasFallback: boolean },
   ): Promise<Omit<ModelOutcome, 'ref' | 'provider' | 'model' | 'profileId'>> {
     const started = this.now();
@@ -384,7 +417,7 @@ export class Models implements ModelsContract {
         const decision =
           mode.probe || (failure.kind === 'rate_limit' && mode.canRotate)
             ? undefined
-            : retryDecision(this.policy, failure, attempt, this.now() - started, {
+            : retryDecision(policy, failure, attempt, this.now() - started, {
                 hasFallback: mode.hasFallback,
                 random: this.random,
               });

@@ -6,8 +6,15 @@
  * 8 retries within a 90 s outage window. A server's Retry-After is a minimum wait, even
  * past the 30 s backoff cap; one longer than 60 s sends the run to its next candidate
  * instead, when there is one.
+ *
+ * With a fallback that could answer, waiting out an outage is the wrong trade: the user is
+ * better served by the next model in seconds. So then a transient failure is retried only
+ * `fallbackRetries` times (default 1) within `fallbackWindowMs` (5 s), and a timeout not at
+ * all (the wait already spent is the cost of one more). With no fallback, OpenClaw's full
+ * recovery applies.
  */
 import { ModelError, type FailureKind } from '../../sdk/index.js';
+import type { ProviderRetry } from './generated/types.js';
 
 export interface RetryPolicy {
   /** Total attempts for a rate limit (the first one included). */
@@ -22,6 +29,10 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
   /** ± fraction of each backoff wait, so concurrent runs do not retry in lockstep. */
   jitter: number;
+  /** Retries of a transient failure when a fallback could answer instead. */
+  fallbackRetries: number;
+  /** … and the span those retries may take. */
+  fallbackWindowMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
@@ -32,7 +43,23 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxDelayMs: 30_000,
   maxRetryAfterMs: 60_000,
   jitter: 0.2,
+  fallbackRetries: 1,
+  fallbackWindowMs: 5000,
 };
+
+/** The policy with `agents.defaults.retry.provider` (or an agent's own) applied. */
+export function retryPolicyFrom(base: RetryPolicy, config: ProviderRetry | undefined): RetryPolicy {
+  if (!config) return base;
+  return {
+    ...base,
+    ...(config.maxRetries !== undefined ? { transientRetries: config.maxRetries } : {}),
+    // 0 lifts the cap: a server's Retry-After is honoured however long.
+    ...(config.maxRetryDelayMs !== undefined
+      ? { maxRetryAfterMs: config.maxRetryDelayMs === 0 ? Infinity : config.maxRetryDelayMs }
+      : {}),
+    ...(config.fallbackRetries !== undefined ? { fallbackRetries: config.fallbackRetries } : {}),
+  };
+}
 
 /** Failures worth asking the same model again for. Auth, billing and bad requests are not. */
 export const TRANSIENT_FAILURES: ReadonlySet<FailureKind> = new Set(['rate_limit', 'overloaded', 'timeout']);
@@ -57,14 +84,17 @@ export function retryDecision(
   options: { hasFallback: boolean; random?: () => number },
 ): RetryDecision {
   const rateLimit = failure.kind === 'rate_limit';
-  const maxAttempts = rateLimit ? policy.rateLimitAttempts : policy.transientRetries + 1;
+  const full = rateLimit ? policy.rateLimitAttempts : policy.transientRetries + 1;
+  const maxAttempts = options.hasFallback ? Math.min(full, policy.fallbackRetries + 1) : full;
   const no = { retry: false, waitMs: 0, maxAttempts };
   if (!TRANSIENT_FAILURES.has(failure.kind) || attempt >= maxAttempts) return no;
+  if (options.hasFallback && failure.kind === 'timeout') return no;
   const hint = failure.retryAfterMs;
   if (hint !== undefined && hint > policy.maxRetryAfterMs && options.hasFallback) return no;
   const backoff = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
   const spread = 1 + policy.jitter * (2 * (options.random ?? Math.random)() - 1);
   const waitMs = Math.max(Math.round(backoff * spread), hint ?? 0);
+  if (options.hasFallback && elapsedMs + waitMs > policy.fallbackWindowMs) return no;
   if (!rateLimit && elapsedMs + waitMs > policy.outageWindowMs) return no;
   return { retry: true, waitMs, maxAttempts };
 }

@@ -27,11 +27,15 @@ export interface ModelCatalogEntry extends ModelInfo {
   ref: string;
 }
 
-/** A reset tells listeners to drop the failed attempt's partial output; `retry` when the same model is asked again. */
+/**
+ * A reset tells listeners to drop the failed attempt's partial output; `retry` when the same
+ * model is asked again, `failover` when the next model of the chain is (cause: HTTP status or failure kind).
+ */
 export type ModelResetEvent = {
   type: 'reset';
   reason: string;
   retry?: { attempt: number; of: number; waitMs: number };
+  failover?: { from: string; to: string; cause: string };
 };
 
 export interface ModelStreamOptions {

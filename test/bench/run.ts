@@ -41,6 +41,8 @@
  *   mcp-call     an MCP tool call (server-everything echo, stdio) through the tool choke point vs
  *                straight on an MCP client, p50/p95 and the difference      (target ≤ 1 ms overhead)
  *   mcp-cold     a stdio MCP server from spawn to its tool list: first (loads the SDK), then p50
+ *   failover     `claw agent --local` answered by the fallback: a primary that always answers 500,
+ *                one that hangs past timeoutSeconds 5, one whose stream is cut   (target ≤ 10 s each)
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -681,4 +683,5 @@ if (want('node-rtt')) await (await import('./nodes.js')).nodeRoundTripBench(CLI,
 if (want('node-fleet')) await (await import('./nodes.js')).nodeFleetBench(CLI, await freePort(), line);
 if (want('mcp-call')) await (await import('./mcp.js')).mcpCallBench(line, quick);
 if (want('mcp-cold')) await (await import('./mcp.js')).mcpColdBench(line, quick);
+if (want('failover')) await (await import('./failover.js')).failoverBench(CLI, line);
 if (want('install-size')) benchInstallSize();

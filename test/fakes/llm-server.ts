@@ -63,6 +63,8 @@ export interface ScriptedTurn {
    * out: chat `data: {"error":…}`, Responses `response.failed`, Anthropic `event: error`.
    */
   streamError?: { message?: string; type?: string };
+  /** After the content, end the stream with no terminal event, as a dropped connection would. */
+  cut?: boolean;
 }
 
 export type ScriptStep =
@@ -944,6 +946,7 @@ interface Turn {
   delay: number;
   usage: ScriptedUsage;
   streamError?: { message?: string; type?: string };
+  cut: boolean;
 }
 
 function planTurn(step: ScriptedTurn, api: ApiKind): Turn {
@@ -963,6 +966,7 @@ function planTurn(step: ScriptedTurn, api: ApiKind): Turn {
     delay: Math.max(0, step.delayMs ?? 0),
     usage: step.usage ?? {},
     streamError: step.streamError,
+    cut: step.cut === true,
   };
 }
 
@@ -1155,6 +1159,7 @@ async function streamChat(res: ServerResponse, body: any, turn: Turn): Promise<v
     for (const piece of pieces(call.args, turn.chunk, 2))
       await w.delta(undefined, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   }
+  if (turn.cut) return w.end();
   if (turn.streamError) {
     w.send(undefined, {
       error: {
@@ -1334,6 +1339,7 @@ async function streamResponses(res: ServerResponse, body: any, turn: Turn): Prom
     output.push(call);
   }
 
+  if (turn.cut) return w.end();
   if (turn.streamError) {
     const error = {
       code: turn.streamError.type ?? 'server_error',
@@ -1438,6 +1444,7 @@ async function streamAnthropic(res: ServerResponse, body: any, turn: Turn): Prom
     emit('content_block_stop', { index });
     index++;
   }
+  if (turn.cut) return w.end();
   if (turn.streamError) {
     emit('error', {
       error: { type: turn.streamError.type ?? 'overloaded_error', message: turn.streamError.message ?? 'Overloaded' },

@@ -60,6 +60,8 @@ interface ToolEvent {
     isError?: boolean;
     durationMs?: number;
     result?: string;
+    /** On the assistant stream: the model failed and the next of the chain answers instead. */
+    failover?: { from: string; to: string; cause: string };
   };
 }
 
@@ -575,6 +577,13 @@ export const chatView: View = {
     }
 
     function onAgent(event: ToolEvent): void {
+      if (event.stream === 'assistant' && event.data.failover && event.sessionKey === conversation.key) {
+        const { from, to, cause } = event.data.failover;
+        const notice = `Model ${from} failed (${cause}), trying ${to}.`;
+        add(h('li', { class: 'msg model-notice', role: 'status' }, h('p', { class: 'muted' }, notice)));
+        announcer.textContent = notice;
+        return;
+      }
       if (event.stream !== 'tool') return;
       keep({ tool: event });
       if (event.sessionKey === conversation.key) applyTool(event);
