@@ -269,6 +269,7 @@ describe('claw memory index: progress', () => {
     },
     search: async () => ({ results: [], backend: 'fake', mode: 'keyword' as const }),
     status: async () => ({}),
+    settings: () => ({ query: { maxResults: 6, minScore: 0.35 } }),
     stop: async () => undefined,
   };
   function context(tty: boolean): { ctx: CliContext; stderr: () => string; stdout: () => string } {

@@ -10,6 +10,7 @@ import { pluginsWithLeftWork } from './left-work.js';
 import { logFile } from './log-file.js';
 import { registerToolsCatalog } from './tools-catalog.js';
 import { registerToolsInvoke } from './tools-invoke.js';
+import { registerToolsInvokeHttp } from './tools-invoke-http.js';
 import { registerMethods } from './methods.js';
 import { registerAbsentFeatureMethods } from './absent-features.js';
 import { registerHostMethods } from './host-methods.js';
@@ -123,6 +124,7 @@ export default definePlugin({
     registerUserMethods(api);
     registerToolsCatalog(api);
     registerToolsInvoke(api);
+    registerToolsInvokeHttp(api);
 
     const service: GatewayService = {
       id: 'gateway',

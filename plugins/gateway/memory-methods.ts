@@ -87,6 +87,10 @@ export function registerMemoryMethods(api: PluginApi): void {
         searchMode: found.mode === 'keyword' ? 'fts-only' : 'hybrid',
         results: found.results,
         ...(found.notice ? { warning: found.notice } : {}),
+        // claw's own fields, so `claw memory search` prints the same through a gateway as alone.
+        backend: found.backend,
+        mode: found.mode,
+        ...(found.model ? { model: found.model } : {}),
       };
     },
   });

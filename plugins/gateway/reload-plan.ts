@@ -27,6 +27,8 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
   [['gateway', 'reload'], 'none'],
   // The node command policy reads gateway.nodes for every invoke and every connect.
   [['gateway', 'nodes'], 'hot'],
+  // POST /tools/invoke reads gateway.tools for every call.
+  [['gateway', 'tools'], 'hot'],
   [['meta'], 'none'],
   [['$schema'], 'none'],
   ...CHANNEL_POLICY_KEYS.flatMap((key): Array<[string[], ReloadKind]> => [

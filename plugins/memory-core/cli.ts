@@ -1,14 +1,17 @@
 /**
  * `claw memory status [--deep]`, `claw memory index [--force]` (with a progress line:
  * files, chunks, embeddings per second) and `claw memory search "<query>" [--json]`.
- * Runs against the backend that holds the memory slot, in this process.
+ * Runs against the backend that holds the memory slot, in this process — except a search
+ * while a gateway runs: that goes to the gateway's `memory.search`, whose index is already
+ * loaded and synced, so a search costs a round trip instead of a process-wide index load
+ * (and a QMD backend answers from its warm process). `--local` searches in this process.
  */
 import type { CliContext, MemorySearchResult, MemorySyncProgress, MemorySyncStats } from '../../sdk/index.js';
 import { parseFlags, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 
 const HELP = `Usage: claw memory status [--deep] [--agent <id>] [--json]
        claw memory index [--force] [--agent <id>] [--json]
-       claw memory search "<query>" [--max <n>] [--min-score <x>] [--agent <id>] [--json]`;
+       claw memory search "<query>" [--max <n>] [--min-score <x>] [--agent <id>] [--local] [--json]`;
 
 const FLAGS = {
   help: { type: 'boolean' },
@@ -18,6 +21,7 @@ const FLAGS = {
   force: { type: 'boolean' },
   max: { type: 'string' },
   'min-score': { type: 'string' },
+  local: { type: 'boolean' },
 } as const;
 
 /** What the memory commands drive: a MemoryManager (declared here so the two files do not import each other). */
@@ -31,6 +35,8 @@ export interface MemoryCliTarget {
     options?: { agentId?: string; maxResults?: number; minScore?: number; signal?: AbortSignal },
   ): Promise<MemorySearchResult>;
   status(options?: { agentId?: string; deep?: boolean }): Promise<Record<string, unknown>>;
+  /** The agent's search defaults (memorySearch.query), so a search the gateway runs asks the same. */
+  settings(agentId?: string): { query: { maxResults: number; minScore: number } };
   stop(): Promise<void>;
 }
 
@@ -58,7 +64,9 @@ export function runMemoryCli(argv: string[], ctx: CliContext, manager: MemoryCli
           const minScore = values['min-score'] === undefined ? undefined : Number(values['min-score']);
           if (minScore !== undefined && !(minScore >= 0 && minScore <= 1))
             throw new UsageError(`--min-score must be between 0 and 1, got "${String(values['min-score'])}"`);
-          return await search(ctx, manager, query, { agentId, maxResults: max, minScore }, values.json === true);
+          const options = { agentId, maxResults: max, minScore };
+          const viaGateway = values.local !== true && ctx.gateway.running() !== undefined;
+          return await search(ctx, manager, query, options, values.json === true, viaGateway);
         }
         default:
           throw unknownCommand('memory', action, ['status', 'index', 'search']);
@@ -166,8 +174,11 @@ async function search(
   query: string,
   options: { agentId?: string; maxResults?: number; minScore?: number },
   json: boolean,
+  viaGateway: boolean,
 ): Promise<number> {
-  const result: MemorySearchResult = await manager.search(query, options);
+  const result: MemorySearchResult = viaGateway
+    ? await gatewaySearch(ctx, manager, query, options)
+    : await manager.search(query, options);
   if (json) {
     ctx.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
@@ -183,4 +194,40 @@ async function search(
   }
   ctx.stdout.write(`${lines.join('\n')}\n`);
   return 0;
+}
+
+/** The running gateway's memory.search, with this agent's defaults filled in as a local search would. */
+async function gatewaySearch(
+  ctx: CliContext,
+  manager: MemoryCliTarget,
+  query: string,
+  options: { agentId?: string; maxResults?: number; minScore?: number },
+): Promise<MemorySearchResult> {
+  const defaults = manager.settings(options.agentId).query;
+  const answer = await ctx.gateway.connect({}, (gateway) =>
+    gateway.request<GatewaySearchAnswer>('memory.search', {
+      query,
+      ...(options.agentId ? { agentId: options.agentId } : {}),
+      maxResults: options.maxResults ?? defaults.maxResults,
+      minScore: options.minScore ?? defaults.minScore,
+    }),
+  );
+  return {
+    results: answer.results,
+    backend: answer.backend ?? 'unknown',
+    mode: answer.mode ?? (answer.searchMode === 'fts-only' ? 'keyword' : 'hybrid'),
+    ...(answer.provider && answer.provider !== 'none' ? { provider: answer.provider } : {}),
+    ...(answer.model ? { model: answer.model } : {}),
+    ...(answer.warning ? { notice: answer.warning } : {}),
+  };
+}
+
+interface GatewaySearchAnswer {
+  results: MemorySearchResult['results'];
+  searchMode: string;
+  provider?: string;
+  warning?: string;
+  backend?: string;
+  mode?: MemorySearchResult['mode'];
+  model?: string;
 }
