@@ -319,6 +319,19 @@ describe('fail closed', () => {
 });
 
 describe('claw sandbox', () => {
+  it('explain for a session that runs on the host checks no backend: no first-use install, no daemon probe', () => {
+    // The default config: sandbox mode off, the Docker backend in the slot.
+    const stateDir = tempDir('claw-explain-off-');
+    const env = { ...process.env, OPENCLAW_STATE_DIR: stateDir, DOCKER_HOST: 'unix:///nonexistent/docker.sock' };
+    const report = JSON.parse(execFileSync('node', [CLI, 'sandbox', 'explain', '--json'], { env }).toString());
+    expect(report).toMatchObject({
+      sandboxed: false,
+      commandsRunOn: 'host',
+      backend: { id: 'sandbox-docker', checked: false, reason: 'not checked: this session is not sandboxed' },
+    });
+    expect(existsSync(join(stateDir, 'runtime-deps'))).toBe(false);
+  });
+
   it('explain, list and recreate: recreate removes the sandbox so the next command gets a new one', async () => {
     const stateDir = tempDir('claw-state-');
     const config = {

@@ -100,12 +100,16 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
           stateDir: kernel.paths.stateDir,
         })
       : route;
-  let backendStatus: { ok: boolean; reason?: string } = {
+  let backendStatus: { ok?: boolean; checked?: false; reason?: string } = {
     ok: false,
     reason: 'no sandbox backend is configured (plugins.slots.sandbox)',
   };
   let backend: SandboxBackend | undefined;
-  if (final.backend !== 'none') {
+  if (final.backend !== 'none' && !final.sandboxed) {
+    // Commands of this session run on the host: the backend's health changes nothing here, and
+    // checking it costs a first-use install (dockerode) and a daemon probe.
+    backendStatus = { checked: false, reason: 'not checked: this session is not sandboxed' };
+  } else if (final.backend !== 'none') {
     try {
       backend = await backendOf(kernel);
       backendStatus = await backend.check();
@@ -172,7 +176,7 @@ async function explain(kernel: Kernel, options: Record<string, string | boolean 
   println(io, `  mode ${report.mode}, scope ${report.scope}, workspaceAccess ${report.workspaceAccess}`);
   println(io, `  sandboxed: ${report.sandboxed ? 'yes' : 'no'} — ${report.reason}`);
   println(io, `  exec and file tools run on: ${runsOn}`);
-  println(io, `  backend: ${final.backend}${backendStatus.ok ? '' : ` (${backendStatus.reason})`}`);
+  println(io, `  backend: ${final.backend}${backendStatus.ok === true ? '' : ` (${backendStatus.reason})`}`);
   if (final.spec) {
     println(
       io,
