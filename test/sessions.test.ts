@@ -4,6 +4,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   utimesSync,
@@ -672,6 +673,26 @@ describe('transcripts', () => {
     const d = transcript.appendMessage(user('and again'))!;
     expect(d.parentId).toBe(c.id);
     expectChained(file);
+  });
+
+  it('the tail shared by every Transcript of a file follows what is on disk: appended or replaced behind it', () => {
+    const dir = tempDir('claw-transcript-');
+    const file = join(dir, 'sess-tail.jsonl');
+    const first = new Transcript(file).appendMessage(user('one'))!;
+    expect(new Transcript(file).appendMessage(user('two'))!.parentId).toBe(first.id);
+    // Another process appends a line: the next writer chains on it, not on the cached tail.
+    const line = (id: string, parentId: string | null) =>
+      `${JSON.stringify({ type: 'message', id, parentId, timestamp: new Date().toISOString(), message: user(id) })}\n`;
+    const last = new Transcript(file).entries().at(-1)!;
+    appendFileSync(file, line('ext00001', (last as { id: string }).id));
+    expect(new Transcript(file).appendMessage(user('three'))!.parentId).toBe('ext00001');
+    // The file is replaced whole (a reset, a trim): same size or not, its own tail counts.
+    const other = join(dir, 'replacement.jsonl');
+    writeFileSync(other, line('zzz00001', null));
+    renameSync(other, file);
+    const next = new Transcript(file).appendMessage(user('four'))!;
+    expect(next.parentId).toBe('zzz00001');
+    expect(new Set(new Transcript(file).entries().map((entry) => (entry as { id: string }).id)).size).toBe(2);
   });
 
   it('masks secrets in every entry before writing it, when given a redactor', () => {

@@ -168,12 +168,26 @@ function sessionIdFromFile(file: string): string {
 }
 
 interface Tail {
-  /** File size the state below describes; a different size means someone else wrote. */
+  /** File (inode) and size the state below describes; a different one means someone else wrote. */
+  ino: number;
   size: number;
   lastId: string | null;
   ids: Set<string>;
   hasEntries: boolean;
   torn: boolean;
+}
+
+/**
+ * The tail of each recently used file, shared by every Transcript of it in this process: a
+ * turn opens a fresh Transcript, and rebuilding the id set from every entry each time made a
+ * turn's cost grow with the session's length.
+ */
+const tailCache = new Map<string, Tail>();
+
+function rememberTail(file: string, tail: Tail): void {
+  tailCache.delete(file);
+  tailCache.set(file, tail);
+  if (tailCache.size > READ_CACHE_LIMIT) tailCache.delete(tailCache.keys().next().value as string);
 }
 
 export class Transcript implements TranscriptContract {
@@ -306,12 +320,15 @@ export class Transcript implements TranscriptContract {
   /** The state of the file's end, re-read whenever the file changed behind our back. */
   private sync(): Tail {
     let size = 0;
+    let ino = 0;
     try {
-      size = statSync(this.file).size;
+      ({ size, ino } = statSync(this.file));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
-    if (this.tail && this.tail.size === size) return this.tail;
+    if (this.tail && this.tail.size === size && this.tail.ino === ino) return this.tail;
+    const shared = tailCache.get(this.file);
+    if (shared && shared.size === size && shared.ino === ino) return (this.tail = shared);
     const read = this.read();
     const ids = new Set<string>();
     let lastId: string | null = null;
@@ -320,7 +337,8 @@ export class Transcript implements TranscriptContract {
       ids.add(entry.id);
       lastId = entry.id;
     }
-    this.tail = { size: read.size, lastId, ids, hasEntries: read.entries.length > 0, torn: read.torn };
+    this.tail = { ino, size: read.size, lastId, ids, hasEntries: read.entries.length > 0, torn: read.torn };
+    rememberTail(this.file, this.tail);
     return this.tail;
   }
 
@@ -331,6 +349,7 @@ export class Transcript implements TranscriptContract {
     // One append call per entry: with O_APPEND the line lands whole at the end, or (if
     // the process dies mid-write) as the torn tail that readers skip.
     appendFileSync(this.file, text, { encoding: 'utf8', mode: PRIVATE_FILE_MODE });
+    if (tail.ino === 0) tail.ino = statSync(this.file).ino;
     tail.size += Buffer.byteLength(text, 'utf8');
     tail.torn = false;
     tail.hasEntries = true;

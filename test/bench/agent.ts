@@ -51,7 +51,7 @@ export const instantModel = definePlugin({
  * fsync'd before its acknowledgment (the turn starts meanwhile); without it, as embedded
  * CLI runs go.
  */
-async function bootAgent(model: string, intake = true) {
+export async function bootAgent(model: string, intake = true) {
   const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-agent-'));
   const kernel = await createTestKernel({
     stateDir,

@@ -43,6 +43,8 @@
  *   mcp-cold     a stdio MCP server from spawn to its tool list: first (loads the SDK), then p50
  *   memory-gateway  memory.search through a running gateway (what `claw memory search` does then)
  *                on ≈ 700 notes: p50/p95 per backend (sqlite, minisearch ≤ 10 ms; qmd warm ≤ 50 ms), RSS flat
+ *   soak         10,000 turns over 30 sessions, instant model: RSS samples and the plateau after warm-up
+ *                (target ≤ 150 MB); turn overhead at 10,000 messages vs a new session (target ≤ 1.5×)
  *   failover     `claw agent --local` answered by the fallback: a primary that always answers 500,
  *                one that hangs past timeoutSeconds 5, one whose stream is cut   (target ≤ 10 s each)
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
@@ -686,5 +688,6 @@ if (want('node-fleet')) await (await import('./nodes.js')).nodeFleetBench(CLI, a
 if (want('mcp-call')) await (await import('./mcp.js')).mcpCallBench(line, quick);
 if (want('mcp-cold')) await (await import('./mcp.js')).mcpColdBench(line, quick);
 if (want('memory-gateway')) await (await import('./memory-gateway.js')).memoryGatewayBench(CLI, freePort, line, quick);
+if (want('soak')) await (await import('./soak.js')).soakBench(line, quick);
 if (want('failover')) await (await import('./failover.js')).failoverBench(CLI, line);
 if (want('install-size')) benchInstallSize();
