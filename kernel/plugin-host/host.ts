@@ -206,7 +206,6 @@ export class PluginHost {
         continue;
       }
       if (record.status !== 'ready') continue;
-      // Two plugins that are on may not declare the same tool, channel, method, …
       const clash = declarations(manifest).find(([kind, name]) => this.declared[kind].has(name));
       if (clash) {
         const [kind, name] = clash;
@@ -301,7 +300,8 @@ export class PluginHost {
     this.disposers.set(record.id, disposers);
     return {
       register: (kind, name, value) => {
-        if (declaredOnly) checkDeclared(manifest, kind, name);
+        // Names the manifest declared are indexed; only globs and routes need the slow check.
+        if (declaredOnly && this.declared[kind].get(name) !== record.id) checkDeclared(manifest, kind, name);
         const table = this.registry[kind];
         const existing = table.get(name);
         if (existing) {
