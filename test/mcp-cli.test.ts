@@ -364,6 +364,11 @@ describe('claw mcp probe', () => {
         servers: {
           everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
           crash: { command: process.execPath, args: ['-e', 'console.error("boom: no config"); process.exit(4)'] },
+          // Closes its stdin first, so claw's first write fails (EPIPE) before the exit is seen.
+          deaf: {
+            command: process.execPath,
+            args: ['-e', 'process.stdin.destroy(); console.error("no ears"); setTimeout(() => process.exit(5), 300)'],
+          },
         },
       },
     });
@@ -372,6 +377,7 @@ describe('claw mcp probe', () => {
     expect(Object.keys(probe.json.servers)).toEqual(['everything']);
     expect(probe.json.diagnostics).toEqual([
       { serverName: 'crash', message: expect.stringMatching(/exited with code 4.*boom: no config/) },
+      { serverName: 'deaf', message: expect.stringMatching(/exited with code 5.*no ears/) },
     ]);
     expect(probe.stderr).toContain('MCP probe failed for "crash"');
     const empty = await mcp(state({ mcp: { servers: { off: { command: 'x', enabled: false } } } }).env, 'probe');

@@ -48,6 +48,9 @@ export interface McpConnection {
 
 const CLIENT_INFO = { name: 'claw', version: '0.1.0' };
 
+/** How long a failed handshake waits for the server's exit, whose reason says more. */
+const EXIT_GRACE_MS = 2000;
+
 /** A POSIX-shell word: a sandbox runs `sh -c <command>`. */
 const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
 
@@ -161,7 +164,13 @@ export async function connectServer(server: ResolvedServer, options: ConnectOpti
     const connecting = (async () => {
       await client.connect(transport, { timeout });
       return client.getServerCapabilities()?.tools ? listAllTools(client, timeout) : [];
-    })();
+    })().catch(async (error: Error) => {
+      // A server that dies at once fails our first write (EPIPE) before its exit is seen; the
+      // exit, with what it wrote to stderr, is the error worth showing.
+      if (!processTransport) throw error;
+      const grace = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), EXIT_GRACE_MS).unref());
+      throw new Error((await Promise.race([lostReason, grace])) ?? error.message);
+    });
     const failed = spawnError.then((error) => {
       if (error)
         throw new Error(`cannot start ${server.transport === 'stdio' ? server.command : ''}: ${error.message}`);
