@@ -38,6 +38,7 @@ import type {
 } from '../../sdk/channels/index.js';
 import type { ChatCommandInfo } from '../../sdk/agent/index.js';
 import type { Redactor } from '../../sdk/index.js';
+import { readRequestBody } from '../../sdk/net/index.js';
 import { configPath, TOKEN_ENV, type TelegramAccountSettings } from './config.js';
 import { parseMessage, type Attachment, type TgMessage } from './inbound.js';
 import { CommandMenu } from './menu.js';
@@ -498,7 +499,9 @@ export class TelegramAccount {
     }
     let update: unknown;
     try {
-      update = JSON.parse((await readBody(req, WEBHOOK_BODY_LIMIT)).toString('utf8'));
+      update = JSON.parse(
+        (await readRequestBody(req, { limit: WEBHOOK_BODY_LIMIT, timeoutMs: 30_000 })).toString('utf8'),
+      );
     } catch (error) {
       return reply(
         (error as { status?: number }).status ?? 400,
@@ -515,24 +518,4 @@ export class TelegramAccount {
     if (!accepted) return reply(503, '{"error":"the gateway is restarting; retry"}');
     reply(200);
   }
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        // Drained, not destroyed, so the 413 still reaches the sender.
-        req.removeAllListeners('data');
-        req.resume();
-        reject(Object.assign(new Error(`body larger than ${limit} bytes`), { status: 413 }));
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }

@@ -8,8 +8,9 @@
  *   200 {ok: true, result}   400 bad request or tool error   403 blocked by policy
  *   404 no such tool here    405 not POST   408 body too slow   413 body too big   500 failure
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { ProtocolError, type PluginApi } from '../../sdk/index.js';
+import { HttpBodyError, readRequestBody } from '../../sdk/net/index.js';
 import { invokeForOperator, type InvokeParams } from './tools-invoke.js';
 
 export const TOOLS_INVOKE_PATH = '/tools/invoke';
@@ -54,43 +55,6 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > MAX_BODY_BYTES) {
-      req.resume();
-      reject(
-        new HttpProblem(413, 'payload_too_large', `the body is ${declared} bytes; the limit is ${MAX_BODY_BYTES}`),
-      );
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => {
-      reject(new HttpProblem(408, 'timeout', `the body did not arrive within ${BODY_TIMEOUT_MS / 1000} s`));
-      req.destroy();
-    }, BODY_TIMEOUT_MS);
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        clearTimeout(timer);
-        reject(new HttpProblem(413, 'payload_too_large', `the body is over the ${MAX_BODY_BYTES}-byte limit`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
-}
-
 /** The request body as tools.invoke params, or a 400 naming the field that is wrong. */
 function parseParams(body: Buffer): InvokeParams {
   let raw: unknown;
@@ -130,7 +94,7 @@ export function registerToolsInvokeHttp(api: PluginApi): void {
           res.setHeader('allow', 'POST');
           throw new HttpProblem(405, 'method_not_allowed', `${TOOLS_INVOKE_PATH} takes POST`);
         }
-        const params = parseParams(await readBody(req));
+        const params = parseParams(await readRequestBody(req, { limit: MAX_BODY_BYTES, timeoutMs: BODY_TIMEOUT_MS }));
         const name = (params.name ?? params.tool ?? '').trim();
         if (denied(name))
           throw new HttpProblem(
@@ -153,6 +117,10 @@ export function registerToolsInvokeHttp(api: PluginApi): void {
       } catch (error) {
         if (error instanceof HttpProblem)
           return send(res, error.status, { ok: false, error: { type: error.type, message: error.message } });
+        if (error instanceof HttpBodyError) {
+          const type = error.status === 413 ? 'payload_too_large' : 'timeout';
+          return send(res, error.status, { ok: false, error: { type, message: error.message } });
+        }
         if (error instanceof ProtocolError)
           return send(res, 400, { ok: false, error: { type: 'invalid_request', message: error.message } });
         api.logger.error(`POST ${TOOLS_INVOKE_PATH} failed: ${(error as Error).message}`);

@@ -16,6 +16,7 @@ import type {
   RateLimitSettings,
 } from '../../sdk/index.js';
 import { requireService } from '../../sdk/services.js';
+import { HttpBodyError, readRequestBody } from '../../sdk/net/index.js';
 import { findMapping, isTemplated, renderTemplate, type TemplateScope } from './mappings.js';
 import { webhookProblem, webhookSettings } from './settings.js';
 import {
@@ -49,39 +50,14 @@ function send(
   res.end(JSON.stringify(body));
 }
 
-function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) {
-      req.resume();
-      reject(new HookRequestError(413, `request body is ${declared} bytes; hooks.maxBodyBytes is ${limit}`));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const timer = setTimeout(() => {
-      reject(new HookRequestError(408, `the request body did not arrive within ${timeoutMs / 1000} s`));
-      req.destroy();
-    }, timeoutMs);
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        clearTimeout(timer);
-        reject(new HookRequestError(413, `request body is over hooks.maxBodyBytes (${limit} bytes)`));
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      clearTimeout(timer);
-      resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-  });
+/** The body, with the kit's size and time refusals as this route's errors. */
+async function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Buffer> {
+  try {
+    return await readRequestBody(req, { limit, timeoutMs, limitName: 'hooks.maxBodyBytes' });
+  } catch (error) {
+    if (error instanceof HttpBodyError) throw new HookRequestError(error.status, error.message);
+    throw error;
+  }
 }
 
 function parseJsonObject(body: Buffer): Record<string, unknown> {

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ImagePart, KernelConfig } from '../../sdk/index.js';
+import { HttpBodyError, readRequestBody } from '../../sdk/net/index.js';
 import {
   IntakeClosedError,
   normalizeAgentId,
@@ -49,30 +50,6 @@ interface ChatCompletionRequest {
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
   user?: string;
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > limit) {
-      reject(new HttpError(413, `request body is ${declared} bytes; the limit is ${limit}`));
-      req.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(new HttpError(413, `request body is over the ${limit}-byte limit`));
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
 
 function parseRequest(body: Buffer): ChatCompletionRequest {
@@ -176,7 +153,7 @@ export function createChatCompletionsHandler(
     }
     let request: ChatCompletionRequest;
     try {
-      request = parseRequest(await readBody(req, MAX_BODY_BYTES));
+      request = parseRequest(await readRequestBody(req, { limit: MAX_BODY_BYTES, timeoutMs: 60_000 }));
     } catch (error) {
       sendError(res, error);
       return;
@@ -364,7 +341,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 function sendError(res: ServerResponse, error: unknown): void {
   const known =
-    error instanceof HttpError ? error : new HttpError(500, (error as Error)?.message ?? String(error), 'server_error');
+    error instanceof HttpError
+      ? error
+      : error instanceof HttpBodyError
+        ? new HttpError(error.status, error.message)
+        : new HttpError(500, (error as Error)?.message ?? String(error), 'server_error');
   if (res.headersSent) {
     if (!res.writableEnded)
       res.end(`data: ${JSON.stringify({ error: { message: known.message, type: known.type } })}\n\ndata: [DONE]\n\n`);
