@@ -20,7 +20,7 @@
  * when it is not among them). Also QMD's warm query latency through the plugin.
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, type MemorySearchResult } from '../../sdk/index.js';
@@ -29,7 +29,9 @@ import { hashEmbedding } from '../fakes/hash-embedder.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
 import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
-import { generatePersonalCorpus, type BenchQuery, type QueryCategory } from './personal-corpus.js';
+import { generatePersonalCorpus, type BenchQuery } from './personal-corpus.js';
+import { resolveHeldOutDocs } from './heldout-docs.js';
+import { rng } from './rng.js';
 import { memoryRanking } from '../../plugins/memory-core/ranking.js';
 import { memoryFiles } from '../../plugins/memory-core/files.js';
 import { memoryText } from '../../plugins/memory-core/text.js';
@@ -37,34 +39,50 @@ import { memoryText } from '../../plugins/memory-core/text.js';
 export interface Scores {
   n: number;
   hit1: number;
+  hit5: number;
   hit6: number;
   mrr: number;
 }
 
+/** One question: what is asked, its kind, and every workspace path that answers it. */
+export interface SetQuestion {
+  query: string;
+  category: string;
+  accept: string[];
+}
+
+export interface QuestionSet {
+  name: string;
+  /** Never used to tune ranking (see heldout-docs.ts). */
+  heldOut: boolean;
+  questions: SetQuestion[];
+}
+
 export interface BackendRun {
+  set: string;
   name: string;
   overall: Scores;
-  byCategory: Record<QueryCategory, Scores>;
+  byCategory: Record<string, Scores>;
   /** For qmd: how many questions QMD answered itself. */
   answeredBy?: Record<string, number>;
 }
 
 export interface RetrievalBenchResult {
-  files: number;
-  chineseNotes: number;
-  queries: number;
-  categories: Record<QueryCategory, number>;
+  corpora: Array<{
+    name: string;
+    files: number;
+    sets: Array<{ name: string; heldOut: boolean; questions: number; categories: Record<string, number> }>;
+  }>;
   runs: BackendRun[];
   qmd?: { p50: number; p95: number; samples: number } | { skipped: string };
 }
-
-const CATEGORIES: QueryCategory[] = ['keyword', 'paraphrase', 'chinese', 'cross'];
 
 function score(ranks: Array<number | undefined>): Scores {
   const n = ranks.length || 1;
   return {
     n: ranks.length,
     hit1: ranks.filter((rank) => rank === 1).length / n,
+    hit5: ranks.filter((rank) => rank !== undefined && rank <= 5).length / n,
     hit6: ranks.filter((rank) => rank !== undefined && rank <= 6).length / n,
     mrr: ranks.reduce<number>((sum, rank) => sum + (rank ? 1 / rank : 0), 0) / n,
   };
@@ -74,26 +92,27 @@ async function evaluate(
   name: string,
   index: Pick<MemoryIndex, 'search'>,
   settings: MemorySettings,
-  queries: BenchQuery[],
+  set: QuestionSet,
 ): Promise<BackendRun> {
-  const ranks: Array<{ category: QueryCategory; rank: number | undefined }> = [];
+  const ranks: Array<{ category: string; rank: number | undefined }> = [];
   const answeredBy: Record<string, number> = {};
-  for (const item of queries) {
+  for (const item of set.questions) {
     const result: MemorySearchResult = await index.search(item.query, {
       maxResults: settings.query.maxResults,
       minScore: settings.query.minScore,
     });
     answeredBy[result.backend] = (answeredBy[result.backend] ?? 0) + 1;
-    const position = result.results.findIndex((hit) => hit.path === item.answer);
+    const position = result.results.findIndex((hit) => item.accept.includes(hit.path));
     ranks.push({ category: item.category, rank: position === -1 ? undefined : position + 1 });
   }
+  const categories = [...new Set(set.questions.map((item) => item.category))];
   const byCategory = Object.fromEntries(
-    CATEGORIES.map((category) => [
+    categories.map((category) => [
       category,
       score(ranks.filter((item) => item.category === category).map((item) => item.rank)),
     ]),
-  ) as Record<QueryCategory, Scores>;
-  return { name, overall: score(ranks.map((item) => item.rank)), byCategory, answeredBy };
+  );
+  return { set: set.name, name, overall: score(ranks.map((item) => item.rank)), byCategory, answeredBy };
 }
 
 function settingsFor(
@@ -140,116 +159,194 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
-export async function retrievalBench(options: { qmdCommand?: string } = {}): Promise<RetrievalBenchResult> {
+/**
+ * The tuning questions with one word misspelt (two inner letters swapped in the longest
+ * lower-case word of five letters or more), as typed in a hurry: a held-out set, derived
+ * mechanically so nobody chose the typos to suit the ranking. Questions with no such word
+ * (Chinese, identifiers only) are left out.
+ */
+export function typoSet(questions: readonly BenchQuery[]): SetQuestion[] {
+  const random = rng(34);
+  const out: SetQuestion[] = [];
+  for (const item of questions) {
+    const words = [...item.query.matchAll(/\b[a-z]{5,}\b/g)].sort((a, b) => b[0].length - a[0].length);
+    const word = words[0];
+    if (!word) continue;
+    const at = 1 + Math.floor(random() * (word[0].length - 3));
+    const typo = word[0].slice(0, at) + word[0][at + 1] + word[0][at] + word[0].slice(at + 2);
+    out.push({
+      query: item.query.slice(0, word.index) + typo + item.query.slice(word.index! + word[0].length),
+      category: item.category,
+      accept: [item.answer],
+    });
+  }
+  return out;
+}
+
+interface Corpus {
+  name: string;
+  workspace: string;
+  files: number;
+  sets: QuestionSet[];
+}
+
+function personalCorpus(root: string): Corpus {
+  const corpus = generatePersonalCorpus(join(root, 'personal'));
+  const tuning = corpus.queries.map((item) => ({ query: item.query, category: item.category, accept: [item.answer] }));
+  return {
+    name: `personal memory (${corpus.files} files, ${corpus.chineseNotes} daily notes in Chinese)`,
+    workspace: corpus.workspace,
+    files: corpus.files,
+    sets: [
+      { name: 'personal, tuning set', heldOut: false, questions: tuning },
+      { name: "personal, typo'd (held-out)", heldOut: true, questions: typoSet(corpus.queries) },
+    ],
+  };
+}
+
+/** OpenClaw's documentation as a memory: every page under memory/openclaw/. */
+function docsCorpus(root: string, docsDir: string): Corpus {
+  const workspace = join(root, 'docs');
+  const questions = resolveHeldOutDocs(docsDir);
+  let files = 0;
+  cpSync(docsDir, join(workspace, 'memory', 'openclaw'), {
+    recursive: true,
+    filter: (source) => {
+      const isPage = source.endsWith('.md');
+      if (isPage) files++;
+      return isPage || statSync(source).isDirectory();
+    },
+  });
+  return {
+    name: `OpenClaw docs (${files} pages)`,
+    workspace,
+    files,
+    sets: [
+      {
+        name: 'OpenClaw docs (held-out)',
+        heldOut: true,
+        questions: questions.map((item) => ({
+          query: item.query,
+          category: item.category,
+          accept: item.accept.map((path) => `memory/openclaw/${path}`),
+        })),
+      },
+    ],
+  };
+}
+
+export async function retrievalBench(
+  options: { qmdCommand?: string; docsDir?: string } = {},
+): Promise<RetrievalBenchResult> {
   const root = mkdtempSync(join(tmpdir(), 'claw-bench-retrieval-'));
   const logger = createLogger({ level: 'error' });
   const runs: BackendRun[] = [];
   let qmdLatency: RetrievalBenchResult['qmd'];
   try {
-    const corpus = generatePersonalCorpus(root);
-    const { workspace, queries } = corpus;
+    const corpora = [personalCorpus(root)];
+    if (options.docsDir && existsSync(options.docsDir)) corpora.push(docsCorpus(root, options.docsDir));
     const { SqliteMemoryIndex } = await import('../../plugins/memory-sqlite-engine/engine.js');
-
-    const keywordSettings = settingsFor(root, workspace, join(root, 'index', 'keyword.sqlite'), { provider: 'none' });
-    const keyword = await SqliteMemoryIndex.open(keywordSettings, {
-      embeddings: { reason: 'keyword only' },
-      logger,
-      ranking: memoryRanking,
-      files: memoryFiles,
-      text: memoryText,
-    });
-    await keyword.sync({ force: true });
-    runs.push({ ...(await evaluate('sqlite keyword', keyword, keywordSettings, queries)), answeredBy: undefined });
-    await keyword.close();
-
+    const { MiniSearchMemoryIndex } = await import('../../plugins/memory-minisearch/memory-index.js');
+    const kits = { ranking: memoryRanking, files: memoryFiles, text: memoryText };
     const embeddings = await startHashEmbeddings(64);
     try {
-      const hybridSettings = settingsFor(root, workspace, join(root, 'index', 'hybrid.sqlite'), {
-        provider: 'openai',
-        model: 'hash-64',
-        remote: { baseUrl: embeddings.baseUrl, apiKey: 'bench' },
-      });
-      const selection = selectEmbeddingProvider(hybridSettings, {
-        config: {} as never,
-        env: {},
-        logger,
-        stateDir: root,
-      } as never);
-      const hybrid = await SqliteMemoryIndex.open(hybridSettings, {
-        embeddings: selection,
-        logger,
-        ranking: memoryRanking,
-        files: memoryFiles,
-        text: memoryText,
-      });
-      await hybrid.sync({ force: true });
-      const run = await evaluate('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings, queries);
-      const mode = (await hybrid.search(queries[0]!.query, { maxResults: 6, minScore: 0.35 })).mode;
-      if (mode !== 'hybrid') throw new Error(`the hybrid run searched in ${mode} mode`);
-      runs.push({ ...run, answeredBy: undefined });
-      await hybrid.close();
+      for (const [n, corpus] of corpora.entries()) {
+        const dir = join(root, `index-${n}`);
+        const evaluateAll = async (name: string, index: Pick<MemoryIndex, 'search'>, settings: MemorySettings) => {
+          for (const set of corpus.sets) runs.push(await evaluate(name, index, settings, set));
+        };
+
+        const keywordSettings = settingsFor(root, corpus.workspace, join(dir, 'keyword.sqlite'), { provider: 'none' });
+        const keyword = await SqliteMemoryIndex.open(keywordSettings, {
+          embeddings: { reason: 'keyword only' },
+          logger,
+          ...kits,
+        });
+        await keyword.sync({ force: true });
+        await evaluateAll('sqlite keyword', keyword, keywordSettings);
+        await keyword.close();
+
+        const hybridSettings = settingsFor(root, corpus.workspace, join(dir, 'hybrid.sqlite'), {
+          provider: 'openai',
+          model: 'hash-64',
+          remote: { baseUrl: embeddings.baseUrl, apiKey: 'bench' },
+        });
+        const selection = selectEmbeddingProvider(hybridSettings, {
+          config: {} as never,
+          env: {},
+          logger,
+          stateDir: root,
+        } as never);
+        const hybrid = await SqliteMemoryIndex.open(hybridSettings, { embeddings: selection, logger, ...kits });
+        await hybrid.sync({ force: true });
+        const mode = (await hybrid.search('gateway', { maxResults: 6, minScore: 0.35 })).mode;
+        if (mode !== 'hybrid') throw new Error(`the hybrid run searched in ${mode} mode`);
+        await evaluateAll('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings);
+        await hybrid.close();
+
+        const miniSettings = settingsFor(root, corpus.workspace, join(dir, 'mini.sqlite'), { provider: 'none' });
+        const mini = new MiniSearchMemoryIndex(miniSettings, { logger, ...kits }, { reason: 'keyword only' });
+        await mini.sync({ force: true });
+        await evaluateAll('minisearch', mini, miniSettings);
+        await mini.close();
+
+        if (!options.qmdCommand) {
+          qmdLatency = { skipped: 'qmd is not installed (npm run setup:qmd)' };
+          continue;
+        }
+        const { QmdMemoryIndex } = await import('../../plugins/memory-qmd/qmd-index.js');
+        const qmdSettings = settingsFor(root, corpus.workspace, join(dir, 'qmd-fallback.sqlite'), { provider: 'none' });
+        const context = {
+          logger,
+          stateDir: join(dir, 'qmd-state'),
+          env: {},
+          api: { kernel: { config: () => ({}) } },
+          ...kits,
+        } as never;
+        const qmd = new QmdMemoryIndex(qmdSettings, context, { command: options.qmdCommand, updateIntervalMinutes: 0 });
+        try {
+          await qmd.sync({ force: true });
+          for (const set of corpus.sets) runs.push(await evaluate('qmd (memory-qmd plugin)', qmd, qmdSettings, set));
+          if (n > 0) continue;
+          // Warm: the same process, every tuning question again, timed one by one.
+          const latencies: number[] = [];
+          for (const item of corpus.sets[0]!.questions) {
+            const start = performance.now();
+            const result = await qmd.search(item.query, { maxResults: 6, minScore: 0.35 });
+            // Only QMD's own answers: an empty one is followed by a SQLite search, timed elsewhere.
+            if (result.backend === 'qmd') latencies.push(performance.now() - start);
+          }
+          latencies.sort((a, b) => a - b);
+          qmdLatency = { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), samples: latencies.length };
+          if (qmd.server.starts !== 1) throw new Error(`the QMD server was started ${qmd.server.starts} times`);
+        } finally {
+          await qmd.close();
+        }
+      }
     } finally {
       embeddings.server.close();
     }
-
-    const { MiniSearchMemoryIndex } = await import('../../plugins/memory-minisearch/memory-index.js');
-    const miniSettings = settingsFor(root, workspace, join(root, 'index', 'mini.sqlite'), { provider: 'none' });
-    const mini = new MiniSearchMemoryIndex(
-      miniSettings,
-      { logger, ranking: memoryRanking, files: memoryFiles, text: memoryText },
-      { reason: 'keyword only' },
-    );
-    await mini.sync({ force: true });
-    runs.push({ ...(await evaluate('minisearch', mini, miniSettings, queries)), answeredBy: undefined });
-    await mini.close();
-
-    if (options.qmdCommand) {
-      const { QmdMemoryIndex } = await import('../../plugins/memory-qmd/qmd-index.js');
-      const qmdSettings = settingsFor(root, workspace, join(root, 'index', 'qmd-fallback.sqlite'), {
-        provider: 'none',
-      });
-      const context = {
-        logger,
-        stateDir: root,
-        env: {},
-        api: { kernel: { config: () => ({}) } },
-        ranking: memoryRanking,
-        files: memoryFiles,
-        text: memoryText,
-      } as never;
-      const qmd = new QmdMemoryIndex(qmdSettings, context, { command: options.qmdCommand, updateIntervalMinutes: 0 });
-      try {
-        await qmd.sync({ force: true });
-        runs.push(await evaluate('qmd (memory-qmd plugin)', qmd, qmdSettings, queries));
-        // Warm: the same process, every question again, timed one by one.
-        const latencies: number[] = [];
-        for (const item of queries) {
-          const start = performance.now();
-          const result = await qmd.search(item.query, { maxResults: 6, minScore: 0.35 });
-          // Only QMD's own answers: an empty one is followed by a SQLite search, timed elsewhere.
-          if (result.backend === 'qmd') latencies.push(performance.now() - start);
-        }
-        latencies.sort((a, b) => a - b);
-        qmdLatency = { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95), samples: latencies.length };
-        if (qmd.server.starts !== 1) throw new Error(`the QMD server was started ${qmd.server.starts} times`);
-      } finally {
-        await qmd.close();
-      }
-    } else {
-      qmdLatency = { skipped: 'qmd is not installed (npm run setup:qmd)' };
-    }
-    const categories = Object.fromEntries(
-      CATEGORIES.map((category) => [category, queries.filter((item) => item.category === category).length]),
-    ) as Record<QueryCategory, number>;
     return {
-      files: corpus.files,
-      chineseNotes: corpus.chineseNotes,
-      queries: queries.length,
-      categories,
+      corpora: corpora.map((corpus) => ({
+        name: corpus.name,
+        files: corpus.files,
+        sets: corpus.sets.map((set) => ({
+          name: set.name,
+          heldOut: set.heldOut,
+          questions: set.questions.length,
+          categories: countBy(set.questions.map((item) => item.category)),
+        })),
+      })),
       runs,
       qmd: qmdLatency,
     };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+function countBy(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const value of values) out[value] = (out[value] ?? 0) + 1;
+  return out;
 }

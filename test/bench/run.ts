@@ -518,44 +518,55 @@ async function benchMemory(): Promise<void> {
 async function benchRetrieval(): Promise<void> {
   const { retrievalBench } = await import('./retrieval.js');
   const qmd = fileURLToPath(new URL('../../../.cache/qmd/bin/qmd', import.meta.url));
+  const docsDir = fileURLToPath(new URL('../../../.cache/openclaw/node_modules/openclaw/docs', import.meta.url));
   const { existsSync } = await import('node:fs');
-  const result = await retrievalBench({ qmdCommand: existsSync(qmd) ? qmd : undefined });
-  const counts = Object.entries(result.categories)
-    .map(([category, n]) => `${category} ${n}`)
-    .join(', ');
-  console.log(
-    `retrieval: ${result.files} files (${result.chineseNotes} daily notes in Chinese), ${result.queries} questions (${counts}); default maxResults 6, minScore 0.35`,
-  );
+  const result = await retrievalBench({ qmdCommand: existsSync(qmd) ? qmd : undefined, docsDir });
   const cell = (value: number) => value.toFixed(2).padStart(6);
-  console.log(
-    `  ${'backend / mode'.padEnd(42)} ${'hit@1'.padStart(6)} ${'hit@6'.padStart(6)} ${'MRR'.padStart(6)}   ${['keyword', 'paraphrase', 'chinese', 'cross'].map((c) => `${c} @6`.padStart(14)).join('')}`,
-  );
-  for (const run of result.runs) {
-    const categories = (['keyword', 'paraphrase', 'chinese', 'cross'] as const)
-      .map((category) => cell(run.byCategory[category].hit6).padStart(14))
-      .join('');
-    console.log(
-      `  ${run.name.padEnd(42)} ${cell(run.overall.hit1)} ${cell(run.overall.hit6)} ${cell(run.overall.mrr)}   ${categories}`,
-    );
-    if (run.answeredBy)
+  for (const corpus of result.corpora) {
+    for (const set of corpus.sets) {
+      const categories = Object.keys(set.categories);
       console.log(
-        `    answered by: ${Object.entries(run.answeredBy)
-          .map(([backend, n]) => `${backend} ${n}`)
-          .join(', ')}`,
+        `retrieval: ${set.name} — ${corpus.name}, ${set.questions} questions (${categories.map((c) => `${c} ${set.categories[c]}`).join(', ')}); default maxResults 6, minScore 0.35`,
       );
+      console.log(
+        `  ${'backend / mode'.padEnd(42)} ${'hit@1'.padStart(6)} ${'hit@5'.padStart(6)} ${'hit@6'.padStart(6)} ${'MRR'.padStart(6)}   ${categories.map((c) => `${c} @5`.padStart(14)).join('')}`,
+      );
+      for (const run of result.runs.filter((item) => item.set === set.name)) {
+        const byCategory = categories.map((c) => cell(run.byCategory[c]!.hit5).padStart(14)).join('');
+        console.log(
+          `  ${run.name.padEnd(42)} ${cell(run.overall.hit1)} ${cell(run.overall.hit5)} ${cell(run.overall.hit6)} ${cell(run.overall.mrr)}   ${byCategory}`,
+        );
+        if (run.name.startsWith('qmd') && run.answeredBy)
+          console.log(
+            `    answered by: ${Object.entries(run.answeredBy)
+              .map(([backend, n]) => `${backend} ${n}`)
+              .join(', ')}`,
+          );
+      }
+    }
   }
-  const hit6 = (prefix: string) => result.runs.find((run) => run.name.startsWith(prefix))?.overall.hit6;
-  const keyword = hit6('sqlite keyword') ?? 0;
-  const hybrid = hit6('sqlite hybrid') ?? 0;
-  line('retrieval: sqlite keyword-only hit@6', keyword.toFixed(2), '≥ 0.85', keyword >= 0.85);
-  line(
-    'retrieval: sqlite hybrid hit@6 vs keyword-only',
-    `${hybrid.toFixed(2)} vs ${keyword.toFixed(2)}`,
-    '≥ keyword',
-    hybrid >= keyword,
-  );
-  const qmdHit = hit6('qmd');
-  if (qmdHit !== undefined) line('retrieval: qmd hit@6', qmdHit.toFixed(2), '≥ 0.70', qmdHit >= 0.7);
+  const find = (set: string, prefix: string) =>
+    result.runs.find((run) => run.set === set && run.name.startsWith(prefix))?.overall;
+  const tuning = find('personal, tuning set', 'sqlite keyword');
+  if (tuning)
+    line('retrieval: tuning set, sqlite keyword hit@6', tuning.hit6.toFixed(2), '≥ 0.85', tuning.hit6 >= 0.85);
+  for (const corpus of result.corpora)
+    for (const set of corpus.sets) {
+      const keyword = find(set.name, 'sqlite keyword')!;
+      const hybrid = find(set.name, 'sqlite hybrid')!;
+      if (set.heldOut) {
+        line(`retrieval: ${set.name}, sqlite keyword hit@5`, keyword.hit5.toFixed(2), '≥ 0.90', keyword.hit5 >= 0.9);
+        line(`retrieval: ${set.name}, sqlite keyword hit@1`, keyword.hit1.toFixed(2), '≥ 0.65', keyword.hit1 >= 0.65);
+      }
+      line(
+        `retrieval: ${set.name}, hybrid vs keyword hit@5`,
+        `${hybrid.hit5.toFixed(2)} vs ${keyword.hit5.toFixed(2)}`,
+        '≥ keyword',
+        hybrid.hit5 >= keyword.hit5,
+      );
+    }
+  const qmdHit = find('personal, tuning set', 'qmd')?.hit6;
+  if (qmdHit !== undefined) line('retrieval: tuning set, qmd hit@6', qmdHit.toFixed(2), '≥ 0.70', qmdHit >= 0.7);
   if (result.qmd && 'skipped' in result.qmd) line('retrieval: qmd', 'skipped', result.qmd.skipped, true);
   else if (result.qmd)
     line(
