@@ -33,6 +33,8 @@ import {
 import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from './session-files.js';
 import { normalizeBm25 } from './bm25.js';
 import { buildFtsQuery } from './fts-query.js';
+import { chunkContexts } from './context.js';
+import { corrections } from './spelling.js';
 import type { IndexBuilding, IndexMeta } from './schema.js';
 import {
   claimScratchPath,
@@ -314,7 +316,8 @@ export class SqliteMemoryIndex implements MemoryIndex {
 
   private keywordSide(store: IndexStore, text: string, pool: number): Side {
     if (!store.fts) return { notice: `FTS5 is unusable (${store.ftsError})` };
-    const match = buildFtsQuery(this.ranking.contentTerms(text), this.text);
+    const terms = this.ranking.contentTerms(text);
+    const match = buildFtsQuery(terms, this.text, corrections(terms, store));
     if (!match) return { items: [] };
     try {
       const rows = store.keyword(match, pool);
@@ -610,7 +613,7 @@ export class SqliteMemoryIndex implements MemoryIndex {
       capped: [],
     };
     const stopOnFailure = this.canFallBack(provider);
-    let group: Array<{ row: FileRow; chunks: Chunk[]; append?: boolean }> = [];
+    let group: Array<{ row: FileRow; chunks: Array<Chunk & { context?: string }>; append?: boolean }> = [];
     let groupChunks = 0;
 
     const flush = async (): Promise<boolean> => {
@@ -676,7 +679,9 @@ export class SqliteMemoryIndex implements MemoryIndex {
         if (row.mtime !== file.mtimeMs || row.size !== file.size) store.touchFile(file.path, file.mtimeMs, file.size);
         continue;
       }
-      const chunks = this.text.chunkMarkdown(read.text, this.tuning.chunking);
+      const pieces = this.text.chunkMarkdown(read.text, this.tuning.chunking);
+      const contexts = chunkContexts(file.path, read.text, pieces);
+      const chunks = pieces.map((chunk, index) => ({ ...chunk, context: contexts[index] }));
       group.push({ row: { path: file.path, source: file.source, hash, mtime: file.mtimeMs, size: file.size }, chunks });
       groupChunks += chunks.length;
       outcome.indexed++;

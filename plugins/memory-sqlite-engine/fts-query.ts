@@ -31,7 +31,11 @@ function wordMatch(word: string): string {
  * identifier outranks chunks that merely mention a part. Undefined when the text has nothing
  * searchable (only punctuation, say).
  */
-export function buildFtsQuery(contentTerms: readonly string[], text: Pick<MemoryText, 'tokenize'>): string | undefined {
+export function buildFtsQuery(
+  contentTerms: readonly string[],
+  text: Pick<MemoryText, 'tokenize'>,
+  corrected: ReadonlyMap<string, readonly string[]> = new Map(),
+): string | undefined {
   const terms = new Set<string>();
   for (const term of contentTerms) {
     if ([...term].some(isCjk)) {
@@ -41,6 +45,7 @@ export function buildFtsQuery(contentTerms: readonly string[], text: Pick<Memory
     const parts = text.tokenize(term);
     for (const part of parts) terms.add(parts.length > 1 ? quote(part) : wordMatch(part));
     if (parts.length > 1) terms.add(quote(parts.join(' ')));
+    for (const stem of corrected.get(term) ?? []) terms.add(quote(stem));
   }
   const list = [...terms];
   return list.length ? list.join(' OR ') : undefined;

@@ -6,7 +6,7 @@
 import type { Db } from '../../sdk/sqlite.js';
 
 /** Bump when a table changes shape or meaning. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 export const CORE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,8 +42,15 @@ CREATE INDEX IF NOT EXISTS embedding_cache_by_use ON embedding_cache(used);
 /**
  * unicode61 splits on anything that is not a letter or digit; CJK text reaches it already
  * split into single characters (segmentCjk), so Chinese and Japanese become findable.
+ * SQLite's own Porter stemmer folds English word forms ("deployed", "deploys" → "deploy")
+ * in the index and in every query alike. `context` holds a chunk's path words and headings
+ * (context.ts). The vocabulary view lists the indexed terms, for typo tolerance.
  */
-export const FTS_SCHEMA = `CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2')`;
+export const FTS_SCHEMA = `CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(text, context, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts_terms USING fts5vocab(chunks_fts, 'row')`;
+
+/** bm25 column weights: a word in the path, title or headings counts this many times a word in the text. */
+export const CONTEXT_WEIGHT = 2;
 
 /** Exact KNN by cosine distance (1 − cosine), so a score is simply 1 − distance. */
 export function vecSchema(dims: number): string {

@@ -11,6 +11,7 @@ import { loadSqlite, type Db } from '../../sdk/sqlite.js';
 import { loadVectorExtension } from './native.js';
 import {
   CORE_SCHEMA,
+  CONTEXT_WEIGHT,
   FTS_SCHEMA,
   readMeta,
   SCHEMA_VERSION,
@@ -72,6 +73,9 @@ export class DimensionMismatchError extends Error {
   }
 }
 
+/** A chunk as stored: its vector when embedded, its context words (context.ts) when it has any. */
+export type IndexedChunk = Chunk & { vector?: Float32Array; context?: string };
+
 const CHUNK_COLUMNS =
   'c.id AS id, c.path AS path, c.source AS source, c.start_line AS startLine, c.end_line AS endLine, c.text AS text';
 
@@ -88,6 +92,7 @@ export class IndexStore {
   readonly recovered?: string;
   private readonly segment: StoreOptions['segment'];
   private metaCache?: IndexMeta;
+  private stemmer = false;
 
   private constructor(
     readonly db: Db,
@@ -232,16 +237,16 @@ export class IndexStore {
   }
 
   /** Replaces a file's chunks; chunks without a vector wait for a later embedding pass. */
-  writeFile(file: FileRow, chunks: ReadonlyArray<Chunk & { vector?: Float32Array }>): void {
+  writeFile(file: FileRow, chunks: ReadonlyArray<IndexedChunk>): void {
     this.putFile(file, chunks, true);
   }
 
   /** Adds chunks after a file's existing ones (an append-only transcript's new lines). */
-  appendToFile(file: FileRow, chunks: ReadonlyArray<Chunk & { vector?: Float32Array }>): void {
+  appendToFile(file: FileRow, chunks: ReadonlyArray<IndexedChunk>): void {
     this.putFile(file, chunks, false);
   }
 
-  private putFile(file: FileRow, chunks: ReadonlyArray<Chunk & { vector?: Float32Array }>, replace: boolean): void {
+  private putFile(file: FileRow, chunks: ReadonlyArray<IndexedChunk>, replace: boolean): void {
     const insertChunk = this.db.prepare(
       'INSERT INTO chunks (path, source, start_line, end_line, hash, text, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -260,7 +265,9 @@ export class IndexStore {
           ).lastInsertRowid,
         );
         if (this.fts)
-          this.db.prepare('INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)').run(id, this.segment(chunk.text));
+          this.db
+            .prepare('INSERT INTO chunks_fts (rowid, text, context) VALUES (?, ?, ?)')
+            .run(id, this.segment(chunk.text), this.segment(chunk.context ?? ''));
         if (chunk.vector) this.putVec(id, chunk.vector);
       }
       this.db
@@ -489,8 +496,48 @@ export class IndexStore {
   /** FTS5 matches, best first; `rank` is bm25(): negative, more negative is better. */
   keyword(match: string, limit: number): Array<ChunkRow & { rank: number }> {
     return this.statement(
-      `SELECT ${CHUNK_COLUMNS}, chunks_fts.rank AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY chunks_fts.rank LIMIT ?`,
+      `SELECT ${CHUNK_COLUMNS}, bm25(chunks_fts, 1, ${CONTEXT_WEIGHT}) AS rank FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`,
     ).all(match, limit) as Array<ChunkRow & { rank: number }>;
+  }
+
+  /** How many chunks hold each of these (already stemmed) index terms. */
+  termCounts(terms: readonly string[]): Map<string, number> {
+    const lookup = this.statement('SELECT doc FROM chunks_fts_terms WHERE term = ?');
+    return new Map(terms.map((term) => [term, (lookup.get(term) as { doc: number } | undefined)?.doc ?? 0]));
+  }
+
+  /** Index terms from `from` (inclusive) to `to` (exclusive), with their chunk counts. */
+  termsBetween(from: string, to: string): Array<{ term: string; doc: number }> {
+    return this.statement('SELECT term, doc FROM chunks_fts_terms WHERE term >= ? AND term < ?').all(from, to) as Array<{
+      term: string;
+      doc: number;
+    }>;
+  }
+
+  /**
+   * Words as the index stores them (lower-cased, Porter-stemmed), through a scratch FTS5 table
+   * with the same tokenizer, so the query side needs no stemmer of its own that could disagree.
+   */
+  stems(words: readonly string[]): string[] {
+    if (!this.stemmer) {
+      this.db.exec(
+        `CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer USING fts5(word, tokenize = 'porter unicode61 remove_diacritics 2');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.stemmer_terms USING fts5vocab(temp, stemmer, 'instance')`,
+      );
+      this.stemmer = true;
+    }
+    const out: string[] = [];
+    this.db.transaction(() => {
+      for (const word of words) {
+        this.statement('INSERT INTO temp.stemmer (rowid, word) VALUES (1, ?)').run(word);
+        const row = this.statement('SELECT term FROM temp.stemmer_terms ORDER BY offset LIMIT 1').get() as
+          | { term: string }
+          | undefined;
+        out.push(row?.term ?? word.toLowerCase());
+        this.statement('DELETE FROM temp.stemmer WHERE rowid = 1').run();
+      }
+    })();
+    return out;
   }
 
   /**

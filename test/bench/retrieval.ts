@@ -236,7 +236,7 @@ function docsCorpus(root: string, docsDir: string): Corpus {
 }
 
 export async function retrievalBench(
-  options: { qmdCommand?: string; docsDir?: string } = {},
+  options: { qmdCommand?: string; docsDir?: string; only?: 'sqlite keyword' } = {},
 ): Promise<RetrievalBenchResult> {
   const root = mkdtempSync(join(tmpdir(), 'claw-bench-retrieval-'));
   const logger = createLogger({ level: 'error' });
@@ -265,6 +265,7 @@ export async function retrievalBench(
         await keyword.sync({ force: true });
         await evaluateAll('sqlite keyword', keyword, keywordSettings);
         await keyword.close();
+        if (options.only) continue;
 
         const hybridSettings = settingsFor(root, corpus.workspace, join(dir, 'hybrid.sqlite'), {
           provider: 'openai',
