@@ -759,15 +759,22 @@ describe('memory-sqlite engine: queries', () => {
     expect(buildFtsQuery(contentTerms('记忆'), memoryText)).toBe('"记 忆"');
     expect(buildFtsQuery(contentTerms('say "hi" AND *'), memoryText)).toBe('"hi"');
     expect(buildFtsQuery(contentTerms('* () "'), memoryText)).toBeUndefined();
-    // A question: its filler dropped, longer words matched by their stem, Chinese as character pairs.
+    // A question: its filler dropped, longer words matched by their stem, neighbouring words
+    // again as NEAR groups (proximity), Chinese as character pairs.
     expect(buildFtsQuery(contentTerms('What did Alice and I decide about the conference ideas?'), memoryText)).toBe(
-      '"alice"* OR "decide"* OR "conference"* OR "idea"*',
+      '"alice"* OR "decide"* OR "conference"* OR "idea"* OR NEAR("alice" "decide", 8) OR NEAR("decide" "conference", 8) OR NEAR("conference" "ideas", 8)',
+    );
+    // A word the index does not know also searches the corrections it is given.
+    expect(buildFtsQuery(contentTerms('webhok'), memoryText, new Map([['webhok', ['webhook']]]))).toBe(
+      '"webhok"* OR "webhook"',
     );
     expect(buildFtsQuery(contentTerms('我和田中先生讨论了什么？'), memoryText)).toBe(
       '"田 中" OR "中 先" OR "先 生" OR "生 讨" OR "讨 论"',
     );
     // Nothing but filler: its words are searched rather than nothing.
-    expect(buildFtsQuery(contentTerms('what was that?'), memoryText)).toBe('"what" OR "was" OR "that"');
+    expect(buildFtsQuery(contentTerms('what was that?'), memoryText)).toBe(
+      '"what" OR "was" OR "that" OR NEAR("what" "was", 8) OR NEAR("was" "that", 8)',
+    );
   });
 
   it('status --deep probes the provider and a real query', async () => {

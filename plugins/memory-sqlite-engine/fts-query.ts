@@ -9,6 +9,9 @@ function quote(term: string): string {
   return `"${term.replaceAll('"', '""')}"`;
 }
 
+/** How close two neighbouring question words must stand (tokens between them) to count as near. */
+const NEAR_TOKENS = 8;
+
 /** Endings stripped before a prefix match, longest first; what is left keeps ≥ 4 letters. */
 const SUFFIXES = ['ings', 'ing', 'ies', 'ed', 'es', 's', 'ly'];
 
@@ -47,6 +50,12 @@ export function buildFtsQuery(
     if (parts.length > 1) terms.add(quote(parts.join(' ')));
     for (const stem of corrected.get(term) ?? []) terms.add(quote(stem));
   }
+  // Proximity: each pair of neighbouring question words again as a NEAR group, so a chunk
+  // where they stand close together (one phrase, one sentence) outranks one that holds them
+  // far apart; bm25 counts the group's hits on top of the single words'.
+  const words = contentTerms.filter((term) => ![...term].some(isCjk) && text.tokenize(term).length === 1);
+  for (let i = 0; i + 1 < words.length; i++)
+    terms.add(`NEAR(${quote(words[i]!)} ${quote(words[i + 1]!)}, ${NEAR_TOKENS})`);
   const list = [...terms];
   return list.length ? list.join(' OR ') : undefined;
 }

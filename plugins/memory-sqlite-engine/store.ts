@@ -508,7 +508,10 @@ export class IndexStore {
 
   /** Index terms from `from` (inclusive) to `to` (exclusive), with their chunk counts. */
   termsBetween(from: string, to: string): Array<{ term: string; doc: number }> {
-    return this.statement('SELECT term, doc FROM chunks_fts_terms WHERE term >= ? AND term < ?').all(from, to) as Array<{
+    return this.statement('SELECT term, doc FROM chunks_fts_terms WHERE term >= ? AND term < ?').all(
+      from,
+      to,
+    ) as Array<{
       term: string;
       doc: number;
     }>;
@@ -531,8 +534,7 @@ export class IndexStore {
       for (const word of words) {
         this.statement('INSERT INTO temp.stemmer (rowid, word) VALUES (1, ?)').run(word);
         const row = this.statement('SELECT term FROM temp.stemmer_terms ORDER BY offset LIMIT 1').get() as
-          | { term: string }
-          | undefined;
+          { term: string } | undefined;
         out.push(row?.term ?? word.toLowerCase());
         this.statement('DELETE FROM temp.stemmer WHERE rowid = 1').run();
       }

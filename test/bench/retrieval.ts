@@ -236,7 +236,7 @@ function docsCorpus(root: string, docsDir: string): Corpus {
 }
 
 export async function retrievalBench(
-  options: { qmdCommand?: string; docsDir?: string; only?: 'sqlite keyword' } = {},
+  options: { qmdCommand?: string; docsDir?: string; only?: 'sqlite keyword' | 'sqlite' } = {},
 ): Promise<RetrievalBenchResult> {
   const root = mkdtempSync(join(tmpdir(), 'claw-bench-retrieval-'));
   const logger = createLogger({ level: 'error' });
@@ -265,7 +265,7 @@ export async function retrievalBench(
         await keyword.sync({ force: true });
         await evaluateAll('sqlite keyword', keyword, keywordSettings);
         await keyword.close();
-        if (options.only) continue;
+        if (options.only === 'sqlite keyword') continue;
 
         const hybridSettings = settingsFor(root, corpus.workspace, join(dir, 'hybrid.sqlite'), {
           provider: 'openai',
@@ -284,6 +284,7 @@ export async function retrievalBench(
         if (mode !== 'hybrid') throw new Error(`the hybrid run searched in ${mode} mode`);
         await evaluateAll('sqlite hybrid (loopback hash embeddings)', hybrid, hybridSettings);
         await hybrid.close();
+        if (options.only) continue;
 
         const miniSettings = settingsFor(root, corpus.workspace, join(dir, 'mini.sqlite'), { provider: 'none' });
         const mini = new MiniSearchMemoryIndex(miniSettings, { logger, ...kits }, { reason: 'keyword only' });
