@@ -12,7 +12,7 @@ import type { EmbeddingProvider, EmbeddingSelection } from '../sdk/memory/embedd
 import { createHashEmbedder } from './fakes/hash-embedder.js';
 import type { MemorySettings } from '../sdk/memory/settings.js';
 import { resolveMemorySettings } from '../plugins/memory-core/settings.js';
-import { buildFtsQuery } from '../plugins/memory-sqlite-engine/fts-query.js';
+import { buildFtsQuery, namesIn } from '../plugins/memory-sqlite-engine/fts-query.js';
 import { SqliteMemoryIndex } from '../plugins/memory-sqlite-engine/engine.js';
 import { sqliteModuleFor } from '../sdk/sqlite.js';
 import { REPO, spawnUntil, tempDir } from './helpers.js';
@@ -176,7 +176,7 @@ describe('memory-sqlite engine: degraded modes', () => {
 
     // Keyword scores stand alone against minScore × textWeight (0.105), so a weaker keyword
     // hit below 0.35 survives, where in a hybrid search 0.3 × textScore could never pass.
-    const weaker = await index.search('Alice budget travel decision', DEFAULT_QUERY);
+    const weaker = await index.search('quarterly budget travel cut', DEFAULT_QUERY);
     expect(paths(weaker)[0]).toBe('memory/2026-11-01.md');
     const second = weaker.results.find((hit) => hit.path === 'MEMORY.md');
     expect(second?.score).toBeLessThan(0.35);
@@ -759,10 +759,22 @@ describe('memory-sqlite engine: queries', () => {
     expect(buildFtsQuery(contentTerms('记忆'), memoryText)).toBe('"记 忆"');
     expect(buildFtsQuery(contentTerms('say "hi" AND *'), memoryText)).toBe('"hi"');
     expect(buildFtsQuery(contentTerms('* () "'), memoryText)).toBeUndefined();
-    // A question: its filler dropped, longer words matched by their stem, neighbouring words
-    // again as NEAR groups (proximity), Chinese as character pairs.
-    expect(buildFtsQuery(contentTerms('What did Alice and I decide about the conference ideas?'), memoryText)).toBe(
-      '"alice"* OR "decide"* OR "conference"* OR "idea"* OR NEAR("alice" "decide", 8) OR NEAR("decide" "conference", 8) OR NEAR("conference" "ideas", 8)',
+    // A question: its filler dropped, longer words matched by their stem, a name counted twice,
+    // each pair of words again as a NEAR group (proximity), Chinese as character pairs.
+    expect(
+      buildFtsQuery(
+        contentTerms('What did Alice and I decide about the conference ideas?'),
+        memoryText,
+        new Map(),
+        namesIn('What did Alice and I decide about the conference ideas?'),
+      ),
+    ).toBe(
+      '{text context} : "alice" OR "alice"* OR "decide"* OR "conference"* OR "idea"* OR ' +
+        'NEAR("alice" "decide", 8) OR NEAR("alice" "conference", 8) OR NEAR("alice" "ideas", 8) OR ' +
+        'NEAR("decide" "conference", 8) OR NEAR("decide" "ideas", 8) OR NEAR("conference" "ideas", 8)',
+    );
+    expect(namesIn('Which hotel did I book in Porto? OPS-4711 and Dr. Castillo')).toEqual(
+      new Set(['which', 'i', 'porto', 'ops-4711', 'dr', 'castillo']),
     );
     // A word the index does not know also searches the corrections it is given.
     expect(buildFtsQuery(contentTerms('webhok'), memoryText, new Map([['webhok', ['webhook']]]))).toBe(
@@ -773,7 +785,7 @@ describe('memory-sqlite engine: queries', () => {
     );
     // Nothing but filler: its words are searched rather than nothing.
     expect(buildFtsQuery(contentTerms('what was that?'), memoryText)).toBe(
-      '"what" OR "was" OR "that" OR NEAR("what" "was", 8) OR NEAR("was" "that", 8)',
+      '"what" OR "was" OR "that" OR NEAR("what" "was", 8) OR NEAR("what" "that", 8) OR NEAR("was" "that", 8)',
     );
   });
 

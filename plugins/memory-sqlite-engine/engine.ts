@@ -32,9 +32,9 @@ import {
 } from '../../sdk/memory/index.js';
 import { listSessionFiles, readSessionDelta, sessionChunks, type SessionFile } from './session-files.js';
 import { normalizeBm25 } from './bm25.js';
-import { buildFtsQuery } from './fts-query.js';
+import { buildFtsQuery, namesIn } from './fts-query.js';
 import { chunkContexts } from './context.js';
-import { corrections } from './spelling.js';
+import { correctedQuestion, corrections, type Spelling } from './spelling.js';
 import type { IndexBuilding, IndexMeta } from './schema.js';
 import {
   claimScratchPath,
@@ -191,12 +191,15 @@ export class SqliteMemoryIndex implements MemoryIndex {
     const text = query.trim();
     if (!text) return { results: [], backend: this.backend, mode: 'keyword', notice: 'the query is empty' };
 
-    const embedded = await this.embedQuery(text, signal);
+    // Misspelt words are corrected once, from the index's vocabulary, for both sides: the
+    // keyword side searches the corrections beside the word, the embedding sees the corrected question.
+    const spelling = this.spelling(this.store, text);
+    const embedded = await this.embedQuery(spelling.question, signal);
     signal?.throwIfAborted();
     this.assertOpen();
     // Both sides read the store only after the await, so they see the same chunks.
     const store = this.store;
-    const keyword = this.keywordSide(store, text, pool);
+    const keyword = this.keywordSide(store, text, pool, spelling);
     const vector: Side = embedded.vector
       ? this.vectorSide(store, embedded.vector, pool, keyword.items ?? [])
       : { notice: embedded.notice! };
@@ -314,10 +317,22 @@ export class SqliteMemoryIndex implements MemoryIndex {
     return { notice: reason };
   }
 
-  private keywordSide(store: IndexStore, text: string, pool: number): Side {
-    if (!store.fts) return { notice: `FTS5 is unusable (${store.ftsError})` };
+  /** The question's content terms, corrections for the words the index does not know, and the question with them applied. */
+  private spelling(store: IndexStore, text: string): Spelling {
     const terms = this.ranking.contentTerms(text);
-    const match = buildFtsQuery(terms, this.text, corrections(terms, store));
+    if (!store.fts) return { terms, fixes: new Map(), question: text };
+    try {
+      const fixes = corrections(terms, store);
+      return { terms, fixes, question: correctedQuestion(text, fixes, (stem) => store.surfaceForm(stem)) };
+    } catch (error) {
+      this.warnOnce(`memory search: spelling correction failed: ${message(error)}`);
+      return { terms, fixes: new Map(), question: text };
+    }
+  }
+
+  private keywordSide(store: IndexStore, text: string, pool: number, spelling: Spelling): Side {
+    if (!store.fts) return { notice: `FTS5 is unusable (${store.ftsError})` };
+    const match = buildFtsQuery(spelling.terms, this.text, spelling.fixes, namesIn(text));
     if (!match) return { items: [] };
     try {
       const rows = store.keyword(match, pool);

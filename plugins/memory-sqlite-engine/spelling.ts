@@ -71,3 +71,26 @@ export function corrections(words: readonly string[], vocabulary: Vocabulary): M
   });
   return out;
 }
+
+/** A question's content terms, the corrections of its unknown words, and the corrected question. */
+export interface Spelling {
+  terms: string[];
+  fixes: Map<string, string[]>;
+  question: string;
+}
+
+/**
+ * The question with each unknown word replaced by its first correction, written as the index's
+ * text writes it (`surface`: "configur" → "configuration"), for the embedding side.
+ */
+export function correctedQuestion(
+  question: string,
+  fixes: ReadonlyMap<string, readonly string[]>,
+  surface: (stem: string) => string,
+): string {
+  if (fixes.size === 0) return question;
+  return question.replace(/\p{L}+/gu, (word) => {
+    const fix = fixes.get(word.toLowerCase())?.[0];
+    return fix ? surface(fix) : word;
+  });
+}

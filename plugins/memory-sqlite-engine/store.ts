@@ -517,6 +517,17 @@ export class IndexStore {
     }>;
   }
 
+  /** The word the indexed text most often writes for a stem ("configur" → "configuration"); the stem when none is found. */
+  surfaceForm(stem: string): string {
+    const row = this.statement('SELECT text FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1').get(
+      `"${stem.replaceAll('"', '""')}"`,
+    ) as { text: string } | undefined;
+    const counts = new Map<string, number>();
+    for (const match of row?.text.toLowerCase().matchAll(/\p{L}+/gu) ?? [])
+      if (match[0].startsWith(stem)) counts.set(match[0], (counts.get(match[0]) ?? 0) + 1);
+    return [...counts].sort((a, b) => b[1] - a[1] || a[0].length - b[0].length)[0]?.[0] ?? stem;
+  }
+
   /**
    * Words as the index stores them (lower-cased, Porter-stemmed), through a scratch FTS5 table
    * with the same tokenizer, so the query side needs no stemmer of its own that could disagree.
