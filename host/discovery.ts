@@ -43,7 +43,10 @@ export function clawDiscovery(options: DiscoveryOptions = {}): NonNullable<Kerne
     if (on.workspace) roots.push({ dir: join(paths.workspaceDir, '.openclaw', 'extensions'), origin: 'workspace' });
     if (on.bundled && options.bundledDir) roots.push({ dir: options.bundledDir, origin: 'bundled' });
     if (on.global) roots.push({ dir: resolveExtensionsDir(paths.stateDir), origin: 'global' });
-    return findDirs(roots).map((root) => ({ ...root, ...readManifest(root.dir) }));
+    return findDirs(roots).map((root) => ({
+      ...root,
+      ...readManifest(root.dir, { bundled: root.origin === 'bundled' }),
+    }));
   };
 }
 

@@ -3,8 +3,9 @@
  * parse (JSON5), check it (the kernel's checkManifest: manifest schema, usable config
  * schemas), and find the entry module while refusing paths that leave the plugin root.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { checkManifest, parseJson5, SLOT_NAMES, type ManifestResult, type PluginManifest } from '../kernel/index.js';
 import { manifestSlots } from '../kernel/plugin-host/manifest.js';
 import { isInside } from '../kernel/util/paths.js';
@@ -15,7 +16,66 @@ export const MAX_MANIFEST_BYTES = 256 * 1024;
 
 const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
 
-export function readManifest(dir: string): ManifestResult {
+/**
+ * The build's record of every bundled plugin's checked manifest (scripts/postbuild.mjs writes
+ * it beside them): a bundled plugin whose manifest and package.json are byte for byte what
+ * the build checked is not parsed and checked again at every start. Keyed by content, not
+ * mtime, because npm rewrites mtimes on install.
+ */
+export const MANIFEST_REGISTRY = 'manifests.json';
+
+export interface RegistryEntry {
+  /** manifestKey() of the files the result was read from. */
+  key: string;
+  /** The result, its entry path relative to the plugin directory. */
+  result: ManifestResult;
+}
+
+const registries = new Map<string, Record<string, RegistryEntry> | null>();
+
+/** Hash of the files readManifest reads (the manifest, and package.json when there is one). */
+export function manifestKey(dir: string): string | undefined {
+  try {
+    const hash = createHash('sha256').update(readFileSync(join(dir, MANIFEST_FILE)));
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) hash.update('\0package.json\0').update(readFileSync(pkg));
+    return hash.digest('hex');
+  } catch {
+    return undefined;
+  }
+}
+
+function fromRegistry(dir: string): ManifestResult | undefined {
+  const root = dirname(dir);
+  let registry = registries.get(root);
+  if (registry === undefined) {
+    try {
+      registry = (JSON.parse(readFileSync(join(root, MANIFEST_REGISTRY), 'utf8')) as { plugins: typeof registry })
+        .plugins;
+    } catch {
+      registry = null; // running from source, or a damaged file: read every manifest
+    }
+    registries.set(root, registry ?? null);
+  }
+  const entry = registry?.[basename(dir)];
+  if (!entry || entry.key !== manifestKey(dir)) return undefined;
+  const result = structuredClone(entry.result);
+  if (!result.ok) return result;
+  // Written by the build from a checked manifest; refused anyway if it would leave the plugin.
+  const entryPath = resolve(dir, result.entryPath);
+  if (isAbsolute(result.entryPath) || !isInside(dir, entryPath)) return undefined;
+  return { ...result, entryPath };
+}
+
+/**
+ * Read and check a plugin directory's manifest. `bundled`: the directory is one of the
+ * install's own plugins, whose build-time record may stand in for the check.
+ */
+export function readManifest(dir: string, options: { bundled?: boolean } = {}): ManifestResult {
+  if (options.bundled) {
+    const known = fromRegistry(dir);
+    if (known) return known;
+  }
   const file = join(dir, MANIFEST_FILE);
   let data: unknown;
   try {

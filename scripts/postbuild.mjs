@@ -3,7 +3,7 @@
 // precompile every bundled plugin's config schemas (and contributed keys) into dist/validators, so starting
 // claw never compiles a schema for a bundled plugin.
 import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
 
@@ -43,6 +43,21 @@ for (const id of readdirSync(source)) {
 // The keys bundled plugins contribute to agents and tools, merged as the host merges them.
 for (const place of Object.values(configContributions(records)))
   for (const { schema } of place.values()) precompile(schema);
+
+// Every bundled plugin's checked manifest, so a start need not parse and check them again
+// (host/manifest.ts reads this for the bundled folder only, keyed by the files' content).
+const { MANIFEST_REGISTRY, manifestKey, readManifest } = await import(join(root, 'dist', 'host', 'manifest.js'));
+const registry = {};
+for (const id of readdirSync(target).sort()) {
+  const dir = join(target, id);
+  if (!statSync(dir).isDirectory()) continue;
+  const result = readManifest(dir);
+  registry[id] = {
+    key: manifestKey(dir),
+    result: result.ok ? { ...result, entryPath: relative(dir, result.entryPath) } : result,
+  };
+}
+writeFileSync(join(target, MANIFEST_REGISTRY), `${JSON.stringify({ plugins: registry })}\n`);
 
 // dist/cjs holds CommonJS builds inside a "type": "module" package.
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');

@@ -1,9 +1,9 @@
-import { mkdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MAX_MANIFEST_BYTES, readManifest } from '../host/manifest.js';
+import { MANIFEST_REGISTRY, MAX_MANIFEST_BYTES, manifestKey, readManifest } from '../host/manifest.js';
 import { createTestKernel } from '../sdk/testing.js';
-import { EMPTY_SCHEMA, tempDir, writePlugin } from './helpers.js';
+import { EMPTY_SCHEMA, REPO, tempDir, writePlugin } from './helpers.js';
 
 const CODE = 'export default { register() {} };';
 
@@ -174,5 +174,59 @@ describe('manifest validation', () => {
     expect(kernel.plugins.get('huge')).toMatchObject({ status: 'failed', error });
     expect(await kernel.runTool('ok')).toEqual({ content: [{ type: 'text', text: 'ok' }] });
     await kernel.dispose();
+  });
+});
+
+describe('the build-time manifest registry (bundled plugins)', () => {
+  const root = () => {
+    const dir = tempDir();
+    const plugin = writePlugin(join(dir, 'p'), { manifest: { id: 'p', configSchema: EMPTY_SCHEMA }, code: CODE });
+    return { dir, plugin };
+  };
+  const register = (dir: string, plugin: string, result: unknown, key = manifestKey(plugin)) =>
+    writeFileSync(join(dir, MANIFEST_REGISTRY), JSON.stringify({ plugins: { p: { key, result } } }));
+
+  it('the dist build records every bundled plugin exactly as a fresh read finds it', () => {
+    const bundled = join(REPO, 'dist', 'plugins');
+    const registry = JSON.parse(readFileSync(join(bundled, MANIFEST_REGISTRY), 'utf8')) as {
+      plugins: Record<string, { key: string }>;
+    };
+    const ids = readdirSync(bundled).filter((name) => existsSync(join(bundled, name, 'openclaw.plugin.json')));
+    expect(Object.keys(registry.plugins).sort()).toEqual(ids.sort());
+    for (const id of ids) {
+      const dir = join(bundled, id);
+      expect(registry.plugins[id]!.key, id).toBe(manifestKey(dir));
+      expect(readManifest(dir, { bundled: true }), id).toEqual(readManifest(dir));
+    }
+  });
+
+  it('is used for a bundled directory whose files match, and only then', () => {
+    const { dir, plugin } = root();
+    const recorded = {
+      ok: true,
+      manifest: { id: 'p', name: 'from the registry' },
+      entryPath: 'index.js',
+      warnings: [],
+    };
+    register(dir, plugin, recorded);
+    const known = readManifest(plugin, { bundled: true });
+    expect(known).toMatchObject({
+      ok: true,
+      manifest: { name: 'from the registry' },
+      entryPath: join(plugin, 'index.js'),
+    });
+    // Not a bundled root: the registry is not consulted.
+    expect(readManifest(plugin)).toMatchObject({ ok: true, manifest: { id: 'p' } });
+    expect((readManifest(plugin) as { manifest: { name?: string } }).manifest.name).toBeUndefined();
+    // The manifest changed since the build: read and checked again (and refused here).
+    writeFileSync(join(plugin, 'openclaw.plugin.json'), JSON.stringify({ id: 'p' }));
+    expect(errorOf(readManifest(plugin, { bundled: true }))).toMatch(/configSchema/);
+  });
+
+  it('never lets a recorded entry leave the plugin directory', () => {
+    const { dir, plugin } = root();
+    register(dir, plugin, { ok: true, manifest: { id: 'p' }, entryPath: '../evil.js', warnings: [] });
+    const result = readManifest(plugin, { bundled: true });
+    expect(result).toMatchObject({ ok: true, entryPath: join(plugin, 'index.js') });
   });
 });
