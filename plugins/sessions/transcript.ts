@@ -104,12 +104,33 @@ interface CachedRead {
 }
 
 const READ_CACHE_LIMIT = 64;
+/**
+ * …and at most this many bytes of their files (parsed, a transcript takes a few times its
+ * size on the heap): long sessions must not make the cache, and so the process, grow without
+ * bound. The file used last always stays, whatever its size.
+ */
+export const READ_CACHE_BYTES = 32 * 1024 * 1024;
 const readCache = new Map<string, CachedRead>();
+let readCacheBytes = 0;
+
+function forget(file: string): void {
+  const old = readCache.get(file);
+  if (!old) return;
+  readCache.delete(file);
+  readCacheBytes -= old.parsed;
+}
 
 function remember(file: string, value: CachedRead): void {
-  readCache.delete(file);
+  forget(file);
   readCache.set(file, value);
-  if (readCache.size > READ_CACHE_LIMIT) readCache.delete(readCache.keys().next().value as string);
+  readCacheBytes += value.parsed;
+  while (readCache.size > 1 && (readCache.size > READ_CACHE_LIMIT || readCacheBytes > READ_CACHE_BYTES))
+    forget(readCache.keys().next().value as string);
+}
+
+/** What the parse cache holds now (for tests and diagnostics). */
+export function transcriptCacheStats(): { files: number; bytes: number } {
+  return { files: readCache.size, bytes: readCacheBytes };
 }
 
 export function readTranscriptFile(file: string): TranscriptRead {
@@ -118,7 +139,7 @@ export function readTranscriptFile(file: string): TranscriptRead {
     fd = openSync(file, 'r');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      readCache.delete(file);
+      forget(file);
       return { entries: [], skippedLines: 0, torn: false, size: 0 };
     }
     throw error;
