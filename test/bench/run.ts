@@ -45,6 +45,8 @@
  *                on ≈ 700 notes: p50/p95 per backend (sqlite, minisearch ≤ 10 ms; qmd warm ≤ 50 ms), RSS flat
  *   soak         10,000 turns over 30 sessions, instant model: RSS samples and the plateau after warm-up
  *                (target ≤ 150 MB); turn overhead at 10,000 messages vs a new session (target ≤ 1.5×)
+ *   soak-gateway 3,000 `agent` turns over the gateway's WebSocket to an HTTP model (the fake LLM),
+ *                30 sessions: the gateway process's RSS as it goes         (target ≤ 150 MB)
  *   failover     `claw agent --local` answered by the fallback: a primary that always answers 500,
  *                one that hangs past timeoutSeconds 5, one whose stream is cut   (target ≤ 10 s each)
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
@@ -785,5 +787,6 @@ if (want('mcp-call')) await (await import('./mcp.js')).mcpCallBench(line, quick)
 if (want('mcp-cold')) await (await import('./mcp.js')).mcpColdBench(line, quick);
 if (want('memory-gateway')) await (await import('./memory-gateway.js')).memoryGatewayBench(CLI, freePort, line, quick);
 if (want('soak')) await (await import('./soak.js')).soakBench(line, quick);
+if (want('soak-gateway')) await (await import('./soak-gateway.js')).gatewaySoakBench(CLI, line, quick);
 if (want('failover')) await (await import('./failover.js')).failoverBench(CLI, line);
 if (want('install-size')) benchInstallSize();
