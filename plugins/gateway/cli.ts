@@ -389,10 +389,10 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
 
 /**
  * A gateway runs for weeks: V8's default heuristics let its heap fill with garbage for a long
- * time before a full collection (a 3,000-turn soak reached 324 MB RSS with a live heap under
+ * time before a full collection (a 3,000-turn soak reached 297 MB RSS with a live heap under
  * 31 MB). V8's optimize-for-size mode collects sooner and keeps the young generation small;
- * the same soak stays within 114–135 MB (BENCHMARKS.md). CLAW_GATEWAY_HEAP=speed keeps V8's
- * defaults.
+ * the same soak stays within 134 MB at the same turn rate (BENCHMARKS.md).
+ * CLAW_GATEWAY_HEAP=speed keeps V8's defaults.
  */
 function preferSmallHeap(env: Record<string, string | undefined>): void {
   if (env.CLAW_GATEWAY_HEAP === 'speed') return;
