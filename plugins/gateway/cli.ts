@@ -141,6 +141,8 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
 
   let kernel: BootedKernel;
   let restarting = false;
+  // The start under way: a restart asked for while the gateway is still starting waits for it.
+  let starting: Promise<void> = Promise.resolve();
   const startKernel = async (): Promise<void> => {
     kernel = await boot();
     // Lines the runner logs itself (restarts, failures) are masked like the kernel's.
@@ -148,25 +150,31 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     // Kept-but-unused config (OpenClaw settings claw lacks, stale entries) is named once per start.
     for (const issue of kernel.issues())
       if (issue.level === 'warning') logging.logger.warn(`config ${issue.path}: ${issue.message}`);
+    const service = (await kernel.capabilities.find('service', 'gateway')) as GatewayService | undefined;
+    // Set before the gateway listens: a client that connects the moment it does may ask at once.
+    if (service) service.runtime.requestRestart = restartWith(service);
     await kernel.start();
     const record = kernel.plugins.get('gateway');
-    if (record?.status !== 'active') {
+    if (!service || record?.status !== 'active') {
       await kernel.stop();
       throw new Error(record?.error ?? 'the gateway plugin did not start');
     }
-    const service = (await kernel.capabilities.get('service', 'gateway')) as GatewayService;
     // Asked for any free port: keep the one we got across in-place restarts.
     const server = service.runtime.server;
     if (server?.address && server.settings.port === 0) gateway.port = server.address.port;
-    service.runtime.requestRestart = (reason, delayMs) => {
+  };
+  const restartWith =
+    (service: GatewayService) =>
+    (reason: string, delayMs: number): boolean => {
       if (restarting) return true;
       restarting = true;
       setTimeout(() => {
         logging.logger.info(`restarting (${reason})`);
         service.stopReason = { reason, restartExpectedMs: 2000 };
-        drainAgent(kernel)
+        starting
+          .then(() => drainAgent(kernel))
           .then(() => kernel.stop())
-          .then(startKernel)
+          .then(() => (starting = startKernel()))
           .catch((error: Error) => {
             logging.logger.error(`restart failed: ${error.message}`);
             logging.flush();
@@ -178,9 +186,9 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
       }, delayMs);
       return true;
     };
-  };
   try {
-    await startKernel();
+    starting = startKernel();
+    await starting;
   } catch (error) {
     logging.flush();
     ctx.stderr.write(`claw: gateway failed to start: ${(error as Error).message}\n`);
