@@ -787,6 +787,6 @@ if (want('mcp-call')) await (await import('./mcp.js')).mcpCallBench(line, quick)
 if (want('mcp-cold')) await (await import('./mcp.js')).mcpColdBench(line, quick);
 if (want('memory-gateway')) await (await import('./memory-gateway.js')).memoryGatewayBench(CLI, freePort, line, quick);
 if (want('soak')) await (await import('./soak.js')).soakBench(line, quick);
-if (want('soak-gateway')) await (await import('./soak-gateway.js')).gatewaySoakBench(CLI, line, quick);
+if (want('soak-gateway')) await (await import('./soak-gateway.js')).gatewaySoakBench(CLI, freePort, line, quick);
 if (want('failover')) await (await import('./failover.js')).failoverBench(CLI, line);
 if (want('install-size')) benchInstallSize();

@@ -8,7 +8,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GatewayClient } from '../../apps/cli/gateway-client.js';
@@ -24,17 +23,12 @@ function rssOf(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) * 1024;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export async function gatewaySoakBench(cli: string, line: Line, quick: boolean): Promise<void> {
+export async function gatewaySoakBench(
+  cli: string,
+  freePort: () => Promise<number>,
+  line: Line,
+  quick: boolean,
+): Promise<void> {
   const turns = quick ? 600 : 3000;
   const fake = await startFakeLlm();
   fake.respond(() => ({ text: 'ok' }));
