@@ -62,3 +62,7 @@ writeFileSync(join(target, MANIFEST_REGISTRY), `${JSON.stringify({ plugins: regi
 // dist/cjs holds CommonJS builds inside a "type": "module" package.
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 chmodSync(join(root, 'dist', 'apps', 'cli', 'bin.cjs'), 0o755);
+
+// Last, once nothing above imports plugin modules: each plugin's own files into one module per entry.
+const { bundlePlugins } = await import('./bundle-plugins.mjs');
+await bundlePlugins(target);

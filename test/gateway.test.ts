@@ -733,7 +733,7 @@ describe('HTTP', () => {
     const base = `http://127.0.0.1:${gw.port}`;
     const health = await fetch(`${base}/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toMatchObject({ ok: true, status: 'ok', version: expect.any(String) });
+    expect(await health.json()).toMatchObject({ ok: true, status: 'live', version: expect.any(String) });
     expect((await fetch(`${base}/hooks/echo`, { method: 'POST', body: 'hi' })).status).toBe(401);
     const echoed = await fetch(`${base}/hooks/echo`, {
       method: 'POST',

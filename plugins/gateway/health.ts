@@ -1,6 +1,6 @@
 /**
- * The health snapshot of a running gateway (the `health` method and event, hello-ok,
- * GET /health): plugins, open connections, memory, event-loop delay, and whether the default
+ * The health snapshot of a running gateway (the `health` method and event, hello-ok):
+ * plugins, open connections, memory, event-loop delay, and whether the default
  * agent has a usable model.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';

@@ -1,6 +1,6 @@
 /**
- * The HTTP half of the gateway port, on fastify: `GET /health`, then every path a plugin
- * declared in its manifest `httpRoutes` (behind gateway auth unless the route opts out).
+ * The HTTP half of the gateway port, on fastify: every path a plugin declared in its manifest
+ * `httpRoutes` (behind gateway auth unless the route opts out; the probes are probes.ts's).
  * Plugin routes live in their own encapsulated fastify scope whose body parser leaves the
  * request stream unread, so handlers get the raw request exactly as it arrived.
  */
@@ -29,7 +29,6 @@ export interface HttpAppOptions {
   settings: GatewaySettings;
   logger: Logger;
   limiter: AuthRateLimiter;
-  health(): { ok: boolean; status: string; uptimeMs: number; version: string };
 }
 
 /** The outcome of checking a request's `Authorization: Bearer <token or password>`. */
@@ -117,11 +116,6 @@ export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
       handler = fastifyHandler;
       return options.server;
     },
-  });
-
-  app.get('/health', async () => {
-    const health = options.health();
-    return { ok: health.ok, status: health.status, uptimeMs: health.uptimeMs, version: health.version };
   });
 
   await app.register(async (scope) => {

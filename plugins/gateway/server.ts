@@ -45,6 +45,9 @@ export class GatewayServer {
   private lock?: GatewayLock;
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe?: () => void;
+  /** For /startupz and /readyz (probes.ts): the gateway_start hooks have run; the model was read once. */
+  private startWorkDone = false;
+  private modelRead = false;
 
   constructor(private readonly options: GatewayServerOptions) {
     const { kernel, logger, settings, pairing, setupCodes, version } = options;
@@ -90,7 +93,13 @@ export class GatewayServer {
       events: this.events,
       rpc,
       slices,
-      health,
+      probes: {
+        version,
+        startedAt: this.startedAt,
+        plugins: () => kernel.plugins(),
+        startWorkDone: () => this.startWorkDone,
+        model: () => (this.modelRead ? this.healthSnapshot.model : 'unread'),
+      },
     });
   }
 
@@ -142,6 +151,7 @@ export class GatewayServer {
         );
       }
       await kernel.hooks.runVoid('gateway_start', { port, host: settings.host });
+      this.startWorkDone = true;
       // Memory otherwise loads on the first memory_search, which would then wait for the whole
       // first index. Loading it here starts its sync service (it indexes what is missing or
       // changed, in the background); a timer, so start-up does not wait for the load.
@@ -206,6 +216,7 @@ export class GatewayServer {
   /** Reads the model readiness again and keeps it for the health snapshots. */
   async refreshModel(): Promise<ModelStatus | undefined> {
     this.healthSnapshot.model = await readModelStatus(this.options.kernel);
+    this.modelRead = true;
     return this.healthSnapshot.model;
   }
 

@@ -17,6 +17,7 @@ import { serveControlUi } from './control-ui.js';
 import type { GatewayEvents } from './events.js';
 import { startHttpApp, type HttpApp } from './http.js';
 import { clientKey, type AuthRateLimiter } from './rate-limit.js';
+import { serveProbe, type ProbeSources } from './probes.js';
 import { checkRequest, type Refusal } from './request-guard.js';
 import type { GatewayRpc } from './rpc.js';
 import type { GatewaySettings } from './settings.js';
@@ -40,7 +41,8 @@ export interface GatewayTransportOptions {
   rpc: GatewayRpc;
   /** Shared with handshakes, so a burst of both shares one budget. */
   slices: SlicedQueue;
-  health(): { ok: boolean; status: string; uptimeMs: number; version: string };
+  /** What `/healthz`, `/startupz` and `/readyz` report (probes.ts). */
+  probes: Omit<ProbeSources, 'settings' | 'limiter' | 'accepting'>;
 }
 
 export class GatewayTransport {
@@ -88,7 +90,6 @@ export class GatewayTransport {
         settings,
         logger,
         limiter: this.options.limiter,
-        health: this.options.health,
       })
         .then(
           (app) => {
@@ -113,6 +114,13 @@ export class GatewayTransport {
           .writeHead(refused.status, { 'content-type': 'application/json', connection: 'close' })
           .end(`${JSON.stringify({ error: refused.message })}\n`);
       }
+      const probes = {
+        ...this.options.probes,
+        settings,
+        limiter: this.options.limiter,
+        accepting: () => this.accepting,
+      };
+      if (serveProbe(req, res, probes)) return;
       if (serveControlUi(req, res, settings, () => ({ version: this.options.version }))) return;
       if (handle) return handle(req, res);
       if (pendingHttp.length >= 1024)

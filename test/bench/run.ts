@@ -5,7 +5,7 @@
  *   lanes        enqueue→run throughput                                            (target ≥ 200k tasks/s)
  *   cli-help     wall time of `claw --help`                                        (target ≤ 120 ms)
  *   cli-list     `claw plugins list --json`, 100 extra installed plugins vs none   (target ≤ 30 ms added)
- *   gw-start     `claw gateway` cold start to an accepted WebSocket handshake      (target ≤ 300 ms)
+ *   gw-start     `claw gateway` cold start to /healthz 200 and to hello-ok, beside node -e 0 and OpenClaw (target ≤ node -e 0 + 150 ms)
  *   gw-rss       gateway RSS after 30 s idle                                       (target ≤ 90 MB)
  *   gw-rtt       `health` round trips per second over 1 and 100 connections, p99 latency
  *   agent-turn   agent-loop overhead per turn, zero-latency model: no tool / one tool call (target p50 ≤ 2 ms)
@@ -251,6 +251,31 @@ async function stopGateway(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/**
+ * Milliseconds from spawn until GET /healthz answers 200: the gateway is live, the criterion
+ * OpenClaw's side below is measured by.
+ */
+async function timeToHealthz(): Promise<number> {
+  const port = await freePort();
+  const stateDir = mkdtempSync(join(tmpdir(), 'claw-bench-gw-'));
+  const start = performance.now();
+  const child = spawnGateway(port, stateDir);
+  try {
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (response) => response.status === 200,
+        () => false,
+      );
+      if (ok) return performance.now() - start;
+      if (child.exitCode !== null) throw new Error('gateway exited during start-up');
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  } finally {
+    await stopGateway(child);
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
 /** Milliseconds from spawn until a WebSocket handshake (hello-ok) succeeds. */
 async function timeToHello(): Promise<number> {
   const port = await freePort();
@@ -349,16 +374,26 @@ async function openclawTimeToHealthy(): Promise<number | undefined> {
 
 async function benchGatewayStart(): Promise<void> {
   const floor = nodeFloor();
-  await timeToHello();
-  const runs: number[] = [];
-  for (let i = 0; i < 11; i++) runs.push(await timeToHello());
-  const ms = median(runs);
+  await timeToHealthz();
+  const live: number[] = [];
+  const hello: number[] = [];
+  for (let i = 0; i < 11; i++) {
+    live.push(await timeToHealthz());
+    hello.push(await timeToHello());
+  }
+  const ms = median(live);
   line('node -e 0 (median of 7)', `${floor.toFixed(0)} ms`, '(floor)', true);
   line(
-    'gateway: cold start → hello-ok (median of 11)',
+    'gateway: cold start → /healthz 200 (median of 11)',
     `${ms.toFixed(0)} ms`,
     `≤ ${(floor + 150).toFixed(0)} ms (node -e 0 + 150)`,
     ms <= floor + 150,
+  );
+  line(
+    'gateway: cold start → hello-ok over WebSocket (median of 11)',
+    `${median(hello).toFixed(0)} ms`,
+    '(info)',
+    true,
   );
   if (process.env.CLAW_BENCH_OPENCLAW === '0') return;
   const openclaw: number[] = [];
@@ -403,7 +438,7 @@ async function benchGatewayRss(): Promise<void> {
     }
     await new Promise((resolve) => setTimeout(resolve, 30_000));
     const mb = rssOf(child.pid!) / 1024 / 1024;
-    line('gateway: RSS after 30 s idle', `${mb.toFixed(1)} MB`, '≤ 90 MB', mb <= 90);
+    line('gateway: RSS after 30 s idle', `${mb.toFixed(1)} MB`, '≤ 60 MB', mb <= 60);
   } finally {
     await stopGateway(child);
     rmSync(stateDir, { recursive: true, force: true });
