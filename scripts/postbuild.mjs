@@ -15,10 +15,20 @@ const validators = join(root, 'dist', 'validators');
 // gateway's wire-frame validators travel with its folder below).
 cpSync(join(root, 'kernel/generated/validators'), join(root, 'dist/kernel/generated/validators'), { recursive: true });
 const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
-const { standaloneValidator, validatorKey } = await import(join(root, 'dist', 'host', 'validator-cache.js'));
+const { EMPTY_RESULTS, standaloneValidator, validatorKey } = await import(
+  join(root, 'dist', 'host', 'validator-cache.js')
+);
 const { configContributions } = await import(join(root, 'dist', 'host', 'config-schema.js'));
-const precompile = (schema) =>
-  writeFileSync(join(validators, `${validatorKey(schema)}.cjs`), standaloneValidator(compileSchema(schema), true));
+// What each schema makes of an empty object (its defaults filled in): most sections and
+// plugins are not configured at all, and a start then needs no validator code for them.
+const emptyResults = {};
+const precompile = (schema) => {
+  const key = validatorKey(schema);
+  const validate = compileSchema(schema);
+  writeFileSync(join(validators, `${key}.cjs`), standaloneValidator(validate, true));
+  const empty = {};
+  if (validate(empty)) emptyResults[key] = empty;
+};
 const records = [];
 rmSync(validators, { recursive: true, force: true });
 mkdirSync(validators, { recursive: true });
@@ -43,6 +53,7 @@ for (const id of readdirSync(source)) {
 // The keys bundled plugins contribute to agents and tools, merged as the host merges them.
 for (const place of Object.values(configContributions(records)))
   for (const { schema } of place.values()) precompile(schema);
+writeFileSync(join(validators, EMPTY_RESULTS), `${JSON.stringify(emptyResults)}\n`);
 
 // Every bundled plugin's checked manifest, so a start need not parse and check them again
 // (host/manifest.ts reads this for the bundled folder only, keyed by the files' content).
@@ -63,6 +74,9 @@ writeFileSync(join(target, MANIFEST_REGISTRY), `${JSON.stringify({ plugins: regi
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
 chmodSync(join(root, 'dist', 'apps', 'cli', 'bin.cjs'), 0o755);
 
-// Last, once nothing above imports plugin modules: each plugin's own files into one module per entry.
+// Last, once nothing above imports compiled modules: each plugin's own files into one module per
+// entry, and the CLI, kernel, host and SDK into dist/core.
 const { bundlePlugins } = await import('./bundle-plugins.mjs');
 await bundlePlugins(target);
+const { bundleCore } = await import('./bundle-core.mjs');
+await bundleCore(join(root, 'dist'), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')));

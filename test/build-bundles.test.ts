@@ -3,10 +3,11 @@
  * module holding the plugin's own code, and everything it shares with the rest of claw (the
  * SDK) is imported from the one place every plugin and the CLI import it from.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from './helpers.js';
+import { claw, REPO, tempDir } from './helpers.js';
 
 const DIST = join(REPO, 'dist');
 const PLUGINS = join(DIST, 'plugins');
@@ -89,5 +90,45 @@ describe('built plugin bundles', () => {
     visitStatic(gateway.entry);
     // 75 modules before bundling; chunks shared with code loaded later make up the rest.
     expect(atRegister.size).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('built core and validators', () => {
+  it('gives every SDK export a file that re-exports one shared module in dist/core', () => {
+    const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { exports: Record<string, string> };
+    for (const [name, target] of Object.entries(pkg.exports)) {
+      if (!target.endsWith('.js')) continue;
+      const facade = readFileSync(join(REPO, target), 'utf8');
+      expect(facade, name).toMatch(/^export \* from "(\.\.\/)+core\/[\w.-]+\.js";$/m);
+    }
+    // The modules bundled away are gone: none can be loaded a second time by path.
+    expect(existsSync(join(DIST, 'kernel', 'kernel.js'))).toBe(false);
+    expect(existsSync(join(DIST, 'host', 'policy.js'))).toBe(false);
+  });
+
+  it('records, for each bundled schema, exactly what its validator makes of {}', () => {
+    const require = createRequire(import.meta.url);
+    const empty = require(join(DIST, 'validators', 'empty.json')) as Record<string, unknown>;
+    expect(Object.keys(empty).length).toBeGreaterThan(10);
+    for (const [key, expected] of Object.entries(empty)) {
+      const validate = require(join(DIST, 'validators', `${key}.cjs`)) as (data: unknown) => boolean;
+      const data = {};
+      expect(validate(data), key).toBe(true);
+      expect(data, key).toEqual(expected);
+    }
+  });
+
+  it('still checks a configured section with its validator', async () => {
+    const home = tempDir('claw-validators-');
+    const dir = join(home, '.openclaw');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(dir, 'openclaw.json'),
+      JSON.stringify({ gateway: { port: 'nope' }, cron: { maxConcurrentRuns: 'x' } }),
+    );
+    const result = await claw(['config', 'validate'], { HOME: home });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('gateway.port: must be integer');
+    expect(result.stderr).toContain('cron.maxConcurrentRuns: must be integer');
   });
 });

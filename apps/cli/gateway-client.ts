@@ -75,9 +75,14 @@ export interface RequestOptions {
   onAck?: (payload: unknown) => void;
 }
 
-// ws is CommonJS: require() avoids the ESM wrapper's second parse (half the load time).
-const WebSocket = createRequire(import.meta.url)('ws') as typeof WsWebSocket;
+// ws is CommonJS: require() avoids the ESM wrapper's second parse (half the load time). Loaded
+// on the first connect: every CLI command imports this module, few of them connect.
+let wsClass: typeof WsWebSocket | undefined;
+const loadWs = () => (wsClass ??= createRequire(import.meta.url)('ws') as typeof WsWebSocket);
 type WebSocket = WsWebSocket;
+/** WebSocket readyState values (RFC 6455 states as the WHATWG API numbers them). */
+const OPEN = 1;
+const CLOSED = 3;
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
@@ -108,7 +113,7 @@ export class GatewayClient {
   }
 
   get connected(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN && this.helloPayload !== undefined;
+    return this.ws?.readyState === OPEN && this.helloPayload !== undefined;
   }
 
   /** Open the socket and complete the handshake; resolves with the hello-ok payload. */
@@ -119,7 +124,7 @@ export class GatewayClient {
 
   request<T = unknown>(method: string, params?: unknown, options: RequestOptions = {}): Promise<T> {
     const ws = this.ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN || !this.helloPayload) {
+    if (!ws || ws.readyState !== OPEN || !this.helloPayload) {
       return Promise.reject(
         new GatewayRequestError({ code: 'UNAVAILABLE', message: 'not connected to the gateway', retryable: true }),
       );
@@ -162,7 +167,7 @@ export class GatewayClient {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdog);
     const ws = this.ws;
-    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    if (!ws || ws.readyState === CLOSED) return;
     await new Promise<void>((resolve) => {
       ws.once('close', () => resolve());
       ws.close(1000, 'client closing');
@@ -182,7 +187,7 @@ export class GatewayClient {
   private open(): Promise<HelloOk> {
     return new Promise<HelloOk>((resolve, reject) => {
       const pinned = this.options.tlsFingerprint;
-      const ws = new WebSocket(this.options.url, {
+      const ws = new (loadWs())(this.options.url, {
         headers: this.options.headers,
         perMessageDeflate: false,
         // A pinned certificate replaces the CA check; it is compared at the upgrade, before any secret is sent.

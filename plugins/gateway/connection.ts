@@ -3,12 +3,11 @@
  * was admitted as, its event sequence number and how many droppable events it missed.
  */
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-import type { RawData, WebSocket as WsSocket } from 'ws';
+import { WebSocket, type RawData } from 'ws';
 import type { Admission } from './handshake.js';
 
-// CommonJS packages load twice as fast through require() as through the ESM wrapper.
-const { WebSocket } = createRequire(import.meta.url)('ws') as typeof import('ws');
+// ws is bundled into this plugin's build (scripts/bundle-plugins.mjs): one file to load, not ten.
+type WsSocket = WebSocket;
 
 export class Connection {
   readonly id = randomUUID();

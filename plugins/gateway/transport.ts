@@ -5,9 +5,8 @@
  * Connections, and are forgotten when they close; their frames go to the RPC layer.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import type { WebSocket, WebSocketServer as WsServer } from 'ws';
+import { WebSocketServer, type WebSocket } from 'ws';
 import { ErrorCodes, type KernelServices, type Logger } from '../../sdk/index.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
 import { CloseCodes } from './close-codes.js';
@@ -23,8 +22,8 @@ import type { GatewayRpc } from './rpc.js';
 import type { GatewaySettings } from './settings.js';
 import type { SlicedQueue } from './slices.js';
 
-// CommonJS packages load twice as fast through require() as through the ESM wrapper.
-const { WebSocketServer } = createRequire(import.meta.url)('ws') as typeof import('ws');
+// ws is bundled into this plugin's build (scripts/bundle-plugins.mjs): one file to load, not ten.
+type WsServer = WebSocketServer;
 
 /** Room for WebSocket frame headers on top of the pre-auth payload limit. */
 const PREAUTH_FRAMING_SLACK = 1024;

@@ -6,7 +6,7 @@
  *   cli-help     wall time of `claw --help`                                        (target ≤ 120 ms)
  *   cli-list     `claw plugins list --json`, 100 extra installed plugins vs none   (target ≤ 30 ms added)
  *   gw-start     `claw gateway` cold start to /healthz 200 and to hello-ok, beside node -e 0 and OpenClaw (target ≤ node -e 0 + 150 ms)
- *   gw-rss       gateway RSS after 30 s idle                                       (target ≤ 90 MB)
+ *   gw-rss       gateway RSS after 30 s idle                                       (target ≤ 60 MB)
  *   gw-rtt       `health` round trips per second over 1 and 100 connections, p99 latency
  *   agent-turn   agent-loop overhead per turn, zero-latency model: no tool / one tool call (target p50 ≤ 2 ms)
  *   agent-tput   turns per second across 50 sessions, zero-latency model               (target ≥ 500/s)
