@@ -32,17 +32,32 @@ export interface RegistryEntry {
 }
 
 const registries = new Map<string, Record<string, RegistryEntry> | null>();
+/** Each registry result as JSON text: parsing it gives every boot its own copy, faster than structuredClone. */
+const resultTexts = new WeakMap<RegistryEntry, string>();
+/** manifestKey's answers in this process, by the files' identity (a CLI command boots two kernels). */
+const keys = new Map<string, { identity: string; key: string | undefined }>();
 
 /** Hash of the files readManifest reads (the manifest, and package.json when there is one). */
 export function manifestKey(dir: string): string | undefined {
+  const files = [join(dir, MANIFEST_FILE), join(dir, 'package.json')];
+  const identity = files
+    .map((file) => {
+      const stat = statSync(file, { throwIfNoEntry: false });
+      return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}` : '-';
+    })
+    .join('|');
+  const known = keys.get(dir);
+  if (known?.identity === identity) return known.key;
+  let key: string | undefined;
   try {
-    const hash = createHash('sha256').update(readFileSync(join(dir, MANIFEST_FILE)));
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg)) hash.update('\0package.json\0').update(readFileSync(pkg));
-    return hash.digest('hex');
+    const hash = createHash('sha256').update(readFileSync(files[0]!));
+    if (existsSync(files[1]!)) hash.update('\0package.json\0').update(readFileSync(files[1]!));
+    key = hash.digest('hex');
   } catch {
-    return undefined;
+    key = undefined;
   }
+  keys.set(dir, { identity, key });
+  return key;
 }
 
 function fromRegistry(dir: string): ManifestResult | undefined {
@@ -59,7 +74,9 @@ function fromRegistry(dir: string): ManifestResult | undefined {
   }
   const entry = registry?.[basename(dir)];
   if (!entry || entry.key !== manifestKey(dir)) return undefined;
-  const result = structuredClone(entry.result);
+  let text = resultTexts.get(entry);
+  if (text === undefined) resultTexts.set(entry, (text = JSON.stringify(entry.result)));
+  const result = JSON.parse(text) as ManifestResult;
   if (!result.ok) return result;
   // Written by the build from a checked manifest; refused anyway if it would leave the plugin.
   const entryPath = resolve(dir, result.entryPath);
