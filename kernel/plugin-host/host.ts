@@ -100,9 +100,8 @@ export class PluginHost {
   private readonly services: Array<{ pluginId: string; service: ServiceDefinition; controller: AbortController }> = [];
   /** Capabilities as registered: only the choke points use them (see views.ts). */
   private readonly capabilities: CapabilityLookup;
-  private running = false;
-  /** While start() loads the onStartup plugins: their services start after, in one ordered pass. */
-  private loadingStartup = false;
+  /** 'starting' while start() loads the onStartup plugins: the channels service waits for all of them. */
+  private running: boolean | 'starting' = false;
 
   constructor(private readonly options: PluginHostOptions) {
     const inline = (options.inline ?? []).map((definition) => {
@@ -156,16 +155,15 @@ export class PluginHost {
     await Promise.all(ready.map((record) => this.activate(record.id).catch(() => {})));
   }
 
-  /** Load plugins marked `activation.onStartup` and start every registered service. */
+  /** Services of plugins already loaded start first, then each onStartup plugin's as it loads in turn; channels last. */
   async start(): Promise<void> {
     if (this.running) return;
+    this.running = 'starting';
+    await this.startServices(undefined, true);
+    for (const record of this.records.filter((r) => r.manifest?.activation?.onStartup === true || this.isForeign(r)))
+      if (record.status === 'ready') await this.activate(record.id).catch(() => {});
+    if (this.running !== 'starting') return; // stopped meanwhile
     this.running = true;
-    this.loadingStartup = true;
-    try {
-      await this.activateAll((record) => record.manifest?.activation?.onStartup === true || this.isForeign(record));
-    } finally {
-      this.loadingStartup = false;
-    }
     await this.startServices();
   }
 
@@ -260,7 +258,7 @@ export class PluginHost {
     trace(`plugin ${record.id}: loaded`);
     this.settlePending(record.id);
     this.noteMissing(record);
-    if (this.running && !this.loadingStartup) await this.startServices(record.id);
+    if (this.running) await this.startServices(record.id, this.running === 'starting');
     logger.debug('plugin loaded');
   }
 
@@ -366,12 +364,12 @@ export class PluginHost {
    * channel service goes last, so it stops first: channel accounts feed the agent loop and
    * the gateway, and start once those are up.
    */
-  private async startServices(pluginId?: string): Promise<void> {
+  private async startServices(pluginId?: string, holdChannels = false): Promise<void> {
     const entries = [...this.registry.service]
       .filter(([, entry]) => pluginId === undefined || entry.pluginId === pluginId)
       .sort(([a], [b]) => Number(a === CHANNELS_SERVICE) - Number(b === CHANNELS_SERVICE));
     for (const [name, entry] of entries) {
-      if (this.services.some((running) => running.service.id === name)) continue;
+      if ((holdChannels && name === CHANNELS_SERVICE) || this.services.some((run) => run.service.id === name)) continue;
       const service = entry.value as ServiceDefinition;
       const controller = new AbortController();
       const logger = this.options.logger.child({ plugin: entry.pluginId, service: service.id });
