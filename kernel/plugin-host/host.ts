@@ -418,7 +418,8 @@ export class PluginHost {
         const infos = new Map<string, { pluginId: string; loaded: boolean }>();
         for (const [name, pluginId] of declared[kind] ?? []) infos.set(name, { pluginId, loaded: loaded.has(name) });
         for (const [name, entry] of loaded) infos.set(name, { pluginId: entry.pluginId, loaded: true });
-        return [...infos].map(([name, info]) => ({ kind, name, ...info })).sort((a, b) => a.name.localeCompare(b.name));
+        // Code-point order (Map keys are unique): a collator loads ICU's data, ≈ 3 MB resident.
+        return [...infos].sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, info]) => ({ kind, name, ...info }));
       },
       routePrefixes: () => declared.httpRoute,
       routes: async (pluginId) => {
