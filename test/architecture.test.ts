@@ -89,10 +89,11 @@ describe('a small kernel', () => {
  * `failover` (issue 34): which model failed and which one is tried next, for the CLI and UI;
  * and by 59 for the request-body kit (sdk/net/body.ts: a size cap and a deadline), which
  * replaced copies in the hooks, openai-http and telegram plugins and a fourth in the gateway's
- * POST /tools/invoke.
+ * POST /tools/invoke. Raised by 2 for a memory backend's `indexOnStart` (issue 34): an idle
+ * gateway opens no index unless its backend must warm up.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7294;
+const SDK_LINE_BUDGET = 7296;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

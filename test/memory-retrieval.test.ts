@@ -145,7 +145,7 @@ describe('keyword query processing', () => {
 });
 
 describe('retrieval quality floors (held-out sets, sqlite keyword)', () => {
-  it('answers the held-out questions over OpenClaw’s docs and the typo’d personal questions', async () => {
+  it('answers the held-out questions over OpenClaw’s docs and the typo’d and independent personal questions', async () => {
     const docsDir = join(REPO, '.cache', 'openclaw', 'node_modules', 'openclaw', 'docs');
     const result = await retrievalBench({ docsDir, only: 'sqlite' });
     const overall = (set: string, backend: string) =>
@@ -153,20 +153,29 @@ describe('retrieval quality floors (held-out sets, sqlite keyword)', () => {
     expect(result.corpora.map((corpus) => corpus.sets.map((set) => set.name)).flat()).toEqual([
       'personal, tuning set',
       "personal, typo'd (held-out)",
+      'personal, independent (held-out)',
       'OpenClaw docs (held-out)',
     ]);
     expect(overall('OpenClaw docs (held-out)', 'sqlite keyword').hit5).toBeGreaterThanOrEqual(0.7);
     expect(overall("personal, typo'd (held-out)", 'sqlite keyword').hit5).toBeGreaterThanOrEqual(0.75);
+    expect(overall('personal, independent (held-out)', 'sqlite keyword').hit5).toBeGreaterThanOrEqual(0.65);
     expect(overall('personal, tuning set', 'sqlite keyword').hit6).toBeGreaterThanOrEqual(0.8);
     // Hybrid (OpenClaw's 0.7 · vector + 0.3 · text, here with the hash embedder, which knows no
     // languages or synonyms) against keyword-only: the target is "never below"; on the typo'd
     // set it is one question below (cross-lingual questions the hash vectors pull away), so
-    // this floor allows one question and BENCHMARKS.md reports the miss.
+    // this floor allows one question and BENCHMARKS.md reports the miss. The independent set
+    // (written by someone who never saw the ranking) is four questions below, reported as a
+    // miss too; its multi-hop questions name people by role, which bag-of-words vectors cannot
+    // follow. The floor there guards against it getting worse.
     for (const set of ['personal, tuning set', "personal, typo'd (held-out)", 'OpenClaw docs (held-out)']) {
       const { n } = overall(set, 'sqlite keyword');
       expect(overall(set, 'sqlite hybrid').hit5, set).toBeGreaterThanOrEqual(
         overall(set, 'sqlite keyword').hit5 - 1 / n - 1e-9,
       );
     }
+    const independent = overall('personal, independent (held-out)', 'sqlite keyword');
+    expect(overall('personal, independent (held-out)', 'sqlite hybrid').hit5).toBeGreaterThanOrEqual(
+      independent.hit5 - 4 / independent.n - 1e-9,
+    );
   }, 300_000);
 });

@@ -3,7 +3,7 @@
  * whether the index is complete or still being built (also across processes, and after a
  * build was killed), and how to get semantic search when no provider is configured.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -213,7 +213,7 @@ describe('claw memory status', () => {
 });
 
 describe('memory index at gateway start', () => {
-  it('the gateway starts the first index in the background after listening: status becomes complete without a search', async () => {
+  it('an idle gateway opens no index; a new session indexes in the background: status becomes complete without a search', async () => {
     const { startGateway } = await import('./gateway-helpers.js');
     const stateDir = tempDir('claw-memory-gw-');
     const ws = join(stateDir, 'workspace');
@@ -228,14 +228,23 @@ describe('memory index at gateway start', () => {
       ),
       config: { agents: { defaults: { memorySearch: { provider: 'none', sync: { watch: false } } } } },
     });
+    const wait = () => new Promise((resolve) => setTimeout(resolve, 50));
     try {
       // Listening came first: the memory plugin loads after start() returned.
       expect(gw.kernel.plugins.get('memory-sqlite')?.status).not.toBe('active');
+      for (let i = 0; i < 200 && gw.kernel.plugins.get('memory-sqlite')?.status !== 'active'; i++) await wait();
+      await gw.kernel.hooks.ready('session_start');
+      // Its sync service has started, and no index was opened or written.
+      expect(existsSync(join(stateDir, 'memory', 'main.sqlite'))).toBe(false);
+      await gw.kernel.hooks.runVoid(
+        'session_start',
+        { sessionId: 's1', sessionKey: 'agent:main:main' },
+        { agentId: 'main' },
+      );
       let status: Record<string, unknown> | undefined;
       for (let i = 0; i < 200 && status?.index !== 'complete'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        if (gw.kernel.plugins.get('memory-sqlite')?.status !== 'active') continue;
         status = await (await gw.kernel.capabilities.slot('memory'))!.status();
+        if (status.index !== 'complete') await wait();
       }
       expect(status).toMatchObject({ index: 'complete', files: 6, mode: 'keyword' });
     } finally {

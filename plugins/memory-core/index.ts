@@ -8,12 +8,20 @@
  */
 import { definePlugin } from '../../sdk/index.js';
 import { MEMORY_CORE_SERVICE_ID, type MemoryCoreService } from '../../sdk/memory/index.js';
+import type { MemoryManager } from './manager.js';
 import { serveMemoryBackend } from './serve.js';
 
 export default definePlugin({
   id: 'memory-core',
   register(api) {
-    const core: MemoryCoreService = { serve: serveMemoryBackend };
+    const served = new Set<MemoryManager>();
+    const core: MemoryCoreService = {
+      serve: (backendApi, options) => served.add(serveMemoryBackend(backendApi, options)),
+    };
     api.registerService({ id: MEMORY_CORE_SERVICE_ID, api: core });
+    // A new session warms its agent's index, so the turn's first memory_search finds it current.
+    api.on('session_start', (_event, ctx) => {
+      for (const manager of served) manager.warm(ctx.agentId);
+    });
   },
 });

@@ -1,7 +1,8 @@
 /**
  * Per-agent indexes of one memory backend, created on first use; one sync at a time per
  * agent; a watcher on MEMORY.md and memory/ (1.5 s debounce) that re-syncs in the
- * background, and a sync at start-up.
+ * background. An index is brought up to date when a session starts, at search time and on
+ * the configured interval; at gateway start only for a backend that asks (QMD).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
@@ -166,21 +167,32 @@ export class MemoryManager<Config extends Record<string, unknown> = Record<strin
     };
   }
 
-  /** Service start: index the default agent in the background and watch its memory files. */
+  /**
+   * Service start: watch the default agent's memory files. The index itself waits for a
+   * session or a search (an idle gateway then holds no SQLite index, ≈ 5 MB), unless the
+   * backend must warm up first.
+   */
   start(): void {
     this.stopped = false;
     const agentId = this.defaultAgent();
     const settings = this.settings(agentId);
     if (!settings.enabled) return;
-    this.sync(agentId)
-      .then(() => this.synced.add(agentId))
-      .catch((error: Error) => this.api.logger.warn(`memory index at start-up failed: ${error.message}`));
+    if (this.options.indexOnStart) this.warm(agentId);
     if (settings.sync.watch) this.watch(agentId, settings);
     if (settings.sync.intervalMinutes > 0) {
       const timer = setInterval(() => this.markDirty(agentId, 0), settings.sync.intervalMinutes * 60_000);
       timer.unref();
       this.timers.add(timer);
     }
+  }
+
+  /** A session starts: bring its agent's index up to date in the background, so its searches need not wait. */
+  warm(agentId = this.defaultAgent()): void {
+    if (this.stopped || (this.synced.has(agentId) && !this.dirty.has(agentId))) return;
+    if (!this.settings(agentId).enabled) return;
+    this.sync(agentId)
+      .then(() => this.synced.add(agentId))
+      .catch((error: Error) => this.api.logger.warn(`memory index for agent ${agentId} failed: ${error.message}`));
   }
 
   /** Changes settle for `debounceMs`, then a background sync picks them up. */

@@ -22,7 +22,7 @@ const GET_DESCRIPTION =
 export function serveMemoryBackend<Config extends Record<string, unknown>>(
   api: PluginApi<Config>,
   options: MemoryPluginOptions<Config>,
-): void {
+): MemoryManager<Config> {
   const manager = new MemoryManager(api, options);
   api.registerMemory(manager.backend());
   api.registerTool({
@@ -106,6 +106,7 @@ export function serveMemoryBackend<Config extends Record<string, unknown>>(
     start: () => manager.start(),
     stop: () => manager.stop(),
   });
+  return manager;
 }
 
 /** The line the model reads after a windowed or cut `memory_get`, telling it how to read on. */

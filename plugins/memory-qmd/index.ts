@@ -10,5 +10,7 @@ import { QmdMemoryIndex, type QmdPluginConfig } from './qmd-index.js';
 export default defineMemoryPlugin<QmdPluginConfig>({
   id: 'memory-qmd',
   backend: 'qmd',
+  // OpenClaw's QMD updates on boot too: the first search then finds its models loaded.
+  indexOnStart: true,
   createIndex: (settings, context, config) => new QmdMemoryIndex(settings, context, config),
 });

@@ -3,7 +3,7 @@
  * puts everything else around it — per-agent indexes created on first use, the `memory`
  * slot capability, the `memory_search` and `memory_get` tools, `claw memory
  * status|index|search`, a watcher on MEMORY.md and memory/ that re-syncs in the background,
- * and a sync at start-up — registered on the backend's own behalf, so its manifest declares
+ * and a sync when a session starts — registered on the backend's own behalf, so its manifest declares
  * them and requires the service. Its engine gets the shared ranking and memory files in `ctx`.
  *
  *   export default defineMemoryPlugin({ id: 'memory-x', backend: 'x', createIndex: (settings, ctx) => new XIndex(settings) });
@@ -51,6 +51,8 @@ export interface MemoryPluginOptions<Config extends Record<string, unknown>> {
     context: MemoryIndexContext,
     config: Config,
   ): MemoryIndex | Promise<MemoryIndex>;
+  /** Index at gateway start (QMD warms its models); otherwise at a session's start or first search. */
+  indexOnStart?: boolean;
 }
 
 /** A search candidate: a chunk with one score (vector or keyword). */

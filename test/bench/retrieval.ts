@@ -1,7 +1,9 @@
 /**
  * Retrieval quality on a generated personal memory (personal-corpus.ts): ≈ 880 daily notes and
- * MEMORY.md, ≈ 76 questions with known answers, asked through each backend with the default
- * memorySearch settings (maxResults 6, minScore 0.35), as memory_search asks them.
+ * MEMORY.md, ≈ 76 questions with known answers (the tuning set), the same questions typo'd, and
+ * 60 questions written independently by someone who never saw the ranking code
+ * (heldout-personal.ts), asked through each backend with the default memorySearch settings
+ * (maxResults 6, minScore 0.35), as memory_search asks them.
  *
  *   sqlite keyword     the built-in index, no embedding provider
  *   sqlite hybrid      the built-in index with an OpenAI-compatible embedding provider: a
@@ -26,6 +28,7 @@ import { join } from 'node:path';
 import { createLogger, type MemorySearchResult } from '../../sdk/index.js';
 import { selectEmbeddingProvider } from '../../plugins/embeddings/providers.js';
 import { hashEmbedding } from '../fakes/hash-embedder.js';
+import { checkHeldOutPersonal, HELD_OUT_PERSONAL } from './heldout-personal.js';
 import type { MemoryIndex } from '../../sdk/memory/plugin.js';
 import type { MemorySettings } from '../../sdk/memory/settings.js';
 import { resolveMemorySettings } from '../../plugins/memory-core/settings.js';
@@ -193,6 +196,9 @@ interface Corpus {
 function personalCorpus(root: string): Corpus {
   const corpus = generatePersonalCorpus(join(root, 'personal'));
   const tuning = corpus.queries.map((item) => ({ query: item.query, category: item.category, accept: [item.answer] }));
+  const problems = checkHeldOutPersonal(corpus.workspace);
+  if (problems.length > 0)
+    throw new Error(`the independent held-out set no longer fits the corpus:\n${problems.join('\n')}`);
   return {
     name: `personal memory (${corpus.files} files, ${corpus.chineseNotes} daily notes in Chinese)`,
     workspace: corpus.workspace,
@@ -200,6 +206,15 @@ function personalCorpus(root: string): Corpus {
     sets: [
       { name: 'personal, tuning set', heldOut: false, questions: tuning },
       { name: "personal, typo'd (held-out)", heldOut: true, questions: typoSet(corpus.queries) },
+      {
+        name: 'personal, independent (held-out)',
+        heldOut: true,
+        questions: HELD_OUT_PERSONAL.map((item) => ({
+          query: item.query,
+          category: item.category,
+          accept: item.accept,
+        })),
+      },
     ],
   };
 }
