@@ -1,7 +1,8 @@
 /**
  * The kernel's ValidatorStore: compiled plugin schemas kept as standalone validator code,
- * keyed by a hash of the schema. Bundled plugins' schemas are written to dist/validators at
- * build time (scripts/postbuild.mjs), so starting claw never compiles one; others go to
+ * keyed by a hash of the schema. Bundled plugins' schemas (config sections and gateway method
+ * parameters) are written to dist/validators at build time (scripts/postbuild.mjs), so
+ * starting claw or answering its first request never compiles one; others go to
  * <stateDir>/cache/validators the first time they are compiled.
  */
 import { createHash } from 'node:crypto';

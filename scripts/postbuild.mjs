@@ -1,8 +1,19 @@
 // After tsc: give dist/plugins/<id>/ its manifest (entry rewritten from .ts to the emitted
 // .js) and every non-TypeScript file, so dist/ runs without any source next to it; and
-// precompile every bundled plugin's config schemas (and contributed keys) into dist/validators, so starting
-// claw never compiles a schema for a bundled plugin.
-import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// precompile every bundled plugin's config schemas, contributed keys and gateway method parameters into
+// dist/validators, so starting claw never compiles a schema for a bundled plugin.
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import JSON5 from 'json5';
@@ -14,7 +25,7 @@ const validators = join(root, 'dist', 'validators');
 // tsc emits .ts only; the kernel's precompiled validators are CommonJS files beside it (the
 // gateway's wire-frame validators travel with its folder below).
 cpSync(join(root, 'kernel/generated/validators'), join(root, 'dist/kernel/generated/validators'), { recursive: true });
-const { compileSchema } = await import(join(root, 'dist', 'kernel', 'validation.js'));
+const { schemaCompiler, useValidatorStore } = await import(join(root, 'dist', 'kernel', 'validation.js'));
 const { EMPTY_RESULTS, standaloneValidator, validatorKey } = await import(
   join(root, 'dist', 'host', 'validator-cache.js')
 );
@@ -24,7 +35,7 @@ const { configContributions } = await import(join(root, 'dist', 'host', 'config-
 const emptyResults = {};
 const precompile = (schema) => {
   const key = validatorKey(schema);
-  const validate = compileSchema(schema);
+  const validate = schemaCompiler().compile(schema);
   writeFileSync(join(validators, `${key}.cjs`), standaloneValidator(validate, true));
   const empty = {};
   if (validate(empty)) emptyResults[key] = empty;
@@ -53,6 +64,29 @@ for (const id of readdirSync(source)) {
 // The keys bundled plugins contribute to agents and tools, merged as the host merges them.
 for (const place of Object.values(configContributions(records)))
   for (const { schema } of place.values()) precompile(schema);
+// Gateway methods' parameter schemas are registered in code, not declared in manifests: load
+// every bundled plugin that is on by default (registering starts nothing) and precompile each
+// declared method's schema, so a fresh gateway's first request loads no ajv.
+{
+  const { bootKernel } = await import(join(root, 'dist', 'apps', 'cli', 'boot.js'));
+  const stateDir = mkdtempSync(join(tmpdir(), 'claw-build-'));
+  try {
+    const kernel = await bootKernel({ env: { OPENCLAW_STATE_DIR: stateDir, HOME: stateDir }, stderr: { write() {} } });
+    await kernel.plugins.activateAll();
+    const methods = new Set();
+    for (const record of kernel.plugins.list())
+      for (const name of record.manifest?.gatewayMethods ?? []) {
+        const params = kernel.protocol.method(name)?.params;
+        if (params && !methods.has(params)) methods.add(params);
+      }
+    // The kernel's validator store (the build's own validators) is not this build's compiler.
+    useValidatorStore(undefined);
+    for (const schema of methods) precompile(schema);
+    await kernel.stop();
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
 writeFileSync(join(validators, EMPTY_RESULTS), `${JSON.stringify(emptyResults)}\n`);
 
 // Every bundled plugin's checked manifest, so a start need not parse and check them again

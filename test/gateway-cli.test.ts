@@ -45,6 +45,12 @@ describe('claw gateway', () => {
     const badParams = await claw(['gateway', 'call', 'health', '--params', '{nope'], env);
     expect(badParams.code).toBe(2);
     expect(badParams.stderr).toMatch(/^claw: --params is not valid JSON/);
+    // Bundled methods' parameter schemas come precompiled with the build: a fresh gateway
+    // compiles none of them (no ajv loaded), and still names what was wrong.
+    const wrongType = await claw(['gateway', 'call', 'health', '--params', '{"probe":"yes"}'], env);
+    expect(wrongType.code).toBe(1);
+    expect(wrongType.stderr).toContain('params.probe: must be boolean');
+    expect(existsSync(join(stateDir, 'cache', 'validators'))).toBe(false);
 
     gw.child.kill('SIGTERM');
     expect(await gw.exited).toBe(0);
