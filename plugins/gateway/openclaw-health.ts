@@ -4,23 +4,23 @@
  * does not have (background task ledger, worker pools, hosted desktop, secret owners), which
  * answer OpenClaw's empty values so its CLI and Control UI find every key they read.
  */
-import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import type { PluginApi } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
 import type { SessionService } from '../../sdk/sessions/index.js';
+import { eventLoopDelayMonitor } from './health.js';
 
-let histogram: IntervalHistogram | undefined;
 let lastUtilization = performance.eventLoopUtilization();
 let lastCpu = process.cpuUsage();
 let lastAt = Date.now();
 
-/** Event-loop delay and load since the previous reading (the first reading starts the monitor). */
+/**
+ * Load since the previous reading; the delay figures come from the gateway's one monitor, so
+ * they cover the time since the gateway started listening (a reading does not reset them).
+ */
 export function eventLoopReading() {
-  if (!histogram) {
-    histogram = monitorEventLoopDelay({ resolution: 20 });
-    histogram.enable();
-  }
+  const histogram = eventLoopDelayMonitor();
   const utilization = performance.eventLoopUtilization(lastUtilization);
   const cpu = process.cpuUsage(lastCpu);
   const now = Date.now();
@@ -38,7 +38,6 @@ export function eventLoopReading() {
     cpuCoreRatio: Math.round(mainThreadCoreRatio * 1000) / 1000,
     cpuBreakdown: { mainThreadCoreRatio: Math.round(mainThreadCoreRatio * 1000) / 1000, hostCpuCount: cores },
   };
-  histogram.reset();
   lastUtilization = performance.eventLoopUtilization();
   lastCpu = process.cpuUsage();
   lastAt = now;
