@@ -24,6 +24,7 @@
  *   telegram     inbound → reply through a fake Telegram Bot API, zero-latency model
  *   channel-whatsapp  inbound → reply through a fake Baileys socket, zero-latency model
  *   channel-discord  DMs over a fake Discord gateway → replies over its REST API, zero-latency model
+ *   channel-irc  DMs through a real IRC server (ngircd) → replies, zero-latency model: added latency, DMs/s
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
@@ -740,6 +741,23 @@ async function benchDiscord(): Promise<void> {
   line('discord: p50 added latency (one at a time)', `${result.p50AddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
+async function benchIrc(): Promise<void> {
+  const { ircBench } = await import('./irc.js');
+  const result = await ircBench();
+  line(
+    `irc: DMs → replies through ngircd (${result.messages} DMs, 10 users)`,
+    `${result.dmsPerSecond.toFixed(1)} msg/s`,
+    "(info: bounded by the bot's flood control)",
+    true,
+  );
+  line(
+    'irc: added latency p50 / p95 (one at a time)',
+    `${result.p50AddedMs.toFixed(1)} / ${result.p95AddedMs.toFixed(1)} ms`,
+    '(info)',
+    true,
+  );
+}
+
 async function benchGatewayBurst(): Promise<void> {
   const result = await gatewayLoadBench(CLI, await freePort());
   line(
@@ -809,6 +827,7 @@ if (want('retrieval')) await benchRetrieval();
 if (want('telegram')) await benchTelegram();
 if (want('channel-whatsapp')) await benchWhatsApp();
 if (want('channel-discord')) await benchDiscord();
+if (want('channel-irc')) await benchIrc();
 if (want('sandbox')) await sandboxExecBench(line);
 if (want('cron-start')) await cronStartBench(CLI, freePort, line);
 if (want('cron-drift')) await cronDriftBench(line, quick);
