@@ -344,6 +344,34 @@ describe('irc channel against ngircd', () => {
     expect(JSON.stringify(status)).not.toContain('ns-secret-4711');
   });
 
+  it('starts while the server is down, says why, and connects when it comes up', async () => {
+    const later = new IrcServer();
+    await later.start();
+    await later.kill();
+    kernel = await createTestKernel({
+      plugins: [...agentStackDirs(), IRC, scriptedModel(() => 'hi')],
+      config: {
+        agents: { defaults: { model: 'scripted/echo' } },
+        channels: { irc: { host: '127.0.0.1', port: later.port, tls: false, nick: 'latebot', channels: ['#late'] } },
+      },
+    });
+    await kernel.start();
+    const down = await ircStatus();
+    expect(down).toMatchObject({ running: true, connected: false });
+    expect(down.lastError).toMatch(/ECONNREFUSED|lost/);
+    await later.start();
+    await waitFor(
+      async () => {
+        const status = await ircStatus();
+        return status.connected && (status.channels as string[]).includes('#late');
+      },
+      { what: 'the account to connect once the server is up', timeoutMs: 20_000 },
+    );
+    await kernel.dispose();
+    kernel = undefined;
+    await later.stop();
+  }, 40_000);
+
   it('registers under a fallback nick while its own is taken, then takes it back', async () => {
     const squatter = await user(BOT);
     await boot();
@@ -435,4 +463,50 @@ describe('claw channels status with an IRC account', () => {
     });
     expect(lost.lastError).toMatch(/connection to 127\.0\.0\.1:\d+ lost/);
   }, 60_000);
+});
+
+describe('IRC over TLS', () => {
+  const server = new IrcServer({ tls: true });
+  beforeAll(() => server.start());
+  afterAll(() => server.stop());
+
+  const configure = (stateDir: string) => {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(stateDir, 'openclaw.json'),
+      JSON.stringify({
+        channels: { irc: { host: '127.0.0.1', port: server.tlsPort, nick: 'tlsbot', channels: ['#sec'] } },
+      }),
+      { mode: 0o600 },
+    );
+  };
+  const ircAccount = async (env: Record<string, string>) => {
+    const status = await claw(['channels', 'status', '--json'], env);
+    return JSON.parse(status.stdout).channels.find((channel: { id: string }) => channel.id === 'irc')?.accounts[0];
+  };
+
+  it('connects with the certificate checked, and refuses a certificate it cannot verify', async () => {
+    const trusted = { OPENCLAW_STATE_DIR: tempDir('claw-irc-tls-'), NODE_EXTRA_CA_CERTS: server.caFile };
+    configure(trusted.OPENCLAW_STATE_DIR);
+    await startCliGateway(trusted);
+    expect(
+      await waitFor(
+        async () => ((await ircAccount(trusted))?.channels?.includes('#sec') ? ircAccount(trusted) : undefined),
+        {
+          what: 'the TLS account in #sec',
+          timeoutMs: 20_000,
+        },
+      ),
+    ).toMatchObject({ connected: true, server: `127.0.0.1:${server.tlsPort} (TLS)` });
+
+    const untrusted = { OPENCLAW_STATE_DIR: tempDir('claw-irc-tls-') };
+    configure(untrusted.OPENCLAW_STATE_DIR);
+    await startCliGateway(untrusted, ['--port', '0']);
+    const refused = await waitFor(
+      async () => ((await ircAccount(untrusted))?.lastError ? ircAccount(untrusted) : undefined),
+      { what: 'the certificate refused', timeoutMs: 20_000 },
+    );
+    expect(refused.connected).toBe(false);
+    expect(refused.lastError).toMatch(/certificate/i);
+  }, 90_000);
 });

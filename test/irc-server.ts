@@ -3,8 +3,8 @@
  * configured in a temp dir and listening on 127.0.0.1, and IRC users driven as raw sockets
  * so the test sees every line exactly as the server relays it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +45,12 @@ export const NGIRCD = ['/usr/sbin/ngircd', '/usr/bin/ngircd'].find((path) => exi
 
 export class IrcServer {
   port = 0;
+  /** With `tls`: the TLS port, and the self-signed certificate a client must trust (PEM file). */
+  tlsPort = 0;
+  caFile = '';
+
+  constructor(private readonly options: { tls?: boolean } = {}) {}
+
   private child?: ChildProcess;
   private readonly dir = mkdtempSync(join(tmpdir(), 'claw-ngircd-'));
 
@@ -52,6 +58,39 @@ export class IrcServer {
     if (!NGIRCD) throw new Error('ngircd is not installed (apt-get install ngircd; .ci/run does)');
     this.port ||= await freePort();
     const config = join(this.dir, 'ngircd.conf');
+    const ssl: string[] = [];
+    if (this.options.tls) {
+      this.tlsPort ||= await freePort();
+      this.caFile = join(this.dir, 'cert.pem');
+      const key = join(this.dir, 'key.pem');
+      if (!existsSync(this.caFile)) {
+        execFileSync(
+          'openssl',
+          [
+            'req',
+            '-x509',
+            '-newkey',
+            'rsa:2048',
+            '-nodes',
+            '-days',
+            '1',
+            '-subj',
+            '/CN=127.0.0.1',
+            '-addext',
+            'subjectAltName=IP:127.0.0.1',
+            '-keyout',
+            key,
+            '-out',
+            this.caFile,
+          ],
+          { stdio: 'ignore' },
+        );
+        // ngircd drops to an unprivileged user before it reads them (a throwaway test key).
+        chmodSync(key, 0o644);
+        chmodSync(this.dir, 0o755);
+      }
+      ssl.push('[SSL]', `CertFile = ${this.caFile}`, `KeyFile = ${key}`, `Ports = ${this.tlsPort}`);
+    }
     writeFileSync(
       config,
       [
@@ -70,6 +109,7 @@ export class IrcServer {
         'PAM = no',
         'Ident = no',
         'DNS = no',
+        ...ssl,
         '',
       ].join('\n'),
     );

@@ -108,7 +108,10 @@ export class IrcAccount {
     return this.ctx.accountId;
   }
 
-  /** Connects; resolves at the first registration, rejects if the server refuses or does not answer. */
+  /**
+   * Connects; resolves once registered and in the configured channels, or when the first
+   * attempt fails (the account keeps retrying); rejects if the server does not answer at all.
+   */
   start(): Promise<void> {
     this.stopping = false;
     return new Promise<void>((resolve, reject) => {
@@ -349,6 +352,13 @@ export class IrcAccount {
     this.failure(`connection to ${this.where()} lost${error?.message ? `: ${error.message}` : ''}`);
     const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** this.attempts++);
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
+    // A server that is down when the gateway starts is not a dead account: the start ends
+    // here, status tells why it is not connected, and the retries go on.
+    if (this.started) {
+      const started = this.started;
+      this.started = undefined;
+      started();
+    }
   }
 
   private received(
