@@ -5,6 +5,7 @@
  * `/me`, NickServ, and the server killed and restarted under a running gateway.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -509,4 +510,88 @@ describe('IRC over TLS', () => {
     expect(refused.connected).toBe(false);
     expect(refused.lastError).toMatch(/certificate/i);
   }, 90_000);
+});
+
+describe('IRC SASL', () => {
+  /**
+   * ngircd has no SASL: a loopback server speaking just the registration with IRCv3
+   * capability negotiation and SASL PLAIN, accepting one account and password.
+   */
+  const logins: string[] = [];
+  const server = createServer((socket: Socket) => {
+    let buffer = '';
+    let nick = '*';
+    const send = (line: string) => socket.write(`:sasl.test ${line}\r\n`);
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      let end: number;
+      while ((end = buffer.indexOf('\r\n')) !== -1) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const [command, ...rest] = line.split(' ');
+        if (command === 'CAP' && rest[0] === 'LS') send('CAP * LS :sasl');
+        else if (command === 'CAP' && rest[0] === 'REQ') send(`CAP * ACK ${rest.slice(1).join(' ')}`);
+        else if (command === 'AUTHENTICATE' && rest[0] === 'PLAIN') socket.write('AUTHENTICATE +\r\n');
+        else if (command === 'AUTHENTICATE') {
+          const login = Buffer.from(rest[0]!, 'base64').toString();
+          logins.push(login);
+          // authzid (empty or the account), authcid, password
+          const [, account, password] = login.split('\0');
+          if (account === 'saslbot' && password === 'right-pass-31') {
+            send(`900 ${nick} ${nick}!u@h saslbot :You are now logged in as saslbot`);
+            send(`903 ${nick} :SASL authentication successful`);
+          } else send(`904 ${nick} :SASL authentication failed`);
+        } else if (command === 'NICK') nick = rest[0]!;
+        else if (command === 'CAP' && rest[0] === 'END') {
+          send(`001 ${nick} :Welcome`);
+          send(`376 ${nick} :End of MOTD`);
+        } else if (command === 'PING') send(`PONG sasl.test ${rest.join(' ')}`);
+      }
+    });
+    socket.on('error', () => {});
+  });
+  let kernel: TestKernel | undefined;
+  beforeAll(() => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve)));
+  afterEach(async () => {
+    await kernel?.dispose();
+    kernel = undefined;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const boot = async (password: string) => {
+    kernel = await createTestKernel({
+      plugins: [...agentStackDirs(), IRC, scriptedModel(() => 'hi')],
+      config: {
+        agents: { defaults: { model: 'scripted/echo' } },
+        channels: {
+          irc: {
+            host: '127.0.0.1',
+            port: (server.address() as { port: number }).port,
+            tls: false,
+            nick: 'saslbot',
+            sasl: { account: 'saslbot', password },
+          },
+        },
+      },
+    });
+    await kernel.start();
+    return async () =>
+      (await kernel!.plugins.kernelServices.channels.status()).find((channel) => channel.id === 'irc')!.accounts[0]!;
+  };
+
+  it('logs in with SASL PLAIN before registering', async () => {
+    const status = await boot('right-pass-31');
+    await waitFor(async () => (await status()).connected, { what: 'the account to connect' });
+    expect(logins.some((login) => login.endsWith('\0saslbot\0right-pass-31'))).toBe(true);
+  });
+
+  it('does not stay connected when the SASL login is refused, and says so without the password', async () => {
+    const status = await boot('wrong-pass-27');
+    const refused = await waitFor(async () => ((await status()).lastError ? status() : undefined), {
+      what: 'the refusal',
+    });
+    expect(refused.connected).toBe(false);
+    expect(refused.lastError).toMatch(/SASL login as saslbot failed|lost/);
+    expect(JSON.stringify(refused)).not.toContain('wrong-pass-27');
+  });
 });
