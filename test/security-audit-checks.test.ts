@@ -515,3 +515,27 @@ describe('local disk', () => {
     expect(one(report, 'fs.synced_dir').detail).toContain(stateDir);
   });
 });
+
+describe('channel settings that weaken identity or privacy', () => {
+  it('names name matching and a plaintext IRC connection, per account, and skips disabled ones', async () => {
+    const report = await audit({
+      channels: {
+        irc: {
+          host: 'irc.example.net',
+          nick: 'clawbot',
+          tls: false,
+          dangerouslyAllowNameMatching: true,
+          accounts: { work: { tls: true }, old: { enabled: false, tls: false } },
+        },
+      },
+    });
+    expect(one(report, 'channels.irc.transport.plaintext')).toMatchObject({
+      severity: 'warn',
+      detail: expect.stringContaining('channels.irc.tls is false'),
+    });
+    expect(one(report, 'channels.irc.allowFrom.dangerous_name_matching_enabled').severity).toBe('info');
+    expect(report.findings.map((finding) => finding.detail).join('\n')).not.toContain('accounts.old');
+    const clean = await audit({ channels: { irc: { host: 'irc.example.net', nick: 'clawbot' } } });
+    expect(ids(clean).filter((id) => id.startsWith('channels.irc.'))).toEqual([]);
+  }, 60_000);
+});

@@ -61,9 +61,65 @@ function groupFinding(opening: Opening): Finding {
 }
 
 export function channelChecks(ctx: AuditContext): Finding[] {
-  return channelOpenings(ctx).flatMap((opening) =>
-    opening.kind === 'dm' ? dmFindings(opening) : [groupFinding(opening)],
-  );
+  return [
+    ...channelOpenings(ctx).flatMap((opening) =>
+      opening.kind === 'dm' ? dmFindings(opening) : [groupFinding(opening)],
+    ),
+    ...settingFindings(ctx),
+  ];
+}
+
+/** Each enabled channel section and account, with the key path it lives at. */
+function channelScopes(
+  raw: AnyRecord,
+): Array<{ channel: string; base: string; value: AnyRecord; inherited: AnyRecord }> {
+  const out: Array<{ channel: string; base: string; value: AnyRecord; inherited: AnyRecord }> = [];
+  for (const [channel, value] of Object.entries(section(raw.channels))) {
+    const root = section(value);
+    if (root.enabled === false) continue;
+    out.push({ channel, base: `channels.${channel}`, value: root, inherited: root });
+    for (const [account, accountValue] of Object.entries(section(root.accounts))) {
+      const own = section(accountValue);
+      if (own.enabled === false) continue;
+      out.push({
+        channel,
+        base: `channels.${channel}.accounts.${account}`,
+        value: own,
+        inherited: { ...root, ...own },
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Settings that weaken who a sender is or who can read along: name matching (a display name
+ * or nick anyone can take passes allowlists; OpenClaw's id) and plaintext transport (an IRC
+ * connection with `tls: false` carries messages and passwords readable on the network).
+ */
+function settingFindings(ctx: AuditContext): Finding[] {
+  const findings: Finding[] = [];
+  for (const { channel, base, value, inherited } of channelScopes(ctx.config)) {
+    if (value.dangerouslyAllowNameMatching === true)
+      findings.push({
+        checkId: `channels.${channel}.allowFrom.dangerous_name_matching_enabled`,
+        severity: 'info',
+        title: `Names can pass the allowlists on ${channel}`,
+        detail: `${base}.dangerouslyAllowNameMatching is on: a name or nick anyone can take matches allowFrom entries, not only stable sender ids.`,
+        fix: `Replace name entries in ${base}.allowFrom with stable ids (on IRC, nick!user@host masks), then turn dangerouslyAllowNameMatching off.`,
+        fixable: false,
+      });
+    if (value.tls === false && typeof inherited.host === 'string')
+      findings.push({
+        checkId: `channels.${channel}.transport.plaintext`,
+        severity: 'warn',
+        title: `${channel} connects without TLS`,
+        detail: `${base}.tls is false: messages, and any server, SASL or NickServ password, cross the network in plain text to ${inherited.host}.`,
+        fix: `Set ${base}.tls to true (port 6697 on most networks), unless the server is on this machine.`,
+        fixable: false,
+      });
+  }
+  return findings;
 }
 
 /** `--fix`: every `groupPolicy: "open"` in the raw config (channel and account level) becomes "allowlist". */
