@@ -1,0 +1,100 @@
+/**
+ * The Slack keys of `channels.slack` (and `channels.slack.accounts.<id>`), checked here in
+ * words a user can act on; the pipeline reads the access keys (dmPolicy, allowFrom,
+ * groupPolicy, replyToMode, …) itself. Nothing here loads Bolt.
+ */
+
+export const BOT_TOKEN_ENV = 'SLACK_BOT_TOKEN';
+export const APP_TOKEN_ENV = 'SLACK_APP_TOKEN';
+/** The Web API root, overridable for tests and self-hosted proxies (loopback http only). */
+export const API_URL_ENV = 'SLACK_API_URL';
+export const DEFAULT_API_URL = 'https://slack.com/api/';
+/** Slack's advice for one message's text (longer text is truncated by Slack). */
+export const SLACK_TEXT_LIMIT = 4000;
+
+export interface SlackAccountSettings {
+  accountId: string;
+  botToken: string;
+  appToken: string;
+  apiUrl: string;
+  /** Acknowledgement emoji name from the channel keys (undefined: fall back to messages.ackReaction). */
+  ackReaction?: string;
+}
+
+export class SlackConfigError extends Error {
+  override readonly name = 'SlackConfigError';
+}
+
+type AnyRecord = Record<string, unknown>;
+
+export const isRecord = (value: unknown): value is AnyRecord =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function configPath(accountId: string): string {
+  return accountId === 'default' ? 'channels.slack' : `channels.slack.accounts.${accountId}`;
+}
+
+export { mergedAccountConfig } from '../../sdk/channels/index.js';
+
+/** `SLACK_API_URL` → the Web API root with a trailing slash, as @slack/web-api joins method names. */
+export function apiUrlFrom(env: Readonly<Record<string, string | undefined>>): string {
+  const configured = env[API_URL_ENV]?.trim() || DEFAULT_API_URL;
+  let url: URL;
+  try {
+    url = new URL(configured);
+  } catch {
+    throw new SlackConfigError(`${API_URL_ENV} must be a URL like ${DEFAULT_API_URL} (got "${configured}")`);
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  // Tokens sent in clear text to another host would leak: plain HTTP only on this machine.
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback))
+    throw new SlackConfigError(`${API_URL_ENV} must be an https URL (plain http only on 127.0.0.1 / localhost)`);
+  return url.href.endsWith('/') ? url.href : `${url.href}/`;
+}
+
+function text(raw: AnyRecord, key: string, where: string): string | undefined {
+  const value = raw[key];
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new SlackConfigError(`${where}.${key} must be a string`);
+  return value.trim();
+}
+
+/** Resolve one account's settings; throws SlackConfigError naming the key to fix. */
+export function resolveAccountSettings(
+  accountId: string,
+  raw: AnyRecord,
+  env: Readonly<Record<string, string | undefined>>,
+): SlackAccountSettings {
+  const where = configPath(accountId);
+  const mode = raw.mode ?? 'socket';
+  if (mode !== 'socket')
+    throw new SlackConfigError(
+      `${where}.mode ${JSON.stringify(mode)} is not supported by claw yet: only "socket" (Socket Mode with an app token) is`,
+    );
+  // The environment variables are one app's tokens: they stand in for the default account only.
+  const fromEnv = (name: string) => (accountId === 'default' ? env[name]?.trim() || undefined : undefined);
+  const botToken = text(raw, 'botToken', where) ?? fromEnv(BOT_TOKEN_ENV);
+  if (!botToken)
+    throw new SlackConfigError(
+      `Slack${accountId === 'default' ? '' : ` account "${accountId}"`} has no bot token: set ${where}.botToken (the xoxb-… token from OAuth & Permissions)${accountId === 'default' ? ` or ${BOT_TOKEN_ENV}` : ''}`,
+    );
+  if (!botToken.startsWith('xoxb-'))
+    throw new SlackConfigError(`${where}.botToken must be a bot token starting with "xoxb-"`);
+  const appToken = text(raw, 'appToken', where) ?? fromEnv(APP_TOKEN_ENV);
+  if (!appToken)
+    throw new SlackConfigError(
+      `Slack Socket Mode needs an app-level token: set ${where}.appToken (an xapp-… token with connections:write, from Basic Information → App-Level Tokens)${accountId === 'default' ? ` or ${APP_TOKEN_ENV}` : ''}`,
+    );
+  if (!appToken.startsWith('xapp-'))
+    throw new SlackConfigError(`${where}.appToken must be an app-level token starting with "xapp-"`);
+  const ack = raw.ackReaction;
+  if (ack !== undefined && typeof ack !== 'string')
+    throw new SlackConfigError(`${where}.ackReaction must be an emoji name string ("" turns it off)`);
+  return {
+    accountId,
+    botToken,
+    appToken,
+    apiUrl: apiUrlFrom(env),
+    ...(typeof ack === 'string' ? { ackReaction: ack } : {}),
+  };
+}
