@@ -5,6 +5,7 @@
  * replyToMode, 4,000 character pieces with code fences, mrkdwn, files both ways, the ack
  * reaction, rate limits, envelopes acknowledged only once journaled, and restarts.
  */
+import { createHmac } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,8 @@ import { markdownToMrkdwn } from '../plugins/channel-slack/format.js';
 import { parseEvent } from '../plugins/channel-slack/inbound.js';
 import { checkSlackToken } from '../plugins/channel-slack/token-check.js';
 import { FakeSlack } from './fakes/slack.js';
+import { startGateway } from './gateway-helpers.js';
+import { freePort } from './helpers.js';
 
 const SLACK = fileURLToPath(new URL('../plugins/channel-slack/', import.meta.url));
 
@@ -277,6 +280,73 @@ describe('slack channel', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('HTTP mode: takes signed events on the gateway route; forged or stale requests get 401 and reach nothing', async () => {
+    const port = await freePort();
+    const secret = 'signing-secret-8f2c';
+    const gateway = await startGateway({
+      gateway: { port },
+      env: { SLACK_API_URL: fake.apiUrl },
+      plugins: [...agentStackDirs(), SLACK, scriptedModel((request) => (requests.push(request), answer(request)))],
+      config: {
+        agents: { defaults: { model: 'scripted/echo' } },
+        messages: { queue: { debounceMs: 0 } },
+        channels: {
+          slack: {
+            mode: 'http',
+            botToken: fake.botToken,
+            signingSecret: secret,
+            dmPolicy: 'allowlist',
+            allowFrom: [OWNER],
+          },
+        },
+      },
+    });
+    const post = (body: string, headers: Record<string, string>, path = '/slack/events') =>
+      fetch(`http://127.0.0.1:${port}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body,
+      });
+    const signed = (body: string, secretUsed = secret, at = Math.floor(Date.now() / 1000)) => ({
+      'x-slack-request-timestamp': String(at),
+      'x-slack-signature': `v0=${createHmac('sha256', secretUsed).update(`v0:${at}:${body}`).digest('hex')}`,
+    });
+    const eventBody = (text: string) =>
+      JSON.stringify({
+        type: 'event_callback',
+        team_id: 'T0001',
+        event_id: `Ev-${text.replace(/\W/g, '')}`,
+        event: fake.message({ user: OWNER, text }),
+      });
+    try {
+      const challenge = JSON.stringify({ type: 'url_verification', challenge: 'abc123' });
+      const verified = await post(challenge, signed(challenge));
+      expect(verified.status).toBe(200);
+      expect(await verified.json()).toEqual({ challenge: 'abc123' });
+
+      const forged = eventBody('forged');
+      expect((await post(forged, signed(forged, 'not-the-secret'))).status).toBe(401);
+      expect((await post(forged, {})).status).toBe(401);
+      const stale = eventBody('stale');
+      expect((await post(stale, signed(stale, secret, Math.floor(Date.now() / 1000) - 6 * 60))).status).toBe(401);
+      expect((await post(stale, signed(stale), '/slack/other')).status).toBe(404);
+
+      const genuine = eventBody('via http');
+      expect((await post(genuine, signed(genuine))).status).toBe(200);
+      await until(() => fake.sent().length > 0, 'the reply');
+      expect(fake.sent()[0]).toMatchObject({ channel: `D${OWNER}`, text: 'echo: via http' });
+      // A retry of the same event (Slack resends when it saw no 200 in time) is not answered again.
+      expect((await post(genuine, signed(genuine))).status).toBe(200);
+      expect(requests.map(lastUserText)).toEqual(['via http']);
+      const status = await gateway.kernel.plugins.kernelServices.channels.status();
+      const account = status.find((channel) => channel.id === 'slack')!.accounts[0]!;
+      expect(account).toMatchObject({ running: true, connected: true, mode: 'http' });
+      expect(JSON.stringify(account)).not.toContain(secret);
+    } finally {
+      await gateway.kernel.dispose();
+    }
+  }, 60_000);
+
   it('refuses tokens Slack rejects, with the reason', async () => {
     await expect(checkSlackToken(fake.botToken, { SLACK_API_URL: fake.apiUrl })).resolves.toEqual({
       name: 'clawbot in Acme',
@@ -293,9 +363,19 @@ describe('slack pure parts', () => {
     expect(() => resolveAccountSettings('default', {}, {})).toThrow(/channels\.slack\.botToken/);
     expect(() => resolveAccountSettings('default', { botToken: 'xoxb-1' }, {})).toThrow(/channels\.slack\.appToken/);
     expect(() => resolveAccountSettings('default', { botToken: 'xoxp-1', appToken: 'xapp-1' }, {})).toThrow(/xoxb-/);
+    expect(() => resolveAccountSettings('default', { botToken: 'xoxb-1', mode: 'http' }, {})).toThrow(
+      /channels\.slack\.signingSecret/,
+    );
     expect(() =>
-      resolveAccountSettings('default', { botToken: 'xoxb-1', appToken: 'xapp-1', mode: 'http' }, {}),
-    ).toThrow(/mode "http" is not supported/);
+      resolveAccountSettings(
+        'default',
+        { botToken: 'xoxb-1', mode: 'http', signingSecret: 's', webhookPath: '/hooks/x' },
+        {},
+      ),
+    ).toThrow(/webhookPath must be a path under \/slack\//);
+    expect(() =>
+      resolveAccountSettings('default', { botToken: 'xoxb-1', appToken: 'xapp-1', mode: 'events' }, {}),
+    ).toThrow(/mode must be "socket" or "http"/);
     expect(() =>
       resolveAccountSettings(
         'default',

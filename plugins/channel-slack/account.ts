@@ -129,31 +129,17 @@ export class SlackAccount {
   }
 
   async start(): Promise<void> {
-    const { App, SocketModeReceiver, LogLevel } = this.bolt;
+    const { App, SocketModeReceiver } = this.bolt;
     const logger = this.boltLogger();
-    const socket = new SocketModeReceiver({
-      appToken: this.settings.appToken,
-      logger,
-      logLevel: LogLevel.WARN,
-      installerOptions: { clientOptions: { slackApiUrl: this.settings.apiUrl, retryConfig: RETRY_CONFIG } },
-    });
-    const client = socket.client;
-    // Bolt's handler acknowledges first; ours acknowledges once the pipeline has the message.
-    client.removeAllListeners('slack_event');
-    client.on('slack_event', (envelope: Envelope) => void this.onEnvelope(envelope));
-    client.on('connected', () => {
-      this.connected = true;
-      this.lastError = undefined;
-    });
-    client.on('reconnecting', () => {
-      this.connected = false;
-      this.reconnects++;
-    });
-    client.on('disconnected', () => (this.connected = false));
-    client.on('error', (error: Error) => this.failed(`socket: ${describeError(error)}`));
+    const socket = this.settings.mode === 'socket' ? this.socketReceiver(SocketModeReceiver, logger) : undefined;
     const app = new App({
       token: this.settings.botToken,
-      receiver: { init: () => undefined, start: () => socket.start(), stop: () => socket.stop() },
+      // HTTP mode: events come in through the gateway route (http.ts), so the receiver has nothing to run.
+      receiver: {
+        init: () => undefined,
+        start: async () => socket?.start(),
+        stop: async () => socket?.stop(),
+      },
       logger,
       clientOptions: { slackApiUrl: this.settings.apiUrl, retryConfig: RETRY_CONFIG },
       deferInitialization: true,
@@ -182,12 +168,47 @@ export class SlackAccount {
     });
     try {
       await app.start();
+      if (!socket) this.connected = true;
     } catch (error) {
       const why = describeError(error);
       this.failed(`Socket Mode: ${why}`);
       if (/invalid_auth|not_authed|token_revoked/.test(why))
         throw new Error(`${this.where} rejected the app token (${why}): check ${configPath(this.accountId)}.appToken`);
       throw new Error(`${this.where}: cannot open the Socket Mode connection (${this.redact.text(why)})`);
+    }
+  }
+
+  private socketReceiver(Receiver: Bolt['SocketModeReceiver'], logger: Json) {
+    const socket = new Receiver({
+      appToken: this.settings.appToken,
+      logger,
+      logLevel: this.bolt.LogLevel.WARN,
+      installerOptions: { clientOptions: { slackApiUrl: this.settings.apiUrl, retryConfig: RETRY_CONFIG } },
+    });
+    const client = socket.client;
+    // Bolt's handler acknowledges first; ours acknowledges once the pipeline has the message.
+    client.removeAllListeners('slack_event');
+    client.on('slack_event', (envelope: Envelope) => void this.onEnvelope(envelope));
+    client.on('connected', () => {
+      this.connected = true;
+      this.lastError = undefined;
+    });
+    client.on('reconnecting', () => {
+      this.connected = false;
+      this.reconnects++;
+    });
+    client.on('disconnected', () => (this.connected = false));
+    client.on('error', (error: Error) => this.failed(`socket: ${describeError(error)}`));
+    return socket;
+  }
+
+  /** HTTP mode: one verified Events API request; resolves once the pipeline has taken it. */
+  async handleEvent(body: unknown): Promise<void> {
+    if (this.stopping || !this.app) throw new Error('the account is stopping');
+    try {
+      await this.app.processEvent({ body: body as Json, ack: async () => undefined });
+    } catch (error) {
+      throw new Error(this.redact.text(describeError(error)));
     }
   }
 
@@ -232,11 +253,11 @@ export class SlackAccount {
       accountId: this.accountId,
       connected: this.connected,
       running: !this.stopping,
-      mode: 'socket',
+      mode: this.settings.mode,
       ...(this.botName
         ? {
             username: this.botName,
-            detail: `@${this.botName}${this.teamName ? ` in ${this.teamName}` : ''} via Socket Mode${this.reconnects ? ` (reconnected ${this.reconnects}×)` : ''}`,
+            detail: `@${this.botName}${this.teamName ? ` in ${this.teamName}` : ''} ${this.settings.mode === 'socket' ? ' via Socket Mode' : ` via HTTP events at ${this.settings.webhookPath}`}${this.reconnects ? ` (reconnected ${this.reconnects}×)` : ''}`,
           }
         : {}),
       ...(this.botUserId ? { botId: this.botUserId } : {}),

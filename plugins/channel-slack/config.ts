@@ -6,6 +6,10 @@
 
 export const BOT_TOKEN_ENV = 'SLACK_BOT_TOKEN';
 export const APP_TOKEN_ENV = 'SLACK_APP_TOKEN';
+export const SIGNING_SECRET_ENV = 'SLACK_SIGNING_SECRET';
+/** HTTP mode's paths live under the prefix the manifest declares in `httpRoutes`. */
+export const WEBHOOK_PREFIX = '/slack/';
+export const DEFAULT_WEBHOOK_PATH = '/slack/events';
 /** The Web API root, overridable for tests and self-hosted proxies (loopback http only). */
 export const API_URL_ENV = 'SLACK_API_URL';
 export const DEFAULT_API_URL = 'https://slack.com/api/';
@@ -14,8 +18,14 @@ export const SLACK_TEXT_LIMIT = 4000;
 
 export interface SlackAccountSettings {
   accountId: string;
+  mode: 'socket' | 'http';
   botToken: string;
+  /** Socket Mode's app-level token (empty in HTTP mode). */
   appToken: string;
+  /** HTTP mode's signing secret (empty in Socket Mode). */
+  signingSecret: string;
+  /** HTTP mode: the gateway path Slack posts events to. */
+  webhookPath: string;
   apiUrl: string;
   /** Acknowledgement emoji name from the channel keys (undefined: fall back to messages.ackReaction). */
   ackReaction?: string;
@@ -67,10 +77,8 @@ export function resolveAccountSettings(
 ): SlackAccountSettings {
   const where = configPath(accountId);
   const mode = raw.mode ?? 'socket';
-  if (mode !== 'socket')
-    throw new SlackConfigError(
-      `${where}.mode ${JSON.stringify(mode)} is not supported by claw yet: only "socket" (Socket Mode with an app token) is`,
-    );
+  if (mode !== 'socket' && mode !== 'http')
+    throw new SlackConfigError(`${where}.mode must be "socket" or "http" (got ${JSON.stringify(mode)})`);
   // The environment variables are one app's tokens: they stand in for the default account only.
   const fromEnv = (name: string) => (accountId === 'default' ? env[name]?.trim() || undefined : undefined);
   const botToken = text(raw, 'botToken', where) ?? fromEnv(BOT_TOKEN_ENV);
@@ -80,20 +88,42 @@ export function resolveAccountSettings(
     );
   if (!botToken.startsWith('xoxb-'))
     throw new SlackConfigError(`${where}.botToken must be a bot token starting with "xoxb-"`);
-  const appToken = text(raw, 'appToken', where) ?? fromEnv(APP_TOKEN_ENV);
-  if (!appToken)
+  let appToken = '';
+  let signingSecret = '';
+  if (mode === 'socket') {
+    appToken = text(raw, 'appToken', where) ?? fromEnv(APP_TOKEN_ENV) ?? '';
+    if (!appToken)
+      throw new SlackConfigError(
+        `Slack Socket Mode needs an app-level token: set ${where}.appToken (an xapp-… token with connections:write, from Basic Information → App-Level Tokens)${accountId === 'default' ? ` or ${APP_TOKEN_ENV}` : ''}, or use mode "http" with a signingSecret`,
+      );
+    if (!appToken.startsWith('xapp-'))
+      throw new SlackConfigError(`${where}.appToken must be an app-level token starting with "xapp-"`);
+  } else {
+    signingSecret = text(raw, 'signingSecret', where) ?? fromEnv(SIGNING_SECRET_ENV) ?? '';
+    if (!signingSecret)
+      throw new SlackConfigError(
+        `Slack HTTP mode needs the app's signing secret: set ${where}.signingSecret (Basic Information → App Credentials)${accountId === 'default' ? ` or ${SIGNING_SECRET_ENV}` : ''}`,
+      );
+  }
+  const webhookPath = text(raw, 'webhookPath', where) ?? DEFAULT_WEBHOOK_PATH;
+  if (
+    !webhookPath.startsWith(WEBHOOK_PREFIX) ||
+    webhookPath.length <= WEBHOOK_PREFIX.length ||
+    /[?#\s]/.test(webhookPath)
+  )
     throw new SlackConfigError(
-      `Slack Socket Mode needs an app-level token: set ${where}.appToken (an xapp-… token with connections:write, from Basic Information → App-Level Tokens)${accountId === 'default' ? ` or ${APP_TOKEN_ENV}` : ''}`,
+      `${where}.webhookPath must be a path under ${WEBHOOK_PREFIX} on the gateway, like ${DEFAULT_WEBHOOK_PATH} (got "${webhookPath}")`,
     );
-  if (!appToken.startsWith('xapp-'))
-    throw new SlackConfigError(`${where}.appToken must be an app-level token starting with "xapp-"`);
   const ack = raw.ackReaction;
   if (ack !== undefined && typeof ack !== 'string')
     throw new SlackConfigError(`${where}.ackReaction must be an emoji name string ("" turns it off)`);
   return {
     accountId,
+    mode,
     botToken,
     appToken,
+    signingSecret,
+    webhookPath,
     apiUrl: apiUrlFrom(env),
     ...(typeof ack === 'string' ? { ackReaction: ack } : {}),
   };

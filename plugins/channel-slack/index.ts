@@ -6,7 +6,8 @@
  * when claw was installed without it) when an account starts or the first message is sent
  * (`claw message send` sends without a socket), never at load.
  */
-import { definePlugin, runtimeDeps, type KernelServices, type RuntimeDeps } from '../../sdk/index.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { definePlugin, runtimeDeps, type KernelServices, type Logger, type RuntimeDeps } from '../../sdk/index.js';
 import { resolveAgentIdentity } from '../../sdk/agent/index.js';
 import {
   ChannelAccounts,
@@ -18,7 +19,15 @@ import {
 } from '../../sdk/channels/index.js';
 import { channelAccess } from './access.js';
 import { createWebClient, loadBolt, SlackAccount, type AckScope, type AckSettings } from './account.js';
-import { isRecord, mergedAccountConfig, resolveAccountSettings, SLACK_TEXT_LIMIT, SlackConfigError } from './config.js';
+import {
+  isRecord,
+  mergedAccountConfig,
+  resolveAccountSettings,
+  SLACK_TEXT_LIMIT,
+  SlackConfigError,
+  type SlackAccountSettings,
+} from './config.js';
+import { serveEvents } from './http.js';
 import { SlackSender } from './send.js';
 import { checkSlackToken } from './token-check.js';
 
@@ -47,6 +56,7 @@ export class SlackChannel {
 
   constructor(
     private readonly kernel: Pick<KernelServices, 'config' | 'env' | 'redact' | 'paths' | 'capabilities' | 'plugins'>,
+    private readonly log: Pick<Logger, 'warn'>,
   ) {
     this.deps = runtimeDeps(kernel, 'Slack');
   }
@@ -94,17 +104,20 @@ export class SlackChannel {
 
   async start(ctx: ChannelAccountContext): Promise<void> {
     const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
-    const twin = this.accounts
-      .all()
-      .find((other) => other.accountId !== ctx.accountId && other.settings.appToken === settings.appToken);
-    // Two sockets of one app split its events between them at random.
-    if (twin)
-      throw new SlackConfigError(
-        `Slack accounts "${twin.accountId}" and "${ctx.accountId}" use the same app token: give each account its own Slack app`,
-      );
-    // The tokens may come from the environment: the redactor must know them before any error text.
-    this.kernel.redact.add(settings.botToken);
-    this.kernel.redact.add(settings.appToken);
+    for (const other of this.accounts.all()) {
+      if (other.accountId === ctx.accountId || other.settings.mode !== settings.mode) continue;
+      // Two sockets of one app split its events between them at random; two accounts cannot share a path.
+      if (settings.mode === 'socket' && other.settings.appToken === settings.appToken)
+        throw new SlackConfigError(
+          `Slack accounts "${other.accountId}" and "${ctx.accountId}" use the same app token: give each account its own Slack app`,
+        );
+      if (settings.mode === 'http' && other.settings.webhookPath === settings.webhookPath)
+        throw new SlackConfigError(
+          `Slack accounts "${other.accountId}" and "${ctx.accountId}" both use webhookPath ${settings.webhookPath}: give each its own`,
+        );
+    }
+    // The secrets may come from the environment: the redactor must know them before any error text.
+    this.redactSecrets(settings);
     const bolt = await loadBolt(this.deps);
     await this.accounts.start(
       ctx,
@@ -115,6 +128,27 @@ export class SlackChannel {
     );
   }
 
+  private redactSecrets(settings: SlackAccountSettings): void {
+    for (const secret of [settings.botToken, settings.appToken, settings.signingSecret])
+      if (secret) this.kernel.redact.add(secret);
+  }
+
+  /** The gateway route for HTTP mode: the account whose webhookPath the request names. */
+  webhook(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://gateway').pathname;
+    const account = this.accounts
+      .all()
+      .find((candidate) => candidate.settings.mode === 'http' && candidate.settings.webhookPath === path);
+    return serveEvents(
+      req,
+      res,
+      account
+        ? { signingSecret: account.settings.signingSecret, handleEvent: (body) => account.handleEvent(body) }
+        : undefined,
+      (line) => this.log.warn(this.kernel.redact.text(line)),
+    );
+  }
+
   stop(accountId: string): Promise<void> {
     return this.accounts.stop(accountId);
   }
@@ -122,8 +156,7 @@ export class SlackChannel {
   private senderFor(accountId: string | undefined): Promise<SlackSender> {
     return this.accounts.sender(accountId, async (id) => {
       const settings = resolveAccountSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
-      this.kernel.redact.add(settings.botToken);
-      this.kernel.redact.add(settings.appToken);
+      this.redactSecrets(settings);
       return {
         key: JSON.stringify(settings),
         sender: async () => new SlackSender(createWebClient(await loadBolt(this.deps), settings)),
@@ -143,6 +176,14 @@ export class SlackChannel {
 export default definePlugin({
   id: 'channel-slack',
   register(api) {
-    api.registerChannel(new SlackChannel(api.kernel).plugin());
+    const channel = new SlackChannel(api.kernel, api.logger);
+    api.registerChannel(channel.plugin());
+    // Slack signs its requests (checked in http.ts), so the route is outside gateway auth.
+    api.registerHttpRoute({
+      method: 'POST',
+      path: '/slack/*',
+      auth: 'none',
+      handler: (req, res) => channel.webhook(req, res),
+    });
   },
 });
