@@ -54,6 +54,7 @@ export class FakeSlack {
   /** chat.postMessage answers 429 with this Retry-After (seconds) this many times. */
   private rateLimited = { times: 0, retryAfter: 1 };
   rateLimitedAt: number[] = [];
+  private readonly postListeners = new Set<(post: SlackPost, at: number) => void>();
   /** Socket Mode connections opened so far. */
   connections = 0;
   private seq = 0;
@@ -91,6 +92,12 @@ export class FakeSlack {
     this.rateLimited = { times: 0, retryAfter: 1 };
     this.rateLimitedAt = [];
     this.pending.clear();
+  }
+
+  /** Called at each chat.postMessage the fake accepts; returns the unsubscribe. */
+  onPost(listener: (post: SlackPost, at: number) => void): () => void {
+    this.postListeners.add(listener);
+    return () => this.postListeners.delete(listener);
   }
 
   sent(): SlackPost[] {
@@ -280,12 +287,14 @@ export class FakeSlack {
         }
         if (!args.channel || !args.text) return json(200, { ok: false, error: 'no_text' });
         const ts = this.nextTs();
-        this.posts.push({
+        const post: SlackPost = {
           channel: String(args.channel),
           text: String(args.text),
           ts,
           ...(args.thread_ts ? { threadTs: String(args.thread_ts) } : {}),
-        });
+        };
+        this.posts.push(post);
+        for (const listener of this.postListeners) listener(post, performance.now());
         return json(200, { ok: true, channel: args.channel, ts, message: { text: args.text, ts } });
       }
       case 'conversations.open':
