@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelRequest } from '../sdk/index.js';
+import { useService } from '../sdk/services.js';
 import { channelContractSuite } from '../sdk/channels/contract.js';
 import {
   agentStackDirs,
@@ -28,7 +29,7 @@ import { parseEvent } from '../plugins/channel-slack/inbound.js';
 import { checkSlackToken } from '../plugins/channel-slack/token-check.js';
 import { FakeSlack } from './fakes/slack.js';
 import { startGateway } from './gateway-helpers.js';
-import { freePort } from './helpers.js';
+import { freePort, recordInboundDecisions, type InboundDecision } from './helpers.js';
 
 const SLACK = fileURLToPath(new URL('../plugins/channel-slack/', import.meta.url));
 
@@ -94,7 +95,13 @@ describe('slack channel', () => {
   });
   afterAll(() => fake.stop());
 
-  const boot = async (slack: Record<string, unknown> = {}, extra: { stateDir?: string; messages?: object } = {}) => {
+  /** Pipeline entries held back until the test releases them (boot with `hold`). */
+  const held: Array<() => void> = [];
+  let decisions: InboundDecision[] = [];
+  const boot = async (
+    slack: Record<string, unknown> = {},
+    extra: { stateDir?: string; messages?: object; hold?: boolean } = {},
+  ) => {
     kernel = await createTestKernel({
       plugins: [...agentStackDirs(), SLACK, scriptedModel((request) => (requests.push(request), answer(request)))],
       ...(extra.stateDir ? { stateDir: extra.stateDir } : {}),
@@ -113,6 +120,15 @@ describe('slack channel', () => {
       },
       env: { SLACK_API_URL: fake.apiUrl },
     });
+    if (extra.hold) {
+      const channels = (await useService<{ receive(...args: unknown[]): Promise<unknown> }>(kernel, 'channels'))!;
+      const receive = channels.receive.bind(channels);
+      channels.receive = async (...args: unknown[]) => {
+        await new Promise<void>((release) => held.push(release));
+        return receive(...args);
+      };
+    }
+    decisions = await recordInboundDecisions(kernel);
     await kernel.start();
     await until(() => fake.connectedSockets() > 0, 'the Socket Mode connection');
     return kernel;
@@ -149,6 +165,22 @@ describe('slack channel', () => {
     });
     await until(() => fake.reactions.length > 0, 'the ack reaction');
     expect(fake.reactions[0]).toEqual({ channel: `D${OWNER}`, timestamp: event.ts, name: 'eyes' });
+  });
+
+  it('acknowledges an envelope only once the pipeline has taken the message', async () => {
+    const k = await boot({}, { hold: true });
+    const event = fake.message({ user: OWNER, text: 'hold on' });
+    let acked = false;
+    const delivered = fake.deliver(event).then(() => (acked = true));
+    await until(() => held.length > 0, 'the message reaching the pipeline');
+    // The pipeline has not answered yet: Slack must not have heard an ack.
+    expect(acked).toBe(false);
+    expect(fake.unacked()).toBe(1);
+    held.shift()!();
+    await delivered;
+    expect(decisions).toContainEqual(expect.objectContaining({ messageId: event.ts, status: 'dispatched' }));
+    await until(() => fake.sent().length > 0, 'the reply');
+    expect(k).toBeDefined();
   });
 
   it('in a channel, answers only when mentioned, and only in the channels listed', async () => {
