@@ -1,0 +1,373 @@
+/**
+ * One Slack app account at run time: a Bolt App on a Socket Mode connection (app token),
+ * turning `message` / `app_mention` events into InboundMessages for the pipeline.
+ *
+ * Acknowledgement: Bolt acknowledges an Events API envelope before its listeners run, which
+ * would tell Slack a message is delivered before claw has journaled it. So the app gets a
+ * receiver of our own around Bolt's SocketModeReceiver: Bolt's `ack` is a no-op, and the
+ * envelope is acknowledged on the socket only after `processEvent` — and with it the
+ * pipeline's `receive` — has resolved. A crash before that leaves the envelope unacked and
+ * Slack delivers it again; the pipeline's persistent dedupe (conversation + `ts`) keeps a
+ * redelivery from being answered twice, across restarts too.
+ *
+ * Ordering: a conversation's messages reach the pipeline in order; different conversations
+ * run side by side. Reconnects (a `disconnect` request, a dropped socket) are the Socket Mode
+ * client's; status follows its events.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  PRIVATE_DIR_MODE,
+  PRIVATE_FILE_MODE,
+  type Redactor,
+  type RuntimeDependency,
+  type RuntimeDeps,
+} from '../../sdk/index.js';
+import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
+import { configPath, type SlackAccountSettings } from './config.js';
+import { parseEvent, type SlackFile } from './inbound.js';
+import { describeError, isAuthRejected, RETRY_CONFIG, SlackSender, type WebClientLike } from './send.js';
+
+export type Bolt = typeof import('@slack/bolt');
+
+export const SLACK_BOLT: RuntimeDependency = { name: '@slack/bolt', version: '^5.1.0', approxSizeMb: 13 };
+
+let boltModule: Promise<Bolt> | undefined;
+
+/** @slack/bolt, imported (and installed when missing) on first use. */
+export function loadBolt(deps: RuntimeDeps): Promise<Bolt> {
+  boltModule ??= deps.import<Bolt>(SLACK_BOLT, { retryCommand: 'claw plugins enable channel-slack' }).then(
+    // CommonJS: the exports may sit on `default` depending on the loader.
+    (mod) => ((mod as Partial<Bolt>).SocketModeReceiver ? mod : (mod as unknown as { default: Bolt }).default),
+    (error: unknown) => {
+      boltModule = undefined;
+      throw error;
+    },
+  );
+  return boltModule;
+}
+
+/** A Web API client for the bot token (send-only use needs no socket). */
+export function createWebClient(bolt: Bolt, settings: SlackAccountSettings): WebClientLike {
+  return new bolt.webApi.WebClient(settings.botToken, {
+    slackApiUrl: settings.apiUrl,
+    retryConfig: RETRY_CONFIG,
+    logLevel: bolt.LogLevel.ERROR,
+  }) as unknown as WebClientLike;
+}
+
+const DOWNLOAD_TIMEOUT_MS = 60_000;
+const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
+
+type Json = any;
+
+export type AckScope = 'all' | 'direct' | 'group-all' | 'group-mentions' | 'off' | 'none';
+
+export interface AckSettings {
+  /** A Slack emoji name ("eyes"), or "" for none. */
+  name: string;
+  scope: AckScope;
+}
+
+interface Envelope {
+  ack: (response?: Record<string, unknown>) => Promise<void>;
+  body: Json;
+  type?: string;
+  retry_num?: number;
+  retry_reason?: string;
+}
+
+export class SlackAccount {
+  readonly accountId: string;
+  sender: SlackSender;
+  private app?: InstanceType<Bolt['App']>;
+  private readonly chains = new Map<string, Promise<unknown>>();
+  private connected = false;
+  private lastError?: string;
+  private botUserId = '';
+  private botName?: string;
+  private teamName?: string;
+  private teamId?: string;
+  private reconnects = 0;
+  private stopping?: Promise<void>;
+
+  constructor(
+    readonly settings: SlackAccountSettings,
+    private readonly ctx: ChannelAccountContext,
+    private readonly bolt: Bolt,
+    private readonly redact: Pick<Redactor, 'text'>,
+    private readonly ack: (agentId: string) => AckSettings,
+  ) {
+    this.accountId = settings.accountId;
+    this.sender = new SlackSender(createWebClient(bolt, settings));
+  }
+
+  private get where(): string {
+    return this.accountId === 'default' ? 'Slack' : `Slack account "${this.accountId}"`;
+  }
+
+  private failed(error: string): void {
+    this.lastError = this.redact.text(error);
+  }
+
+  /** Bolt's and the Socket Mode client's log lines, redacted, at debug (warnings and errors kept). */
+  private boltLogger(): Json {
+    const line =
+      (level: 'debug' | 'info' | 'warn' | 'error') =>
+      (...parts: unknown[]) =>
+        this.ctx.logger[level](`${this.where}: ${this.redact.text(parts.map(String).join(' '))}`);
+    let level = this.bolt.LogLevel.WARN;
+    return {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: line('warn'),
+      error: line('error'),
+      setLevel: (next: typeof level) => void (level = next),
+      getLevel: () => level,
+      setName: () => undefined,
+    };
+  }
+
+  async start(): Promise<void> {
+    const { App, SocketModeReceiver } = this.bolt;
+    const logger = this.boltLogger();
+    const socket = this.settings.mode === 'socket' ? this.socketReceiver(SocketModeReceiver, logger) : undefined;
+    const app = new App({
+      token: this.settings.botToken,
+      // HTTP mode: events come in through the gateway route (http.ts), so the receiver has nothing to run.
+      receiver: {
+        init: () => undefined,
+        start: async () => socket?.start(),
+        stop: async () => socket?.stop(),
+      },
+      logger,
+      clientOptions: { slackApiUrl: this.settings.apiUrl, retryConfig: RETRY_CONFIG },
+      deferInitialization: true,
+    });
+    this.app = app;
+    this.sender = new SlackSender(app.client as unknown as WebClientLike);
+    try {
+      await app.init();
+      const auth = await app.client.auth.test();
+      this.botUserId = String(auth.user_id ?? '');
+      this.botName = auth.user ? String(auth.user) : undefined;
+      this.teamName = auth.team ? String(auth.team) : undefined;
+      this.teamId = auth.team_id ? String(auth.team_id) : undefined;
+    } catch (error) {
+      if (isAuthRejected(error))
+        throw new Error(
+          `${this.where} rejected the bot token (${describeError(error)}): check ${configPath(this.accountId)}.botToken`,
+        );
+      throw new Error(`${this.where}: auth.test failed: ${this.redact.text(describeError(error))}`);
+    }
+    app.event('message', async ({ event, body }) => this.onEvent(event, body));
+    app.event('app_mention', async ({ event, body }) => this.onEvent(event, body));
+    // A listener failure must reach our receiver, so the envelope stays unacknowledged.
+    app.error(async (error) => {
+      throw error;
+    });
+    try {
+      await app.start();
+      if (!socket) this.connected = true;
+    } catch (error) {
+      const why = describeError(error);
+      this.failed(`Socket Mode: ${why}`);
+      if (/invalid_auth|not_authed|token_revoked/.test(why))
+        throw new Error(`${this.where} rejected the app token (${why}): check ${configPath(this.accountId)}.appToken`);
+      throw new Error(`${this.where}: cannot open the Socket Mode connection (${this.redact.text(why)})`);
+    }
+  }
+
+  private socketReceiver(Receiver: Bolt['SocketModeReceiver'], logger: Json) {
+    const socket = new Receiver({
+      appToken: this.settings.appToken,
+      logger,
+      logLevel: this.bolt.LogLevel.WARN,
+      installerOptions: { clientOptions: { slackApiUrl: this.settings.apiUrl, retryConfig: RETRY_CONFIG } },
+    });
+    const client = socket.client;
+    // Bolt's handler acknowledges first; ours acknowledges once the pipeline has the message.
+    client.removeAllListeners('slack_event');
+    client.on('slack_event', (envelope: Envelope) => void this.onEnvelope(envelope));
+    client.on('connected', () => {
+      this.connected = true;
+      this.lastError = undefined;
+    });
+    client.on('reconnecting', () => {
+      this.connected = false;
+      this.reconnects++;
+    });
+    client.on('disconnected', () => (this.connected = false));
+    client.on('error', (error: Error) => this.failed(`socket: ${describeError(error)}`));
+    return socket;
+  }
+
+  /** HTTP mode: one verified Events API request; resolves once the pipeline has taken it. */
+  async handleEvent(body: unknown): Promise<void> {
+    if (this.stopping || !this.app) throw new Error('the account is stopping');
+    try {
+      await this.app.processEvent({ body: body as Json, ack: async () => undefined });
+    } catch (error) {
+      throw new Error(this.redact.text(describeError(error)));
+    }
+  }
+
+  private async onEnvelope(envelope: Envelope): Promise<void> {
+    if (this.stopping) return;
+    if (envelope.type !== 'events_api') {
+      // Slash commands and interactivity are not handled: acknowledged so Slack stops retrying.
+      await envelope.ack().catch(() => undefined);
+      return;
+    }
+    try {
+      await this.app!.processEvent({
+        body: envelope.body,
+        ack: async () => undefined,
+        ...(envelope.retry_num !== undefined ? { retryNum: envelope.retry_num } : {}),
+        ...(envelope.retry_reason !== undefined ? { retryReason: envelope.retry_reason } : {}),
+      });
+    } catch (error) {
+      this.ctx.logger.warn(
+        `${this.where}: event ${envelope.body?.event_id ?? '?'} not taken (${this.redact.text(describeError(error))}); Slack will deliver it again`,
+      );
+      return;
+    }
+    if (this.stopping) return;
+    await envelope.ack().catch((error: unknown) => this.failed(`ack: ${describeError(error)}`));
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      await this.app?.stop().catch(() => undefined);
+      await Promise.race([
+        Promise.allSettled([...this.chains.values()]),
+        new Promise((resolve) => setTimeout(resolve, 5000).unref()),
+      ]);
+      this.connected = false;
+    })();
+    return this.stopping;
+  }
+
+  status(): ChannelStatus {
+    return {
+      accountId: this.accountId,
+      connected: this.connected,
+      running: !this.stopping,
+      mode: this.settings.mode,
+      ...(this.botName
+        ? {
+            username: this.botName,
+            detail: `@${this.botName}${this.teamName ? ` in ${this.teamName}` : ''} ${this.settings.mode === 'socket' ? ' via Socket Mode' : ` via HTTP events at ${this.settings.webhookPath}`}${this.reconnects ? ` (reconnected ${this.reconnects}×)` : ''}`,
+          }
+        : {}),
+      ...(this.botUserId ? { botId: this.botUserId } : {}),
+      ...(this.teamName ? { team: this.teamName } : {}),
+      ...(this.teamId ? { teamId: this.teamId } : {}),
+      reconnects: this.reconnects,
+      ...(this.lastError ? { lastError: this.lastError } : {}),
+    };
+  }
+
+  /** Runs `task` after the conversation's earlier messages; the caller awaits its own task. */
+  private enqueue(key: string, task: () => Promise<void>): Promise<void> {
+    const tail = (this.chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(task);
+    this.chains.set(key, tail);
+    void tail.then(
+      () => this.chains.get(key) === tail && this.chains.delete(key),
+      () => this.chains.get(key) === tail && this.chains.delete(key),
+    );
+    return tail;
+  }
+
+  private onEvent(event: Json, body: Json): Promise<void> {
+    const parsed = parseEvent(event, this.botUserId, body?.team_id ?? this.teamId);
+    if (!parsed) return Promise.resolve();
+    return this.enqueue(parsed.channelId, async () => {
+      const { inbound: base, files, channelId } = parsed;
+      if (base.peer.kind === 'direct') this.sender.dmChannels.set(base.sender.id, channelId);
+      const { media, notes } = await this.fetchFiles(files);
+      const inbound: InboundMessage = {
+        accountId: this.accountId,
+        ...base,
+        text: [base.text, ...notes].filter(Boolean).join('\n'),
+        ...(media.length > 0 ? { media } : {}),
+      };
+      const outcome = await this.ctx.receive(inbound);
+      // Not taken (shutting down): throwing leaves the envelope unacknowledged for redelivery.
+      if (outcome.status === 'unavailable') throw new Error(outcome.reason);
+      if (outcome.status === 'dispatched')
+        await this.acknowledge(channelId, inbound, /^agent:([^:]+):/.exec(outcome.sessionKey)?.[1] ?? 'main');
+    });
+  }
+
+  /** The acknowledgement reaction, where `messages.ackReactionScope` wants one. */
+  private async acknowledge(channelId: string, inbound: InboundMessage, agentId: string): Promise<void> {
+    const { name, scope } = this.ack(agentId);
+    if (!name) return;
+    const direct = inbound.peer.kind === 'direct';
+    const wanted =
+      scope === 'all' ||
+      (scope === 'direct' && direct) ||
+      (scope === 'group-all' && !direct) ||
+      (scope === 'group-mentions' && !direct && inbound.mentioned === true);
+    if (!wanted) return;
+    try {
+      await this.sender.react(channelId, inbound.messageId, name);
+    } catch (error) {
+      this.ctx.logger.warn(`${this.where}: could not add the :${name}: reaction: ${describeError(error)}`);
+    }
+  }
+
+  /** The bot token goes only to Slack's own hosts (or the configured API host). */
+  private trustedFileUrl(url: string): boolean {
+    try {
+      const host = new URL(url).host;
+      return host === new URL(this.settings.apiUrl).host || /(^|\.)slack(-edge)?\.com$/.test(new URL(url).hostname);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Files are saved under `<stateDir>/media/slack/<account>/` (owner-only) and named in the
+   * text; images also go inline so the model sees them.
+   */
+  private async fetchFiles(files: SlackFile[]): Promise<{ media: InboundMedia[]; notes: string[] }> {
+    const media: InboundMedia[] = [];
+    const notes: string[] = [];
+    for (const file of files) {
+      const label = `"${file.fileName}"`;
+      if (file.size !== undefined && file.size > MEDIA_MAX_BYTES) {
+        notes.push(`[file ${label} not downloaded: larger than ${MEDIA_MAX_BYTES / 1024 / 1024} MB]`);
+        continue;
+      }
+      if (!this.trustedFileUrl(file.url)) {
+        notes.push(`[file ${label} not downloaded: its address is not on Slack]`);
+        continue;
+      }
+      try {
+        const response = await fetch(file.url, {
+          headers: { authorization: `Bearer ${this.settings.botToken}` },
+          signal: AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS),
+        });
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        const data = Buffer.from(await response.arrayBuffer());
+        if (data.length > MEDIA_MAX_BYTES) throw new Error('larger than allowed');
+        const dir = join(this.ctx.stateDir, 'media', 'slack', this.accountId);
+        await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+        const path = join(dir, `${file.id}-${file.fileName.replace(/[^\w.-]+/g, '_').slice(0, 100)}`);
+        await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
+        const mimeType = file.mimeType ?? 'application/octet-stream';
+        media.push(
+          mimeType.startsWith('image/')
+            ? { data: data.toString('base64'), mimeType, fileName: file.fileName }
+            : { url: path, mimeType, fileName: file.fileName },
+        );
+        notes.push(`[file ${label} saved to ${path}]`);
+      } catch (error) {
+        notes.push(`[file ${label} could not be downloaded: ${this.redact.text(describeError(error))}]`);
+      }
+    }
+    return { media, notes };
+  }
+}
