@@ -15,6 +15,27 @@ export type * from './types/runtime-deps.js';
 
 export const RUNTIME_DEPS_SERVICE = 'runtime-deps';
 
+/**
+ * One dependency's loader: imported (installed when missing) on the first call and kept; a
+ * failure is not kept, so the next call tries again. A CommonJS package's exports may sit on
+ * `default`, depending on the loader: `marker` names an export that tells which.
+ */
+export function runtimeDependencyLoader<T>(
+  dep: RuntimeDependency,
+  marker: string,
+  retryCommand: string,
+): (deps: RuntimeDeps) => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return (deps) =>
+    (loading ??= deps.import<T>(dep, { retryCommand }).then(
+      (mod) => ((mod as Record<string, unknown>)[marker] ? mod : (mod as unknown as { default: T }).default),
+      (error: unknown) => {
+        loading = undefined;
+        throw error;
+      },
+    ));
+}
+
 /** The service, asked for on each import, so a plugin can take it at register() before anything needs it. */
 export function runtimeDeps(
   kernel: Pick<KernelServices, 'capabilities'> & Partial<Pick<KernelServices, 'plugins'>>,

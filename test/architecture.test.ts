@@ -90,10 +90,12 @@ describe('a small kernel', () => {
  * and by 59 for the request-body kit (sdk/net/body.ts: a size cap and a deadline), which
  * replaced copies in the hooks, openai-http and telegram plugins and a fourth in the gateway's
  * POST /tools/invoke. Raised by 2 for a memory backend's `indexOnStart` (issue 34): an idle
- * gateway opens no index unless its backend must warm up.
+ * gateway opens no index unless its backend must warm up. Raised by 21 for
+ * `runtimeDependencyLoader` (issue 35), which replaced the same lazy-import-and-retry loader
+ * in the Discord, Slack and IRC plugins.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7296;
+const SDK_LINE_BUDGET = 7317;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

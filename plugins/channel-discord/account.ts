@@ -23,8 +23,8 @@ import {
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
   type Redactor,
+  runtimeDependencyLoader,
   type RuntimeDependency,
-  type RuntimeDeps,
 } from '../../sdk/index.js';
 import type {
   ChannelAccountContext,
@@ -52,20 +52,12 @@ export type DiscordJs = typeof import('discord.js');
 
 export const DISCORD_JS: RuntimeDependency = { name: 'discord.js', version: '^14.28.1', approxSizeMb: 20 };
 
-let discordModule: Promise<DiscordJs> | undefined;
-
 /** discord.js, imported (and installed when missing) on first use. */
-export function loadDiscord(deps: RuntimeDeps): Promise<DiscordJs> {
-  discordModule ??= deps.import<DiscordJs>(DISCORD_JS, { retryCommand: 'claw plugins enable channel-discord' }).then(
-    // CommonJS: the exports may sit on `default` depending on the loader.
-    (mod) => ((mod as Partial<DiscordJs>).Client ? mod : (mod as unknown as { default: DiscordJs }).default),
-    (error: unknown) => {
-      discordModule = undefined;
-      throw error;
-    },
-  );
-  return discordModule;
-}
+export const loadDiscord = runtimeDependencyLoader<DiscordJs>(
+  DISCORD_JS,
+  'Client',
+  'claw plugins enable channel-discord',
+);
 
 /** A REST client for the account's token and API base (send-only use needs no gateway). */
 export function createRest(discord: DiscordJs, settings: DiscordAccountSettings): RestLike {

@@ -9,7 +9,7 @@
  * random prefix per account start and a counter, never reused across restarts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redactor, RuntimeDependency, RuntimeDeps } from '../../sdk/index.js';
+import { runtimeDependencyLoader, type Redactor, type RuntimeDependency } from '../../sdk/index.js';
 import {
   ChannelSendError,
   type ChannelAccountContext,
@@ -41,19 +41,12 @@ export interface IrcFramework {
   Client: new (options?: Record<string, unknown>) => IrcClient;
 }
 
-let ircModule: Promise<IrcFramework> | undefined;
-
 /** irc-framework, imported (and installed when missing) on first use. */
-export function loadIrc(deps: RuntimeDeps): Promise<IrcFramework> {
-  ircModule ??= deps.import<IrcFramework>(IRC_FRAMEWORK, { retryCommand: 'claw plugins enable channel-irc' }).then(
-    (mod) => ((mod as Partial<IrcFramework>).Client ? mod : (mod as unknown as { default: IrcFramework }).default),
-    (error: unknown) => {
-      ircModule = undefined;
-      throw error;
-    },
-  );
-  return ircModule;
-}
+export const loadIrc = runtimeDependencyLoader<IrcFramework>(
+  IRC_FRAMEWORK,
+  'Client',
+  'claw plugins enable channel-irc',
+);
 
 const CHANNEL_PREFIX = /^[#&+!]/;
 /** The characters of a nick, for a character class. */

@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import {
   PRIVATE_DIR_MODE,
   PRIVATE_FILE_MODE,
+  runtimeDependencyLoader,
   type Redactor,
   type RuntimeDependency,
-  type RuntimeDeps,
 } from '../../sdk/index.js';
 import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
 import { configPath, type SlackAccountSettings } from './config.js';
@@ -32,20 +32,12 @@ export type Bolt = typeof import('@slack/bolt');
 
 export const SLACK_BOLT: RuntimeDependency = { name: '@slack/bolt', version: '^5.1.0', approxSizeMb: 13 };
 
-let boltModule: Promise<Bolt> | undefined;
-
 /** @slack/bolt, imported (and installed when missing) on first use. */
-export function loadBolt(deps: RuntimeDeps): Promise<Bolt> {
-  boltModule ??= deps.import<Bolt>(SLACK_BOLT, { retryCommand: 'claw plugins enable channel-slack' }).then(
-    // CommonJS: the exports may sit on `default` depending on the loader.
-    (mod) => ((mod as Partial<Bolt>).SocketModeReceiver ? mod : (mod as unknown as { default: Bolt }).default),
-    (error: unknown) => {
-      boltModule = undefined;
-      throw error;
-    },
-  );
-  return boltModule;
-}
+export const loadBolt = runtimeDependencyLoader<Bolt>(
+  SLACK_BOLT,
+  'SocketModeReceiver',
+  'claw plugins enable channel-slack',
+);
 
 /** A Web API client for the bot token (send-only use needs no socket). */
 export function createWebClient(bolt: Bolt, settings: SlackAccountSettings): WebClientLike {
