@@ -373,6 +373,15 @@ describe('irc channel against ngircd', () => {
     await later.stop();
   }, 40_000);
 
+  it('says what the server answered when it refuses the connection', async () => {
+    // ngircd here has no server password: one sent anyway is refused.
+    await boot({ password: 'not-expected-6502' });
+    const refused = await ircStatus();
+    expect(refused.connected).toBe(false);
+    expect(refused.lastError).toMatch(/the server said: .*password/i);
+    expect(JSON.stringify(refused)).not.toContain('not-expected-6502');
+  });
+
   it('registers under a fallback nick while its own is taken, then takes it back', async () => {
     const squatter = await user(BOT);
     await boot();

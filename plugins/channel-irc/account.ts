@@ -83,6 +83,7 @@ export class IrcAccount {
   /** Channels asked for and not yet joined on this connection. */
   private pendingJoins = new Set<string>();
   private stopped?: Promise<void>;
+  private serverSaid?: string;
   /** Resolves the account's start once registered and in its channels. */
   private started?: () => void;
   /** Messages reach the pipeline one at a time, in the order the server sent them. */
@@ -286,6 +287,8 @@ export class IrcAccount {
       this.failure(`kicked from ${event.channel}${event.message ? `: ${event.message}` : ''}`);
     });
     client.on('irc error', (event: { error: string; channel?: string; reason?: string }) => {
+      // The server's last word before it closes the connection (ERROR, a refused password).
+      if (!event.channel) this.serverSaid = event.reason ?? event.error;
       this.failure(`server error ${event.error}${event.channel ? ` in ${event.channel}` : ''}: ${event.reason ?? ''}`);
       if (event.channel && this.pendingJoins.delete(ircLower(event.channel))) this.joinSettled();
     });
@@ -342,7 +345,9 @@ export class IrcAccount {
     this.client = undefined;
     client.removeAllListeners();
     if (this.stopping) return;
-    this.failure(`connection to ${this.where()} lost${error?.message ? `: ${error.message}` : ''}`);
+    const said = this.serverSaid ? ` (the server said: ${this.serverSaid})` : '';
+    this.serverSaid = undefined;
+    this.failure(`connection to ${this.where()} lost${error?.message ? `: ${error.message}` : ''}${said}`);
     const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** this.attempts++);
     this.reconnectTimer = setTimeout(() => this.connect(), delay);
     // A server that is down when the gateway starts is not a dead account: the start ends
