@@ -67,9 +67,11 @@ describe('irc lines', () => {
     const started = Date.now();
     const times: number[] = [];
     await Promise.all([1, 2, 3, 4].map(() => gate.take().then(() => times.push(Date.now() - started))));
-    expect(times[0]).toBeLessThan(30);
-    expect(times[1]).toBeLessThan(30);
-    expect(times[3]! - times[1]!).toBeGreaterThanOrEqual(70);
+    // Only lower bounds: a loaded machine may be late, never early. The burst of two goes
+    // together; each later line waits an interval.
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(35);
+    expect(times[3]! - times[2]!).toBeGreaterThanOrEqual(35);
+    expect(times[3]!).toBeGreaterThanOrEqual(75);
     gate.close();
     await expect(gate.take()).rejects.toThrow(/closing/);
   });
