@@ -92,10 +92,12 @@ describe('a small kernel', () => {
  * POST /tools/invoke. Raised by 2 for a memory backend's `indexOnStart` (issue 34): an idle
  * gateway opens no index unless its backend must warm up. Raised by 21 for
  * `runtimeDependencyLoader` (issue 35), which replaced the same lazy-import-and-retry loader
- * in the Discord, Slack and IRC plugins.
+ * in the Discord, Slack and IRC plugins. Raised by 15 for Matrix (issue 35): channel settings
+ * read OpenClaw's nested `dm.policy` / `dm.allowFrom`, and the contract suite takes a
+ * platform's spelling of its ids (`@user:server`, `!room:server`).
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7317;
+const SDK_LINE_BUDGET = 7332;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

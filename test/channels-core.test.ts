@@ -104,6 +104,26 @@ describe('access control', () => {
     );
     expect(settings).toMatchObject({ dmPolicy: 'allowlist', allowFrom: ['b'], accountId: 'work' });
   });
+
+  it("reads OpenClaw's nested dm.policy / dm.allowFrom / dm.enabled; the flat keys win", () => {
+    const of = (chat: Record<string, unknown>) => channelSettings({ channels: { chat } } as never, 'chat');
+    expect(of({ dm: { policy: 'allowlist', allowFrom: ['@a:x'] } })).toMatchObject({
+      dmPolicy: 'allowlist',
+      allowFrom: ['@a:x'],
+    });
+    expect(of({ dm: { enabled: false, policy: 'open', allowFrom: ['*'] } }).dmPolicy).toBe('disabled');
+    expect(of({ dmPolicy: 'pairing', allowFrom: ['b'], dm: { policy: 'open', allowFrom: ['*'] } })).toMatchObject({
+      dmPolicy: 'pairing',
+      allowFrom: ['b'],
+    });
+    // A channel default of "open to all" never survives the user's nested policy.
+    expect(
+      channelSettings({ channels: { chat: { dm: { policy: 'allowlist' } } } } as never, 'chat', 'default', {
+        dmPolicy: 'open',
+        allowFrom: ['*'],
+      }),
+    ).toMatchObject({ dmPolicy: 'allowlist', allowFrom: [] });
+  });
 });
 
 describe('the outbound path', () => {

@@ -538,4 +538,17 @@ describe('channel settings that weaken identity or privacy', () => {
     const clean = await audit({ channels: { irc: { host: 'irc.example.net', nick: 'clawbot' } } });
     expect(ids(clean).filter((id) => id.startsWith('channels.irc.'))).toEqual([]);
   }, 60_000);
+
+  it('names Matrix invites accepted from anyone, louder when the rooms are open, and reads dm.policy', async () => {
+    const matrix = { homeserver: 'https://matrix.example.org', accessToken: 'syt_x', autoJoin: 'always' };
+    const quiet = await audit({ channels: { matrix } });
+    expect(one(quiet, 'channels.matrix.invites.auto_join_all').severity).toBe('info');
+    const loud = await audit({
+      channels: { matrix: { ...matrix, groupPolicy: 'open', dm: { policy: 'open', allowFrom: ['*'] } } },
+    });
+    expect(one(loud, 'channels.matrix.invites.auto_join_all').severity).toBe('warn');
+    expect(one(loud, 'channels.matrix.dm.open').severity).toBe('critical');
+    const clean = await audit({ channels: { matrix: { ...matrix, autoJoin: 'allowlist' } } });
+    expect(ids(clean).filter((id) => id.startsWith('channels.matrix.'))).toEqual([]);
+  }, 60_000);
 });

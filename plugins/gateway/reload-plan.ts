@@ -35,6 +35,11 @@ const RULES: ReadonlyArray<[pattern: readonly string[], kind: ReloadKind]> = [
     [['channels', '*', key], 'hot'],
     [['channels', '*', 'accounts', '*', key], 'hot'],
   ]),
+  // The nested spelling (`dm.policy`, Matrix's own) is read per message too.
+  ...['policy', 'allowFrom', 'enabled'].flatMap((key): Array<[string[], ReloadKind]> => [
+    [['channels', '*', 'dm', key], 'hot'],
+    [['channels', '*', 'accounts', '*', 'dm', key], 'hot'],
+  ]),
   [['models'], 'hot'],
   [['agents', 'defaults', 'model'], 'hot'],
   [['agents', 'defaults', 'models'], 'hot'],

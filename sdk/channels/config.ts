@@ -73,6 +73,9 @@ export function mergedAccountConfig(section: AnyRecord | undefined, accountId: s
   return { ...root, ...account };
 }
 
+const isPlainRecord = (value: unknown): value is AnyRecord =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 const strings = (value: unknown): string[] =>
   Array.isArray(value)
     ? value.filter((item): item is string | number => typeof item === 'string' || typeof item === 'number').map(String)
@@ -89,7 +92,7 @@ export function channelSettings(
   const base: AnyRecord = { ...defaults };
   // Who may write is one decision: configuring either half replaces the default pair, so a
   // default "open to everyone" never leaks into a user's "pairing".
-  if ('dmPolicy' in configured || 'allowFrom' in configured) {
+  if ('dmPolicy' in configured || 'allowFrom' in configured || isPlainRecord(configured.dm)) {
     delete base.dmPolicy;
     delete base.allowFrom;
   }
@@ -97,8 +100,12 @@ export function channelSettings(
   const account = ((accounts as AnyRecord | undefined)?.[accountId] ?? {}) as AnyRecord;
   // Account keys win; what an account leaves out comes from the channel root.
   const raw: AnyRecord = { ...root, ...account };
+  // OpenClaw's nested spelling (`dm.policy`, `dm.allowFrom`, `dm.enabled`): Matrix's own keys,
+  // and the legacy keys of Slack and Discord. The flat keys win where both are set.
+  const dm = isPlainRecord(raw.dm) ? raw.dm : {};
+  const wantedPolicy = dm.enabled === false ? 'disabled' : (raw.dmPolicy ?? dm.policy);
   const dmPolicy =
-    (['pairing', 'allowlist', 'open', 'disabled'] as const).find((policy) => policy === raw.dmPolicy) ?? 'pairing';
+    (['pairing', 'allowlist', 'open', 'disabled'] as const).find((policy) => policy === wantedPolicy) ?? 'pairing';
   const groupPolicy =
     (['open', 'allowlist', 'disabled'] as const).find((policy) => policy === raw.groupPolicy) ?? 'allowlist';
   const retry = (raw.retry ?? {}) as AnyRecord;
@@ -107,7 +114,7 @@ export function channelSettings(
     accountId,
     enabled: root.enabled !== false && account.enabled !== false,
     dmPolicy,
-    allowFrom: strings(raw.allowFrom),
+    allowFrom: strings(raw.allowFrom ?? dm.allowFrom),
     groupPolicy,
     groupAllowFrom: strings(raw.groupAllowFrom),
     groups: (raw.groups && typeof raw.groups === 'object' ? raw.groups : {}) as Record<string, GroupSettings>,

@@ -57,6 +57,12 @@ export interface ChannelContractTarget {
   groups?: boolean;
   threads?: boolean;
   env?: Record<string, string | undefined>;
+  /**
+   * The platform's spelling of the suite's user and group ids, where its ids have a shape
+   * ("@owner-1:example.org", "!abc:example.org"): allowlists and send targets use it, while
+   * the fake keeps naming chats by the suite's ids. Default: the ids as they are.
+   */
+  ids?: { user(id: string): string; group(id: string): string };
 }
 
 const OWNER = 'owner-1';
@@ -85,6 +91,8 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     const deliver = (message: Omit<PlatformMessage, 'messageId'> & { messageId?: string }) =>
       target.platform.deliver({ messageId: id(), ...message });
     const sentTo = (chatId: string) => target.platform.sent().filter((item) => item.chatId === chatId);
+    const user = (id: string) => target.ids?.user(id) ?? id;
+    const group = (id: string) => target.ids?.group(id) ?? id;
 
     const boot = async (access: Record<string, unknown>) => {
       await kernel?.dispose();
@@ -128,14 +136,14 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     });
 
     it('starts the account and reports it running', async () => {
-      await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER] });
+      await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)] });
       const status = await kernel.plugins.kernelServices.channels.status();
       const mine = status.find((channel) => channel.id === target.channel);
       expect(mine?.accounts.some((account) => account.running)).toBe(true);
     });
 
     it('answers an allowed sender in a direct message', async () => {
-      await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER] });
+      await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)] });
       await deliver({ kind: 'direct', chatId: OWNER, senderId: OWNER, text: 'hello there' });
       await until(() => sentTo(OWNER).length > 0, 'a reply');
       expect(sentTo(OWNER)[0]!.text).toBe('echo: hello there');
@@ -143,7 +151,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     });
 
     it('drops unknown senders under allowlist, without running the agent', async () => {
-      await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER] });
+      await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)] });
       await deliver({ kind: 'direct', chatId: 'stranger', senderId: 'stranger', text: 'hi' });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(sentTo('stranger')).toEqual([]);
@@ -161,14 +169,14 @@ export function channelContractSuite(target: ChannelContractTarget): void {
       expect(requests).toHaveLength(0);
       const channels = kernel.plugins.kernelServices.channels;
       expect((await channels.pairing.list(target.channel)).map((request) => request.code)).toContain(code);
-      expect(await channels.pairing.approve(target.channel, code!)).toMatchObject({ senderId: 'newbie' });
+      expect(await channels.pairing.approve(target.channel, code!)).toMatchObject({ senderId: user('newbie') });
       await deliver({ kind: 'direct', chatId: 'newbie', senderId: 'newbie', text: 'now?' });
       await until(() => sentTo('newbie').length > 1, 'a reply after approval');
       expect(sentTo('newbie')[1]!.text).toBe('echo: now?');
     });
 
     it('answers a redelivered message once', async () => {
-      await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER] });
+      await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)] });
       await deliver({ kind: 'direct', chatId: OWNER, senderId: OWNER, text: 'once', messageId: 'same-id' });
       await deliver({ kind: 'direct', chatId: OWNER, senderId: OWNER, text: 'once', messageId: 'same-id' });
       await until(() => sentTo(OWNER).length > 0, 'a reply');
@@ -178,7 +186,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     });
 
     it(`cuts a long reply into pieces of at most ${target.textLimit} characters, in order`, async () => {
-      await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER] });
+      await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)] });
       await deliver({ kind: 'direct', chatId: OWNER, senderId: OWNER, text: 'LONG please' });
       await until(() => sentTo(OWNER).some((item) => item.text.includes('Paragraph 6')), 'the last piece');
       const pieces = sentTo(OWNER).map((item) => item.text);
@@ -189,14 +197,14 @@ export function channelContractSuite(target: ChannelContractTarget): void {
     });
 
     it('sends through the one outbound path: message_sending sees it and can cancel it', async () => {
-      await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER] });
+      await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)] });
       const channels = kernel.plugins.kernelServices.channels;
-      const sent = await channels.send({ channel: target.channel, to: OWNER, text: 'proactive hello' });
+      const sent = await channels.send({ channel: target.channel, to: user(OWNER), text: 'proactive hello' });
       expect(sent).toMatchObject({ delivered: true });
       await until(() => sentTo(OWNER).length > 0, 'the proactive message');
       expect(sentTo(OWNER)[0]!.text).toBe('proactive hello');
       expect(sendingSeen).toContain('proactive hello');
-      const cancelled = await channels.send({ channel: target.channel, to: OWNER, text: 'CANCEL-ME' });
+      const cancelled = await channels.send({ channel: target.channel, to: user(OWNER), text: 'CANCEL-ME' });
       expect(cancelled).toMatchObject({ delivered: false, cancelled: true });
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(sentTo(OWNER).map((item) => item.text)).not.toContain('CANCEL-ME');
@@ -204,7 +212,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
 
     if (target.groups) {
       it('in a group, waits for a mention, then answers with the earlier messages as context', async () => {
-        await boot({ dmPolicy: 'allowlist', allowFrom: [OWNER], groupPolicy: 'open' });
+        await boot({ dmPolicy: 'allowlist', allowFrom: [user(OWNER)], groupPolicy: 'open' });
         await deliver({
           kind: 'group',
           chatId: 'group-7',
@@ -230,9 +238,9 @@ export function channelContractSuite(target: ChannelContractTarget): void {
       it('ignores groups that are not allowed', async () => {
         await boot({
           dmPolicy: 'allowlist',
-          allowFrom: [OWNER],
+          allowFrom: [user(OWNER)],
           groupPolicy: 'allowlist',
-          groupAllowFrom: ['group-ok'],
+          groupAllowFrom: [group('group-ok')],
         });
         await deliver({ kind: 'group', chatId: 'group-other', senderId: 'alice', text: 'hey bot', mention: true });
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -246,7 +254,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
       it('gives a topic its own session and answers in the topic', async () => {
         await boot({
           dmPolicy: 'allowlist',
-          allowFrom: [OWNER],
+          allowFrom: [user(OWNER)],
           groupPolicy: 'open',
           groups: { '*': { requireMention: false } },
         });
@@ -257,7 +265,7 @@ export function channelContractSuite(target: ChannelContractTarget): void {
           runtime: { store(agent: string): { list(): Promise<Array<{ key: string }>> } };
         };
         const keys = (await loop.runtime.store('main').list()).map((item) => item.key);
-        expect(keys).toContain(`agent:main:${target.channel}:group:forum-1:topic:42`);
+        expect(keys).toContain(`agent:main:${target.channel}:group:${group('forum-1')}:topic:42`);
       });
     }
   });

@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { measureRoundTrips, type RoundTripFigures } from './round-trips.js';
 import { agentStackDirs, createTestKernel, lastUserText, scriptedModel } from '../../sdk/testing.js';
 import { FakeDiscord, type DiscordSent } from '../fakes/discord.js';
 
@@ -28,9 +29,7 @@ export interface DiscordBenchOptions {
   sequential?: number;
 }
 
-export async function discordBench(
-  options: DiscordBenchOptions = {},
-): Promise<{ messagesPerSecond: number; p50AddedMs: number; messages: number }> {
+export async function discordBench(options: DiscordBenchOptions = {}): Promise<RoundTripFigures> {
   const users = options.users ?? 50;
   const perUser = options.perUser ?? 10;
   const sequential = options.sequential ?? 200;
@@ -71,23 +70,7 @@ export async function discordBench(
 
   try {
     await kernel.start();
-    await Promise.all(userIds.map((_, user) => roundTrip(user, 0)));
-    const latencies: number[] = [];
-    for (let i = 0; i < sequential; i++) latencies.push(await roundTrip(i % users, 1000 + i));
-    latencies.sort((a, b) => a - b);
-
-    const started = performance.now();
-    await Promise.all(
-      userIds.map(async (_, user) => {
-        for (let n = 1; n <= perUser; n++) await roundTrip(user, n);
-      }),
-    );
-    const seconds = (performance.now() - started) / 1000;
-    return {
-      messagesPerSecond: (users * perUser) / seconds,
-      p50AddedMs: latencies[Math.floor(latencies.length / 2)]!,
-      messages: users * perUser,
-    };
+    return await measureRoundTrips({ users, perUser, sequential }, roundTrip);
   } finally {
     unsubscribe();
     await kernel.dispose();

@@ -26,6 +26,7 @@
  *   channel-discord  DMs over a fake Discord gateway → replies over its REST API, zero-latency model
  *   channel-irc  DMs through a real IRC server (ngircd) → replies, zero-latency model: added latency, DMs/s
  *   channel-slack    DMs over a fake Slack Socket Mode → replies over its Web API, zero-latency model
+ *   channel-matrix   DMs over a fake homeserver's /sync → replies with PUT …/send, zero-latency model
  *   gw-burst     1,000 authenticated clients connecting at once: all admitted, total time,
  *                connect p99, longest event-loop stall (≤ 100 ms); then 200 clients × 20
  *                requests, p99
@@ -771,6 +772,23 @@ async function benchSlack(): Promise<void> {
   line('slack: p50 added latency (one at a time)', `${result.p50AddedMs.toFixed(1)} ms`, '(info)', true);
 }
 
+async function benchMatrix(): Promise<void> {
+  const { matrixBench } = await import('./matrix.js');
+  const result = await matrixBench();
+  line(
+    `matrix: DMs → replies (${result.messages} DMs, 50 users)`,
+    `${Math.round(result.messagesPerSecond)} msg/s`,
+    '(info)',
+    true,
+  );
+  line(
+    'matrix: added latency p50 / p95 (one at a time)',
+    `${result.p50AddedMs.toFixed(1)} / ${result.p95AddedMs.toFixed(1)} ms`,
+    '(info)',
+    true,
+  );
+}
+
 async function benchGatewayBurst(): Promise<void> {
   const result = await gatewayLoadBench(CLI, await freePort());
   line(
@@ -842,6 +860,7 @@ if (want('channel-whatsapp')) await benchWhatsApp();
 if (want('channel-discord')) await benchDiscord();
 if (want('channel-irc')) await benchIrc();
 if (want('channel-slack')) await benchSlack();
+if (want('channel-matrix')) await benchMatrix();
 if (want('sandbox')) await sandboxExecBench(line);
 if (want('cron-start')) await cronStartBench(CLI, freePort, line);
 if (want('cron-drift')) await cronDriftBench(line, quick);

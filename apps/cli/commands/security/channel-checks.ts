@@ -109,6 +109,19 @@ function settingFindings(ctx: AuditContext): Finding[] {
         fix: `Replace name entries in ${base}.allowFrom with stable ids (on IRC, nick!user@host masks), then turn dangerouslyAllowNameMatching off.`,
         fixable: false,
       });
+    if (value.autoJoin === 'always')
+      findings.push({
+        checkId: `channels.${channel}.invites.auto_join_all`,
+        severity: inherited.groupPolicy === 'open' ? 'warn' : 'info',
+        title: `Anyone can pull the bot into a room on ${channel}`,
+        detail:
+          `${base}.autoJoin is "always": every invite is accepted, from anyone on any server` +
+          (inherited.groupPolicy === 'open'
+            ? `, and with groupPolicy "open" the bot answers everyone in those rooms.`
+            : `; the room policy still decides who is answered.`),
+        fix: `Set ${base}.autoJoin to "allowlist" with the rooms in autoJoinAllowlist, or "off" and join rooms yourself.`,
+        fixable: false,
+      });
     if (value.tls === false && typeof inherited.host === 'string')
       findings.push({
         checkId: `channels.${channel}.transport.plaintext`,
