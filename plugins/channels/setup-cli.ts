@@ -85,6 +85,12 @@ export async function channelSetupCommand(
 ): Promise<number> {
   const id = channelIdOf(argv);
   const setup = action === 'add' || action === 'login' ? plugin?.setup : undefined;
+  if (id && action !== 'remove' && !plugin)
+    throw new UsageError(`no enabled plugin provides the channel "${id}" (see claw channels list)`);
+  if (id && action !== 'remove' && !plugin?.setup)
+    throw new UsageError(
+      `${id} has no setup flags${plugin?.loginStart ? `: link it with claw channels login --channel ${id}` : ''}`,
+    );
   const spec = {
     ...fieldFlags(setup),
     channel: { type: 'string' },
@@ -104,7 +110,7 @@ export async function channelSetupCommand(
     const own = setup ? setup.fields.map((field) => `--${field.flag}`).join(', ') : 'no setup flags';
     throw Object.assign(
       new UsageError(
-        `Unknown option '${word}' for claw channels ${action} --channel ${id}: ${setup ? `${id} takes ${own}` : 'it takes only --account'} (see claw channels add --channel ${id} --help)`,
+        `Unknown option '${word}' for claw channels ${action} --channel ${id}: ${setup ? `${id} takes ${own}` : `it takes --account${action === 'remove' ? ' and --delete' : ''}`} (see claw channels add --channel ${id} --help)`,
       ),
       { typo: (error as UsageError).typo },
     );
@@ -118,12 +124,6 @@ export async function channelSetupCommand(
     return 0;
   }
   if (!id) throw new UsageError(`give --channel: ${SETUP_HELP}`);
-  if (action !== 'remove' && !plugin)
-    throw new UsageError(`no enabled plugin provides the channel "${id}" (see claw channels list)`);
-  if (action !== 'remove' && !plugin?.setup)
-    throw new UsageError(
-      `${id} has no setup flags${plugin?.loginStart ? `: link it with claw channels login --channel ${id}` : ''}`,
-    );
   const account = values.account?.trim() || 'default';
   const where = account === 'default' ? `channels.${id}` : `channels.${id}.accounts.${account}`;
   const gatewayFlags = { url: values.url, timeout: values.timeout };
