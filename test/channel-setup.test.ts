@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeSlack } from './fakes/slack.js';
 import { spawnCliGateway, type CliGateway } from './cli-gateway.js';
 import { client } from './gateway-helpers.js';
-import { claw, CLI, tempDir } from './helpers.js';
+import { claw, CLI, tempDir, writePlugin } from './helpers.js';
 
 const fake = new FakeSlack();
 beforeAll(() => fake.start());
@@ -188,6 +188,65 @@ describe('claw channels add --channel irc', () => {
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
     expect(fromEnv.stdout).toMatch(/envbot on irc\.example\.net:6697/);
     expect(fresh.config().channels.irc).toEqual({ channels: ['#a'] });
+  }, 60_000);
+});
+
+describe("a third-party channel's setup", () => {
+  it('is its own declaration: claw channels add reads its flags, types and variables, and runs its check', async () => {
+    const s = state();
+    const pluginDir = writePlugin(join(tempDir(), 'mx-chat'), {
+      manifest: {
+        id: 'mx-chat',
+        channels: ['mx'],
+        configSchema: { type: 'object', additionalProperties: false, properties: {} },
+      },
+      code: `export default { id: 'mx-chat', register(api) { api.registerChannel({ id: 'mx', label: 'MX', textLimit: 100,
+  async send() { return {}; },
+  setup: {
+    fields: [
+      { flag: 'homeserver', key: 'homeserver', label: 'Homeserver URL', required: true },
+      { flag: 'access-token', key: 'accessToken', label: 'Access token', secret: true, env: 'MX_ACCESS_TOKEN', required: true },
+      { flag: 'initial-sync-limit', key: 'initialSyncLimit', type: 'integer', label: 'Initial sync limit' },
+    ],
+    async verify(values) {
+      if (values.accessToken !== 'mx-good-token') throw Object.assign(new Error('M_UNKNOWN_TOKEN'), { flag: 'access-token' });
+      return { name: '@bot:' + new URL(values.homeserver).host };
+    },
+  } }); } };`,
+    });
+    writeFileSync(join(s.dir, 'openclaw.json'), JSON.stringify({ plugins: { load: { paths: [pluginDir] } } }));
+    const help = await claw(['channels', 'add', '--channel', 'mx', '--help'], s.env);
+    expect(help.stdout).toMatch(/--initial-sync-limit <value>\s+Initial sync limit/);
+    const noEnv = await claw(['channels', 'add', '--channel', 'mx', '--use-env'], { ...s.env, MX_ACCESS_TOKEN: 'x' });
+    expect(noEnv.code).toBe(2);
+    expect(noEnv.stderr).toMatch(/needs --homeserver .*mx reads no environment variable for it/);
+    const refused = await claw(
+      ['channels', 'add', '--channel', 'mx', '--homeserver', 'https://m.example', '--access-token', 'mx-bad-token'],
+      s.env,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/M_UNKNOWN_TOKEN/);
+    expect(refused.stderr).not.toContain('mx-bad-token');
+    const added = await claw(
+      [
+        'channels',
+        'add',
+        '--channel',
+        'mx',
+        '--homeserver',
+        'https://m.example',
+        '--access-token',
+        'mx-good-token',
+      ].concat(['--initial-sync-limit', '20']),
+      s.env,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(/Checked: @bot:m\.example\./);
+    expect(s.config().channels.mx).toEqual({
+      homeserver: 'https://m.example',
+      accessToken: 'mx-good-token',
+      initialSyncLimit: 20,
+    });
   }, 60_000);
 });
 

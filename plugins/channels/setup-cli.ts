@@ -241,7 +241,7 @@ async function planSetup(
   for (const field of applicable)
     if (field.required && setupValue(values, field.key) === undefined)
       throw new UsageError(
-        `${id} needs --${field.flag} (${field.label})${field.env ? ` or ${field.env} with --use-env` : ''}: see claw channels add --channel ${id} --help`,
+        `${id} needs --${field.flag} (${field.label})${field.env ? ` or ${field.env} with --use-env` : flags['use-env'] ? `: ${id} reads no environment variable for it` : ''}; see claw channels add --channel ${id} --help`,
       );
 
   const secrets = applicable
