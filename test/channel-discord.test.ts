@@ -6,7 +6,7 @@
  * commands, typing and the acknowledgement reaction.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -660,9 +660,17 @@ describe('claw channels add with a gateway running', () => {
 });
 
 describe('claw channels add / login / logout / remove', () => {
-  it('stores the bot token in channels.discord (per account), never prints it, and takes it away again', async () => {
-    const env = { OPENCLAW_STATE_DIR: tempDir('claw-discord-cli-') };
-    const token = 'MTAwMDAwMDAwMDAwMDAwMDAx.Gabcde.0123456789abcdefghijklmnopqrstuvwxyzAB';
+  const fake = new FakeDiscord();
+  beforeAll(() => fake.start());
+  afterAll(() => fake.stop());
+
+  it('checks the bot token with /users/@me, stores it in channels.discord (per account), never prints it, and takes it away again', async () => {
+    const env = { OPENCLAW_STATE_DIR: tempDir('claw-discord-cli-'), DISCORD_API_URL: fake.apiUrl };
+    const token = fake.token;
+    const refused = await claw(['channels', 'add', '--channel', 'discord', '--token', 'aaaa.bbbb.cccccccccccc'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('Discord refused the token');
+    expect(existsSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json'))).toBe(false);
     const config = () => JSON.parse(readFileSync(join(env.OPENCLAW_STATE_DIR, 'openclaw.json'), 'utf8'));
     const added = await claw(['channels', 'add', '--channel', 'discord', '--token', token], env);
     expect(added.code, added.stderr).toBe(0);

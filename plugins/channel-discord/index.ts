@@ -24,6 +24,7 @@ import {
   isRecord,
   mergedAccountConfig,
   resolveAccountSettings,
+  TOKEN_ENV,
 } from './config.js';
 import { DiscordSender } from './send.js';
 import { checkDiscordToken } from './token-check.js';
@@ -55,7 +56,20 @@ export class DiscordChannel {
       typing: (target) => this.typing(target),
       status: () => this.status(),
       groupAccess: (message, config) => guildAccess(message, config),
-      checkToken: (token) => checkDiscordToken(token, this.kernel.env),
+      setup: {
+        hint: 'bot token',
+        fields: [
+          {
+            flag: 'token',
+            key: 'token',
+            label: 'Bot token (Developer Portal → your application → Bot)',
+            secret: true,
+            env: TOKEN_ENV,
+            required: true,
+          },
+        ],
+        verify: (values) => checkDiscordToken(String(values.token), this.kernel.env),
+      },
     };
   }
 

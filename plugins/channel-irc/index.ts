@@ -18,6 +18,7 @@ import {
 import { ircGroupAccess } from './access.js';
 import { IrcAccount, loadIrc } from './account.js';
 import { IrcConfigError, ircSecrets, isRecord, resolveIrcSettings } from './config.js';
+import { IRC_SETUP } from './setup.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -45,6 +46,7 @@ export class IrcChannel {
       send: (message) => this.send(message),
       status: () => this.status(),
       groupAccess: (message, config) => ircGroupAccess(message, config),
+      setup: IRC_SETUP,
     };
   }
 

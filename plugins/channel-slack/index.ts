@@ -30,7 +30,7 @@ import {
 } from './config.js';
 import { serveEvents } from './http.js';
 import { SlackSender } from './send.js';
-import { checkSlackToken } from './token-check.js';
+import { slackSetup } from './token-check.js';
 
 type AnyRecord = Record<string, unknown>;
 
@@ -74,7 +74,7 @@ export class SlackChannel {
       send: (message) => this.send(message),
       status: () => this.status(),
       groupAccess: (message, config) => channelAccess(message, config),
-      checkToken: (token) => checkSlackToken(token, this.kernel.env),
+      setup: slackSetup(this.kernel.env),
     };
   }
 

@@ -18,7 +18,7 @@ import {
 import type { AgentService, ChatCommandInfo } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 import { loadGrammy, TelegramAccount } from './bot.js';
-import { mergedAccountConfig, resolveAccountSettings, TelegramConfigError } from './config.js';
+import { mergedAccountConfig, resolveAccountSettings, TelegramConfigError, TOKEN_ENV } from './config.js';
 import { TelegramSender } from './send.js';
 import { checkTelegramToken } from './token-check.js';
 import { PreviewLedger, previewsFile, takeOverPages } from './previews.js';
@@ -56,14 +56,26 @@ export class TelegramChannel {
       replyStarted: (message, ack) => this.accounts.get(message.accountId)?.replyStarted(message, ack),
       typing: (target) => this.typing(target),
       status: () => this.status(),
-      checkToken: (token) => checkTelegramToken(token, this.apiRoot()),
+      setup: {
+        hint: 'bot token',
+        fields: [
+          {
+            flag: 'token',
+            key: 'botToken',
+            label: 'Bot token (from @BotFather)',
+            secret: true,
+            env: TOKEN_ENV,
+            required: true,
+          },
+        ],
+        // At the account's apiRoot (the values are its merged config): where the token will be used.
+        verify: (values) =>
+          checkTelegramToken(
+            String(values.botToken),
+            typeof values.apiRoot === 'string' && values.apiRoot.trim() ? values.apiRoot.trim() : undefined,
+          ),
+      },
     };
-  }
-
-  /** The default account's Bot API root: where a new token will be used. */
-  private apiRoot(): string | undefined {
-    const root = this.section()?.apiRoot;
-    return typeof root === 'string' && root.trim() ? root.trim() : undefined;
   }
 
   private section(): AnyRecord | undefined {

@@ -7,11 +7,11 @@
  * files) works either way.
  */
 import { randomUUID } from 'node:crypto';
-import type { CliContext, PluginApi } from '../../sdk/index.js';
+import type { ChannelPlugin, CliContext, PluginApi } from '../../sdk/index.js';
 import { parseFlags, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 import { unknownChannelProblem } from './send-channel.js';
 import { channelLoginCommand, LOGIN_HELP } from './login-cli.js';
-import { channelTokenCommand, TOKEN_HELP, TOKEN_KEYS } from './token-cli.js';
+import { channelIdOf, channelSetupCommand, SETUP_ACTIONS, SETUP_HELP, type SetupAction } from './setup-cli.js';
 
 type ChannelInfo = Awaited<ReturnType<PluginApi['kernel']['channels']['status']>>[number];
 
@@ -19,7 +19,7 @@ export const CHANNEL_HELP: Record<string, string> = {
   channels: `Usage: claw channels list [--json]      channels the enabled plugins provide, and whether they are configured
        claw channels status [--json]    each account: running, connected, last error (from the running gateway)
 ${LOGIN_HELP}
-${TOKEN_HELP.replace('Usage: ', '       ')}`,
+${SETUP_HELP.replace('Usage: ', '       ')}`,
   message: `Usage: claw message send --channel <id> --to <peer> [--account <id>] [--thread <id>] [--reply-to <messageId>] "<text>"`,
   pairing: `Usage: claw pairing list [<channel>] [--json]
        claw pairing approve <channel> <code>`,
@@ -49,6 +49,17 @@ async function channelsCommand(
   ctx: CliContext,
   api: PluginApi,
 ): Promise<number> {
+  // add / login / logout / remove: the flags are the channel's own (its setup declares them).
+  // A channel without setup logs in by QR (WhatsApp), below.
+  if (name === 'channels' && SETUP_ACTIONS.has(argv[0] ?? '')) {
+    const action = argv[0] as SetupAction;
+    const id = channelIdOf(argv.slice(1));
+    const plugin = id
+      ? ((await api.kernel.capabilities.find('channel', id).catch(() => undefined)) as ChannelPlugin | undefined)
+      : undefined;
+    if ((action !== 'login' && action !== 'logout') || plugin?.setup || !id)
+      return channelSetupCommand(action, argv.slice(1), plugin, ctx, api);
+  }
   const { values, positionals } = parseFlags(argv, {
     ...COMMON,
     channel: { type: 'string' },
@@ -69,15 +80,10 @@ async function channelsCommand(
 
   if (values.force && !(name === 'channels' && action === 'login'))
     throw new UsageError('--force only goes with claw channels login');
-  // QR channels (WhatsApp) link by scanning; token channels (Discord, Telegram) store a bot token.
-  const tokenChannel =
-    typeof values.channel === 'string' && TOKEN_KEYS[values.channel.trim().toLowerCase()] !== undefined;
-  if (name === 'channels' && (action === 'login' || action === 'logout') && !tokenChannel)
+  // QR channels (WhatsApp) link by scanning.
+  if (name === 'channels' && (action === 'login' || action === 'logout'))
     return channelLoginCommand(action, values, ctx, api, viaGateway);
   if (name === 'channels') {
-    // Here --token is the bot token, not the gateway's.
-    if (action === 'add' || action === 'remove' || action === 'login' || action === 'logout')
-      return channelTokenCommand(action, values, ctx, api);
     if (action !== undefined && action !== 'list' && action !== 'status')
       throw unknownCommand('channels', action, ['list', 'status', 'add', 'remove', 'login', 'logout']);
     if (action === undefined) throw new UsageError(CHANNEL_HELP.channels!);

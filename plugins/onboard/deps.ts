@@ -29,11 +29,14 @@ export async function kernelDeps(
     ...(agent?.seedWorkspace ? { seedWorkspace: (dir: string) => agent.seedWorkspace!(dir) } : {}),
     ...(gatewayAuth ? { generateToken: () => gatewayAuth.generateToken() } : {}),
     ...(daemon ? { daemon } : {}),
-    async checkToken(channel, token) {
-      const plugin = await channelPlugin(api, channel);
-      if (!plugin?.checkToken)
-        throw new Error(`the ${channel} channel plugin is off (claw plugins enable channel-${channel})`);
-      return plugin.checkToken(token);
+    async setupChannels() {
+      const out = [];
+      // Loading a channel plugin costs its registration only: the platform library loads when an account starts.
+      for (const { name } of api.kernel.capabilities.list('channel')) {
+        const plugin = await channelPlugin(api, name);
+        if (plugin?.setup) out.push({ id: name, label: plugin.label ?? name, setup: plugin.setup });
+      }
+      return out;
     },
     redact: (secret) => api.kernel.redact.add(secret),
   };

@@ -1,5 +1,5 @@
 /** What every section shares: the flow's dependencies, its summary, and asking a text until it is valid. */
-import type { ChannelLoginState, GatewayDaemon } from '../../sdk/index.js';
+import type { ChannelLoginState, ChannelSetup, GatewayDaemon } from '../../sdk/index.js';
 import type { ProviderSettings } from '../../sdk/agent/index.js';
 import type { AnyRecord } from './raw-config.js';
 import type { Prompter, WizardStep, WizardValue } from './wizard-types.js';
@@ -23,8 +23,8 @@ export interface OnboardDeps {
   seedWorkspace?(dir: string): { created: string[]; kept: string[] };
   /** The gateway plugin's token generator; without that plugin there is no gateway to set up. */
   generateToken?(): string;
-  /** Ask the channel's platform who a bot token is; throws when refused. */
-  checkToken(channel: 'telegram' | 'discord', token: string): Promise<{ name: string }>;
+  /** The channels whose enabled plugins declare their setup (fields, the platform check). */
+  setupChannels(): Promise<SetupChannel[]>;
   /** WhatsApp's QR login, when the channel is there. */
   whatsappLogin?: { start(): Promise<ChannelLoginState>; wait(currentQr?: string): Promise<ChannelLoginState> };
   /** The gateway plugin's OS service (systemd user unit / launchd agent); without it there is no daemon step. */
@@ -32,6 +32,12 @@ export interface OnboardDeps {
   /** Secrets typed into the wizard: masked from then on in every log and output. */
   redact(secret: string): void;
   signal?: AbortSignal;
+}
+
+export interface SetupChannel {
+  id: string;
+  label: string;
+  setup: ChannelSetup;
 }
 
 /** What the run did, for the closing note and `--json`. */

@@ -13,6 +13,10 @@ export type {
   ChannelLoginParams,
   ChannelLoginState,
   ChannelPlugin,
+  ChannelSetup,
+  ChannelSetupFailure,
+  ChannelSetupField,
+  ChannelSetupValues,
   ChannelStatus,
   InboundMedia,
   InboundMessage,
@@ -52,3 +56,6 @@ export { bindingTier, configuredBindings, type Binding, type BindingMatch, type 
 
 /** The account lifecycle of bot-token channels: running accounts, send-only clients for the rest. */
 export { ChannelAccounts, type RunningAccount } from './accounts.js';
+
+/** Reading a channel's setup fields alike in `claw channels add` and the onboard wizard. */
+export { parseSetupValue, setupFields, setupValue, writeSetupValue } from './setup.js';

@@ -140,8 +140,8 @@ export interface ChannelPlugin {
   /** Show "typing…" while the agent works, when the platform has it. */
   typing?(target: { accountId: string; to: string; threadId?: string }): Promise<void>;
   status?(): ChannelStatus[] | Promise<ChannelStatus[]>;
-  /** Who the platform says this bot token is (claw onboard checks a token before saving it); throws when refused. */
-  checkToken?(token: string): Promise<{ name: string }>;
+  /** How an account is set up: `claw channels add|login|logout` and the onboard wizard's "Add a channel". */
+  setup?: ChannelSetup;
   /**
    * The channel's own group rules (Discord's guilds → channels allowlists), given the
    * account's merged config. A verdict replaces the generic groupPolicy / groups check;
@@ -157,6 +157,44 @@ export interface ChannelPlugin {
   loginWait?(params: ChannelLoginParams & { currentQr?: string }): Promise<ChannelLoginState>;
   /** `channels.logout`: stop the account and remove its credentials. */
   logout?(accountId?: string): Promise<{ accountId: string; cleared: boolean }>;
+}
+
+/** One setting an account is set up with: a `claw channels add` flag and a wizard question. */
+export interface ChannelSetupField {
+  /** The flag without dashes ("bot-token"); a boolean also takes `--no-<flag>`. */
+  flag: string;
+  /** The account's config key it is written to; a dot nests ("nickserv.password"). */
+  key: string;
+  /** Text (default), a whole number, on/off, or a comma-separated list (written as an array). */
+  type?: 'text' | 'integer' | 'boolean' | 'list';
+  /** The values allowed (the wizard offers them as a select). Unset means the first, as a boolean unset means on. */
+  choices?: readonly string[];
+  /** What it is, for `--help` and the wizard ("Bot token (xoxb-…, from OAuth & Permissions)"). */
+  label: string;
+  /** A token or password: masked when typed, never printed, removed by `claw channels logout`. */
+  secret?: boolean;
+  /** The variable the channel reads when the key is unset (default account only): what `--use-env` checks. */
+  env?: string;
+  /** The account cannot run without it. */
+  required?: boolean;
+  /** Only for some setups (Slack's app token in socket mode), given the other values; otherwise refused. */
+  when?(values: ChannelSetupValues): boolean;
+}
+
+/** The account's config keys as they would be written, with what `--use-env` stands in for. */
+export type ChannelSetupValues = Readonly<Record<string, unknown>>;
+
+export interface ChannelSetup {
+  fields: readonly ChannelSetupField[];
+  /** A few words for the wizard's channel list ("bot token + app token"). */
+  hint?: string;
+  /** Check the values with the platform before anything is written; throws a ChannelSetupFailure when refused. */
+  verify?(values: ChannelSetupValues, accountId: string): Promise<{ name: string }>;
+}
+
+/** Why setup values were refused; `flag` names the field to ask again. */
+export interface ChannelSetupFailure extends Error {
+  flag?: string;
 }
 
 export interface ChannelLoginParams {

@@ -48,7 +48,7 @@ const ENTRIES: Array<{ section?: Section; title: string; text: string }> = [
   {
     section: 'channels',
     title: 'Add a channel',
-    text: 'Telegram or Discord with a bot token checked against their API, or WhatsApp by scanning a QR code with your phone.',
+    text: 'Any chat app whose plugin is on (Telegram, Discord, Slack, IRC, …): its tokens or server settings, checked with the platform before saving; WhatsApp by scanning a QR code with your phone.',
   },
   {
     title: 'Full setup',
