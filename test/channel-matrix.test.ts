@@ -7,6 +7,7 @@
  * `since`: a restart, a replayed batch and a homeserver that goes away lose and double
  * nothing.
  */
+import JSON5 from 'json5';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,11 +24,11 @@ import {
   type TestKernel,
 } from '../sdk/testing.js';
 import { roomAccess } from '../plugins/channel-matrix/access.js';
-import { ignoredSettings, resolveMatrixSettings } from '../plugins/channel-matrix/config.js';
+import { accountConfig, ignoredSettings, resolveMatrixSettings } from '../plugins/channel-matrix/config.js';
 import { markdownToMatrixHtml, textContent } from '../plugins/channel-matrix/format.js';
 import { newRoom, parseMessage, stripReplyFallback } from '../plugins/channel-matrix/inbound.js';
 import { FakeHomeserver, type MatrixEvent } from './fakes/matrix.js';
-import { recordInboundDecisions, type InboundDecision } from './helpers.js';
+import { claw, recordInboundDecisions, tempDir, type InboundDecision } from './helpers.js';
 
 const MATRIX = fileURLToPath(new URL('../plugins/channel-matrix/', import.meta.url));
 const BOT = '@claw:claw.test';
@@ -174,6 +175,22 @@ describe('matrix config, format and parsing', () => {
       'channels.matrix.streaming is an OpenClaw Matrix setting claw does not implement; ignored',
       'channels.matrix.joinIntro is an OpenClaw Matrix setting claw does not implement; ignored',
     ]);
+  });
+
+  it('an account with a login of its own never inherits the top-level token', () => {
+    const section = {
+      homeserver: 'https://m.example.org',
+      accessToken: 'top',
+      groupPolicy: 'open',
+      accounts: { pw: { userId: '@b:m.example.org', password: 'p' }, plain: { groupPolicy: 'disabled' } },
+    };
+    expect(accountConfig(section, 'pw')).toEqual({
+      homeserver: 'https://m.example.org',
+      groupPolicy: 'open',
+      userId: '@b:m.example.org',
+      password: 'p',
+    });
+    expect(accountConfig(section, 'plain')).toMatchObject({ accessToken: 'top', groupPolicy: 'disabled' });
   });
 
   it('renders Markdown as safe Matrix HTML and keeps plain text plain', () => {
@@ -661,6 +678,60 @@ describe('matrix channel', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(400);
     expect(botMessages(fake, dm).filter((event) => event.content.body === 'echo: slow down')).toHaveLength(1);
   });
+
+  it('claw channels add --channel matrix checks the login with the homeserver first, and never prints it', async () => {
+    const dir = tempDir('claw-matrix-add-');
+    const file = join(dir, 'openclaw.json');
+    const env = { OPENCLAW_STATE_DIR: dir };
+    const config = () => JSON5.parse(readFileSync(file, 'utf8')).channels?.matrix;
+    // The fake listens on 127.0.0.1: without the network opt-in the homeserver is refused.
+    const local = await claw(
+      ['channels', 'add', '--channel', 'matrix', '--homeserver', fake.url, '--access-token', BOT_TOKEN],
+      env,
+    );
+    expect(local.code).toBe(1);
+    expect(local.stderr).toContain('network.dangerouslyAllowPrivateNetwork: true');
+    writeFileSync(
+      file,
+      JSON.stringify({ channels: { matrix: { network: { dangerouslyAllowPrivateNetwork: true } } } }),
+    );
+    const wrong = await claw(
+      ['channels', 'add', 'matrix', '--homeserver', fake.url, '--access-token', 'syt_wrong_one'],
+      env,
+    );
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/rejected the access token \(M_UNKNOWN_TOKEN/);
+    expect(wrong.stdout + wrong.stderr).not.toContain('syt_wrong_one');
+    expect(config().accessToken).toBeUndefined();
+    const added = await claw(['channels', 'add', 'matrix', '--homeserver', fake.url, '--access-token', BOT_TOKEN], env);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toContain(BOT);
+    expect(added.stdout + added.stderr).not.toContain(BOT_TOKEN);
+    expect(config()).toMatchObject({ homeserver: fake.url, accessToken: BOT_TOKEN });
+    const logins = fake.logins.length;
+    const byPassword = await claw(
+      [
+        'channels',
+        'add',
+        'matrix',
+        '--account',
+        'pw',
+        '--homeserver',
+        fake.url,
+        '--user-id',
+        BOT,
+        '--password',
+        BOT_PASSWORD,
+      ],
+      env,
+    );
+    expect(byPassword.code, byPassword.stderr).toBe(0);
+    expect(byPassword.stdout + byPassword.stderr).not.toContain(BOT_PASSWORD);
+    // The check logged in and out again: no device is left behind by setup.
+    expect(fake.logins.length).toBe(logins + 1);
+    expect(fake.requests.some((request) => request.path.endsWith('/logout'))).toBe(true);
+    expect(config().accounts.pw).toMatchObject({ userId: BOT, password: BOT_PASSWORD });
+  }, 60_000);
 
   it('sends to a person with no DM room yet by creating one and recording it in m.direct', async () => {
     const k = await boot();

@@ -242,11 +242,6 @@ export class MatrixAccount {
     while (!signal.aborted) {
       try {
         if (!this.api) await this.login();
-        // One signal per request: the SDK listens on the signal it is given and never lets go,
-        // so the account's own signal would gather a listener per sync.
-        const request = new AbortController();
-        const cancel = () => request.abort();
-        signal.addEventListener('abort', cancel, { once: true });
         const initial = !this.state!.since;
         // The first sync of a run asks for every room's full state: rooms, names, members and
         // DM markers are known before the first message is judged.
@@ -262,8 +257,8 @@ export class MatrixAccount {
             set_presence: 'offline',
           },
           undefined,
-          { signal: request.signal, timeoutMs: SYNC_TIMEOUT_MS + 30_000 },
-        ).finally(() => signal.removeEventListener('abort', cancel));
+          { signal, timeoutMs: SYNC_TIMEOUT_MS + 30_000 },
+        );
         if (signal.aborted) break;
         if (typeof batch?.next_batch !== 'string') throw new Error('the homeserver answered /sync without next_batch');
         this.connected = true;

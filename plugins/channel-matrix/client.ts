@@ -22,6 +22,9 @@ export const loadMatrixSdk = runtimeDependencyLoader<MatrixSdk>(
 
 export type HttpMethod = 'GET' | 'PUT' | 'POST';
 
+/** A request the homeserver has not answered in this long has failed. */
+const REQUEST_TIMEOUT_MS = 60_000;
+
 export interface RequestOptions {
   signal?: AbortSignal;
   /** The client gives up after this long (the /sync long-poll needs more than its server timeout). */
@@ -67,7 +70,6 @@ export function createMatrixApi(
     ...(options.userId ? { userId: options.userId } : {}),
     ...(options.deviceId ? { deviceId: options.deviceId } : {}),
     logger: quietLogger(options.warn),
-    localTimeoutMs: 60_000,
   });
   // Every request listens on the client's one abort signal while it runs: many replies in
   // flight at once are normal here, not the listener leak Node would warn about.
@@ -76,17 +78,28 @@ export function createMatrixApi(
   return {
     baseUrl: options.baseUrl,
     accessToken: options.accessToken,
-    request: (method, path, query, body, opts) =>
-      client.http.authedRequest(
-        method as any,
-        path,
-        query,
-        body as any,
-        {
-          ...(opts?.signal ? { abortSignal: opts.signal } : {}),
-          ...(opts?.timeoutMs ? { localTimeoutMs: opts.timeoutMs } : {}),
-        } as any,
-      ) as Promise<any>,
+    request: async (method, path, query, body, opts) => {
+      // Our own deadline: the SDK's `localTimeoutMs` leaves a timer running after the answer,
+      // which keeps a finished CLI process alive and piles up in a busy gateway.
+      const deadline = new AbortController();
+      const timer = setTimeout(() => deadline.abort(new Error('timed out')), opts?.timeoutMs ?? REQUEST_TIMEOUT_MS);
+      const cancel = () => deadline.abort(opts?.signal?.reason);
+      opts?.signal?.addEventListener('abort', cancel, { once: true });
+      try {
+        return await client.http.authedRequest(
+          method as any,
+          path,
+          query,
+          body as any,
+          {
+            abortSignal: deadline.signal,
+          } as any,
+        );
+      } finally {
+        clearTimeout(timer);
+        opts?.signal?.removeEventListener('abort', cancel);
+      }
+    },
     upload: async (data, fileName, mimeType) =>
       (
         await client.uploadContent(new Blob([new Uint8Array(data)]), {

@@ -122,6 +122,22 @@ export function homeserverUrl(value: string, where: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
+const LOGIN_KEYS = ['userId', 'accessToken', 'password', 'deviceId'] as const;
+
+/**
+ * One account's keys over the channel's, except the login: an account that names any of
+ * `userId` / `accessToken` / `password` / `deviceId` logs in with its own alone, so a token
+ * at the top never logs a second account in as the first one's user.
+ */
+export function accountConfig(section: AnyRecord | undefined, accountId: string): AnyRecord {
+  const { accounts, ...root } = section ?? {};
+  const own = isRecord(accounts) && isRecord(accounts[accountId]) ? accounts[accountId] : {};
+  const merged: AnyRecord = { ...root, ...own };
+  if (LOGIN_KEYS.some((key) => own[key] !== undefined))
+    for (const key of LOGIN_KEYS) if (own[key] === undefined) delete merged[key];
+  return merged;
+}
+
 /** Resolve one account's settings; throws MatrixConfigError naming the key to fix. */
 export function resolveMatrixSettings(
   accountId: string,

@@ -8,7 +8,6 @@ import { definePlugin, runtimeDeps, type KernelServices, type RuntimeDeps } from
 import { guardedNet } from '../../sdk/net/index.js';
 import {
   ChannelAccounts,
-  mergedAccountConfig,
   type AckReaction,
   type ChannelAccountContext,
   type ChannelPlugin,
@@ -22,6 +21,7 @@ import { roomAccess } from './access.js';
 import { MatrixAccount } from './account.js';
 import { createMatrixApi, describeError, loadMatrixSdk } from './client.js';
 import {
+  accountConfig,
   configPath,
   ignoredSettings,
   isRecord,
@@ -32,6 +32,7 @@ import {
   type MatrixAccountSettings,
 } from './config.js';
 import { MatrixSender } from './send.js';
+import { matrixSetup } from './setup.js';
 import { credentialsFile, forgetCredentials, loadCredentials } from './state.js';
 
 type AnyRecord = Record<string, unknown>;
@@ -62,6 +63,7 @@ export class MatrixChannel {
           alias: this.accounts.get(message.accountId)?.room(message.peer.id)?.canonicalAlias,
         }),
       logout: (accountId) => this.logout(accountId),
+      setup: matrixSetup(this.kernel, this.deps),
     };
   }
 
@@ -82,7 +84,7 @@ export class MatrixChannel {
   }
 
   async start(ctx: ChannelAccountContext): Promise<void> {
-    const settings = resolveMatrixSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
+    const settings = resolveMatrixSettings(ctx.accountId, accountConfig(this.section(), ctx.accountId), ctx.env);
     // Secrets may come from the environment: the redactor must know them before any error text.
     for (const secret of matrixSecrets(settings)) this.kernel.redact.add(secret);
     for (const note of ignoredSettings(ctx.accountId, ctx.config as AnyRecord)) ctx.logger.warn(`matrix: ${note}`);
@@ -108,7 +110,7 @@ export class MatrixChannel {
   /** The running account's sender, else a send-only one from the configured token or the cached login. */
   private senderFor(accountId: string | undefined): Promise<MatrixSender> {
     return this.accounts.sender(accountId, async (id) => {
-      const settings = resolveMatrixSettings(id, mergedAccountConfig(this.section(), id), this.kernel.env);
+      const settings = resolveMatrixSettings(id, accountConfig(this.section(), id), this.kernel.env);
       for (const secret of matrixSecrets(settings)) this.kernel.redact.add(secret);
       await this.checkHomeserver(settings);
       const cached = settings.accessToken
