@@ -25,6 +25,8 @@ export type * from './types/channels.js';
 export type * from './types/hooks.js';
 export type { HookHandler, HookRunner } from './types/hooks.js';
 export type * from './types/models.js';
+export type * from './types/media.js';
+export { MEDIA_UNDERSTANDING_SERVICE } from './types/media.js';
 export type * from './types/memory.js';
 export type * from './types/sandbox.js';
 export type * from './types/automation.js';

@@ -153,6 +153,7 @@ export class Followups {
           ...last.input,
           message,
           images: members.flatMap((item) => item.input.images ?? []),
+          attachments: members.flatMap((item) => item.input.attachments ?? []),
         };
         await this.deps.start(input, runId, [...members, ...summarized]);
       }

@@ -8,8 +8,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { statSync } from 'node:fs';
-import type { KernelServices, Logger, TranscriptMessage } from '../../sdk/index.js';
-import { ensurePrivateDir, LaneClearedError } from '../../sdk/index.js';
+import type {
+  KernelServices,
+  Logger,
+  MediaPrepared,
+  MediaUnderstandingService,
+  TranscriptMessage,
+} from '../../sdk/index.js';
+import { ensurePrivateDir, LaneClearedError, MEDIA_UNDERSTANDING_SERVICE } from '../../sdk/index.js';
+import { useService } from '../../sdk/services.js';
 import {
   isSubagentSessionKey,
   parseSessionKey,
@@ -85,6 +92,35 @@ export class TurnRunner {
     return done;
   }
 
+  /**
+   * The message's saved files as the model should see them (transcripts, document text,
+   * frames), from the media-understanding service when a plugin offers one. A failure leaves
+   * the message as the channel wrote it: the turn still runs.
+   */
+  private async understandMedia(
+    input: DispatchInput,
+    agentId: string,
+    sessionKey: string,
+    signal: AbortSignal,
+  ): Promise<MediaPrepared | undefined> {
+    const service = await useService<MediaUnderstandingService>(this.deps.kernel, MEDIA_UNDERSTANDING_SERVICE);
+    if (!service) return undefined;
+    try {
+      return await service.prepare({
+        agentId,
+        sessionKey,
+        ...(input.channel ? { channel: input.channel } : {}),
+        text: input.message,
+        attachments: input.attachments ?? [],
+        signal,
+      });
+    } catch (error) {
+      this.deps.logger.warn(
+        `media understanding failed for ${sessionKey}: ${(error as Error)?.message ?? String(error)}`,
+      );
+      return undefined;
+    }
+  }
   private async run(input: DispatchInput, runId: string, members: Pending[]): Promise<RunResult> {
     const { kernel, runs, events, delivery } = this.deps;
     const agentId = input.agentId!;
@@ -171,9 +207,12 @@ export class TurnRunner {
           }
         }),
       );
+      const media = input.attachments?.length
+        ? await this.understandMedia(input, agentId, sessionKey, controller.signal)
+        : undefined;
       const turnInput = await preparedTurnInput(ctx, {
-        message: input.message,
-        images: input.images,
+        message: media?.text ?? input.message,
+        images: media?.images.length ? [...(input.images ?? []), ...media.images] : input.images,
         thinking: input.thinking,
         model: input.model,
         extraSystemPrompt: input.extraSystemPrompt,

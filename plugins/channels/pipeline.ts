@@ -148,6 +148,7 @@ export class InboundPipeline {
       images: (message.media ?? [])
         .filter((item) => item.data && item.mimeType?.startsWith('image/'))
         .map((item) => ({ type: 'image' as const, data: item.data!, mimeType: item.mimeType! })),
+      ...(message.media?.some((item) => item.url) ? { attachments: message.media.filter((item) => item.url) } : {}),
       channel,
       accountId: message.accountId,
       from: message.sender.id,

@@ -4,6 +4,7 @@
  * sub-agents hand it messages; it answers with a handle whose `done` settles when the
  * reply has gone out.
  */
+import type { InboundMedia } from '../types/channels.js';
 import type { ImagePart, ThinkingLevel } from '../types/models.js';
 import type { AgentStream, TurnResult } from './loop.js';
 import type { ReplyPayload } from './reply.js';
@@ -36,6 +37,8 @@ export interface DispatchInput {
   sessionKey?: string;
   message: string;
   images?: ImagePart[];
+  /** Files the channel saved for this message (voice notes, documents, video): see sdk/types/media.ts. */
+  attachments?: InboundMedia[];
   channel?: string;
   from?: string;
   messageId?: string;
