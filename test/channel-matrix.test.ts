@@ -733,6 +733,20 @@ describe('matrix channel', () => {
     expect(config().accounts.pw).toMatchObject({ userId: BOT, password: BOT_PASSWORD });
   }, 60_000);
 
+  it('answers a person in the DM room they wrote from, when they have two', async () => {
+    const twoRooms = '@tworooms:claw.test';
+    fake.addUser({ userId: twoRooms });
+    const first = fake.createRoom({ creator: twoRooms, members: [BOT], direct: true });
+    const second = fake.createRoom({ creator: twoRooms, members: [BOT], direct: true });
+    await boot({ dm: { policy: 'allowlist', allowFrom: [twoRooms] } });
+    say(second, 'from the second room', {}, twoRooms);
+    const reply = await fake.waitForSent(BOT, (event) => event.content.body === 'echo: from the second room');
+    expect(reply.room_id).toBe(second);
+    say(first, 'now from the first', {}, twoRooms);
+    const again = await fake.waitForSent(BOT, (event) => event.content.body === 'echo: now from the first');
+    expect(again.room_id).toBe(first);
+  });
+
   it('sends to a person with no DM room yet by creating one and recording it in m.direct', async () => {
     const k = await boot();
     const newcomer = '@newcomer:claw.test';

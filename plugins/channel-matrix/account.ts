@@ -424,7 +424,8 @@ export class MatrixAccount {
   private async deliver(parsed: ParsedEvent): Promise<void> {
     const { inbound: base, roomId } = parsed;
     this.eventRooms.set(base.messageId, roomId);
-    if (base.peer.kind === 'direct' && base.peer.id === base.sender.id) this.state!.dmRooms[base.sender.id] ??= roomId;
+    // A person's replies go to the DM room they wrote from last (they may have several).
+    if (base.peer.kind === 'direct' && base.peer.id === base.sender.id) this.state!.dmRooms[base.sender.id] = roomId;
     const fetched = parsed.media ? await this.fetchMedia(parsed.media, base.messageId) : undefined;
     const inbound: InboundMessage = {
       accountId: this.accountId,
