@@ -1,20 +1,29 @@
 /**
- * Image attachments as gateway methods receive them (`{ content: base64 | data: URL,
- * mimeType? }`), decoded and checked once for every method that takes them.
+ * Attachments as gateway methods receive them (`{ content: base64 | data: URL, mimeType? }`),
+ * decoded and checked once for every method that takes them. Images go to the model inline;
+ * audio (a voice note recorded in the browser) is saved as a file, owner-only, and reaches
+ * the agent as an attachment for the media-understanding step to transcribe.
  */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { JsonSchema } from '../kernel/index.js';
+import { writeFileAtomic } from './fs.js';
 import { ErrorCodes } from './protocol/constants.js';
 import { ProtocolError } from './protocol/frames.js';
+import type { InboundMedia } from './types/channels.js';
 
 export interface AttachmentParam {
-  type?: 'image';
+  type?: 'image' | 'audio';
   mimeType?: string;
   fileName?: string;
   content: string;
 }
 
-/** The schema of an `attachments` param (AttachmentParam[]): at most `maxItems` images. */
-export function imageAttachmentsSchema(maxItems: number): JsonSchema {
+/** The largest audio attachment a method takes (decoded bytes). */
+export const MAX_AUDIO_ATTACHMENT_BYTES = 20 * 1024 * 1024;
+
+/** The schema of an `attachments` param (AttachmentParam[]): at most `maxItems`, images only unless `audio`. */
+export function imageAttachmentsSchema(maxItems: number, options: { audio?: boolean } = {}): JsonSchema {
   return {
     type: 'array',
     maxItems,
@@ -23,8 +32,8 @@ export function imageAttachmentsSchema(maxItems: number): JsonSchema {
       required: ['content'],
       additionalProperties: false,
       properties: {
-        type: { const: 'image' },
-        mimeType: { type: 'string', pattern: '^image/' },
+        type: options.audio ? { enum: ['image', 'audio'] } : { const: 'image' },
+        mimeType: { type: 'string', pattern: options.audio ? '^(image|audio)/' : '^image/' },
         fileName: { type: 'string', maxLength: 255 },
         content: { type: 'string', minLength: 1, description: 'base64, or a data: URL' },
       },
@@ -32,21 +41,70 @@ export function imageAttachmentsSchema(maxItems: number): JsonSchema {
   };
 }
 
+interface Decoded {
+  data: string;
+  mimeType: string;
+  fileName?: string;
+}
+
+function decode(attachment: AttachmentParam, index: number, kinds: readonly string[]): Decoded {
+  const dataUrl = /^data:([^;,]+)(?:;[^;,=]+=[^;,]*)*;base64,(.*)$/s.exec(attachment.content);
+  const mimeType = (dataUrl?.[1] ?? attachment.mimeType)?.toLowerCase();
+  if (!mimeType || !kinds.some((kind) => mimeType.startsWith(`${kind}/`)))
+    throw new ProtocolError(
+      ErrorCodes.INVALID_REQUEST,
+      `attachments[${index}]: give mimeType (${kinds.map((kind) => `${kind}/…`).join(', ')}) or a data: URL`,
+    );
+  const data = (dataUrl?.[2] ?? attachment.content).replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data))
+    throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `attachments[${index}].content is not base64`);
+  return { data, mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) };
+}
+
 /** The images, or a protocol error naming the attachment that is wrong. */
-export function decodeImageAttachments(
+export function decodeImageAttachments(attachments: readonly AttachmentParam[] | undefined): Decoded[] {
+  return (attachments ?? []).map((attachment, index) => decode(attachment, index, ['image']));
+}
+
+const AUDIO_EXTENSIONS: Record<string, string> = {
+  'audio/webm': 'webm',
+  'audio/ogg': 'ogg',
+  'audio/opus': 'opus',
+  'audio/mpeg': 'mp3',
+  'audio/mp4': 'm4a',
+  'audio/aac': 'aac',
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/flac': 'flac',
+};
+
+/**
+ * Images and audio: images come back inline; every audio attachment is checked (size, base64)
+ * before any is written, then saved atomically, owner-only, in `dir` and returned as the
+ * dispatch's `attachments` (a local path the media step reads).
+ */
+export function acceptMediaAttachments(
   attachments: readonly AttachmentParam[] | undefined,
-): Array<{ data: string; mimeType: string; fileName?: string }> {
-  return (attachments ?? []).map((attachment, index) => {
-    const dataUrl = /^data:([^;,]+);base64,(.*)$/s.exec(attachment.content);
-    const mimeType = dataUrl?.[1] ?? attachment.mimeType;
-    if (!mimeType?.startsWith('image/'))
+  dir: string,
+): { images: Decoded[]; files: InboundMedia[] } {
+  const decoded = (attachments ?? []).map((attachment, index) => decode(attachment, index, ['image', 'audio']));
+  const audio = decoded.flatMap((item, index) => {
+    if (!item.mimeType.startsWith('audio/')) return [];
+    const bytes = Buffer.from(item.data, 'base64');
+    if (bytes.length === 0)
+      throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `attachments[${index}] (${item.mimeType}) is empty`);
+    if (bytes.length > MAX_AUDIO_ATTACHMENT_BYTES)
       throw new ProtocolError(
         ErrorCodes.INVALID_REQUEST,
-        `attachments[${index}]: give mimeType (image/png, image/jpeg, …) or a data: URL`,
+        `attachments[${index}] is ${Math.ceil(bytes.length / 1024 / 1024)} MB; audio attachments are limited to ${MAX_AUDIO_ATTACHMENT_BYTES / 1024 / 1024} MB`,
       );
-    const data = (dataUrl?.[2] ?? attachment.content).replace(/\s+/g, '');
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(data))
-      throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `attachments[${index}].content is not base64`);
-    return { data, mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) };
+    return [{ item, bytes }];
   });
+  const files = audio.map(({ item, bytes }) => {
+    const base = item.mimeType.split(';')[0]!;
+    const path = join(dir, `${Date.now()}-${randomUUID().slice(0, 8)}.${AUDIO_EXTENSIONS[base] ?? 'bin'}`);
+    writeFileAtomic(path, bytes);
+    return { url: path, mimeType: base, ...(item.fileName ? { fileName: item.fileName } : {}) };
+  });
+  return { images: decoded.filter((item) => item.mimeType.startsWith('image/')), files };
 }

@@ -1,5 +1,5 @@
 /** Shared helpers: temporary directories, plugin folders written on the fly, and running the built CLI. */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -273,4 +273,10 @@ export function spawnUntil(args: string[], marker: string): Promise<{ child: Chi
       reject(new Error(`${args.join(' ')} exited (${code}) before printing "${marker}": ${stdout} ${stderr}`)),
     );
   });
+}
+
+/** A real media file made by ffmpeg from a lavfi source ("color=c=red:s=16x16", "sine=…"): its bytes. */
+export function lavfiFile(source: string, out: string, ...options: string[]): Buffer {
+  execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', source, ...options, out]);
+  return readFileSync(out);
 }

@@ -8,9 +8,11 @@
  * so a kill after that never sends it twice; when it fails it waits in the outbox (outbox.ts),
  * its messages open, for another delivery round.
  */
+import { join } from 'node:path';
 import type { KernelServices, Logger } from '../../sdk/index.js';
 import {
   parseReply,
+  withToolMedia,
   parseSessionKey,
   type DispatchInput,
   type ReasoningLevel,
@@ -185,12 +187,20 @@ export class Delivery {
       if (thought)
         await this.deliver(input, runId, sessionKey, { text: `Reasoning:\n${thought}`, media: [], silent: false });
     }
+    const mediaDir = join(this.deps.kernel.paths.stateDir, 'media');
     if (blocks) {
-      // Block streaming delivered the answer as it was written.
+      // Block streaming delivered the answer as it was written; files its tools made follow.
       await blocks.finish();
       payloads.push(...blocks.sent);
+      const sentMedia = new Set(blocks.sent.flatMap((payload) => payload.media));
+      const extra = withToolMedia({ text: '', media: [], silent: true }, turnResult.messages, mediaDir);
+      extra.media = extra.media.filter((path) => !sentMedia.has(path));
+      if (status === 'ok' && extra.media.length) {
+        const sent = await this.answer(input, runId, members, { ...extra, silent: false });
+        if (sent.payload) payloads.push(sent.payload);
+      }
     } else if (status === 'ok') {
-      const reply = parseReply(turnResult.text);
+      const reply = withToolMedia(parseReply(turnResult.text), turnResult.messages, mediaDir);
       if (reply.silent && !reply.text) {
         this.deps.events.emitAgent(input, runId, sessionKey, 'lifecycle', { phase: 'silent' });
       } else {

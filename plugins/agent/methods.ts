@@ -3,6 +3,7 @@
  * UIs, `sessions.*` and `models.list`. Every run goes through AgentRuntime.dispatch, the
  * same door channels and the HTTP endpoint use.
  */
+import { join } from 'node:path';
 import {
   type GatewayMethodContext,
   type JsonSchema,
@@ -13,6 +14,7 @@ import {
   decodeImageAttachments,
   imageAttachmentsSchema,
   type AttachmentParam,
+  acceptMediaAttachments,
 } from '../../sdk/index.js';
 import {
   IntakeClosedError,
@@ -36,6 +38,7 @@ const THINKING: JsonSchema = { enum: ['off', 'minimal', 'low', 'medium', 'high']
 const KEY: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 const MESSAGE: JsonSchema = { type: 'string', maxLength: 1_000_000 };
 const ATTACHMENTS = imageAttachmentsSchema(16);
+const MEDIA_ATTACHMENTS = imageAttachmentsSchema(16, { audio: true });
 
 function invalid(message: string): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
@@ -266,7 +269,7 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         sessionKey: KEY,
         message: MESSAGE,
         thinking: THINKING,
-        attachments: ATTACHMENTS,
+        attachments: MEDIA_ATTACHMENTS,
         timeoutMs: { type: 'integer', minimum: 1 },
         queueMode: { type: 'string' },
         // OpenClaw's clients send deliver:false; the reply of a chat.send stays in the chat.
@@ -307,12 +310,17 @@ export function registerAgentMethods(api: PluginApi, runtime: AgentRuntime): voi
         throw invalid(`queueMode must be steer, followup, collect, steer-backlog or interrupt`);
       if (params.expectedLeafEntryId !== undefined && params.queueMode !== 'steer')
         await expectLeaf(runtime, params.sessionKey, params.expectedLeafEntryId, params.sessionId !== undefined);
+      // A voice note is saved under <stateDir>/media/webchat/ for the media step to transcribe.
+      const media = acceptMediaAttachments(params.attachments, join(api.kernel.paths.stateDir, 'media', 'webchat'));
       const handle = await admit(
         runtime,
         {
           sessionKey: params.sessionKey,
           message: params.message,
-          images: imagesFrom(params.attachments),
+          images: media.images.length
+            ? media.images.map(({ data, mimeType }) => ({ type: 'image' as const, data, mimeType }))
+            : undefined,
+          ...(media.files.length ? { attachments: media.files } : {}),
           thinking: params.thinking,
           timeoutMs: params.timeoutMs,
           queueMode: params.queueMode,

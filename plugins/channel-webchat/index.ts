@@ -15,11 +15,12 @@ import {
   type ChannelAccountContext,
   type InboundMedia,
   type JsonSchema,
-  decodeImageAttachments,
+  acceptMediaAttachments,
   imageAttachmentsSchema,
   type AttachmentParam,
   definePlugin,
 } from '../../sdk/index.js';
+import { MediaLinks, registerMediaRoutes } from './media.js';
 import { StaticBundle } from './static.js';
 
 export const WEBCHAT_TEXT_LIMIT = 20_000;
@@ -78,7 +79,7 @@ const SEND_PARAMS: JsonSchema = {
     },
     senderName: { type: 'string', maxLength: 100 },
     accountId: { type: 'string', minLength: 1, maxLength: 64 },
-    attachments: imageAttachmentsSchema(8),
+    attachments: imageAttachmentsSchema(8, { audio: true }),
   },
 };
 
@@ -86,8 +87,11 @@ function invalid(message: string): ProtocolError {
   return new ProtocolError(ErrorCodes.INVALID_REQUEST, message);
 }
 
-function mediaFrom(attachments: WebchatSendParams['attachments']): InboundMedia[] | undefined {
-  return attachments?.length ? decodeImageAttachments(attachments) : undefined;
+/** Images inline; audio (a voice note) saved under `dir` as a file the media step transcribes. */
+function mediaFrom(attachments: WebchatSendParams['attachments'], dir: string): InboundMedia[] | undefined {
+  if (!attachments?.length) return undefined;
+  const { images, files } = acceptMediaAttachments(attachments, dir);
+  return [...images, ...files];
 }
 
 /**
@@ -136,6 +140,8 @@ export default definePlugin<{ root?: string }>({
     };
     /** Client ids that have sent since start (for status). */
     const clients = new Set<string>();
+    const mediaDir = join(api.kernel.paths.stateDir, 'media', 'webchat');
+    registerMediaRoutes(api, new MediaLinks(api.kernel.paths.stateDir));
     const protocol = api.kernel.protocol;
     protocol.registerEvent('webchat.message', api.id, {
       scope: 'operator.read',
@@ -198,7 +204,7 @@ export default definePlugin<{ root?: string }>({
               : 'WebChat is not running (is channels.webchat.enabled false?)',
           );
         }
-        const media = mediaFrom(params.attachments);
+        const media = mediaFrom(params.attachments, mediaDir);
         if (!params.text.trim() && !media) throw invalid('webchat.send needs text or an attachment');
         clients.add(params.clientId);
         return account.receive({

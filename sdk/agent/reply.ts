@@ -34,3 +34,21 @@ export function parseReply(raw: string): ReplyPayload {
   const silent = isSilentReplyText(text);
   return { text: silent ? '' : text, replyTo, media, silent: silent && media.length === 0 };
 }
+
+/**
+ * Files a tool made for the user go out with the turn's reply: a tool result whose `details`
+ * has `media` (absolute paths) names them. Only files inside `mediaDir` (the state dir's
+ * media folder, where claw itself writes) are taken, so no tool result can make the reply
+ * carry a file from elsewhere; the reply's own [[media:…]] come first, without repeats.
+ */
+export function withToolMedia(reply: ReplyPayload, messages: readonly unknown[], mediaDir: string): ReplyPayload {
+  const prefix = mediaDir.endsWith('/') ? mediaDir : `${mediaDir}/`;
+  const media = [...reply.media];
+  for (const message of messages as Array<{ role?: string; isError?: boolean; details?: { media?: unknown } }>) {
+    if (message.role !== 'toolResult' || message.isError || !Array.isArray(message.details?.media)) continue;
+    for (const path of message.details.media)
+      if (typeof path === 'string' && path.startsWith(prefix) && !path.includes('/../') && !media.includes(path))
+        media.push(path);
+  }
+  return { ...reply, media, silent: reply.silent && media.length === 0 };
+}

@@ -108,6 +108,8 @@ const CURRENT_KEY = 'claw.webchat.current';
 /** Session key → the first thing said in it, as its title. */
 const TITLES_KEY = 'claw.webchat.titles';
 const MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+/** The gateway's cap on an audio attachment. */
+const MAX_VOICE_BYTES = 20 * 1024 * 1024;
 
 function textOf(content: string | Part[] | undefined): string {
   if (typeof content === 'string') return content;
@@ -224,6 +226,24 @@ export const chatView: View = {
       onchange: () => void addFiles(),
     });
     const chips = h('div', { class: 'attachments' });
+    // A voice note: recorded with MediaRecorder (only in a secure context, where the browser
+    // offers the microphone at all) and sent at once as an audio attachment.
+    let recorder: MediaRecorder | undefined;
+    const canRecord =
+      window.isSecureContext && typeof MediaRecorder !== 'undefined' && !!navigator.mediaDevices?.getUserMedia;
+    const mic = h(
+      'button',
+      {
+        type: 'button',
+        class: 'icon mic',
+        'aria-label': 'Record a voice note',
+        title: 'Record a voice note',
+        'aria-pressed': 'false',
+        hidden: !canRecord,
+        onclick: () => void toggleRecording(),
+      },
+      '🎤',
+    );
     const sendButton = h('button', { type: 'submit', class: 'primary send' }, 'Send');
     const composerNote = h(
       'p',
@@ -250,6 +270,7 @@ export const chatView: View = {
           '+',
         ),
         input,
+        mic,
         sendButton,
       ),
       files,
@@ -430,19 +451,76 @@ export const chatView: View = {
       );
     }
 
-    function userBody(text: string, images: Array<{ src: string; name?: string }>): Node {
+    function userBody(text: string, images: Array<{ src: string; name?: string; mimeType?: string }>): Node {
+      const audio = images.filter((item) => item.mimeType?.startsWith('audio/'));
+      const pictures = images.filter((item) => !item.mimeType?.startsWith('audio/'));
       return h(
         'div',
         null,
         text ? h('p', { class: 'plain' }, text) : null,
-        images.length
+        pictures.length
           ? h(
               'div',
               { class: 'thumbs' },
-              images.map((image) => h('img', { src: image.src, alt: image.name ?? 'attached image' })),
+              pictures.map((image) => h('img', { src: image.src, alt: image.name ?? 'attached image' })),
             )
           : null,
+        ...audio.map((item) => h('audio', { controls: true, src: item.src, 'aria-label': 'Voice note' })),
       );
+    }
+
+    /**
+     * Files in a message: a local file (the state dir's media folder) is loaded through a link
+     * the gateway signs (webchat.media) and shown as an image, an audio player or a document
+     * link; an http(s) URL stays a link.
+     */
+    function mediaList(refs: readonly string[]): Node | null {
+      if (!refs.length) return null;
+      return h(
+        'ul',
+        { class: 'media' },
+        refs.map((ref) => {
+          const item = h('li', null);
+          if (/^https?:/i.test(ref)) {
+            item.append(h('a', { href: ref, target: '_blank', rel: 'noopener noreferrer' }, ref));
+            return item;
+          }
+          const name = ref.split('/').pop() ?? ref;
+          item.append(name);
+          void gw
+            .call<{ url: string; kind: string; name: string }>('webchat.media', { path: ref.replace(/^file:\/\//, '') })
+            .then((file) => {
+              const link = h(
+                'a',
+                { href: file.url, target: '_blank', rel: 'noopener', download: file.name },
+                file.name,
+              );
+              replace(
+                item,
+                file.kind === 'image'
+                  ? h('img', { class: 'media-image', src: file.url, alt: file.name })
+                  : file.kind === 'audio'
+                    ? h('audio', { controls: true, preload: 'metadata', src: file.url, 'aria-label': file.name })
+                    : file.kind === 'video'
+                      ? h('video', { controls: true, preload: 'metadata', src: file.url })
+                      : h('span', { class: 'media-doc' }, '📄 ', link),
+              );
+            })
+            .catch((error: unknown) =>
+              replace(item, h('span', { class: 'error-text' }, `${name}: ${errorMessage(error)}`)),
+            );
+          return item;
+        }),
+      );
+    }
+
+    /** `[[media:…]]` in a reply and `MEDIA:` lines of a tool result name files to show. */
+    function splitMedia(text: string): { text: string; media: string[] } {
+      const media: string[] = [];
+      const rest = text
+        .replace(/\[\[\s*media\s*:\s*([^\]\s][^\]]*?)\s*\]\]/gi, (_match, ref: string) => (media.push(ref.trim()), ''))
+        .replace(/^MEDIA:(\S.*)$/gm, (_match, ref: string) => (media.push(ref.trim()), ''));
+      return { text: rest.trim(), media };
     }
 
     function note(text: string, tone: 'info' | 'error' = 'info'): void {
@@ -459,11 +537,12 @@ export const chatView: View = {
           const parts = typeof message.content === 'string' ? [] : message.content;
           const images = parts
             .filter((part) => part.type === 'image' && part.data)
-            .map((part) => ({ src: `data:${part.mimeType};base64,${part.data}` }));
+            .map((part) => ({ src: `data:${part.mimeType};base64,${part.data}`, mimeType: part.mimeType }));
           add(bubble('user', userBody(textOf(message.content), images), message.timestamp));
         } else if (message.role === 'assistant') {
-          const text = textOf(message.content);
-          if (text.trim()) add(bubble('assistant', renderMarkdown(text), message.timestamp));
+          const { text, media } = splitMedia(textOf(message.content));
+          if (text.trim() || media.length)
+            add(bubble('assistant', renderMarkdown(text), message.timestamp, mediaList(media)));
           const calls =
             typeof message.content === 'string' ? [] : message.content.filter((part) => part.type === 'toolCall');
           for (const call of calls) {
@@ -479,6 +558,8 @@ export const chatView: View = {
             });
             if (call.id) toolCards.set(call.id, card);
             add(card.item);
+            const made = result && !result.isError ? splitMedia(textOf(result.content)).media : [];
+            if (made.length) add(bubble('assistant', h('span', null), result?.timestamp, mediaList(made)));
           }
           if (message.errorMessage) note(message.errorMessage, 'error');
         }
@@ -715,22 +796,9 @@ export const chatView: View = {
     }
 
     function showDelivered(message: WebchatMessage): void {
-      const media = message.media.length
-        ? h(
-            'ul',
-            { class: 'media' },
-            message.media.map((item) =>
-              h(
-                'li',
-                null,
-                /^https?:/i.test(item.url)
-                  ? h('a', { href: item.url, target: '_blank', rel: 'noopener noreferrer' }, item.url)
-                  : item.url,
-              ),
-            ),
-          )
-        : null;
-      add(bubble('assistant', renderMarkdown(message.text), message.ts, media));
+      add(
+        bubble('assistant', renderMarkdown(message.text), message.ts, mediaList(message.media.map((item) => item.url))),
+      );
     }
 
     /** The streamed reply already showed what the channel delivered for it; show the rest. */
@@ -741,30 +809,32 @@ export const chatView: View = {
     }
 
     // ── Sending ──────────────────────────────────────────────────────────────────
-    async function submit(): Promise<void> {
-      const text = input.value.trim();
-      const images = attachments;
+    async function submit(voice?: Attachment): Promise<void> {
+      const text = voice ? '' : input.value.trim();
+      const images = voice ? [voice] : attachments;
       if (!text && !images.length) return;
       if (gw.state.phase !== 'open') {
         app.toast('Not connected: the message was not sent.', 'error');
         return;
       }
-      input.value = '';
-      attachments = [];
-      renderChips();
+      if (!voice) {
+        input.value = '';
+        attachments = [];
+        renderChips();
+      }
       autosize();
       const sent = add(
         bubble(
           'user',
           userBody(
             text,
-            images.map((image) => ({ src: image.dataUrl, name: image.fileName })),
+            images.map((image) => ({ src: image.dataUrl, name: image.fileName, mimeType: image.mimeType })),
           ),
           Date.now(),
         ),
       );
       const wire = images.map((image) => ({
-        type: 'image',
+        type: image.mimeType.startsWith('audio/') ? 'audio' : 'image',
         mimeType: image.mimeType,
         fileName: image.fileName,
         content: image.dataUrl,
@@ -790,7 +860,7 @@ export const chatView: View = {
       } catch (error) {
         sent.classList.add('failed');
         sent.append(h('p', { class: 'error-text' }, `Not sent: ${errorMessage(error)}`));
-        if (!input.value) input.value = text;
+        if (!input.value && !voice) input.value = text;
         autosize();
       }
     }
@@ -857,6 +927,39 @@ export const chatView: View = {
       files.value = '';
       renderChips();
       input.focus();
+    }
+
+    async function toggleRecording(): Promise<void> {
+      if (recorder) return recorder.stop();
+      let stream: MediaStream;
+      try {
+        stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      } catch (error) {
+        app.toast(`The microphone is not available: ${errorMessage(error)}`, 'error');
+        return;
+      }
+      const chunks: Blob[] = [];
+      const active = new MediaRecorder(stream);
+      recorder = active;
+      active.ondataavailable = (event) => event.data.size && chunks.push(event.data);
+      active.onstop = () => {
+        recorder = undefined;
+        for (const track of stream.getTracks()) track.stop();
+        mic.setAttribute('aria-pressed', 'false');
+        mic.setAttribute('aria-label', 'Record a voice note');
+        mic.classList.remove('recording');
+        const type = (active.mimeType || 'audio/webm').split(';')[0]!;
+        const blob = new Blob(chunks, { type });
+        if (!blob.size) return app.toast('Nothing was recorded.', 'error');
+        if (blob.size > MAX_VOICE_BYTES) return app.toast('The voice note is longer than the gateway takes.', 'error');
+        void readAsDataUrl(new File([blob], 'voice-note.webm', { type })).then((dataUrl) =>
+          submit({ mimeType: type, fileName: `voice-note.${type.split('/')[1] ?? 'webm'}`, dataUrl }),
+        );
+      };
+      active.start();
+      mic.setAttribute('aria-pressed', 'true');
+      mic.setAttribute('aria-label', 'Stop recording and send');
+      mic.classList.add('recording');
     }
 
     function renderChips(): void {
