@@ -98,10 +98,13 @@ describe('a small kernel', () => {
  * setup contract (issue 35): `ChannelPlugin.setup` (a channel's `claw channels add` flags,
  * config keys, env variables, secrets and platform check, replacing `checkToken`) and the kit
  * reading its fields (sdk/channels/setup.ts), so `claw channels add` and the onboard wizard name
- * no channel.
+ * no channel. Raised by 7 for InboundMessage's `sessionScope` and `replyAddress` (issue 35):
+ * Slack's slash commands run in a session of their own and answer through a reply URL,
+ * while access control still follows the conversation they were typed in; and by 2 for an
+ * HTTP route's `formBodies`, since Slack posts its slash commands form-encoded.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7429;
+const SDK_LINE_BUDGET = 7438;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>
