@@ -365,6 +365,9 @@ describe('slack channel', () => {
     // Nothing went to the conversation itself, and the reply URL is not in status.
     expect(fake.sent()).toEqual([]);
     expect(JSON.stringify(await status())).not.toContain('/commands/');
+    const logs = JSON.stringify(kernel!.logs);
+    expect(logs).not.toContain('/commands/');
+    expect(logs).not.toContain(fake.botToken);
   });
 
   it('slash command: in_channel answers when ephemeral is off, and "/openclaw status" runs the chat command', async () => {
@@ -448,6 +451,10 @@ describe('slack channel', () => {
     await fake.deliver(fake.message({ user: OWNER, channel: 'C0OTHER', text: 'two', threadTs: '1700000000.000002' }));
     await until(() => fake.sent().length > 1, 'the second reply');
     expect(fake.calls.filter((call) => call === 'assistant.threads.setStatus')).toHaveLength(1);
+    // Said once, not at every message.
+    const notes = kernel!.logs.filter((record) => JSON.stringify(record).includes('is thinking'));
+    expect(notes).toHaveLength(1);
+    expect(JSON.stringify(notes[0])).toContain('missing_scope');
   });
 
   it('outside threads, the typing reaction goes on while the run works and comes off after the reply', async () => {
