@@ -103,9 +103,13 @@ describe('a small kernel', () => {
  * text and images before the turn. Raised by 76 (issue 36) for audio attachments on chat.send
  * and webchat.send (sdk/attachments.ts: checked, then saved owner-only) and `withToolMedia`
  * (sdk/agent/reply.ts: files a tool made, such as image_generate's, go out with the reply).
+ * Raised by 7 for InboundMessage's `sessionScope` and `replyAddress` (issue 35): Slack's slash
+ * commands run in a session of their own and answer through a reply URL, while access control
+ * still follows the conversation they were typed in; and by 2 for an HTTP route's
+ * `formBodies`, since Slack posts its slash commands form-encoded.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7548;
+const SDK_LINE_BUDGET = 7557;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

@@ -312,6 +312,161 @@ describe('slack channel', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('does not answer an app_mention and its message event twice, nor their redeliveries after a restart', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'claw-slack-mention-'));
+    await boot({ groupPolicy: 'open', channels: { '*': { requireMention: true } } }, { stateDir });
+    const message = fake.message({ user: OWNER, channel: 'C0GENERAL', text: `<@${fake.botUser}> once please` });
+    const mention = { ...message, type: 'app_mention' };
+    delete (mention as Record<string, unknown>).channel_type;
+    await fake.deliver(message, { eventId: 'Ev-MSG' });
+    await fake.deliver(mention, { eventId: 'Ev-MENTION' });
+    await until(() => fake.sent().length > 0, 'the reply');
+    await kernel!.dispose();
+    kernel = undefined;
+    await boot({ groupPolicy: 'open', channels: { '*': { requireMention: true } } }, { stateDir });
+    // Slack retries both events: new envelopes, the same event ids.
+    await fake.deliver(mention, { eventId: 'Ev-MENTION' });
+    await fake.deliver(message, { eventId: 'Ev-MSG' });
+    await fake.deliver(fake.message({ user: OWNER, channel: 'C0GENERAL', text: `<@${fake.botUser}> marker` }));
+    await until(() => fake.sent().some((post) => post.text === 'echo: marker'), 'the marker reply');
+    expect(fake.sent().filter((post) => post.text === 'echo: once please')).toHaveLength(1);
+    expect(requests.filter((request) => lastUserText(request) === 'once please')).toHaveLength(1);
+    expect(decisions.filter((decision) => decision.messageId === message.ts).map((d) => d.status)).toEqual([
+      'duplicate',
+      'duplicate',
+    ]);
+  });
+
+  it('slash command over Socket Mode: acknowledged once the pipeline has it, answered ephemerally through response_url in its own session', async () => {
+    await boot({ slashCommand: { enabled: true } }, { hold: true });
+    const outcomes: Array<{ status: string; sessionKey?: string }> = [];
+    const channels = (await useService<{ receive(...args: unknown[]): Promise<never> }>(kernel!, 'channels'))!;
+    const receive = channels.receive.bind(channels);
+    channels.receive = async (...args: unknown[]) => {
+      const outcome = await receive(...args);
+      outcomes.push(outcome);
+      return outcome;
+    };
+    const fields = fake.slashFields({ user: OWNER, text: 'what is up?' });
+    let acked = false;
+    const ack = fake.slashCommand(fields).then((payload) => ((acked = true), payload));
+    await until(() => held.length > 0, 'the command reaching the pipeline');
+    expect(acked).toBe(false);
+    expect(fake.unacked()).toBe(1);
+    held.shift()!();
+    expect(await ack).toBeUndefined();
+    expect(outcomes).toEqual([
+      expect.objectContaining({ status: 'dispatched', sessionKey: `agent:main:slack:slash:${OWNER}` }),
+    ]);
+    await until(() => fake.responses.length > 0, 'the answer on the response_url');
+    expect(fake.responses).toEqual([
+      { triggerId: fields.trigger_id, responseType: 'ephemeral', text: 'echo: what is up?' },
+    ]);
+    // Nothing went to the conversation itself, and the reply URL is not in status.
+    expect(fake.sent()).toEqual([]);
+    expect(JSON.stringify(await status())).not.toContain('/commands/');
+    const logs = JSON.stringify(kernel!.logs);
+    expect(logs).not.toContain('/commands/');
+    expect(logs).not.toContain(fake.botToken);
+  });
+
+  it('slash command: in_channel answers when ephemeral is off, and "/openclaw status" runs the chat command', async () => {
+    await boot({
+      slashCommand: { enabled: true, ephemeral: false, name: '/ask', sessionPrefix: 'slack:cmd' },
+      groupPolicy: 'open',
+      channels: { '*': { requireMention: true } },
+    });
+    const fields = fake.slashFields({ user: OWNER, text: 'status', command: '/ask', channel: 'C0GENERAL' });
+    expect(await fake.slashCommand(fields)).toBeUndefined();
+    await until(() => fake.responses.length > 0, 'the status answer');
+    expect(fake.responses[0]).toMatchObject({ triggerId: fields.trigger_id, responseType: 'in_channel' });
+    expect(fake.responses[0]!.text).toContain(`Session: agent:main:slack:cmd:${OWNER}`);
+    // A chat command never reaches the model.
+    expect(requests).toHaveLength(0);
+    await fake.slashCommand(fake.slashFields({ user: OWNER, text: 'hello', command: '/ask', channel: 'C0GENERAL' }));
+    await until(() => fake.responses.length > 1, 'the second answer');
+    expect(fake.responses[1]).toMatchObject({ responseType: 'in_channel', text: 'echo: hello' });
+  });
+
+  it('slash command: an answer its response_url no longer takes goes to the user privately (ephemeral) or to the channel', async () => {
+    await boot({ slashCommand: { enabled: true }, groupPolicy: 'open', channels: { '*': { requireMention: true } } });
+    fake.responseUrlGone = true;
+    await fake.slashCommand(fake.slashFields({ user: OWNER, text: 'private', channel: 'C0GENERAL' }));
+    await until(() => fake.sent().length > 0, 'the fallback answer');
+    expect(fake.sent()[0]).toMatchObject({ channel: `D${OWNER}`, text: 'echo: private' });
+    expect(fake.responses).toEqual([]);
+  });
+
+  it('slash command: strangers get a pairing code or a refusal, unknown commands and a disabled command say so', async () => {
+    await boot({
+      slashCommand: { enabled: true },
+      dmPolicy: 'pairing',
+      allowFrom: [OWNER],
+      groupPolicy: 'allowlist',
+      channels: { C0GENERAL: { users: [OWNER] } },
+    });
+    const pairing = await fake.slashCommand(fake.slashFields({ user: 'USTRANGE', text: 'let me in' }));
+    expect(pairing).toMatchObject({ response_type: 'ephemeral', text: expect.stringMatching(/pairing code is \w+/) });
+    const refused = await fake.slashCommand(
+      fake.slashFields({ user: 'USTRANGE', text: 'hello', channel: 'C0GENERAL' }),
+    );
+    expect(refused).toEqual({ response_type: 'ephemeral', text: 'You are not allowed to use /openclaw here.' });
+    const unlisted = await fake.slashCommand(fake.slashFields({ user: OWNER, text: 'hello', channel: 'C0SECRET' }));
+    expect(unlisted).toMatchObject({ text: 'You are not allowed to use /openclaw here.' });
+    const unknown = await fake.slashCommand(fake.slashFields({ user: OWNER, text: 'x', command: '/weather' }));
+    expect(unknown).toMatchObject({
+      response_type: 'ephemeral',
+      text: expect.stringContaining("I don't know /weather"),
+    });
+    expect(requests).toHaveLength(0);
+    expect(fake.responses).toEqual([]);
+    await kernel!.dispose();
+    kernel = undefined;
+    await boot();
+    const off = await fake.slashCommand(fake.slashFields({ user: OWNER, text: 'hello' }));
+    expect(off).toMatchObject({ response_type: 'ephemeral', text: expect.stringContaining('turned off') });
+    expect(requests).toHaveLength(0);
+  });
+
+  it('in a thread, sets the "is thinking" status and clears it once the reply is out', async () => {
+    await boot({ groupPolicy: 'open', channels: { '*': { requireMention: false } } });
+    const thread = '1700000000.000777';
+    await fake.deliver(fake.message({ user: OWNER, channel: 'C0GENERAL', text: 'think', threadTs: thread }));
+    await until(() => fake.statuses.length > 1, 'the status cleared');
+    expect(fake.statuses).toEqual([
+      { channel: 'C0GENERAL', threadTs: thread, status: 'is thinking…' },
+      { channel: 'C0GENERAL', threadTs: thread, status: '' },
+    ]);
+    // Cleared only once the reply went out.
+    expect(fake.calls.lastIndexOf('assistant.threads.setStatus')).toBeGreaterThan(
+      fake.calls.indexOf('chat.postMessage'),
+    );
+  });
+
+  it('a status Slack refuses (missing scope) is tried once, remembered, and never holds up a reply', async () => {
+    await boot({ groupPolicy: 'open', channels: { '*': { requireMention: false } } });
+    fake.failing.set('assistant.threads.setStatus', 'missing_scope');
+    await fake.deliver(fake.message({ user: OWNER, channel: 'C0GENERAL', text: 'one', threadTs: '1700000000.000001' }));
+    await until(() => fake.sent().length > 0, 'the first reply');
+    await fake.deliver(fake.message({ user: OWNER, channel: 'C0OTHER', text: 'two', threadTs: '1700000000.000002' }));
+    await until(() => fake.sent().length > 1, 'the second reply');
+    expect(fake.calls.filter((call) => call === 'assistant.threads.setStatus')).toHaveLength(1);
+    // Said once, not at every message.
+    const notes = kernel!.logs.filter((record) => JSON.stringify(record).includes('is thinking'));
+    expect(notes).toHaveLength(1);
+    expect(JSON.stringify(notes[0])).toContain('missing_scope');
+  });
+
+  it('outside threads, the typing reaction goes on while the run works and comes off after the reply', async () => {
+    await boot({ typingReaction: 'hourglass_flowing_sand' });
+    const event = fake.message({ user: OWNER, text: 'slow thought' });
+    await fake.deliver(event);
+    await until(() => fake.reactionLog.length > 1, 'the typing reaction removed');
+    expect(fake.reactionLog).toEqual(['+hourglass_flowing_sand', '-hourglass_flowing_sand']);
+    expect(fake.reactions[0]).toEqual({ channel: `D${OWNER}`, timestamp: event.ts, name: 'hourglass_flowing_sand' });
+    expect(fake.calls.indexOf('reactions.remove')).toBeGreaterThan(fake.calls.indexOf('chat.postMessage'));
+  });
+
   it('HTTP mode: takes signed events on the gateway route; forged or stale requests get 401 and reach nothing', async () => {
     const port = await freePort();
     const secret = 'signing-secret-8f2c';
@@ -329,6 +484,7 @@ describe('slack channel', () => {
             signingSecret: secret,
             dmPolicy: 'allowlist',
             allowFrom: [OWNER],
+            slashCommand: { enabled: true, ephemeral: false },
           },
         },
       },
@@ -374,6 +530,29 @@ describe('slack channel', () => {
       const account = status.find((channel) => channel.id === 'slack')!.accounts[0]!;
       expect(account).toMatchObject({ running: true, connected: true, mode: 'http' });
       expect(JSON.stringify(account)).not.toContain(secret);
+
+      // Slash commands arrive form-encoded on the same path, signed the same way.
+      const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+      const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+      const forgedCommand = form(fake.slashFields({ user: OWNER, text: 'forged command' }));
+      const refused = await post(forgedCommand, { ...formHeaders, ...signed(forgedCommand, 'not-the-secret') });
+      expect(refused.status).toBe(401);
+      const fields = fake.slashFields({ user: OWNER, text: 'slash via http' });
+      const command = form(fields);
+      const answered = await post(command, { ...formHeaders, ...signed(command) });
+      expect(answered.status).toBe(200);
+      expect(await answered.text()).toBe('');
+      await until(() => fake.responses.length > 0, 'the slash answer');
+      expect(fake.responses).toEqual([
+        { triggerId: fields.trigger_id, responseType: 'in_channel', text: 'echo: slash via http' },
+      ]);
+      expect(requests.map(lastUserText)).toEqual(['via http', 'slash via http']);
+      const stranger = form(fake.slashFields({ user: 'USTRANGE', text: 'hi' }));
+      const strangerAnswer = await post(stranger, { ...formHeaders, ...signed(stranger) });
+      expect(await strangerAnswer.json()).toEqual({
+        response_type: 'ephemeral',
+        text: 'You are not allowed to use /openclaw here.',
+      });
     } finally {
       await gateway.kernel.dispose();
     }
@@ -395,6 +574,7 @@ describe('slack pure parts', () => {
     expect(
       ignoredSettings('work', {
         userToken: 'xoxp-1',
+        slashCommand: { enabled: true },
         replyToMode: 'batched',
         channels: { C1: { replyToMode: 'all' }, C2: { requireMention: false } },
       }),
@@ -436,7 +616,16 @@ describe('slack pure parts', () => {
       botToken: 'xoxb-1',
       appToken: 'xapp-1',
       apiUrl: 'https://slack.com/api/',
+      slashCommand: { enabled: false, name: 'openclaw', ephemeral: true, sessionPrefix: 'slack:slash' },
     });
+    const socket = { botToken: 'xoxb-1', appToken: 'xapp-1' };
+    expect(() => resolveAccountSettings('default', { ...socket, slashCommand: { name: 'two words' } }, {})).toThrow(
+      /channels\.slack\.slashCommand\.name/,
+    );
+    expect(() => resolveAccountSettings('default', { ...socket, slashCommand: { ephemeral: 'no' } }, {})).toThrow(
+      /slashCommand\.ephemeral must be true or false/,
+    );
+    expect(() => resolveAccountSettings('default', { ...socket, typingReaction: 1 }, {})).toThrow(/typingReaction/);
   });
 
   it('converts Markdown to mrkdwn, escaping &<> and leaving code alone', () => {

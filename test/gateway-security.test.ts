@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, GatewayRequestError } from '../apps/cli/gateway-client.js';
 import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { createTestKernel } from '../sdk/testing.js';
+import { checkContentType } from '../plugins/gateway/request-guard.js';
 import { startAgent, type AgentHarness } from './agent-helpers.js';
 import { client, connectFrame, GATEWAY_DIR, rawSocket, startGateway, type RunningGateway } from './gateway-helpers.js';
 import { tempDir, waitFor } from './helpers.js';
@@ -128,6 +129,16 @@ describe('a web page cannot make the agent act', () => {
     });
     expect(answer.status, answer.body).toBe(200);
     expect(readFileSync(marker, 'utf8')).toBe('owned\n');
+  });
+});
+
+describe('form bodies', () => {
+  it('are refused unless the route takes them (outside gateway auth, its own signature check)', () => {
+    const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } } as never;
+    expect(checkContentType(form)).toMatchObject({ status: 415 });
+    expect(checkContentType(form, true)).toBeUndefined();
+    const text = { method: 'POST', headers: { 'content-type': 'text/plain' } } as never;
+    expect(checkContentType(text, true)).toMatchObject({ status: 415 });
   });
 });
 

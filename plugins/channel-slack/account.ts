@@ -1,6 +1,8 @@
 /**
  * One Slack app account at run time: a Bolt App on a Socket Mode connection (app token),
- * turning `message` / `app_mention` events into InboundMessages for the pipeline.
+ * turning `message` / `app_mention` events and slash commands (slash.ts) into InboundMessages
+ * for the pipeline, and showing that a run works: the "is thinking…" status in a thread, the
+ * typing reaction elsewhere.
  *
  * Acknowledgement: Bolt acknowledges an Events API envelope before its listeners run, which
  * would tell Slack a message is delivered before claw has journaled it. So the app gets a
@@ -8,7 +10,9 @@
  * envelope is acknowledged on the socket only after `processEvent` — and with it the
  * pipeline's `receive` — has resolved. A crash before that leaves the envelope unacked and
  * Slack delivers it again; the pipeline's persistent dedupe (conversation + `ts`) keeps a
- * redelivery from being answered twice, across restarts too.
+ * redelivery from being answered twice, across restarts too: a retried `event_id` carries the
+ * same `ts`, and so do the `message` and `app_mention` events of one mention. A slash command
+ * is acknowledged the same way, once the pipeline has it (its trigger id is the dedupe key).
  *
  * Ordering: a conversation's messages reach the pipeline in order; different conversations
  * run side by side. Reconnects (a `disconnect` request, a dropped socket) are the Socket Mode
@@ -23,10 +27,17 @@ import {
   type Redactor,
   type RuntimeDependency,
 } from '../../sdk/index.js';
-import type { ChannelAccountContext, ChannelStatus, InboundMedia, InboundMessage } from '../../sdk/channels/index.js';
+import type {
+  ChannelAccountContext,
+  ChannelStatus,
+  InboundMedia,
+  InboundMessage,
+  ReplyObserver,
+} from '../../sdk/channels/index.js';
 import { configPath, type SlackAccountSettings } from './config.js';
 import { parseEvent, type SlackFile } from './inbound.js';
 import { describeError, isAuthRejected, RETRY_CONFIG, SlackSender, type WebClientLike } from './send.js';
+import { commandText, ephemeral, parseSlash, slashInbound, type SlashAck, type SlashPayload } from './slash.js';
 
 export type Bolt = typeof import('@slack/bolt');
 
@@ -61,6 +72,35 @@ export interface AckSettings {
   scope: AckScope;
 }
 
+/** What an account reads from the rest of claw while it runs (live config, the agent's commands). */
+export interface AccountHooks {
+  ack(agentId: string): AckSettings;
+  /** `typingReaction` as a Slack emoji name, or "" for none. */
+  typingReaction(): string;
+  /** The chat commands' names and aliases ("status", "new", …), without "/". */
+  chatCommands(): Promise<ReadonlySet<string>>;
+}
+
+/** The status line while a run works in a thread; Slack keeps it about two minutes, so it is renewed. */
+const THREAD_STATUS = 'is thinking…';
+const STATUS_RENEW_MS = 60_000;
+/** Slack errors that mean the app may not set statuses (or react) at all, rather than not in one conversation. */
+const APP_WIDE_ERRORS = new Set([
+  'missing_scope',
+  'not_allowed_token_type',
+  'no_permission',
+  'invalid_auth',
+  'not_authed',
+]);
+/** Harmless: the reaction was already there, or already gone. */
+const REACTION_NOOPS = new Set(['already_reacted', 'no_reaction']);
+
+interface ThreadStatus {
+  runs: number;
+  setAt?: number;
+  pending?: Promise<void>;
+}
+
 interface Envelope {
   ack: (response?: Record<string, unknown>) => Promise<void>;
   body: Json;
@@ -82,13 +122,18 @@ export class SlackAccount {
   private teamId?: string;
   private reconnects = 0;
   private stopping?: Promise<void>;
+  /** Threads with a status line up, and where Slack refused statuses ("*": everywhere) or reactions. */
+  private readonly statuses = new Map<string, ThreadStatus>();
+  private readonly statusOff = new Set<string>();
+  private reactionsOff = false;
+  private readonly noted = new Set<string>();
 
   constructor(
     readonly settings: SlackAccountSettings,
     private readonly ctx: ChannelAccountContext,
     private readonly bolt: Bolt,
     private readonly redact: Pick<Redactor, 'text'>,
-    private readonly ack: (agentId: string) => AckSettings,
+    private readonly hooks: AccountHooks,
   ) {
     this.accountId = settings.accountId;
     this.sender = new SlackSender(createWebClient(bolt, settings));
@@ -204,10 +249,31 @@ export class SlackAccount {
     }
   }
 
+  /** HTTP mode: one verified slash command; resolves with the acknowledgement once the pipeline has it. */
+  async handleCommand(fields: unknown): Promise<SlashAck> {
+    if (this.stopping || !this.app) throw new Error('the account is stopping');
+    return this.slashCommand(fields);
+  }
+
   private async onEnvelope(envelope: Envelope): Promise<void> {
     if (this.stopping) return;
+    if (envelope.type === 'slash_commands') {
+      let answer: SlashAck;
+      try {
+        answer = await this.slashCommand(envelope.body);
+      } catch (error) {
+        // Unacknowledged: Slack tells the user the command failed.
+        this.ctx.logger.warn(
+          `${this.where}: a slash command was not taken (${this.redact.text(describeError(error))})`,
+        );
+        return;
+      }
+      // Acknowledged even while stopping: the pipeline has it, and will answer it.
+      await envelope.ack(answer).catch((error: unknown) => this.failed(`ack: ${describeError(error)}`));
+      return;
+    }
     if (envelope.type !== 'events_api') {
-      // Slash commands and interactivity are not handled: acknowledged so Slack stops retrying.
+      // Interactivity is not handled: acknowledged so Slack stops retrying.
       await envelope.ack().catch(() => undefined);
       return;
     }
@@ -260,6 +326,138 @@ export class SlackAccount {
     };
   }
 
+  /**
+   * A slash command → the pipeline. Resolves once the pipeline has taken (or refused) it,
+   * with what the acknowledgement should say: nothing when the agent will answer through the
+   * reply URL, an ephemeral line when the command is refused or not this app's.
+   */
+  private async slashCommand(body: unknown): Promise<SlashAck> {
+    const payload = parseSlash(body);
+    if (!payload) return undefined;
+    const settings = this.settings.slashCommand;
+    const name = payload.command.replace(/^\//, '').toLowerCase();
+    if (!settings.enabled) return ephemeral(`Slash commands are turned off for this app; message me instead.`);
+    if (name !== settings.name)
+      return ephemeral(
+        `I don't know ${payload.command}. Use /${settings.name} <message>, e.g. /${settings.name} help.`,
+      );
+    if (!payload.text.trim())
+      return ephemeral(`Usage: /${settings.name} <message>, or a command such as /${settings.name} status.`);
+    if (!this.trustedUrl(payload.responseUrl)) {
+      this.ctx.logger.warn(`${this.where}: refused a slash command whose reply address is not on Slack`);
+      return ephemeral('This command could not be answered: its reply address is not on Slack.');
+    }
+    const text = commandText(payload.text, await this.hooks.chatCommands().catch(() => new Set<string>()));
+    let answer: SlashAck;
+    // One user's commands share a session: they run in the order typed.
+    await this.enqueue(`slash:${payload.userId}`, async () => {
+      answer = await this.takeSlash(payload, text);
+    });
+    return answer;
+  }
+
+  private async takeSlash(payload: SlashPayload, text: string): Promise<SlashAck> {
+    const base = slashInbound(payload, this.settings.slashCommand, text);
+    if (base.peer.kind === 'direct') this.sender.dmChannels.set(payload.userId, payload.channelId);
+    // Remembered before the pipeline sees it: a quick answer may be written before `receive` resolves.
+    this.sender.slash.remember(payload.triggerId, payload.responseUrl);
+    const outcome = await this.ctx.receive({ accountId: this.accountId, ...base });
+    if (outcome.status === 'dispatched' || outcome.status === 'duplicate') return undefined;
+    this.sender.slash.forget(payload.triggerId);
+    if (outcome.status === 'pairing')
+      return ephemeral(
+        `I don't know you yet, so I can't answer. Your pairing code is ${outcome.code}; ask my owner to approve it with: claw pairing approve slack ${outcome.code}`,
+      );
+    if (outcome.status === 'unavailable') return ephemeral('The assistant is restarting; try again in a moment.');
+    return ephemeral(`You are not allowed to use /${this.settings.slashCommand.name} here.`);
+  }
+
+  /** The Slack conversation of a peer (a DM's peer is the user; its conversation is the D… id). */
+  private conversationOf(peerId: string): string {
+    return this.sender.dmChannels.get(peerId) ?? peerId;
+  }
+
+  /** Said once per reason, so a missing scope does not fill the log. */
+  private noteOnce(what: string, error: unknown): void {
+    const why = describeError(error);
+    if (this.noted.has(`${what}\u0000${why}`)) return;
+    this.noted.add(`${what}\u0000${why}`);
+    this.ctx.logger.info(`${this.where}: no ${what} (${this.redact.text(why)}); replies go on without it`);
+  }
+
+  private statusFailed(channel: string, error: unknown): void {
+    const code = (error as { data?: { error?: string } })?.data?.error;
+    // A network failure is passing; Slack's own refusal is remembered.
+    if (code) this.statusOff.add(APP_WIDE_ERRORS.has(code) ? '*' : channel);
+    this.noteOnce('"is thinking" status', error);
+  }
+
+  private statusAllowed(channel: string): boolean {
+    return !this.statusOff.has('*') && !this.statusOff.has(channel);
+  }
+
+  /**
+   * The pipeline hands the message to the agent: in a thread the status line goes up (see
+   * `typing`), elsewhere the typing reaction; the observer's `done` takes either down.
+   */
+  replyStarted(message: InboundMessage): ReplyObserver | undefined {
+    // A slash command has no message of its own to mark.
+    if (message.replyAddress) return undefined;
+    const channel = this.conversationOf(message.peer.id);
+    const thread = message.threadId;
+    if (thread && this.statusAllowed(channel)) {
+      const key = `${channel}\u0000${thread}`;
+      const entry = this.statuses.get(key) ?? { runs: 0 };
+      entry.runs++;
+      this.statuses.set(key, entry);
+      return { done: () => this.endStatus(key, channel, thread) };
+    }
+    const name = this.hooks.typingReaction();
+    if (!name || this.reactionsOff) return undefined;
+    const added = this.sender.react(channel, message.messageId, name).then(
+      () => true,
+      (error: unknown) => (this.reactionFailed(error), false),
+    );
+    return {
+      done: async () => {
+        if (await added)
+          await this.sender.unreact(channel, message.messageId, name).catch((error) => this.reactionFailed(error));
+      },
+    };
+  }
+
+  private reactionFailed(error: unknown): void {
+    const code = (error as { data?: { error?: string } })?.data?.error;
+    if (code && REACTION_NOOPS.has(code)) return;
+    if (code && APP_WIDE_ERRORS.has(code)) this.reactionsOff = true;
+    this.noteOnce('typing reaction', error);
+  }
+
+  /** The pipeline's typing hook (renewed every few seconds): the thread's status line, while a run holds it. */
+  async typing(target: { to: string; threadId?: string }): Promise<void> {
+    // The pipeline calls replyStarted right after this: the run's entry exists one tick later.
+    await Promise.resolve();
+    if (!target.threadId) return;
+    const channel = this.conversationOf(target.to);
+    const entry = this.statuses.get(`${channel}\u0000${target.threadId}`);
+    if (!entry || !this.statusAllowed(channel)) return;
+    if (entry.setAt !== undefined && Date.now() - entry.setAt < STATUS_RENEW_MS) return;
+    entry.setAt = Date.now();
+    entry.pending = this.sender
+      .threadStatus(channel, target.threadId, THREAD_STATUS)
+      .catch((error: unknown) => this.statusFailed(channel, error));
+    await entry.pending;
+  }
+
+  private async endStatus(key: string, channel: string, thread: string): Promise<void> {
+    const entry = this.statuses.get(key);
+    if (!entry || --entry.runs > 0) return;
+    this.statuses.delete(key);
+    await entry.pending;
+    if (entry.setAt === undefined || !this.statusAllowed(channel)) return;
+    await this.sender.threadStatus(channel, thread, '').catch((error: unknown) => this.statusFailed(channel, error));
+  }
+
   /** Runs `task` after the conversation's earlier messages; the caller awaits its own task. */
   private enqueue(key: string, task: () => Promise<void>): Promise<void> {
     const tail = (this.chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(task);
@@ -294,7 +492,7 @@ export class SlackAccount {
 
   /** The acknowledgement reaction, where `messages.ackReactionScope` wants one. */
   private async acknowledge(channelId: string, inbound: InboundMessage, agentId: string): Promise<void> {
-    const { name, scope } = this.ack(agentId);
+    const { name, scope } = this.hooks.ack(agentId);
     if (!name) return;
     const direct = inbound.peer.kind === 'direct';
     const wanted =
@@ -310,8 +508,8 @@ export class SlackAccount {
     }
   }
 
-  /** The bot token goes only to Slack's own hosts (or the configured API host). */
-  private trustedFileUrl(url: string): boolean {
+  /** The bot token (and a slash command's answer) goes only to Slack's own hosts (or the configured API host). */
+  private trustedUrl(url: string): boolean {
     try {
       const host = new URL(url).host;
       return host === new URL(this.settings.apiUrl).host || /(^|\.)slack(-edge)?\.com$/.test(new URL(url).hostname);
@@ -333,7 +531,7 @@ export class SlackAccount {
         notes.push(`[file ${label} not downloaded: larger than ${MEDIA_MAX_BYTES / 1024 / 1024} MB]`);
         continue;
       }
-      if (!this.trustedFileUrl(file.url)) {
+      if (!this.trustedUrl(file.url)) {
         notes.push(`[file ${label} not downloaded: its address is not on Slack]`);
         continue;
       }

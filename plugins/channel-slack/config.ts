@@ -29,6 +29,33 @@ export interface SlackAccountSettings {
   apiUrl: string;
   /** Acknowledgement emoji name from the channel keys (undefined: fall back to messages.ackReaction). */
   ackReaction?: string;
+  slashCommand: SlashCommandSettings;
+}
+
+/** OpenClaw's `slashCommand`: one command (`/openclaw <text>`) whose runs get sessions of their own. */
+export interface SlashCommandSettings {
+  enabled: boolean;
+  /** Without the "/". */
+  name: string;
+  /** Answers only the user sees (true), or the whole channel. */
+  ephemeral: boolean;
+  /** Session keys are `agent:<agentId>:<sessionPrefix>:<userId>`. */
+  sessionPrefix: string;
+}
+
+function slashCommandSettings(raw: unknown, where: string): SlashCommandSettings {
+  const at = `${where}.slashCommand`;
+  if (raw !== undefined && !isRecord(raw)) throw new SlackConfigError(`${at} must be an object`);
+  const entry: AnyRecord = isRecord(raw) ? raw : {};
+  for (const key of ['enabled', 'ephemeral'])
+    if (entry[key] !== undefined && typeof entry[key] !== 'boolean')
+      throw new SlackConfigError(`${at}.${key} must be true or false`);
+  const name = (text(entry, 'name', at) ?? 'openclaw').replace(/^\//, '').toLowerCase();
+  if (!/^[a-z0-9_-]{1,31}$/.test(name))
+    throw new SlackConfigError(`${at}.name must be a Slack command name like "openclaw" (got "${name}")`);
+  const sessionPrefix = text(entry, 'sessionPrefix', at) ?? 'slack:slash';
+  if (/\s/.test(sessionPrefix)) throw new SlackConfigError(`${at}.sessionPrefix must not contain spaces`);
+  return { enabled: entry.enabled === true, name, ephemeral: entry.ephemeral !== false, sessionPrefix };
 }
 
 export class SlackConfigError extends Error {
@@ -70,7 +97,7 @@ function text(raw: AnyRecord, key: string, where: string): string | undefined {
 }
 
 /** OpenClaw's Slack keys this plugin does not implement: each set one is named at start, never silently dropped. */
-const NOT_IMPLEMENTED = ['userToken', 'postAs', 'replyToModeByChatType', 'mediaMaxMb', 'slashCommand'];
+const NOT_IMPLEMENTED = ['userToken', 'postAs', 'replyToModeByChatType', 'mediaMaxMb'];
 
 /** The settings in `raw` that claw's Slack channel ignores, each with why. */
 export function ignoredSettings(accountId: string, raw: AnyRecord): string[] {
@@ -134,9 +161,10 @@ export function resolveAccountSettings(
     throw new SlackConfigError(
       `${where}.webhookPath must be a path under ${WEBHOOK_PREFIX} on the gateway, like ${DEFAULT_WEBHOOK_PATH} (got "${webhookPath}")`,
     );
-  const ack = raw.ackReaction;
-  if (ack !== undefined && typeof ack !== 'string')
-    throw new SlackConfigError(`${where}.ackReaction must be an emoji name string ("" turns it off)`);
+  for (const key of ['ackReaction', 'typingReaction'])
+    if (raw[key] !== undefined && typeof raw[key] !== 'string')
+      throw new SlackConfigError(`${where}.${key} must be an emoji name string ("" turns it off)`);
+  const ack = raw.ackReaction as string | undefined;
   return {
     accountId,
     mode,
@@ -146,5 +174,6 @@ export function resolveAccountSettings(
     webhookPath,
     apiUrl: apiUrlFrom(env),
     ...(typeof ack === 'string' ? { ackReaction: ack } : {}),
+    slashCommand: slashCommandSettings(raw.slashCommand, where),
   };
 }

@@ -4,7 +4,8 @@
  * TLS setup, gateway shutdown closes it. Slack signs every request (`v0=` HMAC-SHA256 of
  * `v0:<timestamp>:<raw body>` with the app's signing secret); the route checks that with a
  * timing-safe compare and refuses timestamps more than five minutes off, so a captured
- * request cannot be replayed later.
+ * request cannot be replayed later. Slash commands come form-encoded to the same path, checked
+ * the same way; the 200 carries the acknowledgement once the pipeline has the command.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -47,6 +48,8 @@ export interface HttpEndpoint {
   signingSecret: string;
   /** Resolves once the pipeline has taken the event; throws when it did not (Slack retries). */
   handleEvent(body: unknown): Promise<void>;
+  /** A slash command's form fields; resolves with the acknowledgement's body once the pipeline has it. */
+  handleCommand(fields: Record<string, string>): Promise<unknown>;
 }
 
 export async function serveEvents(
@@ -75,12 +78,22 @@ export async function serveEvents(
     log(`slack: refused a request to ${req.url}: ${verdict.reason}`);
     return reply(401, { error: 'invalid signature' });
   }
+  if (String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
+    const fields = Object.fromEntries(new URLSearchParams(raw));
+    // Interactivity (a `payload` field) is not handled, only acknowledged.
+    if (!fields.command) return reply(200);
+    try {
+      return reply(200, await endpoint.handleCommand(fields));
+    } catch (error) {
+      log(`slack: a slash command was not taken (${(error as Error).message})`);
+      return reply(500, { error: 'not taken, try again' });
+    }
+  }
   let body: any;
   try {
     body = JSON.parse(raw);
   } catch {
-    // Slash commands and interactivity arrive form-encoded; they are not handled, only acknowledged.
-    return reply(200);
+    return reply(400, { error: 'the body is neither JSON nor a form' });
   }
   if (body?.type === 'url_verification') return reply(200, { challenge: String(body.challenge ?? '') });
   if (body?.type !== 'event_callback') return reply(200);

@@ -8,7 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { definePlugin, runtimeDeps, type KernelServices, type Logger, type RuntimeDeps } from '../../sdk/index.js';
-import { resolveAgentIdentity } from '../../sdk/agent/index.js';
+import { resolveAgentIdentity, type AgentService } from '../../sdk/agent/index.js';
 import {
   ChannelAccounts,
   type ChannelAccountContext,
@@ -17,8 +17,16 @@ import {
   type OutboundMessage,
   type SendResult,
 } from '../../sdk/channels/index.js';
+import { useService } from '../../sdk/services.js';
 import { channelAccess } from './access.js';
-import { createWebClient, loadBolt, SlackAccount, type AckScope, type AckSettings } from './account.js';
+import {
+  createWebClient,
+  loadBolt,
+  SlackAccount,
+  type AccountHooks,
+  type AckScope,
+  type AckSettings,
+} from './account.js';
 import {
   ignoredSettings,
   isRecord,
@@ -72,6 +80,8 @@ export class SlackChannel {
       start: (ctx) => this.start(ctx),
       stop: (accountId) => this.stop(accountId),
       send: (message) => this.send(message),
+      replyStarted: (message) => this.accounts.get(message.accountId)?.replyStarted(message),
+      typing: async (target) => this.accounts.get(target.accountId)?.typing(target),
       status: () => this.status(),
       groupAccess: (message, config) => channelAccess(message, config),
       setup: slackSetup(this.kernel.env),
@@ -103,6 +113,21 @@ export class SlackChannel {
     return { name: reactionName(emoji), scope };
   }
 
+  /** `channels.slack[.accounts.<id>].typingReaction`, read at each message (no default: off). */
+  private typingReaction(accountId: string): string {
+    const emoji = mergedAccountConfig(this.section(), accountId).typingReaction;
+    return typeof emoji === 'string' ? reactionName(emoji) : '';
+  }
+
+  /** The agent's chat commands and their aliases, for `/openclaw status` → `/status`. */
+  private async chatCommands(): Promise<ReadonlySet<string>> {
+    const agent = await useService<AgentService>(this.kernel, 'agent').catch(() => undefined);
+    const commands = (await agent?.commands?.()) ?? [];
+    return new Set(
+      commands.flatMap((command) => [command.name, ...(command.aliases ?? [])].map((name) => name.toLowerCase())),
+    );
+  }
+
   async start(ctx: ChannelAccountContext): Promise<void> {
     const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
     for (const note of ignoredSettings(ctx.accountId, ctx.config as AnyRecord)) ctx.logger.warn(`slack: ${note}`);
@@ -124,9 +149,11 @@ export class SlackChannel {
     await this.accounts.start(
       ctx,
       () =>
-        new SlackAccount(settings, ctx, bolt, this.kernel.redact, (agentId) =>
-          this.ackSettings(ctx.accountId, agentId),
-        ),
+        new SlackAccount(settings, ctx, bolt, this.kernel.redact, {
+          ack: (agentId) => this.ackSettings(ctx.accountId, agentId),
+          typingReaction: () => this.typingReaction(ctx.accountId),
+          chatCommands: () => this.chatCommands(),
+        } satisfies AccountHooks),
     );
   }
 
@@ -145,7 +172,11 @@ export class SlackChannel {
       req,
       res,
       account
-        ? { signingSecret: account.settings.signingSecret, handleEvent: (body) => account.handleEvent(body) }
+        ? {
+            signingSecret: account.settings.signingSecret,
+            handleEvent: (body) => account.handleEvent(body),
+            handleCommand: (fields) => account.handleCommand(fields),
+          }
         : undefined,
       (line) => this.log.warn(this.kernel.redact.text(line)),
     );
@@ -185,6 +216,8 @@ export default definePlugin({
       method: 'POST',
       path: '/slack/*',
       auth: 'none',
+      // Slash commands arrive form-encoded.
+      formBodies: true,
       handler: (req, res) => channel.webhook(req, res),
     });
   },

@@ -15,6 +15,7 @@ import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ChannelSendError, type OutboundMessage, type SendResult } from '../../sdk/channels/index.js';
 import { markdownToMrkdwn } from './format.js';
+import { parseSlashAddress, SlashReplies, type SlashAddress } from './slash.js';
 
 type Json = any;
 
@@ -73,6 +74,8 @@ function localPath(url: string): string | undefined {
 export class SlackSender {
   /** User id → the bot's DM conversation with them. */
   readonly dmChannels = new Map<string, string>();
+  /** Reply URLs of the slash commands this account is answering. */
+  readonly slash = new SlashReplies();
 
   constructor(readonly client: WebClientLike) {}
 
@@ -94,6 +97,8 @@ export class SlackSender {
   }
 
   async send(message: OutboundMessage): Promise<SendResult> {
+    const slash = parseSlashAddress(message.to);
+    if (slash) return this.answerSlash(message, slash);
     const channel = await this.conversation(message.to);
     const threadTs = message.threadId ?? message.replyTo;
     const links: string[] = [];
@@ -133,7 +138,32 @@ export class SlackSender {
     return { ...(lastTs ? { messageId: lastTs } : {}), channel };
   }
 
+  /**
+   * A slash command's answer: the text through its reply URL; attachments, and text the URL
+   * no longer takes, the ordinary way — to the user's DM when the answer was to be ephemeral.
+   */
+  private async answerSlash(message: OutboundMessage, slash: SlashAddress): Promise<SendResult> {
+    const { text, media, accountId } = message;
+    const posted = text ? await this.slash.post(slash, markdownToMrkdwn(text)) : false;
+    if (posted && !media?.length) return { channel: slash.channelId };
+    return this.send({
+      to: slash.ephemeral ? `user:${slash.userId}` : `channel:${slash.channelId}`,
+      ...(accountId ? { accountId } : {}),
+      ...(text && !posted ? { text } : {}),
+      ...(media ? { media } : {}),
+    });
+  }
+
   async react(channel: string, ts: string, name: string): Promise<void> {
     await this.client.apiCall('reactions.add', { channel, timestamp: ts, name });
+  }
+
+  async unreact(channel: string, ts: string, name: string): Promise<void> {
+    await this.client.apiCall('reactions.remove', { channel, timestamp: ts, name });
+  }
+
+  /** Slack's "is thinking…" line under an assistant thread; "" clears it. */
+  async threadStatus(channel: string, threadTs: string, status: string): Promise<void> {
+    await this.client.apiCall('assistant.threads.setStatus', { channel_id: channel, thread_ts: threadTs, status });
   }
 }

@@ -104,7 +104,7 @@ export class InboundPipeline {
     }
 
     // 3. Route: which agent, which session.
-    const { agentId, sessionKey } = resolveAgentRoute(
+    const { agentId, sessionKey: routed } = resolveAgentRoute(
       this.deps.config(),
       {
         channel,
@@ -117,6 +117,7 @@ export class InboundPipeline {
       },
       channelPlugin?.defaults,
     );
+    const sessionKey = message.sessionScope ? `agent:${agentId}:${message.sessionScope}` : routed;
 
     // A channel or group `agentId` the schema cannot cross-check: refused, never a new agent.
     const unknownAgent = unknownAgentProblem(this.deps.config(), agentId);
@@ -160,7 +161,7 @@ export class InboundPipeline {
         : {}),
       deliver: {
         channel,
-        to: message.peer.id,
+        to: message.replyAddress ?? message.peer.id,
         accountId: message.accountId,
         ...(message.threadId ? { threadId: message.threadId } : {}),
         ...(replyToMode !== 'off'

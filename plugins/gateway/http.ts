@@ -148,7 +148,7 @@ export async function startHttpApp(options: HttpAppOptions): Promise<HttpApp> {
         }
       }
       // Checked after auth so an unauthenticated caller learns nothing about the route.
-      const badType = checkContentType(request.raw);
+      const badType = checkContentType(request.raw, found.route.formBodies === true && found.route.auth === 'none');
       if (badType) return reply.code(badType.status).send({ error: badType.message });
       reply.hijack();
       try {

@@ -81,11 +81,16 @@ function crossOriginRead(req: IncomingMessage): boolean {
   );
 }
 
-/** Requests that act must carry a JSON body type, which no page can send cross-site unasked. */
-export function checkContentType(req: IncomingMessage): Refusal | undefined {
+/**
+ * Requests that act must carry a JSON body type, which no page can send cross-site unasked.
+ * `forms`: a route outside gateway auth that checks each request's own signature (Slack's
+ * slash commands) also takes form bodies; no ambient credential rides on them.
+ */
+export function checkContentType(req: IncomingMessage, forms = false): Refusal | undefined {
   if (SAFE_METHODS.has(req.method ?? 'GET')) return undefined;
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type === 'application/json' || /^application\/[\w.+-]+\+json$/.test(type)) return undefined;
+  if (forms && type === 'application/x-www-form-urlencoded') return undefined;
   return {
     status: 415,
     message: `${req.method} requests must send Content-Type: application/json${type ? ` (got ${type})` : ''}`,

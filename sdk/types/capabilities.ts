@@ -74,6 +74,8 @@ export interface HttpRouteDefinition {
   path: string;
   /** `gateway` (default) puts the route behind gateway auth. */
   auth?: 'gateway' | 'none';
+  /** Also take form bodies (`application/x-www-form-urlencoded`): for platforms that post forms, with `auth: 'none'` only. */
+  formBodies?: boolean;
   handler(req: IncomingMessage, res: ServerResponse): void | Promise<void>;
 }
 

@@ -53,6 +53,13 @@ export interface InboundMessage {
    * owner without being in allowFrom, unless direct messages are disabled.
    */
   fromSelf?: boolean;
+  /**
+   * A session apart from the conversation's (Slack's slash commands): the key becomes
+   * `agent:<agentId>:<sessionScope>`; access and agent routing still follow `peer`.
+   */
+  sessionScope?: string;
+  /** Where replies go instead of `peer.id`: a channel-specific address its `send` understands. */
+  replyAddress?: string;
 }
 
 /** What became of an inbound message. */

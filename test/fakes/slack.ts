@@ -4,7 +4,9 @@
  * Bearer`) for the methods the channel calls, the external file upload flow, `url_private`
  * downloads, and the Socket Mode WebSocket (`hello`, `events_api` envelopes the client must
  * acknowledge with their `envelope_id`, `disconnect`). An envelope not acknowledged is
- * delivered again on the next connection, as Slack does.
+ * delivered again on the next connection, as Slack does. Slash commands come as
+ * `slash_commands` envelopes (or as the form fields HTTP mode posts) with a `response_url`
+ * on this server that records what is posted to it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,9 +30,17 @@ export interface SlackUpload {
 
 interface Pending {
   envelopeId: string;
+  type: string;
   payload: Json;
   attempts: number;
-  acked: () => void;
+  acked: (response?: Json) => void;
+}
+
+/** One answer posted to a slash command's response_url. */
+export interface SlashResponse {
+  triggerId: string;
+  responseType: string;
+  text: string;
 }
 
 export const BOT_TOKEN = 'xoxb-1111-2222-fakebottoken';
@@ -49,6 +59,15 @@ export class FakeSlack {
   private uploads: SlackUpload[] = [];
   private readonly uploading = new Map<string, { fileName: string; data?: Buffer }>();
   readonly reactions: Array<{ channel: string; timestamp: string; name: string }> = [];
+  /** reactions.add and reactions.remove, in order ("+eyes" / "-eyes"). */
+  readonly reactionLog: string[] = [];
+  /** assistant.threads.setStatus calls, in order. */
+  readonly statuses: Array<{ channel: string; threadTs: string; status: string }> = [];
+  readonly responses: SlashResponse[] = [];
+  /** response_url answers 404 (expired, used up), as Slack does after thirty minutes or five answers. */
+  responseUrlGone = false;
+  /** Methods that answer with this Slack error (`missing_scope`, …) instead of working. */
+  readonly failing = new Map<string, string>();
   readonly calls: string[] = [];
   readonly files = new Map<string, { data: Buffer; mimeType: string }>();
   /** chat.postMessage answers 429 with this Retry-After (seconds) this many times. */
@@ -88,6 +107,11 @@ export class FakeSlack {
     this.posts = [];
     this.uploads = [];
     this.reactions.length = 0;
+    this.reactionLog.length = 0;
+    this.statuses.length = 0;
+    this.responses.length = 0;
+    this.failing.clear();
+    this.responseUrlGone = false;
     this.calls.length = 0;
     this.rateLimited = { times: 0, retryAfter: 1 };
     this.rateLimitedAt = [];
@@ -141,7 +165,6 @@ export class FakeSlack {
    * be redelivered on a later connection first). `eventId` repeats a delivery Slack retries.
    */
   deliver(event: Json, options: { eventId?: string } = {}): Promise<void> {
-    const envelopeId = `env-${++this.seq}`;
     const payload = {
       token: 'verification-token',
       team_id: 'T0001',
@@ -151,10 +174,48 @@ export class FakeSlack {
       event_time: Math.floor(Date.now() / 1000),
       event: { event_ts: event.ts, ...event },
     };
-    return new Promise<void>((resolve) => {
-      this.pending.set(envelopeId, { envelopeId, payload, attempts: 0, acked: resolve });
+    return this.envelope('events_api', payload).then(() => undefined);
+  }
+
+  /** Deliver an envelope; resolves with the acknowledgement's payload (if any). */
+  envelope(type: string, payload: Json): Promise<Json> {
+    const envelopeId = `env-${++this.seq}`;
+    return new Promise<Json>((resolve) => {
+      this.pending.set(envelopeId, { envelopeId, type, payload, attempts: 0, acked: resolve });
       for (const ws of this.sockets) this.push(ws, this.pending.get(envelopeId)!);
     });
+  }
+
+  /** A slash command's fields, as Slack posts them in HTTP mode and sends them in Socket Mode. */
+  slashFields(options: {
+    user: string;
+    text: string;
+    command?: string;
+    channel?: string;
+    channelName?: string;
+  }): Record<string, string> {
+    const triggerId = `${++this.seq}.${Date.now()}.trigger`;
+    const channel = options.channel ?? `D${options.user}`;
+    return {
+      token: 'verification-token',
+      team_id: 'T0001',
+      team_domain: 'acme',
+      channel_id: channel,
+      channel_name: options.channelName ?? (channel.startsWith('D') ? 'directmessage' : 'general'),
+      user_id: options.user,
+      user_name: options.user.toLowerCase(),
+      command: options.command ?? '/openclaw',
+      text: options.text,
+      api_app_id: 'A0001',
+      response_url: `${this.origin}/commands/T0001/${encodeURIComponent(triggerId)}`,
+      trigger_id: triggerId,
+    };
+  }
+
+  /** Send a slash command over Socket Mode; resolves with the acknowledgement's payload (undefined when empty). */
+  async slashCommand(fields: Record<string, string>): Promise<Json> {
+    const response = await this.envelope('slash_commands', fields);
+    return response && Object.keys(response).length > 0 ? response : undefined;
   }
 
   /** A user's message event in a DM (`D<user>`), a channel, or a thread. */
@@ -185,8 +246,8 @@ export class FakeSlack {
     ws.send(
       JSON.stringify({
         envelope_id: pending.envelopeId,
-        type: 'events_api',
-        accepts_response_payload: false,
+        type: pending.type,
+        accepts_response_payload: pending.type !== 'events_api',
         retry_attempt: pending.attempts - 1,
         retry_reason: pending.attempts > 1 ? 'timeout' : '',
         payload: pending.payload,
@@ -208,7 +269,7 @@ export class FakeSlack {
       const pending = frame?.envelope_id ? this.pending.get(String(frame.envelope_id)) : undefined;
       if (!pending) return;
       this.pending.delete(pending.envelopeId);
-      pending.acked();
+      pending.acked(frame.payload);
     });
     ws.send(
       JSON.stringify({
@@ -253,6 +314,17 @@ export class FakeSlack {
       } else upload.data = raw;
       return void res.writeHead(200).end('OK');
     }
+    if (url.pathname.startsWith('/commands/')) {
+      // A response_url: no token, the address itself is the credential.
+      if (this.responseUrlGone) return void res.writeHead(404).end('expired_url');
+      const body = JSON.parse(raw.toString() || '{}');
+      this.responses.push({
+        triggerId: decodeURIComponent(url.pathname.split('/').pop()!),
+        responseType: String(body.response_type ?? 'ephemeral'),
+        text: String(body.text ?? ''),
+      });
+      return void res.writeHead(200).end('ok');
+    }
     if (!url.pathname.startsWith('/api/')) return void res.writeHead(404).end();
     const method = url.pathname.slice('/api/'.length);
     this.calls.push(method);
@@ -268,6 +340,8 @@ export class FakeSlack {
       });
     }
     if (bearer !== this.botToken) return json(200, { ok: false, error: 'invalid_auth' });
+    const failure = this.failing.get(method);
+    if (failure) return json(200, { ok: false, error: failure });
     switch (method) {
       case 'auth.test':
         return json(200, {
@@ -304,6 +378,17 @@ export class FakeSlack {
           channel: String(args.channel),
           timestamp: String(args.timestamp),
           name: String(args.name),
+        });
+        this.reactionLog.push(`+${String(args.name)}`);
+        return json(200, { ok: true });
+      case 'reactions.remove':
+        this.reactionLog.push(`-${String(args.name)}`);
+        return json(200, { ok: true });
+      case 'assistant.threads.setStatus':
+        this.statuses.push({
+          channel: String(args.channel_id),
+          threadTs: String(args.thread_ts),
+          status: String(args.status ?? ''),
         });
         return json(200, { ok: true });
       case 'files.getUploadURLExternal': {
