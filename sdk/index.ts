@@ -124,6 +124,7 @@ export {
 export { expandHome } from '../kernel/config/paths.js';
 export * from './tool-policy.js';
 export * from './fs.js';
+export * from './fs-contain.js';
 export * from './file-lock.js';
 export { ConfigConflictError } from './config-patch.js';
 

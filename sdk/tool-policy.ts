@@ -21,6 +21,7 @@ export const TOOL_GROUPS: Readonly<Record<string, readonly string[]>> = {
   'group:web': ['web_search', 'web_fetch'],
   'group:ui': ['browser', 'canvas'],
   'group:nodes': ['nodes'],
+  'group:media': ['pdf'],
 };
 
 export type ToolProfile = 'minimal' | 'coding' | 'messaging' | 'full';

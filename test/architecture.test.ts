@@ -106,10 +106,14 @@ describe('a small kernel', () => {
  * Raised by 7 for InboundMessage's `sessionScope` and `replyAddress` (issue 35): Slack's slash
  * commands run in a session of their own and answer through a reply URL, while access control
  * still follows the conversation they were typed in; and by 2 for an HTTP route's
- * `formBodies`, since Slack posts its slash commands form-encoded.
+ * `formBodies`, since Slack posts its slash commands form-encoded. Raised by 186 when the file
+ * tools' path containment moved from plugins/tools-fs/contain.ts to sdk/fs-contain.ts unchanged
+ * (issue 36), so the pdf tool judges a workspace path by the same rules (real paths, symlinks,
+ * hard links, /proc) instead of a second copy; and by 1 for `group:media` (the pdf tool,
+ * OpenClaw's group name).
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7557;
+const SDK_LINE_BUDGET = 7744;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

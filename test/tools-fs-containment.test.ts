@@ -8,7 +8,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileS
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open } from 'node:fs/promises';
-import { checkDescriptor, PathRefused, recheckDirectory } from '../plugins/tools-fs/contain.js';
+import { checkDescriptor, PathRefused, recheckDirectory } from '../sdk/index.js';
 import type { ToolResult } from '../sdk/index.js';
 import { createTestKernel, type TestKernel } from '../sdk/testing.js';
 import { REPO, tempDir } from './helpers.js';

@@ -16,7 +16,7 @@
  * Discord is unreachable): login is retried with backoff and `status()` shows the last
  * error. Only a token Discord rejects stops the account for good.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Client } from 'discord.js';
 import {
@@ -25,6 +25,7 @@ import {
   type Redactor,
   runtimeDependencyLoader,
   type RuntimeDependency,
+  writeFileAtomicAsync,
 } from '../../sdk/index.js';
 import type {
   ChannelAccountContext,
@@ -374,7 +375,7 @@ export class DiscordAccount {
         const dir = join(this.ctx.stateDir, 'media', 'discord', this.accountId);
         await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         const path = join(dir, `${attachment.id}-${attachment.fileName.replace(/[^\w.-]+/g, '_').slice(0, 100)}`);
-        await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
+        await writeFileAtomicAsync(path, data, { mode: PRIVATE_FILE_MODE });
         media.push(
           mimeType.startsWith('image/')
             ? { data: data.toString('base64'), mimeType, fileName: attachment.fileName }

@@ -18,7 +18,7 @@
  * run side by side. Reconnects (a `disconnect` request, a dropped socket) are the Socket Mode
  * client's; status follows its events.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   PRIVATE_DIR_MODE,
@@ -26,6 +26,7 @@ import {
   runtimeDependencyLoader,
   type Redactor,
   type RuntimeDependency,
+  writeFileAtomicAsync,
 } from '../../sdk/index.js';
 import type {
   ChannelAccountContext,
@@ -546,7 +547,7 @@ export class SlackAccount {
         const dir = join(this.ctx.stateDir, 'media', 'slack', this.accountId);
         await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         const path = join(dir, `${file.id}-${file.fileName.replace(/[^\w.-]+/g, '_').slice(0, 100)}`);
-        await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
+        await writeFileAtomicAsync(path, data, { mode: PRIVATE_FILE_MODE });
         const mimeType = file.mimeType ?? 'application/octet-stream';
         media.push(
           mimeType.startsWith('image/')

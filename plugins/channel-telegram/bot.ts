@@ -21,11 +21,11 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isAbsolute, join } from 'node:path';
 import type { Bot, Transformer } from 'grammy';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../../sdk/index.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, writeFileAtomicAsync } from '../../sdk/index.js';
 import type {
   AckReaction,
   ChannelAccountContext,
@@ -68,6 +68,8 @@ const ALLOWED_UPDATES = ['message'] as const;
 const POLL_TIMEOUT_SECONDS = 30;
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
+/** A download stopped at channels.telegram.mediaMaxMb. */
+class TooLarge extends Error {}
 const DOWNLOAD_TIMEOUT_MS = 60_000;
 const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 /** After the pipeline refused an update (gateway stopping), wait this long before polling again. */
@@ -427,11 +429,13 @@ export class TelegramAccount {
   private async fetchAttachments(attachments: Attachment[]): Promise<{ media: InboundMedia[]; notes: string[] }> {
     const media: InboundMedia[] = [];
     const notes: string[] = [];
-    const limitMb = Math.round(this.settings.mediaMaxBytes / 1024 / 1024);
+    const limitMb = Number((this.settings.mediaMaxBytes / 1024 / 1024).toFixed(2));
+    const tooLarge = (label: string) =>
+      `[${label} not downloaded: larger than ${limitMb} MB (channels.telegram.mediaMaxMb)]`;
     for (const attachment of attachments) {
       const label = attachment.fileName ? `${attachment.kind} "${attachment.fileName}"` : attachment.kind;
       if (attachment.size !== undefined && attachment.size > this.settings.mediaMaxBytes) {
-        notes.push(`[${label} not downloaded: larger than ${limitMb} MB]`);
+        notes.push(tooLarge(label));
         continue;
       }
       try {
@@ -449,12 +453,13 @@ export class TelegramAccount {
         await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
         const safeName = (attachment.fileName ?? `${attachment.kind}`).replace(/[^\w.-]+/g, '_').slice(0, 100);
         const path = join(dir, `${attachment.uniqueId}-${safeName}`);
-        await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
+        await writeFileAtomicAsync(path, data, { mode: PRIVATE_FILE_MODE });
         media.push({ url: path, mimeType, ...(attachment.fileName ? { fileName: attachment.fileName } : {}) });
         notes.push(`[${label} (${mimeType}, ${data.length} bytes) saved at ${path}]`);
       } catch (error) {
         this.ctx.logger.warn(`telegram: could not download a ${attachment.kind}: ${describeError(error)}`);
-        notes.push(`[${label} could not be downloaded]`);
+        // Cut off at the limit mid-download: nothing was written.
+        notes.push(error instanceof TooLarge ? tooLarge(label) : `[${label} could not be downloaded]`);
       }
     }
     return { media, notes };
@@ -474,7 +479,7 @@ export class TelegramAccount {
     let size = 0;
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       size += chunk.length;
-      if (size > this.settings.mediaMaxBytes) throw new Error(`larger than ${this.settings.mediaMaxBytes} bytes`);
+      if (size > this.settings.mediaMaxBytes) throw new TooLarge(`larger than ${this.settings.mediaMaxBytes} bytes`);
       chunks.push(Buffer.from(chunk));
     }
     return Buffer.concat(chunks);

@@ -20,9 +20,9 @@
  * produced while the socket reconnects wait for it (bounded) instead of failing.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Logger } from '../../sdk/index.js';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, type Logger, writeFileAtomicAsync } from '../../sdk/index.js';
 import {
   ChannelSendError,
   retryDelay,
@@ -476,7 +476,7 @@ export class WhatsAppAccount {
       await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       const safeName = (info.fileName ?? info.kind).replace(/[^\w.-]+/g, '_').slice(0, 100);
       const path = join(dir, `${message.key.id!.replace(/[^\w-]+/g, '_')}-${safeName}`);
-      await writeFile(path, data, { mode: PRIVATE_FILE_MODE });
+      await writeFileAtomicAsync(path, data, { mode: PRIVATE_FILE_MODE });
       return {
         media: { url: path, mimeType: info.mimeType, ...(info.fileName ? { fileName: info.fileName } : {}) },
         note: `[${label} (${info.mimeType}, ${data.length} bytes) saved at ${path}]`,

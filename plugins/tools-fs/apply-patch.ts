@@ -5,8 +5,16 @@
  */
 import { lstat, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
-import { openChecked, PathRefused, recheckDirectory, resolveChecked, type Containment } from './contain.js';
+import {
+  errorResult,
+  textResult,
+  type ToolResult,
+  openChecked,
+  PathRefused,
+  recheckDirectory,
+  resolveChecked,
+  type Containment,
+} from '../../sdk/index.js';
 import { unifiedDiff } from './diff.js';
 import { describeFsError, isNotFound, looksBinary, stageWrite, type StagedWrite } from './files.js';
 import { applyHunks } from './patch-apply.js';

@@ -1,6 +1,13 @@
 /** The `edit` tool: replace one exact, unique span of a text file. */
-import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
-import { openChecked, PathRefused, recheckDirectory, type Containment } from './contain.js';
+import {
+  errorResult,
+  textResult,
+  type ToolResult,
+  openChecked,
+  PathRefused,
+  recheckDirectory,
+  type Containment,
+} from '../../sdk/index.js';
 import { unifiedDiff } from './diff.js';
 import { atomicWrite, describeFsError, looksBinary } from './files.js';
 

@@ -8,10 +8,9 @@
  * sandbox's workspace (scope.ts maps the model's /workspace paths onto it), read-only when its
  * workspaceAccess is "ro".
  */
-import { definePlugin, sandboxOf, type ToolContext } from '../../sdk/index.js';
+import { definePlugin, sandboxOf, type ToolContext, type Containment } from '../../sdk/index.js';
 import { applyPatchTool } from './apply-patch.js';
 import { guard, optionalInteger, ParamError, requiredString } from './args.js';
-import type { Containment } from './contain.js';
 import { editFileTool } from './edit.js';
 import { readFileTool } from './read.js';
 import { fileScope, type FileScope } from './scope.js';

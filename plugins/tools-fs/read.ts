@@ -1,7 +1,13 @@
 /** The `read` tool: a window of a text file, or an image the model can look at. */
 import type { FileHandle } from 'node:fs/promises';
-import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
-import { openChecked, PathRefused, type Containment } from './contain.js';
+import {
+  errorResult,
+  textResult,
+  type ToolResult,
+  openChecked,
+  PathRefused,
+  type Containment,
+} from '../../sdk/index.js';
 import { describeFsError, imageMimeForName, looksBinary, sniffImage } from './files.js';
 import { scanLines } from './lines.js';
 

@@ -1,7 +1,14 @@
 /** The `write` tool: create or replace a whole file, atomically. */
 import { stat } from 'node:fs/promises';
-import { errorResult, textResult, type ToolResult } from '../../sdk/index.js';
-import { PathRefused, recheckDirectory, resolveChecked, type Containment } from './contain.js';
+import {
+  errorResult,
+  textResult,
+  type ToolResult,
+  PathRefused,
+  recheckDirectory,
+  resolveChecked,
+  type Containment,
+} from '../../sdk/index.js';
 import { atomicWrite, describeFsError, isNotFound } from './files.js';
 
 export async function writeFileTool(

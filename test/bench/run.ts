@@ -867,6 +867,7 @@ if (want('cron-drift')) await cronDriftBench(line, quick);
 if (want('subagent-announce')) await (await import('./subagents.js')).subagentAnnounceBench(line, quick);
 if (want('subagent-fanout')) await (await import('./subagents.js')).subagentFanoutBench(line);
 if (want('web-fetch')) await (await import('./web-fetch.js')).webFetchBench(line, quick);
+if (want('media')) await (await import('./media.js')).mediaBench(line, quick);
 if (want('browser')) await (await import('./browser.js')).browserBench(line);
 if (want('node-rtt')) await (await import('./nodes.js')).nodeRoundTripBench(CLI, await freePort(), line, quick);
 if (want('node-fleet')) await (await import('./nodes.js')).nodeFleetBench(CLI, await freePort(), line);
