@@ -100,10 +100,12 @@ describe('a small kernel', () => {
  * reading its fields (sdk/channels/setup.ts), so `claw channels add` and the onboard wizard name
  * no channel. Raised by 43 for the media-understanding contract (issue 36, sdk/types/media.ts):
  * a message's saved files reach the agent as `attachments`, which a plugin's service turns into
- * text and images before the turn.
+ * text and images before the turn. Raised by 42 for the text-to-speech contract (issue 36,
+ * sdk/tts.ts: a speech provider is a `tts:<id>` service) and the voice-note marker on outbound
+ * media, which a message_sending handler may now add.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7472;
+const SDK_LINE_BUDGET = 7514;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>
