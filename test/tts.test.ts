@@ -19,6 +19,8 @@ import {
   type ScriptedAnswer,
   type TestKernel,
 } from '../sdk/testing.js';
+import { applicationCommands } from '../plugins/channel-discord/commands.js';
+import { parseInteraction } from '../plugins/channel-discord/inbound.js';
 import { createWhatsAppPlugin } from '../plugins/channel-whatsapp/index.js';
 import { parseDirectives } from '../plugins/tts/directives.js';
 import { FakeDiscord } from './fakes/discord.js';
@@ -401,6 +403,14 @@ describe('text-to-speech replies', () => {
       expect(upload.files[0]!.name).toMatch(/\.mp3$/);
       expect(codecOf(upload.files[0]!.data, 'reply.mp3')).toBe('mp3');
       expect(discord.sent().some((sent) => sent.content.includes('You said: speak on discord'))).toBe(true);
+      // Discord's client has its own /tts: the command is offered as /voice and arrives as /tts.
+      const native = applicationCommands([{ name: 'tts', pluginId: 'tts' }]) as Array<{ name: string }>;
+      expect(native.map((command) => command.name)).toContain('voice');
+      expect(native.map((command) => command.name)).not.toContain('tts');
+      const invoked = { type: 2, id: '1', token: 't', channel_id: dm.id, user: { id: OWNER } };
+      expect(parseInteraction({ ...invoked, data: { name: 'voice', options: [{ value: 'on' }] } })?.text).toBe(
+        '/tts on',
+      );
     } finally {
       await kernel?.dispose();
       kernel = undefined;

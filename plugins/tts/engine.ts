@@ -14,6 +14,8 @@ import { LOCAL_CLI, providerId, type AutoMode, type TtsSettings } from './settin
 
 /** Channels whose platform has voice notes (OpenClaw: Feishu, Matrix, Telegram, WhatsApp). */
 const VOICE_NOTE_CHANNELS = new Set(['telegram', 'whatsapp', 'matrix', 'feishu']);
+/** Channels that upload a local audio file (the others would get its path, so they get no speech). */
+const AUDIO_CHANNELS = new Set([...VOICE_NOTE_CHANNELS, 'discord', 'slack']);
 const AUTO_ORDER = ['openai', 'elevenlabs', LOCAL_CLI];
 const KEEP_FILES_MS = 60 * 60_000;
 
@@ -156,6 +158,11 @@ export class TtsEngine {
       };
       throw error;
     }
+  }
+
+  /** Whether a reply on `channel` can carry speech at all. */
+  speaks(channel: string | undefined): boolean {
+    return AUDIO_CHANNELS.has(String(channel ?? '').toLowerCase());
   }
 
   voiceNote(channel: string | undefined): boolean {

@@ -91,6 +91,11 @@ export default definePlugin({
         const prepared = (runId && pending.get(runId)) || (ctx.sessionKey && pending.get(`session:${ctx.sessionKey}`));
         const final = runId !== undefined && finals.has(runId) && !event.content.startsWith('Reasoning:\n');
         if (!prepared && !final) return plain;
+        const channel = event.channel ?? ctx.channel;
+        if (!engine.speaks(channel)) {
+          if (prepared) api.logger.warn(`tts: ${channel ?? 'this surface'} cannot take audio; the reply goes as text`);
+          return plain;
+        }
         const { auto } = engine.mode(ctx.sessionKey);
         const wanted =
           auto === 'always' ||
@@ -108,13 +113,13 @@ export default definePlugin({
               api.logger.warn(`tts: unknown directive keys ignored: ${directives.unknown.join(' ')}`);
             const { provider, ...overrides } = directives?.overrides ?? {};
             speech = await engine.synthesize(text, {
-              voiceNote: engine.voiceNote(event.channel ?? ctx.channel),
+              voiceNote: engine.voiceNote(channel),
               ...(provider && current.allowProvider ? { provider: String(provider) } : {}),
               overrides,
               ...(ctx.signal ? { signal: ctx.signal } : {}),
             });
           }
-          const file = await engine.render(speech, event.channel ?? ctx.channel, ctx.signal);
+          const file = await engine.render(speech, channel, ctx.signal);
           if (runId) remember(outgoing, runId, file.path);
           return { content: visible, media: [{ url: file.path, mimeType: file.mimeType, voice: file.voice }] };
         } catch (error) {
