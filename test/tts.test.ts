@@ -19,6 +19,7 @@ import {
   type ScriptedAnswer,
   type TestKernel,
 } from '../sdk/testing.js';
+import { useService } from '../sdk/services.js';
 import { applicationCommands } from '../plugins/channel-discord/commands.js';
 import { parseInteraction } from '../plugins/channel-discord/inbound.js';
 import { createWhatsAppPlugin } from '../plugins/channel-whatsapp/index.js';
@@ -257,6 +258,14 @@ describe('text-to-speech replies', () => {
     await say('/tts always');
     await say('/tts status');
     await api.waitFor((call) => /TTS always \(this chat\)/.test(String(call.params.text)), 5000, 'the status');
+    // A one-off voice note, whatever the mode.
+    await say('/tts audio Hello there, this is a one-off note.');
+    const oneOff = await api.waitFor(
+      (call) => call.method === 'sendVoice' && call.params.caption === '🔊',
+      10_000,
+      'the /tts audio voice note',
+    );
+    expect(probe(oneOff).duration).toBeGreaterThan(0.5);
     await say('/tts sometimes');
     await api.waitFor((call) => String(call.params.text).includes('not "sometimes"'), 5000, 'the refusal');
   });
@@ -446,6 +455,23 @@ describe('text-to-speech replies', () => {
     expect(existsSync(converted.audioPath)).toBe(true);
     await expect(method('tts.convert', { text: 'x'.repeat(5000) })).rejects.toThrow(/longer than tts.maxTextLength/);
     await expect(method('tts.setProvider', { provider: 'microsoft' })).rejects.toThrow(/not installed/);
+
+    // A surface that cannot upload a file (here the gateway's own transport) gets the text only.
+    const handed: Array<{ text: string; media: string[] }> = [];
+    const agent = await useService<{ dispatch(input: unknown): Promise<{ done: Promise<unknown> }> }>(kernel!, 'agent');
+    respond = () => 'A reply for a surface without files.';
+    const run = await agent!.dispatch({
+      message: 'hello gateway',
+      sessionKey: 'agent:main:main',
+      deliver: {
+        channel: 'gateway',
+        to: 'ui',
+        send: async (payload: { text: string; media: string[] }) => void handed.push(payload),
+      },
+    });
+    await run.done;
+    await waitFor(() => handed.length > 0 || undefined, { what: 'the gateway reply' });
+    expect(handed).toEqual([expect.objectContaining({ text: 'A reply for a surface without files.', media: [] })]);
   });
 
   it('checks the settings: a bad value is refused by path, an OpenClaw key claw lacks is named at start', async () => {
