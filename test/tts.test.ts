@@ -225,6 +225,23 @@ describe('text-to-speech replies', () => {
     expect(probe(voice).codec).toBe('opus');
   });
 
+  it('channels.<id>.tts deep-merges over tts: Telegram speaks while the default is off', async () => {
+    await boot({
+      tts: { auto: 'off', provider: 'tts-local-cli', providers: { 'tts-local-cli': ESPEAK } },
+      channels: {
+        telegram: {
+          botToken: api.token,
+          apiRoot: api.apiRoot,
+          dmPolicy: 'allowlist',
+          allowFrom: ['1001'],
+          tts: { auto: 'always' },
+        },
+      },
+    });
+    await say('per channel, please');
+    expect(probe(await answered(ADA.id, 'sendVoice', 'the voice note')).codec).toBe('opus');
+  });
+
   it('/tts on|off|always|status is kept per session', async () => {
     // Each DM its own session (the default puts every DM in the main session).
     await boot({
@@ -483,6 +500,16 @@ describe('text-to-speech replies', () => {
     await boot({ messages: { queue: { debounceMs: 0 }, tts: { timeoutMs: -1 } } });
     expect(kernel!.logs.map((record) => record.message)).toContain(
       'register() threw: invalid text-to-speech settings: messages.tts.timeoutMs must be >= 1',
+    );
+    await boot({
+      channels: {
+        telegram: { botToken: api.token, apiRoot: api.apiRoot, tts: { auto: 'loud' } },
+      },
+    });
+    expect(kernel!.logs.map((record) => record.message)).toContainEqual(
+      expect.stringMatching(
+        /^register\(\) threw: invalid text-to-speech settings: channels\.telegram\.tts\.auto must be/,
+      ),
     );
     await boot({ tts: { auto: 'off', personas: { calm: {} }, providers: { microsoft: { enabled: true } } } });
     const warnings = kernel!.logs.filter((record) => record.level === 'warn').map((record) => record.message);

@@ -10,7 +10,7 @@ import { useService } from '../../sdk/services.js';
 import { TTS_PROVIDER_PREFIX, type SpeechProvider } from '../../sdk/tts.js';
 import { convert, store, type SpeechFile } from './audio.js';
 import type { Prefs } from './prefs.js';
-import { LOCAL_CLI, providerId, type AutoMode, type TtsSettings } from './settings.js';
+import { LOCAL_CLI, providerId, type AutoMode, type TtsSettings, type Where } from './settings.js';
 
 /** Channels whose platform has voice notes (OpenClaw: Feishu, Matrix, Telegram, WhatsApp). */
 const VOICE_NOTE_CHANNELS = new Set(['telegram', 'whatsapp', 'matrix', 'feishu']);
@@ -41,17 +41,17 @@ export class TtsEngine {
   constructor(
     private readonly kernel: KernelServices,
     private readonly logger: Logger,
-    readonly settings: () => TtsSettings,
+    readonly settings: (where?: Where) => TtsSettings,
     readonly prefs: Prefs,
     private readonly mediaDir: string,
   ) {}
 
   /** The mode for a session: its own (/tts), else the host's (tts.enable), else the config. */
-  mode(sessionKey?: string): { auto: AutoMode; from: 'session' | 'local' | 'config' } {
+  mode(sessionKey?: string, where?: Where): { auto: AutoMode; from: 'session' | 'local' | 'config' } {
     const own = this.prefs.session(sessionKey);
     if (own) return { auto: own, from: 'session' };
     const local = this.prefs.read().auto;
-    return local ? { auto: local, from: 'local' } : { auto: this.settings().auto, from: 'config' };
+    return local ? { auto: local, from: 'local' } : { auto: this.settings(where).auto, from: 'config' };
   }
 
   providerIds(): string[] {
@@ -67,13 +67,15 @@ export class TtsEngine {
   }
 
   /** The chosen provider (a directive's, the host's, the config's) first, then the other ready ones. */
-  chosen(override?: string): string | undefined {
-    const settings = this.settings();
+  chosen(override?: string, where?: Where): string | undefined {
+    const settings = this.settings(where);
     return override ?? this.prefs.read().provider ?? settings.provider;
   }
 
-  async states(): Promise<Array<{ provider: string; configured: boolean; ready: boolean; reason?: string }>> {
-    const settings = this.settings();
+  async states(
+    where?: Where,
+  ): Promise<Array<{ provider: string; configured: boolean; ready: boolean; reason?: string }>> {
+    const settings = this.settings(where);
     return Promise.all(
       this.providerIds().map(async (id) => {
         const provider = await this.provider(id);
@@ -88,12 +90,12 @@ export class TtsEngine {
     );
   }
 
-  async order(override?: string): Promise<string[]> {
-    const first = this.chosen(override);
+  async order(override?: string, where?: Where): Promise<string[]> {
+    const first = this.chosen(override, where);
     const installed = this.providerIds();
     if (first && !installed.includes(providerId(first)))
       throw new Error(`provider "${first}" is not available (installed: ${installed.join(', ') || 'none'})`);
-    const ready = (await this.states()).filter((state) => state.ready).map((state) => state.provider);
+    const ready = (await this.states(where)).filter((state) => state.ready).map((state) => state.provider);
     const rest = [...AUTO_ORDER, ...installed.sort()].filter(
       (id, at, all) => all.indexOf(id) === at && ready.includes(id),
     );
@@ -113,14 +115,15 @@ export class TtsEngine {
       overrides?: Record<string, unknown>;
       timeoutMs?: number;
       signal?: AbortSignal;
+      where?: Where;
     },
   ): Promise<Speech> {
-    const settings = this.settings();
+    const settings = this.settings(options.where);
     const started = performance.now();
     const attempts: string[] = [];
     const failures: string[] = [];
     try {
-      for (const id of await this.order(options.provider)) {
+      for (const id of await this.order(options.provider, options.where)) {
         const provider = await this.provider(id);
         if (!provider) continue;
         const t0 = performance.now();
@@ -175,7 +178,11 @@ export class TtsEngine {
     const audio =
       !voice && speech.format === 'mp3'
         ? speech.audio
-        : await convert(speech.audio, voice, { ffmpeg: 'ffmpeg', timeoutMs: this.settings().timeoutMs, signal });
+        : await convert(speech.audio, voice, {
+            ffmpeg: 'ffmpeg',
+            timeoutMs: this.settings({ channel }).timeoutMs,
+            signal,
+          });
     if (audio.length === 0) throw new Error('ffmpeg produced no audio');
     void this.sweep();
     return store(this.mediaDir, audio, voice);

@@ -14,7 +14,15 @@ import { TtsEngine, type Speech } from './engine.js';
 import { registerTtsMethods } from './methods.js';
 import { Prefs } from './prefs.js';
 import { elevenlabsProvider, localCliProvider, openaiProvider } from './providers.js';
-import { AUTO_MAX_CHARS, AUTO_MODES, resolveSettings, type AutoMode, type TtsSettings } from './settings.js';
+import {
+  AUTO_MAX_CHARS,
+  AUTO_MODES,
+  checkSettings,
+  resolveSettings,
+  type AutoMode,
+  type TtsSettings,
+  type Where,
+} from './settings.js';
 
 /** Replies shorter than this stay text (OpenClaw's rule). */
 const MIN_SPOKEN = 10;
@@ -31,16 +39,18 @@ export default definePlugin({
     const { kernel } = api;
     const schema = api.kernel.plugins().find((record) => record.id === api.id)?.manifest?.configSections?.tts as
       JsonSchema | undefined;
-    const first = resolveSettings(kernel, schema);
-    for (const warning of first.warnings) api.logger.warn(`tts: ${warning}`);
-    let cached: { config: unknown; settings: TtsSettings } = { config: kernel.config(), settings: first.settings };
-    const settings = () => {
-      const config = kernel.config();
-      if (config !== cached.config) cached = { config, settings: resolveSettings(kernel, schema).settings };
-      return cached.settings;
+    for (const warning of checkSettings(kernel, schema)) api.logger.warn(`tts: ${warning}`);
+    /** Settings per channel and account, worked out again when the config changes (hot reload). */
+    let cache: { config: unknown; byWhere: Map<string, TtsSettings> } = { config: undefined, byWhere: new Map() };
+    const settings = (where: Where = {}): TtsSettings => {
+      if (cache.config !== kernel.config()) cache = { config: kernel.config(), byWhere: new Map() };
+      const key = `${where.channel ?? ''}\u0000${where.accountId ?? ''}`;
+      let found = cache.byWhere.get(key);
+      if (!found) cache.byWhere.set(key, (found = resolveSettings(kernel, where)));
+      return found;
     };
     const prefsPath =
-      kernel.env.OPENCLAW_TTS_PREFS || first.settings.prefsPath || join(kernel.paths.stateDir, 'settings', 'tts.json');
+      kernel.env.OPENCLAW_TTS_PREFS || settings().prefsPath || join(kernel.paths.stateDir, 'settings', 'tts.json');
     const engine = new TtsEngine(
       kernel,
       api.logger,
@@ -83,7 +93,10 @@ export default definePlugin({
     api.on(
       'message_sending',
       async (event, ctx) => {
-        const current = settings();
+        const channel = event.channel ?? ctx.channel;
+        const accountId = typeof event.metadata?.accountId === 'string' ? event.metadata.accountId : undefined;
+        const where: Where = { ...(channel ? { channel } : {}), ...(accountId ? { accountId } : {}) };
+        const current = settings(where);
         const directives = current.directives ? parseDirectives(event.content) : undefined;
         const visible = directives ? directives.visible : event.content;
         const plain = visible !== event.content ? { content: visible } : undefined;
@@ -91,12 +104,11 @@ export default definePlugin({
         const prepared = (runId && pending.get(runId)) || (ctx.sessionKey && pending.get(`session:${ctx.sessionKey}`));
         const final = runId !== undefined && finals.has(runId) && !event.content.startsWith('Reasoning:\n');
         if (!prepared && !final) return plain;
-        const channel = event.channel ?? ctx.channel;
         if (!engine.speaks(channel)) {
           if (prepared) api.logger.warn(`tts: ${channel ?? 'this surface'} cannot take audio; the reply goes as text`);
           return plain;
         }
-        const { auto } = engine.mode(ctx.sessionKey);
+        const { auto } = engine.mode(ctx.sessionKey, where);
         const wanted =
           auto === 'always' ||
           (auto === 'inbound' && ctx.sessionKey !== undefined && inboundVoice.get(ctx.sessionKey) === true) ||
@@ -114,6 +126,7 @@ export default definePlugin({
             const { provider, ...overrides } = directives?.overrides ?? {};
             speech = await engine.synthesize(text, {
               voiceNote: engine.voiceNote(channel),
+              where,
               ...(provider && current.allowProvider ? { provider: String(provider) } : {}),
               overrides,
               ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -149,8 +162,9 @@ export default definePlugin({
         let choice = word.toLowerCase();
         if (choice === 'chat') choice = (rest[0] ?? '').toLowerCase();
         if (choice === 'status') {
-          const { auto, from } = engine.mode(sessionKey);
-          const order = await engine.order().catch((error: Error) => error);
+          const where = channel ? { channel } : {};
+          const { auto, from } = engine.mode(sessionKey, where);
+          const order = await engine.order(undefined, where).catch((error: Error) => error);
           const providers = order instanceof Error ? `no provider (${order.message})` : `provider ${order.join(' → ')}`;
           const last = engine.last
             ? ` · last: ${engine.last.ok ? 'ok' : `failed (${engine.last.error})`} ${engine.last.attempts.join(', ')}`
@@ -164,7 +178,10 @@ export default definePlugin({
           if (text.length > settings().maxTextLength)
             return { text: `⚠️ The text is longer than tts.maxTextLength (${settings().maxTextLength}).` };
           try {
-            const speech = await engine.synthesize(text, { voiceNote: engine.voiceNote(channel) });
+            const speech = await engine.synthesize(text, {
+              voiceNote: engine.voiceNote(channel),
+              ...(channel ? { where: { channel } } : {}),
+            });
             remember(pending, `session:${sessionKey}`, speech);
             return { text: '🔊' };
           } catch (error) {
@@ -182,7 +199,7 @@ export default definePlugin({
           if (mode === 'default') delete data.sessions[sessionKey];
           else data.sessions[sessionKey] = { auto: mode };
         });
-        const now = engine.mode(sessionKey);
+        const now = engine.mode(sessionKey, channel ? { channel } : {});
         return {
           text:
             mode === 'default'
