@@ -471,6 +471,10 @@ describe('text-to-speech replies', () => {
     expect(converted).toMatchObject({ provider: 'tts-local-cli', outputFormat: 'opus', voiceCompatible: true });
     expect(existsSync(converted.audioPath)).toBe(true);
     await expect(method('tts.convert', { text: 'x'.repeat(5000) })).rejects.toThrow(/longer than tts.maxTextLength/);
+    // Text is never taken for an option of the command ("--version" would print and make no audio).
+    expect(await method('tts.convert', { text: '--version is what I said', channel: 'telegram' })).toMatchObject({
+      provider: 'tts-local-cli',
+    });
     await expect(method('tts.setProvider', { provider: 'microsoft' })).rejects.toThrow(/not installed/);
 
     // A surface that cannot upload a file (here the gateway's own transport) gets the text only.

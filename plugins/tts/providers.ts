@@ -211,8 +211,9 @@ export function localCliProvider(kernel: KernelServices, tmpRoot: string): Speec
       try {
         const base = 'speech';
         const output = join(dir, `${base}.${format === 'opus' ? 'ogg' : format}`);
+        // Text that starts with "-" would read as an option ("-w /elsewhere"): a leading space keeps it text.
         const values: Record<string, string> = {
-          Text: request.text,
+          Text: request.text.startsWith('-') ? ` ${request.text}` : request.text,
           OutputPath: output,
           OutputDir: dir,
           OutputBase: base,
