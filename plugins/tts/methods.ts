@@ -37,7 +37,7 @@ export function registerTtsMethods(api: PluginApi, engine: TtsEngine): void {
   ] as const)
     api.registerGatewayMethod(name, {
       scope: 'operator.write',
-      sideEffect: true,
+      sideEffect: 'optional',
       description: `Set this host's auto-TTS preference to ${auto}.`,
       handler: async () => {
         await engine.prefs.update((data) => void (data.auto = auto));
@@ -55,7 +55,7 @@ export function registerTtsMethods(api: PluginApi, engine: TtsEngine): void {
   api.registerGatewayMethod('tts.setProvider', {
     params: { type: 'object', required: ['provider'] },
     scope: 'operator.write',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: "Set this host's preferred speech provider.",
     handler: async (params: { provider?: unknown }) => {
       if (typeof params.provider !== 'string' || !params.provider.trim())
@@ -75,7 +75,7 @@ export function registerTtsMethods(api: PluginApi, engine: TtsEngine): void {
   api.registerGatewayMethod('tts.convert', {
     params: { type: 'object', required: ['text'] },
     scope: 'operator.write',
-    sideEffect: true,
+    sideEffect: 'optional',
     description: 'Speak text into an audio file: {audioPath, provider, outputFormat, voiceCompatible, latencyMs}.',
     handler: async (params: { text?: unknown; channel?: unknown; provider?: unknown; timeoutMs?: unknown }) => {
       if (typeof params.text !== 'string' || !params.text.trim())
