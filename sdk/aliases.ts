@@ -27,6 +27,7 @@ export const SDK_SUBPATHS: Readonly<Record<string, string>> = {
   'sdk/config': 'config',
   'sdk/net': 'net/index',
   'sdk/web-search': 'web-search',
+  'sdk/tts': 'tts',
 };
 
 /** The specifiers a plugin may import claw by: the npm name, and `claw` as older plugins wrote it. */

@@ -1,5 +1,5 @@
 /**
- * OpenClaw methods for features claw does not have (boards, canvas, artifacts, talk, tts, voice
+ * OpenClaw methods for features claw does not have (boards, canvas, artifacts, talk, voice
  * wake, push, projects, worktrees, terminals, desktops, portals, attach grants, Claw packages,
  * user profiles), answered by a real claw gateway: reads give OpenClaw's shape with its empty
  * values, changes are UNAVAILABLE naming what claw lacks, required params are still checked, and
@@ -60,7 +60,7 @@ describe('reads answer OpenClaw’s empty shapes', () => {
     });
   });
 
-  it('talk, text-to-speech and voice wake', async () => {
+  it('talk and voice wake (text-to-speech is the tts plugin: test/tts.test.ts)', async () => {
     expect(await reader.request('talk.catalog', {})).toEqual({
       modes: [],
       transports: [],
@@ -70,19 +70,6 @@ describe('reads answer OpenClaw’s empty shapes', () => {
       realtime: { ready: false, providers: [] },
     });
     expect(await reader.request('talk.config', { includeSecrets: false })).toEqual({ config: {} });
-    expect(await reader.request('tts.status', {})).toEqual({
-      enabled: false,
-      auto: 'off',
-      provider: null,
-      persona: null,
-      personas: [],
-      fallbackProvider: null,
-      fallbackProviders: [],
-      prefsPath: null,
-      providerStates: [],
-    });
-    expect(await reader.request('tts.providers', {})).toEqual({ providers: [], active: null });
-    expect(await reader.request('tts.personas', {})).toEqual({ active: null, personas: [] });
     expect(await reader.request('voicewake.get', {})).toEqual({ triggers: [] });
   });
 
@@ -123,7 +110,6 @@ describe('changes are UNAVAILABLE, naming what claw lacks', () => {
     ['talk.session.create', {}, 'claw has no talk sessions (realtime voice)'],
     ['talk.client.create', {}, 'claw has no talk sessions (realtime voice)'],
     ['talk.voice.get', {}, 'claw has no talk sessions (realtime voice)'],
-    ['tts.convert', { text: 'hello' }, 'claw has no text-to-speech providers'],
     ['voicewake.set', { triggers: ['claw'] }, 'claw has no voice wake'],
     ['push.web.vapidPublicKey', {}, 'claw has no web push notifications'],
     ['push.web.subscribe', { subscription: {} }, 'claw has no web push notifications'],

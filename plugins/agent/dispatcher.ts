@@ -111,6 +111,10 @@ export class Dispatcher {
         content: input.message,
         messageId: input.messageId,
         timestamp: acceptedAt,
+        // What came with it (a voice note answers to tts.auto "inbound"), without the bytes.
+        ...(input.attachments?.length
+          ? { metadata: { attachments: input.attachments.map(({ mimeType, fileName }) => ({ mimeType, fileName })) } }
+          : {}),
       },
       { agentId, sessionKey, channel: input.channel },
     );

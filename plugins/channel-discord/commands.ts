@@ -28,6 +28,14 @@ export const BUILTIN_COMMANDS: readonly NativeCommand[] = [
   { name: 'skill', description: 'Run a skill by name', acceptsArgs: true },
 ];
 
+/** Commands Discord's own client already has (`/tts`), offered under another name, as OpenClaw does. */
+export const NATIVE_RENAMES: Readonly<Record<string, string>> = { tts: 'voice' };
+
+/** The chat command a native invocation stands for (`/voice` is `/tts`). */
+export function chatCommandName(native: string): string {
+  return Object.entries(NATIVE_RENAMES).find(([, renamed]) => renamed === native)?.[0] ?? native;
+}
+
 /** Discord's rules for a chat-input command name. */
 const NAME = /^[-_\p{Ll}\p{N}]{1,32}$/u;
 
@@ -35,9 +43,14 @@ const NAME = /^[-_\p{Ll}\p{N}]{1,32}$/u;
 export function applicationCommands(pluginCommands: ReadonlyArray<{ name: string; pluginId: string }>): unknown[] {
   const commands = new Map<string, NativeCommand>(BUILTIN_COMMANDS.map((command) => [command.name, command]));
   for (const command of pluginCommands) {
-    const name = command.name.toLowerCase();
+    const name = NATIVE_RENAMES[command.name.toLowerCase()] ?? command.name.toLowerCase();
+    const what = name === command.name.toLowerCase() ? '' : ` (/${command.name.toLowerCase()})`;
     if (!commands.has(name))
-      commands.set(name, { name, description: `From plugin ${command.pluginId}`.slice(0, 100), acceptsArgs: true });
+      commands.set(name, {
+        name,
+        description: `From plugin ${command.pluginId}${what}`.slice(0, 100),
+        acceptsArgs: true,
+      });
   }
   return [...commands.values()]
     .filter((command) => NAME.test(command.name))

@@ -8,6 +8,7 @@
  * `threadId` = the thread's channel id, so it gets its own session and replies go into it.
  */
 import type { InboundMessage } from '../../sdk/channels/index.js';
+import { chatCommandName } from './commands.js';
 
 type Json = any;
 
@@ -150,7 +151,7 @@ export function parseInteraction(interaction: Json): ParsedInteraction | undefin
     id: String(interaction.id),
     token: String(interaction.token),
     applicationId: String(interaction.application_id),
-    text: `/${interaction.data.name}${args ? ` ${args}` : ''}`,
+    text: `/${chatCommandName(String(interaction.data.name))}${args ? ` ${args}` : ''}`,
     channelId: String(interaction.channel_id ?? interaction.channel?.id ?? ''),
     ...(interaction.guild_id ? { guildId: String(interaction.guild_id) } : {}),
     user: {

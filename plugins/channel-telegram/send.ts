@@ -200,11 +200,11 @@ export class TelegramSender {
 
   private async sendMedia(
     to: number | string,
-    item: { url: string; mimeType?: string; caption?: string },
+    item: { url: string; mimeType?: string; caption?: string; voice?: boolean },
     caption: string | undefined,
     extra: Record<string, unknown>,
   ): Promise<string> {
-    const method = mediaMethod(item.url, item.mimeType);
+    const method = item.voice ? 'sendVoice' : mediaMethod(item.url, item.mimeType);
     const input = mediaInput(item.url, this.InputFileClass);
     const call = async (which: MediaMethod, formatted: boolean) => {
       const options = caption

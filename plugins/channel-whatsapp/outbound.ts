@@ -114,7 +114,7 @@ export async function loadMedia(url: string, maxBytes: number, mimeHint?: string
 }
 
 /** The message content for an attachment: images, videos and audio natively, the rest as documents. */
-export function mediaContent(media: LoadedMedia, caption: string | undefined): WaOutbound {
+export function mediaContent(media: LoadedMedia, caption: string | undefined, voice?: boolean): WaOutbound {
   const type = media.mimeType.toLowerCase();
   const withCaption = caption ? { caption: markdownToWhatsApp(caption) } : {};
   if (type.startsWith('image/') && type !== 'image/gif')
@@ -123,7 +123,7 @@ export function mediaContent(media: LoadedMedia, caption: string | undefined): W
     return { video: media.data, mimetype: type === 'image/gif' ? 'video/mp4' : media.mimeType, ...withCaption };
   // Ogg/Opus is what WhatsApp plays as a voice note; other audio goes as an audio file.
   if (type.startsWith('audio/'))
-    return { audio: media.data, mimetype: media.mimeType, ptt: type.startsWith('audio/ogg') };
+    return { audio: media.data, mimetype: media.mimeType, ptt: voice ?? type.startsWith('audio/ogg') };
   return { document: media.data, mimetype: media.mimeType, fileName: media.fileName, ...withCaption };
 }
 
@@ -140,7 +140,9 @@ export async function outboundContents(message: OutboundMessage, maxBytes: numbe
   if (text && !captionFromText) contents.push({ text: markdownToWhatsApp(text) });
   for (const [index, item] of media.entries()) {
     const loaded = await loadMedia(item.url, maxBytes, item.mimeType);
-    contents.push(mediaContent(loaded, item.caption ?? (index === 0 && captionFromText ? text : undefined)));
+    contents.push(
+      mediaContent(loaded, item.caption ?? (index === 0 && captionFromText ? text : undefined), item.voice),
+    );
   }
   return contents;
 }

@@ -116,11 +116,13 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
   // reply must not vanish because the model named a file it may not send.
   const mediaRefused: string[] = [];
   const notes: string[] = [];
-  const media = (request.media ?? []).filter((item) => {
-    const reason = deps.mediaRoots ? mediaRefusal(item, deps.mediaRoots) : undefined;
+  // A message_sending handler may add attachments (a voice note of the reply); they are checked alike.
+  const added = Array.isArray(sending.media) ? (sending.media as NonNullable<OutboundMessage['media']>) : [];
+  const media = [...(request.media ?? []).map((url) => ({ url })), ...added].filter(({ url }) => {
+    const reason = deps.mediaRoots ? mediaRefusal(url, deps.mediaRoots) : undefined;
     if (!reason) return true;
-    mediaRefused.push(`media "${item}" ${reason}`);
-    notes.push(refusedMediaNote(item, reason));
+    mediaRefused.push(`media "${url}" ${reason}`);
+    notes.push(refusedMediaNote(url, reason));
     return false;
   });
   const text = [sending.content ?? request.text, ...notes].filter((part) => part.trim()).join('\n\n');
@@ -161,7 +163,7 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
       pieces.push({
         ...base,
         text,
-        media: media.map((url) => ({ url })),
+        media,
         ...(request.replyTo ? { replyTo: request.replyTo } : {}),
       });
   } else {
@@ -174,9 +176,9 @@ export async function sendOutbound(deps: OutboundDeps, request: OutboundRequest)
       captioned && text.length <= channel.captionLimit!
         ? []
         : splitForChannel(text, deps.textLimit(channel, request.accountId));
-    const mediaPieces: OutboundMessage[] = media.map((url, index) => ({
+    const mediaPieces: OutboundMessage[] = media.map((item, index) => ({
       ...base,
-      media: [{ url }],
+      media: [item],
       ...(index === 0 && textPieces.length === 0 && captioned ? { text } : {}),
     }));
     const ordered = captioned

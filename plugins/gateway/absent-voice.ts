@@ -1,6 +1,6 @@
 /**
- * Talk (realtime voice), text-to-speech, voice wake and push notifications, as OpenClaw's
- * clients ask for them: claw has no audio pipeline, no speech providers and sends no push
+ * Talk (realtime voice), voice wake and push notifications, as OpenClaw's clients ask for
+ * them (text-to-speech is the tts plugin's): claw has no realtime audio and sends no push
  * notifications, so its catalogs and status answer empty and every session or send is
  * UNAVAILABLE. See absent-kit.ts for the rule these follow.
  */
@@ -51,33 +51,6 @@ export function registerAbsentVoice(api: PluginApi): void {
     'talk.session.submitToolResult': talkSession('Answer a relayed talk session tool call.'),
     'talk.session.steer': talkSession('Steer a relayed talk session.'),
     'talk.session.close': talkSession('Close a relayed talk session.'),
-
-    'tts.status': {
-      scope: 'operator.read',
-      description: "Text-to-speech status in OpenClaw's shape: off, with no providers or personas.",
-      handler: () => ({
-        enabled: false,
-        auto: 'off',
-        provider: null,
-        persona: null,
-        personas: [],
-        fallbackProvider: null,
-        fallbackProviders: [],
-        prefsPath: null,
-        providerStates: [],
-      }),
-    },
-    'tts.providers': {
-      scope: 'operator.read',
-      description: 'Text-to-speech providers: none.',
-      handler: () => ({ providers: [], active: null }),
-    },
-    'tts.personas': {
-      scope: 'operator.read',
-      description: 'Text-to-speech personas: none.',
-      handler: () => ({ active: null, personas: [] }),
-    },
-    'tts.convert': unavailable('text-to-speech providers', 'operator.write', 'Convert text to speech.', ['text']),
 
     'voicewake.get': {
       scope: 'operator.read',

@@ -77,7 +77,8 @@ export interface OutboundMessage {
   /** Peer id to send to (chat id, channel id, phone number). */
   to: string;
   text?: string;
-  media?: Array<{ url: string; mimeType?: string; caption?: string }>;
+  /** `voice`: send as a voice note where the platform has them (Telegram sendVoice, WhatsApp PTT). */
+  media?: Array<{ url: string; mimeType?: string; caption?: string; voice?: boolean }>;
   replyTo?: string;
   threadId?: string;
 }

@@ -133,6 +133,8 @@ export interface MessageSendingEvent {
 export interface MessageSendingResult {
   content?: string;
   cancel?: boolean;
+  /** Attachments to send with the message (a local file must sit in the media folder or a workspace). */
+  media?: Array<{ url: string; mimeType?: string; voice?: boolean }>;
 }
 
 export interface BeforeMessageWriteEvent {

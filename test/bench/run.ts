@@ -52,6 +52,8 @@
  *                30 sessions: the gateway process's RSS as it goes         (target ≤ 150 MB)
  *   failover     `claw agent --local` answered by the fallback: a primary that always answers 500,
  *                one that hangs past timeoutSeconds 5, one whose stream is cut   (target ≤ 10 s each)
+ *   tts          a reply turn to a voice-note channel: TTS off vs auto "always" with the local CLI
+ *                voice (espeak-ng) and with an instant OpenAI-compatible fake, ffmpeg to Ogg/Opus: added p50
  *   install-size node_modules of `npm install --omit=dev` for this platform, from
  *                package-lock.json and the packages on disk (offline)                  (target ≤ 150 MB)
  */
@@ -877,4 +879,5 @@ if (want('memory-gateway')) await (await import('./memory-gateway.js')).memoryGa
 if (want('soak')) await (await import('./soak.js')).soakBench(line, quick);
 if (want('soak-gateway')) await (await import('./soak-gateway.js')).gatewaySoakBench(CLI, freePort, line, quick);
 if (want('failover')) await (await import('./failover.js')).failoverBench(CLI, line);
+if (want('tts')) await (await import('./tts.js')).ttsBench(line, quick);
 if (want('install-size')) benchInstallSize();
