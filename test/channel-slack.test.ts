@@ -397,6 +397,32 @@ describe('slack channel', () => {
     expect(fake.responses).toEqual([]);
   });
 
+  it('native commands (commands.native): /agentstatus runs /status on the conversation it was typed in', async () => {
+    await boot({ commands: { native: true } });
+    const fields = fake.slashFields({ user: OWNER, text: '', command: '/agentstatus' });
+    expect(await fake.slashCommand(fields)).toBeUndefined();
+    await until(() => fake.responses.length > 0, 'the status answer');
+    expect(fake.responses[0]).toMatchObject({ triggerId: fields.trigger_id, responseType: 'ephemeral' });
+    expect(fake.responses[0]!.text).toContain('Session: agent:main:');
+    // The conversation's own session, not the /openclaw command's.
+    expect(fake.responses[0]!.text).not.toContain('slack:slash');
+    expect(requests).toHaveLength(0);
+    const unknown = await fake.slashCommand(fake.slashFields({ user: OWNER, text: 'x', command: '/weather' }));
+    expect(unknown).toMatchObject({ text: expect.stringContaining("I don't know /weather") });
+    await kernel!.dispose();
+    kernel = undefined;
+    // "auto" (the default) keeps them off on Slack.
+    await boot({ commands: { native: 'auto' } });
+    const off = await fake.slashCommand(fake.slashFields({ user: OWNER, text: '', command: '/agentstatus' }));
+    expect(off).toMatchObject({ text: expect.stringContaining('turned off') });
+    expect(resolveAccountSettings('default', { botToken: 'xoxb-1', appToken: 'xapp-1' }, {}, true).nativeCommands).toBe(
+      true,
+    );
+    expect(() =>
+      resolveAccountSettings('default', { botToken: 'xoxb-1', appToken: 'xapp-1', commands: { native: 'yes' } }, {}),
+    ).toThrow(/commands\.native must be true, false or "auto"/);
+  });
+
   it('slash command: strangers get a pairing code or a refusal, unknown commands and a disabled command say so', async () => {
     await boot({
       slashCommand: { enabled: true },

@@ -337,10 +337,25 @@ export class SlackAccount {
     if (!payload) return undefined;
     const settings = this.settings.slashCommand;
     const name = payload.command.replace(/^\//, '').toLowerCase();
-    if (!settings.enabled) return ephemeral(`Slash commands are turned off for this app; message me instead.`);
-    if (name !== settings.name)
+    const chat = await this.hooks.chatCommands().catch(() => new Set<string>());
+    // A native command is a chat command of its own; Slack reserves /status, so it is /agentstatus.
+    const native = this.settings.nativeCommands ? (name === 'agentstatus' ? 'status' : name) : undefined;
+    if (native && chat.has(native) && !(settings.enabled && name === settings.name)) {
+      if (!this.trustedUrl(payload.responseUrl)) return ephemeral('This command could not be answered.');
+      const text = `/${native}${payload.text.trim() ? ` ${payload.text.trim()}` : ''}`;
+      let answer: SlashAck;
+      await this.enqueue(`slash:${payload.userId}`, async () => {
+        answer = await this.takeSlash(payload, text, true);
+      });
+      return answer;
+    }
+    if (!settings.enabled && !this.settings.nativeCommands)
+      return ephemeral(`Slash commands are turned off for this app; message me instead.`);
+    if (!settings.enabled || name !== settings.name)
       return ephemeral(
-        `I don't know ${payload.command}. Use /${settings.name} <message>, e.g. /${settings.name} help.`,
+        settings.enabled
+          ? `I don't know ${payload.command}. Use /${settings.name} <message>, e.g. /${settings.name} help.`
+          : `I don't know ${payload.command}: it is not one of my commands.`,
       );
     if (!payload.text.trim())
       return ephemeral(`Usage: /${settings.name} <message>, or a command such as /${settings.name} status.`);
@@ -348,7 +363,7 @@ export class SlackAccount {
       this.ctx.logger.warn(`${this.where}: refused a slash command whose reply address is not on Slack`);
       return ephemeral('This command could not be answered: its reply address is not on Slack.');
     }
-    const text = commandText(payload.text, await this.hooks.chatCommands().catch(() => new Set<string>()));
+    const text = commandText(payload.text, chat);
     let answer: SlashAck;
     // One user's commands share a session: they run in the order typed.
     await this.enqueue(`slash:${payload.userId}`, async () => {
@@ -357,8 +372,8 @@ export class SlackAccount {
     return answer;
   }
 
-  private async takeSlash(payload: SlashPayload, text: string): Promise<SlashAck> {
-    const base = slashInbound(payload, this.settings.slashCommand, text);
+  private async takeSlash(payload: SlashPayload, text: string, native = false): Promise<SlashAck> {
+    const base = slashInbound(payload, this.settings.slashCommand, text, native);
     if (base.peer.kind === 'direct') this.sender.dmChannels.set(payload.userId, payload.channelId);
     // Remembered before the pipeline sees it: a quick answer may be written before `receive` resolves.
     this.sender.slash.remember(payload.triggerId, payload.responseUrl);
@@ -370,7 +385,9 @@ export class SlackAccount {
         `I don't know you yet, so I can't answer. Your pairing code is ${outcome.code}; ask my owner to approve it with: claw pairing approve slack ${outcome.code}`,
       );
     if (outcome.status === 'unavailable') return ephemeral('The assistant is restarting; try again in a moment.');
-    return ephemeral(`You are not allowed to use /${this.settings.slashCommand.name} here.`);
+    return ephemeral(
+      `You are not allowed to use ${native ? payload.command : `/${this.settings.slashCommand.name}`} here.`,
+    );
   }
 
   /** The Slack conversation of a peer (a DM's peer is the user; its conversation is the D… id). */

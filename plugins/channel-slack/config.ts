@@ -30,6 +30,11 @@ export interface SlackAccountSettings {
   /** Acknowledgement emoji name from the channel keys (undefined: fall back to messages.ackReaction). */
   ackReaction?: string;
   slashCommand: SlashCommandSettings;
+  /**
+   * `commands.native` (here, else the top-level one): each chat command is its own Slack slash
+   * command (`/new`, `/agentstatus` for `/status`). "auto" leaves it off on Slack, as in OpenClaw.
+   */
+  nativeCommands: boolean;
 }
 
 /** OpenClaw's `slashCommand`: one command (`/openclaw <text>`) whose runs get sessions of their own. */
@@ -41,6 +46,15 @@ export interface SlashCommandSettings {
   ephemeral: boolean;
   /** Session keys are `agent:<agentId>:<sessionPrefix>:<userId>`. */
   sessionPrefix: string;
+}
+
+function nativeCommands(raw: unknown, globalNative: unknown, where: string): boolean {
+  if (raw !== undefined && !isRecord(raw))
+    throw new SlackConfigError(`${where}.commands must be an object: { native: true | false | "auto" }`);
+  const native = (raw as AnyRecord | undefined)?.native ?? globalNative ?? 'auto';
+  if (native !== 'auto' && typeof native !== 'boolean')
+    throw new SlackConfigError(`${where}.commands.native must be true, false or "auto"`);
+  return native === true;
 }
 
 function slashCommandSettings(raw: unknown, where: string): SlashCommandSettings {
@@ -121,6 +135,8 @@ export function resolveAccountSettings(
   accountId: string,
   raw: AnyRecord,
   env: Readonly<Record<string, string | undefined>>,
+  /** The top-level `commands.native`, which a channel's own `commands.native` overrides. */
+  globalNative?: unknown,
 ): SlackAccountSettings {
   const where = configPath(accountId);
   const mode = raw.mode ?? 'socket';
@@ -175,5 +191,6 @@ export function resolveAccountSettings(
     apiUrl: apiUrlFrom(env),
     ...(typeof ack === 'string' ? { ackReaction: ack } : {}),
     slashCommand: slashCommandSettings(raw.slashCommand, where),
+    nativeCommands: nativeCommands(raw.commands, globalNative, where),
   };
 }

@@ -129,7 +129,12 @@ export class SlackChannel {
   }
 
   async start(ctx: ChannelAccountContext): Promise<void> {
-    const settings = resolveAccountSettings(ctx.accountId, ctx.config as AnyRecord, ctx.env);
+    const settings = resolveAccountSettings(
+      ctx.accountId,
+      ctx.config as AnyRecord,
+      ctx.env,
+      ((this.kernel.config() as AnyRecord).commands as AnyRecord | undefined)?.native,
+    );
     for (const note of ignoredSettings(ctx.accountId, ctx.config as AnyRecord)) ctx.logger.warn(`slack: ${note}`);
     for (const other of this.accounts.all()) {
       if (other.accountId === ctx.accountId || other.settings.mode !== settings.mode) continue;

@@ -87,11 +87,16 @@ export function commandText(text: string, chatCommands: ReadonlySet<string>): st
   return `/${trimmed}`;
 }
 
-/** The inbound message for a slash command: the conversation it was typed in decides access. */
+/**
+ * The inbound message for a slash command: the conversation it was typed in decides access.
+ * A native command (`/new`) acts on that conversation's own session; `/openclaw` runs in the
+ * user's slash session.
+ */
 export function slashInbound(
   payload: SlashPayload,
   settings: SlashCommandSettings,
   text: string,
+  native = false,
 ): Omit<InboundMessage, 'accountId'> {
   const direct = payload.channelId.startsWith('D');
   const group = !direct && payload.channelName?.startsWith('mpdm-') === true;
@@ -105,7 +110,7 @@ export function slashInbound(
     mentioned: true,
     ...(!direct && payload.channelName ? { peerName: payload.channelName } : {}),
     ...(payload.teamId ? { teamId: payload.teamId } : {}),
-    sessionScope: `${settings.sessionPrefix}:${payload.userId}`,
+    ...(native ? {} : { sessionScope: `${settings.sessionPrefix}:${payload.userId}` }),
     replyAddress: slashAddress({
       ephemeral: settings.ephemeral,
       channelId: payload.channelId,
