@@ -144,6 +144,7 @@ describe('the package surface for plugin authors', () => {
         './sdk/sqlite',
         './sdk/sessions',
         './sdk/testing',
+        './sdk/tts',
         './sdk/web-search',
       ].sort(),
     );
