@@ -495,13 +495,17 @@ describe('text-to-speech replies', () => {
     expect(handed).toEqual([expect.objectContaining({ text: 'A reply for a surface without files.', media: [] })]);
   });
 
-  it('checks the settings: a bad value is refused by path, an OpenClaw key claw lacks is named at start', async () => {
+  it('checks the settings: a bad value is refused by path, an OpenClaw key claw lacks is named when it loads', async () => {
+    // The plugin is not loaded at start (an idle gateway pays nothing for it): it loads with the
+    // first message, /tts or tts.* call. Asking for its service does the same here.
+    const load = () => kernel!.capabilities.find('service', 'tts').catch(() => undefined);
     // The plugin fails (the rest of claw runs), naming the path.
     await boot({ tts: { auto: 'sometimes' } });
     expect(kernel!.issues().map((issue) => `${issue.path}: ${issue.message}`)).toEqual([
       expect.stringMatching(/^tts\.auto: must be one of/),
     ]);
     await boot({ messages: { queue: { debounceMs: 0 }, tts: { timeoutMs: -1 } } });
+    await load();
     expect(kernel!.logs.map((record) => record.message)).toContain(
       'register() threw: invalid text-to-speech settings: messages.tts.timeoutMs must be >= 1',
     );
@@ -510,12 +514,15 @@ describe('text-to-speech replies', () => {
         telegram: { botToken: api.token, apiRoot: api.apiRoot, tts: { auto: 'loud' } },
       },
     });
+    await load();
     expect(kernel!.logs.map((record) => record.message)).toContainEqual(
       expect.stringMatching(
         /^register\(\) threw: invalid text-to-speech settings: channels\.telegram\.tts\.auto must be/,
       ),
     );
     await boot({ tts: { auto: 'off', personas: { calm: {} }, providers: { microsoft: { enabled: true } } } });
+    expect(kernel!.plugins.get('tts')?.status).not.toBe('active');
+    await load();
     const warnings = kernel!.logs.filter((record) => record.level === 'warn').map((record) => record.message);
     expect(warnings).toEqual(
       expect.arrayContaining([
