@@ -108,3 +108,18 @@ export function acceptMediaAttachments(
   });
   return { images: decoded.filter((item) => item.mimeType.startsWith('image/')), files };
 }
+
+/** The image format the bytes really are (PNG, JPEG, GIF, WebP), whatever a MIME type claims; undefined otherwise. */
+export function imageFormat(data: Buffer): 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp' | undefined {
+  if (data.length >= 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
+    return 'image/png';
+  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
+  if (data.length >= 6 && /^GIF8[79]a$/.test(data.subarray(0, 6).toString('latin1'))) return 'image/gif';
+  if (
+    data.length >= 12 &&
+    data.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    data.subarray(8, 12).toString('latin1') === 'WEBP'
+  )
+    return 'image/webp';
+  return undefined;
+}

@@ -6,11 +6,10 @@
  * to it. An answer may carry `b64_json` or a `url`; a URL is fetched through the SSRF guard, where
  * only the configured endpoint's own host may be private, and its size is capped.
  */
-import type { KernelServices } from '../../sdk/index.js';
+import { imageFormat, type KernelServices } from '../../sdk/index.js';
 import { guardedNet, SsrfBlockedError, type SsrfPolicy } from '../../sdk/net/index.js';
 import {
   ImageGenerationError,
-  imageType,
   type GeneratedImage,
   type ImageGenerationProvider,
   type ImageRequest,
@@ -180,7 +179,7 @@ export function openAiImages(kernel: Kernel): ImageGenerationProvider {
               ? await fetchImage(item.url, request)
               : undefined;
         if (!data) throw new ImageGenerationError('openai', 'an image in the answer has neither b64_json nor url');
-        const mimeType = imageType(data);
+        const mimeType = imageFormat(data);
         if (!mimeType)
           throw new ImageGenerationError(
             'openai',

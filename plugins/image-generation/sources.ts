@@ -6,7 +6,8 @@
  */
 import { open, realpath } from 'node:fs/promises';
 import { basename, isAbsolute, relative, resolve } from 'node:path';
-import { imageType, type SourceImage } from './contract.js';
+import { imageFormat } from '../../sdk/index.js';
+import type { SourceImage } from './contract.js';
 
 export const MAX_SOURCE_BYTES = 25 * 1024 * 1024;
 
@@ -42,7 +43,7 @@ export async function readSourceImage(given: string, workspace: string, mediaDir
     if (info.size > MAX_SOURCE_BYTES)
       throw new SourceRefused(`image "${given}" is larger than ${MAX_SOURCE_BYTES / 1024 / 1024} MB`);
     const data = await handle.readFile();
-    const mimeType = imageType(data);
+    const mimeType = imageFormat(data);
     if (!mimeType) throw new SourceRefused(`image "${given}" is not a PNG, JPEG, GIF or WebP image`);
     return { data, mimeType, fileName: basename(real) };
   } finally {

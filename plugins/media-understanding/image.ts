@@ -3,9 +3,8 @@
  * sharp when an edge is over MAX_EDGE or the file is heavy, so a 12-megapixel photo costs
  * what a screen-sized one does.
  */
-import type { ImagePart, RuntimeDeps } from '../../sdk/index.js';
+import { imageFormat, type ImagePart, type RuntimeDeps } from '../../sdk/index.js';
 import { loadSharp } from './deps.js';
-import { imageFormat } from './kinds.js';
 
 export const MAX_EDGE = 2048;
 /** Files over this are re-encoded even when their edges fit. */

@@ -49,21 +49,6 @@ export function isPdfName(mimeType: string | undefined, name: string): boolean {
   return (mimeType ?? '').toLowerCase().startsWith('application/pdf') || extname(name).toLowerCase() === '.pdf';
 }
 
-/** The image format the bytes really are (PNG, JPEG, GIF, WebP), or undefined. */
-export function imageFormat(data: Buffer): 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp' | undefined {
-  if (data.length >= 8 && data.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])))
-    return 'image/png';
-  if (data.length >= 3 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'image/jpeg';
-  if (data.length >= 6 && /^GIF8[79]a$/.test(data.subarray(0, 6).toString('latin1'))) return 'image/gif';
-  if (
-    data.length >= 12 &&
-    data.subarray(0, 4).toString('latin1') === 'RIFF' &&
-    data.subarray(8, 12).toString('latin1') === 'WEBP'
-  )
-    return 'image/webp';
-  return undefined;
-}
-
 /** Looks like text: valid UTF-8 with no NUL bytes in the first 8 KB. */
 export function looksLikeText(data: Buffer): boolean {
   const head = data.subarray(0, 8192);
