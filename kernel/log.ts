@@ -1,6 +1,6 @@
 /**
  * The kernel's logging interface: levels and child loggers. Whoever boots the kernel hands
- * it one (the CLI prints warnings, the gateway plugs pino in, tests capture records; the
+ * it one (the CLI prints warnings, the gateway writes its log file, tests capture records; the
  * SDK's createLogger is the plain one), and the kernel puts it behind the redactor.
  */
 export interface Logger {

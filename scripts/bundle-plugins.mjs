@@ -12,8 +12,8 @@
 // bundle, unused by claw itself: the benchmarks import single functions from them.
 //
 // npm packages stay outside too, loaded from node_modules, except the few a plugin needs to
-// start and that are many small CommonJS files: those are bundled in (pino was 15 files and
-// 17 ms to require, ws 10 files and 17 ms). Their optional native add-ons stay optional.
+// start and that are many small CommonJS files: those are bundled in (ws was 10 files and
+// 17 ms to require). Their optional native add-ons stay optional.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { build } from 'esbuild';
@@ -32,7 +32,7 @@ export async function bundlePlugins(pluginsDir) {
 }
 
 /** Packages bundled into the plugins that import them. */
-const BUNDLED_PACKAGES = new Set(['pino', 'ws']);
+const BUNDLED_PACKAGES = new Set(['ws']);
 /** Optional native speed-ups some of them try to require; absent, they fall back. */
 const OPTIONAL_NATIVE = new Set(['bufferutil', 'utf-8-validate']);
 

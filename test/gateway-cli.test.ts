@@ -202,6 +202,46 @@ describe('claw gateway', () => {
     expect(await gw.exited).toBe(0);
   });
 
+  it('starts in the kernel the command was found in; its flags beat the config file across restarts and are never saved', async () => {
+    const { env, stateDir } = stateEnv();
+    const configFile = join(stateDir, 'openclaw.json');
+    const flagToken = 'flag-secret-0123456789abcdef';
+    const configToken = 'config-token-0123456789abcdef';
+    // hooks.token reuses the flag's secret: only the flag can tell the hooks plugin that.
+    const config = { gateway: { auth: { token: configToken } }, hooks: { enabled: true, token: flagToken } };
+    writeFileSync(configFile, JSON.stringify(config));
+    const gw = await startGateway({ ...env, CLAW_TRACE_STARTUP: '1' }, ['--token', flagToken]);
+    // One kernel boot before listening: the command's own kernel runs the gateway.
+    expect(gw.stderr().match(/kernel: boot/g)).toHaveLength(1);
+    const as = (token: string) => ({ ...env, OPENCLAW_GATEWAY_TOKEN: token });
+    expect((await claw(['health'], as(flagToken))).code).toBe(0);
+    expect((await claw(['health'], as(configToken))).stderr).toContain('unauthorized');
+    await waitFor(() => gw.stdout().includes('webhooks not started'), { what: 'the webhook check' });
+    expect(gw.stdout()).toContain('hooks.token is the same as the gateway token or password');
+
+    // A restart (in a fresh kernel) keeps the flag and the port it got for --port 0.
+    const { hash } = JSON.parse((await claw(['gateway', 'call', 'config.get'], as(flagToken))).stdout) as {
+      hash: string;
+    };
+    const next = { ...config, gateway: { ...config.gateway, tickIntervalMs: 15000 } };
+    const params = JSON.stringify({ config: next, baseHash: hash, idempotencyKey: 'flags-1' });
+    const applied = await claw(['gateway', 'call', 'config.apply', '--params', params], as(flagToken));
+    expect(applied.code, applied.stderr).toBe(0);
+    await waitFor(() => (gw.stdout().match(/gateway listening/g) ?? []).length === 2, {
+      what: 'the gateway listening again after the restart',
+    });
+    expect(gw.stdout()).toContain(`"port":${gw.port}`);
+    expect((await claw(['health'], as(flagToken))).code).toBe(0);
+    expect((await claw(['health'], as(configToken))).stderr).toContain('unauthorized');
+
+    gw.child.kill('SIGTERM');
+    expect(await gw.exited).toBe(0);
+    const saved = readFileSync(configFile, 'utf8');
+    expect(JSON.parse(saved).gateway).toEqual({ auth: { token: configToken }, tickIntervalMs: 15000 });
+    for (const text of [gw.stdout(), gw.stderr(), readFileSync(join(stateDir, 'logs', 'gateway.log'), 'utf8')])
+      expect(text).not.toContain(flagToken);
+  }, 90_000);
+
   it('lists its commands in claw --help', async () => {
     const help = await claw(['--help'], stateEnv().env);
     expect(help.stdout).toMatch(/Commands from plugins:[\s\S]*gateway\s+Run the gateway in the foreground/);

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DedupeCache, paramsFingerprint } from '../plugins/gateway/dedupe.js';
@@ -7,7 +7,9 @@ import { PRESENCE_MAX_ENTRIES, PRESENCE_TTL_MS, PresenceTracker } from '../plugi
 import { needsGeneratedToken, resolveSettings, type GatewaySection } from '../plugins/gateway/settings.js';
 import { GATEWAY_DEFAULTS } from './gateway-helpers.js';
 import { tailLog } from '../plugins/gateway/tail.js';
-import { prettyLine } from '../plugins/gateway/logging.js';
+import { createGatewayLogging, prettyLine } from '../plugins/gateway/logging.js';
+import { relayLogger } from '../apps/cli/relay-logger.js';
+import { createLogger, type LogRecord } from '../sdk/logger.js';
 import { PairingStore } from '../plugins/gateway/pairing.js';
 import { createRedactor } from '../host/redact.js';
 import { pluginsWithLeftWork } from '../plugins/gateway/left-work.js';
@@ -351,8 +353,56 @@ describe('work a previous gateway left', () => {
   });
 });
 
-describe('terminal log lines', () => {
-  it('renders a pino record as one readable line', () => {
+describe('gateway log lines', () => {
+  it("are pino's JSON shape, in order, above the level, and survive data JSON cannot hold", async () => {
+    const stateDir = tempDir('claw-gwlog-');
+    const out: string[] = [];
+    const stdout = { write: (line: string) => out.push(line) } as unknown as NodeJS.WritableStream;
+    const logging = createGatewayLogging({
+      stateDir,
+      level: 'info',
+      stdout,
+      maxFileBytes: 1e6,
+      redact: { text: (t) => t },
+    });
+    const cyclic: Record<string, unknown> = { big: 10n };
+    cyclic.self = cyclic;
+    const child = logging.logger.child({ plugin: 'demo' });
+    child.debug('below the level');
+    child.info('first', { port: 1 });
+    child.child({ account: 'a' }).warn('second', { data: cyclic, error: new Error('boom') });
+    logging.flush();
+    const lines = readFileSync(logging.file, 'utf8').trim().split('\n');
+    expect(lines).toEqual(out.map((line) => line.trim()));
+    const [first, second] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(Object.keys(first!)).toEqual(['level', 'time', 'pid', 'plugin', 'port', 'msg']);
+    expect(first).toMatchObject({ level: 30, pid: process.pid, plugin: 'demo', port: 1, msg: 'first' });
+    expect(second).toMatchObject({
+      level: 40,
+      account: 'a',
+      msg: 'second',
+      data: { big: '10', self: '[Circular]' },
+      error: { type: 'Error', message: 'boom' },
+    });
+  });
+
+  it('follow a relay logger to its new destination, children made before the switch too', () => {
+    const seen: Array<[string, LogRecord]> = [];
+    const sink = (name: string) => createLogger({ level: 'debug', sink: (record) => seen.push([name, record]) });
+    const relay = relayLogger(sink('cli'));
+    const plugin = relay.child({ plugin: 'p' });
+    plugin.warn('before');
+    relay.retarget(sink('gateway'));
+    plugin.warn('after');
+    relay.child({ plugin: 'q' }).info('new child');
+    expect(seen.map(([name, record]) => [name, record.plugin, record.message])).toEqual([
+      ['cli', 'p', 'before'],
+      ['gateway', 'p', 'after'],
+      ['gateway', 'q', 'new child'],
+    ]);
+  });
+
+  it('render a pino-shaped record as one readable line', () => {
     const time = new Date(2026, 0, 2, 3, 4, 5).getTime();
     expect(
       prettyLine({ level: 30, time, pid: 1, hostname: 'h', plugin: 'gateway', msg: 'listening', port: 18789 }, false),

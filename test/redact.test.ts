@@ -362,7 +362,7 @@ describe('the kernel wires one redactor everywhere', () => {
 });
 
 describe('gateway log files', () => {
-  it('are owner-only, and mask lines even when written through pino directly', async () => {
+  it('are owner-only, and mask lines even when written through the gateway logger directly', async () => {
     const stateDir = tempDir('claw-redact-logs-');
     // An older version left a world-readable folder and file behind.
     mkdirSync(join(stateDir, 'logs'), { mode: 0o755 });
@@ -377,7 +377,7 @@ describe('gateway log files', () => {
       redact: startup(),
     });
     const token = botToken();
-    // `logging.logger` is the pino adapter itself: no kernel redaction in front of it.
+    // `logging.logger` is the writer itself: no kernel redaction in front of it.
     logging.logger.warn(`GET http://127.0.0.1:9/bot${token}/getMe failed`, {
       header: 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz',
     });

@@ -48,7 +48,7 @@ export function gatewayAuthUnset(
  * token's failures with the gateway's limiter, and `claw setup` makes the gateway's kind of
  * token, without either holding a copy of this code.
  */
-export const gatewayAuthService: GatewayAuthService = {
+export const gatewayAuthService: Omit<GatewayAuthService, 'flagSecrets'> = {
   createRateLimiter: (settings) => new AuthRateLimiter(settings),
   clientKey,
   authUnset: gatewayAuthUnset,

@@ -11,7 +11,7 @@ import { GatewayRequestError, parseFlags as parse, runCliCommand, unknownCommand
 import type { GatewayService } from './service.js';
 import type { ServiceCommand } from './daemon/cli.js';
 import { PairingStore, pairingFile, publicDevice, publicRequest, type PairingRequest } from './pairing.js';
-import type { GatewaySection } from './settings.js';
+import type { BindMode, GatewayOverrides, GatewaySection } from './settings.js';
 import type { AgentService } from '../../sdk/agent/index.js';
 import { useService } from '../../sdk/services.js';
 
@@ -47,6 +47,8 @@ fragment, which the browser keeps to itself and the page removes at once.
   --json      print {url, httpUrl, wsUrl, port, tokenIncluded, running} and open nothing`,
   devices: `Usage: claw devices list | approve <requestId> | reject <requestId> | remove <deviceId> [--json]`,
 };
+
+const isBindMode = (value: string): value is BindMode => ['loopback', 'lan', 'custom'].includes(value);
 
 const CLIENT_FLAGS = {
   url: { type: 'string' },
@@ -106,25 +108,28 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     json: { type: 'boolean' },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}" (see claw gateway --help)`);
-  const gateway: Record<string, unknown> = {};
+  const overrides: GatewayOverrides = {};
   if (values.port !== undefined) {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535)
       throw new UsageError(`--port must be a port number, got "${values.port}"`);
-    gateway.port = port;
+    overrides.port = port;
   }
   if (values.bind !== undefined) {
-    if (!['loopback', 'lan', 'custom'].includes(values.bind))
-      throw new UsageError(`--bind must be loopback, lan or custom, got "${values.bind}"`);
-    gateway.bind = values.bind;
+    if (!isBindMode(values.bind)) throw new UsageError(`--bind must be loopback, lan or custom, got "${values.bind}"`);
+    overrides.bind = values.bind;
   }
-  if (values.host !== undefined) gateway.customBindHost = values.host;
+  if (values.host !== undefined) overrides.customBindHost = values.host;
   if (values.token !== undefined || values.password !== undefined) {
-    gateway.auth = {
+    overrides.auth = {
       ...(values.token !== undefined ? { token: values.token } : {}),
       ...(values.password !== undefined ? { password: values.password } : {}),
     };
   }
+  // No config file holds them, so the redactor learns them here: no log line or error can show them.
+  const maskFlags = (redact: BootedKernel['redact']) =>
+    [values.token, values.password].forEach((secret) => redact.add(secret));
+  maskFlags(api.kernel.redact);
   const section = api.section<GatewaySection>('gateway');
   trace('gateway: run command');
   const { createGatewayLogging } = await import('./logging.js');
@@ -135,8 +140,9 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     maxFileBytes: section.logs.maxFileBytes,
     redact: api.kernel.redact,
   });
-  const boot = () =>
-    ctx.boot({ logger: logging.logger, configOverlay: Object.keys(gateway).length ? { gateway } : undefined });
+  // The first start runs in the kernel this command was found in; a restart boots a fresh one.
+  let booted = 0;
+  const boot = () => ctx.boot({ logger: logging.logger, reuse: booted++ === 0 });
 
   let kernel: BootedKernel;
   let restarting = false;
@@ -144,6 +150,7 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
   let starting: Promise<void> = Promise.resolve();
   const startKernel = async (): Promise<void> => {
     kernel = await boot();
+    maskFlags(kernel.redact);
     // Lines the runner logs itself (restarts, failures) are masked like the kernel's.
     logging.setRedactor(kernel.redact);
     // Kept-but-unused config (OpenClaw settings claw lacks, stale entries) is named once per start.
@@ -151,7 +158,10 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
       if (issue.level === 'warning') logging.logger.warn(`config ${issue.path}: ${issue.message}`);
     const service = (await kernel.capabilities.find('service', 'gateway')) as GatewayService | undefined;
     // Set before the gateway listens: a client that connects the moment it does may ask at once.
-    if (service) service.runtime.requestRestart = restartWith(service);
+    if (service) {
+      service.runtime.requestRestart = restartWith(service);
+      service.runtime.overrides = overrides;
+    }
     await kernel.start();
     const record = kernel.plugins.get('gateway');
     if (!service || record?.status !== 'active') {
@@ -160,7 +170,7 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
     }
     // Asked for any free port: keep the one we got across in-place restarts.
     const server = service.runtime.server;
-    if (server?.address && server.settings.port === 0) gateway.port = server.address.port;
+    if (server?.address && server.settings.port === 0) overrides.port = server.address.port;
   };
   const restartWith =
     (service: GatewayService) =>

@@ -1,6 +1,6 @@
 /**
  * The gateway plugin. Registering is cheap: methods, events, CLI commands and the
- * `gateway` service. The server itself (ws, fastify, pino) is imported when the service
+ * `gateway` service. The server itself (ws, fastify) is imported when the service
  * starts, and the client side when a CLI command runs.
  */
 import { clawVersion, NODES_SERVICE, type GatewayDaemon, type NodeService } from '../../sdk/index.js';
@@ -36,7 +36,7 @@ import { registerUserMethods } from './users.js';
 import { PairingStore, pairingFile } from './pairing.js';
 import { GatewayRuntime } from './runtime.js';
 import type { GatewayService } from './service.js';
-import { needsGeneratedToken, resolveSettings, type GatewaySection } from './settings.js';
+import { needsGeneratedToken, resolveSettings, withOverrides, type GatewaySection } from './settings.js';
 import { saveGeneratedToken } from './token.js';
 import { serviceUnits } from './daemon/units-service.js';
 
@@ -130,10 +130,11 @@ export default definePlugin({
       id: 'gateway',
       runtime,
       async start() {
-        const auth = needsGeneratedToken(section, api.kernel.env)
-          ? { ...section.auth, mode: 'token' as const, token: await saveGeneratedToken(api) }
-          : section.auth;
-        const settings = resolveSettings({ ...section, auth }, api.kernel.env);
+        const given = withOverrides(section, runtime.overrides);
+        const auth = needsGeneratedToken(given, api.kernel.env)
+          ? { ...given.auth, mode: 'token' as const, token: await saveGeneratedToken(api) }
+          : given.auth;
+        const settings = resolveSettings({ ...given, auth }, api.kernel.env);
         const { GatewayServer } = await import('./server.js');
         const server = new GatewayServer({
           kernel: api.kernel,
@@ -167,7 +168,9 @@ export default definePlugin({
       },
     };
     api.registerService(service);
-    api.registerService({ id: 'gateway-auth', api: gatewayAuthService });
+    const flagSecrets = () =>
+      [runtime.overrides.auth?.token, runtime.overrides.auth?.password].filter((secret): secret is string => !!secret);
+    api.registerService({ id: 'gateway-auth', api: { ...gatewayAuthService, flagSecrets } });
     api.registerService({ id: NODES_SERVICE, api: runtime.nodes satisfies NodeService });
     // The OS service's code loads only when `claw onboard`, `claw reset` or `claw uninstall` reaches for it.
     const daemon = async () => new (await import('./daemon/control.js')).Daemon(api.kernel.env, api.kernel.paths);

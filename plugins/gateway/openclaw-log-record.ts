@@ -2,7 +2,7 @@
  * OpenClaw's gateway logs with tslog, not pino: its `logs.tail` lines carry the level in
  * `_meta.logLevelName`, an ISO `time`, the logger's bindings (`{"subsystem":…}`) as argument
  * "0" and the message and its fields as the later numbered arguments. `claw logs` against an
- * OpenClaw gateway reads them as the pino records claw writes, so one printer and one
+ * OpenClaw gateway reads them as the pino-shaped records claw writes, so one printer and one
  * `--level` filter serve both.
  */
 const TSLOG_LEVELS: Record<string, number> = {

@@ -1,6 +1,6 @@
 /**
  * A gateway log record as one readable line, for the gateway's terminal output and for
- * `claw logs`. Kept apart from logging.ts so reading the log does not load pino.
+ * `claw logs`. Kept apart from logging.ts so reading the log loads no writer.
  */
 export const LEVEL_NAMES: Record<number, string> = {
   10: 'TRACE',

@@ -12,11 +12,14 @@ import type { GatewayServer } from './server.js';
 import { CloseCodes } from './close-codes.js';
 import { ConfigReloader } from './reload.js';
 import { SetupCodes, setupCodesFile } from './setup-codes.js';
+import type { GatewayOverrides } from './settings.js';
 
 export class GatewayRuntime {
   server?: GatewayServer;
   /** Installed by `claw gateway`: restart the whole kernel after `delayMs`. Returns false if it cannot. */
   requestRestart?: (reason: string, delayMs: number) => boolean;
+  /** Installed by `claw gateway`: its command-line flags, applied over the config section at every start. */
+  overrides: GatewayOverrides = {};
   readonly reloader: ConfigReloader;
   /** Paired and connected nodes, and the commands sent to them (the "nodes" service). */
   readonly nodes: NodeDirectory;

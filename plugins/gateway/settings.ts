@@ -1,6 +1,6 @@
 /**
- * The gateway's settings: the `gateway` config section (command-line flags arrive merged
- * into it), then environment variables for anything left unset, then defaults.
+ * The gateway's settings: `claw gateway`'s command-line flags, then the `gateway` config
+ * section, then environment variables for anything left unset, then defaults.
  */
 import type { RateLimitSettings } from '../../sdk/index.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
@@ -42,6 +42,22 @@ export interface GatewaySettings extends Omit<GatewaySection, 'port' | 'bind' | 
   /** True when only this machine can reach the listener. */
   loopbackOnly: boolean;
   auth: { mode: AuthMode; token?: string; password?: string; rateLimit: RateLimitSettings };
+}
+
+/**
+ * `claw gateway --port/--bind/--host/--token/--password`: they win over the config file
+ * for this run and its in-place restarts, and are never written into the config.
+ */
+export interface GatewayOverrides {
+  port?: number;
+  bind?: BindMode;
+  customBindHost?: string;
+  auth?: { token?: string; password?: string };
+}
+
+export function withOverrides(section: GatewaySection, overrides: GatewayOverrides): GatewaySection {
+  const { auth, ...rest } = overrides;
+  return { ...section, ...rest, auth: { ...section.auth, ...auth } };
 }
 
 export const DEFAULT_PORT = 18789;

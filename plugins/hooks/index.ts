@@ -17,7 +17,7 @@ import {
   type AgentService,
   type SessionService,
 } from '../../sdk/agent/index.js';
-import { definePlugin, ErrorCodes, ProtocolError } from '../../sdk/index.js';
+import { definePlugin, ErrorCodes, ProtocolError, type GatewayAuthService } from '../../sdk/index.js';
 import { useService } from '../../sdk/services.js';
 import { hookInventory, InternalHookRunner } from './runner.js';
 import { webhookProblem, webhookSettings } from './settings.js';
@@ -42,9 +42,10 @@ export default definePlugin({
     const startupRunner = new InternalHookRunner(kernel, api.logger, BUNDLED_HOOKS_DIR, STARTUP_TIMEOUT_MS);
     api.registerService({ id: 'internal-hooks', api: runner });
 
-    api.on('gateway_start', () => {
+    api.on('gateway_start', async () => {
       const settings = webhookSettings(kernel.config());
-      const problem = webhookProblem(settings, kernel.config(), kernel.env);
+      const gatewayAuth = await useService<GatewayAuthService>(kernel, 'gateway-auth').catch(() => undefined);
+      const problem = webhookProblem(settings, kernel.config(), kernel.env, gatewayAuth?.flagSecrets());
       if (problem) api.logger.error(`webhooks not started: ${problem}`);
       else if (settings.enabled)
         api.logger.info(

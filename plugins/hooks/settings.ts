@@ -86,6 +86,7 @@ export function webhookProblem(
   settings: WebhookSettings,
   config: KernelConfig,
   env: Readonly<Record<string, string | undefined>>,
+  flagSecrets: readonly string[] = [],
 ): string | undefined {
   if (!settings.enabled) return undefined;
   if (!settings.token)
@@ -94,7 +95,13 @@ export function webhookProblem(
     token?: string;
     password?: string;
   };
-  const gatewaySecrets = [auth.token, auth.password, env.OPENCLAW_GATEWAY_TOKEN, env.OPENCLAW_GATEWAY_PASSWORD]
+  const gatewaySecrets = [
+    auth.token,
+    auth.password,
+    env.OPENCLAW_GATEWAY_TOKEN,
+    env.OPENCLAW_GATEWAY_PASSWORD,
+    ...flagSecrets,
+  ]
     .map((value) => value?.trim())
     .filter(Boolean);
   if (gatewaySecrets.includes(settings.token)) {

@@ -115,7 +115,17 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
       });
       return;
     }
-    const problem = webhookProblem(settings, config, deps.kernel.env);
+    let guard: Awaited<ReturnType<typeof lockoutGuard>>;
+    try {
+      guard = await lockoutGuard();
+    } catch (error) {
+      lockout = undefined;
+      req.resume();
+      send(res, 503, { ok: false, error: (error as Error).message });
+      return;
+    }
+    const { auth, limiter } = guard;
+    const problem = webhookProblem(settings, config, deps.kernel.env, auth.flagSecrets());
     if (problem) {
       req.resume();
       send(res, 503, { ok: false, error: problem });
@@ -136,16 +146,6 @@ export function createWebhookHandler(deps: WebhookHandlerDeps) {
       return;
     }
 
-    let guard: Awaited<ReturnType<typeof lockoutGuard>>;
-    try {
-      guard = await lockoutGuard();
-    } catch (error) {
-      lockout = undefined;
-      req.resume();
-      send(res, 503, { ok: false, error: (error as Error).message });
-      return;
-    }
-    const { auth, limiter } = guard;
     const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined;
     const client = auth.clientKey(req.socket.remoteAddress, headerValue(req, 'origin'), forwarded, HOOK_RATE_LIMIT);
     const locked = limiter.retryAfterMs(client.key, 'shared');

@@ -46,4 +46,6 @@ export interface GatewayAuthService {
   authUnset(gateway: GatewayAuthConfig | undefined, env: Readonly<Record<string, string | undefined>>): boolean;
   /** A token of the kind the gateway generates on first start. */
   generateToken(): string;
+  /** Shared secrets given on `claw gateway`'s command line (--token, --password): config and environment do not show them. */
+  flagSecrets(): string[];
 }

@@ -74,8 +74,8 @@ export interface Kernel extends Omit<K.Kernel, 'capabilities' | 'plugins' | 'hoo
 
 export interface CliBootOptions {
   logger?: K.Logger;
-  /** Deep-merged over the config file before validation (e.g. command-line flags). */
-  configOverlay?: Record<string, unknown>;
+  /** The first call may return the kernel the command runs in (not started, its log sent to `logger`) instead of a fresh one. */
+  reuse?: boolean;
 }
 
 /** What the CLI app hands a plugin's command (`api.registerCli`). */

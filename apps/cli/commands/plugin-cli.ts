@@ -2,7 +2,8 @@
 import { Writable } from 'node:stream';
 import type { Kernel, Redactor } from '../../../kernel/index.js';
 import type { BootedKernel, CliContext } from '../../../sdk/index.js';
-import { bootKernel } from '../boot.js';
+import { bootKernel, commandLogger } from '../boot.js';
+import { relayLogger } from '../relay-logger.js';
 import { cliGateway } from '../operator.js';
 import { usageError, type Io } from '../io.js';
 import { BUILTIN_COMMANDS } from '../help.js';
@@ -10,7 +11,8 @@ import { UsageError } from '../../../sdk/cli.js';
 import { withProgress, writeAbove } from '../progress.js';
 
 export async function run(command: string, args: string[], io: Io, help: boolean): Promise<number> {
-  const kernel = await bootKernel(io);
+  const log = relayLogger(commandLogger(io));
+  const kernel = await bootKernel(io, { logger: log });
   const cli = await kernel.capabilities.find('cli', command);
   if (!cli) {
     const record = kernel.plugins
@@ -22,6 +24,8 @@ export async function run(command: string, args: string[], io: Io, help: boolean
       );
     throw unknownCommand(command, kernel);
   }
+  // Set when the command takes this kernel over (the gateway runs in it): then it is the command's to stop.
+  let adopted = false;
   const argv = [...args];
   // The global flags go before a `--`: what follows it is the command's own (claw nodes run -- ls).
   const end = argv.includes('--') ? argv.indexOf('--') : argv.length;
@@ -32,7 +36,17 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     stderr: masked(io.stderr, kernel.redact),
     env: io.env,
     // The kernel as the SDK types it: the same object, capabilities with their full contracts.
-    boot: (options = {}) => bootKernel(io, options) as Promise<BootedKernel>,
+    boot: async ({ logger, reuse } = {}) => {
+      if (!reuse || adopted) return (await bootKernel(io, { logger })) as unknown as BootedKernel;
+      adopted = true;
+      if (logger) {
+        log.retarget(logger);
+        // Said on stderr at boot; the command's own log (the gateway's file) should have them too.
+        for (const diagnostic of kernel.plugins.diagnostics)
+          kernel.logger.warn(diagnostic.message, { plugin: diagnostic.pluginId });
+      }
+      return kernel as unknown as BootedKernel;
+    },
     gateway: cliGateway(kernel.plugins.kernelServices, io.env),
     progress: (label, work, options) => withProgress(io.stderr, label, work, options),
   };
@@ -40,7 +54,7 @@ export async function run(command: string, args: string[], io: Io, help: boolean
     const code = await cli.run(argv, ctx);
     return typeof code === 'number' ? code : 0;
   } finally {
-    await releaseServices(kernel);
+    if (!adopted) await releaseServices(kernel);
   }
 }
 
