@@ -20,32 +20,49 @@ const DEFAULT_ENTRIES = ['index.js', 'index.mjs', 'index.ts', 'index.mts'];
  * The build's record of every bundled plugin's checked manifest (scripts/postbuild.mjs writes
  * it beside them): a bundled plugin whose manifest and package.json are byte for byte what
  * the build checked is not parsed and checked again at every start. Keyed by content, not
- * mtime, because npm rewrites mtimes on install.
+ * mtime, because npm rewrites mtimes on install; files whose identity (inode, size, mtime,
+ * ctime) is still the one the build saw are taken as unchanged without reading them.
  */
 export const MANIFEST_REGISTRY = 'manifests.json';
 
 export interface RegistryEntry {
   /** manifestKey() of the files the result was read from. */
   key: string;
+  /** fileIdentity() of those files when the build read them. */
+  identity?: string;
   /** The result, its entry path relative to the plugin directory. */
   result: ManifestResult;
 }
 
-const registries = new Map<string, Record<string, RegistryEntry> | null>();
-/** Each registry result as JSON text: parsing it gives every boot its own copy, faster than structuredClone. */
-const resultTexts = new WeakMap<RegistryEntry, string>();
-/** manifestKey's answers in this process, by the files' identity (a CLI command boots two kernels). */
+/**
+ * A bundled folder's registry as read from disk. A boot takes its results as they are; a
+ * later boot in the same process (a restart, a config check) that asks for a result already
+ * handed out parses the text again, so no boot sees what another changed.
+ */
+interface LoadedRegistry {
+  text: string;
+  plugins: Record<string, RegistryEntry>;
+  given: Set<string>;
+}
+const registries = new Map<string, LoadedRegistry | null>();
+/** manifestKey's answers in this process, by the files' identity. */
 const keys = new Map<string, { identity: string; key: string | undefined }>();
 
-/** Hash of the files readManifest reads (the manifest, and package.json when there is one). */
-export function manifestKey(dir: string): string | undefined {
-  const files = [join(dir, MANIFEST_FILE), join(dir, 'package.json')];
-  const identity = files
+const manifestFiles = (dir: string) => [join(dir, MANIFEST_FILE), join(dir, 'package.json')];
+
+/** Inode, size, mtime and ctime of the files readManifest reads: any write changes it. */
+export function fileIdentity(dir: string): string {
+  return manifestFiles(dir)
     .map((file) => {
       const stat = statSync(file, { throwIfNoEntry: false });
       return stat ? `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}` : '-';
     })
     .join('|');
+}
+
+/** Hash of the files readManifest reads (the manifest, and package.json when there is one). */
+export function manifestKey(dir: string, identity = fileIdentity(dir)): string | undefined {
+  const files = manifestFiles(dir);
   const known = keys.get(dir);
   if (known?.identity === identity) return known.key;
   let key: string | undefined;
@@ -60,23 +77,28 @@ export function manifestKey(dir: string): string | undefined {
   return key;
 }
 
+function loadRegistry(root: string, text?: string): LoadedRegistry | null {
+  try {
+    text ??= readFileSync(join(root, MANIFEST_REGISTRY), 'utf8');
+    const { plugins } = JSON.parse(text) as { plugins: Record<string, RegistryEntry> };
+    return { text, plugins, given: new Set() };
+  } catch {
+    return null; // running from source, or a damaged file: read every manifest
+  }
+}
+
 function fromRegistry(dir: string): ManifestResult | undefined {
   const root = dirname(dir);
-  let registry = registries.get(root);
-  if (registry === undefined) {
-    try {
-      registry = (JSON.parse(readFileSync(join(root, MANIFEST_REGISTRY), 'utf8')) as { plugins: typeof registry })
-        .plugins;
-    } catch {
-      registry = null; // running from source, or a damaged file: read every manifest
-    }
-    registries.set(root, registry ?? null);
-  }
-  const entry = registry?.[basename(dir)];
-  if (!entry || entry.key !== manifestKey(dir)) return undefined;
-  let text = resultTexts.get(entry);
-  if (text === undefined) resultTexts.set(entry, (text = JSON.stringify(entry.result)));
-  const result = JSON.parse(text) as ManifestResult;
+  const name = basename(dir);
+  let registry = registries.has(root) ? registries.get(root)! : loadRegistry(root);
+  if (registry?.given.has(name)) registry = loadRegistry(root, registry.text);
+  registries.set(root, registry);
+  const entry = registry?.plugins[name];
+  if (!entry) return undefined;
+  const identity = fileIdentity(dir);
+  if (entry.identity !== identity && entry.key !== manifestKey(dir, identity)) return undefined;
+  registry!.given.add(name);
+  const result = entry.result;
   if (!result.ok) return result;
   // Written by the build from a checked manifest; refused anyway if it would leave the plugin.
   const entryPath = resolve(dir, result.entryPath);

@@ -45,8 +45,9 @@ export function pluginLoader(options: { cacheDir?: string } = {}): PluginLoader 
 }
 
 function jitiLoader(cacheDirOption: string | undefined) {
-  const alias = { ...sdkAliases(), ...openclawSdkAliases() };
+  let alias: Record<string, string> | undefined; // worked out at the first plugin that needs jiti
   return async (entry: string, paths: KernelPaths): Promise<Record<string, unknown>> => {
+    alias ??= { ...sdkAliases(), ...openclawSdkAliases() };
     const { createJiti } = await import('jiti');
     const cacheDir = cacheDirOption ?? join(paths.stateDir, 'cache', 'jiti');
     try {

@@ -14,7 +14,6 @@
  * `claw plugins enable <id>` installs ahead of time ({@link ensurePluginRuntimeDeps}); its code
  * imports the package through the service, which installs-or-explains on first use.
  */
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -176,7 +175,9 @@ interface NpmRun {
   output: string;
 }
 
-function runNpm(args: string[], options: RuntimeDepOptions, onFetch: () => void): Promise<NpmRun> {
+async function runNpm(args: string[], options: RuntimeDepOptions, onFetch: () => void): Promise<NpmRun> {
+  // Loaded here, not at start-up: most processes never install anything.
+  const { spawn } = await import('node:child_process');
   return new Promise((resolve) => {
     const child = spawn(options.npm ?? 'npm', args, {
       env: { ...(options.env ?? process.env), npm_config_update_notifier: 'false' },

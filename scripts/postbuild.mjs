@@ -91,7 +91,9 @@ writeFileSync(join(validators, EMPTY_RESULTS), `${JSON.stringify(emptyResults)}\
 
 // Every bundled plugin's checked manifest, so a start need not parse and check them again
 // (host/manifest.ts reads this for the bundled folder only, keyed by the files' content).
-const { MANIFEST_REGISTRY, manifestKey, readManifest } = await import(join(root, 'dist', 'host', 'manifest.js'));
+const { MANIFEST_REGISTRY, fileIdentity, manifestKey, readManifest } = await import(
+  join(root, 'dist', 'host', 'manifest.js')
+);
 const registry = {};
 for (const id of readdirSync(target).sort()) {
   const dir = join(target, id);
@@ -99,6 +101,7 @@ for (const id of readdirSync(target).sort()) {
   const result = readManifest(dir);
   registry[id] = {
     key: manifestKey(dir),
+    identity: fileIdentity(dir),
     result: result.ok ? { ...result, entryPath: relative(dir, result.entryPath) } : result,
   };
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MANIFEST_REGISTRY, MAX_MANIFEST_BYTES, manifestKey, readManifest } from '../host/manifest.js';
+import { fileIdentity, MANIFEST_REGISTRY, MAX_MANIFEST_BYTES, manifestKey, readManifest } from '../host/manifest.js';
 import { createTestKernel } from '../sdk/testing.js';
 import { EMPTY_SCHEMA, REPO, tempDir, writePlugin } from './helpers.js';
 
@@ -183,8 +183,8 @@ describe('the build-time manifest registry (bundled plugins)', () => {
     const plugin = writePlugin(join(dir, 'p'), { manifest: { id: 'p', configSchema: EMPTY_SCHEMA }, code: CODE });
     return { dir, plugin };
   };
-  const register = (dir: string, plugin: string, result: unknown, key = manifestKey(plugin)) =>
-    writeFileSync(join(dir, MANIFEST_REGISTRY), JSON.stringify({ plugins: { p: { key, result } } }));
+  const register = (dir: string, plugin: string, result: unknown, key = manifestKey(plugin), identity?: string) =>
+    writeFileSync(join(dir, MANIFEST_REGISTRY), JSON.stringify({ plugins: { p: { key, identity, result } } }));
 
   it('the dist build records every bundled plugin exactly as a fresh read finds it', () => {
     const bundled = join(REPO, 'dist', 'plugins');
@@ -221,6 +221,22 @@ describe('the build-time manifest registry (bundled plugins)', () => {
     // The manifest changed since the build: read and checked again (and refused here).
     writeFileSync(join(plugin, 'openclaw.plugin.json'), JSON.stringify({ id: 'p' }));
     expect(errorOf(readManifest(plugin, { bundled: true }))).toMatch(/configSchema/);
+  });
+
+  it('trusts files the build saw without reading them, and gives each boot its own copy', () => {
+    const { dir, plugin } = root();
+    const recorded = { ok: true, manifest: { id: 'p', name: 'recorded' }, entryPath: 'index.js', warnings: [] };
+    // Same inode, size and times as at the build: the (here deliberately wrong) hash is not needed.
+    register(dir, plugin, recorded, 'not-the-hash', fileIdentity(plugin));
+    const first = readManifest(plugin, { bundled: true }) as { manifest: { name: string } };
+    expect(first.manifest.name).toBe('recorded');
+    first.manifest.name = 'changed by the first boot';
+    const second = readManifest(plugin, { bundled: true }) as { manifest: { name: string } };
+    expect(second.manifest.name).toBe('recorded');
+    // Rewritten since (even with the same bytes): the identity differs, the wrong hash does not match.
+    writeFileSync(join(plugin, 'openclaw.plugin.json'), readFileSync(join(plugin, 'openclaw.plugin.json')));
+    expect(readManifest(plugin, { bundled: true })).toMatchObject({ ok: true, manifest: { id: 'p' } });
+    expect((readManifest(plugin, { bundled: true }) as { manifest: { name?: string } }).manifest.name).toBeUndefined();
   });
 
   it('never lets a recorded entry leave the plugin directory', () => {

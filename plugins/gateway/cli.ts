@@ -5,7 +5,6 @@
  */
 import { healthLines, healthOk, statusLines } from './health-text.js';
 import { randomUUID } from 'node:crypto';
-import { setFlagsFromString } from 'node:v8';
 import { type BootedKernel, type CliContext, type PluginApi, trace } from '../../sdk/index.js';
 import { GatewayRequestError, parseFlags as parse, runCliCommand, unknownCommand, UsageError } from '../../sdk/cli.js';
 import type { GatewayService } from './service.js';
@@ -198,7 +197,7 @@ async function runGateway(argv: string[], ctx: CliContext, api: PluginApi): Prom
   try {
     starting = startKernel();
     await starting;
-    preferSmallHeap(ctx.env);
+    await preferSmallHeap(ctx.env);
   } catch (error) {
     logging.flush();
     ctx.stderr.write(`claw: gateway failed to start: ${(error as Error).message}\n`);
@@ -412,8 +411,9 @@ async function devices(argv: string[], ctx: CliContext, api: PluginApi): Promise
  * the same soak stays within 134 MB at the same turn rate (BENCHMARKS.md). Set once the
  * gateway has started: during start-up its smaller young generation only meant more
  * collections (10–15 ms more before listening). CLAW_GATEWAY_HEAP=speed keeps V8's defaults.
+ * node:v8 loads here, after the start, for the same reason.
  */
-function preferSmallHeap(env: Record<string, string | undefined>): void {
+async function preferSmallHeap(env: Record<string, string | undefined>): Promise<void> {
   if (env.CLAW_GATEWAY_HEAP === 'speed') return;
-  setFlagsFromString('--optimize-for-size');
+  (await import('node:v8')).setFlagsFromString('--optimize-for-size');
 }

@@ -3,7 +3,7 @@
  * was admitted as, its event sequence number and how many droppable events it missed.
  */
 import { randomUUID } from 'node:crypto';
-import { WebSocket, type RawData } from 'ws';
+import type { RawData, WebSocket } from 'ws';
 import type { Admission } from './handshake.js';
 
 // ws is bundled into this plugin's build (scripts/bundle-plugins.mjs): one file to load, not ten.
@@ -53,15 +53,15 @@ export class Connection {
 
   /** The socket can take a frame now. */
   get writable(): boolean {
-    return this.ws.readyState === WebSocket.OPEN;
+    return this.ws.readyState === this.ws.OPEN;
   }
 
   /** Close the socket, forcing it shut if the peer does not answer the close; `wait` resolves once it is closed. */
   close(code: number, reason: string, wait = false): Promise<void> {
     const ws = this.ws;
-    if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    if (ws.readyState === ws.CLOSED) return Promise.resolve();
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
-    if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, closeReason(reason));
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, closeReason(reason));
     setTimeout(() => ws.terminate(), 1000).unref();
     return wait ? closed : Promise.resolve();
   }

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import { ErrorCodes, type KernelServices, type Logger } from '../../sdk/index.js';
 import { isLoopbackHost } from '../../sdk/net/index.js';
 import { CloseCodes } from './close-codes.js';
@@ -23,6 +23,8 @@ import type { GatewaySettings } from './settings.js';
 import type { SlicedQueue } from './slices.js';
 
 // ws is bundled into this plugin's build (scripts/bundle-plugins.mjs): one file to load, not ten.
+// It loads right after the port is bound, not before: it is ≈ 200 KB of code and brings
+// node:https, node:tls and node:zlib with it, and a WebSocket that arrives first waits for it.
 type WsServer = WebSocketServer;
 
 /** Room for WebSocket frame headers on top of the pre-auth payload limit. */
@@ -46,7 +48,7 @@ export interface GatewayTransportOptions {
 
 export class GatewayTransport {
   private http?: Server;
-  private wss?: WsServer;
+  private wss?: Promise<WsServer>;
   private app?: HttpApp;
   private httpLoading?: Promise<void>;
   private accepting = false;
@@ -69,15 +71,6 @@ export class GatewayTransport {
   /** Binds the port; resolves with the port bound (settings.port may be 0). */
   async listen(): Promise<number> {
     const { settings, logger } = this.options;
-    this.wss = new WebSocketServer({
-      noServer: true,
-      maxPayload: settings.maxPayloadBytes,
-      perMessageDeflate: false,
-      clientTracking: false,
-    });
-    this.wss.on('connection', (ws: WebSocket, req: IncomingMessage, release: () => void) =>
-      this.onConnection(ws, req, release),
-    );
     const pendingHttp: Array<[IncomingMessage, ServerResponse]> = [];
     let handle: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
     // fastify costs ~80 ms and ~15 MB to load; a gateway used only over WebSocket never
@@ -145,6 +138,18 @@ export class GatewayTransport {
       });
     });
     this.accepting = true;
+    this.wss = import('ws').then(({ WebSocketServer }) => {
+      const wss = new WebSocketServer({
+        noServer: true,
+        maxPayload: settings.maxPayloadBytes,
+        perMessageDeflate: false,
+        clientTracking: false,
+      });
+      wss.on('connection', (ws: WebSocket, req: IncomingMessage, release: () => void) =>
+        this.onConnection(ws, req, release),
+      );
+      return wss;
+    });
     const bound = this.http.address();
     return typeof bound === 'object' && bound ? bound.port : settings.port;
   }
@@ -207,10 +212,17 @@ export class GatewayTransport {
     socket.once('close', release);
     // Accepting a socket costs a hash, a 101 and a challenge: done in slices, so a thousand
     // sockets arriving in one poll do not hold the event loop.
-    this.options.slices.run(() => {
-      if (socket.destroyed || !this.accepting) return void socket.destroy();
-      this.wss!.handleUpgrade(req, socket, head, (ws) => this.wss!.emit('connection', ws, req, release));
-    });
+    this.wss.then(
+      (wss) =>
+        this.options.slices.run(() => {
+          if (socket.destroyed || !this.accepting) return void socket.destroy();
+          wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req, release));
+        }),
+      (error: Error) => {
+        logger.error(`WebSocket support failed to load: ${error.message}`);
+        socket.destroy();
+      },
+    );
   }
 
   private onConnection(ws: WebSocket, req: IncomingMessage, releasePreauth: () => void): void {
