@@ -136,4 +136,5 @@ export { hasPath, setPath, unsetPath } from './config-path.js';
 export { redactConfig, REDACTED } from './config-redact.js';
 export { clawVersion, clawPackageRoot, CLAW_PACKAGE_NAME } from './version.js';
 export * from './runtime-deps.js';
+export * from './method-table.js';
 export { trace } from '../kernel/util/trace.js';

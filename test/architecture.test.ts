@@ -116,10 +116,13 @@ describe('a small kernel', () => {
  * which replaced the same byte-signature check in the media-understanding and image-generation
  * plugins. Raised by 2 (issue 34): `reuse` on CliContext.boot, so `claw gateway` runs in the
  * kernel it was found in, and the gateway-auth service's `flagSecrets` (config no longer sees
- * --token, so the webhook check asks).
+ * --token, so the webhook check asks). Raised by 42 for sdk/method-table.ts: the gateway's
+ * table of small OpenClaw methods (scope, description, handler; a required string param;
+ * "claw has no …") moved out of the gateway plugin, because the methods for features claw
+ * lacks left it for a plugin of their own (openclaw-absent, loaded on first call) and both use it.
  */
 const SDK_LINE_TARGET = 6000;
-const SDK_LINE_BUDGET = 7803;
+const SDK_LINE_BUDGET = 7845;
 
 describe('an SDK of contracts, kits and test tools', () => {
   const sdkFiles = () =>

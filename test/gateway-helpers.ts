@@ -10,6 +10,8 @@ import { generateDeviceIdentity } from '../sdk/device-auth.js';
 import { REPO, sleep, tempDir } from './helpers.js';
 
 export const GATEWAY_DIR = join(REPO, 'plugins', 'gateway');
+/** OpenClaw's methods for features claw lacks: loaded by their first call, as in a real gateway. */
+export const ABSENT_DIR = join(REPO, 'plugins', 'openclaw-absent');
 
 /** The token test gateways require unless a test configures auth itself. */
 export const TEST_TOKEN = 'test-gateway-token-0123456789abcdef';
@@ -129,7 +131,7 @@ export async function startGateway(
   const kernel = await createTestKernel({
     stateDir,
     env: options.env,
-    plugins: [GATEWAY_DIR, gatewayTestPlugin(events), ...(options.plugins ?? [])],
+    plugins: [GATEWAY_DIR, ABSENT_DIR, gatewayTestPlugin(events), ...(options.plugins ?? [])],
     config: { ...options.config, gateway: { port: 0, auth: { token: TEST_TOKEN }, ...options.gateway } },
   });
   await kernel.start();

@@ -712,7 +712,12 @@ describe('config methods', () => {
     expect(plugins.map((p) => [p.id, p.status])).toEqual([
       ['gwtest', 'active'],
       ['gateway', 'active'],
+      // Declared, not loaded: its methods load it on their first call.
+      ['openclaw-absent', 'ready'],
     ]);
+    expect(await c.request('users.list', {})).toMatchObject({ profiles: [] });
+    const after = (await c.request('plugins.list')) as { plugins: Array<{ id: string; status: string }> };
+    expect(after.plugins.find((p) => p.id === 'openclaw-absent')?.status).toBe('active');
     mkdirSync(join(gw.stateDir, 'logs'), { recursive: true });
     writeFileSync(join(gw.stateDir, 'logs', 'gateway.log'), '{"msg":"one"}\n{"msg":"two"}\n{"msg":"partial');
     const tail = (await c.request('logs.tail', { limit: 10 })) as { lines: string[]; cursor: number };

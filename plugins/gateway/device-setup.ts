@@ -11,8 +11,10 @@ import {
   type EmittedEvent,
   type GatewayMethodContext,
   type PluginApi,
+  registerMethodTable,
+  requiredMethodString,
+  type MethodParams,
 } from '../../sdk/index.js';
-import { registerAll, requiredString, type Params } from './absent-kit.js';
 import { hasScope } from './handshake.js';
 import { PairingError } from './pairing.js';
 import type { GatewayRuntime } from './runtime.js';
@@ -33,7 +35,7 @@ function requireDevice(ctx: GatewayMethodContext): string {
   return ctx.deviceId;
 }
 
-function requestedScopes(params: Params): string[] {
+function requestedScopes(params: MethodParams): string[] {
   const scopes = params.scopes;
   if (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((s) => typeof s === 'string'))
     throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'device.scopes.requestUpgrade requires scopes: string[]');
@@ -47,7 +49,7 @@ function requestedScopes(params: Params): string[] {
 }
 
 /** OpenClaw's setupCode params, checked: the public URL to put in the code, if one is given. */
-function setupParams(params: Params): string | undefined {
+function setupParams(params: MethodParams): string | undefined {
   const known = new Set(['publicUrl', 'preferRemoteUrl', 'includeQr', 'bootstrapProfile', 'joinUrl']);
   const unknown = Object.keys(params).filter((key) => !known.has(key));
   if (unknown.length > 0)
@@ -106,12 +108,12 @@ export function registerDeviceSetupMethods(api: PluginApi, runtime: GatewayRunti
     return { status: 'approved', requestId, deviceToken, scopes: grant.scopes };
   };
 
-  registerAll(api, {
+  registerMethodTable(api, {
     'device.pair.rename': {
       scope: 'operator.pairing',
       description: "Change a paired device's display name.",
       handler: async (params, _ctx, method) => {
-        const deviceId = requiredString(method, params, 'deviceId');
+        const deviceId = requiredMethodString(method, params, 'deviceId');
         if (typeof params.label !== 'string' || !params.label.trim())
           throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'label required');
         const label = params.label.trim();
@@ -172,7 +174,7 @@ export function registerDeviceSetupMethods(api: PluginApi, runtime: GatewayRunti
       scope: 'operator.admin',
       description: 'Whether the node a setup code was made for has paired with it (by setupId).',
       handler: (params, _ctx, method) => {
-        const setupId = requiredString(method, params, 'setupId');
+        const setupId = requiredMethodString(method, params, 'setupId');
         const completion = runtime.setupCodes.completion(setupId);
         if (!completion) return {};
         const { completedAtMs, ...rest } = completion;
@@ -222,7 +224,7 @@ export function registerDeviceSetupMethods(api: PluginApi, runtime: GatewayRunti
       description: 'Wait until an operator decides a scope upgrade; approved answers carry a new device token.',
       handler: async (params, ctx, method) => {
         const deviceId = requireDevice(ctx);
-        const requestId = requiredString(method, params, 'requestId');
+        const requestId = requiredMethodString(method, params, 'requestId');
         const upgrade = upgrades.get(requestId);
         if (!upgrade || upgrade.deviceId !== deviceId)
           throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'scope upgrade expired or not found');

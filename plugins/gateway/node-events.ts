@@ -5,8 +5,14 @@
  * it has no use for. What OpenClaw's node host publishes at connect for features claw lacks (its
  * skills, plugin tools, worker runner inventory) is refused as unavailable, naming what is missing.
  */
-import type { GatewayMethodContext, PluginApi } from '../../sdk/index.js';
-import { lacks, registerAll, requiredString, type Params } from './absent-kit.js';
+import {
+  type GatewayMethodContext,
+  type PluginApi,
+  lacks,
+  registerMethodTable,
+  requiredMethodString,
+  type MethodParams,
+} from '../../sdk/index.js';
 import type { GatewayRuntime } from './runtime.js';
 
 const HOST_STATS_EVENT = 'node.host.stats';
@@ -42,7 +48,7 @@ function hostStats(payload: unknown): Record<string, unknown> | undefined {
   return stats;
 }
 
-function eventPayload(params: Params): unknown {
+function eventPayload(params: MethodParams): unknown {
   if (typeof params.payloadJSON === 'string') {
     try {
       return JSON.parse(params.payloadJSON);
@@ -56,15 +62,15 @@ function eventPayload(params: Params): unknown {
 export function registerNodeEvents(
   api: PluginApi,
   runtime: GatewayRuntime,
-  requireNode: (ctx: GatewayMethodContext, method: string, params: Params) => string,
+  requireNode: (ctx: GatewayMethodContext, method: string, params: MethodParams) => string,
 ): void {
   const { pairing, nodes } = runtime;
-  registerAll(api, {
+  registerMethodTable(api, {
     'node.event': {
       description: 'An event a node reports (node.host.stats is kept and passed to operators; others acknowledged).',
       handler: (params, ctx, method) => {
         const nodeId = requireNode(ctx, method, params);
-        const event = requiredString(method, params, 'event');
+        const event = requiredMethodString(method, params, 'event');
         if (event !== HOST_STATS_EVENT) return { ok: true };
         const stats = hostStats(eventPayload(params));
         if (!stats) return { ok: true, event, handled: false, reason: 'invalid_payload' };

@@ -10,8 +10,10 @@ import {
   ProtocolError,
   type GatewayMethodContext,
   type PluginApi,
+  registerMethodTable,
+  requiredMethodString,
+  type MethodParams,
 } from '../../sdk/index.js';
-import { registerAll, requiredString, type Params } from './absent-kit.js';
 import { hasScope } from './handshake.js';
 import { ADMIN_INVOKE_COMMANDS, approveScopes } from './node-policy.js';
 import { answerPayload, type NodeView } from './node-service.js';
@@ -86,7 +88,7 @@ function byConnectedThenName(a: NodeEntry, b: NodeEntry): number {
 }
 
 /** Node-role methods (results, progress, events) may only come from a node connection. */
-function requireNode(ctx: GatewayMethodContext, method: string, params: Params): string {
+function requireNode(ctx: GatewayMethodContext, method: string, params: MethodParams): string {
   if (ctx.role !== NODE)
     throw new ProtocolError(ErrorCodes.FORBIDDEN, `${method} is for node connections (role "node")`);
   const callerId = ctx.deviceId ?? ctx.client?.id ?? '';
@@ -163,7 +165,7 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       );
   };
 
-  registerAll(api, {
+  registerMethodTable(api, {
     'node.list': {
       scope: 'operator.read',
       description: 'Known nodes: paired for the node role, waiting for approval, or connected now.',
@@ -176,7 +178,7 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       scope: 'operator.read',
       description: 'One known node, as node.list shows it.',
       handler: async (params, _ctx, method) => {
-        const nodeId = requiredString(method, params, 'nodeId');
+        const nodeId = requiredMethodString(method, params, 'nodeId');
         await pairing.reload();
         const node = catalog().find((entry) => entry.nodeId === nodeId);
         if (!node) throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'unknown nodeId');
@@ -205,7 +207,7 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       scope: 'operator.pairing',
       description: "Approve a node's pairing request or the command surface it declared; it takes effect at once.",
       handler: (params, ctx, method) => {
-        const requestId = requiredString(method, params, 'requestId');
+        const requestId = requiredMethodString(method, params, 'requestId');
         return change(() => {
           const owner = pairing.surfaceRequestOwner(requestId);
           if (owner?.surfaceRequest) {
@@ -226,7 +228,7 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       scope: 'operator.pairing',
       description: "Reject a node's pairing request or the command surface it declared.",
       handler: (params, _ctx, method) => {
-        const requestId = requiredString(method, params, 'requestId');
+        const requestId = requiredMethodString(method, params, 'requestId');
         return change(() => {
           if (pairing.surfaceRequestOwner(requestId)) {
             const device = pairing.rejectSurface(requestId);
@@ -245,7 +247,7 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       scope: 'operator.pairing',
       description: "Take a device's node pairing (and its command surface) away and close its node connections.",
       handler: (params, _ctx, method) => {
-        const nodeId = requiredString(method, params, 'nodeId');
+        const nodeId = requiredMethodString(method, params, 'nodeId');
         return change(() => {
           if (!pairing.device(nodeId)?.roles[NODE])
             throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'unknown nodeId');
@@ -261,8 +263,8 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       scope: 'operator.pairing',
       description: "Change a paired node's display name.",
       handler: (params, _ctx, method) => {
-        const nodeId = requiredString(method, params, 'nodeId');
-        const displayName = requiredString(method, params, 'displayName');
+        const nodeId = requiredMethodString(method, params, 'nodeId');
+        const displayName = requiredMethodString(method, params, 'displayName');
         return change(() => {
           if (!pairing.device(nodeId)?.roles[NODE])
             throw new ProtocolError(ErrorCodes.INVALID_REQUEST, 'unknown nodeId');
@@ -277,9 +279,9 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       description:
         'Run a command on a connected node (its declared, approved and allowed commands); system.run goes through the exec tool instead.',
       handler: async (params, ctx, method) => {
-        const nodeId = requiredString(method, params, 'nodeId');
-        const command = requiredString(method, params, 'command');
-        const idempotencyKey = requiredString(method, params, 'idempotencyKey');
+        const nodeId = requiredMethodString(method, params, 'nodeId');
+        const command = requiredMethodString(method, params, 'command');
+        const idempotencyKey = requiredMethodString(method, params, 'idempotencyKey');
         if (command === 'system.run' || command === 'system.run.prepare')
           throw new ProtocolError(
             ErrorCodes.INVALID_REQUEST,
@@ -323,8 +325,8 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
         }
         if (params.error === null) delete params.error;
         requireNode(ctx, method, params);
-        const id = requiredString(method, params, 'id');
-        const nodeId = requiredString(method, params, 'nodeId');
+        const id = requiredMethodString(method, params, 'id');
+        const nodeId = requiredMethodString(method, params, 'nodeId');
         if (typeof params.ok !== 'boolean')
           throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `${method} requires ok (a boolean)`);
         const error = params.error as { code?: unknown; message?: unknown } | undefined;
@@ -343,8 +345,8 @@ export function registerNodeMethods(api: PluginApi, runtime: GatewayRuntime): vo
       description: "A node's output so far on a command it was sent (ordered chunks).",
       handler: (params, ctx, method) => {
         requireNode(ctx, method, params);
-        const invokeId = requiredString(method, params, 'invokeId');
-        const nodeId = requiredString(method, params, 'nodeId');
+        const invokeId = requiredMethodString(method, params, 'invokeId');
+        const nodeId = requiredMethodString(method, params, 'nodeId');
         if (typeof params.seq !== 'number' || !Number.isInteger(params.seq) || params.seq < 0)
           throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `${method} requires seq (an integer ≥ 0)`);
         if (typeof params.chunk !== 'string')

@@ -4,21 +4,28 @@
  * notifications, so its catalogs and status answer empty and every session or send is
  * UNAVAILABLE. See absent-kit.ts for the rule these follow.
  */
-import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
-import { lacks, registerAll, unavailable, type AbsentMethod } from './absent-kit.js';
+import {
+  ErrorCodes,
+  ProtocolError,
+  type PluginApi,
+  lacks,
+  registerMethodTable,
+  type MethodEntry,
+} from '../../sdk/index.js';
+import { unavailable } from './absent-kit.js';
 
 const TALK_SCOPE = 'operator.talk';
 
-function talkSession(description: string): AbsentMethod {
+function talkSession(description: string): MethodEntry {
   return unavailable('talk sessions (realtime voice)', TALK_SCOPE, description);
 }
 
-function webPush(scope: string, description: string): AbsentMethod {
+function webPush(scope: string, description: string): MethodEntry {
   return unavailable('web push notifications', scope, description);
 }
 
 export function registerAbsentVoice(api: PluginApi): void {
-  registerAll(api, {
+  registerMethodTable(api, {
     'talk.catalog': {
       scope: 'operator.read',
       description: "Talk modes, transports and voice providers in OpenClaw's shape: none, claw has no voice.",

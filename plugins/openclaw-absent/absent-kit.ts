@@ -14,57 +14,25 @@
  * empty values (what an OpenClaw gateway says when it has nothing of the kind); a method that would
  * create, change or start something answers UNAVAILABLE naming what claw lacks, never a pretend
  * success. Params are tolerated as OpenClaw's clients send them. This module holds what the areas
- * share; the plugin's index registers each area. Tasks, environments, audit, the system agent
+ * share (with the SDK's method table); the plugin's index registers each area. Tasks, environments, audit, the system agent
  * and questions (absent-tasks.ts … absent-questions.ts) use its params schemas and `absent`.
  */
 import {
   ErrorCodes,
+  lacks,
   ProtocolError,
-  type GatewayMethodContext,
+  requiredMethodString,
   type JsonSchema,
-  type PluginApi,
+  type MethodEntry,
 } from '../../sdk/index.js';
 
-/** OpenClaw's clients may send params newer than claw knows: tolerated, not refused. */
-export const ANY_PARAMS: JsonSchema = { type: 'object' };
-
-export type Params = Record<string, unknown>;
-
-export interface AbsentMethod {
-  /** OpenClaw's scope for the method (its method-scopes table). */
-  scope?: string;
-  description: string;
-  handler(params: Params, ctx: GatewayMethodContext, method: string): unknown;
-}
-
-export function registerAll(api: PluginApi, methods: Record<string, AbsentMethod>): void {
-  for (const [name, { handler, ...spec }] of Object.entries(methods))
-    api.registerGatewayMethod(name, {
-      params: ANY_PARAMS,
-      ...spec,
-      handler: (params: Params, ctx: GatewayMethodContext) => handler(params, ctx, name),
-    });
-}
-
-/** The answer to a method that would change or start something claw has no counterpart for. */
-export function lacks(what: string): never {
-  throw new ProtocolError(ErrorCodes.UNAVAILABLE, `claw has no ${what}`);
-}
-
-/** A param OpenClaw requires, as a non-empty string, or INVALID_REQUEST naming the method and param. */
-export function requiredString(method: string, params: Params, key: string): string {
-  const value = params[key];
-  if (typeof value === 'string' && value.trim()) return value.trim();
-  throw new ProtocolError(ErrorCodes.INVALID_REQUEST, `${method} requires ${key} (a non-empty string)`);
-}
-
 /** A mutating method of an absent feature: its required params are still checked first, as OpenClaw does. */
-export function unavailable(what: string, scope: string, description: string, required: string[] = []): AbsentMethod {
+export function unavailable(what: string, scope: string, description: string, required: string[] = []): MethodEntry {
   return {
     scope,
     description,
     handler(params, _ctx, method) {
-      for (const key of required) requiredString(method, params, key);
+      for (const key of required) requiredMethodString(method, params, key);
       return lacks(what);
     },
   };

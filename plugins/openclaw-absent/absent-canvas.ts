@@ -3,26 +3,34 @@
  * them: claw's boards are always empty (no tabs, no widgets), it hosts no canvas documents and
  * extracts no artifacts from transcripts. See absent-kit.ts for the rule these follow.
  */
-import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
-import { lacks, registerAll, requiredString, unavailable, type Params } from './absent-kit.js';
+import {
+  ErrorCodes,
+  ProtocolError,
+  type PluginApi,
+  lacks,
+  registerMethodTable,
+  requiredMethodString,
+  type MethodParams,
+} from '../../sdk/index.js';
+import { unavailable } from './absent-kit.js';
 
 function notFound(message: string, details?: Record<string, unknown>): never {
   throw new ProtocolError(ErrorCodes.INVALID_REQUEST, message, details);
 }
 
 /** As OpenClaw: artifacts are looked up within a session, a run or a task. */
-function requireArtifactScope(params: Params): void {
+function requireArtifactScope(params: MethodParams): void {
   if (['sessionKey', 'runId', 'taskId'].some((key) => typeof params[key] === 'string' && params[key])) return;
   notFound('artifacts require one of sessionKey, runId, or taskId', { type: 'artifact_query_unsupported' });
 }
 
 export function registerAbsentCanvas(api: PluginApi): void {
-  registerAll(api, {
+  registerMethodTable(api, {
     'board.get': {
       scope: 'operator.read',
       description: "A session's board in OpenClaw's shape: always empty, as claw's web UI hosts no widgets.",
       handler: (params, _ctx, method) => ({
-        sessionKey: requiredString(method, params, 'sessionKey'),
+        sessionKey: requiredMethodString(method, params, 'sessionKey'),
         revision: 0,
         tabs: [],
         widgets: [],
@@ -32,7 +40,7 @@ export function registerAbsentCanvas(api: PluginApi): void {
       scope: 'operator.read',
       description: "A board widget's app view: claw's boards have no widgets, so none is found.",
       handler: (params, _ctx, method) =>
-        notFound(`board MCP App widget not found: ${requiredString(method, params, 'name')}`),
+        notFound(`board MCP App widget not found: ${requiredMethodString(method, params, 'name')}`),
     },
     'board.prompt.authorize': {
       scope: 'operator.read',
@@ -50,7 +58,7 @@ export function registerAbsentCanvas(api: PluginApi): void {
       scope: 'operator.read',
       description: 'Show a stored canvas document: claw stores none.',
       handler: (params, _ctx, method) => {
-        requiredString(method, params, 'docId');
+        requiredMethodString(method, params, 'docId');
         return lacks('canvas documents');
       },
     },
@@ -73,7 +81,7 @@ export function registerAbsentCanvas(api: PluginApi): void {
       description: 'Download one transcript artifact: claw lists none, so none is found.',
       handler: (params, _ctx, method) => {
         requireArtifactScope(params);
-        const artifactId = requiredString(method, params, 'artifactId');
+        const artifactId = requiredMethodString(method, params, 'artifactId');
         return notFound('artifact not found', { type: 'artifact_not_found', artifactId });
       },
     },

@@ -5,11 +5,11 @@
  * UNAVAILABLE. Releasing or revoking something that was never handed out answers OpenClaw's
  * "nothing done" value. See absent-kit.ts for the rule these follow.
  */
-import type { PluginApi } from '../../sdk/index.js';
-import { registerAll, requiredString, unavailable } from './absent-kit.js';
+import { type PluginApi, registerMethodTable, requiredMethodString } from '../../sdk/index.js';
+import { unavailable } from './absent-kit.js';
 
 export function registerAbsentWorkspace(api: PluginApi): void {
-  registerAll(api, {
+  registerMethodTable(api, {
     'projects.list': {
       scope: 'operator.read',
       description: 'Registered projects: none, as claw keeps no project registry.',
@@ -51,7 +51,7 @@ export function registerAbsentWorkspace(api: PluginApi): void {
       scope: 'operator.admin',
       description: 'Close a terminal session: there is none, so nothing is closed (ok: false).',
       handler: (params, _ctx, method) => {
-        requiredString(method, params, 'sessionId');
+        requiredMethodString(method, params, 'sessionId');
         return { ok: false };
       },
     },
@@ -62,7 +62,7 @@ export function registerAbsentWorkspace(api: PluginApi): void {
       scope: 'operator.admin',
       description: 'Release a desktop observer: claw hands none out, so nothing is released.',
       handler: (params, _ctx, method) => {
-        requiredString(method, params, 'wsPath');
+        requiredMethodString(method, params, 'wsPath');
         return { released: false };
       },
     },
@@ -83,7 +83,7 @@ export function registerAbsentWorkspace(api: PluginApi): void {
       scope: 'operator.admin',
       description: 'Revoke an attach grant: claw grants none, so nothing is revoked.',
       handler: (params, _ctx, method) => {
-        requiredString(method, params, 'token');
+        requiredMethodString(method, params, 'token');
         return { revoked: false };
       },
     },

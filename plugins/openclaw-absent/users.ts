@@ -5,10 +5,9 @@
  * "no_durable_identity" (OpenClaw's own answer, telling the Control UI to keep them in the
  * browser), and anything about the caller's own profile is refused naming why.
  */
-import { ErrorCodes, ProtocolError, type PluginApi } from '../../sdk/index.js';
-import { registerAll, type AbsentMethod } from './absent-kit.js';
+import { ErrorCodes, ProtocolError, type PluginApi, registerMethodTable, type MethodEntry } from '../../sdk/index.js';
 
-function noProfile(scope: string, description: string): AbsentMethod {
+function noProfile(scope: string, description: string): MethodEntry {
   return {
     scope,
     description,
@@ -22,7 +21,7 @@ function noProfile(scope: string, description: string): AbsentMethod {
 }
 
 export function registerUserMethods(api: PluginApi): void {
-  registerAll(api, {
+  registerMethodTable(api, {
     'users.list': {
       scope: 'operator.read',
       description: 'User profiles: none, as claw has no users.',
