@@ -6,7 +6,6 @@ import { bootKernel, commandLogger } from '../boot.js';
 import { relayLogger } from '../relay-logger.js';
 import { cliGateway } from '../operator.js';
 import { usageError, type Io } from '../io.js';
-import { BUILTIN_COMMANDS } from '../help.js';
 import { UsageError } from '../../../sdk/cli.js';
 import { withProgress, writeAbove } from '../progress.js';
 
@@ -22,7 +21,7 @@ export async function run(command: string, args: string[], io: Io, help: boolean
       throw usageError(
         `"claw ${command}" comes from plugin "${record.id}", which is unavailable: ${record.error ?? record.reason}`,
       );
-    throw unknownCommand(command, kernel);
+    throw await unknownCommand(command, kernel);
   }
   // Set when the command takes this kernel over (the gateway runs in it): then it is the command's to stop.
   let adopted = false;
@@ -58,8 +57,12 @@ export async function run(command: string, args: string[], io: Io, help: boolean
   }
 }
 
-/** A command no built-in and no enabled plugin offers; the CLI suggests the closest one. */
-function unknownCommand(command: string, kernel: Kernel): UsageError {
+/**
+ * A command no built-in and no enabled plugin offers; the CLI suggests the closest one. The
+ * help module (the built-in command list) loads only on this path, not for every command.
+ */
+async function unknownCommand(command: string, kernel: Kernel): Promise<UsageError> {
+  const { BUILTIN_COMMANDS } = await import('../help.js');
   const offered = kernel.plugins
     .list()
     .filter((record) => record.enabled)
