@@ -5,7 +5,7 @@
  * at a byte limit (after decompression, so a small gzip bomb is cut too); one deadline covers
  * the whole exchange. The "net" service's fetch.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -17,6 +17,7 @@ import {
   type Resolver,
 } from '../../sdk/net/guard.js';
 import { checkUrlAllowed, pinnedLookup } from './ssrf.js';
+import { nodeHttp } from '../../sdk/net/node-http.js';
 
 /** The service's options, with a resolver in place of the DNS servers (the service builds it from them). */
 export type FetchOptions = Omit<GuardedFetchOptions, 'dnsServers'> & { resolve?: Resolver };
@@ -92,7 +93,7 @@ function send(
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<IncomingMessage> {
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const request = url.protocol === 'https:' ? httpsRequest : nodeHttp().request;
   return new Promise((resolve, reject) => {
     const req = request(url, {
       method: 'GET',

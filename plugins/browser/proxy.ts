@@ -13,8 +13,9 @@
  * still verifies the certificate against the name).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { nodeHttp } from '../../sdk/net/index.js';
 import type { UrlCheck } from './policy.js';
 
 export interface BlockedRequest {
@@ -89,7 +90,7 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
     const headers: Record<string, string | string[]> = {};
     for (const [name, value] of Object.entries(req.headers))
       if (value !== undefined && !HOP_HEADERS.has(name)) headers[name] = value;
-    const upstream = httpRequest(
+    const upstream = nodeHttp().request(
       {
         host: target.address,
         family: target.family,
@@ -112,7 +113,7 @@ export async function startPolicyProxy(check: UrlCheck): Promise<PolicyProxy> {
     req.pipe(upstream);
   };
 
-  const server = createServer(
+  const server = nodeHttp().createServer(
     (req, res) =>
       void forward(req, res).catch((error: Error) => refuse(res, 502, `claw browser proxy: ${error.message}`)),
   );

@@ -5,10 +5,9 @@
  * allows the host (OpenClaw's default: strict), so a job cannot be aimed at the
  * machine's own services by accident.
  */
-import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { GuardedNet, Resolver } from '../../sdk/net/index.js';
+import { nodeHttp, type GuardedNet, type Resolver } from '../../sdk/net/index.js';
 import type { CronSection, DeliveryStatus, RunLogEntry } from './types.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
@@ -22,7 +21,7 @@ function post(
   timeoutMs: number,
 ): Promise<number> {
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+    const request = (url.protocol === 'https:' ? httpsRequest : nodeHttp().request)(
       url,
       {
         method: 'POST',

@@ -4,11 +4,11 @@
  * Here sockets are admitted (pre-auth caps, byte limits, the handshake deadline), become
  * Connections, and are forgotten when they close; their frames go to the RPC layer.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { ErrorCodes, type KernelServices, type Logger } from '../../sdk/index.js';
-import { isLoopbackHost } from '../../sdk/net/index.js';
+import { isLoopbackHost, nodeHttp } from '../../sdk/net/index.js';
 import { CloseCodes } from './close-codes.js';
 import { Connection } from './connection.js';
 import { errorShape, MAX_PREAUTH_PAYLOAD_BYTES } from './frames.js';
@@ -96,7 +96,7 @@ export class GatewayTransport {
         .then(() => {
           for (const [req, res] of pendingHttp.splice(0)) handle!(req, res);
         }));
-    this.http = createServer((req, res) => {
+    this.http = nodeHttp().createServer((req, res) => {
       const refused = checkRequest(req, settings);
       if (refused) {
         logger.warn(`refused HTTP ${req.method} ${req.url?.split('?')[0]}: ${refused.message}`, {

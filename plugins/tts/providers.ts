@@ -4,12 +4,11 @@
  * (both through the SSRF guard; a base URL the user set is trusted even on a private host),
  * and OpenClaw's tts-local-cli: a configured command run without a shell.
  */
-import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ensurePrivateDir, type KernelServices } from '../../sdk/index.js';
-import { guardedNet } from '../../sdk/net/index.js';
+import { guardedNet, nodeHttp } from '../../sdk/net/index.js';
 import type { SpeechProvider, SpeechRequest } from '../../sdk/tts.js';
 import { LOCAL_CLI } from './settings.js';
 import { MAX_AUDIO_BYTES, runCommand } from './run.js';
@@ -39,7 +38,7 @@ async function postJson(
   if (url.protocol === 'http:' && !trusted) throw new Error(`${provider}: a public endpoint must use https`);
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const send = url.protocol === 'https:' ? httpsRequest : nodeHttp().request;
     const req = send(
       url,
       {

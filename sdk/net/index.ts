@@ -8,3 +8,4 @@
 export * from './guard.js';
 export * from './auth-kit.js';
 export * from './body.js';
+export * from './node-http.js';
